@@ -1,0 +1,273 @@
+/*
+ * tide.h — the public C API of tide's core: dtypes, devices, tensors, ops.
+ *
+ * No Lua here: a C host uses this header alone (the Lua binding is one user of it).
+ * Conventions:
+ *   - Every fallible call returns a tide_status; results come back through out-parameters.
+ *     On failure the message (starting "tide: <op>: ...") is in tide_errmsg(), a thread-local
+ *     buffer, and no tensor has been changed.
+ *   - Dims are 0-based here; the Lua binding converts from Lua's 1-based dims.
+ *   - Output parameters `tide_tensor **out`: when *out is NULL the call allocates a new tensor
+ *     (refcount 1, owned by the caller); when *out is non-NULL it is the destination and must
+ *     have the result's shape, dtype and device (that is how in-place ops are written).
+ *   - A tide_ctx holds what belongs to one user of tide (one lua_State, one host subsystem):
+ *     transfer statistics, the transfer guard, the random generator, a memory limit. NULL means
+ *     the process-wide default context.
+ */
+#ifndef TIDE_H
+#define TIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDE_MAX_DIMS 8
+
+/* ---- status ------------------------------------------------------------------------------- */
+
+typedef enum tide_status {
+    TIDE_OK = 0,
+    TIDE_EINVAL,   /* bad argument value */
+    TIDE_ESHAPE,   /* shapes do not fit */
+    TIDE_EDTYPE,   /* dtype not allowed here */
+    TIDE_EDEVICE,  /* tensors on different devices, or a device that does not exist */
+    TIDE_EINDEX,   /* index out of range */
+    TIDE_ENOMEM,   /* allocation failed (the binding collects garbage and retries once) */
+    TIDE_ELIMIT,   /* the context's memory limit would be exceeded */
+    TIDE_ENOTSUP,  /* not implemented for this dtype/device */
+    TIDE_EBACKEND, /* a backend call (CUDA, BLAS) failed */
+    TIDE_EGUARD,   /* an implicit transfer refused by the transfer guard */
+    TIDE_EIO,      /* file missing, truncated or malformed */
+} tide_status;
+
+const char *tide_errmsg(void);               /* last error message of this thread */
+const char *tide_status_name(tide_status st); /* "TIDE_ESHAPE" */
+
+/* ---- dtypes ------------------------------------------------------------------------------- */
+
+/* X(ENUM, C type used for storage, name) */
+#define TIDE_DTYPES(X)                                                                             \
+    X(F32, float, "float32")                                                                       \
+    X(F64, double, "float64")                                                                      \
+    X(F16, uint16_t, "float16")                                                                    \
+    X(BF16, uint16_t, "bfloat16")                                                                  \
+    X(I32, int32_t, "int32")                                                                       \
+    X(I64, int64_t, "int64")                                                                       \
+    X(U8, uint8_t, "uint8")                                                                        \
+    X(BOOL, uint8_t, "bool")
+
+typedef enum tide_dtype {
+#define X(e, ctype, name) TIDE_DTYPE_##e,
+    TIDE_DTYPES(X)
+#undef X
+        TIDE_DTYPE_COUNT
+} tide_dtype;
+
+const char *tide_dtype_name(tide_dtype dt);
+size_t      tide_dtype_size(tide_dtype dt);
+int         tide_dtype_is_float(tide_dtype dt); /* F32, F64, F16, BF16 */
+tide_status tide_dtype_from_name(const char *name, tide_dtype *out);
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+typedef enum tide_op_family {
+    TIDE_FAMILY_BINARY,
+    TIDE_FAMILY_COMPARE,
+    TIDE_FAMILY_UNARY,
+    TIDE_FAMILY_REDUCE,
+} tide_op_family;
+
+typedef enum tide_op {
+#define X(e, family, name) TIDE_OP_##e,
+#include "tide_ops.def"
+#undef X
+    TIDE_OP_COUNT
+} tide_op;
+
+const char    *tide_op_name(tide_op op); /* "add" */
+tide_op_family tide_op_family_of(tide_op op);
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+typedef enum tide_device_type { TIDE_DEVICE_CPU, TIDE_DEVICE_CUDA } tide_device_type;
+
+/* Devices live as long as the process; compare them by pointer. */
+typedef struct tide_device tide_device;
+
+/* Idempotent and thread-safe; reads TIDE_CPU_DEVICES. Every other call calls it as needed. */
+tide_status tide_init(void);
+
+/* "cpu", "cpu:1", "cuda" (current CUDA device, cuda:0), "cuda:1". */
+tide_status      tide_device_get(const char *spec, tide_device **out);
+tide_status      tide_device_get_index(tide_device_type type, int index, tide_device **out);
+tide_device_type tide_device_type_of(const tide_device *dev);
+int              tide_device_index(const tide_device *dev);
+const char      *tide_device_name(const tide_device *dev); /* "cpu", "cpu:1", "cuda:0" */
+int              tide_device_count(tide_device_type type);  /* usable devices of that type */
+int              tide_device_is_host(const tide_device *dev); /* cpu:0 only */
+tide_status      tide_device_synchronize(tide_device *dev);
+
+int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */
+const char *tide_cuda_unavailable_reason(void); /* NULL when available */
+
+/* ---- contexts ----------------------------------------------------------------------------- */
+
+typedef struct tide_ctx tide_ctx;
+
+typedef enum tide_guard { TIDE_GUARD_ALLOW, TIDE_GUARD_LOG, TIDE_GUARD_DISALLOW } tide_guard;
+
+typedef struct tide_transfer_stats {
+    uint64_t h2d_bytes, h2d_count; /* host (cpu:0) -> any other device */
+    uint64_t d2h_bytes, d2h_count; /* any other device -> host */
+    uint64_t d2d_bytes, d2d_count; /* between two non-host devices */
+} tide_transfer_stats;
+
+tide_status tide_ctx_new(tide_ctx **out);
+void        tide_ctx_retain(tide_ctx *ctx);
+void        tide_ctx_release(tide_ctx *ctx); /* tensors keep their context alive */
+tide_ctx   *tide_ctx_default(void);
+
+void        tide_ctx_transfer_stats(tide_ctx *ctx, tide_transfer_stats *out);
+void        tide_ctx_reset_transfer_stats(tide_ctx *ctx);
+void        tide_ctx_set_guard(tide_ctx *ctx, tide_guard mode);
+tide_guard  tide_ctx_guard(tide_ctx *ctx);
+void        tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed);
+void        tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes); /* 0: no limit */
+size_t      tide_ctx_memory_limit(tide_ctx *ctx);
+size_t      tide_ctx_memory_in_use(tide_ctx *ctx); /* bytes of live storages made in ctx */
+/* Called for each implicit transfer when the guard is "log" (default: a line on stderr). */
+void        tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud);
+
+/* ---- tensors ------------------------------------------------------------------------------ */
+
+/* Refcounted: a view shares its base's storage. */
+typedef struct tide_tensor tide_tensor;
+
+tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                              const int64_t *shape, tide_tensor **out);
+/* A tensor over memory the host owns (CPU memory for now, or device memory of the device's
+ * backend). strides may be NULL (contiguous, in elements). deleter(ctx_ud) runs once, when the
+ * last reference goes; it may be NULL. */
+tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int ndim,
+                                  const int64_t *shape, const int64_t *strides, tide_device *dev,
+                                  void (*deleter)(void *ud), void *ud, tide_tensor **out);
+void        tide_tensor_retain(tide_tensor *t);
+void        tide_tensor_release(tide_tensor *t); /* NULL is fine */
+
+int            tide_tensor_ndim(const tide_tensor *t);
+const int64_t *tide_tensor_shape(const tide_tensor *t);   /* ndim entries */
+const int64_t *tide_tensor_strides(const tide_tensor *t); /* in elements */
+int64_t        tide_tensor_offset(const tide_tensor *t);  /* in elements, into the storage */
+int64_t        tide_tensor_numel(const tide_tensor *t);
+tide_dtype     tide_tensor_dtype(const tide_tensor *t);
+tide_device   *tide_tensor_device(const tide_tensor *t);
+tide_ctx      *tide_tensor_ctx(const tide_tensor *t);
+int            tide_tensor_is_contiguous(const tide_tensor *t);
+void          *tide_tensor_data(const tide_tensor *t); /* first element; device memory off-host */
+size_t         tide_tensor_nbytes(const tide_tensor *t); /* numel * dtype size */
+int            tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b);
+
+/* Views (share storage; never copy). Negative sizes: -1 in view means "infer". */
+tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *shape,
+                             tide_tensor **out);
+/* view when the strides allow it, else a contiguous copy */
+tide_status tide_tensor_reshape(tide_ctx *ctx, const tide_tensor *t, int ndim,
+                                const int64_t *shape, tide_tensor **out);
+tide_status tide_tensor_permute(const tide_tensor *t, const int *perm, tide_tensor **out);
+tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_tensor **out);
+tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int64_t length,
+                               tide_tensor **out);
+tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tide_tensor **out);
+tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out);
+tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out); /* dim<0: all */
+/* broadcast view to shape (stride 0 on expanded dims) */
+tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *shape,
+                               tide_tensor **out);
+/* the same tensor retained when contiguous, else a contiguous copy */
+tide_status tide_tensor_contiguous(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out);
+tide_status tide_tensor_clone(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out);
+
+/* Transfers and casts. Always makes a new tensor (the binding returns the same object when
+ * nothing is to be done). Counted in the transfer stats when the device changes. */
+enum {
+    TIDE_TO_IMPLICIT = 1,    /* asked for by printing / item(): subject to the guard */
+    TIDE_TO_NON_BLOCKING = 2 /* from pinned memory, on the device's stream */
+};
+tide_status tide_tensor_to(tide_ctx *ctx, const tide_tensor *t, tide_device *dev, tide_dtype dt,
+                           int flags, tide_tensor **out);
+/* dst <- src, any devices, src broadcast to dst's shape, dtype converted. */
+tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
+/* one element as a double (any device; an implicit transfer off-host) */
+tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out);
+/* host tensors only: read/write one element at a 0-based multi-index */
+tide_status tide_tensor_get(const tide_tensor *t, const int64_t *index, double *out);
+tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value);
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+/* BINARY and COMPARE families, NumPy broadcasting, dtype promotion
+ * (bool < uint8 < int32 < int64 < float32 < float64; div and pow of integers give float32;
+ * COMPARE gives bool). */
+tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const tide_tensor *b,
+                        tide_tensor **out);
+/* a op s, or s op a when reverse. An integer tensor with a non-integral s gives float32. */
+tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, double s,
+                               int reverse, tide_tensor **out);
+/* UNARY family; params: CLAMP {min, max} (use -INFINITY/INFINITY for none), others NULL */
+tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
+                       tide_tensor **out);
+/* REDUCE family over dim (0-based) or all dims when dim == TIDE_ALL_DIMS. MAX/MIN over a dim
+ * also give 0-based int64 indices when indices != NULL. ARGMAX/ARGMIN give int64. */
+#define TIDE_ALL_DIMS (-100)
+tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim, int keepdim,
+                        tide_tensor **values, tide_tensor **indices);
+/* sum a down to shape (the reverse of broadcasting; for gradients) */
+tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int64_t *shape,
+                        tide_tensor **out);
+/* 1-D, 2-D and batched (leading dims broadcast) as torch.matmul */
+tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
+                        tide_tensor **out);
+tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log,
+                         tide_tensor **out);
+/* index: int64 (or int32) 1-D tensor of 0-based indices on a's device */
+tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
+                              const tide_tensor *index, tide_tensor **out);
+/* dst.index_select(dim, index) += src (for gradients of index_select / embedding) */
+tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
+                            const tide_tensor *src);
+tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
+                     tide_tensor **out);
+tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor *a,
+                       const tide_tensor *b, tide_tensor **out);
+tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value);
+/* uniform in [lo, hi) or normal(mean=lo, std=hi), from the ctx's counter-based generator:
+ * the same seed gives the same numbers on every device. */
+typedef enum tide_random_kind { TIDE_RANDOM_UNIFORM, TIDE_RANDOM_NORMAL } tide_random_kind;
+tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
+                         double hi);
+tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double start, double stop,
+                        double step, tide_tensor **out);
+
+/* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW] */
+typedef struct tide_conv_geom {
+    int kh, kw, sh, sw, ph, pw;
+} tide_conv_geom;
+tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                        tide_tensor **out);
+/* columns -> [N, C, H, W] summing overlaps (gradient of im2col) */
+tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
+                        tide_conv_geom g, tide_tensor **out);
+/* values and int64 argmax positions (h*W + w within each plane, 0-based) */
+tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                           tide_tensor **out, tide_tensor **indices);
+tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
+                                    const tide_tensor *indices, int64_t H, int64_t W,
+                                    tide_tensor **grad_in);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIDE_H */

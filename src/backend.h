@@ -1,0 +1,141 @@
+/*
+ * backend.h — the interface between the core and a device backend (src/cpu/, src/cuda/).
+ *
+ * The core (src/*.c) validates arguments, checks devices, allocates outputs and then calls one
+ * entry of the backend vtable of the inputs' device. Backends see only tide_kview descriptors:
+ * broadcasting and dtype promotion are already resolved by the core. nvcc compiles this header
+ * too, so it holds plain C only (no atomics).
+ */
+#ifndef TIDE_BACKEND_H
+#define TIDE_BACKEND_H
+
+#include "tide.h"
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Formats "tide: " + fmt into the thread-local message and returns st. */
+tide_status tide_seterr(tide_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- kernel descriptors ------------------------------------------------------------------- */
+
+/* What a kernel sees of a tensor: a pointer to its first element, dtype, shape and strides in
+ * elements. Broadcast inputs arrive expanded to the output's shape with stride 0. */
+typedef struct tide_kview {
+    void      *data;
+    tide_dtype dtype;
+    int        ndim;
+    int64_t    shape[TIDE_MAX_DIMS];
+    int64_t    strides[TIDE_MAX_DIMS];
+} tide_kview;
+
+/* (core functions: the CUDA backend, a separate object, has its own copies) */
+int64_t tide_kview_numel(const tide_kview *v);
+bool    tide_kview_is_contiguous(const tide_kview *v);
+
+/* ---- backends ----------------------------------------------------------------------------- */
+
+typedef struct tide_backend tide_backend;
+
+struct tide_device {
+    tide_device_type    type;
+    int                 index;
+    char                name[16];
+    const tide_backend *backend;
+    void               *backend_ctx; /* per-device state of the backend (allocator, stream) */
+};
+
+/* One table per device kind. Every kernel entry gets views on this device only. An entry that a
+ * backend does not have is NULL (the core answers TIDE_ENOTSUP). Kernels return TIDE_ENOTSUP with
+ * a message for dtypes they do not handle. */
+struct tide_backend {
+    const char *name; /* "cpu", "cuda" */
+
+    /* memory: alloc returns TIDE_ENOMEM with a message on failure */
+    tide_status (*alloc)(tide_device *dev, size_t bytes, void **ptr);
+    void (*free)(tide_device *dev, void *ptr, size_t bytes);
+    /* contiguous byte copies between this device and host memory */
+    tide_status (*copy_to_host)(tide_device *dev, void *dst, const void *src, size_t bytes);
+    tide_status (*copy_from_host)(tide_device *dev, void *dst, const void *src, size_t bytes,
+                                  int non_blocking);
+    /* between two devices of this backend (dst_dev may equal src_dev); NULL: staged by the core */
+    tide_status (*copy_peer)(tide_device *dst_dev, void *dst, tide_device *src_dev,
+                             const void *src, size_t bytes);
+    tide_status (*synchronize)(tide_device *dev);
+
+    /* elementwise: out[i] = a[i] op b[i]; a and b share one dtype; out has that dtype, or bool
+     * for COMPARE ops */
+    tide_status (*binary)(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                          const tide_kview *b);
+    /* out[i] = a[i] op s (or s op a[i] when reverse); a and out share a dtype (bool for COMPARE) */
+    tide_status (*binary_scalar)(tide_device *dev, tide_op op, const tide_kview *out,
+                                 const tide_kview *a, double s, int reverse);
+    /* out and a share a dtype; params as in tide_unary */
+    tide_status (*unary)(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                         const double *params);
+    /* strided copy with dtype conversion (out and a same shape, any dtypes) */
+    tide_status (*copy)(tide_device *dev, const tide_kview *out, const tide_kview *a);
+    tide_status (*fill)(tide_device *dev, const tide_kview *out, double value);
+    /* reduce a over dim (0-based) into out, which has a's shape with size 1 at dim (keepdim
+     * shape; ndim equal). indices (int64, same shape as out) may be NULL; it is set for
+     * MAX/MIN when asked, and ARGMAX/ARGMIN write their result to indices with out == NULL.
+     * SUM/MEAN/PROD: out dtype is a's (int64 for integer sums). A full reduction arrives as a
+     * reduction over dim 0 of a contiguous 1-D view. */
+    tide_status (*reduce)(tide_device *dev, tide_op op, const tide_kview *out,
+                          const tide_kview *indices, const tide_kview *a, int dim);
+    /* batched gemm: out[b] = a[b] @ bm[b]; a [B, M, K], bm [B, K, N], out [B, M, N] contiguous.
+     * a and bm may have any strides (the backend copies what its BLAS cannot take). */
+    tide_status (*matmul)(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                          const tide_kview *bm);
+    /* softmax or log-softmax over dim; out contiguous, same shape and dtype */
+    tide_status (*softmax)(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                           int log);
+    /* out = a.index_select(dim, index); index int64 1-D, values already range-checked */
+    tide_status (*index_select)(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                                int dim, const tide_kview *index);
+    /* dst.index_select(dim, index) += src, duplicates accumulate */
+    tide_status (*index_add)(tide_device *dev, const tide_kview *dst, int dim,
+                             const tide_kview *index, const tide_kview *src);
+    /* out = cond ? a : b; cond bool, a/b/out one dtype, all expanded to out's shape */
+    tide_status (*where)(tide_device *dev, const tide_kview *out, const tide_kview *cond,
+                         const tide_kview *a, const tide_kview *b);
+    /* counter-based: element i (in row-major order of out) from (seed, offset + i) */
+    tide_status (*random)(tide_device *dev, const tide_kview *out, tide_random_kind kind,
+                          double lo, double hi, uint64_t seed, uint64_t offset);
+    /* out[i] = start + i * step, out contiguous 1-D */
+    tide_status (*arange)(tide_device *dev, const tide_kview *out, double start, double step);
+    /* nn: input contiguous [N, C, H, W]; cols contiguous [N, C*kh*kw, OH*OW] */
+    tide_status (*im2col)(tide_device *dev, const tide_kview *cols, const tide_kview *input,
+                          tide_conv_geom g);
+    /* out [N, C, H, W] zero-filled by the backend, overlaps summed */
+    tide_status (*col2im)(tide_device *dev, const tide_kview *out, const tide_kview *cols,
+                          tide_conv_geom g);
+    tide_status (*maxpool2d)(tide_device *dev, const tide_kview *out, const tide_kview *indices,
+                             const tide_kview *input, tide_conv_geom g);
+    /* grad_in zero-filled by the backend, then grad_in[plane][idx] += grad_out */
+    tide_status (*maxpool2d_backward)(tide_device *dev, const tide_kview *grad_in,
+                                      const tide_kview *grad_out, const tide_kview *indices);
+};
+
+extern const tide_backend tide_cpu_backend;
+
+/* The CUDA backend is a shared object (libtide_cuda.so, loaded with dlopen on first use) that
+ * exports this one function. It cannot link against the core's symbols (the core may itself be
+ * loaded RTLD_LOCAL by Lua), so the core hands it tide_seterr. On success it fills *backend and
+ * *count (devices found); on failure it returns non-OK with the reason set through seterr
+ * ("no CUDA driver", "no CUDA device"). */
+#define TIDE_CUDA_ENTRY "tide_cuda_backend_open"
+typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);
+typedef tide_status (*tide_cuda_open_fn)(tide_seterr_fn seterr, const tide_backend **backend,
+                                         int *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIDE_BACKEND_H */
