@@ -110,6 +110,14 @@ int              tide_device_count(tide_device_type type);  /* usable devices of
 int              tide_device_is_host(const tide_device *dev); /* cpu:0 only */
 tide_status      tide_device_synchronize(tide_device *dev);
 
+typedef struct tide_memory_stats {
+    size_t allocated; /* bytes in live tensors */
+    size_t reserved;  /* allocated + cached free blocks */
+    size_t peak;      /* high-water mark of allocated */
+} tide_memory_stats;
+tide_status tide_device_memory_stats(tide_device *dev, tide_memory_stats *out);
+tide_status tide_device_empty_cache(tide_device *dev); /* frees cached blocks */
+
 int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */
 const char *tide_cuda_unavailable_reason(void); /* NULL when available */
 
@@ -200,6 +208,9 @@ tide_status tide_tensor_to(tide_ctx *ctx, const tide_tensor *t, tide_device *dev
                            int flags, tide_tensor **out);
 /* dst <- src, any devices, src broadcast to dst's shape, dtype converted. */
 tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
+/* page-locked host copy (needs the CUDA backend; ENOTSUP otherwise) */
+tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out);
+int         tide_tensor_is_pinned(const tide_tensor *t);
 /* one element as a double (any device; an implicit transfer off-host) */
 tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out);
 /* host tensors only: read/write one element at a 0-based multi-index */

@@ -68,6 +68,11 @@ struct tide_backend {
     tide_status (*copy_peer)(tide_device *dst_dev, void *dst, tide_device *src_dev,
                              const void *src, size_t bytes);
     tide_status (*synchronize)(tide_device *dev);
+    tide_status (*memory_stats)(tide_device *dev, tide_memory_stats *out);
+    tide_status (*empty_cache)(tide_device *dev);
+    /* page-locked host memory for fast transfers (CUDA only; NULL elsewhere) */
+    tide_status (*alloc_pinned)(size_t bytes, void **ptr);
+    void (*free_pinned)(void *ptr);
 
     /* elementwise: out[i] = a[i] op b[i]; a and b share one dtype; out has that dtype, or bool
      * for COMPARE ops */

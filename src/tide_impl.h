@@ -41,6 +41,7 @@ typedef struct tide_storage {
     void (*deleter)(void *ud); /* from_blob: the host's; NULL: the device allocator owns data */
     void *deleter_ud;
     bool  external;
+    bool  pinned; /* data from the CUDA backend's alloc_pinned */
 } tide_storage;
 
 struct tide_tensor {

@@ -1,0 +1,7 @@
+/* io.h — registers the data/checkpoint functions (IDX, safetensors) into the tide.core table. */
+#ifndef TIDE_LUA_IO_H
+#define TIDE_LUA_IO_H
+#include <lua.h>
+/* adds the io functions to the table on top of the stack */
+void tide_lua_register_io(lua_State *L);
+#endif
