@@ -1,7 +1,7 @@
 /*
  * backend.h — the interface between the core and a device backend (src/cpu/, src/cuda/).
  *
- * The core (src/*.c) validates arguments, checks devices, allocates outputs and then calls one
+ * The core (the src/ C files) validates arguments, checks devices, allocates outputs and then calls one
  * entry of the backend vtable of the inputs' device. Backends see only tide_kview descriptors:
  * broadcasting and dtype promotion are already resolved by the core. nvcc compiles this header
  * too, so it holds plain C only (no atomics).

@@ -1,5 +1,5 @@
 /*
- * tide_impl.h — the structs shared inside the core (src/*.c).
+ * tide_impl.h — the structs shared inside the core (the src/ C files).
  *
  * Core only (atomics): backends include backend.h instead.
  */
@@ -67,5 +67,35 @@ void        tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tid
 /* byte copy between any two devices (staging through the host when no direct path) */
 tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev,
                             const void *src, size_t nbytes, int non_blocking);
+
+/* ---- core-internal helpers (core role; shared by the core files only) ---------------------------- */
+
+/* makes the thread-local message read "tide: <op>: ..." (allocator and backend messages) */
+tide_status tide_err_op(tide_status st, const char *op);
+/* "[2, 3]" into buf */
+void        tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape);
+tide_status tide_notsup(const char *op, const tide_device *dev);
+/* TIDE_EDEVICE "expected all tensors on the same device ..." unless a and b share a device */
+tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b);
+tide_dtype  tide_promote(tide_dtype a, tide_dtype b);
+tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int bn,
+                                 const int64_t *bs, int *on, int64_t *os);
+/* kview of t broadcast to (ndim, shape): stride 0 on expanded dims; shapes already checked */
+tide_kview  tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape);
+/* a new contiguous tensor; errors carry op's name */
+tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                              int ndim, const int64_t *shape, tide_tensor **out);
+/* *out NULL: allocate (sets *created); else check its device, dtype and shape */
+tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                             int ndim, const int64_t *shape, tide_tensor **out, bool *created);
+/* t in dtype dt on its device: t retained when it already is, else a converted copy */
+tide_status tide_cast(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_dtype dt,
+                      tide_tensor **out);
+/* a view of t's storage with the given geometry */
+tide_status tide_view_make(const tide_tensor *t, int ndim, const int64_t *shape,
+                           const int64_t *strides, int64_t offset, tide_tensor **out);
+/* tide_tensor_to with the op's name in messages (item, print) */
+tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_device *dev,
+                          tide_dtype dt, int flags, tide_tensor **out);
 
 #endif /* TIDE_IMPL_H */

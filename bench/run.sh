@@ -1,0 +1,58 @@
+#!/bin/sh
+# run.sh — `make bench`: every CPU benchmark, each printing its figures beside a reference
+# measured in the same run (PyTorch, raw BLAS, a plain C loop). Benchmarks never gate CI.
+#
+#   bench/*.c    built against build/libtide.a into build/bench/ and run
+#   bench/*.lua  run with lua5.4 against the checkout's build (they start their own references)
+# GPU benchmarks (bench/gpu_*) belong to `make gpu-check` and are skipped here.
+# BENCH="sgemm overhead" runs only those. Exit status: non-zero if a benchmark failed.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+CC=${CC:-cc}
+LUA=${LUA:-lua5.4}
+B=build/bench
+mkdir -p "$B"
+CFLAGS="-std=c11 -D_GNU_SOURCE -O3 -march=x86-64-v2 -g -fopenmp -Iinclude -Isrc \
+-I/usr/include/x86_64-linux-gnu"
+LIBS="build/libtide.a -lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp"
+LUA_PATH="lua/?.lua;lua/?/init.lua;;"
+LUA_CPATH="build/lua/?.so;;"
+export LUA_PATH LUA_CPATH
+
+wanted() {
+    [ -z "${BENCH:-}" ] && return 0
+    case " $BENCH " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
+failed=""
+echo "tide benchmarks on $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "(OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}: tide and its references share it)"
+for src in bench/*.c; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src" .c)
+    case "$name" in gpu_*) continue ;; esac
+    wanted "$name" || continue
+    echo
+    # shellcheck disable=SC2086 # flag lists
+    if $CC $CFLAGS "$src" -o "$B/$name" $LIBS && "$B/$name"; then :; else
+        failed="$failed $name"
+    fi
+done
+for src in bench/*.lua; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src" .lua)
+    case "$name" in gpu_*) continue ;; esac
+    wanted "$name" || continue
+    echo
+    if ! $LUA "$src"; then
+        failed="$failed $name"
+    fi
+done
+
+echo
+if [ -n "$failed" ]; then
+    echo "bench: failed:$failed"
+    exit 1
+fi
+echo "bench: done"

@@ -1,0 +1,33 @@
+# examples/embed/embed.mk — the embedding targets. The Makefile includes it after its own rules
+# (-include examples/embed/embed.mk) and this file uses its variables.
+#
+#   make embed-demo    builds and runs the host example: examples/embed/host.c + agent.lua
+#   make embed-bench   host buffer -> Lua tensor -> op -> host, per frame, beside a Lua-table copy
+#
+# It also adds $(BUILD)/test_embed_lua (C tests that need Lua and the binding) to `ctests`, so
+# `make test` and `make asan` build it in their BUILD dir with their flags, and the runners
+# that run every $(BUILD)/test_* run it. Its source is spec/c/embed_lua.c: a spec/c/test_*.c
+# name would be built by the generic rule, which links no Lua.
+
+EMBED_CFLAGS := $(CFLAGS_ALL) $(LUA_INC) -DTIDE_LUA_DIR='"$(CURDIR)/lua"'
+EMBED_LINK   := $(BIND_OBJ) $(LIBTIDE) $(LUA_LIBS) $(LIBS)
+EMBED_DEPS   := $(BIND_OBJ) $(LIBTIDE) $(HEADERS)
+
+$(BUILD)/embed_host: examples/embed/host.c $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) -DTIDE_AGENT='"$(CURDIR)/examples/embed/agent.lua"' $< -o $@ \
+	    $(EMBED_LINK)
+
+$(BUILD)/test_embed_lua: spec/c/embed_lua.c spec/c/test_embed.h $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
+$(BUILD)/bench_embed_roundtrip: bench/embed_roundtrip.c $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
+ctests: $(BUILD)/test_embed_lua
+
+.PHONY: embed-demo embed-bench
+embed-demo: $(BUILD)/embed_host
+	$(BUILD)/embed_host
+
+embed-bench: $(BUILD)/bench_embed_roundtrip
+	$(BUILD)/bench_embed_roundtrip

@@ -1,0 +1,89 @@
+/*
+ * binding.h — what the files of the Lua binding (tide.core) share: the per-state struct, the
+ * tensor userdata, and the helpers that check arguments and turn a tide_status into an error.
+ */
+#ifndef TIDE_LUA_BINDING_H
+#define TIDE_LUA_BINDING_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include "tide.h"
+
+/* One per lua_State: a full userdata in the registry and upvalue 1 of every C function. */
+typedef struct tide_lua_state {
+    tide_ctx    *ctx;
+    int          grad_enabled;
+    tide_device *default_dev; /* NULL: cpu */
+    int          hook_ref;    /* autograd hook, LUA_NOREF when none */
+    size_t       gc_debt;     /* bytes allocated since the last GC step */
+    const void  *tensor_mt;   /* identity of the tide.Tensor metatable (fast type test) */
+} tide_lua_state;
+
+/* The tensor userdata; t == NULL means freed. User value 1: the autograd table, lazily. */
+typedef struct ltensor {
+    tide_tensor *t;
+    int          requires_grad;
+} ltensor;
+
+#define TL_STATE(L) ((tide_lua_state *)lua_touserdata(L, lua_upvalueindex(1)))
+#define TL_TENSOR "tide.Tensor"
+
+/* ---- state.c ---- */
+tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without upvalues) */
+void            tl_push_state(lua_State *L);
+void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
+int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
+void            tl_reclaim(lua_State *L, tide_lua_state *S);            /* before a retry */
+void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
+
+/* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; raises. */
+#define TL_CALL(L, S, expr)                                                                        \
+    do {                                                                                           \
+        tide_status st_ = (expr);                                                                  \
+        if (st_ == TIDE_ENOMEM || st_ == TIDE_ELIMIT) {                                            \
+            tl_reclaim(L, S);                                                                      \
+            st_ = (expr);                                                                          \
+        }                                                                                          \
+        if (st_ != TIDE_OK)                                                                        \
+            tl_raise(L);                                                                           \
+    } while (0)
+
+/* ---- device.c ---- */
+void         tl_push_device(lua_State *L, tide_device *dev);
+tide_device *tl_check_device(lua_State *L, int idx, const char *op);
+tide_device *tl_default_device(tide_lua_state *S);
+void         tl_open_device(lua_State *L, int mod);
+
+/* ---- tensor.c ---- */
+ltensor *tl_push_empty(lua_State *L);                      /* t == NULL, metatable set */
+ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a tensor */
+ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
+int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
+void     tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+/* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
+void     tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
+                   int extra_idx);
+int      tl_binary(lua_State *L, tide_op op);
+int      tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, const char *op);
+int      tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
+void     tl_open_tensor(lua_State *L, int mod);
+/* reads a shape given as integers or one table starting at idx; returns the number of args used */
+int      tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1);
+
+/* ---- creation.c ---- */
+void tl_open_creation(lua_State *L, int mod);
+/* a 0-d tensor of value on dev (for numbers mixed with tensors) */
+ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, double v, tide_dtype dt,
+                        tide_device *dev);
+
+/* ---- ops.c ---- */
+void tl_open_ops(lua_State *L, int mod, int methods);
+
+/* ---- format.c ---- */
+int  tl_tostring(lua_State *L);
+/* pushes a userdata owning a host (cpu:0) tensor with t's values, readable by tl_read */
+const tide_tensor *tl_host_copy(lua_State *L, tide_lua_state *S, const tide_tensor *t,
+                                int implicit);
+int tl_totable(lua_State *L);
+
+#endif /* TIDE_LUA_BINDING_H */

@@ -1,0 +1,354 @@
+/* creation.c — tide.tensor, zeros, ones, empty, full, rand, randn, arange, eye, manual_seed. */
+#include "binding.h"
+#include <string.h>
+
+typedef struct copts {
+    tide_device *dev;
+    tide_dtype   dt;
+    int          has_dt;
+    int          requires_grad;
+} copts;
+
+/* opts = {device =, dtype =, requires_grad =} at idx (absent: defaults) */
+static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, copts *o) {
+    o->dev = tl_default_device(S);
+    o->dt = TIDE_DTYPE_F32;
+    o->has_dt = 0;
+    o->requires_grad = 0;
+    if (lua_isnoneornil(L, idx))
+        return;
+    if (lua_type(L, idx) != LUA_TTABLE)
+        luaL_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
+                   luaL_typename(L, idx));
+    idx = lua_absindex(L, idx);
+    if (lua_getfield(L, idx, "device") != LUA_TNIL)
+        o->dev = tl_check_device(L, -1, op);
+    lua_pop(L, 1);
+    if (lua_getfield(L, idx, "dtype") != LUA_TNIL) {
+        const char *name = lua_tostring(L, -1);
+        if (lua_type(L, -1) != LUA_TSTRING || tide_dtype_from_name(name, &o->dt) != TIDE_OK)
+            luaL_error(L,
+                       "tide: %s: unknown dtype %s; use \"float32\", \"float64\", \"float16\", "
+                       "\"bfloat16\", \"int32\", \"int64\", \"uint8\" or \"bool\"",
+                       op, name ? name : luaL_typename(L, -1));
+        o->has_dt = 1;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, idx, "requires_grad");
+    o->requires_grad = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+}
+
+/* applies opts.requires_grad to the new tensor on top of the stack */
+static void finish(lua_State *L, tide_lua_state *S, const copts *o, const char *op) {
+    ltensor *r = lua_touserdata(L, -1);
+    if (o->requires_grad) {
+        if (!tide_dtype_is_float(tide_tensor_dtype(r->t)))
+            luaL_error(L,
+                       "tide: %s: only floating-point tensors can require gradients, this one "
+                       "is %s; pass dtype = \"float32\"",
+                       op, tide_dtype_name(tide_tensor_dtype(r->t)));
+        r->requires_grad = 1;
+    }
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+}
+
+static ltensor *push_new(lua_State *L, tide_lua_state *S, const copts *o, int ndim,
+                         const int64_t *shape) {
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_empty(S->ctx, o->dev, o->dt, ndim, shape, &r->t));
+    return r;
+}
+
+ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, double v, tide_dtype dt,
+                        tide_device *dev) {
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_empty(S->ctx, dev, dt, 0, NULL, &r->t));
+    TL_CALL(L, S, tide_fill_(S->ctx, r->t, v));
+    return r;
+}
+
+/* zeros/ones/empty/rand/randn(shape..., opts) */
+static int filled(lua_State *L, const char *op, int kind) {
+    tide_lua_state *S = TL_STATE(L);
+    int64_t         shape[TIDE_MAX_DIMS];
+    int             ndim;
+    int             used = tl_shape(L, 1, shape, &ndim, op, 0);
+    copts           o;
+    read_opts(L, S, 1 + used, op, &o);
+    ltensor *r = push_new(L, S, &o, ndim, shape);
+    switch (kind) {
+    case 0:
+    case 1:
+        TL_CALL(L, S, tide_fill_(S->ctx, r->t, kind));
+        break;
+    case 2:
+        TL_CALL(L, S, tide_random_(S->ctx, r->t, TIDE_RANDOM_UNIFORM, 0, 1));
+        break;
+    case 3:
+        TL_CALL(L, S, tide_random_(S->ctx, r->t, TIDE_RANDOM_NORMAL, 0, 1));
+        break;
+    default:
+        break; /* empty */
+    }
+    finish(L, S, &o, op);
+    return 1;
+}
+
+static int l_zeros(lua_State *L) {
+    return filled(L, "zeros", 0);
+}
+static int l_ones(lua_State *L) {
+    return filled(L, "ones", 1);
+}
+static int l_rand(lua_State *L) {
+    return filled(L, "rand", 2);
+}
+static int l_randn(lua_State *L) {
+    return filled(L, "randn", 3);
+}
+static int l_empty(lua_State *L) {
+    return filled(L, "empty", 4);
+}
+
+/* full(shape, value, opts): shape is a table, or integers followed by the value */
+static int l_full(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int64_t         shape[TIDE_MAX_DIMS];
+    int             ndim = 0, vidx;
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        tl_shape(L, 1, shape, &ndim, "full", 0);
+        vidx = 2;
+    } else {
+        int n = 0;
+        while (lua_type(L, 1 + n) == LUA_TNUMBER)
+            n++;
+        if (n < 1)
+            return luaL_error(L, "tide: full: expected a shape and a value, as in "
+                                 "tide.full({2, 3}, 7)");
+        vidx = n; /* the last number is the value */
+        lua_pushnil(L);
+        lua_insert(L, vidx); /* stop tl_shape before the value */
+        tl_shape(L, 1, shape, &ndim, "full", 0);
+        lua_remove(L, vidx);
+    }
+    int    isbool = lua_isboolean(L, vidx), isnum;
+    double v = lua_tonumberx(L, vidx, &isnum);
+    if (isbool)
+        v = lua_toboolean(L, vidx);
+    else if (!isnum || lua_type(L, vidx) != LUA_TNUMBER)
+        return luaL_error(L, "tide: full: the fill value must be a number or a boolean, got %s",
+                          luaL_typename(L, vidx));
+    copts o;
+    read_opts(L, S, vidx + 1, "full", &o);
+    if (!o.has_dt)
+        o.dt = isbool ? TIDE_DTYPE_BOOL : lua_isinteger(L, vidx) ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
+    ltensor *r = push_new(L, S, &o, ndim, shape);
+    TL_CALL(L, S, tide_fill_(S->ctx, r->t, v));
+    finish(L, S, &o, "full");
+    return 1;
+}
+
+/* arange([start,] stop[, step], opts): int64 when every number is an integer, else float32 */
+static int l_arange(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int             n = 0, allint = 1;
+    while (n < 3 && lua_type(L, 1 + n) == LUA_TNUMBER) {
+        allint &= lua_isinteger(L, 1 + n);
+        n++;
+    }
+    if (n == 0)
+        return luaL_error(L, "tide: arange: expected numbers, as in tide.arange(1, 5) or "
+                             "tide.arange(0, 1, 0.25)");
+    double start = n >= 2 ? lua_tonumber(L, 1) : 0;
+    double stop = n >= 2 ? lua_tonumber(L, 2) : lua_tonumber(L, 1);
+    double step = n == 3 ? lua_tonumber(L, 3) : 1;
+    copts  o;
+    read_opts(L, S, n + 1, "arange", &o);
+    if (!o.has_dt)
+        o.dt = allint ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_arange(S->ctx, o.dev, o.dt, start, stop, step, &r->t));
+    finish(L, S, &o, "arange");
+    return 1;
+}
+
+/* eye(n[, m], opts): built on the device itself as arange(n):view(n,1) == arange(m) */
+static int l_eye(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    lua_Integer     n = luaL_checkinteger(L, 1);
+    int             has_m = lua_type(L, 2) == LUA_TNUMBER;
+    lua_Integer     m = has_m ? luaL_checkinteger(L, 2) : n;
+    if (n < 0 || m < 0)
+        return luaL_error(L, "tide: eye: sizes %lld and %lld must be non-negative",
+                          (long long)n, (long long)m);
+    copts o;
+    read_opts(L, S, has_m ? 3 : 2, "eye", &o);
+    ltensor *rows = tl_push_empty(L), *cols = tl_push_empty(L), *rv = tl_push_empty(L),
+            *eq = tl_push_empty(L);
+    TL_CALL(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)n, 1, &rows->t));
+    TL_CALL(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)m, 1, &cols->t));
+    int64_t col_shape[2] = {n, 1};
+    TL_CALL(L, S, tide_tensor_view(rows->t, 2, col_shape, &rv->t));
+    TL_CALL(L, S, tide_binary(S->ctx, TIDE_OP_EQ, rv->t, cols->t, &eq->t));
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_to(S->ctx, eq->t, o.dev, o.dt, 0, &r->t));
+    finish(L, S, &o, "eye");
+    return 1;
+}
+
+static int l_manual_seed(lua_State *L) {
+    lua_Integer seed = luaL_checkinteger(L, 1);
+    tide_ctx_manual_seed(TL_STATE(L)->ctx, (uint64_t)seed);
+    return 0;
+}
+
+/* ---- tide.tensor(nested table or number, opts) -------------------------------------------- */
+
+enum { K_INT = 1, K_FLOAT = 2, K_BOOL = 4 };
+
+/* checks the nesting against shape (depth d) and collects the kinds of leaves */
+static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, int *kinds) {
+    if (d == ndim) {
+        switch (lua_type(L, idx)) {
+        case LUA_TNUMBER:
+            *kinds |= lua_isinteger(L, idx) ? K_INT : K_FLOAT;
+            return;
+        case LUA_TBOOLEAN:
+            *kinds |= K_BOOL;
+            return;
+        case LUA_TTABLE:
+            luaL_error(L, "tide: tensor: the nested table is ragged: a table at depth %d where "
+                          "numbers were expected from the first row",
+                       d + 1);
+            return;
+        default:
+            if (luaL_testudata(L, idx, TL_TENSOR))
+                luaL_error(L, "tide: tensor: elements must be numbers or booleans, got a "
+                              "tensor; combine tensors with tide.stack or tide.cat");
+            luaL_error(L, "tide: tensor: elements must be numbers or booleans, got %s",
+                       luaL_typename(L, idx));
+            return;
+        }
+    }
+    if (lua_type(L, idx) != LUA_TTABLE)
+        luaL_error(L, "tide: tensor: the nested table is ragged: %s at depth %d where a table "
+                      "of %lld was expected",
+                   luaL_typename(L, idx), d + 1, (long long)shape[d]);
+    if ((int64_t)lua_rawlen(L, idx) != shape[d])
+        luaL_error(L, "tide: tensor: the nested table is ragged: a row of %d at depth %d where "
+                      "the first row has %lld; every row must have the same length",
+                   (int)lua_rawlen(L, idx), d + 1, (long long)shape[d]);
+    for (int64_t i = 1; i <= shape[d]; i++) {
+        lua_rawgeti(L, idx, (lua_Integer)i);
+        scan(L, lua_gettop(L), d + 1, ndim, shape, kinds);
+        lua_pop(L, 1);
+    }
+}
+
+static void put(void *data, tide_dtype dt, int64_t i, lua_State *L, int idx) {
+    int         isbool = lua_isboolean(L, idx);
+    lua_Integer iv = isbool ? lua_toboolean(L, idx)
+                     : lua_isinteger(L, idx) ? lua_tointeger(L, idx)
+                                             : (lua_Integer)lua_tonumber(L, idx);
+    double      fv = isbool ? (double)lua_toboolean(L, idx) : lua_tonumber(L, idx);
+    switch (dt) {
+    case TIDE_DTYPE_F32:
+        ((float *)data)[i] = (float)fv;
+        break;
+    case TIDE_DTYPE_F64:
+        ((double *)data)[i] = fv;
+        break;
+    case TIDE_DTYPE_I32:
+        ((int32_t *)data)[i] = (int32_t)iv;
+        break;
+    case TIDE_DTYPE_I64:
+        ((int64_t *)data)[i] = (int64_t)iv;
+        break;
+    case TIDE_DTYPE_U8:
+        ((uint8_t *)data)[i] = (uint8_t)iv;
+        break;
+    case TIDE_DTYPE_BOOL:
+        ((uint8_t *)data)[i] = fv != 0;
+        break;
+    default:
+        break;
+    }
+}
+
+static void fill_from(lua_State *L, int idx, int d, int ndim, const int64_t *shape, void *data,
+                      tide_dtype dt, int64_t *pos) {
+    if (d == ndim) {
+        put(data, dt, (*pos)++, L, idx);
+        return;
+    }
+    for (int64_t i = 1; i <= shape[d]; i++) {
+        lua_rawgeti(L, idx, (lua_Integer)i);
+        fill_from(L, lua_gettop(L), d + 1, ndim, shape, data, dt, pos);
+        lua_pop(L, 1);
+    }
+}
+
+static int l_tensor(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int64_t         shape[TIDE_MAX_DIMS];
+    int             ndim = 0, kinds = 0;
+    int             t = lua_type(L, 1);
+    if (t != LUA_TTABLE && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
+        return luaL_error(L, "tide: tensor: expected a number, a boolean or a nested table, got %s",
+                          luaL_typename(L, 1));
+    lua_pushvalue(L, 1); /* find the shape down the first elements */
+    while (lua_type(L, -1) == LUA_TTABLE) {
+        if (ndim == TIDE_MAX_DIMS)
+            return luaL_error(L, "tide: tensor: the table nests deeper than %d dims",
+                              TIDE_MAX_DIMS);
+        shape[ndim++] = (int64_t)lua_rawlen(L, -1);
+        if (shape[ndim - 1] == 0)
+            break;
+        lua_rawgeti(L, -1, 1);
+        lua_remove(L, -2);
+    }
+    lua_pop(L, 1);
+    scan(L, 1, 0, ndim, shape, &kinds);
+    if ((kinds & K_BOOL) && (kinds & (K_INT | K_FLOAT)))
+        return luaL_error(L, "tide: tensor: the table mixes booleans and numbers; use one kind "
+                             "(or give opts.dtype)");
+    copts o;
+    read_opts(L, S, 2, "tensor", &o);
+    if (!o.has_dt)
+        o.dt = (kinds & K_BOOL) ? TIDE_DTYPE_BOOL
+               : (kinds & K_FLOAT) || kinds == 0 ? TIDE_DTYPE_F32
+                                                 : TIDE_DTYPE_I64;
+    /* written in place on a CPU device (host memory); staged on the host for others; half
+     * types are written as float32 and converted on the target device */
+    int          half = o.dt == TIDE_DTYPE_F16 || o.dt == TIDE_DTYPE_BF16;
+    tide_dtype   wdt = half ? TIDE_DTYPE_F32 : o.dt;
+    tide_device *wdev = o.dev;
+    if (tide_device_type_of(o.dev) != TIDE_DEVICE_CPU)
+        tide_device_get_index(TIDE_DEVICE_CPU, 0, &wdev);
+    ltensor *w = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_empty(S->ctx, wdev, wdt, ndim, shape, &w->t));
+    int64_t pos = 0;
+    fill_from(L, 1, 0, ndim, shape, tide_tensor_data(w->t), wdt, &pos);
+    if (wdev != o.dev || wdt != o.dt) {
+        ltensor *r = tl_push_empty(L);
+        TL_CALL(L, S, tide_tensor_to(S->ctx, w->t, o.dev, o.dt, 0, &r->t));
+    }
+    finish(L, S, &o, "tensor");
+    return 1;
+}
+
+void tl_open_creation(lua_State *L, int mod) {
+    static const luaL_Reg funcs[] = {{"tensor", l_tensor},
+                                     {"zeros", l_zeros},
+                                     {"ones", l_ones},
+                                     {"empty", l_empty},
+                                     {"full", l_full},
+                                     {"rand", l_rand},
+                                     {"randn", l_randn},
+                                     {"arange", l_arange},
+                                     {"eye", l_eye},
+                                     {"manual_seed", l_manual_seed},
+                                     {NULL, NULL}};
+    tl_register(L, mod, funcs);
+}

@@ -1,0 +1,224 @@
+/*
+ * format.c — reading tensor values on the host: tostring (PyTorch-like layout), totable.
+ * Values off the host are copied as an implicit transfer (counted, and subject to the guard).
+ */
+#include "binding.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Pushes a userdata owning a tensor with t's values in host memory and a dtype tl_read knows
+ * (the same tensor, retained, when t is already that). */
+const tide_tensor *tl_host_copy(lua_State *L, tide_lua_state *S, const tide_tensor *t,
+                                int implicit) {
+    tide_device *host;
+    tide_device_get_index(TIDE_DEVICE_CPU, 0, &host);
+    tide_dtype dt = tide_tensor_dtype(t);
+    tide_dtype want = (dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16) ? TIDE_DTYPE_F32 : dt;
+    ltensor   *r = tl_push_empty(L);
+    if (tide_tensor_device(t) == host && want == dt) {
+        tide_tensor_retain((tide_tensor *)t);
+        r->t = (tide_tensor *)t;
+    } else {
+        TL_CALL(L, S,
+                tide_tensor_to(S->ctx, t, host, want,
+                               implicit && tide_tensor_device(t) != host ? TIDE_TO_IMPLICIT : 0,
+                               &r->t));
+    }
+    return r->t;
+}
+
+static double rd(const tide_tensor *t, int64_t off) {
+    const void *p = tide_tensor_data(t);
+    switch (tide_tensor_dtype(t)) {
+    case TIDE_DTYPE_F32:
+        return ((const float *)p)[off];
+    case TIDE_DTYPE_F64:
+        return ((const double *)p)[off];
+    case TIDE_DTYPE_I32:
+        return ((const int32_t *)p)[off];
+    case TIDE_DTYPE_I64:
+        return (double)((const int64_t *)p)[off];
+    case TIDE_DTYPE_U8:
+    case TIDE_DTYPE_BOOL:
+        return ((const uint8_t *)p)[off];
+    default:
+        return NAN;
+    }
+}
+
+static void push_value(lua_State *L, const tide_tensor *t, int64_t off) {
+    tide_dtype dt = tide_tensor_dtype(t);
+    if (dt == TIDE_DTYPE_BOOL)
+        lua_pushboolean(L, ((const uint8_t *)tide_tensor_data(t))[off] != 0);
+    else if (dt == TIDE_DTYPE_I64)
+        lua_pushinteger(L, (lua_Integer)((const int64_t *)tide_tensor_data(t))[off]);
+    else if (!tide_dtype_is_float(dt))
+        lua_pushinteger(L, (lua_Integer)rd(t, off));
+    else
+        lua_pushnumber(L, rd(t, off));
+}
+
+static void totable_rec(lua_State *L, const tide_tensor *t, int d, int64_t off) {
+    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d];
+    lua_createtable(L, (int)n, 0);
+    for (int64_t i = 0; i < n; i++) {
+        if (d + 1 == tide_tensor_ndim(t))
+            push_value(L, t, off + i * st);
+        else
+            totable_rec(L, t, d + 1, off + i * st);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+}
+
+int tl_totable(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "totable");
+    tide_device    *dev = tide_tensor_device(a->t);
+    if (!tide_device_is_host(dev))
+        return luaL_error(L,
+                          "tide: totable: tensor is on %s; call :cpu() first to copy it to the "
+                          "host",
+                          tide_device_name(dev));
+    const tide_tensor *h = tl_host_copy(L, S, a->t, 0);
+    if (tide_tensor_ndim(h) == 0)
+        push_value(L, h, 0);
+    else
+        totable_rec(L, h, 0, 0);
+    return 1;
+}
+
+/* ---- tostring ----------------------------------------------------------------------------- */
+
+#define EDGE 3
+#define SUMMARIZE_ABOVE 1000
+
+typedef struct fmt {
+    const tide_tensor *t;
+    int                summarize, sci, isfloat, isbool, width;
+    double             amax, amin; /* over shown finite nonzero values */
+} fmt;
+
+static int fmt_elem(const fmt *f, int64_t off, char *buf, size_t n) {
+    double v = rd(f->t, off);
+    if (f->isbool)
+        return snprintf(buf, n, "%s", v != 0 ? "true" : "false");
+    if (!f->isfloat) {
+        if (tide_tensor_dtype(f->t) == TIDE_DTYPE_I64)
+            return snprintf(buf, n, "%lld",
+                            (long long)((const int64_t *)tide_tensor_data(f->t))[off]);
+        return snprintf(buf, n, "%lld", (long long)v);
+    }
+    if (isnan(v))
+        return snprintf(buf, n, "nan");
+    if (isinf(v))
+        return snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    return snprintf(buf, n, f->sci ? "%.4e" : "%.4f", v);
+}
+
+static int shown(const fmt *f, int64_t size, int64_t i) {
+    return !f->summarize || size <= 2 * EDGE || i < EDGE || i >= size - EDGE;
+}
+
+/* first pass: widths and the range that decides scientific notation */
+static void measure(fmt *f, int d, int64_t off, int pass) {
+    const tide_tensor *t = f->t;
+    if (d == tide_tensor_ndim(t)) {
+        if (pass == 0) {
+            double v = fabs(rd(t, off));
+            if (isfinite(v) && v != 0) {
+                f->amax = v > f->amax ? v : f->amax;
+                f->amin = v < f->amin ? v : f->amin;
+            }
+        } else {
+            char buf[64];
+            int  w = fmt_elem(f, off, buf, sizeof buf);
+            f->width = w > f->width ? w : f->width;
+        }
+        return;
+    }
+    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d];
+    for (int64_t i = 0; i < n; i++)
+        if (shown(f, n, i))
+            measure(f, d + 1, off + i * st, pass);
+}
+
+static void emit(luaL_Buffer *b, const fmt *f, int d, int64_t off) {
+    const tide_tensor *t = f->t;
+    int                nd = tide_tensor_ndim(t);
+    if (d == nd) {
+        char buf[64];
+        int  w = fmt_elem(f, off, buf, sizeof buf);
+        for (int k = w; k < f->width; k++)
+            luaL_addchar(b, ' ');
+        luaL_addstring(b, buf);
+        return;
+    }
+    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d];
+    int     first = 1;
+    luaL_addchar(b, '[');
+    for (int64_t i = 0; i < n; i++) {
+        int gap = f->summarize && n > 2 * EDGE && i == EDGE;
+        if (!shown(f, n, i) && !gap)
+            continue;
+        for (int k = gap ? 0 : 1; k < 2; k++) {
+            if (!first) {
+                luaL_addchar(b, ',');
+                if (d == nd - 1)
+                    luaL_addchar(b, ' ');
+                else {
+                    for (int r = 0; r < nd - d - 1; r++)
+                        luaL_addchar(b, '\n');
+                    for (int s = 0; s <= d; s++)
+                        luaL_addchar(b, ' ');
+                }
+            }
+            first = 0;
+            if (k == 0)
+                luaL_addstring(b, "...");
+        }
+        if (gap)
+            i = n - EDGE;
+        emit(b, f, d + 1, off + i * st);
+    }
+    luaL_addchar(b, ']');
+}
+
+int tl_tostring(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = luaL_checkudata(L, 1, TL_TENSOR);
+    if (!a->t) {
+        lua_pushliteral(L, "[tide.Tensor (freed)]");
+        return 1;
+    }
+    const tide_tensor *h = tl_host_copy(L, S, a->t, 1);
+    fmt                f = {h, tide_tensor_numel(h) > SUMMARIZE_ABOVE, 0, 0, 0, 0, 0, INFINITY};
+    tide_dtype         dt = tide_tensor_dtype(h);
+    f.isfloat = tide_dtype_is_float(dt);
+    f.isbool = dt == TIDE_DTYPE_BOOL;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    if (tide_tensor_numel(h) == 0)
+        luaL_addstring(&b, "[]");
+    else {
+        if (f.isfloat) {
+            measure(&f, 0, 0, 0);
+            f.sci = f.amax > 0 && (f.amax >= 1e8 || f.amin < 1e-4 || f.amax / f.amin > 1e3);
+        }
+        measure(&f, 0, 0, 1);
+        emit(&b, &f, 0, 0);
+    }
+    char buf[64];
+    luaL_addstring(&b, "\n[tide.Tensor of shape [");
+    for (int i = 0; i < tide_tensor_ndim(a->t); i++) {
+        snprintf(buf, sizeof buf, i ? ", %lld" : "%lld", (long long)tide_tensor_shape(a->t)[i]);
+        luaL_addstring(&b, buf);
+    }
+    luaL_addstring(&b, "], ");
+    luaL_addstring(&b, tide_dtype_name(tide_tensor_dtype(a->t)));
+    luaL_addstring(&b, ", ");
+    luaL_addstring(&b, tide_device_name(tide_tensor_device(a->t)));
+    luaL_addchar(&b, ']');
+    luaL_pushresult(&b);
+    return 1;
+}

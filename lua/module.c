@@ -1,0 +1,130 @@
+/* module.c — luaopen_tide_core: builds the tide.core table, plus the transfer-stats, guard and
+ * memory-limit functions that read the state's context. */
+#include "binding.h"
+#include "io.h"
+#include "tide_lua.h"
+#include <string.h>
+
+static void stat_pair(lua_State *L, const char *dir, uint64_t bytes, uint64_t count) {
+    char key[16];
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, (lua_Integer)bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, (lua_Integer)count);
+    lua_setfield(L, -2, "count");
+    lua_setfield(L, -2, dir);
+    snprintf(key, sizeof key, "%s_bytes", dir);
+    lua_pushinteger(L, (lua_Integer)bytes);
+    lua_setfield(L, -2, key);
+    snprintf(key, sizeof key, "%s_count", dir);
+    lua_pushinteger(L, (lua_Integer)count);
+    lua_setfield(L, -2, key);
+}
+
+static int l_transfer_stats(lua_State *L) {
+    tide_transfer_stats st;
+    tide_ctx_transfer_stats(TL_STATE(L)->ctx, &st);
+    lua_createtable(L, 0, 9);
+    stat_pair(L, "h2d", st.h2d_bytes, st.h2d_count);
+    stat_pair(L, "d2h", st.d2h_bytes, st.d2h_count);
+    stat_pair(L, "d2d", st.d2d_bytes, st.d2d_count);
+    return 1;
+}
+
+static int l_reset_transfer_stats(lua_State *L) {
+    tide_ctx_reset_transfer_stats(TL_STATE(L)->ctx);
+    return 0;
+}
+
+/* transfer_guard([mode]) sets the mode when given; returns the previous one */
+static int l_transfer_guard(lua_State *L) {
+    static const char *const modes[] = {"allow", "log", "disallow", NULL};
+    tide_ctx                *ctx = TL_STATE(L)->ctx;
+    tide_guard               prev = tide_ctx_guard(ctx);
+    if (!lua_isnoneornil(L, 1)) {
+        const char *m = lua_tostring(L, 1);
+        int         i = 0;
+        while (modes[i] && (!m || lua_type(L, 1) != LUA_TSTRING || strcmp(modes[i], m) != 0))
+            i++;
+        if (!modes[i])
+            return luaL_error(L,
+                              "tide: transfer_guard: unknown mode %s; use \"allow\", \"log\" or "
+                              "\"disallow\"",
+                              luaL_tolstring(L, 1, NULL));
+        tide_ctx_set_guard(ctx, (tide_guard)i);
+    }
+    lua_pushstring(L, modes[prev]);
+    return 1;
+}
+
+static int l_set_memory_limit(lua_State *L) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    if (n < 0)
+        return luaL_error(L, "tide: set_memory_limit: %lld bytes is invalid; use 0 for no limit",
+                          (long long)n);
+    tide_ctx_set_memory_limit(TL_STATE(L)->ctx, (size_t)n);
+    return 0;
+}
+
+static int l_memory_limit(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)tide_ctx_memory_limit(TL_STATE(L)->ctx));
+    return 1;
+}
+
+static int l_memory_in_use(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)tide_ctx_memory_in_use(TL_STATE(L)->ctx));
+    return 1;
+}
+
+static int l_is_tensor(lua_State *L) {
+    lua_pushboolean(L, tl_test(L, TL_STATE(L), 1) != NULL);
+    return 1;
+}
+
+int luaopen_tide_core(lua_State *L) {
+    lua_newtable(L);
+    int mod = lua_gettop(L);
+    tl_state(L);
+    tl_open_device(L, mod);
+    tl_open_tensor(L, mod);
+    lua_getfield(L, mod, "Tensor");
+    tl_open_ops(L, mod, lua_gettop(L));
+    lua_pop(L, 1);
+    tl_open_creation(L, mod);
+    static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
+                                     {"reset_transfer_stats", l_reset_transfer_stats},
+                                     {"transfer_guard", l_transfer_guard},
+                                     {"set_memory_limit", l_set_memory_limit},
+                                     {"memory_limit", l_memory_limit},
+                                     {"memory_in_use", l_memory_in_use},
+                                     {"is_tensor", l_is_tensor},
+                                     {NULL, NULL}};
+    tl_register(L, mod, funcs);
+    lua_settop(L, mod);
+    tide_lua_register_io(L);
+    lua_settop(L, mod);
+    return 1;
+}
+
+/* ---- C API for hosts (include/tide_lua.h) ------------------------------------------------- */
+
+void tide_lua_push_tensor(lua_State *L, tide_tensor *t) {
+    ltensor *u = tl_push_empty(L);
+    tide_tensor_retain(t);
+    u->t = t;
+}
+
+tide_tensor *tide_lua_to_tensor(lua_State *L, int idx) {
+    ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
+    return u ? u->t : NULL;
+}
+
+tide_tensor *tide_lua_check_tensor(lua_State *L, int idx) {
+    ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
+    if (!u)
+        luaL_error(L, "tide: expected a tensor at argument #%d, got %s", idx,
+                   luaL_typename(L, idx));
+    else if (!u->t)
+        luaL_error(L, "tide: attempt to use a freed tensor (argument #%d)", idx);
+    return u->t;
+}

@@ -1,0 +1,110 @@
+/* state.c — the per-lua_State record of tide.core: context, grad mode, default device, hook. */
+#include "binding.h"
+#include "tide_lua.h"
+
+static const char state_key = 's'; /* registry key (its address) */
+
+static int state_gc(lua_State *L) {
+    tide_lua_state *S = lua_touserdata(L, 1);
+    if (S->ctx) {
+        tide_ctx_release(S->ctx); /* tensors still alive keep their context */
+        S->ctx = NULL;
+    }
+    return 0;
+}
+
+/* Pushes the state of L, creating it on first use. */
+static tide_lua_state *state_push(lua_State *L) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &state_key) == LUA_TUSERDATA)
+        return lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    tide_lua_state *S = lua_newuserdatauv(L, sizeof *S, 0);
+    S->ctx = NULL;
+    S->grad_enabled = 1;
+    S->default_dev = NULL;
+    S->hook_ref = LUA_NOREF;
+    S->gc_debt = 0;
+    S->tensor_mt = NULL;
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, state_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    if (tide_init() != TIDE_OK || tide_ctx_new(&S->ctx) != TIDE_OK)
+        tl_raise(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
+    return S;
+}
+
+tide_lua_state *tl_state(lua_State *L) {
+    tide_lua_state *S = state_push(L);
+    lua_pop(L, 1);
+    return S;
+}
+
+void tl_push_state(lua_State *L) {
+    state_push(L);
+}
+
+void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
+    tidx = lua_absindex(L, tidx);
+    lua_pushvalue(L, tidx);
+    state_push(L);
+    luaL_setfuncs(L, l, 1);
+    lua_pop(L, 1);
+}
+
+int tl_raise(lua_State *L) {
+    return luaL_error(L, "%s", tide_errmsg());
+}
+
+/* Frees what can be freed before retrying a failed allocation: cached blocks of every device,
+ * then every unreachable tensor. */
+void tl_reclaim(lua_State *L, tide_lua_state *S) {
+    tide_device *dev;
+    for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
+        if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
+            tide_device_empty_cache(dev);
+    if (tide_cuda_is_available())
+        for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
+            if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK)
+                tide_device_empty_cache(dev);
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
+        if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
+            tide_device_empty_cache(dev);
+    S->gc_debt = 0;
+}
+
+#define GC_STEP_BYTES ((size_t)1 << 20)
+
+/* Lua sees only the small userdata; tell its collector about the tensor bytes so dropped
+ * tensors are collected in proportion to what they hold. Never called from a finalizer. */
+void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
+    S->gc_debt += bytes;
+    if (S->gc_debt < GC_STEP_BYTES)
+        return;
+    int kb = (int)(S->gc_debt >> 10 > 0x7fffffff ? 0x7fffffff : S->gc_debt >> 10);
+    S->gc_debt = 0;
+#if LUA_VERSION_NUM <= 504
+    lua_gc(L, LUA_GCSTEP, kb); /* 5.1-5.4: the step as if kb KiB had been allocated */
+#else
+    (void)kb;
+    lua_gc(L, LUA_GCSTEP, 0); /* 5.5 changed the argument's meaning: one basic step */
+#endif
+}
+
+tide_ctx *tide_lua_ctx(lua_State *L) {
+    tide_ctx *ctx = NULL;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &state_key) == LUA_TUSERDATA)
+        ctx = ((tide_lua_state *)lua_touserdata(L, -1))->ctx;
+    lua_pop(L, 1);
+    return ctx;
+}
+
+void tide_lua_preload(lua_State *L) {
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_tide_core);
+    lua_setfield(L, -2, "tide.core");
+    lua_pop(L, 1);
+}

@@ -1,0 +1,584 @@
+/*
+ * tensor.c — the tide.Tensor userdata: lifetime, properties, t[i], the arithmetic metamethods,
+ * the autograd hook protocol, and the argument helpers (dims, shapes) every op uses.
+ */
+#include "binding.h"
+#include <math.h>
+#include <string.h>
+
+static const char tensor_mt_key = 't'; /* registry: the metatable, by address (fast) */
+
+/* ---- userdata ----------------------------------------------------------------------------- */
+
+ltensor *tl_push_empty(lua_State *L) {
+    ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
+    u->t = NULL;
+    u->requires_grad = 0;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+    lua_setmetatable(L, -2);
+    return u;
+}
+
+ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx) {
+    if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx))
+        return NULL;
+    const void *mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
+    return mt == S->tensor_mt ? lua_touserdata(L, idx) : NULL;
+}
+
+ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op) {
+    ltensor *u = tl_test(L, S, idx);
+    if (!u)
+        luaL_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
+                   luaL_typename(L, idx));
+    else if (!u->t)
+        luaL_error(L, "tide: %s: attempt to use a freed tensor", op);
+    return u;
+}
+
+/* one idempotent release for __gc, __close and :free() */
+static int t_free(lua_State *L) {
+    ltensor *u = luaL_checkudata(L, 1, TL_TENSOR);
+    tide_tensor_release(u->t);
+    u->t = NULL;
+    return 0;
+}
+
+/* ---- argument helpers --------------------------------------------------------------------- */
+
+int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra) {
+    int n = tide_tensor_ndim(t) + extra;
+    if (d >= 1 && d <= n)
+        return (int)d - 1;
+    if (d <= -1 && d >= -n)
+        return (int)(n + d);
+    if (n == 0)
+        return luaL_error(L, "tide: %s: dim %d is out of range for a tensor with no dims", op,
+                          (int)d);
+    return luaL_error(L,
+                      "tide: %s: dim %d is out of range for a tensor with %d dims; use 1..%d or "
+                      "-%d..-1 (dims are 1-based)",
+                      op, (int)d, n, n, n);
+}
+
+static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int allow_neg1) {
+    int           isint;
+    lua_Integer   v = lua_tointegerx(L, idx, &isint);
+    if (!isint) {
+        if (lua_type(L, idx) == LUA_TNUMBER)
+            return luaL_error(L, "tide: %s: size %s at position %d is not an integer", op,
+                              lua_tostring(L, idx), pos);
+        return luaL_error(L, "tide: %s: size at position %d must be an integer, got %s", op, pos,
+                          luaL_typename(L, idx));
+    }
+    if (v < 0 && !(allow_neg1 && v == -1)) {
+        if (allow_neg1)
+            return luaL_error(L,
+                              "tide: %s: size %lld at position %d is invalid; sizes must be "
+                              "positive or -1",
+                              op, (long long)v, pos);
+        return luaL_error(L,
+                          "tide: %s: size %lld at position %d is invalid; sizes must be "
+                          "non-negative",
+                          op, (long long)v, pos);
+    }
+    return (int64_t)v;
+}
+
+int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1) {
+    int n = 0;
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        int len = (int)lua_rawlen(L, idx);
+        if (len > TIDE_MAX_DIMS)
+            return luaL_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
+                              TIDE_MAX_DIMS);
+        for (int i = 1; i <= len; i++) {
+            lua_rawgeti(L, idx, i);
+            shape[n++] = shape_entry(L, -1, i, op, allow_neg1);
+            lua_pop(L, 1);
+        }
+        *ndim = n;
+        return 1;
+    }
+    while (lua_type(L, idx + n) == LUA_TNUMBER) {
+        if (n == TIDE_MAX_DIMS)
+            return luaL_error(L, "tide: %s: more than %d dims given; tide supports at most %d",
+                              op, TIDE_MAX_DIMS, TIDE_MAX_DIMS);
+        shape[n] = shape_entry(L, idx + n, n + 1, op, allow_neg1);
+        n++;
+    }
+    *ndim = n;
+    return n;
+}
+
+void tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
+    if (self->requires_grad && S->grad_enabled)
+        luaL_error(L,
+                   "tide: %s: in-place operation on a tensor that requires grad; wrap it in "
+                   "tide.no_grad or use detach()",
+                   op);
+}
+
+/* ---- autograd hook ------------------------------------------------------------------------ */
+
+static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx) {
+    ltensor *u = tl_test(L, S, idx);
+    if (u)
+        return u->requires_grad;
+    if (lua_type(L, idx) == LUA_TTABLE) { /* tide.cat({a, b}, dim) */
+        int n = (int)lua_rawlen(L, idx), rg = 0;
+        for (int i = 1; i <= n && !rg; i++) {
+            lua_rawgeti(L, idx, i);
+            u = tl_test(L, S, -1);
+            rg = u && u->requires_grad;
+            lua_pop(L, 1);
+        }
+        return rg;
+    }
+    return 0;
+}
+
+int tl_needs_record(lua_State *L, tide_lua_state *S, int nargs) {
+    if (!S->grad_enabled || S->hook_ref == LUA_NOREF)
+        return 0;
+    for (int i = 1; i <= nargs; i++)
+        if (arg_requires_grad(L, S, i))
+            return 1;
+    return 0;
+}
+
+/* hook(name, out, {n = nargs, args 1..nargs as passed, indices = extra}) */
+void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
+               int extra_idx) {
+    if (!tl_needs_record(L, S, nargs))
+        return;
+    out_idx = lua_absindex(L, out_idx);
+    if (extra_idx)
+        extra_idx = lua_absindex(L, extra_idx);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->hook_ref);
+    lua_pushstring(L, name);
+    lua_pushvalue(L, out_idx);
+    lua_createtable(L, nargs, 2);
+    for (int i = 1; i <= nargs; i++) {
+        lua_pushvalue(L, i);
+        lua_rawseti(L, -2, i);
+    }
+    lua_pushinteger(L, nargs);
+    lua_setfield(L, -2, "n");
+    if (extra_idx) {
+        lua_pushvalue(L, extra_idx);
+        lua_setfield(L, -2, "indices");
+    }
+    lua_call(L, 3, 0);
+}
+
+static int l_set_autograd_hook(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    if (!lua_isnil(L, 1))
+        luaL_checktype(L, 1, LUA_TFUNCTION);
+    luaL_unref(L, LUA_REGISTRYINDEX, S->hook_ref);
+    lua_settop(L, 1);
+    S->hook_ref = lua_isnil(L, 1) ? LUA_NOREF : luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+static int l_set_grad_enabled(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int             prev = S->grad_enabled;
+    S->grad_enabled = lua_toboolean(L, 1);
+    lua_pushboolean(L, prev);
+    return 1;
+}
+
+static int l_is_grad_enabled(lua_State *L) {
+    lua_pushboolean(L, TL_STATE(L)->grad_enabled);
+    return 1;
+}
+
+/* ---- arithmetic --------------------------------------------------------------------------- */
+
+/* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
+int tl_binary(lua_State *L, tide_op op) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_test(L, S, 1), *b = tl_test(L, S, 2), *r;
+    int             rg;
+    lua_settop(L, 2);
+    if (a && b) {
+        if (!a->t || !b->t)
+            return luaL_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
+        r = tl_push_empty(L);
+        TL_CALL(L, S, tide_binary(S->ctx, op, a->t, b->t, &r->t));
+        rg = a->requires_grad || b->requires_grad;
+    } else if (a || b) {
+        ltensor *u = a ? a : b;
+        int      other = a ? 2 : 1, isnum;
+        double   s = lua_tonumberx(L, other, &isnum);
+        if (!isnum || lua_type(L, other) != LUA_TNUMBER)
+            return luaL_error(L,
+                              "tide: %s: expected a tensor or a number, got %s; convert it with "
+                              "tonumber() or tide.tensor()",
+                              tide_op_name(op), luaL_typename(L, other));
+        if (!u->t)
+            return luaL_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
+        r = tl_push_empty(L);
+        TL_CALL(L, S, tide_binary_scalar(S->ctx, op, u->t, s, a == NULL, &r->t));
+        rg = u->requires_grad;
+    } else {
+        return luaL_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
+                          luaL_typename(L, 1), luaL_typename(L, 2));
+    }
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+    if (rg && S->grad_enabled && op != TIDE_OP_MOD && op != TIDE_OP_FLOORDIV &&
+        tide_op_family_of(op) == TIDE_FAMILY_BINARY)
+        tl_record(L, S, tide_op_name(op), 2, 3, 0);
+    return 1;
+}
+
+static int m_add(lua_State *L) {
+    return tl_binary(L, TIDE_OP_ADD);
+}
+static int m_sub(lua_State *L) {
+    return tl_binary(L, TIDE_OP_SUB);
+}
+static int m_mul(lua_State *L) {
+    return tl_binary(L, TIDE_OP_MUL);
+}
+static int m_div(lua_State *L) {
+    return tl_binary(L, TIDE_OP_DIV);
+}
+static int m_mod(lua_State *L) {
+    return tl_binary(L, TIDE_OP_MOD);
+}
+static int m_pow(lua_State *L) {
+    return tl_binary(L, TIDE_OP_POW);
+}
+static int m_idiv(lua_State *L) {
+    return tl_binary(L, TIDE_OP_FLOORDIV);
+}
+
+static int m_unm(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "neg");
+    lua_settop(L, 1); /* Lua passes the operand twice */
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_unary(S->ctx, TIDE_OP_NEG, a->t, NULL, &r->t));
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+    if (a->requires_grad && S->grad_enabled)
+        tl_record(L, S, "neg", 1, 2, 0);
+    return 1;
+}
+
+/* ---- select and t[i] ---------------------------------------------------------------------- */
+
+/* the view t:select(dim, i) of the tensor at idx 1; i is 1-based, negative from the end */
+int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, const char *op) {
+    ltensor *a = tl_check(L, S, 1, op);
+    int      dim = tl_dim(L, a->t, d, op, 0);
+    int64_t  size = tide_tensor_shape(a->t)[dim];
+    int64_t  i0 = i >= 1 ? i - 1 : size + i;
+    if (i == 0 || i0 < 0 || i0 >= size)
+        return luaL_error(L,
+                          "tide: %s: index %lld is out of range for dim %d of size %lld; use "
+                          "1..%lld (or -%lld..-1)",
+                          op, (long long)i, dim + 1, (long long)size, (long long)size,
+                          (long long)size);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_select(a->t, dim, i0, &r->t));
+    return 1;
+}
+
+/* ---- properties --------------------------------------------------------------------------- */
+
+enum { P_DEVICE = 1, P_DTYPE, P_SHAPE, P_REQUIRES_GRAD, P_GRAD, P_GRAD_FN, P_IS_LEAF, P_NDIM };
+static const char *const prop_names[] = {NULL,    "device", "dtype", "shape", "requires_grad",
+                                         "grad",  "grad_fn", "is_leaf", "ndim"};
+
+/* pushes field k of the autograd table (nil when none) */
+static void ag_field(lua_State *L, int idx, const char *k) {
+    if (lua_getiuservalue(L, idx, 1) == LUA_TTABLE) {
+        lua_getfield(L, -1, k);
+        lua_remove(L, -2);
+    }
+}
+
+static int push_shape(lua_State *L, const tide_tensor *t) {
+    int n = tide_tensor_ndim(t);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)tide_tensor_shape(t)[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int property(lua_State *L, tide_lua_state *S, int p) {
+    ltensor *u = lua_touserdata(L, 1);
+    switch (p) {
+    case P_REQUIRES_GRAD:
+        lua_pushboolean(L, u->requires_grad);
+        return 1;
+    case P_GRAD:
+        ag_field(L, 1, "grad");
+        return 1;
+    case P_GRAD_FN:
+        ag_field(L, 1, "grad_fn");
+        return 1;
+    case P_IS_LEAF:
+        ag_field(L, 1, "grad_fn");
+        lua_pushboolean(L, lua_isnil(L, -1));
+        return 1;
+    default:
+        break;
+    }
+    tl_check(L, S, 1, prop_names[p]);
+    switch (p) {
+    case P_DEVICE:
+        tl_push_device(L, tide_tensor_device(u->t));
+        return 1;
+    case P_DTYPE:
+        lua_pushstring(L, tide_dtype_name(tide_tensor_dtype(u->t)));
+        return 1;
+    case P_SHAPE:
+        return push_shape(L, u->t);
+    case P_NDIM:
+        lua_pushinteger(L, tide_tensor_ndim(u->t));
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* __index: properties first, then core.Tensor, then t[i] */
+static int t_index(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, lua_upvalueindex(2)) == LUA_TNUMBER)
+            return property(L, S, (int)lua_tointeger(L, -1));
+        lua_pop(L, 1);
+        lua_pushvalue(L, 2);
+        lua_rawget(L, lua_upvalueindex(3));
+        return 1;
+    }
+    if (lua_isinteger(L, 2)) {
+        lua_Integer i = lua_tointeger(L, 2);
+        lua_settop(L, 1);
+        tl_select(L, S, 1, i, "index");
+        ltensor *a = lua_touserdata(L, 1);
+        if (a->requires_grad && S->grad_enabled) { /* recorded as t:select(1, i) */
+            lua_pushinteger(L, 1);
+            lua_pushinteger(L, i);
+            lua_rotate(L, 2, -1); /* t, 1, i, out */
+            tl_record(L, S, "select", 3, 4, 0);
+            lua_settop(L, 4);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* t.grad = g, t.requires_grad = b, t[i] = number or tensor */
+static int t_newindex(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = luaL_checkudata(L, 1, TL_TENSOR);
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        const char *k = lua_tostring(L, 2);
+        if (strcmp(k, "grad") == 0) {
+            if (!lua_isnil(L, 3))
+                tl_check(L, S, 3, "grad");
+            if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+                if (lua_isnil(L, 3))
+                    return 0;
+                lua_pop(L, 1);
+                lua_newtable(L);
+                lua_pushvalue(L, -1);
+                lua_setiuservalue(L, 1, 1);
+            }
+            lua_pushvalue(L, 3);
+            lua_setfield(L, -2, "grad");
+            return 0;
+        }
+        if (strcmp(k, "requires_grad") == 0) {
+            lua_getfield(L, 1, "requires_grad_");
+            lua_pushvalue(L, 1);
+            lua_pushvalue(L, 3);
+            lua_call(L, 2, 0);
+            return 0;
+        }
+        return luaL_error(L,
+                          "tide: cannot set field '%s' of a tensor; only grad, requires_grad and "
+                          "t[i] = value can be assigned",
+                          k);
+    }
+    if (!lua_isinteger(L, 2))
+        return luaL_error(L, "tide: setindex: index must be an integer, got %s",
+                          luaL_typename(L, 2));
+    tl_check(L, S, 1, "setindex");
+    lua_Integer i = lua_tointeger(L, 2);
+    ltensor    *v = tl_test(L, S, 3);
+    int         isnum;
+    double      s = lua_tonumberx(L, 3, &isnum);
+    if (!v && (!isnum || lua_type(L, 3) != LUA_TNUMBER) && !lua_isboolean(L, 3))
+        return luaL_error(L, "tide: setindex: value must be a number or a tensor, got %s",
+                          luaL_typename(L, 3));
+    if (v && !v->t)
+        return luaL_error(L, "tide: setindex: attempt to use a freed tensor");
+    tl_check_inplace(L, S, a, v ? "copy_" : "fill_");
+    if (lua_isboolean(L, 3))
+        s = lua_toboolean(L, 3);
+    lua_settop(L, 3);
+    tl_select(L, S, 1, i, "setindex");
+    ltensor *view = lua_touserdata(L, -1);
+    if (v)
+        TL_CALL(L, S, tide_tensor_copy_(S->ctx, view->t, v->t));
+    else
+        TL_CALL(L, S, tide_fill_(S->ctx, view->t, s));
+    return 0;
+}
+
+static int t_len(lua_State *L) {
+    ltensor *a = tl_check(L, tl_state(L), 1, "len");
+    if (tide_tensor_ndim(a->t) == 0)
+        return luaL_error(L, "tide: len: a 0-dim tensor has no length; use t:item()");
+    lua_pushinteger(L, (lua_Integer)tide_tensor_shape(a->t)[0]);
+    return 1;
+}
+
+/* ---- small methods ------------------------------------------------------------------------ */
+
+static int t_dim(lua_State *L) {
+    lua_pushinteger(L, tide_tensor_ndim(tl_check(L, TL_STATE(L), 1, "dim")->t));
+    return 1;
+}
+
+static int t_numel(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)tide_tensor_numel(tl_check(L, TL_STATE(L), 1, "numel")->t));
+    return 1;
+}
+
+static int t_size(lua_State *L) {
+    ltensor *a = tl_check(L, TL_STATE(L), 1, "size");
+    if (lua_isnoneornil(L, 2))
+        return push_shape(L, a->t);
+    int d = tl_dim(L, a->t, luaL_checkinteger(L, 2), "size", 0);
+    lua_pushinteger(L, (lua_Integer)tide_tensor_shape(a->t)[d]);
+    return 1;
+}
+
+static int t_is_contiguous(lua_State *L) {
+    lua_pushboolean(L, tide_tensor_is_contiguous(tl_check(L, TL_STATE(L), 1, "is_contiguous")->t));
+    return 1;
+}
+
+static int t_ag(lua_State *L) {
+    luaL_checkudata(L, 1, TL_TENSOR);
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, 1, 1);
+    }
+    return 1;
+}
+
+static int t_set_rg_internal(lua_State *L) {
+    ltensor *a = luaL_checkudata(L, 1, TL_TENSOR);
+    a->requires_grad = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int t_requires_grad_(lua_State *L) {
+    ltensor *a = tl_check(L, TL_STATE(L), 1, "requires_grad_");
+    int      b = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
+    if (b && !tide_dtype_is_float(tide_tensor_dtype(a->t)))
+        return luaL_error(L,
+                          "tide: requires_grad_: only floating-point tensors can require "
+                          "gradients, this one is %s; convert it with :float() first",
+                          tide_dtype_name(tide_tensor_dtype(a->t)));
+    a->requires_grad = b;
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* t:set_(u): t's userdata takes u's core tensor (model:to moves parameters in place). A metadata
+ * swap, like PyTorch's `p.data = q`: allowed under grad mode. */
+static int t_set_(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "set_"), *b = tl_check(L, S, 2, "set_");
+    tide_tensor_retain(b->t);
+    tide_tensor_release(a->t);
+    a->t = b->t;
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int t_detach(lua_State *L) {
+    ltensor *a = tl_check(L, TL_STATE(L), 1, "detach");
+    ltensor *r = tl_push_empty(L);
+    tide_tensor_retain(a->t);
+    r->t = a->t;
+    return 1;
+}
+
+/* ---- registration ------------------------------------------------------------------------- */
+
+void tl_open_tensor(lua_State *L, int mod) {
+    mod = lua_absindex(L, mod);
+    tide_lua_state *S = tl_state(L);
+
+    lua_newtable(L); /* methods: core.Tensor */
+    int methods = lua_gettop(L);
+    static const luaL_Reg meths[] = {{"dim", t_dim},
+                                     {"numel", t_numel},
+                                     {"nelement", t_numel},
+                                     {"size", t_size},
+                                     {"is_contiguous", t_is_contiguous},
+                                     {"free", t_free},
+                                     {"_ag", t_ag},
+                                     {"_set_requires_grad_internal", t_set_rg_internal},
+                                     {"requires_grad_", t_requires_grad_},
+                                     {"set_", t_set_},
+                                     {"detach", t_detach},
+                                     {NULL, NULL}};
+    tl_register(L, methods, meths);
+    static const luaL_Reg modfuncs[] = {{"set_autograd_hook", l_set_autograd_hook},
+                                        {"set_grad_enabled", l_set_grad_enabled},
+                                        {"is_grad_enabled", l_is_grad_enabled},
+                                        {NULL, NULL}};
+    tl_register(L, mod, modfuncs);
+
+    luaL_newmetatable(L, TL_TENSOR);
+    int mt = lua_gettop(L);
+    S->tensor_mt = lua_topointer(L, mt);
+    lua_pushvalue(L, mt);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+    static const luaL_Reg metas[] = {{"__add", m_add},
+                                     {"__sub", m_sub},
+                                     {"__mul", m_mul},
+                                     {"__div", m_div},
+                                     {"__mod", m_mod},
+                                     {"__pow", m_pow},
+                                     {"__idiv", m_idiv},
+                                     {"__unm", m_unm},
+                                     {"__newindex", t_newindex},
+                                     {"__len", t_len},
+                                     {"__gc", t_free},
+                                     {"__close", t_free},
+                                     {"__tostring", tl_tostring},
+                                     {NULL, NULL}};
+    tl_register(L, mt, metas);
+
+    tl_push_state(L); /* __index upvalues: state, property ids, methods */
+    lua_newtable(L);
+    for (int p = P_DEVICE; p <= P_NDIM; p++) {
+        lua_pushinteger(L, p);
+        lua_setfield(L, -2, prop_names[p]);
+    }
+    lua_pushvalue(L, methods);
+    lua_pushcclosure(L, t_index, 3);
+    lua_setfield(L, mt, "__index");
+    lua_pop(L, 1); /* mt */
+    lua_setfield(L, mod, "Tensor");
+}

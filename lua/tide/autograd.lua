@@ -1,0 +1,712 @@
+-- tide.autograd: reverse-mode automatic differentiation.
+--
+-- The graph lives in Lua. The binding decides in C whether to record (grad mode on and an
+-- input requires grad) and only then calls our hook(name, out, args); tensors without grad
+-- never reach this file, so the plain path of `a + b` costs nothing extra.
+-- A node is the args table itself ({n = N, ...} plus fn/out/name fields): one table per
+-- recorded op, no closures. backward() sorts the nodes topologically and runs each node's
+-- gradient function, written with tensor ops only.
+local core = require "tide.core"
+
+local M = {}
+
+local Tensor = core.Tensor
+local TMT = getmetatable(core.zeros(1))
+local set_grad_enabled = core.set_grad_enabled
+local getmetatable, type, rawequal, select = getmetatable, type, rawequal, select
+
+local function is_tensor(x)
+    return getmetatable(x) == TMT
+end
+M.is_tensor = is_tensor
+
+local function needs(x)
+    return getmetatable(x) == TMT and x.requires_grad
+end
+
+local function ag(t)
+    return t:_ag()
+end
+
+local function grad_fn(t)
+    return t:_ag().grad_fn
+end
+
+local function ndim_of(x)
+    return x:dim()
+end
+
+local function normdim(d, nd)
+    if d < 0 then
+        return d + nd + 1
+    end
+    return d
+end
+
+-- g summed back to x's shape (the reverse of broadcasting). Equal ndim and numel means equal
+-- shapes for a broadcast input, checked without building shape tables.
+local function reduce(g, x)
+    local n = x:numel()
+    if n > 0 and g:numel() == n and g:dim() == x:dim() then
+        return g
+    end
+    return g:sum_to(x.shape)
+end
+
+local function zeros_like(x, g)
+    return core.zeros(x.shape, { device = x.device, dtype = g.dtype })
+end
+
+-- ---- gradient functions: fn(node, g) returns the gradients of args[1], args[2], args[3] ----
+
+local BW = {}
+
+function BW.add(nd, g)
+    local a, b, alpha = nd[1], nd[2], nd[3]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        gb = reduce(g, b)
+        if type(alpha) == "number" then
+            gb = gb * alpha
+        end
+    end
+    return ga, gb
+end
+
+function BW.sub(nd, g)
+    local a, b, alpha = nd[1], nd[2], nd[3]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        gb = reduce(type(alpha) == "number" and g * -alpha or g:neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.mul(nd, g)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g:mul(b), a)
+    end
+    if needs(b) then
+        gb = reduce(g:mul(a), b)
+    end
+    return ga, gb
+end
+
+function BW.div(nd, g)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g:div(b), a)
+    end
+    if needs(b) then
+        -- d(a/b)/db = -(a/b)/b
+        gb = reduce(g:mul(nd.out):div(b):neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.pow(nd, g)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        if type(b) == "number" then
+            if b == 2 then
+                ga = g:mul(a):mul(2)
+            else
+                ga = g:mul(a:pow(b - 1):mul(b))
+            end
+        else
+            ga = reduce(g:mul(b):mul(a:pow(b - 1)), a)
+        end
+    end
+    if needs(b) then
+        local la = type(a) == "number" and math.log(a) or a:log()
+        gb = reduce(g:mul(nd.out):mul(la), b)
+    end
+    return ga, gb
+end
+
+-- elementwise maximum/minimum: ties share the gradient equally (as PyTorch)
+local function extremum(nd, g, cmp)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    local win, tie
+    if is_tensor(a) then
+        win, tie = a[cmp](a, b), a:eq(b)
+    else
+        local rev = cmp == "gt" and "lt" or "gt"
+        win, tie = b[rev](b, a), b:eq(a)
+    end
+    local wa = win:type_as(g):add(tie:type_as(g):mul(0.5))
+    if needs(a) then
+        ga = reduce(g:mul(wa), a)
+    end
+    if needs(b) then
+        gb = reduce(g:mul(wa:neg():add(1)), b)
+    end
+    return ga, gb
+end
+
+function BW.maximum(nd, g)
+    return extremum(nd, g, "gt")
+end
+
+function BW.minimum(nd, g)
+    return extremum(nd, g, "lt")
+end
+
+function BW.neg(_, g)
+    return g:neg()
+end
+
+function BW.abs(nd, g)
+    return g:mul(nd[1]:sign())
+end
+
+function BW.exp(nd, g)
+    return g:mul(nd.out)
+end
+
+function BW.log(nd, g)
+    return g:div(nd[1])
+end
+
+function BW.sqrt(nd, g)
+    return g:div(nd.out):mul(0.5)
+end
+
+function BW.rsqrt(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y):mul(y)):mul(-0.5)
+end
+
+function BW.tanh(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y):neg():add(1))
+end
+
+function BW.sigmoid(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y:neg():add(1)))
+end
+
+function BW.relu(nd, g)
+    return g:mul(nd[1]:gt(0))
+end
+
+-- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi = gelu(x)/x (0.5 at x = 0)
+function BW.gelu(nd, g)
+    local x, y = nd[1], nd.out
+    local z = x:eq(0):type_as(x)
+    local cdf = y:div(x:add(z)):add(z:mul(0.5))
+    local pdf = x:mul(x):mul(-0.5):exp():mul(0.3989422804014327)
+    return g:mul(cdf:add(x:mul(pdf)))
+end
+
+function BW.sin(nd, g)
+    return g:mul(nd[1]:cos())
+end
+
+function BW.cos(nd, g)
+    return g:mul(nd[1]:sin()):neg()
+end
+
+function BW.clamp(nd, g)
+    local x, lo, hi = nd[1], nd[2], nd[3]
+    if type(lo) == "number" then
+        g = g:mul(x:ge(lo))
+    end
+    if type(hi) == "number" then
+        g = g:mul(x:le(hi))
+    end
+    return g
+end
+
+-- gradient of a reduction over `dim` (nil: all dims) broadcast back to x's shape
+local function unreduce(g, x, dim, keep)
+    if type(dim) ~= "number" then
+        return g:expand(x.shape)
+    end
+    if not keep then
+        g = g:unsqueeze(normdim(dim, x:dim()))
+    end
+    return g:expand(x.shape)
+end
+
+function BW.sum(nd, g)
+    return unreduce(g, nd[1], nd[2], nd[3])
+end
+
+function BW.mean(nd, g)
+    local x = nd[1]
+    return unreduce(g:div(x:numel() / nd.out:numel()), x, nd[2], nd[3])
+end
+
+function BW.prod(nd, g)
+    local x, dim, keep = nd[1], nd[2], nd[3]
+    local y = nd.out
+    if type(dim) == "number" and not keep then
+        local d = normdim(dim, x:dim())
+        g, y = g:unsqueeze(d), y:unsqueeze(d)
+    end
+    return g:mul(y):div(x)
+end
+
+local function max_min_backward(nd, g, which)
+    local x, dim, keep = nd[1], nd[2], nd[3]
+    if type(dim) ~= "number" then
+        -- full reduction: split among ties
+        local m = x:eq(nd.out):type_as(g)
+        return m:mul(g:div(m:sum()))
+    end
+    local nd_x = x:dim()
+    local d = normdim(dim, nd_x)
+    local idx = nd.indices
+    if not idx then
+        local _
+        _, idx = x[which](x, dim, true)
+    elseif not keep then
+        idx = idx:unsqueeze(d)
+    end
+    if not keep then
+        g = g:unsqueeze(d)
+    end
+    local shp = {}
+    for i = 1, nd_x do
+        shp[i] = 1
+    end
+    shp[d] = x:size(d)
+    local ar = core.arange(1, x:size(d) + 1, { device = x.device, dtype = "int64" }):view(shp)
+    return g:mul(ar:eq(idx))
+end
+
+function BW.max(nd, g)
+    return max_min_backward(nd, g, "max")
+end
+
+function BW.min(nd, g)
+    return max_min_backward(nd, g, "min")
+end
+
+-- matmul as torch.matmul: 1-D operands are promoted to 2-D, batch dims broadcast
+function BW.matmul(nd, g)
+    local a, b = nd[1], nd[2]
+    local na, nb = a:dim(), b:dim()
+    if na == 1 and nb == 1 then
+        return needs(a) and b:mul(g) or nil, needs(b) and a:mul(g) or nil
+    end
+    local a2, b2 = a, b
+    if na == 1 then
+        a2, g = a:unsqueeze(1), g:unsqueeze(g:dim()) -- [1, k]; g [..., 1, n]
+    elseif nb == 1 then
+        b2, g = b:unsqueeze(2), g:unsqueeze(g:dim() + 1) -- [k, 1]; g [..., m, 1]
+    end
+    local ga, gb
+    if needs(a) then
+        ga = g:matmul(b2:transpose(-1, -2))
+        ga = reduce(ga, a2)
+        if na == 1 then
+            ga = ga:reshape(a.shape)
+        end
+    end
+    if needs(b) then
+        if na == 2 and nb == 2 and not b:is_contiguous() then
+            -- b is usually W:t(): (g^T a)^T makes W's gradient contiguous after t's backward
+            gb = g:t():matmul(a):t()
+        else
+            gb = a2:transpose(-1, -2):matmul(g)
+            gb = reduce(gb, b2)
+        end
+        if nb == 1 then
+            gb = gb:reshape(b.shape)
+        end
+    end
+    return ga, gb
+end
+
+function BW.t(_, g)
+    return g:t()
+end
+
+function BW.transpose(nd, g)
+    return g:transpose(nd[2], nd[3])
+end
+
+function BW.view(nd, g)
+    return g:reshape(nd[1].shape)
+end
+BW.reshape = BW.view
+BW.squeeze = BW.view
+
+function BW.unsqueeze(nd, g)
+    return g:squeeze(nd[2])
+end
+
+function BW.permute(nd, g)
+    local perm = nd[2]
+    if type(perm) ~= "table" then
+        perm = { table.unpack(nd, 2, nd.n) }
+    end
+    local n = #perm
+    local inv = {}
+    for i = 1, n do
+        inv[normdim(perm[i], n)] = i
+    end
+    return g:permute(inv)
+end
+
+function BW.contiguous(_, g)
+    return g
+end
+BW.clone = BW.contiguous
+
+function BW.narrow(nd, g)
+    local x = nd[1]
+    local z = zeros_like(x, g)
+    z:narrow(nd[2], nd[3], nd[4]):copy_(g)
+    return z
+end
+
+function BW.select(nd, g)
+    local x = nd[1]
+    local z = zeros_like(x, g)
+    z:select(nd[2], nd[3]):copy_(g)
+    return z
+end
+
+function BW.index_select(nd, g)
+    local x = nd[1]
+    local z = zeros_like(x, g)
+    z:index_add_(nd[2], nd[3], g)
+    return z
+end
+
+function BW.expand(nd, g)
+    return g:sum_to(nd[1].shape)
+end
+
+function BW.sum_to(nd, g)
+    return g:expand(nd[1].shape)
+end
+
+-- cat/stack: the first argument is a list of tensors; return a list of gradients
+function BW.cat(nd, g)
+    local ts, dim = nd[1], nd[2] or 1
+    dim = normdim(dim, g:dim())
+    local gs, off = {}, 1
+    for i = 1, #ts do
+        local len = ts[i]:size(dim)
+        gs[i] = g:narrow(dim, off, len)
+        off = off + len
+    end
+    return gs
+end
+
+function BW.stack(nd, g)
+    local ts, dim = nd[1], nd[2] or 1
+    dim = normdim(dim, g:dim())
+    local gs = {}
+    for i = 1, #ts do
+        gs[i] = g:select(dim, i)
+    end
+    return gs
+end
+
+local LIST_OPS = { cat = true, stack = true }
+
+function BW.softmax(nd, g)
+    local y, dim = nd.out, nd[2]
+    return y:mul(g:sub(g:mul(y):sum(dim, true)))
+end
+
+function BW.log_softmax(nd, g)
+    local y, dim = nd.out, nd[2]
+    return g:sub(y:exp():mul(g:sum(dim, true)))
+end
+
+-- where(cond, a, b) (tide.where) or a:where(cond, b): find the bool condition
+function BW.where(nd, g)
+    local c, a, b, ia, ib = nd[1], nd[2], nd[3], 2, 3
+    if not (is_tensor(c) and c.dtype == "bool") then
+        c, a, ia = nd[2], nd[1], 1
+    end
+    local g1, g2
+    if needs(a) then
+        g1 = reduce(g:mul(c), a)
+    end
+    if needs(b) then
+        g2 = reduce(g:mul(c:eq(false)), b)
+    end
+    local r = { nil, nil, nil }
+    r[ia], r[ib] = g1, g2
+    return r[1], r[2], r[3]
+end
+
+function BW.im2col(nd, g)
+    local x = nd[1]
+    return core.col2im(g, x:size(2), x:size(3), x:size(4), nd[2], nd[3], nd[4] or 1, nd[5] or 1,
+        nd[6] or 0, nd[7] or 0)
+end
+
+function BW.maxpool2d(nd, g)
+    local x = nd[1]
+    local idx = nd.indices
+    if not idx then
+        local _
+        _, idx = core.maxpool2d(x, nd[2], nd[3], nd[4] or nd[2], nd[5] or nd[3], nd[6] or 0,
+            nd[7] or 0)
+    end
+    return core.maxpool2d_backward(g, idx, x:size(3), x:size(4))
+end
+
+-- transfers and casts: the gradient goes back to the source's device and dtype
+function BW.to(nd, g)
+    local x = nd[1]
+    local dt = x.dtype
+    if g.dtype ~= dt then
+        g = g:to(dt)
+    end
+    return g:to(x.device)
+end
+BW.cpu, BW.cuda, BW.float, BW.double, BW.type_as = BW.to, BW.to, BW.to, BW.to, BW.to
+
+local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+local function no_backward(nd)
+    error("tide: backward: no gradient formula for op '" .. tostring(nd.name) ..
+        "'; compute it under tide.no_grad or detach() its inputs", 0)
+end
+
+-- ---- recording ----
+
+local function hook(name, out, args)
+    -- ops that hand back their input (t:to(t.device), contiguous of a contiguous tensor)
+    -- must not become their own grad_fn
+    for i = 1, args.n do
+        if rawequal(args[i], out) then
+            return
+        end
+    end
+    if not FLOAT[out.dtype] then
+        return
+    end
+    args.fn = BW[name] or no_backward
+    args.name = name
+    args.out = out
+    out:_set_requires_grad_internal(true)
+    out:_ag().grad_fn = args
+end
+M.hook = hook
+
+-- ---- backward ----
+
+local function inputs_of(nd, f)
+    if LIST_OPS[nd.name] then
+        local ts = nd[1]
+        for i = 1, #ts do
+            f(ts[i])
+        end
+    else
+        for i = 1, nd.n do
+            f(nd[i])
+        end
+    end
+end
+
+local function toposort(root)
+    local order, seen = {}, {}
+    local function visit(nd)
+        seen[nd] = true
+        if nd.freed then
+            error("tide: backward: trying to backward through the graph a second time; " ..
+                "pass {retain_graph = true} to the first backward", 0)
+        end
+        local function each(x)
+            if needs(x) then
+                local f = grad_fn(x)
+                if f and not seen[f] then
+                    visit(f)
+                end
+            end
+        end
+        if LIST_OPS[nd.name] then
+            local ts = nd[1]
+            for i = 1, #ts do
+                each(ts[i])
+            end
+        else
+            for i = 1, nd.n do
+                each(nd[i])
+            end
+        end
+        order[#order + 1] = nd
+    end
+    visit(root)
+    return order
+end
+
+-- Leaf gradients are never updated in place (old + g makes a new tensor), so a gradient may be
+-- shared by views; the same object handed to two leaves in one pass is copied once.
+local given
+
+local function accumulate_leaf(t, g)
+    if g.dtype ~= t.dtype then
+        g = g:to(t.dtype)
+    end
+    local a = t:_ag()
+    local old = a.grad
+    if old then
+        a.grad = old:add(g)
+        return
+    end
+    g = g:contiguous()
+    if given[g] then
+        g = g:clone()
+    end
+    given[g] = true
+    a.grad = g
+end
+
+local function push(x, g)
+    if g == nil or not needs(x) then
+        return
+    end
+    local f = grad_fn(x)
+    if f then
+        local old = f.g
+        f.g = old and old:add(g) or g
+    else
+        accumulate_leaf(x, g)
+    end
+end
+
+local function run_backward(root, grad, retain)
+    if not is_tensor(root) then
+        error("tide: backward: expected a tensor, got " .. type(root), 3)
+    end
+    if not root.requires_grad then
+        error("tide: backward: tensor does not require grad and has no grad_fn; " ..
+            "create its inputs with {requires_grad = true} or call requires_grad_()", 3)
+    end
+    if grad == nil then
+        if root:numel() ~= 1 then
+            local s = table.concat(root.shape, ", ")
+            error("tide: backward: grad can be implicitly created only for a one-element " ..
+                "tensor, got shape {" .. s .. "}; pass a gradient: t:backward(grad)", 3)
+        end
+        grad = core.ones(root.shape, { device = root.device, dtype = root.dtype })
+    elseif not is_tensor(grad) then
+        error("tide: backward: expected grad to be a tensor, got " .. type(grad), 3)
+    else
+        grad = grad:clone() -- the caller keeps its tensor; leaf grads never alias it
+    end
+    local f = grad_fn(root)
+    given = setmetatable({}, { __mode = "k" })
+    local prev = set_grad_enabled(false)
+    local ok, err = pcall(function()
+        if not f then
+            accumulate_leaf(root, grad)
+            return
+        end
+        local order = toposort(root:_ag().grad_fn)
+        f.g = grad
+        for i = #order, 1, -1 do
+            local nd = order[i]
+            local g = nd.g
+            nd.g = nil
+            if g then
+                if LIST_OPS[nd.name] then
+                    local gs = nd.fn(nd, g)
+                    local ts = nd[1]
+                    for j = 1, #ts do
+                        push(ts[j], gs[j])
+                    end
+                else
+                    local g1, g2, g3 = nd.fn(nd, g)
+                    push(nd[1], g1)
+                    if nd.n > 1 then
+                        push(nd[2], g2)
+                        push(nd[3], g3)
+                    end
+                end
+            end
+            if not retain then
+                nd.freed = true
+            end
+        end
+        if not retain then
+            -- free the saved tensors of the graph
+            for i = 1, #order do
+                local nd = order[i]
+                for j = 1, nd.n do
+                    nd[j] = nil
+                end
+                nd.out, nd.indices = nil, nil
+            end
+        end
+    end)
+    set_grad_enabled(prev)
+    given = nil
+    if not ok then
+        -- our own messages carry no position: point them at the caller of backward()
+        error(err, (type(err) == "string" and err:find("^tide:")) and 3 or 0)
+    end
+end
+M.backward = run_backward
+
+-- ---- user API ----
+
+function Tensor.backward(self, grad, opts)
+    if type(grad) == "table" and not is_tensor(grad) then
+        grad, opts = nil, grad
+    end
+    run_backward(self, grad, opts and opts.retain_graph)
+end
+
+function M.no_grad(fn, ...)
+    local prev = set_grad_enabled(false)
+    local r = table.pack(pcall(fn, ...))
+    set_grad_enabled(prev)
+    if not r[1] then
+        error(r[2], 0)
+    end
+    return table.unpack(r, 2, r.n)
+end
+
+function M.enable_grad(fn, ...)
+    local prev = set_grad_enabled(true)
+    local r = table.pack(pcall(fn, ...))
+    set_grad_enabled(prev)
+    if not r[1] then
+        error(r[2], 0)
+    end
+    return table.unpack(r, 2, r.n)
+end
+
+-- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)
+function M.grad(t)
+    return t:_ag().grad
+end
+
+function M.set_grad(t, g)
+    t:_ag().grad = g
+end
+
+M.is_grad_enabled = core.is_grad_enabled
+M.set_grad_enabled = set_grad_enabled
+M.FLOAT = FLOAT
+
+core.set_autograd_hook(hook)
+
+-- keep the unused helpers referenced for readers of the API
+M._ag, M._ndim, M._select = ag, ndim_of, select
+
+return M

@@ -1,0 +1,69 @@
+--- tide.data.Dataset: the base class of datasets.
+--
+-- A dataset has a length (`#ds`) and samples 1..#ds. A subclass defines `len()` and `get(i)`,
+-- which returns the sample's fields as several values (`local x, y = ds:get(i)`); `ds[i]`
+-- returns them packed in a table. A dataset that can gather many samples at once defines
+-- `batch(index)` (index: a 1-based int64 tensor) returning one batched tensor per field; the
+-- DataLoader then builds each batch with that one call instead of one `get` per sample.
+--
+--     local Squares = tide.data.Dataset:extend("Squares")
+--     function Squares:init(n) self.n = n end
+--     function Squares:len() return self.n end
+--     function Squares:get(i) return tide.tensor({i}), i * i end
+
+local Dataset = { __name = "Dataset" }
+
+-- metamethods are not inherited through __index: every class gets its own copies
+local function install(cls)
+    cls.__index = function(self, k)
+        if math.type(k) == "integer" then
+            return table.pack(self:get(k))
+        end
+        return cls[k]
+    end
+    cls.__len = function(self)
+        return self:len()
+    end
+    cls.__tostring = function(self)
+        return string.format("%s(%d samples)", cls.__name, self:len())
+    end
+end
+
+install(Dataset)
+setmetatable(Dataset, {
+    __call = function(cls, ...)
+        return cls.new(cls, ...)
+    end,
+})
+
+--- A subclass named `name`; `Sub(...)` makes an instance and calls `Sub:init(...)`.
+function Dataset:extend(name)
+    local cls = { __name = name or "Dataset", super = self }
+    install(cls)
+    return setmetatable(cls, {
+        __index = self,
+        __call = function(c, ...)
+            return c.new(c, ...)
+        end,
+    })
+end
+
+function Dataset.new(cls, ...)
+    local o = setmetatable({}, cls)
+    o:init(...)
+    return o
+end
+
+function Dataset:init() end
+
+function Dataset:len()
+    error(string.format("tide: %s: len() is not defined; define it in the subclass",
+        self.__name), 2)
+end
+
+function Dataset:get(i)
+    error(string.format("tide: %s: get(%s) is not defined; define it in the subclass",
+        self.__name, tostring(i)), 2)
+end
+
+return Dataset

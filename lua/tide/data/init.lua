@@ -1,0 +1,12 @@
+--- tide.data: datasets, batching, and the Fashion-MNIST reader.
+--
+--     local data = require "tide.data"   -- also tide.data
+--     local train, test, classes = data.fashion_mnist("/usr/share/datasets/fashion-mnist")
+--     for x, y in data.DataLoader(train, {batch_size = 128, shuffle = true}):iter() do ... end
+
+return {
+    Dataset = require "tide.data.Dataset",
+    TensorDataset = require "tide.data.TensorDataset",
+    DataLoader = require "tide.data.DataLoader",
+    fashion_mnist = require "tide.data.fashion_mnist",
+}

@@ -1,0 +1,18 @@
+-- nn.BCEWithLogitsLoss([{reduction = "mean" | "sum" | "none"}]): loss(input, target)
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local BCEWithLogitsLoss = Module:extend("BCEWithLogitsLoss")
+
+function BCEWithLogitsLoss:init(opts)
+    if type(opts) == "table" then
+        opts = opts.reduction
+    end
+    self.reduction = opts or "mean"
+end
+
+function BCEWithLogitsLoss:forward(input, target)
+    return F.binary_cross_entropy_with_logits(input, target, self.reduction)
+end
+
+return BCEWithLogitsLoss

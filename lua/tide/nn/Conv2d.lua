@@ -1,0 +1,70 @@
+-- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
+-- or Conv2d(in, out, k, {stride =, padding =, bias =}). im2col + one batched gemm (BLAS on the
+-- CPU, cuBLAS on cuda); the backward pass runs through matmul's and im2col's gradients.
+local core = require "tide.core"
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local Conv2d = Module:extend("Conv2d")
+
+function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
+    if type(stride) == "table" then
+        local o = stride
+        stride, padding, bias = o.stride, o.padding, o.bias
+    end
+    F.check_int(in_channels, "in_channels", "Conv2d")
+    F.check_int(out_channels, "out_channels", "Conv2d")
+    self.in_channels, self.out_channels = in_channels, out_channels
+    self.kh, self.kw = F.pair(kernel_size, "Conv2d", "kernel_size")
+    self.sh, self.sw = F.pair(stride or 1, "Conv2d", "stride")
+    self.ph, self.pw = F.pair(padding or 0, "Conv2d", "padding")
+    local fan_in = in_channels * self.kh * self.kw
+    local bound = 1 / math.sqrt(fan_in)
+    self:register_parameter("weight",
+        F.uniform_param({ out_channels, in_channels, self.kh, self.kw }, bound))
+    if bias ~= false then
+        self:register_parameter("bias", F.uniform_param({ out_channels }, bound))
+    end
+end
+
+function Conv2d:forward(x)
+    F.check_tensor(x, "Conv2d")
+    if x:dim() ~= 4 then
+        error("tide: Conv2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape) ..
+            "; add a batch dim with x:unsqueeze(1)", 2)
+    end
+    local cin = self.in_channels
+    if x:size(2) ~= cin then
+        error(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
+            cin, x:size(2)), 2)
+    end
+    local n, h, w = x:size(1), x:size(3), x:size(4)
+    local kh, kw, sh, sw, ph, pw = self.kh, self.kw, self.sh, self.sw, self.ph, self.pw
+    local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    if oh < 1 or ow < 1 then
+        error(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
+            "kernel %dx%d", h, w, ph, pw, kh, kw), 2)
+    end
+    local cols = core.im2col(x, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
+    local cout = self.out_channels
+    local y = self.weight:view(cout, cin * kh * kw):matmul(cols) -- [N, Cout, OH*OW]
+    local b = self.bias
+    if b then
+        y = y:add(b:view(cout, 1))
+    end
+    return y:view(n, cout, oh, ow)
+end
+
+function Conv2d:extra_repr()
+    local s = string.format("%d -> %d, kernel %dx%d", self.in_channels, self.out_channels,
+        self.kh, self.kw)
+    if self.sh ~= 1 or self.sw ~= 1 then
+        s = s .. string.format(", stride %d,%d", self.sh, self.sw)
+    end
+    if self.ph ~= 0 or self.pw ~= 0 then
+        s = s .. string.format(", padding %d,%d", self.ph, self.pw)
+    end
+    return s
+end
+
+return Conv2d

@@ -1,0 +1,42 @@
+-- nn.Flatten([start_dim = 2, end_dim = -1]): merges dims start..end (1-based, the batch dim stays)
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local Flatten = Module:extend("Flatten")
+
+function Flatten:init(start_dim, end_dim)
+    self.start_dim, self.end_dim = start_dim or 2, end_dim or -1
+end
+
+function Flatten:forward(x)
+    F.check_tensor(x, "Flatten")
+    local shape, nd = x.shape, x:dim()
+    local s, e = self.start_dim, self.end_dim
+    if s < 0 then
+        s = s + nd + 1
+    end
+    if e < 0 then
+        e = e + nd + 1
+    end
+    if s < 1 or e > nd or s > e then
+        if nd == 0 or (s == e) then
+            return x
+        end
+        error(string.format("tide: Flatten: dims %d..%d out of range for a %d-D input",
+            self.start_dim, self.end_dim, nd), 2)
+    end
+    local out, m = {}, 1
+    for i = 1, s - 1 do
+        out[#out + 1] = shape[i]
+    end
+    for i = s, e do
+        m = m * shape[i]
+    end
+    out[#out + 1] = m
+    for i = e + 1, nd do
+        out[#out + 1] = shape[i]
+    end
+    return x:reshape(out)
+end
+
+return Flatten

@@ -1,0 +1,53 @@
+-- nn.LayerNorm(normalized_shape[, eps = 1e-5, elementwise_affine = true]): normalizes over the
+-- last dims (biased variance, as PyTorch); weight ones, bias zeros
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local LayerNorm = Module:extend("LayerNorm")
+
+function LayerNorm:init(normalized_shape, eps, affine)
+    if type(eps) == "table" then
+        eps, affine = eps.eps, eps.elementwise_affine
+    end
+    if type(normalized_shape) ~= "table" then
+        normalized_shape = { normalized_shape }
+    end
+    local d = 1
+    for i, s in ipairs(normalized_shape) do
+        F.check_int(s, "normalized_shape[" .. i .. "]", "LayerNorm")
+        d = d * s
+    end
+    self.normalized_shape, self.d, self.eps = normalized_shape, d, eps or 1e-5
+    if affine ~= false then
+        self:register_parameter("weight", F.const_param(normalized_shape, 1))
+        self:register_parameter("bias", F.const_param(normalized_shape, 0))
+    end
+end
+
+function LayerNorm:forward(x)
+    F.check_tensor(x, "LayerNorm")
+    local ns, shape = self.normalized_shape, x.shape
+    local k, nd = #ns, #shape
+    local ok = nd >= k
+    for i = 1, k do
+        ok = ok and shape[nd - k + i] == ns[i]
+    end
+    if not ok then
+        error("tide: LayerNorm: expected input ending in " .. F.shape_str(ns) .. ", got " ..
+            F.shape_str(shape), 2)
+    end
+    local xr = x:reshape(-1, self.d)
+    local xc = xr:sub(xr:mean(2, true))
+    local var = xc:mul(xc):mean(2, true)
+    local y = xc:mul(var:add(self.eps):rsqrt()):view(shape)
+    if self.weight then
+        y = y:mul(self.weight):add(self.bias)
+    end
+    return y
+end
+
+function LayerNorm:extra_repr()
+    return F.shape_str(self.normalized_shape) .. ", eps " .. self.eps
+end
+
+return LayerNorm

@@ -1,0 +1,38 @@
+-- nn.Linear(in_features, out_features[, bias = true]): y = x W^T + b
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local Linear = Module:extend("Linear")
+
+function Linear:init(in_features, out_features, bias)
+    F.check_int(in_features, "in_features", "Linear")
+    F.check_int(out_features, "out_features", "Linear")
+    self.in_features, self.out_features = in_features, out_features
+    local bound = 1 / math.sqrt(in_features)
+    self:register_parameter("weight", F.uniform_param({ out_features, in_features }, bound))
+    if bias ~= false then
+        self:register_parameter("bias", F.uniform_param({ out_features }, bound))
+    end
+end
+
+function Linear:forward(x)
+    F.check_tensor(x, "Linear")
+    local n = x:dim() > 0 and x:size(-1) or nil
+    if n ~= self.in_features then
+        error(string.format("tide: Linear: expected input with last dim %d, got %s",
+            self.in_features, n and tostring(n) or "a 0-d tensor"), 2)
+    end
+    local y = x:matmul(self.weight:t())
+    local b = self.bias
+    if b then
+        y = y:add(b)
+    end
+    return y
+end
+
+function Linear:extra_repr()
+    return string.format("%d -> %d%s", self.in_features, self.out_features,
+        self.bias and "" or ", no bias")
+end
+
+return Linear

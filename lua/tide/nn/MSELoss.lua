@@ -1,0 +1,18 @@
+-- nn.MSELoss([{reduction = "mean" | "sum" | "none"}]): loss(input, target)
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local MSELoss = Module:extend("MSELoss")
+
+function MSELoss:init(opts)
+    if type(opts) == "table" then
+        opts = opts.reduction
+    end
+    self.reduction = opts or "mean"
+end
+
+function MSELoss:forward(input, target)
+    return F.mse_loss(input, target, self.reduction)
+end
+
+return MSELoss

@@ -1,0 +1,35 @@
+-- nn.MaxPool2d(kernel_size[, stride = kernel_size, padding = 0])
+local core = require "tide.core"
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local MaxPool2d = Module:extend("MaxPool2d")
+
+function MaxPool2d:init(kernel_size, stride, padding)
+    if type(stride) == "table" and stride[1] == nil then
+        local o = stride
+        stride, padding = o.stride, o.padding
+    end
+    self.kh, self.kw = F.pair(kernel_size, "MaxPool2d", "kernel_size")
+    if stride == nil then
+        self.sh, self.sw = self.kh, self.kw
+    else
+        self.sh, self.sw = F.pair(stride, "MaxPool2d", "stride")
+    end
+    self.ph, self.pw = F.pair(padding or 0, "MaxPool2d", "padding")
+end
+
+function MaxPool2d:forward(x)
+    F.check_tensor(x, "MaxPool2d")
+    if x:dim() ~= 4 then
+        error("tide: MaxPool2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape), 2)
+    end
+    local y = core.maxpool2d(x, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw)
+    return y
+end
+
+function MaxPool2d:extra_repr()
+    return string.format("kernel %dx%d, stride %d,%d", self.kh, self.kw, self.sh, self.sw)
+end
+
+return MaxPool2d

@@ -1,0 +1,490 @@
+-- nn.Module: the base class of every layer and model.
+--
+-- A class is a table that is also its instances' metatable. Lua does not inherit metamethods
+-- through __index, so extend() copies them into each subclass. Parameters, buffers and
+-- children are kept in ordered name lists (never discovered with pairs, whose order is
+-- unspecified): assigning a tensor with requires_grad, or a Module, to a new field registers
+-- it in assignment order; the values are read back from the fields by name.
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+
+local is_tensor = autograd.is_tensor
+
+local Module = { __name = "Module", __ismodule = true }
+Module.__index = Module
+
+local METAMETHODS = { "__call", "__tostring", "__newindex", "__len" }
+
+local function construct(cls, ...)
+    local self = { _params = {}, _buffers = {}, _modules = {}, _kind = {}, training = true }
+    setmetatable(self, cls)
+    self:init(...)
+    return self
+end
+
+local function is_module(v)
+    return type(v) == "table" and v.__ismodule == true and rawget(v, "_params") ~= nil
+end
+Module.is_module = is_module
+
+-- Module:extend("Name") -> a subclass; calling the class constructs an instance
+function Module:extend(name)
+    local cls = { __name = name or "Module" }
+    cls.__index = cls
+    for _, k in ipairs(METAMETHODS) do
+        cls[k] = rawget(self, k) or self[k]
+    end
+    return setmetatable(cls, { __index = self, __call = construct })
+end
+
+setmetatable(Module, { __call = construct })
+
+function Module:init() end
+
+function Module:forward()
+    error("tide: " .. self.__name .. ": forward is not defined; define " .. self.__name ..
+        ":forward(x)", 2)
+end
+
+-- model(x): a tail call, so error levels inside forward see the user's line as level 2
+function Module.__call(self, ...)
+    return self:forward(...)
+end
+
+local function check_name(self, name, what)
+    if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
+        error("tide: " .. what .. ": expected a non-empty name without '.', got " ..
+            tostring(name), 3)
+    end
+    local k = self._kind[name]
+    return k
+end
+
+local function add(self, list, kind, name, v)
+    local k = self._kind[name]
+    if k and k ~= kind then
+        error("tide: " .. self.__name .. ": '" .. name .. "' is already registered as a " .. k ..
+            "; use another name", 3)
+    end
+    if not k then
+        list[#list + 1] = name
+        self._kind[name] = kind
+    end
+    rawset(self, name, v)
+end
+
+function Module:register_parameter(name, p)
+    check_name(self, name, "register_parameter")
+    if p ~= nil and not is_tensor(p) then
+        error("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
+            type(p), 2)
+    end
+    if p ~= nil and not p.requires_grad then
+        p:requires_grad_(true)
+    end
+    add(self, self._params, "parameter", name, p)
+    return p
+end
+
+function Module:register_buffer(name, b)
+    check_name(self, name, "register_buffer")
+    if b ~= nil and not is_tensor(b) then
+        error("tide: register_buffer: expected a tensor for '" .. name .. "', got " .. type(b), 2)
+    end
+    add(self, self._buffers, "buffer", name, b)
+    return b
+end
+
+function Module:add_module(name, m)
+    check_name(self, name, "add_module")
+    if m ~= nil and not is_module(m) then
+        error("tide: add_module: expected a Module for '" .. name .. "', got " .. type(m), 2)
+    end
+    add(self, self._modules, "module", name, m)
+    return m
+end
+
+-- first assignment of a field: a Module becomes a child, a tensor that requires grad a parameter
+function Module.__newindex(self, k, v)
+    if type(k) == "string" and rawget(self, "_kind") and not self._kind[k] then
+        if is_module(v) then
+            add(self, self._modules, "module", k, v)
+            return
+        elseif is_tensor(v) and v.requires_grad and v.is_leaf ~= false then
+            add(self, self._params, "parameter", k, v)
+            return
+        end
+    end
+    rawset(self, k, v)
+end
+
+-- ---- traversal (registration order, depth first: own parameters, then children) ----
+
+local function each_named(self, listname, prefix, out_names, out_vals, seen)
+    for _, name in ipairs(self[listname]) do
+        local v = rawget(self, name)
+        if v ~= nil and not seen[v] then
+            seen[v] = true
+            out_names[#out_names + 1] = prefix .. name
+            out_vals[#out_vals + 1] = v
+        end
+    end
+    for _, name in ipairs(self._modules) do
+        local m = rawget(self, name)
+        if m then
+            each_named(m, listname, prefix .. name .. ".", out_names, out_vals, seen)
+        end
+    end
+end
+
+function Module:named_parameters()
+    local names, vals = {}, {}
+    each_named(self, "_params", "", names, vals, {})
+    local r = {}
+    for i = 1, #names do
+        r[i] = { names[i], vals[i] }
+    end
+    return r
+end
+
+function Module:parameters()
+    local names, vals = {}, {}
+    each_named(self, "_params", "", names, vals, {})
+    return vals
+end
+
+function Module:named_buffers()
+    local names, vals = {}, {}
+    each_named(self, "_buffers", "", names, vals, {})
+    local r = {}
+    for i = 1, #names do
+        r[i] = { names[i], vals[i] }
+    end
+    return r
+end
+
+function Module:buffers()
+    local names, vals = {}, {}
+    each_named(self, "_buffers", "", names, vals, {})
+    return vals
+end
+
+function Module:children()
+    local r = {}
+    for _, name in ipairs(self._modules) do
+        local m = rawget(self, name)
+        if m then
+            r[#r + 1] = m
+        end
+    end
+    return r
+end
+
+function Module:named_children()
+    local r = {}
+    for _, name in ipairs(self._modules) do
+        local m = rawget(self, name)
+        if m then
+            r[#r + 1] = { name, m }
+        end
+    end
+    return r
+end
+
+function Module:modules()
+    local r = { self }
+    for _, c in ipairs(self:children()) do
+        for _, m in ipairs(c:modules()) do
+            r[#r + 1] = m
+        end
+    end
+    return r
+end
+
+-- ---- modes and gradients ----
+
+function Module:train(mode)
+    if mode == nil then
+        mode = true
+    end
+    for _, m in ipairs(self:modules()) do
+        rawset(m, "training", mode and true or false)
+    end
+    return self
+end
+
+function Module:eval()
+    return self:train(false)
+end
+
+function Module:zero_grad()
+    for _, p in ipairs(self:parameters()) do
+        autograd.set_grad(p, nil)
+    end
+    return self
+end
+
+function Module:requires_grad_(b)
+    if b == nil then
+        b = true
+    end
+    for _, p in ipairs(self:parameters()) do
+        p:requires_grad_(b)
+    end
+    return self
+end
+
+-- ---- moving and casting in place ----
+
+local DTYPES = {
+    float32 = true, float64 = true, float16 = true, bfloat16 = true,
+    int32 = true, int64 = true, uint8 = true, bool = true,
+}
+
+local function parse_to(a, b)
+    local dev, dt
+    if type(a) == "string" and DTYPES[a] then
+        dt = a
+    elseif a ~= nil and type(a) ~= "table" then
+        dev = core.device(a)
+    end
+    if type(b) == "string" then
+        dt = b
+    elseif type(b) == "table" then
+        dt = b.dtype or dt
+    end
+    if type(a) == "table" then
+        dt = a.dtype or dt
+        dev = a.device and core.device(a.device) or dev
+    end
+    if dt and not autograd.FLOAT[dt] then
+        error("tide: Module:to: expected a floating-point dtype, got " .. dt ..
+            "; parameters stay floating point", 3)
+    end
+    return dev, dt
+end
+
+-- moves/casts t in place with set_ (the object that others hold sees the change)
+local function move(t, dev, dt, float_only)
+    local u = t
+    if dt and (not float_only or autograd.FLOAT[t.dtype]) and t.dtype ~= dt then
+        u = u:to(dt)
+    end
+    if dev and u.device ~= dev then
+        u = u:to(dev)
+    end
+    if not rawequal(u, t) then
+        t:set_(u)
+    end
+end
+
+function Module:_apply(fn)
+    autograd.no_grad(function()
+        for _, m in ipairs(self:modules()) do
+            for _, name in ipairs(m._params) do
+                local p = rawget(m, name)
+                if p then
+                    fn(p, true)
+                    local g = autograd.grad(p)
+                    if g then
+                        fn(g, true)
+                    end
+                end
+            end
+            for _, name in ipairs(m._buffers) do
+                local b = rawget(m, name)
+                if b then
+                    fn(b, false)
+                end
+            end
+        end
+    end)
+    return self
+end
+
+-- model:to(dev), model:to(dtype), model:to(dev, dtype): in place, returns the model
+function Module:to(a, b)
+    local dev, dt = parse_to(a, b)
+    return self:_apply(function(t)
+        move(t, dev, dt, true)
+    end)
+end
+
+function Module:cpu()
+    return self:to("cpu")
+end
+
+function Module:cuda(n)
+    return self:to(n and ("cuda:" .. n) or "cuda")
+end
+
+function Module:float()
+    return self:to("float32")
+end
+
+function Module:double()
+    return self:to("float64")
+end
+
+-- ---- state ----
+
+-- pairs() over a state dict follows registration order
+local function ordered(keys, map)
+    return setmetatable(map, {
+        __pairs = function(t)
+            local i = 0
+            return function()
+                i = i + 1
+                local k = keys[i]
+                if k ~= nil then
+                    return k, rawget(t, k)
+                end
+            end, t, nil
+        end,
+        __index = { _keys = keys },
+    })
+end
+
+local function state_entries(self)
+    local names, vals = {}, {}
+    local seen = {}
+    local function walk(m, prefix)
+        for _, list in ipairs({ m._params, m._buffers }) do
+            for _, name in ipairs(list) do
+                local v = rawget(m, name)
+                if v ~= nil and not seen[v] then
+                    seen[v] = true
+                    names[#names + 1] = prefix .. name
+                    vals[#vals + 1] = v
+                end
+            end
+        end
+        for _, name in ipairs(m._modules) do
+            local c = rawget(m, name)
+            if c then
+                walk(c, prefix .. name .. ".")
+            end
+        end
+    end
+    walk(self, "")
+    return names, vals
+end
+
+function Module:state_dict()
+    local names, vals = state_entries(self)
+    local sd = {}
+    for i = 1, #names do
+        sd[names[i]] = vals[i]:detach()
+    end
+    return ordered(names, sd)
+end
+
+local function shape_str(s)
+    return "{" .. table.concat(s, ", ") .. "}"
+end
+
+local function same_shape(a, b)
+    if #a ~= #b then
+        return false
+    end
+    for i = 1, #a do
+        if a[i] ~= b[i] then
+            return false
+        end
+    end
+    return true
+end
+
+-- copies values in place (any device/dtype to the parameter's); all checks happen first, so a
+-- failed load changes nothing
+function Module:load_state_dict(sd, strict)
+    if type(sd) ~= "table" then
+        error("tide: load_state_dict: expected a table of tensors, got " .. type(sd), 2)
+    end
+    if strict == nil then
+        strict = true
+    end
+    local names, vals = state_entries(self)
+    local expected, missing, unexpected = {}, {}, {}
+    for i = 1, #names do
+        expected[names[i]] = vals[i]
+        local v = rawget(sd, names[i])
+        if v == nil then
+            missing[#missing + 1] = names[i]
+        elseif not is_tensor(v) then
+            error("tide: load_state_dict: expected a tensor for '" .. names[i] .. "', got " ..
+                type(v), 2)
+        elseif not same_shape(v.shape, vals[i].shape) then
+            error("tide: load_state_dict: size mismatch for '" .. names[i] .. "': the model has " ..
+                shape_str(vals[i].shape) .. ", the state dict has " .. shape_str(v.shape) ..
+                "; check the model's sizes", 2)
+        end
+    end
+    for k in next, sd do
+        if expected[k] == nil then
+            unexpected[#unexpected + 1] = tostring(k)
+        end
+    end
+    table.sort(unexpected)
+    if strict and (#missing > 0 or #unexpected > 0) then
+        local parts = {}
+        if #missing > 0 then
+            parts[#parts + 1] = "missing keys: " .. table.concat(missing, ", ")
+        end
+        if #unexpected > 0 then
+            parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ")
+        end
+        error("tide: load_state_dict: " .. table.concat(parts, "; ") ..
+            "; pass strict = false to load the matching keys only", 2)
+    end
+    autograd.no_grad(function()
+        for i = 1, #names do
+            local v = rawget(sd, names[i])
+            if v ~= nil then
+                vals[i]:copy_(v)
+            end
+        end
+    end)
+    return { missing_keys = missing, unexpected_keys = unexpected }
+end
+
+-- ---- printing ----
+
+function Module:num_parameters()
+    local n = 0
+    for _, p in ipairs(self:parameters()) do
+        n = n + p:numel()
+    end
+    return n
+end
+
+-- one line describing the layer itself (layers override: "Linear(784 -> 128)")
+function Module:extra_repr()
+    return ""
+end
+
+local function count_str(n)
+    local s = tostring(n):reverse():gsub("(%d%d%d)", "%1,"):reverse()
+    return (s:gsub("^,", ""))
+end
+
+local function tree(m, indent, name)
+    local head = (name and (name .. ": ") or "") .. m.__name
+    local extra = m:extra_repr()
+    if extra ~= "" then
+        head = head .. "(" .. extra .. ")"
+    end
+    local n = m:num_parameters()
+    head = head .. "  [" .. count_str(n) .. (n == 1 and " parameter]" or " parameters]")
+    local lines = { indent .. head }
+    for _, nc in ipairs(m:named_children()) do
+        lines[#lines + 1] = tree(nc[2], indent .. "  ", nc[1])
+    end
+    return table.concat(lines, "\n")
+end
+
+function Module.__tostring(self)
+    return tree(self, "", nil)
+end
+
+return Module

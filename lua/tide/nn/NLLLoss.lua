@@ -1,0 +1,18 @@
+-- nn.NLLLoss([{reduction =}]): loss(log_probs {N, C}, target {N}), 1-based int64 targets
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local NLLLoss = Module:extend("NLLLoss")
+
+function NLLLoss:init(opts)
+    if type(opts) == "table" then
+        opts = opts.reduction
+    end
+    self.reduction = opts or "mean"
+end
+
+function NLLLoss:forward(input, target)
+    return F.nll_loss(input, target, self.reduction)
+end
+
+return NLLLoss

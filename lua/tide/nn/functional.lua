@@ -1,0 +1,145 @@
+-- nn.functional: the stateless pieces the layers and losses share (initialisation, argument
+-- checks, the loss formulas).
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+
+local F = {}
+
+local is_tensor = autograd.is_tensor
+
+-- a leaf parameter drawn from U(-bound, bound) on the default device (PyTorch's default
+-- kaiming_uniform(a = sqrt(5)) for weights reduces to bound = 1/sqrt(fan_in), as does the bias)
+function F.uniform_param(shape, bound, dtype)
+    local p = core.empty(shape, dtype and { dtype = dtype } or nil)
+    autograd.no_grad(function()
+        p:uniform_(-bound, bound)
+    end)
+    return p:requires_grad_(true)
+end
+
+function F.const_param(shape, value, dtype)
+    local p = core.full(shape, value, dtype and { dtype = dtype } or nil)
+    return p:requires_grad_(true)
+end
+
+function F.shape_str(s)
+    return "{" .. table.concat(s, ", ") .. "}"
+end
+
+function F.check_tensor(x, who, level)
+    if not is_tensor(x) then
+        error("tide: " .. who .. ": expected a tensor input, got " .. type(x), (level or 2) + 1)
+    end
+end
+
+function F.check_int(v, what, who, min)
+    if math.type(v) ~= "integer" or v < (min or 1) then
+        error("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
+            ", got " .. tostring(v), 3)
+    end
+    return v
+end
+
+-- (a) or ({a, b}) -> a, b
+function F.pair(v, who, what)
+    if type(v) == "table" then
+        return v[1], v[2] or v[1]
+    end
+    if math.type(v) ~= "integer" then
+        error("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
+            tostring(v), 3)
+    end
+    return v, v
+end
+
+local function reduce(loss, reduction, who)
+    if reduction == nil or reduction == "mean" then
+        return loss:mean()
+    elseif reduction == "sum" then
+        return loss:sum()
+    elseif reduction == "none" then
+        return loss
+    end
+    error("tide: " .. who .. ": unknown reduction '" .. tostring(reduction) ..
+        "'; use \"mean\", \"sum\" or \"none\"", 3)
+end
+
+-- one-hot bool [N, C] from 1-based class targets [N], with the checks both losses share
+local function onehot_targets(input, target, who, level)
+    if not is_tensor(input) or not is_tensor(target) then
+        error("tide: " .. who .. ": expected (input, target) tensors", level)
+    end
+    if input:dim() ~= 2 then
+        error("tide: " .. who .. ": expected input of shape {N, C}, got " ..
+            F.shape_str(input.shape), level)
+    end
+    local n, c = input:size(1), input:size(2)
+    local tdt = target.dtype
+    if tdt ~= "int64" and tdt ~= "int32" then
+        error("tide: " .. who .. ": expected integer class targets (int64, 1-based), got " .. tdt ..
+            "; convert with target:long()", level)
+    end
+    if target:dim() ~= 1 or target:size(1) ~= n then
+        error("tide: " .. who .. ": expected target of shape {" .. n .. "} for input " ..
+            F.shape_str(input.shape) .. ", got " .. F.shape_str(target.shape), level)
+    end
+    local classes = core.arange(1, c + 1, { device = target.device, dtype = tdt })
+    local onehot = target:view(n, 1):eq(classes:view(1, c))
+    -- a target outside 1..C matches no class: one cheap count finds it
+    if n > 0 and onehot:sum():item() ~= n then
+        local lo, hi = target:min():item(), target:max():item()
+        local bad = lo < 1 and lo or hi
+        error(string.format("tide: %s: target %d out of range for %d classes; class targets " ..
+            "are 1-based, in 1..%d", who, math.tointeger(bad) or bad, c, c), level)
+    end
+    return onehot
+end
+
+-- cross entropy = -log_softmax(x)[target]: the log-softmax is one fused, stable op
+function F.cross_entropy(input, target, reduction)
+    local onehot = onehot_targets(input, target, "CrossEntropyLoss", 4)
+    local nll = input:log_softmax(2):mul(onehot)
+    if reduction == nil or reduction == "mean" then
+        return nll:sum():mul(-1 / input:size(1))
+    end
+    return reduce(nll:sum(2):neg(), reduction, "CrossEntropyLoss")
+end
+
+function F.nll_loss(input, target, reduction)
+    local onehot = onehot_targets(input, target, "NLLLoss", 4)
+    local nll = input:mul(onehot)
+    if reduction == nil or reduction == "mean" then
+        return nll:sum():mul(-1 / input:size(1))
+    end
+    return reduce(nll:sum(2):neg(), reduction, "NLLLoss")
+end
+
+local function same_shape_check(input, target, who)
+    if not is_tensor(input) or not is_tensor(target) then
+        error("tide: " .. who .. ": expected (input, target) tensors", 4)
+    end
+    local a, b = input.shape, target.shape
+    local same = #a == #b
+    for i = 1, #a do
+        same = same and a[i] == b[i]
+    end
+    if not same then
+        error("tide: " .. who .. ": expected target of the input's shape " .. F.shape_str(a) ..
+            ", got " .. F.shape_str(b), 4)
+    end
+end
+
+function F.mse_loss(input, target, reduction)
+    same_shape_check(input, target, "MSELoss")
+    local d = input:sub(target)
+    return reduce(d:mul(d), reduction, "MSELoss")
+end
+
+-- max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|
+function F.binary_cross_entropy_with_logits(input, target, reduction)
+    same_shape_check(input, target, "BCEWithLogitsLoss")
+    local loss = input:relu():sub(input:mul(target)):add(input:abs():neg():exp():add(1):log())
+    return reduce(loss, reduction, "BCEWithLogitsLoss")
+end
+
+return F

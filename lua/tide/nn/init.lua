@@ -1,0 +1,17 @@
+-- tide.nn: layers, losses and the Module base class (pure Lua, one class per file)
+require "tide.autograd"
+
+local nn = {}
+
+local CLASSES = {
+    "Module", "Linear", "Conv2d", "MaxPool2d", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU",
+    "Softmax", "LogSoftmax", "Dropout", "Sequential", "Embedding", "LayerNorm", "BatchNorm1d",
+    "BatchNorm2d", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+}
+
+for _, name in ipairs(CLASSES) do
+    nn[name] = require("tide.nn." .. name)
+end
+nn.functional = require "tide.nn.functional"
+
+return nn

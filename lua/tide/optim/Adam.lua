@@ -1,0 +1,52 @@
+-- tide.optim.Adam(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0})
+-- PyTorch's formulas: g += wd*p; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2;
+-- p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
+local Optimizer = require "tide.optim.Optimizer"
+
+local Adam = Optimizer:extend("Adam", {
+    lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, maximize = false,
+})
+
+function Adam:check_options()
+    for _, g in ipairs(self.param_groups) do
+        local b = g.betas
+        if type(b) ~= "table" or not (b[1] >= 0 and b[1] < 1 and b[2] >= 0 and b[2] < 1) then
+            error("tide: " .. self.__name .. ": expected betas = {b1, b2} in [0, 1)", 4)
+        end
+    end
+end
+
+-- the update shared with AdamW (decoupled: the decay is applied to p, not added to g)
+function Adam:adam_update(group, p, g, decoupled)
+    if group.maximize then
+        g = g:neg()
+    end
+    local lr, wd = group.lr, group.weight_decay
+    if wd ~= 0 then
+        if decoupled then
+            p:mul_(1 - lr * wd)
+        else
+            g = g:add(p:mul(wd))
+        end
+    end
+    local st = self:state_of(p)
+    local m, v = st.exp_avg, st.exp_avg_sq
+    if not m then
+        m, v = Optimizer.zeros_like(p), Optimizer.zeros_like(p)
+        st.exp_avg, st.exp_avg_sq, st.step = m, v, 0
+    end
+    local t = st.step + 1
+    st.step = t
+    local b1, b2 = group.betas[1], group.betas[2]
+    m:mul_(b1):add_(g:mul(1 - b1))
+    v:mul_(b2):add_(g:mul(g):mul(1 - b2))
+    local bc1, bc2 = 1 - b1 ^ t, 1 - b2 ^ t
+    local denom = v:sqrt():mul(1 / math.sqrt(bc2)):add(group.eps)
+    p:sub_(m:div(denom):mul(lr / bc1))
+end
+
+function Adam:update(group, p, g)
+    self:adam_update(group, p, g, false)
+end
+
+return Adam

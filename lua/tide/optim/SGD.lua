@@ -1,0 +1,49 @@
+-- tide.optim.SGD(params, {lr =, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false})
+-- PyTorch's formulas: g += wd*p; buf = momentum*buf + (1 - dampening)*g (buf = g at the first
+-- step); g = nesterov and g + momentum*buf or buf; p -= lr*g
+local Optimizer = require "tide.optim.Optimizer"
+
+local SGD = Optimizer:extend("SGD", {
+    lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false,
+})
+
+function SGD:check_options()
+    for _, g in ipairs(self.param_groups) do
+        if g.nesterov and (g.momentum <= 0 or g.dampening ~= 0) then
+            error("tide: SGD: nesterov needs momentum > 0 and dampening = 0", 4)
+        end
+        if g.momentum < 0 or g.weight_decay < 0 then
+            error("tide: SGD: expected momentum >= 0 and weight_decay >= 0", 4)
+        end
+    end
+end
+
+function SGD:update(group, p, g)
+    if group.maximize then
+        g = g:neg()
+    end
+    local wd = group.weight_decay
+    if wd ~= 0 then
+        g = g:add(p:mul(wd))
+    end
+    local mom = group.momentum
+    if mom ~= 0 then
+        local st = self:state_of(p)
+        local buf = st.momentum_buffer
+        if not buf then
+            buf = g:clone()
+            st.momentum_buffer = buf
+        else
+            local damp = group.dampening
+            buf:mul_(mom):add_(damp == 0 and g or g:mul(1 - damp))
+        end
+        if group.nesterov then
+            g = g:add(buf:mul(mom))
+        else
+            g = buf
+        end
+    end
+    p:sub_(g:mul(group.lr))
+end
+
+return SGD

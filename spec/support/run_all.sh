@@ -1,0 +1,67 @@
+#!/bin/sh
+# run_all.sh — every test suite of tide, ending with one line "N passed, N failed".
+#
+# `make test` builds `all` and `ctests`, then runs this from the checkout root. Suites:
+#   c:<name>         each C test binary build/test_* (spec/c/test_*.c)
+#   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
+#   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
+#   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
+#   format, layering clang-format --dry-run --Werror; no Lua header under src/
+#   examples/...     examples/devices.lua runs to its end (each step checks its rule)
+#   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
+# Set TIDE_TEST_SKIP="asan install" (space-separated names) to skip slow suites locally;
+# CI skips nothing. Exit status: non-zero if anything failed.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. spec/support/suite.sh
+
+MAKE=${MAKE:-make}
+LUA=${LUA:-lua5.4}
+BUSTED="$LUA /usr/bin/busted"
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+skipped() {
+    case " ${TIDE_TEST_SKIP:-} " in *" $1 "*) echo "$1: skipped (TIDE_TEST_SKIP)"; return 0 ;; esac
+    return 1
+}
+
+# ---- C tests -------------------------------------------------------------------------------
+for src in spec/c/test_*.c; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src" .c)
+    run_suite "c:$name" "build/$name"
+done
+
+# ---- busted --------------------------------------------------------------------------------
+checkout_lua_env build
+export TIDE_CPU_DEVICES=2
+run_suite "busted" $BUSTED
+
+# the device-rule specs are the ones that read the device under test (spec/support/device.lua)
+device_specs=$(grep -l -E 'spec\.support\.device|TIDE_TEST_DEVICE' spec/*_spec.lua 2>/dev/null)
+if [ -n "$device_specs" ]; then
+    run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $BUSTED $device_specs
+fi
+unset TIDE_CPU_DEVICES
+
+# ---- sanitizers ----------------------------------------------------------------------------
+# without the CUDA backend: ASan and the CUDA runtime do not mix (STYLE.md), and nvcc would
+# only build the same library a second time
+if ! skipped asan; then
+    run_suite "asan" $MAKE --no-print-directory -j"$JOBS" asan NVCC_FOUND=
+fi
+
+# ---- static checks -------------------------------------------------------------------------
+run_check "format" $MAKE --no-print-directory -s format-check
+run_check "layering" $MAKE --no-print-directory -s check-layering
+
+# ---- examples: the tour must keep telling the truth ----------------------------------------
+checkout_lua_env build
+run_check "examples/devices.lua" env TIDE_CPU_DEVICES=2 $LUA examples/devices.lua
+
+# ---- LuaRocks install ----------------------------------------------------------------------
+if ! skipped install; then
+    run_suite "install" sh tools/install_check.sh
+fi
+
+finish_suites "tide: all suites"

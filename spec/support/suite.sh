@@ -1,0 +1,79 @@
+# suite.sh — helpers shared by run_all.sh and run_asan.sh (sourced, POSIX sh).
+#
+# A suite is one command whose output ends with a line "N passed, N failed[, N pending]".
+# run_suite NAME CMD... runs it with its output in $LOGDIR/NAME.log, shows the output when the
+# suite failed (always with TIDE_TEST_VERBOSE=1), and adds its counts to the totals. A suite
+# that prints no such line, or exits non-zero while reporting no failure, counts as 1 failed.
+
+LOGDIR=${LOGDIR:-build/test-logs}
+mkdir -p "$LOGDIR"
+T_PASSED=0
+T_FAILED=0
+T_PENDING=0
+T_LINES=""
+
+run_suite() {
+    s_name=$1
+    shift
+    s_log="$LOGDIR/$(echo "$s_name" | tr ' /:' '___').log"
+    s_start=$(date +%s)
+    "$@" >"$s_log" 2>&1
+    s_rc=$?
+    s_secs=$(($(date +%s) - s_start))
+    s_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$s_log" | tail -n 1)
+    if [ -n "$s_line" ]; then
+        s_p=$(echo "$s_line" | sed -E 's/^([0-9]+) passed.*/\1/')
+        s_f=$(echo "$s_line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+        s_pend=$(echo "$s_line" | sed -nE 's/.*, ([0-9]+) pending.*/\1/p')
+        s_pend=${s_pend:-0}
+        if [ "$s_rc" -ne 0 ] && [ "$s_f" -eq 0 ]; then
+            s_f=1
+            s_note=" (exit status $s_rc)"
+        else
+            s_note=""
+        fi
+    else
+        s_p=0
+        s_f=1
+        s_pend=0
+        s_note=" (no summary line; exit status $s_rc)"
+    fi
+    if [ "$s_f" -ne 0 ] || [ "${TIDE_TEST_VERBOSE:-0}" = 1 ]; then
+        echo "---- $s_name: output ($s_log) ----"
+        cat "$s_log"
+        echo "---- end of $s_name ----"
+    fi
+    s_sum=$(printf '%-28s %5d passed, %3d failed, %3d pending  %4ss%s' "$s_name" "$s_p" "$s_f" \
+        "$s_pend" "$s_secs" "$s_note")
+    echo "$s_sum"
+    T_LINES="$T_LINES$s_sum
+"
+    T_PASSED=$((T_PASSED + s_p))
+    T_FAILED=$((T_FAILED + s_f))
+    T_PENDING=$((T_PENDING + s_pend))
+}
+
+# run_check NAME CMD...: a suite of one check, passed when CMD exits 0
+run_check() {
+    c_name=$1
+    shift
+    run_suite "$c_name" sh -c '"$@" && echo "1 passed, 0 failed" || { echo "0 passed, 1 failed"; exit 1; }' \
+        sh "$@"
+}
+
+# prints the table of suites, then the one closing line; returns non-zero on any failure
+finish_suites() {
+    echo
+    echo "==== $1 ===="
+    printf '%s' "$T_LINES"
+    [ "$T_PENDING" -gt 0 ] && echo "($T_PENDING pending: skipped at run time, e.g. no CUDA device)"
+    echo "$T_PASSED passed, $T_FAILED failed"
+    [ "$T_FAILED" -eq 0 ]
+}
+
+# paths for running tide from a build dir of the checkout ($1: build, build-asan)
+checkout_lua_env() {
+    LUA_PATH="lua/?.lua;lua/?/init.lua;./?.lua;;"
+    LUA_CPATH="$1/lua/?.so;;"
+    export LUA_PATH LUA_CPATH
+}

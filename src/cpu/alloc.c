@@ -1,0 +1,142 @@
+/*
+ * alloc.c — the CPU caching allocator.
+ *
+ * Fresh large buffers cost page faults on first touch (an add of 1e7 floats ran at 7 GB/s into
+ * fresh memory against 45 GB/s into reused memory here), so freed blocks are kept in free lists,
+ * one per size class, and handed out again. Classes are 4 per doubling (at most 25% waste). The
+ * cache is bounded; a block that does not fit is returned to the system. Each device (cpu:0 and
+ * the virtual cpu:N) has its own cache and counters; one mutex guards them all, since the work
+ * under it is a few pointer moves.
+ */
+#include "cpu.h"
+#include <pthread.h>
+#include <stdlib.h>
+
+#define ALIGN        64
+#define NCLASSES     256
+#define MAX_DEVICES  128            /* devices past this share the last slot's counters */
+#define CACHE_LIMIT  ((size_t)1 << 30) /* bytes of free blocks kept per device */
+
+typedef struct block {
+    struct block *next;
+} block;
+
+typedef struct cpu_pool {
+    block *free[NCLASSES];
+    size_t allocated, reserved, peak, cached;
+} cpu_pool;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static cpu_pool        pools[MAX_DEVICES];
+
+static cpu_pool *pool_of(const tide_device *dev) {
+    int i = dev ? dev->index : 0;
+    return &pools[i < 0 ? 0 : (i >= MAX_DEVICES ? MAX_DEVICES - 1 : i)];
+}
+
+/* class c holds blocks of class_size(c) bytes, 2^e * (4 + k) / 4 for c = 4 * (e - 4) + k:
+ * 4 steps per power of two; the smallest class in use is 8 (64 bytes) */
+static size_t class_size(int c) {
+    int e = c / 4 + 4, k = c % 4;
+    return ((size_t)1 << (e - 2)) * (size_t)(4 + k);
+}
+
+static int class_of(size_t bytes) {
+    if (bytes <= ALIGN)
+        return 8;
+    int e = 63 - __builtin_clzll((unsigned long long)bytes); /* 2^e <= bytes < 2^(e+1) */
+    int c = (e - 4) * 4;
+    while (class_size(c) < bytes)
+        c++;
+    return c;
+}
+
+static block *fresh(size_t sz) {
+    void *q = NULL;
+    return posix_memalign(&q, ALIGN, sz) == 0 ? q : NULL;
+}
+
+static void release_all(cpu_pool *p) {
+    for (int c = 0; c < NCLASSES; c++) {
+        while (p->free[c]) {
+            block *b = p->free[c];
+            p->free[c] = b->next;
+            free(b);
+            p->reserved -= class_size(c);
+        }
+    }
+    p->cached = 0;
+}
+
+tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr) {
+    if (bytes > ((size_t)1 << 46))
+        return tide_seterr(TIDE_ENOMEM, "cpu alloc: %zu bytes is more than the host can give",
+                           bytes);
+    int       c = class_of(bytes);
+    size_t    sz = class_size(c);
+    cpu_pool *p = pool_of(dev);
+    pthread_mutex_lock(&lock);
+    block *b = p->free[c];
+    if (b) {
+        p->free[c] = b->next;
+        p->cached -= sz;
+    } else {
+        b = fresh(sz);
+        if (!b) { /* give the cache back to the system and try once more */
+            release_all(p);
+            b = fresh(sz);
+        }
+        if (!b) {
+            pthread_mutex_unlock(&lock);
+            return tide_seterr(TIDE_ENOMEM,
+                               "cpu alloc: out of memory allocating %zu bytes on %s ; free "
+                               "tensors you no longer need or use smaller batches",
+                               bytes, dev ? dev->name : "cpu");
+        }
+        p->reserved += sz;
+    }
+    p->allocated += bytes;
+    if (p->allocated > p->peak)
+        p->peak = p->allocated;
+    pthread_mutex_unlock(&lock);
+    *ptr = b;
+    return TIDE_OK;
+}
+
+void cpu_free(tide_device *dev, void *ptr, size_t bytes) {
+    if (!ptr)
+        return;
+    int       c = class_of(bytes);
+    size_t    sz = class_size(c);
+    cpu_pool *p = pool_of(dev);
+    pthread_mutex_lock(&lock);
+    p->allocated -= bytes < p->allocated ? bytes : p->allocated;
+    if (p->cached + sz <= CACHE_LIMIT) {
+        block *b = ptr;
+        b->next = p->free[c];
+        p->free[c] = b;
+        p->cached += sz;
+    } else {
+        free(ptr);
+        p->reserved -= sz;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+tide_status cpu_memory_stats(tide_device *dev, tide_memory_stats *out) {
+    cpu_pool *p = pool_of(dev);
+    pthread_mutex_lock(&lock);
+    out->allocated = p->allocated;
+    out->reserved = p->reserved;
+    out->peak = p->peak;
+    pthread_mutex_unlock(&lock);
+    return TIDE_OK;
+}
+
+tide_status cpu_empty_cache(tide_device *dev) {
+    cpu_pool *p = pool_of(dev);
+    pthread_mutex_lock(&lock);
+    release_all(p);
+    pthread_mutex_unlock(&lock);
+    return TIDE_OK;
+}

@@ -1,0 +1,144 @@
+/*
+ * cpu.h — helpers shared by the CPU backend's kernel files: a strided N-d iterator that
+ * coalesces dims and splits work across OpenMP threads, dtype helpers and saturating casts.
+ */
+#ifndef TIDE_CPU_H
+#define TIDE_CPU_H
+
+#include "backend.h"
+#include <math.h>
+#include <stdint.h>
+
+/* Below this many elements a cheap elementwise op stays on one thread: waking the OpenMP team
+ * costs more than it saves (measured on the 2-core machines). */
+#define CPU_PAR_GRAIN ((int64_t)32768)
+/* for expensive per-element work (exp, tanh, softmax rows, pooling windows) */
+#define CPU_PAR_GRAIN_HEAVY ((int64_t)4096)
+
+#define CPU_MAX_OPS 4
+
+#define CPU_TRY(expr)                                                                              \
+    do {                                                                                           \
+        tide_status st_ = (expr);                                                                  \
+        if (st_ != TIDE_OK)                                                                        \
+            return st_;                                                                            \
+    } while (0)
+
+/* Operand 0 gives the shape; every operand has that shape (the core expands broadcasts). Dims
+ * of size 1 are dropped and adjacent dims merged when every operand allows it, so a contiguous
+ * tensor becomes one row. Strides are in bytes. Row-major order is kept. */
+typedef struct cpu_iter {
+    int     nops, ndim;
+    int64_t numel;
+    int64_t shape[TIDE_MAX_DIMS];
+    int64_t strides[CPU_MAX_OPS][TIDE_MAX_DIMS];
+    char   *base[CPU_MAX_OPS];
+} cpu_iter;
+
+/* One run of n elements along the innermost dim: p[k] points at operand k's first element,
+ * s[k] is its byte stride, index is the row-major position of the first element. */
+typedef void (*cpu_loop_fn)(char **p, const int64_t *s, int64_t n, int64_t index, void *arg);
+
+/* EINVAL "<op>: ..." when the views' shapes differ (an internal contract violation) */
+tide_status cpu_iter_init(cpu_iter *it, const char *op, int nops, const tide_kview *const *views);
+/* runs fn over [0, numel); on several threads when numel >= grain (grain <= 0: never) */
+void        cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg);
+
+int64_t cpu_numel(const tide_kview *v);
+int     cpu_is_contiguous(const tide_kview *v);
+size_t  cpu_dtype_size(tide_dtype dt);
+/* "add" (the core's tide_op_name lives in another object) */
+const char *cpu_op_name(tide_op op);
+/* "float16 is not supported on the CPU yet" style message for an unhandled dtype */
+tide_status cpu_notsup(const char *op, tide_dtype dt);
+
+/* read element of dtype dt at p as a double / write a double with saturation (NaN -> 0 for
+ * integers), used off the hot paths */
+double cpu_load_d(tide_dtype dt, const void *p);
+void   cpu_store_d(tide_dtype dt, void *p, double v);
+
+/* float16 / bfloat16 bit conversions (round to nearest even) */
+float    cpu_half_to_float(uint16_t h);
+uint16_t cpu_float_to_half(float f);
+float    cpu_bf16_to_float(uint16_t h);
+uint16_t cpu_float_to_bf16(float f);
+
+/* saturating float -> integer casts: C leaves out-of-range conversions undefined */
+static inline int64_t cpu_sat_i64(double v) {
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+static inline int32_t cpu_sat_i32(double v) {
+    if (v != v)
+        return 0;
+    if (v >= 2147483647.0)
+        return INT32_MAX;
+    if (v <= -2147483648.0)
+        return INT32_MIN;
+    return (int32_t)v;
+}
+static inline uint8_t cpu_sat_u8(double v) {
+    if (v != v || v <= 0)
+        return 0;
+    if (v >= 255.0)
+        return 255;
+    return (uint8_t)v;
+}
+
+/* ---- the vtable entries, one file per family ------------------------------------------- */
+
+/* alloc.c */
+tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr);
+void        cpu_free(tide_device *dev, void *ptr, size_t bytes);
+tide_status cpu_memory_stats(tide_device *dev, tide_memory_stats *out);
+tide_status cpu_empty_cache(tide_device *dev);
+
+/* elementwise.c */
+tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                       const tide_kview *b);
+tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
+                              const tide_kview *a, double s, int reverse);
+tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                      const double *params);
+tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *a);
+tide_status cpu_fill(tide_device *dev, const tide_kview *out, double value);
+tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
+                      const tide_kview *a, const tide_kview *b);
+
+/* reduce.c */
+tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
+                       const tide_kview *indices, const tide_kview *a, int dim);
+
+/* matmul.c */
+tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                       const tide_kview *bm);
+
+/* index.c */
+tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                        int log);
+tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                             const tide_kview *index);
+tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim,
+                          const tide_kview *index, const tide_kview *src);
+
+/* random.c */
+tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
+                       double hi, uint64_t seed, uint64_t offset);
+tide_status cpu_arange(tide_device *dev, const tide_kview *out, double start, double step);
+
+/* nn.c */
+tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
+                       tide_conv_geom g);
+tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
+                       tide_conv_geom g);
+tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
+                          const tide_kview *input, tide_conv_geom g);
+tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
+                                   const tide_kview *grad_out, const tide_kview *indices);
+
+#endif /* TIDE_CPU_H */

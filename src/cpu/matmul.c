@@ -1,0 +1,152 @@
+/*
+ * matmul.c — batched gemm on the CPU: OpenBLAS for float32/float64, a plain loop for integers.
+ *
+ * BLAS takes a row-major matrix either as is or transposed, with any leading dimension, so a
+ * 2-D slice with a unit stride in either dim goes to BLAS without a copy (a.t() @ b costs
+ * nothing extra). Anything else (stride 0 from expand, two non-unit strides) is first copied
+ * to a contiguous buffer. OpenBLAS runs its own threads; no BLAS call is made from inside an
+ * OpenMP region, so the two pools never overlap.
+ */
+#include "cpu.h"
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How BLAS can read a rows x cols matrix with element strides sr, sc: returns 0 when it needs
+ * a copy. Strides of size-1 dims do not matter. */
+static int blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, int *trans,
+                       int64_t *ld) {
+    int64_t r1 = rows > 1 ? rows : 1, c1 = cols > 1 ? cols : 1;
+    if ((cols == 1 || sc == 1) && (rows == 1 || sr >= c1)) {
+        *trans = 0;
+        *ld = rows == 1 ? c1 : sr;
+        return 1;
+    }
+    if ((rows == 1 || sr == 1) && (cols == 1 || sc >= r1)) {
+        *trans = 1;
+        *ld = cols == 1 ? r1 : sc;
+        return 1;
+    }
+    return 0;
+}
+
+/* one matrix operand of one batch, ready for BLAS (possibly a packed copy in buf) */
+typedef struct operand {
+    const void *p;
+    int         trans;
+    int64_t     ld;
+} operand;
+
+static void pack(const char *src, int64_t rows, int64_t cols, int64_t sr, int64_t sc, size_t es,
+                 char *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            memcpy(dst + (size_t)(i * cols + j) * es, src + (i * sr + j * sc) * (int64_t)es, es);
+}
+
+static operand prepare(const tide_kview *v, int64_t b, size_t es, char *buf) {
+    int64_t rows = v->shape[1], cols = v->shape[2];
+    const char *p = (const char *)v->data + b * v->strides[0] * (int64_t)es;
+    operand     o;
+    if (blas_layout(rows, cols, v->strides[1], v->strides[2], &o.trans, &o.ld)) {
+        o.p = p;
+        return o;
+    }
+    pack(p, rows, cols, v->strides[1], v->strides[2], es, buf);
+    o.p = buf;
+    o.trans = 0;
+    o.ld = cols > 1 ? cols : 1;
+    return o;
+}
+
+/* integer gemm: i-k-j order so the inner loop runs along rows of b and out, wrapping sums */
+#define INT_GEMM(T)                                                                                \
+    do {                                                                                           \
+        for (int64_t bi = 0; bi < B; bi++) {                                                       \
+            const char *pa = (const char *)a->data + bi * a->strides[0] * (int64_t)es;             \
+            const char *pb = (const char *)bm->data + bi * bm->strides[0] * (int64_t)es;           \
+            T          *po = (T *)out->data + bi * M * N;                                          \
+            for (int64_t i = 0; i < M * N; i++)                                                    \
+                po[i] = 0;                                                                         \
+            for (int64_t i = 0; i < M; i++)                                                        \
+                for (int64_t k = 0; k < K; k++) {                                                  \
+                    uint64_t x = (uint64_t) * (const T *)(pa + (i * a->strides[1] +                \
+                                                               k * a->strides[2]) * (int64_t)es);  \
+                    for (int64_t j = 0; j < N; j++) {                                              \
+                        uint64_t y = (uint64_t) * (const T *)(pb + (k * bm->strides[1] +           \
+                                                                   j * bm->strides[2]) *           \
+                                                                      (int64_t)es);                \
+                        po[i * N + j] = (T)((uint64_t)po[i * N + j] + x * y);                      \
+                    }                                                                              \
+                }                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                       const tide_kview *bm) {
+    (void)dev;
+    if (a->ndim != 3 || bm->ndim != 3 || out->ndim != 3)
+        return tide_seterr(TIDE_EINVAL, "matmul: cpu kernel needs 3-d views [B, M, K] @ [B, K, N]");
+    int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    if (a->shape[0] != B || bm->shape[0] != B || a->shape[1] != M || bm->shape[1] != K ||
+        bm->shape[2] != N)
+        return tide_seterr(TIDE_ESHAPE,
+                           "matmul: cpu kernel got [%lld, %lld, %lld] @ [%lld, %lld, %lld] -> "
+                           "[%lld, %lld, %lld]",
+                           (long long)a->shape[0], (long long)a->shape[1], (long long)a->shape[2],
+                           (long long)bm->shape[0], (long long)bm->shape[1],
+                           (long long)bm->shape[2], (long long)B, (long long)M, (long long)N);
+    if (a->dtype != bm->dtype || out->dtype != a->dtype)
+        return tide_seterr(TIDE_EDTYPE, "matmul: cpu kernel needs one dtype for a, b and out");
+    if (!cpu_is_contiguous(out))
+        return tide_seterr(TIDE_EINVAL, "matmul: cpu kernel needs a contiguous out");
+    tide_dtype dt = a->dtype;
+    size_t     es = cpu_dtype_size(dt);
+    if (B == 0 || M == 0 || N == 0)
+        return TIDE_OK;
+    if (dt == TIDE_DTYPE_I32 || dt == TIDE_DTYPE_I64 || dt == TIDE_DTYPE_U8) {
+        if (dt == TIDE_DTYPE_I32)
+            INT_GEMM(int32_t);
+        else if (dt == TIDE_DTYPE_I64)
+            INT_GEMM(int64_t);
+        else
+            INT_GEMM(uint8_t);
+        return TIDE_OK;
+    }
+    if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64)
+        return cpu_notsup("matmul", dt);
+    if (K == 0) {
+        memset(out->data, 0, (size_t)(B * M * N) * es);
+        return TIDE_OK;
+    }
+    /* scratch for operands BLAS cannot read in place */
+    char *bufa = NULL, *bufb = NULL;
+    int   dummy;
+    int64_t ld;
+    if (!blas_layout(M, K, a->strides[1], a->strides[2], &dummy, &ld))
+        bufa = malloc((size_t)(M * K) * es);
+    if (!blas_layout(K, N, bm->strides[1], bm->strides[2], &dummy, &ld))
+        bufb = malloc((size_t)(K * N) * es);
+    int need_a = !blas_layout(M, K, a->strides[1], a->strides[2], &dummy, &ld);
+    int need_b = !blas_layout(K, N, bm->strides[1], bm->strides[2], &dummy, &ld);
+    if ((need_a && !bufa) || (need_b && !bufb)) {
+        free(bufa);
+        free(bufb);
+        return tide_seterr(TIDE_ENOMEM, "matmul: out of memory for a packed operand copy");
+    }
+    for (int64_t b = 0; b < B; b++) {
+        operand oa = prepare(a, b, es, bufa), ob = prepare(bm, b, es, bufb);
+        char   *po = (char *)out->data + (size_t)(b * M * N) * es;
+        enum CBLAS_TRANSPOSE ta = oa.trans ? CblasTrans : CblasNoTrans;
+        enum CBLAS_TRANSPOSE tb = ob.trans ? CblasTrans : CblasNoTrans;
+        if (dt == TIDE_DTYPE_F32)
+            cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, oa.p, (int)oa.ld,
+                        ob.p, (int)ob.ld, 0.0f, (float *)po, (int)N);
+        else
+            cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, oa.p, (int)oa.ld,
+                        ob.p, (int)ob.ld, 0.0, (double *)po, (int)N);
+    }
+    free(bufa);
+    free(bufb);
+    return TIDE_OK;
+}

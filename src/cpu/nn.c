@@ -1,0 +1,223 @@
+/*
+ * nn.c — CPU convolution helpers (im2col, col2im) and 2-d max pooling.
+ *
+ * Layouts: input [N, C, H, W], columns [N, C*kh*kw, OH*OW], all contiguous. Work splits over
+ * the N*C planes: each plane writes only its own rows of the columns (im2col) or its own plane
+ * of the output (col2im, pooling), so threads never share an output element.
+ */
+#include "cpu.h"
+#include <string.h>
+
+static tide_status geom_check(const char *name, tide_conv_geom g, int64_t H, int64_t W,
+                              int64_t *OH, int64_t *OW) {
+    if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d ; kernel and stride must "
+                           "be >= 1, padding >= 0",
+                           name, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
+    if (H + 2 * g.ph < g.kh || W + 2 * g.pw < g.kw)
+        return tide_seterr(TIDE_EINVAL, "%s: kernel %dx%d larger than padded input %lldx%lld",
+                           name, g.kh, g.kw, (long long)(H + 2 * g.ph), (long long)(W + 2 * g.pw));
+    *OH = (H + 2 * g.ph - g.kh) / g.sh + 1;
+    *OW = (W + 2 * g.pw - g.kw) / g.sw + 1;
+    return TIDE_OK;
+}
+
+static tide_status float_check(const char *name, tide_dtype dt) {
+    return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 ? TIDE_OK : cpu_notsup(name, dt);
+}
+
+static tide_status contig_check(const char *name, const tide_kview *v, int ndim) {
+    if (v->ndim != ndim || !cpu_is_contiguous(v))
+        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs contiguous %d-d views", name, ndim);
+    return TIDE_OK;
+}
+
+/* ---- im2col / col2im ---------------------------------------------------------------------- */
+
+/* plane pl = n*C + c of the input fills rows c*kh*kw .. of batch n's column matrix; with
+ * COL2IM the same walk adds the columns back into the plane instead */
+#define IM2COL_PLANE(T, COL2IM)                                                                    \
+    do {                                                                                           \
+        T       *im_ = (T *)img_base + pl * H * W;                                                 \
+        int64_t  n_ = pl / C, c_ = pl % C;                                                         \
+        T       *col = (T *)col_base + (n_ * C * KK + c_ * KK) * L;                                \
+        for (int ki = 0; ki < g.kh; ki++)                                                          \
+            for (int kj = 0; kj < g.kw; kj++, col += L)                                            \
+                for (int64_t oh = 0; oh < OH; oh++) {                                              \
+                    int64_t h = oh * g.sh - g.ph + ki;                                             \
+                    T      *crow = col + oh * OW;                                                  \
+                    if (h < 0 || h >= H) {                                                         \
+                        if (!COL2IM)                                                               \
+                            for (int64_t ow = 0; ow < OW; ow++)                                    \
+                                crow[ow] = 0;                                                      \
+                        continue;                                                                  \
+                    }                                                                              \
+                    T *irow = im_ + h * W;                                                         \
+                    for (int64_t ow = 0; ow < OW; ow++) {                                          \
+                        int64_t w = ow * g.sw - g.pw + kj;                                         \
+                        if (COL2IM) {                                                              \
+                            if (w >= 0 && w < W)                                                   \
+                                irow[w] += crow[ow];                                               \
+                        } else {                                                                   \
+                            crow[ow] = (w >= 0 && w < W) ? irow[w] : 0;                            \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+    } while (0)
+
+static tide_status im2col_impl(const char *name, const tide_kview *cols, const tide_kview *img,
+                               tide_conv_geom g, int col2im) {
+    CPU_TRY(float_check(name, img->dtype));
+    CPU_TRY(contig_check(name, img, 4));
+    CPU_TRY(contig_check(name, cols, 3));
+    if (cols->dtype != img->dtype)
+        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one dtype", name);
+    int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3], OH, OW;
+    CPU_TRY(geom_check(name, g, H, W, &OH, &OW));
+    int64_t KK = (int64_t)g.kh * g.kw, L = OH * OW;
+    if (cols->shape[0] != N || cols->shape[1] != C * KK || cols->shape[2] != L)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: columns [%lld, %lld, %lld] do not match input [%lld, %lld, %lld, "
+                           "%lld] (expected [%lld, %lld, %lld])",
+                           name, (long long)cols->shape[0], (long long)cols->shape[1],
+                           (long long)cols->shape[2], (long long)N, (long long)C, (long long)H,
+                           (long long)W, (long long)N, (long long)(C * KK), (long long)L);
+    void   *img_base = img->data, *col_base = cols->data;
+    int64_t planes = N * C;
+    int     f32 = img->dtype == TIDE_DTYPE_F32;
+    if (col2im)
+        memset(img_base, 0, (size_t)(planes * H * W) * cpu_dtype_size(img->dtype));
+    int par = planes > 1 && planes * KK * L >= CPU_PAR_GRAIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        if (f32 && col2im)
+            IM2COL_PLANE(float, 1);
+        else if (f32)
+            IM2COL_PLANE(float, 0);
+        else if (col2im)
+            IM2COL_PLANE(double, 1);
+        else
+            IM2COL_PLANE(double, 0);
+    }
+    return TIDE_OK;
+}
+
+tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
+                       tide_conv_geom g) {
+    (void)dev;
+    return im2col_impl("im2col", cols, input, g, 0);
+}
+
+tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
+                       tide_conv_geom g) {
+    (void)dev;
+    return im2col_impl("col2im", cols, out, g, 1);
+}
+
+/* ---- max pooling -------------------------------------------------------------------------- */
+
+/* padding counts as -inf: the first in-bounds element starts the window; a NaN wins */
+#define POOL_PLANE(T)                                                                              \
+    do {                                                                                           \
+        const T *src = (const T *)input->data + pl * H * W;                                        \
+        T       *dst = (T *)out->data + pl * OH * OW;                                              \
+        int64_t *ix = (int64_t *)indices->data + pl * OH * OW;                                     \
+        for (int64_t oh = 0; oh < OH; oh++)                                                        \
+            for (int64_t ow = 0; ow < OW; ow++) {                                                  \
+                T       best = (T)-INFINITY;                                                       \
+                int64_t bi = -1;                                                                   \
+                for (int ki = 0; ki < g.kh; ki++) {                                                \
+                    int64_t h = oh * g.sh - g.ph + ki;                                             \
+                    if (h < 0 || h >= H)                                                           \
+                        continue;                                                                  \
+                    for (int kj = 0; kj < g.kw; kj++) {                                            \
+                        int64_t w = ow * g.sw - g.pw + kj;                                         \
+                        if (w < 0 || w >= W)                                                       \
+                            continue;                                                              \
+                        T v = src[h * W + w];                                                      \
+                        if (bi < 0 || v > best || (v != v && best == best)) {                      \
+                            best = v;                                                              \
+                            bi = h * W + w;                                                        \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+                dst[oh * OW + ow] = best;                                                          \
+                ix[oh * OW + ow] = bi;                                                             \
+            }                                                                                      \
+    } while (0)
+
+tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
+                          const tide_kview *input, tide_conv_geom g) {
+    (void)dev;
+    const char *name = "maxpool2d";
+    CPU_TRY(float_check(name, input->dtype));
+    CPU_TRY(contig_check(name, input, 4));
+    CPU_TRY(contig_check(name, out, 4));
+    CPU_TRY(contig_check(name, indices, 4));
+    if (out->dtype != input->dtype || indices->dtype != TIDE_DTYPE_I64)
+        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs out of the input's dtype and "
+                                        "int64 indices", name);
+    int64_t N = input->shape[0], C = input->shape[1], H = input->shape[2], W = input->shape[3];
+    int64_t OH, OW;
+    CPU_TRY(geom_check(name, g, H, W, &OH, &OW));
+    for (int d = 0; d < 4; d++) {
+        int64_t want = d == 0 ? N : d == 1 ? C : d == 2 ? OH : OW;
+        if (out->shape[d] != want || indices->shape[d] != want)
+            return tide_seterr(TIDE_ESHAPE, "%s: output shape does not match [%lld, %lld, %lld, "
+                                            "%lld]", name, (long long)N, (long long)C,
+                               (long long)OH, (long long)OW);
+    }
+    int64_t planes = N * C;
+    int     f32 = input->dtype == TIDE_DTYPE_F32;
+    int     par = planes > 1 && planes * OH * OW * g.kh * g.kw >= CPU_PAR_GRAIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        if (f32)
+            POOL_PLANE(float);
+        else
+            POOL_PLANE(double);
+    }
+    return TIDE_OK;
+}
+
+#define POOL_BACK_PLANE(T)                                                                         \
+    do {                                                                                           \
+        T             *gi = (T *)grad_in->data + pl * HW;                                          \
+        const T       *go = (const T *)grad_out->data + pl * L;                                    \
+        const int64_t *ix = (const int64_t *)indices->data + pl * L;                               \
+        for (int64_t i = 0; i < L; i++)                                                            \
+            if (ix[i] >= 0 && ix[i] < HW)                                                          \
+                gi[ix[i]] += go[i];                                                                \
+    } while (0)
+
+tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
+                                   const tide_kview *grad_out, const tide_kview *indices) {
+    (void)dev;
+    const char *name = "maxpool2d_backward";
+    CPU_TRY(float_check(name, grad_out->dtype));
+    CPU_TRY(contig_check(name, grad_in, 4));
+    CPU_TRY(contig_check(name, grad_out, 4));
+    CPU_TRY(contig_check(name, indices, 4));
+    if (grad_in->dtype != grad_out->dtype || indices->dtype != TIDE_DTYPE_I64)
+        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one float dtype and int64 indices",
+                           name);
+    for (int d = 0; d < 4; d++)
+        if (indices->shape[d] != grad_out->shape[d] || (d < 2 && grad_in->shape[d] !=
+                                                                     grad_out->shape[d]))
+            return tide_seterr(TIDE_ESHAPE, "%s: grad_out, indices and grad_in do not match",
+                               name);
+    int64_t planes = grad_in->shape[0] * grad_in->shape[1];
+    int64_t HW = grad_in->shape[2] * grad_in->shape[3], L = grad_out->shape[2] * grad_out->shape[3];
+    memset(grad_in->data, 0, (size_t)(planes * HW) * cpu_dtype_size(grad_in->dtype));
+    int f32 = grad_in->dtype == TIDE_DTYPE_F32;
+    int par = planes > 1 && planes * L >= CPU_PAR_GRAIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        if (f32)
+            POOL_BACK_PLANE(float);
+        else
+            POOL_BACK_PLANE(double);
+    }
+    return TIDE_OK;
+}

@@ -1,0 +1,244 @@
+/*
+ * reduce.c — CPU reductions over one dim: sum mean prod max min argmax argmin.
+ *
+ * The iterator walks the output positions (the input with the reduced dim removed); for each
+ * one a typed loop runs along the reduced dim. Sums accumulate in double (floats) or wrapping
+ * int64 (integers). When the reduced dim is the outer one (a column sum, as for bias
+ * gradients), sums go row by row into a block of accumulators instead, which reads memory in
+ * order.
+ */
+#include "cpu.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct red_arg {
+    tide_op    op;
+    tide_dtype adt, odt; /* input dtype, values dtype */
+    int64_t    len, sd;  /* reduced dim: size and byte stride */
+    int        has_vals, has_idx;
+} red_arg;
+
+typedef struct acc {
+    double  d;
+    int64_t i; /* integer sums and products, wrapping */
+    int64_t idx;
+} acc;
+
+static int is_float(tide_dtype dt) {
+    return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64;
+}
+
+/* one reduction along the dim; T the input type, FLT whether it is floating */
+#define RED_LOOP(T, FLT)                                                                           \
+    do {                                                                                           \
+        const char *q = pa;                                                                        \
+        switch (ra->op) {                                                                          \
+        case TIDE_OP_SUM:                                                                          \
+        case TIDE_OP_MEAN:                                                                         \
+            if (FLT) {                                                                             \
+                double sum = 0;                                                                    \
+                if (ra->sd == sizeof(T)) {                                                         \
+                    const T *x = (const T *)q;                                                     \
+                    for (int64_t j = 0; j < len; j++)                                              \
+                        sum += (double)x[j];                                                       \
+                } else {                                                                           \
+                    for (int64_t j = 0; j < len; j++, q += ra->sd)                                 \
+                        sum += (double)*(const T *)q;                                              \
+                }                                                                                  \
+                r.d = sum;                                                                         \
+            } else {                                                                               \
+                uint64_t sum = 0;                                                                  \
+                for (int64_t j = 0; j < len; j++, q += ra->sd)                                     \
+                    sum += (uint64_t)(int64_t) * (const T *)q;                                     \
+                r.i = (int64_t)sum;                                                                \
+                r.d = (double)r.i;                                                                 \
+            }                                                                                      \
+            break;                                                                                 \
+        case TIDE_OP_PROD:                                                                         \
+            if (FLT) {                                                                             \
+                double pr = 1;                                                                     \
+                for (int64_t j = 0; j < len; j++, q += ra->sd)                                     \
+                    pr *= (double)*(const T *)q;                                                   \
+                r.d = pr;                                                                          \
+            } else {                                                                               \
+                uint64_t pr = 1;                                                                   \
+                for (int64_t j = 0; j < len; j++, q += ra->sd)                                     \
+                    pr *= (uint64_t)(int64_t) * (const T *)q;                                      \
+                r.i = (int64_t)pr;                                                                 \
+                r.d = (double)r.i;                                                                 \
+            }                                                                                      \
+            break;                                                                                 \
+        default: { /* max min argmax argmin: first extreme wins; a NaN beats everything */         \
+            int is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                        \
+            T   best = *(const T *)q;                                                              \
+            int64_t bi = 0;                                                                        \
+            q += ra->sd;                                                                           \
+            for (int64_t j = 1; j < len && best == best; j++, q += ra->sd) {                       \
+                T v = *(const T *)q;                                                               \
+                if (v != v || (is_max ? v > best : v < best)) {                                    \
+                    best = v;                                                                      \
+                    bi = j;                                                                        \
+                }                                                                                  \
+            }                                                                                      \
+            r.d = (double)best;                                                                    \
+            r.i = (int64_t)best;                                                                   \
+            r.idx = bi;                                                                            \
+            break;                                                                                 \
+        }                                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static acc reduce_one(const red_arg *ra, const char *pa) {
+    acc     r = {0, 0, 0};
+    int64_t len = ra->len;
+    switch (ra->adt) {
+    case TIDE_DTYPE_F32:
+        RED_LOOP(float, 1);
+        break;
+    case TIDE_DTYPE_F64:
+        RED_LOOP(double, 1);
+        break;
+    case TIDE_DTYPE_I32:
+        RED_LOOP(int32_t, 0);
+        break;
+    case TIDE_DTYPE_I64:
+        RED_LOOP(int64_t, 0);
+        break;
+    default:
+        RED_LOOP(uint8_t, 0);
+        break;
+    }
+    return r;
+}
+
+/* writes one result: integers exactly when both sides are integers */
+static void store(const red_arg *ra, char *po, acc r) {
+    int int_result = !is_float(ra->adt) && ra->op != TIDE_OP_MEAN;
+    if (ra->op == TIDE_OP_MEAN)
+        r.d = is_float(ra->adt) ? r.d / (double)ra->len : (double)r.i / (double)ra->len;
+    if (int_result && ra->odt == TIDE_DTYPE_I64)
+        *(int64_t *)po = r.i;
+    else if (int_result && ra->odt == TIDE_DTYPE_I32)
+        *(int32_t *)po = (int32_t)r.i;
+    else if (int_result && ra->odt == TIDE_DTYPE_U8)
+        *(uint8_t *)po = (uint8_t)r.i;
+    else if (int_result && ra->odt == TIDE_DTYPE_BOOL)
+        *(uint8_t *)po = r.i != 0;
+    else
+        cpu_store_d(ra->odt, po, r.d);
+}
+
+/* p[0] values (or indices when there are no values), p[1] input, p[2] indices */
+static void red_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const red_arg *ra = arg;
+    for (int64_t i = 0; i < n; i++) {
+        acc r = reduce_one(ra, p[1] + i * s[1]);
+        if (ra->has_vals)
+            store(ra, p[0] + i * s[0], r);
+        if (ra->has_idx)
+            *(int64_t *)(p[2] + i * s[2]) = r.idx;
+    }
+}
+
+/* column sums: accumulators for a block of output positions, input read row by row */
+#define COL_BLOCK 512
+static void colsum_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const red_arg *ra = arg;
+    for (int64_t i0 = 0; i0 < n; i0 += COL_BLOCK) {
+        int64_t m = n - i0 < COL_BLOCK ? n - i0 : COL_BLOCK;
+        double  sum[COL_BLOCK];
+        memset(sum, 0, sizeof(double) * (size_t)m);
+        const char *base = p[1] + i0 * s[1];
+        for (int64_t j = 0; j < ra->len; j++, base += ra->sd) {
+            if (ra->adt == TIDE_DTYPE_F32) {
+                if (s[1] == 4) {
+                    const float *x = (const float *)base;
+                    for (int64_t i = 0; i < m; i++)
+                        sum[i] += x[i];
+                } else {
+                    for (int64_t i = 0; i < m; i++)
+                        sum[i] += *(const float *)(base + i * s[1]);
+                }
+            } else {
+                for (int64_t i = 0; i < m; i++)
+                    sum[i] += *(const double *)(base + i * s[1]);
+            }
+        }
+        for (int64_t i = 0; i < m; i++) {
+            acc r = {sum[i], 0, 0};
+            store(ra, p[0] + (i0 + i) * s[0], r);
+        }
+    }
+}
+
+tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
+                       const tide_kview *indices, const tide_kview *a, int dim) {
+    (void)dev;
+    const char *name = cpu_op_name(op);
+    if (op < TIDE_OP_SUM || op > TIDE_OP_PROD)
+        return tide_seterr(TIDE_EINVAL, "%s: not a reduction (cpu kernel)", name);
+    if (a->dtype == TIDE_DTYPE_F16 || a->dtype == TIDE_DTYPE_BF16 ||
+        (unsigned)a->dtype >= TIDE_DTYPE_COUNT)
+        return cpu_notsup(name, a->dtype);
+    if (dim < 0 || dim >= a->ndim)
+        return tide_seterr(TIDE_EINVAL, "%s: dim %d out of range for %d dims (cpu kernel)", name,
+                           dim, a->ndim);
+    int is_arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN;
+    int want_idx = is_arg || ((op == TIDE_OP_MAX || op == TIDE_OP_MIN) && indices);
+    if ((is_arg && !indices) || (!is_arg && !out))
+        return tide_seterr(TIDE_EINVAL, "%s: missing output (cpu kernel)", name);
+    if (want_idx && indices->dtype != TIDE_DTYPE_I64)
+        return tide_seterr(TIDE_EDTYPE, "%s: indices must be int64 (cpu kernel)", name);
+    const tide_kview *prim = is_arg ? indices : out;
+    if (prim->ndim != a->ndim || prim->shape[dim] != 1)
+        return tide_seterr(TIDE_EINVAL, "%s: output must keep dim %d with size 1 (cpu kernel)",
+                           name, dim);
+    red_arg ra = {op,
+                  a->dtype,
+                  is_arg ? TIDE_DTYPE_I64 : out->dtype,
+                  a->shape[dim],
+                  a->strides[dim] * (int64_t)cpu_dtype_size(a->dtype),
+                  !is_arg,
+                  want_idx};
+    if (ra.len == 0 && op != TIDE_OP_SUM && op != TIDE_OP_MEAN && op != TIDE_OP_PROD)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: cannot reduce over an empty dim %d ; %s needs at least one "
+                           "element",
+                           name, dim, name);
+    /* input view over the output positions: the reduced dim collapses to size 1 */
+    tide_kview ain = *a;
+    ain.shape[dim] = 1;
+    ain.strides[dim] = 0;
+    const tide_kview *v[3] = {prim, &ain, want_idx ? indices : prim};
+    cpu_iter          it;
+    CPU_TRY(cpu_iter_init(&it, name, 3, v));
+    int64_t grain = CPU_PAR_GRAIN / (ra.len > 0 ? ra.len : 1) + 1;
+    int     colsum = (op == TIDE_OP_SUM || op == TIDE_OP_MEAN) && is_float(a->dtype) &&
+                 it.numel > 1 && ra.len > 1 && it.ndim == 1 &&
+                 llabs(it.strides[1][0]) < llabs(ra.sd);
+    if (colsum) {
+        cpu_iter_run(&it, grain, colsum_row, &ra);
+        return TIDE_OK;
+    }
+    /* a full reduction is one output: split the dim over threads and combine */
+    if (it.numel == 1 && ra.len >= 4 * CPU_PAR_GRAIN &&
+        (op == TIDE_OP_SUM || op == TIDE_OP_MEAN) && is_float(a->dtype)) {
+        double total = 0;
+        int64_t len = ra.len;
+#pragma omp parallel for reduction(+ : total) schedule(static)
+        for (int64_t c = 0; c < 64; c++) {
+            red_arg part = ra;
+            int64_t b = len * c / 64, e = len * (c + 1) / 64;
+            part.len = e - b;
+            part.op = TIDE_OP_SUM;
+            total += reduce_one(&part, (const char *)a->data + b * ra.sd).d;
+        }
+        acc r = {total, 0, 0};
+        store(&ra, (char *)out->data, r);
+        return TIDE_OK;
+    }
+    cpu_iter_run(&it, grain, red_row, &ra);
+    return TIDE_OK;
+}

@@ -1,0 +1,323 @@
+/*
+ * backend.cu — the CUDA backend's entry point (tide_cuda_backend_open, the only exported
+ * symbol), its vtable, per-device state (stream, cuBLAS handle), copies and pinned memory.
+ */
+#include "common.cuh"
+
+#include <dlfcn.h>
+#include <mutex>
+#include <string.h>
+
+tide_seterr_fn tide_cuda_seterr;
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/* the call's name: the text of the expression up to its '(' */
+static int call_name_len(const char *expr) {
+    const char *p = strchr(expr, '(');
+    return p ? (int)(p - expr) : (int)strlen(expr);
+}
+
+tide_status tide_cuda_fail(cudaError_t e, const char *expr, const char *file, int line) {
+    return tide_cuda_seterr(TIDE_EBACKEND, "%.*s: %s (%s:%d)", call_name_len(expr), expr,
+                            cudaGetErrorString(e), file, line);
+}
+
+tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *file, int line) {
+    return tide_cuda_seterr(TIDE_EBACKEND, "%.*s: %s (%s:%d)", call_name_len(expr), expr,
+                            cublasGetStatusString(s), file, line);
+}
+
+tide_status tide_cuda_notsup(const char *op, tide_dtype dt) {
+    return tide_cuda_seterr(TIDE_ENOTSUP,
+                            "%s: not implemented for %s on cuda; convert with :float() first", op,
+                            tide_cuda_dtype_name(dt));
+}
+
+// ---- kview helpers --------------------------------------------------------------------------
+
+int64_t tide_cuda_numel(const tide_kview *v) {
+    int64_t n = 1;
+    for (int d = 0; d < v->ndim; d++)
+        n *= v->shape[d];
+    return n;
+}
+
+bool tide_cuda_contiguous(const tide_kview *v) {
+    int64_t expect = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != expect)
+            return false;
+        expect *= v->shape[d];
+    }
+    return true;
+}
+
+const char *tide_cuda_dtype_name(tide_dtype dt) {
+    switch (dt) {
+#define X(e, ctype, name)                                                                          \
+    case TIDE_DTYPE_##e:                                                                           \
+        return name;
+        TIDE_DTYPES(X)
+#undef X
+    default:
+        return "?";
+    }
+}
+
+const char *tide_cuda_op_name(tide_op op) {
+    switch (op) {
+#define X(e, family, name)                                                                         \
+    case TIDE_OP_##e:                                                                              \
+        return name;
+#include "tide_ops.def"
+#undef X
+    default:
+        return "?";
+    }
+}
+
+tide_op_family tide_op_family_of_cuda(tide_op op) {
+    switch (op) {
+#define X(e, family, name)                                                                         \
+    case TIDE_OP_##e:                                                                              \
+        return TIDE_FAMILY_##family;
+#include "tide_ops.def"
+#undef X
+    default:
+        return TIDE_FAMILY_UNARY;
+    }
+}
+
+size_t tide_cuda_dtype_size(tide_dtype dt) {
+    switch (dt) {
+#define X(e, ctype, name)                                                                          \
+    case TIDE_DTYPE_##e:                                                                           \
+        return sizeof(ctype);
+        TIDE_DTYPES(X)
+#undef X
+    default:
+        return 0;
+    }
+}
+
+// ---- per-device state -----------------------------------------------------------------------
+
+struct dev_state {
+    std::once_flag  once;
+    tide_status     init_st;
+    cudaStream_t    stream;
+    cublasHandle_t  blas;
+    std::once_flag  blas_once;
+    cublasStatus_t  blas_st;
+    int             sm_count;
+    volatile bool   ready;
+};
+
+static dev_state g_dev[TIDE_CUDA_MAX_DEVICES];
+static int       g_count;
+
+static tide_status dev_init(int idx) {
+    dev_state &s = g_dev[idx];
+    TIDE_CUDA_TRY(cudaSetDevice(idx));
+    TIDE_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault));
+    TIDE_CUDA_TRY(cudaDeviceGetAttribute(&s.sm_count, cudaDevAttrMultiProcessorCount, idx));
+    return TIDE_OK;
+}
+
+tide_status tide_cuda_enter(tide_device *dev, cudaStream_t *stream) {
+    int idx = dev->index;
+    if (idx < 0 || idx >= g_count)
+        return tide_cuda_seterr(TIDE_EDEVICE, "cuda: no device cuda:%d (%d found)", idx, g_count);
+    dev_state &s = g_dev[idx];
+    if (!s.ready) {
+        std::call_once(s.once, [&] {
+            s.init_st = dev_init(idx);
+            s.ready = s.init_st == TIDE_OK;
+        });
+        if (s.init_st != TIDE_OK)
+            return tide_cuda_seterr(s.init_st, "cuda: cuda:%d could not be initialised", idx);
+    }
+    TIDE_CUDA_TRY(cudaSetDevice(idx));
+    *stream = s.stream;
+    return TIDE_OK;
+}
+
+tide_status tide_cuda_blas(tide_device *dev, cublasHandle_t *handle) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    dev_state &s = g_dev[dev->index];
+    std::call_once(s.blas_once, [&] {
+        s.blas_st = cublasCreate(&s.blas);
+        if (s.blas_st == CUBLAS_STATUS_SUCCESS)
+            s.blas_st = cublasSetStream(s.blas, s.stream);
+    });
+    TIDE_CUBLAS_TRY(s.blas_st);
+    *handle = s.blas;
+    return TIDE_OK;
+}
+
+int tide_cuda_sm_count(tide_device *dev) {
+    return g_dev[dev->index].sm_count > 0 ? g_dev[dev->index].sm_count : 1;
+}
+
+// ---- copies ---------------------------------------------------------------------------------
+
+static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    if (bytes == 0)
+        return TIDE_OK;
+    TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+    TIDE_CUDA_TRY(cudaStreamSynchronize(stream));
+    return TIDE_OK;
+}
+
+/* host memory the CUDA runtime knows as page-locked */
+static bool is_pinned(const void *p) {
+    cudaPointerAttributes attr;
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return attr.type == cudaMemoryTypeHost;
+}
+
+static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, size_t bytes,
+                                  int non_blocking) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    if (bytes == 0)
+        return TIDE_OK;
+    TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+    /* only a pinned source may be left in flight: pageable memory can be freed or reused by the
+     * caller as soon as we return */
+    if (!(non_blocking && is_pinned(src)))
+        TIDE_CUDA_TRY(cudaStreamSynchronize(stream));
+    return TIDE_OK;
+}
+
+/* Device to device. The source's producers run on its stream, so that stream is drained first;
+ * the copy itself is synchronous, so the source block can be reused as soon as we return. */
+static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev,
+                             const void *src, size_t bytes) {
+    cudaStream_t src_stream = NULL, dst_stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(src_dev, &src_stream));
+    if (bytes == 0)
+        return TIDE_OK;
+    if (dst_dev == src_dev) {
+        TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, src_stream));
+        return TIDE_OK;
+    }
+    TIDE_CUDA_TRY(cudaStreamSynchronize(src_stream));
+    TIDE_TRY_ST(tide_cuda_enter(dst_dev, &dst_stream));
+    /* cudaMemcpyPeerAsync goes over NVLink/PCIe directly when peer access is possible and is
+     * staged by the driver otherwise */
+    int can = 0;
+    TIDE_CUDA_TRY(cudaDeviceCanAccessPeer(&can, dst_dev->index, src_dev->index));
+    if (can) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(src_dev->index, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled)
+            cudaGetLastError();
+        else
+            TIDE_CUDA_TRY(e);
+    }
+    TIDE_CUDA_TRY(
+        cudaMemcpyPeerAsync(dst, dst_dev->index, src, src_dev->index, bytes, dst_stream));
+    TIDE_CUDA_TRY(cudaStreamSynchronize(dst_stream));
+    return TIDE_OK;
+}
+
+static tide_status synchronize(tide_device *dev) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_CUDA_TRY(cudaStreamSynchronize(stream));
+    return TIDE_OK;
+}
+
+// ---- pinned host memory ---------------------------------------------------------------------
+
+static tide_status alloc_pinned(size_t bytes, void **ptr) {
+    *ptr = NULL;
+    /* portable: usable with every device, whichever is current */
+    cudaError_t e = cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return tide_cuda_seterr(TIDE_ENOMEM,
+                                "pin_memory: could not page-lock %zu bytes of host memory; free "
+                                "pinned tensors or use pageable memory",
+                                bytes);
+    }
+    TIDE_CUDA_TRY(e);
+    return TIDE_OK;
+}
+
+static void free_pinned(void *ptr) {
+    if (ptr && cudaFreeHost(ptr) != cudaSuccess)
+        cudaGetLastError();
+}
+
+// ---- the vtable -----------------------------------------------------------------------------
+
+static const tide_backend cuda_backend = {
+    /* .name = */ "cuda",
+    /* .alloc = */ tide_cuda_alloc,
+    /* .free = */ tide_cuda_free,
+    /* .copy_to_host = */ copy_to_host,
+    /* .copy_from_host = */ copy_from_host,
+    /* .copy_peer = */ copy_peer,
+    /* .synchronize = */ synchronize,
+    /* .memory_stats = */ tide_cuda_memory_stats,
+    /* .empty_cache = */ tide_cuda_empty_cache,
+    /* .alloc_pinned = */ alloc_pinned,
+    /* .free_pinned = */ free_pinned,
+    /* .binary = */ tide_cuda_binary,
+    /* .binary_scalar = */ tide_cuda_binary_scalar,
+    /* .unary = */ tide_cuda_unary,
+    /* .copy = */ tide_cuda_copy,
+    /* .fill = */ tide_cuda_fill,
+    /* .reduce = */ tide_cuda_reduce,
+    /* .matmul = */ tide_cuda_matmul,
+    /* .softmax = */ tide_cuda_softmax,
+    /* .index_select = */ tide_cuda_index_select,
+    /* .index_add = */ tide_cuda_index_add,
+    /* .where = */ tide_cuda_where,
+    /* .random = */ tide_cuda_random,
+    /* .arange = */ tide_cuda_arange,
+    /* .im2col = */ tide_cuda_im2col,
+    /* .col2im = */ tide_cuda_col2im,
+    /* .maxpool2d = */ tide_cuda_maxpool2d,
+    /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
+};
+
+/* The one exported symbol. Safe to call more than once; never crashes where CUDA is absent:
+ * the runtime is linked statically and loads libcuda.so.1 itself, so a missing driver comes
+ * back as an error code. */
+extern "C" __attribute__((visibility("default"))) tide_status
+tide_cuda_backend_open(tide_seterr_fn seterr, const tide_backend **backend, int *count) {
+    tide_cuda_seterr = seterr;
+    *backend = NULL;
+    *count = 0;
+    int         n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (!drv)
+            return seterr(TIDE_EDEVICE, "no CUDA driver found (libcuda.so.1 missing): %s",
+                          cudaGetErrorString(e));
+        dlclose(drv);
+        if (e == cudaErrorNoDevice)
+            return seterr(TIDE_EDEVICE, "no CUDA device found: %s", cudaGetErrorString(e));
+        return seterr(TIDE_EDEVICE, "CUDA could not be initialised: %s (%s)",
+                      cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    if (n <= 0)
+        return seterr(TIDE_EDEVICE, "no CUDA device found");
+    if (n > TIDE_CUDA_MAX_DEVICES)
+        n = TIDE_CUDA_MAX_DEVICES;
+    g_count = n;
+    *backend = &cuda_backend;
+    *count = n;
+    return TIDE_OK;
+}

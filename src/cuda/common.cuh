@@ -1,0 +1,416 @@
+/*
+ * common.cuh — what every CUDA kernel file of tide shares: error checking, per-device state,
+ * dtype traits and the strided index helpers.
+ *
+ * This object cannot call the core (it is dlopened and may not see the core's symbols), so the
+ * kview helpers here are its own copies, and errors go through the seterr pointer handed over by
+ * tide_cuda_backend_open.
+ */
+#ifndef TIDE_CUDA_COMMON_CUH
+#define TIDE_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cublas_v2.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend.h"
+#include "scalar_math.h"
+
+#define TIDE_CUDA_MAX_DEVICES 64
+#define TIDE_CUDA_THREADS     256
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+extern tide_seterr_fn tide_cuda_seterr;
+
+/* "cudaMalloc: out of memory (src/cuda/alloc.cu:88)" and TIDE_EBACKEND */
+tide_status tide_cuda_fail(cudaError_t e, const char *expr, const char *file, int line);
+tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *file, int line);
+
+#define TIDE_CUDA_TRY(expr)                                                                        \
+    do {                                                                                           \
+        cudaError_t e_ = (expr);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return tide_cuda_fail(e_, #expr, __FILE__, __LINE__);                                  \
+    } while (0)
+
+/* after every kernel launch: launch errors (bad configuration, no kernel image) surface here */
+#define TIDE_CUDA_LAUNCHED(kernel)                                                                 \
+    do {                                                                                           \
+        cudaError_t e_ = cudaGetLastError();                                                       \
+        if (e_ != cudaSuccess)                                                                     \
+            return tide_cuda_fail(e_, #kernel "<<<>>>", __FILE__, __LINE__);                       \
+    } while (0)
+
+#define TIDE_CUBLAS_TRY(expr)                                                                      \
+    do {                                                                                           \
+        cublasStatus_t s_ = (expr);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                           \
+            return tide_cublas_fail(s_, #expr, __FILE__, __LINE__);                                \
+    } while (0)
+
+#define TIDE_TRY_ST(expr)                                                                          \
+    do {                                                                                           \
+        tide_status st_ = (expr);                                                                  \
+        if (st_ != TIDE_OK)                                                                        \
+            return st_;                                                                            \
+    } while (0)
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+/* Makes dev current on this thread and returns its stream (created on first use). Every entry
+ * point calls it first. */
+tide_status tide_cuda_enter(tide_device *dev, cudaStream_t *stream);
+/* the device's cuBLAS handle, bound to its stream (created on first use) */
+tide_status tide_cuda_blas(tide_device *dev, cublasHandle_t *handle);
+int         tide_cuda_sm_count(tide_device *dev);
+
+/* the caching allocator (alloc.cu); temporaries of kernels go through it too: reuse is safe
+ * because every use of a block is ordered on the device's one stream */
+tide_status tide_cuda_alloc(tide_device *dev, size_t bytes, void **ptr);
+void        tide_cuda_free(tide_device *dev, void *ptr, size_t bytes);
+tide_status tide_cuda_memory_stats(tide_device *dev, tide_memory_stats *out);
+tide_status tide_cuda_empty_cache(tide_device *dev);
+
+/* ---- kview helpers (own copies of the core's) --------------------------------------------- */
+
+int64_t     tide_cuda_numel(const tide_kview *v);
+bool        tide_cuda_contiguous(const tide_kview *v);
+const char *tide_cuda_dtype_name(tide_dtype dt);
+const char *tide_cuda_op_name(tide_op op);
+tide_op_family tide_op_family_of_cuda(tide_op op);
+size_t      tide_cuda_dtype_size(tide_dtype dt);
+
+static inline unsigned tide_cuda_blocks(int64_t n, int per_thread = 1) {
+    int64_t b = (n + (int64_t)TIDE_CUDA_THREADS * per_thread - 1) /
+                ((int64_t)TIDE_CUDA_THREADS * per_thread);
+    if (b < 1)
+        b = 1;
+    return (unsigned)(b > 0x7fffffff ? 0x7fffffff : b);
+}
+
+/* ---- strided iteration -------------------------------------------------------------------- */
+
+/* N operands over one shape; coalesced on the host so kernels walk as few dims as possible.
+ * Element i in row-major order of shape sits at sum(coord[d] * stride[k][d]) in operand k. */
+template <int N> struct tide_iter {
+    int     ndim;
+    int64_t shape[TIDE_MAX_DIMS];
+    int64_t stride[N][TIDE_MAX_DIMS];
+};
+
+/* Builds an iterator over views[0]'s shape: drops size-1 dims and merges dims that are
+ * contiguous with each other in every operand. */
+template <int N> static inline tide_iter<N> tide_iter_make(const tide_kview *const *views) {
+    tide_iter<N> it;
+    int          nd = 0;
+    const int    src_nd = views[0]->ndim;
+    for (int d = 0; d < src_nd; d++) {
+        int64_t size = views[0]->shape[d];
+        if (size == 1)
+            continue;
+        bool merge = nd > 0;
+        for (int k = 0; k < N && merge; k++)
+            merge = it.stride[k][nd - 1] == views[k]->strides[d] * size;
+        if (merge) {
+            it.shape[nd - 1] *= size;
+            for (int k = 0; k < N; k++)
+                it.stride[k][nd - 1] = views[k]->strides[d];
+        } else {
+            it.shape[nd] = size;
+            for (int k = 0; k < N; k++)
+                it.stride[k][nd] = views[k]->strides[d];
+            nd++;
+        }
+    }
+    if (nd == 0) { /* a scalar: one element */
+        it.shape[0] = 1;
+        for (int k = 0; k < N; k++)
+            it.stride[k][0] = 0;
+        nd = 1;
+    }
+    it.ndim = nd;
+    return it;
+}
+
+/* true when every operand walks memory with unit stride in row-major order */
+template <int N> static inline bool tide_iter_contiguous(const tide_iter<N> &it) {
+    if (it.ndim != 1)
+        return false;
+    for (int k = 0; k < N; k++)
+        if (it.stride[k][0] != 1 && it.shape[0] != 1)
+            return false;
+    return true;
+}
+
+/* offsets of element i in each operand; I is uint32_t when the element count allows it (64-bit
+ * division is several times slower on the GPU) */
+template <int N, typename I>
+__device__ __forceinline__ void tide_iter_offsets(const tide_iter<N> &it, I i, int64_t *off) {
+    for (int k = 0; k < N; k++)
+        off[k] = 0;
+    for (int d = it.ndim - 1; d >= 0; d--) {
+        I size = (I)it.shape[d];
+        I c = i % size;
+        i /= size;
+        for (int k = 0; k < N; k++)
+            off[k] += (int64_t)c * it.stride[k][d];
+    }
+}
+
+/* ---- dtypes ------------------------------------------------------------------------------- */
+
+/* Storage type T and compute type C of each dtype. Floats compute in float (half types
+ * included) or double; integers compute exactly in int64. */
+template <int DT> struct tide_dt;
+template <> struct tide_dt<TIDE_DTYPE_F32> {
+    typedef float T;
+    typedef float C;
+};
+template <> struct tide_dt<TIDE_DTYPE_F64> {
+    typedef double T;
+    typedef double C;
+};
+template <> struct tide_dt<TIDE_DTYPE_F16> {
+    typedef __half T;
+    typedef float  C;
+};
+template <> struct tide_dt<TIDE_DTYPE_BF16> {
+    typedef __nv_bfloat16 T;
+    typedef float         C;
+};
+template <> struct tide_dt<TIDE_DTYPE_I32> {
+    typedef int32_t T;
+    typedef int64_t C;
+};
+template <> struct tide_dt<TIDE_DTYPE_I64> {
+    typedef int64_t T;
+    typedef int64_t C;
+};
+template <> struct tide_dt<TIDE_DTYPE_U8> {
+    typedef uint8_t T;
+    typedef int64_t C;
+};
+template <> struct tide_dt<TIDE_DTYPE_BOOL> {
+    typedef uint8_t T;
+    typedef int64_t C;
+};
+
+template <int DT> __host__ __device__ constexpr bool tide_dt_is_float() {
+    return DT == TIDE_DTYPE_F32 || DT == TIDE_DTYPE_F64 || DT == TIDE_DTYPE_F16 ||
+           DT == TIDE_DTYPE_BF16;
+}
+
+/* storage -> compute type */
+template <int DT> __device__ __forceinline__ typename tide_dt<DT>::C tide_load(typename tide_dt<DT>::T v) {
+    if constexpr (DT == TIDE_DTYPE_F16)
+        return __half2float(v);
+    else if constexpr (DT == TIDE_DTYPE_BF16)
+        return __bfloat162float(v);
+    else
+        return (typename tide_dt<DT>::C)v;
+}
+
+/* compute type -> storage (bool: nonzero is true) */
+template <int DT, typename C> __device__ __forceinline__ typename tide_dt<DT>::T tide_store(C v) {
+    if constexpr (DT == TIDE_DTYPE_F16)
+        return __float2half((float)v);
+    else if constexpr (DT == TIDE_DTYPE_BF16)
+        return __float2bfloat16((float)v);
+    else if constexpr (DT == TIDE_DTYPE_BOOL)
+        return (uint8_t)(v != 0);
+    else
+        return (typename tide_dt<DT>::T)v;
+}
+
+/* any dtype as double (exact for every dtype but int64 beyond 2^53) */
+template <int DT> __device__ __forceinline__ double tide_to_double(typename tide_dt<DT>::T v) {
+    return (double)tide_load<DT>(v);
+}
+
+/* double -> storage, rounding once (half types convert from double directly) */
+template <int DT> __device__ __forceinline__ typename tide_dt<DT>::T tide_from_double(double v) {
+    if constexpr (DT == TIDE_DTYPE_F16)
+        return __double2half(v);
+    else if constexpr (DT == TIDE_DTYPE_BF16)
+        return __double2bfloat16(v);
+    else if constexpr (DT == TIDE_DTYPE_BOOL)
+        return (uint8_t)(v != 0);
+    else
+        return (typename tide_dt<DT>::T)v;
+}
+
+/* element off of a tensor of run-time dtype dt, as double / int64 (ints exactly) */
+__device__ __forceinline__ double tide_load_dyn(const void *p, int64_t off, int dt) {
+    switch (dt) {
+    case TIDE_DTYPE_F32:
+        return ((const float *)p)[off];
+    case TIDE_DTYPE_F64:
+        return ((const double *)p)[off];
+    case TIDE_DTYPE_F16:
+        return __half2float(((const __half *)p)[off]);
+    case TIDE_DTYPE_BF16:
+        return __bfloat162float(((const __nv_bfloat16 *)p)[off]);
+    case TIDE_DTYPE_I32:
+        return ((const int32_t *)p)[off];
+    case TIDE_DTYPE_I64:
+        return (double)((const int64_t *)p)[off];
+    default: /* U8, BOOL */
+        return ((const uint8_t *)p)[off];
+    }
+}
+
+__device__ __forceinline__ int64_t tide_load_dyn_int(const void *p, int64_t off, int dt) {
+    switch (dt) {
+    case TIDE_DTYPE_I32:
+        return ((const int32_t *)p)[off];
+    case TIDE_DTYPE_I64:
+        return ((const int64_t *)p)[off];
+    case TIDE_DTYPE_U8:
+    case TIDE_DTYPE_BOOL:
+        return ((const uint8_t *)p)[off];
+    default:
+        return (int64_t)tide_load_dyn(p, off, dt);
+    }
+}
+
+__device__ __forceinline__ void tide_store_dyn(void *p, int64_t off, int dt, double v) {
+    switch (dt) {
+    case TIDE_DTYPE_F32:
+        ((float *)p)[off] = (float)v;
+        break;
+    case TIDE_DTYPE_F64:
+        ((double *)p)[off] = v;
+        break;
+    case TIDE_DTYPE_F16:
+        ((__half *)p)[off] = __double2half(v);
+        break;
+    case TIDE_DTYPE_BF16:
+        ((__nv_bfloat16 *)p)[off] = __double2bfloat16(v);
+        break;
+    case TIDE_DTYPE_I32:
+        ((int32_t *)p)[off] = (int32_t)v;
+        break;
+    case TIDE_DTYPE_I64:
+        ((int64_t *)p)[off] = (int64_t)v;
+        break;
+    case TIDE_DTYPE_U8:
+        ((uint8_t *)p)[off] = (uint8_t)v;
+        break;
+    default: /* BOOL */
+        ((uint8_t *)p)[off] = v != 0;
+        break;
+    }
+}
+
+__device__ __forceinline__ void tide_store_dyn_int(void *p, int64_t off, int dt, int64_t v) {
+    switch (dt) {
+    case TIDE_DTYPE_I32:
+        ((int32_t *)p)[off] = (int32_t)v;
+        break;
+    case TIDE_DTYPE_I64:
+        ((int64_t *)p)[off] = v;
+        break;
+    case TIDE_DTYPE_U8:
+        ((uint8_t *)p)[off] = (uint8_t)v;
+        break;
+    case TIDE_DTYPE_BOOL:
+        ((uint8_t *)p)[off] = v != 0;
+        break;
+    default:
+        tide_store_dyn(p, off, dt, (double)v);
+        break;
+    }
+}
+
+static inline bool tide_dt_is_float_rt(tide_dtype dt) {
+    return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
+           dt == TIDE_DTYPE_BF16;
+}
+
+static inline bool tide_dtype_is_int(tide_dtype dt) {
+    return dt == TIDE_DTYPE_I32 || dt == TIDE_DTYPE_I64 || dt == TIDE_DTYPE_U8 ||
+           dt == TIDE_DTYPE_BOOL;
+}
+
+/* Runs F::template run<DT>(args...) for the dtype dt; other dtypes get TIDE_ENOTSUP. */
+#define TIDE_CUDA_DISPATCH_CASE(DT, F, ...)                                                        \
+    case DT:                                                                                       \
+        return F::template run<DT>(__VA_ARGS__);
+
+#define TIDE_CUDA_DISPATCH_ALL(dt, F, ...)                                                         \
+    switch (dt) {                                                                                  \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F32, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F64, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F16, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BF16, F, __VA_ARGS__)                                   \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_I32, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_I64, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_U8, F, __VA_ARGS__)                                     \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BOOL, F, __VA_ARGS__)                                   \
+    default:                                                                                       \
+        break;                                                                                     \
+    }
+
+#define TIDE_CUDA_DISPATCH_FLOAT(dt, F, ...)                                                       \
+    switch (dt) {                                                                                  \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F32, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F64, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F16, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BF16, F, __VA_ARGS__)                                   \
+    default:                                                                                       \
+        break;                                                                                     \
+    }
+
+/* "add: not implemented for bool on cuda; convert with :float() first" */
+tide_status tide_cuda_notsup(const char *op, tide_dtype dt);
+
+/* ---- the vtable's kernel entries (one .cu per family) -------------------------------------- */
+
+extern "C" {
+/* elementwise.cu */
+tide_status tide_cuda_binary(tide_device *dev, tide_op op, const tide_kview *out,
+                             const tide_kview *a, const tide_kview *b);
+tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
+                                    const tide_kview *a, double s, int reverse);
+tide_status tide_cuda_unary(tide_device *dev, tide_op op, const tide_kview *out,
+                            const tide_kview *a, const double *params);
+tide_status tide_cuda_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
+                            const tide_kview *a, const tide_kview *b);
+/* copy.cu */
+tide_status tide_cuda_copy(tide_device *dev, const tide_kview *out, const tide_kview *a);
+tide_status tide_cuda_fill(tide_device *dev, const tide_kview *out, double value);
+tide_status tide_cuda_arange(tide_device *dev, const tide_kview *out, double start, double step);
+/* random.cu */
+tide_status tide_cuda_random(tide_device *dev, const tide_kview *out, tide_random_kind kind,
+                             double lo, double hi, uint64_t seed, uint64_t offset);
+/* reduce.cu */
+tide_status tide_cuda_reduce(tide_device *dev, tide_op op, const tide_kview *out,
+                             const tide_kview *indices, const tide_kview *a, int dim);
+/* matmul.cu */
+tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                             const tide_kview *bm);
+/* softmax.cu */
+tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                              int dim, int log);
+/* index.cu */
+tide_status tide_cuda_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                                   int dim, const tide_kview *index);
+tide_status tide_cuda_index_add(tide_device *dev, const tide_kview *dst, int dim,
+                                const tide_kview *index, const tide_kview *src);
+/* conv.cu */
+tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
+                             tide_conv_geom g);
+tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
+                             tide_conv_geom g);
+tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out,
+                                const tide_kview *indices, const tide_kview *input,
+                                tide_conv_geom g);
+tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
+                                         const tide_kview *grad_out, const tide_kview *indices);
+}
+
+#endif /* TIDE_CUDA_COMMON_CUH */

@@ -1,0 +1,282 @@
+/*
+ * conv.cu — the nn kernels: im2col / col2im (convolution as gemm and its gradient) and 2-D max
+ * pooling with its backward pass. Dilation 1; padding reads as 0 (im2col) or is skipped (max).
+ */
+#include "map.cuh"
+
+struct geom {
+    int64_t N, C, H, W, OH, OW;
+    int     kh, kw, sh, sw, ph, pw;
+    int64_t is[4]; /* strides of the [N, C, H, W] side */
+    int64_t cs[4]; /* strides of the other side: cols [N, C*kh*kw, OH*OW] (3 used) or [N,C,OH,OW] */
+};
+
+static geom geom_make(const tide_kview *img, const tide_kview *other, tide_conv_geom g) {
+    geom q;
+    q.N = img->shape[0];
+    q.C = img->shape[1];
+    q.H = img->shape[2];
+    q.W = img->shape[3];
+    q.kh = g.kh;
+    q.kw = g.kw;
+    q.sh = g.sh;
+    q.sw = g.sw;
+    q.ph = g.ph;
+    q.pw = g.pw;
+    q.OH = (q.H + 2 * g.ph - g.kh) / g.sh + 1;
+    q.OW = (q.W + 2 * g.pw - g.kw) / g.sw + 1;
+    for (int d = 0; d < 4; d++) {
+        q.is[d] = img->strides[d];
+        q.cs[d] = d < other->ndim ? other->strides[d] : 0;
+    }
+    return q;
+}
+
+static bool geom_ok(tide_conv_geom g) {
+    return g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.ph >= 0 && g.pw >= 0;
+}
+
+// ---- im2col ---------------------------------------------------------------------------------
+
+/* one thread per column element (n, row = (c*kh + i)*kw + j, col = oh*OW + ow) */
+template <typename T> __global__ void k_im2col(geom q, T *cols, const T *in, int64_t total) {
+    int64_t L = q.OH * q.OW, rows = q.C * q.kh * q.kw;
+    for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
+        int64_t col = t % L, row = (t / L) % rows, n = t / (L * rows);
+        int64_t c = row / (q.kh * q.kw), i = (row / q.kw) % q.kh, j = row % q.kw;
+        int64_t h = (col / q.OW) * q.sh - q.ph + i, w = (col % q.OW) * q.sw - q.pw + j;
+        T       v;
+        memset(&v, 0, sizeof v);
+        if (h >= 0 && h < q.H && w >= 0 && w < q.W)
+            v = in[n * q.is[0] + c * q.is[1] + h * q.is[2] + w * q.is[3]];
+        cols[n * q.cs[0] + row * q.cs[1] + col * q.cs[2]] = v;
+    }
+}
+
+template <typename T>
+static tide_status im2col_bytes(cudaStream_t stream, const geom &q, const tide_kview *cols,
+                                const tide_kview *in) {
+    int64_t total = tide_cuda_numel(cols);
+    if (total == 0)
+        return TIDE_OK;
+    k_im2col<T><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
+        q, (T *)cols->data, (const T *)in->data, total);
+    TIDE_CUDA_LAUNCHED(k_im2col);
+    return TIDE_OK;
+}
+
+extern "C" tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols,
+                                        const tide_kview *input, tide_conv_geom g) {
+    if (input->ndim != 4 || cols->ndim != 3 || !geom_ok(g))
+        return tide_cuda_seterr(TIDE_EINVAL, "im2col: expected [N, C, H, W] input and 3-D cols");
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    geom q = geom_make(input, cols, g);
+    switch (tide_cuda_dtype_size(input->dtype)) {
+    case 1:
+        return im2col_bytes<uint8_t>(stream, q, cols, input);
+    case 2:
+        return im2col_bytes<uint16_t>(stream, q, cols, input);
+    case 4:
+        return im2col_bytes<uint32_t>(stream, q, cols, input);
+    case 8:
+        return im2col_bytes<uint64_t>(stream, q, cols, input);
+    default:
+        return tide_cuda_notsup("im2col", input->dtype);
+    }
+}
+
+// ---- col2im ---------------------------------------------------------------------------------
+
+/* one thread per image element gathers every column entry that im2col copied from it: no
+ * atomics, and the same order of summation on every run */
+template <int DT>
+__global__ void k_col2im(geom q, typename tide_dt<DT>::T *out, const typename tide_dt<DT>::T *cols,
+                         int64_t total) {
+    typedef typename tide_dt<DT>::C C;
+    for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
+        int64_t w = t % q.W, h = (t / q.W) % q.H, c = (t / (q.W * q.H)) % q.C,
+                n = t / (q.W * q.H * q.C);
+        C acc = 0;
+        for (int i = 0; i < q.kh; i++) {
+            int64_t hh = h + q.ph - i;
+            if (hh < 0 || hh % q.sh != 0 || hh / q.sh >= q.OH)
+                continue;
+            for (int j = 0; j < q.kw; j++) {
+                int64_t ww = w + q.pw - j;
+                if (ww < 0 || ww % q.sw != 0 || ww / q.sw >= q.OW)
+                    continue;
+                int64_t row = (c * q.kh + i) * q.kw + j, col = (hh / q.sh) * q.OW + ww / q.sw;
+                acc += tide_load<DT>(cols[n * q.cs[0] + row * q.cs[1] + col * q.cs[2]]);
+            }
+        }
+        out[n * q.is[0] + c * q.is[1] + h * q.is[2] + w * q.is[3]] = tide_store<DT>(acc);
+    }
+}
+
+struct run_col2im {
+    template <int DT>
+    static tide_status run(cudaStream_t stream, const geom &q, const tide_kview *out,
+                           const tide_kview *cols) {
+        typedef typename tide_dt<DT>::T T;
+        int64_t total = tide_cuda_numel(out);
+        if (total == 0)
+            return TIDE_OK;
+        k_col2im<DT><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
+            q, (T *)out->data, (const T *)cols->data, total);
+        TIDE_CUDA_LAUNCHED(k_col2im);
+        return TIDE_OK;
+    }
+};
+
+extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
+                                        const tide_kview *cols, tide_conv_geom g) {
+    if (out->ndim != 4 || cols->ndim != 3 || !geom_ok(g))
+        return tide_cuda_seterr(TIDE_EINVAL, "col2im: expected 3-D cols and [N, C, H, W] out");
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    geom q = geom_make(out, cols, g);
+    TIDE_CUDA_DISPATCH_FLOAT(out->dtype, run_col2im, stream, q, out, cols);
+    return tide_cuda_notsup("col2im", out->dtype);
+}
+
+// ---- max pooling ----------------------------------------------------------------------------
+
+/* one thread per output: the largest value of its window (NaN wins, first position on ties);
+ * its position h*W + w within the plane goes to indices */
+template <int DT>
+__global__ void k_maxpool2d(geom q, typename tide_dt<DT>::T *out, int64_t *idx,
+                            const typename tide_dt<DT>::T *in, int64_t total, int64_t idx_s0,
+                            int64_t idx_s1, int64_t idx_s2, int64_t idx_s3) {
+    typedef typename tide_dt<DT>::C C;
+    for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
+        int64_t ow = t % q.OW, oh = (t / q.OW) % q.OH, c = (t / (q.OW * q.OH)) % q.C,
+                n = t / (q.OW * q.OH * q.C);
+        const typename tide_dt<DT>::T *plane = in + n * q.is[0] + c * q.is[1];
+        C       best = 0;
+        int64_t at = -1;
+        for (int i = 0; i < q.kh; i++) {
+            int64_t h = oh * q.sh - q.ph + i;
+            if (h < 0 || h >= q.H)
+                continue;
+            for (int j = 0; j < q.kw; j++) {
+                int64_t w = ow * q.sw - q.pw + j;
+                if (w < 0 || w >= q.W)
+                    continue;
+                C v = tide_load<DT>(plane[h * q.is[2] + w * q.is[3]]);
+                if (at < 0 || (v != v && best == best) || v > best) {
+                    best = v;
+                    at = h * q.W + w;
+                }
+            }
+        }
+        out[n * q.cs[0] + c * q.cs[1] + oh * q.cs[2] + ow * q.cs[3]] = tide_store<DT>(best);
+        if (idx)
+            idx[n * idx_s0 + c * idx_s1 + oh * idx_s2 + ow * idx_s3] = at < 0 ? 0 : at;
+    }
+}
+
+struct run_maxpool {
+    template <int DT>
+    static tide_status run(cudaStream_t stream, const geom &q, const tide_kview *out,
+                           const tide_kview *indices, const tide_kview *in) {
+        typedef typename tide_dt<DT>::T T;
+        int64_t total = tide_cuda_numel(out);
+        if (total == 0)
+            return TIDE_OK;
+        k_maxpool2d<DT><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
+            q, (T *)out->data, indices ? (int64_t *)indices->data : NULL, (const T *)in->data,
+            total, indices ? indices->strides[0] : 0, indices ? indices->strides[1] : 0,
+            indices ? indices->strides[2] : 0, indices ? indices->strides[3] : 0);
+        TIDE_CUDA_LAUNCHED(k_maxpool2d);
+        return TIDE_OK;
+    }
+};
+
+extern "C" tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out,
+                                           const tide_kview *indices, const tide_kview *input,
+                                           tide_conv_geom g) {
+    if (input->ndim != 4 || out->ndim != 4 || (indices && indices->ndim != 4) || !geom_ok(g))
+        return tide_cuda_seterr(TIDE_EINVAL, "maxpool2d: expected [N, C, H, W] tensors");
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    geom q = geom_make(input, out, g);
+    q.OH = out->shape[2]; /* the core's output shape is the truth */
+    q.OW = out->shape[3];
+    TIDE_CUDA_DISPATCH_FLOAT(input->dtype, run_maxpool, stream, q, out, indices, input);
+    return tide_cuda_notsup("maxpool2d", input->dtype);
+}
+
+__device__ __forceinline__ void atomic_add(float *p, float v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(double *p, double v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(__half *p, __half v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, __nv_bfloat16 v) {
+    atomicAdd(p, v);
+}
+
+/* grad_in[plane][idx] += grad_out, one thread per grad_out element (windows may overlap) */
+template <typename T>
+__global__ void k_maxpool2d_backward(geom q, T *gin, const T *gout, const int64_t *idx,
+                                     int64_t total, int64_t g0, int64_t g1, int64_t g2,
+                                     int64_t g3, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
+        int64_t ow = t % q.OW, oh = (t / q.OW) % q.OH, c = (t / (q.OW * q.OH)) % q.C,
+                n = t / (q.OW * q.OH * q.C);
+        int64_t at = idx[n * i0 + c * i1 + oh * i2 + ow * i3];
+        if (at < 0 || at >= q.H * q.W)
+            continue;
+        atomic_add(gin + n * q.is[0] + c * q.is[1] + (at / q.W) * q.is[2] + (at % q.W) * q.is[3],
+                   gout[n * g0 + c * g1 + oh * g2 + ow * g3]);
+    }
+}
+
+template <typename T>
+static tide_status maxpool_back_typed(cudaStream_t stream, geom q, const tide_kview *gin,
+                                      const tide_kview *gout, const tide_kview *idx) {
+    int64_t total = tide_cuda_numel(gout);
+    if (total == 0)
+        return TIDE_OK;
+    k_maxpool2d_backward<T><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
+        q, (T *)gin->data, (const T *)gout->data, (const int64_t *)idx->data, total,
+        gout->strides[0], gout->strides[1], gout->strides[2], gout->strides[3], idx->strides[0],
+        idx->strides[1], idx->strides[2], idx->strides[3]);
+    TIDE_CUDA_LAUNCHED(k_maxpool2d_backward);
+    return TIDE_OK;
+}
+
+extern "C" tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
+                                                    const tide_kview *grad_out,
+                                                    const tide_kview *indices) {
+    if (grad_in->ndim != 4 || grad_out->ndim != 4 || indices->ndim != 4)
+        return tide_cuda_seterr(TIDE_EINVAL, "maxpool2d_backward: expected [N, C, H, W] tensors");
+    TIDE_TRY_ST(tide_cuda_fill(dev, grad_in, 0));
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    geom q;
+    q.N = grad_in->shape[0];
+    q.C = grad_in->shape[1];
+    q.H = grad_in->shape[2];
+    q.W = grad_in->shape[3];
+    q.OH = grad_out->shape[2];
+    q.OW = grad_out->shape[3];
+    for (int d = 0; d < 4; d++)
+        q.is[d] = grad_in->strides[d];
+    switch (grad_in->dtype) {
+    case TIDE_DTYPE_F32:
+        return maxpool_back_typed<float>(stream, q, grad_in, grad_out, indices);
+    case TIDE_DTYPE_F64:
+        return maxpool_back_typed<double>(stream, q, grad_in, grad_out, indices);
+    case TIDE_DTYPE_F16:
+        return maxpool_back_typed<__half>(stream, q, grad_in, grad_out, indices);
+    case TIDE_DTYPE_BF16:
+        return maxpool_back_typed<__nv_bfloat16>(stream, q, grad_in, grad_out, indices);
+    default:
+        return tide_cuda_notsup("maxpool2d_backward", grad_in->dtype);
+    }
+}

@@ -1,0 +1,37 @@
+# cuda.mk — the CUDA backend, build/lua/tide/libtide_cuda.so, built whenever nvcc is found.
+# Included by the Makefile (its `all` depends on `cuda`).
+#
+# The CUDA runtime is linked statically: it dlopens libcuda.so.1 itself, so on a host without a
+# driver the library still loads and tide_cuda_backend_open reports why CUDA is unavailable.
+# cuBLAS is linked dynamically (rpath to the toolkit); where it is missing, the core's dlopen
+# fails and reports dlerror(). Only tide_cuda_backend_open is exported (version script).
+
+CUDA_SRC      := $(wildcard src/cuda/*.cu)
+CUDA_OBJ      := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
+CUDA_LIB      := $(BUILD)/lua/tide/libtide_cuda.so
+CUDA_HEADERS  := $(wildcard src/cuda/*.cuh) include/tide.h src/backend.h src/scalar_math.h
+CUDA_GENCODE  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                 -gencode arch=compute_90,code=compute_90
+NVCC_WARN     := -Werror all-warnings -Xcompiler -Wall,-Wextra,-Wshadow,-Werror
+NVCCFLAGS     ?= -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) \
+                 -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -Isrc
+NVCC_FOUND    := $(shell command -v $(NVCC) 2>/dev/null)
+
+.PHONY: cuda
+
+ifneq ($(NVCC_FOUND),)
+cuda: $(CUDA_LIB)
+
+$(BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(CUDA_LIB): $(CUDA_OBJ) src/cuda/exports.map
+	@mkdir -p $(dir $@)
+	$(NVCC) -shared $(CUDA_GENCODE) -cudart static -o $@ $(CUDA_OBJ) \
+	    -Xlinker --version-script=src/cuda/exports.map -Xlinker -rpath=$(CUDA_HOME)/lib64 \
+	    -Xlinker --no-undefined -L$(CUDA_HOME)/lib64 -lcublas -ldl -lpthread
+else
+cuda:
+	@echo "CUDA toolkit not found: building without the CUDA backend"
+endif

@@ -1,0 +1,47 @@
+/*
+ * random.cu — uniform_ and normal_ from the counter-based generator of scalar_math.h: element i
+ * (row-major in out) is a pure function of (seed, offset + i), so the GPU draws the same numbers
+ * as the CPU for the same seed, with no generator state on the device.
+ */
+#include "map.cuh"
+
+__global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out, int dt,
+                         int normal, double lo, double hi, unsigned long long seed,
+                         unsigned long long offset) {
+    for (uint32_t i = (uint32_t)TIDE_GTID; i < n; i += (uint32_t)TIDE_GSTRIDE) {
+        int64_t off[1];
+        tide_iter_offsets<1, uint32_t>(it, i, off);
+        unsigned long long c = offset + first + i;
+        double v = normal ? lo + hi * tide_rng_normal(seed, c)
+                          : lo + (hi - lo) * tide_rng_uniform(seed, c);
+        tide_store_dyn(out, off[0], dt, v);
+    }
+}
+
+extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
+                                        tide_random_kind kind, double lo, double hi,
+                                        uint64_t seed, uint64_t offset) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    int64_t n = tide_cuda_numel(out);
+    if (n == 0)
+        return TIDE_OK;
+    /* coalescing keeps row-major order, so the counter of element i stays offset + i */
+    const tide_kview *views[1] = {out};
+    tide_iter<1>      it = tide_iter_make<1>(views);
+    char             *po = (char *)out->data;
+    size_t            es = tide_cuda_dtype_size(out->dtype);
+    int64_t           inner = n / it.shape[0];
+    return tide_iter_chunks<1>(it, n, [&](const tide_iter<1> &p, uint32_t m, const int64_t *off) {
+        /* a piece starts at row off[0] / stride: its first counter is that row times inner */
+        uint64_t first = 0;
+        if (off && it.stride[0][0] != 0)
+            first = (uint64_t)(off[0] / it.stride[0][0] * inner);
+        k_random<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
+            p, m, first, po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype,
+            kind == TIDE_RANDOM_NORMAL, lo, hi, (unsigned long long)seed,
+            (unsigned long long)offset);
+        TIDE_CUDA_LAUNCHED(k_random);
+        return TIDE_OK;
+    });
+}

@@ -1,0 +1,87 @@
+/* dtype.c — dtype and op tables generated from the X-macros, and type promotion. */
+#include "tide_impl.h"
+
+#include <string.h>
+
+static const char *const dtype_names[] = {
+#define X(e, ctype, name) name,
+    TIDE_DTYPES(X)
+#undef X
+};
+
+static const size_t dtype_sizes[] = {
+#define X(e, ctype, name) sizeof(ctype),
+    TIDE_DTYPES(X)
+#undef X
+};
+
+const char *tide_dtype_name(tide_dtype dt) {
+    return (unsigned)dt < TIDE_DTYPE_COUNT ? dtype_names[dt] : "invalid";
+}
+
+size_t tide_dtype_size(tide_dtype dt) {
+    return (unsigned)dt < TIDE_DTYPE_COUNT ? dtype_sizes[dt] : 0;
+}
+
+int tide_dtype_is_float(tide_dtype dt) {
+    return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
+           dt == TIDE_DTYPE_BF16;
+}
+
+tide_status tide_dtype_from_name(const char *name, tide_dtype *out) {
+    for (int i = 0; i < TIDE_DTYPE_COUNT; i++)
+        if (name && strcmp(name, dtype_names[i]) == 0) {
+            *out = (tide_dtype)i;
+            return TIDE_OK;
+        }
+    return tide_seterr(TIDE_EDTYPE,
+                       "dtype: unknown dtype \"%s\"; use one of float32, float64, float16, "
+                       "bfloat16, int32, int64, uint8, bool",
+                       name ? name : "(null)");
+}
+
+/* bool < uint8 < int32 < int64 < float16/bfloat16 < float32 < float64 */
+static int rank(tide_dtype dt) {
+    switch (dt) {
+    case TIDE_DTYPE_BOOL: return 0;
+    case TIDE_DTYPE_U8: return 1;
+    case TIDE_DTYPE_I32: return 2;
+    case TIDE_DTYPE_I64: return 3;
+    case TIDE_DTYPE_F16:
+    case TIDE_DTYPE_BF16: return 4;
+    case TIDE_DTYPE_F32: return 5;
+    case TIDE_DTYPE_F64: return 6;
+    default: return -1;
+    }
+}
+
+tide_dtype tide_promote(tide_dtype a, tide_dtype b) {
+    if (a == b)
+        return a;
+    int ra = rank(a), rb = rank(b);
+    if (ra == rb) /* float16 with bfloat16: neither holds the other */
+        return TIDE_DTYPE_F32;
+    return ra > rb ? a : b;
+}
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+static const char *const op_names[] = {
+#define X(e, family, name) name,
+#include "tide_ops.def"
+#undef X
+};
+
+static const tide_op_family op_families[] = {
+#define X(e, family, name) TIDE_FAMILY_##family,
+#include "tide_ops.def"
+#undef X
+};
+
+const char *tide_op_name(tide_op op) {
+    return (unsigned)op < TIDE_OP_COUNT ? op_names[op] : "op";
+}
+
+tide_op_family tide_op_family_of(tide_op op) {
+    return (unsigned)op < TIDE_OP_COUNT ? op_families[op] : TIDE_FAMILY_UNARY;
+}

@@ -1,0 +1,500 @@
+/* ops.c — the elementwise and reduction ops: validate, same-device check, promote and cast,
+ * allocate the output on the inputs' device, dispatch to its backend. */
+#include "tide_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- shared checks ------------------------------------------------------------------------ */
+
+tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b) {
+    tide_device *da = a->storage->dev, *db = b->storage->dev;
+    if (da == db)
+        return TIDE_OK;
+    return tide_seterr(TIDE_EDEVICE,
+                       "%s: expected all tensors on the same device, found %s and %s; move one "
+                       "with :to(\"%s\")",
+                       op, da->name, db->name, db->name);
+}
+
+tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int bn,
+                                 const int64_t *bs, int *on, int64_t *os) {
+    int n = an > bn ? an : bn;
+    for (int i = 0; i < n; i++) {
+        int     ia = i - (n - an), ib = i - (n - bn);
+        int64_t sa = ia >= 0 ? as[ia] : 1, sb = ib >= 0 ? bs[ib] : 1;
+        if (sa == sb || sb == 1) {
+            os[i] = sa;
+        } else if (sa == 1) {
+            os[i] = sb;
+        } else {
+            char s1[200], s2[200];
+            tide_shape_fmt(s1, sizeof s1, an, as);
+            tide_shape_fmt(s2, sizeof s2, bn, bs);
+            return tide_seterr(TIDE_ESHAPE,
+                               "%s: shapes %s and %s cannot be broadcast: size %lld vs %lld at "
+                               "dim %d",
+                               op, s1, s2, (long long)sa, (long long)sb, i + 1);
+        }
+    }
+    *on = n;
+    return TIDE_OK;
+}
+
+static bool same_shape(const tide_tensor *a, const tide_tensor *b) {
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i])
+            return false;
+    return true;
+}
+
+/* With a given output (in-place ops), compute in its dtype when the result may be cast into it:
+ * float -> float or int -> int/float, never float -> int or anything -> bool. */
+static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype res,
+                             tide_dtype *dt) {
+    *dt = res;
+    if (!out || out->dtype == res)
+        return TIDE_OK;
+    tide_dtype o  = out->dtype;
+    bool       ok = o != TIDE_DTYPE_BOOL && !(tide_dtype_is_float(res) && !tide_dtype_is_float(o));
+    if (!ok)
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: the result has dtype %s, which cannot be written into a %s "
+                           "tensor in place; use the out-of-place op or cast with :to()",
+                           op, tide_dtype_name(res), tide_dtype_name(o));
+    *dt = o;
+    return TIDE_OK;
+}
+
+static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **out, bool created) {
+    if (created) {
+        tide_tensor_release(*out);
+        *out = NULL;
+    }
+    return st == TIDE_OK ? st : tide_err_op(st, op);
+}
+
+/* ---- binary ------------------------------------------------------------------------------- */
+
+tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const tide_tensor *b,
+                        tide_tensor **out) {
+    const char    *name = tide_op_name(op);
+    tide_op_family fam  = tide_op_family_of(op);
+    if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
+        return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
+    TIDE_TRY(tide_check_same_device(name, a, b));
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, a, *out));
+    tide_device *dev = a->storage->dev;
+
+    tide_dtype cdt = tide_promote(a->dtype, b->dtype);
+    if ((op == TIDE_OP_DIV || op == TIDE_OP_POW) && !tide_dtype_is_float(cdt))
+        cdt = TIDE_DTYPE_F32;
+    tide_dtype odt = cdt;
+    if (fam == TIDE_FAMILY_COMPARE)
+        odt = TIDE_DTYPE_BOOL;
+    else {
+        TIDE_TRY(out_dtype(name, *out, cdt, &odt));
+        cdt = odt;
+    }
+
+    int            n;
+    int64_t        bshape[TIDE_MAX_DIMS];
+    const int64_t *shape = a->shape;
+    if (same_shape(a, b)) {
+        n = a->ndim;
+    } else {
+        TIDE_TRY(tide_broadcast_shape(name, a->ndim, a->shape, b->ndim, b->shape, &n, bshape));
+        shape = bshape;
+        int64_t numel;
+        if (tide_shape_numel(n, shape, &numel) != TIDE_OK)
+            return tide_err_op(TIDE_ESHAPE, name);
+    }
+    bool created;
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, n, shape, out, &created));
+    tide_tensor *o = *out;
+    if (tide_tensor_numel(o) == 0)
+        return TIDE_OK;
+    if (!dev->backend->binary)
+        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+
+    tide_tensor *ca = NULL, *cb = NULL;
+    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    if (st == TIDE_OK)
+        st = tide_cast(ctx, name, b, cdt, &cb);
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(o);
+        tide_kview av = tide_kview_expand(ca, n, shape), bv = tide_kview_expand(cb, n, shape);
+        st            = dev->backend->binary(dev, op, &ov, &av, &bv);
+    }
+    tide_tensor_release(ca);
+    tide_tensor_release(cb);
+    return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
+}
+
+tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, double s,
+                               int reverse, tide_tensor **out) {
+    const char    *name = tide_op_name(op);
+    tide_op_family fam  = tide_op_family_of(op);
+    if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
+        return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, a, *out));
+    tide_device *dev      = a->storage->dev;
+    bool         integral = s == floor(s) && isfinite(s);
+    tide_dtype   cdt      = a->dtype;
+    if (fam == TIDE_FAMILY_COMPARE) {
+        if (!tide_dtype_is_float(cdt) && !integral)
+            cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
+    } else {
+        if (!tide_dtype_is_float(cdt) &&
+            (!integral || op == TIDE_OP_DIV || op == TIDE_OP_POW))
+            cdt = TIDE_DTYPE_F32;
+        else if (cdt == TIDE_DTYPE_BOOL)
+            cdt = TIDE_DTYPE_I64;
+    }
+    tide_dtype odt = TIDE_DTYPE_BOOL;
+    if (fam != TIDE_FAMILY_COMPARE) {
+        TIDE_TRY(out_dtype(name, *out, cdt, &odt));
+        cdt = odt;
+    }
+    bool created;
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, a->ndim, a->shape, out, &created));
+    if (tide_tensor_numel(*out) == 0)
+        return TIDE_OK;
+    if (!dev->backend->binary_scalar)
+        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_tensor *ca;
+    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
+        st            = dev->backend->binary_scalar(dev, op, &ov, &av, s, reverse);
+        tide_tensor_release(ca);
+    }
+    return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
+}
+
+/* ---- unary -------------------------------------------------------------------------------- */
+
+static bool float_only(tide_op op) {
+    switch (op) {
+    case TIDE_OP_EXP:
+    case TIDE_OP_LOG:
+    case TIDE_OP_SQRT:
+    case TIDE_OP_RSQRT:
+    case TIDE_OP_TANH:
+    case TIDE_OP_SIGMOID:
+    case TIDE_OP_GELU:
+    case TIDE_OP_SIN:
+    case TIDE_OP_COS: return true;
+    default: return false;
+    }
+}
+
+tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
+                       tide_tensor **out) {
+    const char *name = tide_op_name(op);
+    if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_UNARY)
+        return tide_seterr(TIDE_EINVAL, "unary: %s is not a unary op", name);
+    double clamp[2] = {-INFINITY, INFINITY};
+    if (op == TIDE_OP_CLAMP) {
+        if (params)
+            memcpy(clamp, params, sizeof clamp);
+        if (clamp[0] > clamp[1])
+            return tide_seterr(TIDE_EINVAL, "clamp: min %g is greater than max %g", clamp[0],
+                               clamp[1]);
+        params = clamp;
+    }
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, a, *out));
+    tide_device *dev = a->storage->dev;
+    tide_dtype   cdt = a->dtype;
+    if (float_only(op) && !tide_dtype_is_float(cdt))
+        cdt = TIDE_DTYPE_F32;
+    TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
+    bool created;
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, a->ndim, a->shape, out, &created));
+    if (tide_tensor_numel(*out) == 0)
+        return TIDE_OK;
+    if (!dev->backend->unary)
+        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_tensor *ca;
+    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
+        st            = dev->backend->unary(dev, op, &ov, &av, params);
+        tide_tensor_release(ca);
+    }
+    return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
+}
+
+/* ---- reductions --------------------------------------------------------------------------- */
+
+/* the kview of a freshly allocated contiguous result, seen with keepdim's shape */
+static tide_kview keep_view(const tide_tensor *r, int ndim, const int64_t *kshape) {
+    tide_kview v = tide_kview_of(r);
+    v.ndim       = ndim;
+    memcpy(v.shape, kshape, (size_t)ndim * sizeof *kshape);
+    tide_contiguous_strides(ndim, kshape, v.strides);
+    return v;
+}
+
+tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim, int keepdim,
+                        tide_tensor **values, tide_tensor **indices) {
+    const char *name = tide_op_name(op);
+    if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_REDUCE)
+        return tide_seterr(TIDE_EINVAL, "reduce: %s is not a reduction", name);
+    tide_device *dev  = a->storage->dev;
+    bool         full = dim == TIDE_ALL_DIMS || a->ndim == 0;
+    bool         arg  = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN;
+    bool         want_idx = !arg && (op == TIDE_OP_MAX || op == TIDE_OP_MIN) && indices;
+    if (!full) {
+        int n = a->ndim, d = dim < 0 ? dim + n : dim;
+        if (d < 0 || d >= n)
+            return tide_seterr(TIDE_EINDEX,
+                               "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d "
+                               "to -1)",
+                               name, dim < 0 ? dim : dim + 1, n, n, n);
+        dim = d;
+    }
+    int64_t numel = tide_tensor_numel(a);
+    int64_t rsize = full ? numel : a->shape[dim];
+    if (rsize == 0 && (arg || op == TIDE_OP_MAX || op == TIDE_OP_MIN))
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: cannot reduce over an empty dim (size 0); %s has no identity", name,
+                           name);
+
+    /* dtypes: integer sums and products in int64, integer means in float32 */
+    tide_dtype cdt = a->dtype;
+    if ((op == TIDE_OP_SUM || op == TIDE_OP_PROD) && !tide_dtype_is_float(cdt))
+        cdt = TIDE_DTYPE_I64;
+    if (op == TIDE_OP_MEAN && !tide_dtype_is_float(cdt))
+        cdt = TIDE_DTYPE_F32;
+    tide_dtype odt = arg ? TIDE_DTYPE_I64 : cdt;
+
+    /* shapes: kshape (keepdim, what the backend sees) and the result's */
+    int64_t kshape[TIDE_MAX_DIMS], rshape[TIDE_MAX_DIMS];
+    int     kn, rn = 0;
+    if (full) {
+        kn        = 1;
+        kshape[0] = 1;
+        for (int i = 0; keepdim && i < a->ndim; i++)
+            rshape[rn++] = 1;
+    } else {
+        kn = a->ndim;
+        for (int i = 0; i < a->ndim; i++) {
+            kshape[i] = i == dim ? 1 : a->shape[i];
+            if (keepdim || i != dim)
+                rshape[rn++] = kshape[i];
+        }
+    }
+    bool vcreated, icreated = false;
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, rn, rshape, values, &vcreated));
+    tide_tensor *idx = NULL;
+    if (want_idx) {
+        tide_status st =
+            tide_prepare_out(ctx, name, dev, TIDE_DTYPE_I64, rn, rshape, indices, &icreated);
+        if (st != TIDE_OK)
+            return dispatch_fail(st, name, values, vcreated);
+        idx = *indices;
+    }
+    tide_status  st = TIDE_OK;
+    tide_tensor *ca = NULL, *flat = NULL;
+    if (tide_tensor_numel(*values) == 0) {
+        /* nothing to write */
+    } else if (numel == 0) {
+        /* reductions over nothing: the identity */
+        double v = op == TIDE_OP_PROD ? 1.0 : op == TIDE_OP_MEAN ? NAN : 0.0;
+        st       = tide_fill_(ctx, *values, v);
+    } else if (!dev->backend->reduce) {
+        st = tide_notsup(name, dev);
+    } else {
+        st = tide_cast(ctx, name, a, cdt, &ca);
+        if (st == TIDE_OK && full) {
+            int64_t one = numel;
+            st          = tide_tensor_reshape(ctx, ca, 1, &one, &flat);
+        }
+        if (st == TIDE_OK) {
+            const tide_tensor *src = full ? flat : ca;
+            tide_kview         av  = tide_kview_of(src);
+            tide_kview         rv  = keep_view(*values, kn, kshape);
+            tide_kview         iv;
+            if (idx)
+                iv = keep_view(idx, kn, kshape);
+            st = dev->backend->reduce(dev, op, arg ? NULL : &rv, arg ? &rv : idx ? &iv : NULL, &av,
+                                      full ? 0 : dim);
+        }
+    }
+    tide_tensor_release(ca);
+    tide_tensor_release(flat);
+    if (st != TIDE_OK) {
+        if (icreated) {
+            tide_tensor_release(*indices);
+            *indices = NULL;
+        }
+        return dispatch_fail(st, name, values, vcreated);
+    }
+    return TIDE_OK;
+}
+
+tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int64_t *shape,
+                        tide_tensor **out) {
+    int  lead = a->ndim - ndim;
+    bool ok   = lead >= 0 && ndim <= TIDE_MAX_DIMS;
+    for (int i = 0; ok && i < ndim; i++)
+        ok = shape[i] == a->shape[lead + i] || shape[i] == 1;
+    if (!ok) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
+        tide_shape_fmt(s2, sizeof s2, ndim < 0 ? 0 : ndim, shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "sum_to: cannot sum shape %s down to %s; the target must broadcast to "
+                           "the source",
+                           s1, s2);
+    }
+    tide_tensor *cur;
+    tide_tensor_retain((tide_tensor *)a);
+    cur = (tide_tensor *)a;
+    /* leading dims away, then the broadcast size-1 dims (keepdim) */
+    for (int i = 0; i < lead; i++) {
+        tide_tensor *r  = NULL;
+        tide_status  st = tide_reduce(ctx, TIDE_OP_SUM, cur, 0, 0, &r, NULL);
+        tide_tensor_release(cur);
+        if (st != TIDE_OK)
+            return tide_err_op(st, "sum_to");
+        cur = r;
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] != 1 || cur->shape[i] == 1)
+            continue;
+        tide_tensor *r  = NULL;
+        tide_status  st = tide_reduce(ctx, TIDE_OP_SUM, cur, i, 1, &r, NULL);
+        tide_tensor_release(cur);
+        if (st != TIDE_OK)
+            return tide_err_op(st, "sum_to");
+        cur = r;
+    }
+    if (cur == a) {
+        tide_tensor_release(cur);
+        return tide_tensor_clone(ctx, a, out);
+    }
+    *out = cur;
+    return TIDE_OK;
+}
+
+/* ---- where, fill, random, arange ---------------------------------------------------------- */
+
+tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor *a,
+                       const tide_tensor *b, tide_tensor **out) {
+    static const char name[] = "where";
+    TIDE_TRY(tide_check_same_device(name, cond, a));
+    TIDE_TRY(tide_check_same_device(name, cond, b));
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, cond, *out));
+    if (cond->dtype != TIDE_DTYPE_BOOL)
+        return tide_seterr(TIDE_EDTYPE,
+                           "where: the condition must be bool, got %s; make one with a "
+                           "comparison such as t:gt(0)",
+                           tide_dtype_name(cond->dtype));
+    tide_device *dev = cond->storage->dev;
+    tide_dtype   cdt = tide_promote(a->dtype, b->dtype);
+    TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
+    int     n1, n;
+    int64_t s1[TIDE_MAX_DIMS], shape[TIDE_MAX_DIMS], numel;
+    TIDE_TRY(tide_broadcast_shape(name, a->ndim, a->shape, b->ndim, b->shape, &n1, s1));
+    TIDE_TRY(tide_broadcast_shape(name, cond->ndim, cond->shape, n1, s1, &n, shape));
+    if (tide_shape_numel(n, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, name);
+    bool created;
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, n, shape, out, &created));
+    if (numel == 0)
+        return TIDE_OK;
+    if (!dev->backend->where)
+        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_tensor *ca = NULL, *cb = NULL;
+    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    if (st == TIDE_OK)
+        st = tide_cast(ctx, name, b, cdt, &cb);
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(*out), cv = tide_kview_expand(cond, n, shape);
+        tide_kview av = tide_kview_expand(ca, n, shape), bv = tide_kview_expand(cb, n, shape);
+        st            = dev->backend->where(dev, &ov, &cv, &av, &bv);
+    }
+    tide_tensor_release(ca);
+    tide_tensor_release(cb);
+    return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
+}
+
+tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
+    (void)ctx;
+    tide_device *dev = t->storage->dev;
+    if (tide_tensor_numel(t) == 0)
+        return TIDE_OK;
+    if (!dev->backend->fill)
+        return tide_notsup("fill_", dev);
+    tide_kview  v  = tide_kview_of(t);
+    tide_status st = dev->backend->fill(dev, &v, value);
+    return st == TIDE_OK ? st : tide_err_op(st, "fill_");
+}
+
+tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
+                         double hi) {
+    const char *name = kind == TIDE_RANDOM_NORMAL ? "normal_" : "uniform_";
+    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
+        return tide_seterr(TIDE_EINVAL, "random_: unknown distribution %d", (int)kind);
+    if (!tide_dtype_is_float(t->dtype))
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: random values need a floating-point tensor, got %s; create it "
+                           "with dtype float32",
+                           name, tide_dtype_name(t->dtype));
+    if (!isfinite(lo) || !isfinite(hi))
+        return tide_seterr(TIDE_EINVAL, "%s: parameters must be finite, got %g and %g", name, lo,
+                           hi);
+    if (kind == TIDE_RANDOM_UNIFORM && lo > hi)
+        return tide_seterr(TIDE_EINVAL, "%s: from %g is greater than to %g", name, lo, hi);
+    if (kind == TIDE_RANDOM_NORMAL && hi < 0)
+        return tide_seterr(TIDE_EINVAL, "%s: std %g is negative", name, hi);
+    ctx              = tide_ctx_or_default(ctx);
+    tide_device *dev = t->storage->dev;
+    int64_t      n   = tide_tensor_numel(t);
+    if (n == 0)
+        return TIDE_OK;
+    if (!dev->backend->random)
+        return tide_notsup(name, dev);
+    tide_kview  v  = tide_kview_of(t);
+    tide_status st = dev->backend->random(dev, &v, kind, lo, hi, ctx->seed, ctx->rng_offset);
+    if (st != TIDE_OK)
+        return tide_err_op(st, name);
+    ctx->rng_offset += (uint64_t)n;
+    return TIDE_OK;
+}
+
+tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double start, double stop,
+                        double step, tide_tensor **out) {
+    static const char name[] = "arange";
+    if (!isfinite(start) || !isfinite(stop) || !isfinite(step))
+        return tide_seterr(TIDE_EINVAL, "arange: start, stop and step must be finite, got %g, %g "
+                           "and %g", start, stop, step);
+    if (step == 0)
+        return tide_seterr(TIDE_EINVAL, "arange: step must not be zero");
+    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
+        return tide_seterr(TIDE_EDTYPE, "arange: invalid dtype %d", (int)dt);
+    double count = ceil((stop - start) / step);
+    if (count < 0)
+        count = 0;
+    if (count > 9.0e15)
+        return tide_seterr(TIDE_ESHAPE, "arange: %g elements are too many", count);
+    if (!dev)
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
+    int64_t n = (int64_t)count;
+    TIDE_TRY(tide_tensor_alloc(ctx, name, dev, dt, 1, &n, out));
+    if (n == 0)
+        return TIDE_OK;
+    if (!dev->backend->arange)
+        return dispatch_fail(tide_notsup(name, dev), name, out, true);
+    tide_kview  v  = tide_kview_of(*out);
+    tide_status st = dev->backend->arange(dev, &v, start, step);
+    return st == TIDE_OK ? st : dispatch_fail(st, name, out, true);
+}

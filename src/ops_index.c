@@ -1,0 +1,254 @@
+/* ops_index.c — index_select, index_add_, cat and softmax. */
+#include "tide_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tide_status check_dim(const char *op, int *dim, int ndim) {
+    int n = ndim, d = *dim < 0 ? *dim + n : *dim;
+    if (d < 0 || d >= n)
+        return tide_seterr(TIDE_EINDEX,
+                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
+                           op, *dim < 0 ? *dim : *dim + 1, ndim, n, n);
+    *dim = d;
+    return TIDE_OK;
+}
+
+/* index as a contiguous 1-D int64 tensor whose values lie in [0, size); the range check reads
+ * the values on the host (an internal copy, not a user transfer) */
+static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tensor *index,
+                                 int64_t size, tide_tensor **out) {
+    if (index->dtype != TIDE_DTYPE_I64 && index->dtype != TIDE_DTYPE_I32)
+        return tide_seterr(TIDE_EDTYPE, "%s: index must be int64 or int32, got %s", op,
+                           tide_dtype_name(index->dtype));
+    if (index->ndim != 1)
+        return tide_seterr(TIDE_ESHAPE, "%s: index must be 1-d, got %d-d", op, index->ndim);
+    tide_tensor *c = NULL, *ix = NULL;
+    TIDE_TRY(tide_cast(ctx, op, index, TIDE_DTYPE_I64, &c));
+    tide_status st = tide_tensor_contiguous(ctx, c, &ix);
+    tide_tensor_release(c);
+    if (st != TIDE_OK)
+        return st;
+    int64_t      n   = ix->shape[0];
+    tide_device *dev = ix->storage->dev;
+    int64_t     *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
+    if (dev->type != TIDE_DEVICE_CPU && n) {
+        host = malloc((size_t)n * sizeof *host);
+        if (!host) {
+            tide_tensor_release(ix);
+            return tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+        }
+        tide_device *h;
+        st = tide_device_get_index(TIDE_DEVICE_CPU, 0, &h);
+        if (st == TIDE_OK)
+            st = tide_copy_bytes(h, host, dev, vals, (size_t)n * sizeof *host, 0);
+        if (st != TIDE_OK) {
+            free(host);
+            tide_tensor_release(ix);
+            return tide_err_op(st, op);
+        }
+        vals = host;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (vals[i] < 0 || vals[i] >= size) {
+            st = tide_seterr(TIDE_EINDEX,
+                             "%s: index %lld (at position %lld) out of range for a dim of size "
+                             "%lld; indices go from 1 to %lld",
+                             op, (long long)vals[i] + 1, (long long)i + 1, (long long)size,
+                             (long long)size);
+            break;
+        }
+    free(host);
+    if (st != TIDE_OK) {
+        tide_tensor_release(ix);
+        return st;
+    }
+    *out = ix;
+    return TIDE_OK;
+}
+
+tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
+                              const tide_tensor *index, tide_tensor **out) {
+    static const char op[] = "index_select";
+    TIDE_TRY(tide_check_same_device(op, a, index));
+    if (*out)
+        TIDE_TRY(tide_check_same_device(op, a, *out));
+    if (a->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "index_select: cannot index a 0-d tensor");
+    TIDE_TRY(check_dim(op, &dim, a->ndim));
+    tide_tensor *ix;
+    TIDE_TRY(prepare_index(ctx, op, index, a->shape[dim], &ix));
+    tide_device *dev = a->storage->dev;
+    int64_t      shape[TIDE_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    shape[dim] = ix->shape[0];
+    bool        created;
+    tide_status st = tide_prepare_out(ctx, op, dev, a->dtype, a->ndim, shape, out, &created);
+    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
+        if (!dev->backend->index_select) {
+            st = tide_notsup(op, dev);
+        } else {
+            tide_kview ov = tide_kview_of(*out), av = tide_kview_of(a), iv = tide_kview_of(ix);
+            st            = dev->backend->index_select(dev, &ov, &av, dim, &iv);
+            if (st != TIDE_OK)
+                st = tide_err_op(st, op);
+        }
+        if (st != TIDE_OK && created) {
+            tide_tensor_release(*out);
+            *out = NULL;
+        }
+    }
+    tide_tensor_release(ix);
+    return st;
+}
+
+tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
+                            const tide_tensor *src) {
+    static const char op[] = "index_add_";
+    TIDE_TRY(tide_check_same_device(op, dst, index));
+    TIDE_TRY(tide_check_same_device(op, dst, src));
+    if (dst->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "index_add_: cannot index a 0-d tensor");
+    TIDE_TRY(check_dim(op, &dim, dst->ndim));
+    if (index->ndim != 1)
+        return tide_seterr(TIDE_ESHAPE, "%s: index must be 1-d, got %d-d", op, index->ndim);
+    bool ok = src->ndim == dst->ndim;
+    for (int i = 0; ok && i < dst->ndim; i++)
+        ok = src->shape[i] == (i == dim ? index->shape[0] : dst->shape[i]);
+    if (!ok) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, src->ndim, src->shape);
+        tide_shape_fmt(s2, sizeof s2, dst->ndim, dst->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: source of shape %s does not fit a destination of shape %s with "
+                           "%lld indices at dim %d",
+                           op, s1, s2, (long long)index->shape[0], dim + 1);
+    }
+    if (tide_dtype_is_float(src->dtype) && !tide_dtype_is_float(dst->dtype))
+        return tide_seterr(TIDE_EDTYPE, "%s: cannot add %s values into a %s tensor in place", op,
+                           tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
+    tide_tensor *ix;
+    TIDE_TRY(prepare_index(ctx, op, index, dst->shape[dim], &ix));
+    tide_device *dev = dst->storage->dev;
+    tide_tensor *cs  = NULL;
+    tide_status  st  = TIDE_OK;
+    if (tide_tensor_numel(src) > 0) {
+        if (!dev->backend->index_add)
+            st = tide_notsup(op, dev);
+        else
+            st = tide_cast(ctx, op, src, dst->dtype, &cs);
+        if (st == TIDE_OK) {
+            tide_kview dv = tide_kview_of(dst), iv = tide_kview_of(ix), sv = tide_kview_of(cs);
+            st            = dev->backend->index_add(dev, &dv, dim, &iv, &sv);
+            if (st != TIDE_OK)
+                st = tide_err_op(st, op);
+        }
+    }
+    tide_tensor_release(cs);
+    tide_tensor_release(ix);
+    return st;
+}
+
+tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
+                     tide_tensor **out) {
+    static const char op[] = "cat";
+    if (n <= 0)
+        return tide_seterr(TIDE_EINVAL, "cat: expected a non-empty list of tensors");
+    const tide_tensor *t0 = ts[0];
+    if (t0->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "cat: cannot concatenate 0-d tensors; use stack");
+    TIDE_TRY(check_dim(op, &dim, t0->ndim));
+    tide_dtype dt    = t0->dtype;
+    int64_t    total = 0;
+    for (int k = 0; k < n; k++) {
+        const tide_tensor *t = ts[k];
+        TIDE_TRY(tide_check_same_device(op, t0, t));
+        bool ok = t->ndim == t0->ndim;
+        for (int i = 0; ok && i < t0->ndim; i++)
+            ok = i == dim || t->shape[i] == t0->shape[i];
+        if (!ok) {
+            char s1[200], s2[200];
+            tide_shape_fmt(s1, sizeof s1, t0->ndim, t0->shape);
+            tide_shape_fmt(s2, sizeof s2, t->ndim, t->shape);
+            return tide_seterr(TIDE_ESHAPE,
+                               "cat: tensor %d has shape %s, which does not fit tensor 1's %s: "
+                               "sizes must match except in dim %d",
+                               k + 1, s2, s1, dim + 1);
+        }
+        dt = tide_promote(dt, t->dtype);
+        total += t->shape[dim];
+    }
+    if (*out)
+        TIDE_TRY(tide_check_same_device(op, t0, *out));
+    int64_t shape[TIDE_MAX_DIMS];
+    memcpy(shape, t0->shape, sizeof shape);
+    shape[dim] = total;
+    int64_t numel;
+    if (tide_shape_numel(t0->ndim, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, op);
+    bool created;
+    TIDE_TRY(tide_prepare_out(ctx, op, t0->storage->dev, dt, t0->ndim, shape, out, &created));
+    int64_t     at = 0;
+    tide_status st = TIDE_OK;
+    for (int k = 0; k < n && st == TIDE_OK; k++) {
+        tide_tensor *part;
+        st = tide_tensor_narrow(*out, dim, at, ts[k]->shape[dim], &part);
+        if (st == TIDE_OK) {
+            st = tide_tensor_copy_(ctx, part, ts[k]);
+            tide_tensor_release(part);
+        }
+        at += ts[k]->shape[dim];
+    }
+    if (st != TIDE_OK) {
+        if (created) {
+            tide_tensor_release(*out);
+            *out = NULL;
+        }
+        return tide_err_op(st, op);
+    }
+    return TIDE_OK;
+}
+
+tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log,
+                         tide_tensor **out) {
+    const char *op = log ? "log_softmax" : "softmax";
+    if (*out)
+        TIDE_TRY(tide_check_same_device(op, a, *out));
+    if (a->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
+    TIDE_TRY(check_dim(op, &dim, a->ndim));
+    tide_device *dev = a->storage->dev;
+    tide_dtype   dt  = tide_dtype_is_float(a->dtype) ? a->dtype : TIDE_DTYPE_F32;
+    bool         created;
+    TIDE_TRY(tide_prepare_out(ctx, op, dev, dt, a->ndim, a->shape, out, &created));
+    if (tide_tensor_numel(*out) == 0)
+        return TIDE_OK;
+    tide_tensor *ca = NULL, *res = NULL;
+    tide_status  st = dev->backend->softmax ? TIDE_OK : tide_notsup(op, dev);
+    if (st == TIDE_OK)
+        st = tide_cast(ctx, op, a, dt, &ca);
+    if (st == TIDE_OK) {
+        if (tide_tensor_is_contiguous(*out)) {
+            tide_tensor_retain(*out);
+            res = *out;
+        } else {
+            st = tide_tensor_alloc(ctx, op, dev, dt, a->ndim, a->shape, &res);
+        }
+    }
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(res), av = tide_kview_of(ca);
+        st            = dev->backend->softmax(dev, &ov, &av, dim, log);
+        if (st == TIDE_OK && res != *out)
+            st = tide_tensor_copy_(ctx, *out, res);
+    }
+    tide_tensor_release(ca);
+    tide_tensor_release(res);
+    if (st != TIDE_OK) {
+        if (created) {
+            tide_tensor_release(*out);
+            *out = NULL;
+        }
+        return tide_err_op(st, op);
+    }
+    return TIDE_OK;
+}

@@ -1,0 +1,173 @@
+/* ops_linalg.c — matmul with torch.matmul's semantics, lowered to one batched gemm
+ * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend. */
+#include "tide_impl.h"
+
+#include <string.h>
+
+/* Views t (already expanded to batch dims + 2 matrix dims) as [B, R, C] with one batch stride;
+ * false when its batch dims cannot be merged into one stride (then the caller copies). */
+static bool batch_view(const tide_kview *t, tide_kview *v) {
+    int     nb = t->ndim - 2;
+    int64_t B = 1, bstride = 0;
+    bool    first = true;
+    for (int i = nb - 1; i >= 0; i--) {
+        if (t->shape[i] == 1)
+            continue;
+        if (first) {
+            bstride = t->strides[i];
+            first   = false;
+        } else if (t->strides[i] != bstride * B) {
+            return false;
+        }
+        B *= t->shape[i];
+    }
+    /* a run of stride-0 dims merges as stride 0 */
+    if (bstride == 0 && !first) {
+        for (int i = 0; i < nb; i++)
+            if (t->shape[i] != 1 && t->strides[i] != 0)
+                return false;
+    }
+    v->data       = t->data;
+    v->dtype      = t->dtype;
+    v->ndim       = 3;
+    v->shape[0]   = B;
+    v->strides[0] = first ? 0 : bstride;
+    v->shape[1]   = t->shape[nb];
+    v->strides[1] = t->strides[nb];
+    v->shape[2]   = t->shape[nb + 1];
+    v->strides[2] = t->strides[nb + 1];
+    return true;
+}
+
+/* with mixed stride-0 and real batch dims: materialise the expanded operand */
+static tide_status flat_operand(tide_ctx *ctx, const tide_tensor *t, int n, const int64_t *shape,
+                                tide_tensor **keep, tide_kview *v) {
+    tide_kview e = tide_kview_expand(t, n, shape);
+    if (batch_view(&e, v))
+        return TIDE_OK;
+    tide_tensor *ex, *c;
+    TIDE_TRY(tide_tensor_expand(t, n, shape, &ex));
+    tide_status st = tide_tensor_clone(ctx, ex, &c);
+    tide_tensor_release(ex);
+    if (st != TIDE_OK)
+        return st;
+    *keep = c;
+    e     = tide_kview_of(c);
+    batch_view(&e, v);
+    return TIDE_OK;
+}
+
+tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
+                        tide_tensor **out) {
+    static const char name[] = "matmul";
+    TIDE_TRY(tide_check_same_device(name, a, b));
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, a, *out));
+    if (a->ndim == 0 || b->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE,
+                           "matmul: both arguments need at least 1 dim, got %d-d and %d-d; use "
+                           "mul for scalars",
+                           a->ndim, b->ndim);
+    tide_device *dev = a->storage->dev;
+    tide_dtype   cdt = tide_promote(a->dtype, b->dtype);
+
+    /* operands as matrices: a 1-D a is a row [1, K], a 1-D b a column [K, 1] */
+    int64_t M = a->ndim == 1 ? 1 : a->shape[a->ndim - 2], K = a->shape[a->ndim - 1];
+    int64_t Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
+    int64_t N  = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
+    if (K != Kb) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
+        tide_shape_fmt(s2, sizeof s2, b->ndim, b->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "matmul: shapes %s and %s do not fit: the first has %lld columns, the "
+                           "second %lld rows",
+                           s1, s2, (long long)K, (long long)Kb);
+    }
+    int     abn = a->ndim > 2 ? a->ndim - 2 : 0, bbn = b->ndim > 2 ? b->ndim - 2 : 0, nb;
+    int64_t batch[TIDE_MAX_DIMS];
+    TIDE_TRY(tide_broadcast_shape(name, abn, a->shape, bbn, b->shape, &nb, batch));
+    if (nb + 2 > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "matmul: result would have more than %d dims",
+                           TIDE_MAX_DIMS);
+
+    /* result shape: batch, then M unless a was 1-D, then N unless b was 1-D */
+    int64_t rshape[TIDE_MAX_DIMS];
+    int     rn = 0;
+    for (int i = 0; i < nb; i++)
+        rshape[rn++] = batch[i];
+    if (a->ndim > 1)
+        rshape[rn++] = M;
+    if (b->ndim > 1)
+        rshape[rn++] = N;
+    int64_t numel;
+    if (tide_shape_numel(rn, rshape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, name);
+    bool created;
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, rn, rshape, out, &created));
+    if (numel == 0)
+        return TIDE_OK;
+    if (K == 0) /* empty inner dim: sums of nothing */
+        return tide_fill_(ctx, *out, 0.0);
+    if (!dev->backend->matmul) {
+        tide_status st = tide_notsup(name, dev);
+        if (created) {
+            tide_tensor_release(*out);
+            *out = NULL;
+        }
+        return st;
+    }
+
+    tide_tensor *ca = NULL, *cb = NULL, *ma = NULL, *mb = NULL, *ka = NULL, *kb = NULL;
+    tide_tensor *res = NULL;
+    tide_status  st  = tide_cast(ctx, name, a, cdt, &ca);
+    if (st == TIDE_OK)
+        st = tide_cast(ctx, name, b, cdt, &cb);
+    if (st == TIDE_OK)
+        st = a->ndim == 1 ? tide_tensor_unsqueeze(ca, 0, &ma) : tide_tensor_view(ca, ca->ndim,
+                                                                                 ca->shape, &ma);
+    if (st == TIDE_OK)
+        st = b->ndim == 1 ? tide_tensor_unsqueeze(cb, 1, &mb) : tide_tensor_view(cb, cb->ndim,
+                                                                                 cb->shape, &mb);
+    int64_t ash[TIDE_MAX_DIMS], bsh[TIDE_MAX_DIMS];
+    memcpy(ash, batch, (size_t)nb * sizeof *batch);
+    memcpy(bsh, batch, (size_t)nb * sizeof *batch);
+    ash[nb] = M, ash[nb + 1] = K;
+    bsh[nb] = K, bsh[nb + 1] = N;
+    tide_kview av, bv;
+    if (st == TIDE_OK)
+        st = flat_operand(ctx, ma, nb + 2, ash, &ka, &av);
+    if (st == TIDE_OK)
+        st = flat_operand(ctx, mb, nb + 2, bsh, &kb, &bv);
+    /* the backend writes a contiguous [B, M, N]; a strided given output gets a copy */
+    if (st == TIDE_OK) {
+        if (tide_tensor_is_contiguous(*out)) {
+            tide_tensor_retain(*out);
+            res = *out;
+        } else {
+            st = tide_tensor_alloc(ctx, name, dev, cdt, rn, rshape, &res);
+        }
+    }
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(res);
+        ov.ndim       = 3;
+        ov.shape[0]   = numel / (M * N);
+        ov.shape[1]   = M;
+        ov.shape[2]   = N;
+        tide_contiguous_strides(3, ov.shape, ov.strides);
+        st = dev->backend->matmul(dev, &ov, &av, &bv);
+        if (st == TIDE_OK && res != *out)
+            st = tide_tensor_copy_(ctx, *out, res);
+    }
+    tide_tensor *tmp[] = {ca, cb, ma, mb, ka, kb, res};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
+        tide_tensor_release(tmp[i]);
+    if (st != TIDE_OK) {
+        if (created) {
+            tide_tensor_release(*out);
+            *out = NULL;
+        }
+        return tide_err_op(st, name);
+    }
+    return TIDE_OK;
+}

@@ -1,0 +1,202 @@
+/* ops_nn.c — convolution and pooling helpers: im2col, col2im, maxpool2d and its gradient.
+ * The core does the shape math and validation; the backends do the loops. */
+#include "tide_impl.h"
+
+static tide_status check_geom(const char *op, tide_conv_geom g) {
+    if (g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0 || g.ph < 0 || g.pw < 0)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d: kernel and stride must "
+                           "be positive and padding non-negative",
+                           op, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
+    return TIDE_OK;
+}
+
+static tide_status out_size(const char *op, int64_t H, int64_t W, tide_conv_geom g, int64_t *OH,
+                            int64_t *OW) {
+    int64_t eh = H + 2 * (int64_t)g.ph, ew = W + 2 * (int64_t)g.pw;
+    if (eh < g.kh || ew < g.kw)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: kernel %dx%d is larger than the padded input %lldx%lld; use a "
+                           "smaller kernel or more padding",
+                           op, g.kh, g.kw, (long long)eh, (long long)ew);
+    *OH = (eh - g.kh) / g.sh + 1;
+    *OW = (ew - g.kw) / g.sw + 1;
+    return TIDE_OK;
+}
+
+static tide_status check_4d(const char *op, const tide_tensor *t, const char *what) {
+    if (t->ndim != 4) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: %s must be 4-d [N, C, H, W], got shape %s", op,
+                           what, sb);
+    }
+    if (!tide_dtype_is_float(t->dtype))
+        return tide_seterr(TIDE_EDTYPE, "%s: %s must be floating point, got %s", op, what,
+                           tide_dtype_name(t->dtype));
+    return TIDE_OK;
+}
+
+static tide_status fail(tide_status st, const char *op, tide_tensor **out) {
+    tide_tensor_release(*out);
+    *out = NULL;
+    return tide_err_op(st, op);
+}
+
+tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                        tide_tensor **out) {
+    static const char op[] = "im2col";
+    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_4d(op, input, "input"));
+    int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
+    TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
+    int64_t      shape[3] = {N, C * g.kh * g.kw, OH * OW};
+    tide_device *dev      = input->storage->dev;
+    tide_tensor *x;
+    TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
+    tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 3, shape, out);
+    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
+        if (!dev->backend->im2col) {
+            st = fail(tide_notsup(op, dev), op, out);
+        } else {
+            tide_kview cv = tide_kview_of(*out), iv = tide_kview_of(x);
+            st            = dev->backend->im2col(dev, &cv, &iv, g);
+            if (st != TIDE_OK)
+                st = fail(st, op, out);
+        }
+    }
+    tide_tensor_release(x);
+    return st;
+}
+
+tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
+                        tide_conv_geom g, tide_tensor **out) {
+    static const char op[] = "col2im";
+    TIDE_TRY(check_geom(op, g));
+    if (C <= 0 || H <= 0 || W <= 0)
+        return tide_seterr(TIDE_EINVAL, "col2im: C, H, W must be positive, got %lld, %lld, %lld",
+                           (long long)C, (long long)H, (long long)W);
+    int64_t OH = 0, OW = 0;
+    TIDE_TRY(out_size(op, H, W, g, &OH, &OW));
+    if (cols->ndim != 3 || cols->shape[1] != C * g.kh * g.kw || cols->shape[2] != OH * OW) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, cols->ndim, cols->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "col2im: columns of shape %s do not fit [N, %lld, %lld] for C=%lld, "
+                           "%lldx%lld input, kernel %dx%d",
+                           sb, (long long)(C * g.kh * g.kw), (long long)(OH * OW), (long long)C,
+                           (long long)H, (long long)W, g.kh, g.kw);
+    }
+    if (!tide_dtype_is_float(cols->dtype))
+        return tide_seterr(TIDE_EDTYPE, "col2im: columns must be floating point, got %s",
+                           tide_dtype_name(cols->dtype));
+    int64_t      shape[4] = {cols->shape[0], C, H, W};
+    tide_device *dev      = cols->storage->dev;
+    tide_tensor *c;
+    TIDE_TRY(tide_tensor_contiguous(ctx, cols, &c));
+    tide_status st = tide_tensor_alloc(ctx, op, dev, cols->dtype, 4, shape, out);
+    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
+        if (!dev->backend->col2im) {
+            st = fail(tide_notsup(op, dev), op, out);
+        } else {
+            tide_kview ov = tide_kview_of(*out), cv = tide_kview_of(c);
+            st            = dev->backend->col2im(dev, &ov, &cv, g);
+            if (st != TIDE_OK)
+                st = fail(st, op, out);
+        }
+    }
+    tide_tensor_release(c);
+    return st;
+}
+
+tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                           tide_tensor **out, tide_tensor **indices) {
+    static const char op[] = "maxpool2d";
+    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_4d(op, input, "input"));
+    if (g.ph > g.kh / 2 || g.pw > g.kw / 2)
+        return tide_seterr(TIDE_EINVAL,
+                           "maxpool2d: padding %dx%d must be at most half the kernel %dx%d", g.ph,
+                           g.pw, g.kh, g.kw);
+    int64_t OH = 0, OW = 0;
+    TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
+    int64_t      shape[4] = {input->shape[0], input->shape[1], OH, OW};
+    tide_device *dev      = input->storage->dev;
+    tide_tensor *x, *idx = NULL;
+    TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
+    tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 4, shape, out);
+    if (st == TIDE_OK) {
+        st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, 4, shape, &idx);
+        if (st != TIDE_OK)
+            st = fail(st, op, out);
+    }
+    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
+        if (!dev->backend->maxpool2d) {
+            st = tide_notsup(op, dev);
+        } else {
+            tide_kview ov = tide_kview_of(*out), iv = tide_kview_of(idx), xv = tide_kview_of(x);
+            st            = dev->backend->maxpool2d(dev, &ov, &iv, &xv, g);
+        }
+        if (st != TIDE_OK) {
+            tide_tensor_release(idx);
+            idx = NULL;
+            st  = fail(st, op, out);
+        }
+    }
+    tide_tensor_release(x);
+    if (st == TIDE_OK) {
+        if (indices)
+            *indices = idx;
+        else
+            tide_tensor_release(idx);
+    }
+    return st;
+}
+
+tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
+                                    const tide_tensor *indices, int64_t H, int64_t W,
+                                    tide_tensor **grad_in) {
+    static const char op[] = "maxpool2d_backward";
+    TIDE_TRY(tide_check_same_device(op, grad_out, indices));
+    TIDE_TRY(check_4d(op, grad_out, "grad_out"));
+    if (indices->dtype != TIDE_DTYPE_I64)
+        return tide_seterr(TIDE_EDTYPE, "%s: indices must be int64, got %s", op,
+                           tide_dtype_name(indices->dtype));
+    bool ok = indices->ndim == 4;
+    for (int i = 0; ok && i < 4; i++)
+        ok = indices->shape[i] == grad_out->shape[i];
+    if (!ok) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, grad_out->ndim, grad_out->shape);
+        tide_shape_fmt(s2, sizeof s2, indices->ndim, indices->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and indices %s must have one shape", op,
+                           s1, s2);
+    }
+    if (H <= 0 || W <= 0)
+        return tide_seterr(TIDE_EINVAL, "%s: H and W must be positive, got %lld and %lld", op,
+                           (long long)H, (long long)W);
+    int64_t      shape[4] = {grad_out->shape[0], grad_out->shape[1], H, W};
+    tide_device *dev      = grad_out->storage->dev;
+    tide_tensor *go, *ix;
+    TIDE_TRY(tide_tensor_contiguous(ctx, grad_out, &go));
+    tide_status st = tide_tensor_contiguous(ctx, indices, &ix);
+    if (st != TIDE_OK) {
+        tide_tensor_release(go);
+        return st;
+    }
+    st = tide_tensor_alloc(ctx, op, dev, grad_out->dtype, 4, shape, grad_in);
+    if (st == TIDE_OK && tide_tensor_numel(*grad_in) > 0) {
+        if (!dev->backend->maxpool2d_backward) {
+            st = fail(tide_notsup(op, dev), op, grad_in);
+        } else {
+            tide_kview gv = tide_kview_of(*grad_in), ov = tide_kview_of(go),
+                       iv = tide_kview_of(ix);
+            st            = dev->backend->maxpool2d_backward(dev, &gv, &ov, &iv);
+            if (st != TIDE_OK)
+                st = fail(st, op, grad_in);
+        }
+    }
+    tide_tensor_release(go);
+    tide_tensor_release(ix);
+    return st;
+}

@@ -1,0 +1,257 @@
+/* storage.c — refcounted buffers on one device, charged to a context's memory limit.
+ *
+ * A fresh tensor and its storage come from one malloc (struct fresh below): the common op
+ * result costs one host allocation plus the device allocator's (cached) buffer. The tensor
+ * header inside the block is released with the storage, so a view may outlive it. */
+#include "tide_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fresh {
+    tide_storage s;
+    tide_tensor  t;
+} fresh;
+
+static bool is_embedded(const tide_tensor *t) {
+    return t == &((fresh *)(void *)t->storage)->t;
+}
+
+/* checks the limit, charges ctx, allocates on dev; fills s (refs 1) */
+static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev, size_t nbytes) {
+    ctx = tide_ctx_or_default(ctx);
+    if (ctx->mem_limit) {
+        uint64_t before = atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes,
+                                                    memory_order_relaxed);
+        if (before + nbytes > ctx->mem_limit || before + nbytes < before) {
+            atomic_fetch_sub_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
+            return tide_seterr(TIDE_ELIMIT,
+                               "memory limit of %zu bytes reached: %llu in use, tried to "
+                               "allocate %zu; raise it with tide.set_memory_limit",
+                               ctx->mem_limit, (unsigned long long)before, nbytes);
+        }
+    } else {
+        atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
+    }
+    void *data = NULL;
+    if (nbytes) {
+        tide_status st = dev->backend->alloc(dev, nbytes, &data);
+        if (st != TIDE_OK) {
+            atomic_fetch_sub_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
+            return st;
+        }
+    }
+    atomic_init(&s->refs, 1);
+    s->dev        = dev;
+    s->ctx        = ctx;
+    s->data       = data;
+    s->nbytes     = nbytes;
+    s->deleter    = NULL;
+    s->deleter_ud = NULL;
+    s->external   = false;
+    s->pinned     = false;
+    tide_ctx_retain(ctx);
+    return TIDE_OK;
+}
+
+tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tide_storage **out) {
+    tide_storage *s = malloc(sizeof *s);
+    if (!s)
+        return tide_seterr(TIDE_ENOMEM, "alloc: out of host memory");
+    tide_status st = storage_init(s, ctx, dev, nbytes);
+    if (st != TIDE_OK) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    return TIDE_OK;
+}
+
+void tide_storage_release(tide_storage *s) {
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (s->external) {
+        if (s->deleter)
+            s->deleter(s->deleter_ud);
+    } else if (s->pinned) {
+        tide_device *cuda;
+        if (tide_device_get_index(TIDE_DEVICE_CUDA, 0, &cuda) == TIDE_OK &&
+            cuda->backend->free_pinned)
+            cuda->backend->free_pinned(s->data);
+        atomic_fetch_sub_explicit(&s->ctx->mem_in_use, s->nbytes, memory_order_relaxed);
+    } else {
+        if (s->data)
+            s->dev->backend->free(s->dev, s->data, s->nbytes);
+        atomic_fetch_sub_explicit(&s->ctx->mem_in_use, s->nbytes, memory_order_relaxed);
+    }
+    tide_ctx_release(s->ctx);
+    free(s); /* also frees a tensor header embedded after it */
+}
+
+tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                              int ndim, const int64_t *shape, tide_tensor **out) {
+    int64_t numel;
+    if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, op);
+    size_t esz = tide_dtype_size(dt);
+    if ((uint64_t)numel > SIZE_MAX / 2 / esz) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, ndim, shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: a %s tensor of shape %s is too large to allocate", op,
+                           tide_dtype_name(dt), sb);
+    }
+    fresh *f = malloc(sizeof *f);
+    if (!f)
+        return tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+    tide_status st = storage_init(&f->s, ctx, dev, (size_t)numel * esz);
+    if (st != TIDE_OK) {
+        free(f);
+        return tide_err_op(st, op);
+    }
+    tide_tensor *t = &f->t;
+    atomic_init(&t->refs, 1);
+    t->storage = &f->s;
+    t->dtype   = dt;
+    t->ndim    = ndim;
+    t->offset  = 0;
+    if (ndim)
+        memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    tide_contiguous_strides(ndim, shape, t->strides);
+    *out = t;
+    return TIDE_OK;
+}
+
+void tide_tensor_retain(tide_tensor *t) {
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+}
+
+void tide_tensor_release(tide_tensor *t) {
+    if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    tide_storage *s = t->storage;
+    if (!is_embedded(t))
+        free(t);
+    tide_storage_release(s);
+}
+
+tide_status tide_view_make(const tide_tensor *t, int ndim, const int64_t *shape,
+                           const int64_t *strides, int64_t offset, tide_tensor **out) {
+    tide_tensor *v = malloc(sizeof *v);
+    if (!v)
+        return tide_seterr(TIDE_ENOMEM, "view: out of host memory");
+    atomic_init(&v->refs, 1);
+    v->storage = t->storage;
+    atomic_fetch_add_explicit(&v->storage->refs, 1, memory_order_relaxed);
+    v->dtype  = t->dtype;
+    v->ndim   = ndim;
+    v->offset = offset;
+    if (ndim) {
+        memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
+        memcpy(v->strides, strides, (size_t)ndim * sizeof *strides);
+    }
+    *out = v;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int ndim,
+                                  const int64_t *shape, const int64_t *strides, tide_device *dev,
+                                  void (*deleter)(void *ud), void *ud, tide_tensor **out) {
+    tide_init();
+    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
+        return tide_seterr(TIDE_EDTYPE, "from_blob: invalid dtype %d", (int)dt);
+    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "from_blob: %d dims given; tide supports 0 to %d", ndim,
+                           TIDE_MAX_DIMS);
+    if (!data && ndim && !shape)
+        return tide_seterr(TIDE_EINVAL, "from_blob: no shape given");
+    int64_t numel;
+    if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, "from_blob");
+    if (!data && numel)
+        return tide_seterr(TIDE_EINVAL, "from_blob: data is NULL for %lld elements",
+                           (long long)numel);
+    if (!dev)
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
+    if (strides)
+        for (int i = 0; i < ndim; i++)
+            if (strides[i] < 0)
+                return tide_seterr(TIDE_EINVAL, "from_blob: negative stride %lld at dim %d",
+                                   (long long)strides[i], i + 1);
+    fresh *f = malloc(sizeof *f);
+    if (!f)
+        return tide_seterr(TIDE_ENOMEM, "from_blob: out of host memory");
+    tide_storage *s = &f->s;
+    atomic_init(&s->refs, 1);
+    s->dev        = dev;
+    s->ctx        = tide_ctx_or_default(ctx);
+    s->data       = data;
+    s->nbytes     = (size_t)numel * tide_dtype_size(dt);
+    s->deleter    = deleter;
+    s->deleter_ud = ud;
+    s->external   = true;
+    s->pinned     = false;
+    tide_ctx_retain(s->ctx);
+    tide_tensor *t = &f->t;
+    atomic_init(&t->refs, 1);
+    t->storage = s;
+    t->dtype   = dt;
+    t->ndim    = ndim;
+    t->offset  = 0;
+    if (ndim)
+        memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    if (strides && ndim)
+        memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+    else
+        tide_contiguous_strides(ndim, shape, t->strides);
+    *out = t;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
+    tide_device *cuda, *host;
+    if (!tide_cuda_is_available() ||
+        tide_device_get_index(TIDE_DEVICE_CUDA, 0, &cuda) != TIDE_OK ||
+        !cuda->backend->alloc_pinned)
+        return tide_seterr(TIDE_ENOTSUP,
+                           "pin_memory: pinned memory needs the CUDA backend, which is not "
+                           "available: %s",
+                           tide_cuda_unavailable_reason() ? tide_cuda_unavailable_reason()
+                                                          : "no pinned allocator");
+    if (t->storage->dev->type != TIDE_DEVICE_CPU)
+        return tide_seterr(TIDE_EDEVICE, "pin_memory: tensor is on %s; only CPU tensors can be "
+                           "pinned; call :cpu() first", t->storage->dev->name);
+    TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
+    ctx           = tide_ctx_or_default(ctx);
+    size_t nbytes = tide_tensor_nbytes(t);
+    if (ctx->mem_limit && tide_ctx_memory_in_use(ctx) + nbytes > ctx->mem_limit)
+        return tide_seterr(TIDE_ELIMIT,
+                           "pin_memory: memory limit of %zu bytes reached: %zu in use, tried to "
+                           "allocate %zu; raise it with tide.set_memory_limit",
+                           ctx->mem_limit, tide_ctx_memory_in_use(ctx), nbytes);
+    void *data = NULL;
+    tide_status st = nbytes ? cuda->backend->alloc_pinned(nbytes, &data) : TIDE_OK;
+    if (st != TIDE_OK)
+        return tide_err_op(st, "pin_memory");
+    tide_tensor *r;
+    st = tide_tensor_from_blob(ctx, data, t->dtype, t->ndim, t->shape, NULL, host,
+                                            NULL, NULL, &r);
+    if (st != TIDE_OK) {
+        if (data)
+            cuda->backend->free_pinned(data);
+        return st;
+    }
+    r->storage->external = false;
+    r->storage->pinned   = true;
+    atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
+    st = tide_tensor_copy_(ctx, r, t);
+    if (st != TIDE_OK) {
+        tide_tensor_release(r);
+        return tide_err_op(st, "pin_memory");
+    }
+    *out = r;
+    return TIDE_OK;
+}
+
+int tide_tensor_is_pinned(const tide_tensor *t) {
+    return t->storage->pinned;
+}

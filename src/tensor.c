@@ -1,0 +1,657 @@
+/* tensor.c — tensor geometry: accessors, views (share storage), copies, element access. */
+#include "tide_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- shape helpers ------------------------------------------------------------------------ */
+
+tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return tide_seterr(TIDE_ESHAPE, "negative size %lld at dim %d", (long long)shape[i],
+                               i + 1);
+        if (shape[i] && n > INT64_MAX / shape[i]) {
+            char sb[200];
+            tide_shape_fmt(sb, sizeof sb, ndim, shape);
+            return tide_seterr(TIDE_ESHAPE, "shape %s has more elements than fit in 64 bits", sb);
+        }
+        n *= shape[i];
+    }
+    *numel = n;
+    return TIDE_OK;
+}
+
+void tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i] ? shape[i] : 1;
+    }
+}
+
+/* ---- accessors ---------------------------------------------------------------------------- */
+
+int tide_tensor_ndim(const tide_tensor *t) {
+    return t->ndim;
+}
+const int64_t *tide_tensor_shape(const tide_tensor *t) {
+    return t->shape;
+}
+const int64_t *tide_tensor_strides(const tide_tensor *t) {
+    return t->strides;
+}
+int64_t tide_tensor_offset(const tide_tensor *t) {
+    return t->offset;
+}
+int64_t tide_tensor_numel(const tide_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+tide_dtype tide_tensor_dtype(const tide_tensor *t) {
+    return t->dtype;
+}
+tide_device *tide_tensor_device(const tide_tensor *t) {
+    return t->storage->dev;
+}
+tide_ctx *tide_tensor_ctx(const tide_tensor *t) {
+    return t->storage->ctx;
+}
+void *tide_tensor_data(const tide_tensor *t) {
+    return (char *)t->storage->data + t->offset * (int64_t)tide_dtype_size(t->dtype);
+}
+size_t tide_tensor_nbytes(const tide_tensor *t) {
+    return (size_t)tide_tensor_numel(t) * tide_dtype_size(t->dtype);
+}
+int tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b) {
+    return a->storage == b->storage;
+}
+
+static bool contiguous_geom(int ndim, const int64_t *shape, const int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (shape[i] == 0)
+            return true;
+        if (shape[i] != 1 && strides[i] != s)
+            return false;
+        s *= shape[i];
+    }
+    return true;
+}
+
+int tide_tensor_is_contiguous(const tide_tensor *t) {
+    return contiguous_geom(t->ndim, t->shape, t->strides);
+}
+
+/* ---- kernel views ------------------------------------------------------------------------- */
+
+tide_kview tide_kview_of(const tide_tensor *t) {
+    tide_kview v;
+    v.data  = tide_tensor_data(t);
+    v.dtype = t->dtype;
+    v.ndim  = t->ndim;
+    for (int i = 0; i < t->ndim; i++) {
+        v.shape[i]   = t->shape[i];
+        v.strides[i] = t->strides[i];
+    }
+    return v;
+}
+
+tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape) {
+    tide_kview v;
+    v.data    = tide_tensor_data(t);
+    v.dtype   = t->dtype;
+    v.ndim    = ndim;
+    int shift = ndim - t->ndim;
+    for (int i = 0; i < ndim; i++) {
+        int j      = i - shift;
+        v.shape[i] = shape[i];
+        v.strides[i] =
+            (j < 0 || (t->shape[j] == 1 && shape[i] != 1)) ? 0 : t->strides[j];
+    }
+    return v;
+}
+
+int64_t tide_kview_numel(const tide_kview *v) {
+    int64_t n = 1;
+    for (int i = 0; i < v->ndim; i++)
+        n *= v->shape[i];
+    return n;
+}
+
+bool tide_kview_is_contiguous(const tide_kview *v) {
+    return contiguous_geom(v->ndim, v->shape, v->strides);
+}
+
+/* ---- creation ----------------------------------------------------------------------------- */
+
+static tide_status check_dims(const char *op, int ndim) {
+    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %d dims given; tide supports 0 to %d", op, ndim,
+                           TIDE_MAX_DIMS);
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                              const int64_t *shape, tide_tensor **out) {
+    TIDE_TRY(check_dims("empty", ndim));
+    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
+        return tide_seterr(TIDE_EDTYPE, "empty: invalid dtype %d", (int)dt);
+    if (!dev)
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
+    return tide_tensor_alloc(ctx, "empty", dev, dt, ndim, shape, out);
+}
+
+/* ---- copies ------------------------------------------------------------------------------- */
+
+/* dst <- src on one device, same shape (src may be a broadcast kview) */
+static tide_status copy_kv(const char *op, tide_device *dev, const tide_kview *dst,
+                           const tide_kview *src) {
+    if (tide_kview_numel(dst) == 0)
+        return TIDE_OK;
+    if (!dev->backend->copy)
+        return tide_notsup(op, dev);
+    tide_status st = dev->backend->copy(dev, dst, src);
+    return st == TIDE_OK ? st : tide_err_op(st, op);
+}
+
+static tide_status copy_as(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_dtype dt,
+                           tide_tensor **out) {
+    tide_tensor *r;
+    tide_device *dev = t->storage->dev;
+    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r));
+    tide_kview  dv = tide_kview_of(r), sv = tide_kview_of(t);
+    tide_status st = copy_kv(op, dev, &dv, &sv);
+    if (st != TIDE_OK) {
+        tide_tensor_release(r);
+        return st;
+    }
+    *out = r;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_clone(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
+    return copy_as(ctx, "clone", t, t->dtype, out);
+}
+
+tide_status tide_tensor_contiguous(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
+    if (tide_tensor_is_contiguous(t)) {
+        tide_tensor_retain((tide_tensor *)t);
+        *out = (tide_tensor *)t;
+        return TIDE_OK;
+    }
+    return copy_as(ctx, "contiguous", t, t->dtype, out);
+}
+
+tide_status tide_cast(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_dtype dt,
+                      tide_tensor **out) {
+    if (t->dtype == dt) {
+        tide_tensor_retain((tide_tensor *)t);
+        *out = (tide_tensor *)t;
+        return TIDE_OK;
+    }
+    return copy_as(ctx, op, t, dt, out);
+}
+
+tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                             int ndim, const int64_t *shape, tide_tensor **out, bool *created) {
+    tide_tensor *o = *out;
+    if (!o) {
+        TIDE_TRY(tide_tensor_alloc(ctx, op, dev, dt, ndim, shape, out));
+        *created = true;
+        return TIDE_OK;
+    }
+    *created = false;
+    if (o->storage->dev != dev)
+        return tide_seterr(TIDE_EDEVICE,
+                           "%s: expected all tensors on the same device, found %s and %s; move "
+                           "one with :to(\"%s\")",
+                           op, dev->name, o->storage->dev->name, o->storage->dev->name);
+    if (o->dtype != dt)
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: the result has dtype %s but the output tensor is %s; use a %s "
+                           "output or cast with :to()",
+                           op, tide_dtype_name(dt), tide_dtype_name(o->dtype), tide_dtype_name(dt));
+    bool same = o->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = o->shape[i] == shape[i];
+    if (!same) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, ndim, shape);
+        tide_shape_fmt(s2, sizeof s2, o->ndim, o->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: the result has shape %s but the output tensor has shape %s; an "
+                           "in-place op cannot change its tensor's shape",
+                           op, s1, s2);
+    }
+    return TIDE_OK;
+}
+
+/* ---- views -------------------------------------------------------------------------------- */
+
+/* wraps a negative dim from the end; 1-based in the message */
+static tide_status norm_dim(const char *op, int *dim, int ndim) {
+    int n = ndim ? ndim : 1;
+    int d = *dim < 0 ? *dim + n : *dim;
+    if (d < 0 || d >= n)
+        return tide_seterr(TIDE_EINDEX,
+                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
+                           op, *dim < 0 ? *dim : *dim + 1, ndim, n, n);
+    *dim = d;
+    return TIDE_OK;
+}
+
+static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, const int64_t *in,
+                               int64_t *shape) {
+    TIDE_TRY(check_dims(op, ndim));
+    int64_t numel = tide_tensor_numel(t), known = 1;
+    int     infer = -1;
+    for (int i = 0; i < ndim; i++) {
+        shape[i] = in[i];
+        if (in[i] == -1) {
+            if (infer >= 0)
+                return tide_seterr(TIDE_ESHAPE, "%s: only one size may be -1", op);
+            infer = i;
+        } else if (in[i] < 0) {
+            return tide_seterr(TIDE_ESHAPE, "%s: invalid size %lld at dim %d", op,
+                               (long long)in[i], i + 1);
+        } else if (in[i] && known > INT64_MAX / in[i]) {
+            return tide_seterr(TIDE_ESHAPE, "%s: shape has more elements than fit in 64 bits",
+                               op);
+        } else {
+            known *= in[i];
+        }
+    }
+    if (infer >= 0) {
+        if (known == 0 || numel % known != 0) {
+            char sb[200], tb[200];
+            tide_shape_fmt(sb, sizeof sb, ndim, in);
+            tide_shape_fmt(tb, sizeof tb, t->ndim, t->shape);
+            return tide_seterr(TIDE_ESHAPE,
+                               "%s: shape %s is invalid for a tensor of shape %s (%lld elements)",
+                               op, sb, tb, (long long)numel);
+        }
+        shape[infer] = numel / known;
+        known        = numel;
+    }
+    if (known != numel) {
+        char sb[200], tb[200];
+        tide_shape_fmt(sb, sizeof sb, ndim, in);
+        tide_shape_fmt(tb, sizeof tb, t->ndim, t->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: shape %s is invalid for a tensor of shape %s (%lld elements)", op,
+                           sb, tb, (long long)numel);
+    }
+    return TIDE_OK;
+}
+
+/* strides for viewing t as shape without copying (PyTorch's computeStride); false if none */
+static bool view_strides(const tide_tensor *t, int ndim, const int64_t *shape, int64_t *st) {
+    if (tide_tensor_is_contiguous(t) || t->ndim == 0 || tide_tensor_numel(t) == 0) {
+        tide_contiguous_strides(ndim, shape, st);
+        return true;
+    }
+    int     vd    = ndim - 1;
+    int64_t chunk = t->strides[t->ndim - 1], tn = 1, vn = 1;
+    for (int td = t->ndim - 1; td >= 0; td--) {
+        tn *= t->shape[td];
+        if (td == 0 || (t->shape[td - 1] != 1 && t->strides[td - 1] != tn * chunk)) {
+            while (vd >= 0 && (vn < tn || shape[vd] == 1)) {
+                st[vd] = vn * chunk;
+                vn *= shape[vd];
+                vd--;
+            }
+            if (vn != tn)
+                return false;
+            if (td > 0) {
+                chunk = t->strides[td - 1];
+                tn = vn = 1;
+            }
+        }
+    }
+    return vd == -1;
+}
+
+tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *in,
+                             tide_tensor **out) {
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    TIDE_TRY(infer_shape("view", t, ndim, in, shape));
+    if (!view_strides(t, ndim, shape, st)) {
+        char sb[200], tb[200], tsb[200];
+        tide_shape_fmt(sb, sizeof sb, ndim, shape);
+        tide_shape_fmt(tb, sizeof tb, t->ndim, t->shape);
+        tide_shape_fmt(tsb, sizeof tsb, t->ndim, t->strides);
+        return tide_seterr(TIDE_ESHAPE,
+                           "view: a tensor of shape %s with strides %s cannot be viewed as %s "
+                           "without a copy; use reshape (it copies) or call :contiguous() first",
+                           tb, tsb, sb);
+    }
+    return tide_view_make(t, ndim, shape, st, t->offset, out);
+}
+
+tide_status tide_tensor_reshape(tide_ctx *ctx, const tide_tensor *t, int ndim, const int64_t *in,
+                                tide_tensor **out) {
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    TIDE_TRY(infer_shape("reshape", t, ndim, in, shape));
+    if (view_strides(t, ndim, shape, st))
+        return tide_view_make(t, ndim, shape, st, t->offset, out);
+    tide_tensor *c;
+    TIDE_TRY(copy_as(ctx, "reshape", t, t->dtype, &c));
+    tide_contiguous_strides(ndim, shape, st);
+    tide_status s = tide_view_make(c, ndim, shape, st, 0, out);
+    tide_tensor_release(c);
+    return s;
+}
+
+tide_status tide_tensor_permute(const tide_tensor *t, const int *perm, tide_tensor **out) {
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    bool    seen[TIDE_MAX_DIMS] = {false};
+    for (int i = 0; i < t->ndim; i++) {
+        int d = perm[i];
+        TIDE_TRY(norm_dim("permute", &d, t->ndim));
+        if (seen[d])
+            return tide_seterr(TIDE_EINVAL,
+                               "permute: dim %d appears twice; give each of the %d dims once", d + 1,
+                               t->ndim);
+        seen[d]  = true;
+        shape[i] = t->shape[d];
+        st[i]    = t->strides[d];
+    }
+    return tide_view_make(t, t->ndim, shape, st, t->offset, out);
+}
+
+tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_tensor **out) {
+    if (t->ndim < 2 && (d0 == 0 || d0 == -1) && (d1 == 0 || d1 == -1))
+        return tide_view_make(t, t->ndim, t->shape, t->strides, t->offset, out);
+    TIDE_TRY(norm_dim("transpose", &d0, t->ndim));
+    TIDE_TRY(norm_dim("transpose", &d1, t->ndim));
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    memcpy(st, t->strides, sizeof st);
+    shape[d0] = t->shape[d1];
+    shape[d1] = t->shape[d0];
+    st[d0]    = t->strides[d1];
+    st[d1]    = t->strides[d0];
+    return tide_view_make(t, t->ndim, shape, st, t->offset, out);
+}
+
+tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int64_t length,
+                               tide_tensor **out) {
+    if (t->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "narrow: cannot narrow a 0-d tensor");
+    TIDE_TRY(norm_dim("narrow", &dim, t->ndim));
+    int64_t size = t->shape[dim];
+    if (start < 0)
+        start += size;
+    if (start < 0 || start > size || length < 0 || length > size - start)
+        return tide_seterr(TIDE_EINDEX,
+                           "narrow: start %lld, length %lld out of range for dim %d of size %lld",
+                           (long long)start + 1, (long long)length, dim + 1, (long long)size);
+    int64_t shape[TIDE_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    shape[dim] = length;
+    return tide_view_make(t, t->ndim, shape, t->strides, t->offset + start * t->strides[dim],
+                          out);
+}
+
+tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tide_tensor **out) {
+    if (t->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "select: cannot select from a 0-d tensor");
+    TIDE_TRY(norm_dim("select", &dim, t->ndim));
+    int64_t size = t->shape[dim];
+    if (index < -size || index >= size)
+        return tide_seterr(TIDE_EINDEX,
+                           "select: index %lld out of range for dim %d of size %lld; use 1 to "
+                           "%lld (or -%lld to -1)",
+                           (long long)(index < 0 ? index : index + 1), dim + 1, (long long)size,
+                           (long long)size, (long long)size);
+    if (index < 0)
+        index += size;
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    int     n = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != dim) {
+            shape[n] = t->shape[i];
+            st[n++]  = t->strides[i];
+        }
+    return tide_view_make(t, n, shape, st, t->offset + index * t->strides[dim], out);
+}
+
+tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out) {
+    if (t->ndim >= TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "unsqueeze: tensor already has %d dims, the most tide "
+                           "supports", TIDE_MAX_DIMS);
+    int n = t->ndim + 1, d = dim < 0 ? dim + n : dim;
+    if (d < 0 || d >= n)
+        return tide_seterr(TIDE_EINDEX,
+                           "unsqueeze: dim %d out of range for a %d-d tensor; use 1 to %d (or "
+                           "-%d to -1)",
+                           dim < 0 ? dim : dim + 1, t->ndim, n, n);
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    for (int i = 0, j = 0; i < n; i++) {
+        if (i == d) {
+            shape[i] = 1;
+            st[i]    = d < t->ndim ? t->shape[d] * t->strides[d] : 1;
+        } else {
+            shape[i] = t->shape[j];
+            st[i]    = t->strides[j++];
+        }
+    }
+    return tide_view_make(t, n, shape, st, t->offset, out);
+}
+
+tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out) {
+    if (dim >= 0 && t->ndim > 0)
+        TIDE_TRY(norm_dim("squeeze", &dim, t->ndim));
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    int     n = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        bool drop = t->shape[i] == 1 && (dim < 0 || dim == i);
+        if (!drop) {
+            shape[n] = t->shape[i];
+            st[n++]  = t->strides[i];
+        }
+    }
+    return tide_view_make(t, n, shape, st, t->offset, out);
+}
+
+tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *in,
+                               tide_tensor **out) {
+    TIDE_TRY(check_dims("expand", ndim));
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    int     shift = ndim - t->ndim;
+    bool    ok    = shift >= 0;
+    for (int i = 0; ok && i < ndim; i++) {
+        int j = i - shift;
+        if (j < 0) {
+            ok       = in[i] >= 0;
+            shape[i] = in[i];
+            st[i]    = 0;
+        } else if (in[i] == -1 || in[i] == t->shape[j]) {
+            shape[i] = t->shape[j];
+            st[i]    = t->strides[j];
+        } else if (t->shape[j] == 1 && in[i] >= 0) {
+            shape[i] = in[i];
+            st[i]    = 0;
+        } else {
+            ok = false;
+        }
+    }
+    if (!ok) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, t->ndim, t->shape);
+        tide_shape_fmt(s2, sizeof s2, ndim, in);
+        return tide_seterr(TIDE_ESHAPE,
+                           "expand: cannot expand shape %s to %s; only size-1 dims (and new "
+                           "leading dims) can grow",
+                           s1, s2);
+    }
+    int64_t numel;
+    if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, "expand");
+    return tide_view_make(t, ndim, shape, st, t->offset, out);
+}
+
+/* ---- elements ----------------------------------------------------------------------------- */
+
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: renormalise */
+            exp = 127 - 15 + 1;
+            while (!(man & 0x400)) {
+                man <<= 1;
+                exp--;
+            }
+            bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000 | (man << 13);
+    } else {
+        bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t  exp  = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t man  = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00);
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        man |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t h     = man >> shift;
+        uint32_t rem   = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h   = sign | ((uint32_t)exp << 10) | (man >> 13);
+    uint32_t rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        h++; /* may carry into the exponent, which is the correct rounding */
+    return (uint16_t)h;
+}
+
+static float bf16_to_float(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float    f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+static double read_elem(const void *p, tide_dtype dt) {
+    switch (dt) {
+    case TIDE_DTYPE_F32: return *(const float *)p;
+    case TIDE_DTYPE_F64: return *(const double *)p;
+    case TIDE_DTYPE_F16: return half_to_float(*(const uint16_t *)p);
+    case TIDE_DTYPE_BF16: return bf16_to_float(*(const uint16_t *)p);
+    case TIDE_DTYPE_I32: return *(const int32_t *)p;
+    case TIDE_DTYPE_I64: return (double)*(const int64_t *)p;
+    case TIDE_DTYPE_U8: return *(const uint8_t *)p;
+    case TIDE_DTYPE_BOOL: return *(const uint8_t *)p ? 1 : 0;
+    default: return 0;
+    }
+}
+
+static int64_t to_int(double v) {
+    if (v != v)
+        return 0;
+    if (v >= 9.2233720368547758e18)
+        return INT64_MAX;
+    if (v <= -9.2233720368547758e18)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+static void write_elem(void *p, tide_dtype dt, double v) {
+    switch (dt) {
+    case TIDE_DTYPE_F32: *(float *)p = (float)v; break;
+    case TIDE_DTYPE_F64: *(double *)p = v; break;
+    case TIDE_DTYPE_F16: *(uint16_t *)p = float_to_half((float)v); break;
+    case TIDE_DTYPE_BF16: *(uint16_t *)p = float_to_bf16((float)v); break;
+    case TIDE_DTYPE_I32: *(int32_t *)p = (int32_t)to_int(v); break;
+    case TIDE_DTYPE_I64: *(int64_t *)p = to_int(v); break;
+    case TIDE_DTYPE_U8: *(uint8_t *)p = (uint8_t)to_int(v); break;
+    case TIDE_DTYPE_BOOL: *(uint8_t *)p = v != 0; break;
+    default: break;
+    }
+}
+
+/* the element's address, after checking the device and the index */
+static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t *index,
+                             char **p) {
+    if (t->storage->dev->type != TIDE_DEVICE_CPU)
+        return tide_seterr(TIDE_EDEVICE,
+                           "%s: tensor is on %s, its memory is not readable from the host; call "
+                           ":cpu() first",
+                           op, t->storage->dev->name);
+    int64_t off = t->offset;
+    for (int i = 0; i < t->ndim; i++) {
+        if (index[i] < 0 || index[i] >= t->shape[i])
+            return tide_seterr(TIDE_EINDEX,
+                               "%s: index %lld out of range for dim %d of size %lld", op,
+                               (long long)index[i] + 1, i + 1, (long long)t->shape[i]);
+        off += index[i] * t->strides[i];
+    }
+    *p = (char *)t->storage->data + off * (int64_t)tide_dtype_size(t->dtype);
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_get(const tide_tensor *t, const int64_t *index, double *out) {
+    char *p = NULL;
+    TIDE_TRY(elem_addr("get", t, index, &p));
+    *out = read_elem(p, t->dtype);
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value) {
+    char *p = NULL;
+    TIDE_TRY(elem_addr("set", t, index, &p));
+    write_elem(p, t->dtype, value);
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out) {
+    int64_t n = tide_tensor_numel(t);
+    if (n != 1)
+        return tide_seterr(TIDE_ESHAPE,
+                           "item: a tensor with %lld elements cannot be converted to a number; "
+                           "only one-element tensors can",
+                           (long long)n);
+    int64_t zero[TIDE_MAX_DIMS] = {0};
+    if (tide_device_is_host(t->storage->dev))
+        return tide_tensor_get(t, zero, out);
+    tide_device *host;
+    tide_tensor *h;
+    TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
+    TIDE_TRY(tide_transfer(ctx, "item", t, host, t->dtype, TIDE_TO_IMPLICIT, &h));
+    tide_status st = tide_tensor_get(h, zero, out);
+    tide_tensor_release(h);
+    return st;
+}

@@ -1,0 +1,183 @@
+/* transfer.c — copies between devices: byte moves, transfer statistics and the guard.
+ *
+ * cpu:0 is the host. Any copy from it is host-to-device, any copy to it device-to-host, and a
+ * copy between two other devices (cpu:1 -> cuda:0 included) device-to-device, so the virtual
+ * CPU devices show the same traffic a GPU would. */
+#include "tide_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_device *dst,
+                         size_t nbytes) {
+    if (src == dst)
+        return;
+    tide_transfer_stats *s = &tide_ctx_or_default(ctx)->stats;
+    if (tide_device_is_host(src)) {
+        s->h2d_bytes += nbytes;
+        s->h2d_count++;
+    } else if (tide_device_is_host(dst)) {
+        s->d2h_bytes += nbytes;
+        s->d2h_count++;
+    } else {
+        s->d2d_bytes += nbytes;
+        s->d2d_count++;
+    }
+}
+
+tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev,
+                            const void *src, size_t nbytes, int non_blocking) {
+    if (nbytes == 0)
+        return TIDE_OK;
+    if (dst_dev->type == TIDE_DEVICE_CPU && src_dev->type == TIDE_DEVICE_CPU) {
+        memmove(dst, src, nbytes);
+        return TIDE_OK;
+    }
+    if (dst_dev->backend == src_dev->backend && dst_dev->backend->copy_peer)
+        return dst_dev->backend->copy_peer(dst_dev, dst, src_dev, src, nbytes);
+    if (src_dev->type == TIDE_DEVICE_CPU)
+        return dst_dev->backend->copy_from_host(dst_dev, dst, src, nbytes, non_blocking);
+    if (dst_dev->type == TIDE_DEVICE_CPU)
+        return src_dev->backend->copy_to_host(src_dev, dst, src, nbytes);
+    /* two devices without a direct path: stage through host memory */
+    void *tmp = malloc(nbytes);
+    if (!tmp)
+        return tide_seterr(TIDE_ENOMEM, "copy: out of host memory staging %zu bytes", nbytes);
+    tide_status st = src_dev->backend->copy_to_host(src_dev, tmp, src, nbytes);
+    if (st == TIDE_OK)
+        st = dst_dev->backend->copy_from_host(dst_dev, dst, tmp, nbytes, 0);
+    free(tmp);
+    return st;
+}
+
+/* asks the context's guard about an implicit copy */
+static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
+                         const tide_device *dst) {
+    if (ctx->guard == TIDE_GUARD_ALLOW)
+        return TIDE_OK;
+    char fix[48];
+    if (tide_device_is_host(dst))
+        snprintf(fix, sizeof fix, ":cpu()");
+    else
+        snprintf(fix, sizeof fix, ":to(\"%s\")", dst->name);
+    if (ctx->guard == TIDE_GUARD_DISALLOW)
+        return tide_seterr(TIDE_EGUARD,
+                           "%s: implicit transfer from %s to %s refused by "
+                           "transfer_guard(\"disallow\"); call %s explicitly",
+                           op, src->name, dst->name, fix);
+    char m[256];
+    snprintf(m, sizeof m, "tide: %s: implicit transfer from %s to %s (transfer_guard \"log\")",
+             op, src->name, dst->name);
+    if (ctx->log)
+        ctx->log(ctx->log_ud, m);
+    return TIDE_OK;
+}
+
+tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_device *dev,
+                          tide_dtype dt, int flags, tide_tensor **out) {
+    ctx              = tide_ctx_or_default(ctx);
+    tide_device *src = t->storage->dev;
+    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
+        return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
+    if (dev != src && (flags & TIDE_TO_IMPLICIT))
+        TIDE_TRY(guard(ctx, op, src, dev));
+    tide_tensor *r;
+    if (dev == src) {
+        TIDE_TRY(tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r));
+        tide_status st = tide_tensor_copy_(ctx, r, t);
+        if (st != TIDE_OK) {
+            tide_tensor_release(r);
+            return tide_err_op(st, op);
+        }
+        *out = r;
+        return TIDE_OK;
+    }
+    /* one contiguous block in the target dtype on the source side, then one byte copy */
+    tide_tensor *c;
+    if (tide_tensor_is_contiguous(t) && t->dtype == dt) {
+        tide_tensor_retain((tide_tensor *)t);
+        c = (tide_tensor *)t;
+    } else {
+        TIDE_TRY(tide_tensor_alloc(ctx, op, src, dt, t->ndim, t->shape, &c));
+        tide_status st = tide_tensor_copy_(ctx, c, t);
+        if (st != TIDE_OK) {
+            tide_tensor_release(c);
+            return tide_err_op(st, op);
+        }
+    }
+    tide_status st = tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r);
+    if (st == TIDE_OK) {
+        size_t n = tide_tensor_nbytes(r);
+        st       = tide_copy_bytes(dev, tide_tensor_data(r), src, tide_tensor_data(c), n,
+                                   (flags & TIDE_TO_NON_BLOCKING) != 0);
+        if (st == TIDE_OK)
+            tide_count_transfer(ctx, src, dev, n);
+        else
+            tide_tensor_release(r);
+    }
+    tide_tensor_release(c);
+    if (st != TIDE_OK)
+        return tide_err_op(st, op);
+    *out = r;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_to(tide_ctx *ctx, const tide_tensor *t, tide_device *dev, tide_dtype dt,
+                           int flags, tide_tensor **out) {
+    if (!dev)
+        dev = t->storage->dev;
+    return tide_transfer(ctx, "to", t, dev, dt, flags, out);
+}
+
+static bool same_geom(const tide_tensor *a, const tide_tensor *b) {
+    if (a->ndim != b->ndim || a->offset != b->offset || a->dtype != b->dtype)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i])
+            return false;
+    return true;
+}
+
+tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src) {
+    static const char op[] = "copy_";
+    bool              ok   = src->ndim <= dst->ndim;
+    for (int i = 0; ok && i < src->ndim; i++) {
+        int64_t s = src->shape[src->ndim - 1 - i], d = dst->shape[dst->ndim - 1 - i];
+        ok        = s == d || s == 1;
+    }
+    if (!ok) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, src->ndim, src->shape);
+        tide_shape_fmt(s2, sizeof s2, dst->ndim, dst->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: cannot copy a tensor of shape %s into one of shape %s; the source "
+                           "must broadcast to the destination",
+                           op, s1, s2);
+    }
+    tide_device *dev = dst->storage->dev;
+    if (tide_tensor_numel(dst) == 0)
+        return TIDE_OK;
+    tide_tensor *tmp = NULL;
+    if (src->storage->dev != dev) {
+        TIDE_TRY(tide_transfer(ctx, op, src, dev, dst->dtype, 0, &tmp));
+        src = tmp;
+    } else if (src->storage == dst->storage && !same_geom(src, dst)) {
+        /* overlapping source and destination: read everything before writing */
+        TIDE_TRY(tide_tensor_clone(ctx, src, &tmp));
+        src = tmp;
+    }
+    tide_status st = TIDE_OK;
+    if (!(src == dst || same_geom(src, dst))) {
+        if (!dev->backend->copy) {
+            st = tide_notsup(op, dev);
+        } else {
+            tide_kview dv = tide_kview_of(dst), sv = tide_kview_expand(src, dst->ndim, dst->shape);
+            st = dev->backend->copy(dev, &dv, &sv);
+            if (st != TIDE_OK)
+                st = tide_err_op(st, op);
+        }
+    }
+    tide_tensor_release(tmp);
+    return st;
+}

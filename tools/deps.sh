@@ -1,0 +1,41 @@
+#!/bin/sh
+# deps.sh — installs the Debian packages tide needs that are missing (run as root; `make deps`,
+# `make demo` and .ci/run call it). A no-op when everything is present.
+#
+#   build:     build-essential pkg-config liblua5.4-dev libopenblas-dev libcjson-dev zlib1g-dev
+#   run/test:  lua5.4 lua-busted luarocks clang-format
+#   bench:     python3-torch (the PyTorch the benchmarks compare against, /usr/bin/python3)
+#   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
+# The CUDA toolkit is optional and not installed here: the Makefile builds the CUDA backend
+# when nvcc is found ($CUDA_HOME, default /usr/local/cuda).
+set -eu
+
+PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
+libcjson-dev zlib1g-dev clang-format python3-torch dataset-fashion-mnist"
+
+missing=""
+for p in $PACKAGES; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = installed ] || missing="$missing $p"
+done
+
+if [ -z "$missing" ]; then
+    echo "deps: all Debian packages present"
+    exit 0
+fi
+
+echo "deps: installing:$missing"
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=sudo
+    else
+        echo "deps: not root; run as root: apt-get install -y$missing" >&2
+        exit 1
+    fi
+else
+    SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086 # word splitting of the package list is wanted
+$SUDO apt-get install -y -q --no-install-recommends $missing
