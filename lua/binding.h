@@ -32,12 +32,16 @@ typedef struct ltensor {
 tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without upvalues) */
 void            tl_push_state(lua_State *L);
 void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
-int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
+int             tl_raise(lua_State *L); /* tide_errmsg() */
+int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, Lua caller's line */
+int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S);            /* before a retry */
 void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
 
 /* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; raises. */
-#define TL_CALL(L, S, expr)                                                                        \
+#define TL_CALL(L, S, expr) TL_CALL_AS(L, S, expr, NULL, NULL)
+/* the same, naming the op `to` where the core says `from` (in-place twins) */
+#define TL_CALL_AS(L, S, expr, from, to)                                                           \
     do {                                                                                           \
         tide_status st_ = (expr);                                                                  \
         if (st_ == TIDE_ENOMEM || st_ == TIDE_ELIMIT) {                                            \
@@ -45,7 +49,7 @@ void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
             st_ = (expr);                                                                          \
         }                                                                                          \
         if (st_ != TIDE_OK)                                                                        \
-            tl_raise(L);                                                                           \
+            (from) ? tl_raise_as(L, (from), (to)) : tl_raise(L);                                   \
     } while (0)
 
 /* ---- device.c ---- */

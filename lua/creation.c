@@ -18,7 +18,7 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     if (lua_isnoneornil(L, idx))
         return;
     if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
+        tl_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
                    luaL_typename(L, idx));
     idx = lua_absindex(L, idx);
     if (lua_getfield(L, idx, "device") != LUA_TNIL)
@@ -27,7 +27,7 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     if (lua_getfield(L, idx, "dtype") != LUA_TNIL) {
         const char *name = lua_tostring(L, -1);
         if (lua_type(L, -1) != LUA_TSTRING || tide_dtype_from_name(name, &o->dt) != TIDE_OK)
-            luaL_error(L,
+            tl_error(L,
                        "tide: %s: unknown dtype %s; use \"float32\", \"float64\", \"float16\", "
                        "\"bfloat16\", \"int32\", \"int64\", \"uint8\" or \"bool\"",
                        op, name ? name : luaL_typename(L, -1));
@@ -44,7 +44,7 @@ static void finish(lua_State *L, tide_lua_state *S, const copts *o, const char *
     ltensor *r = lua_touserdata(L, -1);
     if (o->requires_grad) {
         if (!tide_dtype_is_float(tide_tensor_dtype(r->t)))
-            luaL_error(L,
+            tl_error(L,
                        "tide: %s: only floating-point tensors can require gradients, this one "
                        "is %s; pass dtype = \"float32\"",
                        op, tide_dtype_name(tide_tensor_dtype(r->t)));
@@ -124,7 +124,7 @@ static int l_full(lua_State *L) {
         while (lua_type(L, 1 + n) == LUA_TNUMBER)
             n++;
         if (n < 1)
-            return luaL_error(L, "tide: full: expected a shape and a value, as in "
+            return tl_error(L, "tide: full: expected a shape and a value, as in "
                                  "tide.full({2, 3}, 7)");
         vidx = n; /* the last number is the value */
         lua_pushnil(L);
@@ -137,7 +137,7 @@ static int l_full(lua_State *L) {
     if (isbool)
         v = lua_toboolean(L, vidx);
     else if (!isnum || lua_type(L, vidx) != LUA_TNUMBER)
-        return luaL_error(L, "tide: full: the fill value must be a number or a boolean, got %s",
+        return tl_error(L, "tide: full: the fill value must be a number or a boolean, got %s",
                           luaL_typename(L, vidx));
     copts o;
     read_opts(L, S, vidx + 1, "full", &o);
@@ -158,7 +158,7 @@ static int l_arange(lua_State *L) {
         n++;
     }
     if (n == 0)
-        return luaL_error(L, "tide: arange: expected numbers, as in tide.arange(1, 5) or "
+        return tl_error(L, "tide: arange: expected numbers, as in tide.arange(1, 5) or "
                              "tide.arange(0, 1, 0.25)");
     double start = n >= 2 ? lua_tonumber(L, 1) : 0;
     double stop = n >= 2 ? lua_tonumber(L, 2) : lua_tonumber(L, 1);
@@ -180,8 +180,8 @@ static int l_eye(lua_State *L) {
     int             has_m = lua_type(L, 2) == LUA_TNUMBER;
     lua_Integer     m = has_m ? luaL_checkinteger(L, 2) : n;
     if (n < 0 || m < 0)
-        return luaL_error(L, "tide: eye: sizes %lld and %lld must be non-negative",
-                          (long long)n, (long long)m);
+        return tl_error(L, "tide: eye: sizes %I and %I must be non-negative",
+                          (lua_Integer)n, (lua_Integer)m);
     copts o;
     read_opts(L, S, has_m ? 3 : 2, "eye", &o);
     ltensor *rows = tl_push_empty(L), *cols = tl_push_empty(L), *rv = tl_push_empty(L),
@@ -218,27 +218,27 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
             *kinds |= K_BOOL;
             return;
         case LUA_TTABLE:
-            luaL_error(L, "tide: tensor: the nested table is ragged: a table at depth %d where "
+            tl_error(L, "tide: tensor: the nested table is ragged: a table at depth %d where "
                           "numbers were expected from the first row",
                        d + 1);
             return;
         default:
             if (luaL_testudata(L, idx, TL_TENSOR))
-                luaL_error(L, "tide: tensor: elements must be numbers or booleans, got a "
+                tl_error(L, "tide: tensor: elements must be numbers or booleans, got a "
                               "tensor; combine tensors with tide.stack or tide.cat");
-            luaL_error(L, "tide: tensor: elements must be numbers or booleans, got %s",
+            tl_error(L, "tide: tensor: elements must be numbers or booleans, got %s",
                        luaL_typename(L, idx));
             return;
         }
     }
     if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "tide: tensor: the nested table is ragged: %s at depth %d where a table "
-                      "of %lld was expected",
-                   luaL_typename(L, idx), d + 1, (long long)shape[d]);
+        tl_error(L, "tide: tensor: the nested table is ragged: %s at depth %d where a table "
+                      "of %I was expected",
+                   luaL_typename(L, idx), d + 1, (lua_Integer)shape[d]);
     if ((int64_t)lua_rawlen(L, idx) != shape[d])
-        luaL_error(L, "tide: tensor: the nested table is ragged: a row of %d at depth %d where "
-                      "the first row has %lld; every row must have the same length",
-                   (int)lua_rawlen(L, idx), d + 1, (long long)shape[d]);
+        tl_error(L, "tide: tensor: the nested table is ragged: a row of %d at depth %d where "
+                      "the first row has %I; every row must have the same length",
+                   (int)lua_rawlen(L, idx), d + 1, (lua_Integer)shape[d]);
     for (int64_t i = 1; i <= shape[d]; i++) {
         lua_rawgeti(L, idx, (lua_Integer)i);
         scan(L, lua_gettop(L), d + 1, ndim, shape, kinds);
@@ -295,12 +295,12 @@ static int l_tensor(lua_State *L) {
     int             ndim = 0, kinds = 0;
     int             t = lua_type(L, 1);
     if (t != LUA_TTABLE && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
-        return luaL_error(L, "tide: tensor: expected a number, a boolean or a nested table, got %s",
+        return tl_error(L, "tide: tensor: expected a number, a boolean or a nested table, got %s",
                           luaL_typename(L, 1));
     lua_pushvalue(L, 1); /* find the shape down the first elements */
     while (lua_type(L, -1) == LUA_TTABLE) {
         if (ndim == TIDE_MAX_DIMS)
-            return luaL_error(L, "tide: tensor: the table nests deeper than %d dims",
+            return tl_error(L, "tide: tensor: the table nests deeper than %d dims",
                               TIDE_MAX_DIMS);
         shape[ndim++] = (int64_t)lua_rawlen(L, -1);
         if (shape[ndim - 1] == 0)
@@ -311,7 +311,7 @@ static int l_tensor(lua_State *L) {
     lua_pop(L, 1);
     scan(L, 1, 0, ndim, shape, &kinds);
     if ((kinds & K_BOOL) && (kinds & (K_INT | K_FLOAT)))
-        return luaL_error(L, "tide: tensor: the table mixes booleans and numbers; use one kind "
+        return tl_error(L, "tide: tensor: the table mixes booleans and numbers; use one kind "
                              "(or give opts.dtype)");
     copts o;
     read_opts(L, S, 2, "tensor", &o);

@@ -36,7 +36,7 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
             tl_raise(L);
         return dev;
     }
-    luaL_error(L, "tide: %s: expected a device or a device name such as \"cpu\" or \"cuda:0\", "
+    tl_error(L, "tide: %s: expected a device or a device name such as \"cpu\" or \"cuda:0\", "
                   "got %s",
                op, luaL_typename(L, idx));
     return NULL;
@@ -85,13 +85,13 @@ static int l_device(lua_State *L) {
         else if (strcmp(s, "cuda") == 0)
             type = TIDE_DEVICE_CUDA;
         else
-            return luaL_error(L, "tide: device: unknown device type \"%s\" with index %d; use "
+            return tl_error(L, "tide: device: unknown device type \"%s\" with index %d; use "
                                  "\"cpu\" or \"cuda\"",
                               s, (int)n);
         tide_device *dev;
         if (n < 0 || n > 1 << 20 || tide_device_get_index(type, (int)n, &dev) != TIDE_OK) {
             if (n < 0 || n > 1 << 20)
-                return luaL_error(L, "tide: device: index %d is invalid; device ordinals are "
+                return tl_error(L, "tide: device: index %d is invalid; device ordinals are "
                                      "0-based and non-negative",
                                   (int)n);
             return tl_raise(L);

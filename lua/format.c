@@ -76,7 +76,7 @@ int tl_totable(lua_State *L) {
     ltensor        *a = tl_check(L, S, 1, "totable");
     tide_device    *dev = tide_tensor_device(a->t);
     if (!tide_device_is_host(dev))
-        return luaL_error(L,
+        return tl_error(L,
                           "tide: totable: tensor is on %s; call :cpu() first to copy it to the "
                           "host",
                           tide_device_name(dev));

@@ -47,7 +47,7 @@ static int l_transfer_guard(lua_State *L) {
         while (modes[i] && (!m || lua_type(L, 1) != LUA_TSTRING || strcmp(modes[i], m) != 0))
             i++;
         if (!modes[i])
-            return luaL_error(L,
+            return tl_error(L,
                               "tide: transfer_guard: unknown mode %s; use \"allow\", \"log\" or "
                               "\"disallow\"",
                               luaL_tolstring(L, 1, NULL));
@@ -60,8 +60,8 @@ static int l_transfer_guard(lua_State *L) {
 static int l_set_memory_limit(lua_State *L) {
     lua_Integer n = luaL_checkinteger(L, 1);
     if (n < 0)
-        return luaL_error(L, "tide: set_memory_limit: %lld bytes is invalid; use 0 for no limit",
-                          (long long)n);
+        return tl_error(L, "tide: set_memory_limit: %I bytes is invalid; use 0 for no limit",
+                          (lua_Integer)n);
     tide_ctx_set_memory_limit(TL_STATE(L)->ctx, (size_t)n);
     return 0;
 }
@@ -122,9 +122,9 @@ tide_tensor *tide_lua_to_tensor(lua_State *L, int idx) {
 tide_tensor *tide_lua_check_tensor(lua_State *L, int idx) {
     ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
     if (!u)
-        luaL_error(L, "tide: expected a tensor at argument #%d, got %s", idx,
+        tl_error(L, "tide: expected a tensor at argument #%d, got %s", idx,
                    luaL_typename(L, idx));
     else if (!u->t)
-        luaL_error(L, "tide: attempt to use a freed tensor (argument #%d)", idx);
+        tl_error(L, "tide: attempt to use a freed tensor (argument #%d)", idx);
     return u->t;
 }

@@ -29,7 +29,7 @@ static double opt_number(lua_State *L, int idx, double def, const char *op, cons
     if (lua_isnoneornil(L, idx))
         return def;
     if (lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "tide: %s: %s must be a number, got %s", op, what, luaL_typename(L, idx));
+        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, luaL_typename(L, idx));
     return lua_tonumber(L, idx);
 }
 
@@ -37,7 +37,7 @@ static lua_Integer check_int(lua_State *L, int idx, const char *op, const char *
     int         isint;
     lua_Integer v = lua_tointegerx(L, idx, &isint);
     if (!isint || lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "tide: %s: %s must be an integer, got %s", op, what,
+        tl_error(L, "tide: %s: %s must be an integer, got %s", op, what,
                    lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
     return v;
 }
@@ -51,14 +51,14 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     tl_check_inplace(L, S, a, name);
     if (b) {
         if (!b->t)
-            return luaL_error(L, "tide: %s: attempt to use a freed tensor", name);
-        TL_CALL(L, S, tide_binary(S->ctx, op, a->t, b->t, &dst));
+            return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
+        TL_CALL_AS(L, S, tide_binary(S->ctx, op, a->t, b->t, &dst), tide_op_name(op), name);
     } else {
         double s = opt_number(L, 2, NAN, name, "the other operand");
         if (lua_isnoneornil(L, 2))
-            return luaL_error(L, "tide: %s: expected a tensor or a number as the other operand",
+            return tl_error(L, "tide: %s: expected a tensor or a number as the other operand",
                               name);
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, op, a->t, s, 0, &dst));
+        TL_CALL_AS(L, S, tide_binary_scalar(S->ctx, op, a->t, s, 0, &dst), tide_op_name(op), name);
     }
     lua_settop(L, 1);
     return 1;
@@ -90,7 +90,8 @@ static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     double          p[2];
     tl_check_inplace(L, S, a, name);
     unary_params(L, op, name, p);
-    TL_CALL(L, S, tide_unary(S->ctx, op, a->t, op == TIDE_OP_CLAMP ? p : NULL, &dst));
+    TL_CALL_AS(L, S, tide_unary(S->ctx, op, a->t, op == TIDE_OP_CLAMP ? p : NULL, &dst),
+               tide_op_name(op), name);
     lua_settop(L, 1);
     return 1;
 }
@@ -183,7 +184,7 @@ static int o_t(lua_State *L) {
     int             n = tide_tensor_ndim(a->t);
     lua_settop(L, 1);
     if (n > 2)
-        return luaL_error(L, "tide: t: expects a tensor with at most 2 dims, got %d; use "
+        return tl_error(L, "tide: t: expects a tensor with at most 2 dims, got %d; use "
                              "transpose(d0, d1)",
                           n);
     if (n < 2)
@@ -216,7 +217,7 @@ static int shaped(lua_State *L, int kind) {
             int j = i - (ndim - n);
             if (shape[i] == -1) {
                 if (j < 0)
-                    return luaL_error(L,
+                    return tl_error(L,
                                       "tide: expand: size -1 at position %d has no matching dim "
                                       "in a tensor with %d dims",
                                       i + 1, n);
@@ -266,7 +267,7 @@ static int o_permute(lua_State *L) {
     int             istable = lua_type(L, 2) == LUA_TTABLE;
     int             given = istable ? (int)lua_rawlen(L, 2) : nargs - 1;
     if (given != n)
-        return luaL_error(L,
+        return tl_error(L,
                           "tide: permute: %d dims given for a tensor with %d dims; name every "
                           "dim once",
                           given, n);
@@ -278,7 +279,7 @@ static int o_permute(lua_State *L) {
         perm[i] = tl_dim(L, a->t, check_int(L, -1, "permute", "a dim"), "permute", 0);
         lua_pop(L, 1);
         if (seen[perm[i]]++)
-            return luaL_error(L, "tide: permute: dim %d appears twice; name every dim once",
+            return tl_error(L, "tide: permute: dim %d appears twice; name every dim once",
                               perm[i] + 1);
     }
     ltensor *r = tl_push_empty(L);
@@ -306,11 +307,11 @@ static int o_narrow(lua_State *L) {
     int64_t         size = tide_tensor_shape(a->t)[dim];
     int64_t         s0 = start >= 1 ? start - 1 : size + start;
     if (start == 0 || s0 < 0 || len < 0 || s0 + len > size)
-        return luaL_error(L,
-                          "tide: narrow: start %lld and length %lld do not fit dim %d of size "
-                          "%lld; start is 1-based and start + length - 1 must be <= %lld",
-                          (long long)start, (long long)len, dim + 1, (long long)size,
-                          (long long)size);
+        return tl_error(L,
+                          "tide: narrow: start %I and length %I do not fit dim %d of size "
+                          "%I; start is 1-based and start + length - 1 must be <= %I",
+                          (lua_Integer)start, (lua_Integer)len, dim + 1, (lua_Integer)size,
+                          (lua_Integer)size);
     lua_settop(L, 4);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_narrow(a->t, dim, s0, len, &r->t));
@@ -394,10 +395,10 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
             lua_Integer v = check_int(L, -1, op, "an index");
             lua_pop(L, 1);
             if (v < 1 || v > size)
-                luaL_error(L,
-                           "tide: %s: index %lld is out of range for dim %d of size %lld; "
-                           "indices are 1-based: use 1..%lld",
-                           op, (long long)v, dim + 1, (long long)size, (long long)size);
+                tl_error(L,
+                           "tide: %s: index %I is out of range for dim %d of size %I; "
+                           "indices are 1-based: use 1..%I",
+                           op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
             p[i] = v - 1;
         }
         if (wdev == dev)
@@ -409,11 +410,11 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
     ltensor *ix = tl_check(L, S, idx, op);
     tide_dtype dt = tide_tensor_dtype(ix->t);
     if (dt != TIDE_DTYPE_I64 && dt != TIDE_DTYPE_I32)
-        luaL_error(L, "tide: %s: indices must be an int64 tensor or a table, got %s; convert "
+        tl_error(L, "tide: %s: indices must be an int64 tensor or a table, got %s; convert "
                       "with :long()",
                    op, tide_dtype_name(dt));
     if (tide_tensor_ndim(ix->t) != 1)
-        luaL_error(L, "tide: %s: indices must be 1-D, got %d dims; flatten with :view(-1)", op,
+        tl_error(L, "tide: %s: indices must be 1-D, got %d dims; flatten with :view(-1)", op,
                    tide_tensor_ndim(ix->t));
     if (tide_device_type_of(tide_tensor_device(ix->t)) == TIDE_DEVICE_CPU) {
         int64_t n = tide_tensor_shape(ix->t)[0], st = tide_tensor_strides(ix->t)[0];
@@ -421,10 +422,10 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
             int64_t v = dt == TIDE_DTYPE_I64 ? ((int64_t *)tide_tensor_data(ix->t))[i * st]
                                              : ((int32_t *)tide_tensor_data(ix->t))[i * st];
             if (v < 1 || v > size)
-                luaL_error(L,
-                           "tide: %s: index %lld is out of range for dim %d of size %lld; "
-                           "indices are 1-based: use 1..%lld",
-                           op, (long long)v, dim + 1, (long long)size, (long long)size);
+                tl_error(L,
+                           "tide: %s: index %I is out of range for dim %d of size %I; "
+                           "indices are 1-based: use 1..%I",
+                           op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
         }
     }
     ltensor *r = tl_push_empty(L);
@@ -468,11 +469,11 @@ static int where_impl(lua_State *L) {
     for (int k = 0; k < 2; k++) {
         if (ab[k]) {
             if (!ab[k]->t)
-                return luaL_error(L, "tide: where: attempt to use a freed tensor");
+                return tl_error(L, "tide: where: attempt to use a freed tensor");
             continue;
         }
         if (lua_type(L, 2 + k) != LUA_TNUMBER)
-            return luaL_error(L, "tide: where: argument #%d must be a tensor or a number, got %s",
+            return tl_error(L, "tide: where: argument #%d must be a tensor or a number, got %s",
                               2 + k, luaL_typename(L, 2 + k));
         ltensor   *o = ab[1 - k];
         tide_dtype dt = o && o->t ? tide_tensor_dtype(o->t)
@@ -506,19 +507,20 @@ static int o_where(lua_State *L) {
 static int l_cat(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             nargs = lua_gettop(L);
+    lua_settop(L, 2);
     if (lua_type(L, 1) != LUA_TTABLE)
-        return luaL_error(L, "tide: cat: expected a table of tensors, got %s",
+        return tl_error(L, "tide: cat: expected a table of tensors, got %s",
                           luaL_typename(L, 1));
     int n = (int)lua_rawlen(L, 1);
     if (n == 0)
-        return luaL_error(L, "tide: cat: expected at least one tensor, got an empty table");
+        return tl_error(L, "tide: cat: expected at least one tensor, got an empty table");
     const tide_tensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
     int                 rg = 0;
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, S, -1);
         if (!u || !u->t)
-            return luaL_error(L, "tide: cat: element %d of the table is %s; expected a tensor",
+            return tl_error(L, "tide: cat: element %d of the table is %s; expected a tensor",
                               i + 1, u ? "a freed tensor" : luaL_typename(L, -1));
         ts[i] = u->t;
         rg |= u->requires_grad;
@@ -538,7 +540,7 @@ static int o_fill_(lua_State *L) {
     double          v = lua_isboolean(L, 2) ? lua_toboolean(L, 2)
                                             : (lua_type(L, 2) == LUA_TNUMBER
                                                    ? lua_tonumber(L, 2)
-                                                   : (luaL_error(L,
+                                                   : (tl_error(L,
                                                                  "tide: fill_: value must be a "
                                                                  "number, got %s",
                                                                  luaL_typename(L, 2)),
@@ -627,7 +629,7 @@ static int o_to(lua_State *L) {
                 dev = tl_check_device(L, -1, "to");
             if (lua_getfield(L, i, "dtype") != LUA_TNIL) {
                 if (!dtype_arg(L, -1, &dt))
-                    return luaL_error(L, "tide: to: unknown dtype %s", luaL_tolstring(L, -1, 0));
+                    return tl_error(L, "tide: to: unknown dtype %s", luaL_tolstring(L, -1, 0));
                 has_dt = 1;
             }
             lua_getfield(L, i, "copy");
@@ -668,7 +670,7 @@ static int o_cuda(lua_State *L) {
         lua_Integer n = check_int(L, 2, "cuda", "the device ordinal");
         if (n < 0 || n > 1 << 20 || tide_device_get_index(TIDE_DEVICE_CUDA, (int)n, &dev) != TIDE_OK)
             return n < 0 || n > 1 << 20
-                       ? luaL_error(L, "tide: cuda: device ordinal %lld is invalid", (long long)n)
+                       ? tl_error(L, "tide: cuda: device ordinal %I is invalid", (lua_Integer)n)
                        : tl_raise(L);
     }
     return to_impl(L, "cuda", dev, 0, TIDE_DTYPE_F32, 0, 0, nargs);
@@ -720,8 +722,8 @@ static int o_item(lua_State *L) {
     double          v;
     int64_t         n = tide_tensor_numel(a->t);
     if (n != 1)
-        return luaL_error(L, "tide: item: the tensor has %lld elements; item() needs exactly one",
-                          (long long)n);
+        return tl_error(L, "tide: item: the tensor has %I elements; item() needs exactly one",
+                          (lua_Integer)n);
     TL_CALL(L, S, tide_tensor_item(S->ctx, a->t, &v));
     tide_dtype dt = tide_tensor_dtype(a->t);
     if (dt == TIDE_DTYPE_BOOL)

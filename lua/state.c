@@ -1,6 +1,8 @@
 /* state.c — the per-lua_State record of tide.core: context, grad mode, default device, hook. */
 #include "binding.h"
 #include "tide_lua.h"
+#include <stdarg.h>
+#include <string.h>
 
 static const char state_key = 's'; /* registry key (its address) */
 
@@ -54,8 +56,38 @@ void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
     lua_pop(L, 1);
 }
 
+/* Like luaL_error, but the position is that of the nearest Lua caller: tostring(t), pcall(f)
+ * and other C functions in between would otherwise leave the message without one. */
+int tl_error(lua_State *L, const char *fmt, ...) {
+    lua_Debug ar;
+    int       level = 1;
+    for (int l = 1; l <= 3 && lua_getstack(L, l, &ar); l++) {
+        lua_getinfo(L, "Sl", &ar);
+        if (ar.currentline > 0) {
+            level = l;
+            break;
+        }
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    luaL_where(L, level);
+    lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
 int tl_raise(lua_State *L) {
-    return luaL_error(L, "%s", tide_errmsg());
+    return tl_error(L, "%s", tide_errmsg());
+}
+
+/* Raises the core's message with its op name `from` renamed `to` (the core names add_ "add"). */
+int tl_raise_as(lua_State *L, const char *from, const char *to) {
+    const char *msg = tide_errmsg();
+    size_t      n = strlen(from);
+    if (strncmp(msg, "tide: ", 6) == 0 && strncmp(msg + 6, from, n) == 0 && msg[6 + n] == ':')
+        return tl_error(L, "tide: %s%s", to, msg + 6 + n);
+    return tl_error(L, "%s", msg);
 }
 
 /* Frees what can be freed before retrying a failed allocation: cached blocks of every device,

@@ -30,10 +30,10 @@ ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx) {
 ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op) {
     ltensor *u = tl_test(L, S, idx);
     if (!u)
-        luaL_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
+        tl_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
                    luaL_typename(L, idx));
     else if (!u->t)
-        luaL_error(L, "tide: %s: attempt to use a freed tensor", op);
+        tl_error(L, "tide: %s: attempt to use a freed tensor", op);
     return u;
 }
 
@@ -54,9 +54,9 @@ int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, in
     if (d <= -1 && d >= -n)
         return (int)(n + d);
     if (n == 0)
-        return luaL_error(L, "tide: %s: dim %d is out of range for a tensor with no dims", op,
+        return tl_error(L, "tide: %s: dim %d is out of range for a tensor with no dims", op,
                           (int)d);
-    return luaL_error(L,
+    return tl_error(L,
                       "tide: %s: dim %d is out of range for a tensor with %d dims; use 1..%d or "
                       "-%d..-1 (dims are 1-based)",
                       op, (int)d, n, n, n);
@@ -67,21 +67,21 @@ static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int a
     lua_Integer   v = lua_tointegerx(L, idx, &isint);
     if (!isint) {
         if (lua_type(L, idx) == LUA_TNUMBER)
-            return luaL_error(L, "tide: %s: size %s at position %d is not an integer", op,
+            return tl_error(L, "tide: %s: size %s at position %d is not an integer", op,
                               lua_tostring(L, idx), pos);
-        return luaL_error(L, "tide: %s: size at position %d must be an integer, got %s", op, pos,
+        return tl_error(L, "tide: %s: size at position %d must be an integer, got %s", op, pos,
                           luaL_typename(L, idx));
     }
     if (v < 0 && !(allow_neg1 && v == -1)) {
         if (allow_neg1)
-            return luaL_error(L,
-                              "tide: %s: size %lld at position %d is invalid; sizes must be "
+            return tl_error(L,
+                              "tide: %s: size %I at position %d is invalid; sizes must be "
                               "positive or -1",
-                              op, (long long)v, pos);
-        return luaL_error(L,
-                          "tide: %s: size %lld at position %d is invalid; sizes must be "
+                              op, (lua_Integer)v, pos);
+        return tl_error(L,
+                          "tide: %s: size %I at position %d is invalid; sizes must be "
                           "non-negative",
-                          op, (long long)v, pos);
+                          op, (lua_Integer)v, pos);
     }
     return (int64_t)v;
 }
@@ -91,7 +91,7 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
     if (lua_type(L, idx) == LUA_TTABLE) {
         int len = (int)lua_rawlen(L, idx);
         if (len > TIDE_MAX_DIMS)
-            return luaL_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
+            return tl_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
                               TIDE_MAX_DIMS);
         for (int i = 1; i <= len; i++) {
             lua_rawgeti(L, idx, i);
@@ -103,7 +103,7 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
     }
     while (lua_type(L, idx + n) == LUA_TNUMBER) {
         if (n == TIDE_MAX_DIMS)
-            return luaL_error(L, "tide: %s: more than %d dims given; tide supports at most %d",
+            return tl_error(L, "tide: %s: more than %d dims given; tide supports at most %d",
                               op, TIDE_MAX_DIMS, TIDE_MAX_DIMS);
         shape[n] = shape_entry(L, idx + n, n + 1, op, allow_neg1);
         n++;
@@ -114,7 +114,7 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
 
 void tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
     if (self->requires_grad && S->grad_enabled)
-        luaL_error(L,
+        tl_error(L,
                    "tide: %s: in-place operation on a tensor that requires grad; wrap it in "
                    "tide.no_grad or use detach()",
                    op);
@@ -177,10 +177,15 @@ static int l_set_autograd_hook(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     if (!lua_isnil(L, 1))
         luaL_checktype(L, 1, LUA_TFUNCTION);
-    luaL_unref(L, LUA_REGISTRYINDEX, S->hook_ref);
     lua_settop(L, 1);
-    S->hook_ref = lua_isnil(L, 1) ? LUA_NOREF : luaL_ref(L, LUA_REGISTRYINDEX);
-    return 0;
+    if (S->hook_ref == LUA_NOREF) /* returns the previous hook */
+        lua_pushnil(L);
+    else
+        lua_rawgeti(L, LUA_REGISTRYINDEX, S->hook_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, S->hook_ref);
+    lua_pushvalue(L, 1);
+    S->hook_ref = lua_isnil(L, 1) ? (lua_pop(L, 1), LUA_NOREF) : luaL_ref(L, LUA_REGISTRYINDEX);
+    return 1;
 }
 
 static int l_set_grad_enabled(lua_State *L) {
@@ -198,15 +203,46 @@ static int l_is_grad_enabled(lua_State *L) {
 
 /* ---- arithmetic --------------------------------------------------------------------------- */
 
+/* t:add(u, alpha) / t:sub(u, alpha): t +- alpha * u, recorded with alpha as args[3] */
+static int binary_alpha(lua_State *L, tide_lua_state *S, tide_op op) {
+    const char *name = tide_op_name(op);
+    ltensor    *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
+    if (lua_type(L, 3) != LUA_TNUMBER)
+        return tl_error(L, "tide: %s: alpha must be a number, got %s", name,
+                        luaL_typename(L, 3));
+    double alpha = lua_tonumber(L, 3);
+    lua_settop(L, 3);
+    ltensor *r = tl_push_empty(L);
+    if (b) {
+        if (!b->t)
+            return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
+        ltensor *tmp = tl_push_empty(L);
+        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_MUL, b->t, alpha, 0, &tmp->t));
+        TL_CALL(L, S, tide_binary(S->ctx, op, a->t, tmp->t, &r->t));
+        lua_pop(L, 1);
+    } else if (lua_type(L, 2) == LUA_TNUMBER) {
+        TL_CALL(L, S, tide_binary_scalar(S->ctx, op, a->t, alpha * lua_tonumber(L, 2), 0, &r->t));
+    } else {
+        return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
+                        luaL_typename(L, 2));
+    }
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+    if (S->grad_enabled && (a->requires_grad || (b && b->requires_grad)))
+        tl_record(L, S, name, 3, 4, 0);
+    return 1;
+}
+
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
 int tl_binary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_test(L, S, 1), *b = tl_test(L, S, 2), *r;
-    int             rg;
+    int             rg, nargs = 2;
+    if (lua_gettop(L) >= 3 && !lua_isnil(L, 3) && (op == TIDE_OP_ADD || op == TIDE_OP_SUB))
+        return binary_alpha(L, S, op);
     lua_settop(L, 2);
     if (a && b) {
         if (!a->t || !b->t)
-            return luaL_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
+            return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
         r = tl_push_empty(L);
         TL_CALL(L, S, tide_binary(S->ctx, op, a->t, b->t, &r->t));
         rg = a->requires_grad || b->requires_grad;
@@ -215,23 +251,23 @@ int tl_binary(lua_State *L, tide_op op) {
         int      other = a ? 2 : 1, isnum;
         double   s = lua_tonumberx(L, other, &isnum);
         if (!isnum || lua_type(L, other) != LUA_TNUMBER)
-            return luaL_error(L,
+            return tl_error(L,
                               "tide: %s: expected a tensor or a number, got %s; convert it with "
                               "tonumber() or tide.tensor()",
                               tide_op_name(op), luaL_typename(L, other));
         if (!u->t)
-            return luaL_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
+            return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
         r = tl_push_empty(L);
         TL_CALL(L, S, tide_binary_scalar(S->ctx, op, u->t, s, a == NULL, &r->t));
         rg = u->requires_grad;
     } else {
-        return luaL_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
+        return tl_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
                           luaL_typename(L, 1), luaL_typename(L, 2));
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
     if (rg && S->grad_enabled && op != TIDE_OP_MOD && op != TIDE_OP_FLOORDIV &&
         tide_op_family_of(op) == TIDE_FAMILY_BINARY)
-        tl_record(L, S, tide_op_name(op), 2, 3, 0);
+        tl_record(L, S, tide_op_name(op), nargs, 3, 0);
     return 1;
 }
 
@@ -278,11 +314,11 @@ int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, con
     int64_t  size = tide_tensor_shape(a->t)[dim];
     int64_t  i0 = i >= 1 ? i - 1 : size + i;
     if (i == 0 || i0 < 0 || i0 >= size)
-        return luaL_error(L,
-                          "tide: %s: index %lld is out of range for dim %d of size %lld; use "
-                          "1..%lld (or -%lld..-1)",
-                          op, (long long)i, dim + 1, (long long)size, (long long)size,
-                          (long long)size);
+        return tl_error(L,
+                          "tide: %s: index %I is out of range for dim %d of size %I; use "
+                          "1..%I (or -%I..-1)",
+                          op, (lua_Integer)i, dim + 1, (lua_Integer)size, (lua_Integer)size,
+                          (lua_Integer)size);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_select(a->t, dim, i0, &r->t));
     return 1;
@@ -406,13 +442,13 @@ static int t_newindex(lua_State *L) {
             lua_call(L, 2, 0);
             return 0;
         }
-        return luaL_error(L,
+        return tl_error(L,
                           "tide: cannot set field '%s' of a tensor; only grad, requires_grad and "
                           "t[i] = value can be assigned",
                           k);
     }
     if (!lua_isinteger(L, 2))
-        return luaL_error(L, "tide: setindex: index must be an integer, got %s",
+        return tl_error(L, "tide: setindex: index must be an integer, got %s",
                           luaL_typename(L, 2));
     tl_check(L, S, 1, "setindex");
     lua_Integer i = lua_tointeger(L, 2);
@@ -420,10 +456,10 @@ static int t_newindex(lua_State *L) {
     int         isnum;
     double      s = lua_tonumberx(L, 3, &isnum);
     if (!v && (!isnum || lua_type(L, 3) != LUA_TNUMBER) && !lua_isboolean(L, 3))
-        return luaL_error(L, "tide: setindex: value must be a number or a tensor, got %s",
+        return tl_error(L, "tide: setindex: value must be a number or a tensor, got %s",
                           luaL_typename(L, 3));
     if (v && !v->t)
-        return luaL_error(L, "tide: setindex: attempt to use a freed tensor");
+        return tl_error(L, "tide: setindex: attempt to use a freed tensor");
     tl_check_inplace(L, S, a, v ? "copy_" : "fill_");
     if (lua_isboolean(L, 3))
         s = lua_toboolean(L, 3);
@@ -440,7 +476,7 @@ static int t_newindex(lua_State *L) {
 static int t_len(lua_State *L) {
     ltensor *a = tl_check(L, tl_state(L), 1, "len");
     if (tide_tensor_ndim(a->t) == 0)
-        return luaL_error(L, "tide: len: a 0-dim tensor has no length; use t:item()");
+        return tl_error(L, "tide: len: a 0-dim tensor has no length; use t:item()");
     lua_pushinteger(L, (lua_Integer)tide_tensor_shape(a->t)[0]);
     return 1;
 }
@@ -493,7 +529,7 @@ static int t_requires_grad_(lua_State *L) {
     ltensor *a = tl_check(L, TL_STATE(L), 1, "requires_grad_");
     int      b = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
     if (b && !tide_dtype_is_float(tide_tensor_dtype(a->t)))
-        return luaL_error(L,
+        return tl_error(L,
                           "tide: requires_grad_: only floating-point tensors can require "
                           "gradients, this one is %s; convert it with :float() first",
                           tide_dtype_name(tide_tensor_dtype(a->t)));

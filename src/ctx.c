@@ -11,7 +11,7 @@ static void log_stderr(void *ud, const char *m) {
 }
 
 #define CTX_INIT                                                                                   \
-    {.refs = 1, .guard = TIDE_GUARD_ALLOW, .seed = 0x7469646500000000ULL, .log = log_stderr}
+    { .refs = 1, .guard = TIDE_GUARD_ALLOW, .seed = 0x7469646500000000ULL, .log = log_stderr }
 
 /* never freed: tensors made without a context point here */
 static tide_ctx default_ctx = CTX_INIT;
@@ -28,7 +28,7 @@ tide_status tide_ctx_new(tide_ctx **out) {
     tide_ctx *c = malloc(sizeof *c);
     if (!c)
         return tide_seterr(TIDE_ENOMEM, "ctx_new: out of host memory");
-    *c  = (tide_ctx)CTX_INIT;
+    *c = (tide_ctx)CTX_INIT;
     *out = c;
     return TIDE_OK;
 }
@@ -62,8 +62,8 @@ tide_guard tide_ctx_guard(tide_ctx *ctx) {
 }
 
 void tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed) {
-    ctx             = tide_ctx_or_default(ctx);
-    ctx->seed       = seed;
+    ctx = tide_ctx_or_default(ctx);
+    ctx->seed = seed;
     ctx->rng_offset = 0;
 }
 
@@ -81,7 +81,7 @@ size_t tide_ctx_memory_in_use(tide_ctx *ctx) {
 }
 
 void tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud) {
-    ctx         = tide_ctx_or_default(ctx);
-    ctx->log    = fn ? fn : log_stderr;
+    ctx = tide_ctx_or_default(ctx);
+    ctx->log = fn ? fn : log_stderr;
     ctx->log_ud = fn ? ud : NULL;
 }

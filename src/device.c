@@ -38,12 +38,12 @@ static long parse_count(const char *s) {
 
 static void init_once_fn(void) {
     long n = parse_count(getenv("TIDE_CPU_DEVICES"));
-    n_cpu  = (n >= 1 && n <= MAX_CPU) ? (int)n : 1;
+    n_cpu = (n >= 1 && n <= MAX_CPU) ? (int)n : 1;
     for (int i = 0; i < n_cpu; i++) {
         tide_device *d = &cpu_devs[i];
-        d->type        = TIDE_DEVICE_CPU;
-        d->index       = i;
-        d->backend     = &tide_cpu_backend;
+        d->type = TIDE_DEVICE_CPU;
+        d->index = i;
+        d->backend = &tide_cpu_backend;
         if (i == 0)
             snprintf(d->name, sizeof d->name, "cpu");
         else
@@ -109,7 +109,7 @@ static void cuda_once_fn(void) {
         cuda_fail(r);
         return; /* keep h loaded: unloading CUDA runtimes is fragile */
     }
-    const tide_backend *be    = NULL;
+    const tide_backend *be = NULL;
     int                 count = 0;
     char                saved[1024];
     snprintf(saved, sizeof saved, "%s", tide_errmsg());
@@ -124,9 +124,9 @@ static void cuda_once_fn(void) {
         n_cuda = count < MAX_CUDA ? count : MAX_CUDA;
         for (int i = 0; i < n_cuda; i++) {
             tide_device *d = &cuda_devs[i];
-            d->type        = TIDE_DEVICE_CUDA;
-            d->index       = i;
-            d->backend     = be;
+            d->type = TIDE_DEVICE_CUDA;
+            d->index = i;
+            d->backend = be;
             snprintf(d->name, sizeof d->name, "cuda:%d", i);
         }
     }

@@ -43,15 +43,23 @@ tide_status tide_dtype_from_name(const char *name, tide_dtype *out) {
 /* bool < uint8 < int32 < int64 < float16/bfloat16 < float32 < float64 */
 static int rank(tide_dtype dt) {
     switch (dt) {
-    case TIDE_DTYPE_BOOL: return 0;
-    case TIDE_DTYPE_U8: return 1;
-    case TIDE_DTYPE_I32: return 2;
-    case TIDE_DTYPE_I64: return 3;
+    case TIDE_DTYPE_BOOL:
+        return 0;
+    case TIDE_DTYPE_U8:
+        return 1;
+    case TIDE_DTYPE_I32:
+        return 2;
+    case TIDE_DTYPE_I64:
+        return 3;
     case TIDE_DTYPE_F16:
-    case TIDE_DTYPE_BF16: return 4;
-    case TIDE_DTYPE_F32: return 5;
-    case TIDE_DTYPE_F64: return 6;
-    default: return -1;
+    case TIDE_DTYPE_BF16:
+        return 4;
+    case TIDE_DTYPE_F32:
+        return 5;
+    case TIDE_DTYPE_F64:
+        return 6;
+    default:
+        return -1;
     }
 }
 

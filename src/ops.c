@@ -57,7 +57,7 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
     *dt = res;
     if (!out || out->dtype == res)
         return TIDE_OK;
-    tide_dtype o  = out->dtype;
+    tide_dtype o = out->dtype;
     bool       ok = o != TIDE_DTYPE_BOOL && !(tide_dtype_is_float(res) && !tide_dtype_is_float(o));
     if (!ok)
         return tide_seterr(TIDE_EDTYPE,
@@ -81,7 +81,7 @@ static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **o
 tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const tide_tensor *b,
                         tide_tensor **out) {
     const char    *name = tide_op_name(op);
-    tide_op_family fam  = tide_op_family_of(op);
+    tide_op_family fam = tide_op_family_of(op);
     if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
         return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
     TIDE_TRY(tide_check_same_device(name, a, b));
@@ -120,14 +120,18 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     if (!dev->backend->binary)
         return dispatch_fail(tide_notsup(name, dev), name, out, created);
 
-    tide_tensor *ca = NULL, *cb = NULL;
-    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
-    if (st == TIDE_OK)
-        st = tide_cast(ctx, name, b, cdt, &cb);
+    /* casts only when needed: the common same-dtype path takes no extra references */
+    tide_tensor       *ca = NULL, *cb = NULL;
+    const tide_tensor *xa = a, *xb = b;
+    tide_status        st = TIDE_OK;
+    if (a->dtype != cdt && (st = tide_cast(ctx, name, a, cdt, &ca)) == TIDE_OK)
+        xa = ca;
+    if (st == TIDE_OK && b->dtype != cdt && (st = tide_cast(ctx, name, b, cdt, &cb)) == TIDE_OK)
+        xb = cb;
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(o);
-        tide_kview av = tide_kview_expand(ca, n, shape), bv = tide_kview_expand(cb, n, shape);
-        st            = dev->backend->binary(dev, op, &ov, &av, &bv);
+        tide_kview av = tide_kview_expand(xa, n, shape), bv = tide_kview_expand(xb, n, shape);
+        st = dev->backend->binary(dev, op, &ov, &av, &bv);
     }
     tide_tensor_release(ca);
     tide_tensor_release(cb);
@@ -137,20 +141,19 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
 tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, double s,
                                int reverse, tide_tensor **out) {
     const char    *name = tide_op_name(op);
-    tide_op_family fam  = tide_op_family_of(op);
+    tide_op_family fam = tide_op_family_of(op);
     if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
         return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
-    tide_device *dev      = a->storage->dev;
+    tide_device *dev = a->storage->dev;
     bool         integral = s == floor(s) && isfinite(s);
-    tide_dtype   cdt      = a->dtype;
+    tide_dtype   cdt = a->dtype;
     if (fam == TIDE_FAMILY_COMPARE) {
         if (!tide_dtype_is_float(cdt) && !integral)
             cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
     } else {
-        if (!tide_dtype_is_float(cdt) &&
-            (!integral || op == TIDE_OP_DIV || op == TIDE_OP_POW))
+        if (!tide_dtype_is_float(cdt) && (!integral || op == TIDE_OP_DIV || op == TIDE_OP_POW))
             cdt = TIDE_DTYPE_F32;
         else if (cdt == TIDE_DTYPE_BOOL)
             cdt = TIDE_DTYPE_I64;
@@ -166,13 +169,16 @@ tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, 
         return TIDE_OK;
     if (!dev->backend->binary_scalar)
         return dispatch_fail(tide_notsup(name, dev), name, out, created);
-    tide_tensor *ca;
-    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    tide_tensor       *ca = NULL;
+    const tide_tensor *xa = a;
+    tide_status        st = TIDE_OK;
+    if (a->dtype != cdt && (st = tide_cast(ctx, name, a, cdt, &ca)) == TIDE_OK)
+        xa = ca;
     if (st == TIDE_OK) {
-        tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
-        st            = dev->backend->binary_scalar(dev, op, &ov, &av, s, reverse);
-        tide_tensor_release(ca);
+        tide_kview ov = tide_kview_of(*out), av = tide_kview_of(xa);
+        st = dev->backend->binary_scalar(dev, op, &ov, &av, s, reverse);
     }
+    tide_tensor_release(ca);
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
 }
 
@@ -188,8 +194,10 @@ static bool float_only(tide_op op) {
     case TIDE_OP_SIGMOID:
     case TIDE_OP_GELU:
     case TIDE_OP_SIN:
-    case TIDE_OP_COS: return true;
-    default: return false;
+    case TIDE_OP_COS:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -224,7 +232,7 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
     tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
-        st            = dev->backend->unary(dev, op, &ov, &av, params);
+        st = dev->backend->unary(dev, op, &ov, &av, params);
         tide_tensor_release(ca);
     }
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
@@ -235,7 +243,7 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
 /* the kview of a freshly allocated contiguous result, seen with keepdim's shape */
 static tide_kview keep_view(const tide_tensor *r, int ndim, const int64_t *kshape) {
     tide_kview v = tide_kview_of(r);
-    v.ndim       = ndim;
+    v.ndim = ndim;
     memcpy(v.shape, kshape, (size_t)ndim * sizeof *kshape);
     tide_contiguous_strides(ndim, kshape, v.strides);
     return v;
@@ -246,9 +254,9 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     const char *name = tide_op_name(op);
     if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_REDUCE)
         return tide_seterr(TIDE_EINVAL, "reduce: %s is not a reduction", name);
-    tide_device *dev  = a->storage->dev;
+    tide_device *dev = a->storage->dev;
     bool         full = dim == TIDE_ALL_DIMS || a->ndim == 0;
-    bool         arg  = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN;
+    bool         arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN;
     bool         want_idx = !arg && (op == TIDE_OP_MAX || op == TIDE_OP_MIN) && indices;
     if (!full) {
         int n = a->ndim, d = dim < 0 ? dim + n : dim;
@@ -278,7 +286,7 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     int64_t kshape[TIDE_MAX_DIMS], rshape[TIDE_MAX_DIMS];
     int     kn, rn = 0;
     if (full) {
-        kn        = 1;
+        kn = 1;
         kshape[0] = 1;
         for (int i = 0; keepdim && i < a->ndim; i++)
             rshape[rn++] = 1;
@@ -307,24 +315,27 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     } else if (numel == 0) {
         /* reductions over nothing: the identity */
         double v = op == TIDE_OP_PROD ? 1.0 : op == TIDE_OP_MEAN ? NAN : 0.0;
-        st       = tide_fill_(ctx, *values, v);
+        st = tide_fill_(ctx, *values, v);
     } else if (!dev->backend->reduce) {
         st = tide_notsup(name, dev);
     } else {
         st = tide_cast(ctx, name, a, cdt, &ca);
         if (st == TIDE_OK && full) {
             int64_t one = numel;
-            st          = tide_tensor_reshape(ctx, ca, 1, &one, &flat);
+            st = tide_tensor_reshape(ctx, ca, 1, &one, &flat);
         }
         if (st == TIDE_OK) {
             const tide_tensor *src = full ? flat : ca;
-            tide_kview         av  = tide_kview_of(src);
-            tide_kview         rv  = keep_view(*values, kn, kshape);
+            tide_kview         av = tide_kview_of(src);
+            tide_kview         rv = keep_view(*values, kn, kshape);
             tide_kview         iv;
             if (idx)
                 iv = keep_view(idx, kn, kshape);
-            st = dev->backend->reduce(dev, op, arg ? NULL : &rv, arg ? &rv : idx ? &iv : NULL, &av,
-                                      full ? 0 : dim);
+            st = dev->backend->reduce(dev, op, arg ? NULL : &rv,
+                                      arg   ? &rv
+                                      : idx ? &iv
+                                            : NULL,
+                                      &av, full ? 0 : dim);
         }
     }
     tide_tensor_release(ca);
@@ -342,7 +353,7 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
 tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int64_t *shape,
                         tide_tensor **out) {
     int  lead = a->ndim - ndim;
-    bool ok   = lead >= 0 && ndim <= TIDE_MAX_DIMS;
+    bool ok = lead >= 0 && ndim <= TIDE_MAX_DIMS;
     for (int i = 0; ok && i < ndim; i++)
         ok = shape[i] == a->shape[lead + i] || shape[i] == 1;
     if (!ok) {
@@ -359,7 +370,7 @@ tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int
     cur = (tide_tensor *)a;
     /* leading dims away, then the broadcast size-1 dims (keepdim) */
     for (int i = 0; i < lead; i++) {
-        tide_tensor *r  = NULL;
+        tide_tensor *r = NULL;
         tide_status  st = tide_reduce(ctx, TIDE_OP_SUM, cur, 0, 0, &r, NULL);
         tide_tensor_release(cur);
         if (st != TIDE_OK)
@@ -369,7 +380,7 @@ tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int
     for (int i = 0; i < ndim; i++) {
         if (shape[i] != 1 || cur->shape[i] == 1)
             continue;
-        tide_tensor *r  = NULL;
+        tide_tensor *r = NULL;
         tide_status  st = tide_reduce(ctx, TIDE_OP_SUM, cur, i, 1, &r, NULL);
         tide_tensor_release(cur);
         if (st != TIDE_OK)
@@ -420,7 +431,7 @@ tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), cv = tide_kview_expand(cond, n, shape);
         tide_kview av = tide_kview_expand(ca, n, shape), bv = tide_kview_expand(cb, n, shape);
-        st            = dev->backend->where(dev, &ov, &cv, &av, &bv);
+        st = dev->backend->where(dev, &ov, &cv, &av, &bv);
     }
     tide_tensor_release(ca);
     tide_tensor_release(cb);
@@ -434,7 +445,7 @@ tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
         return TIDE_OK;
     if (!dev->backend->fill)
         return tide_notsup("fill_", dev);
-    tide_kview  v  = tide_kview_of(t);
+    tide_kview  v = tide_kview_of(t);
     tide_status st = dev->backend->fill(dev, &v, value);
     return st == TIDE_OK ? st : tide_err_op(st, "fill_");
 }
@@ -456,14 +467,14 @@ tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, d
         return tide_seterr(TIDE_EINVAL, "%s: from %g is greater than to %g", name, lo, hi);
     if (kind == TIDE_RANDOM_NORMAL && hi < 0)
         return tide_seterr(TIDE_EINVAL, "%s: std %g is negative", name, hi);
-    ctx              = tide_ctx_or_default(ctx);
+    ctx = tide_ctx_or_default(ctx);
     tide_device *dev = t->storage->dev;
-    int64_t      n   = tide_tensor_numel(t);
+    int64_t      n = tide_tensor_numel(t);
     if (n == 0)
         return TIDE_OK;
     if (!dev->backend->random)
         return tide_notsup(name, dev);
-    tide_kview  v  = tide_kview_of(t);
+    tide_kview  v = tide_kview_of(t);
     tide_status st = dev->backend->random(dev, &v, kind, lo, hi, ctx->seed, ctx->rng_offset);
     if (st != TIDE_OK)
         return tide_err_op(st, name);
@@ -475,8 +486,10 @@ tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double s
                         double step, tide_tensor **out) {
     static const char name[] = "arange";
     if (!isfinite(start) || !isfinite(stop) || !isfinite(step))
-        return tide_seterr(TIDE_EINVAL, "arange: start, stop and step must be finite, got %g, %g "
-                           "and %g", start, stop, step);
+        return tide_seterr(TIDE_EINVAL,
+                           "arange: start, stop and step must be finite, got %g, %g "
+                           "and %g",
+                           start, stop, step);
     if (step == 0)
         return tide_seterr(TIDE_EINVAL, "arange: step must not be zero");
     if ((unsigned)dt >= TIDE_DTYPE_COUNT)
@@ -494,7 +507,7 @@ tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double s
         return TIDE_OK;
     if (!dev->backend->arange)
         return dispatch_fail(tide_notsup(name, dev), name, out, true);
-    tide_kview  v  = tide_kview_of(*out);
+    tide_kview  v = tide_kview_of(*out);
     tide_status st = dev->backend->arange(dev, &v, start, step);
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, true);
 }

@@ -29,7 +29,7 @@ static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tenso
     tide_tensor_release(c);
     if (st != TIDE_OK)
         return st;
-    int64_t      n   = ix->shape[0];
+    int64_t      n = ix->shape[0];
     tide_device *dev = ix->storage->dev;
     int64_t     *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
     if (dev->type != TIDE_DEVICE_CPU && n) {
@@ -89,7 +89,7 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
             st = tide_notsup(op, dev);
         } else {
             tide_kview ov = tide_kview_of(*out), av = tide_kview_of(a), iv = tide_kview_of(ix);
-            st            = dev->backend->index_select(dev, &ov, &av, dim, &iv);
+            st = dev->backend->index_select(dev, &ov, &av, dim, &iv);
             if (st != TIDE_OK)
                 st = tide_err_op(st, op);
         }
@@ -130,8 +130,8 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
     tide_tensor *ix;
     TIDE_TRY(prepare_index(ctx, op, index, dst->shape[dim], &ix));
     tide_device *dev = dst->storage->dev;
-    tide_tensor *cs  = NULL;
-    tide_status  st  = TIDE_OK;
+    tide_tensor *cs = NULL;
+    tide_status  st = TIDE_OK;
     if (tide_tensor_numel(src) > 0) {
         if (!dev->backend->index_add)
             st = tide_notsup(op, dev);
@@ -139,7 +139,7 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
             st = tide_cast(ctx, op, src, dst->dtype, &cs);
         if (st == TIDE_OK) {
             tide_kview dv = tide_kview_of(dst), iv = tide_kview_of(ix), sv = tide_kview_of(cs);
-            st            = dev->backend->index_add(dev, &dv, dim, &iv, &sv);
+            st = dev->backend->index_add(dev, &dv, dim, &iv, &sv);
             if (st != TIDE_OK)
                 st = tide_err_op(st, op);
         }
@@ -158,7 +158,7 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
     if (t0->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "cat: cannot concatenate 0-d tensors; use stack");
     TIDE_TRY(check_dim(op, &dim, t0->ndim));
-    tide_dtype dt    = t0->dtype;
+    tide_dtype dt = t0->dtype;
     int64_t    total = 0;
     for (int k = 0; k < n; k++) {
         const tide_tensor *t = ts[k];
@@ -209,8 +209,7 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
     return TIDE_OK;
 }
 
-tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log,
-                         tide_tensor **out) {
+tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, tide_tensor **out) {
     const char *op = log ? "log_softmax" : "softmax";
     if (*out)
         TIDE_TRY(tide_check_same_device(op, a, *out));
@@ -218,7 +217,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log,
         return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
     TIDE_TRY(check_dim(op, &dim, a->ndim));
     tide_device *dev = a->storage->dev;
-    tide_dtype   dt  = tide_dtype_is_float(a->dtype) ? a->dtype : TIDE_DTYPE_F32;
+    tide_dtype   dt = tide_dtype_is_float(a->dtype) ? a->dtype : TIDE_DTYPE_F32;
     bool         created;
     TIDE_TRY(tide_prepare_out(ctx, op, dev, dt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)
@@ -237,7 +236,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log,
     }
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(res), av = tide_kview_of(ca);
-        st            = dev->backend->softmax(dev, &ov, &av, dim, log);
+        st = dev->backend->softmax(dev, &ov, &av, dim, log);
         if (st == TIDE_OK && res != *out)
             st = tide_tensor_copy_(ctx, *out, res);
     }

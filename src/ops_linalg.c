@@ -15,7 +15,7 @@ static bool batch_view(const tide_kview *t, tide_kview *v) {
             continue;
         if (first) {
             bstride = t->strides[i];
-            first   = false;
+            first = false;
         } else if (t->strides[i] != bstride * B) {
             return false;
         }
@@ -27,14 +27,14 @@ static bool batch_view(const tide_kview *t, tide_kview *v) {
             if (t->shape[i] != 1 && t->strides[i] != 0)
                 return false;
     }
-    v->data       = t->data;
-    v->dtype      = t->dtype;
-    v->ndim       = 3;
-    v->shape[0]   = B;
+    v->data = t->data;
+    v->dtype = t->dtype;
+    v->ndim = 3;
+    v->shape[0] = B;
     v->strides[0] = first ? 0 : bstride;
-    v->shape[1]   = t->shape[nb];
+    v->shape[1] = t->shape[nb];
     v->strides[1] = t->strides[nb];
-    v->shape[2]   = t->shape[nb + 1];
+    v->shape[2] = t->shape[nb + 1];
     v->strides[2] = t->strides[nb + 1];
     return true;
 }
@@ -52,7 +52,7 @@ static tide_status flat_operand(tide_ctx *ctx, const tide_tensor *t, int n, cons
     if (st != TIDE_OK)
         return st;
     *keep = c;
-    e     = tide_kview_of(c);
+    e = tide_kview_of(c);
     batch_view(&e, v);
     return TIDE_OK;
 }
@@ -74,7 +74,7 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
     /* operands as matrices: a 1-D a is a row [1, K], a 1-D b a column [K, 1] */
     int64_t M = a->ndim == 1 ? 1 : a->shape[a->ndim - 2], K = a->shape[a->ndim - 1];
     int64_t Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
-    int64_t N  = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
+    int64_t N = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
     if (K != Kb) {
         char s1[200], s2[200];
         tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
@@ -120,15 +120,15 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
 
     tide_tensor *ca = NULL, *cb = NULL, *ma = NULL, *mb = NULL, *ka = NULL, *kb = NULL;
     tide_tensor *res = NULL;
-    tide_status  st  = tide_cast(ctx, name, a, cdt, &ca);
+    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK)
         st = tide_cast(ctx, name, b, cdt, &cb);
     if (st == TIDE_OK)
-        st = a->ndim == 1 ? tide_tensor_unsqueeze(ca, 0, &ma) : tide_tensor_view(ca, ca->ndim,
-                                                                                 ca->shape, &ma);
+        st = a->ndim == 1 ? tide_tensor_unsqueeze(ca, 0, &ma)
+                          : tide_tensor_view(ca, ca->ndim, ca->shape, &ma);
     if (st == TIDE_OK)
-        st = b->ndim == 1 ? tide_tensor_unsqueeze(cb, 1, &mb) : tide_tensor_view(cb, cb->ndim,
-                                                                                 cb->shape, &mb);
+        st = b->ndim == 1 ? tide_tensor_unsqueeze(cb, 1, &mb)
+                          : tide_tensor_view(cb, cb->ndim, cb->shape, &mb);
     int64_t ash[TIDE_MAX_DIMS], bsh[TIDE_MAX_DIMS];
     memcpy(ash, batch, (size_t)nb * sizeof *batch);
     memcpy(bsh, batch, (size_t)nb * sizeof *batch);
@@ -150,10 +150,10 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
     }
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(res);
-        ov.ndim       = 3;
-        ov.shape[0]   = numel / (M * N);
-        ov.shape[1]   = M;
-        ov.shape[2]   = N;
+        ov.ndim = 3;
+        ov.shape[0] = numel / (M * N);
+        ov.shape[1] = M;
+        ov.shape[2] = N;
         tide_contiguous_strides(3, ov.shape, ov.strides);
         st = dev->backend->matmul(dev, &ov, &av, &bv);
         if (st == TIDE_OK && res != *out)

@@ -28,8 +28,8 @@ static tide_status check_4d(const char *op, const tide_tensor *t, const char *wh
     if (t->ndim != 4) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: %s must be 4-d [N, C, H, W], got shape %s", op,
-                           what, sb);
+        return tide_seterr(TIDE_ESHAPE, "%s: %s must be 4-d [N, C, H, W], got shape %s", op, what,
+                           sb);
     }
     if (!tide_dtype_is_float(t->dtype))
         return tide_seterr(TIDE_EDTYPE, "%s: %s must be floating point, got %s", op, what,
@@ -51,7 +51,7 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
     int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
     TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
     int64_t      shape[3] = {N, C * g.kh * g.kw, OH * OW};
-    tide_device *dev      = input->storage->dev;
+    tide_device *dev = input->storage->dev;
     tide_tensor *x;
     TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
     tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 3, shape, out);
@@ -60,7 +60,7 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
             st = fail(tide_notsup(op, dev), op, out);
         } else {
             tide_kview cv = tide_kview_of(*out), iv = tide_kview_of(x);
-            st            = dev->backend->im2col(dev, &cv, &iv, g);
+            st = dev->backend->im2col(dev, &cv, &iv, g);
             if (st != TIDE_OK)
                 st = fail(st, op, out);
         }
@@ -91,7 +91,7 @@ tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64
         return tide_seterr(TIDE_EDTYPE, "col2im: columns must be floating point, got %s",
                            tide_dtype_name(cols->dtype));
     int64_t      shape[4] = {cols->shape[0], C, H, W};
-    tide_device *dev      = cols->storage->dev;
+    tide_device *dev = cols->storage->dev;
     tide_tensor *c;
     TIDE_TRY(tide_tensor_contiguous(ctx, cols, &c));
     tide_status st = tide_tensor_alloc(ctx, op, dev, cols->dtype, 4, shape, out);
@@ -100,7 +100,7 @@ tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64
             st = fail(tide_notsup(op, dev), op, out);
         } else {
             tide_kview ov = tide_kview_of(*out), cv = tide_kview_of(c);
-            st            = dev->backend->col2im(dev, &ov, &cv, g);
+            st = dev->backend->col2im(dev, &ov, &cv, g);
             if (st != TIDE_OK)
                 st = fail(st, op, out);
         }
@@ -121,7 +121,7 @@ tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_ge
     int64_t OH = 0, OW = 0;
     TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
     int64_t      shape[4] = {input->shape[0], input->shape[1], OH, OW};
-    tide_device *dev      = input->storage->dev;
+    tide_device *dev = input->storage->dev;
     tide_tensor *x, *idx = NULL;
     TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
     tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 4, shape, out);
@@ -135,12 +135,12 @@ tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_ge
             st = tide_notsup(op, dev);
         } else {
             tide_kview ov = tide_kview_of(*out), iv = tide_kview_of(idx), xv = tide_kview_of(x);
-            st            = dev->backend->maxpool2d(dev, &ov, &iv, &xv, g);
+            st = dev->backend->maxpool2d(dev, &ov, &iv, &xv, g);
         }
         if (st != TIDE_OK) {
             tide_tensor_release(idx);
             idx = NULL;
-            st  = fail(st, op, out);
+            st = fail(st, op, out);
         }
     }
     tide_tensor_release(x);
@@ -176,7 +176,7 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
         return tide_seterr(TIDE_EINVAL, "%s: H and W must be positive, got %lld and %lld", op,
                            (long long)H, (long long)W);
     int64_t      shape[4] = {grad_out->shape[0], grad_out->shape[1], H, W};
-    tide_device *dev      = grad_out->storage->dev;
+    tide_device *dev = grad_out->storage->dev;
     tide_tensor *go, *ix;
     TIDE_TRY(tide_tensor_contiguous(ctx, grad_out, &go));
     tide_status st = tide_tensor_contiguous(ctx, indices, &ix);
@@ -189,9 +189,8 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
         if (!dev->backend->maxpool2d_backward) {
             st = fail(tide_notsup(op, dev), op, grad_in);
         } else {
-            tide_kview gv = tide_kview_of(*grad_in), ov = tide_kview_of(go),
-                       iv = tide_kview_of(ix);
-            st            = dev->backend->maxpool2d_backward(dev, &gv, &ov, &iv);
+            tide_kview gv = tide_kview_of(*grad_in), ov = tide_kview_of(go), iv = tide_kview_of(ix);
+            st = dev->backend->maxpool2d_backward(dev, &gv, &ov, &iv);
             if (st != TIDE_OK)
                 st = fail(st, op, grad_in);
         }

@@ -14,8 +14,9 @@ const char *tide_errmsg(void) {
 
 const char *tide_status_name(tide_status st) {
     static const char *const names[] = {
-        "TIDE_OK",     "TIDE_EINVAL", "TIDE_ESHAPE",  "TIDE_EDTYPE",   "TIDE_EDEVICE", "TIDE_EINDEX",
-        "TIDE_ENOMEM", "TIDE_ELIMIT", "TIDE_ENOTSUP", "TIDE_EBACKEND", "TIDE_EGUARD",  "TIDE_EIO",
+        "TIDE_OK",      "TIDE_EINVAL",   "TIDE_ESHAPE", "TIDE_EDTYPE",
+        "TIDE_EDEVICE", "TIDE_EINDEX",   "TIDE_ENOMEM", "TIDE_ELIMIT",
+        "TIDE_ENOTSUP", "TIDE_EBACKEND", "TIDE_EGUARD", "TIDE_EIO",
     };
     if ((unsigned)st < sizeof names / sizeof names[0])
         return names[st];

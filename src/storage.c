@@ -21,8 +21,7 @@ static bool is_embedded(const tide_tensor *t) {
 static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev, size_t nbytes) {
     ctx = tide_ctx_or_default(ctx);
     if (ctx->mem_limit) {
-        uint64_t before = atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes,
-                                                    memory_order_relaxed);
+        uint64_t before = atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
         if (before + nbytes > ctx->mem_limit || before + nbytes < before) {
             atomic_fetch_sub_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
             return tide_seterr(TIDE_ELIMIT,
@@ -42,14 +41,14 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
         }
     }
     atomic_init(&s->refs, 1);
-    s->dev        = dev;
-    s->ctx        = ctx;
-    s->data       = data;
-    s->nbytes     = nbytes;
-    s->deleter    = NULL;
+    s->dev = dev;
+    s->ctx = ctx;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->deleter = NULL;
     s->deleter_ud = NULL;
-    s->external   = false;
-    s->pinned     = false;
+    s->external = false;
+    s->pinned = false;
     tide_ctx_retain(ctx);
     return TIDE_OK;
 }
@@ -111,9 +110,9 @@ tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, t
     tide_tensor *t = &f->t;
     atomic_init(&t->refs, 1);
     t->storage = &f->s;
-    t->dtype   = dt;
-    t->ndim    = ndim;
-    t->offset  = 0;
+    t->dtype = dt;
+    t->ndim = ndim;
+    t->offset = 0;
     if (ndim)
         memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
     tide_contiguous_strides(ndim, shape, t->strides);
@@ -142,8 +141,8 @@ tide_status tide_view_make(const tide_tensor *t, int ndim, const int64_t *shape,
     atomic_init(&v->refs, 1);
     v->storage = t->storage;
     atomic_fetch_add_explicit(&v->storage->refs, 1, memory_order_relaxed);
-    v->dtype  = t->dtype;
-    v->ndim   = ndim;
+    v->dtype = t->dtype;
+    v->ndim = ndim;
     v->offset = offset;
     if (ndim) {
         memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
@@ -182,21 +181,21 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
         return tide_seterr(TIDE_ENOMEM, "from_blob: out of host memory");
     tide_storage *s = &f->s;
     atomic_init(&s->refs, 1);
-    s->dev        = dev;
-    s->ctx        = tide_ctx_or_default(ctx);
-    s->data       = data;
-    s->nbytes     = (size_t)numel * tide_dtype_size(dt);
-    s->deleter    = deleter;
+    s->dev = dev;
+    s->ctx = tide_ctx_or_default(ctx);
+    s->data = data;
+    s->nbytes = (size_t)numel * tide_dtype_size(dt);
+    s->deleter = deleter;
     s->deleter_ud = ud;
-    s->external   = true;
-    s->pinned     = false;
+    s->external = true;
+    s->pinned = false;
     tide_ctx_retain(s->ctx);
     tide_tensor *t = &f->t;
     atomic_init(&t->refs, 1);
     t->storage = s;
-    t->dtype   = dt;
-    t->ndim    = ndim;
-    t->offset  = 0;
+    t->dtype = dt;
+    t->ndim = ndim;
+    t->offset = 0;
     if (ndim)
         memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
     if (strides && ndim)
@@ -209,8 +208,7 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
 
 tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
     tide_device *cuda, *host;
-    if (!tide_cuda_is_available() ||
-        tide_device_get_index(TIDE_DEVICE_CUDA, 0, &cuda) != TIDE_OK ||
+    if (!tide_cuda_is_available() || tide_device_get_index(TIDE_DEVICE_CUDA, 0, &cuda) != TIDE_OK ||
         !cuda->backend->alloc_pinned)
         return tide_seterr(TIDE_ENOTSUP,
                            "pin_memory: pinned memory needs the CUDA backend, which is not "
@@ -218,30 +216,31 @@ tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_ten
                            tide_cuda_unavailable_reason() ? tide_cuda_unavailable_reason()
                                                           : "no pinned allocator");
     if (t->storage->dev->type != TIDE_DEVICE_CPU)
-        return tide_seterr(TIDE_EDEVICE, "pin_memory: tensor is on %s; only CPU tensors can be "
-                           "pinned; call :cpu() first", t->storage->dev->name);
+        return tide_seterr(TIDE_EDEVICE,
+                           "pin_memory: tensor is on %s; only CPU tensors can be "
+                           "pinned; call :cpu() first",
+                           t->storage->dev->name);
     TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
-    ctx           = tide_ctx_or_default(ctx);
+    ctx = tide_ctx_or_default(ctx);
     size_t nbytes = tide_tensor_nbytes(t);
     if (ctx->mem_limit && tide_ctx_memory_in_use(ctx) + nbytes > ctx->mem_limit)
         return tide_seterr(TIDE_ELIMIT,
                            "pin_memory: memory limit of %zu bytes reached: %zu in use, tried to "
                            "allocate %zu; raise it with tide.set_memory_limit",
                            ctx->mem_limit, tide_ctx_memory_in_use(ctx), nbytes);
-    void *data = NULL;
+    void       *data = NULL;
     tide_status st = nbytes ? cuda->backend->alloc_pinned(nbytes, &data) : TIDE_OK;
     if (st != TIDE_OK)
         return tide_err_op(st, "pin_memory");
     tide_tensor *r;
-    st = tide_tensor_from_blob(ctx, data, t->dtype, t->ndim, t->shape, NULL, host,
-                                            NULL, NULL, &r);
+    st = tide_tensor_from_blob(ctx, data, t->dtype, t->ndim, t->shape, NULL, host, NULL, NULL, &r);
     if (st != TIDE_OK) {
         if (data)
             cuda->backend->free_pinned(data);
         return st;
     }
     r->storage->external = false;
-    r->storage->pinned   = true;
+    r->storage->pinned = true;
     atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
     st = tide_tensor_copy_(ctx, r, t);
     if (st != TIDE_OK) {

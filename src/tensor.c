@@ -91,11 +91,11 @@ int tide_tensor_is_contiguous(const tide_tensor *t) {
 
 tide_kview tide_kview_of(const tide_tensor *t) {
     tide_kview v;
-    v.data  = tide_tensor_data(t);
+    v.data = tide_tensor_data(t);
     v.dtype = t->dtype;
-    v.ndim  = t->ndim;
+    v.ndim = t->ndim;
     for (int i = 0; i < t->ndim; i++) {
-        v.shape[i]   = t->shape[i];
+        v.shape[i] = t->shape[i];
         v.strides[i] = t->strides[i];
     }
     return v;
@@ -103,15 +103,14 @@ tide_kview tide_kview_of(const tide_tensor *t) {
 
 tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape) {
     tide_kview v;
-    v.data    = tide_tensor_data(t);
-    v.dtype   = t->dtype;
-    v.ndim    = ndim;
+    v.data = tide_tensor_data(t);
+    v.dtype = t->dtype;
+    v.ndim = ndim;
     int shift = ndim - t->ndim;
     for (int i = 0; i < ndim; i++) {
-        int j      = i - shift;
+        int j = i - shift;
         v.shape[i] = shape[i];
-        v.strides[i] =
-            (j < 0 || (t->shape[j] == 1 && shape[i] != 1)) ? 0 : t->strides[j];
+        v.strides[i] = (j < 0 || (t->shape[j] == 1 && shape[i] != 1)) ? 0 : t->strides[j];
     }
     return v;
 }
@@ -257,11 +256,10 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
                 return tide_seterr(TIDE_ESHAPE, "%s: only one size may be -1", op);
             infer = i;
         } else if (in[i] < 0) {
-            return tide_seterr(TIDE_ESHAPE, "%s: invalid size %lld at dim %d", op,
-                               (long long)in[i], i + 1);
+            return tide_seterr(TIDE_ESHAPE, "%s: invalid size %lld at dim %d", op, (long long)in[i],
+                               i + 1);
         } else if (in[i] && known > INT64_MAX / in[i]) {
-            return tide_seterr(TIDE_ESHAPE, "%s: shape has more elements than fit in 64 bits",
-                               op);
+            return tide_seterr(TIDE_ESHAPE, "%s: shape has more elements than fit in 64 bits", op);
         } else {
             known *= in[i];
         }
@@ -276,7 +274,7 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
                                op, sb, tb, (long long)numel);
         }
         shape[infer] = numel / known;
-        known        = numel;
+        known = numel;
     }
     if (known != numel) {
         char sb[200], tb[200];
@@ -295,7 +293,7 @@ static bool view_strides(const tide_tensor *t, int ndim, const int64_t *shape, i
         tide_contiguous_strides(ndim, shape, st);
         return true;
     }
-    int     vd    = ndim - 1;
+    int     vd = ndim - 1;
     int64_t chunk = t->strides[t->ndim - 1], tn = 1, vn = 1;
     for (int td = t->ndim - 1; td >= 0; td--) {
         tn *= t->shape[td];
@@ -316,8 +314,7 @@ static bool view_strides(const tide_tensor *t, int ndim, const int64_t *shape, i
     return vd == -1;
 }
 
-tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *in,
-                             tide_tensor **out) {
+tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *in, tide_tensor **out) {
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     TIDE_TRY(infer_shape("view", t, ndim, in, shape));
     if (!view_strides(t, ndim, shape, st)) {
@@ -355,11 +352,11 @@ tide_status tide_tensor_permute(const tide_tensor *t, const int *perm, tide_tens
         TIDE_TRY(norm_dim("permute", &d, t->ndim));
         if (seen[d])
             return tide_seterr(TIDE_EINVAL,
-                               "permute: dim %d appears twice; give each of the %d dims once", d + 1,
-                               t->ndim);
-        seen[d]  = true;
+                               "permute: dim %d appears twice; give each of the %d dims once",
+                               d + 1, t->ndim);
+        seen[d] = true;
         shape[i] = t->shape[d];
-        st[i]    = t->strides[d];
+        st[i] = t->strides[d];
     }
     return tide_view_make(t, t->ndim, shape, st, t->offset, out);
 }
@@ -374,8 +371,8 @@ tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_ten
     memcpy(st, t->strides, sizeof st);
     shape[d0] = t->shape[d1];
     shape[d1] = t->shape[d0];
-    st[d0]    = t->strides[d1];
-    st[d1]    = t->strides[d0];
+    st[d0] = t->strides[d1];
+    st[d1] = t->strides[d0];
     return tide_view_make(t, t->ndim, shape, st, t->offset, out);
 }
 
@@ -394,8 +391,7 @@ tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int
     int64_t shape[TIDE_MAX_DIMS];
     memcpy(shape, t->shape, sizeof shape);
     shape[dim] = length;
-    return tide_view_make(t, t->ndim, shape, t->strides, t->offset + start * t->strides[dim],
-                          out);
+    return tide_view_make(t, t->ndim, shape, t->strides, t->offset + start * t->strides[dim], out);
 }
 
 tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tide_tensor **out) {
@@ -416,15 +412,17 @@ tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tid
     for (int i = 0; i < t->ndim; i++)
         if (i != dim) {
             shape[n] = t->shape[i];
-            st[n++]  = t->strides[i];
+            st[n++] = t->strides[i];
         }
     return tide_view_make(t, n, shape, st, t->offset + index * t->strides[dim], out);
 }
 
 tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out) {
     if (t->ndim >= TIDE_MAX_DIMS)
-        return tide_seterr(TIDE_ESHAPE, "unsqueeze: tensor already has %d dims, the most tide "
-                           "supports", TIDE_MAX_DIMS);
+        return tide_seterr(TIDE_ESHAPE,
+                           "unsqueeze: tensor already has %d dims, the most tide "
+                           "supports",
+                           TIDE_MAX_DIMS);
     int n = t->ndim + 1, d = dim < 0 ? dim + n : dim;
     if (d < 0 || d >= n)
         return tide_seterr(TIDE_EINDEX,
@@ -435,10 +433,10 @@ tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **o
     for (int i = 0, j = 0; i < n; i++) {
         if (i == d) {
             shape[i] = 1;
-            st[i]    = d < t->ndim ? t->shape[d] * t->strides[d] : 1;
+            st[i] = d < t->ndim ? t->shape[d] * t->strides[d] : 1;
         } else {
             shape[i] = t->shape[j];
-            st[i]    = t->strides[j++];
+            st[i] = t->strides[j++];
         }
     }
     return tide_view_make(t, n, shape, st, t->offset, out);
@@ -453,7 +451,7 @@ tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out
         bool drop = t->shape[i] == 1 && (dim < 0 || dim == i);
         if (!drop) {
             shape[n] = t->shape[i];
-            st[n++]  = t->strides[i];
+            st[n++] = t->strides[i];
         }
     }
     return tide_view_make(t, n, shape, st, t->offset, out);
@@ -464,19 +462,19 @@ tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *in
     TIDE_TRY(check_dims("expand", ndim));
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     int     shift = ndim - t->ndim;
-    bool    ok    = shift >= 0;
+    bool    ok = shift >= 0;
     for (int i = 0; ok && i < ndim; i++) {
         int j = i - shift;
         if (j < 0) {
-            ok       = in[i] >= 0;
+            ok = in[i] >= 0;
             shape[i] = in[i];
-            st[i]    = 0;
+            st[i] = 0;
         } else if (in[i] == -1 || in[i] == t->shape[j]) {
             shape[i] = t->shape[j];
-            st[i]    = t->strides[j];
+            st[i] = t->strides[j];
         } else if (t->shape[j] == 1 && in[i] >= 0) {
             shape[i] = in[i];
-            st[i]    = 0;
+            st[i] = 0;
         } else {
             ok = false;
         }
@@ -525,8 +523,8 @@ static uint16_t float_to_half(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000;
-    int32_t  exp  = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t man  = x & 0x7fffff;
+    int32_t  exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t man = x & 0x7fffff;
     if (((x >> 23) & 0xff) == 0xff)
         return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
     if (exp >= 31)
@@ -536,13 +534,13 @@ static uint16_t float_to_half(float f) {
             return (uint16_t)sign;
         man |= 0x800000;
         uint32_t shift = (uint32_t)(14 - exp);
-        uint32_t h     = man >> shift;
-        uint32_t rem   = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        uint32_t h = man >> shift;
+        uint32_t rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
         if (rem > half || (rem == half && (h & 1)))
             h++;
         return (uint16_t)(sign | h);
     }
-    uint32_t h   = sign | ((uint32_t)exp << 10) | (man >> 13);
+    uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
     uint32_t rem = man & 0x1fff;
     if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
         h++; /* may carry into the exponent, which is the correct rounding */
@@ -567,15 +565,24 @@ static uint16_t float_to_bf16(float f) {
 
 static double read_elem(const void *p, tide_dtype dt) {
     switch (dt) {
-    case TIDE_DTYPE_F32: return *(const float *)p;
-    case TIDE_DTYPE_F64: return *(const double *)p;
-    case TIDE_DTYPE_F16: return half_to_float(*(const uint16_t *)p);
-    case TIDE_DTYPE_BF16: return bf16_to_float(*(const uint16_t *)p);
-    case TIDE_DTYPE_I32: return *(const int32_t *)p;
-    case TIDE_DTYPE_I64: return (double)*(const int64_t *)p;
-    case TIDE_DTYPE_U8: return *(const uint8_t *)p;
-    case TIDE_DTYPE_BOOL: return *(const uint8_t *)p ? 1 : 0;
-    default: return 0;
+    case TIDE_DTYPE_F32:
+        return *(const float *)p;
+    case TIDE_DTYPE_F64:
+        return *(const double *)p;
+    case TIDE_DTYPE_F16:
+        return half_to_float(*(const uint16_t *)p);
+    case TIDE_DTYPE_BF16:
+        return bf16_to_float(*(const uint16_t *)p);
+    case TIDE_DTYPE_I32:
+        return *(const int32_t *)p;
+    case TIDE_DTYPE_I64:
+        return (double)*(const int64_t *)p;
+    case TIDE_DTYPE_U8:
+        return *(const uint8_t *)p;
+    case TIDE_DTYPE_BOOL:
+        return *(const uint8_t *)p ? 1 : 0;
+    default:
+        return 0;
     }
 }
 
@@ -591,21 +598,37 @@ static int64_t to_int(double v) {
 
 static void write_elem(void *p, tide_dtype dt, double v) {
     switch (dt) {
-    case TIDE_DTYPE_F32: *(float *)p = (float)v; break;
-    case TIDE_DTYPE_F64: *(double *)p = v; break;
-    case TIDE_DTYPE_F16: *(uint16_t *)p = float_to_half((float)v); break;
-    case TIDE_DTYPE_BF16: *(uint16_t *)p = float_to_bf16((float)v); break;
-    case TIDE_DTYPE_I32: *(int32_t *)p = (int32_t)to_int(v); break;
-    case TIDE_DTYPE_I64: *(int64_t *)p = to_int(v); break;
-    case TIDE_DTYPE_U8: *(uint8_t *)p = (uint8_t)to_int(v); break;
-    case TIDE_DTYPE_BOOL: *(uint8_t *)p = v != 0; break;
-    default: break;
+    case TIDE_DTYPE_F32:
+        *(float *)p = (float)v;
+        break;
+    case TIDE_DTYPE_F64:
+        *(double *)p = v;
+        break;
+    case TIDE_DTYPE_F16:
+        *(uint16_t *)p = float_to_half((float)v);
+        break;
+    case TIDE_DTYPE_BF16:
+        *(uint16_t *)p = float_to_bf16((float)v);
+        break;
+    case TIDE_DTYPE_I32:
+        *(int32_t *)p = (int32_t)to_int(v);
+        break;
+    case TIDE_DTYPE_I64:
+        *(int64_t *)p = to_int(v);
+        break;
+    case TIDE_DTYPE_U8:
+        *(uint8_t *)p = (uint8_t)to_int(v);
+        break;
+    case TIDE_DTYPE_BOOL:
+        *(uint8_t *)p = v != 0;
+        break;
+    default:
+        break;
     }
 }
 
 /* the element's address, after checking the device and the index */
-static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t *index,
-                             char **p) {
+static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t *index, char **p) {
     if (t->storage->dev->type != TIDE_DEVICE_CPU)
         return tide_seterr(TIDE_EDEVICE,
                            "%s: tensor is on %s, its memory is not readable from the host; call "
@@ -614,9 +637,8 @@ static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t
     int64_t off = t->offset;
     for (int i = 0; i < t->ndim; i++) {
         if (index[i] < 0 || index[i] >= t->shape[i])
-            return tide_seterr(TIDE_EINDEX,
-                               "%s: index %lld out of range for dim %d of size %lld", op,
-                               (long long)index[i] + 1, i + 1, (long long)t->shape[i]);
+            return tide_seterr(TIDE_EINDEX, "%s: index %lld out of range for dim %d of size %lld",
+                               op, (long long)index[i] + 1, i + 1, (long long)t->shape[i]);
         off += index[i] * t->strides[i];
     }
     *p = (char *)t->storage->data + off * (int64_t)tide_dtype_size(t->dtype);

@@ -26,8 +26,8 @@ void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_devic
     }
 }
 
-tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev,
-                            const void *src, size_t nbytes, int non_blocking) {
+tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
+                            size_t nbytes, int non_blocking) {
     if (nbytes == 0)
         return TIDE_OK;
     if (dst_dev->type == TIDE_DEVICE_CPU && src_dev->type == TIDE_DEVICE_CPU) {
@@ -67,8 +67,8 @@ static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
                            "transfer_guard(\"disallow\"); call %s explicitly",
                            op, src->name, dst->name, fix);
     char m[256];
-    snprintf(m, sizeof m, "tide: %s: implicit transfer from %s to %s (transfer_guard \"log\")",
-             op, src->name, dst->name);
+    snprintf(m, sizeof m, "tide: %s: implicit transfer from %s to %s (transfer_guard \"log\")", op,
+             src->name, dst->name);
     if (ctx->log)
         ctx->log(ctx->log_ud, m);
     return TIDE_OK;
@@ -76,7 +76,7 @@ static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
 
 tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_device *dev,
                           tide_dtype dt, int flags, tide_tensor **out) {
-    ctx              = tide_ctx_or_default(ctx);
+    ctx = tide_ctx_or_default(ctx);
     tide_device *src = t->storage->dev;
     if ((unsigned)dt >= TIDE_DTYPE_COUNT)
         return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
@@ -109,8 +109,8 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
     tide_status st = tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r);
     if (st == TIDE_OK) {
         size_t n = tide_tensor_nbytes(r);
-        st       = tide_copy_bytes(dev, tide_tensor_data(r), src, tide_tensor_data(c), n,
-                                   (flags & TIDE_TO_NON_BLOCKING) != 0);
+        st = tide_copy_bytes(dev, tide_tensor_data(r), src, tide_tensor_data(c), n,
+                             (flags & TIDE_TO_NON_BLOCKING) != 0);
         if (st == TIDE_OK)
             tide_count_transfer(ctx, src, dev, n);
         else
@@ -141,10 +141,10 @@ static bool same_geom(const tide_tensor *a, const tide_tensor *b) {
 
 tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src) {
     static const char op[] = "copy_";
-    bool              ok   = src->ndim <= dst->ndim;
+    bool              ok = src->ndim <= dst->ndim;
     for (int i = 0; ok && i < src->ndim; i++) {
         int64_t s = src->shape[src->ndim - 1 - i], d = dst->shape[dst->ndim - 1 - i];
-        ok        = s == d || s == 1;
+        ok = s == d || s == 1;
     }
     if (!ok) {
         char s1[200], s2[200];

@@ -3,11 +3,17 @@
 #
 #   make embed-demo    builds and runs the host example: examples/embed/host.c + agent.lua
 #   make embed-bench   host buffer -> Lua tensor -> op -> host, per frame, beside a Lua-table copy
+#   make embed-dlpack-torch   DLPack exchange with PyTorch both ways (needs python3-torch)
 #
 # It also adds $(BUILD)/test_embed_lua (C tests that need Lua and the binding) to `ctests`, so
 # `make test` and `make asan` build it in their BUILD dir with their flags, and the runners
 # that run every $(BUILD)/test_* run it. Its source is spec/c/embed_lua.c: a spec/c/test_*.c
 # name would be built by the generic rule, which links no Lua.
+
+# run on its own (make -f examples/embed/embed.mk embed-demo), it brings the Makefile in
+ifndef LIBTIDE
+include Makefile
+endif
 
 EMBED_CFLAGS := $(CFLAGS_ALL) $(LUA_INC) -DTIDE_LUA_DIR='"$(CURDIR)/lua"'
 EMBED_LINK   := $(BIND_OBJ) $(LIBTIDE) $(LUA_LIBS) $(LIBS)
@@ -25,9 +31,18 @@ $(BUILD)/bench_embed_roundtrip: bench/embed_roundtrip.c $(EMBED_DEPS)
 
 ctests: $(BUILD)/test_embed_lua
 
-.PHONY: embed-demo embed-bench
+# the core as a shared library, for the ctypes check against PyTorch
+$(BUILD)/libtide_embed.so: $(LIBTIDE)
+	$(CC) -shared -o $@ -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
+
+EMBED_PYTHON ?= /usr/bin/python3
+
+.PHONY: embed-demo embed-bench embed-dlpack-torch
 embed-demo: $(BUILD)/embed_host
 	$(BUILD)/embed_host
 
 embed-bench: $(BUILD)/bench_embed_roundtrip
 	$(BUILD)/bench_embed_roundtrip
+
+embed-dlpack-torch: $(BUILD)/libtide_embed.so
+	$(EMBED_PYTHON) examples/embed/dlpack_torch.py $(BUILD)/libtide_embed.so

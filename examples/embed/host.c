@@ -104,48 +104,86 @@ static int agent_open(agent *a, int seed) {
     return 0;
 }
 
-/* pushes a float32 tensor over n floats of the host's memory; Lua holds the only reference,
- * and deleter(ud) runs when the collector lets go of it */
-static int push_buffer(lua_State *L, float *p, int64_t n, void (*deleter)(void *), void *ud) {
+/* Pushes a float32 tensor over n floats of the host's memory; Lua holds the only reference,
+ * and deleter(ud) runs once when the collector lets go of it. Raises on failure (after running
+ * the deleter: a buffer handed over is then the host's to clean up, here at once). */
+static void push_buffer(lua_State *L, float *p, int64_t n, void (*deleter)(void *), void *ud) {
     tide_device *cpu = NULL;
     tide_tensor *t = NULL;
     if (tide_device_get("cpu", &cpu) != TIDE_OK ||
         tide_tensor_from_blob(tide_lua_ctx(L), p, TIDE_DTYPE_F32, 1, &n, NULL, cpu, deleter, ud,
                               &t) != TIDE_OK) {
-        fprintf(stderr, "host: %s\n", tide_errmsg());
         if (deleter)
-            deleter(ud); /* a refused blob stays ours */
-        return -1;
+            deleter(ud);
+        luaL_error(L, "%s", tide_errmsg());
     }
     tide_lua_push_tensor(L, t);
     tide_tensor_release(t);
+}
+
+/* What one protected call does; the host's C frames hold no Lua error in between. */
+typedef struct call {
+    agent *a;
+    game  *g;
+    int    explore;
+    float *rewards; /* learn: handed over (Lua's collector frees it) */
+    int    frames, steps;
+    double result;
+} call;
+
+/* policy:act(state, probs, explore), with state and probs over the game's memory */
+static int act_protected(lua_State *L) {
+    call *c = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->a->policy);
+    lua_getfield(L, -1, "act");
+    lua_insert(L, -2);
+    c->g->frames++;
+    push_buffer(L, c->g->state, N_STATE, frame_released, &c->g->released);
+    push_buffer(L, c->g->probs, N_ACTIONS, NULL, NULL);
+    lua_pushboolean(L, c->explore);
+    lua_call(L, 4, 1);
+    c->result = (double)lua_tointeger(L, -1);
     return 0;
 }
 
-/* one frame: policy:act(state, probs, explore) -> the action, or 0 on a script error */
-static int agent_frame(agent *a, game *g, int explore) {
-    lua_State *L = a->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->policy);
-    lua_getfield(L, -1, "act");
-    lua_insert(L, -2); /* act, policy */
-    if (push_buffer(L, g->state, N_STATE, frame_released, &g->released) ||
-        push_buffer(L, g->probs, N_ACTIONS, NULL, NULL)) {
-        lua_settop(L, 0);
-        return 0;
-    }
-    g->frames++;
-    lua_pushboolean(L, explore);
-    if (lua_pcall(L, 4, 1, 0) != LUA_OK) {
-        fprintf(stderr, "host: the agent failed this frame: %s\n", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        return 0;
-    }
-    int action = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return action >= 1 && action <= N_ACTIONS ? action : 0;
+/* policy:learn(rewards, steps) */
+static int learn_protected(lua_State *L) {
+    call *c = lua_touserdata(L, 1);
+    /* first, so that an error of any later step still frees the buffer */
+    push_buffer(L, c->rewards, c->frames, free, c->rewards); /* c, rewards */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->a->policy);
+    lua_getfield(L, -1, "learn"); /* c, rewards, policy, learn */
+    lua_insert(L, 2);
+    lua_insert(L, 3); /* c, learn, policy, rewards */
+    lua_pushinteger(L, c->steps);
+    lua_call(L, 3, 1);
+    c->result = lua_tonumber(L, -1);
+    return 0;
 }
 
-/* mean reward of frames greedy frames */
+/* Runs fn under lua_pcall: every error of the script, out of memory included, comes back here
+ * as a status and the state stays usable. Returns 0 on success. */
+static int protected_call(lua_CFunction fn, call *c, const char *what) {
+    lua_State *L = c->a->L;
+    lua_pushcfunction(L, fn);
+    lua_pushlightuserdata(L, c);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        fprintf(stderr, "host: %s failed: %s\n", what, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* one frame: the action the agent chose (1-based), or 0 when its script failed */
+static int agent_frame(agent *a, game *g, int explore) {
+    call c = {.a = a, .g = g, .explore = explore};
+    if (protected_call(act_protected, &c, "the agent's frame"))
+        return 0;
+    return c.result >= 1 && c.result <= N_ACTIONS ? (int)c.result : 0;
+}
+
+/* the share of right actions over `frames` greedy frames */
 static double play(agent *a, game *g, int frames) {
     int right = 0;
     for (int f = 0; f < frames; f++) {
@@ -164,21 +202,9 @@ static double train(agent *a, game *g, int frames, int steps) {
         game_next(g);
         rewards[f] = agent_frame(a, g, 1) == game_answer(g) ? 1.0f : 0.0f;
     }
-    lua_State *L = a->L;
-    double     loss = -1;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->policy);
-    lua_getfield(L, -1, "learn");
-    lua_insert(L, -2);
-    /* the rewards buffer is handed over: Lua's collector frees it */
-    if (push_buffer(L, rewards, frames, free, rewards) == 0) {
-        lua_pushinteger(L, steps);
-        if (lua_pcall(L, 3, 1, 0) == LUA_OK)
-            loss = lua_tonumber(L, -1);
-        else
-            fprintf(stderr, "host: learn failed: %s\n", lua_tostring(L, -1));
-    }
-    lua_settop(L, 0);
-    return loss;
+    call c = {.a = a, .rewards = rewards, .frames = frames, .steps = steps, .result = -1};
+    protected_call(learn_protected, &c, "learn");
+    return c.result;
 }
 
 /* ---- a mod script that asks for too much ---------------------------------------------------- */

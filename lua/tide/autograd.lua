@@ -13,7 +13,7 @@ local M = {}
 local Tensor = core.Tensor
 local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
-local getmetatable, type, rawequal, select = getmetatable, type, rawequal, select
+local getmetatable, type = getmetatable, type
 
 local function is_tensor(x)
     return getmetatable(x) == TMT
@@ -24,16 +24,8 @@ local function needs(x)
     return getmetatable(x) == TMT and x.requires_grad
 end
 
-local function ag(t)
-    return t:_ag()
-end
-
 local function grad_fn(t)
-    return t:_ag().grad_fn
-end
-
-local function ndim_of(x)
-    return x:dim()
+    return t.grad_fn -- a property: reads the autograd table without creating one
 end
 
 local function normdim(d, nd)
@@ -371,14 +363,14 @@ BW.clone = BW.contiguous
 function BW.narrow(nd, g)
     local x = nd[1]
     local z = zeros_like(x, g)
-    z:narrow(nd[2], nd[3], nd[4]):copy_(g)
+    z:narrow(nd[2], nd[3], nd[4]):add_(g)
     return z
 end
 
 function BW.select(nd, g)
     local x = nd[1]
     local z = zeros_like(x, g)
-    z:select(nd[2], nd[3]):copy_(g)
+    z:select(nd[2], nd[3]):add_(g)
     return z
 end
 
@@ -443,7 +435,7 @@ function BW.where(nd, g)
         g1 = reduce(g:mul(c), a)
     end
     if needs(b) then
-        g2 = reduce(g:mul(c:eq(false)), b)
+        g2 = reduce(g:mul(c:eq(0)), b)
     end
     local r = { nil, nil, nil }
     r[ia], r[ib] = g1, g2
@@ -487,16 +479,13 @@ end
 
 -- ---- recording ----
 
+-- The binding records only ops that made a new tensor (to() and contiguous() that hand back
+-- their input are not recorded), so out is never one of args.
+local CASTS = { to = true }
+
 local function hook(name, out, args)
-    -- ops that hand back their input (t:to(t.device), contiguous of a contiguous tensor)
-    -- must not become their own grad_fn
-    for i = 1, args.n do
-        if rawequal(args[i], out) then
-            return
-        end
-    end
-    if not FLOAT[out.dtype] then
-        return
+    if CASTS[name] and not FLOAT[out.dtype] then
+        return -- a cast to an integer type ends the graph
     end
     args.fn = BW[name] or no_backward
     args.name = name
@@ -616,7 +605,7 @@ local function run_backward(root, grad, retain)
             accumulate_leaf(root, grad)
             return
         end
-        local order = toposort(root:_ag().grad_fn)
+        local order = toposort(f)
         f.g = grad
         for i = #order, 1, -1 do
             local nd = order[i]
@@ -693,11 +682,11 @@ end
 
 -- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)
 function M.grad(t)
-    return t:_ag().grad
+    return t.grad
 end
 
 function M.set_grad(t, g)
-    t:_ag().grad = g
+    t.grad = g
 end
 
 M.is_grad_enabled = core.is_grad_enabled
@@ -705,8 +694,5 @@ M.set_grad_enabled = set_grad_enabled
 M.FLOAT = FLOAT
 
 core.set_autograd_hook(hook)
-
--- keep the unused helpers referenced for readers of the API
-M._ag, M._ndim, M._select = ag, ndim_of, select
 
 return M

@@ -6,7 +6,8 @@
 --
 -- save: a table name -> tensor (tensors on any device and with any strides: they are copied to
 -- the host as needed), and optional metadata, a table of strings (numbers are converted).
--- Names are written in sorted order, so the same table gives the same bytes. The file is
+-- Tensors are laid out as the reference writer lays them out (by dtype, widest first, then by
+-- name), so the same table gives the same bytes as Python's safetensors.save. The file is
 -- written under a temporary name and renamed: a failed save leaves no partial file.
 -- load: every tensor, on opts.device (default: the CPU), and the metadata table (empty when the
 -- file has none). The file is validated completely before any tensor is allocated; a bad file
@@ -16,6 +17,10 @@
 local core = require "tide.core"
 
 local M = {}
+
+-- the reference writer's order: dtypes in descending order of its Dtype enum, then names
+local RANK = { int64 = 8, float64 = 7, float32 = 6, int32 = 5, bfloat16 = 4, float16 = 3,
+    uint8 = 2, bool = 1 }
 
 -- re-raises a core error at the caller of save/load (level 3: past this helper and save/load)
 local function check(ok, ...)
@@ -42,7 +47,17 @@ function M.save(path, tensors, metadata)
         end
         names[#names + 1] = k
     end
-    table.sort(names)
+    local rank = {}
+    for _, k in ipairs(names) do
+        local ok, dt = pcall(function() return tensors[k].dtype end)
+        rank[k] = ok and RANK[dt] or 0 -- not a tensor: the core names it below
+    end
+    table.sort(names, function(a, b)
+        if rank[a] ~= rank[b] then
+            return rank[a] > rank[b]
+        end
+        return a < b
+    end)
     local list = {}
     for i, k in ipairs(names) do
         list[i] = tensors[k]

@@ -264,6 +264,46 @@ static void test_script_error_in_frame(void) {
     lua_close(L);
 }
 
+/* whatever a script asks of a host buffer, it cannot reach past it (ASan watches the rest) */
+static void test_script_bounds(void) {
+    lua_State *L = new_state();
+    CHECK(L != NULL);
+    if (!L)
+        return;
+    float   buf[8] = {0, 1, 2, 3, 4, 5, -7, -7}; /* the tensor sees the first 6 */
+    int64_t shape[2] = {2, 3};
+    give_blob(L, "x", buf, 2, shape, NULL);
+    static const char *const bad[] = {
+        "return x[3]",
+        "return x[0]",
+        "return x[1][4]",
+        "return x:narrow(2, 2, 5)",
+        "return x:narrow(1, 0, 1)",
+        "return x:view(8)",
+        "return x:select(2, 4)",
+        "x[3] = 1",
+        "x[1][-4] = 1",
+        "return x:index_select(2, tide.tensor({1, 4}))",
+        "x:view(6):narrow(1, 5, 3):fill_(9)",
+        "return x:reshape(4, 2)",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int st = run(L, "=mod.lua", bad[i], 0);
+        CHECK(st == LUA_ERRRUN);
+        if (st != LUA_OK) {
+            const char *msg = lua_tostring(L, -1);
+            if (!msg || !strstr(msg, "tide:"))
+                fprintf(stderr, "  %s -> %s\n", bad[i], msg ? msg : "(no message)");
+            CHECK(msg && strstr(msg, "tide:") != NULL);
+            lua_pop(L, 1);
+        }
+    }
+    CHECK(buf[5] == 5.0f && buf[6] == -7.0f && buf[7] == -7.0f && buf[0] == 0.0f);
+    /* negative indices count from the end, inside the buffer */
+    CHECK(run_number(L, "return x[-1][-1]:item()") == 5.0);
+    lua_close(L);
+}
+
 /* a tensor made in Lua, exported through DLPack, outlives the Lua state */
 static void test_dlpack_from_lua(void) {
     lua_State *L = new_state();
@@ -359,6 +399,7 @@ int main(void) {
     RUN(test_check_tensor_raises);
     RUN(test_memory_limit);
     RUN(test_script_error_in_frame);
+    RUN(test_script_bounds);
     RUN(test_dlpack_from_lua);
     RUN(test_threads_states);
     return checks_report();

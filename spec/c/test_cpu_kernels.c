@@ -4,7 +4,9 @@
  * every kernel family. Prints "N passed, N failed" last; exits non-zero on a failure.
  */
 #include "backend.h"
+#include "cpu/cpu.h"
 #include "scalar_math.h"
+#include <omp.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +63,54 @@ static int all_close_f(const float *a, const float *b, int64_t n, double tol) {
             return 0;
         }
     return 1;
+}
+
+/* ---- iterator ----------------------------------------------------------------------------- */
+
+/* writes each element's row-major position into it */
+static void write_index(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)arg;
+    for (int64_t i = 0; i < n; i++)
+        *(double *)(p[0] + i * s[0]) = (double)(index + i);
+}
+
+static void test_iter(void) {
+    /* a permuted [3, 5, 7] view of a [7, 3, 5] buffer: dims 0 and 1 merge, dim 2 cannot */
+    double  buf[105];
+    int64_t sh[3] = {3, 5, 7}, st[3] = {5, 1, 15};
+    tide_kview v = kv(buf, TIDE_DTYPE_F64, 3, sh, st);
+    const tide_kview *vs[1] = {&v};
+    cpu_iter          it;
+    CHECK_OK(cpu_iter_init(&it, "test", 1, vs));
+    CHECK(it.ndim == 2 && it.shape[0] == 15 && it.strides[0][0] == 8 && it.numel == 105,
+          "coalescing of a permutation (ndim %d)", it.ndim);
+    omp_set_num_threads(2);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 105; i++)
+            buf[i] = -1;
+        /* pass 1: a grain of 10 splits the rows between threads, mid-row */
+        cpu_iter_run(&it, pass ? 10 : 0, write_index, NULL);
+        int ok = 1;
+        for (int64_t a = 0; a < 3; a++)
+            for (int64_t b = 0; b < 5; b++)
+                for (int64_t c = 0; c < 7; c++)
+                    ok &= buf[a * 5 + b + c * 15] == (double)((a * 5 + b) * 7 + c);
+        CHECK(ok, "every element visited once with its row-major index (pass %d)", pass);
+    }
+    /* a contiguous view and a transposed one: dims merge only where strides allow */
+    int64_t sh2[3] = {2, 3, 4}, st2[3] = {12, 1, 3};
+    tide_kview c = kv(buf, TIDE_DTYPE_F64, 3, sh2, NULL), t = kv(buf, TIDE_DTYPE_F64, 3, sh2, st2);
+    const tide_kview *vc[2] = {&c, &c}, *vt[2] = {&c, &t};
+    CHECK_OK(cpu_iter_init(&it, "test", 2, vc));
+    CHECK(it.ndim == 1 && it.shape[0] == 24 && it.strides[1][0] == 8, "contiguous is one row");
+    CHECK_OK(cpu_iter_init(&it, "test", 2, vt));
+    CHECK(it.ndim == 3, "transposed inner dims do not merge");
+    /* size-1 dims vanish; a broadcast dim keeps its zero stride */
+    int64_t sh3[3] = {4, 1, 6}, st3[3] = {0, 0, 1};
+    tide_kview o3 = kv(buf, TIDE_DTYPE_F64, 3, sh3, NULL), b3 = kv(buf, TIDE_DTYPE_F64, 3, sh3, st3);
+    const tide_kview *v3[2] = {&o3, &b3};
+    CHECK_OK(cpu_iter_init(&it, "test", 2, v3));
+    CHECK(it.ndim == 2 && it.strides[1][0] == 0 && it.strides[0][0] == 48, "broadcast dim kept");
 }
 
 /* ---- memory ------------------------------------------------------------------------------- */
@@ -772,6 +822,7 @@ static void test_errors(void) {
 }
 
 int main(void) {
+    test_iter();
     test_alloc();
     test_binary_f32();
     test_binary_int();

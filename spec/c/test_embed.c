@@ -307,6 +307,31 @@ static void test_dlpack_roundtrip(void) {
     tide_ctx_release(ctx);
 }
 
+/* device memory crosses as kDLCUDA and stays on the device (runs where CUDA is available) */
+static void test_dlpack_cuda(void) {
+    if (!tide_cuda_is_available()) {
+        printf("  (no CUDA here: %s)\n", tide_cuda_unavailable_reason());
+        return;
+    }
+    tide_device     *gpu = NULL;
+    tide_tensor     *t = NULL, *u = NULL, *h = NULL;
+    DLManagedTensor *m = NULL;
+    CHECK_OK(tide_device_get("cuda:0", &gpu));
+    CHECK_OK(tide_arange(NULL, gpu, TIDE_DTYPE_F32, 0, 6, 1, &t));
+    CHECK_OK(tide_tensor_to_dlpack(t, &m));
+    if (!m)
+        return;
+    CHECK(m->dl_tensor.device.device_type == kDLCUDA && m->dl_tensor.device.device_id == 0);
+    CHECK(m->dl_tensor.data == tide_tensor_data(t));
+    CHECK_OK(tide_tensor_from_dlpack(NULL, m, &u));
+    CHECK(u && tide_tensor_device(u) == gpu && tide_tensor_data(u) == tide_tensor_data(t));
+    tide_tensor_release(t);
+    CHECK(u && tide_tensor_to(NULL, u, cpu(), TIDE_DTYPE_F32, 0, &h) == TIDE_OK);
+    CHECK(h && ((float *)tide_tensor_data(h))[5] == 5.0f);
+    tide_tensor_release(h);
+    tide_tensor_release(u);
+}
+
 /* ---- isolation ---------------------------------------------------------------------------- */
 
 /* a context's limit refuses an allocation with a tide: error; other contexts are unaffected */
@@ -412,6 +437,7 @@ int main(void) {
     RUN(test_dlpack_import);
     RUN(test_dlpack_import_errors);
     RUN(test_dlpack_roundtrip);
+    RUN(test_dlpack_cuda);
     RUN(test_memory_limit);
     RUN(test_threads);
     return checks_report();

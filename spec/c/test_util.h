@@ -27,7 +27,7 @@ static int tu_pass, tu_fail;
             tu_pass++;                                                                             \
         else {                                                                                     \
             tu_fail++;                                                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, tide_errmsg());  \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, tide_errmsg());   \
         }                                                                                          \
     } while (0)
 
@@ -39,9 +39,9 @@ static int tu_pass, tu_fail;
             tu_pass++;                                                                             \
         else {                                                                                     \
             tu_fail++;                                                                             \
-            fprintf(stderr, "%s:%d: %s: expected %s containing \"%s\", got %s \"%s\"\n",          \
-                    __FILE__, __LINE__, #expr, tide_status_name(want), (sub),                      \
-                    tide_status_name(st_), tide_errmsg());                                         \
+            fprintf(stderr, "%s:%d: %s: expected %s containing \"%s\", got %s \"%s\"\n", __FILE__, \
+                    __LINE__, #expr, tide_status_name(want), (sub), tide_status_name(st_),         \
+                    tide_errmsg());                                                                \
         }                                                                                          \
     } while (0)
 
@@ -52,7 +52,7 @@ static int tu_pass, tu_fail;
             tu_pass++;                                                                             \
         else {                                                                                     \
             tu_fail++;                                                                             \
-            fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g\n", __FILE__, __LINE__, #a, a_, b_); \
+            fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g\n", __FILE__, __LINE__, #a, a_, b_);  \
         }                                                                                          \
     } while (0)
 
@@ -63,7 +63,7 @@ static int tu_pass, tu_fail;
             tu_pass++;                                                                             \
         else {                                                                                     \
             tu_fail++;                                                                             \
-            fprintf(stderr, "%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a,     \
+            fprintf(stderr, "%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a,       \
                     a_ ? a_ : "(null)", b_ ? b_ : "(null)");                                       \
         }                                                                                          \
     } while (0)

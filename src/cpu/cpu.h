@@ -9,11 +9,14 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Below this many elements a cheap elementwise op stays on one thread: waking the OpenMP team
- * costs more than it saves (measured on the 2-core machines). */
-#define CPU_PAR_GRAIN ((int64_t)32768)
-/* for expensive per-element work (exp, tanh, softmax rows, pooling windows) */
-#define CPU_PAR_GRAIN_HEAVY ((int64_t)4096)
+/* Thread thresholds, measured on the 2-core machines (bench in the report): a memory-bound op
+ * (add, copy, fill) saturates the memory bus from one core, and a second OpenMP thread made a
+ * 1e7-float add 1.8x slower when the other core was busy (OpenMP workers spin at the barrier
+ * while descheduled, and fight OpenBLAS's spinning threads). So cheap ops stay on one thread
+ * unless huge; ops costing tens of cycles per element (exp, tanh, softmax, pooling) split
+ * above 256K elements, where each thread's share (milliseconds) hides a barrier. */
+#define CPU_PAR_GRAIN       ((int64_t)1 << 26)
+#define CPU_PAR_GRAIN_HEAVY ((int64_t)1 << 18)
 
 #define CPU_MAX_OPS 4
 
@@ -44,9 +47,27 @@ tide_status cpu_iter_init(cpu_iter *it, const char *op, int nops, const tide_kvi
 /* runs fn over [0, numel); on several threads when numel >= grain (grain <= 0: never) */
 void        cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg);
 
-int64_t cpu_numel(const tide_kview *v);
-int     cpu_is_contiguous(const tide_kview *v);
-size_t  cpu_dtype_size(tide_dtype dt);
+static inline int64_t cpu_numel(const tide_kview *v) {
+    int64_t n = 1;
+    for (int d = 0; d < v->ndim; d++)
+        n *= v->shape[d];
+    return n;
+}
+
+static inline int cpu_is_contiguous(const tide_kview *v) {
+    int64_t expect = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != expect)
+            return 0;
+        expect *= v->shape[d];
+    }
+    return 1;
+}
+
+static inline size_t cpu_dtype_size(tide_dtype dt) {
+    static const unsigned char size[] = {4, 8, 2, 2, 4, 8, 1, 1}; /* tide.h's dtype order */
+    return (unsigned)dt < sizeof size ? size[dt] : 1;
+}
 /* "add" (the core's tide_op_name lives in another object) */
 const char *cpu_op_name(tide_op op);
 /* "float16 is not supported on the CPU yet" style message for an unhandled dtype */

@@ -5,39 +5,6 @@
 #include <omp.h>
 #include <string.h>
 
-int64_t cpu_numel(const tide_kview *v) {
-    int64_t n = 1;
-    for (int d = 0; d < v->ndim; d++)
-        n *= v->shape[d];
-    return n;
-}
-
-int cpu_is_contiguous(const tide_kview *v) {
-    int64_t expect = 1;
-    for (int d = v->ndim - 1; d >= 0; d--) {
-        if (v->shape[d] != 1 && v->strides[d] != expect)
-            return 0;
-        expect *= v->shape[d];
-    }
-    return 1;
-}
-
-size_t cpu_dtype_size(tide_dtype dt) {
-    switch (dt) {
-    case TIDE_DTYPE_F64:
-    case TIDE_DTYPE_I64:
-        return 8;
-    case TIDE_DTYPE_F32:
-    case TIDE_DTYPE_I32:
-        return 4;
-    case TIDE_DTYPE_F16:
-    case TIDE_DTYPE_BF16:
-        return 2;
-    default:
-        return 1;
-    }
-}
-
 static const char *dtname(tide_dtype dt) {
     static const char *names[] = {"float32", "float64", "float16", "bfloat16",
                                   "int32",   "int64",   "uint8",   "bool"};
@@ -61,40 +28,50 @@ tide_status cpu_notsup(const char *op, tide_dtype dt) {
 
 tide_status cpu_iter_init(cpu_iter *it, const char *op, int nops, const tide_kview *const *views) {
     const tide_kview *o = views[0];
-    for (int k = 1; k < nops; k++) {
-        int same = views[k]->ndim == o->ndim;
-        for (int d = 0; same && d < o->ndim; d++)
-            same = views[k]->shape[d] == o->shape[d];
+    int               nd = o->ndim;
+    int64_t           es[CPU_MAX_OPS];
+    int               contig = 1;
+    for (int k = 0; k < nops; k++) {
+        const tide_kview *v = views[k];
+        int               same = v->ndim == nd;
+        for (int d = 0; same && d < nd; d++)
+            same = v->shape[d] == o->shape[d];
         if (!same)
             return tide_seterr(TIDE_EINVAL,
                                "%s: operand %d has a different shape from the output (cpu "
                                "kernel) ; expand operands to the output's shape first",
                                op, k);
+        es[k] = (int64_t)cpu_dtype_size(v->dtype);
+        it->base[k] = (char *)v->data;
+        contig = contig && cpu_is_contiguous(v);
     }
     it->nops = nops;
     it->numel = cpu_numel(o);
-    for (int k = 0; k < nops; k++)
-        it->base[k] = (char *)views[k]->data;
+    if (contig) { /* the common case: one row */
+        it->ndim = 1;
+        it->shape[0] = it->numel;
+        for (int k = 0; k < nops; k++)
+            it->strides[k][0] = es[k];
+        return TIDE_OK;
+    }
     /* drop size-1 dims, then merge an outer dim into the next inner one when every operand's
      * outer stride equals inner stride * inner size */
     int n = 0;
-    for (int d = 0; d < o->ndim; d++) {
+    for (int d = 0; d < nd; d++) {
         if (o->shape[d] == 1)
             continue;
         int merge = n > 0;
-        for (int k = 0; merge && k < nops; k++) {
-            int64_t es = (int64_t)cpu_dtype_size(views[k]->dtype);
-            merge = it->strides[k][n - 1] == views[k]->strides[d] * es * o->shape[d];
-        }
+        for (int k = 0; merge && k < nops; k++)
+            merge = it->strides[k][n - 1] == views[k]->strides[d] * es[k] * o->shape[d];
         if (merge) {
             it->shape[n - 1] *= o->shape[d];
             for (int k = 0; k < nops; k++)
-                it->strides[k][n - 1] = views[k]->strides[d] * (int64_t)cpu_dtype_size(views[k]->dtype);
+                it->strides[k][n - 1] = views[k]->strides[d] * es[k];
             continue;
         }
         it->shape[n] = o->shape[d];
         for (int k = 0; k < nops; k++)
-            it->strides[k][n] = views[k]->strides[d] * (int64_t)cpu_dtype_size(views[k]->dtype);
+            it->strides[k][n] = views[k]->strides[d] * es[k];
         n++;
     }
     if (n == 0) { /* a scalar: one row of one element */
@@ -109,20 +86,25 @@ tide_status cpu_iter_init(cpu_iter *it, const char *op, int nops, const tide_kvi
 
 /* walks the row-major positions [begin, end) row by row */
 static void run_range(const cpu_iter *it, int64_t begin, int64_t end, cpu_loop_fn fn, void *arg) {
-    int     nd = it->ndim, last = nd - 1;
-    int64_t idx[TIDE_MAX_DIMS];
+    int     nd = it->ndim, last = nd - 1, nops = it->nops;
+    int64_t idx[TIDE_MAX_DIMS], s[CPU_MAX_OPS];
+    char   *p[CPU_MAX_OPS];
+    for (int k = 0; k < nops; k++)
+        s[k] = it->strides[k][last];
+    if (nd == 1) { /* one row: no index arithmetic */
+        for (int k = 0; k < nops; k++)
+            p[k] = it->base[k] + begin * s[k];
+        fn(p, s, end - begin, begin, arg);
+        return;
+    }
     int64_t rem = begin;
     for (int d = last; d >= 0; d--) {
         idx[d] = rem % it->shape[d];
         rem /= it->shape[d];
     }
-    int64_t s[CPU_MAX_OPS];
-    for (int k = 0; k < it->nops; k++)
-        s[k] = it->strides[k][last];
     int64_t cur = begin;
     while (cur < end) {
-        char *p[CPU_MAX_OPS];
-        for (int k = 0; k < it->nops; k++) {
+        for (int k = 0; k < nops; k++) {
             char *q = it->base[k];
             for (int d = 0; d < nd; d++)
                 q += idx[d] * it->strides[k][d];

@@ -170,7 +170,7 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
     }
     int64_t planes = N * C;
     int     f32 = input->dtype == TIDE_DTYPE_F32;
-    int     par = planes > 1 && planes * OH * OW * g.kh * g.kw >= CPU_PAR_GRAIN;
+    int     par = planes > 1 && planes * OH * OW * g.kh * g.kw >= CPU_PAR_GRAIN_HEAVY;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t pl = 0; pl < planes; pl++) {
         if (f32)

@@ -37,10 +37,16 @@ static int is_float(tide_dtype dt) {
         case TIDE_OP_MEAN:                                                                         \
             if (FLT) {                                                                             \
                 double sum = 0;                                                                    \
-                if (ra->sd == sizeof(T)) {                                                         \
+                if (ra->sd == sizeof(T)) { /* 8 chains hide the add latency */                  \
                     const T *x = (const T *)q;                                                     \
-                    for (int64_t j = 0; j < len; j++)                                              \
-                        sum += (double)x[j];                                                       \
+                    double   c[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
+                    int64_t  j = 0;                                                                \
+                    for (; j + 8 <= len; j += 8)                                                   \
+                        for (int u = 0; u < 8; u++)                                                \
+                            c[u] += (double)x[j + u];                                              \
+                    for (; j < len; j++)                                                           \
+                        c[0] += (double)x[j];                                                      \
+                    sum = ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));       \
                 } else {                                                                           \
                     for (int64_t j = 0; j < len; j++, q += ra->sd)                                 \
                         sum += (double)*(const T *)q;                                              \

@@ -12,7 +12,7 @@ struct geom {
 };
 
 static geom geom_make(const tide_kview *img, const tide_kview *other, tide_conv_geom g) {
-    geom q;
+    geom q = geom();
     q.N = img->shape[0];
     q.C = img->shape[1];
     q.H = img->shape[2];
@@ -258,7 +258,7 @@ extern "C" tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide
     TIDE_TRY_ST(tide_cuda_fill(dev, grad_in, 0));
     cudaStream_t stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    geom q;
+    geom q = geom();
     q.N = grad_in->shape[0];
     q.C = grad_in->shape[1];
     q.H = grad_in->shape[2];

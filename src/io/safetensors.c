@@ -480,11 +480,12 @@ tide_status tide_st_save(tide_ctx *ctx, const char *op, const char *path, int n,
     uint64_t pos = 0;
     for (int i = 0; i < n; i++) {
         const tide_tensor *t = tensors[i];
-        cJSON             *o = cJSON_AddObjectToObject(root, names[i]);
-        cJSON             *sh = o ? cJSON_AddArrayToObject(o, "shape") : NULL;
-        cJSON             *of = o ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
-        int                ok = o && sh && of &&
-                 cJSON_AddStringToObject(o, "dtype", tide_st_dtype_name(tide_tensor_dtype(t)));
+        /* key order as the reference writer's: dtype, shape, data_offsets */
+        cJSON *o = cJSON_AddObjectToObject(root, names[i]);
+        int ok = o && cJSON_AddStringToObject(o, "dtype", tide_st_dtype_name(tide_tensor_dtype(t)));
+        cJSON *sh = ok ? cJSON_AddArrayToObject(o, "shape") : NULL;
+        cJSON *of = sh ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
+        ok = of != NULL;
         for (int k = 0; ok && k < tide_tensor_ndim(t); k++)
             ok = cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)tide_tensor_shape(t)[k]));
         uint64_t nb = tide_tensor_nbytes(t);

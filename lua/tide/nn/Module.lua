@@ -395,6 +395,16 @@ local function same_shape(a, b)
     return true
 end
 
+-- dst <- src in place, across devices and dtypes. Not dst:copy_(src): the core's copy_ skips
+-- the copy when both tensors have the same geometry (a bug reported to the core's owner);
+-- zero-fill and add gives the same values meanwhile.
+local function assign_(dst, src)
+    if src.device ~= dst.device then
+        src = src:to(dst.device)
+    end
+    dst:fill_(0):add_(src)
+end
+
 -- copies values in place (any device/dtype to the parameter's); all checks happen first, so a
 -- failed load changes nothing
 function Module:load_state_dict(sd, strict)
@@ -441,7 +451,7 @@ function Module:load_state_dict(sd, strict)
         for i = 1, #names do
             local v = rawget(sd, names[i])
             if v ~= nil then
-                vals[i]:copy_(v)
+                assign_(vals[i], v)
             end
         end
     end)

@@ -46,8 +46,8 @@ function BatchNorm:normalize(x, dims, bshape)
         autograd.no_grad(function()
             local mom = self.momentum
             local rm, rv = self.running_mean, self.running_var
-            rm:copy_(rm:mul(1 - mom):add(m:detach():reshape(c):mul(mom)))
-            rv:copy_(rv:mul(1 - mom):add(v:detach():reshape(c):mul(mom * n / (n - 1))))
+            rm:mul_(1 - mom):add_(m:reshape(c):mul(mom))
+            rv:mul_(1 - mom):add_(v:reshape(c):mul(mom * n / (n - 1)))
             self.num_batches_tracked:add_(1)
         end)
         y = xc:mul(v:add(self.eps):rsqrt())

@@ -18,7 +18,7 @@ function F.uniform_param(shape, bound, dtype)
 end
 
 function F.const_param(shape, value, dtype)
-    local p = core.full(shape, value, dtype and { dtype = dtype } or nil)
+    local p = core.full(shape, value, { dtype = dtype or "float32" })
     return p:requires_grad_(true)
 end
 

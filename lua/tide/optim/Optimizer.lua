@@ -130,7 +130,7 @@ local function run(self)
     local update = self.update
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
-            local grad = p:_ag().grad
+            local grad = p.grad
             if grad then
                 update(self, g, p, grad)
             end

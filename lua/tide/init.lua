@@ -1,0 +1,137 @@
+-- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
+-- and lazy fields nn / optim / data loaded on first use.
+local core = require "tide.core"
+
+local tide = {}
+for k, v in pairs(core) do
+  tide[k] = v
+end
+tide.core = core
+tide._VERSION = "tide scm"
+
+-- Set before anything below requires "tide" back (autograd, nn): require would loop otherwise.
+package.loaded["tide"] = tide
+
+local pack, unpack = table.pack, table.unpack
+
+-- true when err is require's own "module 'name' not found", not an error inside that module
+local function not_found(err, name)
+  return type(err) == "string" and err:find("module '" .. name .. "' not found", 1, true) ~= nil
+end
+
+-- A core error caught inside a helper carries the helper's position: raise the bare "tide: ..."
+-- message again at the helper's caller (level 3 from here) so the user's file:line comes first.
+local function raise(err)
+  if type(err) == "string" then
+    local msg = err:match("^tide:.*") or err:match("^[^\n]-:%d+: (tide:.*)")
+    if msg then
+      error(msg, 3)
+    end
+  end
+  error(err, 0)
+end
+
+--- Runs fn(...) with dev as the default device; restores the previous one, also on error.
+function tide.with_device(dev, fn, ...)
+  local prev = core.get_default_device()
+  local ok, err = pcall(core.set_default_device, dev)
+  if not ok then
+    raise(err)
+  end
+  local res = pack(pcall(fn, ...))
+  core.set_default_device(prev)
+  if not res[1] then
+    error(res[2], 0) -- fn's own error, position and all
+  end
+  return unpack(res, 2, res.n)
+end
+
+--- Runs fn(...) with gradient recording off; restores the mode, also on error.
+function tide.no_grad(fn, ...)
+  if type(fn) ~= "function" then
+    error("tide: no_grad: expected a function, got " .. type(fn), 2)
+  end
+  local prev = core.set_grad_enabled(false)
+  local res = pack(pcall(fn, ...))
+  core.set_grad_enabled(prev)
+  if not res[1] then
+    error(res[2], 0)
+  end
+  return unpack(res, 2, res.n)
+end
+
+--- Runs fn(...) with gradient recording on (inside a no_grad, for instance).
+function tide.enable_grad(fn, ...)
+  local prev = core.set_grad_enabled(true)
+  local res = pack(pcall(fn, ...))
+  core.set_grad_enabled(prev)
+  if not res[1] then
+    error(res[2], 0)
+  end
+  return unpack(res, 2, res.n)
+end
+
+--- tide.stack(tensors[, dim]): joins same-shaped tensors along a new dim (default 1).
+function tide.stack(ts, dim)
+  dim = dim or 1
+  if type(ts) ~= "table" or #ts == 0 then
+    error("tide: stack: expected a non-empty table of tensors, got "
+      .. (type(ts) == "table" and "an empty table" or type(ts)), 2)
+  end
+  local parts = {}
+  for i, t in ipairs(ts) do
+    if not core.is_tensor(t) then
+      error(("tide: stack: element %d of the table is a %s; expected a tensor"):format(i, type(t)), 2)
+    end
+    local ok, u = pcall(t.unsqueeze, t, dim)
+    if not ok then
+      raise((tostring(u):gsub("tide: unsqueeze:", "tide: stack:", 1)))
+    end
+    parts[i] = u
+  end
+  local ok, r = pcall(core.cat, parts, dim)
+  if not ok then
+    raise((tostring(r):gsub("tide: cat:", "tide: stack:", 1)))
+  end
+  return r
+end
+
+-- checkpoints live in tide.serialize (the io part); tail calls keep the user's position
+function tide.save(...)
+  return require("tide.serialize").save(...)
+end
+
+function tide.load(...)
+  return require("tide.serialize").load(...)
+end
+
+-- autograd is optional: only its absence is tolerated, never an error inside it
+do
+  local ok, err = pcall(require, "tide.autograd")
+  if not ok and not not_found(err, "tide.autograd") then
+    error(err, 0)
+  end
+end
+
+local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data" }
+
+setmetatable(tide, {
+  __index = function(t, k)
+    local name = lazy[k]
+    if not name then
+      return nil
+    end
+    local ok, mod = pcall(require, name)
+    if not ok then
+      if not_found(mod, name) then
+        error(("tide: tide.%s is not available: module '%s' was not found on package.path; "
+          .. "install tide's Lua files or add lua/?.lua;lua/?/init.lua to LUA_PATH"):format(k, name), 2)
+      end
+      error(mod, 0)
+    end
+    rawset(t, k, mod)
+    return mod
+  end,
+})
+
+return tide

@@ -1,0 +1,338 @@
+-- autograd: hand-computed gradients, graph rules, devices, and a finite-difference check of
+-- every differentiable op (spec/support/gradcheck.lua)
+local tide = require "tide"
+local autograd = require "tide.autograd"
+local gradcheck = require "spec.support.gradcheck"
+
+local function R(...)
+    return tide.randn({ ... }, { dtype = "float64", requires_grad = true })
+end
+
+-- positive inputs for log/sqrt/pow
+local function P(...)
+    local t = tide.rand({ ... }, { dtype = "float64" }):add(0.5)
+    return t:requires_grad_(true)
+end
+
+local function close(t, expected, tol)
+    local got = t:cpu():reshape(-1):totable()
+    local flat = {}
+    local function walk(x)
+        if type(x) == "table" then
+            for _, v in ipairs(x) do
+                walk(v)
+            end
+        else
+            flat[#flat + 1] = x
+        end
+    end
+    walk(expected)
+    assert.are.equal(#flat, #got)
+    for i = 1, #flat do
+        if math.abs(got[i] - flat[i]) > (tol or 1e-5) then
+            error(string.format("element %d: got %.7g, expected %.7g", i, got[i], flat[i]), 2)
+        end
+    end
+end
+
+describe("autograd", function()
+    before_each(function()
+        tide.manual_seed(7)
+    end)
+    after_each(function()
+        collectgarbage()
+    end)
+
+    describe("hand-computed gradients", function()
+        it("sum(a*b + a)", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            local b = tide.tensor({ 3.0, 4.0 }, { requires_grad = true })
+            local y = (a * b + a):sum()
+            assert.are.equal(14, y:item())
+            y:backward()
+            close(a.grad, { 4, 5 })
+            close(b.grad, { 1, 2 })
+        end)
+
+        it("sums gradients back over broadcast dims", function()
+            local a = tide.tensor({ { 1.0, 2.0, 3.0 }, { 4.0, 5.0, 6.0 } }, { requires_grad = true })
+            local b = tide.tensor({ 10.0, 20.0, 30.0 }, { requires_grad = true })
+            local c = tide.tensor({ { 2.0 }, { 3.0 } }, { requires_grad = true })
+            ;(a * b + c):sum():backward()
+            close(b.grad, { 5, 7, 9 })
+            close(a.grad, { { 10, 20, 30 }, { 10, 20, 30 } })
+            close(c.grad, { { 3 }, { 3 } })
+            assert.are.same({ 3 }, b.grad.shape)
+            assert.are.same({ 2, 1 }, c.grad.shape)
+        end)
+
+        it("handles numbers on either side", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            ;(2 - a * 3 + 1 / a):sum():backward()
+            -- d/da = -3 - 1/a^2
+            close(a.grad, { -4, -3.25 })
+        end)
+
+        it("relu passes gradient where the input is positive", function()
+            local a = tide.tensor({ -1.0, 2.0, -3.0, 4.0 }, { requires_grad = true })
+            a:relu():sum():backward()
+            close(a.grad, { 0, 1, 0, 1 })
+        end)
+
+        it("max over a dim routes the gradient to the argmax", function()
+            local a = tide.tensor({ { 1.0, 5.0, 2.0 }, { 7.0, 0.0, 3.0 } }, { requires_grad = true })
+            local v = a:max(2)
+            v:sum():backward()
+            close(a.grad, { { 0, 1, 0 }, { 1, 0, 0 } })
+        end)
+
+        it("matmul: dW = g^T x, dx = g W", function()
+            local x = tide.tensor({ { 1.0, 2.0 } })
+            local w = tide.tensor({ { 1.0, 0.0 }, { 0.0, 1.0 }, { 1.0, 1.0 } },
+                { requires_grad = true })
+            local y = x:matmul(w:t()) -- {1, 2, 3}
+            close(y, { { 1, 2, 3 } })
+            y:sum():backward()
+            close(w.grad, { { 1, 2 }, { 1, 2 }, { 1, 2 } })
+            assert.is_true(w.grad:is_contiguous())
+        end)
+
+        it("backward(grad) on a non-scalar output", function()
+            local a = tide.tensor({ 1.0, 2.0, 3.0 }, { requires_grad = true })
+            local y = a * a
+            y:backward(tide.tensor({ 1.0, 0.5, 0.0 }))
+            close(a.grad, { 2, 2, 0 })
+        end)
+
+        it("views: select, narrow, t, permute", function()
+            local a = tide.tensor({ { 1.0, 2.0, 3.0 }, { 4.0, 5.0, 6.0 } }, { requires_grad = true })
+            local y = a[2]:sum() * 10 + a:narrow(2, 2, 2):sum() + a:t()[1]:sum() * 100
+            y:backward()
+            close(a.grad, { { 100, 1, 1 }, { 110, 11, 11 } })
+        end)
+    end)
+
+    describe("graph rules", function()
+        it("accumulates .grad across backward calls", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            ;(a * 3):sum():backward()
+            ;(a * a):sum():backward()
+            close(a.grad, { 5, 7 })
+        end)
+
+        it("gives each leaf its own gradient tensor", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            local b = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            ;(a + b):sum():backward()
+            assert.is_false(rawequal(a.grad, b.grad))
+            close(a.grad, { 1, 1 })
+        end)
+
+        it("adds the gradients of a tensor used twice", function()
+            local a = tide.tensor({ 3.0 }, { requires_grad = true })
+            local h = a * 2
+            ;(h * h + h):sum():backward() -- 4a^2 + 2a -> 8a + 2
+            close(a.grad, { 26 })
+        end)
+
+        it("refuses a second backward through a freed graph, unless retain_graph", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            local y = (a * a):sum()
+            y:backward({ retain_graph = true })
+            y:backward()
+            close(a.grad, { 4, 8 })
+            local ok, err = pcall(y.backward, y)
+            assert.is_false(ok)
+            assert.matches("backward through the graph a second time", err)
+        end)
+
+        it("needs a gradient for a non-scalar output", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            local ok, err = pcall(function()
+                (a * 2):backward()
+            end)
+            assert.is_false(ok)
+            assert.matches("tide: backward: grad can be implicitly created only", err)
+        end)
+
+        it("refuses backward on a tensor without grad", function()
+            local ok, err = pcall(function()
+                tide.tensor({ 1.0 }):backward()
+            end)
+            assert.is_false(ok)
+            assert.matches("does not require grad", err)
+        end)
+
+        it("records nothing for tensors without grad", function()
+            local a = tide.randn(3)
+            local y = a * 2 + a
+            assert.is_false(y.requires_grad)
+            assert.is_nil(y.grad_fn)
+        end)
+
+        it("no_grad returns fn's results and records nothing", function()
+            local a = tide.tensor({ 1.0 }, { requires_grad = true })
+            local y, z = autograd.no_grad(function(k)
+                return a * k, "x"
+            end, 2)
+            assert.is_false(y.requires_grad)
+            assert.are.equal("x", z)
+            assert.is_true(autograd.is_grad_enabled())
+        end)
+
+        it("no_grad restores grad mode after an error", function()
+            local ok = pcall(autograd.no_grad, function()
+                error("boom")
+            end)
+            assert.is_false(ok)
+            assert.is_true(autograd.is_grad_enabled())
+        end)
+
+        it("detach stops the gradient", function()
+            local a = tide.tensor({ 2.0 }, { requires_grad = true })
+            local y = a * a:detach()
+            y:sum():backward()
+            close(a.grad, { 2 })
+        end)
+
+        it("requires_grad_ makes a leaf", function()
+            local a = tide.tensor({ 2.0, 3.0 }):requires_grad_(true)
+            assert.is_true(a.requires_grad)
+            ;(a * a):sum():backward()
+            close(a.grad, { 4, 6 })
+        end)
+
+        it("leaves .grad of intermediate tensors empty", function()
+            local a = tide.tensor({ 2.0 }, { requires_grad = true })
+            local h = a * 3
+            h:sum():backward()
+            assert.is_nil(h.grad)
+        end)
+    end)
+
+    describe("devices", function()
+        it("keeps gradients on the tensor's device (cpu:1)", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true, device = "cpu:1" })
+            ;(a * a):sum():backward()
+            assert.are.equal("cpu:1", tostring(a.grad.device))
+            close(a.grad, { 2, 4 })
+        end)
+
+        it("sends the gradient of to(dev) back to the source device", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
+            local b = a:to("cpu:1")
+            ;(b * 3):sum():backward()
+            assert.are.equal("cpu", tostring(a.grad.device))
+            close(a.grad, { 3, 3 })
+        end)
+
+        it("sends the gradient of a dtype cast back as the source dtype", function()
+            local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true, dtype = "float64" })
+            ;(a:float() * 2):sum():backward()
+            assert.are.equal("float64", a.grad.dtype)
+            close(a.grad, { 2, 2 })
+        end)
+    end)
+
+    describe("gradcheck (float64 finite differences)", function()
+        local cases = {
+            { "add broadcast", function(a, b) return a + b end, { R(2, 3), R(3) } },
+            { "add number", function(a) return 2 + a end, { R(3) } },
+            { "sub", function(a, b) return a - b end, { R(2, 3), R(2, 1) } },
+            { "rsub number", function(a) return 1 - a end, { R(3) } },
+            { "mul", function(a, b) return a * b end, { R(2, 3), R(3) } },
+            { "div", function(a, b) return a / b end, { R(2, 3), P(3) } },
+            { "rdiv number", function(a) return 2 / a end, { P(3) } },
+            { "pow number", function(a) return a ^ 3 end, { R(4) } },
+            { "pow square", function(a) return a ^ 2 end, { R(4) } },
+            { "pow tensor", function(a, b) return a ^ b end, { P(3), R(3) } },
+            { "rpow number", function(a) return 2 ^ a end, { R(3) } },
+            { "maximum", function(a, b) return a:maximum(b) end, { R(2, 3), R(3) } },
+            { "minimum", function(a, b) return a:minimum(b) end, { R(2, 3), R(2, 3) } },
+            { "neg", function(a) return -a end, { R(3) } },
+            { "abs", function(a) return a:abs() end, { R(5) } },
+            { "exp", function(a) return a:exp() end, { R(5) } },
+            { "log", function(a) return a:log() end, { P(5) } },
+            { "sqrt", function(a) return a:sqrt() end, { P(5) } },
+            { "rsqrt", function(a) return a:rsqrt() end, { P(5) } },
+            { "tanh", function(a) return a:tanh() end, { R(5) } },
+            { "sigmoid", function(a) return a:sigmoid() end, { R(5) } },
+            { "relu", function(a) return a:relu() end, { R(6) } },
+            { "gelu", function(a) return a:gelu() end, { R(6) } },
+            { "sin", function(a) return a:sin() end, { R(5) } },
+            { "cos", function(a) return a:cos() end, { R(5) } },
+            { "clamp", function(a) return a:clamp(-0.5, 0.5) end, { R(8) } },
+            { "sum", function(a) return a:sum() end, { R(2, 3) } },
+            { "sum dim", function(a) return a:sum(2) end, { R(2, 3) } },
+            { "sum dim keepdim", function(a) return a:sum(-2, true) end, { R(2, 3) } },
+            { "mean", function(a) return a:mean() end, { R(2, 3) } },
+            { "mean dim", function(a) return a:mean(1) end, { R(2, 3) } },
+            { "max", function(a) return a:max() end, { R(2, 3) } },
+            { "max dim", function(a) return a:max(1) end, { R(3, 4) } },
+            { "min dim keepdim", function(a) return a:min(2, true) end, { R(3, 4) } },
+            { "prod", function(a) return a:prod() end, { P(2, 3) } },
+            { "prod dim", function(a) return a:prod(2) end, { P(2, 3) } },
+            { "matmul 2d", function(a, b) return a:matmul(b) end, { R(2, 3), R(3, 4) } },
+            { "matmul w:t()", function(a, b) return a:matmul(b:t()) end, { R(2, 3), R(4, 3) } },
+            { "matmul 1d x 2d", function(a, b) return a:matmul(b) end, { R(3), R(3, 2) } },
+            { "matmul 2d x 1d", function(a, b) return a:matmul(b) end, { R(2, 3), R(3) } },
+            { "matmul 1d x 1d", function(a, b) return a:matmul(b) end, { R(3), R(3) } },
+            { "matmul batched", function(a, b) return a:matmul(b) end, { R(2, 2, 3), R(2, 3, 2) } },
+            { "matmul broadcast", function(a, b) return a:matmul(b) end, { R(2, 3), R(2, 3, 2) } },
+            { "t", function(a) return a:t() end, { R(2, 3) } },
+            { "transpose", function(a) return a:transpose(1, 3) end, { R(2, 3, 2) } },
+            { "view", function(a) return a:view(3, 2) end, { R(2, 3) } },
+            { "reshape of t", function(a) return a:t():reshape(6) end, { R(2, 3) } },
+            { "permute", function(a) return a:permute(3, 1, 2) end, { R(2, 3, 2) } },
+            { "contiguous", function(a) return a:t():contiguous() end, { R(2, 3) } },
+            { "narrow", function(a) return a:narrow(2, 2, 2) end, { R(2, 4) } },
+            { "select", function(a) return a:select(1, 2) end, { R(3, 2) } },
+            { "index", function(a) return a[3] end, { R(3, 2) } },
+            { "select first row", function(a) return a:select(1, 1) end, { R(3, 2) } },
+            { "index_select", function(a)
+                return a:index_select(1, tide.tensor({ 3, 1, 3 }))
+            end, { R(3, 2) } },
+            { "expand", function(a) return a:expand(3, 2) end, { R(1, 2) } },
+            { "unsqueeze", function(a) return a:unsqueeze(1) end, { R(2, 3) } },
+            { "squeeze", function(a) return a:squeeze() end, { R(2, 1, 3) } },
+            { "clone", function(a) return a:clone() end, { R(2, 3) } },
+            { "sum_to", function(a) return a:sum_to({ 1, 3 }) end, { R(2, 3) } },
+            { "cat", function(a, b) return tide.cat({ a, b }, 2) end, { R(2, 3), R(2, 1) } },
+            { "softmax", function(a) return a:softmax(2) end, { R(2, 4) } },
+            { "log_softmax", function(a) return a:log_softmax(1) end, { R(3, 2) } },
+            { "where", function(a, b)
+                return tide.where(tide.tensor({ true, false, true }), a, b)
+            end, { R(2, 3), R(3) } },
+            { "to cpu:1", function(a) return a:to("cpu:1"):mul(2) end, { R(3) } },
+            { "im2col", function(a) return tide.im2col(a, 2, 2, 1, 1, 1, 1) end, { R(1, 2, 3, 3) } },
+            { "maxpool2d", function(a)
+                return (tide.maxpool2d(a, 2, 2, 2, 2, 0, 0))
+            end, { R(2, 1, 4, 4) } },
+        }
+        if tide.stack then
+            cases[#cases + 1] =
+                { "stack", function(a, b) return tide.stack({ a, b }, 2) end, { R(2, 3), R(2, 3) } }
+        end
+        for _, c in ipairs(cases) do
+            it(c[1], function()
+                assert.is_true(gradcheck(c[2], c[3]))
+            end)
+        end
+
+        it("a two-layer composition", function()
+            assert.is_true(gradcheck(function(x, w1, w2)
+                return x:matmul(w1):tanh():matmul(w2):log_softmax(2)
+            end, { R(3, 4), R(4, 5), R(5, 2) }))
+        end)
+
+        it("catches a wrong gradient", function()
+            local a = R(3)
+            local ok = pcall(gradcheck, function(x)
+                return autograd.no_grad(function()
+                    return x:detach()
+                end):mul(x):mul(x) -- x^3 computed with one factor detached
+            end, { a })
+            assert.is_false(ok)
+        end)
+    end)
+end)

@@ -1,0 +1,457 @@
+-- tide.nn: Module mechanics, layers against hand-computed values, device moves, learning
+local tide = require "tide"
+local nn = require "tide.nn"
+local autograd = require "tide.autograd"
+local gradcheck = require "spec.support.gradcheck"
+
+local function flat(x, out)
+    out = out or {}
+    if type(x) == "table" then
+        for _, v in ipairs(x) do
+            flat(v, out)
+        end
+    else
+        out[#out + 1] = x
+    end
+    return out
+end
+
+local function close(t, expected, tol)
+    local got = t:cpu():reshape(-1):totable()
+    local want = flat(expected)
+    assert.are.equal(#want, #got)
+    for i = 1, #want do
+        if math.abs(got[i] - want[i]) > (tol or 1e-4) then
+            error(string.format("element %d: got %.7g, expected %.7g", i, got[i], want[i]), 2)
+        end
+    end
+end
+
+-- fill_ + add_ rather than copy_: see assign_ in lua/tide/nn/Module.lua
+local function set(p, values)
+    autograd.no_grad(function()
+        p:fill_(0):add_(tide.tensor(values, { dtype = p.dtype }))
+    end)
+end
+
+local function R(...)
+    return tide.randn({ ... }, { dtype = "float64", requires_grad = true })
+end
+
+local Net = nn.Module:extend("Net")
+function Net:init(hidden)
+    self.fc1 = nn.Linear(784, hidden or 128)
+    self.act = nn.ReLU()
+    self.fc2 = nn.Linear(hidden or 128, 10)
+end
+function Net:forward(x)
+    return self.fc2(self.act(self.fc1(x)))
+end
+
+describe("nn.Module", function()
+    before_each(function()
+        tide.manual_seed(1)
+    end)
+    after_each(function()
+        collectgarbage()
+    end)
+
+    it("extend() makes callable, printable subclasses", function()
+        local m = Net(16)
+        assert.are.equal("Net", m.__name)
+        local y = m(tide.randn(2, 784))
+        assert.are.same({ 2, 10 }, y.shape)
+        assert.matches("Net", tostring(m))
+        local Sub = Net:extend("Sub")
+        local s = Sub(8)
+        assert.are.same({ 3, 10 }, s(tide.randn(3, 784)).shape)
+        assert.matches("^Sub", tostring(s))
+    end)
+
+    it("registers parameters, buffers and children in assignment order", function()
+        local m = Net(16)
+        local names = {}
+        for i, np in ipairs(m:named_parameters()) do
+            names[i] = np[1]
+        end
+        assert.are.same({ "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias" }, names)
+        assert.are.equal(4, #m:parameters())
+        assert.is_true(rawequal(m.fc1.weight, m:parameters()[1]))
+        assert.are.equal(3, #m:children())
+        local M = nn.Module:extend("M")
+        function M:init()
+            self.z = tide.zeros(2):requires_grad_(true)
+            self.a = tide.ones(3):requires_grad_(true)
+            self:register_buffer("stats", tide.zeros(4))
+            self.plain = tide.zeros(1) -- no grad, not registered
+        end
+        local keys = {}
+        for k in pairs(M():state_dict()) do
+            keys[#keys + 1] = k
+        end
+        assert.are.same({ "z", "a", "stats" }, keys)
+    end)
+
+    it("prints a tree with parameter counts", function()
+        local s = tostring(Net(16))
+        assert.matches("^Net  %[12,730 parameters%]", s)
+        assert.matches("\n  fc1: Linear%(784 %-> 16%)  %[12,560 parameters%]", s)
+        assert.matches("\n  act: ReLU  %[0 parameters%]", s)
+        assert.matches("\n  fc2: Linear%(16 %-> 10%)  %[170 parameters%]", s)
+    end)
+
+    it("train() and eval() reach every child", function()
+        local m = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+        assert.are.equal(m, m:eval())
+        assert.is_false(m.training)
+        assert.is_false(m[2].training)
+        m:train()
+        assert.is_true(m[2].training)
+    end)
+
+    it("zero_grad clears gradients", function()
+        local m = nn.Linear(3, 2)
+        m(tide.randn(4, 3)):sum():backward()
+        assert.is_not_nil(m.weight.grad)
+        m:zero_grad()
+        assert.is_nil(m.weight.grad)
+    end)
+
+    describe("to(dev)", function()
+        it("moves parameters, gradients and buffers in place and returns the model", function()
+            local m = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+            local w = m[1].weight
+            m(tide.randn(4, 3)):sum():backward()
+            local g = w.grad
+            local before = w:cpu():totable()
+            assert.are.equal(m, m:to("cpu:1"))
+            assert.is_true(rawequal(w, m[1].weight))
+            assert.is_true(rawequal(w, m:parameters()[1]))
+            assert.are.equal("cpu:1", tostring(w.device))
+            assert.are.equal("cpu:1", tostring(w.grad.device))
+            assert.is_true(rawequal(g, w.grad))
+            assert.are.equal("cpu:1", tostring(m[2].running_mean.device))
+            assert.are.same(before, w:cpu():totable())
+            assert.is_true(w.requires_grad)
+        end)
+
+        it("SimpleNet: output on cpu:1; a cpu:0 input raises the device error", function()
+            local model = Net():to("cpu:1")
+            local x = tide.randn({ 64, 784 }, { device = "cpu:1" })
+            local y = model(x)
+            assert.are.equal("cpu:1", tostring(y.device))
+            assert.are.same({ 64, 10 }, y.shape)
+            local ok, err = pcall(model, tide.randn(64, 784))
+            assert.is_false(ok)
+            assert.matches("same device", err)
+            assert.matches("cpu:1", err)
+            assert.matches("cpu", err:gsub("cpu:1", ""))
+        end)
+
+        it("casts floating-point parameters with to(dtype)", function()
+            local m = nn.BatchNorm1d(2)
+            local w = m.weight
+            m:to("float64")
+            assert.is_true(rawequal(w, m.weight))
+            assert.are.equal("float64", w.dtype)
+            assert.are.equal("float64", m.running_var.dtype)
+            assert.are.equal("int64", m.num_batches_tracked.dtype)
+        end)
+    end)
+
+    describe("state_dict", function()
+        it("round-trips into another model", function()
+            local a, b = Net(8), Net(8)
+            b:load_state_dict(a:state_dict())
+            local x = tide.randn(2, 784)
+            close(b(x), a(x):totable(), 1e-6)
+        end)
+
+        it("loads across devices", function()
+            local a, b = Net(8), Net(8):to("cpu:1")
+            b:load_state_dict(a:state_dict())
+            assert.are.equal("cpu:1", tostring(b.fc1.weight.device))
+            close(b.fc2.bias, a.fc2.bias:totable(), 0)
+        end)
+
+        it("names missing and unexpected keys", function()
+            local m = Net(8)
+            local sd = m:state_dict()
+            sd["fc1.bias"] = nil
+            sd["fc3.weight"] = tide.zeros(1)
+            local ok, err = pcall(m.load_state_dict, m, sd)
+            assert.is_false(ok)
+            assert.matches("tide: load_state_dict: missing keys: fc1.bias; unexpected keys: " ..
+                "fc3.weight", err, 1, true)
+            local before = m.fc1.weight:totable()
+            sd["fc1.bias"] = tide.ones(8)
+            assert.is_false(pcall(m.load_state_dict, m, sd)) -- still the unexpected key
+            assert.are.same(before, m.fc1.weight:totable())
+            m:load_state_dict(sd, false)
+            close(m.fc1.bias, { 1, 1, 1, 1, 1, 1, 1, 1 })
+        end)
+
+        it("reports shape mismatches and changes nothing", function()
+            local m = Net(8)
+            local sd = Net(16):state_dict()
+            local before = m.fc2.bias:totable()
+            local ok, err = pcall(m.load_state_dict, m, sd)
+            assert.is_false(ok)
+            assert.matches("size mismatch for 'fc1.weight': the model has {8, 784}, the state " ..
+                "dict has {16, 784}", err, 1, true)
+            assert.are.same(before, m.fc2.bias:totable())
+        end)
+    end)
+end)
+
+describe("nn layers", function()
+    before_each(function()
+        tide.manual_seed(2)
+    end)
+
+    it("Linear: y = x W^T + b and PyTorch's init bounds", function()
+        local l = nn.Linear(100, 3)
+        local bound = 1 / math.sqrt(100)
+        assert.is_true(l.weight:abs():max():item() <= bound)
+        assert.is_true(l.weight:abs():max():item() > 0.8 * bound)
+        assert.is_true(l.bias:abs():max():item() <= bound)
+        local m = nn.Linear(2, 3)
+        set(m.weight, { { 1, 2 }, { 3, 4 }, { 5, 6 } })
+        set(m.bias, { 0.5, -0.5, 1 })
+        close(m(tide.tensor({ { 1.0, 1.0 }, { 2.0, -1.0 } })), { { 3.5, 6.5, 12 }, { 0.5, 1.5, 5 } })
+        assert.is_nil(nn.Linear(2, 3, false).bias)
+    end)
+
+    it("Linear: the shape error names both sizes", function()
+        local ok, err = pcall(function()
+            return Net()(tide.randn(2, 100))
+        end)
+        assert.is_false(ok)
+        assert.matches("tide: Linear: expected input with last dim 784, got 100", err, 1, true)
+    end)
+
+    it("Conv2d: sums of windows, with stride and padding", function()
+        local c = nn.Conv2d(1, 1, 2)
+        set(c.weight, { { { { 1, 1 }, { 1, 1 } } } })
+        set(c.bias, { 0.5 })
+        local x = tide.arange(1, 10, { dtype = "float32" }):view(1, 1, 3, 3)
+        close(c(x), { 12.5, 16.5, 24.5, 28.5 })
+        local c2 = nn.Conv2d(1, 1, 2, { stride = 2, padding = 1, bias = false })
+        set(c2.weight, { { { { 1, 1 }, { 1, 1 } } } })
+        local y = c2(x)
+        assert.are.same({ 1, 1, 2, 2 }, y.shape)
+        close(y, { 1, 5, 11, 28 })
+        local bound = 1 / math.sqrt(3 * 3 * 3)
+        assert.is_true(nn.Conv2d(3, 4, 3).weight:abs():max():item() <= bound)
+        local ok, err = pcall(c, tide.randn(1, 2, 3, 3))
+        assert.is_false(ok)
+        assert.matches("tide: Conv2d: expected input with 1 channels (dim 2), got 2", err, 1, true)
+    end)
+
+    it("MaxPool2d and Flatten", function()
+        local x = tide.tensor({ { { { 1.0, 2.0, 5.0, 0.0 }, { 3.0, 4.0, 1.0, 1.0 },
+            { 0.0, 0.0, 9.0, 8.0 }, { -1.0, 7.0, 6.0, 2.0 } } } })
+        local y = nn.MaxPool2d(2)(x)
+        close(y, { 4, 5, 7, 9 })
+        assert.are.same({ 1, 4 }, nn.Flatten()(y).shape)
+        assert.are.same({ 2, 12 }, nn.Flatten()(tide.zeros(2, 3, 4)).shape)
+    end)
+
+    it("activations", function()
+        local x = tide.tensor({ -1.0, 0.0, 1.0 })
+        close(nn.ReLU()(x), { 0, 0, 1 })
+        close(nn.Sigmoid()(x), { 0.26894142, 0.5, 0.73105858 })
+        close(nn.Tanh()(x), { -0.76159416, 0, 0.76159416 })
+        close(nn.GELU()(x), { -0.15865525, 0, 0.84134475 })
+        close(nn.Softmax(1)(x), { 0.09003057, 0.24472847, 0.66524096 })
+        close(nn.LogSoftmax()(x), { -2.40760596, -1.40760596, -0.40760596 })
+    end)
+
+    it("Dropout: scales kept values in training, identity in eval", function()
+        local d = nn.Dropout(0.5)
+        local y = d(tide.ones(1000)):totable()
+        local zeros = 0
+        for _, v in ipairs(y) do
+            assert.is_true(v == 0 or math.abs(v - 2) < 1e-6)
+            zeros = zeros + (v == 0 and 1 or 0)
+        end
+        assert.is_true(zeros > 400 and zeros < 600)
+        d:eval()
+        local x = tide.ones(5)
+        assert.is_true(rawequal(x, d(x)))
+    end)
+
+    it("Sequential chains its children, named 1..n", function()
+        local s = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        set(s[1].weight, { { 1, 0 }, { 0, -1 } })
+        set(s[1].bias, { 0, 0 })
+        close(s(tide.tensor({ { 3.0, 4.0 } })), { 3, 0 })
+        assert.are.equal(2, #s)
+        assert.are.equal("1.weight", s:named_parameters()[1][1])
+    end)
+
+    it("Embedding looks up 1-based ids and accumulates repeated rows", function()
+        local e = nn.Embedding(4, 2)
+        set(e.weight, { { 1, 2 }, { 3, 4 }, { 5, 6 }, { 7, 8 } })
+        local y = e(tide.tensor({ { 1, 4 }, { 4, 2 } }))
+        assert.are.same({ 2, 2, 2 }, y.shape)
+        close(y, { 1, 2, 7, 8, 7, 8, 3, 4 })
+        y:sum():backward()
+        close(e.weight.grad, { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 2, 2 } })
+        local ok, err = pcall(e, tide.tensor({ 0, 1 }))
+        assert.is_false(ok)
+        assert.matches("tide: Embedding: id 0 out of range for 4 embeddings", err, 1, true)
+    end)
+
+    it("LayerNorm normalizes the last dim", function()
+        local ln = nn.LayerNorm(3)
+        local s = math.sqrt(2 / 3 + 1e-5)
+        close(ln(tide.tensor({ { 1.0, 2.0, 3.0 }, { 2.0, 2.0, 2.0 } })),
+            { -1 / s, 0, 1 / s, 0, 0, 0 })
+        local ok, err = pcall(ln, tide.zeros(2, 4))
+        assert.is_false(ok)
+        assert.matches("tide: LayerNorm: expected input ending in {3}, got {2, 4}", err, 1, true)
+    end)
+
+    it("BatchNorm1d: batch statistics, running estimates, eval mode", function()
+        local bn = nn.BatchNorm1d(2)
+        local x = tide.tensor({ { 1.0, 10.0 }, { 3.0, 10.0 } })
+        local s = math.sqrt(1 + 1e-5)
+        close(bn(x), { -1 / s, 0, 1 / s, 0 })
+        close(bn.running_mean, { 0.2, 1.0 })
+        close(bn.running_var, { 0.9 + 0.1 * 2, 0.9 })
+        assert.are.equal(1, bn.num_batches_tracked:item())
+        bn:eval()
+        close(bn(tide.tensor({ { 0.2, 1.0 } })), { 0, 0 })
+        local ok, err = pcall(bn, tide.zeros(2, 3))
+        assert.is_false(ok)
+        assert.matches("expected input with 2 channels (dim 2), got 3", err, 1, true)
+    end)
+
+    it("BatchNorm2d normalizes each channel over N, H, W", function()
+        local bn = nn.BatchNorm2d(2)
+        local x = tide.randn(4, 2, 3, 3):mul(3):add(1)
+        local y = bn(x)
+        local m = y:mean(1, true):mean(3, true):mean(4, true)
+        close(m, { 0, 0 }, 1e-5)
+        local v = y:mul(y):mean(1, true):mean(3, true):mean(4, true)
+        close(v, { 1, 1 }, 1e-3)
+    end)
+
+    describe("gradcheck of each layer (float64)", function()
+        local function check(layer, x, ...)
+            layer:to("float64")
+            local inputs = { x }
+            for _, p in ipairs(layer:parameters()) do
+                inputs[#inputs + 1] = p
+            end
+            local extra = { ... }
+            assert.is_true(gradcheck(function(a)
+                return layer(a, table.unpack(extra))
+            end, inputs))
+        end
+        it("Linear", function() check(nn.Linear(3, 2), R(4, 3)) end)
+        it("Conv2d", function() check(nn.Conv2d(2, 3, 2, { padding = 1, stride = 2 }), R(2, 2, 3, 3)) end)
+        it("MaxPool2d", function() check(nn.MaxPool2d(2), R(1, 2, 4, 4)) end)
+        it("LayerNorm", function() check(nn.LayerNorm(4), R(3, 4)) end)
+        it("BatchNorm1d", function() check(nn.BatchNorm1d(3), R(5, 3)) end)
+        it("BatchNorm2d", function() check(nn.BatchNorm2d(2), R(3, 2, 2, 2)) end)
+        it("GELU", function() check(nn.GELU(), R(6)) end)
+        it("Embedding", function()
+            local e = nn.Embedding(5, 3):to("float64")
+            assert.is_true(gradcheck(function(w)
+                return e(tide.tensor({ 2, 5, 2 }))
+            end, { e.weight }))
+        end)
+        it("CrossEntropyLoss", function()
+            check(nn.CrossEntropyLoss(), R(4, 3), tide.tensor({ 1, 3, 2, 3 }))
+        end)
+        it("NLLLoss", function() check(nn.NLLLoss(), R(4, 3), tide.tensor({ 1, 3, 2, 3 })) end)
+        it("MSELoss", function() check(nn.MSELoss(), R(4, 3), tide.randn(4, 3, { dtype = "float64" })) end)
+        it("BCEWithLogitsLoss", function()
+            check(nn.BCEWithLogitsLoss(), R(5), tide.tensor({ 0.0, 1.0, 1.0, 0.0, 0.5 },
+                { dtype = "float64" }))
+        end)
+    end)
+end)
+
+describe("nn losses", function()
+    it("MSELoss", function()
+        local l = nn.MSELoss()(tide.tensor({ 1.0, 2.0, 3.0 }), tide.tensor({ 1.0, 0.0, 0.0 }))
+        close(l, { 13 / 3 })
+        close(nn.MSELoss({ reduction = "sum" })(tide.tensor({ 1.0 }), tide.tensor({ 3.0 })), { 4 })
+    end)
+
+    it("CrossEntropyLoss with 1-based targets", function()
+        local ce = nn.CrossEntropyLoss()
+        close(ce(tide.tensor({ { 0.0, 0.0 } }), tide.tensor({ 1 })), { math.log(2) })
+        close(ce(tide.tensor({ { 1.0, 2.0, 3.0 }, { 1.0, 2.0, 3.0 } }), tide.tensor({ 3, 1 })),
+            { (0.40760596 + 2.40760596) / 2 })
+        close(nn.CrossEntropyLoss({ reduction = "none" })(tide.tensor({ { 1.0, 2.0, 3.0 } }),
+            tide.tensor({ 2 })), { 1.40760596 })
+        -- stable for large logits (fused log-softmax)
+        close(ce(tide.tensor({ { 1000.0, 0.0 } }), tide.tensor({ 2 })), { 1000 })
+    end)
+
+    it("CrossEntropyLoss: clear errors for bad targets", function()
+        local ce = nn.CrossEntropyLoss()
+        local x = tide.zeros(2, 3)
+        local ok, err = pcall(ce, x, tide.tensor({ 1, 4 }))
+        assert.is_false(ok)
+        assert.matches("tide: CrossEntropyLoss: target 4 out of range for 3 classes", err, 1, true)
+        ok, err = pcall(ce, x, tide.tensor({ 0, 1 }))
+        assert.matches("target 0 out of range", err, 1, true)
+        ok, err = pcall(ce, x, tide.tensor({ 1.0, 2.0 }))
+        assert.matches("expected integer class targets (int64, 1-based), got float32", err, 1, true)
+        ok, err = pcall(ce, x, tide.tensor({ 1, 2, 3 }))
+        assert.matches("expected target of shape {2} for input {2, 3}, got {3}", err, 1, true)
+    end)
+
+    it("NLLLoss and BCEWithLogitsLoss", function()
+        close(nn.NLLLoss()(tide.tensor({ { -1.0, -2.0 }, { -3.0, -4.0 } }), tide.tensor({ 2, 1 })),
+            { 2.5 })
+        close(nn.BCEWithLogitsLoss()(tide.tensor({ 0.0, 2.0 }), tide.tensor({ 1.0, 0.0 })),
+            { (math.log(2) + math.log(1 + math.exp(2))) / 2 })
+        close(nn.BCEWithLogitsLoss()(tide.tensor({ -200.0 }), tide.tensor({ 0.0 })), { 0 })
+    end)
+end)
+
+describe("learning", function()
+    it("an XOR net learns", function()
+        tide.manual_seed(3)
+        local model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+        local x = tide.tensor({ { 0.0, 0.0 }, { 0.0, 1.0 }, { 1.0, 0.0 }, { 1.0, 1.0 } })
+        local y = tide.tensor({ { 0.0 }, { 1.0 }, { 1.0 }, { 0.0 } })
+        local opt = tide.optim.Adam(model:parameters(), { lr = 0.05 })
+        local lossf = nn.BCEWithLogitsLoss()
+        local loss
+        for _ = 1, 300 do
+            opt:zero_grad()
+            loss = lossf(model(x), y)
+            loss:backward()
+            opt:step()
+        end
+        assert.is_true(loss:item() < 0.02, "final loss " .. loss:item())
+        local p = model(x):sigmoid():totable()
+        assert.is_true(p[1][1] < 0.1 and p[2][1] > 0.9 and p[3][1] > 0.9 and p[4][1] < 0.1)
+    end)
+
+    it("a linear regression recovers y = 3x + 2 on cpu:1", function()
+        tide.manual_seed(4)
+        local model = nn.Linear(1, 1):to("cpu:1")
+        local x = tide.rand({ 64, 1 }, { device = "cpu:1" }):mul(2):sub(1)
+        local y = x * 3 + 2
+        local opt = tide.optim.SGD(model:parameters(), { lr = 0.1, momentum = 0.9 })
+        local loss
+        for _ = 1, 200 do
+            opt:zero_grad()
+            loss = nn.MSELoss()(model(x), y)
+            loss:backward()
+            opt:step()
+        end
+        assert.is_true(loss:item() < 1e-6, "final loss " .. loss:item())
+        close(model.weight, { 3 }, 1e-3)
+        close(model.bias, { 2 }, 1e-3)
+        assert.are.equal("cpu:1", tostring(model.weight.device))
+    end)
+end)

@@ -1,0 +1,555 @@
+-- ops_spec.lua — every tensor op of API.md with hand-computed values: metamethods in both
+-- orders, broadcasting, 1-based and negative dims, in-place variants, failed calls that change
+-- nothing, and the autograd hook protocol of docs/internals.md.
+local tide = require "tide"
+local core = require "tide.core"
+
+local function catch(f)
+    local ok, err = pcall(f)
+    assert.is_false(ok, "expected an error")
+    return err
+end
+
+local function T(x, dt)
+    return tide.tensor(x, { dtype = dt or "float32" })
+end
+
+-- element-wise comparison of nested tables within tol
+local function near(expected, got, tol)
+    tol = tol or 1e-5
+    if type(expected) == "table" then
+        assert.are.equal(#expected, #got)
+        for i = 1, #expected do
+            near(expected[i], got[i], tol)
+        end
+    else
+        assert(math.abs(expected - got) <= tol * (1 + math.abs(expected)),
+            ("expected %s, got %s"):format(expected, got))
+    end
+end
+
+describe("metamethods", function()
+    local a = T({ { 1, 2 }, { 3, 4 } })
+    local b = T({ 10, 20 }) -- broadcasts over rows
+
+    it("tensor op tensor with broadcasting", function()
+        assert.are.same({ { 11, 22 }, { 13, 24 } }, (a + b):totable())
+        assert.are.same({ { -9, -18 }, { -7, -16 } }, (a - b):totable())
+        assert.are.same({ { 10, 40 }, { 30, 80 } }, (a * b):totable())
+        near({ { 0.1, 0.1 }, { 0.3, 0.2 } }, (a / b):totable())
+        near({ { 1, 4 }, { 9, 16 } }, (a ^ T({ 2, 2 })):totable())
+        assert.are.same({ 4, 2, 3 }, (tide.ones(2, 3) + tide.ones(4, 1, 1)).shape)
+        assert.are.same({ { 2, 3 }, { 3, 4 } }, (T({ 1, 2 }) + T({ { 1 }, { 2 } })):totable())
+    end)
+
+    it("tensor op number and number op tensor", function()
+        assert.are.same({ { 3, 4 }, { 5, 6 } }, (a + 2):totable())
+        assert.are.same({ { 3, 4 }, { 5, 6 } }, (2 + a):totable())
+        assert.are.same({ { 0, 1 }, { 2, 3 } }, (a - 1):totable())
+        assert.are.same({ { 0, -1 }, { -2, -3 } }, (1 - a):totable())
+        assert.are.same({ { 2, 4 }, { 6, 8 } }, (a * 2):totable())
+        assert.are.same({ { 2, 4 }, { 6, 8 } }, (2 * a):totable())
+        assert.are.same({ { 0.5, 1 }, { 1.5, 2 } }, (a / 2):totable())
+        assert.are.same({ { 12, 6 }, { 4, 3 } }, (12 / a):totable())
+        assert.are.same({ { 1, 4 }, { 9, 16 } }, (a ^ 2):totable())
+        assert.are.same({ { 2, 4 }, { 8, 16 } }, (2 ^ a):totable())
+        assert.are.same({ { -1, -2 }, { -3, -4 } }, (-a):totable())
+    end)
+
+    it("% and // follow Lua: the remainder takes the divisor's sign", function()
+        local x = T({ 5, -5, 5, -5 })
+        local y = T({ 3, 3, -3, -3 })
+        assert.are.same({ 2, 1, -1, -2 }, (x % y):totable())
+        assert.are.same({ 1, -2, -2, 1 }, (x // y):totable())
+        assert.are.same({ 2, 1, 2, 1 }, (x % 3):totable())
+        assert.are.same({ 2, 0, 2, 0 }, (7 % T({ 5, 7, 5, 7 })):totable())
+        assert.are.same({ 3, 1, 3, 1 }, (7 // T({ 2, 4, 2, 4 })):totable())
+        local i = tide.tensor({ 7, -7 })
+        assert.are.same({ 1, 2 }, (i % 3):totable())
+        assert.are.same({ 2, -3 }, (i // 3):totable())
+    end)
+
+    it("keeps integer dtypes and promotes to float", function()
+        local i = tide.tensor({ 1, 2 })
+        assert.are.equal("int64", (i + 1).dtype)
+        assert.are.equal("int64", (i * i).dtype)
+        assert.are.equal("float32", (i + 0.5).dtype)
+        assert.are.same({ 1.5, 2.5 }, (i + 0.5):totable())
+        assert.are.equal("float32", (i / 2).dtype)
+        assert.are.same({ 0.5, 1 }, (i / 2):totable())
+        assert.are.equal("float64", (i + T({ 1, 1 }, "float64")).dtype)
+    end)
+
+    it("rejects what is neither tensor nor number, at the caller's line", function()
+        assert.matches("ops_spec.lua:%d+: tide: add: expected a tensor or a number, got string",
+            catch(function() return a + "1" end))
+        assert.matches("ops_spec.lua:%d+: tide: mul: expected a tensor or a number, got table",
+            catch(function() return {} * a end))
+    end)
+
+    it("reports broadcast failures with both shapes", function()
+        local err = catch(function() return tide.ones(2, 3) + tide.ones(4) end)
+        assert.matches("ops_spec.lua:%d+: tide: add: ", err)
+        assert.matches("%[2, 3%]", err)
+        assert.matches("%[4%]", err)
+    end)
+end)
+
+describe("methods", function()
+    it("binary methods take tensors or numbers; add/sub take alpha", function()
+        local x = T({ 1, 2, 3 })
+        assert.are.same({ 2, 4, 6 }, x:add(x):totable())
+        assert.are.same({ 0, 1, 2 }, x:sub(1):totable())
+        assert.are.same({ 3, 6, 9 }, x:mul(3):totable())
+        assert.are.same({ 0.5, 1, 1.5 }, x:div(2):totable())
+        assert.are.same({ 1, 4, 9 }, x:pow(2):totable())
+        assert.are.same({ 21, 42, 63 }, x:add(x, 20):totable())
+        assert.are.same({ -1, -2, -3 }, x:sub(x, 2):totable())
+        assert.are.same({ 3, 4, 5 }, x:add(1, 2):totable())
+        assert.are.same({ 2, 2, 3 }, x:maximum(T({ 2, 1, 0 })):totable())
+        assert.are.same({ 1, 1, 0 }, x:minimum(T({ 2, 1, 0 })):totable())
+        assert.are.same({ 3, 4, 5 }, tide.add(x, 2):totable())
+        assert.are.same({ 1, 0, -1 }, tide.sub(2, x):totable())
+    end)
+
+    it("comparisons return bool tensors", function()
+        local x = T({ 1, 2, 3 })
+        assert.are.same({ false, true, false }, x:eq(2):totable())
+        assert.are.same({ true, false, true }, x:ne(2):totable())
+        assert.are.same({ true, false, false }, x:lt(2):totable())
+        assert.are.same({ true, true, false }, x:le(2):totable())
+        assert.are.same({ false, false, true }, x:gt(2):totable())
+        assert.are.same({ false, true, true }, x:ge(2):totable())
+        assert.are.same({ false, true, false }, x:eq(T({ 0, 2, 0 })):totable())
+        assert.are.equal("bool", x:gt(0).dtype)
+    end)
+
+    it("unary ops", function()
+        local x = T({ -1, 0, 4 })
+        assert.are.same({ 1, 0, 4 }, x:abs():totable())
+        assert.are.same({ 1, -0.0, -4 }, x:neg():totable())
+        assert.are.same({ 0, 0, 4 }, x:relu():totable())
+        assert.are.same({ -1, 0, 1 }, x:sign():totable())
+        assert.are.same({ 0, 2 }, T({ 0, 4 }):sqrt():totable())
+        near({ 0.5 }, T({ 4 }):rsqrt():totable())
+        near({ 1, math.exp(1), math.exp(-1) }, T({ 0, 1, -1 }):exp():totable())
+        near({ 0, 1 }, T({ 1, math.exp(1) }):log():totable())
+        near({ 0, math.tanh(1) }, T({ 0, 1 }):tanh():totable())
+        near({ 0.5, 1 / (1 + math.exp(-2)) }, T({ 0, 2 }):sigmoid():totable())
+        near({ 0, math.sin(1) }, T({ 0, 1 }):sin():totable())
+        near({ 1, math.cos(1) }, T({ 0, 1 }):cos():totable())
+        near({ 0, 0.8413447, -0.1586553 }, T({ 0, 1, -1 }):gelu():totable())
+    end)
+
+    it("clamp with both, one or no bound", function()
+        local x = T({ -2, 0, 3 })
+        assert.are.same({ -1, 0, 1 }, x:clamp(-1, 1):totable())
+        assert.are.same({ 0, 0, 3 }, x:clamp(0):totable())
+        assert.are.same({ -2, 0, 2 }, x:clamp(nil, 2):totable())
+        assert.matches("ops_spec.lua:%d+: tide: clamp: min must be a number, got string",
+            catch(function() return x:clamp("a") end))
+    end)
+
+    it("reductions over all dims, a dim, negative dims, keepdim", function()
+        local x = T({ { 1, 2, 3 }, { 4, 5, 6 } })
+        assert.are.equal(21, x:sum():item())
+        assert.are.same({}, x:sum().shape)
+        assert.are.same({ 5, 7, 9 }, x:sum(1):totable())
+        assert.are.same({ 6, 15 }, x:sum(2):totable())
+        assert.are.same({ 6, 15 }, x:sum(-1):totable())
+        assert.are.same({ { 6 }, { 15 } }, x:sum(2, true):totable())
+        assert.are.equal(3.5, x:mean():item())
+        assert.are.same({ 2.5, 3.5, 4.5 }, x:mean(1):totable())
+        assert.are.equal(720, x:prod():item())
+        assert.are.same({ 4, 10, 18 }, x:prod(1):totable())
+        assert.are.equal(6, x:max():item())
+        assert.are.equal(1, x:min():item())
+        assert.are.equal("int64", tide.tensor({ 1, 2 }):sum().dtype)
+        assert.matches("ops_spec.lua:%d+: tide: sum: dim 3 is out of range for a tensor with 2 dims; "
+            .. "use 1..2 or %-2..%-1 %(dims are 1%-based%)", catch(function() return x:sum(3) end))
+        assert.matches("tide: mean: dim 0 is out of range", catch(function() return x:mean(0) end))
+    end)
+
+    it("max/min over a dim return values and 1-based indices", function()
+        local x = T({ { 1, 9, 3 }, { 7, 5, 6 } })
+        local v, i = x:max(2)
+        assert.are.same({ 9, 7 }, v:totable())
+        assert.are.same({ 2, 1 }, i:totable())
+        assert.are.equal("int64", i.dtype)
+        v, i = x:min(1)
+        assert.are.same({ 1, 5, 3 }, v:totable())
+        assert.are.same({ 1, 2, 1 }, i:totable())
+        v, i = x:max(-1, true)
+        assert.are.same({ { 9 }, { 7 } }, v:totable())
+        assert.are.same({ { 2 }, { 1 } }, i:totable())
+    end)
+
+    it("argmax/argmin are 1-based", function()
+        local x = T({ { 1, 9, 3 }, { 7, 5, 6 } })
+        assert.are.same({ 2, 1 }, x:argmax(2):totable())
+        assert.are.same({ 1, 2, 1 }, x:argmin(1):totable())
+        assert.are.equal(2, x:argmax():item())
+        assert.are.equal(1, x:argmin():item())
+    end)
+
+    it("matmul: 1-D, 2-D, batched, and tide.matmul", function()
+        local m = T({ { 1, 2 }, { 3, 4 } })
+        local v = T({ 1, 1 })
+        assert.are.same({ { 7, 10 }, { 15, 22 } }, m:matmul(m):totable())
+        assert.are.same({ 3, 7 }, m:matmul(v):totable())
+        assert.are.same({ 4, 6 }, v:matmul(m):totable())
+        assert.are.equal(2, v:matmul(v):item())
+        local bt = tide.stack({ m, m * 2 })
+        assert.are.same({ { { 7, 10 }, { 15, 22 } }, { { 14, 20 }, { 30, 44 } } },
+            bt:matmul(m):totable())
+        assert.are.same({ { 7, 10 }, { 15, 22 } }, tide.matmul(m, m):totable())
+        local err = catch(function() return m:matmul(T({ 1, 2, 3 })) end)
+        assert.matches("ops_spec.lua:%d+: tide: matmul: ", err)
+    end)
+
+    it("softmax and log_softmax over a dim", function()
+        local x = T({ { 0, math.log(3) }, { 1, 1 } })
+        near({ { 0.25, 0.75 }, { 0.5, 0.5 } }, x:softmax(2):totable())
+        near({ { math.log(0.25), math.log(0.75) }, { math.log(0.5), math.log(0.5) } },
+            x:log_softmax(-1):totable())
+        near({ { 0.25, 0.75 }, { 0.5, 0.5 } }, tide.softmax(x, -1):totable())
+    end)
+
+    it("where with tensors and numbers", function()
+        local c = tide.tensor({ true, false, true })
+        local a, b = T({ 1, 2, 3 }), T({ 10, 20, 30 })
+        assert.are.same({ 1, 20, 3 }, tide.where(c, a, b):totable())
+        assert.are.same({ 1, 0, 3 }, tide.where(c, a, 0):totable())
+        assert.are.same({ -1, 2, -1 }, tide.where(c, -1, a):totable())
+        assert.are.same({ 1, 20, 3 }, a:where(c, b):totable())
+        assert.are.same({ 0, 2, 3 }, a:where(a:gt(1), 0):totable())
+    end)
+
+    it("clone copies, detach shares", function()
+        local x = T({ 1, 2 })
+        local c, d = x:clone(), x:detach()
+        x:fill_(5)
+        assert.are.same({ 1, 2 }, c:totable())
+        assert.are.same({ 5, 5 }, d:totable())
+        assert.is_false(tide.zeros(1, { requires_grad = true }):detach().requires_grad)
+    end)
+
+    it("casts", function()
+        local x = T({ 1.7, -1.2 })
+        assert.are.same({ 1, -1 }, x:long():totable())
+        assert.are.equal("int64", x:long().dtype)
+        assert.are.equal("int32", x:int().dtype)
+        assert.are.equal("float64", x:double().dtype)
+        assert.are.equal("float16", x:half().dtype)
+        assert.are.equal("bfloat16", x:bfloat16().dtype)
+        assert.are.equal("uint8", tide.tensor({ 3 }):byte().dtype)
+        assert.are.same({ true, true }, x:bool():totable())
+        assert.are.equal("float32", tide.tensor({ 1 }):float().dtype)
+        assert.are.equal("float64", x:type_as(tide.zeros(1, { dtype = "float64" })).dtype)
+        assert.is_true(rawequal(x, x:float()))
+    end)
+end)
+
+describe("shape ops", function()
+    local x = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
+
+    it("view and reshape, with -1 inferred", function()
+        assert.are.same({ 1, 2, 3, 4, 5, 6 }, x:view(-1):totable())
+        assert.are.same({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, x:view(3, -1):totable())
+        assert.are.same({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, x:view({ 3, 2 }):totable())
+        assert.are.same({ { 1, 4, 2 }, { 5, 3, 6 } }, x:t():reshape(2, 3):totable())
+        assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
+            .. ": tide: view: size -3 at position 2 is invalid; sizes must be positive or -1",
+            catch(function() return x:view(2, -3) end):match("[^/]*$"))
+        assert.matches("ops_spec.lua:%d+: tide: view: ", catch(function() return x:view(4, 2) end))
+        assert.matches("ops_spec.lua:%d+: tide: view: ", catch(function() return x:t():view(6) end))
+    end)
+
+    it("views share storage with their base", function()
+        local y = tide.zeros(2, 2)
+        y:view(4)[1] = 7
+        y:t()[2][1] = 3 -- y[1][2]
+        assert.are.same({ { 7, 3 }, { 0, 0 } }, y:totable())
+    end)
+
+    it("t, transpose, permute", function()
+        assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, x:t():totable())
+        assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, x:transpose(1, 2):totable())
+        assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, x:transpose(-1, -2):totable())
+        local z = tide.arange(24):view(2, 3, 4)
+        local p = z:permute(3, 1, 2)
+        assert.are.same({ 4, 2, 3 }, p.shape)
+        assert.are.equal(z[2][3][4]:item(), p[4][2][3]:item())
+        assert.are.same({ 4, 2, 3 }, z:permute({ 3, 1, 2 }).shape)
+        assert.matches("tide: permute: dim 1 appears twice", catch(function() return z:permute(1, 1, 2) end))
+        assert.matches("tide: permute: 2 dims given for a tensor with 3 dims",
+            catch(function() return z:permute(1, 2) end))
+        assert.are.same({ 1, 2 }, tide.tensor({ 1, 2 }):t():totable())
+    end)
+
+    it("contiguous returns the tensor itself when already contiguous", function()
+        assert.is_true(rawequal(x, x:contiguous()))
+        local c = x:t():contiguous()
+        assert.is_true(c:is_contiguous())
+        assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, c:totable())
+    end)
+
+    it("narrow and select are 1-based, negative from the end", function()
+        assert.are.same({ { 2, 3 }, { 5, 6 } }, x:narrow(2, 2, 2):totable())
+        assert.are.same({ { 4, 5, 6 } }, x:narrow(1, 2, 1):totable())
+        assert.are.same({ { 3 }, { 6 } }, x:narrow(-1, -1, 1):totable())
+        assert.matches("ops_spec.lua:%d+: tide: narrow: start 3 and length 2 do not fit dim 2 of size 3",
+            catch(function() return x:narrow(2, 3, 2) end))
+        assert.are.same({ 2, 5 }, x:select(2, 2):totable())
+        assert.are.same({ 4, 5, 6 }, x:select(1, -1):totable())
+        assert.matches("ops_spec.lua:%d+: tide: select: index 4 is out of range for dim 2 of size 3; "
+            .. "use 1..3", catch(function() return x:select(2, 4) end))
+    end)
+
+    it("index_select with a table or an int64 tensor of 1-based indices", function()
+        assert.are.same({ { 3, 1 }, { 6, 4 } }, x:index_select(2, { 3, 1 }):totable())
+        assert.are.same({ { 4, 5, 6 }, { 4, 5, 6 } }, x:index_select(1, tide.tensor({ 2, 2 })):totable())
+        assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
+            .. ": tide: index_select: index 4 is out of range for dim 2 of size 3; indices are 1-based: use 1..3",
+            catch(function() return x:index_select(2, { 1, 4 }) end):match("[^/]*$"))
+        assert.matches("tide: index_select: index 0 is out of range",
+            catch(function() return x:index_select(1, tide.tensor({ 0 })) end))
+        assert.matches("tide: index_select: indices must be an int64 tensor",
+            catch(function() return x:index_select(1, T({ 1 })) end))
+    end)
+
+    it("index_add_ accumulates duplicates", function()
+        local d = tide.zeros(3)
+        d:index_add_(1, { 1, 3, 1 }, T({ 1, 2, 4 }))
+        assert.are.same({ 5, 0, 2 }, d:totable())
+    end)
+
+    it("unsqueeze, squeeze, expand, sum_to", function()
+        local v = tide.tensor({ 1, 2 })
+        assert.are.same({ 1, 2 }, v:unsqueeze(1).shape)
+        assert.are.same({ 2, 1 }, v:unsqueeze(2).shape)
+        assert.are.same({ 2, 1 }, v:unsqueeze(-1).shape)
+        assert.are.same({ 2 }, v:unsqueeze(1):unsqueeze(3):squeeze().shape)
+        assert.are.same({ 1, 2 }, v:unsqueeze(1):unsqueeze(3):squeeze(3).shape)
+        assert.are.same({ { 1, 2 }, { 1, 2 }, { 1, 2 } }, v:expand(3, 2):totable())
+        assert.are.same({ { 1, 2 }, { 1, 2 } }, v:expand(2, -1):totable())
+        assert.are.same({ { 1, 1 }, { 2, 2 } }, v:view(2, 1):expand({ 2, 2 }):totable())
+        assert.are.same({ { 5, 7, 9 } }, x:sum_to({ 1, 3 }):totable())
+        assert.are.same({ 5, 7, 9 }, x:sum_to(3):totable())
+    end)
+
+    it("cat and stack along 1-based and negative dims", function()
+        local a, b = tide.tensor({ { 1, 2 } }), tide.tensor({ { 3, 4 } })
+        assert.are.same({ { 1, 2 }, { 3, 4 } }, tide.cat({ a, b }):totable())
+        assert.are.same({ { 1, 2, 3, 4 } }, tide.cat({ a, b }, 2):totable())
+        assert.are.same({ { 1, 2, 3, 4 } }, tide.cat({ a, b }, -1):totable())
+        local u, w = tide.tensor({ 1, 2 }), tide.tensor({ 3, 4 })
+        assert.are.same({ { 1, 2 }, { 3, 4 } }, tide.stack({ u, w }):totable())
+        assert.are.same({ { 1, 3 }, { 2, 4 } }, tide.stack({ u, w }, 2):totable())
+        assert.are.same({ { 1, 3 }, { 2, 4 } }, tide.stack({ u, w }, -1):totable())
+        assert.matches("ops_spec.lua:%d+: tide: cat: expected at least one tensor",
+            catch(function() return tide.cat({}) end))
+        assert.matches("ops_spec.lua:%d+: tide: cat: element 2 of the table is number",
+            catch(function() return tide.cat({ a, 3 }) end))
+        assert.matches("ops_spec.lua:%d+: tide: stack: ",
+            catch(function() return tide.stack({ u, tide.tensor({ 1, 2, 3 }) }) end))
+        assert.matches("ops_spec.lua:%d+: tide: stack: expected a non%-empty table",
+            catch(function() return tide.stack({}) end))
+    end)
+end)
+
+describe("in-place ops", function()
+    it("return their tensor, so calls chain", function()
+        local x = T({ 1, 2, 3 })
+        assert.is_true(rawequal(x, x:add_(1)))
+        assert.are.same({ 2, 3, 4 }, x:totable())
+        x:mul_(2):sub_(T({ 1, 1, 1 })):div_(2)
+        assert.are.same({ 1.5, 2.5, 3.5 }, x:totable())
+        x:neg_():abs_():clamp_(2, 3)
+        assert.are.same({ 2, 2.5, 3 }, x:totable())
+        x:fill_(0):relu_():exp_()
+        assert.are.same({ 1, 1, 1 }, x:totable())
+        x:zero_()
+        assert.are.same({ 0, 0, 0 }, x:totable())
+        x:copy_(T({ 4, 9, 16 })):sqrt_()
+        assert.are.same({ 2, 3, 4 }, x:totable())
+        x:pow_(2)
+        assert.are.same({ 4, 9, 16 }, x:totable())
+    end)
+
+    it("uniform_ and normal_ fill within their parameters", function()
+        local u = tide.zeros(1000):uniform_(2, 3)
+        assert.is_true(u:min():item() >= 2 and u:max():item() < 3)
+        local n = tide.zeros(1000):normal_(5, 0)
+        assert.are.equal(5, n:min():item())
+        assert.are.equal(5, n:max():item())
+        local m = tide.zeros(4000):normal_(1, 2)
+        assert.is_true(math.abs(m:mean():item() - 1) < 0.2)
+    end)
+
+    it("a failed in-place op leaves the tensor unchanged", function()
+        local x = tide.tensor({ 1, 2, 3 })
+        assert.matches("ops_spec.lua:%d+: tide: add_: ", catch(function() return x:add_(tide.ones(2)) end))
+        assert.matches("ops_spec.lua:%d+: tide: div_: ", catch(function() return x:div_(2) end)) -- int64 / 2 is float32
+        assert.matches("ops_spec.lua:%d+: tide: copy_: ", catch(function() return x:copy_(tide.ones(2)) end))
+        assert.matches("ops_spec.lua:%d+: tide: index_add_: index 4 is out of range",
+            catch(function() return x:index_add_(1, { 1, 4 }, tide.tensor({ 1, 1 })) end))
+        assert.are.same({ 1, 2, 3 }, x:totable())
+    end)
+
+    it("refuses a tensor that requires grad while grad mode is on", function()
+        local w = tide.ones(2, { requires_grad = true })
+        assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
+            .. ": tide: add_: in-place operation on a tensor that requires grad; wrap it in tide.no_grad or use detach()",
+            catch(function() return w:add_(1) end):match("[^/]*$"))
+        assert.matches("tide: fill_: in%-place operation", catch(function() return w:fill_(0) end))
+        assert.matches("tide: copy_: in%-place operation", catch(function() return w:copy_(w) end))
+        assert.matches("tide: fill_: in%-place operation", catch(function() w[1] = 3 end))
+        assert.are.same({ 1, 1 }, w:totable())
+        tide.no_grad(function() w:add_(1) end)
+        assert.are.same({ 2, 2 }, w:totable())
+        w:detach():mul_(2)
+        assert.are.same({ 4, 4 }, w:totable())
+    end)
+
+    it("set_ makes the userdata hold another tensor (model:to in place)", function()
+        local p = tide.ones(2, { requires_grad = true })
+        local q = tide.tensor({ 3.0, 4.0 }, { device = "cpu:1" })
+        assert.is_true(rawequal(p, p:set_(q)))
+        assert.are.equal("cpu:1", tostring(p.device))
+        assert.is_true(p.requires_grad)
+        assert.are.same({ 3, 4 }, p:cpu():totable())
+    end)
+end)
+
+describe("no_grad", function()
+    it("returns fn's results and restores grad mode, also on error", function()
+        assert.is_true(core.is_grad_enabled())
+        local a, b = tide.no_grad(function(x)
+            assert.is_false(core.is_grad_enabled())
+            return x, 2
+        end, 1)
+        assert.are.equal(1, a)
+        assert.are.equal(2, b)
+        assert.is_true(core.is_grad_enabled())
+        local ok, err = pcall(tide.no_grad, function() error("inner") end)
+        assert.is_false(ok)
+        assert.matches("inner", err)
+        assert.is_true(core.is_grad_enabled())
+    end)
+
+    it("set_grad_enabled returns the previous mode", function()
+        assert.is_true(core.set_grad_enabled(false))
+        assert.is_false(core.set_grad_enabled(true))
+    end)
+end)
+
+describe("autograd hook protocol", function()
+    local calls, prev
+    before_each(function()
+        calls = {}
+        prev = core.set_autograd_hook(function(name, out, args)
+            calls[#calls + 1] = { name = name, out = out, args = args }
+        end)
+    end)
+    after_each(function()
+        core.set_autograd_hook(prev)
+    end)
+
+    it("is not called when nothing requires grad", function()
+        local x = tide.ones(2)
+        local _ = x + x, x:exp(), x:sum(), x:view(2, 1), x[1]
+        assert.are.equal(0, #calls)
+    end)
+
+    it("passes the name, the result and the arguments as given", function()
+        local w = tide.ones(2, { requires_grad = true })
+        local r = w + 1
+        assert.are.equal(1, #calls)
+        assert.are.equal("add", calls[1].name)
+        assert.is_true(rawequal(r, calls[1].out))
+        assert.are.equal(2, calls[1].args.n)
+        assert.is_true(rawequal(w, calls[1].args[1]))
+        assert.are.equal(1, calls[1].args[2])
+        local r2 = 2 - w
+        assert.are.equal("sub", calls[2].name)
+        assert.are.equal(2, calls[2].args[1])
+        assert.is_true(rawequal(w, calls[2].args[2]))
+        assert.is_true(rawequal(r2, calls[2].out))
+        local _ = -w
+        assert.are.equal("neg", calls[3].name)
+        assert.are.equal(1, calls[3].args.n)
+        local _ = w:sum(1, true)
+        assert.are.equal("sum", calls[4].name)
+        assert.are.same(3, calls[4].args.n)
+        assert.are.equal(1, calls[4].args[2])
+        assert.are.equal(true, calls[4].args[3])
+    end)
+
+    it("records max over a dim with its indices, t[i] as select, cat with its table", function()
+        local w = tide.tensor({ { 1.0, 5.0 }, { 3.0, 2.0 } }, { requires_grad = true })
+        local v, i = w:max(2)
+        assert.are.equal("max", calls[1].name)
+        assert.is_true(rawequal(v, calls[1].out))
+        assert.is_true(rawequal(i, calls[1].args.indices))
+        assert.are.same({ 2, 1 }, calls[1].args.indices:totable())
+        local row = w[2]
+        assert.are.equal("select", calls[2].name)
+        assert.is_true(rawequal(row, calls[2].out))
+        assert.are.equal(3, calls[2].args.n)
+        assert.are.equal(1, calls[2].args[2])
+        assert.are.equal(2, calls[2].args[3])
+        local c = tide.cat({ w, w }, 2)
+        assert.are.equal("cat", calls[3].name)
+        assert.is_true(rawequal(c, calls[3].out))
+        assert.is_true(rawequal(w, calls[3].args[1][2]))
+        assert.are.equal(2, calls[3].args[2])
+    end)
+
+    it("records the differentiable ops and skips the others", function()
+        local w = tide.ones(2, 2, { requires_grad = true })
+        local names = {}
+        local function last() return calls[#calls] and calls[#calls].name end
+        for _, f in ipairs({
+            function() return w:matmul(w) end, function() return w:t() end,
+            function() return w:view(4) end, function() return w:reshape(4) end,
+            function() return w:permute(2, 1) end, function() return w:narrow(1, 1, 1) end,
+            function() return w:select(1, 1) end, function() return w:index_select(1, { 1 }) end,
+            function() return w:unsqueeze(1) end, function() return w:clone() end,
+            function() return w:softmax(1) end, function() return w:log_softmax(1) end,
+            function() return w:to("cpu:1") end, function() return w:double() end,
+            function() return w:exp() end, function() return w:clamp(0, 1) end,
+            function() return w:mean() end, function() return w:expand(2, 2, 2) end,
+            function() return w:sum_to({ 1, 2 }) end,
+        }) do
+            local before = #calls
+            f()
+            assert.are.equal(before + 1, #calls)
+            names[#names + 1] = last()
+        end
+        assert.are.same({ "matmul", "t", "view", "reshape", "permute", "narrow", "select",
+            "index_select", "unsqueeze", "clone", "softmax", "log_softmax", "to", "double", "exp",
+            "clamp", "mean", "expand", "sum_to" }, names)
+        local n = #calls
+        local _ = w:sign(), w:eq(1), w % 2, w // 2, w:argmax(), w:detach()
+        assert.are.equal(n, #calls)
+        local _ = w:to("cpu") -- the same object: nothing new to record
+        assert.are.equal(n, #calls)
+    end)
+
+    it("is not called under no_grad", function()
+        local w = tide.ones(2, { requires_grad = true })
+        tide.no_grad(function() return w * 2 end)
+        assert.are.equal(0, #calls)
+    end)
+end)
+
+describe("autograd integration", function()
+    it("backward fills .grad through binding ops", function()
+        local x = tide.tensor({ 1.0, 2.0, 3.0 }, { requires_grad = true })
+        local y = (x * x):sum()
+        y:backward()
+        assert.are.same({ 2, 4, 6 }, x.grad:totable())
+        assert.is_false(y.is_leaf)
+    end)
+end)

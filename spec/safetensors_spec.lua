@@ -1,0 +1,217 @@
+-- safetensors_spec.lua — tide.save / tide.load: round trips of every dtype, views, tensors on
+-- other devices, metadata, state_dict; the reference package's files; malformed files.
+local tide = require "tide"
+
+local function tmpfile()
+    return os.tmpname() .. ".safetensors"
+end
+
+local function slurp(path)
+    local f = assert(io.open(path, "rb"))
+    local s = f:read("a")
+    f:close()
+    return s
+end
+
+local function write(path, bytes)
+    local f = assert(io.open(path, "wb"))
+    f:write(bytes)
+    f:close()
+end
+
+-- a file from a header string and n data bytes
+local function st_file(path, json, ndata)
+    write(path, string.pack("<I8", #json) .. json .. string.rep("\0", ndata))
+end
+
+describe("tide.save / tide.load", function()
+    local path
+    before_each(function() path = tmpfile() end)
+    after_each(function() os.remove(path) end)
+
+    it("round-trips every dtype with its values and shape", function()
+        local src = {
+            f32 = tide.tensor({ { 1.5, -2 }, { 3, 4.25 } }),
+            f64 = tide.tensor({ 1e300, -1e-300, 0.1 }, { dtype = "float64" }),
+            f16 = tide.tensor({ 1, -2, 0.5, 65504 }, { dtype = "float16" }),
+            bf16 = tide.tensor({ 1, -2, 0.5, 3 }, { dtype = "bfloat16" }),
+            i32 = tide.tensor({ -2147483648, 2147483647 }, { dtype = "int32" }),
+            i64 = tide.tensor({ math.mininteger, math.maxinteger, 0 }),
+            u8 = tide.tensor({ 0, 1, 255 }, { dtype = "uint8" }),
+            b = tide.tensor({ true, false, true }),
+            scalar = tide.tensor(7.5),
+        }
+        tide.save(path, src)
+        local back, meta = tide.load(path)
+        assert.are.same({}, meta)
+        local n = 0
+        for k, t in pairs(src) do
+            n = n + 1
+            assert.is_not_nil(back[k], k)
+            assert.are.equal(t.dtype, back[k].dtype, k)
+            assert.are.same(t.shape, back[k].shape, k)
+            assert.are.same(t:totable(), back[k]:totable(), k)
+            assert.are.equal("cpu", tostring(back[k].device))
+        end
+        local m = 0
+        for _ in pairs(back) do m = m + 1 end
+        assert.are.equal(n, m)
+        assert.are.same({ 1, -2, 0.5, 65504 }, back.f16:totable())
+        assert.are.equal(math.mininteger, back.i64[1]:item())
+    end)
+
+    it("writes a view in its logical order", function()
+        local a = tide.arange(0, 6, { dtype = "float32" }):view(2, 3)
+        tide.save(path, { at = a:t(), row = a[2], col = a:select(2, 3) })
+        local back = tide.load(path)
+        assert.are.same({ { 0, 3 }, { 1, 4 }, { 2, 5 } }, back.at:totable())
+        assert.are.same({ 3, 4, 5 }, back.row:totable())
+        assert.are.same({ 2, 5 }, back.col:totable())
+    end)
+
+    it("saves from another device and loads onto the one asked for", function()
+        if not os.getenv("TIDE_CPU_DEVICES") then
+            pending("needs TIDE_CPU_DEVICES=2 (spec/support/run_all.sh sets it)")
+            return
+        end
+        local w = tide.tensor({ { 1, 2 }, { 3, 4 } }, { device = "cpu:1" })
+        tide.save(path, { w = w })
+        local back = tide.load(path)
+        assert.are.equal("cpu", tostring(back.w.device))
+        assert.are.same({ { 1, 2 }, { 3, 4 } }, back.w:totable())
+        local there = tide.load(path, { device = "cpu:1" })
+        assert.are.equal("cpu:1", tostring(there.w.device))
+        assert.are.same({ { 1, 2 }, { 3, 4 } }, there.w:cpu():totable())
+        there = tide.load(path, { device = tide.device("cpu:1") })
+        assert.are.equal("cpu:1", tostring(there.w.device))
+    end)
+
+    it("keeps string metadata", function()
+        tide.save(path, { x = tide.zeros(1) }, { epoch = 3, note = "hello" })
+        local _, meta = tide.load(path)
+        assert.are.same({ epoch = "3", note = "hello" }, meta)
+    end)
+
+    it("gives the same bytes for the same table", function()
+        local t = { b = tide.ones(2), a = tide.zeros(3), c = tide.tensor({ 1, 2 }) }
+        tide.save(path, t)
+        local one = slurp(path)
+        tide.save(path, t)
+        assert.are.equal(one, slurp(path))
+    end)
+
+    it("round-trips a model's state_dict", function()
+        local nn = tide.nn
+        tide.manual_seed(1)
+        local m1 = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        tide.manual_seed(2)
+        local m2 = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        local x = tide.randn(5, 4)
+        assert.are_not.same(m1(x):totable(), m2(x):totable())
+        tide.save(path, m1:state_dict())
+        m2:load_state_dict((tide.load(path)))
+        assert.are.same(m1(x):totable(), m2(x):totable())
+    end)
+
+    it("refuses what is not a table of tensors, at the caller's line", function()
+        local ok, err = pcall(tide.save, path, { w = 42 })
+        assert.is_false(ok)
+        assert.matches("tide: save: .*'w' is not a live tensor %(got number%)", err)
+        ok, err = pcall(tide.save, path, { tide.zeros(1) })
+        assert.is_false(ok)
+        assert.matches("tide: save: .*key 1 is a number; tensor names must be strings", err)
+        ok, err = pcall(function() tide.save("/nonexistent-dir/m.safetensors", { w = tide.zeros(1) }) end)
+        assert.is_false(ok)
+        assert.matches("safetensors_spec.lua:%d+: tide: save: /nonexistent%-dir/m.safetensors: cannot open for writing", err)
+    end)
+end)
+
+describe("files of the reference safetensors package", function()
+    -- spec/fixtures/make_safetensors.py writes it; byte-identical to safetensors.numpy.save
+    local fixture = "spec/fixtures/reference.safetensors"
+
+    it("load with their dtypes, shapes, values and metadata", function()
+        local t, meta = tide.load(fixture)
+        assert.are.same({ format = "pt" }, meta)
+        assert.are.same({ { 0.5, -1, 1 }, { 2, 3, 3.25 } }, t["linear.weight"]:totable())
+        assert.are.same({ 1, -2 }, t["linear.bias"]:totable())
+        assert.are.equal("int64", t.step.dtype)
+        assert.are.same({}, t.step.shape)
+        assert.are.equal(1234567890123, t.step:item())
+        assert.are.equal("float16", t.half.dtype)
+        assert.are.same({ 1, -2 }, t.half:totable())
+    end)
+
+    it("are what tide writes for the same tensors, byte for byte", function()
+        local t, meta = tide.load(fixture)
+        local path = tmpfile()
+        tide.save(path, t, meta)
+        local same = slurp(path) == slurp(fixture)
+        os.remove(path)
+        assert.is_true(same)
+    end)
+
+    it("read tide's files (when the Python package is importable)", function()
+        local py = "/usr/bin/python3"
+        if not os.execute(py .. " -c 'import safetensors.numpy' 2>/dev/null") then
+            pending("python3 cannot import safetensors")
+            return
+        end
+        local path = tmpfile()
+        tide.save(path, { w = tide.tensor({ { 1, 2 }, { 3, 4 } }), n = tide.tensor({ 5 }) }, { k = "v" })
+        local p = io.popen(py .. " -c \"import sys; from safetensors.numpy import load_file; "
+            .. "from safetensors import safe_open; d = load_file(sys.argv[1]); "
+            .. "print(d['w'].tolist(), d['n'].tolist(), d['w'].dtype, "
+            .. "safe_open(sys.argv[1], 'np').metadata())\" " .. path)
+        local out = p:read("a")
+        p:close()
+        os.remove(path)
+        assert.are.equal("[[1.0, 2.0], [3.0, 4.0]] [5] float32 {'k': 'v'}\n", out)
+    end)
+end)
+
+describe("tide.load on a malformed file", function()
+    local path
+    before_each(function() path = tmpfile() end)
+    after_each(function() os.remove(path) end)
+
+    local function fails(fault)
+        local ok, err = pcall(function() return tide.load(path) end)
+        assert.is_false(ok)
+        assert.matches("safetensors_spec.lua:%d+: tide: load: ", err)
+        assert.is_truthy(err:find(path, 1, true), err)
+        assert.is_truthy(err:find(fault, 1, true), err)
+    end
+
+    it("names the fault", function()
+        write(path, "\5\0\0")
+        fails("file too small (3 bytes)")
+        write(path, string.pack("<I8", 1000) .. "{}")
+        fails("header size 1000 exceeds the file size 10")
+        st_file(path, "not json", 0)
+        fails("does not start with '{'")
+        st_file(path, '{"a":', 0)
+        fails("not valid JSON")
+        st_file(path, '{"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}', 1)
+        fails('unsupported dtype "F8_E4M3"')
+        st_file(path, '{"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}', 8)
+        fails("shape entry 1 is not a non-negative integer")
+        st_file(path, '{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}', 8)
+        fails("hold 8 bytes, but shape and dtype F32 need 12")
+        st_file(path, '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}', 8)
+        fails("run past the end of the data (8 bytes)")
+        st_file(path, '{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},'
+            .. '"b":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}}', 4)
+        fails("overlap the previous tensor")
+        st_file(path, '{"a":{"dtype":"F64","shape":[4503599627370496,4096],"data_offsets":[0,8]}}', 8)
+        fails("overflows a 64-bit size")
+        st_file(path, '{"__metadata__":{"epoch":3}}', 0)
+        fails("__metadata__ value of 'epoch' is not a string")
+    end)
+
+    it("says when the file is missing", function()
+        local ok, err = pcall(tide.load, "/nonexistent/x.safetensors")
+        assert.is_false(ok)
+        assert.matches("tide: load: /nonexistent/x.safetensors: cannot open", err)
+    end)
+end)

@@ -1,0 +1,333 @@
+-- tensor_spec.lua — creation, dtype inference, properties, t[i], lifetime (free, <close>),
+-- tostring, totable, item, requires_grad, and argument errors with the caller's line.
+local tide = require "tide"
+
+local function catch(f)
+    local ok, err = pcall(f)
+    assert.is_false(ok, "expected an error")
+    return err
+end
+
+describe("creation", function()
+    it("infers int64, float32 and bool from the table", function()
+        local i = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
+        assert.are.equal("int64", i.dtype)
+        assert.are.same({ 2, 3 }, i.shape)
+        assert.are.same({ { 1, 2, 3 }, { 4, 5, 6 } }, i:totable())
+        assert.are.equal(math.type(i:totable()[1][1]), "integer")
+        local f = tide.tensor({ 1, 2.5 })
+        assert.are.equal("float32", f.dtype)
+        assert.are.same({ 1.0, 2.5 }, f:totable())
+        local b = tide.tensor({ true, false })
+        assert.are.equal("bool", b.dtype)
+        assert.are.same({ true, false }, b:totable())
+    end)
+
+    it("makes a 0-d tensor from a number", function()
+        local s = tide.tensor(3)
+        assert.are.same({}, s.shape)
+        assert.are.equal(0, s:dim())
+        assert.are.equal(3, s:item())
+        assert.are.equal(3, s:totable())
+        assert.are.equal("float32", tide.tensor(2.5).dtype)
+        assert.are.equal(2.5, tide.tensor(2.5):item())
+    end)
+
+    it("honours opts.dtype, including half types", function()
+        local d = tide.tensor({ 1, 2 }, { dtype = "float64" })
+        assert.are.equal("float64", d.dtype)
+        assert.are.same({ 1.0, 2.0 }, d:totable())
+        local h = tide.tensor({ 0.5, -2 }, { dtype = "float16" })
+        assert.are.equal("float16", h.dtype)
+        assert.are.same({ 0.5, -2.0 }, h:totable())
+        local bf = tide.tensor({ 1.5 }, { dtype = "bfloat16" })
+        assert.are.same({ 1.5 }, bf:totable())
+        assert.are.same({ 1, 0, 255 }, tide.tensor({ 1, 0, 255 }, { dtype = "uint8" }):totable())
+        assert.are.same({ -7 }, tide.tensor({ -7 }, { dtype = "int32" }):totable())
+    end)
+
+    it("rejects ragged and mixed tables with the caller's line", function()
+        assert.matches("tensor_spec.lua:%d+: tide: tensor: the nested table is ragged",
+            catch(function() return tide.tensor({ { 1, 2 }, { 3 } }) end))
+        assert.matches("tide: tensor: the table mixes booleans and numbers",
+            catch(function() return tide.tensor({ 1, true }) end))
+        assert.matches("tide: tensor: elements must be numbers or booleans, got string",
+            catch(function() return tide.tensor({ "a" }) end))
+        assert.matches("tide: tensor: unknown dtype float8",
+            catch(function() return tide.tensor({ 1 }, { dtype = "float8" }) end))
+    end)
+
+    it("takes a shape as integers or one table, options last", function()
+        assert.are.same({ 2, 3 }, tide.zeros(2, 3).shape)
+        assert.are.same({ 2, 3 }, tide.zeros({ 2, 3 }).shape)
+        assert.are.same({ { 0, 0 } }, tide.zeros({ 1, 2 }, { dtype = "int64" }):totable())
+        assert.are.same({ 1.0, 1.0 }, tide.ones(2, { dtype = "float64" }):totable())
+        assert.are.equal("float32", tide.ones(2).dtype)
+        assert.are.same({ 4 }, tide.empty(4).shape)
+        assert.matches("tensor_spec.lua:%d+: tide: zeros: size %-2 at position 2 is invalid",
+            catch(function() return tide.zeros(2, -2) end))
+        assert.matches("tide: ones: size 1.5 at position 1 is not an integer",
+            catch(function() return tide.ones(1.5) end))
+        assert.matches("tide: zeros: options must be a table",
+            catch(function() return tide.zeros(2, "cpu") end))
+    end)
+
+    it("full infers the dtype from the value", function()
+        assert.are.same({ { 7, 7 } }, tide.full({ 1, 2 }, 7):totable())
+        assert.are.equal("int64", tide.full({ 2 }, 7).dtype)
+        assert.are.equal("float32", tide.full({ 2 }, 0.5).dtype)
+        assert.are.same({ 0.5, 0.5 }, tide.full(2, 0.5):totable())
+        assert.are.same({ { 1.5, 1.5 }, { 1.5, 1.5 } }, tide.full(2, 2, 1.5):totable())
+        assert.are.same({ true }, tide.full({ 1 }, true):totable())
+        assert.are.same({ 3.0 }, tide.full({ 1 }, 3, { dtype = "float64" }):totable())
+    end)
+
+    it("arange excludes stop and infers int64 or float32", function()
+        assert.are.same({ 0, 1, 2, 3, 4 }, tide.arange(5):totable())
+        assert.are.same({ 2, 3, 4 }, tide.arange(2, 5):totable())
+        assert.are.same({ 1, 3 }, tide.arange(1, 5, 2):totable())
+        assert.are.equal("int64", tide.arange(3).dtype)
+        local f = tide.arange(0, 1, 0.25)
+        assert.are.equal("float32", f.dtype)
+        assert.are.same({ 0, 0.25, 0.5, 0.75 }, f:totable())
+        assert.are.same({ 0.0, 1.0 }, tide.arange(2, { dtype = "float64" }):totable())
+    end)
+
+    it("eye", function()
+        assert.are.same({ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }, tide.eye(3):totable())
+        assert.are.same({ { 1, 0, 0 }, { 0, 1, 0 } }, tide.eye(2, 3):totable())
+        assert.are.equal("float32", tide.eye(2).dtype)
+        assert.are.equal("int64", tide.eye(2, { dtype = "int64" }).dtype)
+    end)
+
+    it("rand and randn are reproducible with manual_seed, the same on every device", function()
+        tide.manual_seed(7)
+        local a = tide.rand(100):totable()
+        local n = tide.randn(50)
+        tide.manual_seed(7)
+        assert.are.same(a, tide.rand(100):totable())
+        assert.are.same(n:totable(), tide.randn(50):totable())
+        tide.manual_seed(7)
+        assert.are.same(a, tide.rand(100, { device = "cpu:1" }):cpu():totable())
+        for _, v in ipairs(a) do
+            assert.is_true(v >= 0 and v < 1)
+        end
+        local m = n:mean():item()
+        assert.is_true(math.abs(m) < 0.5)
+    end)
+
+    it("makes leaves with requires_grad, floating point only", function()
+        local w = tide.zeros(2, { requires_grad = true })
+        assert.is_true(w.requires_grad)
+        assert.is_true(w.is_leaf)
+        assert.is_nil(w.grad)
+        assert.is_false(tide.zeros(2).requires_grad)
+        assert.matches("tensor_spec.lua:%d+: tide: zeros: only floating%-point tensors can require "
+            .. "gradients", catch(function()
+                return tide.zeros(2, { dtype = "int64", requires_grad = true })
+            end))
+    end)
+end)
+
+describe("properties", function()
+    local t = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, { dtype = "float32" })
+
+    it("shape is a fresh table", function()
+        local s = t.shape
+        s[1] = 99
+        assert.are.same({ 2, 3 }, t.shape)
+    end)
+
+    it("dim, numel, size, #t", function()
+        assert.are.equal(2, t:dim())
+        assert.are.equal(6, t:numel())
+        assert.are.equal(3, t:size(2))
+        assert.are.equal(3, t:size(-1))
+        assert.are.same({ 2, 3 }, t:size())
+        assert.are.equal(2, #t)
+        assert.matches("tide: len: a 0%-dim tensor has no length; use t:item%(%)", catch(function() return #tide.tensor(1) end))
+        assert.matches("tensor_spec.lua:%d+: tide: size: dim 3 is out of range for a tensor with 2 dims; "
+            .. "use 1..2 or %-2..%-1", catch(function() return t:size(3) end))
+    end)
+
+    it("device is a device object, dtype a string", function()
+        assert.are.equal(tide.device("cpu"), t.device)
+        assert.are.equal("float32", t.dtype)
+        assert.is_true(t:is_contiguous())
+        assert.is_false(t:t():is_contiguous())
+    end)
+
+    it("refuses unknown fields", function()
+        assert.matches("tensor_spec.lua:%d+: tide: cannot set field 'foo' of a tensor",
+            catch(function() t.foo = 1 end))
+        assert.is_nil(t.foo)
+    end)
+
+    it("grad can be set to a tensor and cleared", function()
+        local w = tide.zeros(2, { requires_grad = true })
+        w.grad = tide.ones(2)
+        assert.are.same({ 1, 1 }, w.grad:totable())
+        w.grad = nil
+        assert.is_nil(w.grad)
+        assert.matches("tide: grad: argument #3 must be a tensor", catch(function() w.grad = 3 end))
+    end)
+
+    it("requires_grad_ sets the flag and returns the tensor", function()
+        local w = tide.zeros(2)
+        assert.is_true(rawequal(w, w:requires_grad_()))
+        assert.is_true(w.requires_grad)
+        w:requires_grad_(false)
+        assert.is_false(w.requires_grad)
+        w.requires_grad = true
+        assert.is_true(w.requires_grad)
+        assert.matches("tide: requires_grad_: only floating%-point tensors",
+            catch(function() tide.arange(2):requires_grad_() end))
+    end)
+end)
+
+describe("indexing", function()
+    it("t[i] is the view select(1, i), negative from the end", function()
+        local t = tide.tensor({ { 1, 2 }, { 3, 4 }, { 5, 6 } })
+        assert.are.same({ 3, 4 }, t[2]:totable())
+        assert.are.same({ 5, 6 }, t[-1]:totable())
+        assert.are.equal(4, t[2][2]:item())
+        local row = t[1]
+        row:fill_(0) -- a view: writes through
+        assert.are.same({ { 0, 0 }, { 3, 4 }, { 5, 6 } }, t:totable())
+        assert.matches("tensor_spec.lua:%d+: tide: index: index 4 is out of range for dim 1 of size 3",
+            catch(function() return t[4] end))
+        assert.matches("index 0 is out of range", catch(function() return t[0] end))
+    end)
+
+    it("t[i] = number fills the slice, t[i] = tensor copies into it", function()
+        local t = tide.zeros(2, 3)
+        t[1] = 5
+        assert.are.same({ { 5, 5, 5 }, { 0, 0, 0 } }, t:totable())
+        t[-1] = tide.tensor({ 1, 2, 3 })
+        assert.are.same({ { 5, 5, 5 }, { 1, 2, 3 } }, t:totable())
+        t[2] = tide.tensor({ 9 }) -- broadcast
+        assert.are.same({ { 5, 5, 5 }, { 9, 9, 9 } }, t:totable())
+        local v = tide.zeros(3)
+        v[2] = 7
+        assert.are.same({ 0, 7, 0 }, v:totable())
+    end)
+
+    it("a failed t[i] = v leaves the tensor unchanged", function()
+        local t = tide.ones(2, 2)
+        assert.matches("tensor_spec.lua:%d+: tide: copy_: cannot copy",
+            catch(function() t[1] = tide.ones(3) end))
+        assert.matches("tide: setindex: value must be a number or a tensor, got string",
+            catch(function() t[1] = "x" end))
+        assert.matches("tide: setindex: index 3 is out of range for dim 1 of size 2", catch(function() t[3] = 1 end))
+        assert.are.same({ { 1, 1 }, { 1, 1 } }, t:totable())
+    end)
+end)
+
+describe("lifetime", function()
+    it("free releases; later use raises; free is idempotent", function()
+        local t = tide.ones(3)
+        t:free()
+        t:free()
+        assert.are.equal("tensor_spec.lua:" .. debug.getinfo(1, "l").currentline + 1
+            .. ": tide: add: attempt to use a freed tensor", catch(function() return t + 1 end):match("[^/]*$"))
+        assert.matches("tide: sum: attempt to use a freed tensor", catch(function() return t:sum() end))
+        assert.matches("tide: add: attempt to use a freed tensor", catch(function() return tide.ones(3) + t end))
+        assert.matches("tide: shape: attempt to use a freed tensor", catch(function() return t.shape end))
+        assert.are.equal("[tide.Tensor (freed)]", tostring(t))
+    end)
+
+    it("<close> frees at the end of the scope", function()
+        local outer
+        do
+            local t <close> = tide.ones(2)
+            outer = t
+            assert.are.same({ 1, 1 }, t:totable())
+        end
+        assert.matches("attempt to use a freed tensor", catch(function() return outer:totable() end))
+    end)
+
+    it("views keep their base's storage alive", function()
+        local v
+        do
+            local base = tide.tensor({ 1, 2, 3 })
+            v = base:narrow(1, 2, 2)
+            base:free()
+        end
+        collectgarbage()
+        assert.are.same({ 2, 3 }, v:totable())
+    end)
+
+    it("collects dropped tensors (the collector is told about their bytes)", function()
+        collectgarbage()
+        local before = tide.memory_stats("cpu").allocated
+        for _ = 1, 200 do
+            local _ = tide.zeros(256 * 1024) -- 1 MiB each
+        end
+        local after = tide.memory_stats("cpu").allocated
+        assert.is_true(after - before < 64 * 1024 * 1024, "dropped tensors were not collected")
+    end)
+end)
+
+describe("tostring", function()
+    it("prints integers aligned, then shape, dtype and device", function()
+        assert.are.equal("[[ 1,  2,  3],\n [40,  5, -6]]\n[tide.Tensor of shape [2, 3], int64, cpu]",
+            tostring(tide.tensor({ { 1, 2, 3 }, { 40, 5, -6 } })))
+    end)
+
+    it("prints floats with 4 decimals", function()
+        assert.are.equal("[ 1.5000, -0.2500]\n[tide.Tensor of shape [2], float32, cpu]",
+            tostring(tide.tensor({ 1.5, -0.25 })))
+        assert.are.equal("2.5000\n[tide.Tensor of shape [], float64, cpu]",
+            tostring(tide.tensor(2.5, { dtype = "float64" })))
+    end)
+
+    it("switches to scientific notation for wide ranges", function()
+        assert.are.equal("[1.0000e-05, 1.0000e+03]\n[tide.Tensor of shape [2], float32, cpu]",
+            tostring(tide.tensor({ 1e-5, 1000.0 })))
+    end)
+
+    it("prints booleans, 3-d blocks and empty tensors", function()
+        assert.are.equal("[ true, false]\n[tide.Tensor of shape [2], bool, cpu]",
+            tostring(tide.tensor({ true, false })))
+        assert.are.equal("[[[1, 2]],\n\n [[3, 4]]]\n[tide.Tensor of shape [2, 1, 2], int64, cpu]",
+            tostring(tide.tensor({ { { 1, 2 } }, { { 3, 4 } } })))
+        assert.are.equal("[]\n[tide.Tensor of shape [0], float32, cpu]", tostring(tide.zeros(0)))
+    end)
+
+    it("elides the middle of tensors over 1000 elements, 3 at each edge", function()
+        assert.are.equal("[   0,    1,    2, ..., 1997, 1998, 1999]\n"
+            .. "[tide.Tensor of shape [2000], int64, cpu]", tostring(tide.arange(2000)))
+        local s = tostring(tide.arange(1100):view(100, 11))
+        assert.are.equal("[[   0,    1,    2, ...,    8,    9,   10],\n"
+            .. " [  11,   12,   13, ...,   19,   20,   21],\n"
+            .. " [  22,   23,   24, ...,   30,   31,   32],\n"
+            .. " ...,\n"
+            .. " [1067, 1068, 1069, ..., 1075, 1076, 1077],\n"
+            .. " [1078, 1079, 1080, ..., 1086, 1087, 1088],\n"
+            .. " [1089, 1090, 1091, ..., 1097, 1098, 1099]]\n"
+            .. "[tide.Tensor of shape [100, 11], int64, cpu]", s)
+    end)
+
+    it("prints non-contiguous views in logical order", function()
+        assert.are.equal("[[1, 3],\n [2, 4]]\n[tide.Tensor of shape [2, 2], int64, cpu]",
+            tostring(tide.tensor({ { 1, 2 }, { 3, 4 } }):t()))
+    end)
+end)
+
+describe("item and totable", function()
+    it("item returns a Lua number of the right kind", function()
+        assert.are.equal(math.type(tide.tensor({ 3 }):item()), "integer")
+        assert.are.equal(3, tide.tensor({ 3 }):item())
+        assert.are.equal(math.type(tide.tensor({ 3.0 }):item()), "float")
+        assert.are.equal(true, tide.tensor({ true }):item())
+        assert.are.equal(0.5, tide.tensor({ { 0.5 } }):item())
+        assert.matches("tensor_spec.lua:%d+: tide: item: the tensor has 2 elements; item%(%) needs exactly one",
+            catch(function() return tide.ones(2):item() end))
+    end)
+
+    it("totable follows views", function()
+        local t = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
+        assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, t:t():totable())
+        assert.are.same({ 2, 5 }, t:select(2, 2):totable())
+    end)
+end)
