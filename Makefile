@@ -95,3 +95,7 @@ check-layering:
 
 clean:
 	rm -rf build build-asan
+
+# install recipe for luarocks (tools/install.mk) and the embedding example (examples/embed/embed.mk)
+-include tools/install.mk
+-include examples/embed/embed.mk

@@ -18,7 +18,7 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
+            fprintf(stderr, "%s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__);   \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -26,7 +26,7 @@
     do {                                                                                           \
         cublasStatus_t s_ = (x);                                                                   \
         if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s: %s\n", #x, cublasGetStatusString(s_));                           \
+            fprintf(stderr, "%s: %s\n", #x, cublasGetStatusString(s_));                            \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -37,8 +37,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-__global__ void k_empty(void) {
-}
+__global__ void k_empty(void) {}
 
 __global__ void k_init(float *p, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;

@@ -18,8 +18,10 @@ local function median(v)
     return n % 2 == 1 and v[(n + 1) // 2] or (v[n // 2] + v[n // 2 + 1]) / 2
 end
 
+-- PyTorch gets the threads tide's BLAS uses: OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) when
+-- set, else every core (OpenBLAS's default)
 local function nproc()
-    local env = tonumber(os.getenv("TIDE_BENCH_THREADS") or "")
+    local env = tonumber(os.getenv("OPENBLAS_NUM_THREADS") or os.getenv("OMP_NUM_THREADS") or "")
     if env then
         return env
     end

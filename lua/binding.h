@@ -26,16 +26,16 @@ typedef struct ltensor {
 } ltensor;
 
 #define TL_STATE(L) ((tide_lua_state *)lua_touserdata(L, lua_upvalueindex(1)))
-#define TL_TENSOR "tide.Tensor"
+#define TL_TENSOR   "tide.Tensor"
 
 /* ---- state.c ---- */
 tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without upvalues) */
 void            tl_push_state(lua_State *L);
 void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
-int             tl_raise(lua_State *L); /* tide_errmsg() */
+int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
 int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, Lua caller's line */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
-void            tl_reclaim(lua_State *L, tide_lua_state *S);            /* before a retry */
+void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
 void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
 
 /* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; raises. */
@@ -59,35 +59,34 @@ tide_device *tl_default_device(tide_lua_state *S);
 void         tl_open_device(lua_State *L, int mod);
 
 /* ---- tensor.c ---- */
-ltensor *tl_push_empty(lua_State *L);                      /* t == NULL, metatable set */
+ltensor *tl_push_empty(lua_State *L);                       /* t == NULL, metatable set */
 ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a tensor */
 ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
 int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
 void     tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
 /* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
-void     tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
-                   int extra_idx);
-int      tl_binary(lua_State *L, tide_op op);
-int      tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, const char *op);
-int      tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
-void     tl_open_tensor(lua_State *L, int mod);
+void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
+               int extra_idx);
+int  tl_binary(lua_State *L, tide_op op);
+int  tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, const char *op);
+int  tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
+void tl_open_tensor(lua_State *L, int mod);
 /* reads a shape given as integers or one table starting at idx; returns the number of args used */
-int      tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1);
+int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1);
 
 /* ---- creation.c ---- */
 void tl_open_creation(lua_State *L, int mod);
 /* a 0-d tensor of value on dev (for numbers mixed with tensors) */
-ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, double v, tide_dtype dt,
-                        tide_device *dev);
+ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, double v, tide_dtype dt, tide_device *dev);
 
 /* ---- ops.c ---- */
 void tl_open_ops(lua_State *L, int mod, int methods);
 
 /* ---- format.c ---- */
-int  tl_tostring(lua_State *L);
+int tl_tostring(lua_State *L);
 /* pushes a userdata owning a host (cpu:0) tensor with t's values, readable by tl_read */
 const tide_tensor *tl_host_copy(lua_State *L, tide_lua_state *S, const tide_tensor *t,
                                 int implicit);
-int tl_totable(lua_State *L);
+int                tl_totable(lua_State *L);
 
 #endif /* TIDE_LUA_BINDING_H */

@@ -19,7 +19,7 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
         return;
     if (lua_type(L, idx) != LUA_TTABLE)
         tl_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
-                   luaL_typename(L, idx));
+                 luaL_typename(L, idx));
     idx = lua_absindex(L, idx);
     if (lua_getfield(L, idx, "device") != LUA_TNIL)
         o->dev = tl_check_device(L, -1, op);
@@ -28,9 +28,9 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
         const char *name = lua_tostring(L, -1);
         if (lua_type(L, -1) != LUA_TSTRING || tide_dtype_from_name(name, &o->dt) != TIDE_OK)
             tl_error(L,
-                       "tide: %s: unknown dtype %s; use \"float32\", \"float64\", \"float16\", "
-                       "\"bfloat16\", \"int32\", \"int64\", \"uint8\" or \"bool\"",
-                       op, name ? name : luaL_typename(L, -1));
+                     "tide: %s: unknown dtype %s; use \"float32\", \"float64\", \"float16\", "
+                     "\"bfloat16\", \"int32\", \"int64\", \"uint8\" or \"bool\"",
+                     op, name ? name : luaL_typename(L, -1));
         o->has_dt = 1;
     }
     lua_pop(L, 1);
@@ -45,18 +45,18 @@ static void finish(lua_State *L, tide_lua_state *S, const copts *o, const char *
     if (o->requires_grad) {
         if (!tide_dtype_is_float(tide_tensor_dtype(r->t)))
             tl_error(L,
-                       "tide: %s: only floating-point tensors can require gradients, this one "
-                       "is %s; pass dtype = \"float32\"",
-                       op, tide_dtype_name(tide_tensor_dtype(r->t)));
+                     "tide: %s: only floating-point tensors can require gradients, this one "
+                     "is %s; pass dtype = \"float32\"",
+                     op, tide_dtype_name(tide_tensor_dtype(r->t)));
         r->requires_grad = 1;
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
 }
 
 static ltensor *push_new(lua_State *L, tide_lua_state *S, const copts *o, int ndim,
-                         const int64_t *shape) {
+                         const int64_t *shape, const char *op) {
     ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_tensor_empty(S->ctx, o->dev, o->dt, ndim, shape, &r->t));
+    TL_CALL_AS(L, S, tide_tensor_empty(S->ctx, o->dev, o->dt, ndim, shape, &r->t), "empty", op);
     return r;
 }
 
@@ -76,7 +76,7 @@ static int filled(lua_State *L, const char *op, int kind) {
     int             used = tl_shape(L, 1, shape, &ndim, op, 0);
     copts           o;
     read_opts(L, S, 1 + used, op, &o);
-    ltensor *r = push_new(L, S, &o, ndim, shape);
+    ltensor *r = push_new(L, S, &o, ndim, shape, op);
     switch (kind) {
     case 0:
     case 1:
@@ -125,7 +125,7 @@ static int l_full(lua_State *L) {
             n++;
         if (n < 1)
             return tl_error(L, "tide: full: expected a shape and a value, as in "
-                                 "tide.full({2, 3}, 7)");
+                               "tide.full({2, 3}, 7)");
         vidx = n; /* the last number is the value */
         lua_pushnil(L);
         lua_insert(L, vidx); /* stop tl_shape before the value */
@@ -138,12 +138,12 @@ static int l_full(lua_State *L) {
         v = lua_toboolean(L, vidx);
     else if (!isnum || lua_type(L, vidx) != LUA_TNUMBER)
         return tl_error(L, "tide: full: the fill value must be a number or a boolean, got %s",
-                          luaL_typename(L, vidx));
+                        luaL_typename(L, vidx));
     copts o;
     read_opts(L, S, vidx + 1, "full", &o);
     if (!o.has_dt)
         o.dt = isbool ? TIDE_DTYPE_BOOL : lua_isinteger(L, vidx) ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
-    ltensor *r = push_new(L, S, &o, ndim, shape);
+    ltensor *r = push_new(L, S, &o, ndim, shape, "full");
     TL_CALL(L, S, tide_fill_(S->ctx, r->t, v));
     finish(L, S, &o, "full");
     return 1;
@@ -159,7 +159,7 @@ static int l_arange(lua_State *L) {
     }
     if (n == 0)
         return tl_error(L, "tide: arange: expected numbers, as in tide.arange(1, 5) or "
-                             "tide.arange(0, 1, 0.25)");
+                           "tide.arange(0, 1, 0.25)");
     double start = n >= 2 ? lua_tonumber(L, 1) : 0;
     double stop = n >= 2 ? lua_tonumber(L, 2) : lua_tonumber(L, 1);
     double step = n == 3 ? lua_tonumber(L, 3) : 1;
@@ -180,8 +180,8 @@ static int l_eye(lua_State *L) {
     int             has_m = lua_type(L, 2) == LUA_TNUMBER;
     lua_Integer     m = has_m ? luaL_checkinteger(L, 2) : n;
     if (n < 0 || m < 0)
-        return tl_error(L, "tide: eye: sizes %I and %I must be non-negative",
-                          (lua_Integer)n, (lua_Integer)m);
+        return tl_error(L, "tide: eye: sizes %I and %I must be non-negative", (lua_Integer)n,
+                        (lua_Integer)m);
     copts o;
     read_opts(L, S, has_m ? 3 : 2, "eye", &o);
     ltensor *rows = tl_push_empty(L), *cols = tl_push_empty(L), *rv = tl_push_empty(L),
@@ -218,27 +218,30 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
             *kinds |= K_BOOL;
             return;
         case LUA_TTABLE:
-            tl_error(L, "tide: tensor: the nested table is ragged: a table at depth %d where "
-                          "numbers were expected from the first row",
-                       d + 1);
+            tl_error(L,
+                     "tide: tensor: the nested table is ragged: a table at depth %d where "
+                     "numbers were expected from the first row",
+                     d + 1);
             return;
         default:
             if (luaL_testudata(L, idx, TL_TENSOR))
                 tl_error(L, "tide: tensor: elements must be numbers or booleans, got a "
-                              "tensor; combine tensors with tide.stack or tide.cat");
+                            "tensor; combine tensors with tide.stack or tide.cat");
             tl_error(L, "tide: tensor: elements must be numbers or booleans, got %s",
-                       luaL_typename(L, idx));
+                     luaL_typename(L, idx));
             return;
         }
     }
     if (lua_type(L, idx) != LUA_TTABLE)
-        tl_error(L, "tide: tensor: the nested table is ragged: %s at depth %d where a table "
-                      "of %I was expected",
-                   luaL_typename(L, idx), d + 1, (lua_Integer)shape[d]);
+        tl_error(L,
+                 "tide: tensor: the nested table is ragged: %s at depth %d where a table "
+                 "of %I was expected",
+                 luaL_typename(L, idx), d + 1, (lua_Integer)shape[d]);
     if ((int64_t)lua_rawlen(L, idx) != shape[d])
-        tl_error(L, "tide: tensor: the nested table is ragged: a row of %d at depth %d where "
-                      "the first row has %I; every row must have the same length",
-                   (int)lua_rawlen(L, idx), d + 1, (lua_Integer)shape[d]);
+        tl_error(L,
+                 "tide: tensor: the nested table is ragged: a row of %d at depth %d where "
+                 "the first row has %I; every row must have the same length",
+                 (int)lua_rawlen(L, idx), d + 1, (lua_Integer)shape[d]);
     for (int64_t i = 1; i <= shape[d]; i++) {
         lua_rawgeti(L, idx, (lua_Integer)i);
         scan(L, lua_gettop(L), d + 1, ndim, shape, kinds);
@@ -248,7 +251,7 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
 
 static void put(void *data, tide_dtype dt, int64_t i, lua_State *L, int idx) {
     int         isbool = lua_isboolean(L, idx);
-    lua_Integer iv = isbool ? lua_toboolean(L, idx)
+    lua_Integer iv = isbool                  ? lua_toboolean(L, idx)
                      : lua_isinteger(L, idx) ? lua_tointeger(L, idx)
                                              : (lua_Integer)lua_tonumber(L, idx);
     double      fv = isbool ? (double)lua_toboolean(L, idx) : lua_tonumber(L, idx);
@@ -296,12 +299,11 @@ static int l_tensor(lua_State *L) {
     int             t = lua_type(L, 1);
     if (t != LUA_TTABLE && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
         return tl_error(L, "tide: tensor: expected a number, a boolean or a nested table, got %s",
-                          luaL_typename(L, 1));
+                        luaL_typename(L, 1));
     lua_pushvalue(L, 1); /* find the shape down the first elements */
     while (lua_type(L, -1) == LUA_TTABLE) {
         if (ndim == TIDE_MAX_DIMS)
-            return tl_error(L, "tide: tensor: the table nests deeper than %d dims",
-                              TIDE_MAX_DIMS);
+            return tl_error(L, "tide: tensor: the table nests deeper than %d dims", TIDE_MAX_DIMS);
         shape[ndim++] = (int64_t)lua_rawlen(L, -1);
         if (shape[ndim - 1] == 0)
             break;
@@ -312,11 +314,11 @@ static int l_tensor(lua_State *L) {
     scan(L, 1, 0, ndim, shape, &kinds);
     if ((kinds & K_BOOL) && (kinds & (K_INT | K_FLOAT)))
         return tl_error(L, "tide: tensor: the table mixes booleans and numbers; use one kind "
-                             "(or give opts.dtype)");
+                           "(or give opts.dtype)");
     copts o;
     read_opts(L, S, 2, "tensor", &o);
     if (!o.has_dt)
-        o.dt = (kinds & K_BOOL) ? TIDE_DTYPE_BOOL
+        o.dt = (kinds & K_BOOL)                  ? TIDE_DTYPE_BOOL
                : (kinds & K_FLOAT) || kinds == 0 ? TIDE_DTYPE_F32
                                                  : TIDE_DTYPE_I64;
     /* written in place on a CPU device (host memory); staged on the host for others; half
@@ -327,7 +329,7 @@ static int l_tensor(lua_State *L) {
     if (tide_device_type_of(o.dev) != TIDE_DEVICE_CPU)
         tide_device_get_index(TIDE_DEVICE_CPU, 0, &wdev);
     ltensor *w = tl_push_empty(L);
-    TL_CALL(L, S, tide_tensor_empty(S->ctx, wdev, wdt, ndim, shape, &w->t));
+    TL_CALL_AS(L, S, tide_tensor_empty(S->ctx, wdev, wdt, ndim, shape, &w->t), "empty", "tensor");
     int64_t pos = 0;
     fill_from(L, 1, 0, ndim, shape, tide_tensor_data(w->t), wdt, &pos);
     if (wdev != o.dev || wdt != o.dt) {
@@ -339,16 +341,11 @@ static int l_tensor(lua_State *L) {
 }
 
 void tl_open_creation(lua_State *L, int mod) {
-    static const luaL_Reg funcs[] = {{"tensor", l_tensor},
-                                     {"zeros", l_zeros},
-                                     {"ones", l_ones},
-                                     {"empty", l_empty},
-                                     {"full", l_full},
-                                     {"rand", l_rand},
-                                     {"randn", l_randn},
-                                     {"arange", l_arange},
-                                     {"eye", l_eye},
-                                     {"manual_seed", l_manual_seed},
+    static const luaL_Reg funcs[] = {{"tensor", l_tensor}, {"zeros", l_zeros},
+                                     {"ones", l_ones},     {"empty", l_empty},
+                                     {"full", l_full},     {"rand", l_rand},
+                                     {"randn", l_randn},   {"arange", l_arange},
+                                     {"eye", l_eye},       {"manual_seed", l_manual_seed},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);
 }

@@ -36,9 +36,10 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
             tl_raise(L);
         return dev;
     }
-    tl_error(L, "tide: %s: expected a device or a device name such as \"cpu\" or \"cuda:0\", "
-                  "got %s",
-               op, luaL_typename(L, idx));
+    tl_error(L,
+             "tide: %s: expected a device or a device name such as \"cpu\" or \"cuda:0\", "
+             "got %s",
+             op, luaL_typename(L, idx));
     return NULL;
 }
 
@@ -77,23 +78,25 @@ static int d_tostring(lua_State *L) {
 /* tide.device(spec[, n]) */
 static int l_device(lua_State *L) {
     if (lua_type(L, 1) == LUA_TSTRING && !lua_isnoneornil(L, 2)) {
-        const char *s = lua_tostring(L, 1);
-        lua_Integer n = luaL_checkinteger(L, 2);
+        const char      *s = lua_tostring(L, 1);
+        lua_Integer      n = luaL_checkinteger(L, 2);
         tide_device_type type;
         if (strcmp(s, "cpu") == 0)
             type = TIDE_DEVICE_CPU;
         else if (strcmp(s, "cuda") == 0)
             type = TIDE_DEVICE_CUDA;
         else
-            return tl_error(L, "tide: device: unknown device type \"%s\" with index %d; use "
-                                 "\"cpu\" or \"cuda\"",
-                              s, (int)n);
+            return tl_error(L,
+                            "tide: device: unknown device type \"%s\" with index %d; use "
+                            "\"cpu\" or \"cuda\"",
+                            s, (int)n);
         tide_device *dev;
         if (n < 0 || n > 1 << 20 || tide_device_get_index(type, (int)n, &dev) != TIDE_OK) {
             if (n < 0 || n > 1 << 20)
-                return tl_error(L, "tide: device: index %d is invalid; device ordinals are "
-                                     "0-based and non-negative",
-                                  (int)n);
+                return tl_error(L,
+                                "tide: device: index %d is invalid; device ordinals are "
+                                "0-based and non-negative",
+                                (int)n);
             return tl_raise(L);
         }
         tl_push_device(L, dev);
@@ -180,7 +183,7 @@ static int push_stat(lua_State *L, const char *op, int which) {
     tide_memory_stats ms;
     if (tide_device_memory_stats(opt_cuda(L, 1, op), &ms) != TIDE_OK)
         return tl_raise(L);
-    lua_pushinteger(L, (lua_Integer)(which == 0 ? ms.allocated
+    lua_pushinteger(L, (lua_Integer)(which == 0   ? ms.allocated
                                      : which == 1 ? ms.reserved
                                                   : ms.peak));
     return 1;
@@ -234,10 +237,8 @@ static int l_synchronize(lua_State *L) {
 void tl_open_device(lua_State *L, int mod) {
     mod = lua_absindex(L, mod);
     if (luaL_newmetatable(L, TL_DEVICE)) {
-        static const luaL_Reg mt[] = {{"__index", d_index},
-                                      {"__eq", d_eq},
-                                      {"__tostring", d_tostring},
-                                      {NULL, NULL}};
+        static const luaL_Reg mt[] = {
+            {"__index", d_index}, {"__eq", d_eq}, {"__tostring", d_tostring}, {NULL, NULL}};
         luaL_setfuncs(L, mt, 0);
     }
     lua_pop(L, 1);

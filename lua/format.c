@@ -77,9 +77,9 @@ int tl_totable(lua_State *L) {
     tide_device    *dev = tide_tensor_device(a->t);
     if (!tide_device_is_host(dev))
         return tl_error(L,
-                          "tide: totable: tensor is on %s; call :cpu() first to copy it to the "
-                          "host",
-                          tide_device_name(dev));
+                        "tide: totable: tensor is on %s; call :cpu() first to copy it to the "
+                        "host",
+                        tide_device_name(dev));
     const tide_tensor *h = tl_host_copy(L, S, a->t, 0);
     if (tide_tensor_ndim(h) == 0)
         push_value(L, h, 0);
@@ -90,7 +90,7 @@ int tl_totable(lua_State *L) {
 
 /* ---- tostring ----------------------------------------------------------------------------- */
 
-#define EDGE 3
+#define EDGE            3
 #define SUMMARIZE_ABOVE 1000
 
 typedef struct fmt {

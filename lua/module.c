@@ -48,9 +48,9 @@ static int l_transfer_guard(lua_State *L) {
             i++;
         if (!modes[i])
             return tl_error(L,
-                              "tide: transfer_guard: unknown mode %s; use \"allow\", \"log\" or "
-                              "\"disallow\"",
-                              luaL_tolstring(L, 1, NULL));
+                            "tide: transfer_guard: unknown mode %s; use \"allow\", \"log\" or "
+                            "\"disallow\"",
+                            luaL_tolstring(L, 1, NULL));
         tide_ctx_set_guard(ctx, (tide_guard)i);
     }
     lua_pushstring(L, modes[prev]);
@@ -61,7 +61,7 @@ static int l_set_memory_limit(lua_State *L) {
     lua_Integer n = luaL_checkinteger(L, 1);
     if (n < 0)
         return tl_error(L, "tide: set_memory_limit: %I bytes is invalid; use 0 for no limit",
-                          (lua_Integer)n);
+                        (lua_Integer)n);
     tide_ctx_set_memory_limit(TL_STATE(L)->ctx, (size_t)n);
     return 0;
 }
@@ -78,6 +78,36 @@ static int l_memory_in_use(lua_State *L) {
 
 static int l_is_tensor(lua_State *L) {
     lua_pushboolean(L, tl_test(L, TL_STATE(L), 1) != NULL);
+    return 1;
+}
+
+/* A C function that calls require(modname)[fname](...). Lua drops the frame of a Lua function
+ * called in tail position, so a Lua forwarder in init.lua could lose the user's line; a C
+ * function keeps its caller's frame, and its errors are raised again at the nearest Lua line. */
+static int forward_call(lua_State *L) {
+    int n = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, lua_tostring(L, lua_upvalueindex(3)));
+    lua_remove(L, -2);
+    lua_insert(L, 1);
+    if (lua_pcall(L, n, LUA_MULTRET, 0) == LUA_OK)
+        return lua_gettop(L);
+    const char *msg = lua_tostring(L, -1), *p = msg ? strstr(msg, ": tide: ") : NULL;
+    if (!msg)
+        return lua_error(L);
+    return tl_error(L, "%s", p ? p + 2 : msg);
+}
+
+/* core._forward(modname, fname) -> a C function forwarding to require(modname)[fname] */
+static int l_forward(lua_State *L) {
+    luaL_checkstring(L, 1);
+    luaL_checkstring(L, 2);
+    tl_push_state(L);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, forward_call, 3);
     return 1;
 }
 
@@ -98,6 +128,7 @@ int luaopen_tide_core(lua_State *L) {
                                      {"memory_limit", l_memory_limit},
                                      {"memory_in_use", l_memory_in_use},
                                      {"is_tensor", l_is_tensor},
+                                     {"_forward", l_forward},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);
     lua_settop(L, mod);
@@ -122,8 +153,7 @@ tide_tensor *tide_lua_to_tensor(lua_State *L, int idx) {
 tide_tensor *tide_lua_check_tensor(lua_State *L, int idx) {
     ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
     if (!u)
-        tl_error(L, "tide: expected a tensor at argument #%d, got %s", idx,
-                   luaL_typename(L, idx));
+        tl_error(L, "tide: expected a tensor at argument #%d, got %s", idx, luaL_typename(L, idx));
     else if (!u->t)
         tl_error(L, "tide: attempt to use a freed tensor (argument #%d)", idx);
     return u->t;

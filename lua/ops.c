@@ -38,7 +38,7 @@ static lua_Integer check_int(lua_State *L, int idx, const char *op, const char *
     lua_Integer v = lua_tointegerx(L, idx, &isint);
     if (!isint || lua_type(L, idx) != LUA_TNUMBER)
         tl_error(L, "tide: %s: %s must be an integer, got %s", op, what,
-                   lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
+                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
     return v;
 }
 
@@ -57,7 +57,7 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
         double s = opt_number(L, 2, NAN, name, "the other operand");
         if (lua_isnoneornil(L, 2))
             return tl_error(L, "tide: %s: expected a tensor or a number as the other operand",
-                              name);
+                            name);
         TL_CALL_AS(L, S, tide_binary_scalar(S->ctx, op, a->t, s, 0, &dst), tide_op_name(op), name);
     }
     lua_settop(L, 1);
@@ -184,9 +184,10 @@ static int o_t(lua_State *L) {
     int             n = tide_tensor_ndim(a->t);
     lua_settop(L, 1);
     if (n > 2)
-        return tl_error(L, "tide: t: expects a tensor with at most 2 dims, got %d; use "
-                             "transpose(d0, d1)",
-                          n);
+        return tl_error(L,
+                        "tide: t: expects a tensor with at most 2 dims, got %d; use "
+                        "transpose(d0, d1)",
+                        n);
     if (n < 2)
         return 1; /* as PyTorch: a 0-d or 1-d tensor is its own transpose */
     return transpose_impl(L, "t", 0, 1, 1);
@@ -195,8 +196,8 @@ static int o_t(lua_State *L) {
 static int o_transpose(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "transpose");
-    int d0 = tl_dim(L, a->t, check_int(L, 2, "transpose", "dim0"), "transpose", 0);
-    int d1 = tl_dim(L, a->t, check_int(L, 3, "transpose", "dim1"), "transpose", 0);
+    int             d0 = tl_dim(L, a->t, check_int(L, 2, "transpose", "dim0"), "transpose", 0);
+    int             d1 = tl_dim(L, a->t, check_int(L, 3, "transpose", "dim1"), "transpose", 0);
     lua_settop(L, 3);
     return transpose_impl(L, "transpose", d0, d1, 3);
 }
@@ -218,9 +219,9 @@ static int shaped(lua_State *L, int kind) {
             if (shape[i] == -1) {
                 if (j < 0)
                     return tl_error(L,
-                                      "tide: expand: size -1 at position %d has no matching dim "
-                                      "in a tensor with %d dims",
-                                      i + 1, n);
+                                    "tide: expand: size -1 at position %d has no matching dim "
+                                    "in a tensor with %d dims",
+                                    i + 1, n);
                 shape[i] = tide_tensor_shape(a->t)[j];
             }
         }
@@ -268,9 +269,9 @@ static int o_permute(lua_State *L) {
     int             given = istable ? (int)lua_rawlen(L, 2) : nargs - 1;
     if (given != n)
         return tl_error(L,
-                          "tide: permute: %d dims given for a tensor with %d dims; name every "
-                          "dim once",
-                          given, n);
+                        "tide: permute: %d dims given for a tensor with %d dims; name every "
+                        "dim once",
+                        given, n);
     for (int i = 0; i < n; i++) {
         if (istable)
             lua_rawgeti(L, 2, i + 1);
@@ -280,7 +281,7 @@ static int o_permute(lua_State *L) {
         lua_pop(L, 1);
         if (seen[perm[i]]++)
             return tl_error(L, "tide: permute: dim %d appears twice; name every dim once",
-                              perm[i] + 1);
+                            perm[i] + 1);
     }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_permute(a->t, perm, &r->t));
@@ -308,10 +309,10 @@ static int o_narrow(lua_State *L) {
     int64_t         s0 = start >= 1 ? start - 1 : size + start;
     if (start == 0 || s0 < 0 || len < 0 || s0 + len > size)
         return tl_error(L,
-                          "tide: narrow: start %I and length %I do not fit dim %d of size "
-                          "%I; start is 1-based and start + length - 1 must be <= %I",
-                          (lua_Integer)start, (lua_Integer)len, dim + 1, (lua_Integer)size,
-                          (lua_Integer)size);
+                        "tide: narrow: start %I and length %I do not fit dim %d of size "
+                        "%I; start is 1-based and start + length - 1 must be <= %I",
+                        (lua_Integer)start, (lua_Integer)len, dim + 1, (lua_Integer)size,
+                        (lua_Integer)size);
     lua_settop(L, 4);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_narrow(a->t, dim, s0, len, &r->t));
@@ -321,8 +322,7 @@ static int o_narrow(lua_State *L) {
 static int o_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     lua_settop(L, 3);
-    tl_select(L, S, check_int(L, 2, "select", "dim"), check_int(L, 3, "select", "index"),
-              "select");
+    tl_select(L, S, check_int(L, 2, "select", "dim"), check_int(L, 3, "select", "index"), "select");
     ltensor *a = lua_touserdata(L, 1);
     return a->requires_grad ? done_view(L, S, "select", 3) : 1;
 }
@@ -379,8 +379,8 @@ static int o_log_softmax(lua_State *L) {
 
 /* Pushes the 0-based int64 form of the 1-based index at idx (an integer tensor or a table),
  * on a's device for a table, checked against size where the values are readable here. */
-static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *a, int dim,
-                            int idx, const char *op) {
+static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *a, int dim, int idx,
+                            const char *op) {
     int64_t size = tide_tensor_shape(a)[dim];
     if (lua_type(L, idx) == LUA_TTABLE) {
         int64_t      n = (int64_t)lua_rawlen(L, idx);
@@ -396,9 +396,9 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
             lua_pop(L, 1);
             if (v < 1 || v > size)
                 tl_error(L,
-                           "tide: %s: index %I is out of range for dim %d of size %I; "
-                           "indices are 1-based: use 1..%I",
-                           op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
+                         "tide: %s: index %I is out of range for dim %d of size %I; "
+                         "indices are 1-based: use 1..%I",
+                         op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
             p[i] = v - 1;
         }
         if (wdev == dev)
@@ -407,15 +407,16 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
         TL_CALL(L, S, tide_tensor_to(S->ctx, w->t, dev, TIDE_DTYPE_I64, 0, &r->t));
         return r;
     }
-    ltensor *ix = tl_check(L, S, idx, op);
+    ltensor   *ix = tl_check(L, S, idx, op);
     tide_dtype dt = tide_tensor_dtype(ix->t);
     if (dt != TIDE_DTYPE_I64 && dt != TIDE_DTYPE_I32)
-        tl_error(L, "tide: %s: indices must be an int64 tensor or a table, got %s; convert "
-                      "with :long()",
-                   op, tide_dtype_name(dt));
+        tl_error(L,
+                 "tide: %s: indices must be an int64 tensor or a table, got %s; convert "
+                 "with :long()",
+                 op, tide_dtype_name(dt));
     if (tide_tensor_ndim(ix->t) != 1)
         tl_error(L, "tide: %s: indices must be 1-D, got %d dims; flatten with :view(-1)", op,
-                   tide_tensor_ndim(ix->t));
+                 tide_tensor_ndim(ix->t));
     if (tide_device_type_of(tide_tensor_device(ix->t)) == TIDE_DEVICE_CPU) {
         int64_t n = tide_tensor_shape(ix->t)[0], st = tide_tensor_strides(ix->t)[0];
         for (int64_t i = 0; i < n; i++) {
@@ -423,9 +424,9 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
                                              : ((int32_t *)tide_tensor_data(ix->t))[i * st];
             if (v < 1 || v > size)
                 tl_error(L,
-                           "tide: %s: index %I is out of range for dim %d of size %I; "
-                           "indices are 1-based: use 1..%I",
-                           op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
+                         "tide: %s: index %I is out of range for dim %d of size %I; "
+                         "indices are 1-based: use 1..%I",
+                         op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
         }
     }
     ltensor *r = tl_push_empty(L);
@@ -447,8 +448,8 @@ static int o_index_select(lua_State *L) {
 static int o_index_add_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "index_add_");
-    int      dim = tl_dim(L, a->t, check_int(L, 2, "index_add_", "dim"), "index_add_", 0);
-    ltensor *src = tl_check(L, S, 4, "index_add_");
+    int             dim = tl_dim(L, a->t, check_int(L, 2, "index_add_", "dim"), "index_add_", 0);
+    ltensor        *src = tl_check(L, S, 4, "index_add_");
     tl_check_inplace(L, S, a, "index_add_");
     lua_settop(L, 4);
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_add_");
@@ -474,7 +475,7 @@ static int where_impl(lua_State *L) {
         }
         if (lua_type(L, 2 + k) != LUA_TNUMBER)
             return tl_error(L, "tide: where: argument #%d must be a tensor or a number, got %s",
-                              2 + k, luaL_typename(L, 2 + k));
+                            2 + k, luaL_typename(L, 2 + k));
         ltensor   *o = ab[1 - k];
         tide_dtype dt = o && o->t ? tide_tensor_dtype(o->t)
                         : lua_isinteger(L, 2 + k) && ab[1 - k] == NULL && lua_isinteger(L, 3 - k)
@@ -509,8 +510,7 @@ static int l_cat(lua_State *L) {
     int             nargs = lua_gettop(L);
     lua_settop(L, 2);
     if (lua_type(L, 1) != LUA_TTABLE)
-        return tl_error(L, "tide: cat: expected a table of tensors, got %s",
-                          luaL_typename(L, 1));
+        return tl_error(L, "tide: cat: expected a table of tensors, got %s", luaL_typename(L, 1));
     int n = (int)lua_rawlen(L, 1);
     if (n == 0)
         return tl_error(L, "tide: cat: expected at least one tensor, got an empty table");
@@ -520,8 +520,8 @@ static int l_cat(lua_State *L) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, S, -1);
         if (!u || !u->t)
-            return tl_error(L, "tide: cat: element %d of the table is %s; expected a tensor",
-                              i + 1, u ? "a freed tensor" : luaL_typename(L, -1));
+            return tl_error(L, "tide: cat: element %d of the table is %s; expected a tensor", i + 1,
+                            u ? "a freed tensor" : luaL_typename(L, -1));
         ts[i] = u->t;
         rg |= u->requires_grad;
         lua_pop(L, 1);
@@ -532,19 +532,52 @@ static int l_cat(lua_State *L) {
     return done(L, S, rg ? "cat" : NULL, nargs);
 }
 
+/* tide.stack(tensors[, dim]): each unsqueezed at dim, then cat (in C, so errors carry the
+ * caller's line even from a tail call) */
+static int l_stack(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int             nargs = lua_gettop(L);
+    lua_settop(L, 2);
+    if (lua_type(L, 1) != LUA_TTABLE || lua_rawlen(L, 1) == 0)
+        return tl_error(L, "tide: stack: expected a non-empty table of tensors, got %s",
+                        lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));
+    int                 n = (int)lua_rawlen(L, 1), rg = 0, dim = 0;
+    const tide_tensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
+    lua_createtable(L, n, 0); /* owns the unsqueezed views */
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, 1, i + 1);
+        ltensor *u = tl_test(L, S, -1);
+        if (!u || !u->t)
+            return tl_error(L, "tide: stack: element %d of the table is %s; expected a tensor",
+                            i + 1, u ? "a freed tensor" : luaL_typename(L, -1));
+        lua_pop(L, 1);
+        if (i == 0)
+            dim = tl_dim(L, u->t, lua_isnoneornil(L, 2) ? 1 : check_int(L, 2, "stack", "dim"),
+                         "stack", 1);
+        rg |= u->requires_grad;
+        ltensor *v = tl_push_empty(L);
+        TL_CALL_AS(L, S, tide_tensor_unsqueeze(u->t, dim, &v->t), "unsqueeze", "stack");
+        ts[i] = v->t;
+        lua_rawseti(L, -2, i + 1);
+    }
+    ltensor *r = tl_push_empty(L);
+    TL_CALL_AS(L, S, tide_cat(S->ctx, n, ts, dim, &r->t), "cat", "stack");
+    return done(L, S, rg ? "stack" : NULL, nargs);
+}
+
 /* ---- in-place fills ----------------------------------------------------------------------- */
 
 static int o_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "fill_");
-    double          v = lua_isboolean(L, 2) ? lua_toboolean(L, 2)
-                                            : (lua_type(L, 2) == LUA_TNUMBER
-                                                   ? lua_tonumber(L, 2)
-                                                   : (tl_error(L,
-                                                                 "tide: fill_: value must be a "
-                                                                 "number, got %s",
-                                                                 luaL_typename(L, 2)),
-                                                      0));
+    double          v = lua_isboolean(L, 2)
+                            ? lua_toboolean(L, 2)
+                            : (lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2)
+                                                             : (tl_error(L,
+                                                                         "tide: fill_: value must be a "
+                                                                                  "number, got %s",
+                                                                         luaL_typename(L, 2)),
+                                                       0));
     tl_check_inplace(L, S, a, "fill_");
     TL_CALL(L, S, tide_fill_(S->ctx, a->t, v));
     lua_settop(L, 1);
@@ -572,9 +605,9 @@ static int o_copy_(lua_State *L) {
 static int random_(lua_State *L, tide_random_kind kind, const char *name) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, name);
-    double lo = opt_number(L, 2, kind == TIDE_RANDOM_UNIFORM ? 0 : 0, name,
+    double          lo = opt_number(L, 2, kind == TIDE_RANDOM_UNIFORM ? 0 : 0, name,
                            kind == TIDE_RANDOM_UNIFORM ? "from" : "mean");
-    double hi = opt_number(L, 3, 1, name, kind == TIDE_RANDOM_UNIFORM ? "to" : "std");
+    double          hi = opt_number(L, 3, 1, name, kind == TIDE_RANDOM_UNIFORM ? "to" : "std");
     tl_check_inplace(L, S, a, name);
     TL_CALL(L, S, tide_random_(S->ctx, a->t, kind, lo, hi));
     lua_settop(L, 1);
@@ -668,7 +701,8 @@ static int o_cuda(lua_State *L) {
             return tl_raise(L);
     } else {
         lua_Integer n = check_int(L, 2, "cuda", "the device ordinal");
-        if (n < 0 || n > 1 << 20 || tide_device_get_index(TIDE_DEVICE_CUDA, (int)n, &dev) != TIDE_OK)
+        if (n < 0 || n > 1 << 20 ||
+            tide_device_get_index(TIDE_DEVICE_CUDA, (int)n, &dev) != TIDE_OK)
             return n < 0 || n > 1 << 20
                        ? tl_error(L, "tide: cuda: device ordinal %I is invalid", (lua_Integer)n)
                        : tl_raise(L);
@@ -723,7 +757,7 @@ static int o_item(lua_State *L) {
     int64_t         n = tide_tensor_numel(a->t);
     if (n != 1)
         return tl_error(L, "tide: item: the tensor has %I elements; item() needs exactly one",
-                          (lua_Integer)n);
+                        (lua_Integer)n);
     TL_CALL(L, S, tide_tensor_item(S->ctx, a->t, &v));
     tide_dtype dt = tide_tensor_dtype(a->t);
     if (dt == TIDE_DTYPE_BOOL)
@@ -795,15 +829,15 @@ static int l_maxpool2d_backward(lua_State *L) {
 
 /* ---- registration ------------------------------------------------------------------------- */
 
-#define REG_BINARY(e, name) {name, o_##e}, {name "_", o_##e##_},
+#define REG_BINARY(e, name)  {name, o_##e}, {name "_", o_##e##_},
 #define REG_COMPARE(e, name) {name, o_##e},
-#define REG_UNARY(e, name) {name, o_##e}, {name "_", o_##e##_},
-#define REG_REDUCE(e, name) {name, o_##e},
+#define REG_UNARY(e, name)   {name, o_##e}, {name "_", o_##e##_},
+#define REG_REDUCE(e, name)  {name, o_##e},
 
-#define FN_BINARY(e, name) {name, o_##e},
+#define FN_BINARY(e, name)  {name, o_##e},
 #define FN_COMPARE(e, name) {name, o_##e},
-#define FN_UNARY(e, name) {name, o_##e},
-#define FN_REDUCE(e, name) {name, o_##e},
+#define FN_UNARY(e, name)   {name, o_##e},
+#define FN_REDUCE(e, name)  {name, o_##e},
 
 void tl_open_ops(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {
@@ -871,6 +905,7 @@ void tl_open_ops(lua_State *L, int mod, int methods) {
         {"index_select", o_index_select},
         {"where", l_where},
         {"cat", l_cat},
+        {"stack", l_stack},
         {"im2col", l_im2col},
         {"col2im", l_col2im},
         {"maxpool2d", l_maxpool2d},

@@ -31,7 +31,7 @@ ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op) {
     ltensor *u = tl_test(L, S, idx);
     if (!u)
         tl_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
-                   luaL_typename(L, idx));
+                 luaL_typename(L, idx));
     else if (!u->t)
         tl_error(L, "tide: %s: attempt to use a freed tensor", op);
     return u;
@@ -55,33 +55,33 @@ int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, in
         return (int)(n + d);
     if (n == 0)
         return tl_error(L, "tide: %s: dim %d is out of range for a tensor with no dims", op,
-                          (int)d);
+                        (int)d);
     return tl_error(L,
-                      "tide: %s: dim %d is out of range for a tensor with %d dims; use 1..%d or "
-                      "-%d..-1 (dims are 1-based)",
-                      op, (int)d, n, n, n);
+                    "tide: %s: dim %d is out of range for a tensor with %d dims; use 1..%d or "
+                    "-%d..-1 (dims are 1-based)",
+                    op, (int)d, n, n, n);
 }
 
 static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int allow_neg1) {
-    int           isint;
-    lua_Integer   v = lua_tointegerx(L, idx, &isint);
+    int         isint;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
     if (!isint) {
         if (lua_type(L, idx) == LUA_TNUMBER)
             return tl_error(L, "tide: %s: size %s at position %d is not an integer", op,
-                              lua_tostring(L, idx), pos);
+                            lua_tostring(L, idx), pos);
         return tl_error(L, "tide: %s: size at position %d must be an integer, got %s", op, pos,
-                          luaL_typename(L, idx));
+                        luaL_typename(L, idx));
     }
     if (v < 0 && !(allow_neg1 && v == -1)) {
         if (allow_neg1)
             return tl_error(L,
-                              "tide: %s: size %I at position %d is invalid; sizes must be "
-                              "positive or -1",
-                              op, (lua_Integer)v, pos);
+                            "tide: %s: size %I at position %d is invalid; sizes must be "
+                            "positive or -1",
+                            op, (lua_Integer)v, pos);
         return tl_error(L,
-                          "tide: %s: size %I at position %d is invalid; sizes must be "
-                          "non-negative",
-                          op, (lua_Integer)v, pos);
+                        "tide: %s: size %I at position %d is invalid; sizes must be "
+                        "non-negative",
+                        op, (lua_Integer)v, pos);
     }
     return (int64_t)v;
 }
@@ -92,7 +92,7 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
         int len = (int)lua_rawlen(L, idx);
         if (len > TIDE_MAX_DIMS)
             return tl_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
-                              TIDE_MAX_DIMS);
+                            TIDE_MAX_DIMS);
         for (int i = 1; i <= len; i++) {
             lua_rawgeti(L, idx, i);
             shape[n++] = shape_entry(L, -1, i, op, allow_neg1);
@@ -103,8 +103,8 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
     }
     while (lua_type(L, idx + n) == LUA_TNUMBER) {
         if (n == TIDE_MAX_DIMS)
-            return tl_error(L, "tide: %s: more than %d dims given; tide supports at most %d",
-                              op, TIDE_MAX_DIMS, TIDE_MAX_DIMS);
+            return tl_error(L, "tide: %s: more than %d dims given; tide supports at most %d", op,
+                            TIDE_MAX_DIMS, TIDE_MAX_DIMS);
         shape[n] = shape_entry(L, idx + n, n + 1, op, allow_neg1);
         n++;
     }
@@ -115,9 +115,9 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
 void tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
     if (self->requires_grad && S->grad_enabled)
         tl_error(L,
-                   "tide: %s: in-place operation on a tensor that requires grad; wrap it in "
-                   "tide.no_grad or use detach()",
-                   op);
+                 "tide: %s: in-place operation on a tensor that requires grad; wrap it in "
+                 "tide.no_grad or use detach()",
+                 op);
 }
 
 /* ---- autograd hook ------------------------------------------------------------------------ */
@@ -208,8 +208,7 @@ static int binary_alpha(lua_State *L, tide_lua_state *S, tide_op op) {
     const char *name = tide_op_name(op);
     ltensor    *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
     if (lua_type(L, 3) != LUA_TNUMBER)
-        return tl_error(L, "tide: %s: alpha must be a number, got %s", name,
-                        luaL_typename(L, 3));
+        return tl_error(L, "tide: %s: alpha must be a number, got %s", name, luaL_typename(L, 3));
     double alpha = lua_tonumber(L, 3);
     lua_settop(L, 3);
     ltensor *r = tl_push_empty(L);
@@ -252,9 +251,9 @@ int tl_binary(lua_State *L, tide_op op) {
         double   s = lua_tonumberx(L, other, &isnum);
         if (!isnum || lua_type(L, other) != LUA_TNUMBER)
             return tl_error(L,
-                              "tide: %s: expected a tensor or a number, got %s; convert it with "
-                              "tonumber() or tide.tensor()",
-                              tide_op_name(op), luaL_typename(L, other));
+                            "tide: %s: expected a tensor or a number, got %s; convert it with "
+                            "tonumber() or tide.tensor()",
+                            tide_op_name(op), luaL_typename(L, other));
         if (!u->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
         r = tl_push_empty(L);
@@ -262,7 +261,7 @@ int tl_binary(lua_State *L, tide_op op) {
         rg = u->requires_grad;
     } else {
         return tl_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
-                          luaL_typename(L, 1), luaL_typename(L, 2));
+                        luaL_typename(L, 1), luaL_typename(L, 2));
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
     if (rg && S->grad_enabled && op != TIDE_OP_MOD && op != TIDE_OP_FLOORDIV &&
@@ -315,10 +314,10 @@ int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, con
     int64_t  i0 = i >= 1 ? i - 1 : size + i;
     if (i == 0 || i0 < 0 || i0 >= size)
         return tl_error(L,
-                          "tide: %s: index %I is out of range for dim %d of size %I; use "
-                          "1..%I (or -%I..-1)",
-                          op, (lua_Integer)i, dim + 1, (lua_Integer)size, (lua_Integer)size,
-                          (lua_Integer)size);
+                        "tide: %s: index %I is out of range for dim %d of size %I; use "
+                        "1..%I (or -%I..-1)",
+                        op, (lua_Integer)i, dim + 1, (lua_Integer)size, (lua_Integer)size,
+                        (lua_Integer)size);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_select(a->t, dim, i0, &r->t));
     return 1;
@@ -327,8 +326,8 @@ int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, con
 /* ---- properties --------------------------------------------------------------------------- */
 
 enum { P_DEVICE = 1, P_DTYPE, P_SHAPE, P_REQUIRES_GRAD, P_GRAD, P_GRAD_FN, P_IS_LEAF, P_NDIM };
-static const char *const prop_names[] = {NULL,    "device", "dtype", "shape", "requires_grad",
-                                         "grad",  "grad_fn", "is_leaf", "ndim"};
+static const char *const prop_names[] = {NULL,   "device",  "dtype",   "shape", "requires_grad",
+                                         "grad", "grad_fn", "is_leaf", "ndim"};
 
 /* pushes field k of the autograd table (nil when none) */
 static void ag_field(lua_State *L, int idx, const char *k) {
@@ -397,8 +396,9 @@ static int t_index(lua_State *L) {
         lua_rawget(L, lua_upvalueindex(3));
         return 1;
     }
-    if (lua_isinteger(L, 2)) {
-        lua_Integer i = lua_tointeger(L, 2);
+    int         isint;
+    lua_Integer i = lua_tointegerx(L, 2, &isint);
+    if (isint && lua_type(L, 2) == LUA_TNUMBER) {
         lua_settop(L, 1);
         tl_select(L, S, 1, i, "index");
         ltensor *a = lua_touserdata(L, 1);
@@ -443,21 +443,22 @@ static int t_newindex(lua_State *L) {
             return 0;
         }
         return tl_error(L,
-                          "tide: cannot set field '%s' of a tensor; only grad, requires_grad and "
-                          "t[i] = value can be assigned",
-                          k);
+                        "tide: cannot set field '%s' of a tensor; only grad, requires_grad and "
+                        "t[i] = value can be assigned",
+                        k);
     }
-    if (!lua_isinteger(L, 2))
+    int         isint;
+    lua_Integer i = lua_tointegerx(L, 2, &isint);
+    if (!isint || lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: setindex: index must be an integer, got %s",
-                          luaL_typename(L, 2));
+                        lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2));
     tl_check(L, S, 1, "setindex");
-    lua_Integer i = lua_tointeger(L, 2);
-    ltensor    *v = tl_test(L, S, 3);
-    int         isnum;
-    double      s = lua_tonumberx(L, 3, &isnum);
+    ltensor *v = tl_test(L, S, 3);
+    int      isnum;
+    double   s = lua_tonumberx(L, 3, &isnum);
     if (!v && (!isnum || lua_type(L, 3) != LUA_TNUMBER) && !lua_isboolean(L, 3))
         return tl_error(L, "tide: setindex: value must be a number or a tensor, got %s",
-                          luaL_typename(L, 3));
+                        luaL_typename(L, 3));
     if (v && !v->t)
         return tl_error(L, "tide: setindex: attempt to use a freed tensor");
     tl_check_inplace(L, S, a, v ? "copy_" : "fill_");
@@ -530,9 +531,9 @@ static int t_requires_grad_(lua_State *L) {
     int      b = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
     if (b && !tide_dtype_is_float(tide_tensor_dtype(a->t)))
         return tl_error(L,
-                          "tide: requires_grad_: only floating-point tensors can require "
-                          "gradients, this one is %s; convert it with :float() first",
-                          tide_dtype_name(tide_tensor_dtype(a->t)));
+                        "tide: requires_grad_: only floating-point tensors can require "
+                        "gradients, this one is %s; convert it with :float() first",
+                        tide_dtype_name(tide_tensor_dtype(a->t)));
     a->requires_grad = b;
     lua_settop(L, 1);
     return 1;
@@ -565,7 +566,7 @@ void tl_open_tensor(lua_State *L, int mod) {
     tide_lua_state *S = tl_state(L);
 
     lua_newtable(L); /* methods: core.Tensor */
-    int methods = lua_gettop(L);
+    int                   methods = lua_gettop(L);
     static const luaL_Reg meths[] = {{"dim", t_dim},
                                      {"numel", t_numel},
                                      {"nelement", t_numel},

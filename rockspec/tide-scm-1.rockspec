@@ -18,20 +18,19 @@ dependencies = {
 }
 build = {
     type = "make",
-    -- the Makefile's own flags; no -Werror for users' compilers; objects under build/rock
+    -- the Makefile's own flags, without -Werror for users' compilers; objects in build/, so
+    -- a checkout that has run `make` installs without compiling again
     build_variables = {
         CC = "$(CC)",
         CFLAGS = "$(CFLAGS)",
         WERROR = "",
         LUA_INC = "-I$(LUA_INCDIR)",
-        BUILD = "build/rock",
     },
     install_target = "-f Makefile -f tools/install.mk install",
     install_variables = {
         CC = "$(CC)",
         WERROR = "",
         LUA_INC = "-I$(LUA_INCDIR)",
-        BUILD = "build/rock",
         INST_LIBDIR = "$(LIBDIR)",
         INST_LUADIR = "$(LUADIR)",
     },

@@ -1,17 +1,24 @@
 -- autograd: hand-computed gradients, graph rules, devices, and a finite-difference check of
--- every differentiable op (spec/support/gradcheck.lua)
+-- every differentiable op (spec/support/gradcheck.lua) on the device under test
+-- (spec/support/device.lua: run_all.sh runs this file again on cpu:1, gpu-check on cuda:0)
 local tide = require "tide"
 local autograd = require "tide.autograd"
 local gradcheck = require "spec.support.gradcheck"
+local D = require "spec.support.device"
 
 local function R(...)
-    return tide.randn({ ... }, { dtype = "float64", requires_grad = true })
+    return tide.randn({ ... }, { dtype = "float64", requires_grad = true, device = D.name })
 end
 
 -- positive inputs for log/sqrt/pow
 local function P(...)
-    local t = tide.rand({ ... }, { dtype = "float64" }):add(0.5)
+    local t = tide.rand({ ... }, { dtype = "float64", device = D.name }):add(0.5)
     return t:requires_grad_(true)
+end
+
+-- an integer or bool tensor on the device under test
+local function T(v)
+    return tide.tensor(v, { device = D.name })
 end
 
 local function close(t, expected, tol)
@@ -234,7 +241,7 @@ describe("autograd", function()
         end)
     end)
 
-    describe("gradcheck (float64 finite differences)", function()
+    describe("gradcheck (float64 finite differences) on " .. D.name, function()
         local cases = {
             { "add broadcast", function(a, b) return a + b end, { R(2, 3), R(3) } },
             { "add number", function(a) return 2 + a end, { R(3) } },
@@ -290,7 +297,7 @@ describe("autograd", function()
             { "index", function(a) return a[3] end, { R(3, 2) } },
             { "select first row", function(a) return a:select(1, 1) end, { R(3, 2) } },
             { "index_select", function(a)
-                return a:index_select(1, tide.tensor({ 3, 1, 3 }))
+                return a:index_select(1, T({ 3, 1, 3 }))
             end, { R(3, 2) } },
             { "expand", function(a) return a:expand(3, 2) end, { R(1, 2) } },
             { "unsqueeze", function(a) return a:unsqueeze(1) end, { R(2, 3) } },
@@ -301,9 +308,9 @@ describe("autograd", function()
             { "softmax", function(a) return a:softmax(2) end, { R(2, 4) } },
             { "log_softmax", function(a) return a:log_softmax(1) end, { R(3, 2) } },
             { "where", function(a, b)
-                return tide.where(tide.tensor({ true, false, true }), a, b)
+                return tide.where(T({ true, false, true }), a, b)
             end, { R(2, 3), R(3) } },
-            { "to cpu:1", function(a) return a:to("cpu:1"):mul(2) end, { R(3) } },
+            { "to another device", function(a) return a:to(D.other):mul(2) end, { R(3) } },
             { "im2col", function(a) return tide.im2col(a, 2, 2, 1, 1, 1, 1) end, { R(1, 2, 3, 3) } },
             { "maxpool2d", function(a)
                 return (tide.maxpool2d(a, 2, 2, 2, 2, 0, 0))

@@ -1,8 +1,11 @@
--- tide.nn: Module mechanics, layers against hand-computed values, device moves, learning
+-- tide.nn: Module mechanics, layers against hand-computed values, device moves, learning.
+-- The last block runs on the device under test (spec/support/device.lua): run_all.sh runs this
+-- file again on cpu:1, gpu-check on cuda:0.
 local tide = require "tide"
 local nn = require "tide.nn"
 local autograd = require "tide.autograd"
 local gradcheck = require "spec.support.gradcheck"
+local D = require "spec.support.device"
 
 local function flat(x, out)
     out = out or {}
@@ -75,6 +78,19 @@ describe("nn.Module", function()
             names[i] = np[1]
         end
         assert.are.same({ "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias" }, names)
+        -- the same order through pairs() and as an iterator, and lookup by name
+        local seen = {}
+        for name, p in pairs(m:named_parameters()) do
+            seen[#seen + 1] = name
+            assert.is_true(autograd.is_tensor(p))
+        end
+        assert.are.same(names, seen)
+        seen = {}
+        for name in m:named_parameters() do
+            seen[#seen + 1] = name
+        end
+        assert.are.same(names, seen)
+        assert.is_true(rawequal(m.fc2.bias, m:named_parameters()["fc2.bias"]))
         assert.are.equal(4, #m:parameters())
         assert.is_true(rawequal(m.fc1.weight, m:parameters()[1]))
         assert.are.equal(3, #m:children())
@@ -86,10 +102,31 @@ describe("nn.Module", function()
             self.plain = tide.zeros(1) -- no grad, not registered
         end
         local keys = {}
-        for k in pairs(M():state_dict()) do
+        local sd = M():state_dict()
+        for k in pairs(sd) do
             keys[#keys + 1] = k
         end
         assert.are.same({ "z", "a", "stats" }, keys)
+        sd.a, sd.extra = nil, tide.zeros(1) -- edits show in the iteration
+        keys = {}
+        for k in sd do
+            keys[#keys + 1] = k
+        end
+        assert.are.same({ "z", "stats", "extra" }, keys)
+    end)
+
+    it("names nested parameters by path and lists a shared parameter once", function()
+        local Block = nn.Module:extend("Block")
+        function Block:init()
+            self.inner = nn.Sequential(nn.Linear(2, 2))
+            self.head = nn.Linear(2, 1)
+            self.tied = self.head -- the same module twice
+        end
+        local names = {}
+        for i, np in ipairs(Block():named_parameters()) do
+            names[i] = np[1]
+        end
+        assert.are.same({ "inner.1.weight", "inner.1.bias", "head.weight", "head.bias" }, names)
     end)
 
     it("prints a tree with parameter counts", function()
@@ -148,6 +185,27 @@ describe("nn.Module", function()
             assert.matches("cpu", err:gsub("cpu:1", ""))
         end)
 
+        it("accepts a device object and keeps float64 with to(dev, dtype)", function()
+            local m = nn.Linear(2, 2)
+            m:to(tide.device("cpu:1"), "float64")
+            assert.are.equal("cpu:1", tostring(m.weight.device))
+            assert.are.equal("float64", m.bias.dtype)
+            local ok, err = pcall(m.to, m, "int64")
+            assert.is_false(ok)
+            assert.matches("expected a floating-point dtype, got int64", err, 1, true)
+        end)
+
+        it("a device that does not exist raises at the caller and moves nothing", function()
+            local m = nn.Linear(2, 2)
+            local ok, err = pcall(function()
+                m:to("cpu:7")
+                return m
+            end)
+            assert.is_false(ok)
+            assert.matches("nn_spec%.lua:%d+: tide: device: cpu:7", err)
+            assert.are.equal("cpu", tostring(m.weight.device))
+        end)
+
         it("casts floating-point parameters with to(dtype)", function()
             local m = nn.BatchNorm1d(2)
             local w = m.weight
@@ -172,6 +230,26 @@ describe("nn.Module", function()
             b:load_state_dict(a:state_dict())
             assert.are.equal("cpu:1", tostring(b.fc1.weight.device))
             close(b.fc2.bias, a.fc2.bias:totable(), 0)
+        end)
+
+        it("round-trips through tide.save / tide.load", function()
+            local a, b = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)),
+                nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+            a(tide.randn(4, 3)) -- moves the running statistics
+            local path = os.tmpname()
+            tide.save(path, a:state_dict())
+            b:load_state_dict(tide.load(path))
+            os.remove(path)
+            close(b[1].weight, a[1].weight:totable(), 0)
+            close(b[2].running_mean, a[2].running_mean:totable(), 0)
+            assert.are.equal(1, b[2].num_batches_tracked:item())
+        end)
+
+        it("loads across dtypes", function()
+            local a, b = Net(8):to("float64"), Net(8)
+            b:load_state_dict(a:state_dict())
+            assert.are.equal("float32", b.fc1.weight.dtype)
+            close(b.fc2.bias, a.fc2.bias:totable(), 1e-6)
         end)
 
         it("names missing and unexpected keys", function()
@@ -228,6 +306,22 @@ describe("nn layers", function()
         end)
         assert.is_false(ok)
         assert.matches("tide: Linear: expected input with last dim 784, got 100", err, 1, true)
+        assert.matches("^[^\n]*nn_spec%.lua:%d+: tide: Linear", err) -- the model's line first
+    end)
+
+    it("constructor errors point at the caller", function()
+        local ok, err = pcall(function()
+            local m = nn.Linear(0, 3) -- not a tail call: this line is the caller
+            return m
+        end)
+        assert.is_false(ok)
+        assert.matches("nn_spec%.lua:%d+: tide: Linear: expected in_features to be an integer " ..
+            ">= 1, got 0", err)
+        ok, err = pcall(function()
+            local m = nn.MSELoss({ reduction = "avg" })
+            return m
+        end)
+        assert.matches("nn_spec%.lua:%d+: tide: MSELoss: unknown reduction 'avg'", err)
     end)
 
     it("Conv2d: sums of windows, with stride and padding", function()
@@ -352,11 +446,33 @@ describe("nn layers", function()
         end
         it("Linear", function() check(nn.Linear(3, 2), R(4, 3)) end)
         it("Conv2d", function() check(nn.Conv2d(2, 3, 2, { padding = 1, stride = 2 }), R(2, 2, 3, 3)) end)
+        it("Conv2d without bias, 3x2 kernel", function()
+            check(nn.Conv2d(1, 2, { 3, 2 }, { bias = false }), R(2, 1, 4, 3))
+        end)
         it("MaxPool2d", function() check(nn.MaxPool2d(2), R(1, 2, 4, 4)) end)
         it("LayerNorm", function() check(nn.LayerNorm(4), R(3, 4)) end)
         it("BatchNorm1d", function() check(nn.BatchNorm1d(3), R(5, 3)) end)
         it("BatchNorm2d", function() check(nn.BatchNorm2d(2), R(3, 2, 2, 2)) end)
         it("GELU", function() check(nn.GELU(), R(6)) end)
+        it("ReLU, Sigmoid, Tanh", function()
+            check(nn.ReLU(), R(6))
+            check(nn.Sigmoid(), R(6))
+            check(nn.Tanh(), R(6))
+        end)
+        it("Softmax and LogSoftmax", function()
+            check(nn.Softmax(2), R(2, 4))
+            check(nn.LogSoftmax(1), R(3, 2))
+        end)
+        it("Sequential with Flatten", function()
+            check(nn.Sequential(nn.Flatten(), nn.Linear(6, 2), nn.Tanh()), R(2, 2, 3))
+        end)
+        it("Dropout (a fixed mask: the same seed for every evaluation)", function()
+            local d = nn.Dropout(0.3)
+            assert.is_true(gradcheck(function(a)
+                tide.manual_seed(11)
+                return d(a)
+            end, { R(20) }))
+        end)
         it("Embedding", function()
             local e = nn.Embedding(5, 3):to("float64")
             assert.is_true(gradcheck(function(w)
@@ -365,6 +481,14 @@ describe("nn layers", function()
         end)
         it("CrossEntropyLoss", function()
             check(nn.CrossEntropyLoss(), R(4, 3), tide.tensor({ 1, 3, 2, 3 }))
+        end)
+        it("CrossEntropyLoss sum and none", function()
+            check(nn.CrossEntropyLoss({ reduction = "sum" }), R(4, 3), tide.tensor({ 1, 3, 2, 3 }))
+            check(nn.CrossEntropyLoss({ reduction = "none" }), R(2, 3), tide.tensor({ 2, 1 }))
+        end)
+        it("Linear on 1-D and 3-D inputs", function()
+            check(nn.Linear(3, 2), R(3))
+            check(nn.Linear(3, 2), R(2, 2, 3))
         end)
         it("NLLLoss", function() check(nn.NLLLoss(), R(4, 3), tide.tensor({ 1, 3, 2, 3 })) end)
         it("MSELoss", function() check(nn.MSELoss(), R(4, 3), tide.randn(4, 3, { dtype = "float64" })) end)
@@ -407,6 +531,18 @@ describe("nn losses", function()
         assert.matches("expected target of shape {2} for input {2, 3}, got {3}", err, 1, true)
     end)
 
+    it("off the host: no transfer per step, a NaN loss for a bad target", function()
+        local ce = nn.CrossEntropyLoss()
+        local x = tide.zeros({ 2, 3 }, { device = "cpu:1" })
+        tide.reset_transfer_stats()
+        local l = ce(x, tide.tensor({ 1, 3 }, { device = "cpu:1" }))
+        local st = tide.transfer_stats()
+        assert.are.equal(0, st.d2h_count + st.h2d_count + st.d2d_count)
+        close(l, { math.log(3) })
+        local bad = ce(x, tide.tensor({ 1, 4 }, { device = "cpu:1" })):item()
+        assert.is_true(bad ~= bad or bad == -math.huge or bad == math.huge)
+    end)
+
     it("NLLLoss and BCEWithLogitsLoss", function()
         close(nn.NLLLoss()(tide.tensor({ { -1.0, -2.0 }, { -3.0, -4.0 } }), tide.tensor({ 2, 1 })),
             { 2.5 })
@@ -436,6 +572,28 @@ describe("learning", function()
         assert.is_true(p[1][1] < 0.1 and p[2][1] > 0.9 and p[3][1] > 0.9 and p[4][1] < 0.1)
     end)
 
+    it("a training step on cpu:1 makes no transfer, even under transfer_guard(\"disallow\")",
+        function()
+            local model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(),
+                nn.Dropout(0.1), nn.Linear(8, 3)):to("cpu:1")
+            local x = tide.randn({ 6, 4 }, { device = "cpu:1" })
+            local y = tide.tensor({ 1, 2, 3, 1, 2, 3 }, { device = "cpu:1" })
+            local opt = tide.optim.Adam(model:parameters(), { lr = 0.01 })
+            tide.reset_transfer_stats()
+            tide.transfer_guard("disallow")
+            local ok, err = pcall(function()
+                for _ = 1, 2 do
+                    opt:zero_grad()
+                    nn.CrossEntropyLoss()(model(x), y):backward()
+                    opt:step()
+                end
+            end)
+            tide.transfer_guard("allow")
+            assert.is_true(ok, err)
+            local st = tide.transfer_stats()
+            assert.are.equal(0, st.d2h_count + st.h2d_count + st.d2d_count)
+        end)
+
     it("a linear regression recovers y = 3x + 2 on cpu:1", function()
         tide.manual_seed(4)
         local model = nn.Linear(1, 1):to("cpu:1")
@@ -453,5 +611,77 @@ describe("learning", function()
         close(model.weight, { 3 }, 1e-3)
         close(model.bias, { 2 }, 1e-3)
         assert.are.equal("cpu:1", tostring(model.weight.device))
+    end)
+end)
+
+describe("nn on the device under test (" .. D.name .. ")", function()
+    before_each(function()
+        tide.manual_seed(6)
+    end)
+
+    it("SimpleNet: moved there, fed there, output there; other inputs raise", function()
+        local model = Net():to(D.name)
+        local y = model(tide.randn({ 8, 784 }, { device = D.name }))
+        assert.are.equal(D.name == "cpu" and "cpu" or D.name, tostring(y.device))
+        local ok, err = pcall(model, tide.randn({ 8, 784 }, { device = D.other }))
+        assert.is_false(ok)
+        assert.matches("same device", err, 1, true)
+        local dn = tostring(tide.device(D.name))
+        local on = tostring(tide.device(D.other))
+        assert.matches(dn, err, 1, true)
+        assert.matches(on, err, 1, true)
+    end)
+
+    it("a CNN trains there: gradients and optimizer state stay on the device", function()
+        local dev = tide.device(D.name)
+        local model = nn.Sequential(nn.Conv2d(1, 4, 3, { padding = 1 }), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3)):to(dev)
+        local x = tide.randn({ 5, 1, 8, 8 }, { device = dev })
+        local y = tide.tensor({ 1, 2, 3, 1, 2 }, { device = dev })
+        local opt = tide.optim.SGD(model:parameters(), { lr = 0.05, momentum = 0.9 })
+        local lossf = nn.CrossEntropyLoss()
+        local first, loss
+        for i = 1, 30 do
+            opt:zero_grad()
+            loss = lossf(model(x), y)
+            loss:backward()
+            opt:step()
+            first = first or loss:item()
+            assert.is_true(i > 1 or loss.device == dev)
+        end
+        for _, p in ipairs(model:parameters()) do
+            assert.is_true(p.device == dev)
+            assert.is_true(p.grad.device == dev)
+            assert.is_true(opt.state[p].momentum_buffer.device == dev)
+        end
+        assert.is_true(loss:item() < 0.5 * first, first .. " -> " .. loss:item())
+    end)
+
+    it("an XOR net learns there", function()
+        tide.manual_seed(3)
+        local dev = tide.device(D.name)
+        local model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1)):to(dev)
+        local x = tide.tensor({ { 0.0, 0.0 }, { 0.0, 1.0 }, { 1.0, 0.0 }, { 1.0, 1.0 } },
+            { device = dev })
+        local y = tide.tensor({ { 0.0 }, { 1.0 }, { 1.0 }, { 0.0 } }, { device = dev })
+        local opt = tide.optim.Adam(model:parameters(), { lr = 0.05 })
+        local lossf = nn.BCEWithLogitsLoss()
+        local loss
+        for _ = 1, 300 do
+            opt:zero_grad()
+            loss = lossf(model(x), y)
+            loss:backward()
+            opt:step()
+        end
+        assert.is_true(loss:item() < 0.02, "final loss " .. loss:item())
+        assert.is_true(opt.state[model[1].weight].exp_avg.device == dev)
+    end)
+
+    it("a state dict saved there loads into a model elsewhere", function()
+        local a = Net(8):to(D.name)
+        local b = Net(8):to(D.other)
+        b:load_state_dict(a:state_dict())
+        close(b.fc1.weight, a.fc1.weight:cpu():reshape(-1):totable(), 0)
+        assert.are.equal(tostring(tide.device(D.other)), tostring(b.fc1.weight.device))
     end)
 end)

@@ -422,6 +422,45 @@ describe("in-place ops", function()
     end)
 end)
 
+describe("nn kernels", function()
+    local x = tide.arange(16, { dtype = "float32" }):view(1, 1, 4, 4)
+
+    it("maxpool2d gives values and 0-based plane positions; backward scatters", function()
+        local v, idx = tide.maxpool2d(x, 2, 2, 2, 2, 0, 0)
+        assert.are.same({ { { { 5, 7 }, { 13, 15 } } } }, v:totable())
+        assert.are.same({ { { { 5, 7 }, { 13, 15 } } } }, idx:totable())
+        local g = tide.maxpool2d_backward(tide.ones(1, 1, 2, 2), idx, 4, 4)
+        assert.are.same({ 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1 }, g:view(-1):totable())
+    end)
+
+    it("im2col lays out kernel offsets by output position; col2im inverts it", function()
+        local cols = tide.im2col(x, 2, 2, 2, 2, 0, 0)
+        assert.are.same({ { { 0, 2, 8, 10 }, { 1, 3, 9, 11 }, { 4, 6, 12, 14 }, { 5, 7, 13, 15 } } },
+            cols:totable())
+        assert.are.same(x:totable(), tide.col2im(cols, 1, 4, 4, 2, 2, 2, 2, 0, 0):totable())
+        assert.matches("ops_spec.lua:%d+: tide: im2col: kh must be an integer",
+            catch(function() return tide.im2col(x, "a", 2, 2, 2, 0, 0) end))
+    end)
+end)
+
+describe("memory pressure", function()
+    it("collects garbage and retries once when the memory limit is hit", function()
+        collectgarbage()
+        collectgarbage("stop")
+        local held = {}
+        for i = 1, 4 do
+            held[i] = tide.zeros(512 * 1024) -- 2 MiB each
+        end
+        tide.set_memory_limit(tide.memory_in_use() + 1024 * 1024)
+        held = nil -- 8 MiB of garbage, still counted: the collector is stopped
+        local ok, t = pcall(tide.zeros, 1024 * 1024) -- 4 MiB: fits only after a collection
+        tide.set_memory_limit(0)
+        collectgarbage("restart")
+        assert.is_true(ok, t)
+        assert.are.equal(1024 * 1024, t:numel())
+    end)
+end)
+
 describe("no_grad", function()
     it("returns fn's results and restores grad mode, also on error", function()
         assert.is_true(core.is_grad_enabled())

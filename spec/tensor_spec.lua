@@ -197,6 +197,8 @@ describe("indexing", function()
         assert.matches("tensor_spec.lua:%d+: tide: index: index 4 is out of range for dim 1 of size 3",
             catch(function() return t[4] end))
         assert.matches("index 0 is out of range", catch(function() return t[0] end))
+        assert.are.same({ 3, 4 }, t[2.0]:totable())
+        assert.is_nil(t[1.5])
     end)
 
     it("t[i] = number fills the slice, t[i] = tensor copies into it", function()

@@ -131,7 +131,8 @@ tide_status tide_tensor_to(tide_ctx *ctx, const tide_tensor *t, tide_device *dev
 }
 
 static bool same_geom(const tide_tensor *a, const tide_tensor *b) {
-    if (a->ndim != b->ndim || a->offset != b->offset || a->dtype != b->dtype)
+    if (a->storage != b->storage || a->ndim != b->ndim || a->offset != b->offset ||
+        a->dtype != b->dtype)
         return false;
     for (int i = 0; i < a->ndim; i++)
         if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i])

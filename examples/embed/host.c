@@ -285,9 +285,10 @@ int main(int argc, char **argv) {
     failures += !run_mod(&a, "main state");
     double again = play(&a, &g, 100);
     printf("main state after the mod: right actions %.1f%%\n", 100 * again);
+    failures += again <= 0;
     lua_close(a.L);
-    printf("frames: %d state tensors handed to the script, %d released by Lua's collector\n",
-           g.frames, atomic_load(&g.released));
+    printf("frames: %d state tensors handed to the script, %d released by Lua\n", g.frames,
+           atomic_load(&g.released));
     failures += atomic_load(&g.released) != g.frames;
 
     /* 3. two threads, one state each; thread 1 also runs the mod */

@@ -468,7 +468,9 @@ function BW.to(nd, g)
     end
     return g:to(x.device)
 end
-BW.cpu, BW.cuda, BW.float, BW.double, BW.type_as = BW.to, BW.to, BW.to, BW.to, BW.to
+for _, k in ipairs({ "cpu", "cuda", "float", "double", "half", "bfloat16", "type_as" }) do
+    BW[k] = BW.to
+end
 
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 
@@ -481,7 +483,10 @@ end
 
 -- The binding records only ops that made a new tensor (to() and contiguous() that hand back
 -- their input are not recorded), so out is never one of args.
-local CASTS = { to = true }
+local CASTS = {
+    to = true, type_as = true, long = true, int = true, byte = true, bool = true,
+    half = true, bfloat16 = true,
+}
 
 local function hook(name, out, args)
     if CASTS[name] and not FLOAT[out.dtype] then
@@ -495,50 +500,160 @@ local function hook(name, out, args)
 end
 M.hook = hook
 
+-- ---- fused ops computed in Lua (nn's Linear, Conv2d and cross-entropy) ----
+-- One node instead of three or four, and the bias added in place: the inputs that require
+-- grad are detached for the forward computation, and the node is recorded by hand.
+
+local function needs_record(a, b, c)
+    return core.is_grad_enabled() and (needs(a) or needs(b) or needs(c))
+end
+
+local function record(name, out, fn, a, b, c)
+    local nd = { a, b, c, n = 3, name = name, fn = fn, out = out }
+    out:_set_requires_grad_internal(true)
+    out:_ag().grad_fn = nd
+    return nd
+end
+
+function BW.linear(nd, g)
+    local x, w, b = nd[1], nd[2], nd[3]
+    local gx, gw, gb
+    if needs(x) then
+        gx = g:matmul(w)
+    end
+    if needs(w) then
+        local g2, x2 = g, x
+        if g:dim() ~= 2 then
+            g2, x2 = g:reshape(-1, g:size(-1)), x:reshape(-1, x:size(-1))
+        end
+        gw = g2:t():matmul(x2) -- [out, in], contiguous
+    end
+    if needs(b) then
+        gb = g:sum_to(b.shape)
+    end
+    return gx, gw, gb
+end
+
+-- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
+function M.linear(x, w, b)
+    local rec = needs_record(x, w, b)
+    local xd, wd = x, w
+    if rec then
+        xd = x.requires_grad and x:detach() or x
+        wd = w.requires_grad and w:detach() or w
+    end
+    local y = xd:matmul(wd:t())
+    if b then
+        y:add_(b)
+    end
+    if rec then
+        record("linear", y, BW.linear, x, w, b)
+    end
+    return y
+end
+
+-- conv2d as im2col + one batched gemm; the node keeps the columns for the weight's gradient
+function BW.conv2d(nd, g)
+    local x, w, b = nd[1], nd[2], nd[3]
+    local n, cout = g:size(1), g:size(2)
+    local g3 = g:reshape(n, cout, -1) -- [N, Cout, L]
+    local gx, gw, gb
+    if needs(w) then
+        gw = g3:matmul(nd.cols:transpose(2, 3)):sum(1):view(w.shape)
+    end
+    if needs(b) then
+        gb = g3:sum(3):sum(1)
+    end
+    if needs(x) then
+        local k = nd.geom
+        local gcols = w:reshape(cout, -1):t():matmul(g3) -- [N, C*kh*kw, L]
+        gx = core.col2im(gcols, x:size(2), x:size(3), x:size(4), k[1], k[2], k[3], k[4], k[5],
+            k[6])
+    end
+    return gx, gw, gb
+end
+
+-- y = conv2d(x, w) + b for x [N, C, H, W], w [Cout, C, kh, kw], b [Cout] or nil; geom is
+-- {kh, kw, sh, sw, ph, pw}, (oh, ow) the output size (the caller checked the shapes)
+function M.conv2d(x, w, b, geom, oh, ow)
+    local rec = needs_record(x, w, b)
+    local xd, wd, bd = x, w, b
+    if rec then
+        xd = x.requires_grad and x:detach() or x
+        wd = w.requires_grad and w:detach() or w
+        bd = b and b.requires_grad and b:detach() or b
+    end
+    local cols = core.im2col(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6])
+    local cout = w:size(1)
+    local y = wd:view(cout, -1):matmul(cols) -- [N, Cout, OH*OW]
+    if bd then
+        y:add_(bd:view(cout, 1))
+    end
+    y = y:view(x:size(1), cout, oh, ow)
+    if rec then
+        local nd = record("conv2d", y, BW.conv2d, x, w, b)
+        nd.cols, nd.geom = cols, geom
+    end
+    return y
+end
+
+-- d/dx of -sum(onehot * log_softmax(x)) * scale = (softmax(x) - onehot) * scale
+function BW.cross_entropy(nd, g)
+    local dx = nd.logp:exp():sub(nd.onehot)
+    return dx:mul(g:mul(nd.scale))
+end
+
+-- cross-entropy of logits x [N, C] against a bool one-hot [N, C], summed (scale = -1) or
+-- averaged (scale = -1/N): log_softmax fused in, one node
+function M.cross_entropy(x, onehot, mean)
+    local rec = needs_record(x)
+    local xd = rec and x:detach() or x
+    local logp = xd:log_softmax(2)
+    local scale = mean and -1 / x:size(1) or -1
+    local loss = logp:mul(onehot):sum():mul(scale)
+    if rec then
+        local nd = record("cross_entropy", loss, BW.cross_entropy, x)
+        nd.logp, nd.onehot, nd.scale = logp, onehot, -scale
+    end
+    return loss
+end
+
 -- ---- backward ----
 
-local function inputs_of(nd, f)
-    if LIST_OPS[nd.name] then
-        local ts = nd[1]
-        for i = 1, #ts do
-            f(ts[i])
-        end
-    else
-        for i = 1, nd.n do
-            f(nd[i])
+local visit
+
+local function visit_input(x, seen, order)
+    if needs(x) then
+        local f = grad_fn(x)
+        if f and not seen[f] then
+            visit(f, seen, order)
         end
     end
 end
 
-local function toposort(root)
-    local order, seen = {}, {}
-    local function visit(nd)
-        seen[nd] = true
-        if nd.freed then
-            error("tide: backward: trying to backward through the graph a second time; " ..
-                "pass {retain_graph = true} to the first backward", 0)
-        end
-        local function each(x)
-            if needs(x) then
-                local f = grad_fn(x)
-                if f and not seen[f] then
-                    visit(f)
-                end
-            end
-        end
-        if LIST_OPS[nd.name] then
-            local ts = nd[1]
-            for i = 1, #ts do
-                each(ts[i])
-            end
-        else
-            for i = 1, nd.n do
-                each(nd[i])
-            end
-        end
-        order[#order + 1] = nd
+-- depth-first post-order: each node comes after every node that feeds it
+function visit(nd, seen, order)
+    seen[nd] = true
+    if nd.freed then
+        error("tide: backward: trying to backward through the graph a second time; " ..
+            "pass {retain_graph = true} to the first backward", 0)
     end
-    visit(root)
+    if LIST_OPS[nd.name] then
+        local ts = nd[1]
+        for i = 1, #ts do
+            visit_input(ts[i], seen, order)
+        end
+    else
+        for i = 1, nd.n do
+            visit_input(nd[i], seen, order)
+        end
+    end
+    order[#order + 1] = nd
+end
+
+local function toposort(root)
+    local order = {}
+    visit(root, {}, order)
     return order
 end
 
@@ -595,6 +710,15 @@ local function run_backward(root, grad, retain)
     elseif not is_tensor(grad) then
         error("tide: backward: expected grad to be a tensor, got " .. type(grad), 3)
     else
+        local gs, rs = grad.shape, root.shape
+        local same = #gs == #rs
+        for i = 1, #rs do
+            same = same and gs[i] == rs[i]
+        end
+        if not same then
+            error("tide: backward: grad of shape {" .. table.concat(gs, ", ") .. "} does not " ..
+                "match the tensor's shape {" .. table.concat(rs, ", ") .. "}", 3)
+        end
         grad = grad:clone() -- the caller keeps its tensor; leaf grads never alias it
     end
     local f = grad_fn(root)
@@ -638,7 +762,7 @@ local function run_backward(root, grad, retain)
                 for j = 1, nd.n do
                     nd[j] = nil
                 end
-                nd.out, nd.indices = nil, nil
+                nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
             end
         end
     end)

@@ -71,39 +71,10 @@ function tide.enable_grad(fn, ...)
   return unpack(res, 2, res.n)
 end
 
---- tide.stack(tensors[, dim]): joins same-shaped tensors along a new dim (default 1).
-function tide.stack(ts, dim)
-  dim = dim or 1
-  if type(ts) ~= "table" or #ts == 0 then
-    error("tide: stack: expected a non-empty table of tensors, got "
-      .. (type(ts) == "table" and "an empty table" or type(ts)), 2)
-  end
-  local parts = {}
-  for i, t in ipairs(ts) do
-    if not core.is_tensor(t) then
-      error(("tide: stack: element %d of the table is a %s; expected a tensor"):format(i, type(t)), 2)
-    end
-    local ok, u = pcall(t.unsqueeze, t, dim)
-    if not ok then
-      raise((tostring(u):gsub("tide: unsqueeze:", "tide: stack:", 1)))
-    end
-    parts[i] = u
-  end
-  local ok, r = pcall(core.cat, parts, dim)
-  if not ok then
-    raise((tostring(r):gsub("tide: cat:", "tide: stack:", 1)))
-  end
-  return r
-end
-
--- checkpoints live in tide.serialize (the io part); tail calls keep the user's position
-function tide.save(...)
-  return require("tide.serialize").save(...)
-end
-
-function tide.load(...)
-  return require("tide.serialize").load(...)
-end
+-- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep
+-- the user's line in error messages even when called in tail position
+tide.save = core._forward("tide.serialize", "save")
+tide.load = core._forward("tide.serialize", "load")
 
 -- autograd is optional: only its absence is tolerated, never an error inside it
 do

@@ -414,6 +414,11 @@ static void test_transfers(void) {
     tide_tensor *mh = NULL;
     CHECK_OK(tide_tensor_to(ctx, m, cpu0, TIDE_DTYPE_F64, 0, &mh));
     check_values(mh, 6, (double[]){1, 2, 3, 1, 2, 3}, 0);
+    /* same shape across devices: the values land in dst */
+    tide_tensor *h3 = mk(cpu0, TIDE_DTYPE_F32, 1, s3, NULL);
+    CHECK_OK(tide_tensor_copy_(ctx, h3, b));
+    check_values(h3, 3, (double[]){1, 2, 3}, 0);
+    tide_tensor_release(h3);
     tide_ctx_reset_transfer_stats(ctx);
     tide_ctx_transfer_stats(ctx, &st);
     CHECK(st.h2d_count == 0 && st.d2h_bytes == 0 && st.d2d_count == 0);

@@ -76,9 +76,9 @@ static void write_index(char **p, const int64_t *s, int64_t n, int64_t index, vo
 
 static void test_iter(void) {
     /* a permuted [3, 5, 7] view of a [7, 3, 5] buffer: dims 0 and 1 merge, dim 2 cannot */
-    double  buf[105];
-    int64_t sh[3] = {3, 5, 7}, st[3] = {5, 1, 15};
-    tide_kview v = kv(buf, TIDE_DTYPE_F64, 3, sh, st);
+    double            buf[105];
+    int64_t           sh[3] = {3, 5, 7}, st[3] = {5, 1, 15};
+    tide_kview        v = kv(buf, TIDE_DTYPE_F64, 3, sh, st);
     const tide_kview *vs[1] = {&v};
     cpu_iter          it;
     CHECK_OK(cpu_iter_init(&it, "test", 1, vs));
@@ -98,7 +98,7 @@ static void test_iter(void) {
         CHECK(ok, "every element visited once with its row-major index (pass %d)", pass);
     }
     /* a contiguous view and a transposed one: dims merge only where strides allow */
-    int64_t sh2[3] = {2, 3, 4}, st2[3] = {12, 1, 3};
+    int64_t    sh2[3] = {2, 3, 4}, st2[3] = {12, 1, 3};
     tide_kview c = kv(buf, TIDE_DTYPE_F64, 3, sh2, NULL), t = kv(buf, TIDE_DTYPE_F64, 3, sh2, st2);
     const tide_kview *vc[2] = {&c, &c}, *vt[2] = {&c, &t};
     CHECK_OK(cpu_iter_init(&it, "test", 2, vc));
@@ -106,8 +106,9 @@ static void test_iter(void) {
     CHECK_OK(cpu_iter_init(&it, "test", 2, vt));
     CHECK(it.ndim == 3, "transposed inner dims do not merge");
     /* size-1 dims vanish; a broadcast dim keeps its zero stride */
-    int64_t sh3[3] = {4, 1, 6}, st3[3] = {0, 0, 1};
-    tide_kview o3 = kv(buf, TIDE_DTYPE_F64, 3, sh3, NULL), b3 = kv(buf, TIDE_DTYPE_F64, 3, sh3, st3);
+    int64_t    sh3[3] = {4, 1, 6}, st3[3] = {0, 0, 1};
+    tide_kview o3 = kv(buf, TIDE_DTYPE_F64, 3, sh3, NULL),
+               b3 = kv(buf, TIDE_DTYPE_F64, 3, sh3, st3);
     const tide_kview *v3[2] = {&o3, &b3};
     CHECK_OK(cpu_iter_init(&it, "test", 2, v3));
     CHECK(it.ndim == 2 && it.strides[1][0] == 0 && it.strides[0][0] == 48, "broadcast dim kept");
@@ -132,8 +133,7 @@ static void test_alloc(void) {
     CHECK(s.peak >= s.allocated, "peak %zu >= allocated %zu", s.peak, s.allocated);
     B->free(&dev0, p, 1000);
     CHECK_OK(B->memory_stats(&dev0, &s));
-    CHECK(s.allocated == s0.allocated, "allocated back to %zu, got %zu", s0.allocated,
-          s.allocated);
+    CHECK(s.allocated == s0.allocated, "allocated back to %zu, got %zu", s0.allocated, s.allocated);
     CHECK(s.reserved > s.allocated, "freed block stays cached (reserved %zu)", s.reserved);
     /* same size class: the cached block comes back */
     CHECK_OK(B->alloc(&dev0, 1010, &q));
@@ -165,27 +165,27 @@ static void test_alloc(void) {
 /* ---- binary ------------------------------------------------------------------------------- */
 
 static void test_binary_f32(void) {
-    int64_t sh[2] = {2, 3};
-    float   a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {10, 20, 30, 40, 50, 60}, o[6];
+    int64_t    sh[2] = {2, 3};
+    float      a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {10, 20, 30, 40, 50, 60}, o[6];
     tide_kview vo = kv(o, TIDE_DTYPE_F32, 2, sh, NULL), va = kv(a, TIDE_DTYPE_F32, 2, sh, NULL),
                vb = kv(b, TIDE_DTYPE_F32, 2, sh, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &vo, &va, &vb));
     float e1[6] = {11, 22, 33, 44, 55, 66};
     CHECK(all_close_f(o, e1, 6, 0), "contiguous add");
     /* broadcast: row [3] expanded to [2, 3] with stride 0 on dim 0 */
-    int64_t bst[2] = {0, 1};
+    int64_t    bst[2] = {0, 1};
     tide_kview vr = kv(b, TIDE_DTYPE_F32, 2, sh, bst);
     CHECK_OK(B->binary(&dev0, TIDE_OP_SUB, &vo, &va, &vr));
     float e2[6] = {-9, -18, -27, -6, -15, -24};
     CHECK(all_close_f(o, e2, 6, 0), "broadcast row sub");
     /* broadcast column [2, 1] -> [2, 3] (stride 0 on dim 1) on the left */
-    int64_t cst[2] = {1, 0};
+    int64_t    cst[2] = {1, 0};
     tide_kview vc = kv(b, TIDE_DTYPE_F32, 2, sh, cst);
     CHECK_OK(B->binary(&dev0, TIDE_OP_MUL, &vo, &vc, &va));
     float e3[6] = {10, 20, 30, 80, 100, 120};
     CHECK(all_close_f(o, e3, 6, 0), "broadcast column mul");
     /* transposed: a holds a [3, 2] matrix, viewed as [2, 3] with strides {1, 2} */
-    int64_t tst[2] = {1, 2};
+    int64_t    tst[2] = {1, 2};
     tide_kview vt = kv(a, TIDE_DTYPE_F32, 2, sh, tst);
     CHECK_OK(B->binary(&dev0, TIDE_OP_DIV, &vo, &vt, &vb));
     float e4[6] = {1.f / 10, 3.f / 20, 5.f / 30, 2.f / 40, 4.f / 50, 6.f / 60};
@@ -198,12 +198,12 @@ static void test_binary_f32(void) {
     tide_kview vbig = kv(big, TIDE_DTYPE_F32, 2, sh, ost);
     CHECK_OK(B->binary(&dev0, TIDE_OP_MAXIMUM, &vbig, &va, &vt));
     /* a = [[1,2,3],[4,5,6]], t = [[1,3,5],[2,4,6]] */
-    CHECK(big[0] == 1 && big[2] == 3 && big[4] == 5 && big[6] == 4 && big[8] == 5 &&
-              big[10] == 6 && big[1] == -1 && big[11] == -1,
+    CHECK(big[0] == 1 && big[2] == 3 && big[4] == 5 && big[6] == 4 && big[8] == 5 && big[10] == 6 &&
+              big[1] == -1 && big[11] == -1,
           "strided output maximum");
     /* Lua semantics of % and // on floats, pow, NaN in maximum/minimum */
-    int64_t n5[1] = {5};
-    float   x[5] = {-7, 7, 7.5f, 2, NAN}, y[5] = {3, -3, 2, 10, 1}, r[5];
+    int64_t    n5[1] = {5};
+    float      x[5] = {-7, 7, 7.5f, 2, NAN}, y[5] = {3, -3, 2, 10, 1}, r[5];
     tide_kview vx = kv(x, TIDE_DTYPE_F32, 1, n5, NULL), vy = kv(y, TIDE_DTYPE_F32, 1, n5, NULL),
                vr5 = kv(r, TIDE_DTYPE_F32, 1, n5, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &vr5, &vx, &vy));
@@ -217,8 +217,8 @@ static void test_binary_f32(void) {
     CHECK_OK(B->binary(&dev0, TIDE_OP_MINIMUM, &vr5, &vx, &vy));
     CHECK(r[0] == -7 && r[1] == -3 && isnan(r[4]), "minimum propagates NaN");
     /* float64 too */
-    double  d1[3] = {1.5, 2.5, -1}, d2[3] = {2, 2, 2}, d3[3];
-    int64_t n3[1] = {3};
+    double     d1[3] = {1.5, 2.5, -1}, d2[3] = {2, 2, 2}, d3[3];
+    int64_t    n3[1] = {3};
     tide_kview vd1 = kv(d1, TIDE_DTYPE_F64, 1, n3, NULL), vd2 = kv(d2, TIDE_DTYPE_F64, 1, n3, NULL),
                vd3 = kv(d3, TIDE_DTYPE_F64, 1, n3, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_MUL, &vd3, &vd1, &vd2));
@@ -226,9 +226,9 @@ static void test_binary_f32(void) {
 }
 
 static void test_binary_int(void) {
-    int64_t n[1] = {8};
-    int64_t a[8] = {-7, 7, 7, INT64_MIN, 5, 3, 2, -7};
-    int64_t b[8] = {2, -2, 0, -1, 0, 4, -1, 3}, o[8];
+    int64_t    n[1] = {8};
+    int64_t    a[8] = {-7, 7, 7, INT64_MIN, 5, 3, 2, -7};
+    int64_t    b[8] = {2, -2, 0, -1, 0, 4, -1, 3}, o[8];
     tide_kview vo = kv(o, TIDE_DTYPE_I64, 1, n, NULL), va = kv(a, TIDE_DTYPE_I64, 1, n, NULL),
                vb = kv(b, TIDE_DTYPE_I64, 1, n, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vb));
@@ -245,8 +245,8 @@ static void test_binary_int(void) {
     CHECK_OK(B->binary(&dev0, TIDE_OP_SUB, &vo, &va, &vb));
     CHECK(o[3] == INT64_MIN + 1 && o[0] == -9, "int sub");
     /* int32 wraps instead of trapping */
-    int32_t i1[2] = {INT32_MAX, INT32_MIN}, i2[2] = {1, -1}, i3[2];
-    int64_t n2[1] = {2};
+    int32_t    i1[2] = {INT32_MAX, INT32_MIN}, i2[2] = {1, -1}, i3[2];
+    int64_t    n2[1] = {2};
     tide_kview v1 = kv(i1, TIDE_DTYPE_I32, 1, n2, NULL), v2 = kv(i2, TIDE_DTYPE_I32, 1, n2, NULL),
                v3 = kv(i3, TIDE_DTYPE_I32, 1, n2, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &v3, &v1, &v2));
@@ -254,8 +254,8 @@ static void test_binary_int(void) {
     CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &v3, &v1, &v2));
     CHECK(i3[0] == INT32_MAX && i3[1] == INT32_MIN, "int32 MIN // -1 == MIN");
     /* uint8 and bool */
-    uint8_t u1[3] = {1, 200, 9}, u2[3] = {2, 100, 0}, u3[3];
-    int64_t n3[1] = {3};
+    uint8_t    u1[3] = {1, 200, 9}, u2[3] = {2, 100, 0}, u3[3];
+    int64_t    n3[1] = {3};
     tide_kview w1 = kv(u1, TIDE_DTYPE_U8, 1, n3, NULL), w2 = kv(u2, TIDE_DTYPE_U8, 1, n3, NULL),
                w3 = kv(u3, TIDE_DTYPE_U8, 1, n3, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_SUB, &w3, &w1, &w2));
@@ -264,7 +264,7 @@ static void test_binary_int(void) {
     CHECK(u3[1] == 44, "uint8 add wraps: %d", u3[1]);
     CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &w3, &w1, &w2));
     CHECK(u3[2] == 0 && u3[0] == 1, "uint8 mod by zero gives 0");
-    uint8_t bl1[3] = {1, 1, 0}, bl2[3] = {1, 0, 0}, bl3[3];
+    uint8_t    bl1[3] = {1, 1, 0}, bl2[3] = {1, 0, 0}, bl3[3];
     tide_kview x1 = kv(bl1, TIDE_DTYPE_BOOL, 1, n3, NULL),
                x2 = kv(bl2, TIDE_DTYPE_BOOL, 1, n3, NULL),
                x3 = kv(bl3, TIDE_DTYPE_BOOL, 1, n3, NULL);
@@ -273,9 +273,9 @@ static void test_binary_int(void) {
 }
 
 static void test_compare_scalar(void) {
-    int64_t n[1] = {4};
-    float   a[4] = {1, 2, 3, NAN}, b[4] = {2, 2, 2, 2};
-    uint8_t o[4];
+    int64_t    n[1] = {4};
+    float      a[4] = {1, 2, 3, NAN}, b[4] = {2, 2, 2, 2};
+    uint8_t    o[4];
     tide_kview vo = kv(o, TIDE_DTYPE_BOOL, 1, n, NULL), va = kv(a, TIDE_DTYPE_F32, 1, n, NULL),
                vb = kv(b, TIDE_DTYPE_F32, 1, n, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_LT, &vo, &va, &vb));
@@ -284,7 +284,7 @@ static void test_compare_scalar(void) {
     CHECK(o[0] == 0 && o[1] == 1 && o[2] == 1 && o[3] == 0, "ge -> bool");
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_NE, &vo, &va, 2.0, 0));
     CHECK(o[0] == 1 && o[1] == 0 && o[3] == 1, "ne scalar, NaN != 2");
-    float r[4];
+    float      r[4];
     tide_kview vr = kv(r, TIDE_DTYPE_F32, 1, n, NULL);
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_SUB, &vr, &va, 1.0, 0));
     CHECK(r[0] == 0 && r[2] == 2, "a - 1");
@@ -294,15 +294,15 @@ static void test_compare_scalar(void) {
     CHECK(r[0] == 2 && r[1] == 1, "2 / a");
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_POW, &vr, &va, 2.0, 0));
     CHECK(r[2] == 9, "a ^ 2");
-    int64_t ia[4] = {5, -5, 6, 0}, io[4];
+    int64_t    ia[4] = {5, -5, 6, 0}, io[4];
     tide_kview via = kv(ia, TIDE_DTYPE_I64, 1, n, NULL), vio = kv(io, TIDE_DTYPE_I64, 1, n, NULL);
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_FLOORDIV, &vio, &via, 2, 0));
     CHECK(io[0] == 2 && io[1] == -3 && io[2] == 3, "int // 2");
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_MOD, &vio, &via, 0, 1));
     CHECK(io[0] == 0 && io[3] == 0, "0 %% int (with a zero divisor) never traps");
     /* an expanded scalar-like operand (all strides 0) on the left */
-    int64_t sh[2] = {2, 2}, z[2] = {0, 0};
-    float   one = 10, m[4] = {1, 2, 3, 4}, mo[4];
+    int64_t    sh[2] = {2, 2}, z[2] = {0, 0};
+    float      one = 10, m[4] = {1, 2, 3, 4}, mo[4];
     tide_kview vone = kv(&one, TIDE_DTYPE_F32, 2, sh, z), vm = kv(m, TIDE_DTYPE_F32, 2, sh, NULL),
                vmo = kv(mo, TIDE_DTYPE_F32, 2, sh, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_SUB, &vmo, &vone, &vm));
@@ -312,8 +312,8 @@ static void test_compare_scalar(void) {
 /* ---- unary -------------------------------------------------------------------------------- */
 
 static void test_unary(void) {
-    int64_t n[1] = {4};
-    float   a[4] = {-2, -0.5f, 0, 3}, o[4];
+    int64_t    n[1] = {4};
+    float      a[4] = {-2, -0.5f, 0, 3}, o[4];
     tide_kview vo = kv(o, TIDE_DTYPE_F32, 1, n, NULL), va = kv(a, TIDE_DTYPE_F32, 1, n, NULL);
     CHECK_OK(B->unary(&dev0, TIDE_OP_RELU, &vo, &va, NULL));
     CHECK(o[0] == 0 && o[1] == 0 && o[3] == 3, "relu");
@@ -332,12 +332,12 @@ static void test_unary(void) {
     CHECK_OK(B->unary(&dev0, TIDE_OP_SIGN, &vo, &va, NULL));
     CHECK(o[0] == -1 && o[2] == 0 && o[3] == 1, "sign");
     /* in place on a strided view: negate column 1 of a [2, 2] */
-    float   m[4] = {1, 2, 3, 4};
-    int64_t c[1] = {2}, cs[1] = {2};
+    float      m[4] = {1, 2, 3, 4};
+    int64_t    c[1] = {2}, cs[1] = {2};
     tide_kview col = kv(m + 1, TIDE_DTYPE_F32, 1, c, cs);
     CHECK_OK(B->unary(&dev0, TIDE_OP_NEG, &col, &col, NULL));
     CHECK(m[0] == 1 && m[1] == -2 && m[2] == 3 && m[3] == -4, "in-place strided neg");
-    int64_t ia[4] = {-3, INT64_MIN, 0, 9}, io[4];
+    int64_t    ia[4] = {-3, INT64_MIN, 0, 9}, io[4];
     tide_kview via = kv(ia, TIDE_DTYPE_I64, 1, n, NULL), vio = kv(io, TIDE_DTYPE_I64, 1, n, NULL);
     CHECK_OK(B->unary(&dev0, TIDE_OP_ABS, &vio, &via, NULL));
     CHECK(io[0] == 3 && io[1] == INT64_MIN && io[3] == 9, "int abs (MIN wraps)");
@@ -346,38 +346,52 @@ static void test_unary(void) {
     CHECK(io[0] == 1 && io[2] == 1 && io[3] == 2, "int clamp rounds bounds inwards");
     CHECK_OK(B->unary(&dev0, TIDE_OP_SQRT, &vio, &via, NULL));
     CHECK(io[3] == 3 && io[0] == 0, "int sqrt via double, NaN -> 0");
-    double  d[2] = {1e-3, -40}, dout[2];
-    int64_t n2[1] = {2};
+    double     d[2] = {1e-3, -40}, dout[2];
+    int64_t    n2[1] = {2};
     tide_kview vd = kv(d, TIDE_DTYPE_F64, 1, n2, NULL), vdo = kv(dout, TIDE_DTYPE_F64, 1, n2, NULL);
     CHECK_OK(B->unary(&dev0, TIDE_OP_TANH, &vdo, &vd, NULL));
     CHECK(close_f(dout[0], tanh(1e-3), 1e-15) && dout[1] == -1, "f64 tanh");
     CHECK_OK(B->unary(&dev0, TIDE_OP_RSQRT, &vdo, &vd, NULL));
     CHECK(close_f(dout[0], 1 / sqrt(1e-3), 1e-15) && isnan(dout[1]), "f64 rsqrt");
+    /* a large exp runs on several threads; each element must match the scalar math */
+    int64_t big = 300000;
+    float  *bx = malloc(sizeof(float) * (size_t)big), *by = malloc(sizeof(float) * (size_t)big);
+    for (int64_t q = 0; q < big; q++)
+        bx[q] = (float)(q % 200) / 20.0f - 5.0f;
+    tide_kview vbx = kv(bx, TIDE_DTYPE_F32, 1, &big, NULL),
+               vby = kv(by, TIDE_DTYPE_F32, 1, &big, NULL);
+    CHECK_OK(B->unary(&dev0, TIDE_OP_EXP, &vby, &vbx, NULL));
+    int ok = 1;
+    for (int64_t q = 0; q < big; q++)
+        ok &= by[q] == tide_exp_f(bx[q]);
+    CHECK(ok, "threaded exp matches tide_exp_f everywhere");
+    free(bx);
+    free(by);
 }
 
 /* ---- copy / fill -------------------------------------------------------------------------- */
 
 static void test_copy_fill(void) {
-    int64_t n[1] = {5};
-    float   f[5] = {3.7f, -3.7f, NAN, 1e20f, -1e20f};
-    int32_t i[5];
+    int64_t    n[1] = {5};
+    float      f[5] = {3.7f, -3.7f, NAN, 1e20f, -1e20f};
+    int32_t    i[5];
     tide_kview vf = kv(f, TIDE_DTYPE_F32, 1, n, NULL), vi = kv(i, TIDE_DTYPE_I32, 1, n, NULL);
     CHECK_OK(B->copy(&dev0, &vi, &vf));
     CHECK(i[0] == 3 && i[1] == -3 && i[2] == 0 && i[3] == INT32_MAX && i[4] == INT32_MIN,
           "float -> int32 truncates and saturates: %d %d %d %d", i[0], i[1], i[2], i[3]);
-    uint8_t u[5] = {0, 1, 2, 255, 7}, bl[5];
+    uint8_t    u[5] = {0, 1, 2, 255, 7}, bl[5];
     tide_kview vu = kv(u, TIDE_DTYPE_U8, 1, n, NULL), vb = kv(bl, TIDE_DTYPE_BOOL, 1, n, NULL);
     CHECK_OK(B->copy(&dev0, &vb, &vu));
     CHECK(bl[0] == 0 && bl[1] == 1 && bl[2] == 1 && bl[3] == 1, "uint8 -> bool normalises");
-    int64_t l[5] = {1, -2, (int64_t)1 << 40, 0, 5};
-    double  d[5];
+    int64_t    l[5] = {1, -2, (int64_t)1 << 40, 0, 5};
+    double     d[5];
     tide_kview vl = kv(l, TIDE_DTYPE_I64, 1, n, NULL), vd = kv(d, TIDE_DTYPE_F64, 1, n, NULL);
     CHECK_OK(B->copy(&dev0, &vd, &vl));
     CHECK(d[1] == -2 && d[2] == 1099511627776.0, "int64 -> float64");
     /* float16 / bfloat16 conversions */
-    float    hs[6] = {1.0f, -2.5f, 65504.0f, 70000.0f, 5.9604645e-8f, 0.1f}, back[6];
-    uint16_t h[6];
-    int64_t  n6[1] = {6};
+    float      hs[6] = {1.0f, -2.5f, 65504.0f, 70000.0f, 5.9604645e-8f, 0.1f}, back[6];
+    uint16_t   h[6];
+    int64_t    n6[1] = {6};
     tide_kview vhs = kv(hs, TIDE_DTYPE_F32, 1, n6, NULL), vh = kv(h, TIDE_DTYPE_F16, 1, n6, NULL),
                vback = kv(back, TIDE_DTYPE_F32, 1, n6, NULL);
     CHECK_OK(B->copy(&dev0, &vh, &vhs));
@@ -388,35 +402,35 @@ static void test_copy_fill(void) {
     CHECK(back[0] == 1 && back[1] == -2.5f && back[2] == 65504 && isinf(back[3]) &&
               back[4] == 5.9604645e-8f && close_f(back[5], 0.1, 1e-3),
           "float16 round trip");
-    uint16_t bf[6];
+    uint16_t   bf[6];
     tide_kview vbf = kv(bf, TIDE_DTYPE_BF16, 1, n6, NULL);
     CHECK_OK(B->copy(&dev0, &vbf, &vhs));
     CHECK(bf[0] == 0x3f80 && bf[1] == 0xc020, "bfloat16 bits %04x %04x", bf[0], bf[1]);
     /* transposed source into a contiguous destination (what contiguous() does) */
-    float   m[6] = {1, 2, 3, 4, 5, 6}, t[6];
-    int64_t sh[2] = {3, 2}, st[2] = {1, 3};
+    float      m[6] = {1, 2, 3, 4, 5, 6}, t[6];
+    int64_t    sh[2] = {3, 2}, st[2] = {1, 3};
     tide_kview vm = kv(m, TIDE_DTYPE_F32, 2, sh, st), vt = kv(t, TIDE_DTYPE_F32, 2, sh, NULL);
     CHECK_OK(B->copy(&dev0, &vt, &vm));
     float e[6] = {1, 4, 2, 5, 3, 6};
     CHECK(all_close_f(t, e, 6, 0), "transposed copy");
     /* broadcast source (stride 0) with conversion */
-    int64_t one = 7, z[2] = {0, 0};
+    int64_t    one = 7, z[2] = {0, 0};
     tide_kview vone = kv(&one, TIDE_DTYPE_I64, 2, sh, z);
     CHECK_OK(B->copy(&dev0, &vt, &vone));
     CHECK(t[0] == 7 && t[5] == 7, "broadcast copy with conversion");
     /* fill: a strided column, then int and bool */
-    float   g[6] = {0};
-    int64_t c[1] = {3}, cs[1] = {2};
+    float      g[6] = {0};
+    int64_t    c[1] = {3}, cs[1] = {2};
     tide_kview col = kv(g + 1, TIDE_DTYPE_F32, 1, c, cs);
     CHECK_OK(B->fill(&dev0, &col, 2.5));
     CHECK(g[0] == 0 && g[1] == 2.5f && g[3] == 2.5f && g[5] == 2.5f && g[4] == 0, "strided fill");
-    int64_t gl[3];
+    int64_t    gl[3];
     tide_kview vgl = kv(gl, TIDE_DTYPE_I64, 1, c, NULL);
     CHECK_OK(B->fill(&dev0, &vgl, -3));
     CHECK(gl[0] == -3 && gl[2] == -3, "int64 fill");
     CHECK_OK(B->fill(&dev0, &vgl, 0));
     CHECK(gl[0] == 0 && gl[2] == 0, "zero fill");
-    uint8_t gb[3];
+    uint8_t    gb[3];
     tide_kview vgb = kv(gb, TIDE_DTYPE_BOOL, 1, c, NULL);
     CHECK_OK(B->fill(&dev0, &vgb, 5));
     CHECK(gb[0] == 1 && gb[2] == 1, "bool fill normalises");
@@ -426,7 +440,8 @@ static void test_copy_fill(void) {
     double *dst = malloc(sizeof(double) * (size_t)big);
     for (int64_t k = 0; k < big; k++)
         src[k] = (float)k;
-    tide_kview vs = kv(src, TIDE_DTYPE_F32, 1, &big, NULL), vdd = kv(dst, TIDE_DTYPE_F64, 1, &big, NULL);
+    tide_kview vs = kv(src, TIDE_DTYPE_F32, 1, &big, NULL),
+               vdd = kv(dst, TIDE_DTYPE_F64, 1, &big, NULL);
     CHECK_OK(B->copy(&dev0, &vdd, &vs));
     int ok = 1;
     for (int64_t k = 0; k < big; k++)
@@ -439,11 +454,11 @@ static void test_copy_fill(void) {
 /* ---- reduce ------------------------------------------------------------------------------- */
 
 static void test_reduce(void) {
-    int64_t sh[2] = {2, 3};
-    float   a[6] = {1, 5, 3, 4, 2, 6};
+    int64_t    sh[2] = {2, 3};
+    float      a[6] = {1, 5, 3, 4, 2, 6};
     tide_kview va = kv(a, TIDE_DTYPE_F32, 2, sh, NULL);
-    float   r2[2];
-    int64_t i2[2], s21[2] = {2, 1};
+    float      r2[2];
+    int64_t    i2[2], s21[2] = {2, 1};
     tide_kview vr = kv(r2, TIDE_DTYPE_F32, 2, s21, NULL), vi = kv(i2, TIDE_DTYPE_I64, 2, s21, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_SUM, &vr, NULL, &va, 1));
     CHECK(r2[0] == 9 && r2[1] == 12, "row sums");
@@ -456,36 +471,40 @@ static void test_reduce(void) {
     CHECK_OK(B->reduce(&dev0, TIDE_OP_PROD, &vr, NULL, &va, 1));
     CHECK(r2[0] == 15 && r2[1] == 48, "prod");
     /* over dim 0 */
-    float   r3[3];
-    int64_t i3[3], s13[2] = {1, 3};
-    tide_kview vr3 = kv(r3, TIDE_DTYPE_F32, 2, s13, NULL), vi3 = kv(i3, TIDE_DTYPE_I64, 2, s13, NULL);
+    float      r3[3];
+    int64_t    i3[3], s13[2] = {1, 3};
+    tide_kview vr3 = kv(r3, TIDE_DTYPE_F32, 2, s13, NULL),
+               vi3 = kv(i3, TIDE_DTYPE_I64, 2, s13, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_SUM, &vr3, NULL, &va, 0));
     CHECK(r3[0] == 5 && r3[1] == 7 && r3[2] == 9, "column sums");
     CHECK_OK(B->reduce(&dev0, TIDE_OP_ARGMAX, NULL, &vi3, &va, 0));
     CHECK(i3[0] == 1 && i3[1] == 0 && i3[2] == 1, "argmax over dim 0");
     /* transposed input: rows of the transpose are the columns */
-    int64_t sht[2] = {3, 2}, stt[2] = {1, 3}, s31[2] = {3, 1};
+    int64_t    sht[2] = {3, 2}, stt[2] = {1, 3}, s31[2] = {3, 1};
     tide_kview vt = kv(a, TIDE_DTYPE_F32, 2, sht, stt), vr31 = kv(r3, TIDE_DTYPE_F32, 2, s31, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_MIN, &vr31, NULL, &vt, 1));
     CHECK(r3[0] == 1 && r3[1] == 2 && r3[2] == 3, "min over a transposed view");
     /* ties: the first extreme wins; NaN wins max */
-    float   tie[4] = {2, 7, 7, 1}, nanr[4] = {1, NAN, 9, NAN};
-    int64_t s14[2] = {1, 4}, s11[2] = {1, 1};
-    float   rv;
-    int64_t ri;
-    tide_kview vtie = kv(tie, TIDE_DTYPE_F32, 2, s14, NULL), vnan = kv(nanr, TIDE_DTYPE_F32, 2, s14, NULL),
-               vrv = kv(&rv, TIDE_DTYPE_F32, 2, s11, NULL), vri = kv(&ri, TIDE_DTYPE_I64, 2, s11, NULL);
+    float      tie[4] = {2, 7, 7, 1}, nanr[4] = {1, NAN, 9, NAN};
+    int64_t    s14[2] = {1, 4}, s11[2] = {1, 1};
+    float      rv;
+    int64_t    ri;
+    tide_kview vtie = kv(tie, TIDE_DTYPE_F32, 2, s14, NULL),
+               vnan = kv(nanr, TIDE_DTYPE_F32, 2, s14, NULL),
+               vrv = kv(&rv, TIDE_DTYPE_F32, 2, s11, NULL),
+               vri = kv(&ri, TIDE_DTYPE_I64, 2, s11, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_MAX, &vrv, &vri, &vtie, 1));
     CHECK(rv == 7 && ri == 1, "first max wins: %lld", (long long)ri);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_MAX, &vrv, &vri, &vnan, 1));
     CHECK(isnan(rv) && ri == 1, "NaN is the max, first NaN index");
     /* integer sum into int64; int32 max stays int32 */
-    int32_t ia[6] = {INT32_MAX, INT32_MAX, 2, -1, -2, -3};
-    int64_t isum[2];
-    tide_kview via = kv(ia, TIDE_DTYPE_I32, 2, sh, NULL), visum = kv(isum, TIDE_DTYPE_I64, 2, s21, NULL);
+    int32_t    ia[6] = {INT32_MAX, INT32_MAX, 2, -1, -2, -3};
+    int64_t    isum[2];
+    tide_kview via = kv(ia, TIDE_DTYPE_I32, 2, sh, NULL),
+               visum = kv(isum, TIDE_DTYPE_I64, 2, s21, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_SUM, &visum, NULL, &via, 1));
     CHECK(isum[0] == 2 * (int64_t)INT32_MAX + 2 && isum[1] == -6, "int32 sum in int64");
-    int32_t imax[2];
+    int32_t    imax[2];
     tide_kview vimax = kv(imax, TIDE_DTYPE_I32, 2, s21, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_MAX, &vimax, NULL, &via, 1));
     CHECK(imax[0] == INT32_MAX && imax[1] == -1, "int32 max");
@@ -512,13 +531,14 @@ static void test_reduce(void) {
     float  *big = malloc(sizeof(float) * (size_t)nb);
     for (int64_t k = 0; k < nb; k++)
         big[k] = (float)(k % 10);
-    float total;
-    tide_kview vbig = kv(big, TIDE_DTYPE_F32, 1, &nb, NULL), vtot = kv(&total, TIDE_DTYPE_F32, 1, &one, NULL);
+    float      total;
+    tide_kview vbig = kv(big, TIDE_DTYPE_F32, 1, &nb, NULL),
+               vtot = kv(&total, TIDE_DTYPE_F32, 1, &one, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_SUM, &vtot, NULL, &vbig, 0));
     CHECK(total == 4500000.0f, "sum of 1e6 elements exact: %f", total);
     free(big);
     /* empty dim: sum is 0, max is an error */
-    int64_t s0[1] = {0};
+    int64_t    s0[1] = {0};
     tide_kview vemp = kv(a, TIDE_DTYPE_F32, 1, s0, NULL);
     CHECK_OK(B->reduce(&dev0, TIDE_OP_SUM, &vtot, NULL, &vemp, 0));
     CHECK(total == 0, "empty sum is 0");
@@ -550,10 +570,11 @@ static void fill_pattern(float *p, int64_t n, int seed) {
 static void mm_case(const char *what, int64_t Bn, int64_t M, int64_t K, int64_t N,
                     const int64_t *as, const int64_t *bs, int64_t alen, int64_t blen) {
     float *a = malloc(sizeof(float) * (size_t)alen), *b = malloc(sizeof(float) * (size_t)blen);
-    float *o = malloc(sizeof(float) * (size_t)(Bn * M * N)), *e = malloc(sizeof(float) * (size_t)(Bn * M * N));
+    float *o = malloc(sizeof(float) * (size_t)(Bn * M * N)),
+          *e = malloc(sizeof(float) * (size_t)(Bn * M * N));
     fill_pattern(a, alen, 1);
     fill_pattern(b, blen, 2);
-    int64_t ash[3] = {Bn, M, K}, bsh[3] = {Bn, K, N}, osh[3] = {Bn, M, N};
+    int64_t    ash[3] = {Bn, M, K}, bsh[3] = {Bn, K, N}, osh[3] = {Bn, M, N};
     tide_kview va = kv(a, TIDE_DTYPE_F32, 3, ash, as), vb = kv(b, TIDE_DTYPE_F32, 3, bsh, bs),
                vo = kv(o, TIDE_DTYPE_F32, 3, osh, NULL);
     CHECK_OK(B->matmul(&dev0, &vo, &va, &vb));
@@ -584,20 +605,22 @@ static void test_matmul(void) {
     mm_case("65 x 33 @ 33 x 17", 1, 65, 33, 17, (int64_t[3]){0, 33, 1}, (int64_t[3]){0, 17, 1},
             65 * 33, 33 * 17);
     /* float64 and int64 */
-    double  da[4] = {1, 2, 3, 4}, db[4] = {5, 6, 7, 8}, dout[4];
-    int64_t s122[3] = {1, 2, 2};
-    tide_kview vda = kv(da, TIDE_DTYPE_F64, 3, s122, NULL), vdb = kv(db, TIDE_DTYPE_F64, 3, s122, NULL),
+    double     da[4] = {1, 2, 3, 4}, db[4] = {5, 6, 7, 8}, dout[4];
+    int64_t    s122[3] = {1, 2, 2};
+    tide_kview vda = kv(da, TIDE_DTYPE_F64, 3, s122, NULL),
+               vdb = kv(db, TIDE_DTYPE_F64, 3, s122, NULL),
                vdo = kv(dout, TIDE_DTYPE_F64, 3, s122, NULL);
     CHECK_OK(B->matmul(&dev0, &vdo, &vda, &vdb));
     CHECK(dout[0] == 19 && dout[1] == 22 && dout[2] == 43 && dout[3] == 50, "dgemm");
-    int64_t la[4] = {1, 2, 3, 4}, lb[4] = {5, 6, 7, 8}, lo[4];
-    tide_kview vla = kv(la, TIDE_DTYPE_I64, 3, s122, NULL), vlb = kv(lb, TIDE_DTYPE_I64, 3, s122, NULL),
+    int64_t    la[4] = {1, 2, 3, 4}, lb[4] = {5, 6, 7, 8}, lo[4];
+    tide_kview vla = kv(la, TIDE_DTYPE_I64, 3, s122, NULL),
+               vlb = kv(lb, TIDE_DTYPE_I64, 3, s122, NULL),
                vlo = kv(lo, TIDE_DTYPE_I64, 3, s122, NULL);
     CHECK_OK(B->matmul(&dev0, &vlo, &vla, &vlb));
     CHECK(lo[0] == 19 && lo[1] == 22 && lo[2] == 43 && lo[3] == 50, "int64 matmul");
     /* K = 0 gives zeros */
-    float   fo[4] = {9, 9, 9, 9};
-    int64_t ak[3] = {1, 2, 0}, bk[3] = {1, 0, 2};
+    float      fo[4] = {9, 9, 9, 9};
+    int64_t    ak[3] = {1, 2, 0}, bk[3] = {1, 0, 2};
     tide_kview vak = kv(da, TIDE_DTYPE_F32, 3, ak, NULL), vbk = kv(db, TIDE_DTYPE_F32, 3, bk, NULL),
                vfo = kv(fo, TIDE_DTYPE_F32, 3, s122, NULL);
     CHECK_OK(B->matmul(&dev0, &vfo, &vak, &vbk));
@@ -607,8 +630,8 @@ static void test_matmul(void) {
 /* ---- softmax / index / where -------------------------------------------------------------- */
 
 static void test_softmax(void) {
-    int64_t sh[2] = {2, 3};
-    float   a[6] = {1, 2, 3, 1000, 1001, 1002}, o[6];
+    int64_t    sh[2] = {2, 3};
+    float      a[6] = {1, 2, 3, 1000, 1001, 1002}, o[6];
     tide_kview va = kv(a, TIDE_DTYPE_F32, 2, sh, NULL), vo = kv(o, TIDE_DTYPE_F32, 2, sh, NULL);
     CHECK_OK(B->softmax(&dev0, &vo, &va, 1, 0));
     double z = exp(-2.0) + exp(-1.0) + 1;
@@ -618,59 +641,75 @@ static void test_softmax(void) {
     CHECK_OK(B->softmax(&dev0, &vo, &va, 1, 1));
     CHECK(close_f(o[2], -log(z), 1e-6) && close_f(o[3], -2 - log(z), 1e-6), "log_softmax");
     /* over dim 0 of a transposed view: columns of the transpose are rows of a */
-    int64_t sht[2] = {3, 2}, stt[2] = {1, 3};
+    int64_t    sht[2] = {3, 2}, stt[2] = {1, 3};
     tide_kview vt = kv(a, TIDE_DTYPE_F32, 2, sht, stt), vot = kv(o, TIDE_DTYPE_F32, 2, sht, NULL);
     CHECK_OK(B->softmax(&dev0, &vot, &vt, 0, 0));
     CHECK(close_f(o[0], e[0], 1e-6) && close_f(o[4], e[2], 1e-6) && close_f(o[5], e[5], 1e-6),
           "softmax over dim 0 of a transposed view");
+    /* float64, with -inf (a masked entry) giving exactly 0 */
+    double     d[3] = {0, -INFINITY, log(3.0)}, dout[3];
+    int64_t    n3[1] = {3};
+    tide_kview vd = kv(d, TIDE_DTYPE_F64, 1, n3, NULL), vdo = kv(dout, TIDE_DTYPE_F64, 1, n3, NULL);
+    CHECK_OK(B->softmax(&dev0, &vdo, &vd, 0, 0));
+    CHECK(close_f(dout[0], 0.25, 1e-15) && dout[1] == 0 && close_f(dout[2], 0.75, 1e-15),
+          "f64 softmax with -inf: %g %g %g", dout[0], dout[1], dout[2]);
+    CHECK_OK(B->softmax(&dev0, &vdo, &vd, 0, 1));
+    CHECK(close_f(dout[0], log(0.25), 1e-15) && isinf(dout[1]) && dout[1] < 0,
+          "f64 log_softmax with -inf");
 }
 
 static void test_index_where(void) {
-    int64_t sh[2] = {3, 2};
-    float   a[6] = {1, 2, 3, 4, 5, 6};
-    int64_t idx[4] = {2, 0, 2, 1}, n4[1] = {4};
+    int64_t    sh[2] = {3, 2};
+    float      a[6] = {1, 2, 3, 4, 5, 6};
+    int64_t    idx[4] = {2, 0, 2, 1}, n4[1] = {4};
     tide_kview va = kv(a, TIDE_DTYPE_F32, 2, sh, NULL), vi = kv(idx, TIDE_DTYPE_I64, 1, n4, NULL);
-    float   o[8];
-    int64_t osh[2] = {4, 2};
+    float      o[8];
+    int64_t    osh[2] = {4, 2};
     tide_kview vo = kv(o, TIDE_DTYPE_F32, 2, osh, NULL);
     CHECK_OK(B->index_select(&dev0, &vo, &va, 0, &vi));
     float e[8] = {5, 6, 1, 2, 5, 6, 3, 4};
     CHECK(all_close_f(o, e, 8, 0), "index_select rows (embedding lookup)");
-    int64_t idx2[3] = {1, 1, 0}, n3[1] = {3}, o2sh[2] = {3, 3};
-    float   o2[9];
-    tide_kview vi2 = kv(idx2, TIDE_DTYPE_I64, 1, n3, NULL), vo2 = kv(o2, TIDE_DTYPE_F32, 2, o2sh, NULL);
+    int64_t    idx2[3] = {1, 1, 0}, n3[1] = {3}, o2sh[2] = {3, 3};
+    float      o2[9];
+    tide_kview vi2 = kv(idx2, TIDE_DTYPE_I64, 1, n3, NULL),
+               vo2 = kv(o2, TIDE_DTYPE_F32, 2, o2sh, NULL);
     CHECK_OK(B->index_select(&dev0, &vo2, &va, 1, &vi2));
     float e2[9] = {2, 2, 1, 4, 4, 3, 6, 6, 5};
     CHECK(all_close_f(o2, e2, 9, 0), "index_select columns");
     /* index_add: duplicates accumulate */
-    float dst[6] = {0};
+    float      dst[6] = {0};
     tide_kview vd = kv(dst, TIDE_DTYPE_F32, 2, sh, NULL);
     CHECK_OK(B->index_add(&dev0, &vd, 0, &vi, &vo));
     float e3[6] = {1, 2, 3, 4, 10, 12};
     CHECK(all_close_f(dst, e3, 6, 0), "index_add accumulates duplicates");
     /* out of range: an error and nothing written */
-    int64_t bad[2] = {0, 3}, n2[1] = {2};
+    int64_t    bad[2] = {0, 3}, n2[1] = {2};
     tide_kview vbad = kv(bad, TIDE_DTYPE_I64, 1, n2, NULL);
-    float   src2[4] = {100, 100, 100, 100};
-    int64_t s22[2] = {2, 2};
+    float      src2[4] = {100, 100, 100, 100};
+    int64_t    s22[2] = {2, 2};
     tide_kview vs2 = kv(src2, TIDE_DTYPE_F32, 2, s22, NULL);
     CHECK(B->index_add(&dev0, &vd, 0, &vbad, &vs2) == TIDE_EINDEX, "index out of range");
     CHECK(dst[0] == 1, "failed index_add changed nothing");
     /* where with a broadcast condition column */
-    uint8_t cond[3] = {1, 0, 1};
-    int64_t cst[2] = {1, 0};
-    float   b[6] = {-1, -2, -3, -4, -5, -6}, w[6];
+    uint8_t    cond[3] = {1, 0, 1};
+    int64_t    cst[2] = {1, 0};
+    float      b[6] = {-1, -2, -3, -4, -5, -6}, w[6];
     tide_kview vc = kv(cond, TIDE_DTYPE_BOOL, 2, sh, cst), vb = kv(b, TIDE_DTYPE_F32, 2, sh, NULL),
                vw = kv(w, TIDE_DTYPE_F32, 2, sh, NULL);
     CHECK_OK(B->where(&dev0, &vw, &vc, &va, &vb));
     float e4[6] = {1, 2, -3, -4, 5, 6};
     CHECK(all_close_f(w, e4, 6, 0), "where");
+    int64_t    la[6] = {1, 2, 3, 4, 5, 6}, lb = -7, lw[6], z2[2] = {0, 0};
+    tide_kview vla = kv(la, TIDE_DTYPE_I64, 2, sh, NULL), vlb = kv(&lb, TIDE_DTYPE_I64, 2, sh, z2),
+               vlw = kv(lw, TIDE_DTYPE_I64, 2, sh, NULL);
+    CHECK_OK(B->where(&dev0, &vlw, &vc, &vla, &vlb));
+    CHECK(lw[0] == 1 && lw[2] == -7 && lw[3] == -7 && lw[5] == 6, "where int64, scalar b");
 }
 
 /* ---- random / arange ---------------------------------------------------------------------- */
 
 static void test_random(void) {
-    int64_t n = 100000;
+    int64_t n = 300000; /* above the threading threshold: counters must not depend on the split */
     float  *x = malloc(sizeof(float) * (size_t)n);
     tide_kview vx = kv(x, TIDE_DTYPE_F32, 1, &n, NULL);
     CHECK_OK(B->random(&dev0, &vx, TIDE_RANDOM_UNIFORM, -1, 3, 42, 7));
@@ -693,20 +732,20 @@ static void test_random(void) {
           s1 / n, sqrt(s2 / n));
     CHECK(x[5] == (float)(2 + 0.5 * tide_rng_normal(1, 5)), "normal element 5");
     /* a transposed (non-contiguous) out gets numbers in its own row-major order */
-    double  m[6];
-    int64_t sh[2] = {2, 3}, st[2] = {1, 2};
+    double     m[6];
+    int64_t    sh[2] = {2, 3}, st[2] = {1, 2};
     tide_kview vm = kv(m, TIDE_DTYPE_F64, 2, sh, st);
     CHECK_OK(B->random(&dev0, &vm, TIDE_RANDOM_UNIFORM, 0, 1, 9, 100));
     CHECK(m[0] == tide_rng_uniform(9, 100) && m[2] == tide_rng_uniform(9, 101) &&
               m[1] == tide_rng_uniform(9, 103),
           "row-major counters on a transposed out");
     free(x);
-    float   r[5];
-    int64_t n5 = 5;
+    float      r[5];
+    int64_t    n5 = 5;
     tide_kview vr = kv(r, TIDE_DTYPE_F32, 1, &n5, NULL);
     CHECK_OK(B->arange(&dev0, &vr, 1, 0.5));
     CHECK(r[0] == 1 && r[4] == 3, "arange float");
-    int64_t l[5];
+    int64_t    l[5];
     tide_kview vl = kv(l, TIDE_DTYPE_I64, 1, &n5, NULL);
     CHECK_OK(B->arange(&dev0, &vl, 10, -3));
     CHECK(l[0] == 10 && l[4] == -2, "arange int64 negative step");
@@ -716,10 +755,10 @@ static void test_random(void) {
 
 static void test_im2col(void) {
     /* 1 x 1 x 3 x 3, kernel 2, stride 1: 4 rows (kernel positions) x 4 columns */
-    float   x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, c[16];
-    int64_t xs[4] = {1, 1, 3, 3}, cs[3] = {1, 4, 4};
+    float          x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, c[16];
+    int64_t        xs[4] = {1, 1, 3, 3}, cs[3] = {1, 4, 4};
     tide_conv_geom g = {2, 2, 1, 1, 0, 0};
-    tide_kview vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vc = kv(c, TIDE_DTYPE_F32, 3, cs, NULL);
+    tide_kview     vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vc = kv(c, TIDE_DTYPE_F32, 3, cs, NULL);
     CHECK_OK(B->im2col(&dev0, &vc, &vx, g));
     float e[16] = {1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9};
     CHECK(all_close_f(c, e, 16, 0), "im2col 3x3 k2");
@@ -727,7 +766,8 @@ static void test_im2col(void) {
     float ones[16], back[9];
     for (int i = 0; i < 16; i++)
         ones[i] = 1;
-    tide_kview vones = kv(ones, TIDE_DTYPE_F32, 3, cs, NULL), vback = kv(back, TIDE_DTYPE_F32, 4, xs, NULL);
+    tide_kview vones = kv(ones, TIDE_DTYPE_F32, 3, cs, NULL),
+               vback = kv(back, TIDE_DTYPE_F32, 4, xs, NULL);
     CHECK_OK(B->col2im(&dev0, &vback, &vones, g));
     float e2[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
     CHECK(all_close_f(back, e2, 9, 0), "col2im coverage counts");
@@ -745,7 +785,8 @@ static void test_im2col(void) {
     for (int64_t i = 0; i < N * R * L; i++)
         Y[i] = cos((double)i * 0.7);
     tide_kview vX = kv(X, TIDE_DTYPE_F64, 4, xs2, NULL), vY = kv(Y, TIDE_DTYPE_F64, 3, cs2, NULL),
-               vCX = kv(CX, TIDE_DTYPE_F64, 3, cs2, NULL), vXY = kv(XY, TIDE_DTYPE_F64, 4, xs2, NULL);
+               vCX = kv(CX, TIDE_DTYPE_F64, 3, cs2, NULL),
+               vXY = kv(XY, TIDE_DTYPE_F64, 4, xs2, NULL);
     CHECK_OK(B->im2col(&dev0, &vCX, &vX, g2));
     CHECK_OK(B->col2im(&dev0, &vXY, &vY, g2));
     double lhs = 0, rhs = 0;
@@ -759,33 +800,34 @@ static void test_im2col(void) {
     free(CX);
     free(XY);
     /* a wrong column shape is an error, not a crash */
-    int64_t bad[3] = {1, 4, 5};
+    int64_t    bad[3] = {1, 4, 5};
     tide_kview vbad = kv(c, TIDE_DTYPE_F32, 3, bad, NULL);
     CHECK(B->im2col(&dev0, &vbad, &vx, g) == TIDE_ESHAPE, "bad column shape");
 }
 
 static void test_maxpool(void) {
-    float x[16] = {1, 3, 2, 0, 4, 2, 8, 1, 0, 0, 5, 6, 9, 1, 7, 5};
-    int64_t xs[4] = {1, 1, 4, 4}, os[4] = {1, 1, 2, 2};
-    float   o[4];
-    int64_t ix[4];
+    float          x[16] = {1, 3, 2, 0, 4, 2, 8, 1, 0, 0, 5, 6, 9, 1, 7, 5};
+    int64_t        xs[4] = {1, 1, 4, 4}, os[4] = {1, 1, 2, 2};
+    float          o[4];
+    int64_t        ix[4];
     tide_conv_geom g = {2, 2, 2, 2, 0, 0};
-    tide_kview vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vo = kv(o, TIDE_DTYPE_F32, 4, os, NULL),
+    tide_kview     vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vo = kv(o, TIDE_DTYPE_F32, 4, os, NULL),
                vi = kv(ix, TIDE_DTYPE_I64, 4, os, NULL);
     CHECK_OK(B->maxpool2d(&dev0, &vo, &vi, &vx, g));
     CHECK(o[0] == 4 && o[1] == 8 && o[2] == 9 && o[3] == 7, "maxpool values");
     CHECK(ix[0] == 4 && ix[1] == 6 && ix[2] == 12 && ix[3] == 14, "maxpool indices h*W+w");
     /* padding is -inf: an all-negative input never yields a padded 0 */
-    float   neg[4] = {-5, -2, -3, -4};
-    int64_t ns[4] = {1, 1, 2, 2}, nos[4] = {1, 1, 2, 2};
-    float   no[4];
-    int64_t ni[4];
+    float          neg[4] = {-5, -2, -3, -4};
+    int64_t        ns[4] = {1, 1, 2, 2}, nos[4] = {1, 1, 2, 2};
+    float          no[4];
+    int64_t        ni[4];
     tide_conv_geom gp = {2, 2, 1, 1, 1, 1};
     /* OH = (2 + 2 - 2)/1 + 1 = 3: use a 3x3 output */
-    int64_t nos3[4] = {1, 1, 3, 3};
-    float   no3[9];
-    int64_t ni3[9];
-    tide_kview vn = kv(neg, TIDE_DTYPE_F32, 4, ns, NULL), vno3 = kv(no3, TIDE_DTYPE_F32, 4, nos3, NULL),
+    int64_t    nos3[4] = {1, 1, 3, 3};
+    float      no3[9];
+    int64_t    ni3[9];
+    tide_kview vn = kv(neg, TIDE_DTYPE_F32, 4, ns, NULL),
+               vno3 = kv(no3, TIDE_DTYPE_F32, 4, nos3, NULL),
                vni3 = kv(ni3, TIDE_DTYPE_I64, 4, nos3, NULL);
     CHECK_OK(B->maxpool2d(&dev0, &vno3, &vni3, &vn, gp));
     CHECK(no3[0] == -5 && ni3[0] == 0 && no3[4] == -2 && ni3[4] == 1 && no3[8] == -4 && ni3[8] == 3,
@@ -794,8 +836,9 @@ static void test_maxpool(void) {
     (void)ni;
     (void)nos;
     /* backward: overlapping windows (stride 1) accumulate on the shared max */
-    float   gout[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, gin[4];
-    tide_kview vgo = kv(gout, TIDE_DTYPE_F32, 4, nos3, NULL), vgi = kv(gin, TIDE_DTYPE_F32, 4, ns, NULL);
+    float      gout[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, gin[4];
+    tide_kview vgo = kv(gout, TIDE_DTYPE_F32, 4, nos3, NULL),
+               vgi = kv(gin, TIDE_DTYPE_F32, 4, ns, NULL);
     CHECK_OK(B->maxpool2d_backward(&dev0, &vgi, &vgo, &vni3));
     /* argmaxes: [0]:0 [1]:1 [2]:1 [3]:0? computed: each window's max position */
     float cnt[4] = {0, 0, 0, 0};
@@ -808,8 +851,8 @@ static void test_maxpool(void) {
 /* ---- errors ------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-    uint16_t h[2] = {0x3c00, 0x3c00}, ho[2];
-    int64_t  n2[1] = {2}, n3[1] = {3};
+    uint16_t   h[2] = {0x3c00, 0x3c00}, ho[2];
+    int64_t    n2[1] = {2}, n3[1] = {3};
     tide_kview vh = kv(h, TIDE_DTYPE_F16, 1, n2, NULL), vho = kv(ho, TIDE_DTYPE_F16, 1, n2, NULL);
     CHECK(B->binary(&dev0, TIDE_OP_ADD, &vho, &vh, &vh) == TIDE_ENOTSUP, "float16 add unsupported");
     CHECK(strstr(tide_errmsg(), "tide: add: float16 is not supported on the CPU yet") != NULL,

@@ -22,8 +22,7 @@ static char lib_path[4096];
 static void find_lib(const char *argv0) {
     const char *slash = strrchr(argv0, '/');
     int         n = slash ? (int)(slash - argv0) : 1;
-    snprintf(lib_path, sizeof lib_path, "%.*s/lua/tide/libtide_cuda.so", n,
-             slash ? argv0 : ".");
+    snprintf(lib_path, sizeof lib_path, "%.*s/lua/tide/libtide_cuda.so", n, slash ? argv0 : ".");
 }
 
 static tide_kview kv(void *data, tide_dtype dt, int ndim, const int64_t *shape) {
@@ -47,10 +46,10 @@ static void gpu_smoke(const tide_backend *be, int count) {
     CHECK_STR(be->name, "cuda");
     CHECK(be->alloc && be->free && be->copy_to_host && be->copy_from_host && be->copy_peer &&
           be->synchronize && be->memory_stats && be->empty_cache && be->alloc_pinned &&
-          be->free_pinned && be->binary && be->binary_scalar && be->unary && be->copy &&
-          be->fill && be->reduce && be->matmul && be->softmax && be->index_select &&
-          be->index_add && be->where && be->random && be->arange && be->im2col && be->col2im &&
-          be->maxpool2d && be->maxpool2d_backward);
+          be->free_pinned && be->binary && be->binary_scalar && be->unary && be->copy && be->fill &&
+          be->reduce && be->matmul && be->softmax && be->index_select && be->index_add &&
+          be->where && be->random && be->arange && be->im2col && be->col2im && be->maxpool2d &&
+          be->maxpool2d_backward);
     tide_device dev;
     memset(&dev, 0, sizeof dev);
     dev.type = TIDE_DEVICE_CUDA;
@@ -61,8 +60,8 @@ static void gpu_smoke(const tide_backend *be, int count) {
     /* a [2, 3] @ b [3, 2], a + b^T, sum over dim 1 */
     float   ha[6] = {1, 2, 3, 4, 5, 6}, hb[6] = {7, 8, 9, 10, 11, 12};
     void   *da = NULL, *db = NULL, *dc = NULL, *ds = NULL;
-    int64_t s23[2] = {2, 3}, s22[3] = {1, 2, 2}, b23[3] = {1, 2, 3},
-            b32[3] = {1, 3, 2}, s21[2] = {2, 1};
+    int64_t s23[2] = {2, 3}, s22[3] = {1, 2, 2}, b23[3] = {1, 2, 3}, b32[3] = {1, 3, 2},
+            s21[2] = {2, 1};
     CHECK_OK(be->alloc(&dev, sizeof ha, &da));
     CHECK_OK(be->alloc(&dev, sizeof hb, &db));
     CHECK_OK(be->alloc(&dev, 4 * sizeof(float), &dc));
@@ -131,8 +130,7 @@ int main(int argc, char **argv) {
     (void)argc;
     find_lib(argv[0]);
     if (access(lib_path, F_OK) != 0) {
-        printf("%s not built (no CUDA toolkit, or a sanitizer build): nothing to test\n",
-               lib_path);
+        printf("%s not built (no CUDA toolkit, or a sanitizer build): nothing to test\n", lib_path);
         printf("0 passed, 0 failed, 1 pending\n");
         return 0;
     }

@@ -307,6 +307,29 @@ static void test_dlpack_roundtrip(void) {
     tide_ctx_release(ctx);
 }
 
+/* virtual CPU devices keep their identity through DLPack (device_id) and in the rules */
+static void test_dlpack_virtual_device(void) {
+    tide_device     *cpu1 = NULL;
+    tide_tensor     *t = NULL, *u = NULL, *host = NULL, *sum = NULL;
+    DLManagedTensor *m = NULL;
+    int64_t          n = 4;
+    CHECK(tide_device_count(TIDE_DEVICE_CPU) == 2); /* main sets TIDE_CPU_DEVICES=2 */
+    CHECK_OK(tide_device_get("cpu:1", &cpu1));
+    CHECK_OK(tide_tensor_empty(NULL, cpu1, TIDE_DTYPE_F32, 1, &n, &t));
+    CHECK_OK(tide_fill_(NULL, t, 2.5));
+    CHECK_OK(tide_tensor_to_dlpack(t, &m));
+    CHECK(m && m->dl_tensor.device.device_type == kDLCPU && m->dl_tensor.device.device_id == 1);
+    CHECK_OK(tide_tensor_from_dlpack(NULL, m, &u));
+    CHECK(u && tide_tensor_device(u) == cpu1);
+    CHECK_OK(tide_tensor_empty(NULL, cpu(), TIDE_DTYPE_F32, 1, &n, &host));
+    CHECK(tide_binary(NULL, TIDE_OP_ADD, u, host, &sum) == TIDE_EDEVICE);
+    CHECK_HAS(tide_errmsg(), "same device");
+    CHECK(sum == NULL);
+    tide_tensor_release(host);
+    tide_tensor_release(u);
+    tide_tensor_release(t);
+}
+
 /* device memory crosses as kDLCUDA and stays on the device (runs where CUDA is available) */
 static void test_dlpack_cuda(void) {
     if (!tide_cuda_is_available()) {
@@ -427,6 +450,7 @@ static void test_threads(void) {
 }
 
 int main(void) {
+    setenv("TIDE_CPU_DEVICES", "2", 1); /* cpu:0 and cpu:1, read by tide_init */
     CHECK_OK(tide_init());
     RUN(test_blob_lifetime);
     RUN(test_blob_writes_both_ways);
@@ -437,6 +461,7 @@ int main(void) {
     RUN(test_dlpack_import);
     RUN(test_dlpack_import_errors);
     RUN(test_dlpack_roundtrip);
+    RUN(test_dlpack_virtual_device);
     RUN(test_dlpack_cuda);
     RUN(test_memory_limit);
     RUN(test_threads);

@@ -12,10 +12,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define ALIGN        64
-#define NCLASSES     256
-#define MAX_DEVICES  128            /* devices past this share the last slot's counters */
-#define CACHE_LIMIT  ((size_t)1 << 30) /* bytes of free blocks kept per device */
+#define ALIGN       64
+#define NCLASSES    256
+#define MAX_DEVICES 128               /* devices past this share the last slot's counters */
+#define CACHE_LIMIT ((size_t)1 << 30) /* bytes of free blocks kept per device */
 
 typedef struct block {
     struct block *next;

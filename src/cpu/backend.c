@@ -23,8 +23,8 @@ static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, 
     return TIDE_OK;
 }
 
-static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev,
-                             const void *src, size_t bytes) {
+static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
+                             size_t bytes) {
     (void)dst_dev;
     (void)src_dev;
     if (bytes)

@@ -45,7 +45,7 @@ typedef void (*cpu_loop_fn)(char **p, const int64_t *s, int64_t n, int64_t index
 /* EINVAL "<op>: ..." when the views' shapes differ (an internal contract violation) */
 tide_status cpu_iter_init(cpu_iter *it, const char *op, int nops, const tide_kview *const *views);
 /* runs fn over [0, numel); on several threads when numel >= grain (grain <= 0: never) */
-void        cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg);
+void cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg);
 
 static inline int64_t cpu_numel(const tide_kview *v) {
     int64_t n = 1;
@@ -128,8 +128,6 @@ tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const
                       const double *params);
 tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *a);
 tide_status cpu_fill(tide_device *dev, const tide_kview *out, double value);
-tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
-                      const tide_kview *a, const tide_kview *b);
 
 /* reduce.c */
 tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
@@ -144,8 +142,10 @@ tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kvie
                         int log);
 tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                              const tide_kview *index);
-tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim,
-                          const tide_kview *index, const tide_kview *src);
+tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
+                          const tide_kview *src);
+tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
+                      const tide_kview *a, const tide_kview *b);
 
 /* random.c */
 tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,

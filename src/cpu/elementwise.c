@@ -13,10 +13,16 @@
 
 /* Lua semantics for // and %: floor division, result of % takes the divisor's sign. Division
  * by zero gives 0 (Lua would raise) and MIN // -1 wraps to MIN, as in Lua; nothing traps. */
-#define DEF_INT_OPS(S, T, U)                                                                 \
-    static inline T S##_add(T a, T b) { return (T)((U)a + (U)b); }                                \
-    static inline T S##_sub(T a, T b) { return (T)((U)a - (U)b); }                                \
-    static inline T S##_mul(T a, T b) { return (T)((U)a * (U)b); }                                \
+#define DEF_INT_OPS(S, T, U)                                                                       \
+    static inline T S##_add(T a, T b) {                                                            \
+        return (T)((U)a + (U)b);                                                                   \
+    }                                                                                              \
+    static inline T S##_sub(T a, T b) {                                                            \
+        return (T)((U)a - (U)b);                                                                   \
+    }                                                                                              \
+    static inline T S##_mul(T a, T b) {                                                            \
+        return (T)((U)a * (U)b);                                                                   \
+    }                                                                                              \
     static inline T S##_floordiv(T a, T b) {                                                       \
         if (b == 0)                                                                                \
             return 0;                                                                              \
@@ -31,7 +37,9 @@
         T m = (T)(a % b);                                                                          \
         return (T)((m != 0 && ((m < 0) != (b < 0))) ? m + b : m);                                  \
     }                                                                                              \
-    static inline T S##_div(T a, T b) { return S##_floordiv(a, b); }                               \
+    static inline T S##_div(T a, T b) {                                                            \
+        return S##_floordiv(a, b);                                                                 \
+    }                                                                                              \
     static inline T S##_pow(T a, T b) {                                                            \
         if (b < 0) /* only 1 and -1 have integral negative powers */                               \
             return (T)(a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0));                           \
@@ -44,23 +52,47 @@
         }                                                                                          \
         return (T)r;                                                                               \
     }                                                                                              \
-    static inline T S##_maximum(T a, T b) { return a > b ? a : b; }                                \
-    static inline T S##_minimum(T a, T b) { return a < b ? a : b; }                                \
-    static inline T S##_neg(T a) { return (T)(0 - (U)a); }                                         \
-    static inline T S##_abs(T a) { return a < 0 ? (T)(0 - (U)a) : a; }                             \
-    static inline T S##_sign(T a) { return (T)((a > 0) - (a < 0)); }                               \
-    static inline T S##_relu(T a) { return a > 0 ? a : 0; }
+    static inline T S##_maximum(T a, T b) {                                                        \
+        return a > b ? a : b;                                                                      \
+    }                                                                                              \
+    static inline T S##_minimum(T a, T b) {                                                        \
+        return a < b ? a : b;                                                                      \
+    }                                                                                              \
+    static inline T S##_neg(T a) {                                                                 \
+        return (T)(0 - (U)a);                                                                      \
+    }                                                                                              \
+    static inline T S##_abs(T a) {                                                                 \
+        return a < 0 ? (T)(0 - (U)a) : a;                                                          \
+    }                                                                                              \
+    static inline T S##_sign(T a) {                                                                \
+        return (T)((a > 0) - (a < 0));                                                             \
+    }                                                                                              \
+    static inline T S##_relu(T a) {                                                                \
+        return a > 0 ? a : 0;                                                                      \
+    }
 
 DEF_INT_OPS(i32, int32_t, uint32_t)
 DEF_INT_OPS(i64, int64_t, uint64_t)
 
 /* uint8: unsigned, so floor division is plain division */
-static inline uint8_t u8_add(uint8_t a, uint8_t b) { return (uint8_t)(a + b); }
-static inline uint8_t u8_sub(uint8_t a, uint8_t b) { return (uint8_t)(a - b); }
-static inline uint8_t u8_mul(uint8_t a, uint8_t b) { return (uint8_t)(a * b); }
-static inline uint8_t u8_floordiv(uint8_t a, uint8_t b) { return b ? (uint8_t)(a / b) : 0; }
-static inline uint8_t u8_div(uint8_t a, uint8_t b) { return u8_floordiv(a, b); }
-static inline uint8_t u8_mod(uint8_t a, uint8_t b) { return b ? (uint8_t)(a % b) : 0; }
+static inline uint8_t u8_add(uint8_t a, uint8_t b) {
+    return (uint8_t)(a + b);
+}
+static inline uint8_t u8_sub(uint8_t a, uint8_t b) {
+    return (uint8_t)(a - b);
+}
+static inline uint8_t u8_mul(uint8_t a, uint8_t b) {
+    return (uint8_t)(a * b);
+}
+static inline uint8_t u8_floordiv(uint8_t a, uint8_t b) {
+    return b ? (uint8_t)(a / b) : 0;
+}
+static inline uint8_t u8_div(uint8_t a, uint8_t b) {
+    return u8_floordiv(a, b);
+}
+static inline uint8_t u8_mod(uint8_t a, uint8_t b) {
+    return b ? (uint8_t)(a % b) : 0;
+}
 static inline uint8_t u8_pow(uint8_t a, uint8_t b) {
     unsigned r = 1, x = a;
     while (b) {
@@ -71,16 +103,30 @@ static inline uint8_t u8_pow(uint8_t a, uint8_t b) {
     }
     return (uint8_t)r;
 }
-static inline uint8_t u8_maximum(uint8_t a, uint8_t b) { return a > b ? a : b; }
-static inline uint8_t u8_minimum(uint8_t a, uint8_t b) { return a < b ? a : b; }
-static inline uint8_t u8_neg(uint8_t a) { return (uint8_t)(0u - a); }
-static inline uint8_t u8_abs(uint8_t a) { return a; }
-static inline uint8_t u8_sign(uint8_t a) { return a > 0; }
-static inline uint8_t u8_relu(uint8_t a) { return a; }
+static inline uint8_t u8_maximum(uint8_t a, uint8_t b) {
+    return a > b ? a : b;
+}
+static inline uint8_t u8_minimum(uint8_t a, uint8_t b) {
+    return a < b ? a : b;
+}
+static inline uint8_t u8_neg(uint8_t a) {
+    return (uint8_t)(0u - a);
+}
+static inline uint8_t u8_abs(uint8_t a) {
+    return a;
+}
+static inline uint8_t u8_sign(uint8_t a) {
+    return a > 0;
+}
+static inline uint8_t u8_relu(uint8_t a) {
+    return a;
+}
 
 /* bool: the uint8 result normalised to 0/1 (add is or, mul is and, sub is xor) */
 #define DEF_BOOL_OP(name)                                                                          \
-    static inline uint8_t b_##name(uint8_t a, uint8_t b) { return u8_##name(a, b) != 0; }
+    static inline uint8_t b_##name(uint8_t a, uint8_t b) {                                         \
+        return u8_##name(a, b) != 0;                                                               \
+    }
 DEF_BOOL_OP(add)
 DEF_BOOL_OP(sub)
 DEF_BOOL_OP(mul)
@@ -92,14 +138,24 @@ DEF_BOOL_OP(maximum)
 DEF_BOOL_OP(minimum)
 
 /* bool unary: through uint8, normalised */
-static inline uint8_t b_neg(uint8_t a) { return a; }
-static inline uint8_t b_abs(uint8_t a) { return a; }
-static inline uint8_t b_sign(uint8_t a) { return a; }
-static inline uint8_t b_relu(uint8_t a) { return a; }
+static inline uint8_t b_neg(uint8_t a) {
+    return a;
+}
+static inline uint8_t b_abs(uint8_t a) {
+    return a;
+}
+static inline uint8_t b_sign(uint8_t a) {
+    return a;
+}
+static inline uint8_t b_relu(uint8_t a) {
+    return a;
+}
 
 /* transcendental ops of integer tensors: computed in double, cast back with saturation */
 #define DEF_VIA_DOUBLE(S, T, SAT, NAME)                                                            \
-    static inline T S##_##NAME(T a) { return (T)SAT(tide_##NAME##_d((double)a)); }
+    static inline T S##_##NAME(T a) {                                                              \
+        return (T)SAT(tide_##NAME##_d((double)a));                                                 \
+    }
 #define DEF_ALL_VIA_DOUBLE(S, T, SAT)                                                              \
     DEF_VIA_DOUBLE(S, T, SAT, exp)                                                                 \
     DEF_VIA_DOUBLE(S, T, SAT, log)                                                                 \
@@ -110,7 +166,9 @@ static inline uint8_t b_relu(uint8_t a) { return a; }
     DEF_VIA_DOUBLE(S, T, SAT, gelu)                                                                \
     DEF_VIA_DOUBLE(S, T, SAT, sin)                                                                 \
     DEF_VIA_DOUBLE(S, T, SAT, cos)
-static inline uint8_t sat_bool(double v) { return v != 0; }
+static inline uint8_t sat_bool(double v) {
+    return v != 0;
+}
 DEF_ALL_VIA_DOUBLE(i32, int32_t, cpu_sat_i32)
 DEF_ALL_VIA_DOUBLE(i64, int64_t, cpu_sat_i64)
 DEF_ALL_VIA_DOUBLE(u8, uint8_t, cpu_sat_u8)
@@ -118,9 +176,13 @@ DEF_ALL_VIA_DOUBLE(b, uint8_t, sat_bool)
 
 /* floats: the shared scalar math under the names the row loops paste together */
 #define FWD2(S, T, SFX, NAME)                                                                      \
-    static inline T S##_##NAME(T a, T b) { return tide_##NAME##_##SFX(a, b); }
+    static inline T S##_##NAME(T a, T b) {                                                         \
+        return tide_##NAME##_##SFX(a, b);                                                          \
+    }
 #define FWD1(S, T, SFX, NAME)                                                                      \
-    static inline T S##_##NAME(T a) { return tide_##NAME##_##SFX(a); }
+    static inline T S##_##NAME(T a) {                                                              \
+        return tide_##NAME##_##SFX(a);                                                             \
+    }
 #define DEF_FLOAT_OPS(S, T, SFX)                                                                   \
     FWD2(S, T, SFX, add)                                                                           \
     FWD2(S, T, SFX, sub)                                                                           \
@@ -604,7 +666,7 @@ static void fill_row(char **p, const int64_t *s, int64_t n, int64_t index, void 
     const fill_arg *fa = arg;
     const char     *val = (const char *)&fa->box;
     size_t          es = fa->es;
-    int         zero = 1;
+    int             zero = 1;
     for (size_t k = 0; k < es; k++)
         zero &= val[k] == 0;
     if (s[0] == (int64_t)es && zero) {

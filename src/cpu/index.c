@@ -68,9 +68,9 @@ tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kvie
     if (dim < 0 || dim >= a->ndim)
         return tide_seterr(TIDE_EINVAL, "%s: dim %d out of range for %d dims (cpu kernel)", name,
                            dim, a->ndim);
-    size_t es = cpu_dtype_size(a->dtype);
-    sm_arg sm = {a->dtype, a->shape[dim], out->strides[dim] * (int64_t)es,
-                 a->strides[dim] * (int64_t)es, log};
+    size_t     es = cpu_dtype_size(a->dtype);
+    sm_arg     sm = {a->dtype, a->shape[dim], out->strides[dim] * (int64_t)es,
+                     a->strides[dim] * (int64_t)es, log};
     tide_kview o1 = *out, a1 = *a;
     o1.shape[dim] = a1.shape[dim] = 1;
     o1.strides[dim] = a1.strides[dim] = 0;
@@ -86,8 +86,8 @@ tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kvie
 /* ---- index_select / index_add ------------------------------------------------------------- */
 
 static int64_t index_at(const tide_kview *index, int64_t j) {
-    const char *p = (const char *)index->data +
-                    j * index->strides[0] * (int64_t)cpu_dtype_size(index->dtype);
+    const char *p =
+        (const char *)index->data + j * index->strides[0] * (int64_t)cpu_dtype_size(index->dtype);
     return index->dtype == TIDE_DTYPE_I32 ? *(const int32_t *)p : *(const int64_t *)p;
 }
 
@@ -118,9 +118,10 @@ static tide_status check_index(const char *name, const tide_kview *index, int di
     return TIDE_OK;
 }
 
-tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                             int dim, const tide_kview *index) {
-    CPU_TRY(check_index("index_select", index, dim, a->ndim, dim >= 0 && dim < a->ndim ? a->shape[dim] : 0));
+tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                             const tide_kview *index) {
+    CPU_TRY(check_index("index_select", index, dim, a->ndim,
+                        dim >= 0 && dim < a->ndim ? a->shape[dim] : 0));
     int64_t n = index->shape[0];
     if (out->ndim != a->ndim || out->shape[dim] != n)
         return tide_seterr(TIDE_ESHAPE, "index_select: cpu kernel got a wrong output shape");
@@ -132,8 +133,8 @@ tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide
     return TIDE_OK;
 }
 
-tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim,
-                          const tide_kview *index, const tide_kview *src) {
+tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
+                          const tide_kview *src) {
     CPU_TRY(check_index("index_add_", index, dim, dst->ndim,
                         dim >= 0 && dim < dst->ndim ? dst->shape[dim] : 0));
     int64_t n = index->shape[0];

@@ -9,6 +9,7 @@
  */
 #include "cpu.h"
 #include <cblas.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ static void pack(const char *src, int64_t rows, int64_t cols, int64_t sr, int64_
 }
 
 static operand prepare(const tide_kview *v, int64_t b, size_t es, char *buf) {
-    int64_t rows = v->shape[1], cols = v->shape[2];
+    int64_t     rows = v->shape[1], cols = v->shape[2];
     const char *p = (const char *)v->data + b * v->strides[0] * (int64_t)es;
     operand     o;
     if (blas_layout(rows, cols, v->strides[1], v->strides[2], &o.trans, &o.ld)) {
@@ -70,12 +71,13 @@ static operand prepare(const tide_kview *v, int64_t b, size_t es, char *buf) {
                 po[i] = 0;                                                                         \
             for (int64_t i = 0; i < M; i++)                                                        \
                 for (int64_t k = 0; k < K; k++) {                                                  \
-                    uint64_t x = (uint64_t) * (const T *)(pa + (i * a->strides[1] +                \
-                                                               k * a->strides[2]) * (int64_t)es);  \
+                    uint64_t x =                                                                   \
+                        (uint64_t) *                                                               \
+                        (const T *)(pa + (i * a->strides[1] + k * a->strides[2]) * (int64_t)es);   \
                     for (int64_t j = 0; j < N; j++) {                                              \
-                        uint64_t y = (uint64_t) * (const T *)(pb + (k * bm->strides[1] +           \
-                                                                   j * bm->strides[2]) *           \
-                                                                      (int64_t)es);                \
+                        uint64_t y = (uint64_t) *                                                  \
+                                     (const T *)(pb + (k * bm->strides[1] + j * bm->strides[2]) *  \
+                                                          (int64_t)es);                            \
                         po[i * N + j] = (T)((uint64_t)po[i * N + j] + x * y);                      \
                     }                                                                              \
                 }                                                                                  \
@@ -119,32 +121,35 @@ tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview
         memset(out->data, 0, (size_t)(B * M * N) * es);
         return TIDE_OK;
     }
-    /* scratch for operands BLAS cannot read in place */
-    char *bufa = NULL, *bufb = NULL;
-    int   dummy;
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || a->strides[1] > INT32_MAX ||
+        a->strides[2] > INT32_MAX || bm->strides[1] > INT32_MAX || bm->strides[2] > INT32_MAX)
+        return tide_seterr(TIDE_ENOTSUP,
+                           "matmul: [%lld, %lld] @ [%lld, %lld] exceeds BLAS's 32-bit sizes ; "
+                           "split the product into smaller blocks",
+                           (long long)M, (long long)K, (long long)K, (long long)N);
+    /* scratch for operands BLAS cannot read in place, reused across the batch */
+    int     trans;
     int64_t ld;
-    if (!blas_layout(M, K, a->strides[1], a->strides[2], &dummy, &ld))
-        bufa = malloc((size_t)(M * K) * es);
-    if (!blas_layout(K, N, bm->strides[1], bm->strides[2], &dummy, &ld))
-        bufb = malloc((size_t)(K * N) * es);
-    int need_a = !blas_layout(M, K, a->strides[1], a->strides[2], &dummy, &ld);
-    int need_b = !blas_layout(K, N, bm->strides[1], bm->strides[2], &dummy, &ld);
+    int     need_a = !blas_layout(M, K, a->strides[1], a->strides[2], &trans, &ld);
+    int     need_b = !blas_layout(K, N, bm->strides[1], bm->strides[2], &trans, &ld);
+    char   *bufa = need_a ? malloc((size_t)(M * K) * es) : NULL;
+    char   *bufb = need_b ? malloc((size_t)(K * N) * es) : NULL;
     if ((need_a && !bufa) || (need_b && !bufb)) {
         free(bufa);
         free(bufb);
         return tide_seterr(TIDE_ENOMEM, "matmul: out of memory for a packed operand copy");
     }
     for (int64_t b = 0; b < B; b++) {
-        operand oa = prepare(a, b, es, bufa), ob = prepare(bm, b, es, bufb);
-        char   *po = (char *)out->data + (size_t)(b * M * N) * es;
+        operand              oa = prepare(a, b, es, bufa), ob = prepare(bm, b, es, bufb);
+        char                *po = (char *)out->data + (size_t)(b * M * N) * es;
         enum CBLAS_TRANSPOSE ta = oa.trans ? CblasTrans : CblasNoTrans;
         enum CBLAS_TRANSPOSE tb = ob.trans ? CblasTrans : CblasNoTrans;
         if (dt == TIDE_DTYPE_F32)
-            cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, oa.p, (int)oa.ld,
-                        ob.p, (int)ob.ld, 0.0f, (float *)po, (int)N);
+            cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, oa.p, (int)oa.ld, ob.p,
+                        (int)ob.ld, 0.0f, (float *)po, (int)N);
         else
-            cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, oa.p, (int)oa.ld,
-                        ob.p, (int)ob.ld, 0.0, (double *)po, (int)N);
+            cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, oa.p, (int)oa.ld, ob.p,
+                        (int)ob.ld, 0.0, (double *)po, (int)N);
     }
     free(bufa);
     free(bufb);

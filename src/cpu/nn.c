@@ -8,16 +8,16 @@
 #include "cpu.h"
 #include <string.h>
 
-static tide_status geom_check(const char *name, tide_conv_geom g, int64_t H, int64_t W,
-                              int64_t *OH, int64_t *OW) {
+static tide_status geom_check(const char *name, tide_conv_geom g, int64_t H, int64_t W, int64_t *OH,
+                              int64_t *OW) {
     if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0)
         return tide_seterr(TIDE_EINVAL,
                            "%s: kernel %dx%d, stride %dx%d, padding %dx%d ; kernel and stride must "
                            "be >= 1, padding >= 0",
                            name, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
     if (H + 2 * g.ph < g.kh || W + 2 * g.pw < g.kw)
-        return tide_seterr(TIDE_EINVAL, "%s: kernel %dx%d larger than padded input %lldx%lld",
-                           name, g.kh, g.kw, (long long)(H + 2 * g.ph), (long long)(W + 2 * g.pw));
+        return tide_seterr(TIDE_EINVAL, "%s: kernel %dx%d larger than padded input %lldx%lld", name,
+                           g.kh, g.kw, (long long)(H + 2 * g.ph), (long long)(W + 2 * g.pw));
     *OH = (H + 2 * g.ph - g.kh) / g.sh + 1;
     *OW = (W + 2 * g.pw - g.kw) / g.sw + 1;
     return TIDE_OK;
@@ -39,9 +39,9 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
  * COL2IM the same walk adds the columns back into the plane instead */
 #define IM2COL_PLANE(T, COL2IM)                                                                    \
     do {                                                                                           \
-        T       *im_ = (T *)img_base + pl * H * W;                                                 \
-        int64_t  n_ = pl / C, c_ = pl % C;                                                         \
-        T       *col = (T *)col_base + (n_ * C * KK + c_ * KK) * L;                                \
+        T      *im_ = (T *)img_base + pl * H * W;                                                  \
+        int64_t n_ = pl / C, c_ = pl % C;                                                          \
+        T      *col = (T *)col_base + (n_ * C * KK + c_ * KK) * L;                                 \
         for (int ki = 0; ki < g.kh; ki++)                                                          \
             for (int kj = 0; kj < g.kw; kj++, col += L)                                            \
                 for (int64_t oh = 0; oh < OH; oh++) {                                              \
@@ -156,17 +156,20 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
     CPU_TRY(contig_check(name, out, 4));
     CPU_TRY(contig_check(name, indices, 4));
     if (out->dtype != input->dtype || indices->dtype != TIDE_DTYPE_I64)
-        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs out of the input's dtype and "
-                                        "int64 indices", name);
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: cpu kernel needs out of the input's dtype and "
+                           "int64 indices",
+                           name);
     int64_t N = input->shape[0], C = input->shape[1], H = input->shape[2], W = input->shape[3];
     int64_t OH, OW;
     CPU_TRY(geom_check(name, g, H, W, &OH, &OW));
     for (int d = 0; d < 4; d++) {
         int64_t want = d == 0 ? N : d == 1 ? C : d == 2 ? OH : OW;
         if (out->shape[d] != want || indices->shape[d] != want)
-            return tide_seterr(TIDE_ESHAPE, "%s: output shape does not match [%lld, %lld, %lld, "
-                                            "%lld]", name, (long long)N, (long long)C,
-                               (long long)OH, (long long)OW);
+            return tide_seterr(TIDE_ESHAPE,
+                               "%s: output shape does not match [%lld, %lld, %lld, "
+                               "%lld]",
+                               name, (long long)N, (long long)C, (long long)OH, (long long)OW);
     }
     int64_t planes = N * C;
     int     f32 = input->dtype == TIDE_DTYPE_F32;
@@ -203,10 +206,9 @@ tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
         return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one float dtype and int64 indices",
                            name);
     for (int d = 0; d < 4; d++)
-        if (indices->shape[d] != grad_out->shape[d] || (d < 2 && grad_in->shape[d] !=
-                                                                     grad_out->shape[d]))
-            return tide_seterr(TIDE_ESHAPE, "%s: grad_out, indices and grad_in do not match",
-                               name);
+        if (indices->shape[d] != grad_out->shape[d] ||
+            (d < 2 && grad_in->shape[d] != grad_out->shape[d]))
+            return tide_seterr(TIDE_ESHAPE, "%s: grad_out, indices and grad_in do not match", name);
     int64_t planes = grad_in->shape[0] * grad_in->shape[1];
     int64_t HW = grad_in->shape[2] * grad_in->shape[3], L = grad_out->shape[2] * grad_out->shape[3];
     memset(grad_in->data, 0, (size_t)(planes * HW) * cpu_dtype_size(grad_in->dtype));

@@ -37,7 +37,7 @@ static int is_float(tide_dtype dt) {
         case TIDE_OP_MEAN:                                                                         \
             if (FLT) {                                                                             \
                 double sum = 0;                                                                    \
-                if (ra->sd == sizeof(T)) { /* 8 chains hide the add latency */                  \
+                if (ra->sd == sizeof(T)) { /* 8 chains hide the add latency */                     \
                     const T *x = (const T *)q;                                                     \
                     double   c[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
                     int64_t  j = 0;                                                                \
@@ -75,8 +75,8 @@ static int is_float(tide_dtype dt) {
             }                                                                                      \
             break;                                                                                 \
         default: { /* max min argmax argmin: first extreme wins; a NaN beats everything */         \
-            int is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                        \
-            T   best = *(const T *)q;                                                              \
+            int     is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                    \
+            T       best = *(const T *)q;                                                          \
             int64_t bi = 0;                                                                        \
             q += ra->sd;                                                                           \
             for (int64_t j = 1; j < len && best == best; j++, q += ra->sd) {                       \
@@ -221,28 +221,10 @@ tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
     cpu_iter          it;
     CPU_TRY(cpu_iter_init(&it, name, 3, v));
     int64_t grain = CPU_PAR_GRAIN / (ra.len > 0 ? ra.len : 1) + 1;
-    int     colsum = (op == TIDE_OP_SUM || op == TIDE_OP_MEAN) && is_float(a->dtype) &&
-                 it.numel > 1 && ra.len > 1 && it.ndim == 1 &&
-                 llabs(it.strides[1][0]) < llabs(ra.sd);
+    int colsum = (op == TIDE_OP_SUM || op == TIDE_OP_MEAN) && is_float(a->dtype) && it.numel > 1 &&
+                 ra.len > 1 && llabs(it.strides[1][it.ndim - 1]) < llabs(ra.sd);
     if (colsum) {
         cpu_iter_run(&it, grain, colsum_row, &ra);
-        return TIDE_OK;
-    }
-    /* a full reduction is one output: split the dim over threads and combine */
-    if (it.numel == 1 && ra.len >= 4 * CPU_PAR_GRAIN &&
-        (op == TIDE_OP_SUM || op == TIDE_OP_MEAN) && is_float(a->dtype)) {
-        double total = 0;
-        int64_t len = ra.len;
-#pragma omp parallel for reduction(+ : total) schedule(static)
-        for (int64_t c = 0; c < 64; c++) {
-            red_arg part = ra;
-            int64_t b = len * c / 64, e = len * (c + 1) / 64;
-            part.len = e - b;
-            part.op = TIDE_OP_SUM;
-            total += reduce_one(&part, (const char *)a->data + b * ra.sd).d;
-        }
-        acc r = {total, 0, 0};
-        store(&ra, (char *)out->data, r);
         return TIDE_OK;
     }
     cpu_iter_run(&it, grain, red_row, &ra);

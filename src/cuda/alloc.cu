@@ -22,10 +22,10 @@
 namespace {
 
 const size_t kRound = 512;
-const size_t kSmallMax = 1 << 20;       /* small pool: requests up to 1 MiB */
-const size_t kSmallSegment = 2 << 20;   /* 2 MiB */
-const size_t kLargeSegment = 20 << 20;  /* for requests below kLargeAlone */
-const size_t kLargeAlone = 10 << 20;    /* at or above: a segment of its own */
+const size_t kSmallMax = 1 << 20;      /* small pool: requests up to 1 MiB */
+const size_t kSmallSegment = 2 << 20;  /* 2 MiB */
+const size_t kLargeSegment = 20 << 20; /* for requests below kLargeAlone */
+const size_t kLargeAlone = 10 << 20;   /* at or above: a segment of its own */
 const size_t kSegmentRound = 2 << 20;
 
 struct Block {
@@ -50,7 +50,8 @@ struct Pool {
     size_t                              allocated = 0, reserved = 0, peak = 0;
 };
 
-Pool g_pool[TIDE_CUDA_MAX_DEVICES];
+/* never destroyed: tensors may be freed by finalizers that run after static destructors */
+Pool *const g_pool = new Pool[TIDE_CUDA_MAX_DEVICES];
 
 size_t round_size(size_t bytes) {
     if (bytes < kRound)
@@ -110,14 +111,14 @@ tide_status tide_cuda_alloc(tide_device *dev, size_t bytes, void **ptr) {
     *ptr = NULL;
     cudaStream_t stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    Pool                        &p = g_pool[dev->index];
-    size_t                       size = round_size(bytes);
-    bool                         small = size <= kSmallMax;
-    std::lock_guard<std::mutex>  lock(p.mu);
-    auto                        &set = free_set(p, small);
+    Pool                       &p = g_pool[dev->index];
+    size_t                      size = round_size(bytes);
+    bool                        small = size <= kSmallMax;
+    std::lock_guard<std::mutex> lock(p.mu);
+    auto                       &set = free_set(p, small);
 
-    Block key = {NULL, size, 0, small, true, NULL, NULL};
-    auto  it = set.lower_bound(&key);
+    Block  key = {NULL, size, 0, small, true, NULL, NULL};
+    auto   it = set.lower_bound(&key);
     Block *b;
     if (it != set.end()) {
         b = *it;
@@ -133,8 +134,8 @@ tide_status tide_cuda_alloc(tide_device *dev, size_t bytes, void **ptr) {
             set.insert(r);
         }
     } else {
-        size_t seg = segment_size(size);
-        void  *mem = NULL;
+        size_t      seg = segment_size(size);
+        void       *mem = NULL;
         cudaError_t e = cudaMalloc(&mem, seg);
         if (e == cudaErrorMemoryAllocation) {
             /* give the cache back to the driver and retry once */

@@ -104,14 +104,14 @@ size_t tide_cuda_dtype_size(tide_dtype dt) {
 // ---- per-device state -----------------------------------------------------------------------
 
 struct dev_state {
-    std::once_flag  once;
-    tide_status     init_st;
-    cudaStream_t    stream;
-    cublasHandle_t  blas;
-    std::once_flag  blas_once;
-    cublasStatus_t  blas_st;
-    int             sm_count;
-    volatile bool   ready;
+    std::once_flag once;
+    tide_status    init_st;
+    cudaStream_t   stream;
+    cublasHandle_t blas;
+    std::once_flag blas_once;
+    cublasStatus_t blas_st;
+    int            sm_count;
+    volatile bool  ready;
 };
 
 static dev_state g_dev[TIDE_CUDA_MAX_DEVICES];
@@ -138,7 +138,10 @@ tide_status tide_cuda_enter(tide_device *dev, cudaStream_t *stream) {
         if (s.init_st != TIDE_OK)
             return tide_cuda_seterr(s.init_st, "cuda: cuda:%d could not be initialised", idx);
     }
-    TIDE_CUDA_TRY(cudaSetDevice(idx));
+    /* cudaGetDevice only reads thread state: cheaper than setting it on every call */
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess || cur != idx)
+        TIDE_CUDA_TRY(cudaSetDevice(idx));
     *stream = s.stream;
     return TIDE_OK;
 }
@@ -199,8 +202,8 @@ static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, 
 
 /* Device to device. The source's producers run on its stream, so that stream is drained first;
  * the copy itself is synchronous, so the source block can be reused as soon as we return. */
-static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev,
-                             const void *src, size_t bytes) {
+static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
+                             size_t bytes) {
     cudaStream_t src_stream = NULL, dst_stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(src_dev, &src_stream));
     if (bytes == 0)
@@ -211,19 +214,14 @@ static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_d
     }
     TIDE_CUDA_TRY(cudaStreamSynchronize(src_stream));
     TIDE_TRY_ST(tide_cuda_enter(dst_dev, &dst_stream));
-    /* cudaMemcpyPeerAsync goes over NVLink/PCIe directly when peer access is possible and is
-     * staged by the driver otherwise */
+    /* cudaMemcpyPeerAsync goes over NVLink/PCIe directly when peer access is enabled and is
+     * staged by the driver otherwise, so failing to enable it (already enabled, unsupported
+     * topology) is not an error */
     int can = 0;
-    TIDE_CUDA_TRY(cudaDeviceCanAccessPeer(&can, dst_dev->index, src_dev->index));
-    if (can) {
-        cudaError_t e = cudaDeviceEnablePeerAccess(src_dev->index, 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled)
-            cudaGetLastError();
-        else
-            TIDE_CUDA_TRY(e);
-    }
-    TIDE_CUDA_TRY(
-        cudaMemcpyPeerAsync(dst, dst_dev->index, src, src_dev->index, bytes, dst_stream));
+    if (cudaDeviceCanAccessPeer(&can, dst_dev->index, src_dev->index) == cudaSuccess && can)
+        cudaDeviceEnablePeerAccess(src_dev->index, 0);
+    cudaGetLastError();
+    TIDE_CUDA_TRY(cudaMemcpyPeerAsync(dst, dst_dev->index, src, src_dev->index, bytes, dst_stream));
     TIDE_CUDA_TRY(cudaStreamSynchronize(dst_stream));
     return TIDE_OK;
 }
@@ -309,8 +307,8 @@ tide_cuda_backend_open(tide_seterr_fn seterr, const tide_backend **backend, int 
         dlclose(drv);
         if (e == cudaErrorNoDevice)
             return seterr(TIDE_EDEVICE, "no CUDA device found: %s", cudaGetErrorString(e));
-        return seterr(TIDE_EDEVICE, "CUDA could not be initialised: %s (%s)",
-                      cudaGetErrorString(e), cudaGetErrorName(e));
+        return seterr(TIDE_EDEVICE, "CUDA could not be initialised: %s (%s)", cudaGetErrorString(e),
+                      cudaGetErrorName(e));
     }
     if (n <= 0)
         return seterr(TIDE_EDEVICE, "no CUDA device found");

@@ -77,12 +77,12 @@ tide_status tide_cuda_empty_cache(tide_device *dev);
 
 /* ---- kview helpers (own copies of the core's) --------------------------------------------- */
 
-int64_t     tide_cuda_numel(const tide_kview *v);
-bool        tide_cuda_contiguous(const tide_kview *v);
-const char *tide_cuda_dtype_name(tide_dtype dt);
-const char *tide_cuda_op_name(tide_op op);
+int64_t        tide_cuda_numel(const tide_kview *v);
+bool           tide_cuda_contiguous(const tide_kview *v);
+const char    *tide_cuda_dtype_name(tide_dtype dt);
+const char    *tide_cuda_op_name(tide_op op);
 tide_op_family tide_op_family_of_cuda(tide_op op);
-size_t      tide_cuda_dtype_size(tide_dtype dt);
+size_t         tide_cuda_dtype_size(tide_dtype dt);
 
 static inline unsigned tide_cuda_blocks(int64_t n, int per_thread = 1) {
     int64_t b = (n + (int64_t)TIDE_CUDA_THREADS * per_thread - 1) /
@@ -205,7 +205,8 @@ template <int DT> __host__ __device__ constexpr bool tide_dt_is_float() {
 }
 
 /* storage -> compute type */
-template <int DT> __device__ __forceinline__ typename tide_dt<DT>::C tide_load(typename tide_dt<DT>::T v) {
+template <int DT>
+__device__ __forceinline__ typename tide_dt<DT>::C tide_load(typename tide_dt<DT>::T v) {
     if constexpr (DT == TIDE_DTYPE_F16)
         return __half2float(v);
     else if constexpr (DT == TIDE_DTYPE_BF16)
@@ -394,8 +395,8 @@ tide_status tide_cuda_reduce(tide_device *dev, tide_op op, const tide_kview *out
 tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
                              const tide_kview *bm);
 /* softmax.cu */
-tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                              int dim, int log);
+tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                              int log);
 /* index.cu */
 tide_status tide_cuda_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a,
                                    int dim, const tide_kview *index);
@@ -406,9 +407,8 @@ tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols, const tid
                              tide_conv_geom g);
 tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
                              tide_conv_geom g);
-tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out,
-                                const tide_kview *indices, const tide_kview *input,
-                                tide_conv_geom g);
+tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
+                                const tide_kview *input, tide_conv_geom g);
 tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                          const tide_kview *grad_out, const tide_kview *indices);
 }

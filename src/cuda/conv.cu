@@ -59,8 +59,8 @@ static tide_status im2col_bytes(cudaStream_t stream, const geom &q, const tide_k
     int64_t total = tide_cuda_numel(cols);
     if (total == 0)
         return TIDE_OK;
-    k_im2col<T><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
-        q, (T *)cols->data, (const T *)in->data, total);
+    k_im2col<T><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(q, (T *)cols->data,
+                                                                        (const T *)in->data, total);
     TIDE_CUDA_LAUNCHED(k_im2col);
     return TIDE_OK;
 }
@@ -119,7 +119,7 @@ struct run_col2im {
     static tide_status run(cudaStream_t stream, const geom &q, const tide_kview *out,
                            const tide_kview *cols) {
         typedef typename tide_dt<DT>::T T;
-        int64_t total = tide_cuda_numel(out);
+        int64_t                         total = tide_cuda_numel(out);
         if (total == 0)
             return TIDE_OK;
         k_col2im<DT><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
@@ -153,8 +153,8 @@ __global__ void k_maxpool2d(geom q, typename tide_dt<DT>::T *out, int64_t *idx,
         int64_t ow = t % q.OW, oh = (t / q.OW) % q.OH, c = (t / (q.OW * q.OH)) % q.C,
                 n = t / (q.OW * q.OH * q.C);
         const typename tide_dt<DT>::T *plane = in + n * q.is[0] + c * q.is[1];
-        C       best = 0;
-        int64_t at = -1;
+        C                              best = 0;
+        int64_t                        at = -1;
         for (int i = 0; i < q.kh; i++) {
             int64_t h = oh * q.sh - q.ph + i;
             if (h < 0 || h >= q.H)
@@ -181,7 +181,7 @@ struct run_maxpool {
     static tide_status run(cudaStream_t stream, const geom &q, const tide_kview *out,
                            const tide_kview *indices, const tide_kview *in) {
         typedef typename tide_dt<DT>::T T;
-        int64_t total = tide_cuda_numel(out);
+        int64_t                         total = tide_cuda_numel(out);
         if (total == 0)
             return TIDE_OK;
         k_maxpool2d<DT><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
@@ -223,8 +223,8 @@ __device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, __nv_bfloat16 v) {
 /* grad_in[plane][idx] += grad_out, one thread per grad_out element (windows may overlap) */
 template <typename T>
 __global__ void k_maxpool2d_backward(geom q, T *gin, const T *gout, const int64_t *idx,
-                                     int64_t total, int64_t g0, int64_t g1, int64_t g2,
-                                     int64_t g3, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+                                     int64_t total, int64_t g0, int64_t g1, int64_t g2, int64_t g3,
+                                     int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
         int64_t ow = t % q.OW, oh = (t / q.OW) % q.OH, c = (t / (q.OW * q.OH)) % q.C,
                 n = t / (q.OW * q.OH * q.C);

@@ -12,7 +12,7 @@ template <typename T> struct move_fn {
 };
 
 template <typename T> struct const_fn {
-    T value;
+    T                            value;
     __device__ __forceinline__ T operator()(T) const {
         return value;
     }
@@ -20,8 +20,8 @@ template <typename T> struct const_fn {
 
 /* conversion between run-time dtypes: integers to integers exactly, everything else through
  * double (exact for every value of every dtype but int64 beyond 2^53) */
-__global__ void k_convert(tide_iter<2> it, uint32_t n, void *out, int odt, const void *in,
-                          int idt, int both_int) {
+__global__ void k_convert(tide_iter<2> it, uint32_t n, void *out, int odt, const void *in, int idt,
+                          int both_int) {
     for (uint32_t i = (uint32_t)TIDE_GTID; i < n; i += (uint32_t)TIDE_GSTRIDE) {
         int64_t off[2];
         tide_iter_offsets<2, uint32_t>(it, i, off);
@@ -73,10 +73,10 @@ extern "C" tide_status tide_cuda_copy(tide_device *dev, const tide_kview *out,
     }
     const tide_kview *views[2] = {out, a};
     tide_iter<2>      it = tide_iter_make<2>(views);
-    int both_int = tide_dtype_is_int(out->dtype) && tide_dtype_is_int(a->dtype);
-    char       *po = (char *)out->data;
-    const char *pa = (const char *)a->data;
-    size_t      os = tide_cuda_dtype_size(out->dtype), as = tide_cuda_dtype_size(a->dtype);
+    int               both_int = tide_dtype_is_int(out->dtype) && tide_dtype_is_int(a->dtype);
+    char             *po = (char *)out->data;
+    const char       *pa = (const char *)a->data;
+    size_t            os = tide_cuda_dtype_size(out->dtype), as = tide_cuda_dtype_size(a->dtype);
     return tide_iter_chunks<2>(it, n, [&](const tide_iter<2> &p, uint32_t m, const int64_t *off) {
         k_convert<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
             p, m, po + (off ? off[0] * (int64_t)os : 0), (int)out->dtype,

@@ -13,7 +13,10 @@ CUDA_HEADERS  := $(wildcard src/cuda/*.cuh) include/tide.h src/backend.h src/sca
 CUDA_GENCODE  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
                  -gencode arch=compute_90,code=compute_90
 NVCC_WARN     := -Werror all-warnings -Xcompiler -Wall,-Wextra,-Wshadow,-Werror
-NVCCFLAGS     ?= -std=c++17 -O3 -g -lineinfo $(CUDA_GENCODE) $(NVCC_WARN) \
+# objects are written under a temporary name and renamed: a concurrent `make` (several people
+# build this checkout at once) never links a half-written object; --threads 0 compiles the
+# gencode targets in parallel
+NVCCFLAGS     ?= -std=c++17 -O3 -g -lineinfo --threads 0 $(CUDA_GENCODE) $(NVCC_WARN) \
                  -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -Isrc
 NVCC_FOUND    := $(shell command -v $(NVCC) 2>/dev/null)
 
@@ -24,13 +27,13 @@ cuda: $(CUDA_LIB)
 
 $(BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(CUDA_LIB): $(CUDA_OBJ) src/cuda/exports.map
 	@mkdir -p $(dir $@)
-	$(NVCC) -shared $(CUDA_GENCODE) -cudart static -o $@ $(CUDA_OBJ) \
+	$(NVCC) -shared $(CUDA_GENCODE) -cudart static -o $@.$$$$.tmp $(CUDA_OBJ) \
 	    -Xlinker --version-script=src/cuda/exports.map -Xlinker -rpath=$(CUDA_HOME)/lib64 \
-	    -Xlinker --no-undefined -L$(CUDA_HOME)/lib64 -lcublas -ldl -lpthread
+	    -Xlinker --no-undefined -L$(CUDA_HOME)/lib64 -lcublas -ldl -lpthread && mv -f $@.$$$$.tmp $@
 else
 cuda:
 	@echo "CUDA toolkit not found: building without the CUDA backend"

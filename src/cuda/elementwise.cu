@@ -9,6 +9,31 @@
 
 // ---- scalar math by compute type ------------------------------------------------------------
 
+/* The cheap ops are inlined into every kernel; pow, fmod, floor_divide and all unary math are
+ * out-of-line calls shared by the kernels of every dtype: inlined, they multiplied the size of
+ * this file's machine code (and its build time) many times over for no measurable gain. */
+__device__ __noinline__ float bin_heavy(int op, float a, float b) {
+    switch (op) {
+    case TIDE_OP_POW:
+        return tide_pow_f(a, b);
+    case TIDE_OP_MOD:
+        return tide_mod_f(a, b);
+    default:
+        return tide_floordiv_f(a, b);
+    }
+}
+
+__device__ __noinline__ double bin_heavy(int op, double a, double b) {
+    switch (op) {
+    case TIDE_OP_POW:
+        return tide_pow_d(a, b);
+    case TIDE_OP_MOD:
+        return tide_mod_d(a, b);
+    default:
+        return tide_floordiv_d(a, b);
+    }
+}
+
 __device__ __forceinline__ float bin_apply(int op, float a, float b) {
     switch (op) {
     case TIDE_OP_ADD:
@@ -20,11 +45,9 @@ __device__ __forceinline__ float bin_apply(int op, float a, float b) {
     case TIDE_OP_DIV:
         return tide_div_f(a, b);
     case TIDE_OP_POW:
-        return tide_pow_f(a, b);
     case TIDE_OP_MOD:
-        return tide_mod_f(a, b);
     case TIDE_OP_FLOORDIV:
-        return tide_floordiv_f(a, b);
+        return bin_heavy(op, a, b);
     case TIDE_OP_MAXIMUM:
         return tide_maximum_f(a, b);
     case TIDE_OP_MINIMUM:
@@ -45,11 +68,9 @@ __device__ __forceinline__ double bin_apply(int op, double a, double b) {
     case TIDE_OP_DIV:
         return tide_div_d(a, b);
     case TIDE_OP_POW:
-        return tide_pow_d(a, b);
     case TIDE_OP_MOD:
-        return tide_mod_d(a, b);
     case TIDE_OP_FLOORDIV:
-        return tide_floordiv_d(a, b);
+        return bin_heavy(op, a, b);
     case TIDE_OP_MAXIMUM:
         return tide_maximum_d(a, b);
     case TIDE_OP_MINIMUM:
@@ -113,7 +134,7 @@ template <typename C> __device__ __forceinline__ uint8_t cmp_apply(int op, C a, 
     }
 }
 
-__device__ __forceinline__ float un_apply(int op, float a, float lo, float hi) {
+__device__ __noinline__ float un_apply(int op, float a, float lo, float hi) {
     switch (op) {
     case TIDE_OP_NEG:
         return tide_neg_f(a);
@@ -148,7 +169,7 @@ __device__ __forceinline__ float un_apply(int op, float a, float lo, float hi) {
     }
 }
 
-__device__ __forceinline__ double un_apply(int op, double a, double lo, double hi) {
+__device__ __noinline__ double un_apply(int op, double a, double lo, double hi) {
     switch (op) {
     case TIDE_OP_NEG:
         return tide_neg_d(a);
@@ -209,15 +230,15 @@ __device__ __forceinline__ int64_t un_apply(int op, int64_t a, double lo, double
 template <int DT> struct binary_fn {
     typedef typename tide_dt<DT>::T T;
     typedef typename tide_dt<DT>::C C;
-    int                              op;
-    __device__ __forceinline__ T     operator()(T a, T b) const {
-        return tide_store<DT>(bin_apply(op, tide_load<DT>(a), tide_load<DT>(b)));
+    int                             op;
+    __device__ __forceinline__ T    operator()(T a, T b) const {
+           return tide_store<DT>(bin_apply(op, tide_load<DT>(a), tide_load<DT>(b)));
     }
 };
 
 template <int DT> struct compare_fn {
-    typedef typename tide_dt<DT>::T     T;
-    int                                 op;
+    typedef typename tide_dt<DT>::T    T;
+    int                                op;
     __device__ __forceinline__ uint8_t operator()(T a, T b) const {
         return cmp_apply(op, tide_load<DT>(a), tide_load<DT>(b));
     }
@@ -226,23 +247,23 @@ template <int DT> struct compare_fn {
 template <int DT> struct scalar_fn {
     typedef typename tide_dt<DT>::T T;
     typedef typename tide_dt<DT>::C C;
-    int                              op;
-    C                                s;
-    int                              reverse;
-    __device__ __forceinline__ T     operator()(T a) const {
-        C x = tide_load<DT>(a);
-        return tide_store<DT>(reverse ? bin_apply(op, s, x) : bin_apply(op, x, s));
+    int                             op;
+    C                               s;
+    int                             reverse;
+    __device__ __forceinline__ T    operator()(T a) const {
+           C x = tide_load<DT>(a);
+           return tide_store<DT>(reverse ? bin_apply(op, s, x) : bin_apply(op, x, s));
     }
 };
 
 /* integer tensors compare with the scalar in double, so `x < 2.5` is right for x = 2 */
 template <int DT> struct scalar_cmp_fn {
-    typedef typename tide_dt<DT>::T T;
-    typedef typename tide_dt<DT>::C C;
+    typedef typename tide_dt<DT>::T                                            T;
+    typedef typename tide_dt<DT>::C                                            C;
     typedef typename std::conditional<tide_dt_is_float<DT>(), C, double>::type K;
-    int                                 op;
-    K                                   s;
-    int                                 reverse;
+    int                                                                        op;
+    K                                                                          s;
+    int                                                                        reverse;
     __device__ __forceinline__ uint8_t operator()(T a) const {
         K x = (K)tide_load<DT>(a);
         return reverse ? cmp_apply(op, s, x) : cmp_apply(op, x, s);
@@ -250,12 +271,12 @@ template <int DT> struct scalar_cmp_fn {
 };
 
 template <int DT> struct unary_fn {
-    typedef typename tide_dt<DT>::T T;
-    typedef typename tide_dt<DT>::C C;
+    typedef typename tide_dt<DT>::T                                            T;
+    typedef typename tide_dt<DT>::C                                            C;
     typedef typename std::conditional<tide_dt_is_float<DT>(), C, double>::type P;
-    int                              op;
-    P                                lo, hi;
-    __device__ __forceinline__ T     operator()(T a) const {
+    int                                                                        op;
+    P                                                                          lo, hi;
+    __device__ __forceinline__ T operator()(T a) const {
         return tide_store<DT>(un_apply(op, tide_load<DT>(a), lo, hi));
     }
 };
@@ -272,8 +293,8 @@ template <typename T> struct where_fn {
  * one kernel per op and dtype would multiply the build time */
 struct run_binary {
     template <int DT>
-    static tide_status run(tide_device *dev, tide_op op, const tide_kview *out,
-                           const tide_kview *a, const tide_kview *b) {
+    static tide_status run(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                           const tide_kview *b) {
         typedef typename tide_dt<DT>::T T;
         if (tide_op_family_of_cuda(op) == TIDE_FAMILY_COMPARE)
             return tide_map2<compare_fn<DT>, uint8_t, T, T>(dev, {op}, out, a, b);
@@ -295,8 +316,8 @@ extern "C" tide_status tide_cuda_binary(tide_device *dev, tide_op op, const tide
 
 struct run_binary_scalar {
     template <int DT>
-    static tide_status run(tide_device *dev, tide_op op, const tide_kview *out,
-                           const tide_kview *a, double s, int reverse) {
+    static tide_status run(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                           double s, int reverse) {
         typedef typename tide_dt<DT>::T T;
         typedef typename tide_dt<DT>::C C;
         if (tide_op_family_of_cuda(op) == TIDE_FAMILY_COMPARE) {
@@ -307,9 +328,8 @@ struct run_binary_scalar {
     }
 };
 
-extern "C" tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op,
-                                               const tide_kview *out, const tide_kview *a,
-                                               double s, int reverse) {
+extern "C" tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
+                                               const tide_kview *a, double s, int reverse) {
     if (!is_binary_op(op))
         return tide_cuda_seterr(TIDE_EINVAL, "binary: op %d is not a binary op", (int)op);
     TIDE_CUDA_DISPATCH_ALL(a->dtype, run_binary_scalar, dev, op, out, a, s, reverse);
@@ -320,8 +340,8 @@ extern "C" tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op,
 
 struct run_unary {
     template <int DT>
-    static tide_status run(tide_device *dev, tide_op op, const tide_kview *out,
-                           const tide_kview *a, const double *params) {
+    static tide_status run(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
+                           const double *params) {
         typedef typename tide_dt<DT>::T  T;
         typedef typename unary_fn<DT>::P P;
         double lo = params ? params[0] : -INFINITY, hi = params ? params[1] : INFINITY;

@@ -9,9 +9,7 @@
 #include "common.cuh"
 
 /* V elements loaded or stored as one 16-byte (or smaller) transaction */
-template <typename T, int V> struct alignas(sizeof(T) * V) tide_vec {
-    T v[V];
-};
+template <typename T, int V> struct alignas(sizeof(T) * V) tide_vec { T v[V]; };
 
 template <typename T> __host__ __device__ constexpr int tide_max_size() {
     return (int)sizeof(T);
@@ -85,8 +83,8 @@ __global__ void k_map2_strided(F f, tide_iter<3> it, uint32_t n, TO *out, const 
 }
 
 template <typename F, typename TO, typename TA, typename TB, typename TC>
-__global__ void k_map3_strided(F f, tide_iter<4> it, uint32_t n, TO *out, const TA *a,
-                               const TB *b, const TC *c) {
+__global__ void k_map3_strided(F f, tide_iter<4> it, uint32_t n, TO *out, const TA *a, const TB *b,
+                               const TC *c) {
     for (uint32_t i = (uint32_t)TIDE_GTID; i < n; i += (uint32_t)TIDE_GSTRIDE) {
         int64_t off[4];
         tide_iter_offsets<4, uint32_t>(it, i, off);
@@ -212,17 +210,9 @@ tide_status tide_map3(tide_device *dev, F f, const tide_kview *out, const tide_k
 
 /* an unsigned type of the dtype's size, for kernels that only move bytes */
 template <int SIZE> struct tide_bytes;
-template <> struct tide_bytes<1> {
-    typedef uint8_t T;
-};
-template <> struct tide_bytes<2> {
-    typedef uint16_t T;
-};
-template <> struct tide_bytes<4> {
-    typedef uint32_t T;
-};
-template <> struct tide_bytes<8> {
-    typedef uint64_t T;
-};
+template <> struct tide_bytes<1> { typedef uint8_t T; };
+template <> struct tide_bytes<2> { typedef uint16_t T; };
+template <> struct tide_bytes<4> { typedef uint32_t T; };
+template <> struct tide_bytes<8> { typedef uint64_t T; };
 
 #endif /* TIDE_CUDA_MAP_CUH */

@@ -61,8 +61,8 @@ struct run_matmul_int {
 };
 
 /* a contiguous copy of v in memory from the allocator (*tmp, freed by the caller) */
-static tide_status contiguous_copy(tide_device *dev, const tide_kview *v, tide_kview *c,
-                                   void **tmp, size_t *bytes) {
+static tide_status contiguous_copy(tide_device *dev, const tide_kview *v, tide_kview *c, void **tmp,
+                                   size_t *bytes) {
     *c = *v;
     int64_t s = 1;
     for (int d = v->ndim - 1; d >= 0; d--) {
@@ -82,7 +82,7 @@ static tide_status contiguous_copy(tide_device *dev, const tide_kview *v, tide_k
 
 static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kview *a,
                         const tide_kview *bm, bool *unfit) {
-    int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
+    int64_t           B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
     cublasOperation_t opa, opb;
     int64_t           lda, ldb;
     *unfit = !blas_layout(M, K, a->strides[1], a->strides[2], &opa, &lda) ||
@@ -104,10 +104,10 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
                                         (int)ldb, (const float *)a->data, (int)lda, &zero,
                                         (float *)out->data, (int)N));
         else
-            TIDE_CUBLAS_TRY(cublasSgemmStridedBatched(
-                h, opb, opa, m, n, k, &one, (const float *)bm->data, (int)ldb, sb,
-                (const float *)a->data, (int)lda, sa, &zero, (float *)out->data, (int)N, so,
-                (int)B));
+            TIDE_CUBLAS_TRY(cublasSgemmStridedBatched(h, opb, opa, m, n, k, &one,
+                                                      (const float *)bm->data, (int)ldb, sb,
+                                                      (const float *)a->data, (int)lda, sa, &zero,
+                                                      (float *)out->data, (int)N, so, (int)B));
         return TIDE_OK;
     }
     case TIDE_DTYPE_F64: {
@@ -117,10 +117,10 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
                                         (int)ldb, (const double *)a->data, (int)lda, &zero,
                                         (double *)out->data, (int)N));
         else
-            TIDE_CUBLAS_TRY(cublasDgemmStridedBatched(
-                h, opb, opa, m, n, k, &one, (const double *)bm->data, (int)ldb, sb,
-                (const double *)a->data, (int)lda, sa, &zero, (double *)out->data, (int)N, so,
-                (int)B));
+            TIDE_CUBLAS_TRY(cublasDgemmStridedBatched(h, opb, opa, m, n, k, &one,
+                                                      (const double *)bm->data, (int)ldb, sb,
+                                                      (const double *)a->data, (int)lda, sa, &zero,
+                                                      (double *)out->data, (int)N, so, (int)B));
         return TIDE_OK;
     }
     case TIDE_DTYPE_F16:
@@ -128,14 +128,13 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
         const float  one = 1, zero = 0;
         cudaDataType t = a->dtype == TIDE_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
         if (B == 1)
-            TIDE_CUBLAS_TRY(cublasGemmEx(h, opb, opa, m, n, k, &one, bm->data, t, (int)ldb,
-                                         a->data, t, (int)lda, &zero, out->data, t, (int)N,
+            TIDE_CUBLAS_TRY(cublasGemmEx(h, opb, opa, m, n, k, &one, bm->data, t, (int)ldb, a->data,
+                                         t, (int)lda, &zero, out->data, t, (int)N,
                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         else
             TIDE_CUBLAS_TRY(cublasGemmStridedBatchedEx(
                 h, opb, opa, m, n, k, &one, bm->data, t, (int)ldb, sb, a->data, t, (int)lda, sa,
-                &zero, out->data, t, (int)N, so, (int)B, CUBLAS_COMPUTE_32F,
-                CUBLAS_GEMM_DEFAULT));
+                &zero, out->data, t, (int)N, so, (int)B, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return TIDE_OK;
     }
     default:
@@ -162,9 +161,9 @@ extern "C" tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out,
     if (!unfit)
         return TIDE_OK;
     /* copy whichever operand cuBLAS cannot take, then run again */
-    tide_kview  ca = *a, cb = *bm;
-    void       *ta = NULL, *tb = NULL;
-    size_t      na = 0, nb = 0;
+    tide_kview        ca = *a, cb = *bm;
+    void             *ta = NULL, *tb = NULL;
+    size_t            na = 0, nb = 0;
     cublasOperation_t op;
     int64_t           ld;
     tide_status       st = TIDE_OK;

@@ -5,22 +5,29 @@
  */
 #include "map.cuh"
 
-__global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out, int dt,
-                         int normal, double lo, double hi, unsigned long long seed,
-                         unsigned long long offset) {
+__global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out, int dt, int normal,
+                         double lo, double hi, unsigned long long seed, unsigned long long offset) {
     for (uint32_t i = (uint32_t)TIDE_GTID; i < n; i += (uint32_t)TIDE_GSTRIDE) {
         int64_t off[1];
         tide_iter_offsets<1, uint32_t>(it, i, off);
         unsigned long long c = offset + first + i;
-        double v = normal ? lo + hi * tide_rng_normal(seed, c)
-                          : lo + (hi - lo) * tide_rng_uniform(seed, c);
-        tide_store_dyn(out, off[0], dt, v);
+        double             v = normal ? lo + hi * tide_rng_normal(seed, c)
+                                      : lo + (hi - lo) * tide_rng_uniform(seed, c);
+        if (dt == TIDE_DTYPE_F32 && !normal) {
+            /* as the CPU: rounding to float can reach hi, keep uniform draws in [lo, hi) */
+            float f = (float)v;
+            if (f >= (float)hi && hi > lo)
+                f = nextafterf((float)hi, -INFINITY);
+            ((float *)out)[off[0]] = f;
+        } else {
+            tide_store_dyn(out, off[0], dt, v);
+        }
     }
 }
 
 extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
-                                        tide_random_kind kind, double lo, double hi,
-                                        uint64_t seed, uint64_t offset) {
+                                        tide_random_kind kind, double lo, double hi, uint64_t seed,
+                                        uint64_t offset) {
     cudaStream_t stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);

@@ -67,7 +67,8 @@ template <typename A> __device__ __forceinline__ racc<A> r_combine(int op, racc<
     }
 }
 
-template <typename A> __device__ __forceinline__ void r_store_value(void *out, int64_t off, int dt, A v) {
+template <typename A>
+__device__ __forceinline__ void r_store_value(void *out, int64_t off, int dt, A v) {
     if constexpr (std::is_same<A, int64_t>::value)
         tide_store_dyn_int(out, off, dt, v);
     else
@@ -166,10 +167,10 @@ struct run_reduce {
                            const void *a) {
         typedef typename tide_dt<DT>::T  T;
         typedef typename acc_type<DT>::A A;
-        const T *pa = (const T *)a;
-        if (p.rstride != 1 && O >= 2048 && p.R <= 65536) {
-            k_reduce_thread<DT><<<tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream>>>(p, (uint32_t)O,
-                                                                                    pa);
+        const T                         *pa = (const T *)a;
+        if ((p.rstride != 1 || p.R <= 64) && O >= 2048 && p.R <= 65536) {
+            k_reduce_thread<DT>
+                <<<tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream>>>(p, (uint32_t)O, pa);
             TIDE_CUDA_LAUNCHED(k_reduce_thread);
             return TIDE_OK;
         }
@@ -197,8 +198,8 @@ struct run_reduce {
         k_reduce_block<DT><<<grid, TIDE_CUDA_THREADS, 0, stream>>>(p, pa, chunk, partial);
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess && partial) {
-            k_reduce_final<A><<<tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream>>>(
-                p, (uint32_t)O, partial, S);
+            k_reduce_final<A>
+                <<<tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream>>>(p, (uint32_t)O, partial, S);
             e = cudaGetLastError();
         }
         /* freed at once: the next user of the block is ordered after these kernels */

@@ -61,10 +61,10 @@ template <int DT, int ROW_THREADS>
 __global__ void k_softmax(smparams p, typename tide_dt<DT>::T *out,
                           const typename tide_dt<DT>::T *a) {
     typedef typename tide_dt<DT>::C C;
-    __shared__ C sh[32];
-    int          lane = ROW_THREADS == 32 ? threadIdx.x % 32 : threadIdx.x;
-    uint32_t     per_block = ROW_THREADS == 32 ? blockDim.x / 32 : 1;
-    uint32_t     row = blockIdx.x * per_block + (ROW_THREADS == 32 ? threadIdx.x / 32 : 0);
+    __shared__ C                    sh[32];
+    int                             lane = ROW_THREADS == 32 ? threadIdx.x % 32 : threadIdx.x;
+    uint32_t                        per_block = ROW_THREADS == 32 ? blockDim.x / 32 : 1;
+    uint32_t row = blockIdx.x * per_block + (ROW_THREADS == 32 ? threadIdx.x / 32 : 0);
     if (row >= p.rows)
         return; /* whole warps leave together: the shuffles below stay full */
     int64_t off[2];
@@ -93,8 +93,8 @@ struct run_softmax {
     static tide_status run(cudaStream_t stream, smparams p, const tide_kview *out,
                            const tide_kview *a) {
         typedef typename tide_dt<DT>::T T;
-        T       *po = (T *)out->data;
-        const T *pa = (const T *)a->data;
+        T                              *po = (T *)out->data;
+        const T                        *pa = (const T *)a->data;
         if (p.R <= 1024) {
             unsigned per_block = TIDE_CUDA_THREADS / 32;
             unsigned blocks = (unsigned)((p.rows + per_block - 1) / per_block);

@@ -8,7 +8,7 @@ function BCEWithLogitsLoss:init(opts)
     if type(opts) == "table" then
         opts = opts.reduction
     end
-    self.reduction = opts or "mean"
+    self.reduction = F.check_reduction(opts or "mean", "BCEWithLogitsLoss")
 end
 
 function BCEWithLogitsLoss:forward(input, target)

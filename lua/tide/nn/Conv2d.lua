@@ -1,7 +1,7 @@
 -- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
 -- or Conv2d(in, out, k, {stride =, padding =, bias =}). im2col + one batched gemm (BLAS on the
 -- CPU, cuBLAS on cuda); the backward pass runs through matmul's and im2col's gradients.
-local core = require "tide.core"
+local autograd = require "tide.autograd"
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -18,6 +18,7 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     self.kh, self.kw = F.pair(kernel_size, "Conv2d", "kernel_size")
     self.sh, self.sw = F.pair(stride or 1, "Conv2d", "stride")
     self.ph, self.pw = F.pair(padding or 0, "Conv2d", "padding")
+    self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw }
     local fan_in = in_channels * self.kh * self.kw
     local bound = 1 / math.sqrt(fan_in)
     self:register_parameter("weight",
@@ -38,21 +39,14 @@ function Conv2d:forward(x)
         error(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
             cin, x:size(2)), 2)
     end
-    local n, h, w = x:size(1), x:size(3), x:size(4)
+    local h, w = x:size(3), x:size(4)
     local kh, kw, sh, sw, ph, pw = self.kh, self.kw, self.sh, self.sw, self.ph, self.pw
     local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
     if oh < 1 or ow < 1 then
         error(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
             "kernel %dx%d", h, w, ph, pw, kh, kw), 2)
     end
-    local cols = core.im2col(x, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
-    local cout = self.out_channels
-    local y = self.weight:view(cout, cin * kh * kw):matmul(cols) -- [N, Cout, OH*OW]
-    local b = self.bias
-    if b then
-        y = y:add(b:view(cout, 1))
-    end
-    return y:view(n, cout, oh, ow)
+    return autograd.conv2d(x, self.weight, self.bias, self.geom, oh, ow)
 end
 
 function Conv2d:extra_repr()

@@ -9,7 +9,7 @@ function CrossEntropyLoss:init(opts)
     if type(opts) == "table" then
         opts = opts.reduction
     end
-    self.reduction = opts or "mean"
+    self.reduction = F.check_reduction(opts or "mean", "CrossEntropyLoss")
 end
 
 function CrossEntropyLoss:forward(input, target)

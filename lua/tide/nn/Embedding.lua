@@ -24,7 +24,8 @@ function Embedding:forward(ids)
         error("tide: Embedding: expected integer ids (int64, 1-based), got " .. ids.dtype, 2)
     end
     local n = self.num_embeddings
-    if ids:numel() > 0 then
+    -- off the host, index_select checks the range itself (reading ids back would be a transfer)
+    if ids:numel() > 0 and F.on_host(ids) then
         local lo, hi = ids:min():item(), ids:max():item()
         if lo < 1 or hi > n then
             local bad = lo < 1 and lo or hi

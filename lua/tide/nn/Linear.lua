@@ -1,4 +1,5 @@
 -- nn.Linear(in_features, out_features[, bias = true]): y = x W^T + b
+local autograd = require "tide.autograd"
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -22,12 +23,7 @@ function Linear:forward(x)
         error(string.format("tide: Linear: expected input with last dim %d, got %s",
             self.in_features, n and tostring(n) or "a 0-d tensor"), 2)
     end
-    local y = x:matmul(self.weight:t())
-    local b = self.bias
-    if b then
-        y = y:add(b)
-    end
-    return y
+    return autograd.linear(x, self.weight, self.bias)
 end
 
 function Linear:extra_repr()

@@ -8,7 +8,7 @@ function MSELoss:init(opts)
     if type(opts) == "table" then
         opts = opts.reduction
     end
-    self.reduction = opts or "mean"
+    self.reduction = F.check_reduction(opts or "mean", "MSELoss")
 end
 
 function MSELoss:forward(input, target)

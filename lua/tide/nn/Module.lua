@@ -51,13 +51,11 @@ function Module.__call(self, ...)
     return self:forward(...)
 end
 
-local function check_name(self, name, what)
+local function check_name(name, what)
     if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
         error("tide: " .. what .. ": expected a non-empty name without '.', got " ..
             tostring(name), 3)
     end
-    local k = self._kind[name]
-    return k
 end
 
 local function add(self, list, kind, name, v)
@@ -74,7 +72,7 @@ local function add(self, list, kind, name, v)
 end
 
 function Module:register_parameter(name, p)
-    check_name(self, name, "register_parameter")
+    check_name(name, "register_parameter")
     if p ~= nil and not is_tensor(p) then
         error("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
             type(p), 2)
@@ -87,7 +85,7 @@ function Module:register_parameter(name, p)
 end
 
 function Module:register_buffer(name, b)
-    check_name(self, name, "register_buffer")
+    check_name(name, "register_buffer")
     if b ~= nil and not is_tensor(b) then
         error("tide: register_buffer: expected a tensor for '" .. name .. "', got " .. type(b), 2)
     end
@@ -96,7 +94,7 @@ function Module:register_buffer(name, b)
 end
 
 function Module:add_module(name, m)
-    check_name(self, name, "add_module")
+    check_name(name, "add_module")
     if m ~= nil and not is_module(m) then
         error("tide: add_module: expected a Module for '" .. name .. "', got " .. type(m), 2)
     end
@@ -116,6 +114,66 @@ function Module.__newindex(self, k, v)
         end
     end
     rawset(self, k, v)
+end
+
+-- ---- ordered name -> value tables ----
+-- named_parameters(), named_buffers(), named_children() and state_dict() return a table t with
+-- t[name] = value whose iteration follows registration order: pairs(t) and `for name, v in t`
+-- (t is callable) both give (name, value). The listings (not the state dict, which is saved
+-- as is) also hold {name, value} pairs at 1..n for ipairs.
+local Named = {}
+
+local named_next -- (t, k) -> the next name and value
+
+function Named.__pairs(t)
+    return named_next, t, nil
+end
+
+-- keys added by the caller come after the registered ones (raw order), removed ones are skipped
+local function next_extra(t, pos, k)
+    local v
+    repeat
+        k, v = next(t, k)
+    until k == nil or (pos[k] == nil and math.type(k) ~= "integer")
+    return k, v
+end
+
+function named_next(t, last)
+    local mt = getmetatable(t)
+    local keys, pos = mt.keys, mt.pos
+    local i = 1
+    if last ~= nil then
+        if pos[last] == nil then
+            return next_extra(t, pos, last)
+        end
+        i = pos[last] + 1
+    end
+    for j = i, #keys do
+        local k = keys[j]
+        local v = rawget(t, k)
+        if v ~= nil then
+            return k, v
+        end
+    end
+    return next_extra(t, pos, nil)
+end
+
+-- `for name, v in t do`: the generic for calls t(nil, last)
+function Named.__call(t, _, last)
+    return named_next(t, last)
+end
+
+local function named(names, vals, with_list)
+    local t, pos = {}, {}
+    for i = 1, #names do
+        t[names[i]] = vals[i]
+        pos[names[i]] = i
+        if with_list then
+            t[i] = { names[i], vals[i] }
+        end
+    end
+    return setmetatable(t, { __pairs = Named.__pairs, __call = Named.__call, keys = names,
+        pos = pos })
 end
 
 -- ---- traversal (registration order, depth first: own parameters, then children) ----
@@ -140,11 +198,7 @@ end
 function Module:named_parameters()
     local names, vals = {}, {}
     each_named(self, "_params", "", names, vals, {})
-    local r = {}
-    for i = 1, #names do
-        r[i] = { names[i], vals[i] }
-    end
-    return r
+    return named(names, vals, true)
 end
 
 function Module:parameters()
@@ -156,11 +210,7 @@ end
 function Module:named_buffers()
     local names, vals = {}, {}
     each_named(self, "_buffers", "", names, vals, {})
-    local r = {}
-    for i = 1, #names do
-        r[i] = { names[i], vals[i] }
-    end
-    return r
+    return named(names, vals, true)
 end
 
 function Module:buffers()
@@ -181,14 +231,14 @@ function Module:children()
 end
 
 function Module:named_children()
-    local r = {}
+    local names, vals = {}, {}
     for _, name in ipairs(self._modules) do
         local m = rawget(self, name)
         if m then
-            r[#r + 1] = { name, m }
+            names[#names + 1], vals[#vals + 1] = name, m
         end
     end
-    return r
+    return named(names, vals, true)
 end
 
 function Module:modules()
@@ -241,12 +291,22 @@ local DTYPES = {
     int32 = true, int64 = true, uint8 = true, bool = true,
 }
 
+-- a device from a spec or device object; a bad one raises at Module:to's caller
+local function device_of(spec)
+    local ok, dev = pcall(core.device, spec)
+    if not ok then
+        local msg = tostring(dev)
+        error(msg:match("^[^\n]-:%d+: (tide:.*)") or msg, 4)
+    end
+    return dev
+end
+
 local function parse_to(a, b)
     local dev, dt
     if type(a) == "string" and DTYPES[a] then
         dt = a
     elseif a ~= nil and type(a) ~= "table" then
-        dev = core.device(a)
+        dev = device_of(a)
     end
     if type(b) == "string" then
         dt = b
@@ -255,7 +315,7 @@ local function parse_to(a, b)
     end
     if type(a) == "table" then
         dt = a.dtype or dt
-        dev = a.device and core.device(a.device) or dev
+        dev = a.device and device_of(a.device) or dev
     end
     if dt and not autograd.FLOAT[dt] then
         error("tide: Module:to: expected a floating-point dtype, got " .. dt ..
@@ -328,23 +388,6 @@ end
 
 -- ---- state ----
 
--- pairs() over a state dict follows registration order
-local function ordered(keys, map)
-    return setmetatable(map, {
-        __pairs = function(t)
-            local i = 0
-            return function()
-                i = i + 1
-                local k = keys[i]
-                if k ~= nil then
-                    return k, rawget(t, k)
-                end
-            end, t, nil
-        end,
-        __index = { _keys = keys },
-    })
-end
-
 local function state_entries(self)
     local names, vals = {}, {}
     local seen = {}
@@ -372,11 +415,11 @@ end
 
 function Module:state_dict()
     local names, vals = state_entries(self)
-    local sd = {}
+    local detached = {}
     for i = 1, #names do
-        sd[names[i]] = vals[i]:detach()
+        detached[i] = vals[i]:detach()
     end
-    return ordered(names, sd)
+    return named(names, detached, false)
 end
 
 local function shape_str(s)
@@ -399,6 +442,9 @@ end
 -- the copy when both tensors have the same geometry (a bug reported to the core's owner);
 -- zero-fill and add gives the same values meanwhile.
 local function assign_(dst, src)
+    if src.dtype ~= dst.dtype then
+        src = src:to(dst.dtype)
+    end
     if src.device ~= dst.device then
         src = src:to(dst.device)
     end
@@ -430,7 +476,7 @@ function Module:load_state_dict(sd, strict)
                 "; check the model's sizes", 2)
         end
     end
-    for k in next, sd do
+    for k in pairs(sd) do
         if expected[k] == nil then
             unexpected[#unexpected + 1] = tostring(k)
         end

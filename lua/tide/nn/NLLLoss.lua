@@ -8,7 +8,7 @@ function NLLLoss:init(opts)
     if type(opts) == "table" then
         opts = opts.reduction
     end
-    self.reduction = opts or "mean"
+    self.reduction = F.check_reduction(opts or "mean", "NLLLoss")
 end
 
 function NLLLoss:forward(input, target)

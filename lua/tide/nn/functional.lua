@@ -26,6 +26,12 @@ function F.shape_str(s)
     return "{" .. table.concat(s, ", ") .. "}"
 end
 
+-- true on cpu:0, where reading a value back is free (no transfer, no guard)
+function F.on_host(t)
+    local d = t.device
+    return d.type == "cpu" and d.index == 0
+end
+
 function F.check_tensor(x, who, level)
     if not is_tensor(x) then
         error("tide: " .. who .. ": expected a tensor input, got " .. type(x), (level or 2) + 1)
@@ -35,7 +41,7 @@ end
 function F.check_int(v, what, who, min)
     if math.type(v) ~= "integer" or v < (min or 1) then
         error("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
-            ", got " .. tostring(v), 3)
+            ", got " .. tostring(v), 4) -- check_int <- init <- constructor <- user
     end
     return v
 end
@@ -47,9 +53,19 @@ function F.pair(v, who, what)
     end
     if math.type(v) ~= "integer" then
         error("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
-            tostring(v), 3)
+            tostring(v), 4)
     end
     return v, v
+end
+
+local REDUCTIONS = { mean = true, sum = true, none = true }
+
+function F.check_reduction(r, who)
+    if not REDUCTIONS[r] then
+        error("tide: " .. who .. ": unknown reduction '" .. tostring(r) ..
+            "'; use \"mean\", \"sum\" or \"none\"", 4)
+    end
+    return r
 end
 
 local function reduce(loss, reduction, who)
@@ -85,33 +101,48 @@ local function onehot_targets(input, target, who, level)
     end
     local classes = core.arange(1, c + 1, { device = target.device, dtype = tdt })
     local onehot = target:view(n, 1):eq(classes:view(1, c))
-    -- a target outside 1..C matches no class: one cheap count finds it
-    if n > 0 and onehot:sum():item() ~= n then
-        local lo, hi = target:min():item(), target:max():item()
-        local bad = lo < 1 and lo or hi
-        error(string.format("tide: %s: target %d out of range for %d classes; class targets " ..
-            "are 1-based, in 1..%d", who, math.tointeger(bad) or bad, c, c), level)
+    -- a target outside 1..C matches no class. On the host one cheap count finds it; elsewhere
+    -- reading it back would be an implicit transfer (and a sync) per step, so the caller
+    -- poisons the loss instead (a NaN, like CUDA's device-side assert without the sync)
+    local poison
+    if n > 0 then
+        if F.on_host(target) then
+            if onehot:sum():item() ~= n then
+                local lo, hi = target:min():item(), target:max():item()
+                local bad = lo < 1 and lo or hi
+                error(string.format("tide: %s: target %d out of range for %d classes; class " ..
+                    "targets are 1-based, in 1..%d", who, math.tointeger(bad) or bad, c, c), level)
+            end
+        else
+            poison = onehot:sum():to(input.dtype):sub(n - 1):log() -- 0 when all are in range
+        end
     end
-    return onehot
+    return onehot, poison
 end
+
 
 -- cross entropy = -log_softmax(x)[target]: the log-softmax is one fused, stable op
 function F.cross_entropy(input, target, reduction)
-    local onehot = onehot_targets(input, target, "CrossEntropyLoss", 4)
-    local nll = input:log_softmax(2):mul(onehot)
-    if reduction == nil or reduction == "mean" then
-        return nll:sum():mul(-1 / input:size(1))
+    local onehot, poison = onehot_targets(input, target, "CrossEntropyLoss", 4)
+    local loss
+    if reduction == nil or reduction == "mean" or reduction == "sum" then
+        loss = autograd.cross_entropy(input, onehot, reduction ~= "sum")
+    else
+        loss = reduce(input:log_softmax(2):mul(onehot):sum(2):neg(), reduction, "CrossEntropyLoss")
     end
-    return reduce(nll:sum(2):neg(), reduction, "CrossEntropyLoss")
+    return poison and loss:add(poison) or loss
 end
 
 function F.nll_loss(input, target, reduction)
-    local onehot = onehot_targets(input, target, "NLLLoss", 4)
+    local onehot, poison = onehot_targets(input, target, "NLLLoss", 4)
     local nll = input:mul(onehot)
+    local loss
     if reduction == nil or reduction == "mean" then
-        return nll:sum():mul(-1 / input:size(1))
+        loss = nll:sum():mul(-1 / input:size(1))
+    else
+        loss = reduce(nll:sum(2):neg(), reduction, "NLLLoss")
     end
-    return reduce(nll:sum(2):neg(), reduction, "NLLLoss")
+    return poison and loss:add(poison) or loss
 end
 
 local function same_shape_check(input, target, who)

@@ -12,8 +12,9 @@ local is_tensor = autograd.is_tensor
 local Optimizer = {}
 Optimizer.__index = Optimizer
 
+-- Optimizer:extend("SGD", defaults) -> a class; SGD(params, opts) makes an optimizer
 function Optimizer:extend(name, defaults)
-    local cls = setmetatable({ __name = name, defaults = defaults }, { __index = self })
+    local cls = { __name = name, defaults = defaults }
     cls.__index = cls
     return setmetatable(cls, {
         __index = self,

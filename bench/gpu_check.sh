@@ -1,0 +1,135 @@
+#!/bin/sh
+# gpu_check.sh — `make gpu-check`: on a machine with a GPU, build everything (CUDA backend
+# included), run the CUDA tests and the GPU benchmarks, and write the log and the results to
+# $OUT (build/gpu-check when unset). Finishes in well under 8 minutes on an H200.
+#
+#   1. make all, then ctests           (nvcc for sm_80, sm_90 + PTX)
+#   2. build/test_cuda_unavailable     (with a GPU: kernels through the vtable, hand-checked)
+#   3. busted --run=gpu                (spec/cuda_spec.lua: every op against the CPU)
+#   4. the device-rule specs with TIDE_TEST_DEVICE=cuda:0
+#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py, and a
+#      table of tide's figures beside their references (gpu_results.txt)
+# Without a GPU it prints one "no GPU: ..." line and exits 0, running nothing.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+OUT_DIR=${OUT:-build/gpu-check}
+mkdir -p "$OUT_DIR"
+LOG=$OUT_DIR/gpu_check.log
+RES=$OUT_DIR/gpu_results.txt
+JOBS=$(nproc 2>/dev/null || echo 4)
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+LUA=${LUA:-lua5.4}
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+        echo "no GPU: nvidia-smi finds no device; gpu-check ran nothing"
+        exit 0
+    fi
+elif ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+    echo "no GPU: no nvidia-smi and no /dev/nvidia* device; gpu-check ran nothing"
+    exit 0
+fi
+
+: >"$LOG"
+: >"$RES"
+failed=""
+log() { echo "$*" | tee -a "$LOG"; }
+# step NAME SECONDS CMD...: runs CMD with a time limit, output to the log
+step() {
+    s_name=$1
+    s_limit=$2
+    shift 2
+    log "==== $s_name ($(date -u +%H:%M:%S))"
+    timeout "$s_limit" "$@" >>"$LOG" 2>&1
+    s_rc=$?
+    tail -n 3 "$LOG" | sed 's/^/    /'
+    if [ "$s_rc" -ne 0 ]; then
+        log "==== $s_name: FAILED (exit $s_rc)"
+        failed="$failed $s_name"
+    fi
+    return "$s_rc"
+}
+
+start=$(date +%s)
+log "gpu-check on $(nvidia-smi -L 2>/dev/null | head -n 1), $(date -u '+%Y-%m-%d %H:%M UTC')"
+nvidia-smi >>"$LOG" 2>&1
+
+if ! step build 300 make --no-print-directory -j"$JOBS" all; then
+    log "gpu-check: the build failed; see $LOG"
+    exit 1
+fi
+if [ ! -f build/lua/tide/libtide_cuda.so ]; then
+    log "gpu-check: build/lua/tide/libtide_cuda.so was not built (is nvcc at $CUDA_HOME?)"
+    exit 1
+fi
+
+# the C tests of other parts may be mid-change: keep going without them
+step "build C tests" 180 make --no-print-directory -k -j"$JOBS" ctests
+if [ -x build/test_cuda_unavailable ]; then
+    step "c:test_cuda_unavailable" 60 build/test_cuda_unavailable
+else
+    log "c:test_cuda_unavailable: not built"
+    failed="$failed c:test_cuda_unavailable"
+fi
+
+export LUA_PATH="lua/?.lua;lua/?/init.lua;;"
+export LUA_CPATH="build/lua/?.so;;"
+step "busted --run=gpu" 150 env TIDE_CPU_DEVICES=2 $LUA /usr/bin/busted --run=gpu
+device_specs=$(grep -l -E 'spec\.support\.device|TIDE_TEST_DEVICE' spec/*_spec.lua 2>/dev/null)
+if [ -n "$device_specs" ]; then
+    step "busted device rules on cuda:0" 120 env TIDE_CPU_DEVICES=2 TIDE_TEST_DEVICE=cuda:0 \
+        $LUA /usr/bin/busted $device_specs
+fi
+
+# ---- benchmarks ------------------------------------------------------------------------------
+mkdir -p build/bench
+step "build gpu_raw" 120 "$CUDA_HOME/bin/nvcc" -O3 -std=c++17 -arch=native bench/gpu_raw.cu \
+    -o build/bench/gpu_raw -lcublas
+step "build gpu_tide" 60 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench \
+    bench/gpu_tide.c -o build/bench/gpu_tide build/libtide.a -lopenblas -lcjson -lz -lm -ldl \
+    -lpthread -fopenmp
+step "gpu_raw" 90 sh -c 'build/bench/gpu_raw | tee -a "$0"' "$RES"
+step "gpu_tide" 90 sh -c 'TIDE_CUDA_LIB=build/lua/tide/libtide_cuda.so build/bench/gpu_tide | tee -a "$0"' "$RES"
+step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua | tee -a "$0"' "$RES" "$LUA"
+PY=${TIDE_BENCH_PYTHON:-/usr/bin/python3}
+step "gpu_torch.py" 90 sh -c '$1 bench/gpu_torch.py | tee -a "$0"' "$RES" "$PY"
+
+# ---- the table: each figure beside its reference ------------------------------------------------
+get() { awk -v k="$1" '$1 == k { print $2; exit }' "$RES"; }
+ratio() { # ratio NAME TIDE REF TARGET(min ratio, or "max:US")
+    if [ -z "$2" ] || [ -z "$3" ]; then
+        printf '%-34s %10s %10s %8s  %s\n' "$1" "${2:--}" "${3:--}" "-" "missing" | tee -a "$LOG" "$RES"
+        return
+    fi
+    awk -v n="$1" -v t="$2" -v r="$3" -v g="$4" 'BEGIN {
+        if (r + 0 == 0) { printf "%-34s %10s %10s %8s\n", n, t, r, "n/a"; exit }
+        q = t / r; ok = (q >= g) ? "ok" : "BELOW TARGET";
+        printf "%-34s %10s %10s %8.3f  target >= %.2f: %s\n", n, t, r, q, g, ok }' |
+        tee -a "$LOG" "$RES"
+}
+log ""
+log "figure                              tide        reference  ratio"
+ratio "sgemm 8192 TFLOP/s vs cuBLAS" "$(get tide_sgemm_tflops)" "$(get raw_sgemm_tflops)" 0.95
+ratio "bf16 gemm 8192 TFLOP/s vs cuBLAS" "$(get tide_bf16_gemm_tflops)" "$(get raw_bf16_gemm_tflops)" 0.95
+ratio "add 2^28 f32 GB/s vs D2D memcpy" "$(get tide_add_gbs)" "$(get raw_d2d_memcpy_gbs)" 0.85
+ratio "H2D 1 GiB pinned GB/s vs raw" "$(get tide_h2d_pinned_gbs)" "$(get raw_h2d_pinned_gbs)" 0.90
+ratio "H2D 1 GiB pageable GB/s vs raw" "$(get tide_h2d_pageable_gbs)" "$(get raw_h2d_pageable_gbs)" 0
+small=$(get tide_lua_small_add_100_us)
+if [ -n "$small" ]; then
+    awk -v s="$small" -v t="$(get torch_small_add_us)" -v c="$(get tide_c_small_add_us)" \
+        -v l="$(get raw_launch_us)" 'BEGIN {
+        printf "small a + b on cuda: %.2f us from Lua (target <= 6: %s), %s us from C, raw launch %s us, PyTorch %s us\n",
+            s, (s <= 6 ? "ok" : "ABOVE TARGET"), c, l, (t == "" ? "n/a" : t) }' | tee -a "$LOG" "$RES"
+fi
+for k in sgemm_tflops bf16_gemm_tflops add_gbs h2d_pinned_gbs h2d_pageable_gbs; do
+    tv=$(get "torch_$k")
+    [ -n "$tv" ] && log "PyTorch $k: $tv (tide $(get "tide_$k"))"
+done
+
+log ""
+log "gpu-check: done in $(($(date +%s) - start)) s; log $LOG, results $RES"
+if [ -n "$failed" ]; then
+    log "gpu-check: FAILED:$failed"
+    exit 1
+fi
+log "gpu-check: all steps passed"
