@@ -310,6 +310,9 @@ describe("autograd", function()
             { "where", function(a, b)
                 return tide.where(T({ true, false, true }), a, b)
             end, { R(2, 3), R(3) } },
+            { "where method", function(a, b)
+                return a:where(T({ { true, false, true }, { false, false, true } }), b)
+            end, { R(2, 3), R(1, 3) } },
             { "to another device", function(a) return a:to(D.other):mul(2) end, { R(3) } },
             { "im2col", function(a) return tide.im2col(a, 2, 2, 1, 1, 1, 1) end, { R(1, 2, 3, 3) } },
             { "maxpool2d", function(a)

@@ -160,6 +160,33 @@ describe("cuda #cuda", function()
     end)
   end)
 
+  describe("two devices", function()
+    git("copies between two GPUs and refuses to mix them", function()
+      local dev2 = ON_GPU and "cuda:1" or "cpu"
+      if ON_GPU and tide.cuda.device_count() < 2 then
+        pending("needs two CUDA devices")
+        return
+      end
+      local x = randn({ 5, 6 })
+      local g = on(x)
+      tide.reset_transfer_stats()
+      local g2 = g:to(dev2)
+      assert.are.equal(tide.device(dev2), g2.device)
+      same(g2, x, 0)
+      same(g2:t():to(DEV), x:t(), 0)
+      if ON_GPU then
+        local s = tide.transfer_stats()
+        assert.are.equal(2, s.d2d_count)
+        assert.are.equal(0, s.h2d_count)
+      end
+      local ok, err = pcall(function()
+        return g + g2
+      end)
+      assert.is_false(ok)
+      assert.matches("same device", err, 1, true)
+    end)
+  end)
+
   describe("memory", function()
     git("counts allocated bytes, caches, and gives the cache back", function()
       if not ON_GPU then

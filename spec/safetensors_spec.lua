@@ -158,7 +158,7 @@ describe("files of the reference safetensors package", function()
             return
         end
         local path = tmpfile()
-        tide.save(path, { w = tide.tensor({ { 1, 2 }, { 3, 4 } }), n = tide.tensor({ 5 }) }, { k = "v" })
+        tide.save(path, { w = tide.tensor({ { 1.5, 2 }, { 3, 4 } }), n = tide.tensor({ 5 }) }, { k = "v" })
         local p = io.popen(py .. " -c \"import sys; from safetensors.numpy import load_file; "
             .. "from safetensors import safe_open; d = load_file(sys.argv[1]); "
             .. "print(d['w'].tolist(), d['n'].tolist(), d['w'].dtype, "
@@ -166,7 +166,7 @@ describe("files of the reference safetensors package", function()
         local out = p:read("a")
         p:close()
         os.remove(path)
-        assert.are.equal("[[1.0, 2.0], [3.0, 4.0]] [5] float32 {'k': 'v'}\n", out)
+        assert.are.equal("[[1.5, 2.0], [3.0, 4.0]] [5] float32 {'k': 'v'}\n", out)
     end)
 end)
 

@@ -797,6 +797,74 @@ static void test_nn_shapes(void) {
         tide_tensor_release(rel[i]);
 }
 
+static void test_lifetimes(void) {
+    /* a tensor keeps its context alive after the host releases it */
+    tide_ctx *ctx;
+    CHECK_OK(tide_ctx_new(&ctx));
+    int64_t      s23[] = {2, 3}, s0[] = {0};
+    tide_tensor *t = NULL, *u = NULL;
+    CHECK_OK(tide_tensor_empty(ctx, cpu1, TIDE_DTYPE_F64, 2, s23, &t));
+    CHECK(tide_tensor_ctx(t) == ctx);
+    tide_ctx_release(ctx);
+    CHECK(tide_ctx_memory_in_use(ctx) == 48);
+    CHECK_OK(tide_fill_(ctx, t, 1.25));
+    /* a strided source crosses devices as one contiguous block */
+    tide_tensor *tr = NULL;
+    CHECK_OK(tide_tensor_transpose(t, 0, 1, &tr));
+    CHECK_OK(tide_tensor_set(t, (int64_t[]){0, 1}, 7));
+    CHECK_OK(tide_tensor_to(ctx, tr, cpu0, TIDE_DTYPE_F32, 0, &u));
+    CHECK(tide_tensor_is_contiguous(u) && tide_tensor_dtype(u) == TIDE_DTYPE_F32);
+    check_values(u, 6, (double[]){1.25, 1.25, 7, 1.25, 1.25, 1.25}, 0);
+    tide_tensor_release(u), u = NULL;
+    tide_tensor_release(tr);
+    tide_tensor_release(t); /* frees ctx too (ASan checks) */
+
+    /* empty tensors go through every path */
+    CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s0, &t));
+    CHECK_OK(tide_tensor_to(NULL, t, cpu2, TIDE_DTYPE_F32, 0, &u));
+    CHECK(tide_tensor_numel(u) == 0);
+    tide_tensor_release(u), u = NULL;
+    CHECK_OK(tide_reduce(NULL, TIDE_OP_SUM, t, TIDE_ALL_DIMS, 0, &u, NULL));
+    CHECK_NEAR(at(u, 0), 0, 0);
+    tide_tensor_release(u), u = NULL;
+    CHECK_ERR(tide_reduce(NULL, TIDE_OP_MAX, t, 0, 0, &u, NULL), TIDE_ESHAPE, "max: cannot reduce over an empty dim");
+    CHECK_OK(tide_binary_scalar(NULL, TIDE_OP_ADD, t, 1, 0, &u));
+    tide_tensor_release(u), u = NULL;
+    tide_tensor_release(t);
+
+    /* pinned memory needs the CUDA backend */
+    if (!tide_cuda_is_available()) {
+        CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 2, s23, &t));
+        CHECK_ERR(tide_tensor_pin_memory(NULL, t, &u), TIDE_ENOTSUP, "pin_memory: pinned memory needs the CUDA backend");
+        CHECK(u == NULL && !tide_tensor_is_pinned(t));
+        tide_tensor_release(t);
+    }
+}
+
+static void test_inplace_unchanged(void) {
+    int64_t      s3[] = {3}, s2[] = {2};
+    tide_tensor *a = mk(cpu0, TIDE_DTYPE_F32, 1, s3, (double[]){1, -2, 3});
+    tide_tensor *b = mk(cpu0, TIDE_DTYPE_F32, 1, s2, (double[]){1, 1});
+    tide_tensor *out = a;
+    CHECK_OK(tide_unary(NULL, TIDE_OP_ABS, a, NULL, &out));
+    check_values(a, 3, (double[]){1, 2, 3}, 0);
+    CHECK_ERR(tide_binary(NULL, TIDE_OP_MUL, a, b, &out), TIDE_ESHAPE, "mul: shapes [3] and [2] cannot be broadcast");
+    CHECK_ERR(tide_unary(NULL, TIDE_OP_CLAMP, a, (double[]){3, 1}, &out), TIDE_EINVAL, "clamp: min 3 is greater than max 1");
+    out = b;
+    CHECK_ERR(tide_unary(NULL, TIDE_OP_NEG, a, NULL, &out), TIDE_ESHAPE, "neg: the result has shape [3] but the output tensor has shape [2]");
+    check_values(a, 3, (double[]){1, 2, 3}, 0);
+    check_values(b, 2, (double[]){1, 1}, 0);
+    /* float64 into float32 in place computes in float32 */
+    tide_tensor *d = mk(cpu0, TIDE_DTYPE_F64, 1, s3, (double[]){0.5, 0.5, 0.5});
+    out = a;
+    CHECK_OK(tide_binary(NULL, TIDE_OP_ADD, a, d, &out));
+    CHECK(tide_tensor_dtype(a) == TIDE_DTYPE_F32);
+    check_values(a, 3, (double[]){1.5, 2.5, 3.5}, 0);
+    tide_tensor_release(a);
+    tide_tensor_release(b);
+    tide_tensor_release(d);
+}
+
 int main(void) {
     setenv("TIDE_CPU_DEVICES", "3", 1);
     if (tide_init() != TIDE_OK || tide_device_get("cpu", &cpu0) != TIDE_OK ||
@@ -822,5 +890,7 @@ int main(void) {
     test_misc_ops();
     test_random();
     test_nn_shapes();
+    test_lifetimes();
+    test_inplace_unchanged();
     return tu_finish();
 }

@@ -18,9 +18,31 @@ static int call_name_len(const char *expr) {
     return p ? (int)(p - expr) : (int)strlen(expr);
 }
 
+/* errors after which the CUDA context is unusable: every later call fails the same way */
+static bool is_sticky(cudaError_t e) {
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+        return true;
+    default:
+        return false;
+    }
+}
+
 tide_status tide_cuda_fail(cudaError_t e, const char *expr, const char *file, int line) {
-    return tide_cuda_seterr(TIDE_EBACKEND, "%.*s: %s (%s:%d)", call_name_len(expr), expr,
-                            cudaGetErrorString(e), file, line);
+    return tide_cuda_seterr(TIDE_EBACKEND, "%.*s: %s (%s:%d)%s", call_name_len(expr), expr,
+                            cudaGetErrorString(e), file, line,
+                            is_sticky(e) ? "; the CUDA context is unusable from now on: restart "
+                                           "the process (this is a bug in a kernel: please "
+                                           "report it)"
+                                         : "");
 }
 
 tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *file, int line) {

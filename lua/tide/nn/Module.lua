@@ -519,11 +519,6 @@ function Module:extra_repr()
     return ""
 end
 
-local function count_str(n)
-    local s = tostring(n):reverse():gsub("(%d%d%d)", "%1,"):reverse()
-    return (s:gsub("^,", ""))
-end
-
 local function tree(m, indent, name)
     local head = (name and (name .. ": ") or "") .. m.__name
     local extra = m:extra_repr()
@@ -531,7 +526,7 @@ local function tree(m, indent, name)
         head = head .. "(" .. extra .. ")"
     end
     local n = m:num_parameters()
-    head = head .. "  [" .. count_str(n) .. (n == 1 and " parameter]" or " parameters]")
+    head = head .. "  [" .. n .. (n == 1 and " parameter]" or " parameters]")
     local lines = { indent .. head }
     for _, nc in ipairs(m:named_children()) do
         lines[#lines + 1] = tree(nc[2], indent .. "  ", nc[1])
