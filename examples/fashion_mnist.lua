@@ -201,11 +201,11 @@ local function main(argv)
             loss:backward()
             opt:step()
             done, seen = done + 1, seen + y:size(1)
-            -- reading the loss waits for the device: only every 20 batches
-            if done % 20 == 0 or done == #loader then
+            -- reading the loss waits for the device: sample it every 20 batches
+            if done % 20 == 1 or done == #loader then
                 run_loss, run_n = run_loss + loss:item(), run_n + 1
-                bar:update(done, seen, run_loss / run_n, done == #loader)
             end
+            bar:update(done, seen, run_loss / run_n, done == #loader)
         end
         local secs = core.wall_time() - t0
         pred = predict(model, test, dev)

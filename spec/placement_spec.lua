@@ -1,8 +1,7 @@
--- placement_spec.lua — the device placement rules of API.md (1-4 and 6) on the virtual devices
--- cpu and cpu:1 (TIDE_CPU_DEVICES=2, set by the runner); the same rules hold for cuda:0.
+-- placement_spec.lua — the device placement rules of API.md (1-4 and 6), run once against the
+-- virtual device cpu:1 (TIDE_CPU_DEVICES=2, set by the runner) and once against cuda:0 (tagged
+-- #cuda: `busted --run=gpu`; pending where no GPU is present). The host is always cpu.
 local tide = require "tide"
-
-local D1 = "cpu:1"
 
 local function catch(f)
     local ok, err = pcall(f)
@@ -14,6 +13,9 @@ describe("placement", function()
     it("runs with two virtual CPU devices", function()
         assert.are.equal("2", os.getenv("TIDE_CPU_DEVICES"))
     end)
+end)
+
+local function rules(D1)
 
     describe("rule 1: same device", function()
         local a, b
@@ -25,15 +27,15 @@ describe("placement", function()
         it("raises with both device names, the fix and the caller's line", function()
             local err = catch(function() return a + b end)
             assert.are.equal("placement_spec.lua:" .. debug.getinfo(1, "l").currentline - 1
-                .. ": tide: add: expected all tensors on the same device, found cpu and cpu:1; "
-                .. 'move one with :to("cpu:1")', err:match("[^/]*$"))
+                .. ": tide: add: expected all tensors on the same device, found cpu and " .. D1
+                .. '; move one with :to("' .. D1 .. '")', err:match("[^/]*$"))
         end)
 
         it("names the op for metamethods in either order and for methods", function()
-            assert.matches("placement_spec.lua:%d+: tide: mul: .*same device.*cpu:1 and cpu",
+            assert.matches("placement_spec.lua:%d+: tide: mul: .*same device.*" .. D1 .. " and cpu",
                 catch(function() return b * a end))
             assert.matches("tide: sub: .*same device", catch(function() return a - b end))
-            assert.matches("tide: matmul: .*same device.*cpu and cpu:1",
+            assert.matches("tide: matmul: .*same device.*cpu and " .. D1,
                 catch(function() return a:matmul(b) end))
             assert.matches("tide: cat: .*same device", catch(function() return tide.cat({ a, b }) end))
             assert.matches("tide: where: .*same device",
@@ -142,7 +144,7 @@ describe("placement", function()
         it("totable refuses a tensor off the host", function()
             local t = tide.ones(2, { device = D1 })
             local err = catch(function() return t:totable() end)
-            assert.matches("placement_spec.lua:%d+: tide: totable: tensor is on cpu:1; call "
+            assert.matches("placement_spec.lua:%d+: tide: totable: tensor is on " .. D1 .. "; call "
                 .. ":cpu%(%) first to copy it to the host", err)
             assert.are.same({ 1, 1 }, t:cpu():totable())
         end)
@@ -154,7 +156,7 @@ describe("placement", function()
 
         it("tostring copies from the device and names it", function()
             local s = tostring(tide.tensor({ 1, 2 }, { device = D1 }))
-            assert.are.equal("[1, 2]\n[tide.Tensor of shape [2], int64, cpu:1]", s)
+            assert.are.equal("[1, 2]\n[tide.Tensor of shape [2], int64, " .. D1 .. "]", s)
         end)
     end)
 
@@ -220,7 +222,7 @@ describe("placement", function()
         it("disallow refuses implicit copies but never explicit ones", function()
             local d = tide.tensor({ 2.0, 3.0 }, { device = D1 })
             tide.transfer_guard("disallow")
-            assert.matches("placement_spec.lua:%d+: tide: .*implicit transfer.*cpu:1",
+            assert.matches("placement_spec.lua:%d+: tide: .*implicit transfer.*" .. D1,
                 catch(function() return d:sum():item() end))
             assert.matches("placement_spec.lua:%d+: tide: .*implicit transfer",
                 catch(function() return tostring(d) end))
@@ -239,4 +241,18 @@ describe("placement", function()
             assert.are.equal(4 + 0, tide.transfer_stats().d2h_bytes)
         end)
     end)
+end
+
+describe("placement on cpu:1", function()
+    rules("cpu:1")
+end)
+
+describe("placement on cuda:0 #cuda", function()
+    if tide.cuda.is_available() then
+        rules("cuda:0")
+    else
+        it("needs a CUDA device", function()
+            pending("no CUDA device: " .. tostring(tide.cuda.unavailable_reason()))
+        end)
+    end
 end)

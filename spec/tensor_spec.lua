@@ -316,6 +316,21 @@ describe("tostring", function()
     end)
 end)
 
+describe("pinned memory", function()
+    it("is_pinned is false for ordinary tensors; pin_memory needs CUDA", function()
+        local t = tide.ones(4)
+        assert.is_false(t:is_pinned())
+        if tide.cuda.is_available() then
+            local p = t:pin_memory()
+            assert.is_true(p:is_pinned())
+            assert.are.same({ 1, 1, 1, 1 }, p:totable())
+            assert.is_true(rawequal(p, p:pin_memory()))
+        else
+            assert.matches("tensor_spec.lua:%d+: tide: pin_memory: ", catch(function() return t:pin_memory() end))
+        end
+    end)
+end)
+
 describe("item and totable", function()
     it("item returns a Lua number of the right kind", function()
         assert.are.equal(math.type(tide.tensor({ 3 }):item()), "integer")

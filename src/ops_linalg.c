@@ -155,6 +155,13 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
         ov.shape[1] = M;
         ov.shape[2] = N;
         tide_contiguous_strides(3, ov.shape, ov.strides);
+        /* one shared right operand and stacked rows on the left: a single [B*M, K] gemm */
+        if (ov.shape[0] > 1 && bv.strides[0] == 0 && av.strides[0] == M * av.strides[1]) {
+            av.shape[1] *= av.shape[0];
+            ov.shape[1] *= ov.shape[0];
+            av.shape[0] = ov.shape[0] = bv.shape[0] = 1;
+            tide_contiguous_strides(3, ov.shape, ov.strides);
+        }
         st = dev->backend->matmul(dev, &ov, &av, &bv);
         if (st == TIDE_OK && res != *out)
             st = tide_tensor_copy_(ctx, *out, res);

@@ -205,6 +205,13 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
         return TIDE_OK;
     }
     *created = false;
+    for (int i = 0; i < o->ndim; i++)
+        if (o->strides[i] == 0 && o->shape[i] > 1)
+            return tide_seterr(TIDE_EINVAL,
+                               "%s: the output tensor is an expanded view (stride 0 at dim %d), "
+                               "so several results would land on one element; call :clone() "
+                               "first",
+                               op, i + 1);
     if (o->storage->dev != dev)
         return tide_seterr(TIDE_EDEVICE,
                            "%s: expected all tensors on the same device, found %s and %s; move "

@@ -68,7 +68,7 @@ void        tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tid
 tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev,
                             const void *src, size_t nbytes, int non_blocking);
 
-/* ---- core-internal helpers (core role; shared by the core files only) ---------------------------- */
+/* ---- core-internal helpers (core role; shared by the core files only) ------------------------ */
 
 /* makes the thread-local message read "tide: <op>: ..." (allocator and backend messages) */
 tide_status tide_err_op(tide_status st, const char *op);

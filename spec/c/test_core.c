@@ -4,6 +4,7 @@
 #include "test_util.h"
 #include "tide_impl.h" /* tide.h, plus tide_promote and the ctx fields */
 
+#include <pthread.h>
 #include <stdlib.h>
 
 static tide_device *cpu0, *cpu1, *cpu2;
@@ -584,6 +585,13 @@ static void test_matmul(void) {
     CHECK_NEAR(at(r, 2 * 8 + 4 + 3), 15, 1e-5); /* [0][2][1][3] */
     CHECK_NEAR(at(r, 3 * 8 + 3), 12, 1e-5);     /* [1][0][0][3] = 2 * 6 */
     tide_tensor_release(r), r = NULL;
+    /* stacked rows times one matrix: [2,2,3] @ [3,4], batch i = (i+1) * a@b */
+    tide_tensor *ra = mk(cpu0, TIDE_DTYPE_F32, 3, (int64_t[]){2, 2, 3}, av);
+    CHECK_OK(tide_matmul(NULL, ra, b, &r));
+    CHECK(shape_is(r, 3, (int64_t[]){2, 2, 4}));
+    check_values(r, 16, (double[]){1, 2, 3, 6, 4, 5, 6, 15, 2, 4, 6, 12, 8, 10, 12, 30}, 1e-5);
+    tide_tensor_release(r), r = NULL;
+    tide_tensor_release(ra);
     /* a transposed (strided) operand */
     tide_tensor *at_ = NULL;
     CHECK_OK(tide_tensor_transpose(a, 0, 1, &at_)); /* [3,2] */
@@ -827,7 +835,8 @@ static void test_lifetimes(void) {
     CHECK_OK(tide_reduce(NULL, TIDE_OP_SUM, t, TIDE_ALL_DIMS, 0, &u, NULL));
     CHECK_NEAR(at(u, 0), 0, 0);
     tide_tensor_release(u), u = NULL;
-    CHECK_ERR(tide_reduce(NULL, TIDE_OP_MAX, t, 0, 0, &u, NULL), TIDE_ESHAPE, "max: cannot reduce over an empty dim");
+    CHECK_ERR(tide_reduce(NULL, TIDE_OP_MAX, t, 0, 0, &u, NULL), TIDE_ESHAPE,
+              "max: cannot reduce over an empty dim");
     CHECK_OK(tide_binary_scalar(NULL, TIDE_OP_ADD, t, 1, 0, &u));
     tide_tensor_release(u), u = NULL;
     tide_tensor_release(t);
@@ -835,7 +844,8 @@ static void test_lifetimes(void) {
     /* pinned memory needs the CUDA backend */
     if (!tide_cuda_is_available()) {
         CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 2, s23, &t));
-        CHECK_ERR(tide_tensor_pin_memory(NULL, t, &u), TIDE_ENOTSUP, "pin_memory: pinned memory needs the CUDA backend");
+        CHECK_ERR(tide_tensor_pin_memory(NULL, t, &u), TIDE_ENOTSUP,
+                  "pin_memory: pinned memory needs the CUDA backend");
         CHECK(u == NULL && !tide_tensor_is_pinned(t));
         tide_tensor_release(t);
     }
@@ -848,10 +858,13 @@ static void test_inplace_unchanged(void) {
     tide_tensor *out = a;
     CHECK_OK(tide_unary(NULL, TIDE_OP_ABS, a, NULL, &out));
     check_values(a, 3, (double[]){1, 2, 3}, 0);
-    CHECK_ERR(tide_binary(NULL, TIDE_OP_MUL, a, b, &out), TIDE_ESHAPE, "mul: shapes [3] and [2] cannot be broadcast");
-    CHECK_ERR(tide_unary(NULL, TIDE_OP_CLAMP, a, (double[]){3, 1}, &out), TIDE_EINVAL, "clamp: min 3 is greater than max 1");
+    CHECK_ERR(tide_binary(NULL, TIDE_OP_MUL, a, b, &out), TIDE_ESHAPE,
+              "mul: shapes [3] and [2] cannot be broadcast");
+    CHECK_ERR(tide_unary(NULL, TIDE_OP_CLAMP, a, (double[]){3, 1}, &out), TIDE_EINVAL,
+              "clamp: min 3 is greater than max 1");
     out = b;
-    CHECK_ERR(tide_unary(NULL, TIDE_OP_NEG, a, NULL, &out), TIDE_ESHAPE, "neg: the result has shape [3] but the output tensor has shape [2]");
+    CHECK_ERR(tide_unary(NULL, TIDE_OP_NEG, a, NULL, &out), TIDE_ESHAPE,
+              "neg: the result has shape [3] but the output tensor has shape [2]");
     check_values(a, 3, (double[]){1, 2, 3}, 0);
     check_values(b, 2, (double[]){1, 1}, 0);
     /* float64 into float32 in place computes in float32 */
@@ -860,9 +873,40 @@ static void test_inplace_unchanged(void) {
     CHECK_OK(tide_binary(NULL, TIDE_OP_ADD, a, d, &out));
     CHECK(tide_tensor_dtype(a) == TIDE_DTYPE_F32);
     check_values(a, 3, (double[]){1.5, 2.5, 3.5}, 0);
+    /* an expanded view cannot take results in place */
+    tide_tensor *e = NULL;
+    int64_t      s23[] = {2, 3};
+    CHECK_OK(tide_tensor_expand(a, 2, s23, &e));
+    out = e;
+    CHECK_ERR(tide_unary(NULL, TIDE_OP_NEG, e, NULL, &out), TIDE_EINVAL,
+              "neg: the output tensor is an expanded view (stride 0 at dim 1)");
+    check_values(a, 3, (double[]){1.5, 2.5, 3.5}, 0);
+    tide_tensor_release(e);
     tide_tensor_release(a);
     tide_tensor_release(b);
     tide_tensor_release(d);
+}
+
+/* each thread has its own message */
+static void *thread_err(void *arg) {
+    tide_device *d;
+    *(int *)arg = tide_device_get("tpu", &d) == TIDE_EINVAL && strstr(tide_errmsg(), "\"tpu\"") &&
+                  tide_cuda_is_available() == tide_cuda_is_available();
+    return NULL;
+}
+
+static void test_threads(void) {
+    tide_device *d;
+    CHECK_ERR(tide_device_get("npu", &d), TIDE_EINVAL, "\"npu\"");
+    pthread_t th[4];
+    int       ok[4] = {0};
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, thread_err, &ok[i]);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(ok[i]);
+    }
+    CHECK(strstr(tide_errmsg(), "\"npu\"") != NULL);
 }
 
 int main(void) {
@@ -892,5 +936,6 @@ int main(void) {
     test_nn_shapes();
     test_lifetimes();
     test_inplace_unchanged();
+    test_threads();
     return tu_finish();
 }

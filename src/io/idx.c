@@ -220,9 +220,10 @@ tide_status tide_idx_read(tide_idx_file *f, tide_tensor *dst) {
         ok = tide_tensor_shape(dst)[i] == f->shape[i];
     if (!ok)
         return tide_seterr(TIDE_ESHAPE,
-                           "%s: %s: destination has another shape or dtype (%s) than the file "
-                           "(%s); make it with tide_idx_shape/tide_idx_dtype",
-                           op, f->path, tide_dtype_name(tide_tensor_dtype(dst)),
+                           "%s: %s: destination is a %dd %s tensor, the file holds a %dd %s one "
+                           "of another shape; make it with tide_idx_shape/tide_idx_dtype",
+                           op, f->path, tide_tensor_ndim(dst),
+                           tide_dtype_name(tide_tensor_dtype(dst)), f->ndim,
                            tide_dtype_name(f->dtype));
     f->consumed = 1;
     int64_t got = readall(f->gz, tide_tensor_data(dst), f->nbytes);
