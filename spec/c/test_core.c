@@ -210,6 +210,32 @@ static void test_views(void) {
     CHECK_ERR(tide_tensor_permute(t, bad, &u), TIDE_EINVAL, "permute: dim 1 appears twice");
     tide_tensor_release(t), t = NULL;
 
+    /* a non-contiguous tensor views without a copy when its rows stay whole */
+    tide_tensor *w = mk(cpu0, TIDE_DTYPE_F32, 2, (int64_t[]){4, 6}, NULL), *n = NULL;
+    CHECK_OK(tide_tensor_narrow(w, 1, 0, 3, &n)); /* [4, 3], strides [6, 1] */
+    CHECK_OK(tide_tensor_view(n, 3, (int64_t[]){2, 2, 3}, &u));
+    CHECK(tide_tensor_same_storage(u, w));
+    CHECK(tide_tensor_strides(u)[0] == 12 && tide_tensor_strides(u)[1] == 6 &&
+          tide_tensor_strides(u)[2] == 1);
+    tide_tensor_release(u), u = NULL;
+    CHECK_ERR(tide_tensor_view(n, 1, (int64_t[]){12}, &u), TIDE_ESHAPE,
+              "view: a tensor of shape [4, 3] with strides [6, 1] cannot be viewed as [12]");
+    CHECK_OK(tide_tensor_unsqueeze(n, 2, &u)); /* [4, 3, 1] */
+    CHECK(tide_tensor_ndim(u) == 3 && tide_tensor_strides(u)[2] == 1);
+    tide_tensor_release(u), u = NULL;
+    CHECK_OK(tide_tensor_unsqueeze(n, 0, &u)); /* [1, 4, 3]: stride 4 * 6 */
+    CHECK(tide_tensor_strides(u)[0] == 24);
+    tide_tensor *q = NULL;
+    CHECK_OK(tide_tensor_squeeze(u, 0, &q));
+    CHECK(tide_tensor_ndim(q) == 2);
+    tide_tensor_release(q);
+    CHECK_OK(tide_tensor_squeeze(u, 1, &q)); /* size 4: unchanged */
+    CHECK(tide_tensor_ndim(q) == 3);
+    tide_tensor_release(q);
+    tide_tensor_release(u), u = NULL;
+    tide_tensor_release(n);
+    tide_tensor_release(w);
+
     /* contiguous returns the same tensor when it already is */
     CHECK_OK(tide_tensor_contiguous(NULL, a, &t));
     CHECK(t == a);

@@ -354,7 +354,7 @@ static void test_unary(void) {
     CHECK_OK(B->unary(&dev0, TIDE_OP_RSQRT, &vdo, &vd, NULL));
     CHECK(close_f(dout[0], 1 / sqrt(1e-3), 1e-15) && isnan(dout[1]), "f64 rsqrt");
     /* a large exp runs on several threads; each element must match the scalar math */
-    int64_t big = 300000;
+    int64_t big = 2 * CPU_PAR_GRAIN_HEAVY + 1000; /* threaded */
     float  *bx = malloc(sizeof(float) * (size_t)big), *by = malloc(sizeof(float) * (size_t)big);
     for (int64_t q = 0; q < big; q++)
         bx[q] = (float)(q % 200) / 20.0f - 5.0f;
@@ -709,8 +709,9 @@ static void test_index_where(void) {
 /* ---- random / arange ---------------------------------------------------------------------- */
 
 static void test_random(void) {
-    int64_t n = 300000; /* above the threading threshold: counters must not depend on the split */
-    float  *x = malloc(sizeof(float) * (size_t)n);
+    /* two threads' worth: counters must not depend on the split */
+    int64_t    n = 2 * CPU_PAR_GRAIN_HEAVY + 1000;
+    float     *x = malloc(sizeof(float) * (size_t)n);
     tide_kview vx = kv(x, TIDE_DTYPE_F32, 1, &n, NULL);
     CHECK_OK(B->random(&dev0, &vx, TIDE_RANDOM_UNIFORM, -1, 3, 42, 7));
     int    ok = 1;

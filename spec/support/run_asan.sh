@@ -9,7 +9,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${1:-build-asan}
-LOGDIR=${LOGDIR:-build/test-logs}/asan
 . spec/support/suite.sh
 
 LUA=${LUA:-lua5.4}

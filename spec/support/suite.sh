@@ -3,10 +3,19 @@
 # A suite is one command whose output ends with a line "N passed, N failed[, N pending]".
 # run_suite NAME CMD... runs it with its output in $LOGDIR/NAME.log, shows the output when the
 # suite failed (always with TIDE_TEST_VERBOSE=1), and adds its counts to the totals. A suite
-# that prints no such line, or exits non-zero while reporting no failure, counts as 1 failed.
+# that prints no such line, or exits non-zero while reporting no failure, counts as 1 failed;
+# so does one still running after TIDE_SUITE_TIMEOUT seconds (default 1200): a hung spec must
+# not hang CI.
+#
+# Logs go to a directory of their own per run (several people may test one checkout at once);
+# finish_suites removes it when everything passed.
 
-LOGDIR=${LOGDIR:-build/test-logs}
+if [ -z "${LOGDIR:-}" ]; then
+    mkdir -p build/test-logs
+    LOGDIR=$(mktemp -d build/test-logs/run.XXXXXX)
+fi
 mkdir -p "$LOGDIR"
+SUITE_TIMEOUT=${TIDE_SUITE_TIMEOUT:-1200}
 T_PASSED=0
 T_FAILED=0
 T_PENDING=0
@@ -17,7 +26,7 @@ run_suite() {
     shift
     s_log="$LOGDIR/$(echo "$s_name" | tr ' /:' '___').log"
     s_start=$(date +%s)
-    "$@" >"$s_log" 2>&1
+    timeout -k 10 "$SUITE_TIMEOUT" "$@" >"$s_log" 2>&1 </dev/null
     s_rc=$?
     s_secs=$(($(date +%s) - s_start))
     s_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$s_log" | tail -n 1)
@@ -38,6 +47,7 @@ run_suite() {
         s_pend=0
         s_note=" (no summary line; exit status $s_rc)"
     fi
+    [ "$s_rc" -eq 124 ] && s_note=" (killed after ${SUITE_TIMEOUT}s)"
     if [ "$s_f" -ne 0 ] || [ "${TIDE_TEST_VERBOSE:-0}" = 1 ]; then
         echo "---- $s_name: output ($s_log) ----"
         cat "$s_log"
@@ -67,6 +77,11 @@ finish_suites() {
     echo "==== $1 ===="
     printf '%s' "$T_LINES"
     [ "$T_PENDING" -gt 0 ] && echo "($T_PENDING pending: skipped at run time, e.g. no CUDA device)"
+    if [ "$T_FAILED" -eq 0 ] && [ "${TIDE_KEEP_LOGS:-0}" != 1 ]; then
+        rm -rf "$LOGDIR"
+    else
+        echo "(logs: $LOGDIR)"
+    fi
     echo "$T_PASSED passed, $T_FAILED failed"
     [ "$T_FAILED" -eq 0 ]
 }
