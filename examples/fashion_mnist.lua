@@ -4,7 +4,8 @@
 --   lua5.4 examples/fashion_mnist.lua --model cnn --save cnn.safetensors
 --   lua5.4 examples/fashion_mnist.lua --model cnn --load cnn.safetensors    evaluate only
 --
--- Flags: --model mlp|cnn (mlp)   --epochs N (3)   --batch-size N (64)   --lr X (0.001, Adam)
+-- Flags: --model mlp|cnn (mlp)   --epochs N (3)   --batch-size N (64)
+--        --lr X (0.001: Adam's step size in epoch 1, halved after each epoch)
 --        --device DEV (tide.best_device())   --data DIR (/usr/share/datasets/fashion-mnist)
 --        --save PATH   --load PATH   --subset N (train on the first N images)   --seed N (1)
 --
@@ -208,6 +209,10 @@ local function main(argv)
             bar:update(done, seen, run_loss / run_n, done == #loader)
         end
         local secs = core.wall_time() - t0
+        -- halve the step size each epoch: the later epochs refine instead of bouncing around
+        for _, g in ipairs(opt.param_groups) do
+            g.lr = g.lr * 0.5
+        end
         pred = predict(model, test, dev)
         print(string.format("epoch %d: test accuracy %.4f, train loss %.4f, %.1f s (%.0f images/s)",
             epoch, accuracy(pred, test_y), run_n > 0 and run_loss / run_n or 0, secs, seen / secs))

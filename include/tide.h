@@ -43,7 +43,7 @@ typedef enum tide_status {
     TIDE_EIO,      /* file missing, truncated or malformed */
 } tide_status;
 
-const char *tide_errmsg(void);               /* last error message of this thread */
+const char *tide_errmsg(void);                /* last error message of this thread */
 const char *tide_status_name(tide_status st); /* "TIDE_ESHAPE" */
 
 /* ---- dtypes ------------------------------------------------------------------------------- */
@@ -105,8 +105,8 @@ tide_status      tide_device_get(const char *spec, tide_device **out);
 tide_status      tide_device_get_index(tide_device_type type, int index, tide_device **out);
 tide_device_type tide_device_type_of(const tide_device *dev);
 int              tide_device_index(const tide_device *dev);
-const char      *tide_device_name(const tide_device *dev); /* "cpu", "cpu:1", "cuda:0" */
-int              tide_device_count(tide_device_type type);  /* usable devices of that type */
+const char      *tide_device_name(const tide_device *dev);    /* "cpu", "cpu:1", "cuda:0" */
+int              tide_device_count(tide_device_type type);    /* usable devices of that type */
 int              tide_device_is_host(const tide_device *dev); /* cpu:0 only */
 tide_status      tide_device_synchronize(tide_device *dev);
 
@@ -138,16 +138,16 @@ void        tide_ctx_retain(tide_ctx *ctx);
 void        tide_ctx_release(tide_ctx *ctx); /* tensors keep their context alive */
 tide_ctx   *tide_ctx_default(void);
 
-void        tide_ctx_transfer_stats(tide_ctx *ctx, tide_transfer_stats *out);
-void        tide_ctx_reset_transfer_stats(tide_ctx *ctx);
-void        tide_ctx_set_guard(tide_ctx *ctx, tide_guard mode);
-tide_guard  tide_ctx_guard(tide_ctx *ctx);
-void        tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed);
-void        tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes); /* 0: no limit */
-size_t      tide_ctx_memory_limit(tide_ctx *ctx);
-size_t      tide_ctx_memory_in_use(tide_ctx *ctx); /* bytes of live storages made in ctx */
+void       tide_ctx_transfer_stats(tide_ctx *ctx, tide_transfer_stats *out);
+void       tide_ctx_reset_transfer_stats(tide_ctx *ctx);
+void       tide_ctx_set_guard(tide_ctx *ctx, tide_guard mode);
+tide_guard tide_ctx_guard(tide_ctx *ctx);
+void       tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed);
+void       tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes); /* 0: no limit */
+size_t     tide_ctx_memory_limit(tide_ctx *ctx);
+size_t     tide_ctx_memory_in_use(tide_ctx *ctx); /* bytes of live storages made in ctx */
 /* Called for each implicit transfer when the guard is "log" (default: a line on stderr). */
-void        tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud);
+void tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud);
 
 /* ---- tensors ------------------------------------------------------------------------------ */
 
@@ -174,7 +174,7 @@ tide_dtype     tide_tensor_dtype(const tide_tensor *t);
 tide_device   *tide_tensor_device(const tide_tensor *t);
 tide_ctx      *tide_tensor_ctx(const tide_tensor *t);
 int            tide_tensor_is_contiguous(const tide_tensor *t);
-void          *tide_tensor_data(const tide_tensor *t); /* first element; device memory off-host */
+void          *tide_tensor_data(const tide_tensor *t);   /* first element; device memory off-host */
 size_t         tide_tensor_nbytes(const tide_tensor *t); /* numel * dtype size */
 int            tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b);
 
@@ -182,8 +182,8 @@ int            tide_tensor_same_storage(const tide_tensor *a, const tide_tensor 
 tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *shape,
                              tide_tensor **out);
 /* view when the strides allow it, else a contiguous copy */
-tide_status tide_tensor_reshape(tide_ctx *ctx, const tide_tensor *t, int ndim,
-                                const int64_t *shape, tide_tensor **out);
+tide_status tide_tensor_reshape(tide_ctx *ctx, const tide_tensor *t, int ndim, const int64_t *shape,
+                                tide_tensor **out);
 tide_status tide_tensor_permute(const tide_tensor *t, const int *perm, tide_tensor **out);
 tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_tensor **out);
 tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int64_t length,
@@ -241,8 +241,7 @@ tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int
 /* 1-D, 2-D and batched (leading dims broadcast) as torch.matmul */
 tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
                         tide_tensor **out);
-tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log,
-                         tide_tensor **out);
+tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, tide_tensor **out);
 /* index: int64 (or int32) 1-D tensor of 0-based indices on a's device */
 tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
                               const tide_tensor *index, tide_tensor **out);

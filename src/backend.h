@@ -1,8 +1,8 @@
 /*
  * backend.h — the interface between the core and a device backend (src/cpu/, src/cuda/).
  *
- * The core (the src/ C files) validates arguments, checks devices, allocates outputs and then calls one
- * entry of the backend vtable of the inputs' device. Backends see only tide_kview descriptors:
+ * The core (the src/ C files) validates arguments, checks devices, allocates outputs and then calls
+ * one entry of the backend vtable of the inputs' device. Backends see only tide_kview descriptors:
  * broadcasting and dtype promotion are already resolved by the core. nvcc compiles this header
  * too, so it holds plain C only (no atomics).
  */
@@ -65,8 +65,8 @@ struct tide_backend {
     tide_status (*copy_from_host)(tide_device *dev, void *dst, const void *src, size_t bytes,
                                   int non_blocking);
     /* between two devices of this backend (dst_dev may equal src_dev); NULL: staged by the core */
-    tide_status (*copy_peer)(tide_device *dst_dev, void *dst, tide_device *src_dev,
-                             const void *src, size_t bytes);
+    tide_status (*copy_peer)(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
+                             size_t bytes);
     tide_status (*synchronize)(tide_device *dev);
     tide_status (*memory_stats)(tide_device *dev, tide_memory_stats *out);
     tide_status (*empty_cache)(tide_device *dev);
@@ -111,8 +111,8 @@ struct tide_backend {
     tide_status (*where)(tide_device *dev, const tide_kview *out, const tide_kview *cond,
                          const tide_kview *a, const tide_kview *b);
     /* counter-based: element i (in row-major order of out) from (seed, offset + i) */
-    tide_status (*random)(tide_device *dev, const tide_kview *out, tide_random_kind kind,
-                          double lo, double hi, uint64_t seed, uint64_t offset);
+    tide_status (*random)(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
+                          double hi, uint64_t seed, uint64_t offset);
     /* out[i] = start + i * step, out contiguous 1-D */
     tide_status (*arange)(tide_device *dev, const tide_kview *out, double start, double step);
     /* nn: input contiguous [N, C, H, W]; cols contiguous [N, C*kh*kw, OH*OW] */

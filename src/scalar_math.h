@@ -17,63 +17,151 @@
 #endif
 
 /* floating ops, in double; float kernels call the f-suffixed twins below */
-TIDE_HD double tide_add_d(double a, double b) { return a + b; }
-TIDE_HD double tide_sub_d(double a, double b) { return a - b; }
-TIDE_HD double tide_mul_d(double a, double b) { return a * b; }
-TIDE_HD double tide_div_d(double a, double b) { return a / b; }
-TIDE_HD double tide_pow_d(double a, double b) { return pow(a, b); }
+TIDE_HD double tide_add_d(double a, double b) {
+    return a + b;
+}
+TIDE_HD double tide_sub_d(double a, double b) {
+    return a - b;
+}
+TIDE_HD double tide_mul_d(double a, double b) {
+    return a * b;
+}
+TIDE_HD double tide_div_d(double a, double b) {
+    return a / b;
+}
+TIDE_HD double tide_pow_d(double a, double b) {
+    return pow(a, b);
+}
 /* Lua's %: the result takes the sign of the divisor (a - floor(a/b)*b), as Python and Lua do */
 TIDE_HD double tide_mod_d(double a, double b) {
     double m = fmod(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
-TIDE_HD double tide_floordiv_d(double a, double b) { return floor(a / b); }
-TIDE_HD double tide_maximum_d(double a, double b) { return (a != a || a > b) ? a : b; }
-TIDE_HD double tide_minimum_d(double a, double b) { return (a != a || a < b) ? a : b; }
+TIDE_HD double tide_floordiv_d(double a, double b) {
+    return floor(a / b);
+}
+TIDE_HD double tide_maximum_d(double a, double b) {
+    return (a != a || a > b) ? a : b;
+}
+TIDE_HD double tide_minimum_d(double a, double b) {
+    return (a != a || a < b) ? a : b;
+}
 
-TIDE_HD double tide_neg_d(double a) { return -a; }
-TIDE_HD double tide_abs_d(double a) { return fabs(a); }
-TIDE_HD double tide_exp_d(double a) { return exp(a); }
-TIDE_HD double tide_log_d(double a) { return log(a); }
-TIDE_HD double tide_sqrt_d(double a) { return sqrt(a); }
-TIDE_HD double tide_rsqrt_d(double a) { return 1.0 / sqrt(a); }
-TIDE_HD double tide_tanh_d(double a) { return tanh(a); }
-TIDE_HD double tide_sigmoid_d(double a) { return a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a)); }
-TIDE_HD double tide_relu_d(double a) { return a > 0 ? a : 0; }
+TIDE_HD double tide_neg_d(double a) {
+    return -a;
+}
+TIDE_HD double tide_abs_d(double a) {
+    return fabs(a);
+}
+TIDE_HD double tide_exp_d(double a) {
+    return exp(a);
+}
+TIDE_HD double tide_log_d(double a) {
+    return log(a);
+}
+TIDE_HD double tide_sqrt_d(double a) {
+    return sqrt(a);
+}
+TIDE_HD double tide_rsqrt_d(double a) {
+    return 1.0 / sqrt(a);
+}
+TIDE_HD double tide_tanh_d(double a) {
+    return tanh(a);
+}
+TIDE_HD double tide_sigmoid_d(double a) {
+    return a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a));
+}
+TIDE_HD double tide_relu_d(double a) {
+    return a > 0 ? a : 0;
+}
 /* exact GELU (PyTorch's default): x * Phi(x) */
-TIDE_HD double tide_gelu_d(double a) { return 0.5 * a * (1.0 + erf(a * 0.70710678118654752440)); }
-TIDE_HD double tide_sin_d(double a) { return sin(a); }
-TIDE_HD double tide_cos_d(double a) { return cos(a); }
-TIDE_HD double tide_sign_d(double a) { return (a > 0) - (a < 0); }
-TIDE_HD double tide_clamp_d(double a, double lo, double hi) { return a < lo ? lo : (a > hi ? hi : a); }
+TIDE_HD double tide_gelu_d(double a) {
+    return 0.5 * a * (1.0 + erf(a * 0.70710678118654752440));
+}
+TIDE_HD double tide_sin_d(double a) {
+    return sin(a);
+}
+TIDE_HD double tide_cos_d(double a) {
+    return cos(a);
+}
+TIDE_HD double tide_sign_d(double a) {
+    return (a > 0) - (a < 0);
+}
+TIDE_HD double tide_clamp_d(double a, double lo, double hi) {
+    return a < lo ? lo : (a > hi ? hi : a);
+}
 
-TIDE_HD float tide_add_f(float a, float b) { return a + b; }
-TIDE_HD float tide_sub_f(float a, float b) { return a - b; }
-TIDE_HD float tide_mul_f(float a, float b) { return a * b; }
-TIDE_HD float tide_div_f(float a, float b) { return a / b; }
-TIDE_HD float tide_pow_f(float a, float b) { return powf(a, b); }
+TIDE_HD float tide_add_f(float a, float b) {
+    return a + b;
+}
+TIDE_HD float tide_sub_f(float a, float b) {
+    return a - b;
+}
+TIDE_HD float tide_mul_f(float a, float b) {
+    return a * b;
+}
+TIDE_HD float tide_div_f(float a, float b) {
+    return a / b;
+}
+TIDE_HD float tide_pow_f(float a, float b) {
+    return powf(a, b);
+}
 TIDE_HD float tide_mod_f(float a, float b) {
     float m = fmodf(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
-TIDE_HD float tide_floordiv_f(float a, float b) { return floorf(a / b); }
-TIDE_HD float tide_maximum_f(float a, float b) { return (a != a || a > b) ? a : b; }
-TIDE_HD float tide_minimum_f(float a, float b) { return (a != a || a < b) ? a : b; }
+TIDE_HD float tide_floordiv_f(float a, float b) {
+    return floorf(a / b);
+}
+TIDE_HD float tide_maximum_f(float a, float b) {
+    return (a != a || a > b) ? a : b;
+}
+TIDE_HD float tide_minimum_f(float a, float b) {
+    return (a != a || a < b) ? a : b;
+}
 
-TIDE_HD float tide_neg_f(float a) { return -a; }
-TIDE_HD float tide_abs_f(float a) { return fabsf(a); }
-TIDE_HD float tide_exp_f(float a) { return expf(a); }
-TIDE_HD float tide_log_f(float a) { return logf(a); }
-TIDE_HD float tide_sqrt_f(float a) { return sqrtf(a); }
-TIDE_HD float tide_rsqrt_f(float a) { return 1.0f / sqrtf(a); }
-TIDE_HD float tide_tanh_f(float a) { return tanhf(a); }
-TIDE_HD float tide_sigmoid_f(float a) { return a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a)); }
-TIDE_HD float tide_relu_f(float a) { return a > 0 ? a : 0; }
-TIDE_HD float tide_gelu_f(float a) { return 0.5f * a * (1.0f + erff(a * 0.70710678f)); }
-TIDE_HD float tide_sin_f(float a) { return sinf(a); }
-TIDE_HD float tide_cos_f(float a) { return cosf(a); }
-TIDE_HD float tide_sign_f(float a) { return (float)((a > 0) - (a < 0)); }
-TIDE_HD float tide_clamp_f(float a, float lo, float hi) { return a < lo ? lo : (a > hi ? hi : a); }
+TIDE_HD float tide_neg_f(float a) {
+    return -a;
+}
+TIDE_HD float tide_abs_f(float a) {
+    return fabsf(a);
+}
+TIDE_HD float tide_exp_f(float a) {
+    return expf(a);
+}
+TIDE_HD float tide_log_f(float a) {
+    return logf(a);
+}
+TIDE_HD float tide_sqrt_f(float a) {
+    return sqrtf(a);
+}
+TIDE_HD float tide_rsqrt_f(float a) {
+    return 1.0f / sqrtf(a);
+}
+TIDE_HD float tide_tanh_f(float a) {
+    return tanhf(a);
+}
+TIDE_HD float tide_sigmoid_f(float a) {
+    return a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a));
+}
+TIDE_HD float tide_relu_f(float a) {
+    return a > 0 ? a : 0;
+}
+TIDE_HD float tide_gelu_f(float a) {
+    return 0.5f * a * (1.0f + erff(a * 0.70710678f));
+}
+TIDE_HD float tide_sin_f(float a) {
+    return sinf(a);
+}
+TIDE_HD float tide_cos_f(float a) {
+    return cosf(a);
+}
+TIDE_HD float tide_sign_f(float a) {
+    return (float)((a > 0) - (a < 0));
+}
+TIDE_HD float tide_clamp_f(float a, float lo, float hi) {
+    return a < lo ? lo : (a > hi ? hi : a);
+}
 
 /* counter-based random numbers: element i of a draw is a pure function of (seed, offset + i),
  * so the CPU and CUDA backends produce the same values for the same seed. splitmix64 mixing. */

@@ -22,12 +22,12 @@
 /* ---- core structs ------------------------------------------------------------------------- */
 
 struct tide_ctx {
-    atomic_int          refs;
+    atomic_int           refs;
     atomic_uint_fast64_t mem_in_use;
-    size_t              mem_limit;
-    tide_guard          guard;
-    uint64_t            seed, rng_offset;
-    tide_transfer_stats stats;
+    size_t               mem_limit;
+    tide_guard           guard;
+    uint64_t             seed, rng_offset;
+    tide_transfer_stats  stats;
     void (*log)(void *ud, const char *msg);
     void *log_ud;
 };
@@ -62,11 +62,11 @@ tide_kview  tide_kview_of(const tide_tensor *t);
 tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel); /* overflow-checked */
 void        tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /* records a copy of nbytes from src to dst device in the ctx's stats */
-void        tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_device *dst,
-                                size_t nbytes);
+void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_device *dst,
+                         size_t nbytes);
 /* byte copy between any two devices (staging through the host when no direct path) */
-tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev,
-                            const void *src, size_t nbytes, int non_blocking);
+tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
+                            size_t nbytes, int non_blocking);
 
 /* ---- core-internal helpers (core role; shared by the core files only) ------------------------ */
 
@@ -81,7 +81,7 @@ tide_dtype  tide_promote(tide_dtype a, tide_dtype b);
 tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int bn,
                                  const int64_t *bs, int *on, int64_t *os);
 /* kview of t broadcast to (ndim, shape): stride 0 on expanded dims; shapes already checked */
-tide_kview  tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape);
+tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape);
 /* a new contiguous tensor; errors carry op's name */
 tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                               int ndim, const int64_t *shape, tide_tensor **out);
