@@ -30,43 +30,38 @@ static void triad_omp(float *restrict c, const float *restrict a, const float *r
 
 typedef void (*triad_fn)(float *restrict, const float *restrict, const float *restrict);
 
-static double time_triad(triad_fn fn, float *c, const float *a, const float *b) {
-    double t[REPS];
-    fn(c, a, b);
-    for (int r = 0; r < REPS; r++) {
-        double t0 = now_s();
-        fn(c, a, b);
-        t[r] = now_s() - t0;
-    }
-    return median(t, REPS);
-}
+/* One repetition runs every variant in turn, so that a slow moment of the machine hits all of
+ * them; the first two repetitions warm up (page faults, the allocator's cache). */
+enum { V_1T, V_OMP, V_FRESH, V_INTO, NV };
 
-/* tide_binary into a fresh output each call (the allocator's cache gives the block back) */
-static double time_tide_fresh(const tide_tensor *a, const tide_tensor *b) {
-    double t[REPS];
-    for (int r = -2; r < REPS; r++) {
-        tide_tensor *out = NULL;
-        double       t0 = now_s();
-        must(tide_binary(NULL, TIDE_OP_ADD, a, b, &out), "tide_binary(add)");
-        double dt = now_s() - t0;
-        tide_tensor_release(out);
-        if (r >= 0)
-            t[r] = dt;
-    }
-    return median(t, REPS);
-}
-
-/* tide_binary into a destination the caller holds (out-parameter form) */
-static double time_tide_into(const tide_tensor *a, const tide_tensor *b, tide_tensor *out) {
-    double t[REPS];
+static void time_all(float *c, const tide_tensor *a, const tide_tensor *b, tide_tensor *out,
+                     double med[NV]) {
+    const float *pa = tide_tensor_data(a), *pb = tide_tensor_data(b);
+    double       t[NV][REPS];
     for (int r = -2; r < REPS; r++) {
         double t0 = now_s();
+        triad_1t(c, pa, pb);
+        double       t1 = now_s();
+        tide_tensor *fresh = NULL;
+        must(tide_binary(NULL, TIDE_OP_ADD, a, b, &fresh), "tide_binary(add)");
+        double t2 = now_s();
+        tide_tensor_release(fresh);
+        double t3 = now_s();
         must(tide_binary(NULL, TIDE_OP_ADD, a, b, &out), "tide_binary(add, out)");
-        double dt = now_s() - t0;
-        if (r >= 0)
-            t[r] = dt;
+        double t4 = now_s();
+        /* last: a tide call right after this program's own OpenMP region measured up to 2x
+         * slower here (the two thread teams meeting), which would not be tide's bandwidth */
+        triad_omp(c, pa, pb);
+        double t5 = now_s();
+        if (r >= 0) {
+            t[V_1T][r] = t1 - t0;
+            t[V_FRESH][r] = t2 - t1;
+            t[V_INTO][r] = t4 - t3;
+            t[V_OMP][r] = t5 - t4;
+        }
     }
-    return median(t, REPS);
+    for (int v = 0; v < NV; v++)
+        med[v] = median(t[v], REPS);
 }
 
 static void row(const char *name, double secs, double ref) {
@@ -99,11 +94,10 @@ int main(void) {
     }
     memset(c, 0, sizeof(float) * N);
 
-    double t1 = time_triad(triad_1t, c, pa, pb);
-    double tn = time_triad(triad_omp, c, pa, pb);
+    double med[NV];
+    time_all(c, a, b, out, med);
+    double t1 = med[V_1T], tn = med[V_OMP], tf = med[V_FRESH], ti = med[V_INTO];
     double ref = t1 < tn ? t1 : tn;
-    double tf = time_tide_fresh(a, b);
-    double ti = time_tide_into(a, b, out);
 
     /* check the result once, so a fast wrong kernel cannot pass */
     for (long i = 0; i < N; i += 99991)

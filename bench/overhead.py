@@ -14,14 +14,19 @@ torch.set_num_threads(1)
 ITERS = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
 REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 7
 
-for size in (1, 100):
-    a = torch.ones(size, dtype=torch.float32)
-    b = torch.ones(size, dtype=torch.float32)
-    times = []
-    for _ in range(REPS + 1):
+SIZES = (1, 100)
+tensors = {n: (torch.ones(n, dtype=torch.float32), torch.ones(n, dtype=torch.float32)) for n in SIZES}
+times = {n: [] for n in SIZES}
+# the sizes take turns in each repetition, as in overhead.lua; the first one warms up
+for rep in range(REPS + 1):
+    for n in SIZES:
+        a, b = tensors[n]
         t0 = time.perf_counter()
         for _ in range(ITERS):
             c = a + b
-        times.append(time.perf_counter() - t0)
-    assert c[0].item() == 2.0
-    print(size, statistics.median(times[1:]) / ITERS * 1e9)
+        if rep > 0:
+            times[n].append(time.perf_counter() - t0)
+        assert c.sum().item() == 2.0 * n
+
+for n in SIZES:
+    print(n, statistics.median(times[n]) / ITERS * 1e9)

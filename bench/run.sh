@@ -34,10 +34,18 @@ for src in bench/*.c; do
     case "$name" in gpu_*) continue ;; esac
     wanted "$name" || continue
     echo
-    # shellcheck disable=SC2086 # flag lists
-    if $CC $CFLAGS "$src" -o "$B/$name" $LIBS && "$B/$name"; then :; else
+    # a benchmark with a rule of its own (build/bench_NAME, e.g. examples/embed/embed.mk) is
+    # built by make; the others link build/libtide.a only
+    if ${MAKE:-make} -n "build/bench_$name" >/dev/null 2>&1; then
+        ${MAKE:-make} --no-print-directory -s "build/bench_$name" && exe="build/bench_$name"
+    else
+        # shellcheck disable=SC2086 # flag lists
+        $CC $CFLAGS "$src" -o "$B/$name" $LIBS && exe="$B/$name"
+    fi
+    if [ -n "${exe:-}" ] && "$exe"; then :; else
         failed="$failed $name"
     fi
+    exe=
 done
 for src in bench/*.lua; do
     [ -e "$src" ] || continue

@@ -5,7 +5,7 @@
 --   lua5.4 examples/fashion_mnist.lua --model cnn --load cnn.safetensors    evaluate only
 --
 -- Flags: --model mlp|cnn (mlp)   --epochs N (3)   --batch-size N (64)
---        --lr X (0.001: Adam's step size in epoch 1, halved after each epoch)
+--        --lr X (0.001: Adam's step size in epoch 1)   --lr-decay X (per epoch: mlp 0.5, cnn 0.7)
 --        --device DEV (tide.best_device())   --data DIR (/usr/share/datasets/fashion-mnist)
 --        --save PATH   --load PATH   --subset N (train on the first N images)   --seed N (1)
 --
@@ -18,14 +18,17 @@ local data = tide.data
 
 local USAGE = [==[
 usage: lua5.4 examples/fashion_mnist.lua [--model mlp|cnn] [--epochs N] [--batch-size N]
-       [--lr X] [--device DEV] [--data DIR] [--save PATH] [--load PATH] [--subset N] [--seed N]]==]
+       [--lr X] [--lr-decay X] [--device DEV] [--data DIR] [--save PATH] [--load PATH] [--subset N] [--seed N]]==]
+
+-- per-epoch factor on the step size, per model (found by trying 1.0, 0.7, 0.5)
+local LR_DECAY = { mlp = 0.5, cnn = 0.7 }
 
 local function parse(argv)
     local o = { model = "mlp", epochs = 3, batch_size = 64, lr = 1e-3, seed = 1,
         data = "/usr/share/datasets/fashion-mnist" }
     local kinds = { model = "string", epochs = "int", ["batch-size"] = "int", lr = "number",
         device = "string", data = "string", save = "string", load = "string", subset = "int",
-        seed = "int" }
+        seed = "int", ["lr-decay"] = "number" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -64,6 +67,7 @@ local function parse(argv)
         io.stderr:write("fashion_mnist: --model must be mlp or cnn, got '", o.model, "'\n")
         os.exit(2)
     end
+    o.lr_decay = o.lr_decay or LR_DECAY[o.model]
     return o
 end
 
@@ -209,9 +213,9 @@ local function main(argv)
             bar:update(done, seen, run_loss / run_n, done == #loader)
         end
         local secs = core.wall_time() - t0
-        -- halve the step size each epoch: the later epochs refine instead of bouncing around
+        -- shrink the step size each epoch: the later epochs refine instead of bouncing around
         for _, g in ipairs(opt.param_groups) do
-            g.lr = g.lr * 0.5
+            g.lr = g.lr * o.lr_decay
         end
         pred = predict(model, test, dev)
         print(string.format("epoch %d: test accuracy %.4f, train loss %.4f, %.1f s (%.0f images/s)",

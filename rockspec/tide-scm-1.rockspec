@@ -26,7 +26,7 @@ build = {
         WERROR = "",
         LUA_INC = "-I$(LUA_INCDIR)",
     },
-    install_target = "-f Makefile -f tools/install.mk install",
+    -- `make install` comes from tools/install.mk, included by the Makefile
     install_variables = {
         CC = "$(CC)",
         WERROR = "",

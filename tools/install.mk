@@ -1,7 +1,7 @@
 # install.mk — `make install`, used by `luarocks make rockspec/tide-scm-1.rockspec`.
 # LuaRocks passes INST_LIBDIR (C modules) and INST_LUADIR (Lua files) of the rock; it then
-# deploys them to lib/lua/5.4/ and share/lua/5.4/ of its tree. The rockspec names this file
-# with -f, and the Makefile may also `-include` it: the guard keeps one definition.
+# deploys them to lib/lua/5.4/ and share/lua/5.4/ of its tree. The Makefile includes this
+# file; the guard keeps one definition if it is also named with -f.
 ifndef TIDE_INSTALL_MK
 TIDE_INSTALL_MK := 1
 

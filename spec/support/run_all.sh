@@ -2,7 +2,7 @@
 # run_all.sh — every test suite of tide, ending with one line "N passed, N failed".
 #
 # `make test` builds `all` and `ctests`, then runs this from the checkout root. Suites:
-#   c:<name>         each C test binary build/test_* (spec/c/test_*.c)
+#   c:<name>         each C test program build/test_* (spec/c/test_*.c and the like)
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
@@ -26,10 +26,11 @@ skipped() {
 }
 
 # ---- C tests -------------------------------------------------------------------------------
-for src in spec/c/test_*.c; do
-    [ -e "$src" ] || continue
-    name=$(basename "$src" .c)
-    run_suite "c:$name" "build/$name"
+# every test program the build made: spec/c/test_*.c, and those with rules of their own
+# (examples/embed/embed.mk adds test_embed_lua to `ctests`)
+for exe in build/test_*; do
+    [ -f "$exe" ] && [ -x "$exe" ] || continue
+    run_suite "c:${exe#build/}" "$exe"
 done
 
 # ---- busted --------------------------------------------------------------------------------

@@ -15,10 +15,9 @@ LUA=${LUA:-lua5.4}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export UBSAN_OPTIONS
 
-for src in spec/c/test_*.c; do
-    [ -e "$src" ] || continue
-    name=$(basename "$src" .c)
-    run_suite "asan c:$name" env ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" "$B/$name"
+for exe in "$B"/test_*; do
+    [ -f "$exe" ] && [ -x "$exe" ] || continue
+    run_suite "asan c:${exe#"$B"/}" env ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" "$exe"
 done
 
 PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
