@@ -5,6 +5,7 @@
 #   c:<name>         each C test program build/test_* (spec/c/test_*.c and the like)
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
+#   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
@@ -43,6 +44,8 @@ device_specs=$(grep -l -E 'spec\.support\.device|TIDE_TEST_DEVICE' spec/*_spec.l
 if [ -n "$device_specs" ]; then
     run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $BUSTED $device_specs
 fi
+# the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
+run_suite "busted #cuda" $BUSTED --run=gpu
 unset TIDE_CPU_DEVICES
 
 # ---- sanitizers ----------------------------------------------------------------------------
