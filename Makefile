@@ -64,7 +64,7 @@ test: all ctests
 	@sh spec/support/run_all.sh
 
 asan:
-	$(MAKE) BUILD=build-asan OPT="$(SAN)" LIBS="$(LIBS) -fsanitize=address,undefined" all ctests
+	$(MAKE) BUILD=build-asan OPT="$(SAN)" LIBS="$(LIBS) -fsanitize=address,undefined" NVCC_FOUND= all ctests
 	@sh spec/support/run_asan.sh build-asan
 
 bench: all

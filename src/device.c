@@ -79,7 +79,11 @@ static void cuda_once_fn(void) {
     size_t dl = strlen(dir);
     if (dl > 1 && dir[dl - 1] == '/')
         dir[dl - 1] = '\0';
-    snprintf(path, sizeof path, "%s/libtide_cuda.so", dir);
+    /* dir holds at most 4095 bytes; a path that does not fit is simply not found */
+    if (strlen(dir) + sizeof "/libtide_cuda.so" > sizeof path)
+        dir[sizeof path - sizeof "/libtide_cuda.so"] = '\0';
+    memcpy(path, dir, strlen(dir));
+    memcpy(path + strlen(dir), "/libtide_cuda.so", sizeof "/libtide_cuda.so");
     if (access(path, F_OK) != 0) {
         const char *env = getenv("TIDE_CUDA_LIB");
         if (env && *env && access(env, F_OK) == 0) {
@@ -127,7 +131,7 @@ static void cuda_once_fn(void) {
             d->type = TIDE_DEVICE_CUDA;
             d->index = i;
             d->backend = be;
-            snprintf(d->name, sizeof d->name, "cuda:%d", i);
+            snprintf(d->name, sizeof d->name, "cuda:%d", i % 10000); /* fits name[16] */
         }
     }
     tide_seterr(TIDE_OK, "%s", saved[0] ? saved + 6 : "");
