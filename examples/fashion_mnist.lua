@@ -5,7 +5,8 @@
 --   lua5.4 examples/fashion_mnist.lua --model cnn --load cnn.safetensors    evaluate only
 --
 -- Flags: --model mlp|cnn (mlp)   --epochs N (3)   --batch-size N (64)
---        --lr X (0.001: Adam's step size in epoch 1)   --lr-decay X (per epoch: mlp 0.5, cnn 0.7)
+--        --lr X (Adam's step size in epoch 1: mlp 0.001, cnn 0.002)
+--        --lr-decay X (0.5: the step size is multiplied by it after each epoch)
 --        --device DEV (tide.best_device())   --data DIR (/usr/share/datasets/fashion-mnist)
 --        --save PATH   --load PATH   --subset N (train on the first N images)   --seed N (1)
 --
@@ -18,13 +19,16 @@ local data = tide.data
 
 local USAGE = [==[
 usage: lua5.4 examples/fashion_mnist.lua [--model mlp|cnn] [--epochs N] [--batch-size N]
-       [--lr X] [--lr-decay X] [--device DEV] [--data DIR] [--save PATH] [--load PATH] [--subset N] [--seed N]]==]
+       [--lr X] [--lr-decay X] [--device DEV] [--data DIR] [--save PATH] [--load PATH]
+       [--subset N] [--seed N]]==]
 
--- per-epoch factor on the step size, per model (found by trying 1.0, 0.7, 0.5)
-local LR_DECAY = { mlp = 0.5, cnn = 0.7 }
+-- Adam's first step size per model; it is multiplied by --lr-decay after each epoch. Measured
+-- on the CPU, seed 1, 3 epochs: mlp 0.8733 without decay, 0.8809 with 0.5 (seeds 2, 3: 0.8806,
+-- 0.8813); cnn 0.9005 at 1e-3 without decay, 0.9096 at 2e-3 with 0.5.
+local LR = { mlp = 1e-3, cnn = 2e-3 }
 
 local function parse(argv)
-    local o = { model = "mlp", epochs = 3, batch_size = 64, lr = 1e-3, seed = 1,
+    local o = { model = "mlp", epochs = 3, batch_size = 64, seed = 1,
         data = "/usr/share/datasets/fashion-mnist" }
     local kinds = { model = "string", epochs = "int", ["batch-size"] = "int", lr = "number",
         device = "string", data = "string", save = "string", load = "string", subset = "int",
@@ -67,7 +71,8 @@ local function parse(argv)
         io.stderr:write("fashion_mnist: --model must be mlp or cnn, got '", o.model, "'\n")
         os.exit(2)
     end
-    o.lr_decay = o.lr_decay or LR_DECAY[o.model]
+    o.lr = o.lr or LR[o.model]
+    o.lr_decay = o.lr_decay or 0.5
     return o
 end
 
