@@ -59,7 +59,8 @@ tide_device *tl_default_device(tide_lua_state *S);
 void         tl_open_device(lua_State *L, int mod);
 
 /* ---- tensor.c ---- */
-ltensor *tl_push_empty(lua_State *L);                       /* t == NULL, metatable set */
+ltensor *tl_push_empty(lua_State *L);         /* t == NULL, metatable set */
+ltensor *tl_push_like(lua_State *L, int idx); /* the same, given a tensor at idx (faster) */
 ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a tensor */
 ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
 int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);

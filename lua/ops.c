@@ -78,7 +78,7 @@ static int unary(lua_State *L, tide_op op) {
     ltensor        *a = tl_check(L, S, 1, name);
     double          p[2];
     unary_params(L, op, name, p);
-    ltensor *r = tl_push_empty(L);
+    ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, tide_unary(S->ctx, op, a->t, op == TIDE_OP_CLAMP ? p : NULL, &r->t));
     return done(L, S, op == TIDE_OP_SIGN || !a->requires_grad ? NULL : name, nargs);
 }
@@ -165,7 +165,7 @@ static int o_matmul(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "matmul"), *b = tl_check(L, S, 2, "matmul");
     lua_settop(L, 2);
-    ltensor *r = tl_push_empty(L);
+    ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, tide_matmul(S->ctx, a->t, b->t, &r->t));
     return done(L, S, a->requires_grad || b->requires_grad ? "matmul" : NULL, 2);
 }

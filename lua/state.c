@@ -109,7 +109,7 @@ void tl_reclaim(lua_State *L, tide_lua_state *S) {
 }
 
 #ifndef GC_STEP_BYTES
-#define GC_STEP_BYTES ((size_t)1 << 20)
+#define GC_STEP_BYTES ((size_t)1 << 18)
 #endif
 /* what a tensor holds outside Lua besides its data: the core's tensor + storage header (one
  * malloc'd block of about 240 bytes) and the allocator's rounding of a small buffer */

@@ -103,7 +103,8 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     int            n;
     int64_t        bshape[TIDE_MAX_DIMS];
     const int64_t *shape = a->shape;
-    if (same_shape(a, b)) {
+    bool           same = same_shape(a, b);
+    if (same) {
         n = a->ndim;
     } else {
         TIDE_TRY(tide_broadcast_shape(name, a->ndim, a->shape, b->ndim, b->shape, &n, bshape));
@@ -129,8 +130,10 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     if (st == TIDE_OK && b->dtype != cdt && (st = tide_cast(ctx, name, b, cdt, &cb)) == TIDE_OK)
         xb = cb;
     if (st == TIDE_OK) {
+        /* without broadcasting, the operands' own geometry */
         tide_kview ov = tide_kview_of(o);
-        tide_kview av = tide_kview_expand(xa, n, shape), bv = tide_kview_expand(xb, n, shape);
+        tide_kview av = same ? tide_kview_of(xa) : tide_kview_expand(xa, n, shape);
+        tide_kview bv = same ? tide_kview_of(xb) : tide_kview_expand(xb, n, shape);
         st = dev->backend->binary(dev, op, &ov, &av, &bv);
     }
     tide_tensor_release(ca);

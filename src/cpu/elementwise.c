@@ -406,6 +406,15 @@ static void bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
     }
 }
 
+static int same_shape(const tide_kview *x, const tide_kview *y) {
+    if (x->ndim != y->ndim)
+        return 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (x->shape[d] != y->shape[d])
+            return 0;
+    return 1;
+}
+
 static int dtype_ok(tide_dtype dt) {
     return dt != TIDE_DTYPE_F16 && dt != TIDE_DTYPE_BF16 && (unsigned)dt < TIDE_DTYPE_COUNT;
 }
@@ -431,10 +440,23 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
         return tide_seterr(TIDE_EDTYPE,
                            "%s: cpu kernel got mixed dtypes ; promote operands to one dtype first",
                            name);
+    op_arg oa = {op, a->dtype, 0, 0};
+    /* the common case first: three contiguous operands of one shape, below the thread grain,
+     * are one row; the iterator's setup cost more than a small op's loop */
+    int64_t n = cpu_numel(out);
+    if (n < CPU_PAR_GRAIN && same_shape(out, a) && same_shape(out, b) && cpu_is_contiguous(out) &&
+        cpu_is_contiguous(a) && cpu_is_contiguous(b)) {
+        if (n > 0) {
+            char   *p[3] = {(char *)out->data, (char *)a->data, (char *)b->data};
+            int64_t es = (int64_t)cpu_dtype_size(a->dtype);
+            int64_t st[3] = {(int64_t)cpu_dtype_size(out->dtype), es, es};
+            bin_row(p, st, n, 0, &oa);
+        }
+        return TIDE_OK;
+    }
     const tide_kview *v[3] = {out, a, b};
     cpu_iter          it;
     CPU_TRY(cpu_iter_init(&it, name, 3, v));
-    op_arg oa = {op, a->dtype, 0, 0};
     cpu_iter_run(&it, CPU_PAR_GRAIN, bin_row, &oa);
     return TIDE_OK;
 }
