@@ -9,13 +9,13 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Thread thresholds, measured on the 2-core machines. A memory-bound op (add, copy, fill)
- * saturates the memory bus from one core: a second OpenMP thread made a 1e7-float add 1.8x
- * slower when the other core was busy. And an OpenMP worker spins after each parallel region,
- * taking the core OpenBLAS's threads need: a small CNN training step took 250-290 ms with
- * threaded pooling against 131 ms with every kernel on one thread. So kernels split only when
- * one call is tens of milliseconds of work, where a barrier and a spin cost nothing. */
-#define CPU_PAR_GRAIN       ((int64_t)1 << 26) /* cheap ops: elements */
+/* Thread thresholds, measured on the 2-core machines. An OpenMP worker spins after each
+ * parallel region, taking the core OpenBLAS's threads need: a small CNN training step took
+ * 250-290 ms with threaded pooling against 131 ms with every kernel on one thread. So kernels
+ * split only when one call is milliseconds of work, where a barrier and a spin cost nothing:
+ * from 4M elements a memory-bound add gains (1e7 floats: 18 GB/s on two threads against 10-14
+ * on one, on a quiet machine; on a loaded one the second thread can lose). */
+#define CPU_PAR_GRAIN       ((int64_t)1 << 22) /* cheap ops: elements */
 #define CPU_PAR_GRAIN_HEAVY ((int64_t)1 << 22) /* exp, tanh, softmax, pooling: elements */
 
 #define CPU_MAX_OPS 4
