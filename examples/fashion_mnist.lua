@@ -238,4 +238,15 @@ local function main(argv)
     print(string.format("test accuracy: %.4f", acc))
 end
 
-main(arg)
+-- a tide error (bad --device, missing data, unreadable checkpoint) is the user's to fix: print
+-- it as one line and exit 1; anything else is a bug here and keeps its traceback
+local ok, err = xpcall(main, function(e)
+    if type(e) == "string" and e:find("tide: ", 1, true) then
+        return e
+    end
+    return debug.traceback(tostring(e), 2)
+end, arg)
+if not ok then
+    io.stderr:write("fashion_mnist: ", tostring(err), "\n")
+    os.exit(1)
+end

@@ -249,11 +249,29 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
     }
 }
 
+/* v clamped to [lo, hi] (NaN -> 0), as the core's casts and fill_ saturate: a plain C cast
+ * of an out-of-range float is undefined */
+static lua_Integer sat(lua_State *L, int idx, lua_Integer lo, lua_Integer hi) {
+    if (lua_isinteger(L, idx)) {
+        lua_Integer v = lua_tointeger(L, idx);
+        return v < lo ? lo : v > hi ? hi : v;
+    }
+    double v = lua_tonumber(L, idx);
+    if (v != v)
+        return 0;
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi) /* (double)INT64_MAX rounds up to 2^63, itself out of range */
+        return hi;
+    return (lua_Integer)v;
+}
+
 static void put(void *data, tide_dtype dt, int64_t i, lua_State *L, int idx) {
     int         isbool = lua_isboolean(L, idx);
-    lua_Integer iv = isbool                  ? lua_toboolean(L, idx)
-                     : lua_isinteger(L, idx) ? lua_tointeger(L, idx)
-                                             : (lua_Integer)lua_tonumber(L, idx);
+    lua_Integer iv = isbool                 ? lua_toboolean(L, idx)
+                     : dt == TIDE_DTYPE_I32 ? sat(L, idx, INT32_MIN, INT32_MAX)
+                     : dt == TIDE_DTYPE_U8  ? sat(L, idx, 0, UINT8_MAX)
+                                            : sat(L, idx, LUA_MININTEGER, LUA_MAXINTEGER);
     double      fv = isbool ? (double)lua_toboolean(L, idx) : lua_tonumber(L, idx);
     switch (dt) {
     case TIDE_DTYPE_F32:

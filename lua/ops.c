@@ -6,6 +6,7 @@
  * the collector about new bytes, and let autograd record when an argument requires grad.
  */
 #include "binding.h"
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -307,7 +308,7 @@ static int o_narrow(lua_State *L) {
     lua_Integer     len = check_int(L, 4, "narrow", "length");
     int64_t         size = tide_tensor_shape(a->t)[dim];
     int64_t         s0 = start >= 1 ? start - 1 : size + start;
-    if (start == 0 || s0 < 0 || len < 0 || s0 + len > size)
+    if (start == 0 || s0 < 0 || len < 0 || s0 > size || len > size - s0) /* no overflow */
         return tl_error(L,
                         "tide: narrow: start %I and length %I do not fit dim %d of size "
                         "%I; start is 1-based and start + length - 1 must be <= %I",
@@ -774,8 +775,12 @@ static int o_item(lua_State *L) {
 static tide_conv_geom geom(lua_State *L, int idx, const char *op) {
     static const char *const w[] = {"kh", "kw", "sh", "sw", "ph", "pw"};
     lua_Integer              v[6];
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 6; i++) {
         v[i] = check_int(L, idx + i, op, w[i]);
+        if (v[i] < INT_MIN || v[i] > INT_MAX) /* the core's tide_conv_geom holds ints */
+            tl_error(L, "tide: %s: %s = %I does not fit in 32 bits; use a value in %d..%d", op,
+                     w[i], v[i], INT_MIN, INT_MAX);
+    }
     tide_conv_geom g = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5]};
     return g;
 }

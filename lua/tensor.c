@@ -70,12 +70,12 @@ int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, in
     if (d <= -1 && d >= -n)
         return (int)(n + d);
     if (n == 0)
-        return tl_error(L, "tide: %s: dim %d is out of range for a tensor with no dims", op,
-                        (int)d);
+        return tl_error(L, "tide: %s: dim %I is out of range for a tensor with no dims", op,
+                        (lua_Integer)d);
     return tl_error(L,
-                    "tide: %s: dim %d is out of range for a tensor with %d dims; use 1..%d or "
+                    "tide: %s: dim %I is out of range for a tensor with %d dims; use 1..%d or "
                     "-%d..-1 (dims are 1-based)",
-                    op, (int)d, n, n, n);
+                    op, (lua_Integer)d, n, n, n);
 }
 
 static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int allow_neg1) {

@@ -346,3 +346,18 @@ describe("autograd", function()
         end)
     end)
 end)
+
+describe("scope helpers reject a missing function with a tide: error", function()
+    it("no_grad, enable_grad, with_device", function()
+        for name, f in pairs({
+            no_grad = function() return tide.no_grad(nil) end,
+            enable_grad = function() return tide.enable_grad(nil) end,
+            with_device = function() return tide.with_device("cpu", nil) end,
+        }) do
+            local ok, err = pcall(f)
+            assert.is_false(ok)
+            assert.matches("tide: " .. name .. ": expected a function", err, 1, true)
+        end
+        assert.is_true(tide.core.is_grad_enabled())
+    end)
+end)

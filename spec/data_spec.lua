@@ -338,3 +338,45 @@ describe("fashion_mnist from the Debian package", function()
         assert.are.equal(1, x:max():item())
     end)
 end)
+
+describe("dataset indexing errors", function()
+    it("ds[i] out of range points at the user's line", function()
+        local ds = data.TensorDataset(tide.zeros(5, 1))
+        local ok, err = pcall(function() return ds[0] end)
+        assert.is_false(ok)
+        assert.matches("data_spec%.lua:%d+: tide: TensorDataset: index 0 out of range 1..5", err)
+    end)
+end)
+
+describe("DataLoader over samples read with get(i)", function()
+    it("batches boolean fields, and a sample it cannot batch raises at the user's loop", function()
+        local S = data.Dataset:extend("S")
+        function S:len() return 3 end
+        function S:get(i) return tide.zeros(i), i % 2 == 0 end
+        local B = data.Dataset:extend("B")
+        function B:len() return 2 end
+        function B:get(i) return tide.zeros(1), i == 2 end
+        for _, y in data.DataLoader(B(), { batch_size = 2 }):iter() do
+            assert.are.equal("bool", y.dtype)
+            assert.are.same({ false, true }, y:totable())
+        end
+        local ok, err = pcall(function()
+            for _ in data.DataLoader(S(), { batch_size = 3 }):iter() do end
+        end)
+        assert.is_false(ok)
+        assert.matches("data_spec%.lua:%d+: tide: DataLoader: cannot batch field 1", err)
+    end)
+end)
+
+describe("DataLoader shuffling without a seed", function()
+    it("follows tide.manual_seed, as PyTorch's follows torch.manual_seed", function()
+        local ds = data.TensorDataset(tide.arange(1, 101))
+        local function first_batch()
+            tide.manual_seed(7)
+            local loader = data.DataLoader(ds, { batch_size = 100, shuffle = true })
+            local x = loader:iter()()
+            return x:totable()
+        end
+        assert.are.same(first_batch(), first_batch())
+    end)
+end)

@@ -47,4 +47,13 @@ describe("examples/fashion_mnist.lua", function()
         assert.is_falsy(ok)
         assert.matches("unknown argument '%-%-epoch'", out)
     end)
+
+    it("reports a bad --device or --load path in one line, without a traceback", function()
+        for _, args in ipairs({ "--device gpu", "--load /nonexistent/model.safetensors" }) do
+            local out, ok = run(args)
+            assert.is_falsy(ok)
+            assert.matches("fashion_mnist: [^\n]*tide: ", out)
+            assert.is_nil(out:find("stack traceback", 1, true), out)
+        end
+    end)
 end)

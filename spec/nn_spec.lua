@@ -685,3 +685,58 @@ describe("nn on the device under test (" .. D.name .. ")", function()
         assert.are.equal(tostring(tide.device(D.other)), tostring(b.fc1.weight.device))
     end)
 end)
+
+-- every error a user can cause carries the user's line (API.md: "script.lua:12: tide: add: ..."),
+-- however many library frames and tail calls lie in between
+describe("nn errors point at the user's line", function()
+    local function raises_here(pattern, f, ...)
+        local ok, err = pcall(f, ...)
+        assert.is_false(ok)
+        assert.matches("nn_spec%.lua:%d+: tide: " .. pattern, err)
+    end
+
+    it("losses", function()
+        raises_here("CrossEntropyLoss: target 4 out of range", function()
+            return nn.CrossEntropyLoss()(tide.zeros(2, 3), tide.tensor({ 1, 4 }))
+        end)
+        raises_here("NLLLoss: expected %(input, target%)", function()
+            return nn.NLLLoss()(tide.zeros(2, 3))
+        end)
+        raises_here("MSELoss: expected target of the input's shape", function()
+            return nn.MSELoss()(tide.zeros(2, 3), tide.zeros(3, 2))
+        end)
+        raises_here("BCEWithLogitsLoss: expected target", function()
+            return nn.BCEWithLogitsLoss()(tide.zeros(2, 3), tide.zeros(3))
+        end)
+    end)
+
+    it("layers and containers", function()
+        raises_here("BatchNorm1d: expected more than 1 value", function()
+            return nn.BatchNorm1d(4)(tide.zeros(1, 4))
+        end)
+        raises_here("MaxPool2d: kernel 2x2 is larger", function()
+            return nn.MaxPool2d(2)(tide.zeros(1, 1, 1, 1))
+        end)
+        raises_here("Sequential: expected a Module, got number", function()
+            return nn.Sequential(nn.ReLU(), 5)
+        end)
+    end)
+
+    it("a model fed an input on another device: the device error at the user's line", function()
+        local m = nn.Sequential(nn.Linear(3, 2)):to(D.other)
+        raises_here("Linear: expected all tensors on the same device", m,
+            tide.zeros({ 1, 3 }, { device = D.name }))
+        local c = nn.Conv2d(1, 1, 1):to(D.other)
+        raises_here("Conv2d: expected all tensors on the same device", c,
+            tide.zeros({ 1, 1, 2, 2 }, { device = D.name }))
+        local e = nn.Embedding(3, 2):to(D.other)
+        raises_here("Embedding: expected all tensors on the same device", e,
+            tide.tensor({ 1, 2 }, { device = D.name }))
+        local ln = nn.LayerNorm(3):to(D.other)
+        raises_here("LayerNorm: expected all tensors on the same device", ln,
+            tide.zeros({ 2, 3 }, { device = D.name }))
+        local bn = nn.BatchNorm1d(3):to(D.other)
+        raises_here("BatchNorm1d: expected all tensors on the same device", bn,
+            tide.zeros({ 2, 3 }, { device = D.name }))
+    end)
+end)

@@ -168,6 +168,9 @@ describe("methods", function()
         assert.matches("ops_spec.lua:%d+: tide: sum: dim 3 is out of range for a tensor with 2 dims; "
             .. "use 1..2 or %-2..%-1 %(dims are 1%-based%)", catch(function() return x:sum(3) end))
         assert.matches("tide: mean: dim 0 is out of range", catch(function() return x:mean(0) end))
+        -- the message used to show the dim truncated to a C int (here -1)
+        assert.matches("tide: sum: dim 9223372036854775807 is out of range",
+            catch(function() return x:sum(math.maxinteger) end))
     end)
 
     it("max/min over a dim return values and 1-based indices", function()
@@ -300,6 +303,11 @@ describe("shape ops", function()
         assert.are.same({ { 3 }, { 6 } }, x:narrow(-1, -1, 1):totable())
         assert.matches("ops_spec.lua:%d+: tide: narrow: start 3 and length 2 do not fit dim 2 of size 3",
             catch(function() return x:narrow(2, 3, 2) end))
+        -- start + length used to overflow int64 (undefined; the check then passed to the core)
+        assert.matches("tide: narrow: start 9223372036854775807 and length 2 do not fit dim 2",
+            catch(function() return x:narrow(2, math.maxinteger, 2) end))
+        assert.matches("tide: narrow: start 2 and length 9223372036854775807 do not fit dim 2",
+            catch(function() return x:narrow(2, 2, math.maxinteger) end))
         assert.are.same({ 2, 5 }, x:select(2, 2):totable())
         assert.are.same({ 4, 5, 6 }, x:select(1, -1):totable())
         assert.matches("ops_spec.lua:%d+: tide: select: index 4 is out of range for dim 2 of size 3; "
@@ -377,6 +385,21 @@ describe("in-place ops", function()
         assert.are.same({ 4, 9, 16 }, x:totable())
     end)
 
+    it("read an operand that shares the output's memory as it was before the op", function()
+        local a = T({ { 1, 2 }, { 3, 4 } })
+        a:add_(a:t())
+        assert.are.same({ { 2, 5 }, { 5, 8 } }, a:totable())
+        a = T({ { 1, 2 }, { 3, 4 } })
+        a:add_(a[1]) -- broadcast row 1 into every row, row 1 included
+        assert.are.same({ { 2, 4 }, { 4, 6 } }, a:totable())
+        a = T({ 1, 2, 3, 4 })
+        a:narrow(1, 2, 3):mul_(a:narrow(1, 1, 3))
+        assert.are.same({ 1, 2, 6, 12 }, a:totable())
+        a = T({ { 1, 2 }, { 3, 4 } })
+        a:index_add_(1, { 2, 1 }, a)
+        assert.are.same({ { 4, 6 }, { 4, 6 } }, a:totable())
+    end)
+
     it("uniform_ and normal_ fill within their parameters", function()
         local u = tide.zeros(1000):uniform_(2, 3)
         assert.is_true(u:min():item() >= 2 and u:max():item() < 3)
@@ -440,6 +463,19 @@ describe("nn kernels", function()
         assert.are.same(x:totable(), tide.col2im(cols, 1, 4, 4, 2, 2, 2, 2, 0, 0):totable())
         assert.matches("ops_spec.lua:%d+: tide: im2col: kh must be an integer",
             catch(function() return tide.im2col(x, "a", 2, 2, 2, 0, 0) end))
+        -- 2^32 + 2 used to be truncated to a kernel of 2 and succeed with wrong shapes
+        assert.matches("tide: im2col: kh = 4294967298 does not fit in 32 bits",
+            catch(function() return tide.im2col(x, 2 ^ 32 + 2, 2, 2, 2, 0, 0) end))
+        assert.matches("tide: maxpool2d: sw = %-4294967295 does not fit in 32 bits",
+            catch(function() return tide.maxpool2d(x, 2, 2, 2, -2 ^ 32 + 1, 0, 0) end))
+        -- 2^32 x 2^32 output positions used to wrap to 0 and return an empty tensor
+        assert.matches("tide: im2col: 1 channels, kernel 1x1 and 4294967296x4294967296 output "
+            .. "positions give more elements than fit in 64 bits",
+            catch(function() return tide.im2col(x:narrow(3, 1, 2):narrow(4, 1, 2), 1, 1, 1, 1,
+                    2 ^ 31 - 1, 2 ^ 31 - 1) end))
+        assert.matches("tide: col2im: C=1, 1099511627776x1099511627776 input, kernel 2x2 give more",
+            catch(function() return tide.col2im(tide.zeros(1, 4, 9), 1, 2 ^ 40, 2 ^ 40, 2, 2, 1, 1,
+                    0, 0) end))
     end)
 end)
 

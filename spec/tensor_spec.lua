@@ -46,6 +46,17 @@ describe("creation", function()
         assert.are.same({ -7 }, tide.tensor({ -7 }, { dtype = "int32" }):totable())
     end)
 
+    it("saturates out-of-range values into integer dtypes, as fill_ does", function()
+        -- these used to wrap (300 -> 44) or hit C's undefined float -> integer cast (2^63)
+        assert.are.same({ 255, 0, 255, 2 },
+            tide.tensor({ 300, -5, 3e9, 2.5 }, { dtype = "uint8" }):totable())
+        assert.are.same({ 2147483647, -2147483648, 2147483647 },
+            tide.tensor({ 3e9, -3e9, math.maxinteger }, { dtype = "int32" }):totable())
+        assert.are.same({ math.maxinteger, math.mininteger, 0, 5 },
+            tide.tensor({ 2 ^ 63, -1e300, 0 / 0, 5.7 }, { dtype = "int64" }):totable())
+        assert.are.same({ 255 }, tide.zeros({ 1 }, { dtype = "uint8" }):fill_(300):totable())
+    end)
+
     it("rejects ragged and mixed tables with the caller's line", function()
         assert.matches("tensor_spec.lua:%d+: tide: tensor: the nested table is ragged",
             catch(function() return tide.tensor({ { 1, 2 }, { 3 } }) end))

@@ -78,6 +78,20 @@ static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **o
 
 /* ---- binary ------------------------------------------------------------------------------- */
 
+/* *x, or a contiguous copy of it (owned through *own) when its elements, seen with the
+ * result's shape, overlap the output's memory in another layout */
+static tide_status unalias(tide_ctx *ctx, const tide_tensor **x, tide_tensor **own, bool same,
+                           int n, const int64_t *shape, const tide_kview *ov) {
+    tide_kview v = same ? tide_kview_of(*x) : tide_kview_expand(*x, n, shape);
+    if (!tide_kview_overlap(&v, ov))
+        return TIDE_OK;
+    tide_tensor *t = NULL;
+    TIDE_TRY(tide_tensor_clone(ctx, *x, &t));
+    tide_tensor_release(*own);
+    *x = *own = t;
+    return TIDE_OK;
+}
+
 tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const tide_tensor *b,
                         tide_tensor **out) {
     const char    *name = tide_op_name(op);
@@ -130,15 +144,53 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     if (st == TIDE_OK && b->dtype != cdt && (st = tide_cast(ctx, name, b, cdt, &cb)) == TIDE_OK)
         xb = cb;
     if (st == TIDE_OK) {
-        /* without broadcasting, the operands' own geometry */
+        /* an operand sharing the output's memory in another layout (a:add_(a:t())) is read
+         * from a copy */
         tide_kview ov = tide_kview_of(o);
-        tide_kview av = same ? tide_kview_of(xa) : tide_kview_expand(xa, n, shape);
-        tide_kview bv = same ? tide_kview_of(xb) : tide_kview_expand(xb, n, shape);
-        st = dev->backend->binary(dev, op, &ov, &av, &bv);
+        st = unalias(ctx, &xa, &ca, same, n, shape, &ov);
+        if (st == TIDE_OK)
+            st = unalias(ctx, &xb, &cb, same, n, shape, &ov);
+        if (st == TIDE_OK) {
+            /* without broadcasting, the operands' own geometry */
+            tide_kview av = same ? tide_kview_of(xa) : tide_kview_expand(xa, n, shape);
+            tide_kview bv = same ? tide_kview_of(xb) : tide_kview_expand(xb, n, shape);
+            st = dev->backend->binary(dev, op, &ov, &av, &bv);
+        }
     }
     tide_tensor_release(ca);
     tide_tensor_release(cb);
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
+}
+
+/* integral s within integer dtype dt's range */
+static bool int_fits(tide_dtype dt, double s) {
+    switch (dt) {
+    case TIDE_DTYPE_U8:
+        return s >= 0 && s <= 255;
+    case TIDE_DTYPE_BOOL:
+        return s == 0 || s == 1;
+    case TIDE_DTYPE_I32:
+        return s >= -2147483648.0 && s <= 2147483647.0;
+    case TIDE_DTYPE_I64:
+        return s >= -9223372036854775808.0 && s < 9223372036854775808.0;
+    default:
+        return true;
+    }
+}
+
+/* integral s reduced modulo 2^bits into u8 / int32 range (fmod is exact); others unchanged */
+static double int_wrap(tide_dtype dt, double s) {
+    if (dt == TIDE_DTYPE_U8) {
+        double m = fmod(s, 256.0);
+        return m < 0 ? m + 256.0 : m;
+    }
+    if (dt == TIDE_DTYPE_I32) {
+        double m = fmod(s, 4294967296.0);
+        if (m < 0)
+            m += 4294967296.0;
+        return m >= 2147483648.0 ? m - 4294967296.0 : m;
+    }
+    return s;
 }
 
 tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, double s,
@@ -153,13 +205,19 @@ tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, 
     bool         integral = s == floor(s) && isfinite(s);
     tide_dtype   cdt = a->dtype;
     if (fam == TIDE_FAMILY_COMPARE) {
-        if (!tide_dtype_is_float(cdt) && !integral)
+        /* a scalar the dtype cannot hold would saturate (u8:lt(300) false): compare in float64 */
+        if (!tide_dtype_is_float(cdt) && (!integral || !int_fits(cdt, s)))
             cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
     } else {
         if (!tide_dtype_is_float(cdt) && (!integral || op == TIDE_OP_DIV || op == TIDE_OP_POW))
             cdt = TIDE_DTYPE_F32;
         else if (cdt == TIDE_DTYPE_BOOL)
             cdt = TIDE_DTYPE_I64;
+        /* add, sub and mul wrap like tensor arithmetic (u8 + -1 is u8 - 1), where storing the
+         * scalar in the dtype would saturate it (-1 -> 0) */
+        if ((op == TIDE_OP_ADD || op == TIDE_OP_SUB || op == TIDE_OP_MUL) && integral &&
+            !int_fits(cdt, s))
+            s = int_wrap(cdt, s);
     }
     tide_dtype odt = TIDE_DTYPE_BOOL;
     if (fam != TIDE_FAMILY_COMPARE) {

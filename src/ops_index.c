@@ -137,6 +137,14 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
             st = tide_notsup(op, dev);
         else
             st = tide_cast(ctx, op, src, dst->dtype, &cs);
+        if (st == TIDE_OK && cs->storage == dst->storage) {
+            /* a source sharing dst's memory (t:index_add_(1, {1, 1}, t)) is read from a copy:
+             * the kernel writes rows of dst that later source rows would read */
+            tide_tensor *copy = NULL;
+            st = tide_tensor_clone(ctx, cs, &copy);
+            tide_tensor_release(cs);
+            cs = copy;
+        }
         if (st == TIDE_OK) {
             tide_kview dv = tide_kview_of(dst), iv = tide_kview_of(ix), sv = tide_kview_of(cs);
             st = dev->backend->index_add(dev, &dv, dim, &iv, &sv);

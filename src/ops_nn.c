@@ -13,6 +13,9 @@ static tide_status check_geom(const char *op, tide_conv_geom g) {
 
 static tide_status out_size(const char *op, int64_t H, int64_t W, tide_conv_geom g, int64_t *OH,
                             int64_t *OW) {
+    if (H > INT64_MAX / 4 || W > INT64_MAX / 4) /* no tensor is that large; keeps eh, ew exact */
+        return tide_seterr(TIDE_ESHAPE, "%s: input size %lldx%lld is too large", op, (long long)H,
+                           (long long)W);
     int64_t eh = H + 2 * (int64_t)g.ph, ew = W + 2 * (int64_t)g.pw;
     if (eh < g.kh || ew < g.kw)
         return tide_seterr(TIDE_ESHAPE,
@@ -50,7 +53,15 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
     TIDE_TRY(check_4d(op, input, "input"));
     int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
     TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
-    int64_t      shape[3] = {N, C * g.kh * g.kw, OH * OW};
+    /* C*kh*kw and OH*OW overflow-checked (a huge padding makes OH*OW wrap) */
+    int64_t rows = 0, ncols = 0, rdims[3] = {C, g.kh, g.kw}, cdims[2] = {OH, OW};
+    if (tide_shape_numel(3, rdims, &rows) != TIDE_OK ||
+        tide_shape_numel(2, cdims, &ncols) != TIDE_OK)
+        return tide_seterr(TIDE_ESHAPE,
+                           "im2col: %lld channels, kernel %dx%d and %lldx%lld output positions "
+                           "give more elements than fit in 64 bits; use less padding",
+                           (long long)C, g.kh, g.kw, (long long)OH, (long long)OW);
+    int64_t      shape[3] = {N, rows, ncols};
     tide_device *dev = input->storage->dev;
     tide_tensor *x;
     TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
@@ -78,14 +89,25 @@ tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64
                            (long long)C, (long long)H, (long long)W);
     int64_t OH = 0, OW = 0;
     TIDE_TRY(out_size(op, H, W, g, &OH, &OW));
-    if (cols->ndim != 3 || cols->shape[1] != C * g.kh * g.kw || cols->shape[2] != OH * OW) {
+    /* overflow-checked C*kh*kw and OH*OW: sizes that do not fit no columns tensor can match */
+    int64_t rows = 0, ncols = 0, rdims[3] = {C, g.kh, g.kw}, cdims[2] = {OH, OW}, numel;
+    int64_t odims[3] = {C, H, W};
+    bool    fits = tide_shape_numel(3, rdims, &rows) == TIDE_OK &&
+                tide_shape_numel(2, cdims, &ncols) == TIDE_OK &&
+                tide_shape_numel(3, odims, &numel) == TIDE_OK;
+    if (!fits || cols->ndim != 3 || cols->shape[1] != rows || cols->shape[2] != ncols) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, cols->ndim, cols->shape);
+        if (!fits)
+            return tide_seterr(TIDE_ESHAPE,
+                               "col2im: C=%lld, %lldx%lld input, kernel %dx%d give more elements "
+                               "than fit in 64 bits; columns have shape %s",
+                               (long long)C, (long long)H, (long long)W, g.kh, g.kw, sb);
         return tide_seterr(TIDE_ESHAPE,
                            "col2im: columns of shape %s do not fit [N, %lld, %lld] for C=%lld, "
                            "%lldx%lld input, kernel %dx%d",
-                           sb, (long long)(C * g.kh * g.kw), (long long)(OH * OW), (long long)C,
-                           (long long)H, (long long)W, g.kh, g.kw);
+                           sb, (long long)rows, (long long)ncols, (long long)C, (long long)H,
+                           (long long)W, g.kh, g.kw);
     }
     if (!tide_dtype_is_float(cols->dtype))
         return tide_seterr(TIDE_EDTYPE, "col2im: columns must be floating point, got %s",

@@ -1,5 +1,6 @@
 /* tensor.c — tensor geometry: accessors, views (share storage), copies, element access. */
 #include "tide_impl.h"
+#include "dtype_convert.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,6 +114,35 @@ tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shap
         v.strides[i] = (j < 0 || (t->shape[j] == 1 && shape[i] != 1)) ? 0 : t->strides[j];
     }
     return v;
+}
+
+/* the bytes [lo, hi) that v's elements cover */
+static void kview_span(const tide_kview *v, uintptr_t *lo, uintptr_t *hi) {
+    int64_t first = 0, last = 0;
+    for (int i = 0; i < v->ndim; i++) {
+        int64_t reach = (v->shape[i] - 1) * v->strides[i];
+        if (reach < 0)
+            first += reach;
+        else
+            last += reach;
+    }
+    int64_t es = (int64_t)tide_dtype_size(v->dtype);
+    *lo = (uintptr_t)v->data + (uintptr_t)(first * es);
+    *hi = (uintptr_t)v->data + (uintptr_t)((last + 1) * es);
+}
+
+bool tide_kview_overlap(const tide_kview *x, const tide_kview *o) {
+    if (tide_kview_numel(x) == 0 || tide_kview_numel(o) == 0)
+        return false;
+    uintptr_t xlo, xhi, olo, ohi;
+    kview_span(x, &xlo, &xhi);
+    kview_span(o, &olo, &ohi);
+    if (xhi <= olo || ohi <= xlo)
+        return false;
+    bool same = x->data == o->data && x->dtype == o->dtype && x->ndim == o->ndim;
+    for (int i = 0; same && i < x->ndim; i++)
+        same = x->shape[i] == o->shape[i] && (x->strides[i] == o->strides[i] || x->shape[i] == 1);
+    return !same;
 }
 
 int64_t tide_kview_numel(const tide_kview *v) {
@@ -394,7 +424,8 @@ tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int
     if (start < 0 || start > size || length < 0 || length > size - start)
         return tide_seterr(TIDE_EINDEX,
                            "narrow: start %lld, length %lld out of range for dim %d of size %lld",
-                           (long long)start + 1, (long long)length, dim + 1, (long long)size);
+                           (long long)(start < INT64_MAX ? start + 1 : start), (long long)length,
+                           dim + 1, (long long)size);
     int64_t shape[TIDE_MAX_DIMS];
     memcpy(shape, t->shape, sizeof shape);
     shape[dim] = length;
@@ -503,137 +534,6 @@ tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *in
 
 /* ---- elements ----------------------------------------------------------------------------- */
 
-static float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal: renormalise */
-            exp = 127 - 15 + 1;
-            while (!(man & 0x400)) {
-                man <<= 1;
-                exp--;
-            }
-            bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
-        }
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000 | (man << 13);
-    } else {
-        bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static uint16_t float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int32_t  exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t man = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-    if (exp >= 31)
-        return (uint16_t)(sign | 0x7c00);
-    if (exp <= 0) {
-        if (exp < -10)
-            return (uint16_t)sign;
-        man |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - exp);
-        uint32_t h = man >> shift;
-        uint32_t rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1)))
-            h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = sign | ((uint32_t)exp << 10) | (man >> 13);
-    uint32_t rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-        h++; /* may carry into the exponent, which is the correct rounding */
-    return (uint16_t)h;
-}
-
-static float bf16_to_float(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float    f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static uint16_t float_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffff) > 0x7f800000)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fff + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
-}
-
-static double read_elem(const void *p, tide_dtype dt) {
-    switch (dt) {
-    case TIDE_DTYPE_F32:
-        return *(const float *)p;
-    case TIDE_DTYPE_F64:
-        return *(const double *)p;
-    case TIDE_DTYPE_F16:
-        return half_to_float(*(const uint16_t *)p);
-    case TIDE_DTYPE_BF16:
-        return bf16_to_float(*(const uint16_t *)p);
-    case TIDE_DTYPE_I32:
-        return *(const int32_t *)p;
-    case TIDE_DTYPE_I64:
-        return (double)*(const int64_t *)p;
-    case TIDE_DTYPE_U8:
-        return *(const uint8_t *)p;
-    case TIDE_DTYPE_BOOL:
-        return *(const uint8_t *)p ? 1 : 0;
-    default:
-        return 0;
-    }
-}
-
-static int64_t to_int(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 9.2233720368547758e18)
-        return INT64_MAX;
-    if (v <= -9.2233720368547758e18)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-
-static void write_elem(void *p, tide_dtype dt, double v) {
-    switch (dt) {
-    case TIDE_DTYPE_F32:
-        *(float *)p = (float)v;
-        break;
-    case TIDE_DTYPE_F64:
-        *(double *)p = v;
-        break;
-    case TIDE_DTYPE_F16:
-        *(uint16_t *)p = float_to_half((float)v);
-        break;
-    case TIDE_DTYPE_BF16:
-        *(uint16_t *)p = float_to_bf16((float)v);
-        break;
-    case TIDE_DTYPE_I32:
-        *(int32_t *)p = (int32_t)to_int(v);
-        break;
-    case TIDE_DTYPE_I64:
-        *(int64_t *)p = to_int(v);
-        break;
-    case TIDE_DTYPE_U8:
-        *(uint8_t *)p = (uint8_t)to_int(v);
-        break;
-    case TIDE_DTYPE_BOOL:
-        *(uint8_t *)p = v != 0;
-        break;
-    default:
-        break;
-    }
-}
-
 /* the element's address, after checking the device and the index */
 static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t *index, char **p) {
     if (t->storage->dev->type != TIDE_DEVICE_CPU)
@@ -655,14 +555,14 @@ static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t
 tide_status tide_tensor_get(const tide_tensor *t, const int64_t *index, double *out) {
     char *p = NULL;
     TIDE_TRY(elem_addr("get", t, index, &p));
-    *out = read_elem(p, t->dtype);
+    *out = tide_load_d(t->dtype, p);
     return TIDE_OK;
 }
 
 tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value) {
     char *p = NULL;
     TIDE_TRY(elem_addr("set", t, index, &p));
-    write_elem(p, t->dtype, value);
+    tide_store_d(t->dtype, p, value);
     return TIDE_OK;
 }
 

@@ -82,6 +82,10 @@ tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int 
                                  const int64_t *bs, int *on, int64_t *os);
 /* kview of t broadcast to (ndim, shape): stride 0 on expanded dims; shapes already checked */
 tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape);
+/* x reads memory that o writes, in another layout (a:add_(a:t()), a:add_(a[1])): an
+ * elementwise kernel writing o would read elements it has already written, so the caller
+ * reads x from a copy. Same layout (a:add_(a)) or disjoint memory is no overlap. */
+bool tide_kview_overlap(const tide_kview *x, const tide_kview *o);
 /* a new contiguous tensor; errors carry op's name */
 tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                               int ndim, const int64_t *shape, tide_tensor **out);

@@ -814,6 +814,26 @@ function M.set_grad(t, g)
     t.grad = g
 end
 
+-- raises msg at the user's line: the first Lua frame outside tide's own Lua files (so the
+-- position is right whatever chain of library calls and tail calls led here)
+local LIB = debug.getinfo(1, "S").source:match("^@(.*[/\\])autograd%.lua$")
+function M.raise(msg)
+    if LIB then
+        local level = 2
+        while true do
+            local info = debug.getinfo(level, "S")
+            if not info then
+                break
+            end
+            if info.what ~= "C" and info.source:sub(2, #LIB + 1) ~= LIB then
+                error(msg, level)
+            end
+            level = level + 1
+        end
+    end
+    error(msg, 0)
+end
+
 M.is_grad_enabled = core.is_grad_enabled
 M.set_grad_enabled = set_grad_enabled
 M.FLOAT = FLOAT

@@ -33,6 +33,9 @@ end
 
 --- Runs fn(...) with dev as the default device; restores the previous one, also on error.
 function tide.with_device(dev, fn, ...)
+  if type(fn) ~= "function" then
+    error("tide: with_device: expected a function after the device, got " .. type(fn), 2)
+  end
   local prev = core.get_default_device()
   local ok, err = pcall(core.set_default_device, dev)
   if not ok then
@@ -62,6 +65,9 @@ end
 
 --- Runs fn(...) with gradient recording on (inside a no_grad, for instance).
 function tide.enable_grad(fn, ...)
+  if type(fn) ~= "function" then
+    error("tide: enable_grad: expected a function, got " .. type(fn), 2)
+  end
   local prev = core.set_grad_enabled(true)
   local res = pack(pcall(fn, ...))
   core.set_grad_enabled(prev)

@@ -88,11 +88,23 @@ function M.load(path, opts)
     if type(opts) ~= "table" then
         error("tide: load: options must be a table, e.g. {device = \"cuda\"}", 2)
     end
-    local tensors, metadata = check(pcall(core.safetensors_load, path))
+    for k in pairs(opts) do
+        if k ~= "device" then
+            error(string.format("tide: load: unknown option '%s'; the only option is device",
+                tostring(k)), 2)
+        end
+    end
+    -- a device only (never a dtype name, which t:to would take as a cast), checked before
+    -- the file is read
+    local dev
     if opts.device ~= nil then
+        dev = check(pcall(core.device, opts.device))
+    end
+    local tensors, metadata = check(pcall(core.safetensors_load, path))
+    if dev ~= nil then
         local ok, err = pcall(function()
             for name, t in pairs(tensors) do
-                tensors[name] = t:to(opts.device)
+                tensors[name] = t:to(dev)
             end
         end)
         check(ok, err)

@@ -253,6 +253,16 @@ static void test_elements(void) {
     CHECK_OK(tide_tensor_set(a, i1, 9.7)); /* truncates like a cast */
     CHECK_OK(tide_tensor_get(a, i1, &x));
     CHECK(x == 9);
+    /* out-of-range values saturate, as casts and fill_ do (they used to wrap) */
+    CHECK_OK(tide_tensor_set(a, i1, 3e9));
+    CHECK_OK(tide_tensor_get(a, i1, &x));
+    CHECK(x == 2147483647);
+    CHECK_OK(tide_tensor_set(a, i1, NAN));
+    CHECK_OK(tide_tensor_get(a, i1, &x));
+    CHECK(x == 0);
+    tide_tensor *u8 = mk(cpu0, TIDE_DTYPE_U8, 1, s2, (double[]){300, -5});
+    CHECK(at(u8, 0) == 255 && at(u8, 1) == 0);
+    tide_tensor_release(u8);
     CHECK_ERR(tide_tensor_get(a, i2, &x), TIDE_EINDEX,
               "get: index 3 out of range for dim 1 of size 2");
     CHECK_ERR(tide_tensor_item(NULL, a, &x), TIDE_ESHAPE, "item: a tensor with 2 elements");

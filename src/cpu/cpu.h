@@ -6,6 +6,7 @@
 #define TIDE_CPU_H
 
 #include "backend.h"
+#include "dtype_convert.h"
 #include <math.h>
 #include <stdint.h>
 
@@ -73,43 +74,8 @@ const char *cpu_op_name(tide_op op);
 /* "float16 is not supported on the CPU yet" style message for an unhandled dtype */
 tide_status cpu_notsup(const char *op, tide_dtype dt);
 
-/* read element of dtype dt at p as a double / write a double with saturation (NaN -> 0 for
- * integers), used off the hot paths */
-double cpu_load_d(tide_dtype dt, const void *p);
-void   cpu_store_d(tide_dtype dt, void *p, double v);
-
-/* float16 / bfloat16 bit conversions (round to nearest even) */
-float    cpu_half_to_float(uint16_t h);
-uint16_t cpu_float_to_half(float f);
-float    cpu_bf16_to_float(uint16_t h);
-uint16_t cpu_float_to_bf16(float f);
-
-/* saturating float -> integer casts: C leaves out-of-range conversions undefined */
-static inline int64_t cpu_sat_i64(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-static inline int32_t cpu_sat_i32(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 2147483647.0)
-        return INT32_MAX;
-    if (v <= -2147483648.0)
-        return INT32_MIN;
-    return (int32_t)v;
-}
-static inline uint8_t cpu_sat_u8(double v) {
-    if (v != v || v <= 0)
-        return 0;
-    if (v >= 255.0)
-        return 255;
-    return (uint8_t)v;
-}
+/* element conversions (half/bf16, saturating integer casts, load/store as double) are the
+ * tide_* inlines of dtype_convert.h, shared with the core */
 
 /* ---- the vtable entries, one file per family ------------------------------------------- */
 

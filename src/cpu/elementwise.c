@@ -169,9 +169,9 @@ static inline uint8_t b_relu(uint8_t a) {
 static inline uint8_t sat_bool(double v) {
     return v != 0;
 }
-DEF_ALL_VIA_DOUBLE(i32, int32_t, cpu_sat_i32)
-DEF_ALL_VIA_DOUBLE(i64, int64_t, cpu_sat_i64)
-DEF_ALL_VIA_DOUBLE(u8, uint8_t, cpu_sat_u8)
+DEF_ALL_VIA_DOUBLE(i32, int32_t, tide_sat_i32)
+DEF_ALL_VIA_DOUBLE(i64, int64_t, tide_sat_i64)
+DEF_ALL_VIA_DOUBLE(u8, uint8_t, tide_sat_u8)
 DEF_ALL_VIA_DOUBLE(b, uint8_t, sat_bool)
 
 /* floats: the shared scalar math under the names the row loops paste together */
@@ -474,7 +474,7 @@ tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *ou
     } box;
     memset(&box, 0, sizeof box);
     if (dtype_ok(a->dtype))
-        cpu_store_d(a->dtype, &box, s);
+        tide_store_d(a->dtype, &box, s);
     tide_kview sv = *a;
     sv.data = &box;
     for (int d = 0; d < sv.ndim; d++)
@@ -495,13 +495,13 @@ static void un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *a
         un_f64(oa->op, p, s, n, oa->lo, oa->hi);
         break;
     case TIDE_DTYPE_I32:
-        un_i32(oa->op, p, s, n, cpu_sat_i32(oa->lo), cpu_sat_i32(oa->hi));
+        un_i32(oa->op, p, s, n, tide_sat_i32(oa->lo), tide_sat_i32(oa->hi));
         break;
     case TIDE_DTYPE_I64:
-        un_i64(oa->op, p, s, n, cpu_sat_i64(oa->lo), cpu_sat_i64(oa->hi));
+        un_i64(oa->op, p, s, n, tide_sat_i64(oa->lo), tide_sat_i64(oa->hi));
         break;
     case TIDE_DTYPE_U8:
-        un_u8(oa->op, p, s, n, cpu_sat_u8(oa->lo), cpu_sat_u8(oa->hi));
+        un_u8(oa->op, p, s, n, tide_sat_u8(oa->lo), tide_sat_u8(oa->hi));
         break;
     default:
         un_b(oa->op, p, s, n, oa->lo > 0, oa->hi >= 1);
@@ -562,9 +562,9 @@ tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const
 #define CAST_I64(x)  ((int64_t)(x))
 #define CAST_U8(x)   ((uint8_t)(x))
 #define CAST_BOOL(x) ((uint8_t)((x) != 0))
-#define SAT_I32(x)   cpu_sat_i32(x)
-#define SAT_I64(x)   cpu_sat_i64(x)
-#define SAT_U8(x)    cpu_sat_u8(x)
+#define SAT_I32(x)   tide_sat_i32(x)
+#define SAT_I64(x)   tide_sat_i64(x)
+#define SAT_U8(x)    tide_sat_u8(x)
 
 /* out of C type TO from every source dtype; FCVT for float sources, ICVT for integer ones */
 #define DEF_CVT(S, TO, FCVT, ICVT)                                                                 \
@@ -638,7 +638,7 @@ static void cvt_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
     if (is_half(ca->to) || is_half(ca->from)) { /* rare: one element at a time through double */
         char *po = p[0], *pa = p[1];
         for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1])
-            cpu_store_d(ca->to, po, cpu_load_d(ca->from, pa));
+            tide_store_d(ca->to, po, tide_load_d(ca->from, pa));
         return;
     }
     switch (ca->to) {
@@ -734,7 +734,7 @@ tide_status cpu_fill(tide_device *dev, const tide_kview *out, double value) {
     if ((unsigned)out->dtype >= TIDE_DTYPE_COUNT)
         return tide_seterr(TIDE_EDTYPE, "fill_: unknown dtype (cpu kernel)");
     fill_arg fa = {0, cpu_dtype_size(out->dtype)};
-    cpu_store_d(out->dtype, &fa.box, value);
+    tide_store_d(out->dtype, &fa.box, value);
     const tide_kview *v[1] = {out};
     cpu_iter          it;
     CPU_TRY(cpu_iter_init(&it, "fill_", 1, v));

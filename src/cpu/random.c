@@ -57,6 +57,6 @@ tide_status cpu_arange(tide_device *dev, const tide_kview *out, double start, do
     int64_t n = out->shape[0], es = (int64_t)cpu_dtype_size(out->dtype);
     char   *po = out->data;
     for (int64_t i = 0; i < n; i++)
-        cpu_store_d(out->dtype, po + i * out->strides[0] * es, start + (double)i * step);
+        tide_store_d(out->dtype, po + i * out->strides[0] * es, start + (double)i * step);
     return TIDE_OK;
 }

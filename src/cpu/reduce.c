@@ -131,7 +131,7 @@ static void store(const red_arg *ra, char *po, acc r) {
     else if (int_result && ra->odt == TIDE_DTYPE_BOOL)
         *(uint8_t *)po = r.i != 0;
     else
-        cpu_store_d(ra->odt, po, r.d);
+        tide_store_d(ra->odt, po, r.d);
 }
 
 /* p[0] values (or indices when there are no values), p[1] input, p[2] indices */

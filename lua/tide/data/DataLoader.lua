@@ -5,14 +5,16 @@
 --
 -- opts: batch_size (1), shuffle (false), drop_last (false: the last batch may be smaller),
 -- seed (shuffle order; each iter() call draws the next epoch's order from it, so a given seed
--- gives the same sequence of epochs), pin_memory (false: when true and CUDA is available,
--- batches come in page-locked memory so `x:to("cuda", {non_blocking = true})` overlaps; without
+-- gives the same sequence of epochs; default: drawn from tide's generator, so tide.manual_seed
+-- fixes it), pin_memory (false: when true and CUDA is available, batches come in page-locked
+-- memory so `x:to("cuda", {non_blocking = true})` overlaps; without
 -- CUDA it does nothing).
 --
 -- A dataset with a `batch(index)` method (TensorDataset) gives each batch in one call per
 -- field, gathered in C; any other dataset is read with `get(i)` per sample and stacked.
 
 local core = require "tide.core"
+local raise = require("tide.autograd").raise
 
 local tide_ -- tide's init.lua may load this module while it loads: look it up lazily
 local function tide()
@@ -57,7 +59,13 @@ function DataLoader.new(ds, opts)
     self.batch_size = opt_int(opts, "batch_size", 1, 1)
     self.shuffle = opts.shuffle and true or false
     self.drop_last = opts.drop_last and true or false
-    self.seed = opt_int(opts, "seed", math.random(0, 1 << 31), math.mininteger)
+    self.seed = opt_int(opts, "seed", nil, math.mininteger)
+    if self.seed == nil then
+        -- drawn from tide's generator, so tide.manual_seed(n) makes the shuffling reproducible
+        -- (as torch.manual_seed does for PyTorch's DataLoader)
+        local u = core.rand({ 1 }, { device = "cpu", dtype = "float64" }):item()
+        self.seed = math.floor(u * (1 << 31))
+    end
     self.pin_memory = opts.pin_memory and tide().cuda.is_available() or false
     self.epoch = 0
     return self
@@ -89,11 +97,21 @@ local function collate(samples)
         for s = 1, #samples do
             col[s] = samples[s][f]
         end
-        if type(col[1]) == "number" then
-            out[f] = T.tensor(col)
+        local kind = type(col[1])
+        local ok, r
+        if kind == "number" or kind == "boolean" then
+            ok, r = pcall(T.tensor, col)
         else
-            out[f] = T.stack(col, 1)
+            ok, r = pcall(T.stack, col, 1)
         end
+        if not ok then
+            -- the core's message, at the line of the user's `for` (not inside this file)
+            local msg = tostring(r):match("tide:.*") or tostring(r)
+            raise(string.format("tide: DataLoader: cannot batch field %d of the samples (%s)" ..
+                "; get(i) must return tensors of one shape, numbers or booleans per field",
+                f, msg))
+        end
+        out[f] = r
     end
     return table.unpack(out, 1, nfields)
 end

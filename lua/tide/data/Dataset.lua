@@ -17,6 +17,10 @@ local Dataset = { __name = "Dataset" }
 local function install(cls)
     cls.__index = function(self, k)
         if math.type(k) == "integer" then
+            local n = self:len()
+            if k < 1 or k > n then
+                error(string.format("tide: %s: index %d out of range 1..%d", cls.__name, k, n), 2)
+            end
             return table.pack(self:get(k))
         end
         return cls[k]
@@ -57,13 +61,13 @@ end
 function Dataset:init() end
 
 function Dataset:len()
-    error(string.format("tide: %s: len() is not defined; define it in the subclass",
-        self.__name), 2)
+    require("tide.autograd").raise(string.format(
+        "tide: %s: len() is not defined; define it in the subclass", self.__name))
 end
 
 function Dataset:get(i)
-    error(string.format("tide: %s: get(%s) is not defined; define it in the subclass",
-        self.__name, tostring(i)), 2)
+    require("tide.autograd").raise(string.format(
+        "tide: %s: get(%s) is not defined; define it in the subclass", self.__name, tostring(i)))
 end
 
 return Dataset

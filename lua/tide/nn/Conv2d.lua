@@ -2,6 +2,7 @@
 -- or Conv2d(in, out, k, {stride =, padding =, bias =}). im2col + one batched gemm (BLAS on the
 -- CPU, cuBLAS on cuda); the backward pass runs through matmul's and im2col's gradients.
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -31,21 +32,22 @@ end
 function Conv2d:forward(x)
     F.check_tensor(x, "Conv2d")
     if x:dim() ~= 4 then
-        error("tide: Conv2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape) ..
-            "; add a batch dim with x:unsqueeze(1)", 2)
+        raise("tide: Conv2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape) ..
+            "; add a batch dim with x:unsqueeze(1)")
     end
     local cin = self.in_channels
     if x:size(2) ~= cin then
-        error(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
-            cin, x:size(2)), 2)
+        raise(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
+            cin, x:size(2)))
     end
     local h, w = x:size(3), x:size(4)
     local kh, kw, sh, sw, ph, pw = self.kh, self.kw, self.sh, self.sw, self.ph, self.pw
     local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
     if oh < 1 or ow < 1 then
-        error(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
-            "kernel %dx%d", h, w, ph, pw, kh, kw), 2)
+        raise(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
+            "kernel %dx%d", h, w, ph, pw, kh, kw))
     end
+    F.check_device(x, self.weight, "Conv2d")
     return autograd.conv2d(x, self.weight, self.bias, self.geom, oh, ow)
 end
 

@@ -1,5 +1,7 @@
 -- nn.Dropout([p = 0.5]): in training, zeroes each element with probability p and scales the
 -- rest by 1/(1-p); identity in eval mode
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
@@ -9,7 +11,7 @@ local Dropout = Module:extend("Dropout")
 function Dropout:init(p)
     p = p or 0.5
     if type(p) ~= "number" or p < 0 or p > 1 then
-        error("tide: Dropout: expected a probability p in [0, 1], got " .. tostring(p), 3)
+        raise("tide: Dropout: expected a probability p in [0, 1], got " .. tostring(p))
     end
     self.p = p
 end

@@ -2,6 +2,7 @@
 -- index in tide); weight ~ N(0, 1) as PyTorch
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -21,16 +22,17 @@ end
 function Embedding:forward(ids)
     F.check_tensor(ids, "Embedding")
     if ids.dtype ~= "int64" and ids.dtype ~= "int32" then
-        error("tide: Embedding: expected integer ids (int64, 1-based), got " .. ids.dtype, 2)
+        raise("tide: Embedding: expected integer ids (int64, 1-based), got " .. ids.dtype)
     end
+    F.check_device(ids, self.weight, "Embedding")
     local n = self.num_embeddings
     -- off the host, index_select checks the range itself (reading ids back would be a transfer)
     if ids:numel() > 0 and F.on_host(ids) then
         local lo, hi = ids:min():item(), ids:max():item()
         if lo < 1 or hi > n then
             local bad = lo < 1 and lo or hi
-            error(string.format("tide: Embedding: id %d out of range for %d embeddings; ids " ..
-                "are 1-based, in 1..%d", math.tointeger(bad) or bad, n, n), 2)
+            raise(string.format("tide: Embedding: id %d out of range for %d embeddings; ids " ..
+                "are 1-based, in 1..%d", math.tointeger(bad) or bad, n, n))
         end
     end
     local shape = ids.shape

@@ -1,4 +1,6 @@
 -- nn.Flatten([start_dim = 2, end_dim = -1]): merges dims start..end (1-based, the batch dim stays)
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -22,8 +24,8 @@ function Flatten:forward(x)
         if nd == 0 or (s == e) then
             return x
         end
-        error(string.format("tide: Flatten: dims %d..%d out of range for a %d-D input",
-            self.start_dim, self.end_dim, nd), 2)
+        raise(string.format("tide: Flatten: dims %d..%d out of range for a %d-D input",
+            self.start_dim, self.end_dim, nd))
     end
     local out, m = {}, 1
     for i = 1, s - 1 do

@@ -1,5 +1,7 @@
 -- nn.LayerNorm(normalized_shape[, eps = 1e-5, elementwise_affine = true]): normalizes over the
 -- last dims (biased variance, as PyTorch); weight ones, bias zeros
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -33,8 +35,11 @@ function LayerNorm:forward(x)
         ok = ok and shape[nd - k + i] == ns[i]
     end
     if not ok then
-        error("tide: LayerNorm: expected input ending in " .. F.shape_str(ns) .. ", got " ..
-            F.shape_str(shape), 2)
+        raise("tide: LayerNorm: expected input ending in " .. F.shape_str(ns) .. ", got " ..
+            F.shape_str(shape))
+    end
+    if self.weight then
+        F.check_device(x, self.weight, "LayerNorm")
     end
     local xr = x:reshape(-1, self.d)
     local xc = xr:sub(xr:mean(2, true))

@@ -1,5 +1,6 @@
 -- nn.Linear(in_features, out_features[, bias = true]): y = x W^T + b
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -20,9 +21,10 @@ function Linear:forward(x)
     F.check_tensor(x, "Linear")
     local n = x:dim() > 0 and x:size(-1) or nil
     if n ~= self.in_features then
-        error(string.format("tide: Linear: expected input with last dim %d, got %s",
-            self.in_features, n and tostring(n) or "a 0-d tensor"), 2)
+        raise(string.format("tide: Linear: expected input with last dim %d, got %s",
+            self.in_features, n and tostring(n) or "a 0-d tensor"))
     end
+    F.check_device(x, self.weight, "Linear")
     return autograd.linear(x, self.weight, self.bias)
 end
 

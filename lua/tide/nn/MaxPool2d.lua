@@ -1,4 +1,6 @@
 -- nn.MaxPool2d(kernel_size[, stride = kernel_size, padding = 0])
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
@@ -22,7 +24,12 @@ end
 function MaxPool2d:forward(x)
     F.check_tensor(x, "MaxPool2d")
     if x:dim() ~= 4 then
-        error("tide: MaxPool2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape), 2)
+        raise("tide: MaxPool2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape))
+    end
+    local h, w = x:size(3) + 2 * self.ph, x:size(4) + 2 * self.pw
+    if h < self.kh or w < self.kw then
+        raise(string.format("tide: MaxPool2d: kernel %dx%d is larger than the padded input " ..
+            "%dx%d; use a smaller kernel or more padding", self.kh, self.kw, h, w))
     end
     local y = core.maxpool2d(x, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw)
     return y

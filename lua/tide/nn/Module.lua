@@ -7,6 +7,7 @@
 -- it in assignment order; the values are read back from the fields by name.
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
 
@@ -42,8 +43,8 @@ setmetatable(Module, { __call = construct })
 function Module:init() end
 
 function Module:forward()
-    error("tide: " .. self.__name .. ": forward is not defined; define " .. self.__name ..
-        ":forward(x)", 2)
+    raise("tide: " .. self.__name .. ": forward is not defined; define " .. self.__name ..
+        ":forward(x)")
 end
 
 -- model(x): a tail call, so error levels inside forward see the user's line as level 2
@@ -53,16 +54,16 @@ end
 
 local function check_name(name, what)
     if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
-        error("tide: " .. what .. ": expected a non-empty name without '.', got " ..
-            tostring(name), 3)
+        raise("tide: " .. what .. ": expected a non-empty name without '.', got " ..
+            tostring(name))
     end
 end
 
 local function add(self, list, kind, name, v)
     local k = self._kind[name]
     if k and k ~= kind then
-        error("tide: " .. self.__name .. ": '" .. name .. "' is already registered as a " .. k ..
-            "; use another name", 3)
+        raise("tide: " .. self.__name .. ": '" .. name .. "' is already registered as a " .. k ..
+            "; use another name")
     end
     if not k then
         list[#list + 1] = name
@@ -74,8 +75,8 @@ end
 function Module:register_parameter(name, p)
     check_name(name, "register_parameter")
     if p ~= nil and not is_tensor(p) then
-        error("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
-            type(p), 2)
+        raise("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
+            type(p))
     end
     if p ~= nil and not p.requires_grad then
         p:requires_grad_(true)
@@ -87,7 +88,7 @@ end
 function Module:register_buffer(name, b)
     check_name(name, "register_buffer")
     if b ~= nil and not is_tensor(b) then
-        error("tide: register_buffer: expected a tensor for '" .. name .. "', got " .. type(b), 2)
+        raise("tide: register_buffer: expected a tensor for '" .. name .. "', got " .. type(b))
     end
     add(self, self._buffers, "buffer", name, b)
     return b
@@ -96,7 +97,7 @@ end
 function Module:add_module(name, m)
     check_name(name, "add_module")
     if m ~= nil and not is_module(m) then
-        error("tide: add_module: expected a Module for '" .. name .. "', got " .. type(m), 2)
+        raise("tide: add_module: expected a Module for '" .. name .. "', got " .. type(m))
     end
     add(self, self._modules, "module", name, m)
     return m
@@ -296,7 +297,7 @@ local function device_of(spec)
     local ok, dev = pcall(core.device, spec)
     if not ok then
         local msg = tostring(dev)
-        error(msg:match("^[^\n]-:%d+: (tide:.*)") or msg, 4)
+        raise(msg:match("^[^\n]-:%d+: (tide:.*)") or msg)
     end
     return dev
 end
@@ -318,8 +319,8 @@ local function parse_to(a, b)
         dev = a.device and device_of(a.device) or dev
     end
     if dt and not autograd.FLOAT[dt] then
-        error("tide: Module:to: expected a floating-point dtype, got " .. dt ..
-            "; parameters stay floating point", 3)
+        raise("tide: Module:to: expected a floating-point dtype, got " .. dt ..
+            "; parameters stay floating point")
     end
     return dev, dt
 end
@@ -455,7 +456,7 @@ end
 -- failed load changes nothing
 function Module:load_state_dict(sd, strict)
     if type(sd) ~= "table" then
-        error("tide: load_state_dict: expected a table of tensors, got " .. type(sd), 2)
+        raise("tide: load_state_dict: expected a table of tensors, got " .. type(sd))
     end
     if strict == nil then
         strict = true
@@ -468,12 +469,12 @@ function Module:load_state_dict(sd, strict)
         if v == nil then
             missing[#missing + 1] = names[i]
         elseif not is_tensor(v) then
-            error("tide: load_state_dict: expected a tensor for '" .. names[i] .. "', got " ..
-                type(v), 2)
+            raise("tide: load_state_dict: expected a tensor for '" .. names[i] .. "', got " ..
+                type(v))
         elseif not same_shape(v.shape, vals[i].shape) then
-            error("tide: load_state_dict: size mismatch for '" .. names[i] .. "': the model has " ..
+            raise("tide: load_state_dict: size mismatch for '" .. names[i] .. "': the model has " ..
                 shape_str(vals[i].shape) .. ", the state dict has " .. shape_str(v.shape) ..
-                "; check the model's sizes", 2)
+                "; check the model's sizes")
         end
     end
     for k in pairs(sd) do
@@ -490,8 +491,8 @@ function Module:load_state_dict(sd, strict)
         if #unexpected > 0 then
             parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ")
         end
-        error("tide: load_state_dict: " .. table.concat(parts, "; ") ..
-            "; pass strict = false to load the matching keys only", 2)
+        raise("tide: load_state_dict: " .. table.concat(parts, "; ") ..
+            "; pass strict = false to load the matching keys only")
     end
     autograd.no_grad(function()
         for i = 1, #names do

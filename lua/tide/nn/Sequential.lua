@@ -1,4 +1,6 @@
 -- nn.Sequential(m1, m2, ...) or Sequential({m1, m2, ...}): children named "1", "2", ...
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 
 local Sequential = Module:extend("Sequential")
@@ -16,7 +18,7 @@ end
 
 function Sequential:add(m)
     if not Module.is_module(m) then
-        error("tide: Sequential: expected a Module, got " .. type(m), 2)
+        raise("tide: Sequential: expected a Module, got " .. type(m))
     end
     local n = self.n + 1
     rawset(self, "n", n)

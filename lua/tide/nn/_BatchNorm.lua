@@ -3,6 +3,7 @@
 -- eval; running_mean/running_var/num_batches_tracked are buffers
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local F = require "tide.nn.functional"
 
@@ -40,8 +41,8 @@ function BatchNorm:normalize(x, dims, bshape)
             v = v:mean(d, true)
         end
         if n < 2 then
-            error("tide: " .. self.__name .. ": expected more than 1 value per channel in " ..
-                "training, got input " .. F.shape_str(x.shape), 3)
+            raise("tide: " .. self.__name .. ": expected more than 1 value per " ..
+                "channel in training, got input " .. F.shape_str(x.shape))
         end
         autograd.no_grad(function()
             local mom = self.momentum
@@ -65,12 +66,13 @@ end
 function BatchNorm:check(x, dims_ok)
     F.check_tensor(x, self.__name, 3)
     if not dims_ok[x:dim()] then
-        error("tide: " .. self.__name .. ": expected " .. self.expects .. " input, got " ..
-            F.shape_str(x.shape), 3)
+        raise("tide: " .. self.__name .. ": expected " .. self.expects .. " input, got " ..
+            F.shape_str(x.shape))
     end
+    F.check_device(x, self.running_mean, self.__name)
     if x:size(2) ~= self.num_features then
-        error(string.format("tide: %s: expected input with %d channels (dim 2), got %d",
-            self.__name, self.num_features, x:size(2)), 3)
+        raise(string.format("tide: %s: expected input with %d channels (dim 2), got %d",
+            self.__name, self.num_features, x:size(2)))
     end
 end
 

@@ -2,6 +2,7 @@
 -- checks, the loss formulas).
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 
 local F = {}
 
@@ -34,16 +35,27 @@ end
 
 function F.check_tensor(x, who, level)
     if not is_tensor(x) then
-        error("tide: " .. who .. ": expected a tensor input, got " .. type(x), (level or 2) + 1)
+        raise("tide: " .. who .. ": expected a tensor input, got " .. type(x))
     end
 end
 
 function F.check_int(v, what, who, min)
     if math.type(v) ~= "integer" or v < (min or 1) then
-        error("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
-            ", got " .. tostring(v), 4) -- check_int <- init <- constructor <- user
+        raise("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
+            ", got " .. tostring(v)) -- check_int <- init <- constructor <- user
     end
     return v
+end
+
+-- a layer's input on another device than its weight: the core's device error, raised at the
+-- user's line (the core would name matmul and point inside the library)
+function F.check_device(x, w, who)
+    local xd, wd = x.device, w.device
+    if xd ~= wd then
+        raise(string.format("tide: %s: expected all tensors on the same device, found " ..
+            "%s (input) and %s (parameters); move the input with x:to(\"%s\")", who,
+            tostring(xd), tostring(wd), tostring(wd)))
+    end
 end
 
 -- (a) or ({a, b}) -> a, b
@@ -52,8 +64,8 @@ function F.pair(v, who, what)
         return v[1], v[2] or v[1]
     end
     if math.type(v) ~= "integer" then
-        error("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
-            tostring(v), 4)
+        raise("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
+            tostring(v))
     end
     return v, v
 end
@@ -62,8 +74,8 @@ local REDUCTIONS = { mean = true, sum = true, none = true }
 
 function F.check_reduction(r, who)
     if not REDUCTIONS[r] then
-        error("tide: " .. who .. ": unknown reduction '" .. tostring(r) ..
-            "'; use \"mean\", \"sum\" or \"none\"", 4)
+        raise("tide: " .. who .. ": unknown reduction '" .. tostring(r) ..
+            "'; use \"mean\", \"sum\" or \"none\"")
     end
     return r
 end
@@ -76,28 +88,28 @@ local function reduce(loss, reduction, who)
     elseif reduction == "none" then
         return loss
     end
-    error("tide: " .. who .. ": unknown reduction '" .. tostring(reduction) ..
-        "'; use \"mean\", \"sum\" or \"none\"", 3)
+    raise("tide: " .. who .. ": unknown reduction '" .. tostring(reduction) ..
+        "'; use \"mean\", \"sum\" or \"none\"")
 end
 
 -- one-hot bool [N, C] from 1-based class targets [N], with the checks both losses share
-local function onehot_targets(input, target, who, level)
+local function onehot_targets(input, target, who)
     if not is_tensor(input) or not is_tensor(target) then
-        error("tide: " .. who .. ": expected (input, target) tensors", level)
+        raise("tide: " .. who .. ": expected (input, target) tensors")
     end
     if input:dim() ~= 2 then
-        error("tide: " .. who .. ": expected input of shape {N, C}, got " ..
-            F.shape_str(input.shape), level)
+        raise("tide: " .. who .. ": expected input of shape {N, C}, got " ..
+            F.shape_str(input.shape))
     end
     local n, c = input:size(1), input:size(2)
     local tdt = target.dtype
     if tdt ~= "int64" and tdt ~= "int32" then
-        error("tide: " .. who .. ": expected integer class targets (int64, 1-based), got " .. tdt ..
-            "; convert with target:long()", level)
+        raise("tide: " .. who .. ": expected integer class targets (int64, 1-based), " ..
+            "got " .. tdt .. "; convert with target:long()")
     end
     if target:dim() ~= 1 or target:size(1) ~= n then
-        error("tide: " .. who .. ": expected target of shape {" .. n .. "} for input " ..
-            F.shape_str(input.shape) .. ", got " .. F.shape_str(target.shape), level)
+        raise("tide: " .. who .. ": expected target of shape {" .. n .. "} for input " ..
+            F.shape_str(input.shape) .. ", got " .. F.shape_str(target.shape))
     end
     local classes = core.arange(1, c + 1, { device = target.device, dtype = tdt })
     local onehot = target:view(n, 1):eq(classes:view(1, c))
@@ -110,8 +122,9 @@ local function onehot_targets(input, target, who, level)
             if onehot:sum():item() ~= n then
                 local lo, hi = target:min():item(), target:max():item()
                 local bad = lo < 1 and lo or hi
-                error(string.format("tide: %s: target %d out of range for %d classes; class " ..
-                    "targets are 1-based, in 1..%d", who, math.tointeger(bad) or bad, c, c), level)
+                raise(string.format("tide: %s: target %d out of range for %d " ..
+                    "classes; class targets are 1-based, in 1..%d", who,
+                    math.tointeger(bad) or bad, c, c))
             end
         else
             poison = onehot:sum():to(input.dtype):sub(n - 1):log() -- 0 when all are in range
@@ -123,7 +136,7 @@ end
 
 -- cross entropy = -log_softmax(x)[target]: the log-softmax is one fused, stable op
 function F.cross_entropy(input, target, reduction)
-    local onehot, poison = onehot_targets(input, target, "CrossEntropyLoss", 4)
+    local onehot, poison = onehot_targets(input, target, "CrossEntropyLoss")
     local loss
     if reduction == nil or reduction == "mean" or reduction == "sum" then
         loss = autograd.cross_entropy(input, onehot, reduction ~= "sum")
@@ -134,7 +147,7 @@ function F.cross_entropy(input, target, reduction)
 end
 
 function F.nll_loss(input, target, reduction)
-    local onehot, poison = onehot_targets(input, target, "NLLLoss", 4)
+    local onehot, poison = onehot_targets(input, target, "NLLLoss")
     local nll = input:mul(onehot)
     local loss
     if reduction == nil or reduction == "mean" then
@@ -147,7 +160,7 @@ end
 
 local function same_shape_check(input, target, who)
     if not is_tensor(input) or not is_tensor(target) then
-        error("tide: " .. who .. ": expected (input, target) tensors", 4)
+        raise("tide: " .. who .. ": expected (input, target) tensors")
     end
     local a, b = input.shape, target.shape
     local same = #a == #b
@@ -155,8 +168,8 @@ local function same_shape_check(input, target, who)
         same = same and a[i] == b[i]
     end
     if not same then
-        error("tide: " .. who .. ": expected target of the input's shape " .. F.shape_str(a) ..
-            ", got " .. F.shape_str(b), 4)
+        raise("tide: " .. who .. ": expected target of the input's shape " ..
+            F.shape_str(a) .. ", got " .. F.shape_str(b))
     end
 end
 

@@ -1,6 +1,8 @@
 -- tide.optim.Adam(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0})
 -- PyTorch's formulas: g += wd*p; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2;
 -- p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
 
 local Adam = Optimizer:extend("Adam", {
@@ -10,8 +12,9 @@ local Adam = Optimizer:extend("Adam", {
 function Adam:check_options()
     for _, g in ipairs(self.param_groups) do
         local b = g.betas
-        if type(b) ~= "table" or not (b[1] >= 0 and b[1] < 1 and b[2] >= 0 and b[2] < 1) then
-            error("tide: " .. self.__name .. ": expected betas = {b1, b2} in [0, 1)", 4)
+        if type(b) ~= "table" or type(b[1]) ~= "number" or type(b[2]) ~= "number"
+            or not (b[1] >= 0 and b[1] < 1 and b[2] >= 0 and b[2] < 1) then
+            raise("tide: " .. self.__name .. ": expected betas = {b1, b2} in [0, 1)")
         end
     end
 end

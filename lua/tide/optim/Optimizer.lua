@@ -6,6 +6,7 @@
 -- recorded with the state against the parameter's and moves them when they differ.
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
 
@@ -29,8 +30,8 @@ local function param_list(params, who)
         return params:parameters()
     end
     if type(params) ~= "table" then
-        error("tide: " .. who .. ": expected a list of parameters (model:parameters()), got " ..
-            type(params), 4)
+        raise("tide: " .. who .. ": expected a list of parameters " ..
+            "(model:parameters()), got " .. type(params))
     end
     return params
 end
@@ -39,8 +40,8 @@ function Optimizer.new(cls, params, opts)
     local who = cls.__name
     opts = opts or {}
     if type(opts) ~= "table" then
-        error("tide: " .. who .. ": expected an options table such as {lr = 0.01}, got " ..
-            type(opts), 3)
+        raise("tide: " .. who .. ": expected an options table such as {lr = 0.01}, got " ..
+            type(opts))
     end
     for k in pairs(opts) do
         if cls.defaults[k] == nil then
@@ -49,8 +50,8 @@ function Optimizer.new(cls, params, opts)
                 known[#known + 1] = d
             end
             table.sort(known)
-            error("tide: " .. who .. ": unknown option '" .. tostring(k) .. "'; known: " ..
-                table.concat(known, ", "), 3)
+            raise("tide: " .. who .. ": unknown option '" .. tostring(k) .. "'; known: " ..
+                table.concat(known, ", "))
         end
     end
     params = param_list(params, who)
@@ -76,12 +77,18 @@ function Optimizer.new(cls, params, opts)
         end
         for i, p in ipairs(g.params) do
             if not is_tensor(p) then
-                error("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
-                    ", expected a tensor", 3)
+                raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
+                    ", expected a tensor")
             end
         end
-        if type(g.lr) ~= "number" or g.lr < 0 then
-            error("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr), 3)
+        for k, v in pairs(cls.defaults) do
+            if type(v) ~= type(g[k]) then
+                raise("tide: " .. who .. ": expected " .. k .. " to be a " .. type(v) ..
+                    ", got " .. type(g[k]))
+            end
+        end
+        if g.lr < 0 then
+            raise("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr))
         end
     end
     local self = setmetatable({ param_groups = groups, state = {} }, cls)

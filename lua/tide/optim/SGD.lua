@@ -1,6 +1,8 @@
 -- tide.optim.SGD(params, {lr =, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false})
 -- PyTorch's formulas: g += wd*p; buf = momentum*buf + (1 - dampening)*g (buf = g at the first
 -- step); g = nesterov and g + momentum*buf or buf; p -= lr*g
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
 
 local SGD = Optimizer:extend("SGD", {
@@ -10,10 +12,10 @@ local SGD = Optimizer:extend("SGD", {
 function SGD:check_options()
     for _, g in ipairs(self.param_groups) do
         if g.nesterov and (g.momentum <= 0 or g.dampening ~= 0) then
-            error("tide: SGD: nesterov needs momentum > 0 and dampening = 0", 4)
+            raise("tide: SGD: nesterov needs momentum > 0 and dampening = 0")
         end
         if g.momentum < 0 or g.weight_decay < 0 then
-            error("tide: SGD: expected momentum >= 0 and weight_decay >= 0", 4)
+            raise("tide: SGD: expected momentum >= 0 and weight_decay >= 0")
         end
     end
 end

@@ -1,0 +1,164 @@
+/*
+ * dtype_convert.h — scalar element conversions shared by the core (src/tensor.c) and the CPU
+ * backend (src/cpu/): float16 / bfloat16 <-> float, saturating double -> integer casts, and
+ * loading or storing one element of any dtype as a double.
+ *
+ * Plain C with static inline functions; nvcc can include it too (the CUDA backend itself uses
+ * the cuda_fp16 / cuda_bf16 intrinsics in src/cuda/common.cuh).
+ */
+#ifndef TIDE_DTYPE_CONVERT_H
+#define TIDE_DTYPE_CONVERT_H
+
+#include "tide.h"
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define TIDE_CONV_HD __host__ __device__ static inline
+#else
+#define TIDE_CONV_HD static inline
+#endif
+
+/* float16 / bfloat16 bit conversions (round to nearest even, nan stays quiet) */
+TIDE_CONV_HD float tide_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13); /* inf / nan */
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (man == 0) {
+        bits = sign;
+    } else { /* subnormal: normalise */
+        int e = -1;
+        do {
+            e++;
+            man <<= 1;
+        } while (!(man & 0x400));
+        bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ff) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+TIDE_CONV_HD uint16_t tide_float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) /* inf or nan (keep nan quiet) */
+        return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
+    if (ax >= 0x477ff000u) /* rounds to >= 65520: overflow */
+        return (uint16_t)(sign | 0x7c00);
+    if (ax < 0x38800000u) { /* below the smallest normal: subnormal or zero */
+        if (ax < 0x33000000u)
+            return (uint16_t)sign;
+        /* value = m * 2^(e-150) = r * 2^-24: r = m >> (126 - e), rounded to nearest even */
+        uint32_t e = ax >> 23, m = (ax & 0x7fffff) | 0x800000;
+        uint32_t drop = 126 - e, rem = m & ((1u << drop) - 1), half = 1u << (drop - 1);
+        uint32_t r = m >> drop;
+        if (rem > half || (rem == half && (r & 1)))
+            r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((ax >> 13) - (112 << 10)), rem = ax & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
+        r++; /* may carry into the exponent, which is the correct rounding */
+    return (uint16_t)(sign | r);
+}
+
+TIDE_CONV_HD float tide_bf16_to_float(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float    f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+TIDE_CONV_HD uint16_t tide_float_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+/* saturating double -> integer casts (NaN -> 0): C leaves out-of-range conversions undefined */
+TIDE_CONV_HD int64_t tide_sat_i64(double v) {
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+TIDE_CONV_HD int32_t tide_sat_i32(double v) {
+    if (v != v)
+        return 0;
+    if (v >= 2147483647.0)
+        return INT32_MAX;
+    if (v <= -2147483648.0)
+        return INT32_MIN;
+    return (int32_t)v;
+}
+TIDE_CONV_HD uint8_t tide_sat_u8(double v) {
+    if (v != v || v <= 0)
+        return 0;
+    if (v >= 255.0)
+        return 255;
+    return (uint8_t)v;
+}
+
+/* read the element of dtype dt at p as a double */
+TIDE_CONV_HD double tide_load_d(tide_dtype dt, const void *p) {
+    switch (dt) {
+    case TIDE_DTYPE_F32:
+        return *(const float *)p;
+    case TIDE_DTYPE_F64:
+        return *(const double *)p;
+    case TIDE_DTYPE_F16:
+        return tide_half_to_float(*(const uint16_t *)p);
+    case TIDE_DTYPE_BF16:
+        return tide_bf16_to_float(*(const uint16_t *)p);
+    case TIDE_DTYPE_I32:
+        return *(const int32_t *)p;
+    case TIDE_DTYPE_I64:
+        return (double)*(const int64_t *)p;
+    case TIDE_DTYPE_BOOL:
+        return *(const uint8_t *)p ? 1 : 0;
+    default: /* u8 */
+        return *(const uint8_t *)p;
+    }
+}
+
+/* write a double as dtype dt at p: floats round, integers saturate (NaN -> 0), bool is v != 0 */
+TIDE_CONV_HD void tide_store_d(tide_dtype dt, void *p, double v) {
+    switch (dt) {
+    case TIDE_DTYPE_F32:
+        *(float *)p = (float)v;
+        break;
+    case TIDE_DTYPE_F64:
+        *(double *)p = v;
+        break;
+    case TIDE_DTYPE_F16:
+        *(uint16_t *)p = tide_float_to_half((float)v);
+        break;
+    case TIDE_DTYPE_BF16:
+        *(uint16_t *)p = tide_float_to_bf16((float)v);
+        break;
+    case TIDE_DTYPE_I32:
+        *(int32_t *)p = tide_sat_i32(v);
+        break;
+    case TIDE_DTYPE_I64:
+        *(int64_t *)p = tide_sat_i64(v);
+        break;
+    case TIDE_DTYPE_U8:
+        *(uint8_t *)p = tide_sat_u8(v);
+        break;
+    default: /* bool */
+        *(uint8_t *)p = v != 0;
+        break;
+    }
+}
+
+#endif
