@@ -186,13 +186,19 @@ static int l_eye(lua_State *L) {
     read_opts(L, S, has_m ? 3 : 2, "eye", &o);
     ltensor *rows = tl_push_empty(L), *cols = tl_push_empty(L), *rv = tl_push_empty(L),
             *eq = tl_push_empty(L);
-    TL_CALL(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)n, 1, &rows->t));
-    TL_CALL(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)m, 1, &cols->t));
+    if (n > 0 && m > INT64_MAX / n)
+        return tl_error(L, "tide: eye: %I x %I has more elements than fit in 64 bits",
+                        (lua_Integer)n, (lua_Integer)m);
+    /* the helpers' errors (out of memory) are named eye, the op the user called */
+    TL_CALL_AS(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)n, 1, &rows->t),
+               "arange", "eye");
+    TL_CALL_AS(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)m, 1, &cols->t),
+               "arange", "eye");
     int64_t col_shape[2] = {n, 1};
     TL_CALL(L, S, tide_tensor_view(rows->t, 2, col_shape, &rv->t));
-    TL_CALL(L, S, tide_binary(S->ctx, TIDE_OP_EQ, rv->t, cols->t, &eq->t));
+    TL_CALL_AS(L, S, tide_binary(S->ctx, TIDE_OP_EQ, rv->t, cols->t, &eq->t), "eq", "eye");
     ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_tensor_to(S->ctx, eq->t, o.dev, o.dt, 0, &r->t));
+    TL_CALL_AS(L, S, tide_tensor_to(S->ctx, eq->t, o.dev, o.dt, 0, &r->t), "to", "eye");
     finish(L, S, &o, "eye");
     return 1;
 }

@@ -32,6 +32,19 @@ describe("metamethods", function()
     local a = T({ { 1, 2 }, { 3, 4 } })
     local b = T({ 10, 20 }) -- broadcasts over rows
 
+    it("a scalar outside a small integer dtype's range wraps in add/sub/mul, compares exactly",
+        function()
+            -- the scalar used to be saturated into the dtype first: u8 + -1 gave u8 + 0
+            local u = T({ 5, 0 }, "uint8")
+            assert.are.same({ 4, 255 }, u:add(-1):totable())
+            assert.are.same({ 6, 1 }, u:sub(-1):totable())
+            assert.are.same({ 251, 0 }, u:mul(-1):totable())
+            assert.are.same({ true, true }, u:lt(300):totable())
+            assert.are.same({ false, false }, u:eq(-251):totable())
+            assert.are.same({ 6 }, T({ 5 }, "int32"):add(2 ^ 32 + 1):totable())
+            assert.are.same({ true }, T({ 5 }, "int32"):gt(-3e9):totable())
+        end)
+
     it("tensor op tensor with broadcasting", function()
         assert.are.same({ { 11, 22 }, { 13, 24 } }, (a + b):totable())
         assert.are.same({ { -9, -18 }, { -7, -16 } }, (a - b):totable())
@@ -208,6 +221,9 @@ describe("methods", function()
         assert.are.same({ { 7, 10 }, { 15, 22 } }, tide.matmul(m, m):totable())
         local err = catch(function() return m:matmul(T({ 1, 2, 3 })) end)
         assert.matches("ops_spec.lua:%d+: tide: matmul: ", err)
+        -- the message used to name only the batch dims: "shapes [2] and [3] cannot be broadcast"
+        assert.matches("tide: matmul: shapes %[2, 3, 4%] and %[3, 4, 2%] do not fit: their batch dims",
+            catch(function() return tide.ones(2, 3, 4):matmul(tide.ones(3, 4, 2)) end))
     end)
 
     it("softmax and log_softmax over a dim", function()

@@ -109,6 +109,11 @@ describe("creation", function()
         assert.are.same({ { 1, 0, 0 }, { 0, 1, 0 } }, tide.eye(2, 3):totable())
         assert.are.equal("float32", tide.eye(2).dtype)
         assert.are.equal("int64", tide.eye(2, { dtype = "int64" }).dtype)
+        -- errors used to be named after the helper: "tide: arange: ... elements are too many"
+        local ok, err = pcall(tide.eye, 3, math.maxinteger)
+        assert.is_false(ok)
+        assert.matches("tide: eye: 3 x 9223372036854775807 has more elements than fit in 64 bits",
+            err)
     end)
 
     it("rand and randn are reproducible with manual_seed, the same on every device", function()

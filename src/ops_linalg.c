@@ -86,7 +86,15 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
     }
     int     abn = a->ndim > 2 ? a->ndim - 2 : 0, bbn = b->ndim > 2 ? b->ndim - 2 : 0, nb;
     int64_t batch[TIDE_MAX_DIMS];
-    TIDE_TRY(tide_broadcast_shape(name, abn, a->shape, bbn, b->shape, &nb, batch));
+    if (tide_broadcast_shape(name, abn, a->shape, bbn, b->shape, &nb, batch) != TIDE_OK) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
+        tide_shape_fmt(s2, sizeof s2, b->ndim, b->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "matmul: shapes %s and %s do not fit: their batch dims (all but the "
+                           "last two) cannot be broadcast; make them equal or 1",
+                           s1, s2);
+    }
     if (nb + 2 > TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE, "matmul: result would have more than %d dims",
                            TIDE_MAX_DIMS);
