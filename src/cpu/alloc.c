@@ -99,7 +99,7 @@ tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr) {
         if (!b) {
             pool_unlock();
             return tide_seterr(TIDE_ENOMEM,
-                               "cpu alloc: out of memory allocating %zu bytes on %s ; free "
+                               "cpu alloc: out of memory allocating %zu bytes on %s; free "
                                "tensors you no longer need or use smaller batches",
                                bytes, dev ? dev->name : "cpu");
         }

@@ -210,7 +210,7 @@ tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
                   want_idx};
     if (ra.len == 0 && op != TIDE_OP_SUM && op != TIDE_OP_MEAN && op != TIDE_OP_PROD)
         return tide_seterr(TIDE_EINVAL,
-                           "%s: cannot reduce over an empty dim %d ; %s needs at least one "
+                           "%s: cannot reduce over an empty dim %d; %s needs at least one "
                            "element",
                            name, dim, name);
     /* input view over the output positions: the reduced dim collapses to size 1 */
