@@ -49,18 +49,23 @@ function tide.with_device(dev, fn, ...)
   return unpack(res, 2, res.n)
 end
 
+-- runs fn(...) with grad mode `enabled`, restores the previous mode, also on error
+local function with_grad_mode(enabled, fn, ...)
+  local prev = core.set_grad_enabled(enabled)
+  local res = pack(pcall(fn, ...))
+  core.set_grad_enabled(prev)
+  if not res[1] then
+    error(res[2], 0) -- fn's own error, position and all
+  end
+  return unpack(res, 2, res.n)
+end
+
 --- Runs fn(...) with gradient recording off; restores the mode, also on error.
 function tide.no_grad(fn, ...)
   if type(fn) ~= "function" then
     error("tide: no_grad: expected a function, got " .. type(fn), 2)
   end
-  local prev = core.set_grad_enabled(false)
-  local res = pack(pcall(fn, ...))
-  core.set_grad_enabled(prev)
-  if not res[1] then
-    error(res[2], 0)
-  end
-  return unpack(res, 2, res.n)
+  return with_grad_mode(false, fn, ...)
 end
 
 --- Runs fn(...) with gradient recording on (inside a no_grad, for instance).
@@ -68,13 +73,7 @@ function tide.enable_grad(fn, ...)
   if type(fn) ~= "function" then
     error("tide: enable_grad: expected a function, got " .. type(fn), 2)
   end
-  local prev = core.set_grad_enabled(true)
-  local res = pack(pcall(fn, ...))
-  core.set_grad_enabled(prev)
-  if not res[1] then
-    error(res[2], 0)
-  end
-  return unpack(res, 2, res.n)
+  return with_grad_mode(true, fn, ...)
 end
 
 -- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep

@@ -207,19 +207,6 @@ extern "C" tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *o
     return tide_cuda_notsup("maxpool2d", input->dtype);
 }
 
-__device__ __forceinline__ void atomic_add(float *p, float v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(double *p, double v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(__half *p, __half v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, __nv_bfloat16 v) {
-    atomicAdd(p, v);
-}
-
 /* grad_in[plane][idx] += grad_out, one thread per grad_out element (windows may overlap) */
 template <typename T>
 __global__ void k_maxpool2d_backward(geom q, T *gin, const T *gout, const int64_t *idx,

@@ -37,26 +37,6 @@ __global__ void k_index_select(ixparams p, T *out, const T *a, const int64_t *in
     }
 }
 
-__device__ __forceinline__ void atomic_add(float *p, float v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(double *p, double v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(__half *p, __half v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, __nv_bfloat16 v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(int32_t *p, int32_t v) {
-    atomicAdd(p, v);
-}
-__device__ __forceinline__ void atomic_add(int64_t *p, int64_t v) {
-    /* two's complement: an unsigned add is the signed add */
-    atomicAdd((unsigned long long *)p, (unsigned long long)v);
-}
-
 template <typename T>
 __global__ void k_index_add(ixparams p, T *dst, const T *src, const int64_t *index) {
     for (int64_t i = TIDE_GTID; i < p.n; i += TIDE_GSTRIDE) {

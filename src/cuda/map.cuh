@@ -215,4 +215,25 @@ template <> struct tide_bytes<2> { typedef uint16_t T; };
 template <> struct tide_bytes<4> { typedef uint32_t T; };
 template <> struct tide_bytes<8> { typedef uint64_t T; };
 
+/* atomicAdd for every dtype a scatter kernel accumulates (index_add, col2im, pool backward) */
+__device__ __forceinline__ void atomic_add(float *p, float v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(double *p, double v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(__half *p, __half v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, __nv_bfloat16 v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(int32_t *p, int32_t v) {
+    atomicAdd(p, v);
+}
+__device__ __forceinline__ void atomic_add(int64_t *p, int64_t v) {
+    /* two's complement: an unsigned add is the signed add */
+    atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+
 #endif /* TIDE_CUDA_MAP_CUH */
