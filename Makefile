@@ -59,6 +59,7 @@ ctests: $(CTESTS)
 
 # CUDA backend: its own shared object, built whenever nvcc is found (see src/cuda/cuda.mk)
 -include src/cuda/cuda.mk
+-include spec/cuda_emu/cuda_emu.mk
 
 test: all ctests
 	@sh spec/support/run_all.sh
@@ -82,11 +83,11 @@ gpu-check:
 
 format:
 	clang-format -i $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] src/io/*.[ch] \
-	    src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] bench/*.c examples/embed/*.c)
+	    src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c examples/embed/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] \
-	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] bench/*.c \
+	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c \
 	    examples/embed/*.c) && echo "clang-format: clean"
 
 # nothing under src/ or include/tide.h may see Lua

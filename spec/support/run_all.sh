@@ -6,11 +6,13 @@
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
+#   ... (emu)        the CUDA backend on the emulated runtime (spec/cuda_emu/): its vtable
+#                    smoke test, the #cuda specs and the device-rule specs on cuda:0
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
-# Set TIDE_TEST_SKIP="asan install" (space-separated names) to skip slow suites locally;
+# Set TIDE_TEST_SKIP="asan install cuda-emu" (space-separated names) to skip slow suites locally;
 # CI skips nothing. Exit status: non-zero if anything failed.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -46,6 +48,21 @@ if [ -n "$device_specs" ]; then
 fi
 # the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
 run_suite "busted #cuda" $BUSTED --run=gpu
+
+# ---- the CUDA backend on the emulated runtime (spec/cuda_emu/) -----------------------------
+# The same src/cuda/ files built for the CPU against an emulated CUDA runtime with two devices:
+# the vtable smoke test, the #cuda specs and the device-rule specs on cuda:0 run here on every
+# machine, GPU or not. Needs only the toolkit's headers.
+if ! skipped cuda-emu; then
+    if run_check "cuda emu: build" $MAKE --no-print-directory -s -j"$JOBS" cuda-emu; then
+        EMU="env TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so TIDE_CUDA_EMU_DEVICES=2"
+        run_suite "c:cuda vtable (emu)" $EMU build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
+        run_suite "busted #cuda (emu)" $EMU $BUSTED --run=gpu
+        if [ -n "$device_specs" ]; then
+            run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
+        fi
+    fi
+fi
 unset TIDE_CPU_DEVICES
 
 # ---- sanitizers ----------------------------------------------------------------------------

@@ -61,6 +61,7 @@ run_suite() {
     T_PASSED=$((T_PASSED + s_p))
     T_FAILED=$((T_FAILED + s_f))
     T_PENDING=$((T_PENDING + s_pend))
+    [ "$s_f" -eq 0 ]
 }
 
 # run_check NAME CMD...: a suite of one check, passed when CMD exits 0

@@ -37,6 +37,14 @@ tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *fil
             return tide_cuda_fail(e_, #expr, __FILE__, __LINE__);                                  \
     } while (0)
 
+/* Every kernel launch is written TIDE_LAUNCH(kernel, grid, block, shared bytes, stream, args...):
+ * the host emulation of the CUDA runtime that runs this backend in the CPU tests
+ * (spec/cuda_emu/) defines it first, to run the grid on the CPU. */
+#ifndef TIDE_LAUNCH
+#define TIDE_LAUNCH(kernel, grid, block, smem, stream, ...)                                        \
+    kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#endif
+
 /* after every kernel launch: launch errors (bad configuration, no kernel image) surface here */
 #define TIDE_CUDA_LAUNCHED(kernel)                                                                 \
     do {                                                                                           \

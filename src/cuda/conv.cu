@@ -59,8 +59,8 @@ static tide_status im2col_bytes(cudaStream_t stream, const geom &q, const tide_k
     int64_t total = tide_cuda_numel(cols);
     if (total == 0)
         return TIDE_OK;
-    k_im2col<T><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(q, (T *)cols->data,
-                                                                        (const T *)in->data, total);
+    TIDE_LAUNCH(k_im2col<T>, tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream, q, (T *)cols->data,
+                (const T *)in->data, total);
     TIDE_CUDA_LAUNCHED(k_im2col);
     return TIDE_OK;
 }
@@ -122,8 +122,8 @@ struct run_col2im {
         int64_t                         total = tide_cuda_numel(out);
         if (total == 0)
             return TIDE_OK;
-        k_col2im<DT><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
-            q, (T *)out->data, (const T *)cols->data, total);
+        TIDE_LAUNCH(k_col2im<DT>, tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream, q,
+                    (T *)out->data, (const T *)cols->data, total);
         TIDE_CUDA_LAUNCHED(k_col2im);
         return TIDE_OK;
     }
@@ -184,10 +184,10 @@ struct run_maxpool {
         int64_t                         total = tide_cuda_numel(out);
         if (total == 0)
             return TIDE_OK;
-        k_maxpool2d<DT><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
-            q, (T *)out->data, indices ? (int64_t *)indices->data : NULL, (const T *)in->data,
-            total, indices ? indices->strides[0] : 0, indices ? indices->strides[1] : 0,
-            indices ? indices->strides[2] : 0, indices ? indices->strides[3] : 0);
+        TIDE_LAUNCH(k_maxpool2d<DT>, tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream, q,
+                    (T *)out->data, indices ? (int64_t *)indices->data : NULL, (const T *)in->data,
+                    total, indices ? indices->strides[0] : 0, indices ? indices->strides[1] : 0,
+                    indices ? indices->strides[2] : 0, indices ? indices->strides[3] : 0);
         TIDE_CUDA_LAUNCHED(k_maxpool2d);
         return TIDE_OK;
     }
@@ -229,10 +229,10 @@ static tide_status maxpool_back_typed(cudaStream_t stream, geom q, const tide_kv
     int64_t total = tide_cuda_numel(gout);
     if (total == 0)
         return TIDE_OK;
-    k_maxpool2d_backward<T><<<tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream>>>(
-        q, (T *)gin->data, (const T *)gout->data, (const int64_t *)idx->data, total,
-        gout->strides[0], gout->strides[1], gout->strides[2], gout->strides[3], idx->strides[0],
-        idx->strides[1], idx->strides[2], idx->strides[3]);
+    TIDE_LAUNCH(k_maxpool2d_backward<T>, tide_map_grid(total), TIDE_CUDA_THREADS, 0, stream, q,
+                (T *)gin->data, (const T *)gout->data, (const int64_t *)idx->data, total,
+                gout->strides[0], gout->strides[1], gout->strides[2], gout->strides[3],
+                idx->strides[0], idx->strides[1], idx->strides[2], idx->strides[3]);
     TIDE_CUDA_LAUNCHED(k_maxpool2d_backward);
     return TIDE_OK;
 }

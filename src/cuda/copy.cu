@@ -78,9 +78,9 @@ extern "C" tide_status tide_cuda_copy(tide_device *dev, const tide_kview *out,
     const char       *pa = (const char *)a->data;
     size_t            os = tide_cuda_dtype_size(out->dtype), as = tide_cuda_dtype_size(a->dtype);
     return tide_iter_chunks<2>(it, n, [&](const tide_iter<2> &p, uint32_t m, const int64_t *off) {
-        k_convert<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
-            p, m, po + (off ? off[0] * (int64_t)os : 0), (int)out->dtype,
-            pa + (off ? off[1] * (int64_t)as : 0), (int)a->dtype, both_int);
+        TIDE_LAUNCH(k_convert, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, p, m,
+                    po + (off ? off[0] * (int64_t)os : 0), (int)out->dtype,
+                    pa + (off ? off[1] * (int64_t)as : 0), (int)a->dtype, both_int);
         TIDE_CUDA_LAUNCHED(k_convert);
         return TIDE_OK;
     });
@@ -173,8 +173,8 @@ extern "C" tide_status tide_cuda_arange(tide_device *dev, const tide_kview *out,
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;
-    k_arange<<<tide_map_grid(n), TIDE_CUDA_THREADS, 0, stream>>>(out->data, (int)out->dtype, n,
-                                                                 start, step);
+    TIDE_LAUNCH(k_arange, tide_map_grid(n), TIDE_CUDA_THREADS, 0, stream, out->data,
+                (int)out->dtype, n, start, step);
     TIDE_CUDA_LAUNCHED(k_arange);
     return TIDE_OK;
 }

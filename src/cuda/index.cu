@@ -64,8 +64,8 @@ static ixparams ix_make(const tide_kview *y, const tide_kview *x, int dim,
 template <typename T>
 static tide_status select_bytes(cudaStream_t stream, const ixparams &p, const tide_kview *out,
                                 const tide_kview *a, const tide_kview *index) {
-    k_index_select<T><<<tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream>>>(
-        p, (T *)out->data, (const T *)a->data, (const int64_t *)index->data);
+    TIDE_LAUNCH(k_index_select<T>, tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream, p,
+                (T *)out->data, (const T *)a->data, (const int64_t *)index->data);
     TIDE_CUDA_LAUNCHED(k_index_select);
     return TIDE_OK;
 }
@@ -98,8 +98,8 @@ extern "C" tide_status tide_cuda_index_select(tide_device *dev, const tide_kview
 template <typename T>
 static tide_status add_typed(cudaStream_t stream, const ixparams &p, const tide_kview *dst,
                              const tide_kview *src, const tide_kview *index) {
-    k_index_add<T><<<tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream>>>(
-        p, (T *)dst->data, (const T *)src->data, (const int64_t *)index->data);
+    TIDE_LAUNCH(k_index_add<T>, tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream, p, (T *)dst->data,
+                (const T *)src->data, (const int64_t *)index->data);
     TIDE_CUDA_LAUNCHED(k_index_add);
     return TIDE_OK;
 }

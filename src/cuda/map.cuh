@@ -145,13 +145,14 @@ tide_status tide_map1(tide_device *dev, F f, const tide_kview *out, const tide_k
     constexpr int     V = 16 / tide_max_size<TO, TA>();
     if (tide_iter_contiguous(it) && tide_aligned(po, sizeof(TO) * V) &&
         tide_aligned(pa, sizeof(TA) * V)) {
-        k_map1_vec<V><<<tide_map_grid(n / V), TIDE_CUDA_THREADS, 0, stream>>>(f, n, po, pa);
+        TIDE_LAUNCH(k_map1_vec<V>, tide_map_grid(n / V), TIDE_CUDA_THREADS, 0, stream, f, n, po,
+                    pa);
         TIDE_CUDA_LAUNCHED(k_map1_vec);
         return TIDE_OK;
     }
     return tide_iter_chunks<2>(it, n, [&](const tide_iter<2> &p, uint32_t m, const int64_t *off) {
-        k_map1_strided<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
-            f, p, m, tide_at(po, off, 0), tide_at(pa, off, 1));
+        TIDE_LAUNCH(k_map1_strided, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, f, p, m,
+                    tide_at(po, off, 0), tide_at(pa, off, 1));
         TIDE_CUDA_LAUNCHED(k_map1_strided);
         return TIDE_OK;
     });
@@ -173,13 +174,14 @@ tide_status tide_map2(tide_device *dev, F f, const tide_kview *out, const tide_k
     constexpr int     V = 16 / tide_max_size<TO, TA, TB>();
     if (tide_iter_contiguous(it) && tide_aligned(po, sizeof(TO) * V) &&
         tide_aligned(pa, sizeof(TA) * V) && tide_aligned(pb, sizeof(TB) * V)) {
-        k_map2_vec<V><<<tide_map_grid(n / V), TIDE_CUDA_THREADS, 0, stream>>>(f, n, po, pa, pb);
+        TIDE_LAUNCH(k_map2_vec<V>, tide_map_grid(n / V), TIDE_CUDA_THREADS, 0, stream, f, n, po, pa,
+                    pb);
         TIDE_CUDA_LAUNCHED(k_map2_vec);
         return TIDE_OK;
     }
     return tide_iter_chunks<3>(it, n, [&](const tide_iter<3> &p, uint32_t m, const int64_t *off) {
-        k_map2_strided<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
-            f, p, m, tide_at(po, off, 0), tide_at(pa, off, 1), tide_at(pb, off, 2));
+        TIDE_LAUNCH(k_map2_strided, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, f, p, m,
+                    tide_at(po, off, 0), tide_at(pa, off, 1), tide_at(pb, off, 2));
         TIDE_CUDA_LAUNCHED(k_map2_strided);
         return TIDE_OK;
     });
@@ -200,9 +202,9 @@ tide_status tide_map3(tide_device *dev, F f, const tide_kview *out, const tide_k
     const TB         *pb = (const TB *)b->data;
     const TC         *pc = (const TC *)c->data;
     return tide_iter_chunks<4>(it, n, [&](const tide_iter<4> &p, uint32_t m, const int64_t *off) {
-        k_map3_strided<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
-            f, p, m, tide_at(po, off, 0), tide_at(pa, off, 1), tide_at(pb, off, 2),
-            tide_at(pc, off, 3));
+        TIDE_LAUNCH(k_map3_strided, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, f, p, m,
+                    tide_at(po, off, 0), tide_at(pa, off, 1), tide_at(pb, off, 2),
+                    tide_at(pc, off, 3));
         TIDE_CUDA_LAUNCHED(k_map3_strided);
         return TIDE_OK;
     });

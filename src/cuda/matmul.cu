@@ -52,8 +52,9 @@ struct run_matmul_int {
             return tide_cuda_notsup("matmul", a->dtype);
         } else {
             int64_t B = out->shape[0], M = out->shape[1], N = out->shape[2], K = a->shape[2];
-            k_matmul_int<DT><<<tide_map_grid(B * M * N), TIDE_CUDA_THREADS, 0, stream>>>(
-                (T *)out->data, (const T *)a->data, (const T *)bm->data, B, M, N, K, *a, *bm);
+            TIDE_LAUNCH(k_matmul_int<DT>, tide_map_grid(B * M * N), TIDE_CUDA_THREADS, 0, stream,
+                        (T *)out->data, (const T *)a->data, (const T *)bm->data, B, M, N, K, *a,
+                        *bm);
             TIDE_CUDA_LAUNCHED(k_matmul_int);
             return TIDE_OK;
         }

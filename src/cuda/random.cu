@@ -44,10 +44,10 @@ extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
         uint64_t first = 0;
         if (off && it.stride[0][0] != 0)
             first = (uint64_t)(off[0] / it.stride[0][0] * inner);
-        k_random<<<tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream>>>(
-            p, m, first, po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype,
-            kind == TIDE_RANDOM_NORMAL, lo, hi, (unsigned long long)seed,
-            (unsigned long long)offset);
+        TIDE_LAUNCH(k_random, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, p, m, first,
+                    po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype,
+                    kind == TIDE_RANDOM_NORMAL, lo, hi, (unsigned long long)seed,
+                    (unsigned long long)offset);
         TIDE_CUDA_LAUNCHED(k_random);
         return TIDE_OK;
     });

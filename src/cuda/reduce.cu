@@ -169,8 +169,8 @@ struct run_reduce {
         typedef typename acc_type<DT>::A A;
         const T                         *pa = (const T *)a;
         if ((p.rstride != 1 || p.R <= 64) && O >= 2048 && p.R <= 65536) {
-            k_reduce_thread<DT>
-                <<<tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream>>>(p, (uint32_t)O, pa);
+            TIDE_LAUNCH(k_reduce_thread<DT>, tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream, p,
+                        (uint32_t)O, pa);
             TIDE_CUDA_LAUNCHED(k_reduce_thread);
             return TIDE_OK;
         }
@@ -195,11 +195,11 @@ struct run_reduce {
             TIDE_TRY_ST(tide_cuda_alloc(dev, (size_t)(O * S) * sizeof(racc<A>), &mem));
             partial = (racc<A> *)mem;
         }
-        k_reduce_block<DT><<<grid, TIDE_CUDA_THREADS, 0, stream>>>(p, pa, chunk, partial);
+        TIDE_LAUNCH(k_reduce_block<DT>, grid, TIDE_CUDA_THREADS, 0, stream, p, pa, chunk, partial);
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess && partial) {
-            k_reduce_final<A>
-                <<<tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream>>>(p, (uint32_t)O, partial, S);
+            TIDE_LAUNCH(k_reduce_final<A>, tide_map_grid(O), TIDE_CUDA_THREADS, 0, stream, p,
+                        (uint32_t)O, partial, S);
             e = cudaGetLastError();
         }
         /* freed at once: the next user of the block is ordered after these kernels */

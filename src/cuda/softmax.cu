@@ -98,10 +98,12 @@ struct run_softmax {
         if (p.R <= 1024) {
             unsigned per_block = TIDE_CUDA_THREADS / 32;
             unsigned blocks = (unsigned)((p.rows + per_block - 1) / per_block);
-            k_softmax<DT, 32><<<blocks, TIDE_CUDA_THREADS, 0, stream>>>(p, po, pa);
+            void (*warp_per_row)(smparams, T *, const T *) = k_softmax<DT, 32>;
+            TIDE_LAUNCH(warp_per_row, blocks, TIDE_CUDA_THREADS, 0, stream, p, po, pa);
             TIDE_CUDA_LAUNCHED(k_softmax);
         } else {
-            k_softmax<DT, 0><<<p.rows, 512, 0, stream>>>(p, po, pa);
+            void (*block_per_row)(smparams, T *, const T *) = k_softmax<DT, 0>;
+            TIDE_LAUNCH(block_per_row, p.rows, 512, 0, stream, p, po, pa);
             TIDE_CUDA_LAUNCHED(k_softmax);
         }
         return TIDE_OK;

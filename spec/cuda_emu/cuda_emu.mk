@@ -1,0 +1,27 @@
+# cuda_emu.mk — the CUDA backend built for the CPU: src/cuda/*.cu compiled by the host C++
+# compiler against the toolkit's headers and linked with the emulated runtime of
+# spec/cuda_emu/runtime.cpp, into build/cuda-emu/libtide_cuda.so. The test suite loads it with
+# TIDE_CUDA_LIB to run the #cuda specs and the device rules on an emulated cuda:0 and cuda:1
+# (spec/support/run_all.sh, suite "cuda emu"). Needs only the toolkit's headers.
+EMU_DIR      := $(BUILD)/cuda-emu
+EMU_LIB      := $(EMU_DIR)/libtide_cuda.so
+EMU_OBJ      := $(CUDA_SRC:src/cuda/%.cu=$(EMU_DIR)/%.o) $(EMU_DIR)/runtime.o
+EMU_CXX      ?= g++
+EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow $(WERROR) \
+                -Wno-unused-parameter -Wno-unknown-pragmas -isystem $(CUDA_HOME)/include -Iinclude -Isrc \
+                -include spec/cuda_emu/cuda_emu.h
+
+.PHONY: cuda-emu
+cuda-emu: $(EMU_LIB)
+
+$(EMU_DIR)/%.o: src/cuda/%.cu $(CUDA_HEADERS) spec/cuda_emu/cuda_emu.h
+	@mkdir -p $(dir $@)
+	$(EMU_CXX) $(EMU_CXXFLAGS) -x c++ -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
+
+$(EMU_DIR)/runtime.o: spec/cuda_emu/runtime.cpp spec/cuda_emu/cuda_emu.h
+	@mkdir -p $(dir $@)
+	$(EMU_CXX) $(EMU_CXXFLAGS) -I/usr/include/x86_64-linux-gnu -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
+
+$(EMU_LIB): $(EMU_OBJ) src/cuda/exports.map
+	$(EMU_CXX) -shared -o $@.$$$$.tmp $(EMU_OBJ) -Wl,--version-script=src/cuda/exports.map \
+	    -Wl,--no-undefined -lopenblas -ldl -lpthread && mv -f $@.$$$$.tmp $@
