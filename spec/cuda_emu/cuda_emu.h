@@ -69,7 +69,7 @@ bool run_grid(const char *kernel, dim3 grid, dim3 block, size_t shared_bytes, cu
 bool check_kernel_pointer(const char *kernel, int arg, const void *p);
 
 template <typename T> bool check_arg(const char *kernel, int arg, const T &v) {
-    if constexpr (std::is_pointer<T>::value)
+    if constexpr (std::is_pointer<typename std::decay<T>::type>::value)
         return check_kernel_pointer(kernel, arg, (const void *)v);
     (void)kernel, (void)arg, (void)v;
     return true;

@@ -25,3 +25,10 @@ $(EMU_DIR)/runtime.o: spec/cuda_emu/runtime.cpp spec/cuda_emu/cuda_emu.h
 $(EMU_LIB): $(EMU_OBJ) src/cuda/exports.map
 	$(EMU_CXX) -shared -o $@.$$$$.tmp $(EMU_OBJ) -Wl,--version-script=src/cuda/exports.map \
 	    -Wl,--no-undefined -lopenblas -ldl -lpthread && mv -f $@.$$$$.tmp $@
+
+# the emulator's own test (spec/cuda_emu/test_emu.cpp), one of the C tests where the toolkit is
+ifneq ($(NVCC_FOUND),)
+ctests: $(BUILD)/test_cuda_emu
+$(BUILD)/test_cuda_emu: spec/cuda_emu/test_emu.cpp $(EMU_DIR)/runtime.o spec/cuda_emu/cuda_emu.h
+	$(EMU_CXX) $(EMU_CXXFLAGS) -Ispec/c -o $@ $< $(EMU_DIR)/runtime.o -lopenblas -ldl -lpthread
+endif
