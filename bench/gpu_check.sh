@@ -85,9 +85,7 @@ fi
 mkdir -p build/bench
 step "build gpu_raw" 120 "$CUDA_HOME/bin/nvcc" -O3 -std=c++17 -arch=native bench/gpu_raw.cu \
     -o build/bench/gpu_raw -lcublas
-step "build gpu_tide" 60 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench \
-    bench/gpu_tide.c -o build/bench/gpu_tide build/libtide.a -lopenblas -lcjson -lz -lm -ldl \
-    -lpthread -fopenmp
+step "build gpu_tide" 60 make --no-print-directory build/bench/gpu_tide
 step "gpu_raw" 90 sh -c 'build/bench/gpu_raw | tee -a "$0"' "$RES"
 step "gpu_tide" 90 sh -c 'TIDE_CUDA_LIB=build/lua/tide/libtide_cuda.so build/bench/gpu_tide | tee -a "$0"' "$RES"
 step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua | tee -a "$0"' "$RES" "$LUA"

@@ -4,13 +4,15 @@
  *   sgemm and bf16 gemm 8192^3 (tide_matmul), add of 2^28 float32 (bytes moved: 3 x 1 GiB),
  *   host-to-device of 1 GiB from pinned (tide_tensor_pin_memory) and pageable memory, and the
  *   per-op cost of a small a + b (allocation, dispatch and launch).
- * Prints "key value" lines.
+ * Prints "key value" lines. `gpu_tide smoke` runs every step at toy sizes: the test suite does so
+ * on the emulated GPU (spec/cuda_emu/) so that this program is known to work before a GPU runs it.
  */
 #include "bench_util.h"
 
 #include <string.h>
 
 static tide_device *gpu;
+static int          smoke; /* toy sizes */
 
 static void sync_gpu(void) {
     must(tide_device_synchronize(gpu), "synchronize");
@@ -24,7 +26,8 @@ static tide_tensor *filled(tide_dtype dt, int ndim, const int64_t *shape, tide_d
 }
 
 static double gemm_tflops(tide_dtype dt) {
-    int64_t      s[2] = {8192, 8192};
+    int64_t      g = smoke ? 64 : 8192;
+    int64_t      s[2] = {g, g};
     tide_tensor *a = filled(dt, 2, s, gpu), *b = filled(dt, 2, s, gpu);
     double       best = 1e30;
     for (int r = 0; r < 6; r++) {
@@ -40,10 +43,11 @@ static double gemm_tflops(tide_dtype dt) {
     }
     tide_tensor_release(a);
     tide_tensor_release(b);
-    return 2.0 * 8192.0 * 8192.0 * 8192.0 / best / 1e12;
+    return 2.0 * (double)g * (double)g * (double)g / best / 1e12;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    smoke = argc > 1 && strcmp(argv[1], "smoke") == 0;
     must(tide_init(), "init");
     if (!tide_cuda_is_available()) {
         printf("no GPU: %s\n", tide_cuda_unavailable_reason());
@@ -57,7 +61,7 @@ int main(void) {
     printf("tide_bf16_gemm_tflops %.3f\n", gemm_tflops(TIDE_DTYPE_BF16));
 
     /* add of 2^28 float32 into a preallocated output (as the raw copy writes into one) */
-    int64_t      n = (int64_t)1 << 28;
+    int64_t      n = (int64_t)1 << (smoke ? 12 : 28);
     tide_tensor *a = filled(TIDE_DTYPE_F32, 1, &n, gpu), *b = filled(TIDE_DTYPE_F32, 1, &n, gpu);
     tide_tensor *c = NULL;
     must(tide_binary(NULL, TIDE_OP_ADD, a, b, &c), "add");
@@ -110,7 +114,7 @@ int main(void) {
     /* small a + b: a fresh output each time, as a script does */
     int64_t      k = 100;
     tide_tensor *x = filled(TIDE_DTYPE_F32, 1, &k, gpu), *y = filled(TIDE_DTYPE_F32, 1, &k, gpu);
-    const int    iters = 20000;
+    const int    iters = smoke ? 50 : 20000;
     double       t_ops[5];
     for (int r = 0; r < 5; r++) {
         sync_gpu();

@@ -32,3 +32,9 @@ ctests: $(BUILD)/test_cuda_emu
 $(BUILD)/test_cuda_emu: spec/cuda_emu/test_emu.cpp $(EMU_DIR)/runtime.o spec/cuda_emu/cuda_emu.h
 	$(EMU_CXX) $(EMU_CXXFLAGS) -Ispec/c -o $@ $< $(EMU_DIR)/runtime.o -lopenblas -ldl -lpthread
 endif
+
+# tide's side of the GPU benchmarks; the test suite runs it as `gpu_tide smoke` on the emulator,
+# bench/gpu_check.sh at full size on a GPU
+$(BUILD)/bench/gpu_tide: bench/gpu_tide.c bench/bench_util.h $(LIBTIDE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Ibench $< -o $@ $(LIBTIDE) $(LIBS)

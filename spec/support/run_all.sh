@@ -7,7 +7,8 @@
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
 #   ... (emu)        the CUDA backend on the emulated runtime (spec/cuda_emu/): its vtable
-#                    smoke test, the #cuda specs and the device-rule specs on cuda:0
+#                    smoke test, the #cuda specs, the device-rule specs on cuda:0 and the
+#                    GPU benchmarks at toy sizes
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
@@ -54,13 +55,20 @@ run_suite "busted #cuda" $BUSTED --run=gpu
 # the vtable smoke test, the #cuda specs and the device-rule specs on cuda:0 run here on every
 # machine, GPU or not. Needs only the toolkit's headers.
 if ! skipped cuda-emu; then
-    if run_check "cuda emu: build" $MAKE --no-print-directory -s -j"$JOBS" cuda-emu; then
+    if run_check "cuda emu: build" $MAKE --no-print-directory -s -j"$JOBS" cuda-emu \
+        build/bench/gpu_tide; then
         EMU="env TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so TIDE_CUDA_EMU_DEVICES=2"
         run_suite "c:cuda vtable (emu)" $EMU build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
         run_suite "busted #cuda (emu)" $EMU $BUSTED --run=gpu
         if [ -n "$device_specs" ]; then
             run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
         fi
+        # the GPU benchmarks' tide side at toy sizes: known to run before a GPU runs it
+        # (each must print its last figure: "no GPU" would mean the emulator did not load)
+        run_check "gpu benches smoke (emu)" $EMU sh -c \
+            'build/bench/gpu_tide smoke | tee /dev/stderr | grep -q "^tide_c_small_add_us" &&
+             $0 bench/gpu_overhead.lua 20 1 | tee /dev/stderr | grep -q "^tide_lua_small_add_100_us"' \
+            "$LUA"
     fi
 fi
 unset TIDE_CPU_DEVICES
