@@ -13,9 +13,13 @@
  * would fault on or silently get wrong: launch configurations, kernel pointer arguments outside
  * the current device's memory, copies in the wrong direction, streams of another device.
  *
+ * Every other launch runs its blocks and threads in reverse order, so a kernel relying on an
+ * order the GPU does not promise gives different results between runs.
+ *
  * This file is force-included (-include) before each .cu file. What it cannot show: timing,
- * races between threads (blocks and threads run one after another), asynchrony (every call
- * completes before it returns) and device code that reads host memory by accident.
+ * data races between threads (threads run one at a time, switching only at barriers and
+ * shuffles), asynchrony (every call completes before it returns) and device code that reads
+ * host memory through a pointer hidden in a struct argument.
  */
 #ifndef TIDE_CUDA_EMU_H
 #define TIDE_CUDA_EMU_H
