@@ -38,8 +38,17 @@ struct Alloc {
     int    device; /* -1: pinned host memory */
 };
 
+/* a device-to-host copy into pinned memory left in flight: done when its stream next does
+ * anything, is synchronized, or memory is freed (as the GPU would have finished it by then) */
+struct InFlight {
+    void       *dst;
+    const void *src;
+    size_t      count;
+};
+
 struct EmuStream {
-    int device;
+    int                   device;
+    std::vector<InFlight> in_flight;
 };
 
 std::mutex                    g_mu; /* guards the tables below and runs one grid at a time */
@@ -97,6 +106,19 @@ bool is_device_locked(const void *p, size_t bytes, int device) {
     return a && a->device >= 0 && (device < 0 || a->device == device);
 }
 
+void settle(EmuStream *es) {
+    for (const InFlight &f : es->in_flight)
+        memcpy(f.dst, f.src, f.count);
+    es->in_flight.clear();
+}
+
+void settle_all_locked() {
+    for (EmuStream *es : g_streams)
+        settle(es);
+}
+
+/* every call that uses a stream checks it here, which also completes the stream's earlier
+ * work: stream order */
 bool stream_ok_locked(cudaStream_t s, int *device) {
     if (!s) {
         *device = t_device;
@@ -105,6 +127,7 @@ bool stream_ok_locked(cudaStream_t s, int *device) {
     EmuStream *es = (EmuStream *)s;
     if (!g_streams.count(es))
         return false;
+    settle(es);
     *device = es->device;
     return true;
 }
@@ -363,7 +386,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) {
     (void)flags;
     std::lock_guard<std::mutex> lock(g_mu);
-    EmuStream                  *s = new EmuStream{t_device};
+    EmuStream                  *s = new EmuStream{t_device, {}};
     g_streams.insert(s);
     *stream = (cudaStream_t)s;
     return cudaSuccess;
@@ -400,7 +423,8 @@ cudaError_t cudaFree(void *ptr) {
     if (!ptr)
         return cudaSuccess;
     std::lock_guard<std::mutex> lock(g_mu);
-    auto                        it = g_allocs.find((uintptr_t)ptr);
+    settle_all_locked(); /* cudaFree waits for the device */
+    auto it = g_allocs.find((uintptr_t)ptr);
     if (it == g_allocs.end() || it->second.device < 0)
         return misuse(cudaErrorInvalidValue, "cudaFree(%p): not a device allocation", ptr);
     g_used[it->second.device] -= it->second.size;
@@ -423,7 +447,8 @@ cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags) {
 
 cudaError_t cudaFreeHost(void *ptr) {
     std::lock_guard<std::mutex> lock(g_mu);
-    auto                        it = g_allocs.find((uintptr_t)ptr);
+    settle_all_locked();
+    auto it = g_allocs.find((uintptr_t)ptr);
     if (it == g_allocs.end() || it->second.device >= 0)
         return misuse(cudaErrorInvalidValue, "cudaFreeHost(%p): not pinned host memory", ptr);
     g_allocs.erase(it);
@@ -480,6 +505,12 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpy
     if (d < s + count && s < d + count)
         return misuse(cudaErrorInvalidValue, "cudaMemcpyAsync(%p, %p, %zu): ranges overlap", dst,
                       src, count);
+    /* into pinned memory the copy is asynchronous: the host sees it after a synchronize */
+    const Alloc *da = find_locked(dst, count);
+    if (stream && src_dev && da && da->device < 0) {
+        ((EmuStream *)stream)->in_flight.push_back(InFlight{dst, src, count});
+        return cudaSuccess;
+    }
     memcpy(dst, src, count);
     return cudaSuccess;
 }

@@ -180,6 +180,21 @@ static void test_refusals(void) {
     CHECK(attr.type == cudaMemoryTypeHost);
     CHECK(cudaPointerGetAttributes(&attr, host) == cudaSuccess);
     CHECK(attr.type == cudaMemoryTypeUnregistered);
+
+    /* device to pinned host memory is asynchronous: seen after a synchronize, not before */
+    float *dv = dev_floats(4), src[4] = {1, 2, 3, 4};
+    CHECK(cudaMemcpyAsync(dv, src, 16, cudaMemcpyHostToDevice, s0) == cudaSuccess);
+    float *hp = (float *)pinned;
+    hp[0] = -1;
+    CHECK(cudaMemcpyAsync(hp, dv, 16, cudaMemcpyDeviceToHost, s0) == cudaSuccess);
+    CHECK(hp[0] == -1);
+    CHECK(cudaStreamSynchronize(s0) == cudaSuccess);
+    CHECK(hp[0] == 1 && hp[3] == 4);
+    /* into pageable memory it has finished when the call returns */
+    float pageable[4] = {0};
+    CHECK(cudaMemcpyAsync(pageable, dv, 16, cudaMemcpyDeviceToHost, s0) == cudaSuccess);
+    CHECK(pageable[2] == 3);
+    CHECK(cudaFree(dv) == cudaSuccess);
     CHECK(cudaFreeHost(pinned) == cudaSuccess);
 }
 
