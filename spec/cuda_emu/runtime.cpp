@@ -152,17 +152,20 @@ const char *kind_name(cudaMemcpyKind k) {
 enum FiberState { READY, WAIT_BLOCK, WAIT_WARP, DONE };
 
 struct Fiber {
-    ucontext_t ctx;
     FiberState state;
     unsigned   linear;
     uint3      tid;
     char      *stack;
+#if defined(__x86_64__)
+    void *sp; /* saved stack pointer while switched out */
+#else
+    ucontext_t ctx;
+#endif
 };
 
 const size_t kStack = 64 << 10;
 
 std::vector<Fiber>                    g_fibers;
-ucontext_t                            g_sched;
 unsigned                              g_cur, g_live, g_arrived, g_nthreads;
 std::vector<unsigned>                 g_warp_live, g_warp_arrived;
 std::vector<std::array<char[16], 32>> g_shfl;
@@ -182,10 +185,93 @@ void release(FiberState waiting, unsigned warp) {
         g_warp_arrived[warp] = 0;
 }
 
+void fiber_main();
+
+/* Context switches. swapcontext makes a system call (the signal mask) each time, and a launch
+ * switches twice per GPU thread; on x86-64 a switch is a few instructions: push the callee-saved
+ * registers and the floating-point control words, swap stack pointers, pop. */
+#if defined(__x86_64__)
+extern "C" void tide_emu_switch(void **save_sp, void *load_sp);
+asm(R"(
+    .text
+    .p2align 4
+    .type tide_emu_switch, @function
+tide_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size tide_emu_switch, .-tide_emu_switch
+)");
+
+void *g_sched_sp;
+
+[[noreturn]] void fiber_entry() {
+    fiber_main();
+    Fiber &f = g_fibers[g_cur];
+    tide_emu_switch(&f.sp, g_sched_sp);
+    abort(); /* a finished fiber is never resumed */
+}
+
+/* a stack that tide_emu_switch "returns" into fiber_entry from, as if it had been called */
+void fiber_start(Fiber &f) {
+    uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
+    void    **sp = (void **)top;
+    *--sp = NULL;                 /* fiber_entry's own return address: never used */
+    *--sp = (void *)&fiber_entry; /* popped by ret: 16-byte aligned, as after a call */
+    for (int r = 0; r < 6; r++)   /* rbp rbx r12 r13 r14 r15 */
+        *--sp = NULL;
+    uint32_t *ctl = (uint32_t *)--sp; /* MXCSR and x87 control word: the defaults */
+    ctl[0] = 0x1f80;
+    ctl[1] = 0x037f;
+    f.sp = sp;
+}
+
+void fiber_resume(Fiber &f) {
+    tide_emu_switch(&g_sched_sp, f.sp);
+}
+
+void yield_fiber() {
+    Fiber &f = g_fibers[g_cur];
+    tide_emu_switch(&f.sp, g_sched_sp);
+}
+#else
+ucontext_t g_sched;
+
+void fiber_start(Fiber &f) {
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack;
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = &g_sched;
+    makecontext(&f.ctx, fiber_main, 0);
+}
+
+void fiber_resume(Fiber &f) {
+    swapcontext(&g_sched, &f.ctx);
+}
+
 void yield_fiber() {
     Fiber &f = g_fibers[g_cur];
     swapcontext(&f.ctx, &g_sched);
 }
+#endif
 
 void warp_barrier() {
     Fiber   &f = g_fibers[g_cur];
@@ -225,11 +311,7 @@ void run_block() {
         f.tid =
             make_uint3(i % blockDim.x, i / blockDim.x % blockDim.y, i / (blockDim.x * blockDim.y));
         g_warp_live[i / 32]++;
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack;
-        f.ctx.uc_stack.ss_size = kStack;
-        f.ctx.uc_link = &g_sched;
-        makecontext(&f.ctx, fiber_main, 0);
+        fiber_start(f);
     }
     unsigned done = 0;
     while (done < g_nthreads) {
@@ -240,7 +322,7 @@ void run_block() {
                 continue;
             g_cur = i;
             threadIdx = g_fibers[i].tid;
-            swapcontext(&g_sched, &g_fibers[i].ctx);
+            fiber_resume(g_fibers[i]);
             progress = true;
             if (g_fibers[i].state == DONE)
                 done++;
