@@ -217,6 +217,36 @@ tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out);
 tide_status tide_tensor_get(const tide_tensor *t, const int64_t *index, double *out);
 tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value);
 
+/* Version counter: how many times t's storage was written in place (fill_, copy_, in-place
+ * ops, random_, index_add_, tide_tensor_set), shared by every view of it; 0 when made. Autograd
+ * compares it with the count it saw when it saved a tensor for the backward pass. */
+uint64_t tide_tensor_version(const tide_tensor *t);
+/* Marks t's storage as written (a write tide cannot see, through tide_tensor_data, or t's
+ * userdata taking another tensor): the count becomes max(count, past) + 1 and is returned. */
+uint64_t tide_tensor_bump_version(tide_tensor *t, uint64_t past);
+
+/* ---- scalars ------------------------------------------------------------------------------ */
+
+/* A number as the caller had it. An integer stays exact for int64 tensors, where a double
+ * would round beyond 2^53 (2^53 + 1 is not a double). d always holds the value as a double. */
+typedef struct tide_scalar {
+    double  d;
+    int64_t i;      /* the exact value when is_int */
+    int     is_int; /* 1: an integer (a Lua integer, a C int64_t) */
+} tide_scalar;
+
+static inline tide_scalar tide_scalar_f(double d) {
+    tide_scalar s = {d, 0, 0};
+    return s;
+}
+static inline tide_scalar tide_scalar_i(int64_t i) {
+    tide_scalar s = {(double)i, i, 1};
+    return s;
+}
+
+/* tide_tensor_item as a tide_scalar: exact (is_int) for integer and bool dtypes */
+tide_status tide_tensor_item_x(tide_ctx *ctx, const tide_tensor *t, tide_scalar *out);
+
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 /* BINARY and COMPARE families, NumPy broadcasting, dtype promotion
@@ -224,11 +254,20 @@ tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value);
  * COMPARE gives bool). */
 tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const tide_tensor *b,
                         tide_tensor **out);
-/* a op s, or s op a when reverse. An integer tensor with a non-integral s gives float32. */
+/* a op s, or s op a when reverse. An integer tensor with a non-integral s gives float32; add,
+ * sub and mul of a scalar outside a small integer dtype's range wrap (u8 + -1 is u8 - 1). */
 tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, double s,
                                int reverse, tide_tensor **out);
+/* the same with s as given: an integer s is exact for int64 tensors */
+tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a, tide_scalar s,
+                                 int reverse, tide_tensor **out);
 /* UNARY family; params: CLAMP {min, max} (use -INFINITY/INFINITY for none), others NULL */
 tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
+                       tide_tensor **out);
+/* clamp to [lo, hi] (tide_scalar_f(-INFINITY) / (INFINITY) for no bound). An integer tensor
+ * with a non-integral bound gives float32, as PyTorch's type promotion does (and as
+ * tide_binary_scalar does); integer bounds are exact for int64 tensors. */
+tide_status tide_clamp(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide_scalar hi,
                        tide_tensor **out);
 /* REDUCE family over dim (0-based) or all dims when dim == TIDE_ALL_DIMS. MAX/MIN over a dim
  * also give 0-based int64 indices when indices != NULL. ARGMAX/ARGMIN give int64. */
@@ -250,14 +289,26 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
                             const tide_tensor *src);
 tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
                      tide_tensor **out);
+/* n tensors of one shape joined along a new dim (0..ndim) */
+tide_status tide_stack(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
+                       tide_tensor **out);
 tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor *a,
                        const tide_tensor *b, tide_tensor **out);
 tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value);
+/* the same with the value as given: an integer is exact for int64 tensors */
+tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value);
+/* a new tensor filled with value (dev NULL: cpu) */
+tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                             const int64_t *shape, tide_scalar value, tide_tensor **out);
 /* uniform in [lo, hi) or normal(mean=lo, std=hi), from the ctx's counter-based generator:
  * the same seed gives the same numbers on every device. */
 typedef enum tide_random_kind { TIDE_RANDOM_UNIFORM, TIDE_RANDOM_NORMAL } tide_random_kind;
 tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
                          double hi);
+/* a new tensor of random values (dev NULL: cpu) */
+tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                               const int64_t *shape, tide_random_kind kind, double lo, double hi,
+                               tide_tensor **out);
 tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double start, double stop,
                         double step, tide_tensor **out);
 

@@ -74,11 +74,14 @@ int  tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
 void tl_open_tensor(lua_State *L, int mod);
 /* reads a shape given as integers or one table starting at idx; returns the number of args used */
 int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1);
+/* the number or boolean at idx (already checked) as a tide_scalar: a Lua integer stays exact */
+tide_scalar tl_scalar(lua_State *L, int idx);
 
 /* ---- creation.c ---- */
 void tl_open_creation(lua_State *L, int mod);
 /* a 0-d tensor of value on dev (for numbers mixed with tensors) */
-ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, double v, tide_dtype dt, tide_device *dev);
+ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
+                        tide_device *dev);
 
 /* ---- ops.c ---- */
 void tl_open_ops(lua_State *L, int mod, int methods);

@@ -60,15 +60,15 @@ static ltensor *push_new(lua_State *L, tide_lua_state *S, const copts *o, int nd
     return r;
 }
 
-ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, double v, tide_dtype dt,
+ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
                         tide_device *dev) {
     ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_tensor_empty(S->ctx, dev, dt, 0, NULL, &r->t));
-    TL_CALL(L, S, tide_fill_(S->ctx, r->t, v));
+    TL_CALL(L, S, tide_tensor_full(S->ctx, dev, dt, 0, NULL, v, &r->t));
     return r;
 }
 
-/* zeros/ones/empty/rand/randn(shape..., opts) */
+/* zeros/ones/empty/rand/randn(shape..., opts); made filled by the core, so that a new tensor
+ * has counted no in-place write (version 0) */
 static int filled(lua_State *L, const char *op, int kind) {
     tide_lua_state *S = TL_STATE(L);
     int64_t         shape[TIDE_MAX_DIMS];
@@ -76,20 +76,26 @@ static int filled(lua_State *L, const char *op, int kind) {
     int             used = tl_shape(L, 1, shape, &ndim, op, 0);
     copts           o;
     read_opts(L, S, 1 + used, op, &o);
-    ltensor *r = push_new(L, S, &o, ndim, shape, op);
+    ltensor *r;
     switch (kind) {
     case 0:
     case 1:
-        TL_CALL(L, S, tide_fill_(S->ctx, r->t, kind));
+        r = tl_push_empty(L);
+        TL_CALL_AS(L, S,
+                   tide_tensor_full(S->ctx, o.dev, o.dt, ndim, shape, tide_scalar_i(kind), &r->t),
+                   "full", op);
         break;
     case 2:
-        TL_CALL(L, S, tide_random_(S->ctx, r->t, TIDE_RANDOM_UNIFORM, 0, 1));
-        break;
     case 3:
-        TL_CALL(L, S, tide_random_(S->ctx, r->t, TIDE_RANDOM_NORMAL, 0, 1));
+        r = tl_push_empty(L);
+        TL_CALL(L, S,
+                tide_tensor_random(S->ctx, o.dev, o.dt, ndim, shape,
+                                   kind == 2 ? TIDE_RANDOM_UNIFORM : TIDE_RANDOM_NORMAL, 0, 1,
+                                   &r->t));
         break;
     default:
-        break; /* empty */
+        push_new(L, S, &o, ndim, shape, op); /* empty */
+        break;
     }
     finish(L, S, &o, op);
     return 1;
@@ -132,19 +138,17 @@ static int l_full(lua_State *L) {
         tl_shape(L, 1, shape, &ndim, "full", 0);
         lua_remove(L, vidx);
     }
-    int    isbool = lua_isboolean(L, vidx), isnum;
-    double v = lua_tonumberx(L, vidx, &isnum);
-    if (isbool)
-        v = lua_toboolean(L, vidx);
-    else if (!isnum || lua_type(L, vidx) != LUA_TNUMBER)
+    int isbool = lua_isboolean(L, vidx);
+    if (!isbool && lua_type(L, vidx) != LUA_TNUMBER)
         return tl_error(L, "tide: full: the fill value must be a number or a boolean, got %s",
                         luaL_typename(L, vidx));
-    copts o;
+    tide_scalar v = tl_scalar(L, vidx);
+    copts       o;
     read_opts(L, S, vidx + 1, "full", &o);
     if (!o.has_dt)
         o.dt = isbool ? TIDE_DTYPE_BOOL : lua_isinteger(L, vidx) ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
-    ltensor *r = push_new(L, S, &o, ndim, shape, "full");
-    TL_CALL(L, S, tide_fill_(S->ctx, r->t, v));
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_full(S->ctx, o.dev, o.dt, ndim, shape, v, &r->t));
     finish(L, S, &o, "full");
     return 1;
 }

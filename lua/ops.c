@@ -55,21 +55,30 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
             return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
         TL_CALL_AS(L, S, tide_binary(S->ctx, op, a->t, b->t, &dst), tide_op_name(op), name);
     } else {
-        double s = opt_number(L, 2, NAN, name, "the other operand");
+        opt_number(L, 2, NAN, name, "the other operand");
         if (lua_isnoneornil(L, 2))
             return tl_error(L, "tide: %s: expected a tensor or a number as the other operand",
                             name);
-        TL_CALL_AS(L, S, tide_binary_scalar(S->ctx, op, a->t, s, 0, &dst), tide_op_name(op), name);
+        TL_CALL_AS(L, S, tide_binary_scalar_x(S->ctx, op, a->t, tl_scalar(L, 2), 0, &dst),
+                   tide_op_name(op), name);
     }
     lua_settop(L, 1);
     return 1;
 }
 
-static void unary_params(lua_State *L, tide_op op, const char *name, double *p) {
+/* clamp's bound at idx: nil is none (-inf or inf); a Lua integer stays exact */
+static tide_scalar bound(lua_State *L, int idx, double none, const char *name, const char *what) {
+    opt_number(L, idx, none, name, what);
+    return lua_isnoneornil(L, idx) ? tide_scalar_f(none) : tl_scalar(L, idx);
+}
+
+/* t:op() for the UNARY family; clamp takes (min, max) */
+static tide_status unary_call(lua_State *L, tide_lua_state *S, tide_op op, const char *name,
+                              const tide_tensor *a, tide_tensor **out) {
     if (op != TIDE_OP_CLAMP)
-        return;
-    p[0] = opt_number(L, 2, -INFINITY, name, "min");
-    p[1] = opt_number(L, 3, INFINITY, name, "max");
+        return tide_unary(S->ctx, op, a, NULL, out);
+    tide_scalar lo = bound(L, 2, -INFINITY, name, "min"), hi = bound(L, 3, INFINITY, name, "max");
+    return tide_clamp(S->ctx, a, lo, hi, out);
 }
 
 static int unary(lua_State *L, tide_op op) {
@@ -77,10 +86,10 @@ static int unary(lua_State *L, tide_op op) {
     const char     *name = tide_op_name(op);
     int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, S, 1, name);
-    double          p[2];
-    unary_params(L, op, name, p);
+    if (op == TIDE_OP_CLAMP && nargs < 3)
+        lua_settop(L, 3); /* the bounds stay at 2 and 3, below the result */
     ltensor *r = tl_push_like(L, 1);
-    TL_CALL(L, S, tide_unary(S->ctx, op, a->t, op == TIDE_OP_CLAMP ? p : NULL, &r->t));
+    TL_CALL(L, S, unary_call(L, S, op, name, a->t, &r->t));
     return done(L, S, op == TIDE_OP_SIGN || !a->requires_grad ? NULL : name, nargs);
 }
 
@@ -88,11 +97,8 @@ static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, name);
     tide_tensor    *dst = a->t;
-    double          p[2];
     tl_check_inplace(L, S, a, name);
-    unary_params(L, op, name, p);
-    TL_CALL_AS(L, S, tide_unary(S->ctx, op, a->t, op == TIDE_OP_CLAMP ? p : NULL, &dst),
-               tide_op_name(op), name);
+    TL_CALL_AS(L, S, unary_call(L, S, op, name, a->t, &dst), tide_op_name(op), name);
     lua_settop(L, 1);
     return 1;
 }
@@ -482,7 +488,7 @@ static int where_impl(lua_State *L) {
                         : lua_isinteger(L, 2 + k) && ab[1 - k] == NULL && lua_isinteger(L, 3 - k)
                             ? TIDE_DTYPE_I64
                             : TIDE_DTYPE_F32;
-        ab[k] = tl_push_scalar(L, S, lua_tonumber(L, 2 + k), dt, tide_tensor_device(c->t));
+        ab[k] = tl_push_scalar(L, S, tl_scalar(L, 2 + k), dt, tide_tensor_device(c->t));
     }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_where(S->ctx, c->t, ab[0]->t, ab[1]->t, &r->t));
@@ -533,8 +539,7 @@ static int l_cat(lua_State *L) {
     return done(L, S, rg ? "cat" : NULL, nargs);
 }
 
-/* tide.stack(tensors[, dim]): each unsqueezed at dim, then cat (in C, so errors carry the
- * caller's line even from a tail call) */
+/* tide.stack(tensors[, dim]): the core checks the shapes as given, unsqueezes and cats */
 static int l_stack(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             nargs = lua_gettop(L);
@@ -544,7 +549,6 @@ static int l_stack(lua_State *L) {
                         lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));
     int                 n = (int)lua_rawlen(L, 1), rg = 0, dim = 0;
     const tide_tensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
-    lua_createtable(L, n, 0); /* owns the unsqueezed views */
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, S, -1);
@@ -556,13 +560,10 @@ static int l_stack(lua_State *L) {
             dim = tl_dim(L, u->t, lua_isnoneornil(L, 2) ? 1 : check_int(L, 2, "stack", "dim"),
                          "stack", 1);
         rg |= u->requires_grad;
-        ltensor *v = tl_push_empty(L);
-        TL_CALL_AS(L, S, tide_tensor_unsqueeze(u->t, dim, &v->t), "unsqueeze", "stack");
-        ts[i] = v->t;
-        lua_rawseti(L, -2, i + 1);
+        ts[i] = u->t;
     }
     ltensor *r = tl_push_empty(L);
-    TL_CALL_AS(L, S, tide_cat(S->ctx, n, ts, dim, &r->t), "cat", "stack");
+    TL_CALL(L, S, tide_stack(S->ctx, n, ts, dim, &r->t));
     return done(L, S, rg ? "stack" : NULL, nargs);
 }
 
@@ -571,16 +572,10 @@ static int l_stack(lua_State *L) {
 static int o_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "fill_");
-    double          v = lua_isboolean(L, 2)
-                            ? lua_toboolean(L, 2)
-                            : (lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2)
-                                                             : (tl_error(L,
-                                                                         "tide: fill_: value must be a "
-                                                                                  "number, got %s",
-                                                                         luaL_typename(L, 2)),
-                                                       0));
+    if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
+        return tl_error(L, "tide: fill_: value must be a number, got %s", luaL_typename(L, 2));
     tl_check_inplace(L, S, a, "fill_");
-    TL_CALL(L, S, tide_fill_(S->ctx, a->t, v));
+    TL_CALL(L, S, tide_fill_x_(S->ctx, a->t, tl_scalar(L, 2)));
     lua_settop(L, 1);
     return 1;
 }
@@ -754,19 +749,19 @@ static int o_is_pinned(lua_State *L) {
 static int o_item(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "item");
-    double          v;
+    tide_scalar     v;
     int64_t         n = tide_tensor_numel(a->t);
     if (n != 1)
         return tl_error(L, "tide: item: the tensor has %I elements; item() needs exactly one",
                         (lua_Integer)n);
-    TL_CALL(L, S, tide_tensor_item(S->ctx, a->t, &v));
+    TL_CALL(L, S, tide_tensor_item_x(S->ctx, a->t, &v));
     tide_dtype dt = tide_tensor_dtype(a->t);
     if (dt == TIDE_DTYPE_BOOL)
-        lua_pushboolean(L, v != 0);
-    else if (!tide_dtype_is_float(dt))
-        lua_pushinteger(L, (lua_Integer)v);
+        lua_pushboolean(L, v.i != 0);
+    else if (v.is_int) /* exact for int64 */
+        lua_pushinteger(L, (lua_Integer)v.i);
     else
-        lua_pushnumber(L, v);
+        lua_pushnumber(L, v.d);
     return 1;
 }
 

@@ -128,6 +128,14 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
     return n;
 }
 
+tide_scalar tl_scalar(lua_State *L, int idx) {
+    if (lua_isinteger(L, idx))
+        return tide_scalar_i((int64_t)lua_tointeger(L, idx));
+    if (lua_isboolean(L, idx))
+        return tide_scalar_i(lua_toboolean(L, idx));
+    return tide_scalar_f(lua_tonumber(L, idx));
+}
+
 void tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
     if (self->requires_grad && S->grad_enabled)
         tl_error(L,
@@ -175,7 +183,7 @@ void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int
     lua_rawgeti(L, LUA_REGISTRYINDEX, S->hook_ref);
     lua_pushstring(L, name);
     lua_pushvalue(L, out_idx);
-    lua_createtable(L, nargs, 2);
+    lua_createtable(L, nargs, 8); /* room for autograd's fields: no rehash as they are set */
     for (int i = 1; i <= nargs; i++) {
         lua_pushvalue(L, i);
         lua_rawseti(L, -2, i);
@@ -225,18 +233,24 @@ static int binary_alpha(lua_State *L, tide_lua_state *S, tide_op op) {
     ltensor    *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
     if (lua_type(L, 3) != LUA_TNUMBER)
         return tl_error(L, "tide: %s: alpha must be a number, got %s", name, luaL_typename(L, 3));
-    double alpha = lua_tonumber(L, 3);
+    tide_scalar alpha = tl_scalar(L, 3);
     lua_settop(L, 3);
     ltensor *r = tl_push_like(L, 1);
     if (b) {
         if (!b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
         ltensor *tmp = tl_push_like(L, 1);
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_MUL, b->t, alpha, 0, &tmp->t));
+        TL_CALL(L, S, tide_binary_scalar_x(S->ctx, TIDE_OP_MUL, b->t, alpha, 0, &tmp->t));
         TL_CALL(L, S, tide_binary(S->ctx, op, a->t, tmp->t, &r->t));
         lua_pop(L, 1);
     } else if (lua_type(L, 2) == LUA_TNUMBER) {
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, op, a->t, alpha * lua_tonumber(L, 2), 0, &r->t));
+        /* alpha * s: exact for two integers whose product fits in 64 bits */
+        tide_scalar s = tl_scalar(L, 2);
+        int64_t     p;
+        s = s.is_int && alpha.is_int && !__builtin_mul_overflow(s.i, alpha.i, &p)
+                ? tide_scalar_i(p)
+                : tide_scalar_f(alpha.d * s.d);
+        TL_CALL(L, S, tide_binary_scalar_x(S->ctx, op, a->t, s, 0, &r->t));
     } else {
         return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
                         luaL_typename(L, 2));
@@ -263,9 +277,8 @@ int tl_binary(lua_State *L, tide_op op) {
         rg = a->requires_grad || b->requires_grad;
     } else if (a || b) {
         ltensor *u = a ? a : b;
-        int      other = a ? 2 : 1, isnum;
-        double   s = lua_tonumberx(L, other, &isnum);
-        if (!isnum || lua_type(L, other) != LUA_TNUMBER)
+        int      other = a ? 2 : 1;
+        if (lua_type(L, other) != LUA_TNUMBER)
             return tl_error(L,
                             "tide: %s: expected a tensor or a number, got %s; convert it with "
                             "tonumber() or tide.tensor()",
@@ -273,7 +286,8 @@ int tl_binary(lua_State *L, tide_op op) {
         if (!u->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
         r = tl_push_like(L, a ? 1 : 2);
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, op, u->t, s, a == NULL, &r->t));
+        TL_CALL(L, S,
+                tide_binary_scalar_x(S->ctx, op, u->t, tl_scalar(L, other), a == NULL, &r->t));
         rg = u->requires_grad;
     } else {
         return tl_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
@@ -470,23 +484,20 @@ static int t_newindex(lua_State *L) {
                         lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2));
     tl_check(L, S, 1, "setindex");
     ltensor *v = tl_test(L, S, 3);
-    int      isnum;
-    double   s = lua_tonumberx(L, 3, &isnum);
-    if (!v && (!isnum || lua_type(L, 3) != LUA_TNUMBER) && !lua_isboolean(L, 3))
+    if (!v && lua_type(L, 3) != LUA_TNUMBER && !lua_isboolean(L, 3))
         return tl_error(L, "tide: setindex: value must be a number or a tensor, got %s",
                         luaL_typename(L, 3));
     if (v && !v->t)
         return tl_error(L, "tide: setindex: attempt to use a freed tensor");
-    tl_check_inplace(L, S, a, v ? "copy_" : "fill_");
-    if (lua_isboolean(L, 3))
-        s = lua_toboolean(L, 3);
+    tl_check_inplace(L, S, a, "t[i] = v");
     lua_settop(L, 3);
     tl_select(L, S, 1, i, "setindex");
     ltensor *view = lua_touserdata(L, -1);
-    if (v)
+    if (v) {
         TL_CALL(L, S, tide_tensor_copy_(S->ctx, view->t, v->t));
-    else
-        TL_CALL(L, S, tide_fill_(S->ctx, view->t, s));
+    } else {
+        TL_CALL(L, S, tide_fill_x_(S->ctx, view->t, tl_scalar(L, 3)));
+    }
     return 0;
 }
 
@@ -545,6 +556,14 @@ static int t_set_rg_internal(lua_State *L) {
 static int t_requires_grad_(lua_State *L) {
     ltensor *a = tl_check(L, TL_STATE(L), 1, "requires_grad_");
     int      b = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
+    if (!b) { /* a result of recorded ops: its history would be cut silently (PyTorch raises) */
+        ag_field(L, 1, "grad_fn");
+        int nonleaf = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (nonleaf)
+            return tl_error(L, "tide: requires_grad_: can only change requires_grad of leaf "
+                               "tensors; use y:detach() to get a tensor without history");
+    }
     if (b && !tide_dtype_is_float(tide_tensor_dtype(a->t)))
         return tl_error(L,
                         "tide: requires_grad_: only floating-point tensors can require "
@@ -560,10 +579,20 @@ static int t_requires_grad_(lua_State *L) {
 static int t_set_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "set_"), *b = tl_check(L, S, 2, "set_");
+    uint64_t        was = tide_tensor_version(a->t);
     tide_tensor_retain(b->t);
     tide_tensor_release(a->t);
     a->t = b->t;
+    /* t now reads other values: a count past the one autograd may have seen for t */
+    tide_tensor_bump_version(a->t, was);
     lua_settop(L, 1);
+    return 1;
+}
+
+/* t:_version(): in-place writes to t's storage so far (autograd's check) */
+static int t_version(lua_State *L) {
+    ltensor *a = tl_check(L, TL_STATE(L), 1, "_version");
+    lua_pushinteger(L, (lua_Integer)tide_tensor_version(a->t));
     return 1;
 }
 
@@ -593,6 +622,7 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"_set_requires_grad_internal", t_set_rg_internal},
                                      {"requires_grad_", t_requires_grad_},
                                      {"set_", t_set_},
+                                     {"_version", t_version},
                                      {"detach", t_detach},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);

@@ -347,6 +347,108 @@ describe("autograd", function()
     end)
 end)
 
+describe("a tensor modified in place after autograd saved it (on " .. D.name .. ")", function()
+    local nn = require "tide.nn"
+
+    -- a float32 tensor on the device under test
+    local function F(v, rg)
+        return tide.tensor(v, { device = D.name, requires_grad = rg })
+    end
+
+    -- backward's error, without the position
+    local function backward_error(y)
+        local ok, err = pcall(function() y:sum():backward() end)
+        assert.is_false(ok, "expected backward to raise")
+        return err
+    end
+
+    it("makes backward raise instead of computing a wrong gradient", function()
+        local w = F({ 1.0, 2.0 }, true)
+        local x = F({ 3.0, 4.0 })
+        local w2 = w * x
+        x:add_(1)
+        local line = debug.getinfo(1, "l").currentline + 1
+        local ok, err = pcall(function() w2:sum():backward() end)
+        assert.is_false(ok)
+        assert.are.equal("autograd_spec.lua:" .. line .. ": tide: backward: a tensor needed for "
+            .. "the gradient of mul (its argument 2) was modified in place after it was used "
+            .. "(version 1, expected 0); clone it before modifying, or modify it under "
+            .. "tide.no_grad before the forward pass", err:match("[^/]*$"))
+        assert.is_nil(w.grad) -- nothing was accumulated
+        assert.is_true(autograd.is_grad_enabled())
+    end)
+
+    it("through a view, a result saved by its op, a fused nn layer and set_", function()
+        local w = F({ 1.0, 2.0 }, true)
+        local x = F({ { 3.0, 4.0 }, { 5.0, 6.0 } })
+        local y = w * x[1]
+        x[1]:mul_(2) -- x[1] is a new view object, on the same storage
+        assert.matches("tide: backward: a tensor needed for the gradient of mul %(its argument "
+            .. "2%) was modified in place after it was used %(version 1, expected 0%)",
+            backward_error(y))
+
+        local e = w:exp()
+        tide.no_grad(function() e:mul_(2) end)
+        assert.matches("the gradient of exp %(its result%) was modified in place",
+            backward_error(e))
+
+        local lin = nn.Linear(2, 1):to(D.name)
+        local input = tide.ones(3, 2, { device = D.name })
+        local out = lin(input)
+        input:fill_(5)
+        assert.matches("the gradient of linear %(its argument 1%) was modified in place",
+            backward_error(out))
+
+        local z = F({ 3.0, 4.0 })
+        local y2 = w * z
+        z:set_(F({ 9.0, 9.0 }))
+        assert.matches("the gradient of mul %(its argument 2%) was modified in place",
+            backward_error(y2))
+        assert.is_nil(w.grad)
+        assert.is_nil(lin.weight.grad)
+    end)
+
+    it("is fine when the modified tensor is not needed, or was cloned", function()
+        local w = F({ 1.0, 2.0 }, true)
+        local x = F({ 3.0, 4.0 })
+        local y = w + x -- add reads no values
+        x:add_(1)
+        y:sum():backward()
+        close(w.grad, { 1, 1 })
+        w.grad = nil
+        local y2 = w * x:clone()
+        x:add_(1)
+        y2:sum():backward()
+        close(w.grad, { 4, 5 })
+        w.grad = nil
+        -- w's own values are needed only for x's gradient, and x needs none
+        local y3 = w * x
+        tide.no_grad(function() w:add_(1) end)
+        y3:sum():backward()
+        close(w.grad, { 5, 6 })
+    end)
+
+    it("w2 = w * x; x:add_(1) (x without grad); w2:sum():backward() raises", function()
+        local w = tide.randn(3, { requires_grad = true, device = D.name })
+        local x = tide.randn(3, { device = D.name })
+        local w2 = w * x
+        x:add_(1)
+        assert.matches("^tide: backward: a tensor needed for the gradient of mul",
+            backward_error(w2):match("tide: .*"))
+    end)
+
+    it("a retained graph sees an optimizer step made between two backward calls", function()
+        local w = F({ 1.0, 2.0 }, true)
+        local y = (w * w):sum()
+        y:backward({ retain_graph = true })
+        tide.optim.SGD({ w }, { lr = 0.1 }):step()
+        local ok, err = pcall(function() y:backward() end)
+        assert.is_false(ok)
+        assert.matches("the gradient of mul %(its argument %d%) was modified in place after it "
+            .. "was used %(version 1, expected 0%)", err)
+    end)
+end)
+
 describe("scope helpers reject a missing function with a tide: error", function()
     it("no_grad, enable_grad, with_device", function()
         for name, f in pairs({

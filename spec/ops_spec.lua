@@ -163,6 +163,30 @@ describe("methods", function()
             catch(function() return x:clamp("a") end))
     end)
 
+    it("clamp of an integer tensor with a non-integral bound promotes to float32, as "
+        .. "PyTorch's type promotion does", function()
+        -- it used to round the bounds inwards (ceil 0.5 = 1 > floor 0.7 = 0) and give 1
+        local i = tide.tensor({ 0, 1, 5 }, { dtype = "int32" })
+        local c = i:clamp(0.5, 0.7)
+        assert.are.equal("float32", c.dtype)
+        near({ 0.5, 0.7, 0.7 }, c:totable())
+        assert.are.equal("float32", i:clamp(0.5).dtype)
+        near({ 0.5, 1, 5 }, i:clamp(0.5):totable())
+        near({ 0, 1, 2.5 }, tide.tensor({ 0, 1, 5 }):clamp(nil, 2.5):totable())
+        -- integral bounds (and none) keep the dtype
+        assert.are.equal("int32", i:clamp(1, 2).dtype)
+        assert.are.same({ 1, 1, 2 }, i:clamp(1, 2):totable())
+        assert.are.same({ 1, 1, 5 }, i:clamp(1.0):totable())
+        assert.are.equal("int32", i:clamp(nil, math.huge).dtype)
+        -- in place, the float result does not fit the int32 tensor: an error, nothing changed
+        assert.matches("ops_spec.lua:%d+: tide: clamp_: the result has dtype float32, which "
+            .. "cannot be written into a int32 tensor in place",
+            catch(function() return i:clamp_(0.5, 0.7) end))
+        assert.are.same({ 0, 1, 5 }, i:totable())
+        assert.matches("ops_spec.lua:%d+: tide: clamp: min 3 is greater than max 2",
+            catch(function() return i:clamp(3, 2) end))
+    end)
+
     it("reductions over all dims, a dim, negative dims, keepdim", function()
         local x = T({ { 1, 2, 3 }, { 4, 5, 6 } })
         assert.are.equal(21, x:sum():item())
@@ -380,6 +404,20 @@ describe("shape ops", function()
         assert.matches("ops_spec.lua:%d+: tide: stack: expected a non%-empty table",
             catch(function() return tide.stack({}) end))
     end)
+
+    it("stack names the shapes the caller gave, not the unsqueezed ones", function()
+        local a, b = tide.zeros(2, 3), tide.zeros(3, 2)
+        assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
+            .. ": tide: stack: tensors must have the same shape; tensor 1 has shape [2, 3], tensor 2 has shape [3, 2]",
+            catch(function() return tide.stack({ a, b }) end):match("[^/]*$"))
+        assert.matches("tide: stack: tensors must have the same shape; tensor 1 has shape "
+            .. "%[2, 3%], tensor 3 has shape %[2%]",
+            catch(function() return tide.stack({ a, a, tide.zeros(2) }, 2) end))
+        assert.matches("tide: stack: expected all tensors on the same device, found cpu and cpu:1",
+            catch(function() return tide.stack({ a, a:to("cpu:1") }) end))
+        -- 0-d tensors stack into a 1-d one
+        assert.are.same({ 1, 2 }, tide.stack({ tide.tensor(1), tide.tensor(2) }):totable())
+    end)
 end)
 
 describe("in-place ops", function()
@@ -443,7 +481,11 @@ describe("in-place ops", function()
             catch(function() return w:add_(1) end):match("[^/]*$"))
         assert.matches("tide: fill_: in%-place operation", catch(function() return w:fill_(0) end))
         assert.matches("tide: copy_: in%-place operation", catch(function() return w:copy_(w) end))
-        assert.matches("tide: fill_: in%-place operation", catch(function() w[1] = 3 end))
+        -- t[i] = v is named as written, not after the fill_/copy_ it runs
+        assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
+            .. ": tide: t[i] = v: in-place operation on a tensor that requires grad; wrap it in tide.no_grad or use detach()",
+            catch(function() w[1] = 3 end):match("[^/]*$"))
+        assert.matches("tide: t%[i%] = v: in%-place operation", catch(function() w[2] = w[1] end))
         assert.are.same({ 1, 1 }, w:totable())
         tide.no_grad(function() w:add_(1) end)
         assert.are.same({ 2, 2 }, w:totable())

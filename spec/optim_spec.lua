@@ -146,6 +146,52 @@ describe("optim", function()
     end)
 end)
 
+describe("training loops with version counters", function()
+    -- the optimizer updates parameters in place after backward: the next forward pass saves
+    -- them again, so no step may trip the in-place check
+    local function train(make_opt)
+        tide.manual_seed(7)
+        local model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(),
+            nn.Linear(8, 2))
+        local opt = make_opt(model:parameters())
+        local loss_fn = nn.MSELoss()
+        local x, y = tide.randn(16, 4), tide.randn(16, 2)
+        local losses = {}
+        for step = 1, 8 do
+            opt:zero_grad()
+            local loss = loss_fn(model(x), y)
+            loss:backward()
+            opt:step()
+            losses[step] = loss:item()
+        end
+        assert.is_true(losses[8] < losses[1], ("loss %g -> %g"):format(losses[1], losses[8]))
+        for _, p in ipairs(model:parameters()) do
+            assert.is_true(p:_version() >= 8)
+        end
+    end
+
+    it("SGD with momentum", function()
+        train(function(ps) return optim.SGD(ps, { lr = 0.05, momentum = 0.9 }) end)
+    end)
+
+    it("Adam", function()
+        train(function(ps) return optim.Adam(ps, { lr = 0.01 }) end)
+    end)
+
+    it("AdamW, with a BatchNorm1d whose running stats change in place", function()
+        tide.manual_seed(3)
+        local model = nn.Sequential(nn.Linear(3, 6), nn.BatchNorm1d(6), nn.ReLU(),
+            nn.Linear(6, 1))
+        local opt = optim.AdamW(model:parameters(), { lr = 0.01 })
+        local x, y = tide.randn(8, 3), tide.randn(8, 1)
+        for _ = 1, 5 do
+            opt:zero_grad()
+            nn.MSELoss()(model(x), y):backward()
+            opt:step()
+        end
+    end)
+end)
+
 describe("optimizer option errors", function()
     local function raises_here(pattern, f, ...)
         local ok, err = pcall(f, ...)

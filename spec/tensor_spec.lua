@@ -199,6 +199,65 @@ describe("properties", function()
         assert.matches("tide: requires_grad_: only floating%-point tensors",
             catch(function() tide.arange(2):requires_grad_() end))
     end)
+
+    it("requires_grad_(false) on a non-leaf raises, as in PyTorch; (true) stays a no-op", function()
+        local w = tide.ones(2, { requires_grad = true })
+        local y = w * 2
+        assert.are.equal("tensor_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
+            .. ": tide: requires_grad_: can only change requires_grad of leaf tensors; use y:detach() to get a tensor without history",
+            catch(function() y:requires_grad_(false) end):match("[^/]*$"))
+        assert.matches("tide: requires_grad_: can only change requires_grad of leaf tensors",
+            catch(function() y.requires_grad = false end))
+        assert.is_true(y.requires_grad)
+        assert.is_true(rawequal(y, y:requires_grad_(true)))
+        assert.is_true(rawequal(y, y:requires_grad_()))
+        assert.is_true(y.requires_grad)
+        assert.is_false(y.is_leaf)
+        -- leaves still switch both ways, and a detached result is a leaf
+        w:requires_grad_(false)
+        assert.is_false(w.requires_grad)
+        local d = y:detach()
+        d:requires_grad_(true)
+        d:requires_grad_(false)
+        assert.is_false(d.requires_grad)
+    end)
+
+    it("_version counts the in-place writes to a storage, through any view", function()
+        local x = tide.zeros(2, 3)
+        assert.are.equal(0, x:_version()) -- creation functions start at 0
+        for _, f in ipairs({ tide.ones, tide.empty, tide.rand, tide.randn }) do
+            assert.are.equal(0, f(2):_version())
+        end
+        assert.are.equal(0, tide.full({ 2 }, 7):_version())
+        assert.are.equal(0, tide.tensor({ 1, 2 }):_version())
+        local steps = {
+            function() x:add_(1) end,
+            function() x[1]:fill_(2) end, -- a view: its base counts too
+            function() x[2] = 5 end,
+            function() x[1] = tide.ones(3) end,
+            function() x:copy_(tide.ones(2, 3)) end,
+            function() x:narrow(2, 1, 1):mul_(2) end,
+            function() x:uniform_() end,
+            function() x:zero_() end,
+            function() x:index_add_(1, { 1 }, tide.ones(1, 3)) end,
+            function() x:clamp_(0, 1) end,
+            function() x:view(6):sub_(1) end,
+            function() x:set_(tide.zeros(2, 3)) end,
+        }
+        for i, f in ipairs(steps) do
+            f()
+            assert.are.equal(i, x:_version(), "step " .. i)
+        end
+        local v = x:view(6)
+        assert.are.equal(x:_version(), v:_version())
+        -- out-of-place ops, views and failed in-place calls write nothing
+        local n = x:_version()
+        local _ = x + 1, x:t(), x:clone(), x:sum(), x:to("cpu:1"), x:view(3, 2)
+        assert.is_false(pcall(function() x:add_(tide.ones(4)) end))
+        assert.is_false(pcall(function() x:fill_("a") end))
+        assert.are.equal(n, x:_version())
+        assert.are.equal(0, (x + 1):_version())
+    end)
 end)
 
 describe("indexing", function()

@@ -1,8 +1,10 @@
 /* ops.c — the elementwise and reduction ops: validate, same-device check, promote and cast,
  * allocate the output on the inputs' device, dispatch to its backend. */
 #include "tide_impl.h"
+#include "dtype_convert.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- shared checks ------------------------------------------------------------------------ */
@@ -67,6 +69,8 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
     *dt = o;
     return TIDE_OK;
 }
+
+static tide_status fill_run(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v);
 
 static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **out, bool created) {
     if (created) {
@@ -193,8 +197,90 @@ static double int_wrap(tide_dtype dt, double s) {
     return s;
 }
 
+/* ---- exact integer scalars ---------------------------------------------------------------- */
+
+/* A scalar reaches the backends as a double (the vtable's binary_scalar, unary's params and
+ * fill take doubles), which holds every integer up to 2^53 and every int32/uint8 value. An
+ * int64 tensor with an integer a double cannot hold (2^53 + 1) goes through the backend's
+ * tensor kernels instead, with the integer as a 0-d int64 operand: exact on every backend,
+ * with no change to the vtable, at the cost of one tiny allocation on that rare path. */
+
+static tide_scalar scalar_norm(tide_scalar s) {
+    if (s.is_int)
+        s.d = (double)s.i;
+    return s;
+}
+
+/* i survives a round trip through a double */
+static bool exact_double(int64_t i) {
+    double d = (double)i;
+    return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && (int64_t)d == i;
+}
+
+/* s must go to a dt kernel as a 0-d operand rather than as a double */
+static bool needs_operand(tide_dtype dt, tide_scalar s) {
+    return dt == TIDE_DTYPE_I64 && s.is_int && !exact_double(s.i);
+}
+
+/* integral s within integer dtype dt's range, exactly for an integer s */
+static bool scalar_fits(tide_dtype dt, tide_scalar s) {
+    if (!s.is_int)
+        return int_fits(dt, s.d);
+    switch (dt) {
+    case TIDE_DTYPE_U8:
+        return s.i >= 0 && s.i <= 255;
+    case TIDE_DTYPE_BOOL:
+        return s.i == 0 || s.i == 1;
+    case TIDE_DTYPE_I32:
+        return s.i >= INT32_MIN && s.i <= INT32_MAX;
+    default:
+        return true;
+    }
+}
+
+/* int_wrap, from the exact integer when s is one ((2^62 + 1) mod 2^32 is 1, not 0) */
+static tide_scalar scalar_wrap(tide_dtype dt, tide_scalar s) {
+    if (!s.is_int)
+        return tide_scalar_f(int_wrap(dt, s.d));
+    if (dt == TIDE_DTYPE_U8)
+        return tide_scalar_i((int64_t)(uint8_t)(uint64_t)s.i);
+    if (dt == TIDE_DTYPE_I32)
+        return tide_scalar_i((int64_t)(int32_t)(uint32_t)(uint64_t)s.i);
+    return s;
+}
+
+static void scalar_fmt(char *buf, size_t n, tide_scalar s) {
+    if (s.is_int)
+        snprintf(buf, n, "%lld", (long long)s.i);
+    else
+        snprintf(buf, n, "%g", s.d);
+}
+
+/* a 0-d int64 tensor holding v on dev (copied there like a kernel argument: not a transfer
+ * the statistics count) */
+static tide_status int64_operand(tide_ctx *ctx, const char *op, tide_device *dev, int64_t v,
+                                 tide_tensor **out) {
+    tide_tensor *t;
+    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, 0, NULL, &t));
+    tide_device *host;
+    tide_status  st = tide_device_get_index(TIDE_DEVICE_CPU, 0, &host);
+    if (st == TIDE_OK)
+        st = tide_copy_bytes(dev, tide_tensor_data(t), host, &v, sizeof v, 0);
+    if (st != TIDE_OK) {
+        tide_tensor_release(t);
+        return tide_err_op(st, op);
+    }
+    *out = t;
+    return TIDE_OK;
+}
+
 tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, double s,
                                int reverse, tide_tensor **out) {
+    return tide_binary_scalar_x(ctx, op, a, tide_scalar_f(s), reverse, out);
+}
+
+tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a, tide_scalar s,
+                                 int reverse, tide_tensor **out) {
     const char    *name = tide_op_name(op);
     tide_op_family fam = tide_op_family_of(op);
     if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
@@ -202,11 +288,12 @@ tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, 
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
     tide_device *dev = a->storage->dev;
-    bool         integral = s == floor(s) && isfinite(s);
-    tide_dtype   cdt = a->dtype;
+    s = scalar_norm(s);
+    bool       integral = s.is_int || (s.d == floor(s.d) && isfinite(s.d));
+    tide_dtype cdt = a->dtype;
     if (fam == TIDE_FAMILY_COMPARE) {
         /* a scalar the dtype cannot hold would saturate (u8:lt(300) false): compare in float64 */
-        if (!tide_dtype_is_float(cdt) && (!integral || !int_fits(cdt, s)))
+        if (!tide_dtype_is_float(cdt) && (!integral || !scalar_fits(cdt, s)))
             cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
     } else {
         if (!tide_dtype_is_float(cdt) && (!integral || op == TIDE_OP_DIV || op == TIDE_OP_POW))
@@ -216,13 +303,20 @@ tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, 
         /* add, sub and mul wrap like tensor arithmetic (u8 + -1 is u8 - 1), where storing the
          * scalar in the dtype would saturate it (-1 -> 0) */
         if ((op == TIDE_OP_ADD || op == TIDE_OP_SUB || op == TIDE_OP_MUL) && integral &&
-            !int_fits(cdt, s))
-            s = int_wrap(cdt, s);
+            !scalar_fits(cdt, s))
+            s = scalar_wrap(cdt, s);
     }
     tide_dtype odt = TIDE_DTYPE_BOOL;
     if (fam != TIDE_FAMILY_COMPARE) {
         TIDE_TRY(out_dtype(name, *out, cdt, &odt));
         cdt = odt;
+    }
+    if (needs_operand(cdt, s)) {
+        tide_tensor *e;
+        TIDE_TRY(int64_operand(ctx, name, dev, s.i, &e));
+        tide_status st = tide_binary(ctx, op, reverse ? e : a, reverse ? a : e, out);
+        tide_tensor_release(e);
+        return st;
     }
     bool created;
     TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, a->ndim, a->shape, out, &created));
@@ -237,7 +331,7 @@ tide_status tide_binary_scalar(tide_ctx *ctx, tide_op op, const tide_tensor *a, 
         xa = ca;
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), av = tide_kview_of(xa);
-        st = dev->backend->binary_scalar(dev, op, &ov, &av, s, reverse);
+        st = dev->backend->binary_scalar(dev, op, &ov, &av, s.d, reverse);
     }
     tide_tensor_release(ca);
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
@@ -262,28 +356,12 @@ static bool float_only(tide_op op) {
     }
 }
 
-tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
-                       tide_tensor **out) {
-    const char *name = tide_op_name(op);
-    if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_UNARY)
-        return tide_seterr(TIDE_EINVAL, "unary: %s is not a unary op", name);
-    double clamp[2] = {-INFINITY, INFINITY};
-    if (op == TIDE_OP_CLAMP) {
-        if (params)
-            memcpy(clamp, params, sizeof clamp);
-        if (clamp[0] > clamp[1])
-            return tide_seterr(TIDE_EINVAL, "clamp: min %g is greater than max %g", clamp[0],
-                               clamp[1]);
-        params = clamp;
-    }
-    if (*out)
-        TIDE_TRY(tide_check_same_device(name, a, *out));
+/* prepares out (dtype cdt, a's shape) and runs the backend's unary kernel on a cast to cdt */
+static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, tide_dtype cdt,
+                             const double *params, tide_tensor **out) {
+    const char  *name = tide_op_name(op);
     tide_device *dev = a->storage->dev;
-    tide_dtype   cdt = a->dtype;
-    if (float_only(op) && !tide_dtype_is_float(cdt))
-        cdt = TIDE_DTYPE_F32;
-    TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
-    bool created;
+    bool         created;
     TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)
         return TIDE_OK;
@@ -297,6 +375,85 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
         tide_tensor_release(ca);
     }
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
+}
+
+tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
+                       tide_tensor **out) {
+    const char *name = tide_op_name(op);
+    if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_UNARY)
+        return tide_seterr(TIDE_EINVAL, "unary: %s is not a unary op", name);
+    if (op == TIDE_OP_CLAMP)
+        return tide_clamp(ctx, a, tide_scalar_f(params ? params[0] : -INFINITY),
+                          tide_scalar_f(params ? params[1] : INFINITY), out);
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, a, *out));
+    tide_dtype cdt = a->dtype;
+    if (float_only(op) && !tide_dtype_is_float(cdt))
+        cdt = TIDE_DTYPE_F32;
+    TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
+    return unary_run(ctx, op, a, cdt, NULL, out);
+}
+
+/* neither an integer nor infinite (no bound): makes an integer tensor's clamp float */
+static bool non_integral(tide_scalar s) {
+    return !s.is_int && !isinf(s.d) && s.d != floor(s.d); /* NaN too */
+}
+
+/* int64 clamp with a bound a double cannot hold: maximum then minimum with 0-d operands */
+static tide_status clamp_exact(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide_scalar hi,
+                               tide_tensor **out) {
+    static const char name[] = "clamp";
+    tide_device      *dev = a->storage->dev;
+    /* an integral double bound becomes the int64 it rounds to; an infinite one is no bound */
+    bool    has_lo = lo.is_int || lo.d != -INFINITY, has_hi = hi.is_int || hi.d != INFINITY;
+    int64_t vlo = lo.is_int ? lo.i : tide_sat_i64(lo.d),
+            vhi = hi.is_int ? hi.i : tide_sat_i64(hi.d);
+    tide_tensor       *elo = NULL, *ehi = NULL, *tmp = NULL;
+    const tide_tensor *cur = a;
+    tide_status        st = TIDE_OK;
+    if (has_lo) {
+        st = int64_operand(ctx, name, dev, vlo, &elo);
+        if (st == TIDE_OK && has_hi) {
+            st = tide_binary(ctx, TIDE_OP_MAXIMUM, a, elo, &tmp);
+            cur = tmp;
+        } else if (st == TIDE_OK) {
+            st = tide_binary(ctx, TIDE_OP_MAXIMUM, a, elo, out);
+        }
+    }
+    if (st == TIDE_OK && has_hi) {
+        st = int64_operand(ctx, name, dev, vhi, &ehi);
+        if (st == TIDE_OK)
+            st = tide_binary(ctx, TIDE_OP_MINIMUM, cur, ehi, out);
+    }
+    tide_tensor_release(elo);
+    tide_tensor_release(ehi);
+    tide_tensor_release(tmp);
+    return st == TIDE_OK ? st : tide_err_op(st, name);
+}
+
+tide_status tide_clamp(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide_scalar hi,
+                       tide_tensor **out) {
+    static const char name[] = "clamp";
+    lo = scalar_norm(lo);
+    hi = scalar_norm(hi);
+    if (lo.is_int && hi.is_int ? lo.i > hi.i : lo.d > hi.d) {
+        char s1[32], s2[32];
+        scalar_fmt(s1, sizeof s1, lo);
+        scalar_fmt(s2, sizeof s2, hi);
+        return tide_seterr(TIDE_EINVAL, "clamp: min %s is greater than max %s", s1, s2);
+    }
+    if (*out)
+        TIDE_TRY(tide_check_same_device(name, a, *out));
+    /* PyTorch's type promotion: an int32 1 clamped to [0.5, 0.7] is a float32 0.7 (rounding the
+     * bounds into the integer dtype gave the empty range [1, 0], and 1) */
+    tide_dtype cdt = a->dtype;
+    if (!tide_dtype_is_float(cdt) && (non_integral(lo) || non_integral(hi)))
+        cdt = TIDE_DTYPE_F32;
+    TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
+    if (needs_operand(cdt, lo) || needs_operand(cdt, hi))
+        return clamp_exact(ctx, a, lo, hi, out);
+    double params[2] = {lo.d, hi.d};
+    return unary_run(ctx, TIDE_OP_CLAMP, a, cdt, params, out);
 }
 
 /* ---- reductions --------------------------------------------------------------------------- */
@@ -376,7 +533,7 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     } else if (numel == 0) {
         /* reductions over nothing: the identity */
         double v = op == TIDE_OP_PROD ? 1.0 : op == TIDE_OP_MEAN ? NAN : 0.0;
-        st = tide_fill_(ctx, *values, v);
+        st = fill_run(ctx, name, *values, tide_scalar_f(v));
     } else if (!dev->backend->reduce) {
         st = tide_notsup(name, dev);
     } else {
@@ -499,28 +656,91 @@ tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
 }
 
-tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
-    (void)ctx;
+/* the checks of a new tensor made by a creation function (dev NULL: cpu) */
+static tide_status creation(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                            int ndim, const int64_t *shape, tide_tensor **out) {
+    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %d dims given; tide supports 0 to %d", op, ndim,
+                           TIDE_MAX_DIMS);
+    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
+        return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
+    if (!dev)
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
+    return tide_tensor_alloc(ctx, op, dev, dt, ndim, shape, out);
+}
+
+/* v as dtype dt holds it: integer dtypes saturate (NaN is 0), as the CPU's casts do, so that no
+ * backend converts an out-of-range double itself (a C cast of one is undefined) */
+static tide_scalar fill_value(tide_dtype dt, tide_scalar v) {
+    switch (dt) {
+    case TIDE_DTYPE_I64:
+        return v.is_int ? v : tide_scalar_i(tide_sat_i64(v.d));
+    case TIDE_DTYPE_I32:
+        if (!v.is_int)
+            return tide_scalar_i(tide_sat_i32(v.d));
+        return tide_scalar_i(v.i < INT32_MIN ? INT32_MIN : v.i > INT32_MAX ? INT32_MAX : v.i);
+    case TIDE_DTYPE_U8:
+        if (!v.is_int)
+            return tide_scalar_i(tide_sat_u8(v.d));
+        return tide_scalar_i(v.i < 0 ? 0 : v.i > 255 ? 255 : v.i);
+    case TIDE_DTYPE_BOOL:
+        return tide_scalar_i(v.is_int ? v.i != 0 : v.d != 0);
+    default:
+        return v;
+    }
+}
+
+/* fill without counting a write (a new tensor has version 0) */
+static tide_status fill_run(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v) {
     tide_device *dev = t->storage->dev;
     if (tide_tensor_numel(t) == 0)
         return TIDE_OK;
+    v = fill_value(t->dtype, scalar_norm(v));
+    if (needs_operand(t->dtype, v)) {
+        tide_tensor *e;
+        TIDE_TRY(int64_operand(ctx, op, dev, v.i, &e));
+        tide_status st = tide_tensor_copy_(ctx, t, e);
+        tide_tensor_release(e);
+        return st == TIDE_OK ? st : tide_err_op(st, op);
+    }
     if (!dev->backend->fill)
-        return tide_notsup("fill_", dev);
-    tide_kview  v = tide_kview_of(t);
-    tide_status st = dev->backend->fill(dev, &v, value);
-    return st == TIDE_OK ? st : tide_err_op(st, "fill_");
+        return tide_notsup(op, dev);
+    tide_kview  kv = tide_kview_of(t);
+    tide_status st = dev->backend->fill(dev, &kv, v.d);
+    return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
-tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
-                         double hi) {
-    const char *name = kind == TIDE_RANDOM_NORMAL ? "normal_" : "uniform_";
+tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
+    return tide_fill_x_(ctx, t, tide_scalar_f(value));
+}
+
+tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value) {
+    tide_mark_written(t);
+    return fill_run(ctx, "fill_", t, value);
+}
+
+tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                             const int64_t *shape, tide_scalar value, tide_tensor **out) {
+    tide_tensor *t;
+    TIDE_TRY(creation(ctx, "full", dev, dt, ndim, shape, &t));
+    tide_status st = fill_run(ctx, "full", t, value);
+    if (st != TIDE_OK) {
+        tide_tensor_release(t);
+        return st;
+    }
+    *out = t;
+    return TIDE_OK;
+}
+
+static tide_status random_check(const char *name, tide_dtype dt, tide_random_kind kind, double lo,
+                                double hi) {
     if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
-        return tide_seterr(TIDE_EINVAL, "random_: unknown distribution %d", (int)kind);
-    if (!tide_dtype_is_float(t->dtype))
+        return tide_seterr(TIDE_EINVAL, "%s: unknown distribution %d", name, (int)kind);
+    if (!tide_dtype_is_float(dt))
         return tide_seterr(TIDE_EDTYPE,
                            "%s: random values need a floating-point tensor, got %s; create it "
                            "with dtype float32",
-                           name, tide_dtype_name(t->dtype));
+                           name, tide_dtype_name(dt));
     if (!isfinite(lo) || !isfinite(hi))
         return tide_seterr(TIDE_EINVAL, "%s: parameters must be finite, got %g and %g", name, lo,
                            hi);
@@ -528,6 +748,11 @@ tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, d
         return tide_seterr(TIDE_EINVAL, "%s: from %g is greater than to %g", name, lo, hi);
     if (kind == TIDE_RANDOM_NORMAL && hi < 0)
         return tide_seterr(TIDE_EINVAL, "%s: std %g is negative", name, hi);
+    return TIDE_OK;
+}
+
+static tide_status random_run(tide_ctx *ctx, const char *name, tide_tensor *t,
+                              tide_random_kind kind, double lo, double hi) {
     ctx = tide_ctx_or_default(ctx);
     tide_device *dev = t->storage->dev;
     int64_t      n = tide_tensor_numel(t);
@@ -540,6 +765,33 @@ tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, d
     if (st != TIDE_OK)
         return tide_err_op(st, name);
     ctx->rng_offset += (uint64_t)n;
+    return TIDE_OK;
+}
+
+tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
+                         double hi) {
+    const char *name = kind == TIDE_RANDOM_NORMAL ? "normal_" : "uniform_";
+    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
+        name = "random_";
+    TIDE_TRY(random_check(name, t->dtype, kind, lo, hi));
+    tide_mark_written(t);
+    return random_run(ctx, name, t, kind, lo, hi);
+}
+
+tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                               const int64_t *shape, tide_random_kind kind, double lo, double hi,
+                               tide_tensor **out) {
+    const char *name = kind == TIDE_RANDOM_NORMAL ? "randn" : "rand";
+    if ((unsigned)dt < TIDE_DTYPE_COUNT)
+        TIDE_TRY(random_check(name, dt, kind, lo, hi));
+    tide_tensor *t;
+    TIDE_TRY(creation(ctx, name, dev, dt, ndim, shape, &t));
+    tide_status st = random_run(ctx, name, t, kind, lo, hi);
+    if (st != TIDE_OK) {
+        tide_tensor_release(t);
+        return st;
+    }
+    *out = t;
     return TIDE_OK;
 }
 

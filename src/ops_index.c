@@ -129,6 +129,7 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
     tide_tensor *ix;
     TIDE_TRY(prepare_index(ctx, op, index, dst->shape[dim], &ix));
+    tide_mark_written(dst);
     tide_device *dev = dst->storage->dev;
     tide_tensor *cs = NULL;
     tide_status  st = TIDE_OK;
@@ -215,6 +216,57 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
         return tide_err_op(st, op);
     }
     return TIDE_OK;
+}
+
+/* Checked on the caller's tensors (cat would name the unsqueezed shapes), then each is
+ * unsqueezed at dim and the views are concatenated. */
+tide_status tide_stack(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
+                       tide_tensor **out) {
+    static const char op[] = "stack";
+    if (n <= 0)
+        return tide_seterr(TIDE_EINVAL, "stack: expected a non-empty list of tensors");
+    const tide_tensor *t0 = ts[0];
+    if (t0->ndim >= TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE,
+                           "stack: tensors of %d dims would give %d; tide supports "
+                           "at most %d",
+                           t0->ndim, t0->ndim + 1, TIDE_MAX_DIMS);
+    TIDE_TRY(check_dim(op, &dim, t0->ndim + 1));
+    for (int k = 1; k < n; k++) {
+        const tide_tensor *t = ts[k];
+        TIDE_TRY(tide_check_same_device(op, t0, t));
+        bool same = t->ndim == t0->ndim;
+        for (int i = 0; same && i < t0->ndim; i++)
+            same = t->shape[i] == t0->shape[i];
+        if (!same) {
+            char s1[200], s2[200];
+            tide_shape_fmt(s1, sizeof s1, t0->ndim, t0->shape);
+            tide_shape_fmt(s2, sizeof s2, t->ndim, t->shape);
+            return tide_seterr(TIDE_ESHAPE,
+                               "stack: tensors must have the same shape; tensor 1 has shape %s, "
+                               "tensor %d has shape %s",
+                               s1, k + 1, s2);
+        }
+    }
+    if (*out)
+        TIDE_TRY(tide_check_same_device(op, t0, *out));
+    const tide_tensor **views = calloc((size_t)n, sizeof *views);
+    if (!views)
+        return tide_seterr(TIDE_ENOMEM, "stack: out of host memory");
+    tide_status st = TIDE_OK;
+    for (int k = 0; k < n && st == TIDE_OK; k++) {
+        tide_tensor *v = NULL;
+        st = tide_tensor_unsqueeze(ts[k], dim, &v);
+        views[k] = v;
+    }
+    if (st == TIDE_OK)
+        st = tide_cat(ctx, n, views, dim, out);
+    for (int k = 0; k < n; k++)
+        tide_tensor_release((tide_tensor *)views[k]);
+    free(views);
+    if (st != TIDE_OK && strncmp(tide_errmsg(), "tide: cat: ", 11) == 0)
+        st = tide_seterr(st, "stack: %s", tide_errmsg() + 11);
+    return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
 tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, tide_tensor **out) {

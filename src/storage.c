@@ -82,6 +82,32 @@ static void fresh_free(fresh *f) {
 #endif
 }
 
+void tide_storage_cache_flush(void) {
+#if FRESH_CACHE_MAX
+    cache_acquire();
+    cached_block *b = cache_head;
+    cache_head = NULL;
+    cache_len = 0;
+    cache_unlock();
+    while (b) { /* freed outside the lock */
+        cached_block *next = b->next;
+        free(b);
+        b = next;
+    }
+#endif
+}
+
+int tide_storage_cache_count(void) {
+#if FRESH_CACHE_MAX
+    cache_acquire();
+    int n = cache_len;
+    cache_unlock();
+    return n;
+#else
+    return 0;
+#endif
+}
+
 static bool is_embedded(const tide_tensor *t) {
     return t == &((fresh *)(void *)t->storage)->t;
 }
@@ -118,6 +144,7 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
     s->deleter_ud = NULL;
     s->external = false;
     s->pinned = false;
+    atomic_init(&s->version, 0);
     tide_ctx_retain(ctx);
     return TIDE_OK;
 }
@@ -258,6 +285,7 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     s->deleter_ud = ud;
     s->external = true;
     s->pinned = false;
+    atomic_init(&s->version, 0);
     tide_ctx_retain(s->ctx);
     tide_tensor *t = &f->t;
     atomic_init(&t->refs, 1);
@@ -322,4 +350,24 @@ tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_ten
 
 int tide_tensor_is_pinned(const tide_tensor *t) {
     return t->storage->pinned;
+}
+
+/* ---- version counters --------------------------------------------------------------------- */
+
+void tide_mark_written(tide_tensor *t) {
+    atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
+}
+
+uint64_t tide_tensor_version(const tide_tensor *t) {
+    return atomic_load_explicit(&t->storage->version, memory_order_relaxed);
+}
+
+uint64_t tide_tensor_bump_version(tide_tensor *t, uint64_t past) {
+    atomic_uint_fast64_t *v = &t->storage->version;
+    uint_fast64_t         cur = atomic_load_explicit(v, memory_order_relaxed), next;
+    do
+        next = (cur > past ? cur : past) + 1;
+    while (!atomic_compare_exchange_weak_explicit(v, &cur, next, memory_order_relaxed,
+                                                  memory_order_relaxed));
+    return next;
 }

@@ -264,6 +264,10 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
                            "in-place op cannot change its tensor's shape",
                            op, s1, s2);
     }
+    /* every op writing into a given tensor passes here, once its checks are done: the one
+     * place that counts in-place writes for autograd (fill_, random_, index_add_ and set count
+     * their own) */
+    tide_mark_written(o);
     return TIDE_OK;
 }
 
@@ -562,25 +566,42 @@ tide_status tide_tensor_get(const tide_tensor *t, const int64_t *index, double *
 tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value) {
     char *p = NULL;
     TIDE_TRY(elem_addr("set", t, index, &p));
+    tide_mark_written(t);
     tide_store_d(t->dtype, p, value);
     return TIDE_OK;
 }
 
 tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out) {
+    tide_scalar v;
+    TIDE_TRY(tide_tensor_item_x(ctx, t, &v));
+    *out = v.d;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_item_x(tide_ctx *ctx, const tide_tensor *t, tide_scalar *out) {
     int64_t n = tide_tensor_numel(t);
     if (n != 1)
         return tide_seterr(TIDE_ESHAPE,
                            "item: a tensor with %lld elements cannot be converted to a number; "
                            "only one-element tensors can",
                            (long long)n);
-    int64_t zero[TIDE_MAX_DIMS] = {0};
-    if (tide_device_is_host(t->storage->dev))
-        return tide_tensor_get(t, zero, out);
-    tide_device *host;
-    tide_tensor *h;
-    TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
-    TIDE_TRY(tide_transfer(ctx, "item", t, host, t->dtype, TIDE_TO_IMPLICIT, &h));
-    tide_status st = tide_tensor_get(h, zero, out);
+    tide_tensor *h = NULL;
+    if (!tide_device_is_host(t->storage->dev)) {
+        tide_device *host;
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
+        TIDE_TRY(tide_transfer(ctx, "item", t, host, t->dtype, TIDE_TO_IMPLICIT, &h));
+        t = h;
+    }
+    const char *p = tide_tensor_data(t);
+    if (t->dtype == TIDE_DTYPE_I64) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        *out = tide_scalar_i(v);
+    } else if (tide_dtype_is_float(t->dtype)) {
+        *out = tide_scalar_f(tide_load_d(t->dtype, p));
+    } else {
+        *out = tide_scalar_i((int64_t)tide_load_d(t->dtype, p));
+    }
     tide_tensor_release(h);
-    return st;
+    return TIDE_OK;
 }

@@ -39,9 +39,10 @@ typedef struct tide_storage {
     void        *data;
     size_t       nbytes;
     void (*deleter)(void *ud); /* from_blob: the host's; NULL: the device allocator owns data */
-    void *deleter_ud;
-    bool  external;
-    bool  pinned; /* data from the CUDA backend's alloc_pinned */
+    void                *deleter_ud;
+    bool                 external;
+    bool                 pinned;  /* data from the CUDA backend's alloc_pinned */
+    atomic_uint_fast64_t version; /* in-place writes so far (tide_tensor_version) */
 } tide_storage;
 
 struct tide_tensor {
@@ -58,6 +59,12 @@ struct tide_tensor {
 tide_ctx   *tide_ctx_or_default(tide_ctx *ctx);
 tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tide_storage **out);
 void        tide_storage_release(tide_storage *s);
+/* the cache of freed tensor + storage headers (storage.c): flushed with the CPU allocator's
+ * cache (tide_device_empty_cache of any CPU device); the count is for tests */
+void tide_storage_cache_flush(void);
+int  tide_storage_cache_count(void);
+/* t's storage is about to be written in place: its version goes up by one */
+void        tide_mark_written(tide_tensor *t);
 tide_kview  tide_kview_of(const tide_tensor *t);
 tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel); /* overflow-checked */
 void        tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);

@@ -10,8 +10,11 @@
 -- ops they differentiate and identical on every device; the cost per recorded op is one hook
 -- call, paid only by tensors that need grad. nn's hot layers (Linear, Conv2d, cross-entropy)
 -- record one fused node each (below) instead of three or four.
--- Limits: an input changed in place after it was saved for backward is not detected (no
--- version counters); prod's gradient divides by the input (undefined at zeros).
+-- In-place changes: each storage counts its in-place writes (t:_version(), kept by the core).
+-- A node notes the counts of the tensors its gradient formula reads (READS below); backward
+-- compares them before it runs anything and raises if one moved, as PyTorch does, instead of
+-- computing a wrong gradient from the new values.
+-- Limits: prod's gradient divides by the input (undefined at zeros).
 local core = require "tide.core"
 
 local M = {}
@@ -19,6 +22,7 @@ local M = {}
 local Tensor = core.Tensor
 local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
+local version = Tensor._version
 local getmetatable, type = getmetatable, type
 
 local function is_tensor(x)
@@ -480,6 +484,84 @@ local function no_backward(nd)
         "'; compute it under tide.no_grad or detach() its inputs", 0)
 end
 
+-- ---- saved tensors and their versions ----
+
+-- What each gradient formula reads besides shapes: {what, when}. what is an argument's index,
+-- "out" (the result) or "indices"; when, if given, is the argument whose gradient alone
+-- needs it (mul reads b for a's gradient only). Ops not listed read values of no tensor.
+local ARG1, ARG2, OUT = { 1 }, { 2 }, { "out" }
+local READS_AB = { { 2, 1 }, { 1, 2 } } -- a for b's gradient, b for a's
+local READS = {
+    mul = READS_AB, matmul = READS_AB, linear = READS_AB,
+    div = { ARG2, { "out", 2 } },
+    pow = { ARG1, { 2, 1 }, { "out", 2 } },
+    maximum = { ARG1, ARG2 }, minimum = { ARG1, ARG2 },
+    abs = { ARG1 }, log = { ARG1 }, relu = { ARG1 }, sin = { ARG1 }, cos = { ARG1 },
+    clamp = { ARG1 }, where = { ARG1 },
+    exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
+    softmax = { OUT }, log_softmax = { OUT },
+    gelu = { ARG1, OUT }, prod = { ARG1, OUT },
+    max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
+    index_select = { { 3 } },
+    maxpool2d = { { "indices" } },
+    conv2d = { { 2, 1 } }, -- the columns it keeps are its own
+}
+local READS_INDICES = { { "indices" } }
+
+-- what nd's gradient reads (nil: nothing)
+local function reads_of(nd)
+    local name = nd.name
+    if nd.indices and (name == "max" or name == "min") then
+        return READS_INDICES
+    end
+    return READS[name]
+end
+
+-- the node fields holding the versions of reads[1..3]: no table more per node (the binding
+-- sizes a node's hash part with room for them, record() below too)
+local VKEY = { "v1", "v2", "v3" }
+
+-- notes the versions of the tensors among reads (after nd.out and nd.indices are set)
+local function note_versions(nd, reads)
+    for i = 1, #reads do
+        local x = nd[reads[i][1]]
+        if getmetatable(x) == TMT then
+            nd[VKEY[i]] = version(x)
+        end
+    end
+end
+
+local function describe_saved(what)
+    if type(what) == "number" then
+        return "its argument " .. what
+    end
+    return what == "out" and "its result" or "its " .. what
+end
+
+-- before backward runs anything: every tensor a node will read still has the version it had
+-- when the node was recorded
+local function check_versions(order)
+    for i = 1, #order do
+        local nd = order[i]
+        local reads = reads_of(nd)
+        if reads then
+            for j = 1, #reads do
+                local what, when, was = reads[j][1], reads[j][2], nd[VKEY[j]]
+                if was and (when == nil or needs(nd[when])) then
+                    local now = version(nd[what])
+                    if now ~= was then
+                        error(string.format("tide: backward: a tensor needed for the gradient " ..
+                            "of %s (%s) was modified in place after it was used (version %d, " ..
+                            "expected %d); clone it before modifying, or modify it under " ..
+                            "tide.no_grad before the forward pass", nd.name,
+                            describe_saved(what), now, was), 0)
+                    end
+                end
+            end
+        end
+    end
+end
+
 -- ---- recording ----
 
 -- The binding records only ops that made a new tensor (to() and contiguous() that hand back
@@ -496,6 +578,13 @@ local function hook(name, out, args)
     args.fn = BW[name] or no_backward
     args.name = name
     args.out = out
+    local reads = READS[name]
+    if reads then
+        if args.indices and (name == "max" or name == "min") then
+            reads = READS_INDICES
+        end
+        note_versions(args, reads)
+    end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = args
 end
@@ -510,7 +599,11 @@ local function needs_record(a, b, c)
 end
 
 local function record(name, out, fn, a, b, c)
-    local nd = { a, b, c, n = 3, name = name, fn = fn, out = out }
+    local nd = { a, b, c, n = 3, name = name, fn = fn, out = out, v1 = false, v2 = false }
+    local reads = READS[name]
+    if reads then
+        note_versions(nd, reads)
+    end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = nd
     return nd
@@ -731,6 +824,7 @@ local function run_backward(root, grad, retain)
             return
         end
         local order = toposort(f)
+        check_versions(order)
         f.g = grad
         for i = #order, 1, -1 do
             local nd = order[i]

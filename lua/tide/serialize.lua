@@ -98,7 +98,11 @@ function M.load(path, opts)
     -- the file is read
     local dev
     if opts.device ~= nil then
-        dev = check(pcall(core.device, opts.device))
+        local ok, d = pcall(core.device, opts.device)
+        if not ok then -- the device's message, named after the call the user made
+            d = tostring(d):gsub("tide: device: ", "tide: load: ", 1)
+        end
+        dev = check(ok, d)
     end
     local tensors, metadata = check(pcall(core.safetensors_load, path))
     if dev ~= nil then

@@ -923,6 +923,170 @@ static void test_inplace_unchanged(void) {
     tide_tensor_release(d);
 }
 
+/* ---- exact int64 scalars, version counters, the header cache ------------------------------ */
+
+static int64_t i64_at(const tide_tensor *t, int64_t i) {
+    return ((const int64_t *)tide_tensor_data(t))[i * tide_tensor_strides(t)[0]];
+}
+
+static void test_exact_scalars(void) {
+    const int64_t big = ((int64_t)1 << 62) + 1, odd = ((int64_t)1 << 53) + 1;
+    int64_t       s2[] = {2};
+    tide_tensor  *t = NULL, *r = NULL;
+    /* full and fill_x_ keep every bit of an int64 */
+    CHECK_OK(tide_tensor_full(NULL, cpu0, TIDE_DTYPE_I64, 1, s2, tide_scalar_i(big), &t));
+    CHECK(i64_at(t, 0) == big && i64_at(t, 1) == big);
+    CHECK(tide_tensor_version(t) == 0);
+    CHECK_OK(tide_fill_x_(NULL, t, tide_scalar_i(INT64_MAX)));
+    CHECK(i64_at(t, 0) == INT64_MAX && i64_at(t, 1) == INT64_MAX);
+    CHECK_OK(tide_fill_x_(NULL, t, tide_scalar_i(odd)));
+    CHECK(i64_at(t, 1) == odd);
+    CHECK(tide_tensor_version(t) == 2);
+    /* the double API rounds, as a double does */
+    CHECK_OK(tide_fill_(NULL, t, (double)odd));
+    CHECK(i64_at(t, 0) == odd - 1);
+    /* arithmetic and comparisons, either order */
+    int64_t vals[] = {1, 2};
+    memcpy(tide_tensor_data(t), vals, sizeof vals);
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_ADD, t, tide_scalar_i(odd), 0, &r));
+    CHECK(tide_tensor_dtype(r) == TIDE_DTYPE_I64 && i64_at(r, 0) == odd + 1 &&
+          i64_at(r, 1) == odd + 2);
+    tide_tensor_release(r), r = NULL;
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_SUB, t, tide_scalar_i(big), 1, &r));
+    CHECK(i64_at(r, 0) == big - 1 && i64_at(r, 1) == big - 2);
+    tide_tensor_release(r), r = NULL;
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_EQ, t, tide_scalar_i(odd + 1), 0, &r));
+    CHECK(tide_tensor_dtype(r) == TIDE_DTYPE_BOOL);
+    check_values(r, 2, (double[]){0, 0}, 0);
+    tide_tensor_release(r), r = NULL;
+    tide_tensor *out = t; /* in place */
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_ADD, t, tide_scalar_i(odd), 0, &out));
+    CHECK(i64_at(t, 0) == odd + 1 && i64_at(t, 1) == odd + 2);
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_GE, t, tide_scalar_i(odd + 2), 0, &r));
+    check_values(r, 2, (double[]){0, 1}, 0);
+    tide_tensor_release(r), r = NULL;
+    /* clamp with exact bounds; a float bound of an integer tensor gives float32 */
+    CHECK_OK(tide_clamp(NULL, t, tide_scalar_i(odd + 2), tide_scalar_f(INFINITY), &r));
+    CHECK(tide_tensor_dtype(r) == TIDE_DTYPE_I64 && i64_at(r, 0) == odd + 2);
+    tide_tensor_release(r), r = NULL;
+    CHECK_OK(tide_clamp(NULL, t, tide_scalar_f(-INFINITY), tide_scalar_i(odd), &r));
+    CHECK(i64_at(r, 0) == odd && i64_at(r, 1) == odd);
+    tide_tensor_release(r), r = NULL;
+    CHECK_ERR(tide_clamp(NULL, t, tide_scalar_i(odd + 1), tide_scalar_i(odd), &r), TIDE_EINVAL,
+              "clamp: min 9007199254740994 is greater than max 9007199254740993");
+    CHECK_OK(tide_clamp(NULL, t, tide_scalar_f(0.5), tide_scalar_f(0.75), &r));
+    CHECK(tide_tensor_dtype(r) == TIDE_DTYPE_F32);
+    check_values(r, 2, (double[]){0.75, 0.75}, 0);
+    tide_tensor_release(r), r = NULL;
+    double p[2] = {0.5, 0.75};
+    CHECK_OK(tide_unary(NULL, TIDE_OP_CLAMP, t, p, &r)); /* the double API promotes too */
+    CHECK(tide_tensor_dtype(r) == TIDE_DTYPE_F32);
+    tide_tensor_release(r), r = NULL;
+    out = t;
+    CHECK_ERR(tide_clamp(NULL, t, tide_scalar_f(0.5), tide_scalar_f(0.75), &out), TIDE_EDTYPE,
+              "clamp: the result has dtype float32, which cannot be written into a int64 tensor");
+    CHECK(i64_at(t, 0) == odd + 1 && i64_at(t, 1) == odd + 2);
+    tide_tensor_release(t), t = NULL;
+    /* int32 wraps from the exact integer: (2^62 + 1) mod 2^32 = 1 */
+    t = mk(cpu0, TIDE_DTYPE_I32, 1, s2, (double[]){5, -5});
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_ADD, t, tide_scalar_i(big), 0, &r));
+    CHECK(tide_tensor_dtype(r) == TIDE_DTYPE_I32);
+    check_values(r, 2, (double[]){6, -4}, 0);
+    tide_tensor_release(r), r = NULL;
+    tide_tensor_release(t), t = NULL;
+    /* on another device too (a one-element operand is made there) */
+    CHECK_OK(tide_tensor_full(NULL, cpu1, TIDE_DTYPE_I64, 1, s2, tide_scalar_i(1), &t));
+    CHECK_OK(tide_binary_scalar_x(NULL, TIDE_OP_MUL, t, tide_scalar_i(big), 0, &r));
+    CHECK(tide_tensor_device(r) == cpu1 && i64_at(r, 0) == big);
+    tide_tensor_release(r), r = NULL;
+    tide_tensor_release(t), t = NULL;
+}
+
+static void test_stack(void) {
+    int64_t            s23[] = {2, 3}, s32[] = {3, 2};
+    tide_tensor       *a = mk(cpu0, TIDE_DTYPE_F32, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    tide_tensor       *b = mk(cpu0, TIDE_DTYPE_F32, 2, s32, NULL), *r = NULL;
+    const tide_tensor *ab[] = {a, b}, *aa[] = {a, a};
+    CHECK_ERR(tide_stack(NULL, 2, ab, 0, &r), TIDE_ESHAPE,
+              "stack: tensors must have the same shape; tensor 1 has shape [2, 3], tensor 2 has "
+              "shape [3, 2]");
+    CHECK(r == NULL);
+    CHECK_ERR(tide_stack(NULL, 2, aa, 3, &r), TIDE_EINDEX, "stack: dim 4 out of range");
+    CHECK_OK(tide_stack(NULL, 2, aa, 2, &r));
+    CHECK(shape_is(r, 3, (int64_t[]){2, 3, 2}));
+    check_values(r, 12, (double[]){1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}, 0);
+    tide_tensor_release(r);
+    tide_tensor_release(a);
+    tide_tensor_release(b);
+}
+
+static void test_versions(void) {
+    int64_t      s3[] = {3}, s1[] = {1};
+    tide_tensor *t = NULL, *v = NULL, *r = NULL, *u = NULL;
+    CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s3, &t));
+    CHECK(tide_tensor_version(t) == 0);
+    CHECK_OK(tide_tensor_narrow(t, 0, 1, 2, &v));
+    CHECK_OK(tide_fill_(NULL, v, 1)); /* through a view: the storage counts */
+    CHECK(tide_tensor_version(t) == 1 && tide_tensor_version(v) == 1);
+    tide_tensor *out = t;
+    CHECK_OK(tide_binary_scalar(NULL, TIDE_OP_MUL, t, 2, 0, &out));
+    CHECK(tide_tensor_version(t) == 2);
+    CHECK_OK(tide_unary(NULL, TIDE_OP_NEG, v, NULL, &v));
+    CHECK(tide_tensor_version(t) == 3);
+    CHECK_OK(tide_random_(NULL, t, TIDE_RANDOM_UNIFORM, 0, 1));
+    CHECK(tide_tensor_version(t) == 4);
+    CHECK_OK(tide_tensor_set(t, (int64_t[]){0}, 5));
+    CHECK(tide_tensor_version(t) == 5);
+    tide_tensor *ix = mk(cpu0, TIDE_DTYPE_I64, 1, s1, (double[]){2});
+    tide_tensor *src = mk(cpu0, TIDE_DTYPE_F32, 1, s1, (double[]){1});
+    CHECK_OK(tide_index_add_(NULL, t, 0, ix, src));
+    CHECK(tide_tensor_version(t) == 6);
+    CHECK(tide_tensor_bump_version(t, 0) == 7);
+    CHECK(tide_tensor_bump_version(t, 41) == 42); /* past another tensor's count (set_) */
+    /* results of ops start at 0; reading does not count; a failed call does not count */
+    CHECK_OK(tide_binary(NULL, TIDE_OP_ADD, t, t, &r));
+    CHECK(tide_tensor_version(r) == 0 && tide_tensor_version(t) == 42);
+    out = t;
+    CHECK_ERR(tide_binary(NULL, TIDE_OP_ADD, t, v, &out), TIDE_ESHAPE,
+              "add: shapes [3] and [2] cannot be broadcast");
+    CHECK(tide_tensor_version(t) == 42);
+    CHECK_OK(tide_tensor_full(NULL, cpu0, TIDE_DTYPE_F32, 1, s3, tide_scalar_f(2), &u));
+    CHECK(tide_tensor_version(u) == 0);
+    tide_tensor_release(u);
+    tide_tensor_release(ix);
+    tide_tensor_release(src);
+    tide_tensor_release(r);
+    tide_tensor_release(v);
+    tide_tensor_release(t);
+}
+
+/* freed tensor + storage headers are kept for reuse; the cache flush hands them back */
+static void test_header_cache(void) {
+    enum { N = 64 };
+    tide_tensor *ts[N];
+    int64_t      s1[] = {1};
+    for (int i = 0; i < N; i++)
+        CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &ts[i]));
+    for (int i = 0; i < N; i++)
+        tide_tensor_release(ts[i]);
+#if defined(__SANITIZE_ADDRESS__) /* the cache is off under ASan */
+    CHECK(tide_storage_cache_count() == 0);
+#else
+    CHECK(tide_storage_cache_count() >= N);
+#endif
+    CHECK_OK(tide_device_empty_cache(cpu1)); /* any CPU device: the cache is the process's */
+    CHECK(tide_storage_cache_count() == 0);
+    /* and it fills again */
+    tide_tensor *t = NULL;
+    CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &t));
+    tide_tensor_release(t);
+#if !defined(__SANITIZE_ADDRESS__)
+    CHECK(tide_storage_cache_count() == 1);
+#endif
+    CHECK_OK(tide_device_empty_cache(cpu0));
+    CHECK(tide_storage_cache_count() == 0);
+}
+
 /* each thread has its own message */
 static void *thread_err(void *arg) {
     tide_device *d;
@@ -972,6 +1136,10 @@ int main(void) {
     test_nn_shapes();
     test_lifetimes();
     test_inplace_unchanged();
+    test_exact_scalars();
+    test_stack();
+    test_versions();
+    test_header_cache();
     test_threads();
     return tu_finish();
 }

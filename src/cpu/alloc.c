@@ -143,10 +143,13 @@ tide_status cpu_memory_stats(tide_device *dev, tide_memory_stats *out) {
     return TIDE_OK;
 }
 
+/* the device's free blocks, and the core's cached tensor headers (process-wide, host memory:
+ * what a host asking any CPU device to give memory back expects to go too) */
 tide_status cpu_empty_cache(tide_device *dev) {
     cpu_pool *p = pool_of(dev);
     pool_lock();
     release_all(p);
     pool_unlock();
+    tide_storage_cache_flush();
     return TIDE_OK;
 }

@@ -84,6 +84,9 @@ tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr);
 void        cpu_free(tide_device *dev, void *ptr, size_t bytes);
 tide_status cpu_memory_stats(tide_device *dev, tide_memory_stats *out);
 tide_status cpu_empty_cache(tide_device *dev);
+/* the core's cache of tensor headers (storage.c), which cpu_empty_cache flushes too: host
+ * memory as well (declared here: backends include backend.h, not tide_impl.h) */
+void tide_storage_cache_flush(void);
 
 /* elementwise.c */
 tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
