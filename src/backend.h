@@ -60,8 +60,11 @@ struct tide_backend {
     /* memory: alloc returns TIDE_ENOMEM with a message on failure */
     tide_status (*alloc)(tide_device *dev, size_t bytes, void **ptr);
     void (*free)(tide_device *dev, void *ptr, size_t bytes);
-    /* contiguous byte copies between this device and host memory */
-    tide_status (*copy_to_host)(tide_device *dev, void *dst, const void *src, size_t bytes);
+    /* contiguous byte copies between this device and host memory. non_blocking: the copy may
+     * still be running when the call returns (only from or into pinned memory; anything else
+     * waits); the core synchronizes dev before the host touches dst (tide_storage.in_flight) */
+    tide_status (*copy_to_host)(tide_device *dev, void *dst, const void *src, size_t bytes,
+                                int non_blocking);
     tide_status (*copy_from_host)(tide_device *dev, void *dst, const void *src, size_t bytes,
                                   int non_blocking);
     /* between two devices of this backend (dst_dev may equal src_dev); NULL: staged by the core */

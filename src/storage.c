@@ -144,6 +144,7 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
     s->deleter_ud = NULL;
     s->external = false;
     s->pinned = false;
+    s->in_flight = NULL;
     atomic_init(&s->version, 0);
     tide_ctx_retain(ctx);
     return TIDE_OK;
@@ -162,9 +163,19 @@ tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tid
     return TIDE_OK;
 }
 
+void tide_storage_settle(tide_storage *s) {
+    tide_device *dev = s->in_flight;
+    if (!dev)
+        return;
+    s->in_flight = NULL;
+    /* a failure here is the device's sticky error, which its next operation reports */
+    dev->backend->synchronize(dev);
+}
+
 void tide_storage_release(tide_storage *s) {
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
+    tide_storage_settle(s); /* the copy must be done before its memory is reused */
     if (s->external) {
         if (s->deleter)
             s->deleter(s->deleter_ud);
@@ -285,6 +296,7 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     s->deleter_ud = ud;
     s->external = true;
     s->pinned = false;
+    s->in_flight = NULL;
     atomic_init(&s->version, 0);
     tide_ctx_retain(s->ctx);
     tide_tensor *t = &f->t;
@@ -303,34 +315,39 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     return TIDE_OK;
 }
 
-tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
-    tide_device *cuda, *host;
-    if (!tide_cuda_is_available() || tide_device_get_index(TIDE_DEVICE_CUDA, 0, &cuda) != TIDE_OK ||
-        !cuda->backend->alloc_pinned)
+/* the CUDA device whose backend allocates pinned memory, or an error naming op */
+static tide_status pinned_allocator(const char *op, tide_device **cuda) {
+    if (!tide_cuda_is_available() || tide_device_get_index(TIDE_DEVICE_CUDA, 0, cuda) != TIDE_OK ||
+        !(*cuda)->backend->alloc_pinned)
         return tide_seterr(TIDE_ENOTSUP,
-                           "pin_memory: pinned memory needs the CUDA backend, which is not "
-                           "available: %s",
+                           "%s: pinned memory needs the CUDA backend, which is not available: %s",
+                           op,
                            tide_cuda_unavailable_reason() ? tide_cuda_unavailable_reason()
                                                           : "no pinned allocator");
-    if (t->storage->dev->type != TIDE_DEVICE_CPU)
-        return tide_seterr(TIDE_EDEVICE,
-                           "pin_memory: tensor is on %s; only CPU tensors can be "
-                           "pinned; call :cpu() first",
-                           t->storage->dev->name);
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype dt, int ndim,
+                                     const int64_t *shape, tide_tensor **out) {
+    tide_device *cuda, *host;
+    TIDE_TRY(pinned_allocator(op, &cuda));
     TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
     ctx = tide_ctx_or_default(ctx);
-    size_t nbytes = tide_tensor_nbytes(t);
+    int64_t numel;
+    if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, op);
+    size_t nbytes = (size_t)numel * tide_dtype_size(dt);
     if (ctx->mem_limit && tide_ctx_memory_in_use(ctx) + nbytes > ctx->mem_limit)
         return tide_seterr(TIDE_ELIMIT,
-                           "pin_memory: memory limit of %zu bytes reached: %zu in use, tried to "
+                           "%s: memory limit of %zu bytes reached: %zu in use, tried to "
                            "allocate %zu; raise it with tide.set_memory_limit",
-                           ctx->mem_limit, tide_ctx_memory_in_use(ctx), nbytes);
+                           op, ctx->mem_limit, tide_ctx_memory_in_use(ctx), nbytes);
     void       *data = NULL;
     tide_status st = nbytes ? cuda->backend->alloc_pinned(nbytes, &data) : TIDE_OK;
     if (st != TIDE_OK)
-        return tide_err_op(st, "pin_memory");
+        return tide_err_op(st, op);
     tide_tensor *r;
-    st = tide_tensor_from_blob(ctx, data, t->dtype, t->ndim, t->shape, NULL, host, NULL, NULL, &r);
+    st = tide_tensor_from_blob(ctx, data, dt, ndim, shape, NULL, host, NULL, NULL, &r);
     if (st != TIDE_OK) {
         if (data)
             cuda->backend->free_pinned(data);
@@ -339,7 +356,21 @@ tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_ten
     r->storage->external = false;
     r->storage->pinned = true;
     atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
-    st = tide_tensor_copy_(ctx, r, t);
+    *out = r;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
+    tide_device *cuda;
+    TIDE_TRY(pinned_allocator("pin_memory", &cuda));
+    if (t->storage->dev->type != TIDE_DEVICE_CPU)
+        return tide_seterr(TIDE_EDEVICE,
+                           "pin_memory: tensor is on %s; only CPU tensors can be "
+                           "pinned; call :cpu() first",
+                           t->storage->dev->name);
+    tide_tensor *r;
+    TIDE_TRY(tide_tensor_alloc_pinned(ctx, "pin_memory", t->dtype, t->ndim, t->shape, &r));
+    tide_status st = tide_tensor_copy_(ctx, r, t);
     if (st != TIDE_OK) {
         tide_tensor_release(r);
         return tide_err_op(st, "pin_memory");

@@ -63,6 +63,9 @@ tide_ctx *tide_tensor_ctx(const tide_tensor *t) {
     return t->storage->ctx;
 }
 void *tide_tensor_data(const tide_tensor *t) {
+    /* every host access to the data comes through here (kernel views, the binding, DLPack) */
+    if (t->storage->in_flight)
+        tide_storage_settle(t->storage);
     return (char *)t->storage->data + t->offset * (int64_t)tide_dtype_size(t->dtype);
 }
 size_t tide_tensor_nbytes(const tide_tensor *t) {
@@ -552,7 +555,7 @@ static tide_status elem_addr(const char *op, const tide_tensor *t, const int64_t
                                op, (long long)index[i] + 1, i + 1, (long long)t->shape[i]);
         off += index[i] * t->strides[i];
     }
-    *p = (char *)t->storage->data + off * (int64_t)tide_dtype_size(t->dtype);
+    *p = (char *)tide_tensor_data(t) + (off - t->offset) * (int64_t)tide_dtype_size(t->dtype);
     return TIDE_OK;
 }
 

@@ -43,6 +43,9 @@ typedef struct tide_storage {
     bool                 external;
     bool                 pinned;  /* data from the CUDA backend's alloc_pinned */
     atomic_uint_fast64_t version; /* in-place writes so far (tide_tensor_version) */
+    /* a device still copying into this (pinned host) storage after a non-blocking to("cpu"):
+     * synchronized and cleared before the host touches the data (tide_storage_settle) */
+    tide_device *in_flight;
 } tide_storage;
 
 struct tide_tensor {
@@ -59,6 +62,11 @@ struct tide_tensor {
 tide_ctx   *tide_ctx_or_default(tide_ctx *ctx);
 tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tide_storage **out);
 void        tide_storage_release(tide_storage *s);
+/* waits for a copy still running into s (in_flight); see tide_tensor_data */
+void tide_storage_settle(tide_storage *s);
+/* an uninitialised host tensor in pinned memory (the CUDA backend's alloc_pinned) */
+tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype dt, int ndim,
+                                     const int64_t *shape, tide_tensor **out);
 /* the cache of freed tensor + storage headers (storage.c): flushed with the CPU allocator's
  * cache (tide_device_empty_cache of any CPU device); the count is for tests */
 void tide_storage_cache_flush(void);

@@ -39,12 +39,12 @@ tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_de
     if (src_dev->type == TIDE_DEVICE_CPU)
         return dst_dev->backend->copy_from_host(dst_dev, dst, src, nbytes, non_blocking);
     if (dst_dev->type == TIDE_DEVICE_CPU)
-        return src_dev->backend->copy_to_host(src_dev, dst, src, nbytes);
+        return src_dev->backend->copy_to_host(src_dev, dst, src, nbytes, non_blocking);
     /* two devices without a direct path: stage through host memory */
     void *tmp = malloc(nbytes);
     if (!tmp)
         return tide_seterr(TIDE_ENOMEM, "copy: out of host memory staging %zu bytes", nbytes);
-    tide_status st = src_dev->backend->copy_to_host(src_dev, tmp, src, nbytes);
+    tide_status st = src_dev->backend->copy_to_host(src_dev, tmp, src, nbytes, 0);
     if (st == TIDE_OK)
         st = dst_dev->backend->copy_from_host(dst_dev, dst, tmp, nbytes, 0);
     free(tmp);
@@ -108,15 +108,30 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
             return tide_err_op(st, op);
         }
     }
-    tide_status st = tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r);
+    /* A non-blocking copy from a GPU to the host lands in pinned memory and returns while it
+     * runs; the result remembers the device, which is synchronized before the host first touches
+     * it (tide_tensor_data): the overlap of PyTorch's non_blocking without its stale reads.
+     * Where no pinned memory can be had, the copy waits. */
+    int  non_blocking = (flags & TIDE_TO_NON_BLOCKING) != 0;
+    bool async_d2h = non_blocking && tide_device_is_host(dev) && src->type == TIDE_DEVICE_CUDA &&
+                     src->backend->alloc_pinned;
+    tide_status st = TIDE_EINVAL;
+    if (async_d2h)
+        st = tide_tensor_alloc_pinned(ctx, op, dt, t->ndim, t->shape, &r);
+    if (st != TIDE_OK) {
+        async_d2h = false;
+        st = tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r);
+    }
     if (st == TIDE_OK) {
         size_t n = tide_tensor_nbytes(r);
-        st = tide_copy_bytes(dev, tide_tensor_data(r), src, tide_tensor_data(c), n,
-                             (flags & TIDE_TO_NON_BLOCKING) != 0);
-        if (st == TIDE_OK)
+        st = tide_copy_bytes(dev, tide_tensor_data(r), src, tide_tensor_data(c), n, non_blocking);
+        if (st == TIDE_OK) {
             tide_count_transfer(ctx, src, dev, n);
-        else
+            if (async_d2h && n)
+                r->storage->in_flight = src;
+        } else {
             tide_tensor_release(r);
+        }
     }
     tide_tensor_release(c);
     if (st != TIDE_OK)

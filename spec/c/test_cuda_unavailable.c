@@ -81,7 +81,7 @@ static void gpu_smoke(const tide_backend *be, int count) {
                c3 = kv(dc, TIDE_DTYPE_F32, 3, s22);
     CHECK_OK(be->matmul(&dev, &c3, &a3, &b3));
     float hc[4] = {0};
-    CHECK_OK(be->copy_to_host(&dev, hc, dc, sizeof hc));
+    CHECK_OK(be->copy_to_host(&dev, hc, dc, sizeof hc, 0));
     CHECK_NEAR(hc[0], 58, 1e-4);  /* 1*7 + 2*9 + 3*11 */
     CHECK_NEAR(hc[1], 64, 1e-4);  /* 1*8 + 2*10 + 3*12 */
     CHECK_NEAR(hc[2], 139, 1e-4); /* 4*7 + 5*9 + 6*11 */
@@ -97,7 +97,7 @@ static void gpu_smoke(const tide_backend *be, int count) {
     o2.data = dsum;
     CHECK_OK(be->binary(&dev, TIDE_OP_ADD, &o2, &a2, &bt));
     float hs[6] = {0};
-    CHECK_OK(be->copy_to_host(&dev, hs, dsum, sizeof hs));
+    CHECK_OK(be->copy_to_host(&dev, hs, dsum, sizeof hs, 0));
     CHECK_NEAR(hs[0], 1 + 7, 0);
     CHECK_NEAR(hs[1], 2 + 9, 0);
     CHECK_NEAR(hs[2], 3 + 11, 0);
@@ -107,13 +107,13 @@ static void gpu_smoke(const tide_backend *be, int count) {
     tide_kview r = kv(ds, TIDE_DTYPE_F32, 2, s21);
     CHECK_OK(be->reduce(&dev, TIDE_OP_SUM, &r, NULL, &a2, 1));
     float hr[2] = {0};
-    CHECK_OK(be->copy_to_host(&dev, hr, ds, sizeof hr));
+    CHECK_OK(be->copy_to_host(&dev, hr, ds, sizeof hr, 0));
     CHECK_NEAR(hr[0], 6, 0);
     CHECK_NEAR(hr[1], 15, 0);
 
     /* the same counter-based draw as the CPU's formula */
     CHECK_OK(be->random(&dev, &a2, TIDE_RANDOM_UNIFORM, 0, 1, 42, 0));
-    CHECK_OK(be->copy_to_host(&dev, hs, da, sizeof hs));
+    CHECK_OK(be->copy_to_host(&dev, hs, da, sizeof hs, 0));
     CHECK_NEAR(hs[3], (float)tide_rng_uniform(42, 3), 0);
 
     be->free(&dev, da, sizeof ha);

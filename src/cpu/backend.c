@@ -7,8 +7,10 @@
 #include "cpu.h"
 #include <string.h>
 
-static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes) {
+static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes,
+                                int non_blocking) {
     (void)dev;
+    (void)non_blocking;
     if (bytes)
         memmove(dst, src, bytes);
     return TIDE_OK;

@@ -188,16 +188,6 @@ int tide_cuda_sm_count(tide_device *dev) {
 
 // ---- copies ---------------------------------------------------------------------------------
 
-static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes) {
-    cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    if (bytes == 0)
-        return TIDE_OK;
-    TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
-    TIDE_CUDA_TRY(cudaStreamSynchronize(stream));
-    return TIDE_OK;
-}
-
 /* host memory the CUDA runtime knows as page-locked */
 static bool is_pinned(const void *p) {
     cudaPointerAttributes attr;
@@ -206,6 +196,20 @@ static bool is_pinned(const void *p) {
         return false;
     }
     return attr.type == cudaMemoryTypeHost;
+}
+
+static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes,
+                                int non_blocking) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    if (bytes == 0)
+        return TIDE_OK;
+    TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+    /* into pinned memory the copy may stay in flight: the core synchronizes before the host
+     * reads it. Into pageable memory cudaMemcpyAsync has finished anyway. */
+    if (!(non_blocking && is_pinned(dst)))
+        TIDE_CUDA_TRY(cudaStreamSynchronize(stream));
+    return TIDE_OK;
 }
 
 static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, size_t bytes,
