@@ -232,6 +232,17 @@ describe("methods", function()
         assert.are.equal(1, x:argmin():item())
     end)
 
+    it("matmul of bool tensors is a logical product (any k with a[i][k] and b[k][j])", function()
+        local a = tide.tensor({ { true, false, true }, { false, false, false } }, { dtype = "bool" })
+        local b = tide.tensor({ { false }, { true }, { true } }, { dtype = "bool" })
+        local r = a:matmul(b)
+        assert.are.equal("bool", r.dtype)
+        assert.are.same({ { true }, { false } }, r:totable())
+        -- 300 true products: a wrapping uint8 sum would give 44, not true
+        local ones = tide.ones({ 1, 300 }, { dtype = "bool" })
+        assert.are.same({ { true } }, ones:matmul(ones:t()):totable())
+    end)
+
     it("matmul: 1-D, 2-D, batched, and tide.matmul", function()
         local m = T({ { 1, 2 }, { 3, 4 } })
         local v = T({ 1, 1 })

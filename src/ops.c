@@ -84,13 +84,13 @@ static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **o
 
 /* *x, or a contiguous copy of it (owned through *own) when its elements, seen with the
  * result's shape, overlap the output's memory in another layout */
-static tide_status unalias(tide_ctx *ctx, const tide_tensor **x, tide_tensor **own, bool same,
-                           int n, const int64_t *shape, const tide_kview *ov) {
+static tide_status unalias(tide_ctx *ctx, const char *op, const tide_tensor **x, tide_tensor **own,
+                           bool same, int n, const int64_t *shape, const tide_kview *ov) {
     tide_kview v = same ? tide_kview_of(*x) : tide_kview_expand(*x, n, shape);
     if (!tide_kview_overlap(&v, ov))
         return TIDE_OK;
     tide_tensor *t = NULL;
-    TIDE_TRY(tide_tensor_clone(ctx, *x, &t));
+    TIDE_TRY(tide_clone_for(ctx, op, *x, &t));
     tide_tensor_release(*own);
     *x = *own = t;
     return TIDE_OK;
@@ -151,9 +151,9 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
         /* an operand sharing the output's memory in another layout (a:add_(a:t())) is read
          * from a copy */
         tide_kview ov = tide_kview_of(o);
-        st = unalias(ctx, &xa, &ca, same, n, shape, &ov);
+        st = unalias(ctx, name, &xa, &ca, same, n, shape, &ov);
         if (st == TIDE_OK)
-            st = unalias(ctx, &xb, &cb, same, n, shape, &ov);
+            st = unalias(ctx, name, &xb, &cb, same, n, shape, &ov);
         if (st == TIDE_OK) {
             /* without broadcasting, the operands' own geometry */
             tide_kview av = same ? tide_kview_of(xa) : tide_kview_expand(xa, n, shape);
@@ -699,7 +699,7 @@ static tide_status fill_run(tide_ctx *ctx, const char *op, tide_tensor *t, tide_
     if (needs_operand(t->dtype, v)) {
         tide_tensor *e;
         TIDE_TRY(int64_operand(ctx, op, dev, v.i, &e));
-        tide_status st = tide_tensor_copy_(ctx, t, e);
+        tide_status st = tide_copy_into(ctx, t, e);
         tide_tensor_release(e);
         return st == TIDE_OK ? st : tide_err_op(st, op);
     }

@@ -16,7 +16,7 @@ static tide_status check_dim(const char *op, int *dim, int ndim) {
 
 /* index as a contiguous 1-D int64 tensor whose values lie in [0, size); the range check reads
  * the values on the host (an internal copy, not a user transfer) */
-static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tensor *index,
+static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
                                  int64_t size, tide_tensor **out) {
     if (index->dtype != TIDE_DTYPE_I64 && index->dtype != TIDE_DTYPE_I32)
         return tide_seterr(TIDE_EDTYPE, "%s: index must be int64 or int32, got %s", op,
@@ -51,11 +51,11 @@ static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tenso
     }
     for (int64_t i = 0; i < n; i++)
         if (vals[i] < 0 || vals[i] >= size) {
+            /* worded as the binding words a bad index given as a table */
             st = tide_seterr(TIDE_EINDEX,
-                             "%s: index %lld (at position %lld) out of range for a dim of size "
-                             "%lld; indices go from 1 to %lld",
-                             op, (long long)vals[i] + 1, (long long)i + 1, (long long)size,
-                             (long long)size);
+                             "%s: index %lld is out of range for dim %d of size %lld; indices are "
+                             "1-based: use 1..%lld",
+                             op, (long long)vals[i] + 1, dim + 1, (long long)size, (long long)size);
             break;
         }
     free(host);
@@ -77,7 +77,7 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
         return tide_seterr(TIDE_ESHAPE, "index_select: cannot index a 0-d tensor");
     TIDE_TRY(check_dim(op, &dim, a->ndim));
     tide_tensor *ix;
-    TIDE_TRY(prepare_index(ctx, op, index, a->shape[dim], &ix));
+    TIDE_TRY(prepare_index(ctx, op, index, dim, a->shape[dim], &ix));
     tide_device *dev = a->storage->dev;
     int64_t      shape[TIDE_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
@@ -128,7 +128,7 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
         return tide_seterr(TIDE_EDTYPE, "%s: cannot add %s values into a %s tensor in place", op,
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
     tide_tensor *ix;
-    TIDE_TRY(prepare_index(ctx, op, index, dst->shape[dim], &ix));
+    TIDE_TRY(prepare_index(ctx, op, index, dim, dst->shape[dim], &ix));
     tide_mark_written(dst);
     tide_device *dev = dst->storage->dev;
     tide_tensor *cs = NULL;
@@ -142,7 +142,7 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
             /* a source sharing dst's memory (t:index_add_(1, {1, 1}, t)) is read from a copy:
              * the kernel writes rows of dst that later source rows would read */
             tide_tensor *copy = NULL;
-            st = tide_tensor_clone(ctx, cs, &copy);
+            st = tide_clone_for(ctx, op, cs, &copy);
             tide_tensor_release(cs);
             cs = copy;
         }
@@ -203,7 +203,7 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
         tide_tensor *part;
         st = tide_tensor_narrow(*out, dim, at, ts[k]->shape[dim], &part);
         if (st == TIDE_OK) {
-            st = tide_tensor_copy_(ctx, part, ts[k]);
+            st = tide_copy_into(ctx, part, ts[k]);
             tide_tensor_release(part);
         }
         at += ts[k]->shape[dim];
@@ -298,7 +298,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
         tide_kview ov = tide_kview_of(res), av = tide_kview_of(ca);
         st = dev->backend->softmax(dev, &ov, &av, dim, log);
         if (st == TIDE_OK && res != *out)
-            st = tide_tensor_copy_(ctx, *out, res);
+            st = tide_copy_into(ctx, *out, res);
     }
     tide_tensor_release(ca);
     tide_tensor_release(res);

@@ -47,7 +47,7 @@ static tide_status flat_operand(tide_ctx *ctx, const tide_tensor *t, int n, cons
         return TIDE_OK;
     tide_tensor *ex, *c;
     TIDE_TRY(tide_tensor_expand(t, n, shape, &ex));
-    tide_status st = tide_tensor_clone(ctx, ex, &c);
+    tide_status st = tide_clone_for(ctx, "matmul", ex, &c);
     tide_tensor_release(ex);
     if (st != TIDE_OK)
         return st;
@@ -172,7 +172,7 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
         }
         st = dev->backend->matmul(dev, &ov, &av, &bv);
         if (st == TIDE_OK && res != *out)
-            st = tide_tensor_copy_(ctx, *out, res);
+            st = tide_copy_into(ctx, *out, res);
     }
     tide_tensor *tmp[] = {ca, cb, ma, mb, ka, kb, res};
     for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)

@@ -370,7 +370,7 @@ tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_ten
                            t->storage->dev->name);
     tide_tensor *r;
     TIDE_TRY(tide_tensor_alloc_pinned(ctx, "pin_memory", t->dtype, t->ndim, t->shape, &r));
-    tide_status st = tide_tensor_copy_(ctx, r, t);
+    tide_status st = tide_copy_into(ctx, r, t);
     if (st != TIDE_OK) {
         tide_tensor_release(r);
         return tide_err_op(st, "pin_memory");

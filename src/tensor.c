@@ -210,6 +210,10 @@ tide_status tide_tensor_clone(tide_ctx *ctx, const tide_tensor *t, tide_tensor *
     return copy_as(ctx, "clone", t, t->dtype, out);
 }
 
+tide_status tide_clone_for(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_tensor **out) {
+    return copy_as(ctx, op, t, t->dtype, out);
+}
+
 tide_status tide_tensor_contiguous(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
     if (tide_tensor_is_contiguous(t)) {
         tide_tensor_retain((tide_tensor *)t);

@@ -71,6 +71,10 @@ tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype d
  * cache (tide_device_empty_cache of any CPU device); the count is for tests */
 void tide_storage_cache_flush(void);
 int  tide_storage_cache_count(void);
+/* a clone made inside op: its errors are op's ("tide: add_: CUDA out of memory ...") */
+tide_status tide_clone_for(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_tensor **out);
+/* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
+tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
 /* t's storage is about to be written in place: its version goes up by one */
 void        tide_mark_written(tide_tensor *t);
 tide_kview  tide_kview_of(const tide_tensor *t);

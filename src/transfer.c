@@ -74,8 +74,6 @@ static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
     return TIDE_OK;
 }
 
-static tide_status copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
-
 tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_device *dev,
                           tide_dtype dt, int flags, tide_tensor **out) {
     ctx = tide_ctx_or_default(ctx);
@@ -87,7 +85,7 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
     tide_tensor *r;
     if (dev == src) {
         TIDE_TRY(tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r));
-        tide_status st = copy_into(ctx, r, t);
+        tide_status st = tide_copy_into(ctx, r, t);
         if (st != TIDE_OK) {
             tide_tensor_release(r);
             return tide_err_op(st, op);
@@ -102,7 +100,7 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
         c = (tide_tensor *)t;
     } else {
         TIDE_TRY(tide_tensor_alloc(ctx, op, src, dt, t->ndim, t->shape, &c));
-        tide_status st = copy_into(ctx, c, t);
+        tide_status st = tide_copy_into(ctx, c, t);
         if (st != TIDE_OK) {
             tide_tensor_release(c);
             return tide_err_op(st, op);
@@ -157,8 +155,7 @@ static bool same_geom(const tide_tensor *a, const tide_tensor *b) {
     return true;
 }
 
-/* dst <- src without counting the write: also how fresh tensors of tide_transfer are filled */
-static tide_status copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src) {
+tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src) {
     static const char op[] = "copy_";
     bool              ok = src->ndim <= dst->ndim;
     for (int i = 0; ok && i < src->ndim; i++) {
@@ -183,7 +180,7 @@ static tide_status copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor 
         src = tmp;
     } else if (src->storage == dst->storage && !same_geom(src, dst)) {
         /* overlapping source and destination: read everything before writing */
-        TIDE_TRY(tide_tensor_clone(ctx, src, &tmp));
+        TIDE_TRY(tide_clone_for(ctx, op, src, &tmp));
         src = tmp;
     }
     tide_status st = TIDE_OK;
@@ -202,7 +199,7 @@ static tide_status copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor 
 }
 
 tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src) {
-    tide_status st = copy_into(ctx, dst, src);
+    tide_status st = tide_copy_into(ctx, dst, src);
     if (st == TIDE_OK)
         tide_mark_written(dst);
     return st;

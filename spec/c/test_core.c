@@ -742,8 +742,9 @@ static void test_misc_ops(void) {
     check_values(acc, 6, (double[]){1, 0, 6, 4, 0, 12}, 0);
     tide_tensor_release(r), r = NULL;
     tide_tensor *oob = mk(cpu0, TIDE_DTYPE_I64, 1, (int64_t[]){1}, (double[]){3});
-    CHECK_ERR(tide_index_select(NULL, a, 1, oob, &r), TIDE_EINDEX,
-              "index_select: index 4 (at position 1) out of range for a dim of size 3");
+    CHECK_ERR(
+        tide_index_select(NULL, a, 1, oob, &r), TIDE_EINDEX,
+        "index_select: index 4 is out of range for dim 2 of size 3; indices are 1-based: use 1..3");
     CHECK_ERR(tide_index_select(NULL, a, 1, a, &r), TIDE_EDTYPE,
               "index must be int64 or int32, got float32");
     /* softmax */

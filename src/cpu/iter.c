@@ -22,7 +22,7 @@ const char *cpu_op_name(tide_op op) {
 
 tide_status cpu_notsup(const char *op, tide_dtype dt) {
     return tide_seterr(TIDE_ENOTSUP,
-                       "%s: %s is not supported on the CPU yet ; convert with :float() first", op,
+                       "%s: %s is not supported on the CPU yet; convert with :float() first", op,
                        dtname(dt));
 }
 

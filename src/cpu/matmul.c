@@ -60,8 +60,11 @@ static operand prepare(const tide_kview *v, int64_t b, size_t es, char *buf) {
     return o;
 }
 
-/* integer gemm: i-k-j order so the inner loop runs along rows of b and out, wrapping sums */
-#define INT_GEMM(T)                                                                                \
+/* integer gemm: i-k-j order so the inner loop runs along rows of b and out; ACC(o, x, y) adds
+ * one product: wrapping sums for integers, "or" of "and"s for bool (as the CUDA kernel) */
+#define WRAP_ACC(T, o, x, y) ((T)((uint64_t)(o) + (x) * (y)))
+#define BOOL_ACC(T, o, x, y) ((T)((o) | ((x) & (y))))
+#define INT_GEMM(T, ACC)                                                                           \
     do {                                                                                           \
         for (int64_t bi = 0; bi < B; bi++) {                                                       \
             const char *pa = (const char *)a->data + bi * a->strides[0] * (int64_t)es;             \
@@ -78,7 +81,7 @@ static operand prepare(const tide_kview *v, int64_t b, size_t es, char *buf) {
                         uint64_t y = (uint64_t) *                                                  \
                                      (const T *)(pb + (k * bm->strides[1] + j * bm->strides[2]) *  \
                                                           (int64_t)es);                            \
-                        po[i * N + j] = (T)((uint64_t)po[i * N + j] + x * y);                      \
+                        po[i * N + j] = ACC(T, po[i * N + j], x, y);                               \
                     }                                                                              \
                 }                                                                                  \
         }                                                                                          \
@@ -106,13 +109,16 @@ tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview
     size_t     es = cpu_dtype_size(dt);
     if (B == 0 || M == 0 || N == 0)
         return TIDE_OK;
-    if (dt == TIDE_DTYPE_I32 || dt == TIDE_DTYPE_I64 || dt == TIDE_DTYPE_U8) {
+    if (dt == TIDE_DTYPE_I32 || dt == TIDE_DTYPE_I64 || dt == TIDE_DTYPE_U8 ||
+        dt == TIDE_DTYPE_BOOL) {
         if (dt == TIDE_DTYPE_I32)
-            INT_GEMM(int32_t);
+            INT_GEMM(int32_t, WRAP_ACC);
         else if (dt == TIDE_DTYPE_I64)
-            INT_GEMM(int64_t);
+            INT_GEMM(int64_t, WRAP_ACC);
+        else if (dt == TIDE_DTYPE_U8)
+            INT_GEMM(uint8_t, WRAP_ACC);
         else
-            INT_GEMM(uint8_t);
+            INT_GEMM(uint8_t, BOOL_ACC);
         return TIDE_OK;
     }
     if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64)

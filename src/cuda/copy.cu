@@ -111,20 +111,17 @@ static uint64_t value_bits(tide_dtype dt, double v) {
         break;
     }
     case TIDE_DTYPE_I32: {
-        int32_t x = (int32_t)v;
+        int32_t x = (int32_t)tide_cuda_scalar_int(dt, v); /* saturated, as on the CPU */
         memcpy(&bits, &x, 4);
         break;
     }
     case TIDE_DTYPE_I64: {
-        int64_t x = (int64_t)v;
+        int64_t x = tide_cuda_scalar_int(dt, v);
         memcpy(&bits, &x, 8);
         break;
     }
-    case TIDE_DTYPE_U8:
-        bits = (uint8_t)v;
-        break;
-    default:
-        bits = v != 0;
+    default: /* U8, BOOL */
+        bits = (uint64_t)tide_cuda_scalar_int(dt, v);
         break;
     }
     return bits;

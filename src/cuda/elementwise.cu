@@ -204,7 +204,9 @@ __device__ __noinline__ double un_apply(int op, double a, double lo, double hi) 
     }
 }
 
-__device__ __forceinline__ int64_t un_apply(int op, int64_t a, double lo, double hi) {
+/* integers: clamp compares in int64 with bounds already in the dtype's range (clamp_bound), so
+ * int64 values beyond 2^53 stay exact and a bound outside the dtype saturates as on the CPU */
+__device__ __forceinline__ int64_t un_apply(int op, int64_t a, int64_t lo, int64_t hi) {
     switch (op) {
     case TIDE_OP_NEG:
         return (int64_t)(0 - (uint64_t)a);
@@ -215,13 +217,9 @@ __device__ __forceinline__ int64_t un_apply(int op, int64_t a, double lo, double
     case TIDE_OP_RELU:
         return a > 0 ? a : 0;
     case TIDE_OP_CLAMP:
-        if ((double)a < lo)
-            return (int64_t)lo;
-        if ((double)a > hi)
-            return (int64_t)hi;
-        return a;
+        return a < lo ? lo : a > hi ? hi : a;
     default:
-        return (int64_t)un_apply(op, (double)a, lo, hi);
+        return (int64_t)un_apply(op, (double)a, (double)lo, (double)hi);
     }
 }
 
@@ -256,26 +254,27 @@ template <int DT> struct scalar_fn {
     }
 };
 
-/* integer tensors compare with the scalar in double, so `x < 2.5` is right for x = 2 */
+/* integer tensors compare in int64 with the scalar as the dtype holds it (scalar_int), as the
+ * CPU does: exact beyond 2^53, where a compare in double says 2^53 + 1 == 2^53 (the core compares
+ * a fractional or out-of-range scalar in float64: `x < 2.5` never reaches an integer kernel) */
 template <int DT> struct scalar_cmp_fn {
-    typedef typename tide_dt<DT>::T                                            T;
-    typedef typename tide_dt<DT>::C                                            C;
-    typedef typename std::conditional<tide_dt_is_float<DT>(), C, double>::type K;
-    int                                                                        op;
-    K                                                                          s;
-    int                                                                        reverse;
+    typedef typename tide_dt<DT>::T    T;
+    typedef typename tide_dt<DT>::C    C;
+    int                                op;
+    C                                  s;
+    int                                reverse;
     __device__ __forceinline__ uint8_t operator()(T a) const {
-        K x = (K)tide_load<DT>(a);
+        C x = tide_load<DT>(a);
         return reverse ? cmp_apply(op, s, x) : cmp_apply(op, x, s);
     }
 };
 
 template <int DT> struct unary_fn {
-    typedef typename tide_dt<DT>::T                                            T;
-    typedef typename tide_dt<DT>::C                                            C;
-    typedef typename std::conditional<tide_dt_is_float<DT>(), C, double>::type P;
-    int                                                                        op;
-    P                                                                          lo, hi;
+    typedef typename tide_dt<DT>::T                                             T;
+    typedef typename tide_dt<DT>::C                                             C;
+    typedef typename std::conditional<tide_dt_is_float<DT>(), C, int64_t>::type P;
+    int                                                                         op;
+    P                                                                           lo, hi;
     __device__ __forceinline__ T operator()(T a) const {
         return tide_store<DT>(un_apply(op, tide_load<DT>(a), lo, hi));
     }
@@ -320,11 +319,16 @@ struct run_binary_scalar {
                            double s, int reverse) {
         typedef typename tide_dt<DT>::T T;
         typedef typename tide_dt<DT>::C C;
-        if (tide_op_family_of_cuda(op) == TIDE_FAMILY_COMPARE) {
-            typedef typename scalar_cmp_fn<DT>::K K;
-            return tide_map1<scalar_cmp_fn<DT>, uint8_t, T>(dev, {op, (K)s, reverse}, out, a);
-        }
-        return tide_map1<scalar_fn<DT>, T, T>(dev, {op, (C)s, reverse}, out, a);
+        /* the scalar as the CPU stores it in the dtype: an integer saturates (a plain cast of
+         * 1e19 to int64 is undefined) */
+        C c;
+        if constexpr (tide_dt_is_float<DT>())
+            c = (C)s;
+        else
+            c = tide_cuda_scalar_int((tide_dtype)DT, s);
+        if (tide_op_family_of_cuda(op) == TIDE_FAMILY_COMPARE)
+            return tide_map1<scalar_cmp_fn<DT>, uint8_t, T>(dev, {op, c, reverse}, out, a);
+        return tide_map1<scalar_fn<DT>, T, T>(dev, {op, c, reverse}, out, a);
     }
 };
 
@@ -338,6 +342,14 @@ extern "C" tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op, con
 
 // ---- unary ----------------------------------------------------------------------------------
 
+/* an integer dtype's clamp bound as the CPU takes it: rounded inwards (clamp(int, 0.5, 2.5)
+ * keeps 1..2), then saturated to the dtype (u8 clamp(300, 400) is 255, not 300 cast to 44) */
+static int64_t clamp_bound(tide_dtype dt, double v, bool lo) {
+    if (dt == TIDE_DTYPE_BOOL)
+        return lo ? v > 0 : v >= 1;
+    return tide_cuda_scalar_int(dt, lo ? ceil(v) : floor(v));
+}
+
 struct run_unary {
     template <int DT>
     static tide_status run(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
@@ -345,7 +357,13 @@ struct run_unary {
         typedef typename tide_dt<DT>::T  T;
         typedef typename unary_fn<DT>::P P;
         double lo = params ? params[0] : -INFINITY, hi = params ? params[1] : INFINITY;
-        return tide_map1<unary_fn<DT>, T, T>(dev, {op, (P)lo, (P)hi}, out, a);
+        if constexpr (tide_dt_is_float<DT>())
+            return tide_map1<unary_fn<DT>, T, T>(dev, {op, (P)lo, (P)hi}, out, a);
+        else
+            return tide_map1<unary_fn<DT>, T, T>(
+                dev,
+                {op, clamp_bound((tide_dtype)DT, lo, true), clamp_bound((tide_dtype)DT, hi, false)},
+                out, a);
     }
 };
 

@@ -46,6 +46,40 @@ __global__ void k_index_add(ixparams p, T *dst, const T *src, const int64_t *ind
     }
 }
 
+/* uint8 and bool have no atomicAdd (and a CAS loop on the enclosing word would be slow and
+ * order-dependent): one thread per position outside dim walks the index in order, so duplicate
+ * indices accumulate (uint8 wraps, bool is an or) exactly as on the CPU */
+template <int DT>
+__global__ void k_index_add_ordered(ixparams p, int64_t slices, typename tide_dt<DT>::T *dst,
+                                    const typename tide_dt<DT>::T *src, const int64_t *index) {
+    for (int64_t i = TIDE_GTID; i < slices; i += TIDE_GSTRIDE) {
+        int64_t rest = i, y = 0, x = 0;
+        for (int d = p.ndim - 1; d >= 0; d--) {
+            if (d == p.dim)
+                continue;
+            int64_t c = rest % p.shape[d];
+            rest /= p.shape[d];
+            y += c * p.ystride[d];
+            x += c * p.xstride[d];
+        }
+        for (int64_t j = 0; j < p.shape[p.dim]; j++) {
+            typename tide_dt<DT>::T *px = dst + x + index[j * p.istride] * p.xstride[p.dim];
+            *px = tide_store<DT>(tide_load<DT>(*px) + tide_load<DT>(src[y + j * p.ystride[p.dim]]));
+        }
+    }
+}
+
+template <int DT>
+static tide_status add_ordered(cudaStream_t stream, const ixparams &p, const tide_kview *dst,
+                               const tide_kview *src, const tide_kview *index) {
+    typedef typename tide_dt<DT>::T T;
+    int64_t                         slices = p.n / p.shape[p.dim];
+    TIDE_LAUNCH(k_index_add_ordered<DT>, tide_map_grid(slices), TIDE_CUDA_THREADS, 0, stream, p,
+                slices, (T *)dst->data, (const T *)src->data, (const int64_t *)index->data);
+    TIDE_CUDA_LAUNCHED(k_index_add_ordered);
+    return TIDE_OK;
+}
+
 static ixparams ix_make(const tide_kview *y, const tide_kview *x, int dim,
                         const tide_kview *index) {
     ixparams p;
@@ -127,6 +161,10 @@ extern "C" tide_status tide_cuda_index_add(tide_device *dev, const tide_kview *d
         return add_typed<int32_t>(stream, p, dst, src, index);
     case TIDE_DTYPE_I64:
         return add_typed<int64_t>(stream, p, dst, src, index);
+    case TIDE_DTYPE_U8:
+        return add_ordered<TIDE_DTYPE_U8>(stream, p, dst, src, index);
+    case TIDE_DTYPE_BOOL:
+        return add_ordered<TIDE_DTYPE_BOOL>(stream, p, dst, src, index);
     default:
         return tide_cuda_notsup("index_add_", dst->dtype);
     }

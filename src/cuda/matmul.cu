@@ -34,12 +34,12 @@ __global__ void k_matmul_int(typename tide_dt<DT>::T *out, const typename tide_d
                              int64_t K, tide_kview av, tide_kview bv) {
     int64_t total = B * M * N;
     for (int64_t i = TIDE_GTID; i < total; i += TIDE_GSTRIDE) {
-        int64_t n = i % N, m = (i / N) % M, bb = i / (M * N);
-        int64_t acc = 0;
+        int64_t  n = i % N, m = (i / N) % M, bb = i / (M * N);
+        uint64_t acc = 0; /* wraps like the CPU's integer gemm (signed overflow is undefined) */
         for (int64_t k = 0; k < K; k++)
-            acc += (int64_t)a[bb * av.strides[0] + m * av.strides[1] + k * av.strides[2]] *
-                   (int64_t)b[bb * bv.strides[0] + k * bv.strides[1] + n * bv.strides[2]];
-        out[i] = tide_store<DT>(acc);
+            acc += (uint64_t)a[bb * av.strides[0] + m * av.strides[1] + k * av.strides[2]] *
+                   (uint64_t)b[bb * bv.strides[0] + k * bv.strides[1] + n * bv.strides[2]];
+        out[i] = tide_store<DT>((int64_t)acc);
     }
 }
 

@@ -50,14 +50,30 @@ __device__ __forceinline__ racc<A> r_pick(racc<A> x, racc<A> y, bool want_max) {
     return (want_max ? y.v > x.v : y.v < x.v) ? y : x;
 }
 
+/* integer sums and products wrap (two's complement, through uint64: signed overflow is
+ * undefined in C++) */
+template <typename A> __device__ __forceinline__ A r_add(A x, A y) {
+    if constexpr (std::is_same<A, int64_t>::value)
+        return (int64_t)((uint64_t)x + (uint64_t)y);
+    else
+        return x + y;
+}
+
+template <typename A> __device__ __forceinline__ A r_mul(A x, A y) {
+    if constexpr (std::is_same<A, int64_t>::value)
+        return (int64_t)((uint64_t)x * (uint64_t)y);
+    else
+        return x * y;
+}
+
 template <typename A> __device__ __forceinline__ racc<A> r_combine(int op, racc<A> x, racc<A> y) {
     switch (op) {
     case TIDE_OP_SUM:
     case TIDE_OP_MEAN:
-        x.v = x.v + y.v;
+        x.v = r_add(x.v, y.v);
         return x;
     case TIDE_OP_PROD:
-        x.v = x.v * y.v;
+        x.v = r_mul(x.v, y.v);
         return x;
     case TIDE_OP_MAX:
     case TIDE_OP_ARGMAX:
