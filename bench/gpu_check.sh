@@ -10,6 +10,11 @@
 #   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py, and a
 #      table of tide's figures beside their references (gpu_results.txt)
 # Without a GPU it prints one "no GPU: ..." line and exits 0, running nothing.
+#
+# TIDE_GPU_CHECK_EMU=1 rehearses the whole script on the emulated GPU (spec/cuda_emu/): the
+# same steps against build/cuda-emu/libtide_cuda.so, benchmarks at toy sizes, the raw CUDA
+# reference skipped. The test suite runs this rehearsal, so the script is known to work before
+# a GPU runs it; its figures mean nothing.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT_DIR=${OUT:-build/gpu-check}
@@ -20,7 +25,16 @@ JOBS=$(nproc 2>/dev/null || echo 4)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 LUA=${LUA:-lua5.4}
 
-if command -v nvidia-smi >/dev/null 2>&1; then
+EMU=${TIDE_GPU_CHECK_EMU:-0}
+CUDA_LIB=build/lua/tide/libtide_cuda.so
+SIZE=""      # gpu_tide's argument: "smoke" for toy sizes
+OVERHEAD=""  # gpu_overhead.lua's ITERS REPS
+if [ "$EMU" = 1 ]; then
+    CUDA_LIB=build/cuda-emu/libtide_cuda.so
+    export TIDE_CUDA_LIB=$CUDA_LIB TIDE_CUDA_EMU_DEVICES=2
+    SIZE=smoke
+    OVERHEAD="20 1"
+elif command -v nvidia-smi >/dev/null 2>&1; then
     if ! nvidia-smi -L >/dev/null 2>&1; then
         echo "no GPU: nvidia-smi finds no device; gpu-check ran nothing"
         exit 0
@@ -51,22 +65,27 @@ step() {
 }
 
 start=$(date +%s)
-log "gpu-check on $(nvidia-smi -L 2>/dev/null | head -n 1), $(date -u '+%Y-%m-%d %H:%M UTC')"
-nvidia-smi >>"$LOG" 2>&1
+if [ "$EMU" = 1 ]; then
+    log "gpu-check REHEARSAL on the emulated GPU, $(date -u '+%Y-%m-%d %H:%M UTC'): figures are meaningless"
+else
+    log "gpu-check on $(nvidia-smi -L 2>/dev/null | head -n 1), $(date -u '+%Y-%m-%d %H:%M UTC')"
+    nvidia-smi >>"$LOG" 2>&1
+fi
 
 if ! step build 300 make --no-print-directory -j"$JOBS" all; then
     log "gpu-check: the build failed; see $LOG"
     exit 1
 fi
-if [ ! -f build/lua/tide/libtide_cuda.so ]; then
-    log "gpu-check: build/lua/tide/libtide_cuda.so was not built (is nvcc at $CUDA_HOME?)"
+[ "$EMU" = 1 ] && step "build the emulated backend" 300 make --no-print-directory -j"$JOBS" cuda-emu
+if [ ! -f "$CUDA_LIB" ]; then
+    log "gpu-check: $CUDA_LIB was not built (is nvcc at $CUDA_HOME?)"
     exit 1
 fi
 
 # the C tests of other parts may be mid-change: keep going without them
 step "build C tests" 180 make --no-print-directory -k -j"$JOBS" ctests
 if [ -x build/test_cuda_unavailable ]; then
-    step "c:test_cuda_unavailable" 60 build/test_cuda_unavailable
+    step "c:test_cuda_unavailable" 60 build/test_cuda_unavailable "$CUDA_LIB"
 else
     log "c:test_cuda_unavailable: not built"
     failed="$failed c:test_cuda_unavailable"
@@ -83,12 +102,14 @@ fi
 
 # ---- benchmarks ------------------------------------------------------------------------------
 mkdir -p build/bench
-step "build gpu_raw" 120 "$CUDA_HOME/bin/nvcc" -O3 -std=c++17 -arch=native bench/gpu_raw.cu \
-    -o build/bench/gpu_raw -lcublas
+if [ "$EMU" != 1 ]; then
+    step "build gpu_raw" 120 "$CUDA_HOME/bin/nvcc" -O3 -std=c++17 -arch=native bench/gpu_raw.cu \
+        -o build/bench/gpu_raw -lcublas
+fi
 step "build gpu_tide" 60 make --no-print-directory build/bench/gpu_tide
-step "gpu_raw" 90 sh -c 'build/bench/gpu_raw | tee -a "$0"' "$RES"
-step "gpu_tide" 90 sh -c 'TIDE_CUDA_LIB=build/lua/tide/libtide_cuda.so build/bench/gpu_tide | tee -a "$0"' "$RES"
-step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua | tee -a "$0"' "$RES" "$LUA"
+[ "$EMU" != 1 ] && step "gpu_raw" 90 sh -c 'build/bench/gpu_raw | tee -a "$0"' "$RES"
+step "gpu_tide" 90 sh -c 'TIDE_CUDA_LIB=$1 build/bench/gpu_tide $2 | tee -a "$0"' "$RES" "$CUDA_LIB" "$SIZE"
+step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua $2 | tee -a "$0"' "$RES" "$LUA" "$OVERHEAD"
 PY=${TIDE_BENCH_PYTHON:-/usr/bin/python3}
 step "gpu_torch.py" 90 sh -c '$1 bench/gpu_torch.py | tee -a "$0"' "$RES" "$PY"
 

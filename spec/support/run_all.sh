@@ -7,8 +7,8 @@
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
 #   ... (emu)        the CUDA backend on the emulated runtime (spec/cuda_emu/): its vtable
-#                    smoke test, the #cuda specs, the device-rule specs on cuda:0 and the
-#                    GPU benchmarks at toy sizes
+#                    smoke test, the #cuda specs, the device-rule specs on cuda:0, and a
+#                    rehearsal of `make gpu-check` (bench/gpu_check.sh) at toy sizes
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
@@ -64,12 +64,10 @@ if ! skipped cuda-emu; then
         if [ -n "$device_specs" ]; then
             run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
         fi
-        # the GPU benchmarks' tide side at toy sizes: known to run before a GPU runs it
-        # (each must print its last figure: "no GPU" would mean the emulator did not load)
-        run_check "gpu benches smoke (emu)" $EMU sh -c \
-            'build/bench/gpu_tide smoke | tee /dev/stderr | grep -q "^tide_c_small_add_us" &&
-             $0 bench/gpu_overhead.lua 20 1 | tee /dev/stderr | grep -q "^tide_lua_small_add_100_us"' \
-            "$LUA"
+        # `make gpu-check` rehearsed end to end on the emulated GPU (benchmarks at toy sizes):
+        # the script is known to work before a GPU runs it
+        run_check "gpu-check rehearsal (emu)" env TIDE_GPU_CHECK_EMU=1 OUT="$LOGDIR/gpu-check" \
+            sh bench/gpu_check.sh
     fi
 fi
 unset TIDE_CPU_DEVICES
