@@ -6,6 +6,8 @@
  *   TIDE_CUDA_EMU_DEVICES  number of emulated devices (default 1)
  *   TIDE_CUDA_EMU_MEMORY   bytes of memory per device (default 1 GiB): cudaMalloc beyond it
  *                          fails with cudaErrorMemoryAllocation, as a full GPU does
+ *   TIDE_CUDA_EMU_SKIP_KERNELS=1  launches are checked but not run: what is left is the host
+ *                          side of an op (tide's and the emulator's), for measuring it
  * Every misuse it detects is printed to stderr with "cuda emu:" and returned as the error the
  * real runtime would give (or the nearest one), so the backend's error path runs too.
  */
@@ -60,6 +62,7 @@ thread_local int              t_device = 0;
 thread_local cudaError_t      t_last = cudaSuccess;
 int                           g_count = -1;
 size_t                        g_total = 0;
+bool                          g_skip_kernels = false;
 
 void init_locked() {
     if (g_count >= 0)
@@ -69,6 +72,8 @@ void init_locked() {
     g_count = n && *n ? atoi(n) : 1;
     g_total = m && *m ? (size_t)strtoull(m, NULL, 10) : (size_t)1 << 30;
     g_used.assign(g_count > 0 ? g_count : 0, 0);
+    const char *k = getenv("TIDE_CUDA_EMU_SKIP_KERNELS");
+    g_skip_kernels = k && *k == '1';
 }
 
 cudaError_t fail(cudaError_t e) {
@@ -413,6 +418,8 @@ bool run_grid(const char *kernel, dim3 grid, dim3 block, size_t shared_bytes, cu
     g_kernel = kernel;
     gridDim = grid;
     blockDim = block;
+    if (g_skip_kernels)
+        return true; /* measuring the host side alone (results are garbage) */
     /* every other launch runs its blocks and threads in reverse order: a kernel that relies on
      * an order the GPU does not promise gives different results between the two */
     g_reverse = !g_reverse;
