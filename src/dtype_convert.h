@@ -3,8 +3,8 @@
  * backend (src/cpu/): float16 / bfloat16 <-> float, saturating double -> integer casts, and
  * loading or storing one element of any dtype as a double.
  *
- * Plain C with static inline functions; nvcc can include it too (the CUDA backend itself uses
- * the cuda_fp16 / cuda_bf16 intrinsics in src/cuda/common.cuh).
+ * Plain C with static inline functions; nvcc includes it too (src/cuda/common.cuh takes the
+ * saturating casts from here, and the cuda_fp16 / cuda_bf16 intrinsics for half types).
  */
 #ifndef TIDE_DTYPE_CONVERT_H
 #define TIDE_DTYPE_CONVERT_H
@@ -54,9 +54,9 @@ TIDE_CONV_HD uint16_t tide_float_to_half(float f) {
             return (uint16_t)sign;
         /* value = m * 2^(e-150) = r * 2^-24: r = m >> (126 - e), rounded to nearest even */
         uint32_t e = ax >> 23, m = (ax & 0x7fffff) | 0x800000;
-        uint32_t drop = 126 - e, rem = m & ((1u << drop) - 1), half = 1u << (drop - 1);
+        uint32_t drop = 126 - e, rem = m & ((1u << drop) - 1), halfway = 1u << (drop - 1);
         uint32_t r = m >> drop;
-        if (rem > half || (rem == half && (r & 1)))
+        if (rem > halfway || (rem == halfway && (r & 1)))
             r++;
         return (uint16_t)(sign | r);
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "dtype_convert.h" /* the CPU's saturating casts: conversions agree */
 #include "scalar_math.h"
 
 #define TIDE_CUDA_MAX_DEVICES 64
@@ -171,35 +172,6 @@ __device__ __forceinline__ void tide_iter_offsets(const tide_iter<N> &it, I i, i
 
 /* ---- dtypes ------------------------------------------------------------------------------- */
 
-/* saturating double -> integer casts (NaN -> 0), the CPU's (src/dtype_convert.h, which this
- * object cannot include: its names clash with CUDA's `half`): a plain cast of an out-of-range
- * double is undefined (x86 gives INT_MIN, and a uint8 keeps the low byte of that) */
-__host__ __device__ static inline int64_t tide_cuda_sat_i64(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-__host__ __device__ static inline int32_t tide_cuda_sat_i32(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 2147483647.0)
-        return INT32_MAX;
-    if (v <= -2147483648.0)
-        return INT32_MIN;
-    return (int32_t)v;
-}
-__host__ __device__ static inline uint8_t tide_cuda_sat_u8(double v) {
-    if (v != v || v <= 0)
-        return 0;
-    if (v >= 255.0)
-        return 255;
-    return (uint8_t)v;
-}
-
 /* Storage type T and compute type C of each dtype. Floats compute in float (half types
  * included) or double; integers compute exactly in int64. */
 template <int DT> struct tide_dt;
@@ -279,11 +251,11 @@ template <int DT> __device__ __forceinline__ typename tide_dt<DT>::T tide_from_d
     else if constexpr (DT == TIDE_DTYPE_BOOL)
         return (uint8_t)(v != 0);
     else if constexpr (DT == TIDE_DTYPE_I32)
-        return tide_cuda_sat_i32(v);
+        return tide_sat_i32(v);
     else if constexpr (DT == TIDE_DTYPE_I64)
-        return tide_cuda_sat_i64(v);
+        return tide_sat_i64(v);
     else if constexpr (DT == TIDE_DTYPE_U8)
-        return tide_cuda_sat_u8(v);
+        return tide_sat_u8(v);
     else
         return (typename tide_dt<DT>::T)v;
 }
@@ -318,7 +290,7 @@ __device__ __forceinline__ int64_t tide_load_dyn_int(const void *p, int64_t off,
     case TIDE_DTYPE_BOOL:
         return ((const uint8_t *)p)[off];
     default:
-        return tide_cuda_sat_i64(tide_load_dyn(p, off, dt));
+        return tide_sat_i64(tide_load_dyn(p, off, dt));
     }
 }
 
@@ -339,13 +311,13 @@ __device__ __forceinline__ void tide_store_dyn(void *p, int64_t off, int dt, dou
         ((__nv_bfloat16 *)p)[off] = __double2bfloat16(v);
         break;
     case TIDE_DTYPE_I32:
-        ((int32_t *)p)[off] = tide_cuda_sat_i32(v);
+        ((int32_t *)p)[off] = tide_sat_i32(v);
         break;
     case TIDE_DTYPE_I64:
-        ((int64_t *)p)[off] = tide_cuda_sat_i64(v);
+        ((int64_t *)p)[off] = tide_sat_i64(v);
         break;
     case TIDE_DTYPE_U8:
-        ((uint8_t *)p)[off] = tide_cuda_sat_u8(v);
+        ((uint8_t *)p)[off] = tide_sat_u8(v);
         break;
     default: /* BOOL */
         ((uint8_t *)p)[off] = v != 0;
@@ -378,13 +350,13 @@ __device__ __forceinline__ void tide_store_dyn_int(void *p, int64_t off, int dt,
 static inline int64_t tide_cuda_scalar_int(tide_dtype dt, double s) {
     switch (dt) {
     case TIDE_DTYPE_I32:
-        return tide_cuda_sat_i32(s);
+        return tide_sat_i32(s);
     case TIDE_DTYPE_U8:
-        return tide_cuda_sat_u8(s);
+        return tide_sat_u8(s);
     case TIDE_DTYPE_BOOL:
         return s != 0;
     default:
-        return tide_cuda_sat_i64(s);
+        return tide_sat_i64(s);
     }
 }
 
