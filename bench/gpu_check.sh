@@ -31,7 +31,7 @@ SIZE=""      # gpu_tide's argument: "smoke" for toy sizes
 OVERHEAD=""  # gpu_overhead.lua's ITERS REPS
 if [ "$EMU" = 1 ]; then
     CUDA_LIB=build/cuda-emu/libtide_cuda.so
-    export TIDE_CUDA_LIB=$CUDA_LIB TIDE_CUDA_EMU_DEVICES=2
+    export TIDE_CUDA_EMU_DEVICES=2
     SIZE=smoke
     OVERHEAD="20 1"
 elif command -v nvidia-smi >/dev/null 2>&1; then
@@ -43,6 +43,9 @@ elif ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
     echo "no GPU: no nvidia-smi and no /dev/nvidia* device; gpu-check ran nothing"
     exit 0
 fi
+# $TIDE_CUDA_LIB wins over the library next to the module (src/device.c): one left in the
+# caller's environment (the emulator's, from a test session) must not stand in for the GPU build
+export TIDE_CUDA_LIB=$CUDA_LIB
 
 : >"$LOG"
 : >"$RES"

@@ -46,8 +46,8 @@ local function same(g, c, tol, what)
         error(string.format("%s element %d: %s on %s, %s on cpu", what, i, tostring(x), DEV,
           tostring(y)), 2)
       end
-    elseif not (x ~= x and y ~= y) then -- both NaN is a match
-      if math.abs(x - y) > tol * (1 + math.abs(y)) then
+    elseif not (x ~= x and y ~= y) then -- both NaN is a match, one NaN is not
+      if x ~= x or y ~= y or math.abs(x - y) > tol * (1 + math.abs(y)) then
         error(string.format("%s element %d: %.9g on %s, %.9g on cpu", what, i, x, DEV, y), 2)
       end
     end
@@ -71,6 +71,16 @@ describe("cuda #cuda", function()
   end)
 
   describe("availability", function()
+    -- the comparison every test below relies on: a NaN on one side only (a kernel that left
+    -- the emulator's 0xff fill unwritten, or a NaN the CPU does not give) is a mismatch
+    it("same() matches NaN with NaN only", function()
+      local nan = tide.tensor({ 0 / 0, 1 })
+      same(nan, nan, 0)
+      local two = tide.tensor({ 2.0, 1.0 })
+      assert.has_error(function() same(nan, two, 1e-5) end)
+      assert.has_error(function() same(two, nan, 1e-5) end)
+    end)
+
     it("reports a reason when CUDA is unavailable, and never raises", function()
       local ok = tide.cuda.is_available()
       assert.is_boolean(ok)

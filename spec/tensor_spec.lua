@@ -257,6 +257,9 @@ describe("properties", function()
         assert.is_false(pcall(function() x:fill_("a") end))
         assert.are.equal(n, x:_version())
         assert.are.equal(0, (x + 1):_version())
+        -- results an op fills itself: sums over an empty dim
+        assert.are.equal(0, tide.zeros(0, 2):sum(1):_version())
+        assert.are.equal(0, tide.ones(2, 0):matmul(tide.ones(0, 3)):_version())
     end)
 end)
 

@@ -70,8 +70,6 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
     return TIDE_OK;
 }
 
-static tide_status fill_run(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v);
-
 static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **out, bool created) {
     if (created) {
         tide_tensor_release(*out);
@@ -533,7 +531,7 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     } else if (numel == 0) {
         /* reductions over nothing: the identity */
         double v = op == TIDE_OP_PROD ? 1.0 : op == TIDE_OP_MEAN ? NAN : 0.0;
-        st = fill_run(ctx, name, *values, tide_scalar_f(v));
+        st = tide_fill_for(ctx, name, *values, tide_scalar_f(v));
     } else if (!dev->backend->reduce) {
         st = tide_notsup(name, dev);
     } else {
@@ -656,19 +654,6 @@ tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
 }
 
-/* the checks of a new tensor made by a creation function (dev NULL: cpu) */
-static tide_status creation(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
-                            int ndim, const int64_t *shape, tide_tensor **out) {
-    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
-        return tide_seterr(TIDE_ESHAPE, "%s: %d dims given; tide supports 0 to %d", op, ndim,
-                           TIDE_MAX_DIMS);
-    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
-        return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
-    if (!dev)
-        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
-    return tide_tensor_alloc(ctx, op, dev, dt, ndim, shape, out);
-}
-
 /* v as dtype dt holds it: integer dtypes saturate (NaN is 0), as the CPU's casts do, so that no
  * backend converts an out-of-range double itself (a C cast of one is undefined) */
 static tide_scalar fill_value(tide_dtype dt, tide_scalar v) {
@@ -691,7 +676,7 @@ static tide_scalar fill_value(tide_dtype dt, tide_scalar v) {
 }
 
 /* fill without counting a write (a new tensor has version 0) */
-static tide_status fill_run(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v) {
+tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v) {
     tide_device *dev = t->storage->dev;
     if (tide_tensor_numel(t) == 0)
         return TIDE_OK;
@@ -716,14 +701,14 @@ tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
 
 tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value) {
     tide_mark_written(t);
-    return fill_run(ctx, "fill_", t, value);
+    return tide_fill_for(ctx, "fill_", t, value);
 }
 
 tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
                              const int64_t *shape, tide_scalar value, tide_tensor **out) {
     tide_tensor *t;
-    TIDE_TRY(creation(ctx, "full", dev, dt, ndim, shape, &t));
-    tide_status st = fill_run(ctx, "full", t, value);
+    TIDE_TRY(tide_tensor_empty_for(ctx, "full", dev, dt, ndim, shape, &t));
+    tide_status st = tide_fill_for(ctx, "full", t, value);
     if (st != TIDE_OK) {
         tide_tensor_release(t);
         return st;
@@ -785,7 +770,7 @@ tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, i
     if ((unsigned)dt < TIDE_DTYPE_COUNT)
         TIDE_TRY(random_check(name, dt, kind, lo, hi));
     tide_tensor *t;
-    TIDE_TRY(creation(ctx, name, dev, dt, ndim, shape, &t));
+    TIDE_TRY(tide_tensor_empty_for(ctx, name, dev, dt, ndim, shape, &t));
     tide_status st = random_run(ctx, name, t, kind, lo, hi);
     if (st != TIDE_OK) {
         tide_tensor_release(t);

@@ -115,8 +115,14 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
     TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, rn, rshape, out, &created));
     if (numel == 0)
         return TIDE_OK;
-    if (K == 0) /* empty inner dim: sums of nothing */
-        return tide_fill_(ctx, *out, 0.0);
+    if (K == 0) { /* empty inner dim: sums of nothing (an output given was counted above) */
+        tide_status st = tide_fill_for(ctx, name, *out, tide_scalar_i(0));
+        if (st != TIDE_OK && created) {
+            tide_tensor_release(*out);
+            *out = NULL;
+        }
+        return st;
+    }
     if (!dev->backend->matmul) {
         tide_status st = tide_notsup(name, dev);
         if (created) {

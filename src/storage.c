@@ -144,7 +144,7 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
     s->deleter_ud = NULL;
     s->external = false;
     s->pinned = false;
-    s->in_flight = NULL;
+    atomic_init(&s->in_flight, NULL);
     atomic_init(&s->version, 0);
     tide_ctx_retain(ctx);
     return TIDE_OK;
@@ -164,12 +164,13 @@ tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tid
 }
 
 void tide_storage_settle(tide_storage *s) {
-    tide_device *dev = s->in_flight;
+    tide_device *dev = atomic_load_explicit(&s->in_flight, memory_order_acquire);
     if (!dev)
         return;
-    s->in_flight = NULL;
-    /* a failure here is the device's sticky error, which its next operation reports */
+    /* a failure here is the device's sticky error, which its next operation reports. Cleared
+     * only once the copy has landed: a thread that finds it cleared reads the data at once */
     dev->backend->synchronize(dev);
+    atomic_store_explicit(&s->in_flight, NULL, memory_order_release);
 }
 
 void tide_storage_release(tide_storage *s) {
@@ -296,7 +297,7 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     s->deleter_ud = ud;
     s->external = true;
     s->pinned = false;
-    s->in_flight = NULL;
+    atomic_init(&s->in_flight, NULL);
     atomic_init(&s->version, 0);
     tide_ctx_retain(s->ctx);
     tide_tensor *t = &f->t;

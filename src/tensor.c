@@ -64,7 +64,7 @@ tide_ctx *tide_tensor_ctx(const tide_tensor *t) {
 }
 void *tide_tensor_data(const tide_tensor *t) {
     /* every host access to the data comes through here (kernel views, the binding, DLPack) */
-    if (t->storage->in_flight)
+    if (atomic_load_explicit(&t->storage->in_flight, memory_order_acquire))
         tide_storage_settle(t->storage);
     return (char *)t->storage->data + t->offset * (int64_t)tide_dtype_size(t->dtype);
 }
@@ -168,14 +168,19 @@ static tide_status check_dims(const char *op, int ndim) {
     return TIDE_OK;
 }
 
-tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
-                              const int64_t *shape, tide_tensor **out) {
-    TIDE_TRY(check_dims("empty", ndim));
+tide_status tide_tensor_empty_for(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                                  int ndim, const int64_t *shape, tide_tensor **out) {
+    TIDE_TRY(check_dims(op, ndim));
     if ((unsigned)dt >= TIDE_DTYPE_COUNT)
-        return tide_seterr(TIDE_EDTYPE, "empty: invalid dtype %d", (int)dt);
+        return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
     if (!dev)
         TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
-    return tide_tensor_alloc(ctx, "empty", dev, dt, ndim, shape, out);
+    return tide_tensor_alloc(ctx, op, dev, dt, ndim, shape, out);
+}
+
+tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
+                              const int64_t *shape, tide_tensor **out) {
+    return tide_tensor_empty_for(ctx, "empty", dev, dt, ndim, shape, out);
 }
 
 /* ---- copies ------------------------------------------------------------------------------- */

@@ -44,8 +44,9 @@ typedef struct tide_storage {
     bool                 pinned;  /* data from the CUDA backend's alloc_pinned */
     atomic_uint_fast64_t version; /* in-place writes so far (tide_tensor_version) */
     /* a device still copying into this (pinned host) storage after a non-blocking to("cpu"):
-     * synchronized and cleared before the host touches the data (tide_storage_settle) */
-    tide_device *in_flight;
+     * synchronized, then cleared, before the host touches the data (tide_storage_settle); atomic
+     * because any thread may be the first to touch it */
+    _Atomic(tide_device *) in_flight;
 } tide_storage;
 
 struct tide_tensor {
@@ -71,8 +72,13 @@ tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype d
  * cache (tide_device_empty_cache of any CPU device); the count is for tests */
 void tide_storage_cache_flush(void);
 int  tide_storage_cache_count(void);
+/* tide_tensor_empty for a creation function op (full, rand, ...): its errors are op's */
+tide_status tide_tensor_empty_for(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
+                                  int ndim, const int64_t *shape, tide_tensor **out);
 /* a clone made inside op: its errors are op's ("tide: add_: CUDA out of memory ...") */
 tide_status tide_clone_for(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_tensor **out);
+/* fill_ without counting the write: for tensors the op itself made (ops.c) */
+tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar value);
 /* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
 tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
 /* t's storage is about to be written in place: its version goes up by one */

@@ -126,7 +126,7 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
         if (st == TIDE_OK) {
             tide_count_transfer(ctx, src, dev, n);
             if (async_d2h && n)
-                r->storage->in_flight = src;
+                atomic_store_explicit(&r->storage->in_flight, src, memory_order_release);
         } else {
             tide_tensor_release(r);
         }

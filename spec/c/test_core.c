@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 static tide_device *cpu0, *cpu1, *cpu2;
 
@@ -1088,6 +1089,49 @@ static void test_header_cache(void) {
     CHECK(tide_storage_cache_count() == 0);
 }
 
+/* ---- a copy still landing in a host tensor (a non-blocking to("cpu")) ---------------------- */
+
+/* a device whose synchronize takes a while and lands the copy only then */
+static float *landing;
+
+static tide_status slow_synchronize(tide_device *dev) {
+    (void)dev;
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    *landing = 42;
+    return TIDE_OK;
+}
+
+static void *read_landed(void *arg) {
+    float v = *(const float *)tide_tensor_data(arg);
+    return v == 42 ? arg : NULL;
+}
+
+/* two threads touch a tensor whose copy is in flight: the second, arriving while the first waits
+ * for the device, must wait too, not read the memory before the copy has landed */
+static void test_in_flight_threads(void) {
+    tide_backend slow = *cpu1->backend;
+    slow.synchronize = slow_synchronize;
+    tide_device fake = *cpu1;
+    fake.backend = &slow;
+    int64_t      s1[] = {1};
+    tide_tensor *t = NULL;
+    CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &t));
+    landing = (float *)t->storage->data;
+    *landing = 0;
+    t->storage->in_flight = &fake;
+    pthread_t       first, second;
+    void           *r1 = NULL, *r2 = NULL;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    pthread_create(&first, NULL, read_landed, t);
+    nanosleep(&ts, NULL); /* the first is inside synchronize by now */
+    pthread_create(&second, NULL, read_landed, t);
+    pthread_join(first, &r1);
+    pthread_join(second, &r2);
+    CHECK(r1 == t && r2 == t);
+    tide_tensor_release(t);
+}
+
 /* each thread has its own message */
 static void *thread_err(void *arg) {
     tide_device *d;
@@ -1142,5 +1186,6 @@ int main(void) {
     test_versions();
     test_header_cache();
     test_threads();
+    test_in_flight_threads();
     return tu_finish();
 }

@@ -18,8 +18,9 @@
  *
  * This file is force-included (-include) before each .cu file. What it cannot show: timing,
  * data races between threads (threads run one at a time, switching only at barriers and
- * shuffles), asynchrony (every call completes before it returns) and device code that reads
- * host memory through a pointer hidden in a struct argument.
+ * shuffles), asynchrony (every call completes before it returns, except a device-to-host copy
+ * into pinned memory, which lands when its stream next works or is synchronized) and device
+ * code that reads host memory through a pointer hidden in a struct argument.
  */
 #ifndef TIDE_CUDA_EMU_H
 #define TIDE_CUDA_EMU_H
