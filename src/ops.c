@@ -71,10 +71,7 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
 }
 
 static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **out, bool created) {
-    if (created) {
-        tide_tensor_release(*out);
-        *out = NULL;
-    }
+    tide_out_failed(out, created);
     return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
@@ -557,10 +554,8 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     tide_tensor_release(ca);
     tide_tensor_release(flat);
     if (st != TIDE_OK) {
-        if (icreated) {
-            tide_tensor_release(*indices);
-            *indices = NULL;
-        }
+        if (idx)
+            tide_out_failed(indices, icreated);
         return dispatch_fail(st, name, values, vcreated);
     }
     return TIDE_OK;
@@ -700,8 +695,10 @@ tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
 }
 
 tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value) {
-    tide_mark_written(t);
-    return tide_fill_for(ctx, "fill_", t, value);
+    tide_status st = tide_fill_for(ctx, "fill_", t, value);
+    if (st == TIDE_OK) /* counted once written: a failed call changes nothing */
+        tide_mark_written(t);
+    return st;
 }
 
 tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
@@ -759,8 +756,10 @@ tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, d
     if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
         name = "random_";
     TIDE_TRY(random_check(name, t->dtype, kind, lo, hi));
-    tide_mark_written(t);
-    return random_run(ctx, name, t, kind, lo, hi);
+    tide_status st = random_run(ctx, name, t, kind, lo, hi);
+    if (st == TIDE_OK)
+        tide_mark_written(t);
+    return st;
 }
 
 tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,

@@ -93,10 +93,8 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
             if (st != TIDE_OK)
                 st = tide_err_op(st, op);
         }
-        if (st != TIDE_OK && created) {
-            tide_tensor_release(*out);
-            *out = NULL;
-        }
+        if (st != TIDE_OK)
+            tide_out_failed(out, created);
     }
     tide_tensor_release(ix);
     return st;
@@ -129,7 +127,6 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
     tide_tensor *ix;
     TIDE_TRY(prepare_index(ctx, op, index, dim, dst->shape[dim], &ix));
-    tide_mark_written(dst);
     tide_device *dev = dst->storage->dev;
     tide_tensor *cs = NULL;
     tide_status  st = TIDE_OK;
@@ -155,6 +152,8 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
     }
     tide_tensor_release(cs);
     tide_tensor_release(ix);
+    if (st == TIDE_OK)
+        tide_mark_written(dst);
     return st;
 }
 
@@ -209,10 +208,7 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
         at += ts[k]->shape[dim];
     }
     if (st != TIDE_OK) {
-        if (created) {
-            tide_tensor_release(*out);
-            *out = NULL;
-        }
+        tide_out_failed(out, created);
         return tide_err_op(st, op);
     }
     return TIDE_OK;
@@ -303,10 +299,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
     tide_tensor_release(ca);
     tide_tensor_release(res);
     if (st != TIDE_OK) {
-        if (created) {
-            tide_tensor_release(*out);
-            *out = NULL;
-        }
+        tide_out_failed(out, created);
         return tide_err_op(st, op);
     }
     return TIDE_OK;

@@ -117,18 +117,13 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
         return TIDE_OK;
     if (K == 0) { /* empty inner dim: sums of nothing (an output given was counted above) */
         tide_status st = tide_fill_for(ctx, name, *out, tide_scalar_i(0));
-        if (st != TIDE_OK && created) {
-            tide_tensor_release(*out);
-            *out = NULL;
-        }
+        if (st != TIDE_OK)
+            tide_out_failed(out, created);
         return st;
     }
     if (!dev->backend->matmul) {
         tide_status st = tide_notsup(name, dev);
-        if (created) {
-            tide_tensor_release(*out);
-            *out = NULL;
-        }
+        tide_out_failed(out, created);
         return st;
     }
 
@@ -184,10 +179,7 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
     for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
         tide_tensor_release(tmp[i]);
     if (st != TIDE_OK) {
-        if (created) {
-            tide_tensor_release(*out);
-            *out = NULL;
-        }
+        tide_out_failed(out, created);
         return tide_err_op(st, name);
     }
     return TIDE_OK;

@@ -238,6 +238,19 @@ tide_status tide_cast(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_
     return copy_as(ctx, op, t, dt, out);
 }
 
+void tide_out_failed(tide_tensor **out, bool created) {
+    if (!*out)
+        return;
+    if (created) {
+        tide_tensor_release(*out);
+        *out = NULL;
+    } else {
+        /* the output given was counted as written by tide_prepare_out: a failed op wrote
+         * nothing (every tensor stays as it was, its version included) */
+        atomic_fetch_sub_explicit(&(*out)->storage->version, 1, memory_order_relaxed);
+    }
+}
+
 tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                              int ndim, const int64_t *shape, tide_tensor **out, bool *created) {
     tide_tensor *o = *out;

@@ -115,6 +115,9 @@ bool tide_kview_overlap(const tide_kview *x, const tide_kview *o);
 tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                               int ndim, const int64_t *shape, tide_tensor **out);
 /* *out NULL: allocate (sets *created); else check its device, dtype and shape */
+/* an op given or making *out failed after tide_prepare_out: releases what it made, or takes
+ * back the write it counted on the output it was given */
+void        tide_out_failed(tide_tensor **out, bool created);
 tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                              int ndim, const int64_t *shape, tide_tensor **out, bool *created);
 /* t in dtype dt on its device: t retained when it already is, else a converted copy */
