@@ -33,7 +33,8 @@ tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without u
 void            tl_push_state(lua_State *L);
 void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
 int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
-int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, Lua caller's line */
+int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, the user's line */
+int             tl_set_library_dir(lua_State *L);             /* core._set_library_dir(dir) */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
 void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);

@@ -129,6 +129,7 @@ int luaopen_tide_core(lua_State *L) {
                                      {"memory_in_use", l_memory_in_use},
                                      {"is_tensor", l_is_tensor},
                                      {"_forward", l_forward},
+                                     {"_set_library_dir", tl_set_library_dir},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);
     lua_settop(L, mod);

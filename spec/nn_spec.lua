@@ -722,6 +722,43 @@ describe("nn errors point at the user's line", function()
         end)
     end)
 
+    -- the exact position: this file and the line of the call, never a file of tide's
+    it("device mismatches in every loss and layer: the module's name at the calling line", function()
+        local dn, on = tostring(tide.device(D.name)), tostring(tide.device(D.other))
+        local function at_line(line, msg, err)
+            assert.are.equal("spec/nn_spec.lua:" .. line .. ": tide: " .. msg, err)
+        end
+        local x, y = tide.randn({ 4, 3 }, { device = D.other }), tide.randn({ 4, 3 }, { device = D.name })
+        local t = tide.tensor({ 1, 2, 3, 1 }, { device = D.name })
+        local same = "expected input and target on the same device, found " .. on .. " and " ..
+            dn .. '; move one with :to("' .. dn .. '")'
+        for _, name in ipairs({ "MSELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss" }) do
+            local crit = nn[name]()
+            local target = (name == "CrossEntropyLoss" or name == "NLLLoss") and t or y
+            local line = debug.getinfo(1, "l").currentline + 1
+            local ok, err = pcall(function() local l = crit(x, target) return l end)
+            assert.is_false(ok)
+            at_line(line, name .. ": " .. same, err)
+        end
+        local layers = {
+            { nn.Linear(3, 2), tide.zeros({ 1, 3 }, { device = D.name }) },
+            { nn.Conv2d(1, 1, 1), tide.zeros({ 1, 1, 2, 2 }, { device = D.name }) },
+            { nn.Embedding(3, 2), tide.tensor({ 1, 2 }, { device = D.name }) },
+            { nn.LayerNorm(3), tide.zeros({ 2, 3 }, { device = D.name }) },
+            { nn.BatchNorm1d(3), tide.zeros({ 2, 3 }, { device = D.name }) },
+            { nn.BatchNorm2d(3), tide.zeros({ 2, 3, 2, 2 }, { device = D.name }) },
+            { nn.Sequential(nn.ReLU(), nn.Linear(3, 2)), tide.zeros({ 1, 3 }, { device = D.name }) },
+        }
+        for _, c in ipairs(layers) do
+            local m, input = c[1]:to(D.other), c[2]
+            local line = debug.getinfo(1, "l").currentline + 1
+            local ok, err = pcall(function() local r = m(input) return r end)
+            assert.is_false(ok)
+            assert.matches("^spec/nn_spec%.lua:" .. line .. ": tide: %a+%d?d?: expected all " ..
+                "tensors on the same device, found " .. dn:gsub("%p", "%%%0") .. " %(input%)", err)
+        end
+    end)
+
     it("a model fed an input on another device: the device error at the user's line", function()
         local m = nn.Sequential(nn.Linear(3, 2)):to(D.other)
         raises_here("Linear: expected all tensors on the same device", m,
