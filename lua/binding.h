@@ -27,6 +27,11 @@ typedef struct ltensor {
 
 #define TL_STATE(L) ((tide_lua_state *)lua_touserdata(L, lua_upvalueindex(1)))
 #define TL_TENSOR   "tide.Tensor"
+/* the names users may write, for messages that list them */
+#define TL_DTYPE_NAMES                                                                             \
+    "\"float32\", \"float64\", \"float16\", \"bfloat16\", \"int32\", \"int64\", \"uint8\" or "     \
+    "\"bool\""
+#define TL_DEVICE_NAMES "\"cpu\", \"cpu:N\", \"cuda\" or \"cuda:N\""
 
 /* ---- state.c ---- */
 tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without upvalues) */
@@ -57,6 +62,7 @@ void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
 void         tl_push_device(lua_State *L, tide_device *dev);
 tide_device *tl_check_device(lua_State *L, int idx, const char *op);
 tide_device *tl_default_device(tide_lua_state *S);
+int          tl_is_device_name(const char *s); /* "cpu", "cuda:1", ...: not "float128" */
 void         tl_open_device(lua_State *L, int mod);
 
 /* ---- tensor.c ---- */

@@ -658,7 +658,8 @@ static int o_to(lua_State *L) {
                 dev = tl_check_device(L, -1, "to");
             if (lua_getfield(L, i, "dtype") != LUA_TNIL) {
                 if (!dtype_arg(L, -1, &dt))
-                    return tl_error(L, "tide: to: unknown dtype %s", luaL_tolstring(L, -1, 0));
+                    return tl_error(L, "tide: to: unknown dtype %s; use " TL_DTYPE_NAMES,
+                                    luaL_tolstring(L, -1, 0));
                 has_dt = 1;
             }
             lua_getfield(L, i, "copy");
@@ -673,6 +674,12 @@ static int o_to(lua_State *L) {
             has_dt = 1;
         } else if (dtype_arg(L, i, &dt)) {
             has_dt = 1;
+        } else if (lua_type(L, i) == LUA_TSTRING && !tl_is_device_name(lua_tostring(L, i))) {
+            return tl_error(
+                L,
+                "tide: to: \"%s\" is neither a device nor a dtype; devices are " TL_DEVICE_NAMES
+                ", dtypes " TL_DTYPE_NAMES,
+                lua_tostring(L, i));
         } else {
             dev = tl_check_device(L, i, "to");
         }
