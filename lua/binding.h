@@ -90,6 +90,13 @@ void tl_open_creation(lua_State *L, int mod);
 ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
                         tide_device *dev);
 
+/* ---- options.c ---- */
+/* raises `tide: <op>: unknown option "x" (did you mean "y"?)` for a key of the table at idx
+ * outside known, "not supported yet" for one in unsupported; both lists end with NULL */
+void tl_check_options(lua_State *L, int idx, const char *op, const char *const *known,
+                      const char *const *unsupported);
+void tl_open_options(lua_State *L, int mod);
+
 /* ---- ops.c ---- */
 void tl_open_ops(lua_State *L, int mod, int methods);
 

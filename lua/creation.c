@@ -20,6 +20,8 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     if (lua_type(L, idx) != LUA_TTABLE)
         tl_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
                  luaL_typename(L, idx));
+    static const char *const known[] = {"device", "dtype", "requires_grad", NULL};
+    tl_check_options(L, idx, op, known, NULL);
     idx = lua_absindex(L, idx);
     if (lua_getfield(L, idx, "device") != LUA_TNIL)
         o->dev = tl_check_device(L, -1, op);

@@ -654,6 +654,8 @@ static int o_to(lua_State *L) {
         if (lua_isnil(L, i))
             continue;
         if (lua_type(L, i) == LUA_TTABLE) {
+            static const char *const known[] = {"device", "dtype", "copy", "non_blocking", NULL};
+            tl_check_options(L, i, "to", known, NULL);
             if (lua_getfield(L, i, "device") != LUA_TNIL)
                 dev = tl_check_device(L, -1, "to");
             if (lua_getfield(L, i, "dtype") != LUA_TNIL) {

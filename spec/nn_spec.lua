@@ -777,3 +777,54 @@ describe("nn errors point at the user's line", function()
             tide.zeros({ 2, 3 }, { device = D.name }))
     end)
 end)
+
+-- API.md: unknown option keys raise everywhere; options listed there but not built say so
+describe("nn options", function()
+    local function err_of(f, ...)
+        local ok, err = pcall(f, ...)
+        assert.is_false(ok)
+        return err
+    end
+
+    it("losses reject unknown keys; CrossEntropyLoss's unbuilt options are not supported yet", function()
+        assert.matches('^spec/nn_spec%.lua:%d+: tide: MSELoss: unknown option "reductio" %(did ' ..
+            'you mean "reduction"%?%)$', err_of(nn.MSELoss, { reductio = "sum" }))
+        for _, name in ipairs({ "NLLLoss", "BCEWithLogitsLoss", "CrossEntropyLoss" }) do
+            assert.matches("tide: " .. name .. ': unknown option "reduce"',
+                err_of(nn[name], { reduce = "sum" }))
+        end
+        for _, k in ipairs({ "ignore_index", "weight", "label_smoothing" }) do
+            assert.matches('^spec/nn_spec%.lua:%d+: tide: CrossEntropyLoss: option "' .. k ..
+                '" is not supported yet$', err_of(nn.CrossEntropyLoss, { [k] = 1 }))
+        end
+        assert.are.equal("sum", nn.MSELoss({ reduction = "sum" }).reduction)
+    end)
+
+    it("layers reject unknown keys", function()
+        assert.matches('tide: Linear: unknown option "bais" %(did you mean "bias"%?%)',
+            err_of(nn.Linear, 4, 2, { bais = false }))
+        assert.matches('tide: Conv2d: unknown option "pading" %(did you mean "padding"%?%)',
+            err_of(nn.Conv2d, 1, 2, 3, { pading = 1 }))
+        assert.matches('tide: LayerNorm: unknown option "epsilon"',
+            err_of(nn.LayerNorm, 4, { epsilon = 1e-3 }))
+        assert.matches('tide: BatchNorm1d: unknown option "momentun" %(did you mean "momentum"%?%)',
+            err_of(nn.BatchNorm1d, 4, { momentun = 0.2 }))
+        assert.matches('tide: Module:to: unknown option "dtyp" %(did you mean "dtype"%?%)',
+            err_of(function() local m = nn.Linear(2, 2):to({ dtyp = "float64" }) return m end))
+    end)
+
+    it("Linear(in, out, {bias = false}) has no bias parameter", function()
+        local m = nn.Linear(4, 2, { bias = false })
+        assert.is_nil(m.bias)
+        assert.are.equal(1, #m:parameters())
+        local keys = {}
+        for k in pairs(m:state_dict()) do
+            keys[#keys + 1] = k
+        end
+        assert.are.same({ "weight" }, keys)
+        local x = tide.randn(3, 4)
+        close(m(x), x:matmul(m.weight:t()):detach():reshape(-1):totable())
+        assert.is_not_nil(nn.Linear(4, 2, { bias = true }).bias)
+        assert.is_nil(nn.Linear(4, 2, false).bias)
+    end)
+end)

@@ -433,3 +433,37 @@ describe("item and totable", function()
         assert.are.same({ 2, 5 }, t:select(2, 2):totable())
     end)
 end)
+
+-- API.md: unknown option keys raise everywhere, with the closest valid name
+describe("unknown options", function()
+    local function err_of(f, ...)
+        local ok, err = pcall(f, ...)
+        assert.is_false(ok)
+        return err
+    end
+
+    it("every creation function rejects a misspelt key with the closest valid name", function()
+        assert.matches('^spec/tensor_spec%.lua:%d+: tide: randn: unknown option "require_grad" ' ..
+            '%(did you mean "requires_grad"%?%)$', err_of(tide.randn, 2, { require_grad = true }))
+        for _, c in ipairs({
+            { "zeros", { 2 } }, { "ones", { 2 } }, { "empty", { 2 } }, { "rand", { 2 } },
+            { "randn", { 2 } }, { "full", { { 2 }, 1 } }, { "arange", { 0, 3 } }, { "eye", { 2 } },
+            { "tensor", { { 1, 2 } } },
+        }) do
+            local name, args = c[1], c[2]
+            args[#args + 1] = { devcie = "cpu" }
+            assert.matches('tide: ' .. name .. ': unknown option "devcie" %(did you mean "device"%?%)',
+                err_of(tide[name], table.unpack(args)))
+        end
+        assert.matches('tide: zeros: unknown option "colour"; options are device, dtype, ' ..
+            'requires_grad', err_of(tide.zeros, 2, { colour = 1 }), 1)
+        assert.matches("tide: zeros: unknown option 1 %(a number key%)", err_of(tide.zeros, 2, { 3 }))
+    end)
+
+    it("to rejects an unknown key and changes nothing", function()
+        local t = tide.ones(2)
+        assert.matches('^spec/tensor_spec%.lua:%d+: tide: to: unknown option "copyy" %(did you ' ..
+            'mean "copy"%?%)$', err_of(t.to, t, "cpu", { copyy = true }))
+        assert.is_true(rawequal(t, t:to("cpu", { copy = false, non_blocking = false })))
+    end)
+end)

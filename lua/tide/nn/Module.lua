@@ -316,9 +316,11 @@ local function parse_to(a, b)
     if type(b) == "string" then
         dt = b
     elseif type(b) == "table" then
+        core._check_options(b, "Module:to", { "dtype" })
         dt = b.dtype or dt
     end
     if type(a) == "table" then
+        core._check_options(a, "Module:to", { "device", "dtype" })
         dt = a.dtype or dt
         dev = a.device and device_of(a.device) or dev
     end
