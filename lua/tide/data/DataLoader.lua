@@ -126,7 +126,7 @@ function DataLoader:iter()
     local nb = self:len()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
     if self.shuffle then
-        order = core.randperm(n, self.seed + self.epoch)
+        order = core._randperm(n, self.seed + self.epoch)
     end
     self.epoch = self.epoch + 1
     local b = 0
