@@ -463,3 +463,51 @@ describe("scope helpers reject a missing function with a tide: error", function(
         assert.is_true(tide.core.is_grad_enabled())
     end)
 end)
+
+-- backward(grad, opts) checks what it is given at the user's call, before anything runs
+describe("backward's arguments (on " .. D.name .. ")", function()
+    local function at_line(line, f)
+        local ok, err = pcall(f)
+        assert.is_false(ok)
+        return err:match("^spec/autograd_spec%.lua:" .. line .. ": (tide: .*)$") or err
+    end
+
+    it("a gradient on another device, of another dtype or shape raises at the call", function()
+        local dn, on = tostring(tide.device(D.name)), tostring(tide.device(D.other))
+        local x = tide.randn(3, { device = D.name, requires_grad = true })
+        local y = x * 2
+        local line = debug.getinfo(1, "l").currentline + 1
+        local err = at_line(line, function() y:backward(tide.ones(3, { device = D.other })) end)
+        assert.are.equal("tide: backward: expected all tensors on the same device, found " ..
+            on .. " (grad) and " .. dn .. ' (tensor); move the gradient with grad:to("' .. dn ..
+            '")', err)
+        line = debug.getinfo(1, "l").currentline + 1
+        err = at_line(line, function() y:backward(tide.ones(3, { device = D.name, dtype = "float64" })) end)
+        assert.are.equal('tide: backward: expected grad of dtype float32 (the tensor\'s), got ' ..
+            'float64; convert it with grad:to("float32")', err)
+        line = debug.getinfo(1, "l").currentline + 1
+        err = at_line(line, function() y:backward(tide.ones(4, { device = D.name })) end)
+        assert.are.equal("tide: backward: grad of shape {4} does not match the tensor's shape {3}",
+            err)
+        assert.is_nil(x.grad)
+        y:backward(tide.ones(3, { device = D.name }))
+        assert.are.equal(dn, tostring(x.grad.device))
+        close(x.grad, { 2, 2, 2 })
+    end)
+
+    it("options that are not a table, or unknown keys, raise tide errors", function()
+        local x = tide.randn(3, { device = D.name, requires_grad = true })
+        local y = (x * 2):sum()
+        local line = debug.getinfo(1, "l").currentline + 1
+        local err = at_line(line, function() y:backward(nil, 5) end)
+        assert.are.equal("tide: backward: options must be a table such as {retain_graph = true}, " ..
+            "got number", err)
+        line = debug.getinfo(1, "l").currentline + 1
+        err = at_line(line, function() y:backward({ retain_grap = true }) end)
+        assert.are.equal('tide: backward: unknown option "retain_grap" (did you mean ' ..
+            '"retain_graph"?)', err)
+        y:backward(nil, { retain_graph = true })
+        y:backward()
+        close(x.grad, { 4, 4, 4 })
+    end)
+end)

@@ -804,6 +804,17 @@ local function run_backward(root, grad, retain)
     elseif not is_tensor(grad) then
         error("tide: backward: expected grad to be a tensor, got " .. type(grad), 3)
     else
+        -- checked here, at the user's call: a gradient elsewhere would land on the leaves
+        local gd, rd = grad.device, root.device
+        if gd ~= rd then
+            error(string.format("tide: backward: expected all tensors on the same device, found " ..
+                "%s (grad) and %s (tensor); move the gradient with grad:to(\"%s\")", tostring(gd),
+                tostring(rd), tostring(rd)), 3)
+        end
+        if grad.dtype ~= root.dtype then
+            error(string.format("tide: backward: expected grad of dtype %s (the tensor's), got " ..
+                "%s; convert it with grad:to(\"%s\")", root.dtype, grad.dtype, root.dtype), 3)
+        end
         local gs, rs = grad.shape, root.shape
         local same = #gs == #rs
         for i = 1, #rs do
@@ -872,9 +883,18 @@ M.backward = run_backward
 
 -- ---- user API ----
 
+local BACKWARD_OPTIONS = { "retain_graph" }
+
 function Tensor.backward(self, grad, opts)
     if type(grad) == "table" and not is_tensor(grad) then
         grad, opts = nil, grad
+    end
+    if opts ~= nil then
+        if type(opts) ~= "table" then
+            error("tide: backward: options must be a table such as {retain_graph = true}, got " ..
+                type(opts), 2)
+        end
+        core._check_options(opts, "backward", BACKWARD_OPTIONS)
     end
     run_backward(self, grad, opts and opts.retain_graph)
 end
