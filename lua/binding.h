@@ -71,7 +71,10 @@ ltensor *tl_push_like(lua_State *L, int idx); /* the same, given a tensor at idx
 ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a tensor */
 ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
 int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
-void     tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+/* before an in-place op: refuses a leaf that requires grad; returns the arguments to record
+ * after it (0: none), for tl_inplace_done */
+int  tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs);
 /* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
 void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
                int extra_idx);
