@@ -759,6 +759,15 @@ describe("nn errors point at the user's line", function()
         end
     end)
 
+    it("a core error met inside a layer carries the user's line, not the layer's file", function()
+        local x = tide.randn(2, 3)
+        local line = debug.getinfo(1, "l").currentline + 1
+        local ok, err = pcall(function() local y = nn.Softmax(5)(x) return y end)
+        assert.is_false(ok)
+        assert.are.equal("spec/nn_spec.lua:" .. line .. ": tide: softmax: dim 5 is out of range " ..
+            "for a tensor with 2 dims; use 1..2 or -2..-1 (dims are 1-based)", err)
+    end)
+
     it("a model fed an input on another device: the device error at the user's line", function()
         local m = nn.Sequential(nn.Linear(3, 2)):to(D.other)
         raises_here("Linear: expected all tensors on the same device", m,
