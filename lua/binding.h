@@ -27,13 +27,19 @@ typedef struct ltensor {
 
 #define TL_STATE(L) ((tide_lua_state *)lua_touserdata(L, lua_upvalueindex(1)))
 #define TL_TENSOR   "tide.Tensor"
+/* the names users may write, for messages that list them */
+#define TL_DTYPE_NAMES                                                                             \
+    "\"float32\", \"float64\", \"float16\", \"bfloat16\", \"int32\", \"int64\", \"uint8\" or "     \
+    "\"bool\""
+#define TL_DEVICE_NAMES "\"cpu\", \"cpu:N\", \"cuda\" or \"cuda:N\""
 
 /* ---- state.c ---- */
 tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without upvalues) */
 void            tl_push_state(lua_State *L);
 void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
 int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
-int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, Lua caller's line */
+int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, the user's line */
+int             tl_set_library_dir(lua_State *L);             /* core._set_library_dir(dir) */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
 void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
@@ -56,6 +62,7 @@ void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
 void         tl_push_device(lua_State *L, tide_device *dev);
 tide_device *tl_check_device(lua_State *L, int idx, const char *op);
 tide_device *tl_default_device(tide_lua_state *S);
+int          tl_is_device_name(const char *s); /* "cpu", "cuda:1", ...: not "float128" */
 void         tl_open_device(lua_State *L, int mod);
 
 /* ---- tensor.c ---- */
@@ -64,7 +71,10 @@ ltensor *tl_push_like(lua_State *L, int idx); /* the same, given a tensor at idx
 ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a tensor */
 ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
 int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
-void     tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+/* before an in-place op: refuses a leaf that requires grad; returns the arguments to record
+ * after it (0: none), for tl_inplace_done */
+int  tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs);
 /* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
 void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
                int extra_idx);
@@ -82,6 +92,13 @@ void tl_open_creation(lua_State *L, int mod);
 /* a 0-d tensor of value on dev (for numbers mixed with tensors) */
 ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
                         tide_device *dev);
+
+/* ---- options.c ---- */
+/* raises `tide: <op>: unknown option "x" (did you mean "y"?)` for a key of the table at idx
+ * outside known, "not supported yet" for one in unsupported; both lists end with NULL */
+void tl_check_options(lua_State *L, int idx, const char *op, const char *const *known,
+                      const char *const *unsupported);
+void tl_open_options(lua_State *L, int mod);
 
 /* ---- ops.c ---- */
 void tl_open_ops(lua_State *L, int mod, int methods);

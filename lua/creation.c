@@ -1,5 +1,6 @@
 /* creation.c — tide.tensor, zeros, ones, empty, full, rand, randn, arange, eye, manual_seed. */
 #include "binding.h"
+#include "io.h"
 #include <string.h>
 
 typedef struct copts {
@@ -20,6 +21,8 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     if (lua_type(L, idx) != LUA_TTABLE)
         tl_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
                  luaL_typename(L, idx));
+    static const char *const known[] = {"device", "dtype", "requires_grad", NULL};
+    tl_check_options(L, idx, op, known, NULL);
     idx = lua_absindex(L, idx);
     if (lua_getfield(L, idx, "device") != LUA_TNIL)
         o->dev = tl_check_device(L, -1, op);
@@ -177,12 +180,22 @@ static int l_arange(lua_State *L) {
     return 1;
 }
 
+/* the integer argument at idx, or a tide error naming op and what it is */
+static lua_Integer int_arg(lua_State *L, int idx, const char *op, const char *what) {
+    int         isint;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+        tl_error(L, "tide: %s: expected %s to be an integer, got %s", op, what,
+                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
+    return v;
+}
+
 /* eye(n[, m], opts): built on the device itself as arange(n):view(n,1) == arange(m) */
 static int l_eye(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    lua_Integer     n = luaL_checkinteger(L, 1);
+    lua_Integer     n = int_arg(L, 1, "eye", "n");
     int             has_m = lua_type(L, 2) == LUA_TNUMBER;
-    lua_Integer     m = has_m ? luaL_checkinteger(L, 2) : n;
+    lua_Integer     m = has_m ? int_arg(L, 2, "eye", "m") : n;
     if (n < 0 || m < 0)
         return tl_error(L, "tide: eye: sizes %I and %I must be non-negative", (lua_Integer)n,
                         (lua_Integer)m);
@@ -207,8 +220,41 @@ static int l_eye(lua_State *L) {
     return 1;
 }
 
+/* randperm(n[, opts]): 1..n in a random order (1-based, as every index), int64 by default;
+ * the order comes from tide's generator, so tide.manual_seed makes it reproducible */
+static int l_randperm(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    lua_Integer     n = int_arg(L, 1, "randperm", "n");
+    if (n < 0)
+        return tl_error(L, "tide: randperm: n = %I is negative; expected a count >= 0",
+                        (lua_Integer)n);
+    copts o;
+    read_opts(L, S, 2, "randperm", &o);
+    if (!o.has_dt)
+        o.dt = TIDE_DTYPE_I64;
+    tide_device *cpu;
+    tide_device_get_index(TIDE_DEVICE_CPU, 0, &cpu);
+    int64_t  two = 2, shape[1] = {n};
+    ltensor *u = tl_push_empty(L), *h = tl_push_empty(L);
+    TL_CALL_AS(
+        L, S,
+        tide_tensor_random(S->ctx, cpu, TIDE_DTYPE_F64, 1, &two, TIDE_RANDOM_UNIFORM, 0, 1, &u->t),
+        "rand", "randperm");
+    const double *r = tide_tensor_data(u->t);
+    uint64_t      seed = (uint64_t)(r[0] * 4294967296.0) << 32 | (uint64_t)(r[1] * 4294967296.0);
+    TL_CALL_AS(L, S, tide_tensor_empty(S->ctx, cpu, TIDE_DTYPE_I64, 1, shape, &h->t), "empty",
+               "randperm");
+    tide_lua_shuffle(tide_tensor_data(h->t), n, seed);
+    if (o.dev != cpu || o.dt != TIDE_DTYPE_I64) {
+        ltensor *r2 = tl_push_empty(L);
+        TL_CALL_AS(L, S, tide_tensor_to(S->ctx, h->t, o.dev, o.dt, 0, &r2->t), "to", "randperm");
+    }
+    finish(L, S, &o, "randperm");
+    return 1;
+}
+
 static int l_manual_seed(lua_State *L) {
-    lua_Integer seed = luaL_checkinteger(L, 1);
+    lua_Integer seed = int_arg(L, 1, "manual_seed", "the seed");
     tide_ctx_manual_seed(TL_STATE(L)->ctx, (uint64_t)seed);
     return 0;
 }
@@ -369,11 +415,11 @@ static int l_tensor(lua_State *L) {
 }
 
 void tl_open_creation(lua_State *L, int mod) {
-    static const luaL_Reg funcs[] = {{"tensor", l_tensor}, {"zeros", l_zeros},
-                                     {"ones", l_ones},     {"empty", l_empty},
-                                     {"full", l_full},     {"rand", l_rand},
-                                     {"randn", l_randn},   {"arange", l_arange},
-                                     {"eye", l_eye},       {"manual_seed", l_manual_seed},
-                                     {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"tensor", l_tensor},     {"zeros", l_zeros},
+                                     {"ones", l_ones},         {"empty", l_empty},
+                                     {"full", l_full},         {"rand", l_rand},
+                                     {"randn", l_randn},       {"arange", l_arange},
+                                     {"eye", l_eye},           {"manual_seed", l_manual_seed},
+                                     {"randperm", l_randperm}, {NULL, NULL}};
     tl_register(L, mod, funcs);
 }

@@ -43,6 +43,14 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
     return NULL;
 }
 
+/* "cpu", "cuda", "cpu:..." or "cuda:...": a device's name, existing or not (vs "float128") */
+int tl_is_device_name(const char *s) {
+    const char *rest = strncmp(s, "cpu", 3) == 0    ? s + 3
+                       : strncmp(s, "cuda", 4) == 0 ? s + 4
+                                                    : NULL;
+    return rest && (*rest == '\0' || *rest == ':');
+}
+
 tide_device *tl_default_device(tide_lua_state *S) {
     if (S->default_dev)
         return S->default_dev;

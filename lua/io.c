@@ -185,15 +185,8 @@ static uint64_t splitmix(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-/* core.randperm(n, seed) -> host int64 tensor holding 1..n shuffled (Fisher-Yates) */
-static int l_randperm(lua_State *L) {
-    lua_Integer n = luaL_checkinteger(L, 1);
-    uint64_t    seed = (uint64_t)luaL_checkinteger(L, 2);
-    if (n < 0)
-        return luaL_error(L, "tide: randperm: n = %I is negative", n);
-    int64_t      shape[1] = {n};
-    tide_tensor *t = push_host_empty(L, TIDE_DTYPE_I64, 1, shape);
-    int64_t     *p = tide_tensor_data(t);
+/* p[0..n) <- 1..n shuffled by seed (Fisher-Yates): the same on every machine */
+void tide_lua_shuffle(int64_t *p, int64_t n, uint64_t seed) {
     for (int64_t i = 0; i < n; i++)
         p[i] = i + 1;
     for (int64_t i = n - 1; i > 0; i--) {
@@ -203,6 +196,18 @@ static int l_randperm(lua_State *L) {
         p[i] = p[j];
         p[j] = c;
     }
+}
+
+/* core._randperm(n, seed) -> host int64 tensor holding 1..n shuffled: the data loader's
+ * reproducible epochs (the public tide.randperm(n[, opts]) draws its seed from tide's generator) */
+static int l_randperm(lua_State *L) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    uint64_t    seed = (uint64_t)luaL_checkinteger(L, 2);
+    if (n < 0)
+        return luaL_error(L, "tide: randperm: n = %I is negative", n);
+    int64_t      shape[1] = {n};
+    tide_tensor *t = push_host_empty(L, TIDE_DTYPE_I64, 1, shape);
+    tide_lua_shuffle(tide_tensor_data(t), n, seed);
     return 1;
 }
 
@@ -213,7 +218,7 @@ void tide_lua_register_io(lua_State *L) {
         {"safetensors_save", l_st_save},
         {"isatty", l_isatty},
         {"wall_time", l_wall_time},
-        {"randperm", l_randperm},
+        {"_randperm", l_randperm},
         {NULL, NULL},
     };
     luaL_setfuncs(L, fns, 0);

@@ -4,4 +4,7 @@
 #include <lua.h>
 /* adds the io functions to the table on top of the stack */
 void tide_lua_register_io(lua_State *L);
+#include <stdint.h>
+/* p[0..n) <- 1..n shuffled by seed (Fisher-Yates), the same on every machine */
+void tide_lua_shuffle(int64_t *p, int64_t n, uint64_t seed);
 #endif

@@ -121,6 +121,7 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_ops(L, mod, lua_gettop(L));
     lua_pop(L, 1);
     tl_open_creation(L, mod);
+    tl_open_options(L, mod);
     static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
                                      {"reset_transfer_stats", l_reset_transfer_stats},
                                      {"transfer_guard", l_transfer_guard},
@@ -129,6 +130,7 @@ int luaopen_tide_core(lua_State *L) {
                                      {"memory_in_use", l_memory_in_use},
                                      {"is_tensor", l_is_tensor},
                                      {"_forward", l_forward},
+                                     {"_set_library_dir", tl_set_library_dir},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);
     lua_settop(L, mod);

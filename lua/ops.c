@@ -49,7 +49,7 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
     tide_tensor    *dst = a->t;
-    tl_check_inplace(L, S, a, name);
+    int             rec = tl_check_inplace(L, S, a, name);
     if (b) {
         if (!b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
@@ -62,6 +62,7 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
         TL_CALL_AS(L, S, tide_binary_scalar_x(S->ctx, op, a->t, tl_scalar(L, 2), 0, &dst),
                    tide_op_name(op), name);
     }
+    tl_inplace_done(L, S, name, rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -97,8 +98,9 @@ static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, name);
     tide_tensor    *dst = a->t;
-    tl_check_inplace(L, S, a, name);
+    int             rec = tl_check_inplace(L, S, a, name);
     TL_CALL_AS(L, S, unary_call(L, S, op, name, a->t, &dst), tide_op_name(op), name);
+    tl_inplace_done(L, S, name, rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -457,10 +459,11 @@ static int o_index_add_(lua_State *L) {
     ltensor        *a = tl_check(L, S, 1, "index_add_");
     int             dim = tl_dim(L, a->t, check_int(L, 2, "index_add_", "dim"), "index_add_", 0);
     ltensor        *src = tl_check(L, S, 4, "index_add_");
-    tl_check_inplace(L, S, a, "index_add_");
     lua_settop(L, 4);
+    int      rec = tl_check_inplace(L, S, a, "index_add_");
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_add_");
     TL_CALL(L, S, tide_index_add_(S->ctx, a->t, dim, ix->t, src->t));
+    tl_inplace_done(L, S, "index_add_", rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -574,8 +577,9 @@ static int o_fill_(lua_State *L) {
     ltensor        *a = tl_check(L, S, 1, "fill_");
     if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: fill_: value must be a number, got %s", luaL_typename(L, 2));
-    tl_check_inplace(L, S, a, "fill_");
+    int rec = tl_check_inplace(L, S, a, "fill_");
     TL_CALL(L, S, tide_fill_x_(S->ctx, a->t, tl_scalar(L, 2)));
+    tl_inplace_done(L, S, "fill_", rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -583,8 +587,9 @@ static int o_fill_(lua_State *L) {
 static int o_zero_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "zero_");
-    tl_check_inplace(L, S, a, "zero_");
+    int             rec = tl_check_inplace(L, S, a, "zero_");
     TL_CALL(L, S, tide_fill_(S->ctx, a->t, 0));
+    tl_inplace_done(L, S, "zero_", rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -592,8 +597,9 @@ static int o_zero_(lua_State *L) {
 static int o_copy_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "copy_"), *b = tl_check(L, S, 2, "copy_");
-    tl_check_inplace(L, S, a, "copy_");
+    int             rec = tl_check_inplace(L, S, a, "copy_");
     TL_CALL(L, S, tide_tensor_copy_(S->ctx, a->t, b->t));
+    tl_inplace_done(L, S, "copy_", rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -604,8 +610,9 @@ static int random_(lua_State *L, tide_random_kind kind, const char *name) {
     double          lo = opt_number(L, 2, kind == TIDE_RANDOM_UNIFORM ? 0 : 0, name,
                            kind == TIDE_RANDOM_UNIFORM ? "from" : "mean");
     double          hi = opt_number(L, 3, 1, name, kind == TIDE_RANDOM_UNIFORM ? "to" : "std");
-    tl_check_inplace(L, S, a, name);
+    int             rec = tl_check_inplace(L, S, a, name);
     TL_CALL(L, S, tide_random_(S->ctx, a->t, kind, lo, hi));
+    tl_inplace_done(L, S, name, rec);
     lua_settop(L, 1);
     return 1;
 }
@@ -654,11 +661,14 @@ static int o_to(lua_State *L) {
         if (lua_isnil(L, i))
             continue;
         if (lua_type(L, i) == LUA_TTABLE) {
+            static const char *const known[] = {"device", "dtype", "copy", "non_blocking", NULL};
+            tl_check_options(L, i, "to", known, NULL);
             if (lua_getfield(L, i, "device") != LUA_TNIL)
                 dev = tl_check_device(L, -1, "to");
             if (lua_getfield(L, i, "dtype") != LUA_TNIL) {
                 if (!dtype_arg(L, -1, &dt))
-                    return tl_error(L, "tide: to: unknown dtype %s", luaL_tolstring(L, -1, 0));
+                    return tl_error(L, "tide: to: unknown dtype %s; use " TL_DTYPE_NAMES,
+                                    luaL_tolstring(L, -1, 0));
                 has_dt = 1;
             }
             lua_getfield(L, i, "copy");
@@ -673,6 +683,12 @@ static int o_to(lua_State *L) {
             has_dt = 1;
         } else if (dtype_arg(L, i, &dt)) {
             has_dt = 1;
+        } else if (lua_type(L, i) == LUA_TSTRING && !tl_is_device_name(lua_tostring(L, i))) {
+            return tl_error(
+                L,
+                "tide: to: \"%s\" is neither a device nor a dtype; devices are " TL_DEVICE_NAMES
+                ", dtypes " TL_DTYPE_NAMES,
+                lua_tostring(L, i));
         } else {
             dev = tl_check_device(L, i, "to");
         }

@@ -56,18 +56,49 @@ void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
     lua_pop(L, 1);
 }
 
-/* Like luaL_error, but the position is that of the nearest Lua caller: tostring(t), pcall(f)
- * and other C functions in between would otherwise leave the message without one. */
+static const char libdir_key = 'l'; /* registry key: the directory of tide's own Lua files */
+
+/* core._set_library_dir(dir): init.lua names the directory of tide's Lua files ("lua/tide/"),
+ * so that errors raised while they run point past them, at the user's code */
+int tl_set_library_dir(lua_State *L) {
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return 0;
+    lua_settop(L, 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &libdir_key);
+    return 0;
+}
+
+/* true when the frame runs one of tide's own Lua files */
+static int in_library(lua_State *L, const lua_Debug *ar) {
+    size_t      n = 0;
+    const char *dir = NULL;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &libdir_key) == LUA_TSTRING)
+        dir = lua_tolstring(L, -1, &n);
+    int in = dir && ar->source[0] == '@' && strncmp(ar->source + 1, dir, n) == 0;
+    lua_pop(L, 1); /* the registry keeps the string */
+    return in;
+}
+
+/* Like luaL_error, but the position is that of the user's line: the nearest Lua frame outside
+ * tide's own Lua files (a core error met inside nn or autograd names the user's call, never
+ * functional.lua:178); C functions in between (tostring(t), pcall(f)) are skipped. Without such
+ * a frame, the nearest Lua caller. */
 int tl_error(lua_State *L, const char *fmt, ...) {
     lua_Debug ar;
-    int       level = 1;
-    for (int l = 1; l <= 3 && lua_getstack(L, l, &ar); l++) {
+    int       level = 1, nearest = 0;
+    for (int l = 1; lua_getstack(L, l, &ar); l++) {
         lua_getinfo(L, "Sl", &ar);
-        if (ar.currentline > 0) {
+        if (ar.currentline <= 0)
+            continue;
+        if (!nearest)
+            nearest = l;
+        if (!in_library(L, &ar)) {
             level = l;
             break;
         }
     }
+    if (level == 1 && nearest)
+        level = nearest;
     va_list ap;
     va_start(ap, fmt);
     luaL_where(L, level);

@@ -136,12 +136,33 @@ tide_scalar tl_scalar(lua_State *L, int idx) {
     return tide_scalar_f(lua_tonumber(L, idx));
 }
 
-void tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
-    if (self->requires_grad && S->grad_enabled)
+static void call_hook(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
+                      int extra_idx);
+
+/* Before an in-place op: with grad mode on and a tensor argument that requires grad, autograd
+ * (the hook, called with out = nil) refuses a leaf that requires grad, or notes what the op
+ * will overwrite; returns the number of arguments to record after the op (tl_inplace_done), 0
+ * when nothing is recorded. Without autograd loaded, any tensor that requires grad refuses. */
+int tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
+    int nargs = lua_gettop(L);
+    if (!S->grad_enabled)
+        return 0;
+    if (S->hook_ref != LUA_NOREF && tl_needs_record(L, S, nargs)) {
+        call_hook(L, S, op, nargs, 0, 0);
+        return nargs;
+    }
+    if (self->requires_grad)
         tl_error(L,
                  "tide: %s: in-place operation on a tensor that requires grad; wrap it in "
                  "tide.no_grad or use detach()",
                  op);
+    return 0;
+}
+
+/* After the in-place op succeeded: records it (the result is the first argument) */
+void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs) {
+    if (nargs)
+        call_hook(L, S, op, nargs, 1, 0);
 }
 
 /* ---- autograd hook ------------------------------------------------------------------------ */
@@ -175,14 +196,23 @@ int tl_needs_record(lua_State *L, tide_lua_state *S, int nargs) {
 /* hook(name, out, {n = nargs, args 1..nargs as passed, indices = extra}) */
 void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
                int extra_idx) {
-    if (!tl_needs_record(L, S, nargs))
-        return;
-    out_idx = lua_absindex(L, out_idx);
+    if (tl_needs_record(L, S, nargs))
+        call_hook(L, S, name, nargs, out_idx, extra_idx);
+}
+
+/* hook(name, out or nil when out_idx is 0, args) */
+static void call_hook(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
+                      int extra_idx) {
+    if (out_idx)
+        out_idx = lua_absindex(L, out_idx);
     if (extra_idx)
         extra_idx = lua_absindex(L, extra_idx);
     lua_rawgeti(L, LUA_REGISTRYINDEX, S->hook_ref);
     lua_pushstring(L, name);
-    lua_pushvalue(L, out_idx);
+    if (out_idx)
+        lua_pushvalue(L, out_idx);
+    else
+        lua_pushnil(L);
     lua_createtable(L, nargs, 8); /* room for autograd's fields: no rehash as they are set */
     for (int i = 1; i <= nargs; i++) {
         lua_pushvalue(L, i);
@@ -489,8 +519,8 @@ static int t_newindex(lua_State *L) {
                         luaL_typename(L, 3));
     if (v && !v->t)
         return tl_error(L, "tide: setindex: attempt to use a freed tensor");
-    tl_check_inplace(L, S, a, "t[i] = v");
     lua_settop(L, 3);
+    int rec = tl_check_inplace(L, S, a, "t[i] = v");
     tl_select(L, S, 1, i, "setindex");
     ltensor *view = lua_touserdata(L, -1);
     if (v) {
@@ -498,6 +528,7 @@ static int t_newindex(lua_State *L) {
     } else {
         TL_CALL(L, S, tide_fill_x_(S->ctx, view->t, tl_scalar(L, 3)));
     }
+    tl_inplace_done(L, S, "t[i] = v", rec);
     return 0;
 }
 

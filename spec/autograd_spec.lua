@@ -463,3 +463,169 @@ describe("scope helpers reject a missing function with a tide: error", function(
         assert.is_true(tide.core.is_grad_enabled())
     end)
 end)
+
+-- backward(grad, opts) checks what it is given at the user's call, before anything runs
+describe("backward's arguments (on " .. D.name .. ")", function()
+    local function at_line(line, f)
+        local ok, err = pcall(f)
+        assert.is_false(ok)
+        return err:match("^spec/autograd_spec%.lua:" .. line .. ": (tide: .*)$") or err
+    end
+
+    it("a gradient on another device, of another dtype or shape raises at the call", function()
+        local dn, on = tostring(tide.device(D.name)), tostring(tide.device(D.other))
+        local x = tide.randn(3, { device = D.name, requires_grad = true })
+        local y = x * 2
+        local line = debug.getinfo(1, "l").currentline + 1
+        local err = at_line(line, function() y:backward(tide.ones(3, { device = D.other })) end)
+        assert.are.equal("tide: backward: expected all tensors on the same device, found " ..
+            on .. " (grad) and " .. dn .. ' (tensor); move the gradient with grad:to("' .. dn ..
+            '")', err)
+        line = debug.getinfo(1, "l").currentline + 1
+        err = at_line(line, function() y:backward(tide.ones(3, { device = D.name, dtype = "float64" })) end)
+        assert.are.equal('tide: backward: expected grad of dtype float32 (the tensor\'s), got ' ..
+            'float64; convert it with grad:to("float32")', err)
+        line = debug.getinfo(1, "l").currentline + 1
+        err = at_line(line, function() y:backward(tide.ones(4, { device = D.name })) end)
+        assert.are.equal("tide: backward: grad of shape {4} does not match the tensor's shape {3}",
+            err)
+        assert.is_nil(x.grad)
+        y:backward(tide.ones(3, { device = D.name }))
+        assert.are.equal(dn, tostring(x.grad.device))
+        close(x.grad, { 2, 2, 2 })
+    end)
+
+    it("options that are not a table, or unknown keys, raise tide errors", function()
+        local x = tide.randn(3, { device = D.name, requires_grad = true })
+        local y = (x * 2):sum()
+        local line = debug.getinfo(1, "l").currentline + 1
+        local err = at_line(line, function() y:backward(nil, 5) end)
+        assert.are.equal("tide: backward: options must be a table such as {retain_graph = true}, " ..
+            "got number", err)
+        line = debug.getinfo(1, "l").currentline + 1
+        err = at_line(line, function() y:backward({ retain_grap = true }) end)
+        assert.are.equal('tide: backward: unknown option "retain_grap" (did you mean ' ..
+            '"retain_graph"?)', err)
+        y:backward(nil, { retain_graph = true })
+        y:backward()
+        close(x.grad, { 4, 4, 4 })
+    end)
+end)
+
+-- API.md: in-place ops on non-leaf tensors that require grad are recorded (PyTorch's rule);
+-- only leaves that require grad refuse them; version counters still catch misuse at backward
+describe("in-place ops on results that require grad (on " .. D.name .. ")", function()
+    local function F(v, rg)
+        return tide.tensor(v, { device = D.name, requires_grad = rg })
+    end
+
+    it("h = x*2; h:relu_(); h:sum():backward() gives relu's gradient", function()
+        local x = F({ -1.0, 2.0, -3.0, 4.0 }, true)
+        local h = x * 2
+        assert.is_true(rawequal(h, h:relu_()))
+        close(h, { 0, 4, 0, 8 })
+        assert.is_false(h.is_leaf)
+        h:sum():backward()
+        close(x.grad, { 0, 2, 0, 2 })
+    end)
+
+    it("ops that used h before the in-place op keep their own gradient", function()
+        local x = F({ -1.0, 2.0, -3.0, 4.0 }, true)
+        local h = x * 2
+        local y = h * 3 -- mul by a number reads nothing of h
+        h:relu_()
+        ;(y + h):sum():backward()
+        close(x.grad, { 6, 8, 6, 8 })
+    end)
+
+    it("each kind of in-place op records its gradient", function()
+        local x, w = F({ 1.0, 2.0, 3.0 }, true), F({ 4.0, 5.0, 6.0 }, true)
+        local h = x * 1
+        h:mul_(w) -- reads h as it was for w's gradient
+        h:add_(w, 2)
+        h:sum():backward()
+        close(x.grad, { 4, 5, 6 })
+        close(w.grad, { 1 + 2, 2 + 2, 3 + 2 })
+
+        x.grad, w.grad = nil, nil
+        h = x * 1
+        h:clamp_(0, 2.5):exp_() -- clamp reads its input, exp its result
+        h:sum():backward()
+        close(x.grad, { math.exp(1), math.exp(2), 0 }, 1e-3)
+        h = x * 1
+        h:exp_():clamp_(0, 10) -- exp's saved result overwritten: refused, as in PyTorch
+        assert.is_false(pcall(function() h:sum():backward() end))
+
+        x.grad = nil
+        h = x * 1
+        h:copy_(w) -- the old values are gone: nothing flows to x; w gets it all
+        h:mul(x):sum():backward()
+        close(x.grad, { 4, 5, 6 })
+        close(w.grad, { 1, 2, 3 })
+
+        x.grad, w.grad = nil, nil
+        h = x * 2
+        h:fill_(1)
+        ;(h * x):sum():backward()
+        close(x.grad, { 1, 1, 1 })
+
+        x.grad, w.grad = nil, nil
+        local m = (x * 1):view(3, 1):expand(3, 2):contiguous()
+        m[2] = w[1] -- t[i] = v: slice 2 comes from w[1]
+        m:sum():backward()
+        close(x.grad, { 2, 0, 2 })
+        close(w.grad, { 2, 0, 0 })
+
+        x.grad, w.grad = nil, nil
+        h = x * 1
+        h:index_add_(1, T({ 3, 3 }), w:narrow(1, 1, 2))
+        h:mul(T({ 1.0, 10.0, 100.0 })):sum():backward()
+        close(x.grad, { 1, 10, 100 })
+        close(w.grad, { 100, 100, 0 })
+    end)
+
+    it("a tensor without grad that takes a value requiring grad joins the graph", function()
+        local x = F({ 1.0, 2.0 }, true)
+        local buf = tide.zeros(2, { device = D.name })
+        buf:add_(x:mul(3))
+        assert.is_true(buf.requires_grad)
+        buf:sum():backward()
+        close(x.grad, { 3, 3 })
+    end)
+
+    it("keeps backward's check: a value a node saved, modified in place, raises", function()
+        local x = F({ -1.0, 2.0 }, true)
+        local h = x * 2
+        local y = h * h -- saves h
+        h:relu_()
+        local ok, err = pcall(function() y:sum():backward() end)
+        assert.is_false(ok)
+        assert.matches("tide: backward: a tensor needed for the gradient of mul %(its argument " ..
+            "%d%) was modified in place after it was used %(version 1, expected 0%)", err)
+    end)
+
+    it("leaves that require grad refuse, and views of tensors that require grad too", function()
+        local x = F({ -1.0, 2.0 }, true)
+        local line = debug.getinfo(1, "l").currentline + 1
+        local ok, err = pcall(function() x:relu_() end)
+        assert.is_false(ok)
+        assert.are.equal("spec/autograd_spec.lua:" .. line .. ": tide: relu_: in-place operation " ..
+            "on a leaf tensor that requires grad; wrap it in tide.no_grad or use detach()", err)
+        local h = x * 2
+        line = debug.getinfo(1, "l").currentline + 1
+        ok, err = pcall(function() h:view(2, 1):relu_() end)
+        assert.is_false(ok)
+        assert.are.equal("spec/autograd_spec.lua:" .. line .. ": tide: relu_: in-place operation " ..
+            "on a view of a tensor that requires grad is not supported yet; clone() the view first",
+            err)
+        close(h, { -2, 4 })
+        -- a view taken before its base changed in place: backward refuses a stale graph
+        local v = h:view(2, 1)
+        h:relu_()
+        ok, err = pcall(function() v:sum():backward() end)
+        assert.is_false(ok)
+        assert.matches("tide: backward: the tensor that view viewed was modified in place after " ..
+            "the view was made", err)
+        assert.is_nil(x.grad)
+    end)
+end)

@@ -722,6 +722,52 @@ describe("nn errors point at the user's line", function()
         end)
     end)
 
+    -- the exact position: this file and the line of the call, never a file of tide's
+    it("device mismatches in every loss and layer: the module's name at the calling line", function()
+        local dn, on = tostring(tide.device(D.name)), tostring(tide.device(D.other))
+        local function at_line(line, msg, err)
+            assert.are.equal("spec/nn_spec.lua:" .. line .. ": tide: " .. msg, err)
+        end
+        local x, y = tide.randn({ 4, 3 }, { device = D.other }), tide.randn({ 4, 3 }, { device = D.name })
+        local t = tide.tensor({ 1, 2, 3, 1 }, { device = D.name })
+        local same = "expected input and target on the same device, found " .. on .. " and " ..
+            dn .. '; move one with :to("' .. dn .. '")'
+        for _, name in ipairs({ "MSELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss" }) do
+            local crit = nn[name]()
+            local target = (name == "CrossEntropyLoss" or name == "NLLLoss") and t or y
+            local line = debug.getinfo(1, "l").currentline + 1
+            local ok, err = pcall(function() local l = crit(x, target) return l end)
+            assert.is_false(ok)
+            at_line(line, name .. ": " .. same, err)
+        end
+        local layers = {
+            { nn.Linear(3, 2), tide.zeros({ 1, 3 }, { device = D.name }) },
+            { nn.Conv2d(1, 1, 1), tide.zeros({ 1, 1, 2, 2 }, { device = D.name }) },
+            { nn.Embedding(3, 2), tide.tensor({ 1, 2 }, { device = D.name }) },
+            { nn.LayerNorm(3), tide.zeros({ 2, 3 }, { device = D.name }) },
+            { nn.BatchNorm1d(3), tide.zeros({ 2, 3 }, { device = D.name }) },
+            { nn.BatchNorm2d(3), tide.zeros({ 2, 3, 2, 2 }, { device = D.name }) },
+            { nn.Sequential(nn.ReLU(), nn.Linear(3, 2)), tide.zeros({ 1, 3 }, { device = D.name }) },
+        }
+        for _, c in ipairs(layers) do
+            local m, input = c[1]:to(D.other), c[2]
+            local line = debug.getinfo(1, "l").currentline + 1
+            local ok, err = pcall(function() local r = m(input) return r end)
+            assert.is_false(ok)
+            assert.matches("^spec/nn_spec%.lua:" .. line .. ": tide: %a+%d?d?: expected all " ..
+                "tensors on the same device, found " .. dn:gsub("%p", "%%%0") .. " %(input%)", err)
+        end
+    end)
+
+    it("a core error met inside a layer carries the user's line, not the layer's file", function()
+        local x = tide.randn(2, 3)
+        local line = debug.getinfo(1, "l").currentline + 1
+        local ok, err = pcall(function() local y = nn.Softmax(5)(x) return y end)
+        assert.is_false(ok)
+        assert.are.equal("spec/nn_spec.lua:" .. line .. ": tide: softmax: dim 5 is out of range " ..
+            "for a tensor with 2 dims; use 1..2 or -2..-1 (dims are 1-based)", err)
+    end)
+
     it("a model fed an input on another device: the device error at the user's line", function()
         local m = nn.Sequential(nn.Linear(3, 2)):to(D.other)
         raises_here("Linear: expected all tensors on the same device", m,
@@ -738,5 +784,56 @@ describe("nn errors point at the user's line", function()
         local bn = nn.BatchNorm1d(3):to(D.other)
         raises_here("BatchNorm1d: expected all tensors on the same device", bn,
             tide.zeros({ 2, 3 }, { device = D.name }))
+    end)
+end)
+
+-- API.md: unknown option keys raise everywhere; options listed there but not built say so
+describe("nn options", function()
+    local function err_of(f, ...)
+        local ok, err = pcall(f, ...)
+        assert.is_false(ok)
+        return err
+    end
+
+    it("losses reject unknown keys; CrossEntropyLoss's unbuilt options are not supported yet", function()
+        assert.matches('^spec/nn_spec%.lua:%d+: tide: MSELoss: unknown option "reductio" %(did ' ..
+            'you mean "reduction"%?%)$', err_of(nn.MSELoss, { reductio = "sum" }))
+        for _, name in ipairs({ "NLLLoss", "BCEWithLogitsLoss", "CrossEntropyLoss" }) do
+            assert.matches("tide: " .. name .. ': unknown option "reduce"',
+                err_of(nn[name], { reduce = "sum" }))
+        end
+        for _, k in ipairs({ "ignore_index", "weight", "label_smoothing" }) do
+            assert.matches('^spec/nn_spec%.lua:%d+: tide: CrossEntropyLoss: option "' .. k ..
+                '" is not supported yet$', err_of(nn.CrossEntropyLoss, { [k] = 1 }))
+        end
+        assert.are.equal("sum", nn.MSELoss({ reduction = "sum" }).reduction)
+    end)
+
+    it("layers reject unknown keys", function()
+        assert.matches('tide: Linear: unknown option "bais" %(did you mean "bias"%?%)',
+            err_of(nn.Linear, 4, 2, { bais = false }))
+        assert.matches('tide: Conv2d: unknown option "pading" %(did you mean "padding"%?%)',
+            err_of(nn.Conv2d, 1, 2, 3, { pading = 1 }))
+        assert.matches('tide: LayerNorm: unknown option "epsilon"',
+            err_of(nn.LayerNorm, 4, { epsilon = 1e-3 }))
+        assert.matches('tide: BatchNorm1d: unknown option "momentun" %(did you mean "momentum"%?%)',
+            err_of(nn.BatchNorm1d, 4, { momentun = 0.2 }))
+        assert.matches('tide: Module:to: unknown option "dtyp" %(did you mean "dtype"%?%)',
+            err_of(function() local m = nn.Linear(2, 2):to({ dtyp = "float64" }) return m end))
+    end)
+
+    it("Linear(in, out, {bias = false}) has no bias parameter", function()
+        local m = nn.Linear(4, 2, { bias = false })
+        assert.is_nil(m.bias)
+        assert.are.equal(1, #m:parameters())
+        local keys = {}
+        for k in pairs(m:state_dict()) do
+            keys[#keys + 1] = k
+        end
+        assert.are.same({ "weight" }, keys)
+        local x = tide.randn(3, 4)
+        close(m(x), x:matmul(m.weight:t()):detach():reshape(-1):totable())
+        assert.is_not_nil(nn.Linear(4, 2, { bias = true }).bias)
+        assert.is_nil(nn.Linear(4, 2, false).bias)
     end)
 end)

@@ -485,16 +485,16 @@ describe("in-place ops", function()
         assert.are.same({ 1, 2, 3 }, x:totable())
     end)
 
-    it("refuses a tensor that requires grad while grad mode is on", function()
+    it("refuses a leaf tensor that requires grad while grad mode is on", function()
         local w = tide.ones(2, { requires_grad = true })
         assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
-            .. ": tide: add_: in-place operation on a tensor that requires grad; wrap it in tide.no_grad or use detach()",
+            .. ": tide: add_: in-place operation on a leaf tensor that requires grad; wrap it in tide.no_grad or use detach()",
             catch(function() return w:add_(1) end):match("[^/]*$"))
         assert.matches("tide: fill_: in%-place operation", catch(function() return w:fill_(0) end))
         assert.matches("tide: copy_: in%-place operation", catch(function() return w:copy_(w) end))
         -- t[i] = v is named as written, not after the fill_/copy_ it runs
         assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
-            .. ": tide: t[i] = v: in-place operation on a tensor that requires grad; wrap it in tide.no_grad or use detach()",
+            .. ": tide: t[i] = v: in-place operation on a leaf tensor that requires grad; wrap it in tide.no_grad or use detach()",
             catch(function() w[1] = 3 end):match("[^/]*$"))
         assert.matches("tide: t%[i%] = v: in%-place operation", catch(function() w[2] = w[1] end))
         assert.are.same({ 1, 1 }, w:totable())

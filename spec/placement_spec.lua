@@ -138,6 +138,20 @@ local function rules(D1)
                 return tide.ones(1):to(12)
             end))
         end)
+
+        it("a name that is neither a device nor a dtype says so and lists both", function()
+            local t = tide.ones(1)
+            local err = catch(function() return t:to("float128") end)
+            assert.matches('^spec/placement_spec%.lua:%d+: tide: to: "float128" is neither a ' ..
+                'device nor a dtype; devices are "cpu", "cpu:N", "cuda" or "cuda:N", dtypes ' ..
+                '"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8" or "bool"$', err)
+            err = catch(function() return t:to({ dtype = "float128" }) end)
+            assert.matches('tide: to: unknown dtype float128; use "float32", "float64"', err, 1, true)
+            err = catch(function() return tide.nn.Linear(2, 2):to("float128") end)
+            assert.matches('^spec/placement_spec%.lua:%d+: tide: Module:to: "float128" is neither a ' ..
+                'device nor a dtype; devices are "cpu", "cpu:N", "cuda" or "cuda:N", dtypes ' ..
+                '"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8" or "bool"$', err)
+        end)
     end)
 
     describe("rule 4: host views need the host", function()

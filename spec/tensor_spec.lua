@@ -433,3 +433,74 @@ describe("item and totable", function()
         assert.are.same({ 2, 5 }, t:select(2, 2):totable())
     end)
 end)
+
+-- API.md: unknown option keys raise everywhere, with the closest valid name
+describe("unknown options", function()
+    local function err_of(f, ...)
+        local ok, err = pcall(f, ...)
+        assert.is_false(ok)
+        return err
+    end
+
+    it("every creation function rejects a misspelt key with the closest valid name", function()
+        assert.matches('^spec/tensor_spec%.lua:%d+: tide: randn: unknown option "require_grad" ' ..
+            '%(did you mean "requires_grad"%?%)$', err_of(tide.randn, 2, { require_grad = true }))
+        for _, c in ipairs({
+            { "zeros", { 2 } }, { "ones", { 2 } }, { "empty", { 2 } }, { "rand", { 2 } },
+            { "randn", { 2 } }, { "full", { { 2 }, 1 } }, { "arange", { 0, 3 } }, { "eye", { 2 } },
+            { "tensor", { { 1, 2 } } },
+        }) do
+            local name, args = c[1], c[2]
+            args[#args + 1] = { devcie = "cpu" }
+            assert.matches('tide: ' .. name .. ': unknown option "devcie" %(did you mean "device"%?%)',
+                err_of(tide[name], table.unpack(args)))
+        end
+        assert.matches('tide: zeros: unknown option "colour"; options are device, dtype, ' ..
+            'requires_grad', err_of(tide.zeros, 2, { colour = 1 }), 1)
+        assert.matches("tide: zeros: unknown option 1 %(a number key%)", err_of(tide.zeros, 2, { 3 }))
+    end)
+
+    it("to rejects an unknown key and changes nothing", function()
+        local t = tide.ones(2)
+        assert.matches('^spec/tensor_spec%.lua:%d+: tide: to: unknown option "copyy" %(did you ' ..
+            'mean "copy"%?%)$', err_of(t.to, t, "cpu", { copyy = true }))
+        assert.is_true(rawequal(t, t:to("cpu", { copy = false, non_blocking = false })))
+    end)
+end)
+
+describe("randperm", function()
+    it("is a 1-based permutation of 1..n from tide's generator (manual_seed repeats it)", function()
+        tide.manual_seed(5)
+        local p = tide.randperm(10)
+        assert.are.equal("int64", p.dtype)
+        local seen = {}
+        for _, v in ipairs(p:totable()) do
+            assert.is_true(v >= 1 and v <= 10 and not seen[v])
+            seen[v] = true
+        end
+        tide.manual_seed(5)
+        assert.are.same(p:totable(), tide.randperm(10):totable())
+        assert.are.same({}, tide.randperm(0):totable())
+        local q = tide.randperm(4, { device = "cpu:1", dtype = "float32" })
+        assert.are.equal("cpu:1", tostring(q.device))
+        assert.are.equal("float32", q.dtype)
+        assert.are.equal(10, q:sum():item())
+    end)
+
+    it("raises tide errors, never a raw bad argument of a hidden parameter", function()
+        local function err_of(...)
+            local ok, err = pcall(...)
+            assert.is_false(ok)
+            assert.is_nil(err:find("bad argument", 1, true))
+            return err
+        end
+        assert.matches("^spec/tensor_spec%.lua:%d+: tide: randperm: expected n to be an integer, " ..
+            "got no value$", err_of(tide.randperm))
+        assert.matches("tide: randperm: n = %-1 is negative", err_of(tide.randperm, -1))
+        assert.matches('tide: randperm: unknown option "dtpye" %(did you mean "dtype"%?%)',
+            err_of(tide.randperm, 3, { dtpye = "int32" }))
+        assert.matches("tide: eye: expected n to be an integer, got 2.5", err_of(tide.eye, 2.5))
+        assert.matches("tide: manual_seed: expected the seed to be an integer, got string",
+            err_of(tide.manual_seed, "x"))
+    end)
+end)

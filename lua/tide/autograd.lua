@@ -14,6 +14,9 @@
 -- A node notes the counts of the tensors its gradient formula reads (READS below); backward
 -- compares them before it runs anything and raises if one moved, as PyTorch does, instead of
 -- computing a wrong gradient from the new values.
+-- Edges: a node keeps the grad_fn each input had when the node was recorded (e1..e4), so an
+-- in-place op recorded later on that input (h:relu_() on a non-leaf h gives h a new grad_fn)
+-- does not reroute the gradients of the ops that used h before it.
 -- Limits: prod's gradient divides by the input (undefined at zeros).
 local core = require "tide.core"
 
@@ -424,6 +427,45 @@ end
 
 local LIST_OPS = { cat = true, stack = true }
 
+-- in-place ops without an out-of-place twin (the in-place node's args are the op's, args[1]
+-- standing for the tensor before the op)
+local function overwritten()
+    return nil -- the old values are gone: no gradient flows to them
+end
+BW.fill = overwritten
+BW.zero = overwritten
+BW.uniform = overwritten
+BW.normal = overwritten
+
+-- gradient to src, back on its device and dtype and summed to its shape (copy_ broadcasts)
+local function to_source(g, src)
+    if g.dtype ~= src.dtype then
+        g = g:to(src.dtype)
+    end
+    return reduce(g:to(src.device), src)
+end
+
+function BW.copy(nd, g)
+    return nil, to_source(g, nd[2])
+end
+
+-- t:index_add_(dim, index, src)
+function BW.index_add(nd, g)
+    return g, nil, nil, to_source(g:index_select(nd[2], nd[3]), nd[4])
+end
+
+-- t[i] = v: the slice's gradient goes to v, the rest to t as it was
+function BW.setindex(nd, g)
+    local i, v = nd[2], nd[3]
+    local gt = g:clone()
+    gt:select(1, i):zero_()
+    local gv
+    if is_tensor(v) then
+        gv = to_source(g:select(1, i), v)
+    end
+    return gt, nil, gv
+end
+
 function BW.softmax(nd, g)
     local y, dim = nd.out, nd[2]
     return y:mul(g:sub(g:mul(y):sum(dim, true)))
@@ -543,6 +585,13 @@ end
 local function check_versions(order)
     for i = 1, #order do
         local nd = order[i]
+        local vb = nd.vbase
+        if vb and version(nd[1]) ~= vb then
+            error(string.format("tide: backward: the tensor that %s viewed was modified in place " ..
+                "after the view was made (version %d, expected %d); autograd cannot follow a " ..
+                "change through another view of the same storage: clone() the view, or modify " ..
+                "the tensor before taking it", nd.name, version(nd[1]), vb), 0)
+        end
         local reads = reads_of(nd)
         if reads then
             for j = 1, #reads do
@@ -571,19 +620,127 @@ local CASTS = {
     half = true, bfloat16 = true,
 }
 
+-- the grad_fn of each input that requires grad, as it is now (false: a leaf)
+local EKEY = { "e1", "e2", "e3", "e4" }
+local function capture_edges(nd)
+    if LIST_OPS[nd.name] then
+        local ts, es = nd[1], {}
+        for j = 1, #ts do
+            local x = ts[j]
+            es[j] = needs(x) and (grad_fn(x) or false)
+        end
+        nd.es = es
+        return
+    end
+    for i = 1, nd.n < 4 and nd.n or 4 do
+        local x = nd[i]
+        if needs(x) then
+            nd[EKEY[i]] = grad_fn(x) or false
+        end
+    end
+end
+
+-- ops whose result shares its input's storage: an in-place op on such a result would change a
+-- tensor the graph holds under another name
+local VIEW_OPS = {
+    view = true, reshape = true, t = true, transpose = true, permute = true, narrow = true,
+    select = true, expand = true, unsqueeze = true, squeeze = true,
+}
+
+-- the op an in-place name records (add_ -> add, t[i] = v -> setindex)
+local INPLACE_BASE = setmetatable({ ["t[i] = v"] = "setindex" }, {
+    __index = function(t, name)
+        local base = name:match("^(.-)_$") or name
+        t[name] = base
+        return base
+    end,
+})
+
+local function reads_arg1(base)
+    local reads = READS[base]
+    if reads then
+        for i = 1, #reads do
+            if reads[i][1] == 1 then
+                return true
+            end
+        end
+    end
+    return false
+end
+
+-- Before an in-place op that autograd records (the binding calls hook(name, nil, args)):
+-- refuse a leaf that requires grad and a view of a tensor that requires grad; keep what the
+-- gradient will need of the tensor as it was. The op then runs, and hook(name, self, args)
+-- records it (inplace_done below). A failed op leaves only `pending`, replaced by the next.
+local pending
+
+local function inplace_before(name, args)
+    local self = args[1]
+    local f = grad_fn(self)
+    if self.requires_grad and not f then
+        M.raise("tide: " .. name .. ": in-place operation on a leaf tensor that requires " ..
+            "grad; wrap it in tide.no_grad or use detach()")
+    end
+    if f and VIEW_OPS[f.name] then
+        M.raise("tide: " .. name .. ": in-place operation on a view of a tensor that requires " ..
+            "grad is not supported yet; clone() the view first")
+    end
+    local base = INPLACE_BASE[name]
+    local old = self
+    if reads_arg1(base) then
+        old = self:detach():clone() -- the values the gradient formula reads
+        if self.requires_grad then
+            old:_set_requires_grad_internal(true)
+        end
+    end
+    pending = { self = self, old = old, edge = self.requires_grad and f or nil }
+end
+
+local function inplace_done(name, self, args)
+    local p = pending
+    pending = nil
+    if not p or not rawequal(p.self, self) then
+        return
+    end
+    local base = INPLACE_BASE[name]
+    args[1] = p.old
+    args.fn = BW[base] or no_backward
+    args.name = base
+    args.out = self
+    capture_edges(args)
+    args.e1 = p.edge
+    local reads = READS[base]
+    if reads then
+        note_versions(args, reads)
+    end
+    self:_set_requires_grad_internal(true)
+    self:_ag().grad_fn = args
+end
+
 local function hook(name, out, args)
+    if out == nil then
+        return inplace_before(name, args)
+    end
+    if pending and rawequal(out, args[1]) then
+        return inplace_done(name, out, args)
+    end
     if CASTS[name] and not FLOAT[out.dtype] then
         return -- a cast to an integer type ends the graph
     end
     args.fn = BW[name] or no_backward
     args.name = name
     args.out = out
+    capture_edges(args)
     local reads = READS[name]
     if reads then
         if args.indices and (name == "max" or name == "min") then
             reads = READS_INDICES
         end
         note_versions(args, reads)
+    end
+    if VIEW_OPS[name] and grad_fn(args[1]) then
+        -- an in-place op on the base, recorded later, would leave this view's graph stale
+        args.vbase = version(args[1])
     end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = args
@@ -600,6 +757,7 @@ end
 
 local function record(name, out, fn, a, b, c)
     local nd = { a, b, c, n = 3, name = name, fn = fn, out = out, v1 = false, v2 = false }
+    capture_edges(nd)
     local reads = READS[name]
     if reads then
         note_versions(nd, reads)
@@ -631,14 +789,15 @@ end
 -- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
 function M.linear(x, w, b)
     local rec = needs_record(x, w, b)
-    local xd, wd = x, w
+    local xd, wd, bd = x, w, b
     if rec then
         xd = x.requires_grad and x:detach() or x
         wd = w.requires_grad and w:detach() or w
+        bd = b and b.requires_grad and b:detach() or b
     end
     local y = xd:matmul(wd:t())
-    if b then
-        y:add_(b)
+    if bd then
+        y:add_(bd)
     end
     if rec then
         record("linear", y, BW.linear, x, w, b)
@@ -716,12 +875,9 @@ end
 
 local visit
 
-local function visit_input(x, seen, order)
-    if needs(x) then
-        local f = grad_fn(x)
-        if f and not seen[f] then
-            visit(f, seen, order)
-        end
+local function visit_input(f, seen, order)
+    if f and not seen[f] then
+        visit(f, seen, order)
     end
 end
 
@@ -733,14 +889,15 @@ function visit(nd, seen, order)
             "pass {retain_graph = true} to the first backward", 0)
     end
     if LIST_OPS[nd.name] then
-        local ts = nd[1]
-        for i = 1, #ts do
-            visit_input(ts[i], seen, order)
+        local es = nd.es
+        for i = 1, #es do
+            visit_input(es[i], seen, order)
         end
     else
-        for i = 1, nd.n do
-            visit_input(nd[i], seen, order)
-        end
+        visit_input(nd.e1, seen, order)
+        visit_input(nd.e2, seen, order)
+        visit_input(nd.e3, seen, order)
+        visit_input(nd.e4, seen, order)
     end
     order[#order + 1] = nd
 end
@@ -773,15 +930,16 @@ local function accumulate_leaf(t, g)
     a.grad = g
 end
 
-local function push(x, g)
-    if g == nil or not needs(x) then
+-- g to the input x of a node along its edge e: the node that made x then (e), x's .grad when
+-- x was a leaf (e == false), nowhere when x did not require grad then (e == nil)
+local function push(x, e, g)
+    if g == nil or e == nil then
         return
     end
-    local f = grad_fn(x)
-    if f then
-        local old = f.g
-        f.g = old and old:add(g) or g
-    else
+    if e then
+        local old = e.g
+        e.g = old and old:add(g) or g
+    elseif needs(x) then
         accumulate_leaf(x, g)
     end
 end
@@ -804,6 +962,17 @@ local function run_backward(root, grad, retain)
     elseif not is_tensor(grad) then
         error("tide: backward: expected grad to be a tensor, got " .. type(grad), 3)
     else
+        -- checked here, at the user's call: a gradient elsewhere would land on the leaves
+        local gd, rd = grad.device, root.device
+        if gd ~= rd then
+            error(string.format("tide: backward: expected all tensors on the same device, found " ..
+                "%s (grad) and %s (tensor); move the gradient with grad:to(\"%s\")", tostring(gd),
+                tostring(rd), tostring(rd)), 3)
+        end
+        if grad.dtype ~= root.dtype then
+            error(string.format("tide: backward: expected grad of dtype %s (the tensor's), got " ..
+                "%s; convert it with grad:to(\"%s\")", root.dtype, grad.dtype, root.dtype), 3)
+        end
         local gs, rs = grad.shape, root.shape
         local same = #gs == #rs
         for i = 1, #rs do
@@ -833,16 +1002,17 @@ local function run_backward(root, grad, retain)
             if g then
                 if LIST_OPS[nd.name] then
                     local gs = nd.fn(nd, g)
-                    local ts = nd[1]
+                    local ts, es = nd[1], nd.es
                     for j = 1, #ts do
-                        push(ts[j], gs[j])
+                        push(ts[j], es[j], gs[j])
                     end
                 else
-                    local g1, g2, g3 = nd.fn(nd, g)
-                    push(nd[1], g1)
+                    local g1, g2, g3, g4 = nd.fn(nd, g)
+                    push(nd[1], nd.e1, g1)
                     if nd.n > 1 then
-                        push(nd[2], g2)
-                        push(nd[3], g3)
+                        push(nd[2], nd.e2, g2)
+                        push(nd[3], nd.e3, g3)
+                        push(nd[4], nd.e4, g4)
                     end
                 end
             end
@@ -858,6 +1028,7 @@ local function run_backward(root, grad, retain)
                     nd[j] = nil
                 end
                 nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
+                nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
             end
         end
     end)
@@ -872,9 +1043,18 @@ M.backward = run_backward
 
 -- ---- user API ----
 
+local BACKWARD_OPTIONS = { "retain_graph" }
+
 function Tensor.backward(self, grad, opts)
     if type(grad) == "table" and not is_tensor(grad) then
         grad, opts = nil, grad
+    end
+    if opts ~= nil then
+        if type(opts) ~= "table" then
+            error("tide: backward: options must be a table such as {retain_graph = true}, got " ..
+                type(opts), 2)
+        end
+        core._check_options(opts, "backward", BACKWARD_OPTIONS)
     end
     run_backward(self, grad, opts and opts.retain_graph)
 end

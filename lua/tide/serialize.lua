@@ -88,12 +88,7 @@ function M.load(path, opts)
     if type(opts) ~= "table" then
         error("tide: load: options must be a table, e.g. {device = \"cuda\"}", 2)
     end
-    for k in pairs(opts) do
-        if k ~= "device" then
-            error(string.format("tide: load: unknown option '%s'; the only option is device",
-                tostring(k)), 2)
-        end
-    end
+    core._check_options(opts, "load", { "device" })
     -- a device only (never a dtype name, which t:to would take as a cast), checked before
     -- the file is read
     local dev

@@ -59,6 +59,9 @@ if ! skipped cuda-emu; then
         build/bench/gpu_tide; then
         EMU="env TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so TIDE_CUDA_EMU_DEVICES=2"
         run_suite "c:cuda vtable (emu)" $EMU build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
+        # no device: the unavailable path and its one-cause reason, on every machine
+        run_suite "c:cuda unavailable (emu, no device)" env TIDE_CUDA_EMU_DEVICES=0 \
+            build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
         # a 256 MiB device: the out-of-memory specs fill it in a moment
         run_suite "busted #cuda (emu)" $EMU TIDE_CUDA_EMU_MEMORY=268435456 $BUSTED --run=gpu
         if [ -n "$device_specs" ]; then

@@ -326,13 +326,14 @@ tide_cuda_backend_open(tide_seterr_fn seterr, const tide_backend **backend, int 
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
         cudaGetLastError();
+        /* one cause, stated once: without a driver the runtime's own message ("driver version
+         * is insufficient", "no CUDA-capable device") describes the same absence misleadingly */
         void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
         if (!drv)
-            return seterr(TIDE_EDEVICE, "no CUDA driver found (libcuda.so.1 missing): %s",
-                          cudaGetErrorString(e));
+            return seterr(TIDE_EDEVICE, "no CUDA driver found (libcuda.so.1 could not be loaded)");
         dlclose(drv);
         if (e == cudaErrorNoDevice)
-            return seterr(TIDE_EDEVICE, "no CUDA device found: %s", cudaGetErrorString(e));
+            return seterr(TIDE_EDEVICE, "no CUDA device found");
         return seterr(TIDE_EDEVICE, "CUDA could not be initialised: %s (%s)", cudaGetErrorString(e),
                       cudaGetErrorName(e));
     }

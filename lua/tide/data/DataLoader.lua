@@ -46,14 +46,9 @@ function DataLoader.new(ds, opts)
     if type(opts) ~= "table" then
         error("tide: DataLoader: options must be a table, e.g. {batch_size = 64}", 2)
     end
-    local known = { batch_size = true, shuffle = true, drop_last = true, seed = true,
-        pin_memory = true }
-    for k in pairs(opts) do
-        if not known[k] then
-            error(string.format("tide: DataLoader: unknown option '%s'; options are batch_size, "
-                .. "shuffle, drop_last, seed, pin_memory", tostring(k)), 2)
-        end
-    end
+    core._check_options(opts, "DataLoader",
+        { "batch_size", "shuffle", "drop_last", "seed", "pin_memory" },
+        { "collate_fn", "sampler" }) -- in API.md, not built yet
     local self = setmetatable({}, DataLoader)
     self.dataset = ds
     self.batch_size = opt_int(opts, "batch_size", 1, 1)
@@ -131,7 +126,7 @@ function DataLoader:iter()
     local nb = self:len()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
     if self.shuffle then
-        order = core.randperm(n, self.seed + self.epoch)
+        order = core._randperm(n, self.seed + self.epoch)
     end
     self.epoch = self.epoch + 1
     local b = 0

@@ -1,6 +1,7 @@
 -- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
 -- or Conv2d(in, out, k, {stride =, padding =, bias =}). im2col + one batched gemm (BLAS on the
 -- CPU, cuBLAS on cuda); the backward pass runs through matmul's and im2col's gradients.
+local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
@@ -11,6 +12,7 @@ local Conv2d = Module:extend("Conv2d")
 function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
     if type(stride) == "table" then
         local o = stride
+        core._check_options(o, "Conv2d", { "stride", "padding", "bias" })
         stride, padding, bias = o.stride, o.padding, o.bias
     end
     F.check_int(in_channels, "in_channels", "Conv2d")

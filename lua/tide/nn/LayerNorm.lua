@@ -1,5 +1,6 @@
 -- nn.LayerNorm(normalized_shape[, eps = 1e-5, elementwise_affine = true]): normalizes over the
 -- last dims (biased variance, as PyTorch); weight ones, bias zeros
+local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
@@ -9,6 +10,7 @@ local LayerNorm = Module:extend("LayerNorm")
 
 function LayerNorm:init(normalized_shape, eps, affine)
     if type(eps) == "table" then
+        core._check_options(eps, "LayerNorm", { "eps", "elementwise_affine" })
         eps, affine = eps.eps, eps.elementwise_affine
     end
     if type(normalized_shape) ~= "table" then

@@ -1,4 +1,6 @@
--- nn.Linear(in_features, out_features[, bias = true]): y = x W^T + b
+-- nn.Linear(in_features, out_features[, bias = true]), or Linear(in, out, {bias = false}):
+-- y = x W^T + b (no bias parameter at all when bias is false)
+local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
@@ -7,6 +9,10 @@ local F = require "tide.nn.functional"
 local Linear = Module:extend("Linear")
 
 function Linear:init(in_features, out_features, bias)
+    if type(bias) == "table" then
+        core._check_options(bias, "Linear", { "bias" })
+        bias = bias.bias
+    end
     F.check_int(in_features, "in_features", "Linear")
     F.check_int(out_features, "out_features", "Linear")
     self.in_features, self.out_features = in_features, out_features

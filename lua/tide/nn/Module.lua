@@ -306,15 +306,21 @@ local function parse_to(a, b)
     local dev, dt
     if type(a) == "string" and DTYPES[a] then
         dt = a
+    elseif type(a) == "string" and not (a:match("^cpu$") or a:match("^cuda$") or a:match("^cpu:") or a:match("^cuda:")) then
+        raise(string.format('tide: Module:to: "%s" is neither a device nor a dtype; devices are ' ..
+            '"cpu", "cpu:N", "cuda" or "cuda:N", dtypes "float32", "float64", "float16", ' ..
+            '"bfloat16", "int32", "int64", "uint8" or "bool"', a))
     elseif a ~= nil and type(a) ~= "table" then
         dev = device_of(a)
     end
     if type(b) == "string" then
         dt = b
     elseif type(b) == "table" then
+        core._check_options(b, "Module:to", { "dtype" })
         dt = b.dtype or dt
     end
     if type(a) == "table" then
+        core._check_options(a, "Module:to", { "device", "dtype" })
         dt = a.dtype or dt
         dev = a.device and device_of(a.device) or dev
     end

@@ -12,6 +12,7 @@ local BatchNorm = Module:extend("_BatchNorm")
 function BatchNorm:init(num_features, eps, momentum, affine)
     if type(eps) == "table" then
         local o = eps
+        core._check_options(o, self.__name, { "eps", "momentum", "affine" })
         eps, momentum, affine = o.eps, o.momentum, o.affine
     end
     F.check_int(num_features, "num_features", self.__name)

@@ -58,6 +58,16 @@ function F.check_device(x, w, who)
     end
 end
 
+-- a loss's input and target on different devices: named after the loss, at the user's line
+-- (the core would name sub or mul, met somewhere inside the formula)
+function F.check_same_device(input, target, who)
+    local a, b = input.device, target.device
+    if a ~= b then
+        raise(string.format("tide: %s: expected input and target on the same device, found " ..
+            "%s and %s; move one with :to(\"%s\")", who, tostring(a), tostring(b), tostring(b)))
+    end
+end
+
 -- (a) or ({a, b}) -> a, b
 function F.pair(v, who, what)
     if type(v) == "table" then
@@ -97,6 +107,7 @@ local function onehot_targets(input, target, who)
     if not is_tensor(input) or not is_tensor(target) then
         raise("tide: " .. who .. ": expected (input, target) tensors")
     end
+    F.check_same_device(input, target, who)
     if input:dim() ~= 2 then
         raise("tide: " .. who .. ": expected input of shape {N, C}, got " ..
             F.shape_str(input.shape))
@@ -162,6 +173,7 @@ local function same_shape_check(input, target, who)
     if not is_tensor(input) or not is_tensor(target) then
         raise("tide: " .. who .. ": expected (input, target) tensors")
     end
+    F.check_same_device(input, target, who)
     local a, b = input.shape, target.shape
     local same = #a == #b
     for i = 1, #a do

@@ -43,17 +43,12 @@ function Optimizer.new(cls, params, opts)
         raise("tide: " .. who .. ": expected an options table such as {lr = 0.01}, got " ..
             type(opts))
     end
-    for k in pairs(opts) do
-        if cls.defaults[k] == nil then
-            local known = {}
-            for d in pairs(cls.defaults) do
-                known[#known + 1] = d
-            end
-            table.sort(known)
-            raise("tide: " .. who .. ": unknown option '" .. tostring(k) .. "'; known: " ..
-                table.concat(known, ", "))
-        end
+    local known = {}
+    for d in pairs(cls.defaults) do
+        known[#known + 1] = d
     end
+    table.sort(known)
+    core._check_options(opts, who, known)
     params = param_list(params, who)
     -- a list of tensors is one group; a list of {params = ..., lr = ...} tables is several
     local groups = {}
