@@ -29,6 +29,8 @@ describe("empty tensors with huge sizes", function()
         assert.are.same({ 0, 1 << 32, 1 << 32 }, (z + z).shape)
         assert.are.same({ 0, 1 << 32, 1 << 32 }, z:fill_(1).shape)
         assert.are.equal(0, (p * 2):sum():item())
+        assert.are.same({ 1 << 32, 1 << 32, 0 }, z:view({ 1 << 32, 1 << 32, 0 }).shape)
+        assert.are.same({ 1 << 32, 0, 1 << 32 }, z:reshape({ 1 << 32, 0, 1 << 32 }).shape)
     end)
 
     it("still refuse a shape without a zero whose element count does not fit", function()

@@ -345,6 +345,9 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
     TIDE_TRY(check_dims(op, ndim));
     int64_t numel = tide_tensor_numel(t), known = 1;
     int     infer = -1;
+    bool    zero = false; /* a 0 size: the others may be huge, their product is 0 (any order) */
+    for (int i = 0; i < ndim; i++)
+        zero = zero || in[i] == 0;
     for (int i = 0; i < ndim; i++) {
         shape[i] = in[i];
         if (in[i] == -1) {
@@ -354,12 +357,12 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
         } else if (in[i] < 0) {
             return tide_seterr(TIDE_ESHAPE, "%s: invalid size %lld at dim %d", op, (long long)in[i],
                                i + 1);
-        } else if (in[i] && known > INT64_MAX / in[i]) {
+        } else if (!zero && __builtin_mul_overflow(known, in[i], &known)) {
             return tide_seterr(TIDE_ESHAPE, "%s: shape has more elements than fit in 64 bits", op);
-        } else {
-            known *= in[i];
         }
     }
+    if (zero)
+        known = 0;
     if (infer >= 0) {
         if (known == 0 || numel % known != 0) {
             char sb[200], tb[200];
