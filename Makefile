@@ -3,6 +3,7 @@
 #   make            core + CPU backend + Lua module (+ CUDA backend when nvcc is found)
 #   make test       every suite; ends with one line "N passed, N failed"
 #   make asan       C tests and busted suite under ASan+UBSan
+#   make ubsan-clang  C tests under clang's UBSan (what gcc's misses)
 #   make bench      benchmarks, each beside its reference (PyTorch, raw BLAS, memory bandwidth)
 #   make demo       installs what is missing, builds, runs the main example
 #   make gpu-check  on a GPU machine: build, cuda-tagged specs, GPU benchmarks ($OUT gets logs)
@@ -68,6 +69,14 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="$(SAN)" LIBS="$(LIBS) -fsanitize=address,undefined" NVCC_FOUND= all ctests
 	@sh spec/support/run_asan.sh build-asan
 
+# the C tests built by clang with its UBSan, which reports what gcc's misses (NULL + 0)
+UBSAN_CLANG := -O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=all
+.PHONY: ubsan-clang
+ubsan-clang:
+	$(MAKE) BUILD=build-ubsan-clang CC=clang OPT="$(UBSAN_CLANG)" \
+	    LIBS="$(LIBS) -fsanitize=undefined" NVCC_FOUND= ctests
+	@sh spec/support/run_ubsan_clang.sh build-ubsan-clang
+
 bench: all
 	@sh bench/run.sh
 
@@ -95,7 +104,7 @@ check-layering:
 	@! grep -rnE '#include *[<"](lua|lauxlib|lualib)' src include/tide.h && echo "layering: clean"
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-ubsan-clang
 
 # install recipe for luarocks (tools/install.mk) and the embedding example (examples/embed/embed.mk)
 -include tools/install.mk

@@ -158,7 +158,10 @@ tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, in
                               const int64_t *shape, tide_tensor **out);
 /* A tensor over memory the host owns (CPU memory for now, or device memory of the device's
  * backend). strides may be NULL (contiguous, in elements). deleter(ctx_ud) runs once, when the
- * last reference goes; it may be NULL. */
+ * last reference goes; it may be NULL. Refused (the deleter not called): negative sizes or
+ * strides, sizes and strides whose reach (the sum of (size - 1) * stride) or its bytes do not
+ * fit in int64, data that runs past the end of the address space or is not aligned to the
+ * element size. A size of 0 makes any other sizes legal (no element is addressed). */
 tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int ndim,
                                   const int64_t *shape, const int64_t *strides, tide_device *dev,
                                   void (*deleter)(void *ud), void *ud, tide_tensor **out);

@@ -101,7 +101,9 @@ tide_status tide_tensor_to_dlpack(tide_tensor *t, DLManagedTensor **out);
 
 /* Import: a tensor over m's memory (no copy), through tide_tensor_from_blob. On success tide owns
  * m and calls m->deleter(m) once, when the last reference to the memory goes. On failure m is
- * untouched and still the caller's. ctx may be NULL (the default context). */
+ * untouched and still the caller's. ctx may be NULL (the default context). Refused beyond
+ * from_blob's checks: a byte_offset that is not a multiple of the element size, or that wraps
+ * the pointer around the address space. */
 tide_status tide_tensor_from_dlpack(tide_ctx *ctx, DLManagedTensor *m, tide_tensor **out);
 
 #ifdef __cplusplus

@@ -183,8 +183,22 @@ tide_status tide_tensor_from_dlpack(tide_ctx *ctx, DLManagedTensor *m, tide_tens
     tide_device *dev = NULL;
     TIDE_TRY(dtype_of_dl(d->dtype, &dt));
     TIDE_TRY(device_of_dl(d->device, &dev));
+    /* byte_offset leads to the first element: it must keep it aligned and stay in the address
+     * space (from_blob's checks below see only the pointer it gives) */
+    size_t es = tide_dtype_size(dt);
+    if (d->byte_offset % es)
+        return tide_seterr(TIDE_EINVAL,
+                           "from_dlpack: byte_offset %llu is not a multiple of the %zu-byte "
+                           "elements of %s; the producer must give an aligned first element",
+                           (unsigned long long)d->byte_offset, es, tide_dtype_name(dt));
+    if (d->data && d->byte_offset > UINTPTR_MAX - (uintptr_t)d->data)
+        return tide_seterr(TIDE_EINVAL,
+                           "from_dlpack: data %p + byte_offset %llu wraps around the address "
+                           "space",
+                           d->data, (unsigned long long)d->byte_offset);
     void *data = d->data ? (char *)d->data + d->byte_offset : NULL;
-    /* from_blob validates shape and strides, and on failure does not call the deleter */
+    TIDE_TRY(tide_blob_check("from_dlpack", data, dt, (int)d->ndim, d->shape, d->strides));
+    /* from_blob validates again, and on failure does not call the deleter */
     return tide_tensor_from_blob(ctx, data, dt, (int)d->ndim, d->shape, d->strides, dev,
                                  import_deleter, m, out);
 }

@@ -260,6 +260,58 @@ tide_status tide_view_make(const tide_tensor *t, int ndim, const int64_t *shape,
     return TIDE_OK;
 }
 
+/* The checks of from_blob, under op's name (from_dlpack uses them too). Beyond the sizes: the
+ * elements the strides reach must be countable in int64 (views add index * stride to the
+ * offset), their bytes must fit too and not run past the end of the address space, and the
+ * data must be aligned to the element size (the kernels load whole elements). */
+tide_status tide_blob_check(const char *op, const void *data, tide_dtype dt, int ndim,
+                            const int64_t *shape, const int64_t *strides) {
+    int64_t numel, st[TIDE_MAX_DIMS];
+    if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, op);
+    if (!data && numel)
+        return tide_seterr(TIDE_EINVAL, "%s: data is NULL for %lld elements", op, (long long)numel);
+    if (strides) {
+        for (int i = 0; i < ndim; i++)
+            if (strides[i] < 0)
+                return tide_seterr(TIDE_EINVAL, "%s: negative stride %lld at dim %d", op,
+                                   (long long)strides[i], i + 1);
+        memcpy(st, strides, (size_t)ndim * sizeof *st);
+    } else {
+        tide_contiguous_strides(ndim, shape, st);
+    }
+    /* the last element's index (size-0 dims aside: views of an empty tensor still index the
+     * others), then the bytes up to the end of that element */
+    int64_t last = 0, step, bytes = 0, es = (int64_t)tide_dtype_size(dt);
+    bool    over_elems = false, over_bytes = false;
+    for (int i = 0; i < ndim && !over_elems; i++)
+        over_elems = shape[i] && (__builtin_mul_overflow(shape[i] - 1, st[i], &step) ||
+                                  __builtin_add_overflow(last, step, &last));
+    if (!over_elems && numel)
+        over_bytes = __builtin_mul_overflow(last + 1, es, &bytes);
+    if (over_elems || over_bytes) {
+        char sb[200], tb[200];
+        tide_shape_fmt(sb, sizeof sb, ndim, shape);
+        tide_shape_fmt(tb, sizeof tb, ndim, st);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: shape %s with strides %s spans more %s%s than fit in 64 bits; "
+                           "strides count elements, not bytes",
+                           op, sb, tb, over_elems ? "elements" : "bytes of ",
+                           over_elems ? "" : tide_dtype_name(dt));
+    }
+    if (numel && (uintptr_t)data > UINTPTR_MAX - (uint64_t)bytes)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: data %p plus the %lld bytes its shape and strides span wraps "
+                           "around the address space",
+                           op, data, (long long)bytes);
+    if (numel && (uintptr_t)data % (uintptr_t)es)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: data %p is not aligned to the %lld-byte elements of %s; copy it "
+                           "to memory aligned to %lld bytes",
+                           op, data, (long long)es, tide_dtype_name(dt), (long long)es);
+    return TIDE_OK;
+}
+
 tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int ndim,
                                   const int64_t *shape, const int64_t *strides, tide_device *dev,
                                   void (*deleter)(void *ud), void *ud, tide_tensor **out) {
@@ -269,21 +321,13 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     if (ndim < 0 || ndim > TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE, "from_blob: %d dims given; tide supports 0 to %d", ndim,
                            TIDE_MAX_DIMS);
-    if (!data && ndim && !shape)
+    if (ndim && !shape)
         return tide_seterr(TIDE_EINVAL, "from_blob: no shape given");
-    int64_t numel;
-    if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)
-        return tide_err_op(TIDE_ESHAPE, "from_blob");
-    if (!data && numel)
-        return tide_seterr(TIDE_EINVAL, "from_blob: data is NULL for %lld elements",
-                           (long long)numel);
+    TIDE_TRY(tide_blob_check("from_blob", data, dt, ndim, shape, strides));
+    int64_t numel = 0;
+    tide_shape_numel(ndim, shape, &numel);
     if (!dev)
         TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
-    if (strides)
-        for (int i = 0; i < ndim; i++)
-            if (strides[i] < 0)
-                return tide_seterr(TIDE_EINVAL, "from_blob: negative stride %lld at dim %d",
-                                   (long long)strides[i], i + 1);
     fresh *f = fresh_alloc();
     if (!f)
         return tide_seterr(TIDE_ENOMEM, "from_blob: out of host memory");

@@ -8,28 +8,55 @@
 
 /* ---- shape helpers ------------------------------------------------------------------------ */
 
+/* The element count of a shape. A zero anywhere makes it 0 whatever the other sizes (PyTorch
+ * allows torch.zeros(0, 2**32, 2**32)), so the check does not depend on the order of the dims:
+ * a permuted shape is valid exactly when the original was. */
 tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel) {
     int64_t n = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0)
             return tide_seterr(TIDE_ESHAPE, "negative size %lld at dim %d", (long long)shape[i],
                                i + 1);
-        if (shape[i] && n > INT64_MAX / shape[i]) {
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) {
+            *numel = 0;
+            return TIDE_OK;
+        }
+    for (int i = 0; i < ndim; i++) {
+        if (__builtin_mul_overflow(n, shape[i], &n)) {
             char sb[200];
             tide_shape_fmt(sb, sizeof sb, ndim, shape);
             return tide_seterr(TIDE_ESHAPE, "shape %s has more elements than fit in 64 bits", sb);
         }
-        n *= shape[i];
     }
     *numel = n;
     return TIDE_OK;
 }
 
+/* the element count of a valid shape: its product fits unless a size is 0, checked first */
+static int64_t numel_of(int ndim, const int64_t *shape) {
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0)
+            return 0;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    return n;
+}
+
+/* Row-major strides, in elements. Every tensor keeps its reach (the sum over dims of (size - 1)
+ * * stride, ignoring size-0 dims) within int64, so that the offsets views compute never
+ * overflow. A tensor with elements always fits; one with a zero size may have other sizes whose
+ * product does not: the dims from the one whose reach would overflow leftwards get stride 0
+ * (the tensor has no element for them to address). */
 void tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
+        if (s && __builtin_mul_overflow(s, shape[i] ? shape[i] : 1, &strides[i]))
+            s = 0;
+        int64_t next = s ? strides[i] : 0;
         strides[i] = s;
-        s *= shape[i] ? shape[i] : 1;
+        s = next;
     }
 }
 
@@ -48,10 +75,7 @@ int64_t tide_tensor_offset(const tide_tensor *t) {
     return t->offset;
 }
 int64_t tide_tensor_numel(const tide_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++)
-        n *= t->shape[i];
-    return n;
+    return numel_of(t->ndim, t->shape);
 }
 tide_dtype tide_tensor_dtype(const tide_tensor *t) {
     return t->dtype;
@@ -66,7 +90,14 @@ void *tide_tensor_data(const tide_tensor *t) {
     /* every host access to the data comes through here (kernel views, the binding, DLPack) */
     if (atomic_load_explicit(&t->storage->in_flight, memory_order_acquire))
         tide_storage_settle(t->storage);
-    return (char *)t->storage->data + t->offset * (int64_t)tide_dtype_size(t->dtype);
+    char   *base = t->storage->data;
+    int64_t bytes;
+    /* A zero-byte storage has no memory (NULL), and NULL + 0 is undefined behaviour in C; an
+     * empty view with huge sizes may carry an offset whose byte count does not fit in int64
+     * (tensors with elements never do). Either way no element is there: the base is returned. */
+    if (!base || __builtin_mul_overflow(t->offset, (int64_t)tide_dtype_size(t->dtype), &bytes))
+        return base;
+    return base + bytes;
 }
 size_t tide_tensor_nbytes(const tide_tensor *t) {
     return (size_t)tide_tensor_numel(t) * tide_dtype_size(t->dtype);
@@ -76,10 +107,10 @@ int tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b) {
 }
 
 static bool contiguous_geom(int ndim, const int64_t *shape, const int64_t *strides) {
+    if (numel_of(ndim, shape) == 0)
+        return true; /* before the product below, which a zero size's neighbours may overflow */
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        if (shape[i] == 0)
-            return true;
         if (shape[i] != 1 && strides[i] != s)
             return false;
         s *= shape[i];
@@ -149,10 +180,7 @@ bool tide_kview_overlap(const tide_kview *x, const tide_kview *o) {
 }
 
 int64_t tide_kview_numel(const tide_kview *v) {
-    int64_t n = 1;
-    for (int i = 0; i < v->ndim; i++)
-        n *= v->shape[i];
-    return n;
+    return numel_of(v->ndim, v->shape);
 }
 
 bool tide_kview_is_contiguous(const tide_kview *v) {
@@ -260,7 +288,9 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
         return TIDE_OK;
     }
     *created = false;
-    for (int i = 0; i < o->ndim; i++)
+    /* an empty tensor receives nothing (its huge dims may have stride 0: see
+     * tide_contiguous_strides) */
+    for (int i = 0; i < o->ndim && tide_tensor_numel(o); i++)
         if (o->strides[i] == 0 && o->shape[i] > 1)
             return tide_seterr(TIDE_EINVAL,
                                "%s: the output tensor is an expanded view (stride 0 at dim %d), "
@@ -315,6 +345,9 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
     TIDE_TRY(check_dims(op, ndim));
     int64_t numel = tide_tensor_numel(t), known = 1;
     int     infer = -1;
+    bool    zero = false; /* a 0 size: the others may be huge, their product is 0 (any order) */
+    for (int i = 0; i < ndim; i++)
+        zero = zero || in[i] == 0;
     for (int i = 0; i < ndim; i++) {
         shape[i] = in[i];
         if (in[i] == -1) {
@@ -324,12 +357,12 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
         } else if (in[i] < 0) {
             return tide_seterr(TIDE_ESHAPE, "%s: invalid size %lld at dim %d", op, (long long)in[i],
                                i + 1);
-        } else if (in[i] && known > INT64_MAX / in[i]) {
+        } else if (!zero && __builtin_mul_overflow(known, in[i], &known)) {
             return tide_seterr(TIDE_ESHAPE, "%s: shape has more elements than fit in 64 bits", op);
-        } else {
-            known *= in[i];
         }
     }
+    if (zero)
+        known = 0;
     if (infer >= 0) {
         if (known == 0 || numel % known != 0) {
             char sb[200], tb[200];
@@ -500,7 +533,11 @@ tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **o
     for (int i = 0, j = 0; i < n; i++) {
         if (i == d) {
             shape[i] = 1;
-            st[i] = d < t->ndim ? t->shape[d] * t->strides[d] : 1;
+            /* a size-1 dim's stride is free: size * stride when it fits (host strides need
+             * only their reach to fit), else the next dim's */
+            st[i] = 1;
+            if (d < t->ndim && __builtin_mul_overflow(t->shape[d], t->strides[d], &st[i]))
+                st[i] = t->strides[d];
         } else {
             shape[i] = t->shape[j];
             st[i] = t->strides[j++];

@@ -86,6 +86,9 @@ void        tide_mark_written(tide_tensor *t);
 tide_kview  tide_kview_of(const tide_tensor *t);
 tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel); /* overflow-checked */
 void        tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+/* from_blob's checks of memory a host hands over, with op's name in the messages */
+tide_status tide_blob_check(const char *op, const void *data, tide_dtype dt, int ndim,
+                            const int64_t *shape, const int64_t *strides);
 /* records a copy of nbytes from src to dst device in the ctx's stats */
 void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_device *dst,
                          size_t nbytes);

@@ -10,11 +10,12 @@
 #                    smoke test, the #cuda specs, the device-rule specs on cuda:0, and a
 #                    rehearsal of `make gpu-check` (bench/gpu_check.sh) at toy sizes
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
+#   ubsan-clang      `make ubsan-clang`: C tests built by clang under its UBSan
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
-# Set TIDE_TEST_SKIP="asan install cuda-emu" (space-separated names) to skip slow suites locally;
-# CI skips nothing. Exit status: non-zero if anything failed.
+# Set TIDE_TEST_SKIP="asan ubsan-clang install cuda-emu" (space-separated names) to skip slow
+# suites locally; CI skips nothing. Exit status: non-zero if anything failed.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . spec/support/suite.sh
@@ -81,6 +82,11 @@ unset TIDE_CPU_DEVICES
 # build; at -O1 with instrumentation gcc adds its own (-Wformat-truncation, -Wmaybe-uninitialized)
 if ! skipped asan; then
     run_suite "asan" $MAKE --no-print-directory -j"$JOBS" asan NVCC_FOUND= WERROR=
+fi
+
+# clang's UBSan over the C tests: it reports what gcc's misses (NULL + 0)
+if ! skipped ubsan-clang; then
+    run_suite "ubsan-clang" $MAKE --no-print-directory -j"$JOBS" ubsan-clang NVCC_FOUND= WERROR=
 fi
 
 # ---- static checks -------------------------------------------------------------------------

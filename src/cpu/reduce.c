@@ -87,7 +87,8 @@ static int is_float(tide_dtype dt) {
                 }                                                                                  \
             }                                                                                      \
             r.d = (double)best;                                                                    \
-            r.i = (int64_t)best;                                                                   \
+            /* r.i is read for integer inputs only: a NaN or inf does not convert (UB) */          \
+            r.i = FLT ? 0 : (int64_t)best;                                                         \
             r.idx = bi;                                                                            \
             break;                                                                                 \
         }                                                                                          \

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -148,18 +149,32 @@ tide_status tide_idx_open(const char *op, const char *path, uint32_t expect_magi
     f->magic = magic;
     f->dtype = dt;
     f->ndim = ndim;
-    /* sizes are uint32 each and at most 8 of them: the product can still overflow int64 */
+    /* sizes are uint32 each and at most 8 of them: the product can still overflow int64. A zero
+     * size empties the data whatever the others are, so it is looked for first */
     int64_t n = (int64_t)tide_dtype_size(dt);
+    bool    empty = false;
     for (int i = 0; i < ndim; i++) {
         f->shape[i] = be32(head + 4 + 4 * i);
-        if (f->shape[i] && n > INT64_MAX / f->shape[i]) {
+        empty = empty || f->shape[i] == 0;
+    }
+    for (int i = 0; i < ndim && !empty; i++) {
+        if (__builtin_mul_overflow(n, f->shape[i], &n)) {
+            char dims[TIDE_MAX_DIMS * 12 + 3];
+            int  k = snprintf(dims, sizeof dims, "[");
+            for (int j = 0; j < ndim; j++)
+                k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", j ? ", " : "",
+                              (long long)f->shape[j]);
+            snprintf(dims + k, sizeof dims - (size_t)k, "]");
             free(f);
-            st = tide_seterr(TIDE_EIO, "%s: %s: dims overflow a 64-bit size; not an IDX file", op,
-                             path);
+            st = tide_seterr(TIDE_EIO,
+                             "%s: %s: dims %s hold more bytes of %s than fit in 64 bits; not an "
+                             "IDX file",
+                             op, path, dims, tide_dtype_name(dt));
             goto fail;
         }
-        n *= f->shape[i];
     }
+    if (empty)
+        n = 0;
     f->nbytes = n;
     f->op = dupstr(op);
     f->path = dupstr(path);
