@@ -16,6 +16,7 @@ typedef struct tide_lua_state {
     tide_device *default_dev; /* NULL: cpu */
     int          hook_ref;    /* autograd hook, LUA_NOREF when none */
     size_t       gc_debt;     /* bytes allocated since the last GC step */
+    size_t       gc_since;    /* tensor bytes allocated since the last full collection (gc.c) */
     const void  *tensor_mt;   /* identity of the tide.Tensor metatable (fast type test) */
 } tide_lua_state;
 
@@ -36,7 +37,10 @@ int             tl_raise(lua_State *L);                                 /* tide_
 int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, Lua caller's line */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
-void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
+
+/* ---- gc.c ---- */
+void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes); /* after each new tensor */
+void tl_full_collect(lua_State *L, tide_lua_state *S);          /* and reset the pacing */
 
 /* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; raises. */
 #define TL_CALL(L, S, expr) TL_CALL_AS(L, S, expr, NULL, NULL)
