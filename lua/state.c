@@ -9,7 +9,8 @@ static const char state_key = 's'; /* registry key (its address) */
 static int state_gc(lua_State *L) {
     tide_lua_state *S = lua_touserdata(L, 1);
     if (S->ctx) {
-        tide_ctx_release(S->ctx); /* tensors still alive keep their context */
+        tide_ctx_set_log(S->ctx, NULL, NULL); /* its log function points at S */
+        tide_ctx_release(S->ctx);             /* tensors still alive keep their context */
         S->ctx = NULL;
     }
     return 0;
@@ -34,6 +35,7 @@ static tide_lua_state *state_push(lua_State *L) {
     lua_setmetatable(L, -2);
     if (tide_init() != TIDE_OK || tide_ctx_new(&S->ctx) != TIDE_OK)
         tl_raise(L);
+    tl_trace_init(S);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
     return S;
