@@ -1,6 +1,7 @@
 /* io.c — Lua entry points of the data readers and checkpoints (IDX, safetensors), plus the two
  * host helpers the data loader and the example need (a wall clock, isatty) and a seeded
  * permutation for shuffling. Registered into tide.core by tide_lua_register_io. */
+#include "binding.h"
 #include "io.h"
 #include "tide_io.h"
 #include "tide_lua.h"
@@ -158,7 +159,11 @@ static int l_st_save(lua_State *L) {
             mk[k] = lua_tostring(L, -2);
             mv[k++] = lua_tostring(L, -1);
         }
-    if (tide_st_save(tide_lua_ctx(L), "save", path, (int)n, names, ts, k, mk, mv) != TIDE_OK)
+    tide_status     st = tide_st_save(tide_lua_ctx(L), "save", path, (int)n, names, ts, k, mk, mv);
+    tide_lua_state *S = tl_state(L);
+    if (S->watch)
+        tl_note_transfers(L, S); /* the copies of device tensors to the host, for tracing */
+    if (st != TIDE_OK)
         return raise(L);
     return 0;
 }

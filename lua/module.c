@@ -24,15 +24,18 @@ static void stat_pair(lua_State *L, const char *dir, uint64_t bytes, uint64_t co
 static int l_transfer_stats(lua_State *L) {
     tide_transfer_stats st;
     tide_ctx_transfer_stats(TL_STATE(L)->ctx, &st);
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 10);
     stat_pair(L, "h2d", st.h2d_bytes, st.h2d_count);
     stat_pair(L, "d2h", st.d2h_bytes, st.d2h_count);
     stat_pair(L, "d2d", st.d2d_bytes, st.d2d_count);
+    tl_push_lines(L, TL_STATE(L));
+    lua_setfield(L, -2, "lines");
     return 1;
 }
 
 static int l_reset_transfer_stats(lua_State *L) {
     tide_ctx_reset_transfer_stats(TL_STATE(L)->ctx);
+    tl_reset_lines(L, TL_STATE(L));
     return 0;
 }
 
@@ -122,6 +125,7 @@ int luaopen_tide_core(lua_State *L) {
     lua_pop(L, 1);
     tl_open_creation(L, mod);
     tl_open_options(L, mod);
+    tl_open_trace(L, mod);
     static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
                                      {"reset_transfer_stats", l_reset_transfer_stats},
                                      {"transfer_guard", l_transfer_guard},
