@@ -19,7 +19,9 @@ OPT        ?= -O3 -march=x86-64-v2
 WERROR     ?= -Werror
 WARN       := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes \
               -Wmissing-prototypes $(WERROR)
-CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fopenmp $(WARN) -Iinclude -Isrc \
+# -fvisibility=hidden: only what include/*.h declares is exported (tools/exports.map)
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden -fopenmp $(WARN) \
+              -Iinclude -Isrc \
               -I/usr/include/x86_64-linux-gnu $(EXTRA_CFLAGS)
 LIBS       := -lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp
 SAN        := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -34,11 +36,12 @@ HEADERS    := $(wildcard include/*.h include/*.def src/*.h src/cpu/*.h src/io/*.
 
 LIBTIDE    := $(BUILD)/libtide.a
 LUAMOD     := $(BUILD)/lua/tide/core.so
+LIBTIDE_SO := $(BUILD)/libtide.so.0
 
 .PHONY: all test ctests asan bench demo gpu-check format format-check check-layering clean \
         deps install embed-demo
 
-all: $(LIBTIDE) $(LUAMOD) cuda
+all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) cuda
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -48,9 +51,17 @@ $(LIBTIDE): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LUAMOD): $(BIND_OBJ) $(LIBTIDE)
+# core.so is the whole library (core + binding): the object `require "tide.core"` loads is the
+# one a host links as libtide.so.0 (make install makes core.so a link to it, see tools/install.mk)
+$(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(BIND_OBJ) $(LIBTIDE) $(LIBS)
+	$(CC) -shared -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
+	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
+
+# the same object under the name hosts link (-ltide)
+$(LIBTIDE_SO): $(LUAMOD)
+	cp $(LUAMOD) $@
+	ln -sf libtide.so.0 $(BUILD)/libtide.so
 
 $(BUILD)/test_%: spec/c/test_%.c $(LIBTIDE) $(wildcard spec/c/*.h)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIBTIDE) $(LIBS)

@@ -23,6 +23,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#endif
 
 #define TIDE_MAX_DIMS 8
 
@@ -327,6 +330,10 @@ tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_ge
 tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                     const tide_tensor *indices, int64_t H, int64_t W,
                                     tide_tensor **grad_in);
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

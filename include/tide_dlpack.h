@@ -94,6 +94,9 @@ typedef struct DLManagedTensor {
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#endif
 
 /* Export: a DLManagedTensor viewing t's memory (no copy) that holds its own reference to t.
  * The consumer calls (*out)->deleter(*out) exactly once when done; t may be released before. */
@@ -103,6 +106,10 @@ tide_status tide_tensor_to_dlpack(tide_tensor *t, DLManagedTensor **out);
  * m and calls m->deleter(m) once, when the last reference to the memory goes. On failure m is
  * untouched and still the caller's. ctx may be NULL (the default context). */
 tide_status tide_tensor_from_dlpack(tide_ctx *ctx, DLManagedTensor *m, tide_tensor **out);
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

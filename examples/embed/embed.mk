@@ -29,7 +29,13 @@ $(BUILD)/test_embed_lua: spec/c/embed_lua.c spec/c/test_embed.h $(EMBED_DEPS)
 $(BUILD)/bench_embed_roundtrip: bench/embed_roundtrip.c $(EMBED_DEPS)
 	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
 
-ctests: $(BUILD)/test_embed_lua
+# a host that exports cpu_alloc & co. (-Wl,-E) and loads core.so as a module: tide's internal
+# names must stay internal (spec/c/embed_interpose.c)
+$(BUILD)/test_embed_interpose: spec/c/embed_interpose.c spec/c/test_util.h $(LUAMOD)
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -DTIDE_LUA_DIR='"$(CURDIR)/lua"' \
+	    -DTIDE_CORE_DIR='"$(CURDIR)/$(BUILD)/lua"' $< -o $@ -Wl,-E $(LUA_LIBS) -ldl -lm
+
+ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose
 
 # the core as a shared library, for the ctypes check against PyTorch
 $(BUILD)/libtide_embed.so: $(LIBTIDE)

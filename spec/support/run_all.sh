@@ -11,6 +11,7 @@
 #                    rehearsal of `make gpu-check` (bench/gpu_check.sh) at toy sizes
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
+#   exports          core.so / libtide.so.0 export exactly the functions of include/*.h
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
 # Set TIDE_TEST_SKIP="asan install cuda-emu" (space-separated names) to skip slow suites locally;
@@ -83,6 +84,8 @@ fi
 # ---- static checks -------------------------------------------------------------------------
 run_check "format" $MAKE --no-print-directory -s format-check
 run_check "layering" $MAKE --no-print-directory -s check-layering
+# the library exports exactly the functions of include/*.h (tools/exports.map)
+run_suite "exports" $LUA spec/support/exports_check.lua build/lua/tide/core.so build/libtide.so.0
 
 # ---- examples: the tour must keep telling the truth ----------------------------------------
 checkout_lua_env build
