@@ -52,6 +52,11 @@ void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
             (from) ? tl_raise_as(L, (from), (to)) : tl_raise(L);                                   \
     } while (0)
 
+/* ---- runtime.c ---- */
+/* raises when L's runtime is not the one tide.core's Lua calls are bound to (luaL_checkversion
+ * otherwise); called before anything else touches L. -1: refused without raising (L untouched) */
+int tl_check_runtime(lua_State *L);
+
 /* ---- device.c ---- */
 void         tl_push_device(lua_State *L, tide_device *dev);
 tide_device *tl_check_device(lua_State *L, int idx, const char *op);

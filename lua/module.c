@@ -112,6 +112,8 @@ static int l_forward(lua_State *L) {
 }
 
 int luaopen_tide_core(lua_State *L) {
+    if (tl_check_runtime(L) != 0)
+        return 0;
     lua_newtable(L);
     int mod = lua_gettop(L);
     tl_state(L);

@@ -142,6 +142,8 @@ tide_ctx *tide_lua_ctx(lua_State *L) {
 }
 
 void tide_lua_preload(lua_State *L) {
+    if (tl_check_runtime(L) != 0)
+        return;
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_tide_core);
     lua_setfield(L, -2, "tide.core");

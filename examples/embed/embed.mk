@@ -35,7 +35,11 @@ $(BUILD)/test_embed_interpose: spec/c/embed_interpose.c spec/c/test_util.h $(LUA
 	$(CC) $(CFLAGS_ALL) $(LUA_INC) -DTIDE_LUA_DIR='"$(CURDIR)/lua"' \
 	    -DTIDE_CORE_DIR='"$(CURDIR)/$(BUILD)/lua"' $< -o $@ -Wl,-E $(LUA_LIBS) -ldl -lm
 
-ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose
+# a host with Lua 5.3 loaded globally before 5.4: require "tide.core" refuses, never crashes
+$(BUILD)/test_embed_two_lua: spec/c/embed_two_lua.c spec/c/test_util.h $(LUAMOD)
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -DTIDE_CORE_DIR='"$(CURDIR)/$(BUILD)/lua"' $< -o $@ -ldl -lm
+
+ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose $(BUILD)/test_embed_two_lua
 
 # the core as a shared library, for the ctypes check against PyTorch
 $(BUILD)/libtide_embed.so: $(LIBTIDE)
