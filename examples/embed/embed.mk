@@ -39,7 +39,12 @@ $(BUILD)/test_embed_interpose: spec/c/embed_interpose.c spec/c/test_util.h $(LUA
 $(BUILD)/test_embed_two_lua: spec/c/embed_two_lua.c spec/c/test_util.h $(LUAMOD)
 	$(CC) $(CFLAGS_ALL) $(LUA_INC) -DTIDE_CORE_DIR='"$(CURDIR)/$(BUILD)/lua"' $< -o $@ -ldl -lm
 
-ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose $(BUILD)/test_embed_two_lua
+# tide in a sandbox without io, os and debug (spec/c/embed_sandbox.c)
+$(BUILD)/test_embed_sandbox: spec/c/embed_sandbox.c spec/c/test_util.h $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
+ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose $(BUILD)/test_embed_two_lua \
+        $(BUILD)/test_embed_sandbox
 
 # the core as a shared library, for the ctypes check against PyTorch
 $(BUILD)/libtide_embed.so: $(LIBTIDE)
