@@ -90,14 +90,14 @@ int tl_raise_as(lua_State *L, const char *from, const char *to) {
     return tl_error(L, "%s", msg);
 }
 
-/* Frees what can be freed before retrying a failed allocation: cached blocks of every device,
- * then every unreachable tensor. */
+/* Frees what can be freed before retrying a failed allocation: cached blocks of every loaded
+ * device, then every unreachable tensor. */
 void tl_reclaim(lua_State *L, tide_lua_state *S) {
     tide_device *dev;
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
             tide_device_empty_cache(dev);
-    if (tide_cuda_is_available())
+    if (tide_cuda_is_loaded()) /* never loads CUDA for a host that did not ask for it */
         for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
             if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK)
                 tide_device_empty_cache(dev);

@@ -5,8 +5,12 @@
 ifndef TIDE_INSTALL_MK
 TIDE_INSTALL_MK := 1
 
-INST_LIBDIR ?= /usr/local/lib/lua/5.4
-INST_LUADIR ?= /usr/local/share/lua/5.4
+PREFIX        ?= /usr/local
+LIBDIR        ?= $(PREFIX)/lib
+INCLUDEDIR    ?= $(PREFIX)/include
+TIDE_CUDA_DIR ?= $(LIBDIR)/tide
+INST_LIBDIR   ?= $(LIBDIR)/lua/5.4
+INST_LUADIR   ?= $(PREFIX)/share/lua/5.4
 
 # the CUDA backend sits beside core.so: src/device.c looks for it there (dladdr)
 install: all

@@ -43,8 +43,13 @@ $(BUILD)/test_embed_two_lua: spec/c/embed_two_lua.c spec/c/test_util.h $(LUAMOD)
 $(BUILD)/test_embed_sandbox: spec/c/embed_sandbox.c spec/c/test_util.h $(EMBED_DEPS)
 	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
 
+# nothing of CUDA mapped before it is asked for (spec/c/embed_lazy_cuda.c); not a test_* name:
+# run_all.sh runs it on the emulated GPU only
+$(BUILD)/embed_lazy_cuda: spec/c/embed_lazy_cuda.c spec/c/test_util.h $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
 ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose $(BUILD)/test_embed_two_lua \
-        $(BUILD)/test_embed_sandbox
+        $(BUILD)/test_embed_sandbox $(BUILD)/embed_lazy_cuda
 
 # the core as a shared library, for the ctypes check against PyTorch
 $(BUILD)/libtide_embed.so: $(LIBTIDE)
