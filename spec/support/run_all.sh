@@ -14,6 +14,7 @@
 #   exports          core.so / libtide.so.0 export exactly the functions of include/*.h
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
+#   embed install    make install PREFIX=<tmp>; examples/embed/host.c built with pkg-config, run
 # Set TIDE_TEST_SKIP="asan install cuda-emu" (space-separated names) to skip slow suites locally;
 # CI skips nothing. Exit status: non-zero if anything failed.
 set -u
@@ -94,6 +95,8 @@ run_check "examples/devices.lua" env TIDE_CPU_DEVICES=2 $LUA examples/devices.lu
 # ---- LuaRocks install ----------------------------------------------------------------------
 if ! skipped install; then
     run_suite "install" sh tools/install_check.sh
+    # make install PREFIX=<tmp> + examples/embed/host.c built with pkg-config against it
+    run_suite "embed install" sh spec/support/embed_install_check.sh
 fi
 
 finish_suites "tide: all suites"
