@@ -48,6 +48,10 @@ $(BUILD)/test_embed_sandbox: spec/c/embed_sandbox.c spec/c/test_util.h $(EMBED_D
 $(BUILD)/embed_lazy_cuda: spec/c/embed_lazy_cuda.c spec/c/test_util.h $(EMBED_DEPS)
 	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
 
+# per tick: a host buffer handed to a script, wrapped every tick or once (bench/run.sh runs it)
+$(BUILD)/bench_embed_tick: bench/embed_tick.c $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
 ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose $(BUILD)/test_embed_two_lua \
         $(BUILD)/test_embed_sandbox $(BUILD)/embed_lazy_cuda
 
