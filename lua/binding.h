@@ -50,7 +50,6 @@ void            tl_push_state(lua_State *L);
 void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
 int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
 int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, the user's line */
-int             tl_set_library_dir(lua_State *L);             /* core._set_library_dir(dir) */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
 
@@ -84,6 +83,12 @@ int  tl_raise_guard(lua_State *L, tide_lua_state *S);    /* TIDE_EGUARD, named a
 void tl_push_lines(lua_State *L, tide_lua_state *S);     /* transfer_stats().lines */
 void tl_reset_lines(lua_State *L, tide_lua_state *S);    /* with reset_transfer_stats */
 void tl_open_trace(lua_State *L, int mod);
+int  tl_is_lib_source(const tide_lua_state *S, const char *source); /* one of tide's Lua files */
+
+/* ---- runtime.c ---- */
+/* raises when L's runtime is not the one tide.core's Lua calls are bound to (luaL_checkversion
+ * otherwise); called before anything else touches L. -1: refused without raising (L untouched) */
+int tl_check_runtime(lua_State *L);
 
 /* ---- device.c ---- */
 void         tl_push_device(lua_State *L, tide_device *dev);

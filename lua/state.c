@@ -59,27 +59,9 @@ void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
     lua_pop(L, 1);
 }
 
-static const char libdir_key = 'l'; /* registry key: the directory of tide's own Lua files */
-
-/* core._set_library_dir(dir): init.lua names the directory of tide's Lua files ("lua/tide/"),
- * so that errors raised while they run point past them, at the user's code */
-int tl_set_library_dir(lua_State *L) {
-    if (lua_type(L, 1) != LUA_TSTRING)
-        return 0;
-    lua_settop(L, 1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &libdir_key);
-    return 0;
-}
-
-/* true when the frame runs one of tide's own Lua files */
+/* true when the frame runs one of tide's own Lua files (core._mark_lib, trace.c) */
 static int in_library(lua_State *L, const lua_Debug *ar) {
-    size_t      n = 0;
-    const char *dir = NULL;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &libdir_key) == LUA_TSTRING)
-        dir = lua_tolstring(L, -1, &n);
-    int in = dir && ar->source[0] == '@' && strncmp(ar->source + 1, dir, n) == 0;
-    lua_pop(L, 1); /* the registry keeps the string */
-    return in;
+    return tl_is_lib_source(tl_state(L), ar->source);
 }
 
 /* Like luaL_error, but the position is that of the user's line: the nearest Lua frame outside
@@ -124,14 +106,14 @@ int tl_raise_as(lua_State *L, const char *from, const char *to) {
     return tl_error(L, "%s", msg);
 }
 
-/* Frees what can be freed before retrying a failed allocation: cached blocks of every device,
- * then every unreachable tensor. */
+/* Frees what can be freed before retrying a failed allocation: cached blocks of every loaded
+ * device, then every unreachable tensor. */
 void tl_reclaim(lua_State *L, tide_lua_state *S) {
     tide_device *dev;
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
             tide_device_empty_cache(dev);
-    if (tide_cuda_is_available())
+    if (tide_cuda_is_loaded()) /* never loads CUDA for a host that did not ask for it */
         for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
             if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK)
                 tide_device_empty_cache(dev);
@@ -150,6 +132,8 @@ tide_ctx *tide_lua_ctx(lua_State *L) {
 }
 
 void tide_lua_preload(lua_State *L) {
+    if (tl_check_runtime(L) != 0)
+        return;
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_tide_core);
     lua_setfield(L, -2, "tide.core");

@@ -18,8 +18,9 @@
 static const char lines_key = 'l'; /* registry: "file:line" -> {6 counters}, see note() */
 static const char lib_key = 'b';   /* registry: the source prefix of tide's Lua files */
 
-/* tide's own Lua files: sources that start with the directory of the file core._mark_lib saw */
-static int is_lib(const tide_lua_state *S, const char *source) {
+/* tide's own Lua files: sources that start with the directory of the file core._mark_lib saw;
+ * errors (tl_error) and traced copies both look past their frames for the user's line */
+int tl_is_lib_source(const tide_lua_state *S, const char *source) {
     return S->lib_len && strncmp(source, S->lib_src, S->lib_len) == 0;
 }
 
@@ -30,7 +31,7 @@ static int user_frame(lua_State *L, const tide_lua_state *S, lua_Debug *ar, cons
     *called = NULL;
     for (int level = 0; lua_getstack(L, level, ar); level++) {
         lua_getinfo(L, "Sl", ar);
-        if (strcmp(ar->what, "C") == 0 || is_lib(S, ar->source))
+        if (strcmp(ar->what, "C") == 0 || tl_is_lib_source(S, ar->source))
             continue;
         lua_Debug callee;
         if (level > 0 && lua_getstack(L, level - 1, &callee) && lua_getinfo(L, "n", &callee))
