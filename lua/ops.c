@@ -30,7 +30,7 @@ static double opt_number(lua_State *L, int idx, double def, const char *op, cons
     if (lua_isnoneornil(L, idx))
         return def;
     if (lua_type(L, idx) != LUA_TNUMBER)
-        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, luaL_typename(L, idx));
+        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, tl_typename(L, idx));
     return lua_tonumber(L, idx);
 }
 
@@ -47,8 +47,13 @@ static lua_Integer check_int(lua_State *L, int idx, const char *op, const char *
 
 static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
-    tide_tensor    *dst = a->t;
+    if (lua_gettop(L) >= 3 && !lua_isnil(L, 3)) {
+        if (op == TIDE_OP_ADD || op == TIDE_OP_SUB)
+            return tl_binary_alpha(L, op, 1);
+        return tl_no_extra_operand(L, name);
+    }
+    ltensor     *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
+    tide_tensor *dst = a->t;
     tl_check_inplace(L, S, a, name);
     if (b) {
         if (!b->t)
@@ -573,7 +578,7 @@ static int o_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "fill_");
     if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
-        return tl_error(L, "tide: fill_: value must be a number, got %s", luaL_typename(L, 2));
+        return tl_error(L, "tide: fill_: value must be a number, got %s", tl_typename(L, 2));
     tl_check_inplace(L, S, a, "fill_");
     TL_CALL(L, S, tide_fill_x_(S->ctx, a->t, tl_scalar(L, 2)));
     lua_settop(L, 1);

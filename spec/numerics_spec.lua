@@ -1,0 +1,98 @@
+-- numerics_spec.lua — results that used to be silently wrong (issue 10, items 1-4): the scale of
+-- add_/sub_, the range of the random generator, fmod against remainder, integer division.
+-- Runs on the device under test (spec/support/device.lua): cpu, cpu:1 and the (emulated) GPU.
+local tide = require "tide"
+local D = require "spec.support.device"
+
+if D.kind == "cuda" and not tide.cuda.is_available() then
+    describe("numerics on " .. D.name, function()
+        it("needs a CUDA device", function()
+            pending("no CUDA device")
+        end)
+    end)
+    return
+end
+
+local function T(x, dt)
+    return tide.tensor(x, { dtype = dt or "float32", device = D.name })
+end
+
+local function vals(t)
+    return t:cpu():totable()
+end
+
+local function catch(f)
+    local ok, err = pcall(f)
+    assert.is_false(ok, "expected an error")
+    return tostring(err)
+end
+
+describe("the scale of add/sub and their in-place twins on " .. D.name, function()
+    it("add_ and sub_ apply alpha as add and sub do", function()
+        local t = T({ 1, 2, 4 })
+        assert.are.same({ 0.5, 1, 2 }, vals(t:clone():add_(t, -0.5)))
+        assert.are.same({ 0.5, 1, 2 }, vals(t:add(t, -0.5)))
+        assert.are.same({ -1, -2, -4 }, vals(t:clone():sub_(t, 2)))
+        assert.are.same({ 5, 6, 8 }, vals(t:clone():add_(2, 2)))
+        assert.are.same({ -3, -2, 0 }, vals(t:clone():sub_(2, 2)))
+        -- the same object comes back, changed in place
+        local u = t:clone()
+        assert.is_true(rawequal(u, u:add_(t, 3)))
+        assert.are.same({ 4, 8, 16 }, vals(u))
+        -- a hand-written SGD step converges instead of diverging
+        local w = T({ 1, -2, 3 })
+        for _ = 1, 50 do
+            w:add_(w, -0.1) -- the gradient of w^2 / 2 is w
+        end
+        for _, v in ipairs(vals(w)) do
+            assert.is_true(math.abs(v) < 0.02, "w = " .. v)
+        end
+    end)
+
+    it("integer alpha stays exact; a float alpha into an integer tensor is refused", function()
+        local i = T({ 1, 2, 3 }, "int64")
+        assert.are.same({ 7, 13, 19 }, vals(i:clone():add_(i, 5) + 1))
+        local err = catch(function() return i:clone():add_(i, 0.5) end)
+        assert.matches("numerics_spec.lua:%d+: tide: add_: ", err)
+        assert.are.same({ 1, 2, 3 }, vals(i))
+    end)
+
+    it("a tensor where the scale goes raises, naming the method, and changes nothing", function()
+        local t, x = T({ 1, 2 }), T({ 3, 4 })
+        for _, m in ipairs({ "add", "sub", "add_", "sub_" }) do
+            local err = catch(function() return t[m](t, 2, x) end)
+            assert.matches("numerics_spec.lua:%d+: tide: " .. m .. ": alpha %(argument #3%) must " ..
+                "be a number, got a tensor; the scale comes after the other operand", err)
+            err = catch(function() return t[m](t, x, "2") end)
+            assert.matches("tide: " .. m .. ": alpha %(argument #3%) must be a number, got string",
+                err)
+        end
+        assert.are.same({ 1, 2 }, vals(t))
+    end)
+
+    it("ops without a scale refuse a third argument instead of ignoring it", function()
+        local t, x = T({ 1, 2 }), T({ 3, 4 })
+        for _, m in ipairs({ "mul", "div", "pow", "maximum", "mul_", "div_", "fmod",
+            "floor_divide" }) do
+            local err = catch(function() return t[m](t, x, 2) end)
+            assert.matches("numerics_spec.lua:%d+: tide: " .. m .. ": takes one other operand, got " ..
+                "an extra argument #3 %(number%); only add and sub take a scale %(alpha%)", err)
+        end
+        assert.are.same({ 1, 2 }, vals(t))
+    end)
+
+    it("clamp, uniform_, normal_ and fill_ refuse a tensor where a number goes", function()
+        local t, x = T({ 1, 2 }), T({ 0 })
+        assert.matches("tide: clamp: min must be a number, got a tensor",
+            catch(function() return t:clamp(x, 2) end))
+        assert.matches("tide: clamp_: max must be a number, got a tensor",
+            catch(function() return t:clamp_(0, x) end))
+        assert.matches("tide: uniform_: to must be a number, got a tensor",
+            catch(function() return t:uniform_(0, x) end))
+        assert.matches("tide: normal_: std must be a number, got a tensor",
+            catch(function() return t:normal_(0, x) end))
+        assert.matches("tide: fill_: value must be a number, got a tensor",
+            catch(function() return t:fill_(x) end))
+        assert.are.same({ 1, 2 }, vals(t))
+    end)
+end)
