@@ -96,3 +96,52 @@ describe("the scale of add/sub and their in-place twins on " .. D.name, function
         assert.are.same({ 1, 2 }, vals(t))
     end)
 end)
+
+describe("the random generator on " .. D.name, function()
+    it("rand is in the open interval (0, 1) and randn has no outliers, for seeds 0-9", function()
+        -- the emulated GPU runs kernels a thread at a time on the CPU: a fifth of the draws there
+        -- (the same numbers as the CPU's, which cuda_spec checks)
+        local emu = D.kind == "cuda" and (os.getenv("TIDE_CUDA_LIB") or ""):match("cuda%-emu")
+        local n = emu and 200000 or 1000000
+        for seed = 0, 9 do
+            tide.manual_seed(seed)
+            local x = tide.randn(n, { dtype = "float64", device = D.name })
+            local m = x:mean():item()
+            local var = (x - m):pow(2):sum():item() / (n - 1)
+            local big = x:abs():max():item()
+            -- 5 standard errors: the mean's is 1/sqrt(n), the variance's sqrt(2/n)
+            assert.is_true(math.abs(m) < 5 / math.sqrt(n), ("seed %d: mean %g"):format(seed, m))
+            assert.is_true(math.abs(var - 1) < 5 * math.sqrt(2 / n),
+                ("seed %d: variance %g"):format(seed, var))
+            assert.is_true(big <= 6.5, ("seed %d: |x| = %g"):format(seed, big))
+            for _, dt in ipairs({ "float32", "float64" }) do
+                tide.manual_seed(seed)
+                local u = tide.rand(n, { dtype = dt, device = D.name })
+                local lo, hi = u:min():item(), u:max():item()
+                assert.is_true(lo > 0 and hi < 1, ("seed %d %s: rand in [%.17g, %.17g]"):format(
+                    seed, dt, lo, hi))
+                assert.is_true(math.abs(u:mean():item() - 0.5) < 5 * math.sqrt(1 / 12 / n))
+            end
+        end
+    end)
+
+    it("the first draws after manual_seed(0) are ordinary numbers", function()
+        tide.manual_seed(0)
+        local u = tide.rand(1, { dtype = "float64", device = D.name }):item()
+        assert.is_true(u > 1e-6 and u < 1 - 1e-6, "rand " .. u)
+        tide.manual_seed(0)
+        local z = tide.randn(4, { dtype = "float64", device = D.name })
+        assert.is_true(z:abs():max():item() < 4, "randn " .. tostring(z))
+        -- an Embedding made after seed 0 holds no -37
+        tide.manual_seed(0)
+        local e = tide.nn.Embedding(10, 4):to(D.name)
+        assert.is_true(e.weight:abs():max():item() < 5)
+    end)
+
+    it("uniform_ stays below its upper bound in float64 too", function()
+        tide.manual_seed(3)
+        local x = tide.empty(200000, { dtype = "float64", device = D.name }):uniform_(1, 1 + 1e-15)
+        assert.is_true(x:max():item() < 1 + 1e-15)
+        assert.is_true(x:min():item() >= 1)
+    end)
+end)

@@ -163,24 +163,47 @@ TIDE_HD float tide_clamp_f(float a, float lo, float hi) {
     return a < lo ? lo : (a > hi ? hi : a);
 }
 
-/* counter-based random numbers: element i of a draw is a pure function of (seed, offset + i),
- * so the CPU and CUDA backends produce the same values for the same seed. splitmix64 mixing. */
-TIDE_HD unsigned long long tide_rng_mix(unsigned long long seed, unsigned long long counter) {
-    unsigned long long z = seed * 0x9E3779B97F4A7C15ULL + counter * 0xD1B54A32D192ED03ULL;
+/* ---- counter-based random numbers ---------------------------------------------------------
+ * Element i of a draw is a pure function of (seed, offset + i), so the CPU and CUDA backends
+ * produce the same values for the same seed, with no generator state on the device. */
+
+/* splitmix64's finalizer: a bijection of 64-bit words that mixes every input bit into all */
+TIDE_HD unsigned long long tide_rng_fmix(unsigned long long z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
-/* uniform in [0, 1) with 53 random bits */
-TIDE_HD double tide_rng_uniform(unsigned long long seed, unsigned long long counter) {
-    return (double)(tide_rng_mix(seed, counter) >> 11) * (1.0 / 9007199254740992.0);
+/* 64 random bits: draw `counter` of the splitmix64 stream keyed by the hashed seed. Hashing the
+ * seed keeps nearby seeds' streams apart, and no (seed, counter) maps to the fixed point 0 of the
+ * finalizer by construction (seed 0, counter 0 used to give bits 0: rand 0.0, randn -37). */
+TIDE_HD unsigned long long tide_rng_bits(unsigned long long seed, unsigned long long counter) {
+    unsigned long long key = tide_rng_fmix(seed + 0x9E3779B97F4A7C15ULL);
+    return tide_rng_fmix(key + (counter + 1) * 0x9E3779B97F4A7C15ULL);
 }
-/* standard normal by Box-Muller from two uniforms of the counter's two halves */
+/* 64 bits to the open interval (0, 1): the top 52 bits plus one half, times 2^-52, gives
+ * 2^-53 .. 1 - 2^-53, each exactly representable, so no word of bits rounds to 0 or to 1 */
+TIDE_HD double tide_rng_unit(unsigned long long bits) {
+    return ((double)(bits >> 12) + 0.5) * (1.0 / 4503599627370496.0);
+}
+/* uniform in (0, 1) */
+TIDE_HD double tide_rng_uniform(unsigned long long seed, unsigned long long counter) {
+    return tide_rng_unit(tide_rng_bits(seed, counter));
+}
+/* standard normal by Box-Muller from the uniforms of the counter's two halves; u1 > 0, so the
+ * logarithm is finite and |x| <= sqrt(-2 ln 2^-53) = 8.57 */
 TIDE_HD double tide_rng_normal(unsigned long long seed, unsigned long long counter) {
     double u1 = tide_rng_uniform(seed, 2 * counter), u2 = tide_rng_uniform(seed, 2 * counter + 1);
-    if (u1 < 1e-300)
-        u1 = 1e-300;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2);
+}
+/* lo + (hi - lo) * u kept in [lo, hi): rounding can reach hi (in float64 too: 1 + (1 - 2^-53)
+ * is 2) */
+TIDE_HD double tide_rng_in_range_d(double lo, double hi, double u) {
+    double v = lo + (hi - lo) * u;
+    return (v >= hi && hi > lo) ? nextafter(hi, -INFINITY) : v;
+}
+TIDE_HD float tide_rng_in_range_f(double lo, double hi, double u) {
+    float f = (float)(lo + (hi - lo) * u);
+    return (f >= (float)hi && hi > lo) ? nextafterf((float)hi, -INFINITY) : f;
 }
 
 #endif /* TIDE_SCALAR_MATH_H */

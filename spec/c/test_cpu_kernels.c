@@ -722,6 +722,14 @@ static void test_random(void) {
         sum += x[i];
     }
     CHECK(ok, "uniform: element i from counter offset + i, in [lo, hi)");
+    /* every word of random bits maps into the open interval (0, 1), and seed 0 draws no zero */
+    CHECK(tide_rng_unit(0) > 0 && tide_rng_unit(~0ULL) < 1 && tide_rng_unit(~0ULL) > 0.999,
+          "unit: %.17g .. %.17g", tide_rng_unit(0), tide_rng_unit(~0ULL));
+    CHECK(tide_rng_bits(0, 0) != 0 && fabs(tide_rng_normal(0, 0)) < 8.6, "seed 0: %g",
+          tide_rng_normal(0, 0));
+    CHECK(tide_rng_in_range_d(1, 2, tide_rng_unit(~0ULL)) < 2 &&
+              tide_rng_in_range_f(0, 1, tide_rng_unit(~0ULL)) < 1,
+          "uniform ranges stay below hi after rounding");
     CHECK(fabs(sum / n - 1) < 0.02, "uniform mean %f", sum / n);
     CHECK_OK(B->random(&dev0, &vx, TIDE_RANDOM_NORMAL, 2, 0.5, 1, 0));
     double s1 = 0, s2 = 0;
