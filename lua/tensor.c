@@ -324,8 +324,8 @@ int tl_binary(lua_State *L, tide_op op) {
                         luaL_typename(L, 1), luaL_typename(L, 2));
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
-    if (rg && S->grad_enabled && op != TIDE_OP_MOD && op != TIDE_OP_FLOORDIV &&
-        tide_op_family_of(op) == TIDE_FAMILY_BINARY)
+    if (rg && S->grad_enabled && op != TIDE_OP_REMAINDER && op != TIDE_OP_FMOD &&
+        op != TIDE_OP_FLOORDIV && tide_op_family_of(op) == TIDE_FAMILY_BINARY)
         tl_record(L, S, tide_op_name(op), nargs, 3, 0);
     return 1;
 }
@@ -343,7 +343,7 @@ static int m_div(lua_State *L) {
     return tl_binary(L, TIDE_OP_DIV);
 }
 static int m_mod(lua_State *L) {
-    return tl_binary(L, TIDE_OP_MOD);
+    return tl_binary(L, TIDE_OP_REMAINDER);
 }
 static int m_pow(lua_State *L) {
     return tl_binary(L, TIDE_OP_POW);

@@ -257,7 +257,8 @@ describe("cuda #cuda", function()
   end)
 
   describe("elementwise", function()
-    local binary = { "add", "sub", "mul", "div", "maximum", "minimum", "fmod", "floor_divide" }
+    local binary = { "add", "sub", "mul", "div", "maximum", "minimum", "remainder", "fmod",
+      "floor_divide" }
     local compare = { "eq", "ne", "lt", "le", "gt", "ge" }
 
     git("binary ops with broadcasting and non-contiguous views", function()
@@ -347,7 +348,8 @@ describe("cuda #cuda", function()
     git("integer ops are exact", function()
       local a = tide.tensor({ { 7, -7, 123456789012 }, { 0, 5, -3 } })
       local b = tide.tensor({ 2, 3, -5 })
-      for _, op in ipairs({ "add", "sub", "mul", "maximum", "minimum", "fmod", "floor_divide" }) do
+      for _, op in ipairs({ "add", "sub", "mul", "maximum", "minimum", "remainder", "fmod",
+        "floor_divide" }) do
         same(on(a)[op](on(a), on(b)), a[op](a, b), 0, op)
       end
       same(on(a) * 3, a * 3, 0)
@@ -691,7 +693,8 @@ local function check_half(what, tol, fn, ...)
   end
 end
 
-local BINARY = { "add", "sub", "mul", "div", "pow", "fmod", "floor_divide", "maximum", "minimum" }
+local BINARY = { "add", "sub", "mul", "div", "pow", "remainder", "fmod", "floor_divide", "maximum",
+  "minimum" }
 local COMPARE = { "eq", "ne", "lt", "le", "gt", "ge" }
 local UNARY = { "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu",
   "sin", "cos", "sign" }
@@ -764,6 +767,7 @@ describe("cuda: every op, every dtype #cuda", function()
         add = function(x, s) return x + s end, sub = function(x, s) return x - s end,
         mul = function(x, s) return x * s end, div = function(x, s) return x / s end,
         pow = function(x, s) return x ^ s end, mod = function(x, s) return x % s end,
+        fmod = function(x, s) return x:fmod(s) end, rfmod = function(x, s) return tide.fmod(s, x) end,
         floordiv = function(x, s) return x // s end,
         maximum = function(x, s) return x:maximum(s) end,
         minimum = function(x, s) return x:minimum(s) end,

@@ -72,7 +72,7 @@ describe("the scale of add/sub and their in-place twins on " .. D.name, function
 
     it("ops without a scale refuse a third argument instead of ignoring it", function()
         local t, x = T({ 1, 2 }), T({ 3, 4 })
-        for _, m in ipairs({ "mul", "div", "pow", "maximum", "mul_", "div_", "fmod",
+        for _, m in ipairs({ "mul", "div", "pow", "maximum", "mul_", "div_", "remainder", "fmod",
             "floor_divide" }) do
             local err = catch(function() return t[m](t, x, 2) end)
             assert.matches("numerics_spec.lua:%d+: tide: " .. m .. ": takes one other operand, got " ..
@@ -143,5 +143,47 @@ describe("the random generator on " .. D.name, function()
         local x = tide.empty(200000, { dtype = "float64", device = D.name }):uniform_(1, 1 + 1e-15)
         assert.is_true(x:max():item() < 1 + 1e-15)
         assert.is_true(x:min():item() >= 1)
+    end)
+end)
+
+describe("remainder and fmod on " .. D.name, function()
+    it("remainder is floor modulo (Lua's %), fmod is truncated (C's fmod), for floats", function()
+        for _, dt in ipairs({ "float32", "float64" }) do
+            local a, b = T({ -7, 7, -7, 7, 7.5, -0.5 }, dt), T({ 3, 3, -3, -3, 2, 2 }, dt)
+            assert.are.same({ 2, 1, -1, -2, 1.5, 1.5 }, vals(a:remainder(b)))
+            assert.are.same({ 2, 1, -1, -2, 1.5, 1.5 }, vals(a % b))
+            assert.are.same({ -1, 1, -1, 1, 1.5, -0.5 }, vals(a:fmod(b)))
+            assert.are.same({ -1 }, vals(T({ -7 }, dt):fmod(3)))
+            assert.are.same({ 2 }, vals(T({ -7 }, dt):remainder(3)))
+            assert.are.same({ 2 }, vals(T({ -7 }, dt) % 3))
+            -- scalar first: 7 % x and tide.fmod(7, x)
+            assert.are.same({ -2, 1 }, vals(7 % T({ -3, 3 }, dt)))
+            assert.are.same({ 1, 1 }, vals(tide.fmod(7, T({ -3, 3 }, dt))))
+            assert.are.same({ -1, -1 }, vals(tide.fmod(-7, T({ -3, 3 }, dt))))
+            assert.are.same({ -2, 1 }, vals(tide.remainder(7, T({ -3, 3 }, dt))))
+            -- every value agrees with Lua's % and math.fmod
+            local xs, ys = { -7.25, 7.25, -1, 1, 0.5, -9 }, { 2, -2, 4, -4, -0.75, 0.5 }
+            local r, f = vals(T(xs, dt):remainder(T(ys, dt))), vals(T(xs, dt):fmod(T(ys, dt)))
+            for i = 1, #xs do
+                assert.are.equal(xs[i] % ys[i], r[i])
+                assert.are.equal(math.fmod(xs[i], ys[i]), f[i])
+            end
+        end
+    end)
+
+    it("the same for integers, with the in-place twins", function()
+        for _, dt in ipairs({ "int32", "int64" }) do
+            local a, b = T({ -7, 7, -7, 7, 6 }, dt), T({ 3, 3, -3, -3, 3 }, dt)
+            assert.are.same({ 2, 1, -1, -2, 0 }, vals(a % b))
+            assert.are.same({ -1, 1, -1, 1, 0 }, vals(a:fmod(b)))
+            assert.are.same({ -1, 1, -1, 1, 0 }, vals(a:clone():fmod_(b)))
+            assert.are.same({ 2, 1, -1, -2, 0 }, vals(a:clone():remainder_(b)))
+            assert.are.same(dt, a:fmod(b).dtype)
+            assert.are.same({ -1, 1, -1, 1, 0 }, vals(a:fmod(3)))
+            assert.are.same({ 2, 1, 2, 1, 0 }, vals(a:remainder(3)))
+        end
+        local u = T({ 7, 200 }, "uint8")
+        assert.are.same({ 1, 2 }, vals(u:fmod(3)))
+        assert.are.same({ 1, 2 }, vals(u % 3))
     end)
 end)

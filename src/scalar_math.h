@@ -32,10 +32,15 @@ TIDE_HD double tide_div_d(double a, double b) {
 TIDE_HD double tide_pow_d(double a, double b) {
     return pow(a, b);
 }
-/* Lua's %: the result takes the sign of the divisor (a - floor(a/b)*b), as Python and Lua do */
-TIDE_HD double tide_mod_d(double a, double b) {
+/* remainder, Lua's %: the result takes the sign of the divisor (a - floor(a/b)*b), as Python,
+ * Lua and PyTorch's remainder do */
+TIDE_HD double tide_remainder_d(double a, double b) {
     double m = fmod(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
+/* fmod: truncated, the sign of the dividend (a - trunc(a/b)*b), as C, math.fmod and PyTorch */
+TIDE_HD double tide_fmod_d(double a, double b) {
+    return fmod(a, b);
 }
 TIDE_HD double tide_floordiv_d(double a, double b) {
     return floor(a / b);
@@ -106,9 +111,12 @@ TIDE_HD float tide_div_f(float a, float b) {
 TIDE_HD float tide_pow_f(float a, float b) {
     return powf(a, b);
 }
-TIDE_HD float tide_mod_f(float a, float b) {
+TIDE_HD float tide_remainder_f(float a, float b) {
     float m = fmodf(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
+TIDE_HD float tide_fmod_f(float a, float b) {
+    return fmodf(a, b);
 }
 TIDE_HD float tide_floordiv_f(float a, float b) {
     return floorf(a / b);

@@ -206,9 +206,12 @@ static void test_binary_f32(void) {
     float      x[5] = {-7, 7, 7.5f, 2, NAN}, y[5] = {3, -3, 2, 10, 1}, r[5];
     tide_kview vx = kv(x, TIDE_DTYPE_F32, 1, n5, NULL), vy = kv(y, TIDE_DTYPE_F32, 1, n5, NULL),
                vr5 = kv(r, TIDE_DTYPE_F32, 1, n5, NULL);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &vr5, &vx, &vy));
-    CHECK(r[0] == 2 && r[1] == -2 && r[2] == 1.5f && r[3] == 2, "fmod takes divisor's sign: %g %g",
-          r[0], r[1]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &vr5, &vx, &vy));
+    CHECK(r[0] == 2 && r[1] == -2 && r[2] == 1.5f && r[3] == 2,
+          "remainder takes the divisor's sign: %g %g", r[0], r[1]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FMOD, &vr5, &vx, &vy));
+    CHECK(r[0] == -1 && r[1] == 1 && r[2] == 1.5f && r[3] == 2,
+          "fmod takes the dividend's sign: %g %g", r[0], r[1]);
     CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vr5, &vx, &vy));
     CHECK(r[0] == -3 && r[1] == -3 && r[2] == 3 && r[3] == 0, "floor_divide %g %g %g", r[0], r[1],
           r[2]);
@@ -236,9 +239,12 @@ static void test_binary_int(void) {
               o[6] == -2,
           "int floor_divide: %lld %lld %lld %lld", (long long)o[0], (long long)o[1],
           (long long)o[2], (long long)o[3]);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &vo, &va, &vb));
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &vo, &va, &vb));
     CHECK(o[0] == 1 && o[1] == -1 && o[2] == 0 && o[3] == 0 && o[5] == 3 && o[7] == 2,
-          "int mod: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
+          "int remainder: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FMOD, &vo, &va, &vb));
+    CHECK(o[0] == -1 && o[1] == 1 && o[3] == 0 && o[5] == 3 && o[7] == -1,
+          "int fmod: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
     CHECK_OK(B->binary(&dev0, TIDE_OP_POW, &vo, &va, &vb));
     CHECK(o[0] == 49 && o[5] == 81 && o[6] == 0 && o[2] == 1, "int pow: %lld %lld %lld",
           (long long)o[0], (long long)o[5], (long long)o[6]);
@@ -262,7 +268,7 @@ static void test_binary_int(void) {
     CHECK(u3[0] == 255 && u3[1] == 100 && u3[2] == 9, "uint8 sub wraps");
     CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &w3, &w1, &w2));
     CHECK(u3[1] == 44, "uint8 add wraps: %d", u3[1]);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &w3, &w1, &w2));
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &w3, &w1, &w2));
     CHECK(u3[2] == 0 && u3[0] == 1, "uint8 mod by zero gives 0");
     uint8_t    bl1[3] = {1, 1, 0}, bl2[3] = {1, 0, 0}, bl3[3];
     tide_kview x1 = kv(bl1, TIDE_DTYPE_BOOL, 1, n3, NULL),
@@ -298,7 +304,7 @@ static void test_compare_scalar(void) {
     tide_kview via = kv(ia, TIDE_DTYPE_I64, 1, n, NULL), vio = kv(io, TIDE_DTYPE_I64, 1, n, NULL);
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_FLOORDIV, &vio, &via, 2, 0));
     CHECK(io[0] == 2 && io[1] == -3 && io[2] == 3, "int // 2");
-    CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_MOD, &vio, &via, 0, 1));
+    CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_REMAINDER, &vio, &via, 0, 1));
     CHECK(io[0] == 0 && io[3] == 0, "0 %% int (with a zero divisor) never traps");
     /* an expanded scalar-like operand (all strides 0) on the left */
     int64_t    sh[2] = {2, 2}, z[2] = {0, 0};

@@ -31,11 +31,14 @@
         T q = (T)(a / b);                                                                          \
         return (T)((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);                              \
     }                                                                                              \
-    static inline T S##_mod(T a, T b) {                                                            \
+    static inline T S##_remainder(T a, T b) {                                                      \
         if (b == 0 || b == -1)                                                                     \
             return 0;                                                                              \
         T m = (T)(a % b);                                                                          \
         return (T)((m != 0 && ((m < 0) != (b < 0))) ? m + b : m);                                  \
+    }                                                                                              \
+    static inline T S##_fmod(T a, T b) {                                                           \
+        return (T)((b == 0 || b == -1) ? 0 : a % b);                                               \
     }                                                                                              \
     static inline T S##_div(T a, T b) {                                                            \
         return S##_floordiv(a, b);                                                                 \
@@ -90,8 +93,11 @@ static inline uint8_t u8_floordiv(uint8_t a, uint8_t b) {
 static inline uint8_t u8_div(uint8_t a, uint8_t b) {
     return u8_floordiv(a, b);
 }
-static inline uint8_t u8_mod(uint8_t a, uint8_t b) {
+static inline uint8_t u8_remainder(uint8_t a, uint8_t b) {
     return b ? (uint8_t)(a % b) : 0;
+}
+static inline uint8_t u8_fmod(uint8_t a, uint8_t b) {
+    return u8_remainder(a, b);
 }
 static inline uint8_t u8_pow(uint8_t a, uint8_t b) {
     unsigned r = 1, x = a;
@@ -132,7 +138,8 @@ DEF_BOOL_OP(sub)
 DEF_BOOL_OP(mul)
 DEF_BOOL_OP(div)
 DEF_BOOL_OP(floordiv)
-DEF_BOOL_OP(mod)
+DEF_BOOL_OP(remainder)
+DEF_BOOL_OP(fmod)
 DEF_BOOL_OP(pow)
 DEF_BOOL_OP(maximum)
 DEF_BOOL_OP(minimum)
@@ -189,7 +196,8 @@ DEF_ALL_VIA_DOUBLE(b, uint8_t, sat_bool)
     FWD2(S, T, SFX, mul)                                                                           \
     FWD2(S, T, SFX, div)                                                                           \
     FWD2(S, T, SFX, pow)                                                                           \
-    FWD2(S, T, SFX, mod)                                                                           \
+    FWD2(S, T, SFX, remainder)                                                                     \
+    FWD2(S, T, SFX, fmod)                                                                          \
     FWD2(S, T, SFX, floordiv)                                                                      \
     FWD2(S, T, SFX, maximum)                                                                       \
     FWD2(S, T, SFX, minimum)                                                                       \
@@ -274,8 +282,11 @@ DEF_FLOAT_OPS(f64, double, d)
         case TIDE_OP_POW:                                                                          \
             BIN_LOOP(T, T, S##_pow);                                                               \
             break;                                                                                 \
-        case TIDE_OP_MOD:                                                                          \
-            BIN_LOOP(T, T, S##_mod);                                                               \
+        case TIDE_OP_REMAINDER:                                                                    \
+            BIN_LOOP(T, T, S##_remainder);                                                         \
+            break;                                                                                 \
+        case TIDE_OP_FMOD:                                                                         \
+            BIN_LOOP(T, T, S##_fmod);                                                              \
             break;                                                                                 \
         case TIDE_OP_FLOORDIV:                                                                     \
             BIN_LOOP(T, T, S##_floordiv);                                                          \
