@@ -187,3 +187,85 @@ describe("remainder and fmod on " .. D.name, function()
         assert.are.same({ 1, 2 }, vals(u % 3))
     end)
 end)
+
+describe("integer division on " .. D.name, function()
+    local INT64_MIN = math.mininteger
+    local INT32_MIN = -2147483648
+
+    it("MIN // -1 wraps to MIN as two's complement, MIN % -1 is 0 (no SIGFPE)", function()
+        local a = T({ INT64_MIN, INT64_MIN + 1, 7 }, "int64")
+        local m1 = T({ -1, -1, -1 }, "int64")
+        assert.are.same({ INT64_MIN, math.maxinteger, -7 }, vals(a // m1))
+        assert.are.same({ INT64_MIN, math.maxinteger, -7 }, vals(a // -1))
+        assert.are.same({ 0, 0, 0 }, vals(a % m1))
+        assert.are.same({ 0, 0, 0 }, vals(a % -1))
+        assert.are.same({ 0, 0, 0 }, vals(a:fmod(m1)))
+        assert.are.same({ 0, 0, 0 }, vals(a:fmod(-1)))
+        assert.are.same({ INT64_MIN, math.maxinteger, -7 }, vals(a:clone():floor_divide_(m1)))
+        local b = T({ INT32_MIN, 5 }, "int32")
+        assert.are.same({ INT32_MIN, -5 }, vals(b // T({ -1, -1 }, "int32")))
+        assert.are.same({ 0, 0 }, vals(b % T({ -1, -1 }, "int32")))
+        assert.are.same({ 0, 0 }, vals(b:fmod(T({ -1, -1 }, "int32"))))
+        -- the rest of floor division, as Lua's //
+        local x, y = T({ -7, 7, -7, 7, 0 }, "int64"), T({ 2, -2, -2, 2, -3 }, "int64")
+        assert.are.same({ -7 // 2, 7 // -2, -7 // -2, 7 // 2, 0 // -3 }, vals(x // y))
+    end)
+
+    it("a zero divisor given as a number raises on every device, and changes nothing", function()
+        for _, dt in ipairs({ "int32", "int64", "uint8" }) do
+            local a = T({ 5, 6 }, dt)
+            for _, c in ipairs({
+                { "floor_divide", function() return a // 0 end },
+                { "remainder", function() return a % 0 end },
+                { "fmod", function() return a:fmod(0) end },
+                { "floor_divide_", function() return a:floor_divide_(0) end },
+                { "remainder_", function() return a:remainder_(0) end },
+                { "fmod_", function() return a:fmod_(0) end },
+            }) do
+                local err = catch(c[2])
+                assert.matches("numerics_spec.lua:%d+: tide: " .. c[1] .. ": integer division by zero",
+                    err)
+            end
+            assert.are.same({ 5, 6 }, vals(a))
+        end
+        -- floats divide by zero as IEEE says
+        local f = vals(T({ 1, -1 }) // 0)
+        assert.are.equal(math.huge, f[1])
+        assert.are.equal(-math.huge, f[2])
+        local r = vals(T({ 1 }) % 0)
+        assert.is_true(r[1] ~= r[1])
+    end)
+
+    if D.kind == "cpu" then
+        it("a zero in a divisor tensor raises on the CPU (no synchronisation needed there)",
+            function()
+                local a, z = T({ 5, 6, 7 }, "int64"), T({ 1, 0, 2 }, "int64")
+                assert.matches("numerics_spec.lua:%d+: tide: floor_divide: integer division by zero",
+                    catch(function() return a // z end))
+                assert.matches("tide: remainder: integer division by zero",
+                    catch(function() return a % z end))
+                assert.matches("tide: fmod: integer division by zero",
+                    catch(function() return a:fmod(z) end))
+                assert.matches("tide: floor_divide_: integer division by zero",
+                    catch(function() return a:floor_divide_(z) end))
+                assert.matches("tide: floor_divide: integer division by zero",
+                    catch(function() return 10 // z end))
+                assert.matches("tide: remainder: integer division by zero",
+                    catch(function() return T({ 3 }, "int32") % T({ 0, 1 }, "int32") end))
+                assert.matches("tide: floor_divide: integer division by zero",
+                    catch(function() return T({ true }, "bool"):floor_divide(T({ false }, "bool")) end))
+                assert.are.same({ 5, 6, 7 }, vals(a))
+                -- a zero dividend is fine
+                assert.are.same({ 0, 0 }, vals(0 // T({ 3, -3 }, "int64")))
+            end)
+    else
+        it("a zero in a divisor tensor gives 0 on CUDA (checking would need a synchronisation)",
+            function()
+                local a, z = T({ 5, -6, 7 }, "int64"), T({ 1, 0, 2 }, "int64")
+                assert.are.same({ 5, 0, 3 }, vals(a // z))
+                assert.are.same({ 0, 0, 1 }, vals(a % z))
+                assert.are.same({ 0, 0, 1 }, vals(a:fmod(z)))
+                assert.are.same({ 10, 0 }, vals(10 // T({ 1, 0 }, "int32")))
+            end)
+    end
+end)

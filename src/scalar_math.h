@@ -3,12 +3,14 @@
  *
  * Both the C compiler (src/cpu/) and nvcc (src/cuda/) include this file, so the CPU tests
  * cover the math the GPU runs. Each function works on double or float through the TIDE_T
- * generic pair below; integer dtypes go through the double versions and are cast back.
+ * generic pair below; integer dtypes go through the double versions and are cast back, except
+ * integer division, which has exact functions of its own (below).
  */
 #ifndef TIDE_SCALAR_MATH_H
 #define TIDE_SCALAR_MATH_H
 
 #include <math.h>
+#include <stdint.h>
 
 #ifdef __CUDACC__
 #define TIDE_HD __host__ __device__ static inline
@@ -169,6 +171,44 @@ TIDE_HD float tide_sign_f(float a) {
 }
 TIDE_HD float tide_clamp_f(float a, float lo, float hi) {
     return a < lo ? lo : (a > hi ? hi : a);
+}
+
+/* ---- integer division ----------------------------------------------------------------------
+ * One definition for the CPU (int32, int64, uint8 kernels) and CUDA (which computes every
+ * integer dtype in int64). floor_divide and remainder as Lua and Python (floor, the remainder
+ * takes the divisor's sign), fmod truncated as C. MIN // -1 wraps to MIN as two's complement
+ * and MIN % -1 is 0, where C's MIN / -1 and MIN % -1 trap (SIGFPE). A zero divisor gives 0
+ * (NumPy's value): the CPU raises before it computes (elementwise.c), CUDA cannot know without
+ * a device synchronisation and gives these values (docs/API.md). */
+#define TIDE_DEF_INT_DIVISION(S, T, U)                                                             \
+    TIDE_HD T tide_floordiv_##S(T a, T b) {                                                        \
+        if (b == 0)                                                                                \
+            return 0;                                                                              \
+        if (b == -1)                                                                               \
+            return (T)(0 - (U)a);                                                                  \
+        T q = (T)(a / b);                                                                          \
+        return (T)((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);                              \
+    }                                                                                              \
+    TIDE_HD T tide_remainder_##S(T a, T b) {                                                       \
+        if (b == 0 || b == -1)                                                                     \
+            return 0;                                                                              \
+        T m = (T)(a % b);                                                                          \
+        return (T)((m != 0 && ((m < 0) != (b < 0))) ? m + b : m);                                  \
+    }                                                                                              \
+    TIDE_HD T tide_fmod_##S(T a, T b) {                                                            \
+        return (T)((b == 0 || b == -1) ? 0 : a % b);                                               \
+    }
+TIDE_DEF_INT_DIVISION(i32, int32_t, uint32_t)
+TIDE_DEF_INT_DIVISION(i64, int64_t, uint64_t)
+/* unsigned: floor and truncation agree */
+TIDE_HD uint8_t tide_floordiv_u8(uint8_t a, uint8_t b) {
+    return b ? (uint8_t)(a / b) : 0;
+}
+TIDE_HD uint8_t tide_remainder_u8(uint8_t a, uint8_t b) {
+    return b ? (uint8_t)(a % b) : 0;
+}
+TIDE_HD uint8_t tide_fmod_u8(uint8_t a, uint8_t b) {
+    return tide_remainder_u8(a, b);
 }
 
 /* ---- counter-based random numbers ---------------------------------------------------------

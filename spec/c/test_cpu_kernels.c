@@ -234,16 +234,38 @@ static void test_binary_int(void) {
     int64_t    b[8] = {2, -2, 0, -1, 0, 4, -1, 3}, o[8];
     tide_kview vo = kv(o, TIDE_DTYPE_I64, 1, n, NULL), va = kv(a, TIDE_DTYPE_I64, 1, n, NULL),
                vb = kv(b, TIDE_DTYPE_I64, 1, n, NULL);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vb));
-    CHECK(o[0] == -4 && o[1] == -4 && o[2] == 0 && o[3] == INT64_MIN && o[4] == 0 && o[5] == 0 &&
-              o[6] == -2,
+    /* the shared definitions (CUDA runs them too): wrap, never trap; 0 for a zero divisor */
+    CHECK(tide_floordiv_i64(INT64_MIN, -1) == INT64_MIN && tide_remainder_i64(INT64_MIN, -1) == 0 &&
+              tide_fmod_i64(INT64_MIN, -1) == 0 && tide_floordiv_i32(INT32_MIN, -1) == INT32_MIN &&
+              tide_fmod_i32(INT32_MIN, -1) == 0 && tide_floordiv_i64(5, 0) == 0 &&
+              tide_remainder_i64(5, 0) == 0 && tide_fmod_u8(5, 0) == 0,
+          "integer division edge cases");
+    CHECK(tide_floordiv_i64(-7, 2) == -4 && tide_remainder_i64(-7, 2) == 1 &&
+              tide_fmod_i64(-7, 2) == -1 && tide_remainder_i32(7, -2) == -1 &&
+              tide_fmod_i32(7, -2) == 1,
+          "floor and truncated signs");
+    /* a zero divisor raises before anything is written */
+    for (int i = 0; i < 8; i++)
+        o[i] = 99;
+    CHECK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vb) == TIDE_EINVAL &&
+              strstr(tide_errmsg(), "floor_divide: integer division by zero") && o[0] == 99,
+          "int floor_divide by zero: %s", tide_errmsg());
+    CHECK(B->binary(&dev0, TIDE_OP_REMAINDER, &vo, &va, &vb) == TIDE_EINVAL && o[7] == 99,
+          "int remainder by zero");
+    CHECK(B->binary(&dev0, TIDE_OP_FMOD, &vo, &va, &vb) == TIDE_EINVAL && o[3] == 99,
+          "int fmod by zero");
+    int64_t    nz[8] = {2, -2, 5, -1, 5, 4, -1, 3};
+    tide_kview vnz = kv(nz, TIDE_DTYPE_I64, 1, n, NULL);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vnz));
+    CHECK(o[0] == -4 && o[1] == -4 && o[2] == 1 && o[3] == INT64_MIN && o[4] == 1 && o[5] == 0 &&
+              o[6] == -2 && o[7] == -3,
           "int floor_divide: %lld %lld %lld %lld", (long long)o[0], (long long)o[1],
           (long long)o[2], (long long)o[3]);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &vo, &va, &vb));
-    CHECK(o[0] == 1 && o[1] == -1 && o[2] == 0 && o[3] == 0 && o[5] == 3 && o[7] == 2,
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &vo, &va, &vnz));
+    CHECK(o[0] == 1 && o[1] == -1 && o[2] == 2 && o[3] == 0 && o[5] == 3 && o[6] == 0 && o[7] == 2,
           "int remainder: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_FMOD, &vo, &va, &vb));
-    CHECK(o[0] == -1 && o[1] == 1 && o[3] == 0 && o[5] == 3 && o[7] == -1,
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FMOD, &vo, &va, &vnz));
+    CHECK(o[0] == -1 && o[1] == 1 && o[3] == 0 && o[5] == 3 && o[6] == 0 && o[7] == -1,
           "int fmod: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
     CHECK_OK(B->binary(&dev0, TIDE_OP_POW, &vo, &va, &vb));
     CHECK(o[0] == 49 && o[5] == 81 && o[6] == 0 && o[2] == 1, "int pow: %lld %lld %lld",
@@ -268,8 +290,12 @@ static void test_binary_int(void) {
     CHECK(u3[0] == 255 && u3[1] == 100 && u3[2] == 9, "uint8 sub wraps");
     CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &w3, &w1, &w2));
     CHECK(u3[1] == 44, "uint8 add wraps: %d", u3[1]);
+    u3[0] = 77;
+    CHECK(B->binary(&dev0, TIDE_OP_REMAINDER, &w3, &w1, &w2) == TIDE_EINVAL && u3[0] == 77,
+          "uint8 remainder by zero raises");
+    u2[2] = 4;
     CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &w3, &w1, &w2));
-    CHECK(u3[2] == 0 && u3[0] == 1, "uint8 mod by zero gives 0");
+    CHECK(u3[0] == 1 && u3[1] == 0 && u3[2] == 1, "uint8 remainder");
     uint8_t    bl1[3] = {1, 1, 0}, bl2[3] = {1, 0, 0}, bl3[3];
     tide_kview x1 = kv(bl1, TIDE_DTYPE_BOOL, 1, n3, NULL),
                x2 = kv(bl2, TIDE_DTYPE_BOOL, 1, n3, NULL),
@@ -304,8 +330,11 @@ static void test_compare_scalar(void) {
     tide_kview via = kv(ia, TIDE_DTYPE_I64, 1, n, NULL), vio = kv(io, TIDE_DTYPE_I64, 1, n, NULL);
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_FLOORDIV, &vio, &via, 2, 0));
     CHECK(io[0] == 2 && io[1] == -3 && io[2] == 3, "int // 2");
+    CHECK(B->binary_scalar(&dev0, TIDE_OP_REMAINDER, &vio, &via, 0, 1) == TIDE_EINVAL,
+          "0 %% int with a zero divisor raises");
+    ia[3] = 4;
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_REMAINDER, &vio, &via, 0, 1));
-    CHECK(io[0] == 0 && io[3] == 0, "0 %% int (with a zero divisor) never traps");
+    CHECK(io[0] == 0 && io[3] == 0, "0 %% int");
     /* an expanded scalar-like operand (all strides 0) on the left */
     int64_t    sh[2] = {2, 2}, z[2] = {0, 0};
     float      one = 10, m[4] = {1, 2, 3, 4}, mo[4];

@@ -86,8 +86,9 @@ __device__ __forceinline__ double bin_apply(int op, double a, double b) {
     }
 }
 
-/* integers: exact (wrapping) where the result is an integer, the double math otherwise; a zero
- * divisor gives 0 rather than undefined behaviour */
+/* integers: exact (wrapping) where the result is an integer, the double math otherwise; division
+ * is scalar_math.h's, as on the CPU (int32 computed in int64 wraps back the same way): a zero
+ * divisor gives 0, MIN // -1 is MIN, never a trap */
 __device__ __forceinline__ int64_t bin_apply(int op, int64_t a, int64_t b) {
     switch (op) {
     case TIDE_OP_ADD:
@@ -100,20 +101,12 @@ __device__ __forceinline__ int64_t bin_apply(int op, int64_t a, int64_t b) {
         return (int64_t)tide_div_d((double)a, (double)b);
     case TIDE_OP_POW:
         return (int64_t)tide_pow_d((double)a, (double)b);
-    case TIDE_OP_REMAINDER: {
-        if (b == 0)
-            return 0;
-        int64_t m = a % b;
-        return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
-    }
+    case TIDE_OP_REMAINDER:
+        return tide_remainder_i64(a, b);
     case TIDE_OP_FMOD:
-        return b == 0 ? 0 : a % b;
-    case TIDE_OP_FLOORDIV: {
-        if (b == 0)
-            return 0;
-        int64_t q = a / b;
-        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-    }
+        return tide_fmod_i64(a, b);
+    case TIDE_OP_FLOORDIV:
+        return tide_floordiv_i64(a, b);
     case TIDE_OP_MAXIMUM:
         return a > b ? a : b;
     case TIDE_OP_MINIMUM:
