@@ -14,7 +14,6 @@
 -- A node notes the counts of the tensors its gradient formula reads (READS below); backward
 -- compares them before it runs anything and raises if one moved, as PyTorch does, instead of
 -- computing a wrong gradient from the new values.
--- Limits: prod's gradient divides by the input (undefined at zeros).
 local core = require "tide.core"
 
 local M = {}
@@ -252,14 +251,48 @@ function BW.mean(nd, g)
     return unreduce(g:div(x:numel() / nd.out:numel()), x, nd[2], nd[3])
 end
 
+-- products along dim d of the elements before each one (after each one with `after`), 1 for the
+-- first: a scan by doubling, log2(n) multiplies of shifted copies, with no division
+local function exclusive_prod(x, d, after)
+    local n = x:size(d)
+    local shape = x.shape
+    shape[d] = 1
+    local one = core.ones(shape, { device = x.device, dtype = x.dtype })
+    -- shifted by one: the exclusive products are the inclusive ones of the shifted input
+    local p = after and core.cat({ x:narrow(d, 2, n - 1), one }, d)
+        or core.cat({ one, x:narrow(d, 1, n - 1) }, d)
+    local k = 1
+    while k < n do
+        shape[d] = k
+        local ones = core.ones(shape, { device = x.device, dtype = x.dtype })
+        p = p:mul(after and core.cat({ p:narrow(d, k + 1, n - k), ones }, d)
+            or core.cat({ ones, p:narrow(d, 1, n - k) }, d))
+        k = k * 2
+    end
+    return p
+end
+
+-- d prod / d x_i is the product of the other elements: exclusive products from both sides, so
+-- zeros need no special case (x = {1, 0, 2} gives {0, 2, 0}, as PyTorch), never 0/0
 function BW.prod(nd, g)
     local x, dim, keep = nd[1], nd[2], nd[3]
-    local y = nd.out
-    if type(dim) == "number" and not keep then
-        local d = normdim(dim, x:dim())
-        g, y = g:unsqueeze(d), y:unsqueeze(d)
+    if x:numel() == 0 then
+        return zeros_like(x, g)
     end
-    return g:mul(y):div(x)
+    local xs, d = x, 1
+    if type(dim) == "number" then
+        d = normdim(dim, x:dim())
+        if not keep then
+            g = g:unsqueeze(d)
+        end
+    else
+        xs = x:reshape(-1)
+    end
+    local others = exclusive_prod(xs, d, false):mul(exclusive_prod(xs, d, true))
+    if xs ~= x then
+        others = others:view(x.shape)
+    end
+    return others:mul(g)
 end
 
 local function max_min_backward(nd, g, which)
@@ -500,7 +533,7 @@ local READS = {
     clamp = { ARG1 }, where = { ARG1 },
     exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
     softmax = { OUT }, log_softmax = { OUT },
-    gelu = { ARG1, OUT }, prod = { ARG1, OUT },
+    gelu = { ARG1, OUT }, prod = { ARG1 },
     max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
     index_select = { { 3 } },
     maxpool2d = { { "indices" } },
