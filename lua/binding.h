@@ -65,6 +65,12 @@ ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a t
 ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
 int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
 void     tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+/* raises `<op>: not differentiable in place` when self does not require grad but one of the
+ * arguments first..last does (grad mode on) */
+void tl_check_inplace_args(lua_State *L, tide_lua_state *S, ltensor *self, const char *op,
+                           int first, int last);
+/* raises `<op>: not differentiable` when grad mode is on and one of args 1..nargs requires grad */
+void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int nargs);
 /* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
 void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
                int extra_idx);

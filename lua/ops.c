@@ -55,6 +55,7 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     ltensor     *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
     tide_tensor *dst = a->t;
     tl_check_inplace(L, S, a, name);
+    tl_check_inplace_args(L, S, a, name, 2, 2);
     if (b) {
         if (!b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
@@ -86,22 +87,30 @@ static tide_status unary_call(lua_State *L, tide_lua_state *S, tide_op op, const
     return tide_clamp(S->ctx, a, lo, hi, out);
 }
 
+/* a unary op other than clamp given an argument: refused, not ignored (t:exp(2)) */
+static void no_argument(lua_State *L, tide_op op, const char *name) {
+    if (op != TIDE_OP_CLAMP && lua_gettop(L) >= 2 && !lua_isnil(L, 2))
+        tl_error(L, "tide: %s: takes no argument, got argument #2 (%s)", name, tl_typename(L, 2));
+}
+
 static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, S, 1, name);
+    no_argument(L, op, name);
     if (op == TIDE_OP_CLAMP && nargs < 3)
         lua_settop(L, 3); /* the bounds stay at 2 and 3, below the result */
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, unary_call(L, S, op, name, a->t, &r->t));
-    return done(L, S, op == TIDE_OP_SIGN || !a->requires_grad ? NULL : name, nargs);
+    return done(L, S, a->requires_grad ? name : NULL, nargs);
 }
 
 static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, name);
     tide_tensor    *dst = a->t;
+    no_argument(L, op, name);
     tl_check_inplace(L, S, a, name);
     TL_CALL_AS(L, S, unary_call(L, S, op, name, a->t, &dst), tide_op_name(op), name);
     lua_settop(L, 1);
@@ -463,6 +472,7 @@ static int o_index_add_(lua_State *L) {
     int             dim = tl_dim(L, a->t, check_int(L, 2, "index_add_", "dim"), "index_add_", 0);
     ltensor        *src = tl_check(L, S, 4, "index_add_");
     tl_check_inplace(L, S, a, "index_add_");
+    tl_check_inplace_args(L, S, a, "index_add_", 4, 4);
     lua_settop(L, 4);
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_add_");
     TL_CALL(L, S, tide_index_add_(S->ctx, a->t, dim, ix->t, src->t));
@@ -588,6 +598,11 @@ static int o_fill_(lua_State *L) {
 static int o_zero_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "zero_");
+    if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))
+        return tl_error(L,
+                        "tide: zero_: takes no argument, got argument #2 (%s); fill_(v) fills "
+                        "with a value",
+                        tl_typename(L, 2));
     tl_check_inplace(L, S, a, "zero_");
     TL_CALL(L, S, tide_fill_(S->ctx, a->t, 0));
     lua_settop(L, 1);
@@ -598,6 +613,7 @@ static int o_copy_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "copy_"), *b = tl_check(L, S, 2, "copy_");
     tl_check_inplace(L, S, a, "copy_");
+    tl_check_inplace_args(L, S, a, "copy_", 2, 2);
     TL_CALL(L, S, tide_tensor_copy_(S->ctx, a->t, b->t));
     lua_settop(L, 1);
     return 1;
@@ -742,8 +758,7 @@ static int o_pin_memory(lua_State *L) {
         return 1;
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_pin_memory(S->ctx, a->t, &r->t));
-    r->requires_grad = a->requires_grad;
-    return done(L, S, NULL, 1);
+    return done(L, S, a->requires_grad ? "pin_memory" : NULL, 1); /* the gradient passes through */
 }
 
 static int o_is_pinned(lua_State *L) {
@@ -802,6 +817,7 @@ static int l_col2im(lua_State *L) {
                 W = check_int(L, 4, "col2im", "W");
     tide_conv_geom g = geom(L, 5, "col2im");
     lua_settop(L, 10);
+    tl_not_differentiable(L, S, "col2im", 10); /* a gradient's helper: backward runs it */
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_col2im(S->ctx, c->t, C, H, W, g, &r->t));
     return done(L, S, NULL, 10);
@@ -827,6 +843,7 @@ static int l_maxpool2d_backward(lua_State *L) {
     lua_Integer     H = check_int(L, 3, "maxpool2d_backward", "H");
     lua_Integer     W = check_int(L, 4, "maxpool2d_backward", "W");
     lua_settop(L, 4);
+    tl_not_differentiable(L, S, "maxpool2d_backward", 4);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_maxpool2d_backward(S->ctx, go->t, ix->t, H, W, &r->t));
     return done(L, S, NULL, 4);

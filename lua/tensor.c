@@ -146,6 +146,37 @@ void tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char
 
 /* ---- autograd hook ------------------------------------------------------------------------ */
 
+static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx);
+
+/* An in-place op writing into a tensor that does not require grad, from an argument that does
+ * (z:add_(w), z:copy_(w), z[i] = w): the result cannot record the gradient, so it is refused
+ * rather than silently detached. Arguments first..last are looked at. */
+void tl_check_inplace_args(lua_State *L, tide_lua_state *S, ltensor *self, const char *op,
+                           int first, int last) {
+    if (self->requires_grad || !S->grad_enabled)
+        return;
+    for (int i = first; i <= last; i++)
+        if (arg_requires_grad(L, S, i))
+            tl_error(L,
+                     "tide: %s: not differentiable in place: argument #%d requires grad but the "
+                     "tensor written in place does not; compute the result out of place, or "
+                     "detach() the argument if no gradient should flow to it",
+                     op, i);
+}
+
+/* An op without a gradient formula given an input that requires grad (grad mode on): refused
+ * rather than returning a silently detached result. */
+void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int nargs) {
+    if (!S->grad_enabled)
+        return;
+    for (int i = 1; i <= nargs; i++)
+        if (arg_requires_grad(L, S, i))
+            tl_error(L,
+                     "tide: %s: not differentiable: argument #%d requires grad; call it under "
+                     "tide.no_grad or on detach()ed tensors",
+                     op, i);
+}
+
 static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx) {
     ltensor *u = tl_test(L, S, idx);
     if (u)
@@ -249,8 +280,10 @@ int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
     if (!b && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
                         luaL_typename(L, 2));
-    if (inplace)
+    if (inplace) {
         tl_check_inplace(L, S, a, name);
+        tl_check_inplace_args(L, S, a, name, 2, 2);
+    }
     tide_scalar alpha = tl_scalar(L, 3);
     lua_settop(L, 3);
     ltensor      *r = inplace ? NULL : tl_push_like(L, 1);
@@ -324,8 +357,7 @@ int tl_binary(lua_State *L, tide_op op) {
                         luaL_typename(L, 1), luaL_typename(L, 2));
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
-    if (rg && S->grad_enabled && op != TIDE_OP_REMAINDER && op != TIDE_OP_FMOD &&
-        op != TIDE_OP_FLOORDIV && tide_op_family_of(op) == TIDE_FAMILY_BINARY)
+    if (rg && S->grad_enabled && tide_op_family_of(op) == TIDE_FAMILY_BINARY)
         tl_record(L, S, tide_op_name(op), nargs, 3, 0);
     return 1;
 }
@@ -520,6 +552,7 @@ static int t_newindex(lua_State *L) {
     if (v && !v->t)
         return tl_error(L, "tide: setindex: attempt to use a freed tensor");
     tl_check_inplace(L, S, a, "t[i] = v");
+    tl_check_inplace_args(L, S, a, "t[i] = v", 3, 3);
     lua_settop(L, 3);
     tl_select(L, S, 1, i, "setindex");
     ltensor *view = lua_touserdata(L, -1);

@@ -135,6 +135,55 @@ function BW.pow(nd, g)
     return ga, gb
 end
 
+-- a - q * b for q = floor(a / b) (remainder, Lua's %) or trunc(a / b) (fmod): d/da = 1 and
+-- d/db = -q, as PyTorch (q is constant between its jumps); a or b may be a number
+local function abs_of(v)
+    return type(v) == "number" and math.abs(v) or v:abs()
+end
+
+local function sign_of(v)
+    if type(v) == "number" then
+        return v > 0 and 1 or (v < 0 and -1 or 0)
+    end
+    return v:sign()
+end
+
+local function modulo_backward(nd, g, truncated)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        local q
+        if truncated then -- trunc(a / b) = sign(a) sign(b) floor(|a| / |b|)
+            q = core.floor_divide(abs_of(a), abs_of(b)):mul(sign_of(a)):mul(sign_of(b))
+        else
+            q = core.floor_divide(a, b)
+        end
+        gb = reduce(g:mul(q):neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.remainder(nd, g)
+    return modulo_backward(nd, g, false)
+end
+
+function BW.fmod(nd, g)
+    return modulo_backward(nd, g, true)
+end
+
+-- floor(a / b) and sign(a) are piecewise constant: zero gradients, as PyTorch's floor and sign
+function BW.floor_divide(nd, g)
+    local a, b = nd[1], nd[2]
+    return needs(a) and zeros_like(a, g) or nil, needs(b) and zeros_like(b, g) or nil
+end
+
+function BW.sign(nd, g)
+    return zeros_like(nd[1], g)
+end
+
 -- elementwise maximum/minimum: ties share the gradient equally (as PyTorch)
 local function extremum(nd, g, cmp)
     local a, b = nd[1], nd[2]
@@ -402,6 +451,7 @@ function BW.contiguous(_, g)
     return g
 end
 BW.clone = BW.contiguous
+BW.pin_memory = BW.contiguous
 
 function BW.narrow(nd, g)
     local x = nd[1]
@@ -529,6 +579,7 @@ local READS = {
     div = { ARG2, { "out", 2 } },
     pow = { ARG1, { 2, 1 }, { "out", 2 } },
     maximum = { ARG1, ARG2 }, minimum = { ARG1, ARG2 },
+    remainder = { { 1, 2 }, { 2, 2 } }, fmod = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a, b
     abs = { ARG1 }, log = { ARG1 }, relu = { ARG1 }, sin = { ARG1 }, cos = { ARG1 },
     clamp = { ARG1 }, where = { ARG1 },
     exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
@@ -664,14 +715,15 @@ end
 -- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
 function M.linear(x, w, b)
     local rec = needs_record(x, w, b)
-    local xd, wd = x, w
+    local xd, wd, bd = x, w, b
     if rec then
         xd = x.requires_grad and x:detach() or x
         wd = w.requires_grad and w:detach() or w
+        bd = b and b.requires_grad and b:detach() or b
     end
     local y = xd:matmul(wd:t())
-    if b then
-        y:add_(b)
+    if bd then
+        y:add_(bd)
     end
     if rec then
         record("linear", y, BW.linear, x, w, b)
