@@ -247,7 +247,7 @@ TIDE_HD double tide_rng_normal(unsigned long long seed, unsigned long long count
  * is 2) */
 TIDE_HD double tide_rng_in_range_d(double lo, double hi, double u) {
     double v = lo + (hi - lo) * u;
-    return (v >= hi && hi > lo) ? nextafter(hi, -INFINITY) : v;
+    return (v >= hi && hi > lo) ? nextafter(hi, lo) : v; /* the largest double below hi */
 }
 TIDE_HD float tide_rng_in_range_f(double lo, double hi, double u) {
     float f = (float)(lo + (hi - lo) * u);
