@@ -39,7 +39,7 @@ LUAMOD     := $(BUILD)/lua/tide/core.so
 .PHONY: all test ctests asan bench demo gpu-check format format-check check-layering clean \
         deps install embed-demo
 
-all: $(LIBTIDE) $(LUAMOD) cuda
+all: $(LIBTIDE) $(LUAMOD) cuda dist
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -61,6 +61,9 @@ ctests: $(CTESTS)
 # CUDA backend: its own shared object, built whenever nvcc is found (see src/cuda/cuda.mk)
 -include src/cuda/cuda.mk
 -include spec/cuda_emu/cuda_emu.mk
+# MPI and NCCL plug-ins (src/dist/dist.mk) and the emulated NCCL of the tests
+-include src/dist/dist.mk
+-include spec/nccl_emu/nccl_emu.mk
 
 test: all ctests
 	@sh spec/support/run_all.sh
@@ -92,11 +95,11 @@ gpu-check:
 
 format:
 	clang-format -i $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] src/io/*.[ch] \
-	    src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c examples/embed/*.c)
+	    src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c examples/embed/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] \
-	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c \
+	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c \
 	    examples/embed/*.c) && echo "clang-format: clean"
 
 # nothing under src/ or include/tide.h may see Lua
