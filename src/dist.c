@@ -207,6 +207,10 @@ double tide_dist_timeout(void) {
 
 /* ---- the job ------------------------------------------------------------------------------ */
 
+static void finalize_at_exit(void) {
+    tide_dist_finalize();
+}
+
 static tide_status mpi_bcast_bytes(void *buf, size_t bytes, int root) {
     return slots[0].p->broadcast(buf, bytes, TIDE_DTYPE_U8, root, NULL);
 }
@@ -237,6 +241,11 @@ tide_status tide_dist_init(tide_dist_backend b) {
         return st;
     mpi->initialized = 1;
     g_init = 1;
+    /* MPI requires MPI_Finalize before exit: a program that ends without dist.finalize() (or
+     * with an error) must not be reported by mpirun as a rank that died */
+    static int registered;
+    if (!registered++)
+        atexit(finalize_at_exit);
     if (nccl && nccl->p) {
         /* NCCL makes its communicator on the current device: this rank's local GPU */
         int          n = tide_device_count(TIDE_DEVICE_CUDA);

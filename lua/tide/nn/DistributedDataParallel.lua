@@ -64,6 +64,8 @@ function DDP:init(module, opts)
         end
     end
     rawset(self, "_launched", {})
+    -- the last backward's buckets: launched during the pass (overlapped) or at its end
+    rawset(self, "stats", { buckets = #self._buckets, overlapped = 0, at_end = 0 })
 end
 
 local DTYPE_BYTES = { float64 = 8, int64 = 8, float32 = 4, int32 = 4, float16 = 2, bfloat16 = 2,
@@ -108,6 +110,7 @@ end
 function DDP:_ready(bucket, p)
     if #self._launched == 0 and not self._queued then
         rawset(self, "_queued", true)
+        rawset(self, "_pass", { buckets = #self._buckets, overlapped = 0, at_end = 0 })
         autograd.queue_callback(function()
             self:_finish()
         end)
@@ -119,15 +122,18 @@ function DDP:_ready(bucket, p)
     bucket.n_ready = bucket.n_ready + 1
     if bucket.n_ready == #bucket.params then
         self:_launch(bucket)
+        self._pass.overlapped = self._pass.overlapped + 1
     end
 end
 
 -- end of backward: launch what is left (in bucket order: the same on every rank), wait for all,
 -- and give each parameter its averaged gradient
 function DDP:_finish()
+    local pass = self._pass
     for _, bucket in ipairs(self._buckets) do
         if not bucket.work then
             self:_launch(bucket)
+            pass.at_end = pass.at_end + 1
         end
     end
     for _, bucket in ipairs(self._launched) do
@@ -142,6 +148,7 @@ function DDP:_finish()
     end
     rawset(self, "_launched", {})
     rawset(self, "_queued", false)
+    rawset(self, "stats", pass)
 end
 
 function DDP:forward(...)
