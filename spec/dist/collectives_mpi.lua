@@ -5,7 +5,7 @@
 local tide = require "tide"
 local dist = tide.distributed
 
-local EMU = os.getenv("TIDE_NCCL_LIBRARY") ~= nil
+local EMU = os.getenv("TIDE_TEST_NCCL_EMU") == "1"
 if not dist.is_initialized() then
     dist.init { backend = EMU and "nccl" or "mpi", timeout = 60 }
 end
@@ -146,11 +146,27 @@ describe("engines", function()
             .. "first (NCCL takes float16 and bfloat16 CUDA tensors) (rank %d of %d)"):format(R, W))
     end)
 
-    if not EMU then
-        it("refuses a CUDA tensor without NCCL: no implicit copy", function()
-            -- without CUDA no cuda tensor exists: the refusal is the device's own message
+    if not EMU and not tide.cuda.is_available() then
+        it("says NCCL is unavailable without a CUDA device", function()
             assert.is_false(dist.is_available("nccl"))
-            assert.matches("NCCL needs a CUDA device", dist.unavailable_reason("nccl"))
+            assert.matches("^NCCL needs a CUDA device: ", dist.unavailable_reason("nccl"))
+        end)
+    elseif not EMU then
+        -- CUDA (emulated) without NCCL in this job: a CUDA tensor is refused, never copied
+        it("refuses a CUDA tensor when NCCL is not there, naming what to install", function()
+            local t = tide.ones({ 2 }, { device = "cuda:0" })
+            local reason = dist.unavailable_reason("nccl")
+                or 'this job did not start (dist.init{backend = "mpi"})'
+            tide.reset_transfer_stats()
+            assert.has_error(function()
+                dist.all_reduce(t)
+            end, ("tide: all_reduce: the tensor is on cuda:0 and CUDA tensors go over NCCL, which "
+                .. "%s (rank %d); install NCCL (pip install nvidia-nccl-cu12, or the system's "
+                .. "libnccl2) and call dist.init{backend = \"nccl\"}, or move the tensor "
+                .. "explicitly with t:to(\"cpu\")"):format(reason, R))
+            local moved = tide.transfer_stats()
+            assert.are.equal(0, moved.d2h_count + moved.h2d_count)
+            assert.are.same({ 1, 1 }, values(t))
         end)
     else
         it("takes CUDA tensors over NCCL and CPU tensors over MPI in one job", function()

@@ -50,14 +50,16 @@ local function train(model, make_opt, slice)
 end
 
 describe("DistributedDataParallel", function()
-    for name, make_opt in pairs({
-        sgd = function(ps)
+    -- a list, not pairs(): every rank must run the same collectives in the same order
+    for _, case in ipairs({
+        { "sgd", function(ps)
             return optim.SGD(ps, { lr = 0.05, momentum = 0.9 })
-        end,
-        adam = function(ps)
+        end },
+        { "adam", function(ps)
             return optim.Adam(ps, { lr = 0.01 })
-        end,
+        end },
     }) do
+        local name, make_opt = case[1], case[2]
         it("on " .. W .. " ranks matches one process on the concatenated batch (" .. name .. ")",
             function()
                 local ref = make_model()
