@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,25 +134,34 @@ const char *tide_dist_unavailable_reason(tide_dist_backend b) {
  * cancel it. The watchdog thread waits beside every call; past the timeout it prints which rank
  * waited in which call and ends the process: mpirun then ends the whole job. */
 
-static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t  wd_cv = PTHREAD_COND_INITIALIZER;
-static const char     *wd_op;   /* the call being watched, NULL when none */
-static struct timespec wd_when; /* its deadline */
-static int             wd_started;
+/* Per call, only two atomic stores (the start time and the call's name; cleared after): no lock,
+ * no wake-up, so the watch costs nothing beside a collective. The thread looks every quarter of
+ * the timeout (at most every second) and fires when the same call has run past the timeout. */
+static _Atomic(const char *) wd_op;    /* the call being watched, NULL when none */
+static atomic_llong          wd_start; /* its start, ns on CLOCK_MONOTONIC */
+static atomic_ullong         wd_seq;   /* calls begun: tells one long call from many short ones */
+static pthread_once_t        wd_once = PTHREAD_ONCE_INIT;
+
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static void *watchdog(void *arg) {
     (void)arg;
-    pthread_mutex_lock(&wd_mu);
     for (;;) {
-        if (!wd_op) {
-            pthread_cond_wait(&wd_cv, &wd_mu);
+        double period = g_timeout > 0 ? g_timeout / 4 : 1.0;
+        if (period > 1.0)
+            period = 1.0;
+        struct timespec nap = {(time_t)period, (long)((period - (double)(time_t)period) * 1e9)};
+        nanosleep(&nap, NULL);
+        const char        *op = atomic_load(&wd_op);
+        unsigned long long seq = atomic_load(&wd_seq);
+        long long          start = atomic_load(&wd_start);
+        if (!op || g_timeout <= 0 || (double)(now_ns() - start) < g_timeout * 1e9 ||
+            seq != atomic_load(&wd_seq))
             continue;
-        }
-        const char     *op = wd_op;
-        struct timespec when = wd_when;
-        if (pthread_cond_timedwait(&wd_cv, &wd_mu, &when) == 0 || wd_op != op ||
-            wd_when.tv_sec != when.tv_sec || wd_when.tv_nsec != when.tv_nsec)
-            continue; /* the call ended, or another began */
         fprintf(stderr,
                 "tide: %s: rank %d of %d waited %g s for the other ranks and gave up: one of them "
                 "failed, ended, or did not make the same call; ending this rank so that mpirun "
@@ -163,38 +173,26 @@ static void *watchdog(void *arg) {
     return NULL;
 }
 
+static void start_watchdog(void) {
+    pthread_t      th;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_create(&th, &a, watchdog, NULL);
+    pthread_attr_destroy(&a);
+}
+
 static void watch_begin(const char *op) {
     if (g_timeout <= 0)
         return;
-    pthread_mutex_lock(&wd_mu);
-    if (!wd_started) {
-        pthread_t th;
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        wd_started = pthread_create(&th, &a, watchdog, NULL) == 0;
-        pthread_attr_destroy(&a);
-    }
-    clock_gettime(CLOCK_REALTIME, &wd_when);
-    double whole = (double)(time_t)g_timeout;
-    wd_when.tv_sec += (time_t)g_timeout;
-    wd_when.tv_nsec += (long)((g_timeout - whole) * 1e9);
-    if (wd_when.tv_nsec >= 1000000000L) {
-        wd_when.tv_sec++;
-        wd_when.tv_nsec -= 1000000000L;
-    }
-    wd_op = op;
-    pthread_cond_signal(&wd_cv);
-    pthread_mutex_unlock(&wd_mu);
+    pthread_once(&wd_once, start_watchdog);
+    atomic_fetch_add(&wd_seq, 1);
+    atomic_store(&wd_start, now_ns());
+    atomic_store(&wd_op, op);
 }
 
 static void watch_end(void) {
-    if (!wd_op)
-        return;
-    pthread_mutex_lock(&wd_mu);
-    wd_op = NULL;
-    pthread_cond_signal(&wd_cv);
-    pthread_mutex_unlock(&wd_mu);
+    atomic_store(&wd_op, NULL);
 }
 
 void tide_dist_set_timeout(double seconds) {

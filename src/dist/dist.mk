@@ -29,3 +29,7 @@ $(DIST_LIB_MPI): src/dist/mpi.c $(DIST_HEADERS)
 $(DIST_LIB_NCCL): src/dist/nccl.c $(DIST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(NCCL_CFLAGS) $(PLUGIN_FLAGS) $< -o $@.$$$$.tmp -ldl && mv -f $@.$$$$.tmp $@
+
+# bench/dist_allreduce.c (run by bench/run.sh): tide's all_reduce beside a raw MPI_Allreduce
+$(BUILD)/bench_dist_allreduce: bench/dist_allreduce.c bench/bench_util.h $(LIBTIDE) $(DIST_LIB_MPI)
+	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -Ibench $< -o $@ $(LIBTIDE) $(LIBS) $(MPI_LIBS)
