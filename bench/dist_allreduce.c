@@ -53,7 +53,8 @@ int main(int argc, char **argv) {
         must(tide_tensor_full(NULL, NULL, TIDE_DTYPE_F32, 1, shape, tide_scalar_f(1e-3), &t),
              "full");
         float  *raw = malloc(sizes[s]);
-        double *tt = malloc(sizeof(double) * (size_t)reps), *tr = malloc(sizeof(double) * (size_t)reps);
+        double *tt = malloc(sizeof(double) * (size_t)reps),
+               *tr = malloc(sizeof(double) * (size_t)reps);
         for (int i = 0; i < n; i++)
             raw[i] = 1e-3f;
         for (int w = 0; w < 3; w++) { /* warm up both paths */

@@ -40,9 +40,9 @@ const char *tide_dist_unavailable_reason(tide_dist_backend b); /* NULL when avai
 /* Starts the job's communicators (MPI_Init, NCCL's communicator when asked). Once per process. */
 tide_status tide_dist_init(tide_dist_backend b);
 int         tide_dist_is_initialized(void);
-int         tide_dist_rank(void);       /* 0-based; 0 before init */
-int         tide_dist_world_size(void); /* 1 before init */
-int         tide_dist_local_rank(void); /* rank among the processes of this host */
+int         tide_dist_rank(void);                       /* 0-based; 0 before init */
+int         tide_dist_world_size(void);                 /* 1 before init */
+int         tide_dist_local_rank(void);                 /* rank among the processes of this host */
 int         tide_dist_has_backend(tide_dist_backend b); /* initialized in this job */
 
 void   tide_dist_set_timeout(double seconds); /* 0: wait forever */

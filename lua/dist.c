@@ -11,8 +11,8 @@ static const char *const backends[] = {"mpi", "nccl", "auto", NULL};
 static const char *const ops[] = {"sum", "mean", "max", "min", NULL};
 
 static int l_is_available(lua_State *L) {
-    lua_pushboolean(L, tide_dist_is_available((tide_dist_backend)luaL_checkoption(L, 1, "auto",
-                                                                                 backends)));
+    lua_pushboolean(
+        L, tide_dist_is_available((tide_dist_backend)luaL_checkoption(L, 1, "auto", backends)));
     return 1;
 }
 

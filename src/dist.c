@@ -215,8 +215,9 @@ static tide_status mpi_bcast_bytes(void *buf, size_t bytes, int root) {
 
 tide_status tide_dist_init(tide_dist_backend b) {
     if (g_init)
-        return tide_seterr(TIDE_EINVAL, "dist.init: already initialized (rank %d of %d); call it "
-                                        "once per process",
+        return tide_seterr(TIDE_EINVAL,
+                           "dist.init: already initialized (rank %d of %d); call it "
+                           "once per process",
                            g_rank, g_world);
     if (g_finalized)
         return tide_seterr(TIDE_EINVAL, "dist.init: the job was finalized; MPI cannot start twice "
@@ -427,8 +428,9 @@ tide_status tide_dist_broadcast(tide_ctx *ctx, tide_tensor *t, int src) {
     void                   *stream;
     TIDE_TRY(engine("broadcast", t, &p, &stream));
     if (src < 0 || src >= g_world)
-        return tide_seterr(TIDE_EINDEX, "broadcast: source rank %d does not exist: ranks are 0 to %d",
-                           src, g_world - 1);
+        return tide_seterr(TIDE_EINDEX,
+                           "broadcast: source rank %d does not exist: ranks are 0 to %d", src,
+                           g_world - 1);
     tide_tensor *c;
     TIDE_TRY(contiguous(ctx, t, &c));
     tide_tensor *buf = c ? c : t;
@@ -451,8 +453,9 @@ tide_status tide_dist_all_gather(tide_ctx *ctx, const tide_tensor *t, tide_tenso
     TIDE_TRY(engine("all_gather", t, &p, &stream));
     int nd = tide_tensor_ndim(t);
     if (nd + 1 > TIDE_MAX_DIMS)
-        return tide_seterr(TIDE_ESHAPE, "all_gather: a %d-d tensor gathers into %d dims, more than "
-                                        "the %d tide has",
+        return tide_seterr(TIDE_ESHAPE,
+                           "all_gather: a %d-d tensor gathers into %d dims, more than "
+                           "the %d tide has",
                            nd, nd + 1, TIDE_MAX_DIMS);
     int64_t shape[TIDE_MAX_DIMS];
     shape[0] = g_world;
@@ -460,8 +463,8 @@ tide_status tide_dist_all_gather(tide_ctx *ctx, const tide_tensor *t, tide_tenso
     tide_tensor *c, *res;
     TIDE_TRY(contiguous(ctx, t, &c));
     const tide_tensor *buf = c ? c : t;
-    tide_status st = tide_tensor_empty(ctx, tide_tensor_device(t), tide_tensor_dtype(t), nd + 1,
-                                       shape, &res);
+    tide_status        st =
+        tide_tensor_empty(ctx, tide_tensor_device(t), tide_tensor_dtype(t), nd + 1, shape, &res);
     if (st == TIDE_OK) {
         watch_begin("all_gather");
         st = p->all_gather(tide_tensor_data(buf), tide_tensor_data(res),
@@ -495,7 +498,7 @@ tide_status tide_dist_reduce_scatter(tide_ctx *ctx, const tide_tensor *t, tide_d
     tide_tensor *c, *res;
     TIDE_TRY(contiguous(ctx, t, &c));
     const tide_tensor *buf = c ? c : t;
-    tide_status st =
+    tide_status        st =
         tide_tensor_empty(ctx, tide_tensor_device(t), tide_tensor_dtype(t), nd, shape, &res);
     if (st == TIDE_OK) {
         watch_begin("reduce_scatter");

@@ -13,7 +13,7 @@
 
 int main(int argc, char **argv) {
     (void)argc;
-    char nccl[4096];
+    char        nccl[4096];
     const char *slash = strrchr(argv[0], '/');
     snprintf(nccl, sizeof nccl, "%.*s/lua/tide/libtide_nccl.so", slash ? (int)(slash - argv[0]) : 1,
              slash ? argv[0] : ".");

@@ -20,7 +20,7 @@ typedef enum {
 } ncclResult_t;
 typedef struct ncclComm {
     int nranks, rank;
-} *ncclComm_t;
+} * ncclComm_t;
 typedef struct {
     char internal[128];
 } ncclUniqueId;
@@ -41,7 +41,7 @@ typedef void *cudaStream_t;
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT const char *ncclGetErrorString(ncclResult_t r);
+EXPORT const char  *ncclGetErrorString(ncclResult_t r);
 EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id);
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank);
 EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm);
@@ -56,31 +56,55 @@ EXPORT ncclResult_t ncclReduceScatter(const void *s, void *r, size_t n, ncclData
 
 const char *ncclGetErrorString(ncclResult_t r) {
     switch (r) {
-    case ncclSuccess: return "no error";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    default: return "internal error - please report this issue to the NCCL developers";
+    case ncclSuccess:
+        return "no error";
+    case ncclInvalidArgument:
+        return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+        return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    default:
+        return "internal error - please report this issue to the NCCL developers";
     }
 }
 
 static int emu_type(ncclDataType_t t, MPI_Datatype *out) {
     switch (t) {
-    case ncclUint8: *out = MPI_UINT8_T; return 1;
-    case ncclInt32: *out = MPI_INT32_T; return 1;
-    case ncclInt64: *out = MPI_INT64_T; return 1;
-    case ncclFloat32: *out = MPI_FLOAT; return 1;
-    case ncclFloat64: *out = MPI_DOUBLE; return 1;
-    default: fprintf(stderr, "nccl emu: datatype %d is not emulated\n", (int)t); return 0;
+    case ncclUint8:
+        *out = MPI_UINT8_T;
+        return 1;
+    case ncclInt32:
+        *out = MPI_INT32_T;
+        return 1;
+    case ncclInt64:
+        *out = MPI_INT64_T;
+        return 1;
+    case ncclFloat32:
+        *out = MPI_FLOAT;
+        return 1;
+    case ncclFloat64:
+        *out = MPI_DOUBLE;
+        return 1;
+    default:
+        fprintf(stderr, "nccl emu: datatype %d is not emulated\n", (int)t);
+        return 0;
     }
 }
 
 static int emu_op(ncclRedOp_t op, MPI_Op *out) {
     switch (op) {
     case ncclSum:
-    case ncclAvg: *out = MPI_SUM; return 1;
-    case ncclMax: *out = MPI_MAX; return 1;
-    case ncclMin: *out = MPI_MIN; return 1;
-    default: fprintf(stderr, "nccl emu: op %d is not emulated\n", (int)op); return 0;
+    case ncclAvg:
+        *out = MPI_SUM;
+        return 1;
+    case ncclMax:
+        *out = MPI_MAX;
+        return 1;
+    case ncclMin:
+        *out = MPI_MIN;
+        return 1;
+    default:
+        fprintf(stderr, "nccl emu: op %d is not emulated\n", (int)op);
+        return 0;
     }
 }
 
@@ -152,7 +176,7 @@ ncclResult_t ncclBroadcast(const void *s, void *r, size_t n, ncclDataType_t t, i
     if (s != r && c->rank == root)
         memcpy(r, s, n * (size_t)(t == ncclFloat64 || t == ncclInt64 ? 8 : t == ncclUint8 ? 1 : 4));
     return MPI_Bcast(r, (int)n, mt, root, MPI_COMM_WORLD) == MPI_SUCCESS ? ncclSuccess
-                                                                          : ncclInternalError;
+                                                                         : ncclInternalError;
 }
 
 ncclResult_t ncclAllGather(const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c,

@@ -30,12 +30,22 @@ static tide_status mpi_fail(const char *call, int code) {
 
 static tide_status mpi_type(tide_dtype dt, MPI_Datatype *out) {
     switch (dt) {
-    case TIDE_DTYPE_F32: *out = MPI_FLOAT; return TIDE_OK;
-    case TIDE_DTYPE_F64: *out = MPI_DOUBLE; return TIDE_OK;
-    case TIDE_DTYPE_I32: *out = MPI_INT32_T; return TIDE_OK;
-    case TIDE_DTYPE_I64: *out = MPI_INT64_T; return TIDE_OK;
+    case TIDE_DTYPE_F32:
+        *out = MPI_FLOAT;
+        return TIDE_OK;
+    case TIDE_DTYPE_F64:
+        *out = MPI_DOUBLE;
+        return TIDE_OK;
+    case TIDE_DTYPE_I32:
+        *out = MPI_INT32_T;
+        return TIDE_OK;
+    case TIDE_DTYPE_I64:
+        *out = MPI_INT64_T;
+        return TIDE_OK;
     case TIDE_DTYPE_U8:
-    case TIDE_DTYPE_BOOL: *out = MPI_UINT8_T; return TIDE_OK;
+    case TIDE_DTYPE_BOOL:
+        *out = MPI_UINT8_T;
+        return TIDE_OK;
     default:
         return seterr(TIDE_ENOTSUP,
                       "MPI has no %s type; convert the tensor with t:float() first (NCCL takes "
@@ -46,9 +56,12 @@ static tide_status mpi_type(tide_dtype dt, MPI_Datatype *out) {
 
 static MPI_Op mpi_op(tide_dist_op op) {
     switch (op) {
-    case TIDE_DIST_MAX: return MPI_MAX;
-    case TIDE_DIST_MIN: return MPI_MIN;
-    default: return MPI_SUM; /* MEAN: a sum, divided after */
+    case TIDE_DIST_MAX:
+        return MPI_MAX;
+    case TIDE_DIST_MIN:
+        return MPI_MIN;
+    default:
+        return MPI_SUM; /* MEAN: a sum, divided after */
     }
 }
 
@@ -101,8 +114,8 @@ struct started {
     tide_dtype  dt;
 };
 
-static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_op op,
-                              void *stream, void **req) {
+static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_op op, void *stream,
+                              void **req) {
     (void)stream;
     MPI_Datatype t = MPI_DATATYPE_NULL;
     if (mpi_type(dt, &t) != TIDE_OK || check_count(count) != TIDE_OK)
@@ -112,8 +125,8 @@ static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_
         if (!r)
             return seterr(TIDE_ENOMEM, "out of memory");
         *r = (struct started){MPI_REQUEST_NULL, buf, op == TIDE_DIST_MEAN ? count : 0, dt};
-        int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, t, mpi_op(op), MPI_COMM_WORLD,
-                                &r->req);
+        int rc =
+            MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, t, mpi_op(op), MPI_COMM_WORLD, &r->req);
         if (rc != MPI_SUCCESS) {
             free(r);
             return mpi_fail("MPI_Iallreduce", rc);
@@ -165,8 +178,8 @@ static tide_status reduce_scatter(const void *send, void *recv, size_t recvcount
     MPI_Datatype t = MPI_DATATYPE_NULL;
     if (mpi_type(dt, &t) != TIDE_OK || check_count(recvcount * (size_t)world) != TIDE_OK)
         return TIDE_ENOTSUP;
-    MPI_TRY("MPI_Reduce_scatter_block", MPI_Reduce_scatter_block(send, recv, (int)recvcount, t,
-                                                                 mpi_op(op), MPI_COMM_WORLD));
+    MPI_TRY("MPI_Reduce_scatter_block",
+            MPI_Reduce_scatter_block(send, recv, (int)recvcount, t, mpi_op(op), MPI_COMM_WORLD));
     if (op == TIDE_DIST_MEAN)
         divide(recv, recvcount, dt);
     return TIDE_OK;
@@ -198,7 +211,7 @@ static const tide_dist_plugin plugin = {
     .finalize = finalize,
 };
 
-__attribute__((visibility("default"))) tide_status tide_dist_mpi_open(tide_seterr_fn fn,
+__attribute__((visibility("default"))) tide_status tide_dist_mpi_open(tide_seterr_fn           fn,
                                                                       const tide_dist_plugin **out);
 tide_status tide_dist_mpi_open(tide_seterr_fn fn, const tide_dist_plugin **out) {
     seterr = fn;

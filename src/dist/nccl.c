@@ -32,7 +32,7 @@ typedef enum {
     ncclBfloat16 = 9
 } ncclDataType_t;
 typedef struct CUstream_st *cudaStream_t;
-ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId);
+ncclResult_t                ncclGetUniqueId(ncclUniqueId *uniqueId);
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 const char  *ncclGetErrorString(ncclResult_t result);
@@ -80,22 +80,40 @@ static tide_status nccl_fail(const char *call, ncclResult_t r) {
 
 static tide_status nccl_type(tide_dtype dt, ncclDataType_t *out) {
     switch (dt) {
-    case TIDE_DTYPE_F32: *out = ncclFloat32; return TIDE_OK;
-    case TIDE_DTYPE_F64: *out = ncclFloat64; return TIDE_OK;
-    case TIDE_DTYPE_F16: *out = ncclFloat16; return TIDE_OK;
-    case TIDE_DTYPE_BF16: *out = ncclBfloat16; return TIDE_OK;
-    case TIDE_DTYPE_I32: *out = ncclInt32; return TIDE_OK;
-    case TIDE_DTYPE_I64: *out = ncclInt64; return TIDE_OK;
-    default: *out = ncclUint8; return TIDE_OK; /* uint8, bool */
+    case TIDE_DTYPE_F32:
+        *out = ncclFloat32;
+        return TIDE_OK;
+    case TIDE_DTYPE_F64:
+        *out = ncclFloat64;
+        return TIDE_OK;
+    case TIDE_DTYPE_F16:
+        *out = ncclFloat16;
+        return TIDE_OK;
+    case TIDE_DTYPE_BF16:
+        *out = ncclBfloat16;
+        return TIDE_OK;
+    case TIDE_DTYPE_I32:
+        *out = ncclInt32;
+        return TIDE_OK;
+    case TIDE_DTYPE_I64:
+        *out = ncclInt64;
+        return TIDE_OK;
+    default:
+        *out = ncclUint8;
+        return TIDE_OK; /* uint8, bool */
     }
 }
 
 static ncclRedOp_t nccl_op(tide_dist_op op) {
     switch (op) {
-    case TIDE_DIST_MEAN: return ncclAvg;
-    case TIDE_DIST_MAX: return ncclMax;
-    case TIDE_DIST_MIN: return ncclMin;
-    default: return ncclSum;
+    case TIDE_DIST_MEAN:
+        return ncclAvg;
+    case TIDE_DIST_MAX:
+        return ncclMax;
+    case TIDE_DIST_MIN:
+        return ncclMin;
+    default:
+        return ncclSum;
     }
 }
 
@@ -114,8 +132,8 @@ static tide_status init(const tide_dist_host *host, int *rank, int *world, int *
     return TIDE_OK;
 }
 
-static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_op op,
-                              void *stream, void **req) {
+static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_op op, void *stream,
+                              void **req) {
     ncclDataType_t t;
     nccl_type(dt, &t);
     if (req)
@@ -199,8 +217,8 @@ static void *open_nccl(char *why, size_t n) {
     return h;
 }
 
-__attribute__((visibility("default"))) tide_status tide_dist_nccl_open(tide_seterr_fn fn,
-                                                                       const tide_dist_plugin **out);
+__attribute__((visibility("default"))) tide_status
+            tide_dist_nccl_open(tide_seterr_fn fn, const tide_dist_plugin **out);
 tide_status tide_dist_nccl_open(tide_seterr_fn fn, const tide_dist_plugin **out) {
     seterr = fn;
     *out = NULL;
@@ -210,8 +228,8 @@ tide_status tide_dist_nccl_open(tide_seterr_fn fn, const tide_dist_plugin **out)
         return seterr(TIDE_EBACKEND, "%s", why);
 #define LOAD(field, name)                                                                          \
     if (!(*(void **)&nccl.field = dlsym(h, name)))                                                 \
-        return seterr(TIDE_EBACKEND, "the loaded libnccl has no " name                            \
-                                     "; install NCCL 2.10 or newer");
+        return seterr(TIDE_EBACKEND,                                                               \
+                      "the loaded libnccl has no " name "; install NCCL 2.10 or newer");
     LOAD(get_unique_id, "ncclGetUniqueId")
     LOAD(comm_init_rank, "ncclCommInitRank")
     LOAD(comm_destroy, "ncclCommDestroy")
