@@ -1,6 +1,7 @@
 # tide — build, test, bench. `make demo` and `make test` are the two set-up commands.
 #
 #   make            core + CPU backend + Lua module (+ CUDA backend when nvcc is found)
+#   make LUA_VERSION=5.3|5.1|luajit   the same for another Lua, in build-lua5.3/ ... build-luajit/
 #   make test       every suite; ends with one line "N passed, N failed"
 #   make asan       C tests and busted suite under ASan+UBSan
 #   make ubsan-clang  C tests under clang's UBSan (what gcc's misses)
@@ -9,9 +10,8 @@
 #   make gpu-check  on a GPU machine: build, cuda-tagged specs, GPU benchmarks ($OUT gets logs)
 #   make format / format-check / check-layering
 
-LUA        ?= lua5.4
-LUA_INC    ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
-LUA_LIBS   ?= $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+# LUA, LUA_INC, LUA_LIBS and BUILD for LUA_VERSION=5.4 (default), 5.3, 5.1 or luajit
+include tools/lua_version.mk
 CUDA_HOME  ?= /usr/local/cuda
 NVCC       ?= $(CUDA_HOME)/bin/nvcc
 BUILD      ?= build
@@ -46,7 +46,7 @@ all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) cuda dist
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LUA_INC) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) $(COMPAT53_INC) -c $< -o $@
 
 # the install prefix's plug-in directory, compiled into the CUDA lookup (src/device.c); the
 # header is rewritten only when it changes (PREFIX / LIBDIR / TIDE_CUDA_DIR: tools/install.mk)
@@ -136,7 +136,7 @@ check-layering:
 	@! grep -rnE '#include *[<"](lua|lauxlib|lualib)' src include/tide.h && echo "layering: clean"
 
 clean:
-	rm -rf build build-asan build-ubsan-clang
+	rm -rf build build-asan build-ubsan-clang build-lua5.3 build-lua5.1 build-luajit
 
 # install recipe for luarocks (tools/install.mk) and the embedding example (examples/embed/embed.mk)
 -include tools/install.mk

@@ -5,8 +5,7 @@
 #ifndef TIDE_LUA_BINDING_H
 #define TIDE_LUA_BINDING_H
 
-#include <lauxlib.h>
-#include <lua.h>
+#include "compat.h" /* lua.h and lauxlib.h, the same API on 5.4, 5.3, 5.1 and LuaJIT */
 #include "tide.h"
 
 /* One per lua_State: a full userdata in the registry and upvalue 1 of every C function. */
@@ -168,5 +167,7 @@ int tl_tostring(lua_State *L);
 const tide_tensor *tl_host_copy(lua_State *L, tide_lua_state *S, const tide_tensor *t,
                                 int implicit);
 int                tl_totable(lua_State *L);
+/* pushes v; where Lua has no integers (5.1, LuaJIT) raises for |v| > 2^53 instead of rounding */
+void tl_push_int64(lua_State *L, int64_t v, const char *op);
 
 #endif /* TIDE_LUA_BINDING_H */

@@ -47,12 +47,30 @@ static double rd(const tide_tensor *t, int64_t off) {
     }
 }
 
+void tl_push_int64(lua_State *L, int64_t v, const char *op) {
+#if TL_NO_INTEGERS
+    const int64_t exact = (int64_t)1 << 53;
+    if (v > exact || v < -exact) {
+        char rounded[32];
+        snprintf(rounded, sizeof rounded, "%.0f", (double)v);
+        tl_error(L,
+                 "tide: %s: the int64 value %I is beyond 2^53 and " TL_HOST_NAME
+                 " has no integers: it would round to %s; use t:double() to accept the "
+                 "rounding, or keep the value in a tensor",
+                 op, (lua_Integer)v, rounded);
+    }
+#else
+    (void)op;
+#endif
+    lua_pushinteger(L, (lua_Integer)v);
+}
+
 static void push_value(lua_State *L, const tide_tensor *t, int64_t off) {
     tide_dtype dt = tide_tensor_dtype(t);
     if (dt == TIDE_DTYPE_BOOL)
         lua_pushboolean(L, ((const uint8_t *)tide_tensor_data(t))[off] != 0);
     else if (dt == TIDE_DTYPE_I64)
-        lua_pushinteger(L, (lua_Integer)((const int64_t *)tide_tensor_data(t))[off]);
+        tl_push_int64(L, ((const int64_t *)tide_tensor_data(t))[off], "totable");
     else if (!tide_dtype_is_float(dt))
         lua_pushinteger(L, (lua_Integer)rd(t, off));
     else

@@ -16,7 +16,7 @@
 #define IDX_BOX "tide.io.idxfile"
 #define ST_BOX  "tide.io.stfile"
 
-static int raise(lua_State *L) {
+static int io_raise(lua_State *L) {
     return luaL_error(L, "%s", tide_errmsg());
 }
 
@@ -58,8 +58,10 @@ static void **push_box(lua_State *L, const char *mt, lua_CFunction gc) {
     if (luaL_newmetatable(L, mt)) {
         lua_pushcfunction(L, gc);
         lua_setfield(L, -2, "__gc");
+#if LUA_VERSION_NUM >= 504
         lua_pushcfunction(L, gc);
         lua_setfield(L, -2, "__close");
+#endif
     }
     lua_setmetatable(L, -2);
     return b;
@@ -73,7 +75,7 @@ static tide_tensor *push_host_empty(lua_State *L, tide_dtype dt, int ndim, const
         tide_tensor_empty(tide_lua_ctx(L), cpu, dt, ndim, shape, &t) != TIDE_OK) {
         lua_gc(L, LUA_GCCOLLECT, 0); /* the tensors just dropped may hold the memory */
         if (tide_tensor_empty(tide_lua_ctx(L), cpu, dt, ndim, shape, &t) != TIDE_OK)
-            raise(L);
+            io_raise(L);
     }
     tide_lua_push_tensor(L, t); /* retains */
     tide_tensor_release(t);
@@ -88,13 +90,13 @@ static int l_idx_load(lua_State *L) {
     check_io_opened(L, op);
     tide_idx_file **box = (tide_idx_file **)push_box(L, IDX_BOX, idx_box_gc);
     if (magic < 0 || magic > 0xFFFFFFFFLL)
-        return luaL_error(L, "tide: %s: magic %I out of range; give a 32-bit value", op, magic);
+        return tl_error(L, "tide: %s: magic %I out of range; give a 32-bit value", op, magic);
     if (tide_idx_open(op, path, (uint32_t)magic, box) != TIDE_OK)
-        return raise(L);
+        return io_raise(L);
     tide_tensor *t =
         push_host_empty(L, tide_idx_dtype(*box), tide_idx_ndim(*box), tide_idx_shape(*box));
     if (tide_idx_read(*box, t) != TIDE_OK)
-        return raise(L);
+        return io_raise(L);
     tide_idx_close(*box);
     *box = NULL;
     return 1;
@@ -106,7 +108,7 @@ static int l_st_load(lua_State *L) {
     check_io_opened(L, "load");
     tide_st_file **box = (tide_st_file **)push_box(L, ST_BOX, st_box_gc);
     if (tide_st_open(path, box) != TIDE_OK)
-        return raise(L);
+        return io_raise(L);
     tide_st_file *f = *box;
     int           n = tide_st_count(f);
     lua_createtable(L, 0, n); /* tensors */
@@ -120,7 +122,7 @@ static int l_st_load(lua_State *L) {
         tide_tensor *t =
             push_host_empty(L, tide_st_dtype(f, i), tide_st_ndim(f, i), tide_st_shape(f, i));
         if (tide_st_read(f, i, t) != TIDE_OK)
-            return raise(L);
+            return io_raise(L);
         lua_setfield(L, -4, tide_st_name(f, i));
         lua_pushstring(L, tide_st_name(f, i));
         lua_rawseti(L, -2, i + 1);
@@ -142,9 +144,9 @@ static int l_st_save(lua_State *L) {
     if (has_meta)
         luaL_checktype(L, 4, LUA_TTABLE);
     if (luaL_len(L, 3) != n)
-        return luaL_error(L, "tide: save: %s: %I names but %I tensors", path, n, luaL_len(L, 3));
+        return tl_error(L, "tide: save: %s: %I names but %I tensors", path, n, luaL_len(L, 3));
     if (n > INT32_MAX / 2)
-        return luaL_error(L, "tide: save: %s: too many tensors (%I)", path, n);
+        return tl_error(L, "tide: save: %s: too many tensors (%I)", path, n);
     if (has_meta)
         for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1)) {
             if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
@@ -162,7 +164,7 @@ static int l_st_save(lua_State *L) {
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, 2, i);
         if (lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "tide: save: %s: name %I is not a string", path, i);
+            return tl_error(L, "tide: save: %s: name %I is not a string", path, i);
         names[i - 1] = lua_tostring(L, -1); /* kept alive by table 2 */
         lua_pop(L, 1);
         lua_geti(L, 3, i);
@@ -184,7 +186,7 @@ static int l_st_save(lua_State *L) {
     if (S->watch)
         tl_note_transfers(L, S); /* the copies of device tensors to the host, for tracing */
     if (st != TIDE_OK)
-        return raise(L);
+        return io_raise(L);
     return 0;
 }
 
@@ -229,7 +231,7 @@ static int l_randperm(lua_State *L) {
     lua_Integer n = luaL_checkinteger(L, 1);
     uint64_t    seed = (uint64_t)luaL_checkinteger(L, 2);
     if (n < 0)
-        return luaL_error(L, "tide: randperm: n = %I is negative", n);
+        return tl_error(L, "tide: randperm: n = %I is negative", n);
     int64_t      shape[1] = {n};
     tide_tensor *t = push_host_empty(L, TIDE_DTYPE_I64, 1, shape);
     tide_lua_shuffle(tide_tensor_data(t), n, seed);

@@ -2,6 +2,7 @@
 #include "binding.h"
 #include "tide_lua.h"
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char state_key = 's'; /* registry key (its address) */
@@ -64,6 +65,67 @@ static int in_library(lua_State *L, const lua_Debug *ar) {
     return tl_is_lib_source(tl_state(L), ar->source);
 }
 
+#if TL_NO_INTEGERS
+/* lua_pushvfstring of 5.1 and LuaJIT knows no %I (LuaJIT prints "?", 5.1 takes the next
+ * argument for it): the message is pushed piece by piece, %I through snprintf, the rest
+ * through lua_pushfstring (whose %f is the same "%.14g" in every Lua) */
+static void push_vfstring(lua_State *L, const char *fmt, va_list ap) {
+    int n = 0;
+    luaL_checkstack(L, 24, "tide: message");
+    while (*fmt) {
+        const char *pct = strchr(fmt, '%');
+        if (pct == NULL || pct[1] == '\0') {
+            lua_pushstring(L, fmt);
+            n++;
+            break;
+        }
+        if (pct > fmt) {
+            lua_pushlstring(L, fmt, (size_t)(pct - fmt));
+            n++;
+        }
+        char buf[32];
+        switch (pct[1]) {
+        case 's': {
+            const char *s = va_arg(ap, const char *);
+            lua_pushstring(L, s ? s : "(null)");
+            break;
+        }
+        case 'd':
+            lua_pushfstring(L, "%d", va_arg(ap, int));
+            break;
+        case 'c':
+            lua_pushfstring(L, "%c", va_arg(ap, int));
+            break;
+        case 'f':
+            lua_pushfstring(L, "%f", va_arg(ap, lua_Number));
+            break;
+        case 'p':
+            lua_pushfstring(L, "%p", va_arg(ap, void *));
+            break;
+        case 'I':
+            snprintf(buf, sizeof buf, "%lld", (long long)va_arg(ap, lua_Integer));
+            lua_pushstring(L, buf);
+            break;
+        default: /* "%%" and anything else: the character itself */
+            lua_pushlstring(L, pct + 1, 1);
+            break;
+        }
+        n++;
+        fmt = pct + 2;
+        if (n >= 16) {
+            lua_concat(L, n);
+            n = 1;
+        }
+    }
+    if (n == 0)
+        lua_pushliteral(L, "");
+    else
+        lua_concat(L, n);
+}
+#else
+#define push_vfstring lua_pushvfstring
+#endif
+
 /* Like luaL_error, but the position is that of the user's line: the nearest Lua frame outside
  * tide's own Lua files (a core error met inside nn or autograd names the user's call, never
  * functional.lua:178); C functions in between (tostring(t), pcall(f)) are skipped. Without such
@@ -87,7 +149,7 @@ int tl_error(lua_State *L, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     luaL_where(L, level);
-    lua_pushvfstring(L, fmt, ap);
+    push_vfstring(L, fmt, ap);
     va_end(ap);
     lua_concat(L, 2);
     return lua_error(L);
@@ -134,7 +196,7 @@ tide_ctx *tide_lua_ctx(lua_State *L) {
 void tide_lua_preload(lua_State *L) {
     if (tl_check_runtime(L) != 0)
         return;
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    tl_push_preload(L);
     lua_pushcfunction(L, luaopen_tide_core);
     lua_setfield(L, -2, "tide.core");
     lua_pop(L, 1);

@@ -16,6 +16,7 @@ ltensor *tl_push_empty(lua_State *L) {
     u->requires_grad = 0;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
     lua_setmetatable(L, -2);
+    tl_uv_init(L, -1); /* 5.1, LuaJIT: a store of its own (compat.h) */
     return u;
 }
 
@@ -28,6 +29,7 @@ ltensor *tl_push_like(lua_State *L, int idx) {
     u->requires_grad = 0;
     lua_getmetatable(L, idx);
     lua_setmetatable(L, -2);
+    tl_uv_init(L, -1);
     return u;
 }
 
@@ -712,20 +714,24 @@ void tl_open_tensor(lua_State *L, int mod) {
     S->tensor_mt = lua_topointer(L, mt);
     lua_pushvalue(L, mt);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
-    static const luaL_Reg metas[] = {{"__add", m_add},
-                                     {"__sub", m_sub},
-                                     {"__mul", m_mul},
-                                     {"__div", m_div},
-                                     {"__mod", m_mod},
-                                     {"__pow", m_pow},
-                                     {"__idiv", m_idiv},
-                                     {"__unm", m_unm},
-                                     {"__newindex", t_newindex},
-                                     {"__len", t_len},
-                                     {"__gc", t_free},
-                                     {"__close", t_free},
-                                     {"__tostring", tl_tostring},
-                                     {NULL, NULL}};
+    static const luaL_Reg metas[] = {
+        {"__add", m_add},
+        {"__sub", m_sub},
+        {"__mul", m_mul},
+        {"__div", m_div},
+        {"__mod", m_mod},
+        {"__pow", m_pow},
+        {"__idiv", m_idiv},
+        {"__unm", m_unm},
+        {"__newindex", t_newindex},
+        {"__len", t_len},
+        {"__gc", t_free},
+#if LUA_VERSION_NUM >= 504
+        {"__close", t_free},
+#endif
+        {"__tostring", tl_tostring},
+        {NULL, NULL}
+    };
     tl_register(L, mt, metas);
 
     tl_push_state(L); /* __index upvalues: state, property ids, methods */

@@ -153,8 +153,8 @@ static int o_item(lua_State *L) {
     tide_dtype dt = tide_tensor_dtype(a->t);
     if (dt == TIDE_DTYPE_BOOL)
         lua_pushboolean(L, v.i != 0);
-    else if (v.is_int) /* exact for int64 */
-        lua_pushinteger(L, (lua_Integer)v.i);
+    else if (v.is_int) /* exact for int64 (up to 2^53 in a Lua without integers) */
+        tl_push_int64(L, v.i, "item");
     else
         lua_pushnumber(L, v.d);
     return 1;

@@ -1,5 +1,6 @@
 -- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
 -- and lazy fields nn / optim / data loaded on first use.
+local compat = require "tide._compat"
 local core = require "tide.core"
 
 local tide = {}
@@ -16,7 +17,7 @@ package.loaded["tide"] = tide
 -- user's line (errors raised while they run, transfer_guard("log"), trace_transfers)
 core._mark_lib(function() end)
 
-local pack, unpack = table.pack, table.unpack
+local pack, unpack = compat.pack, compat.unpack
 
 -- true when err is require's own "module 'name' not found", not an error inside that module
 local function not_found(err, name)

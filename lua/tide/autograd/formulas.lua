@@ -5,6 +5,7 @@
 -- args[1], args[2], ... (nil where none flows), written with tensor ops only.
 -- Adding an op's gradient: a BW.<name> function here and, when it reads tensor values, a
 -- READS entry. The engine (engine.lua) never names an op except the in-place and view lists.
+local compat = require "tide._compat"
 local core = require "tide.core"
 
 local TMT = getmetatable(core.zeros(1))
@@ -418,7 +419,7 @@ end
 function BW.permute(nd, g)
     local perm = nd[2]
     if type(perm) ~= "table" then
-        perm = { table.unpack(nd, 2, nd.n) }
+        perm = { compat.unpack(nd, 2, nd.n) }
     end
     local n = #perm
     local inv = {}

@@ -8,6 +8,7 @@
 -- ops they differentiate and identical on every device; the cost per recorded op is one hook
 -- call, paid only by tensors that need grad. nn's hot layers (Linear, Conv2d, cross-entropy)
 -- record one fused node each (tide.nn._fused) instead of three or four.
+local compat = require "tide._compat"
 local core = require "tide.core"
 local engine = require "tide.autograd.engine"
 local formulas = require "tide.autograd.formulas"
@@ -52,22 +53,22 @@ end
 
 function M.no_grad(fn, ...)
     local prev = set_grad_enabled(false)
-    local r = table.pack(pcall(fn, ...))
+    local r = compat.pack(pcall(fn, ...))
     set_grad_enabled(prev)
     if not r[1] then
         error(r[2], 0)
     end
-    return table.unpack(r, 2, r.n)
+    return compat.unpack(r, 2, r.n)
 end
 
 function M.enable_grad(fn, ...)
     local prev = set_grad_enabled(true)
-    local r = table.pack(pcall(fn, ...))
+    local r = compat.pack(pcall(fn, ...))
     set_grad_enabled(prev)
     if not r[1] then
         error(r[2], 0)
     end
-    return table.unpack(r, 2, r.n)
+    return compat.unpack(r, 2, r.n)
 end
 
 -- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)

@@ -12,6 +12,7 @@
 --
 -- A dataset with a `batch(index)` method (TensorDataset) gives each batch in one call per
 -- field, gathered in C; any other dataset is read with `get(i)` per sample and stacked.
+local compat = require "tide._compat"
 
 local core = require "tide.core"
 local raise = require("tide.autograd").raise
@@ -30,7 +31,7 @@ local function opt_int(opts, key, default, min)
     if v == nil then
         return default
     end
-    if math.type(v) ~= "integer" or v < min then
+    if not compat.is_integer(v) or v < min then
         error(string.format("tide: DataLoader: %s = %s; expected an integer >= %d", key,
             tostring(v), min), 3)
     end
@@ -54,12 +55,12 @@ function DataLoader.new(ds, opts)
     self.batch_size = opt_int(opts, "batch_size", 1, 1)
     self.shuffle = opts.shuffle and true or false
     self.drop_last = opts.drop_last and true or false
-    self.seed = opt_int(opts, "seed", nil, math.mininteger)
+    self.seed = opt_int(opts, "seed", nil, compat.mininteger)
     if self.seed == nil then
         -- drawn from tide's generator, so tide.manual_seed(n) makes the shuffling reproducible
         -- (as torch.manual_seed does for PyTorch's DataLoader)
         local u = core.rand({ 1 }, { device = "cpu", dtype = "float64" }):item()
-        self.seed = math.floor(u * (1 << 31))
+        self.seed = math.floor(u * compat.lshift(1, 31))
     end
     self.pin_memory = opts.pin_memory and tide().cuda.is_available() or false
     self.epoch = 0
@@ -76,9 +77,9 @@ setmetatable(DataLoader, {
 function DataLoader:len()
     local n = self.dataset:len()
     if self.drop_last then
-        return n // self.batch_size
+        return compat.idiv(n, self.batch_size)
     end
-    return (n + self.batch_size - 1) // self.batch_size
+    return compat.idiv(n + self.batch_size - 1, self.batch_size)
 end
 DataLoader.__len = DataLoader.len
 
@@ -108,15 +109,15 @@ local function collate(samples)
         end
         out[f] = r
     end
-    return table.unpack(out, 1, nfields)
+    return compat.unpack(out, 1, nfields)
 end
 
 local function pin(...)
-    local out = table.pack(...)
+    local out = compat.pack(...)
     for k = 1, out.n do
         out[k] = out[k]:pin_memory()
     end
-    return table.unpack(out, 1, out.n)
+    return compat.unpack(out, 1, out.n)
 end
 
 --- An iterator over one epoch: `for x, y in loader:iter() do`.
@@ -156,7 +157,7 @@ function DataLoader:iter()
         local samples = {}
         for k = 1, len do
             local i = order and index[k]:item() or (start + k - 1)
-            samples[k] = table.pack(ds:get(math.tointeger(i)))
+            samples[k] = compat.pack(ds:get(compat.tointeger(i)))
         end
         return finish(collate(samples))
     end

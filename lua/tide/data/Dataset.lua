@@ -10,18 +10,19 @@
 --     function Squares:init(n) self.n = n end
 --     function Squares:len() return self.n end
 --     function Squares:get(i) return tide.tensor({i}), i * i end
+local compat = require "tide._compat"
 
 local Dataset = { __name = "Dataset" }
 
 -- metamethods are not inherited through __index: every class gets its own copies
 local function install(cls)
     cls.__index = function(self, k)
-        if math.type(k) == "integer" then
+        if compat.is_integer(k) then
             local n = self:len()
             if k < 1 or k > n then
                 error(string.format("tide: %s: index %d out of range 1..%d", cls.__name, k, n), 2)
             end
-            return table.pack(self:get(k))
+            return compat.pack(self:get(k))
         end
         return cls[k]
     end

@@ -10,6 +10,7 @@
 -- takes positions r + 1, r + 1 + world_size, ... So the shards are disjoint, of one size, and
 -- together cover the dataset. rank and world_size default to tide.distributed's (0 and 1 before
 -- dist.init). The shard has `len()`, `get(i)`, and `batch(index)` when ds has it.
+local compat = require "tide._compat"
 local core = require "tide.core"
 local Dataset = require "tide.data.Dataset"
 
@@ -20,7 +21,7 @@ local function int_opt(opts, key, default, min)
     if v == nil then
         return default
     end
-    if math.type(v) ~= "integer" or v < min then
+    if not compat.is_integer(v) or v < min then
         error(("tide: DistributedSampler: %s = %s; expected an integer >= %d"):format(key,
             tostring(v), min), 4)
     end
@@ -43,7 +44,7 @@ function DistributedSampler:init(ds, opts)
     self.dataset = ds
     self.shuffle = opts.shuffle ~= false
     self.drop_last = opts.drop_last and true or false
-    self.seed = int_opt(opts, "seed", 0, math.mininteger)
+    self.seed = int_opt(opts, "seed", 0, compat.mininteger)
     self.world_size = int_opt(opts, "world_size", dist.world_size(), 1)
     self.rank = int_opt(opts, "rank", dist.rank(), 0)
     if self.rank >= self.world_size then
@@ -59,7 +60,7 @@ end
 
 --- the epoch decides the shuffled order: call it at the start of every epoch, on every rank
 function DistributedSampler:set_epoch(epoch)
-    if math.type(epoch) ~= "integer" then
+    if not compat.is_integer(epoch) then
         error("tide: DistributedSampler: set_epoch expects an integer, got " .. tostring(epoch), 2)
     end
     self.epoch = epoch
@@ -69,7 +70,7 @@ end
 -- this epoch's dataset indices for this rank, as a 1-based int64 tensor (self.index)
 function DistributedSampler:_deal()
     local n, w = self.dataset:len(), self.world_size
-    local per = self.drop_last and n // w or (n + w - 1) // w
+    local per = self.drop_last and compat.idiv(n, w) or compat.idiv(n + w - 1, w)
     local pos, k = {}, 0
     for p = self.rank + 1, per * w, w do
         k = k + 1
@@ -87,7 +88,7 @@ end
 function DistributedSampler:indices()
     local out = {}
     for i = 1, self.n do
-        out[i] = math.tointeger(self.index[i]:item())
+        out[i] = compat.tointeger(self.index[i]:item())
     end
     return out
 end
@@ -97,11 +98,11 @@ function DistributedSampler:len()
 end
 
 function DistributedSampler:get(i)
-    if math.type(i) ~= "integer" or i < 1 or i > self.n then
+    if not compat.is_integer(i) or i < 1 or i > self.n then
         error(("tide: DistributedSampler: index %s out of range 1..%d"):format(tostring(i),
             self.n), 2)
     end
-    return self.dataset:get(math.tointeger(self.index[i]:item()))
+    return self.dataset:get(compat.tointeger(self.index[i]:item()))
 end
 
 function DistributedSampler:batch(index)

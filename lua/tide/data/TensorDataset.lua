@@ -2,6 +2,7 @@
 --
 -- Every tensor has the same size in dim 1. Batches are gathered in C with one index_select per
 -- tensor (`batch`), so a DataLoader over it runs no per-sample Lua code.
+local compat = require "tide._compat"
 
 local Dataset = require "tide.data.Dataset"
 
@@ -38,7 +39,7 @@ end
 
 function TensorDataset:get(i)
     local n = self:len()
-    if math.type(i) ~= "integer" or i < 1 or i > n then
+    if not compat.is_integer(i) or i < 1 or i > n then
         error(string.format("tide: TensorDataset: index %s out of range 1..%d",
             tostring(i), n), 2)
     end
@@ -46,7 +47,7 @@ function TensorDataset:get(i)
     for k, t in ipairs(self.tensors) do
         out[k] = t[i]
     end
-    return table.unpack(out, 1, #self.tensors)
+    return compat.unpack(out, 1, #self.tensors)
 end
 
 --- One batched tensor per field: `t:index_select(1, index)` (index 1-based int64).
@@ -55,13 +56,13 @@ function TensorDataset:batch(index)
     for k, t in ipairs(self.tensors) do
         out[k] = t:index_select(1, index:to(t.device))
     end
-    return table.unpack(out, 1, #self.tensors)
+    return compat.unpack(out, 1, #self.tensors)
 end
 
 --- A TensorDataset of `length` samples from `start` on, sharing storage (no copy).
 function TensorDataset:narrow(start, length)
     local n = self:len()
-    if math.type(start) ~= "integer" or math.type(length) ~= "integer" or start < 1
+    if not compat.is_integer(start) or not compat.is_integer(length) or start < 1
         or length < 0 or start + length - 1 > n then
         error(string.format("tide: TensorDataset: narrow(%s, %s) out of range for %d samples",
             tostring(start), tostring(length), n), 2)
@@ -70,7 +71,7 @@ function TensorDataset:narrow(start, length)
     for k, t in ipairs(self.tensors) do
         ts[k] = t:narrow(1, start, length)
     end
-    return TensorDataset(table.unpack(ts, 1, #self.tensors))
+    return TensorDataset(compat.unpack(ts, 1, #self.tensors))
 end
 
 --- Moves every tensor to `dev` (a new dataset; the tensors already there are shared).
@@ -79,7 +80,7 @@ function TensorDataset:to(dev)
     for k, t in ipairs(self.tensors) do
         ts[k] = t:to(dev)
     end
-    return TensorDataset(table.unpack(ts, 1, #self.tensors))
+    return TensorDataset(compat.unpack(ts, 1, #self.tensors))
 end
 
 return TensorDataset

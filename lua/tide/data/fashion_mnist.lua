@@ -14,6 +14,7 @@
 --
 -- Every file's magic number (0x00000803 images, 0x00000801 labels), dims and length are
 -- checked; a bad file raises "tide: fashion_mnist: <file>: ..." saying what is wrong.
+local compat = require "tide._compat"
 
 local core = require "tide.core"
 
@@ -70,7 +71,7 @@ local function split(dir, prefix, flatten)
     end
     if n > 0 and labels:max():item() > 9 then
         fail("%s: label %d out of range 0..9; the file is damaged", lpath,
-            math.tointeger(labels:max():item()))
+            compat.tointeger(labels:max():item()))
     end
     local x = images:float():div(255)
     x = flatten and x:view(n, h * w) or x:view(n, 1, h, w)

@@ -10,6 +10,7 @@
 -- dist.unavailable_reason(backend) says what is missing. Every rank must make the same calls in
 -- the same order; a call that waits for the others longer than `timeout` seconds (dist.init's
 -- option, default 300) prints which rank waited where and ends that rank, so mpirun ends the job.
+local compat = require "tide._compat"
 
 local core = require "tide.core"
 local raise = require("tide.autograd").raise
@@ -120,7 +121,7 @@ end
 --- dist.broadcast(t, src): t <- rank src's t, in place; returns t
 function dist.broadcast(t, src)
     check_tensor(t, "broadcast")
-    if src ~= nil and math.type(src) ~= "integer" then
+    if src ~= nil and not compat.is_integer(src) then
         raise("tide: broadcast: source rank must be an integer, got " .. tostring(src))
     end
     return C.broadcast(t, src or 0)

@@ -1,6 +1,7 @@
 -- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
 -- or Conv2d(in, out, k, {stride =, padding =, bias =}). im2col + one batched gemm (BLAS on the
 -- CPU, cuBLAS on cuda); the backward pass runs through matmul's and im2col's gradients.
+local idiv = require("tide._compat").idiv
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -45,7 +46,7 @@ function Conv2d:forward(x)
     end
     local h, w = x:size(3), x:size(4)
     local kh, kw, sh, sw, ph, pw = self.kh, self.kw, self.sh, self.sw, self.ph, self.pw
-    local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    local oh, ow = idiv(h + 2 * ph - kh, sh) + 1, idiv(w + 2 * pw - kw, sw) + 1
     if oh < 1 or ow < 1 then
         raise(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
             "kernel %dx%d", h, w, ph, pw, kh, kw))

@@ -5,6 +5,7 @@
 --
 -- devices: names or devices (default: every CUDA device when CUDA is available, else "cpu");
 -- the model lives on the first. On the CPU, `cpu:0..N-1` exist with TIDE_CPU_DEVICES=N.
+local idiv = require("tide._compat").idiv
 local autograd = require "tide.autograd"
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
@@ -100,7 +101,7 @@ function DataParallel:forward(x, ...)
     end
     local outs, start = {}, 1
     for i = 1, k do
-        local len = n // k + (i <= n % k and 1 or 0)
+        local len = idiv(n, k) + (i <= n % k and 1 or 0)
         local part = x:narrow(1, start, len)
         start = start + len
         local dev = devices[i]

@@ -5,6 +5,7 @@
 -- children are kept in ordered name lists (never discovered with pairs, whose order is
 -- unspecified): assigning a tensor with requires_grad, or a Module, to a new field registers
 -- it in assignment order; the values are read back from the fields by name.
+local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -135,7 +136,7 @@ local function next_extra(t, pos, k)
     local v
     repeat
         k, v = next(t, k)
-    until k == nil or (pos[k] == nil and math.type(k) ~= "integer")
+    until k == nil or (pos[k] == nil and not compat.is_integer(k))
     return k, v
 end
 

@@ -1,6 +1,7 @@
 -- tide.nn._internal: what nn's modules and nn.functional share, out of the users' sight:
 -- parameter creation, argument checks, and the loss bodies (each takes `who`, the name errors
 -- carry: the module's, "CrossEntropyLoss", or the function's, "cross_entropy").
+local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local fused = require "tide.nn._fused"
@@ -42,7 +43,7 @@ function I.check_tensor(x, who)
 end
 
 function I.check_int(v, what, who, min)
-    if math.type(v) ~= "integer" or v < (min or 1) then
+    if not compat.is_integer(v) or v < (min or 1) then
         raise("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
             ", got " .. tostring(v)) -- check_int <- init <- constructor <- user
     end
@@ -75,7 +76,7 @@ function I.pair(v, who, what)
     if type(v) == "table" then
         return v[1], v[2] or v[1]
     end
-    if math.type(v) ~= "integer" then
+    if not compat.is_integer(v) then
         raise("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
             tostring(v))
     end
@@ -137,7 +138,7 @@ local function onehot_targets(input, target, who)
                 local bad = lo < 1 and lo or hi
                 raise(string.format("tide: %s: target %d out of range for %d " ..
                     "classes; class targets are 1-based, in 1..%d", who,
-                    math.tointeger(bad) or bad, c, c))
+                    compat.tointeger(bad) or bad, c, c))
             end
         else
             poison = onehot:sum():to(input.dtype):sub(n - 1):log() -- 0 when all are in range
@@ -285,7 +286,7 @@ function I.embedding(ids, weight, who)
         if lo < 1 or hi > n then
             local bad = lo < 1 and lo or hi
             raise(string.format("tide: %s: id %d out of range for %d embeddings; ids " ..
-                "are 1-based, in 1..%d", who, math.tointeger(bad) or bad, n, n))
+                "are 1-based, in 1..%d", who, compat.tointeger(bad) or bad, n, n))
         end
     end
     local shape = ids.shape

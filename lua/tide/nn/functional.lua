@@ -4,6 +4,8 @@
 -- tide.nn._fused). Required arguments are positional; optional ones come in a last options
 -- table (a plain number is accepted for the one a PyTorch user passes positionally: p, alpha,
 -- negative_slope, num_classes).
+local compat = require "tide._compat"
+local idiv = compat.idiv
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local I = require "tide.nn._internal"
@@ -61,7 +63,7 @@ local function number_opt(v, default, who, what)
 end
 
 local function int_arg(v, who, what, min)
-    if math.type(v) ~= "integer" or v < min then
+    if not compat.is_integer(v) or v < min then
         raise(string.format("tide: %s: expected %s to be an integer >= %d, got %s", who, what,
             min, tostring(v)))
     end
@@ -82,7 +84,7 @@ local function dim_arg(v, who)
     if v == nil then
         return -1
     end
-    if math.type(v) ~= "integer" then
+    if not compat.is_integer(v) then
         raise(string.format("tide: %s: expected dim to be an integer, got %s", who, tostring(v)))
     end
     return v
@@ -234,7 +236,7 @@ local function conv_args(who, input, weight, bias, opts, nd, layout)
 end
 
 local function conv_out(who, h, w, kh, kw, sh, sw, ph, pw)
-    local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    local oh, ow = idiv(h + 2 * ph - kh, sh) + 1, idiv(w + 2 * pw - kw, sw) + 1
     if oh < 1 or ow < 1 then
         raise(string.format("tide: %s: input %dx%d (padding %d,%d) is smaller than the " ..
             "kernel %dx%d", who, h, w, ph, pw, kh, kw))
@@ -322,7 +324,7 @@ function F.avg_pool2d(input, kernel_size, opts)
     local kh, kw, sh, sw, ph, pw = pool_args(who, input, kernel_size, o)
     local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
     local n, c, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
-    local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    local oh, ow = idiv(h + 2 * ph - kh, sh) + 1, idiv(w + 2 * pw - kw, sw) + 1
     local cols = core.im2col(input, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
     local sums = cols:reshape(n, c, kh * kw, oh * ow):sum(3):view(n, c, oh, ow)
     if include_pad or (ph == 0 and pw == 0) then
@@ -471,12 +473,12 @@ function F.one_hot(input, num_classes)
     if input:numel() > 0 and (n == -1 or I.on_host(input)) then
         local lo, hi = input:min():item(), input:max():item()
         if n == -1 then
-            n = math.tointeger(hi)
+            n = compat.tointeger(hi)
         end
         if lo < 1 or hi > n then
             local bad = lo < 1 and lo or hi
             raise(string.format("tide: one_hot: class %d out of range for %d classes; classes " ..
-                "are 1-based, in 1..%d", math.tointeger(bad) or bad, n, n))
+                "are 1-based, in 1..%d", compat.tointeger(bad) or bad, n, n))
         end
     elseif n == -1 then
         raise("tide: one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
@@ -506,10 +508,10 @@ function F.pad(input, pad, opts)
             type(pad) == "table" and #pad .. " sizes" or type(pad)))
     end
     local y = input
-    for i = 1, #pad // 2 do
+    for i = 1, idiv(#pad, 2) do
         local d = input:dim() - i + 1
         local lo, hi = pad[2 * i - 1], pad[2 * i]
-        if math.type(lo) ~= "integer" or math.type(hi) ~= "integer" then
+        if not compat.is_integer(lo) or not compat.is_integer(hi) then
             raise("tide: pad: expected integer sizes, got " .. tostring(lo) .. ", " ..
                 tostring(hi))
         end
@@ -549,7 +551,7 @@ function F.normalize(input, opts)
     local o = options(opts, who, { "p", "dim", "eps" })
     local p = number_opt(o.p, 2, who, "p")
     local dim = o.dim == nil and 2 or o.dim
-    if math.type(dim) ~= "integer" then
+    if not compat.is_integer(dim) then
         raise("tide: normalize: expected dim to be an integer, got " .. tostring(dim))
     end
     local eps = number_opt(o.eps, 1e-12, who, "eps")

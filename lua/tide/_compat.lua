@@ -1,0 +1,61 @@
+-- tide._compat — what tide's Lua files need from Lua 5.3+ that 5.1 and LuaJIT lack, written so
+-- that every file parses and runs on 5.4, 5.3, 5.1 and LuaJIT 2.1 (no `//`, `<<`, `&`, `<close>`,
+-- math.type, math.tointeger, table.move or utf8 in lua/tide/: spec/hosts_spec.lua checks).
+--
+-- On 5.1 and LuaJIT numbers have no integer subtype: an integral number stands for an integer
+-- (docs/API.md, "Hosts"), exactly as far as 2^53.
+local M = {}
+
+M.pack = table.pack or function(...)
+    return { n = select("#", ...), ... }
+end
+M.unpack = table.unpack or unpack
+
+local floor, huge = math.floor, math.huge
+local mtype = math.type
+
+-- true when v is an integer: the integer subtype on 5.3+, an integral finite number before
+if mtype then
+    function M.is_integer(v)
+        return mtype(v) == "integer"
+    end
+else
+    function M.is_integer(v)
+        return type(v) == "number" and v == floor(v) and v > -huge and v < huge
+    end
+end
+
+-- v as an integer when it has an exact integer value, else nil (math.tointeger)
+M.tointeger = math.tointeger or function(v)
+    if type(v) == "number" and v == floor(v) and v > -huge and v < huge then
+        return v
+    end
+    return nil
+end
+
+-- the extreme integers: math.maxinteger/mininteger, or the exact range of a double (2^53)
+M.maxinteger = math.maxinteger or 2 ^ 53
+M.mininteger = math.mininteger or -2 ^ 53
+
+-- 5.3+ operators, compiled only where they exist (a file with them would not parse on 5.1)
+local ops = mtype and load("return function(a, b) return a // b end, function(v, n) return v << n end")
+
+-- floor(a / b) for integers a, b (b ~= 0): `a // b` (exact, an integer) on 5.3+
+if ops then
+    M.idiv = (ops())
+else
+    function M.idiv(a, b)
+        return floor(a / b)
+    end
+end
+
+-- v * 2^n for a non-negative integer v: `v << n` on 5.3+
+if ops then
+    M.lshift = select(2, ops())
+else
+    function M.lshift(v, n)
+        return v * 2 ^ n
+    end
+end
+
+return M
