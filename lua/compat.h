@@ -45,7 +45,11 @@
 #if LUA_VERSION_NUM == 503
 #define tl_uv_init(L, idx)           ((void)(L), (void)(idx))
 #define lua_getiuservalue(L, idx, n) ((void)(n), lua_getuservalue((L), (idx)))
-#define lua_setiuservalue(L, idx, n) ((void)(n), lua_setuservalue((L), (idx)), 1)
+static inline int tl_setuv(lua_State *L, int idx) {
+    lua_setuservalue(L, idx);
+    return 1;
+}
+#define lua_setiuservalue(L, idx, n) ((void)(n), tl_setuv((L), (idx)))
 #else
 /* after lua_setmetatable on the new userdata at idx */
 static inline void tl_uv_init(lua_State *L, int idx) {

@@ -42,6 +42,19 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     lua_pop(L, 1);
 }
 
+/* the dtype of numbers without opts.dtype: int64 when every one is an integer. Where Lua has no
+ * integer subtype (5.1, LuaJIT) 2.0 reads as 2, so a tensor asked to require grad (which must be
+ * floating) is float32 there (docs/API.md, "Hosts") */
+static tide_dtype numbers_dtype(int allint, const copts *o) {
+#if TL_NO_INTEGERS
+    if (o->requires_grad)
+        return TIDE_DTYPE_F32;
+#else
+    (void)o;
+#endif
+    return allint ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
+}
+
 /* applies opts.requires_grad to the new tensor on top of the stack */
 static void finish(lua_State *L, tide_lua_state *S, const copts *o, const char *op) {
     ltensor *r = lua_touserdata(L, -1);
@@ -149,7 +162,7 @@ static int l_full(lua_State *L) {
     copts       o;
     read_opts(L, S, vidx + 1, "full", &o);
     if (!o.has_dt)
-        o.dt = isbool ? TIDE_DTYPE_BOOL : lua_isinteger(L, vidx) ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
+        o.dt = isbool ? TIDE_DTYPE_BOOL : numbers_dtype(lua_isinteger(L, vidx), &o);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_full(S->ctx, o.dev, o.dt, ndim, shape, v, &r->t));
     finish(L, S, &o, "full");
@@ -173,7 +186,7 @@ static int l_arange(lua_State *L) {
     copts  o;
     read_opts(L, S, n + 1, "arange", &o);
     if (!o.has_dt)
-        o.dt = allint ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
+        o.dt = numbers_dtype(allint, &o);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_arange(S->ctx, o.dev, o.dt, start, stop, step, &r->t));
     finish(L, S, &o, "arange");
@@ -392,9 +405,8 @@ static int l_tensor(lua_State *L) {
     copts o;
     read_opts(L, S, 2, "tensor", &o);
     if (!o.has_dt)
-        o.dt = (kinds & K_BOOL)                  ? TIDE_DTYPE_BOOL
-               : (kinds & K_FLOAT) || kinds == 0 ? TIDE_DTYPE_F32
-                                                 : TIDE_DTYPE_I64;
+        o.dt = (kinds & K_BOOL) ? TIDE_DTYPE_BOOL
+                                : numbers_dtype(!(kinds & K_FLOAT) && kinds != 0, &o);
     /* written in place on a CPU device (host memory); staged on the host for others; half
      * types are written as float32 and converted on the target device */
     int          half = o.dt == TIDE_DTYPE_F16 || o.dt == TIDE_DTYPE_BF16;

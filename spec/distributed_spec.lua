@@ -4,13 +4,14 @@
 local tide = require "tide"
 local dist = tide.distributed
 local nn = tide.nn
+local host = require "spec.support.host"
 
 -- runs a Lua chunk in a fresh process (the plug-ins load once per process); returns its output
 local function fresh(env, code)
-    local cmd = ("env LUA_PATH='%s' LUA_CPATH='%s' %s lua5.4 -e %q 2>&1"):format(package.path,
-        package.cpath, env, code)
+    local cmd = ("env LUA_PATH='%s' LUA_CPATH='%s' %s %s -e %q 2>&1"):format(package.path,
+        package.cpath, env, host.lua, code)
     local p = io.popen(cmd)
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     return out
 end

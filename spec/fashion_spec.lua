@@ -2,6 +2,7 @@
 -- 2,000 training images must beat 0.70 test accuracy (on all 10,000 test images); a checkpoint
 -- it saves evaluates to the same accuracy with --load. Pending without dataset-fashion-mnist.
 local DIR = "/usr/share/datasets/fashion-mnist"
+local host = require "spec.support.host"
 
 local function installed()
     local f = io.open(DIR .. "/train-images-idx3-ubyte.gz", "rb") or io.open(DIR .. "/train-images-idx3-ubyte", "rb")
@@ -11,10 +12,10 @@ end
 
 -- runs the example with the checkout's paths; returns its output and exit status
 local function run(args)
-    local cmd = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/lua/?.so;;' TERM=dumb "
-        .. "lua5.4 examples/fashion_mnist.lua " .. args .. " 2>&1"
+    local cmd = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='" .. package.cpath .. "' TERM=dumb "
+        .. host.lua .. " examples/fashion_mnist.lua " .. args .. " 2>&1"
     local p = io.popen(cmd)
-    local out = p:read("a")
+    local out = p:read("*a")
     local ok = p:close()
     return out, ok
 end

@@ -8,7 +8,7 @@ end
 
 local function slurp(path)
     local f = assert(io.open(path, "rb"))
-    local s = f:read("a")
+    local s = f:read("*a")
     f:close()
     return s
 end
@@ -163,7 +163,7 @@ describe("files of the reference safetensors package", function()
             .. "from safetensors import safe_open; d = load_file(sys.argv[1]); "
             .. "print(d['w'].tolist(), d['n'].tolist(), d['w'].dtype, "
             .. "safe_open(sys.argv[1], 'np').metadata())\" " .. path)
-        local out = p:read("a")
+        local out = p:read("*a")
         p:close()
         os.remove(path)
         assert.are.equal("[[1.5, 2.0], [3.0, 4.0]] [5] float32 {'k': 'v'}\n", out)

@@ -43,7 +43,7 @@ end)
 -- vm.overcommit_memory=1 lets the kernel grant any size, untouched: nothing fails there
 local function overcommit_always()
     local f = io.open("/proc/sys/vm/overcommit_memory")
-    local mode = f and f:read("n")
+    local mode = f and f:read("*n")
     if f then f:close() end
     return mode == 1
 end

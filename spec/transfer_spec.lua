@@ -141,9 +141,9 @@ describe("transfer_guard(\"log\") on " .. DEV, function()
       "",
     }, "\n"))
     f:close()
-    local p = io.popen(string.format("LUA_PATH='%s' LUA_CPATH='%s' lua5.4 '%s' 2>&1 >/dev/null",
-      package.path, package.cpath, path))
-    local out = p:read("a")
+    local p = io.popen(string.format("LUA_PATH='%s' LUA_CPATH='%s' %s '%s' 2>&1 >/dev/null",
+      package.path, package.cpath, require("spec.support.host").lua, path))
+    local out = p:read("*a")
     p:close()
     os.execute("rm -rf '" .. dir .. "'")
     assert.are.equal(

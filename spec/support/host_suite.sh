@@ -1,0 +1,38 @@
+#!/bin/sh
+# host_suite.sh LUA BUILD [DEVICE] — the busted suite under another Lua (lua5.3, lua5.1, luajit)
+# against the tide.core built for it in BUILD (make LUA_VERSION=...), from the checkout root.
+# Ends with busted's "N passed, N failed" line (spec/support/summary.lua). With DEVICE
+# (cpu:1) only the device-rule specs run, with TIDE_TEST_DEVICE=DEVICE.
+#
+# Every spec file runs, but those that test what only some Lua has:
+#   *_lua54_spec.lua   5.4 syntax (<close>): 5.4 only
+#   #integers          tests of the integer subtype itself (2^62 + 1, math.maxinteger, a float
+#                      2.0 kept apart from 2, the // and << operators): 5.3 and 5.4 only
+# (docs/API.md "Hosts" and README "Lua hosts" list the differences.)
+set -u
+LUA=$1
+BUILD=$2
+DEVICE=${3:-}
+cd "$(dirname "$0")/../.." || exit 1
+
+if [ ! -f "$BUILD/lua/tide/core.so" ]; then
+    echo "$BUILD/lua/tide/core.so missing: make LUA_VERSION=... first"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+tags=cuda
+if ! $LUA -e 'os.exit(math.type and 0 or 1)'; then
+    tags="$tags,integers"
+fi
+specs=""
+for f in spec/*_spec.lua; do
+    case $f in *_lua54_spec.lua) continue ;; esac
+    if [ -n "$DEVICE" ] && ! grep -q -E 'spec\.support\.device|TIDE_TEST_DEVICE' "$f"; then
+        continue
+    fi
+    specs="$specs $f"
+done
+export TIDE_TEST_LUA="$LUA" TIDE_CPU_DEVICES=2
+[ -n "$DEVICE" ] && export TIDE_TEST_DEVICE="$DEVICE"
+# shellcheck disable=SC2086 # the list of files is meant to split
+exec $LUA /usr/bin/busted --cpath="$BUILD/lua/?.so" --exclude-tags="$tags" $specs
