@@ -66,7 +66,7 @@ local function parse(argv)
             v = true
         elseif kind ~= "string" then
             v = tonumber(val)
-            if not v or (kind == "int" and (math.type(v) ~= "integer" or v < 0)) then
+            if not v or (kind == "int" and (v ~= math.floor(v) or v < 0)) then
                 io.stderr:write("fashion_mnist: --", name, " expects ",
                     kind == "int" and "a non-negative integer" or "a number", ", got '", val, "'\n")
                 os.exit(2)

@@ -213,7 +213,7 @@ describe("autograd", function()
         end)
 
         it("requires_grad_ makes a leaf", function()
-            local a = tide.tensor({ 2.0, 3.0 }):requires_grad_(true)
+            local a = tide.tensor({ 2.0, 3.0 }, { dtype = "float32" }):requires_grad_(true)
             assert.is_true(a.requires_grad)
             ;(a * a):sum():backward()
             close(a.grad, { 4, 6 })

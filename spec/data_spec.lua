@@ -16,13 +16,21 @@ local function write(path, bytes)
     f:close()
 end
 
+local host = require "spec.support.host"
+
+-- n as 4 big-endian bytes (string.pack(">I4", n) before 5.3)
+local function be32(n)
+    return string.char(math.floor(n / 2 ^ 24) % 256, math.floor(n / 2 ^ 16) % 256,
+        math.floor(n / 2 ^ 8) % 256, n % 256)
+end
+
 -- an IDX file: magic, dims (big-endian uint32), then bytes
 local function idx(magic, dims, bytes)
-    local parts = { string.pack(">I4", magic) }
+    local parts = { be32(magic) }
     for _, d in ipairs(dims) do
-        parts[#parts + 1] = string.pack(">I4", d)
+        parts[#parts + 1] = be32(d)
     end
-    parts[#parts + 1] = string.char(table.unpack(bytes))
+    parts[#parts + 1] = string.char(host.unpack(bytes))
     return table.concat(parts)
 end
 
@@ -58,7 +66,7 @@ describe("Dataset", function()
         return tide.tensor({ i, -i }), i * i
     end
 
-    it("has a length, get(i) and ds[i]", function()
+    it("has a length, get(i) and ds[i] #lua53", function()
         local ds = Squares(5)
         assert.are.equal(5, #ds)
         local x, y = ds:get(3)
@@ -70,7 +78,7 @@ describe("Dataset", function()
         assert.are.equal("Squares(5 samples)", tostring(ds))
     end)
 
-    it("says which method a subclass lacks", function()
+    it("says which method a subclass lacks #lua53", function()
         local Empty = data.Dataset:extend("Empty")
         local ok, err = pcall(function() return #Empty() end)
         assert.is_false(ok)
@@ -90,7 +98,7 @@ describe("Dataset", function()
 end)
 
 describe("TensorDataset", function()
-    it("pairs rows of its tensors", function()
+    it("pairs rows of its tensors #lua53", function()
         local x = tide.arange(0, 12, { dtype = "float32" }):view(6, 2)
         local y = tide.arange(1, 7, { dtype = "int64" })
         local ds = data.TensorDataset(x, y)
@@ -109,7 +117,7 @@ describe("TensorDataset", function()
         assert.matches("tide: TensorDataset: tensor 2 has 3 samples %(size of dim 1%) but tensor 1 has 4", err)
     end)
 
-    it("narrows without copying", function()
+    it("narrows without copying #lua53", function()
         local x = tide.arange(0, 10, { dtype = "float32" })
         local ds = data.TensorDataset(x):narrow(3, 4)
         assert.are.equal(4, #ds)
@@ -138,7 +146,7 @@ describe("DataLoader", function()
         return ids, sizes
     end
 
-    it("batches in order, the last batch smaller", function()
+    it("batches in order, the last batch smaller #lua53", function()
         local loader = data.DataLoader(ds, { batch_size = 4 })
         assert.are.equal(3, #loader)
         local ids, sizes = epoch(loader)
@@ -149,7 +157,7 @@ describe("DataLoader", function()
         assert.are.equal("float32", first.dtype)
     end)
 
-    it("drops the last partial batch with drop_last", function()
+    it("drops the last partial batch with drop_last #lua53", function()
         local loader = data.DataLoader(ds, { batch_size = 4, drop_last = true })
         assert.are.equal(2, #loader)
         local ids, sizes = epoch(loader)

@@ -139,7 +139,7 @@ end)
 describe("tide.data.DistributedSampler", function()
     local ds = tide.data.TensorDataset(tide.arange(1, 11))
 
-    it("deals positions rank + 1, rank + 1 + world_size, ... padding with the first", function()
+    it("deals positions rank + 1, rank + 1 + world_size, ... padding with the first #lua53", function()
         local s = tide.data.DistributedSampler(ds, { shuffle = false, rank = 1, world_size = 3 })
         assert.are.same({ 2, 5, 8, 1 }, s:indices())
         assert.are.equal(4, #s)

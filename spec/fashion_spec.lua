@@ -43,13 +43,13 @@ describe("examples/fashion_mnist.lua", function()
         assert.are.equal(acc, tonumber(out2:match("\ntest accuracy: (0%.%d%d%d%d)\n$")))
     end)
 
-    it("refuses an unknown flag", function()
+    it("refuses an unknown flag #lua53", function()
         local out, ok = run("--epoch 2")
         assert.is_falsy(ok)
         assert.matches("unknown argument '%-%-epoch'", out)
     end)
 
-    it("reports a bad --device or --load path in one line, without a traceback", function()
+    it("reports a bad --device or --load path in one line, without a traceback #lua53", function()
         for _, args in ipairs({ "--device gpu", "--load /nonexistent/model.safetensors" }) do
             local out, ok = run(args)
             assert.is_falsy(ok)

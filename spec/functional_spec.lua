@@ -121,8 +121,8 @@ describe("nn.functional linear and convolutions", function()
     end)
 
     it("conv1d is conv2d on a height of 1", function()
-        local w = tide.tensor({ { { 1.0, 0.0, -1.0 } } }) -- [1, 1, 3]
-        local s = tide.tensor({ { { 1.0, 2.0, 4.0, 8.0 } } }) -- [1, 1, 4]
+        local w = tide.tensor({ { { 1.0, 0.0, -1.0 } } }, { dtype = "float32" }) -- [1, 1, 3]
+        local s = tide.tensor({ { { 1.0, 2.0, 4.0, 8.0 } } }, { dtype = "float32" }) -- [1, 1, 4]
         close(F.conv1d(s, w), { 1 - 4, 2 - 8 })
         close(F.conv1d(s, w, tide.tensor({ 10.0 }), { padding = 1 }), { 8, 7, 4, 14 })
         close(F.conv1d(s, w, nil, { stride = 2, padding = 1 }), { -2, -6 })
@@ -208,7 +208,7 @@ describe("nn.functional dropout and normalization", function()
 
     it("layer_norm matches nn.LayerNorm", function()
         local ln = nn.LayerNorm(3)
-        local w, b = tide.tensor({ 1.0, 2.0, 3.0 }), tide.tensor({ 0.5, 0.0, -0.5 })
+        local w, b = tide.tensor({ 1.0, 2.0, 3.0 }, { dtype = "float32" }), tide.tensor({ 0.5, 0.0, -0.5 })
         ln.weight, ln.bias = w:requires_grad_(true), b:requires_grad_(true)
         close(F.layer_norm(x, 3, { weight = w, bias = b }), ln(x))
         close(F.layer_norm(x, { 2, 3 }), nn.LayerNorm({ 2, 3 })(x))

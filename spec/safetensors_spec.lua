@@ -29,7 +29,7 @@ describe("tide.save / tide.load", function()
     before_each(function() path = tmpfile() end)
     after_each(function() os.remove(path) end)
 
-    it("round-trips every dtype with its values and shape", function()
+    it("round-trips every dtype with its values and shape #lua53", function()
         local src = {
             f32 = tide.tensor({ { 1.5, -2 }, { 3, 4.25 } }),
             f64 = tide.tensor({ 1e300, -1e-300, 0.1 }, { dtype = "float64" }),
@@ -183,7 +183,7 @@ describe("tide.load on a malformed file", function()
         assert.is_truthy(err:find(fault, 1, true), err)
     end
 
-    it("names the fault", function()
+    it("names the fault #lua53", function()
         write(path, "\5\0\0")
         fails("file too small (3 bytes)")
         write(path, string.pack("<I8", 1000) .. "{}")

@@ -323,16 +323,6 @@ describe("lifetime", function()
         assert.are.equal("[tide.Tensor (freed)]", tostring(t))
     end)
 
-    it("<close> frees at the end of the scope", function()
-        local outer
-        do
-            local t <close> = tide.ones(2)
-            outer = t
-            assert.are.same({ 1, 1 }, t:totable())
-        end
-        assert.matches("attempt to use a freed tensor", catch(function() return outer:totable() end))
-    end)
-
     it("views keep their base's storage alive", function()
         local v
         do

@@ -152,7 +152,7 @@ describe("transfer_guard(\"log\") on " .. DEV, function()
       path .. ":7: tide: item: implicit transfer from " .. DEV .. " to cpu (4 bytes)\n", out)
   end)
 
-  it("disallow names what the user called too, and copies nothing", function()
+  it("disallow names what the user called too, and copies nothing #lua53", function()
     local x = tide.tensor({ 1.5 }, { device = DEV })
     tide.reset_transfer_stats()
     tide.transfer_guard("disallow")
