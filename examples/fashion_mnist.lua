@@ -189,7 +189,7 @@ local function main(argv)
     end
     train, test = standardize(train), standardize(test)
     if o.subset then
-        train = train:narrow(1, math.min(o.subset, #train))
+        train = train:narrow(1, math.min(o.subset, train:len()))
     end
     local test_y = test.tensors[2]
 
@@ -206,8 +206,8 @@ local function main(argv)
         model:load_state_dict(state)
     end
     model:to(dev) -- once; batches move to it in the loop
-    print(string.format("model: %s, %d training images, %d test images", model_kind, #train,
-        #test))
+    print(string.format("model: %s, %d training images, %d test images", model_kind, train:len(),
+        test:len()))
 
     local epochs = o.load and 0 or o.epochs
     local loss_fn = nn.CrossEntropyLoss()
@@ -226,7 +226,7 @@ local function main(argv)
             shard:set_epoch(epoch)
         end
         model:train()
-        local bar = Progress.new(string.format("epoch %d/%d", epoch, epochs), #loader)
+        local bar = Progress.new(string.format("epoch %d/%d", epoch, epochs), loader:len())
         local seen, done, run_loss, run_n = 0, 0, 0, 0
         local t0 = core.wall_time()
         for x, y in loader:iter() do
@@ -237,10 +237,10 @@ local function main(argv)
             opt:step()
             done, seen = done + 1, seen + y:size(1)
             -- reading the loss waits for the device: sample it every 20 batches
-            if done % 20 == 1 or done == #loader then
+            if done % 20 == 1 or done == loader:len() then
                 run_loss, run_n = run_loss + loss:item(), run_n + 1
             end
-            bar:update(done, seen, run_loss / run_n, done == #loader)
+            bar:update(done, seen, run_loss / run_n, done == loader:len())
         end
         local secs = core.wall_time() - t0
         -- shrink the step size each epoch: the later epochs refine instead of bouncing around

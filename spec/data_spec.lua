@@ -248,7 +248,7 @@ describe("fashion_mnist on hand-made IDX files", function()
         write(dir .. "/t10k-labels-idx1-ubyte", idx(0x801, { 2 }, { 1, 2 }))
     end
 
-    it("reads images as float32 in [0, 1] [N, 1, H, W] and labels as 1-based int64", function()
+    it("reads images as float32 in [0, 1] [N, 1, H, W] and labels as 1-based int64 #lua53", function()
         local dir = tmpdir()
         make(dir)
         local train, test, classes = data.fashion_mnist(dir)

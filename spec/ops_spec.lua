@@ -188,7 +188,7 @@ describe("methods", function()
             catch(function() return i:clamp(3, 2) end))
     end)
 
-    it("reductions over all dims, a dim, negative dims, keepdim", function()
+    it("reductions over all dims, a dim, negative dims, keepdim #lua53", function()
         local x = T({ { 1, 2, 3 }, { 4, 5, 6 } })
         assert.are.equal(21, x:sum():item())
         assert.are.same({}, x:sum().shape)
@@ -308,7 +308,7 @@ end)
 describe("shape ops", function()
     local x = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
 
-    it("view and reshape, with -1 inferred", function()
+    it("view and reshape, with -1 inferred #lua53", function()
         assert.are.same({ 1, 2, 3, 4, 5, 6 }, x:view(-1):totable())
         assert.are.same({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, x:view(3, -1):totable())
         assert.are.same({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, x:view({ 3, 2 }):totable())
@@ -349,7 +349,7 @@ describe("shape ops", function()
         assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, c:totable())
     end)
 
-    it("narrow and select are 1-based, negative from the end", function()
+    it("narrow and select are 1-based, negative from the end #lua53", function()
         assert.are.same({ { 2, 3 }, { 5, 6 } }, x:narrow(2, 2, 2):totable())
         assert.are.same({ { 4, 5, 6 } }, x:narrow(1, 2, 1):totable())
         assert.are.same({ { 3 }, { 6 } }, x:narrow(-1, -1, 1):totable())
@@ -366,7 +366,7 @@ describe("shape ops", function()
             .. "use 1..3", catch(function() return x:select(2, 4) end))
     end)
 
-    it("index_select with a table or an int64 tensor of 1-based indices", function()
+    it("index_select with a table or an int64 tensor of 1-based indices #lua53", function()
         assert.are.same({ { 3, 1 }, { 6, 4 } }, x:index_select(2, { 3, 1 }):totable())
         assert.are.same({ { 4, 5, 6 }, { 4, 5, 6 } }, x:index_select(1, tide.tensor({ 2, 2 })):totable())
         assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
@@ -417,7 +417,7 @@ describe("shape ops", function()
             catch(function() return tide.stack({}) end))
     end)
 
-    it("stack names the shapes the caller gave, not the unsqueezed ones", function()
+    it("stack names the shapes the caller gave, not the unsqueezed ones #lua53", function()
         local a, b = tide.zeros(2, 3), tide.zeros(3, 2)
         assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
             .. ": tide: stack: tensors must have the same shape; tensor 1 has shape [2, 3], tensor 2 has shape [3, 2]",
@@ -486,7 +486,7 @@ describe("in-place ops", function()
         assert.are.same({ 1, 2, 3 }, x:totable())
     end)
 
-    it("refuses a leaf tensor that requires grad while grad mode is on", function()
+    it("refuses a leaf tensor that requires grad while grad mode is on #lua53", function()
         local w = tide.ones(2, { requires_grad = true })
         assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2
             .. ": tide: add_: in-place operation on a leaf tensor that requires grad; wrap it in tide.no_grad or use detach()",

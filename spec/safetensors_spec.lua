@@ -151,7 +151,7 @@ describe("files of the reference safetensors package", function()
         assert.is_true(same)
     end)
 
-    it("read tide's files (when the Python package is importable)", function()
+    it("read tide's files (when the Python package is importable) #lua53", function()
         local py = "/usr/bin/python3"
         if not os.execute(py .. " -c 'import safetensors.numpy' 2>/dev/null") then
             pending("python3 cannot import safetensors")
