@@ -265,12 +265,12 @@ end
 
 -- a tide error (bad --device, missing data, unreadable checkpoint) is the user's to fix: print
 -- it as one line and exit 1; anything else is a bug here and keeps its traceback
-local ok, err = xpcall(main, function(e)
+local ok, err = xpcall(function() return main(arg) end, function(e) -- 5.1: no xpcall args
     if type(e) == "string" and e:find("tide: ", 1, true) then
         return e
     end
     return debug.traceback(tostring(e), 2)
-end, arg)
+end)
 if not ok then
     io.stderr:write("fashion_mnist: ", tostring(err), "\n")
     os.exit(1)

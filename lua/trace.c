@@ -31,7 +31,9 @@ static int user_frame(lua_State *L, const tide_lua_state *S, lua_Debug *ar, cons
     *called = NULL;
     for (int level = 0; lua_getstack(L, level, ar); level++) {
         lua_getinfo(L, "Sl", ar);
-        if (strcmp(ar->what, "C") == 0 || tl_is_lib_source(S, ar->source))
+        /* "tail": 5.1's mark of a frame a tail call replaced, which has no line */
+        if (strcmp(ar->what, "C") == 0 || strcmp(ar->what, "tail") == 0 ||
+            tl_is_lib_source(S, ar->source))
             continue;
         lua_Debug callee;
         if (level > 0 && lua_getstack(L, level - 1, &callee) && lua_getinfo(L, "n", &callee))

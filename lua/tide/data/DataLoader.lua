@@ -32,8 +32,8 @@ local function opt_int(opts, key, default, min)
         return default
     end
     if not compat.is_integer(v) or v < min then
-        error(string.format("tide: DataLoader: %s = %s; expected an integer >= %d", key,
-            tostring(v), min), 3)
+        raise(string.format("tide: DataLoader: %s = %s; expected an integer >= %d", key,
+            tostring(v), min)) -- at the user's line, tail calls or not (a fixed level: not in 5.1)
     end
     return v
 end
