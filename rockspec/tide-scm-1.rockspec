@@ -1,5 +1,7 @@
 -- LuaRocks: `luarocks --lua-version=5.4 make rockspec/tide-scm-1.rockspec` from the checkout
--- root (offline: no rock dependencies). Installs tide.core (and the CUDA backend beside it
+-- root (offline: no rock dependencies); --lua-version=5.3 or 5.1, or a LuaJIT configuration
+-- (README, "Lua hosts"), builds for that Lua: the Makefile reads the version from LUA_INCDIR's
+-- lua.h and builds in build/, build-lua5.3/, build-lua5.1/ or build-luajit/. Installs tide.core (and the CUDA backend beside it
 -- when nvcc was found) and the Lua files of lua/tide/.
 rockspec_format = "3.0"
 package = "tide"
@@ -8,13 +10,13 @@ source = {
     url = "git+file://.",
 }
 description = {
-    summary = "A tensor engine in C with CUDA, scripted from Lua 5.4, with a pure-Lua nn library",
+    summary = "A tensor engine in C with CUDA, scripted from Lua 5.4, 5.3, 5.1 or LuaJIT, with a pure-Lua nn library",
     detailed = [[
 tide runs tensors on cpu, cuda:N and virtual CPU devices (TIDE_CPU_DEVICES=N), with explicit
 device placement rules, autograd, an nn library, optimizers and safetensors checkpoints.]],
 }
 dependencies = {
-    "lua >= 5.4",
+    "lua >= 5.1, < 5.5", -- 5.4, 5.3, 5.1 and LuaJIT 2.1 (5.1 and LuaJIT need lua-compat53-dev)
 }
 build = {
     type = "make",

@@ -5,6 +5,9 @@
 #   build:     build-essential pkg-config liblua5.4-dev libopenblas-dev libcjson-dev zlib1g-dev
 #   run/test:  lua5.4 lua-busted luarocks clang-format; clang libomp-dev (`make ubsan-clang`)
 #              liblua5.3-0 (a second Lua runtime for the two-runtimes host, spec/c/embed_two_lua.c)
+#   hosts:     lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev luajit libluajit-5.1-dev
+#              lua-compat53-dev (make LUA_VERSION=5.3|5.1|luajit); love neovim (tide in LÖVE
+#              and Neovim). Installing lua5.3 repoints /usr/bin/lua: tide always names its Lua.
 #   dist:      openmpi-bin libopenmpi-dev (MPI plug-in, `mpirun` for the distributed suites)
 #   bench:     python3-torch (the PyTorch the benchmarks compare against, /usr/bin/python3)
 #   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
@@ -14,7 +17,8 @@ set -eu
 
 PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
 libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch dataset-fashion-mnist
-liblua5.3-0 openmpi-bin libopenmpi-dev"
+liblua5.3-0 openmpi-bin libopenmpi-dev
+lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev luajit libluajit-5.1-dev lua-compat53-dev love neovim"
 
 missing=""
 for p in $PACKAGES; do

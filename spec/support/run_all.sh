@@ -6,6 +6,8 @@
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
+#   ... (lua 5.3|5.1|luajit)  the busted suite and the cpu:1 specs under the other Lua hosts,
+#                    LÖVE and Neovim running tide (spec/support/host_suite.sh, hosts_check.sh)
 #   mpi -np 2|4      spec/dist/ under mpirun: collectives, DDP's proof, a collective timeout
 #   ... nccl (emu)   the same with CUDA tensors through the NCCL plug-in and an emulated NCCL
 #   ... (emu)        the CUDA backend on the emulated runtime (spec/cuda_emu/): its vtable
@@ -54,6 +56,27 @@ if [ -n "$device_specs" ]; then
 fi
 # the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
 run_suite "busted #cuda" $BUSTED --run=gpu
+
+# ---- the other Lua hosts: 5.3, 5.1, LuaJIT (make LUA_VERSION=..., build-lua5.3/ ...) --------
+# the busted suite under each interpreter tools/deps.sh installs (spec/support/host_suite.sh:
+# *_lua54_spec.lua and the #lua53 tests only where they apply), the device-rule specs on cpu:1,
+# and tide inside LÖVE (headless) and Neovim, both LuaJIT hosts
+for host in 5.3 5.1 luajit; do
+    case $host in luajit) hlua=luajit hbuild=build-luajit ;; *) hlua=lua$host hbuild=build-lua$host ;; esac
+    if ! command -v "$hlua" >/dev/null 2>&1; then
+        run_check "lua $host" sh -c "echo '$hlua missing: run make deps'; exit 1"
+        continue
+    fi
+    if run_check "lua $host: build" $MAKE --no-print-directory -s -j"$JOBS" LUA_VERSION=$host \
+        NVCC_FOUND= all; then
+        run_suite "busted (lua $host)" sh spec/support/host_suite.sh "$hlua" "$hbuild"
+        run_suite "busted cpu:1 (lua $host)" sh spec/support/host_suite.sh "$hlua" "$hbuild" cpu:1
+    fi
+done
+if [ -f build-luajit/lua/tide/core.so ]; then
+    run_check "LÖVE (examples/love)" sh spec/support/hosts_check.sh love
+    run_check "Neovim (examples/nvim)" sh spec/support/hosts_check.sh nvim
+fi
 
 # ---- distributed: the collectives and DDP under mpirun at 2 and 4 ranks (spec/dist/) --------
 # each rank runs busted on spec/dist/*_mpi.lua; rank 0 prints the summary, another rank's
@@ -130,6 +153,8 @@ run_check "examples/devices.lua" env TIDE_CPU_DEVICES=2 $LUA examples/devices.lu
 # ---- LuaRocks install ----------------------------------------------------------------------
 if ! skipped install; then
     run_suite "install" sh tools/install_check.sh
+    # the same rockspec for LuaJIT (LÖVE, Neovim, OpenResty): LuaRocks' 5.1 mode on luajit
+    command -v luajit >/dev/null 2>&1 && run_suite "install (luajit)" sh tools/install_check.sh luajit
     # make install PREFIX=<tmp> + examples/embed/host.c built with pkg-config against it
     run_suite "embed install" sh spec/support/embed_install_check.sh
 fi

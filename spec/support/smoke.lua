@@ -49,7 +49,7 @@ if tide then
     check("tide.cuda answers without raising", function()
         assert(type(tide.cuda.is_available()) == "boolean")
         local n = tide.cuda.device_count()
-        assert(math.type(n) == "integer")
+        assert(type(n) == "number" and n >= 0 and n == math.floor(n))
     end)
 end
 
