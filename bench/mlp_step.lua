@@ -15,7 +15,7 @@ local clock = tide.wall_time or os.clock
 local function median(v)
     table.sort(v)
     local n = #v
-    return n % 2 == 1 and v[(n + 1) // 2] or (v[n // 2] + v[n // 2 + 1]) / 2
+    return n % 2 == 1 and v[(n + 1) / 2] or (v[n / 2] + v[n / 2 + 1]) / 2
 end
 
 -- PyTorch gets the threads tide's BLAS uses: OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) when
@@ -26,7 +26,7 @@ local function nproc()
         return env
     end
     local p = io.popen("nproc 2>/dev/null")
-    local n = p and tonumber(p:read("a")) or 1
+    local n = p and tonumber(p:read("*a")) or 1
     if p then
         p:close()
     end
@@ -40,7 +40,7 @@ function M.run(b)
     local cmd = string.format("%s bench/%s_step.py %d %d %d %s 2>&1", PYTHON, b.kind, threads,
         b.iters, b.reps, table.concat(b.batches, " "))
     local py = io.popen(cmd)
-    local out = py:read("a")
+    local out = py:read("*a")
     py:close()
     for batch, ms in out:gmatch("(%d+) ([%d%.e+-]+)") do
         ref[tonumber(batch)] = tonumber(ms)
@@ -57,7 +57,7 @@ function M.run(b)
             loss:backward()
             opt:step()
         end
-        for _ = 1, math.max(5, b.iters // 5) do
+        for _ = 1, math.max(5, math.floor(b.iters / 5)) do
             step()
         end
         local times = {}

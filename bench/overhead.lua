@@ -14,7 +14,7 @@ local clock = tide.wall_time or os.clock
 local function median(v)
     table.sort(v)
     local n = #v
-    return n % 2 == 1 and v[(n + 1) // 2] or (v[n // 2] + v[n // 2 + 1]) / 2
+    return n % 2 == 1 and v[(n + 1) / 2] or (v[n / 2] + v[n / 2 + 1]) / 2
 end
 
 -- one timed run of ITERS additions, in ns per op
@@ -64,7 +64,7 @@ end
 
 local ref = {}
 local py = io.popen(string.format("%s bench/overhead.py %d %d 2>&1", PYTHON, ITERS, REPS))
-local py_out = py:read("a")
+local py_out = py:read("*a")
 py:close()
 for size, ns in py_out:gmatch("(%d+) ([%d%.e+-]+)") do
     ref[tonumber(size)] = tonumber(ns)

@@ -57,6 +57,16 @@ for src in bench/*.lua; do
         failed="$failed $name"
     fi
 done
+# the per-op overhead and the MLP step again under LuaJIT (LÖVE, Neovim), to read beside 5.4's
+# (build-luajit/: make LUA_VERSION=luajit)
+if command -v luajit >/dev/null 2>&1 && [ -f build-luajit/lua/tide/core.so ]; then
+    for name in overhead mlp_step; do
+        wanted "$name" || continue
+        echo
+        echo "($name under LuaJIT)"
+        LUA_CPATH="build-luajit/lua/?.so;;" luajit "bench/$name.lua" || failed="$failed $name(luajit)"
+    done
+fi
 
 echo
 if [ -n "$failed" ]; then
