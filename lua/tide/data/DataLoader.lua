@@ -111,7 +111,7 @@ function DataLoader:_samples()
     local s = self.sampler
     if s == nil then
         return self.dataset:len()
-    elseif type(s.len) ~= "function" -- a list then
+    elseif type(s.len) ~= "function" then -- a list
         return #s
     end
     return s:len()
@@ -120,7 +120,7 @@ end
 -- this epoch's sample indices from the sampler, as a 1-based int64 tensor (checked)
 function DataLoader:_sampled()
     local s, list = self.sampler, nil
-    if type(s.len) ~= "function" -- a list then
+    if type(s.len) ~= "function" then -- a list
         list = s
     elseif type(s.indices) == "function" then
         list = s:indices()
