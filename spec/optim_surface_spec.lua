@@ -275,3 +275,40 @@ describe("lr_scheduler matches PyTorch 1.13", function()
         end)
     end)
 end)
+
+describe("optim surface on CUDA #cuda", function()
+    it("RMSprop and Adagrad match PyTorch; a cpu checkpoint resumes on cuda:0; clipping", function()
+        if not tide.cuda.is_available() then
+            pending("no CUDA device")
+            return
+        end
+        for _, name in ipairs({ "rmsprop_centered_momentum_maximize", "adagrad_decay_wd" }) do
+            local case = REF.optimizers[name]
+            local cls = name:match("^rmsprop") and optim.RMSprop or optim.Adagrad
+            local got = run(cls, case.opts, "cuda:0")
+            close(got[4], case.steps[4], 1e-12, name)
+        end
+        local full = run(optim.RMSprop, { lr = 0.01, momentum = 0.5, centered = true }, "cpu")
+        local _, o = run(optim.RMSprop, { lr = 0.01, momentum = 0.5, centered = true }, "cpu", 2)
+        local path = os.tmpname()
+        tide.save(path, o:state_dict())
+        local p = tide.tensor(full[2], { dtype = "float64", device = "cuda:0" })
+        p:requires_grad_(true)
+        local o2 = optim.RMSprop({ p })
+        o2:load_state_dict(tide.load(path, { device = "cuda:0" }))
+        os.remove(path)
+        for k = 3, 4 do
+            autograd.set_grad(p, tide.tensor(REF.grads[k], { dtype = "float64", device = "cuda:0" }))
+            o2:step()
+        end
+        assert.are.equal("cuda:0", tostring(o2.state[p].square_avg.device))
+        close(p:cpu():totable(), full[4], 1e-15)
+        local q = tide.zeros({ 2 }, { device = "cuda:0", dtype = "float64", requires_grad = true })
+        autograd.set_grad(q, tide.tensor({ 3, -4 }, { dtype = "float64", device = "cuda:0" }))
+        assert.are.equal(5, nn.utils.clip_grad_norm_({ q }, 1))
+        nn.utils.clip_grad_value_({ q }, 0.1)
+        close(q.grad:cpu():totable(), { 0.1, -0.1 }, 1e-15)
+        nn.init.orthogonal_(tide.empty({ 3, 5 }, { device = "cuda:0" }))
+        nn.init.kaiming_uniform_(tide.empty({ 3, 5 }, { device = "cuda:0" }))
+    end)
+end)
