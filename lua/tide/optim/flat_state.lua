@@ -1,7 +1,7 @@
 -- The flat state dicts of optimizers and LR schedulers: a table name -> tensor, so that
 -- tide.save writes it as it is and tide.load(path[, {device =}]) gives it back. Lua values
 -- become tensors on the CPU: an integer a 0-d int64, a float a 0-d float64, a boolean a 0-d
--- bool, a list of numbers a 1-d float64; and back (a 0-d tensor is a number or a boolean, a
+-- bool, a list of numbers a 1-d float64 (int64 when all are integers); and back (a 0-d tensor is a number or a boolean, a
 -- 1-d one a list).
 local core = require "tide.core"
 local autograd = require "tide.autograd"
@@ -21,15 +21,18 @@ function M.encode(v)
     elseif type(v) == "boolean" then
         return core.tensor(v, { dtype = "bool", device = "cpu" })
     elseif type(v) == "table" and not is_tensor(v) then
+        local dtype = "int64" -- a list of integers (milestones) stays integers
         for i = 1, #v do
             if type(v[i]) ~= "number" then
                 return nil
+            elseif math.type(v[i]) ~= "integer" then
+                dtype = "float64"
             end
         end
         if #v == 0 then
             return core.zeros({ 0 }, { dtype = "float64", device = "cpu" })
         end
-        return core.tensor(v, { dtype = "float64", device = "cpu" })
+        return core.tensor(v, { dtype = dtype, device = "cpu" })
     end
     return nil
 end
