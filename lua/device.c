@@ -43,12 +43,16 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
     return NULL;
 }
 
-/* "cpu", "cuda", "cpu:..." or "cuda:...": a device's name, existing or not (vs "float128") */
+/* "cpu", "cuda", "cpu:..." or "cuda:..." (any registered backend's name): a device's name,
+ * existing or not (vs "float128") */
 int tl_is_device_name(const char *s) {
-    const char *rest = strncmp(s, "cpu", 3) == 0    ? s + 3
-                       : strncmp(s, "cuda", 4) == 0 ? s + 4
-                                                    : NULL;
-    return rest && (*rest == '\0' || *rest == ':');
+    for (int i = 0; i < tide_device_type_count(); i++) {
+        const char *name = tide_device_type_name((tide_device_type)i);
+        size_t      n = strlen(name);
+        if (strncmp(s, name, n) == 0 && (s[n] == '\0' || s[n] == ':'))
+            return 1;
+    }
+    return 0;
 }
 
 tide_device *tl_default_device(tide_lua_state *S) {
@@ -63,7 +67,7 @@ static int d_index(lua_State *L) {
     ldevice    *d = luaL_checkudata(L, 1, TL_DEVICE);
     const char *k = lua_tostring(L, 2);
     if (k && strcmp(k, "type") == 0)
-        lua_pushstring(L, tide_device_type_of(d->dev) == TIDE_DEVICE_CUDA ? "cuda" : "cpu");
+        lua_pushstring(L, tide_device_type_name(tide_device_type_of(d->dev)));
     else if (k && strcmp(k, "index") == 0)
         lua_pushinteger(L, tide_device_index(d->dev));
     else

@@ -39,9 +39,12 @@ typedef struct tide_storage {
     void        *data;
     size_t       nbytes;
     void (*deleter)(void *ud); /* from_blob: the host's; NULL: the device allocator owns data */
-    void                *deleter_ud;
-    bool                 external;
-    bool                 pinned;  /* data from the CUDA backend's alloc_pinned */
+    void *deleter_ud;
+    bool  external;
+    /* the backend that allocated data, which frees it (NULL: external); for pinned host memory
+     * the backend whose alloc_pinned made it, not the cpu device's */
+    const tide_backend  *allocator;
+    bool                 pinned;  /* data from allocator->alloc_pinned */
     atomic_uint_fast64_t version; /* in-place writes so far (tide_tensor_version) */
     /* a device still copying into this (pinned host) storage after a non-blocking to("cpu"):
      * synchronized, then cleared, before the host touches the data (tide_storage_settle); atomic
@@ -65,9 +68,10 @@ tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tid
 void        tide_storage_release(tide_storage *s);
 /* waits for a copy still running into s (in_flight); see tide_tensor_data */
 void tide_storage_settle(tide_storage *s);
-/* an uninitialised host tensor in pinned memory (the CUDA backend's alloc_pinned) */
-tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype dt, int ndim,
-                                     const int64_t *shape, tide_tensor **out);
+/* an uninitialised host tensor in pinned memory from backend be (be->alloc_pinned non-NULL) */
+tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, const tide_backend *be,
+                                     tide_dtype dt, int ndim, const int64_t *shape,
+                                     tide_tensor **out);
 /* the cache of freed tensor + storage headers (storage.c): flushed with the CPU allocator's
  * cache (tide_device_empty_cache of any CPU device); the count is for tests */
 void tide_storage_cache_flush(void);
@@ -95,6 +99,18 @@ void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_devic
 /* byte copy between any two devices (staging through the host when no direct path) */
 tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
                             size_t nbytes, int non_blocking);
+
+/* ---- the device registry (device.c) ------------------------------------------------------ */
+
+/* tide_backend_set_library_path under the name of the public call api ("cuda_set_library_path") */
+tide_status tide_backend_set_path_as(const char *api, tide_device_type type, const char *path);
+/* the backend of the first registry line that is available and has pinned memory, or ENOTSUP
+ * naming op and why each line could not serve */
+tide_status tide_pinned_backend(const char *op, const tide_backend **out);
+/* the device type of DLPack device type dl_code: 1 (*type set), 2 when it is a backend's pinned
+ * host memory (*type cpu), 0 when no registry line has it */
+int tide_device_type_of_dlpack(int dl_code, tide_device_type *type);
+int tide_device_dlpack_code(const tide_device *dev); /* kDLCPU, kDLCUDA, ...; 0: none */
 
 /* ---- core-internal helpers (core role; shared by the core files only) ------------------------ */
 

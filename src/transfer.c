@@ -110,12 +110,11 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
      * runs; the result remembers the device, which is synchronized before the host first touches
      * it (tide_tensor_data): the overlap of PyTorch's non_blocking without its stale reads.
      * Where no pinned memory can be had, the copy waits. */
-    int  non_blocking = (flags & TIDE_TO_NON_BLOCKING) != 0;
-    bool async_d2h = non_blocking && tide_device_is_host(dev) && src->type == TIDE_DEVICE_CUDA &&
-                     src->backend->alloc_pinned;
+    int         non_blocking = (flags & TIDE_TO_NON_BLOCKING) != 0;
+    bool        async_d2h = non_blocking && tide_device_is_host(dev) && src->backend->alloc_pinned;
     tide_status st = TIDE_EINVAL;
-    if (async_d2h)
-        st = tide_tensor_alloc_pinned(ctx, op, dt, t->ndim, t->shape, &r);
+    if (async_d2h) /* pinned by the backend that copies into it */
+        st = tide_tensor_alloc_pinned(ctx, op, src->backend, dt, t->ndim, t->shape, &r);
     if (st != TIDE_OK) {
         async_d2h = false;
         st = tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r);
@@ -203,4 +202,23 @@ tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor
     if (st == TIDE_OK)
         tide_mark_written(dst);
     return st;
+}
+
+tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
+    const tide_backend *be;
+    TIDE_TRY(tide_pinned_backend("pin_memory", &be));
+    if (t->storage->dev->type != TIDE_DEVICE_CPU)
+        return tide_seterr(TIDE_EDEVICE,
+                           "pin_memory: tensor is on %s; only CPU tensors can be "
+                           "pinned; call :cpu() first",
+                           t->storage->dev->name);
+    tide_tensor *r;
+    TIDE_TRY(tide_tensor_alloc_pinned(ctx, "pin_memory", be, t->dtype, t->ndim, t->shape, &r));
+    tide_status st = tide_copy_into(ctx, r, t);
+    if (st != TIDE_OK) {
+        tide_tensor_release(r);
+        return tide_err_op(st, "pin_memory");
+    }
+    *out = r;
+    return TIDE_OK;
 }
