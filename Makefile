@@ -133,9 +133,12 @@ format-check:
 	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c \
 	    examples/embed/*.c) && echo "clang-format: clean"
 
-# nothing under src/ or include/tide.h may see Lua
-check-layering:
+# nothing under src/ or include/tide.h may see Lua; shape.c <- storage.c <- tensor.c <-
+# transfer.c call one way only (spec/support/layering_check.sh)
+LAYERED_OBJ := $(patsubst %,$(BUILD)/obj/src/%.o,shape storage tensor transfer)
+check-layering: $(LAYERED_OBJ)
 	@! grep -rnE '#include *[<"](lua|lauxlib|lualib)' src include/tide.h && echo "layering: clean"
+	@sh spec/support/layering_check.sh $(BUILD)/obj/src
 
 clean:
 	rm -rf build build-asan build-ubsan-clang

@@ -7,6 +7,7 @@
 #define TIDE_IMPL_H
 
 #include "backend.h"
+#include "shape.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -86,10 +87,8 @@ tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_sc
 /* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
 tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
 /* t's storage is about to be written in place: its version goes up by one */
-void        tide_mark_written(tide_tensor *t);
-tide_kview  tide_kview_of(const tide_tensor *t);
-tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel); /* overflow-checked */
-void        tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+void       tide_mark_written(tide_tensor *t);
+tide_kview tide_kview_of(const tide_tensor *t);
 /* from_blob's checks of memory a host hands over, with op's name in the messages */
 tide_status tide_blob_check(const char *op, const void *data, tide_dtype dt, int ndim,
                             const int64_t *shape, const int64_t *strides);
@@ -116,8 +115,6 @@ int tide_device_dlpack_code(const tide_device *dev); /* kDLCPU, kDLCUDA, ...; 0:
 
 /* makes the thread-local message read "tide: <op>: ..." (allocator and backend messages) */
 tide_status tide_err_op(tide_status st, const char *op);
-/* "[2, 3]" into buf */
-void        tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape);
 tide_status tide_notsup(const char *op, const tide_device *dev);
 /* TIDE_EDEVICE "expected all tensors on the same device ..." unless a and b share a device */
 tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b);
@@ -126,10 +123,6 @@ tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int 
                                  const int64_t *bs, int *on, int64_t *os);
 /* kview of t broadcast to (ndim, shape): stride 0 on expanded dims; shapes already checked */
 tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape);
-/* x reads memory that o writes, in another layout (a:add_(a:t()), a:add_(a[1])): an
- * elementwise kernel writing o would read elements it has already written, so the caller
- * reads x from a copy. Same layout (a:add_(a)) or disjoint memory is no overlap. */
-bool tide_kview_overlap(const tide_kview *x, const tide_kview *o);
 /* a new contiguous tensor; errors carry op's name */
 tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                               int ndim, const int64_t *shape, tide_tensor **out);

@@ -4,6 +4,7 @@
  * copy between two other devices (cpu:1 -> cuda:0 included) device-to-device, so the virtual
  * CPU devices show the same traffic a GPU would. */
 #include "tide_impl.h"
+#include "dtype_convert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,5 +221,42 @@ tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_ten
         return tide_err_op(st, "pin_memory");
     }
     *out = r;
+    return TIDE_OK;
+}
+
+/* ---- item: one element to the host ------------------------------------------------------- */
+
+tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out) {
+    tide_scalar v;
+    TIDE_TRY(tide_tensor_item_x(ctx, t, &v));
+    *out = v.d;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_item_x(tide_ctx *ctx, const tide_tensor *t, tide_scalar *out) {
+    int64_t n = tide_tensor_numel(t);
+    if (n != 1)
+        return tide_seterr(TIDE_ESHAPE,
+                           "item: a tensor with %lld elements cannot be converted to a number; "
+                           "only one-element tensors can",
+                           (long long)n);
+    tide_tensor *h = NULL;
+    if (!tide_device_is_host(t->storage->dev)) {
+        tide_device *host;
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
+        TIDE_TRY(tide_transfer(ctx, "item", t, host, t->dtype, TIDE_TO_IMPLICIT, &h));
+        t = h;
+    }
+    const char *p = tide_tensor_data(t);
+    if (t->dtype == TIDE_DTYPE_I64) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        *out = tide_scalar_i(v);
+    } else if (tide_dtype_is_float(t->dtype)) {
+        *out = tide_scalar_f(tide_load_d(t->dtype, p));
+    } else {
+        *out = tide_scalar_i((int64_t)tide_load_d(t->dtype, p));
+    }
+    tide_tensor_release(h);
     return TIDE_OK;
 }
