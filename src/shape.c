@@ -114,3 +114,10 @@ int64_t tide_kview_numel(const tide_kview *v) {
 bool tide_kview_is_contiguous(const tide_kview *v) {
     return tide_shape_is_contiguous(v->ndim, v->shape, v->strides);
 }
+
+tide_status tide_shape_check_ndim(const char *op, int ndim) {
+    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %d dims given; tide supports 0 to %d", op, ndim,
+                           TIDE_MAX_DIMS);
+    return TIDE_OK;
+}

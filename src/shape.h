@@ -9,6 +9,8 @@
 
 /* "[2, 3]" into buf */
 void tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape);
+/* TIDE_ESHAPE naming op unless 0 <= ndim <= TIDE_MAX_DIMS */
+tide_status tide_shape_check_ndim(const char *op, int ndim);
 /* the element count, overflow-checked (a zero size makes any other sizes legal) */
 tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel);
 /* the element count of a shape already checked */

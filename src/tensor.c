@@ -86,30 +86,6 @@ tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shap
     return v;
 }
 
-/* ---- creation ----------------------------------------------------------------------------- */
-
-static tide_status check_dims(const char *op, int ndim) {
-    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
-        return tide_seterr(TIDE_ESHAPE, "%s: %d dims given; tide supports 0 to %d", op, ndim,
-                           TIDE_MAX_DIMS);
-    return TIDE_OK;
-}
-
-tide_status tide_tensor_empty_for(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
-                                  int ndim, const int64_t *shape, tide_tensor **out) {
-    TIDE_TRY(check_dims(op, ndim));
-    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
-        return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
-    if (!dev)
-        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
-    return tide_tensor_alloc(ctx, op, dev, dt, ndim, shape, out);
-}
-
-tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
-                              const int64_t *shape, tide_tensor **out) {
-    return tide_tensor_empty_for(ctx, "empty", dev, dt, ndim, shape, out);
-}
-
 /* ---- copies ------------------------------------------------------------------------------- */
 
 /* dst <- src on one device, same shape (src may be a broadcast kview) */
@@ -241,7 +217,7 @@ static tide_status norm_dim(const char *op, int *dim, int ndim) {
 
 static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, const int64_t *in,
                                int64_t *shape) {
-    TIDE_TRY(check_dims(op, ndim));
+    TIDE_TRY(tide_shape_check_ndim(op, ndim));
     int64_t numel = tide_tensor_numel(t), known = 1;
     int     infer = -1;
     bool    zero = false; /* a 0 size: the others may be huge, their product is 0 (any order) */
@@ -462,7 +438,7 @@ tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out
 
 tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *in,
                                tide_tensor **out) {
-    TIDE_TRY(check_dims("expand", ndim));
+    TIDE_TRY(tide_shape_check_ndim("expand", ndim));
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     int     shift = ndim - t->ndim;
     bool    ok = shift >= 0;
