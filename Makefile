@@ -139,6 +139,9 @@ LAYERED_OBJ := $(patsubst %,$(BUILD)/obj/src/%.o,shape storage tensor transfer)
 check-layering: $(LAYERED_OBJ)
 	@! grep -rnE '#include *[<"](lua|lauxlib|lualib)' src include/tide.h && echo "layering: clean"
 	@sh spec/support/layering_check.sh $(BUILD)/obj/src
+	@! grep -rnE 'TIDE_DEVICE_CUDA|tide_cuda_|kDLCUDA' src | \
+	    grep -vE '^src/cuda/|^src/cuda_api\.c:|^src/device\.c:.*\{"cuda", ' && \
+	    echo "backends: outside src/cuda/, only src/device.c's registry line names CUDA"
 
 clean:
 	rm -rf build build-asan build-ubsan-clang

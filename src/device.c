@@ -15,8 +15,9 @@
 
 #define MAX_LINES 8
 
-/* The loadable backends shipped with tide, in device-type order after cpu (TIDE_DEVICE_CUDA is
- * the first): name, library, entry, DLPack device types of its memory and its pinned memory. */
+/* The loadable backends shipped with tide, in device-type order after cpu (include/tide.h's enum
+ * names them in this order): name, library, entry, DLPack device types of its memory and of its
+ * pinned host memory. The only place in the core that names a backend. */
 static const struct {
     const char *name, *library, *entry;
     int         dl_code, dl_host_code;

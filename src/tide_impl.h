@@ -109,7 +109,7 @@ tide_status tide_pinned_backend(const char *op, const tide_backend **out);
 /* the device type of DLPack device type dl_code: 1 (*type set), 2 when it is a backend's pinned
  * host memory (*type cpu), 0 when no registry line has it */
 int tide_device_type_of_dlpack(int dl_code, tide_device_type *type);
-int tide_device_dlpack_code(const tide_device *dev); /* kDLCPU, kDLCUDA, ...; 0: none */
+int tide_device_dlpack_code(const tide_device *dev); /* its line's DLPack code; 0: none */
 
 /* ---- core-internal helpers (core role; shared by the core files only) ------------------------ */
 
