@@ -8,5 +8,6 @@ return {
     Dataset = require "tide.data.Dataset",
     TensorDataset = require "tide.data.TensorDataset",
     DataLoader = require "tide.data.DataLoader",
+    DistributedSampler = require "tide.data.DistributedSampler",
     fashion_mnist = require "tide.data.fashion_mnist",
 }

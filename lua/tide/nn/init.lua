@@ -7,6 +7,7 @@ local CLASSES = {
     "Module", "Linear", "Conv2d", "MaxPool2d", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU",
     "Softmax", "LogSoftmax", "Dropout", "Sequential", "Embedding", "LayerNorm", "BatchNorm1d",
     "BatchNorm2d", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+    "DistributedDataParallel", "DataParallel",
 }
 
 for _, name in ipairs(CLASSES) do
