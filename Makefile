@@ -90,13 +90,16 @@ $(BUILD)/test_plugin_lookup: $(FAKE_CUDA)
 $(BUILD)/fake_backend/libtide_fake.so: spec/c/fake_backend.c src/backend.h include/tide.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared $< -o $@
-$(BUILD)/test_backend_plugin: $(BUILD)/fake_backend/libtide_fake.so $(FAKE_CUDA)
+$(BUILD)/fake_backend/libtide_fake_nocopy.so: spec/c/fake_backend.c src/backend.h include/tide.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -DFAKE_NO_COPY $< -o $@
+$(BUILD)/test_backend_plugin: $(BUILD)/fake_backend/libtide_fake.so \
+    $(BUILD)/fake_backend/libtide_fake_nocopy.so $(FAKE_CUDA)
 
-# CUDA backend: its own shared object, built whenever nvcc is found (see src/cuda/cuda.mk)
--include src/cuda/cuda.mk
+# each plug-in's folder builds it: the CUDA backend whenever nvcc is found (src/cuda/cuda.mk),
+# the MPI and NCCL plug-ins (src/dist/dist.mk); a new backend's src/<name>/<name>.mk joins here
+-include $(wildcard src/*/*.mk)
 -include spec/cuda_emu/cuda_emu.mk
-# MPI and NCCL plug-ins (src/dist/dist.mk) and the emulated NCCL of the tests
--include src/dist/dist.mk
 -include spec/nccl_emu/nccl_emu.mk
 
 test: all ctests

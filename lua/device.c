@@ -93,11 +93,7 @@ static int l_device(lua_State *L) {
         const char      *s = lua_tostring(L, 1);
         lua_Integer      n = luaL_checkinteger(L, 2);
         tide_device_type type;
-        if (strcmp(s, "cpu") == 0)
-            type = TIDE_DEVICE_CPU;
-        else if (strcmp(s, "cuda") == 0)
-            type = TIDE_DEVICE_CUDA;
-        else
+        if (tide_device_type_from_name(s, &type) != TIDE_OK) /* "cpu", "cuda", a registered one */
             return tl_error(L,
                             "tide: device: unknown device type \"%s\" with index %d; use "
                             "\"cpu\" or \"cuda\"",

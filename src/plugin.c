@@ -125,7 +125,14 @@ void tide_plugin_load(tide_backend_line *l, tide_device_type type) {
     snprintf(saved, sizeof saved, "%s", tide_errmsg());
     tide_seterr(TIDE_OK, "%s", "");
     tide_status st = open_fn(tide_seterr, &be, &count);
-    if (st != TIDE_OK || !be || count <= 0) {
+    if (st == TIDE_OK && be && count > 0 &&
+        !(be->alloc && be->free && be->copy_to_host && be->copy_from_host)) {
+        snprintf(r, sizeof r,
+                 "%.300s gives no alloc, free, copy_to_host or copy_from_host: a backend needs "
+                 "all four",
+                 path);
+        fail(l, r);
+    } else if (st != TIDE_OK || !be || count <= 0) {
         const char *m = tide_errmsg();
         if (strncmp(m, "tide: ", 6) == 0)
             m += 6;

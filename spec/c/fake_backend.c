@@ -5,7 +5,8 @@
  * answers "not implemented on fake:N"). It frees only blocks it allocated (a foreign pointer
  * aborts), and counts what it did for the test (fake_backend_counts).
  *
- * Built by the Makefile into build/fake_backend/libtide_fake.so; registered by the test with
+ * Built by the Makefile into build/fake_backend/libtide_fake.so (and, with FAKE_NO_COPY, into
+ * libtide_fake_nocopy.so, which the loader must refuse); registered by the test with
  * tide_backend_register("fake", <that path>, "tide_fake_backend", &type). */
 #include "backend.h"
 
@@ -81,8 +82,8 @@ static tide_status fake_to_host(tide_device *dev, void *dst, const void *src, si
     return TIDE_OK;
 }
 
-static tide_status fake_from_host(tide_device *dev, void *dst, const void *src, size_t bytes,
-                                  int non_blocking) {
+__attribute__((unused)) static tide_status
+fake_from_host(tide_device *dev, void *dst, const void *src, size_t bytes, int non_blocking) {
     (void)dev;
     (void)non_blocking;
     memcpy(dst, src, bytes);
@@ -116,7 +117,9 @@ static const tide_backend fake = {
     .alloc = fake_alloc,
     .free = fake_free,
     .copy_to_host = fake_to_host,
+#ifndef FAKE_NO_COPY /* a backend lacking one of the four entries every backend needs */
     .copy_from_host = fake_from_host,
+#endif
     .synchronize = fake_synchronize,
     .alloc_pinned = fake_alloc_pinned,
     .free_pinned = fake_free_pinned,

@@ -160,6 +160,15 @@ int main(int argc, char **argv) {
                          "needs version 1)"));
     CHECK_ERR(tide_device_get("stale:0", &f), TIDE_EDEVICE,
               "tide: device: STALE is not available: ");
+    /* one without the four entries every backend needs is refused before any use */
+    char nocopy[PATH_MAX + 64];
+    snprintf(nocopy, sizeof nocopy, "%s/fake_backend/libtide_fake_nocopy.so", self);
+    tide_device_type broken;
+    CHECK_OK(tide_backend_register("broken", nocopy, "tide_fake_backend", &broken));
+    CHECK(tide_device_count(broken) == 0);
+    r = tide_backend_unavailable_reason(broken);
+    CHECK(r && strstr(r, "libtide_fake_nocopy.so gives no alloc, free, copy_to_host or "
+                         "copy_from_host: a backend needs all four"));
     /* and CUDA itself, missing, says so through the same path */
     r = tide_cuda_unavailable_reason();
     CHECK(r && strstr(r, "the CUDA backend was not found at /nonexistent/libtide_cuda.so (given "
