@@ -143,13 +143,15 @@ void tide_plugin_load(tide_backend_line *l, tide_device_type type) {
             fail(l, r);
         }
     } else {
+        char base[sizeof l->name]; /* a copy: snprintf must not read the object it writes */
+        memcpy(base, l->name, sizeof base);
         l->n = count < TIDE_MAX_DEVICES ? count : TIDE_MAX_DEVICES;
         for (int i = 0; i < l->n; i++) {
             tide_device *d = &l->devs[i];
             d->type = type;
             d->index = i;
             d->backend = be;
-            snprintf(d->name, sizeof d->name, "%s:%d", l->name, i % 100); /* fits name[16] */
+            snprintf(d->name, sizeof d->name, "%s:%d", base, i % 100); /* fits name[16] */
         }
         atomic_store(&l->loaded, 1);
     }
