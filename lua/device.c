@@ -123,9 +123,9 @@ static int l_devices(lua_State *L) {
             tl_push_device(L, dev);
             lua_rawseti(L, -2, ++n);
         }
-    if (tide_cuda_is_available())
-        for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
-            if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK) {
+    for (int t = 1; t < tide_device_type_count(); t++) /* each loadable backend, cuda first */
+        for (int i = 0; i < tide_device_count((tide_device_type)t); i++)
+            if (tide_device_get_index((tide_device_type)t, i, &dev) == TIDE_OK) {
                 tl_push_device(L, dev);
                 lua_rawseti(L, -2, ++n);
             }
