@@ -42,7 +42,7 @@ LIBTIDE_SO := $(BUILD)/libtide.so.0
 .PHONY: all test ctests asan bench demo gpu-check format format-check check-layering clean \
         deps install embed-demo
 
-all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) cuda
+all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) cuda dist
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -90,6 +90,9 @@ $(BUILD)/test_plugin_lookup: $(FAKE_CUDA)
 # CUDA backend: its own shared object, built whenever nvcc is found (see src/cuda/cuda.mk)
 -include src/cuda/cuda.mk
 -include spec/cuda_emu/cuda_emu.mk
+# MPI and NCCL plug-ins (src/dist/dist.mk) and the emulated NCCL of the tests
+-include src/dist/dist.mk
+-include spec/nccl_emu/nccl_emu.mk
 
 test: all ctests
 	@sh spec/support/run_all.sh
@@ -121,11 +124,11 @@ gpu-check:
 
 format:
 	clang-format -i $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] src/io/*.[ch] \
-	    src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c examples/embed/*.c)
+	    src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c examples/embed/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] \
-	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h bench/*.c \
+	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c \
 	    examples/embed/*.c) && echo "clang-format: clean"
 
 # nothing under src/ or include/tide.h may see Lua

@@ -143,6 +143,9 @@ void tl_open_options(lua_State *L, int mod);
 /* ---- op_table.c ---- */
 void tl_open_op_table(lua_State *L, int mod); /* tide.core._ops */
 
+/* ---- dist.c ---- */
+void tl_open_dist(lua_State *L, int mod); /* core._dist, for tide.distributed */
+
 /* ---- ops.c: what the tensor-method files share ---- */
 /* after a new result at the top of the stack: gc hint, and autograd records it as name (NULL:
  * no record) with args 1..nargs; returns 1 */

@@ -129,6 +129,9 @@ struct tide_backend {
     /* grad_in zero-filled by the backend, then grad_in[plane][idx] += grad_out */
     tide_status (*maxpool2d_backward)(tide_device *dev, const tide_kview *grad_in,
                                       const tide_kview *grad_out, const tide_kview *indices);
+    /* makes dev current on this thread and gives its stream (NCCL enqueues on it, in order with
+     * tide's kernels); NULL for the CPU */
+    tide_status (*stream)(tide_device *dev, void **stream);
 };
 
 extern const tide_backend tide_cpu_backend;

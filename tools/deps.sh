@@ -5,6 +5,7 @@
 #   build:     build-essential pkg-config liblua5.4-dev libopenblas-dev libcjson-dev zlib1g-dev
 #   run/test:  lua5.4 lua-busted luarocks clang-format; clang libomp-dev (`make ubsan-clang`)
 #              liblua5.3-0 (a second Lua runtime for the two-runtimes host, spec/c/embed_two_lua.c)
+#   dist:      openmpi-bin libopenmpi-dev (MPI plug-in, `mpirun` for the distributed suites)
 #   bench:     python3-torch (the PyTorch the benchmarks compare against, /usr/bin/python3)
 #   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
 # The CUDA toolkit is optional and not installed here: the Makefile builds the CUDA backend
@@ -13,7 +14,7 @@ set -eu
 
 PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
 libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch dataset-fashion-mnist
-liblua5.3-0"
+liblua5.3-0 openmpi-bin libopenmpi-dev"
 
 missing=""
 for p in $PACKAGES; do

@@ -47,15 +47,21 @@ install: all install-lua-files
 	if [ -f $(BUILD)/lua/tide/libtide_cuda.so ]; then \
 	    mkdir -p "$(DESTDIR)$(TIDE_CUDA_DIR)" && \
 	    cp $(BUILD)/lua/tide/libtide_cuda.so "$(DESTDIR)$(TIDE_CUDA_DIR)/libtide_cuda.so"; fi
+	for p in libtide_mpi.so libtide_nccl.so; do [ ! -f $(BUILD)/lua/tide/$$p ] || \
+	    { mkdir -p "$(DESTDIR)$(TIDE_CUDA_DIR)" && \
+	      cp $(BUILD)/lua/tide/$$p "$(DESTDIR)$(TIDE_CUDA_DIR)/$$p"; } || exit 1; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@LUADIR@|$(INST_LUADIR)|' -e 's|@CUDADIR@|$(TIDE_CUDA_DIR)|' \
 	    -e 's|@VERSION@|$(TIDE_VERSION)|' tools/tide.pc.in >"$(DESTDIR)$(LIBDIR)/pkgconfig/tide.pc"
 
-# the CUDA backend sits beside core.so: src/device.c looks for it there (dladdr)
+# the CUDA backend and the MPI/NCCL plug-ins sit beside core.so: src/device.c and src/dist.c
+# look for them there (dladdr)
 install-rock: all install-lua-files
 	mkdir -p "$(INST_LIBDIR)/tide"
 	cp $(BUILD)/lua/tide/core.so "$(INST_LIBDIR)/tide/core.so"
 	if [ -f $(BUILD)/lua/tide/libtide_cuda.so ]; then \
 	    cp $(BUILD)/lua/tide/libtide_cuda.so "$(INST_LIBDIR)/tide/libtide_cuda.so"; fi
+	for p in libtide_mpi.so libtide_nccl.so; do [ ! -f $(BUILD)/lua/tide/$$p ] || \
+	    cp $(BUILD)/lua/tide/$$p "$(INST_LIBDIR)/tide/$$p" || exit 1; done
 
 endif

@@ -93,7 +93,8 @@ do
   end
 end
 
-local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data" }
+local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
+  distributed = "tide.distributed" }
 
 setmetatable(tide, {
   __index = function(t, k)

@@ -6,6 +6,8 @@
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
+#   mpi -np 2|4      spec/dist/ under mpirun: collectives, DDP's proof, a collective timeout
+#   ... nccl (emu)   the same with CUDA tensors through the NCCL plug-in and an emulated NCCL
 #   ... (emu)        the CUDA backend on the emulated runtime (spec/cuda_emu/): its vtable
 #                    smoke test, the #cuda specs, the device-rule specs on cuda:0, and a
 #                    rehearsal of `make gpu-check` (bench/gpu_check.sh) at toy sizes
@@ -53,6 +55,18 @@ fi
 # the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
 run_suite "busted #cuda" $BUSTED --run=gpu
 
+# ---- distributed: the collectives and DDP under mpirun at 2 and 4 ranks (spec/dist/) --------
+# each rank runs busted on spec/dist/*_mpi.lua; rank 0 prints the summary, another rank's
+# output shows only when it failed (spec/support/mpi_suite.sh). Open MPI: tools/deps.sh.
+if command -v mpirun >/dev/null 2>&1 && [ -f build/lua/tide/libtide_mpi.so ]; then
+    for np in 2 4; do
+        run_suite "mpi -np $np" sh spec/support/mpi_suite.sh "$np" spec/dist
+    done
+    run_check "mpi timeout" sh spec/dist/timeout_check.sh
+else
+    run_check "mpi" sh -c 'echo "Open MPI or tide'"'"'s MPI plug-in missing: run make deps"; exit 1'
+fi
+
 # ---- the CUDA backend on the emulated runtime (spec/cuda_emu/) -----------------------------
 # The same src/cuda/ files built for the CPU against an emulated CUDA runtime with two devices:
 # the vtable smoke test, the #cuda specs and the device-rule specs on cuda:0 run here on every
@@ -71,6 +85,16 @@ if ! skipped cuda-emu; then
         run_suite "busted #cuda (emu)" $EMU TIDE_CUDA_EMU_MEMORY=268435456 $BUSTED --run=gpu
         if [ -n "$device_specs" ]; then
             run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
+        fi
+        # tide's NCCL plug-in end to end on the emulated GPU with an emulated NCCL (over MPI,
+        # spec/nccl_emu/): CUDA tensors go through libtide_nccl.so; then the same job with
+        # libnccl missing, where a CUDA tensor is refused with what to install
+        if command -v mpirun >/dev/null 2>&1 &&
+            run_check "nccl emu: build" $MAKE --no-print-directory -s nccl-emu; then
+            run_suite "mpi -np 2 nccl (emu)" $EMU TIDE_TEST_NCCL_EMU=1 \
+                TIDE_NCCL_LIBRARY=build/nccl-emu/libnccl.so sh spec/support/mpi_suite.sh 2 spec/dist
+            run_suite "mpi -np 2 no nccl (emu)" $EMU TIDE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 \
+                sh spec/support/mpi_suite.sh 2 spec/dist/collectives_mpi.lua
         fi
         # `make gpu-check` rehearsed end to end on the emulated GPU (benchmarks at toy sizes):
         # the script is known to work before a GPU runs it

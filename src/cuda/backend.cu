@@ -274,6 +274,13 @@ static tide_status synchronize(tide_device *dev) {
     return TIDE_OK;
 }
 
+static tide_status stream_of(tide_device *dev, void **out) {
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    *out = (void *)stream;
+    return TIDE_OK;
+}
+
 // ---- pinned host memory ---------------------------------------------------------------------
 
 static tide_status alloc_pinned(size_t bytes, void **ptr) {
@@ -327,6 +334,7 @@ static const tide_backend cuda_backend = {
     /* .col2im = */ tide_cuda_col2im,
     /* .maxpool2d = */ tide_cuda_maxpool2d,
     /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
+    /* .stream = */ stream_of,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

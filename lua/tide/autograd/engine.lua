@@ -314,17 +314,65 @@ local function accumulate_leaf(t, g)
     a.grad = g
 end
 
+-- Grad-ready hooks: hook(t) runs once a pass has given leaf t the last of its gradient (what
+-- DistributedDataParallel starts a bucket's reduction on); callbacks queued during a pass run
+-- when it ends. `waiting` counts, per hooked leaf, the edges of this pass still to arrive.
+local ready_hooks = setmetatable({}, { __mode = "k" })
+local waiting, queued
+
+function E.register_grad_ready_hook(t, fn)
+    ready_hooks[t] = fn
+end
+
+function E.queue_callback(fn)
+    if not queued then
+        error("tide: queue_callback: only during a backward pass (from a grad-ready hook)", 2)
+    end
+    queued[#queued + 1] = fn
+end
+
+local function count_edge(x, e)
+    if e == false and ready_hooks[x] then
+        waiting[x] = (waiting[x] or 0) + 1
+    end
+end
+
+local function count_waiting(order)
+    waiting = {}
+    for i = 1, #order do
+        local nd = order[i]
+        if LIST_OPS[nd.name] then
+            for j = 1, #nd[1] do
+                count_edge(nd[1][j], nd.es[j])
+            end
+        else
+            count_edge(nd[1], nd.e1)
+            if nd.n > 1 then
+                count_edge(nd[2], nd.e2)
+                count_edge(nd[3], nd.e3)
+                count_edge(nd[4], nd.e4)
+            end
+        end
+    end
+end
+
 -- g to the input x of a node along its edge e: the node that made x then (e), x's .grad when
 -- x was a leaf (e == false), nowhere when x did not require grad then (e == nil)
 local function push(x, e, g)
-    if g == nil or e == nil then
-        return
+    if e == false and waiting[x] then
+        waiting[x] = waiting[x] - 1 -- counted whether g came or not: the edge is done
     end
-    if e then
-        local old = e.g
-        e.g = old and old:add(g) or g
-    elseif needs(x) then
-        accumulate_leaf(x, g)
+    if g ~= nil and e ~= nil then
+        if e then
+            local old = e.g
+            e.g = old and old:add(g) or g
+        elseif needs(x) then
+            accumulate_leaf(x, g)
+        end
+    end
+    if e == false and waiting[x] == 0 then
+        waiting[x] = nil
+        ready_hooks[x](x)
     end
 end
 
@@ -370,6 +418,7 @@ local function run_backward(root, grad, retain)
     end
     local f = grad_fn(root)
     given = setmetatable({}, { __mode = "k" })
+    waiting, queued = {}, {}
     local prev = set_grad_enabled(false)
     local ok, err = pcall(function()
         if not f then
@@ -378,6 +427,9 @@ local function run_backward(root, grad, retain)
         end
         local order = toposort(f)
         check_versions(order)
+        if next(ready_hooks) then
+            count_waiting(order)
+        end
         f.g = grad
         for i = #order, 1, -1 do
             local nd = order[i]
@@ -404,6 +456,9 @@ local function run_backward(root, grad, retain)
                 nd.freed = true
             end
         end
+        for i = 1, #queued do
+            queued[i]()
+        end
         if not retain then
             -- free the saved tensors of the graph
             for i = 1, #order do
@@ -417,7 +472,7 @@ local function run_backward(root, grad, retain)
         end
     end)
     set_grad_enabled(prev)
-    given = nil
+    given, waiting, queued = nil, nil, nil
     if not ok then
         -- our own messages carry no position: point them at the caller of backward()
         error(err, (type(err) == "string" and err:find("^tide:")) and 3 or 0)

@@ -26,6 +26,8 @@ end
 M.is_tensor = is_tensor
 M.hook = engine.hook
 M.backward = run_backward
+M.register_grad_ready_hook = engine.register_grad_ready_hook
+M.queue_callback = engine.queue_callback
 
 -- true when autograd has a backward formula for the op called name (tide.core._ops names)
 M.has_formula = formulas.has_formula

@@ -7,11 +7,17 @@ local CLASSES = {
     "Module", "Linear", "Conv2d", "MaxPool2d", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU",
     "Softmax", "LogSoftmax", "Dropout", "Sequential", "Embedding", "LayerNorm", "BatchNorm1d",
     "BatchNorm2d", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+    "DistributedDataParallel", "DataParallel",
 }
 
 for _, name in ipairs(CLASSES) do
     nn[name] = require("tide.nn." .. name)
 end
 nn.functional = require "tide.nn.functional"
+for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
+    nn[name] = require("tide.nn." .. name)
+end
+nn.init = require "tide.nn.initializers" -- not tide/nn/init.lua: that file is tide.nn itself
+nn.utils = require "tide.nn.utils"
 
 return nn

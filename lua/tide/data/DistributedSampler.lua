@@ -1,0 +1,111 @@
+--- tide.data.DistributedSampler(ds[, opts]): this rank's shard of a dataset, itself a dataset.
+--
+--     local shard = tide.data.DistributedSampler(train, {shuffle = true, seed = 1})
+--     local loader = tide.data.DataLoader(shard, {batch_size = 64})
+--     for epoch = 1, n do shard:set_epoch(epoch); for x, y in loader:iter() do ... end end
+--
+-- Every epoch the dataset's indices are put in one order shared by all ranks (shuffled from
+-- seed + epoch when shuffle is true, the default), padded by repeating the first ones until the
+-- count divides by the number of ranks (or cut, with drop_last = true), and dealt out: rank r
+-- takes positions r + 1, r + 1 + world_size, ... So the shards are disjoint, of one size, and
+-- together cover the dataset. rank and world_size default to tide.distributed's (0 and 1 before
+-- dist.init). The shard has `len()`, `get(i)`, and `batch(index)` when ds has it.
+local core = require "tide.core"
+local Dataset = require "tide.data.Dataset"
+
+local DistributedSampler = Dataset:extend("DistributedSampler")
+
+local function int_opt(opts, key, default, min)
+    local v = opts[key]
+    if v == nil then
+        return default
+    end
+    if math.type(v) ~= "integer" or v < min then
+        error(("tide: DistributedSampler: %s = %s; expected an integer >= %d"):format(key,
+            tostring(v), min), 4)
+    end
+    return v
+end
+
+function DistributedSampler:init(ds, opts)
+    if type(ds) ~= "table" or type(ds.len) ~= "function" then
+        error("tide: DistributedSampler: expected a dataset (tide.data.Dataset or " ..
+            "TensorDataset), got " .. type(ds), 3)
+    end
+    if opts ~= nil and type(opts) ~= "table" then
+        error("tide: DistributedSampler: options must be a table such as {shuffle = true}, got " ..
+            type(opts), 3)
+    end
+    opts = opts or {}
+    core._check_options(opts, "DistributedSampler",
+        { "shuffle", "seed", "rank", "world_size", "drop_last" })
+    local dist = require "tide.distributed"
+    self.dataset = ds
+    self.shuffle = opts.shuffle ~= false
+    self.drop_last = opts.drop_last and true or false
+    self.seed = int_opt(opts, "seed", 0, math.mininteger)
+    self.world_size = int_opt(opts, "world_size", dist.world_size(), 1)
+    self.rank = int_opt(opts, "rank", dist.rank(), 0)
+    if self.rank >= self.world_size then
+        error(("tide: DistributedSampler: rank = %d does not exist among world_size = %d ranks " ..
+            "(0 to %d)"):format(self.rank, self.world_size, self.world_size - 1), 3)
+    end
+    self.epoch = 0
+    if not ds.batch then
+        self.batch = false -- the DataLoader then reads samples one by one with get
+    end
+    self:_deal()
+end
+
+--- the epoch decides the shuffled order: call it at the start of every epoch, on every rank
+function DistributedSampler:set_epoch(epoch)
+    if math.type(epoch) ~= "integer" then
+        error("tide: DistributedSampler: set_epoch expects an integer, got " .. tostring(epoch), 2)
+    end
+    self.epoch = epoch
+    self:_deal()
+end
+
+-- this epoch's dataset indices for this rank, as a 1-based int64 tensor (self.index)
+function DistributedSampler:_deal()
+    local n, w = self.dataset:len(), self.world_size
+    local per = self.drop_last and n // w or (n + w - 1) // w
+    local pos, k = {}, 0
+    for p = self.rank + 1, per * w, w do
+        k = k + 1
+        pos[k] = (p - 1) % n + 1 -- past n: the padding repeats the first positions
+    end
+    local index = core.tensor(pos, { dtype = "int64" })
+    if self.shuffle and k > 0 then
+        index = core._randperm(n, self.seed + self.epoch):index_select(1, index)
+    end
+    self.index = index
+    self.n = k
+end
+
+--- the dataset indices of this rank's shard this epoch, as a Lua list
+function DistributedSampler:indices()
+    local out = {}
+    for i = 1, self.n do
+        out[i] = math.tointeger(self.index[i]:item())
+    end
+    return out
+end
+
+function DistributedSampler:len()
+    return self.n
+end
+
+function DistributedSampler:get(i)
+    if math.type(i) ~= "integer" or i < 1 or i > self.n then
+        error(("tide: DistributedSampler: index %s out of range 1..%d"):format(tostring(i),
+            self.n), 2)
+    end
+    return self.dataset:get(math.tointeger(self.index[i]:item()))
+end
+
+function DistributedSampler:batch(index)
+    return self.dataset:batch(self.index:index_select(1, index))
+end
+
+return DistributedSampler
