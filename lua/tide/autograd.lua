@@ -1193,6 +1193,11 @@ function M.raise(msg)
     error(msg, 0)
 end
 
+-- whether op `name` has a backward formula (spec/opinfo_spec.lua walks the op table with it)
+function M.has_formula(name)
+    return BW[name] ~= nil
+end
+
 M.is_grad_enabled = core.is_grad_enabled
 M.set_grad_enabled = set_grad_enabled
 M.FLOAT = FLOAT
