@@ -77,14 +77,28 @@ tide_status tide_dtype_from_name(const char *name, tide_dtype *out);
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 typedef enum tide_op_family {
-    TIDE_FAMILY_BINARY,
-    TIDE_FAMILY_COMPARE,
-    TIDE_FAMILY_UNARY,
-    TIDE_FAMILY_REDUCE,
+    TIDE_FAMILY_BINARY,    /* elementwise, two inputs, result in their promoted dtype */
+    TIDE_FAMILY_COMPARE,   /* elementwise, two inputs, bool result */
+    TIDE_FAMILY_UNARY,     /* elementwise, one input, result in its dtype */
+    TIDE_FAMILY_REDUCE,    /* over one dim or all */
+    TIDE_FAMILY_PREDICATE, /* elementwise, one input, bool result (isnan) */
+    TIDE_FAMILY_BOUNDED,   /* UNARY with a lower and an upper bound (clamp) */
 } tide_op_family;
 
+/* What is true of an op, from its row in tide_ops.def (tide_op_flags) */
+enum {
+    TIDE_OPF_FLOAT_ONLY = 1 << 0,   /* integer inputs promote to float32 (DTYPES FLOAT) */
+    TIDE_OPF_NO_GRAD = 1 << 1,      /* no gradient by design (compare, isnan, argmax, ...) */
+    TIDE_OPF_CHEAP = 1 << 2,        /* a few cycles an element */
+    TIDE_OPF_INT_WRAP = 1 << 3,     /* an integer scalar outside the dtype wraps into it */
+    TIDE_OPF_INT_DIVISION = 1 << 4, /* an integer zero divisor raises */
+};
+/* a row's DTYPES column as a flag */
+#define TIDE_OP_DTYPES_ALL   0
+#define TIDE_OP_DTYPES_FLOAT TIDE_OPF_FLOAT_ONLY
+
 typedef enum tide_op {
-#define X(e, family, name) TIDE_OP_##e,
+#define X(e, family, name, ...) TIDE_OP_##e,
 #include "tide_ops.def"
 #undef X
     TIDE_OP_COUNT
@@ -92,6 +106,9 @@ typedef enum tide_op {
 
 const char    *tide_op_name(tide_op op); /* "add" */
 tide_op_family tide_op_family_of(tide_op op);
+unsigned       tide_op_flags(tide_op op);          /* TIDE_OPF_* */
+int            tide_op_is_elementwise(tide_op op); /* every family but REDUCE */
+int            tide_op_arity(tide_op op);          /* 2 for BINARY and COMPARE, else 1 */
 
 /* ---- devices ------------------------------------------------------------------------------ */
 

@@ -140,6 +140,9 @@ void tl_check_options(lua_State *L, int idx, const char *op, const char *const *
                       const char *const *unsupported);
 void tl_open_options(lua_State *L, int mod);
 
+/* ---- op_table.c ---- */
+void tl_open_op_table(lua_State *L, int mod); /* tide.core._ops */
+
 /* ---- ops.c ---- */
 void tl_open_ops(lua_State *L, int mod, int methods);
 

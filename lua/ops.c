@@ -177,7 +177,8 @@ static int reduce(lua_State *L, tide_op op) {
     static int o_##e(lua_State *L) {                                                               \
         return reduce(L, TIDE_OP_##e);                                                             \
     }
-#define X(e, family, name) GEN_##family(e, name)
+#define GEN_BOUNDED             GEN_UNARY
+#define X(e, family, name, ...) GEN_##family(e, name)
 #include "tide_ops.def"
 #undef X
 
@@ -868,15 +869,17 @@ static int l_maxpool2d_backward(lua_State *L) {
 #define REG_COMPARE(e, name) {name, o_##e},
 #define REG_UNARY(e, name)   {name, o_##e}, {name "_", o_##e##_},
 #define REG_REDUCE(e, name)  {name, o_##e},
+#define REG_BOUNDED          REG_UNARY
 
 #define FN_BINARY(e, name)  {name, o_##e},
 #define FN_COMPARE(e, name) {name, o_##e},
 #define FN_UNARY(e, name)   {name, o_##e},
 #define FN_REDUCE(e, name)  {name, o_##e},
+#define FN_BOUNDED          FN_UNARY
 
 void tl_open_ops(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {
-#define X(e, family, name) REG_##family(e, name)
+#define X(e, family, name, ...) REG_##family(e, name)
 #include "tide_ops.def"
 #undef X
         {"matmul", o_matmul},
@@ -923,7 +926,7 @@ void tl_open_ops(lua_State *L, int mod, int methods) {
     tl_register(L, methods, meths);
 
     static const luaL_Reg funcs[] = {
-#define X(e, family, name) FN_##family(e, name)
+#define X(e, family, name, ...) FN_##family(e, name)
 #include "tide_ops.def"
 #undef X
         {"matmul", o_matmul},

@@ -386,7 +386,7 @@ static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, ti
 tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
                        tide_tensor **out) {
     const char *name = tide_op_name(op);
-    if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_UNARY)
+    if (!tide_op_is_elementwise(op) || tide_op_arity(op) != 1)
         return tide_seterr(TIDE_EINVAL, "unary: %s is not a unary op", name);
     if (op == TIDE_OP_CLAMP)
         return tide_clamp(ctx, a, tide_scalar_f(params ? params[0] : -INFINITY),
