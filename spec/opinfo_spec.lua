@@ -15,17 +15,6 @@ local gradcheck = require "spec.support.gradcheck"
 local TORCH = dofile("spec/fixtures/opinfo_torch.lua")
 
 local OPS = core._ops
-if OPS == nil then -- TEMPORARY stand-in until the optable branch lands tide.core._ops
-    OPS = {}
-    local NO_GRAD = { argmax = true, argmin = true }
-    for l in io.lines("include/tide_ops.def") do
-        local fam, name = l:match('^X%(%w+, (%w+), "([%w_]+)"%)')
-        if fam then
-            OPS[#OPS + 1] = { name = name, family = fam:lower(),
-                no_grad = fam == "COMPARE" or NO_GRAD[name] or false }
-        end
-    end
-end
 local DEV = D.name
 
 -- ---- inputs ----------------------------------------------------------------------------------
@@ -143,6 +132,8 @@ local CASES = {
     reduce = {},
 }
 CASES.compare = CASES.binary
+CASES.predicate = CASES.unary
+CASES.bounded = CASES.unary
 for _, spec in ipairs({ { M34 }, { M34, layout = "transposed" },
     { M34, layout = "narrowed", special = true }, { { 5 }, special = true } }) do
     for _, extra in ipairs({ {}, { 1 }, { 2, true }, { -1 } }) do
@@ -246,11 +237,12 @@ end
 
 -- runs one generated case on the device under test and checks it against the cpu: the same
 -- dtype on contiguous cpu copies (dtype, shape, exact integers) and float64 (values)
-local function check_case(name, entry, fam, dt, case)
+local function check_case(name, entry, row, dt, case)
     local specs, extra = case.inputs, case.extra or entry.args
     local args = {}
     for i, spec in ipairs(specs) do
-        args[i] = input(spec, dt, 17 * i + #specs, i == 2 and entry.nonzero and not is_float(dt))
+        local nonzero = i == 2 and (entry.nonzero or row.int_division) and not is_float(dt)
+        args[i] = input(spec, dt, 17 * i + #specs, nonzero)
     end
     local what = string.format("%s(%s) on %s", name, describe_args(args), DEV)
     local host = map_args(args, function(a) return a:to("cpu"):contiguous() end)
@@ -354,6 +346,8 @@ local GRAD_CASES = {
     unary = { { { 2, 3 } } },
     binary = { { { 2, 3 }, { 2, 3 } }, { { 2, 3 }, { 1, 3 } }, { { 3 }, { 2, 1 } } },
     compare = { { { 2, 3 }, { 1, 3 } } },
+    predicate = { { { 2, 3 } } },
+    bounded = { { { 2, 3 } } },
     reduce = { { { 2, 3 } }, { { 2, 3 }, dims = { 1 } }, { { 2, 3 }, dims = { 2, true } } },
 }
 
@@ -414,7 +408,7 @@ for _, row in ipairs(OPS or {}) do
             if cases then
                 it("matches the cpu float64 result on " .. dt, function()
                     for _, case in ipairs(cases) do
-                        check_case(name, entry, fam, dt, case)
+                        check_case(name, entry, row, dt, case)
                     end
                 end)
             end

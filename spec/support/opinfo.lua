@@ -5,7 +5,8 @@
 --   dtypes     the input dtypes the op accepts (default: every dtype below); the spec runs the
 --              op on each and checks that the others are refused with a `tide:` error
 --   args       extra arguments after the tensor(s), e.g. clamp's bounds
---   nonzero    integer inputs of the second operand avoid 0 (integer division raises on cpu)
+--   nonzero    integer inputs of the second operand avoid 0 (integer division raises on cpu;
+--              implied by the table's int_division flag)
 --   empty_error  reductions without an identity: an empty input raises this text
 --   grad       finite-difference check of the backward formula, on float64 inputs:
 --                domain = {lo, hi} (or one {lo, hi} per input) of the uniform inputs,
@@ -31,10 +32,10 @@ M.ops = {
     mul = { grad = {} },
     div = { grad = { domain = DIVISOR } },
     pow = { grad = { domain = { POS, { -2, 2 } } } },
-    remainder = { nonzero = true, grad = { domain = MODULO } },
-    fmod = { nonzero = true, grad = { domain = MODULO } },
+    remainder = { grad = { domain = MODULO } },
+    fmod = { grad = { domain = MODULO } },
     floor_divide = {
-        nonzero = true, grad = { domain = MODULO },
+        grad = { domain = MODULO },
         torch_differs = {
             why = "tide's float // is floor(a / b) (IEEE, docs/API.md): inf // 1 is inf and " ..
                 "1 // -inf is -0; PyTorch 1.13 (and Python's float //) give nan and -1",
