@@ -40,6 +40,18 @@ local EXTREMES = {
     float32 = { 0 / 0, 1 / 0, -1 / 0, -0.0 },
     float64 = { 0 / 0, 1 / 0, -1 / 0, -0.0 },
 }
+EXTREMES.float16 = EXTREMES.float64
+EXTREMES.bfloat16 = EXTREMES.float64
+
+-- every pair of these meets in the "pairs" case: a column of them against a row
+local POOL = {
+    int32 = { -2147483648, 2147483647, -1, 0, 1, 7, -7 },
+    int64 = { math.mininteger, math.maxinteger, -1, 0, 1, 7, -7 },
+    uint8 = { 0, 1, 7, 128, 255 },
+    bool = { false, true },
+    float64 = { 0 / 0, 1 / 0, -1 / 0, -0.0, 0.0, 1, -1, 2.5, -3.25 },
+}
+POOL.float32, POOL.float16, POOL.bfloat16 = POOL.float64, POOL.float64, POOL.float64
 
 -- n values of dtype dt; special: NaN/inf (floats) or the extremes (integers) among them;
 -- nonzero: no 0 (an integer divisor)
@@ -92,6 +104,15 @@ local function input(spec, dt, seed, nonzero)
         return spec
     end
     local shape, layout = spec[1], spec.layout or "contiguous"
+    if layout == "column" or layout == "row" then
+        local v = {}
+        for _, x in ipairs(POOL[dt]) do
+            if not (nonzero and (x == 0 or x == false)) then
+                v[#v + 1] = x
+            end
+        end
+        return make(v, layout == "column" and { #v, 1 } or { 1, #v }, dt)
+    end
     local rows, cols = shape[1], shape[2]
     if layout == "transposed" then
         local v = values(dt, rows * cols, seed, spec.special, nonzero)
@@ -126,6 +147,7 @@ local CASES = {
         { inputs = { { M34, layout = "transposed", special = true }, { M34, layout = "narrowed" } } },
         { inputs = { { M34, layout = "expanded" }, { M34, layout = "transposed", special = true } } },
         { inputs = { { { 0, 4 } }, { { 1, 4 } } } },
+        { inputs = { { {}, layout = "column" }, { {}, layout = "row" } } },
         { inputs = { { M34, special = true }, 2 } },
         { inputs = { { M34 }, -1.5 } },
     },
@@ -191,6 +213,8 @@ end
 local TOL = {
     float32 = { 1e-5, 1e-6 },
     float64 = { 1e-10, 1e-12 },
+    float16 = { 2e-3, 1e-4 }, -- a few ulps: 2^-10 apart near 1
+    bfloat16 = { 1.6e-2, 1e-3 }, -- 2^-7
 }
 
 local function close(x, y, rtol, atol)
@@ -218,7 +242,7 @@ local FITS = {
 local function compare(got, expected, what, tol, fits, ignore)
     local g, e = flat(got), flat(expected)
     assert(#g == #e, what .. ": " .. #g .. " elements, expected " .. #e)
-    local rtol, atol = table.unpack(tol or TOL[got.dtype] or { 0, 0 })
+    local rtol, atol = table.unpack(tol and tol[got.dtype] or TOL[got.dtype] or { 0, 0 })
     for i = 1, #g do
         local x, y = g[i], e[i]
         if type(x) == "boolean" then
@@ -245,7 +269,11 @@ local function check_case(name, entry, row, dt, case)
         args[i] = input(spec, dt, 17 * i + #specs, nonzero)
     end
     local what = string.format("%s(%s) on %s", name, describe_args(args), DEV)
-    local host = map_args(args, function(a) return a:to("cpu"):contiguous() end)
+    -- the cpu has no float16/bfloat16 kernels: its result in float32 stands for theirs
+    local half = dt == "float16" or dt == "bfloat16"
+    local host = map_args(args, function(a)
+        return half and a:to("cpu"):float() or a:to("cpu"):contiguous()
+    end)
     if entry.empty_error and (args[1]:numel() == 0) then
         local ok, err = pcall(call, name, args, extra)
         assert(not ok, what .. ": expected an error")
@@ -255,13 +283,14 @@ local function check_case(name, entry, row, dt, case)
     end
     local got, got2 = call(name, args, extra)
     local want, want2 = call(name, host, extra)
+    local want_dtype = (half and want.dtype == "float32") and dt or want.dtype
     -- the float64 reference sees the values the op sees: integers promoted to a float result
     -- dtype are rounded to it first (an int32 exponent in float32), and integer results are
     -- compared only where every integer input is exact in float64
     local exact = true
     local f64 = map_args(host, function(a)
-        if is_float(want.dtype) and not is_float(a.dtype) then
-            return a:to(want.dtype):double()
+        if is_float(want_dtype) and not is_float(a.dtype) then
+            return a:to(want_dtype):double()
         end
         if a.dtype == "int64" and a:numel() > 0 then
             local m = a:abs():max():item()
@@ -271,7 +300,7 @@ local function check_case(name, entry, row, dt, case)
     end)
     local ref, ref2 = call(name, f64, extra)
     assert(got.device == tide.device(DEV), what .. ": result on " .. tostring(got.device))
-    assert(got.dtype == want.dtype, what .. ": dtype " .. got.dtype .. ", cpu gives " .. want.dtype)
+    assert(got.dtype == want_dtype, what .. ": dtype " .. got.dtype .. ", cpu gives " .. want_dtype)
     assert(same_shape(got.shape, want.shape), what .. ": shape {" .. table.concat(got.shape, ",") ..
         "}, cpu gives {" .. table.concat(want.shape, ",") .. "}")
     if is_float(got.dtype) then
@@ -404,7 +433,8 @@ for _, row in ipairs(OPS or {}) do
             return
         end
         local cases = CASES[fam]
-        for _, dt in ipairs(entry.dtypes or INFO.all_dtypes) do
+        local dtypes = (entry.dtypes or INFO.device_dtypes)[D.kind]
+        for _, dt in ipairs(dtypes) do
             if cases then
                 it("matches the cpu float64 result on " .. dt, function()
                     for _, case in ipairs(cases) do
@@ -422,10 +452,10 @@ for _, row in ipairs(OPS or {}) do
         end
         it("refuses the dtypes it does not accept, naming itself", function()
             local accepted = {}
-            for _, dt in ipairs(entry.dtypes or INFO.all_dtypes) do
+            for _, dt in ipairs(dtypes) do
                 accepted[dt] = true
             end
-            for _, dt in ipairs(INFO.refused_dtypes) do
+            for _, dt in ipairs(INFO.all_dtypes) do
                 if not accepted[dt] then
                     local specs = (cases or CASES.unary)[1].inputs
                     local args = map_args(specs, function(s)

@@ -2,8 +2,9 @@
 -- An op of the table without an entry here fails the suite: adding an op means adding a line.
 --
 -- Fields (all optional; {} is a full entry for an op whose defaults fit):
---   dtypes     the input dtypes the op accepts (default: every dtype below); the spec runs the
---              op on each and checks that the others are refused with a `tide:` error
+--   dtypes     {cpu = {...}, cuda = {...}}: the input dtypes the op accepts on each kind of
+--              device (default: device_dtypes below); the spec runs the op on each and checks
+--              that the others are refused with a `tide:` error
 --   args       extra arguments after the tensor(s), e.g. clamp's bounds
 --   nonzero    integer inputs of the second operand avoid 0 (integer division raises on cpu;
 --              implied by the table's int_division flag)
@@ -14,12 +15,16 @@
 --   torch_skip {dtype = "why"}: a documented difference from PyTorch 1.13 on that dtype
 --   torch_differs {why =, values = function(tide_value, torch_value)}: the elements where
 --              tide differs from PyTorch 1.13 by design (or by a known bug, said in `why`)
---   tol        {rtol, atol} for float32 results, when the default (1e-5, 1e-6) is too tight
+--   tol        {dtype = {rtol, atol}} for float results, where the spec's default is too tight
 local M = {}
 
-M.all_dtypes = { "float32", "float64", "int32", "int64", "uint8", "bool" }
--- dtypes no op accepts yet (the spec checks they are refused, not silently computed)
-M.refused_dtypes = { "float16", "bfloat16" }
+M.all_dtypes = { "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16" }
+-- the dtypes the ops accept on each kind of device, unless an entry says otherwise; the spec
+-- checks that the others are refused, not silently computed (the CPU has no float16 kernels)
+M.device_dtypes = {
+    cpu = { "float32", "float64", "int32", "int64", "uint8", "bool" },
+    cuda = M.all_dtypes,
+}
 
 local POS = { 0.5, 2 }
 local DIVISOR = { { -2, 2 }, { 0.5, 2 } }
