@@ -177,7 +177,11 @@ static int reduce(lua_State *L, tide_op op) {
     static int o_##e(lua_State *L) {                                                               \
         return reduce(L, TIDE_OP_##e);                                                             \
     }
-#define GEN_BOUNDED             GEN_UNARY
+#define GEN_BOUNDED GEN_UNARY
+#define GEN_PREDICATE(e, name)                                                                     \
+    static int o_##e(lua_State *L) {                                                               \
+        return unary(L, TIDE_OP_##e);                                                              \
+    }
 #define X(e, family, name, ...) GEN_##family(e, name)
 #include "tide_ops.def"
 #undef X
@@ -870,12 +874,14 @@ static int l_maxpool2d_backward(lua_State *L) {
 #define REG_UNARY(e, name)   {name, o_##e}, {name "_", o_##e##_},
 #define REG_REDUCE(e, name)  {name, o_##e},
 #define REG_BOUNDED          REG_UNARY
+#define REG_PREDICATE        REG_COMPARE
 
 #define FN_BINARY(e, name)  {name, o_##e},
 #define FN_COMPARE(e, name) {name, o_##e},
 #define FN_UNARY(e, name)   {name, o_##e},
 #define FN_REDUCE(e, name)  {name, o_##e},
 #define FN_BOUNDED          FN_UNARY
+#define FN_PREDICATE        FN_UNARY
 
 void tl_open_ops(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {
