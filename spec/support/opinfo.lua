@@ -91,7 +91,10 @@ M.ops = {
     trunc = { grad = { avoid = { -1, 0, 1 } } },
     frac = { grad = { avoid = { -1, 0, 1 } } },
     reciprocal = { grad = { domain = POS } },
-    square = { grad = {} },
+    square = {
+        grad = {},
+        torch_skip = { bool = "a bool squared stays bool (x * x); PyTorch gives int64" },
+    },
     softplus = { grad = {} },
     silu = { grad = {} },
     isnan = {}, isinf = {}, isfinite = {}, logical_not = {},
