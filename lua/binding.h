@@ -143,8 +143,24 @@ void tl_open_options(lua_State *L, int mod);
 /* ---- op_table.c ---- */
 void tl_open_op_table(lua_State *L, int mod); /* tide.core._ops */
 
-/* ---- ops.c ---- */
-void tl_open_ops(lua_State *L, int mod, int methods);
+/* ---- ops.c: what the tensor-method files share ---- */
+/* after a new result at the top of the stack: gc hint, and autograd records it as name (NULL:
+ * no record) with args 1..nargs; returns 1 */
+int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs);
+/* the same for a view result (no new bytes) */
+int         tl_done_view(lua_State *L, tide_lua_state *S, const char *name, int nargs);
+double      tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what);
+lua_Integer tl_check_int(lua_State *L, int idx, const char *op, const char *what);
+void        tl_open_ops(lua_State *L, int mod, int methods); /* every file below */
+/* one per concern; mod: the tide.core table, methods: tide.Tensor's */
+void tl_open_op_families(lua_State *L, int mod, int methods); /* op_families.c */
+void tl_open_linalg(lua_State *L, int mod, int methods);      /* linalg.c */
+void tl_open_views(lua_State *L, int mod, int methods);       /* views.c */
+void tl_open_indexing(lua_State *L, int mod, int methods);    /* indexing.c */
+void tl_open_join(lua_State *L, int mod);                     /* join.c */
+void tl_open_fills(lua_State *L, int methods);                /* fills.c */
+void tl_open_transfers(lua_State *L, int methods);            /* transfers.c */
+void tl_open_nn_kernels(lua_State *L, int mod, int methods);  /* nn_kernels.c */
 
 /* ---- format.c ---- */
 int tl_tostring(lua_State *L);

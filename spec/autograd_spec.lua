@@ -120,6 +120,16 @@ describe("autograd", function()
     end)
 
     describe("graph rules", function()
+        -- the op-table test asks this of every row (issue 12): a formula, or a no-grad flag
+        it("has_formula tells whether an op name has a backward formula", function()
+            assert.is_true(autograd.has_formula("add"))
+            assert.is_true(autograd.has_formula("matmul"))
+            assert.is_true(autograd.has_formula("maxpool2d"))
+            assert.is_false(autograd.has_formula("eq"))
+            assert.is_false(autograd.has_formula("argmax"))
+            assert.is_false(autograd.has_formula("no_such_op"))
+        end)
+
         it("accumulates .grad across backward calls", function()
             local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
             ;(a * 3):sum():backward()

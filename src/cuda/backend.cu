@@ -113,6 +113,18 @@ tide_op_family tide_op_family_of_cuda(tide_op op) {
     }
 }
 
+unsigned tide_cuda_op_flags(tide_op op) {
+    switch (op) {
+#define X(e, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##e:                                                                              \
+        return (flags) | TIDE_OP_DTYPES_##dtypes;
+#include "tide_ops.def"
+#undef X
+    default:
+        return 0;
+    }
+}
+
 size_t tide_cuda_dtype_size(tide_dtype dt) {
     switch (dt) {
 #define X(e, ctype, name)                                                                          \

@@ -1,7 +1,7 @@
 -- nn.BCEWithLogitsLoss([{reduction = "mean" | "sum" | "none"}]): loss(input, target)
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local BCEWithLogitsLoss = Module:extend("BCEWithLogitsLoss")
 
@@ -10,11 +10,11 @@ function BCEWithLogitsLoss:init(opts)
         core._check_options(opts, "BCEWithLogitsLoss", { "reduction" })
         opts = opts.reduction
     end
-    self.reduction = F.check_reduction(opts or "mean", "BCEWithLogitsLoss")
+    self.reduction = I.check_reduction(opts or "mean", "BCEWithLogitsLoss")
 end
 
 function BCEWithLogitsLoss:forward(input, target)
-    return F.binary_cross_entropy_with_logits(input, target, self.reduction)
+    return I.binary_cross_entropy_with_logits(input, target, self.reduction, "BCEWithLogitsLoss")
 end
 
 return BCEWithLogitsLoss

@@ -9,10 +9,7 @@ local OK = { [2] = true, [3] = true }
 
 function BatchNorm1d:forward(x)
     self:check(x, OK)
-    if x:dim() == 2 then
-        return self:normalize(x, { 1 }, { 1, self.num_features })
-    end
-    return self:normalize(x, { 1, 3 }, { 1, self.num_features, 1 })
+    return self:normalize(x)
 end
 
 return BatchNorm1d

@@ -8,7 +8,7 @@ local OK = { [4] = true }
 
 function BatchNorm2d:forward(x)
     self:check(x, OK)
-    return self:normalize(x, { 1, 3, 4 }, { 1, self.num_features, 1, 1 })
+    return self:normalize(x)
 end
 
 return BatchNorm2d

@@ -5,7 +5,8 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
+local fused = require "tide.nn._fused"
 
 local Conv2d = Module:extend("Conv2d")
 
@@ -15,26 +16,26 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
         core._check_options(o, "Conv2d", { "stride", "padding", "bias" })
         stride, padding, bias = o.stride, o.padding, o.bias
     end
-    F.check_int(in_channels, "in_channels", "Conv2d")
-    F.check_int(out_channels, "out_channels", "Conv2d")
+    I.check_int(in_channels, "in_channels", "Conv2d")
+    I.check_int(out_channels, "out_channels", "Conv2d")
     self.in_channels, self.out_channels = in_channels, out_channels
-    self.kh, self.kw = F.pair(kernel_size, "Conv2d", "kernel_size")
-    self.sh, self.sw = F.pair(stride or 1, "Conv2d", "stride")
-    self.ph, self.pw = F.pair(padding or 0, "Conv2d", "padding")
+    self.kh, self.kw = I.pair(kernel_size, "Conv2d", "kernel_size")
+    self.sh, self.sw = I.pair(stride or 1, "Conv2d", "stride")
+    self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding")
     self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw }
     local fan_in = in_channels * self.kh * self.kw
     local bound = 1 / math.sqrt(fan_in)
     self:register_parameter("weight",
-        F.uniform_param({ out_channels, in_channels, self.kh, self.kw }, bound))
+        I.uniform_param({ out_channels, in_channels, self.kh, self.kw }, bound))
     if bias ~= false then
-        self:register_parameter("bias", F.uniform_param({ out_channels }, bound))
+        self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
     end
 end
 
 function Conv2d:forward(x)
-    F.check_tensor(x, "Conv2d")
+    I.check_tensor(x, "Conv2d")
     if x:dim() ~= 4 then
-        raise("tide: Conv2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape) ..
+        raise("tide: Conv2d: expected 4-D input {N, C, H, W}, got " .. I.shape_str(x.shape) ..
             "; add a batch dim with x:unsqueeze(1)")
     end
     local cin = self.in_channels
@@ -49,8 +50,8 @@ function Conv2d:forward(x)
         raise(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
             "kernel %dx%d", h, w, ph, pw, kh, kw))
     end
-    F.check_device(x, self.weight, "Conv2d")
-    return autograd.conv2d(x, self.weight, self.bias, self.geom, oh, ow)
+    I.check_device(x, self.weight, "Conv2d")
+    return fused.conv2d(x, self.weight, self.bias, self.geom, oh, ow)
 end
 
 function Conv2d:extra_repr()

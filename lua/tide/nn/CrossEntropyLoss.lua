@@ -2,7 +2,7 @@
 -- with 1-based int64 class targets; log_softmax fused for stability
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local CrossEntropyLoss = Module:extend("CrossEntropyLoss")
 
@@ -13,11 +13,11 @@ function CrossEntropyLoss:init(opts)
             { "weight", "ignore_index", "label_smoothing" })
         opts = opts.reduction
     end
-    self.reduction = F.check_reduction(opts or "mean", "CrossEntropyLoss")
+    self.reduction = I.check_reduction(opts or "mean", "CrossEntropyLoss")
 end
 
 function CrossEntropyLoss:forward(input, target)
-    return F.cross_entropy(input, target, self.reduction)
+    return I.cross_entropy(input, target, self.reduction, "CrossEntropyLoss")
 end
 
 return CrossEntropyLoss

@@ -2,9 +2,8 @@
 -- rest by 1/(1-p); identity in eval mode
 local autograd = require "tide.autograd"
 local raise = autograd.raise
-local core = require "tide.core"
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local Dropout = Module:extend("Dropout")
 
@@ -17,16 +16,11 @@ function Dropout:init(p)
 end
 
 function Dropout:forward(x)
-    F.check_tensor(x, "Dropout")
-    local p = self.p
-    if not self.training or p == 0 then
+    I.check_tensor(x, "Dropout")
+    if not self.training then
         return x
     end
-    if p == 1 then
-        return x:mul(0)
-    end
-    local keep = core.rand(x.shape, { device = x.device, dtype = x.dtype }):ge(p)
-    return x:mul(keep):mul(1 / (1 - p))
+    return I.dropout(x, self.p)
 end
 
 function Dropout:extra_repr()

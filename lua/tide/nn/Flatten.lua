@@ -2,7 +2,7 @@
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local Flatten = Module:extend("Flatten")
 
@@ -11,7 +11,7 @@ function Flatten:init(start_dim, end_dim)
 end
 
 function Flatten:forward(x)
-    F.check_tensor(x, "Flatten")
+    I.check_tensor(x, "Flatten")
     local shape, nd = x.shape, x:dim()
     local s, e = self.start_dim, self.end_dim
     if s < 0 then

@@ -1,11 +1,11 @@
 -- nn.GELU: elementwise gelu
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local GELU = Module:extend("GELU")
 
 function GELU:forward(x)
-    F.check_tensor(x, "GELU")
+    I.check_tensor(x, "GELU")
     return x:gelu()
 end
 

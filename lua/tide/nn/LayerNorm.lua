@@ -4,7 +4,7 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local LayerNorm = Module:extend("LayerNorm")
 
@@ -18,18 +18,18 @@ function LayerNorm:init(normalized_shape, eps, affine)
     end
     local d = 1
     for i, s in ipairs(normalized_shape) do
-        F.check_int(s, "normalized_shape[" .. i .. "]", "LayerNorm")
+        I.check_int(s, "normalized_shape[" .. i .. "]", "LayerNorm")
         d = d * s
     end
     self.normalized_shape, self.d, self.eps = normalized_shape, d, eps or 1e-5
     if affine ~= false then
-        self:register_parameter("weight", F.const_param(normalized_shape, 1))
-        self:register_parameter("bias", F.const_param(normalized_shape, 0))
+        self:register_parameter("weight", I.const_param(normalized_shape, 1))
+        self:register_parameter("bias", I.const_param(normalized_shape, 0))
     end
 end
 
 function LayerNorm:forward(x)
-    F.check_tensor(x, "LayerNorm")
+    I.check_tensor(x, "LayerNorm")
     local ns, shape = self.normalized_shape, x.shape
     local k, nd = #ns, #shape
     local ok = nd >= k
@@ -37,24 +37,17 @@ function LayerNorm:forward(x)
         ok = ok and shape[nd - k + i] == ns[i]
     end
     if not ok then
-        raise("tide: LayerNorm: expected input ending in " .. F.shape_str(ns) .. ", got " ..
-            F.shape_str(shape))
+        raise("tide: LayerNorm: expected input ending in " .. I.shape_str(ns) .. ", got " ..
+            I.shape_str(shape))
     end
     if self.weight then
-        F.check_device(x, self.weight, "LayerNorm")
+        I.check_device(x, self.weight, "LayerNorm")
     end
-    local xr = x:reshape(-1, self.d)
-    local xc = xr:sub(xr:mean(2, true))
-    local var = xc:mul(xc):mean(2, true)
-    local y = xc:mul(var:add(self.eps):rsqrt()):view(shape)
-    if self.weight then
-        y = y:mul(self.weight):add(self.bias)
-    end
-    return y
+    return I.layer_norm(x, self.d, self.weight, self.bias, self.eps)
 end
 
 function LayerNorm:extra_repr()
-    return F.shape_str(self.normalized_shape) .. ", eps " .. self.eps
+    return I.shape_str(self.normalized_shape) .. ", eps " .. self.eps
 end
 
 return LayerNorm

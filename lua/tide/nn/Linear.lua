@@ -4,7 +4,8 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
+local fused = require "tide.nn._fused"
 
 local Linear = Module:extend("Linear")
 
@@ -13,25 +14,25 @@ function Linear:init(in_features, out_features, bias)
         core._check_options(bias, "Linear", { "bias" })
         bias = bias.bias
     end
-    F.check_int(in_features, "in_features", "Linear")
-    F.check_int(out_features, "out_features", "Linear")
+    I.check_int(in_features, "in_features", "Linear")
+    I.check_int(out_features, "out_features", "Linear")
     self.in_features, self.out_features = in_features, out_features
     local bound = 1 / math.sqrt(in_features)
-    self:register_parameter("weight", F.uniform_param({ out_features, in_features }, bound))
+    self:register_parameter("weight", I.uniform_param({ out_features, in_features }, bound))
     if bias ~= false then
-        self:register_parameter("bias", F.uniform_param({ out_features }, bound))
+        self:register_parameter("bias", I.uniform_param({ out_features }, bound))
     end
 end
 
 function Linear:forward(x)
-    F.check_tensor(x, "Linear")
+    I.check_tensor(x, "Linear")
     local n = x:dim() > 0 and x:size(-1) or nil
     if n ~= self.in_features then
         raise(string.format("tide: Linear: expected input with last dim %d, got %s",
             self.in_features, n and tostring(n) or "a 0-d tensor"))
     end
-    F.check_device(x, self.weight, "Linear")
-    return autograd.linear(x, self.weight, self.bias)
+    I.check_device(x, self.weight, "Linear")
+    return fused.linear(x, self.weight, self.bias)
 end
 
 function Linear:extra_repr()

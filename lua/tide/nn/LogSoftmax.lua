@@ -1,6 +1,6 @@
 -- nn.LogSoftmax([dim = -1])
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local LogSoftmax = Module:extend("LogSoftmax")
 
@@ -9,7 +9,7 @@ function LogSoftmax:init(dim)
 end
 
 function LogSoftmax:forward(x)
-    F.check_tensor(x, "LogSoftmax")
+    I.check_tensor(x, "LogSoftmax")
     return x:log_softmax(self.dim)
 end
 

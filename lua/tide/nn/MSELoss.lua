@@ -1,7 +1,7 @@
 -- nn.MSELoss([{reduction = "mean" | "sum" | "none"}]): loss(input, target)
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local MSELoss = Module:extend("MSELoss")
 
@@ -10,11 +10,11 @@ function MSELoss:init(opts)
         core._check_options(opts, "MSELoss", { "reduction" })
         opts = opts.reduction
     end
-    self.reduction = F.check_reduction(opts or "mean", "MSELoss")
+    self.reduction = I.check_reduction(opts or "mean", "MSELoss")
 end
 
 function MSELoss:forward(input, target)
-    return F.mse_loss(input, target, self.reduction)
+    return I.mse_loss(input, target, self.reduction, "MSELoss")
 end
 
 return MSELoss

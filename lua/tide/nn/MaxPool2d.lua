@@ -3,7 +3,7 @@ local autograd = require "tide.autograd"
 local raise = autograd.raise
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local MaxPool2d = Module:extend("MaxPool2d")
 
@@ -12,19 +12,19 @@ function MaxPool2d:init(kernel_size, stride, padding)
         local o = stride
         stride, padding = o.stride, o.padding
     end
-    self.kh, self.kw = F.pair(kernel_size, "MaxPool2d", "kernel_size")
+    self.kh, self.kw = I.pair(kernel_size, "MaxPool2d", "kernel_size")
     if stride == nil then
         self.sh, self.sw = self.kh, self.kw
     else
-        self.sh, self.sw = F.pair(stride, "MaxPool2d", "stride")
+        self.sh, self.sw = I.pair(stride, "MaxPool2d", "stride")
     end
-    self.ph, self.pw = F.pair(padding or 0, "MaxPool2d", "padding")
+    self.ph, self.pw = I.pair(padding or 0, "MaxPool2d", "padding")
 end
 
 function MaxPool2d:forward(x)
-    F.check_tensor(x, "MaxPool2d")
+    I.check_tensor(x, "MaxPool2d")
     if x:dim() ~= 4 then
-        raise("tide: MaxPool2d: expected 4-D input {N, C, H, W}, got " .. F.shape_str(x.shape))
+        raise("tide: MaxPool2d: expected 4-D input {N, C, H, W}, got " .. I.shape_str(x.shape))
     end
     local h, w = x:size(3) + 2 * self.ph, x:size(4) + 2 * self.pw
     if h < self.kh or w < self.kw then

@@ -1,7 +1,7 @@
 -- nn.NLLLoss([{reduction =}]): loss(log_probs {N, C}, target {N}), 1-based int64 targets
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local NLLLoss = Module:extend("NLLLoss")
 
@@ -10,11 +10,11 @@ function NLLLoss:init(opts)
         core._check_options(opts, "NLLLoss", { "reduction" })
         opts = opts.reduction
     end
-    self.reduction = F.check_reduction(opts or "mean", "NLLLoss")
+    self.reduction = I.check_reduction(opts or "mean", "NLLLoss")
 end
 
 function NLLLoss:forward(input, target)
-    return F.nll_loss(input, target, self.reduction)
+    return I.nll_loss(input, target, self.reduction, "NLLLoss")
 end
 
 return NLLLoss

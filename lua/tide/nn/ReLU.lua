@@ -1,11 +1,11 @@
 -- nn.ReLU: elementwise relu
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local ReLU = Module:extend("ReLU")
 
 function ReLU:forward(x)
-    F.check_tensor(x, "ReLU")
+    I.check_tensor(x, "ReLU")
     return x:relu()
 end
 

@@ -1,11 +1,11 @@
 -- nn.Sigmoid: elementwise sigmoid
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local Sigmoid = Module:extend("Sigmoid")
 
 function Sigmoid:forward(x)
-    F.check_tensor(x, "Sigmoid")
+    I.check_tensor(x, "Sigmoid")
     return x:sigmoid()
 end
 

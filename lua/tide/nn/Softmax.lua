@@ -1,6 +1,6 @@
 -- nn.Softmax([dim = -1])
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local Softmax = Module:extend("Softmax")
 
@@ -9,7 +9,7 @@ function Softmax:init(dim)
 end
 
 function Softmax:forward(x)
-    F.check_tensor(x, "Softmax")
+    I.check_tensor(x, "Softmax")
     return x:softmax(self.dim)
 end
 

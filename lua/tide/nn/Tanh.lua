@@ -1,11 +1,11 @@
 -- nn.Tanh: elementwise tanh
 local Module = require "tide.nn.Module"
-local F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
 
 local Tanh = Module:extend("Tanh")
 
 function Tanh:forward(x)
-    F.check_tensor(x, "Tanh")
+    I.check_tensor(x, "Tanh")
     return x:tanh()
 end
 

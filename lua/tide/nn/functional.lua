@@ -1,201 +1,717 @@
--- nn.functional: the stateless pieces the layers and losses share (initialisation, argument
--- checks, the loss formulas).
+-- tide.nn.functional: the user-facing functions of docs/API.md ("nn.functional"). Each checks
+-- its arguments (errors name the function and point at the user's line), rejects unknown
+-- option keys, and runs the same body as the matching module (tide.nn._internal,
+-- tide.nn._fused). Required arguments are positional; optional ones come in a last options
+-- table (a plain number is accepted for the one a PyTorch user passes positionally: p, alpha,
+-- negative_slope, num_classes).
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local I = require "tide.nn._internal"
+local fused = require "tide.nn._fused"
 local raise = autograd.raise
+local is_tensor = autograd.is_tensor
 
 local F = {}
 
-local is_tensor = autograd.is_tensor
+local NO_OPTIONS = {}
 
--- a leaf parameter drawn from U(-bound, bound) on the default device (PyTorch's default
--- kaiming_uniform(a = sqrt(5)) for weights reduces to bound = 1/sqrt(fan_in), as does the bias)
-function F.uniform_param(shape, bound, dtype)
-    local p = core.empty(shape, dtype and { dtype = dtype } or nil)
-    autograd.no_grad(function()
-        p:uniform_(-bound, bound)
-    end)
-    return p:requires_grad_(true)
-end
-
-function F.const_param(shape, value, dtype)
-    local p = core.full(shape, value, { dtype = dtype or "float32" })
-    return p:requires_grad_(true)
-end
-
-function F.shape_str(s)
-    return "{" .. table.concat(s, ", ") .. "}"
-end
-
--- true on cpu:0, where reading a value back is free (no transfer, no guard)
-function F.on_host(t)
-    local d = t.device
-    return d.type == "cpu" and d.index == 0
-end
-
-function F.check_tensor(x, who, level)
+local function tensor_arg(x, who, what)
     if not is_tensor(x) then
-        raise("tide: " .. who .. ": expected a tensor input, got " .. type(x))
+        raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(x)))
     end
+    return x
 end
 
-function F.check_int(v, what, who, min)
-    if math.type(v) ~= "integer" or v < (min or 1) then
-        raise("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
-            ", got " .. tostring(v)) -- check_int <- init <- constructor <- user
+local function optional_tensor(x, who, what)
+    if x ~= nil then
+        tensor_arg(x, who, what)
+    end
+    return x
+end
+
+-- the options table (checked against known and not_yet), or {} when opts is nil
+local function options(opts, who, known, not_yet)
+    if opts == nil then
+        return NO_OPTIONS
+    end
+    if type(opts) ~= "table" or is_tensor(opts) then
+        raise(string.format("tide: %s: expected an options table, got %s", who,
+            is_tensor(opts) and "a tensor" or type(opts)))
+    end
+    core._check_options(opts, who, known, not_yet)
+    return opts
+end
+
+-- a number given in place of the options table stands for the option `key`
+local function number_or_options(v, key, who, known, not_yet)
+    if type(v) == "number" then
+        return { [key] = v }
+    end
+    return options(v, who, known, not_yet)
+end
+
+local function number_opt(v, default, who, what)
+    if v == nil then
+        return default
+    end
+    if type(v) ~= "number" then
+        raise(string.format("tide: %s: expected %s to be a number, got %s", who, what, type(v)))
     end
     return v
 end
 
--- a layer's input on another device than its weight: the core's device error, raised at the
--- user's line (the core would name matmul and point inside the library)
-function F.check_device(x, w, who)
-    local xd, wd = x.device, w.device
-    if xd ~= wd then
-        raise(string.format("tide: %s: expected all tensors on the same device, found " ..
-            "%s (input) and %s (parameters); move the input with x:to(\"%s\")", who,
-            tostring(xd), tostring(wd), tostring(wd)))
+local function int_arg(v, who, what, min)
+    if math.type(v) ~= "integer" or v < min then
+        raise(string.format("tide: %s: expected %s to be an integer >= %d, got %s", who, what,
+            min, tostring(v)))
     end
+    return v
 end
 
--- a loss's input and target on different devices: named after the loss, at the user's line
--- (the core would name sub or mul, met somewhere inside the formula)
-function F.check_same_device(input, target, who)
-    local a, b = input.device, target.device
-    if a ~= b then
-        raise(string.format("tide: %s: expected input and target on the same device, found " ..
-            "%s and %s; move one with :to(\"%s\")", who, tostring(a), tostring(b), tostring(b)))
+local function bool_opt(v, default, who, what)
+    if v == nil then
+        return default
     end
+    if type(v) ~= "boolean" then
+        raise(string.format("tide: %s: expected %s to be a boolean, got %s", who, what, type(v)))
+    end
+    return v
 end
 
--- (a) or ({a, b}) -> a, b
-function F.pair(v, who, what)
-    if type(v) == "table" then
-        return v[1], v[2] or v[1]
+local function dim_arg(v, who)
+    if v == nil then
+        return -1
     end
     if math.type(v) ~= "integer" then
-        raise("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
-            tostring(v))
+        raise(string.format("tide: %s: expected dim to be an integer, got %s", who, tostring(v)))
     end
-    return v, v
+    return v
 end
 
-local REDUCTIONS = { mean = true, sum = true, none = true }
-
-function F.check_reduction(r, who)
-    if not REDUCTIONS[r] then
-        raise("tide: " .. who .. ": unknown reduction '" .. tostring(r) ..
-            "'; use \"mean\", \"sum\" or \"none\"")
+local function probability(p, who)
+    if type(p) ~= "number" or p < 0 or p > 1 then
+        raise(string.format("tide: %s: expected a probability p in [0, 1], got %s", who,
+            tostring(p)))
     end
-    return r
+    return p
 end
 
-local function reduce(loss, reduction, who)
-    if reduction == nil or reduction == "mean" then
-        return loss:mean()
-    elseif reduction == "sum" then
-        return loss:sum()
-    elseif reduction == "none" then
-        return loss
+local function same_device(x, y, who, what)
+    if y ~= nil and x.device ~= y.device then
+        raise(string.format("tide: %s: expected all tensors on the same device, found %s " ..
+            "(input) and %s (%s); move the input with x:to(\"%s\")", who, tostring(x.device),
+            tostring(y.device), what, tostring(y.device)))
     end
-    raise("tide: " .. who .. ": unknown reduction '" .. tostring(reduction) ..
-        "'; use \"mean\", \"sum\" or \"none\"")
 end
 
--- one-hot bool [N, C] from 1-based class targets [N], with the checks both losses share
-local function onehot_targets(input, target, who)
-    if not is_tensor(input) or not is_tensor(target) then
-        raise("tide: " .. who .. ": expected (input, target) tensors")
+local function shape_str(t)
+    return I.shape_str(t.shape)
+end
+
+-- ---- activations ----
+
+function F.relu(input)
+    return tensor_arg(input, "relu", "input"):relu()
+end
+
+function F.sigmoid(input)
+    return tensor_arg(input, "sigmoid", "input"):sigmoid()
+end
+
+function F.tanh(input)
+    return tensor_arg(input, "tanh", "input"):tanh()
+end
+
+-- x * sigmoid(x)
+function F.silu(input)
+    tensor_arg(input, "silu", "input")
+    return input:mul(input:sigmoid())
+end
+
+-- exact (the erf form), or {approximate = "tanh"}: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+function F.gelu(input, opts)
+    tensor_arg(input, "gelu", "input")
+    local approximate = options(opts, "gelu", { "approximate" }).approximate or "none"
+    if approximate == "none" then
+        return input:gelu()
+    elseif approximate == "tanh" then
+        local inner = input:mul(input):mul(input):mul(0.044715):add(input)
+        return inner:mul(math.sqrt(2 / math.pi)):tanh():add(1):mul(input):mul(0.5)
     end
-    F.check_same_device(input, target, who)
-    if input:dim() ~= 2 then
-        raise("tide: " .. who .. ": expected input of shape {N, C}, got " ..
-            F.shape_str(input.shape))
+    raise("tide: gelu: unknown approximate \"" .. tostring(approximate) ..
+        "\"; use \"none\" or \"tanh\"")
+end
+
+-- x where x > 0, else negative_slope * x (the gradient at 0 is negative_slope, as PyTorch)
+function F.leaky_relu(input, opts)
+    tensor_arg(input, "leaky_relu", "input")
+    local o = number_or_options(opts, "negative_slope", "leaky_relu", { "negative_slope" },
+        { "inplace" })
+    local slope = number_opt(o.negative_slope, 0.01, "leaky_relu", "negative_slope")
+    return core.where(input:gt(0), input, input:mul(slope))
+end
+
+-- x where x > 0, else alpha (exp(x) - 1); exp reads min(x, 0) so the unused branch stays finite
+function F.elu(input, opts)
+    tensor_arg(input, "elu", "input")
+    local o = number_or_options(opts, "alpha", "elu", { "alpha" }, { "inplace" })
+    local alpha = number_opt(o.alpha, 1, "elu", "alpha")
+    return core.where(input:gt(0), input, input:clamp(nil, 0):exp():sub(1):mul(alpha))
+end
+
+-- log(1 + exp(beta x)) / beta, and x itself where beta x > threshold
+function F.softplus(input, opts)
+    tensor_arg(input, "softplus", "input")
+    local o = options(opts, "softplus", { "beta", "threshold" })
+    local beta = number_opt(o.beta, 1, "softplus", "beta")
+    local threshold = number_opt(o.threshold, 20, "softplus", "threshold")
+    local bx = input:mul(beta)
+    local soft = bx:clamp(nil, threshold):exp():add(1):log():div(beta)
+    return core.where(bx:gt(threshold), input, soft)
+end
+
+function F.softmax(input, dim)
+    tensor_arg(input, "softmax", "input")
+    return input:softmax(dim_arg(dim, "softmax"))
+end
+
+function F.log_softmax(input, dim)
+    tensor_arg(input, "log_softmax", "input")
+    return input:log_softmax(dim_arg(dim, "log_softmax"))
+end
+
+-- ---- linear and convolution ----
+
+-- y = x W^T (+ b): x [..., in], weight [out, in], bias [out]; one autograd node
+function F.linear(input, weight, bias)
+    local who = "linear"
+    tensor_arg(input, who, "input")
+    tensor_arg(weight, who, "weight")
+    optional_tensor(bias, who, "bias")
+    if weight:dim() ~= 2 then
+        raise("tide: linear: expected a 2-D weight {out, in}, got " .. shape_str(weight))
     end
+    if input:dim() == 0 or input:size(-1) ~= weight:size(2) then
+        raise(string.format("tide: linear: expected input with last dim %d (weight %s), got %s",
+            weight:size(2), shape_str(weight), shape_str(input)))
+    end
+    if bias and (bias:dim() ~= 1 or bias:size(1) ~= weight:size(1)) then
+        raise(string.format("tide: linear: expected bias of shape {%d}, got %s", weight:size(1),
+            shape_str(bias)))
+    end
+    same_device(input, weight, who, "weight")
+    same_device(input, bias, who, "bias")
+    return fused.linear(input, weight, bias)
+end
+
+local CONV_OPTIONS, CONV_NOT_YET = { "stride", "padding" }, { "dilation", "groups" }
+
+-- checks a convolution's tensors; returns the options
+local function conv_args(who, input, weight, bias, opts, nd, layout)
+    tensor_arg(input, who, "input")
+    tensor_arg(weight, who, "weight")
+    optional_tensor(bias, who, "bias")
+    local o = options(opts, who, CONV_OPTIONS, CONV_NOT_YET)
+    if input:dim() ~= nd then
+        raise(string.format("tide: %s: expected %d-D input %s, got %s", who, nd, layout,
+            shape_str(input)))
+    end
+    if weight:dim() ~= nd then
+        raise(string.format("tide: %s: expected %d-D weight {out_channels, in_channels, " ..
+            "kernel...}, got %s", who, nd, shape_str(weight)))
+    end
+    if input:size(2) ~= weight:size(2) then
+        raise(string.format("tide: %s: expected input with %d channels (dim 2, as weight %s), " ..
+            "got %d", who, weight:size(2), shape_str(weight), input:size(2)))
+    end
+    if bias and (bias:dim() ~= 1 or bias:size(1) ~= weight:size(1)) then
+        raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, weight:size(1),
+            shape_str(bias)))
+    end
+    same_device(input, weight, who, "weight")
+    same_device(input, bias, who, "bias")
+    return o
+end
+
+local function conv_out(who, h, w, kh, kw, sh, sw, ph, pw)
+    local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    if oh < 1 or ow < 1 then
+        raise(string.format("tide: %s: input %dx%d (padding %d,%d) is smaller than the " ..
+            "kernel %dx%d", who, h, w, ph, pw, kh, kw))
+    end
+    return oh, ow
+end
+
+-- input [N, C, H, W], weight [Cout, C, kh, kw], bias [Cout]; {stride =, padding =} (an integer
+-- or {h, w}); one autograd node, as nn.Conv2d
+function F.conv2d(input, weight, bias, opts)
+    local who = "conv2d"
+    local o = conv_args(who, input, weight, bias, opts, 4, "{N, C, H, W}")
+    local kh, kw = weight:size(3), weight:size(4)
+    local sh, sw = I.pair(o.stride or 1, who, "stride")
+    local ph, pw = I.pair(o.padding or 0, who, "padding")
+    int_arg(sh, who, "stride", 1)
+    int_arg(sw, who, "stride", 1)
+    int_arg(ph, who, "padding", 0)
+    int_arg(pw, who, "padding", 0)
+    local oh, ow = conv_out(who, input:size(3), input:size(4), kh, kw, sh, sw, ph, pw)
+    return fused.conv2d(input, weight, bias, { kh, kw, sh, sw, ph, pw }, oh, ow)
+end
+
+-- input [N, C, L], weight [Cout, C, k], bias [Cout]; {stride =, padding =}: conv2d on a height
+-- of 1
+function F.conv1d(input, weight, bias, opts)
+    local who = "conv1d"
+    local o = conv_args(who, input, weight, bias, opts, 3, "{N, C, L}")
+    local k = weight:size(3)
+    local s = int_arg(o.stride or 1, who, "stride", 1)
+    local p = int_arg(o.padding or 0, who, "padding", 0)
+    local _, ol = conv_out(who, 1, input:size(3), 1, k, 1, s, 0, p)
+    local y = fused.conv2d(input:unsqueeze(3), weight:unsqueeze(3), bias, { 1, k, 1, s, 0, p }, 1,
+        ol)
+    return y:squeeze(3)
+end
+
+-- ---- pooling ----
+
+-- kernel, stride (default: the kernel) and padding of a 2-D pooling over input [N, C, H, W]
+local function pool_args(who, input, kernel_size, o)
+    tensor_arg(input, who, "input")
+    if input:dim() ~= 4 then
+        raise("tide: " .. who .. ": expected 4-D input {N, C, H, W}, got " .. shape_str(input))
+    end
+    local kh, kw = I.pair(kernel_size, who, "kernel_size")
+    local sh, sw = kh, kw
+    if o.stride ~= nil then
+        sh, sw = I.pair(o.stride, who, "stride")
+    end
+    local ph, pw = I.pair(o.padding or 0, who, "padding")
+    int_arg(kh, who, "kernel_size", 1)
+    int_arg(kw, who, "kernel_size", 1)
+    int_arg(sh, who, "stride", 1)
+    int_arg(sw, who, "stride", 1)
+    int_arg(ph, who, "padding", 0)
+    int_arg(pw, who, "padding", 0)
+    if 2 * ph > kh or 2 * pw > kw then
+        raise(string.format("tide: %s: padding %d,%d should be at most half the kernel %dx%d",
+            who, ph, pw, kh, kw))
+    end
+    local h, w = input:size(3) + 2 * ph, input:size(4) + 2 * pw
+    if h < kh or w < kw then
+        raise(string.format("tide: %s: kernel %dx%d is larger than the padded input %dx%d; " ..
+            "use a smaller kernel or more padding", who, kh, kw, h, w))
+    end
+    return kh, kw, sh, sw, ph, pw
+end
+
+-- max over each window; {stride = kernel_size, padding = 0}
+function F.max_pool2d(input, kernel_size, opts)
+    local o = options(opts, "max_pool2d", { "stride", "padding" },
+        { "dilation", "ceil_mode", "return_indices" })
+    local kh, kw, sh, sw, ph, pw = pool_args("max_pool2d", input, kernel_size, o)
+    local y = core.maxpool2d(input, kh, kw, sh, sw, ph, pw)
+    return y
+end
+
+-- mean over each window; {stride = kernel_size, padding = 0, count_include_pad = true}
+-- (false: a window's padded cells are left out of its count)
+function F.avg_pool2d(input, kernel_size, opts)
+    local who = "avg_pool2d"
+    local o = options(opts, who, { "stride", "padding", "count_include_pad" },
+        { "ceil_mode", "divisor_override" })
+    local kh, kw, sh, sw, ph, pw = pool_args(who, input, kernel_size, o)
+    local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
+    local n, c, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
+    local oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    local cols = core.im2col(input, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
+    local sums = cols:reshape(n, c, kh * kw, oh * ow):sum(3):view(n, c, oh, ow)
+    if include_pad or (ph == 0 and pw == 0) then
+        return sums:div(kh * kw)
+    end
+    local ones = core.ones({ 1, 1, h, w }, { device = input.device, dtype = input.dtype })
+    local counts = core.im2col(ones, kh, kw, sh, sw, ph, pw):sum(2):view(1, 1, oh, ow)
+    return sums:div(counts)
+end
+
+-- ---- dropout and normalization ----
+
+-- {p = 0.5, training = true}: in training, zeroes each element with probability p and scales
+-- the rest by 1/(1-p); the input itself otherwise
+function F.dropout(input, opts)
+    tensor_arg(input, "dropout", "input")
+    local o = number_or_options(opts, "p", "dropout", { "p", "training" }, { "inplace" })
+    local p = probability(o.p == nil and 0.5 or o.p, "dropout")
+    if not bool_opt(o.training, true, "dropout", "training") then
+        return input
+    end
+    return I.dropout(input, p)
+end
+
+local NORM_OPTIONS = { "weight", "bias", "eps" }
+
+-- over the trailing dims normalized_shape (an integer or a table); {weight =, bias =, eps = 1e-5}
+function F.layer_norm(input, normalized_shape, opts)
+    local who = "layer_norm"
+    tensor_arg(input, who, "input")
+    local o = options(opts, who, NORM_OPTIONS)
+    local ns = type(normalized_shape) == "table" and normalized_shape or { normalized_shape }
+    local shape, d = input.shape, 1
+    local k, nd = #ns, #shape
+    local ok = nd >= k
+    for i = 1, k do
+        int_arg(ns[i], who, "normalized_shape[" .. i .. "]", 1)
+        ok = ok and shape[nd - k + i] == ns[i]
+        d = d * ns[i]
+    end
+    if not ok then
+        raise("tide: layer_norm: expected input ending in " .. I.shape_str(ns) .. ", got " ..
+            I.shape_str(shape))
+    end
+    local weight = optional_tensor(o.weight, who, "weight")
+    local bias = optional_tensor(o.bias, who, "bias")
+    same_device(input, weight, who, "weight")
+    same_device(input, bias, who, "bias")
+    return I.layer_norm(input, d, weight, bias, number_opt(o.eps, 1e-5, who, "eps"))
+end
+
+-- input [N, C, *] in num_groups groups of channels; {weight =, bias =} per channel, eps = 1e-5
+function F.group_norm(input, num_groups, opts)
+    local who = "group_norm"
+    tensor_arg(input, who, "input")
+    local o = options(opts, who, NORM_OPTIONS)
+    int_arg(num_groups, who, "num_groups", 1)
+    if input:dim() < 2 or input:size(2) % num_groups ~= 0 then
+        raise(string.format("tide: group_norm: expected input {N, C, ...} with C divisible by " ..
+            "num_groups = %d, got %s", num_groups, shape_str(input)))
+    end
+    local weight = optional_tensor(o.weight, who, "weight")
+    local bias = optional_tensor(o.bias, who, "bias")
+    same_device(input, weight, who, "weight")
+    same_device(input, bias, who, "bias")
     local n, c = input:size(1), input:size(2)
-    local tdt = target.dtype
-    if tdt ~= "int64" and tdt ~= "int32" then
-        raise("tide: " .. who .. ": expected integer class targets (int64, 1-based), " ..
-            "got " .. tdt .. "; convert with target:long()")
+    local grouped = input:reshape(n, num_groups, -1)
+    local y = I.layer_norm(grouped, grouped:size(3), nil, nil,
+        number_opt(o.eps, 1e-5, who, "eps")):view(input.shape)
+    local bshape = { 1, c }
+    for i = 3, input:dim() do
+        bshape[i] = 1
     end
-    if target:dim() ~= 1 or target:size(1) ~= n then
-        raise("tide: " .. who .. ": expected target of shape {" .. n .. "} for input " ..
-            F.shape_str(input.shape) .. ", got " .. F.shape_str(target.shape))
+    if weight then
+        y = y:mul(weight:view(bshape))
     end
-    local classes = core.arange(1, c + 1, { device = target.device, dtype = tdt })
-    local onehot = target:view(n, 1):eq(classes:view(1, c))
-    -- a target outside 1..C matches no class. On the host one cheap count finds it; elsewhere
-    -- reading it back would be an implicit transfer (and a sync) per step, so the caller
-    -- poisons the loss instead (a NaN, like CUDA's device-side assert without the sync)
-    local poison
-    if n > 0 then
-        if F.on_host(target) then
-            if onehot:sum():item() ~= n then
-                local lo, hi = target:min():item(), target:max():item()
-                local bad = lo < 1 and lo or hi
-                raise(string.format("tide: %s: target %d out of range for %d " ..
-                    "classes; class targets are 1-based, in 1..%d", who,
-                    math.tointeger(bad) or bad, c, c))
+    if bias then
+        y = y:add(bias:view(bshape))
+    end
+    return y
+end
+
+-- input [N, C, *]; running_mean and running_var [C] (nil in training: no running estimates);
+-- {weight =, bias =, training = false, momentum = 0.1, eps = 1e-5}; in training the running
+-- estimates are updated in place
+function F.batch_norm(input, running_mean, running_var, opts)
+    local who = "batch_norm"
+    tensor_arg(input, who, "input")
+    optional_tensor(running_mean, who, "running_mean")
+    optional_tensor(running_var, who, "running_var")
+    local o = options(opts, who, { "weight", "bias", "training", "momentum", "eps" })
+    local training = bool_opt(o.training, false, who, "training")
+    if input:dim() < 2 then
+        raise("tide: batch_norm: expected input {N, C, ...}, got " .. shape_str(input))
+    end
+    if not training and (running_mean == nil or running_var == nil) then
+        raise("tide: batch_norm: running_mean and running_var are needed when training is " ..
+            "false; pass them, or {training = true}")
+    end
+    local c = input:size(2)
+    local weight = optional_tensor(o.weight, who, "weight")
+    local bias = optional_tensor(o.bias, who, "bias")
+    for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" },
+        { weight, "weight" }, { bias, "bias" } }) do
+        if t[1] then
+            if t[1]:numel() ~= c then
+                raise(string.format("tide: batch_norm: expected %s with %d elements (the " ..
+                    "input's channels), got %s", t[2], c, shape_str(t[1])))
             end
-        else
-            poison = onehot:sum():to(input.dtype):sub(n - 1):log() -- 0 when all are in range
+            same_device(input, t[1], who, t[2])
         end
     end
-    return onehot, poison
+    return I.batch_norm(input, running_mean, running_var, weight, bias, training,
+        number_opt(o.momentum, 0.1, who, "momentum"), number_opt(o.eps, 1e-5, who, "eps"), who)
 end
 
+-- ---- embeddings and encodings ----
 
--- cross entropy = -log_softmax(x)[target]: the log-softmax is one fused, stable op
-function F.cross_entropy(input, target, reduction)
-    local onehot, poison = onehot_targets(input, target, "CrossEntropyLoss")
+-- rows of weight [num_embeddings, dim] for 1-based integer ids
+function F.embedding(input, weight, opts)
+    local who = "embedding"
+    tensor_arg(input, who, "input")
+    tensor_arg(weight, who, "weight")
+    options(opts, who, {}, { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
+        "sparse" })
+    if weight:dim() ~= 2 then
+        raise("tide: embedding: expected a 2-D weight {num_embeddings, dim}, got " ..
+            shape_str(weight))
+    end
+    return I.embedding(input, weight, who)
+end
+
+-- int64 tensor of shape input.shape .. {num_classes}: 1 at each 1-based class; num_classes
+-- (default -1: the largest class in input)
+function F.one_hot(input, num_classes)
+    local who = "one_hot"
+    tensor_arg(input, who, "input")
+    if input.dtype ~= "int64" and input.dtype ~= "int32" then
+        raise("tide: one_hot: expected integer classes (int64, 1-based), got " .. input.dtype ..
+            "; convert with :long()")
+    end
+    local n = num_classes == nil and -1 or num_classes
+    if n ~= -1 then
+        int_arg(n, who, "num_classes", 1)
+    end
+    if input:numel() > 0 and (n == -1 or I.on_host(input)) then
+        local lo, hi = input:min():item(), input:max():item()
+        if n == -1 then
+            n = math.tointeger(hi)
+        end
+        if lo < 1 or hi > n then
+            local bad = lo < 1 and lo or hi
+            raise(string.format("tide: one_hot: class %d out of range for %d classes; classes " ..
+                "are 1-based, in 1..%d", math.tointeger(bad) or bad, n, n))
+        end
+    elseif n == -1 then
+        raise("tide: one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
+    end
+    local classes = core.arange(1, n + 1, { device = input.device, dtype = input.dtype })
+    local shape = input.shape
+    shape[#shape + 1] = n
+    return input:reshape(-1, 1):eq(classes:view(1, n)):long():view(shape)
+end
+
+-- pads (or, with negative sizes, crops) the last dims: pad = {left, right[, top, bottom, ...]}
+-- from the last dim backwards; {mode = "constant", value = 0}
+function F.pad(input, pad, opts)
+    local who = "pad"
+    tensor_arg(input, who, "input")
+    local o = options(opts, who, { "mode", "value" })
+    local mode = o.mode or "constant"
+    if mode == "reflect" or mode == "replicate" or mode == "circular" then
+        raise("tide: pad: mode \"" .. mode .. "\" is not supported yet; use \"constant\"")
+    elseif mode ~= "constant" then
+        raise("tide: pad: unknown mode \"" .. tostring(mode) .. "\"; use \"constant\"")
+    end
+    local value = number_opt(o.value, 0, who, "value")
+    if type(pad) ~= "table" or #pad % 2 ~= 0 or #pad > 2 * input:dim() then
+        raise(string.format("tide: pad: expected pad as a table of 2 sizes per padded dim " ..
+            "(at most %d for a %d-D input), got %s", 2 * input:dim(), input:dim(),
+            type(pad) == "table" and #pad .. " sizes" or type(pad)))
+    end
+    local y = input
+    for i = 1, #pad // 2 do
+        local d = input:dim() - i + 1
+        local lo, hi = pad[2 * i - 1], pad[2 * i]
+        if math.type(lo) ~= "integer" or math.type(hi) ~= "integer" then
+            raise("tide: pad: expected integer sizes, got " .. tostring(lo) .. ", " ..
+                tostring(hi))
+        end
+        local size = y:size(d)
+        if size + math.min(lo, 0) + math.min(hi, 0) < 0 then
+            raise(string.format("tide: pad: cropping %d and %d from dim %d of size %d leaves " ..
+                "nothing", -math.min(lo, 0), -math.min(hi, 0), d, size))
+        end
+        if lo < 0 or hi < 0 then -- crop first
+            local start = 1 - math.min(lo, 0)
+            y = y:narrow(d, start, size + math.min(lo, 0) + math.min(hi, 0))
+        end
+        local function filled(n) -- n cells of value along d
+            local shape = y.shape
+            shape[d] = n
+            return core.full(shape, value, { device = y.device, dtype = y.dtype })
+        end
+        local seq = {}
+        if lo > 0 then
+            seq[#seq + 1] = filled(lo)
+        end
+        seq[#seq + 1] = y
+        if hi > 0 then
+            seq[#seq + 1] = filled(hi)
+        end
+        if #seq > 1 then
+            y = core.cat(seq, d)
+        end
+    end
+    return y
+end
+
+-- x / max(||x||_p, eps) along dim; {p = 2, dim = 2, eps = 1e-12}
+function F.normalize(input, opts)
+    local who = "normalize"
+    tensor_arg(input, who, "input")
+    local o = options(opts, who, { "p", "dim", "eps" })
+    local p = number_opt(o.p, 2, who, "p")
+    local dim = o.dim == nil and 2 or o.dim
+    if math.type(dim) ~= "integer" then
+        raise("tide: normalize: expected dim to be an integer, got " .. tostring(dim))
+    end
+    local eps = number_opt(o.eps, 1e-12, who, "eps")
+    if p <= 0 then
+        raise("tide: normalize: expected p > 0, got " .. tostring(p))
+    end
+    local a = input:abs()
+    local norm
+    if p == math.huge then
+        norm = a:max(dim, true):clamp(eps)
+    elseif p == 1 then
+        norm = a:sum(dim, true):clamp(eps)
+    else -- the clamp before the root keeps the root's gradient finite at a zero vector
+        norm = a:pow(p):sum(dim, true):clamp(eps ^ p):pow(1 / p)
+    end
+    return input:div(norm)
+end
+
+-- ---- losses: {reduction = "mean" | "sum" | "none"} ----
+
+local function loss_options(opts, who, known, not_yet)
+    local o = options(opts, who, known or { "reduction" }, not_yet)
+    return o, I.check_reduction(o.reduction or "mean", who)
+end
+
+-- logits [N, C], 1-based class targets [N]
+function F.cross_entropy(input, target, opts)
+    local _, reduction = loss_options(opts, "cross_entropy", nil,
+        { "weight", "ignore_index", "label_smoothing" })
+    return I.cross_entropy(input, target, reduction, "cross_entropy")
+end
+
+-- log-probabilities [N, C], 1-based class targets [N]
+function F.nll_loss(input, target, opts)
+    local _, reduction = loss_options(opts, "nll_loss", nil, { "weight", "ignore_index" })
+    return I.nll_loss(input, target, reduction, "nll_loss")
+end
+
+function F.mse_loss(input, target, opts)
+    local _, reduction = loss_options(opts, "mse_loss")
+    return I.mse_loss(input, target, reduction, "mse_loss")
+end
+
+function F.l1_loss(input, target, opts)
+    local _, reduction = loss_options(opts, "l1_loss")
+    I.same_shape_check(input, target, "l1_loss")
+    return I.reduce(input:sub(target):abs(), reduction, "l1_loss")
+end
+
+-- 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere; {beta = 1}
+function F.smooth_l1_loss(input, target, opts)
+    local who = "smooth_l1_loss"
+    local o, reduction = loss_options(opts, who, { "reduction", "beta" })
+    local beta = number_opt(o.beta, 1, who, "beta")
+    if beta < 0 then
+        raise("tide: smooth_l1_loss: expected beta >= 0, got " .. tostring(beta))
+    end
+    I.same_shape_check(input, target, who)
+    local a = input:sub(target):abs()
+    local loss = a
+    if beta > 0 then
+        loss = core.where(a:lt(beta), a:mul(a):mul(0.5 / beta), a:sub(0.5 * beta))
+    end
+    return I.reduce(loss, reduction, who)
+end
+
+-- probabilities input and targets in [0, 1]; each log clamped at -100, as PyTorch; {weight =}
+-- scales each element's loss
+function F.binary_cross_entropy(input, target, opts)
+    local who = "binary_cross_entropy"
+    local o, reduction = loss_options(opts, who, { "reduction", "weight" })
+    I.same_shape_check(input, target, who)
+    local weight = optional_tensor(o.weight, who, "weight")
+    same_device(input, weight, who, "weight")
+    local loss = target:mul(input:log():clamp(-100)):add(target:neg():add(1):mul(
+        input:neg():add(1):log():clamp(-100))):neg()
+    if weight then
+        loss = loss:mul(weight)
+    end
+    return I.reduce(loss, reduction, who)
+end
+
+function F.binary_cross_entropy_with_logits(input, target, opts)
+    local who = "binary_cross_entropy_with_logits"
+    local _, reduction = loss_options(opts, who, nil, { "weight", "pos_weight" })
+    return I.binary_cross_entropy_with_logits(input, target, reduction, who)
+end
+
+-- input: log-probabilities; target: probabilities (log-probabilities with {log_target = true});
+-- pointwise target (log target - input), 0 where target is 0; reduction also "batchmean" (the
+-- sum over the batch size, the KL divergence proper)
+function F.kl_div(input, target, opts)
+    local who = "kl_div"
+    local o = options(opts, who, { "reduction", "log_target" })
+    local reduction = o.reduction or "mean"
+    if reduction ~= "batchmean" then
+        I.check_reduction(reduction, who)
+    end
+    local log_target = bool_opt(o.log_target, false, who, "log_target")
+    I.same_shape_check(input, target, who)
     local loss
-    if reduction == nil or reduction == "mean" or reduction == "sum" then
-        loss = autograd.cross_entropy(input, onehot, reduction ~= "sum")
+    if log_target then
+        loss = target:exp():mul(target:sub(input))
     else
-        loss = reduce(input:log_softmax(2):mul(onehot):sum(2):neg(), reduction, "CrossEntropyLoss")
+        local tiny = target:clamp(1e-38) -- log of the unused branch stays finite
+        loss = core.where(target:gt(0), target:mul(tiny:log():sub(input)), 0)
     end
-    return poison and loss:add(poison) or loss
+    if reduction == "batchmean" then
+        local n = input:dim() > 0 and input:size(1) or 1
+        return loss:sum():div(n)
+    end
+    return I.reduce(loss, reduction, who)
 end
 
-function F.nll_loss(input, target, reduction)
-    local onehot, poison = onehot_targets(input, target, "NLLLoss")
-    local nll = input:mul(onehot)
-    local loss
-    if reduction == nil or reduction == "mean" then
-        loss = nll:sum():mul(-1 / input:size(1))
-    else
-        loss = reduce(nll:sum(2):neg(), reduction, "NLLLoss")
-    end
-    return poison and loss:add(poison) or loss
-end
+-- ---- attention ----
 
-local function same_shape_check(input, target, who)
-    if not is_tensor(input) or not is_tensor(target) then
-        raise("tide: " .. who .. ": expected (input, target) tensors")
+-- softmax(q k^T * scale + mask) v over q [..., L, E], k [..., S, E], v [..., S, Ev];
+-- {attn_mask = bool [L, S] (true takes part) or float (added), is_causal = false,
+-- dropout_p = 0, scale = 1/sqrt(E)}
+function F.scaled_dot_product_attention(q, k, v, opts)
+    local who = "scaled_dot_product_attention"
+    tensor_arg(q, who, "query")
+    tensor_arg(k, who, "key")
+    tensor_arg(v, who, "value")
+    local o = options(opts, who, { "attn_mask", "is_causal", "dropout_p", "scale" })
+    local mask = optional_tensor(o.attn_mask, who, "attn_mask")
+    local causal = bool_opt(o.is_causal, false, who, "is_causal")
+    local p = probability(o.dropout_p or 0, who)
+    if q:dim() < 2 or k:dim() < 2 or v:dim() < 2 then
+        raise(string.format("tide: %s: expected query, key and value with at least 2 dims, " ..
+            "got %s, %s and %s", who, shape_str(q), shape_str(k), shape_str(v)))
     end
-    F.check_same_device(input, target, who)
-    local a, b = input.shape, target.shape
-    local same = #a == #b
-    for i = 1, #a do
-        same = same and a[i] == b[i]
+    if q:size(-1) ~= k:size(-1) or k:size(-2) ~= v:size(-2) then
+        raise(string.format("tide: %s: expected query {..., L, E}, key {..., S, E} and value " ..
+            "{..., S, Ev}, got %s, %s and %s", who, shape_str(q), shape_str(k), shape_str(v)))
     end
-    if not same then
-        raise("tide: " .. who .. ": expected target of the input's shape " ..
-            F.shape_str(a) .. ", got " .. F.shape_str(b))
+    if mask and causal then
+        raise("tide: scaled_dot_product_attention: pass attn_mask or is_causal, not both")
     end
-end
-
-function F.mse_loss(input, target, reduction)
-    same_shape_check(input, target, "MSELoss")
-    local d = input:sub(target)
-    return reduce(d:mul(d), reduction, "MSELoss")
-end
-
--- max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|
-function F.binary_cross_entropy_with_logits(input, target, reduction)
-    same_shape_check(input, target, "BCEWithLogitsLoss")
-    local loss = input:relu():sub(input:mul(target)):add(input:abs():neg():exp():add(1):log())
-    return reduce(loss, reduction, "BCEWithLogitsLoss")
+    same_device(q, k, who, "key")
+    same_device(q, v, who, "value")
+    same_device(q, mask, who, "attn_mask")
+    local scale = number_opt(o.scale, 1 / math.sqrt(q:size(-1)), who, "scale")
+    local scores = q:matmul(k:transpose(-2, -1)):mul(scale)
+    local L, S = q:size(-2), k:size(-2)
+    if causal then
+        local rows = core.arange(1, L + 1, { device = q.device, dtype = "int64" }):view(L, 1)
+        local cols = core.arange(1, S + 1, { device = q.device, dtype = "int64" }):view(1, S)
+        mask = rows:ge(cols)
+    end
+    if mask then
+        if mask.dtype == "bool" then
+            scores = core.where(mask, scores, -math.huge)
+        else
+            scores = scores:add(mask)
+        end
+    end
+    local attn = scores:softmax(-1)
+    if p > 0 then
+        attn = I.dropout(attn, p)
+    end
+    return attn:matmul(v)
 end
 
 return F

@@ -1,0 +1,100 @@
+/*
+ * nn_kernels.c — the kernels nn builds on: softmax / log_softmax (methods and functions), and
+ * tide.core's im2col, col2im, maxpool2d and maxpool2d_backward (autograd and nn call them).
+ */
+#include "binding.h"
+#include <limits.h>
+
+static int softmax_impl(lua_State *L, int log) {
+    tide_lua_state *S = TL_STATE(L);
+    const char     *name = log ? "log_softmax" : "softmax";
+    int             nargs = lua_gettop(L);
+    ltensor        *a = tl_check(L, S, 1, name);
+    int             dim =
+        tl_dim(L, a->t, lua_isnoneornil(L, 2) ? -1 : tl_check_int(L, 2, name, "dim"), name, 0);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_softmax(S->ctx, a->t, dim, log, &r->t));
+    return tl_done(L, S, a->requires_grad ? name : NULL, nargs);
+}
+static int o_softmax(lua_State *L) {
+    return softmax_impl(L, 0);
+}
+static int o_log_softmax(lua_State *L) {
+    return softmax_impl(L, 1);
+}
+
+static tide_conv_geom geom(lua_State *L, int idx, const char *op) {
+    static const char *const w[] = {"kh", "kw", "sh", "sw", "ph", "pw"};
+    lua_Integer              v[6];
+    for (int i = 0; i < 6; i++) {
+        v[i] = tl_check_int(L, idx + i, op, w[i]);
+        if (v[i] < INT_MIN || v[i] > INT_MAX) /* the core's tide_conv_geom holds ints */
+            tl_error(L, "tide: %s: %s = %I does not fit in 32 bits; use a value in %d..%d", op,
+                     w[i], v[i], INT_MIN, INT_MAX);
+    }
+    tide_conv_geom g = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5]};
+    return g;
+}
+
+static int l_im2col(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *x = tl_check(L, S, 1, "im2col");
+    tide_conv_geom  g = geom(L, 2, "im2col");
+    lua_settop(L, 7);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_im2col(S->ctx, x->t, g, &r->t));
+    return tl_done(L, S, x->requires_grad ? "im2col" : NULL, 7);
+}
+
+static int l_col2im(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *c = tl_check(L, S, 1, "col2im");
+    lua_Integer     C = tl_check_int(L, 2, "col2im", "C"), H = tl_check_int(L, 3, "col2im", "H"),
+                W = tl_check_int(L, 4, "col2im", "W");
+    tide_conv_geom g = geom(L, 5, "col2im");
+    lua_settop(L, 10);
+    tl_not_differentiable(L, S, "col2im", 10); /* a gradient's helper: backward runs it */
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_col2im(S->ctx, c->t, C, H, W, g, &r->t));
+    return tl_done(L, S, NULL, 10);
+}
+
+static int l_maxpool2d(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *x = tl_check(L, S, 1, "maxpool2d");
+    tide_conv_geom  g = geom(L, 2, "maxpool2d");
+    lua_settop(L, 7);
+    ltensor *r = tl_push_empty(L), *ix = tl_push_empty(L);
+    TL_CALL(L, S, tide_maxpool2d(S->ctx, x->t, g, &r->t, &ix->t));
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t) + tide_tensor_nbytes(ix->t));
+    if (x->requires_grad && S->grad_enabled)
+        tl_record(L, S, "maxpool2d", 7, -2, -1);
+    return 2;
+}
+
+static int l_maxpool2d_backward(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *go = tl_check(L, S, 1, "maxpool2d_backward");
+    ltensor        *ix = tl_check(L, S, 2, "maxpool2d_backward");
+    lua_Integer     H = tl_check_int(L, 3, "maxpool2d_backward", "H");
+    lua_Integer     W = tl_check_int(L, 4, "maxpool2d_backward", "W");
+    lua_settop(L, 4);
+    tl_not_differentiable(L, S, "maxpool2d_backward", 4);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_maxpool2d_backward(S->ctx, go->t, ix->t, H, W, &r->t));
+    return tl_done(L, S, NULL, 4);
+}
+
+void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
+    static const luaL_Reg meths[] = {
+        {"softmax", o_softmax}, {"log_softmax", o_log_softmax}, {NULL, NULL}};
+    tl_register(L, methods, meths);
+    static const luaL_Reg funcs[] = {{"softmax", o_softmax},
+                                     {"log_softmax", o_log_softmax},
+                                     {"im2col", l_im2col},
+                                     {"col2im", l_col2im},
+                                     {"maxpool2d", l_maxpool2d},
+                                     {"maxpool2d_backward", l_maxpool2d_backward},
+                                     {NULL, NULL}};
+    tl_register(L, mod, funcs);
+}

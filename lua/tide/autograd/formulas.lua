@@ -1,0 +1,676 @@
+-- tide.autograd.formulas: the gradient formula of each op autograd records, and what each
+-- formula reads (READS), so the engine can check those tensors were not modified in place.
+-- A formula is fn(node, g): node is the recorded args table ({n = N, ...} plus out, indices and
+-- the fields a fused op keeps), g the gradient of the result; it returns the gradients of
+-- args[1], args[2], ... (nil where none flows), written with tensor ops only.
+-- Adding an op's gradient: a BW.<name> function here and, when it reads tensor values, a
+-- READS entry. The engine (engine.lua) never names an op except the in-place and view lists.
+local core = require "tide.core"
+
+local TMT = getmetatable(core.zeros(1))
+local getmetatable, type = getmetatable, type
+
+local function is_tensor(x)
+    return getmetatable(x) == TMT
+end
+
+local function needs(x)
+    return getmetatable(x) == TMT and x.requires_grad
+end
+
+local function normdim(d, nd)
+    if d < 0 then
+        return d + nd + 1
+    end
+    return d
+end
+
+-- g summed back to x's shape (the reverse of broadcasting). Equal ndim and numel means equal
+-- shapes for a broadcast input, checked without building shape tables.
+local function reduce(g, x)
+    local n = x:numel()
+    if n > 0 and g:numel() == n and g:dim() == x:dim() then
+        return g
+    end
+    return g:sum_to(x.shape)
+end
+
+local function zeros_like(x, g)
+    return core.zeros(x.shape, { device = x.device, dtype = g.dtype })
+end
+
+-- ---- gradient functions: fn(node, g) returns the gradients of args[1], args[2], args[3] ----
+
+local BW = {}
+
+function BW.add(nd, g)
+    local a, b, alpha = nd[1], nd[2], nd[3]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        gb = reduce(g, b)
+        if type(alpha) == "number" then
+            gb = gb * alpha
+        end
+    end
+    return ga, gb
+end
+
+function BW.sub(nd, g)
+    local a, b, alpha = nd[1], nd[2], nd[3]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        gb = reduce(type(alpha) == "number" and g * -alpha or g:neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.mul(nd, g)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g:mul(b), a)
+    end
+    if needs(b) then
+        gb = reduce(g:mul(a), b)
+    end
+    return ga, gb
+end
+
+function BW.div(nd, g)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g:div(b), a)
+    end
+    if needs(b) then
+        -- d(a/b)/db = -(a/b)/b
+        gb = reduce(g:mul(nd.out):div(b):neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.pow(nd, g)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        if type(b) == "number" then
+            if b == 2 then
+                ga = g:mul(a):mul(2)
+            else
+                ga = g:mul(a:pow(b - 1):mul(b))
+            end
+        else
+            ga = reduce(g:mul(b):mul(a:pow(b - 1)), a)
+        end
+    end
+    if needs(b) then
+        local la = type(a) == "number" and math.log(a) or a:log()
+        gb = reduce(g:mul(nd.out):mul(la), b)
+    end
+    return ga, gb
+end
+
+-- a - q * b for q = floor(a / b) (remainder, Lua's %) or trunc(a / b) (fmod): d/da = 1 and
+-- d/db = -q, as PyTorch (q is constant between its jumps); a or b may be a number
+local function abs_of(v)
+    return type(v) == "number" and math.abs(v) or v:abs()
+end
+
+local function sign_of(v)
+    if type(v) == "number" then
+        return v > 0 and 1 or (v < 0 and -1 or 0)
+    end
+    return v:sign()
+end
+
+local function modulo_backward(nd, g, truncated)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        local q
+        if truncated then -- trunc(a / b) = sign(a) sign(b) floor(|a| / |b|)
+            q = core.floor_divide(abs_of(a), abs_of(b)):mul(sign_of(a)):mul(sign_of(b))
+        else
+            q = core.floor_divide(a, b)
+        end
+        gb = reduce(g:mul(q):neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.remainder(nd, g)
+    return modulo_backward(nd, g, false)
+end
+
+function BW.fmod(nd, g)
+    return modulo_backward(nd, g, true)
+end
+
+-- floor(a / b) and sign(a) are piecewise constant: zero gradients, as PyTorch's floor and sign
+function BW.floor_divide(nd, g)
+    local a, b = nd[1], nd[2]
+    return needs(a) and zeros_like(a, g) or nil, needs(b) and zeros_like(b, g) or nil
+end
+
+function BW.sign(nd, g)
+    return zeros_like(nd[1], g)
+end
+
+-- elementwise maximum/minimum: ties share the gradient equally (as PyTorch)
+local function extremum(nd, g, cmp)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    local win, tie
+    if is_tensor(a) then
+        win, tie = a[cmp](a, b), a:eq(b)
+    else
+        local rev = cmp == "gt" and "lt" or "gt"
+        win, tie = b[rev](b, a), b:eq(a)
+    end
+    local wa = win:type_as(g):add(tie:type_as(g):mul(0.5))
+    if needs(a) then
+        ga = reduce(g:mul(wa), a)
+    end
+    if needs(b) then
+        gb = reduce(g:mul(wa:neg():add(1)), b)
+    end
+    return ga, gb
+end
+
+function BW.maximum(nd, g)
+    return extremum(nd, g, "gt")
+end
+
+function BW.minimum(nd, g)
+    return extremum(nd, g, "lt")
+end
+
+function BW.neg(_, g)
+    return g:neg()
+end
+
+function BW.abs(nd, g)
+    return g:mul(nd[1]:sign())
+end
+
+function BW.exp(nd, g)
+    return g:mul(nd.out)
+end
+
+function BW.log(nd, g)
+    return g:div(nd[1])
+end
+
+function BW.sqrt(nd, g)
+    return g:div(nd.out):mul(0.5)
+end
+
+function BW.rsqrt(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y):mul(y)):mul(-0.5)
+end
+
+function BW.tanh(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y):neg():add(1))
+end
+
+function BW.sigmoid(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y:neg():add(1)))
+end
+
+function BW.relu(nd, g)
+    return g:mul(nd[1]:gt(0))
+end
+
+-- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi = gelu(x)/x (0.5 at x = 0)
+function BW.gelu(nd, g)
+    local x, y = nd[1], nd.out
+    local z = x:eq(0):type_as(x)
+    local cdf = y:div(x:add(z)):add(z:mul(0.5))
+    local pdf = x:mul(x):mul(-0.5):exp():mul(0.3989422804014327)
+    return g:mul(cdf:add(x:mul(pdf)))
+end
+
+function BW.sin(nd, g)
+    return g:mul(nd[1]:cos())
+end
+
+function BW.cos(nd, g)
+    return g:mul(nd[1]:sin()):neg()
+end
+
+function BW.clamp(nd, g)
+    local x, lo, hi = nd[1], nd[2], nd[3]
+    if type(lo) == "number" then
+        g = g:mul(x:ge(lo))
+    end
+    if type(hi) == "number" then
+        g = g:mul(x:le(hi))
+    end
+    return g
+end
+
+-- gradient of a reduction over `dim` (nil: all dims) broadcast back to x's shape
+local function unreduce(g, x, dim, keep)
+    if type(dim) ~= "number" then
+        return g:expand(x.shape)
+    end
+    if not keep then
+        g = g:unsqueeze(normdim(dim, x:dim()))
+    end
+    return g:expand(x.shape)
+end
+
+function BW.sum(nd, g)
+    return unreduce(g, nd[1], nd[2], nd[3])
+end
+
+function BW.mean(nd, g)
+    local x = nd[1]
+    return unreduce(g:div(x:numel() / nd.out:numel()), x, nd[2], nd[3])
+end
+
+-- products along dim d of the elements before each one (after each one with `after`), 1 for the
+-- first: a scan by doubling, log2(n) multiplies of shifted copies, with no division
+local function exclusive_prod(x, d, after)
+    local n = x:size(d)
+    local shape = x.shape
+    shape[d] = 1
+    local one = core.ones(shape, { device = x.device, dtype = x.dtype })
+    -- shifted by one: the exclusive products are the inclusive ones of the shifted input
+    local p = after and core.cat({ x:narrow(d, 2, n - 1), one }, d)
+        or core.cat({ one, x:narrow(d, 1, n - 1) }, d)
+    local k = 1
+    while k < n do
+        shape[d] = k
+        local ones = core.ones(shape, { device = x.device, dtype = x.dtype })
+        p = p:mul(after and core.cat({ p:narrow(d, k + 1, n - k), ones }, d)
+            or core.cat({ ones, p:narrow(d, 1, n - k) }, d))
+        k = k * 2
+    end
+    return p
+end
+
+-- d prod / d x_i is the product of the other elements: exclusive products from both sides, so
+-- zeros need no special case (x = {1, 0, 2} gives {0, 2, 0}, as PyTorch), never 0/0
+function BW.prod(nd, g)
+    local x, dim, keep = nd[1], nd[2], nd[3]
+    if x:numel() == 0 then
+        return zeros_like(x, g)
+    end
+    local xs, d = x, 1
+    if type(dim) == "number" then
+        d = normdim(dim, x:dim())
+        if not keep then
+            g = g:unsqueeze(d)
+        end
+    else
+        xs = x:reshape(-1)
+    end
+    local others = exclusive_prod(xs, d, false):mul(exclusive_prod(xs, d, true))
+    if xs ~= x then
+        others = others:view(x.shape)
+    end
+    return others:mul(g)
+end
+
+local function max_min_backward(nd, g, which)
+    local x, dim, keep = nd[1], nd[2], nd[3]
+    if type(dim) ~= "number" then
+        -- full reduction: split among ties
+        local m = x:eq(nd.out):type_as(g)
+        return m:mul(g:div(m:sum()))
+    end
+    local nd_x = x:dim()
+    local d = normdim(dim, nd_x)
+    local idx = nd.indices
+    if not idx then
+        local _
+        _, idx = x[which](x, dim, true)
+    elseif not keep then
+        idx = idx:unsqueeze(d)
+    end
+    if not keep then
+        g = g:unsqueeze(d)
+    end
+    local shp = {}
+    for i = 1, nd_x do
+        shp[i] = 1
+    end
+    shp[d] = x:size(d)
+    local ar = core.arange(1, x:size(d) + 1, { device = x.device, dtype = "int64" }):view(shp)
+    return g:mul(ar:eq(idx))
+end
+
+function BW.max(nd, g)
+    return max_min_backward(nd, g, "max")
+end
+
+function BW.min(nd, g)
+    return max_min_backward(nd, g, "min")
+end
+
+-- matmul as torch.matmul: 1-D operands are promoted to 2-D, batch dims broadcast
+function BW.matmul(nd, g)
+    local a, b = nd[1], nd[2]
+    local na, nb = a:dim(), b:dim()
+    if na == 1 and nb == 1 then
+        return needs(a) and b:mul(g) or nil, needs(b) and a:mul(g) or nil
+    end
+    local a2, b2 = a, b
+    if na == 1 then
+        a2, g = a:unsqueeze(1), g:unsqueeze(g:dim()) -- [1, k]; g [..., 1, n]
+    elseif nb == 1 then
+        b2, g = b:unsqueeze(2), g:unsqueeze(g:dim() + 1) -- [k, 1]; g [..., m, 1]
+    end
+    local ga, gb
+    if needs(a) then
+        ga = g:matmul(b2:transpose(-1, -2))
+        ga = reduce(ga, a2)
+        if na == 1 then
+            ga = ga:reshape(a.shape)
+        end
+    end
+    if needs(b) then
+        if na == 2 and nb == 2 and not b:is_contiguous() then
+            -- b is usually W:t(): (g^T a)^T makes W's gradient contiguous after t's backward
+            gb = g:t():matmul(a):t()
+        else
+            gb = a2:transpose(-1, -2):matmul(g)
+            gb = reduce(gb, b2)
+        end
+        if nb == 1 then
+            gb = gb:reshape(b.shape)
+        end
+    end
+    return ga, gb
+end
+
+function BW.t(_, g)
+    return g:t()
+end
+
+function BW.transpose(nd, g)
+    return g:transpose(nd[2], nd[3])
+end
+
+function BW.view(nd, g)
+    return g:reshape(nd[1].shape)
+end
+BW.reshape = BW.view
+BW.squeeze = BW.view
+
+function BW.unsqueeze(nd, g)
+    return g:squeeze(nd[2])
+end
+
+function BW.permute(nd, g)
+    local perm = nd[2]
+    if type(perm) ~= "table" then
+        perm = { table.unpack(nd, 2, nd.n) }
+    end
+    local n = #perm
+    local inv = {}
+    for i = 1, n do
+        inv[normdim(perm[i], n)] = i
+    end
+    return g:permute(inv)
+end
+
+function BW.contiguous(_, g)
+    return g
+end
+BW.clone = BW.contiguous
+BW.pin_memory = BW.contiguous
+
+function BW.narrow(nd, g)
+    local x = nd[1]
+    local z = zeros_like(x, g)
+    z:narrow(nd[2], nd[3], nd[4]):add_(g)
+    return z
+end
+
+function BW.select(nd, g)
+    local x = nd[1]
+    local z = zeros_like(x, g)
+    z:select(nd[2], nd[3]):add_(g)
+    return z
+end
+
+function BW.index_select(nd, g)
+    local x = nd[1]
+    local z = zeros_like(x, g)
+    z:index_add_(nd[2], nd[3], g)
+    return z
+end
+
+function BW.expand(nd, g)
+    return g:sum_to(nd[1].shape)
+end
+
+function BW.sum_to(nd, g)
+    return g:expand(nd[1].shape)
+end
+
+-- cat/stack: the first argument is a list of tensors; return a list of gradients
+function BW.cat(nd, g)
+    local ts, dim = nd[1], nd[2] or 1
+    dim = normdim(dim, g:dim())
+    local gs, off = {}, 1
+    for i = 1, #ts do
+        local len = ts[i]:size(dim)
+        gs[i] = g:narrow(dim, off, len)
+        off = off + len
+    end
+    return gs
+end
+
+function BW.stack(nd, g)
+    local ts, dim = nd[1], nd[2] or 1
+    dim = normdim(dim, g:dim())
+    local gs = {}
+    for i = 1, #ts do
+        gs[i] = g:select(dim, i)
+    end
+    return gs
+end
+
+local LIST_OPS = { cat = true, stack = true }
+
+-- in-place ops without an out-of-place twin (the in-place node's args are the op's, args[1]
+-- standing for the tensor before the op)
+local function overwritten()
+    return nil -- the old values are gone: no gradient flows to them
+end
+BW.fill = overwritten
+BW.zero = overwritten
+BW.uniform = overwritten
+BW.normal = overwritten
+
+-- gradient to src, back on its device and dtype and summed to its shape (copy_ broadcasts)
+local function to_source(g, src)
+    if g.dtype ~= src.dtype then
+        g = g:to(src.dtype)
+    end
+    return reduce(g:to(src.device), src)
+end
+
+function BW.copy(nd, g)
+    return nil, to_source(g, nd[2])
+end
+
+-- t:index_add_(dim, index, src)
+function BW.index_add(nd, g)
+    return g, nil, nil, to_source(g:index_select(nd[2], nd[3]), nd[4])
+end
+
+-- t[i] = v: the slice's gradient goes to v, the rest to t as it was
+function BW.setindex(nd, g)
+    local i, v = nd[2], nd[3]
+    local gt = g:clone()
+    gt:select(1, i):zero_()
+    local gv
+    if is_tensor(v) then
+        gv = to_source(g:select(1, i), v)
+    end
+    return gt, nil, gv
+end
+
+function BW.softmax(nd, g)
+    local y, dim = nd.out, nd[2]
+    return y:mul(g:sub(g:mul(y):sum(dim, true)))
+end
+
+function BW.log_softmax(nd, g)
+    local y, dim = nd.out, nd[2]
+    return g:sub(y:exp():mul(g:sum(dim, true)))
+end
+
+-- where(cond, a, b): the binding records a:where(cond, b) in that order too
+function BW.where(nd, g)
+    local c, a, b = nd[1], nd[2], nd[3]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g:mul(c), a)
+    end
+    if needs(b) then
+        gb = reduce(g:mul(c:eq(0)), b)
+    end
+    return nil, ga, gb
+end
+
+function BW.im2col(nd, g)
+    local x = nd[1]
+    return core.col2im(g, x:size(2), x:size(3), x:size(4), nd[2], nd[3], nd[4] or 1, nd[5] or 1,
+        nd[6] or 0, nd[7] or 0)
+end
+
+function BW.maxpool2d(nd, g)
+    local x = nd[1]
+    local idx = nd.indices
+    if not idx then
+        local _
+        _, idx = core.maxpool2d(x, nd[2], nd[3], nd[4] or nd[2], nd[5] or nd[3], nd[6] or 0,
+            nd[7] or 0)
+    end
+    return core.maxpool2d_backward(g, idx, x:size(3), x:size(4))
+end
+
+-- transfers and casts: the gradient goes back to the source's device and dtype
+function BW.to(nd, g)
+    local x = nd[1]
+    local dt = x.dtype
+    if g.dtype ~= dt then
+        g = g:to(dt)
+    end
+    return g:to(x.device)
+end
+for _, k in ipairs({ "cpu", "cuda", "float", "double", "half", "bfloat16", "type_as" }) do
+    BW[k] = BW.to
+end
+
+-- ---- fused ops (nn's Linear, Conv2d and cross-entropy record one node each) ----
+
+function BW.linear(nd, g)
+    local x, w, b = nd[1], nd[2], nd[3]
+    local gx, gw, gb
+    if needs(x) then
+        gx = g:matmul(w)
+    end
+    if needs(w) then
+        local g2, x2 = g, x
+        if g:dim() ~= 2 then
+            g2, x2 = g:reshape(-1, g:size(-1)), x:reshape(-1, x:size(-1))
+        end
+        gw = g2:t():matmul(x2) -- [out, in], contiguous
+    end
+    if needs(b) then
+        gb = g:sum_to(b.shape)
+    end
+    return gx, gw, gb
+end
+
+-- conv2d as im2col + one batched gemm; the node keeps the columns for the weight's gradient
+function BW.conv2d(nd, g)
+    local x, w, b = nd[1], nd[2], nd[3]
+    local n, cout = g:size(1), g:size(2)
+    local g3 = g:reshape(n, cout, -1) -- [N, Cout, L]
+    local gx, gw, gb
+    if needs(w) then
+        gw = g3:matmul(nd.cols:transpose(2, 3)):sum(1):view(w.shape)
+    end
+    if needs(b) then
+        gb = g3:sum(3):sum(1)
+    end
+    if needs(x) then
+        local k = nd.geom
+        local gcols = w:reshape(cout, -1):t():matmul(g3) -- [N, C*kh*kw, L]
+        gx = core.col2im(gcols, x:size(2), x:size(3), x:size(4), k[1], k[2], k[3], k[4], k[5],
+            k[6])
+    end
+    return gx, gw, gb
+end
+
+-- d/dx of -sum(onehot * log_softmax(x)) * scale = (softmax(x) - onehot) * scale
+function BW.cross_entropy(nd, g)
+    local dx = nd.logp:exp():sub(nd.onehot)
+    return dx:mul(g:mul(nd.scale))
+end
+
+-- ---- what each formula reads ----
+
+-- What each gradient formula reads besides shapes: {what, when}. what is an argument's index,
+-- "out" (the result) or "indices"; when, if given, is the argument whose gradient alone
+-- needs it (mul reads b for a's gradient only). Ops not listed read values of no tensor.
+local ARG1, ARG2, OUT = { 1 }, { 2 }, { "out" }
+local READS_AB = { { 2, 1 }, { 1, 2 } } -- a for b's gradient, b for a's
+local READS = {
+    mul = READS_AB, matmul = READS_AB, linear = READS_AB,
+    div = { ARG2, { "out", 2 } },
+    pow = { ARG1, { 2, 1 }, { "out", 2 } },
+    maximum = { ARG1, ARG2 }, minimum = { ARG1, ARG2 },
+    remainder = { { 1, 2 }, { 2, 2 } }, fmod = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a, b
+    abs = { ARG1 }, log = { ARG1 }, relu = { ARG1 }, sin = { ARG1 }, cos = { ARG1 },
+    clamp = { ARG1 }, where = { ARG1 },
+    exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
+    softmax = { OUT }, log_softmax = { OUT },
+    gelu = { ARG1, OUT }, prod = { ARG1 },
+    max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
+    index_select = { { 3 } },
+    maxpool2d = { { "indices" } },
+    conv2d = { { 2, 1 } }, -- the columns it keeps are its own
+}
+local READS_INDICES = { { "indices" } }
+
+-- what nd's gradient reads (nil: nothing)
+local function reads_of(nd)
+    local name = nd.name
+    if nd.indices and (name == "max" or name == "min") then
+        return READS_INDICES
+    end
+    return READS[name]
+end
+
+local function has_formula(name)
+    return BW[name] ~= nil
+end
+
+return {
+    BW = BW,
+    READS = READS,
+    READS_INDICES = READS_INDICES,
+    LIST_OPS = LIST_OPS,
+    reads_of = reads_of,
+    has_formula = has_formula,
+}

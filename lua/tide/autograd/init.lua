@@ -1,0 +1,87 @@
+-- tide.autograd: reverse-mode automatic differentiation.
+--
+--   engine.lua    the graph: recording (the binding's hook), version checks, backward
+--   formulas.lua  the gradient formula of each op and what it reads
+--   raise.lua     errors at the user's line
+--
+-- Why Lua: the gradient formulas are a few lines of tensor calls each, readable next to the
+-- ops they differentiate and identical on every device; the cost per recorded op is one hook
+-- call, paid only by tensors that need grad. nn's hot layers (Linear, Conv2d, cross-entropy)
+-- record one fused node each (tide.nn._fused) instead of three or four.
+local core = require "tide.core"
+local engine = require "tide.autograd.engine"
+local formulas = require "tide.autograd.formulas"
+
+local M = {}
+
+local Tensor = core.Tensor
+local TMT = getmetatable(core.zeros(1))
+local set_grad_enabled = core.set_grad_enabled
+local getmetatable, type = getmetatable, type
+local run_backward = engine.backward
+
+local function is_tensor(x)
+    return getmetatable(x) == TMT
+end
+M.is_tensor = is_tensor
+M.hook = engine.hook
+M.backward = run_backward
+
+-- true when autograd has a backward formula for the op called name (tide.core._ops names)
+M.has_formula = formulas.has_formula
+
+-- ---- user API ----
+
+local BACKWARD_OPTIONS = { "retain_graph" }
+
+function Tensor.backward(self, grad, opts)
+    if type(grad) == "table" and not is_tensor(grad) then
+        grad, opts = nil, grad
+    end
+    if opts ~= nil then
+        if type(opts) ~= "table" then
+            error("tide: backward: options must be a table such as {retain_graph = true}, got " ..
+                type(opts), 2)
+        end
+        core._check_options(opts, "backward", BACKWARD_OPTIONS)
+    end
+    run_backward(self, grad, opts and opts.retain_graph)
+end
+
+function M.no_grad(fn, ...)
+    local prev = set_grad_enabled(false)
+    local r = table.pack(pcall(fn, ...))
+    set_grad_enabled(prev)
+    if not r[1] then
+        error(r[2], 0)
+    end
+    return table.unpack(r, 2, r.n)
+end
+
+function M.enable_grad(fn, ...)
+    local prev = set_grad_enabled(true)
+    local r = table.pack(pcall(fn, ...))
+    set_grad_enabled(prev)
+    if not r[1] then
+        error(r[2], 0)
+    end
+    return table.unpack(r, 2, r.n)
+end
+
+-- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)
+function M.grad(t)
+    return t.grad
+end
+
+function M.set_grad(t, g)
+    t.grad = g
+end
+
+M.raise = require "tide.autograd.raise"
+M.is_grad_enabled = core.is_grad_enabled
+M.set_grad_enabled = set_grad_enabled
+M.FLOAT = engine.FLOAT
+
+core.set_autograd_hook(engine.hook)
+
+return M

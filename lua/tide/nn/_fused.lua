@@ -1,0 +1,73 @@
+-- tide.nn._fused: nn's hot forwards (Linear, Conv2d, cross-entropy), each recorded as one
+-- autograd node instead of three or four, with the bias added in place: the inputs that
+-- require grad are detached for the forward computation, and the node is recorded by hand
+-- (tide.autograd.engine.record) with its formula (tide.autograd.formulas: linear, conv2d,
+-- cross_entropy). No argument checks here: nn.functional and the modules check first.
+local core = require "tide.core"
+local engine = require "tide.autograd.engine"
+local BW = require("tide.autograd.formulas").BW
+
+local needs_record, record = engine.needs_record, engine.record
+
+local M = {}
+
+-- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
+function M.linear(x, w, b)
+    local rec = needs_record(x, w, b)
+    local xd, wd, bd = x, w, b
+    if rec then
+        xd = x.requires_grad and x:detach() or x
+        wd = w.requires_grad and w:detach() or w
+        bd = b and b.requires_grad and b:detach() or b
+    end
+    local y = xd:matmul(wd:t())
+    if bd then
+        y:add_(bd)
+    end
+    if rec then
+        record("linear", y, BW.linear, x, w, b)
+    end
+    return y
+end
+
+
+-- y = conv2d(x, w) + b for x [N, C, H, W], w [Cout, C, kh, kw], b [Cout] or nil; geom is
+-- {kh, kw, sh, sw, ph, pw}, (oh, ow) the output size (the caller checked the shapes)
+function M.conv2d(x, w, b, geom, oh, ow)
+    local rec = needs_record(x, w, b)
+    local xd, wd, bd = x, w, b
+    if rec then
+        xd = x.requires_grad and x:detach() or x
+        wd = w.requires_grad and w:detach() or w
+        bd = b and b.requires_grad and b:detach() or b
+    end
+    local cols = core.im2col(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6])
+    local cout = w:size(1)
+    local y = wd:view(cout, -1):matmul(cols) -- [N, Cout, OH*OW]
+    if bd then
+        y:add_(bd:view(cout, 1))
+    end
+    y = y:view(x:size(1), cout, oh, ow)
+    if rec then
+        local nd = record("conv2d", y, BW.conv2d, x, w, b)
+        nd.cols, nd.geom = cols, geom
+    end
+    return y
+end
+
+-- cross-entropy of logits x [N, C] against a bool one-hot [N, C], summed (scale = -1) or
+-- averaged (scale = -1/N): log_softmax fused in, one node
+function M.cross_entropy(x, onehot, mean)
+    local rec = needs_record(x)
+    local xd = rec and x:detach() or x
+    local logp = xd:log_softmax(2)
+    local scale = mean and -1 / x:size(1) or -1
+    local loss = logp:mul(onehot):sum():mul(scale)
+    if rec then
+        local nd = record("cross_entropy", loss, BW.cross_entropy, x)
+        nd.logp, nd.onehot, nd.scale = logp, onehot, -scale
+    end
+    return loss
+end
+
+return M

@@ -1,0 +1,296 @@
+-- tide.nn._internal: what nn's modules and nn.functional share, out of the users' sight:
+-- parameter creation, argument checks, and the loss bodies (each takes `who`, the name errors
+-- carry: the module's, "CrossEntropyLoss", or the function's, "cross_entropy").
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local fused = require "tide.nn._fused"
+local raise = autograd.raise
+
+local I = {}
+
+local is_tensor = autograd.is_tensor
+
+-- a leaf parameter drawn from U(-bound, bound) on the default device (PyTorch's default
+-- kaiming_uniform(a = sqrt(5)) for weights reduces to bound = 1/sqrt(fan_in), as does the bias)
+function I.uniform_param(shape, bound, dtype)
+    local p = core.empty(shape, dtype and { dtype = dtype } or nil)
+    autograd.no_grad(function()
+        p:uniform_(-bound, bound)
+    end)
+    return p:requires_grad_(true)
+end
+
+function I.const_param(shape, value, dtype)
+    local p = core.full(shape, value, { dtype = dtype or "float32" })
+    return p:requires_grad_(true)
+end
+
+function I.shape_str(s)
+    return "{" .. table.concat(s, ", ") .. "}"
+end
+
+-- true on cpu:0, where reading a value back is free (no transfer, no guard)
+function I.on_host(t)
+    local d = t.device
+    return d.type == "cpu" and d.index == 0
+end
+
+function I.check_tensor(x, who)
+    if not is_tensor(x) then
+        raise("tide: " .. who .. ": expected a tensor input, got " .. type(x))
+    end
+end
+
+function I.check_int(v, what, who, min)
+    if math.type(v) ~= "integer" or v < (min or 1) then
+        raise("tide: " .. who .. ": expected " .. what .. " to be an integer >= " .. (min or 1) ..
+            ", got " .. tostring(v)) -- check_int <- init <- constructor <- user
+    end
+    return v
+end
+
+-- a layer's input on another device than its weight: the core's device error, raised at the
+-- user's line (the core would name matmul and point inside the library)
+function I.check_device(x, w, who)
+    local xd, wd = x.device, w.device
+    if xd ~= wd then
+        raise(string.format("tide: %s: expected all tensors on the same device, found " ..
+            "%s (input) and %s (parameters); move the input with x:to(\"%s\")", who,
+            tostring(xd), tostring(wd), tostring(wd)))
+    end
+end
+
+-- a loss's input and target on different devices: named after the loss, at the user's line
+-- (the core would name sub or mul, met somewhere inside the formula)
+function I.check_same_device(input, target, who)
+    local a, b = input.device, target.device
+    if a ~= b then
+        raise(string.format("tide: %s: expected input and target on the same device, found " ..
+            "%s and %s; move one with :to(\"%s\")", who, tostring(a), tostring(b), tostring(b)))
+    end
+end
+
+-- (a) or ({a, b}) -> a, b
+function I.pair(v, who, what)
+    if type(v) == "table" then
+        return v[1], v[2] or v[1]
+    end
+    if math.type(v) ~= "integer" then
+        raise("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..
+            tostring(v))
+    end
+    return v, v
+end
+
+local REDUCTIONS = { mean = true, sum = true, none = true }
+
+function I.check_reduction(r, who)
+    if not REDUCTIONS[r] then
+        raise("tide: " .. who .. ": unknown reduction '" .. tostring(r) ..
+            "'; use \"mean\", \"sum\" or \"none\"")
+    end
+    return r
+end
+
+function I.reduce(loss, reduction, who)
+    if reduction == nil or reduction == "mean" then
+        return loss:mean()
+    elseif reduction == "sum" then
+        return loss:sum()
+    elseif reduction == "none" then
+        return loss
+    end
+    raise("tide: " .. who .. ": unknown reduction '" .. tostring(reduction) ..
+        "'; use \"mean\", \"sum\" or \"none\"")
+end
+
+-- one-hot bool [N, C] from 1-based class targets [N], with the checks both losses share
+local function onehot_targets(input, target, who)
+    if not is_tensor(input) or not is_tensor(target) then
+        raise("tide: " .. who .. ": expected (input, target) tensors")
+    end
+    I.check_same_device(input, target, who)
+    if input:dim() ~= 2 then
+        raise("tide: " .. who .. ": expected input of shape {N, C}, got " ..
+            I.shape_str(input.shape))
+    end
+    local n, c = input:size(1), input:size(2)
+    local tdt = target.dtype
+    if tdt ~= "int64" and tdt ~= "int32" then
+        raise("tide: " .. who .. ": expected integer class targets (int64, 1-based), " ..
+            "got " .. tdt .. "; convert with target:long()")
+    end
+    if target:dim() ~= 1 or target:size(1) ~= n then
+        raise("tide: " .. who .. ": expected target of shape {" .. n .. "} for input " ..
+            I.shape_str(input.shape) .. ", got " .. I.shape_str(target.shape))
+    end
+    local classes = core.arange(1, c + 1, { device = target.device, dtype = tdt })
+    local onehot = target:view(n, 1):eq(classes:view(1, c))
+    -- a target outside 1..C matches no class. On the host one cheap count finds it; elsewhere
+    -- reading it back would be an implicit transfer (and a sync) per step, so the caller
+    -- poisons the loss instead (a NaN, like CUDA's device-side assert without the sync)
+    local poison
+    if n > 0 then
+        if I.on_host(target) then
+            if onehot:sum():item() ~= n then
+                local lo, hi = target:min():item(), target:max():item()
+                local bad = lo < 1 and lo or hi
+                raise(string.format("tide: %s: target %d out of range for %d " ..
+                    "classes; class targets are 1-based, in 1..%d", who,
+                    math.tointeger(bad) or bad, c, c))
+            end
+        else
+            poison = onehot:sum():to(input.dtype):sub(n - 1):log() -- 0 when all are in range
+        end
+    end
+    return onehot, poison
+end
+
+-- cross entropy = -log_softmax(x)[target]: the log-softmax is one fused, stable op
+function I.cross_entropy(input, target, reduction, who)
+    local onehot, poison = onehot_targets(input, target, who)
+    local loss
+    if reduction == nil or reduction == "mean" or reduction == "sum" then
+        loss = fused.cross_entropy(input, onehot, reduction ~= "sum")
+    else
+        loss = I.reduce(input:log_softmax(2):mul(onehot):sum(2):neg(), reduction, who)
+    end
+    return poison and loss:add(poison) or loss
+end
+
+function I.nll_loss(input, target, reduction, who)
+    local onehot, poison = onehot_targets(input, target, who)
+    local nll = input:mul(onehot)
+    local loss
+    if reduction == nil or reduction == "mean" then
+        loss = nll:sum():mul(-1 / input:size(1))
+    else
+        loss = I.reduce(nll:sum(2):neg(), reduction, who)
+    end
+    return poison and loss:add(poison) or loss
+end
+
+function I.same_shape_check(input, target, who)
+    if not is_tensor(input) or not is_tensor(target) then
+        raise("tide: " .. who .. ": expected (input, target) tensors")
+    end
+    I.check_same_device(input, target, who)
+    local a, b = input.shape, target.shape
+    local same = #a == #b
+    for i = 1, #a do
+        same = same and a[i] == b[i]
+    end
+    if not same then
+        raise("tide: " .. who .. ": expected target of the input's shape " ..
+            I.shape_str(a) .. ", got " .. I.shape_str(b))
+    end
+end
+
+function I.mse_loss(input, target, reduction, who)
+    I.same_shape_check(input, target, who)
+    local d = input:sub(target)
+    return I.reduce(d:mul(d), reduction, who)
+end
+
+-- max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|
+function I.binary_cross_entropy_with_logits(input, target, reduction, who)
+    I.same_shape_check(input, target, who)
+    local loss = input:relu():sub(input:mul(target)):add(input:abs():neg():exp():add(1):log())
+    return I.reduce(loss, reduction, who)
+end
+
+-- ---- bodies shared by modules and nn.functional (arguments already checked) ----
+
+-- in training: zeroes each element with probability p, scales the rest by 1/(1-p)
+function I.dropout(x, p)
+    if p == 0 then
+        return x
+    end
+    if p == 1 then
+        return x:mul(0)
+    end
+    local keep = core.rand(x.shape, { device = x.device, dtype = x.dtype }):ge(p)
+    return x:mul(keep):mul(1 / (1 - p))
+end
+
+-- normalizes over the trailing dims holding d elements (biased variance, as PyTorch)
+function I.layer_norm(x, d, weight, bias, eps)
+    local xr = x:reshape(-1, d)
+    local xc = xr:sub(xr:mean(2, true))
+    local var = xc:mul(xc):mean(2, true)
+    local y = xc:mul(var:add(eps):rsqrt()):view(x.shape)
+    if weight then
+        y = y:mul(weight)
+    end
+    if bias then
+        y = y:add(bias)
+    end
+    return y
+end
+
+-- x with the channels on dim 2: batch statistics in training (biased variance to normalize,
+-- unbiased in the running estimates, updated in place when given), running ones otherwise
+function I.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps, who)
+    local c, bshape, dims = x:size(2), { 1, x:size(2) }, { 1 }
+    for d = 3, x:dim() do
+        bshape[d], dims[#dims + 1] = 1, d
+    end
+    local y
+    if training then
+        local m, n = x, 1
+        for _, d in ipairs(dims) do
+            m = m:mean(d, true)
+            n = n * x:size(d)
+        end
+        local xc = x:sub(m)
+        local v = xc:mul(xc)
+        for _, d in ipairs(dims) do
+            v = v:mean(d, true)
+        end
+        if n < 2 then
+            raise("tide: " .. who .. ": expected more than 1 value per channel in training, " ..
+                "got input " .. I.shape_str(x.shape))
+        end
+        autograd.no_grad(function()
+            if running_mean then
+                running_mean:mul_(1 - momentum):add_(m:reshape(c):mul(momentum))
+            end
+            if running_var then
+                running_var:mul_(1 - momentum):add_(v:reshape(c):mul(momentum * n / (n - 1)))
+            end
+        end)
+        y = xc:mul(v:add(eps):rsqrt())
+    else
+        y = x:sub(running_mean:view(bshape)):mul(running_var:view(bshape):add(eps):rsqrt())
+    end
+    if weight then
+        y = y:mul(weight:view(bshape))
+    end
+    if bias then
+        y = y:add(bias:view(bshape))
+    end
+    return y
+end
+
+-- rows of weight for 1-based integer ids, shape ids.shape .. {embedding_dim}
+function I.embedding(ids, weight, who)
+    if ids.dtype ~= "int64" and ids.dtype ~= "int32" then
+        raise("tide: " .. who .. ": expected integer ids (int64, 1-based), got " .. ids.dtype)
+    end
+    I.check_device(ids, weight, who)
+    local n = weight:size(1)
+    -- off the host, index_select checks the range itself (reading ids back would be a transfer)
+    if ids:numel() > 0 and I.on_host(ids) then
+        local lo, hi = ids:min():item(), ids:max():item()
+        if lo < 1 or hi > n then
+            local bad = lo < 1 and lo or hi
+            raise(string.format("tide: %s: id %d out of range for %d embeddings; ids " ..
+                "are 1-based, in 1..%d", who, math.tointeger(bad) or bad, n, n))
+        end
+    end
+    local shape = ids.shape
+    shape[#shape + 1] = weight:size(2)
+    return weight:index_select(1, ids:reshape(-1)):view(shape)
+end
+
+return I

@@ -1,0 +1,217 @@
+/*
+ * views.c — shape and layout methods: the views (t, transpose, view, expand, permute, narrow,
+ * select, unsqueeze, squeeze), reshape and sum_to, and the copying pair contiguous / clone.
+ */
+#include "binding.h"
+
+static int transpose_impl(lua_State *L, const char *name, int d0, int d1, int nargs) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = lua_touserdata(L, 1);
+    ltensor        *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_transpose(a->t, d0, d1, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, name, nargs) : 1;
+}
+
+static int o_t(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "t");
+    int             n = tide_tensor_ndim(a->t);
+    lua_settop(L, 1);
+    if (n > 2)
+        return tl_error(L,
+                        "tide: t: expects a tensor with at most 2 dims, got %d; use "
+                        "transpose(d0, d1)",
+                        n);
+    if (n < 2)
+        return 1; /* as PyTorch: a 0-d or 1-d tensor is its own transpose */
+    return transpose_impl(L, "t", 0, 1, 1);
+}
+
+static int o_transpose(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "transpose");
+    int             d0 = tl_dim(L, a->t, tl_check_int(L, 2, "transpose", "dim0"), "transpose", 0);
+    int             d1 = tl_dim(L, a->t, tl_check_int(L, 3, "transpose", "dim1"), "transpose", 0);
+    lua_settop(L, 3);
+    return transpose_impl(L, "transpose", d0, d1, 3);
+}
+
+/* view / reshape / expand / sum_to take sizes as integers or one table */
+static int shaped(lua_State *L, int kind) {
+    static const char *const names[] = {"view", "reshape", "expand", "sum_to"};
+    const char              *name = names[kind];
+    tide_lua_state          *S = TL_STATE(L);
+    int                      nargs = lua_gettop(L);
+    ltensor                 *a = tl_check(L, S, 1, name);
+    int64_t                  shape[TIDE_MAX_DIMS];
+    int                      ndim;
+    tl_shape(L, 2, shape, &ndim, name, kind != 3);
+    if (kind == 2) { /* expand: -1 keeps the size of that dim (aligned from the right) */
+        int n = tide_tensor_ndim(a->t);
+        for (int i = 0; i < ndim; i++) {
+            int j = i - (ndim - n);
+            if (shape[i] == -1) {
+                if (j < 0)
+                    return tl_error(L,
+                                    "tide: expand: size -1 at position %d has no matching dim "
+                                    "in a tensor with %d dims",
+                                    i + 1, n);
+                shape[i] = tide_tensor_shape(a->t)[j];
+            }
+        }
+    }
+    lua_settop(L, nargs);
+    ltensor *r = tl_push_empty(L);
+    switch (kind) {
+    case 0:
+        TL_CALL(L, S, tide_tensor_view(a->t, ndim, shape, &r->t));
+        break;
+    case 1:
+        TL_CALL(L, S, tide_tensor_reshape(S->ctx, a->t, ndim, shape, &r->t));
+        break;
+    case 2:
+        TL_CALL(L, S, tide_tensor_expand(a->t, ndim, shape, &r->t));
+        break;
+    default:
+        TL_CALL(L, S, tide_sum_to(S->ctx, a->t, ndim, shape, &r->t));
+        return tl_done(L, S, a->requires_grad ? name : NULL, nargs);
+    }
+    if (kind == 1 && !tide_tensor_same_storage(a->t, r->t))
+        tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+    return a->requires_grad ? tl_done_view(L, S, name, nargs) : 1;
+}
+
+static int o_view(lua_State *L) {
+    return shaped(L, 0);
+}
+static int o_reshape(lua_State *L) {
+    return shaped(L, 1);
+}
+static int o_expand(lua_State *L) {
+    return shaped(L, 2);
+}
+static int o_sum_to(lua_State *L) {
+    return shaped(L, 3);
+}
+
+static int o_permute(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int             nargs = lua_gettop(L);
+    ltensor        *a = tl_check(L, S, 1, "permute");
+    int             n = tide_tensor_ndim(a->t), perm[TIDE_MAX_DIMS], seen[TIDE_MAX_DIMS] = {0};
+    int             istable = lua_type(L, 2) == LUA_TTABLE;
+    int             given = istable ? (int)lua_rawlen(L, 2) : nargs - 1;
+    if (given != n)
+        return tl_error(L,
+                        "tide: permute: %d dims given for a tensor with %d dims; name every "
+                        "dim once",
+                        given, n);
+    for (int i = 0; i < n; i++) {
+        if (istable)
+            lua_rawgeti(L, 2, i + 1);
+        else
+            lua_pushvalue(L, 2 + i);
+        perm[i] = tl_dim(L, a->t, tl_check_int(L, -1, "permute", "a dim"), "permute", 0);
+        lua_pop(L, 1);
+        if (seen[perm[i]]++)
+            return tl_error(L, "tide: permute: dim %d appears twice; name every dim once",
+                            perm[i] + 1);
+    }
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_permute(a->t, perm, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, "permute", nargs) : 1;
+}
+
+static int o_contiguous(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "contiguous");
+    lua_settop(L, 1);
+    if (tide_tensor_is_contiguous(a->t))
+        return 1; /* the same object, as PyTorch */
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_contiguous(S->ctx, a->t, &r->t));
+    return tl_done(L, S, a->requires_grad ? "contiguous" : NULL, 1);
+}
+
+static int o_narrow(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "narrow");
+    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "narrow", "dim"), "narrow", 0);
+    lua_Integer     start = tl_check_int(L, 3, "narrow", "start");
+    lua_Integer     len = tl_check_int(L, 4, "narrow", "length");
+    int64_t         size = tide_tensor_shape(a->t)[dim];
+    int64_t         s0 = start >= 1 ? start - 1 : size + start;
+    if (start == 0 || s0 < 0 || len < 0 || s0 > size || len > size - s0) /* no overflow */
+        return tl_error(L,
+                        "tide: narrow: start %I and length %I do not fit dim %d of size "
+                        "%I; start is 1-based and start + length - 1 must be <= %I",
+                        (lua_Integer)start, (lua_Integer)len, dim + 1, (lua_Integer)size,
+                        (lua_Integer)size);
+    lua_settop(L, 4);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_narrow(a->t, dim, s0, len, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, "narrow", 4) : 1;
+}
+
+static int o_select(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    lua_settop(L, 3);
+    tl_select(L, S, tl_check_int(L, 2, "select", "dim"), tl_check_int(L, 3, "select", "index"),
+              "select");
+    ltensor *a = lua_touserdata(L, 1);
+    return a->requires_grad ? tl_done_view(L, S, "select", 3) : 1;
+}
+
+static int o_unsqueeze(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "unsqueeze");
+    int             d = tl_dim(L, a->t, tl_check_int(L, 2, "unsqueeze", "dim"), "unsqueeze", 1);
+    lua_settop(L, 2);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_unsqueeze(a->t, d, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, "unsqueeze", 2) : 1;
+}
+
+static int o_squeeze(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    int             nargs = lua_gettop(L);
+    ltensor        *a = tl_check(L, S, 1, "squeeze");
+    int             d = -1;
+    if (!lua_isnoneornil(L, 2))
+        d = tl_dim(L, a->t, tl_check_int(L, 2, "squeeze", "dim"), "squeeze", 0);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_squeeze(a->t, d, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, "squeeze", nargs) : 1;
+}
+
+static int o_clone(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "clone");
+    lua_settop(L, 1);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_clone(S->ctx, a->t, &r->t));
+    return tl_done(L, S, a->requires_grad ? "clone" : NULL, 1);
+}
+
+void tl_open_views(lua_State *L, int mod, int methods) {
+    static const luaL_Reg meths[] = {{"t", o_t},
+                                     {"transpose", o_transpose},
+                                     {"view", o_view},
+                                     {"reshape", o_reshape},
+                                     {"expand", o_expand},
+                                     {"sum_to", o_sum_to},
+                                     {"permute", o_permute},
+                                     {"contiguous", o_contiguous},
+                                     {"narrow", o_narrow},
+                                     {"select", o_select},
+                                     {"unsqueeze", o_unsqueeze},
+                                     {"squeeze", o_squeeze},
+                                     {"clone", o_clone},
+                                     {NULL, NULL}};
+    tl_register(L, methods, meths);
+    static const luaL_Reg funcs[] = {
+        {"transpose", o_transpose}, {"reshape", o_reshape}, {"permute", o_permute},
+        {"narrow", o_narrow},       {"select", o_select},   {"unsqueeze", o_unsqueeze},
+        {"squeeze", o_squeeze},     {"clone", o_clone},     {NULL, NULL}};
+    tl_register(L, mod, funcs);
+}
