@@ -86,7 +86,8 @@ TIDE_DEF_FLOAT_UNARY(round, rint(a), rintf(a))
 /* PyTorch's frac: a - trunc(a), the sign of a (frac(-1.5) is -0.5; inf gives NaN) */
 TIDE_DEF_FLOAT_UNARY(frac, a - trunc(a), a - truncf(a))
 TIDE_DEF_FLOAT_UNARY(sign, (a > 0) - (a < 0), (float)((a > 0) - (a < 0)))
-TIDE_DEF_FLOAT_UNARY(relu, a > 0 ? a : 0, a > 0 ? a : 0)
+/* NaN stays NaN and -0 stays -0, as PyTorch */
+TIDE_DEF_FLOAT_UNARY(relu, a < 0 ? 0 : a, a < 0 ? 0 : a)
 /* the overflow-free form on each side of 0 */
 TIDE_DEF_FLOAT_UNARY(sigmoid, a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a)),
                      a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a)))

@@ -64,13 +64,7 @@ M.ops = {
     rsqrt = { grad = { domain = POS } },
     tanh = { grad = {} },
     sigmoid = { grad = {} },
-    relu = {
-        grad = { avoid = { 0 } },
-        torch_differs = { -- KNOWN BUG, reported with issue 12: the kernel is x > 0 ? x : 0
-            why = "relu(NaN) is 0 in tide, NaN in PyTorch",
-            values = function(t, p) return p ~= p and t == 0 end,
-        },
-    },
+    relu = { grad = { avoid = { 0 } } },
     gelu = { grad = {} },
     sin = { grad = {} },
     cos = { grad = {} },
