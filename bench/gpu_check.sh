@@ -7,13 +7,15 @@
 #   2. build/test_cuda_unavailable     (with a GPU: kernels through the vtable, hand-checked)
 #   3. busted --run=gpu                (spec/cuda_spec.lua: every op against the CPU)
 #   4. the device-rule specs with TIDE_TEST_DEVICE=cuda:0
-#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py, and a
-#      table of tide's figures beside their references (gpu_results.txt)
+#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py
+#   6. with more than one GPU, bench/nccl_allreduce.lua under mpirun (one rank per GPU): NCCL
+#      all-reduce bus bandwidth at 1 MB and 64 MB; one GPU: "nccl all-reduce: skipped (one GPU)"
+#   7. a table of tide's figures beside their references (gpu_results.txt)
 # Without a GPU it prints one "no GPU: ..." line and exits 0, running nothing.
 #
 # TIDE_GPU_CHECK_EMU=1 rehearses the whole script on the emulated GPU (spec/cuda_emu/): the
-# same steps against build/cuda-emu/libtide_cuda.so, benchmarks at toy sizes, the raw CUDA
-# reference skipped. The test suite runs this rehearsal, so the script is known to work before
+# same steps against build/cuda-emu/libtide_cuda.so (2 devices), benchmarks at toy sizes, the
+# NCCL all-reduce through the emulated NCCL (build/nccl-emu/), the raw CUDA reference skipped. The test suite runs this rehearsal, so the script is known to work before
 # a GPU runs it; its figures mean nothing.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -116,6 +118,39 @@ step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua $2 | tee -a "$0"' "$
 PY=${TIDE_BENCH_PYTHON:-/usr/bin/python3}
 step "gpu_torch.py" 90 sh -c '$1 bench/gpu_torch.py | tee -a "$0"' "$RES" "$PY"
 
+# NCCL all-reduce across the GPUs tide sees, one rank each (bench/nccl_allreduce.lua); the
+# rehearsal runs it on the emulated GPU's 2 devices through the emulated NCCL (spec/nccl_emu/)
+NGPU=$($LUA -e 'print(require("tide").cuda.device_count())' 2>/dev/null)
+NCCL_OUT=$OUT_DIR/nccl_allreduce.txt
+NCCL_LIB=${TIDE_NCCL_LIBRARY:-}
+if [ "$EMU" = 1 ]; then
+    NCCL_LIB=build/nccl-emu/libnccl.so
+elif [ -z "$NCCL_LIB" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 ' &&
+    [ ! -f "$CUDA_HOME/lib64/libnccl.so.2" ]; then
+    # no system NCCL: PyTorch's wheel (nvidia-nccl-cu12) brings one
+    NCCL_LIB=$($PY -c 'import os, nvidia.nccl as m
+print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+    [ -f "$NCCL_LIB" ] || NCCL_LIB=""
+fi
+# a line for the log and the results
+noted() { log "$*"; echo "$*" >>"$RES"; }
+case "$NGPU" in '' | *[!0-9]*) NGPU=0 ;; esac
+if [ "$NGPU" -eq 1 ]; then
+    noted "nccl all-reduce: skipped (one GPU)"
+elif [ "$NGPU" -eq 0 ]; then
+    noted "nccl all-reduce: skipped (tide sees no CUDA device)"
+elif ! command -v mpirun >/dev/null 2>&1; then
+    noted "nccl all-reduce: skipped (no mpirun: make deps installs Open MPI)"
+else
+    [ "$EMU" = 1 ] && step "build the emulated NCCL" 120 make --no-print-directory nccl-emu
+    [ -n "$NCCL_LIB" ] && export TIDE_NCCL_LIBRARY="$NCCL_LIB"
+    # its own file first: a pipe into tee would hide the benchmark's exit status
+    if step "nccl all-reduce ($NGPU GPUs)" 180 sh -c '"$@" >"$0"; rc=$?; cat "$0"; exit $rc' \
+        "$NCCL_OUT" $LUA bench/nccl_allreduce.lua "$NGPU" $SIZE; then
+        cat "$NCCL_OUT" >>"$RES"
+    fi
+fi
+
 # ---- the table: each figure beside its reference ------------------------------------------------
 get() { awk -v k="$1" '$1 == k { print $2; exit }' "$RES"; }
 ratio() { # ratio NAME TIDE REF TARGET(min ratio, or "max:US")
@@ -143,6 +178,11 @@ if [ -n "$small" ]; then
         printf "small a + b on cuda: %.2f us from Lua (target <= 6: %s), %s us from C, raw launch %s us, PyTorch %s us\n",
             s, (s <= 6 ? "ok" : "ABOVE TARGET"), c, l, (t == "" ? "n/a" : t) }' | tee -a "$LOG" "$RES"
 fi
+for sz in 1mb 64mb 4kb 64kb; do # the GPU's sizes, the rehearsal's
+    bus=$(get "nccl_allreduce_${sz}_busbw_gbs")
+    [ -n "$bus" ] && log "nccl all-reduce $sz float32, $NGPU GPUs: busbw $bus GB/s," \
+        "algbw $(get "nccl_allreduce_${sz}_algbw_gbs") GB/s, $(get "nccl_allreduce_${sz}_us") us"
+done
 for k in sgemm_tflops bf16_gemm_tflops add_gbs h2d_pinned_gbs h2d_pageable_gbs; do
     tv=$(get "torch_$k")
     [ -n "$tv" ] && log "PyTorch $k: $tv (tide $(get "tide_$k"))"

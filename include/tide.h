@@ -77,14 +77,28 @@ tide_status tide_dtype_from_name(const char *name, tide_dtype *out);
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 typedef enum tide_op_family {
-    TIDE_FAMILY_BINARY,
-    TIDE_FAMILY_COMPARE,
-    TIDE_FAMILY_UNARY,
-    TIDE_FAMILY_REDUCE,
+    TIDE_FAMILY_BINARY,    /* elementwise, two inputs, result in their promoted dtype */
+    TIDE_FAMILY_COMPARE,   /* elementwise, two inputs, bool result */
+    TIDE_FAMILY_UNARY,     /* elementwise, one input, result in its dtype */
+    TIDE_FAMILY_REDUCE,    /* over one dim or all */
+    TIDE_FAMILY_PREDICATE, /* elementwise, one input, bool result (isnan) */
+    TIDE_FAMILY_BOUNDED,   /* UNARY with a lower and an upper bound (clamp) */
 } tide_op_family;
 
+/* What is true of an op, from its row in tide_ops.def (tide_op_flags) */
+enum {
+    TIDE_OPF_FLOAT_ONLY = 1 << 0,   /* integer inputs promote to float32 (DTYPES FLOAT) */
+    TIDE_OPF_NO_GRAD = 1 << 1,      /* no gradient by design (compare, isnan, argmax, ...) */
+    TIDE_OPF_CHEAP = 1 << 2,        /* a few cycles an element */
+    TIDE_OPF_INT_WRAP = 1 << 3,     /* an integer scalar outside the dtype wraps into it */
+    TIDE_OPF_INT_DIVISION = 1 << 4, /* an integer zero divisor raises */
+};
+/* a row's DTYPES column as a flag */
+#define TIDE_OP_DTYPES_ALL   0
+#define TIDE_OP_DTYPES_FLOAT TIDE_OPF_FLOAT_ONLY
+
 typedef enum tide_op {
-#define X(e, family, name) TIDE_OP_##e,
+#define X(e, family, name, ...) TIDE_OP_##e,
 #include "tide_ops.def"
 #undef X
     TIDE_OP_COUNT
@@ -92,9 +106,14 @@ typedef enum tide_op {
 
 const char    *tide_op_name(tide_op op); /* "add" */
 tide_op_family tide_op_family_of(tide_op op);
+unsigned       tide_op_flags(tide_op op);          /* TIDE_OPF_* */
+int            tide_op_is_elementwise(tide_op op); /* every family but REDUCE */
+int            tide_op_arity(tide_op op);          /* 2 for BINARY and COMPARE, else 1 */
 
 /* ---- devices ------------------------------------------------------------------------------ */
 
+/* One type per backend of the device registry: the built-in cpu, then the loadable backends in
+ * the order of their registry lines (cuda first); tide_backend_register gives the next values. */
 typedef enum tide_device_type { TIDE_DEVICE_CPU, TIDE_DEVICE_CUDA } tide_device_type;
 
 /* Devices live as long as the process; compare them by pointer. */
@@ -121,6 +140,27 @@ typedef struct tide_memory_stats {
 tide_status tide_device_memory_stats(tide_device *dev, tide_memory_stats *out);
 tide_status tide_device_empty_cache(tide_device *dev); /* frees cached blocks */
 
+/* ---- backends (the device registry) ------------------------------------------------------ */
+
+/* A loadable backend is a shared object exporting <entry>_abi (the backend ABI version it was
+ * built with) and <entry>_open (its vtable and device count). Registering adds a registry line:
+ * its devices are "name", "name:N", and the library is looked up and loaded on first use, as
+ * CUDA's: a path (library with a '/'), else tide_backend_set_library_path's, $TIDE_<NAME>_LIB,
+ * next to the library holding tide, in tide/ beside it, then the install prefix's lib/tide/.
+ * name: 1 to 11 lower-case letters and digits, starting with a letter; *type (may be NULL) gets
+ * the new device type. Registering a name twice fails with TIDE_EINVAL. */
+tide_status tide_backend_register(const char *name, const char *library, const char *entry,
+                                  tide_device_type *type);
+tide_status tide_device_type_from_name(const char *name, tide_device_type *out); /* "cuda" */
+const char *tide_device_type_name(tide_device_type type); /* "cpu", "cuda"; NULL: unknown */
+int         tide_device_type_count(void); /* cpu, then each registry line: types 0 to count-1 */
+int         tide_backend_is_available(tide_device_type type);       /* loads it on first use */
+const char *tide_backend_unavailable_reason(tide_device_type type); /* NULL when available */
+int         tide_backend_is_loaded(tide_device_type type); /* never loads it (cleanup paths) */
+/* the library to load for type, before its first use (afterwards TIDE_EINVAL) */
+tide_status tide_backend_set_library_path(tide_device_type type, const char *path);
+
+/* The CUDA backend's calls (kept for the C API): the generic calls above for TIDE_DEVICE_CUDA. */
 int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */
 const char *tide_cuda_unavailable_reason(void); /* NULL when available */
 /* 1 when the CUDA backend is loaded and has devices; never loads it (for cleanup paths) */
@@ -221,7 +261,8 @@ tide_status tide_tensor_to(tide_ctx *ctx, const tide_tensor *t, tide_device *dev
                            int flags, tide_tensor **out);
 /* dst <- src, any devices, src broadcast to dst's shape, dtype converted. */
 tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
-/* page-locked host copy (needs the CUDA backend; ENOTSUP otherwise) */
+/* page-locked host copy, from the first registry line whose backend has pinned memory (CUDA);
+ * ENOTSUP when none is available */
 tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out);
 int         tide_tensor_is_pinned(const tide_tensor *t);
 /* one element as a double (any device; an implicit transfer off-host) */

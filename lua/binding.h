@@ -139,6 +139,9 @@ void tl_check_options(lua_State *L, int idx, const char *op, const char *const *
                       const char *const *unsupported);
 void tl_open_options(lua_State *L, int mod);
 
+/* ---- op_table.c ---- */
+void tl_open_op_table(lua_State *L, int mod); /* tide.core._ops */
+
 /* ---- dist.c ---- */
 void tl_open_dist(lua_State *L, int mod); /* core._dist, for tide.distributed */
 

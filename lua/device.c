@@ -43,12 +43,16 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
     return NULL;
 }
 
-/* "cpu", "cuda", "cpu:..." or "cuda:...": a device's name, existing or not (vs "float128") */
+/* "cpu", "cuda", "cpu:..." or "cuda:..." (any registered backend's name): a device's name,
+ * existing or not (vs "float128") */
 int tl_is_device_name(const char *s) {
-    const char *rest = strncmp(s, "cpu", 3) == 0    ? s + 3
-                       : strncmp(s, "cuda", 4) == 0 ? s + 4
-                                                    : NULL;
-    return rest && (*rest == '\0' || *rest == ':');
+    for (int i = 0; i < tide_device_type_count(); i++) {
+        const char *name = tide_device_type_name((tide_device_type)i);
+        size_t      n = strlen(name);
+        if (strncmp(s, name, n) == 0 && (s[n] == '\0' || s[n] == ':'))
+            return 1;
+    }
+    return 0;
 }
 
 tide_device *tl_default_device(tide_lua_state *S) {
@@ -63,7 +67,7 @@ static int d_index(lua_State *L) {
     ldevice    *d = luaL_checkudata(L, 1, TL_DEVICE);
     const char *k = lua_tostring(L, 2);
     if (k && strcmp(k, "type") == 0)
-        lua_pushstring(L, tide_device_type_of(d->dev) == TIDE_DEVICE_CUDA ? "cuda" : "cpu");
+        lua_pushstring(L, tide_device_type_name(tide_device_type_of(d->dev)));
     else if (k && strcmp(k, "index") == 0)
         lua_pushinteger(L, tide_device_index(d->dev));
     else
@@ -89,11 +93,7 @@ static int l_device(lua_State *L) {
         const char      *s = lua_tostring(L, 1);
         lua_Integer      n = luaL_checkinteger(L, 2);
         tide_device_type type;
-        if (strcmp(s, "cpu") == 0)
-            type = TIDE_DEVICE_CPU;
-        else if (strcmp(s, "cuda") == 0)
-            type = TIDE_DEVICE_CUDA;
-        else
+        if (tide_device_type_from_name(s, &type) != TIDE_OK) /* "cpu", "cuda", a registered one */
             return tl_error(L,
                             "tide: device: unknown device type \"%s\" with index %d; use "
                             "\"cpu\" or \"cuda\"",
@@ -123,9 +123,9 @@ static int l_devices(lua_State *L) {
             tl_push_device(L, dev);
             lua_rawseti(L, -2, ++n);
         }
-    if (tide_cuda_is_available())
-        for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
-            if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK) {
+    for (int t = 1; t < tide_device_type_count(); t++) /* each loadable backend, cuda first */
+        for (int i = 0; i < tide_device_count((tide_device_type)t); i++)
+            if (tide_device_get_index((tide_device_type)t, i, &dev) == TIDE_OK) {
                 tl_push_device(L, dev);
                 lua_rawseti(L, -2, ++n);
             }

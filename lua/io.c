@@ -16,10 +16,6 @@
 #define IDX_BOX "tide.io.idxfile"
 #define ST_BOX  "tide.io.stfile"
 
-static int io_raise(lua_State *L) {
-    return luaL_error(L, "%s", tide_errmsg());
-}
-
 /* tide reads and writes files only in a state whose host opened the io library: a sandbox that
  * leaves io out (the usual one for a game's mod scripts) gets no file access through tide
  * either. Checked in the registry's package.loaded, which the host controls. */
@@ -29,11 +25,11 @@ static void check_io_opened(lua_State *L, const char *op) {
                  lua_getfield(L, -1, LUA_IOLIBNAME) == LUA_TTABLE;
     lua_settop(L, top);
     if (!opened)
-        luaL_error(L,
-                   "tide: %s: the io library is not available in this Lua state, and tide reads "
-                   "and writes files only where it is; the host opens it with luaL_openlibs or "
-                   "luaL_requiref(L, \"io\", luaopen_io, 1)",
-                   op);
+        tl_error(L,
+                 "tide: %s: the io library is not available in this Lua state, and tide reads "
+                 "and writes files only where it is; the host opens it with luaL_openlibs or "
+                 "luaL_requiref(L, \"io\", luaopen_io, 1)",
+                 op);
 }
 
 /* File handles live in a userdata box whose __gc closes them, so an error raised between open
@@ -67,16 +63,14 @@ static void **push_box(lua_State *L, const char *mt, lua_CFunction gc) {
     return b;
 }
 
-/* a fresh host tensor, pushed; returns it borrowed (Lua holds the reference) */
-static tide_tensor *push_host_empty(lua_State *L, tide_dtype dt, int ndim, const int64_t *shape) {
-    tide_device *cpu;
+/* a fresh host tensor, pushed; returns it borrowed (Lua holds the reference). Allocated through
+ * TL_CALL: on ENOMEM/ELIMIT the tensors just dropped are collected and it is tried again. */
+static tide_tensor *push_host_empty(lua_State *L, tide_lua_state *S, tide_dtype dt, int ndim,
+                                    const int64_t *shape) {
+    tide_device *cpu = NULL;
     tide_tensor *t = NULL;
-    if (tide_device_get("cpu", &cpu) != TIDE_OK ||
-        tide_tensor_empty(tide_lua_ctx(L), cpu, dt, ndim, shape, &t) != TIDE_OK) {
-        lua_gc(L, LUA_GCCOLLECT, 0); /* the tensors just dropped may hold the memory */
-        if (tide_tensor_empty(tide_lua_ctx(L), cpu, dt, ndim, shape, &t) != TIDE_OK)
-            io_raise(L);
-    }
+    tide_device_get_index(TIDE_DEVICE_CPU, 0, &cpu); /* files load on the host (cpu:0 exists) */
+    TL_CALL(L, S, tide_tensor_empty(S->ctx, cpu, dt, ndim, shape, &t));
     tide_lua_push_tensor(L, t); /* retains */
     tide_tensor_release(t);
     return t;
@@ -92,11 +86,11 @@ static int l_idx_load(lua_State *L) {
     if (magic < 0 || magic > 0xFFFFFFFFLL)
         return tl_error(L, "tide: %s: magic %I out of range; give a 32-bit value", op, magic);
     if (tide_idx_open(op, path, (uint32_t)magic, box) != TIDE_OK)
-        return io_raise(L);
-    tide_tensor *t =
-        push_host_empty(L, tide_idx_dtype(*box), tide_idx_ndim(*box), tide_idx_shape(*box));
+        return tl_raise(L);
+    tide_tensor *t = push_host_empty(L, TL_STATE(L), tide_idx_dtype(*box), tide_idx_ndim(*box),
+                                     tide_idx_shape(*box));
     if (tide_idx_read(*box, t) != TIDE_OK)
-        return io_raise(L);
+        return tl_raise(L);
     tide_idx_close(*box);
     *box = NULL;
     return 1;
@@ -108,7 +102,7 @@ static int l_st_load(lua_State *L) {
     check_io_opened(L, "load");
     tide_st_file **box = (tide_st_file **)push_box(L, ST_BOX, st_box_gc);
     if (tide_st_open(path, box) != TIDE_OK)
-        return io_raise(L);
+        return tl_raise(L);
     tide_st_file *f = *box;
     int           n = tide_st_count(f);
     lua_createtable(L, 0, n); /* tensors */
@@ -119,10 +113,10 @@ static int l_st_load(lua_State *L) {
         lua_setfield(L, -3, tide_st_metadata_key(f, i));
     }
     for (int i = 0; i < n; i++) {
-        tide_tensor *t =
-            push_host_empty(L, tide_st_dtype(f, i), tide_st_ndim(f, i), tide_st_shape(f, i));
+        tide_tensor *t = push_host_empty(L, TL_STATE(L), tide_st_dtype(f, i), tide_st_ndim(f, i),
+                                         tide_st_shape(f, i));
         if (tide_st_read(f, i, t) != TIDE_OK)
-            return io_raise(L);
+            return tl_raise(L);
         lua_setfield(L, -4, tide_st_name(f, i));
         lua_pushstring(L, tide_st_name(f, i));
         lua_rawseti(L, -2, i + 1);
@@ -150,10 +144,10 @@ static int l_st_save(lua_State *L) {
     if (has_meta)
         for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1)) {
             if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-                return luaL_error(L,
-                                  "tide: save: %s: metadata keys and values must be strings; "
-                                  "convert them with tostring",
-                                  path);
+                return tl_error(L,
+                                "tide: save: %s: metadata keys and values must be strings; "
+                                "convert them with tostring",
+                                path);
             nmeta++;
         }
     /* the arrays are Lua memory: nothing to free if a check below raises */
@@ -170,8 +164,8 @@ static int l_st_save(lua_State *L) {
         lua_geti(L, 3, i);
         tide_tensor *t = tide_lua_to_tensor(L, -1);
         if (!t)
-            return luaL_error(L, "tide: save: %s: '%s' is not a live tensor (got %s)", path,
-                              names[i - 1], luaL_typename(L, -1));
+            return tl_error(L, "tide: save: %s: '%s' is not a live tensor (got %s)", path,
+                            names[i - 1], luaL_typename(L, -1));
         ts[i - 1] = t; /* kept alive by table 3 */
         lua_pop(L, 1);
     }
@@ -181,12 +175,9 @@ static int l_st_save(lua_State *L) {
             mk[k] = lua_tostring(L, -2);
             mv[k++] = lua_tostring(L, -1);
         }
-    tide_status     st = tide_st_save(tide_lua_ctx(L), "save", path, (int)n, names, ts, k, mk, mv);
-    tide_lua_state *S = tl_state(L);
-    if (S->watch)
-        tl_note_transfers(L, S); /* the copies of device tensors to the host, for tracing */
-    if (st != TIDE_OK)
-        return io_raise(L);
+    /* notes the copies of device tensors to the host, for tracing */
+    TL_CALL(L, TL_STATE(L),
+            tide_st_save(TL_STATE(L)->ctx, "save", path, (int)n, names, ts, k, mk, mv));
     return 0;
 }
 
@@ -233,7 +224,7 @@ static int l_randperm(lua_State *L) {
     if (n < 0)
         return tl_error(L, "tide: randperm: n = %I is negative", n);
     int64_t      shape[1] = {n};
-    tide_tensor *t = push_host_empty(L, TIDE_DTYPE_I64, 1, shape);
+    tide_tensor *t = push_host_empty(L, TL_STATE(L), TIDE_DTYPE_I64, 1, shape);
     tide_lua_shuffle(tide_tensor_data(t), n, seed);
     return 1;
 }
@@ -248,5 +239,5 @@ void tide_lua_register_io(lua_State *L) {
         {"_randperm", l_randperm},
         {NULL, NULL},
     };
-    luaL_setfuncs(L, fns, 0);
+    tl_register(L, -1, fns); /* upvalue: the state (TL_STATE) */
 }

@@ -143,6 +143,7 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_creation(L, mod);
     tl_open_options(L, mod);
     tl_open_trace(L, mod);
+    tl_open_op_table(L, mod);
     tl_open_dist(L, mod);
     static const luaL_Reg funcs[] = {
         {"transfer_stats", l_transfer_stats}, {"reset_transfer_stats", l_reset_transfer_stats},

@@ -1,7 +1,8 @@
 /*
- * op_families.c — the tensor methods generated from include/tide_ops.def: each BINARY, COMPARE,
- * UNARY and REDUCE row becomes t:name() and tide.name(), with an in-place `name_` twin for the
- * binary and unary families.
+ * op_families.c — the tensor methods generated from include/tide_ops.def: each row becomes
+ * t:name() and tide.name(), with an in-place `name_` twin for the BINARY, UNARY and BOUNDED
+ * families. A result is recorded for autograd when an input requires grad, unless the row says
+ * NO_GRAD (comparisons, isnan, logical_*, argmax: their results never require grad).
  */
 #include "binding.h"
 #include <math.h>
@@ -39,18 +40,27 @@ static tide_scalar bound(lua_State *L, int idx, double none, const char *name, c
     return lua_isnoneornil(L, idx) ? tide_scalar_f(none) : tl_scalar(L, idx);
 }
 
-/* t:op() for the UNARY family; clamp takes (min, max) */
+/* the name autograd records the result of op as, when a requires grad */
+static const char *record_as(tide_op op, const ltensor *a) {
+    return a->requires_grad && !(tide_op_flags(op) & TIDE_OPF_NO_GRAD) ? tide_op_name(op) : NULL;
+}
+
+static int is_bounded(tide_op op) {
+    return tide_op_family_of(op) == TIDE_FAMILY_BOUNDED;
+}
+
+/* t:op() for the one-input families; BOUNDED (clamp) takes (min, max) */
 static tide_status unary_call(lua_State *L, tide_lua_state *S, tide_op op, const char *name,
                               const tide_tensor *a, tide_tensor **out) {
-    if (op != TIDE_OP_CLAMP)
+    if (!is_bounded(op))
         return tide_unary(S->ctx, op, a, NULL, out);
     tide_scalar lo = bound(L, 2, -INFINITY, name, "min"), hi = bound(L, 3, INFINITY, name, "max");
     return tide_clamp(S->ctx, a, lo, hi, out);
 }
 
-/* a unary op other than clamp given an argument: refused, not ignored (t:exp(2)) */
+/* a one-input op other than clamp given an argument: refused, not ignored (t:exp(2)) */
 static void no_argument(lua_State *L, tide_op op, const char *name) {
-    if (op != TIDE_OP_CLAMP && lua_gettop(L) >= 2 && !lua_isnil(L, 2))
+    if (!is_bounded(op) && lua_gettop(L) >= 2 && !lua_isnil(L, 2))
         tl_error(L, "tide: %s: takes no argument, got argument #2 (%s)", name, tl_typename(L, 2));
 }
 
@@ -60,11 +70,11 @@ static int unary(lua_State *L, tide_op op) {
     int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, S, 1, name);
     no_argument(L, op, name);
-    if (op == TIDE_OP_CLAMP && nargs < 3)
+    if (is_bounded(op) && nargs < 3)
         lua_settop(L, 3); /* the bounds stay at 2 and 3, below the result */
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, unary_call(L, S, op, name, a->t, &r->t));
-    return tl_done(L, S, a->requires_grad ? name : NULL, nargs);
+    return tl_done(L, S, record_as(op, a), nargs);
 }
 
 static int unary_inplace(lua_State *L, tide_op op, const char *name) {
@@ -95,7 +105,7 @@ static int reduce(lua_State *L, tide_op op) {
     if (!lua_isnoneornil(L, 2))
         dim = tl_dim(L, a->t, tl_check_int(L, 2, name, "dim"), name, 0);
     int keepdim = lua_toboolean(L, 3);
-    int is_arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN;
+    int is_arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN; /* 1-based indices */
     int with_idx = (op == TIDE_OP_MAX || op == TIDE_OP_MIN) && dim != TIDE_ALL_DIMS;
     lua_settop(L, nargs < 3 ? 3 : nargs);
     ltensor *r = tl_push_empty(L);
@@ -109,11 +119,9 @@ static int reduce(lua_State *L, tide_op op) {
         return 2;
     }
     TL_CALL(L, S, tide_reduce(S->ctx, op, a->t, dim, keepdim, &r->t, NULL));
-    if (is_arg) {
+    if (is_arg)
         one_based(L, S, r);
-        return tl_done(L, S, NULL, nargs);
-    }
-    return tl_done(L, S, a->requires_grad ? name : NULL, nargs);
+    return tl_done(L, S, record_as(op, a), nargs);
 }
 
 #define GEN_BINARY(e, name)                                                                        \
@@ -134,11 +142,16 @@ static int reduce(lua_State *L, tide_op op) {
     static int o_##e##_(lua_State *L) {                                                            \
         return unary_inplace(L, TIDE_OP_##e, name "_");                                            \
     }
+#define GEN_PREDICATE(e, name)                                                                     \
+    static int o_##e(lua_State *L) {                                                               \
+        return unary(L, TIDE_OP_##e);                                                              \
+    }
+#define GEN_BOUNDED GEN_UNARY
 #define GEN_REDUCE(e, name)                                                                        \
     static int o_##e(lua_State *L) {                                                               \
         return reduce(L, TIDE_OP_##e);                                                             \
     }
-#define X(e, family, name) GEN_##family(e, name)
+#define X(e, family, name, ...) GEN_##family(e, name)
 #include "tide_ops.def"
 #undef X
 
@@ -146,21 +159,25 @@ static int reduce(lua_State *L, tide_op op) {
 #define REG_COMPARE(e, name) {name, o_##e},
 #define REG_UNARY(e, name)   {name, o_##e}, {name "_", o_##e##_},
 #define REG_REDUCE(e, name)  {name, o_##e},
+#define REG_PREDICATE        REG_COMPARE
+#define REG_BOUNDED          REG_UNARY
 
 #define FN_BINARY(e, name)  {name, o_##e},
 #define FN_COMPARE(e, name) {name, o_##e},
 #define FN_UNARY(e, name)   {name, o_##e},
 #define FN_REDUCE(e, name)  {name, o_##e},
+#define FN_PREDICATE        FN_UNARY
+#define FN_BOUNDED          FN_UNARY
 
 void tl_open_op_families(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {
-#define X(e, family, name) REG_##family(e, name)
+#define X(e, family, name, ...) REG_##family(e, name)
 #include "tide_ops.def"
 #undef X
         {NULL, NULL}};
     tl_register(L, methods, meths);
     static const luaL_Reg funcs[] = {
-#define X(e, family, name) FN_##family(e, name)
+#define X(e, family, name, ...) FN_##family(e, name)
 #include "tide_ops.def"
 #undef X
         {NULL, NULL}};

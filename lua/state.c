@@ -175,10 +175,11 @@ void tl_reclaim(lua_State *L, tide_lua_state *S) {
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
             tide_device_empty_cache(dev);
-    if (tide_cuda_is_loaded()) /* never loads CUDA for a host that did not ask for it */
-        for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
-            if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK)
-                tide_device_empty_cache(dev);
+    for (int t = 1; t < tide_device_type_count(); t++)
+        if (tide_backend_is_loaded((tide_device_type)t)) /* never loads one nobody asked for */
+            for (int i = 0; i < tide_device_count((tide_device_type)t); i++)
+                if (tide_device_get_index((tide_device_type)t, i, &dev) == TIDE_OK)
+                    tide_device_empty_cache(dev);
     tl_full_collect(L, S);
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)

@@ -371,7 +371,7 @@ int tl_binary(lua_State *L, tide_op op) {
                         luaL_typename(L, 1), luaL_typename(L, 2));
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
-    if (rg && S->grad_enabled && tide_op_family_of(op) == TIDE_FAMILY_BINARY)
+    if (rg && S->grad_enabled && !(tide_op_flags(op) & TIDE_OPF_NO_GRAD))
         tl_record(L, S, tide_op_name(op), nargs, 3, 0);
     return 1;
 }

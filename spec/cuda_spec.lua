@@ -274,6 +274,46 @@ describe("cuda #cuda", function()
       end
     end)
 
+    -- the rows added through the op table: every float and integer dtype the row accepts,
+    -- non-contiguous views, NaN and infinities, against the CPU
+    git("op-table ops: unary, predicate, logical and atan2 against the cpu", function()
+      local unary = { "erf", "erfc", "log1p", "expm1", "log2", "tan", "floor", "ceil", "round",
+        "trunc", "frac", "reciprocal", "square", "softplus", "silu", "isnan", "isinf",
+        "isfinite", "logical_not" }
+      local special = tide.tensor({ 0 / 0, math.huge, -math.huge, -2.5, -0.5, 0.5, 1.5, 2.5, 0,
+        -1, 30, -30 })
+      local is_bool = { isnan = true, isinf = true, isfinite = true, logical_not = true }
+      -- half types compute on cuda only: the reference computes in float32 from the same
+      -- rounded inputs and rounds once at the end
+      for _, dt in ipairs(ON_GPU and { "float32", "float64", "float16" } or { "float32", "float64" }) do
+        local x = randn({ 5, 4 }):mul(2):to(dt):t() -- non-contiguous
+        local s = special:to(dt)
+        local tol = dt == "float16" and 1e-2 or 1e-5
+        for _, op in ipairs(unary) do
+          local want = is_bool[op] and "bool" or dt
+          same(on(x)[op](on(x)), x:float()[op](x:float()):to(want), tol, op .. " " .. dt)
+          same(on(s)[op](on(s)), s:float()[op](s:float()):to(want), tol, op .. " special " .. dt)
+        end
+      end
+      for _, dt in ipairs({ "int32", "int64", "uint8", "bool" }) do
+        local i = tide.tensor({ { 0, 3, 7 }, { 1, 200, 46341 } }):to(dt)
+        for _, op in ipairs({ "floor", "ceil", "round", "trunc", "square", "isnan", "isinf",
+          "isfinite", "logical_not", "erf", "reciprocal" }) do
+          same(on(i)[op](on(i)), i[op](i), 1e-6, op .. " " .. dt)
+        end
+        local j = i:narrow(2, 2, 2)
+        same(on(j):logical_and(on(i):narrow(2, 1, 2)), j:logical_and(i:narrow(2, 1, 2)), 0,
+          "logical_and " .. dt)
+      end
+      local a, b = randn({ 3, 1, 5 }, "float64"), randn({ 4, 5 }, "float64")
+      for _, op in ipairs({ "atan2", "logical_and", "logical_or", "logical_xor" }) do
+        same(on(a)[op](on(a), on(b)), a[op](a, b), 1e-12, op)
+        same(on(a)[op](on(a), 0), a[op](a, 0), 1e-12, op .. " scalar")
+      end
+      local ia = tide.tensor({ 1, -1, 0 }):long()
+      same(on(ia):atan2(on(ia)), ia:atan2(ia), 1e-6, "atan2 int64 promotes")
+    end)
+
     git("large contiguous add takes the vector path and the tail", function()
       local a, b = randn({ 100003 }), randn({ 100003 })
       same(on(a) + on(b), a + b, 0)

@@ -248,3 +248,34 @@ describe("tide.load options", function()
         os.remove(path)
     end)
 end)
+
+-- lua/io.c raises through the binding's own path (tl_raise / TL_CALL): a core io call names the
+-- line that made it, as every other core function does
+describe("core io functions", function()
+    local core = require "tide.core"
+    it("raise at the caller's line", function()
+        local ok, err = pcall(core.safetensors_load, "/nonexistent/x.safetensors")
+        assert.is_false(ok)
+        assert.matches("^[^\n]*safetensors_spec.lua:%d+: tide: load: /nonexistent/x.safetensors: "
+            .. "cannot open: No such file or directory; check the path", err)
+        ok, err = pcall(core.idx_load, "/nonexistent/x-idx1-ubyte")
+        assert.matches("safetensors_spec.lua:%d+: tide: idx_load: /nonexistent/x%-idx1%-ubyte: "
+            .. "cannot open", err)
+        ok, err = pcall(core.safetensors_save, os.tmpname(), { "a" }, {})
+        assert.matches("safetensors_spec.lua:%d+: tide: save: .*: 1 names but 0 tensors", err)
+    end)
+    it("load a file under a memory limit once dropped tensors are collected", function()
+        local path = tmpfile()
+        tide.save(path, { w = tide.ones(256, 256) }) -- 256 KiB
+        collectgarbage()
+        local limit = tide.memory_limit()
+        tide.set_memory_limit(tide.memory_in_use() + 400 * 1024)
+        local garbage = tide.ones(300, 256) -- 300 KiB, dropped below: only a collection frees it
+        garbage = nil
+        local ok, sd = pcall(tide.load, path)
+        tide.set_memory_limit(limit)
+        os.remove(path)
+        assert.is_true(ok, tostring(sd))
+        assert.are.equal(65536.0, sd.w:sum():item())
+    end)
+end)

@@ -35,7 +35,7 @@ typedef struct tide_kview {
     int64_t    strides[TIDE_MAX_DIMS];
 } tide_kview;
 
-/* (core functions: the CUDA backend, a separate object, has its own copies) */
+/* (core functions: a loadable backend, a separate object, has its own copies) */
 int64_t tide_kview_numel(const tide_kview *v);
 bool    tide_kview_is_contiguous(const tide_kview *v);
 
@@ -55,7 +55,7 @@ struct tide_device {
  * backend does not have is NULL (the core answers TIDE_ENOTSUP). Kernels return TIDE_ENOTSUP with
  * a message for dtypes they do not handle. */
 struct tide_backend {
-    const char *name; /* "cpu", "cuda" */
+    const char *name; /* "cpu", or the registry line's name ("cuda") */
 
     /* memory: alloc returns TIDE_ENOMEM with a message on failure */
     tide_status (*alloc)(tide_device *dev, size_t bytes, void **ptr);
@@ -73,7 +73,8 @@ struct tide_backend {
     tide_status (*synchronize)(tide_device *dev);
     tide_status (*memory_stats)(tide_device *dev, tide_memory_stats *out);
     tide_status (*empty_cache)(tide_device *dev);
-    /* page-locked host memory for fast transfers (CUDA only; NULL elsewhere) */
+    /* page-locked host memory for fast transfers (NULL where the backend has none); a storage
+     * made by it records this backend and frees through it */
     tide_status (*alloc_pinned)(size_t bytes, void **ptr);
     void (*free_pinned)(void *ptr);
 
@@ -136,22 +137,23 @@ struct tide_backend {
 
 extern const tide_backend tide_cpu_backend;
 
-/* The CUDA backend is a shared object (libtide_cuda.so, loaded with dlopen on first use) that
- * exports this one function. It cannot link against the core's symbols (the core may itself be
- * loaded RTLD_LOCAL by Lua), so the core hands it tide_seterr. On success it fills *backend and
+/* A loadable backend (src/cuda/ builds one) is a shared object, loaded with dlopen on first use,
+ * that exports two functions named by its registry line's entry (src/device.c): <entry>_abi and
+ * <entry>_open. It cannot link against the core's symbols (the core may itself be loaded
+ * RTLD_LOCAL by Lua), so the core hands it tide_seterr. On success open fills *backend and
  * *count (devices found); on failure it returns non-OK with the reason set through seterr
- * ("no CUDA driver", "no CUDA device"). */
-#define TIDE_CUDA_ENTRY "tide_cuda_backend_open"
+ * ("no driver", "no device"). */
+#define TIDE_BACKEND_OPEN_SUFFIX "_open"
 /* The version of this interface: struct tide_backend, tide_kview, tide_device and the entry
- * point. The plug-in exports tide_cuda_backend_abi() returning the version it was built with;
- * the core refuses one of another version (or without the function) before calling it. Bump
- * it with every change to those. */
-#define TIDE_BACKEND_ABI    1
-#define TIDE_CUDA_ABI_ENTRY "tide_cuda_backend_abi"
-typedef int (*tide_cuda_abi_fn)(void);
+ * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
+ * another version (or without the function) before calling it. Bump it with every change to
+ * those. */
+#define TIDE_BACKEND_ABI        2
+#define TIDE_BACKEND_ABI_SUFFIX "_abi"
+typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);
-typedef tide_status (*tide_cuda_open_fn)(tide_seterr_fn seterr, const tide_backend **backend,
-                                         int *count);
+typedef tide_status (*tide_backend_open_fn)(tide_seterr_fn seterr, const tide_backend **backend,
+                                            int *count);
 
 #ifdef __cplusplus
 }

@@ -17,10 +17,11 @@
 #include <unistd.h>
 
 typedef struct plugin_slot {
-    const char             *file;  /* libtide_mpi.so */
-    const char             *env;   /* TIDE_MPI_LIB */
-    const char             *entry; /* tide_dist_mpi_open */
-    const char             *what;  /* "MPI" */
+    const char             *file;    /* libtide_mpi.so */
+    const char             *env;     /* TIDE_MPI_LIB */
+    const char             *entry;   /* tide_dist_mpi_open */
+    const char             *what;    /* "MPI" */
+    const char             *devices; /* the backend whose tensors it carries (NULL: the host's) */
     const tide_dist_plugin *p;
     int                     initialized;
     char                    reason[600];
@@ -28,8 +29,9 @@ typedef struct plugin_slot {
 } plugin_slot;
 
 static plugin_slot slots[2] = {
-    {"libtide_mpi.so", "TIDE_MPI_LIB", TIDE_DIST_MPI_ENTRY, "MPI", NULL, 0, "", PTHREAD_ONCE_INIT},
-    {"libtide_nccl.so", "TIDE_NCCL_LIB", TIDE_DIST_NCCL_ENTRY, "NCCL", NULL, 0, "",
+    {"libtide_mpi.so", "TIDE_MPI_LIB", TIDE_DIST_MPI_ENTRY, "MPI", NULL, NULL, 0, "",
+     PTHREAD_ONCE_INIT},
+    {"libtide_nccl.so", "TIDE_NCCL_LIB", TIDE_DIST_NCCL_ENTRY, "NCCL", "cuda", NULL, 0, "",
      PTHREAD_ONCE_INIT},
 };
 
@@ -101,12 +103,19 @@ static void load_slot(plugin_slot *s) {
 static void load_mpi(void) {
     load_slot(&slots[0]);
 }
+/* the device type of the backend NCCL's slot carries tensors of (its registry line's name) */
+static tide_device_type nccl_devices(void) {
+    tide_device_type type = TIDE_DEVICE_CPU;
+    return tide_device_type_from_name(slots[1].devices, &type) == TIDE_OK ? type : TIDE_DEVICE_CPU;
+}
+
 static void load_nccl(void) {
     load_slot(&slots[1]);
     /* NCCL without a CUDA device is no use: say why once, here */
-    if (slots[1].p && !tide_cuda_is_available()) {
+    tide_device_type type = nccl_devices();
+    if (slots[1].p && !tide_backend_is_available(type)) {
         snprintf(slots[1].reason, sizeof slots[1].reason, "NCCL needs a CUDA device: %.500s",
-                 tide_cuda_unavailable_reason());
+                 tide_backend_unavailable_reason(type));
         slots[1].p = NULL;
     }
 }
@@ -251,9 +260,9 @@ tide_status tide_dist_init(tide_dist_backend b) {
         atexit(finalize_at_exit);
     if (nccl && nccl->p) {
         /* NCCL makes its communicator on the current device: this rank's local GPU */
-        int          n = tide_device_count(TIDE_DEVICE_CUDA);
+        int          n = tide_device_count(nccl_devices());
         tide_device *dev = NULL;
-        st = tide_device_get_index(TIDE_DEVICE_CUDA, n > 0 ? g_local % n : 0, &dev);
+        st = tide_device_get_index(nccl_devices(), n > 0 ? g_local % n : 0, &dev);
         void *stream = NULL;
         if (st == TIDE_OK && dev->backend->stream)
             st = dev->backend->stream(dev, &stream);
@@ -299,7 +308,7 @@ static tide_status engine(const char *op, const tide_tensor *t, const tide_dist_
                            op);
     tide_device *dev = tide_tensor_device(t);
     *stream = NULL;
-    if (tide_device_type_of(dev) == TIDE_DEVICE_CUDA) {
+    if (tide_device_type_of(dev) != TIDE_DEVICE_CPU && tide_device_type_of(dev) == nccl_devices()) {
         if (!slots[1].initialized) {
             const char *why = tide_dist_unavailable_reason(TIDE_DIST_NCCL);
             return tide_seterr(TIDE_EDEVICE,

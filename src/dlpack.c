@@ -75,30 +75,21 @@ static tide_status dtype_of_dl(DLDataType d, tide_dtype *out) {
 static tide_status device_of_dl(DLDevice d, tide_device **out) {
     tide_device_type type;
     int              index = (int)d.device_id;
-    switch ((int)d.device_type) {
-    case kDLCPU:
-        type = TIDE_DEVICE_CPU; /* device_id N: the virtual device cpu:N */
-        break;
-    case kDLCUDAHost: /* pinned host memory is host memory */
-        type = TIDE_DEVICE_CPU;
+    int              kind = tide_device_type_of_dlpack((int)d.device_type, &type);
+    if (kind == 2) /* a backend's pinned host memory is host memory */
         index = 0;
-        break;
-    case kDLCUDA:
-        type = TIDE_DEVICE_CUDA;
-        break;
-    default:
+    if (kind == 0)
         return tide_seterr(TIDE_EDEVICE,
                            "from_dlpack: DLPack device type %d (id %d) is not supported; tide "
-                           "takes kDLCPU, kDLCUDAHost and kDLCUDA memory",
+                           "takes kDLCPU memory and that of its backends' devices",
                            (int)d.device_type, (int)d.device_id);
-    }
-    int count = tide_device_count(type);
+    int         count = tide_device_count(type);
+    const char *name = tide_device_type_name(type);
     if (index < 0 || index >= count)
         return tide_seterr(TIDE_EDEVICE,
                            "from_dlpack: DLPack device %s:%d does not exist here (%d %s "
                            "device%s); copy the tensor to an available device first",
-                           type == TIDE_DEVICE_CPU ? "cpu" : "cuda", index, count,
-                           type == TIDE_DEVICE_CPU ? "cpu" : "cuda", count == 1 ? "" : "s");
+                           name, index, count, name, count == 1 ? "" : "s");
     return tide_device_get_index(type, index, out);
 }
 
@@ -120,6 +111,11 @@ static void export_deleter(DLManagedTensor *m) {
 tide_status tide_tensor_to_dlpack(tide_tensor *t, DLManagedTensor **out) {
     if (!t || !out)
         return tide_seterr(TIDE_EINVAL, "to_dlpack: tensor and out must not be NULL");
+    if (!tide_device_dlpack_code(tide_tensor_device(t)))
+        return tide_seterr(TIDE_ENOTSUP,
+                           "to_dlpack: %s has no DLPack device type; copy the tensor to the cpu "
+                           "first",
+                           tide_device_name(tide_tensor_device(t)));
     exported *e = calloc(1, sizeof *e);
     if (!e)
         return tide_seterr(TIDE_ENOMEM, "to_dlpack: out of host memory for the DLPack header");
@@ -133,8 +129,7 @@ tide_status tide_tensor_to_dlpack(tide_tensor *t, DLManagedTensor **out) {
     tide_tensor_retain(t);
     e->t = t;
     e->m.dl_tensor.data = tide_tensor_data(t);
-    e->m.dl_tensor.device.device_type =
-        tide_device_type_of(dev) == TIDE_DEVICE_CUDA ? kDLCUDA : kDLCPU;
+    e->m.dl_tensor.device.device_type = (DLDeviceType)tide_device_dlpack_code(dev);
     e->m.dl_tensor.device.device_id = tide_device_index(dev);
     e->m.dl_tensor.ndim = ndim;
     e->m.dl_tensor.dtype = dl_dtype(tide_tensor_dtype(t));

@@ -75,13 +75,19 @@ tide_dtype tide_promote(tide_dtype a, tide_dtype b) {
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 static const char *const op_names[] = {
-#define X(e, family, name) name,
+#define X(e, family, name, ...) name,
 #include "tide_ops.def"
 #undef X
 };
 
 static const tide_op_family op_families[] = {
-#define X(e, family, name) TIDE_FAMILY_##family,
+#define X(e, family, ...) TIDE_FAMILY_##family,
+#include "tide_ops.def"
+#undef X
+};
+
+static const unsigned op_flags[] = {
+#define X(e, family, name, fn, dtypes, flags) (flags) | TIDE_OP_DTYPES_##dtypes,
 #include "tide_ops.def"
 #undef X
 };
@@ -92,4 +98,17 @@ const char *tide_op_name(tide_op op) {
 
 tide_op_family tide_op_family_of(tide_op op) {
     return (unsigned)op < TIDE_OP_COUNT ? op_families[op] : TIDE_FAMILY_UNARY;
+}
+
+unsigned tide_op_flags(tide_op op) {
+    return (unsigned)op < TIDE_OP_COUNT ? op_flags[op] : 0;
+}
+
+int tide_op_is_elementwise(tide_op op) {
+    return (unsigned)op < TIDE_OP_COUNT && op_families[op] != TIDE_FAMILY_REDUCE;
+}
+
+int tide_op_arity(tide_op op) {
+    tide_op_family f = tide_op_family_of(op);
+    return f == TIDE_FAMILY_BINARY || f == TIDE_FAMILY_COMPARE ? 2 : 1;
 }

@@ -95,7 +95,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
                         tide_tensor **out) {
     const char    *name = tide_op_name(op);
     tide_op_family fam = tide_op_family_of(op);
-    if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
+    if (!tide_op_is_elementwise(op) || tide_op_arity(op) != 2)
         return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
     TIDE_TRY(tide_check_same_device(name, a, b));
     if (*out)
@@ -103,7 +103,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     tide_device *dev = a->storage->dev;
 
     tide_dtype cdt = tide_promote(a->dtype, b->dtype);
-    if ((op == TIDE_OP_DIV || op == TIDE_OP_POW) && !tide_dtype_is_float(cdt))
+    if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_F32;
     tide_dtype odt = cdt;
     if (fam == TIDE_FAMILY_COMPARE)
@@ -278,11 +278,12 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
                                  int reverse, tide_tensor **out) {
     const char    *name = tide_op_name(op);
     tide_op_family fam = tide_op_family_of(op);
-    if ((unsigned)op >= TIDE_OP_COUNT || (fam != TIDE_FAMILY_BINARY && fam != TIDE_FAMILY_COMPARE))
+    if (!tide_op_is_elementwise(op) || tide_op_arity(op) != 2)
         return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
     tide_device *dev = a->storage->dev;
+    unsigned     flags = tide_op_flags(op);
     s = scalar_norm(s);
     bool       integral = s.is_int || (s.d == floor(s.d) && isfinite(s.d));
     tide_dtype cdt = a->dtype;
@@ -291,14 +292,13 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
         if (!tide_dtype_is_float(cdt) && (!integral || !scalar_fits(cdt, s)))
             cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
     } else {
-        if (!tide_dtype_is_float(cdt) && (!integral || op == TIDE_OP_DIV || op == TIDE_OP_POW))
+        if (!tide_dtype_is_float(cdt) && (!integral || (flags & TIDE_OPF_FLOAT_ONLY)))
             cdt = TIDE_DTYPE_F32;
         else if (cdt == TIDE_DTYPE_BOOL)
             cdt = TIDE_DTYPE_I64;
         /* add, sub and mul wrap like tensor arithmetic (u8 + -1 is u8 - 1), where storing the
          * scalar in the dtype would saturate it (-1 -> 0) */
-        if ((op == TIDE_OP_ADD || op == TIDE_OP_SUB || op == TIDE_OP_MUL) && integral &&
-            !scalar_fits(cdt, s))
+        if ((flags & TIDE_OPF_INT_WRAP) && integral && !scalar_fits(cdt, s))
             s = scalar_wrap(cdt, s);
     }
     tide_dtype odt = TIDE_DTYPE_BOOL;
@@ -308,8 +308,8 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
     }
     /* an integer division by the number 0 is known here, on every device, at no cost (a
      * negative number is 0 as uint8: the kernels saturate the scalar into the dtype) */
-    if ((op == TIDE_OP_FLOORDIV || op == TIDE_OP_REMAINDER || op == TIDE_OP_FMOD) && !reverse &&
-        !tide_dtype_is_float(cdt) && (s.d == 0 || (cdt == TIDE_DTYPE_U8 && s.d < 0))) {
+    if ((flags & TIDE_OPF_INT_DIVISION) && !reverse && !tide_dtype_is_float(cdt) &&
+        (s.d == 0 || (cdt == TIDE_DTYPE_U8 && s.d < 0))) {
         char v[32];
         scalar_fmt(v, sizeof v, s);
         return tide_seterr(TIDE_EINVAL,
@@ -345,30 +345,13 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
 
 /* ---- unary -------------------------------------------------------------------------------- */
 
-static bool float_only(tide_op op) {
-    switch (op) {
-    case TIDE_OP_EXP:
-    case TIDE_OP_LOG:
-    case TIDE_OP_SQRT:
-    case TIDE_OP_RSQRT:
-    case TIDE_OP_TANH:
-    case TIDE_OP_SIGMOID:
-    case TIDE_OP_GELU:
-    case TIDE_OP_SIN:
-    case TIDE_OP_COS:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* prepares out (dtype cdt, a's shape) and runs the backend's unary kernel on a cast to cdt */
+/* prepares out (dtype odt, a's shape) and runs the backend's unary kernel on a cast to cdt */
 static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, tide_dtype cdt,
-                             const double *params, tide_tensor **out) {
+                             tide_dtype odt, const double *params, tide_tensor **out) {
     const char  *name = tide_op_name(op);
     tide_device *dev = a->storage->dev;
     bool         created;
-    TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, a->ndim, a->shape, out, &created));
+    TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)
         return TIDE_OK;
     if (!dev->backend->unary)
@@ -386,18 +369,24 @@ static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, ti
 tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const double *params,
                        tide_tensor **out) {
     const char *name = tide_op_name(op);
-    if ((unsigned)op >= TIDE_OP_COUNT || tide_op_family_of(op) != TIDE_FAMILY_UNARY)
+    if (!tide_op_is_elementwise(op) || tide_op_arity(op) != 1)
         return tide_seterr(TIDE_EINVAL, "unary: %s is not a unary op", name);
-    if (op == TIDE_OP_CLAMP)
+    tide_op_family fam = tide_op_family_of(op);
+    if (fam == TIDE_FAMILY_BOUNDED)
         return tide_clamp(ctx, a, tide_scalar_f(params ? params[0] : -INFINITY),
                           tide_scalar_f(params ? params[1] : INFINITY), out);
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
     tide_dtype cdt = a->dtype;
-    if (float_only(op) && !tide_dtype_is_float(cdt))
+    if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_F32;
+    if (fam == TIDE_FAMILY_PREDICATE) { /* any input dtype, a bool result */
+        tide_dtype odt;
+        TIDE_TRY(out_dtype(name, *out, TIDE_DTYPE_BOOL, &odt));
+        return unary_run(ctx, op, a, cdt, odt, NULL, out);
+    }
     TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
-    return unary_run(ctx, op, a, cdt, NULL, out);
+    return unary_run(ctx, op, a, cdt, cdt, NULL, out);
 }
 
 /* neither an integer nor infinite (no bound): makes an integer tensor's clamp float */
@@ -459,7 +448,7 @@ tide_status tide_clamp(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide
     if (needs_operand(cdt, lo) || needs_operand(cdt, hi))
         return clamp_exact(ctx, a, lo, hi, out);
     double params[2] = {lo.d, hi.d};
-    return unary_run(ctx, TIDE_OP_CLAMP, a, cdt, params, out);
+    return unary_run(ctx, TIDE_OP_CLAMP, a, cdt, cdt, params, out);
 }
 
 /* ---- reductions --------------------------------------------------------------------------- */
@@ -710,112 +699,4 @@ tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value) {
     if (st == TIDE_OK) /* counted once written: a failed call changes nothing */
         tide_mark_written(t);
     return st;
-}
-
-tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
-                             const int64_t *shape, tide_scalar value, tide_tensor **out) {
-    tide_tensor *t;
-    TIDE_TRY(tide_tensor_empty_for(ctx, "full", dev, dt, ndim, shape, &t));
-    tide_status st = tide_fill_for(ctx, "full", t, value);
-    if (st != TIDE_OK) {
-        tide_tensor_release(t);
-        return st;
-    }
-    *out = t;
-    return TIDE_OK;
-}
-
-static tide_status random_check(const char *name, tide_dtype dt, tide_random_kind kind, double lo,
-                                double hi) {
-    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
-        return tide_seterr(TIDE_EINVAL, "%s: unknown distribution %d", name, (int)kind);
-    if (!tide_dtype_is_float(dt))
-        return tide_seterr(TIDE_EDTYPE,
-                           "%s: random values need a floating-point tensor, got %s; create it "
-                           "with dtype float32",
-                           name, tide_dtype_name(dt));
-    if (!isfinite(lo) || !isfinite(hi))
-        return tide_seterr(TIDE_EINVAL, "%s: parameters must be finite, got %g and %g", name, lo,
-                           hi);
-    if (kind == TIDE_RANDOM_UNIFORM && lo > hi)
-        return tide_seterr(TIDE_EINVAL, "%s: from %g is greater than to %g", name, lo, hi);
-    if (kind == TIDE_RANDOM_NORMAL && hi < 0)
-        return tide_seterr(TIDE_EINVAL, "%s: std %g is negative", name, hi);
-    return TIDE_OK;
-}
-
-static tide_status random_run(tide_ctx *ctx, const char *name, tide_tensor *t,
-                              tide_random_kind kind, double lo, double hi) {
-    ctx = tide_ctx_or_default(ctx);
-    tide_device *dev = t->storage->dev;
-    int64_t      n = tide_tensor_numel(t);
-    if (n == 0)
-        return TIDE_OK;
-    if (!dev->backend->random)
-        return tide_notsup(name, dev);
-    tide_kview  v = tide_kview_of(t);
-    tide_status st = dev->backend->random(dev, &v, kind, lo, hi, ctx->seed, ctx->rng_offset);
-    if (st != TIDE_OK)
-        return tide_err_op(st, name);
-    ctx->rng_offset += (uint64_t)n;
-    return TIDE_OK;
-}
-
-tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
-                         double hi) {
-    const char *name = kind == TIDE_RANDOM_NORMAL ? "normal_" : "uniform_";
-    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
-        name = "random_";
-    TIDE_TRY(random_check(name, t->dtype, kind, lo, hi));
-    tide_status st = random_run(ctx, name, t, kind, lo, hi);
-    if (st == TIDE_OK)
-        tide_mark_written(t);
-    return st;
-}
-
-tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
-                               const int64_t *shape, tide_random_kind kind, double lo, double hi,
-                               tide_tensor **out) {
-    const char *name = kind == TIDE_RANDOM_NORMAL ? "randn" : "rand";
-    if ((unsigned)dt < TIDE_DTYPE_COUNT)
-        TIDE_TRY(random_check(name, dt, kind, lo, hi));
-    tide_tensor *t;
-    TIDE_TRY(tide_tensor_empty_for(ctx, name, dev, dt, ndim, shape, &t));
-    tide_status st = random_run(ctx, name, t, kind, lo, hi);
-    if (st != TIDE_OK) {
-        tide_tensor_release(t);
-        return st;
-    }
-    *out = t;
-    return TIDE_OK;
-}
-
-tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double start, double stop,
-                        double step, tide_tensor **out) {
-    static const char name[] = "arange";
-    if (!isfinite(start) || !isfinite(stop) || !isfinite(step))
-        return tide_seterr(TIDE_EINVAL,
-                           "arange: start, stop and step must be finite, got %g, %g "
-                           "and %g",
-                           start, stop, step);
-    if (step == 0)
-        return tide_seterr(TIDE_EINVAL, "arange: step must not be zero");
-    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
-        return tide_seterr(TIDE_EDTYPE, "arange: invalid dtype %d", (int)dt);
-    double count = ceil((stop - start) / step);
-    if (count < 0)
-        count = 0;
-    if (count > 9.0e15)
-        return tide_seterr(TIDE_ESHAPE, "arange: %g elements are too many", count);
-    if (!dev)
-        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
-    int64_t n = (int64_t)count;
-    TIDE_TRY(tide_tensor_alloc(ctx, name, dev, dt, 1, &n, out));
-    if (n == 0)
-        return TIDE_OK;
-    if (!dev->backend->arange)
-        return dispatch_fail(tide_notsup(name, dev), name, out, true);
-    tide_kview  v = tide_kview_of(*out);
-    tide_status st = dev->backend->arange(dev, &v, start, step);
-    return st == TIDE_OK ? st : dispatch_fail(st, name, out, true);
 }

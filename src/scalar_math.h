@@ -2,9 +2,10 @@
  * scalar_math.h — the scalar math of every elementwise op, one inline function each.
  *
  * Both the C compiler (src/cpu/) and nvcc (src/cuda/) include this file, so the CPU tests
- * cover the math the GPU runs. Each function works on double or float through the TIDE_T
- * generic pair below; integer dtypes go through the double versions and are cast back, except
- * integer division, which has exact functions of its own (below).
+ * cover the math the GPU runs. The function of op row X(..., fn, ...) of include/tide_ops.def
+ * for a dtype is tide_<fn>_<suffix>: d (float64), f (float32, and the half types on CUDA), and
+ * i32, i64, u8, b (bool) for rows whose DTYPES is ALL. The kernels are generated from the table
+ * and call these by name, so a missing one is a build error.
  */
 #ifndef TIDE_SCALAR_MATH_H
 #define TIDE_SCALAR_MATH_H
@@ -18,168 +19,181 @@
 #define TIDE_HD static inline
 #endif
 
-/* floating ops, in double; float kernels call the f-suffixed twins below */
-TIDE_HD double tide_add_d(double a, double b) {
-    return a + b;
-}
-TIDE_HD double tide_sub_d(double a, double b) {
-    return a - b;
-}
-TIDE_HD double tide_mul_d(double a, double b) {
-    return a * b;
-}
-TIDE_HD double tide_div_d(double a, double b) {
-    return a / b;
-}
-TIDE_HD double tide_pow_d(double a, double b) {
-    return pow(a, b);
-}
+/* ---- floats ----------------------------------------------------------------------------------
+ * Each op in double (_d) and float (_f); CUDA's half types compute in float. */
+
+/* the float and double twins of a one-input op written once as an expression of a */
+#define TIDE_DEF_FLOAT_UNARY(NAME, EXPR_D, EXPR_F)                                                 \
+    TIDE_HD double tide_##NAME##_d(double a) {                                                     \
+        return EXPR_D;                                                                             \
+    }                                                                                              \
+    TIDE_HD float tide_##NAME##_f(float a) {                                                       \
+        return EXPR_F;                                                                             \
+    }
+#define TIDE_DEF_FLOAT_BINARY(NAME, EXPR_D, EXPR_F)                                                \
+    TIDE_HD double tide_##NAME##_d(double a, double b) {                                           \
+        return EXPR_D;                                                                             \
+    }                                                                                              \
+    TIDE_HD float tide_##NAME##_f(float a, float b) {                                              \
+        return EXPR_F;                                                                             \
+    }
+
+TIDE_DEF_FLOAT_BINARY(add, a + b, a + b)
+TIDE_DEF_FLOAT_BINARY(sub, a - b, a - b)
+TIDE_DEF_FLOAT_BINARY(mul, a *b, a *b)
+TIDE_DEF_FLOAT_BINARY(div, a / b, a / b)
+TIDE_DEF_FLOAT_BINARY(pow, pow(a, b), powf(a, b))
+TIDE_DEF_FLOAT_BINARY(atan2, atan2(a, b), atan2f(a, b))
+/* fmod: truncated, the sign of the dividend (a - trunc(a/b)*b), as C, math.fmod and PyTorch */
+TIDE_DEF_FLOAT_BINARY(fmod, fmod(a, b), fmodf(a, b))
+TIDE_DEF_FLOAT_BINARY(floordiv, floor(a / b), floorf(a / b))
+/* NaN wins, as in PyTorch */
+TIDE_DEF_FLOAT_BINARY(maximum, (a != a || a > b) ? a : b, (a != a || a > b) ? a : b)
+TIDE_DEF_FLOAT_BINARY(minimum, (a != a || a < b) ? a : b, (a != a || a < b) ? a : b)
 /* remainder, Lua's %: the result takes the sign of the divisor (a - floor(a/b)*b), as Python,
  * Lua and PyTorch's remainder do */
 TIDE_HD double tide_remainder_d(double a, double b) {
     double m = fmod(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
-/* fmod: truncated, the sign of the dividend (a - trunc(a/b)*b), as C, math.fmod and PyTorch */
-TIDE_HD double tide_fmod_d(double a, double b) {
-    return fmod(a, b);
-}
-TIDE_HD double tide_floordiv_d(double a, double b) {
-    return floor(a / b);
-}
-TIDE_HD double tide_maximum_d(double a, double b) {
-    return (a != a || a > b) ? a : b;
-}
-TIDE_HD double tide_minimum_d(double a, double b) {
-    return (a != a || a < b) ? a : b;
-}
-
-TIDE_HD double tide_neg_d(double a) {
-    return -a;
-}
-TIDE_HD double tide_abs_d(double a) {
-    return fabs(a);
-}
-TIDE_HD double tide_exp_d(double a) {
-    return exp(a);
-}
-TIDE_HD double tide_log_d(double a) {
-    return log(a);
-}
-TIDE_HD double tide_sqrt_d(double a) {
-    return sqrt(a);
-}
-TIDE_HD double tide_rsqrt_d(double a) {
-    return 1.0 / sqrt(a);
-}
-TIDE_HD double tide_tanh_d(double a) {
-    return tanh(a);
-}
-TIDE_HD double tide_sigmoid_d(double a) {
-    return a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a));
-}
-TIDE_HD double tide_relu_d(double a) {
-    return a > 0 ? a : 0;
-}
-/* exact GELU (PyTorch's default): x * Phi(x) */
-TIDE_HD double tide_gelu_d(double a) {
-    return 0.5 * a * (1.0 + erf(a * 0.70710678118654752440));
-}
-TIDE_HD double tide_sin_d(double a) {
-    return sin(a);
-}
-TIDE_HD double tide_cos_d(double a) {
-    return cos(a);
-}
-TIDE_HD double tide_sign_d(double a) {
-    return (a > 0) - (a < 0);
-}
-TIDE_HD double tide_clamp_d(double a, double lo, double hi) {
-    return a < lo ? lo : (a > hi ? hi : a);
-}
-
-TIDE_HD float tide_add_f(float a, float b) {
-    return a + b;
-}
-TIDE_HD float tide_sub_f(float a, float b) {
-    return a - b;
-}
-TIDE_HD float tide_mul_f(float a, float b) {
-    return a * b;
-}
-TIDE_HD float tide_div_f(float a, float b) {
-    return a / b;
-}
-TIDE_HD float tide_pow_f(float a, float b) {
-    return powf(a, b);
-}
 TIDE_HD float tide_remainder_f(float a, float b) {
     float m = fmodf(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
-TIDE_HD float tide_fmod_f(float a, float b) {
-    return fmodf(a, b);
-}
-TIDE_HD float tide_floordiv_f(float a, float b) {
-    return floorf(a / b);
-}
-TIDE_HD float tide_maximum_f(float a, float b) {
-    return (a != a || a > b) ? a : b;
-}
-TIDE_HD float tide_minimum_f(float a, float b) {
-    return (a != a || a < b) ? a : b;
-}
 
-TIDE_HD float tide_neg_f(float a) {
-    return -a;
-}
-TIDE_HD float tide_abs_f(float a) {
-    return fabsf(a);
-}
-TIDE_HD float tide_exp_f(float a) {
-    return expf(a);
-}
-TIDE_HD float tide_log_f(float a) {
-    return logf(a);
-}
-TIDE_HD float tide_sqrt_f(float a) {
-    return sqrtf(a);
-}
-TIDE_HD float tide_rsqrt_f(float a) {
-    return 1.0f / sqrtf(a);
-}
-TIDE_HD float tide_tanh_f(float a) {
-    return tanhf(a);
-}
-TIDE_HD float tide_sigmoid_f(float a) {
-    return a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a));
-}
-TIDE_HD float tide_relu_f(float a) {
-    return a > 0 ? a : 0;
-}
-TIDE_HD float tide_gelu_f(float a) {
-    return 0.5f * a * (1.0f + erff(a * 0.70710678f));
-}
-TIDE_HD float tide_sin_f(float a) {
-    return sinf(a);
-}
-TIDE_HD float tide_cos_f(float a) {
-    return cosf(a);
-}
-TIDE_HD float tide_sign_f(float a) {
-    return (float)((a > 0) - (a < 0));
+TIDE_DEF_FLOAT_UNARY(neg, -a, -a)
+TIDE_DEF_FLOAT_UNARY(abs, fabs(a), fabsf(a))
+TIDE_DEF_FLOAT_UNARY(exp, exp(a), expf(a))
+TIDE_DEF_FLOAT_UNARY(expm1, expm1(a), expm1f(a))
+TIDE_DEF_FLOAT_UNARY(log, log(a), logf(a))
+TIDE_DEF_FLOAT_UNARY(log1p, log1p(a), log1pf(a))
+TIDE_DEF_FLOAT_UNARY(log2, log2(a), log2f(a))
+TIDE_DEF_FLOAT_UNARY(sqrt, sqrt(a), sqrtf(a))
+TIDE_DEF_FLOAT_UNARY(rsqrt, 1.0 / sqrt(a), 1.0f / sqrtf(a))
+TIDE_DEF_FLOAT_UNARY(reciprocal, 1.0 / a, 1.0f / a)
+TIDE_DEF_FLOAT_UNARY(square, a *a, a *a)
+TIDE_DEF_FLOAT_UNARY(tanh, tanh(a), tanhf(a))
+TIDE_DEF_FLOAT_UNARY(sin, sin(a), sinf(a))
+TIDE_DEF_FLOAT_UNARY(cos, cos(a), cosf(a))
+TIDE_DEF_FLOAT_UNARY(tan, tan(a), tanf(a))
+TIDE_DEF_FLOAT_UNARY(erf, erf(a), erff(a))
+TIDE_DEF_FLOAT_UNARY(erfc, erfc(a), erfcf(a))
+TIDE_DEF_FLOAT_UNARY(floor, floor(a), floorf(a))
+TIDE_DEF_FLOAT_UNARY(ceil, ceil(a), ceilf(a))
+TIDE_DEF_FLOAT_UNARY(trunc, trunc(a), truncf(a))
+/* half to even, as PyTorch (rint rounds in the default mode, to nearest even) */
+TIDE_DEF_FLOAT_UNARY(round, rint(a), rintf(a))
+/* PyTorch's frac: a - trunc(a), the sign of a (frac(-1.5) is -0.5; inf gives NaN) */
+TIDE_DEF_FLOAT_UNARY(frac, a - trunc(a), a - truncf(a))
+TIDE_DEF_FLOAT_UNARY(sign, (a > 0) - (a < 0), (float)((a > 0) - (a < 0)))
+/* NaN stays NaN and -0 stays -0, as PyTorch */
+TIDE_DEF_FLOAT_UNARY(relu, a < 0 ? 0 : a, a < 0 ? 0 : a)
+/* the overflow-free form on each side of 0 */
+TIDE_DEF_FLOAT_UNARY(sigmoid, a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a)),
+                     a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a)))
+/* x * sigmoid(x); exp(-x) = inf for x below about -709 gives -0, as PyTorch */
+TIDE_DEF_FLOAT_UNARY(silu, a / (1.0 + exp(-a)), a / (1.0f + expf(-a)))
+/* PyTorch's defaults beta = 1, threshold = 20: linear above the threshold */
+TIDE_DEF_FLOAT_UNARY(softplus, a > 20 ? a : log1p(exp(a)), a > 20 ? a : log1pf(expf(a)))
+/* exact GELU (PyTorch's default): x * Phi(x) */
+TIDE_DEF_FLOAT_UNARY(gelu, 0.5 * a * (1.0 + erf(a * 0.70710678118654752440)),
+                     0.5f * a * (1.0f + erff(a * 0.70710678f)))
+
+TIDE_HD double tide_clamp_d(double a, double lo, double hi) {
+    return a < lo ? lo : (a > hi ? hi : a);
 }
 TIDE_HD float tide_clamp_f(float a, float lo, float hi) {
     return a < lo ? lo : (a > hi ? hi : a);
 }
 
-/* ---- integer division ----------------------------------------------------------------------
- * One definition for the CPU (int32, int64, uint8 kernels) and CUDA (which computes every
- * integer dtype in int64). floor_divide and remainder as Lua and Python (floor, the remainder
- * takes the divisor's sign), fmod truncated as C. MIN // -1 wraps to MIN as two's complement
- * and MIN % -1 is 0, where C's MIN / -1 and MIN % -1 trap (SIGFPE). A zero divisor gives 0
- * (NumPy's value): the CPU raises before it computes (elementwise.c), CUDA cannot know without
- * a device synchronisation and gives these values (docs/API.md). */
+/* predicates (bool results) */
+TIDE_DEF_FLOAT_UNARY(isnan, (uint8_t)(a != a), (uint8_t)(a != a))
+TIDE_DEF_FLOAT_UNARY(isinf, (uint8_t)(a == INFINITY || a == -INFINITY),
+                     (uint8_t)(a == INFINITY || a == -INFINITY))
+TIDE_DEF_FLOAT_UNARY(isfinite, (uint8_t)(a == a && a != INFINITY && a != -INFINITY),
+                     (uint8_t)(a == a && a != INFINITY && a != -INFINITY))
+
+/* ---- integers ----------------------------------------------------------------------------------
+ * Exact in the dtype, wrapping like C unsigned arithmetic (two's complement), never trapping: the
+ * CPU calls the i32, i64, u8 and b (bool) functions, CUDA computes every integer dtype in int64
+ * and stores back (int32 and uint8 wrap the same way; bool is nonzero). Ops whose row says
+ * DTYPES FLOAT have no integer functions: the core promotes their integer inputs. */
+#define TIDE_DEF_SIGNED_OPS(S, T, U)                                                               \
+    TIDE_HD T tide_add_##S(T a, T b) {                                                             \
+        return (T)((U)a + (U)b);                                                                   \
+    }                                                                                              \
+    TIDE_HD T tide_sub_##S(T a, T b) {                                                             \
+        return (T)((U)a - (U)b);                                                                   \
+    }                                                                                              \
+    TIDE_HD T tide_mul_##S(T a, T b) {                                                             \
+        return (T)((U)a * (U)b);                                                                   \
+    }                                                                                              \
+    TIDE_HD T tide_square_##S(T a) {                                                               \
+        return (T)((U)a * (U)a);                                                                   \
+    }                                                                                              \
+    TIDE_HD T tide_maximum_##S(T a, T b) {                                                         \
+        return a > b ? a : b;                                                                      \
+    }                                                                                              \
+    TIDE_HD T tide_minimum_##S(T a, T b) {                                                         \
+        return a < b ? a : b;                                                                      \
+    }                                                                                              \
+    TIDE_HD T tide_neg_##S(T a) {                                                                  \
+        return (T)(0 - (U)a);                                                                      \
+    }                                                                                              \
+    TIDE_HD T tide_abs_##S(T a) {                                                                  \
+        return a < 0 ? (T)(0 - (U)a) : a;                                                          \
+    }                                                                                              \
+    TIDE_HD T tide_sign_##S(T a) {                                                                 \
+        return (T)((a > 0) - (a < 0));                                                             \
+    }                                                                                              \
+    TIDE_HD T tide_relu_##S(T a) {                                                                 \
+        return a > 0 ? a : 0;                                                                      \
+    }                                                                                              \
+    TIDE_HD T tide_clamp_##S(T a, T lo, T hi) {                                                    \
+        return a < lo ? lo : (a > hi ? hi : a);                                                    \
+    }
+TIDE_DEF_SIGNED_OPS(i32, int32_t, uint32_t)
+TIDE_DEF_SIGNED_OPS(i64, int64_t, uint64_t)
+
+TIDE_HD uint8_t tide_add_u8(uint8_t a, uint8_t b) {
+    return (uint8_t)(a + b);
+}
+TIDE_HD uint8_t tide_sub_u8(uint8_t a, uint8_t b) {
+    return (uint8_t)(a - b);
+}
+TIDE_HD uint8_t tide_mul_u8(uint8_t a, uint8_t b) {
+    return (uint8_t)(a * b);
+}
+TIDE_HD uint8_t tide_square_u8(uint8_t a) {
+    return (uint8_t)(a * a);
+}
+TIDE_HD uint8_t tide_maximum_u8(uint8_t a, uint8_t b) {
+    return a > b ? a : b;
+}
+TIDE_HD uint8_t tide_minimum_u8(uint8_t a, uint8_t b) {
+    return a < b ? a : b;
+}
+TIDE_HD uint8_t tide_neg_u8(uint8_t a) {
+    return (uint8_t)(0u - a);
+}
+TIDE_HD uint8_t tide_abs_u8(uint8_t a) {
+    return a;
+}
+TIDE_HD uint8_t tide_sign_u8(uint8_t a) {
+    return a > 0;
+}
+TIDE_HD uint8_t tide_relu_u8(uint8_t a) {
+    return a;
+}
+TIDE_HD uint8_t tide_clamp_u8(uint8_t a, uint8_t lo, uint8_t hi) {
+    return a < lo ? lo : (a > hi ? hi : a);
+}
+
+/* integer division. floor_divide and remainder as Lua and Python (floor, the remainder takes
+ * the divisor's sign), fmod truncated as C. MIN // -1 wraps to MIN as two's complement and
+ * MIN % -1 is 0, where C's MIN / -1 and MIN % -1 trap (SIGFPE). A zero divisor gives 0 (NumPy's
+ * value): the CPU raises before it computes (elementwise.c), CUDA cannot know without a device
+ * synchronisation and gives these values (docs/API.md). */
 #define TIDE_DEF_INT_DIVISION(S, T, U)                                                             \
     TIDE_HD T tide_floordiv_##S(T a, T b) {                                                        \
         if (b == 0)                                                                                \
@@ -210,6 +224,103 @@ TIDE_HD uint8_t tide_remainder_u8(uint8_t a, uint8_t b) {
 TIDE_HD uint8_t tide_fmod_u8(uint8_t a, uint8_t b) {
     return tide_remainder_u8(a, b);
 }
+
+/* what integers share with every dtype: rounding is the identity (PyTorch returns the integer
+ * tensor unchanged) and no integer is NaN or infinite */
+#define TIDE_DEF_INT_ROUNDING(S, T)                                                                \
+    TIDE_HD T tide_floor_##S(T a) {                                                                \
+        return a;                                                                                  \
+    }                                                                                              \
+    TIDE_HD T tide_ceil_##S(T a) {                                                                 \
+        return a;                                                                                  \
+    }                                                                                              \
+    TIDE_HD T tide_round_##S(T a) {                                                                \
+        return a;                                                                                  \
+    }                                                                                              \
+    TIDE_HD T tide_trunc_##S(T a) {                                                                \
+        return a;                                                                                  \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_isnan_##S(T a) {                                                          \
+        (void)a;                                                                                   \
+        return 0;                                                                                  \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_isinf_##S(T a) {                                                          \
+        (void)a;                                                                                   \
+        return 0;                                                                                  \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_isfinite_##S(T a) {                                                       \
+        (void)a;                                                                                   \
+        return 1;                                                                                  \
+    }
+TIDE_DEF_INT_ROUNDING(i32, int32_t)
+TIDE_DEF_INT_ROUNDING(i64, int64_t)
+TIDE_DEF_INT_ROUNDING(u8, uint8_t)
+TIDE_DEF_INT_ROUNDING(b, uint8_t)
+
+/* bool: the uint8 result made 0 or 1 (add is or, mul is and, sub is xor) */
+#define TIDE_DEF_BOOL_BINARY(NAME)                                                                 \
+    TIDE_HD uint8_t tide_##NAME##_b(uint8_t a, uint8_t b) {                                        \
+        return tide_##NAME##_u8(a, b) != 0;                                                        \
+    }
+#define TIDE_DEF_BOOL_UNARY(NAME)                                                                  \
+    TIDE_HD uint8_t tide_##NAME##_b(uint8_t a) {                                                   \
+        return tide_##NAME##_u8(a) != 0;                                                           \
+    }
+TIDE_DEF_BOOL_BINARY(add)
+TIDE_DEF_BOOL_BINARY(sub)
+TIDE_DEF_BOOL_BINARY(mul)
+TIDE_DEF_BOOL_BINARY(floordiv)
+TIDE_DEF_BOOL_BINARY(remainder)
+TIDE_DEF_BOOL_BINARY(fmod)
+TIDE_DEF_BOOL_BINARY(maximum)
+TIDE_DEF_BOOL_BINARY(minimum)
+TIDE_DEF_BOOL_UNARY(neg)
+TIDE_DEF_BOOL_UNARY(abs)
+TIDE_DEF_BOOL_UNARY(sign)
+TIDE_DEF_BOOL_UNARY(relu)
+TIDE_DEF_BOOL_UNARY(square)
+TIDE_HD uint8_t tide_clamp_b(uint8_t a, uint8_t lo, uint8_t hi) {
+    return tide_clamp_u8(a, lo, hi) != 0;
+}
+
+/* ---- comparisons and logic, every dtype (bool results; nonzero is true, NaN too) ---------- */
+#define TIDE_DEF_COMPARE(S, T)                                                                     \
+    TIDE_HD uint8_t tide_eq_##S(T a, T b) {                                                        \
+        return a == b;                                                                             \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_ne_##S(T a, T b) {                                                        \
+        return a != b;                                                                             \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_lt_##S(T a, T b) {                                                        \
+        return a < b;                                                                              \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_le_##S(T a, T b) {                                                        \
+        return a <= b;                                                                             \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_gt_##S(T a, T b) {                                                        \
+        return a > b;                                                                              \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_ge_##S(T a, T b) {                                                        \
+        return a >= b;                                                                             \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_logical_and_##S(T a, T b) {                                               \
+        return a != 0 && b != 0;                                                                   \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_logical_or_##S(T a, T b) {                                                \
+        return a != 0 || b != 0;                                                                   \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_logical_xor_##S(T a, T b) {                                               \
+        return (a != 0) != (b != 0);                                                               \
+    }                                                                                              \
+    TIDE_HD uint8_t tide_logical_not_##S(T a) {                                                    \
+        return a == 0;                                                                             \
+    }
+TIDE_DEF_COMPARE(d, double)
+TIDE_DEF_COMPARE(f, float)
+TIDE_DEF_COMPARE(i32, int32_t)
+TIDE_DEF_COMPARE(i64, int64_t)
+TIDE_DEF_COMPARE(u8, uint8_t)
+TIDE_DEF_COMPARE(b, uint8_t)
 
 /* ---- counter-based random numbers ---------------------------------------------------------
  * Element i of a draw is a pure function of (seed, offset + i), so the CPU and CUDA backends

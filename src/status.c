@@ -45,11 +45,3 @@ tide_status tide_err_op(tide_status st, const char *op) {
         rest = tide_status_name(st);
     return tide_seterr(st, "%s: %s", op, rest);
 }
-
-void tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape) {
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < ndim && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    if (k < n)
-        snprintf(buf + k, n - k, "]");
-}

@@ -143,6 +143,7 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
     s->deleter = NULL;
     s->deleter_ud = NULL;
     s->external = false;
+    s->allocator = dev->backend;
     s->pinned = false;
     atomic_init(&s->in_flight, NULL);
     atomic_init(&s->version, 0);
@@ -180,15 +181,11 @@ void tide_storage_release(tide_storage *s) {
     if (s->external) {
         if (s->deleter)
             s->deleter(s->deleter_ud);
-    } else if (s->pinned) {
-        tide_device *cuda;
-        if (tide_device_get_index(TIDE_DEVICE_CUDA, 0, &cuda) == TIDE_OK &&
-            cuda->backend->free_pinned)
-            cuda->backend->free_pinned(s->data);
-        atomic_fetch_sub_explicit(&s->ctx->mem_in_use, s->nbytes, memory_order_relaxed);
     } else {
-        if (s->data)
-            s->dev->backend->free(s->dev, s->data, s->nbytes);
+        if (s->data && s->pinned)
+            s->allocator->free_pinned(s->data);
+        else if (s->data)
+            s->allocator->free(s->dev, s->data, s->nbytes);
         atomic_fetch_sub_explicit(&s->ctx->mem_in_use, s->nbytes, memory_order_relaxed);
     }
     tide_ctx_release(s->ctx);
@@ -340,6 +337,7 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     s->deleter = deleter;
     s->deleter_ud = ud;
     s->external = true;
+    s->allocator = NULL;
     s->pinned = false;
     atomic_init(&s->in_flight, NULL);
     atomic_init(&s->version, 0);
@@ -360,22 +358,10 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     return TIDE_OK;
 }
 
-/* the CUDA device whose backend allocates pinned memory, or an error naming op */
-static tide_status pinned_allocator(const char *op, tide_device **cuda) {
-    if (!tide_cuda_is_available() || tide_device_get_index(TIDE_DEVICE_CUDA, 0, cuda) != TIDE_OK ||
-        !(*cuda)->backend->alloc_pinned)
-        return tide_seterr(TIDE_ENOTSUP,
-                           "%s: pinned memory needs the CUDA backend, which is not available: %s",
-                           op,
-                           tide_cuda_unavailable_reason() ? tide_cuda_unavailable_reason()
-                                                          : "no pinned allocator");
-    return TIDE_OK;
-}
-
-tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype dt, int ndim,
-                                     const int64_t *shape, tide_tensor **out) {
-    tide_device *cuda, *host;
-    TIDE_TRY(pinned_allocator(op, &cuda));
+tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, const tide_backend *be,
+                                     tide_dtype dt, int ndim, const int64_t *shape,
+                                     tide_tensor **out) {
+    tide_device *host;
     TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
     ctx = tide_ctx_or_default(ctx);
     int64_t numel;
@@ -388,38 +374,20 @@ tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype d
                            "allocate %zu; raise it with tide.set_memory_limit",
                            op, ctx->mem_limit, tide_ctx_memory_in_use(ctx), nbytes);
     void       *data = NULL;
-    tide_status st = nbytes ? cuda->backend->alloc_pinned(nbytes, &data) : TIDE_OK;
+    tide_status st = nbytes ? be->alloc_pinned(nbytes, &data) : TIDE_OK;
     if (st != TIDE_OK)
         return tide_err_op(st, op);
     tide_tensor *r;
     st = tide_tensor_from_blob(ctx, data, dt, ndim, shape, NULL, host, NULL, NULL, &r);
     if (st != TIDE_OK) {
         if (data)
-            cuda->backend->free_pinned(data);
+            be->free_pinned(data);
         return st;
     }
     r->storage->external = false;
+    r->storage->allocator = be;
     r->storage->pinned = true;
     atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
-    *out = r;
-    return TIDE_OK;
-}
-
-tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
-    tide_device *cuda;
-    TIDE_TRY(pinned_allocator("pin_memory", &cuda));
-    if (t->storage->dev->type != TIDE_DEVICE_CPU)
-        return tide_seterr(TIDE_EDEVICE,
-                           "pin_memory: tensor is on %s; only CPU tensors can be "
-                           "pinned; call :cpu() first",
-                           t->storage->dev->name);
-    tide_tensor *r;
-    TIDE_TRY(tide_tensor_alloc_pinned(ctx, "pin_memory", t->dtype, t->ndim, t->shape, &r));
-    tide_status st = tide_copy_into(ctx, r, t);
-    if (st != TIDE_OK) {
-        tide_tensor_release(r);
-        return tide_err_op(st, "pin_memory");
-    }
     *out = r;
     return TIDE_OK;
 }

@@ -1,64 +1,12 @@
-/* tensor.c — tensor geometry: accessors, views (share storage), copies, element access. */
+/* tensor.c — tensor geometry: accessors, views (share storage), copies on one device, element
+ * access. Uses storage.c (headers and buffers) and shape.c; transfers between devices are
+ * transfer.c's, which uses this file (never the other way). */
 #include "tide_impl.h"
 #include "dtype_convert.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- shape helpers ------------------------------------------------------------------------ */
-
-/* The element count of a shape. A zero anywhere makes it 0 whatever the other sizes (PyTorch
- * allows torch.zeros(0, 2**32, 2**32)), so the check does not depend on the order of the dims:
- * a permuted shape is valid exactly when the original was. */
-tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return tide_seterr(TIDE_ESHAPE, "negative size %lld at dim %d", (long long)shape[i],
-                               i + 1);
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] == 0) {
-            *numel = 0;
-            return TIDE_OK;
-        }
-    for (int i = 0; i < ndim; i++) {
-        if (__builtin_mul_overflow(n, shape[i], &n)) {
-            char sb[200];
-            tide_shape_fmt(sb, sizeof sb, ndim, shape);
-            return tide_seterr(TIDE_ESHAPE, "shape %s has more elements than fit in 64 bits", sb);
-        }
-    }
-    *numel = n;
-    return TIDE_OK;
-}
-
-/* the element count of a valid shape: its product fits unless a size is 0, checked first */
-static int64_t numel_of(int ndim, const int64_t *shape) {
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] == 0)
-            return 0;
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= shape[i];
-    return n;
-}
-
-/* Row-major strides, in elements. Every tensor keeps its reach (the sum over dims of (size - 1)
- * * stride, ignoring size-0 dims) within int64, so that the offsets views compute never
- * overflow. A tensor with elements always fits; one with a zero size may have other sizes whose
- * product does not: the dims from the one whose reach would overflow leftwards get stride 0
- * (the tensor has no element for them to address). */
-void tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = ndim - 1; i >= 0; i--) {
-        if (s && __builtin_mul_overflow(s, shape[i] ? shape[i] : 1, &strides[i]))
-            s = 0;
-        int64_t next = s ? strides[i] : 0;
-        strides[i] = s;
-        s = next;
-    }
-}
 
 /* ---- accessors ---------------------------------------------------------------------------- */
 
@@ -75,7 +23,7 @@ int64_t tide_tensor_offset(const tide_tensor *t) {
     return t->offset;
 }
 int64_t tide_tensor_numel(const tide_tensor *t) {
-    return numel_of(t->ndim, t->shape);
+    return tide_shape_count(t->ndim, t->shape);
 }
 tide_dtype tide_tensor_dtype(const tide_tensor *t) {
     return t->dtype;
@@ -106,20 +54,8 @@ int tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b) {
     return a->storage == b->storage;
 }
 
-static bool contiguous_geom(int ndim, const int64_t *shape, const int64_t *strides) {
-    if (numel_of(ndim, shape) == 0)
-        return true; /* before the product below, which a zero size's neighbours may overflow */
-    int64_t s = 1;
-    for (int i = ndim - 1; i >= 0; i--) {
-        if (shape[i] != 1 && strides[i] != s)
-            return false;
-        s *= shape[i];
-    }
-    return true;
-}
-
 int tide_tensor_is_contiguous(const tide_tensor *t) {
-    return contiguous_geom(t->ndim, t->shape, t->strides);
+    return tide_shape_is_contiguous(t->ndim, t->shape, t->strides);
 }
 
 /* ---- kernel views ------------------------------------------------------------------------- */
@@ -148,67 +84,6 @@ tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shap
         v.strides[i] = (j < 0 || (t->shape[j] == 1 && shape[i] != 1)) ? 0 : t->strides[j];
     }
     return v;
-}
-
-/* the bytes [lo, hi) that v's elements cover */
-static void kview_span(const tide_kview *v, uintptr_t *lo, uintptr_t *hi) {
-    int64_t first = 0, last = 0;
-    for (int i = 0; i < v->ndim; i++) {
-        int64_t reach = (v->shape[i] - 1) * v->strides[i];
-        if (reach < 0)
-            first += reach;
-        else
-            last += reach;
-    }
-    int64_t es = (int64_t)tide_dtype_size(v->dtype);
-    *lo = (uintptr_t)v->data + (uintptr_t)(first * es);
-    *hi = (uintptr_t)v->data + (uintptr_t)((last + 1) * es);
-}
-
-bool tide_kview_overlap(const tide_kview *x, const tide_kview *o) {
-    if (tide_kview_numel(x) == 0 || tide_kview_numel(o) == 0)
-        return false;
-    uintptr_t xlo, xhi, olo, ohi;
-    kview_span(x, &xlo, &xhi);
-    kview_span(o, &olo, &ohi);
-    if (xhi <= olo || ohi <= xlo)
-        return false;
-    bool same = x->data == o->data && x->dtype == o->dtype && x->ndim == o->ndim;
-    for (int i = 0; same && i < x->ndim; i++)
-        same = x->shape[i] == o->shape[i] && (x->strides[i] == o->strides[i] || x->shape[i] == 1);
-    return !same;
-}
-
-int64_t tide_kview_numel(const tide_kview *v) {
-    return numel_of(v->ndim, v->shape);
-}
-
-bool tide_kview_is_contiguous(const tide_kview *v) {
-    return contiguous_geom(v->ndim, v->shape, v->strides);
-}
-
-/* ---- creation ----------------------------------------------------------------------------- */
-
-static tide_status check_dims(const char *op, int ndim) {
-    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
-        return tide_seterr(TIDE_ESHAPE, "%s: %d dims given; tide supports 0 to %d", op, ndim,
-                           TIDE_MAX_DIMS);
-    return TIDE_OK;
-}
-
-tide_status tide_tensor_empty_for(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
-                                  int ndim, const int64_t *shape, tide_tensor **out) {
-    TIDE_TRY(check_dims(op, ndim));
-    if ((unsigned)dt >= TIDE_DTYPE_COUNT)
-        return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
-    if (!dev)
-        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev));
-    return tide_tensor_alloc(ctx, op, dev, dt, ndim, shape, out);
-}
-
-tide_status tide_tensor_empty(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
-                              const int64_t *shape, tide_tensor **out) {
-    return tide_tensor_empty_for(ctx, "empty", dev, dt, ndim, shape, out);
 }
 
 /* ---- copies ------------------------------------------------------------------------------- */
@@ -342,7 +217,7 @@ static tide_status norm_dim(const char *op, int *dim, int ndim) {
 
 static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, const int64_t *in,
                                int64_t *shape) {
-    TIDE_TRY(check_dims(op, ndim));
+    TIDE_TRY(tide_shape_check_ndim(op, ndim));
     int64_t numel = tide_tensor_numel(t), known = 1;
     int     infer = -1;
     bool    zero = false; /* a 0 size: the others may be huge, their product is 0 (any order) */
@@ -563,7 +438,7 @@ tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out
 
 tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *in,
                                tide_tensor **out) {
-    TIDE_TRY(check_dims("expand", ndim));
+    TIDE_TRY(tide_shape_check_ndim("expand", ndim));
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     int     shift = ndim - t->ndim;
     bool    ok = shift >= 0;
@@ -630,40 +505,5 @@ tide_status tide_tensor_set(tide_tensor *t, const int64_t *index, double value) 
     TIDE_TRY(elem_addr("set", t, index, &p));
     tide_mark_written(t);
     tide_store_d(t->dtype, p, value);
-    return TIDE_OK;
-}
-
-tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out) {
-    tide_scalar v;
-    TIDE_TRY(tide_tensor_item_x(ctx, t, &v));
-    *out = v.d;
-    return TIDE_OK;
-}
-
-tide_status tide_tensor_item_x(tide_ctx *ctx, const tide_tensor *t, tide_scalar *out) {
-    int64_t n = tide_tensor_numel(t);
-    if (n != 1)
-        return tide_seterr(TIDE_ESHAPE,
-                           "item: a tensor with %lld elements cannot be converted to a number; "
-                           "only one-element tensors can",
-                           (long long)n);
-    tide_tensor *h = NULL;
-    if (!tide_device_is_host(t->storage->dev)) {
-        tide_device *host;
-        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
-        TIDE_TRY(tide_transfer(ctx, "item", t, host, t->dtype, TIDE_TO_IMPLICIT, &h));
-        t = h;
-    }
-    const char *p = tide_tensor_data(t);
-    if (t->dtype == TIDE_DTYPE_I64) {
-        int64_t v;
-        memcpy(&v, p, sizeof v);
-        *out = tide_scalar_i(v);
-    } else if (tide_dtype_is_float(t->dtype)) {
-        *out = tide_scalar_f(tide_load_d(t->dtype, p));
-    } else {
-        *out = tide_scalar_i((int64_t)tide_load_d(t->dtype, p));
-    }
-    tide_tensor_release(h);
     return TIDE_OK;
 }

@@ -7,6 +7,7 @@
 #define TIDE_IMPL_H
 
 #include "backend.h"
+#include "shape.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -39,9 +40,12 @@ typedef struct tide_storage {
     void        *data;
     size_t       nbytes;
     void (*deleter)(void *ud); /* from_blob: the host's; NULL: the device allocator owns data */
-    void                *deleter_ud;
-    bool                 external;
-    bool                 pinned;  /* data from the CUDA backend's alloc_pinned */
+    void *deleter_ud;
+    bool  external;
+    /* the backend that allocated data, which frees it (NULL: external); for pinned host memory
+     * the backend whose alloc_pinned made it, not the cpu device's */
+    const tide_backend  *allocator;
+    bool                 pinned;  /* data from allocator->alloc_pinned */
     atomic_uint_fast64_t version; /* in-place writes so far (tide_tensor_version) */
     /* a device still copying into this (pinned host) storage after a non-blocking to("cpu"):
      * synchronized, then cleared, before the host touches the data (tide_storage_settle); atomic
@@ -65,9 +69,10 @@ tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tid
 void        tide_storage_release(tide_storage *s);
 /* waits for a copy still running into s (in_flight); see tide_tensor_data */
 void tide_storage_settle(tide_storage *s);
-/* an uninitialised host tensor in pinned memory (the CUDA backend's alloc_pinned) */
-tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, tide_dtype dt, int ndim,
-                                     const int64_t *shape, tide_tensor **out);
+/* an uninitialised host tensor in pinned memory from backend be (be->alloc_pinned non-NULL) */
+tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, const tide_backend *be,
+                                     tide_dtype dt, int ndim, const int64_t *shape,
+                                     tide_tensor **out);
 /* the cache of freed tensor + storage headers (storage.c): flushed with the CPU allocator's
  * cache (tide_device_empty_cache of any CPU device); the count is for tests */
 void tide_storage_cache_flush(void);
@@ -82,10 +87,8 @@ tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_sc
 /* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
 tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
 /* t's storage is about to be written in place: its version goes up by one */
-void        tide_mark_written(tide_tensor *t);
-tide_kview  tide_kview_of(const tide_tensor *t);
-tide_status tide_shape_numel(int ndim, const int64_t *shape, int64_t *numel); /* overflow-checked */
-void        tide_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+void       tide_mark_written(tide_tensor *t);
+tide_kview tide_kview_of(const tide_tensor *t);
 /* from_blob's checks of memory a host hands over, with op's name in the messages */
 tide_status tide_blob_check(const char *op, const void *data, tide_dtype dt, int ndim,
                             const int64_t *shape, const int64_t *strides);
@@ -96,12 +99,22 @@ void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_devic
 tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
                             size_t nbytes, int non_blocking);
 
+/* ---- the device registry (device.c) ------------------------------------------------------ */
+
+/* tide_backend_set_library_path under the name of the public call api ("cuda_set_library_path") */
+tide_status tide_backend_set_path_as(const char *api, tide_device_type type, const char *path);
+/* the backend of the first registry line that is available and has pinned memory, or ENOTSUP
+ * naming op and why each line could not serve */
+tide_status tide_pinned_backend(const char *op, const tide_backend **out);
+/* the device type of DLPack device type dl_code: 1 (*type set), 2 when it is a backend's pinned
+ * host memory (*type cpu), 0 when no registry line has it */
+int tide_device_type_of_dlpack(int dl_code, tide_device_type *type);
+int tide_device_dlpack_code(const tide_device *dev); /* its line's DLPack code; 0: none */
+
 /* ---- core-internal helpers (core role; shared by the core files only) ------------------------ */
 
 /* makes the thread-local message read "tide: <op>: ..." (allocator and backend messages) */
 tide_status tide_err_op(tide_status st, const char *op);
-/* "[2, 3]" into buf */
-void        tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape);
 tide_status tide_notsup(const char *op, const tide_device *dev);
 /* TIDE_EDEVICE "expected all tensors on the same device ..." unless a and b share a device */
 tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b);
@@ -110,10 +123,6 @@ tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int 
                                  const int64_t *bs, int *on, int64_t *os);
 /* kview of t broadcast to (ndim, shape): stride 0 on expanded dims; shapes already checked */
 tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape);
-/* x reads memory that o writes, in another layout (a:add_(a:t()), a:add_(a[1])): an
- * elementwise kernel writing o would read elements it has already written, so the caller
- * reads x from a copy. Same layout (a:add_(a)) or disjoint memory is no overlap. */
-bool tide_kview_overlap(const tide_kview *x, const tide_kview *o);
 /* a new contiguous tensor; errors carry op's name */
 tide_status tide_tensor_alloc(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                               int ndim, const int64_t *shape, tide_tensor **out);

@@ -4,6 +4,7 @@
  * copy between two other devices (cpu:1 -> cuda:0 included) device-to-device, so the virtual
  * CPU devices show the same traffic a GPU would. */
 #include "tide_impl.h"
+#include "dtype_convert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,12 +111,11 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
      * runs; the result remembers the device, which is synchronized before the host first touches
      * it (tide_tensor_data): the overlap of PyTorch's non_blocking without its stale reads.
      * Where no pinned memory can be had, the copy waits. */
-    int  non_blocking = (flags & TIDE_TO_NON_BLOCKING) != 0;
-    bool async_d2h = non_blocking && tide_device_is_host(dev) && src->type == TIDE_DEVICE_CUDA &&
-                     src->backend->alloc_pinned;
+    int         non_blocking = (flags & TIDE_TO_NON_BLOCKING) != 0;
+    bool        async_d2h = non_blocking && tide_device_is_host(dev) && src->backend->alloc_pinned;
     tide_status st = TIDE_EINVAL;
-    if (async_d2h)
-        st = tide_tensor_alloc_pinned(ctx, op, dt, t->ndim, t->shape, &r);
+    if (async_d2h) /* pinned by the backend that copies into it */
+        st = tide_tensor_alloc_pinned(ctx, op, src->backend, dt, t->ndim, t->shape, &r);
     if (st != TIDE_OK) {
         async_d2h = false;
         st = tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r);
@@ -203,4 +203,60 @@ tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor
     if (st == TIDE_OK)
         tide_mark_written(dst);
     return st;
+}
+
+tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
+    const tide_backend *be;
+    TIDE_TRY(tide_pinned_backend("pin_memory", &be));
+    if (t->storage->dev->type != TIDE_DEVICE_CPU)
+        return tide_seterr(TIDE_EDEVICE,
+                           "pin_memory: tensor is on %s; only CPU tensors can be "
+                           "pinned; call :cpu() first",
+                           t->storage->dev->name);
+    tide_tensor *r;
+    TIDE_TRY(tide_tensor_alloc_pinned(ctx, "pin_memory", be, t->dtype, t->ndim, t->shape, &r));
+    tide_status st = tide_copy_into(ctx, r, t);
+    if (st != TIDE_OK) {
+        tide_tensor_release(r);
+        return tide_err_op(st, "pin_memory");
+    }
+    *out = r;
+    return TIDE_OK;
+}
+
+/* ---- item: one element to the host ------------------------------------------------------- */
+
+tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out) {
+    tide_scalar v;
+    TIDE_TRY(tide_tensor_item_x(ctx, t, &v));
+    *out = v.d;
+    return TIDE_OK;
+}
+
+tide_status tide_tensor_item_x(tide_ctx *ctx, const tide_tensor *t, tide_scalar *out) {
+    int64_t n = tide_tensor_numel(t);
+    if (n != 1)
+        return tide_seterr(TIDE_ESHAPE,
+                           "item: a tensor with %lld elements cannot be converted to a number; "
+                           "only one-element tensors can",
+                           (long long)n);
+    tide_tensor *h = NULL;
+    if (!tide_device_is_host(t->storage->dev)) {
+        tide_device *host;
+        TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
+        TIDE_TRY(tide_transfer(ctx, "item", t, host, t->dtype, TIDE_TO_IMPLICIT, &h));
+        t = h;
+    }
+    const char *p = tide_tensor_data(t);
+    if (t->dtype == TIDE_DTYPE_I64) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        *out = tide_scalar_i(v);
+    } else if (tide_dtype_is_float(t->dtype)) {
+        *out = tide_scalar_f(tide_load_d(t->dtype, p));
+    } else {
+        *out = tide_scalar_i((int64_t)tide_load_d(t->dtype, p));
+    }
+    tide_tensor_release(h);
+    return TIDE_OK;
 }

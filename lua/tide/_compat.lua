@@ -11,6 +11,23 @@ M.pack = table.pack or function(...)
 end
 M.unpack = table.unpack or unpack
 
+-- table.move(a1, f, e, t [, a2]): a1[f..e] copied to a2[t..] (a2 defaults to a1), returns a2
+M.move = table.move or function(a1, f, e, t, a2)
+    a2 = a2 or a1
+    if e >= f then
+        if t > e or t <= f or a1 ~= a2 then
+            for i = 0, e - f do
+                a2[t + i] = a1[f + i]
+            end
+        else
+            for i = e - f, 0, -1 do
+                a2[t + i] = a1[f + i]
+            end
+        end
+    end
+    return a2
+end
+
 local floor, huge = math.floor, math.huge
 local mtype = math.type
 

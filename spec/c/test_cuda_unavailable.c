@@ -145,12 +145,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return tu_finish();
     }
-    tide_cuda_open_fn open_fn;
-    *(void **)&open_fn = dlsym(h, TIDE_CUDA_ENTRY);
+    tide_backend_open_fn open_fn;
+    *(void **)&open_fn = dlsym(h, "tide_cuda_backend" TIDE_BACKEND_OPEN_SUFFIX);
     CHECK(open_fn != NULL);
     /* it says which backend interface it was built for: this one */
-    tide_cuda_abi_fn abi_fn;
-    *(void **)&abi_fn = dlsym(h, TIDE_CUDA_ABI_ENTRY);
+    tide_backend_abi_fn abi_fn;
+    *(void **)&abi_fn = dlsym(h, "tide_cuda_backend" TIDE_BACKEND_ABI_SUFFIX);
     CHECK(abi_fn != NULL && abi_fn() == TIDE_BACKEND_ABI);
     /* internal functions and the statically linked CUDA runtime stay hidden */
     CHECK(dlsym(h, "tide_cuda_alloc") == NULL);

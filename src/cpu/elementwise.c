@@ -1,218 +1,35 @@
 /*
- * elementwise.c — CPU kernels of the BINARY, COMPARE and UNARY families, copy and fill.
+ * elementwise.c — CPU kernels of the elementwise op families (BINARY, COMPARE, UNARY, PREDICATE,
+ * BOUNDED), copy and fill.
  *
- * Floating math comes from scalar_math.h (shared with CUDA). Each dtype gets a typed row loop
- * with three fast paths the compiler vectorizes (all contiguous, scalar second operand, scalar
- * first operand) and a strided fallback; the iterator in iter.c feeds it rows.
+ * The kernel switches are generated from include/tide_ops.def: each row becomes one case that
+ * runs its scalar function from scalar_math.h (shared with CUDA) in a row loop, for the float
+ * dtypes and, when the row's DTYPES is ALL, the integer ones. A row whose function is missing
+ * fails the build; an op or dtype without a case is refused before any work (has_kernel). The
+ * row loops have three fast paths the compiler vectorizes (all contiguous, scalar second
+ * operand, scalar first operand) and a strided fallback; the iterator in iter.c feeds them rows.
  */
 #include "cpu.h"
 #include "scalar_math.h"
 #include <string.h>
 
-/* ---- integer math: wrapping like C unsigned arithmetic, never trapping ------------------- */
+/* what a row loop needs besides the operands; clamp's bounds already in each dtype */
+typedef struct op_arg {
+    tide_op    op;
+    tide_dtype dt;
+    struct {
+        float   f;
+        double  d;
+        int32_t i32;
+        int64_t i64;
+        uint8_t u8, b;
+    } lo, hi;
+} op_arg;
 
-/* floor_divide, remainder and fmod are scalar_math.h's (one definition with CUDA); a zero
- * divisor never reaches them here (cpu_binary raises first) */
-#define DEF_INT_OPS(S, T, U)                                                                       \
-    static inline T S##_add(T a, T b) {                                                            \
-        return (T)((U)a + (U)b);                                                                   \
-    }                                                                                              \
-    static inline T S##_sub(T a, T b) {                                                            \
-        return (T)((U)a - (U)b);                                                                   \
-    }                                                                                              \
-    static inline T S##_mul(T a, T b) {                                                            \
-        return (T)((U)a * (U)b);                                                                   \
-    }                                                                                              \
-    static inline T S##_floordiv(T a, T b) {                                                       \
-        return tide_floordiv_##S(a, b);                                                            \
-    }                                                                                              \
-    static inline T S##_remainder(T a, T b) {                                                      \
-        return tide_remainder_##S(a, b);                                                           \
-    }                                                                                              \
-    static inline T S##_fmod(T a, T b) {                                                           \
-        return tide_fmod_##S(a, b);                                                                \
-    }                                                                                              \
-    static inline T S##_div(T a, T b) {                                                            \
-        return S##_floordiv(a, b);                                                                 \
-    }                                                                                              \
-    static inline T S##_pow(T a, T b) {                                                            \
-        if (b < 0) /* only 1 and -1 have integral negative powers */                               \
-            return (T)(a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0));                           \
-        U r = 1, x = (U)a;                                                                         \
-        while (b) {                                                                                \
-            if (b & 1)                                                                             \
-                r *= x;                                                                            \
-            x *= x;                                                                                \
-            b = (T)(b >> 1);                                                                       \
-        }                                                                                          \
-        return (T)r;                                                                               \
-    }                                                                                              \
-    static inline T S##_maximum(T a, T b) {                                                        \
-        return a > b ? a : b;                                                                      \
-    }                                                                                              \
-    static inline T S##_minimum(T a, T b) {                                                        \
-        return a < b ? a : b;                                                                      \
-    }                                                                                              \
-    static inline T S##_neg(T a) {                                                                 \
-        return (T)(0 - (U)a);                                                                      \
-    }                                                                                              \
-    static inline T S##_abs(T a) {                                                                 \
-        return a < 0 ? (T)(0 - (U)a) : a;                                                          \
-    }                                                                                              \
-    static inline T S##_sign(T a) {                                                                \
-        return (T)((a > 0) - (a < 0));                                                             \
-    }                                                                                              \
-    static inline T S##_relu(T a) {                                                                \
-        return a > 0 ? a : 0;                                                                      \
-    }
-
-DEF_INT_OPS(i32, int32_t, uint32_t)
-DEF_INT_OPS(i64, int64_t, uint64_t)
-
-/* uint8: unsigned, so floor division is plain division */
-static inline uint8_t u8_add(uint8_t a, uint8_t b) {
-    return (uint8_t)(a + b);
-}
-static inline uint8_t u8_sub(uint8_t a, uint8_t b) {
-    return (uint8_t)(a - b);
-}
-static inline uint8_t u8_mul(uint8_t a, uint8_t b) {
-    return (uint8_t)(a * b);
-}
-static inline uint8_t u8_floordiv(uint8_t a, uint8_t b) {
-    return tide_floordiv_u8(a, b);
-}
-static inline uint8_t u8_div(uint8_t a, uint8_t b) {
-    return u8_floordiv(a, b);
-}
-static inline uint8_t u8_remainder(uint8_t a, uint8_t b) {
-    return tide_remainder_u8(a, b);
-}
-static inline uint8_t u8_fmod(uint8_t a, uint8_t b) {
-    return tide_fmod_u8(a, b);
-}
-static inline uint8_t u8_pow(uint8_t a, uint8_t b) {
-    unsigned r = 1, x = a;
-    while (b) {
-        if (b & 1)
-            r = (r * x) & 0xff;
-        x = (x * x) & 0xff;
-        b >>= 1;
-    }
-    return (uint8_t)r;
-}
-static inline uint8_t u8_maximum(uint8_t a, uint8_t b) {
-    return a > b ? a : b;
-}
-static inline uint8_t u8_minimum(uint8_t a, uint8_t b) {
-    return a < b ? a : b;
-}
-static inline uint8_t u8_neg(uint8_t a) {
-    return (uint8_t)(0u - a);
-}
-static inline uint8_t u8_abs(uint8_t a) {
-    return a;
-}
-static inline uint8_t u8_sign(uint8_t a) {
-    return a > 0;
-}
-static inline uint8_t u8_relu(uint8_t a) {
-    return a;
-}
-
-/* bool: the uint8 result normalised to 0/1 (add is or, mul is and, sub is xor) */
-#define DEF_BOOL_OP(name)                                                                          \
-    static inline uint8_t b_##name(uint8_t a, uint8_t b) {                                         \
-        return u8_##name(a, b) != 0;                                                               \
-    }
-DEF_BOOL_OP(add)
-DEF_BOOL_OP(sub)
-DEF_BOOL_OP(mul)
-DEF_BOOL_OP(div)
-DEF_BOOL_OP(floordiv)
-DEF_BOOL_OP(remainder)
-DEF_BOOL_OP(fmod)
-DEF_BOOL_OP(pow)
-DEF_BOOL_OP(maximum)
-DEF_BOOL_OP(minimum)
-
-/* bool unary: through uint8, normalised */
-static inline uint8_t b_neg(uint8_t a) {
-    return a;
-}
-static inline uint8_t b_abs(uint8_t a) {
-    return a;
-}
-static inline uint8_t b_sign(uint8_t a) {
-    return a;
-}
-static inline uint8_t b_relu(uint8_t a) {
-    return a;
-}
-
-/* transcendental ops of integer tensors: computed in double, cast back with saturation */
-#define DEF_VIA_DOUBLE(S, T, SAT, NAME)                                                            \
-    static inline T S##_##NAME(T a) {                                                              \
-        return (T)SAT(tide_##NAME##_d((double)a));                                                 \
-    }
-#define DEF_ALL_VIA_DOUBLE(S, T, SAT)                                                              \
-    DEF_VIA_DOUBLE(S, T, SAT, exp)                                                                 \
-    DEF_VIA_DOUBLE(S, T, SAT, log)                                                                 \
-    DEF_VIA_DOUBLE(S, T, SAT, sqrt)                                                                \
-    DEF_VIA_DOUBLE(S, T, SAT, rsqrt)                                                               \
-    DEF_VIA_DOUBLE(S, T, SAT, tanh)                                                                \
-    DEF_VIA_DOUBLE(S, T, SAT, sigmoid)                                                             \
-    DEF_VIA_DOUBLE(S, T, SAT, gelu)                                                                \
-    DEF_VIA_DOUBLE(S, T, SAT, sin)                                                                 \
-    DEF_VIA_DOUBLE(S, T, SAT, cos)
-static inline uint8_t sat_bool(double v) {
-    return v != 0;
-}
-DEF_ALL_VIA_DOUBLE(i32, int32_t, tide_sat_i32)
-DEF_ALL_VIA_DOUBLE(i64, int64_t, tide_sat_i64)
-DEF_ALL_VIA_DOUBLE(u8, uint8_t, tide_sat_u8)
-DEF_ALL_VIA_DOUBLE(b, uint8_t, sat_bool)
-
-/* floats: the shared scalar math under the names the row loops paste together */
-#define FWD2(S, T, SFX, NAME)                                                                      \
-    static inline T S##_##NAME(T a, T b) {                                                         \
-        return tide_##NAME##_##SFX(a, b);                                                          \
-    }
-#define FWD1(S, T, SFX, NAME)                                                                      \
-    static inline T S##_##NAME(T a) {                                                              \
-        return tide_##NAME##_##SFX(a);                                                             \
-    }
-#define DEF_FLOAT_OPS(S, T, SFX)                                                                   \
-    FWD2(S, T, SFX, add)                                                                           \
-    FWD2(S, T, SFX, sub)                                                                           \
-    FWD2(S, T, SFX, mul)                                                                           \
-    FWD2(S, T, SFX, div)                                                                           \
-    FWD2(S, T, SFX, pow)                                                                           \
-    FWD2(S, T, SFX, remainder)                                                                     \
-    FWD2(S, T, SFX, fmod)                                                                          \
-    FWD2(S, T, SFX, floordiv)                                                                      \
-    FWD2(S, T, SFX, maximum)                                                                       \
-    FWD2(S, T, SFX, minimum)                                                                       \
-    FWD1(S, T, SFX, neg)                                                                           \
-    FWD1(S, T, SFX, abs)                                                                           \
-    FWD1(S, T, SFX, exp)                                                                           \
-    FWD1(S, T, SFX, log)                                                                           \
-    FWD1(S, T, SFX, sqrt)                                                                          \
-    FWD1(S, T, SFX, rsqrt)                                                                         \
-    FWD1(S, T, SFX, tanh)                                                                          \
-    FWD1(S, T, SFX, sigmoid)                                                                       \
-    FWD1(S, T, SFX, relu)                                                                          \
-    FWD1(S, T, SFX, gelu)                                                                          \
-    FWD1(S, T, SFX, sin)                                                                           \
-    FWD1(S, T, SFX, cos)                                                                           \
-    FWD1(S, T, SFX, sign)
-DEF_FLOAT_OPS(f32, float, f)
-DEF_FLOAT_OPS(f64, double, d)
-
-/* ---- row loops ---------------------------------------------------------------------------- */
+/* ---- row loops: LOOP(input type, output type, scalar function, dtype suffix) -------------- */
 
 /* o = F(a, b) over one row; p/s from the iterator (byte strides) */
-#define BIN_LOOP(TA, TO, F)                                                                        \
+#define BIN_LOOP(TA, TO, F, S)                                                                     \
     do {                                                                                           \
         TO       *o_ = (TO *)p[0];                                                                 \
         const TA *a_ = (const TA *)p[1], *b_ = (const TA *)p[2];                                   \
@@ -234,180 +51,149 @@ DEF_FLOAT_OPS(f64, double, d)
         }                                                                                          \
     } while (0)
 
-#define UN_LOOP(T, F)                                                                              \
+/* o = F(a) over one row */
+#define UN_LOOP(TA, TO, F, S)                                                                      \
     do {                                                                                           \
-        T       *o_ = (T *)p[0];                                                                   \
-        const T *a_ = (const T *)p[1];                                                             \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                              \
+        TO       *o_ = (TO *)p[0];                                                                 \
+        const TA *a_ = (const TA *)p[1];                                                           \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(TA)) {                                            \
             for (int64_t i = 0; i < n; i++)                                                        \
                 o_[i] = F(a_[i]);                                                                  \
         } else {                                                                                   \
             char *po_ = p[0], *pa_ = p[1];                                                         \
             for (int64_t i = 0; i < n; i++, po_ += s[0], pa_ += s[1])                              \
-                *(T *)po_ = F(*(const T *)pa_);                                                    \
+                *(TO *)po_ = F(*(const TA *)pa_);                                                  \
         }                                                                                          \
     } while (0)
 
-#define CMP_EQ(x, y) ((uint8_t)((x) == (y)))
-#define CMP_NE(x, y) ((uint8_t)((x) != (y)))
-#define CMP_LT(x, y) ((uint8_t)((x) < (y)))
-#define CMP_LE(x, y) ((uint8_t)((x) <= (y)))
-#define CMP_GT(x, y) ((uint8_t)((x) > (y)))
-#define CMP_GE(x, y) ((uint8_t)((x) >= (y)))
+/* o = F(a, lo, hi) over one row */
+#define BOUNDED_LOOP(TA, TO, F, S)                                                                 \
+    do {                                                                                           \
+        const TA lo_ = oa->lo.S, hi_ = oa->hi.S;                                                   \
+        char    *po_ = p[0], *pa_ = p[1];                                                          \
+        for (int64_t i = 0; i < n; i++, po_ += s[0], pa_ += s[1])                                  \
+            *(TO *)po_ = F(*(const TA *)pa_, lo_, hi_);                                            \
+    } while (0)
 
-/* BINARY and COMPARE ops of one dtype: T the C type, S the prefix of its functions */
-#define DEF_BIN(S, T)                                                                              \
-    static void bin_##S(tide_op op, char **p, const int64_t *s, int64_t n) {                       \
-        switch (op) {                                                                              \
-        case TIDE_OP_ADD:                                                                          \
-            BIN_LOOP(T, T, S##_add);                                                               \
-            break;                                                                                 \
-        case TIDE_OP_SUB:                                                                          \
-            BIN_LOOP(T, T, S##_sub);                                                               \
-            break;                                                                                 \
-        case TIDE_OP_MUL:                                                                          \
-            BIN_LOOP(T, T, S##_mul);                                                               \
-            break;                                                                                 \
-        case TIDE_OP_DIV:                                                                          \
-            BIN_LOOP(T, T, S##_div);                                                               \
-            break;                                                                                 \
-        case TIDE_OP_POW:                                                                          \
-            BIN_LOOP(T, T, S##_pow);                                                               \
-            break;                                                                                 \
-        case TIDE_OP_REMAINDER:                                                                    \
-            BIN_LOOP(T, T, S##_remainder);                                                         \
-            break;                                                                                 \
-        case TIDE_OP_FMOD:                                                                         \
-            BIN_LOOP(T, T, S##_fmod);                                                              \
-            break;                                                                                 \
-        case TIDE_OP_FLOORDIV:                                                                     \
-            BIN_LOOP(T, T, S##_floordiv);                                                          \
-            break;                                                                                 \
-        case TIDE_OP_MAXIMUM:                                                                      \
-            BIN_LOOP(T, T, S##_maximum);                                                           \
-            break;                                                                                 \
-        case TIDE_OP_MINIMUM:                                                                      \
-            BIN_LOOP(T, T, S##_minimum);                                                           \
-            break;                                                                                 \
-        case TIDE_OP_EQ:                                                                           \
-            BIN_LOOP(T, uint8_t, CMP_EQ);                                                          \
-            break;                                                                                 \
-        case TIDE_OP_NE:                                                                           \
-            BIN_LOOP(T, uint8_t, CMP_NE);                                                          \
-            break;                                                                                 \
-        case TIDE_OP_LT:                                                                           \
-            BIN_LOOP(T, uint8_t, CMP_LT);                                                          \
-            break;                                                                                 \
-        case TIDE_OP_LE:                                                                           \
-            BIN_LOOP(T, uint8_t, CMP_LE);                                                          \
-            break;                                                                                 \
-        case TIDE_OP_GT:                                                                           \
-            BIN_LOOP(T, uint8_t, CMP_GT);                                                          \
-            break;                                                                                 \
-        case TIDE_OP_GE:                                                                           \
-            BIN_LOOP(T, uint8_t, CMP_GE);                                                          \
-            break;                                                                                 \
-        default:                                                                                   \
-            break;                                                                                 \
-        }                                                                                          \
+/* for has_kernel: a case exists */
+#define HAS_LOOP(TA, TO, F, S) return 1
+
+/* ---- the generated switches ----------------------------------------------------------------
+ * KERNEL_<FAMILY>(LOOP, op row) expands to the row's case when LOOP's switch runs that family,
+ * and DTYPES_<ALL|FLOAT> to the dtype cases the row has (its result type: SAME or BOOL). */
+#define OUT_SAME(T) T
+#define OUT_BOOL(T) uint8_t
+#define FLOAT_CASES(LOOP, fn, OUT)                                                                 \
+    case TIDE_DTYPE_F32:                                                                           \
+        LOOP(float, OUT(float), tide_##fn##_f, f);                                                 \
+        break;                                                                                     \
+    case TIDE_DTYPE_F64:                                                                           \
+        LOOP(double, OUT(double), tide_##fn##_d, d);                                               \
+        break;
+#define INT_CASES(LOOP, fn, OUT)                                                                   \
+    case TIDE_DTYPE_I32:                                                                           \
+        LOOP(int32_t, OUT(int32_t), tide_##fn##_i32, i32);                                         \
+        break;                                                                                     \
+    case TIDE_DTYPE_I64:                                                                           \
+        LOOP(int64_t, OUT(int64_t), tide_##fn##_i64, i64);                                         \
+        break;                                                                                     \
+    case TIDE_DTYPE_U8:                                                                            \
+        LOOP(uint8_t, OUT(uint8_t), tide_##fn##_u8, u8);                                           \
+        break;                                                                                     \
+    case TIDE_DTYPE_BOOL:                                                                          \
+        LOOP(uint8_t, OUT(uint8_t), tide_##fn##_b, b);                                             \
+        break;
+#define DTYPES_ALL(LOOP, fn, OUT)                                                                  \
+    switch (oa->dt) {                                                                              \
+        FLOAT_CASES(LOOP, fn, OUT)                                                                 \
+        INT_CASES(LOOP, fn, OUT)                                                                   \
+    default:                                                                                       \
+        break;                                                                                     \
     }
-DEF_BIN(f32, float)
-DEF_BIN(f64, double)
-DEF_BIN(i32, int32_t)
-DEF_BIN(i64, int64_t)
-DEF_BIN(u8, uint8_t)
-DEF_BIN(b, uint8_t)
-
-/* UNARY ops of one dtype; CLAMP gets its bounds already cast to T */
-#define CLAMP_(x) ((x) < lo_ ? lo_ : ((x) > hi_ ? hi_ : (x)))
-#define DEF_UN(S, T)                                                                               \
-    static void un_##S(tide_op op, char **p, const int64_t *s, int64_t n, T lo_, T hi_) {          \
-        switch (op) {                                                                              \
-        case TIDE_OP_NEG:                                                                          \
-            UN_LOOP(T, S##_neg);                                                                   \
-            break;                                                                                 \
-        case TIDE_OP_ABS:                                                                          \
-            UN_LOOP(T, S##_abs);                                                                   \
-            break;                                                                                 \
-        case TIDE_OP_EXP:                                                                          \
-            UN_LOOP(T, S##_exp);                                                                   \
-            break;                                                                                 \
-        case TIDE_OP_LOG:                                                                          \
-            UN_LOOP(T, S##_log);                                                                   \
-            break;                                                                                 \
-        case TIDE_OP_SQRT:                                                                         \
-            UN_LOOP(T, S##_sqrt);                                                                  \
-            break;                                                                                 \
-        case TIDE_OP_RSQRT:                                                                        \
-            UN_LOOP(T, S##_rsqrt);                                                                 \
-            break;                                                                                 \
-        case TIDE_OP_TANH:                                                                         \
-            UN_LOOP(T, S##_tanh);                                                                  \
-            break;                                                                                 \
-        case TIDE_OP_SIGMOID:                                                                      \
-            UN_LOOP(T, S##_sigmoid);                                                               \
-            break;                                                                                 \
-        case TIDE_OP_RELU:                                                                         \
-            UN_LOOP(T, S##_relu);                                                                  \
-            break;                                                                                 \
-        case TIDE_OP_GELU:                                                                         \
-            UN_LOOP(T, S##_gelu);                                                                  \
-            break;                                                                                 \
-        case TIDE_OP_SIN:                                                                          \
-            UN_LOOP(T, S##_sin);                                                                   \
-            break;                                                                                 \
-        case TIDE_OP_COS:                                                                          \
-            UN_LOOP(T, S##_cos);                                                                   \
-            break;                                                                                 \
-        case TIDE_OP_SIGN:                                                                         \
-            UN_LOOP(T, S##_sign);                                                                  \
-            break;                                                                                 \
-        case TIDE_OP_CLAMP:                                                                        \
-            UN_LOOP(T, CLAMP_);                                                                    \
-            break;                                                                                 \
-        default:                                                                                   \
-            break;                                                                                 \
-        }                                                                                          \
+#define DTYPES_FLOAT(LOOP, fn, OUT)                                                                \
+    switch (oa->dt) {                                                                              \
+        FLOAT_CASES(LOOP, fn, OUT)                                                                 \
+    default:                                                                                       \
+        break;                                                                                     \
     }
-DEF_UN(f32, float)
-DEF_UN(f64, double)
-DEF_UN(i32, int32_t)
-DEF_UN(i64, int64_t)
-DEF_UN(u8, uint8_t)
-DEF_UN(b, uint8_t)
+#define OP_CASE(E, LOOP, fn, dtypes, OUT)                                                          \
+    case TIDE_OP_##E:                                                                              \
+        DTYPES_##dtypes(LOOP, fn, OUT) break;
 
-/* ---- binary, binary_scalar ---------------------------------------------------------------- */
-
-typedef struct op_arg {
-    tide_op    op;
-    tide_dtype dt;
-    double     lo, hi; /* clamp bounds */
-} op_arg;
+/* the families each switch runs; the others expand to nothing */
+#define BIN_BINARY(E, fn, dtypes, LOOP)    OP_CASE(E, LOOP, fn, dtypes, OUT_SAME)
+#define BIN_COMPARE(E, fn, dtypes, LOOP)   OP_CASE(E, LOOP, fn, dtypes, OUT_BOOL)
+#define BIN_UNARY(E, fn, dtypes, LOOP)     /* */
+#define BIN_PREDICATE(E, fn, dtypes, LOOP) /* */
+#define BIN_BOUNDED(E, fn, dtypes, LOOP)   /* */
+#define BIN_REDUCE(E, fn, dtypes, LOOP)    /* */
+#define UN_BINARY(E, fn, dtypes, LOOP)     /* */
+#define UN_COMPARE(E, fn, dtypes, LOOP)    /* */
+#define UN_UNARY(E, fn, dtypes, LOOP)      OP_CASE(E, LOOP, fn, dtypes, OUT_SAME)
+#define UN_PREDICATE(E, fn, dtypes, LOOP)  OP_CASE(E, LOOP, fn, dtypes, OUT_BOOL)
+#define UN_BOUNDED(E, fn, dtypes, LOOP)    /* */
+#define UN_REDUCE(E, fn, dtypes, LOOP)     /* */
+#define BD_BINARY(E, fn, dtypes, LOOP)     /* */
+#define BD_COMPARE(E, fn, dtypes, LOOP)    /* */
+#define BD_UNARY(E, fn, dtypes, LOOP)      /* */
+#define BD_PREDICATE(E, fn, dtypes, LOOP)  /* */
+#define BD_BOUNDED(E, fn, dtypes, LOOP)    OP_CASE(E, LOOP, fn, dtypes, OUT_SAME)
+#define BD_REDUCE(E, fn, dtypes, LOOP)     /* */
 
 static void bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const op_arg *oa = arg;
-    switch (oa->dt) {
-    case TIDE_DTYPE_F32:
-        bin_f32(oa->op, p, s, n);
-        break;
-    case TIDE_DTYPE_F64:
-        bin_f64(oa->op, p, s, n);
-        break;
-    case TIDE_DTYPE_I32:
-        bin_i32(oa->op, p, s, n);
-        break;
-    case TIDE_DTYPE_I64:
-        bin_i64(oa->op, p, s, n);
-        break;
-    case TIDE_DTYPE_U8:
-        bin_u8(oa->op, p, s, n);
-        break;
-    default:
-        bin_b(oa->op, p, s, n);
+    switch (oa->op) {
+#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, BIN_LOOP)
+#include "tide_ops.def"
+#undef X
+    default: /* refused by has_kernel before the run */
         break;
     }
 }
+
+static void un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const op_arg *oa = arg;
+    switch (oa->op) {
+#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, UN_LOOP)
+#include "tide_ops.def"
+#undef X
+#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, BOUNDED_LOOP)
+#include "tide_ops.def"
+#undef X
+    default: /* refused by has_kernel before the run */
+        break;
+    }
+}
+
+/* the cases above, as a question: does op have a kernel for oa->dt among the families run by
+ * a one-input (arity 1) or two-input switch */
+static int has_kernel(int arity, const op_arg *oa) {
+    if (arity == 2) {
+        switch (oa->op) {
+#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, HAS_LOOP)
+#include "tide_ops.def"
+#undef X
+        default:
+            break;
+        }
+    } else {
+        switch (oa->op) {
+#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, HAS_LOOP)
+#include "tide_ops.def"
+#undef X
+#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, HAS_LOOP)
+#include "tide_ops.def"
+#undef X
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---- binary, binary_scalar ---------------------------------------------------------------- */
 
 static int same_shape(const tide_kview *x, const tide_kview *y) {
     if (x->ndim != y->ndim)
@@ -418,15 +204,16 @@ static int same_shape(const tide_kview *x, const tide_kview *y) {
     return 1;
 }
 
-static int dtype_ok(tide_dtype dt) {
-    return dt != TIDE_DTYPE_F16 && dt != TIDE_DTYPE_BF16 && (unsigned)dt < TIDE_DTYPE_COUNT;
+/* the row's CHEAP flag: exp, tanh, gelu... cost tens of cycles, worth threads sooner */
+static int64_t grain(tide_op op) {
+    return (tide_op_flags(op) & TIDE_OPF_CHEAP) ? CPU_PAR_GRAIN : CPU_PAR_GRAIN_HEAVY;
 }
 
 /* ---- integer division by zero ------------------------------------------------------------- */
 
 static int is_int_division(tide_op op, tide_dtype dt) {
-    return (op == TIDE_OP_FLOORDIV || op == TIDE_OP_REMAINDER || op == TIDE_OP_FMOD) &&
-           dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64;
+    return (tide_op_flags(op) & TIDE_OPF_INT_DIVISION) && dt != TIDE_DTYPE_F32 &&
+           dt != TIDE_DTYPE_F64;
 }
 
 typedef struct zero_arg {
@@ -460,30 +247,20 @@ static tide_status check_divisor(const char *name, const tide_kview *b) {
     return TIDE_OK;
 }
 
-static int is_binary(tide_op op) {
-    return op >= TIDE_OP_ADD && op <= TIDE_OP_GE;
-}
-
-static int is_compare(tide_op op) {
-    return op >= TIDE_OP_EQ && op <= TIDE_OP_GE;
-}
-
 tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                        const tide_kview *b) {
     (void)dev;
     const char *name = cpu_op_name(op);
-    if (!is_binary(op))
-        return tide_seterr(TIDE_EINVAL, "%s: not a binary op (cpu kernel)", name);
-    if (!dtype_ok(a->dtype))
-        return cpu_notsup(name, a->dtype);
-    tide_dtype want = is_compare(op) ? TIDE_DTYPE_BOOL : a->dtype;
+    op_arg      oa = {.op = op, .dt = a->dtype};
+    if (!has_kernel(2, &oa))
+        return cpu_notsup(name, a->dtype); /* the core promotes or refuses first */
+    tide_dtype want = tide_op_family_of(op) == TIDE_FAMILY_COMPARE ? TIDE_DTYPE_BOOL : a->dtype;
     if (b->dtype != a->dtype || out->dtype != want)
         return tide_seterr(TIDE_EDTYPE,
                            "%s: cpu kernel got mixed dtypes ; promote operands to one dtype first",
                            name);
     if (is_int_division(op, a->dtype))
         CPU_TRY(check_divisor(name, b));
-    op_arg oa = {op, a->dtype, 0, 0};
     /* the common case first: three contiguous operands of one shape, below the thread grain,
      * are one row; the iterator's setup cost more than a small op's loop */
     int64_t n = cpu_numel(out);
@@ -500,7 +277,7 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
     const tide_kview *v[3] = {out, a, b};
     cpu_iter          it;
     CPU_TRY(cpu_iter_init(&it, name, 3, v));
-    cpu_iter_run(&it, CPU_PAR_GRAIN, bin_row, &oa);
+    cpu_iter_run(&it, grain(op), bin_row, &oa);
     return TIDE_OK;
 }
 
@@ -516,7 +293,7 @@ tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *ou
         uint8_t u;
     } box;
     memset(&box, 0, sizeof box);
-    if (dtype_ok(a->dtype))
+    if ((unsigned)a->dtype < TIDE_DTYPE_COUNT)
         tide_store_d(a->dtype, &box, s);
     tide_kview sv = *a;
     sv.data = &box;
@@ -525,60 +302,41 @@ tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *ou
     return reverse ? cpu_binary(dev, op, out, &sv, a) : cpu_binary(dev, op, out, a, &sv);
 }
 
-/* ---- unary -------------------------------------------------------------------------------- */
+/* ---- unary, predicate, bounded ------------------------------------------------------------ */
 
-static void un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
-    (void)index;
-    const op_arg *oa = arg;
-    switch (oa->dt) {
-    case TIDE_DTYPE_F32:
-        un_f32(oa->op, p, s, n, (float)oa->lo, (float)oa->hi);
-        break;
-    case TIDE_DTYPE_F64:
-        un_f64(oa->op, p, s, n, oa->lo, oa->hi);
-        break;
-    case TIDE_DTYPE_I32:
-        un_i32(oa->op, p, s, n, tide_sat_i32(oa->lo), tide_sat_i32(oa->hi));
-        break;
-    case TIDE_DTYPE_I64:
-        un_i64(oa->op, p, s, n, tide_sat_i64(oa->lo), tide_sat_i64(oa->hi));
-        break;
-    case TIDE_DTYPE_U8:
-        un_u8(oa->op, p, s, n, tide_sat_u8(oa->lo), tide_sat_u8(oa->hi));
-        break;
-    default:
-        un_b(oa->op, p, s, n, oa->lo > 0, oa->hi >= 1);
-        break;
-    }
+/* clamp's bounds in every dtype: integer bounds round inwards (clamp(int, 0.5, 2.5) keeps
+ * 1..2), then saturate into the dtype (u8 clamp(300, 400) is 255, not 300 cast to 44) */
+static void set_bounds(op_arg *oa, double lo, double hi) {
+    oa->lo.f = (float)lo;
+    oa->hi.f = (float)hi;
+    oa->lo.d = lo;
+    oa->hi.d = hi;
+    lo = ceil(lo);
+    hi = floor(hi);
+    oa->lo.i32 = tide_sat_i32(lo);
+    oa->hi.i32 = tide_sat_i32(hi);
+    oa->lo.i64 = tide_sat_i64(lo);
+    oa->hi.i64 = tide_sat_i64(hi);
+    oa->lo.u8 = oa->lo.b = tide_sat_u8(lo);
+    oa->hi.u8 = oa->hi.b = tide_sat_u8(hi);
 }
 
 tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                       const double *params) {
     (void)dev;
     const char *name = cpu_op_name(op);
-    if (op < TIDE_OP_NEG || op > TIDE_OP_CLAMP)
-        return tide_seterr(TIDE_EINVAL, "%s: not a unary op (cpu kernel)", name);
-    if (!dtype_ok(a->dtype))
+    op_arg      oa = {.op = op, .dt = a->dtype};
+    if (!has_kernel(1, &oa))
         return cpu_notsup(name, a->dtype);
-    if (out->dtype != a->dtype)
-        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs out and input of one dtype", name);
-    op_arg oa = {op, a->dtype, -INFINITY, INFINITY};
-    if (op == TIDE_OP_CLAMP && params) {
-        oa.lo = params[0];
-        oa.hi = params[1];
-    }
-    /* integer bounds round inwards: clamp(int, 0.5, 2.5) keeps 1..2 */
-    if (!(a->dtype == TIDE_DTYPE_F32 || a->dtype == TIDE_DTYPE_F64)) {
-        oa.lo = ceil(oa.lo);
-        oa.hi = floor(oa.hi);
-    }
+    tide_dtype want = tide_op_family_of(op) == TIDE_FAMILY_PREDICATE ? TIDE_DTYPE_BOOL : a->dtype;
+    if (out->dtype != want)
+        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel got out dtype %s for a %s input", name,
+                           tide_dtype_name(out->dtype), tide_dtype_name(a->dtype));
+    set_bounds(&oa, params ? params[0] : -INFINITY, params ? params[1] : INFINITY);
     const tide_kview *v[2] = {out, a};
     cpu_iter          it;
     CPU_TRY(cpu_iter_init(&it, name, 2, v));
-    /* exp, tanh, gelu... cost tens of cycles: worth threads sooner */
-    int cheap = op == TIDE_OP_NEG || op == TIDE_OP_ABS || op == TIDE_OP_RELU ||
-                op == TIDE_OP_SIGN || op == TIDE_OP_CLAMP;
-    cpu_iter_run(&it, cheap ? CPU_PAR_GRAIN : CPU_PAR_GRAIN_HEAVY, un_row, &oa);
+    cpu_iter_run(&it, grain(op), un_row, &oa);
     return TIDE_OK;
 }
 

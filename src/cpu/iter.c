@@ -13,7 +13,7 @@ static const char *dtname(tide_dtype dt) {
 
 const char *cpu_op_name(tide_op op) {
     static const char *names[] = {
-#define X(e, family, name) name,
+#define X(e, family, name, ...) name,
 #include "tide_ops.def"
 #undef X
     };

@@ -91,7 +91,7 @@ const char *tide_cuda_dtype_name(tide_dtype dt) {
 
 const char *tide_cuda_op_name(tide_op op) {
     switch (op) {
-#define X(e, family, name)                                                                         \
+#define X(e, family, name, ...)                                                                    \
     case TIDE_OP_##e:                                                                              \
         return name;
 #include "tide_ops.def"
@@ -103,13 +103,25 @@ const char *tide_cuda_op_name(tide_op op) {
 
 tide_op_family tide_op_family_of_cuda(tide_op op) {
     switch (op) {
-#define X(e, family, name)                                                                         \
+#define X(e, family, name, ...)                                                                    \
     case TIDE_OP_##e:                                                                              \
         return TIDE_FAMILY_##family;
 #include "tide_ops.def"
 #undef X
     default:
         return TIDE_FAMILY_UNARY;
+    }
+}
+
+unsigned tide_cuda_op_flags(tide_op op) {
+    switch (op) {
+#define X(e, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##e:                                                                              \
+        return (flags) | TIDE_OP_DTYPES_##dtypes;
+#include "tide_ops.def"
+#undef X
+    default:
+        return 0;
     }
 }
 

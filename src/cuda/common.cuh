@@ -118,6 +118,7 @@ bool           tide_cuda_contiguous(const tide_kview *v);
 const char    *tide_cuda_dtype_name(tide_dtype dt);
 const char    *tide_cuda_op_name(tide_op op);
 tide_op_family tide_op_family_of_cuda(tide_op op);
+unsigned       tide_cuda_op_flags(tide_op op); /* TIDE_OPF_* of its tide_ops.def row */
 size_t         tide_cuda_dtype_size(tide_dtype dt);
 
 static inline unsigned tide_cuda_blocks(int64_t n, int per_thread = 1) {

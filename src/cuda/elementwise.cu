@@ -1,227 +1,185 @@
 /*
- * elementwise.cu — binary, compare, scalar and unary ops, and where. The math of each op is the
- * shared scalar_math.h function; floats compute in float (half types too) or double, integers
- * exactly in int64 where the op allows it and through the double functions otherwise.
+ * elementwise.cu — the elementwise op families (binary, compare, scalar, unary, predicate,
+ * bounded) and where. The kernels' op switches are generated from include/tide_ops.def and call
+ * each row's shared scalar_math.h function; floats compute in float (half types too) or double,
+ * integers exactly in int64 (rows whose DTYPES is ALL; the core promotes the others).
  */
 #include "map.cuh"
 
 #include <type_traits>
 
-// ---- scalar math by compute type ------------------------------------------------------------
+// ---- scalar math by compute type, generated from include/tide_ops.def ----------------------
 
-/* The cheap ops are inlined into every kernel; pow, remainder, fmod, floor_divide and all unary
- * math are out-of-line calls shared by the kernels of every dtype: inlined, they multiplied the
- * size of this file's machine code (and its build time) many times over for no measurable gain. */
-__device__ __noinline__ float bin_heavy(int op, float a, float b) {
+/* Each row of the table gets overloads op_<NAME>(C...) for the compute types: float and double,
+ * and int64 (every integer dtype) when the row's DTYPES is ALL; they call the row's
+ * scalar_math.h function, so a missing one fails the build. */
+#define CU_OVERLOAD_INT_ALL(x)   x
+#define CU_OVERLOAD_INT_FLOAT(x) /* integer inputs are promoted by the core */
+#define CU_WRAP_BINARY(E, fn, dtypes)                                                              \
+    __device__ __forceinline__ float op_##E(float a, float b) {                                    \
+        return tide_##fn##_f(a, b);                                                                \
+    }                                                                                              \
+    __device__ __forceinline__ double op_##E(double a, double b) {                                 \
+        return tide_##fn##_d(a, b);                                                                \
+    }                                                                                              \
+    CU_OVERLOAD_INT_##dtypes(__device__ __forceinline__ int64_t op_##E(int64_t a, int64_t b) {     \
+        return tide_##fn##_i64(a, b);                                                              \
+    })
+#define CU_WRAP_COMPARE(E, fn, dtypes)                                                             \
+    __device__ __forceinline__ uint8_t op_##E(float a, float b) {                                  \
+        return tide_##fn##_f(a, b);                                                                \
+    }                                                                                              \
+    __device__ __forceinline__ uint8_t op_##E(double a, double b) {                                \
+        return tide_##fn##_d(a, b);                                                                \
+    }                                                                                              \
+    CU_OVERLOAD_INT_##dtypes(__device__ __forceinline__ uint8_t op_##E(int64_t a, int64_t b) {     \
+        return tide_##fn##_i64(a, b);                                                              \
+    })
+#define CU_WRAP_UNARY(E, fn, dtypes)                                                               \
+    __device__ __forceinline__ float op_##E(float a) {                                             \
+        return tide_##fn##_f(a);                                                                   \
+    }                                                                                              \
+    __device__ __forceinline__ double op_##E(double a) {                                           \
+        return tide_##fn##_d(a);                                                                   \
+    }                                                                                              \
+    CU_OVERLOAD_INT_##dtypes(                                                                      \
+        __device__ __forceinline__ int64_t op_##E(int64_t a) { return tide_##fn##_i64(a); })
+#define CU_WRAP_PREDICATE(E, fn, dtypes)                                                           \
+    __device__ __forceinline__ uint8_t op_##E(float a) {                                           \
+        return tide_##fn##_f(a);                                                                   \
+    }                                                                                              \
+    __device__ __forceinline__ uint8_t op_##E(double a) {                                          \
+        return tide_##fn##_d(a);                                                                   \
+    }                                                                                              \
+    CU_OVERLOAD_INT_##dtypes(                                                                      \
+        __device__ __forceinline__ uint8_t op_##E(int64_t a) { return tide_##fn##_i64(a); })
+#define CU_WRAP_BOUNDED(E, fn, dtypes)                                                             \
+    __device__ __forceinline__ float op_##E(float a, float lo, float hi) {                         \
+        return tide_##fn##_f(a, lo, hi);                                                           \
+    }                                                                                              \
+    __device__ __forceinline__ double op_##E(double a, double lo, double hi) {                     \
+        return tide_##fn##_d(a, lo, hi);                                                           \
+    }                                                                                              \
+    CU_OVERLOAD_INT_##dtypes(__device__ __forceinline__ int64_t op_##E(                            \
+        int64_t a, int64_t lo, int64_t hi) { return tide_##fn##_i64(a, lo, hi); })
+#define CU_WRAP_REDUCE(E, fn, dtypes)         /* src/cuda/reduce.cu */
+#define X(E, family, name, fn, dtypes, flags) CU_WRAP_##family(E, fn, dtypes)
+#include "tide_ops.def"
+#undef X
+
+/* row E runs in the switch of family FAM for compute type C: its overload exists */
+#define CU_RUNS(C, FAM, family, dtypes)                                                            \
+    (TIDE_FAMILY_##family == FAM &&                                                                \
+     (!std::is_same<C, int64_t>::value || TIDE_OP_DTYPES_##dtypes == TIDE_OP_DTYPES_ALL))
+
+/* A case per row; discarded (if constexpr) where the family differs or the overload does not
+ * exist. CHEAP rows are inlined into every kernel; the others are out-of-line calls shared by
+ * the kernels of every dtype: inlined, they multiplied the size of this file's machine code (and
+ * its build time) many times over for no measurable gain. The defaults are unreachable:
+ * tide_cuda_binary and tide_cuda_unary refuse an op without a case first (has_kernel). */
+template <typename C> __device__ __noinline__ C bin_heavy(int op, C a, C b) {
     switch (op) {
-    case TIDE_OP_POW:
-        return tide_pow_f(a, b);
-    case TIDE_OP_REMAINDER:
-        return tide_remainder_f(a, b);
-    case TIDE_OP_FMOD:
-        return tide_fmod_f(a, b);
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_BINARY, family, dtypes))                              \
+            return op_##E(a, b);                                                                   \
+        break;
+#include "tide_ops.def"
+#undef X
     default:
-        return tide_floordiv_f(a, b);
+        break;
     }
+    return 0;
 }
 
-__device__ __noinline__ double bin_heavy(int op, double a, double b) {
+template <typename C> __device__ __forceinline__ C bin_apply(int op, C a, C b) {
     switch (op) {
-    case TIDE_OP_POW:
-        return tide_pow_d(a, b);
-    case TIDE_OP_REMAINDER:
-        return tide_remainder_d(a, b);
-    case TIDE_OP_FMOD:
-        return tide_fmod_d(a, b);
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_BINARY, family, dtypes))                              \
+            return ((flags)&TIDE_OPF_CHEAP) ? op_##E(a, b) : bin_heavy(op, a, b);                  \
+        break;
+#include "tide_ops.def"
+#undef X
     default:
-        return tide_floordiv_d(a, b);
+        break;
     }
-}
-
-__device__ __forceinline__ float bin_apply(int op, float a, float b) {
-    switch (op) {
-    case TIDE_OP_ADD:
-        return tide_add_f(a, b);
-    case TIDE_OP_SUB:
-        return tide_sub_f(a, b);
-    case TIDE_OP_MUL:
-        return tide_mul_f(a, b);
-    case TIDE_OP_DIV:
-        return tide_div_f(a, b);
-    case TIDE_OP_POW:
-    case TIDE_OP_REMAINDER:
-    case TIDE_OP_FMOD:
-    case TIDE_OP_FLOORDIV:
-        return bin_heavy(op, a, b);
-    case TIDE_OP_MAXIMUM:
-        return tide_maximum_f(a, b);
-    case TIDE_OP_MINIMUM:
-        return tide_minimum_f(a, b);
-    default:
-        return 0;
-    }
-}
-
-__device__ __forceinline__ double bin_apply(int op, double a, double b) {
-    switch (op) {
-    case TIDE_OP_ADD:
-        return tide_add_d(a, b);
-    case TIDE_OP_SUB:
-        return tide_sub_d(a, b);
-    case TIDE_OP_MUL:
-        return tide_mul_d(a, b);
-    case TIDE_OP_DIV:
-        return tide_div_d(a, b);
-    case TIDE_OP_POW:
-    case TIDE_OP_REMAINDER:
-    case TIDE_OP_FMOD:
-    case TIDE_OP_FLOORDIV:
-        return bin_heavy(op, a, b);
-    case TIDE_OP_MAXIMUM:
-        return tide_maximum_d(a, b);
-    case TIDE_OP_MINIMUM:
-        return tide_minimum_d(a, b);
-    default:
-        return 0;
-    }
-}
-
-/* integers: exact (wrapping) where the result is an integer, the double math otherwise; division
- * is scalar_math.h's, as on the CPU (int32 computed in int64 wraps back the same way): a zero
- * divisor gives 0, MIN // -1 is MIN, never a trap */
-__device__ __forceinline__ int64_t bin_apply(int op, int64_t a, int64_t b) {
-    switch (op) {
-    case TIDE_OP_ADD:
-        return (int64_t)((uint64_t)a + (uint64_t)b);
-    case TIDE_OP_SUB:
-        return (int64_t)((uint64_t)a - (uint64_t)b);
-    case TIDE_OP_MUL:
-        return (int64_t)((uint64_t)a * (uint64_t)b);
-    case TIDE_OP_DIV:
-        return (int64_t)tide_div_d((double)a, (double)b);
-    case TIDE_OP_POW:
-        return (int64_t)tide_pow_d((double)a, (double)b);
-    case TIDE_OP_REMAINDER:
-        return tide_remainder_i64(a, b);
-    case TIDE_OP_FMOD:
-        return tide_fmod_i64(a, b);
-    case TIDE_OP_FLOORDIV:
-        return tide_floordiv_i64(a, b);
-    case TIDE_OP_MAXIMUM:
-        return a > b ? a : b;
-    case TIDE_OP_MINIMUM:
-        return a < b ? a : b;
-    default:
-        return 0;
-    }
+    return 0;
 }
 
 template <typename C> __device__ __forceinline__ uint8_t cmp_apply(int op, C a, C b) {
     switch (op) {
-    case TIDE_OP_EQ:
-        return a == b;
-    case TIDE_OP_NE:
-        return a != b;
-    case TIDE_OP_LT:
-        return a < b;
-    case TIDE_OP_LE:
-        return a <= b;
-    case TIDE_OP_GT:
-        return a > b;
-    case TIDE_OP_GE:
-        return a >= b;
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_COMPARE, family, dtypes))                             \
+            return op_##E(a, b);                                                                   \
+        break;
+#include "tide_ops.def"
+#undef X
     default:
-        return 0;
+        break;
     }
+    return 0;
 }
 
-__device__ __noinline__ float un_apply(int op, float a, float lo, float hi) {
+template <typename C> __device__ __noinline__ C un_heavy(int op, C a) {
     switch (op) {
-    case TIDE_OP_NEG:
-        return tide_neg_f(a);
-    case TIDE_OP_ABS:
-        return tide_abs_f(a);
-    case TIDE_OP_EXP:
-        return tide_exp_f(a);
-    case TIDE_OP_LOG:
-        return tide_log_f(a);
-    case TIDE_OP_SQRT:
-        return tide_sqrt_f(a);
-    case TIDE_OP_RSQRT:
-        return tide_rsqrt_f(a);
-    case TIDE_OP_TANH:
-        return tide_tanh_f(a);
-    case TIDE_OP_SIGMOID:
-        return tide_sigmoid_f(a);
-    case TIDE_OP_RELU:
-        return tide_relu_f(a);
-    case TIDE_OP_GELU:
-        return tide_gelu_f(a);
-    case TIDE_OP_SIN:
-        return tide_sin_f(a);
-    case TIDE_OP_COS:
-        return tide_cos_f(a);
-    case TIDE_OP_SIGN:
-        return tide_sign_f(a);
-    case TIDE_OP_CLAMP:
-        return tide_clamp_f(a, lo, hi);
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_UNARY, family, dtypes))                               \
+            return op_##E(a);                                                                      \
+        break;
+#include "tide_ops.def"
+#undef X
     default:
-        return 0;
+        break;
     }
+    return 0;
 }
 
-__device__ __noinline__ double un_apply(int op, double a, double lo, double hi) {
+template <typename C> __device__ __forceinline__ C un_apply(int op, C a) {
     switch (op) {
-    case TIDE_OP_NEG:
-        return tide_neg_d(a);
-    case TIDE_OP_ABS:
-        return tide_abs_d(a);
-    case TIDE_OP_EXP:
-        return tide_exp_d(a);
-    case TIDE_OP_LOG:
-        return tide_log_d(a);
-    case TIDE_OP_SQRT:
-        return tide_sqrt_d(a);
-    case TIDE_OP_RSQRT:
-        return tide_rsqrt_d(a);
-    case TIDE_OP_TANH:
-        return tide_tanh_d(a);
-    case TIDE_OP_SIGMOID:
-        return tide_sigmoid_d(a);
-    case TIDE_OP_RELU:
-        return tide_relu_d(a);
-    case TIDE_OP_GELU:
-        return tide_gelu_d(a);
-    case TIDE_OP_SIN:
-        return tide_sin_d(a);
-    case TIDE_OP_COS:
-        return tide_cos_d(a);
-    case TIDE_OP_SIGN:
-        return tide_sign_d(a);
-    case TIDE_OP_CLAMP:
-        return tide_clamp_d(a, lo, hi);
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_UNARY, family, dtypes))                               \
+            return ((flags)&TIDE_OPF_CHEAP) ? op_##E(a) : un_heavy(op, a);                         \
+        break;
+#include "tide_ops.def"
+#undef X
     default:
-        return 0;
+        break;
     }
+    return 0;
 }
 
-/* integers: clamp compares in int64 with bounds already in the dtype's range (clamp_bound), so
- * int64 values beyond 2^53 stay exact and a bound outside the dtype saturates as on the CPU */
-__device__ __forceinline__ int64_t un_apply(int op, int64_t a, int64_t lo, int64_t hi) {
+template <typename C> __device__ __forceinline__ uint8_t pred_apply(int op, C a) {
     switch (op) {
-    case TIDE_OP_NEG:
-        return (int64_t)(0 - (uint64_t)a);
-    case TIDE_OP_ABS:
-        return a < 0 ? (int64_t)(0 - (uint64_t)a) : a;
-    case TIDE_OP_SIGN:
-        return (a > 0) - (a < 0);
-    case TIDE_OP_RELU:
-        return a > 0 ? a : 0;
-    case TIDE_OP_CLAMP:
-        return a < lo ? lo : a > hi ? hi : a;
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_PREDICATE, family, dtypes))                           \
+            return op_##E(a);                                                                      \
+        break;
+#include "tide_ops.def"
+#undef X
     default:
-        return (int64_t)un_apply(op, (double)a, (double)lo, (double)hi);
+        break;
     }
+    return 0;
+}
+
+template <typename C> __device__ __forceinline__ C bounded_apply(int op, C a, C lo, C hi) {
+    switch (op) {
+#define X(E, family, name, fn, dtypes, flags)                                                      \
+    case TIDE_OP_##E:                                                                              \
+        if constexpr (CU_RUNS(C, TIDE_FAMILY_BOUNDED, family, dtypes))                             \
+            return op_##E(a, lo, hi);                                                              \
+        break;
+#include "tide_ops.def"
+#undef X
+    default:
+        break;
+    }
+    return 0;
 }
 
 // ---- functors -------------------------------------------------------------------------------
@@ -271,13 +229,28 @@ template <int DT> struct scalar_cmp_fn {
 };
 
 template <int DT> struct unary_fn {
-    typedef typename tide_dt<DT>::T                                             T;
-    typedef typename tide_dt<DT>::C                                             C;
-    typedef typename std::conditional<tide_dt_is_float<DT>(), C, int64_t>::type P;
-    int                                                                         op;
-    P                                                                           lo, hi;
-    __device__ __forceinline__ T operator()(T a) const {
-        return tide_store<DT>(un_apply(op, tide_load<DT>(a), lo, hi));
+    typedef typename tide_dt<DT>::T T;
+    int                             op;
+    __device__ __forceinline__ T    operator()(T a) const {
+           return tide_store<DT>(un_apply(op, tide_load<DT>(a)));
+    }
+};
+
+template <int DT> struct predicate_fn {
+    typedef typename tide_dt<DT>::T    T;
+    int                                op;
+    __device__ __forceinline__ uint8_t operator()(T a) const {
+        return pred_apply(op, tide_load<DT>(a));
+    }
+};
+
+template <int DT> struct bounded_fn {
+    typedef typename tide_dt<DT>::T T;
+    typedef typename tide_dt<DT>::C C;
+    int                             op;
+    C                               lo, hi;
+    __device__ __forceinline__ T    operator()(T a) const {
+           return tide_store<DT>(bounded_apply(op, tide_load<DT>(a), lo, hi));
     }
 };
 
@@ -302,14 +275,21 @@ struct run_binary {
     }
 };
 
-static bool is_binary_op(tide_op op) {
-    return op >= TIDE_OP_ADD && op <= TIDE_OP_GE;
+/* the switches above have a case for op in one of the families fams and for dtype dt: every
+ * float dtype, and the integer ones when the row's DTYPES is ALL */
+static bool has_kernel(tide_op op, tide_dtype dt, tide_op_family f1, tide_op_family f2) {
+    tide_op_family f = tide_op_family_of_cuda(op);
+    if ((unsigned)op >= TIDE_OP_COUNT || (f != f1 && f != f2))
+        return false;
+    bool is_float = dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
+                    dt == TIDE_DTYPE_BF16;
+    return is_float || !(tide_cuda_op_flags(op) & TIDE_OPF_FLOAT_ONLY);
 }
 
 extern "C" tide_status tide_cuda_binary(tide_device *dev, tide_op op, const tide_kview *out,
                                         const tide_kview *a, const tide_kview *b) {
-    if (!is_binary_op(op))
-        return tide_cuda_seterr(TIDE_EINVAL, "binary: op %d is not a binary op", (int)op);
+    if (!has_kernel(op, a->dtype, TIDE_FAMILY_BINARY, TIDE_FAMILY_COMPARE))
+        return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
     TIDE_CUDA_DISPATCH_ALL(a->dtype, run_binary, dev, op, out, a, b);
     return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
 }
@@ -335,8 +315,8 @@ struct run_binary_scalar {
 
 extern "C" tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
                                                const tide_kview *a, double s, int reverse) {
-    if (!is_binary_op(op))
-        return tide_cuda_seterr(TIDE_EINVAL, "binary: op %d is not a binary op", (int)op);
+    if (!has_kernel(op, a->dtype, TIDE_FAMILY_BINARY, TIDE_FAMILY_COMPARE))
+        return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
     TIDE_CUDA_DISPATCH_ALL(a->dtype, run_binary_scalar, dev, op, out, a, s, reverse);
     return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
 }
@@ -355,13 +335,18 @@ struct run_unary {
     template <int DT>
     static tide_status run(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                            const double *params) {
-        typedef typename tide_dt<DT>::T  T;
-        typedef typename unary_fn<DT>::P P;
+        typedef typename tide_dt<DT>::T T;
+        typedef typename tide_dt<DT>::C C;
+        tide_op_family                  fam = tide_op_family_of_cuda(op);
+        if (fam == TIDE_FAMILY_PREDICATE)
+            return tide_map1<predicate_fn<DT>, uint8_t, T>(dev, {op}, out, a);
+        if (fam == TIDE_FAMILY_UNARY)
+            return tide_map1<unary_fn<DT>, T, T>(dev, {op}, out, a);
         double lo = params ? params[0] : -INFINITY, hi = params ? params[1] : INFINITY;
         if constexpr (tide_dt_is_float<DT>())
-            return tide_map1<unary_fn<DT>, T, T>(dev, {op, (P)lo, (P)hi}, out, a);
+            return tide_map1<bounded_fn<DT>, T, T>(dev, {op, (C)lo, (C)hi}, out, a);
         else
-            return tide_map1<unary_fn<DT>, T, T>(
+            return tide_map1<bounded_fn<DT>, T, T>(
                 dev,
                 {op, clamp_bound((tide_dtype)DT, lo, true), clamp_bound((tide_dtype)DT, hi, false)},
                 out, a);
@@ -370,8 +355,9 @@ struct run_unary {
 
 extern "C" tide_status tide_cuda_unary(tide_device *dev, tide_op op, const tide_kview *out,
                                        const tide_kview *a, const double *params) {
-    if (op < TIDE_OP_NEG || op > TIDE_OP_CLAMP)
-        return tide_cuda_seterr(TIDE_EINVAL, "unary: op %d is not a unary op", (int)op);
+    if (!has_kernel(op, a->dtype, TIDE_FAMILY_UNARY, TIDE_FAMILY_PREDICATE) &&
+        !has_kernel(op, a->dtype, TIDE_FAMILY_BOUNDED, TIDE_FAMILY_BOUNDED))
+        return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
     TIDE_CUDA_DISPATCH_ALL(a->dtype, run_unary, dev, op, out, a, params);
     return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
 }

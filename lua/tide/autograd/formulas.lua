@@ -251,6 +251,88 @@ function BW.cos(nd, g)
     return g:mul(nd[1]:sin()):neg()
 end
 
+function BW.tan(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y):add(1))
+end
+
+-- d/dx erf(x) = 2/sqrt(pi) exp(-x^2); erfc is 1 - erf
+local function erf_slope(x)
+    return x:mul(x):neg():exp():mul(1.1283791670955126)
+end
+
+function BW.erf(nd, g)
+    return g:mul(erf_slope(nd[1]))
+end
+
+function BW.erfc(nd, g)
+    return g:mul(erf_slope(nd[1])):neg()
+end
+
+function BW.log1p(nd, g)
+    return g:div(nd[1]:add(1))
+end
+
+function BW.expm1(nd, g)
+    return g:mul(nd.out:add(1))
+end
+
+function BW.log2(nd, g)
+    return g:div(nd[1]:mul(0.6931471805599453))
+end
+
+function BW.reciprocal(nd, g)
+    local y = nd.out
+    return g:mul(y:mul(y)):neg()
+end
+
+function BW.square(nd, g)
+    return g:mul(nd[1]:mul(2))
+end
+
+-- x - trunc(x): the slope of x
+function BW.frac(_, g)
+    return g
+end
+
+-- floor, ceil, round and trunc are piecewise constant: zero gradients, as PyTorch
+local function zero_gradient(nd, g)
+    return zeros_like(nd[1], g)
+end
+BW.floor, BW.ceil, BW.round, BW.trunc = zero_gradient, zero_gradient, zero_gradient, zero_gradient
+
+-- softplus' slope is sigmoid(x), 1 above PyTorch's threshold 20 where softplus is x itself
+function BW.softplus(nd, g)
+    local x = nd[1]
+    local s = x:sigmoid()
+    return g:mul(s:maximum(x:gt(20):type_as(s)))
+end
+
+-- d/dx x sigmoid(x) = s (1 + x (1 - s))
+function BW.silu(nd, g)
+    local x = nd[1]
+    local s = x:sigmoid()
+    return g:mul(s:mul(x:mul(s:neg():add(1)):add(1)))
+end
+
+-- atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2); a or b may be a number
+local function squared(v)
+    return type(v) == "number" and v * v or v:mul(v)
+end
+
+function BW.atan2(nd, g)
+    local a, b = nd[1], nd[2]
+    local r2 = is_tensor(a) and squared(a):add(squared(b)) or squared(b):add(squared(a))
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g:mul(b):div(r2), a)
+    end
+    if needs(b) then
+        gb = reduce(g:mul(a):div(r2):neg(), b)
+    end
+    return ga, gb
+end
+
 function BW.clamp(nd, g)
     local x, lo, hi = nd[1], nd[2], nd[3]
     if type(lo) == "number" then
@@ -647,6 +729,9 @@ local READS = {
     exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
     softmax = { OUT }, log_softmax = { OUT },
     gelu = { ARG1, OUT }, prod = { ARG1 },
+    erf = { ARG1 }, erfc = { ARG1 }, log1p = { ARG1 }, log2 = { ARG1 }, square = { ARG1 },
+    softplus = { ARG1 }, silu = { ARG1 }, atan2 = { ARG1, ARG2 },
+    expm1 = { OUT }, tan = { OUT }, reciprocal = { OUT },
     max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
     index_select = { { 3 } },
     maxpool2d = { { "indices" } },

@@ -8,14 +8,21 @@
 -- gives the same sequence of epochs; default: drawn from tide's generator, so tide.manual_seed
 -- fixes it), pin_memory (false: when true and CUDA is available, batches come in page-locked
 -- memory so `x:to("cuda", {non_blocking = true})` overlaps; without
--- CUDA it does nothing).
+-- CUDA it does nothing), sampler (the sample indices of each epoch instead of 1..#ds or a
+-- shuffle: a list of 1-based indices, or an object with `len()` and either `indices()`
+-- returning this epoch's list, as DistributedSampler has, or `iter()` returning an iterator
+-- of indices; not with shuffle), collate_fn (a function of the list of samples, each packed
+-- as `ds[i]` packs it, returning the batch's values; see tide.data.default_collate).
 --
 -- A dataset with a `batch(index)` method (TensorDataset) gives each batch in one call per
--- field, gathered in C; any other dataset is read with `get(i)` per sample and stacked.
+-- field, gathered in C; any other dataset (or any with a collate_fn) is read with `get(i)` per
+-- sample and collated: tensors stacked, numbers and booleans made tensors, tables of them
+-- collated key by key (default_collate).
 local compat = require "tide._compat"
 
 local core = require "tide.core"
 local raise = require("tide.autograd").raise
+local default_collate = require "tide.data.collate"
 
 local tide_ -- tide's init.lua may load this module while it loads: look it up lazily
 local function tide()
@@ -48,8 +55,7 @@ function DataLoader.new(ds, opts)
         error("tide: DataLoader: options must be a table, e.g. {batch_size = 64}", 2)
     end
     core._check_options(opts, "DataLoader",
-        { "batch_size", "shuffle", "drop_last", "seed", "pin_memory" },
-        { "collate_fn", "sampler" }) -- in API.md, not built yet
+        { "batch_size", "shuffle", "drop_last", "seed", "pin_memory", "collate_fn", "sampler" })
     local self = setmetatable({}, DataLoader)
     self.dataset = ds
     self.batch_size = opt_int(opts, "batch_size", 1, 1)
@@ -63,6 +69,24 @@ function DataLoader.new(ds, opts)
         self.seed = math.floor(u * compat.lshift(1, 31))
     end
     self.pin_memory = opts.pin_memory and tide().cuda.is_available() or false
+    if opts.collate_fn ~= nil and type(opts.collate_fn) ~= "function" then
+        raise("tide: DataLoader: collate_fn must be a function of the list of samples, got " ..
+            type(opts.collate_fn))
+    end
+    self.collate_fn = opts.collate_fn
+    local sampler = opts.sampler
+    if sampler ~= nil then
+        if self.shuffle then
+            raise("tide: DataLoader: sampler and shuffle = true exclude each other; shuffle " ..
+                "in the sampler")
+        end
+        if type(sampler) ~= "table" or (type(sampler.len) == "function" and not
+                (type(sampler.indices) == "function" or type(sampler.iter) == "function")) then
+            raise("tide: DataLoader: sampler must be a list of sample indices or an object " ..
+                "with len() and indices() or iter(), got " .. type(sampler))
+        end
+    end
+    self.sampler = sampler
     self.epoch = 0
     return self
 end
@@ -75,7 +99,7 @@ setmetatable(DataLoader, {
 
 --- number of batches per epoch
 function DataLoader:len()
-    local n = self.dataset:len()
+    local n = self:_samples()
     if self.drop_last then
         return compat.idiv(n, self.batch_size)
     end
@@ -83,39 +107,63 @@ function DataLoader:len()
 end
 DataLoader.__len = DataLoader.len
 
--- collate samples read one by one: tensors are stacked, numbers become one tensor
-local function collate(samples)
-    local T = tide()
-    local out = {}
-    local nfields = samples[1].n
-    for f = 1, nfields do
-        local col = {}
-        for s = 1, #samples do
-            col[s] = samples[s][f]
-        end
-        local kind = type(col[1])
-        local ok, r
-        if kind == "number" or kind == "boolean" then
-            ok, r = pcall(T.tensor, col)
-        else
-            ok, r = pcall(T.stack, col, 1)
-        end
-        if not ok then
-            -- the core's message, at the line of the user's `for` (not inside this file)
-            local msg = tostring(r):match("tide:.*") or tostring(r)
-            raise(string.format("tide: DataLoader: cannot batch field %d of the samples (%s)" ..
-                "; get(i) must return tensors of one shape, numbers or booleans per field",
-                f, msg))
-        end
-        out[f] = r
+-- the number of samples an epoch reads
+function DataLoader:_samples()
+    local s = self.sampler
+    if s == nil then
+        return self.dataset:len()
+    elseif type(s.len) ~= "function" then -- a list
+        return #s
     end
-    return compat.unpack(out, 1, nfields)
+    return s:len()
+end
+
+-- this epoch's sample indices from the sampler, as a 1-based int64 tensor (checked)
+function DataLoader:_sampled()
+    local s, list = self.sampler, nil
+    if type(s.len) ~= "function" then -- a list
+        list = s
+    elseif type(s.indices) == "function" then
+        list = s:indices()
+    else
+        list = {}
+        for i in s:iter() do
+            list[#list + 1] = i
+        end
+    end
+    local n = self.dataset:len()
+    for k = 1, #list do
+        local i = list[k]
+        if not compat.is_integer(i) or i < 1 or i > n then
+            raise(string.format("tide: DataLoader: the sampler gave index %s (position %d), " ..
+                "out of range 1..%d", tostring(i), k, n))
+        end
+    end
+    if #list ~= self:_samples() then
+        raise(string.format("tide: DataLoader: the sampler gave %d indices but its len() is %d",
+            #list, self:_samples()))
+    end
+    return #list > 0 and core.tensor(list, { dtype = "int64", device = "cpu" }) or nil
+end
+
+-- pins the tensors among the values, tables of them included
+local function pin_value(v)
+    if tide().is_tensor(v) then
+        return v:pin_memory()
+    elseif type(v) == "table" then
+        local out = {}
+        for k, x in pairs(v) do
+            out[k] = pin_value(x)
+        end
+        return out
+    end
+    return v
 end
 
 local function pin(...)
     local out = compat.pack(...)
     for k = 1, out.n do
-        out[k] = out[k]:pin_memory()
+        out[k] = pin_value(out[k])
     end
     return compat.unpack(out, 1, out.n)
 end
@@ -123,15 +171,18 @@ end
 --- An iterator over one epoch: `for x, y in loader:iter() do`.
 function DataLoader:iter()
     local ds, bs = self.dataset, self.batch_size
-    local n = ds:len()
+    local n = self:_samples()
     local nb = self:len()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
-    if self.shuffle then
+    if self.sampler ~= nil then
+        order = self:_sampled()
+    elseif self.shuffle then
         order = core._randperm(n, self.seed + self.epoch)
     end
     self.epoch = self.epoch + 1
     local b = 0
-    local gather = ds.batch
+    local collate_fn = self.collate_fn
+    local gather = not collate_fn and ds.batch
     return function()
         if b >= nb then
             return nil
@@ -159,7 +210,7 @@ function DataLoader:iter()
             local i = order and index[k]:item() or (start + k - 1)
             samples[k] = compat.pack(ds:get(compat.tointeger(i)))
         end
-        return finish(collate(samples))
+        return finish((collate_fn or default_collate)(samples))
     end
 end
 

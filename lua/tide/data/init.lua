@@ -10,4 +10,8 @@ return {
     DataLoader = require "tide.data.DataLoader",
     DistributedSampler = require "tide.data.DistributedSampler",
     fashion_mnist = require "tide.data.fashion_mnist",
+    Subset = require "tide.data.Subset",
+    random_split = require "tide.data.random_split",
+    default_collate = require "tide.data.collate",
+    text = require "tide.data.text",
 }

@@ -243,14 +243,44 @@ function Module:named_children()
     return named(names, vals, true)
 end
 
-function Module:modules()
-    local r = { self }
-    for _, c in ipairs(self:children()) do
-        for _, m in ipairs(c:modules()) do
-            r[#r + 1] = m
+-- self and every descendant, depth first, each once (a module shared by two parents is
+-- listed at its first place, as in PyTorch); names are dotted paths, "" for self
+local function walk_modules(m, prefix, names, vals, seen)
+    if seen[m] then
+        return
+    end
+    seen[m] = true
+    names[#names + 1], vals[#vals + 1] = prefix, m
+    for _, name in ipairs(m._modules) do
+        local c = rawget(m, name)
+        if c then
+            walk_modules(c, prefix == "" and name or (prefix .. "." .. name), names, vals, seen)
         end
     end
-    return r
+end
+
+function Module:modules()
+    local names, vals = {}, {}
+    walk_modules(self, "", names, vals, {})
+    return vals
+end
+
+function Module:named_modules()
+    local names, vals = {}, {}
+    walk_modules(self, "", names, vals, {})
+    return named(names, vals, true)
+end
+
+-- fn(m) on every child's subtree, then on self (PyTorch's order: children first); returns self
+function Module:apply(fn)
+    if type(fn) ~= "function" then
+        raise("tide: Module:apply: expected a function of a module, got " .. type(fn))
+    end
+    for _, c in ipairs(self:children()) do
+        c:apply(fn)
+    end
+    fn(self)
+    return self
 end
 
 -- ---- modes and gradients ----

@@ -14,5 +14,10 @@ for _, name in ipairs(CLASSES) do
     nn[name] = require("tide.nn." .. name)
 end
 nn.functional = require "tide.nn.functional"
+for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
+    nn[name] = require("tide.nn." .. name)
+end
+nn.init = require "tide.nn.initializers" -- not tide/nn/init.lua: that file is tide.nn itself
+nn.utils = require "tide.nn.utils"
 
 return nn

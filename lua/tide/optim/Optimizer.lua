@@ -88,10 +88,18 @@ function Optimizer.new(cls, params, opts)
     end
     local self = setmetatable({ param_groups = groups, state = {} }, cls)
     self:check_options()
+    self:init_state()
     return self
 end
 
 function Optimizer:check_options() end
+
+-- state made at construction (Adagrad's sums); others make theirs at the first step
+function Optimizer:init_state() end
+
+-- opt:state_dict() / opt:load_state_dict(sd): flat tables of tensors (optim/state_dict.lua)
+local state_dict = require "tide.optim.state_dict"
+Optimizer.state_dict, Optimizer.load_state_dict = state_dict.state_dict, state_dict.load_state_dict
 
 function Optimizer:zero_grad()
     for _, g in ipairs(self.param_groups) do

@@ -1,0 +1,65 @@
+--- tide.data.Subset(ds, indices): the samples of ds at indices (1-based), in that order.
+--
+--     local val = tide.data.Subset(train, {1, 5, 9})    -- #val == 3, val:get(2) is train:get(5)
+--
+-- indices is a Lua list of integers or a 1-d integer tensor. The subset has `len()`, `get(i)`,
+-- and `batch(index)` when ds has it (so a DataLoader over a Subset of a TensorDataset still
+-- gathers each batch in C).
+local compat = require "tide._compat"
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Dataset = require "tide.data.Dataset"
+
+local Subset = Dataset:extend("Subset")
+
+function Subset:init(ds, indices)
+    if type(ds) ~= "table" or type(ds.len) ~= "function" then
+        raise("tide: Subset: expected a dataset (tide.data.Dataset or TensorDataset), got " ..
+            type(ds))
+    end
+    if autograd.is_tensor(indices) then
+        if indices:dim() ~= 1 or autograd.FLOAT[indices.dtype] or indices.dtype == "bool" then
+            raise("tide: Subset: expected indices as a 1-d integer tensor or a list of " ..
+                "integers, got a " .. indices:dim() .. "-d " .. indices.dtype .. " tensor")
+        end
+        indices = indices:to("cpu"):to("int64"):totable()
+    elseif type(indices) ~= "table" then
+        raise("tide: Subset: expected indices as a list of integers, got " .. type(indices))
+    end
+    local n = ds:len()
+    local list = {}
+    for k = 1, #indices do
+        local i = indices[k]
+        if not compat.is_integer(i) or i < 1 or i > n then
+            raise(string.format("tide: Subset: index %s (position %d) out of range 1..%d",
+                tostring(i), k, n))
+        end
+        list[k] = i
+    end
+    self.dataset = ds
+    self.indices = list
+    self.index = #list > 0 and core.tensor(list, { dtype = "int64", device = "cpu" }) or
+        core.zeros({ 0 }, { dtype = "int64", device = "cpu" })
+    if not ds.batch then
+        self.batch = false -- the DataLoader then reads samples one by one with get
+    end
+end
+
+function Subset:len()
+    return #self.indices
+end
+
+function Subset:get(i)
+    local n = #self.indices
+    if not compat.is_integer(i) or i < 1 or i > n then
+        raise(string.format("tide: Subset: index %s out of range 1..%d", tostring(i), n))
+    end
+    return self.dataset:get(self.indices[i])
+end
+
+function Subset:batch(index)
+    return self.dataset:batch(self.index:index_select(1, index:to("cpu")))
+end
+
+return Subset

@@ -1,0 +1,106 @@
+--- tide.data.default_collate(samples): the batch of a list of samples, as the DataLoader makes
+-- it when no collate_fn is given; returns one value per field.
+--
+-- samples[k] is the k-th sample's fields, packed (`table.pack(ds:get(i))`, as `ds[i]` gives).
+-- Field by field: tensors are stacked along a new dim 1, numbers and booleans become one
+-- tensor, strings a list of strings, and a Lua table (`{input = t, mask = m}`, or a list) is
+-- collated key by key, nested tables included, into a table of the same keys. A custom
+-- collate_fn may call it for the fields it does not treat itself.
+local compat = require "tide._compat"
+local raise = require("tide.autograd").raise
+
+local tide_ -- tide's init.lua may load this module while it loads: look it up lazily
+local function tide()
+    tide_ = tide_ or require "tide"
+    return tide_
+end
+
+local collate_values
+
+local function fail(path, msg)
+    raise(string.format("tide: DataLoader: cannot batch field %s of the samples (%s); get(i) " ..
+        "must return, per field, tensors of one shape, numbers, booleans, strings or tables " ..
+        "of those with the same keys", path, msg))
+end
+
+-- the batch of the tables in col (every one with the same keys)
+local function collate_tables(col, path)
+    local first = col[1]
+    local keys, count = {}, 0
+    for k in pairs(first) do
+        keys[#keys + 1] = k
+        count = count + 1
+    end
+    table.sort(keys, function(a, b)
+        return tostring(a) < tostring(b)
+    end)
+    for s = 2, #col do
+        local t = col[s]
+        if type(t) ~= "table" or tide().is_tensor(t) then
+            fail(path, "sample " .. s .. " has a " .. type(t) .. " where sample 1 has a table")
+        end
+        local n = 0
+        for k in pairs(t) do
+            if first[k] == nil then
+                fail(path, "sample " .. s .. " has key " .. tostring(k) .. " that sample 1 lacks")
+            end
+            n = n + 1
+        end
+        if n ~= count then
+            fail(path, "sample " .. s .. " has " .. n .. " keys, sample 1 has " .. count)
+        end
+    end
+    local out = {}
+    for _, k in ipairs(keys) do
+        local sub = {}
+        for s = 1, #col do
+            sub[s] = col[s][k]
+        end
+        out[k] = collate_values(sub, path .. "." .. tostring(k))
+    end
+    return out
+end
+
+function collate_values(col, path)
+    local T = tide()
+    local v = col[1]
+    local kind = type(v)
+    if kind == "string" then
+        for s = 2, #col do
+            if type(col[s]) ~= "string" then
+                fail(path, "sample " .. s .. " has a " .. type(col[s]) .. ", sample 1 a string")
+            end
+        end
+        return compat.move(col, 1, #col, 1, {})
+    elseif kind == "table" and not T.is_tensor(v) then
+        return collate_tables(col, path)
+    end
+    local ok, r
+    if kind == "number" or kind == "boolean" then
+        ok, r = pcall(T.tensor, col)
+    else
+        ok, r = pcall(T.stack, col, 1)
+    end
+    if not ok then
+        -- the core's message, at the line of the user's `for` (not inside this file)
+        fail(path, tostring(r):match("tide:.*") or tostring(r))
+    end
+    return r
+end
+
+return function(samples)
+    if type(samples) ~= "table" or type(samples[1]) ~= "table" then
+        raise("tide: default_collate: expected a non-empty list of packed samples " ..
+            "({compat.pack(ds:get(i)), ...}), got " .. type(samples))
+    end
+    local out = {}
+    local nfields = samples[1].n or #samples[1]
+    for f = 1, nfields do
+        local col = {}
+        for s = 1, #samples do
+            col[s] = samples[s][f]
+        end
+        out[f] = collate_values(col, tostring(f))
+    end
+    return compat.unpack(out, 1, nfields)
+end

@@ -1,0 +1,88 @@
+--- tide.data.random_split(ds, lengths[, {seed =}]): ds split into disjoint random Subsets.
+--
+--     local train, val = table.unpack(tide.data.random_split(ds, {0.9, 0.1}, {seed = 42}))
+--
+-- lengths are counts that sum to #ds, or fractions that sum to 1 (PyTorch 1.13's rule: each
+-- split gets floor(#ds * fraction) samples, and the remainder is dealt one by one to the
+-- splits in order). The permutation comes from seed, else from tide's generator (so
+-- tide.manual_seed fixes it). Returns a list of Subsets.
+local compat = require "tide._compat"
+local core = require "tide.core"
+local raise = require("tide.autograd").raise
+local Subset = require "tide.data.Subset"
+
+local function isclose(a, b)
+    return math.abs(a - b) <= 1e-9 * math.max(math.abs(a), math.abs(b))
+end
+
+return function(ds, lengths, opts)
+    if type(ds) ~= "table" or type(ds.len) ~= "function" then
+        raise("tide: random_split: expected a dataset (tide.data.Dataset or TensorDataset), got " ..
+            type(ds))
+    end
+    if type(lengths) ~= "table" or #lengths == 0 then
+        raise("tide: random_split: expected lengths as a list of counts or fractions, got " ..
+            type(lengths))
+    end
+    core._check_options(opts, "random_split", { "seed" })
+    opts = opts or {}
+    if opts.seed ~= nil and not compat.is_integer(opts.seed) then
+        raise("tide: random_split: seed = " .. tostring(opts.seed) .. "; expected an integer")
+    end
+    local n = ds:len()
+    local sum = 0
+    for i, l in ipairs(lengths) do
+        if type(l) ~= "number" or l < 0 then
+            raise(string.format("tide: random_split: length %d is %s; expected a count or a " ..
+                "fraction >= 0", i, tostring(l)))
+        end
+        sum = sum + l
+    end
+    local counts = {}
+    if isclose(sum, 1) and sum <= 1 then
+        for i, frac in ipairs(lengths) do
+            if frac > 1 then
+                raise(string.format("tide: random_split: fraction %d (%s) is not between 0 and 1",
+                    i, tostring(frac)))
+            end
+            counts[i] = math.floor(n * frac)
+        end
+        local given = 0
+        for _, c in ipairs(counts) do
+            given = given + c
+        end
+        for i = 0, n - given - 1 do
+            local k = i % #counts + 1
+            counts[k] = counts[k] + 1
+        end
+    else
+        for i, l in ipairs(lengths) do
+            if not compat.is_integer(l) then
+                raise(string.format("tide: random_split: length %d is %s; give integer counts " ..
+                    "summing to %d or fractions summing to 1", i, tostring(l), n))
+            end
+            counts[i] = l
+        end
+    end
+    local total = 0
+    for _, c in ipairs(counts) do
+        total = total + c
+    end
+    if total ~= n then
+        raise(string.format("tide: random_split: the lengths sum to %s but the dataset has %d " ..
+            "samples; give counts summing to %d or fractions summing to 1", tostring(sum), n, n))
+    end
+    local perm
+    if opts.seed ~= nil then
+        perm = core._randperm(n, opts.seed)
+    else
+        perm = core.randperm(n)
+    end
+    perm = perm:totable()
+    local out, start = {}, 1
+    for k, c in ipairs(counts) do
+        out[k] = Subset(ds, compat.move(perm, start, start + c - 1, 1, {}))
+        start = start + c
+    end
+    return out
+end

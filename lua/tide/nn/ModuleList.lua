@@ -1,0 +1,81 @@
+-- nn.ModuleList({m1, m2, ...}): a list of modules, registered as children named "1", "2", ...
+-- (as Sequential's, so state_dict keys read "layers.1.weight"). ml[i], #ml and ipairs(ml)
+-- reach them; it has no forward: the owner decides how to call them.
+local compat = require "tide._compat"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+
+local ModuleList = Module:extend("ModuleList")
+
+local function check(m, who)
+    if not Module.is_module(m) then
+        raise("tide: ModuleList:" .. who .. ": expected a Module, got " .. type(m))
+    end
+end
+
+function ModuleList:init(mods)
+    if mods ~= nil and (type(mods) ~= "table" or Module.is_module(mods)) then
+        raise("tide: ModuleList: expected a list of modules such as {nn.Linear(2, 2)}, got " ..
+            (Module.is_module(mods) and "a Module" or type(mods)))
+    end
+    rawset(self, "n", 0)
+    for i = 1, #(mods or {}) do
+        check(mods[i], "init")
+    end
+    for i = 1, #(mods or {}) do
+        self:append(mods[i])
+    end
+end
+
+function ModuleList:append(m)
+    check(m, "append")
+    local n = self.n + 1
+    rawset(self, "n", n)
+    self:add_module(tostring(n), m)
+    rawset(self, n, m)
+    return self
+end
+
+function ModuleList:extend(mods)
+    if type(mods) ~= "table" or Module.is_module(mods) then
+        raise("tide: ModuleList:extend: expected a list of modules, got " ..
+            (Module.is_module(mods) and "a Module" or type(mods)))
+    end
+    for i = 1, #mods do
+        check(mods[i], "extend")
+    end
+    for i = 1, #mods do
+        self:append(mods[i])
+    end
+    return self
+end
+
+-- insert(i, m): m becomes the i-th module (1 <= i <= #ml + 1); the later ones move up
+function ModuleList:insert(i, m)
+    local n = self.n
+    if not compat.is_integer(i) or i < 1 or i > n + 1 then
+        raise(string.format("tide: ModuleList:insert: index %s out of range 1..%d", tostring(i),
+            n + 1))
+    end
+    check(m, "insert")
+    self:append(m) -- a new slot "n+1", then shift the modules into place
+    for k = n + 1, i + 1, -1 do
+        local prev = rawget(self, k - 1)
+        rawset(self, k, prev)
+        rawset(self, tostring(k), prev)
+    end
+    rawset(self, i, m)
+    rawset(self, tostring(i), m)
+    return self
+end
+
+function ModuleList:forward()
+    raise("tide: ModuleList: has no forward; call its modules (for _, m in ipairs(list) do ...)")
+end
+
+function ModuleList.__len(self)
+    return self.n
+end
+
+return ModuleList

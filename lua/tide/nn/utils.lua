@@ -1,0 +1,113 @@
+-- tide.nn.utils: gradient clipping, as torch.nn.utils in PyTorch 1.13.
+--
+--     local norm = nn.utils.clip_grad_norm_(model:parameters(), 1.0)   -- returns a number
+--     nn.utils.clip_grad_value_(model:parameters(), 0.5)
+--
+-- params is a tensor, a list of tensors or a Module; parameters without a gradient are skipped.
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+local utils = {}
+
+-- the gradients of params, in order
+local function grads_of(params, who)
+    if type(params) == "table" and params.__ismodule then
+        params = params:parameters()
+    elseif is_tensor(params) then
+        params = { params }
+    elseif type(params) ~= "table" then
+        raise("tide: " .. who .. ": expected a tensor, a list of tensors or a Module, got " ..
+            type(params))
+    end
+    local out = {}
+    for i, p in ipairs(params) do
+        if not is_tensor(p) then
+            raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
+                ", expected a tensor")
+        end
+        local g = p.grad
+        if g then
+            out[#out + 1] = g
+        end
+    end
+    return out
+end
+
+local function norm_type_of(v, who)
+    if v == nil then
+        return 2
+    elseif v == "inf" or v == math.huge then
+        return math.huge
+    elseif type(v) ~= "number" or v ~= v or v <= 0 then
+        raise("tide: " .. who .. ": norm_type " .. tostring(v) .. " is not supported; use a " ..
+            'positive number or math.huge ("inf")')
+    end
+    return v
+end
+
+-- the norm_type-norm of one gradient as a 1-element tensor on its device
+local function grad_norm(g, p)
+    local a = g:abs()
+    if p == math.huge then
+        return a:max():reshape({ 1 })
+    elseif p == 1 then
+        return a:sum():reshape({ 1 })
+    elseif p == 2 then
+        return a:mul(a):sum():sqrt():reshape({ 1 })
+    end
+    return a:pow(p):sum():pow(1 / p):reshape({ 1 })
+end
+
+-- clip_grad_norm_(params, max_norm[, norm_type = 2]): scales every gradient in place by
+-- max_norm / (total + 1e-6) when that is below 1, total being the norm of all the gradients
+-- together (norm_type math.huge or "inf": the largest magnitude); returns total as a number
+function utils.clip_grad_norm_(params, max_norm, norm_type)
+    local who = "clip_grad_norm_"
+    local grads = grads_of(params, who)
+    if type(max_norm) ~= "number" then
+        raise("tide: clip_grad_norm_: expected max_norm to be a number, got " .. type(max_norm))
+    end
+    local p = norm_type_of(norm_type, who)
+    if #grads == 0 then
+        return 0.0
+    end
+    local total
+    autograd.no_grad(function()
+        local dev = grads[1].device
+        local norms = {}
+        for i, g in ipairs(grads) do
+            norms[i] = grad_norm(g, p):to(dev):to("float64") -- mixed dtypes combine
+        end
+        local all = #norms == 1 and norms[1] or require("tide").cat(norms, 1)
+        if p == math.huge then
+            total = all:max():item()
+        else
+            total = grad_norm(all, p):item()
+        end
+        local coef = max_norm / (total + 1e-6)
+        if coef < 1 then
+            for _, g in ipairs(grads) do
+                g:mul_(coef)
+            end
+        end
+    end)
+    return total
+end
+
+-- clip_grad_value_(params, clip_value): clamps every gradient in place to
+-- [-clip_value, clip_value]
+function utils.clip_grad_value_(params, clip_value)
+    local grads = grads_of(params, "clip_grad_value_")
+    if type(clip_value) ~= "number" then
+        raise("tide: clip_grad_value_: expected clip_value to be a number, got " ..
+            type(clip_value))
+    end
+    autograd.no_grad(function()
+        for _, g in ipairs(grads) do
+            g:clamp_(-clip_value, clip_value)
+        end
+    end)
+end
+
+return utils

@@ -1,0 +1,54 @@
+-- tide.optim.Adagrad(params, {lr = 1e-2, lr_decay = 0, weight_decay = 0,
+-- initial_accumulator_value = 0, eps = 1e-10, maximize = false}), PyTorch 1.13's update:
+-- g += wd*p; clr = lr / (1 + (step-1)*lr_decay); sum += g^2; p -= clr * g / (sqrt(sum) + eps).
+-- The sums exist from construction (filled with initial_accumulator_value), as in PyTorch.
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Optimizer = require "tide.optim.Optimizer"
+
+local Adagrad = Optimizer:extend("Adagrad", {
+    lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
+    maximize = false,
+})
+
+function Adagrad:check_options()
+    for _, g in ipairs(self.param_groups) do
+        for _, k in ipairs({ "lr_decay", "weight_decay", "initial_accumulator_value", "eps" }) do
+            if g[k] < 0 then
+                raise("tide: Adagrad: expected " .. k .. " >= 0, got " .. tostring(g[k]))
+            end
+        end
+    end
+end
+
+function Adagrad:init_state()
+    autograd.no_grad(function()
+        for _, g in ipairs(self.param_groups) do
+            for _, p in ipairs(g.params) do
+                local st = self:state_of(p)
+                st.step = 0
+                st.sum = Optimizer.zeros_like(p):fill_(g.initial_accumulator_value)
+            end
+        end
+    end)
+end
+
+function Adagrad:update(group, p, g)
+    local st = self:state_of(p)
+    local step = st.step + 1
+    st.step = step
+    if group.maximize then
+        g = g:neg()
+    end
+    local wd = group.weight_decay
+    if wd ~= 0 then
+        g = g:add(p, wd)
+    end
+    local clr = group.lr / (1 + (step - 1) * group.lr_decay)
+    local sum = st.sum
+    sum:add_(g:mul(g))
+    local std = sum:sqrt():add_(group.eps)
+    p:add_(g:div(std), -clr)
+end
+
+return Adagrad

@@ -1,0 +1,65 @@
+-- tide.optim.RMSprop(params, {lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0,
+-- momentum = 0, centered = false, maximize = false}), PyTorch 1.13's update:
+-- g += wd*p; v = alpha*v + (1-alpha)*g^2; with centered: m = alpha*m + (1-alpha)*g and
+-- avg = sqrt(v - m^2) + eps, else avg = sqrt(v) + eps; with momentum:
+-- buf = momentum*buf + g/avg and p -= lr*buf, else p -= lr*g/avg
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Optimizer = require "tide.optim.Optimizer"
+
+local RMSprop = Optimizer:extend("RMSprop", {
+    lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
+    maximize = false,
+})
+
+function RMSprop:check_options()
+    for _, g in ipairs(self.param_groups) do
+        for _, k in ipairs({ "eps", "momentum", "weight_decay", "alpha" }) do
+            if g[k] < 0 then
+                raise("tide: RMSprop: expected " .. k .. " >= 0, got " .. tostring(g[k]))
+            end
+        end
+    end
+end
+
+function RMSprop:update(group, p, g)
+    if group.maximize then
+        g = g:neg()
+    end
+    local wd = group.weight_decay
+    if wd ~= 0 then
+        g = g:add(p, wd)
+    end
+    local st = self:state_of(p)
+    if not st.square_avg then
+        st.step, st.square_avg = 0, Optimizer.zeros_like(p)
+        if group.momentum > 0 then
+            st.momentum_buffer = Optimizer.zeros_like(p)
+        end
+        if group.centered then
+            st.grad_avg = Optimizer.zeros_like(p)
+        end
+    end
+    st.step = st.step + 1
+    local alpha = group.alpha
+    local v = st.square_avg
+    v:mul_(alpha):add_(g:mul(g), 1 - alpha)
+    local avg
+    if group.centered then
+        local m = st.grad_avg
+        m:mul_(alpha):add_(g, 1 - alpha)
+        avg = m:mul(m):neg_():add_(v):sqrt_()
+    else
+        avg = v:sqrt()
+    end
+    avg:add_(group.eps)
+    if group.momentum > 0 then
+        local buf = st.momentum_buffer
+        buf:mul_(group.momentum):add_(g:div(avg))
+        p:add_(buf, -group.lr)
+    else
+        p:add_(g:div(avg), -group.lr)
+    end
+end
+
+return RMSprop

@@ -1,0 +1,44 @@
+-- LambdaLR(opt, {lr_lambda = function(epoch) return 0.95 ^ epoch end}): base_lr *
+-- lr_lambda(epoch); lr_lambda may be a list of functions, one per group. Its state_dict keeps
+-- the epoch, not the functions (as PyTorch's, which saves no plain functions)
+local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local raise = require("tide.autograd").raise
+
+local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })
+
+function LambdaLR:init(opts)
+    local f, n = opts.lr_lambda, #self.optimizer.param_groups
+    if type(f) == "function" then
+        local fs = {}
+        for i = 1, n do
+            fs[i] = f
+        end
+        f = fs
+    elseif type(f) ~= "table" or #f ~= n then
+        raise(string.format("tide: LambdaLR: expected lr_lambda to be a function or a list of " ..
+            "%d functions (one per parameter group), got %s", n,
+            type(f) == "table" and ("a list of " .. #f) or type(f)))
+    end
+    for i = 1, n do
+        if type(f[i]) ~= "function" then
+            raise("tide: LambdaLR: lr_lambda " .. i .. " is a " .. type(f[i]) ..
+                ", expected a function")
+        end
+    end
+    self.lr_lambdas = f
+end
+
+function LambdaLR:get_lr()
+    local r = {}
+    for i, base in ipairs(self.base_lrs) do
+        local m = self.lr_lambdas[i](self.last_epoch)
+        if type(m) ~= "number" then
+            raise("tide: LambdaLR: lr_lambda " .. i .. " returned a " .. type(m) ..
+                " for epoch " .. self.last_epoch .. ", expected a number")
+        end
+        r[i] = base * m
+    end
+    return r
+end
+
+return LambdaLR

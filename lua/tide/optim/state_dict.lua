@@ -1,0 +1,149 @@
+-- Optimizer:state_dict() and Optimizer:load_state_dict(sd): PyTorch's layout, flattened into
+-- names so that tide.save / tide.load take it as it is (see flat_state.lua):
+--
+--     state.<i>.<name>          tensor state of the i-th parameter (1-based, over the groups in
+--                               order, as PyTorch numbers them from 0); Lua numbers ("step")
+--                               as 0-d tensors
+--     param_groups.<g>.params   int64: the indices of group g's parameters
+--     param_groups.<g>.<key>    each hyperparameter (lr, betas, momentum, ...)
+--
+-- The state's tensors are the optimizer's own (as PyTorch's); load_state_dict copies them onto
+-- each parameter's device and dtype, so training resumes on any device. All checks come first:
+-- a failed load changes nothing.
+local compat = require "tide._compat"
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+local flat = require "tide.optim.flat_state"
+
+local M = {}
+
+-- state entries kept as Lua numbers, not tensors
+local SCALAR = { step = true }
+
+local function sorted_keys(t)
+    local r = {}
+    for k in pairs(t) do
+        r[#r + 1] = k
+    end
+    table.sort(r)
+    return r
+end
+
+function M.state_dict(self)
+    local sd, index = {}, 0
+    for gi, g in ipairs(self.param_groups) do
+        local ids = {}
+        for _, p in ipairs(g.params) do
+            index = index + 1
+            ids[#ids + 1] = index
+            local st = self.state[p]
+            if st then
+                for _, k in ipairs(sorted_keys(st)) do
+                    local v = st[k]
+                    if k ~= "device" and k ~= "dtype" then
+                        sd["state." .. index .. "." .. k] = is_tensor(v) and v or flat.encode(v)
+                    end
+                end
+            end
+        end
+        sd["param_groups." .. gi .. ".params"] = core.tensor(ids, { dtype = "int64",
+            device = "cpu" })
+        if #ids == 0 then
+            sd["param_groups." .. gi .. ".params"] = core.zeros({ 0 }, { dtype = "int64",
+                device = "cpu" })
+        end
+        for k, v in pairs(g) do
+            if k ~= "params" then
+                sd["param_groups." .. gi .. "." .. k] = flat.encode(v)
+            end
+        end
+    end
+    return sd
+end
+
+function M.load_state_dict(self, sd)
+    local who = self.__name .. ":load_state_dict"
+    if type(sd) ~= "table" then
+        raise("tide: " .. who .. ": expected a state dict (opt:state_dict() or tide.load's " ..
+            "table), got " .. type(sd))
+    end
+    -- parse every key first
+    local groups, states = {}, {}
+    for k, v in pairs(sd) do
+        local i, name = tostring(k):match("^state%.(%d+)%.(.+)$")
+        local gi, key = tostring(k):match("^param_groups%.(%d+)%.(.+)$")
+        if i then
+            i = compat.tointeger(tonumber(i))
+            states[i] = states[i] or {}
+            states[i][name] = SCALAR[name] and flat.decode(v, who, k) or v
+            if not SCALAR[name] and not is_tensor(v) then
+                raise("tide: " .. who .. ": expected a tensor for '" .. k .. "', got " .. type(v))
+            end
+        elseif gi then
+            gi = compat.tointeger(tonumber(gi))
+            groups[gi] = groups[gi] or {}
+            groups[gi][key] = flat.decode(v, who, k)
+        else
+            raise("tide: " .. who .. ": unexpected key '" .. tostring(k) .. "'; expected " ..
+                "state.<i>.<name> and param_groups.<g>.<key>")
+        end
+    end
+    local n = #self.param_groups
+    for gi in pairs(groups) do
+        if gi < 1 or gi > n then
+            raise(string.format("tide: %s: the state dict has parameter group %d, the optimizer " ..
+                "has %d group%s", who, gi, n, n == 1 and "" or "s"))
+        end
+    end
+    local params = {}
+    for gi, g in ipairs(self.param_groups) do
+        local saved = groups[gi]
+        if not saved or type(saved.params) ~= "table" then
+            raise(string.format("tide: %s: the state dict lacks parameter group %d (it has a " ..
+                "different number of groups)", who, gi))
+        end
+        if #saved.params ~= #g.params then
+            raise(string.format("tide: %s: parameter group %d has %d parameters in the state " ..
+                "dict and %d in the optimizer; build the optimizer over the same parameters",
+                who, gi, #saved.params, #g.params))
+        end
+        for j, id in ipairs(saved.params) do
+            params[id] = g.params[j]
+        end
+    end
+    for i in pairs(states) do
+        if not params[i] then
+            raise(string.format("tide: %s: state.%d belongs to no parameter of the groups", who, i))
+        end
+    end
+    -- then change things: the state, moved onto each parameter's device and dtype
+    local new_state = {}
+    autograd.no_grad(function()
+        for i, st in pairs(states) do
+            local p = params[i]
+            local out = { device = p.device, dtype = p.dtype }
+            for k, v in pairs(st) do
+                if is_tensor(v) then
+                    if autograd.FLOAT[v.dtype] and v.dtype ~= p.dtype then
+                        v = v:to(p.dtype)
+                    end
+                    v = v:to(p.device, { copy = true })
+                end
+                out[k] = v
+            end
+            new_state[p] = out
+        end
+    end)
+    self.state = new_state
+    for gi, g in ipairs(self.param_groups) do
+        for k, v in pairs(groups[gi]) do
+            if k ~= "params" then
+                g[k] = v
+            end
+        end
+    end
+end
+
+return M

@@ -1,0 +1,48 @@
+-- op_table_spec.lua — tide.core._ops, the op table of include/tide_ops.def as Lua sees it: one
+-- row per op in table order, with the properties the kernels and the binding are generated from.
+local core = require "tide.core"
+local tide = require "tide"
+
+local function row(name)
+    for _, r in ipairs(core._ops) do
+        if r.name == name then
+            return r
+        end
+    end
+end
+
+describe("tide.core._ops", function()
+    it("lists every op once, in table order, each a method of Tensor", function()
+        local seen = {}
+        assert.are.equal("add", core._ops[1].name)
+        for _, r in ipairs(core._ops) do
+            assert.is_nil(seen[r.name], r.name)
+            seen[r.name] = true
+            assert.is_function(tide.Tensor[r.name], r.name)
+            if r.inplace then
+                assert.is_function(tide.Tensor[r.name .. "_"], r.name .. "_")
+            end
+        end
+    end)
+
+    it("carries each row's family and flags", function()
+        assert.are.same({ name = "add", family = "binary", arity = 2, float_only = false,
+            int_exact = true, no_grad = false, cheap = true, int_wrap = true,
+            int_division = false, bool_result = false, inplace = true }, row("add"))
+        local div = row("div")
+        assert.is_true(div.float_only)
+        assert.is_false(div.int_exact)
+        local lt = row("lt")
+        assert.are.equal("compare", lt.family)
+        assert.is_true(lt.no_grad)
+        assert.is_true(lt.bool_result)
+        assert.is_false(lt.inplace)
+        assert.is_true(row("exp").float_only)
+        assert.are.equal("unary", row("exp").family)
+        assert.are.equal(1, row("exp").arity)
+        assert.are.equal("bounded", row("clamp").family)
+        assert.are.equal("reduce", row("sum").family)
+        assert.is_true(row("argmax").no_grad)
+        assert.is_true(row("floor_divide").int_division)
+    end)
+end)

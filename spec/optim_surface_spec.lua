@@ -1,0 +1,333 @@
+-- RMSprop, Adagrad, optimizer state dicts, LR schedulers: values from PyTorch 1.13 (Debian's
+-- python3-torch) in spec/fixtures/optim_reference.lua, made by make_optim_reference.py
+local tide = require "tide"
+local nn = require "tide.nn"
+local optim = require "tide.optim"
+local autograd = require "tide.autograd"
+local S = optim.lr_scheduler
+local REF = dofile("spec/fixtures/optim_reference.lua")
+
+local function raises_here(pattern, f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok)
+    assert.matches("optim_surface_spec%.lua:%d+: tide: " .. pattern, err)
+end
+
+local function close(got, want, tol, what)
+    assert.are.equal(#want, #got)
+    for i = 1, #want do
+        if math.abs(got[i] - want[i]) > (tol or 1e-12) * math.max(1, math.abs(want[i])) then
+            error(string.format("%s element %d: got %.17g, expected %.17g", what or "", i, got[i],
+                want[i]), 2)
+        end
+    end
+end
+
+local function copy(t)
+    local r = {}
+    for k, v in pairs(t) do
+        r[k] = v
+    end
+    return r
+end
+
+-- p = {1, 2, -3} (float64) on device, the fixture's gradients one step each
+local function run(cls, opts, device, steps)
+    local p = tide.tensor({ 1.0, 2.0, -3.0 }, { dtype = "float64", device = device })
+    p:requires_grad_(true)
+    local o = cls({ p }, copy(opts))
+    local out = {}
+    for k = 1, steps or #REF.grads do
+        autograd.set_grad(p, tide.tensor(REF.grads[k], { dtype = "float64", device = device }))
+        o:step()
+        out[k] = p:cpu():totable()
+    end
+    return out, o, p
+end
+
+describe("RMSprop and Adagrad match PyTorch 1.13", function()
+    for name, case in pairs(REF.optimizers) do
+        it(name, function()
+            local cls = name:match("^rmsprop") and optim.RMSprop or optim.Adagrad
+            local got = run(cls, case.opts)
+            for k, want in ipairs(case.steps) do
+                close(got[k], want, 1e-12, name .. " step " .. k)
+            end
+        end)
+    end
+
+    it("on another device and in float32", function()
+        local case = REF.optimizers.rmsprop_centered_momentum_maximize
+        local got = run(optim.RMSprop, case.opts, "cpu:1")
+        close(got[4], case.steps[4], 1e-12)
+        local p = tide.tensor({ 1.0, 2.0, -3.0 }, { requires_grad = true })
+        local o = optim.Adagrad({ p }, copy(REF.optimizers.adagrad_decay_wd.opts))
+        for k = 1, 4 do
+            autograd.set_grad(p, tide.tensor(REF.grads[k]))
+            o:step()
+        end
+        close(p:totable(), REF.optimizers.adagrad_decay_wd.steps[4], 1e-6)
+    end)
+
+    it("have PyTorch's defaults and reject bad options", function()
+        local ps = nn.Linear(2, 2):parameters()
+        local r = optim.RMSprop(ps).param_groups[1]
+        assert.are.same({ 1e-2, 0.99, 1e-8, 0, 0, false }, { r.lr, r.alpha, r.eps,
+            r.weight_decay, r.momentum, r.centered })
+        local a = optim.Adagrad(ps).param_groups[1]
+        assert.are.same({ 1e-2, 0, 0, 0, 1e-10 }, { a.lr, a.lr_decay, a.weight_decay,
+            a.initial_accumulator_value, a.eps })
+        raises_here('RMSprop: unknown option "moment" %(did you mean "momentum"%?%)', function()
+            return optim.RMSprop(ps, { moment = 0.9 })
+        end)
+        raises_here("RMSprop: expected alpha >= 0, got %-1", function()
+            return optim.RMSprop(ps, { alpha = -1 })
+        end)
+        raises_here("Adagrad: expected lr_decay >= 0, got %-0.5", function()
+            return optim.Adagrad(ps, { lr_decay = -0.5 })
+        end)
+    end)
+end)
+
+describe("optimizer state_dict", function()
+    local path = os.tmpname()
+    after_each(function()
+        os.remove(path)
+    end)
+
+    -- two steps, save through tide.save on cpu, resume on `dev`: the next two steps match an
+    -- uninterrupted run
+    local function resume(cls, opts, dev)
+        local full = run(cls, opts, "cpu")
+        local _, o = run(cls, opts, "cpu", 2)
+        tide.save(path, o:state_dict())
+        local p = tide.tensor(full[2], { dtype = "float64", device = dev })
+        p:requires_grad_(true)
+        local o2 = cls({ p }, { lr = 12345 }) -- the state dict brings the hyperparameters
+        o2:load_state_dict(tide.load(path))
+        for k = 3, 4 do
+            autograd.set_grad(p, tide.tensor(REF.grads[k], { dtype = "float64", device = dev }))
+            o2:step()
+        end
+        assert.are.equal(dev, tostring(p.device))
+        close(p:cpu():totable(), full[4], 1e-15)
+        return o2, p
+    end
+
+    local SCALAR_OPTS = { lr = 0.05, momentum = 0.9, weight_decay = 0.01, nesterov = true }
+    it("resumes SGD, Adam, AdamW, RMSprop and Adagrad on cpu:1 identically", function()
+        resume(optim.SGD, SCALAR_OPTS, "cpu:1")
+        resume(optim.Adam, { lr = 0.1, betas = { 0.8, 0.9 } }, "cpu:1")
+        resume(optim.AdamW, { lr = 0.1 }, "cpu:1")
+        resume(optim.RMSprop, REF.optimizers.rmsprop_centered_momentum_maximize.opts, "cpu:1")
+        local o, p = resume(optim.Adagrad, REF.optimizers.adagrad_decay_wd.opts, "cpu:1")
+        assert.are.equal("cpu:1", tostring(o.state[p].sum.device))
+        assert.are.equal(4, o.state[p].step)
+    end)
+
+    it("has PyTorch's layout, flattened into names", function()
+        local _, o = run(optim.Adam, { lr = 0.1 }, "cpu", 2)
+        local sd = o:state_dict()
+        assert.are.equal(2, sd["state.1.step"]:item())
+        assert.are.same({ 3 }, sd["state.1.exp_avg"].shape)
+        assert.are.same({ 1 }, sd["param_groups.1.params"]:totable())
+        assert.are.equal(0.1, sd["param_groups.1.lr"]:item())
+        assert.are.same({ 0.9, 0.999 }, sd["param_groups.1.betas"]:totable())
+        assert.is_false(sd["param_groups.1.maximize"]:item())
+        assert.is_nil(sd["state.1.device"])
+    end)
+
+    it("keeps groups apart and refuses a state dict of other groups, changing nothing", function()
+        local a, b = nn.Linear(2, 2), nn.Linear(2, 1)
+        local o = optim.SGD({ { params = a:parameters() }, { params = b:parameters(), lr = 0.5 } },
+            { lr = 0.1, momentum = 0.9 })
+        local sd = o:state_dict()
+        assert.are.same({ 3, 4 }, sd["param_groups.2.params"]:totable())
+        assert.are.equal(0.5, sd["param_groups.2.lr"]:item())
+        local one = optim.SGD(a:parameters(), { lr = 0.3 })
+        raises_here("SGD:load_state_dict: the state dict has parameter group 2, the optimizer has 1 group",
+            function()
+                return one:load_state_dict(sd)
+            end)
+        local other = optim.SGD({ { params = a:parameters() }, { params = a:parameters() } })
+        raises_here("SGD:load_state_dict: parameter group 2 has 3 parameters in the state dict and 2 in the optimizer",
+            function()
+                sd["param_groups.2.params"] = tide.tensor({ 3, 4, 5 })
+                return other:load_state_dict(sd)
+            end)
+        assert.are.equal(0.3, one.param_groups[1].lr)
+        raises_here("SGD:load_state_dict: unexpected key 'lr'", function()
+            return one:load_state_dict({ lr = tide.tensor(1) })
+        end)
+    end)
+end)
+
+describe("lr_scheduler matches PyTorch 1.13", function()
+    local CLASSES = {
+        step = S.StepLR, multistep = S.MultiStepLR, exponential = S.ExponentialLR,
+        cosine = S.CosineAnnealingLR, linear = S.LinearLR, linear_custom = S.LinearLR,
+        onecycle = S.OneCycleLR, onecycle_linear_3phase = S.OneCycleLR, lambda = S.LambdaLR,
+    }
+
+    local function sgd()
+        local p1 = tide.zeros({ 2 }, { requires_grad = true })
+        local p2 = tide.zeros({ 2 }, { requires_grad = true })
+        return optim.SGD({ { params = { p1 } }, { params = { p2 }, lr = 0.01 } },
+            { lr = 0.1, momentum = 0.9 })
+    end
+
+    local function make(name, o)
+        local opts = copy(REF.schedules[name].opts)
+        if name == "lambda" then
+            opts.lr_lambda = function(e)
+                return 0.95 ^ e + e // 4
+            end
+        end
+        return CLASSES[name](o, opts)
+    end
+
+    for name, case in pairs(REF.schedules) do
+        it(name, function()
+            local o = sgd()
+            local s = make(name, o)
+            for k, want in ipairs(case.lrs) do
+                if k > 1 then
+                    o:step()
+                    s:step()
+                end
+                close(s:get_last_lr(), want, 1e-14, name .. " epoch " .. (k - 1))
+                close({ o.param_groups[1].lr, o.param_groups[2].lr }, want, 1e-14)
+                if case.momentum then
+                    close({ o.param_groups[1].momentum, o.param_groups[2].momentum },
+                        case.momentum[k], 1e-14, name .. " momentum " .. (k - 1))
+                end
+            end
+        end)
+    end
+
+    it("state_dict resumes a schedule through tide.save", function()
+        local path = os.tmpname()
+        for name, case in pairs(REF.schedules) do
+            local o = sgd()
+            local s = make(name, o)
+            for _ = 1, 5 do
+                s:step()
+            end
+            tide.save(path, s:state_dict())
+            local o2 = sgd()
+            local s2 = make(name, o2)
+            s2:load_state_dict(tide.load(path))
+            o2:load_state_dict(o:state_dict())
+            for k = 7, #case.lrs do
+                s2:step()
+                close(s2:get_last_lr(), case.lrs[k], 1e-14, name .. " resumed epoch " .. (k - 1))
+            end
+        end
+        os.remove(path)
+    end)
+
+    it("OneCycleLR cycles Adam's beta1 and refuses an optimizer without momentum", function()
+        local p = tide.zeros({ 1 }, { requires_grad = true })
+        local o = optim.Adam({ p }, { lr = 1 })
+        S.OneCycleLR(o, { max_lr = 1.0, total_steps = 12 })
+        assert.are.same({ 0.95, 0.999 }, o.param_groups[1].betas)
+        local s = S.OneCycleLR(optim.Adagrad({ p }), { max_lr = 0.1, total_steps = 2,
+            cycle_momentum = false })
+        s:step()
+        s:step()
+        raises_here("OneCycleLR: tried to step 4 times; the specified number of total steps is 2",
+            function()
+                return s:step()
+            end)
+        raises_here("OneCycleLR: the optimizer has no momentum nor betas to cycle", function()
+            return S.OneCycleLR(optim.Adagrad({ p }), { max_lr = 0.1, total_steps = 2 })
+        end)
+        raises_here("OneCycleLR: give total_steps, or epochs and steps_per_epoch", function()
+            return S.OneCycleLR(o, { max_lr = 0.1 })
+        end)
+    end)
+
+    it("rejects unknown and missing options at the caller's line", function()
+        local o = sgd()
+        raises_here('StepLR: unknown option "step"; options are step_size, gamma', function()
+            return S.StepLR(o, { step = 3 })
+        end)
+        raises_here("StepLR: option step_size is required", function()
+            return S.StepLR(o, { gamma = 0.5 })
+        end)
+        raises_here("CosineAnnealingLR: T_max = 0.5; expected an integer >= 1", function()
+            return S.CosineAnnealingLR(o, { T_max = 0.5 })
+        end)
+        raises_here("LinearLR: start_factor = 2; expected a number in %[0, 1%]", function()
+            return S.LinearLR(o, { start_factor = 2 })
+        end)
+        raises_here("LambdaLR: expected lr_lambda to be a function or a list of 2 functions", function()
+            return S.LambdaLR(o, { lr_lambda = 3 })
+        end)
+        raises_here("MultiStepLR: milestone 2 is 2.5", function()
+            return S.MultiStepLR(o, { milestones = { 1, 2.5 } })
+        end)
+        raises_here("ExponentialLR: expected an optimizer", function()
+            return S.ExponentialLR(nil, { gamma = 0.5 })
+        end)
+        raises_here("ExponentialLR:step: the epoch argument is not supported", function()
+            return S.ExponentialLR(o, { gamma = 0.5 }):step(3)
+        end)
+    end)
+end)
+
+describe("optim surface on CUDA #cuda", function()
+    it("RMSprop and Adagrad match PyTorch; a cpu checkpoint resumes on cuda:0; clipping", function()
+        if not tide.cuda.is_available() then
+            pending("no CUDA device")
+            return
+        end
+        for _, name in ipairs({ "rmsprop_centered_momentum_maximize", "adagrad_decay_wd" }) do
+            local case = REF.optimizers[name]
+            local cls = name:match("^rmsprop") and optim.RMSprop or optim.Adagrad
+            local got = run(cls, case.opts, "cuda:0")
+            close(got[4], case.steps[4], 1e-12, name)
+        end
+        local full = run(optim.RMSprop, { lr = 0.01, momentum = 0.5, centered = true }, "cpu")
+        local _, o = run(optim.RMSprop, { lr = 0.01, momentum = 0.5, centered = true }, "cpu", 2)
+        local path = os.tmpname()
+        tide.save(path, o:state_dict())
+        local p = tide.tensor(full[2], { dtype = "float64", device = "cuda:0" })
+        p:requires_grad_(true)
+        local o2 = optim.RMSprop({ p })
+        o2:load_state_dict(tide.load(path, { device = "cuda:0" }))
+        os.remove(path)
+        for k = 3, 4 do
+            autograd.set_grad(p, tide.tensor(REF.grads[k], { dtype = "float64", device = "cuda:0" }))
+            o2:step()
+        end
+        assert.are.equal("cuda:0", tostring(o2.state[p].square_avg.device))
+        close(p:cpu():totable(), full[4], 1e-15)
+        local q = tide.zeros({ 2 }, { device = "cuda:0", dtype = "float64", requires_grad = true })
+        autograd.set_grad(q, tide.tensor({ 3, -4 }, { dtype = "float64", device = "cuda:0" }))
+        assert.are.equal(5, nn.utils.clip_grad_norm_({ q }, 1))
+        nn.utils.clip_grad_value_({ q }, 0.1)
+        close(q.grad:cpu():totable(), { 0.1, -0.1 }, 1e-15)
+        nn.init.orthogonal_(tide.empty({ 3, 5 }, { device = "cuda:0" }))
+        nn.init.kaiming_uniform_(tide.empty({ 3, 5 }, { device = "cuda:0" }))
+    end)
+end)
+
+describe("scheduler state_dict", function()
+    it("keeps integers integers through tide.save", function()
+        local p = tide.zeros({ 1 }, { requires_grad = true })
+        local s = S.MultiStepLR(optim.SGD({ p }, { lr = 0.5 }), { milestones = { 2, 4 } })
+        local sd = s:state_dict()
+        assert.are.equal("int64", sd.milestones.dtype)
+        assert.are.equal("int64", sd.last_epoch.dtype)
+        assert.are.equal("float64", sd.base_lrs.dtype)
+        local s2 = S.MultiStepLR(optim.SGD({ p }, { lr = 1 }), { milestones = { 7 } })
+        s2:load_state_dict(sd)
+        assert.are.same({ 2, 4 }, s2.milestones)
+        assert.are.equal("integer", math.type(s2.milestones[1]))
+        raises_here("MultiStepLR:load_state_dict: the state dict lacks 'gamma'", function()
+            sd.gamma = nil
+            return s2:load_state_dict(sd)
+        end)
+    end)
+end)

@@ -1,0 +1,105 @@
+-- opinfo.lua — one entry per op of the op table (tide.core._ops), read by spec/opinfo_spec.lua.
+-- An op of the table without an entry here fails the suite: adding an op means adding a line.
+--
+-- Fields (all optional; {} is a full entry for an op whose defaults fit):
+--   dtypes     {cpu = {...}, cuda = {...}}: the input dtypes the op accepts on each kind of
+--              device (default: device_dtypes below); the spec runs the op on each and checks
+--              that the others are refused with a `tide:` error
+--   args       extra arguments after the tensor(s), e.g. clamp's bounds
+--   nonzero    integer inputs of the second operand avoid 0 (integer division raises on cpu;
+--              implied by the table's int_division flag)
+--   empty_error  reductions without an identity: an empty input raises this text
+--   grad       finite-difference check of the backward formula, on float64 inputs:
+--                domain = {lo, hi} (or one {lo, hi} per input) of the uniform inputs,
+--                avoid = values the inputs keep 0.05 away from (kinks, jumps)
+--   torch_skip {dtype = "why"}: a documented difference from PyTorch 1.13 on that dtype
+--   torch_differs {why =, values = function(tide_value, torch_value)}: the elements where
+--              tide differs from PyTorch 1.13 by design (or by a known bug, said in `why`)
+--   tol        {dtype = {rtol, atol}} for float results, where the spec's default is too tight
+local M = {}
+
+M.all_dtypes = { "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16" }
+-- the dtypes the ops accept on each kind of device, unless an entry says otherwise; the spec
+-- checks that the others are refused, not silently computed (the CPU has no float16 kernels)
+M.device_dtypes = {
+    cpu = { "float32", "float64", "int32", "int64", "uint8", "bool" },
+    cuda = M.all_dtypes,
+}
+
+local POS = { 0.5, 2 }
+local DIVISOR = { { -2, 2 }, { 0.5, 2 } }
+local MODULO = { { 2.3, 2.7 }, { 1.0, 1.1 } } -- a / b in [2.09, 2.7]: away from the jumps
+
+M.ops = {
+    -- binary
+    add = { grad = {} },
+    sub = { grad = {} },
+    mul = { grad = {} },
+    div = { grad = { domain = DIVISOR } },
+    pow = { grad = { domain = { POS, { -2, 2 } } } },
+    remainder = { grad = { domain = MODULO } },
+    fmod = { grad = { domain = MODULO } },
+    floor_divide = {
+        grad = { domain = MODULO },
+        torch_differs = {
+            why = "tide's float // is floor(a / b) (IEEE, docs/API.md): inf // 1 is inf and " ..
+                "1 // -inf is -0; PyTorch 1.13 (and Python's float //) give nan and -1",
+            values = function(t, p)
+                return (p ~= p and math.abs(t) == math.huge) or (t == 0 and p == -1)
+            end,
+        },
+    },
+    maximum = { grad = {} },
+    minimum = { grad = {} },
+    atan2 = { grad = { domain = { { -2, 2 }, POS } } },
+    -- comparisons (bool results: no gradient)
+    eq = {}, ne = {}, lt = {}, le = {}, gt = {}, ge = {},
+    logical_and = {}, logical_or = {}, logical_xor = {},
+    -- unary
+    neg = { grad = {} },
+    abs = { grad = { avoid = { 0 } } },
+    exp = { grad = {} },
+    log = { grad = { domain = POS } },
+    sqrt = { grad = { domain = POS } },
+    rsqrt = { grad = { domain = POS } },
+    tanh = { grad = {} },
+    sigmoid = { grad = {} },
+    relu = { grad = { avoid = { 0 } } },
+    gelu = { grad = {} },
+    sin = { grad = {} },
+    cos = { grad = {} },
+    tan = { grad = { domain = { -1.2, 1.2 } } },
+    sign = { grad = { avoid = { 0 } } },
+    clamp = {
+        args = { -0.5, 1.5 }, grad = { avoid = { -0.5, 1.5 } },
+        torch_skip = { bool = "a bool clamped to integer bounds stays bool; PyTorch gives int64" },
+    },
+    erf = { grad = {} },
+    erfc = { grad = {} },
+    log1p = { grad = { domain = POS } },
+    expm1 = { grad = {} },
+    log2 = { grad = { domain = POS } },
+    floor = { grad = { avoid = { -1, 0, 1 } } },
+    ceil = { grad = { avoid = { -1, 0, 1 } } },
+    round = { grad = { avoid = { -1.5, -0.5, 0.5, 1.5 } } },
+    trunc = { grad = { avoid = { -1, 0, 1 } } },
+    frac = { grad = { avoid = { -1, 0, 1 } } },
+    reciprocal = { grad = { domain = POS } },
+    square = {
+        grad = {},
+        torch_skip = { bool = "a bool squared stays bool (x * x); PyTorch gives int64" },
+    },
+    softplus = { grad = {} },
+    silu = { grad = {} },
+    isnan = {}, isinf = {}, isfinite = {}, logical_not = {},
+    -- reductions
+    sum = { grad = {} },
+    mean = { grad = {} },
+    prod = { grad = {} },
+    max = { empty_error = "cannot reduce over an empty dim", grad = {} },
+    min = { empty_error = "cannot reduce over an empty dim", grad = {} },
+    argmax = { empty_error = "cannot reduce over an empty dim" },
+    argmin = { empty_error = "cannot reduce over an empty dim" },
+}
+
+return M
