@@ -35,7 +35,7 @@ function Tabled:get(i)
 end
 
 describe("Subset", function()
-    it("reads the samples at its indices, in order, and batches through the dataset", function()
+    it("reads the samples at its indices, in order, and batches through the dataset #lua53", function()
         local s = data.Subset(range_ds(10), { 3, 1, 7 })
         assert.are.equal(3, #s)
         assert.are.same({ 3, 1, 7 }, ids_of(s))
@@ -60,7 +60,7 @@ describe("Subset", function()
 end)
 
 describe("random_split", function()
-    it("splits by counts into disjoint subsets covering the dataset, reproducibly", function()
+    it("splits by counts into disjoint subsets covering the dataset, reproducibly #lua53", function()
         local ds = range_ds(10)
         local parts = data.random_split(ds, { 3, 7 }, { seed = 5 })
         assert.are.equal(2, #parts)
@@ -84,7 +84,7 @@ describe("random_split", function()
         assert.are.same(a, ids_of(data.random_split(ds, { 5, 5 })[1]))
     end)
 
-    it("splits by fractions as PyTorch 1.13: floors, then the remainder round-robin", function()
+    it("splits by fractions as PyTorch 1.13: floors, then the remainder round-robin #lua53", function()
         local parts = data.random_split(range_ds(10), { 0.33, 0.33, 0.34 }, { seed = 1 })
         -- floor: 3, 3, 3; remainder 1 goes to the first
         assert.are.same({ 4, 3, 3 }, { #parts[1], #parts[2], #parts[3] })
@@ -147,7 +147,7 @@ describe("DataLoader collate_fn, sampler and table samples", function()
         assert.are.equal(1, seen)
     end)
 
-    it("takes the epoch's order from a sampler: a list, an iter() object, a DistributedSampler", function()
+    it("takes the epoch's order from a sampler: a list, an iter() object, a DistributedSampler #lua53", function()
         local function epoch(loader)
             local r = {}
             for x in loader:iter() do

@@ -45,7 +45,8 @@ describe("the library's Lua files", function()
     it("use no 5.3+ library function outside tide._compat", function()
         for _, f in ipairs(lib_files()) do
             if not f:match("_compat%.lua$") then
-                local src = io.open(f):read("*a")
+                -- code only: comments and string literals may name them (messages, docs)
+                local src = io.open(f):read("*a"):gsub("%-%-[^\n]*", ""):gsub('"[^"\n]*"', '""')
                 for _, name in ipairs({ "math%.type", "math%.tointeger", "math%.maxinteger",
                     "math%.mininteger", "table%.move", "table%.pack", "table%.unpack", "utf8%.",
                     "string%.pack", "string%.unpack" }) do

@@ -3,6 +3,7 @@
 -- even), trunc, frac, reciprocal, square, softplus, silu, atan2, isnan, isinf, isfinite and
 -- logical_and/or/xor/not; their dtype rules, their gradients against finite differences, and
 -- the no-grad rows.
+local atan2 = math.atan2 or math.atan -- math.atan(y, x) from 5.3; 5.1 ignores x
 local tide = require "tide"
 
 local function T(x, dt)
@@ -52,7 +53,7 @@ describe("ops from the op table", function()
         assert.are.equal("float32", f:round().dtype)
     end)
 
-    it("integer inputs to floor, ceil, round and trunc keep their dtype and values", function()
+    it("integer inputs to floor, ceil, round and trunc keep their dtype and values #lua53", function()
         local big = 2 ^ 62 + 1
         local i = tide.tensor({ -3, 7, math.tointeger(big) }, { dtype = "int64" })
         for _, op in ipairs({ "floor", "ceil", "round", "trunc" }) do
@@ -83,8 +84,8 @@ describe("ops from the op table", function()
             { dtype = "int32" }))
         assert.are.equal("float32", r.dtype)
         near({ math.pi / 4, math.pi }, r:totable(), 1e-6)
-        near({ math.atan(2, 3) }, T({ 2 }):atan2(3):totable())
-        near({ math.pi / 4, math.atan(2, 1) }, T({ { 1 }, { 2 } }):atan2(T({ 1 })):view(-1):totable())
+        near({ atan2(2, 3) }, T({ 2 }):atan2(3):totable())
+        near({ math.pi / 4, atan2(2, 1) }, T({ { 1 }, { 2 } }):atan2(T({ 1 })):view(-1):totable())
     end)
 
     it("float-only ops promote integer inputs to float32", function()

@@ -386,7 +386,7 @@ local GRAD_CASES = {
 local API_WORDS = {}
 do
     local f = assert(io.open("docs/API.md"))
-    local text = f:read("a")
+    local text = f:read("*a")
     f:close()
     for span in text:gmatch("`([^`]+)`") do
         for w in span:gmatch("[%a_][%w_]*") do
@@ -445,7 +445,8 @@ for _, row in ipairs(OPS or {}) do
             local fixture = TORCH[name] and TORCH[name][dt]
             local skip = entry.torch_skip and entry.torch_skip[dt]
             if fixture and not skip then
-                it("matches PyTorch 1.13 on " .. dt, function()
+                -- int64 fixtures hold +-2^63: a Lua without integers cannot write them
+                it("matches PyTorch 1.13 on " .. dt .. (dt == "int64" and " #lua53" or ""), function()
                     check_torch(name, entry, dt, fixture)
                 end)
             end

@@ -26,7 +26,7 @@ function M.encode(v)
         for i = 1, #v do
             if type(v[i]) ~= "number" then
                 return nil
-            elseif math.type(v[i]) ~= "integer" then
+            elseif not compat.is_integer(v[i]) then
                 dtype = "float64"
             end
         end

@@ -13,7 +13,7 @@ function MultiStepLR:init(opts)
         raise("tide: MultiStepLR: option milestones is required: a list of epochs such as {30, 80}")
     end
     for i = 1, #m do
-        if math.type(m[i]) ~= "integer" then
+        if not compat.is_integer(m[i]) then
             raise("tide: MultiStepLR: milestone " .. i .. " is " .. tostring(m[i]) ..
                 "; expected an integer epoch")
         end
