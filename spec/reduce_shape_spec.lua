@@ -61,7 +61,7 @@ end
 
 describe("reductions and shape ops against PyTorch on " .. D.name, function()
     it("give PyTorch's values, shapes and dtypes (" .. #fx.cases .. " calls)", function()
-        local env = { math = math }
+        local env = { math = math, tide = tide }
         for k, spec in pairs(fx.inputs) do
             env[k] = make(spec)
         end
@@ -109,6 +109,10 @@ describe("gradients of the reductions and shape ops on " .. D.name, function()
             { function(t) return t:tile(2, 3) end, { 2, 3 } },
             { function(t) return t:flatten(2) end, { 2, 3, 2 } },
             { function(t) return t:unflatten(2, { 2, -1 }) end, { 3, 4 } },
+            { function(t) return tide.einsum("ij,kj->ik", t, t) end, { 3, 4 } },
+            { function(t) return tide.einsum("bij,bjk->bik", t, t:transpose(2, 3)) end, { 2, 3, 2 } },
+            { function(t) return tide.einsum("ii->i", t) end, { 3, 3 } },
+            { function(t) return tide.einsum("ij,jk,kl->il", t, t:t(), t) end, { 3, 4 } },
         }
         for i, c in ipairs(checks) do
             assert.is_true(gradcheck(c[1], { F64(c[2]) }), "check " .. i)
@@ -222,6 +226,16 @@ describe("errors of the reductions and shape ops on " .. D.name, function()
             catch(function() tide.logsumexp(x, 1, 1) end))
         assert.matches(line .. "tide: unbind: expected a tensor at argument #1, got nil",
             catch(function() tide.unbind(nil) end))
+        assert.matches(line .. "tide: einsum: equation \"ij,jk\" has 2 operands but 1 tensors were " ..
+            "given", catch(function() tide.einsum("ij,jk", x) end))
+        assert.matches(line .. "tide: einsum: subscript j has sizes 4 and 3",
+            catch(function() tide.einsum("ij,jk->ik", x, x) end))
+        assert.matches(line .. "tide: einsum: operand 1 has 3 subscripts for a tensor with 2 dims",
+            catch(function() tide.einsum("ijk->i", x) end))
+        assert.matches(line .. "tide: einsum: ellipsis %(\"...\"%) is not supported yet",
+            catch(function() tide.einsum("...j->j", x) end))
+        assert.matches(line .. "tide: einsum: output subscript q appears in no operand",
+            catch(function() tide.einsum("ij->q", x) end))
     end)
 
     it("allclose and equal answer with Lua booleans", function()
