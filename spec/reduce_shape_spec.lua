@@ -100,6 +100,8 @@ describe("gradients of the reductions and shape ops on " .. D.name, function()
             { function(t) return t:var(1, false, { unbiased = false }) end, { 3, 4 } },
             { function(t) return t:logsumexp(2) end, { 3, 4 } },
             { function(t) return t:norm() end, { 3, 4 } },
+            { function(t) return t:norm(2, 1) end, { 3, 4 } },
+            { function(t) return t:norm(2, 2, true) end, { 3, 4 } },
             { function(t) return t:norm(3, 2) end, { 3, 4 } },
             { function(t) return t:norm(1, 1, true) end, { 3, 4 } },
             { function(t) return t:norm(math.huge, 2) end, { 3, 4 } },
@@ -117,6 +119,16 @@ describe("gradients of the reductions and shape ops on " .. D.name, function()
         for i, c in ipairs(checks) do
             assert.is_true(gradcheck(c[1], { F64(c[2]) }), "check " .. i)
         end
+    end)
+
+    it("of norm at a zero vector is 0, as PyTorch's (not nan)", function()
+        local z = tide.zeros({ 2, 3 }, { dtype = "float64", device = D.name }):requires_grad_(true)
+        z:norm():backward()
+        assert.are.same({ 0, 0, 0, 0, 0, 0 }, flat(z.grad))
+        local w = tide.tensor({ { 0, 0 }, { 3, 4 } }, { dtype = "float64", device = D.name })
+            :requires_grad_(true)
+        w:norm(2, 2):sum():backward()
+        assert.are.same({ 0, 0, 0.6, 0.8 }, flat(w.grad))
     end)
 
     it("of cumprod at zeros, as PyTorch (exact products of the other factors)", function()

@@ -5,6 +5,8 @@
 local core = require "tide.core"
 local raise = require "tide.autograd.raise"
 local args = require "tide.op_args"
+local engine = require "tide.autograd.engine"
+local BW = require("tide.autograd.formulas").BW
 
 local Tensor = core.Tensor
 local check, dim_of, float_input = args.check, args.dim_of, args.float_input
@@ -147,7 +149,14 @@ function Tensor.norm(x, p, dim, keepdim)
     elseif p == 1 then
         return reduce(a, "sum")
     elseif p == 2 then
-        return reduce(x * x, "sum"):sqrt()
+        -- one node with its own formula: sqrt's gradient at a zero norm would give nan
+        if not engine.needs_record(x) then
+            return reduce(x * x, "sum"):sqrt()
+        end
+        local xd = x:detach()
+        local r = reduce(xd * xd, "sum"):sqrt()
+        engine.record("norm", r, BW.norm, x, d or false, keep)
+        return r
     end
     return reduce(a:pow(p), "sum"):pow(1 / p)
 end
