@@ -99,6 +99,8 @@ describe("gradients of the reductions and shape ops on " .. D.name, function()
             { function(t) return t:std(2, true) end, { 3, 4 } },
             { function(t) return t:var(1, false, { unbiased = false }) end, { 3, 4 } },
             { function(t) return t:logsumexp(2) end, { 3, 4 } },
+            { function(t) return t:logsumexp({ 1, 3 }) end, { 2, 3, 2 } },
+            { function(t) return t:std({ 1, 2 }, true) end, { 2, 3, 2 } },
             { function(t) return t:norm() end, { 3, 4 } },
             { function(t) return t:norm(2, 1) end, { 3, 4 } },
             { function(t) return t:norm(2, 2, true) end, { 3, 4 } },

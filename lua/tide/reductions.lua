@@ -46,11 +46,38 @@ end
 Tensor.cumsum = cumulative("cumsum", function(a, b) return a + b end)
 Tensor.cumprod = cumulative("cumprod", function(a, b) return a * b end)
 
+-- a dim argument (one dim or a list) as distinct positive dims, in descending order
+local function dims_of(op, x, dim)
+    local list, out, seen = type(dim) == "table" and dim or { dim }, {}, {}
+    for i = 1, #list do
+        local d = dim_of(op, x, list[i])
+        if seen[d] then
+            raise(("tide: %s: dim %d appears twice in the dims"):format(op, d))
+        end
+        seen[d], out[#out + 1] = true, d
+    end
+    table.sort(out, function(a, b) return a > b end)
+    return out
+end
+
+-- t reduced by method how (sum, max) over dims (descending), keeping them when keep
+local function over(t, dims, how, keep)
+    for _, d in ipairs(dims) do
+        t = t[how](t, d, true) -- max's first result only
+    end
+    if not keep then
+        for _, d in ipairs(dims) do
+            t = t:squeeze(d)
+        end
+    end
+    return t
+end
+
 -- (dim, keepdim, opts) with dim and keepdim optional: x:var(), x:var({unbiased = false}),
--- x:var(2), x:var(2, true), x:var(2, false, {unbiased = false})
+-- x:var(2), x:var(2, true), x:var(2, false, {unbiased = false}); dim may be a list of dims
 local VAR_OPTIONS = { "unbiased", "correction" }
 local function var_args(op, x, dim, keepdim, opts)
-    if type(dim) == "table" and opts == nil and keepdim == nil then
+    if type(dim) == "table" and #dim == 0 and opts == nil and keepdim == nil then
         dim, opts = nil, dim
     elseif type(keepdim) == "table" and opts == nil then
         keepdim, opts = nil, keepdim
@@ -71,17 +98,23 @@ local function var_args(op, x, dim, keepdim, opts)
     if keepdim ~= nil and type(keepdim) ~= "boolean" then
         raise(("tide: %s: keepdim must be a boolean, got %s"):format(op, type(keepdim)))
     end
-    return dim ~= nil and dim_of(op, x, dim) or nil, keepdim == true, correction
+    return dim ~= nil and dims_of(op, x, dim) or nil, keepdim == true, correction
 end
 
 local function var(op, x, dim, keepdim, opts)
     check(op, x)
     float_input(op, x)
-    local d, keep, correction = var_args(op, x, dim, keepdim, opts)
-    local n = d and x:size(d) or x:numel()
-    local dev = d and x - x:mean(d, true) or x - x:mean()
-    local ss = d and (dev * dev):sum(d, keep) or (dev * dev):sum()
-    return ss / math.max(n - correction, 0)
+    local dims, keep, correction = var_args(op, x, dim, keepdim, opts)
+    if not dims or x:dim() == 0 then
+        local dev = x - x:mean()
+        return (dev * dev):sum() / math.max(x:numel() - correction, 0)
+    end
+    local n = 1
+    for _, d in ipairs(dims) do
+        n = n * x:size(d)
+    end
+    local dev = x - over(x, dims, "sum", true) / n
+    return over(dev * dev, dims, "sum", keep) / math.max(n - correction, 0)
 end
 
 function Tensor.var(x, dim, keepdim, opts)
@@ -106,7 +139,7 @@ function Tensor.logsumexp(x, dim, keepdim)
     if dim == nil then
         raise("tide: logsumexp: dim is required, as in x:logsumexp(2)")
     end
-    local d = dim_of("logsumexp", x, dim)
+    local dims = dims_of("logsumexp", x, dim)
     local keep = keepdim_arg("logsumexp", keepdim)
     if INTEGRAL[x.dtype] then
         x = x:to("float32")
@@ -114,10 +147,10 @@ function Tensor.logsumexp(x, dim, keepdim)
     if x:dim() == 0 then
         return x:clone()
     end
-    local m = x:detach():max(d, true)
+    local m = over(x:detach(), dims, "max", true)
     m = core.where(m:isinf(), 0, m)
-    local r = (x - m):exp():sum(d, true):log() + m
-    return keep and r or r:squeeze(d)
+    local r = over((x - m):exp(), dims, "sum", true):log() + m
+    return keep and r or over(r, dims, "sum", false)
 end
 
 -- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"

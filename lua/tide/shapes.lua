@@ -67,7 +67,14 @@ function Tensor.chunk(x, chunks, dim)
     end
     local d = dim_of("chunk", x, dim or 1)
     local n = x:size(d)
-    return Tensor.split(x, math.max((n + c - 1) // c, n == 0 and 0 or 1), d)
+    if n == 0 then -- n empty pieces, as PyTorch's
+        local out = {}
+        for i = 1, c do
+            out[i] = x:narrow(d, 1, 0)
+        end
+        return out
+    end
+    return Tensor.split(x, (n + c - 1) // c, d)
 end
 
 -- unbind([dim]): the slices along dim, as a list
