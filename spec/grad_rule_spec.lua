@@ -170,6 +170,14 @@ local RECIPES = {
     sub_ = function(_, y, z) return { z, y, 2 } end,
 }
 
+-- the reductions and shape ops written in Lua (lua/tide/reductions.lua, shapes.lua)
+for _, m in ipairs({ "cumsum", "cumprod", "logsumexp" }) do
+    RECIPES[m] = function(x) return { x, 2 } end
+end
+RECIPES.chunk = function(x) return { x, 2, 2 } end
+RECIPES.split = function(x) return { x, { 1, 2 }, 2 } end
+RECIPES.unflatten = function(x) return { x, 2, { 3, 1 } } end
+
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does
 local function tries(m, x, y, z)

@@ -93,6 +93,15 @@ do
   end
 end
 
+-- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
+local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum" }
+for _, name in ipairs(LUA_OPS) do
+  local mod = require(name)
+  for _, op in ipairs(mod.names) do
+    tide[op] = mod.functions and mod.functions[op] or core.Tensor[op]
+  end
+end
+
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed" }
 

@@ -710,6 +710,16 @@ function BW.cross_entropy(nd, g)
     return dx:mul(g:mul(nd.scale))
 end
 
+-- x:norm(2[, dim[, keepdim]]) (recorded by tide.reductions as one node: nd[2] the dim or
+-- false, nd[3] keepdim): x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient)
+function BW.norm(nd, g)
+    local x, out, d = nd[1], nd.out, nd[2]
+    if d and not nd[3] then
+        g, out = g:unsqueeze(d), out:unsqueeze(d)
+    end
+    return x / core.where(out:eq(0), 1, out) * g
+end
+
 -- ---- what each formula reads ----
 
 -- What each gradient formula reads besides shapes: {what, when}. what is an argument's index,
@@ -735,6 +745,7 @@ local READS = {
     index_select = { { 3 } },
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
+    norm = { ARG1, OUT },
 }
 local READS_INDICES = { { "indices" } }
 
