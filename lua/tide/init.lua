@@ -94,7 +94,7 @@ do
 end
 
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
-  distributed = "tide.distributed" }
+  distributed = "tide.distributed", autograd = "tide.autograd" }
 
 setmetatable(tide, {
   __index = function(t, k)
