@@ -1,0 +1,20 @@
+-- nn.BCELoss([{weight =, reduction = "mean" | "sum" | "none"}]): loss(input, target), as
+-- nn.functional.binary_cross_entropy
+local core = require "tide.core"
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local BCELoss = Module:extend("BCELoss")
+
+function BCELoss:init(opts)
+    if opts ~= nil then
+        core._check_options(opts, "BCELoss", { "reduction", "weight" })
+    end
+    self.opts = opts
+end
+
+function BCELoss:forward(input, target)
+    return F.binary_cross_entropy(input, target, self.opts)
+end
+
+return BCELoss

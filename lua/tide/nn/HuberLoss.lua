@@ -1,0 +1,20 @@
+-- nn.HuberLoss([{delta =, reduction = "mean" | "sum" | "none"}]): loss(input, target), as
+-- nn.functional.huber_loss
+local core = require "tide.core"
+local Module = require "tide.nn.Module"
+local F = require "tide.nn.functional"
+
+local HuberLoss = Module:extend("HuberLoss")
+
+function HuberLoss:init(opts)
+    if opts ~= nil then
+        core._check_options(opts, "HuberLoss", { "reduction", "delta" })
+    end
+    self.opts = opts
+end
+
+function HuberLoss:forward(input, target)
+    return F.huber_loss(input, target, self.opts)
+end
+
+return HuberLoss
