@@ -182,6 +182,21 @@ describe("tide.autograd.grad", function()
         local ds = autograd.grad(s, x, { create_graph = true })[1]
         close(autograd.grad(ds, x)[1], { -math.sin(2) }, 1e-12)
         assert.is_nil(x.grad)
+        -- through a fused layer: Linear's formula is tensor ops, recorded in turn
+        local lin = tide.nn.Linear(2, 1):double()
+        local v = V({ { 1, 2 } })
+        local gv = autograd.grad(lin(v):tanh():sum(), v, { create_graph = true })[1]
+        gv:pow(2):sum():backward()
+        assert.are.same({ 1, 2 }, lin.weight.grad.shape)
+    end)
+
+    it("names a gradient that cannot be differentiated again", function()
+        local conv = tide.nn.Conv2d(1, 1, 2):double()
+        local im = tide.randn({ 1, 1, 3, 3 }, { dtype = "float64", requires_grad = true })
+        raises_here("autograd.grad: create_graph: the gradient of Conv2dBackward0 cannot be " ..
+            "differentiated again yet (col2im: not differentiable: argument #1 requires grad; " ..
+            "call it under tide.no_grad or on detach()ed tensors)", autograd.grad,
+            conv(im):sum(), im, { create_graph = true })
     end)
 
     it("raises on unused inputs unless allowed, and on bad arguments", function()

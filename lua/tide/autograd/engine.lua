@@ -493,6 +493,9 @@ local function needed_nodes(order)
     return need
 end
 
+-- the node whose formula runs (named when create_graph meets a formula it cannot record)
+local current
+
 -- one pass from roots (tensors) seeded with grads: returns pcall's ok, err
 local function pass(roots, grads, retain, create)
     given = setmetatable({}, { __mode = "k" })
@@ -525,6 +528,7 @@ local function pass(roots, grads, retain, create)
                 g = nil
             end
             if g then
+                current = nd
                 if nd.hooks then
                     g = run_hooks(nd.hooks, g)
                 end
@@ -579,6 +583,12 @@ local function pass(roots, grads, retain, create)
     end)
     set_grad_enabled(prev)
     given, waiting, queued, pending_leaf = nil, nil, nil, nil
+    if not ok and create and current and type(err) == "string" and
+        err:find("not differentiable", 1, true) then
+        err = "tide: autograd.grad: create_graph: the gradient of " .. tostring(current) ..
+            " cannot be differentiated again yet (" .. err:gsub("^.-tide: ", "") .. ")"
+    end
+    current = nil
     return ok, err
 end
 
