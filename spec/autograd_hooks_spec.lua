@@ -219,6 +219,15 @@ describe("tide.autograd.grad", function()
         assert.truthy(err:find("tide: autograd.grad: unknown option \"retain\"", 1, true))
     end)
 
+    it("runs and frees only the part of the graph between outputs and inputs", function()
+        local x = V({ 1, 2 })
+        local h = x * 2
+        local y = (h * 3):sum()
+        close(autograd.grad(y, h)[1], { 3, 3 })
+        h:sum():backward() -- h's own node was neither run nor freed
+        close(x.grad, { 2, 2 })
+    end)
+
     it("frees the graph unless retained", function()
         local x = V({ 1 })
         local y = x * x

@@ -466,31 +466,34 @@ local function push(x, e, g)
     end
 end
 
--- the nodes of order that lead to a captured input (autograd.grad runs only those)
+-- for autograd.grad: the nodes of order that lead to a captured input (leads), and those of
+-- them whose formula must run to get there (runs: an input edge leads on); the rest of the
+-- graph is neither run nor freed, as in PyTorch
 local function needed_nodes(order)
-    local need = {}
+    local leads, runs = {}, {}
     local function edge(x, e)
         if e then
-            return need[e]
+            return leads[e]
         end
         return e == false and capture[x] ~= nil
     end
     for i = 1, #order do
         local nd = order[i]
-        local n = capture[nd] ~= nil
+        local r = false
         if LIST_OPS[nd.name] then
             for j = 1, #nd[1] do
-                n = n or edge(nd[1][j], nd.es[j])
+                r = r or edge(nd[1][j], nd.es[j])
             end
         else
-            n = n or edge(nd[1], nd.e1)
+            r = edge(nd[1], nd.e1)
             if nd.n > 1 then
-                n = n or edge(nd[2], nd.e2) or edge(nd[3], nd.e3) or edge(nd[4], nd.e4)
+                r = r or edge(nd[2], nd.e2) or edge(nd[3], nd.e3) or edge(nd[4], nd.e4)
             end
         end
-        need[nd] = n or nil
+        runs[nd] = r or nil
+        leads[nd] = (r or capture[nd] ~= nil) or nil
     end
-    return need
+    return leads, runs
 end
 
 -- the node whose formula runs (named when create_graph meets a formula it cannot record)
@@ -515,7 +518,10 @@ local function pass(roots, grads, retain, create)
                 to_leaf(roots[i], grads[i])
             end
         end
-        local need = capture and needed_nodes(order)
+        local leads, runs
+        if capture then
+            leads, runs = needed_nodes(order)
+        end
         check_versions(order)
         if next(ready_hooks) and not capture then
             count_waiting(order)
@@ -524,9 +530,10 @@ local function pass(roots, grads, retain, create)
             local nd = order[i]
             local g = nd.g
             nd.g = nil
-            if g and need and not need[nd] then
+            if g and leads and not leads[nd] then
                 g = nil
             end
+            local run = g ~= nil and (not runs or runs[nd])
             if g then
                 current = nd
                 if nd.hooks then
@@ -540,7 +547,9 @@ local function pass(roots, grads, retain, create)
                 if slot then
                     captured[slot] = g
                 end
-                if LIST_OPS[nd.name] then
+                if not run then -- captured, and nothing below it is wanted
+                    g = nil
+                elseif LIST_OPS[nd.name] then
                     local gs = nd.fn(nd, g)
                     local ts, es = nd[1], nd.es
                     for j = 1, #ts do
@@ -556,7 +565,7 @@ local function pass(roots, grads, retain, create)
                     end
                 end
             end
-            if not retain then
+            if not retain and (run or not runs) then
                 nd.freed = true
             end
         end
@@ -570,11 +579,13 @@ local function pass(roots, grads, retain, create)
             -- free the saved tensors of the graph
             for i = 1, #order do
                 local nd = order[i]
-                for j = 1, nd.n do
+                for j = 1, nd.freed and nd.n or 0 do
                     nd[j] = nil
                 end
-                nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
-                nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
+                if nd.freed then
+                    nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
+                    nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
+                end
             end
         end
         for i = 1, #heads do

@@ -404,8 +404,14 @@ function F.max_pool1d(input, kernel_size, opts)
 end
 
 -- [out, size] averaging matrix of PyTorch's adaptive windows: row i averages the cells
--- floor(i size / out) .. ceil((i + 1) size / out) - 1 (0-based)
+-- floor(i size / out) .. ceil((i + 1) size / out) - 1 (0-based); kept per shape, dtype and
+-- device (a model pools the same sizes every step: no transfer each time)
+local adaptive_cache = {}
 local function adaptive_matrix(out, size, like)
+    local key = out .. ":" .. size .. ":" .. like.dtype .. ":" .. tostring(like.device)
+    if adaptive_cache[key] then
+        return adaptive_cache[key]
+    end
     local rows = {}
     for i = 0, out - 1 do
         local lo, hi = (i * size) // out, -((-(i + 1) * size) // out)
@@ -415,7 +421,9 @@ local function adaptive_matrix(out, size, like)
         end
         rows[i + 1] = row
     end
-    return core.tensor(rows, { dtype = like.dtype, device = like.device })
+    local m = core.tensor(rows, { dtype = like.dtype, device = like.device })
+    adaptive_cache[key] = m
+    return m
 end
 
 -- input [N, C, H, W] or [C, H, W] to output_size (an integer or {h, w}, nil keeping a size):
