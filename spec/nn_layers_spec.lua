@@ -1,7 +1,9 @@
 -- the wider surface's layers and losses (docs/API.md): outputs and gradients against PyTorch
 -- 1.13 (spec/fixtures/nn_layers_torch.lua, made by spec/fixtures/make_nn_layers.py), finite
--- differences where tide adds its own gradient (col2im), options and errors
+-- differences where tide adds its own gradient (col2im), options and errors. The PyTorch cases
+-- run on the device under test (spec/support/device.lua: cpu:1 and cuda:0 in run_all.sh)
 local tide = require "tide"
+local D = require "spec.support.device"
 local nn = tide.nn
 local F = nn.functional
 local gradcheck = require "spec.support.gradcheck"
@@ -10,7 +12,7 @@ local REF = require "spec.fixtures.nn_layers_torch"
 local function T(r, opts)
     opts = opts or {}
     local dtype = opts.dtype or (math.type(r.data[1]) == "integer" and "int64" or "float64")
-    local t = tide.tensor(r.data, { dtype = dtype })
+    local t = tide.tensor(r.data, { dtype = dtype, device = opts.device })
     if #r.shape == 0 then
         return t:reshape({})
     end
@@ -18,7 +20,7 @@ local function T(r, opts)
 end
 
 local function close(t, r, tol)
-    local got = t:reshape(-1):totable()
+    local got = t:to("cpu"):reshape(-1):totable()
     assert.are.same(r.shape, t.shape)
     for i = 1, #r.data do
         local g, w = got[i], r.data[i]
@@ -71,7 +73,7 @@ local function build(name, c)
         local o = { reduction = red }
         o.beta = cls == "SmoothL1" and 0.5 or nil
         o.delta = cls == "Huber" and 0.7 or nil
-        o.weight = cls == "BCE" and T(c.weight) or nil
+        o.weight = cls == "BCE" and T(c.weight, { device = D.name }) or nil
         return nn[cls .. "Loss"](o)
     end
     local kind, tag, r = name:match("^(%u+)_(%a+)_(%a+)")
@@ -82,7 +84,7 @@ local function build(name, c)
         else
             o.reduction = r
             for k, v in pairs(CLASS_OPTS[tag]) do
-                o[k] = v
+                o[k] = k == "weight" and v:to(D.name) or v
             end
             if kind == "NLL" then
                 o.label_smoothing = nil
@@ -93,7 +95,7 @@ local function build(name, c)
     error("no builder for fixture case " .. name)
 end
 
-describe("nn layers and losses against PyTorch", function()
+describe("nn layers and losses against PyTorch on " .. D.name, function()
     local names = {}
     for name in pairs(REF.cases) do
         names[#names + 1] = name
@@ -102,15 +104,16 @@ describe("nn layers and losses against PyTorch", function()
     for _, name in ipairs(names) do
         it(name, function()
             local c = REF.cases[name]
-            local m = build(name, c):double()
+            local m = build(name, c):double():to(D.name)
+            local on = { device = D.name }
             for k, p in pairs(c.params or {}) do
-                tide.no_grad(function() m[k]:copy_(T(p)) end)
+                tide.no_grad(function() m[k]:copy_(T(p, on)) end)
             end
-            local x = T(c.x):requires_grad_(true)
-            local out = c.target and m(x, T(c.target)) or m(x)
+            local x = T(c.x, on):requires_grad_(true)
+            local out = c.target and m(x, T(c.target, on)) or m(x)
             close(out, c.out)
             if c.gy then
-                out:mul(T(c.gy)):sum():backward()
+                out:mul(T(c.gy, on)):sum():backward()
             else
                 out:backward()
             end

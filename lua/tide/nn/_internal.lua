@@ -293,12 +293,13 @@ function I.class_loss(input, target, reduction, o, logp, who)
     return poison and loss:add(poison) or loss
 end
 
--- cross entropy (or nll with logp) by the fused one-node path when no option is in play,
--- by class_loss otherwise (a -100 target on the host is PyTorch's default ignore_index)
+-- cross entropy (or nll with logp) by the fused one-node path when no option is in play and
+-- the host's targets are all classes, by class_loss otherwise: a -100 target is PyTorch's
+-- default ignore_index, and off the host only class_loss can skip one without reading back
 function I.class_loss_entry(input, target, reduction, o, logp, who)
     local plain = o.weight == nil and o.ignore_index == nil and (o.label_smoothing or 0) == 0 and
-        is_tensor(input) and input:dim() == 2
-    if plain and is_tensor(target) and I.on_host(target) and target:numel() > 0 then
+        is_tensor(input) and input:dim() == 2 and is_tensor(target) and I.on_host(target)
+    if plain and target:numel() > 0 then
         plain = target:min():item() >= 1
     end
     if plain then
