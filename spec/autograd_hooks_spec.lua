@@ -2,13 +2,14 @@
 -- tide.autograd.grad(outputs, inputs[, opts]); hand values, PyTorch 1.13's semantics
 local tide = require "tide"
 local autograd = require "tide.autograd"
+local D = require "spec.support.device"
 
 local function V(v)
     return tide.tensor(v, { dtype = "float64", requires_grad = true })
 end
 
 local function close(t, want, tol)
-    local got = t:reshape(-1):totable()
+    local got = t:to("cpu"):reshape(-1):totable()
     assert.are.equal(#want, #got)
     for i = 1, #want do
         if math.abs(got[i] - want[i]) > (tol or 1e-9) then
@@ -234,5 +235,22 @@ describe("tide.autograd.grad", function()
         autograd.grad(y, x)
         raises_in_spec("backward: trying to backward through the graph a second time; pass " ..
             "{retain_graph = true} to the first backward", function() y:backward() end)
+    end)
+end)
+
+describe("hooks, retain_grad and autograd.grad on " .. D.name, function()
+    it("give the same values as on the CPU", function()
+        local x = tide.tensor({ 1.0, -2.0, 3.0 }, { device = D.name, requires_grad = true })
+        local h = x:mul(x)
+        h:retain_grad()
+        h:register_hook(function(g) return g:mul(2) end)
+        local y = h:sum()
+        local g = autograd.grad(y, { x, h }, { retain_graph = true })
+        close(g[1], { 4, -8, 12 }, 1e-6)
+        close(g[2], { 2, 2, 2 }, 1e-6)
+        y:backward()
+        assert.are.equal(D.name, (tostring(x.grad.device):gsub("^cpu:0$", "cpu")))
+        close(x.grad, { 4, -8, 12 }, 1e-6)
+        close(h.grad, { 2, 2, 2 }, 1e-6)
     end)
 end)
