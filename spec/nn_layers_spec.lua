@@ -78,10 +78,10 @@ local function build(name, c)
     end
     local kind, tag, r = name:match("^(%u+)_(%a+)_(%a+)")
     if kind then
+        -- CE_<tag>_<reduction>[_nd], NLL_<tag>_<reduction>, CE_plain_nd_<reduction>,
+        -- CE_default_ignore_<reduction>
         local o = { reduction = name:match("_(%a+)$") }
-        if tag == "plain" or tag == "default" then
-            o.reduction = r == "nd" and name:match("_(%a+)$") or name:match("_(%a+)$")
-        else
+        if tag ~= "plain" and tag ~= "default" then
             o.reduction = r
             for k, v in pairs(CLASS_OPTS[tag]) do
                 o[k] = k == "weight" and v:to(D.name) or v
