@@ -103,7 +103,7 @@ for _, name in ipairs(LUA_OPS) do
 end
 
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
-  distributed = "tide.distributed" }
+  distributed = "tide.distributed", autograd = "tide.autograd" }
 
 setmetatable(tide, {
   __index = function(t, k)
