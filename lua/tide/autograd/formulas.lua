@@ -710,6 +710,14 @@ function BW.cross_entropy(nd, g)
     return dx:mul(g:mul(nd.scale))
 end
 
+-- one fused recurrent-cell step out = rnn_cell(gi, gh, prev) (tide.nn._rnn records it by hand,
+-- with nd.kind, nd.saved and detached aliases nd.prev_d, nd.out_d); LSTM and RNN share one
+-- gradient between gi and gh, GRU's differ (its reset gate scales gh's n part)
+function BW.rnn_cell(nd, g)
+    local dgi, dgh, dprev = core.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
+    return dgi, dgh or dgi, dprev
+end
+
 -- ---- what each formula reads ----
 
 -- What each gradient formula reads besides shapes: {what, when}. what is an argument's index,
@@ -735,6 +743,7 @@ local READS = {
     index_select = { { 3 } },
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
+    rnn_cell = { { 3 }, OUT },
 }
 local READS_INDICES = { { "indices" } }
 

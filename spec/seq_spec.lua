@@ -1,0 +1,278 @@
+-- Sequence models: RNN, LSTM, GRU and their cells against PyTorch 1.13 (Debian's python3-torch):
+-- spec/fixtures/seq_reference.lua, made by spec/fixtures/make_seq_reference.py, holds each
+-- layer's parameters, inputs, outputs and the gradients of sum_k sum(outputs[k] * weights[k]).
+local tide = require "tide"
+local nn = require "tide.nn"
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local gradcheck = require "spec.support.gradcheck"
+local REF = dofile("spec/fixtures/seq_reference.lua")
+
+local function T(r, dtype)
+    return tide.tensor(r.data, { dtype = dtype or "float32" }):view(r.shape)
+end
+
+local function flat(t)
+    local r = t:detach():contiguous():view(-1):double():totable()
+    return r
+end
+
+local function close(got, want, what, tol)
+    tol = tol or 1e-5
+    assert.are.same(want.shape, got.shape, what .. ": shape")
+    local g = flat(got)
+    for i = 1, #want.data do
+        local w = want.data[i]
+        if math.abs(g[i] - w) > tol * math.max(1, math.abs(w)) then
+            error(string.format("%s element %d: got %.9g, expected %.9g", what, i, g[i], w), 2)
+        end
+    end
+end
+
+local function same(a, b, tol)
+    local x, y = flat(a), flat(b)
+    if #x ~= #y then
+        return false
+    end
+    for i = 1, #x do
+        if math.abs(x[i] - y[i]) > (tol or 0) then
+            return false
+        end
+    end
+    return true
+end
+
+local function raises_here(pattern, f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok)
+    assert.matches("seq_spec%.lua:%d+: tide: " .. pattern, tostring(err))
+end
+
+-- builds the module, loads PyTorch's parameters, runs, and checks outputs and gradients
+local function check_case(name, ctor, run)
+    local c = REF[name]
+    local m = ctor(c)
+    local sd = {}
+    for k, v in pairs(c.params) do
+        sd[k] = T(v)
+    end
+    m:load_state_dict(sd)
+    local inputs = {}
+    for i, v in ipairs(c.inputs) do
+        inputs[i] = T(v):requires_grad_(true)
+    end
+    local outs = run(m, inputs)
+    assert.are.equal(#c.outputs, #outs)
+    local loss
+    for i, o in ipairs(outs) do
+        close(o, c.outputs[i], name .. " output " .. i)
+        local l = o:mul(T(c.weights[i])):sum()
+        loss = loss and loss:add(l) or l
+    end
+    loss:backward()
+    local params = m:named_parameters()
+    for k, want in pairs(c.grads.params) do
+        assert.is_not_nil(params[k], name .. ": parameter " .. k)
+        close(params[k].grad, want, name .. " grad " .. k)
+    end
+    for i, want in ipairs(c.grads.inputs) do
+        close(inputs[i].grad, want, name .. " input grad " .. i)
+    end
+    return m
+end
+
+local function seq_ctor(cls)
+    return function(c)
+        local o = {}
+        for k, v in pairs(c.opts) do
+            o[k] = v
+        end
+        return cls(c.ctor[1], c.ctor[2], o)
+    end
+end
+
+local function run_lstm(m, xs)
+    local out, hc
+    if xs[2] then
+        out, hc = m(xs[1], { xs[2], xs[3] })
+    else
+        out, hc = m(xs[1])
+    end
+    return { out, hc[1], hc[2] }
+end
+
+local function run_rnn(m, xs)
+    local out, h = m(xs[1], xs[2])
+    return { out, h }
+end
+
+describe("nn.LSTM", function()
+    it("matches PyTorch: one layer, no state given", function()
+        check_case("lstm", seq_ctor(nn.LSTM), run_lstm)
+    end)
+    it("matches PyTorch: two bidirectional layers with h0, c0", function()
+        check_case("lstm_deep_bi", seq_ctor(nn.LSTM), run_lstm)
+    end)
+    it("matches PyTorch: batch_first, no bias", function()
+        check_case("lstm_batch_first_nobias", seq_ctor(nn.LSTM), run_lstm)
+    end)
+    it("has PyTorch's parameter names, shapes and init bound", function()
+        local m = nn.LSTM(4, 3, { num_layers = 2, bidirectional = true })
+        local names = {}
+        for i, np in ipairs(m:named_parameters()) do
+            names[i] = np[1]
+        end
+        assert.are.same({ "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+            "weight_ih_l0_reverse", "weight_hh_l0_reverse", "bias_ih_l0_reverse",
+            "bias_hh_l0_reverse", "weight_ih_l1", "weight_hh_l1", "bias_ih_l1", "bias_hh_l1",
+            "weight_ih_l1_reverse", "weight_hh_l1_reverse", "bias_ih_l1_reverse",
+            "bias_hh_l1_reverse" }, names)
+        assert.are.same({ 12, 6 }, m.weight_ih_l1.shape)
+        assert.are.same({ 12, 3 }, m.weight_hh_l0.shape)
+        for _, p in ipairs(m:parameters()) do
+            assert.is_true(p:abs():max():item() <= 1 / math.sqrt(3))
+        end
+    end)
+    it("takes an unbatched input [T, in]", function()
+        local m = nn.LSTM(4, 3)
+        local x = tide.randn(5, 4)
+        local out, hc = m(x)
+        assert.are.same({ 5, 3 }, out.shape)
+        assert.are.same({ 1, 3 }, hc[1].shape)
+        local out2 = m(x:view(5, 1, 4))
+        assert.is_true(same(out, out2:view(5, 3), 1e-6))
+    end)
+    it("drops out between layers only in training", function()
+        tide.manual_seed(1)
+        local m = nn.LSTM(4, 3, { num_layers = 2, dropout = 0.5 })
+        local x = tide.randn(5, 2, 4)
+        m:eval()
+        local a = m(x)
+        local b = m(x)
+        assert.is_true(same(a, b))
+        m:train()
+        local c = m(x)
+        assert.is_false(same(a, c, 1e-6))
+    end)
+    it("raises on bad options, input and state, at the caller's line", function()
+        raises_here('LSTM: unknown option "batchfirst"', function()
+            nn.LSTM(4, 3, { batchfirst = true })
+        end)
+        local m = nn.LSTM(4, 3)
+        raises_here("LSTM: expected input of 2 or 3 dims with last dim 4 %(input_size%), " ..
+            "got shape {5, 2, 3}", function()
+            m(tide.randn(5, 2, 3))
+        end)
+        raises_here("LSTM: expected h0 of shape {1, 2, 3}, got {1, 3, 3}", function()
+            m(tide.randn(5, 2, 4), { tide.zeros(1, 3, 3), tide.zeros(1, 2, 3) })
+        end)
+        raises_here("LSTM: expected the state as a list {h0, c0}, got a tensor", function()
+            m(tide.randn(5, 2, 4), tide.zeros(1, 2, 3))
+        end)
+    end)
+end)
+
+describe("nn.GRU and nn.RNN", function()
+    it("GRU matches PyTorch: one layer", function()
+        check_case("gru", seq_ctor(nn.GRU), function(m, xs)
+            local out, h = m(xs[1])
+            return { out, h }
+        end)
+    end)
+    it("GRU matches PyTorch: two bidirectional batch_first layers with h0", function()
+        check_case("gru_deep_bi", seq_ctor(nn.GRU), run_rnn)
+    end)
+    it("RNN (tanh) matches PyTorch: two layers with h0", function()
+        check_case("rnn_tanh", seq_ctor(nn.RNN), run_rnn)
+    end)
+    it("RNN (relu) matches PyTorch: bidirectional", function()
+        check_case("rnn_relu_bi", seq_ctor(nn.RNN), run_rnn)
+    end)
+    it("RNN rejects an unknown nonlinearity", function()
+        raises_here('RNN: nonlinearity must be "tanh" or "relu", got gelu', function()
+            nn.RNN(4, 3, { nonlinearity = "gelu" })
+        end)
+    end)
+end)
+
+describe("recurrent cells", function()
+    it("LSTMCell matches PyTorch", function()
+        check_case("lstm_cell", seq_ctor(nn.LSTMCell), function(m, xs)
+            local h, c = m(xs[1], { xs[2], xs[3] })
+            return { h, c }
+        end)
+    end)
+    it("GRUCell matches PyTorch", function()
+        check_case("gru_cell", seq_ctor(nn.GRUCell), function(m, xs)
+            return { m(xs[1], xs[2]) }
+        end)
+    end)
+    it("RNNCell matches PyTorch (tanh; relu without bias)", function()
+        local run = function(m, xs)
+            return { m(xs[1], xs[2]) }
+        end
+        check_case("rnn_cell", seq_ctor(nn.RNNCell), run)
+        check_case("rnn_cell_relu_nobias", seq_ctor(nn.RNNCell), run)
+    end)
+    it("start from zeros without a state", function()
+        local m = nn.LSTMCell(4, 3)
+        local x = tide.randn(2, 4)
+        local h, c = m(x)
+        local h2, c2 = m(x, { tide.zeros(2, 3), tide.zeros(2, 3) })
+        assert.is_true(same(h, h2))
+        assert.is_true(same(c, c2))
+    end)
+end)
+
+describe("tide.core.rnn_cell (the fused step)", function()
+    local function check_kind(kind, G, with_prev)
+        tide.manual_seed(3)
+        local B, H = 3, 4
+        local gi = tide.randn(B, G * H, { dtype = "float64" }):requires_grad_(true)
+        local gh = tide.randn(B, G * H, { dtype = "float64" }):requires_grad_(true)
+        local inputs = { gi, gh }
+        if with_prev then
+            inputs[3] = tide.randn(B, H, { dtype = "float64" }):requires_grad_(true)
+        end
+        local R = require "tide.nn._rnn"
+        assert.is_true(gradcheck(function(a, b, p)
+            return R.step(kind, a, b, p)
+        end, inputs))
+    end
+    it("has finite-difference-checked gradients for each kind", function()
+        check_kind("lstm", 4, true)
+        check_kind("gru", 3, true)
+        check_kind("rnn_tanh", 1, false)
+        check_kind("rnn_relu", 1, false)
+    end)
+    it("computes the LSTM gates in PyTorch's order i, f, g, o", function()
+        local H = 1
+        local gi = tide.tensor({ { 0.5, -1, 2, 0.25 } })
+        local gh = tide.zeros(1, 4 * H)
+        local c = tide.tensor({ { 0.3 } })
+        local out = core.rnn_cell("lstm", gi, gh, c)
+        local function sig(v) return 1 / (1 + math.exp(-v)) end
+        local c1 = sig(-1) * 0.3 + sig(0.5) * math.tanh(2)
+        local h1 = sig(0.25) * math.tanh(c1)
+        local r = out:double():totable()[1]
+        assert.is_true(math.abs(r[1] - h1) < 1e-6 and math.abs(r[2] - c1) < 1e-6)
+    end)
+    it("raises on bad shapes, kinds and gradient inputs", function()
+        raises_here("rnn_cell: gh must have shape %[2, 8%], got %[2, 4%]", function()
+            core.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 4), tide.zeros(2, 2))
+        end)
+        raises_here("rnn_cell: gi must be %[B, 3%*H%] for a gru cell, got %[2, 8%]", function()
+            core.rnn_cell("gru", tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 2))
+        end)
+        raises_here('rnn_cell: kind must be "rnn_tanh", "rnn_relu", "lstm" or "gru", got lstmx',
+            function()
+                core.rnn_cell("lstmx", tide.zeros(2, 8), tide.zeros(2, 8))
+            end)
+        raises_here("rnn_cell: c must have shape %[2, 2%], got %[2, 3%]", function()
+            core.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 3))
+        end)
+        raises_here("rnn_cell: not differentiable", function()
+            core.rnn_cell("rnn_tanh", tide.zeros(2, 2):requires_grad_(true), tide.zeros(2, 2))
+        end)
+    end)
+end)
