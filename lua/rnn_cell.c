@@ -55,7 +55,7 @@ static int l_rnn_cell_backward(lua_State *L) {
     TL_CALL(
         L, S,
         tide_rnn_cell_backward(S->ctx, kind, saved, prev, out->t, go->t, &di->t, &dh->t, &dp->t));
-    for (int i = 7; i >= 6; i--)
+    for (int i = 8; i >= 7; i--)
         if (!((ltensor *)lua_touserdata(L, i))->t) {
             lua_pushnil(L);
             lua_replace(L, i);

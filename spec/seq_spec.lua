@@ -8,12 +8,12 @@ local autograd = require "tide.autograd"
 local gradcheck = require "spec.support.gradcheck"
 local REF = dofile("spec/fixtures/seq_reference.lua")
 
-local function T(r, dtype)
-    return tide.tensor(r.data, { dtype = dtype or "float32" }):view(r.shape)
+local function T(r, device)
+    return tide.tensor(r.data, { dtype = "float32", device = device }):view(r.shape)
 end
 
 local function flat(t)
-    local r = t:detach():contiguous():view(-1):double():totable()
+    local r = t:detach():cpu():contiguous():view(-1):double():totable()
     return r
 end
 
@@ -49,7 +49,7 @@ local function raises_here(pattern, f, ...)
 end
 
 -- builds the module, loads PyTorch's parameters, runs, and checks outputs and gradients
-local function check_case(name, ctor, run)
+local function check_case(name, ctor, run, device)
     local c = REF[name]
     local m = ctor(c)
     local sd = {}
@@ -57,16 +57,19 @@ local function check_case(name, ctor, run)
         sd[k] = T(v)
     end
     m:load_state_dict(sd)
+    if device then
+        m:to(device)
+    end
     local inputs = {}
     for i, v in ipairs(c.inputs) do
-        inputs[i] = T(v):requires_grad_(true)
+        inputs[i] = T(v, device):requires_grad_(true)
     end
     local outs = run(m, inputs)
     assert.are.equal(#c.outputs, #outs)
     local loss
     for i, o in ipairs(outs) do
         close(o, c.outputs[i], name .. " output " .. i)
-        local l = o:mul(T(c.weights[i])):sum()
+        local l = o:mul(T(c.weights[i], device)):sum()
         loss = loss and loss:add(l) or l
     end
     loss:backward()
@@ -257,6 +260,18 @@ describe("tide.core.rnn_cell (the fused step)", function()
         local r = out:double():totable()[1]
         assert.is_true(math.abs(r[1] - h1) < 1e-6 and math.abs(r[2] - c1) < 1e-6)
     end)
+    it("gives nil for the gradients a kind does not have", function()
+        local out = core.rnn_cell("rnn_tanh", tide.zeros(2, 3), tide.zeros(2, 3))
+        local dgi, dgh, dprev = core.rnn_cell_backward("rnn_tanh", nil, nil, out, tide.ones(2, 3))
+        assert.are.same({ 2, 3 }, dgi.shape)
+        assert.is_nil(dgh)
+        assert.is_nil(dprev)
+        local o2, saved = core.rnn_cell("lstm", tide.zeros(2, 12), tide.zeros(2, 12), tide.zeros(2, 3))
+        local a, b, c = core.rnn_cell_backward("lstm", saved, tide.zeros(2, 3), o2, tide.ones(2, 6))
+        assert.are.same({ 2, 12 }, a.shape)
+        assert.is_nil(b)
+        assert.are.same({ 2, 3 }, c.shape)
+    end)
     it("raises on bad shapes, kinds and gradient inputs", function()
         raises_here("rnn_cell: gh must have shape %[2, 8%], got %[2, 4%]", function()
             core.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 4), tide.zeros(2, 2))
@@ -274,5 +289,55 @@ describe("tide.core.rnn_cell (the fused step)", function()
         raises_here("rnn_cell: not differentiable", function()
             core.rnn_cell("rnn_tanh", tide.zeros(2, 2):requires_grad_(true), tide.zeros(2, 2))
         end)
+    end)
+end)
+
+describe("sequence models on the GPU #cuda", function()
+    local function gpu_it(name, f)
+        it(name, function()
+            if not tide.cuda.is_available() then
+                pending("no CUDA device")
+                return
+            end
+            f()
+        end)
+    end
+    gpu_it("LSTM, GRU, RNN and the cells match PyTorch on cuda:0", function()
+        check_case("lstm_deep_bi", seq_ctor(nn.LSTM), run_lstm, "cuda:0")
+        check_case("lstm_batch_first_nobias", seq_ctor(nn.LSTM), run_lstm, "cuda:0")
+        check_case("gru_deep_bi", seq_ctor(nn.GRU), run_rnn, "cuda:0")
+        check_case("rnn_tanh", seq_ctor(nn.RNN), run_rnn, "cuda:0")
+        check_case("rnn_relu_bi", seq_ctor(nn.RNN), run_rnn, "cuda:0")
+        check_case("lstm_cell", seq_ctor(nn.LSTMCell), function(m, xs)
+            local h, c = m(xs[1], { xs[2], xs[3] })
+            return { h, c }
+        end, "cuda:0")
+        check_case("gru_cell", seq_ctor(nn.GRUCell), function(m, xs)
+            return { m(xs[1], xs[2]) }
+        end, "cuda:0")
+    end)
+    gpu_it("the fused step and its gradient equal the CPU's in float64", function()
+        tide.manual_seed(5)
+        for _, kg in ipairs({ { "lstm", 4 }, { "gru", 3 }, { "rnn_tanh", 1 }, { "rnn_relu", 1 } }) do
+            local kind, G = kg[1], kg[2]
+            local gi = tide.randn(5, G * 7, { dtype = "float64" })
+            local gh = tide.randn(5, G * 7, { dtype = "float64" })
+            local prev = G > 1 and tide.randn(5, 7, { dtype = "float64" }) or nil
+            local out, saved = core.rnn_cell(kind, gi, gh, prev)
+            local cout, csaved = core.rnn_cell(kind, gi:cuda(), gh:cuda(), prev and prev:cuda())
+            assert.is_true(same(out, cout, 1e-12))
+            if saved then
+                assert.is_true(same(saved, csaved, 1e-12))
+            end
+            local g = tide.randn(out.shape, { dtype = "float64" })
+            local a = { core.rnn_cell_backward(kind, saved, prev, out, g) }
+            local b = { core.rnn_cell_backward(kind, csaved, prev and prev:cuda(), cout, g:cuda()) }
+            for i = 1, 3 do
+                assert.are.equal(a[i] == nil, b[i] == nil)
+                if a[i] then
+                    assert.is_true(same(a[i], b[i], 1e-12), kind .. " gradient " .. i)
+                end
+            end
+        end
     end)
 end)
