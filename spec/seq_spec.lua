@@ -49,12 +49,19 @@ local function raises_here(pattern, f, ...)
 end
 
 -- builds the module, loads PyTorch's parameters, runs, and checks outputs and gradients
+-- PyTorch's ModuleList names children 0, 1, ...; tide's 1, 2, ...
+local function tide_key(k)
+    return (k:gsub("^layers%.(%d+)", function(n)
+        return "layers." .. (tonumber(n) + 1)
+    end))
+end
+
 local function check_case(name, ctor, run, device)
     local c = REF[name]
     local m = ctor(c)
     local sd = {}
     for k, v in pairs(c.params) do
-        sd[k] = T(v)
+        sd[tide_key(k)] = T(v)
     end
     m:load_state_dict(sd)
     if device then
@@ -75,6 +82,7 @@ local function check_case(name, ctor, run, device)
     loss:backward()
     local params = m:named_parameters()
     for k, want in pairs(c.grads.params) do
+        k = tide_key(k)
         assert.is_not_nil(params[k], name .. ": parameter " .. k)
         close(params[k].grad, want, name .. " grad " .. k)
     end
@@ -292,6 +300,105 @@ describe("tide.core.rnn_cell (the fused step)", function()
     end)
 end)
 
+describe("attention", function()
+    local F = nn.functional
+    local function none(c)
+        return nn.Module()
+    end
+    it("scaled_dot_product_attention matches PyTorch: plain, causal, bool mask", function()
+        check_case("sdpa", none, function(_, xs)
+            return { F.scaled_dot_product_attention(xs[1], xs[2], xs[3]) }
+        end)
+        check_case("sdpa_causal", none, function(_, xs)
+            return { F.scaled_dot_product_attention(xs[1], xs[2], xs[3], { is_causal = true }) }
+        end)
+        local mask = tide.tensor(REF.sdpa_bool_mask.opts.attn_mask, { dtype = "bool" })
+        check_case("sdpa_bool_mask", none, function(_, xs)
+            return { F.scaled_dot_product_attention(xs[1], xs[2], xs[3], { attn_mask = mask }) }
+        end)
+    end)
+    local function mha_ctor(c)
+        local o = {}
+        for k, v in pairs(c.opts) do
+            o[k] = v
+        end
+        return nn.MultiheadAttention(c.ctor[1], c.ctor[2], o)
+    end
+    it("MultiheadAttention matches PyTorch: cross-attention with weights", function()
+        check_case("mha", mha_ctor, function(m, xs)
+            local out, w = m(xs[1], xs[2], xs[3])
+            return { out, w }
+        end)
+    end)
+    it("MultiheadAttention matches PyTorch: causal self-attention, batch_first", function()
+        local L = REF.mha_self_causal_bf.inputs[1].shape[2]
+        -- true above the diagonal: a query does not see later keys
+        local mask = tide.arange(1, L + 1):view(L, 1):lt(tide.arange(1, L + 1):view(1, L))
+        check_case("mha_self_causal_bf", mha_ctor, function(m, xs)
+            local out, w = m(xs[1], xs[1], xs[1], { attn_mask = mask, need_weights = false })
+            assert.is_nil(w)
+            return { out }
+        end)
+    end)
+    it("MultiheadAttention has PyTorch's parameters and checks its arguments", function()
+        local m = nn.MultiheadAttention(8, 2)
+        local names = {}
+        for i, np in ipairs(m:named_parameters()) do
+            names[i] = np[1]
+        end
+        assert.are.same({ "in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias" },
+            names)
+        raises_here("MultiheadAttention: embed_dim 10 must be divisible by num_heads 3", function()
+            nn.MultiheadAttention(10, 3)
+        end)
+        raises_here('MultiheadAttention: unknown option "batchfirst"', function()
+            nn.MultiheadAttention(8, 2, { batchfirst = true })
+        end)
+        raises_here("MultiheadAttention: expected attn_mask of shape {3, 3} or {4, 3, 3}, got {2, 2}",
+            function()
+                local x = tide.randn(3, 2, 8)
+                m(x, x, x, { attn_mask = tide.zeros(2, 2) })
+            end)
+    end)
+    local function tel_ctor(c)
+        local o = {}
+        for k, v in pairs(c.opts) do
+            o[k] = v
+        end
+        return nn.TransformerEncoderLayer(c.ctor[1], c.ctor[2], o)
+    end
+    it("TransformerEncoderLayer matches PyTorch: post-norm relu, pre-norm gelu batch_first", function()
+        local run = function(m, xs)
+            return { m(xs[1]) }
+        end
+        check_case("encoder_layer", tel_ctor, run)
+        check_case("encoder_layer_norm_first_gelu_bf", tel_ctor, run)
+    end)
+    it("TransformerEncoder matches PyTorch: two layers", function()
+        check_case("encoder", function(c)
+            local o = {}
+            for k, v in pairs(c.opts) do
+                if k ~= "num_layers" then
+                    o[k] = v
+                end
+            end
+            local layer = nn.TransformerEncoderLayer(c.ctor[1], c.ctor[2], o)
+            return nn.TransformerEncoder(layer, c.opts.num_layers)
+        end, function(m, xs)
+            return { m(xs[1]) }
+        end)
+    end)
+    it("TransformerEncoder copies the layer (same values, separate parameters)", function()
+        local layer = nn.TransformerEncoderLayer(8, 2, { dim_feedforward = 16 })
+        local enc = nn.TransformerEncoder(layer, 2)
+        local a, b = enc.layers[1].linear1.weight, enc.layers[2].linear1.weight
+        assert.is_true(same(a, b))
+        assert.is_true(same(a, layer.linear1.weight))
+        assert.is_false(rawequal(a, b))
+        assert.is_not_nil(enc:named_parameters()["layers.2.self_attn.in_proj_weight"])
+    end)
+end)
+
 describe("sequence models on the GPU #cuda", function()
     local function gpu_it(name, f)
         it(name, function()
@@ -314,6 +421,20 @@ describe("sequence models on the GPU #cuda", function()
         end, "cuda:0")
         check_case("gru_cell", seq_ctor(nn.GRUCell), function(m, xs)
             return { m(xs[1], xs[2]) }
+        end, "cuda:0")
+    end)
+    gpu_it("MultiheadAttention and TransformerEncoderLayer match PyTorch on cuda:0", function()
+        check_case("mha", function(c)
+            return nn.MultiheadAttention(c.ctor[1], c.ctor[2])
+        end, function(m, xs)
+            local out, w = m(xs[1], xs[2], xs[3])
+            return { out, w }
+        end, "cuda:0")
+        check_case("encoder_layer", function(c)
+            return nn.TransformerEncoderLayer(c.ctor[1], c.ctor[2],
+                { dim_feedforward = c.opts.dim_feedforward, dropout = 0 })
+        end, function(m, xs)
+            return { m(xs[1]) }
         end, "cuda:0")
     end)
     gpu_it("the fused step and its gradient equal the CPU's in float64", function()

@@ -17,8 +17,9 @@ nn.functional = require "tide.nn.functional"
 for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
     nn[name] = require("tide.nn." .. name)
 end
-for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell" }) do
-    nn[name] = require("tide.nn." .. name) -- sequence models (tide.nn._rnn)
+for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder" }) do
+    nn[name] = require("tide.nn." .. name) -- sequence models and attention
 end
 nn.init = require "tide.nn.initializers" -- not tide/nn/init.lua: that file is tide.nn itself
 nn.utils = require "tide.nn.utils"
