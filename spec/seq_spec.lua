@@ -274,7 +274,8 @@ describe("tide.core.rnn_cell (the fused step)", function()
         assert.are.same({ 2, 3 }, dgi.shape)
         assert.is_nil(dgh)
         assert.is_nil(dprev)
-        local o2, saved = core.rnn_cell("lstm", tide.zeros(2, 12), tide.zeros(2, 12), tide.zeros(2, 3))
+        local o2, saved = core.rnn_cell("lstm", tide.zeros(2, 12), tide.zeros(2, 12),
+            tide.zeros(2, 3))
         local a, b, c = core.rnn_cell_backward("lstm", saved, tide.zeros(2, 3), o2, tide.ones(2, 6))
         assert.are.same({ 2, 12 }, a.shape)
         assert.is_nil(b)
@@ -354,7 +355,8 @@ describe("attention", function()
         raises_here('MultiheadAttention: unknown option "batchfirst"', function()
             nn.MultiheadAttention(8, 2, { batchfirst = true })
         end)
-        raises_here("MultiheadAttention: expected attn_mask of shape {3, 3} or {4, 3, 3}, got {2, 2}",
+        raises_here("MultiheadAttention: expected attn_mask of shape {3, 3} or {4, 3, 3}, " ..
+            "got {2, 2}",
             function()
                 local x = tide.randn(3, 2, 8)
                 m(x, x, x, { attn_mask = tide.zeros(2, 2) })
@@ -367,7 +369,7 @@ describe("attention", function()
         end
         return nn.TransformerEncoderLayer(c.ctor[1], c.ctor[2], o)
     end
-    it("TransformerEncoderLayer matches PyTorch: post-norm relu, pre-norm gelu batch_first", function()
+    it("TransformerEncoderLayer matches PyTorch (post-norm relu, pre-norm gelu)", function()
         local run = function(m, xs)
             return { m(xs[1]) }
         end
@@ -439,7 +441,8 @@ describe("sequence models on the GPU #cuda", function()
     end)
     gpu_it("the fused step and its gradient equal the CPU's in float64", function()
         tide.manual_seed(5)
-        for _, kg in ipairs({ { "lstm", 4 }, { "gru", 3 }, { "rnn_tanh", 1 }, { "rnn_relu", 1 } }) do
+        local kinds = { { "lstm", 4 }, { "gru", 3 }, { "rnn_tanh", 1 }, { "rnn_relu", 1 } }
+        for _, kg in ipairs(kinds) do
             local kind, G = kg[1], kg[2]
             local gi = tide.randn(5, G * 7, { dtype = "float64" })
             local gh = tide.randn(5, G * 7, { dtype = "float64" })

@@ -1,6 +1,6 @@
 -- nn.RNN(input_size, hidden_size[, {num_layers = 1, bias = true, batch_first = false,
--- dropout = 0, bidirectional = false, nonlinearity = "tanh"}]): out, h_n = rnn(x[, h0]), as PyTorch's
--- (parameters weight_ih_l0 ...); the time loop in tide.nn._rnn
+-- dropout = 0, bidirectional = false, nonlinearity = "tanh"}]): out, h_n = rnn(x[, h0]), as
+-- PyTorch's (parameters weight_ih_l0 ...); the time loop in tide.nn._rnn
 local Module = require "tide.nn.Module"
 local R = require "tide.nn._rnn"
 
