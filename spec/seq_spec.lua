@@ -256,6 +256,22 @@ describe("tide.core.rnn_cell (the fused step)", function()
         check_kind("rnn_tanh", 1, false)
         check_kind("rnn_relu", 1, false)
     end)
+    it("the whole-sequence node (R.layer) has finite-difference-checked gradients", function()
+        local R = require "tide.nn._rnn"
+        tide.manual_seed(4)
+        local T, B, H = 3, 2, 2
+        for _, kg in ipairs({ { "lstm", 4, 2 }, { "gru", 3, 1 }, { "rnn_tanh", 1, 1 } }) do
+            local kind, G, S = kg[1], kg[2], kg[3]
+            for _, rev in ipairs({ false, true }) do
+                local function r(...)
+                    return tide.randn({ ... }, { dtype = "float64" }):requires_grad_(true)
+                end
+                assert.is_true(gradcheck(function(gi, w, b, s0)
+                    return R.layer(kind, gi, w, b, s0, rev)
+                end, { r(T, B, G * H), r(G * H, H), r(G * H), r(B, S * H) }))
+            end
+        end
+    end)
     it("computes the LSTM gates in PyTorch's order i, f, g, o", function()
         local H = 1
         local gi = tide.tensor({ { 0.5, -1, 2, 0.25 } })

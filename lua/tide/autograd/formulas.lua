@@ -744,6 +744,7 @@ local READS = {
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
     rnn_cell = { { 3 }, OUT },
+    rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }
 local READS_INDICES = { { "indices" } }
 

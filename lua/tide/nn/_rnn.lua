@@ -37,6 +37,93 @@ function R.step(kind, gi, gh, prev)
     return out
 end
 
+local function needs(x)
+    return x ~= nil and x.requires_grad
+end
+
+-- the gradient of R.layer: the time loop run backwards, one fused kernel a step; the hidden
+-- weights' gradient as one gemm over all steps
+local function layer_backward(nd, gY)
+    local kind, H, T, rev = nd.kind, nd.H, nd.T, nd.reverse
+    local lstm, gru = kind == "lstm", kind == "gru"
+    local Y, w, s0 = nd.Yd, nd.wd, nd.s0
+    local carry -- the gradient of the state after the step at hand, beyond gY's
+    local dgis, dghs = {}, {}
+    for s = T, 1, -1 do
+        local t = rev and T - s + 1 or s
+        local gcur = gY:select(1, t)
+        if carry then
+            gcur = gcur:add(carry)
+        end
+        local before = s > 1 and Y:select(1, rev and t + 1 or t - 1) or s0
+        local prev = lstm and before:narrow(2, H + 1, H) or (gru and before or nil)
+        local dgi, dgh, dprev = core.rnn_cell_backward(kind, nd.saved[t], prev, Y:select(1, t),
+            gcur)
+        dgh = dgh or dgi
+        dgis[t], dghs[t] = dgi, dgh
+        local dh = dgh:matmul(w)
+        if lstm then
+            carry = core.cat({ dh, dprev }, 2)
+        elseif gru then
+            carry = dh:add(dprev)
+        else
+            carry = dh
+        end
+    end
+    local dgi_all = needs(nd[1]) and core.stack(dgis, 1) or nil
+    local dw, db
+    if needs(nd[2]) or needs(nd[3]) then
+        local dgh_all = (gru or not dgi_all) and core.stack(dghs, 1) or dgi_all
+        local G = dgh_all:view(T * dgh_all:size(2), -1) -- [T*B, G*H]
+        if needs(nd[2]) then
+            -- the state each step started from, in time order
+            local hs = lstm and Y:narrow(3, 1, H) or Y
+            local h0 = (lstm and s0:narrow(2, 1, H) or s0):unsqueeze(1)
+            local hprev = h0
+            if T > 1 then
+                hprev = rev and core.cat({ hs:narrow(1, 2, T - 1), h0 }, 1) or
+                    core.cat({ h0, hs:narrow(1, 1, T - 1) }, 1)
+            end
+            dw = G:t():matmul(hprev:reshape(T * hprev:size(2), H))
+        end
+        if needs(nd[3]) then
+            db = G:sum(1)
+        end
+    end
+    return dgi_all, dw, db, needs(nd[4]) and carry or nil
+end
+
+-- the recurrence of one layer and direction over all T steps, recorded as one autograd node:
+-- gi [T, B, G*H] (the input projections, b_ih added), w_hh, b_hh (or nil) and the first state
+-- s0 ([B, H]; the LSTM's [B, 2H] = h0, c0). Each step: one gemm for gh, one fused kernel.
+-- Returns Y [T, B, H] (the LSTM's [T, B, 2H] = h_t, c_t) in time order, whatever the direction.
+function R.layer(kind, gi, w_hh, b_hh, s0, reverse)
+    local T, H = gi:size(1), w_hh:size(2)
+    local lstm = kind == "lstm"
+    local g, w, b, st = detached(gi), detached(w_hh), detached(b_hh), detached(s0)
+    local wt = w:t()
+    local ys, saved = {}, {}
+    for s = 1, T do
+        local t = reverse and T - s + 1 or s
+        local h = lstm and st:narrow(2, 1, H) or st
+        local gh = h:matmul(wt)
+        if b then
+            gh:add_(b)
+        end
+        local prev = lstm and st:narrow(2, H + 1, H) or (kind == "gru" and h or nil)
+        ys[t], saved[t] = core.rnn_cell(kind, g:select(1, t), gh, prev)
+        st = ys[t]
+    end
+    local Y = core.stack(ys, 1)
+    if needs_record(gi, w_hh, b_hh) or needs_record(s0) then
+        local Yd = Y:detach()
+        local nd = record("rnn_layer", Y, layer_backward, gi, w_hh, b_hh, s0)
+        nd.kind, nd.H, nd.T, nd.reverse = kind, H, T, reverse
+        nd.Yd, nd.wd, nd.s0, nd.saved = Yd, w, detached(s0), saved
+    end
+    return Y
+end
+
 -- one cell step from x [B, in] and the state; returns h (and c for the LSTM)
 function R.cell(kind, x, h, c, w_ih, w_hh, b_ih, b_hh)
     local H = w_hh:size(2)
@@ -110,22 +197,14 @@ function R.run(m, kind, x, h0, c0)
             local w_ih, w_hh = m["weight_ih" .. sfx], m["weight_hh" .. sfx]
             local b_ih, b_hh = m["bias_ih" .. sfx], m["bias_hh" .. sfx]
             local k = l * D + d + 1
-            local h, c = h0:select(1, k), c0 and c0:select(1, k)
+            local lstm = kind == "lstm"
+            local s0 = lstm and core.cat({ h0:select(1, k), c0:select(1, k) }, 2) or h0:select(1, k)
             local gi = fused.linear(inp:reshape(T * B, inp:size(3)), w_ih, b_ih):view(T, B, G * H)
-            local hs = {}
-            for s = 1, T do
-                local t = d == 1 and T - s + 1 or s
-                local gh = fused.linear(h, w_hh, b_hh)
-                if kind == "lstm" then
-                    local hc = R.step(kind, gi:select(1, t), gh, c)
-                    h, c = hc:narrow(2, 1, H), hc:narrow(2, H + 1, H)
-                else
-                    h = R.step(kind, gi:select(1, t), gh, kind == "gru" and h or nil)
-                end
-                hs[t] = h
-            end
-            outs_dir[#outs_dir + 1] = core.stack(hs, 1)
-            hn[k], cn[k] = h, c
+            local Y = R.layer(kind, gi, w_hh, b_hh, s0, d == 1)
+            local last = Y:select(1, d == 1 and 1 or T)
+            outs_dir[#outs_dir + 1] = lstm and Y:narrow(3, 1, H) or Y
+            hn[k] = lstm and last:narrow(2, 1, H) or last
+            cn[k] = lstm and last:narrow(2, H + 1, H) or nil
         end
         inp = D == 2 and core.cat(outs_dir, 3) or outs_dir[1]
         if m.dropout > 0 and m.training and l < m.num_layers - 1 then
