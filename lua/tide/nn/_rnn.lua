@@ -221,7 +221,7 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
         known[#known + 1] = "nonlinearity"
     end
     opts = opts or {}
-    core._check_options(opts, who, known)
+    core._check_options(opts, who, known, who == "LSTM" and { "proj_size" } or nil)
     I.check_int(input_size, "input_size", who)
     I.check_int(hidden_size, "hidden_size", who)
     local L = I.check_int(opts.num_layers or 1, "num_layers", who)
