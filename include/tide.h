@@ -382,6 +382,28 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                     const tide_tensor *indices, int64_t H, int64_t W,
                                     tide_tensor **grad_in);
 
+/* One fused step of a recurrent cell (nn.RNN/LSTM/GRU run one per time step). gi and gh are the
+ * projections of the input and of the hidden state, biases added, [B, G*H] with G = 1 (RNN), 4
+ * (LSTM: gates i, f, g, o) or 3 (GRU: r, z, n); prev is the cell state c (LSTM), the hidden
+ * state h (GRU) or NULL (RNN). out: h' [B, H], or [B, 2H] = (h', c') for the LSTM. saved: what
+ * the backward reads besides out (LSTM: the activated gates [B, 4H]; GRU: r, z, n and gh's n
+ * part [B, 4H]; RNN: NULL). One float dtype, one device. */
+typedef enum tide_rnn_kind {
+    TIDE_RNN_TANH = 0,
+    TIDE_RNN_RELU = 1,
+    TIDE_RNN_LSTM = 2,
+    TIDE_RNN_GRU = 3
+} tide_rnn_kind;
+tide_status tide_rnn_cell(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *gi,
+                          const tide_tensor *gh, const tide_tensor *prev, tide_tensor **out,
+                          tide_tensor **saved);
+/* gradients of tide_rnn_cell given grad_out (out's shape): dgi; dgh (GRU only, else NULL: the
+ * same as dgi); dprev (LSTM: of c, GRU: the part of h's that does not go through gh, RNN: NULL) */
+tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *saved,
+                                   const tide_tensor *prev, const tide_tensor *out,
+                                   const tide_tensor *grad_out, tide_tensor **dgi,
+                                   tide_tensor **dgh, tide_tensor **dprev);
+
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #pragma GCC visibility pop
 #endif

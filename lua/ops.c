@@ -51,4 +51,5 @@ void tl_open_ops(lua_State *L, int mod, int methods) {
     tl_open_fills(L, methods);
     tl_open_transfers(L, methods);
     tl_open_nn_kernels(L, mod, methods);
+    tl_open_rnn_cell(L, mod);
 }

@@ -133,6 +133,16 @@ struct tide_backend {
     /* makes dev current on this thread and gives its stream (NCCL enqueues on it, in order with
      * tide's kernels); NULL for the CPU */
     tide_status (*stream)(tide_device *dev, void **stream);
+    /* one recurrent-cell step (tide_rnn_cell in tide.h); all views contiguous, one dtype; saved
+     * and prev NULL where the kind has none */
+    tide_status (*rnn_cell)(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                            const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
+                            const tide_kview *prev);
+    /* its gradient (tide_rnn_cell_backward); dgh and dprev NULL where the kind has none */
+    tide_status (*rnn_cell_backward)(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
+                                     const tide_kview *dgh, const tide_kview *dprev,
+                                     const tide_kview *saved, const tide_kview *prev,
+                                     const tide_kview *out, const tide_kview *grad_out);
 };
 
 extern const tide_backend tide_cpu_backend;
@@ -148,7 +158,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        2
+#define TIDE_BACKEND_ABI        3
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

@@ -335,6 +335,8 @@ static const tide_backend cuda_backend = {
     /* .maxpool2d = */ tide_cuda_maxpool2d,
     /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
     /* .stream = */ stream_of,
+    /* .rnn_cell = */ tide_cuda_rnn_cell,
+    /* .rnn_cell_backward = */ tide_cuda_rnn_cell_backward,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

@@ -472,6 +472,14 @@ tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const t
                                 const tide_kview *input, tide_conv_geom g);
 tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                          const tide_kview *grad_out, const tide_kview *indices);
+/* rnn.cu */
+tide_status tide_cuda_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                               const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
+                               const tide_kview *prev);
+tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
+                                        const tide_kview *dgh, const tide_kview *dprev,
+                                        const tide_kview *saved, const tide_kview *prev,
+                                        const tide_kview *out, const tide_kview *grad_out);
 }
 
 #endif /* TIDE_CUDA_COMMON_CUH */

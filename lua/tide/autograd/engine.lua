@@ -250,10 +250,10 @@ function E.needs_record(a, b, c)
     return core.is_grad_enabled() and (needs(a) or needs(b) or needs(c))
 end
 
--- records out = name(a, b, c) with gradient formula fn; returns the node (for extra fields)
-function E.record(name, out, fn, a, b, c)
-    local nd = setmetatable({ a, b, c, n = 3, name = name, fn = fn, out = out, v1 = false,
-        v2 = false }, NODE)
+-- records out = name(a, b, c[, d]) with gradient formula fn; returns the node (for extra fields)
+function E.record(name, out, fn, a, b, c, d)
+    local nd = setmetatable({ a, b, c, d, n = d ~= nil and 4 or 3, name = name, fn = fn,
+        out = out, v1 = false, v2 = false }, NODE)
     capture_edges(nd)
     local reads = READS[name]
     if reads then

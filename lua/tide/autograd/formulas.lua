@@ -720,6 +720,14 @@ function BW.norm(nd, g)
     return x / core.where(out:eq(0), 1, out) * g
 end
 
+-- one fused recurrent-cell step out = rnn_cell(gi, gh, prev) (tide.nn._rnn records it by hand,
+-- with nd.kind, nd.saved and detached aliases nd.prev_d, nd.out_d); LSTM and RNN share one
+-- gradient between gi and gh, GRU's differ (its reset gate scales gh's n part)
+function BW.rnn_cell(nd, g)
+    local dgi, dgh, dprev = core.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
+    return dgi, dgh or dgi, dprev
+end
+
 -- ---- what each formula reads ----
 
 -- What each gradient formula reads besides shapes: {what, when}. what is an argument's index,
@@ -746,6 +754,8 @@ local READS = {
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
     norm = { ARG1, OUT },
+    rnn_cell = { { 3 }, OUT },
+    rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }
 local READS_INDICES = { { "indices" } }
 
