@@ -133,6 +133,17 @@ struct tide_backend {
     /* makes dev current on this thread and gives its stream (NCCL enqueues on it, in order with
      * tide's kernels); NULL for the CPU */
     tide_status (*stream)(tide_device *dev, void **stream);
+    /* out[i..] = a[i.. with index[i..] at dim]; index int64 of out's shape, values checked */
+    tide_status (*gather)(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                          const tide_kview *index);
+    /* dst[i.. with index[i..] at dim] = src[i..] (+= when accumulate, duplicates summed), over
+     * index's shape; src no smaller than index (stride 0 for a number); values checked */
+    tide_status (*scatter)(tide_device *dev, const tide_kview *dst, int dim,
+                           const tide_kview *index, const tide_kview *src, int accumulate);
+    /* stable sort of a along dim (NaN largest): values and int64 indices (0-based), both
+     * contiguous with a's shape */
+    tide_status (*sort)(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                        const tide_kview *a, int dim, int descending);
 };
 
 extern const tide_backend tide_cpu_backend;
