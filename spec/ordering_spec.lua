@@ -337,3 +337,50 @@ describe("one_hot and multinomial on " .. D.name, function()
             function() tide.multinomial(T({ 1, 2 }, "float32"), 1, { replace = true }) end)
     end)
 end)
+
+-- the CUDA kernels against the CPU's on strided inputs of every dtype the GPU has (float16 and
+-- bfloat16 against the CPU's float32: small integers, exact in both)
+describe("ordering ops: cuda against cpu #cuda", function()
+    local function check(cpu, gpu)
+        same(vals(cpu:to("float64")), vals(gpu:cpu():to("float32"):to("float64")))
+    end
+    local HALF = { float16 = true, bfloat16 = true }
+    for _, dt in ipairs({ "float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8",
+        "bool" }) do
+        it("gather, scatter, scatter_add, sort, topk, masks, flips, rolls: " .. dt, function()
+            if not tide.cuda.is_available() then
+                pending("no CUDA device")
+                return
+            end
+            tide.manual_seed(21)
+            local cdt = HALF[dt] and "float32" or dt -- the CPU reference's dtype
+            local ints = (tide.rand({ 6, 40 }) * 50):floor()
+            local xc = dt == "bool" and ints:gt(25) or ints:to(cdt)
+            local xg = xc:to("cuda"):to(dt):t():contiguous():t() -- strided on the GPU
+            local idx = (tide.rand({ 6, 30 }) * 40):floor():long():add(1)
+            local gi = idx:to("cuda")
+            check(xc:gather(2, idx), xg:gather(2, gi))
+            local src = xc:narrow(2, 1, 30)
+            local dc = tide.zeros({ 6, 40 }, { dtype = cdt })
+            local dg = tide.zeros({ 6, 40 }, { dtype = dt, device = "cuda" })
+            check(dc:scatter_add(2, idx, src), dg:scatter_add(2, gi, xg:narrow(2, 1, 30)))
+            local perm = tide.arange(40, 0, -1):view(1, 40):expand(6, 40):contiguous()
+            check(dc:scatter(2, perm, xc), dg:scatter(2, perm:to("cuda"), xg))
+            local v1, i1 = xc:sort(2, true)
+            local v2, i2 = xg:sort(2, true)
+            check(v1, v2)
+            check(i1, i2) -- ties keep their order on both
+            local t1, j1 = xc:topk(5, 2, false)
+            local t2, j2 = xg:topk(5, 2, false)
+            check(t1, t2)
+            check(j1, j2)
+            local m = tide.rand({ 6, 40 }):gt(0.5)
+            check(xc:masked_select(m), xg:masked_select(m:to("cuda")))
+            check(xc:masked_fill(m, 1), xg:masked_fill(m:to("cuda"), 1))
+            check(xc:tril(3), xg:tril(3))
+            check(xc:triu(-2), xg:triu(-2))
+            check(xc:flip(1, 2), xg:flip(1, 2))
+            check(xc:roll({ 2, -7 }, { 1, 2 }), xg:roll({ 2, -7 }, { 1, 2 }))
+        end)
+    end
+end)

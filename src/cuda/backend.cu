@@ -335,6 +335,9 @@ static const tide_backend cuda_backend = {
     /* .maxpool2d = */ tide_cuda_maxpool2d,
     /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
     /* .stream = */ stream_of,
+    /* .gather = */ tide_cuda_gather,
+    /* .scatter = */ tide_cuda_scatter,
+    /* .sort = */ tide_cuda_sort,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

@@ -472,6 +472,13 @@ tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const t
                                 const tide_kview *input, tide_conv_geom g);
 tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                          const tide_kview *grad_out, const tide_kview *indices);
+/* gather.cu */
+tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                             const tide_kview *index);
+tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst, int dim,
+                              const tide_kview *index, const tide_kview *src, int accumulate);
+tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                           const tide_kview *a, int dim, int descending);
 }
 
 #endif /* TIDE_CUDA_COMMON_CUH */
