@@ -212,6 +212,17 @@ describe("masked_fill / masked_select / tril / triu / flip / roll against PyTorc
         end
     end
 
+    it("masked_select, one_hot and multinomial read values internally: no transfer counted", function()
+        local x, c, p = T({ { 1, 2 }, { 3, 4 } }, "float32"), L({ 1, 2 }), T({ 1, 2 }, "float32")
+        tide.reset_transfer_stats()
+        x:masked_select(x:gt(1))
+        tide.one_hot(c, 2)
+        tide.multinomial(p, 2, { replacement = true })
+        tide.multinomial(p, 2)
+        local st = tide.transfer_stats()
+        assert.are.same({ 0, 0 }, { st.d2h_count, st.h2d_count })
+    end)
+
     it("defaults: tril/triu k = 0, batched over leading dims", function()
         local x = T({ { { 1, 2 }, { 3, 4 } }, { { 5, 6 }, { 7, 8 } } }, "float32")
         same({ { { 1, 0 }, { 3, 4 } }, { { 5, 0 }, { 7, 8 } } }, vals(x:tril()))

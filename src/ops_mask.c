@@ -55,6 +55,27 @@ tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_ten
     return st;
 }
 
+/* t's elements, contiguous, as a malloc'd host array: an internal copy (not a user transfer,
+ * as index_select's range check), for values that decide a result's size */
+static tide_status read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out) {
+    tide_tensor *c = NULL;
+    TIDE_TRY(tide_tensor_contiguous(ctx, t, &c));
+    size_t       n = tide_tensor_nbytes(c);
+    void        *buf = malloc(n ? n : 1);
+    tide_device *host = NULL;
+    tide_status  st = buf ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &host)
+                          : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+    if (st == TIDE_OK)
+        st = tide_copy_bytes(host, buf, c->storage->dev, tide_tensor_data(c), n, 0);
+    tide_tensor_release(c);
+    if (st != TIDE_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    return TIDE_OK;
+}
+
 /* the mask's positions are counted on the host (the result's size depends on them, as in
  * PyTorch, which synchronizes too); *positions (may be NULL) gets them, 0-based, int64, on a's
  * device: the gradient scatters back through them */
@@ -69,42 +90,38 @@ tide_status tide_masked_select(tide_ctx *ctx, const tide_tensor *a, const tide_t
     for (int i = 0; i < bn; i++)
         total *= bs[i];
     tide_device *dev = a->storage->dev, *host = NULL;
-    tide_tensor *me = NULL, *mh = NULL, *pos = NULL, *posd = NULL, *ae = NULL, *flat = NULL;
+    tide_tensor *me = NULL, *posd = NULL, *ae = NULL, *flat = NULL;
+    uint8_t     *m = NULL;
+    int64_t     *pos = NULL, n = 0;
     tide_status  st = tide_device_get_index(TIDE_DEVICE_CPU, 0, &host);
     if (st == TIDE_OK)
         st = tide_tensor_expand(mask, bn, bs, &me);
-    if (st == TIDE_OK) /* internal: not a user transfer */
-        st = tide_tensor_to(ctx, me, host, TIDE_DTYPE_BOOL, 0, &mh);
+    if (st == TIDE_OK)
+        st = read_host(ctx, op, me, (void **)&m);
     if (st == TIDE_OK) {
-        tide_tensor *c = NULL;
-        st = tide_tensor_contiguous(ctx, mh, &c);
-        tide_tensor_release(mh);
-        mh = c;
-    }
-    int64_t n = 0;
-    if (st == TIDE_OK) {
-        const uint8_t *m = tide_tensor_data(mh);
         for (int64_t i = 0; i < total; i++)
             n += m[i] != 0;
-        st = tide_tensor_alloc(ctx, op, host, TIDE_DTYPE_I64, 1, &n, &pos);
-        if (st == TIDE_OK) {
-            int64_t *p = tide_tensor_data(pos), k = 0;
-            for (int64_t i = 0; i < total; i++)
-                if (m[i])
-                    p[k++] = i;
-        }
+        pos = malloc((size_t)(n ? n : 1) * sizeof *pos);
+        if (!pos)
+            st = tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+    }
+    if (st == TIDE_OK) {
+        for (int64_t i = 0, k = 0; i < total; i++)
+            if (m[i])
+                pos[k++] = i;
+        st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, 1, &n, &posd);
     }
     if (st == TIDE_OK)
-        st = tide_tensor_to(ctx, pos, dev, TIDE_DTYPE_I64, 0, &posd);
+        st = tide_copy_bytes(dev, tide_tensor_data(posd), host, pos, (size_t)n * sizeof *pos, 0);
     if (st == TIDE_OK)
         st = tide_tensor_expand(a, bn, bs, &ae);
     if (st == TIDE_OK)
         st = tide_tensor_reshape(ctx, ae, 1, &total, &flat);
     if (st == TIDE_OK)
         st = tide_index_select(ctx, flat, 0, posd, out);
+    free(m);
+    free(pos);
     tide_tensor_release(me);
-    tide_tensor_release(mh);
-    tide_tensor_release(pos);
     tide_tensor_release(ae);
     tide_tensor_release(flat);
     if (st == TIDE_OK && positions)

@@ -6,18 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* t's values as host doubles (an internal copy): the checks read them */
-static tide_status host_values(tide_ctx *ctx, const char *op, const tide_tensor *t,
-                               tide_tensor **out) {
+/* t's values as a malloc'd array of host doubles: an internal copy (not a user transfer), for
+ * the checks */
+static tide_status host_values(tide_ctx *ctx, const char *op, const tide_tensor *t, double **out) {
+    tide_tensor *d = NULL, *c = NULL;
+    TIDE_TRY(tide_cast(ctx, op, t, TIDE_DTYPE_F64, &d));
+    tide_status st = tide_tensor_contiguous(ctx, d, &c);
+    tide_tensor_release(d);
+    if (st != TIDE_OK)
+        return st;
+    size_t       n = tide_tensor_nbytes(c);
+    double      *buf = malloc(n ? n : 1);
     tide_device *host = NULL;
-    TIDE_TRY(tide_device_get_index(TIDE_DEVICE_CPU, 0, &host));
-    tide_tensor *h = NULL;
-    tide_status  st = tide_tensor_to(ctx, t, host, TIDE_DTYPE_F64, 0, &h);
-    if (st == TIDE_OK) {
-        st = tide_tensor_contiguous(ctx, h, out);
-        tide_tensor_release(h);
+    st = buf ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &host)
+             : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+    if (st == TIDE_OK)
+        st = tide_copy_bytes(host, buf, c->storage->dev, tide_tensor_data(c), n, 0);
+    tide_tensor_release(c);
+    if (st != TIDE_OK) {
+        free(buf);
+        return tide_err_op(st, op);
     }
-    return st == TIDE_OK ? st : tide_err_op(st, op);
+    *out = buf;
+    return TIDE_OK;
 }
 
 /* out[..., c] = (t[...] == c) for c in [0, n), int64; n < 0: max(t) + 1 */
@@ -29,15 +40,14 @@ tide_status tide_one_hot(tide_ctx *ctx, const tide_tensor *t, int64_t n, tide_te
     if (t->ndim >= TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE, "%s: a %d-d input would give %d dims; at most %d", op,
                            t->ndim, t->ndim + 1, TIDE_MAX_DIMS);
-    tide_tensor *h = NULL;
-    TIDE_TRY(host_values(ctx, op, t, &h));
-    const double *v = tide_tensor_data(h);
-    int64_t       count = tide_tensor_numel(h), mx = -1;
+    double *v = NULL;
+    TIDE_TRY(host_values(ctx, op, t, &v));
+    int64_t count = tide_tensor_numel(t), mx = -1;
     for (int64_t i = 0; i < count; i++)
         mx = v[i] > (double)mx ? (int64_t)v[i] : mx;
     if (n < 0) {
         if (count == 0) {
-            tide_tensor_release(h);
+            free(v);
             return tide_seterr(TIDE_EINVAL,
                                "%s: cannot infer the number of classes of an empty "
                                "tensor; give it",
@@ -52,7 +62,7 @@ tide_status tide_one_hot(tide_ctx *ctx, const tide_tensor *t, int64_t n, tide_te
                              "%s: class %lld is out of range for %lld classes; classes are "
                              "1-based: use 1..%lld",
                              op, (long long)v[i] + 1, (long long)n, (long long)n);
-    tide_tensor_release(h);
+    free(v);
     if (st != TIDE_OK)
         return st;
     tide_tensor *cls = NULL, *col = NULL, *eq = NULL, *r = NULL;
@@ -76,11 +86,10 @@ tide_status tide_one_hot(tide_ctx *ctx, const tide_tensor *t, int64_t n, tide_te
  * nonzero) on the host */
 static tide_status check_probs(tide_ctx *ctx, const char *op, const tide_tensor *p, int64_t n,
                                int replacement) {
-    tide_tensor *h = NULL;
-    TIDE_TRY(host_values(ctx, op, p, &h));
-    const double *v = tide_tensor_data(h);
-    int64_t       k = p->shape[p->ndim - 1], rows = k ? tide_tensor_numel(h) / k : 0;
-    tide_status   st = TIDE_OK;
+    double *v = NULL;
+    TIDE_TRY(host_values(ctx, op, p, &v));
+    int64_t     k = p->shape[p->ndim - 1], rows = k ? tide_tensor_numel(p) / k : 0;
+    tide_status st = TIDE_OK;
     for (int64_t r = 0; r < rows && st == TIDE_OK; r++) {
         double  sum = 0;
         int64_t nonzero = 0;
@@ -105,7 +114,7 @@ static tide_status check_probs(tide_ctx *ctx, const char *op, const tide_tensor 
                              "{replacement = true}",
                              op, (long long)n, (long long)nonzero, (long long)r + 1);
     }
-    tide_tensor_release(h);
+    free(v);
     return st;
 }
 
