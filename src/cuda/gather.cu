@@ -6,8 +6,8 @@
  * scatter) is read at the element's coordinates, the indexed side at the same coordinates with
  * index's value at dim. scatter's duplicate targets race (the winner is unspecified, as in
  * PyTorch); scatter_add sums them with atomicAdd (uint8 and bool, which have none, run in one
- * thread in index order). sort: one thread per row, a stable insertion sort of the row's
- * indices (fine for the short rows of topk over classes; long rows are quadratic).
+ * thread in index order). sort: one thread per row, a stable merge sort of the row's positions
+ * in a scratch buffer (n log n per row; rows sort in parallel, one row's work is serial).
  */
 #include "map.cuh"
 
@@ -214,41 +214,57 @@ template <typename C> __device__ __forceinline__ bool goes_before(C a, C b, int 
     return a == a && (b != b || a < b);
 }
 
+/* one thread per row: a bottom-up merge sort of the row's positions between two scratch
+ * halves (stable: the left run wins ties), then the values gathered in that order */
 template <int DT>
-__global__ void k_sort(int64_t rows, int64_t len, int64_t inner, int ndim, int dim,
-                       sort_geom ashape, typename tide_dt<DT>::T *values, int64_t *indices,
-                       const typename tide_dt<DT>::T *a, int desc) {
+__global__ void k_sort(int64_t rows, int64_t len, int64_t inner, int ndim, int dim, sort_geom g,
+                       typename tide_dt<DT>::T *values, int64_t *indices,
+                       const typename tide_dt<DT>::T *a, int64_t *scratch, int desc) {
     for (int64_t r = TIDE_GTID; r < rows; r += TIDE_GSTRIDE) {
         int64_t o = r / inner, in = r % inner, off = 0, rest = o;
         for (int d = dim - 1; d >= 0; d--) {
-            off += (rest % ashape.shape[d]) * ashape.strides[d];
-            rest /= ashape.shape[d];
+            off += (rest % g.shape[d]) * g.strides[d];
+            rest /= g.shape[d];
         }
         rest = in;
         for (int d = ndim - 1; d > dim; d--) {
-            off += (rest % ashape.shape[d]) * ashape.strides[d];
-            rest /= ashape.shape[d];
+            off += (rest % g.shape[d]) * g.strides[d];
+            rest /= g.shape[d];
         }
         const typename tide_dt<DT>::T *row = a + off;
-        int64_t                        sd = ashape.strides[dim];
-        int64_t                       *ix = indices + o * len * inner + in;
-        for (int64_t j = 0; j < len; j++) {
-            typename tide_dt<DT>::C key = tide_load<DT>(row[j * sd]);
-            int64_t                 k = j;
-            while (k > 0 && goes_before(key, tide_load<DT>(row[ix[(k - 1) * inner] * sd]), desc)) {
-                ix[k * inner] = ix[(k - 1) * inner];
-                k--;
-            }
-            ix[k * inner] = j;
-        }
-        typename tide_dt<DT>::T *v = values + o * len * inner + in;
+        int64_t                        sd = g.strides[dim];
+        int64_t                       *src = scratch + r * 2 * len, *dst = src + len;
         for (int64_t j = 0; j < len; j++)
-            v[j * inner] = row[ix[j * inner] * sd];
+            src[j] = j;
+        for (int64_t w = 1; w < len; w *= 2) {
+            for (int64_t lo = 0; lo < len; lo += 2 * w) {
+                int64_t mid = lo + w < len ? lo + w : len, hi = lo + 2 * w < len ? lo + 2 * w : len;
+                int64_t i = lo, j = mid, k = lo;
+                while (i < mid && j < hi) {
+                    bool right = goes_before(tide_load<DT>(row[src[j] * sd]),
+                                             tide_load<DT>(row[src[i] * sd]), desc);
+                    dst[k++] = right ? src[j++] : src[i++];
+                }
+                while (i < mid)
+                    dst[k++] = src[i++];
+                while (j < hi)
+                    dst[k++] = src[j++];
+            }
+            int64_t *t = src;
+            src = dst;
+            dst = t;
+        }
+        int64_t                 *ix = indices + o * len * inner + in;
+        typename tide_dt<DT>::T *v = values + o * len * inner + in;
+        for (int64_t j = 0; j < len; j++) {
+            ix[j * inner] = src[j];
+            v[j * inner] = row[src[j] * sd];
+        }
     }
 }
 
 template <int DT>
-static tide_status sort_typed(cudaStream_t stream, const tide_kview *values,
+static tide_status sort_typed(tide_device *dev, cudaStream_t stream, const tide_kview *values,
                               const tide_kview *indices, const tide_kview *a, int dim, int desc) {
     typedef typename tide_dt<DT>::T T;
     int64_t                         len = a->shape[dim], inner = 1, rows = 1;
@@ -257,14 +273,18 @@ static tide_status sort_typed(cudaStream_t stream, const tide_kview *values,
             rows *= a->shape[d];
     for (int d = dim + 1; d < a->ndim; d++)
         inner *= a->shape[d];
-    sort_geom s;
+    sort_geom g;
     for (int d = 0; d < a->ndim; d++) {
-        s.shape[d] = a->shape[d];
-        s.strides[d] = a->strides[d];
+        g.shape[d] = a->shape[d];
+        g.strides[d] = a->strides[d];
     }
+    size_t   bytes = (size_t)(rows * 2 * len) * sizeof(int64_t);
+    int64_t *scratch = NULL;
+    TIDE_TRY_ST(tide_cuda_alloc(dev, bytes, (void **)&scratch));
     TIDE_LAUNCH(k_sort<DT>, tide_map_grid(rows), TIDE_CUDA_THREADS, 0, stream, rows, len, inner,
-                a->ndim, dim, s, (T *)values->data, (int64_t *)indices->data, (const T *)a->data,
-                desc);
+                a->ndim, dim, g, (T *)values->data, (int64_t *)indices->data, (const T *)a->data,
+                scratch, desc);
+    tide_cuda_free(dev, scratch, bytes); /* reuse is ordered on the stream */
     TIDE_CUDA_LAUNCHED(k_sort);
     return TIDE_OK;
 }
@@ -282,21 +302,21 @@ extern "C" tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values
         return TIDE_OK;
     switch (a->dtype) {
     case TIDE_DTYPE_F32:
-        return sort_typed<TIDE_DTYPE_F32>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_F32>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_F64:
-        return sort_typed<TIDE_DTYPE_F64>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_F64>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_F16:
-        return sort_typed<TIDE_DTYPE_F16>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_F16>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_BF16:
-        return sort_typed<TIDE_DTYPE_BF16>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_BF16>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_I32:
-        return sort_typed<TIDE_DTYPE_I32>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_I32>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_I64:
-        return sort_typed<TIDE_DTYPE_I64>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_I64>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_U8:
-        return sort_typed<TIDE_DTYPE_U8>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_U8>(dev, stream, values, indices, a, dim, descending);
     case TIDE_DTYPE_BOOL:
-        return sort_typed<TIDE_DTYPE_BOOL>(stream, values, indices, a, dim, descending);
+        return sort_typed<TIDE_DTYPE_BOOL>(dev, stream, values, indices, a, dim, descending);
     default:
         return tide_cuda_notsup("sort", a->dtype);
     }
