@@ -342,7 +342,8 @@ static int l_one_hot(lua_State *L) {
     return tl_done(L, S, NULL, 2);
 }
 
-/* tide.multinomial(probs, n[, {replacement = false}]) -> 1-based int64 categories */
+/* tide.multinomial(probs, n[, {replacement = false}]) and probs:multinomial(...) -> 1-based
+ * int64 categories */
 static int l_multinomial(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *p = tl_check(L, S, 1, "multinomial");
@@ -388,6 +389,7 @@ void tl_open_ordering(lua_State *L, int mod, int methods) {
                                      {"triu", o_triu},
                                      {"flip", o_flip},
                                      {"roll", o_roll},
+                                     {"multinomial", l_multinomial},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
     static const luaL_Reg funcs[] = {{"gather", o_gather},

@@ -185,6 +185,7 @@ local RECIPES = {
     topk = function(x) return { x, 2 } end,
     flip = function(x) return { x, 2 } end,
     roll = function(x) return { x, 1, 2 } end,
+    multinomial = function(x) return { x, 2 } end,
 }
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,

@@ -318,6 +318,8 @@ describe("one_hot and multinomial on " .. D.name, function()
         assert.is_true(math.abs(c[3] / 20000 - 0.7) < 0.015, c[3])
         tide.manual_seed(11)
         same(vals(s), vals(tide.multinomial(p, 20000, { replacement = true })))
+        tide.manual_seed(11)
+        same(vals(s), vals(p:multinomial(20000, { replacement = true }))) -- the method
     end)
 
     it("without replacement: distinct categories per row, first draws as the probabilities", function()
