@@ -341,6 +341,34 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
 /* dst.index_select(dim, index) += src (for gradients of index_select / embedding) */
 tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
                             const tide_tensor *src);
+/* gather/scatter as PyTorch's (index of the input's rank, 0-based values, int64 or int32);
+ * scatter_ writes src (a 0-d src: one value for all) and accumulate sums duplicates */
+tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
+                        tide_tensor **out);
+tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
+                          const tide_tensor *src, int accumulate);
+/* values and 0-based int64 indices of a sorted along dim (stable, NaN largest) */
+tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
+                      tide_tensor **values, tide_tensor **indices);
+/* mask (bool) ? value (0-d) : a, mask broadcast to a's shape */
+tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,
+                             const tide_tensor *value, tide_tensor **out);
+/* the elements of a (broadcast with mask) where mask is true, 1-d; *positions (may be NULL):
+ * their 0-based row-major positions in the broadcast shape */
+tide_status tide_masked_select(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,
+                               tide_tensor **out, tide_tensor **positions);
+/* tril (upper 0) / triu (upper 1) of the last two dims, diagonal offset k */
+tide_status tide_tri(tide_ctx *ctx, const tide_tensor *a, int64_t k, int upper, tide_tensor **out);
+tide_status tide_flip(tide_ctx *ctx, const tide_tensor *a, int ndims, const int *dims,
+                      tide_tensor **out);
+/* ndims 0: roll the flattened tensor by shifts[0] */
+tide_status tide_roll(tide_ctx *ctx, const tide_tensor *a, int ndims, const int64_t *shifts,
+                      const int *dims, tide_tensor **out);
+/* out[..., c] = t[...] == c (int64), c in [0, n); n < 0: max(t) + 1 */
+tide_status tide_one_hot(tide_ctx *ctx, const tide_tensor *t, int64_t n, tide_tensor **out);
+/* n 0-based category draws per row of probs (1-d or 2-d, unnormalized), from ctx's generator */
+tide_status tide_multinomial(tide_ctx *ctx, const tide_tensor *probs, int64_t n, int replacement,
+                             tide_tensor **out);
 tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
                      tide_tensor **out);
 /* n tensors of one shape joined along a new dim (0..ndim) */

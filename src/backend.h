@@ -143,6 +143,17 @@ struct tide_backend {
                                      const tide_kview *dgh, const tide_kview *dprev,
                                      const tide_kview *saved, const tide_kview *prev,
                                      const tide_kview *out, const tide_kview *grad_out);
+    /* out[i..] = a[i.. with index[i..] at dim]; index int64 of out's shape, values checked */
+    tide_status (*gather)(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                          const tide_kview *index);
+    /* dst[i.. with index[i..] at dim] = src[i..] (+= when accumulate, duplicates summed), over
+     * index's shape; src no smaller than index (stride 0 for a number); values checked */
+    tide_status (*scatter)(tide_device *dev, const tide_kview *dst, int dim,
+                           const tide_kview *index, const tide_kview *src, int accumulate);
+    /* stable sort of a along dim (NaN largest): values and int64 indices (0-based), both
+     * contiguous with a's shape */
+    tide_status (*sort)(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                        const tide_kview *a, int dim, int descending);
 };
 
 extern const tide_backend tide_cpu_backend;
@@ -158,7 +169,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        3
+#define TIDE_BACKEND_ABI        4
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

@@ -44,12 +44,12 @@ static int reason_has(const char *want) {
 
 static int refused_old(void) {
     return reason_has("is a CUDA backend of an older tide (it has no backend ABI version; this "
-                      "tide needs version 3): rebuild it with this tide or remove it");
+                      "tide needs version 4): rebuild it with this tide or remove it");
 }
 
 static int refused_999(void) {
     return reason_has("is a CUDA backend of another tide (backend ABI version 999; this tide "
-                      "needs version 3)");
+                      "needs version 4)");
 }
 
 static int set_path_wins(void) { /* over TIDE_CUDA_LIB (the old fake) */

@@ -70,4 +70,7 @@ const tide_backend tide_cpu_backend = {
     .maxpool2d_backward = cpu_maxpool2d_backward,
     .rnn_cell = cpu_rnn_cell,
     .rnn_cell_backward = cpu_rnn_cell_backward,
+    .gather = cpu_gather,
+    .scatter = cpu_scatter,
+    .sort = cpu_sort,
 };

@@ -116,6 +116,14 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
 tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
                       const tide_kview *a, const tide_kview *b);
 
+/* gather.c */
+tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                       const tide_kview *index);
+tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
+                        const tide_kview *src, int accumulate);
+tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                     const tide_kview *a, int dim, int descending);
+
 /* random.c */
 tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
                        double hi, uint64_t seed, uint64_t offset);

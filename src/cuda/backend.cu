@@ -337,6 +337,9 @@ static const tide_backend cuda_backend = {
     /* .stream = */ stream_of,
     /* .rnn_cell = */ tide_cuda_rnn_cell,
     /* .rnn_cell_backward = */ tide_cuda_rnn_cell_backward,
+    /* .gather = */ tide_cuda_gather,
+    /* .scatter = */ tide_cuda_scatter,
+    /* .sort = */ tide_cuda_sort,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

@@ -480,6 +480,13 @@ tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, co
                                         const tide_kview *dgh, const tide_kview *dprev,
                                         const tide_kview *saved, const tide_kview *prev,
                                         const tide_kview *out, const tide_kview *grad_out);
+/* gather.cu */
+tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                             const tide_kview *index);
+tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst, int dim,
+                              const tide_kview *index, const tide_kview *src, int accumulate);
+tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                           const tide_kview *a, int dim, int descending);
 }
 
 #endif /* TIDE_CUDA_COMMON_CUH */

@@ -588,6 +588,136 @@ local function to_source(g, src)
     return reduce(g:to(src.device), src)
 end
 
+-- t:gather(dim, index): each gathered element's gradient goes back to where it came from
+function BW.gather(nd, g)
+    local z = zeros_like(nd[1], g)
+    z:scatter_add_(nd[2], nd[3], g)
+    return z
+end
+
+-- src's gradient: g at the written positions, in src's shape (src may exceed index)
+local function scattered_source(nd, g)
+    local src = nd[4]
+    if not needs(src) then
+        return nil
+    end
+    local gs = g:gather(nd[2], nd[3])
+    local same = gs:dim() == src:dim()
+    for d = 1, gs:dim() do
+        same = same and gs.shape[d] == src.shape[d]
+    end
+    if same then
+        return to_source(gs, src)
+    end
+    local z, part = zeros_like(src, gs), nil
+    part = z
+    for d = 1, gs:dim() do
+        part = part:narrow(d, 1, gs.shape[d])
+    end
+    part:copy_(gs)
+    return to_source(z, src)
+end
+
+-- t:scatter(dim, index, src): the overwritten positions get no gradient in t
+function BW.scatter(nd, g)
+    local gt
+    if needs(nd[1]) then
+        gt = g:scatter(nd[2], nd[3], 0)
+    end
+    return gt, nil, nil, scattered_source(nd, g)
+end
+
+function BW.scatter_add(nd, g)
+    return needs(nd[1]) and g or nil, nil, nil, scattered_source(nd, g)
+end
+
+-- sort / topk: the values' gradient goes back to the positions the indices name
+local function sorted_backward(nd, g, dim)
+    local z = zeros_like(nd[1], g)
+    if nd[1]:dim() == 0 then
+        return g:clone()
+    end
+    z:scatter_(dim or -1, nd.indices, g)
+    return z
+end
+
+function BW.sort(nd, g)
+    return sorted_backward(nd, g, nd[2])
+end
+
+function BW.topk(nd, g)
+    return sorted_backward(nd, g, nd[3])
+end
+
+-- t:masked_fill(mask, v): the filled positions get no gradient in t; a tensor v gets their sum
+function BW.masked_fill(nd, g)
+    local gt, gv
+    if needs(nd[1]) then
+        gt = g:masked_fill(nd[2], 0)
+    end
+    if needs(nd[3]) then
+        gv = to_source(g:mul(nd[2]):sum(), nd[3])
+    end
+    return gt, nil, gv
+end
+
+-- t:masked_select(mask): g goes back to the selected positions (nd.indices, 1-based, in the
+-- broadcast shape of t and mask), then is summed to t's shape
+function BW.masked_select(nd, g)
+    local x, m = nd[1], nd[2]
+    local shape, n = {}, math.max(x:dim(), m:dim())
+    for d = 1, n do
+        local a = x.shape[x:dim() - n + d] or 1
+        local b = m.shape[m:dim() - n + d] or 1
+        shape[d] = a == 1 and b or a
+    end
+    local numel = 1
+    for d = 1, n do
+        numel = numel * shape[d]
+    end
+    local z = core.zeros({ numel }, { device = x.device, dtype = g.dtype })
+    z:index_add_(1, nd.indices, g)
+    return reduce(z:view(shape), x)
+end
+
+function BW.tril(nd, g)
+    return g:tril(nd[2] or 0)
+end
+
+function BW.triu(nd, g)
+    return g:triu(nd[2] or 0)
+end
+
+-- flip(dims) or flip(d1, d2, ...): flipping again undoes it
+function BW.flip(nd, g)
+    local dims = {}
+    for i = 2, nd.n do
+        local d = nd[i]
+        if type(d) == "table" then
+            for _, e in ipairs(d) do
+                dims[#dims + 1] = e
+            end
+        else
+            dims[#dims + 1] = d
+        end
+    end
+    return g:flip(dims)
+end
+
+function BW.roll(nd, g)
+    local sh = nd[2]
+    if type(sh) == "table" then
+        local neg = {}
+        for i, v in ipairs(sh) do
+            neg[i] = -v
+        end
+        sh = neg
+    else
+        sh = -sh
+    end
+    return g:roll(sh, nd[3])
+end
+
 function BW.copy(nd, g)
     return nil, to_source(g, nd[2])
 end
@@ -751,6 +881,9 @@ local READS = {
     expm1 = { OUT }, tan = { OUT }, reciprocal = { OUT },
     max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
     index_select = { { 3 } },
+    gather = { { 3 } }, scatter = { { 3 } }, scatter_add = { { 3 } },
+    sort = { { "indices" } }, topk = { { "indices" } }, masked_fill = { { 2 } },
+    masked_select = { { "indices" } },
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
     norm = { ARG1, OUT },
