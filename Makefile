@@ -22,7 +22,16 @@ WARN       := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes
               -Wmissing-prototypes $(WERROR)
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fopenmp $(WARN) -Iinclude -Isrc \
               -I/usr/include/x86_64-linux-gnu $(EXTRA_CFLAGS)
-LIBS       := -lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp
+comma      := ,
+# OpenBLAS's OpenMP build shares tide's OpenMP pool (one pool; the pthreads build spins its own
+# threads against tide's kernels). Debian installs it beside the pthreads build and
+# update-alternatives prefers pthreads, so it is named by directory, with a run path.
+OPENBLAS_OMP ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0 \
+                /usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0))
+OPENBLAS_DIR := $(patsubst %/,%,$(dir $(OPENBLAS_OMP)))
+BLAS_LIBS  := $(if $(OPENBLAS_OMP),-L$(OPENBLAS_DIR) -Wl$(comma)-rpath$(comma)$(OPENBLAS_DIR)) \
+              -lopenblas
+LIBS       := $(BLAS_LIBS) -lcjson -lz -lm -ldl -lpthread -fopenmp
 SAN        := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 CORE_SRC   := $(wildcard src/*.c src/cpu/*.c src/io/*.c)
@@ -49,9 +58,11 @@ $(LIBTIDE): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# -z nodelete: lua_close unloads core.so while OpenMP's workers (which run its code) live on;
+# the process then crashes at exit
 $(LUAMOD): $(BIND_OBJ) $(LIBTIDE)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(BIND_OBJ) $(LIBTIDE) $(LIBS)
+	$(CC) -shared -Wl,-z,nodelete -o $@ $(BIND_OBJ) $(LIBTIDE) $(LIBS)
 
 $(BUILD)/test_%: spec/c/test_%.c $(LIBTIDE) $(wildcard spec/c/*.h)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIBTIDE) $(LIBS)
@@ -78,7 +89,7 @@ ubsan-clang:
 	@sh spec/support/run_ubsan_clang.sh build-ubsan-clang
 
 bench: all
-	@sh bench/run.sh
+	@LIBS="$(LIBS)" sh bench/run.sh
 
 deps:
 	@sh tools/deps.sh

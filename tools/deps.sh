@@ -3,6 +3,8 @@
 # `make demo` and .ci/run call it). A no-op when everything is present.
 #
 #   build:     build-essential pkg-config liblua5.4-dev libopenblas-dev libcjson-dev zlib1g-dev
+#              libopenblas0-openmp (OpenBLAS on OpenMP's pool, which tide's kernels share; the
+#              Makefile links it by directory, whatever update-alternatives picks)
 #   run/test:  lua5.4 lua-busted luarocks clang-format; clang libomp-dev (`make ubsan-clang`)
 #   bench:     python3-torch (the PyTorch the benchmarks compare against, /usr/bin/python3)
 #   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
@@ -11,7 +13,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
-libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch dataset-fashion-mnist"
+libopenblas0-openmp libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch dataset-fashion-mnist"
 
 missing=""
 for p in $PACKAGES; do
