@@ -331,6 +331,31 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                     const tide_tensor *indices, int64_t H, int64_t W,
                                     tide_tensor **grad_in);
 
+/* Fused optimizer steps (tide.optim): one in-place pass over a parameter and its state, with
+ * no temporaries. PyTorch's formulas:
+ *   SGD:  g = (maximize ? -g : g) + weight_decay*p; with momentum:
+ *         buf = first_step ? g : momentum*buf + (1 - dampening)*g;
+ *         g = nesterov ? g + momentum*buf : buf;  p -= lr*g
+ *   Adam: g = maximize ? -g : g; decoupled (AdamW) ? p *= 1 - lr*weight_decay
+ *         : g += weight_decay*p; m = beta1*m + (1 - beta1)*g; v = beta2*v + (1 - beta2)*g*g;
+ *         p -= lr/bias_correction1 * m / (sqrt(v)/sqrt(bias_correction2) + eps)
+ * param and the state tensors: one float dtype, device and shape, contiguous; grad may be
+ * strided (read from a contiguous copy then). */
+typedef enum tide_optim_kind { TIDE_OPTIM_SGD, TIDE_OPTIM_ADAM } tide_optim_kind;
+typedef struct tide_optim_hparams {
+    tide_optim_kind kind;
+    double          lr, weight_decay;
+    int             maximize;
+    double          momentum, dampening; /* SGD */
+    int             nesterov, first_step;
+    double          beta1, beta2, eps, bias_correction1, bias_correction2; /* Adam */
+    int             decoupled;
+} tide_optim_hparams;
+/* SGD: state1 is the momentum buffer (NULL without momentum), state2 NULL; Adam: state1 the
+ * first moment (exp_avg), state2 the second (exp_avg_sq). Writes param and the states. */
+tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_tensor *param,
+                             const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2);
+
 #ifdef __cplusplus
 }
 #endif

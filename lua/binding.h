@@ -103,6 +103,9 @@ void tl_open_options(lua_State *L, int mod);
 /* ---- ops.c ---- */
 void tl_open_ops(lua_State *L, int mod, int methods);
 
+/* ---- optim.c ---- */
+void tl_open_optim(lua_State *L, int mod);
+
 /* ---- format.c ---- */
 int tl_tostring(lua_State *L);
 /* pushes a userdata owning a host (cpu:0) tensor with t's values, readable by tl_read */

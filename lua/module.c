@@ -122,6 +122,7 @@ int luaopen_tide_core(lua_State *L) {
     lua_pop(L, 1);
     tl_open_creation(L, mod);
     tl_open_options(L, mod);
+    tl_open_optim(L, mod);
     static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
                                      {"reset_transfer_stats", l_reset_transfer_stats},
                                      {"transfer_guard", l_transfer_guard},

@@ -129,6 +129,11 @@ struct tide_backend {
     /* grad_in zero-filled by the backend, then grad_in[plane][idx] += grad_out */
     tide_status (*maxpool2d_backward)(tide_device *dev, const tide_kview *grad_in,
                                       const tide_kview *grad_out, const tide_kview *indices);
+    /* tide_optim_step_: param, grad, state1 (NULL for SGD without momentum), state2 (NULL for
+     * SGD) contiguous, one float dtype and numel; updated in place */
+    tide_status (*optim_step)(tide_device *dev, const tide_optim_hparams *h,
+                              const tide_kview *param, const tide_kview *grad,
+                              const tide_kview *state1, const tide_kview *state2);
 };
 
 extern const tide_backend tide_cpu_backend;

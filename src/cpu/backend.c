@@ -68,4 +68,5 @@ const tide_backend tide_cpu_backend = {
     .col2im = cpu_col2im,
     .maxpool2d = cpu_maxpool2d,
     .maxpool2d_backward = cpu_maxpool2d_backward,
+    .optim_step = cpu_optim_step,
 };

@@ -312,6 +312,7 @@ static const tide_backend cuda_backend = {
     /* .col2im = */ tide_cuda_col2im,
     /* .maxpool2d = */ tide_cuda_maxpool2d,
     /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
+    /* .optim_step = */ tide_cuda_optim_step,
 };
 
 /* The one exported symbol. Safe to call more than once; never crashes where CUDA is absent:
