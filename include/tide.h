@@ -23,6 +23,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#endif
 
 #define TIDE_MAX_DIMS 8
 
@@ -120,6 +123,13 @@ tide_status tide_device_empty_cache(tide_device *dev); /* frees cached blocks */
 
 int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */
 const char *tide_cuda_unavailable_reason(void); /* NULL when available */
+/* 1 when the CUDA backend is loaded and has devices; never loads it (for cleanup paths) */
+int tide_cuda_is_loaded(void);
+/* The CUDA backend (libtide_cuda.so) to load, for a host that ships it elsewhere. It is looked
+ * for, in order: this path, $TIDE_CUDA_LIB, next to the library holding tide (libtide.so, core.so
+ * or the host's executable), in tide/ beside it, then in the install prefix's lib/tide/. Call it
+ * before the first CUDA use; afterwards it fails with TIDE_EINVAL (the lookup happens once). */
+tide_status tide_cuda_set_library_path(const char *path);
 
 /* ---- contexts ----------------------------------------------------------------------------- */
 
@@ -355,6 +365,10 @@ typedef struct tide_optim_hparams {
  * first moment (exp_avg), state2 the second (exp_avg_sq). Writes param and the states. */
 tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_tensor *param,
                              const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2);
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,9 @@ typedef struct DLManagedTensor {
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#endif
 
 /* Export: a DLManagedTensor viewing t's memory (no copy) that holds its own reference to t.
  * The consumer calls (*out)->deleter(*out) exactly once when done; t may be released before. */
@@ -105,6 +108,10 @@ tide_status tide_tensor_to_dlpack(tide_tensor *t, DLManagedTensor **out);
  * from_blob's checks: a byte_offset that is not a multiple of the element size, or that wraps
  * the pointer around the address space. */
 tide_status tide_tensor_from_dlpack(tide_ctx *ctx, DLManagedTensor *m, tide_tensor **out);
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#endif
 
 /* ---- IDX ---------------------------------------------------------------------------------- */
 
@@ -71,6 +74,10 @@ tide_status tide_st_save(tide_ctx *ctx, const char *op, const char *path, int n,
 /* The safetensors name of a dtype ("F32", "BF16", "BOOL"), and back. */
 const char *tide_st_dtype_name(tide_dtype dt);
 tide_status tide_st_dtype_from_name(const char *name, tide_dtype *out); /* EINVAL, no message */
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#endif
 
 /* the module loader of `tide.core` (pushes the module table) */
 int luaopen_tide_core(lua_State *L);
@@ -32,6 +35,10 @@ tide_tensor *tide_lua_to_tensor(lua_State *L, int idx);
 
 /* the tide_ctx of this lua_State (NULL before tide.core is loaded); borrowed */
 tide_ctx *tide_lua_ctx(lua_State *L);
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -16,8 +16,19 @@ typedef struct tide_lua_state {
     tide_device *default_dev; /* NULL: cpu */
     int          hook_ref;    /* autograd hook, LUA_NOREF when none */
     size_t       gc_debt;     /* bytes allocated since the last GC step */
+    size_t       gc_since;    /* tensor bytes allocated since the last full collection (gc.c) */
     const void  *tensor_mt;   /* identity of the tide.Tensor metatable (fast type test) */
+    /* trace.c: what to note after a core call (TL_WATCH_*), the stats when last noted, the
+     * core's "log" line waiting for its Lua position, the source prefix of tide's Lua files */
+    int                 watch;
+    tide_transfer_stats traced;
+    char                log_msg[256];
+    const char         *lib_src;
+    size_t              lib_len;
 } tide_lua_state;
+
+#define TL_WATCH_TRACE 1 /* trace_transfers(true) */
+#define TL_WATCH_LOG   2 /* a "log" line from the core waits in log_msg */
 
 /* The tensor userdata; t == NULL means freed. User value 1: the autograd table, lazily. */
 typedef struct ltensor {
@@ -39,12 +50,15 @@ void            tl_push_state(lua_State *L);
 void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
 int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
 int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, the user's line */
-int             tl_set_library_dir(lua_State *L);             /* core._set_library_dir(dir) */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
-void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
 
-/* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; raises. */
+/* ---- gc.c ---- */
+void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes); /* after each new tensor */
+void tl_full_collect(lua_State *L, tide_lua_state *S);          /* and reset the pacing */
+
+/* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; notes the
+ * transfers it made when watched (trace.c); raises. */
 #define TL_CALL(L, S, expr) TL_CALL_AS(L, S, expr, NULL, NULL)
 /* the same, naming the op `to` where the core says `from` (in-place twins) */
 #define TL_CALL_AS(L, S, expr, from, to)                                                           \
@@ -54,9 +68,27 @@ void            tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes);
             tl_reclaim(L, S);                                                                      \
             st_ = (expr);                                                                          \
         }                                                                                          \
+        if ((S)->watch)                                                                            \
+            tl_note_transfers(L, S);                                                               \
         if (st_ != TIDE_OK)                                                                        \
-            (from) ? tl_raise_as(L, (from), (to)) : tl_raise(L);                                   \
+            st_ == TIDE_EGUARD ? tl_raise_guard(L, S)                                              \
+            : (from)           ? tl_raise_as(L, (from), (to))                                      \
+                               : tl_raise(L);                                                                \
     } while (0)
+
+/* ---- trace.c ---- */
+void tl_trace_init(tide_lua_state *S);                   /* once S->ctx exists */
+void tl_note_transfers(lua_State *L, tide_lua_state *S); /* the log line, the traced copies */
+int  tl_raise_guard(lua_State *L, tide_lua_state *S);    /* TIDE_EGUARD, named as the user */
+void tl_push_lines(lua_State *L, tide_lua_state *S);     /* transfer_stats().lines */
+void tl_reset_lines(lua_State *L, tide_lua_state *S);    /* with reset_transfer_stats */
+void tl_open_trace(lua_State *L, int mod);
+int  tl_is_lib_source(const tide_lua_state *S, const char *source); /* one of tide's Lua files */
+
+/* ---- runtime.c ---- */
+/* raises when L's runtime is not the one tide.core's Lua calls are bound to (luaL_checkversion
+ * otherwise); called before anything else touches L. -1: refused without raising (L untouched) */
+int tl_check_runtime(lua_State *L);
 
 /* ---- device.c ---- */
 void         tl_push_device(lua_State *L, tide_device *dev);

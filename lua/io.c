@@ -1,11 +1,13 @@
 /* io.c — Lua entry points of the data readers and checkpoints (IDX, safetensors), plus the two
  * host helpers the data loader and the example need (a wall clock, isatty) and a seeded
  * permutation for shuffling. Registered into tide.core by tide_lua_register_io. */
+#include "binding.h"
 #include "io.h"
 #include "tide_io.h"
 #include "tide_lua.h"
 
 #include <lauxlib.h>
+#include <lualib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +18,22 @@
 
 static int raise(lua_State *L) {
     return luaL_error(L, "%s", tide_errmsg());
+}
+
+/* tide reads and writes files only in a state whose host opened the io library: a sandbox that
+ * leaves io out (the usual one for a game's mod scripts) gets no file access through tide
+ * either. Checked in the registry's package.loaded, which the host controls. */
+static void check_io_opened(lua_State *L, const char *op) {
+    int top = lua_gettop(L);
+    int opened = lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE &&
+                 lua_getfield(L, -1, LUA_IOLIBNAME) == LUA_TTABLE;
+    lua_settop(L, top);
+    if (!opened)
+        luaL_error(L,
+                   "tide: %s: the io library is not available in this Lua state, and tide reads "
+                   "and writes files only where it is; the host opens it with luaL_openlibs or "
+                   "luaL_requiref(L, \"io\", luaopen_io, 1)",
+                   op);
 }
 
 /* File handles live in a userdata box whose __gc closes them, so an error raised between open
@@ -64,9 +82,10 @@ static tide_tensor *push_host_empty(lua_State *L, tide_dtype dt, int ndim, const
 
 /* core.idx_load(path [, op [, magic]]) -> host tensor with the file's dtype and dims */
 static int l_idx_load(lua_State *L) {
-    const char     *path = luaL_checkstring(L, 1);
-    const char     *op = luaL_optstring(L, 2, "idx_load");
-    lua_Integer     magic = luaL_optinteger(L, 3, 0);
+    const char *path = luaL_checkstring(L, 1);
+    const char *op = luaL_optstring(L, 2, "idx_load");
+    lua_Integer magic = luaL_optinteger(L, 3, 0);
+    check_io_opened(L, op);
     tide_idx_file **box = (tide_idx_file **)push_box(L, IDX_BOX, idx_box_gc);
     if (magic < 0 || magic > 0xFFFFFFFFLL)
         return luaL_error(L, "tide: %s: magic %I out of range; give a 32-bit value", op, magic);
@@ -83,7 +102,8 @@ static int l_idx_load(lua_State *L) {
 
 /* core.safetensors_load(path) -> {name = host tensor}, {key = value}, {names in file order} */
 static int l_st_load(lua_State *L) {
-    const char    *path = luaL_checkstring(L, 1);
+    const char *path = luaL_checkstring(L, 1);
+    check_io_opened(L, "load");
     tide_st_file **box = (tide_st_file **)push_box(L, ST_BOX, st_box_gc);
     if (tide_st_open(path, box) != TIDE_OK)
         return raise(L);
@@ -114,6 +134,7 @@ static int l_st_load(lua_State *L) {
  * of the same length, metadata a table of strings. */
 static int l_st_save(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
+    check_io_opened(L, "save");
     luaL_checktype(L, 2, LUA_TTABLE);
     luaL_checktype(L, 3, LUA_TTABLE);
     int         has_meta = !lua_isnoneornil(L, 4);
@@ -158,7 +179,11 @@ static int l_st_save(lua_State *L) {
             mk[k] = lua_tostring(L, -2);
             mv[k++] = lua_tostring(L, -1);
         }
-    if (tide_st_save(tide_lua_ctx(L), "save", path, (int)n, names, ts, k, mk, mv) != TIDE_OK)
+    tide_status     st = tide_st_save(tide_lua_ctx(L), "save", path, (int)n, names, ts, k, mk, mv);
+    tide_lua_state *S = tl_state(L);
+    if (S->watch)
+        tl_note_transfers(L, S); /* the copies of device tensors to the host, for tracing */
+    if (st != TIDE_OK)
         return raise(L);
     return 0;
 }

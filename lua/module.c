@@ -24,15 +24,18 @@ static void stat_pair(lua_State *L, const char *dir, uint64_t bytes, uint64_t co
 static int l_transfer_stats(lua_State *L) {
     tide_transfer_stats st;
     tide_ctx_transfer_stats(TL_STATE(L)->ctx, &st);
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 10);
     stat_pair(L, "h2d", st.h2d_bytes, st.h2d_count);
     stat_pair(L, "d2h", st.d2h_bytes, st.d2h_count);
     stat_pair(L, "d2d", st.d2d_bytes, st.d2d_count);
+    tl_push_lines(L, TL_STATE(L));
+    lua_setfield(L, -2, "lines");
     return 1;
 }
 
 static int l_reset_transfer_stats(lua_State *L) {
     tide_ctx_reset_transfer_stats(TL_STATE(L)->ctx);
+    tl_reset_lines(L, TL_STATE(L));
     return 0;
 }
 
@@ -81,6 +84,21 @@ static int l_is_tensor(lua_State *L) {
     return 1;
 }
 
+/* core._frame_info(level) -> {source =, what =} of the function at that level of the caller's
+ * stack (as debug.getinfo(level, "S"): 1 is the caller), or nil. tide's Lua files find the
+ * user's line with it, so they need no debug library (a sandbox rarely opens it). */
+static int l_frame_info(lua_State *L) {
+    lua_Debug ar;
+    if (!lua_getstack(L, (int)luaL_checkinteger(L, 1), &ar) || !lua_getinfo(L, "S", &ar))
+        return 0;
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, ar.source);
+    lua_setfield(L, -2, "source");
+    lua_pushstring(L, ar.what);
+    lua_setfield(L, -2, "what");
+    return 1;
+}
+
 /* A C function that calls require(modname)[fname](...). Lua drops the frame of a Lua function
  * called in tail position, so a Lua forwarder in init.lua could lose the user's line; a C
  * function keeps its caller's frame, and its errors are raised again at the nearest Lua line. */
@@ -112,6 +130,8 @@ static int l_forward(lua_State *L) {
 }
 
 int luaopen_tide_core(lua_State *L) {
+    if (tl_check_runtime(L) != 0)
+        return 0;
     lua_newtable(L);
     int mod = lua_gettop(L);
     tl_state(L);
@@ -123,16 +143,13 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_creation(L, mod);
     tl_open_options(L, mod);
     tl_open_optim(L, mod);
-    static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
-                                     {"reset_transfer_stats", l_reset_transfer_stats},
-                                     {"transfer_guard", l_transfer_guard},
-                                     {"set_memory_limit", l_set_memory_limit},
-                                     {"memory_limit", l_memory_limit},
-                                     {"memory_in_use", l_memory_in_use},
-                                     {"is_tensor", l_is_tensor},
-                                     {"_forward", l_forward},
-                                     {"_set_library_dir", tl_set_library_dir},
-                                     {NULL, NULL}};
+    tl_open_trace(L, mod);
+    static const luaL_Reg funcs[] = {
+        {"transfer_stats", l_transfer_stats}, {"reset_transfer_stats", l_reset_transfer_stats},
+        {"transfer_guard", l_transfer_guard}, {"set_memory_limit", l_set_memory_limit},
+        {"memory_limit", l_memory_limit},     {"memory_in_use", l_memory_in_use},
+        {"is_tensor", l_is_tensor},           {"_forward", l_forward},
+        {"_frame_info", l_frame_info},        {NULL, NULL}};
     tl_register(L, mod, funcs);
     lua_settop(L, mod);
     tide_lua_register_io(L);

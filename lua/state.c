@@ -9,7 +9,8 @@ static const char state_key = 's'; /* registry key (its address) */
 static int state_gc(lua_State *L) {
     tide_lua_state *S = lua_touserdata(L, 1);
     if (S->ctx) {
-        tide_ctx_release(S->ctx); /* tensors still alive keep their context */
+        tide_ctx_set_log(S->ctx, NULL, NULL); /* its log function points at S */
+        tide_ctx_release(S->ctx);             /* tensors still alive keep their context */
         S->ctx = NULL;
     }
     return 0;
@@ -26,6 +27,7 @@ static tide_lua_state *state_push(lua_State *L) {
     S->default_dev = NULL;
     S->hook_ref = LUA_NOREF;
     S->gc_debt = 0;
+    S->gc_since = 0;
     S->tensor_mt = NULL;
     lua_createtable(L, 0, 1);
     lua_pushcfunction(L, state_gc);
@@ -33,6 +35,7 @@ static tide_lua_state *state_push(lua_State *L) {
     lua_setmetatable(L, -2);
     if (tide_init() != TIDE_OK || tide_ctx_new(&S->ctx) != TIDE_OK)
         tl_raise(L);
+    tl_trace_init(S);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
     return S;
@@ -56,27 +59,9 @@ void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
     lua_pop(L, 1);
 }
 
-static const char libdir_key = 'l'; /* registry key: the directory of tide's own Lua files */
-
-/* core._set_library_dir(dir): init.lua names the directory of tide's Lua files ("lua/tide/"),
- * so that errors raised while they run point past them, at the user's code */
-int tl_set_library_dir(lua_State *L) {
-    if (lua_type(L, 1) != LUA_TSTRING)
-        return 0;
-    lua_settop(L, 1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &libdir_key);
-    return 0;
-}
-
-/* true when the frame runs one of tide's own Lua files */
+/* true when the frame runs one of tide's own Lua files (core._mark_lib, trace.c) */
 static int in_library(lua_State *L, const lua_Debug *ar) {
-    size_t      n = 0;
-    const char *dir = NULL;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &libdir_key) == LUA_TSTRING)
-        dir = lua_tolstring(L, -1, &n);
-    int in = dir && ar->source[0] == '@' && strncmp(ar->source + 1, dir, n) == 0;
-    lua_pop(L, 1); /* the registry keeps the string */
-    return in;
+    return tl_is_lib_source(tl_state(L), ar->source);
 }
 
 /* Like luaL_error, but the position is that of the user's line: the nearest Lua frame outside
@@ -121,47 +106,21 @@ int tl_raise_as(lua_State *L, const char *from, const char *to) {
     return tl_error(L, "%s", msg);
 }
 
-/* Frees what can be freed before retrying a failed allocation: cached blocks of every device,
- * then every unreachable tensor. */
+/* Frees what can be freed before retrying a failed allocation: cached blocks of every loaded
+ * device, then every unreachable tensor. */
 void tl_reclaim(lua_State *L, tide_lua_state *S) {
     tide_device *dev;
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
             tide_device_empty_cache(dev);
-    if (tide_cuda_is_available())
+    if (tide_cuda_is_loaded()) /* never loads CUDA for a host that did not ask for it */
         for (int i = 0; i < tide_device_count(TIDE_DEVICE_CUDA); i++)
             if (tide_device_get_index(TIDE_DEVICE_CUDA, i, &dev) == TIDE_OK)
                 tide_device_empty_cache(dev);
-    lua_gc(L, LUA_GCCOLLECT, 0);
+    tl_full_collect(L, S);
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK)
             tide_device_empty_cache(dev);
-    S->gc_debt = 0;
-}
-
-#ifndef GC_STEP_BYTES
-#define GC_STEP_BYTES ((size_t)1 << 18)
-#endif
-/* what a tensor holds outside Lua besides its data: the core's tensor + storage header (one
- * malloc'd block of about 240 bytes) and the allocator's rounding of a small buffer */
-#define TENSOR_HOST_BYTES 256
-
-/* Lua sees only the small userdata; tell its collector about the tensor bytes so dropped
- * tensors are collected in proportion to what they hold. Counting the data alone let tiny
- * tensors pile up as garbage by the ten thousand (a 1-element add: ~12,000 dead tensors, 4 MB
- * of headers and blocks out of cache). Never called from a finalizer. */
-void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
-    S->gc_debt += bytes + TENSOR_HOST_BYTES;
-    if (S->gc_debt < GC_STEP_BYTES)
-        return;
-    int kb = (int)(S->gc_debt >> 10 > 0x7fffffff ? 0x7fffffff : S->gc_debt >> 10);
-    S->gc_debt = 0;
-#if LUA_VERSION_NUM <= 504
-    lua_gc(L, LUA_GCSTEP, kb); /* 5.1-5.4: the step as if kb KiB had been allocated */
-#else
-    (void)kb;
-    lua_gc(L, LUA_GCSTEP, 0); /* 5.5 changed the argument's meaning: one basic step */
-#endif
 }
 
 tide_ctx *tide_lua_ctx(lua_State *L) {
@@ -173,6 +132,8 @@ tide_ctx *tide_lua_ctx(lua_State *L) {
 }
 
 void tide_lua_preload(lua_State *L) {
+    if (tl_check_runtime(L) != 0)
+        return;
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_tide_core);
     lua_setfield(L, -2, "tide.core");

@@ -26,7 +26,9 @@ build = {
         WERROR = "",
         LUA_INC = "-I$(LUA_INCDIR)",
     },
-    -- `make install` comes from tools/install.mk, included by the Makefile
+    -- `make install-rock` comes from tools/install.mk, included by the Makefile (`make install`
+    -- is a host's install: headers, libtide.so, tide.pc)
+    install_target = "install-rock",
     install_variables = {
         CC = "$(CC)",
         WERROR = "",

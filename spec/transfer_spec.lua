@@ -84,3 +84,149 @@ describe("non_blocking device-to-host copies #cuda", function()
     assert.are.same({ 9, 8, 7 }, g:cpu():totable())
   end)
 end)
+
+-- Transfers a user can trace (API.md rule 6): the "log" guard names what the user called and
+-- their line; trace_transfers(true) counts each direction's copies per line of user code. On
+-- the device under test, cpu:1 when that is the host (run_all.sh runs this file on cpu:1 and
+-- on the emulated cuda:0 too).
+local D = require "spec.support.device"
+local DEV = D.is_host and "cpu:1" or D.name
+
+-- the error a function raises
+local function catch(f)
+  local ok, err = pcall(f)
+  assert.is_false(ok, "expected an error")
+  return err
+end
+
+-- "spec/transfer_spec.lua:N" of the caller's line, the key lines[] uses
+local function here()
+  local info = debug.getinfo(2, "Sl")
+  return info.short_src .. ":" .. info.currentline
+end
+
+-- the traced lines with their copies, without the zero directions, for comparing whole tables
+local function traced()
+  local out = {}
+  for line, dirs in pairs(tide.transfer_stats().lines) do
+    out[line] = {}
+    for dir, c in pairs(dirs) do
+      if c.count > 0 then
+        out[line][dir] = { count = c.count, bytes = c.bytes }
+      end
+    end
+  end
+  return out
+end
+
+describe("transfer_guard(\"log\") on " .. DEV, function()
+  after_each(function()
+    tide.transfer_guard("allow")
+  end)
+
+  it("names what the user called and their line, with the bytes copied", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p '" .. dir .. "'"))
+    local path = dir .. "/script.lua"
+    local f = assert(io.open(path, "w"))
+    f:write(table.concat({
+      'local tide = require "tide"',
+      'local x = tide.tensor({ 1.5 }, { device = "' .. DEV .. '" })',
+      "debug = nil -- neither the log nor the trace needs the debug library",
+      'tide.transfer_guard("log")',
+      "print(x)",
+      "local s = tostring(x)",
+      "local v = x:item() + tide.ones(1):item()",
+      "",
+    }, "\n"))
+    f:close()
+    local p = io.popen(string.format("LUA_PATH='%s' LUA_CPATH='%s' lua5.4 '%s' 2>&1 >/dev/null",
+      package.path, package.cpath, path))
+    local out = p:read("a")
+    p:close()
+    os.execute("rm -rf '" .. dir .. "'")
+    assert.are.equal(
+      path .. ":5: tide: print: implicit transfer from " .. DEV .. " to cpu (4 bytes)\n" ..
+      path .. ":6: tide: tostring: implicit transfer from " .. DEV .. " to cpu (4 bytes)\n" ..
+      path .. ":7: tide: item: implicit transfer from " .. DEV .. " to cpu (4 bytes)\n", out)
+  end)
+
+  it("disallow names what the user called too, and copies nothing", function()
+    local x = tide.tensor({ 1.5 }, { device = DEV })
+    tide.reset_transfer_stats()
+    tide.transfer_guard("disallow")
+    local err = catch(function() print(x) end); local l = here()
+    assert.are.equal(l .. ": tide: print: implicit transfer from " .. DEV .. " to cpu refused by " ..
+      "transfer_guard(\"disallow\"); call :cpu() explicitly", err)
+    assert.matches("^spec/transfer_spec.lua:%d+: tide: tostring: implicit transfer from " ..
+      DEV:gsub("%p", "%%%0") .. " to cpu refused", catch(function() return tostring(x) end))
+    assert.matches("^spec/transfer_spec.lua:%d+: tide: item: implicit transfer",
+      catch(function() return x:item() end))
+    assert.are.equal(0, tide.transfer_stats().d2h_count)
+  end)
+end)
+
+describe("trace_transfers on " .. DEV, function()
+  before_each(function()
+    tide.reset_transfer_stats()
+  end)
+  after_each(function()
+    tide.trace_transfers(false)
+    tide.reset_transfer_stats()
+  end)
+
+  it("maps each line of user code to the count and bytes of each direction", function()
+    local h = tide.ones(10)            -- 40 bytes of float32 on the host
+    local d = h:to(DEV)                -- not traced yet
+    assert.is_false(tide.trace_transfers(true))
+    local l1, l2, l3 = nil, nil, nil
+    for _ = 1, 3 do
+      local _ = h:to(DEV); l1 = here()
+    end
+    local _ = d:cpu(); l2 = here()
+    local _ = d:sum():item() + d[1]:item(); l3 = here()
+    assert.are.same({
+      [l1] = { h2d = { count = 3, bytes = 120 } },
+      [l2] = { d2h = { count = 1, bytes = 40 } },
+      [l3] = { d2h = { count = 2, bytes = 8 } },
+    }, traced())
+    local line = tide.transfer_stats().lines[l1]
+    assert.are.same({ count = 0, bytes = 0 }, line.d2h) -- every direction is there
+    assert.are.same({ count = 0, bytes = 0 }, line.d2d)
+    assert.are.equal(4, tide.transfer_stats().h2d_count) -- the totals count every copy
+  end)
+
+  it("counts copies made inside tide's own functions at the line that called them", function()
+    local model = tide.nn.Linear(3, 2)
+    tide.trace_transfers(true)
+    model:to(DEV); local l1 = here()
+    local w = model.weight:to("cpu"):to(DEV, { copy = true }); local l2 = here()
+    local sd = tide.nn.Linear(3, 2):to(DEV):state_dict(); local l3 = here()
+    assert.are.same({
+      [l1] = { h2d = { count = 2, bytes = 32 } },
+      [l2] = { d2h = { count = 1, bytes = 24 }, h2d = { count = 1, bytes = 24 } },
+      [l3] = { h2d = { count = 2, bytes = 32 } },
+    }, traced())
+    assert.is_not_nil(w)
+    assert.is_not_nil(sd)
+  end)
+
+  it("stops with trace_transfers(false), and reset_transfer_stats clears the lines", function()
+    local d = tide.ones(2, { device = DEV })
+    tide.trace_transfers(true)
+    local _ = d:cpu(); local l1 = here()
+    assert.is_true(tide.trace_transfers(false))
+    local _ = d:cpu()
+    assert.are.same({ [l1] = { d2h = { count = 1, bytes = 8 } } }, traced())
+    assert.are.equal(2, tide.transfer_stats().d2h_count)
+    tide.reset_transfer_stats()
+    assert.are.same({}, tide.transfer_stats().lines)
+    assert.is_false(tide.trace_transfers())
+  end)
+
+  it("rejects anything but a boolean", function()
+    assert.matches("^spec/transfer_spec.lua:%d+: tide: trace_transfers: expected true or false, got string$",
+      catch(function() tide.trace_transfers("yes") end))
+  end)
+end)

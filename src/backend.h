@@ -144,6 +144,13 @@ extern const tide_backend tide_cpu_backend;
  * *count (devices found); on failure it returns non-OK with the reason set through seterr
  * ("no CUDA driver", "no CUDA device"). */
 #define TIDE_CUDA_ENTRY "tide_cuda_backend_open"
+/* The version of this interface: struct tide_backend, tide_kview, tide_device and the entry
+ * point. The plug-in exports tide_cuda_backend_abi() returning the version it was built with;
+ * the core refuses one of another version (or without the function) before calling it. Bump
+ * it with every change to those. */
+#define TIDE_BACKEND_ABI    2 /* 2: optim_step */
+#define TIDE_CUDA_ABI_ENTRY "tide_cuda_backend_abi"
+typedef int (*tide_cuda_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);
 typedef tide_status (*tide_cuda_open_fn)(tide_seterr_fn seterr, const tide_backend **backend,
                                          int *count);

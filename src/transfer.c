@@ -51,9 +51,9 @@ tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_de
     return st;
 }
 
-/* asks the context's guard about an implicit copy */
+/* asks the context's guard about an implicit copy of nbytes */
 static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
-                         const tide_device *dst) {
+                         const tide_device *dst, size_t nbytes) {
     if (ctx->guard == TIDE_GUARD_ALLOW)
         return TIDE_OK;
     char fix[48];
@@ -67,8 +67,8 @@ static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
                            "transfer_guard(\"disallow\"); call %s explicitly",
                            op, src->name, dst->name, fix);
     char m[256];
-    snprintf(m, sizeof m, "tide: %s: implicit transfer from %s to %s (transfer_guard \"log\")", op,
-             src->name, dst->name);
+    snprintf(m, sizeof m, "tide: %s: implicit transfer from %s to %s (%zu bytes)", op, src->name,
+             dst->name, nbytes);
     if (ctx->log)
         ctx->log(ctx->log_ud, m);
     return TIDE_OK;
@@ -81,7 +81,7 @@ tide_status tide_transfer(tide_ctx *ctx, const char *op, const tide_tensor *t, t
     if ((unsigned)dt >= TIDE_DTYPE_COUNT)
         return tide_seterr(TIDE_EDTYPE, "%s: invalid dtype %d", op, (int)dt);
     if (dev != src && (flags & TIDE_TO_IMPLICIT))
-        TIDE_TRY(guard(ctx, op, src, dev));
+        TIDE_TRY(guard(ctx, op, src, dev, (size_t)tide_tensor_numel(t) * tide_dtype_size(dt)));
     tide_tensor *r;
     if (dev == src) {
         TIDE_TRY(tide_tensor_alloc(ctx, op, dev, dt, t->ndim, t->shape, &r));

@@ -6,6 +6,7 @@
 #              libopenblas0-openmp (OpenBLAS on OpenMP's pool, which tide's kernels share; the
 #              Makefile links it by directory, whatever update-alternatives picks)
 #   run/test:  lua5.4 lua-busted luarocks clang-format; clang libomp-dev (`make ubsan-clang`)
+#              liblua5.3-0 (a second Lua runtime for the two-runtimes host, spec/c/embed_two_lua.c)
 #   bench:     python3-torch (the PyTorch the benchmarks compare against, /usr/bin/python3)
 #   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
 # The CUDA toolkit is optional and not installed here: the Makefile builds the CUDA backend
@@ -13,7 +14,8 @@
 set -eu
 
 PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
-libopenblas0-openmp libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch dataset-fashion-mnist"
+libopenblas0-openmp libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch
+dataset-fashion-mnist liblua5.3-0"
 
 missing=""
 for p in $PACKAGES; do

@@ -29,7 +29,31 @@ $(BUILD)/test_embed_lua: spec/c/embed_lua.c spec/c/test_embed.h $(EMBED_DEPS)
 $(BUILD)/bench_embed_roundtrip: bench/embed_roundtrip.c $(EMBED_DEPS)
 	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
 
-ctests: $(BUILD)/test_embed_lua
+# a host that exports cpu_alloc & co. (-Wl,-E) and loads core.so as a module: tide's internal
+# names must stay internal (spec/c/embed_interpose.c)
+$(BUILD)/test_embed_interpose: spec/c/embed_interpose.c spec/c/test_util.h $(LUAMOD)
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -DTIDE_LUA_DIR='"$(CURDIR)/lua"' \
+	    -DTIDE_CORE_DIR='"$(CURDIR)/$(BUILD)/lua"' $< -o $@ -Wl,-E $(LUA_LIBS) -ldl -lm
+
+# a host with Lua 5.3 loaded globally before 5.4: require "tide.core" refuses, never crashes
+$(BUILD)/test_embed_two_lua: spec/c/embed_two_lua.c spec/c/test_util.h $(LUAMOD)
+	$(CC) $(CFLAGS_ALL) $(LUA_INC) -DTIDE_CORE_DIR='"$(CURDIR)/$(BUILD)/lua"' $< -o $@ -ldl -lm
+
+# tide in a sandbox without io, os and debug (spec/c/embed_sandbox.c)
+$(BUILD)/test_embed_sandbox: spec/c/embed_sandbox.c spec/c/test_util.h $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
+# nothing of CUDA mapped before it is asked for (spec/c/embed_lazy_cuda.c); not a test_* name:
+# run_all.sh runs it on the emulated GPU only
+$(BUILD)/embed_lazy_cuda: spec/c/embed_lazy_cuda.c spec/c/test_util.h $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
+# per tick: a host buffer handed to a script, wrapped every tick or once (bench/run.sh runs it)
+$(BUILD)/bench_embed_tick: bench/embed_tick.c $(EMBED_DEPS)
+	$(CC) $(EMBED_CFLAGS) $< -o $@ $(EMBED_LINK)
+
+ctests: $(BUILD)/test_embed_lua $(BUILD)/test_embed_interpose $(BUILD)/test_embed_two_lua \
+        $(BUILD)/test_embed_sandbox $(BUILD)/embed_lazy_cuda
 
 # the core as a shared library, for the ctypes check against PyTorch
 $(BUILD)/libtide_embed.so: $(LIBTIDE)

@@ -1090,12 +1090,13 @@ end
 
 -- raises msg at the user's line: the first Lua frame outside tide's own Lua files (so the
 -- position is right whatever chain of library calls and tail calls led here)
-local LIB = debug.getinfo(1, "S").source:match("^@(.*[/\\])autograd%.lua$")
+local getinfo = core._frame_info -- debug.getinfo(level, "S"), also where debug is not opened
+local LIB = getinfo(1).source:match("^@(.*[/\\])autograd%.lua$")
 function M.raise(msg)
     if LIB then
         local level = 2
         while true do
-            local info = debug.getinfo(level, "S")
+            local info = getinfo(level)
             if not info then
                 break
             end

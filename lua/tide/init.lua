@@ -7,17 +7,14 @@ for k, v in pairs(core) do
   tide[k] = v
 end
 tide.core = core
--- errors raised while tide's own Lua files run carry the user's line, not theirs
-do
-  local dir = debug.getinfo(1, "S").source:match("^@(.*[/\\])init%.lua$")
-  if dir then
-    core._set_library_dir(dir)
-  end
-end
 tide._VERSION = "tide scm"
 
 -- Set before anything below requires "tide" back (autograd, nn): require would loop otherwise.
 package.loaded["tide"] = tide
+
+-- the Lua files beside this one are tide's: the binding looks past their frames for the
+-- user's line (errors raised while they run, transfer_guard("log"), trace_transfers)
+core._mark_lib(function() end)
 
 local pack, unpack = table.pack, table.unpack
 

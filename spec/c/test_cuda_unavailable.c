@@ -1,7 +1,8 @@
 /*
  * test_cuda_unavailable.c — loads the built libtide_cuda.so the way the core does and checks
  * its contract without Lua:
- *   - it exports tide_cuda_backend_open and nothing else of its own (nor the CUDA runtime's);
+ *   - it exports tide_cuda_backend_open and tide_cuda_backend_abi (this core's version) and
+ *     nothing else of its own (nor the CUDA runtime's);
  *   - without a driver or a device, opening fails with a reason and does not crash, every time;
  *     the core then reports CUDA unavailable with that reason;
  *   - with a GPU, the vtable is complete and a few kernels give hand-computed values.
@@ -147,6 +148,10 @@ int main(int argc, char **argv) {
     tide_cuda_open_fn open_fn;
     *(void **)&open_fn = dlsym(h, TIDE_CUDA_ENTRY);
     CHECK(open_fn != NULL);
+    /* it says which backend interface it was built for: this one */
+    tide_cuda_abi_fn abi_fn;
+    *(void **)&abi_fn = dlsym(h, TIDE_CUDA_ABI_ENTRY);
+    CHECK(abi_fn != NULL && abi_fn() == TIDE_BACKEND_ABI);
     /* internal functions and the statically linked CUDA runtime stay hidden */
     CHECK(dlsym(h, "tide_cuda_alloc") == NULL);
     CHECK(dlsym(h, "tide_cuda_seterr") == NULL);

@@ -59,6 +59,13 @@ extern dim3  blockDim, gridDim;
 
 void __syncthreads();
 
+/* for the emulated cuBLAS, a library of its own (cublas.cpp): the calling thread's device, and
+ * whether a gemm's stream and operands (spans in bytes; NULL: not read) belong to it */
+extern "C" int cuda_emu_current_device(void);
+extern "C" int cuda_emu_gemm_operands_ok(const char *fn, cudaStream_t stream, const void *A,
+                                         size_t aspan, const void *B, size_t bspan, const void *C,
+                                         size_t cspan);
+
 namespace tide_emu {
 
 /* copies size bytes of this thread's value into its warp's exchange slots, waits for the

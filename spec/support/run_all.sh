@@ -12,8 +12,10 @@
 #   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
 #   ubsan-clang      `make ubsan-clang`: C tests built by clang under its UBSan
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
+#   exports          core.so / libtide.so.0 export exactly the functions of include/*.h
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
+#   embed install    make install PREFIX=<tmp>; examples/embed/host.c built with pkg-config, run
 # Set TIDE_TEST_SKIP="asan ubsan-clang install cuda-emu" (space-separated names) to skip slow
 # suites locally; CI skips nothing. Exit status: non-zero if anything failed.
 set -u
@@ -92,6 +94,8 @@ fi
 # ---- static checks -------------------------------------------------------------------------
 run_check "format" $MAKE --no-print-directory -s format-check
 run_check "layering" $MAKE --no-print-directory -s check-layering
+# the library exports exactly the functions of include/*.h (tools/exports.map)
+run_suite "exports" $LUA spec/support/exports_check.lua build/lua/tide/core.so build/libtide.so.0
 
 # ---- examples: the tour must keep telling the truth ----------------------------------------
 checkout_lua_env build
@@ -100,6 +104,8 @@ run_check "examples/devices.lua" env TIDE_CPU_DEVICES=2 $LUA examples/devices.lu
 # ---- LuaRocks install ----------------------------------------------------------------------
 if ! skipped install; then
     run_suite "install" sh tools/install_check.sh
+    # make install PREFIX=<tmp> + examples/embed/host.c built with pkg-config against it
+    run_suite "embed install" sh spec/support/embed_install_check.sh
 fi
 
 finish_suites "tide: all suites"

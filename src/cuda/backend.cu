@@ -1,6 +1,7 @@
 /*
  * backend.cu — the CUDA backend's entry point (tide_cuda_backend_open, the only exported
- * symbol), its vtable, per-device state (stream, cuBLAS handle), copies and pinned memory.
+ * symbol, with tide_cuda_backend_abi), its vtable, per-device state (stream, cuBLAS handle), copies
+ * and pinned memory.
  */
 #include "common.cuh"
 
@@ -47,7 +48,8 @@ tide_status tide_cuda_fail(cudaError_t e, const char *expr, const char *file, in
 
 tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *file, int line) {
     return tide_cuda_seterr(TIDE_EBACKEND, "%.*s: %s (%s:%d)", call_name_len(expr), expr,
-                            cublasGetStatusString(s), file, line);
+                            tide_cublas.status_string ? tide_cublas.status_string(s) : "?", file,
+                            line);
 }
 
 tide_status tide_cuda_notsup(const char *op, tide_dtype dt) {
@@ -171,11 +173,12 @@ tide_status tide_cuda_enter(tide_device *dev, cudaStream_t *stream) {
 tide_status tide_cuda_blas(tide_device *dev, cublasHandle_t *handle) {
     cudaStream_t stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY_ST(tide_cuda_load_cublas());
     dev_state &s = g_dev[dev->index];
     std::call_once(s.blas_once, [&] {
-        s.blas_st = cublasCreate(&s.blas);
+        s.blas_st = tide_cublas.create(&s.blas);
         if (s.blas_st == CUBLAS_STATUS_SUCCESS)
-            s.blas_st = cublasSetStream(s.blas, s.stream);
+            s.blas_st = tide_cublas.set_stream(s.blas, s.stream);
     });
     TIDE_CUBLAS_TRY(s.blas_st);
     *handle = s.blas;
@@ -315,7 +318,12 @@ static const tide_backend cuda_backend = {
     /* .optim_step = */ tide_cuda_optim_step,
 };
 
-/* The one exported symbol. Safe to call more than once; never crashes where CUDA is absent:
+/* The backend interface version this plug-in was built with: the core checks it first. */
+extern "C" __attribute__((visibility("default"))) int tide_cuda_backend_abi(void) {
+    return TIDE_BACKEND_ABI;
+}
+
+/* The entry point. Safe to call more than once; never crashes where CUDA is absent:
  * the runtime is linked statically and loads libcuda.so.1 itself, so a missing driver comes
  * back as an error code. */
 extern "C" __attribute__((visibility("default"))) tide_status

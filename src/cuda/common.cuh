@@ -73,8 +73,35 @@ tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *fil
 /* Makes dev current on this thread and returns its stream (created on first use). Every entry
  * point calls it first. */
 tide_status tide_cuda_enter(tide_device *dev, cudaStream_t *stream);
-/* the device's cuBLAS handle, bound to its stream (created on first use) */
+/* the device's cuBLAS handle, bound to its stream (created on first use, cuBLAS loaded then) */
 tide_status tide_cuda_blas(tide_device *dev, cublasHandle_t *handle);
+
+/* cuBLAS is loaded with dlopen on the first gemm (blas_loader.cu), not with the backend: a
+ * process that only asks whether a GPU exists never maps it (~150 MB, a quarter second). Its
+ * functions are called through this table once tide_cuda_blas has succeeded. */
+struct tide_cublas_api {
+    decltype(&cublasCreate)              create;
+    decltype(&cublasSetStream)           set_stream;
+    decltype(&cublasGetStatusString)     status_string;
+    decltype(&cublasSgemm)               sgemm;
+    decltype(&cublasDgemm)               dgemm;
+    decltype(&cublasSgemmStridedBatched) sgemm_batched;
+    decltype(&cublasDgemmStridedBatched) dgemm_batched;
+    /* spelled out: C++ sees these two overloaded (cudaDataType compute types); the library's
+     * symbols are the cublasComputeType_t ones */
+    cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                              const void *, const void *, cudaDataType, int, const void *,
+                              cudaDataType, int, const void *, void *, cudaDataType, int,
+                              cublasComputeType_t, cublasGemmAlgo_t);
+    cublasStatus_t (*gemm_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                      int, int, const void *, const void *, cudaDataType, int,
+                                      long long, const void *, cudaDataType, int, long long,
+                                      const void *, void *, cudaDataType, int, long long, int,
+                                      cublasComputeType_t, cublasGemmAlgo_t);
+};
+extern tide_cublas_api tide_cublas;
+/* loads cuBLAS once: TIDE_OK, or TIDE_EBACKEND with the reason (every later call too) */
+tide_status tide_cuda_load_cublas(void);
 int         tide_cuda_sm_count(tide_device *dev);
 
 /* the caching allocator (alloc.cu); temporaries of kernels go through it too: reuse is safe

@@ -3,8 +3,9 @@
 #
 # The CUDA runtime is linked statically: it dlopens libcuda.so.1 itself, so on a host without a
 # driver the library still loads and tide_cuda_backend_open reports why CUDA is unavailable.
-# cuBLAS is linked dynamically (rpath to the toolkit); where it is missing, the core's dlopen
-# fails and reports dlerror(). Only tide_cuda_backend_open is exported (version script).
+# cuBLAS is not linked: blas_loader.cu opens it on the first gemm (through the rpath to the
+# toolkit), so asking whether a GPU exists maps no cuBLAS; where it is missing, that gemm fails
+# with dlerror(). Only tide_cuda_backend_open and tide_cuda_backend_abi are exported.
 
 CUDA_SRC      := $(wildcard src/cuda/*.cu)
 CUDA_OBJ      := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
@@ -34,7 +35,7 @@ $(CUDA_LIB): $(CUDA_OBJ) src/cuda/exports.map
 	@mkdir -p $(dir $@)
 	$(NVCC) -shared $(CUDA_GENCODE) -cudart static -o $@.$$$$.tmp $(CUDA_OBJ) \
 	    -Xlinker --version-script=src/cuda/exports.map -Xlinker -rpath=$(CUDA_HOME)/lib64 \
-	    -Xlinker --no-undefined -L$(CUDA_HOME)/lib64 -lcublas -ldl -lpthread && mv -f $@.$$$$.tmp $@
+	    -Xlinker --no-undefined -ldl -lpthread && mv -f $@.$$$$.tmp $@
 else
 cuda:
 	@echo "CUDA toolkit not found: building without the CUDA backend"

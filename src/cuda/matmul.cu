@@ -101,11 +101,11 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
     case TIDE_DTYPE_F32: {
         const float one = 1, zero = 0;
         if (B == 1)
-            TIDE_CUBLAS_TRY(cublasSgemm(h, opb, opa, m, n, k, &one, (const float *)bm->data,
-                                        (int)ldb, (const float *)a->data, (int)lda, &zero,
-                                        (float *)out->data, (int)N));
+            TIDE_CUBLAS_TRY(tide_cublas.sgemm(h, opb, opa, m, n, k, &one, (const float *)bm->data,
+                                              (int)ldb, (const float *)a->data, (int)lda, &zero,
+                                              (float *)out->data, (int)N));
         else
-            TIDE_CUBLAS_TRY(cublasSgemmStridedBatched(h, opb, opa, m, n, k, &one,
+            TIDE_CUBLAS_TRY(tide_cublas.sgemm_batched(h, opb, opa, m, n, k, &one,
                                                       (const float *)bm->data, (int)ldb, sb,
                                                       (const float *)a->data, (int)lda, sa, &zero,
                                                       (float *)out->data, (int)N, so, (int)B));
@@ -114,11 +114,11 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
     case TIDE_DTYPE_F64: {
         const double one = 1, zero = 0;
         if (B == 1)
-            TIDE_CUBLAS_TRY(cublasDgemm(h, opb, opa, m, n, k, &one, (const double *)bm->data,
-                                        (int)ldb, (const double *)a->data, (int)lda, &zero,
-                                        (double *)out->data, (int)N));
+            TIDE_CUBLAS_TRY(tide_cublas.dgemm(h, opb, opa, m, n, k, &one, (const double *)bm->data,
+                                              (int)ldb, (const double *)a->data, (int)lda, &zero,
+                                              (double *)out->data, (int)N));
         else
-            TIDE_CUBLAS_TRY(cublasDgemmStridedBatched(h, opb, opa, m, n, k, &one,
+            TIDE_CUBLAS_TRY(tide_cublas.dgemm_batched(h, opb, opa, m, n, k, &one,
                                                       (const double *)bm->data, (int)ldb, sb,
                                                       (const double *)a->data, (int)lda, sa, &zero,
                                                       (double *)out->data, (int)N, so, (int)B));
@@ -129,11 +129,11 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
         const float  one = 1, zero = 0;
         cudaDataType t = a->dtype == TIDE_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
         if (B == 1)
-            TIDE_CUBLAS_TRY(cublasGemmEx(h, opb, opa, m, n, k, &one, bm->data, t, (int)ldb, a->data,
-                                         t, (int)lda, &zero, out->data, t, (int)N,
-                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            TIDE_CUBLAS_TRY(tide_cublas.gemm_ex(h, opb, opa, m, n, k, &one, bm->data, t, (int)ldb,
+                                                a->data, t, (int)lda, &zero, out->data, t, (int)N,
+                                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         else
-            TIDE_CUBLAS_TRY(cublasGemmStridedBatchedEx(
+            TIDE_CUBLAS_TRY(tide_cublas.gemm_batched_ex(
                 h, opb, opa, m, n, k, &one, bm->data, t, (int)ldb, sb, a->data, t, (int)lda, sa,
                 &zero, out->data, t, (int)N, so, (int)B, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return TIDE_OK;

@@ -28,6 +28,12 @@ local function fail(msg, ...)
 end
 
 local function exists(path)
+    local io = package.loaded.io -- the io library, when the host opened it (not in a sandbox)
+    if not io then
+        fail("the io library is not available in this Lua state, and tide reads and writes "
+            .. "files only where it is; the host opens it with luaL_openlibs or "
+            .. "luaL_requiref(L, \"io\", luaopen_io, 1)")
+    end
     local f = io.open(path, "rb")
     if f then
         f:close()
