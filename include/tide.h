@@ -334,12 +334,22 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
 /* columns -> [N, C, H, W] summing overlaps (gradient of im2col) */
 tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
                         tide_conv_geom g, tide_tensor **out);
+/* the same with the batch folded into the columns: [C*kh*kw, N, OH*OW], so that a convolution
+ * is one gemm over the whole batch ([Cout, C*kh*kw] @ [C*kh*kw, N*OH*OW]) */
+tide_status tide_im2col_folded(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                               tide_tensor **out);
+tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H,
+                               int64_t W, tide_conv_geom g, tide_tensor **out);
 /* values and int64 argmax positions (h*W + w within each plane, 0-based) */
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                            tide_tensor **out, tide_tensor **indices);
 tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                     const tide_tensor *indices, int64_t H, int64_t W,
                                     tide_tensor **grad_in);
+
+/* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
+tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in);
 
 /* Fused optimizer steps (tide.optim): one in-place pass over a parameter and its state, with
  * no temporaries. PyTorch's formulas:

@@ -818,6 +818,41 @@ static int l_col2im(lua_State *L) {
     return done(L, S, NULL, 10);
 }
 
+/* the batch-folded layout [C*kh*kw, N, L] (tide_im2col_folded): for conv2d's one-gemm path,
+ * which records its own node, so these record nothing */
+static int l_im2col_folded(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *x = tl_check(L, S, 1, "im2col_folded");
+    tide_conv_geom  g = geom(L, 2, "im2col_folded");
+    lua_settop(L, 7);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_im2col_folded(S->ctx, x->t, g, &r->t));
+    return done(L, S, NULL, 7);
+}
+
+static int l_col2im_folded(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *c = tl_check(L, S, 1, "col2im_folded");
+    lua_Integer     C = check_int(L, 2, "col2im_folded", "C"),
+                H = check_int(L, 3, "col2im_folded", "H"),
+                W = check_int(L, 4, "col2im_folded", "W");
+    tide_conv_geom g = geom(L, 5, "col2im_folded");
+    lua_settop(L, 10);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_col2im_folded(S->ctx, c->t, C, H, W, g, &r->t));
+    return done(L, S, NULL, 10);
+}
+
+/* relu's gradient in one pass (autograd's BW.relu); records nothing */
+static int l_relu_backward(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *g = tl_check(L, S, 1, "relu_backward"), *x = tl_check(L, S, 2, "relu_backward");
+    lua_settop(L, 2);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_relu_backward(S->ctx, g->t, x->t, &r->t));
+    return done(L, S, NULL, 2);
+}
+
 static int l_maxpool2d(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *x = tl_check(L, S, 1, "maxpool2d");
@@ -924,6 +959,9 @@ void tl_open_ops(lua_State *L, int mod, int methods) {
         {"stack", l_stack},
         {"im2col", l_im2col},
         {"col2im", l_col2im},
+        {"im2col_folded", l_im2col_folded},
+        {"relu_backward", l_relu_backward},
+        {"col2im_folded", l_col2im_folded},
         {"maxpool2d", l_maxpool2d},
         {"maxpool2d_backward", l_maxpool2d_backward},
         {NULL, NULL}};

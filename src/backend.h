@@ -134,6 +134,9 @@ struct tide_backend {
     tide_status (*optim_step)(tide_device *dev, const tide_optim_hparams *h,
                               const tide_kview *param, const tide_kview *grad,
                               const tide_kview *state1, const tide_kview *state2);
+    /* grad_in = input > 0 ? grad_out : 0; one float dtype, one shape, any strides */
+    tide_status (*relu_backward)(tide_device *dev, const tide_kview *grad_in,
+                                 const tide_kview *grad_out, const tide_kview *input);
 };
 
 extern const tide_backend tide_cpu_backend;
@@ -148,7 +151,7 @@ extern const tide_backend tide_cpu_backend;
  * point. The plug-in exports tide_cuda_backend_abi() returning the version it was built with;
  * the core refuses one of another version (or without the function) before calling it. Bump
  * it with every change to those. */
-#define TIDE_BACKEND_ABI    2 /* 2: optim_step */
+#define TIDE_BACKEND_ABI    2 /* 2: optim_step, relu_backward */
 #define TIDE_CUDA_ABI_ENTRY "tide_cuda_backend_abi"
 typedef int (*tide_cuda_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

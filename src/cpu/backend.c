@@ -69,4 +69,5 @@ const tide_backend tide_cpu_backend = {
     .maxpool2d = cpu_maxpool2d,
     .maxpool2d_backward = cpu_maxpool2d_backward,
     .optim_step = cpu_optim_step,
+    .relu_backward = cpu_relu_backward,
 };

@@ -135,6 +135,8 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
                           const tide_kview *input, tide_conv_geom g);
 tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                    const tide_kview *grad_out, const tide_kview *indices);
+tide_status cpu_relu_backward(tide_device *dev, const tide_kview *grad_in,
+                              const tide_kview *grad_out, const tide_kview *input);
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
                            const tide_kview *state2);

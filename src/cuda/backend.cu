@@ -316,6 +316,7 @@ static const tide_backend cuda_backend = {
     /* .maxpool2d = */ tide_cuda_maxpool2d,
     /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
     /* .optim_step = */ tide_cuda_optim_step,
+    /* .relu_backward = */ tide_cuda_relu_backward,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

@@ -471,6 +471,8 @@ tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const t
                                 const tide_kview *input, tide_conv_geom g);
 tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                          const tide_kview *grad_out, const tide_kview *indices);
+tide_status tide_cuda_relu_backward(tide_device *dev, const tide_kview *grad_in,
+                                    const tide_kview *grad_out, const tide_kview *input);
 /* optim.cu */
 tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
                                  const tide_kview *param, const tide_kview *grad,
