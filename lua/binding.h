@@ -107,10 +107,18 @@ int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *o
  * after it (0: none), for tl_inplace_done */
 int  tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
 void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs);
+/* raises `<op>: not differentiable` when grad mode is on and one of args 1..nargs requires grad */
+void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int nargs);
 /* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
 void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
                int extra_idx);
 int  tl_binary(lua_State *L, tide_op op);
+/* t:add(u, alpha) / t:sub(u, alpha), and add_ / sub_ with inplace */
+int tl_binary_alpha(lua_State *L, tide_op op, int inplace);
+/* raises: a binary op without a scale was given a third argument */
+int tl_no_extra_operand(lua_State *L, const char *name);
+/* "a tensor" for a tide tensor at idx, else luaL_typename (for argument errors) */
+const char *tl_typename(lua_State *L, int idx);
 int  tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, const char *op);
 int  tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
 void tl_open_tensor(lua_State *L, int mod);

@@ -30,7 +30,7 @@ static double opt_number(lua_State *L, int idx, double def, const char *op, cons
     if (lua_isnoneornil(L, idx))
         return def;
     if (lua_type(L, idx) != LUA_TNUMBER)
-        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, luaL_typename(L, idx));
+        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, tl_typename(L, idx));
     return lua_tonumber(L, idx);
 }
 
@@ -47,9 +47,14 @@ static lua_Integer check_int(lua_State *L, int idx, const char *op, const char *
 
 static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
-    tide_tensor    *dst = a->t;
-    int             rec = tl_check_inplace(L, S, a, name);
+    if (lua_gettop(L) >= 3 && !lua_isnil(L, 3)) {
+        if (op == TIDE_OP_ADD || op == TIDE_OP_SUB)
+            return tl_binary_alpha(L, op, 1);
+        return tl_no_extra_operand(L, name);
+    }
+    ltensor     *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
+    tide_tensor *dst = a->t;
+    int          rec = tl_check_inplace(L, S, a, name);
     if (b) {
         if (!b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
@@ -82,23 +87,31 @@ static tide_status unary_call(lua_State *L, tide_lua_state *S, tide_op op, const
     return tide_clamp(S->ctx, a, lo, hi, out);
 }
 
+/* a unary op other than clamp given an argument: refused, not ignored (t:exp(2)) */
+static void no_argument(lua_State *L, tide_op op, const char *name) {
+    if (op != TIDE_OP_CLAMP && lua_gettop(L) >= 2 && !lua_isnil(L, 2))
+        tl_error(L, "tide: %s: takes no argument, got argument #2 (%s)", name, tl_typename(L, 2));
+}
+
 static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, S, 1, name);
+    no_argument(L, op, name);
     if (op == TIDE_OP_CLAMP && nargs < 3)
         lua_settop(L, 3); /* the bounds stay at 2 and 3, below the result */
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, unary_call(L, S, op, name, a->t, &r->t));
-    return done(L, S, op == TIDE_OP_SIGN || !a->requires_grad ? NULL : name, nargs);
+    return done(L, S, a->requires_grad ? name : NULL, nargs);
 }
 
 static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, name);
     tide_tensor    *dst = a->t;
-    int             rec = tl_check_inplace(L, S, a, name);
+    no_argument(L, op, name);
+    int rec = tl_check_inplace(L, S, a, name);
     TL_CALL_AS(L, S, unary_call(L, S, op, name, a->t, &dst), tide_op_name(op), name);
     tl_inplace_done(L, S, name, rec);
     lua_settop(L, 1);
@@ -576,7 +589,7 @@ static int o_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "fill_");
     if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
-        return tl_error(L, "tide: fill_: value must be a number, got %s", luaL_typename(L, 2));
+        return tl_error(L, "tide: fill_: value must be a number, got %s", tl_typename(L, 2));
     int rec = tl_check_inplace(L, S, a, "fill_");
     TL_CALL(L, S, tide_fill_x_(S->ctx, a->t, tl_scalar(L, 2)));
     tl_inplace_done(L, S, "fill_", rec);
@@ -587,7 +600,12 @@ static int o_fill_(lua_State *L) {
 static int o_zero_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "zero_");
-    int             rec = tl_check_inplace(L, S, a, "zero_");
+    if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))
+        return tl_error(L,
+                        "tide: zero_: takes no argument, got argument #2 (%s); fill_(v) fills "
+                        "with a value",
+                        tl_typename(L, 2));
+    int rec = tl_check_inplace(L, S, a, "zero_");
     TL_CALL(L, S, tide_fill_(S->ctx, a->t, 0));
     tl_inplace_done(L, S, "zero_", rec);
     lua_settop(L, 1);
@@ -753,8 +771,7 @@ static int o_pin_memory(lua_State *L) {
         return 1;
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_pin_memory(S->ctx, a->t, &r->t));
-    r->requires_grad = a->requires_grad;
-    return done(L, S, NULL, 1);
+    return done(L, S, a->requires_grad ? "pin_memory" : NULL, 1); /* the gradient passes through */
 }
 
 static int o_is_pinned(lua_State *L) {
@@ -813,6 +830,7 @@ static int l_col2im(lua_State *L) {
                 W = check_int(L, 4, "col2im", "W");
     tide_conv_geom g = geom(L, 5, "col2im");
     lua_settop(L, 10);
+    tl_not_differentiable(L, S, "col2im", 10); /* a gradient's helper: backward runs it */
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_col2im(S->ctx, c->t, C, H, W, g, &r->t));
     return done(L, S, NULL, 10);
@@ -873,6 +891,7 @@ static int l_maxpool2d_backward(lua_State *L) {
     lua_Integer     H = check_int(L, 3, "maxpool2d_backward", "H");
     lua_Integer     W = check_int(L, 4, "maxpool2d_backward", "W");
     lua_settop(L, 4);
+    tl_not_differentiable(L, S, "maxpool2d_backward", 4);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_maxpool2d_backward(S->ctx, go->t, ix->t, H, W, &r->t));
     return done(L, S, NULL, 4);

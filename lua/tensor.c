@@ -167,6 +167,21 @@ void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs)
 
 /* ---- autograd hook ------------------------------------------------------------------------ */
 
+static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx);
+
+/* An op without a gradient formula given an input that requires grad (grad mode on): refused
+ * rather than returning a silently detached result. */
+void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int nargs) {
+    if (!S->grad_enabled)
+        return;
+    for (int i = 1; i <= nargs; i++)
+        if (arg_requires_grad(L, S, i))
+            tl_error(L,
+                     "tide: %s: not differentiable: argument #%d requires grad; call it under "
+                     "tide.no_grad or on detach()ed tensors",
+                     op, i);
+}
+
 static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx) {
     ltensor *u = tl_test(L, S, idx);
     if (u)
@@ -257,33 +272,52 @@ static int l_is_grad_enabled(lua_State *L) {
 
 /* ---- arithmetic --------------------------------------------------------------------------- */
 
-/* t:add(u, alpha) / t:sub(u, alpha): t +- alpha * u, recorded with alpha as args[3] */
-static int binary_alpha(lua_State *L, tide_lua_state *S, tide_op op) {
-    const char *name = tide_op_name(op);
-    ltensor    *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
+/* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
+const char *tl_typename(lua_State *L, int idx) {
+    return tl_test(L, TL_STATE(L), idx) ? "a tensor" : luaL_typename(L, idx);
+}
+
+/* t:add(u, alpha) / t:sub(u, alpha): t +- alpha * u, recorded with alpha as args[3]; with
+ * inplace, t:add_(u, alpha) / t:sub_(u, alpha) write the result into t */
+int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
+    tide_lua_state *S = TL_STATE(L);
+    const char     *oname = tide_op_name(op);
+    const char     *name = inplace ? (op == TIDE_OP_ADD ? "add_" : "sub_") : oname;
+    ltensor        *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
     if (lua_type(L, 3) != LUA_TNUMBER)
-        return tl_error(L, "tide: %s: alpha must be a number, got %s", name, luaL_typename(L, 3));
-    tide_scalar alpha = tl_scalar(L, 3);
+        return tl_error(L,
+                        "tide: %s: alpha (argument #3) must be a number, got %s; the scale comes "
+                        "after the other operand: t:%s(u, alpha) is t %c alpha * u",
+                        name, tl_typename(L, 3), name, op == TIDE_OP_ADD ? '+' : '-');
+    if (b && !b->t)
+        return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
+    if (!b && lua_type(L, 2) != LUA_TNUMBER)
+        return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
+                        luaL_typename(L, 2));
     lua_settop(L, 3);
-    ltensor *r = tl_push_like(L, 1);
+    int           rec = inplace ? tl_check_inplace(L, S, a, name) : 0;
+    tide_scalar   alpha = tl_scalar(L, 3);
+    ltensor      *r = inplace ? NULL : tl_push_like(L, 1);
+    tide_tensor  *dst = a->t;
+    tide_tensor **out = inplace ? &dst : &r->t; /* the result's userdata owns it at once */
     if (b) {
-        if (!b->t)
-            return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
         ltensor *tmp = tl_push_like(L, 1);
         TL_CALL(L, S, tide_binary_scalar_x(S->ctx, TIDE_OP_MUL, b->t, alpha, 0, &tmp->t));
-        TL_CALL(L, S, tide_binary(S->ctx, op, a->t, tmp->t, &r->t));
+        TL_CALL_AS(L, S, tide_binary(S->ctx, op, a->t, tmp->t, out), oname, name);
         lua_pop(L, 1);
-    } else if (lua_type(L, 2) == LUA_TNUMBER) {
+    } else {
         /* alpha * s: exact for two integers whose product fits in 64 bits */
         tide_scalar s = tl_scalar(L, 2);
         int64_t     p;
         s = s.is_int && alpha.is_int && !__builtin_mul_overflow(s.i, alpha.i, &p)
                 ? tide_scalar_i(p)
                 : tide_scalar_f(alpha.d * s.d);
-        TL_CALL(L, S, tide_binary_scalar_x(S->ctx, op, a->t, s, 0, &r->t));
-    } else {
-        return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
-                        luaL_typename(L, 2));
+        TL_CALL_AS(L, S, tide_binary_scalar_x(S->ctx, op, a->t, s, 0, out), oname, name);
+    }
+    if (inplace) {
+        tl_inplace_done(L, S, name, rec);
+        lua_settop(L, 1);
+        return 1;
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
     if (S->grad_enabled && (a->requires_grad || (b && b->requires_grad)))
@@ -291,13 +325,24 @@ static int binary_alpha(lua_State *L, tide_lua_state *S, tide_op op) {
     return 1;
 }
 
+/* a binary op other than add/sub given a third argument: refused, not ignored */
+int tl_no_extra_operand(lua_State *L, const char *name) {
+    return tl_error(L,
+                    "tide: %s: takes one other operand, got an extra argument #3 (%s); only add "
+                    "and sub take a scale (alpha)",
+                    name, tl_typename(L, 3));
+}
+
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
 int tl_binary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_test(L, S, 1), *b = tl_test(L, S, 2), *r;
     int             rg, nargs = 2;
-    if (lua_gettop(L) >= 3 && !lua_isnil(L, 3) && (op == TIDE_OP_ADD || op == TIDE_OP_SUB))
-        return binary_alpha(L, S, op);
+    if (lua_gettop(L) >= 3 && !lua_isnil(L, 3)) {
+        if (op == TIDE_OP_ADD || op == TIDE_OP_SUB)
+            return tl_binary_alpha(L, op, 0);
+        return tl_no_extra_operand(L, tide_op_name(op));
+    }
     lua_settop(L, 2);
     if (a && b) {
         if (!a->t || !b->t)
@@ -324,8 +369,7 @@ int tl_binary(lua_State *L, tide_op op) {
                         luaL_typename(L, 1), luaL_typename(L, 2));
     }
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
-    if (rg && S->grad_enabled && op != TIDE_OP_MOD && op != TIDE_OP_FLOORDIV &&
-        tide_op_family_of(op) == TIDE_FAMILY_BINARY)
+    if (rg && S->grad_enabled && tide_op_family_of(op) == TIDE_FAMILY_BINARY)
         tl_record(L, S, tide_op_name(op), nargs, 3, 0);
     return 1;
 }
@@ -343,7 +387,7 @@ static int m_div(lua_State *L) {
     return tl_binary(L, TIDE_OP_DIV);
 }
 static int m_mod(lua_State *L) {
-    return tl_binary(L, TIDE_OP_MOD);
+    return tl_binary(L, TIDE_OP_REMAINDER);
 }
 static int m_pow(lua_State *L) {
     return tl_binary(L, TIDE_OP_POW);

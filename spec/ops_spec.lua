@@ -675,7 +675,12 @@ describe("autograd hook protocol", function()
             "index_select", "unsqueeze", "clone", "softmax", "log_softmax", "to", "double", "exp",
             "clamp", "mean", "expand", "sum_to" }, names)
         local n = #calls
-        local _ = w:sign(), w:eq(1), w % 2, w // 2, w:argmax(), w:detach()
+        -- piecewise-constant ops record too (zero or -floor gradients, issue 10 item 4b)
+        local _ = w:sign(), w % 2, w // 2, w:fmod(2)
+        assert.are.equal(n + 4, #calls)
+        n = #calls
+        -- bool and integer results, and detach, do not
+        local _ = w:eq(1), w:argmax(), w:detach()
         assert.are.equal(n, #calls)
         local _ = w:to("cpu") -- the same object: nothing new to record
         assert.are.equal(n, #calls)

@@ -306,6 +306,17 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
         TIDE_TRY(out_dtype(name, *out, cdt, &odt));
         cdt = odt;
     }
+    /* an integer division by the number 0 is known here, on every device, at no cost (a
+     * negative number is 0 as uint8: the kernels saturate the scalar into the dtype) */
+    if ((op == TIDE_OP_FLOORDIV || op == TIDE_OP_REMAINDER || op == TIDE_OP_FMOD) && !reverse &&
+        !tide_dtype_is_float(cdt) && (s.d == 0 || (cdt == TIDE_DTYPE_U8 && s.d < 0))) {
+        char v[32];
+        scalar_fmt(v, sizeof v, s);
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: integer division by zero: the divisor %s is 0 as %s; convert to a "
+                           "float dtype for inf/nan results",
+                           name, v, tide_dtype_name(cdt));
+    }
     if (needs_operand(cdt, s)) {
         tide_tensor *e;
         TIDE_TRY(int64_operand(ctx, name, dev, s.i, &e));

@@ -17,7 +17,6 @@
 -- Edges: a node keeps the grad_fn each input had when the node was recorded (e1..e4), so an
 -- in-place op recorded later on that input (h:relu_() on a non-leaf h gives h a new grad_fn)
 -- does not reroute the gradients of the ops that used h before it.
--- Limits: prod's gradient divides by the input (undefined at zeros).
 local core = require "tide.core"
 
 local M = {}
@@ -137,6 +136,55 @@ function BW.pow(nd, g)
         gb = reduce(g:mul(nd.out):mul(la), b)
     end
     return ga, gb
+end
+
+-- a - q * b for q = floor(a / b) (remainder, Lua's %) or trunc(a / b) (fmod): d/da = 1 and
+-- d/db = -q, as PyTorch (q is constant between its jumps); a or b may be a number
+local function abs_of(v)
+    return type(v) == "number" and math.abs(v) or v:abs()
+end
+
+local function sign_of(v)
+    if type(v) == "number" then
+        return v > 0 and 1 or (v < 0 and -1 or 0)
+    end
+    return v:sign()
+end
+
+local function modulo_backward(nd, g, truncated)
+    local a, b = nd[1], nd[2]
+    local ga, gb
+    if needs(a) then
+        ga = reduce(g, a)
+    end
+    if needs(b) then
+        local q
+        if truncated then -- trunc(a / b) = sign(a) sign(b) floor(|a| / |b|)
+            q = core.floor_divide(abs_of(a), abs_of(b)):mul(sign_of(a)):mul(sign_of(b))
+        else
+            q = core.floor_divide(a, b)
+        end
+        gb = reduce(g:mul(q):neg(), b)
+    end
+    return ga, gb
+end
+
+function BW.remainder(nd, g)
+    return modulo_backward(nd, g, false)
+end
+
+function BW.fmod(nd, g)
+    return modulo_backward(nd, g, true)
+end
+
+-- floor(a / b) and sign(a) are piecewise constant: zero gradients, as PyTorch's floor and sign
+function BW.floor_divide(nd, g)
+    local a, b = nd[1], nd[2]
+    return needs(a) and zeros_like(a, g) or nil, needs(b) and zeros_like(b, g) or nil
+end
+
+function BW.sign(nd, g)
+    return zeros_like(nd[1], g)
 end
 
 -- elementwise maximum/minimum: ties share the gradient equally (as PyTorch)
@@ -260,14 +308,48 @@ function BW.mean(nd, g)
     return unreduce(g:div(x:numel() / nd.out:numel()), x, nd[2], nd[3])
 end
 
+-- products along dim d of the elements before each one (after each one with `after`), 1 for the
+-- first: a scan by doubling, log2(n) multiplies of shifted copies, with no division
+local function exclusive_prod(x, d, after)
+    local n = x:size(d)
+    local shape = x.shape
+    shape[d] = 1
+    local one = core.ones(shape, { device = x.device, dtype = x.dtype })
+    -- shifted by one: the exclusive products are the inclusive ones of the shifted input
+    local p = after and core.cat({ x:narrow(d, 2, n - 1), one }, d)
+        or core.cat({ one, x:narrow(d, 1, n - 1) }, d)
+    local k = 1
+    while k < n do
+        shape[d] = k
+        local ones = core.ones(shape, { device = x.device, dtype = x.dtype })
+        p = p:mul(after and core.cat({ p:narrow(d, k + 1, n - k), ones }, d)
+            or core.cat({ ones, p:narrow(d, 1, n - k) }, d))
+        k = k * 2
+    end
+    return p
+end
+
+-- d prod / d x_i is the product of the other elements: exclusive products from both sides, so
+-- zeros need no special case (x = {1, 0, 2} gives {0, 2, 0}, as PyTorch), never 0/0
 function BW.prod(nd, g)
     local x, dim, keep = nd[1], nd[2], nd[3]
-    local y = nd.out
-    if type(dim) == "number" and not keep then
-        local d = normdim(dim, x:dim())
-        g, y = g:unsqueeze(d), y:unsqueeze(d)
+    if x:numel() == 0 then
+        return zeros_like(x, g)
     end
-    return g:mul(y):div(x)
+    local xs, d = x, 1
+    if type(dim) == "number" then
+        d = normdim(dim, x:dim())
+        if not keep then
+            g = g:unsqueeze(d)
+        end
+    else
+        xs = x:reshape(-1)
+    end
+    local others = exclusive_prod(xs, d, false):mul(exclusive_prod(xs, d, true))
+    if xs ~= x then
+        others = others:view(x.shape)
+    end
+    return others:mul(g)
 end
 
 local function max_min_backward(nd, g, which)
@@ -377,6 +459,7 @@ function BW.contiguous(_, g)
     return g
 end
 BW.clone = BW.contiguous
+BW.pin_memory = BW.contiguous
 
 function BW.narrow(nd, g)
     local x = nd[1]
@@ -543,11 +626,12 @@ local READS = {
     div = { ARG2, { "out", 2 } },
     pow = { ARG1, { 2, 1 }, { "out", 2 } },
     maximum = { ARG1, ARG2 }, minimum = { ARG1, ARG2 },
+    remainder = { { 1, 2 }, { 2, 2 } }, fmod = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a, b
     abs = { ARG1 }, log = { ARG1 }, relu = { ARG1 }, sin = { ARG1 }, cos = { ARG1 },
     clamp = { ARG1 }, where = { ARG1 },
     exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
     softmax = { OUT }, log_softmax = { OUT },
-    gelu = { ARG1, OUT }, prod = { ARG1, OUT },
+    gelu = { ARG1, OUT }, prod = { ARG1 },
     max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
     index_select = { { 3 } },
     maxpool2d = { { "indices" } },

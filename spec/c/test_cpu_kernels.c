@@ -206,9 +206,12 @@ static void test_binary_f32(void) {
     float      x[5] = {-7, 7, 7.5f, 2, NAN}, y[5] = {3, -3, 2, 10, 1}, r[5];
     tide_kview vx = kv(x, TIDE_DTYPE_F32, 1, n5, NULL), vy = kv(y, TIDE_DTYPE_F32, 1, n5, NULL),
                vr5 = kv(r, TIDE_DTYPE_F32, 1, n5, NULL);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &vr5, &vx, &vy));
-    CHECK(r[0] == 2 && r[1] == -2 && r[2] == 1.5f && r[3] == 2, "fmod takes divisor's sign: %g %g",
-          r[0], r[1]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &vr5, &vx, &vy));
+    CHECK(r[0] == 2 && r[1] == -2 && r[2] == 1.5f && r[3] == 2,
+          "remainder takes the divisor's sign: %g %g", r[0], r[1]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FMOD, &vr5, &vx, &vy));
+    CHECK(r[0] == -1 && r[1] == 1 && r[2] == 1.5f && r[3] == 2,
+          "fmod takes the dividend's sign: %g %g", r[0], r[1]);
     CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vr5, &vx, &vy));
     CHECK(r[0] == -3 && r[1] == -3 && r[2] == 3 && r[3] == 0, "floor_divide %g %g %g", r[0], r[1],
           r[2]);
@@ -231,14 +234,39 @@ static void test_binary_int(void) {
     int64_t    b[8] = {2, -2, 0, -1, 0, 4, -1, 3}, o[8];
     tide_kview vo = kv(o, TIDE_DTYPE_I64, 1, n, NULL), va = kv(a, TIDE_DTYPE_I64, 1, n, NULL),
                vb = kv(b, TIDE_DTYPE_I64, 1, n, NULL);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vb));
-    CHECK(o[0] == -4 && o[1] == -4 && o[2] == 0 && o[3] == INT64_MIN && o[4] == 0 && o[5] == 0 &&
-              o[6] == -2,
+    /* the shared definitions (CUDA runs them too): wrap, never trap; 0 for a zero divisor */
+    CHECK(tide_floordiv_i64(INT64_MIN, -1) == INT64_MIN && tide_remainder_i64(INT64_MIN, -1) == 0 &&
+              tide_fmod_i64(INT64_MIN, -1) == 0 && tide_floordiv_i32(INT32_MIN, -1) == INT32_MIN &&
+              tide_fmod_i32(INT32_MIN, -1) == 0 && tide_floordiv_i64(5, 0) == 0 &&
+              tide_remainder_i64(5, 0) == 0 && tide_fmod_u8(5, 0) == 0,
+          "integer division edge cases");
+    CHECK(tide_floordiv_i64(-7, 2) == -4 && tide_remainder_i64(-7, 2) == 1 &&
+              tide_fmod_i64(-7, 2) == -1 && tide_remainder_i32(7, -2) == -1 &&
+              tide_fmod_i32(7, -2) == 1,
+          "floor and truncated signs");
+    /* a zero divisor raises before anything is written */
+    for (int i = 0; i < 8; i++)
+        o[i] = 99;
+    CHECK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vb) == TIDE_EINVAL &&
+              strstr(tide_errmsg(), "floor_divide: integer division by zero") && o[0] == 99,
+          "int floor_divide by zero: %s", tide_errmsg());
+    CHECK(B->binary(&dev0, TIDE_OP_REMAINDER, &vo, &va, &vb) == TIDE_EINVAL && o[7] == 99,
+          "int remainder by zero");
+    CHECK(B->binary(&dev0, TIDE_OP_FMOD, &vo, &va, &vb) == TIDE_EINVAL && o[3] == 99,
+          "int fmod by zero");
+    int64_t    nz[8] = {2, -2, 5, -1, 5, 4, -1, 3};
+    tide_kview vnz = kv(nz, TIDE_DTYPE_I64, 1, n, NULL);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FLOORDIV, &vo, &va, &vnz));
+    CHECK(o[0] == -4 && o[1] == -4 && o[2] == 1 && o[3] == INT64_MIN && o[4] == 1 && o[5] == 0 &&
+              o[6] == -2 && o[7] == -3,
           "int floor_divide: %lld %lld %lld %lld", (long long)o[0], (long long)o[1],
           (long long)o[2], (long long)o[3]);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &vo, &va, &vb));
-    CHECK(o[0] == 1 && o[1] == -1 && o[2] == 0 && o[3] == 0 && o[5] == 3 && o[7] == 2,
-          "int mod: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &vo, &va, &vnz));
+    CHECK(o[0] == 1 && o[1] == -1 && o[2] == 2 && o[3] == 0 && o[5] == 3 && o[6] == 0 && o[7] == 2,
+          "int remainder: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_FMOD, &vo, &va, &vnz));
+    CHECK(o[0] == -1 && o[1] == 1 && o[3] == 0 && o[5] == 3 && o[6] == 0 && o[7] == -1,
+          "int fmod: %lld %lld %lld", (long long)o[0], (long long)o[1], (long long)o[7]);
     CHECK_OK(B->binary(&dev0, TIDE_OP_POW, &vo, &va, &vb));
     CHECK(o[0] == 49 && o[5] == 81 && o[6] == 0 && o[2] == 1, "int pow: %lld %lld %lld",
           (long long)o[0], (long long)o[5], (long long)o[6]);
@@ -262,8 +290,12 @@ static void test_binary_int(void) {
     CHECK(u3[0] == 255 && u3[1] == 100 && u3[2] == 9, "uint8 sub wraps");
     CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &w3, &w1, &w2));
     CHECK(u3[1] == 44, "uint8 add wraps: %d", u3[1]);
-    CHECK_OK(B->binary(&dev0, TIDE_OP_MOD, &w3, &w1, &w2));
-    CHECK(u3[2] == 0 && u3[0] == 1, "uint8 mod by zero gives 0");
+    u3[0] = 77;
+    CHECK(B->binary(&dev0, TIDE_OP_REMAINDER, &w3, &w1, &w2) == TIDE_EINVAL && u3[0] == 77,
+          "uint8 remainder by zero raises");
+    u2[2] = 4;
+    CHECK_OK(B->binary(&dev0, TIDE_OP_REMAINDER, &w3, &w1, &w2));
+    CHECK(u3[0] == 1 && u3[1] == 0 && u3[2] == 1, "uint8 remainder");
     uint8_t    bl1[3] = {1, 1, 0}, bl2[3] = {1, 0, 0}, bl3[3];
     tide_kview x1 = kv(bl1, TIDE_DTYPE_BOOL, 1, n3, NULL),
                x2 = kv(bl2, TIDE_DTYPE_BOOL, 1, n3, NULL),
@@ -298,8 +330,11 @@ static void test_compare_scalar(void) {
     tide_kview via = kv(ia, TIDE_DTYPE_I64, 1, n, NULL), vio = kv(io, TIDE_DTYPE_I64, 1, n, NULL);
     CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_FLOORDIV, &vio, &via, 2, 0));
     CHECK(io[0] == 2 && io[1] == -3 && io[2] == 3, "int // 2");
-    CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_MOD, &vio, &via, 0, 1));
-    CHECK(io[0] == 0 && io[3] == 0, "0 %% int (with a zero divisor) never traps");
+    CHECK(B->binary_scalar(&dev0, TIDE_OP_REMAINDER, &vio, &via, 0, 1) == TIDE_EINVAL,
+          "0 %% int with a zero divisor raises");
+    ia[3] = 4;
+    CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_REMAINDER, &vio, &via, 0, 1));
+    CHECK(io[0] == 0 && io[3] == 0, "0 %% int");
     /* an expanded scalar-like operand (all strides 0) on the left */
     int64_t    sh[2] = {2, 2}, z[2] = {0, 0};
     float      one = 10, m[4] = {1, 2, 3, 4}, mo[4];
@@ -722,6 +757,14 @@ static void test_random(void) {
         sum += x[i];
     }
     CHECK(ok, "uniform: element i from counter offset + i, in [lo, hi)");
+    /* every word of random bits maps into the open interval (0, 1), and seed 0 draws no zero */
+    CHECK(tide_rng_unit(0) > 0 && tide_rng_unit(~0ULL) < 1 && tide_rng_unit(~0ULL) > 0.999,
+          "unit: %.17g .. %.17g", tide_rng_unit(0), tide_rng_unit(~0ULL));
+    CHECK(tide_rng_bits(0, 0) != 0 && fabs(tide_rng_normal(0, 0)) < 8.6, "seed 0: %g",
+          tide_rng_normal(0, 0));
+    CHECK(tide_rng_in_range_d(1, 2, tide_rng_unit(~0ULL)) < 2 &&
+              tide_rng_in_range_f(0, 1, tide_rng_unit(~0ULL)) < 1,
+          "uniform ranges stay below hi after rounding");
     CHECK(fabs(sum / n - 1) < 0.02, "uniform mean %f", sum / n);
     CHECK_OK(B->random(&dev0, &vx, TIDE_RANDOM_NORMAL, 2, 0.5, 1, 0));
     double s1 = 0, s2 = 0;

@@ -62,6 +62,8 @@ if ! skipped cuda-emu; then
         build/bench/gpu_tide; then
         EMU="env TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so TIDE_CUDA_EMU_DEVICES=2"
         run_suite "c:cuda vtable (emu)" $EMU build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
+        # nothing of CUDA mapped before it is asked for: the plug-in, then cuBLAS on the first gemm
+        run_suite "c:lazy cuda (emu)" $EMU build/embed_lazy_cuda
         # no device: the unavailable path and its one-cause reason, on every machine
         run_suite "c:cuda unavailable (emu, no device)" env TIDE_CUDA_EMU_DEVICES=0 \
             build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so

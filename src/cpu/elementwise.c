@@ -11,8 +11,8 @@
 
 /* ---- integer math: wrapping like C unsigned arithmetic, never trapping ------------------- */
 
-/* Lua semantics for // and %: floor division, result of % takes the divisor's sign. Division
- * by zero gives 0 (Lua would raise) and MIN // -1 wraps to MIN, as in Lua; nothing traps. */
+/* floor_divide, remainder and fmod are scalar_math.h's (one definition with CUDA); a zero
+ * divisor never reaches them here (cpu_binary raises first) */
 #define DEF_INT_OPS(S, T, U)                                                                       \
     static inline T S##_add(T a, T b) {                                                            \
         return (T)((U)a + (U)b);                                                                   \
@@ -24,18 +24,13 @@
         return (T)((U)a * (U)b);                                                                   \
     }                                                                                              \
     static inline T S##_floordiv(T a, T b) {                                                       \
-        if (b == 0)                                                                                \
-            return 0;                                                                              \
-        if (b == -1)                                                                               \
-            return (T)(0 - (U)a); /* MIN // -1 == MIN */                                           \
-        T q = (T)(a / b);                                                                          \
-        return (T)((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);                              \
+        return tide_floordiv_##S(a, b);                                                            \
     }                                                                                              \
-    static inline T S##_mod(T a, T b) {                                                            \
-        if (b == 0 || b == -1)                                                                     \
-            return 0;                                                                              \
-        T m = (T)(a % b);                                                                          \
-        return (T)((m != 0 && ((m < 0) != (b < 0))) ? m + b : m);                                  \
+    static inline T S##_remainder(T a, T b) {                                                      \
+        return tide_remainder_##S(a, b);                                                           \
+    }                                                                                              \
+    static inline T S##_fmod(T a, T b) {                                                           \
+        return tide_fmod_##S(a, b);                                                                \
     }                                                                                              \
     static inline T S##_div(T a, T b) {                                                            \
         return S##_floordiv(a, b);                                                                 \
@@ -85,13 +80,16 @@ static inline uint8_t u8_mul(uint8_t a, uint8_t b) {
     return (uint8_t)(a * b);
 }
 static inline uint8_t u8_floordiv(uint8_t a, uint8_t b) {
-    return b ? (uint8_t)(a / b) : 0;
+    return tide_floordiv_u8(a, b);
 }
 static inline uint8_t u8_div(uint8_t a, uint8_t b) {
     return u8_floordiv(a, b);
 }
-static inline uint8_t u8_mod(uint8_t a, uint8_t b) {
-    return b ? (uint8_t)(a % b) : 0;
+static inline uint8_t u8_remainder(uint8_t a, uint8_t b) {
+    return tide_remainder_u8(a, b);
+}
+static inline uint8_t u8_fmod(uint8_t a, uint8_t b) {
+    return tide_fmod_u8(a, b);
 }
 static inline uint8_t u8_pow(uint8_t a, uint8_t b) {
     unsigned r = 1, x = a;
@@ -132,7 +130,8 @@ DEF_BOOL_OP(sub)
 DEF_BOOL_OP(mul)
 DEF_BOOL_OP(div)
 DEF_BOOL_OP(floordiv)
-DEF_BOOL_OP(mod)
+DEF_BOOL_OP(remainder)
+DEF_BOOL_OP(fmod)
 DEF_BOOL_OP(pow)
 DEF_BOOL_OP(maximum)
 DEF_BOOL_OP(minimum)
@@ -189,7 +188,8 @@ DEF_ALL_VIA_DOUBLE(b, uint8_t, sat_bool)
     FWD2(S, T, SFX, mul)                                                                           \
     FWD2(S, T, SFX, div)                                                                           \
     FWD2(S, T, SFX, pow)                                                                           \
-    FWD2(S, T, SFX, mod)                                                                           \
+    FWD2(S, T, SFX, remainder)                                                                     \
+    FWD2(S, T, SFX, fmod)                                                                          \
     FWD2(S, T, SFX, floordiv)                                                                      \
     FWD2(S, T, SFX, maximum)                                                                       \
     FWD2(S, T, SFX, minimum)                                                                       \
@@ -274,8 +274,11 @@ DEF_FLOAT_OPS(f64, double, d)
         case TIDE_OP_POW:                                                                          \
             BIN_LOOP(T, T, S##_pow);                                                               \
             break;                                                                                 \
-        case TIDE_OP_MOD:                                                                          \
-            BIN_LOOP(T, T, S##_mod);                                                               \
+        case TIDE_OP_REMAINDER:                                                                    \
+            BIN_LOOP(T, T, S##_remainder);                                                         \
+            break;                                                                                 \
+        case TIDE_OP_FMOD:                                                                         \
+            BIN_LOOP(T, T, S##_fmod);                                                              \
             break;                                                                                 \
         case TIDE_OP_FLOORDIV:                                                                     \
             BIN_LOOP(T, T, S##_floordiv);                                                          \
@@ -419,6 +422,44 @@ static int dtype_ok(tide_dtype dt) {
     return dt != TIDE_DTYPE_F16 && dt != TIDE_DTYPE_BF16 && (unsigned)dt < TIDE_DTYPE_COUNT;
 }
 
+/* ---- integer division by zero ------------------------------------------------------------- */
+
+static int is_int_division(tide_op op, tide_dtype dt) {
+    return (op == TIDE_OP_FLOORDIV || op == TIDE_OP_REMAINDER || op == TIDE_OP_FMOD) &&
+           dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64;
+}
+
+typedef struct zero_arg {
+    size_t es;
+    int    found;
+} zero_arg;
+
+static void zero_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    zero_arg   *za = arg;
+    const char *pb = p[0];
+    for (int64_t i = 0; i < n && !za->found; i++, pb += s[0])
+        za->found = za->es == 8   ? *(const int64_t *)pb == 0
+                    : za->es == 4 ? *(const int32_t *)pb == 0
+                                  : *(const uint8_t *)pb == 0;
+}
+
+/* A zero divisor raises before anything is written. Here the check is one compare per element
+ * next to a division; a GPU backend would need a device synchronisation (docs/API.md). */
+static tide_status check_divisor(const char *name, const tide_kview *b) {
+    const tide_kview *v[1] = {b};
+    cpu_iter          it;
+    CPU_TRY(cpu_iter_init(&it, name, 1, v));
+    zero_arg za = {cpu_dtype_size(b->dtype), 0};
+    cpu_iter_run(&it, 0, zero_row, &za);
+    if (za.found)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: integer division by zero; the divisor holds a 0 (convert to a "
+                           "float dtype for inf/nan results, or replace the zeros with where)",
+                           name);
+    return TIDE_OK;
+}
+
 static int is_binary(tide_op op) {
     return op >= TIDE_OP_ADD && op <= TIDE_OP_GE;
 }
@@ -440,6 +481,8 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
         return tide_seterr(TIDE_EDTYPE,
                            "%s: cpu kernel got mixed dtypes ; promote operands to one dtype first",
                            name);
+    if (is_int_division(op, a->dtype))
+        CPU_TRY(check_divisor(name, b));
     op_arg oa = {op, a->dtype, 0, 0};
     /* the common case first: three contiguous operands of one shape, below the thread grain,
      * are one row; the iterator's setup cost more than a small op's loop */

@@ -19,17 +19,18 @@ static void rnd_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
     char          *po = p[0];
     for (int64_t i = 0; i < n; i++, po += s[0]) {
         unsigned long long c = ra->offset + (uint64_t)(index + i);
-        double             v = ra->kind == TIDE_RANDOM_UNIFORM
-                                   ? ra->lo + (ra->hi - ra->lo) * tide_rng_uniform(ra->seed, c)
-                                   : ra->lo + ra->hi * tide_rng_normal(ra->seed, c);
-        if (ra->dt == TIDE_DTYPE_F32) {
-            float f = (float)v;
-            /* rounding to float can reach hi: keep uniform draws in [lo, hi) */
-            if (ra->kind == TIDE_RANDOM_UNIFORM && f >= (float)ra->hi && ra->hi > ra->lo)
-                f = nextafterf((float)ra->hi, -INFINITY);
-            *(float *)po = f;
+        if (ra->kind == TIDE_RANDOM_NORMAL) {
+            double v = ra->lo + ra->hi * tide_rng_normal(ra->seed, c);
+            if (ra->dt == TIDE_DTYPE_F32)
+                *(float *)po = (float)v;
+            else
+                *(double *)po = v;
         } else {
-            *(double *)po = v;
+            double u = tide_rng_uniform(ra->seed, c);
+            if (ra->dt == TIDE_DTYPE_F32)
+                *(float *)po = tide_rng_in_range_f(ra->lo, ra->hi, u);
+            else
+                *(double *)po = tide_rng_in_range_d(ra->lo, ra->hi, u);
         }
     }
 }

@@ -9,15 +9,17 @@
 
 // ---- scalar math by compute type ------------------------------------------------------------
 
-/* The cheap ops are inlined into every kernel; pow, fmod, floor_divide and all unary math are
- * out-of-line calls shared by the kernels of every dtype: inlined, they multiplied the size of
- * this file's machine code (and its build time) many times over for no measurable gain. */
+/* The cheap ops are inlined into every kernel; pow, remainder, fmod, floor_divide and all unary
+ * math are out-of-line calls shared by the kernels of every dtype: inlined, they multiplied the
+ * size of this file's machine code (and its build time) many times over for no measurable gain. */
 __device__ __noinline__ float bin_heavy(int op, float a, float b) {
     switch (op) {
     case TIDE_OP_POW:
         return tide_pow_f(a, b);
-    case TIDE_OP_MOD:
-        return tide_mod_f(a, b);
+    case TIDE_OP_REMAINDER:
+        return tide_remainder_f(a, b);
+    case TIDE_OP_FMOD:
+        return tide_fmod_f(a, b);
     default:
         return tide_floordiv_f(a, b);
     }
@@ -27,8 +29,10 @@ __device__ __noinline__ double bin_heavy(int op, double a, double b) {
     switch (op) {
     case TIDE_OP_POW:
         return tide_pow_d(a, b);
-    case TIDE_OP_MOD:
-        return tide_mod_d(a, b);
+    case TIDE_OP_REMAINDER:
+        return tide_remainder_d(a, b);
+    case TIDE_OP_FMOD:
+        return tide_fmod_d(a, b);
     default:
         return tide_floordiv_d(a, b);
     }
@@ -45,7 +49,8 @@ __device__ __forceinline__ float bin_apply(int op, float a, float b) {
     case TIDE_OP_DIV:
         return tide_div_f(a, b);
     case TIDE_OP_POW:
-    case TIDE_OP_MOD:
+    case TIDE_OP_REMAINDER:
+    case TIDE_OP_FMOD:
     case TIDE_OP_FLOORDIV:
         return bin_heavy(op, a, b);
     case TIDE_OP_MAXIMUM:
@@ -68,7 +73,8 @@ __device__ __forceinline__ double bin_apply(int op, double a, double b) {
     case TIDE_OP_DIV:
         return tide_div_d(a, b);
     case TIDE_OP_POW:
-    case TIDE_OP_MOD:
+    case TIDE_OP_REMAINDER:
+    case TIDE_OP_FMOD:
     case TIDE_OP_FLOORDIV:
         return bin_heavy(op, a, b);
     case TIDE_OP_MAXIMUM:
@@ -80,8 +86,9 @@ __device__ __forceinline__ double bin_apply(int op, double a, double b) {
     }
 }
 
-/* integers: exact (wrapping) where the result is an integer, the double math otherwise; a zero
- * divisor gives 0 rather than undefined behaviour */
+/* integers: exact (wrapping) where the result is an integer, the double math otherwise; division
+ * is scalar_math.h's, as on the CPU (int32 computed in int64 wraps back the same way): a zero
+ * divisor gives 0, MIN // -1 is MIN, never a trap */
 __device__ __forceinline__ int64_t bin_apply(int op, int64_t a, int64_t b) {
     switch (op) {
     case TIDE_OP_ADD:
@@ -94,18 +101,12 @@ __device__ __forceinline__ int64_t bin_apply(int op, int64_t a, int64_t b) {
         return (int64_t)tide_div_d((double)a, (double)b);
     case TIDE_OP_POW:
         return (int64_t)tide_pow_d((double)a, (double)b);
-    case TIDE_OP_MOD: {
-        if (b == 0)
-            return 0;
-        int64_t m = a % b;
-        return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
-    }
-    case TIDE_OP_FLOORDIV: {
-        if (b == 0)
-            return 0;
-        int64_t q = a / b;
-        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-    }
+    case TIDE_OP_REMAINDER:
+        return tide_remainder_i64(a, b);
+    case TIDE_OP_FMOD:
+        return tide_fmod_i64(a, b);
+    case TIDE_OP_FLOORDIV:
+        return tide_floordiv_i64(a, b);
     case TIDE_OP_MAXIMUM:
         return a > b ? a : b;
     case TIDE_OP_MINIMUM:

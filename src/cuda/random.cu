@@ -11,16 +11,15 @@ __global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out,
         int64_t off[1];
         tide_iter_offsets<1, uint32_t>(it, i, off);
         unsigned long long c = offset + first + i;
-        double             v = normal ? lo + hi * tide_rng_normal(seed, c)
-                                      : lo + (hi - lo) * tide_rng_uniform(seed, c);
-        if (dt == TIDE_DTYPE_F32 && !normal) {
-            /* as the CPU: rounding to float can reach hi, keep uniform draws in [lo, hi) */
-            float f = (float)v;
-            if (f >= (float)hi && hi > lo)
-                f = nextafterf((float)hi, -INFINITY);
-            ((float *)out)[off[0]] = f;
+        if (normal) {
+            tide_store_dyn(out, off[0], dt, lo + hi * tide_rng_normal(seed, c));
         } else {
-            tide_store_dyn(out, off[0], dt, v);
+            /* as the CPU: [lo, hi) after rounding to the dtype */
+            double u = tide_rng_uniform(seed, c);
+            if (dt == TIDE_DTYPE_F32)
+                ((float *)out)[off[0]] = tide_rng_in_range_f(lo, hi, u);
+            else
+                tide_store_dyn(out, off[0], dt, tide_rng_in_range_d(lo, hi, u));
         }
     }
 }
