@@ -47,11 +47,12 @@ HEADERS    := $(wildcard include/*.h include/*.def src/*.h src/cpu/*.h src/io/*.
 LIBTIDE    := $(BUILD)/libtide.a
 LUAMOD     := $(BUILD)/lua/tide/core.so
 LIBTIDE_SO := $(BUILD)/libtide.so.0
+OMP_WAIT_SO := $(BUILD)/lua/tide/omp_wait.so
 
 .PHONY: all test ctests asan bench demo gpu-check format format-check check-layering clean \
         deps install embed-demo
 
-all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) cuda
+all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(OMP_WAIT_SO) cuda
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -80,6 +81,12 @@ $(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-z,nodelete -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
 	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
+
+# tide's OpenMP wait default for Lua programs, loaded by tide/init.lua before core.so (see the
+# file); no Lua, no OpenMP
+$(OMP_WAIT_SO): lua/preload/omp_wait.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) -shared -o $@ $<
 
 # the same object under the name hosts link (-ltide)
 $(LIBTIDE_SO): $(LUAMOD)

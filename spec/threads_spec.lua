@@ -39,6 +39,22 @@ describe("one thread pool", function()
         assert.are.equal("done\nexit=0\n", out)
     end)
 
+    it("spins 3,000 iterations after a parallel region unless the user chose a policy", function()
+        local cmd = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/lua/?.so;;' "
+            .. "OMP_DISPLAY_ENV=VERBOSE %s lua5.4 -e \"require 'tide'; "
+            .. "print('child env', os.getenv('GOMP_SPINCOUNT'))\""
+        local out = run(string.format(cmd, "env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY"))
+        assert.is_truthy(out:find("GOMP_SPINCOUNT = '3000'", 1, true), out)
+        -- libgomp has read it: processes the program starts do not inherit it
+        assert.is_truthy(out:find("child env\tnil", 1, true), out)
+        out = run(string.format(cmd, "env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=ACTIVE"))
+        assert.is_truthy(out:find("OMP_WAIT_POLICY = 'ACTIVE'", 1, true), out)
+        assert.is_falsy(out:find("GOMP_SPINCOUNT = '3000'", 1, true), out)
+        out = run(string.format(cmd, "GOMP_SPINCOUNT=12345"))
+        assert.is_truthy(out:find("GOMP_SPINCOUNT = '12345'", 1, true), out)
+        assert.is_truthy(out:find("child env\t12345", 1, true), out)
+    end)
+
     it("gives the one-thread results above the thread grain", function()
         local n = 300000
         local a = tide.arange(n, { dtype = "float32" }):mul(1e-5)
