@@ -403,6 +403,12 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
 /* columns -> [N, C, H, W] summing overlaps (gradient of im2col) */
 tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
                         tide_conv_geom g, tide_tensor **out);
+/* the same with the batch folded into the columns: [C*kh*kw, N, OH*OW], so that a convolution
+ * is one gemm over the whole batch ([Cout, C*kh*kw] @ [C*kh*kw, N*OH*OW]) */
+tide_status tide_im2col_folded(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                               tide_tensor **out);
+tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H,
+                               int64_t W, tide_conv_geom g, tide_tensor **out);
 /* values and int64 argmax positions (h*W + w within each plane, 0-based) */
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                            tide_tensor **out, tide_tensor **indices);
@@ -431,6 +437,35 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
                                    const tide_tensor *prev, const tide_tensor *out,
                                    const tide_tensor *grad_out, tide_tensor **dgi,
                                    tide_tensor **dgh, tide_tensor **dprev);
+
+/* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
+tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in);
+
+/* Fused optimizer steps (tide.optim): one in-place pass over a parameter and its state, with
+ * no temporaries. PyTorch's formulas:
+ *   SGD:  g = (maximize ? -g : g) + weight_decay*p; with momentum:
+ *         buf = first_step ? g : momentum*buf + (1 - dampening)*g;
+ *         g = nesterov ? g + momentum*buf : buf;  p -= lr*g
+ *   Adam: g = maximize ? -g : g; decoupled (AdamW) ? p *= 1 - lr*weight_decay
+ *         : g += weight_decay*p; m = beta1*m + (1 - beta1)*g; v = beta2*v + (1 - beta2)*g*g;
+ *         p -= lr/bias_correction1 * m / (sqrt(v)/sqrt(bias_correction2) + eps)
+ * param and the state tensors: one float dtype, device and shape, contiguous; grad may be
+ * strided (read from a contiguous copy then). */
+typedef enum tide_optim_kind { TIDE_OPTIM_SGD, TIDE_OPTIM_ADAM } tide_optim_kind;
+typedef struct tide_optim_hparams {
+    tide_optim_kind kind;
+    double          lr, weight_decay;
+    int             maximize;
+    double          momentum, dampening; /* SGD */
+    int             nesterov, first_step;
+    double          beta1, beta2, eps, bias_correction1, bias_correction2; /* Adam */
+    int             decoupled;
+} tide_optim_hparams;
+/* SGD: state1 is the momentum buffer (NULL without momentum), state2 NULL; Adam: state1 the
+ * first moment (exp_avg), state2 the second (exp_avg_sq). Writes param and the states. */
+tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_tensor *param,
+                             const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2);
 
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #pragma GCC visibility pop

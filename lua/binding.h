@@ -167,6 +167,9 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods);  /* nn_kernels.c */
 void tl_open_rnn_cell(lua_State *L, int mod);                 /* rnn_cell.c */
 void tl_open_ordering(lua_State *L, int mod, int methods);    /* ordering.c */
 
+/* ---- optim.c ---- */
+void tl_open_optim(lua_State *L, int mod);
+
 /* ---- format.c ---- */
 int tl_tostring(lua_State *L);
 /* pushes a userdata owning a host (cpu:0) tensor with t's values, readable by tl_read */

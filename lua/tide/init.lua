@@ -1,6 +1,15 @@
 -- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
 -- and lazy fields nn / optim / data loaded on first use.
+-- tide's OpenMP wait default (GOMP_SPINCOUNT=3000 unless the user set a policy) must be in the
+-- environment before core.so loads libgomp; omp_wait.so sets it from its constructor and its
+-- restore function takes it back out once libgomp has read it (lua/preload/omp_wait.c)
+local omp_wait = package.searchpath and package.loadlib
+  and package.searchpath("tide.omp_wait", package.cpath)
+local omp_restore = omp_wait and package.loadlib(omp_wait, "tide_omp_wait_restore")
 local core = require "tide.core"
+if omp_restore then
+  omp_restore()
+end
 
 local tide = {}
 for k, v in pairs(core) do

@@ -73,4 +73,6 @@ const tide_backend tide_cpu_backend = {
     .gather = cpu_gather,
     .scatter = cpu_scatter,
     .sort = cpu_sort,
+    .optim_step = cpu_optim_step,
+    .relu_backward = cpu_relu_backward,
 };

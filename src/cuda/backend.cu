@@ -340,6 +340,8 @@ static const tide_backend cuda_backend = {
     /* .gather = */ tide_cuda_gather,
     /* .scatter = */ tide_cuda_scatter,
     /* .sort = */ tide_cuda_sort,
+    /* .optim_step = */ tide_cuda_optim_step,
+    /* .relu_backward = */ tide_cuda_relu_backward,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

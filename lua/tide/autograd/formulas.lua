@@ -229,8 +229,13 @@ function BW.sigmoid(nd, g)
     return g:mul(y:mul(y:neg():add(1)))
 end
 
+local RELU_FUSED = { float32 = true, float64 = true }
 function BW.relu(nd, g)
-    return g:mul(nd[1]:gt(0))
+    local x = nd[1]
+    if RELU_FUSED[x.dtype] and g.dtype == x.dtype then
+        return core.relu_backward(g, x) -- one pass: x > 0 ? g : 0
+    end
+    return g:mul(x:gt(0))
 end
 
 -- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi = gelu(x)/x (0.5 at x = 0)
@@ -813,23 +818,25 @@ function BW.linear(nd, g)
     return gx, gw, gb
 end
 
--- conv2d as im2col + one batched gemm; the node keeps the columns for the weight's gradient
+-- conv2d as one gemm over the batch-folded columns [C*kh*kw, N*L] (nn/_fused.lua): g folded
+-- the same way makes the weight gradient and the columns' gradient one gemm each
 function BW.conv2d(nd, g)
     local x, w, b = nd[1], nd[2], nd[3]
     local n, cout = g:size(1), g:size(2)
-    local g3 = g:reshape(n, cout, -1) -- [N, Cout, L]
+    local l = math.floor(g:numel() / math.max(1, n * cout))
+    local gf = g:reshape(n, cout, l):transpose(1, 2):contiguous():view(cout, n * l)
     local gx, gw, gb
     if needs(w) then
-        gw = g3:matmul(nd.cols:transpose(2, 3)):sum(1):view(w.shape)
+        gw = gf:matmul(nd.cols:t()):view(w.shape)
     end
     if needs(b) then
-        gb = g3:sum(3):sum(1)
+        gb = gf:sum(2)
     end
     if needs(x) then
         local k = nd.geom
-        local gcols = w:reshape(cout, -1):t():matmul(g3) -- [N, C*kh*kw, L]
-        gx = core.col2im(gcols, x:size(2), x:size(3), x:size(4), k[1], k[2], k[3], k[4], k[5],
-            k[6])
+        local gcols = w:reshape(cout, -1):t():matmul(gf) -- [C*kh*kw, N*L]
+        gx = core.col2im_folded(gcols:view(gcols:size(1), n, l), x:size(2), x:size(3),
+            x:size(4), k[1], k[2], k[3], k[4], k[5], k[6])
     end
     return gx, gw, gb
 end
