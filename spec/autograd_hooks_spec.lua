@@ -195,7 +195,7 @@ describe("tide.autograd.grad", function()
         local conv = tide.nn.Conv2d(1, 1, 2):double()
         local im = tide.randn({ 1, 1, 3, 3 }, { dtype = "float64", requires_grad = true })
         raises_here("autograd.grad: create_graph: the gradient of Conv2dBackward0 cannot be " ..
-            "differentiated again yet (col2im: not differentiable: argument #1 requires grad; " ..
+            "differentiated again yet (col2im_folded: not differentiable: argument #1 requires grad; " ..
             "call it under tide.no_grad or on detach()ed tensors)", autograd.grad,
             conv(im):sum(), im, { create_graph = true })
     end)
