@@ -24,7 +24,16 @@ WARN       := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden -fopenmp $(WARN) \
               -Iinclude -Isrc \
               -I/usr/include/x86_64-linux-gnu $(EXTRA_CFLAGS)
-LIBS       := -lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp
+comma      := ,
+# OpenBLAS's OpenMP build shares tide's OpenMP pool (one pool; the pthreads build spins its own
+# threads against tide's kernels). Debian installs it beside the pthreads build and
+# update-alternatives prefers pthreads, so it is named by directory, with a run path.
+OPENBLAS_OMP ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0 \
+                /usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0))
+OPENBLAS_DIR := $(patsubst %/,%,$(dir $(OPENBLAS_OMP)))
+BLAS_LIBS  := $(if $(OPENBLAS_OMP),-L$(OPENBLAS_DIR) -Wl$(comma)-rpath$(comma)$(OPENBLAS_DIR)) \
+              -lopenblas
+LIBS       := $(BLAS_LIBS) -lcjson -lz -lm -ldl -lpthread -fopenmp
 SAN        := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 CORE_SRC   := $(wildcard src/*.c src/cpu/*.c src/io/*.c)
@@ -38,11 +47,12 @@ HEADERS    := $(wildcard include/*.h include/*.def src/*.h src/cpu/*.h src/io/*.
 LIBTIDE    := $(BUILD)/libtide.a
 LUAMOD     := $(BUILD)/lua/tide/core.so
 LIBTIDE_SO := $(BUILD)/libtide.so.0
+OMP_WAIT_SO := $(BUILD)/lua/tide/omp_wait.so
 
 .PHONY: all test ctests asan bench demo gpu-check format format-check check-layering clean \
         deps install embed-demo
 
-all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) cuda dist
+all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(OMP_WAIT_SO) cuda dist
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -64,11 +74,19 @@ $(LIBTIDE): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # core.so is the whole library (core + binding): the object `require "tide.core"` loads is the
-# one a host links as libtide.so.0 (make install makes core.so a link to it, see tools/install.mk)
+# one a host links as libtide.so.0 (make install makes core.so a link to it, see tools/install.mk).
+# -z nodelete: lua_close unloads core.so while OpenMP's workers (which run its code) live on;
+# the process then crashes at exit
 $(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
+	$(CC) -shared -Wl,-z,nodelete -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
 	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
+
+# tide's OpenMP wait default for Lua programs, loaded by tide/init.lua before core.so (see the
+# file); no Lua, no OpenMP
+$(OMP_WAIT_SO): lua/preload/omp_wait.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) -shared -o $@ $<
 
 # the same object under the name hosts link (-ltide)
 $(LIBTIDE_SO): $(LUAMOD)
@@ -118,7 +136,7 @@ ubsan-clang:
 	@sh spec/support/run_ubsan_clang.sh build-ubsan-clang
 
 bench: all
-	@sh bench/run.sh
+	@LIBS="$(LIBS)" sh bench/run.sh
 
 deps:
 	@sh tools/deps.sh

@@ -1,5 +1,5 @@
 """cnn_step.py: the PyTorch reference for bench/cnn_step.lua (the model and loop are in
-mlp_step.py). Usage: cnn_step.py THREADS ITERS REPS BATCH...
+mlp_step.py). Usage: cnn_step.py ITERS REPS BATCH...
 """
 import os
 import sys

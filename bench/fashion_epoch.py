@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch half of bench/fashion_epoch.lua: one training epoch of the same models, with the same
-loop, on the CPU. Prints one line per model: "<model> <seconds> <last loss>".
+loop, on the CPU, in the thread setting bench/compare.lua picked. Prints one line per model:
+"result <model> <seconds>".
 
 usage: /usr/bin/python3 bench/fashion_epoch.py [--images N] [--models mlp,cnn] [--data DIR]
 """
@@ -11,6 +12,10 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
+
+import torch_ref
+
+torch_ref.setup()
 
 p = argparse.ArgumentParser()
 p.add_argument("--images", type=int, default=60000)
@@ -58,5 +63,5 @@ for kind in a.models.split(","):
         loss = loss_fn(model(xb), yb)
         loss.backward()
         opt.step()
-    last = loss.item()
-    print(kind, time.perf_counter() - t0, last, flush=True)
+    assert loss.item() == loss.item()  # not NaN
+    torch_ref.report(kind, time.perf_counter() - t0)

@@ -1,88 +1,70 @@
 -- mlp_step.lua: one training step (zero_grad, forward, cross-entropy, backward, SGD momentum
 -- step) of an MLP 784-256-128-10 at batch 64 and 256 on the CPU, beside the same model in
--- Debian's PyTorch (bench/mlp_step.py, same thread count) in the same run; prints
--- "name: tide X ms, pytorch Y ms, ratio Z" per batch size. Issue 4 target: ratio <= 1.0.
---   lua5.4 bench/mlp_step.lua [ITERS [REPS]]     (bench/run.sh sets the paths)
+-- Debian's PyTorch (bench/mlp_step.py) at its best setting, in rounds (bench/compare.lua);
+-- prints "name: tide X ms, pytorch-best Y ms (setting), ratio Z" per batch size.
+-- Issue 15 targets: ratio <= 0.6 at batch 64, <= 0.7 at 256.
+--   lua5.4 bench/mlp_step.lua [ITERS [REPS [ROUNDS]]]     (bench/run.sh sets the paths)
 -- Required as a module (bench/cnn_step.lua does), it returns the timing loop instead.
 local tide = require "tide"
 local nn = require "tide.nn"
 local optim = require "tide.optim"
 local M = {}
 
-local PYTHON = os.getenv("TIDE_BENCH_PYTHON") or "/usr/bin/python3"
+local compare = require "bench.compare"
 local clock = tide.wall_time or os.clock
 
-local function median(v)
-    table.sort(v)
-    local n = #v
-    return n % 2 == 1 and v[(n + 1) / 2] or (v[n / 2] + v[n / 2 + 1]) / 2
-end
-
--- PyTorch gets the threads tide's BLAS uses: OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) when
--- set, else every core (OpenBLAS's default)
-local function nproc()
-    local env = tonumber(os.getenv("OPENBLAS_NUM_THREADS") or os.getenv("OMP_NUM_THREADS") or "")
-    if env then
-        return env
-    end
-    local p = io.popen("nproc 2>/dev/null")
-    local n = p and tonumber(p:read("*a")) or 1
-    if p then
-        p:close()
-    end
-    return n or 1
-end
-
+-- b = { name, kind, batches, iters, reps, rounds, make, describe }: per round, tide times every
+-- batch (median of reps runs of iters steps), then the reference does the same in each setting
 function M.run(b)
     tide.manual_seed(0)
-    local threads = nproc()
-    local ref = {}
-    local cmd = string.format("%s bench/%s_step.py %d %d %d %s 2>&1", PYTHON, b.kind, threads,
-        b.iters, b.reps, table.concat(b.batches, " "))
-    local py = io.popen(cmd)
-    local out = py:read("*a")
-    py:close()
-    for batch, ms in out:gmatch("(%d+) ([%d%.e+-]+)") do
-        ref[tonumber(batch)] = tonumber(ms)
-    end
-    print(string.format("%s: %s, %d threads, median of %d runs of %d steps", b.name, b.describe,
-        threads, b.reps, b.iters))
+    print(string.format("%s: %s, median of %d runs of %d steps per round", b.name, b.describe,
+        b.reps, b.iters))
     local lossf = nn.CrossEntropyLoss()
+    local steps = {}
     for _, batch in ipairs(b.batches) do
         local model, opt, x, y = b.make(batch)
         local loss
-        local function step()
+        steps[batch] = function()
             opt:zero_grad()
             loss = lossf(model(x), y)
             loss:backward()
             opt:step()
+            return loss
         end
         for _ = 1, math.max(5, math.floor(b.iters / 5)) do
-            step()
+            steps[batch]()
         end
-        local times = {}
-        for _ = 1, b.reps do
-            collectgarbage()
-            local t0 = clock()
-            for _ = 1, b.iters do
-                step()
+    end
+    local function time_tide()
+        local out = {}
+        for _, batch in ipairs(b.batches) do
+            local step, times, loss = steps[batch], {}, nil
+            for _ = 1, b.reps do
+                collectgarbage()
+                local t0 = clock()
+                for _ = 1, b.iters do
+                    loss = step()
+                end
+                times[#times + 1] = clock() - t0
             end
-            times[#times + 1] = clock() - t0
+            local l = loss:item()
+            assert(l == l, "loss is NaN")
+            out[tostring(batch)] = compare.median(times) / b.iters * 1e3
         end
-        local l = loss:item()
-        assert(l == l, "loss is NaN")
-        local ms = median(times) / b.iters * 1e3
-        local pt = ref[batch]
-        if pt then
-            print(string.format("%s batch %d: tide %.3f ms, pytorch %.3f ms, ratio %.2f", b.name,
-                batch, ms, pt, ms / pt))
+        return out
+    end
+    local res, why = compare.run { rounds = b.rounds, tide = time_tide,
+        reference = string.format("bench/%s_step.py %d %d %s", b.kind, b.iters, b.reps,
+            table.concat(b.batches, " ")) }
+    for _, batch in ipairs(b.batches) do
+        local label = string.format("%s batch %d", b.name, batch)
+        if res and res[tostring(batch)] then
+            compare.print_line(label, res[tostring(batch)], "ms", 1, b.rounds)
         else
-            print(string.format("%s batch %d: tide %.3f ms, pytorch n/a (%s)", b.name, batch, ms,
-                (out:gsub("\n", " ")):sub(1, 200)))
+            print(string.format("%s: pytorch n/a (%s)", label, why or "no figure"))
         end
     end
 end
-
 
 if ... == "bench.mlp_step" then
     return M
@@ -90,9 +72,10 @@ end
 
 local ITERS = tonumber(arg and arg[1]) or 50
 local REPS = tonumber(arg and arg[2]) or 5
+local ROUNDS = tonumber(arg and arg[3]) or 5
 
 M.run {
-    name = "mlp_step", kind = "mlp", batches = { 64, 256 }, iters = ITERS, reps = REPS,
+    name = "mlp_step", kind = "mlp", batches = { 64, 256 }, iters = ITERS, reps = REPS, rounds = ROUNDS,
     make = function(batch)
         local m = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
             nn.Linear(128, 10))

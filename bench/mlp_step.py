@@ -4,8 +4,9 @@ One training step (zero_grad, forward, cross-entropy, backward, SGD momentum ste
   mlp: 784-256-128-10 with ReLU at each batch size given
   cnn: conv 1->32 3x3, ReLU, maxpool 2, conv 32->64 3x3, ReLU, maxpool 2, Linear 1600->128,
        ReLU, Linear 128->10 on 28x28 inputs
-Usage: mlp_step.py THREADS ITERS REPS BATCH...   (cnn_step.py: the same arguments)
-Prints "<batch> <median ms per step>" per batch size.
+Usage: mlp_step.py ITERS REPS BATCH...   (cnn_step.py: the same arguments); the thread
+setting comes from bench/compare.lua (torch_ref.setup). Prints "result <batch> <median ms per
+step>" per batch size.
 """
 import statistics
 import sys
@@ -14,6 +15,7 @@ import time
 import torch
 from torch import nn
 
+import torch_ref
 
 
 def model_for(kind):
@@ -26,11 +28,11 @@ def model_for(kind):
 
 
 def main(kind, argv):
-    torch.set_num_threads(int(argv[0]))
-    iters, reps = int(argv[1]), int(argv[2])
+    torch_ref.setup()
+    iters, reps = int(argv[0]), int(argv[1])
     torch.manual_seed(0)
-    for batch in map(int, argv[3:]):
-        print(batch, time_step(kind, batch, iters, reps), flush=True)
+    for batch in map(int, argv[2:]):
+        torch_ref.report(batch, time_step(kind, batch, iters, reps))
 
 
 def time_step(kind, batch, iters, reps):

@@ -1,21 +1,17 @@
 -- overhead.lua — per-op overhead of `c = a + b` on float32 tensors of 1 and 100 elements,
--- tide against Debian's PyTorch (bench/overhead.py, one thread) in the same run.
--- Issue 2 target: tide <= 0.5x PyTorch's time per op. Median of REPS runs of ITERS ops.
---   lua5.4 bench/overhead.lua [ITERS [REPS]]     (bench/run.sh sets the paths)
+-- tide against Debian's PyTorch (bench/overhead.py) at its best setting, in rounds
+-- (bench/compare.lua). Issue 15 target: tide <= 0.25x PyTorch's time per op. Per round, the
+-- median of REPS runs of ITERS ops.
+--   lua5.4 bench/overhead.lua [ITERS [REPS [ROUNDS]]]     (bench/run.sh sets the paths)
 local tide = require "tide"
+local compare = require "bench.compare"
 
-local ITERS = tonumber(arg[1]) or 100000
-local REPS = tonumber(arg[2]) or 11
-local PYTHON = os.getenv("TIDE_BENCH_PYTHON") or "/usr/bin/python3"
+local ITERS = tonumber(arg[1]) or 20000
+local REPS = tonumber(arg[2]) or 5
+local ROUNDS = tonumber(arg[3]) or 5
 
 -- a monotonic wall clock like Python's perf_counter; os.clock (CPU time of all threads) else
 local clock = tide.wall_time or os.clock
-
-local function median(v)
-    table.sort(v)
-    local n = #v
-    return n % 2 == 1 and v[(n + 1) / 2] or (v[n / 2] + v[n / 2 + 1]) / 2
-end
 
 -- one timed run of ITERS additions, in ns per op
 local function run_add(a, b)
@@ -45,7 +41,7 @@ local function time_adds(sizes)
     end
     local out = {}
     for i, size in ipairs(sizes) do
-        out[size] = median(times[i])
+        out[size] = compare.median(times[i])
     end
     return out
 end
@@ -59,34 +55,29 @@ local function time_loop()
         end
         times[#times + 1] = clock() - t0
     end
-    return median(times) / ITERS * 1e9
+    return compare.median(times) / ITERS * 1e9
 end
 
-local ref = {}
-local py = io.popen(string.format("%s bench/overhead.py %d %d 2>&1", PYTHON, ITERS, REPS))
-local py_out = py:read("*a")
-py:close()
-for size, ns in py_out:gmatch("(%d+) ([%d%.e+-]+)") do
-    ref[tonumber(size)] = tonumber(ns)
-end
+local res, why = compare.run { rounds = ROUNDS,
+    tide = function()
+        local t = time_adds({ 1, 100 })
+        return { ["1"] = t[1], ["100"] = t[100] }
+    end,
+    reference = string.format("bench/overhead.py %d %d", ITERS, REPS) }
 
-print(string.format("overhead: c = a + b, float32, median of %d runs of %d ops", REPS, ITERS))
-print(string.format("  %-8s %12s %14s %8s", "elements", "tide ns/op", "PyTorch ns/op", "ratio"))
+print(string.format("overhead: c = a + b, float32, median of %d runs of %d ops per round",
+    REPS, ITERS))
 local worst = 0
-local mine = time_adds({ 1, 100 })
 for _, size in ipairs({ 1, 100 }) do
-    local t = mine[size]
-    if ref[size] then
-        local ratio = t / ref[size]
-        worst = math.max(worst, ratio)
-        print(string.format("  %-8d %12.0f %14.0f %7.2fx", size, t, ref[size], ratio))
+    local r = res and res[tostring(size)]
+    if r then
+        worst = math.max(worst, r.ratio)
+        compare.print_line(string.format("overhead %d float32", size), r, "ns", 1, ROUNDS)
     else
-        print(string.format("  %-8d %12.0f %14s", size, t, "n/a"))
+        print(string.format("overhead %d float32: pytorch n/a (%s)", size, why or "no figure"))
     end
 end
 print(string.format("  (an empty Lua loop iteration: %.1f ns)", time_loop()))
-if next(ref) then
-    print(string.format("  target: tide <= 0.50x PyTorch; reached %.2fx (worst size)", worst))
-else
-    print("  PyTorch reference unavailable: " .. py_out:gsub("\n", " "):sub(1, 200))
+if res then
+    print(string.format("  target: tide <= 0.25x PyTorch-best; reached %.2fx (worst size)", worst))
 end

@@ -1,7 +1,7 @@
 """overhead.py — the PyTorch reference for bench/overhead.lua: per-op time of `a + b` on
-float32 tensors of 1 and 100 elements, one thread (tide's small ops run on one thread too).
+float32 tensors of 1 and 100 elements, in the thread setting bench/compare.lua picked.
 
-Prints one line per size: "<size> <median ns per op>". Run by overhead.lua in the same run,
+Prints one line per size: "result <size> <median ns per op>". Run by overhead.lua in rounds,
 with Debian's /usr/bin/python3 and python3-torch.
 """
 import statistics
@@ -10,7 +10,9 @@ import time
 
 import torch
 
-torch.set_num_threads(1)
+import torch_ref
+
+torch_ref.setup()
 ITERS = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
 REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 7
 
@@ -29,4 +31,4 @@ for rep in range(REPS + 1):
         assert c.sum().item() == 2.0 * n
 
 for n in SIZES:
-    print(n, statistics.median(times[n]) / ITERS * 1e9)
+    torch_ref.report(n, statistics.median(times[n]) / ITERS * 1e9)

@@ -14,7 +14,7 @@ B=build/bench
 mkdir -p "$B"
 CFLAGS="-std=c11 -D_GNU_SOURCE -O3 -march=x86-64-v2 -g -fopenmp -Iinclude -Isrc \
 -I/usr/include/x86_64-linux-gnu"
-LIBS="build/libtide.a -lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp"
+LIBS="build/libtide.a ${LIBS:--lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp}"
 LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 LUA_CPATH="build/lua/?.so;;"
 export LUA_PATH LUA_CPATH

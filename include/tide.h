@@ -341,6 +341,34 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
 /* dst.index_select(dim, index) += src (for gradients of index_select / embedding) */
 tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
                             const tide_tensor *src);
+/* gather/scatter as PyTorch's (index of the input's rank, 0-based values, int64 or int32);
+ * scatter_ writes src (a 0-d src: one value for all) and accumulate sums duplicates */
+tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
+                        tide_tensor **out);
+tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
+                          const tide_tensor *src, int accumulate);
+/* values and 0-based int64 indices of a sorted along dim (stable, NaN largest) */
+tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
+                      tide_tensor **values, tide_tensor **indices);
+/* mask (bool) ? value (0-d) : a, mask broadcast to a's shape */
+tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,
+                             const tide_tensor *value, tide_tensor **out);
+/* the elements of a (broadcast with mask) where mask is true, 1-d; *positions (may be NULL):
+ * their 0-based row-major positions in the broadcast shape */
+tide_status tide_masked_select(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,
+                               tide_tensor **out, tide_tensor **positions);
+/* tril (upper 0) / triu (upper 1) of the last two dims, diagonal offset k */
+tide_status tide_tri(tide_ctx *ctx, const tide_tensor *a, int64_t k, int upper, tide_tensor **out);
+tide_status tide_flip(tide_ctx *ctx, const tide_tensor *a, int ndims, const int *dims,
+                      tide_tensor **out);
+/* ndims 0: roll the flattened tensor by shifts[0] */
+tide_status tide_roll(tide_ctx *ctx, const tide_tensor *a, int ndims, const int64_t *shifts,
+                      const int *dims, tide_tensor **out);
+/* out[..., c] = t[...] == c (int64), c in [0, n); n < 0: max(t) + 1 */
+tide_status tide_one_hot(tide_ctx *ctx, const tide_tensor *t, int64_t n, tide_tensor **out);
+/* n 0-based category draws per row of probs (1-d or 2-d, unnormalized), from ctx's generator */
+tide_status tide_multinomial(tide_ctx *ctx, const tide_tensor *probs, int64_t n, int replacement,
+                             tide_tensor **out);
 tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
                      tide_tensor **out);
 /* n tensors of one shape joined along a new dim (0..ndim) */
@@ -375,12 +403,69 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
 /* columns -> [N, C, H, W] summing overlaps (gradient of im2col) */
 tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
                         tide_conv_geom g, tide_tensor **out);
+/* the same with the batch folded into the columns: [C*kh*kw, N, OH*OW], so that a convolution
+ * is one gemm over the whole batch ([Cout, C*kh*kw] @ [C*kh*kw, N*OH*OW]) */
+tide_status tide_im2col_folded(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                               tide_tensor **out);
+tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H,
+                               int64_t W, tide_conv_geom g, tide_tensor **out);
 /* values and int64 argmax positions (h*W + w within each plane, 0-based) */
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                            tide_tensor **out, tide_tensor **indices);
 tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                     const tide_tensor *indices, int64_t H, int64_t W,
                                     tide_tensor **grad_in);
+
+/* One fused step of a recurrent cell (nn.RNN/LSTM/GRU run one per time step). gi and gh are the
+ * projections of the input and of the hidden state, biases added, [B, G*H] with G = 1 (RNN), 4
+ * (LSTM: gates i, f, g, o) or 3 (GRU: r, z, n); prev is the cell state c (LSTM), the hidden
+ * state h (GRU) or NULL (RNN). out: h' [B, H], or [B, 2H] = (h', c') for the LSTM. saved: what
+ * the backward reads besides out (LSTM: the activated gates [B, 4H]; GRU: r, z, n and gh's n
+ * part [B, 4H]; RNN: NULL). One float dtype, one device. */
+typedef enum tide_rnn_kind {
+    TIDE_RNN_TANH = 0,
+    TIDE_RNN_RELU = 1,
+    TIDE_RNN_LSTM = 2,
+    TIDE_RNN_GRU = 3
+} tide_rnn_kind;
+tide_status tide_rnn_cell(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *gi,
+                          const tide_tensor *gh, const tide_tensor *prev, tide_tensor **out,
+                          tide_tensor **saved);
+/* gradients of tide_rnn_cell given grad_out (out's shape): dgi; dgh (GRU only, else NULL: the
+ * same as dgi); dprev (LSTM: of c, GRU: the part of h's that does not go through gh, RNN: NULL) */
+tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *saved,
+                                   const tide_tensor *prev, const tide_tensor *out,
+                                   const tide_tensor *grad_out, tide_tensor **dgi,
+                                   tide_tensor **dgh, tide_tensor **dprev);
+
+/* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
+tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in);
+
+/* Fused optimizer steps (tide.optim): one in-place pass over a parameter and its state, with
+ * no temporaries. PyTorch's formulas:
+ *   SGD:  g = (maximize ? -g : g) + weight_decay*p; with momentum:
+ *         buf = first_step ? g : momentum*buf + (1 - dampening)*g;
+ *         g = nesterov ? g + momentum*buf : buf;  p -= lr*g
+ *   Adam: g = maximize ? -g : g; decoupled (AdamW) ? p *= 1 - lr*weight_decay
+ *         : g += weight_decay*p; m = beta1*m + (1 - beta1)*g; v = beta2*v + (1 - beta2)*g*g;
+ *         p -= lr/bias_correction1 * m / (sqrt(v)/sqrt(bias_correction2) + eps)
+ * param and the state tensors: one float dtype, device and shape, contiguous; grad may be
+ * strided (read from a contiguous copy then). */
+typedef enum tide_optim_kind { TIDE_OPTIM_SGD, TIDE_OPTIM_ADAM } tide_optim_kind;
+typedef struct tide_optim_hparams {
+    tide_optim_kind kind;
+    double          lr, weight_decay;
+    int             maximize;
+    double          momentum, dampening; /* SGD */
+    int             nesterov, first_step;
+    double          beta1, beta2, eps, bias_correction1, bias_correction2; /* Adam */
+    int             decoupled;
+} tide_optim_hparams;
+/* SGD: state1 is the momentum buffer (NULL without momentum), state2 NULL; Adam: state1 the
+ * first moment (exp_avg), state2 the second (exp_avg_sq). Writes param and the states. */
+tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_tensor *param,
+                             const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2);
 
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #pragma GCC visibility pop

@@ -163,6 +163,11 @@ void tl_open_join(lua_State *L, int mod);                     /* join.c */
 void tl_open_fills(lua_State *L, int methods);                /* fills.c */
 void tl_open_transfers(lua_State *L, int methods);            /* transfers.c */
 void tl_open_nn_kernels(lua_State *L, int mod, int methods);  /* nn_kernels.c */
+void tl_open_rnn_cell(lua_State *L, int mod);                 /* rnn_cell.c */
+void tl_open_ordering(lua_State *L, int mod, int methods);    /* ordering.c */
+
+/* ---- optim.c ---- */
+void tl_open_optim(lua_State *L, int mod);
 
 /* ---- format.c ---- */
 int tl_tostring(lua_State *L);

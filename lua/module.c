@@ -142,6 +142,7 @@ int luaopen_tide_core(lua_State *L) {
     lua_pop(L, 1);
     tl_open_creation(L, mod);
     tl_open_options(L, mod);
+    tl_open_optim(L, mod);
     tl_open_trace(L, mod);
     tl_open_op_table(L, mod);
     tl_open_dist(L, mod);

@@ -59,6 +59,44 @@ static int l_col2im(lua_State *L) {
     return tl_done(L, S, NULL, 10);
 }
 
+/* the batch-folded layout [C*kh*kw, N, L] (tide_im2col_folded): for conv2d's one-gemm path,
+ * which records its own node; inputs that require grad are refused (gradients' helpers) */
+static int l_im2col_folded(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *x = tl_check(L, S, 1, "im2col_folded");
+    tide_conv_geom  g = geom(L, 2, "im2col_folded");
+    lua_settop(L, 7);
+    tl_not_differentiable(L, S, "im2col_folded", 7);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_im2col_folded(S->ctx, x->t, g, &r->t));
+    return tl_done(L, S, NULL, 7);
+}
+
+static int l_col2im_folded(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *c = tl_check(L, S, 1, "col2im_folded");
+    lua_Integer     C = tl_check_int(L, 2, "col2im_folded", "C"),
+                H = tl_check_int(L, 3, "col2im_folded", "H"),
+                W = tl_check_int(L, 4, "col2im_folded", "W");
+    tide_conv_geom g = geom(L, 5, "col2im_folded");
+    lua_settop(L, 10);
+    tl_not_differentiable(L, S, "col2im_folded", 10);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_col2im_folded(S->ctx, c->t, C, H, W, g, &r->t));
+    return tl_done(L, S, NULL, 10);
+}
+
+/* relu's gradient in one pass (autograd's BW.relu) */
+static int l_relu_backward(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *g = tl_check(L, S, 1, "relu_backward"), *x = tl_check(L, S, 2, "relu_backward");
+    lua_settop(L, 2);
+    tl_not_differentiable(L, S, "relu_backward", 2);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_relu_backward(S->ctx, g->t, x->t, &r->t));
+    return tl_done(L, S, NULL, 2);
+}
+
 static int l_maxpool2d(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *x = tl_check(L, S, 1, "maxpool2d");
@@ -93,6 +131,9 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
                                      {"log_softmax", o_log_softmax},
                                      {"im2col", l_im2col},
                                      {"col2im", l_col2im},
+                                     {"im2col_folded", l_im2col_folded},
+                                     {"col2im_folded", l_col2im_folded},
+                                     {"relu_backward", l_relu_backward},
                                      {"maxpool2d", l_maxpool2d},
                                      {"maxpool2d_backward", l_maxpool2d_backward},
                                      {NULL, NULL}};

@@ -343,8 +343,8 @@ describe("nn.functional losses", function()
     it("check their arguments at the user's line", function()
         raises_here("cross_entropy: target 4 out of range for 3 classes; class targets are " ..
             "1-based, in 1..3", F.cross_entropy, logits, tide.tensor({ 1, 4 }))
-        raises_here('cross_entropy: option "label_smoothing" is not supported yet',
-            F.cross_entropy, logits, target, { label_smoothing = 0.1 })
+        raises_here("cross_entropy: expected label_smoothing in [0, 1], got 2",
+            F.cross_entropy, logits, target, { label_smoothing = 2 })
         raises_here("mse_loss: unknown reduction 'avg'; use \"mean\", \"sum\" or \"none\"",
             F.mse_loss, a, b, { reduction = "avg" })
         raises_here("l1_loss: expected target of the input's shape {3}, got {2}", F.l1_loss, a,

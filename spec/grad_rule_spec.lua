@@ -138,6 +138,11 @@ local function inputs()
     return r():requires_grad_(true), r():requires_grad_(true), r()
 end
 
+-- an index of the inputs' shape, distinct in each row (scatter's targets), 1-based
+local function IDX()
+    return tide.tensor({ { 3, 1, 2 }, { 2, 3, 1 } }, { dtype = "int64", device = D.name })
+end
+
 -- argument lists for the methods whose arguments the generic tries below do not cover
 local RECIPES = {
     view = function(x) return { x, 3, 2 } end,
@@ -161,6 +166,7 @@ local RECIPES = {
     item = function(x) return { x:sum() } end,
     totable = function(x) return D.is_host and { x } or SKIP end,
     backward = function(x) return { x:sum() } end,
+    register_hook = function(x) return { x, function() end } end,
     __index = function(x) return { x, 1 } end,
     -- in place: a destination without grad, a source with it
     copy_ = function(_, y, z) return { z, y } end,
@@ -169,7 +175,28 @@ local RECIPES = {
     clamp_ = function(_, _, z) return { z, 0.7, 1.2 } end,
     add_ = function(_, y, z) return { z, y, 2 } end,
     sub_ = function(_, y, z) return { z, y, 2 } end,
+    -- gather, scatter, masks, sorting, flips and rolls (spec/ordering_spec.lua)
+    gather = function(x) return { x, 2, IDX() } end,
+    scatter = function(x, y) return { x, 2, IDX(), y } end,
+    scatter_add = function(x, y) return { x, 2, IDX(), y } end,
+    scatter_ = function(_, y, z) return { z, 2, IDX(), y } end,
+    scatter_add_ = function(_, y, z) return { z, 2, IDX(), y } end,
+    masked_fill = function(x) return { x, x:gt(1), 0.5 } end,
+    masked_fill_ = function(_, y, z) return { z, z:gt(1), y:sum() } end,
+    masked_select = function(x) return { x, x:gt(1) } end,
+    topk = function(x) return { x, 2 } end,
+    flip = function(x) return { x, 2 } end,
+    roll = function(x) return { x, 1, 2 } end,
+    multinomial = function(x) return { x, 2 } end,
 }
+
+-- the reductions and shape ops written in Lua (lua/tide/reductions.lua, shapes.lua)
+for _, m in ipairs({ "cumsum", "cumprod", "logsumexp" }) do
+    RECIPES[m] = function(x) return { x, 2 } end
+end
+RECIPES.chunk = function(x) return { x, 2, 2 } end
+RECIPES.split = function(x) return { x, { 1, 2 }, 2 } end
+RECIPES.unflatten = function(x) return { x, 2, { 3, 1 } } end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does

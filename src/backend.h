@@ -133,6 +133,35 @@ struct tide_backend {
     /* makes dev current on this thread and gives its stream (NCCL enqueues on it, in order with
      * tide's kernels); NULL for the CPU */
     tide_status (*stream)(tide_device *dev, void **stream);
+    /* one recurrent-cell step (tide_rnn_cell in tide.h); all views contiguous, one dtype; saved
+     * and prev NULL where the kind has none */
+    tide_status (*rnn_cell)(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                            const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
+                            const tide_kview *prev);
+    /* its gradient (tide_rnn_cell_backward); dgh and dprev NULL where the kind has none */
+    tide_status (*rnn_cell_backward)(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
+                                     const tide_kview *dgh, const tide_kview *dprev,
+                                     const tide_kview *saved, const tide_kview *prev,
+                                     const tide_kview *out, const tide_kview *grad_out);
+    /* out[i..] = a[i.. with index[i..] at dim]; index int64 of out's shape, values checked */
+    tide_status (*gather)(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                          const tide_kview *index);
+    /* dst[i.. with index[i..] at dim] = src[i..] (+= when accumulate, duplicates summed), over
+     * index's shape; src no smaller than index (stride 0 for a number); values checked */
+    tide_status (*scatter)(tide_device *dev, const tide_kview *dst, int dim,
+                           const tide_kview *index, const tide_kview *src, int accumulate);
+    /* stable sort of a along dim (NaN largest): values and int64 indices (0-based), both
+     * contiguous with a's shape */
+    tide_status (*sort)(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                        const tide_kview *a, int dim, int descending);
+    /* tide_optim_step_: param, grad, state1 (NULL for SGD without momentum), state2 (NULL for
+     * SGD) contiguous, one float dtype and numel; updated in place */
+    tide_status (*optim_step)(tide_device *dev, const tide_optim_hparams *h,
+                              const tide_kview *param, const tide_kview *grad,
+                              const tide_kview *state1, const tide_kview *state2);
+    /* grad_in = input > 0 ? grad_out : 0; one float dtype, one shape, any strides */
+    tide_status (*relu_backward)(tide_device *dev, const tide_kview *grad_in,
+                                 const tide_kview *grad_out, const tide_kview *input);
 };
 
 extern const tide_backend tide_cpu_backend;
@@ -148,7 +177,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        2
+#define TIDE_BACKEND_ABI        5
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

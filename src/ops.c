@@ -144,10 +144,11 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
         xb = cb;
     if (st == TIDE_OK) {
         /* an operand sharing the output's memory in another layout (a:add_(a:t())) is read
-         * from a copy */
+         * from a copy; a fresh output shares memory with nothing (the common `a + b`) */
         tide_kview ov = tide_kview_of(o);
-        st = unalias(ctx, name, &xa, &ca, same, n, shape, &ov);
-        if (st == TIDE_OK)
+        if (!created)
+            st = unalias(ctx, name, &xa, &ca, same, n, shape, &ov);
+        if (st == TIDE_OK && !created)
             st = unalias(ctx, name, &xb, &cb, same, n, shape, &ov);
         if (st == TIDE_OK) {
             /* without broadcasting, the operands' own geometry */

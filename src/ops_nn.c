@@ -46,9 +46,19 @@ static tide_status fail(tide_status st, const char *op, tide_tensor **out) {
     return tide_err_op(st, op);
 }
 
-tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
-                        tide_tensor **out) {
-    static const char op[] = "im2col";
+/* the backend's [N, rows, L] view of columns stored batch-folded as [rows, N, L] */
+static tide_kview folded_view(const tide_tensor *cols) {
+    tide_kview v = tide_kview_of(cols);
+    int64_t    s = v.shape[0], st = v.strides[0];
+    v.shape[0] = v.shape[1];
+    v.strides[0] = v.strides[1];
+    v.shape[1] = s;
+    v.strides[1] = st;
+    return v;
+}
+
+static tide_status im2col_impl(tide_ctx *ctx, const char *op, const tide_tensor *input,
+                               tide_conv_geom g, bool folded, tide_tensor **out) {
     TIDE_TRY(check_geom(op, g));
     TIDE_TRY(check_4d(op, input, "input"));
     int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
@@ -61,7 +71,7 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
                            "im2col: %lld channels, kernel %dx%d and %lldx%lld output positions "
                            "give more elements than fit in 64 bits; use less padding",
                            (long long)C, g.kh, g.kw, (long long)OH, (long long)OW);
-    int64_t      shape[3] = {N, rows, ncols};
+    int64_t      shape[3] = {folded ? rows : N, folded ? N : rows, ncols};
     tide_device *dev = input->storage->dev;
     tide_tensor *x;
     TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
@@ -70,7 +80,7 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
         if (!dev->backend->im2col) {
             st = fail(tide_notsup(op, dev), op, out);
         } else {
-            tide_kview cv = tide_kview_of(*out), iv = tide_kview_of(x);
+            tide_kview cv = folded ? folded_view(*out) : tide_kview_of(*out), iv = tide_kview_of(x);
             st = dev->backend->im2col(dev, &cv, &iv, g);
             if (st != TIDE_OK)
                 st = fail(st, op, out);
@@ -80,12 +90,23 @@ tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom 
     return st;
 }
 
-tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
-                        tide_conv_geom g, tide_tensor **out) {
-    static const char op[] = "col2im";
+tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                        tide_tensor **out) {
+    return im2col_impl(ctx, "im2col", input, g, false, out);
+}
+
+tide_status tide_im2col_folded(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
+                               tide_tensor **out) {
+    return im2col_impl(ctx, "im2col_folded", input, g, true, out);
+}
+
+static tide_status col2im_impl(tide_ctx *ctx, const char *op, const tide_tensor *cols, int64_t C,
+                               int64_t H, int64_t W, tide_conv_geom g, bool folded,
+                               tide_tensor **out) {
+    int r = folded ? 0 : 1; /* the dim of cols holding rows */
     TIDE_TRY(check_geom(op, g));
     if (C <= 0 || H <= 0 || W <= 0)
-        return tide_seterr(TIDE_EINVAL, "col2im: C, H, W must be positive, got %lld, %lld, %lld",
+        return tide_seterr(TIDE_EINVAL, "%s: C, H, W must be positive, got %lld, %lld, %lld", op,
                            (long long)C, (long long)H, (long long)W);
     int64_t OH = 0, OW = 0;
     TIDE_TRY(out_size(op, H, W, g, &OH, &OW));
@@ -95,24 +116,27 @@ tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64
     bool    fits = tide_shape_numel(3, rdims, &rows) == TIDE_OK &&
                 tide_shape_numel(2, cdims, &ncols) == TIDE_OK &&
                 tide_shape_numel(3, odims, &numel) == TIDE_OK;
-    if (!fits || cols->ndim != 3 || cols->shape[1] != rows || cols->shape[2] != ncols) {
+    if (!fits || cols->ndim != 3 || cols->shape[r] != rows || cols->shape[2] != ncols) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, cols->ndim, cols->shape);
         if (!fits)
             return tide_seterr(TIDE_ESHAPE,
-                               "col2im: C=%lld, %lldx%lld input, kernel %dx%d give more elements "
+                               "%s: C=%lld, %lldx%lld input, kernel %dx%d give more elements "
                                "than fit in 64 bits; columns have shape %s",
-                               (long long)C, (long long)H, (long long)W, g.kh, g.kw, sb);
+                               op, (long long)C, (long long)H, (long long)W, g.kh, g.kw, sb);
         return tide_seterr(TIDE_ESHAPE,
-                           "col2im: columns of shape %s do not fit [N, %lld, %lld] for C=%lld, "
-                           "%lldx%lld input, kernel %dx%d",
-                           sb, (long long)rows, (long long)ncols, (long long)C, (long long)H,
+                           folded
+                               ? "%s: columns of shape %s do not fit [%lld, N, %lld] for C=%lld, "
+                                 "%lldx%lld input, kernel %dx%d"
+                               : "%s: columns of shape %s do not fit [N, %lld, %lld] for C=%lld, "
+                                 "%lldx%lld input, kernel %dx%d",
+                           op, sb, (long long)rows, (long long)ncols, (long long)C, (long long)H,
                            (long long)W, g.kh, g.kw);
     }
     if (!tide_dtype_is_float(cols->dtype))
-        return tide_seterr(TIDE_EDTYPE, "col2im: columns must be floating point, got %s",
+        return tide_seterr(TIDE_EDTYPE, "%s: columns must be floating point, got %s", op,
                            tide_dtype_name(cols->dtype));
-    int64_t      shape[4] = {cols->shape[0], C, H, W};
+    int64_t      shape[4] = {cols->shape[1 - r], C, H, W};
     tide_device *dev = cols->storage->dev;
     tide_tensor *c;
     TIDE_TRY(tide_tensor_contiguous(ctx, cols, &c));
@@ -121,7 +145,7 @@ tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64
         if (!dev->backend->col2im) {
             st = fail(tide_notsup(op, dev), op, out);
         } else {
-            tide_kview ov = tide_kview_of(*out), cv = tide_kview_of(c);
+            tide_kview ov = tide_kview_of(*out), cv = folded ? folded_view(c) : tide_kview_of(c);
             st = dev->backend->col2im(dev, &ov, &cv, g);
             if (st != TIDE_OK)
                 st = fail(st, op, out);
@@ -129,6 +153,16 @@ tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64
     }
     tide_tensor_release(c);
     return st;
+}
+
+tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
+                        tide_conv_geom g, tide_tensor **out) {
+    return col2im_impl(ctx, "col2im", cols, C, H, W, g, false, out);
+}
+
+tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H,
+                               int64_t W, tide_conv_geom g, tide_tensor **out) {
+    return col2im_impl(ctx, "col2im_folded", cols, C, H, W, g, true, out);
 }
 
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
@@ -220,4 +254,34 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     tide_tensor_release(go);
     tide_tensor_release(ix);
     return st;
+}
+
+tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in) {
+    static const char op[] = "relu_backward";
+    TIDE_TRY(tide_check_same_device(op, grad_out, input));
+    if (!tide_dtype_is_float(grad_out->dtype) || input->dtype != grad_out->dtype)
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: grad_out and input must share a float dtype, got %s and %s", op,
+                           tide_dtype_name(grad_out->dtype), tide_dtype_name(input->dtype));
+    bool same = grad_out->ndim == input->ndim;
+    for (int d = 0; same && d < input->ndim; d++)
+        same = grad_out->shape[d] == input->shape[d];
+    if (!same) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, grad_out->ndim, grad_out->shape);
+        tide_shape_fmt(s2, sizeof s2, input->ndim, input->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and input %s must have one shape", op, s1,
+                           s2);
+    }
+    tide_device *dev = input->storage->dev;
+    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, input->dtype, input->ndim, input->shape, grad_in));
+    if (tide_tensor_numel(*grad_in) == 0)
+        return TIDE_OK;
+    if (!dev->backend->relu_backward)
+        return fail(tide_notsup(op, dev), op, grad_in);
+    tide_kview ov = tide_kview_of(*grad_in), gv = tide_kview_of(grad_out),
+               xv = tide_kview_of(input);
+    tide_status st = dev->backend->relu_backward(dev, &ov, &gv, &xv);
+    return st == TIDE_OK ? TIDE_OK : fail(st, op, grad_in);
 }

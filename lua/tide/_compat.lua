@@ -54,6 +54,12 @@ end
 M.maxinteger = math.maxinteger or 2 ^ 53
 M.mininteger = math.mininteger or -2 ^ 53
 
+-- v rounded to the nearest float32 through string.pack (5.3+); nil before, where the caller
+-- rounds through a float32 tensor
+M.fround32 = string.pack and function(v)
+    return (string.unpack("f", string.pack("f", v)))
+end
+
 -- 5.3+ operators, compiled only where they exist (a file with them would not parse on 5.1)
 local ops = mtype and load("return function(a, b) return a // b end, function(v, n) return v << n end")
 

@@ -1,7 +1,16 @@
 -- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
 -- and lazy fields nn / optim / data loaded on first use.
 local compat = require "tide._compat"
+-- tide's OpenMP wait default (GOMP_SPINCOUNT=3000 unless the user set a policy) must be in the
+-- environment before core.so loads libgomp; omp_wait.so sets it from its constructor and its
+-- restore function takes it back out once libgomp has read it (lua/preload/omp_wait.c)
+local omp_wait = package.searchpath and package.loadlib
+  and package.searchpath("tide.omp_wait", package.cpath)
+local omp_restore = omp_wait and package.loadlib(omp_wait, "tide_omp_wait_restore")
 local core = require "tide.core"
+if omp_restore then
+  omp_restore()
+end
 
 local tide = {}
 for k, v in pairs(core) do
@@ -94,8 +103,17 @@ do
   end
 end
 
+-- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
+local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum" }
+for _, name in ipairs(LUA_OPS) do
+  local mod = require(name)
+  for _, op in ipairs(mod.names) do
+    tide[op] = mod.functions and mod.functions[op] or core.Tensor[op]
+  end
+end
+
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
-  distributed = "tide.distributed" }
+  distributed = "tide.distributed", autograd = "tide.autograd" }
 
 setmetatable(tide, {
   __index = function(t, k)

@@ -43,13 +43,21 @@ static int reason_has(const char *want) {
 }
 
 static int refused_old(void) {
-    return reason_has("is a CUDA backend of an older tide (it has no backend ABI version; this "
-                      "tide needs version 2): rebuild it with this tide or remove it");
+    char want[200];
+    snprintf(want, sizeof want,
+             "is a CUDA backend of an older tide (it has no backend ABI version; this tide needs "
+             "version %d): rebuild it with this tide or remove it",
+             TIDE_BACKEND_ABI);
+    return reason_has(want);
 }
 
 static int refused_999(void) {
-    return reason_has("is a CUDA backend of another tide (backend ABI version 999; this tide "
-                      "needs version 2)");
+    char want[200];
+    snprintf(want, sizeof want,
+             "is a CUDA backend of another tide (backend ABI version 999; this tide needs version "
+             "%d)",
+             TIDE_BACKEND_ABI);
+    return reason_has(want);
 }
 
 static int set_path_wins(void) { /* over TIDE_CUDA_LIB (the old fake) */

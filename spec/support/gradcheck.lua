@@ -47,7 +47,7 @@ local function gradcheck(fn, inputs, opts)
 
     for _, i in ipairs(checked) do
         local x = inputs[i]
-        local g = autograd.grad(x)
+        local g = autograd.get_grad(x)
         local analytic = g and g:cpu():reshape(-1):totable() or {}
         local flat = autograd.no_grad(function()
             return x:view(-1)

@@ -68,4 +68,11 @@ const tide_backend tide_cpu_backend = {
     .col2im = cpu_col2im,
     .maxpool2d = cpu_maxpool2d,
     .maxpool2d_backward = cpu_maxpool2d_backward,
+    .rnn_cell = cpu_rnn_cell,
+    .rnn_cell_backward = cpu_rnn_cell_backward,
+    .gather = cpu_gather,
+    .scatter = cpu_scatter,
+    .sort = cpu_sort,
+    .optim_step = cpu_optim_step,
+    .relu_backward = cpu_relu_backward,
 };

@@ -10,14 +10,19 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Thread thresholds, measured on the 2-core machines. An OpenMP worker spins after each
- * parallel region, taking the core OpenBLAS's threads need: a small CNN training step took
- * 250-290 ms with threaded pooling against 131 ms with every kernel on one thread. So kernels
- * split only when one call is milliseconds of work, where a barrier and a spin cost nothing:
- * from 4M elements a memory-bound add gains (1e7 floats: 18 GB/s on two threads against 10-14
- * on one, on a quiet machine; on a loaded one the second thread can lose). */
-#define CPU_PAR_GRAIN       ((int64_t)1 << 22) /* cheap ops: elements */
-#define CPU_PAR_GRAIN_HEAVY ((int64_t)1 << 22) /* exp, tanh, softmax, pooling: elements */
+/* Thread thresholds. OpenBLAS is linked in its OpenMP build (the Makefile), so BLAS and these
+ * kernels share one pool of workers instead of two pools spinning against each other; with one
+ * pool a kernel pays off on two threads from about 32K elements (issue 15, measured on the
+ * 2-core machines: small CNN step 30.7 -> 22.0 ms, MLP step 0.91 -> 0.73 ms against a 4M
+ * grain; the MLP step at batch 64 under load here: 3.0 against 9-14 ms). Heavy ops (exp,
+ * tanh, pooling) do several times the work per element and split sooner. Overridable with
+ * -D for measurements. */
+#ifndef CPU_PAR_GRAIN
+#define CPU_PAR_GRAIN ((int64_t)1 << 15) /* cheap ops: elements */
+#endif
+#ifndef CPU_PAR_GRAIN_HEAVY
+#define CPU_PAR_GRAIN_HEAVY ((int64_t)1 << 13) /* exp, tanh, softmax, pooling: elements */
+#endif
 
 #define CPU_MAX_OPS 4
 
@@ -116,6 +121,14 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
 tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
                       const tide_kview *a, const tide_kview *b);
 
+/* gather.c */
+tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                       const tide_kview *index);
+tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
+                        const tide_kview *src, int accumulate);
+tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                     const tide_kview *a, int dim, int descending);
+
 /* random.c */
 tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
                        double hi, uint64_t seed, uint64_t offset);
@@ -130,5 +143,18 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
                           const tide_kview *input, tide_conv_geom g);
 tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                    const tide_kview *grad_out, const tide_kview *indices);
+/* rnn.c */
+tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                         const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
+                         const tide_kview *prev);
+tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
+                                  const tide_kview *dgh, const tide_kview *dprev,
+                                  const tide_kview *saved, const tide_kview *prev,
+                                  const tide_kview *out, const tide_kview *grad_out);
+tide_status cpu_relu_backward(tide_device *dev, const tide_kview *grad_in,
+                              const tide_kview *grad_out, const tide_kview *input);
+tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
+                           const tide_kview *grad, const tide_kview *state1,
+                           const tide_kview *state2);
 
 #endif /* TIDE_CPU_H */

@@ -4,8 +4,8 @@
  * BLAS takes a row-major matrix either as is or transposed, with any leading dimension, so a
  * 2-D slice with a unit stride in either dim goes to BLAS without a copy (a.t() @ b costs
  * nothing extra). Anything else (stride 0 from expand, two non-unit strides) is first copied
- * to a contiguous buffer. OpenBLAS runs its own threads; no BLAS call is made from inside an
- * OpenMP region, so the two pools never overlap.
+ * to a contiguous buffer. OpenBLAS (its OpenMP build) threads on the pool tide's kernels use;
+ * no BLAS call is made from inside an OpenMP region, where it would run on one thread.
  */
 #include "cpu.h"
 #include <cblas.h>

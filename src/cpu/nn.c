@@ -36,24 +36,46 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
 /* ---- im2col / col2im ---------------------------------------------------------------------- */
 
 /* plane pl = n*C + c of the input fills rows c*kh*kw .. of batch n's column matrix; with
- * COL2IM the same walk adds the columns back into the plane instead */
+ * COL2IM the same walk adds the columns back into the plane instead. Columns are addressed by
+ * their strides cs0 (batch) and cs1 (row), so the batch-folded layout [C*kh*kw, N, L] of
+ * im2col_folded is the same walk. With stride 1 along w, the in-bounds part of a row is one
+ * run (memcpy, or a plain add loop), its padding is zero-filled around it. */
 #define IM2COL_PLANE(T, COL2IM)                                                                    \
     do {                                                                                           \
         T      *im_ = (T *)img_base + pl * H * W;                                                  \
         int64_t n_ = pl / C, c_ = pl % C;                                                          \
-        T      *col = (T *)col_base + (n_ * C * KK + c_ * KK) * L;                                 \
+        T      *col = (T *)col_base + n_ * cs0 + c_ * KK * cs1;                                    \
         for (int ki = 0; ki < g.kh; ki++)                                                          \
-            for (int kj = 0; kj < g.kw; kj++, col += L)                                            \
+            for (int kj = 0; kj < g.kw; kj++, col += cs1) {                                        \
+                /* ow in [lo, hi) reads w = ow*sw - pw + kj in [0, W) (stride 1 only) */           \
+                int64_t lo = g.pw - kj > 0 ? g.pw - kj : 0, hi = W + g.pw - kj;                    \
+                if (lo > OW)                                                                       \
+                    lo = OW;                                                                       \
+                if (hi > OW)                                                                       \
+                    hi = OW;                                                                       \
+                if (hi < lo)                                                                       \
+                    hi = lo;                                                                       \
                 for (int64_t oh = 0; oh < OH; oh++) {                                              \
                     int64_t h = oh * g.sh - g.ph + ki;                                             \
                     T      *crow = col + oh * OW;                                                  \
                     if (h < 0 || h >= H) {                                                         \
                         if (!COL2IM)                                                               \
-                            for (int64_t ow = 0; ow < OW; ow++)                                    \
-                                crow[ow] = 0;                                                      \
+                            memset(crow, 0, (size_t)OW * sizeof(T));                               \
                         continue;                                                                  \
                     }                                                                              \
                     T *irow = im_ + h * W;                                                         \
+                    if (g.sw == 1) {                                                               \
+                        T *src = irow + (lo - g.pw + kj);                                          \
+                        if (COL2IM) {                                                              \
+                            for (int64_t ow = lo; ow < hi; ow++)                                   \
+                                src[ow - lo] += crow[ow];                                          \
+                        } else {                                                                   \
+                            memset(crow, 0, (size_t)lo * sizeof(T));                               \
+                            memcpy(crow + lo, src, (size_t)(hi - lo) * sizeof(T));                 \
+                            memset(crow + hi, 0, (size_t)(OW - hi) * sizeof(T));                   \
+                        }                                                                          \
+                        continue;                                                                  \
+                    }                                                                              \
                     for (int64_t ow = 0; ow < OW; ow++) {                                          \
                         int64_t w = ow * g.sw - g.pw + kj;                                         \
                         if (COL2IM) {                                                              \
@@ -64,13 +86,16 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
                         }                                                                          \
                     }                                                                              \
                 }                                                                                  \
+            }                                                                                      \
     } while (0)
 
 static tide_status im2col_impl(const char *name, const tide_kview *cols, const tide_kview *img,
                                tide_conv_geom g, int col2im) {
     CPU_TRY(float_check(name, img->dtype));
     CPU_TRY(contig_check(name, img, 4));
-    CPU_TRY(contig_check(name, cols, 3));
+    if (cols->ndim != 3 || (cols->strides[2] != 1 && cols->shape[2] > 1))
+        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs 3-d columns with unit stride in L",
+                           name);
     if (cols->dtype != img->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one dtype", name);
     int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3], OH, OW;
@@ -84,7 +109,7 @@ static tide_status im2col_impl(const char *name, const tide_kview *cols, const t
                            (long long)cols->shape[2], (long long)N, (long long)C, (long long)H,
                            (long long)W, (long long)N, (long long)(C * KK), (long long)L);
     void   *img_base = img->data, *col_base = cols->data;
-    int64_t planes = N * C;
+    int64_t planes = N * C, cs0 = cols->strides[0], cs1 = cols->strides[1];
     int     f32 = img->dtype == TIDE_DTYPE_F32;
     if (col2im)
         memset(img_base, 0, (size_t)(planes * H * W) * cpu_dtype_size(img->dtype));
@@ -147,6 +172,36 @@ tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview
             }                                                                                      \
     } while (0)
 
+/* the common 2x2 window, stride 2, no padding: the same order and NaN rule as POOL_PLANE
+ * (row 0 then row 1, left then right; the first maximum wins, a NaN wins) without bounds tests */
+#define POOL_TAKE(T, v, i)                                                                         \
+    do {                                                                                           \
+        T v_ = (v);                                                                                \
+        if (v_ > best || (v_ != v_ && best == best)) {                                             \
+            best = v_;                                                                             \
+            bi = (i);                                                                              \
+        }                                                                                          \
+    } while (0)
+#define POOL2_PLANE(T)                                                                             \
+    do {                                                                                           \
+        const T *src = (const T *)input->data + pl * H * W;                                        \
+        T       *dst = (T *)out->data + pl * OH * OW;                                              \
+        int64_t *ix = (int64_t *)indices->data + pl * OH * OW;                                     \
+        for (int64_t oh = 0; oh < OH; oh++) {                                                      \
+            const T *r0 = src + 2 * oh * W, *r1 = r0 + W;                                          \
+            int64_t  i0 = 2 * oh * W;                                                              \
+            for (int64_t ow = 0; ow < OW; ow++) {                                                  \
+                int64_t w = 2 * ow, bi = i0 + w;                                                   \
+                T       best = r0[w];                                                              \
+                POOL_TAKE(T, r0[w + 1], i0 + w + 1);                                               \
+                POOL_TAKE(T, r1[w], i0 + W + w);                                                   \
+                POOL_TAKE(T, r1[w + 1], i0 + W + w + 1);                                           \
+                dst[oh * OW + ow] = best;                                                          \
+                ix[oh * OW + ow] = bi;                                                             \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
 tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
                           const tide_kview *input, tide_conv_geom g) {
     (void)dev;
@@ -174,9 +229,14 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
     int64_t planes = N * C;
     int     f32 = input->dtype == TIDE_DTYPE_F32;
     int     par = planes > 1 && planes * OH * OW * g.kh * g.kw >= CPU_PAR_GRAIN_HEAVY;
+    int     two = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t pl = 0; pl < planes; pl++) {
-        if (f32)
+        if (two && f32)
+            POOL2_PLANE(float);
+        else if (two)
+            POOL2_PLANE(double);
+        else if (f32)
             POOL_PLANE(float);
         else
             POOL_PLANE(double);
@@ -184,9 +244,11 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
     return TIDE_OK;
 }
 
+/* each plane zeroed then scattered into while it is in cache */
 #define POOL_BACK_PLANE(T)                                                                         \
     do {                                                                                           \
-        T             *gi = (T *)grad_in->data + pl * HW;                                          \
+        T *gi = (T *)grad_in->data + pl * HW;                                                      \
+        memset(gi, 0, (size_t)HW * sizeof(T));                                                     \
         const T       *go = (const T *)grad_out->data + pl * L;                                    \
         const int64_t *ix = (const int64_t *)indices->data + pl * L;                               \
         for (int64_t i = 0; i < L; i++)                                                            \
@@ -211,9 +273,8 @@ tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
             return tide_seterr(TIDE_ESHAPE, "%s: grad_out, indices and grad_in do not match", name);
     int64_t planes = grad_in->shape[0] * grad_in->shape[1];
     int64_t HW = grad_in->shape[2] * grad_in->shape[3], L = grad_out->shape[2] * grad_out->shape[3];
-    memset(grad_in->data, 0, (size_t)(planes * HW) * cpu_dtype_size(grad_in->dtype));
-    int f32 = grad_in->dtype == TIDE_DTYPE_F32;
-    int par = planes > 1 && planes * L >= CPU_PAR_GRAIN;
+    int     f32 = grad_in->dtype == TIDE_DTYPE_F32;
+    int     par = planes > 1 && planes * (L + HW) >= CPU_PAR_GRAIN;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t pl = 0; pl < planes; pl++) {
         if (f32)
@@ -221,5 +282,45 @@ tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
         else
             POOL_BACK_PLANE(double);
     }
+    return TIDE_OK;
+}
+
+/* ---- relu backward ------------------------------------------------------------------------ */
+
+/* grad_in = input > 0 ? grad_out : 0 in one pass (was x:gt(0), a cast and a mul) */
+#define RELU_BACK_ROW(T)                                                                           \
+    do {                                                                                           \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                         \
+            T       *o = (T *)p[0];                                                                \
+            const T *g = (const T *)p[1], *x = (const T *)p[2];                                    \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o[i] = x[i] > 0 ? g[i] : (T)0;                                                     \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T x = *(const T *)(p[2] + i * s[2]);                                               \
+                *(T *)(p[0] + i * s[0]) = x > 0 ? *(const T *)(p[1] + i * s[1]) : (T)0;            \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static void relu_back_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    if (*(const int *)arg)
+        RELU_BACK_ROW(float);
+    else
+        RELU_BACK_ROW(double);
+}
+
+tide_status cpu_relu_backward(tide_device *dev, const tide_kview *grad_in,
+                              const tide_kview *grad_out, const tide_kview *input) {
+    (void)dev;
+    CPU_TRY(float_check("relu_backward", grad_in->dtype));
+    if (grad_out->dtype != grad_in->dtype || input->dtype != grad_in->dtype)
+        return tide_seterr(TIDE_EDTYPE, "relu_backward: cpu kernel needs one float dtype");
+    const tide_kview *v[3] = {grad_in, grad_out, input};
+    cpu_iter          it;
+    CPU_TRY(cpu_iter_init(&it, "relu_backward", 3, v));
+    int f32 = grad_in->dtype == TIDE_DTYPE_F32;
+    cpu_iter_run(&it, CPU_PAR_GRAIN, relu_back_row, &f32);
     return TIDE_OK;
 }

@@ -335,6 +335,13 @@ static const tide_backend cuda_backend = {
     /* .maxpool2d = */ tide_cuda_maxpool2d,
     /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
     /* .stream = */ stream_of,
+    /* .rnn_cell = */ tide_cuda_rnn_cell,
+    /* .rnn_cell_backward = */ tide_cuda_rnn_cell_backward,
+    /* .gather = */ tide_cuda_gather,
+    /* .scatter = */ tide_cuda_scatter,
+    /* .sort = */ tide_cuda_sort,
+    /* .optim_step = */ tide_cuda_optim_step,
+    /* .relu_backward = */ tide_cuda_relu_backward,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

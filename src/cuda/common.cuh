@@ -472,6 +472,27 @@ tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const t
                                 const tide_kview *input, tide_conv_geom g);
 tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                          const tide_kview *grad_out, const tide_kview *indices);
+/* rnn.cu */
+tide_status tide_cuda_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                               const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
+                               const tide_kview *prev);
+tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
+                                        const tide_kview *dgh, const tide_kview *dprev,
+                                        const tide_kview *saved, const tide_kview *prev,
+                                        const tide_kview *out, const tide_kview *grad_out);
+/* gather.cu */
+tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                             const tide_kview *index);
+tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst, int dim,
+                              const tide_kview *index, const tide_kview *src, int accumulate);
+tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                           const tide_kview *a, int dim, int descending);
+tide_status tide_cuda_relu_backward(tide_device *dev, const tide_kview *grad_in,
+                                    const tide_kview *grad_out, const tide_kview *input);
+/* optim.cu */
+tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
+                                 const tide_kview *param, const tide_kview *grad,
+                                 const tide_kview *state1, const tide_kview *state2);
 }
 
 #endif /* TIDE_CUDA_COMMON_CUH */

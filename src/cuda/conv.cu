@@ -267,3 +267,26 @@ extern "C" tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide
         return tide_cuda_notsup("maxpool2d_backward", grad_in->dtype);
     }
 }
+
+// ---- relu backward --------------------------------------------------------------------------
+
+/* grad_in = input > 0 ? grad_out : 0, one pass (map2: vectorized when contiguous) */
+template <typename T> struct relu_back_fn {
+    __device__ T operator()(T g, T x) const {
+        return x > T(0) ? g : T(0);
+    }
+};
+
+extern "C" tide_status tide_cuda_relu_backward(tide_device *dev, const tide_kview *grad_in,
+                                               const tide_kview *grad_out,
+                                               const tide_kview *input) {
+    if (grad_out->dtype != grad_in->dtype || input->dtype != grad_in->dtype)
+        return tide_cuda_seterr(TIDE_EDTYPE, "relu_backward: cuda kernel needs one dtype");
+    if (grad_in->dtype == TIDE_DTYPE_F32)
+        return tide_map2<relu_back_fn<float>, float, float, float>(dev, {}, grad_in, grad_out,
+                                                                   input);
+    if (grad_in->dtype == TIDE_DTYPE_F64)
+        return tide_map2<relu_back_fn<double>, double, double, double>(dev, {}, grad_in, grad_out,
+                                                                       input);
+    return tide_cuda_seterr(TIDE_ENOTSUP, "relu_backward: cuda kernel needs float32 or float64");
+}

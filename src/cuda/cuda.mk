@@ -11,6 +11,7 @@ CUDA_SRC      := $(wildcard src/cuda/*.cu)
 CUDA_OBJ      := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
 CUDA_LIB      := $(BUILD)/lua/tide/libtide_cuda.so
 CUDA_HEADERS  := $(wildcard src/cuda/*.cuh) include/tide.h src/backend.h src/scalar_math.h \
+                 src/rnn_cell_math.h \
                  src/dtype_convert.h
 CUDA_GENCODE  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
                  -gencode arch=compute_90,code=compute_90

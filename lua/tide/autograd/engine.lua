@@ -40,6 +40,14 @@ end
 
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 
+-- t.grad_fn is the node itself; tostring names it as PyTorch does (add -> "AddBackward0")
+local NODE = {}
+NODE.__tostring = function(nd)
+    local camel = tostring(nd.name):gsub("^%l", string.upper):gsub("_(%w)", string.upper)
+    return camel .. "Backward0"
+end
+E.NODE = NODE
+
 local function no_backward(nd)
     error("tide: backward: no gradient formula for op '" .. tostring(nd.name) ..
         "'; compute it under tide.no_grad or detach() its inputs", 0)
@@ -202,7 +210,7 @@ local function inplace_done(name, self, args)
         note_versions(args, reads)
     end
     self:_set_requires_grad_internal(true)
-    self:_ag().grad_fn = args
+    self:_ag().grad_fn = setmetatable(args, NODE)
 end
 
 local function hook(name, out, args)
@@ -231,7 +239,7 @@ local function hook(name, out, args)
         args.vbase = version(args[1])
     end
     out:_set_requires_grad_internal(true)
-    out:_ag().grad_fn = args
+    out:_ag().grad_fn = setmetatable(args, NODE)
 end
 E.hook = hook
 
@@ -242,9 +250,10 @@ function E.needs_record(a, b, c)
     return core.is_grad_enabled() and (needs(a) or needs(b) or needs(c))
 end
 
--- records out = name(a, b, c) with gradient formula fn; returns the node (for extra fields)
-function E.record(name, out, fn, a, b, c)
-    local nd = { a, b, c, n = 3, name = name, fn = fn, out = out, v1 = false, v2 = false }
+-- records out = name(a, b, c[, d]) with gradient formula fn; returns the node (for extra fields)
+function E.record(name, out, fn, a, b, c, d)
+    local nd = setmetatable({ a, b, c, d, n = d ~= nil and 4 or 3, name = name, fn = fn,
+        out = out, v1 = false, v2 = false }, NODE)
     capture_edges(nd)
     local reads = READS[name]
     if reads then
@@ -286,12 +295,6 @@ function visit(nd, seen, order)
     order[#order + 1] = nd
 end
 
-local function toposort(root)
-    local order = {}
-    visit(root, {}, order)
-    return order
-end
-
 -- Leaf gradients are never updated in place (old + g makes a new tensor), so a gradient may be
 -- shared by views; the same object handed to two leaves in one pass is copied once.
 local given
@@ -312,6 +315,71 @@ local function accumulate_leaf(t, g)
     end
     given[g] = true
     a.grad = g
+end
+
+-- ---- tensor hooks (t:register_hook) and retained gradients (t:retain_grad) ----
+
+-- A non-leaf's hooks live on the node that made it (nd.hooks), a leaf's in leaf_hooks. A
+-- leaf's hooks see its whole gradient of the pass once, as PyTorch's (the edges' parts are
+-- summed in `pending_leaf` first).
+local leaf_hooks = setmetatable({}, { __mode = "k" })
+local pending_leaf
+
+local function run_hooks(hooks, g)
+    for i = 1, #hooks do
+        local fn = hooks[i]
+        if fn then
+            local r = fn(g)
+            if r ~= nil then
+                if not is_tensor(r) then
+                    error("tide: register_hook: a hook must return nil or a tensor, got " ..
+                        type(r), 0)
+                end
+                local rs, gs = r.shape, g.shape
+                local same = #rs == #gs
+                for k = 1, #gs do
+                    same = same and rs[k] == gs[k]
+                end
+                if not same then
+                    error("tide: register_hook: a hook returned a gradient of shape {" ..
+                        table.concat(rs, ", ") .. "} for a tensor of shape {" ..
+                        table.concat(gs, ", ") .. "}", 0)
+                end
+                g = r
+            end
+        end
+    end
+    return g
+end
+
+-- adds fn to the list; returns a handle whose remove() takes it out again
+local function add_hook(list, fn)
+    local k = #list + 1
+    list[k] = fn
+    return { remove = function() list[k] = false end }
+end
+
+function E.register_hook(t, fn)
+    local f = grad_fn(t)
+    if f then
+        f.hooks = f.hooks or {}
+        return add_hook(f.hooks, fn)
+    end
+    leaf_hooks[t] = leaf_hooks[t] or {}
+    return add_hook(leaf_hooks[t], fn)
+end
+
+function E.retain_grad(t)
+    local f = grad_fn(t)
+    if f then
+        f.retain = true
+    end
+end
+
+local function flush_leaf(x)
+    local g = pending_leaf[x]
+    pending_leaf[x] = nil
+    accumulate_leaf(x, run_hooks(leaf_hooks[x], g))
 end
 
 -- Grad-ready hooks: hook(t) runs once a pass has given leaf t the last of its gradient (what
@@ -356,6 +424,25 @@ local function count_waiting(order)
     end
 end
 
+-- autograd.grad's pass: the gradients of the inputs go to `capture` (leaf -> slot, node ->
+-- slot) and into `captured`, never into .grad
+local capture, captured
+
+local function to_leaf(x, g)
+    if capture then
+        local k = capture[x]
+        if k then
+            local old = captured[k]
+            captured[k] = old and old:add(g) or g
+        end
+    elseif leaf_hooks[x] then
+        local old = pending_leaf[x]
+        pending_leaf[x] = old and old:add(g) or g
+    else
+        accumulate_leaf(x, g)
+    end
+end
+
 -- g to the input x of a node along its edge e: the node that made x then (e), x's .grad when
 -- x was a leaf (e == false), nowhere when x did not require grad then (e == nil)
 local function push(x, e, g)
@@ -367,12 +454,175 @@ local function push(x, e, g)
             local old = e.g
             e.g = old and old:add(g) or g
         elseif needs(x) then
-            accumulate_leaf(x, g)
+            to_leaf(x, g)
         end
     end
     if e == false and waiting[x] == 0 then
         waiting[x] = nil
+        if pending_leaf[x] then
+            flush_leaf(x)
+        end
         ready_hooks[x](x)
+    end
+end
+
+-- for autograd.grad: the nodes of order that lead to a captured input (leads), and those of
+-- them whose formula must run to get there (runs: an input edge leads on); the rest of the
+-- graph is neither run nor freed, as in PyTorch
+local function needed_nodes(order)
+    local leads, runs = {}, {}
+    local function edge(x, e)
+        if e then
+            return leads[e]
+        end
+        return e == false and capture[x] ~= nil
+    end
+    for i = 1, #order do
+        local nd = order[i]
+        local r = false
+        if LIST_OPS[nd.name] then
+            for j = 1, #nd[1] do
+                r = r or edge(nd[1][j], nd.es[j])
+            end
+        else
+            r = edge(nd[1], nd.e1)
+            if nd.n > 1 then
+                r = r or edge(nd[2], nd.e2) or edge(nd[3], nd.e3) or edge(nd[4], nd.e4)
+            end
+        end
+        runs[nd] = r or nil
+        leads[nd] = (r or capture[nd] ~= nil) or nil
+    end
+    return leads, runs
+end
+
+-- the node whose formula runs (named when create_graph meets a formula it cannot record)
+local current
+
+-- one pass from roots (tensors) seeded with grads: returns pcall's ok, err
+local function pass(roots, grads, retain, create)
+    given = setmetatable({}, { __mode = "k" })
+    waiting, queued, pending_leaf = {}, {}, {}
+    local prev = set_grad_enabled(create and true or false)
+    local ok, err = pcall(function()
+        local order, seen, heads = {}, {}, {}
+        for i = 1, #roots do
+            local f = grad_fn(roots[i])
+            if f then
+                if not seen[f] then
+                    visit(f, seen, order)
+                end
+                heads[#heads + 1] = f
+                f.g = f.g and f.g:add(grads[i]) or grads[i]
+            else
+                to_leaf(roots[i], grads[i])
+            end
+        end
+        local leads, runs
+        if capture then
+            leads, runs = needed_nodes(order)
+        end
+        check_versions(order)
+        if next(ready_hooks) and not capture then
+            count_waiting(order)
+        end
+        for i = #order, 1, -1 do
+            local nd = order[i]
+            local g = nd.g
+            nd.g = nil
+            if g and leads and not leads[nd] then
+                g = nil
+            end
+            local run = g ~= nil and (not runs or runs[nd])
+            if g then
+                current = nd
+                if nd.hooks then
+                    g = run_hooks(nd.hooks, g)
+                end
+                if nd.retain and not capture then
+                    local a = nd.out:_ag()
+                    a.grad = a.grad and a.grad:add(g) or g:clone()
+                end
+                local slot = capture and capture[nd]
+                if slot then
+                    captured[slot] = g
+                end
+                if not run then -- captured, and nothing below it is wanted
+                    g = nil
+                elseif LIST_OPS[nd.name] then
+                    local gs = nd.fn(nd, g)
+                    local ts, es = nd[1], nd.es
+                    for j = 1, #ts do
+                        push(ts[j], es[j], gs[j])
+                    end
+                else
+                    local g1, g2, g3, g4 = nd.fn(nd, g)
+                    push(nd[1], nd.e1, g1)
+                    if nd.n > 1 then
+                        push(nd[2], nd.e2, g2)
+                        push(nd[3], nd.e3, g3)
+                        push(nd[4], nd.e4, g4)
+                    end
+                end
+            end
+            if not retain and (run or not runs) then
+                nd.freed = true
+            end
+        end
+        for x in pairs(pending_leaf) do
+            flush_leaf(x)
+        end
+        for i = 1, #queued do
+            queued[i]()
+        end
+        if not retain then
+            -- free the saved tensors of the graph
+            for i = 1, #order do
+                local nd = order[i]
+                for j = 1, nd.freed and nd.n or 0 do
+                    nd[j] = nil
+                end
+                if nd.freed then
+                    nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
+                    nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
+                end
+            end
+        end
+        for i = 1, #heads do
+            heads[i].g = nil -- a root no input led to (autograd.grad skips such nodes)
+        end
+    end)
+    set_grad_enabled(prev)
+    given, waiting, queued, pending_leaf = nil, nil, nil, nil
+    if not ok and create and current and type(err) == "string" and
+        err:find("not differentiable", 1, true) then
+        err = "tide: autograd.grad: create_graph: the gradient of " .. tostring(current) ..
+            " cannot be differentiated again yet (" .. err:gsub("^.-tide: ", "") .. ")"
+    end
+    current = nil
+    return ok, err
+end
+
+-- checks grad against root (device, dtype, shape); returns nil or the message
+local function grad_mismatch(grad, root, what)
+    local gd, rd = grad.device, root.device
+    if gd ~= rd then
+        return string.format("expected all tensors on the same device, found %s (%s) and %s " ..
+            "(tensor); move the gradient with grad:to(\"%s\")", tostring(gd), what, tostring(rd),
+            tostring(rd))
+    end
+    if grad.dtype ~= root.dtype then
+        return string.format("expected %s of dtype %s (the tensor's), got %s; convert it with " ..
+            "grad:to(\"%s\")", what, root.dtype, grad.dtype, root.dtype)
+    end
+    local gs, rs = grad.shape, root.shape
+    local same = #gs == #rs
+    for i = 1, #rs do
+        same = same and gs[i] == rs[i]
+    end
+    if not same then
+        return what .. " of shape {" .. table.concat(gs, ", ") .. "} does not match the " ..
+            "tensor's shape {" .. table.concat(rs, ", ") .. "}"
     end
 end
 
@@ -395,90 +645,117 @@ local function run_backward(root, grad, retain)
         error("tide: backward: expected grad to be a tensor, got " .. type(grad), 3)
     else
         -- checked here, at the user's call: a gradient elsewhere would land on the leaves
-        local gd, rd = grad.device, root.device
-        if gd ~= rd then
-            error(string.format("tide: backward: expected all tensors on the same device, found " ..
-                "%s (grad) and %s (tensor); move the gradient with grad:to(\"%s\")", tostring(gd),
-                tostring(rd), tostring(rd)), 3)
-        end
-        if grad.dtype ~= root.dtype then
-            error(string.format("tide: backward: expected grad of dtype %s (the tensor's), got " ..
-                "%s; convert it with grad:to(\"%s\")", root.dtype, grad.dtype, root.dtype), 3)
-        end
-        local gs, rs = grad.shape, root.shape
-        local same = #gs == #rs
-        for i = 1, #rs do
-            same = same and gs[i] == rs[i]
-        end
-        if not same then
-            error("tide: backward: grad of shape {" .. table.concat(gs, ", ") .. "} does not " ..
-                "match the tensor's shape {" .. table.concat(rs, ", ") .. "}", 3)
+        local bad = grad_mismatch(grad, root, "grad")
+        if bad then
+            error("tide: backward: " .. bad, 3)
         end
         grad = grad:clone() -- the caller keeps its tensor; leaf grads never alias it
     end
-    local f = grad_fn(root)
-    given = setmetatable({}, { __mode = "k" })
-    waiting, queued = {}, {}
-    local prev = set_grad_enabled(false)
-    local ok, err = pcall(function()
-        if not f then
-            accumulate_leaf(root, grad)
-            return
-        end
-        local order = toposort(f)
-        check_versions(order)
-        if next(ready_hooks) then
-            count_waiting(order)
-        end
-        f.g = grad
-        for i = #order, 1, -1 do
-            local nd = order[i]
-            local g = nd.g
-            nd.g = nil
-            if g then
-                if LIST_OPS[nd.name] then
-                    local gs = nd.fn(nd, g)
-                    local ts, es = nd[1], nd.es
-                    for j = 1, #ts do
-                        push(ts[j], es[j], gs[j])
-                    end
-                else
-                    local g1, g2, g3, g4 = nd.fn(nd, g)
-                    push(nd[1], nd.e1, g1)
-                    if nd.n > 1 then
-                        push(nd[2], nd.e2, g2)
-                        push(nd[3], nd.e3, g3)
-                        push(nd[4], nd.e4, g4)
-                    end
-                end
-            end
-            if not retain then
-                nd.freed = true
-            end
-        end
-        for i = 1, #queued do
-            queued[i]()
-        end
-        if not retain then
-            -- free the saved tensors of the graph
-            for i = 1, #order do
-                local nd = order[i]
-                for j = 1, nd.n do
-                    nd[j] = nil
-                end
-                nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
-                nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
-            end
-        end
-    end)
-    set_grad_enabled(prev)
-    given, waiting, queued = nil, nil, nil
+    local ok, err = pass({ root }, { grad }, retain, false)
     if not ok then
         -- our own messages carry no position: point them at the caller of backward()
         error(err, (type(err) == "string" and err:find("^tide:")) and 3 or 0)
     end
 end
 E.backward = run_backward
+
+-- a tensor or a list of tensors, as a list
+local function tensor_list(v, what)
+    if is_tensor(v) then
+        return { v }
+    end
+    if type(v) ~= "table" or #v == 0 then
+        raise("tide: autograd.grad: expected " .. what .. " to be a tensor or a list of " ..
+            "tensors, got " .. (type(v) == "table" and "an empty table" or type(v)))
+    end
+    for i = 1, #v do
+        if not is_tensor(v[i]) then
+            raise(string.format("tide: autograd.grad: expected %s[%d] to be a tensor, got %s",
+                what, i, type(v[i])))
+        end
+    end
+    return v
+end
+
+-- tide.autograd.grad(outputs, inputs[, opts]): the gradients of the outputs with respect to
+-- each input, as a list; .grad is left alone. opts: grad_outputs (a tensor or list, nil for
+-- one-element outputs), retain_graph (default create_graph), create_graph = false (true:
+-- the gradients are themselves recorded, for higher derivatives), allow_unused = false
+function E.grad(outputs, inputs, opts)
+    if inputs == nil then
+        raise("tide: autograd.grad: expected (outputs, inputs[, options]); the gradient a " ..
+            "backward pass left on a tensor is t.grad")
+    end
+    local outs = tensor_list(outputs, "outputs")
+    local ins = tensor_list(inputs, "inputs")
+    opts = opts or {}
+    if type(opts) ~= "table" or is_tensor(opts) then
+        raise("tide: autograd.grad: expected an options table, got " .. type(opts))
+    end
+    core._check_options(opts, "autograd.grad",
+        { "grad_outputs", "retain_graph", "create_graph", "allow_unused" })
+    local create = opts.create_graph == true
+    local retain = opts.retain_graph
+    if retain == nil then
+        retain = create
+    end
+    local gouts = opts.grad_outputs
+    if is_tensor(gouts) then
+        gouts = { gouts }
+    end
+    gouts = gouts or {}
+    local grads = {}
+    for i = 1, #outs do
+        local o = outs[i]
+        if not o.requires_grad then
+            raise(string.format("tide: autograd.grad: output %d does not require grad and has " ..
+                "no grad_fn", i))
+        end
+        local g = gouts[i]
+        if g == nil then
+            if o:numel() ~= 1 then
+                raise(string.format("tide: autograd.grad: grad can be implicitly created only " ..
+                    "for one-element outputs, output %d has shape {%s}; pass grad_outputs", i,
+                    table.concat(o.shape, ", ")))
+            end
+            g = core.ones(o.shape, { device = o.device, dtype = o.dtype })
+        else
+            if not is_tensor(g) then
+                raise(string.format("tide: autograd.grad: expected grad_outputs[%d] to be a " ..
+                    "tensor, got %s", i, type(g)))
+            end
+            local bad = grad_mismatch(g, o, "grad_outputs[" .. i .. "]")
+            if bad then
+                raise("tide: autograd.grad: " .. bad)
+            end
+        end
+        grads[i] = g
+    end
+    local cap = {}
+    for i = 1, #ins do
+        local x = ins[i]
+        if not x.requires_grad then
+            raise(string.format("tide: autograd.grad: input %d does not require grad; create " ..
+                "it with {requires_grad = true}", i))
+        end
+        cap[grad_fn(x) or x] = i
+    end
+    capture, captured = cap, {}
+    local ok, err = pass(outs, grads, retain, create)
+    local res = captured
+    capture, captured = nil, nil
+    if not ok then
+        raise(type(err) == "string" and (err:gsub("^tide: backward:", "tide: autograd.grad:")) or
+            err)
+    end
+    for i = 1, #ins do
+        if res[i] == nil and not opts.allow_unused then
+            raise(string.format("tide: autograd.grad: input %d was not used to compute the " ..
+                "outputs; pass {allow_unused = true} to get nil for it", i))
+        end
+    end
+    return res
+end
 
 E.FLOAT = FLOAT
 

@@ -230,8 +230,13 @@ function BW.sigmoid(nd, g)
     return g:mul(y:mul(y:neg():add(1)))
 end
 
+local RELU_FUSED = { float32 = true, float64 = true }
 function BW.relu(nd, g)
-    return g:mul(nd[1]:gt(0))
+    local x = nd[1]
+    if RELU_FUSED[x.dtype] and g.dtype == x.dtype then
+        return core.relu_backward(g, x) -- one pass: x > 0 ? g : 0
+    end
+    return g:mul(x:gt(0))
 end
 
 -- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi = gelu(x)/x (0.5 at x = 0)
@@ -589,6 +594,136 @@ local function to_source(g, src)
     return reduce(g:to(src.device), src)
 end
 
+-- t:gather(dim, index): each gathered element's gradient goes back to where it came from
+function BW.gather(nd, g)
+    local z = zeros_like(nd[1], g)
+    z:scatter_add_(nd[2], nd[3], g)
+    return z
+end
+
+-- src's gradient: g at the written positions, in src's shape (src may exceed index)
+local function scattered_source(nd, g)
+    local src = nd[4]
+    if not needs(src) then
+        return nil
+    end
+    local gs = g:gather(nd[2], nd[3])
+    local same = gs:dim() == src:dim()
+    for d = 1, gs:dim() do
+        same = same and gs.shape[d] == src.shape[d]
+    end
+    if same then
+        return to_source(gs, src)
+    end
+    local z, part = zeros_like(src, gs), nil
+    part = z
+    for d = 1, gs:dim() do
+        part = part:narrow(d, 1, gs.shape[d])
+    end
+    part:copy_(gs)
+    return to_source(z, src)
+end
+
+-- t:scatter(dim, index, src): the overwritten positions get no gradient in t
+function BW.scatter(nd, g)
+    local gt
+    if needs(nd[1]) then
+        gt = g:scatter(nd[2], nd[3], 0)
+    end
+    return gt, nil, nil, scattered_source(nd, g)
+end
+
+function BW.scatter_add(nd, g)
+    return needs(nd[1]) and g or nil, nil, nil, scattered_source(nd, g)
+end
+
+-- sort / topk: the values' gradient goes back to the positions the indices name
+local function sorted_backward(nd, g, dim)
+    local z = zeros_like(nd[1], g)
+    if nd[1]:dim() == 0 then
+        return g:clone()
+    end
+    z:scatter_(dim or -1, nd.indices, g)
+    return z
+end
+
+function BW.sort(nd, g)
+    return sorted_backward(nd, g, nd[2])
+end
+
+function BW.topk(nd, g)
+    return sorted_backward(nd, g, nd[3])
+end
+
+-- t:masked_fill(mask, v): the filled positions get no gradient in t; a tensor v gets their sum
+function BW.masked_fill(nd, g)
+    local gt, gv
+    if needs(nd[1]) then
+        gt = g:masked_fill(nd[2], 0)
+    end
+    if needs(nd[3]) then
+        gv = to_source(g:mul(nd[2]):sum(), nd[3])
+    end
+    return gt, nil, gv
+end
+
+-- t:masked_select(mask): g goes back to the selected positions (nd.indices, 1-based, in the
+-- broadcast shape of t and mask), then is summed to t's shape
+function BW.masked_select(nd, g)
+    local x, m = nd[1], nd[2]
+    local shape, n = {}, math.max(x:dim(), m:dim())
+    for d = 1, n do
+        local a = x.shape[x:dim() - n + d] or 1
+        local b = m.shape[m:dim() - n + d] or 1
+        shape[d] = a == 1 and b or a
+    end
+    local numel = 1
+    for d = 1, n do
+        numel = numel * shape[d]
+    end
+    local z = core.zeros({ numel }, { device = x.device, dtype = g.dtype })
+    z:index_add_(1, nd.indices, g)
+    return reduce(z:view(shape), x)
+end
+
+function BW.tril(nd, g)
+    return g:tril(nd[2] or 0)
+end
+
+function BW.triu(nd, g)
+    return g:triu(nd[2] or 0)
+end
+
+-- flip(dims) or flip(d1, d2, ...): flipping again undoes it
+function BW.flip(nd, g)
+    local dims = {}
+    for i = 2, nd.n do
+        local d = nd[i]
+        if type(d) == "table" then
+            for _, e in ipairs(d) do
+                dims[#dims + 1] = e
+            end
+        else
+            dims[#dims + 1] = d
+        end
+    end
+    return g:flip(dims)
+end
+
+function BW.roll(nd, g)
+    local sh = nd[2]
+    if type(sh) == "table" then
+        local neg = {}
+        for i, v in ipairs(sh) do
+            neg[i] = -v
+        end
+        sh = neg
+    else
+        sh = -sh
+    end
+    return g:roll(sh, nd[3])
+end
+
 function BW.copy(nd, g)
     return nil, to_source(g, nd[2])
 end
@@ -684,23 +819,25 @@ function BW.linear(nd, g)
     return gx, gw, gb
 end
 
--- conv2d as im2col + one batched gemm; the node keeps the columns for the weight's gradient
+-- conv2d as one gemm over the batch-folded columns [C*kh*kw, N*L] (nn/_fused.lua): g folded
+-- the same way makes the weight gradient and the columns' gradient one gemm each
 function BW.conv2d(nd, g)
     local x, w, b = nd[1], nd[2], nd[3]
     local n, cout = g:size(1), g:size(2)
-    local g3 = g:reshape(n, cout, -1) -- [N, Cout, L]
+    local l = math.floor(g:numel() / math.max(1, n * cout))
+    local gf = g:reshape(n, cout, l):transpose(1, 2):contiguous():view(cout, n * l)
     local gx, gw, gb
     if needs(w) then
-        gw = g3:matmul(nd.cols:transpose(2, 3)):sum(1):view(w.shape)
+        gw = gf:matmul(nd.cols:t()):view(w.shape)
     end
     if needs(b) then
-        gb = g3:sum(3):sum(1)
+        gb = gf:sum(2)
     end
     if needs(x) then
         local k = nd.geom
-        local gcols = w:reshape(cout, -1):t():matmul(g3) -- [N, C*kh*kw, L]
-        gx = core.col2im(gcols, x:size(2), x:size(3), x:size(4), k[1], k[2], k[3], k[4], k[5],
-            k[6])
+        local gcols = w:reshape(cout, -1):t():matmul(gf) -- [C*kh*kw, N*L]
+        gx = core.col2im_folded(gcols:view(gcols:size(1), n, l), x:size(2), x:size(3),
+            x:size(4), k[1], k[2], k[3], k[4], k[5], k[6])
     end
     return gx, gw, gb
 end
@@ -709,6 +846,24 @@ end
 function BW.cross_entropy(nd, g)
     local dx = nd.logp:exp():sub(nd.onehot)
     return dx:mul(g:mul(nd.scale))
+end
+
+-- x:norm(2[, dim[, keepdim]]) (recorded by tide.reductions as one node: nd[2] the dim or
+-- false, nd[3] keepdim): x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient)
+function BW.norm(nd, g)
+    local x, out, d = nd[1], nd.out, nd[2]
+    if d and not nd[3] then
+        g, out = g:unsqueeze(d), out:unsqueeze(d)
+    end
+    return x / core.where(out:eq(0), 1, out) * g
+end
+
+-- one fused recurrent-cell step out = rnn_cell(gi, gh, prev) (tide.nn._rnn records it by hand,
+-- with nd.kind, nd.saved and detached aliases nd.prev_d, nd.out_d); LSTM and RNN share one
+-- gradient between gi and gh, GRU's differ (its reset gate scales gh's n part)
+function BW.rnn_cell(nd, g)
+    local dgi, dgh, dprev = core.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
+    return dgi, dgh or dgi, dprev
 end
 
 -- ---- what each formula reads ----
@@ -734,8 +889,14 @@ local READS = {
     expm1 = { OUT }, tan = { OUT }, reciprocal = { OUT },
     max = { ARG1, OUT }, min = { ARG1, OUT }, -- over all dims; over a dim: the indices
     index_select = { { 3 } },
+    gather = { { 3 } }, scatter = { { 3 } }, scatter_add = { { 3 } },
+    sort = { { "indices" } }, topk = { { "indices" } }, masked_fill = { { 2 } },
+    masked_select = { { "indices" } },
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
+    norm = { ARG1, OUT },
+    rnn_cell = { { 3 }, OUT },
+    rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }
 local READS_INDICES = { { "indices" } }
 

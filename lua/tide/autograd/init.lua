@@ -20,6 +20,7 @@ local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
 local getmetatable, type = getmetatable, type
 local run_backward = engine.backward
+local raise = require "tide.autograd.raise"
 
 local function is_tensor(x)
     return getmetatable(x) == TMT
@@ -72,8 +73,41 @@ function M.enable_grad(fn, ...)
 end
 
 -- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)
-function M.grad(t)
+function M.get_grad(t)
     return t.grad
+end
+
+-- tide.autograd.grad(outputs, inputs[, {grad_outputs =, retain_graph =, create_graph =,
+-- allow_unused =}]): the gradients as a list, .grad untouched
+M.grad = engine.grad
+
+-- t:retain_grad(): a non-leaf keeps its gradient in t.grad after backward (a no-op on leaves)
+function Tensor.retain_grad(self)
+    if not is_tensor(self) then
+        raise("tide: retain_grad: expected a tensor, got " .. type(self))
+    end
+    if not self.requires_grad then
+        raise("tide: retain_grad: the tensor does not require grad; retain_grad() is for " ..
+            "results of ops on tensors created with {requires_grad = true}")
+    end
+    engine.retain_grad(self)
+    return self
+end
+
+-- t:register_hook(fn): fn(grad) runs when t's gradient is computed, and may return a tensor to
+-- use instead; returns a handle whose remove() unregisters it
+function Tensor.register_hook(self, fn)
+    if not is_tensor(self) then
+        raise("tide: register_hook: expected a tensor, got " .. type(self))
+    end
+    if not self.requires_grad then
+        raise("tide: register_hook: cannot register a hook on a tensor that does not require " ..
+            "grad")
+    end
+    if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
+        raise("tide: register_hook: expected a function, got " .. type(fn))
+    end
+    return engine.register_hook(self, fn)
 end
 
 function M.set_grad(t, g)

@@ -1,5 +1,6 @@
--- nn.CrossEntropyLoss([{reduction = "mean" | "sum" | "none"}]): loss(logits {N, C}, target {N})
--- with 1-based int64 class targets; log_softmax fused for stability
+-- nn.CrossEntropyLoss([{weight =, ignore_index = -100, label_smoothing = 0, reduction = "mean" |
+-- "sum" | "none"}]): loss(logits {N, C} or {N, C, d1, ...}, 1-based int64 class targets {N} or
+-- {N, d1, ...}); log_softmax fused for stability, one autograd node when no option is in play
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
@@ -8,16 +9,21 @@ local CrossEntropyLoss = Module:extend("CrossEntropyLoss")
 
 function CrossEntropyLoss:init(opts)
     if type(opts) == "table" then
-        -- weight, ignore_index and label_smoothing are in API.md but not built yet
-        core._check_options(opts, "CrossEntropyLoss", { "reduction" },
-            { "weight", "ignore_index", "label_smoothing" })
+        core._check_options(opts, "CrossEntropyLoss", { "reduction", "weight", "ignore_index",
+            "label_smoothing" })
+        if opts.weight ~= nil then -- a buffer, as PyTorch's: it follows the module's :to()
+            self:register_buffer("weight", opts.weight)
+        end
+        self.ignore_index, self.label_smoothing = opts.ignore_index, opts.label_smoothing
         opts = opts.reduction
     end
     self.reduction = I.check_reduction(opts or "mean", "CrossEntropyLoss")
 end
 
 function CrossEntropyLoss:forward(input, target)
-    return I.cross_entropy(input, target, self.reduction, "CrossEntropyLoss")
+    return I.class_loss_entry(input, target, self.reduction, { weight = self.weight,
+        ignore_index = self.ignore_index, label_smoothing = self.label_smoothing }, false,
+        "CrossEntropyLoss")
 end
 
 return CrossEntropyLoss

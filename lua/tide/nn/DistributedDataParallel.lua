@@ -93,7 +93,7 @@ end
 local function flatten(bucket)
     local parts = {}
     for i, p in ipairs(bucket.params) do
-        local g = autograd.grad(p)
+        local g = autograd.get_grad(p)
         parts[i] = g and g:reshape({ -1 }) or core.zeros({ p:numel() },
             { device = p.device, dtype = p.dtype })
     end

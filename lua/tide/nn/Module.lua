@@ -383,7 +383,7 @@ function Module:_apply(fn)
                 local p = rawget(m, name)
                 if p then
                     fn(p, true)
-                    local g = autograd.grad(p)
+                    local g = autograd.get_grad(p)
                     if g then
                         fn(g, true)
                     end

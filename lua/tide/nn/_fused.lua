@@ -41,13 +41,20 @@ function M.conv2d(x, w, b, geom, oh, ow)
         wd = w.requires_grad and w:detach() or w
         bd = b and b.requires_grad and b:detach() or b
     end
-    local cols = core.im2col(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6])
-    local cout = w:size(1)
-    local y = wd:view(cout, -1):matmul(cols) -- [N, Cout, OH*OW]
+    -- one gemm over the whole batch: im2col_folded lays the columns out as [C*kh*kw, N*L]
+    -- (L = OH*OW), so W [Cout, C*kh*kw] @ cols is [Cout, N*L], brought to [N, Cout, L] by one
+    -- copy that also adds the bias; the node keeps the columns for the weight's gradient
+    local n, cout, l = x:size(1), w:size(1), oh * ow
+    local cols = core.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6])
+    cols = cols:view(cols:size(1), n * l)
+    local yt = wd:reshape(cout, -1):matmul(cols):view(cout, n, l):transpose(1, 2)
+    local y
     if bd then
-        y:add_(bd:view(cout, 1))
+        y = yt:add(bd:view(1, cout, 1))
+    else
+        y = yt:contiguous()
     end
-    y = y:view(x:size(1), cout, oh, ow)
+    y = y:reshape(n, cout, oh, ow)
     if rec then
         local nd = record("conv2d", y, BW.conv2d, x, w, b)
         nd.cols, nd.geom = cols, geom

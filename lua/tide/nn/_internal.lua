@@ -71,6 +71,17 @@ function I.check_same_device(input, target, who)
     end
 end
 
+-- a number option (default when nil)
+function I.check_number(v, default, what, who)
+    if v == nil then
+        return default
+    end
+    if type(v) ~= "number" then
+        raise("tide: " .. who .. ": expected " .. what .. " to be a number, got " .. type(v))
+    end
+    return v
+end
+
 -- (a) or ({a, b}) -> a, b
 function I.pair(v, who, what)
     if type(v) == "table" then
@@ -169,6 +180,133 @@ function I.nll_loss(input, target, reduction, who)
         loss = I.reduce(nll:sum(2):neg(), reduction, who)
     end
     return poison and loss:add(poison) or loss
+end
+
+-- Cross entropy and NLL with PyTorch's options (o: weight [C] or nil, ignore_index (default
+-- -100), label_smoothing) on input [N, C] or [N, C, d1, ...] and 1-based targets [N] or
+-- [N, d1, ...]. Rows whose target is ignore_index count for nothing, in the loss and in the
+-- weighted mean's denominator. `logp` says input is already log-probabilities (nll_loss).
+function I.class_loss(input, target, reduction, o, logp, who)
+    if not is_tensor(input) or not is_tensor(target) then
+        raise("tide: " .. who .. ": expected (input, target) tensors")
+    end
+    I.check_same_device(input, target, who)
+    local nd = input:dim()
+    if nd < 2 then
+        raise("tide: " .. who .. ": expected input of shape {N, C} or {N, C, d1, ...}, got " ..
+            I.shape_str(input.shape))
+    end
+    local tdt = target.dtype
+    if tdt ~= "int64" and tdt ~= "int32" then
+        raise("tide: " .. who .. ": expected integer class targets (int64, 1-based), " ..
+            "got " .. tdt .. "; convert with target:long()")
+    end
+    local c, ishape, tshape = input:size(2), input.shape, target.shape
+    local ok = #tshape == nd - 1 and tshape[1] == ishape[1]
+    for d = 3, nd do
+        ok = ok and tshape[d - 1] == ishape[d]
+    end
+    if not ok then
+        table.remove(ishape, 2)
+        raise("tide: " .. who .. ": expected target of shape " .. I.shape_str(ishape) ..
+            " for input " .. I.shape_str(input.shape) .. ", got " .. I.shape_str(tshape))
+    end
+    local weight = o.weight
+    if weight ~= nil then
+        if not is_tensor(weight) or weight:dim() ~= 1 or weight:size(1) ~= c then
+            raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
+                who, c, is_tensor(weight) and I.shape_str(weight.shape) or type(weight)))
+        end
+        I.check_same_device(input, weight, who)
+    end
+    local ignore = o.ignore_index == nil and -100 or o.ignore_index
+    if not compat.is_integer(ignore) then
+        raise("tide: " .. who .. ": expected ignore_index to be an integer, got " ..
+            tostring(ignore))
+    end
+    local eps = o.label_smoothing or 0
+    if type(eps) ~= "number" or eps < 0 or eps > 1 then
+        raise("tide: " .. who .. ": expected label_smoothing in [0, 1], got " .. tostring(eps))
+    end
+    -- classes on the last dim: rows [M, C], targets [M]
+    local x = input
+    if nd > 2 then
+        local perm = { 1 }
+        for d = 3, nd do
+            perm[#perm + 1] = d
+        end
+        perm[#perm + 1] = 2
+        x = input:permute(perm)
+    end
+    x = x:reshape(-1, c)
+    local t = target:reshape(-1)
+    local m = t:size(1)
+    local classes = core.arange(1, c + 1, { device = t.device, dtype = tdt })
+    local valid = t:ne(ignore)
+    local onehot = t:view(m, 1):eq(classes:view(1, c)):logical_and(valid:view(m, 1))
+    local poison
+    if m > 0 then
+        local bad = valid:sum():sub(onehot:sum()) -- targets neither ignored nor in 1..C
+        if I.on_host(t) then
+            if bad:item() ~= 0 then
+                local first
+                for _, v in ipairs(t:totable()) do
+                    if v ~= ignore and (v < 1 or v > c) then
+                        first = first or v
+                    end
+                end
+                raise(string.format("tide: %s: target %d out of range for %d classes; class " ..
+                    "targets are 1-based, in 1..%d (or ignore_index %d)", who,
+                    compat.tointeger(first) or first, c, c, ignore))
+            end
+        else
+            poison = bad:to(input.dtype):neg():sqrt() -- NaN when one is out of range
+        end
+    end
+    local lp = logp and x or x:log_softmax(2)
+    local wrow = weight and onehot:to(lp.dtype):mul(weight:view(1, c)) or onehot
+    local nll = lp:mul(wrow):sum(2):neg() -- [M]; 0 on ignored rows
+    local denom = weight and wrow:sum() or valid:sum():to(lp.dtype)
+    local loss
+    if reduction == "none" then
+        loss = nll
+    elseif reduction == "sum" then
+        loss = nll:sum()
+    else
+        loss = nll:sum():div(denom)
+    end
+    if eps > 0 then
+        local smooth = (weight and lp:mul(weight:view(1, c)) or lp):sum(2):neg():mul(valid)
+        if reduction == "none" then
+            smooth = smooth
+        elseif reduction == "sum" then
+            smooth = smooth:sum()
+        elseif weight then
+            smooth = smooth:sum():div(denom)
+        else
+            smooth = smooth:mean() -- over every row, ignored ones too (PyTorch 1.13)
+        end
+        loss = loss:mul(1 - eps):add(smooth:mul(eps / c))
+    end
+    if reduction == "none" then
+        loss = loss:view(tshape)
+    end
+    return poison and loss:add(poison) or loss
+end
+
+-- cross entropy (or nll with logp) by the fused one-node path when no option is in play and
+-- the host's targets are all classes, by class_loss otherwise: a -100 target is PyTorch's
+-- default ignore_index, and off the host only class_loss can skip one without reading back
+function I.class_loss_entry(input, target, reduction, o, logp, who)
+    local plain = o.weight == nil and o.ignore_index == nil and (o.label_smoothing or 0) == 0 and
+        is_tensor(input) and input:dim() == 2 and is_tensor(target) and I.on_host(target)
+    if plain and target:numel() > 0 then
+        plain = target:min():item() >= 1
+    end
+    if plain then
+        return (logp and I.nll_loss or I.cross_entropy)(input, target, reduction, who)
+    end
+    return I.class_loss(input, target, reduction, o, logp, who)
 end
 
 function I.same_shape_check(input, target, who)

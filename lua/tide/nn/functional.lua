@@ -10,12 +10,14 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local I = require "tide.nn._internal"
 local fused = require "tide.nn._fused"
+local engine = require "tide.autograd.engine"
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
 local F = {}
 
 local NO_OPTIONS = {}
+local FLOAT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 
 local function tensor_arg(x, who, what)
     if not is_tensor(x) then
@@ -172,6 +174,18 @@ function F.softplus(input, opts)
     return core.where(bx:gt(threshold), input, soft)
 end
 
+-- x clamped to [min_val, max_val]; {min_val = -1, max_val = 1}
+function F.hardtanh(input, opts)
+    tensor_arg(input, "hardtanh", "input")
+    local o = options(opts, "hardtanh", { "min_val", "max_val" }, { "inplace" })
+    local lo = number_opt(o.min_val, -1, "hardtanh", "min_val")
+    local hi = number_opt(o.max_val, 1, "hardtanh", "max_val")
+    if lo > hi then
+        raise(string.format("tide: hardtanh: expected min_val <= max_val, got %s > %s", lo, hi))
+    end
+    return input:clamp(lo, hi)
+end
+
 function F.softmax(input, dim)
     tensor_arg(input, "softmax", "input")
     return input:softmax(dim_arg(dim, "softmax"))
@@ -274,6 +288,65 @@ function F.conv1d(input, weight, bias, opts)
     return y:squeeze(3)
 end
 
+-- the gradient of col2im is im2col with the same geometry (one node: col2im itself is a
+-- backward helper that autograd does not record)
+local function col2im_backward(nd, g)
+    local k = nd.geom
+    return core.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6])
+end
+
+-- input [N, Cin, H, W], weight [Cin, Cout, kh, kw], bias [Cout]; {stride =, padding =,
+-- output_padding =}: conv2d's gradient with respect to its input, as a gemm and a col2im
+function F.conv_transpose2d(input, weight, bias, opts)
+    local who = "conv_transpose2d"
+    tensor_arg(input, who, "input")
+    tensor_arg(weight, who, "weight")
+    optional_tensor(bias, who, "bias")
+    local o = options(opts, who, { "stride", "padding", "output_padding" },
+        { "dilation", "groups" })
+    if input:dim() ~= 4 or weight:dim() ~= 4 or input:size(2) ~= weight:size(1) then
+        raise(string.format("tide: %s: expected input {N, Cin, H, W} and weight {Cin, Cout, " ..
+            "kh, kw} with the same Cin, got %s and %s", who, shape_str(input), shape_str(weight)))
+    end
+    local cout, kh, kw = weight:size(2), weight:size(3), weight:size(4)
+    if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
+        raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
+            shape_str(bias)))
+    end
+    same_device(input, weight, who, "weight")
+    same_device(input, bias, who, "bias")
+    local sh, sw = I.pair(o.stride or 1, who, "stride")
+    local ph, pw = I.pair(o.padding or 0, who, "padding")
+    local oph, opw = I.pair(o.output_padding or 0, who, "output_padding")
+    int_arg(sh, who, "stride", 1)
+    int_arg(sw, who, "stride", 1)
+    int_arg(ph, who, "padding", 0)
+    int_arg(pw, who, "padding", 0)
+    int_arg(oph, who, "output_padding", 0)
+    int_arg(opw, who, "output_padding", 0)
+    if oph >= sh or opw >= sw then
+        raise(string.format("tide: %s: output_padding %d,%d must be smaller than the stride " ..
+            "%d,%d", who, oph, opw, sh, sw))
+    end
+    local n, cin, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
+    local oh, ow = (h - 1) * sh - 2 * ph + kh + oph, (w - 1) * sw - 2 * pw + kw + opw
+    if oh < 1 or ow < 1 then
+        raise(string.format("tide: %s: padding %d,%d leaves no output for input %dx%d", who, ph,
+            pw, h, w))
+    end
+    -- columns [N, Cout*kh*kw, H*W] = W^T x, then each column added back into its window
+    local cols = weight:reshape(cin, -1):t():matmul(input:reshape(n, cin, h * w))
+    local geom = { kh, kw, sh, sw, ph, pw }
+    local y = core.col2im(cols:detach(), cout, oh, ow, kh, kw, sh, sw, ph, pw)
+    if engine.needs_record(cols) then
+        engine.record("col2im", y, col2im_backward, cols).geom = geom
+    end
+    if bias then
+        y = y:add(bias:view(1, cout, 1, 1))
+    end
+    return y
+end
+
 -- ---- pooling ----
 
 -- kernel, stride (default: the kernel) and padding of a 2-D pooling over input [N, C, H, W]
@@ -313,6 +386,78 @@ function F.max_pool2d(input, kernel_size, opts)
     local kh, kw, sh, sw, ph, pw = pool_args("max_pool2d", input, kernel_size, o)
     local y = core.maxpool2d(input, kh, kw, sh, sw, ph, pw)
     return y
+end
+
+-- max over each window of input [N, C, L]; {stride = kernel_size, padding = 0}
+function F.max_pool1d(input, kernel_size, opts)
+    local who = "max_pool1d"
+    local o = options(opts, who, { "stride", "padding" },
+        { "dilation", "ceil_mode", "return_indices" })
+    tensor_arg(input, who, "input")
+    if input:dim() ~= 3 then
+        raise("tide: max_pool1d: expected 3-D input {N, C, L}, got " .. shape_str(input))
+    end
+    int_arg(kernel_size, who, "kernel_size", 1)
+    local s = int_arg(o.stride or kernel_size, who, "stride", 1)
+    local p = int_arg(o.padding or 0, who, "padding", 0)
+    pool_args(who, input:unsqueeze(3), { 1, kernel_size },
+        { stride = { 1, s }, padding = { 0, p } })
+    return core.maxpool2d(input:unsqueeze(3), 1, kernel_size, 1, s, 0, p):squeeze(3)
+end
+
+-- [out, size] averaging matrix of PyTorch's adaptive windows: row i averages the cells
+-- floor(i size / out) .. ceil((i + 1) size / out) - 1 (0-based); kept per shape, dtype and
+-- device (a model pools the same sizes every step: no transfer each time)
+local adaptive_cache = {}
+local function adaptive_matrix(out, size, like)
+    local key = out .. ":" .. size .. ":" .. like.dtype .. ":" .. tostring(like.device)
+    if adaptive_cache[key] then
+        return adaptive_cache[key]
+    end
+    local rows = {}
+    for i = 0, out - 1 do
+        local lo, hi = idiv(i * size, out), -idiv(-(i + 1) * size, out)
+        local row = {}
+        for j = 0, size - 1 do
+            row[j + 1] = (j >= lo and j < hi) and 1 / (hi - lo) or 0
+        end
+        rows[i + 1] = row
+    end
+    local m = core.tensor(rows, { dtype = like.dtype, device = like.device })
+    adaptive_cache[key] = m
+    return m
+end
+
+-- input [N, C, H, W] or [C, H, W] to output_size (an integer or {h, w}, nil keeping a size):
+-- the windows are separable, so the pooling is two small matmuls, Ah x Aw^T
+function F.adaptive_avg_pool2d(input, output_size)
+    local who = "adaptive_avg_pool2d"
+    tensor_arg(input, who, "input")
+    local nd = input:dim()
+    if nd ~= 3 and nd ~= 4 then
+        raise("tide: adaptive_avg_pool2d: expected input {N, C, H, W} or {C, H, W}, got " ..
+            shape_str(input))
+    end
+    local h, w = input:size(nd - 1), input:size(nd)
+    local oh, ow
+    if type(output_size) == "table" then
+        oh, ow = output_size[1] or h, output_size[2] or w
+    else
+        oh, ow = output_size, output_size
+    end
+    int_arg(oh, who, "output_size", 1)
+    int_arg(ow, who, "output_size", 1)
+    if not FLOAT_DTYPES[input.dtype] then
+        raise("tide: adaptive_avg_pool2d: expected a floating-point input, got " .. input.dtype)
+    end
+    local y = input
+    if oh ~= h then
+        y = adaptive_matrix(oh, h, input):matmul(y)
+    end
+    if ow ~= w then
+        y = y:matmul(adaptive_matrix(ow, w, input):t())
+    end
+    return y == input and input:clone() or y
 end
 
 -- mean over each window; {stride = kernel_size, padding = 0, count_include_pad = true}
@@ -577,17 +722,19 @@ local function loss_options(opts, who, known, not_yet)
     return o, I.check_reduction(o.reduction or "mean", who)
 end
 
--- logits [N, C], 1-based class targets [N]
+-- logits [N, C] or [N, C, d1, ...], 1-based class targets [N] or [N, d1, ...]; {weight =
+-- (per class), ignore_index = -100, label_smoothing = 0}
 function F.cross_entropy(input, target, opts)
-    local _, reduction = loss_options(opts, "cross_entropy", nil,
-        { "weight", "ignore_index", "label_smoothing" })
-    return I.cross_entropy(input, target, reduction, "cross_entropy")
+    local o, reduction = loss_options(opts, "cross_entropy",
+        { "reduction", "weight", "ignore_index", "label_smoothing" })
+    return I.class_loss_entry(input, target, reduction, o, false, "cross_entropy")
 end
 
--- log-probabilities [N, C], 1-based class targets [N]
+-- log-probabilities [N, C] or [N, C, d1, ...], 1-based class targets; {weight =,
+-- ignore_index = -100}
 function F.nll_loss(input, target, opts)
-    local _, reduction = loss_options(opts, "nll_loss", nil, { "weight", "ignore_index" })
-    return I.nll_loss(input, target, reduction, "nll_loss")
+    local o, reduction = loss_options(opts, "nll_loss", { "reduction", "weight", "ignore_index" })
+    return I.class_loss_entry(input, target, reduction, o, true, "nll_loss")
 end
 
 function F.mse_loss(input, target, opts)
@@ -615,6 +762,21 @@ function F.smooth_l1_loss(input, target, opts)
     if beta > 0 then
         loss = core.where(a:lt(beta), a:mul(a):mul(0.5 / beta), a:sub(0.5 * beta))
     end
+    return I.reduce(loss, reduction, who)
+end
+
+-- 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere; {delta = 1}
+function F.huber_loss(input, target, opts)
+    local who = "huber_loss"
+    local o, reduction = loss_options(opts, who, { "reduction", "delta" })
+    local delta = number_opt(o.delta, 1, who, "delta")
+    if delta <= 0 then
+        raise("tide: huber_loss: expected delta > 0, got " .. tostring(delta))
+    end
+    I.same_shape_check(input, target, who)
+    local d = input:sub(target)
+    local a = d:abs()
+    local loss = core.where(a:lt(delta), d:mul(d):mul(0.5), a:sub(0.5 * delta):mul(delta))
     return I.reduce(loss, reduction, who)
 end
 

@@ -17,6 +17,16 @@ nn.functional = require "tide.nn.functional"
 for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
     nn[name] = require("tide.nn." .. name)
 end
+-- the wider surface's layers and losses (docs/API.md)
+for _, name in ipairs({ "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "MaxPool1d", "GroupNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh",
+    "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss" }) do
+    nn[name] = require("tide.nn." .. name)
+end
+for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder" }) do
+    nn[name] = require("tide.nn." .. name) -- sequence models and attention
+end
 nn.init = require "tide.nn.initializers" -- not tide/nn/init.lua: that file is tide.nn itself
 nn.utils = require "tide.nn.utils"
 

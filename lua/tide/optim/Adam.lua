@@ -4,6 +4,7 @@
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
+local adam_step_ = require("tide.core")._adam_step_
 
 local Adam = Optimizer:extend("Adam", {
     lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, maximize = false,
@@ -19,8 +20,10 @@ function Adam:check_options()
     end
 end
 
--- the update shared with AdamW (decoupled: the decay is applied to p, not added to g)
-function Adam:adam_update(group, p, g, decoupled)
+-- PyTorch's formula as a chain of tensor ops, shared with AdamW (decoupled: the decay is
+-- applied to p, not added to g): the reference the fused kernel is tested against, and the
+-- path for what the kernel does not take (a parameter that is not contiguous)
+function Adam:formula_update(group, p, g, decoupled)
     if group.maximize then
         g = g:neg()
     end
@@ -46,6 +49,24 @@ function Adam:adam_update(group, p, g, decoupled)
     local bc1, bc2 = 1 - b1 ^ t, 1 - b2 ^ t
     local denom = v:sqrt():mul(1 / math.sqrt(bc2)):add(group.eps)
     p:sub_(m:div(denom):mul(lr / bc1))
+end
+
+-- one fused in-place kernel per parameter (core._adam_step_): no temporaries
+function Adam:adam_update(group, p, g, decoupled)
+    if not Optimizer.fusable(p, g) then
+        return self:formula_update(group, p, g, decoupled)
+    end
+    local st = self:state_of(p)
+    local m, v = st.exp_avg, st.exp_avg_sq
+    if not m then
+        m, v = Optimizer.zeros_like(p), Optimizer.zeros_like(p)
+        st.exp_avg, st.exp_avg_sq, st.step = m, v, 0
+    end
+    local t = st.step + 1
+    st.step = t
+    local b1, b2 = group.betas[1], group.betas[2]
+    adam_step_(p, g, m, v, group.lr, b1, b2, group.eps, group.weight_decay, 1 - b1 ^ t,
+        1 - b2 ^ t, decoupled, group.maximize)
 end
 
 function Adam:update(group, p, g)

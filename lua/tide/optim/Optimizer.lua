@@ -134,6 +134,12 @@ function Optimizer.zeros_like(p)
     return core.zeros(p.shape, { device = p.device, dtype = p.dtype })
 end
 
+-- the fused kernels take a contiguous float parameter and a gradient of its dtype and shape
+local FUSED_DTYPE = { float32 = true, float64 = true }
+function Optimizer.fusable(p, g)
+    return FUSED_DTYPE[p.dtype] and g.dtype == p.dtype and p:is_contiguous() or false
+end
+
 local set_grad_enabled = core.set_grad_enabled
 
 -- step() runs update(group, p, grad) for each parameter with a gradient, without recording

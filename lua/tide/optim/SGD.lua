@@ -4,6 +4,7 @@
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
+local sgd_step_ = require("tide.core")._sgd_step_
 
 local SGD = Optimizer:extend("SGD", {
     lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false,
@@ -20,7 +21,9 @@ function SGD:check_options()
     end
 end
 
-function SGD:update(group, p, g)
+-- PyTorch's formula as a chain of tensor ops: the reference the fused kernel is tested against,
+-- and the path for what the kernel does not take (a parameter that is not contiguous)
+function SGD:formula_update(group, p, g)
     if group.maximize then
         g = g:neg()
     end
@@ -46,6 +49,24 @@ function SGD:update(group, p, g)
         end
     end
     p:sub_(g:mul(group.lr))
+end
+
+-- one fused in-place kernel per parameter (core._sgd_step_): no temporaries
+function SGD:update(group, p, g)
+    if not Optimizer.fusable(p, g) then
+        return self:formula_update(group, p, g)
+    end
+    local mom, buf, first = group.momentum, nil, false
+    if mom ~= 0 then
+        local st = self:state_of(p)
+        buf = st.momentum_buffer
+        if not buf then
+            buf, first = Optimizer.zeros_like(p), true
+            st.momentum_buffer = buf
+        end
+    end
+    sgd_step_(p, g, buf, group.lr, mom, group.dampening, group.weight_decay, group.nesterov,
+        group.maximize, first)
 end
 
 return SGD

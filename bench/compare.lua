@@ -1,0 +1,146 @@
+-- compare.lua — the rule every PyTorch comparison in bench/ follows (issue 15), in one place:
+--   * the reference runs at its best: every thread count 1..nproc (torch.set_num_threads, read
+--     by bench/torch_ref.py from TIDE_BENCH_THREADS), each with and without
+--     OMP_WAIT_POLICY=PASSIVE, each setting a process of its own; the fastest setting by median
+--     wins and is reported;
+--   * tide runs as a user gets it: in this process, no environment variable set for it;
+--   * tide and every reference setting take turns in rounds (the order flips each round), and
+--     the figure is the median of the per-round ratios tide / winning setting, so a slow moment
+--     of the machine hits both sides of a ratio.
+-- The reference prints lines "result KEY VALUE" (bench/torch_ref.py's report); tide's side is a
+-- function returning { [KEY] = VALUE }. Values are times: lower is better.
+local M = {}
+
+local PYTHON = os.getenv("TIDE_BENCH_PYTHON") or "/usr/bin/python3"
+
+function M.median(v)
+    local s = {}
+    for i, x in ipairs(v) do
+        s[i] = x
+    end
+    table.sort(s)
+    local n = #s
+    return n % 2 == 1 and s[(n + 1) / 2] or (s[n / 2] + s[n / 2 + 1]) / 2
+end
+
+function M.nproc()
+    local p = io.popen("nproc 2>/dev/null")
+    local n = p and tonumber(p:read("*a")) or 1
+    if p then
+        p:close()
+    end
+    return math.max(1, math.floor(n or 1))
+end
+
+-- every thread count up to 8 cores; above, powers of two and nproc (a 64-core machine would
+-- otherwise run 128 reference processes a round)
+-- (no bit operators: the overhead and MLP benchmarks also run under LuaJIT)
+local function power_of_two(t)
+    while t > 1 and t % 2 == 0 do
+        t = t / 2
+    end
+    return t == 1
+end
+
+function M.settings()
+    local n, counts = M.nproc(), {}
+    for t = 1, n do
+        if n <= 8 or power_of_two(t) or t == n then
+            counts[#counts + 1] = t
+        end
+    end
+    local out = {}
+    for _, t in ipairs(counts) do
+        out[#out + 1] = { threads = t, passive = false }
+        out[#out + 1] = { threads = t, passive = true }
+    end
+    return out
+end
+
+function M.describe(s)
+    return string.format("%d thread%s%s", s.threads, s.threads == 1 and "" or "s",
+        s.passive and ", OMP_WAIT_POLICY=PASSIVE" or "")
+end
+
+-- one reference process under setting s; { [key] = value } or nil and its output
+local function run_reference(args, s)
+    local cmd = string.format("env %s TIDE_BENCH_THREADS=%d %s %s 2>&1",
+        s.passive and "OMP_WAIT_POLICY=PASSIVE" or "-u OMP_WAIT_POLICY", s.threads, PYTHON, args)
+    local p = io.popen(cmd)
+    local out = p:read("*a")
+    p:close()
+    local r, any = {}, false
+    for key, v in out:gmatch("result (%S+) ([%d%.e+-]+)") do
+        r[key], any = tonumber(v), true
+    end
+    return any and r or nil, out
+end
+
+-- o = { rounds =, tide = function() -> {key = value}, reference = "bench/x.py ARGS" }
+-- -> { [key] = { tide =, ref =, ratio =, lo =, hi =, setting = } } or nil and the reason
+function M.run(o)
+    local settings = M.settings()
+    local tide_v, ref_v = {}, {}
+    for si = 1, #settings do
+        ref_v[si] = {}
+    end
+    local function reference_round(r)
+        for si, s in ipairs(settings) do
+            local v, out = run_reference(o.reference, s)
+            if not v then
+                return nil, (out:match("[^\n]*Error[^\n]*") or out:gsub("\n", " "):sub(1, 200))
+            end
+            ref_v[si][r] = v
+        end
+        return true
+    end
+    for r = 1, o.rounds do
+        if r % 2 == 1 then
+            tide_v[r] = o.tide()
+        end
+        local ok, why = reference_round(r)
+        if not ok then
+            return nil, why
+        end
+        if r % 2 == 0 then
+            tide_v[r] = o.tide()
+        end
+    end
+    local res = {}
+    for key in pairs(tide_v[1]) do
+        local best, best_med
+        for si = 1, #settings do
+            local v = {}
+            for r = 1, o.rounds do
+                v[r] = ref_v[si][r][key]
+            end
+            local med = #v == o.rounds and M.median(v)
+            if med and (not best_med or med < best_med) then
+                best, best_med = si, med
+            end
+        end
+        if best then
+            local ratios, tides = {}, {}
+            for r = 1, o.rounds do
+                ratios[r] = tide_v[r][key] / ref_v[best][r][key]
+                tides[r] = tide_v[r][key]
+            end
+            local lo, hi = math.huge, 0
+            for _, x in ipairs(ratios) do
+                lo, hi = math.min(lo, x), math.max(hi, x)
+            end
+            res[key] = { tide = M.median(tides), ref = best_med, ratio = M.median(ratios),
+                lo = lo, hi = hi, setting = M.describe(settings[best]) }
+        end
+    end
+    return res
+end
+
+-- one line per key: "LABEL: tide X, pytorch Y (setting), ratio Z (range, N rounds)"
+function M.print_line(label, r, unit, scale, rounds)
+    print(string.format("%s: tide %.3f %s, pytorch-best %.3f %s (%s), ratio %.2f "
+        .. "(median of %d rounds' ratios, %.2f-%.2f)", label, r.tide * scale, unit,
+        r.ref * scale, unit, r.setting, r.ratio, rounds, r.lo, r.hi))
+end
+
+return M

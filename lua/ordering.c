@@ -1,0 +1,411 @@
+/* ordering.c — gather, scatter(_), scatter_add(_), sort, argsort, topk, masked_fill(_),
+ * masked_select, tril, triu, flip and roll (1-based dims and indices). */
+#include "binding.h"
+
+/* the 0-based form of the 1-based integer index tensor at idx */
+static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char *op) {
+    ltensor *ix = tl_test(L, S, idx);
+    if (!ix)
+        tl_error(L, "tide: %s: index must be an int64 tensor of 1-based indices, got %s", op,
+                 tl_typename(L, idx));
+    ix = tl_check(L, S, idx, op);
+    tide_dtype dt = tide_tensor_dtype(ix->t);
+    if (dt != TIDE_DTYPE_I64 && dt != TIDE_DTYPE_I32)
+        tl_error(L,
+                 "tide: %s: index must be an int64 or int32 tensor, got %s; convert with :long()",
+                 op, tide_dtype_name(dt));
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_SUB, ix->t, 1, 0, &r->t));
+    return r;
+}
+
+static int o_gather(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "gather");
+    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "gather", "dim"), "gather", 0);
+    lua_settop(L, 3);
+    ltensor *ix = push_index0(L, S, 3, "gather");
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_gather(S->ctx, a->t, dim, ix->t, &r->t));
+    return tl_done(L, S, a->requires_grad ? "gather" : NULL, 3);
+}
+
+/* src at 4: a tensor, or a number written as self's dtype */
+static ltensor *check_src(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
+    if (lua_type(L, 4) == LUA_TNUMBER || lua_type(L, 4) == LUA_TBOOLEAN)
+        return tl_push_scalar(L, S, tl_scalar(L, 4), tide_tensor_dtype(self->t),
+                              tide_tensor_device(self->t));
+    if (!tl_test(L, S, 4))
+        tl_error(L, "tide: %s: src must be a tensor or a number, got %s", op, tl_typename(L, 4));
+    return tl_check(L, S, 4, op);
+}
+
+static int scatter_inplace(lua_State *L, int accumulate) {
+    const char     *op = accumulate ? "scatter_add_" : "scatter_";
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, op);
+    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
+    lua_settop(L, 4);
+    ltensor *src = check_src(L, S, a, op);
+    ltensor *ix = push_index0(L, S, 3, op);
+    int      rec = tl_check_inplace(L, S, a, op);
+    TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));
+    tl_inplace_done(L, S, op, rec);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* the out-of-place twin: a copy of self with the scatter applied */
+static int scatter_copy(lua_State *L, int accumulate) {
+    const char     *op = accumulate ? "scatter_add" : "scatter";
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, op);
+    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
+    lua_settop(L, 4);
+    ltensor *src = check_src(L, S, a, op);
+    ltensor *ix = push_index0(L, S, 3, op);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_clone(S->ctx, a->t, &r->t));
+    TL_CALL_AS(L, S, tide_scatter_(S->ctx, r->t, dim, ix->t, src->t, accumulate),
+               accumulate ? "scatter_add_" : "scatter_", op);
+    return tl_done(L, S, op, 4);
+}
+
+static int o_scatter_(lua_State *L) {
+    return scatter_inplace(L, 0);
+}
+static int o_scatter_add_(lua_State *L) {
+    return scatter_inplace(L, 1);
+}
+static int o_scatter(lua_State *L) {
+    return scatter_copy(L, 0);
+}
+static int o_scatter_add(lua_State *L) {
+    return scatter_copy(L, 1);
+}
+
+static int opt_bool(lua_State *L, int idx, int def, const char *op, const char *what) {
+    if (lua_isnoneornil(L, idx))
+        return def;
+    if (lua_type(L, idx) != LUA_TBOOLEAN)
+        tl_error(L, "tide: %s: %s must be a boolean, got %s", op, what, tl_typename(L, idx));
+    return lua_toboolean(L, idx);
+}
+
+static int opt_dim(lua_State *L, ltensor *a, int idx, const char *op) {
+    lua_Integer d = lua_isnoneornil(L, idx) ? -1 : tl_check_int(L, idx, op, "dim");
+    if (tide_tensor_ndim(a->t) == 0 && (d == 1 || d == -1))
+        return 0; /* a 0-d tensor sorts as one element, as in PyTorch */
+    return tl_dim(L, a->t, d, op, 0);
+}
+
+/* pushes values and 1-based indices sorted along dim; keeps k of them when k >= 0 */
+static void push_sorted(lua_State *L, tide_lua_state *S, ltensor *a, int dim, int desc,
+                        lua_Integer k, const char *op) {
+    ltensor *v = tl_push_empty(L);
+    ltensor *i0 = tl_push_empty(L);
+    TL_CALL_AS(L, S, tide_sort(S->ctx, a->t, dim, desc, &v->t, &i0->t), "sort", op);
+    if (k >= 0 && tide_tensor_ndim(a->t) > 0) {
+        ltensor     *vk = tl_push_empty(L);
+        ltensor     *ik = tl_push_empty(L);
+        tide_tensor *nv = NULL, *ni = NULL;
+        TL_CALL(L, S, tide_tensor_narrow(v->t, dim, 0, k, &nv));
+        vk->t = nv;
+        TL_CALL(L, S, tide_tensor_narrow(i0->t, dim, 0, k, &ni));
+        ik->t = ni;
+        v = tl_push_empty(L);
+        TL_CALL(L, S, tide_tensor_contiguous(S->ctx, vk->t, &v->t));
+        i0 = tl_push_empty(L);
+        TL_CALL(L, S, tide_tensor_contiguous(S->ctx, ik->t, &i0->t));
+    }
+    lua_pushvalue(L, -2); /* values */
+    ltensor *ix = tl_push_empty(L);
+    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, i0->t, 1, 0, &ix->t));
+}
+
+/* t:sort([dim[, descending]]) -> values, indices */
+static int o_sort(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "sort");
+    lua_settop(L, 3);
+    int dim = opt_dim(L, a, 2, "sort");
+    int desc = opt_bool(L, 3, 0, "sort", "descending");
+    push_sorted(L, S, a, dim, desc, -1, "sort");
+    if (a->requires_grad && S->grad_enabled)
+        tl_record(L, S, "sort", 3, -2, -1);
+    return 2;
+}
+
+static int o_argsort(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "argsort");
+    lua_settop(L, 3);
+    int dim = opt_dim(L, a, 2, "argsort");
+    int desc = opt_bool(L, 3, 0, "argsort", "descending");
+    push_sorted(L, S, a, dim, desc, -1, "argsort");
+    return 1;
+}
+
+/* t:topk(k[, dim[, largest[, sorted]]]) -> values, indices; always sorted (PyTorch's sorted =
+ * false leaves the order unspecified, so sorted is a valid answer) */
+static int o_topk(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "topk");
+    lua_Integer     k = tl_check_int(L, 2, "topk", "k");
+    lua_settop(L, 5);
+    int dim = opt_dim(L, a, 3, "topk");
+    int largest = opt_bool(L, 4, 1, "topk", "largest");
+    (void)opt_bool(L, 5, 1, "topk", "sorted");
+    int64_t len = tide_tensor_ndim(a->t) ? tide_tensor_shape(a->t)[dim] : 1;
+    if (k < 0 || k > len)
+        return tl_error(L, "tide: topk: k = %I is out of range for dim %d of size %I; use 0..%I", k,
+                        dim + 1, (lua_Integer)len, (lua_Integer)len);
+    push_sorted(L, S, a, dim, largest, k, "topk");
+    if (a->requires_grad && S->grad_enabled)
+        tl_record(L, S, "topk", 5, -2, -1);
+    return 2;
+}
+
+/* ---- masks, triangles, flips and rolls ---------------------------------------------------- */
+
+static ltensor *check_mask_arg(lua_State *L, tide_lua_state *S, int idx, const char *op) {
+    if (!tl_test(L, S, idx))
+        tl_error(L, "tide: %s: mask must be a bool tensor, got %s", op, tl_typename(L, idx));
+    return tl_check(L, S, idx, op);
+}
+
+/* the value at 3 as a 0-d tensor of a's dtype on a's device (a number, a boolean or a 0-d
+ * tensor) */
+static ltensor *fill_value(lua_State *L, tide_lua_state *S, ltensor *a, const char *op) {
+    int t = lua_type(L, 3);
+    if (t == LUA_TNUMBER || t == LUA_TBOOLEAN)
+        return tl_push_scalar(L, S, tl_scalar(L, 3), tide_tensor_dtype(a->t),
+                              tide_tensor_device(a->t));
+    if (!tl_test(L, S, 3))
+        tl_error(L, "tide: %s: value must be a number or a 0-d tensor, got %s", op,
+                 tl_typename(L, 3));
+    return tl_check(L, S, 3, op);
+}
+
+static int o_masked_fill(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "masked_fill");
+    ltensor        *m = check_mask_arg(L, S, 2, "masked_fill");
+    lua_settop(L, 3);
+    ltensor *v = fill_value(L, S, a, "masked_fill");
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_masked_fill(S->ctx, a->t, m->t, v->t, &r->t));
+    return tl_done(L, S, "masked_fill", 3);
+}
+
+static int o_masked_fill_(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "masked_fill_");
+    ltensor        *m = check_mask_arg(L, S, 2, "masked_fill_");
+    lua_settop(L, 3);
+    ltensor     *v = fill_value(L, S, a, "masked_fill_");
+    int          rec = tl_check_inplace(L, S, a, "masked_fill_");
+    tide_tensor *o = a->t;
+    TL_CALL_AS(L, S, tide_masked_fill(S->ctx, a->t, m->t, v->t, &o), "masked_fill", "masked_fill_");
+    tl_inplace_done(L, S, "masked_fill_", rec);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int o_masked_select(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "masked_select");
+    ltensor        *m = check_mask_arg(L, S, 2, "masked_select");
+    lua_settop(L, 2);
+    ltensor *r = tl_push_empty(L);
+    ltensor *p0 = tl_push_empty(L);
+    TL_CALL(L, S, tide_masked_select(S->ctx, a->t, m->t, &r->t, &p0->t));
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+    if (a->requires_grad && S->grad_enabled) {
+        lua_pushvalue(L, 3); /* out, positions0, out, positions (1-based) */
+        ltensor *p1 = tl_push_empty(L);
+        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, p0->t, 1, 0, &p1->t));
+        tl_record(L, S, "masked_select", 2, -2, -1);
+        lua_settop(L, 3);
+    }
+    lua_settop(L, 3);
+    return 1;
+}
+
+static int tri(lua_State *L, int upper) {
+    const char     *op = upper ? "triu" : "tril";
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, op);
+    lua_settop(L, 2);
+    lua_Integer k = lua_isnil(L, 2) ? 0 : tl_check_int(L, 2, op, "diagonal");
+    ltensor    *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tri(S->ctx, a->t, (int64_t)k, upper, &r->t));
+    return tl_done(L, S, op, 2);
+}
+static int o_tril(lua_State *L) {
+    return tri(L, 0);
+}
+static int o_triu(lua_State *L) {
+    return tri(L, 1);
+}
+
+/* integers from the table or the integers from idx to top; returns how many */
+static int int_list(lua_State *L, int idx, int top, int64_t *v, const char *op, const char *what) {
+    int n = 0;
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        int len = (int)lua_rawlen(L, idx);
+        if (len > TIDE_MAX_DIMS)
+            tl_error(L, "tide: %s: %d %s given, at most %d", op, len, what, TIDE_MAX_DIMS);
+        for (int i = 1; i <= len; i++) {
+            lua_rawgeti(L, idx, i);
+            v[n++] = tl_check_int(L, lua_gettop(L), op, what);
+            lua_pop(L, 1);
+        }
+        return n;
+    }
+    for (int i = idx; i <= top; i++) {
+        if (n == TIDE_MAX_DIMS)
+            tl_error(L, "tide: %s: more than %d %s given", op, TIDE_MAX_DIMS, what);
+        v[n++] = tl_check_int(L, i, op, what);
+    }
+    return n;
+}
+
+/* 1-based dims (negative from the end) to 0-based, checked */
+static void dims0(lua_State *L, ltensor *a, int n, const int64_t *d1, int *d0, const char *op) {
+    for (int i = 0; i < n; i++)
+        d0[i] = tl_dim(L, a->t, d1[i], op, 0);
+}
+
+/* t:flip(dims) or t:flip(d1, d2, ...) */
+static int o_flip(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "flip");
+    int             top = lua_gettop(L);
+    if (top < 2)
+        return tl_error(L, "tide: flip: expected the dims to flip, as a table or integers");
+    int64_t d1[TIDE_MAX_DIMS];
+    int     d0[TIDE_MAX_DIMS];
+    int     n = int_list(L, 2, top, d1, "flip", "dims");
+    dims0(L, a, n, d1, d0, "flip");
+    lua_settop(L, top);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_flip(S->ctx, a->t, n, d0, &r->t));
+    return tl_done(L, S, "flip", top);
+}
+
+/* t:roll(shifts[, dims]): numbers or equally long tables; no dims rolls the flattened tensor */
+static int o_roll(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "roll");
+    lua_settop(L, 3);
+    int64_t sh[TIDE_MAX_DIMS], d1[TIDE_MAX_DIMS];
+    int     d0[TIDE_MAX_DIMS];
+    int     ns = int_list(L, 2, 2, sh, "roll", "shifts");
+    int     nd = lua_isnil(L, 3) ? 0 : int_list(L, 3, 3, d1, "roll", "dims");
+    if (nd == 0 && ns != 1)
+        return tl_error(L,
+                        "tide: roll: %d shifts need %d dims; give dims, or one shift to roll "
+                        "the flattened tensor",
+                        ns, ns);
+    if (nd > 0 && nd != ns)
+        return tl_error(L, "tide: roll: %d shifts for %d dims; give one shift per dim", ns, nd);
+    dims0(L, a, nd, d1, d0, "roll");
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_roll(S->ctx, a->t, nd, sh, d0, &r->t));
+    return tl_done(L, S, "roll", 3);
+}
+
+/* ---- one_hot and multinomial (integer results: never recorded) ---------------------------- */
+
+/* tide.one_hot(t[, n]): 1-based classes in t, n classes (default: the largest class) */
+static int l_one_hot(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *t = tl_check(L, S, 1, "one_hot");
+    lua_settop(L, 2);
+    lua_Integer n = lua_isnil(L, 2) ? -1 : tl_check_int(L, 2, "one_hot", "num_classes");
+    if (n < -1 || n == 0)
+        return tl_error(L,
+                        "tide: one_hot: num_classes must be positive (or -1: the largest "
+                        "class), got %I",
+                        n);
+    tide_dtype dt = tide_tensor_dtype(t->t);
+    if (dt != TIDE_DTYPE_I64 && dt != TIDE_DTYPE_I32)
+        return tl_error(L,
+                        "tide: one_hot: classes must be an int64 tensor, got %s; convert with "
+                        ":long()",
+                        tide_dtype_name(dt));
+    ltensor *c0 = tl_push_empty(L);
+    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_SUB, t->t, 1, 0, &c0->t));
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_one_hot(S->ctx, c0->t, (int64_t)n, &r->t));
+    return tl_done(L, S, NULL, 2);
+}
+
+/* tide.multinomial(probs, n[, {replacement = false}]) and probs:multinomial(...) -> 1-based
+ * int64 categories */
+static int l_multinomial(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *p = tl_check(L, S, 1, "multinomial");
+    lua_Integer     n = tl_check_int(L, 2, "multinomial", "num_samples");
+    lua_settop(L, 3);
+    int replacement = 0;
+    if (!lua_isnil(L, 3)) {
+        if (lua_type(L, 3) != LUA_TTABLE)
+            return tl_error(L,
+                            "tide: multinomial: options must be a table such as "
+                            "{replacement = true}, got %s",
+                            tl_typename(L, 3));
+        static const char *const known[] = {"replacement", NULL};
+        tl_check_options(L, 3, "multinomial", known, NULL);
+        if (lua_getfield(L, 3, "replacement") != LUA_TNIL) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
+                return tl_error(L, "tide: multinomial: replacement must be a boolean, got %s",
+                                tl_typename(L, -1));
+            replacement = lua_toboolean(L, -1);
+        }
+        lua_pop(L, 1);
+    }
+    ltensor *r0 = tl_push_empty(L);
+    TL_CALL(L, S, tide_multinomial(S->ctx, p->t, (int64_t)n, replacement, &r0->t));
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, r0->t, 1, 0, &r->t));
+    return tl_done(L, S, NULL, 3);
+}
+
+void tl_open_ordering(lua_State *L, int mod, int methods) {
+    static const luaL_Reg meths[] = {{"gather", o_gather},
+                                     {"scatter", o_scatter},
+                                     {"scatter_", o_scatter_},
+                                     {"scatter_add", o_scatter_add},
+                                     {"scatter_add_", o_scatter_add_},
+                                     {"sort", o_sort},
+                                     {"argsort", o_argsort},
+                                     {"topk", o_topk},
+                                     {"masked_fill", o_masked_fill},
+                                     {"masked_fill_", o_masked_fill_},
+                                     {"masked_select", o_masked_select},
+                                     {"tril", o_tril},
+                                     {"triu", o_triu},
+                                     {"flip", o_flip},
+                                     {"roll", o_roll},
+                                     {"multinomial", l_multinomial},
+                                     {NULL, NULL}};
+    tl_register(L, methods, meths);
+    static const luaL_Reg funcs[] = {{"gather", o_gather},
+                                     {"scatter", o_scatter},
+                                     {"scatter_add", o_scatter_add},
+                                     {"sort", o_sort},
+                                     {"argsort", o_argsort},
+                                     {"topk", o_topk},
+                                     {"masked_fill", o_masked_fill},
+                                     {"masked_select", o_masked_select},
+                                     {"tril", o_tril},
+                                     {"triu", o_triu},
+                                     {"flip", o_flip},
+                                     {"roll", o_roll},
+                                     {"one_hot", l_one_hot},
+                                     {"multinomial", l_multinomial},
+                                     {NULL, NULL}};
+    tl_register(L, mod, funcs);
+}

@@ -1,0 +1,158 @@
+-- tide.creation_like: the creation functions of issue 13 written with existing ones (docs/API.md,
+-- "The wider surface"): zeros_like, ones_like, full_like, empty_like, rand_like, randn_like,
+-- linspace, randint, bernoulli (also a method).
+local core = require "tide.core"
+local raise = require "tide.autograd.raise"
+local args = require "tide.op_args"
+local idiv = require("tide._compat").idiv
+
+local check, integer = args.check, args.integer
+
+local M = { functions = {} }
+local F = M.functions
+
+-- v rounded to the nearest float32 (a float32 tensor where string.pack is missing: 5.1, LuaJIT)
+local fround32 = require("tide._compat").fround32 or function(v)
+    return core.full({ 1 }, v, { dtype = "float32" }):item()
+end
+
+local LIKE_OPTIONS = { "dtype", "device", "requires_grad" }
+
+-- the options of a *_like call: t's dtype and device unless opts says otherwise
+local function like_opts(op, t, opts)
+    check(op, t)
+    if opts ~= nil and type(opts) ~= "table" then
+        raise(("tide: %s: options must be a table such as {dtype = \"float64\"}, got %s")
+            :format(op, type(opts)))
+    end
+    opts = opts or {}
+    core._check_options(opts, op, LIKE_OPTIONS)
+    return { dtype = opts.dtype or t.dtype, device = opts.device or t.device,
+        requires_grad = opts.requires_grad }
+end
+
+local function like(op, make)
+    F[op] = function(t, opts)
+        return make(t:size(), like_opts(op, t, opts))
+    end
+end
+
+like("zeros_like", core.zeros)
+like("ones_like", core.ones)
+like("empty_like", core.empty)
+local function random_like(op, make)
+    F[op] = function(t, opts)
+        local o = like_opts(op, t, opts)
+        if not args.FLOAT[o.dtype] then
+            raise(("tide: %s: random values need a floating-point dtype, got %s; pass " ..
+                "{dtype = \"float32\"}"):format(op, o.dtype))
+        end
+        return make(t:size(), o)
+    end
+end
+
+random_like("rand_like", core.rand)
+random_like("randn_like", core.randn)
+
+function F.full_like(t, value, opts)
+    local o = like_opts("full_like", t, opts)
+    if type(value) ~= "number" and type(value) ~= "boolean" then
+        raise(("tide: full_like: the fill value must be a number, got %s"):format(type(value)))
+    end
+    return core.full(t:size(), value, o)
+end
+
+local CREATE_OPTIONS = { "dtype", "device", "requires_grad" }
+
+local function create_opts(op, opts, default_dtype)
+    if opts ~= nil and type(opts) ~= "table" then
+        raise(("tide: %s: options must be a table such as {dtype = \"float64\"}, got %s")
+            :format(op, type(opts)))
+    end
+    opts = opts or {}
+    core._check_options(opts, op, CREATE_OPTIONS)
+    return { dtype = opts.dtype or default_dtype, device = opts.device,
+        requires_grad = opts.requires_grad }
+end
+
+-- linspace(a, b, n[, opts]): n points from a to b; the first half counts up from a and the
+-- second down from b, as PyTorch's kernel, so both ends are exact
+function F.linspace(a, b, n, opts)
+    if type(a) ~= "number" or type(b) ~= "number" then
+        raise("tide: linspace: start and end must be numbers, as in tide.linspace(0, 1, 5)")
+    end
+    n = integer("linspace", n, "steps")
+    if n < 0 then
+        raise(("tide: linspace: steps must be >= 0, got %d"):format(n))
+    end
+    local o = create_opts("linspace", opts, "float32")
+    local rg = o.requires_grad
+    o.requires_grad = nil
+    if n <= 1 then
+        local r = n == 0 and core.empty({ 0 }, o) or core.full({ 1 }, a, o)
+        return rg and r:requires_grad_(true) or r
+    end
+    -- in the result's float dtype, as PyTorch's kernel (float32 ends and step are rounded first)
+    local dt = args.FLOAT[o.dtype] and o.dtype or "float64"
+    if dt == "float32" then
+        a, b = fround32(a), fround32(b)
+    end
+    local step = (b - a) / (n - 1)
+    if dt == "float32" then
+        step = fround32(step)
+    end
+    local i = core.arange(0, n, { dtype = dt, device = o.device })
+    local up, down = i * step + a, (i - (n - 1)) * step + b
+    local r = core.where(i:lt(idiv(n, 2)), up, down):to(o.dtype)
+    return rg and r:requires_grad_(true) or r
+end
+
+-- randint([low,] high, shape[, opts]): uniform integers in [low, high), int64 by default
+function F.randint(low, high, shape, opts)
+    if type(high) == "table" then
+        low, high, shape, opts = 0, low, high, shape
+    end
+    low, high = integer("randint", low, "low"), integer("randint", high, "high")
+    if high <= low then
+        raise(("tide: randint: high (%d) must be greater than low (%d); high is excluded")
+            :format(high, low))
+    end
+    if type(shape) ~= "table" then
+        raise(("tide: randint: shape must be a list such as {2, 3}, got %s"):format(type(shape)))
+    end
+    local o = create_opts("randint", opts, "int64")
+    if o.requires_grad then
+        raise("tide: randint: integer tensors cannot require grad; drop requires_grad")
+    end
+    local u = core.rand(shape, { dtype = "float64", device = o.device })
+    return (u * (high - low)):floor():add(low):to(o.dtype)
+end
+
+-- bernoulli(p): 1 with probability p at each element (p a tensor of probabilities, or a number
+-- with a tensor giving the shape as in x:bernoulli(0.3)), in p's (or x's) dtype
+function F.bernoulli(x, p)
+    check("bernoulli", x)
+    if not args.FLOAT[x.dtype] then
+        raise(("tide: bernoulli: needs a floating-point tensor, got %s; convert with " ..
+            ":to(\"float32\")"):format(x.dtype))
+    end
+    local r = args.no_grad(function()
+        local u = core.rand(x:size(), { dtype = x.dtype, device = x.device })
+        if p == nil then
+            return u:lt(x):to(x.dtype)
+        elseif type(p) == "number" then
+            if p < 0 or p > 1 then
+                raise(("tide: bernoulli: p must be in [0, 1], got %s"):format(p))
+            end
+            return u:lt(p):to(x.dtype)
+        end
+        raise(("tide: bernoulli: p must be a number, got %s"):format(type(p)))
+    end)
+    -- a draw's gradient is zero (PyTorch's formula): recorded, not a silently detached result
+    return x.requires_grad and r + x * 0 or r
+end
+core.Tensor.bernoulli = F.bernoulli
+
+M.names = { "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
+    "linspace", "randint", "bernoulli" }
+return M

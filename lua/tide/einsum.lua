@@ -1,0 +1,231 @@
+-- tide.einsum(eq, ...): Einstein summation (docs/API.md, "The wider surface") written with
+-- views, sum and matmul: repeated letters in one operand take a diagonal (a product with an
+-- identity, summed), letters used once are summed out, then the operands are contracted left
+-- to right, each pair as one batched matmul. Autograd follows the ops it records.
+local core = require "tide.core"
+local raise = require "tide.autograd.raise"
+local args = require "tide.op_args"
+local compat = require "tide._compat"
+
+local M = { functions = {}, names = { "einsum" } }
+
+local function letters(s)
+    local out = {}
+    for c in s:gmatch(".") do
+        out[#out + 1] = c
+    end
+    return out
+end
+
+local function index_of(list, c)
+    for i = 1, #list do
+        if list[i] == c then
+            return i
+        end
+    end
+end
+
+local function without(list, i)
+    local out = {}
+    for k = 1, #list do
+        if k ~= i then
+            out[#out + 1] = list[k]
+        end
+    end
+    return out
+end
+
+-- x's repeated letters taken as diagonals: "ii" -> "i"
+local function diagonals(x, ls)
+    local i = 1
+    while i <= #ls do
+        local j = index_of(without(ls, i), ls[i])
+        if j and j >= i then
+            j = j + 1
+            local n = x:size(i)
+            if x:size(j) ~= n then
+                raise(("tide: einsum: subscript %s has sizes %d and %d in one operand"):format(
+                    ls[i], n, x:size(j)))
+            end
+            local shape = {}
+            for k = 1, #ls do
+                shape[k] = (k == i or k == j) and n or 1
+            end
+            local eye = core.eye(n, { dtype = x.dtype, device = x.device })
+            x = (x * eye:reshape(shape)):sum(j) -- i < j: eye's two dims keep their order
+            ls = without(ls, j)
+        else
+            i = i + 1
+        end
+    end
+    return x, ls
+end
+
+-- the letters of `a` that `keep` holds (keep: set)
+local function sum_unkept(x, ls, keep)
+    for i = #ls, 1, -1 do
+        if not keep[ls[i]] then
+            x = x:sum(i)
+            ls = without(ls, i)
+        end
+    end
+    return x, ls
+end
+
+local function product(sizes)
+    local p = 1
+    for i = 1, #sizes do
+        p = p * sizes[i]
+    end
+    return p
+end
+
+-- x permuted so its letters come in `order`, reshaped to the products of the groups
+local function grouped(x, ls, groups)
+    local perm, shape = {}, {}
+    for _, g in ipairs(groups) do
+        local sizes = {}
+        for _, c in ipairs(g) do
+            local i = index_of(ls, c)
+            perm[#perm + 1] = i
+            sizes[#sizes + 1] = x:size(i)
+        end
+        shape[#shape + 1] = product(sizes)
+    end
+    if #perm > 0 then
+        x = x:permute(perm)
+    end
+    return x:reshape(shape)
+end
+
+local function contract(a, la, b, lb, keep, size_of)
+    local batch, contr, a_only, b_only = {}, {}, {}, {}
+    for _, c in ipairs(la) do
+        if index_of(lb, c) then
+            if keep[c] then batch[#batch + 1] = c else contr[#contr + 1] = c end
+        else
+            a_only[#a_only + 1] = c
+        end
+    end
+    for _, c in ipairs(lb) do
+        if not index_of(la, c) then
+            b_only[#b_only + 1] = c
+        end
+    end
+    local am = grouped(a, la, { batch, a_only, contr })
+    local bm = grouped(b, lb, { batch, contr, b_only })
+    local r = am:matmul(bm)
+    local ls, shape = {}, {}
+    for _, g in ipairs({ batch, a_only, b_only }) do
+        for _, c in ipairs(g) do
+            ls[#ls + 1] = c
+            shape[#shape + 1] = size_of[c]
+        end
+    end
+    return r:reshape(shape), ls
+end
+
+function M.functions.einsum(eq, ...)
+    if type(eq) ~= "string" then
+        raise(("tide: einsum: expected an equation string such as \"ij,jk->ik\", got %s")
+            :format(type(eq)))
+    end
+    local ops = compat.pack(...)
+    if ops.n == 1 and type(ops[1]) == "table" and not core.is_tensor(ops[1]) then
+        ops = compat.pack(compat.unpack(ops[1]))
+    end
+    local spec = eq:gsub("%s", "")
+    if spec:find("...", 1, true) then
+        raise("tide: einsum: ellipsis (\"...\") is not supported yet; name every dim with a letter")
+    end
+    local lhs, rhs = spec:match("^(.-)%->(.*)$")
+    lhs = lhs or spec
+    if lhs:find("[^%a,]") or (rhs and rhs:find("[^%a]")) then
+        raise(("tide: einsum: equation %q has characters other than letters, ',' and '->'")
+            :format(eq))
+    end
+    local terms = {}
+    for t in (lhs .. ","):gmatch("([^,]*),") do
+        terms[#terms + 1] = letters(t)
+    end
+    if #terms ~= ops.n then
+        raise(("tide: einsum: equation %q has %d operands but %d tensors were given")
+            :format(eq, #terms, ops.n))
+    end
+    local count, size_of = {}, {}
+    for k = 1, ops.n do
+        local x = args.check("einsum", ops[k], k + 1)
+        if x:dim() ~= #terms[k] then
+            raise(("tide: einsum: operand %d has %d subscripts for a tensor with %d dims")
+                :format(k, #terms[k], x:dim()))
+        end
+        for i, c in ipairs(terms[k]) do
+            count[c] = (count[c] or 0) + 1
+            if size_of[c] and size_of[c] ~= x:size(i) then
+                raise(("tide: einsum: subscript %s has sizes %d and %d"):format(c, size_of[c],
+                    x:size(i)))
+            end
+            size_of[c] = x:size(i)
+        end
+    end
+    local out
+    if rhs then
+        out = letters(rhs)
+        for i, c in ipairs(out) do
+            if not size_of[c] then
+                raise(("tide: einsum: output subscript %s appears in no operand"):format(c))
+            end
+            if index_of(without(out, i), c) then
+                raise(("tide: einsum: output subscript %s appears more than once"):format(c))
+            end
+        end
+    else -- implicit: the letters used once, in alphabetical order
+        out = {}
+        for c, n in pairs(count) do
+            if n == 1 then
+                out[#out + 1] = c
+            end
+        end
+        table.sort(out)
+    end
+    -- the letters a later step needs: the output's and those of the operands after k
+    local function keep_after(k)
+        local keep = {}
+        for _, c in ipairs(out) do
+            keep[c] = true
+        end
+        for j = k + 1, #terms do
+            for _, c in ipairs(terms[j]) do
+                keep[c] = true
+            end
+        end
+        return keep
+    end
+    local x, lx = diagonals(ops[1], terms[1])
+    for k = 2, ops.n do
+        local keep = keep_after(k)
+        local keep_x = keep_after(k - 1)
+        for _, c in ipairs(terms[k]) do keep_x[c] = true end
+        x, lx = sum_unkept(x, lx, keep_x)
+        local y, ly = diagonals(ops[k], terms[k])
+        local keep_y = keep_after(k)
+        for _, c in ipairs(lx) do keep_y[c] = true end
+        y, ly = sum_unkept(y, ly, keep_y)
+        x, lx = contract(x, lx, y, ly, keep, size_of)
+    end
+    local final = {}
+    for _, c in ipairs(out) do
+        final[c] = true
+    end
+    x, lx = sum_unkept(x, lx, final)
+    if #out == 0 then
+        return #lx == 0 and x or x:sum()
+    end
+    local perm = {}
+    for i, c in ipairs(out) do
+        perm[i] = index_of(lx, c)
+    end
+    return x:permute(perm)
+end
+
+return M

@@ -1,0 +1,28 @@
+-- nn.AvgPool2d(kernel_size[, stride = kernel_size, padding = 0]) or AvgPool2d(k, {stride =,
+-- padding =, count_include_pad = true}): the mean of each window
+local core = require "tide.core"
+local Module = require "tide.nn.Module"
+local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
+
+local AvgPool2d = Module:extend("AvgPool2d")
+
+function AvgPool2d:init(kernel_size, stride, padding)
+    local o
+    if type(stride) == "table" and stride[1] == nil then
+        core._check_options(stride, "AvgPool2d", { "stride", "padding", "count_include_pad" },
+            { "ceil_mode", "divisor_override" })
+        o = stride
+    else
+        o = { stride = stride, padding = padding }
+    end
+    I.pair(kernel_size, "AvgPool2d", "kernel_size")
+    self.kernel_size, self.opts = kernel_size, o
+end
+
+function AvgPool2d:forward(x)
+    I.check_tensor(x, "AvgPool2d")
+    return F.avg_pool2d(x, self.kernel_size, self.opts)
+end
+
+return AvgPool2d

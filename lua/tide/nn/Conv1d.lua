@@ -1,0 +1,53 @@
+-- nn.Conv1d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]), or
+-- Conv1d(in, out, k, {stride =, padding =, bias =}): input {N, C, L}, weight {out, in, k}; runs
+-- as Conv2d over a height of 1 (one im2col and one gemm, one autograd node)
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
+
+local Conv1d = Module:extend("Conv1d")
+
+function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
+    if type(stride) == "table" then
+        local o = stride
+        core._check_options(o, "Conv1d", { "stride", "padding", "bias" },
+            { "dilation", "groups", "padding_mode" })
+        stride, padding, bias = o.stride, o.padding, o.bias
+    end
+    I.check_int(in_channels, "in_channels", "Conv1d")
+    I.check_int(out_channels, "out_channels", "Conv1d")
+    I.check_int(kernel_size, "kernel_size", "Conv1d")
+    self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+    self.stride = I.check_int(stride or 1, "stride", "Conv1d")
+    self.padding = I.check_int(padding or 0, "padding", "Conv1d", 0)
+    local bound = 1 / math.sqrt(in_channels * kernel_size)
+    self:register_parameter("weight", I.uniform_param({ out_channels, in_channels, kernel_size },
+        bound))
+    if bias ~= false then
+        self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
+    end
+end
+
+function Conv1d:forward(x)
+    I.check_tensor(x, "Conv1d")
+    if x:dim() ~= 3 then
+        raise("tide: Conv1d: expected 3-D input {N, C, L}, got " .. I.shape_str(x.shape) ..
+            "; add a batch dim with x:unsqueeze(1)")
+    end
+    if x:size(2) ~= self.in_channels then
+        raise(string.format("tide: Conv1d: expected input with %d channels (dim 2), got %d",
+            self.in_channels, x:size(2)))
+    end
+    I.check_device(x, self.weight, "Conv1d")
+    return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = self.padding })
+end
+
+function Conv1d:extra_repr()
+    return string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
+        self.out_channels, self.kernel_size, self.stride, self.padding)
+end
+
+return Conv1d

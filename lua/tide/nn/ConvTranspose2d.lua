@@ -1,0 +1,54 @@
+-- nn.ConvTranspose2d(in_channels, out_channels, kernel_size[, {stride = 1, padding = 0,
+-- output_padding = 0, bias = true}]): the gradient of Conv2d with respect to its input; weight
+-- {in, out, kh, kw} as PyTorch's (its default init draws from fan_in = out * kh * kw)
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
+
+local ConvTranspose2d = Module:extend("ConvTranspose2d")
+
+function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, padding,
+                              output_padding, bias)
+    if type(stride) == "table" then
+        local o = stride
+        core._check_options(o, "ConvTranspose2d", { "stride", "padding", "output_padding",
+            "bias" }, { "dilation", "groups", "padding_mode" })
+        stride, padding, output_padding, bias = o.stride, o.padding, o.output_padding, o.bias
+    end
+    I.check_int(in_channels, "in_channels", "ConvTranspose2d")
+    I.check_int(out_channels, "out_channels", "ConvTranspose2d")
+    self.in_channels, self.out_channels = in_channels, out_channels
+    self.kernel_size = { I.pair(kernel_size, "ConvTranspose2d", "kernel_size") }
+    self.stride = { I.pair(stride or 1, "ConvTranspose2d", "stride") }
+    self.padding = { I.pair(padding or 0, "ConvTranspose2d", "padding") }
+    self.output_padding = { I.pair(output_padding or 0, "ConvTranspose2d", "output_padding") }
+    local kh, kw = self.kernel_size[1], self.kernel_size[2]
+    local bound = 1 / math.sqrt(out_channels * kh * kw)
+    self:register_parameter("weight", I.uniform_param({ in_channels, out_channels, kh, kw },
+        bound))
+    if bias ~= false then
+        self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
+    end
+end
+
+function ConvTranspose2d:forward(x)
+    I.check_tensor(x, "ConvTranspose2d")
+    if x:dim() ~= 4 or x:size(2) ~= self.in_channels then
+        raise(string.format("tide: ConvTranspose2d: expected input {N, %d, H, W}, got %s",
+            self.in_channels, I.shape_str(x.shape)))
+    end
+    I.check_device(x, self.weight, "ConvTranspose2d")
+    return F.conv_transpose2d(x, self.weight, self.bias, { stride = self.stride,
+        padding = self.padding, output_padding = self.output_padding })
+end
+
+function ConvTranspose2d:extra_repr()
+    return string.format("%d -> %d, kernel %dx%d, stride %d,%d, padding %d,%d",
+        self.in_channels, self.out_channels, self.kernel_size[1], self.kernel_size[2],
+        self.stride[1], self.stride[2], self.padding[1], self.padding[2])
+end
+
+return ConvTranspose2d

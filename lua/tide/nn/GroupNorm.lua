@@ -1,0 +1,48 @@
+-- nn.GroupNorm(num_groups, num_channels[, {eps = 1e-5, affine = true}]): normalizes input
+-- {N, C, ...} over each group of C / num_groups channels; weight ones, bias zeros per channel
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
+
+local GroupNorm = Module:extend("GroupNorm")
+
+function GroupNorm:init(num_groups, num_channels, eps, affine)
+    if type(eps) == "table" then
+        core._check_options(eps, "GroupNorm", { "eps", "affine" })
+        eps, affine = eps.eps, eps.affine
+    end
+    I.check_int(num_groups, "num_groups", "GroupNorm")
+    I.check_int(num_channels, "num_channels", "GroupNorm")
+    if num_channels % num_groups ~= 0 then
+        raise(string.format("tide: GroupNorm: num_channels %d is not divisible by num_groups %d",
+            num_channels, num_groups))
+    end
+    self.num_groups, self.num_channels = num_groups, num_channels
+    self.eps = I.check_number(eps, 1e-5, "eps", "GroupNorm")
+    if affine ~= false then
+        self:register_parameter("weight", I.const_param({ num_channels }, 1))
+        self:register_parameter("bias", I.const_param({ num_channels }, 0))
+    end
+end
+
+function GroupNorm:forward(x)
+    I.check_tensor(x, "GroupNorm")
+    if x:dim() < 2 or x:size(2) ~= self.num_channels then
+        raise(string.format("tide: GroupNorm: expected input {N, %d, ...}, got %s",
+            self.num_channels, I.shape_str(x.shape)))
+    end
+    if self.weight then
+        I.check_device(x, self.weight, "GroupNorm")
+    end
+    return F.group_norm(x, self.num_groups, { weight = self.weight, bias = self.bias,
+        eps = self.eps })
+end
+
+function GroupNorm:extra_repr()
+    return self.num_groups .. " groups, " .. self.num_channels .. " channels, eps " .. self.eps
+end
+
+return GroupNorm

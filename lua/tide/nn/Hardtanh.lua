@@ -1,0 +1,32 @@
+-- nn.Hardtanh([min_val = -1[, max_val = 1]]) or Hardtanh({min_val =, max_val =}): x clamped to
+-- [min_val, max_val]
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local Module = require "tide.nn.Module"
+local I = require "tide.nn._internal"
+
+local Hardtanh = Module:extend("Hardtanh")
+
+function Hardtanh:init(min_val, max_val)
+    if type(min_val) == "table" then
+        core._check_options(min_val, "Hardtanh", { "min_val", "max_val" }, { "inplace" })
+        min_val, max_val = min_val.min_val, min_val.max_val
+    end
+    self.min_val = I.check_number(min_val, -1, "min_val", "Hardtanh")
+    self.max_val = I.check_number(max_val, 1, "max_val", "Hardtanh")
+    if self.min_val > self.max_val then
+        autograd.raise(string.format("tide: Hardtanh: expected min_val <= max_val, got %s > %s",
+            self.min_val, self.max_val))
+    end
+end
+
+function Hardtanh:forward(x)
+    I.check_tensor(x, "Hardtanh")
+    return x:clamp(self.min_val, self.max_val)
+end
+
+function Hardtanh:extra_repr()
+    return "min_val " .. self.min_val .. ", max_val " .. self.max_val
+end
+
+return Hardtanh

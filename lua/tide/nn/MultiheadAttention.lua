@@ -1,0 +1,166 @@
+-- nn.MultiheadAttention(embed_dim, num_heads[, {batch_first = false, dropout = 0, bias = true}]):
+-- out, weights = mha(query, key, value[, {attn_mask =, key_padding_mask =, need_weights = true,
+-- average_attn_weights = true}]), as PyTorch's: parameters in_proj_weight [3E, E] (q, k, v rows;
+-- xavier-uniform), in_proj_bias [3E] (zeros), out_proj (a Linear, bias zeros). Masks follow
+-- PyTorch's MultiheadAttention: a bool attn_mask ([L, S] or [N*heads, L, S]) or
+-- key_padding_mask ([N, S]) is true where attention is NOT allowed; a float one is added.
+-- weights: [N, L, S] averaged over heads (or [N, heads, L, S]), nil without need_weights.
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+local Linear = require "tide.nn.Linear"
+local idiv = require("tide._compat").idiv
+local I = require "tide.nn._internal"
+local fused = require "tide.nn._fused"
+
+local MHA = Module:extend("MultiheadAttention")
+local WHO = "MultiheadAttention"
+
+function MHA:init(embed_dim, num_heads, opts)
+    opts = opts or {}
+    core._check_options(opts, WHO, { "batch_first", "dropout", "bias" },
+        { "add_bias_kv", "add_zero_attn", "kdim", "vdim" })
+    I.check_int(embed_dim, "embed_dim", WHO)
+    I.check_int(num_heads, "num_heads", WHO)
+    if embed_dim % num_heads ~= 0 then
+        raise(string.format("tide: %s: embed_dim %d must be divisible by num_heads %d", WHO,
+            embed_dim, num_heads))
+    end
+    local p = opts.dropout or 0
+    if type(p) ~= "number" or p < 0 or p > 1 then
+        raise(string.format("tide: %s: expected dropout in [0, 1], got %s", WHO, tostring(p)))
+    end
+    self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, idiv(embed_dim, num_heads)
+    self.batch_first, self.dropout = opts.batch_first == true, p
+    local E = embed_dim
+    self:register_parameter("in_proj_weight", I.uniform_param({ 3 * E, E }, math.sqrt(6 / (4 * E))))
+    local bias = opts.bias ~= false
+    if bias then
+        self:register_parameter("in_proj_bias", I.const_param({ 3 * E }, 0))
+    end
+    self.out_proj = Linear(E, E, { bias = bias })
+    if bias then
+        autograd.no_grad(function()
+            self.out_proj.bias:fill_(0)
+        end)
+    end
+end
+
+-- the q, k, v projections: one gemm for self-attention, three otherwise
+local function project(self, q, k, v)
+    local E, W, b = self.embed_dim, self.in_proj_weight, self.in_proj_bias
+    if rawequal(q, k) and rawequal(k, v) then
+        local qkv = fused.linear(q, W, b)
+        return qkv:narrow(-1, 1, E), qkv:narrow(-1, E + 1, E), qkv:narrow(-1, 2 * E + 1, E)
+    end
+    local function part(x, i)
+        return fused.linear(x, W:narrow(1, i * E + 1, E), b and b:narrow(1, i * E + 1, E))
+    end
+    return part(q, 0), part(k, 1), part(v, 2)
+end
+
+-- scores [N, H, L, S] with a mask applied: bool true = not allowed, float added
+local function masked(scores, mask, shape)
+    mask = mask:reshape(shape)
+    if mask.dtype == "bool" then
+        return core.where(mask:logical_not(), scores, -math.huge)
+    end
+    return scores:add(mask)
+end
+
+local function check_input(x, who, what, nd)
+    if not autograd.is_tensor(x) then
+        raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(x)))
+    end
+    if x:dim() ~= nd then
+        raise(string.format("tide: %s: expected %s of %d dims like query, got shape %s", who,
+            what, nd, I.shape_str(x.shape)))
+    end
+end
+
+function MHA:forward(query, key, value, opts)
+    opts = opts or {}
+    core._check_options(opts, WHO, { "attn_mask", "key_padding_mask", "need_weights",
+        "average_attn_weights" }, { "is_causal" })
+    I.check_tensor(query, WHO)
+    local nd = query:dim()
+    if (nd ~= 2 and nd ~= 3) or query:size(-1) ~= self.embed_dim then
+        raise(string.format("tide: %s: expected query of 2 or 3 dims with last dim %d " ..
+            "(embed_dim), got shape %s", WHO, self.embed_dim, I.shape_str(query.shape)))
+    end
+    check_input(key, WHO, "key", nd)
+    check_input(value, WHO, "value", nd)
+    I.check_device(query, self.in_proj_weight, WHO)
+    local same_kv, same_qk = rawequal(key, value), rawequal(query, key)
+    -- batch-major [N, L, E] inside
+    local function batch_major(x)
+        if nd == 2 then
+            return x:unsqueeze(1)
+        end
+        return self.batch_first and x or x:transpose(1, 2)
+    end
+    local q = batch_major(query)
+    local k = same_qk and q or batch_major(key)
+    local v = same_kv and k or batch_major(value)
+    local N, L, S, E = q:size(1), q:size(2), k:size(2), self.embed_dim
+    local H, hd = self.num_heads, self.head_dim
+    if k:size(1) ~= N or v:size(1) ~= N or v:size(2) ~= S or k:size(3) ~= E or v:size(3) ~= E then
+        raise(string.format("tide: %s: key and value must match query's batch and embed_dim " ..
+            "and each other's length, got query %s, key %s and value %s", WHO,
+            I.shape_str(query.shape), I.shape_str(key.shape), I.shape_str(value.shape)))
+    end
+    local qp, kp, vp = project(self, q, k, v)
+    local function heads(x, len)
+        return x:reshape(N, len, H, hd):transpose(2, 3) -- [N, H, len, hd]
+    end
+    local scores = heads(qp, L):matmul(heads(kp, S):transpose(3, 4)):mul(1 / math.sqrt(hd))
+    if opts.attn_mask ~= nil then
+        local m = opts.attn_mask
+        I.check_tensor(m, WHO)
+        if m:dim() == 2 and m:size(1) == L and m:size(2) == S then
+            scores = masked(scores, m, { 1, 1, L, S })
+        elseif m:dim() == 3 and m:size(1) == N * H and m:size(2) == L and m:size(3) == S then
+            scores = masked(scores, m, { N, H, L, S })
+        else
+            raise(string.format("tide: %s: expected attn_mask of shape {%d, %d} or {%d, %d, %d}," ..
+                " got %s", WHO, L, S, N * H, L, S, I.shape_str(m.shape)))
+        end
+    end
+    if opts.key_padding_mask ~= nil then
+        local m = opts.key_padding_mask
+        I.check_tensor(m, WHO)
+        local want = nd == 2 and { S } or { N, S }
+        if m:dim() ~= #want or m:size(1) ~= want[1] or m:size(-1) ~= S then
+            raise(string.format("tide: %s: expected key_padding_mask of shape %s, got %s", WHO,
+                I.shape_str(want), I.shape_str(m.shape)))
+        end
+        scores = masked(scores, m, { N, 1, 1, S })
+    end
+    local attn = scores:softmax(-1)
+    if self.dropout > 0 and self.training then
+        attn = I.dropout(attn, self.dropout)
+    end
+    local out = attn:matmul(heads(vp, S)):transpose(2, 3):reshape(N, L, E)
+    out = self.out_proj(out)
+    if nd == 2 then
+        out = out:squeeze(1)
+    elseif not self.batch_first then
+        out = out:transpose(1, 2)
+    end
+    if opts.need_weights == false then
+        return out, nil
+    end
+    local w = opts.average_attn_weights == false and attn or attn:mean(2)
+    if nd == 2 then
+        w = w:squeeze(1)
+    end
+    return out, w
+end
+
+function MHA:extra_repr()
+    return string.format("embed_dim=%d, num_heads=%d%s", self.embed_dim, self.num_heads,
+        self.batch_first and ", batch_first=true" or "")
+end
+
+return MHA

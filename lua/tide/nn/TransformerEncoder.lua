@@ -1,0 +1,67 @@
+-- nn.TransformerEncoder(encoder_layer, num_layers[, {norm =}]): num_layers copies of the layer
+-- (same initial weights, as PyTorch's deep copies) in a ModuleList `layers` (state_dict keys
+-- layers.1..., tide's 1-based ModuleList names), then the optional norm module.
+-- y = enc(src[, {mask =, src_key_padding_mask =}]) (a tensor second argument is mask).
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+local ModuleList = require "tide.nn.ModuleList"
+local I = require "tide.nn._internal"
+local compat = require "tide._compat"
+
+local TE = Module:extend("TransformerEncoder")
+local WHO = "TransformerEncoder"
+
+-- a fresh layer with layer's configuration, values, device, dtype and mode
+local function copy_layer(layer)
+    local c = getmetatable(layer)(compat.unpack(layer._args, 1, 3))
+    c:load_state_dict(layer:state_dict())
+    local p = layer:parameters()[1]
+    if p then
+        c:to(p.device, p.dtype)
+    end
+    if not layer.training then
+        c:eval()
+    end
+    return c
+end
+
+function TE:init(encoder_layer, num_layers, opts)
+    opts = opts or {}
+    core._check_options(opts, WHO, { "norm", "enable_nested_tensor" })
+    if not (Module.is_module(encoder_layer) and rawget(encoder_layer, "_args")) then
+        raise("tide: " .. WHO .. ": expected an nn.TransformerEncoderLayer, got " ..
+            (Module.is_module(encoder_layer) and tostring(encoder_layer) or type(encoder_layer)))
+    end
+    I.check_int(num_layers, "num_layers", WHO)
+    local list = {}
+    for i = 1, num_layers do
+        list[i] = copy_layer(encoder_layer)
+    end
+    self.layers = ModuleList(list)
+    self.num_layers = num_layers
+    if opts.norm ~= nil then
+        self.norm = opts.norm
+    end
+end
+
+function TE:forward(src, mask_or_opts)
+    local o = mask_or_opts
+    if autograd.is_tensor(o) then
+        o = { src_mask = o }
+    elseif o ~= nil then
+        core._check_options(o, WHO, { "mask", "src_key_padding_mask" }, { "is_causal" })
+        o = { src_mask = o.mask, src_key_padding_mask = o.src_key_padding_mask }
+    end
+    local x = src
+    for i = 1, self.num_layers do
+        x = self.layers[i](x, o)
+    end
+    if self.norm then
+        x = self.norm(x)
+    end
+    return x
+end
+
+return TE

@@ -1,0 +1,385 @@
+-- tide.nn._rnn: what RNN, LSTM, GRU and their cells share. A layer projects the input of all
+-- time steps with one gemm, then runs one fused C step a time step (tide.core.rnn_cell: the
+-- hidden projection's gemm, then the gates in one kernel), recorded as one autograd node a step
+-- (formula BW.rnn_cell). Parameters and their layouts are PyTorch's: weight_ih_l<k>[_reverse]
+-- [G*H, in], weight_hh_l<k> [G*H, H], bias_ih_l<k>, bias_hh_l<k> [G*H], gates i, f, g, o (LSTM)
+-- or r, z, n (GRU), all drawn from U(-1/sqrt(H), 1/sqrt(H)).
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local engine = require "tide.autograd.engine"
+local BW = require("tide.autograd.formulas").BW
+local fused = require "tide.nn._fused"
+local I = require "tide.nn._internal"
+local raise = autograd.raise
+
+local needs_record, record = engine.needs_record, engine.record
+
+local R = {}
+
+-- gates per hidden unit of each kind
+R.GATES = { rnn_tanh = 1, rnn_relu = 1, lstm = 4, gru = 3 }
+
+local function detached(t)
+    return t and t.requires_grad and t:detach() or t
+end
+
+-- one fused step: out = h' [B, H] (LSTM: [B, 2H] = h', c'), from gi, gh [B, G*H] and prev
+-- (LSTM: c, GRU: h, RNN: nil)
+function R.step(kind, gi, gh, prev)
+    if not needs_record(gi, gh, prev) then
+        return (core.rnn_cell(kind, gi, gh, prev))
+    end
+    local pd = detached(prev)
+    local out, saved = core.rnn_cell(kind, detached(gi), detached(gh), pd)
+    local od = out:detach()
+    local nd = record("rnn_cell", out, BW.rnn_cell, gi, gh, prev)
+    nd.kind, nd.saved, nd.prev_d, nd.out_d = kind, saved, pd, od
+    return out
+end
+
+local function needs(x)
+    return x ~= nil and x.requires_grad
+end
+
+-- the gradient of R.layer: the time loop run backwards, one fused kernel a step; the hidden
+-- weights' gradient as one gemm over all steps
+local function layer_backward(nd, gY)
+    local kind, H, T, rev = nd.kind, nd.H, nd.T, nd.reverse
+    local lstm, gru = kind == "lstm", kind == "gru"
+    local Y, w, s0 = nd.Yd, nd.wd, nd.s0
+    local carry -- the gradient of the state after the step at hand, beyond gY's
+    local dgis, dghs = {}, {}
+    for s = T, 1, -1 do
+        local t = rev and T - s + 1 or s
+        local gcur = gY:select(1, t)
+        if carry then
+            gcur = gcur:add(carry)
+        end
+        local before = s > 1 and Y:select(1, rev and t + 1 or t - 1) or s0
+        local prev = lstm and before:narrow(2, H + 1, H) or (gru and before or nil)
+        local dgi, dgh, dprev = core.rnn_cell_backward(kind, nd.saved[t], prev, Y:select(1, t),
+            gcur)
+        dgh = dgh or dgi
+        dgis[t], dghs[t] = dgi, dgh
+        local dh = dgh:matmul(w)
+        if lstm then
+            carry = core.cat({ dh, dprev }, 2)
+        elseif gru then
+            carry = dh:add(dprev)
+        else
+            carry = dh
+        end
+    end
+    local dgi_all = needs(nd[1]) and core.stack(dgis, 1) or nil
+    local dw, db
+    if needs(nd[2]) or needs(nd[3]) then
+        local dgh_all = (gru or not dgi_all) and core.stack(dghs, 1) or dgi_all
+        local G = dgh_all:view(T * dgh_all:size(2), -1) -- [T*B, G*H]
+        if needs(nd[2]) then
+            -- the state each step started from, in time order
+            local hs = lstm and Y:narrow(3, 1, H) or Y
+            local h0 = (lstm and s0:narrow(2, 1, H) or s0):unsqueeze(1)
+            local hprev = h0
+            if T > 1 then
+                hprev = rev and core.cat({ hs:narrow(1, 2, T - 1), h0 }, 1) or
+                    core.cat({ h0, hs:narrow(1, 1, T - 1) }, 1)
+            end
+            dw = G:t():matmul(hprev:reshape(T * hprev:size(2), H))
+        end
+        if needs(nd[3]) then
+            db = G:sum(1)
+        end
+    end
+    return dgi_all, dw, db, needs(nd[4]) and carry or nil
+end
+
+-- the recurrence of one layer and direction over all T steps, recorded as one autograd node:
+-- gi [T, B, G*H] (the input projections, b_ih added), w_hh, b_hh (or nil) and the first state
+-- s0 ([B, H]; the LSTM's [B, 2H] = h0, c0). Each step: one gemm for gh, one fused kernel.
+-- Returns Y [T, B, H] (the LSTM's [T, B, 2H] = h_t, c_t) in time order, whatever the direction.
+function R.layer(kind, gi, w_hh, b_hh, s0, reverse)
+    local T, H = gi:size(1), w_hh:size(2)
+    local lstm = kind == "lstm"
+    local g, w, b, st = detached(gi), detached(w_hh), detached(b_hh), detached(s0)
+    local wt = w:t()
+    local ys, saved = {}, {}
+    for s = 1, T do
+        local t = reverse and T - s + 1 or s
+        local h = lstm and st:narrow(2, 1, H) or st
+        local gh = h:matmul(wt)
+        if b then
+            gh:add_(b)
+        end
+        local prev = lstm and st:narrow(2, H + 1, H) or (kind == "gru" and h or nil)
+        ys[t], saved[t] = core.rnn_cell(kind, g:select(1, t), gh, prev)
+        st = ys[t]
+    end
+    local Y = core.stack(ys, 1)
+    if needs_record(gi, w_hh, b_hh) or needs_record(s0) then
+        local Yd = Y:detach()
+        local nd = record("rnn_layer", Y, layer_backward, gi, w_hh, b_hh, s0)
+        nd.kind, nd.H, nd.T, nd.reverse = kind, H, T, reverse
+        nd.Yd, nd.wd, nd.s0, nd.saved = Yd, w, detached(s0), saved
+    end
+    return Y
+end
+
+-- one cell step from x [B, in] and the state; returns h (and c for the LSTM)
+function R.cell(kind, x, h, c, w_ih, w_hh, b_ih, b_hh)
+    local H = w_hh:size(2)
+    local gi = fused.linear(x, w_ih, b_ih)
+    local gh = fused.linear(h, w_hh, b_hh)
+    if kind == "lstm" then
+        local hc = R.step(kind, gi, gh, c)
+        return hc:narrow(2, 1, H), hc:narrow(2, H + 1, H)
+    end
+    return R.step(kind, gi, gh, kind == "gru" and h or nil)
+end
+
+-- registers the four parameters of one layer and direction, in PyTorch's order
+function R.add_params(m, suffix, in_size, H, G, bias)
+    local bound = 1 / math.sqrt(H)
+    m:register_parameter("weight_ih" .. suffix, I.uniform_param({ G * H, in_size }, bound))
+    m:register_parameter("weight_hh" .. suffix, I.uniform_param({ G * H, H }, bound))
+    if bias then
+        m:register_parameter("bias_ih" .. suffix, I.uniform_param({ G * H }, bound))
+        m:register_parameter("bias_hh" .. suffix, I.uniform_param({ G * H }, bound))
+    end
+end
+
+local function shape_of(t)
+    return I.shape_str(t.shape)
+end
+
+-- a state tensor given by the user: the shape wanted, the input's device and dtype
+function R.check_state(t, want, x, who, what)
+    if not autograd.is_tensor(t) then
+        raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(t)))
+    end
+    local ok = t:dim() == #want
+    for i = 1, #want do
+        ok = ok and t:size(i) == want[i]
+    end
+    if not ok then
+        raise(string.format("tide: %s: expected %s of shape %s, got %s", who, what,
+            I.shape_str(want), shape_of(t)))
+    end
+    if t.device ~= x.device or t.dtype ~= x.dtype then
+        raise(string.format("tide: %s: expected %s on %s as %s like the input, got %s on %s",
+            who, what, tostring(x.device), x.dtype, t.dtype, tostring(t.device)))
+    end
+end
+
+-- the input x: [..., in] with the dims wanted (nd or nd - 1 for an unbatched input)
+function R.check_input(x, in_size, nd, who)
+    I.check_tensor(x, who)
+    if (x:dim() ~= nd and x:dim() ~= nd - 1) or x:size(-1) ~= in_size then
+        raise(string.format("tide: %s: expected input of %d or %d dims with last dim %d " ..
+            "(input_size), got shape %s", who, nd - 1, nd, in_size, shape_of(x)))
+    end
+    if not (x.dtype == "float32" or x.dtype == "float64") then
+        raise(string.format("tide: %s: expected a float32 or float64 input, got %s", who,
+            x.dtype))
+    end
+end
+
+-- the whole sequence: x [T, B, in] (time-major); h0 (and c0 for the LSTM) [L*D, B, H];
+-- returns out [T, B, D*H] and the lists of final h (and c), one per layer and direction
+function R.run(m, kind, x, h0, c0)
+    local T, B, H, D = x:size(1), x:size(2), m.hidden_size, m.bidirectional and 2 or 1
+    local G = R.GATES[kind]
+    local hn, cn = {}, {}
+    local inp = x
+    for l = 0, m.num_layers - 1 do
+        local outs_dir = {}
+        for d = 0, D - 1 do
+            local sfx = "_l" .. l .. (d == 1 and "_reverse" or "")
+            local w_ih, w_hh = m["weight_ih" .. sfx], m["weight_hh" .. sfx]
+            local b_ih, b_hh = m["bias_ih" .. sfx], m["bias_hh" .. sfx]
+            local k = l * D + d + 1
+            local lstm = kind == "lstm"
+            local s0 = lstm and core.cat({ h0:select(1, k), c0:select(1, k) }, 2) or h0:select(1, k)
+            local gi = fused.linear(inp:reshape(T * B, inp:size(3)), w_ih, b_ih):view(T, B, G * H)
+            local Y = R.layer(kind, gi, w_hh, b_hh, s0, d == 1)
+            local last = Y:select(1, d == 1 and 1 or T)
+            outs_dir[#outs_dir + 1] = lstm and Y:narrow(3, 1, H) or Y
+            hn[k] = lstm and last:narrow(2, 1, H) or last
+            cn[k] = lstm and last:narrow(2, H + 1, H) or nil
+        end
+        inp = D == 2 and core.cat(outs_dir, 3) or outs_dir[1]
+        if m.dropout > 0 and m.training and l < m.num_layers - 1 then
+            inp = I.dropout(inp, m.dropout)
+        end
+    end
+    return inp, hn, cn
+end
+
+-- RNN, LSTM and GRU's shared constructor: (input_size, hidden_size[, options])
+function R.init(m, who, kind, input_size, hidden_size, opts)
+    local known = { "num_layers", "bias", "batch_first", "dropout", "bidirectional" }
+    if who == "RNN" then
+        known[#known + 1] = "nonlinearity"
+    end
+    opts = opts or {}
+    core._check_options(opts, who, known, who == "LSTM" and { "proj_size" } or nil)
+    I.check_int(input_size, "input_size", who)
+    I.check_int(hidden_size, "hidden_size", who)
+    local L = I.check_int(opts.num_layers or 1, "num_layers", who)
+    local p = opts.dropout or 0
+    if type(p) ~= "number" or p < 0 or p > 1 then
+        raise(string.format("tide: %s: expected dropout in [0, 1], got %s", who, tostring(p)))
+    end
+    if who == "RNN" then
+        local nl = opts.nonlinearity or "tanh"
+        if nl ~= "tanh" and nl ~= "relu" then
+            raise(string.format("tide: RNN: nonlinearity must be \"tanh\" or \"relu\", got %s",
+                tostring(nl)))
+        end
+        kind = "rnn_" .. nl
+        m.nonlinearity = nl
+    end
+    m.kind = kind
+    m.input_size, m.hidden_size, m.num_layers = input_size, hidden_size, L
+    m.bias = opts.bias ~= false
+    m.batch_first = opts.batch_first == true
+    m.dropout = p
+    m.bidirectional = opts.bidirectional == true
+    local D = m.bidirectional and 2 or 1
+    for l = 0, L - 1 do
+        for d = 0, D - 1 do
+            R.add_params(m, "_l" .. l .. (d == 1 and "_reverse" or ""),
+                l == 0 and input_size or hidden_size * D, hidden_size, R.GATES[kind], m.bias)
+        end
+    end
+end
+
+-- RNN, LSTM and GRU's shared forward: out, h_n (LSTM: out, {h_n, c_n})
+function R.forward(m, who, x, hx)
+    local lstm = m.kind == "lstm"
+    R.check_input(x, m.input_size, 3, who)
+    I.check_device(x, m.weight_ih_l0, who)
+    local batched = x:dim() == 3
+    if not batched then
+        x = x:unsqueeze(2)
+    elseif m.batch_first then
+        x = x:transpose(1, 2)
+    end
+    local B = x:size(2)
+    local D = m.bidirectional and 2 or 1
+    local want = { m.num_layers * D, B, m.hidden_size }
+    local h0, c0
+    if hx ~= nil then
+        if lstm then
+            if type(hx) ~= "table" or autograd.is_tensor(hx) then
+                raise("tide: LSTM: expected the state as a list {h0, c0}, got " ..
+                    (autograd.is_tensor(hx) and "a tensor" or type(hx)))
+            end
+            h0, c0 = hx[1], hx[2]
+        else
+            h0 = hx
+        end
+        local names = { "h0", "c0" }
+        for i, t in ipairs({ h0, c0 }) do
+            if not batched and autograd.is_tensor(t) then
+                R.check_state(t, { want[1], want[3] }, x, who, names[i])
+                t = t:unsqueeze(2)
+            end
+            R.check_state(t, want, x, who, names[i])
+            if i == 1 then h0 = t else c0 = t end
+        end
+        if lstm and c0 == nil then
+            raise("tide: LSTM: expected the state as a list {h0, c0}, got only h0")
+        end
+    else
+        h0 = core.zeros(want, { dtype = x.dtype, device = x.device })
+        c0 = lstm and h0 or nil
+    end
+    local out, hn, cn = R.run(m, m.kind, x, h0, c0)
+    local h_n = core.stack(hn, 1)
+    local c_n = lstm and core.stack(cn, 1) or nil
+    if not batched then
+        out, h_n = out:squeeze(2), h_n:squeeze(2)
+        c_n = c_n and c_n:squeeze(2)
+    elseif m.batch_first then
+        out = out:transpose(1, 2)
+    end
+    if lstm then
+        return out, { h_n, c_n }
+    end
+    return out, h_n
+end
+
+function R.extra_repr(m)
+    local s = string.format("%d, %d", m.input_size, m.hidden_size)
+    if m.num_layers ~= 1 then s = s .. ", num_layers=" .. m.num_layers end
+    if m.nonlinearity and m.nonlinearity ~= "tanh" then s = s .. ", nonlinearity=relu" end
+    if not m.bias then s = s .. ", bias=false" end
+    if m.batch_first then s = s .. ", batch_first=true" end
+    if m.dropout ~= 0 then s = s .. ", dropout=" .. m.dropout end
+    if m.bidirectional then s = s .. ", bidirectional=true" end
+    return s
+end
+
+-- the cells' shared constructor: (input_size, hidden_size[, {bias =, nonlinearity =}])
+function R.cell_init(m, who, kind, input_size, hidden_size, opts)
+    opts = opts or {}
+    core._check_options(opts, who, who == "RNNCell" and { "bias", "nonlinearity" } or { "bias" })
+    I.check_int(input_size, "input_size", who)
+    I.check_int(hidden_size, "hidden_size", who)
+    if who == "RNNCell" then
+        local nl = opts.nonlinearity or "tanh"
+        if nl ~= "tanh" and nl ~= "relu" then
+            raise(string.format("tide: RNNCell: nonlinearity must be \"tanh\" or \"relu\", " ..
+                "got %s", tostring(nl)))
+        end
+        kind = "rnn_" .. nl
+        m.nonlinearity = nl
+    end
+    m.kind, m.input_size, m.hidden_size, m.bias = kind, input_size, hidden_size, opts.bias ~= false
+    R.add_params(m, "", input_size, hidden_size, R.GATES[kind], m.bias)
+end
+
+-- the cells' shared forward: h (LSTMCell: h, c) from x [B, in] or [in] and the state
+function R.cell_forward(m, who, x, hx)
+    local lstm = m.kind == "lstm"
+    R.check_input(x, m.input_size, 2, who)
+    I.check_device(x, m.weight_ih, who)
+    local batched = x:dim() == 2
+    if not batched then
+        x = x:unsqueeze(1)
+    end
+    local want = { x:size(1), m.hidden_size }
+    local h, c
+    if hx ~= nil then
+        if lstm then
+            if type(hx) ~= "table" or autograd.is_tensor(hx) or hx[2] == nil then
+                raise("tide: LSTMCell: expected the state as a list {h, c}")
+            end
+            h, c = hx[1], hx[2]
+        else
+            h = hx
+        end
+        local names = { "h", "c" }
+        for i, t in ipairs({ h, c }) do
+            if not batched and autograd.is_tensor(t) then
+                R.check_state(t, { want[2] }, x, who, names[i])
+                t = t:unsqueeze(1)
+            end
+            R.check_state(t, want, x, who, names[i])
+            if i == 1 then h = t else c = t end
+        end
+    else
+        h = core.zeros(want, { dtype = x.dtype, device = x.device })
+        c = lstm and h or nil
+    end
+    local h1, c1 = R.cell(m.kind, x, h, c, m.weight_ih, m.weight_hh, m.bias_ih, m.bias_hh)
+    if not batched then
+        h1, c1 = h1:squeeze(1), c1 and c1:squeeze(1)
+    end
+    if lstm then
+        return h1, c1
+    end
+    return h1
+end
+
+return R

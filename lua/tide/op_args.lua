@@ -1,0 +1,69 @@
+-- tide.op_args: argument checks shared by the ops written in Lua (reductions.lua, shapes.lua,
+-- creation_like.lua); their errors name the op and carry the user's line (autograd.raise).
+local core = require "tide.core"
+local raise = require "tide.autograd.raise"
+local compat = require "tide._compat"
+
+local M = {}
+
+local is_tensor = core.is_tensor
+
+-- raises unless t is a tensor (argument pos of op, 1 = self)
+function M.check(op, t, pos)
+    if not is_tensor(t) then
+        raise(("tide: %s: expected a tensor at argument #%d, got %s"):format(op, pos or 1, type(t)))
+    end
+    return t
+end
+
+local function integer(op, v, what)
+    if not compat.is_integer(v) and not (type(v) == "number" and v == math.floor(v)) then
+        raise(("tide: %s: %s must be an integer, got %s"):format(op, what,
+            type(v) == "number" and tostring(v) or type(v)))
+    end
+    return compat.tointeger(v)
+end
+M.integer = integer
+
+-- the 1-based dim d of x as a positive index (negative counts from the end); a 0-dim tensor
+-- takes 1 and -1, as PyTorch's 0 and -1
+function M.dim_of(op, x, d, extra)
+    d = integer(op, d, "dim")
+    local n = x:dim() + (extra or 0)
+    local m = math.max(n, 1)
+    if d >= 1 and d <= m then
+        return d
+    elseif d <= -1 and d >= -m then
+        return m + d + 1
+    end
+    if n == 0 then
+        raise(("tide: %s: dim %d is out of range for a tensor with no dims; use 1 or -1"):format(op, d))
+    end
+    raise(("tide: %s: dim %d is out of range for a tensor with %d dims; use 1..%d or -%d..-1 " ..
+        "(dims are 1-based)"):format(op, d, n, n, n))
+end
+
+local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+M.FLOAT = FLOAT
+
+-- raises for an integer or bool x: the op is defined on floating-point values only (as PyTorch)
+function M.float_input(op, x)
+    if not FLOAT[x.dtype] then
+        raise(("tide: %s: needs a floating-point tensor, got %s; convert with :to(\"float32\")")
+            :format(op, x.dtype))
+    end
+end
+
+-- fn() with gradient recording off (restored, also on error): for results that are never
+-- differentiable (any, all, allclose, random draws)
+function M.no_grad(fn)
+    local prev = core.set_grad_enabled(false)
+    local ok, r = pcall(fn)
+    core.set_grad_enabled(prev)
+    if not ok then
+        error(r, 0)
+    end
+    return r
+end
+
+return M

@@ -1,0 +1,262 @@
+-- tide.reductions: the reductions of issue 13 written with existing ops (docs/API.md, "The wider
+-- surface"): cumsum, cumprod, var, std, logsumexp, norm, any, all, allclose, equal. Each is a
+-- Tensor method and a tide.X function. Composed from recorded ops, so they run on every device
+-- and autograd differentiates them with no formula of their own (cumprod at zeros included).
+local core = require "tide.core"
+local raise = require "tide.autograd.raise"
+local args = require "tide.op_args"
+local engine = require "tide.autograd.engine"
+local BW = require("tide.autograd.formulas").BW
+
+local Tensor = core.Tensor
+local check, dim_of, float_input = args.check, args.dim_of, args.float_input
+
+local M = {}
+
+local INTEGRAL = { int32 = true, int64 = true, uint8 = true, bool = true, int8 = true, int16 = true }
+
+-- Hillis-Steele scan along d: ceil(log2 n) steps of narrow, combine and cat (a loop over the n
+-- slices would record n nodes and launch n kernels)
+local function scan(x, d, combine)
+    local n, s = x:size(d), 1
+    while s < n do
+        local tail = combine(x:narrow(d, s + 1, n - s), x:narrow(d, 1, n - s))
+        x = core.cat({ x:narrow(d, 1, s), tail }, d)
+        s = s * 2
+    end
+    return x
+end
+
+local function cumulative(op, combine)
+    return function(x, dim)
+        check(op, x)
+        if dim == nil then
+            raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
+        end
+        local d = dim_of(op, x, dim)
+        -- integers and bools accumulate in int64, as PyTorch's
+        local r = INTEGRAL[x.dtype] and x:to("int64") or x:clone()
+        if x:dim() == 0 then
+            return r
+        end
+        return scan(r, d, combine)
+    end
+end
+
+Tensor.cumsum = cumulative("cumsum", function(a, b) return a + b end)
+Tensor.cumprod = cumulative("cumprod", function(a, b) return a * b end)
+
+-- a dim argument (one dim or a list) as distinct positive dims, in descending order
+local function dims_of(op, x, dim)
+    local list, out, seen = type(dim) == "table" and dim or { dim }, {}, {}
+    for i = 1, #list do
+        local d = dim_of(op, x, list[i])
+        if seen[d] then
+            raise(("tide: %s: dim %d appears twice in the dims"):format(op, d))
+        end
+        seen[d], out[#out + 1] = true, d
+    end
+    table.sort(out, function(a, b) return a > b end)
+    return out
+end
+
+-- t reduced by method how (sum, max) over dims (descending), keeping them when keep
+local function over(t, dims, how, keep)
+    for _, d in ipairs(dims) do
+        t = t[how](t, d, true) -- max's first result only
+    end
+    if not keep then
+        for _, d in ipairs(dims) do
+            t = t:squeeze(d)
+        end
+    end
+    return t
+end
+
+-- (dim, keepdim, opts) with dim and keepdim optional: x:var(), x:var({unbiased = false}),
+-- x:var(2), x:var(2, true), x:var(2, false, {unbiased = false}); dim may be a list of dims
+local VAR_OPTIONS = { "unbiased", "correction" }
+local function var_args(op, x, dim, keepdim, opts)
+    if type(dim) == "table" and #dim == 0 and opts == nil and keepdim == nil then
+        dim, opts = nil, dim
+    elseif type(keepdim) == "table" and opts == nil then
+        keepdim, opts = nil, keepdim
+    end
+    if opts ~= nil then
+        if type(opts) ~= "table" then
+            raise(("tide: %s: options must be a table such as {unbiased = false}, got %s"):format(
+                op, type(opts)))
+        end
+        core._check_options(opts, op, VAR_OPTIONS)
+    end
+    local correction = 1
+    if opts and opts.correction ~= nil then
+        correction = opts.correction
+    elseif opts and opts.unbiased == false then
+        correction = 0
+    end
+    if keepdim ~= nil and type(keepdim) ~= "boolean" then
+        raise(("tide: %s: keepdim must be a boolean, got %s"):format(op, type(keepdim)))
+    end
+    return dim ~= nil and dims_of(op, x, dim) or nil, keepdim == true, correction
+end
+
+local function var(op, x, dim, keepdim, opts)
+    check(op, x)
+    float_input(op, x)
+    local dims, keep, correction = var_args(op, x, dim, keepdim, opts)
+    if not dims or x:dim() == 0 then
+        local dev = x - x:mean()
+        return (dev * dev):sum() / math.max(x:numel() - correction, 0)
+    end
+    local n = 1
+    for _, d in ipairs(dims) do
+        n = n * x:size(d)
+    end
+    local dev = x - over(x, dims, "sum", true) / n
+    return over(dev * dev, dims, "sum", keep) / math.max(n - correction, 0)
+end
+
+function Tensor.var(x, dim, keepdim, opts)
+    return var("var", x, dim, keepdim, opts)
+end
+
+function Tensor.std(x, dim, keepdim, opts)
+    return var("std", x, dim, keepdim, opts):sqrt()
+end
+
+local function keepdim_arg(op, keepdim)
+    if keepdim ~= nil and type(keepdim) ~= "boolean" then
+        raise(("tide: %s: keepdim must be a boolean, got %s"):format(op, type(keepdim)))
+    end
+    return keepdim == true
+end
+
+-- log(sum(exp(x))) shifted by the (detached) max, so large values do not overflow; a row of
+-- -inf gives -inf, as PyTorch's
+function Tensor.logsumexp(x, dim, keepdim)
+    check("logsumexp", x)
+    if dim == nil then
+        raise("tide: logsumexp: dim is required, as in x:logsumexp(2)")
+    end
+    local dims = dims_of("logsumexp", x, dim)
+    local keep = keepdim_arg("logsumexp", keepdim)
+    if INTEGRAL[x.dtype] then
+        x = x:to("float32")
+    end
+    if x:dim() == 0 then
+        return x:clone()
+    end
+    local m = over(x:detach(), dims, "max", true)
+    m = core.where(m:isinf(), 0, m)
+    local r = over((x - m):exp(), dims, "sum", true):log() + m
+    return keep and r or over(r, dims, "sum", false)
+end
+
+-- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"
+function Tensor.norm(x, p, dim, keepdim)
+    check("norm", x)
+    float_input("norm", x)
+    if p == nil or p == "fro" then
+        p = 2
+    elseif type(p) ~= "number" then
+        raise(("tide: norm: p must be a number or \"fro\", got %s"):format(
+            type(p) == "string" and ("%q"):format(p) or type(p)))
+    end
+    local d = dim ~= nil and dim_of("norm", x, dim) or nil
+    local keep = keepdim_arg("norm", keepdim)
+    local function reduce(t, how)
+        if not d then
+            return t[how](t)
+        end
+        local r = t[how](t, d, keep)
+        return r
+    end
+    local a = x:abs()
+    if p == math.huge then
+        return reduce(a, "max")
+    elseif p == -math.huge then
+        return reduce(a, "min")
+    elseif p == 0 then
+        return reduce(x:ne(0):to(x.dtype), "sum")
+    elseif p == 1 then
+        return reduce(a, "sum")
+    elseif p == 2 then
+        -- one node with its own formula: sqrt's gradient at a zero norm would give nan
+        if not engine.needs_record(x) then
+            return reduce(x * x, "sum"):sqrt()
+        end
+        local xd = x:detach()
+        local r = reduce(xd * xd, "sum"):sqrt()
+        engine.record("norm", r, BW.norm, x, d or false, keep)
+        return r
+    end
+    return reduce(a:pow(p), "sum"):pow(1 / p)
+end
+
+-- any/all([dim[, keepdim]]): bool results (uint8 for uint8 input, as PyTorch 1.13)
+local function logical_reduce(op, count_of)
+    return function(x, dim, keepdim)
+        check(op, x)
+        local keep = keepdim_arg(op, keepdim)
+        local d = dim ~= nil and dim_of(op, x, dim) or nil
+        local r = args.no_grad(function()
+            local c = count_of(x)
+            local s = d and c:sum(d, keep) or c:sum()
+            return s:eq(0)
+        end)
+        if op == "any" then
+            r = r:logical_not()
+        end
+        return x.dtype == "uint8" and r:to("uint8") or r
+    end
+end
+
+Tensor.any = logical_reduce("any", function(x) return x:ne(0) end)
+Tensor.all = logical_reduce("all", function(x) return x:eq(0) end)
+
+-- allclose(other[, rtol[, atol[, equal_nan]]]) or allclose(other, {rtol =, atol =, equal_nan =}):
+-- |x - other| <= atol + rtol * |other| everywhere (as PyTorch: same dtype, broadcasting)
+local CLOSE_OPTIONS = { "rtol", "atol", "equal_nan" }
+function Tensor.allclose(x, other, rtol, atol, equal_nan)
+    check("allclose", x)
+    check("allclose", other, 2)
+    if type(rtol) == "table" then
+        core._check_options(rtol, "allclose", CLOSE_OPTIONS)
+        rtol, atol, equal_nan = rtol.rtol, rtol.atol, rtol.equal_nan
+    end
+    rtol, atol = rtol or 1e-5, atol or 1e-8
+    if x.dtype ~= other.dtype then
+        raise(("tide: allclose: the dtypes differ (%s and %s); convert one with :to(\"%s\")")
+            :format(x.dtype, other.dtype, x.dtype))
+    end
+    return args.no_grad(function()
+        local close = (x - other):abs():le(other:abs() * rtol + atol):logical_or(x:eq(other))
+        if equal_nan then
+            close = close:logical_or(x:isnan():logical_and(other:isnan()))
+        end
+        return close:logical_not():sum():item() == 0
+    end)
+end
+
+-- equal(other): true when the shapes and every element are the same
+function Tensor.equal(x, other)
+    check("equal", x)
+    check("equal", other, 2)
+    local a, b = x:size(), other:size()
+    if #a ~= #b then
+        return false
+    end
+    for i = 1, #a do
+        if a[i] ~= b[i] then
+            return false
+        end
+    end
+    return args.no_grad(function()
+        return x:ne(other):sum():item() == 0
+    end)
+end
+
+M.names = { "cumsum", "cumprod", "var", "std", "logsumexp", "norm", "any", "all", "allclose",
+    "equal" }
+return M

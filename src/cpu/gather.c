@@ -1,0 +1,217 @@
+/*
+ * gather.c — CPU gather, scatter / scatter_add and sort.
+ *
+ * gather and scatter walk the index's shape with an odometer: element i of the index names, at
+ * dim, the position in the indexed side; the other side is read or written at i's coordinates.
+ * Serial: scatter's duplicates then land in index order (the last write wins, sums are ordered).
+ */
+#include "cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- gather / scatter --------------------------------------------------------------------- */
+
+/* calls step(y offset, x offset) in bytes for each element of index, in row-major order: y is
+ * walked at the index's coordinates, x at the same coordinates but index's value at dim */
+#define WALK_INDEX(index, y, x, dim, BODY)                                                         \
+    do {                                                                                           \
+        int64_t n_ = 1, c_[TIDE_MAX_DIMS] = {0};                                                   \
+        for (int d_ = 0; d_ < (index)->ndim; d_++)                                                 \
+            n_ *= (index)->shape[d_];                                                              \
+        size_t ys_ = cpu_dtype_size((y)->dtype), xs_ = cpu_dtype_size((x)->dtype);                 \
+        for (int64_t i_ = 0; i_ < n_; i_++) {                                                      \
+            int64_t yo = 0, xo = 0, io_ = 0;                                                       \
+            for (int d_ = 0; d_ < (index)->ndim; d_++) {                                           \
+                yo += c_[d_] * (y)->strides[d_];                                                   \
+                io_ += c_[d_] * (index)->strides[d_];                                              \
+                if (d_ != (dim))                                                                   \
+                    xo += c_[d_] * (x)->strides[d_];                                               \
+            }                                                                                      \
+            xo += ((const int64_t *)(index)->data)[io_] * (x)->strides[dim];                       \
+            yo *= (int64_t)ys_;                                                                    \
+            xo *= (int64_t)xs_;                                                                    \
+            BODY;                                                                                  \
+            for (int d_ = (index)->ndim - 1; d_ >= 0; d_--) {                                      \
+                if (++c_[d_] < (index)->shape[d_])                                                 \
+                    break;                                                                         \
+                c_[d_] = 0;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static tide_status check_views(const char *name, const tide_kview *index, int ndim, int dim) {
+    if (index->dtype != TIDE_DTYPE_I64)
+        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs an int64 index", name);
+    if (index->ndim != ndim || dim < 0 || dim >= ndim)
+        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel got index of %d dims for %d (dim %d)", name,
+                           index->ndim, ndim, dim);
+    return TIDE_OK;
+}
+
+tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                       const tide_kview *index) {
+    (void)dev;
+    CPU_TRY(check_views("gather", index, a->ndim, dim));
+    if (out->dtype != a->dtype)
+        return tide_seterr(TIDE_EINVAL, "gather: cpu kernel needs out and a of one dtype");
+    size_t es = cpu_dtype_size(a->dtype);
+    WALK_INDEX(index, out, a, dim, memcpy((char *)out->data + yo, (const char *)a->data + xo, es));
+    return TIDE_OK;
+}
+
+#define SCATTER_ADD(T)                                                                             \
+    WALK_INDEX(index, src, dst, dim,                                                               \
+               *(T *)((char *)dst->data + xo) += *(const T *)((const char *)src->data + yo))
+
+tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
+                        const tide_kview *src, int accumulate) {
+    (void)dev;
+    const char *name = accumulate ? "scatter_add_" : "scatter_";
+    CPU_TRY(check_views(name, index, dst->ndim, dim));
+    if (src->dtype != dst->dtype || src->ndim != dst->ndim)
+        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs src and dst of one dtype", name);
+    if (!accumulate) {
+        size_t es = cpu_dtype_size(dst->dtype);
+        WALK_INDEX(index, src, dst, dim,
+                   memcpy((char *)dst->data + xo, (const char *)src->data + yo, es));
+        return TIDE_OK;
+    }
+    switch (dst->dtype) {
+    case TIDE_DTYPE_F32:
+        SCATTER_ADD(float);
+        break;
+    case TIDE_DTYPE_F64:
+        SCATTER_ADD(double);
+        break;
+    case TIDE_DTYPE_I32:
+        SCATTER_ADD(int32_t);
+        break;
+    case TIDE_DTYPE_I64:
+        SCATTER_ADD(int64_t);
+        break;
+    case TIDE_DTYPE_U8:
+        SCATTER_ADD(uint8_t);
+        break;
+    case TIDE_DTYPE_BOOL: /* a sum of bools is an or */
+        WALK_INDEX(index, src, dst, dim,
+                   *((uint8_t *)dst->data + xo) |= *((const uint8_t *)src->data + yo));
+        break;
+    default:
+        return cpu_notsup(name, dst->dtype);
+    }
+    return TIDE_OK;
+}
+
+/* ---- sort --------------------------------------------------------------------------------- */
+
+typedef struct sort_key {
+    double  d; /* the value, for float dtypes */
+    int64_t i; /* the value, for integer dtypes (exact beyond 2^53) */
+    int64_t at;
+} sort_key;
+
+/* ascending, NaN largest, ties by position (stable) */
+static int cmp_float(const void *pa, const void *pb) {
+    const sort_key *a = pa, *b = pb;
+    int             an = a->d != a->d, bn = b->d != b->d;
+    if (an != bn)
+        return an - bn;
+    if (!an && a->d != b->d)
+        return a->d < b->d ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static int cmp_int(const void *pa, const void *pb) {
+    const sort_key *a = pa, *b = pb;
+    if (a->i != b->i)
+        return a->i < b->i ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+/* descending keeps ties in position order, as a stable descending sort does */
+static int cmp_float_desc(const void *pa, const void *pb) {
+    const sort_key *a = pa, *b = pb;
+    int             an = a->d != a->d, bn = b->d != b->d;
+    if (an != bn)
+        return bn - an;
+    if (!an && a->d != b->d)
+        return a->d > b->d ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static int cmp_int_desc(const void *pa, const void *pb) {
+    const sort_key *a = pa, *b = pb;
+    if (a->i != b->i)
+        return a->i > b->i ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static int64_t load_i(tide_dtype dt, const char *p) {
+    switch (dt) {
+    case TIDE_DTYPE_I32:
+        return *(const int32_t *)p;
+    case TIDE_DTYPE_I64:
+        return *(const int64_t *)p;
+    default:
+        return *(const uint8_t *)p;
+    }
+}
+
+tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                     const tide_kview *a, int dim, int descending) {
+    (void)dev;
+    tide_dtype dt = a->dtype;
+    if (dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16)
+        return cpu_notsup("sort", dt);
+    if (dim < 0 || dim >= a->ndim || values->dtype != dt || indices->dtype != TIDE_DTYPE_I64 ||
+        !tide_kview_is_contiguous(values) || !tide_kview_is_contiguous(indices))
+        return tide_seterr(TIDE_EINVAL, "sort: cpu kernel got views it cannot take");
+    int64_t len = a->shape[dim], outer = 1, inner = 1;
+    for (int d = 0; d < dim; d++)
+        outer *= a->shape[d];
+    for (int d = dim + 1; d < a->ndim; d++)
+        inner *= a->shape[d];
+    if (len == 0 || outer * inner == 0)
+        return TIDE_OK;
+    sort_key *keys = malloc((size_t)len * sizeof *keys);
+    if (!keys)
+        return tide_seterr(TIDE_ENOMEM, "sort: out of host memory for %lld keys", (long long)len);
+    int    isf = dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64;
+    size_t es = cpu_dtype_size(dt);
+    int (*cmp)(const void *, const void *) =
+        isf ? (descending ? cmp_float_desc : cmp_float) : (descending ? cmp_int_desc : cmp_int);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t in = 0; in < inner; in++) {
+            /* the row's start in a: coordinates (o, ., in) through a's strides */
+            int64_t rest = o, off = 0;
+            for (int d = dim - 1; d >= 0; d--) {
+                off += (rest % a->shape[d]) * a->strides[d];
+                rest /= a->shape[d];
+            }
+            rest = in;
+            for (int d = a->ndim - 1; d > dim; d--) {
+                off += (rest % a->shape[d]) * a->strides[d];
+                rest /= a->shape[d];
+            }
+            const char *row = (const char *)a->data + off * (int64_t)es;
+            for (int64_t j = 0; j < len; j++) {
+                const char *p = row + j * a->strides[dim] * (int64_t)es;
+                keys[j].at = j;
+                if (isf)
+                    keys[j].d = dt == TIDE_DTYPE_F32 ? *(const float *)p : *(const double *)p;
+                else
+                    keys[j].i = dt == TIDE_DTYPE_BOOL ? *(const uint8_t *)p != 0 : load_i(dt, p);
+            }
+            qsort(keys, (size_t)len, sizeof *keys, cmp);
+            int64_t base = o * len * inner + in;
+            for (int64_t j = 0; j < len; j++) {
+                int64_t at = base + j * inner;
+                ((int64_t *)indices->data)[at] = keys[j].at;
+                memcpy((char *)values->data + at * (int64_t)es,
+                       row + keys[j].at * a->strides[dim] * (int64_t)es, es);
+            }
+        }
+    free(keys);
+    return TIDE_OK;
+}

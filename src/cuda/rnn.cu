@@ -1,0 +1,170 @@
+/*
+ * rnn.cu — one recurrent-cell step and its gradient (tide_rnn_cell): one thread per (row b,
+ * unit j), the math of src/rnn_cell_math.h (the CPU kernels' too). The core hands contiguous
+ * views of one float dtype with checked shapes.
+ */
+#include "map.cuh"
+#include "rnn_cell_math.h"
+
+template <typename T> struct rnn_math;
+template <> struct rnn_math<float> {
+    static __device__ void lstm_fwd(int64_t b, int64_t j, int64_t H, const float *gi,
+                                    const float *gh, const float *p, float *o, float *s) {
+        tide_lstm_fwd_f(b, j, H, gi, gh, p, o, s);
+    }
+    static __device__ void gru_fwd(int64_t b, int64_t j, int64_t H, const float *gi,
+                                   const float *gh, const float *p, float *o, float *s) {
+        tide_gru_fwd_f(b, j, H, gi, gh, p, o, s);
+    }
+    static __device__ void rnn_fwd(int64_t k, int relu, const float *gi, const float *gh,
+                                   float *o) {
+        tide_rnn_fwd_f(k, relu, gi, gh, o);
+    }
+    static __device__ void lstm_bwd(int64_t b, int64_t j, int64_t H, const float *s, const float *p,
+                                    const float *o, const float *g, float *di, float *dp) {
+        tide_lstm_bwd_f(b, j, H, s, p, o, g, di, dp);
+    }
+    static __device__ void gru_bwd(int64_t b, int64_t j, int64_t H, const float *s, const float *p,
+                                   const float *g, float *di, float *dj, float *dp) {
+        tide_gru_bwd_f(b, j, H, s, p, g, di, dj, dp);
+    }
+    static __device__ void rnn_bwd(int64_t k, int relu, const float *o, const float *g, float *di) {
+        tide_rnn_bwd_f(k, relu, o, g, di);
+    }
+};
+template <> struct rnn_math<double> {
+    static __device__ void lstm_fwd(int64_t b, int64_t j, int64_t H, const double *gi,
+                                    const double *gh, const double *p, double *o, double *s) {
+        tide_lstm_fwd_d(b, j, H, gi, gh, p, o, s);
+    }
+    static __device__ void gru_fwd(int64_t b, int64_t j, int64_t H, const double *gi,
+                                   const double *gh, const double *p, double *o, double *s) {
+        tide_gru_fwd_d(b, j, H, gi, gh, p, o, s);
+    }
+    static __device__ void rnn_fwd(int64_t k, int relu, const double *gi, const double *gh,
+                                   double *o) {
+        tide_rnn_fwd_d(k, relu, gi, gh, o);
+    }
+    static __device__ void lstm_bwd(int64_t b, int64_t j, int64_t H, const double *s,
+                                    const double *p, const double *o, const double *g, double *di,
+                                    double *dp) {
+        tide_lstm_bwd_d(b, j, H, s, p, o, g, di, dp);
+    }
+    static __device__ void gru_bwd(int64_t b, int64_t j, int64_t H, const double *s,
+                                   const double *p, const double *g, double *di, double *dj,
+                                   double *dp) {
+        tide_gru_bwd_d(b, j, H, s, p, g, di, dj, dp);
+    }
+    static __device__ void rnn_bwd(int64_t k, int relu, const double *o, const double *g,
+                                   double *di) {
+        tide_rnn_bwd_d(k, relu, o, g, di);
+    }
+};
+
+template <typename T>
+__global__ void k_rnn_cell(int kind, int64_t B, int64_t H, T *out, T *saved, const T *gi,
+                           const T *gh, const T *prev) {
+    for (int64_t k = TIDE_GTID; k < B * H; k += TIDE_GSTRIDE) {
+        int64_t b = k / H, j = k % H;
+        if (kind == TIDE_RNN_LSTM)
+            rnn_math<T>::lstm_fwd(b, j, H, gi, gh, prev, out, saved);
+        else if (kind == TIDE_RNN_GRU)
+            rnn_math<T>::gru_fwd(b, j, H, gi, gh, prev, out, saved);
+        else
+            rnn_math<T>::rnn_fwd(k, kind == TIDE_RNN_RELU, gi, gh, out);
+    }
+}
+
+template <typename T>
+__global__ void k_rnn_cell_backward(int kind, int64_t B, int64_t H, T *dgi, T *dgh, T *dprev,
+                                    const T *saved, const T *prev, const T *out, const T *go) {
+    for (int64_t k = TIDE_GTID; k < B * H; k += TIDE_GSTRIDE) {
+        int64_t b = k / H, j = k % H;
+        if (kind == TIDE_RNN_LSTM)
+            rnn_math<T>::lstm_bwd(b, j, H, saved, prev, out, go, dgi, dprev);
+        else if (kind == TIDE_RNN_GRU)
+            rnn_math<T>::gru_bwd(b, j, H, saved, prev, go, dgi, dgh, dprev);
+        else
+            rnn_math<T>::rnn_bwd(k, kind == TIDE_RNN_RELU, out, go, dgi);
+    }
+}
+
+static void *data_or_null(const tide_kview *v) {
+    return v ? v->data : NULL;
+}
+
+template <typename T>
+static tide_status rnn_fwd_typed(cudaStream_t stream, tide_rnn_kind kind, int64_t B, int64_t H,
+                                 const tide_kview *out, const tide_kview *saved,
+                                 const tide_kview *gi, const tide_kview *gh,
+                                 const tide_kview *prev) {
+    TIDE_LAUNCH(k_rnn_cell<T>, tide_map_grid(B * H), TIDE_CUDA_THREADS, 0, stream, (int)kind, B, H,
+                (T *)out->data, (T *)data_or_null(saved), (const T *)gi->data, (const T *)gh->data,
+                (const T *)data_or_null(prev));
+    TIDE_CUDA_LAUNCHED(k_rnn_cell);
+    return TIDE_OK;
+}
+
+template <typename T>
+static tide_status
+rnn_bwd_typed(cudaStream_t stream, tide_rnn_kind kind, int64_t B, int64_t H, const tide_kview *dgi,
+              const tide_kview *dgh, const tide_kview *dprev, const tide_kview *saved,
+              const tide_kview *prev, const tide_kview *out, const tide_kview *grad_out) {
+    TIDE_LAUNCH(k_rnn_cell_backward<T>, tide_map_grid(B * H), TIDE_CUDA_THREADS, 0, stream,
+                (int)kind, B, H, (T *)dgi->data, (T *)data_or_null(dgh), (T *)data_or_null(dprev),
+                (const T *)data_or_null(saved), (const T *)data_or_null(prev), (const T *)out->data,
+                (const T *)grad_out->data);
+    TIDE_CUDA_LAUNCHED(k_rnn_cell_backward);
+    return TIDE_OK;
+}
+
+static bool gated(tide_rnn_kind kind) {
+    return kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU;
+}
+
+extern "C" tide_status tide_cuda_rnn_cell(tide_device *dev, tide_rnn_kind kind,
+                                          const tide_kview *out, const tide_kview *saved,
+                                          const tide_kview *gi, const tide_kview *gh,
+                                          const tide_kview *prev) {
+    if (out->ndim != 2 || (gated(kind) && (!saved || !prev)))
+        return tide_cuda_seterr(TIDE_EINVAL, "rnn_cell: expected 2-d views and saved, prev");
+    int64_t B = out->shape[0], H = kind == TIDE_RNN_LSTM ? out->shape[1] / 2 : out->shape[1];
+    if (B * H == 0)
+        return TIDE_OK;
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    switch (out->dtype) {
+    case TIDE_DTYPE_F32:
+        return rnn_fwd_typed<float>(stream, kind, B, H, out, saved, gi, gh, prev);
+    case TIDE_DTYPE_F64:
+        return rnn_fwd_typed<double>(stream, kind, B, H, out, saved, gi, gh, prev);
+    default:
+        return tide_cuda_notsup("rnn_cell", out->dtype);
+    }
+}
+
+extern "C" tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind,
+                                                   const tide_kview *dgi, const tide_kview *dgh,
+                                                   const tide_kview *dprev, const tide_kview *saved,
+                                                   const tide_kview *prev, const tide_kview *out,
+                                                   const tide_kview *grad_out) {
+    if (out->ndim != 2 ||
+        (gated(kind) && (!saved || !prev || !dprev || (kind == TIDE_RNN_GRU && !dgh))))
+        return tide_cuda_seterr(TIDE_EINVAL,
+                                "rnn_cell_backward: expected 2-d views and saved, prev, dprev");
+    int64_t B = out->shape[0], H = kind == TIDE_RNN_LSTM ? out->shape[1] / 2 : out->shape[1];
+    if (B * H == 0)
+        return TIDE_OK;
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    switch (out->dtype) {
+    case TIDE_DTYPE_F32:
+        return rnn_bwd_typed<float>(stream, kind, B, H, dgi, dgh, dprev, saved, prev, out,
+                                    grad_out);
+    case TIDE_DTYPE_F64:
+        return rnn_bwd_typed<double>(stream, kind, B, H, dgi, dgh, dprev, saved, prev, out,
+                                     grad_out);
+    default:
+        return tide_cuda_notsup("rnn_cell_backward", out->dtype);
+    }
+}

@@ -1,0 +1,190 @@
+/* ops_gather.c — gather, scatter, scatter_add (PyTorch's, index of the input's rank) and sort. */
+#include "tide_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Index as a contiguous int64 tensor whose values lie in [0, size): the range check reads the
+ * values on the host (an internal copy, not a user transfer), so a bad index changes nothing. */
+static tide_status checked_index(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
+                                 int64_t size, tide_tensor **out) {
+    if (index->dtype != TIDE_DTYPE_I64 && index->dtype != TIDE_DTYPE_I32)
+        return tide_seterr(TIDE_EDTYPE, "%s: index must be an int64 or int32 tensor, got %s", op,
+                           tide_dtype_name(index->dtype));
+    tide_tensor *c = NULL, *ix = NULL;
+    TIDE_TRY(tide_cast(ctx, op, index, TIDE_DTYPE_I64, &c));
+    tide_status st = tide_tensor_contiguous(ctx, c, &ix);
+    tide_tensor_release(c);
+    if (st != TIDE_OK)
+        return st;
+    int64_t      n = tide_tensor_numel(ix);
+    tide_device *dev = ix->storage->dev;
+    int64_t     *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
+    if (dev->type != TIDE_DEVICE_CPU && n) {
+        host = malloc((size_t)n * sizeof *host);
+        tide_device *h = NULL;
+        st = host ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &h)
+                  : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+        if (st == TIDE_OK)
+            st = tide_copy_bytes(h, host, dev, vals, (size_t)n * sizeof *host, 0);
+        vals = host;
+    }
+    for (int64_t i = 0; st == TIDE_OK && i < n; i++)
+        if (vals[i] < 0 || vals[i] >= size)
+            st = tide_seterr(TIDE_EINDEX,
+                             "%s: index %lld is out of range for dim %d of size %lld; indices are "
+                             "1-based: use 1..%lld",
+                             op, (long long)vals[i] + 1, dim + 1, (long long)size, (long long)size);
+    free(host);
+    if (st != TIDE_OK) {
+        tide_tensor_release(ix);
+        return st;
+    }
+    *out = ix;
+    return TIDE_OK;
+}
+
+static tide_status norm_dim(const char *op, int *dim, int ndim) {
+    int n = ndim > 0 ? ndim : 1, d = *dim < 0 ? *dim + n : *dim;
+    if (d < 0 || d >= n)
+        return tide_seterr(TIDE_EINDEX,
+                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
+                           op, *dim < 0 ? *dim : *dim + 1, ndim, n, n);
+    *dim = d;
+    return TIDE_OK;
+}
+
+/* PyTorch's rule: index has the rank of `of` and is no larger than it in each dim (but dim
+ * itself, when skip_dim) */
+static tide_status check_fits(const char *op, const tide_tensor *index, const tide_tensor *of,
+                              const char *what, int dim, bool skip_dim) {
+    bool ok = index->ndim == of->ndim || (index->ndim <= 1 && of->ndim <= 1);
+    for (int i = 0; ok && i < index->ndim && index->ndim == of->ndim; i++)
+        ok = (skip_dim && i == dim) || index->shape[i] <= of->shape[i];
+    if (ok)
+        return TIDE_OK;
+    char s1[200], s2[200];
+    tide_shape_fmt(s1, sizeof s1, index->ndim, index->shape);
+    tide_shape_fmt(s2, sizeof s2, of->ndim, of->shape);
+    return tide_seterr(TIDE_ESHAPE,
+                       "%s: index of shape %s does not fit %s of shape %s: it needs the same "
+                       "number of dims and sizes no larger%s",
+                       op, s1, what, s2, skip_dim ? " (except in dim)" : "");
+}
+
+/* a's view as a kernel sees it: 0-d tensors as 1-d of one element */
+static tide_kview kv1(const tide_tensor *t) {
+    tide_kview v = tide_kview_of(t);
+    if (v.ndim == 0) {
+        v.ndim = 1;
+        v.shape[0] = 1;
+        v.strides[0] = 1;
+    }
+    return v;
+}
+
+tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
+                        tide_tensor **out) {
+    static const char op[] = "gather";
+    TIDE_TRY(tide_check_same_device(op, a, index));
+    if (*out)
+        TIDE_TRY(tide_check_same_device(op, a, *out));
+    TIDE_TRY(norm_dim(op, &dim, a->ndim));
+    TIDE_TRY(check_fits(op, index, a, "the input", dim, true));
+    tide_tensor *ix;
+    TIDE_TRY(checked_index(ctx, op, index, dim, a->ndim ? a->shape[dim] : 1, &ix));
+    tide_device *dev = a->storage->dev;
+    bool         created;
+    tide_status  st =
+        tide_prepare_out(ctx, op, dev, a->dtype, index->ndim, index->shape, out, &created);
+    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
+        if (!dev->backend->gather) {
+            st = tide_notsup(op, dev);
+        } else {
+            tide_kview ov = kv1(*out), av = kv1(a), iv = kv1(ix);
+            st = dev->backend->gather(dev, &ov, &av, dim, &iv);
+            if (st != TIDE_OK)
+                st = tide_err_op(st, op);
+        }
+        if (st != TIDE_OK)
+            tide_out_failed(out, created);
+    }
+    tide_tensor_release(ix);
+    return st;
+}
+
+tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
+                          const tide_tensor *src, int accumulate) {
+    const char *op = accumulate ? "scatter_add_" : "scatter_";
+    TIDE_TRY(tide_check_same_device(op, dst, index));
+    TIDE_TRY(tide_check_same_device(op, dst, src));
+    TIDE_TRY(norm_dim(op, &dim, dst->ndim));
+    TIDE_TRY(check_fits(op, index, dst, "self", dim, true));
+    if (src->ndim > 0)
+        TIDE_TRY(check_fits(op, index, src, "src", dim, false));
+    if (tide_dtype_is_float(src->dtype) && !tide_dtype_is_float(dst->dtype))
+        return tide_seterr(TIDE_EDTYPE, "%s: cannot write %s values into a %s tensor in place", op,
+                           tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
+    tide_tensor *ix;
+    TIDE_TRY(checked_index(ctx, op, index, dim, dst->ndim ? dst->shape[dim] : 1, &ix));
+    tide_device *dev = dst->storage->dev;
+    tide_tensor *cs = NULL;
+    tide_status  st = TIDE_OK;
+    if (tide_tensor_numel(ix) > 0) {
+        if (!dev->backend->scatter)
+            st = tide_notsup(op, dev);
+        else
+            st = tide_cast(ctx, op, src, dst->dtype, &cs);
+        if (st == TIDE_OK && cs->storage == dst->storage) {
+            /* a source sharing dst's memory is read from a copy: the kernel overwrites it */
+            tide_tensor *copy = NULL;
+            st = tide_clone_for(ctx, op, cs, &copy);
+            tide_tensor_release(cs);
+            cs = copy;
+        }
+        if (st == TIDE_OK) {
+            tide_kview dv = kv1(dst), iv = kv1(ix), sv = kv1(cs);
+            if (cs->ndim == 0) { /* a number: the same value for every index */
+                sv.ndim = iv.ndim;
+                for (int i = 0; i < iv.ndim; i++) {
+                    sv.shape[i] = iv.shape[i];
+                    sv.strides[i] = 0;
+                }
+            }
+            st = dev->backend->scatter(dev, &dv, dim, &iv, &sv, accumulate);
+            if (st != TIDE_OK)
+                st = tide_err_op(st, op);
+        }
+    }
+    tide_tensor_release(cs);
+    tide_tensor_release(ix);
+    if (st == TIDE_OK)
+        tide_mark_written(dst);
+    return st;
+}
+
+tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
+                      tide_tensor **values, tide_tensor **indices) {
+    static const char op[] = "sort";
+    TIDE_TRY(norm_dim(op, &dim, a->ndim));
+    tide_device *dev = a->storage->dev;
+    if (!dev->backend->sort)
+        return tide_notsup(op, dev);
+    tide_tensor *v = NULL, *ix = NULL;
+    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, a->ndim, a->shape, &v));
+    tide_status st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, a->ndim, a->shape, &ix);
+    if (st == TIDE_OK && tide_tensor_numel(a) > 0) {
+        tide_kview vv = kv1(v), iv = kv1(ix), av = kv1(a);
+        st = dev->backend->sort(dev, &vv, &iv, &av, dim, descending);
+        if (st != TIDE_OK)
+            st = tide_err_op(st, op);
+    }
+    if (st != TIDE_OK) {
+        tide_tensor_release(v);
+        tide_tensor_release(ix);
+        return st;
+    }
+    *values = v;
+    *indices = ix;
+    return TIDE_OK;
+}

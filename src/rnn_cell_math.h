@@ -1,0 +1,85 @@
+/*
+ * rnn_cell_math.h — the math of one recurrent-cell step for one (row b, unit j), shared by the
+ * CPU (src/cpu/rnn.c) and CUDA (src/cuda/rnn.cu) kernels so the CPU tests cover what the GPU
+ * runs. Layouts (contiguous, row b): gi, gh [B, G*H]; LSTM out [B, 2H] = (h, c), saved [B, 4H]
+ * = activated (i, f, g, o); GRU out [B, H], saved [B, 4H] = (r, z, n, gh_n); RNN out [B, H].
+ * PyTorch's gate orders and GRU's reset gate inside n: n = tanh(gi_n + r * gh_n).
+ */
+#ifndef TIDE_RNN_CELL_MATH_H
+#define TIDE_RNN_CELL_MATH_H
+
+#include "scalar_math.h"
+
+#define TIDE_RNN_CELL_DEFS(T, S)                                                                   \
+    TIDE_HD void tide_lstm_fwd_##S(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,      \
+                                   const T *cp, T *out, T *sv) {                                   \
+        const T *x = gi + b * 4 * H, *y = gh + b * 4 * H;                                          \
+        T        i = tide_sigmoid_##S(x[j] + y[j]);                                                \
+        T        f = tide_sigmoid_##S(x[H + j] + y[H + j]);                                        \
+        T        g = tide_tanh_##S(x[2 * H + j] + y[2 * H + j]);                                   \
+        T        o = tide_sigmoid_##S(x[3 * H + j] + y[3 * H + j]);                                \
+        T        c = f * cp[b * H + j] + i * g;                                                    \
+        out[b * 2 * H + j] = o * tide_tanh_##S(c);                                                 \
+        out[b * 2 * H + H + j] = c;                                                                \
+        T *s = sv + b * 4 * H;                                                                     \
+        s[j] = i;                                                                                  \
+        s[H + j] = f;                                                                              \
+        s[2 * H + j] = g;                                                                          \
+        s[3 * H + j] = o;                                                                          \
+    }                                                                                              \
+    TIDE_HD void tide_lstm_bwd_##S(int64_t b, int64_t j, int64_t H, const T *sv, const T *cp,      \
+                                   const T *out, const T *go, T *dg, T *dcp) {                     \
+        const T *s = sv + b * 4 * H;                                                               \
+        T        i = s[j], f = s[H + j], g = s[2 * H + j], o = s[3 * H + j];                       \
+        T        tc = tide_tanh_##S(out[b * 2 * H + H + j]);                                       \
+        T        dh = go[b * 2 * H + j];                                                           \
+        T        dc = go[b * 2 * H + H + j] + dh * o * (1 - tc * tc);                              \
+        T       *d = dg + b * 4 * H;                                                               \
+        d[j] = dc * g * i * (1 - i);                                                               \
+        d[H + j] = dc * cp[b * H + j] * f * (1 - f);                                               \
+        d[2 * H + j] = dc * i * (1 - g * g);                                                       \
+        d[3 * H + j] = dh * tc * o * (1 - o);                                                      \
+        dcp[b * H + j] = dc * f;                                                                   \
+    }                                                                                              \
+    TIDE_HD void tide_gru_fwd_##S(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,       \
+                                  const T *hp, T *out, T *sv) {                                    \
+        const T *x = gi + b * 3 * H, *y = gh + b * 3 * H;                                          \
+        T        r = tide_sigmoid_##S(x[j] + y[j]);                                                \
+        T        z = tide_sigmoid_##S(x[H + j] + y[H + j]);                                        \
+        T        hn = y[2 * H + j];                                                                \
+        T        n = tide_tanh_##S(x[2 * H + j] + r * hn);                                         \
+        out[b * H + j] = (1 - z) * n + z * hp[b * H + j];                                          \
+        T *s = sv + b * 4 * H;                                                                     \
+        s[j] = r;                                                                                  \
+        s[H + j] = z;                                                                              \
+        s[2 * H + j] = n;                                                                          \
+        s[3 * H + j] = hn;                                                                         \
+    }                                                                                              \
+    TIDE_HD void tide_gru_bwd_##S(int64_t b, int64_t j, int64_t H, const T *sv, const T *hp,       \
+                                  const T *go, T *dgi, T *dgh, T *dhp) {                           \
+        const T *s = sv + b * 4 * H;                                                               \
+        T        r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];                      \
+        T        dh = go[b * H + j];                                                               \
+        T        dnp = dh * (1 - z) * (1 - n * n);                                                 \
+        T        dzp = dh * (hp[b * H + j] - n) * z * (1 - z);                                     \
+        T        drp = dnp * hn * r * (1 - r);                                                     \
+        T       *di = dgi + b * 3 * H, *dj = dgh + b * 3 * H;                                      \
+        di[j] = dj[j] = drp;                                                                       \
+        di[H + j] = dj[H + j] = dzp;                                                               \
+        di[2 * H + j] = dnp;                                                                       \
+        dj[2 * H + j] = dnp * r;                                                                   \
+        dhp[b * H + j] = dh * z;                                                                   \
+    }                                                                                              \
+    TIDE_HD void tide_rnn_fwd_##S(int64_t k, int relu, const T *gi, const T *gh, T *out) {         \
+        T a = gi[k] + gh[k];                                                                       \
+        out[k] = relu ? (a > 0 ? a : (T)0) : tide_tanh_##S(a);                                     \
+    }                                                                                              \
+    TIDE_HD void tide_rnn_bwd_##S(int64_t k, int relu, const T *out, const T *go, T *dgi) {        \
+        T h = out[k];                                                                              \
+        dgi[k] = relu ? (h > 0 ? go[k] : (T)0) : go[k] * (1 - h * h);                              \
+    }
+
+TIDE_RNN_CELL_DEFS(float, f)
+TIDE_RNN_CELL_DEFS(double, d)
+
+#endif
