@@ -118,7 +118,7 @@ describe("t:register_hook(fn)", function()
             return g + 1
         end)
         y:register_hook(function(g)
-            order[#order + 1] = "b:" .. math.tointeger(g:item())
+            order[#order + 1] = "b:" .. string.format("%d", g:item())
         end)
         y:sum():backward()
         assert.are.same({ "a", "b:2" }, order)

@@ -3,6 +3,7 @@
 -- gradient, each against a plain Lua reference; tagged #cuda: the same kernels on cuda:0 give
 -- the CPU's results.
 local tide = require "tide"
+local host = require "spec.support.host"
 local core = require "tide.core"
 
 local NAN = 0 / 0
@@ -10,7 +11,7 @@ local NAN = 0 / 0
 -- Lua reference of max pooling over one [H, W] plane given as a table of rows
 local function ref_pool(x, k, s, p)
     local H, W = #x, #x[1]
-    local OH, OW = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
+    local OH, OW = host.idiv(H + 2 * p - k, s) + 1, host.idiv(W + 2 * p - k, s) + 1
     local out, idx = {}, {}
     for oh = 1, OH do
         out[oh], idx[oh] = {}, {}
@@ -95,7 +96,7 @@ describe("CNN kernels", function()
             local kh, kw, sh, sw, ph, pw = table.unpack(geom)
             local x = tide.randn(2, 3, 4, 5, { dtype = "float64" })
             local cols = core.im2col(x, kh, kw, sh, sw, ph, pw)
-            local OH, OW = (4 + 2 * ph - kh) // sh + 1, (5 + 2 * pw - kw) // sw + 1
+            local OH, OW = host.idiv(4 + 2 * ph - kh, sh) + 1, host.idiv(5 + 2 * pw - kw, sw) + 1
             assert.are.same({ 2, 3 * kh * kw, OH * OW }, cols.shape)
             local xs = x:totable()
             for _, n in ipairs({ 1, 2 }) do

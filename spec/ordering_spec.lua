@@ -123,7 +123,9 @@ end)
 describe("sort / argsort / topk against PyTorch on " .. D.name, function()
     for _, c in ipairs(cases) do
         if c.op == "sort" then
-            it(("sort %s dim %d descending %s"):format(c.dtype, c.dim, c.descending), function()
+            local name = ("sort %s dim %d descending %s"):format(c.dtype, c.dim,
+                tostring(c.descending))
+            it(name, function()
                 local x = T(c.x, c.dtype)
                 local v, i = x:sort(c.dim, c.descending)
                 same(c.values, vals(v))
@@ -134,7 +136,7 @@ describe("sort / argsort / topk against PyTorch on " .. D.name, function()
                 same(c.values, vals(v2))
             end)
         elseif c.op == "topk" then
-            it(("topk %s dim %d largest %s"):format(c.dtype, c.dim, c.largest), function()
+            it(("topk %s dim %d largest %s"):format(c.dtype, c.dim, tostring(c.largest)), function()
                 local x = T(c.x, c.dtype)
                 local v, i = x:topk(c.k, c.dim, c.largest)
                 same(c.values, vals(v))
