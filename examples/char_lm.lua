@@ -484,14 +484,17 @@ local function main(argv)
         local prompt = {}
         for i = 1, #o.prompt do
             local id = lut[o.prompt:byte(i) + 1]
-            if id == 0 or vocab[id] ~= o.prompt:byte(i) then
+            if (id == 0 or vocab[id] ~= o.prompt:byte(i)) and not o.given.prompt then
+                prompt = {} -- the default prompt does not fit this text: start from nothing
+                break
+            elseif id == 0 or vocab[id] ~= o.prompt:byte(i) then
                 die(string.format("--prompt: byte %d ('%s') never occurs in the text",
                     o.prompt:byte(i), o.prompt:sub(i, i)))
             end
             prompt[i] = id
         end
-        if #prompt == 0 then
-            prompt[1] = lut[string.byte("\n") + 1] > 0 and lut[string.byte("\n") + 1] or 1
+        if #prompt == 0 then -- the text's first byte
+            prompt[1] = ids[1]:item()
         end
         tide.manual_seed(o.seed) -- the same text for the same model and seed
         local out = {}
