@@ -441,7 +441,7 @@ local function main(argv)
     local bar = Progress.new(start, o.steps)
     local step, chars, loss_sum, loss_n = start, 0, 0, 0
     local t0 = core.wall_time()
-    local val
+    local val, paused = nil, 0 -- seconds spent evaluating and saving: not training
     for x, y in loader:iter() do
         step = step + 1
         tide.manual_seed(o.seed * 1000003 + step) -- the dropout draws of this step
@@ -460,16 +460,18 @@ local function main(argv)
             bar:update(step, chars, loss_sum / loss_n)
         end
         if eval_now then
-            local secs = core.wall_time() - t0
+            local t_eval = core.wall_time()
+            local secs = t_eval - t0 - paused
             val = validate(model, val_ids, width, dev)
             bar:clear()
             print(string.format("step %d/%d: train loss %.4f, val loss %.4f nats/char, " ..
-                "%.0f chars/s, %.3f s/step", step, o.steps, loss_sum / loss_n, val,
-                chars / secs, secs / (step - start)))
+                "%.0f chars/s, %.1f ms/step", step, o.steps, loss_sum / loss_n, val,
+                chars / secs, 1000 * secs / (step - start)))
             io.flush()
             if o.save then
                 save(step, val)
             end
+            paused = paused + core.wall_time() - t_eval
             loss_sum, loss_n = 0, 0
         end
     end
