@@ -438,7 +438,7 @@ local function main(argv)
     end
     local loader = tide.data.DataLoader(train, { batch_size = o.batch_size, sampler = starts,
         pin_memory = dev.type == "cuda" })
-    local bar = Progress.new(start, o.steps)
+    local bar = Progress.new(start, last)
     local step, chars, loss_sum, loss_n = start, 0, 0, 0
     local t0 = core.wall_time()
     local val, paused = nil, 0 -- seconds spent evaluating and saving: not training
