@@ -7,7 +7,9 @@
 #   2. build/test_cuda_unavailable     (with a GPU: kernels through the vtable, hand-checked)
 #   3. busted --run=gpu                (spec/cuda_spec.lua: every op against the CPU)
 #   4. the device-rule specs with TIDE_TEST_DEVICE=cuda:0
-#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py
+#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py,
+#      bench/char_lm.lua on cuda (examples/char_lm.lua beside PyTorch: val loss after 300 steps,
+#      time per step)
 #   6. with more than one GPU, bench/nccl_allreduce.lua under mpirun (one rank per GPU): NCCL
 #      all-reduce bus bandwidth at 1 MB and 64 MB; one GPU: "nccl all-reduce: skipped (one GPU)"
 #   7. a table of tide's figures beside their references (gpu_results.txt)
@@ -31,11 +33,13 @@ EMU=${TIDE_GPU_CHECK_EMU:-0}
 CUDA_LIB=build/lua/tide/libtide_cuda.so
 SIZE=""      # gpu_tide's argument: "smoke" for toy sizes
 OVERHEAD=""  # gpu_overhead.lua's ITERS REPS
+CHAR_LM="--steps 300 --seeds 2 --time-steps 50"  # bench/char_lm.lua's flags
 if [ "$EMU" = 1 ]; then
     CUDA_LIB=build/cuda-emu/libtide_cuda.so
     export TIDE_CUDA_EMU_DEVICES=2
     SIZE=smoke
     OVERHEAD="20 1"
+    CHAR_LM="--steps 1 --seeds 1 --time-steps 1 --data spec/char_lm_spec.lua"
 elif command -v nvidia-smi >/dev/null 2>&1; then
     if ! nvidia-smi -L >/dev/null 2>&1; then
         echo "no GPU: nvidia-smi finds no device; gpu-check ran nothing"
@@ -117,6 +121,11 @@ step "gpu_tide" 90 sh -c 'TIDE_CUDA_LIB=$1 build/bench/gpu_tide $2 | tee -a "$0"
 step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua $2 | tee -a "$0"' "$RES" "$LUA" "$OVERHEAD"
 PY=${TIDE_BENCH_PYTHON:-/usr/bin/python3}
 step "gpu_torch.py" 90 sh -c '$1 bench/gpu_torch.py | tee -a "$0"' "$RES" "$PY"
+if [ "$EMU" = 1 ]; then # toy models: the emulated GPU runs every kernel on the CPU
+    step "char_lm.lua" 120 sh -c '$1 bench/char_lm.lua $2 --device cuda --sizes "--layers 1 --width 16 --heads 2 --context 16 --batch-size 2" | tee -a "$0"' "$RES" "$LUA" "$CHAR_LM"
+else
+    step "char_lm.lua" 300 sh -c '$1 bench/char_lm.lua $2 --device cuda | tee -a "$0"' "$RES" "$LUA" "$CHAR_LM"
+fi
 
 # NCCL all-reduce across the GPUs tide sees, one rank each (bench/nccl_allreduce.lua); the
 # rehearsal runs it on the emulated GPU's 2 devices through the emulated NCCL (spec/nccl_emu/)

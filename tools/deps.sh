@@ -12,14 +12,15 @@
 #              and Neovim). Installing lua5.3 repoints /usr/bin/lua: tide always names its Lua.
 #   dist:      openmpi-bin libopenmpi-dev (MPI plug-in, `mpirun` for the distributed suites)
 #   bench:     python3-torch (the PyTorch the benchmarks compare against, /usr/bin/python3)
-#   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
+#   demo:      dataset-fashion-mnist (/usr/share/datasets/fashion-mnist); fortunes (the text
+#              examples/char_lm.lua trains on, /usr/share/games/fortunes)
 # The CUDA toolkit is optional and not installed here: the Makefile builds the CUDA backend
 # when nvcc is found ($CUDA_HOME, default /usr/local/cuda).
 set -eu
 
 PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
 libopenblas0-openmp libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch
-dataset-fashion-mnist liblua5.3-0 openmpi-bin libopenmpi-dev
+dataset-fashion-mnist fortunes liblua5.3-0 openmpi-bin libopenmpi-dev
 lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev luajit libluajit-5.1-dev lua-compat53-dev love neovim"
 
 missing=""
