@@ -7,9 +7,10 @@
 #   2. build/test_cuda_unavailable     (with a GPU: kernels through the vtable, hand-checked)
 #   3. busted --run=gpu                (spec/cuda_spec.lua: every op against the CPU)
 #   4. the device-rule specs with TIDE_TEST_DEVICE=cuda:0
-#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py,
-#      bench/char_lm.lua on cuda (examples/char_lm.lua beside PyTorch: val loss after 300 steps,
-#      time per step)
+#   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py, the
+#      issue 13 training steps (LSTM, causal transformer): bench/gpu_seq_step.lua beside
+#      bench/seq_step.py on the same GPU, and bench/char_lm.lua on cuda (examples/char_lm.lua
+#      beside PyTorch: val loss after 300 steps, time per step)
 #   6. with more than one GPU, bench/nccl_allreduce.lua under mpirun (one rank per GPU): NCCL
 #      all-reduce bus bandwidth at 1 MB and 64 MB; one GPU: "nccl all-reduce: skipped (one GPU)"
 #   7. a table of tide's figures beside their references (gpu_results.txt)
@@ -34,12 +35,14 @@ CUDA_LIB=build/lua/tide/libtide_cuda.so
 SIZE=""      # gpu_tide's argument: "smoke" for toy sizes
 OVERHEAD=""  # gpu_overhead.lua's ITERS REPS
 CHAR_LM="--steps 300 --seeds 2 --time-steps 50"  # bench/char_lm.lua's flags
+SEQ="10 5 full" # gpu_seq_step.lua's and seq_step.py's ITERS REPS SIZE
 if [ "$EMU" = 1 ]; then
     CUDA_LIB=build/cuda-emu/libtide_cuda.so
     export TIDE_CUDA_EMU_DEVICES=2
     SIZE=smoke
     OVERHEAD="20 1"
     CHAR_LM="--steps 1 --seeds 1 --time-steps 1 --data spec/char_lm_spec.lua"
+    SEQ="1 1 smoke"
 elif command -v nvidia-smi >/dev/null 2>&1; then
     if ! nvidia-smi -L >/dev/null 2>&1; then
         echo "no GPU: nvidia-smi finds no device; gpu-check ran nothing"
@@ -126,6 +129,10 @@ if [ "$EMU" = 1 ]; then # toy models: the emulated GPU runs every kernel on the 
 else
     step "char_lm.lua" 300 sh -c '$1 bench/char_lm.lua $2 --device cuda | tee -a "$0"' "$RES" "$LUA" "$CHAR_LM"
 fi
+# shellcheck disable=SC2086,SC2016 # $SEQ is three arguments
+step "gpu_seq_step.lua" 120 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_seq_step.lua $SEQ
+# shellcheck disable=SC2086,SC2016
+step "seq_step.py (cuda)" 120 sh -c '"$@" cuda | tee -a "$0"' "$RES" $PY bench/seq_step.py $SEQ
 
 # NCCL all-reduce across the GPUs tide sees, one rank each (bench/nccl_allreduce.lua); the
 # rehearsal runs it on the emulated GPU's 2 devices through the emulated NCCL (spec/nccl_emu/)
@@ -180,6 +187,14 @@ ratio "bf16 gemm 8192 TFLOP/s vs cuBLAS" "$(get tide_bf16_gemm_tflops)" "$(get r
 ratio "add 2^28 f32 GB/s vs D2D memcpy" "$(get tide_add_gbs)" "$(get raw_d2d_memcpy_gbs)" 0.85
 ratio "H2D 1 GiB pinned GB/s vs raw" "$(get tide_h2d_pinned_gbs)" "$(get raw_h2d_pinned_gbs)" 0.90
 ratio "H2D 1 GiB pageable GB/s vs raw" "$(get tide_h2d_pageable_gbs)" "$(get raw_h2d_pageable_gbs)" 0
+for m in lstm transformer; do # issue 13's training steps: ms, lower is better (target <= 1.0)
+    t=$(get "tide_${m}_step_ms")
+    r=$(get "torch_${m}_step_ms")
+    [ -n "$t" ] && awk -v m="$m" -v t="$t" -v r="$r" 'BEGIN {
+        if (r == "") { printf "%s training step: tide %s ms, PyTorch n/a\n", m, t; exit }
+        q = t / r; printf "%s training step: tide %s ms, PyTorch %s ms, ratio %.3f (target <= 1.00: %s)\n",
+            m, t, r, q, (q <= 1 ? "ok" : "ABOVE TARGET") }' | tee -a "$LOG" "$RES"
+done
 small=$(get tide_lua_small_add_100_us)
 if [ -n "$small" ]; then
     awk -v s="$small" -v t="$(get torch_small_add_us)" -v c="$(get tide_c_small_add_us)" \

@@ -450,9 +450,20 @@ tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const
  *   Adam: g = maximize ? -g : g; decoupled (AdamW) ? p *= 1 - lr*weight_decay
  *         : g += weight_decay*p; m = beta1*m + (1 - beta1)*g; v = beta2*v + (1 - beta2)*g*g;
  *         p -= lr/bias_correction1 * m / (sqrt(v)/sqrt(bias_correction2) + eps)
+ *   RMSprop: g = (maximize ? -g : g) + weight_decay*p; v = alpha*v + (1 - alpha)*g*g;
+ *         centered: a = alpha*a + (1 - alpha)*g, avg = sqrt(v - a*a) + eps, else
+ *         avg = sqrt(v) + eps; momentum: buf = momentum*buf + g/avg, p -= lr*buf,
+ *         else p -= lr*g/avg
+ *   Adagrad: g = (maximize ? -g : g) + weight_decay*p; sum += g*g;
+ *         p -= lr * g / (sqrt(sum) + eps)   (lr already decayed by the caller)
  * param and the state tensors: one float dtype, device and shape, contiguous; grad may be
  * strided (read from a contiguous copy then). */
-typedef enum tide_optim_kind { TIDE_OPTIM_SGD, TIDE_OPTIM_ADAM } tide_optim_kind;
+typedef enum tide_optim_kind {
+    TIDE_OPTIM_SGD,
+    TIDE_OPTIM_ADAM,
+    TIDE_OPTIM_RMSPROP,
+    TIDE_OPTIM_ADAGRAD
+} tide_optim_kind;
 typedef struct tide_optim_hparams {
     tide_optim_kind kind;
     double          lr, weight_decay;
@@ -461,11 +472,16 @@ typedef struct tide_optim_hparams {
     int             nesterov, first_step;
     double          beta1, beta2, eps, bias_correction1, bias_correction2; /* Adam */
     int             decoupled;
+    double          alpha; /* RMSprop (momentum and eps above too) */
+    int             centered;
 } tide_optim_hparams;
-/* SGD: state1 is the momentum buffer (NULL without momentum), state2 NULL; Adam: state1 the
- * first moment (exp_avg), state2 the second (exp_avg_sq). Writes param and the states. */
+/* SGD: state1 is the momentum buffer (NULL without momentum), state2 and state3 NULL; Adam:
+ * state1 the first moment (exp_avg), state2 the second (exp_avg_sq), state3 NULL; RMSprop:
+ * state1 square_avg, state2 the momentum buffer (NULL without momentum), state3 grad_avg (NULL
+ * unless centered); Adagrad: state1 the sum, the others NULL. Writes param and the states. */
 tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_tensor *param,
-                             const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2);
+                             const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2,
+                             tide_tensor *state3);
 
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #pragma GCC visibility pop

@@ -206,6 +206,30 @@ describe("nn.functional dropout and normalization", function()
             { inplace = true })
     end)
 
+    it("dropout2d matches nn.Dropout2d under the same seed: whole channels, identity when not "
+        .. "training", function()
+        local t = tide.ones(4, 6, 3, 3)
+        tide.manual_seed(11)
+        local a = F.dropout2d(t, 0.5)
+        tide.manual_seed(11)
+        local b = nn.Dropout2d(0.5)(t)
+        close(a, b)
+        -- each channel is all zeros or all 2 (1 / (1 - p))
+        local flat = a:reshape(24, 9)
+        for i = 1, 24 do
+            local lo, hi = flat[i]:min():item(), flat[i]:max():item()
+            assert.are.equal(lo, hi)
+            assert.is_true(lo == 0 or lo == 2, tostring(lo))
+        end
+        assert.are.equal(t, F.dropout2d(t, { p = 0.5, training = false }))
+        close(F.dropout2d(tide.ones(2, 3, 3), { p = 1 }), tide.zeros(2, 3, 3))
+        raises_here("dropout2d: expected a probability p in [0, 1], got 2", F.dropout2d, t, 2)
+        raises_here("dropout2d: expected input {N, C, H, W} or {C, H, W}, got {4, 6}",
+            F.dropout2d, tide.ones(4, 6))
+        raises_here('dropout2d: option "inplace" is not supported yet', F.dropout2d, t,
+            { inplace = true })
+    end)
+
     it("layer_norm matches nn.LayerNorm", function()
         local ln = nn.LayerNorm(3)
         local w, b = tide.tensor({ 1.0, 2.0, 3.0 }, { dtype = "float32" }), tide.tensor({ 0.5, 0.0, -0.5 })
@@ -406,7 +430,7 @@ describe("nn.functional is the user-facing API", function()
     it("offers every function of API.md and none of the modules' helpers", function()
         for _, name in ipairs({ "relu", "gelu", "silu", "leaky_relu", "elu", "softplus",
             "sigmoid", "tanh", "softmax", "log_softmax", "linear", "conv1d", "conv2d",
-            "max_pool2d", "avg_pool2d", "dropout", "layer_norm", "group_norm", "batch_norm",
+            "max_pool2d", "avg_pool2d", "dropout", "dropout2d", "layer_norm", "group_norm", "batch_norm",
             "embedding", "one_hot", "pad", "normalize", "cross_entropy", "nll_loss", "mse_loss",
             "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
             "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention" }) do

@@ -1,5 +1,5 @@
 -- optim_fused_spec.lua — the fused optimizer kernels (core._sgd_step_, core._adam_step_, issue
--- 15) give what PyTorch's formulas as chains of tensor ops give (the optimizers'
+-- 15; core._rmsprop_step_, core._adagrad_step_, issue 13) give what PyTorch's formulas as chains of tensor ops give (the optimizers'
 -- formula_update), to 1e-6, on the CPU and (tagged #cuda) on cuda:0, and allocate nothing.
 local tide = require "tide"
 local optim = require "tide.optim"
@@ -17,6 +17,16 @@ local CASES = {
     { "Adam", { lr = 0.01, maximize = true } },
     { "AdamW", { lr = 0.01 } },
     { "AdamW", { lr = 0.02, weight_decay = 0.5, maximize = true } },
+    { "RMSprop", { lr = 0.01 } },
+    { "RMSprop", { lr = 0.01, alpha = 0.9, weight_decay = 0.1, eps = 1e-6 } },
+    { "RMSprop", { lr = 0.01, momentum = 0.9 } },
+    { "RMSprop", { lr = 0.01, centered = true } },
+    { "RMSprop", { lr = 0.01, momentum = 0.5, centered = true, weight_decay = 0.01,
+        maximize = true } },
+    { "Adagrad", { lr = 0.1 } },
+    { "Adagrad", { lr = 0.1, lr_decay = 0.1, weight_decay = 0.1, initial_accumulator_value = 0.5,
+        eps = 1e-8 } },
+    { "Adagrad", { lr = 0.05, maximize = true } },
 }
 
 local function describe_case(c)
@@ -51,6 +61,12 @@ local function max_diff(a, b)
     return (a:cpu():double() - b:cpu():double()):abs():max():item()
 end
 
+-- the tolerance's scale: 1, or the largest magnitude of a state that grows past it (RMSprop's
+-- momentum buffer sums g/avg, about 1/sqrt(1 - alpha) a step), so 1e-6 is relative there
+local function scale(t)
+    return math.max(1, t:cpu():double():abs():max():item())
+end
+
 local function compare_all(device)
     for _, c in ipairs(CASES) do
         for _, dtype in ipairs({ "float32", "float64" }) do
@@ -61,10 +77,12 @@ local function compare_all(device)
             assert.is_true(max_diff(pf, pr) <= 1e-6, what .. ": parameter differs by "
                 .. max_diff(pf, pr))
             local sf, sr = of.state[pf] or {}, orf.state[pr] or {}
-            for _, k in ipairs({ "momentum_buffer", "exp_avg", "exp_avg_sq" }) do
+            for _, k in ipairs({ "momentum_buffer", "exp_avg", "exp_avg_sq", "square_avg",
+                "grad_avg", "sum" }) do
                 assert.are.equal(sr[k] == nil, sf[k] == nil, what .. ": state " .. k)
                 if sr[k] then
-                    assert.is_true(max_diff(sf[k], sr[k]) <= 1e-6, what .. ": " .. k)
+                    assert.is_true(max_diff(sf[k], sr[k]) <= 1e-6 * scale(sr[k]), what .. ": " .. k
+                        .. " differs by " .. max_diff(sf[k], sr[k]))
                 end
             end
             assert.are.equal(sr.step, sf.step)
@@ -73,7 +91,7 @@ local function compare_all(device)
 end
 
 describe("fused optimizer steps", function()
-    it("match the formulas to 1e-6 on the CPU (SGD, momentum, nesterov, Adam, AdamW)", function()
+    it("match the formulas to 1e-6 on the CPU (SGD, Adam, AdamW, RMSprop, Adagrad)", function()
         compare_all("cpu")
     end)
 
@@ -90,6 +108,44 @@ describe("fused optimizer steps", function()
         local after = core.memory_in_use()
         collectgarbage("restart")
         assert.are.equal(before, after)
+    end)
+
+    it("allocate nothing once the state exists (RMSprop centered with momentum, Adagrad)",
+        function()
+            local p = tide.randn({ 256, 128 }, { dtype = "float32" })
+            p:requires_grad_(true)
+            for _, o in ipairs({
+                optim.RMSprop({ p }, { momentum = 0.9, centered = true, weight_decay = 1e-4 }),
+                optim.Adagrad({ p }, { lr_decay = 0.01 }) }) do
+                autograd.set_grad(p, tide.randn({ 256, 128 }))
+                o:step()
+                collectgarbage()
+                collectgarbage("stop")
+                local before = core.memory_in_use()
+                o:step()
+                local after = core.memory_in_use()
+                collectgarbage("restart")
+                assert.are.equal(before, after)
+            end
+        end)
+
+    it("refuse state tensors that do not match the options, leaving the parameter", function()
+        local p = tide.ones({ 2, 3 })
+        local v = tide.zeros({ 2, 3 })
+        -- momentum 0.9 needs a momentum buffer
+        local ok, err = pcall(core._rmsprop_step_, p, tide.ones({ 2, 3 }), v, nil, nil, 0.1, 0.99,
+            1e-8, 0, 0.9, false)
+        assert.is_false(ok)
+        assert.is_truthy(err:find("tide: rmsprop_step_: expected state tensors tensor, tensor, nil "
+            .. "for these options, got tensor, nil, nil", 1, true), err)
+        assert.are.same({ 1, 1, 1 }, p[1]:totable())
+        assert.are.same({ 0, 0, 0 }, v[1]:totable())
+        ok, err = pcall(core._adagrad_step_, p, tide.ones({ 2, 3 }), tide.zeros({ 3 }), 0.1, 1e-10,
+            0, false)
+        assert.is_false(ok)
+        assert.is_truthy(err:find("tide: adagrad_step_: sum has shape [3] but the parameter has "
+            .. "[2, 3]", 1, true), err)
+        assert.are.same({ 1, 1, 1 }, p[2]:totable())
     end)
 
     it("still steps a parameter the kernel does not take (not contiguous)", function()
@@ -115,7 +171,7 @@ describe("fused optimizer steps", function()
 end)
 
 describe("fused optimizer steps on cuda:0 #cuda", function()
-    it("match the formulas to 1e-6 (SGD, momentum, nesterov, Adam, AdamW)", function()
+    it("match the formulas to 1e-6 (SGD, Adam, AdamW, RMSprop, Adagrad)", function()
         if not tide.cuda.is_available() then
             pending("no CUDA device")
             return

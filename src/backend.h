@@ -154,11 +154,12 @@ struct tide_backend {
      * contiguous with a's shape */
     tide_status (*sort)(tide_device *dev, const tide_kview *values, const tide_kview *indices,
                         const tide_kview *a, int dim, int descending);
-    /* tide_optim_step_: param, grad, state1 (NULL for SGD without momentum), state2 (NULL for
-     * SGD) contiguous, one float dtype and numel; updated in place */
+    /* tide_optim_step_: param, grad and the states the kind keeps (tide.h; NULL for the others)
+     * contiguous, one float dtype and numel; updated in place */
     tide_status (*optim_step)(tide_device *dev, const tide_optim_hparams *h,
                               const tide_kview *param, const tide_kview *grad,
-                              const tide_kview *state1, const tide_kview *state2);
+                              const tide_kview *state1, const tide_kview *state2,
+                              const tide_kview *state3);
     /* grad_in = input > 0 ? grad_out : 0; one float dtype, one shape, any strides */
     tide_status (*relu_backward)(tide_device *dev, const tide_kview *grad_in,
                                  const tide_kview *grad_out, const tide_kview *input);
@@ -177,7 +178,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        5
+#define TIDE_BACKEND_ABI        6
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

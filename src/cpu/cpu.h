@@ -155,6 +155,6 @@ tide_status cpu_relu_backward(tide_device *dev, const tide_kview *grad_in,
                               const tide_kview *grad_out, const tide_kview *input);
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
-                           const tide_kview *state2);
+                           const tide_kview *state2, const tide_kview *state3);
 
 #endif /* TIDE_CPU_H */

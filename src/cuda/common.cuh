@@ -492,7 +492,8 @@ tide_status tide_cuda_relu_backward(tide_device *dev, const tide_kview *grad_in,
 /* optim.cu */
 tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
                                  const tide_kview *param, const tide_kview *grad,
-                                 const tide_kview *state1, const tide_kview *state2);
+                                 const tide_kview *state1, const tide_kview *state2,
+                                 const tide_kview *state3);
 }
 
 #endif /* TIDE_CUDA_COMMON_CUH */

@@ -7,7 +7,7 @@
 
 /* the hyperparameters in the element type, computed once on the host */
 template <typename T> struct optim_args {
-    T    lr, wd, mom, keep, sign, b1, b2, eps, decay, step, inv_sqrt_bc2;
+    T    lr, wd, mom, keep, sign, b1, b2, eps, decay, step, inv_sqrt_bc2, alpha;
     bool first, nesterov, decoupled;
 };
 
@@ -43,10 +43,49 @@ __global__ void k_adam(optim_args<T> a, int64_t n, T *p, const T *g, T *m, T *v)
     }
 }
 
+/* buf NULL without momentum, a (grad_avg) NULL unless centered */
+template <typename T>
+__global__ void k_rmsprop(optim_args<T> a, int64_t n, T *p, const T *g, T *v, T *buf, T *ga) {
+    for (int64_t i = TIDE_GTID; i < n; i += TIDE_GSTRIDE) {
+        T gi = a.sign * g[i];
+        if (a.wd != T(0))
+            gi += p[i] * a.wd;
+        T vi = v[i] * a.alpha + gi * gi * (T(1) - a.alpha);
+        v[i] = vi;
+        T avg;
+        if (ga) {
+            T ai = ga[i] * a.alpha + gi * (T(1) - a.alpha);
+            ga[i] = ai;
+            avg = sqrt(vi - ai * ai) + a.eps;
+        } else {
+            avg = sqrt(vi) + a.eps;
+        }
+        if (buf) {
+            T b = buf[i] * a.mom + gi / avg;
+            buf[i] = b;
+            p[i] -= b * a.lr;
+        } else {
+            p[i] -= gi / avg * a.lr;
+        }
+    }
+}
+
+template <typename T>
+__global__ void k_adagrad(optim_args<T> a, int64_t n, T *p, const T *g, T *s) {
+    for (int64_t i = TIDE_GTID; i < n; i += TIDE_GSTRIDE) {
+        T gi = a.sign * g[i];
+        if (a.wd != T(0))
+            gi += p[i] * a.wd;
+        T si = s[i] + gi * gi;
+        s[i] = si;
+        p[i] -= gi / (sqrt(si) + a.eps) * a.lr;
+    }
+}
+
 template <typename T>
 static tide_status launch(cudaStream_t stream, const tide_optim_hparams *h, const tide_kview *param,
                           const tide_kview *grad, const tide_kview *state1,
-                          const tide_kview *state2) {
+                          const tide_kview *state2, const tide_kview *state3) {
     optim_args<T> a;
     a.lr = (T)h->lr;
     a.wd = (T)h->weight_decay;
@@ -57,6 +96,7 @@ static tide_status launch(cudaStream_t stream, const tide_optim_hparams *h, cons
     a.b2 = (T)h->beta2;
     a.eps = (T)h->eps;
     a.decay = (T)(1 - h->lr * h->weight_decay);
+    a.alpha = (T)h->alpha;
     a.step = h->kind == TIDE_OPTIM_ADAM ? (T)(h->lr / h->bias_correction1) : T(0);
     a.inv_sqrt_bc2 = h->kind == TIDE_OPTIM_ADAM ? (T)(1 / sqrt(h->bias_correction2)) : T(0);
     a.first = h->first_step != 0;
@@ -65,27 +105,42 @@ static tide_status launch(cudaStream_t stream, const tide_optim_hparams *h, cons
     int64_t n = tide_cuda_numel(param);
     if (n == 0)
         return TIDE_OK;
-    if (h->kind == TIDE_OPTIM_SGD) {
+    switch (h->kind) {
+    case TIDE_OPTIM_SGD:
         TIDE_LAUNCH(k_sgd<T>, tide_map_grid(n), TIDE_CUDA_THREADS, 0, stream, a, n,
                     (T *)param->data, (const T *)grad->data,
                     state1 ? (T *)state1->data : (T *)NULL);
         TIDE_CUDA_LAUNCHED(k_sgd);
-    } else {
+        break;
+    case TIDE_OPTIM_ADAM:
         TIDE_LAUNCH(k_adam<T>, tide_map_grid(n), TIDE_CUDA_THREADS, 0, stream, a, n,
                     (T *)param->data, (const T *)grad->data, (T *)state1->data, (T *)state2->data);
         TIDE_CUDA_LAUNCHED(k_adam);
+        break;
+    case TIDE_OPTIM_RMSPROP:
+        TIDE_LAUNCH(k_rmsprop<T>, tide_map_grid(n), TIDE_CUDA_THREADS, 0, stream, a, n,
+                    (T *)param->data, (const T *)grad->data, (T *)state1->data,
+                    state2 ? (T *)state2->data : (T *)NULL, state3 ? (T *)state3->data : (T *)NULL);
+        TIDE_CUDA_LAUNCHED(k_rmsprop);
+        break;
+    case TIDE_OPTIM_ADAGRAD:
+        TIDE_LAUNCH(k_adagrad<T>, tide_map_grid(n), TIDE_CUDA_THREADS, 0, stream, a, n,
+                    (T *)param->data, (const T *)grad->data, (T *)state1->data);
+        TIDE_CUDA_LAUNCHED(k_adagrad);
+        break;
     }
     return TIDE_OK;
 }
 
 extern "C" tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
                                             const tide_kview *param, const tide_kview *grad,
-                                            const tide_kview *state1, const tide_kview *state2) {
+                                            const tide_kview *state1, const tide_kview *state2,
+                                            const tide_kview *state3) {
     if (param->dtype != TIDE_DTYPE_F32 && param->dtype != TIDE_DTYPE_F64)
         return tide_cuda_seterr(TIDE_ENOTSUP, "optim_step: cuda kernel needs float32 or float64");
     cudaStream_t stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
     if (param->dtype == TIDE_DTYPE_F32)
-        return launch<float>(stream, h, param, grad, state1, state2);
-    return launch<double>(stream, h, param, grad, state1, state2);
+        return launch<float>(stream, h, param, grad, state1, state2, state3);
+    return launch<double>(stream, h, param, grad, state1, state2, state3);
 }

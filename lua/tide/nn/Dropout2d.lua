@@ -22,21 +22,7 @@ end
 
 function Dropout2d:forward(x)
     I.check_tensor(x, "Dropout2d")
-    local nd = x:dim()
-    if nd ~= 3 and nd ~= 4 then
-        raise("tide: Dropout2d: expected input {N, C, H, W} or {C, H, W}, got " ..
-            I.shape_str(x.shape))
-    end
-    if not self.training or self.p == 0 then
-        return x
-    end
-    if self.p == 1 then
-        return x:mul(0)
-    end
-    local shape = x.shape -- one draw per channel, broadcast over H and W
-    shape[nd], shape[nd - 1] = 1, 1
-    local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(self.p)
-    return x:mul(keep):mul(1 / (1 - self.p))
+    return I.dropout2d(x, self.training and self.p or 0, "Dropout2d")
 end
 
 function Dropout2d:extra_repr()

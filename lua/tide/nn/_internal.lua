@@ -352,6 +352,26 @@ function I.dropout(x, p)
     return x:mul(keep):mul(1 / (1 - p))
 end
 
+-- zeroes whole channels of x ({N, C, H, W} or {C, H, W}) with probability p, scaling the rest
+-- by 1/(1-p): one draw per channel, broadcast over H and W (who names the caller in errors)
+function I.dropout2d(x, p, who)
+    local nd = x:dim()
+    if nd ~= 3 and nd ~= 4 then
+        raise("tide: " .. who .. ": expected input {N, C, H, W} or {C, H, W}, got " ..
+            I.shape_str(x.shape))
+    end
+    if p == 0 then
+        return x
+    end
+    if p == 1 then
+        return x:mul(0)
+    end
+    local shape = x.shape
+    shape[nd], shape[nd - 1] = 1, 1
+    local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p)
+    return x:mul(keep):mul(1 / (1 - p))
+end
+
 -- normalizes over the trailing dims holding d elements (biased variance, as PyTorch)
 function I.layer_norm(x, d, weight, bias, eps)
     local xr = x:reshape(-1, d)

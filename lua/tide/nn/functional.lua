@@ -494,6 +494,16 @@ function F.dropout(input, opts)
     return I.dropout(input, p)
 end
 
+-- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, H, W} or {C, H, W}
+-- with probability p and scales the rest by 1/(1-p); the input itself otherwise
+function F.dropout2d(input, opts)
+    tensor_arg(input, "dropout2d", "input")
+    local o = number_or_options(opts, "p", "dropout2d", { "p", "training" }, { "inplace" })
+    local p = probability(o.p == nil and 0.5 or o.p, "dropout2d")
+    local training = bool_opt(o.training, true, "dropout2d", "training")
+    return I.dropout2d(input, training and p or 0, "dropout2d")
+end
+
 local NORM_OPTIONS = { "weight", "bias", "eps" }
 
 -- over the trailing dims normalized_shape (an integer or a table); {weight =, bias =, eps = 1e-5}

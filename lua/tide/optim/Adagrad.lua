@@ -2,6 +2,9 @@
 -- initial_accumulator_value = 0, eps = 1e-10, maximize = false}), PyTorch 1.13's update:
 -- g += wd*p; clr = lr / (1 + (step-1)*lr_decay); sum += g^2; p -= clr * g / (sqrt(sum) + eps).
 -- The sums exist from construction (filled with initial_accumulator_value), as in PyTorch.
+-- One fused kernel per parameter (core._adagrad_step_); formula_update is the same as a chain
+-- of tensor ops.
+local adagrad_step_ = require("tide.core")._adagrad_step_
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
@@ -34,6 +37,17 @@ function Adagrad:init_state()
 end
 
 function Adagrad:update(group, p, g)
+    local st = self:state_of(p)
+    if not (Optimizer.fusable(p, g) and Optimizer.fusable(st.sum, g)) then
+        return self:formula_update(group, p, g)
+    end
+    local step = st.step + 1
+    st.step = step
+    adagrad_step_(p, g, st.sum, group.lr / (1 + (step - 1) * group.lr_decay), group.eps,
+        group.weight_decay, group.maximize)
+end
+
+function Adagrad:formula_update(group, p, g)
     local st = self:state_of(p)
     local step = st.step + 1
     st.step = step

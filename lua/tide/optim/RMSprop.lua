@@ -2,7 +2,9 @@
 -- momentum = 0, centered = false, maximize = false}), PyTorch 1.13's update:
 -- g += wd*p; v = alpha*v + (1-alpha)*g^2; with centered: m = alpha*m + (1-alpha)*g and
 -- avg = sqrt(v - m^2) + eps, else avg = sqrt(v) + eps; with momentum:
--- buf = momentum*buf + g/avg and p -= lr*buf, else p -= lr*g/avg
+-- buf = momentum*buf + g/avg and p -= lr*buf, else p -= lr*g/avg. One fused kernel per
+-- parameter (core._rmsprop_step_); formula_update is the same as a chain of tensor ops.
+local rmsprop_step_ = require("tide.core")._rmsprop_step_
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
@@ -22,15 +24,7 @@ function RMSprop:check_options()
     end
 end
 
-function RMSprop:update(group, p, g)
-    if group.maximize then
-        g = g:neg()
-    end
-    local wd = group.weight_decay
-    if wd ~= 0 then
-        g = g:add(p, wd)
-    end
-    local st = self:state_of(p)
+local function state(p, group, st)
     if not st.square_avg then
         st.step, st.square_avg = 0, Optimizer.zeros_like(p)
         if group.momentum > 0 then
@@ -41,6 +35,40 @@ function RMSprop:update(group, p, g)
         end
     end
     st.step = st.step + 1
+    return st
+end
+
+-- the kernel takes contiguous states of the parameter's dtype (a loaded state_dict may differ)
+local function fusable_state(t, g, wanted)
+    if not wanted then
+        return true
+    end
+    return t ~= nil and Optimizer.fusable(t, g)
+end
+
+function RMSprop:update(group, p, g)
+    local st = self:state_of(p)
+    local mom, centered = group.momentum > 0, group.centered
+    if not (Optimizer.fusable(p, g) and (not st.square_avg or (fusable_state(st.square_avg, g,
+            true) and fusable_state(st.momentum_buffer, g, mom)
+            and fusable_state(st.grad_avg, g, centered)))) then
+        return self:formula_update(group, p, g)
+    end
+    state(p, group, st)
+    rmsprop_step_(p, g, st.square_avg, mom and st.momentum_buffer or nil,
+        centered and st.grad_avg or nil, group.lr, group.alpha, group.eps, group.weight_decay,
+        group.momentum, group.maximize)
+end
+
+function RMSprop:formula_update(group, p, g)
+    if group.maximize then
+        g = g:neg()
+    end
+    local wd = group.weight_decay
+    if wd ~= 0 then
+        g = g:add(p, wd)
+    end
+    local st = state(p, group, self:state_of(p))
     local alpha = group.alpha
     local v = st.square_avg
     v:mul_(alpha):add_(g:mul(g), 1 - alpha)
