@@ -47,12 +47,12 @@ HEADERS    := $(wildcard include/*.h include/*.def src/*.h src/cpu/*.h src/io/*.
 LIBTIDE    := $(BUILD)/libtide.a
 LUAMOD     := $(BUILD)/lua/tide/core.so
 LIBTIDE_SO := $(BUILD)/libtide.so.0
-OMP_WAIT_SO := $(BUILD)/lua/tide/omp_wait.so
+PRELOAD_SO := $(BUILD)/lua/tide/preload.so
 
 .PHONY: all test ctests asan bench demo gpu-check format format-check check-layering clean \
         deps install embed-demo
 
-all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(OMP_WAIT_SO) cuda dist
+all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(PRELOAD_SO) cuda dist
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -82,11 +82,11 @@ $(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	$(CC) -shared -Wl,-z,nodelete -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
 	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
 
-# tide's OpenMP wait default for Lua programs, loaded by tide/init.lua before core.so (see the
-# file); no Lua, no OpenMP
-$(OMP_WAIT_SO): lua/preload/omp_wait.c
+# environment defaults for libgomp and OpenBLAS in Lua programs, loaded by tide/init.lua before
+# core.so (lua/preload/preload.h); no Lua, no OpenMP
+$(PRELOAD_SO): $(wildcard lua/preload/*.c) lua/preload/preload.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) -shared -o $@ $<
+	$(CC) -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) -shared -o $@ $(filter %.c,$^)
 
 # the same object under the name hosts link (-ltide)
 $(LIBTIDE_SO): $(LUAMOD)
@@ -95,6 +95,10 @@ $(LIBTIDE_SO): $(LUAMOD)
 
 $(BUILD)/test_%: spec/c/test_%.c $(LIBTIDE) $(wildcard spec/c/*.h)
 	$(CC) $(CFLAGS_ALL) $< -o $@ $(LIBTIDE) $(LIBS)
+
+# the preload's CPU-feature mapping is not in libtide (preload.so is a Lua program's object)
+$(BUILD)/test_blas_core: spec/c/test_blas_core.c lua/preload/blas_core.c lua/preload/preload.h
+	$(CC) $(CFLAGS_ALL) $(filter %.c,$^) -o $@ $(LIBS)
 
 ctests: $(CTESTS)
 

@@ -3,6 +3,11 @@
 --     by bench/torch_ref.py from TIDE_BENCH_THREADS), each with and without
 --     OMP_WAIT_POLICY=PASSIVE, each setting a process of its own; the fastest setting by median
 --     wins and is reported;
+--   * the reference runs OpenBLAS's kernels for this CPU: tide picks them itself (its preload
+--     sets OPENBLAS_CORETYPE from the CPU's features, see lua/preload/blas_core.c), and a
+--     PyTorch whose OpenBLAS fell back to its SSE3 kernels would be a handicapped reference,
+--     so each reference process gets OPENBLAS_CORETYPE=tide.cpu_info().blas_core (unless the
+--     user set one: then both sides run under it);
 --   * tide runs as a user gets it: in this process, no environment variable set for it;
 --   * tide and every reference setting take turns in rounds (the order flips each round), and
 --     the figure is the median of the per-round ratios tide / winning setting, so a slow moment
@@ -57,6 +62,11 @@ function M.settings()
     return out
 end
 
+-- the OpenBLAS kernel family tide runs in this process (nil when the BLAS does not say)
+function M.blas_core()
+    return os.getenv("OPENBLAS_CORETYPE") or require("tide").cpu_info().blas_core
+end
+
 function M.describe(s)
     return string.format("%d thread%s%s", s.threads, s.threads == 1 and "" or "s",
         s.passive and ", OMP_WAIT_POLICY=PASSIVE" or "")
@@ -64,8 +74,10 @@ end
 
 -- one reference process under setting s; { [key] = value } or nil and its output
 local function run_reference(args, s)
-    local cmd = string.format("env %s TIDE_BENCH_THREADS=%d %s %s 2>&1",
-        s.passive and "OMP_WAIT_POLICY=PASSIVE" or "-u OMP_WAIT_POLICY", s.threads, PYTHON, args)
+    local core = M.blas_core()
+    local cmd = string.format("env %s %s TIDE_BENCH_THREADS=%d %s %s 2>&1",
+        s.passive and "OMP_WAIT_POLICY=PASSIVE" or "-u OMP_WAIT_POLICY",
+        core and ("OPENBLAS_CORETYPE=" .. core) or "", s.threads, PYTHON, args)
     local p = io.popen(cmd)
     local out = p:read("*a")
     p:close()

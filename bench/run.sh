@@ -27,7 +27,11 @@ wanted() {
 
 failed=""
 echo "tide benchmarks on $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "(OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}: tide and its references share it)"
+# OpenBLAS's kernels: a Lua program gets the family tide's preload picks for this CPU
+# (lua/preload/blas_core.c); the C benchmarks link libtide.a without the preload, so they run
+# under the same value, set here, and so do the PyTorch references (bench/compare.lua)
+BLAS_CORE=${OPENBLAS_CORETYPE:-$($LUA -e 'print(require("tide").cpu_info().blas_core or "")' 2>/dev/null)}
+echo "(OpenBLAS kernels: ${BLAS_CORE:-OpenBLAS's own choice}; tide and every reference run them)"
 for src in bench/*.c; do
     [ -e "$src" ] || continue
     name=$(basename "$src" .c)
@@ -42,7 +46,7 @@ for src in bench/*.c; do
         # shellcheck disable=SC2086 # flag lists
         $CC $CFLAGS "$src" -o "$B/$name" $LIBS && exe="$B/$name"
     fi
-    if [ -n "${exe:-}" ] && "$exe"; then :; else
+    if [ -n "${exe:-}" ] && env ${BLAS_CORE:+OPENBLAS_CORETYPE=$BLAS_CORE} "$exe"; then :; else
         failed="$failed $name"
     fi
     exe=

@@ -160,6 +160,11 @@ int         tide_backend_is_loaded(tide_device_type type); /* never loads it (cl
 /* the library to load for type, before its first use (afterwards TIDE_EINVAL) */
 tide_status tide_backend_set_library_path(tide_device_type type, const char *path);
 
+/* The kernel family the CPU backend's BLAS runs ("SkylakeX", "Haswell", "Prescott": OpenBLAS's
+ * openblas_get_corename), or NULL when the BLAS does not say. */
+const char *tide_cpu_blas_core(void);
+int         tide_cpu_threads(void); /* the threads CPU kernels and BLAS run on (OpenMP's pool) */
+
 /* The CUDA backend's calls (kept for the C API): the generic calls above for TIDE_DEVICE_CUDA. */
 int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */
 const char *tide_cuda_unavailable_reason(void); /* NULL when available */

@@ -242,6 +242,19 @@ static int l_synchronize(lua_State *L) {
     return 0;
 }
 
+/* tide.cpu_info() -> { blas_core = "SkylakeX" | nil, threads = n }: what the CPU backend runs */
+static int l_cpu_info(lua_State *L) {
+    lua_createtable(L, 0, 2);
+    const char *core = tide_cpu_blas_core();
+    if (core) {
+        lua_pushstring(L, core);
+        lua_setfield(L, -2, "blas_core");
+    }
+    lua_pushinteger(L, tide_cpu_threads());
+    lua_setfield(L, -2, "threads");
+    return 1;
+}
+
 void tl_open_device(lua_State *L, int mod) {
     mod = lua_absindex(L, mod);
     if (luaL_newmetatable(L, TL_DEVICE)) {
@@ -260,6 +273,7 @@ void tl_open_device(lua_State *L, int mod) {
                                      {"get_default_device", l_get_default_device},
                                      {"memory_stats", l_memory_stats},
                                      {"synchronize", l_synchronize},
+                                     {"cpu_info", l_cpu_info},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);
 

@@ -44,7 +44,7 @@ install: all install-lua-files
 	ln -sf libtide.so.0 "$(DESTDIR)$(LIBDIR)/libtide.so"
 	ln -sf "$$(realpath -m --relative-to="$(DESTDIR)$(INST_LIBDIR)/tide" \
 	    "$(DESTDIR)$(LIBDIR)/libtide.so.0")" "$(DESTDIR)$(INST_LIBDIR)/tide/core.so"
-	cp $(BUILD)/lua/tide/omp_wait.so "$(DESTDIR)$(INST_LIBDIR)/tide/omp_wait.so"
+	cp $(BUILD)/lua/tide/preload.so "$(DESTDIR)$(INST_LIBDIR)/tide/preload.so"
 	if [ -f $(BUILD)/lua/tide/libtide_cuda.so ]; then \
 	    mkdir -p "$(DESTDIR)$(TIDE_CUDA_DIR)" && \
 	    cp $(BUILD)/lua/tide/libtide_cuda.so "$(DESTDIR)$(TIDE_CUDA_DIR)/libtide_cuda.so"; fi
@@ -60,7 +60,7 @@ install: all install-lua-files
 install-rock: all install-lua-files
 	mkdir -p "$(INST_LIBDIR)/tide"
 	cp $(BUILD)/lua/tide/core.so "$(INST_LIBDIR)/tide/core.so"
-	cp $(BUILD)/lua/tide/omp_wait.so "$(INST_LIBDIR)/tide/omp_wait.so"
+	cp $(BUILD)/lua/tide/preload.so "$(INST_LIBDIR)/tide/preload.so"
 	if [ -f $(BUILD)/lua/tide/libtide_cuda.so ]; then \
 	    cp $(BUILD)/lua/tide/libtide_cuda.so "$(INST_LIBDIR)/tide/libtide_cuda.so"; fi
 	for p in libtide_mpi.so libtide_nccl.so; do [ ! -f $(BUILD)/lua/tide/$$p ] || \

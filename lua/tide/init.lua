@@ -1,15 +1,16 @@
 -- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
 -- and lazy fields nn / optim / data loaded on first use.
 local compat = require "tide._compat"
--- tide's OpenMP wait default (GOMP_SPINCOUNT=3000 unless the user set a policy) must be in the
--- environment before core.so loads libgomp; omp_wait.so sets it from its constructor and its
--- restore function takes it back out once libgomp has read it (lua/preload/omp_wait.c)
-local omp_wait = package.searchpath and package.loadlib
-  and package.searchpath("tide.omp_wait", package.cpath)
-local omp_restore = omp_wait and package.loadlib(omp_wait, "tide_omp_wait_restore")
+-- tide's defaults for libgomp (GOMP_SPINCOUNT=3000) and OpenBLAS (OPENBLAS_CORETYPE from the
+-- CPU's features), unless the user set them, must be in the environment before core.so loads
+-- those libraries; preload.so sets them from its constructors and its restore function takes
+-- them back out once they have been read (lua/preload/preload.h)
+local preload = package.searchpath and package.loadlib
+  and package.searchpath("tide.preload", package.cpath)
+local preload_restore = preload and package.loadlib(preload, "tide_preload_restore")
 local core = require "tide.core"
-if omp_restore then
-  omp_restore()
+if preload_restore then
+  preload_restore()
 end
 
 local tide = {}

@@ -146,3 +146,7 @@ void cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg) 
             run_range(it, b, e, fn, arg);
     }
 }
+
+int tide_cpu_threads(void) {
+    return omp_get_max_threads();
+}

@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Weak: a BLAS other than OpenBLAS links too, and then tide_cpu_blas_core says it cannot tell. */
+#pragma weak openblas_get_corename
+
+const char *tide_cpu_blas_core(void) {
+    return openblas_get_corename ? openblas_get_corename() : NULL;
+}
+
 /* How BLAS can read a rows x cols matrix with element strides sr, sc: returns 0 when it needs
  * a copy. Strides of size-1 dims do not matter. */
 static int blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, int *trans,
