@@ -73,7 +73,7 @@ function M.describe(s)
 end
 
 -- one reference process under setting s; { [key] = value } or nil and its output
-local function run_reference(args, s)
+function M.run_reference(args, s)
     local core = M.blas_core()
     local cmd = string.format("env %s %s TIDE_BENCH_THREADS=%d %s %s 2>&1",
         s.passive and "OMP_WAIT_POLICY=PASSIVE" or "-u OMP_WAIT_POLICY",
@@ -98,7 +98,7 @@ function M.run(o)
     end
     local function reference_round(r)
         for si, s in ipairs(settings) do
-            local v, out = run_reference(o.reference, s)
+            local v, out = M.run_reference(o.reference, s)
             if not v then
                 return nil, (out:match("[^\n]*Error[^\n]*") or out:gsub("\n", " "):sub(1, 200))
             end
