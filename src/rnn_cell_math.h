@@ -10,16 +10,23 @@
 
 #include "scalar_math.h"
 
+/* the activations: a device may bring its own (the CPU its vectorizable float ones,
+ * src/cpu/vec_math.h); the cell math around them is this file's */
+#ifndef TIDE_RNN_SIGMOID
+#define TIDE_RNN_SIGMOID(S, x) tide_sigmoid_##S(x)
+#define TIDE_RNN_TANH(S, x)    tide_tanh_##S(x)
+#endif
+
 #define TIDE_RNN_CELL_DEFS(T, S)                                                                   \
     TIDE_HD void tide_lstm_fwd_##S(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,      \
                                    const T *cp, T *out, T *sv) {                                   \
         const T *x = gi + b * 4 * H, *y = gh + b * 4 * H;                                          \
-        T        i = tide_sigmoid_##S(x[j] + y[j]);                                                \
-        T        f = tide_sigmoid_##S(x[H + j] + y[H + j]);                                        \
-        T        g = tide_tanh_##S(x[2 * H + j] + y[2 * H + j]);                                   \
-        T        o = tide_sigmoid_##S(x[3 * H + j] + y[3 * H + j]);                                \
+        T        i = TIDE_RNN_SIGMOID(S, x[j] + y[j]);                                             \
+        T        f = TIDE_RNN_SIGMOID(S, x[H + j] + y[H + j]);                                     \
+        T        g = TIDE_RNN_TANH(S, x[2 * H + j] + y[2 * H + j]);                                \
+        T        o = TIDE_RNN_SIGMOID(S, x[3 * H + j] + y[3 * H + j]);                             \
         T        c = f * cp[b * H + j] + i * g;                                                    \
-        out[b * 2 * H + j] = o * tide_tanh_##S(c);                                                 \
+        out[b * 2 * H + j] = o * TIDE_RNN_TANH(S, c);                                              \
         out[b * 2 * H + H + j] = c;                                                                \
         T *s = sv + b * 4 * H;                                                                     \
         s[j] = i;                                                                                  \
@@ -31,7 +38,7 @@
                                    const T *out, const T *go, T *dg, T *dcp) {                     \
         const T *s = sv + b * 4 * H;                                                               \
         T        i = s[j], f = s[H + j], g = s[2 * H + j], o = s[3 * H + j];                       \
-        T        tc = tide_tanh_##S(out[b * 2 * H + H + j]);                                       \
+        T        tc = TIDE_RNN_TANH(S, out[b * 2 * H + H + j]);                                    \
         T        dh = go[b * 2 * H + j];                                                           \
         T        dc = go[b * 2 * H + H + j] + dh * o * (1 - tc * tc);                              \
         T       *d = dg + b * 4 * H;                                                               \
@@ -44,10 +51,10 @@
     TIDE_HD void tide_gru_fwd_##S(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,       \
                                   const T *hp, T *out, T *sv) {                                    \
         const T *x = gi + b * 3 * H, *y = gh + b * 3 * H;                                          \
-        T        r = tide_sigmoid_##S(x[j] + y[j]);                                                \
-        T        z = tide_sigmoid_##S(x[H + j] + y[H + j]);                                        \
+        T        r = TIDE_RNN_SIGMOID(S, x[j] + y[j]);                                             \
+        T        z = TIDE_RNN_SIGMOID(S, x[H + j] + y[H + j]);                                     \
         T        hn = y[2 * H + j];                                                                \
-        T        n = tide_tanh_##S(x[2 * H + j] + r * hn);                                         \
+        T        n = TIDE_RNN_TANH(S, x[2 * H + j] + r * hn);                                      \
         out[b * H + j] = (1 - z) * n + z * hp[b * H + j];                                          \
         T *s = sv + b * 4 * H;                                                                     \
         s[j] = r;                                                                                  \
@@ -72,7 +79,7 @@
     }                                                                                              \
     TIDE_HD void tide_rnn_fwd_##S(int64_t k, int relu, const T *gi, const T *gh, T *out) {         \
         T a = gi[k] + gh[k];                                                                       \
-        out[k] = relu ? (a > 0 ? a : (T)0) : tide_tanh_##S(a);                                     \
+        out[k] = relu ? (a > 0 ? a : (T)0) : TIDE_RNN_TANH(S, a);                                  \
     }                                                                                              \
     TIDE_HD void tide_rnn_bwd_##S(int64_t k, int relu, const T *out, const T *go, T *dgi) {        \
         T h = out[k];                                                                              \

@@ -4,6 +4,25 @@
  * core hands contiguous views of one float dtype with checked shapes.
  */
 #include "cpu.h"
+#include "scalar_math.h"
+#include "vec_math.h"
+
+/* float32 cells use vec_math.h's activations, so the loop over units vectorizes (glibc's expf
+ * and tanhf are scalar calls: a quarter of an LSTM training step); float64 keeps libm's */
+static inline float cpu_rnn_sigmoid_f(float x) {
+    return cpu_vsigmoidf(x);
+}
+static inline float cpu_rnn_tanh_f(float x) {
+    return cpu_vtanhf(x);
+}
+static inline double cpu_rnn_sigmoid_d(double x) {
+    return tide_sigmoid_d(x);
+}
+static inline double cpu_rnn_tanh_d(double x) {
+    return tide_tanh_d(x);
+}
+#define TIDE_RNN_SIGMOID(S, x) cpu_rnn_sigmoid_##S(x)
+#define TIDE_RNN_TANH(S, x)    cpu_rnn_tanh_##S(x)
 #include "rnn_cell_math.h"
 
 static tide_status rnn_check(const char *name, const tide_kview *ref, const tide_kview *const *v,
@@ -17,7 +36,8 @@ static tide_status rnn_check(const char *name, const tide_kview *ref, const tide
     return TIDE_OK;
 }
 
-/* the loop over units (or over elements for the plain RNN) of one step, per dtype */
+/* the loop over units (or over elements for the plain RNN) of one step, per dtype: rows split
+ * across threads, the units of a row one SIMD loop */
 #define RNN_FWD(T, S)                                                                              \
     do {                                                                                           \
         const T *x = (const T *)gi->data, *y = (const T *)gh->data;                                \
@@ -25,18 +45,21 @@ static tide_status rnn_check(const char *name, const tide_kview *ref, const tide
         if (kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU) {                                       \
             const T *p = (const T *)prev->data;                                                    \
             T       *s = (T *)saved->data;                                                         \
+            int      lstm = kind == TIDE_RNN_LSTM;                                                 \
             _Pragma("omp parallel for schedule(static) if (par)") for (int64_t b = 0; b < B;       \
-                                                                       b++) for (int64_t j = 0;    \
-                                                                                 j < H; j++) {     \
-                if (kind == TIDE_RNN_LSTM)                                                         \
-                    tide_lstm_fwd_##S(b, j, H, x, y, p, o, s);                                     \
-                else                                                                               \
-                    tide_gru_fwd_##S(b, j, H, x, y, p, o, s);                                      \
+                                                                       b++) {                      \
+                if (lstm) {                                                                        \
+                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
+                        tide_lstm_fwd_##S(b, j, H, x, y, p, o, s);                                 \
+                } else {                                                                           \
+                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
+                        tide_gru_fwd_##S(b, j, H, x, y, p, o, s);                                  \
+                }                                                                                  \
             }                                                                                      \
         } else {                                                                                   \
             int relu = kind == TIDE_RNN_RELU;                                                      \
-            _Pragma("omp parallel for schedule(static) if (par)") for (int64_t k = 0; k < B * H;   \
-                                                                       k++)                        \
+            _Pragma("omp parallel for simd schedule(static) if (par)") for (int64_t k = 0;         \
+                                                                            k < B * H; k++)        \
                 tide_rnn_fwd_##S(k, relu, x, y, o);                                                \
         }                                                                                          \
     } while (0)
@@ -67,18 +90,21 @@ tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview 
         if (kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU) {                                       \
             const T *s = (const T *)saved->data, *p = (const T *)prev->data;                       \
             T       *dp = (T *)dprev->data, *dj = dgh ? (T *)dgh->data : NULL;                     \
+            int      lstm = kind == TIDE_RNN_LSTM;                                                 \
             _Pragma("omp parallel for schedule(static) if (par)") for (int64_t b = 0; b < B;       \
-                                                                       b++) for (int64_t j = 0;    \
-                                                                                 j < H; j++) {     \
-                if (kind == TIDE_RNN_LSTM)                                                         \
-                    tide_lstm_bwd_##S(b, j, H, s, p, o, g, di, dp);                                \
-                else                                                                               \
-                    tide_gru_bwd_##S(b, j, H, s, p, g, di, dj, dp);                                \
+                                                                       b++) {                      \
+                if (lstm) {                                                                        \
+                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
+                        tide_lstm_bwd_##S(b, j, H, s, p, o, g, di, dp);                            \
+                } else {                                                                           \
+                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
+                        tide_gru_bwd_##S(b, j, H, s, p, g, di, dj, dp);                            \
+                }                                                                                  \
             }                                                                                      \
         } else {                                                                                   \
             int relu = kind == TIDE_RNN_RELU;                                                      \
-            _Pragma("omp parallel for schedule(static) if (par)") for (int64_t k = 0; k < B * H;   \
-                                                                       k++)                        \
+            _Pragma("omp parallel for simd schedule(static) if (par)") for (int64_t k = 0;         \
+                                                                            k < B * H; k++)        \
                 tide_rnn_bwd_##S(k, relu, o, g, di);                                               \
         }                                                                                          \
     } while (0)

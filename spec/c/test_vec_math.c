@@ -1,0 +1,44 @@
+/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, sigmoid and tanh (the LSTM/GRU cell
+ * kernels' activations) against double-precision libm over the whole useful range, plus their
+ * values at NaN, +-inf and 0. */
+#include "cpu/vec_math.h"
+#include "test_util.h"
+
+int main(void) {
+    double exp_rel = 0, sig_abs = 0, tanh_abs = 0, tanh_rel = 0;
+    /* every 2^-12 from -100 to 100 (819,200 points), then a sweep of tiny magnitudes */
+    for (int i = -409600; i <= 409600; i++) {
+        float  x = (float)i / 4096.0f;
+        double xd = x;
+        if (x > -87.3f && x < 88.3f) {
+            double e = exp(xd);
+            double rel = fabs(cpu_vexpf(x) - e) / e;
+            exp_rel = rel > exp_rel ? rel : exp_rel;
+        }
+        double s = 1 / (1 + exp(-xd));
+        double ds = fabs(cpu_vsigmoidf(x) - s);
+        sig_abs = ds > sig_abs ? ds : sig_abs;
+        double t = tanh(xd), dt = fabs(cpu_vtanhf(x) - t);
+        tanh_abs = dt > tanh_abs ? dt : tanh_abs;
+        if (t != 0 && dt / fabs(t) > tanh_rel)
+            tanh_rel = dt / fabs(t);
+    }
+    for (float x = 1e-30f; x < 1; x *= 1.7f) {
+        double rel = fabs(cpu_vtanhf(x) - tanh((double)x)) / tanh((double)x);
+        tanh_rel = rel > tanh_rel ? rel : tanh_rel;
+        CHECK(cpu_vtanhf(-x) == -cpu_vtanhf(x)); /* odd, exactly */
+    }
+    CHECK(exp_rel < 3.6e-7); /* 3 ulp */
+    CHECK(sig_abs < 2e-7);
+    CHECK(tanh_abs < 2e-7);
+    CHECK(tanh_rel < 5e-7);
+    if (exp_rel >= 3.6e-7 || sig_abs >= 2e-7 || tanh_abs >= 2e-7 || tanh_rel >= 5e-7)
+        fprintf(stderr, "exp rel %g, sigmoid abs %g, tanh abs %g rel %g\n", exp_rel, sig_abs,
+                tanh_abs, tanh_rel);
+    CHECK(isnan(cpu_vexpf(NAN)) && isnan(cpu_vsigmoidf(NAN)) && isnan(cpu_vtanhf(NAN)));
+    CHECK(cpu_vtanhf(INFINITY) == 1.0f && cpu_vtanhf(-INFINITY) == -1.0f);
+    CHECK(cpu_vsigmoidf(INFINITY) == 1.0f && cpu_vsigmoidf(-INFINITY) < 1e-38f);
+    CHECK(cpu_vexpf(0) == 1.0f && cpu_vsigmoidf(0) == 0.5f && cpu_vtanhf(0) == 0.0f);
+    printf("%d passed, %d failed\n", tu_pass, tu_fail);
+    return tu_fail != 0;
+}
