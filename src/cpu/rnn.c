@@ -36,8 +36,41 @@ static tide_status rnn_check(const char *name, const tide_kview *ref, const tide
     return TIDE_OK;
 }
 
-/* the loop over units (or over elements for the plain RNN) of one step, per dtype: rows split
- * across threads, the units of a row one SIMD loop */
+/* The units of one row: one SIMD loop, compiled for SSE4.2, AVX2 and AVX-512 and picked at load
+ * time for this CPU (GCC/clang target_clones; the activations need the registers: with SSE's 16
+ * the constants spill) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CPU_ISA_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define CPU_ISA_CLONES
+#endif
+
+#define RNN_ROW_FNS(T, S)                                                                          \
+    CPU_ISA_CLONES static void lstm_fwd_row_##S(int64_t b, int64_t H, const T *x, const T *y,      \
+                                                const T *p, T *o, T *s) {                          \
+        _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
+            tide_lstm_fwd_##S(b, j, H, x, y, p, o, s);                                             \
+    }                                                                                              \
+    CPU_ISA_CLONES static void gru_fwd_row_##S(int64_t b, int64_t H, const T *x, const T *y,       \
+                                               const T *p, T *o, T *s) {                           \
+        _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
+            tide_gru_fwd_##S(b, j, H, x, y, p, o, s);                                              \
+    }                                                                                              \
+    CPU_ISA_CLONES static void lstm_bwd_row_##S(int64_t b, int64_t H, const T *s, const T *p,      \
+                                                const T *o, const T *g, T *di, T *dp) {            \
+        _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
+            tide_lstm_bwd_##S(b, j, H, s, p, o, g, di, dp);                                        \
+    }                                                                                              \
+    CPU_ISA_CLONES static void gru_bwd_row_##S(int64_t b, int64_t H, const T *s, const T *p,       \
+                                               const T *g, T *di, T *dj, T *dp) {                  \
+        _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
+            tide_gru_bwd_##S(b, j, H, s, p, g, di, dj, dp);                                        \
+    }
+
+RNN_ROW_FNS(float, f)
+RNN_ROW_FNS(double, d)
+
+/* one step: rows split across threads (gated cells), or the elements (plain RNN) */
 #define RNN_FWD(T, S)                                                                              \
     do {                                                                                           \
         const T *x = (const T *)gi->data, *y = (const T *)gh->data;                                \
@@ -48,13 +81,10 @@ static tide_status rnn_check(const char *name, const tide_kview *ref, const tide
             int      lstm = kind == TIDE_RNN_LSTM;                                                 \
             _Pragma("omp parallel for schedule(static) if (par)") for (int64_t b = 0; b < B;       \
                                                                        b++) {                      \
-                if (lstm) {                                                                        \
-                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
-                        tide_lstm_fwd_##S(b, j, H, x, y, p, o, s);                                 \
-                } else {                                                                           \
-                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
-                        tide_gru_fwd_##S(b, j, H, x, y, p, o, s);                                  \
-                }                                                                                  \
+                if (lstm)                                                                          \
+                    lstm_fwd_row_##S(b, H, x, y, p, o, s);                                         \
+                else                                                                               \
+                    gru_fwd_row_##S(b, H, x, y, p, o, s);                                          \
             }                                                                                      \
         } else {                                                                                   \
             int relu = kind == TIDE_RNN_RELU;                                                      \
@@ -93,13 +123,10 @@ tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview 
             int      lstm = kind == TIDE_RNN_LSTM;                                                 \
             _Pragma("omp parallel for schedule(static) if (par)") for (int64_t b = 0; b < B;       \
                                                                        b++) {                      \
-                if (lstm) {                                                                        \
-                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
-                        tide_lstm_bwd_##S(b, j, H, s, p, o, g, di, dp);                            \
-                } else {                                                                           \
-                    _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                            \
-                        tide_gru_bwd_##S(b, j, H, s, p, g, di, dj, dp);                            \
-                }                                                                                  \
+                if (lstm)                                                                          \
+                    lstm_bwd_row_##S(b, H, s, p, o, g, di, dp);                                    \
+                else                                                                               \
+                    gru_bwd_row_##S(b, H, s, p, g, di, dj, dp);                                    \
             }                                                                                      \
         } else {                                                                                   \
             int relu = kind == TIDE_RNN_RELU;                                                      \
