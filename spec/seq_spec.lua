@@ -48,22 +48,18 @@ local function raises_here(pattern, f, ...)
     assert.matches("seq_spec%.lua:%d+: tide: " .. pattern, tostring(err))
 end
 
--- builds the module, loads PyTorch's parameters, runs, and checks outputs and gradients
--- PyTorch's ModuleList names children 0, 1, ...; tide's 1, 2, ...
-local function tide_key(k)
-    return (k:gsub("^layers%.(%d+)", function(n)
-        return "layers." .. (tonumber(n) + 1)
-    end))
-end
+-- builds the module, loads PyTorch's parameters (their names converted by
+-- nn.utils.state_dict_from_torch: PyTorch's lists count from 0), runs, and checks outputs and
+-- gradients
 
 local function check_case(name, ctor, run, device)
     local c = REF[name]
     local m = ctor(c)
     local sd = {}
     for k, v in pairs(c.params) do
-        sd[tide_key(k)] = T(v)
+        sd[k] = T(v)
     end
-    m:load_state_dict(sd)
+    m:load_state_dict(require("tide.nn").utils.state_dict_from_torch(sd))
     if device then
         m:to(device)
     end
@@ -81,8 +77,7 @@ local function check_case(name, ctor, run, device)
     end
     loss:backward()
     local params = m:named_parameters()
-    for k, want in pairs(c.grads.params) do
-        k = tide_key(k)
+    for k, want in pairs(require("tide.nn").utils.state_dict_from_torch(c.grads.params)) do
         assert.is_not_nil(params[k], name .. ": parameter " .. k)
         close(params[k].grad, want, name .. " grad " .. k)
     end

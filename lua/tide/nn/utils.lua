@@ -1,7 +1,9 @@
--- tide.nn.utils: gradient clipping, as torch.nn.utils in PyTorch 1.13.
+-- tide.nn.utils: gradient clipping, as torch.nn.utils in PyTorch 1.13, and state_dict names
+-- converted to and from PyTorch's.
 --
 --     local norm = nn.utils.clip_grad_norm_(model:parameters(), 1.0)   -- returns a number
 --     nn.utils.clip_grad_value_(model:parameters(), 0.5)
+--     model:load_state_dict(nn.utils.state_dict_from_torch(tide.load("torch.safetensors")))
 --
 -- params is a tensor, a list of tensors or a Module; parameters without a gradient are skipped.
 local autograd = require "tide.autograd"
@@ -108,6 +110,45 @@ function utils.clip_grad_value_(params, clip_value)
             g:clamp_(-clip_value, clip_value)
         end
     end)
+end
+
+-- PyTorch names the children of Sequential and ModuleList 0, 1, ...; tide 1, 2, ... (Lua's
+-- lists): every other part of a state_dict key is the same, so the conversion shifts each
+-- all-digit part of each key by one. Values are passed through as they are.
+local function shift_keys(sd, by, who)
+    if type(sd) ~= "table" then
+        raise(string.format("tide: %s: expected a state_dict (a table of name = tensor), got %s",
+            who, type(sd)))
+    end
+    local out = {}
+    for k, v in pairs(sd) do
+        if type(k) ~= "string" then
+            raise(string.format("tide: %s: state_dict keys are strings, got a %s key", who,
+                type(k)))
+        end
+        if by < 0 and ("." .. k .. "."):find(".0.", 1, true) then
+            raise(string.format("tide: %s: key \"%s\" has a list index 0, but tide's lists "
+                .. "count from 1: is this state_dict PyTorch's already?", who, k))
+        end
+        local name = k:gsub("[^.]+", function(part)
+            if part:match("^%d+$") then
+                return tostring(tonumber(part) + by)
+            end
+        end)
+        if out[name] ~= nil then
+            raise(string.format("tide: %s: two keys convert to \"%s\"", who, name))
+        end
+        out[name] = v
+    end
+    return out
+end
+
+function utils.state_dict_from_torch(sd)
+    return shift_keys(sd, 1, "state_dict_from_torch")
+end
+
+function utils.state_dict_to_torch(sd)
+    return shift_keys(sd, -1, "state_dict_to_torch")
 end
 
 return utils
