@@ -218,3 +218,106 @@ describe("nn.MultiheadAttention's kdim, vdim, add_bias_kv, add_zero_attn, is_cau
             end)
     end)
 end)
+
+describe("nn.LSTM's proj_size", function()
+    it("matches PyTorch: one layer, no state given", function()
+        check_case("lstm_proj", nn.LSTM, run_lstm)
+    end)
+    it("matches PyTorch: two bidirectional layers with h0, c0", function()
+        check_case("lstm_proj_deep_bi", nn.LSTM, run_lstm)
+    end)
+    it("matches PyTorch: batch_first, no bias, with h0, c0", function()
+        check_case("lstm_proj_bf_nobias", nn.LSTM, run_lstm)
+    end)
+    it("has PyTorch's parameter names and shapes; proj_size = 0 is no projection", function()
+        local m = nn.LSTM(4, 3, { num_layers = 2, bidirectional = true, proj_size = 2 })
+        local names = {}
+        for i, np in ipairs(m:named_parameters()) do
+            names[i] = np[1]
+        end
+        assert.are.same({ "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+            "weight_hr_l0", "weight_ih_l0_reverse", "weight_hh_l0_reverse",
+            "bias_ih_l0_reverse", "bias_hh_l0_reverse", "weight_hr_l0_reverse", "weight_ih_l1",
+            "weight_hh_l1", "bias_ih_l1", "bias_hh_l1", "weight_hr_l1", "weight_ih_l1_reverse",
+            "weight_hh_l1_reverse", "bias_ih_l1_reverse", "bias_hh_l1_reverse",
+            "weight_hr_l1_reverse" }, names)
+        assert.are.same({ 12, 2 }, m.weight_hh_l0.shape)
+        assert.are.same({ 2, 3 }, m.weight_hr_l0.shape)
+        assert.are.same({ 12, 4 }, m.weight_ih_l1.shape)
+        for _, p in ipairs(m:parameters()) do
+            assert.is_true(p:abs():max():item() <= 1 / math.sqrt(3))
+        end
+        local out, hc = m(tide.randn(5, 2, 4))
+        assert.are.same({ 5, 2, 4 }, out.shape)
+        assert.are.same({ 4, 2, 2 }, hc[1].shape)
+        assert.are.same({ 4, 2, 3 }, hc[2].shape)
+        assert.matches("proj_size=2", tostring(m))
+        local plain = nn.LSTM(4, 3, { proj_size = 0 })
+        assert.is_nil(plain.weight_hr_l0)
+        assert.are.same({ 12, 3 }, plain.weight_hh_l0.shape)
+    end)
+    it("takes an unbatched input [T, in] with states [L*D, P] and [L*D, H]", function()
+        local m = nn.LSTM(4, 3, { proj_size = 2 })
+        local x = tide.randn(5, 4)
+        local h0, c0 = tide.randn(1, 2), tide.randn(1, 3)
+        local out, hc = m(x, { h0, c0 })
+        assert.are.same({ 5, 2 }, out.shape)
+        assert.are.same({ 1, 2 }, hc[1].shape)
+        assert.are.same({ 1, 3 }, hc[2].shape)
+        local out2 = m(x:view(5, 1, 4), { h0:view(1, 1, 2), c0:view(1, 1, 3) })
+        assert.is_true(same(out, out2:view(5, 2), 1e-6))
+    end)
+    it("the projected layer node has finite-difference-checked gradients", function()
+        local R = require "tide.nn._rnn"
+        tide.manual_seed(4)
+        local T, B, H, P = 3, 2, 3, 2
+        local function r(...)
+            return tide.randn({ ... }, { dtype = "float64" }):requires_grad_(true)
+        end
+        for _, rev in ipairs({ false, true }) do
+            assert.is_true(gradcheck(function(gi, w, whr, s0)
+                return R.layer("lstm", gi, w, nil, s0, rev, whr)
+            end, { r(T, B, 4 * H), r(4 * H, P), r(P, H), r(B, P + H) }))
+        end
+    end)
+    it("raises on a bad proj_size and state shapes at the caller's line", function()
+        raises_here("LSTM: proj_size 3 must be smaller than hidden_size 3 %(0 turns the " ..
+            "projection off%)", function()
+                nn.LSTM(4, 3, { proj_size = 3 })
+            end)
+        raises_here("LSTM: expected proj_size to be an integer >= 0, got %-1", function()
+            nn.LSTM(4, 3, { proj_size = -1 })
+        end)
+        raises_here('GRU: unknown option "proj_size"', function()
+            nn.GRU(4, 3, { proj_size = 2 })
+        end)
+        local m = nn.LSTM(4, 3, { proj_size = 2 })
+        raises_here("LSTM: expected h0 of shape {1, 2, 2}, got {1, 2, 3}", function()
+            m(tide.randn(5, 2, 4), { tide.zeros(1, 2, 3), tide.zeros(1, 2, 3) })
+        end)
+        raises_here("LSTM: expected c0 of shape {1, 2, 3}, got {1, 2, 2}", function()
+            m(tide.randn(5, 2, 4), { tide.zeros(1, 2, 2), tide.zeros(1, 2, 2) })
+        end)
+    end)
+end)
+
+describe("sequence-model options on the GPU #cuda", function()
+    local function gpu_it(name, f)
+        it(name, function()
+            if not tide.cuda.is_available() then
+                pending("no CUDA device")
+                return
+            end
+            f()
+        end)
+    end
+    gpu_it("MultiheadAttention's options match PyTorch on cuda:0", function()
+        for _, name in ipairs(MHA_CASES) do
+            check_case(name, nn.MultiheadAttention, run_mha, "cuda:0")
+        end
+    end)
+    gpu_it("LSTM's proj_size matches PyTorch on cuda:0", function()
+        check_case("lstm_proj_deep_bi", nn.LSTM, run_lstm, "cuda:0")
+        check_case("lstm_proj_bf_nobias", nn.LSTM, run_lstm, "cuda:0")
+    end)
+end)
