@@ -271,6 +271,8 @@ describe("errors of the reductions and shape ops on " .. D.name, function()
             catch(function() tide.einsum("...i...", x) end))
         assert.matches(line .. "tide: einsum: equation \"i..j\" has a '.' outside an ellipsis",
             catch(function() tide.einsum("i..j", x) end))
+        assert.matches(line .. "tide: einsum: equation \"i%*j\" has characters other than " ..
+            "letters, ',', '...' and '%->'", catch(function() tide.einsum("i*j", x) end))
         assert.matches(line .. "tide: einsum: output subscript q appears in no operand",
             catch(function() tide.einsum("ij->q", x) end))
     end)

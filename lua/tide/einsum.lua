@@ -140,8 +140,15 @@ function M.functions.einsum(eq, ...)
     local spec = eq:gsub("%s", "")
     local lhs, rhs = spec:match("^(.-)%->(.*)$")
     lhs = lhs or spec
+    local function bad_chars()
+        raise(("tide: einsum: equation %q has characters other than letters, ',', '...' and " ..
+            "'->'"):format(eq))
+    end
     -- "..." becomes "*" here, then the dims it covers
     local function starred(part)
+        if part:find("*", 1, true) then
+            bad_chars()
+        end
         local p = part:gsub("%.%.%.", "*")
         if p:find(".", 1, true) then
             raise(("tide: einsum: equation %q has a '.' outside an ellipsis \"...\""):format(eq))
@@ -150,8 +157,7 @@ function M.functions.einsum(eq, ...)
     end
     lhs, rhs = starred(lhs), rhs and starred(rhs)
     if lhs:find("[^%a,*]") or (rhs and rhs:find("[^%a*]")) then
-        raise(("tide: einsum: equation %q has characters other than letters, ',', '...' and " ..
-            "'->'"):format(eq))
+        bad_chars()
     end
     local terms, has_dots = {}, {}
     for t in (lhs .. ","):gmatch("([^,]*),") do
@@ -206,10 +212,9 @@ function M.functions.einsum(eq, ...)
         for j = 1, n do
             local i, size = E - n + j, x:size(first + j - 1)
             if size ~= 1 and dot_size[i] ~= 1 and size ~= dot_size[i] then
-                raise(("tide: einsum: the ellipsis dims of operand %d (%s) do not broadcast with " ..
-                    "the other operands' (size %d where another has %d)"):format(k,
-                    "{" .. table.concat(x.shape, ", ") .. "}", size,
-                    dot_size[i]))
+                raise(("tide: einsum: the ellipsis dims of operand %d (%s) do not broadcast " ..
+                    "with the other operands' (size %d where another has %d)"):format(k,
+                    "{" .. table.concat(x.shape, ", ") .. "}", size, dot_size[i]))
             end
             if size ~= 1 then
                 dot_size[i] = size
