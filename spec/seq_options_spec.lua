@@ -60,11 +60,22 @@ end
 local function check_case(name, cls, run, device)
     local c = REF[name]
     local m = cls(c.ctor[1], c.ctor[2], copy(c.opts))
-    local keys = {}
+    -- the names in PyTorch's order (the ipairs listing; pairs keeps no order on 5.1/LuaJIT),
+    -- and the state_dict's keys the same set
+    local names, keys, want = {}, {}, {}
+    for i, np in ipairs(m:named_parameters()) do
+        names[i] = np[1]
+    end
+    assert.are.same(c.param_names, names, name .. ": parameter names")
     for k in pairs(m:state_dict()) do
         keys[#keys + 1] = k
     end
-    assert.are.same(c.param_names, keys, name .. ": state_dict keys")
+    for i, k in ipairs(c.param_names) do
+        want[i] = k
+    end
+    table.sort(keys)
+    table.sort(want)
+    assert.are.same(want, keys, name .. ": state_dict keys")
     local sd = {}
     for k, v in pairs(c.params) do
         sd[k] = T(v)
@@ -279,6 +290,10 @@ describe("nn.LSTM's proj_size", function()
                 return R.layer("lstm", gi, w, nil, s0, rev, whr)
             end, { r(T, B, 4 * H), r(4 * H, P), r(P, H), r(B, P + H) }))
         end
+        -- b_hh given with w_hr joins gi
+        assert.is_true(gradcheck(function(gi, w, b, whr, s0)
+            return R.layer("lstm", gi, w, b, s0, false, whr)
+        end, { r(T, B, 4 * H), r(4 * H, P), r(4 * H), r(P, H), r(B, P + H) }))
     end)
     it("raises on a bad proj_size and state shapes at the caller's line", function()
         raises_here("LSTM: proj_size 3 must be smaller than hidden_size 3 %(0 turns the " ..

@@ -110,6 +110,10 @@ end
 -- An LSTM with projections (w_hr [P, H]) takes both biases in gi (b_hh nil), states [B, P + H]
 -- and gives Y [T, B, P + H]: each step's h is the fused kernel's times w_hr^T, one more gemm.
 function R.layer(kind, gi, w_hh, b_hh, s0, reverse, w_hr)
+    if w_hr and b_hh then
+        -- the node has room for four inputs: b_hh joins gi (the LSTM's gates add both)
+        gi, b_hh = gi:add(b_hh), nil
+    end
     local T, P = gi:size(1), w_hh:size(2)
     local H = w_hr and w_hr:size(2) or P
     local lstm = kind == "lstm"
