@@ -126,6 +126,11 @@ describe("gradients of the reductions and shape ops on " .. D.name, function()
             { function(t) return tide.einsum("bij,bjk->bik", t, t:transpose(2, 3)) end, { 2, 3, 2 } },
             { function(t) return tide.einsum("ii->i", t) end, { 3, 3 } },
             { function(t) return tide.einsum("ij,jk,kl->il", t, t:t(), t) end, { 3, 4 } },
+            { function(t) return tide.einsum("...ij,...jk->...ik", t, t:transpose(2, 3)) end,
+                { 2, 3, 2 } },
+            { function(t) return tide.einsum("...ij,...jk", t, t:narrow(1, 1, 1):transpose(2, 3))
+            end, { 2, 3, 2 } },
+            { function(t) return tide.einsum("b...,b...", t, t:narrow(2, 1, 1)) end, { 2, 3, 2 } },
         }
         for i, c in ipairs(checks) do
             assert.is_true(gradcheck(c[1], { F64(c[2]) }), "check " .. i)
@@ -255,8 +260,19 @@ describe("errors of the reductions and shape ops on " .. D.name, function()
             catch(function() tide.einsum("ij,jk->ik", x, x) end))
         assert.matches(line .. "tide: einsum: operand 1 has 3 subscripts for a tensor with 2 dims",
             catch(function() tide.einsum("ijk->i", x) end))
-        assert.matches(line .. "tide: einsum: ellipsis %(\"...\"%) is not supported yet",
-            catch(function() tide.einsum("...j->j", x) end))
+        assert.matches(line .. "tide: einsum: the ellipsis dims of operand 2 %({5, 4, 2}%) do " ..
+            "not broadcast with the other operands' %(size 5 where another has 2%)",
+            catch(function()
+                tide.einsum("...ij,...jk", x:reshape(2, 3, 2), tide.zeros(5, 4, 2))
+            end))
+        assert.matches(line .. "tide: einsum: operand 1 has 3 subscripts and an ellipsis for a " ..
+            "tensor with 2 dims", catch(function() tide.einsum("ij...k", x) end))
+        assert.matches(line .. "tide: einsum: operand 1 has more than one ellipsis",
+            catch(function() tide.einsum("...i...", x) end))
+        assert.matches(line .. "tide: einsum: equation \"i..j\" has a '.' outside an ellipsis",
+            catch(function() tide.einsum("i..j", x) end))
+        assert.matches(line .. "tide: einsum: equation \"i%*j\" has characters other than " ..
+            "letters, ',', '...' and '%->'", catch(function() tide.einsum("i*j", x) end))
         assert.matches(line .. "tide: einsum: output subscript q appears in no operand",
             catch(function() tide.einsum("ij->q", x) end))
     end)

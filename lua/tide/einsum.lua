@@ -1,7 +1,10 @@
 -- tide.einsum(eq, ...): Einstein summation (docs/API.md, "The wider surface") written with
 -- views, sum and matmul: repeated letters in one operand take a diagonal (a product with an
 -- identity, summed), letters used once are summed out, then the operands are contracted left
--- to right, each pair as one batched matmul. Autograd follows the ops it records.
+-- to right, each pair as one batched matmul. Autograd follows the ops it records. An ellipsis
+-- "..." stands for the dims no letter names, aligned from the right and broadcast across the
+-- operands as NumPy's: each becomes a label of its own (a control character), and an operand
+-- whose size is 1 where another's is larger drops that dim (it takes no part in the sum).
 local core = require "tide.core"
 local raise = require "tide.autograd.raise"
 local args = require "tide.op_args"
@@ -135,30 +138,108 @@ function M.functions.einsum(eq, ...)
         ops = compat.pack(compat.unpack(ops[1]))
     end
     local spec = eq:gsub("%s", "")
-    if spec:find("...", 1, true) then
-        raise("tide: einsum: ellipsis (\"...\") is not supported yet; name every dim with a letter")
-    end
     local lhs, rhs = spec:match("^(.-)%->(.*)$")
     lhs = lhs or spec
-    if lhs:find("[^%a,]") or (rhs and rhs:find("[^%a]")) then
-        raise(("tide: einsum: equation %q has characters other than letters, ',' and '->'")
-            :format(eq))
+    local function bad_chars()
+        raise(("tide: einsum: equation %q has characters other than letters, ',', '...' and " ..
+            "'->'"):format(eq))
     end
-    local terms = {}
+    -- "..." becomes "*" here, then the dims it covers
+    local function starred(part)
+        if part:find("*", 1, true) then
+            bad_chars()
+        end
+        local p = part:gsub("%.%.%.", "*")
+        if p:find(".", 1, true) then
+            raise(("tide: einsum: equation %q has a '.' outside an ellipsis \"...\""):format(eq))
+        end
+        return p
+    end
+    lhs, rhs = starred(lhs), rhs and starred(rhs)
+    if lhs:find("[^%a,*]") or (rhs and rhs:find("[^%a*]")) then
+        bad_chars()
+    end
+    local terms, has_dots = {}, {}
     for t in (lhs .. ","):gmatch("([^,]*),") do
-        terms[#terms + 1] = letters(t)
+        local k = #terms + 1
+        local _, n = t:gsub("%*", "")
+        if n > 1 then
+            raise(("tide: einsum: operand %d has more than one ellipsis"):format(k))
+        end
+        has_dots[k] = n == 1
+        terms[k] = letters(t)
     end
     if #terms ~= ops.n then
         raise(("tide: einsum: equation %q has %d operands but %d tensors were given")
             :format(eq, #terms, ops.n))
     end
-    local count, size_of = {}, {}
+    -- the ellipsis dims: E labels for the most any operand covers, the sizes broadcast
+    local E, dots = 0, {}
     for k = 1, ops.n do
         local x = args.check("einsum", ops[k], k + 1)
-        if x:dim() ~= #terms[k] then
+        local named = #terms[k] - (has_dots[k] and 1 or 0)
+        if has_dots[k] and x:dim() < named then
+            raise(("tide: einsum: operand %d has %d subscripts and an ellipsis for a tensor " ..
+                "with %d dims"):format(k, named, x:dim()))
+        elseif not has_dots[k] and x:dim() ~= named then
             raise(("tide: einsum: operand %d has %d subscripts for a tensor with %d dims")
-                :format(k, #terms[k], x:dim()))
+                :format(k, named, x:dim()))
         end
+        dots[k] = x:dim() - named
+        E = math.max(E, dots[k])
+    end
+    local dot_label, dot_size = {}, {}
+    for i = 1, E do
+        dot_label[i] = string.char(i) -- no letter: never clashes with a subscript
+        dot_size[i] = 1
+    end
+    local function expand(ls, n) -- "*" replaced by the last n of the E labels
+        local out = {}
+        for _, c in ipairs(ls) do
+            if c == "*" then
+                for i = E - n + 1, E do
+                    out[#out + 1] = dot_label[i]
+                end
+            else
+                out[#out + 1] = c
+            end
+        end
+        return out
+    end
+    for k = 1, ops.n do
+        local x, n = ops[k], dots[k]
+        local first = index_of(terms[k], "*")
+        for j = 1, n do
+            local i, size = E - n + j, x:size(first + j - 1)
+            if size ~= 1 and dot_size[i] ~= 1 and size ~= dot_size[i] then
+                raise(("tide: einsum: the ellipsis dims of operand %d (%s) do not broadcast " ..
+                    "with the other operands' (size %d where another has %d)"):format(k,
+                    "{" .. table.concat(x.shape, ", ") .. "}", size, dot_size[i]))
+            end
+            if size ~= 1 then
+                dot_size[i] = size
+            end
+        end
+        terms[k] = expand(terms[k], n)
+    end
+    -- an operand broadcast along an ellipsis dim (size 1 there, larger elsewhere) drops it
+    for k = 1, ops.n do
+        local x, ls = ops[k], terms[k]
+        for i = #ls, 1, -1 do
+            local c = ls[i]
+            if c:byte() <= E and dot_size[c:byte()] ~= 1 and x:size(i) == 1 then
+                x = x:squeeze(i)
+                ls = without(ls, i)
+            end
+        end
+        ops[k], terms[k] = x, ls
+    end
+    local count, size_of = {}, {}
+    for i = 1, E do
+        size_of[dot_label[i]] = dot_size[i]
+    end
+    for k = 1, ops.n do
+        local x = ops[k]
         for i, c in ipairs(terms[k]) do
             count[c] = (count[c] or 0) + 1
             if size_of[c] and size_of[c] ~= x:size(i) then
@@ -170,7 +251,11 @@ function M.functions.einsum(eq, ...)
     end
     local out
     if rhs then
-        out = letters(rhs)
+        local _, n = rhs:gsub("%*", "")
+        if n > 1 then
+            raise(("tide: einsum: the output of %q has more than one ellipsis"):format(eq))
+        end
+        out = expand(letters(rhs), E)
         for i, c in ipairs(out) do
             if not size_of[c] then
                 raise(("tide: einsum: output subscript %s appears in no operand"):format(c))
@@ -179,14 +264,17 @@ function M.functions.einsum(eq, ...)
                 raise(("tide: einsum: output subscript %s appears more than once"):format(c))
             end
         end
-    else -- implicit: the letters used once, in alphabetical order
+    else -- implicit: the ellipsis dims, then the letters used once, in alphabetical order
         out = {}
         for c, n in pairs(count) do
-            if n == 1 then
+            if n == 1 and c:byte() > E then
                 out[#out + 1] = c
             end
         end
         table.sort(out)
+        for i = E, 1, -1 do
+            table.insert(out, 1, dot_label[i])
+        end
     end
     -- the letters a later step needs: the output's and those of the operands after k
     local function keep_after(k)

@@ -1,10 +1,17 @@
--- nn.MultiheadAttention(embed_dim, num_heads[, {batch_first = false, dropout = 0, bias = true}]):
+-- nn.MultiheadAttention(embed_dim, num_heads[, {batch_first = false, dropout = 0, bias = true,
+-- add_bias_kv = false, add_zero_attn = false, kdim = embed_dim, vdim = embed_dim}]):
 -- out, weights = mha(query, key, value[, {attn_mask =, key_padding_mask =, need_weights = true,
--- average_attn_weights = true}]), as PyTorch's: parameters in_proj_weight [3E, E] (q, k, v rows;
--- xavier-uniform), in_proj_bias [3E] (zeros), out_proj (a Linear, bias zeros). Masks follow
--- PyTorch's MultiheadAttention: a bool attn_mask ([L, S] or [N*heads, L, S]) or
--- key_padding_mask ([N, S]) is true where attention is NOT allowed; a float one is added.
--- weights: [N, L, S] averaged over heads (or [N, heads, L, S]), nil without need_weights.
+-- average_attn_weights = true, is_causal = false}]), as PyTorch's: parameters in_proj_weight
+-- [3E, E] (q, k, v rows; xavier-uniform), or q_proj_weight [E, E], k_proj_weight [E, kdim] and
+-- v_proj_weight [E, vdim] when kdim or vdim differs from E; in_proj_bias [3E] (zeros); bias_k,
+-- bias_v [1, 1, E] (xavier-normal) with add_bias_kv, appended to the projected keys and values;
+-- add_zero_attn appends a zero key and value after them; out_proj (a Linear, bias zeros).
+-- Masks follow PyTorch's MultiheadAttention: a bool attn_mask ([L, S] or [N*heads, L, S]) or
+-- key_padding_mask ([N, S]) is true where attention is NOT allowed; a float one is added; the
+-- appended keys are always allowed. is_causal applies the causal mask (a query does not see
+-- later keys), with attn_mask too if given (PyTorch 2's hint, as a mask).
+-- weights: [N, L, S] averaged over heads (or [N, heads, L, S]), nil without need_weights; S
+-- counts the appended keys.
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -19,8 +26,8 @@ local WHO = "MultiheadAttention"
 
 function MHA:init(embed_dim, num_heads, opts)
     opts = opts or {}
-    core._check_options(opts, WHO, { "batch_first", "dropout", "bias" },
-        { "add_bias_kv", "add_zero_attn", "kdim", "vdim" })
+    core._check_options(opts, WHO, { "batch_first", "dropout", "bias", "add_bias_kv",
+        "add_zero_attn", "kdim", "vdim" })
     I.check_int(embed_dim, "embed_dim", WHO)
     I.check_int(num_heads, "num_heads", WHO)
     if embed_dim % num_heads ~= 0 then
@@ -31,13 +38,43 @@ function MHA:init(embed_dim, num_heads, opts)
     if type(p) ~= "number" or p < 0 or p > 1 then
         raise(string.format("tide: %s: expected dropout in [0, 1], got %s", WHO, tostring(p)))
     end
-    self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, idiv(embed_dim, num_heads)
-    self.batch_first, self.dropout = opts.batch_first == true, p
     local E = embed_dim
-    self:register_parameter("in_proj_weight", I.uniform_param({ 3 * E, E }, math.sqrt(6 / (4 * E))))
+    local kdim = opts.kdim == nil and E or I.check_int(opts.kdim, "kdim", WHO)
+    local vdim = opts.vdim == nil and E or I.check_int(opts.vdim, "vdim", WHO)
+    for _, key in ipairs({ "add_bias_kv", "add_zero_attn" }) do
+        if opts[key] ~= nil and type(opts[key]) ~= "boolean" then
+            raise(string.format("tide: %s: expected %s to be a boolean, got %s", WHO, key,
+                tostring(opts[key])))
+        end
+    end
+    self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, idiv(embed_dim, num_heads)
+    self.kdim, self.vdim = kdim, vdim
+    self.batch_first, self.dropout = opts.batch_first == true, p
+    self.add_zero_attn = opts.add_zero_attn == true
+    -- xavier-uniform over each weight's own fans, as PyTorch's _reset_parameters
+    local function xavier(rows, cols)
+        return I.uniform_param({ rows, cols }, math.sqrt(6 / (rows + cols)))
+    end
+    if kdim == E and vdim == E then
+        self:register_parameter("in_proj_weight", xavier(3 * E, E))
+    else
+        self:register_parameter("q_proj_weight", xavier(E, E))
+        self:register_parameter("k_proj_weight", xavier(E, kdim))
+        self:register_parameter("v_proj_weight", xavier(E, vdim))
+    end
     local bias = opts.bias ~= false
     if bias then
         self:register_parameter("in_proj_bias", I.const_param({ 3 * E }, 0))
+    end
+    if opts.add_bias_kv == true then
+        -- xavier-normal of a [1, 1, E] tensor: fan_in = fan_out = E
+        for _, name in ipairs({ "bias_k", "bias_v" }) do
+            local t = core.empty({ 1, 1, E })
+            autograd.no_grad(function()
+                t:normal_(0, math.sqrt(1 / E))
+            end)
+            self:register_parameter(name, t:requires_grad_(true))
+        end
     end
     self.out_proj = Linear(E, E, { bias = bias })
     if bias then
@@ -50,14 +87,40 @@ end
 -- the q, k, v projections: one gemm for self-attention, three otherwise
 local function project(self, q, k, v)
     local E, W, b = self.embed_dim, self.in_proj_weight, self.in_proj_bias
-    if rawequal(q, k) and rawequal(k, v) then
+    if W and rawequal(q, k) and rawequal(k, v) then
         local qkv = fused.linear(q, W, b)
         return qkv:narrow(-1, 1, E), qkv:narrow(-1, E + 1, E), qkv:narrow(-1, 2 * E + 1, E)
     end
-    local function part(x, i)
-        return fused.linear(x, W:narrow(1, i * E + 1, E), b and b:narrow(1, i * E + 1, E))
+    local function part(x, i, sep)
+        local w = W and W:narrow(1, i * E + 1, E) or sep
+        return fused.linear(x, w, b and b:narrow(1, i * E + 1, E))
     end
-    return part(q, 0), part(k, 1), part(v, 2)
+    return part(q, 0, self.q_proj_weight), part(k, 1, self.k_proj_weight),
+        part(v, 2, self.v_proj_weight)
+end
+
+-- keys (or values) [N, S, E] with bias_k (bias_v) and a zero row appended, as the options ask
+local function append_kv(self, x, bias)
+    local N, E = x:size(1), self.embed_dim
+    local parts = { x }
+    if bias then
+        parts[#parts + 1] = bias:tile(N, 1, 1)
+    end
+    if self.add_zero_attn then
+        parts[#parts + 1] = core.zeros({ N, 1, E }, { dtype = x.dtype, device = x.device })
+    end
+    return #parts > 1 and core.cat(parts, 2) or x
+end
+
+-- a mask over S keys widened to the n appended ones, which every query may attend to
+local function pad_keys(mask, n)
+    if n == 0 then
+        return mask
+    end
+    local shape = mask.shape
+    shape[#shape] = n
+    local allowed = core.zeros(shape, { dtype = mask.dtype, device = mask.device })
+    return core.cat({ mask, allowed }, mask:dim())
 end
 
 -- scores [N, H, L, S] with a mask applied: bool true = not allowed, float added
@@ -82,7 +145,7 @@ end
 function MHA:forward(query, key, value, opts)
     opts = opts or {}
     core._check_options(opts, WHO, { "attn_mask", "key_padding_mask", "need_weights",
-        "average_attn_weights" }, { "is_causal" })
+        "average_attn_weights", "is_causal" })
     I.check_tensor(query, WHO)
     local nd = query:dim()
     if (nd ~= 2 and nd ~= 3) or query:size(-1) ~= self.embed_dim then
@@ -91,7 +154,12 @@ function MHA:forward(query, key, value, opts)
     end
     check_input(key, WHO, "key", nd)
     check_input(value, WHO, "value", nd)
-    I.check_device(query, self.in_proj_weight, WHO)
+    if opts.is_causal ~= nil and type(opts.is_causal) ~= "boolean" then
+        raise(string.format("tide: %s: expected is_causal to be a boolean, got %s", WHO,
+            tostring(opts.is_causal)))
+    end
+    local W = self.in_proj_weight or self.q_proj_weight
+    I.check_device(query, W, WHO)
     local same_kv, same_qk = rawequal(key, value), rawequal(query, key)
     -- batch-major [N, L, E] inside
     local function batch_major(x)
@@ -105,23 +173,34 @@ function MHA:forward(query, key, value, opts)
     local v = same_kv and k or batch_major(value)
     local N, L, S, E = q:size(1), q:size(2), k:size(2), self.embed_dim
     local H, hd = self.num_heads, self.head_dim
-    if k:size(1) ~= N or v:size(1) ~= N or v:size(2) ~= S or k:size(3) ~= E or v:size(3) ~= E then
-        raise(string.format("tide: %s: key and value must match query's batch and embed_dim " ..
-            "and each other's length, got query %s, key %s and value %s", WHO,
-            I.shape_str(query.shape), I.shape_str(key.shape), I.shape_str(value.shape)))
+    if k:size(1) ~= N or v:size(1) ~= N or v:size(2) ~= S or k:size(3) ~= self.kdim or
+        v:size(3) ~= self.vdim then
+        raise(string.format("tide: %s: expected key of last dim %d (kdim) and value of last " ..
+            "dim %d (vdim), with query's batch and one length, got query %s, key %s and " ..
+            "value %s", WHO, self.kdim, self.vdim, I.shape_str(query.shape),
+            I.shape_str(key.shape), I.shape_str(value.shape)))
     end
     local qp, kp, vp = project(self, q, k, v)
+    kp, vp = append_kv(self, kp, self.bias_k), append_kv(self, vp, self.bias_v)
+    local extra = kp:size(2) - S -- the appended keys
     local function heads(x, len)
         return x:reshape(N, len, H, hd):transpose(2, 3) -- [N, H, len, hd]
     end
-    local scores = heads(qp, L):matmul(heads(kp, S):transpose(3, 4)):mul(1 / math.sqrt(hd))
+    local S1 = S + extra
+    local scores = heads(qp, L):matmul(heads(kp, S1):transpose(3, 4)):mul(1 / math.sqrt(hd))
+    if opts.is_causal then
+        -- true above the diagonal: a query does not see later keys
+        local rows = core.arange(1, L + 1, { device = q.device, dtype = "int64" }):view(L, 1)
+        local cols = core.arange(1, S + 1, { device = q.device, dtype = "int64" }):view(1, S)
+        scores = masked(scores, pad_keys(rows:lt(cols), extra), { 1, 1, L, S1 })
+    end
     if opts.attn_mask ~= nil then
         local m = opts.attn_mask
         I.check_tensor(m, WHO)
         if m:dim() == 2 and m:size(1) == L and m:size(2) == S then
-            scores = masked(scores, m, { 1, 1, L, S })
+            scores = masked(scores, pad_keys(m, extra), { 1, 1, L, S1 })
         elseif m:dim() == 3 and m:size(1) == N * H and m:size(2) == L and m:size(3) == S then
-            scores = masked(scores, m, { N, H, L, S })
+            scores = masked(scores, pad_keys(m, extra), { N, H, L, S1 })
         else
             raise(string.format("tide: %s: expected attn_mask of shape {%d, %d} or {%d, %d, %d}," ..
                 " got %s", WHO, L, S, N * H, L, S, I.shape_str(m.shape)))
@@ -135,13 +214,13 @@ function MHA:forward(query, key, value, opts)
             raise(string.format("tide: %s: expected key_padding_mask of shape %s, got %s", WHO,
                 I.shape_str(want), I.shape_str(m.shape)))
         end
-        scores = masked(scores, m, { N, 1, 1, S })
+        scores = masked(scores, pad_keys(m, extra), { N, 1, 1, S1 })
     end
     local attn = scores:softmax(-1)
     if self.dropout > 0 and self.training then
         attn = I.dropout(attn, self.dropout)
     end
-    local out = attn:matmul(heads(vp, S)):transpose(2, 3):reshape(N, L, E)
+    local out = attn:matmul(heads(vp, S1)):transpose(2, 3):reshape(N, L, E)
     out = self.out_proj(out)
     if nd == 2 then
         out = out:squeeze(1)
@@ -159,8 +238,14 @@ function MHA:forward(query, key, value, opts)
 end
 
 function MHA:extra_repr()
-    return string.format("embed_dim=%d, num_heads=%d%s", self.embed_dim, self.num_heads,
-        self.batch_first and ", batch_first=true" or "")
+    local s = string.format("embed_dim=%d, num_heads=%d", self.embed_dim, self.num_heads)
+    if self.kdim ~= self.embed_dim or self.vdim ~= self.embed_dim then
+        s = s .. string.format(", kdim=%d, vdim=%d", self.kdim, self.vdim)
+    end
+    if self.bias_k then s = s .. ", add_bias_kv=true" end
+    if self.add_zero_attn then s = s .. ", add_zero_attn=true" end
+    if self.batch_first then s = s .. ", batch_first=true" end
+    return s
 end
 
 return MHA

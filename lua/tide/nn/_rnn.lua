@@ -42,23 +42,29 @@ local function needs(x)
 end
 
 -- the gradient of R.layer: the time loop run backwards, one fused kernel a step; the hidden
--- weights' gradient as one gemm over all steps
+-- weights' gradient as one gemm over all steps (and the projection's, with w_hr)
 local function layer_backward(nd, gY)
-    local kind, H, T, rev = nd.kind, nd.H, nd.T, nd.reverse
+    local kind, H, T, rev, P = nd.kind, nd.H, nd.T, nd.reverse, nd.P
     local lstm, gru = kind == "lstm", kind == "gru"
-    local Y, w, s0 = nd.Yd, nd.wd, nd.s0
+    local Y, w, s0, whr = nd.Yd, nd.wd, nd.s0, nd.whr
+    local cells = nd.cells or Y -- the fused kernel's outputs: h (before projection), c
     local carry -- the gradient of the state after the step at hand, beyond gY's
-    local dgis, dghs = {}, {}
+    local dgis, dghs, dhps = {}, {}, {}
     for s = T, 1, -1 do
         local t = rev and T - s + 1 or s
         local gcur = gY:select(1, t)
         if carry then
             gcur = gcur:add(carry)
         end
+        if whr then
+            -- through the projection h = h_raw w_hr^T
+            dhps[t] = gcur:narrow(2, 1, P)
+            gcur = core.cat({ dhps[t]:matmul(whr), gcur:narrow(2, P + 1, H) }, 2)
+        end
         local before = s > 1 and Y:select(1, rev and t + 1 or t - 1) or s0
-        local prev = lstm and before:narrow(2, H + 1, H) or (gru and before or nil)
-        local dgi, dgh, dprev = core.rnn_cell_backward(kind, nd.saved[t], prev, Y:select(1, t),
-            gcur)
+        local prev = lstm and before:narrow(2, P + 1, H) or (gru and before or nil)
+        local dgi, dgh, dprev = core.rnn_cell_backward(kind, nd.saved[t], prev,
+            cells:select(1, t), gcur)
         dgh = dgh or dgi
         dgis[t], dghs[t] = dgi, dgh
         local dh = dgh:matmul(w)
@@ -71,55 +77,70 @@ local function layer_backward(nd, gY)
         end
     end
     local dgi_all = needs(nd[1]) and core.stack(dgis, 1) or nil
-    local dw, db
+    local dw, db, dwhr
     if needs(nd[2]) or needs(nd[3]) then
         local dgh_all = (gru or not dgi_all) and core.stack(dghs, 1) or dgi_all
         local G = dgh_all:view(T * dgh_all:size(2), -1) -- [T*B, G*H]
         if needs(nd[2]) then
             -- the state each step started from, in time order
-            local hs = lstm and Y:narrow(3, 1, H) or Y
-            local h0 = (lstm and s0:narrow(2, 1, H) or s0):unsqueeze(1)
+            local hs = lstm and Y:narrow(3, 1, P) or Y
+            local h0 = (lstm and s0:narrow(2, 1, P) or s0):unsqueeze(1)
             local hprev = h0
             if T > 1 then
                 hprev = rev and core.cat({ hs:narrow(1, 2, T - 1), h0 }, 1) or
                     core.cat({ h0, hs:narrow(1, 1, T - 1) }, 1)
             end
-            dw = G:t():matmul(hprev:reshape(T * hprev:size(2), H))
+            dw = G:t():matmul(hprev:reshape(T * hprev:size(2), P))
         end
-        if needs(nd[3]) then
+        if needs(nd[3]) and whr then
+            local B = gY:size(2)
+            dwhr = core.stack(dhps, 1):view(T * B, P):t():matmul(
+                cells:narrow(3, 1, H):reshape(T * B, H))
+        elseif needs(nd[3]) then
             db = G:sum(1)
         end
     end
-    return dgi_all, dw, db, needs(nd[4]) and carry or nil
+    return dgi_all, dw, whr and dwhr or db, needs(nd[4]) and carry or nil
 end
 
 -- the recurrence of one layer and direction over all T steps, recorded as one autograd node:
 -- gi [T, B, G*H] (the input projections, b_ih added), w_hh, b_hh (or nil) and the first state
 -- s0 ([B, H]; the LSTM's [B, 2H] = h0, c0). Each step: one gemm for gh, one fused kernel.
 -- Returns Y [T, B, H] (the LSTM's [T, B, 2H] = h_t, c_t) in time order, whatever the direction.
-function R.layer(kind, gi, w_hh, b_hh, s0, reverse)
-    local T, H = gi:size(1), w_hh:size(2)
+-- An LSTM with projections (w_hr [P, H]) takes both biases in gi (b_hh nil), states [B, P + H]
+-- and gives Y [T, B, P + H]: each step's h is the fused kernel's times w_hr^T, one more gemm.
+function R.layer(kind, gi, w_hh, b_hh, s0, reverse, w_hr)
+    if w_hr and b_hh then
+        -- the node has room for four inputs: b_hh joins gi (the LSTM's gates add both)
+        gi, b_hh = gi:add(b_hh), nil
+    end
+    local T, P = gi:size(1), w_hh:size(2)
+    local H = w_hr and w_hr:size(2) or P
     local lstm = kind == "lstm"
     local g, w, b, st = detached(gi), detached(w_hh), detached(b_hh), detached(s0)
-    local wt = w:t()
-    local ys, saved = {}, {}
+    local whr = detached(w_hr)
+    local wt, whr_t = w:t(), whr and whr:t()
+    local ys, saved, cells = {}, {}, {}
     for s = 1, T do
         local t = reverse and T - s + 1 or s
-        local h = lstm and st:narrow(2, 1, H) or st
+        local h = lstm and st:narrow(2, 1, P) or st
         local gh = h:matmul(wt)
         if b then
             gh:add_(b)
         end
-        local prev = lstm and st:narrow(2, H + 1, H) or (kind == "gru" and h or nil)
-        ys[t], saved[t] = core.rnn_cell(kind, g:select(1, t), gh, prev)
+        local prev = lstm and st:narrow(2, P + 1, H) or (kind == "gru" and h or nil)
+        cells[t], saved[t] = core.rnn_cell(kind, g:select(1, t), gh, prev)
+        ys[t] = whr and core.cat({ cells[t]:narrow(2, 1, H):matmul(whr_t),
+            cells[t]:narrow(2, H + 1, H) }, 2) or cells[t]
         st = ys[t]
     end
     local Y = core.stack(ys, 1)
-    if needs_record(gi, w_hh, b_hh) or needs_record(s0) then
+    if needs_record(gi, w_hh, b_hh) or needs_record(s0, w_hr) then
         local Yd = Y:detach()
-        local nd = record("rnn_layer", Y, layer_backward, gi, w_hh, b_hh, s0)
-        nd.kind, nd.H, nd.T, nd.reverse = kind, H, T, reverse
-        nd.Yd, nd.wd, nd.s0, nd.saved = Yd, w, detached(s0), saved
+        local nd = record("rnn_layer", Y, layer_backward, gi, w_hh, w_hr or b_hh, s0)
+        nd.kind, nd.H, nd.P, nd.T, nd.reverse = kind, H, P, T, reverse
+        nd.Yd, nd.wd, nd.s0, nd.saved, nd.whr = Yd, w, detached(s0), saved, whr
+        nd.cells = whr and core.stack(cells, 1) or nil
     end
     return Y
 end
@@ -136,14 +157,19 @@ function R.cell(kind, x, h, c, w_ih, w_hh, b_ih, b_hh)
     return R.step(kind, gi, gh, kind == "gru" and h or nil)
 end
 
--- registers the four parameters of one layer and direction, in PyTorch's order
-function R.add_params(m, suffix, in_size, H, G, bias)
+-- registers the four parameters of one layer and direction, in PyTorch's order, and the
+-- projection weight_hr [P, H] after them when P (an LSTM's proj_size) is above 0
+function R.add_params(m, suffix, in_size, H, G, bias, P)
     local bound = 1 / math.sqrt(H)
+    local hdim = (P or 0) > 0 and P or H
     m:register_parameter("weight_ih" .. suffix, I.uniform_param({ G * H, in_size }, bound))
-    m:register_parameter("weight_hh" .. suffix, I.uniform_param({ G * H, H }, bound))
+    m:register_parameter("weight_hh" .. suffix, I.uniform_param({ G * H, hdim }, bound))
     if bias then
         m:register_parameter("bias_ih" .. suffix, I.uniform_param({ G * H }, bound))
         m:register_parameter("bias_hh" .. suffix, I.uniform_param({ G * H }, bound))
+    end
+    if hdim ~= H then
+        m:register_parameter("weight_hr" .. suffix, I.uniform_param({ P, H }, bound))
     end
 end
 
@@ -183,10 +209,14 @@ function R.check_input(x, in_size, nd, who)
     end
 end
 
--- the whole sequence: x [T, B, in] (time-major); h0 (and c0 for the LSTM) [L*D, B, H];
--- returns out [T, B, D*H] and the lists of final h (and c), one per layer and direction
+-- the whole sequence: x [T, B, in] (time-major); h0 (and c0 for the LSTM) [L*D, B, H]
+-- (h0 [L*D, B, P] with an LSTM's projections); returns out [T, B, D*H] (D*P) and the lists of
+-- final h (and c), one per layer and direction
 function R.run(m, kind, x, h0, c0)
     local T, B, H, D = x:size(1), x:size(2), m.hidden_size, m.bidirectional and 2 or 1
+    local P = m.proj_size or 0
+    local proj = P > 0
+    P = proj and P or H
     local G = R.GATES[kind]
     local hn, cn = {}, {}
     local inp = x
@@ -196,15 +226,20 @@ function R.run(m, kind, x, h0, c0)
             local sfx = "_l" .. l .. (d == 1 and "_reverse" or "")
             local w_ih, w_hh = m["weight_ih" .. sfx], m["weight_hh" .. sfx]
             local b_ih, b_hh = m["bias_ih" .. sfx], m["bias_hh" .. sfx]
+            local w_hr = m["weight_hr" .. sfx]
             local k = l * D + d + 1
             local lstm = kind == "lstm"
             local s0 = lstm and core.cat({ h0:select(1, k), c0:select(1, k) }, 2) or h0:select(1, k)
+            if proj and b_ih then
+                -- the LSTM's gates add both biases: once, into the input projection
+                b_ih, b_hh = b_ih:add(b_hh), nil
+            end
             local gi = fused.linear(inp:reshape(T * B, inp:size(3)), w_ih, b_ih):view(T, B, G * H)
-            local Y = R.layer(kind, gi, w_hh, b_hh, s0, d == 1)
+            local Y = R.layer(kind, gi, w_hh, b_hh, s0, d == 1, w_hr)
             local last = Y:select(1, d == 1 and 1 or T)
-            outs_dir[#outs_dir + 1] = lstm and Y:narrow(3, 1, H) or Y
-            hn[k] = lstm and last:narrow(2, 1, H) or last
-            cn[k] = lstm and last:narrow(2, H + 1, H) or nil
+            outs_dir[#outs_dir + 1] = lstm and Y:narrow(3, 1, P) or Y
+            hn[k] = lstm and last:narrow(2, 1, P) or last
+            cn[k] = lstm and last:narrow(2, P + 1, H) or nil
         end
         inp = D == 2 and core.cat(outs_dir, 3) or outs_dir[1]
         if m.dropout > 0 and m.training and l < m.num_layers - 1 then
@@ -221,7 +256,10 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
         known[#known + 1] = "nonlinearity"
     end
     opts = opts or {}
-    core._check_options(opts, who, known, who == "LSTM" and { "proj_size" } or nil)
+    if who == "LSTM" then
+        known[#known + 1] = "proj_size"
+    end
+    core._check_options(opts, who, known)
     I.check_int(input_size, "input_size", who)
     I.check_int(hidden_size, "hidden_size", who)
     local L = I.check_int(opts.num_layers or 1, "num_layers", who)
@@ -244,11 +282,22 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
     m.batch_first = opts.batch_first == true
     m.dropout = p
     m.bidirectional = opts.bidirectional == true
+    if who == "LSTM" then
+        -- h projected to proj_size values a step (0: no projection), as PyTorch's
+        local P = I.check_int(opts.proj_size or 0, "proj_size", who, 0)
+        if P >= hidden_size then
+            raise(string.format("tide: LSTM: proj_size %d must be smaller than hidden_size %d " ..
+                "(0 turns the projection off)", P, hidden_size))
+        end
+        m.proj_size = P
+    end
     local D = m.bidirectional and 2 or 1
+    local out_size = (m.proj_size or 0) > 0 and m.proj_size or hidden_size
     for l = 0, L - 1 do
         for d = 0, D - 1 do
             R.add_params(m, "_l" .. l .. (d == 1 and "_reverse" or ""),
-                l == 0 and input_size or hidden_size * D, hidden_size, R.GATES[kind], m.bias)
+                l == 0 and input_size or out_size * D, hidden_size, R.GATES[kind], m.bias,
+                m.proj_size)
         end
     end
 end
@@ -267,6 +316,8 @@ function R.forward(m, who, x, hx)
     local B = x:size(2)
     local D = m.bidirectional and 2 or 1
     local want = { m.num_layers * D, B, m.hidden_size }
+    -- with projections h is [L*D, B, proj_size], c stays [L*D, B, hidden_size]
+    local want_h = { want[1], B, (m.proj_size or 0) > 0 and m.proj_size or m.hidden_size }
     local h0, c0
     if hx ~= nil then
         if lstm then
@@ -280,19 +331,20 @@ function R.forward(m, who, x, hx)
         end
         local names = { "h0", "c0" }
         for i, t in ipairs({ h0, c0 }) do
+            local w = i == 1 and want_h or want
             if not batched and autograd.is_tensor(t) then
-                R.check_state(t, { want[1], want[3] }, x, who, names[i])
+                R.check_state(t, { w[1], w[3] }, x, who, names[i])
                 t = t:unsqueeze(2)
             end
-            R.check_state(t, want, x, who, names[i])
+            R.check_state(t, w, x, who, names[i])
             if i == 1 then h0 = t else c0 = t end
         end
         if lstm and c0 == nil then
             raise("tide: LSTM: expected the state as a list {h0, c0}, got only h0")
         end
     else
-        h0 = core.zeros(want, { dtype = x.dtype, device = x.device })
-        c0 = lstm and h0 or nil
+        h0 = core.zeros(want_h, { dtype = x.dtype, device = x.device })
+        c0 = lstm and core.zeros(want, { dtype = x.dtype, device = x.device }) or nil
     end
     local out, hn, cn = R.run(m, m.kind, x, h0, c0)
     local h_n = core.stack(hn, 1)
@@ -317,6 +369,7 @@ function R.extra_repr(m)
     if m.batch_first then s = s .. ", batch_first=true" end
     if m.dropout ~= 0 then s = s .. ", dropout=" .. m.dropout end
     if m.bidirectional then s = s .. ", bidirectional=true" end
+    if (m.proj_size or 0) > 0 then s = s .. ", proj_size=" .. m.proj_size end
     return s
 end
 
