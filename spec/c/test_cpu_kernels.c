@@ -858,7 +858,7 @@ static void test_maxpool(void) {
     int64_t        xs[4] = {1, 1, 4, 4}, os[4] = {1, 1, 2, 2};
     float          o[4];
     int64_t        ix[4];
-    tide_conv_geom g = {2, 2, 2, 2, 0, 0};
+    tide_pool_geom g = {2, 2, 2, 2, 0, 0, 1, 1, 0};
     tide_kview     vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vo = kv(o, TIDE_DTYPE_F32, 4, os, NULL),
                vi = kv(ix, TIDE_DTYPE_I64, 4, os, NULL);
     CHECK_OK(B->maxpool2d(&dev0, &vo, &vi, &vx, g));
@@ -869,7 +869,7 @@ static void test_maxpool(void) {
     int64_t        ns[4] = {1, 1, 2, 2}, nos[4] = {1, 1, 2, 2};
     float          no[4];
     int64_t        ni[4];
-    tide_conv_geom gp = {2, 2, 1, 1, 1, 1};
+    tide_pool_geom gp = {2, 2, 1, 1, 1, 1, 1, 1, 0};
     /* OH = (2 + 2 - 2)/1 + 1 = 3: use a 3x3 output */
     int64_t    nos3[4] = {1, 1, 3, 3};
     float      no3[9];
