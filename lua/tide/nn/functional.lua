@@ -395,6 +395,9 @@ local function pool_args(who, input, kernel_size, o)
     if input:dim() ~= 4 then
         raise("tide: " .. who .. ": expected 4-D input {N, C, H, W}, got " .. shape_str(input))
     end
+    if not FLOAT_DTYPES[input.dtype] then
+        raise("tide: " .. who .. ": expected a floating-point input, got " .. input.dtype)
+    end
     local kh, kw = I.pair(kernel_size, who, "kernel_size")
     local sh, sw = kh, kw
     if o.stride ~= nil then
