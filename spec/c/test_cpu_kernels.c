@@ -947,6 +947,9 @@ static void test_maxpool_paths(void) {
     maxpool_against_loop((tide_pool_geom){3, 3, 2, 2, 1, 1, 1, 1, 0}, 15, 14);
     maxpool_against_loop((tide_pool_geom){3, 2, 2, 1, 1, 1, 2, 3, 1}, 16, 15);
     maxpool_against_loop((tide_pool_geom){2, 2, 3, 3, 1, 1, 2, 2, 1}, 8, 8);
+    maxpool_against_loop((tide_pool_geom){3, 3, 1, 1, 1, 1, 1, 1, 0}, 9, 10);
+    maxpool_against_loop((tide_pool_geom){2, 2, 1, 1, 1, 1, 3, 3, 1}, 2, 5); /* empty windows */
+    maxpool_against_loop((tide_pool_geom){4, 4, 1, 1, 2, 2, 1, 1, 1}, 3, 3); /* no interior */
 }
 
 /* ---- errors ------------------------------------------------------------------------------- */

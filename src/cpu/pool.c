@@ -27,6 +27,14 @@ static void taps(int64_t start, int k, int d, int64_t size, int *lo, int *hi) {
     *hi = (int)b;
 }
 
+/* the loops below vectorize once their compares may be if-converted: no-trapping-math (a quiet
+ * NaN compare raises no trap anyone reads) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define POOL_VECTORIZE __attribute__((optimize("no-trapping-math")))
+#else
+#define POOL_VECTORIZE
+#endif
+
 /* v replaces the best when larger, or a NaN over a number; written as selects, not branches
  * (random data makes the branch a coin toss) */
 #define POOL_TAKE(T, v, i)                                                                         \
@@ -37,49 +45,94 @@ static void taps(int64_t start, int k, int d, int64_t size, int *lo, int *hi) {
         bi = t_ ? (i) : bi;                                                                        \
     } while (0)
 
-/* any geometry: the in-bounds taps of each window are found once per row and column, so the
- * inner loops test nothing but the values; an empty window (ceil_mode with dilation can make
- * one) gives -inf and index -1 */
-#define POOL_PLANE(T)                                                                              \
+/* one window by itself: its in-bounds taps found once, so the loops test nothing but the
+ * values; an empty window (ceil_mode with dilation can make one) gives -inf and index -1 */
+#define POOL_WINDOW(T, oh, ow)                                                                     \
+    do {                                                                                           \
+        int64_t w0 = (ow)*g.sw - g.pw;                                                             \
+        int     jlo, jhi;                                                                          \
+        taps(w0, g.kw, g.dw, W, &jlo, &jhi);                                                       \
+        T       best = (T)-INFINITY;                                                               \
+        int64_t bi = -1;                                                                           \
+        if (ilo < ihi && jlo < jhi) {                                                              \
+            bi = (h0 + (int64_t)ilo * g.dh) * W + w0 + (int64_t)jlo * g.dw;                        \
+            best = src[bi];                                                                        \
+        }                                                                                          \
+        for (int i = ilo; i < ihi; i++) {                                                          \
+            int64_t r = (h0 + (int64_t)i * g.dh) * W + w0;                                         \
+            for (int j = jlo; j < jhi; j++)                                                        \
+                POOL_TAKE(T, src[r + (int64_t)j * g.dw], r + (int64_t)j * g.dw);                   \
+        }                                                                                          \
+        d[ow] = best;                                                                              \
+        x[ow] = bi;                                                                                \
+    } while (0)
+
+/* one tap (code c) over n outputs whose windows lie inside the input: the compares run across
+ * the outputs, so the loop vectorizes (contiguous loads for stride 1) */
+#define POOL_TAP_ROW(T, NAME, SW)                                                                  \
+    static POOL_VECTORIZE void NAME(const T *restrict p, int64_t    sw, T *restrict best,          \
+                                    int64_t *restrict code, int64_t n, int64_t c) {                \
+        (void)sw;                                                                                  \
+        for (int64_t k = 0; k < n; k++) {                                                          \
+            T   v = p[k * (SW)], b = best[k];                                                      \
+            int t = v > b || (v != v && b == b);                                                   \
+            best[k] = t ? v : b;                                                                   \
+            code[k] = t ? c : code[k];                                                             \
+        }                                                                                          \
+    }
+POOL_TAP_ROW(float, tap_row_f32_s1, 1)
+POOL_TAP_ROW(float, tap_row_f32, sw)
+POOL_TAP_ROW(double, tap_row_f64_s1, 1)
+POOL_TAP_ROW(double, tap_row_f64, sw)
+
+/* any geometry, one output row at a time: the columns whose windows cross the input's edge
+ * window by window, the rest tap by tap (each tap a vectorized pass over the row, the winner
+ * kept as the tap's number i*kw + j, then turned into its position) */
+#define POOL_PLANE(T, TAP1, TAP)                                                                   \
     do {                                                                                           \
         const T *src = (const T *)input->data + pl * H * W;                                        \
-        T       *dst = (T *)out->data + pl * OH * OW;                                              \
-        int64_t *ix = (int64_t *)indices->data + pl * OH * OW;                                     \
         for (int64_t oh = 0; oh < OH; oh++) {                                                      \
-            int64_t h0 = oh * g.sh - g.ph;                                                         \
-            int     ilo, ihi;                                                                      \
+            T       *d = (T *)out->data + (pl * OH + oh) * OW;                                     \
+            int64_t *x = (int64_t *)indices->data + (pl * OH + oh) * OW;                           \
+            int64_t  h0 = oh * g.sh - g.ph;                                                        \
+            int      ilo, ihi;                                                                     \
             taps(h0, g.kh, g.dh, H, &ilo, &ihi);                                                   \
-            for (int64_t ow = 0; ow < OW; ow++) {                                                  \
-                int64_t w0 = ow * g.sw - g.pw;                                                     \
-                int     jlo, jhi;                                                                  \
-                taps(w0, g.kw, g.dw, W, &jlo, &jhi);                                               \
-                T       best = (T)-INFINITY;                                                       \
-                int64_t bi = -1;                                                                   \
-                if (ilo < ihi && jlo < jhi) {                                                      \
-                    bi = (h0 + (int64_t)ilo * g.dh) * W + w0 + (int64_t)jlo * g.dw;                \
-                    best = src[bi];                                                                \
+            for (int64_t ow = 0; ow < olo; ow++)                                                   \
+                POOL_WINDOW(T, oh, ow);                                                            \
+            for (int64_t ow = ohi; ow < OW; ow++)                                                  \
+                POOL_WINDOW(T, oh, ow);                                                            \
+            if (olo >= ohi)                                                                        \
+                continue;                                                                          \
+            if (ilo >= ihi) {                                                                      \
+                for (int64_t ow = olo; ow < ohi; ow++)                                             \
+                    POOL_WINDOW(T, oh, ow);                                                        \
+                continue;                                                                          \
+            }                                                                                      \
+            int64_t  n = ohi - olo, c0 = olo * g.sw - g.pw;                                        \
+            const T *first = src + (h0 + (int64_t)ilo * g.dh) * W + c0;                            \
+            for (int64_t k = 0; k < n; k++) {                                                      \
+                d[olo + k] = first[k * g.sw];                                                      \
+                x[olo + k] = (int64_t)ilo * g.kw;                                                  \
+            }                                                                                      \
+            for (int i = ilo; i < ihi; i++)                                                        \
+                for (int j = i == ilo ? 1 : 0; j < g.kw; j++) {                                    \
+                    const T *p = src + (h0 + (int64_t)i * g.dh) * W + c0 + (int64_t)j * g.dw;      \
+                    if (g.sw == 1)                                                                 \
+                        TAP1(p, 1, d + olo, x + olo, n, (int64_t)i * g.kw + j);                    \
+                    else                                                                           \
+                        TAP(p, g.sw, d + olo, x + olo, n, (int64_t)i * g.kw + j);                  \
                 }                                                                                  \
-                for (int i = ilo; i < ihi; i++) {                                                  \
-                    int64_t r = (h0 + (int64_t)i * g.dh) * W + w0;                                 \
-                    for (int j = jlo; j < jhi; j++)                                                \
-                        POOL_TAKE(T, src[r + (int64_t)j * g.dw], r + (int64_t)j * g.dw);           \
-                }                                                                                  \
-                dst[oh * OW + ow] = best;                                                          \
-                ix[oh * OW + ow] = bi;                                                             \
+            for (int64_t k = 0; k < n; k++) {                                                      \
+                int64_t t = x[olo + k], i = t / g.kw, j = t % g.kw;                                \
+                x[olo + k] = (h0 + i * g.dh) * W + c0 + k * g.sw + j * g.dw;                       \
             }                                                                                      \
         }                                                                                          \
     } while (0)
 
 /* the common 2x2 window, stride 2, whole windows only (no padding, dilation 1, output of
  * floor(H/2) x floor(W/2)): the same order and rule, branch-free. One output row at a time: the
- * first loop keeps the winner as a code (column + 2 row) and vectorizes once the compares may be
- * if-converted (no-trapping-math: a quiet NaN compare raises no trap anyone reads); the second
- * turns codes into positions. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define POOL_VECTORIZE __attribute__((optimize("no-trapping-math")))
-#else
-#define POOL_VECTORIZE
-#endif
+ * first loop keeps the winner as a code (column + 2 row), the second turns codes into positions.
+ */
 #define POOL2_ROW(T, NAME)                                                                         \
     static POOL_VECTORIZE void NAME(const T *restrict r0, const T *restrict r1, T *restrict d,     \
                                     int64_t *restrict x, int64_t OW, int64_t W, int64_t i0) {      \
@@ -134,6 +187,12 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
     if ((OH - 1) * g.sh - g.ph >= H || (OW - 1) * g.sw - g.pw >= W)
         return tide_seterr(TIDE_ESHAPE, "%s: output %lldx%lld too large for input %lldx%lld", name,
                            (long long)OH, (long long)OW, (long long)H, (long long)W);
+    /* the output columns [olo, ohi) whose windows lie inside the input's width */
+    int64_t olo = (g.pw + g.sw - 1) / g.sw, span = W - 1 - (int64_t)(g.kw - 1) * g.dw + g.pw;
+    int64_t ohi = span < 0 ? 0 : span / g.sw + 1;
+    olo = olo < OW ? olo : OW;
+    ohi = ohi < OW ? ohi : OW;
+    ohi = ohi > olo ? ohi : olo;
     int64_t planes = N * C;
     int     f32 = input->dtype == TIDE_DTYPE_F32;
     int     par = planes > 1 && planes * OH * OW * g.kh * g.kw >= CPU_PAR_GRAIN_HEAVY;
@@ -146,9 +205,9 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
         else if (two)
             POOL2_PLANE(double, pool2_row_f64);
         else if (f32)
-            POOL_PLANE(float);
+            POOL_PLANE(float, tap_row_f32_s1, tap_row_f32);
         else
-            POOL_PLANE(double);
+            POOL_PLANE(double, tap_row_f64_s1, tap_row_f64);
     }
     return TIDE_OK;
 }
