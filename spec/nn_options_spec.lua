@@ -256,7 +256,12 @@ describe("inplace", function()
             { inplace = 1 })
         raises_here('ReLU: unknown option "in_place" (did you mean "inplace"?)', nn.ReLU,
             { in_place = true })
+        local h = w:mul(2)
+        raises_here("leaky_relu: in-place operation on a view of a tensor that requires grad " ..
+            "is not supported yet; clone() the view first, or leave inplace off", F.leaky_relu,
+            h:narrow(1, 1, 2), { inplace = true })
         assert.are.equal(3, w:sum():item()) -- left unchanged
+        assert.are.equal(6, h:sum():item())
         -- under no_grad the leaf is written
         tide.no_grad(function() F.relu(w:mul(-1), { inplace = true }) end)
         local y = tide.no_grad(function() return F.hardtanh(w, { max_val = 0.5, inplace = true }) end)

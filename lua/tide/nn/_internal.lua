@@ -5,6 +5,7 @@ local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local fused = require "tide.nn._fused"
+local engine = require "tide.autograd.engine"
 local raise = autograd.raise
 
 local I = {}
@@ -384,9 +385,14 @@ end
 -- read values the write leaves alone (PyTorch's in-place ELU reads its result instead).
 function I.inplace(x, f, who)
     if x.requires_grad and core.is_grad_enabled() then
-        if x.grad_fn == nil then
+        local node = x.grad_fn
+        if node == nil then
             raise("tide: " .. who .. ": in-place operation on a leaf tensor that requires " ..
                 "grad; leave inplace off, or wrap it in tide.no_grad")
+        end
+        if engine.VIEW_OPS[node.name] then -- the engine's rule, named after the caller
+            raise("tide: " .. who .. ": in-place operation on a view of a tensor that requires " ..
+                "grad is not supported yet; clone() the view first, or leave inplace off")
         end
         return x:copy_(f(x:clone()))
     end
