@@ -491,7 +491,8 @@ function I.batch_norm(x, running_mean, running_var, weight, bias, training, mome
 end
 
 -- rows of weight for 1-based integer ids, shape ids.shape .. {embedding_dim}
-function I.embedding(ids, weight, who, padding_idx)
+-- ids' dtype, device and (on the host) range for weight's rows
+function I.embedding_ids(ids, weight, who)
     if ids.dtype ~= "int64" and ids.dtype ~= "int32" then
         raise("tide: " .. who .. ": expected integer ids (int64, 1-based), got " .. ids.dtype)
     end
@@ -506,10 +507,17 @@ function I.embedding(ids, weight, who, padding_idx)
                 "are 1-based, in 1..%d", who, compat.tointeger(bad) or bad, n, n))
         end
     end
+end
+
+-- rows of weight for ids; the padding_idx row's lookups pass no gradient
+function I.embedding(ids, weight, who, padding_idx, checked)
+    if not checked then
+        I.embedding_ids(ids, weight, who)
+    end
     local shape = ids.shape
     shape[#shape + 1] = weight:size(2)
     local y = weight:index_select(1, ids:reshape(-1)):view(shape)
-    if padding_idx and y.requires_grad then -- the padding row's lookups pass no gradient
+    if padding_idx and y.requires_grad then
         y = core.where(ids:eq(padding_idx):unsqueeze(-1), y:detach(), y)
     end
     return y

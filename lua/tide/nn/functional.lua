@@ -712,8 +712,8 @@ function F.embedding(input, weight, opts)
             shape_str(weight))
     end
     local pad = I.padding_idx(o.padding_idx, weight:size(1), who)
-    local y = I.embedding(input, weight, who, pad)
-    if o.max_norm ~= nil then
+    I.embedding_ids(input, weight, who)
+    if o.max_norm ~= nil then -- the rows are rescaled before they are looked up
         local max_norm = number_opt(o.max_norm, nil, who, "max_norm")
         local p = number_opt(o.norm_type, 2, who, "norm_type")
         if max_norm <= 0 or p <= 0 then
@@ -721,9 +721,8 @@ function F.embedding(input, weight, opts)
                 "%s and %s", tostring(max_norm), tostring(p)))
         end
         I.embedding_renorm_(weight, input, max_norm, p)
-        y = I.embedding(input, weight, who, pad)
     end
-    return y
+    return I.embedding(input, weight, who, pad, true)
 end
 
 -- int64 tensor of shape input.shape .. {num_classes}: 1 at each 1-based class; num_classes
