@@ -417,6 +417,17 @@ tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C
 /* values and int64 argmax positions (h*W + w within each plane, 0-based) */
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                            tide_tensor **out, tide_tensor **indices);
+/* a pooling window: kernel, stride, padding (at most half the kernel, read as -inf), dilation;
+ * ceil_mode rounds the output size up (PyTorch's rule: the last window starts inside the input
+ * or its left padding) */
+typedef struct tide_pool_geom {
+    int kh, kw, sh, sw, ph, pw, dh, dw;
+    int ceil_mode; /* 0 or 1 */
+} tide_pool_geom;
+/* PyTorch's output size of one pooled dim; -1 when the sizes leave no output */
+int64_t     tide_pool_out_size(int64_t size, int k, int s, int p, int d, int ceil_mode);
+tide_status tide_maxpool2d_ex(tide_ctx *ctx, const tide_tensor *input, tide_pool_geom g,
+                              tide_tensor **out, tide_tensor **indices);
 tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                     const tide_tensor *indices, int64_t H, int64_t W,
                                     tide_tensor **grad_in);

@@ -97,16 +97,27 @@ static int l_relu_backward(lua_State *L) {
     return tl_done(L, S, NULL, 2);
 }
 
+/* maxpool2d(x, kh, kw, sh, sw, ph, pw[, dh = 1, dw = 1, ceil_mode = false]): values and
+ * 0-based argmax positions */
 static int l_maxpool2d(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *x = tl_check(L, S, 1, "maxpool2d");
-    tide_conv_geom  g = geom(L, 2, "maxpool2d");
-    lua_settop(L, 7);
+    tide_conv_geom  c = geom(L, 2, "maxpool2d");
+    lua_Integer     d[2] = {1, 1};
+    for (int i = 0; i < 2; i++)
+        if (!lua_isnoneornil(L, 8 + i)) {
+            d[i] = tl_check_int(L, 8 + i, "maxpool2d", i ? "dw" : "dh");
+            if (d[i] < 1 || d[i] > INT_MAX)
+                tl_error(L, "tide: maxpool2d: dilation %I must be in 1..%d", d[i], INT_MAX);
+        }
+    tide_pool_geom g = {
+        c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, (int)d[0], (int)d[1], lua_toboolean(L, 10)};
+    lua_settop(L, 10);
     ltensor *r = tl_push_empty(L), *ix = tl_push_empty(L);
-    TL_CALL(L, S, tide_maxpool2d(S->ctx, x->t, g, &r->t, &ix->t));
+    TL_CALL(L, S, tide_maxpool2d_ex(S->ctx, x->t, g, &r->t, &ix->t));
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t) + tide_tensor_nbytes(ix->t));
     if (x->requires_grad && S->grad_enabled)
-        tl_record(L, S, "maxpool2d", 7, -2, -1);
+        tl_record(L, S, "maxpool2d", 10, -2, -1);
     return 2;
 }
 

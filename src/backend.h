@@ -125,8 +125,10 @@ struct tide_backend {
     /* out [N, C, H, W] zero-filled by the backend, overlaps summed */
     tide_status (*col2im)(tide_device *dev, const tide_kview *out, const tide_kview *cols,
                           tide_conv_geom g);
+    /* out and indices [N, C, OH, OW] (their shape is the output size: ceil_mode is the
+     * core's); windows clipped to the input */
     tide_status (*maxpool2d)(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                             const tide_kview *input, tide_conv_geom g);
+                             const tide_kview *input, tide_pool_geom g);
     /* grad_in zero-filled by the backend, then grad_in[plane][idx] += grad_out */
     tide_status (*maxpool2d_backward)(tide_device *dev, const tide_kview *grad_in,
                                       const tide_kview *grad_out, const tide_kview *indices);
@@ -178,7 +180,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        6
+#define TIDE_BACKEND_ABI        7
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

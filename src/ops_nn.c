@@ -165,17 +165,46 @@ tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C
     return col2im_impl(ctx, "col2im_folded", cols, C, H, W, g, true, out);
 }
 
+int64_t tide_pool_out_size(int64_t size, int k, int s, int p, int d, int ceil_mode) {
+    int64_t span = size + 2 * (int64_t)p - (int64_t)d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    if (span < 0)
+        return -1; /* the rounding below is toward zero, PyTorch's toward -inf: no output here */
+    int64_t n = span / s + 1;
+    if (ceil_mode && (n - 1) * s >= size + p) /* the last window would start in the padding */
+        n--;
+    return n;
+}
+
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                            tide_tensor **out, tide_tensor **indices) {
+    tide_pool_geom p = {g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, 1, 1, 0};
+    return tide_maxpool2d_ex(ctx, input, p, out, indices);
+}
+
+tide_status tide_maxpool2d_ex(tide_ctx *ctx, const tide_tensor *input, tide_pool_geom g,
+                              tide_tensor **out, tide_tensor **indices) {
     static const char op[] = "maxpool2d";
-    TIDE_TRY(check_geom(op, g));
+    tide_conv_geom    cg = {g.kh, g.kw, g.sh, g.sw, g.ph, g.pw};
+    TIDE_TRY(check_geom(op, cg));
+    if (g.dh <= 0 || g.dw <= 0)
+        return tide_seterr(TIDE_EINVAL, "maxpool2d: dilation %dx%d must be positive", g.dh, g.dw);
     TIDE_TRY(check_4d(op, input, "input"));
     if (g.ph > g.kh / 2 || g.pw > g.kw / 2)
         return tide_seterr(TIDE_EINVAL,
                            "maxpool2d: padding %dx%d must be at most half the kernel %dx%d", g.ph,
                            g.pw, g.kh, g.kw);
-    int64_t OH = 0, OW = 0;
-    TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
+    int64_t H = input->shape[2], W = input->shape[3];
+    if (H > INT64_MAX / 4 || W > INT64_MAX / 4)
+        return tide_seterr(TIDE_ESHAPE, "%s: input size %lldx%lld is too large", op, (long long)H,
+                           (long long)W);
+    int64_t OH = tide_pool_out_size(H, g.kh, g.sh, g.ph, g.dh, g.ceil_mode),
+            OW = tide_pool_out_size(W, g.kw, g.sw, g.pw, g.dw, g.ceil_mode);
+    if (OH < 1 || OW < 1)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: kernel %dx%d (dilation %dx%d) is larger than the padded input "
+                           "%lldx%lld; use a smaller kernel or more padding",
+                           op, g.kh, g.kw, g.dh, g.dw, (long long)(H + 2 * g.ph),
+                           (long long)(W + 2 * g.pw));
     int64_t      shape[4] = {input->shape[0], input->shape[1], OH, OW};
     tide_device *dev = input->storage->dev;
     tide_tensor *x, *idx = NULL;

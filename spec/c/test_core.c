@@ -839,8 +839,29 @@ static void test_nn_shapes(void) {
               "im2col: kernel 5x5 is larger than the padded input 4x4");
     CHECK_ERR(tide_maxpool2d(NULL, cols, p, &none, NULL), TIDE_ESHAPE,
               "maxpool2d: input must be 4-d [N, C, H, W], got shape [1, 18, 16]");
-    tide_tensor *rel[] = {x, cols, o, ix, back, gi};
-    for (int i = 0; i < 6; i++)
+    /* dilation 2 and ceil_mode: PyTorch's sizes, windows clipped to the input */
+    CHECK(tide_pool_out_size(5, 2, 2, 0, 1, 1) == 3 && tide_pool_out_size(5, 2, 2, 0, 1, 0) == 2);
+    CHECK(tide_pool_out_size(8, 2, 3, 1, 2, 1) == 3 && tide_pool_out_size(2, 3, 1, 0, 2, 0) == -1);
+    tide_pool_geom dg = {2, 2, 1, 1, 0, 0, 2, 2, 0};
+    tide_tensor   *od = NULL, *id = NULL;
+    CHECK_OK(tide_maxpool2d_ex(NULL, x, dg, &od, &id));
+    int64_t ds[] = {1, 2, 2, 2};
+    CHECK(shape_is(od, 4, ds));
+    check_values(od, 8, (double[]){10, 11, 14, 15, 26, 27, 30, 31}, 0);
+    check_values(id, 8, (double[]){10, 11, 14, 15, 10, 11, 14, 15}, 0);
+    tide_pool_geom cg = {3, 3, 2, 2, 0, 0, 1, 1, 1};
+    tide_tensor   *oc = NULL, *ic = NULL;
+    CHECK_OK(tide_maxpool2d_ex(NULL, x, cg, &oc, &ic)); /* 4x4, kernel 3, stride 2: 2x2 */
+    CHECK(shape_is(oc, 4, ps));
+    check_values(oc, 8, (double[]){10, 11, 14, 15, 26, 27, 30, 31}, 0);
+    tide_pool_geom zero = {2, 2, 1, 1, 0, 0, 0, 1, 0};
+    CHECK_ERR(tide_maxpool2d_ex(NULL, x, zero, &none, NULL), TIDE_EINVAL,
+              "maxpool2d: dilation 0x1 must be positive");
+    tide_pool_geom wide = {3, 3, 1, 1, 0, 0, 2, 2, 0};
+    CHECK_ERR(tide_maxpool2d_ex(NULL, x, wide, &none, NULL), TIDE_ESHAPE,
+              "maxpool2d: kernel 3x3 (dilation 2x2) is larger than the padded input 4x4");
+    tide_tensor *rel[] = {x, cols, o, ix, back, gi, od, id, oc, ic};
+    for (int i = 0; i < 10; i++)
         tide_tensor_release(rel[i]);
 }
 

@@ -858,7 +858,7 @@ static void test_maxpool(void) {
     int64_t        xs[4] = {1, 1, 4, 4}, os[4] = {1, 1, 2, 2};
     float          o[4];
     int64_t        ix[4];
-    tide_conv_geom g = {2, 2, 2, 2, 0, 0};
+    tide_pool_geom g = {2, 2, 2, 2, 0, 0, 1, 1, 0};
     tide_kview     vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vo = kv(o, TIDE_DTYPE_F32, 4, os, NULL),
                vi = kv(ix, TIDE_DTYPE_I64, 4, os, NULL);
     CHECK_OK(B->maxpool2d(&dev0, &vo, &vi, &vx, g));
@@ -869,7 +869,7 @@ static void test_maxpool(void) {
     int64_t        ns[4] = {1, 1, 2, 2}, nos[4] = {1, 1, 2, 2};
     float          no[4];
     int64_t        ni[4];
-    tide_conv_geom gp = {2, 2, 1, 1, 1, 1};
+    tide_pool_geom gp = {2, 2, 1, 1, 1, 1, 1, 1, 0};
     /* OH = (2 + 2 - 2)/1 + 1 = 3: use a 3x3 output */
     int64_t    nos3[4] = {1, 1, 3, 3};
     float      no3[9];
@@ -894,6 +894,62 @@ static void test_maxpool(void) {
         cnt[ni3[i]] += 1;
     CHECK(all_close_f(gin, cnt, 4, 0), "maxpool backward scatters per index");
     CHECK(cnt[1] == 4, "-2 is the max of all 4 windows covering it: %g", cnt[1]);
+}
+
+/* the kernel against a plain loop of the documented rule (first largest in row-major order, the
+ * first NaN over any number, -inf and -1 for an empty window), on data with ties, NaNs and
+ * -infs: the branch-free 2x2 path and the general one (dilation, ceil_mode, padding) */
+static void maxpool_against_loop(tide_pool_geom g, int64_t H, int64_t W) {
+    enum { MAXN = 2 * 3 * 16 * 16 };
+    static float   x[MAXN], o[MAXN];
+    static int64_t ix[MAXN];
+    int64_t        N = 2, C = 3;
+    for (int64_t i = 0; i < N * C * H * W; i++) {
+        unsigned r = (unsigned)(i * 2654435761u) >> 7;
+        x[i] = r % 17 == 0 ? NAN : r % 13 == 0 ? -INFINITY : (float)(r % 9) - 4;
+    }
+    int64_t OH = tide_pool_out_size(H, g.kh, g.sh, g.ph, g.dh, g.ceil_mode),
+            OW = tide_pool_out_size(W, g.kw, g.sw, g.pw, g.dw, g.ceil_mode);
+    int64_t    xs[4] = {N, C, H, W}, os[4] = {N, C, OH, OW};
+    tide_kview vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vo = kv(o, TIDE_DTYPE_F32, 4, os, NULL),
+               vi = kv(ix, TIDE_DTYPE_I64, 4, os, NULL);
+    CHECK_OK(B->maxpool2d(&dev0, &vo, &vi, &vx, g));
+    int bad = 0;
+    for (int64_t pl = 0; pl < N * C; pl++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float   best = -INFINITY;
+                int64_t bi = -1;
+                for (int i = 0; i < g.kh; i++)
+                    for (int j = 0; j < g.kw; j++) {
+                        int64_t h = oh * g.sh - g.ph + i * g.dh, w = ow * g.sw - g.pw + j * g.dw;
+                        if (h < 0 || h >= H || w < 0 || w >= W)
+                            continue;
+                        float v = x[pl * H * W + h * W + w];
+                        if (bi < 0 || v > best || (isnan(v) && !isnan(best))) {
+                            best = v;
+                            bi = h * W + w;
+                        }
+                    }
+                int64_t at = pl * OH * OW + oh * OW + ow;
+                float   got = o[at];
+                if (ix[at] != bi || !(got == best || (isnan(got) && isnan(best))))
+                    bad++;
+            }
+    CHECK(bad == 0, "maxpool k%dx%d s%d d%d p%d ceil %d on %lldx%lld: %d windows differ", g.kh,
+          g.kw, g.sh, g.dh, g.ph, g.ceil_mode, (long long)H, (long long)W, bad);
+}
+
+static void test_maxpool_paths(void) {
+    maxpool_against_loop((tide_pool_geom){2, 2, 2, 2, 0, 0, 1, 1, 0}, 16, 16);
+    maxpool_against_loop((tide_pool_geom){2, 2, 2, 2, 0, 0, 1, 1, 0}, 11, 13);
+    maxpool_against_loop((tide_pool_geom){2, 2, 2, 2, 0, 0, 1, 1, 1}, 11, 13);
+    maxpool_against_loop((tide_pool_geom){3, 3, 2, 2, 1, 1, 1, 1, 0}, 15, 14);
+    maxpool_against_loop((tide_pool_geom){3, 2, 2, 1, 1, 1, 2, 3, 1}, 16, 15);
+    maxpool_against_loop((tide_pool_geom){2, 2, 3, 3, 1, 1, 2, 2, 1}, 8, 8);
+    maxpool_against_loop((tide_pool_geom){3, 3, 1, 1, 1, 1, 1, 1, 0}, 9, 10);
+    maxpool_against_loop((tide_pool_geom){2, 2, 1, 1, 1, 1, 3, 3, 1}, 2, 5); /* empty windows */
+    maxpool_against_loop((tide_pool_geom){4, 4, 1, 1, 2, 2, 1, 1, 1}, 3, 3); /* no interior */
 }
 
 /* ---- errors ------------------------------------------------------------------------------- */
@@ -927,6 +983,7 @@ int main(void) {
     test_random();
     test_im2col();
     test_maxpool();
+    test_maxpool_paths();
     test_errors();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -139,8 +139,9 @@ tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kvie
                        tide_conv_geom g);
 tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
                        tide_conv_geom g);
+/* pool.c */
 tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                          const tide_kview *input, tide_conv_geom g);
+                          const tide_kview *input, tide_pool_geom g);
 tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                    const tide_kview *grad_out, const tide_kview *indices);
 /* rnn.c */

@@ -468,8 +468,9 @@ tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols, const tid
                              tide_conv_geom g);
 tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
                              tide_conv_geom g);
+/* pool.cu */
 tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                                const tide_kview *input, tide_conv_geom g);
+                                const tide_kview *input, tide_pool_geom g);
 tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                          const tide_kview *grad_out, const tide_kview *indices);
 /* rnn.cu */

@@ -142,6 +142,7 @@ local VIEW_OPS = {
     view = true, reshape = true, t = true, transpose = true, permute = true, narrow = true,
     select = true, expand = true, unsqueeze = true, squeeze = true,
 }
+E.VIEW_OPS = VIEW_OPS
 
 -- the op an in-place name records (add_ -> add, t[i] = v -> setindex)
 local INPLACE_BASE = setmetatable({ ["t[i] = v"] = "setindex" }, {

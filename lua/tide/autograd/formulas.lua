@@ -780,7 +780,7 @@ function BW.maxpool2d(nd, g)
     if not idx then
         local _
         _, idx = core.maxpool2d(x, nd[2], nd[3], nd[4] or nd[2], nd[5] or nd[3], nd[6] or 0,
-            nd[7] or 0)
+            nd[7] or 0, nd[8], nd[9], nd[10])
     end
     return core.maxpool2d_backward(g, idx, x:size(3), x:size(4))
 end

@@ -1,5 +1,6 @@
 -- nn.AvgPool2d(kernel_size[, stride = kernel_size, padding = 0]) or AvgPool2d(k, {stride =,
--- padding =, count_include_pad = true}): the mean of each window
+-- padding =, ceil_mode = false, count_include_pad = true, divisor_override =}): the mean of
+-- each window (F.avg_pool2d)
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
@@ -10,8 +11,8 @@ local AvgPool2d = Module:extend("AvgPool2d")
 function AvgPool2d:init(kernel_size, stride, padding)
     local o
     if type(stride) == "table" and stride[1] == nil then
-        core._check_options(stride, "AvgPool2d", { "stride", "padding", "count_include_pad" },
-            { "ceil_mode", "divisor_override" })
+        core._check_options(stride, "AvgPool2d", { "stride", "padding", "count_include_pad",
+            "ceil_mode", "divisor_override" })
         o = stride
     else
         o = { stride = stride, padding = padding }

@@ -1,4 +1,6 @@
--- nn.BCEWithLogitsLoss([{reduction = "mean" | "sum" | "none"}]): loss(input, target)
+-- nn.BCEWithLogitsLoss([{reduction = "mean" | "sum" | "none", weight =, pos_weight =}]) (or the
+-- reduction alone): loss(input, target), F.binary_cross_entropy_with_logits; weight and
+-- pos_weight are buffers (they follow :to())
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
@@ -6,15 +8,24 @@ local I = require "tide.nn._internal"
 local BCEWithLogitsLoss = Module:extend("BCEWithLogitsLoss")
 
 function BCEWithLogitsLoss:init(opts)
+    local weight, pos_weight
     if type(opts) == "table" then
-        core._check_options(opts, "BCEWithLogitsLoss", { "reduction" })
+        core._check_options(opts, "BCEWithLogitsLoss", { "reduction", "weight", "pos_weight" })
+        weight, pos_weight = opts.weight, opts.pos_weight
         opts = opts.reduction
     end
     self.reduction = I.check_reduction(opts or "mean", "BCEWithLogitsLoss")
+    if weight ~= nil then
+        self:register_buffer("weight", weight)
+    end
+    if pos_weight ~= nil then
+        self:register_buffer("pos_weight", pos_weight)
+    end
 end
 
 function BCEWithLogitsLoss:forward(input, target)
-    return I.binary_cross_entropy_with_logits(input, target, self.reduction, "BCEWithLogitsLoss")
+    return I.binary_cross_entropy_with_logits(input, target, self.reduction, "BCEWithLogitsLoss",
+        self.weight, self.pos_weight)
 end
 
 return BCEWithLogitsLoss

@@ -1,5 +1,5 @@
--- nn.Dropout([p = 0.5]): in training, zeroes each element with probability p and scales the
--- rest by 1/(1-p); identity in eval mode
+-- nn.Dropout([p = 0.5]) or Dropout({p =, inplace = false}): in training, zeroes each element
+-- with probability p and scales the rest by 1/(1-p); identity in eval mode
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
@@ -8,6 +8,11 @@ local I = require "tide.nn._internal"
 local Dropout = Module:extend("Dropout")
 
 function Dropout:init(p)
+    if type(p) == "table" then
+        require("tide.core")._check_options(p, "Dropout", { "p", "inplace" })
+        self.inplace = p.inplace
+        p = p.p
+    end
     p = p or 0.5
     if type(p) ~= "number" or p < 0 or p > 1 then
         raise("tide: Dropout: expected a probability p in [0, 1], got " .. tostring(p))
@@ -19,6 +24,11 @@ function Dropout:forward(x)
     I.check_tensor(x, "Dropout")
     if not self.training then
         return x
+    end
+    if self.inplace then
+        return I.inplace(x, function(t)
+            return I.dropout(t, self.p)
+        end, "Dropout")
     end
     return I.dropout(x, self.p)
 end

@@ -1,4 +1,4 @@
--- nn.Dropout2d([p = 0.5]): in training, zeroes whole channels of input {N, C, H, W} (or
+-- nn.Dropout2d([p = 0.5]) or Dropout2d({p =, inplace = false}): in training, zeroes whole channels of input {N, C, H, W} (or
 -- unbatched {C, H, W}) with probability p and scales the rest by 1/(1-p); identity in eval mode
 local core = require "tide.core"
 local autograd = require "tide.autograd"
@@ -10,7 +10,8 @@ local Dropout2d = Module:extend("Dropout2d")
 
 function Dropout2d:init(p)
     if type(p) == "table" then
-        core._check_options(p, "Dropout2d", { "p" }, { "inplace" })
+        core._check_options(p, "Dropout2d", { "p", "inplace" })
+        self.inplace = p.inplace
         p = p.p
     end
     p = p or 0.5
@@ -22,6 +23,11 @@ end
 
 function Dropout2d:forward(x)
     I.check_tensor(x, "Dropout2d")
+    if self.inplace and self.training then
+        return I.inplace(x, function(t)
+            return I.dropout2d(t, self.p, "Dropout2d")
+        end, "Dropout2d")
+    end
     return I.dropout2d(x, self.training and self.p or 0, "Dropout2d")
 end
 

@@ -1,4 +1,4 @@
--- nn.ELU([alpha = 1]) or ELU({alpha =}): x where x > 0, else alpha (exp(x) - 1)
+-- nn.ELU([alpha = 1]) or ELU({alpha =, inplace = false}): x where x > 0, else alpha (exp(x) - 1)
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
@@ -8,7 +8,8 @@ local ELU = Module:extend("ELU")
 
 function ELU:init(alpha)
     if type(alpha) == "table" then
-        core._check_options(alpha, "ELU", { "alpha" }, { "inplace" })
+        core._check_options(alpha, "ELU", { "alpha", "inplace" })
+        self.inplace = alpha.inplace
         alpha = alpha.alpha
     end
     self.alpha = I.check_number(alpha, 1, "alpha", "ELU")
@@ -16,7 +17,7 @@ end
 
 function ELU:forward(x)
     I.check_tensor(x, "ELU")
-    return F.elu(x, self.alpha)
+    return F.elu(x, { alpha = self.alpha, inplace = self.inplace })
 end
 
 function ELU:extra_repr()

@@ -1,31 +1,48 @@
--- nn.Embedding(num_embeddings, embedding_dim): a lookup table of rows, ids 1-based (as every
--- index in tide); weight ~ N(0, 1) as PyTorch
+-- nn.Embedding(num_embeddings, embedding_dim[, {padding_idx =, max_norm =, norm_type = 2}]): a
+-- lookup table of rows, ids 1-based (as every index in tide); weight ~ N(0, 1) as PyTorch, the
+-- padding_idx row zero (and left without gradient); F.embedding's options
 local core = require "tide.core"
 local autograd = require "tide.autograd"
-local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
 
 local Embedding = Module:extend("Embedding")
 
-function Embedding:init(num_embeddings, embedding_dim)
+function Embedding:init(num_embeddings, embedding_dim, opts)
     I.check_int(num_embeddings, "num_embeddings", "Embedding")
     I.check_int(embedding_dim, "embedding_dim", "Embedding")
+    opts = opts or {}
+    core._check_options(opts, "Embedding", { "padding_idx", "max_norm", "norm_type" },
+        { "scale_grad_by_freq", "sparse", "_weight" })
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+    self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "Embedding")
+    self.max_norm, self.norm_type = opts.max_norm, opts.norm_type
     local w = core.empty({ num_embeddings, embedding_dim })
     autograd.no_grad(function()
         w:normal_(0, 1)
+        if self.padding_idx then
+            w:select(1, self.padding_idx):fill_(0)
+        end
     end)
     self:register_parameter("weight", w:requires_grad_(true))
 end
 
 function Embedding:forward(ids)
     I.check_tensor(ids, "Embedding")
-    return I.embedding(ids, self.weight, "Embedding")
+    if self.max_norm == nil then
+        return I.embedding(ids, self.weight, "Embedding", self.padding_idx)
+    end
+    return F.embedding(ids, self.weight, { padding_idx = self.padding_idx,
+        max_norm = self.max_norm, norm_type = self.norm_type })
 end
 
 function Embedding:extra_repr()
-    return string.format("%d, %d", self.num_embeddings, self.embedding_dim)
+    local s = string.format("%d, %d", self.num_embeddings, self.embedding_dim)
+    if self.padding_idx then
+        s = s .. ", padding_idx=" .. self.padding_idx
+    end
+    return s
 end
 
 return Embedding

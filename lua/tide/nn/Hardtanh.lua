@@ -1,5 +1,5 @@
--- nn.Hardtanh([min_val = -1[, max_val = 1]]) or Hardtanh({min_val =, max_val =}): x clamped to
--- [min_val, max_val]
+-- nn.Hardtanh([min_val = -1[, max_val = 1]]) or Hardtanh({min_val =, max_val =, inplace =}): x
+-- clamped to [min_val, max_val]
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local Module = require "tide.nn.Module"
@@ -9,7 +9,8 @@ local Hardtanh = Module:extend("Hardtanh")
 
 function Hardtanh:init(min_val, max_val)
     if type(min_val) == "table" then
-        core._check_options(min_val, "Hardtanh", { "min_val", "max_val" }, { "inplace" })
+        core._check_options(min_val, "Hardtanh", { "min_val", "max_val", "inplace" })
+        self.inplace = min_val.inplace
         min_val, max_val = min_val.min_val, min_val.max_val
     end
     self.min_val = I.check_number(min_val, -1, "min_val", "Hardtanh")
@@ -22,6 +23,11 @@ end
 
 function Hardtanh:forward(x)
     I.check_tensor(x, "Hardtanh")
+    if self.inplace then
+        return I.inplace(x, function(t)
+            return t:clamp(self.min_val, self.max_val)
+        end, "Hardtanh")
+    end
     return x:clamp(self.min_val, self.max_val)
 end
 

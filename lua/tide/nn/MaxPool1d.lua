@@ -1,5 +1,6 @@
 -- nn.MaxPool1d(kernel_size[, stride = kernel_size, padding = 0]) or MaxPool1d(k, {stride =,
--- padding =}): the max of each window of input {N, C, L}
+-- padding =, dilation = 1, ceil_mode = false, return_indices = false}): the max of each window
+-- of input {N, C, L} (F.max_pool1d)
 local core = require "tide.core"
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
@@ -8,19 +9,26 @@ local F = require "tide.nn.functional"
 local MaxPool1d = Module:extend("MaxPool1d")
 
 function MaxPool1d:init(kernel_size, stride, padding)
+    local o = {}
     if type(stride) == "table" then
-        core._check_options(stride, "MaxPool1d", { "stride", "padding" },
-            { "dilation", "ceil_mode", "return_indices" })
-        stride, padding = stride.stride, stride.padding
+        core._check_options(stride, "MaxPool1d", { "stride", "padding", "dilation", "ceil_mode",
+            "return_indices" })
+        o = stride
+        stride, padding = o.stride, o.padding
     end
     self.kernel_size = I.check_int(kernel_size, "kernel_size", "MaxPool1d")
     self.stride = I.check_int(stride or kernel_size, "stride", "MaxPool1d")
     self.padding = I.check_int(padding or 0, "padding", "MaxPool1d", 0)
+    self.dilation = I.check_int(o.dilation or 1, "dilation", "MaxPool1d")
+    self.ceil_mode = o.ceil_mode or false
+    self.return_indices = o.return_indices or false
 end
 
 function MaxPool1d:forward(x)
     I.check_tensor(x, "MaxPool1d")
-    return F.max_pool1d(x, self.kernel_size, { stride = self.stride, padding = self.padding })
+    return F.max_pool1d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+        dilation = self.dilation, ceil_mode = self.ceil_mode,
+        return_indices = self.return_indices })
 end
 
 function MaxPool1d:extra_repr()

@@ -1,24 +1,34 @@
--- nn.MaxPool2d(kernel_size[, stride = kernel_size, padding = 0])
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+-- nn.MaxPool2d(kernel_size[, stride = kernel_size, padding = 0]) or MaxPool2d(k, {stride =,
+-- padding =, dilation = 1, ceil_mode = false, return_indices = false}): F.max_pool2d; with
+-- return_indices forward gives the values and the 1-based positions of the maxima
 local core = require "tide.core"
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
 
 local MaxPool2d = Module:extend("MaxPool2d")
 
+local OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
+
 function MaxPool2d:init(kernel_size, stride, padding)
+    local o
     if type(stride) == "table" and stride[1] == nil then
-        local o = stride
-        stride, padding = o.stride, o.padding
+        core._check_options(stride, "MaxPool2d", OPTIONS)
+        o = stride
+    else
+        o = { stride = stride, padding = padding }
     end
     self.kh, self.kw = I.pair(kernel_size, "MaxPool2d", "kernel_size")
-    if stride == nil then
+    if o.stride == nil then
         self.sh, self.sw = self.kh, self.kw
     else
-        self.sh, self.sw = I.pair(stride, "MaxPool2d", "stride")
+        self.sh, self.sw = I.pair(o.stride, "MaxPool2d", "stride")
     end
-    self.ph, self.pw = I.pair(padding or 0, "MaxPool2d", "padding")
+    self.ph, self.pw = I.pair(o.padding or 0, "MaxPool2d", "padding")
+    self.dh, self.dw = I.pair(o.dilation or 1, "MaxPool2d", "dilation")
+    self.ceil_mode = o.ceil_mode or false
+    self.return_indices = o.return_indices or false
 end
 
 function MaxPool2d:forward(x)
@@ -31,8 +41,9 @@ function MaxPool2d:forward(x)
         raise(string.format("tide: MaxPool2d: kernel %dx%d is larger than the padded input " ..
             "%dx%d; use a smaller kernel or more padding", self.kh, self.kw, h, w))
     end
-    local y = core.maxpool2d(x, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw)
-    return y
+    return F.max_pool2d(x, { self.kh, self.kw }, { stride = { self.sh, self.sw },
+        padding = { self.ph, self.pw }, dilation = { self.dh, self.dw },
+        ceil_mode = self.ceil_mode, return_indices = self.return_indices })
 end
 
 function MaxPool2d:extra_repr()

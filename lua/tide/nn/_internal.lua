@@ -5,6 +5,7 @@ local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local fused = require "tide.nn._fused"
+local engine = require "tide.autograd.engine"
 local raise = autograd.raise
 
 local I = {}
@@ -332,13 +333,71 @@ function I.mse_loss(input, target, reduction, who)
 end
 
 -- max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|
-function I.binary_cross_entropy_with_logits(input, target, reduction, who)
+-- t (optional) broadcasts to x's shape, and sits on x's device
+local function broadcasts_to(t, x, who, what)
+    if t == nil then
+        return
+    end
+    if not is_tensor(t) then
+        raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(t)))
+    end
+    local ok = t:dim() <= x:dim()
+    for i = 0, t:dim() - 1 do
+        local a, b = t:size(t:dim() - i), x:size(x:dim() - i)
+        ok = ok and (a == 1 or a == b)
+    end
+    if not ok then
+        raise(string.format("tide: %s: %s %s does not broadcast to the input's shape %s", who,
+            what, I.shape_str(t.shape), I.shape_str(x.shape)))
+    end
+    if t.device ~= x.device then
+        raise(string.format("tide: %s: expected all tensors on the same device, found %s " ..
+            "(input) and %s (%s); move the input with x:to(\"%s\")", who, tostring(x.device),
+            tostring(t.device), what, tostring(t.device)))
+    end
+end
+
+-- (1 - y) x + lw (log(1 + exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1) y: PyTorch's
+-- stable form; weight (broadcast) scales each element's loss
+function I.binary_cross_entropy_with_logits(input, target, reduction, who, weight, pos_weight)
     I.same_shape_check(input, target, who)
-    local loss = input:relu():sub(input:mul(target)):add(input:abs():neg():exp():add(1):log())
+    broadcasts_to(weight, input, who, "weight")
+    broadcasts_to(pos_weight, input, who, "pos_weight")
+    local soft = input:abs():neg():exp():add(1):log()
+    local loss
+    if pos_weight then
+        local lw = pos_weight:sub(1):mul(target):add(1)
+        loss = target:neg():add(1):mul(input):add(lw:mul(soft:add(input:neg():relu())))
+    else
+        loss = input:relu():sub(input:mul(target)):add(soft)
+    end
+    if weight then
+        loss = loss:mul(weight)
+    end
     return I.reduce(loss, reduction, who)
 end
 
 -- ---- bodies shared by modules and nn.functional (arguments already checked) ----
+
+-- f(x) written into x itself ({inplace = true}), with autograd's in-place rules: a leaf that
+-- requires grad is refused; otherwise x takes the result and a gradient that flows through the
+-- copy. f runs on a clone when x is in a graph, so the formulas inside f that read their input
+-- read values the write leaves alone (PyTorch's in-place ELU reads its result instead).
+function I.inplace(x, f, who)
+    if x.requires_grad and core.is_grad_enabled() then
+        local node = x.grad_fn
+        if node == nil then
+            raise("tide: " .. who .. ": in-place operation on a leaf tensor that requires " ..
+                "grad; leave inplace off, or wrap it in tide.no_grad")
+        end
+        if engine.VIEW_OPS[node.name] then -- the engine's rule, named after the caller
+            raise("tide: " .. who .. ": in-place operation on a view of a tensor that requires " ..
+                "grad is not supported yet; clone() the view first, or leave inplace off")
+        end
+        return x:copy_(f(x:clone()))
+    end
+    return x:copy_(f(x))
+end
 
 -- in training: zeroes each element with probability p, scales the rest by 1/(1-p)
 function I.dropout(x, p)
@@ -432,7 +491,8 @@ function I.batch_norm(x, running_mean, running_var, weight, bias, training, mome
 end
 
 -- rows of weight for 1-based integer ids, shape ids.shape .. {embedding_dim}
-function I.embedding(ids, weight, who)
+-- ids' dtype, device and (on the host) range for weight's rows
+function I.embedding_ids(ids, weight, who)
     if ids.dtype ~= "int64" and ids.dtype ~= "int32" then
         raise("tide: " .. who .. ": expected integer ids (int64, 1-based), got " .. ids.dtype)
     end
@@ -447,9 +507,53 @@ function I.embedding(ids, weight, who)
                 "are 1-based, in 1..%d", who, compat.tointeger(bad) or bad, n, n))
         end
     end
+end
+
+-- rows of weight for ids; the padding_idx row's lookups pass no gradient
+function I.embedding(ids, weight, who, padding_idx, checked)
+    if not checked then
+        I.embedding_ids(ids, weight, who)
+    end
     local shape = ids.shape
     shape[#shape + 1] = weight:size(2)
-    return weight:index_select(1, ids:reshape(-1)):view(shape)
+    local y = weight:index_select(1, ids:reshape(-1)):view(shape)
+    if padding_idx and y.requires_grad then
+        y = core.where(ids:eq(padding_idx):unsqueeze(-1), y:detach(), y)
+    end
+    return y
+end
+
+-- a 1-based padding_idx in 1..n or -n..-1 (from the end), as a positive row (nil stays nil)
+function I.padding_idx(p, n, who)
+    if p == nil then
+        return nil
+    end
+    if not compat.is_integer(p) or p == 0 or p < -n or p > n then
+        raise(string.format("tide: %s: padding_idx must be a row of the %d embeddings: 1..%d, " ..
+            "or -%d..-1 from the end; got %s", who, n, n, n, tostring(p)))
+    end
+    return p > 0 and p or n + 1 + p
+end
+
+-- rescales in place (no gradient) each row of weight that ids look up whose norm_type-norm
+-- exceeds max_norm to max_norm / (norm + 1e-7) times itself, as PyTorch's embedding_renorm_
+function I.embedding_renorm_(weight, ids, max_norm, norm_type)
+    autograd.no_grad(function()
+        local flat = ids:reshape(-1)
+        if flat:numel() == 0 then
+            return
+        end
+        local rows = weight:index_select(1, flat)
+        local a, norms = rows:abs(), nil
+        if norm_type == math.huge then
+            norms = a:amax(2, true)
+        else
+            norms = a:pow(norm_type):sum(2, true):pow(1 / norm_type)
+        end
+        local scale = core.where(norms:gt(max_norm), norms:add(1e-7):reciprocal():mul(max_norm), 1)
+        local at = flat:view(-1, 1):expand(flat:numel(), weight:size(2))
+        weight:scatter_(1, at, rows:mul(scale)) -- a repeated id writes its one value again
+    end)
 end
 
 return I

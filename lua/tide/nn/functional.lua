@@ -114,8 +114,24 @@ end
 
 -- ---- activations ----
 
-function F.relu(input)
-    return tensor_arg(input, "relu", "input"):relu()
+-- {inplace = false}: with true the result is written into input (autograd's in-place rules:
+-- not on a leaf that requires grad), here and in each function that takes the option
+function F.relu(input, opts)
+    tensor_arg(input, "relu", "input")
+    if bool_opt(options(opts, "relu", { "inplace" }).inplace, false, "relu", "inplace") then
+        return I.inplace(input, function(x)
+            return x:relu()
+        end, "relu")
+    end
+    return input:relu()
+end
+
+-- f(input), or f written into input with {inplace = true}
+local function maybe_inplace(input, o, who, f)
+    if bool_opt(o.inplace, false, who, "inplace") then
+        return I.inplace(input, f, who)
+    end
+    return f(input)
 end
 
 function F.sigmoid(input)
@@ -127,9 +143,11 @@ function F.tanh(input)
 end
 
 -- x * sigmoid(x)
-function F.silu(input)
+function F.silu(input, opts)
     tensor_arg(input, "silu", "input")
-    return input:mul(input:sigmoid())
+    return maybe_inplace(input, options(opts, "silu", { "inplace" }), "silu", function(x)
+        return x:mul(x:sigmoid())
+    end)
 end
 
 -- exact (the erf form), or {approximate = "tanh"}: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -149,18 +167,22 @@ end
 -- x where x > 0, else negative_slope * x (the gradient at 0 is negative_slope, as PyTorch)
 function F.leaky_relu(input, opts)
     tensor_arg(input, "leaky_relu", "input")
-    local o = number_or_options(opts, "negative_slope", "leaky_relu", { "negative_slope" },
-        { "inplace" })
+    local o = number_or_options(opts, "negative_slope", "leaky_relu",
+        { "negative_slope", "inplace" })
     local slope = number_opt(o.negative_slope, 0.01, "leaky_relu", "negative_slope")
-    return core.where(input:gt(0), input, input:mul(slope))
+    return maybe_inplace(input, o, "leaky_relu", function(x)
+        return core.where(x:gt(0), x, x:mul(slope))
+    end)
 end
 
 -- x where x > 0, else alpha (exp(x) - 1); exp reads min(x, 0) so the unused branch stays finite
 function F.elu(input, opts)
     tensor_arg(input, "elu", "input")
-    local o = number_or_options(opts, "alpha", "elu", { "alpha" }, { "inplace" })
+    local o = number_or_options(opts, "alpha", "elu", { "alpha", "inplace" })
     local alpha = number_opt(o.alpha, 1, "elu", "alpha")
-    return core.where(input:gt(0), input, input:clamp(nil, 0):exp():sub(1):mul(alpha))
+    return maybe_inplace(input, o, "elu", function(x)
+        return core.where(x:gt(0), x, x:clamp(nil, 0):exp():sub(1):mul(alpha))
+    end)
 end
 
 -- log(1 + exp(beta x)) / beta, and x itself where beta x > threshold
@@ -177,13 +199,15 @@ end
 -- x clamped to [min_val, max_val]; {min_val = -1, max_val = 1}
 function F.hardtanh(input, opts)
     tensor_arg(input, "hardtanh", "input")
-    local o = options(opts, "hardtanh", { "min_val", "max_val" }, { "inplace" })
+    local o = options(opts, "hardtanh", { "min_val", "max_val", "inplace" })
     local lo = number_opt(o.min_val, -1, "hardtanh", "min_val")
     local hi = number_opt(o.max_val, 1, "hardtanh", "max_val")
     if lo > hi then
         raise(string.format("tide: hardtanh: expected min_val <= max_val, got %s > %s", lo, hi))
     end
-    return input:clamp(lo, hi)
+    return maybe_inplace(input, o, "hardtanh", function(x)
+        return x:clamp(lo, hi)
+    end)
 end
 
 function F.softmax(input, dim)
@@ -349,11 +373,30 @@ end
 
 -- ---- pooling ----
 
--- kernel, stride (default: the kernel) and padding of a 2-D pooling over input [N, C, H, W]
+-- PyTorch's pooled size of one dim (0 when the window does not fit): with ceil_mode the size
+-- rounds up, but the last window still starts inside the input or its left padding
+local function pool_out(size, k, s, p, d, ceil_mode)
+    local span = size + 2 * p - d * (k - 1) - 1
+    if span < 0 then
+        return 0
+    end
+    local n = idiv(span + (ceil_mode and s - 1 or 0), s) + 1
+    if ceil_mode and (n - 1) * s >= size + p then
+        n = n - 1
+    end
+    return n
+end
+
+-- the geometry of a 2-D pooling over input [N, C, H, W]: kernel, stride (default: the kernel),
+-- padding, dilation (max pooling only), ceil_mode; a table g = {kh, kw, sh, sw, ph, pw, dh, dw,
+-- ceil, oh, ow}
 local function pool_args(who, input, kernel_size, o)
     tensor_arg(input, who, "input")
     if input:dim() ~= 4 then
         raise("tide: " .. who .. ": expected 4-D input {N, C, H, W}, got " .. shape_str(input))
+    end
+    if not FLOAT_DTYPES[input.dtype] then
+        raise("tide: " .. who .. ": expected a floating-point input, got " .. input.dtype)
     end
     local kh, kw = I.pair(kernel_size, who, "kernel_size")
     local sh, sw = kh, kw
@@ -361,38 +404,55 @@ local function pool_args(who, input, kernel_size, o)
         sh, sw = I.pair(o.stride, who, "stride")
     end
     local ph, pw = I.pair(o.padding or 0, who, "padding")
+    local dh, dw = I.pair(o.dilation or 1, who, "dilation")
     int_arg(kh, who, "kernel_size", 1)
     int_arg(kw, who, "kernel_size", 1)
     int_arg(sh, who, "stride", 1)
     int_arg(sw, who, "stride", 1)
     int_arg(ph, who, "padding", 0)
     int_arg(pw, who, "padding", 0)
+    int_arg(dh, who, "dilation", 1)
+    int_arg(dw, who, "dilation", 1)
+    local ceil = bool_opt(o.ceil_mode, false, who, "ceil_mode")
     if 2 * ph > kh or 2 * pw > kw then
         raise(string.format("tide: %s: padding %d,%d should be at most half the kernel %dx%d",
             who, ph, pw, kh, kw))
     end
-    local h, w = input:size(3) + 2 * ph, input:size(4) + 2 * pw
-    if h < kh or w < kw then
-        raise(string.format("tide: %s: kernel %dx%d is larger than the padded input %dx%d; " ..
-            "use a smaller kernel or more padding", who, kh, kw, h, w))
+    local h, w = input:size(3), input:size(4)
+    local oh, ow = pool_out(h, kh, sh, ph, dh, ceil), pool_out(w, kw, sw, pw, dw, ceil)
+    if oh < 1 or ow < 1 then
+        if dh == 1 and dw == 1 then
+            raise(string.format("tide: %s: kernel %dx%d is larger than the padded input %dx%d; " ..
+                "use a smaller kernel or more padding", who, kh, kw, h + 2 * ph, w + 2 * pw))
+        end
+        raise(string.format("tide: %s: kernel %dx%d with dilation %d,%d spans %dx%d, larger " ..
+            "than the padded input %dx%d; use a smaller kernel, dilation or more padding", who, kh,
+            kw, dh, dw, dh * (kh - 1) + 1, dw * (kw - 1) + 1, h + 2 * ph, w + 2 * pw))
     end
-    return kh, kw, sh, sw, ph, pw
+    return { kh, kw, sh, sw, ph, pw, dh, dw, ceil, oh, ow }
 end
 
--- max over each window; {stride = kernel_size, padding = 0}
+local MAX_POOL_OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
+
+-- max over each window; {stride = kernel_size, padding = 0, dilation = 1, ceil_mode = false,
+-- return_indices = false}; with return_indices also the int64 1-based position of each maximum
+-- within its plane (h - 1) * W + w, as PyTorch's flat index plus one
 function F.max_pool2d(input, kernel_size, opts)
-    local o = options(opts, "max_pool2d", { "stride", "padding" },
-        { "dilation", "ceil_mode", "return_indices" })
-    local kh, kw, sh, sw, ph, pw = pool_args("max_pool2d", input, kernel_size, o)
-    local y = core.maxpool2d(input, kh, kw, sh, sw, ph, pw)
+    local who = "max_pool2d"
+    local o = options(opts, who, MAX_POOL_OPTIONS)
+    local g = pool_args(who, input, kernel_size, o)
+    local y, ix = core.maxpool2d(input, g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9])
+    if bool_opt(o.return_indices, false, who, "return_indices") then
+        return y, ix:add(1)
+    end
     return y
 end
 
--- max over each window of input [N, C, L]; {stride = kernel_size, padding = 0}
+-- max over each window of input [N, C, L]; the options of max_pool2d (integers), indices the
+-- 1-based positions along L
 function F.max_pool1d(input, kernel_size, opts)
     local who = "max_pool1d"
-    local o = options(opts, who, { "stride", "padding" },
-        { "dilation", "ceil_mode", "return_indices" })
+    local o = options(opts, who, MAX_POOL_OPTIONS)
     tensor_arg(input, who, "input")
     if input:dim() ~= 3 then
         raise("tide: max_pool1d: expected 3-D input {N, C, L}, got " .. shape_str(input))
@@ -400,9 +460,15 @@ function F.max_pool1d(input, kernel_size, opts)
     int_arg(kernel_size, who, "kernel_size", 1)
     local s = int_arg(o.stride or kernel_size, who, "stride", 1)
     local p = int_arg(o.padding or 0, who, "padding", 0)
-    pool_args(who, input:unsqueeze(3), { 1, kernel_size },
-        { stride = { 1, s }, padding = { 0, p } })
-    return core.maxpool2d(input:unsqueeze(3), 1, kernel_size, 1, s, 0, p):squeeze(3)
+    local d = int_arg(o.dilation or 1, who, "dilation", 1)
+    local x = input:unsqueeze(3)
+    local g = pool_args(who, x, { 1, kernel_size }, { stride = { 1, s }, padding = { 0, p },
+        dilation = { 1, d }, ceil_mode = o.ceil_mode })
+    local y, ix = core.maxpool2d(x, 1, kernel_size, 1, s, 0, p, 1, d, g[9])
+    if bool_opt(o.return_indices, false, who, "return_indices") then
+        return y:squeeze(3), ix:squeeze(3):add(1)
+    end
+    return y:squeeze(3)
 end
 
 -- [out, size] averaging matrix of PyTorch's adaptive windows: row i averages the cells
@@ -460,24 +526,52 @@ function F.adaptive_avg_pool2d(input, output_size)
     return y == input and input:clone() or y
 end
 
--- mean over each window; {stride = kernel_size, padding = 0, count_include_pad = true}
--- (false: a window's padded cells are left out of its count)
+-- [1, 1, kh*kw, OH*OW] window sums of a 2-D mask: the cells that count toward each divisor
+local function window_counts(mask, g)
+    local cols = core.im2col(mask, g[1], g[2], g[3], g[4], 0, 0)
+    return cols:sum(2):view(1, 1, g[10], g[11])
+end
+
+-- mean over each window; {stride = kernel_size, padding = 0, ceil_mode = false,
+-- count_include_pad = true (false: a window's padded cells are left out of its count),
+-- divisor_override = (a non-zero integer: every window's divisor)}. With ceil_mode a window
+-- may run past the padded input: the cells beyond count for nothing, as in PyTorch.
 function F.avg_pool2d(input, kernel_size, opts)
     local who = "avg_pool2d"
-    local o = options(opts, who, { "stride", "padding", "count_include_pad" },
-        { "ceil_mode", "divisor_override" })
-    local kh, kw, sh, sw, ph, pw = pool_args(who, input, kernel_size, o)
+    local o = options(opts, who, { "stride", "padding", "count_include_pad", "ceil_mode",
+        "divisor_override" })
+    local g = pool_args(who, input, kernel_size, o)
     local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
+    local divisor = o.divisor_override
+    if divisor ~= nil and (not compat.is_integer(divisor) or divisor == 0) then
+        raise("tide: avg_pool2d: expected divisor_override to be a non-zero integer, got " ..
+            tostring(divisor))
+    end
+    local kh, kw, sh, sw, ph, pw, oh, ow = g[1], g[2], g[3], g[4], g[5], g[6], g[10], g[11]
     local n, c, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
-    local oh, ow = idiv(h + 2 * ph - kh, sh) + 1, idiv(w + 2 * pw - kw, sw) + 1
-    local cols = core.im2col(input, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
+    -- rows and columns the last windows read past the padded input (ceil_mode)
+    local eh = math.max(0, (oh - 1) * sh + kh - (h + 2 * ph))
+    local ew = math.max(0, (ow - 1) * sw + kw - (w + 2 * pw))
+    local x = input
+    if eh > 0 or ew > 0 then
+        x = F.pad(input, { 0, ew, 0, eh })
+    end
+    local cols = core.im2col(x, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
     local sums = cols:reshape(n, c, kh * kw, oh * ow):sum(3):view(n, c, oh, ow)
-    if include_pad or (ph == 0 and pw == 0) then
+    if divisor ~= nil then
+        return sums:div(divisor)
+    end
+    if eh == 0 and ew == 0 and (include_pad or (ph == 0 and pw == 0)) then
         return sums:div(kh * kw)
     end
-    local ones = core.ones({ 1, 1, h, w }, { device = input.device, dtype = input.dtype })
-    local counts = core.im2col(ones, kh, kw, sh, sw, ph, pw):sum(2):view(1, 1, oh, ow)
-    return sums:div(counts)
+    local like = { device = input.device, dtype = input.dtype }
+    local mask
+    if include_pad then -- the padded input counts, what lies beyond it does not
+        mask = F.pad(core.ones({ 1, 1, h + 2 * ph, w + 2 * pw }, like), { 0, ew, 0, eh })
+    else
+        mask = F.pad(core.ones({ 1, 1, h, w }, like), { pw, pw + ew, ph, ph + eh })
+    end
+    return sums:div(window_counts(mask, g))
 end
 
 -- ---- dropout and normalization ----
@@ -486,22 +580,28 @@ end
 -- the rest by 1/(1-p); the input itself otherwise
 function F.dropout(input, opts)
     tensor_arg(input, "dropout", "input")
-    local o = number_or_options(opts, "p", "dropout", { "p", "training" }, { "inplace" })
+    local o = number_or_options(opts, "p", "dropout", { "p", "training", "inplace" })
     local p = probability(o.p == nil and 0.5 or o.p, "dropout")
     if not bool_opt(o.training, true, "dropout", "training") then
         return input
     end
-    return I.dropout(input, p)
+    return maybe_inplace(input, o, "dropout", function(x)
+        return I.dropout(x, p)
+    end)
 end
 
 -- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, H, W} or {C, H, W}
 -- with probability p and scales the rest by 1/(1-p); the input itself otherwise
 function F.dropout2d(input, opts)
     tensor_arg(input, "dropout2d", "input")
-    local o = number_or_options(opts, "p", "dropout2d", { "p", "training" }, { "inplace" })
+    local o = number_or_options(opts, "p", "dropout2d", { "p", "training", "inplace" })
     local p = probability(o.p == nil and 0.5 or o.p, "dropout2d")
-    local training = bool_opt(o.training, true, "dropout2d", "training")
-    return I.dropout2d(input, training and p or 0, "dropout2d")
+    if not bool_opt(o.training, true, "dropout2d", "training") then
+        return I.dropout2d(input, 0, "dropout2d") -- the shape check
+    end
+    return maybe_inplace(input, o, "dropout2d", function(x)
+        return I.dropout2d(x, p, "dropout2d")
+    end)
 end
 
 local NORM_OPTIONS = { "weight", "bias", "eps" }
@@ -598,18 +698,31 @@ end
 
 -- ---- embeddings and encodings ----
 
--- rows of weight [num_embeddings, dim] for 1-based integer ids
+-- rows of weight [num_embeddings, dim] for 1-based integer ids; {padding_idx = (a row, 1-based
+-- or negative from the end, whose lookups pass no gradient), max_norm = (rows looked up with a
+-- larger norm are rescaled to it in weight itself, without gradient), norm_type = 2}
 function F.embedding(input, weight, opts)
     local who = "embedding"
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
-    options(opts, who, {}, { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
-        "sparse" })
+    local o = options(opts, who, { "padding_idx", "max_norm", "norm_type" },
+        { "scale_grad_by_freq", "sparse" })
     if weight:dim() ~= 2 then
         raise("tide: embedding: expected a 2-D weight {num_embeddings, dim}, got " ..
             shape_str(weight))
     end
-    return I.embedding(input, weight, who)
+    local pad = I.padding_idx(o.padding_idx, weight:size(1), who)
+    I.embedding_ids(input, weight, who)
+    if o.max_norm ~= nil then -- the rows are rescaled before they are looked up
+        local max_norm = number_opt(o.max_norm, nil, who, "max_norm")
+        local p = number_opt(o.norm_type, 2, who, "norm_type")
+        if max_norm <= 0 or p <= 0 then
+            raise(string.format("tide: embedding: expected max_norm > 0 and norm_type > 0, got " ..
+                "%s and %s", tostring(max_norm), tostring(p)))
+        end
+        I.embedding_renorm_(weight, input, max_norm, p)
+    end
+    return I.embedding(input, weight, who, pad, true)
 end
 
 -- int64 tensor of shape input.shape .. {num_classes}: 1 at each 1-based class; num_classes
@@ -644,23 +757,106 @@ function F.one_hot(input, num_classes)
     return input:reshape(-1, 1):eq(classes:view(1, n)):long():view(shape)
 end
 
+-- the source positions (1-based) of dim d's cells after padding it by lo and hi in mode: the
+-- cells -lo+1 .. size+hi of the input, reflected, clamped or wrapped back into 1..size
+local function pad_positions(mode, size, lo, hi)
+    local pos = {}
+    if mode == "circular" then -- PyTorch crops first, then wraps the cropped dim
+        local first, n = 1 - math.min(lo, 0), size + math.min(lo, 0) + math.min(hi, 0)
+        for j = -math.max(lo, 0), n - 1 + math.max(hi, 0) do
+            pos[#pos + 1] = first + j % n
+        end
+        return pos
+    end
+    for j = 1 - lo, size + hi do
+        local k = j
+        if mode == "reflect" then
+            k = k < 1 and 2 - k or k > size and 2 * size - k or k
+        else
+            k = math.max(1, math.min(size, k))
+        end
+        pos[#pos + 1] = k
+    end
+    return pos
+end
+
+-- the input ranks each non-constant mode pads with #pad sizes (PyTorch's rules)
+local function check_pad_rank(mode, input, n)
+    local nd, ok = input:dim(), false
+    if mode == "circular" then
+        ok = nd >= 3 and nd <= 5 and n == 2 * (nd - 2)
+    else
+        ok = (n == 2 or n == 4 or n == 6) and (nd == idiv(n, 2) + 1 or nd == idiv(n, 2) + 2)
+    end
+    if not ok then
+        local want = mode == "circular" and "2 sizes for a 3-D input {N, C, W}, 4 for a 4-D " ..
+            "input, 6 for a 5-D input" or "2 sizes for a 2-D or 3-D input, 4 for a 3-D or 4-D " ..
+            "input, 6 for a 4-D or 5-D input"
+        raise(string.format("tide: pad: mode \"%s\" takes %s; got %d sizes for a %d-D input",
+            mode, want, n, nd))
+    end
+end
+
+-- "reflect", "replicate" and "circular": each padded dim gathered with index_select (its
+-- gradient adds each cell's share back), after PyTorch's checks
+local function pad_gather(input, pad, mode)
+    check_pad_rank(mode, input, #pad)
+    local y = input
+    for i = 1, idiv(#pad, 2) do
+        local d = input:dim() - i + 1
+        local lo, hi, size = pad[2 * i - 1], pad[2 * i], input:size(d)
+        if mode == "reflect" and (lo >= size or hi >= size) then
+            raise(string.format("tide: pad: mode \"reflect\" needs each size smaller than " ..
+                "its dim, got %d, %d for dim %d of size %d (input %s)", lo, hi, d, size,
+                shape_str(input)))
+        end
+        if mode == "circular" and (lo > size or hi > size) then
+            raise(string.format("tide: pad: mode \"circular\" wraps around at most once: " ..
+                "sizes %d, %d exceed dim %d of size %d (input %s)", lo, hi, d, size,
+                shape_str(input)))
+        end
+        if size + lo + hi < 1 then
+            raise(string.format("tide: pad: sizes %d, %d leave nothing of dim %d of size %d",
+                lo, hi, d, size))
+        end
+        if lo ~= 0 or hi ~= 0 then
+            local pos = core.tensor(pad_positions(mode, size, lo, hi),
+                { dtype = "int64", device = input.device })
+            y = y:index_select(d, pos)
+        end
+    end
+    return y
+end
+
 -- pads (or, with negative sizes, crops) the last dims: pad = {left, right[, top, bottom, ...]}
--- from the last dim backwards; {mode = "constant", value = 0}
+-- from the last dim backwards; {mode = "constant" | "reflect" | "replicate" | "circular",
+-- value = 0 (constant only)}
 function F.pad(input, pad, opts)
     local who = "pad"
     tensor_arg(input, who, "input")
     local o = options(opts, who, { "mode", "value" })
     local mode = o.mode or "constant"
-    if mode == "reflect" or mode == "replicate" or mode == "circular" then
-        raise("tide: pad: mode \"" .. mode .. "\" is not supported yet; use \"constant\"")
-    elseif mode ~= "constant" then
-        raise("tide: pad: unknown mode \"" .. tostring(mode) .. "\"; use \"constant\"")
+    if mode ~= "constant" and mode ~= "reflect" and mode ~= "replicate" and mode ~= "circular" then
+        raise("tide: pad: unknown mode \"" .. tostring(mode) .. "\"; use \"constant\", " ..
+            "\"reflect\", \"replicate\" or \"circular\"")
     end
     local value = number_opt(o.value, 0, who, "value")
     if type(pad) ~= "table" or #pad % 2 ~= 0 or #pad > 2 * input:dim() then
         raise(string.format("tide: pad: expected pad as a table of 2 sizes per padded dim " ..
             "(at most %d for a %d-D input), got %s", 2 * input:dim(), input:dim(),
             type(pad) == "table" and #pad .. " sizes" or type(pad)))
+    end
+    for i = 1, #pad do
+        if not compat.is_integer(pad[i]) then
+            raise("tide: pad: expected integer sizes, got " .. tostring(pad[i]))
+        end
+    end
+    if mode ~= "constant" then
+        if value ~= 0 then
+            raise("tide: pad: mode \"" .. mode .. "\" takes no value (got " .. tostring(value) ..
+                "); drop the value option")
+        end
+        return pad_gather(input, pad, mode)
     end
     local y = input
     for i = 1, idiv(#pad, 2) do
@@ -806,10 +1002,13 @@ function F.binary_cross_entropy(input, target, opts)
     return I.reduce(loss, reduction, who)
 end
 
+-- logits input, targets in [0, 1]; {weight = (scales each element's loss, broadcast),
+-- pos_weight = (weighs the positive term, broadcast along the last dim: one per class)}
 function F.binary_cross_entropy_with_logits(input, target, opts)
     local who = "binary_cross_entropy_with_logits"
-    local _, reduction = loss_options(opts, who, nil, { "weight", "pos_weight" })
-    return I.binary_cross_entropy_with_logits(input, target, reduction, who)
+    local o, reduction = loss_options(opts, who, { "reduction", "weight", "pos_weight" })
+    return I.binary_cross_entropy_with_logits(input, target, reduction, who, o.weight,
+        o.pos_weight)
 end
 
 -- input: log-probabilities; target: probabilities (log-probabilities with {log_target = true});
