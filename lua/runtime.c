@@ -50,7 +50,7 @@ int tl_check_runtime(lua_State *L) {
              "%s from %.300s; tide needs " HOST_NAME " alone: load the other Lua with RTLD_LOCAL, "
              "or load " HOST_LIB "%s with RTLD_GLOBAL before it",
              any.dli_fname ? any.dli_fname : "?", STR(ONLY_FN),
-             only54.dli_fname ? only54.dli_fname : "?", LUA_VERSION + 4);
+             only54.dli_fname ? only54.dli_fname : "?", &LUA_VERSION[4]);
     void         *h = only54.dli_fname ? dlopen(only54.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     pushstring_fn push = NULL;
     error_fn      raise = NULL;
