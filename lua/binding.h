@@ -16,6 +16,7 @@ typedef struct tide_lua_state {
     int          hook_ref;    /* autograd hook, LUA_NOREF when none */
     size_t       gc_debt;     /* bytes allocated since the last GC step */
     size_t       gc_since;    /* tensor bytes allocated since the last full collection (gc.c) */
+    size_t       gc_live;     /* host tensor bytes alive after the last full collection */
     const void  *tensor_mt;   /* identity of the tide.Tensor metatable (fast type test) */
     /* trace.c: what to note after a core call (TL_WATCH_*), the stats when last noted, the
      * core's "log" line waiting for its Lua position, the source prefix of tide's Lua files */
