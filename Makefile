@@ -74,6 +74,9 @@ $(BUILD)/obj/src/plugin.o: $(CONFIG_H)
 $(BUILD)/obj/src/plugin.o: CFLAGS_ALL += -I$(BUILD)/gen
 FORCE:
 
+# the kernel files: sqrt's errno (never read) would keep a libm call in each loop, unvectorized
+$(BUILD)/obj/src/cpu/optim.o $(BUILD)/obj/src/cpu/elementwise.o: CFLAGS_ALL += -fno-math-errno
+
 $(LIBTIDE): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

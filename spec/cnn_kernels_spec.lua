@@ -144,18 +144,37 @@ describe("CNN kernels", function()
             .. "[18, N, 12]", 1, true), err)
     end)
 
-    it("relu's gradient in one pass: g where x > 0, else 0 (x = 0 and NaN give 0)", function()
-        local x = tide.tensor({ -1, 0, 2, NAN, 3 }, { dtype = "float32" })
-        local g = tide.tensor({ 10, 20, 30, 40, 50 }, { dtype = "float32" })
-        assert.are.same({ 0, 0, 30, 0, 50 }, core.relu_backward(g, x):totable())
-        local xt = tide.randn(4, 3):t() -- strided operands
-        local gt = tide.randn(4, 3):t()
-        assert.are.equal(0, max_diff(core.relu_backward(gt, xt), gt:mul(xt:gt(0))))
-        local ok, err = pcall(core.relu_backward, tide.zeros(2), tide.zeros(3))
-        assert.is_false(ok)
-        assert.is_truthy(err:find("tide: relu_backward: grad_out [2] and input [3] must have "
-            .. "one shape", 1, true), err)
-    end)
+    it("relu's gradient in one pass: 0 where x <= 0 (0 and -0 too), else g (NaN too), as PyTorch",
+        function()
+            -- PyTorch 1.13: torch.relu(x).backward(g) on these x gives g.grad = 0, 0, 30, 40, 50,
+            -- 0, 70, 0 (threshold_backward: x <= 0 ? 0 : g, and NaN <= 0 is false)
+            for _, dtype in ipairs({ "float32", "float64" }) do
+                local x = tide.tensor({ -1, 0, 2, NAN, 3, -0.0, math.huge, -math.huge },
+                    { dtype = dtype })
+                local g = tide.tensor({ 10, 20, 30, 40, 50, 60, 70, 80 }, { dtype = dtype })
+                assert.are.same({ 0, 0, 30, 40, 50, 0, 70, 0 }, core.relu_backward(g, x):totable())
+                local xa = x:clone():requires_grad_()
+                xa:relu():backward(g)
+                assert.are.same({ 0, 0, 30, 40, 50, 0, 70, 0 }, xa.grad:totable())
+            end
+            -- long rows run the vectorized loop: every lane against the rule
+            local x = tide.randn(1000)
+            x:narrow(1, 1, 4):copy_(tide.tensor({ 0, -0.0, NAN, 1 }))
+            local g = tide.randn(1000)
+            local gx, xs, gs = core.relu_backward(g, x):totable(), x:totable(), g:totable()
+            for i = 1, 1000 do
+                local want = xs[i] <= 0 and 0 or gs[i]
+                assert(gx[i] == want, string.format("element %d: x %g g %g gave %g", i, xs[i],
+                    gs[i], gx[i]))
+            end
+            local xt = tide.randn(4, 3):t() -- strided operands
+            local gt = tide.randn(4, 3):t()
+            assert.are.equal(0, max_diff(core.relu_backward(gt, xt), gt:mul(xt:gt(0))))
+            local ok, err = pcall(core.relu_backward, tide.zeros(2), tide.zeros(3))
+            assert.is_false(ok)
+            assert.is_truthy(err:find("tide: relu_backward: grad_out [2] and input [3] must have "
+                .. "one shape", 1, true), err)
+        end)
 end)
 
 describe("CNN kernels on cuda:0 #cuda", function()
@@ -183,6 +202,9 @@ describe("CNN kernels on cuda:0 #cuda", function()
             local g = tide.randn(2, 3, 7, 8, { dtype = dtype })
             assert.are.equal(0, max_diff(core.relu_backward(g:to("cuda:0"), xg),
                 core.relu_backward(g, x)))
+            local xs = tide.tensor({ -1, 0, 2, NAN, -0.0 }, { dtype = dtype }):to("cuda:0")
+            local gs = tide.tensor({ 10, 20, 30, 40, 50 }, { dtype = dtype }):to("cuda:0")
+            assert.are.same({ 0, 0, 30, 40, 0 }, core.relu_backward(gs, xs):to("cpu"):totable())
         end
     end)
 end)

@@ -26,6 +26,20 @@
 
 #define CPU_MAX_OPS 4
 
+/* The hot row loops (elementwise, sums, relu's gradient, softmax, optimizer steps) are built
+ * three times, for the build's baseline (x86-64-v2: SSE4.2), x86-64-v3 (AVX2) and x86-64-v4
+ * (AVX-512), and the loader picks one for the CPU it runs on (GCC's target_clones, an ifunc),
+ * so a portable binary vectorizes 8 or 16 floats at a time where it can. Results do not
+ * depend on the clone: C11 mode keeps GCC from contracting a*b+c into an FMA (clang contracts
+ * by default, so its builds keep one copy), and no loop here reassociates. -DCPU_NO_CLONES
+ * builds one copy, for comparisons. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) &&       \
+    !defined(CPU_NO_CLONES)
+#define CPU_HOT __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define CPU_HOT
+#endif
+
 #define CPU_TRY(expr)                                                                              \
     do {                                                                                           \
         tide_status st_ = (expr);                                                                  \

@@ -140,7 +140,7 @@ typedef struct op_arg {
 #define BD_BOUNDED(E, fn, dtypes, LOOP)    OP_CASE(E, LOOP, fn, dtypes, OUT_SAME)
 #define BD_REDUCE(E, fn, dtypes, LOOP)     /* */
 
-static void bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+CPU_HOT static void bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const op_arg *oa = arg;
     switch (oa->op) {
@@ -152,7 +152,7 @@ static void bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
     }
 }
 
-static void un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+CPU_HOT static void un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const op_arg *oa = arg;
     switch (oa->op) {
@@ -369,7 +369,7 @@ tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const
 
 /* out of C type TO from every source dtype; FCVT for float sources, ICVT for integer ones */
 #define DEF_CVT(S, TO, FCVT, ICVT)                                                                 \
-    static void cvt_to_##S(tide_dtype from, char **p, const int64_t *s, int64_t n) {               \
+    CPU_HOT static void cvt_to_##S(tide_dtype from, char **p, const int64_t *s, int64_t n) {       \
         switch (from) {                                                                            \
         case TIDE_DTYPE_F32:                                                                       \
             CVT_LOOP(float, TO, FCVT);                                                             \

@@ -2,18 +2,32 @@
  * optim.c — the fused optimizer steps on the CPU (tide_optim_step_; formulas in tide.h): one
  * pass that reads each element of the parameter, its gradient and its state once and writes
  * them back, instead of a chain of elementwise ops with a temporary for each.
+ *
+ * Each kind's loop is a function over a range of elements (CPU_HOT: built for AVX2 and
+ * AVX-512 too); threads take one range each. The SGD, Adam and Adagrad loops vectorize (the
+ * Makefile builds this file with -fno-math-errno: otherwise sqrt keeps its libm call for
+ * errno, a branch in the loop); RMSprop's optional states keep its loop scalar.
  */
 #include "cpu.h"
+#include <omp.h>
+
+/* the operands of one step, as the range functions see them */
+typedef struct step_ops {
+    const tide_optim_hparams *h;
+    char                     *param, *state1, *state2, *state3;
+    const char               *grad;
+} step_ops;
+
+typedef void (*step_fn)(const step_ops *o, int64_t i0, int64_t i1);
 
 #define SGD_LOOP(T)                                                                                \
     do {                                                                                           \
-        T        *p = (T *)param->data, *buf = state1 ? (T *)state1->data : NULL;                  \
-        const T  *g = (const T *)grad->data;                                                       \
+        T        *p = (T *)o->param, *buf = (T *)o->state1;                                        \
+        const T  *g = (const T *)o->grad;                                                          \
         const T   lr = (T)h->lr, wd = (T)h->weight_decay, mom = (T)h->momentum;                    \
         const T   keep = (T)(1 - h->dampening), sign = h->maximize ? (T)-1 : (T)1;                 \
         const int first = h->first_step, nesterov = h->nesterov;                                   \
-        _Pragma("omp parallel for schedule(static) if (n >= CPU_PAR_GRAIN)") for (int64_t i = 0;   \
-                                                                                  i < n; i++) {    \
+        for (int64_t i = i0; i < i1; i++) {                                                        \
             T gi = sign * g[i];                                                                    \
             if (wd != 0)                                                                           \
                 gi += p[i] * wd;                                                                   \
@@ -28,15 +42,14 @@
 
 #define ADAM_LOOP(T)                                                                               \
     do {                                                                                           \
-        T        *p = (T *)param->data, *m = (T *)state1->data, *v = (T *)state2->data;            \
-        const T  *g = (const T *)grad->data;                                                       \
+        T        *p = (T *)o->param, *m = (T *)o->state1, *v = (T *)o->state2;                     \
+        const T  *g = (const T *)o->grad;                                                          \
         const T   wd = (T)h->weight_decay, b1 = (T)h->beta1, b2 = (T)h->beta2, eps = (T)h->eps;    \
         const T   decay = (T)(1 - h->lr * h->weight_decay), sign = h->maximize ? (T)-1 : (T)1;     \
         const T   step = (T)(h->lr / h->bias_correction1);                                         \
         const T   inv_sqrt_bc2 = (T)(1 / sqrt(h->bias_correction2));                               \
         const int decoupled = h->decoupled;                                                        \
-        _Pragma("omp parallel for schedule(static) if (n >= CPU_PAR_GRAIN)") for (int64_t i = 0;   \
-                                                                                  i < n; i++) {    \
+        for (int64_t i = i0; i < i1; i++) {                                                        \
             T gi = sign * g[i], pi = p[i];                                                         \
             if (wd != 0) {                                                                         \
                 if (decoupled)                                                                     \
@@ -55,13 +68,12 @@
 /* RMSprop: state1 square_avg, state2 the momentum buffer or NULL, state3 grad_avg or NULL */
 #define RMSPROP_LOOP(T)                                                                            \
     do {                                                                                           \
-        T       *p = (T *)param->data, *v = (T *)state1->data;                                     \
-        T       *buf = state2 ? (T *)state2->data : NULL, *a = state3 ? (T *)state3->data : NULL;  \
-        const T *g = (const T *)grad->data;                                                        \
+        T       *p = (T *)o->param, *v = (T *)o->state1;                                           \
+        T       *buf = (T *)o->state2, *a = (T *)o->state3;                                        \
+        const T *g = (const T *)o->grad;                                                           \
         const T  lr = (T)h->lr, wd = (T)h->weight_decay, mom = (T)h->momentum;                     \
         const T  alpha = (T)h->alpha, eps = (T)h->eps, sign = h->maximize ? (T)-1 : (T)1;          \
-        _Pragma("omp parallel for schedule(static) if (n >= CPU_PAR_GRAIN)") for (int64_t i = 0;   \
-                                                                                  i < n; i++) {    \
+        for (int64_t i = i0; i < i1; i++) {                                                        \
             T gi = sign * g[i];                                                                    \
             if (wd != 0)                                                                           \
                 gi += p[i] * wd;                                                                   \
@@ -88,12 +100,11 @@
 /* Adagrad: state1 the sum; h->lr is the decayed rate */
 #define ADAGRAD_LOOP(T)                                                                            \
     do {                                                                                           \
-        T       *p = (T *)param->data, *s = (T *)state1->data;                                     \
-        const T *g = (const T *)grad->data;                                                        \
+        T       *p = (T *)o->param, *s = (T *)o->state1;                                           \
+        const T *g = (const T *)o->grad;                                                           \
         const T  lr = (T)h->lr, wd = (T)h->weight_decay, eps = (T)h->eps;                          \
         const T  sign = h->maximize ? (T)-1 : (T)1;                                                \
-        _Pragma("omp parallel for schedule(static) if (n >= CPU_PAR_GRAIN)") for (int64_t i = 0;   \
-                                                                                  i < n; i++) {    \
+        for (int64_t i = i0; i < i1; i++) {                                                        \
             T gi = sign * g[i];                                                                    \
             if (wd != 0)                                                                           \
                 gi += p[i] * wd;                                                                   \
@@ -106,6 +117,25 @@
 #define SQRT_float  sqrtf
 #define SQRT_double sqrt
 
+/* one range function per kind and dtype: NAME_f32 / NAME_f64 */
+#define DEF_STEP(NAME, LOOP)                                                                       \
+    CPU_HOT static void NAME##_f32(const step_ops *o, int64_t i0, int64_t i1) {                    \
+        const tide_optim_hparams *h = o->h;                                                        \
+        LOOP(float);                                                                               \
+    }                                                                                              \
+    CPU_HOT static void NAME##_f64(const step_ops *o, int64_t i0, int64_t i1) {                    \
+        const tide_optim_hparams *h = o->h;                                                        \
+        LOOP(double);                                                                              \
+    }
+DEF_STEP(sgd, SGD_LOOP)
+DEF_STEP(adam, ADAM_LOOP)
+DEF_STEP(rmsprop, RMSPROP_LOOP)
+DEF_STEP(adagrad, ADAGRAD_LOOP)
+
+static char *data_of(const tide_kview *v) {
+    return v ? (char *)v->data : NULL;
+}
+
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
                            const tide_kview *state2, const tide_kview *state3) {
@@ -114,31 +144,45 @@ tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const 
     int     f32 = param->dtype == TIDE_DTYPE_F32;
     if (!f32 && param->dtype != TIDE_DTYPE_F64)
         return cpu_notsup("optim_step", param->dtype);
+    step_fn fn = NULL;
     switch (h->kind) {
     case TIDE_OPTIM_SGD:
-        if (f32)
-            SGD_LOOP(float);
-        else
-            SGD_LOOP(double);
+        fn = f32 ? sgd_f32 : sgd_f64;
         break;
     case TIDE_OPTIM_ADAM:
-        if (f32)
-            ADAM_LOOP(float);
-        else
-            ADAM_LOOP(double);
+        fn = f32 ? adam_f32 : adam_f64;
         break;
     case TIDE_OPTIM_RMSPROP:
-        if (f32)
-            RMSPROP_LOOP(float);
-        else
-            RMSPROP_LOOP(double);
+        fn = f32 ? rmsprop_f32 : rmsprop_f64;
         break;
     case TIDE_OPTIM_ADAGRAD:
-        if (f32)
-            ADAGRAD_LOOP(float);
-        else
-            ADAGRAD_LOOP(double);
+        fn = f32 ? adagrad_f32 : adagrad_f64;
         break;
+    }
+    if (!fn)
+        return tide_seterr(TIDE_EINVAL, "optim_step: unknown optimizer kind %d (cpu kernel)",
+                           (int)h->kind);
+    step_ops o = {h,
+                  data_of(param),
+                  data_of(state1),
+                  data_of(state2),
+                  data_of(state3),
+                  (const char *)grad->data};
+    int      nt = omp_get_max_threads();
+    if (n < CPU_PAR_GRAIN || nt < 2 || omp_in_parallel()) {
+        fn(&o, 0, n);
+        return TIDE_OK;
+    }
+    if (n / CPU_PAR_GRAIN < nt) /* no thread gets less than a grain */
+        nt = (int)(n / CPU_PAR_GRAIN);
+#pragma omp parallel num_threads(nt)
+    {
+        /* ranges rounded to 16 elements so threads do not share cache lines */
+        int64_t t = omp_get_thread_num(), tn = omp_get_num_threads();
+        int64_t b = (n * t / tn) & ~(int64_t)15,
+                e = t == tn - 1 ? n : (n * (t + 1) / tn) & ~(int64_t)15;
+        if (b < e)
+            fn(&o, b, e);
     }
     return TIDE_OK;
 }

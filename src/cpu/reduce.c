@@ -95,7 +95,7 @@ static int is_float(tide_dtype dt) {
         }                                                                                          \
     } while (0)
 
-static acc reduce_one(const red_arg *ra, const char *pa) {
+CPU_HOT static acc reduce_one(const red_arg *ra, const char *pa) {
     acc     r = {0, 0, 0};
     int64_t len = ra->len;
     switch (ra->adt) {
@@ -150,7 +150,7 @@ static void red_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
 
 /* column sums: accumulators for a block of output positions, input read row by row */
 #define COL_BLOCK 512
-static void colsum_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+CPU_HOT static void colsum_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const red_arg *ra = arg;
     for (int64_t i0 = 0; i0 < n; i0 += COL_BLOCK) {

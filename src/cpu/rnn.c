@@ -36,33 +36,26 @@ static tide_status rnn_check(const char *name, const tide_kview *ref, const tide
     return TIDE_OK;
 }
 
-/* The units of one row: one SIMD loop, compiled for SSE4.2, AVX2 and AVX-512 and picked at load
- * time for this CPU (GCC/clang target_clones; the activations need the registers: with SSE's 16
- * the constants spill) */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define CPU_ISA_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define CPU_ISA_CLONES
-#endif
-
+/* The units of one row: one SIMD loop, in the copies CPU_HOT builds (cpu.h): the activations
+ * need AVX's registers, with SSE's 16 the constants spill */
 #define RNN_ROW_FNS(T, S)                                                                          \
-    CPU_ISA_CLONES static void lstm_fwd_row_##S(int64_t b, int64_t H, const T *x, const T *y,      \
-                                                const T *p, T *o, T *s) {                          \
+    CPU_HOT static void lstm_fwd_row_##S(int64_t b, int64_t H, const T *x, const T *y, const T *p, \
+                                         T *o, T *s) {                                             \
         _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
             tide_lstm_fwd_##S(b, j, H, x, y, p, o, s);                                             \
     }                                                                                              \
-    CPU_ISA_CLONES static void gru_fwd_row_##S(int64_t b, int64_t H, const T *x, const T *y,       \
-                                               const T *p, T *o, T *s) {                           \
+    CPU_HOT static void gru_fwd_row_##S(int64_t b, int64_t H, const T *x, const T *y, const T *p,  \
+                                        T *o, T *s) {                                              \
         _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
             tide_gru_fwd_##S(b, j, H, x, y, p, o, s);                                              \
     }                                                                                              \
-    CPU_ISA_CLONES static void lstm_bwd_row_##S(int64_t b, int64_t H, const T *s, const T *p,      \
-                                                const T *o, const T *g, T *di, T *dp) {            \
+    CPU_HOT static void lstm_bwd_row_##S(int64_t b, int64_t H, const T *s, const T *p, const T *o, \
+                                         const T *g, T *di, T *dp) {                               \
         _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
             tide_lstm_bwd_##S(b, j, H, s, p, o, g, di, dp);                                        \
     }                                                                                              \
-    CPU_ISA_CLONES static void gru_bwd_row_##S(int64_t b, int64_t H, const T *s, const T *p,       \
-                                               const T *g, T *di, T *dj, T *dp) {                  \
+    CPU_HOT static void gru_bwd_row_##S(int64_t b, int64_t H, const T *s, const T *p, const T *g,  \
+                                        T *di, T *dj, T *dp) {                                     \
         _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                        \
             tide_gru_bwd_##S(b, j, H, s, p, g, di, dj, dp);                                        \
     }

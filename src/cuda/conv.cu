@@ -142,10 +142,11 @@ extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
 
 // ---- relu backward --------------------------------------------------------------------------
 
-/* grad_in = input > 0 ? grad_out : 0, one pass (map2: vectorized when contiguous) */
+/* grad_in = input <= 0 ? 0 : grad_out, one pass (map2: vectorized when contiguous); a NaN
+ * input passes the gradient, as PyTorch's threshold_backward and the CPU kernel */
 template <typename T> struct relu_back_fn {
     __device__ T operator()(T g, T x) const {
-        return x > T(0) ? g : T(0);
+        return x <= T(0) ? T(0) : g;
     }
 };
 

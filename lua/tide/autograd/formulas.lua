@@ -234,9 +234,9 @@ local RELU_FUSED = { float32 = true, float64 = true }
 function BW.relu(nd, g)
     local x = nd[1]
     if RELU_FUSED[x.dtype] and g.dtype == x.dtype then
-        return core.relu_backward(g, x) -- one pass: x > 0 ? g : 0
+        return core.relu_backward(g, x) -- one pass: x <= 0 ? 0 : g (NaN passes g, as PyTorch)
     end
-    return g:mul(x:gt(0))
+    return g:mul(x:le(0):logical_not())
 end
 
 -- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi = gelu(x)/x (0.5 at x = 0)
