@@ -394,9 +394,11 @@ tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, i
 tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double start, double stop,
                         double step, tide_tensor **out);
 
-/* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW] */
+/* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW]. dh, dw: the dilation, the
+ * distance between kernel taps (0 reads as 1, so {kh, kw, sh, sw, ph, pw} stays valid); the
+ * output is OH = (H + 2*ph - dh*(kh-1) - 1) / sh + 1. Max pooling takes dilation 1 only. */
 typedef struct tide_conv_geom {
-    int kh, kw, sh, sw, ph, pw;
+    int kh, kw, sh, sw, ph, pw, dh, dw;
 } tide_conv_geom;
 tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                         tide_tensor **out);

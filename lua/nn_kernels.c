@@ -23,16 +23,18 @@ static int o_log_softmax(lua_State *L) {
     return softmax_impl(L, 1);
 }
 
+/* kh, kw, sh, sw, ph, pw[, dh = 1, dw = 1] at idx.. (dh, dw: the dilation) */
 static tide_conv_geom geom(lua_State *L, int idx, const char *op) {
-    static const char *const w[] = {"kh", "kw", "sh", "sw", "ph", "pw"};
-    lua_Integer              v[6];
-    for (int i = 0; i < 6; i++) {
-        v[i] = tl_check_int(L, idx + i, op, w[i]);
+    static const char *const w[] = {"kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw"};
+    lua_Integer              v[8];
+    for (int i = 0; i < 8; i++) {
+        v[i] = i >= 6 && lua_isnoneornil(L, idx + i) ? 1 : tl_check_int(L, idx + i, op, w[i]);
         if (v[i] < INT_MIN || v[i] > INT_MAX) /* the core's tide_conv_geom holds ints */
             tl_error(L, "tide: %s: %s = %I does not fit in 32 bits; use a value in %d..%d", op,
                      w[i], v[i], INT_MIN, INT_MAX);
     }
-    tide_conv_geom g = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5]};
+    tide_conv_geom g = {(int)v[0], (int)v[1], (int)v[2], (int)v[3],
+                        (int)v[4], (int)v[5], (int)v[6], (int)v[7]};
     return g;
 }
 
@@ -40,10 +42,10 @@ static int l_im2col(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *x = tl_check(L, S, 1, "im2col");
     tide_conv_geom  g = geom(L, 2, "im2col");
-    lua_settop(L, 7);
+    lua_settop(L, 9);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_im2col(S->ctx, x->t, g, &r->t));
-    return tl_done(L, S, x->requires_grad ? "im2col" : NULL, 7);
+    return tl_done(L, S, x->requires_grad ? "im2col" : NULL, 9);
 }
 
 static int l_col2im(lua_State *L) {
@@ -52,11 +54,11 @@ static int l_col2im(lua_State *L) {
     lua_Integer     C = tl_check_int(L, 2, "col2im", "C"), H = tl_check_int(L, 3, "col2im", "H"),
                 W = tl_check_int(L, 4, "col2im", "W");
     tide_conv_geom g = geom(L, 5, "col2im");
-    lua_settop(L, 10);
-    tl_not_differentiable(L, S, "col2im", 10); /* a gradient's helper: backward runs it */
+    lua_settop(L, 12);
+    tl_not_differentiable(L, S, "col2im", 12); /* a gradient's helper: backward runs it */
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_col2im(S->ctx, c->t, C, H, W, g, &r->t));
-    return tl_done(L, S, NULL, 10);
+    return tl_done(L, S, NULL, 12);
 }
 
 /* the batch-folded layout [C*kh*kw, N, L] (tide_im2col_folded): for conv2d's one-gemm path,
@@ -65,11 +67,11 @@ static int l_im2col_folded(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *x = tl_check(L, S, 1, "im2col_folded");
     tide_conv_geom  g = geom(L, 2, "im2col_folded");
-    lua_settop(L, 7);
-    tl_not_differentiable(L, S, "im2col_folded", 7);
+    lua_settop(L, 9);
+    tl_not_differentiable(L, S, "im2col_folded", 9);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_im2col_folded(S->ctx, x->t, g, &r->t));
-    return tl_done(L, S, NULL, 7);
+    return tl_done(L, S, NULL, 9);
 }
 
 static int l_col2im_folded(lua_State *L) {
@@ -79,11 +81,11 @@ static int l_col2im_folded(lua_State *L) {
                 H = tl_check_int(L, 3, "col2im_folded", "H"),
                 W = tl_check_int(L, 4, "col2im_folded", "W");
     tide_conv_geom g = geom(L, 5, "col2im_folded");
-    lua_settop(L, 10);
-    tl_not_differentiable(L, S, "col2im_folded", 10);
+    lua_settop(L, 12);
+    tl_not_differentiable(L, S, "col2im_folded", 12);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_col2im_folded(S->ctx, c->t, C, H, W, g, &r->t));
-    return tl_done(L, S, NULL, 10);
+    return tl_done(L, S, NULL, 12);
 }
 
 /* relu's gradient in one pass (autograd's BW.relu) */

@@ -1,13 +1,18 @@
 /* ops_nn.c — convolution and pooling helpers: im2col, col2im, maxpool2d and its gradient.
  * The core does the shape math and validation; the backends do the loops. */
 #include "tide_impl.h"
+#include <stdio.h>
 
-static tide_status check_geom(const char *op, tide_conv_geom g) {
-    if (g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0 || g.ph < 0 || g.pw < 0)
+/* validates g and writes its dilation 0 (a geometry from before dilation existed) as 1 */
+static tide_status check_geom(const char *op, tide_conv_geom *g) {
+    g->dh = g->dh == 0 ? 1 : g->dh;
+    g->dw = g->dw == 0 ? 1 : g->dw;
+    if (g->kh <= 0 || g->kw <= 0 || g->sh <= 0 || g->sw <= 0 || g->ph < 0 || g->pw < 0 ||
+        g->dh < 0 || g->dw < 0)
         return tide_seterr(TIDE_EINVAL,
-                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d: kernel and stride must "
-                           "be positive and padding non-negative",
-                           op, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
+                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d: "
+                           "kernel, stride and dilation must be positive and padding non-negative",
+                           op, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw);
     return TIDE_OK;
 }
 
@@ -17,13 +22,19 @@ static tide_status out_size(const char *op, int64_t H, int64_t W, tide_conv_geom
         return tide_seterr(TIDE_ESHAPE, "%s: input size %lldx%lld is too large", op, (long long)H,
                            (long long)W);
     int64_t eh = H + 2 * (int64_t)g.ph, ew = W + 2 * (int64_t)g.pw;
-    if (eh < g.kh || ew < g.kw)
+    /* the span of the dilated kernel */
+    int64_t kh = (int64_t)g.dh * (g.kh - 1) + 1, kw = (int64_t)g.dw * (g.kw - 1) + 1;
+    if (eh < kh || ew < kw) {
+        char dil[48] = "";
+        if (g.dh != 1 || g.dw != 1)
+            snprintf(dil, sizeof dil, " (dilation %dx%d)", g.dh, g.dw);
         return tide_seterr(TIDE_ESHAPE,
-                           "%s: kernel %dx%d is larger than the padded input %lldx%lld; use a "
+                           "%s: kernel %dx%d%s is larger than the padded input %lldx%lld; use a "
                            "smaller kernel or more padding",
-                           op, g.kh, g.kw, (long long)eh, (long long)ew);
-    *OH = (eh - g.kh) / g.sh + 1;
-    *OW = (ew - g.kw) / g.sw + 1;
+                           op, g.kh, g.kw, dil, (long long)eh, (long long)ew);
+    }
+    *OH = (eh - kh) / g.sh + 1;
+    *OW = (ew - kw) / g.sw + 1;
     return TIDE_OK;
 }
 
@@ -59,7 +70,7 @@ static tide_kview folded_view(const tide_tensor *cols) {
 
 static tide_status im2col_impl(tide_ctx *ctx, const char *op, const tide_tensor *input,
                                tide_conv_geom g, bool folded, tide_tensor **out) {
-    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_geom(op, &g));
     TIDE_TRY(check_4d(op, input, "input"));
     int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
     TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
@@ -104,7 +115,7 @@ static tide_status col2im_impl(tide_ctx *ctx, const char *op, const tide_tensor 
                                int64_t H, int64_t W, tide_conv_geom g, bool folded,
                                tide_tensor **out) {
     int r = folded ? 0 : 1; /* the dim of cols holding rows */
-    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_geom(op, &g));
     if (C <= 0 || H <= 0 || W <= 0)
         return tide_seterr(TIDE_EINVAL, "%s: C, H, W must be positive, got %lld, %lld, %lld", op,
                            (long long)C, (long long)H, (long long)W);
@@ -168,8 +179,11 @@ tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                            tide_tensor **out, tide_tensor **indices) {
     static const char op[] = "maxpool2d";
-    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_geom(op, &g));
     TIDE_TRY(check_4d(op, input, "input"));
+    if (g.dh != 1 || g.dw != 1)
+        return tide_seterr(TIDE_ENOTSUP, "maxpool2d: dilation %dx%d; only dilation 1 is supported",
+                           g.dh, g.dw);
     if (g.ph > g.kh / 2 || g.pw > g.kw / 2)
         return tide_seterr(TIDE_EINVAL,
                            "maxpool2d: padding %dx%d must be at most half the kernel %dx%d", g.ph,

@@ -815,14 +815,14 @@ static void test_nn_shapes(void) {
     for (int i = 0; i < 32; i++)
         v[i] = i;
     tide_tensor   *x = mk(cpu0, TIDE_DTYPE_F32, 4, s, v), *cols = NULL, *o = NULL, *ix = NULL;
-    tide_conv_geom g = {3, 3, 1, 1, 1, 1};
+    tide_conv_geom g = {3, 3, 1, 1, 1, 1, 1, 1};
     CHECK_OK(tide_im2col(NULL, x, g, &cols));
     int64_t cs[] = {1, 18, 16};
     CHECK(shape_is(cols, 3, cs));
     tide_tensor *back = NULL;
     CHECK_OK(tide_col2im(NULL, cols, 2, 4, 4, g, &back));
     CHECK(shape_is(back, 4, s));
-    tide_conv_geom p = {2, 2, 2, 2, 0, 0};
+    tide_conv_geom p = {2, 2, 2, 2, 0, 0, 1, 1};
     CHECK_OK(tide_maxpool2d(NULL, x, p, &o, &ix));
     int64_t ps[] = {1, 2, 2, 2};
     CHECK(shape_is(o, 4, ps) && shape_is(ix, 4, ps));
@@ -833,7 +833,7 @@ static void test_nn_shapes(void) {
     CHECK(shape_is(gi, 4, s));
     CHECK_NEAR(at(gi, 5), 5, 0);
     CHECK_NEAR(at(gi, 4), 0, 0);
-    tide_conv_geom bad = {5, 5, 1, 1, 0, 0};
+    tide_conv_geom bad = {5, 5, 1, 1, 0, 0, 1, 1};
     tide_tensor   *none = NULL;
     CHECK_ERR(tide_im2col(NULL, x, bad, &none), TIDE_ESHAPE,
               "im2col: kernel 5x5 is larger than the padded input 4x4");
