@@ -88,6 +88,76 @@ static int l_col2im_folded(lua_State *L) {
     return tl_done(L, S, NULL, 12);
 }
 
+static int check_groups(lua_State *L, int idx, const char *op) {
+    lua_Integer groups = tl_check_int(L, idx, op, "groups");
+    if (groups < 1 || groups > INT_MAX)
+        tl_error(L, "tide: %s: groups = %I must be in 1..%d", op, groups, INT_MAX);
+    return (int)groups;
+}
+
+/* conv2d by the device's own convolution (tide_conv2d: oneDNN on the CPU): x, w, b or nil, the
+ * geometry (8 integers), groups. The result, or nil where the device has no such kernel (nn
+ * then runs im2col + gemm). A helper of nn's fused conv2d, which records its own node. */
+static int l_conv2d(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *x = tl_check(L, S, 1, "conv2d"), *w = tl_check(L, S, 2, "conv2d");
+    ltensor        *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, S, 3, "conv2d");
+    tide_conv_geom  g = geom(L, 4, "conv2d");
+    int             groups = check_groups(L, 12, "conv2d");
+    lua_settop(L, 12);
+    tl_not_differentiable(L, S, "conv2d", 3);
+    ltensor    *r = tl_push_empty(L);
+    tide_status st = tide_conv2d(S->ctx, x->t, w->t, b ? b->t : NULL, g, groups, &r->t);
+    if (st == TIDE_ENOTSUP) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (st != TIDE_OK) /* again through TL_CALL: memory reclaimed and retried, or raised */
+        TL_CALL(L, S, tide_conv2d(S->ctx, x->t, w->t, b ? b->t : NULL, g, groups, &r->t));
+    return tl_done(L, S, NULL, 12);
+}
+
+/* its gradients: grad_out, x, w, the geometry, groups, then whether the input's, the weight's
+ * and the bias's are wanted. true and the three (nil where not wanted), or false where the
+ * device has no such kernel. */
+static int l_conv2d_backward(lua_State *L) {
+    static const char op[] = "conv2d_backward";
+    tide_lua_state   *S = TL_STATE(L);
+    ltensor          *gy = tl_check(L, S, 1, op), *x = tl_check(L, S, 2, op);
+    ltensor          *w = tl_check(L, S, 3, op);
+    tide_conv_geom    g = geom(L, 4, op);
+    int               groups = check_groups(L, 12, op);
+    int               want[3] = {lua_toboolean(L, 13), lua_toboolean(L, 14), lua_toboolean(L, 15)};
+    lua_settop(L, 15);
+    tl_not_differentiable(L, S, op, 3);
+    lua_pushboolean(L, 1);
+    ltensor *r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = tl_push_empty(L);
+#define CONV_BACKWARD_CALL                                                                         \
+    tide_conv2d_backward(S->ctx, gy->t, x->t, w->t, g, groups, want[0] ? &r[0]->t : NULL,          \
+                         want[1] ? &r[1]->t : NULL, want[2] ? &r[2]->t : NULL)
+    tide_status st = CONV_BACKWARD_CALL;
+    if (st == TIDE_ENOTSUP) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (st != TIDE_OK)
+        TL_CALL(L, S, CONV_BACKWARD_CALL);
+#undef CONV_BACKWARD_CALL
+    size_t bytes = 0;
+    for (int i = 0; i < 3; i++) {
+        if (want[i]) {
+            bytes += tide_tensor_nbytes(r[i]->t);
+        } else {
+            lua_pushnil(L);
+            lua_replace(L, 17 + i);
+        }
+    }
+    tl_gc_hint(L, S, bytes);
+    return 4;
+}
+
 /* relu's gradient in one pass (autograd's BW.relu) */
 static int l_relu_backward(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
@@ -134,6 +204,8 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
                                      {"im2col", l_im2col},
                                      {"col2im", l_col2im},
                                      {"im2col_folded", l_im2col_folded},
+                                     {"conv2d", l_conv2d},
+                                     {"conv2d_backward", l_conv2d_backward},
                                      {"col2im_folded", l_col2im_folded},
                                      {"relu_backward", l_relu_backward},
                                      {"maxpool2d", l_maxpool2d},

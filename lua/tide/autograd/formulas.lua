@@ -824,9 +824,28 @@ end
 -- gemm over the groups when nd.groups > 1)
 function BW.conv2d(nd, g)
     local x, w, b = nd[1], nd[2], nd[3]
+    local k, G = nd.geom, nd.groups or 1
+    if nd.native then
+        -- the forward's kernels (oneDNN); a graph of the gradient (create_graph) takes the gemm
+        -- path below, whose columns are made here
+        if not core.is_grad_enabled() then
+            local ok, gx, gw, gb = core.conv2d_backward(g, x, w, k[1], k[2], k[3], k[4], k[5],
+                k[6], k[7] or 1, k[8] or 1, G, needs(x), needs(w), needs(b))
+            if ok then
+                if gb and not needs(b) then
+                    gb = nil
+                end
+                return gx, gw, gb
+            end
+        end
+        if needs(w) then
+            local cols = core.im2col_folded(x:detach(), k[1], k[2], k[3], k[4], k[5], k[6], k[7],
+                k[8])
+            nd.cols = cols:view(cols:size(1), -1)
+        end
+    end
     local n, cout = g:size(1), g:size(2)
     local l = math.floor(g:numel() / math.max(1, n * cout))
-    local G = nd.groups or 1
     local gf = g:reshape(n, cout, l):transpose(1, 2):contiguous():view(cout, n * l)
     local gx, gw, gb
     if needs(w) then
@@ -841,7 +860,6 @@ function BW.conv2d(nd, g)
         gb = gf:sum(2)
     end
     if needs(x) then
-        local k = nd.geom
         local gcols -- [C*kh*kw, N*L]
         if G == 1 then
             gcols = w:reshape(cout, -1):t():matmul(gf)
@@ -849,7 +867,7 @@ function BW.conv2d(nd, g)
             gcols = w:reshape(G, math.floor(cout / G), -1):transpose(2, 3)
                 :matmul(gf:view(G, -1, n * l))
         end
-        gx = core.col2im_folded(gcols:view(nd.cols:size(1), n, l), x:size(2), x:size(3),
+        gx = core.col2im_folded(gcols:view(x:size(2) * k[1] * k[2], n, l), x:size(2), x:size(3),
             x:size(4), k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
     end
     return gx, gw, gb
@@ -912,10 +930,15 @@ local READS = {
     rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }
 local READS_INDICES = { { "indices" } }
+-- conv2d by the device's own kernels keeps no columns: the weight's gradient reads the input
+local READS_CONV_NATIVE = { { 2, 1 }, { 1, 2 } }
 
 -- what nd's gradient reads (nil: nothing)
 local function reads_of(nd)
     local name = nd.name
+    if nd.native and name == "conv2d" then
+        return READS_CONV_NATIVE
+    end
     if nd.indices and (name == "max" or name == "min") then
         return READS_INDICES
     end

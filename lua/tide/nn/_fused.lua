@@ -12,6 +12,9 @@ local needs_record, record = engine.needs_record, engine.record
 
 local M = {}
 
+-- false: conv2d always runs im2col + gemm (the spec compares the two paths)
+M.native_conv = true
+
 -- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
 function M.linear(x, w, b)
     local rec = needs_record(x, w, b)
@@ -49,6 +52,19 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
     -- groups, group g's rows of the columns follow group g-1's: one batched gemm over the groups
     local n, cout, l = x:size(1), w:size(1), oh * ow
     groups = groups or 1
+    -- the device's own convolution first (oneDNN for float32 on the CPU, when tide has it): the
+    -- node keeps no columns, its gradient asks the same kernels
+    if M.native_conv then
+        local y = core.conv2d(xd, wd, bd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
+            geom[7] or 1, geom[8] or 1, groups)
+        if y then
+            if rec then
+                local nd = record("conv2d", y, BW.conv2d, x, w, b)
+                nd.geom, nd.groups, nd.native = geom, groups, true
+            end
+            return y
+        end
+    end
     local cols = core.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
         geom[7], geom[8])
     local rows = cols:size(1)
