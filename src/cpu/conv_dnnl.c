@@ -5,10 +5,12 @@
  *
  * oneDNN's fast kernels (jit:avx512_core and kin) want blocked layouts (nChw16c); tide's tensors
  * are plain NCHW. Each shape gets one cache entry: the primitives of the three passes, created
- * with "any" layouts so that oneDNN picks its best, the reorders between plain and blocked, and
- * the blocked buffers, all kept for the next call of that shape (a training loop repeats its
- * shapes: no primitive creation and no fresh pages in the hot path). One mutex serializes the
- * calls; each runs on OpenMP's pool inside oneDNN, the pool tide's kernels and OpenBLAS share.
+ * with "any" layouts so that oneDNN picks its best and the reorders between plain and blocked,
+ * kept for the next call of that shape (a training loop repeats its shapes: no primitive
+ * creation in the hot path). One mutex serializes the calls, so the blocked copies of all
+ * shapes share one arena, as large as the largest pass needs (no fresh pages per call, and no
+ * second copy of every activation held between calls). Each call runs on OpenMP's pool inside
+ * oneDNN, the pool tide's kernels and OpenBLAS share.
  */
 #include "cpu.h"
 
@@ -25,12 +27,12 @@ typedef struct {
 } conv_key;
 
 /* one argument of a primitive: the user's plain buffer and the layout the primitive wants, with
- * a reorder and a kept buffer between them when the two differ */
+ * a reorder and a blocked copy in the arena between them when the two differ */
 typedef struct {
     dnnl_memory_t    user;    /* plain layout; its handle is set per call */
     dnnl_memory_t    inner;   /* the primitive's layout; == user when no reorder is needed */
     dnnl_primitive_t reorder; /* user -> inner for an input, inner -> user for an output */
-    void            *buf;     /* inner's storage */
+    size_t           bytes;   /* inner's share of the arena (0: none) */
 } conv_port;
 
 enum { FWD, BWD_DATA, BWD_WEIGHTS, PASSES };
@@ -56,6 +58,8 @@ static int             cached;
 static dnnl_engine_t   engine;
 static dnnl_stream_t   stream;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char           *arena; /* the blocked copies of the pass running (under lock) */
+static size_t          arena_size;
 
 static tide_status dnnl_fail(const char *what, dnnl_status_t s) {
     if (s == dnnl_out_of_memory)
@@ -78,7 +82,6 @@ static void port_free(conv_port *p) {
         dnnl_memory_destroy(p->inner);
     if (p->user)
         dnnl_memory_destroy(p->user);
-    free(p->buf);
     memset(p, 0, sizeof *p);
 }
 
@@ -106,11 +109,8 @@ static tide_status port_make(conv_port *p, const dnnl_memory_desc_t *user,
         p->inner = p->user;
         return TIDE_OK;
     }
-    size_t bytes = (dnnl_memory_desc_get_size(inner) + 63) / 64 * 64;
-    p->buf = aligned_alloc(64, bytes ? bytes : 64);
-    if (!p->buf)
-        return tide_seterr(TIDE_ENOMEM, "conv2d: %zu bytes for a blocked layout", bytes);
-    DNNL_TRY("memory", dnnl_memory_create(&p->inner, inner, engine, p->buf));
+    p->bytes = (dnnl_memory_desc_get_size(inner) + 63) / 64 * 64;
+    DNNL_TRY("memory", dnnl_memory_create(&p->inner, inner, engine, DNNL_MEMORY_NONE));
     dnnl_primitive_desc_t rpd;
     DNNL_TRY("reorder", dnnl_reorder_primitive_desc_create(&rpd, out ? inner : user, engine,
                                                            out ? user : inner, engine, NULL));
@@ -122,6 +122,30 @@ static tide_status port_make(conv_port *p, const dnnl_memory_desc_t *user,
 
 static tide_status run(dnnl_primitive_t prim, int n, const dnnl_exec_arg_t *args) {
     DNNL_TRY("execute", dnnl_primitive_execute(prim, stream, n, args));
+    return TIDE_OK;
+}
+
+/* places the blocked copies of a pass's ports in the arena, grown when they do not fit */
+static tide_status pass_bind(conv_pass *ps) {
+    size_t need = 0;
+    for (int k = 0; k < 3; k++)
+        need += ps->port[k].bytes;
+    if (need > arena_size) {
+        free(arena);
+        arena_size = 0;
+        arena = aligned_alloc(64, need);
+        if (!arena)
+            return tide_seterr(TIDE_ENOMEM, "conv2d: %zu bytes for oneDNN's blocked layouts", need);
+        arena_size = need;
+    }
+    size_t at = 0;
+    for (int k = 0; k < 3; k++) {
+        conv_port *p = &ps->port[k];
+        if (!p->bytes)
+            continue;
+        DNNL_TRY("memory", dnnl_memory_set_data_handle(p->inner, arena + at));
+        at += p->bytes;
+    }
     return TIDE_OK;
 }
 
@@ -310,6 +334,7 @@ static tide_status forward(const tide_kview *out, const tide_kview *input, const
     conv_entry *e;
     CPU_TRY(entry_get(k, 0, 0, &e));
     conv_pass *ps = &e->pass[FWD];
+    CPU_TRY(pass_bind(ps));
     CPU_TRY(port_in(&ps->port[0], input->data));
     CPU_TRY(port_in(&ps->port[1], weight->data));
     DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, out->data));
@@ -333,6 +358,7 @@ static tide_status backward(const tide_kview *gx, const tide_kview *gw, const ti
     CPU_TRY(entry_get(k, gx != NULL, need_w, &e));
     if (gx) {
         conv_pass *ps = &e->pass[BWD_DATA];
+        CPU_TRY(pass_bind(ps));
         CPU_TRY(port_in(&ps->port[0], gy->data));
         CPU_TRY(port_in(&ps->port[1], weight->data));
         DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gx->data));
@@ -341,10 +367,12 @@ static tide_status backward(const tide_kview *gx, const tide_kview *gw, const ti
                                 {DNNL_ARG_DIFF_SRC, ps->port[2].inner}};
         CPU_TRY(run(ps->prim, 3, a));
         CPU_TRY(port_out(&ps->port[2]));
+        DNNL_TRY("wait", dnnl_stream_wait(stream)); /* before the next pass reuses the arena */
     }
     if (need_w) {
         conv_pass *ps = &e->pass[BWD_WEIGHTS];
         float     *spare_b = e->spare + k->o * (k->c / k->groups) * k->kh * k->kw;
+        CPU_TRY(pass_bind(ps));
         CPU_TRY(port_in(&ps->port[0], input->data));
         CPU_TRY(port_in(&ps->port[1], gy->data));
         DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gw ? gw->data : e->spare));

@@ -303,7 +303,7 @@ tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
         if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                         \
             T       *o = (T *)p[0];                                                                \
             const T *g = (const T *)p[1], *x = (const T *)p[2];                                    \
-            for (int64_t i = 0; i < n; i++) { /* g read always: a select, not a branch */        \
+            for (int64_t i = 0; i < n; i++) { /* g read always: a select, not a branch */          \
                 T gv = g[i];                                                                       \
                 o[i] = x[i] > 0 ? gv : (T)0;                                                       \
             }                                                                                      \
