@@ -52,7 +52,7 @@ typedef struct {
     float        *spare; /* a gradient the caller does not want still needs a place */
 } conv_entry;
 
-#define CACHE_SIZE 16
+#define CACHE_SIZE 64 /* shapes; the least recently used makes room */
 static conv_entry     *cache[CACHE_SIZE];
 static int             cached;
 static dnnl_engine_t   engine;
@@ -247,17 +247,22 @@ static tide_status make_bwd(conv_entry *e, const conv_mds *m, int which) {
     return TIDE_OK;
 }
 
-/* the entry of key with the passes in need made (under lock); the oldest entry makes room */
+/* the entry of key with the passes in need made (under lock) */
 static tide_status entry_get(const conv_key *key, int need_data, int need_weights,
                              conv_entry **out) {
-    if (!engine) {
-        DNNL_TRY("engine", dnnl_engine_create(&engine, dnnl_cpu, 0));
+    if (!stream) {
+        if (!engine)
+            DNNL_TRY("engine", dnnl_engine_create(&engine, dnnl_cpu, 0));
         DNNL_TRY("stream", dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
     }
     conv_entry *e = NULL;
-    for (int i = 0; i < cached && !e; i++)
-        if (memcmp(&cache[i]->key, key, sizeof *key) == 0)
+    for (int i = 0; i < cached && !e; i++) {
+        if (memcmp(&cache[i]->key, key, sizeof *key) == 0) { /* the most recent goes last */
             e = cache[i];
+            memmove(cache + i, cache + i + 1, sizeof cache[0] * (size_t)(cached - i - 1));
+            cache[cached - 1] = e;
+        }
+    }
     conv_mds    m;
     tide_status st;
     CPU_TRY(mds_make(key, &m));
