@@ -137,6 +137,17 @@ describe("conv2d by the device's own convolution", function()
         end
     end)
 
+    it("leaves mixed dtypes to the gemm path's promotion", function()
+        local x, w = tide.randn(2, 2, 5, 5), tide.randn(3, 2, 3, 3)
+        local b = tide.randn(3):double()
+        local y1 = F.conv2d(x, w, b)
+        fused.native_conv = false
+        local y2 = F.conv2d(x, w, b)
+        fused.native_conv = true
+        assert.are.equal(y2.dtype, y1.dtype)
+        assert.is_true(max_rel(y1, y2) < 1e-6)
+    end)
+
     it("checks its tensors in the core", function()
         local ok, err = pcall(core.conv2d, tide.zeros({ 1, 2, 5, 5 }), tide.zeros({ 3, 1, 3, 3 }),
             nil, 3, 3, 1, 1, 0, 0, 1, 1, 1)

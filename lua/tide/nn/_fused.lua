@@ -54,7 +54,8 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
     groups = groups or 1
     -- the device's own convolution first (oneDNN for float32 on the CPU, when tide has it): the
     -- node keeps no columns, its gradient asks the same kernels
-    if M.native_conv then
+    local dt = M.native_conv and xd.dtype
+    if dt and wd.dtype == dt and (not bd or bd.dtype == dt) then -- mixed dtypes: promotion below
         local y = core.conv2d(xd, wd, bd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
             geom[7] or 1, geom[8] or 1, groups)
         if y then
