@@ -1,7 +1,8 @@
 -- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
 -- or Conv2d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =}); weight
--- {out, in / groups, kh, kw}. im2col + one batched gemm (BLAS on the CPU, cuBLAS on cuda), one
--- autograd node (tide.nn._fused).
+-- {out, in / groups, kh, kw}. oneDNN's convolution for float32 on the CPU when tide is built
+-- with it, else im2col + one batched gemm (BLAS on the CPU, cuBLAS on cuda); one autograd node
+-- (tide.nn._fused).
 local idiv = require("tide._compat").idiv
 local F = require "tide.nn.functional"
 local core = require "tide.core"
