@@ -36,6 +36,13 @@ OPENBLAS_DIR := $(patsubst %/,%,$(dir $(OPENBLAS_OMP)))
 BLAS_LIBS  := $(if $(OPENBLAS_OMP),-L$(OPENBLAS_DIR) -Wl$(comma)-rpath$(comma)$(OPENBLAS_DIR)) \
               -lopenblas
 LIBS       := $(BLAS_LIBS) -lcjson -lz -lm -ldl -lpthread -fopenmp
+# oneDNN (Debian libdnnl-dev) runs CPU float32 conv2d when its header is installed; DNNL_H=
+# builds without it (nn then runs im2col + gemm)
+DNNL_H     ?= $(wildcard /usr/include/dnnl.h)
+ifneq ($(DNNL_H),)
+CFLAGS_ALL += -DTIDE_HAVE_DNNL
+LIBS       += -ldnnl
+endif
 SAN        := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 
 CORE_SRC   := $(wildcard src/*.c src/cpu/*.c src/io/*.c)
@@ -143,8 +150,8 @@ asan:
 UBSAN_CLANG := -O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=all
 .PHONY: ubsan-clang
 ubsan-clang:
-	$(MAKE) BUILD=build-ubsan-clang CC=clang OPT="$(UBSAN_CLANG)" \
-	    LIBS="$(LIBS) -fsanitize=undefined" NVCC_FOUND= ctests
+	$(MAKE) BUILD=build-ubsan-clang CC=clang OPT="$(UBSAN_CLANG)" DNNL_H= \
+	    LIBS="$(filter-out -ldnnl,$(LIBS)) -fsanitize=undefined" NVCC_FOUND= ctests
 	@sh spec/support/run_ubsan_clang.sh build-ubsan-clang
 
 bench: all

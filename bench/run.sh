@@ -14,7 +14,9 @@ B=build/bench
 mkdir -p "$B"
 CFLAGS="-std=c11 -D_GNU_SOURCE -O3 -march=x86-64-v2 -g -fopenmp -Iinclude -Isrc \
 -I/usr/include/x86_64-linux-gnu"
-LIBS="build/libtide.a ${LIBS:--lopenblas -lcjson -lz -lm -ldl -lpthread -fopenmp}"
+# run by hand, the Makefile's LIBS: -ldnnl where it builds with oneDNN (dnnl.h installed)
+DNNL=$([ -f /usr/include/dnnl.h ] && echo -ldnnl)
+LIBS="build/libtide.a ${LIBS:--lopenblas $DNNL -lcjson -lz -lm -ldl -lpthread -fopenmp}"
 LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 LUA_CPATH="build/lua/?.so;;"
 export LUA_PATH LUA_CPATH

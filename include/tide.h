@@ -399,9 +399,11 @@ tide_status tide_tensor_random(tide_ctx *ctx, tide_device *dev, tide_dtype dt, i
 tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double start, double stop,
                         double step, tide_tensor **out);
 
-/* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW] */
+/* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW]. dh, dw: the dilation, the
+ * distance between kernel taps (0 reads as 1, so {kh, kw, sh, sw, ph, pw} stays valid); the
+ * output is OH = (H + 2*ph - dh*(kh-1) - 1) / sh + 1. Max pooling takes dilation 1 only. */
 typedef struct tide_conv_geom {
-    int kh, kw, sh, sw, ph, pw;
+    int kh, kw, sh, sw, ph, pw, dh, dw;
 } tide_conv_geom;
 tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
                         tide_tensor **out);
@@ -453,6 +455,19 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
                                    const tide_tensor *prev, const tide_tensor *out,
                                    const tide_tensor *grad_out, tide_tensor **dgi,
                                    tide_tensor **dgh, tide_tensor **dprev);
+
+/* conv2d by the device's own convolution (oneDNN for float32 on the CPU, when tide was built
+ * with it): out [N, O, OH, OW] = input [N, C, H, W] convolved with weight [O, C/groups, g.kh,
+ * g.kw], plus bias [O] (NULL: none). TIDE_ENOTSUP where the device has no such kernel for the
+ * dtype or geometry: callers then run im2col + gemm (tide_im2col_folded). */
+tide_status tide_conv2d(tide_ctx *ctx, const tide_tensor *input, const tide_tensor *weight,
+                        const tide_tensor *bias, tide_conv_geom g, int groups, tide_tensor **out);
+/* its gradients for grad_out [N, O, OH, OW]: grad_input, grad_weight and grad_bias (each NULL
+ * when not wanted) */
+tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
+                                 const tide_tensor *input, const tide_tensor *weight,
+                                 tide_conv_geom g, int groups, tide_tensor **grad_input,
+                                 tide_tensor **grad_weight, tide_tensor **grad_bias);
 
 /* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,

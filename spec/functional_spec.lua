@@ -130,6 +130,25 @@ describe("nn.functional linear and convolutions", function()
         same_shape(F.conv1d(tide.randn(2, 3, 7), tide.randn(4, 3, 2)), { 2, 4, 6 })
     end)
 
+    it("conv2d's dilation spaces the taps, groups split the channels", function()
+        -- 1x1x4x4 image 1..16, a 2x2 kernel of ones with dilation 2: x[h,w] + x[h,w+2] +
+        -- x[h+2,w] + x[h+2,w+2]
+        local img = tide.arange(1, 17):view(1, 1, 4, 4):float()
+        local ones = tide.ones({ 1, 1, 2, 2 })
+        close(F.conv2d(img, ones, nil, { dilation = 2 }), { 24, 28, 40, 44 })
+        -- taps w-1 and w+2 (padding 1 reads 0): row 1 is (0+3)+(0+7), (1+4)+(5+8), (2)+(6)
+        close(F.conv2d(img, ones, nil, { dilation = { 1, 3 }, padding = { 0, 1 } }),
+            { 10, 18, 8, 18, 34, 16, 26, 50, 24 })
+        -- groups: each output channel sees its own group's input channels only
+        local x = tide.randn(2, 4, 5, 5)
+        local w = tide.randn(6, 2, 3, 3)
+        local y = F.conv2d(x, w, nil, { groups = 2, padding = 1 })
+        local y1 = F.conv2d(x:narrow(2, 1, 2), w:narrow(1, 1, 3), nil, { padding = 1 })
+        local y2 = F.conv2d(x:narrow(2, 3, 2), w:narrow(1, 4, 3), nil, { padding = 1 })
+        close(y:narrow(2, 1, 3), y1:reshape(-1):totable(), 1e-5)
+        close(y:narrow(2, 4, 3), y2:reshape(-1):totable(), 1e-5)
+    end)
+
     it("check their arguments at the user's line", function()
         local w = tide.randn(2, 3)
         raises_here("linear: expected weight to be a tensor, got nil", F.linear, x)
@@ -138,8 +157,29 @@ describe("nn.functional linear and convolutions", function()
         raises_here("linear: expected bias of shape {2}, got {3}", F.linear, x, w, tide.randn(3))
         raises_here("conv2d: expected 4-D input {N, C, H, W}, got {2, 3}", F.conv2d, x,
             tide.randn(1, 1, 1, 1))
-        raises_here('conv2d: option "groups" is not supported yet', F.conv2d,
-            tide.randn(1, 1, 3, 3), tide.randn(1, 1, 1, 1), nil, { groups = 2 })
+        raises_here('conv2d: option "padding_mode" is not supported yet', F.conv2d,
+            tide.randn(1, 1, 3, 3), tide.randn(1, 1, 1, 1), nil, { padding_mode = "zeros" })
+        raises_here("conv2d: expected input with 2 channels (dim 2, as weight {2, 1, 1, 1} " ..
+            "with groups 2), got 1", F.conv2d, tide.randn(1, 1, 3, 3), tide.randn(2, 1, 1, 1),
+            nil, { groups = 2 })
+        raises_here("conv2d: out_channels 3 (weight {3, 1, 1, 1}) is not divisible by groups 2",
+            F.conv2d, tide.randn(1, 2, 3, 3), tide.randn(3, 1, 1, 1), nil, { groups = 2 })
+        raises_here("conv2d: expected groups to be an integer >= 1, got 0", F.conv2d,
+            tide.randn(1, 1, 3, 3), tide.randn(1, 1, 1, 1), nil, { groups = 0 })
+        raises_here("conv2d: expected dilation to be an integer >= 1, got 0", F.conv2d,
+            tide.randn(1, 1, 3, 3), tide.randn(1, 1, 1, 1), nil, { dilation = { 1, 0 } })
+        raises_here("conv2d: input 4x4 (padding 0,0) is smaller than the kernel 3x3 " ..
+            "(dilation 2,2)", F.conv2d, tide.randn(1, 1, 4, 4), tide.randn(1, 1, 3, 3), nil,
+            { dilation = 2 })
+        raises_here("conv1d: expected input with 4 channels (dim 2, as weight {2, 2, 1} with " ..
+            "groups 2), got 2", F.conv1d, tide.randn(1, 2, 3), tide.randn(2, 2, 1), nil,
+            { groups = 2 })
+        raises_here("conv_transpose2d: output_padding 2,2 must be smaller than the stride 2,2 " ..
+            "or the dilation 1,1", F.conv_transpose2d, tide.randn(1, 1, 3, 3),
+            tide.randn(1, 1, 2, 2), nil, { stride = 2, output_padding = 2 })
+        raises_here("conv_transpose2d: in_channels 3 (weight {3, 1, 2, 2}) is not divisible by " ..
+            "groups 2", F.conv_transpose2d, tide.randn(1, 3, 3, 3), tide.randn(3, 1, 2, 2), nil,
+            { groups = 2 })
         raises_here('conv1d: unknown option "strides" (did you mean "stride"?)', F.conv1d,
             tide.randn(1, 1, 3), tide.randn(1, 1, 1), nil, { strides = 2 })
         raises_here("conv2d: input 2x2 (padding 0,0) is smaller than the kernel 3x3", F.conv2d,

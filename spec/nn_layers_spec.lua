@@ -62,6 +62,27 @@ local function build(name, c)
         ConvTranspose2d_rect = function()
             return nn.ConvTranspose2d(2, 3, { 2, 3 }, { stride = { 1, 2 } })
         end,
+        Conv2d_groups = function() return nn.Conv2d(4, 6, 3, { padding = 1, groups = 2 }) end,
+        Conv2d_dilation = function()
+            return nn.Conv2d(3, 4, { 3, 2 }, { stride = { 2, 1 }, padding = { 2, 1 },
+                dilation = { 2, 3 } })
+        end,
+        Conv2d_depthwise = function()
+            return nn.Conv2d(3, 6, 3, { stride = 2, dilation = 2, groups = 3, bias = false })
+        end,
+        Conv1d_groups_dilation = function()
+            return nn.Conv1d(4, 6, 3, { stride = 2, padding = 2, dilation = 2, groups = 2 })
+        end,
+        ConvTranspose2d_groups = function()
+            return nn.ConvTranspose2d(4, 6, 3, { stride = 2, padding = 1, output_padding = 1,
+                groups = 2 })
+        end,
+        ConvTranspose2d_dilation = function()
+            return nn.ConvTranspose2d(2, 3, { 2, 3 }, { stride = { 1, 2 }, dilation = { 2, 3 } })
+        end,
+        ConvTranspose2d_dilation_opad = function()
+            return nn.ConvTranspose2d(2, 2, 3, { dilation = 2, output_padding = 1, groups = 2 })
+        end,
         AvgPool2d = function() return nn.AvgPool2d(3, 2, 1) end,
         AvgPool2d_nopad = function()
             return nn.AvgPool2d(3, { stride = 2, padding = 1, count_include_pad = false })
@@ -186,6 +207,16 @@ describe("nn layers", function()
         assert.are.equal(x, d(x))
     end)
 
+    it("convolutions take PyTorch's weight shapes with groups", function()
+        assert.are.same({ 4, 3, 3, 3 }, nn.Conv2d(6, 4, 3, { groups = 2 }).weight.shape)
+        assert.are.same({ 6, 1, 5 }, nn.Conv1d(3, 6, 5, { groups = 3 }).weight.shape)
+        assert.are.same({ 4, 3, 2, 2 }, nn.ConvTranspose2d(4, 6, 2, { groups = 2 }).weight.shape)
+        local c = nn.Conv2d(6, 4, 3, { groups = 2, dilation = { 2, 1 } })
+        assert.truthy(tostring(c):find("6 -> 4, kernel 3x3, dilation 2,1, groups 2", 1, true))
+        local y = c(tide.randn(2, 6, 9, 9))
+        assert.are.same({ 2, 4, 5, 7 }, y.shape)
+    end)
+
     it("reject unknown options and bad arguments at the user's line", function()
         local function raises(msg, f)
             local ok, err = pcall(f)
@@ -202,6 +233,26 @@ describe("nn layers", function()
         raises("GroupNorm: num_channels 5 is not divisible by num_groups 2", function()
             nn.GroupNorm(2, 5)
         end)
+        raises("Conv2d: in_channels 6 is not divisible by groups 4", function()
+            nn.Conv2d(6, 8, 3, { groups = 4 })
+        end)
+        raises("Conv2d: out_channels 6 is not divisible by groups 4", function()
+            nn.Conv2d(8, 6, 3, { groups = 4 })
+        end)
+        raises("Conv1d: in_channels 3 is not divisible by groups 2", function()
+            nn.Conv1d(3, 4, 3, { groups = 2 })
+        end)
+        raises("ConvTranspose2d: out_channels 3 is not divisible by groups 2", function()
+            nn.ConvTranspose2d(4, 3, 3, { groups = 2 })
+        end)
+        raises("Conv2d: expected dilation to be an integer >= 1, got 0", function()
+            nn.Conv2d(1, 1, 3, { dilation = 0 })
+        end)
+        raises('Conv2d: option "padding_mode" is not supported yet', function()
+            nn.Conv2d(1, 1, 3, { padding_mode = "reflect" })
+        end)
+        raises("Conv2d: input 4x4 (padding 0,0) is smaller than the kernel 3x3 (dilation 2,2)",
+            function() nn.Conv2d(1, 1, 3, { dilation = 2 })(tide.zeros({ 1, 1, 4, 4 })) end)
         raises("Conv1d: expected 3-D input {N, C, L}, got {2, 3}", function()
             nn.Conv1d(3, 1, 1)(tide.zeros({ 2, 3 }))
         end)

@@ -165,6 +165,18 @@ struct tide_backend {
     /* grad_in = input > 0 ? grad_out : 0; one float dtype, one shape, any strides */
     tide_status (*relu_backward)(tide_device *dev, const tide_kview *grad_in,
                                  const tide_kview *grad_out, const tide_kview *input);
+    /* conv2d by the backend's own convolution (the CPU's: oneDNN, when built with it; NULL:
+     * none, callers run im2col + gemm). out [N, O, OH, OW], input [N, C, H, W], weight
+     * [O, C/groups, kh, kw], bias [O] or NULL, all contiguous, one dtype; TIDE_ENOTSUP for a
+     * dtype or geometry it has no kernel for */
+    tide_status (*conv2d)(tide_device *dev, const tide_kview *out, const tide_kview *input,
+                          const tide_kview *weight, const tide_kview *bias, tide_conv_geom g,
+                          int groups);
+    /* its gradients; grad_input, grad_weight, grad_bias each NULL when not wanted */
+    tide_status (*conv2d_backward)(tide_device *dev, const tide_kview *grad_input,
+                                   const tide_kview *grad_weight, const tide_kview *grad_bias,
+                                   const tide_kview *grad_out, const tide_kview *input,
+                                   const tide_kview *weight, tide_conv_geom g, int groups);
 };
 
 extern const tide_backend tide_cpu_backend;
@@ -180,7 +192,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        7
+#define TIDE_BACKEND_ABI        8
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

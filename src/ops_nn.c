@@ -1,13 +1,18 @@
 /* ops_nn.c — convolution and pooling helpers: im2col, col2im, maxpool2d and its gradient.
  * The core does the shape math and validation; the backends do the loops. */
 #include "tide_impl.h"
+#include <stdio.h>
 
-static tide_status check_geom(const char *op, tide_conv_geom g) {
-    if (g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0 || g.ph < 0 || g.pw < 0)
+/* validates g and writes its dilation 0 (a geometry from before dilation existed) as 1 */
+static tide_status check_geom(const char *op, tide_conv_geom *g) {
+    g->dh = g->dh == 0 ? 1 : g->dh;
+    g->dw = g->dw == 0 ? 1 : g->dw;
+    if (g->kh <= 0 || g->kw <= 0 || g->sh <= 0 || g->sw <= 0 || g->ph < 0 || g->pw < 0 ||
+        g->dh < 0 || g->dw < 0)
         return tide_seterr(TIDE_EINVAL,
-                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d: kernel and stride must "
-                           "be positive and padding non-negative",
-                           op, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
+                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d: "
+                           "kernel, stride and dilation must be positive and padding non-negative",
+                           op, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw);
     return TIDE_OK;
 }
 
@@ -17,13 +22,19 @@ static tide_status out_size(const char *op, int64_t H, int64_t W, tide_conv_geom
         return tide_seterr(TIDE_ESHAPE, "%s: input size %lldx%lld is too large", op, (long long)H,
                            (long long)W);
     int64_t eh = H + 2 * (int64_t)g.ph, ew = W + 2 * (int64_t)g.pw;
-    if (eh < g.kh || ew < g.kw)
+    /* the span of the dilated kernel */
+    int64_t kh = (int64_t)g.dh * (g.kh - 1) + 1, kw = (int64_t)g.dw * (g.kw - 1) + 1;
+    if (eh < kh || ew < kw) {
+        char dil[48] = "";
+        if (g.dh != 1 || g.dw != 1)
+            snprintf(dil, sizeof dil, " (dilation %dx%d)", g.dh, g.dw);
         return tide_seterr(TIDE_ESHAPE,
-                           "%s: kernel %dx%d is larger than the padded input %lldx%lld; use a "
+                           "%s: kernel %dx%d%s is larger than the padded input %lldx%lld; use a "
                            "smaller kernel or more padding",
-                           op, g.kh, g.kw, (long long)eh, (long long)ew);
-    *OH = (eh - g.kh) / g.sh + 1;
-    *OW = (ew - g.kw) / g.sw + 1;
+                           op, g.kh, g.kw, dil, (long long)eh, (long long)ew);
+    }
+    *OH = (eh - kh) / g.sh + 1;
+    *OW = (ew - kw) / g.sw + 1;
     return TIDE_OK;
 }
 
@@ -59,7 +70,7 @@ static tide_kview folded_view(const tide_tensor *cols) {
 
 static tide_status im2col_impl(tide_ctx *ctx, const char *op, const tide_tensor *input,
                                tide_conv_geom g, bool folded, tide_tensor **out) {
-    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_geom(op, &g));
     TIDE_TRY(check_4d(op, input, "input"));
     int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
     TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
@@ -104,7 +115,7 @@ static tide_status col2im_impl(tide_ctx *ctx, const char *op, const tide_tensor 
                                int64_t H, int64_t W, tide_conv_geom g, bool folded,
                                tide_tensor **out) {
     int r = folded ? 0 : 1; /* the dim of cols holding rows */
-    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_geom(op, &g));
     if (C <= 0 || H <= 0 || W <= 0)
         return tide_seterr(TIDE_EINVAL, "%s: C, H, W must be positive, got %lld, %lld, %lld", op,
                            (long long)C, (long long)H, (long long)W);
@@ -184,8 +195,8 @@ tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_ge
 tide_status tide_maxpool2d_ex(tide_ctx *ctx, const tide_tensor *input, tide_pool_geom g,
                               tide_tensor **out, tide_tensor **indices) {
     static const char op[] = "maxpool2d";
-    tide_conv_geom    cg = {g.kh, g.kw, g.sh, g.sw, g.ph, g.pw};
-    TIDE_TRY(check_geom(op, cg));
+    tide_conv_geom    cg = {g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, 1, 1};
+    TIDE_TRY(check_geom(op, &cg));
     if (g.dh <= 0 || g.dw <= 0)
         return tide_seterr(TIDE_EINVAL, "maxpool2d: dilation %dx%d must be positive", g.dh, g.dw);
     TIDE_TRY(check_4d(op, input, "input"));
@@ -313,4 +324,140 @@ tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const
                xv = tide_kview_of(input);
     tide_status st = dev->backend->relu_backward(dev, &ov, &gv, &xv);
     return st == TIDE_OK ? TIDE_OK : fail(st, op, grad_in);
+}
+
+/* ---- conv2d by the backend's own convolution ---------------------------------------------- */
+
+/* checks conv2d's tensors against g and groups; gives the output's shape */
+static tide_status conv_check(const char *op, const tide_tensor *input, const tide_tensor *weight,
+                              const tide_tensor *bias, tide_conv_geom *g, int groups,
+                              int64_t oshape[4]) {
+    TIDE_TRY(check_geom(op, g));
+    TIDE_TRY(check_4d(op, input, "input"));
+    TIDE_TRY(tide_check_same_device(op, input, weight));
+    if (bias)
+        TIDE_TRY(tide_check_same_device(op, input, bias));
+    char si[200], sw[200];
+    tide_shape_fmt(si, sizeof si, input->ndim, input->shape);
+    tide_shape_fmt(sw, sizeof sw, weight->ndim, weight->shape);
+    if (groups < 1 || weight->ndim != 4 || weight->shape[0] % groups != 0 ||
+        weight->shape[1] * groups != input->shape[1] || weight->shape[2] != g->kh ||
+        weight->shape[3] != g->kw)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: weight %s does not fit input %s, kernel %dx%d and groups %d "
+                           "(expected [O, C/groups, kh, kw] with O divisible by groups)",
+                           op, sw, si, g->kh, g->kw, groups);
+    if (weight->dtype != input->dtype || (bias && bias->dtype != input->dtype))
+        return tide_seterr(TIDE_EDTYPE, "%s: input, weight and bias must share one dtype", op);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != weight->shape[0]))
+        return tide_seterr(TIDE_ESHAPE, "%s: bias must have shape [%lld]", op,
+                           (long long)weight->shape[0]);
+    int64_t OH = 0, OW = 0;
+    TIDE_TRY(out_size(op, input->shape[2], input->shape[3], *g, &OH, &OW));
+    oshape[0] = input->shape[0];
+    oshape[1] = weight->shape[0];
+    oshape[2] = OH;
+    oshape[3] = OW;
+    return TIDE_OK;
+}
+
+/* contiguous copies (or new references) of up to 4 tensors; NULL entries stay NULL */
+static tide_status contig_all(tide_ctx *ctx, int n, const tide_tensor *const *in,
+                              tide_tensor **out) {
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!in[i])
+            continue;
+        tide_status st = tide_tensor_contiguous(ctx, in[i], &out[i]);
+        if (st != TIDE_OK) {
+            for (int j = 0; j < i; j++)
+                tide_tensor_release(out[j]);
+            return st;
+        }
+    }
+    return TIDE_OK;
+}
+
+tide_status tide_conv2d(tide_ctx *ctx, const tide_tensor *input, const tide_tensor *weight,
+                        const tide_tensor *bias, tide_conv_geom g, int groups, tide_tensor **out) {
+    static const char op[] = "conv2d";
+    int64_t           shape[4];
+    TIDE_TRY(conv_check(op, input, weight, bias, &g, groups, shape));
+    tide_device *dev = input->storage->dev;
+    if (!dev->backend->conv2d)
+        return tide_notsup(op, dev);
+    const tide_tensor *in[3] = {input, weight, bias};
+    tide_tensor       *c[3];
+    TIDE_TRY(contig_all(ctx, 3, in, c));
+    tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 4, shape, out);
+    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
+        tide_kview ov = tide_kview_of(*out), xv = tide_kview_of(c[0]), wv = tide_kview_of(c[1]);
+        tide_kview bv = bias ? tide_kview_of(c[2]) : ov;
+        st = dev->backend->conv2d(dev, &ov, &xv, &wv, bias ? &bv : NULL, g, groups);
+        if (st != TIDE_OK)
+            st = fail(st, op, out);
+    }
+    for (int i = 0; i < 3; i++)
+        tide_tensor_release(c[i]);
+    return st;
+}
+
+tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
+                                 const tide_tensor *input, const tide_tensor *weight,
+                                 tide_conv_geom g, int groups, tide_tensor **grad_input,
+                                 tide_tensor **grad_weight, tide_tensor **grad_bias) {
+    static const char op[] = "conv2d_backward";
+    int64_t           shape[4];
+    TIDE_TRY(conv_check(op, input, weight, NULL, &g, groups, shape));
+    TIDE_TRY(tide_check_same_device(op, input, grad_out));
+    bool fits = grad_out->ndim == 4 && grad_out->dtype == input->dtype;
+    for (int d = 0; fits && d < 4; d++)
+        fits = grad_out->shape[d] == shape[d];
+    if (!fits) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, grad_out->ndim, grad_out->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: grad_out %s %s must be [%lld, %lld, %lld, %lld] of the input's "
+                           "dtype",
+                           op, sb, tide_dtype_name(grad_out->dtype), (long long)shape[0],
+                           (long long)shape[1], (long long)shape[2], (long long)shape[3]);
+    }
+    tide_device *dev = input->storage->dev;
+    if (!dev->backend->conv2d_backward)
+        return tide_notsup(op, dev);
+    const tide_tensor *in[3] = {grad_out, input, weight};
+    tide_tensor       *c[3], *r[3] = {NULL, NULL, NULL};
+    tide_tensor      **outs[3] = {grad_input, grad_weight, grad_bias};
+    int64_t            bshape[1] = {weight->shape[0]};
+    TIDE_TRY(contig_all(ctx, 3, in, c));
+    tide_status st = TIDE_OK;
+    for (int i = 0; i < 3 && st == TIDE_OK; i++)
+        if (outs[i])
+            st = tide_tensor_alloc(ctx, op, dev, input->dtype, i == 2 ? 1 : 4,
+                                   i == 0   ? input->shape
+                                   : i == 1 ? weight->shape
+                                            : bshape,
+                                   &r[i]);
+    if (st == TIDE_OK && tide_tensor_numel(c[0]) > 0 && tide_tensor_numel(c[1]) > 0) {
+        tide_kview gv = tide_kview_of(c[0]), xv = tide_kview_of(c[1]), wv = tide_kview_of(c[2]);
+        tide_kview rv[3];
+        for (int i = 0; i < 3; i++)
+            if (r[i])
+                rv[i] = tide_kview_of(r[i]);
+        st = dev->backend->conv2d_backward(dev, r[0] ? &rv[0] : NULL, r[1] ? &rv[1] : NULL,
+                                           r[2] ? &rv[2] : NULL, &gv, &xv, &wv, g, groups);
+    } else if (st == TIDE_OK) { /* an empty batch: zero gradients */
+        for (int i = 0; i < 3 && st == TIDE_OK; i++)
+            if (r[i])
+                st = tide_fill_(ctx, r[i], 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        tide_tensor_release(c[i]);
+        if (st != TIDE_OK)
+            tide_tensor_release(r[i]);
+        else if (outs[i])
+            *outs[i] = r[i];
+    }
+    return st == TIDE_OK ? TIDE_OK : tide_err_op(st, op);
 }

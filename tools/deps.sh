@@ -5,6 +5,8 @@
 #   build:     build-essential pkg-config liblua5.4-dev libopenblas-dev libcjson-dev zlib1g-dev
 #              libopenblas0-openmp (OpenBLAS on OpenMP's pool, which tide's kernels share; the
 #              Makefile links it by directory, whatever update-alternatives picks)
+#              libdnnl-dev (oneDNN: CPU float32 conv2d; optional, the Makefile builds without it
+#              when /usr/include/dnnl.h is missing)
 #   run/test:  lua5.4 lua-busted luarocks clang-format; clang libomp-dev (`make ubsan-clang`)
 #              liblua5.3-0 (a second Lua runtime for the two-runtimes host, spec/c/embed_two_lua.c)
 #   hosts:     lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev luajit libluajit-5.1-dev
@@ -19,7 +21,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config lua5.4 liblua5.4-dev lua-busted luarocks libopenblas-dev
-libopenblas0-openmp libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch
+libopenblas0-openmp libdnnl-dev libcjson-dev zlib1g-dev clang-format clang libomp-dev python3-torch
 dataset-fashion-mnist fortunes liblua5.3-0 openmpi-bin libopenmpi-dev
 lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev luajit libluajit-5.1-dev lua-compat53-dev love neovim"
 

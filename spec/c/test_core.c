@@ -815,14 +815,14 @@ static void test_nn_shapes(void) {
     for (int i = 0; i < 32; i++)
         v[i] = i;
     tide_tensor   *x = mk(cpu0, TIDE_DTYPE_F32, 4, s, v), *cols = NULL, *o = NULL, *ix = NULL;
-    tide_conv_geom g = {3, 3, 1, 1, 1, 1};
+    tide_conv_geom g = {3, 3, 1, 1, 1, 1, 1, 1};
     CHECK_OK(tide_im2col(NULL, x, g, &cols));
     int64_t cs[] = {1, 18, 16};
     CHECK(shape_is(cols, 3, cs));
     tide_tensor *back = NULL;
     CHECK_OK(tide_col2im(NULL, cols, 2, 4, 4, g, &back));
     CHECK(shape_is(back, 4, s));
-    tide_conv_geom p = {2, 2, 2, 2, 0, 0};
+    tide_conv_geom p = {2, 2, 2, 2, 0, 0, 1, 1};
     CHECK_OK(tide_maxpool2d(NULL, x, p, &o, &ix));
     int64_t ps[] = {1, 2, 2, 2};
     CHECK(shape_is(o, 4, ps) && shape_is(ix, 4, ps));
@@ -833,7 +833,7 @@ static void test_nn_shapes(void) {
     CHECK(shape_is(gi, 4, s));
     CHECK_NEAR(at(gi, 5), 5, 0);
     CHECK_NEAR(at(gi, 4), 0, 0);
-    tide_conv_geom bad = {5, 5, 1, 1, 0, 0};
+    tide_conv_geom bad = {5, 5, 1, 1, 0, 0, 1, 1};
     tide_tensor   *none = NULL;
     CHECK_ERR(tide_im2col(NULL, x, bad, &none), TIDE_ESHAPE,
               "im2col: kernel 5x5 is larger than the padded input 4x4");
@@ -860,8 +860,46 @@ static void test_nn_shapes(void) {
     tide_pool_geom wide = {3, 3, 1, 1, 0, 0, 2, 2, 0};
     CHECK_ERR(tide_maxpool2d_ex(NULL, x, wide, &none, NULL), TIDE_ESHAPE,
               "maxpool2d: kernel 3x3 (dilation 2x2) is larger than the padded input 4x4");
-    tide_tensor *rel[] = {x, cols, o, ix, back, gi, od, id, oc, ic};
-    for (int i = 0; i < 10; i++)
+    /* dilation 2: taps (h, w) and (h+2, w+2) of a 4x4 plane, 2x2 outputs */
+    tide_conv_geom d = {2, 2, 1, 1, 0, 0, 2, 2};
+    tide_tensor   *dc = NULL;
+    CHECK_OK(tide_im2col(NULL, x, d, &dc));
+    int64_t dcs[] = {1, 8, 4};
+    CHECK(shape_is(dc, 3, dcs));
+    CHECK_NEAR(at(dc, 0), 0, 0);
+    CHECK_NEAR(at(dc, 1), 1, 0);
+    CHECK_NEAR(at(dc, 2), 4, 0);
+    CHECK_NEAR(at(dc, 3), 5, 0);
+    tide_conv_geom negd = {2, 2, 1, 1, 0, 0, -1, 1};
+    CHECK_ERR(tide_im2col(NULL, x, negd, &none), TIDE_EINVAL,
+              "dilation -1x1: kernel, stride and dilation must be positive");
+    /* tide_conv2d: the device's own convolution, or TIDE_ENOTSUP (float64 has none on the CPU;
+     * float32 has oneDNN's when tide is built with it); its tensors checked either way */
+    int64_t      ws[] = {3, 2, 3, 3}, w1[] = {3, 1, 3, 3}, os[] = {1, 3, 4, 4};
+    double       wv[54] = {0};
+    tide_tensor *w = mk(cpu0, TIDE_DTYPE_F32, 4, ws, wv),
+                *wbad = mk(cpu0, TIDE_DTYPE_F32, 4, w1, wv);
+    tide_tensor *x64 = mk(cpu0, TIDE_DTYPE_F64, 4, s, v),
+                *w64 = mk(cpu0, TIDE_DTYPE_F64, 4, ws, wv);
+    CHECK_ERR(
+        tide_conv2d(NULL, x, wbad, NULL, g, 1, &none), TIDE_ESHAPE,
+        "conv2d: weight [3, 1, 3, 3] does not fit input [1, 2, 4, 4], kernel 3x3 and groups 1");
+    CHECK_ERR(tide_conv2d(NULL, x64, w64, NULL, g, 1, &none), TIDE_ENOTSUP, "conv2d");
+    CHECK(none == NULL);
+    tide_tensor *y = NULL;
+    tide_status  st = tide_conv2d(NULL, x, w, NULL, g, 1, &y);
+    CHECK(st == TIDE_OK || st == TIDE_ENOTSUP);
+    if (st == TIDE_OK) { /* zero weights: zero output of [1, 3, 4, 4] */
+        CHECK(shape_is(y, 4, os));
+        CHECK_NEAR(at(y, 0), 0, 0);
+        tide_tensor *gx = NULL, *gw = NULL;
+        CHECK_OK(tide_conv2d_backward(NULL, y, x, w, g, 1, &gx, &gw, NULL));
+        CHECK(shape_is(gx, 4, s) && shape_is(gw, 4, ws));
+        tide_tensor_release(gx);
+        tide_tensor_release(gw);
+    }
+    tide_tensor *rel[] = {x, cols, o, ix, back, gi, od, id, oc, ic, dc, w, wbad, x64, w64, y};
+    for (int i = 0; i < 16; i++)
         tide_tensor_release(rel[i]);
 }
 

@@ -805,7 +805,7 @@ static void test_im2col(void) {
     /* 1 x 1 x 3 x 3, kernel 2, stride 1: 4 rows (kernel positions) x 4 columns */
     float          x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, c[16];
     int64_t        xs[4] = {1, 1, 3, 3}, cs[3] = {1, 4, 4};
-    tide_conv_geom g = {2, 2, 1, 1, 0, 0};
+    tide_conv_geom g = {2, 2, 1, 1, 0, 0, 1, 1};
     tide_kview     vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vc = kv(c, TIDE_DTYPE_F32, 3, cs, NULL);
     CHECK_OK(B->im2col(&dev0, &vc, &vx, g));
     float e[16] = {1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9};
@@ -820,7 +820,7 @@ static void test_im2col(void) {
     float e2[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
     CHECK(all_close_f(back, e2, 9, 0), "col2im coverage counts");
     /* padding 1, stride 2 on 2 x 3 x 5 x 4: <im2col(x), y> == <x, col2im(y)> */
-    tide_conv_geom g2 = {3, 2, 2, 2, 1, 1};
+    tide_conv_geom g2 = {3, 2, 2, 2, 1, 1, 1, 1};
     int64_t        N = 2, C = 3, H = 5, W = 4;
     int64_t        OH = (H + 2 - 3) / 2 + 1, OW = (W + 2 - 2) / 2 + 1, L = OH * OW, R = C * 6;
     int64_t        xs2[4] = {N, C, H, W}, cs2[3] = {N, R, L};
@@ -851,6 +851,52 @@ static void test_im2col(void) {
     int64_t    bad[3] = {1, 4, 5};
     tide_kview vbad = kv(c, TIDE_DTYPE_F32, 3, bad, NULL);
     CHECK(B->im2col(&dev0, &vbad, &vx, g) == TIDE_ESHAPE, "bad column shape");
+}
+
+/* dilation: 1 x 1 x 4 x 4, kernel 2, dilation 2 taps (h, w), (h, w+2), (h+2, w), (h+2, w+2) */
+static void test_im2col_dilation(void) {
+    float          x[16], c[16];
+    int64_t        xs[4] = {1, 1, 4, 4}, cs[3] = {1, 4, 4};
+    tide_conv_geom g = {2, 2, 1, 1, 0, 0, 2, 2};
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)(i + 1);
+    tide_kview vx = kv(x, TIDE_DTYPE_F32, 4, xs, NULL), vc = kv(c, TIDE_DTYPE_F32, 3, cs, NULL);
+    CHECK_OK(B->im2col(&dev0, &vc, &vx, g));
+    float e[16] = {1, 2, 5, 6, 3, 4, 7, 8, 9, 10, 13, 14, 11, 12, 15, 16};
+    CHECK(all_close_f(c, e, 16, 0), "im2col dilation 2");
+    /* adjoint on both walks (stride 1 runs, strided loop) with padding and unequal dilations */
+    tide_conv_geom gs[2] = {{3, 2, 1, 1, 2, 1, 2, 3}, {2, 3, 2, 3, 1, 2, 3, 2}};
+    for (int k = 0; k < 2; k++) {
+        tide_conv_geom q = gs[k];
+        int64_t        N = 2, C = 2, H = 7, W = 6;
+        int64_t        OH = (H + 2 * q.ph - q.dh * (q.kh - 1) - 1) / q.sh + 1;
+        int64_t        OW = (W + 2 * q.pw - q.dw * (q.kw - 1) - 1) / q.sw + 1;
+        int64_t        L = OH * OW, R = C * q.kh * q.kw, xn = N * C * H * W, cn = N * R * L;
+        int64_t        xs2[4] = {N, C, H, W}, cs2[3] = {N, R, L};
+        double *X = malloc(sizeof(double) * (size_t)xn), *XY = malloc(sizeof(double) * (size_t)xn);
+        double *Y = malloc(sizeof(double) * (size_t)cn), *CX = malloc(sizeof(double) * (size_t)cn);
+        for (int64_t i = 0; i < xn; i++)
+            X[i] = sin((double)i);
+        for (int64_t i = 0; i < cn; i++)
+            Y[i] = cos((double)i * 0.7);
+        tide_kview vX = kv(X, TIDE_DTYPE_F64, 4, xs2, NULL),
+                   vY = kv(Y, TIDE_DTYPE_F64, 3, cs2, NULL),
+                   vCX = kv(CX, TIDE_DTYPE_F64, 3, cs2, NULL),
+                   vXY = kv(XY, TIDE_DTYPE_F64, 4, xs2, NULL);
+        CHECK_OK(B->im2col(&dev0, &vCX, &vX, q));
+        CHECK_OK(B->col2im(&dev0, &vXY, &vY, q));
+        double lhs = 0, rhs = 0;
+        for (int64_t i = 0; i < cn; i++)
+            lhs += CX[i] * Y[i];
+        for (int64_t i = 0; i < xn; i++)
+            rhs += X[i] * XY[i];
+        CHECK(close_f(lhs, rhs, 1e-12), "dilated im2col/col2im adjoint %d: %.15g vs %.15g", k, lhs,
+              rhs);
+        free(X);
+        free(Y);
+        free(CX);
+        free(XY);
+    }
 }
 
 static void test_maxpool(void) {
@@ -982,6 +1028,7 @@ int main(void) {
     test_index_where();
     test_random();
     test_im2col();
+    test_im2col_dilation();
     test_maxpool();
     test_maxpool_paths();
     test_errors();

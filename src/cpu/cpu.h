@@ -153,6 +153,20 @@ tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kvie
                        tide_conv_geom g);
 tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
                        tide_conv_geom g);
+#ifdef TIDE_HAVE_DNNL /* conv_dnnl.c */
+tide_status cpu_conv2d(tide_device *dev, const tide_kview *out, const tide_kview *input,
+                       const tide_kview *weight, const tide_kview *bias, tide_conv_geom g,
+                       int groups);
+tide_status cpu_conv2d_backward(tide_device *dev, const tide_kview *grad_input,
+                                const tide_kview *grad_weight, const tide_kview *grad_bias,
+                                const tide_kview *grad_out, const tide_kview *input,
+                                const tide_kview *weight, tide_conv_geom g, int groups);
+#define CPU_CONV2D          cpu_conv2d
+#define CPU_CONV2D_BACKWARD cpu_conv2d_backward
+#else
+#define CPU_CONV2D          NULL
+#define CPU_CONV2D_BACKWARD NULL
+#endif
 /* pool.c */
 tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
                           const tide_kview *input, tide_pool_geom g);

@@ -8,18 +8,24 @@
 #include "cpu.h"
 #include <string.h>
 
-static tide_status geom_check(const char *name, tide_conv_geom g, int64_t H, int64_t W, int64_t *OH,
-                              int64_t *OW) {
-    if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0)
-        return tide_seterr(TIDE_EINVAL,
-                           "%s: kernel %dx%d, stride %dx%d, padding %dx%d ; kernel and stride must "
-                           "be >= 1, padding >= 0",
-                           name, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw);
-    if (H + 2 * g.ph < g.kh || W + 2 * g.pw < g.kw)
+/* validates g (dilation 0 reads as 1, as in the core) and gives the output size */
+static tide_status geom_check(const char *name, tide_conv_geom *g, int64_t H, int64_t W,
+                              int64_t *OH, int64_t *OW) {
+    g->dh = g->dh == 0 ? 1 : g->dh;
+    g->dw = g->dw == 0 ? 1 : g->dw;
+    if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 ||
+        g->dw < 1)
+        return tide_seterr(
+            TIDE_EINVAL,
+            "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d ; kernel, "
+            "stride and dilation must be >= 1, padding >= 0",
+            name, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw);
+    int64_t kh = (int64_t)g->dh * (g->kh - 1) + 1, kw = (int64_t)g->dw * (g->kw - 1) + 1;
+    if (H + 2 * g->ph < kh || W + 2 * g->pw < kw)
         return tide_seterr(TIDE_EINVAL, "%s: kernel %dx%d larger than padded input %lldx%lld", name,
-                           g.kh, g.kw, (long long)(H + 2 * g.ph), (long long)(W + 2 * g.pw));
-    *OH = (H + 2 * g.ph - g.kh) / g.sh + 1;
-    *OW = (W + 2 * g.pw - g.kw) / g.sw + 1;
+                           g->kh, g->kw, (long long)(H + 2 * g->ph), (long long)(W + 2 * g->pw));
+    *OH = (H + 2 * g->ph - kh) / g->sh + 1;
+    *OW = (W + 2 * g->pw - kw) / g->sw + 1;
     return TIDE_OK;
 }
 
@@ -38,8 +44,9 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
 /* plane pl = n*C + c of the input fills rows c*kh*kw .. of batch n's column matrix; with
  * COL2IM the same walk adds the columns back into the plane instead. Columns are addressed by
  * their strides cs0 (batch) and cs1 (row), so the batch-folded layout [C*kh*kw, N, L] of
- * im2col_folded is the same walk. With stride 1 along w, the in-bounds part of a row is one
- * run (memcpy, or a plain add loop), its padding is zero-filled around it. */
+ * im2col_folded is the same walk. Tap (ki, kj) reads h = oh*sh - ph + ki*dh, w = ow*sw - pw +
+ * kj*dw. With stride 1 along w, the in-bounds part of a row is one run (memcpy, or a plain add
+ * loop), its padding is zero-filled around it. */
 #define IM2COL_PLANE(T, COL2IM)                                                                    \
     do {                                                                                           \
         T      *im_ = (T *)img_base + pl * H * W;                                                  \
@@ -47,8 +54,9 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
         T      *col = (T *)col_base + n_ * cs0 + c_ * KK * cs1;                                    \
         for (int ki = 0; ki < g.kh; ki++)                                                          \
             for (int kj = 0; kj < g.kw; kj++, col += cs1) {                                        \
-                /* ow in [lo, hi) reads w = ow*sw - pw + kj in [0, W) (stride 1 only) */           \
-                int64_t lo = g.pw - kj > 0 ? g.pw - kj : 0, hi = W + g.pw - kj;                    \
+                /* ow in [lo, hi) reads w = ow - pw + kj*dw in [0, W) (stride 1 only) */           \
+                int64_t dj = (int64_t)kj * g.dw;                                                   \
+                int64_t lo = g.pw - dj > 0 ? g.pw - dj : 0, hi = W + g.pw - dj;                    \
                 if (lo > OW)                                                                       \
                     lo = OW;                                                                       \
                 if (hi > OW)                                                                       \
@@ -56,7 +64,7 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
                 if (hi < lo)                                                                       \
                     hi = lo;                                                                       \
                 for (int64_t oh = 0; oh < OH; oh++) {                                              \
-                    int64_t h = oh * g.sh - g.ph + ki;                                             \
+                    int64_t h = oh * g.sh - g.ph + (int64_t)ki * g.dh;                             \
                     T      *crow = col + oh * OW;                                                  \
                     if (h < 0 || h >= H) {                                                         \
                         if (!COL2IM)                                                               \
@@ -65,7 +73,7 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
                     }                                                                              \
                     T *irow = im_ + h * W;                                                         \
                     if (g.sw == 1) {                                                               \
-                        T *src = irow + (lo - g.pw + kj);                                          \
+                        T *src = irow + (lo - g.pw + dj);                                          \
                         if (COL2IM) {                                                              \
                             for (int64_t ow = lo; ow < hi; ow++)                                   \
                                 src[ow - lo] += crow[ow];                                          \
@@ -77,7 +85,7 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
                         continue;                                                                  \
                     }                                                                              \
                     for (int64_t ow = 0; ow < OW; ow++) {                                          \
-                        int64_t w = ow * g.sw - g.pw + kj;                                         \
+                        int64_t w = ow * g.sw - g.pw + dj;                                         \
                         if (COL2IM) {                                                              \
                             if (w >= 0 && w < W)                                                   \
                                 irow[w] += crow[ow];                                               \
@@ -99,7 +107,7 @@ static tide_status im2col_impl(const char *name, const tide_kview *cols, const t
     if (cols->dtype != img->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one dtype", name);
     int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3], OH, OW;
-    CPU_TRY(geom_check(name, g, H, W, &OH, &OW));
+    CPU_TRY(geom_check(name, &g, H, W, &OH, &OW));
     int64_t KK = (int64_t)g.kh * g.kw, L = OH * OW;
     if (cols->shape[0] != N || cols->shape[1] != C * KK || cols->shape[2] != L)
         return tide_seterr(TIDE_ESHAPE,

@@ -342,6 +342,8 @@ static const tide_backend cuda_backend = {
     /* .sort = */ tide_cuda_sort,
     /* .optim_step = */ tide_cuda_optim_step,
     /* .relu_backward = */ tide_cuda_relu_backward,
+    /* .conv2d = */ NULL, /* conv2d runs as im2col + cuBLAS (tide.nn._fused) */
+    /* .conv2d_backward = */ NULL,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

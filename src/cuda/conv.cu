@@ -1,13 +1,13 @@
 /*
- * conv.cu — the nn kernels: im2col / col2im (convolution as gemm and its gradient); max pooling
- * is in pool.cu. Dilation 1; padding reads as 0.
+ * conv.cu — the nn kernels: im2col / col2im (convolution as gemm and its gradient), any
+ * dilation; padding reads as 0. Max pooling is in pool.cu.
  */
 #include "map.cuh"
 
 struct geom {
     int64_t N, C, H, W, OH, OW;
-    int     kh, kw, sh, sw, ph, pw;
-    int64_t is[4]; /* strides of the [N, C, H, W] side */
+    int     kh, kw, sh, sw, ph, pw, dh, dw; /* dh, dw: the dilation */
+    int64_t is[4];                          /* strides of the [N, C, H, W] side */
     int64_t cs[4]; /* strides of the other side: cols [N, C*kh*kw, OH*OW] (3 used) or [N,C,OH,OW] */
 };
 
@@ -23,8 +23,10 @@ static geom geom_make(const tide_kview *img, const tide_kview *other, tide_conv_
     q.sw = g.sw;
     q.ph = g.ph;
     q.pw = g.pw;
-    q.OH = (q.H + 2 * g.ph - g.kh) / g.sh + 1;
-    q.OW = (q.W + 2 * g.pw - g.kw) / g.sw + 1;
+    q.dh = g.dh == 0 ? 1 : g.dh; /* 0: a geometry from before dilation existed */
+    q.dw = g.dw == 0 ? 1 : g.dw;
+    q.OH = (q.H + 2 * g.ph - (int64_t)q.dh * (g.kh - 1) - 1) / g.sh + 1;
+    q.OW = (q.W + 2 * g.pw - (int64_t)q.dw * (g.kw - 1) - 1) / g.sw + 1;
     for (int d = 0; d < 4; d++) {
         q.is[d] = img->strides[d];
         q.cs[d] = d < other->ndim ? other->strides[d] : 0;
@@ -33,7 +35,8 @@ static geom geom_make(const tide_kview *img, const tide_kview *other, tide_conv_
 }
 
 static bool geom_ok(tide_conv_geom g) {
-    return g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.ph >= 0 && g.pw >= 0;
+    return g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.ph >= 0 && g.pw >= 0 && g.dh >= 0 &&
+           g.dw >= 0;
 }
 
 // ---- im2col ---------------------------------------------------------------------------------
@@ -44,8 +47,9 @@ template <typename T> __global__ void k_im2col(geom q, T *cols, const T *in, int
     for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
         int64_t col = t % L, row = (t / L) % rows, n = t / (L * rows);
         int64_t c = row / (q.kh * q.kw), i = (row / q.kw) % q.kh, j = row % q.kw;
-        int64_t h = (col / q.OW) * q.sh - q.ph + i, w = (col % q.OW) * q.sw - q.pw + j;
-        T       v;
+        int64_t h = (col / q.OW) * q.sh - q.ph + i * q.dh,
+                w = (col % q.OW) * q.sw - q.pw + j * q.dw;
+        T v;
         memset(&v, 0, sizeof v);
         if (h >= 0 && h < q.H && w >= 0 && w < q.W)
             v = in[n * q.is[0] + c * q.is[1] + h * q.is[2] + w * q.is[3]];
@@ -99,11 +103,11 @@ __global__ void k_col2im(geom q, typename tide_dt<DT>::T *out, const typename ti
                 n = t / (q.W * q.H * q.C);
         C acc = 0;
         for (int i = 0; i < q.kh; i++) {
-            int64_t hh = h + q.ph - i;
+            int64_t hh = h + q.ph - i * q.dh;
             if (hh < 0 || hh % q.sh != 0 || hh / q.sh >= q.OH)
                 continue;
             for (int j = 0; j < q.kw; j++) {
-                int64_t ww = w + q.pw - j;
+                int64_t ww = w + q.pw - j * q.dw;
                 if (ww < 0 || ww % q.sw != 0 || ww / q.sw >= q.OW)
                     continue;
                 int64_t row = (c * q.kh + i) * q.kw + j, col = (hh / q.sh) * q.OW + ww / q.sw;

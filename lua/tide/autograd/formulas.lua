@@ -771,7 +771,7 @@ end
 function BW.im2col(nd, g)
     local x = nd[1]
     return core.col2im(g, x:size(2), x:size(3), x:size(4), nd[2], nd[3], nd[4] or 1, nd[5] or 1,
-        nd[6] or 0, nd[7] or 0)
+        nd[6] or 0, nd[7] or 0, nd[8], nd[9])
 end
 
 function BW.maxpool2d(nd, g)
@@ -820,24 +820,55 @@ function BW.linear(nd, g)
 end
 
 -- conv2d as one gemm over the batch-folded columns [C*kh*kw, N*L] (nn/_fused.lua): g folded
--- the same way makes the weight gradient and the columns' gradient one gemm each
+-- the same way makes the weight gradient and the columns' gradient one gemm each (one batched
+-- gemm over the groups when nd.groups > 1)
 function BW.conv2d(nd, g)
     local x, w, b = nd[1], nd[2], nd[3]
+    local k, G = nd.geom, nd.groups or 1
+    if nd.native then
+        -- the forward's kernels (oneDNN); a graph of the gradient (create_graph) takes the gemm
+        -- path below, whose columns are made here
+        if not core.is_grad_enabled() then
+            local ok, gx, gw, gb = core.conv2d_backward(g, x, w, k[1], k[2], k[3], k[4], k[5],
+                k[6], k[7] or 1, k[8] or 1, G, needs(x), needs(w), needs(b))
+            if ok then
+                if gb and not needs(b) then
+                    gb = nil
+                end
+                return gx, gw, gb
+            end
+        end
+        if needs(w) then
+            local cols = core.im2col_folded(x:detach(), k[1], k[2], k[3], k[4], k[5], k[6], k[7],
+                k[8])
+            nd.cols = cols:view(cols:size(1), -1)
+        end
+    end
     local n, cout = g:size(1), g:size(2)
     local l = math.floor(g:numel() / math.max(1, n * cout))
     local gf = g:reshape(n, cout, l):transpose(1, 2):contiguous():view(cout, n * l)
     local gx, gw, gb
     if needs(w) then
-        gw = gf:matmul(nd.cols:t()):view(w.shape)
+        if G == 1 then
+            gw = gf:matmul(nd.cols:t()):view(w.shape)
+        else
+            gw = gf:view(G, -1, n * l):matmul(nd.cols:view(G, -1, n * l):transpose(2, 3))
+                :view(w.shape)
+        end
     end
     if needs(b) then
         gb = gf:sum(2)
     end
     if needs(x) then
-        local k = nd.geom
-        local gcols = w:reshape(cout, -1):t():matmul(gf) -- [C*kh*kw, N*L]
-        gx = core.col2im_folded(gcols:view(gcols:size(1), n, l), x:size(2), x:size(3),
-            x:size(4), k[1], k[2], k[3], k[4], k[5], k[6])
+        local gcols -- [C*kh*kw, N*L]
+        if G == 1 then
+            gcols = w:reshape(cout, -1):t():matmul(gf)
+        else
+            gcols = w:reshape(G, math.floor(cout / G), -1):transpose(2, 3)
+                :matmul(gf:view(G, -1, n * l))
+        end
+        gx = core.col2im_folded(gcols:view(x:size(2) * k[1] * k[2], n, l), x:size(2), x:size(3),
+            x:size(4), k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
     end
     return gx, gw, gb
 end
@@ -899,10 +930,15 @@ local READS = {
     rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }
 local READS_INDICES = { { "indices" } }
+-- conv2d by the device's own kernels keeps no columns: the weight's gradient reads the input
+local READS_CONV_NATIVE = { { 2, 1 }, { 1, 2 } }
 
 -- what nd's gradient reads (nil: nothing)
 local function reads_of(nd)
     local name = nd.name
+    if nd.native and name == "conv2d" then
+        return READS_CONV_NATIVE
+    end
     if nd.indices and (name == "max" or name == "min") then
         return READS_INDICES
     end

@@ -1,6 +1,8 @@
 -- nn.Conv1d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]), or
--- Conv1d(in, out, k, {stride =, padding =, bias =}): input {N, C, L}, weight {out, in, k}; runs
--- as Conv2d over a height of 1 (one im2col and one gemm, one autograd node)
+-- Conv1d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =}): input {N, C, L},
+-- weight {out, in / groups, k}; runs as Conv2d over a height of 1 (one im2col and one gemm, one
+-- autograd node)
+local idiv = require("tide._compat").idiv
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -11,21 +13,26 @@ local F = require "tide.nn.functional"
 local Conv1d = Module:extend("Conv1d")
 
 function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
+    local dilation, groups
     if type(stride) == "table" then
         local o = stride
-        core._check_options(o, "Conv1d", { "stride", "padding", "bias" },
-            { "dilation", "groups", "padding_mode" })
+        core._check_options(o, "Conv1d", { "stride", "padding", "dilation", "groups", "bias" },
+            { "padding_mode" })
         stride, padding, bias = o.stride, o.padding, o.bias
+        dilation, groups = o.dilation, o.groups
     end
     I.check_int(in_channels, "in_channels", "Conv1d")
     I.check_int(out_channels, "out_channels", "Conv1d")
     I.check_int(kernel_size, "kernel_size", "Conv1d")
+    groups = I.check_groups(groups, in_channels, out_channels, "Conv1d")
     self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+    self.groups = groups
     self.stride = I.check_int(stride or 1, "stride", "Conv1d")
     self.padding = I.check_int(padding or 0, "padding", "Conv1d", 0)
-    local bound = 1 / math.sqrt(in_channels * kernel_size)
-    self:register_parameter("weight", I.uniform_param({ out_channels, in_channels, kernel_size },
-        bound))
+    self.dilation = I.check_int(dilation or 1, "dilation", "Conv1d")
+    local cin = idiv(in_channels, groups)
+    local bound = 1 / math.sqrt(cin * kernel_size)
+    self:register_parameter("weight", I.uniform_param({ out_channels, cin, kernel_size }, bound))
     if bias ~= false then
         self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
     end
@@ -42,12 +49,20 @@ function Conv1d:forward(x)
             self.in_channels, x:size(2)))
     end
     I.check_device(x, self.weight, "Conv1d")
-    return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = self.padding })
+    return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = self.padding,
+        dilation = self.dilation, groups = self.groups })
 end
 
 function Conv1d:extra_repr()
-    return string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
+    local s = string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
         self.out_channels, self.kernel_size, self.stride, self.padding)
+    if self.dilation ~= 1 then
+        s = s .. ", dilation " .. self.dilation
+    end
+    if self.groups ~= 1 then
+        s = s .. ", groups " .. self.groups
+    end
+    return s
 end
 
 return Conv1d

@@ -1,7 +1,10 @@
 -- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
--- or Conv2d(in, out, k, {stride =, padding =, bias =}). im2col + one batched gemm (BLAS on the
--- CPU, cuBLAS on cuda); the backward pass runs through matmul's and im2col's gradients.
+-- or Conv2d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =}); weight
+-- {out, in / groups, kh, kw}. oneDNN's convolution for float32 on the CPU when tide is built
+-- with it, else im2col + one batched gemm (BLAS on the CPU, cuBLAS on cuda); one autograd node
+-- (tide.nn._fused).
 local idiv = require("tide._compat").idiv
+local F = require "tide.nn.functional"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -12,22 +15,29 @@ local fused = require "tide.nn._fused"
 local Conv2d = Module:extend("Conv2d")
 
 function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
+    local dilation, groups
     if type(stride) == "table" then
         local o = stride
-        core._check_options(o, "Conv2d", { "stride", "padding", "bias" })
+        core._check_options(o, "Conv2d", { "stride", "padding", "dilation", "groups", "bias" },
+            { "padding_mode" })
         stride, padding, bias = o.stride, o.padding, o.bias
+        dilation, groups = o.dilation, o.groups
     end
     I.check_int(in_channels, "in_channels", "Conv2d")
     I.check_int(out_channels, "out_channels", "Conv2d")
-    self.in_channels, self.out_channels = in_channels, out_channels
+    groups = I.check_groups(groups, in_channels, out_channels, "Conv2d")
+    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
     self.kh, self.kw = I.pair(kernel_size, "Conv2d", "kernel_size")
     self.sh, self.sw = I.pair(stride or 1, "Conv2d", "stride")
     self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding")
-    self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw }
-    local fan_in = in_channels * self.kh * self.kw
+    self.dh, self.dw = I.pair(dilation or 1, "Conv2d", "dilation")
+    I.check_int(self.dh, "dilation", "Conv2d")
+    I.check_int(self.dw, "dilation", "Conv2d")
+    self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw }
+    local fan_in = in_channels / groups * self.kh * self.kw
     local bound = 1 / math.sqrt(fan_in)
     self:register_parameter("weight",
-        I.uniform_param({ out_channels, in_channels, self.kh, self.kw }, bound))
+        I.uniform_param({ out_channels, idiv(in_channels, groups), self.kh, self.kw }, bound))
     if bias ~= false then
         self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
     end
@@ -44,15 +54,10 @@ function Conv2d:forward(x)
         raise(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
             cin, x:size(2)))
     end
-    local h, w = x:size(3), x:size(4)
-    local kh, kw, sh, sw, ph, pw = self.kh, self.kw, self.sh, self.sw, self.ph, self.pw
-    local oh, ow = idiv(h + 2 * ph - kh, sh) + 1, idiv(w + 2 * pw - kw, sw) + 1
-    if oh < 1 or ow < 1 then
-        raise(string.format("tide: Conv2d: input %dx%d (padding %d,%d) is smaller than the " ..
-            "kernel %dx%d", h, w, ph, pw, kh, kw))
-    end
+    local oh, ow = F._conv_out("Conv2d", x:size(3), x:size(4), self.kh, self.kw, self.sh, self.sw,
+        self.ph, self.pw, self.dh, self.dw)
     I.check_device(x, self.weight, "Conv2d")
-    return fused.conv2d(x, self.weight, self.bias, self.geom, oh, ow)
+    return fused.conv2d(x, self.weight, self.bias, self.geom, oh, ow, self.groups)
 end
 
 function Conv2d:extra_repr()
@@ -63,6 +68,12 @@ function Conv2d:extra_repr()
     end
     if self.ph ~= 0 or self.pw ~= 0 then
         s = s .. string.format(", padding %d,%d", self.ph, self.pw)
+    end
+    if self.dh ~= 1 or self.dw ~= 1 then
+        s = s .. string.format(", dilation %d,%d", self.dh, self.dw)
+    end
+    if self.groups ~= 1 then
+        s = s .. string.format(", groups %d", self.groups)
     end
     return s
 end

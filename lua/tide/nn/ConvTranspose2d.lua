@@ -1,6 +1,8 @@
 -- nn.ConvTranspose2d(in_channels, out_channels, kernel_size[, {stride = 1, padding = 0,
--- output_padding = 0, bias = true}]): the gradient of Conv2d with respect to its input; weight
--- {in, out, kh, kw} as PyTorch's (its default init draws from fan_in = out * kh * kw)
+-- output_padding = 0, dilation = 1, groups = 1, bias = true}]): the gradient of Conv2d with
+-- respect to its input; weight {in, out / groups, kh, kw} as PyTorch's (its default init draws
+-- from fan_in = out / groups * kh * kw)
+local idiv = require("tide._compat").idiv
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -12,23 +14,27 @@ local ConvTranspose2d = Module:extend("ConvTranspose2d")
 
 function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, padding,
                               output_padding, bias)
+    local dilation, groups
     if type(stride) == "table" then
         local o = stride
         core._check_options(o, "ConvTranspose2d", { "stride", "padding", "output_padding",
-            "bias" }, { "dilation", "groups", "padding_mode" })
+            "dilation", "groups", "bias" }, { "padding_mode" })
         stride, padding, output_padding, bias = o.stride, o.padding, o.output_padding, o.bias
+        dilation, groups = o.dilation, o.groups
     end
     I.check_int(in_channels, "in_channels", "ConvTranspose2d")
     I.check_int(out_channels, "out_channels", "ConvTranspose2d")
-    self.in_channels, self.out_channels = in_channels, out_channels
+    groups = I.check_groups(groups, in_channels, out_channels, "ConvTranspose2d")
+    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
     self.kernel_size = { I.pair(kernel_size, "ConvTranspose2d", "kernel_size") }
     self.stride = { I.pair(stride or 1, "ConvTranspose2d", "stride") }
     self.padding = { I.pair(padding or 0, "ConvTranspose2d", "padding") }
     self.output_padding = { I.pair(output_padding or 0, "ConvTranspose2d", "output_padding") }
+    self.dilation = { I.pair(dilation or 1, "ConvTranspose2d", "dilation") }
     local kh, kw = self.kernel_size[1], self.kernel_size[2]
-    local bound = 1 / math.sqrt(out_channels * kh * kw)
-    self:register_parameter("weight", I.uniform_param({ in_channels, out_channels, kh, kw },
-        bound))
+    local coutg = idiv(out_channels, groups)
+    local bound = 1 / math.sqrt(coutg * kh * kw)
+    self:register_parameter("weight", I.uniform_param({ in_channels, coutg, kh, kw }, bound))
     if bias ~= false then
         self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
     end
@@ -42,7 +48,8 @@ function ConvTranspose2d:forward(x)
     end
     I.check_device(x, self.weight, "ConvTranspose2d")
     return F.conv_transpose2d(x, self.weight, self.bias, { stride = self.stride,
-        padding = self.padding, output_padding = self.output_padding })
+        padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
+        groups = self.groups })
 end
 
 function ConvTranspose2d:extra_repr()

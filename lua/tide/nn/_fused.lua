@@ -4,12 +4,16 @@
 -- (tide.autograd.engine.record) with its formula (tide.autograd.formulas: linear, conv2d,
 -- cross_entropy). No argument checks here: nn.functional and the modules check first.
 local core = require "tide.core"
+local idiv = require("tide._compat").idiv
 local engine = require "tide.autograd.engine"
 local BW = require("tide.autograd.formulas").BW
 
 local needs_record, record = engine.needs_record, engine.record
 
 local M = {}
+
+-- false: conv2d always runs im2col + gemm (the spec compares the two paths)
+M.native_conv = true
 
 -- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
 function M.linear(x, w, b)
@@ -31,9 +35,10 @@ function M.linear(x, w, b)
 end
 
 
--- y = conv2d(x, w) + b for x [N, C, H, W], w [Cout, C, kh, kw], b [Cout] or nil; geom is
--- {kh, kw, sh, sw, ph, pw}, (oh, ow) the output size (the caller checked the shapes)
-function M.conv2d(x, w, b, geom, oh, ow)
+-- y = conv2d(x, w) + b for x [N, C, H, W], w [Cout, C / groups, kh, kw], b [Cout] or nil; geom
+-- is {kh, kw, sh, sw, ph, pw, dh, dw}, (oh, ow) the output size, groups nil or >= 1 (the caller
+-- checked the shapes)
+function M.conv2d(x, w, b, geom, oh, ow, groups)
     local rec = needs_record(x, w, b)
     local xd, wd, bd = x, w, b
     if rec then
@@ -43,11 +48,35 @@ function M.conv2d(x, w, b, geom, oh, ow)
     end
     -- one gemm over the whole batch: im2col_folded lays the columns out as [C*kh*kw, N*L]
     -- (L = OH*OW), so W [Cout, C*kh*kw] @ cols is [Cout, N*L], brought to [N, Cout, L] by one
-    -- copy that also adds the bias; the node keeps the columns for the weight's gradient
+    -- copy that also adds the bias; the node keeps the columns for the weight's gradient. With
+    -- groups, group g's rows of the columns follow group g-1's: one batched gemm over the groups
     local n, cout, l = x:size(1), w:size(1), oh * ow
-    local cols = core.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6])
-    cols = cols:view(cols:size(1), n * l)
-    local yt = wd:reshape(cout, -1):matmul(cols):view(cout, n, l):transpose(1, 2)
+    groups = groups or 1
+    -- the device's own convolution first (oneDNN for float32 on the CPU, when tide has it): the
+    -- node keeps no columns, its gradient asks the same kernels
+    local dt = M.native_conv and xd.dtype
+    if dt and wd.dtype == dt and (not bd or bd.dtype == dt) then -- mixed dtypes: promotion below
+        local y = core.conv2d(xd, wd, bd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
+            geom[7] or 1, geom[8] or 1, groups)
+        if y then
+            if rec then
+                local nd = record("conv2d", y, BW.conv2d, x, w, b)
+                nd.geom, nd.groups, nd.native = geom, groups, true
+            end
+            return y
+        end
+    end
+    local cols = core.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
+        geom[7], geom[8])
+    local rows = cols:size(1)
+    cols = cols:view(rows, n * l)
+    local yt
+    if groups == 1 then
+        yt = wd:reshape(cout, -1):matmul(cols)
+    else
+        yt = wd:reshape(groups, idiv(cout, groups), -1):matmul(cols:view(groups, -1, n * l))
+    end
+    yt = yt:view(cout, n, l):transpose(1, 2)
     local y
     if bd then
         y = yt:add(bd:view(1, cout, 1))
@@ -57,7 +86,7 @@ function M.conv2d(x, w, b, geom, oh, ow)
     y = y:reshape(n, cout, oh, ow)
     if rec then
         local nd = record("conv2d", y, BW.conv2d, x, w, b)
-        nd.cols, nd.geom = cols, geom
+        nd.cols, nd.geom, nd.groups = cols, geom, groups
     end
     return y
 end

@@ -51,6 +51,20 @@ function I.check_int(v, what, who, min)
     return v
 end
 
+-- a convolution's groups (nil: 1): an integer >= 1 that divides both channel counts
+function I.check_groups(groups, in_channels, out_channels, who)
+    groups = I.check_int(groups or 1, "groups", who)
+    if in_channels % groups ~= 0 then
+        raise(string.format("tide: %s: in_channels %d is not divisible by groups %d", who,
+            in_channels, groups))
+    end
+    if out_channels % groups ~= 0 then
+        raise(string.format("tide: %s: out_channels %d is not divisible by groups %d", who,
+            out_channels, groups))
+    end
+    return groups
+end
+
 -- a layer's input on another device than its weight: the core's device error, raised at the
 -- user's line (the core would name matmul and point inside the library)
 function I.check_device(x, w, who)

@@ -244,25 +244,32 @@ function F.linear(input, weight, bias)
     return fused.linear(input, weight, bias)
 end
 
-local CONV_OPTIONS, CONV_NOT_YET = { "stride", "padding" }, { "dilation", "groups" }
+local CONV_OPTIONS = { "stride", "padding", "dilation", "groups" }
+local CONV_NOT_YET = { "padding_mode" }
 
--- checks a convolution's tensors; returns the options
+-- checks a convolution's tensors; returns the options and the groups
 local function conv_args(who, input, weight, bias, opts, nd, layout)
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     optional_tensor(bias, who, "bias")
     local o = options(opts, who, CONV_OPTIONS, CONV_NOT_YET)
+    local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= nd then
         raise(string.format("tide: %s: expected %d-D input %s, got %s", who, nd, layout,
             shape_str(input)))
     end
     if weight:dim() ~= nd then
-        raise(string.format("tide: %s: expected %d-D weight {out_channels, in_channels, " ..
-            "kernel...}, got %s", who, nd, shape_str(weight)))
+        raise(string.format("tide: %s: expected %d-D weight {out_channels, in_channels / " ..
+            "groups, kernel...}, got %s", who, nd, shape_str(weight)))
     end
-    if input:size(2) ~= weight:size(2) then
-        raise(string.format("tide: %s: expected input with %d channels (dim 2, as weight %s), " ..
-            "got %d", who, weight:size(2), shape_str(weight), input:size(2)))
+    if weight:size(1) % groups ~= 0 then
+        raise(string.format("tide: %s: out_channels %d (weight %s) is not divisible by " ..
+            "groups %d", who, weight:size(1), shape_str(weight), groups))
+    end
+    if input:size(2) ~= weight:size(2) * groups then
+        raise(string.format("tide: %s: expected input with %d channels (dim 2, as weight %s%s), " ..
+            "got %d", who, weight:size(2) * groups, shape_str(weight),
+            groups > 1 and " with groups " .. groups or "", input:size(2)))
     end
     if bias and (bias:dim() ~= 1 or bias:size(1) ~= weight:size(1)) then
         raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, weight:size(1),
@@ -270,45 +277,53 @@ local function conv_args(who, input, weight, bias, opts, nd, layout)
     end
     same_device(input, weight, who, "weight")
     same_device(input, bias, who, "bias")
-    return o
+    return o, groups
 end
 
-local function conv_out(who, h, w, kh, kw, sh, sw, ph, pw)
-    local oh, ow = idiv(h + 2 * ph - kh, sh) + 1, idiv(w + 2 * pw - kw, sw) + 1
+-- the output size of a convolution; (dh, dw) the dilation
+local function conv_out(who, h, w, kh, kw, sh, sw, ph, pw, dh, dw)
+    local eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1 -- the dilated kernel's span
+    local oh, ow = idiv(h + 2 * ph - eh, sh) + 1, idiv(w + 2 * pw - ew, sw) + 1
     if oh < 1 or ow < 1 then
+        local dil = (dh ~= 1 or dw ~= 1) and string.format(" (dilation %d,%d)", dh, dw) or ""
         raise(string.format("tide: %s: input %dx%d (padding %d,%d) is smaller than the " ..
-            "kernel %dx%d", who, h, w, ph, pw, kh, kw))
+            "kernel %dx%d%s", who, h, w, ph, pw, kh, kw, dil))
     end
     return oh, ow
 end
+F._conv_out = conv_out
 
--- input [N, C, H, W], weight [Cout, C, kh, kw], bias [Cout]; {stride =, padding =} (an integer
--- or {h, w}); one autograd node, as nn.Conv2d
-function F.conv2d(input, weight, bias, opts)
-    local who = "conv2d"
-    local o = conv_args(who, input, weight, bias, opts, 4, "{N, C, H, W}")
-    local kh, kw = weight:size(3), weight:size(4)
-    local sh, sw = I.pair(o.stride or 1, who, "stride")
-    local ph, pw = I.pair(o.padding or 0, who, "padding")
-    int_arg(sh, who, "stride", 1)
-    int_arg(sw, who, "stride", 1)
-    int_arg(ph, who, "padding", 0)
-    int_arg(pw, who, "padding", 0)
-    local oh, ow = conv_out(who, input:size(3), input:size(4), kh, kw, sh, sw, ph, pw)
-    return fused.conv2d(input, weight, bias, { kh, kw, sh, sw, ph, pw }, oh, ow)
+-- an option that is an integer or {h, w}, each >= min
+local function pair_opt(v, default, who, what, min)
+    local a, b = I.pair(v or default, who, what)
+    return int_arg(a, who, what, min), int_arg(b, who, what, min)
 end
 
--- input [N, C, L], weight [Cout, C, k], bias [Cout]; {stride =, padding =}: conv2d on a height
--- of 1
+-- input [N, C, H, W], weight [Cout, C / groups, kh, kw], bias [Cout]; {stride =, padding =,
+-- dilation =} (an integer or {h, w}), groups =; one autograd node, as nn.Conv2d
+function F.conv2d(input, weight, bias, opts)
+    local who = "conv2d"
+    local o, groups = conv_args(who, input, weight, bias, opts, 4, "{N, C, H, W}")
+    local kh, kw = weight:size(3), weight:size(4)
+    local sh, sw = pair_opt(o.stride, 1, who, "stride", 1)
+    local ph, pw = pair_opt(o.padding, 0, who, "padding", 0)
+    local dh, dw = pair_opt(o.dilation, 1, who, "dilation", 1)
+    local oh, ow = conv_out(who, input:size(3), input:size(4), kh, kw, sh, sw, ph, pw, dh, dw)
+    return fused.conv2d(input, weight, bias, { kh, kw, sh, sw, ph, pw, dh, dw }, oh, ow, groups)
+end
+
+-- input [N, C, L], weight [Cout, C / groups, k], bias [Cout]; {stride =, padding =, dilation =,
+-- groups =}: conv2d on a height of 1
 function F.conv1d(input, weight, bias, opts)
     local who = "conv1d"
-    local o = conv_args(who, input, weight, bias, opts, 3, "{N, C, L}")
+    local o, groups = conv_args(who, input, weight, bias, opts, 3, "{N, C, L}")
     local k = weight:size(3)
     local s = int_arg(o.stride or 1, who, "stride", 1)
     local p = int_arg(o.padding or 0, who, "padding", 0)
-    local _, ol = conv_out(who, 1, input:size(3), 1, k, 1, s, 0, p)
-    local y = fused.conv2d(input:unsqueeze(3), weight:unsqueeze(3), bias, { 1, k, 1, s, 0, p }, 1,
-        ol)
+    local d = int_arg(o.dilation or 1, who, "dilation", 1)
+    local _, ol = conv_out(who, 1, input:size(3), 1, k, 1, s, 0, p, 1, d)
+    local y = fused.conv2d(input:unsqueeze(3), weight:unsqueeze(3), bias,
+        { 1, k, 1, s, 0, p, 1, d }, 1, ol, groups)
     return y:squeeze(3)
 end
 
@@ -316,54 +331,80 @@ end
 -- backward helper that autograd does not record)
 local function col2im_backward(nd, g)
     local k = nd.geom
-    return core.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6])
+    return core.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
 end
 
--- input [N, Cin, H, W], weight [Cin, Cout, kh, kw], bias [Cout]; {stride =, padding =,
--- output_padding =}: conv2d's gradient with respect to its input, as a gemm and a col2im
+-- input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw], bias [Cout]; {stride =, padding =,
+-- output_padding =, dilation =, groups =}: conv2d's gradient with respect to its input, as a
+-- gemm and a col2im
 function F.conv_transpose2d(input, weight, bias, opts)
     local who = "conv_transpose2d"
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     optional_tensor(bias, who, "bias")
-    local o = options(opts, who, { "stride", "padding", "output_padding" },
-        { "dilation", "groups" })
+    local o = options(opts, who, { "stride", "padding", "output_padding", "dilation", "groups" },
+        { "padding_mode" })
+    local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= 4 or weight:dim() ~= 4 or input:size(2) ~= weight:size(1) then
-        raise(string.format("tide: %s: expected input {N, Cin, H, W} and weight {Cin, Cout, " ..
-            "kh, kw} with the same Cin, got %s and %s", who, shape_str(input), shape_str(weight)))
+        raise(string.format("tide: %s: expected input {N, Cin, H, W} and weight {Cin, Cout / " ..
+            "groups, kh, kw} with the same Cin, got %s and %s", who, shape_str(input),
+            shape_str(weight)))
     end
-    local cout, kh, kw = weight:size(2), weight:size(3), weight:size(4)
+    if weight:size(1) % groups ~= 0 then
+        raise(string.format("tide: %s: in_channels %d (weight %s) is not divisible by groups %d",
+            who, weight:size(1), shape_str(weight), groups))
+    end
+    local coutg, kh, kw = weight:size(2), weight:size(3), weight:size(4)
+    local cout = coutg * groups
     if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
         raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
             shape_str(bias)))
     end
     same_device(input, weight, who, "weight")
     same_device(input, bias, who, "bias")
-    local sh, sw = I.pair(o.stride or 1, who, "stride")
-    local ph, pw = I.pair(o.padding or 0, who, "padding")
-    local oph, opw = I.pair(o.output_padding or 0, who, "output_padding")
-    int_arg(sh, who, "stride", 1)
-    int_arg(sw, who, "stride", 1)
-    int_arg(ph, who, "padding", 0)
-    int_arg(pw, who, "padding", 0)
-    int_arg(oph, who, "output_padding", 0)
-    int_arg(opw, who, "output_padding", 0)
-    if oph >= sh or opw >= sw then
+    local sh, sw = pair_opt(o.stride, 1, who, "stride", 1)
+    local ph, pw = pair_opt(o.padding, 0, who, "padding", 0)
+    local oph, opw = pair_opt(o.output_padding, 0, who, "output_padding", 0)
+    local dh, dw = pair_opt(o.dilation, 1, who, "dilation", 1)
+    if (oph >= sh and oph >= dh) or (opw >= sw and opw >= dw) then
         raise(string.format("tide: %s: output_padding %d,%d must be smaller than the stride " ..
-            "%d,%d", who, oph, opw, sh, sw))
+            "%d,%d or the dilation %d,%d", who, oph, opw, sh, sw, dh, dw))
     end
     local n, cin, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
-    local oh, ow = (h - 1) * sh - 2 * ph + kh + oph, (w - 1) * sw - 2 * pw + kw + opw
+    local oh = (h - 1) * sh - 2 * ph + dh * (kh - 1) + 1 + oph
+    local ow = (w - 1) * sw - 2 * pw + dw * (kw - 1) + 1 + opw
     if oh < 1 or ow < 1 then
         raise(string.format("tide: %s: padding %d,%d leaves no output for input %dx%d", who, ph,
             pw, h, w))
     end
-    -- columns [N, Cout*kh*kw, H*W] = W^T x, then each column added back into its window
-    local cols = weight:reshape(cin, -1):t():matmul(input:reshape(n, cin, h * w))
-    local geom = { kh, kw, sh, sw, ph, pw }
-    local y = core.col2im(cols:detach(), cout, oh, ow, kh, kw, sh, sw, ph, pw)
+    -- an output_padding of a stride or more (allowed below the dilation) leaves rows that no
+    -- column of an h-row input reaches in col2im's geometry: zero input rows are added until the
+    -- geometry covers the output, and the surplus cropped after
+    local eh = oph >= sh and -idiv(-oph, sh) or 0
+    local ew = opw >= sw and -idiv(-opw, sw) or 0
+    if eh > 0 or ew > 0 then
+        input = F.pad(input, { 0, ew, 0, eh })
+        h, w = h + eh, w + ew
+    end
+    local ch = (eh > 0) and (h - 1) * sh - 2 * ph + dh * (kh - 1) + 1 or oh
+    local cw = (ew > 0) and (w - 1) * sw - 2 * pw + dw * (kw - 1) + 1 or ow
+    -- columns [N, Cout*kh*kw, H*W] = W^T x, group by group (rows of group g follow group g-1's),
+    -- then each column added back into its window
+    local cols
+    if groups == 1 then
+        cols = weight:reshape(cin, -1):t():matmul(input:reshape(n, cin, h * w))
+    else
+        local cing = idiv(cin, groups)
+        cols = weight:reshape(groups, cing, -1):transpose(2, 3)
+            :matmul(input:reshape(n, groups, cing, h * w)):reshape(n, cout * kh * kw, h * w)
+    end
+    local geom = { kh, kw, sh, sw, ph, pw, dh, dw }
+    local y = core.col2im(cols:detach(), cout, ch, cw, kh, kw, sh, sw, ph, pw, dh, dw)
     if engine.needs_record(cols) then
         engine.record("col2im", y, col2im_backward, cols).geom = geom
+    end
+    if ch ~= oh or cw ~= ow then
+        y = F.pad(y, { 0, ow - cw, 0, oh - ch })
     end
     if bias then
         y = y:add(bias:view(1, cout, 1, 1))
