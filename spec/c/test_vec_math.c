@@ -1,6 +1,6 @@
 /* test_vec_math.c — src/cpu/vec_math.h's float32 exp, sigmoid and tanh (the LSTM/GRU cell
  * kernels' activations) against double-precision libm over the whole useful range, plus their
- * values at NaN, +-inf and 0. */
+ * values at NaN, +-inf and 0; its softmax row (the CPU softmax's contiguous float32 path). */
 #include "cpu/vec_math.h"
 #include "test_util.h"
 
@@ -39,6 +39,30 @@ int main(void) {
     CHECK(cpu_vtanhf(INFINITY) == 1.0f && cpu_vtanhf(-INFINITY) == -1.0f);
     CHECK(cpu_vsigmoidf(INFINITY) == 1.0f && cpu_vsigmoidf(-INFINITY) < 1e-38f);
     CHECK(cpu_vexpf(0) == 1.0f && cpu_vsigmoidf(0) == 0.5f && cpu_vtanhf(0) == 0.0f);
+    /* softmax rows: against double precision, masked (-inf) entries exactly 0, NaN rows NaN */
+    float row[37], out[37], lout[37];
+    for (int j = 0; j < 37; j++)
+        row[j] = (float)((j * 7919) % 23) * 0.37f - 4.0f;
+    row[5] = row[30] = -INFINITY;
+    cpu_softmax_row_f32(out, row, 37, 0);
+    cpu_softmax_row_f32(lout, row, 37, 1);
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < 37; j++)
+        mx = row[j] > mx ? row[j] : mx;
+    for (int j = 0; j < 37; j++)
+        sum += exp((double)row[j] - mx);
+    double worst = 0, lworst = 0;
+    for (int j = 0; j < 37; j++) {
+        double want = exp((double)row[j] - mx) / sum;
+        worst = fmax(worst, fabs(out[j] - want) / (want > 0 ? want : 1));
+        if (j != 5 && j != 30)
+            lworst = fmax(lworst, fabs(lout[j] - log(want)));
+    }
+    CHECK(worst < 1e-6 && lworst < 1e-6);
+    CHECK(out[5] == 0.0f && out[30] == 0.0f && lout[5] == -INFINITY);
+    row[11] = NAN;
+    cpu_softmax_row_f32(out, row, 37, 0);
+    CHECK(isnan(out[0]) && isnan(out[36]));
     printf("%d passed, %d failed\n", tu_pass, tu_fail);
     return tu_fail != 0;
 }

@@ -7,6 +7,7 @@
  */
 #include "cpu.h"
 #include "scalar_math.h"
+#include "vec_math.h"
 
 /* ---- softmax ------------------------------------------------------------------------------ */
 
@@ -45,10 +46,20 @@ typedef struct sm_arg {
         }                                                                                          \
     } while (0)
 
+/* rows contiguous along the dim, float32: one SIMD loop each (vec_math.h's exp) */
+CPU_HOT static void sm_rows_f32(char *po, char *pa, const int64_t *s, int64_t n, const sm_arg *sm) {
+    for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1])
+        cpu_softmax_row_f32((float *)po, (const float *)pa, sm->len, sm->log);
+}
+
 static void sm_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const sm_arg *sm = arg;
     int64_t       len = sm->len;
+    if (sm->dt == TIDE_DTYPE_F32 && sm->sa == sizeof(float) && sm->so == sizeof(float)) {
+        sm_rows_f32(p[0], p[1], s, n, sm);
+        return;
+    }
     for (int64_t i = 0; i < n; i++, p[0] += s[0], p[1] += s[1]) {
         if (sm->dt == TIDE_DTYPE_F32)
             SOFTMAX_LOOP(float, tide_exp_f, tide_log_d);

@@ -10,6 +10,7 @@
 #ifndef TIDE_CPU_VEC_MATH_H
 #define TIDE_CPU_VEC_MATH_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,10 +28,11 @@ static inline uint32_t cpu_float_to_bits(float f) {
 
 /* e^x: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial (Taylor terms, error
  * below 1 ulp on that interval), 2^n from the exponent bits; x clamped to [-87.3, 88.3], where
- * n stays in [-126, 127] (NaN passes the clamps: comparisons with NaN are false) */
-static inline float cpu_vexpf(float x) {
+ * n stays in [-126, 127], and 0 below (so a softmax gives masked entries exactly 0) (NaN passes the
+ * clamps: comparisons with NaN are false) */
+static inline float cpu_vexpf(float x0) {
     const float shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    x = x > 88.3f ? 88.3f : x;
+    float       x = x0 > 88.3f ? 88.3f : x0;
     x = x < -87.3f ? -87.3f : x;
     float t = x * 1.44269504088896341f + shift;
     float n = t - shift;
@@ -45,7 +47,8 @@ static inline float cpu_vexpf(float x) {
     p = p * r + 1.0f;
     p = p * r + 1.0f;
     uint32_t k = cpu_float_to_bits(t) - cpu_float_to_bits(shift); /* n as an integer */
-    return p * cpu_bits_to_float((k + 127u) << 23);
+    float    e = p * cpu_bits_to_float((k + 127u) << 23);
+    return x0 < -87.3f ? 0.0f : e; /* below: 0 (libm's denormals differ by < 2^-126) */
 }
 
 static inline float cpu_vsigmoidf(float x) {
@@ -64,6 +67,43 @@ static inline float cpu_vtanhf(float x) {
     float v = ax < 0.25f ? small : big;
     v = x != x ? x : v; /* NaN: the blend above would make it 1 */
     return x < 0 ? -v : v;
+}
+
+/* softmax and log-softmax of one contiguous float32 row, PyTorch's way: the max first, so exp
+ * never overflows; a NaN anywhere makes the row NaN; the sum accumulates in float lanes, as
+ * PyTorch's vectorized kernel does. Always inlined, so each ISA copy of a caller (CPU_HOT)
+ * gets its own vector code. */
+__attribute__((always_inline)) static inline void cpu_softmax_row_f32(float *o, const float *a, int64_t len, int as_log) {
+    float mx = -INFINITY;
+    int   nan = 0;
+#pragma omp simd reduction(max : mx) reduction(| : nan)
+    for (int64_t j = 0; j < len; j++) {
+        mx = a[j] > mx ? a[j] : mx;
+        nan |= a[j] != a[j];
+    }
+    if (nan)
+        mx = NAN;
+    float sum = 0;
+    if (as_log) {
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < len; j++)
+            sum += cpu_vexpf(a[j] - mx);
+        float lse = (float)log(sum);
+#pragma omp simd
+        for (int64_t j = 0; j < len; j++)
+            o[j] = a[j] - mx - lse;
+        return;
+    }
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < len; j++) {
+        float e = cpu_vexpf(a[j] - mx);
+        o[j] = e;
+        sum += e;
+    }
+    float inv = (float)(1.0 / sum);
+#pragma omp simd
+    for (int64_t j = 0; j < len; j++)
+        o[j] *= inv;
 }
 
 #endif

@@ -187,7 +187,9 @@ function MHA:forward(query, key, value, opts)
         return x:reshape(N, len, H, hd):transpose(2, 3) -- [N, H, len, hd]
     end
     local S1 = S + extra
-    local scores = heads(qp, L):matmul(heads(kp, S1):transpose(3, 4)):mul(1 / math.sqrt(hd))
+    -- q scaled before the product, as PyTorch 1.13's MHA does: a pass over [N, H, L, hd], not
+    -- over the scores' [N, H, L, S]
+    local scores = heads(qp, L):mul(1 / math.sqrt(hd)):matmul(heads(kp, S1):transpose(3, 4))
     if opts.is_causal then
         -- true above the diagonal: a query does not see later keys
         local rows = core.arange(1, L + 1, { device = q.device, dtype = "int64" }):view(L, 1)

@@ -1107,7 +1107,7 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     same_device(q, v, who, "value")
     same_device(q, mask, who, "attn_mask")
     local scale = number_opt(o.scale, 1 / math.sqrt(q:size(-1)), who, "scale")
-    local scores = q:matmul(k:transpose(-2, -1)):mul(scale)
+    local scores = q:mul(scale):matmul(k:transpose(-2, -1)) -- scaled before: L x E, not L x S
     local L, S = q:size(-2), k:size(-2)
     if causal then
         local rows = core.arange(1, L + 1, { device = q.device, dtype = "int64" }):view(L, 1)
