@@ -73,7 +73,8 @@ static inline float cpu_vtanhf(float x) {
  * never overflows; a NaN anywhere makes the row NaN; the sum accumulates in float lanes, as
  * PyTorch's vectorized kernel does. Always inlined, so each ISA copy of a caller (CPU_HOT)
  * gets its own vector code. */
-__attribute__((always_inline)) static inline void cpu_softmax_row_f32(float *o, const float *a, int64_t len, int as_log) {
+__attribute__((always_inline)) static inline void cpu_softmax_row_f32(float *o, const float *a,
+                                                                      int64_t len, int as_log) {
     float mx = -INFINITY;
     int   nan = 0;
 #pragma omp simd reduction(max : mx) reduction(| : nan)
