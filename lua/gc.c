@@ -16,7 +16,7 @@
  * full collection (so a loop stays below twice its live set with the step's own tensors on
  * top: spec/memory_spec.lua), the latter capped at GC_GARBAGE_CAP so that dead tensors never
  * hold more than that: with the heap's size alone an MLP step of 1.4 MB did three full
- * collections a step (1.95 ms against 1.24 with the live set as the slack, 1.3 with half).
+ * collections a step (1.95 ms against 1.1-1.2 with half the live set as the slack).
  */
 #include "binding.h"
 
