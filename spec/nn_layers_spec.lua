@@ -4,45 +4,17 @@
 -- run on the device under test (spec/support/device.lua: cpu:1 and cuda:0 in run_all.sh)
 local tide = require "tide"
 local host = require "spec.support.host"
+local fx = require "spec.support.fixtures"
 local D = require "spec.support.device"
 local nn = tide.nn
 local F = nn.functional
 local gradcheck = require "spec.support.gradcheck"
 local REF = require "spec.fixtures.nn_layers_torch"
 
--- integer data (class targets): the integer subtype on 5.3+; on 5.1 and LuaJIT, where 2.0 reads
--- as 2, every element integral
-local function integral(data)
-    if host.integers then
-        return math.type(data[1]) == "integer"
-    end
-    for _, v in ipairs(data) do
-        if v ~= math.floor(v) then
-            return false
-        end
-    end
-    return #data > 0
-end
-
-local function T(r, opts)
-    opts = opts or {}
-    local dtype = opts.dtype or (integral(r.data) and "int64" or "float64")
-    local t = tide.tensor(r.data, { dtype = dtype, device = opts.device })
-    if #r.shape == 0 then
-        return t:reshape({})
-    end
-    return t:reshape(r.shape)
-end
+local T = fx.tensor
 
 local function close(t, r, tol)
-    local got = t:to("cpu"):reshape(-1):totable()
-    assert.are.same(r.shape, t.shape)
-    for i = 1, #r.data do
-        local g, w = got[i], r.data[i]
-        if not (math.abs(g - w) <= (tol or 1e-9) * (1 + math.abs(w))) then
-            error(string.format("element %d: got %.10g, expected %.10g", i, g, w), 2)
-        end
-    end
+    fx.close(t, r, tol)
 end
 
 local W = tide.tensor({ 0.5, 2.0, 1.0, 1.5 }, { dtype = "float64" })

@@ -5,44 +5,16 @@
 -- (spec/fixtures/nn_options_torch.lua, made by spec/fixtures/make_nn_options.py) on the device
 -- under test (spec/support/device.lua), then the rules and the exact errors.
 local tide = require "tide"
-local host = require "spec.support.host"
+local fx = require "spec.support.fixtures"
 local D = require "spec.support.device"
 local nn = tide.nn
 local F = nn.functional
 local REF = require "spec.fixtures.nn_options_torch"
 
-local function integral(data)
-    if host.integers then
-        return math.type(data[1]) == "integer"
-    end
-    for _, v in ipairs(data) do
-        if v ~= math.floor(v) then
-            return false
-        end
-    end
-    return #data > 0
-end
-
-local function T(r, opts)
-    opts = opts or {}
-    local dtype = opts.dtype or (integral(r.data) and "int64" or "float64")
-    local t = tide.tensor(r.data, { dtype = dtype, device = opts.device })
-    if #r.shape == 0 then
-        return t:reshape({})
-    end
-    return t:reshape(r.shape)
-end
+local T = fx.tensor
 
 local function close(t, r, tol, what)
-    local got = t:to("cpu"):reshape(-1):totable()
-    assert.are.same(r.shape, t.shape)
-    for i = 1, #r.data do
-        local g, w = got[i], r.data[i]
-        if not (g == w or math.abs(g - w) <= (tol or 1e-9) * (1 + math.abs(w))) then
-            error(string.format("%s element %d: got %.10g, expected %.10g", what or "", i, g, w),
-                2)
-        end
-    end
+    fx.close(t, r, tol, what)
 end
 
 -- f(...) must fail with msg at the line that called it (here, the pcall's), never inside tide

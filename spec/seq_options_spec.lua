@@ -6,40 +6,18 @@
 local tide = require "tide"
 local nn = require "tide.nn"
 local gradcheck = require "spec.support.gradcheck"
+local fx = require "spec.support.fixtures"
 local REF = dofile("spec/fixtures/seq_options_reference.lua")
 
 local function T(r, device)
     return tide.tensor(r.data, { dtype = "float32", device = device }):view(r.shape)
 end
 
-local function flat(t)
-    return t:detach():cpu():contiguous():view(-1):double():totable()
-end
-
 local function close(got, want, what, tol)
-    tol = tol or 1e-5
-    assert.are.same(want.shape, got.shape, what .. ": shape")
-    local g = flat(got)
-    for i = 1, #want.data do
-        local w = want.data[i]
-        if math.abs(g[i] - w) > tol * math.max(1, math.abs(w)) then
-            error(string.format("%s element %d: got %.9g, expected %.9g", what, i, g[i], w), 2)
-        end
-    end
+    fx.close(got, want, tol or 1e-5, what)
 end
 
-local function same(a, b, tol)
-    local x, y = flat(a), flat(b)
-    if #x ~= #y then
-        return false
-    end
-    for i = 1, #x do
-        if math.abs(x[i] - y[i]) > (tol or 0) then
-            return false
-        end
-    end
-    return true
-end
+local same = fx.same
 
 local function raises_here(pattern, f, ...)
     local ok, err = pcall(f, ...)
