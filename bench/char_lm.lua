@@ -46,10 +46,16 @@ local function sh(cmd)
     return out, ok
 end
 
--- the example's run: its val loss and ms per step (training only)
-local function tide_run(model, steps, seed)
-    local out, ok = sh(string.format("%s examples/char_lm.lua --model %s --steps %d " ..
-        "--eval-every %d --sample 0 --seed %d --device %s --data '%s' %s", LUA, model, steps,
+-- The loss runs (--steps) use one thread on both sides, PyTorch with OMP_WAIT_POLICY=PASSIVE:
+-- the thread count does not change what is learned, one thread is PyTorch's fastest setting
+-- for these models here (its spinning workers made a 2-thread run take over 25 minutes), and
+-- it lets two of these benchmarks (--models lstm and --models gpt) share a 2-core machine.
+local LOSS_ENV = "OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE TIDE_BENCH_THREADS=1"
+
+-- the example's run: its val loss and ms per step (training only); env prefixes the command
+local function tide_run(model, steps, seed, env)
+    local out, ok = sh(string.format("%s%s examples/char_lm.lua --model %s --steps %d " ..
+        "--eval-every %d --sample 0 --seed %d --device %s --data '%s' %s", env and (env .. " ") or "", LUA, model, steps,
         steps, seed, o.device, o.data, o.sizes))
     local ms = tonumber(out:match("([%d.]+) ms/step"))
     local val = tonumber(out:match("\nval loss: ([%d.]+)"))
@@ -65,8 +71,11 @@ local function torch_args(model, steps, seed, eval)
         eval and "" or " --no-eval")
 end
 
-local function torch_run(model, steps, seed)
-    local out = sh(string.format("TIDE_BENCH_THREADS=%d %s %s", compare.nproc(), PYTHON,
+-- a PyTorch run with its evaluation: the loss runs under LOSS_ENV, a GPU run as it comes
+local function torch_run(model, steps, seed, env)
+    local core = compare.blas_core() -- the BLAS kernels tide runs (bench/compare.lua's rule)
+    local out = sh(string.format("%s %s %s %s", core and ("OPENBLAS_CORETYPE=" .. core) or "",
+        env or "", PYTHON,
         torch_args(model, steps, seed, true)))
     local v = tonumber(out:match("result val_loss ([%d.e+-]+)"))
     local s = tonumber(out:match("result step_s ([%d.e+-]+)"))
@@ -81,10 +90,11 @@ print(string.format("char_lm on %s, %d cores%s", o.device, compare.nproc(),
     o.sizes ~= "" and (", sizes " .. o.sizes) or ""))
 for model in o.models:gmatch("[^,]+") do
     if o.steps > 0 then
-        local val = tide_run(model, o.steps, 1)
+        local env = o.device == "cpu" and LOSS_ENV or nil
+        local val = tide_run(model, o.steps, 1, env)
         local vals, sum = {}, 0
         for seed = 1, o.seeds do
-            local v, _, out = torch_run(model, o.steps, seed)
+            local v, _, out = torch_run(model, o.steps, seed, env)
             if not v then
                 print(string.format("char_lm %s: pytorch unavailable (%s)", model,
                     out:match("[^\n]*Error[^\n]*") or out:sub(1, 200)))
