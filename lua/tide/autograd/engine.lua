@@ -15,6 +15,7 @@
 -- does not reroute the gradients of the ops that used h before it.
 local core = require "tide.core"
 local formulas = require "tide.autograd.formulas"
+local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.materialize
 local raise = require "tide.autograd.raise"
 
 local E = {}
@@ -444,6 +445,37 @@ local function to_leaf(x, g)
     end
 end
 
+-- The gradient buffers this pass made (a sum, a part's buffer), each referenced only by the
+-- edge it waits on until that node runs: more gradient for the edge is added in place. A pass
+-- that builds a graph of the gradient (create_graph) owns none.
+local owned, own
+
+-- old (the edge's gradient so far, or nil) plus g (a tensor, or a part when is_part)
+local function accumulate(old, g, is_part)
+    if is_part then
+        if old == nil then
+            old = materialize(g)
+        elseif owned[old] then
+            add_part(old, g)
+            return old
+        else
+            old = old:clone()
+            add_part(old, g)
+        end
+    elseif old == nil then
+        return g
+    elseif owned[old] and old.dtype == g.dtype then
+        old:add_(g)
+        return old
+    else
+        old = old:add(g)
+    end
+    if own then
+        owned[old] = true
+    end
+    return old
+end
+
 -- g to the input x of a node along its edge e: the node that made x then (e), x's .grad when
 -- x was a leaf (e == false), nowhere when x did not require grad then (e == nil)
 local function push(x, e, g)
@@ -451,11 +483,11 @@ local function push(x, e, g)
         waiting[x] = waiting[x] - 1 -- counted whether g came or not: the edge is done
     end
     if g ~= nil and e ~= nil then
+        local part = getmetatable(g) == PART
         if e then
-            local old = e.g
-            e.g = old and old:add(g) or g
+            e.g = accumulate(e.g, g, part)
         elseif needs(x) then
-            to_leaf(x, g)
+            to_leaf(x, part and materialize(g) or g)
         end
     end
     if e == false and waiting[x] == 0 then
@@ -504,6 +536,7 @@ local current
 local function pass(roots, grads, retain, create)
     given = setmetatable({}, { __mode = "k" })
     waiting, queued, pending_leaf = {}, {}, {}
+    owned, own = {}, not create
     local prev = set_grad_enabled(create and true or false)
     local ok, err = pcall(function()
         local order, seen, heads = {}, {}, {}
@@ -531,6 +564,9 @@ local function pass(roots, grads, retain, create)
             local nd = order[i]
             local g = nd.g
             nd.g = nil
+            if g ~= nil then
+                owned[g] = nil -- handed to the formula, which may pass it on as it is
+            end
             if g and leads and not leads[nd] then
                 g = nil
             end
@@ -594,7 +630,7 @@ local function pass(roots, grads, retain, create)
         end
     end)
     set_grad_enabled(prev)
-    given, waiting, queued, pending_leaf = nil, nil, nil, nil
+    given, waiting, queued, pending_leaf, owned = nil, nil, nil, nil, nil
     if not ok and create and current and type(err) == "string" and
         err:find("not differentiable", 1, true) then
         err = "tide: autograd.grad: create_graph: the gradient of " .. tostring(current) ..

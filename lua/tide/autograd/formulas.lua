@@ -522,18 +522,46 @@ end
 BW.clone = BW.contiguous
 BW.pin_memory = BW.contiguous
 
-function BW.narrow(nd, g)
-    local x = nd[1]
-    local z = zeros_like(x, g)
-    z:narrow(nd[2], nd[3], nd[4]):add_(g)
+-- A gradient that lands on one region of its input (narrow's, select's) is handed to the engine
+-- as a part, which it writes into the input's gradient buffer where the region lies
+-- (engine.lua's push): the three narrow views of one projection (attention's q, k and v) fill
+-- one zeroed buffer instead of three zero-padded ones added together. A pass that builds a
+-- graph of the gradient (create_graph) gets a plain tensor.
+local PART = {}
+
+local function region(z, p)
+    if p.len then
+        return z:narrow(p.dim, p.start, p.len)
+    end
+    return z:select(p.dim, p.start)
+end
+
+local function add_part(buf, p)
+    region(buf, p):add_(p.g)
+end
+
+local function materialize(p)
+    local z = zeros_like(p.x, p.g)
+    region(z, p):copy_(p.g)
     return z
 end
 
+local function part(x, g, dim, start, len)
+    local p = setmetatable({ x = x, g = g, dim = dim, start = start, len = len }, PART)
+    if core.is_grad_enabled() then
+        local z = zeros_like(x, g)
+        add_part(z, p)
+        return z
+    end
+    return p
+end
+
+function BW.narrow(nd, g)
+    return part(nd[1], g, nd[2], nd[3], nd[4])
+end
+
 function BW.select(nd, g)
-    local x = nd[1]
-    local z = zeros_like(x, g)
-    z:select(nd[2], nd[3]):add_(g)
-    return z
+    return part(nd[1], g, nd[2], nd[3])
 end
 
 function BW.index_select(nd, g)
@@ -951,6 +979,9 @@ end
 
 return {
     BW = BW,
+    PART = PART,
+    add_part = add_part,
+    materialize = materialize,
     READS = READS,
     READS_INDICES = READS_INDICES,
     LIST_OPS = LIST_OPS,
