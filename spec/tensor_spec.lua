@@ -132,6 +132,29 @@ describe("creation", function()
         assert.is_true(math.abs(m) < 0.5)
     end)
 
+    it("draws the same uniform numbers into contiguous and strided float32 tensors", function()
+        -- a contiguous float32 row takes the vectorized generator, a strided one the general
+        -- loop (src/cpu/random.c); element i of the result takes draw i either way
+        tide.manual_seed(11)
+        local want = { 0.5703073143959, 0.26667574048042, 0.19506604969501, 0.82284581661224,
+            0.48406559228897, 0.041896406561136, 0.023826289921999, 0.33931970596313,
+            0.59964162111282, 0.40246805548668 }
+        local got = tide.rand(2, 5):reshape(-1):totable()
+        for i = 1, #want do
+            assert.is_true(math.abs(got[i] - want[i]) < 1e-12)
+        end
+        for _, range in ipairs({ { 0, 1 }, { -2, 3 }, { 5, 5 } }) do
+            tide.manual_seed(7)
+            local c = tide.empty(3, 1037):uniform_(range[1], range[2])
+            tide.manual_seed(7)
+            local s = tide.empty(1037, 3):t():uniform_(range[1], range[2])
+            assert.is_false(s:is_contiguous())
+            assert.are.equal(0, c:sub(s):abs():max():item())
+            assert.is_true(c:min():item() >= range[1])
+            assert.is_true(range[1] == range[2] or c:max():item() < range[2])
+        end
+    end)
+
     it("makes leaves with requires_grad, floating point only", function()
         local w = tide.zeros(2, { requires_grad = true })
         assert.is_true(w.requires_grad)
