@@ -388,8 +388,14 @@ tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value);
 tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int ndim,
                              const int64_t *shape, tide_scalar value, tide_tensor **out);
 /* uniform in [lo, hi) or normal(mean=lo, std=hi), from the ctx's counter-based generator:
- * the same seed gives the same numbers on every device. */
-typedef enum tide_random_kind { TIDE_RANDOM_UNIFORM, TIDE_RANDOM_NORMAL } tide_random_kind;
+ * the same seed gives the same numbers on every device. KEEP, dropout's mask in one pass: hi
+ * where the element's uniform draw in (0, 1) is >= lo (probability 1 - lo, lo in [0, 1]), 0
+ * elsewhere. */
+typedef enum tide_random_kind {
+    TIDE_RANDOM_UNIFORM,
+    TIDE_RANDOM_NORMAL,
+    TIDE_RANDOM_KEEP
+} tide_random_kind;
 tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
                          double hi);
 /* a new tensor of random values (dev NULL: cpu) */

@@ -57,10 +57,21 @@ static int o_uniform_(lua_State *L) {
 static int o_normal_(lua_State *L) {
     return random_(L, TIDE_RANDOM_NORMAL, "normal_");
 }
+/* t:_keep_mask_(p, scale): dropout's mask in place, scale with probability 1 - p, else 0 (nn's
+ * dropout; its argument checks come first) */
+static int o_keep_mask_(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, S, 1, "dropout");
+    double          p = luaL_checknumber(L, 2), scale = luaL_checknumber(L, 3);
+    TL_CALL(L, S, tide_random_(S->ctx, a->t, TIDE_RANDOM_KEEP, p, scale));
+    lua_settop(L, 1);
+    return 1;
+}
 
 void tl_open_fills(lua_State *L, int methods) {
     static const luaL_Reg meths[] = {{"fill_", o_fill_},     {"zero_", o_zero_},
                                      {"copy_", o_copy_},     {"uniform_", o_uniform_},
-                                     {"normal_", o_normal_}, {NULL, NULL}};
+                                     {"normal_", o_normal_}, {"_keep_mask_", o_keep_mask_},
+                                     {NULL, NULL}};
     tl_register(L, methods, meths);
 }

@@ -677,6 +677,29 @@ describe("nn on the device under test (" .. D.name .. ")", function()
         assert.is_true(opt.state[model[1].weight].exp_avg.device == dev)
     end)
 
+    it("Dropout draws one mask (0 or 1/(1-p)) per element there, the CPU's numbers under a seed,"
+        .. " and its gradient is that mask", function()
+        for _, dtype in ipairs({ "float32", "float64" }) do
+            for _, shape in ipairs({ { 1000 }, { 7, 13, 5 } }) do
+                local x = tide.ones(shape, { device = D.name, dtype = dtype, requires_grad = true })
+                tide.manual_seed(3)
+                local y = nn.Dropout(0.25)(x)
+                y:sum():backward()
+                tide.manual_seed(3)
+                local on_cpu = nn.Dropout(0.25)(tide.ones(shape, { dtype = dtype }))
+                assert.are.equal(0, y:cpu():sub(on_cpu):abs():max():item())
+                assert.are.equal(0, x.grad:sub(y:detach()):abs():max():item())
+                local kept = 0
+                for _, v in ipairs(y:cpu():reshape(-1):totable()) do
+                    assert.is_true(v == 0 or math.abs(v - 4 / 3) < 1e-6, tostring(v))
+                    kept = kept + (v == 0 and 0 or 1)
+                end
+                local n = y:numel()
+                assert.is_true(math.abs(kept / n - 0.75) < 0.06, kept / n)
+            end
+        end
+    end)
+
     it("a state dict saved there loads into a model elsewhere", function()
         local a = Net(8):to(D.name)
         local b = Net(8):to(D.other)

@@ -35,7 +35,7 @@ tide_status tide_tensor_full(tide_ctx *ctx, tide_device *dev, tide_dtype dt, int
 
 static tide_status random_check(const char *name, tide_dtype dt, tide_random_kind kind, double lo,
                                 double hi) {
-    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
+    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL && kind != TIDE_RANDOM_KEEP)
         return tide_seterr(TIDE_EINVAL, "%s: unknown distribution %d", name, (int)kind);
     if (!tide_dtype_is_float(dt))
         return tide_seterr(TIDE_EDTYPE,
@@ -49,6 +49,8 @@ static tide_status random_check(const char *name, tide_dtype dt, tide_random_kin
         return tide_seterr(TIDE_EINVAL, "%s: from %g is greater than to %g", name, lo, hi);
     if (kind == TIDE_RANDOM_NORMAL && hi < 0)
         return tide_seterr(TIDE_EINVAL, "%s: std %g is negative", name, hi);
+    if (kind == TIDE_RANDOM_KEEP && (lo < 0 || lo > 1))
+        return tide_seterr(TIDE_EINVAL, "%s: probability %g is outside [0, 1]", name, lo);
     return TIDE_OK;
 }
 
@@ -72,7 +74,9 @@ static tide_status random_run(tide_ctx *ctx, const char *name, tide_tensor *t,
 tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, double lo,
                          double hi) {
     const char *name = kind == TIDE_RANDOM_NORMAL ? "normal_" : "uniform_";
-    if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
+    if (kind == TIDE_RANDOM_KEEP)
+        name = "keep_mask_";
+    else if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
         name = "random_";
     TIDE_TRY(random_check(name, t->dtype, kind, lo, hi));
     tide_status st = random_run(ctx, name, t, kind, lo, hi);

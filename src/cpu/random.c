@@ -32,16 +32,40 @@ CPU_HOT static void uniform_f32_row(float *o, int64_t n, uint64_t seed, uint64_t
     }
 }
 
+/* dropout's mask (TIDE_RANDOM_KEEP) into a contiguous float32 row, vectorized the same way */
+CPU_HOT static void keep_f32_row(float *o, int64_t n, uint64_t seed, uint64_t first, double p,
+                                 float value) {
+    unsigned long long key = tide_rng_fmix(seed + 0x9E3779B97F4A7C15ULL);
+    for (int64_t i = 0; i < n; i++) {
+        unsigned long long c = first + (uint64_t)i;
+        unsigned long long bits = tide_rng_fmix(key + (c + 1) * 0x9E3779B97F4A7C15ULL);
+        o[i] = tide_rng_unit(bits) >= p ? value : 0.0f;
+    }
+}
+
 static void rnd_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     const rnd_arg *ra = arg;
     char          *po = p[0];
-    if (ra->kind == TIDE_RANDOM_UNIFORM && ra->dt == TIDE_DTYPE_F32 && s[0] == sizeof(float)) {
-        uniform_f32_row((float *)po, n, ra->seed, ra->offset + (uint64_t)index, ra->lo, ra->hi);
-        return;
+    if (ra->dt == TIDE_DTYPE_F32 && s[0] == sizeof(float)) {
+        uint64_t first = ra->offset + (uint64_t)index;
+        if (ra->kind == TIDE_RANDOM_UNIFORM) {
+            uniform_f32_row((float *)po, n, ra->seed, first, ra->lo, ra->hi);
+            return;
+        }
+        if (ra->kind == TIDE_RANDOM_KEEP) {
+            keep_f32_row((float *)po, n, ra->seed, first, ra->lo, (float)ra->hi);
+            return;
+        }
     }
     for (int64_t i = 0; i < n; i++, po += s[0]) {
         unsigned long long c = ra->offset + (uint64_t)(index + i);
-        if (ra->kind == TIDE_RANDOM_NORMAL) {
+        if (ra->kind == TIDE_RANDOM_KEEP) {
+            double v = tide_rng_uniform(ra->seed, c) >= ra->lo ? ra->hi : 0.0;
+            if (ra->dt == TIDE_DTYPE_F32)
+                *(float *)po = (float)v;
+            else
+                *(double *)po = v;
+        } else if (ra->kind == TIDE_RANDOM_NORMAL) {
             double v = ra->lo + ra->hi * tide_rng_normal(ra->seed, c);
             if (ra->dt == TIDE_DTYPE_F32)
                 *(float *)po = (float)v;
@@ -60,7 +84,9 @@ static void rnd_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
 tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
                        double hi, uint64_t seed, uint64_t offset) {
     (void)dev;
-    const char *name = kind == TIDE_RANDOM_UNIFORM ? "uniform_" : "normal_";
+    const char *name = kind == TIDE_RANDOM_UNIFORM ? "uniform_"
+                       : kind == TIDE_RANDOM_KEEP  ? "keep_mask_"
+                                                   : "normal_";
     if (out->dtype != TIDE_DTYPE_F32 && out->dtype != TIDE_DTYPE_F64)
         return cpu_notsup(name, out->dtype);
     const tide_kview *v[1] = {out};

@@ -1,17 +1,19 @@
 /*
- * random.cu — uniform_ and normal_ from the counter-based generator of scalar_math.h: element i
+ * random.cu — uniform_, normal_ and dropout's keep mask from the counter-based generator of scalar_math.h: element i
  * (row-major in out) is a pure function of (seed, offset + i), so the GPU draws the same numbers
  * as the CPU for the same seed, with no generator state on the device.
  */
 #include "map.cuh"
 
-__global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out, int dt, int normal,
+__global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out, int dt, int kind,
                          double lo, double hi, unsigned long long seed, unsigned long long offset) {
     for (uint32_t i = (uint32_t)TIDE_GTID; i < n; i += (uint32_t)TIDE_GSTRIDE) {
         int64_t off[1];
         tide_iter_offsets<1, uint32_t>(it, i, off);
         unsigned long long c = offset + first + i;
-        if (normal) {
+        if (kind == TIDE_RANDOM_KEEP) { /* dropout's mask: hi where the draw is >= lo */
+            tide_store_dyn(out, off[0], dt, tide_rng_uniform(seed, c) >= lo ? hi : 0.0);
+        } else if (kind == TIDE_RANDOM_NORMAL) {
             tide_store_dyn(out, off[0], dt, lo + hi * tide_rng_normal(seed, c));
         } else {
             /* as the CPU: [lo, hi) after rounding to the dtype */
@@ -45,7 +47,7 @@ extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
             first = (uint64_t)(off[0] / it.stride[0][0] * inner);
         TIDE_LAUNCH(k_random, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, p, m, first,
                     po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype,
-                    kind == TIDE_RANDOM_NORMAL, lo, hi, (unsigned long long)seed,
+                    (int)kind, lo, hi, (unsigned long long)seed,
                     (unsigned long long)offset);
         TIDE_CUDA_LAUNCHED(k_random);
         return TIDE_OK;
