@@ -69,9 +69,12 @@ static int o_keep_mask_(lua_State *L) {
 }
 
 void tl_open_fills(lua_State *L, int methods) {
-    static const luaL_Reg meths[] = {{"fill_", o_fill_},     {"zero_", o_zero_},
-                                     {"copy_", o_copy_},     {"uniform_", o_uniform_},
-                                     {"normal_", o_normal_}, {"_keep_mask_", o_keep_mask_},
+    static const luaL_Reg meths[] = {{"fill_", o_fill_},
+                                     {"zero_", o_zero_},
+                                     {"copy_", o_copy_},
+                                     {"uniform_", o_uniform_},
+                                     {"normal_", o_normal_},
+                                     {"_keep_mask_", o_keep_mask_},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
 }

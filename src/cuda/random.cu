@@ -1,7 +1,7 @@
 /*
- * random.cu — uniform_, normal_ and dropout's keep mask from the counter-based generator of scalar_math.h: element i
- * (row-major in out) is a pure function of (seed, offset + i), so the GPU draws the same numbers
- * as the CPU for the same seed, with no generator state on the device.
+ * random.cu — uniform_, normal_ and dropout's keep mask from the counter-based generator of
+ * scalar_math.h: element i (row-major in out) is a pure function of (seed, offset + i), so the GPU
+ * draws the same numbers as the CPU for the same seed, with no generator state on the device.
  */
 #include "map.cuh"
 
@@ -46,9 +46,8 @@ extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
         if (off && it.stride[0][0] != 0)
             first = (uint64_t)(off[0] / it.stride[0][0] * inner);
         TIDE_LAUNCH(k_random, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, p, m, first,
-                    po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype,
-                    (int)kind, lo, hi, (unsigned long long)seed,
-                    (unsigned long long)offset);
+                    po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype, (int)kind, lo, hi,
+                    (unsigned long long)seed, (unsigned long long)offset);
         TIDE_CUDA_LAUNCHED(k_random);
         return TIDE_OK;
     });
