@@ -475,8 +475,13 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                  tide_conv_geom g, int groups, tide_tensor **grad_input,
                                  tide_tensor **grad_weight, tide_tensor **grad_bias);
 
+/* the activations whose gradient a backend computes in one pass */
+typedef enum tide_act { TIDE_ACT_RELU, TIDE_ACT_GELU } tide_act;
 /* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in);
+/* exact GELU's gradient in one pass: grad_in = grad_out * (Phi(x) + x phi(x)), x the input */
+tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);
 
 /* Fused optimizer steps (tide.optim): one in-place pass over a parameter and its state, with

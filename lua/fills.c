@@ -63,7 +63,9 @@ static int o_keep_mask_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, S, 1, "dropout");
     double          p = luaL_checknumber(L, 2), scale = luaL_checknumber(L, 3);
+    int             rec = tl_check_inplace(L, S, a, "dropout");
     TL_CALL(L, S, tide_random_(S->ctx, a->t, TIDE_RANDOM_KEEP, p, scale));
+    tl_inplace_done(L, S, "dropout", rec);
     lua_settop(L, 1);
     return 1;
 }

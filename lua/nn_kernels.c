@@ -158,15 +158,23 @@ static int l_conv2d_backward(lua_State *L) {
     return 4;
 }
 
-/* relu's gradient in one pass (autograd's BW.relu) */
-static int l_relu_backward(lua_State *L) {
+/* relu's and gelu's gradients in one pass (autograd's BW.relu, BW.gelu) */
+static int act_backward(lua_State *L, const char *name, tide_act act) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *g = tl_check(L, S, 1, "relu_backward"), *x = tl_check(L, S, 2, "relu_backward");
+    ltensor        *g = tl_check(L, S, 1, name), *x = tl_check(L, S, 2, name);
     lua_settop(L, 2);
-    tl_not_differentiable(L, S, "relu_backward", 2);
+    tl_not_differentiable(L, S, name, 2);
     ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_relu_backward(S->ctx, g->t, x->t, &r->t));
+    TL_CALL(L, S,
+            act == TIDE_ACT_GELU ? tide_gelu_backward(S->ctx, g->t, x->t, &r->t)
+                                 : tide_relu_backward(S->ctx, g->t, x->t, &r->t));
     return tl_done(L, S, NULL, 2);
+}
+static int l_relu_backward(lua_State *L) {
+    return act_backward(L, "relu_backward", TIDE_ACT_RELU);
+}
+static int l_gelu_backward(lua_State *L) {
+    return act_backward(L, "gelu_backward", TIDE_ACT_GELU);
 }
 
 /* maxpool2d(x, kh, kw, sh, sw, ph, pw[, dh = 1, dw = 1, ceil_mode = false]): values and
@@ -219,6 +227,7 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
                                      {"conv2d_backward", l_conv2d_backward},
                                      {"col2im_folded", l_col2im_folded},
                                      {"relu_backward", l_relu_backward},
+                                     {"gelu_backward", l_gelu_backward},
                                      {"maxpool2d", l_maxpool2d},
                                      {"maxpool2d_backward", l_maxpool2d_backward},
                                      {NULL, NULL}};

@@ -188,6 +188,7 @@ local RECIPES = {
     flip = function(x) return { x, 2 } end,
     roll = function(x) return { x, 1, 2 } end,
     multinomial = function(x) return { x, 2 } end,
+    _keep_mask_ = function(_, _, z) return { z, 0.5, 2 } end, -- nn's dropout mask, in place
 }
 
 -- the reductions and shape ops written in Lua (lua/tide/reductions.lua, shapes.lua)

@@ -162,9 +162,10 @@ struct tide_backend {
                               const tide_kview *param, const tide_kview *grad,
                               const tide_kview *state1, const tide_kview *state2,
                               const tide_kview *state3);
-    /* grad_in = input > 0 ? grad_out : 0; one float dtype, one shape, any strides */
-    tide_status (*relu_backward)(tide_device *dev, const tide_kview *grad_in,
-                                 const tide_kview *grad_out, const tide_kview *input);
+    /* an activation's gradient, grad_in = grad_out * act'(input) (relu: input > 0 ? grad_out :
+     * 0; gelu: Phi(x) + x phi(x)); one float dtype, one shape, any strides */
+    tide_status (*act_backward)(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                                const tide_kview *grad_out, const tide_kview *input);
     /* conv2d by the backend's own convolution (the CPU's: oneDNN, when built with it; NULL:
      * none, callers run im2col + gemm). out [N, O, OH, OW], input [N, C, H, W], weight
      * [O, C/groups, kh, kw], bias [O] or NULL, all contiguous, one dtype; TIDE_ENOTSUP for a

@@ -296,9 +296,9 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     return st;
 }
 
-tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
-                               tide_tensor **grad_in) {
-    static const char op[] = "relu_backward";
+static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
+                                const tide_tensor *grad_out, const tide_tensor *input,
+                                tide_tensor **grad_in) {
     TIDE_TRY(tide_check_same_device(op, grad_out, input));
     if (!tide_dtype_is_float(grad_out->dtype) || input->dtype != grad_out->dtype)
         return tide_seterr(TIDE_EDTYPE,
@@ -318,12 +318,22 @@ tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, input->dtype, input->ndim, input->shape, grad_in));
     if (tide_tensor_numel(*grad_in) == 0)
         return TIDE_OK;
-    if (!dev->backend->relu_backward)
+    if (!dev->backend->act_backward)
         return fail(tide_notsup(op, dev), op, grad_in);
     tide_kview ov = tide_kview_of(*grad_in), gv = tide_kview_of(grad_out),
                xv = tide_kview_of(input);
-    tide_status st = dev->backend->relu_backward(dev, &ov, &gv, &xv);
+    tide_status st = dev->backend->act_backward(dev, act, &ov, &gv, &xv);
     return st == TIDE_OK ? TIDE_OK : fail(st, op, grad_in);
+}
+
+tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in) {
+    return act_backward(ctx, "relu_backward", TIDE_ACT_RELU, grad_out, input, grad_in);
+}
+
+tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
+                               tide_tensor **grad_in) {
+    return act_backward(ctx, "gelu_backward", TIDE_ACT_GELU, grad_out, input, grad_in);
 }
 
 /* ---- conv2d by the backend's own convolution ---------------------------------------------- */

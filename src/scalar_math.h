@@ -95,9 +95,10 @@ TIDE_DEF_FLOAT_UNARY(sigmoid, a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + e
 TIDE_DEF_FLOAT_UNARY(silu, a / (1.0 + exp(-a)), a / (1.0f + expf(-a)))
 /* PyTorch's defaults beta = 1, threshold = 20: linear above the threshold */
 TIDE_DEF_FLOAT_UNARY(softplus, a > 20 ? a : log1p(exp(a)), a > 20 ? a : log1pf(expf(a)))
-/* exact GELU (PyTorch's default): x * Phi(x) */
-TIDE_DEF_FLOAT_UNARY(gelu, 0.5 * a * (1.0 + erf(a * 0.70710678118654752440)),
-                     0.5f * a * (1.0f + erff(a * 0.70710678f)))
+/* exact GELU (PyTorch's default): x * Phi(x), Phi from erfc, which keeps its relative accuracy
+ * in the left tail where 1 + erf cancels (the CPU's float32 kernel: vec_math.h's, the same) */
+TIDE_DEF_FLOAT_UNARY(gelu, 0.5 * a * erfc(a * -0.70710678118654752440),
+                     0.5f * a * erfcf(a * -0.70710678f))
 
 TIDE_HD double tide_clamp_d(double a, double lo, double hi) {
     return a < lo ? lo : (a > hi ? hi : a);

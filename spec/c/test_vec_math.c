@@ -1,6 +1,7 @@
 /* test_vec_math.c — src/cpu/vec_math.h's float32 exp, sigmoid and tanh (the LSTM/GRU cell
- * kernels' activations) against double-precision libm over the whole useful range, plus their
- * values at NaN, +-inf and 0; its softmax row (the CPU softmax's contiguous float32 path). */
+ * kernels' activations), GELU and its derivative against double-precision libm over the whole
+ * useful range, plus their values at NaN, +-inf and 0; its softmax row (the CPU softmax's
+ * contiguous float32 path). */
 #include "cpu/vec_math.h"
 #include "test_util.h"
 
@@ -39,6 +40,28 @@ int main(void) {
     CHECK(cpu_vtanhf(INFINITY) == 1.0f && cpu_vtanhf(-INFINITY) == -1.0f);
     CHECK(cpu_vsigmoidf(INFINITY) == 1.0f && cpu_vsigmoidf(-INFINITY) < 1e-38f);
     CHECK(cpu_vexpf(0) == 1.0f && cpu_vsigmoidf(0) == 0.5f && cpu_vtanhf(0) == 0.0f);
+    /* GELU against double precision (x Phi(x), Phi from erfc), relative to its value; its
+     * derivative Phi + x phi (between 0 and 1.13, with a root near -0.75) absolutely */
+    double gelu_err = 0, grad_err = 0, gelu_near = 0;
+    for (int i = -81920; i <= 81920; i++) {
+        float  x = (float)i / 4096.0f; /* every 2^-12 in [-20, 20] */
+        double xd = x, cdf = 0.5 * erfc(-xd / sqrt(2.0));
+        double g = xd * cdf, dg = cdf + xd * exp(-0.5 * xd * xd) / sqrt(2 * M_PI);
+        /* below 1e-30 the float result may flush to 0 (exp underflows at -87.3) */
+        double eg = fabs(g) > 1e-30 ? fabs(cpu_vgeluf(x) - g) / fabs(g) : fabs(cpu_vgeluf(x));
+        gelu_err = fmax(gelu_err, eg);
+        if (fabs(xd) < 4) /* where a network's activations live */
+            gelu_near = fmax(gelu_near, eg);
+        grad_err = fmax(grad_err, fabs(cpu_vgelu_gradf(x) - dg));
+    }
+    CHECK(gelu_err < 2e-5 && gelu_near < 2e-6 && grad_err < 3e-7);
+    if (gelu_err >= 2e-5 || gelu_near >= 2e-6 || grad_err >= 3e-7)
+        fprintf(stderr, "gelu rel %g (|x| < 4: %g), gelu grad abs %g\n", gelu_err, gelu_near,
+                grad_err);
+    CHECK(cpu_vgeluf(INFINITY) == INFINITY && cpu_vgeluf(0) == 0.0f);
+    CHECK(isnan(cpu_vgeluf(NAN)) && isnan(cpu_vgelu_gradf(NAN)));
+    CHECK(cpu_vgelu_gradf(INFINITY) == 1.0f && cpu_vgelu_gradf(-INFINITY) == 0.0f);
+    CHECK(cpu_vgelu_gradf(0) == 0.5f);
     /* softmax rows: against double precision, masked (-inf) entries exactly 0, NaN rows NaN */
     float row[37], out[37], lout[37];
     for (int j = 0; j < 37; j++)

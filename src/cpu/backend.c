@@ -74,7 +74,7 @@ const tide_backend tide_cpu_backend = {
     .scatter = cpu_scatter,
     .sort = cpu_sort,
     .optim_step = cpu_optim_step,
-    .relu_backward = cpu_relu_backward,
+    .act_backward = cpu_act_backward,
     .conv2d = CPU_CONV2D, /* NULL without oneDNN: nn runs im2col + gemm */
     .conv2d_backward = CPU_CONV2D_BACKWARD,
 };

@@ -180,8 +180,8 @@ tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const ti
                                   const tide_kview *dgh, const tide_kview *dprev,
                                   const tide_kview *saved, const tide_kview *prev,
                                   const tide_kview *out, const tide_kview *grad_out);
-tide_status cpu_relu_backward(tide_device *dev, const tide_kview *grad_in,
-                              const tide_kview *grad_out, const tide_kview *input);
+tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                             const tide_kview *grad_out, const tide_kview *input);
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
                            const tide_kview *state2, const tide_kview *state3);

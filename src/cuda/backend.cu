@@ -341,7 +341,7 @@ static const tide_backend cuda_backend = {
     /* .scatter = */ tide_cuda_scatter,
     /* .sort = */ tide_cuda_sort,
     /* .optim_step = */ tide_cuda_optim_step,
-    /* .relu_backward = */ tide_cuda_relu_backward,
+    /* .act_backward = */ tide_cuda_act_backward,
     /* .conv2d = */ NULL, /* conv2d runs as im2col + cuBLAS (tide.nn._fused) */
     /* .conv2d_backward = */ NULL,
 };

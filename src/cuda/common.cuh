@@ -488,8 +488,8 @@ tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst, int dim,
                               const tide_kview *index, const tide_kview *src, int accumulate);
 tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
                            const tide_kview *a, int dim, int descending);
-tide_status tide_cuda_relu_backward(tide_device *dev, const tide_kview *grad_in,
-                                    const tide_kview *grad_out, const tide_kview *input);
+tide_status tide_cuda_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                                   const tide_kview *grad_out, const tide_kview *input);
 /* optim.cu */
 tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
                                  const tide_kview *param, const tide_kview *grad,

@@ -239,11 +239,14 @@ function BW.relu(nd, g)
     return g:mul(x:le(0):logical_not())
 end
 
--- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x); Phi = gelu(x)/x (0.5 at x = 0)
+-- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x): one kernel pass, or, when the gradient's
+-- own graph is recorded (create_graph), ops (Phi from erfc: no cancellation in the left tail)
 function BW.gelu(nd, g)
-    local x, y = nd[1], nd.out
-    local z = x:eq(0):type_as(x)
-    local cdf = y:div(x:add(z)):add(z:mul(0.5))
+    local x = nd[1]
+    if RELU_FUSED[x.dtype] and g.dtype == x.dtype and not core.is_grad_enabled() then
+        return core.gelu_backward(g, x)
+    end
+    local cdf = x:mul(-0.7071067811865476):erfc():mul(0.5)
     local pdf = x:mul(x):mul(-0.5):exp():mul(0.3989422804014327)
     return g:mul(cdf:add(x:mul(pdf)))
 end
@@ -942,7 +945,7 @@ local READS = {
     clamp = { ARG1 }, where = { ARG1 },
     exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
     softmax = { OUT }, log_softmax = { OUT },
-    gelu = { ARG1, OUT }, prod = { ARG1 },
+    gelu = { ARG1 }, prod = { ARG1 },
     erf = { ARG1 }, erfc = { ARG1 }, log1p = { ARG1 }, log2 = { ARG1 }, square = { ARG1 },
     softplus = { ARG1 }, silu = { ARG1 }, atan2 = { ARG1, ARG2 },
     expm1 = { OUT }, tan = { OUT }, reciprocal = { OUT },
