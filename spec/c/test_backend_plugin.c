@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
     CHECK(!tide_backend_is_available(stale));
     const char *r = tide_backend_unavailable_reason(stale);
     CHECK(r && strstr(r, "is a STALE backend of another tide (backend ABI version 999; this tide "
-                         "needs version 8)"));
+                         "needs version 9)"));
     CHECK_ERR(tide_device_get("stale:0", &f), TIDE_EDEVICE,
               "tide: device: STALE is not available: ");
     /* one without the four entries every backend needs is refused before any use */
