@@ -87,6 +87,7 @@ describe("layer norm (fused) on " .. dev, function()
         local cases = {
             { { 4, 6 }, { 6 } }, { { 2, 3, 4 }, { 3, 4 } }, { { 7, 1 }, { 1 } },
             { { 3, 127 }, { 127 } }, { { 1, 1000 }, { 1000 } }, { { 300, 3 }, { 3 } },
+            { { 2, 1500 }, { 1500 } }, -- past 1024: a block per row on cuda
         }
         for _, dtype in ipairs({ "float32", "float64" }) do
             local tol = dtype == "float32" and 2e-5 or 1e-10
@@ -218,6 +219,12 @@ describe("softmax backward (one pass) on " .. dev, function()
                 end
             end
         end
+        -- rows past 1024 (a block per row on cuda)
+        local xl = leaf(randn({ 2, 1100 }))
+        local yl = xl:softmax(2)
+        local gl = randn({ 2, 1100 })
+        yl:mul(gl):sum():backward()
+        close(xl.grad, softmax_grad(yl:detach(), gl, 2, false), 1e-5)
         -- an expanded gradient (stride 0 along the dim: sum's)
         local x = leaf(randn({ 3, 6 }))
         x:log_softmax(2):sum():backward()
