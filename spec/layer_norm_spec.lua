@@ -166,6 +166,10 @@ describe("layer norm (fused) on " .. dev, function()
         close(F.layer_norm(x, 5, { weight = w, eps = 1e-3 }), composite(x, 5, w, nil, 1e-3), 2e-5)
         local g = F.group_norm(x, 3)
         close(g, composite(x:reshape(4, 3, -1), 5, nil, nil, 1e-5):view(x.shape), 2e-5)
+        -- a negative eps (which the kernel refuses): the composite, as before
+        local yn = F.layer_norm(leaf(x), 5, { eps = -1e-6 })
+        assert.are_not.equal("layer_norm", yn.grad_fn.name)
+        close(yn, composite(x, 5, nil, nil, -1e-6), 2e-5)
         -- a float64 weight on a float32 input: the composite's promotion, as before
         local w64 = randn({ 5 }, "float64")
         local y = F.layer_norm(x, 5, { weight = w64 })

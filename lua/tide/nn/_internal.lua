@@ -469,9 +469,11 @@ local function ln_param_fits(p, x, d)
 end
 
 -- normalizes over the trailing dims holding d elements (biased variance, as PyTorch): one
--- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite
+-- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite (which
+-- also keeps a negative eps's NaNs, where the kernel refuses it)
 function I.layer_norm(x, d, weight, bias, eps)
-    if LN_KERNEL[x.dtype] and ln_param_fits(weight, x, d) and ln_param_fits(bias, x, d) then
+    if eps >= 0 and LN_KERNEL[x.dtype] and ln_param_fits(weight, x, d) and
+        ln_param_fits(bias, x, d) then
         local y = fused.layer_norm(x, d, weight, bias, eps)
         if y then
             return y
