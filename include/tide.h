@@ -484,6 +484,24 @@ tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const
 tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);
 
+/* Layer norm over the trailing d elements of x (x seen as [rows, d], numel divisible by d; float32
+ * or float64): y = (x - mean) * rstd * weight + bias with the biased variance and rstd =
+ * 1/sqrt(var + eps). weight and bias hold d elements of x's dtype, or are NULL. y has x's shape;
+ * mean and rstd [rows] are what tide_layer_norm_backward needs. */
+tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
+                            const tide_tensor *bias, int64_t d, double eps, tide_tensor **y,
+                            tide_tensor **mean, tide_tensor **rstd);
+/* its gradients for dy (x's shape), from x, mean, rstd and weight (NULL for none): dx (x's shape),
+ * dweight and dbias (weight's shape, or [d]); each NULL when not wanted */
+tide_status tide_layer_norm_backward(tide_ctx *ctx, const tide_tensor *dy, const tide_tensor *x,
+                                     const tide_tensor *mean, const tide_tensor *rstd,
+                                     const tide_tensor *weight, int64_t d, tide_tensor **dx,
+                                     tide_tensor **dweight, tide_tensor **dbias);
+/* softmax's gradient over dim (0-based) from its result y and the gradient g (one float dtype,
+ * one shape): dx = y * (g - sum(g * y)); log: y is log_softmax's, dx = g - exp(y) * sum(g) */
+tide_status tide_softmax_backward(tide_ctx *ctx, const tide_tensor *y, const tide_tensor *g,
+                                  int dim, int log, tide_tensor **dx);
+
 /* Fused optimizer steps (tide.optim): one in-place pass over a parameter and its state, with
  * no temporaries. PyTorch's formulas:
  *   SGD:  g = (maximize ? -g : g) + weight_decay*p; with momentum:

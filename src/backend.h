@@ -178,6 +178,24 @@ struct tide_backend {
                                    const tide_kview *grad_weight, const tide_kview *grad_bias,
                                    const tide_kview *grad_out, const tide_kview *input,
                                    const tide_kview *weight, tide_conv_geom g, int groups);
+    /* layer norm over the rows of x [rows, d] (contiguous): y = (x - mean) * rstd * weight +
+     * bias, y [rows, d]; mean and rstd [rows] kept for the gradient; weight and bias [d] or
+     * NULL; all one float dtype */
+    tide_status (*layer_norm)(tide_device *dev, const tide_kview *y, const tide_kview *mean,
+                              const tide_kview *rstd, const tide_kview *x, const tide_kview *weight,
+                              const tide_kview *bias, double eps);
+    /* its gradients (dx [rows, d], dweight and dbias [d], each NULL when not wanted; dweight
+     * and dbias summed over the rows in an order that does not depend on the threads); weight
+     * NULL for none; all contiguous, one dtype */
+    tide_status (*layer_norm_backward)(tide_device *dev, const tide_kview *dx,
+                                       const tide_kview *dweight, const tide_kview *dbias,
+                                       const tide_kview *dy, const tide_kview *x,
+                                       const tide_kview *mean, const tide_kview *rstd,
+                                       const tide_kview *weight);
+    /* softmax's gradient over dim from its result y: dx = y * (g - sum(g * y)), or for
+     * log_softmax dx = g - exp(y) * sum(g); one float dtype, one shape, any strides */
+    tide_status (*softmax_backward)(tide_device *dev, const tide_kview *dx, const tide_kview *y,
+                                    const tide_kview *g, int dim, int log);
 };
 
 extern const tide_backend tide_cpu_backend;

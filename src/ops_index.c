@@ -304,3 +304,39 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
     }
     return TIDE_OK;
 }
+
+tide_status tide_softmax_backward(tide_ctx *ctx, const tide_tensor *y, const tide_tensor *g,
+                                  int dim, int log, tide_tensor **dx) {
+    const char *op = log ? "log_softmax_backward" : "softmax_backward";
+    TIDE_TRY(tide_check_same_device(op, y, g));
+    if (!tide_dtype_is_float(y->dtype) || g->dtype != y->dtype)
+        return tide_seterr(TIDE_EDTYPE, "%s: y and g must share a float dtype, got %s and %s", op,
+                           tide_dtype_name(y->dtype), tide_dtype_name(g->dtype));
+    bool same = y->ndim == g->ndim;
+    for (int d = 0; same && d < y->ndim; d++)
+        same = y->shape[d] == g->shape[d];
+    if (!same) {
+        char s1[200], s2[200];
+        tide_shape_fmt(s1, sizeof s1, y->ndim, y->shape);
+        tide_shape_fmt(s2, sizeof s2, g->ndim, g->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: y %s and g %s must have one shape", op, s1, s2);
+    }
+    if (y->ndim == 0)
+        return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
+    TIDE_TRY(check_dim(op, &dim, y->ndim));
+    tide_device *dev = y->storage->dev;
+    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, y->dtype, y->ndim, y->shape, dx));
+    if (tide_tensor_numel(*dx) == 0)
+        return TIDE_OK;
+    tide_status st = dev->backend->softmax_backward ? TIDE_OK : tide_notsup(op, dev);
+    if (st == TIDE_OK) {
+        tide_kview ov = tide_kview_of(*dx), yv = tide_kview_of(y), gv = tide_kview_of(g);
+        st = dev->backend->softmax_backward(dev, &ov, &yv, &gv, dim, log);
+    }
+    if (st != TIDE_OK) {
+        tide_tensor_release(*dx);
+        *dx = NULL;
+        return tide_err_op(st, op);
+    }
+    return TIDE_OK;
+}

@@ -75,6 +75,9 @@ const tide_backend tide_cpu_backend = {
     .sort = cpu_sort,
     .optim_step = cpu_optim_step,
     .act_backward = cpu_act_backward,
+    .layer_norm = cpu_layer_norm,
+    .layer_norm_backward = cpu_layer_norm_backward,
+    .softmax_backward = cpu_softmax_backward,
     .conv2d = CPU_CONV2D, /* NULL without oneDNN: nn runs im2col + gemm */
     .conv2d_backward = CPU_CONV2D_BACKWARD,
 };

@@ -128,6 +128,8 @@ tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview
 /* index.c */
 tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                         int log);
+tide_status cpu_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
+                                 const tide_kview *g, int dim, int log);
 tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                              const tide_kview *index);
 tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
@@ -185,5 +187,14 @@ tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *g
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
                            const tide_kview *state2, const tide_kview *state3);
+/* norm.c */
+tide_status cpu_layer_norm(tide_device *dev, const tide_kview *y, const tide_kview *mean,
+                           const tide_kview *rstd, const tide_kview *x, const tide_kview *weight,
+                           const tide_kview *bias, double eps);
+tide_status cpu_layer_norm_backward(tide_device *dev, const tide_kview *dx,
+                                    const tide_kview *dweight, const tide_kview *dbias,
+                                    const tide_kview *dy, const tide_kview *x,
+                                    const tide_kview *mean, const tide_kview *rstd,
+                                    const tide_kview *weight);
 
 #endif /* TIDE_CPU_H */

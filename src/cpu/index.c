@@ -1,5 +1,5 @@
 /*
- * index.c — CPU softmax / log_softmax, index_select, index_add and where.
+ * index.c — CPU softmax / log_softmax and their gradient, index_select, index_add and where.
  *
  * index_select and index_add work slice by slice: slice j of the result is a strided copy (or
  * add) of slice index[j] of the source, so each slice reuses the elementwise kernels and their
@@ -91,6 +91,106 @@ tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kvie
     if (sm.len == 0)
         return TIDE_OK;
     cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY / sm.len + 1, sm_row, &sm);
+    return TIDE_OK;
+}
+
+/* ---- softmax's gradient ------------------------------------------------------------------- */
+
+typedef struct smb_arg {
+    tide_dtype dt;
+    int64_t    len, so, sy, sg; /* the dim: size, byte strides in dx, y and g */
+    int        log;
+} smb_arg;
+
+/* one row: the sum first (in double), then dx in one pass */
+#define SOFTMAX_BACKWARD_ROW(T, EXP)                                                               \
+    do {                                                                                           \
+        const char *py = p[1], *pg = p[2];                                                         \
+        char       *po = p[0];                                                                     \
+        double      acc = 0;                                                                       \
+        if (sm->log) {                                                                             \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                acc += *(const T *)(pg + j * sm->sg);                                              \
+            T st = (T)acc;                                                                         \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                *(T *)(po + j * sm->so) =                                                          \
+                    *(const T *)(pg + j * sm->sg) - EXP(*(const T *)(py + j * sm->sy)) * st;       \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                acc += *(const T *)(pg + j * sm->sg) * *(const T *)(py + j * sm->sy);              \
+            T st = (T)acc;                                                                         \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                *(T *)(po + j * sm->so) =                                                          \
+                    *(const T *)(py + j * sm->sy) * (*(const T *)(pg + j * sm->sg) - st);          \
+        }                                                                                          \
+    } while (0)
+
+/* rows contiguous along the dim, float32: SIMD loops (vec_math.h's exp for log_softmax) */
+CPU_HOT static void smb_rows_f32(char **p, const int64_t *s, int64_t n, const smb_arg *sm) {
+    int64_t len = sm->len;
+    for (int64_t i = 0; i < n; i++) {
+        float       *o = (float *)(p[0] + i * s[0]);
+        const float *y = (const float *)(p[1] + i * s[1]), *g = (const float *)(p[2] + i * s[2]);
+        double       acc = 0;
+        if (sm->log) {
+#pragma omp simd reduction(+ : acc)
+            for (int64_t j = 0; j < len; j++)
+                acc += g[j];
+            float st = (float)acc;
+            for (int64_t j = 0; j < len; j++)
+                o[j] = g[j] - cpu_vexpf(y[j]) * st;
+        } else {
+#pragma omp simd reduction(+ : acc)
+            for (int64_t j = 0; j < len; j++)
+                acc += g[j] * y[j];
+            float st = (float)acc;
+            for (int64_t j = 0; j < len; j++)
+                o[j] = y[j] * (g[j] - st);
+        }
+    }
+}
+
+static void smb_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const smb_arg *sm = arg;
+    int64_t        len = sm->len;
+    if (sm->dt == TIDE_DTYPE_F32 && sm->sy == sizeof(float) && sm->sg == sizeof(float) &&
+        sm->so == sizeof(float)) {
+        smb_rows_f32(p, s, n, sm);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++, p[0] += s[0], p[1] += s[1], p[2] += s[2]) {
+        if (sm->dt == TIDE_DTYPE_F32)
+            SOFTMAX_BACKWARD_ROW(float, tide_exp_f);
+        else
+            SOFTMAX_BACKWARD_ROW(double, tide_exp_d);
+    }
+}
+
+tide_status cpu_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
+                                 const tide_kview *g, int dim, int log) {
+    (void)dev;
+    const char *name = log ? "log_softmax_backward" : "softmax_backward";
+    if (y->dtype != TIDE_DTYPE_F32 && y->dtype != TIDE_DTYPE_F64)
+        return cpu_notsup(name, y->dtype);
+    if (dx->dtype != y->dtype || g->dtype != y->dtype)
+        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs dx, y and g of one dtype", name);
+    if (dim < 0 || dim >= y->ndim)
+        return tide_seterr(TIDE_EINVAL, "%s: dim %d out of range for %d dims (cpu kernel)", name,
+                           dim, y->ndim);
+    int64_t es = (int64_t)cpu_dtype_size(y->dtype);
+    smb_arg sm = {
+        y->dtype, y->shape[dim], dx->strides[dim] * es, y->strides[dim] * es, g->strides[dim] * es,
+        log};
+    tide_kview o1 = *dx, y1 = *y, g1 = *g;
+    o1.shape[dim] = y1.shape[dim] = g1.shape[dim] = 1;
+    o1.strides[dim] = y1.strides[dim] = g1.strides[dim] = 0;
+    const tide_kview *v[3] = {&o1, &y1, &g1};
+    cpu_iter          it;
+    CPU_TRY(cpu_iter_init(&it, name, 3, v));
+    if (sm.len == 0)
+        return TIDE_OK;
+    cpu_iter_run(&it, (log ? CPU_PAR_GRAIN_HEAVY : CPU_PAR_GRAIN) / sm.len + 1, smb_row, &sm);
     return TIDE_OK;
 }
 

@@ -344,6 +344,9 @@ static const tide_backend cuda_backend = {
     /* .act_backward = */ tide_cuda_act_backward,
     /* .conv2d = */ NULL, /* conv2d runs as im2col + cuBLAS (tide.nn._fused) */
     /* .conv2d_backward = */ NULL,
+    /* .layer_norm = */ tide_cuda_layer_norm,
+    /* .layer_norm_backward = */ tide_cuda_layer_norm_backward,
+    /* .softmax_backward = */ tide_cuda_softmax_backward,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

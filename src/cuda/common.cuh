@@ -458,6 +458,17 @@ tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out, const tide
 /* softmax.cu */
 tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                               int log);
+tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
+                                       const tide_kview *g, int dim, int log);
+/* norm.cu */
+tide_status tide_cuda_layer_norm(tide_device *dev, const tide_kview *y, const tide_kview *mean,
+                                 const tide_kview *rstd, const tide_kview *x,
+                                 const tide_kview *weight, const tide_kview *bias, double eps);
+tide_status tide_cuda_layer_norm_backward(tide_device *dev, const tide_kview *dx,
+                                          const tide_kview *dweight, const tide_kview *dbias,
+                                          const tide_kview *dy, const tide_kview *x,
+                                          const tide_kview *mean, const tide_kview *rstd,
+                                          const tide_kview *weight);
 /* index.cu */
 tide_status tide_cuda_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a,
                                    int dim, const tide_kview *index);

@@ -2,8 +2,10 @@
  * softmax.cu — softmax and log_softmax over one dim: three passes over each row (max, sum of
  * exp(x - max), write), in float for float32/float16/bfloat16 and double for float64, with the
  * exp/log of scalar_math.h. A warp per row for rows up to 1024 long, a block per row beyond.
+ * Their gradient from the result y: one sum per row, then dx in one more pass.
  */
 #include "map.cuh"
+#include "rows.cuh"
 
 __device__ __forceinline__ float sm_exp(float x) {
     return tide_exp_f(x);
@@ -16,37 +18,6 @@ __device__ __forceinline__ float sm_log(float x) {
 }
 __device__ __forceinline__ double sm_log(double x) {
     return tide_log_d(x);
-}
-
-/* NaN wins, as in max() */
-template <typename C> __device__ __forceinline__ C sm_max(C a, C b) {
-    return (a != a || a > b) ? a : b;
-}
-
-template <typename C> __device__ __forceinline__ C warp_max(C v) {
-    for (int o = 16; o > 0; o /= 2)
-        v = sm_max(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-template <typename C> __device__ __forceinline__ C warp_sum(C v) {
-    for (int o = 16; o > 0; o /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/* reduces v over the block (blockDim.x a multiple of 32, at most 1024) */
-template <typename C, bool MAX> __device__ C block_reduce(C v, C *sh) {
-    v = MAX ? warp_max(v) : warp_sum(v);
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
-    __syncthreads(); /* sh may still be read from a previous call */
-    if (lane == 0)
-        sh[warp] = v;
-    __syncthreads();
-    v = sh[0];
-    for (int w = 1; w < nw; w++)
-        v = MAX ? sm_max(v, sh[w]) : v + sh[w];
-    return v;
 }
 
 struct smparams {
@@ -135,4 +106,97 @@ extern "C" tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out
     p.log = log;
     TIDE_CUDA_DISPATCH_FLOAT(a->dtype, run_softmax, stream, p, out, a);
     return tide_cuda_notsup(name, a->dtype);
+}
+
+/* ---- the gradient ------------------------------------------------------------------------- */
+
+struct smbparams {
+    tide_iter<3> it; /* over the rows: operand 0 dx, 1 y, 2 g */
+    uint32_t     rows;
+    int64_t      R, ostride, ystride, gstride;
+    int          log;
+};
+
+/* dx = y * (g - sum(g * y)), or g - exp(y) * sum(g) for log_softmax's y */
+template <int DT, int ROW_THREADS>
+__global__ void k_softmax_backward(smbparams p, typename tide_dt<DT>::T *dx,
+                                   const typename tide_dt<DT>::T *y,
+                                   const typename tide_dt<DT>::T *g) {
+    typedef typename tide_dt<DT>::C C;
+    __shared__ C                    sh[32];
+    int                             lane = ROW_THREADS == 32 ? threadIdx.x % 32 : threadIdx.x;
+    uint32_t                        per_block = ROW_THREADS == 32 ? blockDim.x / 32 : 1;
+    uint32_t row = blockIdx.x * per_block + (ROW_THREADS == 32 ? threadIdx.x / 32 : 0);
+    if (row >= p.rows)
+        return; /* whole warps leave together: the shuffles below stay full */
+    int64_t off[3];
+    tide_iter_offsets<3, uint32_t>(p.it, row, off);
+    const typename tide_dt<DT>::T *yr = y + off[1], *gr = g + off[2];
+    typename tide_dt<DT>::T       *o = dx + off[0];
+    int                            nthreads = ROW_THREADS == 32 ? 32 : blockDim.x;
+
+    C s = 0;
+    for (int64_t r = lane; r < p.R; r += nthreads) {
+        C gv = (C)tide_load<DT>(gr[r * p.gstride]);
+        s += p.log ? gv : gv * (C)tide_load<DT>(yr[r * p.ystride]);
+    }
+    s = row_sum<C, ROW_THREADS>(s, sh);
+    for (int64_t r = lane; r < p.R; r += nthreads) {
+        C gv = (C)tide_load<DT>(gr[r * p.gstride]), yv = (C)tide_load<DT>(yr[r * p.ystride]);
+        o[r * p.ostride] = tide_store<DT>(p.log ? gv - sm_exp(yv) * s : yv * (gv - s));
+    }
+}
+
+struct run_softmax_backward {
+    template <int DT>
+    static tide_status run(cudaStream_t stream, smbparams p, const tide_kview *dx,
+                           const tide_kview *y, const tide_kview *g) {
+        typedef typename tide_dt<DT>::T T;
+        T                              *po = (T *)dx->data;
+        const T                        *py = (const T *)y->data, *pg = (const T *)g->data;
+        if (p.R <= 1024) {
+            unsigned per_block = TIDE_CUDA_THREADS / 32;
+            unsigned blocks = (unsigned)((p.rows + per_block - 1) / per_block);
+            void (*warp_per_row)(smbparams, T *, const T *, const T *) = k_softmax_backward<DT, 32>;
+            TIDE_LAUNCH(warp_per_row, blocks, TIDE_CUDA_THREADS, 0, stream, p, po, py, pg);
+            TIDE_CUDA_LAUNCHED(k_softmax_backward);
+        } else {
+            void (*block_per_row)(smbparams, T *, const T *, const T *) = k_softmax_backward<DT, 0>;
+            TIDE_LAUNCH(block_per_row, p.rows, 512, 0, stream, p, po, py, pg);
+            TIDE_CUDA_LAUNCHED(k_softmax_backward);
+        }
+        return TIDE_OK;
+    }
+};
+
+extern "C" tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_kview *dx,
+                                                  const tide_kview *y, const tide_kview *g, int dim,
+                                                  int log) {
+    const char *name = log ? "log_softmax_backward" : "softmax_backward";
+    if (dim < 0 || dim >= y->ndim)
+        return tide_cuda_seterr(TIDE_EINVAL, "%s: dim %d out of range for %d dims", name, dim,
+                                y->ndim);
+    if (dx->dtype != y->dtype || g->dtype != y->dtype)
+        return tide_cuda_seterr(TIDE_EDTYPE, "%s: cuda kernel needs dx, y and g of one dtype",
+                                name);
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    tide_kview o1 = *dx, y1 = *y, g1 = *g;
+    o1.shape[dim] = y1.shape[dim] = g1.shape[dim] = 1;
+    const tide_kview *views[3] = {&o1, &y1, &g1};
+    smbparams         p;
+    int64_t           rows = tide_cuda_numel(&y1);
+    if (rows == 0 || y->shape[dim] == 0)
+        return TIDE_OK;
+    if (rows > INT32_MAX)
+        return tide_cuda_seterr(TIDE_ENOTSUP, "%s: more than 2^31 rows on cuda", name);
+    p.it = tide_iter_make<3>(views);
+    p.rows = (uint32_t)rows;
+    p.R = y->shape[dim];
+    p.ostride = dx->strides[dim];
+    p.ystride = y->strides[dim];
+    p.gstride = g->strides[dim];
+    p.log = log;
+    TIDE_CUDA_DISPATCH_FLOAT(y->dtype, run_softmax_backward, stream, p, dx, y, g);
+    return tide_cuda_notsup(name, y->dtype);
 }

@@ -776,13 +776,21 @@ function BW.setindex(nd, g)
     return gt, nil, gv
 end
 
+-- one kernel pass per row (core.softmax_backward); the composite when a graph of the gradient
+-- is being built (create_graph) or for other dtypes
 function BW.softmax(nd, g)
-    local y, dim = nd.out, nd[2]
+    local y, dim = nd.out, nd[2] or -1
+    if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
+        return core.softmax_backward(y, g, dim, false)
+    end
     return y:mul(g:sub(g:mul(y):sum(dim, true)))
 end
 
 function BW.log_softmax(nd, g)
-    local y, dim = nd.out, nd[2]
+    local y, dim = nd.out, nd[2] or -1
+    if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
+        return core.softmax_backward(y, g, dim, true)
+    end
     return g:sub(y:exp():mul(g:sum(dim, true)))
 end
 
@@ -904,6 +912,36 @@ function BW.conv2d(nd, g)
     return gx, gw, gb
 end
 
+-- layer norm over the trailing nd.d elements (nn/_fused.lua keeps nd.mean, nd.rstd, nd.eps):
+-- the backward kernel, or, when a graph of the gradient is being built (create_graph) or g has
+-- another dtype, the same formula as differentiable ops, with xhat = (x - mean) * rstd and
+-- gy = g * w: dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)), dw = sum(g * xhat) and
+-- db = sum(g) over the rows
+function BW.layer_norm(nd, g)
+    local x, w, b, d = nd[1], nd[2], nd[3], nd.d
+    local nx, nw, nb = needs(x), needs(w), needs(b)
+    local gx, gw, gb
+    if not core.is_grad_enabled() and g.dtype == x.dtype then
+        gx, gw, gb = core.layer_norm_backward(g, x, nd.mean, nd.rstd, w, d, nx, nw, nb)
+    else
+        local xr, gr = x:reshape(-1, d), g:reshape(-1, d)
+        local xc = xr:sub(xr:mean(2, true))
+        local rstd = xc:mul(xc):mean(2, true):add(nd.eps):rsqrt()
+        local xhat = xc:mul(rstd)
+        if nx then
+            local gy = w and gr:mul(w:reshape(1, d)) or gr
+            gx = gy:sub(gy:mean(2, true)):sub(xhat:mul(gy:mul(xhat):mean(2, true))):mul(rstd)
+        end
+        if nw then
+            gw = gr:mul(xhat):sum(1)
+        end
+        if nb then
+            gb = gr:sum(1)
+        end
+    end
+    return gx and gx:view(x.shape), gw and gw:view(w.shape), gb and gb:view(b.shape)
+end
+
 -- d/dx of -sum(onehot * log_softmax(x)) * scale = (softmax(x) - onehot) * scale
 function BW.cross_entropy(nd, g)
     local dx = nd.logp:exp():sub(nd.onehot)
@@ -957,6 +995,7 @@ local READS = {
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
     norm = { ARG1, OUT },
+    layer_norm = { ARG1, { 2, 1 } }, -- its mean and rstd are its own
     rnn_cell = { { 3 }, OUT },
     rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }

@@ -1,8 +1,8 @@
--- tide.nn._fused: nn's hot forwards (Linear, Conv2d, cross-entropy), each recorded as one
+-- tide.nn._fused: nn's hot forwards (Linear, Conv2d, cross-entropy, layer norm), each recorded as one
 -- autograd node instead of three or four, with the bias added in place: the inputs that
 -- require grad are detached for the forward computation, and the node is recorded by hand
 -- (tide.autograd.engine.record) with its formula (tide.autograd.formulas: linear, conv2d,
--- cross_entropy). No argument checks here: nn.functional and the modules check first.
+-- cross_entropy, layer_norm). No argument checks here: nn.functional and the modules check first.
 local core = require "tide.core"
 local idiv = require("tide._compat").idiv
 local engine = require "tide.autograd.engine"
@@ -87,6 +87,25 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
     if rec then
         local nd = record("conv2d", y, BW.conv2d, x, w, b)
         nd.cols, nd.geom, nd.groups = cols, geom, groups
+    end
+    return y
+end
+
+-- layer norm of x over its trailing d elements (weight and bias nil or of d elements, x's
+-- dtype): one kernel forward, one node whose gradient is one kernel; nil where the device has
+-- no such kernel (the caller then runs the composite)
+function M.layer_norm(x, d, w, b, eps)
+    local rec = needs_record(x, w, b)
+    local xd, wd, bd = x, w, b
+    if rec then
+        xd = x.requires_grad and x:detach() or x
+        wd = w and w.requires_grad and w:detach() or w
+        bd = b and b.requires_grad and b:detach() or b
+    end
+    local y, mean, rstd = core.layer_norm(xd, wd, bd, d, eps)
+    if y and rec then
+        local nd = record("layer_norm", y, BW.layer_norm, x, w, b)
+        nd.d, nd.eps, nd.mean, nd.rstd = d, eps, mean, rstd
     end
     return y
 end

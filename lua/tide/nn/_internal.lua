@@ -447,8 +447,40 @@ function I.dropout2d(x, p, who)
     return x:mul(keep):mul(1 / (1 - p))
 end
 
--- normalizes over the trailing dims holding d elements (biased variance, as PyTorch)
+-- p (a weight or a bias) nil, or of x's dtype with the shape of x's trailing dims (d elements):
+-- what the kernel takes; anything else keeps the composite's broadcasting and errors
+local LN_KERNEL = { float32 = true, float64 = true }
+local function ln_param_fits(p, x, d)
+    if not p then
+        return true
+    end
+    if p.dtype ~= x.dtype or p:numel() ~= d then
+        return false
+    end
+    local ps, xs = p.shape, x.shape
+    local off = #xs - #ps
+    if off < 0 then
+        return false
+    end
+    for i = 1, #ps do
+        if ps[i] ~= xs[off + i] then
+            return false
+        end
+    end
+    return true
+end
+
+-- normalizes over the trailing dims holding d elements (biased variance, as PyTorch): one
+-- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite (which
+-- also keeps a negative eps's NaNs, where the kernel refuses it)
 function I.layer_norm(x, d, weight, bias, eps)
+    if eps >= 0 and LN_KERNEL[x.dtype] and ln_param_fits(weight, x, d) and
+        ln_param_fits(bias, x, d) then
+        local y = fused.layer_norm(x, d, weight, bias, eps)
+        if y then
+            return y
+        end
+    end
     local xr = x:reshape(-1, d)
     local xc = xr:sub(xr:mean(2, true))
     local var = xc:mul(xc):mean(2, true)
