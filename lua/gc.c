@@ -56,23 +56,28 @@ static int collect_if_generational(lua_State *L) {
 #endif
 }
 
-/* Counting the data alone let tiny tensors pile up as garbage by the ten thousand (a 1-element
- * add: ~12,000 dead tensors, 4 MB of headers and blocks out of cache): each counts its header. */
-void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
-    S->gc_debt += bytes + TENSOR_HOST_BYTES;
-    if (S->gc_debt < GC_STEP_BYTES)
-        return;
-    S->gc_since += S->gc_debt;
+/* the tensor bytes allowed past the live set between full collections: the Lua heap's size or
+ * half the live set, whichever is larger, the latter capped at GC_GARBAGE_CAP */
+static size_t slack(lua_State *L, const tide_lua_state *S) {
     size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT, 0) << 10;
     size_t live = S->gc_live / 2 < GC_GARBAGE_CAP ? S->gc_live / 2 : GC_GARBAGE_CAP;
-    if (S->gc_since >= (heap > live ? heap : live)) {
-        S->gc_since = 0;
-        if (collect_if_generational(L)) {
-            S->gc_debt = 0;
-            S->gc_live = tide_ctx_memory_in_use(S->ctx);
-            return;
-        }
+    return heap > live ? heap : live;
+}
+
+/* a full collection if the collector is generational (it notes the mode and the live set) */
+static int full_if_generational(lua_State *L, tide_lua_state *S) {
+    S->gc_since = 0;
+    S->gc_gen = collect_if_generational(L);
+    if (!S->gc_gen)
+        S->gc_passes = 0;
+    if (S->gc_gen) {
+        S->gc_debt = 0;
+        S->gc_live = tide_ctx_memory_in_use(S->ctx);
     }
+    return S->gc_gen;
+}
+
+static void step(lua_State *L, tide_lua_state *S) {
     int kb = (int)(S->gc_debt >> 10 > 0x7fffffff ? 0x7fffffff : S->gc_debt >> 10);
     S->gc_debt = 0;
 #if LUA_VERSION_NUM <= 504
@@ -81,4 +86,49 @@ void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
     (void)kb;
     lua_gc(L, LUA_GCSTEP, 0); /* 5.5 changed the argument's meaning: one basic step */
 #endif
+}
+
+/* Counting the data alone let tiny tensors pile up as garbage by the ten thousand (a 1-element
+ * add: ~12,000 dead tensors, 4 MB of headers and blocks out of cache): each counts its header.
+ * While backward passes end often (S->gc_passes, below), a generational collector's minor
+ * step waits for the pass's end unless the tensors made since reach GC_GARBAGE_CAP (or the
+ * slack, if larger). */
+void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
+    S->gc_debt += bytes + TENSOR_HOST_BYTES;
+    if (S->gc_debt < GC_STEP_BYTES)
+        return;
+    S->gc_since += S->gc_debt;
+    size_t room = slack(L, S);
+    if (S->gc_passes) {
+        /* a training step's tensors are mostly alive until its backward pass ends anyway */
+        if (S->gc_since < (room > GC_GARBAGE_CAP ? room : GC_GARBAGE_CAP)) {
+            S->gc_debt = 0;
+            return;
+        }
+        S->gc_passes = 0; /* no pass ended in that many bytes: steps pace the collector again */
+    }
+    if (S->gc_since >= room && full_if_generational(L, S))
+        return;
+    step(L, S);
+}
+
+/* The end of a backward pass (autograd's engine), when the training step's graph has just
+ * become garbage. In generational mode a minor collection here frees the tensors made since
+ * the last one: they are young, since no step ran during the pass, and dead. A step in the
+ * middle of a pass instead promoted the graph alive at that moment to the old generation,
+ * which only a full collection (a pass over the whole Lua heap, 0.2 ms) frees: an MLP step did
+ * one each. A full collection now runs only when the memory in use after the minor one exceeds
+ * the live set by the slack (what reached the old generation anyway). */
+void tl_gc_pass_end(lua_State *L, tide_lua_state *S) {
+    if (!S->gc_gen) /* incremental, or not known yet: tl_gc_hint's steps pace the collector */
+        return;
+    S->gc_since += S->gc_debt;
+    S->gc_debt = 0;
+    S->gc_passes = 1;
+    if (S->gc_since < GC_STEP_BYTES)
+        return;
+    lua_gc(L, LUA_GCSTEP, 0); /* generational: a minor collection */
+    if (tide_ctx_memory_in_use(S->ctx) >= S->gc_live + slack(L, S))
+        full_if_generational(L, S);
+    S->gc_since = 0;
 }

@@ -272,6 +272,12 @@ static int l_is_grad_enabled(lua_State *L) {
     return 1;
 }
 
+/* core._gc_pass_end(): autograd's engine at the end of a backward pass (gc.c) */
+static int l_gc_pass_end(lua_State *L) {
+    tl_gc_pass_end(L, TL_STATE(L));
+    return 0;
+}
+
 /* ---- arithmetic --------------------------------------------------------------------------- */
 
 /* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
@@ -706,6 +712,7 @@ void tl_open_tensor(lua_State *L, int mod) {
     static const luaL_Reg modfuncs[] = {{"set_autograd_hook", l_set_autograd_hook},
                                         {"set_grad_enabled", l_set_grad_enabled},
                                         {"is_grad_enabled", l_is_grad_enabled},
+                                        {"_gc_pass_end", l_gc_pass_end},
                                         {NULL, NULL}};
     tl_register(L, mod, modfuncs);
 

@@ -3,6 +3,7 @@
 -- collectgarbage(MODE), a small CNN trained STEPS steps with SGD after a warmup, then one line
 --   live=<tensor bytes after the warmup and a full collection> max=<most memory_in_use() seen
 --   after a step> faults=<minor page faults per step> rss_kb=<VmRSS growth over the loop>
+--   backward=<most memory_in_use() seen right after a backward pass>
 local mode, steps = arg[1], tonumber(arg[2])
 if mode ~= "default" then -- "default": the host's only collector (5.3, 5.1, LuaJIT)
     collectgarbage(mode)
@@ -43,10 +44,12 @@ local opt = optim.SGD(model:parameters(), { lr = 0.01, momentum = 0.9 })
 local lossf = nn.CrossEntropyLoss()
 local x = tide.randn(16, 1, 16, 16)
 local y = tide.rand(16):mul(10):long():add(1) -- classes 1..10
+local after_backward = 0
 local function step()
     opt:zero_grad()
     local loss = lossf(model(x), y)
     loss:backward()
+    after_backward = math.max(after_backward, tide.memory_in_use())
     opt:step()
 end
 
@@ -56,11 +59,12 @@ end
 collectgarbage()
 collectgarbage()
 local live, most = tide.memory_in_use(), 0
+after_backward = 0
 local f0, r0 = faults(), rss()
 for _ = 1, steps do
     step()
     most = math.max(most, tide.memory_in_use())
 end
 local f1, r1 = faults(), rss()
-print(string.format("live=%d max=%d faults=%.1f rss_kb=%d", live, most,
-    f0 and (f1 - f0) / steps or -1, r0 and r1 - r0 or -1))
+print(string.format("live=%d max=%d faults=%.1f rss_kb=%d backward=%d", live, most,
+    f0 and (f1 - f0) / steps or -1, r0 and r1 - r0 or -1, after_backward))

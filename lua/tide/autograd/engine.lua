@@ -450,6 +450,30 @@ end
 -- that builds a graph of the gradient (create_graph) owns none.
 local owned, own
 
+-- The gradients this pass made (the formulas' results, the sums), with the number of places
+-- that hold each: a node's incoming gradient that nothing else holds once its formula has run
+-- is released there and then (its memory back to the allocator, as PyTorch's reference count
+-- would), not left for the collector. A tensor that came from outside the pass (the seed, a
+-- hook's result) is never counted, so never released; nor is one a hook, a capture
+-- (autograd.grad) or create_graph may keep.
+local held
+
+local release = TMT.__gc
+
+-- the formula of a node that received g returned r (one of its results): count who holds r
+local function hold(g, r)
+    if r == nil or getmetatable(r) ~= TMT then
+        return
+    end
+    if rawequal(r, g) then
+        if held[g] then
+            held[g] = held[g] + 1 -- passed on as it is
+        end
+    else
+        held[r] = (held[r] or 0) + 1
+    end
+end
+
 -- old (the edge's gradient so far, or nil) plus g (a tensor, or a part when is_part)
 local function accumulate(old, g, is_part)
     if is_part then
@@ -472,6 +496,7 @@ local function accumulate(old, g, is_part)
     end
     if own then
         owned[old] = true
+        held[old] = 1
     end
     return old
 end
@@ -537,6 +562,7 @@ local function pass(roots, grads, retain, create)
     given = setmetatable({}, { __mode = "k" })
     waiting, queued, pending_leaf = {}, {}, {}
     owned, own = {}, not create
+    held = own and setmetatable({}, { __mode = "k" }) or nil
     local prev = set_grad_enabled(create and true or false)
     local ok, err = pcall(function()
         local order, seen, heads = {}, {}, {}
@@ -567,6 +593,10 @@ local function pass(roots, grads, retain, create)
             if g ~= nil then
                 owned[g] = nil -- handed to the formula, which may pass it on as it is
             end
+            local n_held = held and g ~= nil and held[g]
+            if n_held then
+                held[g] = n_held - 1
+            end
             if g and leads and not leads[nd] then
                 g = nil
             end
@@ -583,6 +613,10 @@ local function pass(roots, grads, retain, create)
                 local slot = capture and capture[nd]
                 if slot then
                     captured[slot] = g
+                    n_held = nil
+                end
+                if nd.hooks then
+                    n_held = nil -- a hook may have kept it, or given another
                 end
                 if not run then -- captured, and nothing below it is wanted
                     g = nil
@@ -590,16 +624,28 @@ local function pass(roots, grads, retain, create)
                     local gs = nd.fn(nd, g)
                     local ts, es = nd[1], nd.es
                     for j = 1, #ts do
+                        if held then
+                            hold(g, gs[j])
+                        end
                         push(ts[j], es[j], gs[j])
                     end
                 else
                     local g1, g2, g3, g4 = nd.fn(nd, g)
+                    if held then
+                        hold(g, g1)
+                        hold(g, g2)
+                        hold(g, g3)
+                        hold(g, g4)
+                    end
                     push(nd[1], nd.e1, g1)
                     if nd.n > 1 then
                         push(nd[2], nd.e2, g2)
                         push(nd[3], nd.e3, g3)
                         push(nd[4], nd.e4, g4)
                     end
+                end
+                if n_held and g ~= nil and held[g] == 0 then
+                    release(g) -- its formula has run and nothing holds it
                 end
             end
             if not retain and (run or not runs) then
@@ -630,7 +676,8 @@ local function pass(roots, grads, retain, create)
         end
     end)
     set_grad_enabled(prev)
-    given, waiting, queued, pending_leaf, owned = nil, nil, nil, nil, nil
+    given, waiting, queued, pending_leaf, owned, held = nil, nil, nil, nil, nil, nil
+    core._gc_pass_end() -- the graph just died: the collector's moment (lua/gc.c)
     if not ok and create and current and type(err) == "string" and
         err:find("not differentiable", 1, true) then
         err = "tide: autograd.grad: create_graph: the gradient of " .. tostring(current) ..
