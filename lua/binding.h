@@ -57,7 +57,7 @@ void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry *
 
 /* ---- gc.c ---- */
 void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes); /* after each new tensor */
-void tl_gc_pass_end(lua_State *L, tide_lua_state *S); /* the end of a backward pass */
+void tl_gc_pass_end(lua_State *L, tide_lua_state *S);           /* the end of a backward pass */
 void tl_full_collect(lua_State *L, tide_lua_state *S);          /* and reset the pacing */
 
 /* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; notes the
