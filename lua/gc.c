@@ -91,8 +91,8 @@ static void step(lua_State *L, tide_lua_state *S) {
 /* Counting the data alone let tiny tensors pile up as garbage by the ten thousand (a 1-element
  * add: ~12,000 dead tensors, 4 MB of headers and blocks out of cache): each counts its header.
  * While backward passes end often (S->gc_passes, below), a generational collector's minor
- * step waits for the pass's end unless the tensors made since reach GC_GARBAGE_CAP (or the
- * slack, if larger). */
+ * step waits for the pass's end; a full collection runs when the tensors made since reach
+ * GC_GARBAGE_CAP, the slack or a quarter of the memory in use, whichever is largest. */
 void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
     S->gc_debt += bytes + TENSOR_HOST_BYTES;
     if (S->gc_debt < GC_STEP_BYTES)
@@ -100,11 +100,18 @@ void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
     S->gc_since += S->gc_debt;
     size_t room = slack(L, S);
     if (S->gc_passes) {
-        /* a training step's tensors are mostly alive until its backward pass ends anyway */
-        if (S->gc_since < (room > GC_GARBAGE_CAP ? room : GC_GARBAGE_CAP)) {
+        /* A training step's tensors are mostly alive until its backward pass ends anyway, so
+         * the garbage allowed before a full collection grows with the memory in use (a
+         * transformer step makes hundreds of MB: a full collection every 16 MB cost 4% of it) */
+        size_t in_use = tide_ctx_memory_in_use(S->ctx), cap = in_use / 4;
+        cap = cap > GC_GARBAGE_CAP ? cap : GC_GARBAGE_CAP;
+        cap = cap > room ? cap : room;
+        if (S->gc_since < cap) {
             S->gc_debt = 0;
             return;
         }
+        if (S->gc_since < 4 * cap && full_if_generational(L, S))
+            return;
         S->gc_passes = 0; /* no pass ended in that many bytes: steps pace the collector again */
     }
     if (S->gc_since >= room && full_if_generational(L, S))
