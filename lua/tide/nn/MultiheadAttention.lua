@@ -123,11 +123,14 @@ local function pad_keys(mask, n)
     return core.cat({ mask, allowed }, mask:dim())
 end
 
--- scores [N, H, L, S] with a mask applied: bool true = not allowed, float added
+-- scores [N, H, L, S] with a mask applied: bool true = not allowed, float added. A bool mask
+-- becomes a float one of 0 and -inf, as PyTorch does: an add (vectorized, its gradient g as it
+-- is) where a select over the scores took a pass forward and another backward.
 local function masked(scores, mask, shape)
     mask = mask:reshape(shape)
     if mask.dtype == "bool" then
-        return core.where(mask:logical_not(), scores, -math.huge)
+        mask = core.zeros(mask.shape, { dtype = scores.dtype, device = scores.device })
+            :masked_fill(mask, -math.huge)
     end
     return scores:add(mask)
 end

@@ -1115,11 +1115,11 @@ function F.scaled_dot_product_attention(q, k, v, opts)
         mask = rows:ge(cols)
     end
     if mask then
-        if mask.dtype == "bool" then
-            scores = core.where(mask, scores, -math.huge)
-        else
-            scores = scores:add(mask)
+        if mask.dtype == "bool" then -- 0 where allowed, -inf elsewhere, added (as PyTorch)
+            mask = core.zeros(mask.shape, { dtype = scores.dtype, device = scores.device })
+                :masked_fill(mask:logical_not(), -math.huge)
         end
+        scores = scores:add(mask)
     end
     local attn = scores:softmax(-1)
     if p > 0 then
