@@ -19,9 +19,10 @@
  * collections a step (1.95 ms against 1.1-1.2 with half the live set as the slack).
  *
  * Training loops end a backward pass every step, the moment the step's graph dies: from the
- * second pass on (tl_gc_pass_end), a generational collector's minor collection runs there,
- * not in the middle of the step, and full collections only when garbage outgrows the slack
- * (the MLP step: none; it had done one a step, a fifth of its time).
+ * first full collection on (which tells tide the mode: tl_gc_pass_end), a generational
+ * collector's minor collection runs there, not in the middle of the step, and full
+ * collections only when garbage outgrows the slack (the MLP step: none; it had done one a
+ * step, a fifth of its time).
  */
 #include "binding.h"
 
