@@ -60,8 +60,9 @@ for src in bench/*.lua; do
     wanted "$name" || continue
     echo
     args=
-    # the char LM's loss comparison trains for hours here (1000 steps, 3 PyTorch seeds): make
-    # bench times its steps; TIDE_BENCH_CHAR_LM_STEPS=1000 adds the losses
+    # the char LM's loss comparison trains for about an hour here (1000 steps, 3 PyTorch seeds,
+    # one thread each side; run lstm and gpt side by side): make bench times its steps;
+    # TIDE_BENCH_CHAR_LM_STEPS=1000 adds the losses
     [ "$name" = char_lm ] && args="--steps ${TIDE_BENCH_CHAR_LM_STEPS:-0} --time-steps 5"
     # shellcheck disable=SC2086 # args is empty or a list of words
     if ! $LUA "$src" $args; then
