@@ -120,8 +120,20 @@ void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes) {
             return;
         S->gc_passes = 0; /* no pass ended in that many bytes: steps pace the collector again */
     }
-    if (S->gc_since >= room && full_if_generational(L, S))
-        return;
+    if (S->gc_since >= room) {
+        if (S->gc_gen) {
+            /* a minor collection first: a full one only when the memory in use shows garbage
+             * that outlived it (promoted); a loop of small ops never promotes any, and a full
+             * collection every heap's size of tensors was a sixth of an `a + b` */
+            step(L, S);
+            S->gc_since = 0;
+            if (tide_ctx_memory_in_use(S->ctx) >= S->gc_live + room)
+                full_if_generational(L, S);
+            return;
+        }
+        if (full_if_generational(L, S))
+            return;
+    }
     step(L, S);
 }
 
