@@ -157,7 +157,8 @@ describe("nn.functional linear and convolutions", function()
         raises_here("linear: expected bias of shape {2}, got {3}", F.linear, x, w, tide.randn(3))
         raises_here("conv2d: expected 4-D input {N, C, H, W}, got {2, 3}", F.conv2d, x,
             tide.randn(1, 1, 1, 1))
-        raises_here('conv2d: option "padding_mode" is not supported yet', F.conv2d,
+        raises_here('conv2d: unknown option "padding_mode"; options are stride, padding, ' ..
+            'dilation, groups', F.conv2d,
             tide.randn(1, 1, 3, 3), tide.randn(1, 1, 1, 1), nil, { padding_mode = "zeros" })
         raises_here("conv2d: expected input with 2 channels (dim 2, as weight {2, 1, 1, 1} " ..
             "with groups 2), got 1", F.conv2d, tide.randn(1, 1, 3, 3), tide.randn(2, 1, 1, 1),
@@ -338,8 +339,10 @@ describe("nn.functional embeddings, one_hot and pad", function()
         close(F.embedding(ids, emb.weight), emb(ids))
         raises_here("embedding: id 6 out of range for 5 embeddings; ids are 1-based, in 1..5",
             F.embedding, tide.tensor({ 6 }), emb.weight)
-        raises_here('embedding: option "scale_grad_by_freq" is not supported yet', F.embedding,
-            ids, emb.weight, { scale_grad_by_freq = true })
+        raises_here('embedding: option "sparse" is not supported yet', F.embedding,
+            ids, emb.weight, { sparse = true })
+        raises_here("embedding: expected scale_grad_by_freq to be a boolean, got number",
+            F.embedding, ids, emb.weight, { scale_grad_by_freq = 1 })
     end)
 
     it("one_hot marks 1-based classes", function()

@@ -220,9 +220,10 @@ describe("nn layers", function()
         raises("Conv2d: expected dilation to be an integer >= 1, got 0", function()
             nn.Conv2d(1, 1, 3, { dilation = 0 })
         end)
-        raises('Conv2d: option "padding_mode" is not supported yet', function()
-            nn.Conv2d(1, 1, 3, { padding_mode = "reflect" })
-        end)
+        raises('Conv2d: unknown padding_mode "reflected"; use "zeros", "reflect", "replicate" or ' ..
+            '"circular"', function()
+                nn.Conv2d(1, 1, 3, { padding_mode = "reflected" })
+            end)
         raises("Conv2d: input 4x4 (padding 0,0) is smaller than the kernel 3x3 (dilation 2,2)",
             function() nn.Conv2d(1, 1, 3, { dilation = 2 })(tide.zeros({ 1, 1, 4, 4 })) end)
         raises("Conv1d: expected 3-D input {N, C, L}, got {2, 3}", function()

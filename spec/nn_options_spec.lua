@@ -356,3 +356,81 @@ describe("embedding options", function()
             { sparse = true })
     end)
 end)
+
+-- Conv2d and Conv1d padding_mode against PyTorch 1.13 (spec/fixtures/padding_mode_torch.lua,
+-- made by spec/fixtures/make_padding_mode.py): outputs and input gradients, float64
+describe("convolution padding_mode on " .. D.name, function()
+    local PM = require "spec.fixtures.padding_mode_torch"
+    local function linspace(n, shape)
+        return tide.linspace(-1, 1, n, { dtype = "float64", device = D.name }):reshape(shape)
+    end
+    for _, mode in ipairs({ "zeros", "reflect", "replicate", "circular" }) do
+        it("Conv2d and Conv1d with padding_mode " .. mode .. " match PyTorch", function()
+            local ref = PM[mode]
+            local dd = { dtype = "float64", device = D.name }
+            local c2 = nn.Conv2d(2, 3, 3, { padding = { 1, 2 }, padding_mode = mode })
+                :to(D.name):to("float64")
+            assert.are.equal(mode, c2.padding_mode)
+            tide.no_grad(function()
+                c2.weight:copy_(tide.arange(0, 54, 1, dd):div(50):sub(0.5):reshape(3, 2, 3, 3))
+                c2.bias:copy_(tide.tensor({ 0.1, -0.2, 0.3 }, dd))
+            end)
+            local x = tide.arange(0, 40, 1, dd):div(10):sub(1):reshape(1, 2, 4, 5)
+                :requires_grad_(true)
+            local y = c2(x)
+            close(y, ref.y2, 1e-12, "Conv2d " .. mode)
+            y:mul(linspace(y:numel(), y.shape)):sum():backward()
+            close(x.grad, ref.gx2, 1e-12, "Conv2d " .. mode .. " input gradient")
+
+            local c1 = nn.Conv1d(2, 3, 3, { padding = 2, padding_mode = mode })
+                :to(D.name):to("float64")
+            tide.no_grad(function()
+                c1.weight:copy_(tide.arange(0, 18, 1, dd):div(20):sub(0.4):reshape(3, 2, 3))
+                c1.bias:copy_(tide.tensor({ 0.1, -0.2, 0.3 }, dd))
+            end)
+            local x1 = tide.arange(0, 12, 1, dd):div(7):sub(0.5):reshape(1, 2, 6)
+                :requires_grad_(true)
+            local y1 = c1(x1)
+            close(y1, ref.y1, 1e-12, "Conv1d " .. mode)
+            y1:mul(linspace(y1:numel(), y1.shape)):sum():backward()
+            close(x1.grad, ref.gx1, 1e-12, "Conv1d " .. mode .. " input gradient")
+        end)
+    end
+
+    it("refuses an unknown mode, and any but zeros for ConvTranspose2d, as PyTorch", function()
+        raises_here('Conv2d: unknown padding_mode "mirror"; use "zeros", "reflect", ' ..
+            '"replicate" or "circular"', nn.Conv2d, 1, 1, 3, { padding_mode = "mirror" })
+        raises_here('ConvTranspose2d: only padding_mode "zeros" is supported (as in PyTorch), ' ..
+            'got "reflect"', nn.ConvTranspose2d, 1, 1, 3, { padding_mode = "reflect" })
+        raises_here('conv2d: unknown option "padding_mode"; options are stride, padding, ' ..
+            'dilation, groups', F.conv2d,
+            tide.randn(1, 1, 3, 3), tide.randn(1, 1, 1, 1), nil, { padding_mode = "zeros" })
+    end)
+end)
+
+-- embedding's scale_grad_by_freq against PyTorch 1.13 (spec/fixtures/embedding_freq_torch.lua,
+-- made by spec/fixtures/make_embedding_freq.py): each row's gradient over its id's count
+describe("embedding scale_grad_by_freq on " .. D.name, function()
+    local EF = require "spec.fixtures.embedding_freq_torch"
+    for _, case in ipairs({ { "plain", nil }, { "padding", 3 } }) do
+        it("F.embedding and nn.Embedding match PyTorch (" .. case[1] .. ")", function()
+            local dd = { dtype = "float64", device = D.name }
+            local ids = T(EF.ids, { device = D.name })
+            local ref = EF[case[1]]
+            local g = tide.linspace(-1, 1, 24, dd):reshape(2, 4, 3)
+            local w = tide.arange(0, 15, 1, dd):div(10):sub(0.7):reshape(5, 3):requires_grad_(true)
+            local y = F.embedding(ids, w, { padding_idx = case[2], scale_grad_by_freq = true })
+            close(y, ref.y, 1e-12, "embedding " .. case[1])
+            y:mul(g):sum():backward()
+            close(w.grad, ref.gw, 1e-12, "embedding " .. case[1] .. " weight gradient")
+
+            local emb = nn.Embedding(5, 3, { padding_idx = case[2], scale_grad_by_freq = true })
+                :to(D.name):to("float64")
+            tide.no_grad(function()
+                emb.weight:copy_(w:detach())
+            end)
+            emb(ids):mul(g):sum():backward()
+            close(emb.weight.grad, ref.gw, 1e-12, "Embedding " .. case[1] .. " weight gradient")
+        end)
+    end
+end)

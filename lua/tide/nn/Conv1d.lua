@@ -16,9 +16,10 @@ function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     local dilation, groups
     if type(stride) == "table" then
         local o = stride
-        core._check_options(o, "Conv1d", { "stride", "padding", "dilation", "groups", "bias" },
-            { "padding_mode" })
+        core._check_options(o, "Conv1d", { "stride", "padding", "dilation", "groups", "bias",
+            "padding_mode" })
         stride, padding, bias = o.stride, o.padding, o.bias
+        self.padding_mode, self.pad_with = I.padding_mode(o.padding_mode, "Conv1d")
         dilation, groups = o.dilation, o.groups
     end
     I.check_int(in_channels, "in_channels", "Conv1d")
@@ -49,7 +50,11 @@ function Conv1d:forward(x)
             self.in_channels, x:size(2)))
     end
     I.check_device(x, self.weight, "Conv1d")
-    return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = self.padding,
+    local padding = self.padding
+    if self.padding_mode and self.padding_mode ~= "zeros" and padding > 0 then
+        x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0
+    end
+    return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = padding,
         dilation = self.dilation, groups = self.groups })
 end
 

@@ -18,10 +18,13 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     local dilation, groups
     if type(stride) == "table" then
         local o = stride
-        core._check_options(o, "Conv2d", { "stride", "padding", "dilation", "groups", "bias" },
-            { "padding_mode" })
+        core._check_options(o, "Conv2d", { "stride", "padding", "dilation", "groups", "bias",
+            "padding_mode" })
         stride, padding, bias = o.stride, o.padding, o.bias
         dilation, groups = o.dilation, o.groups
+        self.padding_mode, self.pad_with = I.padding_mode(o.padding_mode, "Conv2d")
+    else
+        self.padding_mode = "zeros"
     end
     I.check_int(in_channels, "in_channels", "Conv2d")
     I.check_int(out_channels, "out_channels", "Conv2d")
@@ -54,10 +57,16 @@ function Conv2d:forward(x)
         raise(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
             cin, x:size(2)))
     end
+    local geom, ph, pw = self.geom, self.ph, self.pw
+    if self.padding_mode ~= "zeros" and (ph > 0 or pw > 0) then
+        -- padded by F.pad's mode first, then a convolution without padding (as PyTorch)
+        x = F.pad(x, { pw, pw, ph, ph }, { mode = self.pad_with })
+        geom, ph, pw = { self.kh, self.kw, self.sh, self.sw, 0, 0, self.dh, self.dw }, 0, 0
+    end
     local oh, ow = F._conv_out("Conv2d", x:size(3), x:size(4), self.kh, self.kw, self.sh, self.sw,
-        self.ph, self.pw, self.dh, self.dw)
+        ph, pw, self.dh, self.dw)
     I.check_device(x, self.weight, "Conv2d")
-    return fused.conv2d(x, self.weight, self.bias, self.geom, oh, ow, self.groups)
+    return fused.conv2d(x, self.weight, self.bias, geom, oh, ow, self.groups)
 end
 
 function Conv2d:extra_repr()

@@ -18,7 +18,11 @@ function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, pa
     if type(stride) == "table" then
         local o = stride
         core._check_options(o, "ConvTranspose2d", { "stride", "padding", "output_padding",
-            "dilation", "groups", "bias" }, { "padding_mode" })
+            "dilation", "groups", "bias", "padding_mode" })
+        if o.padding_mode ~= nil and o.padding_mode ~= "zeros" then
+            raise(string.format("tide: ConvTranspose2d: only padding_mode \"zeros\" is " ..
+                "supported (as in PyTorch), got \"%s\"", tostring(o.padding_mode)))
+        end
         stride, padding, output_padding, bias = o.stride, o.padding, o.output_padding, o.bias
         dilation, groups = o.dilation, o.groups
     end

@@ -1,4 +1,5 @@
--- nn.Embedding(num_embeddings, embedding_dim[, {padding_idx =, max_norm =, norm_type = 2}]): a
+-- nn.Embedding(num_embeddings, embedding_dim[, {padding_idx =, max_norm =, norm_type = 2,
+-- scale_grad_by_freq = false}]): a
 -- lookup table of rows, ids 1-based (as every index in tide); weight ~ N(0, 1) as PyTorch, the
 -- padding_idx row zero (and left without gradient); F.embedding's options
 local core = require "tide.core"
@@ -13,8 +14,13 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     I.check_int(num_embeddings, "num_embeddings", "Embedding")
     I.check_int(embedding_dim, "embedding_dim", "Embedding")
     opts = opts or {}
-    core._check_options(opts, "Embedding", { "padding_idx", "max_norm", "norm_type" },
-        { "scale_grad_by_freq", "sparse", "_weight" })
+    core._check_options(opts, "Embedding", { "padding_idx", "max_norm", "norm_type",
+        "scale_grad_by_freq" }, { "sparse", "_weight" })
+    if opts.scale_grad_by_freq ~= nil and type(opts.scale_grad_by_freq) ~= "boolean" then
+        autograd.raise("tide: Embedding: expected scale_grad_by_freq to be a boolean, got " ..
+            type(opts.scale_grad_by_freq))
+    end
+    self.scale_grad_by_freq = opts.scale_grad_by_freq == true
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "Embedding")
     self.max_norm, self.norm_type = opts.max_norm, opts.norm_type
@@ -31,10 +37,12 @@ end
 function Embedding:forward(ids)
     I.check_tensor(ids, "Embedding")
     if self.max_norm == nil then
-        return I.embedding(ids, self.weight, "Embedding", self.padding_idx)
+        return I.embedding(ids, self.weight, "Embedding", self.padding_idx, false,
+            self.scale_grad_by_freq)
     end
     return F.embedding(ids, self.weight, { padding_idx = self.padding_idx,
-        max_norm = self.max_norm, norm_type = self.norm_type })
+        max_norm = self.max_norm, norm_type = self.norm_type,
+        scale_grad_by_freq = self.scale_grad_by_freq })
 end
 
 function Embedding:extra_repr()

@@ -470,6 +470,19 @@ local function ln_param_fits(p, x, d)
     return true
 end
 
+-- a convolution module's padding_mode (PyTorch's): "zeros" (the default) pads inside the
+-- convolution; the others pad with F.pad's mode of that name first
+local PADDING_MODES = { zeros = "constant", reflect = "reflect", replicate = "replicate",
+    circular = "circular" }
+function I.padding_mode(mode, who)
+    mode = mode == nil and "zeros" or mode
+    if not PADDING_MODES[mode] then
+        raise(string.format("tide: %s: unknown padding_mode \"%s\"; use \"zeros\", " ..
+            "\"reflect\", \"replicate\" or \"circular\"", who, tostring(mode)))
+    end
+    return mode, PADDING_MODES[mode]
+end
+
 -- normalizes over the trailing dims holding d elements (biased variance, as PyTorch): one
 -- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite (which
 -- also keeps a negative eps's NaNs, where the kernel refuses it)
@@ -558,15 +571,27 @@ function I.embedding_ids(ids, weight, who)
 end
 
 -- rows of weight for ids; the padding_idx row's lookups pass no gradient
-function I.embedding(ids, weight, who, padding_idx, checked)
+function I.embedding(ids, weight, who, padding_idx, checked, scale_grad_by_freq)
     if not checked then
         I.embedding_ids(ids, weight, who)
     end
     local shape = ids.shape
     shape[#shape + 1] = weight:size(2)
-    local y = weight:index_select(1, ids:reshape(-1)):view(shape)
+    local flat = ids:reshape(-1)
+    local y = weight:index_select(1, flat):view(shape)
     if padding_idx and y.requires_grad then
         y = core.where(ids:eq(padding_idx):unsqueeze(-1), y:detach(), y)
+    end
+    if scale_grad_by_freq and y.requires_grad and flat:numel() > 0 then
+        -- each looked-up row's gradient divided by how often its id occurs in ids (PyTorch's
+        -- scale_grad_by_freq): y + (y - y) * (1 / count) is y itself, its gradient g / count
+        local counts = core.zeros({ weight:size(1) }, { dtype = weight.dtype,
+            device = weight.device })
+        counts:index_add_(1, flat, core.ones({ flat:numel() }, { dtype = weight.dtype,
+            device = weight.device }))
+        local inv = counts:index_select(1, flat):reciprocal():view(ids.shape):unsqueeze(-1)
+        local yd = y:detach()
+        y = yd:add(y:sub(yd):mul(inv))
     end
     return y
 end

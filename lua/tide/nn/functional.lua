@@ -245,14 +245,13 @@ function F.linear(input, weight, bias)
 end
 
 local CONV_OPTIONS = { "stride", "padding", "dilation", "groups" }
-local CONV_NOT_YET = { "padding_mode" }
 
 -- checks a convolution's tensors; returns the options and the groups
 local function conv_args(who, input, weight, bias, opts, nd, layout)
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     optional_tensor(bias, who, "bias")
-    local o = options(opts, who, CONV_OPTIONS, CONV_NOT_YET)
+    local o = options(opts, who, CONV_OPTIONS) -- no padding_mode: PyTorch's modules pad first
     local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= nd then
         raise(string.format("tide: %s: expected %d-D input %s, got %s", who, nd, layout,
@@ -342,8 +341,7 @@ function F.conv_transpose2d(input, weight, bias, opts)
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     optional_tensor(bias, who, "bias")
-    local o = options(opts, who, { "stride", "padding", "output_padding", "dilation", "groups" },
-        { "padding_mode" })
+    local o = options(opts, who, { "stride", "padding", "output_padding", "dilation", "groups" })
     local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= 4 or weight:dim() ~= 4 or input:size(2) ~= weight:size(1) then
         raise(string.format("tide: %s: expected input {N, Cin, H, W} and weight {Cin, Cout / " ..
@@ -741,13 +739,18 @@ end
 
 -- rows of weight [num_embeddings, dim] for 1-based integer ids; {padding_idx = (a row, 1-based
 -- or negative from the end, whose lookups pass no gradient), max_norm = (rows looked up with a
--- larger norm are rescaled to it in weight itself, without gradient), norm_type = 2}
+-- larger norm are rescaled to it in weight itself, without gradient), norm_type = 2,
+-- scale_grad_by_freq = false (each row's gradient divided by its id's count in input)}
 function F.embedding(input, weight, opts)
     local who = "embedding"
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
-    local o = options(opts, who, { "padding_idx", "max_norm", "norm_type" },
-        { "scale_grad_by_freq", "sparse" })
+    local o = options(opts, who, { "padding_idx", "max_norm", "norm_type",
+        "scale_grad_by_freq" }, { "sparse" })
+    if o.scale_grad_by_freq ~= nil and type(o.scale_grad_by_freq) ~= "boolean" then
+        raise("tide: embedding: expected scale_grad_by_freq to be a boolean, got " ..
+            type(o.scale_grad_by_freq))
+    end
     if weight:dim() ~= 2 then
         raise("tide: embedding: expected a 2-D weight {num_embeddings, dim}, got " ..
             shape_str(weight))
@@ -763,7 +766,7 @@ function F.embedding(input, weight, opts)
         end
         I.embedding_renorm_(weight, input, max_norm, p)
     end
-    return I.embedding(input, weight, who, pad, true)
+    return I.embedding(input, weight, who, pad, true, o.scale_grad_by_freq)
 end
 
 -- int64 tensor of shape input.shape .. {num_classes}: 1 at each 1-based class; num_classes
