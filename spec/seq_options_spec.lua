@@ -179,6 +179,24 @@ describe("nn.MultiheadAttention's kdim, vdim, add_bias_kv, add_zero_attn, is_cau
         assert.is_true(same(out1, out2, 1e-6))
         assert.is_true(same(out1, out3, 1e-6))
     end)
+    it("TransformerEncoderLayer and TransformerEncoder take is_causal (the causal mask)",
+        function()
+            local L = 5
+            local causal = tide.arange(1, L + 1):view(L, 1):lt(tide.arange(1, L + 1):view(1, L))
+            local layer = nn.TransformerEncoderLayer(8, 2, { dim_feedforward = 16, dropout = 0 })
+            local x = tide.randn(L, 3, 8)
+            local by_flag = layer(x, { is_causal = true })
+            assert.is_true(same(by_flag, layer(x, { src_mask = causal }), 1e-6))
+            assert.is_true(same(by_flag, layer(x, { src_mask = causal, is_causal = true }), 1e-6))
+            assert.is_false(same(by_flag, layer(x), 1e-3)) -- the flag does change the result
+            local enc = nn.TransformerEncoder(layer, 2)
+            assert.is_true(same(enc(x, { is_causal = true }), enc(x, { mask = causal }), 1e-6))
+            raises_here("TransformerEncoderLayer: expected is_causal to be a boolean, got number",
+                function()
+                    layer(x, { is_causal = 1 })
+                end)
+        end)
+
     it("raises on bad options and inputs at the caller's line", function()
         raises_here("MultiheadAttention: expected kdim to be an integer >= 1, got 0", function()
             nn.MultiheadAttention(8, 2, { kdim = 0 })

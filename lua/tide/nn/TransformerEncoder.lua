@@ -51,8 +51,9 @@ function TE:forward(src, mask_or_opts)
     if autograd.is_tensor(o) then
         o = { src_mask = o }
     elseif o ~= nil then
-        core._check_options(o, WHO, { "mask", "src_key_padding_mask" }, { "is_causal" })
-        o = { src_mask = o.mask, src_key_padding_mask = o.src_key_padding_mask }
+        core._check_options(o, WHO, { "mask", "src_key_padding_mask", "is_causal" })
+        o = { src_mask = o.mask, src_key_padding_mask = o.src_key_padding_mask,
+            is_causal = o.is_causal }
     end
     local x = src
     for i = 1, self.num_layers do

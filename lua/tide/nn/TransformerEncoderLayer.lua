@@ -1,6 +1,7 @@
 -- nn.TransformerEncoderLayer(d_model, nhead[, {dim_feedforward = 2048, dropout = 0.1,
 -- activation = "relu", batch_first = false, norm_first = false, layer_norm_eps = 1e-5}]):
--- y = layer(src[, {src_mask =, src_key_padding_mask =}]) (a tensor second argument is src_mask),
+-- y = layer(src[, {src_mask =, src_key_padding_mask =, is_causal =}]) (a tensor second argument
+-- is src_mask; is_causal applies the causal mask),
 -- PyTorch's: self-attention then a feed-forward block, each with dropout, a residual and a
 -- LayerNorm (after each block, or before with norm_first); children self_attn, linear1, dropout,
 -- linear2, norm1, norm2, dropout1, dropout2. activation: "relu", "gelu" or a function.
@@ -52,19 +53,25 @@ end
 
 local function masks(mask_or_opts)
     if autograd.is_tensor(mask_or_opts) then
-        return mask_or_opts, nil
+        return mask_or_opts, nil, nil
     end
     local o = mask_or_opts or {}
-    core._check_options(o, WHO, { "src_mask", "src_key_padding_mask" }, { "is_causal" })
-    return o.src_mask, o.src_key_padding_mask
+    core._check_options(o, WHO, { "src_mask", "src_key_padding_mask", "is_causal" })
+    if o.is_causal ~= nil and type(o.is_causal) ~= "boolean" then
+        raise("tide: " .. WHO .. ": expected is_causal to be a boolean, got " .. type(o.is_causal))
+    end
+    return o.src_mask, o.src_key_padding_mask, o.is_causal
 end
 
+-- forward(src[, src_mask | {src_mask =, src_key_padding_mask =, is_causal =}]): is_causal
+-- applies the causal mask in the attention (MultiheadAttention's is_causal), with src_mask too
+-- if one is given
 function TEL:forward(src, mask_or_opts)
     I.check_tensor(src, WHO)
-    local mask, kpm = masks(mask_or_opts)
+    local mask, kpm, causal = masks(mask_or_opts)
     local function sa(x)
         local y = self.self_attn(x, x, x, { attn_mask = mask, key_padding_mask = kpm,
-            need_weights = false })
+            need_weights = false, is_causal = causal })
         return self.dropout1(y)
     end
     local function ff(x)
