@@ -118,6 +118,22 @@ static int l_conv2d(lua_State *L) {
     return tl_done(L, S, NULL, 12);
 }
 
+/* the three gradients a backward kernel was asked for (want[i]), pushed at stack slots
+ * first..first+2: an unwanted one's slot becomes nil, the others' bytes go to the collector */
+static void wanted_grads(lua_State *L, tide_lua_state *S, ltensor *const r[3], const int want[3],
+                         int first) {
+    size_t bytes = 0;
+    for (int i = 0; i < 3; i++) {
+        if (want[i]) {
+            bytes += tide_tensor_nbytes(r[i]->t);
+        } else {
+            lua_pushnil(L);
+            lua_replace(L, first + i);
+        }
+    }
+    tl_gc_hint(L, S, bytes);
+}
+
 /* its gradients: grad_out, x, w, the geometry, groups, then whether the input's, the weight's
  * and the bias's are wanted. true and the three (nil where not wanted), or false where the
  * device has no such kernel. */
@@ -146,16 +162,7 @@ static int l_conv2d_backward(lua_State *L) {
     if (st != TIDE_OK)
         TL_CALL(L, S, CONV_BACKWARD_CALL);
 #undef CONV_BACKWARD_CALL
-    size_t bytes = 0;
-    for (int i = 0; i < 3; i++) {
-        if (want[i]) {
-            bytes += tide_tensor_nbytes(r[i]->t);
-        } else {
-            lua_pushnil(L);
-            lua_replace(L, 17 + i);
-        }
-    }
-    tl_gc_hint(L, S, bytes);
+    wanted_grads(L, S, r, want, 17);
     return 4;
 }
 
@@ -249,16 +256,7 @@ static int l_layer_norm_backward(lua_State *L) {
             tide_layer_norm_backward(S->ctx, dy->t, x->t, m->t, rs->t, w ? w->t : NULL, d,
                                      want[0] ? &r[0]->t : NULL, want[1] ? &r[1]->t : NULL,
                                      want[2] ? &r[2]->t : NULL));
-    size_t bytes = 0;
-    for (int i = 0; i < 3; i++) {
-        if (want[i]) {
-            bytes += tide_tensor_nbytes(r[i]->t);
-        } else {
-            lua_pushnil(L);
-            lua_replace(L, 10 + i);
-        }
-    }
-    tl_gc_hint(L, S, bytes);
+    wanted_grads(L, S, r, want, 10);
     return 3;
 }
 

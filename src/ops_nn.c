@@ -371,24 +371,6 @@ static tide_status conv_check(const char *op, const tide_tensor *input, const ti
     return TIDE_OK;
 }
 
-/* contiguous copies (or new references) of up to 4 tensors; NULL entries stay NULL */
-static tide_status contig_all(tide_ctx *ctx, int n, const tide_tensor *const *in,
-                              tide_tensor **out) {
-    for (int i = 0; i < n; i++)
-        out[i] = NULL;
-    for (int i = 0; i < n; i++) {
-        if (!in[i])
-            continue;
-        tide_status st = tide_tensor_contiguous(ctx, in[i], &out[i]);
-        if (st != TIDE_OK) {
-            for (int j = 0; j < i; j++)
-                tide_tensor_release(out[j]);
-            return st;
-        }
-    }
-    return TIDE_OK;
-}
-
 tide_status tide_conv2d(tide_ctx *ctx, const tide_tensor *input, const tide_tensor *weight,
                         const tide_tensor *bias, tide_conv_geom g, int groups, tide_tensor **out) {
     static const char op[] = "conv2d";
@@ -399,7 +381,7 @@ tide_status tide_conv2d(tide_ctx *ctx, const tide_tensor *input, const tide_tens
         return tide_notsup(op, dev);
     const tide_tensor *in[3] = {input, weight, bias};
     tide_tensor       *c[3];
-    TIDE_TRY(contig_all(ctx, 3, in, c));
+    TIDE_TRY(tide_contiguous_all(ctx, 3, in, c));
     tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 4, shape, out);
     if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
         tide_kview ov = tide_kview_of(*out), xv = tide_kview_of(c[0]), wv = tide_kview_of(c[1]);
@@ -440,7 +422,7 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     tide_tensor       *c[3], *r[3] = {NULL, NULL, NULL};
     tide_tensor      **outs[3] = {grad_input, grad_weight, grad_bias};
     int64_t            bshape[1] = {weight->shape[0]};
-    TIDE_TRY(contig_all(ctx, 3, in, c));
+    TIDE_TRY(tide_contiguous_all(ctx, 3, in, c));
     tide_status st = TIDE_OK;
     for (int i = 0; i < 3 && st == TIDE_OK; i++)
         if (outs[i])
@@ -532,14 +514,6 @@ static tide_status ln_check_param(const char *op, const tide_tensor *x, const ti
     return TIDE_OK;
 }
 
-/* releases n tensors (NULL entries skipped) */
-static void release_all(int n, tide_tensor **t) {
-    for (int i = 0; i < n; i++) {
-        tide_tensor_release(t[i]);
-        t[i] = NULL;
-    }
-}
-
 tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
                             const tide_tensor *bias, int64_t d, double eps, tide_tensor **y,
                             tide_tensor **mean, tide_tensor **rstd) {
@@ -553,7 +527,7 @@ tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tens
     tide_device       *dev = x->storage->dev;
     const tide_tensor *in[3] = {x, weight, bias};
     tide_tensor       *c[3], *r[3] = {NULL, NULL, NULL};
-    TIDE_TRY(contig_all(ctx, 3, in, c));
+    TIDE_TRY(tide_contiguous_all(ctx, 3, in, c));
     tide_status st = tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, x->shape, &r[0]);
     for (int i = 1; i < 3 && st == TIDE_OK; i++)
         st = tide_tensor_alloc(ctx, op, dev, x->dtype, 1, &rows, &r[i]);
@@ -568,9 +542,9 @@ tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tens
                                           bias ? &bv : NULL, eps);
         }
     }
-    release_all(3, c);
+    tide_release_all(3, c);
     if (st != TIDE_OK) {
-        release_all(3, r);
+        tide_release_all(3, r);
         return tide_err_op(st, op);
     }
     *y = r[0];
@@ -609,7 +583,7 @@ tide_status tide_layer_norm_backward(tide_ctx *ctx, const tide_tensor *dy, const
     const tide_tensor *in[4] = {dy, x, mean, rstd};
     tide_tensor       *c[5], *r[3] = {NULL, NULL, NULL};
     tide_tensor      **outs[3] = {dx, dweight, dbias};
-    TIDE_TRY(contig_all(ctx, 4, in, c));
+    TIDE_TRY(tide_contiguous_all(ctx, 4, in, c));
     c[4] = NULL;
     tide_status st = weight ? tide_tensor_contiguous(ctx, weight, &c[4]) : TIDE_OK;
     for (int i = 0; i < 3 && st == TIDE_OK; i++)
@@ -638,9 +612,9 @@ tide_status tide_layer_norm_backward(tide_ctx *ctx, const tide_tensor *dy, const
             if (r[i])
                 st = tide_fill_(ctx, r[i], 0);
     }
-    release_all(5, c);
+    tide_release_all(5, c);
     if (st != TIDE_OK) {
-        release_all(3, r);
+        tide_release_all(3, r);
         return tide_err_op(st, op);
     }
     for (int i = 0; i < 3; i++)

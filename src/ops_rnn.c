@@ -42,29 +42,6 @@ static tide_status check_2d(const char *op, const char *what, const tide_tensor 
     return TIDE_OK;
 }
 
-/* contiguous copies (or new references) of up to n inputs; NULL stays NULL */
-static tide_status contig_all(tide_ctx *ctx, int n, const tide_tensor *const *in,
-                              tide_tensor **out) {
-    for (int i = 0; i < n; i++)
-        out[i] = NULL;
-    for (int i = 0; i < n; i++) {
-        if (in[i] == NULL)
-            continue;
-        tide_status st = tide_tensor_contiguous(ctx, in[i], &out[i]);
-        if (st != TIDE_OK) {
-            for (int j = 0; j < i; j++)
-                tide_tensor_release(out[j]);
-            return st;
-        }
-    }
-    return TIDE_OK;
-}
-
-static void release_all(int n, tide_tensor **t) {
-    for (int i = 0; i < n; i++)
-        tide_tensor_release(t[i]);
-}
-
 static tide_kview kview_or_empty(const tide_tensor *t) {
     tide_kview v;
     if (t)
@@ -125,7 +102,7 @@ tide_status tide_rnn_cell(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *
         prev = NULL;
     const tide_tensor *in[3] = {gi, gh, prev};
     tide_tensor       *c[3];
-    TIDE_TRY(contig_all(ctx, 3, in, c));
+    TIDE_TRY(tide_contiguous_all(ctx, 3, in, c));
     tide_tensor  *sv = NULL;
     int64_t       cols[2] = {kind == TIDE_RNN_LSTM ? 2 * H : H, has_prev ? 4 * H : 0};
     tide_tensor **outs[2] = {out, &sv};
@@ -146,7 +123,7 @@ tide_status tide_rnn_cell(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *
             st = tide_err_op(st, op);
         }
     }
-    release_all(3, c);
+    tide_release_all(3, c);
     if (st == TIDE_OK) {
         if (saved)
             *saved = sv;
@@ -177,7 +154,7 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
     }
     const tide_tensor *in[4] = {saved, prev, out, grad_out};
     tide_tensor       *c[4];
-    TIDE_TRY(contig_all(ctx, 4, in, c));
+    TIDE_TRY(tide_contiguous_all(ctx, 4, in, c));
     tide_tensor  *gh_ = NULL, *dp_ = NULL;
     tide_tensor **dgh_out = dgh ? dgh : &gh_, **dprev_out = dprev ? dprev : &dp_;
     int64_t       cols[3] = {G * H, kind == TIDE_RNN_GRU ? G * H : 0, has_prev ? H : 0};
@@ -201,7 +178,7 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
             st = tide_err_op(st, op);
         }
     }
-    release_all(4, c);
+    tide_release_all(4, c);
     tide_tensor_release(gh_);
     tide_tensor_release(dp_);
     return st;

@@ -72,6 +72,29 @@ tide_kview tide_kview_of(const tide_tensor *t) {
     return v;
 }
 
+tide_status tide_contiguous_all(tide_ctx *ctx, int n, const tide_tensor *const *in,
+                                tide_tensor **out) {
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!in[i])
+            continue;
+        tide_status st = tide_tensor_contiguous(ctx, in[i], &out[i]);
+        if (st != TIDE_OK) {
+            tide_release_all(i, out);
+            return st;
+        }
+    }
+    return TIDE_OK;
+}
+
+void tide_release_all(int n, tide_tensor **t) {
+    for (int i = 0; i < n; i++) {
+        tide_tensor_release(t[i]);
+        t[i] = NULL;
+    }
+}
+
 tide_kview tide_kview_expand(const tide_tensor *t, int ndim, const int64_t *shape) {
     tide_kview v;
     v.data = tide_tensor_data(t);

@@ -89,6 +89,11 @@ tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *s
 /* t's storage is about to be written in place: its version goes up by one */
 void       tide_mark_written(tide_tensor *t);
 tide_kview tide_kview_of(const tide_tensor *t);
+/* contiguous copies (or new references) of n tensors, NULL entries staying NULL; on failure
+ * none is kept. tide_release_all releases n (NULL skipped) and clears the slots. */
+tide_status tide_contiguous_all(tide_ctx *ctx, int n, const tide_tensor *const *in,
+                                tide_tensor **out);
+void        tide_release_all(int n, tide_tensor **t);
 /* from_blob's checks of memory a host hands over, with op's name in the messages */
 tide_status tide_blob_check(const char *op, const void *data, tide_dtype dt, int ndim,
                             const int64_t *shape, const int64_t *strides);
