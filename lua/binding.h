@@ -19,7 +19,6 @@ typedef struct tide_lua_state {
     size_t       gc_live;     /* tensor bytes alive after the last full collection (gc.c) */
     int          gc_gen;      /* the collector was generational at the last full collection */
     int          gc_passes;   /* minor collections wait for the end of a backward pass (gc.c) */
-    const void  *tensor_mt;   /* identity of the tide.Tensor metatable (fast type test) */
     /* trace.c: what to note after a core call (TL_WATCH_*), the stats when last noted, the
      * core's "log" line waiting for its Lua position, the source prefix of tide's Lua files */
     int                 watch;
@@ -34,6 +33,7 @@ typedef struct tide_lua_state {
 
 /* The tensor userdata; t == NULL means freed. User value 1: the autograd table, lazily. */
 typedef struct ltensor {
+    const void  *tag; /* tensor.c's tag: the type test */
     tide_tensor *t;
     int          requires_grad;
 } ltensor;
@@ -103,8 +103,8 @@ void         tl_open_device(lua_State *L, int mod);
 /* ---- tensor.c ---- */
 ltensor *tl_push_empty(lua_State *L);         /* t == NULL, metatable set */
 ltensor *tl_push_like(lua_State *L, int idx); /* the same, given a tensor at idx (faster) */
-ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx); /* NULL when not a tensor */
-ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op); /* live tensor */
+ltensor *tl_test(lua_State *L, int idx);      /* NULL when not a tensor */
+ltensor *tl_check(lua_State *L, int idx, const char *op); /* live tensor */
 int      tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
 /* before an in-place op: refuses a leaf that requires grad; returns the arguments to record
  * after it (0: none), for tl_inplace_done */

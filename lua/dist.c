@@ -72,7 +72,7 @@ static int l_set_timeout(lua_State *L) {
 
 static int l_all_reduce(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *t = tl_check(L, S, 1, "all_reduce");
+    ltensor        *t = tl_check(L, 1, "all_reduce");
     tide_dist_op    op = (tide_dist_op)luaL_checkoption(L, 2, "sum", ops);
     TL_CALL(L, S, tide_dist_all_reduce(S->ctx, t->t, op));
     lua_settop(L, 1);
@@ -85,10 +85,9 @@ typedef struct lwork {
 
 /* a started reduction; waited for by :wait(), or by the collector (never left running) */
 static int l_all_reduce_start(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *t = tl_check(L, S, 1, "all_reduce");
-    tide_dist_op    op = (tide_dist_op)luaL_checkoption(L, 2, "sum", ops);
-    lwork          *u = lua_newuserdatauv(L, sizeof *u, 0);
+    ltensor     *t = tl_check(L, 1, "all_reduce");
+    tide_dist_op op = (tide_dist_op)luaL_checkoption(L, 2, "sum", ops);
+    lwork       *u = lua_newuserdatauv(L, sizeof *u, 0);
     u->w = NULL;
     luaL_setmetatable(L, TL_DIST_WORK);
     if (tide_dist_all_reduce_start(t->t, op, &u->w) != TIDE_OK)
@@ -115,7 +114,7 @@ static int l_work_gc(lua_State *L) {
 
 static int l_broadcast(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *t = tl_check(L, S, 1, "broadcast");
+    ltensor        *t = tl_check(L, 1, "broadcast");
     lua_Integer     src = luaL_optinteger(L, 2, 0);
     if (src < 0 || src >= tide_dist_world_size())
         return tl_error(L, "tide: broadcast: source rank %I does not exist: ranks are 0 to %d",
@@ -127,7 +126,7 @@ static int l_broadcast(lua_State *L) {
 
 static int l_all_gather(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *t = tl_check(L, S, 1, "all_gather");
+    ltensor        *t = tl_check(L, 1, "all_gather");
     ltensor        *out = tl_push_empty(L);
     TL_CALL(L, S, tide_dist_all_gather(S->ctx, t->t, &out->t));
     return 1;
@@ -135,7 +134,7 @@ static int l_all_gather(lua_State *L) {
 
 static int l_reduce_scatter(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *t = tl_check(L, S, 1, "reduce_scatter");
+    ltensor        *t = tl_check(L, 1, "reduce_scatter");
     tide_dist_op    op = (tide_dist_op)luaL_checkoption(L, 2, "sum", ops);
     ltensor        *out = tl_push_empty(L);
     TL_CALL(L, S, tide_dist_reduce_scatter(S->ctx, t->t, op, &out->t));

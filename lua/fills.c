@@ -4,7 +4,7 @@
 
 static int o_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "fill_");
+    ltensor        *a = tl_check(L, 1, "fill_");
     if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: fill_: value must be a number, got %s", tl_typename(L, 2));
     int rec = tl_check_inplace(L, S, a, "fill_");
@@ -16,7 +16,7 @@ static int o_fill_(lua_State *L) {
 
 static int o_zero_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "zero_");
+    ltensor        *a = tl_check(L, 1, "zero_");
     if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))
         return tl_error(L,
                         "tide: zero_: takes no argument, got argument #2 (%s); fill_(v) fills "
@@ -31,7 +31,7 @@ static int o_zero_(lua_State *L) {
 
 static int o_copy_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "copy_"), *b = tl_check(L, S, 2, "copy_");
+    ltensor        *a = tl_check(L, 1, "copy_"), *b = tl_check(L, 2, "copy_");
     int             rec = tl_check_inplace(L, S, a, "copy_");
     TL_CALL(L, S, tide_tensor_copy_(S->ctx, a->t, b->t));
     tl_inplace_done(L, S, "copy_", rec);
@@ -41,7 +41,7 @@ static int o_copy_(lua_State *L) {
 
 static int random_(lua_State *L, tide_random_kind kind, const char *name) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, name);
+    ltensor        *a = tl_check(L, 1, name);
     double          lo = tl_opt_number(L, 2, kind == TIDE_RANDOM_UNIFORM ? 0 : 0, name,
                               kind == TIDE_RANDOM_UNIFORM ? "from" : "mean");
     double          hi = tl_opt_number(L, 3, 1, name, kind == TIDE_RANDOM_UNIFORM ? "to" : "std");
@@ -61,7 +61,7 @@ static int o_normal_(lua_State *L) {
  * dropout; its argument checks come first) */
 static int o_keep_mask_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "dropout");
+    ltensor        *a = tl_check(L, 1, "dropout");
     double          p = luaL_checknumber(L, 2), scale = luaL_checknumber(L, 3);
     int             rec = tl_check_inplace(L, S, a, "dropout");
     TL_CALL(L, S, tide_random_(S->ctx, a->t, TIDE_RANDOM_KEEP, p, scale));

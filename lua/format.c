@@ -91,7 +91,7 @@ static void totable_rec(lua_State *L, const tide_tensor *t, int d, int64_t off) 
 
 int tl_totable(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "totable");
+    ltensor        *a = tl_check(L, 1, "totable");
     tide_device    *dev = tide_tensor_device(a->t);
     if (!tide_device_is_host(dev))
         return tl_error(L,

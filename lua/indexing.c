@@ -31,7 +31,7 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
         TL_CALL(L, S, tide_tensor_to(S->ctx, w->t, dev, TIDE_DTYPE_I64, 0, &r->t));
         return r;
     }
-    ltensor   *ix = tl_check(L, S, idx, op);
+    ltensor   *ix = tl_check(L, idx, op);
     tide_dtype dt = tide_tensor_dtype(ix->t);
     if (dt != TIDE_DTYPE_I64 && dt != TIDE_DTYPE_I32)
         tl_error(L,
@@ -60,7 +60,7 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
 
 static int o_index_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "index_select");
+    ltensor        *a = tl_check(L, 1, "index_select");
     int dim = tl_dim(L, a->t, tl_check_int(L, 2, "index_select", "dim"), "index_select", 0);
     lua_settop(L, 3);
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_select");
@@ -71,9 +71,9 @@ static int o_index_select(lua_State *L) {
 
 static int o_index_add_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "index_add_");
+    ltensor        *a = tl_check(L, 1, "index_add_");
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "index_add_", "dim"), "index_add_", 0);
-    ltensor        *src = tl_check(L, S, 4, "index_add_");
+    ltensor        *src = tl_check(L, 4, "index_add_");
     lua_settop(L, 4);
     int      rec = tl_check_inplace(L, S, a, "index_add_");
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_add_");
@@ -87,11 +87,11 @@ static int o_index_add_(lua_State *L) {
  * where(cond, t, b) and is recorded with the arguments in that order. */
 static int where_impl(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *c = tl_check(L, S, 1, "where");
+    ltensor        *c = tl_check(L, 1, "where");
     ltensor        *ab[2];
     lua_settop(L, 3);
     for (int k = 0; k < 2; k++)
-        ab[k] = tl_test(L, S, 2 + k);
+        ab[k] = tl_test(L, 2 + k);
     for (int k = 0; k < 2; k++) {
         if (ab[k]) {
             if (!ab[k]->t)

@@ -14,7 +14,7 @@ static int l_cat(lua_State *L) {
     int                 rg = 0;
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
-        ltensor *u = tl_test(L, S, -1);
+        ltensor *u = tl_test(L, -1);
         if (!u || !u->t)
             return tl_error(L, "tide: cat: element %d of the table is %s; expected a tensor", i + 1,
                             u ? "a freed tensor" : luaL_typename(L, -1));
@@ -41,7 +41,7 @@ static int l_stack(lua_State *L) {
     const tide_tensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
-        ltensor *u = tl_test(L, S, -1);
+        ltensor *u = tl_test(L, -1);
         if (!u || !u->t)
             return tl_error(L, "tide: stack: element %d of the table is %s; expected a tensor",
                             i + 1, u ? "a freed tensor" : luaL_typename(L, -1));

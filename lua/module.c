@@ -80,7 +80,7 @@ static int l_memory_in_use(lua_State *L) {
 }
 
 static int l_is_tensor(lua_State *L) {
-    lua_pushboolean(L, tl_test(L, TL_STATE(L), 1) != NULL);
+    lua_pushboolean(L, tl_test(L, 1) != NULL);
     return 1;
 }
 

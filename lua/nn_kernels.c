@@ -10,7 +10,7 @@ static int softmax_impl(lua_State *L, int log) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = log ? "log_softmax" : "softmax";
     int             nargs = lua_gettop(L);
-    ltensor        *a = tl_check(L, S, 1, name);
+    ltensor        *a = tl_check(L, 1, name);
     int             dim =
         tl_dim(L, a->t, lua_isnoneornil(L, 2) ? -1 : tl_check_int(L, 2, name, "dim"), name, 0);
     ltensor *r = tl_push_empty(L);
@@ -41,7 +41,7 @@ static tide_conv_geom geom(lua_State *L, int idx, const char *op) {
 
 static int l_im2col(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *x = tl_check(L, S, 1, "im2col");
+    ltensor        *x = tl_check(L, 1, "im2col");
     tide_conv_geom  g = geom(L, 2, "im2col");
     lua_settop(L, 9);
     ltensor *r = tl_push_empty(L);
@@ -51,7 +51,7 @@ static int l_im2col(lua_State *L) {
 
 static int l_col2im(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *c = tl_check(L, S, 1, "col2im");
+    ltensor        *c = tl_check(L, 1, "col2im");
     lua_Integer     C = tl_check_int(L, 2, "col2im", "C"), H = tl_check_int(L, 3, "col2im", "H"),
                 W = tl_check_int(L, 4, "col2im", "W");
     tide_conv_geom g = geom(L, 5, "col2im");
@@ -66,7 +66,7 @@ static int l_col2im(lua_State *L) {
  * which records its own node; inputs that require grad are refused (gradients' helpers) */
 static int l_im2col_folded(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *x = tl_check(L, S, 1, "im2col_folded");
+    ltensor        *x = tl_check(L, 1, "im2col_folded");
     tide_conv_geom  g = geom(L, 2, "im2col_folded");
     lua_settop(L, 9);
     tl_not_differentiable(L, S, "im2col_folded", 9);
@@ -77,7 +77,7 @@ static int l_im2col_folded(lua_State *L) {
 
 static int l_col2im_folded(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *c = tl_check(L, S, 1, "col2im_folded");
+    ltensor        *c = tl_check(L, 1, "col2im_folded");
     lua_Integer     C = tl_check_int(L, 2, "col2im_folded", "C"),
                 H = tl_check_int(L, 3, "col2im_folded", "H"),
                 W = tl_check_int(L, 4, "col2im_folded", "W");
@@ -101,8 +101,8 @@ static int check_groups(lua_State *L, int idx, const char *op) {
  * then runs im2col + gemm). A helper of nn's fused conv2d, which records its own node. */
 static int l_conv2d(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *x = tl_check(L, S, 1, "conv2d"), *w = tl_check(L, S, 2, "conv2d");
-    ltensor        *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, S, 3, "conv2d");
+    ltensor        *x = tl_check(L, 1, "conv2d"), *w = tl_check(L, 2, "conv2d");
+    ltensor        *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, 3, "conv2d");
     tide_conv_geom  g = geom(L, 4, "conv2d");
     int             groups = check_groups(L, 12, "conv2d");
     lua_settop(L, 12);
@@ -140,8 +140,8 @@ static void wanted_grads(lua_State *L, tide_lua_state *S, ltensor *const r[3], c
 static int l_conv2d_backward(lua_State *L) {
     static const char op[] = "conv2d_backward";
     tide_lua_state   *S = TL_STATE(L);
-    ltensor          *gy = tl_check(L, S, 1, op), *x = tl_check(L, S, 2, op);
-    ltensor          *w = tl_check(L, S, 3, op);
+    ltensor          *gy = tl_check(L, 1, op), *x = tl_check(L, 2, op);
+    ltensor          *w = tl_check(L, 3, op);
     tide_conv_geom    g = geom(L, 4, op);
     int               groups = check_groups(L, 12, op);
     int               want[3] = {lua_toboolean(L, 13), lua_toboolean(L, 14), lua_toboolean(L, 15)};
@@ -169,7 +169,7 @@ static int l_conv2d_backward(lua_State *L) {
 /* relu's and gelu's gradients in one pass (autograd's BW.relu, BW.gelu) */
 static int act_backward(lua_State *L, const char *name, tide_act act) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *g = tl_check(L, S, 1, name), *x = tl_check(L, S, 2, name);
+    ltensor        *g = tl_check(L, 1, name), *x = tl_check(L, 2, name);
     lua_settop(L, 2);
     tl_not_differentiable(L, S, name, 2);
     ltensor *r = tl_push_empty(L);
@@ -190,7 +190,7 @@ static int l_gelu_backward(lua_State *L) {
 static int l_softmax_backward(lua_State *L) {
     static const char op[] = "softmax_backward";
     tide_lua_state   *S = TL_STATE(L);
-    ltensor          *y = tl_check(L, S, 1, op), *g = tl_check(L, S, 2, op);
+    ltensor          *y = tl_check(L, 1, op), *g = tl_check(L, 2, op);
     int               dim = tl_dim(L, y->t, tl_check_int(L, 3, op, "dim"), op, 0);
     int               log = lua_toboolean(L, 4);
     lua_settop(L, 4);
@@ -214,9 +214,9 @@ static int64_t norm_size(lua_State *L, int idx, const char *op) {
 static int l_layer_norm(lua_State *L) {
     static const char op[] = "layer_norm";
     tide_lua_state   *S = TL_STATE(L);
-    ltensor          *x = tl_check(L, S, 1, op);
-    ltensor          *w = lua_isnoneornil(L, 2) ? NULL : tl_check(L, S, 2, op);
-    ltensor          *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, S, 3, op);
+    ltensor          *x = tl_check(L, 1, op);
+    ltensor          *w = lua_isnoneornil(L, 2) ? NULL : tl_check(L, 2, op);
+    ltensor          *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, 3, op);
     int64_t           d = norm_size(L, 4, op);
     double            eps = luaL_checknumber(L, 5);
     lua_settop(L, 5);
@@ -242,9 +242,9 @@ static int l_layer_norm(lua_State *L) {
 static int l_layer_norm_backward(lua_State *L) {
     static const char op[] = "layer_norm_backward";
     tide_lua_state   *S = TL_STATE(L);
-    ltensor          *dy = tl_check(L, S, 1, op), *x = tl_check(L, S, 2, op);
-    ltensor          *m = tl_check(L, S, 3, op), *rs = tl_check(L, S, 4, op);
-    ltensor          *w = lua_isnoneornil(L, 5) ? NULL : tl_check(L, S, 5, op);
+    ltensor          *dy = tl_check(L, 1, op), *x = tl_check(L, 2, op);
+    ltensor          *m = tl_check(L, 3, op), *rs = tl_check(L, 4, op);
+    ltensor          *w = lua_isnoneornil(L, 5) ? NULL : tl_check(L, 5, op);
     int64_t           d = norm_size(L, 6, op);
     int               want[3] = {lua_toboolean(L, 7), lua_toboolean(L, 8), lua_toboolean(L, 9)};
     lua_settop(L, 9);
@@ -264,7 +264,7 @@ static int l_layer_norm_backward(lua_State *L) {
  * 0-based argmax positions */
 static int l_maxpool2d(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *x = tl_check(L, S, 1, "maxpool2d");
+    ltensor        *x = tl_check(L, 1, "maxpool2d");
     tide_conv_geom  c = geom(L, 2, "maxpool2d");
     lua_Integer     d[2] = {1, 1};
     for (int i = 0; i < 2; i++)
@@ -286,8 +286,8 @@ static int l_maxpool2d(lua_State *L) {
 
 static int l_maxpool2d_backward(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *go = tl_check(L, S, 1, "maxpool2d_backward");
-    ltensor        *ix = tl_check(L, S, 2, "maxpool2d_backward");
+    ltensor        *go = tl_check(L, 1, "maxpool2d_backward");
+    ltensor        *ix = tl_check(L, 2, "maxpool2d_backward");
     lua_Integer     H = tl_check_int(L, 3, "maxpool2d_backward", "H");
     lua_Integer     W = tl_check_int(L, 4, "maxpool2d_backward", "W");
     lua_settop(L, 4);

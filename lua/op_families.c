@@ -14,7 +14,7 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
             return tl_binary_alpha(L, op, 1);
         return tl_no_extra_operand(L, name);
     }
-    ltensor     *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
+    ltensor     *a = tl_check(L, 1, name), *b = tl_test(L, 2);
     tide_tensor *dst = a->t;
     int          rec = tl_check_inplace(L, S, a, name);
     if (b) {
@@ -68,7 +68,7 @@ static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     int             nargs = lua_gettop(L);
-    ltensor        *a = tl_check(L, S, 1, name);
+    ltensor        *a = tl_check(L, 1, name);
     no_argument(L, op, name);
     if (is_bounded(op) && nargs < 3)
         lua_settop(L, 3); /* the bounds stay at 2 and 3, below the result */
@@ -79,7 +79,7 @@ static int unary(lua_State *L, tide_op op) {
 
 static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, name);
+    ltensor        *a = tl_check(L, 1, name);
     tide_tensor    *dst = a->t;
     no_argument(L, op, name);
     int rec = tl_check_inplace(L, S, a, name);
@@ -100,7 +100,7 @@ static int reduce(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     int             nargs = lua_gettop(L);
-    ltensor        *a = tl_check(L, S, 1, name);
+    ltensor        *a = tl_check(L, 1, name);
     int             dim = TIDE_ALL_DIMS;
     if (!lua_isnoneornil(L, 2))
         dim = tl_dim(L, a->t, tl_check_int(L, 2, name, "dim"), name, 0);

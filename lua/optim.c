@@ -19,17 +19,17 @@ static double num(lua_State *L, int idx, const char *op, const char *what) {
 }
 
 /* the tensor at idx, or NULL for nil */
-static tide_tensor *opt_tensor(lua_State *L, tide_lua_state *S, int idx, const char *op) {
+static tide_tensor *opt_tensor(lua_State *L, int idx, const char *op) {
     if (lua_isnil(L, idx))
         return NULL;
-    return tl_check(L, S, idx, op)->t;
+    return tl_check(L, idx, op)->t;
 }
 
 static int l_sgd_step(lua_State *L) {
     static const char  op[] = "sgd_step_";
     tide_lua_state    *S = TL_STATE(L);
-    ltensor           *p = tl_check(L, S, 1, op);
-    tide_tensor       *g = tl_check(L, S, 2, op)->t, *buf = opt_tensor(L, S, 3, op);
+    ltensor           *p = tl_check(L, 1, op);
+    tide_tensor       *g = tl_check(L, 2, op)->t, *buf = opt_tensor(L, 3, op);
     tide_optim_hparams h = {0};
     h.kind = TIDE_OPTIM_SGD;
     h.lr = num(L, 4, op, "lr");
@@ -49,9 +49,8 @@ static int l_sgd_step(lua_State *L) {
 static int l_adam_step(lua_State *L) {
     static const char op[] = "adam_step_";
     tide_lua_state   *S = TL_STATE(L);
-    ltensor          *p = tl_check(L, S, 1, op);
-    tide_tensor      *g = tl_check(L, S, 2, op)->t, *m = tl_check(L, S, 3, op)->t,
-                *v = tl_check(L, S, 4, op)->t;
+    ltensor          *p = tl_check(L, 1, op);
+    tide_tensor *g = tl_check(L, 2, op)->t, *m = tl_check(L, 3, op)->t, *v = tl_check(L, 4, op)->t;
     tide_optim_hparams h = {0};
     h.kind = TIDE_OPTIM_ADAM;
     h.lr = num(L, 5, op, "lr");
@@ -73,9 +72,9 @@ static int l_adam_step(lua_State *L) {
 static int l_rmsprop_step(lua_State *L) {
     static const char  op[] = "rmsprop_step_";
     tide_lua_state    *S = TL_STATE(L);
-    ltensor           *p = tl_check(L, S, 1, op);
-    tide_tensor       *g = tl_check(L, S, 2, op)->t, *v = tl_check(L, S, 3, op)->t;
-    tide_tensor       *buf = opt_tensor(L, S, 4, op), *avg = opt_tensor(L, S, 5, op);
+    ltensor           *p = tl_check(L, 1, op);
+    tide_tensor       *g = tl_check(L, 2, op)->t, *v = tl_check(L, 3, op)->t;
+    tide_tensor       *buf = opt_tensor(L, 4, op), *avg = opt_tensor(L, 5, op);
     tide_optim_hparams h = {0};
     h.kind = TIDE_OPTIM_RMSPROP;
     h.lr = num(L, 6, op, "lr");
@@ -95,8 +94,8 @@ static int l_rmsprop_step(lua_State *L) {
 static int l_adagrad_step(lua_State *L) {
     static const char  op[] = "adagrad_step_";
     tide_lua_state    *S = TL_STATE(L);
-    ltensor           *p = tl_check(L, S, 1, op);
-    tide_tensor       *g = tl_check(L, S, 2, op)->t, *sum = tl_check(L, S, 3, op)->t;
+    ltensor           *p = tl_check(L, 1, op);
+    tide_tensor       *g = tl_check(L, 2, op)->t, *sum = tl_check(L, 3, op)->t;
     tide_optim_hparams h = {0};
     h.kind = TIDE_OPTIM_ADAGRAD;
     h.lr = num(L, 4, op, "lr");

@@ -4,11 +4,11 @@
 
 /* the 0-based form of the 1-based integer index tensor at idx */
 static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char *op) {
-    ltensor *ix = tl_test(L, S, idx);
+    ltensor *ix = tl_test(L, idx);
     if (!ix)
         tl_error(L, "tide: %s: index must be an int64 tensor of 1-based indices, got %s", op,
                  tl_typename(L, idx));
-    ix = tl_check(L, S, idx, op);
+    ix = tl_check(L, idx, op);
     tide_dtype dt = tide_tensor_dtype(ix->t);
     if (dt != TIDE_DTYPE_I64 && dt != TIDE_DTYPE_I32)
         tl_error(L,
@@ -21,7 +21,7 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char
 
 static int o_gather(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "gather");
+    ltensor        *a = tl_check(L, 1, "gather");
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "gather", "dim"), "gather", 0);
     lua_settop(L, 3);
     ltensor *ix = push_index0(L, S, 3, "gather");
@@ -35,15 +35,15 @@ static ltensor *check_src(lua_State *L, tide_lua_state *S, ltensor *self, const 
     if (lua_type(L, 4) == LUA_TNUMBER || lua_type(L, 4) == LUA_TBOOLEAN)
         return tl_push_scalar(L, S, tl_scalar(L, 4), tide_tensor_dtype(self->t),
                               tide_tensor_device(self->t));
-    if (!tl_test(L, S, 4))
+    if (!tl_test(L, 4))
         tl_error(L, "tide: %s: src must be a tensor or a number, got %s", op, tl_typename(L, 4));
-    return tl_check(L, S, 4, op);
+    return tl_check(L, 4, op);
 }
 
 static int scatter_inplace(lua_State *L, int accumulate) {
     const char     *op = accumulate ? "scatter_add_" : "scatter_";
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, op);
+    ltensor        *a = tl_check(L, 1, op);
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
     lua_settop(L, 4);
     ltensor *src = check_src(L, S, a, op);
@@ -59,7 +59,7 @@ static int scatter_inplace(lua_State *L, int accumulate) {
 static int scatter_copy(lua_State *L, int accumulate) {
     const char     *op = accumulate ? "scatter_add" : "scatter";
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, op);
+    ltensor        *a = tl_check(L, 1, op);
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
     lua_settop(L, 4);
     ltensor *src = check_src(L, S, a, op);
@@ -126,7 +126,7 @@ static void push_sorted(lua_State *L, tide_lua_state *S, ltensor *a, int dim, in
 /* t:sort([dim[, descending]]) -> values, indices */
 static int o_sort(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "sort");
+    ltensor        *a = tl_check(L, 1, "sort");
     lua_settop(L, 3);
     int dim = opt_dim(L, a, 2, "sort");
     int desc = opt_bool(L, 3, 0, "sort", "descending");
@@ -138,7 +138,7 @@ static int o_sort(lua_State *L) {
 
 static int o_argsort(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "argsort");
+    ltensor        *a = tl_check(L, 1, "argsort");
     lua_settop(L, 3);
     int dim = opt_dim(L, a, 2, "argsort");
     int desc = opt_bool(L, 3, 0, "argsort", "descending");
@@ -150,7 +150,7 @@ static int o_argsort(lua_State *L) {
  * false leaves the order unspecified, so sorted is a valid answer) */
 static int o_topk(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "topk");
+    ltensor        *a = tl_check(L, 1, "topk");
     lua_Integer     k = tl_check_int(L, 2, "topk", "k");
     lua_settop(L, 5);
     int dim = opt_dim(L, a, 3, "topk");
@@ -168,10 +168,10 @@ static int o_topk(lua_State *L) {
 
 /* ---- masks, triangles, flips and rolls ---------------------------------------------------- */
 
-static ltensor *check_mask_arg(lua_State *L, tide_lua_state *S, int idx, const char *op) {
-    if (!tl_test(L, S, idx))
+static ltensor *check_mask_arg(lua_State *L, int idx, const char *op) {
+    if (!tl_test(L, idx))
         tl_error(L, "tide: %s: mask must be a bool tensor, got %s", op, tl_typename(L, idx));
-    return tl_check(L, S, idx, op);
+    return tl_check(L, idx, op);
 }
 
 /* the value at 3 as a 0-d tensor of a's dtype on a's device (a number, a boolean or a 0-d
@@ -181,16 +181,16 @@ static ltensor *fill_value(lua_State *L, tide_lua_state *S, ltensor *a, const ch
     if (t == LUA_TNUMBER || t == LUA_TBOOLEAN)
         return tl_push_scalar(L, S, tl_scalar(L, 3), tide_tensor_dtype(a->t),
                               tide_tensor_device(a->t));
-    if (!tl_test(L, S, 3))
+    if (!tl_test(L, 3))
         tl_error(L, "tide: %s: value must be a number or a 0-d tensor, got %s", op,
                  tl_typename(L, 3));
-    return tl_check(L, S, 3, op);
+    return tl_check(L, 3, op);
 }
 
 static int o_masked_fill(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "masked_fill");
-    ltensor        *m = check_mask_arg(L, S, 2, "masked_fill");
+    ltensor        *a = tl_check(L, 1, "masked_fill");
+    ltensor        *m = check_mask_arg(L, 2, "masked_fill");
     lua_settop(L, 3);
     ltensor *v = fill_value(L, S, a, "masked_fill");
     ltensor *r = tl_push_empty(L);
@@ -200,8 +200,8 @@ static int o_masked_fill(lua_State *L) {
 
 static int o_masked_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "masked_fill_");
-    ltensor        *m = check_mask_arg(L, S, 2, "masked_fill_");
+    ltensor        *a = tl_check(L, 1, "masked_fill_");
+    ltensor        *m = check_mask_arg(L, 2, "masked_fill_");
     lua_settop(L, 3);
     ltensor     *v = fill_value(L, S, a, "masked_fill_");
     int          rec = tl_check_inplace(L, S, a, "masked_fill_");
@@ -214,8 +214,8 @@ static int o_masked_fill_(lua_State *L) {
 
 static int o_masked_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "masked_select");
-    ltensor        *m = check_mask_arg(L, S, 2, "masked_select");
+    ltensor        *a = tl_check(L, 1, "masked_select");
+    ltensor        *m = check_mask_arg(L, 2, "masked_select");
     lua_settop(L, 2);
     ltensor *r = tl_push_empty(L);
     ltensor *p0 = tl_push_empty(L);
@@ -235,7 +235,7 @@ static int o_masked_select(lua_State *L) {
 static int tri(lua_State *L, int upper) {
     const char     *op = upper ? "triu" : "tril";
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, op);
+    ltensor        *a = tl_check(L, 1, op);
     lua_settop(L, 2);
     lua_Integer k = lua_isnil(L, 2) ? 0 : tl_check_int(L, 2, op, "diagonal");
     ltensor    *r = tl_push_empty(L);
@@ -280,7 +280,7 @@ static void dims0(lua_State *L, ltensor *a, int n, const int64_t *d1, int *d0, c
 /* t:flip(dims) or t:flip(d1, d2, ...) */
 static int o_flip(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "flip");
+    ltensor        *a = tl_check(L, 1, "flip");
     int             top = lua_gettop(L);
     if (top < 2)
         return tl_error(L, "tide: flip: expected the dims to flip, as a table or integers");
@@ -297,7 +297,7 @@ static int o_flip(lua_State *L) {
 /* t:roll(shifts[, dims]): numbers or equally long tables; no dims rolls the flattened tensor */
 static int o_roll(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "roll");
+    ltensor        *a = tl_check(L, 1, "roll");
     lua_settop(L, 3);
     int64_t sh[TIDE_MAX_DIMS], d1[TIDE_MAX_DIMS];
     int     d0[TIDE_MAX_DIMS];
@@ -321,7 +321,7 @@ static int o_roll(lua_State *L) {
 /* tide.one_hot(t[, n]): 1-based classes in t, n classes (default: the largest class) */
 static int l_one_hot(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *t = tl_check(L, S, 1, "one_hot");
+    ltensor        *t = tl_check(L, 1, "one_hot");
     lua_settop(L, 2);
     lua_Integer n = lua_isnil(L, 2) ? -1 : tl_check_int(L, 2, "one_hot", "num_classes");
     if (n < -1 || n == 0)
@@ -346,7 +346,7 @@ static int l_one_hot(lua_State *L) {
  * int64 categories */
 static int l_multinomial(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *p = tl_check(L, S, 1, "multinomial");
+    ltensor        *p = tl_check(L, 1, "multinomial");
     lua_Integer     n = tl_check_int(L, 2, "multinomial", "num_samples");
     lua_settop(L, 3);
     int replacement = 0;

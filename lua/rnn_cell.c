@@ -19,8 +19,8 @@ static tide_rnn_kind check_kind(lua_State *L, int idx, const char *op) {
 }
 
 /* the tensor at idx, or NULL for nil */
-static tide_tensor *opt_tensor(lua_State *L, tide_lua_state *S, int idx, const char *op) {
-    return lua_isnoneornil(L, idx) ? NULL : tl_check(L, S, idx, op)->t;
+static tide_tensor *opt_tensor(lua_State *L, int idx, const char *op) {
+    return lua_isnoneornil(L, idx) ? NULL : tl_check(L, idx, op)->t;
 }
 
 /* rnn_cell(kind, gi, gh[, prev]) -> out, saved (nil for the plain RNN) */
@@ -28,8 +28,8 @@ static int l_rnn_cell(lua_State *L) {
     static const char op[] = "rnn_cell";
     tide_lua_state   *S = TL_STATE(L);
     tide_rnn_kind     kind = check_kind(L, 1, op);
-    ltensor          *gi = tl_check(L, S, 2, op), *gh = tl_check(L, S, 3, op);
-    tide_tensor      *prev = opt_tensor(L, S, 4, op);
+    ltensor          *gi = tl_check(L, 2, op), *gh = tl_check(L, 3, op);
+    tide_tensor      *prev = opt_tensor(L, 4, op);
     lua_settop(L, 4);
     tl_not_differentiable(L, S, op, 4);
     ltensor *r = tl_push_empty(L), *sv = tl_push_empty(L);
@@ -47,8 +47,8 @@ static int l_rnn_cell_backward(lua_State *L) {
     static const char op[] = "rnn_cell_backward";
     tide_lua_state   *S = TL_STATE(L);
     tide_rnn_kind     kind = check_kind(L, 1, op);
-    tide_tensor      *saved = opt_tensor(L, S, 2, op), *prev = opt_tensor(L, S, 3, op);
-    ltensor          *out = tl_check(L, S, 4, op), *go = tl_check(L, S, 5, op);
+    tide_tensor      *saved = opt_tensor(L, 2, op), *prev = opt_tensor(L, 3, op);
+    ltensor          *out = tl_check(L, 4, op), *go = tl_check(L, 5, op);
     lua_settop(L, 5);
     tl_not_differentiable(L, S, op, 5);
     ltensor *di = tl_push_empty(L), *dh = tl_push_empty(L), *dp = tl_push_empty(L);

@@ -8,10 +8,17 @@
 
 static const char tensor_mt_key = 't'; /* registry: the metatable, by address (fast) */
 
+/* Every tensor userdata starts with this address (struct ltensor): the type test reads it
+ * instead of comparing metatables, which took three API calls and a stack push and pop (a tenth
+ * of `a + b`, tested twice and again by its finalizer). Only this file writes it, and Lua code
+ * cannot write a userdata's bytes, so no other value passes the test. */
+static const char tensor_tag = 'T';
+
 /* ---- userdata ----------------------------------------------------------------------------- */
 
 ltensor *tl_push_empty(lua_State *L) {
     ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
+    u->tag = &tensor_tag;
     u->t = NULL;
     u->requires_grad = 0;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
@@ -25,6 +32,7 @@ ltensor *tl_push_empty(lua_State *L) {
 ltensor *tl_push_like(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
     ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
+    u->tag = &tensor_tag;
     u->t = NULL;
     u->requires_grad = 0;
     lua_getmetatable(L, idx);
@@ -33,16 +41,17 @@ ltensor *tl_push_like(lua_State *L, int idx) {
     return u;
 }
 
-ltensor *tl_test(lua_State *L, tide_lua_state *S, int idx) {
-    if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx))
+ltensor *tl_test(lua_State *L, int idx) {
+    /* a full userdata of a tensor's size (light userdata has length 0; a string or table of
+     * that length has no userdata pointer) whose first bytes are the tag */
+    ltensor *u = lua_touserdata(L, idx);
+    if (!u || lua_rawlen(L, idx) != sizeof *u || u->tag != &tensor_tag)
         return NULL;
-    const void *mt = lua_topointer(L, -1);
-    lua_pop(L, 1);
-    return mt == S->tensor_mt ? lua_touserdata(L, idx) : NULL;
+    return u;
 }
 
-ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op) {
-    ltensor *u = tl_test(L, S, idx);
+ltensor *tl_check(lua_State *L, int idx, const char *op) {
+    ltensor *u = tl_test(L, idx);
     if (!u)
         tl_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
                  luaL_typename(L, idx));
@@ -53,9 +62,9 @@ ltensor *tl_check(lua_State *L, tide_lua_state *S, int idx, const char *op) {
 
 /* one idempotent release for __gc, __close and :free() */
 static int t_free(lua_State *L) {
-    /* the metatable identity test first: luaL_checkudata's registry lookup by name cost a third
-     * of this finalizer, run once per dropped tensor; it stays for its error message */
-    ltensor *u = tl_test(L, TL_STATE(L), 1);
+    /* the tag test first: luaL_checkudata's registry lookup by name cost a third of this
+     * finalizer, run once per dropped tensor; it stays for its error message */
+    ltensor *u = tl_test(L, 1);
     if (!u)
         u = luaL_checkudata(L, 1, TL_TENSOR);
     tide_tensor_release(u->t);
@@ -169,7 +178,7 @@ void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs)
 
 /* ---- autograd hook ------------------------------------------------------------------------ */
 
-static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx);
+static int arg_requires_grad(lua_State *L, int idx);
 
 /* An op without a gradient formula given an input that requires grad (grad mode on): refused
  * rather than returning a silently detached result. */
@@ -177,22 +186,22 @@ void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int 
     if (!S->grad_enabled)
         return;
     for (int i = 1; i <= nargs; i++)
-        if (arg_requires_grad(L, S, i))
+        if (arg_requires_grad(L, i))
             tl_error(L,
                      "tide: %s: not differentiable: argument #%d requires grad; call it under "
                      "tide.no_grad or on detach()ed tensors",
                      op, i);
 }
 
-static int arg_requires_grad(lua_State *L, tide_lua_state *S, int idx) {
-    ltensor *u = tl_test(L, S, idx);
+static int arg_requires_grad(lua_State *L, int idx) {
+    ltensor *u = tl_test(L, idx);
     if (u)
         return u->requires_grad;
     if (lua_type(L, idx) == LUA_TTABLE) { /* tide.cat({a, b}, dim) */
         int n = (int)lua_rawlen(L, idx), rg = 0;
         for (int i = 1; i <= n && !rg; i++) {
             lua_rawgeti(L, idx, i);
-            u = tl_test(L, S, -1);
+            u = tl_test(L, -1);
             rg = u && u->requires_grad;
             lua_pop(L, 1);
         }
@@ -205,7 +214,7 @@ int tl_needs_record(lua_State *L, tide_lua_state *S, int nargs) {
     if (!S->grad_enabled || S->hook_ref == LUA_NOREF)
         return 0;
     for (int i = 1; i <= nargs; i++)
-        if (arg_requires_grad(L, S, i))
+        if (arg_requires_grad(L, i))
             return 1;
     return 0;
 }
@@ -282,7 +291,7 @@ static int l_gc_pass_end(lua_State *L) {
 
 /* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
 const char *tl_typename(lua_State *L, int idx) {
-    return tl_test(L, TL_STATE(L), idx) ? "a tensor" : luaL_typename(L, idx);
+    return tl_test(L, idx) ? "a tensor" : luaL_typename(L, idx);
 }
 
 /* t:add(u, alpha) / t:sub(u, alpha): t +- alpha * u, recorded with alpha as args[3]; with
@@ -291,7 +300,7 @@ int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
     tide_lua_state *S = TL_STATE(L);
     const char     *oname = tide_op_name(op);
     const char     *name = inplace ? (op == TIDE_OP_ADD ? "add_" : "sub_") : oname;
-    ltensor        *a = tl_check(L, S, 1, name), *b = tl_test(L, S, 2);
+    ltensor        *a = tl_check(L, 1, name), *b = tl_test(L, 2);
     if (lua_type(L, 3) != LUA_TNUMBER)
         return tl_error(L,
                         "tide: %s: alpha (argument #3) must be a number, got %s; the scale comes "
@@ -344,7 +353,7 @@ int tl_no_extra_operand(lua_State *L, const char *name) {
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
 int tl_binary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_test(L, S, 1), *b = tl_test(L, S, 2), *r;
+    ltensor        *a = tl_test(L, 1), *b = tl_test(L, 2), *r;
     int             rg, nargs = 2;
     if (lua_gettop(L) >= 3 && !lua_isnil(L, 3)) {
         if (op == TIDE_OP_ADD || op == TIDE_OP_SUB)
@@ -406,7 +415,7 @@ static int m_idiv(lua_State *L) {
 
 static int m_unm(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "neg");
+    ltensor        *a = tl_check(L, 1, "neg");
     lua_settop(L, 1); /* Lua passes the operand twice */
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, tide_unary(S->ctx, TIDE_OP_NEG, a->t, NULL, &r->t));
@@ -420,7 +429,7 @@ static int m_unm(lua_State *L) {
 
 /* the view t:select(dim, i) of the tensor at idx 1; i is 1-based, negative from the end */
 int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, const char *op) {
-    ltensor *a = tl_check(L, S, 1, op);
+    ltensor *a = tl_check(L, 1, op);
     int      dim = tl_dim(L, a->t, d, op, 0);
     int64_t  size = tide_tensor_shape(a->t)[dim];
     int64_t  i0 = i >= 1 ? i - 1 : size + i;
@@ -459,7 +468,7 @@ static int push_shape(lua_State *L, const tide_tensor *t) {
     return 1;
 }
 
-static int property(lua_State *L, tide_lua_state *S, int p) {
+static int property(lua_State *L, int p) {
     ltensor *u = lua_touserdata(L, 1);
     switch (p) {
     case P_REQUIRES_GRAD:
@@ -478,7 +487,7 @@ static int property(lua_State *L, tide_lua_state *S, int p) {
     default:
         break;
     }
-    tl_check(L, S, 1, prop_names[p]);
+    tl_check(L, 1, prop_names[p]);
     switch (p) {
     case P_DEVICE:
         tl_push_device(L, tide_tensor_device(u->t));
@@ -502,7 +511,7 @@ static int t_index(lua_State *L) {
     if (lua_type(L, 2) == LUA_TSTRING) {
         lua_pushvalue(L, 2);
         if (lua_rawget(L, lua_upvalueindex(2)) == LUA_TNUMBER)
-            return property(L, S, (int)lua_tointeger(L, -1));
+            return property(L, (int)lua_tointeger(L, -1));
         lua_pop(L, 1);
         lua_pushvalue(L, 2);
         lua_rawget(L, lua_upvalueindex(3));
@@ -534,7 +543,7 @@ static int t_newindex(lua_State *L) {
         const char *k = lua_tostring(L, 2);
         if (strcmp(k, "grad") == 0) {
             if (!lua_isnil(L, 3))
-                tl_check(L, S, 3, "grad");
+                tl_check(L, 3, "grad");
             if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
                 if (lua_isnil(L, 3))
                     return 0;
@@ -564,8 +573,8 @@ static int t_newindex(lua_State *L) {
     if (!isint || lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: setindex: index must be an integer, got %s",
                         lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2));
-    tl_check(L, S, 1, "setindex");
-    ltensor *v = tl_test(L, S, 3);
+    tl_check(L, 1, "setindex");
+    ltensor *v = tl_test(L, 3);
     if (!v && lua_type(L, 3) != LUA_TNUMBER && !lua_isboolean(L, 3))
         return tl_error(L, "tide: setindex: value must be a number or a tensor, got %s",
                         luaL_typename(L, 3));
@@ -585,7 +594,7 @@ static int t_newindex(lua_State *L) {
 }
 
 static int t_len(lua_State *L) {
-    ltensor *a = tl_check(L, tl_state(L), 1, "len");
+    ltensor *a = tl_check(L, 1, "len");
     if (tide_tensor_ndim(a->t) == 0)
         return tl_error(L, "tide: len: a 0-dim tensor has no length; use t:item()");
     lua_pushinteger(L, (lua_Integer)tide_tensor_shape(a->t)[0]);
@@ -595,17 +604,17 @@ static int t_len(lua_State *L) {
 /* ---- small methods ------------------------------------------------------------------------ */
 
 static int t_dim(lua_State *L) {
-    lua_pushinteger(L, tide_tensor_ndim(tl_check(L, TL_STATE(L), 1, "dim")->t));
+    lua_pushinteger(L, tide_tensor_ndim(tl_check(L, 1, "dim")->t));
     return 1;
 }
 
 static int t_numel(lua_State *L) {
-    lua_pushinteger(L, (lua_Integer)tide_tensor_numel(tl_check(L, TL_STATE(L), 1, "numel")->t));
+    lua_pushinteger(L, (lua_Integer)tide_tensor_numel(tl_check(L, 1, "numel")->t));
     return 1;
 }
 
 static int t_size(lua_State *L) {
-    ltensor *a = tl_check(L, TL_STATE(L), 1, "size");
+    ltensor *a = tl_check(L, 1, "size");
     if (lua_isnoneornil(L, 2))
         return push_shape(L, a->t);
     int d = tl_dim(L, a->t, luaL_checkinteger(L, 2), "size", 0);
@@ -614,7 +623,7 @@ static int t_size(lua_State *L) {
 }
 
 static int t_is_contiguous(lua_State *L) {
-    lua_pushboolean(L, tide_tensor_is_contiguous(tl_check(L, TL_STATE(L), 1, "is_contiguous")->t));
+    lua_pushboolean(L, tide_tensor_is_contiguous(tl_check(L, 1, "is_contiguous")->t));
     return 1;
 }
 
@@ -637,7 +646,7 @@ static int t_set_rg_internal(lua_State *L) {
 }
 
 static int t_requires_grad_(lua_State *L) {
-    ltensor *a = tl_check(L, TL_STATE(L), 1, "requires_grad_");
+    ltensor *a = tl_check(L, 1, "requires_grad_");
     int      b = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
     if (!b) { /* a result of recorded ops: its history would be cut silently (PyTorch raises) */
         ag_field(L, 1, "grad_fn");
@@ -660,9 +669,8 @@ static int t_requires_grad_(lua_State *L) {
 /* t:set_(u): t's userdata takes u's core tensor (model:to moves parameters in place). A metadata
  * swap, like PyTorch's `p.data = q`: allowed under grad mode. */
 static int t_set_(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "set_"), *b = tl_check(L, S, 2, "set_");
-    uint64_t        was = tide_tensor_version(a->t);
+    ltensor *a = tl_check(L, 1, "set_"), *b = tl_check(L, 2, "set_");
+    uint64_t was = tide_tensor_version(a->t);
     tide_tensor_retain(b->t);
     tide_tensor_release(a->t);
     a->t = b->t;
@@ -674,13 +682,13 @@ static int t_set_(lua_State *L) {
 
 /* t:_version(): in-place writes to t's storage so far (autograd's check) */
 static int t_version(lua_State *L) {
-    ltensor *a = tl_check(L, TL_STATE(L), 1, "_version");
+    ltensor *a = tl_check(L, 1, "_version");
     lua_pushinteger(L, (lua_Integer)tide_tensor_version(a->t));
     return 1;
 }
 
 static int t_detach(lua_State *L) {
-    ltensor *a = tl_check(L, TL_STATE(L), 1, "detach");
+    ltensor *a = tl_check(L, 1, "detach");
     ltensor *r = tl_push_empty(L);
     tide_tensor_retain(a->t);
     r->t = a->t;
@@ -691,7 +699,6 @@ static int t_detach(lua_State *L) {
 
 void tl_open_tensor(lua_State *L, int mod) {
     mod = lua_absindex(L, mod);
-    tide_lua_state *S = tl_state(L);
 
     lua_newtable(L); /* methods: core.Tensor */
     int                   methods = lua_gettop(L);
@@ -718,7 +725,6 @@ void tl_open_tensor(lua_State *L, int mod) {
 
     luaL_newmetatable(L, TL_TENSOR);
     int mt = lua_gettop(L);
-    S->tensor_mt = lua_topointer(L, mt);
     lua_pushvalue(L, mt);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
     static const luaL_Reg metas[] = {

@@ -29,9 +29,8 @@ static int dtype_arg(lua_State *L, int idx, tide_dtype *dt) {
 
 /* t:to(dev | dtype | tensor [, opts]) or t:to(opts); opts = {device, dtype, copy, non_blocking} */
 static int o_to(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    int             nargs = lua_gettop(L);
-    tl_check(L, S, 1, "to");
+    int nargs = lua_gettop(L);
+    tl_check(L, 1, "to");
     tide_device *dev = NULL;
     tide_dtype   dt = TIDE_DTYPE_F32;
     int          has_dt = 0, copy = 0, nb = 0;
@@ -55,8 +54,8 @@ static int o_to(lua_State *L) {
             lua_getfield(L, i, "non_blocking");
             nb = lua_toboolean(L, -1);
             lua_pop(L, 4);
-        } else if ((u = tl_test(L, S, i)) != NULL) {
-            tl_check(L, S, i, "to");
+        } else if ((u = tl_test(L, i)) != NULL) {
+            tl_check(L, i, "to");
             dev = tide_tensor_device(u->t);
             dt = tide_tensor_dtype(u->t);
             has_dt = 1;
@@ -76,7 +75,7 @@ static int o_to(lua_State *L) {
 }
 
 static int o_cpu(lua_State *L) {
-    tl_check(L, TL_STATE(L), 1, "cpu");
+    tl_check(L, 1, "cpu");
     tide_device *dev;
     tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev);
     lua_settop(L, 1);
@@ -84,7 +83,7 @@ static int o_cpu(lua_State *L) {
 }
 
 static int o_cuda(lua_State *L) {
-    tl_check(L, TL_STATE(L), 1, "cuda");
+    tl_check(L, 1, "cuda");
     int          nargs = lua_gettop(L);
     tide_device *dev;
     if (lua_isnoneornil(L, 2)) {
@@ -103,7 +102,7 @@ static int o_cuda(lua_State *L) {
 
 #define CAST(fname, DT)                                                                            \
     static int o_##fname(lua_State *L) {                                                           \
-        tl_check(L, TL_STATE(L), 1, #fname);                                                       \
+        tl_check(L, 1, #fname);                                                                    \
         lua_settop(L, 1);                                                                          \
         return to_impl(L, #fname, NULL, 1, TIDE_DTYPE_##DT, 0, 0, 1);                              \
     }
@@ -117,16 +116,15 @@ CAST(byte, U8)
 CAST(bool, BOOL)
 
 static int o_type_as(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    tl_check(L, S, 1, "type_as");
-    ltensor *u = tl_check(L, S, 2, "type_as");
+    tl_check(L, 1, "type_as");
+    ltensor *u = tl_check(L, 2, "type_as");
     lua_settop(L, 2);
     return to_impl(L, "type_as", NULL, 1, tide_tensor_dtype(u->t), 0, 0, 2);
 }
 
 static int o_pin_memory(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "pin_memory");
+    ltensor        *a = tl_check(L, 1, "pin_memory");
     lua_settop(L, 1);
     if (tide_tensor_is_pinned(a->t))
         return 1;
@@ -137,13 +135,13 @@ static int o_pin_memory(lua_State *L) {
 }
 
 static int o_is_pinned(lua_State *L) {
-    lua_pushboolean(L, tide_tensor_is_pinned(tl_check(L, TL_STATE(L), 1, "is_pinned")->t));
+    lua_pushboolean(L, tide_tensor_is_pinned(tl_check(L, 1, "is_pinned")->t));
     return 1;
 }
 
 static int o_item(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "item");
+    ltensor        *a = tl_check(L, 1, "item");
     tide_scalar     v;
     int64_t         n = tide_tensor_numel(a->t);
     if (n != 1)

@@ -13,9 +13,8 @@ static int transpose_impl(lua_State *L, const char *name, int d0, int d1, int na
 }
 
 static int o_t(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "t");
-    int             n = tide_tensor_ndim(a->t);
+    ltensor *a = tl_check(L, 1, "t");
+    int      n = tide_tensor_ndim(a->t);
     lua_settop(L, 1);
     if (n > 2)
         return tl_error(L,
@@ -28,10 +27,9 @@ static int o_t(lua_State *L) {
 }
 
 static int o_transpose(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "transpose");
-    int             d0 = tl_dim(L, a->t, tl_check_int(L, 2, "transpose", "dim0"), "transpose", 0);
-    int             d1 = tl_dim(L, a->t, tl_check_int(L, 3, "transpose", "dim1"), "transpose", 0);
+    ltensor *a = tl_check(L, 1, "transpose");
+    int      d0 = tl_dim(L, a->t, tl_check_int(L, 2, "transpose", "dim0"), "transpose", 0);
+    int      d1 = tl_dim(L, a->t, tl_check_int(L, 3, "transpose", "dim1"), "transpose", 0);
     lua_settop(L, 3);
     return transpose_impl(L, "transpose", d0, d1, 3);
 }
@@ -42,7 +40,7 @@ static int shaped(lua_State *L, int kind) {
     const char              *name = names[kind];
     tide_lua_state          *S = TL_STATE(L);
     int                      nargs = lua_gettop(L);
-    ltensor                 *a = tl_check(L, S, 1, name);
+    ltensor                 *a = tl_check(L, 1, name);
     int64_t                  shape[TIDE_MAX_DIMS];
     int                      ndim;
     tl_shape(L, 2, shape, &ndim, name, kind != 3);
@@ -97,7 +95,7 @@ static int o_sum_to(lua_State *L) {
 static int o_permute(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             nargs = lua_gettop(L);
-    ltensor        *a = tl_check(L, S, 1, "permute");
+    ltensor        *a = tl_check(L, 1, "permute");
     int             n = tide_tensor_ndim(a->t), perm[TIDE_MAX_DIMS], seen[TIDE_MAX_DIMS] = {0};
     int             istable = lua_type(L, 2) == LUA_TTABLE;
     int             given = istable ? (int)lua_rawlen(L, 2) : nargs - 1;
@@ -124,7 +122,7 @@ static int o_permute(lua_State *L) {
 
 static int o_contiguous(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "contiguous");
+    ltensor        *a = tl_check(L, 1, "contiguous");
     lua_settop(L, 1);
     if (tide_tensor_is_contiguous(a->t))
         return 1; /* the same object, as PyTorch */
@@ -135,7 +133,7 @@ static int o_contiguous(lua_State *L) {
 
 static int o_narrow(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "narrow");
+    ltensor        *a = tl_check(L, 1, "narrow");
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "narrow", "dim"), "narrow", 0);
     lua_Integer     start = tl_check_int(L, 3, "narrow", "start");
     lua_Integer     len = tl_check_int(L, 4, "narrow", "length");
@@ -164,7 +162,7 @@ static int o_select(lua_State *L) {
 
 static int o_unsqueeze(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "unsqueeze");
+    ltensor        *a = tl_check(L, 1, "unsqueeze");
     int             d = tl_dim(L, a->t, tl_check_int(L, 2, "unsqueeze", "dim"), "unsqueeze", 1);
     lua_settop(L, 2);
     ltensor *r = tl_push_empty(L);
@@ -175,7 +173,7 @@ static int o_unsqueeze(lua_State *L) {
 static int o_squeeze(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             nargs = lua_gettop(L);
-    ltensor        *a = tl_check(L, S, 1, "squeeze");
+    ltensor        *a = tl_check(L, 1, "squeeze");
     int             d = -1;
     if (!lua_isnoneornil(L, 2))
         d = tl_dim(L, a->t, tl_check_int(L, 2, "squeeze", "dim"), "squeeze", 0);
@@ -186,7 +184,7 @@ static int o_squeeze(lua_State *L) {
 
 static int o_clone(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, S, 1, "clone");
+    ltensor        *a = tl_check(L, 1, "clone");
     lua_settop(L, 1);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_clone(S->ctx, a->t, &r->t));

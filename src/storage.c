@@ -175,7 +175,8 @@ void tide_storage_settle(tide_storage *s) {
 }
 
 void tide_storage_release(tide_storage *s) {
-    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+    if (atomic_load_explicit(&s->refs, memory_order_acquire) != 1 &&
+        atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
     tide_storage_settle(s); /* the copy must be done before its memory is reused */
     if (s->external) {
@@ -230,7 +231,11 @@ void tide_tensor_retain(tide_tensor *t) {
 }
 
 void tide_tensor_release(tide_tensor *t) {
-    if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+    if (!t)
+        return;
+    /* the only reference (the common case) cannot be shared meanwhile: no locked instruction */
+    if (atomic_load_explicit(&t->refs, memory_order_acquire) != 1 &&
+        atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
         return;
     tide_storage *s = t->storage;
     if (!is_embedded(t))

@@ -227,7 +227,7 @@ tide_status tide_tensor_pin_memory(tide_ctx *ctx, const tide_tensor *t, tide_ten
 /* ---- item: one element to the host ------------------------------------------------------- */
 
 tide_status tide_tensor_item(tide_ctx *ctx, const tide_tensor *t, double *out) {
-    tide_scalar v;
+    tide_scalar v = {0}; /* (set on success; gcc cannot see it once item_x is inlined) */
     TIDE_TRY(tide_tensor_item_x(ctx, t, &v));
     *out = v.d;
     return TIDE_OK;
