@@ -21,7 +21,7 @@ WERROR     ?= -Werror
 # link-time optimization of core.so with gcc: the per-op path crosses a dozen small functions in
 # as many files (shape, dtype, op table, storage); inlined, `a + b` takes a fifth less time.
 # Fat objects: every other link (C tests, plug-ins) has -fno-lto from CFLAGS_ALL and uses their
-# plain code. Sanitizer builds turn it off (LTO=). The
+# plain code (-fno-lto anywhere on a link line wins, so core.so's link leaves it out). Sanitizer builds turn it off (LTO=). The
 # link does not repeat -Wmaybe-uninitialized: inlined across files, `if (f(&x) != TIDE_OK)
 # return ...; use(x)` looks uninitialized to it (the compile of each file still warns).
 IS_GCC     := $(shell $(CC) --version 2>/dev/null | grep -c "Free Software Foundation")
@@ -104,7 +104,7 @@ $(LIBTIDE): $(CORE_OBJ)
 # the process then crashes at exit
 $(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LTO) $(if $(LTO),-Wno-maybe-uninitialized) -shared -Wl,-z,nodelete -Wl,-Bsymbolic-functions -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
+	$(CC) $(filter-out -fno-lto,$(CFLAGS_ALL)) $(LTO) $(if $(LTO),-Wno-maybe-uninitialized) -shared -Wl,-z,nodelete -Wl,-Bsymbolic-functions -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
 	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
 
 # environment defaults for libgomp and OpenBLAS in Lua programs, loaded by tide/init.lua before

@@ -1,6 +1,7 @@
 /* ctx.c — contexts: transfer stats, guard, random seed, memory limit, log callback. */
 #include "tide_impl.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,92 @@ void tide_ctx_retain(tide_ctx *ctx) {
         atomic_fetch_add_explicit(&ctx->refs, 1, memory_order_relaxed);
 }
 
+static void drop_refs(tide_ctx *ctx, int n) {
+    if (atomic_fetch_sub_explicit(&ctx->refs, n, memory_order_acq_rel) == n)
+        free(ctx);
+}
+
+/* ---- the storages' references, in batches per thread ---------------------------------------
+ * Every storage holds its context (it is charged to it), so each tensor made and dropped took
+ * and gave back a reference: two locked instructions of a small op's dozen. A thread instead
+ * takes REF_BATCH references at once for the context it last used and hands them out and takes
+ * them back without atomics, up to 2 * REF_BATCH. The batch keeps its context alive: it goes
+ * back when the thread turns to another context, when the thread releases its own handle on the
+ * context (a host closing its Lua state) and when the thread exits. */
+#define REF_BATCH 64
+
+typedef struct ref_batch {
+    tide_ctx *ctx; /* NULL: none held */
+    int       n;   /* references held for ctx, not yet handed to a storage */
+    bool      registered;
+} ref_batch;
+
+static _Thread_local ref_batch batch;
+static pthread_key_t           batch_key;
+static pthread_once_t          batch_key_once = PTHREAD_ONCE_INIT;
+static bool                    batch_key_made;
+
+static void batch_return(ref_batch *b) {
+    tide_ctx *ctx = b->ctx;
+    int       n = b->n;
+    b->ctx = NULL;
+    b->n = 0;
+    if (ctx && n)
+        drop_refs(ctx, n);
+}
+
+static void batch_thread_exit(void *b) {
+    batch_return(b);
+}
+
+static void make_batch_key(void) {
+    batch_key_made = pthread_key_create(&batch_key, batch_thread_exit) == 0;
+}
+
+/* a thread holds a batch only once its exit is sure to give it back */
+static bool batch_usable(ref_batch *b) {
+    if (!b->registered) {
+        pthread_once(&batch_key_once, make_batch_key);
+        b->registered = batch_key_made && pthread_setspecific(batch_key, b) == 0;
+    }
+    return b->registered;
+}
+
+void tide_ctx_retain_storage(tide_ctx *ctx) {
+    if (ctx == &default_ctx)
+        return;
+    ref_batch *b = &batch;
+    if (b->ctx == ctx && b->n > 0) {
+        b->n--;
+        return;
+    }
+    if (!batch_usable(b)) {
+        tide_ctx_retain(ctx);
+        return;
+    }
+    batch_return(b); /* another context's, or none */
+    atomic_fetch_add_explicit(&ctx->refs, 1 + REF_BATCH, memory_order_relaxed);
+    b->ctx = ctx;
+    b->n = REF_BATCH;
+}
+
+void tide_ctx_release_storage(tide_ctx *ctx) {
+    if (ctx == &default_ctx)
+        return;
+    ref_batch *b = &batch;
+    if (b->ctx == ctx && b->n < 2 * REF_BATCH) {
+        b->n++; /* the batch holds references of its own: the count cannot reach 0 here */
+        return;
+    }
+    drop_refs(ctx, 1);
+}
+
 void tide_ctx_release(tide_ctx *ctx) {
     if (!ctx || ctx == &default_ctx)
         return;
-    if (atomic_fetch_sub_explicit(&ctx->refs, 1, memory_order_acq_rel) == 1)
-        free(ctx);
+    if (batch.ctx == ctx) /* the batch goes back with the handle: the last one frees ctx */
+        batch_return(&batch);
+    drop_refs(ctx, 1);
 }
 
 void tide_ctx_transfer_stats(tide_ctx *ctx, tide_transfer_stats *out) {

@@ -5,7 +5,7 @@
  * header inside the block is released with the storage, so a view may outlive it. */
 #include "tide_impl.h"
 
-#include <sched.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +14,13 @@ typedef struct fresh {
     tide_tensor  t;
 } fresh;
 
-/* Every storage is the head of a `fresh` block, and freed blocks are kept on one list for reuse
- * (at most FRESH_CACHE_MAX, about 1 MiB): Lua's collector frees dead tensors by the hundred, past
- * glibc's per-thread cache of 7 blocks a size, so malloc and free took their slow paths (about
- * 300 instructions of a 1-element `a + b`). A spin lock guards the list: the work under it
- * is two pointer moves. Off under AddressSanitizer, so that a use after free stays visible. */
+/* Every storage is the head of a `fresh` block, and freed blocks are kept for reuse on a list of
+ * the thread that freed them (at most FRESH_CACHE_MAX, about 1 MiB): Lua's collector frees dead
+ * tensors by the hundred, past glibc's per-thread cache of 7 blocks a size, so malloc and free
+ * took their slow paths (about 300 instructions of a 1-element `a + b`). One list per thread
+ * needs no lock (a spin lock's locked instruction was two of the dozen an op paid); a thread's
+ * blocks are freed when it exits. Off under AddressSanitizer, so that a use after free stays
+ * visible. */
 #if defined(__SANITIZE_ADDRESS__)
 #define FRESH_CACHE_MAX 0
 #elif defined(__has_feature)
@@ -36,73 +38,81 @@ typedef union cached_block {
     union cached_block *next;
 } cached_block;
 
-static atomic_flag   cache_lock = ATOMIC_FLAG_INIT;
-static cached_block *cache_head;
-static int           cache_len;
+typedef struct block_list {
+    cached_block *head;
+    int           len;
+    bool          registered; /* with the key below, whose destructor frees it at thread exit */
+} block_list;
 
-static void cache_acquire(void) {
-    while (atomic_flag_test_and_set_explicit(&cache_lock, memory_order_acquire))
-        sched_yield();
+static _Thread_local block_list thread_blocks;
+static pthread_key_t            exit_key;
+static pthread_once_t           exit_key_once = PTHREAD_ONCE_INIT;
+static bool                     exit_key_made;
+
+static void free_list(block_list *l) {
+    cached_block *b = l->head;
+    l->head = NULL;
+    l->len = 0;
+    while (b) {
+        cached_block *next = b->next;
+        free(b);
+        b = next;
+    }
 }
 
-static void cache_unlock(void) {
-    atomic_flag_clear_explicit(&cache_lock, memory_order_release);
+static void thread_exit(void *l) {
+    free_list(l);
+}
+
+static void make_exit_key(void) {
+    exit_key_made = pthread_key_create(&exit_key, thread_exit) == 0;
+}
+
+/* once per thread, at its first cached block (the main thread's are freed by the process's
+ * exit; a thread that could not register frees its blocks at once instead) */
+static bool register_thread(block_list *l) {
+    pthread_once(&exit_key_once, make_exit_key);
+    l->registered = exit_key_made && pthread_setspecific(exit_key, l) == 0;
+    return l->registered;
 }
 #endif
 
 static fresh *fresh_alloc(void) {
 #if FRESH_CACHE_MAX
-    cache_acquire();
-    cached_block *b = cache_head;
-    if (b) {
-        cache_head = b->next;
-        cache_len--;
-    }
-    cache_unlock();
-    if (b)
+    block_list *l = &thread_blocks;
+    if (l->head) {
+        cached_block *b = l->head;
+        l->head = b->next;
+        l->len--;
         return &b->f;
+    }
 #endif
     return malloc(sizeof(fresh));
 }
 
 static void fresh_free(fresh *f) {
 #if FRESH_CACHE_MAX
-    cached_block *b = (cached_block *)(void *)f;
-    cache_acquire();
-    if (cache_len < FRESH_CACHE_MAX) {
-        b->next = cache_head;
-        cache_head = b;
-        cache_len++;
-        b = NULL;
+    block_list *l = &thread_blocks;
+    if (l->len < FRESH_CACHE_MAX && (l->registered || register_thread(l))) {
+        cached_block *b = (cached_block *)(void *)f;
+        b->next = l->head;
+        l->head = b;
+        l->len++;
+        return;
     }
-    cache_unlock();
-    free(b);
-#else
-    free(f);
 #endif
+    free(f);
 }
 
 void tide_storage_cache_flush(void) {
 #if FRESH_CACHE_MAX
-    cache_acquire();
-    cached_block *b = cache_head;
-    cache_head = NULL;
-    cache_len = 0;
-    cache_unlock();
-    while (b) { /* freed outside the lock */
-        cached_block *next = b->next;
-        free(b);
-        b = next;
-    }
+    free_list(&thread_blocks);
 #endif
 }
 
 int tide_storage_cache_count(void) {
 #if FRESH_CACHE_MAX
-    cache_acquire();
-    int n = cache_len;
-    cache_unlock();
-    return n;
+    return thread_blocks.len;
 #else
     return 0;
 #endif
@@ -147,7 +157,7 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
     s->pinned = false;
     atomic_init(&s->in_flight, NULL);
     atomic_init(&s->version, 0);
-    tide_ctx_retain(ctx);
+    tide_ctx_retain_storage(ctx);
     return TIDE_OK;
 }
 
@@ -189,7 +199,7 @@ void tide_storage_release(tide_storage *s) {
             s->allocator->free(s->dev, s->data, s->nbytes);
         atomic_fetch_sub_explicit(&s->ctx->mem_in_use, s->nbytes, memory_order_relaxed);
     }
-    tide_ctx_release(s->ctx);
+    tide_ctx_release_storage(s->ctx);
     fresh_free((fresh *)(void *)s); /* also frees a tensor header embedded after it */
 }
 
@@ -346,7 +356,7 @@ tide_status tide_tensor_from_blob(tide_ctx *ctx, void *data, tide_dtype dt, int 
     s->pinned = false;
     atomic_init(&s->in_flight, NULL);
     atomic_init(&s->version, 0);
-    tide_ctx_retain(s->ctx);
+    tide_ctx_retain_storage(s->ctx);
     tide_tensor *t = &f->t;
     atomic_init(&t->refs, 1);
     t->storage = s;

@@ -1149,6 +1149,93 @@ static void test_header_cache(void) {
     CHECK(tide_storage_cache_count() == 0);
 }
 
+/* each thread keeps its own cache: a thread's releases (of its tensors and of one made on the
+ * main thread) fill its cache, not the main thread's, and its exit frees them */
+typedef struct cache_job {
+    tide_tensor *from_main;
+    int          seen; /* the thread's cache count before it exits */
+} cache_job;
+
+static void *cache_worker(void *arg) {
+    cache_job   *job = arg;
+    int64_t      s1[] = {4};
+    tide_tensor *ts[16];
+    for (int i = 0; i < 16; i++)
+        if (tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &ts[i]) != TIDE_OK)
+            return NULL;
+    for (int i = 0; i < 16; i++)
+        tide_tensor_release(ts[i]);
+    tide_tensor_release(job->from_main);
+    job->seen = tide_storage_cache_count();
+    return NULL;
+}
+
+static void test_header_cache_threads(void) {
+    CHECK_OK(tide_device_empty_cache(cpu0));
+    int64_t   s1[] = {4};
+    cache_job job = {NULL, -1};
+    CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &job.from_main));
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, cache_worker, &job) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+#if defined(__SANITIZE_ADDRESS__)
+    CHECK(job.seen == 0);
+#else
+    CHECK(job.seen == 17);
+#endif
+    CHECK(tide_storage_cache_count() == 0); /* the main thread's stayed empty */
+}
+
+/* storages hold their context through per-thread batches of references (ctx.c): a context
+ * outlives its handle while tensors made on any thread live, and goes with the last of them
+ * (ASan and valgrind see a leak or a use after free) */
+typedef struct ctx_job {
+    tide_ctx    *ctx;
+    tide_tensor *kept; /* made on the thread, released by the main thread */
+} ctx_job;
+
+static void *ctx_worker(void *arg) {
+    ctx_job     *job = arg;
+    int64_t      s1[] = {8};
+    tide_tensor *ts[10];
+    for (int i = 0; i < 10; i++)
+        if (tide_tensor_empty(job->ctx, cpu0, TIDE_DTYPE_F32, 1, s1, &ts[i]) != TIDE_OK)
+            return NULL;
+    for (int i = 1; i < 10; i++)
+        tide_tensor_release(ts[i]);
+    job->kept = ts[0];
+    return NULL;
+}
+
+static void test_ctx_refs_threads(void) {
+    tide_ctx *c;
+    CHECK_OK(tide_ctx_new(&c));
+    int64_t      s1[] = {8};
+    tide_tensor *mine;
+    CHECK_OK(tide_tensor_empty(c, cpu0, TIDE_DTYPE_F32, 1, s1, &mine));
+    ctx_job   job = {c, NULL};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, ctx_worker, &job) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(job.kept != NULL);
+    CHECK(tide_ctx_memory_in_use(c) == 64);
+    tide_ctx_release(c); /* the handle: both tensors still hold c */
+    CHECK(tide_tensor_ctx(mine) == c);
+    CHECK(tide_ctx_memory_in_use(tide_tensor_ctx(job.kept)) == 64);
+    tide_tensor_release(job.kept);
+    CHECK(tide_ctx_memory_in_use(tide_tensor_ctx(mine)) == 32);
+    tide_tensor_release(mine); /* the last reference: c is freed */
+    /* many contexts on one thread: each switch gives the previous one's batch back */
+    for (int i = 0; i < 3; i++) {
+        tide_ctx    *ci;
+        tide_tensor *ti;
+        CHECK_OK(tide_ctx_new(&ci));
+        CHECK_OK(tide_tensor_empty(ci, cpu0, TIDE_DTYPE_F32, 1, s1, &ti));
+        tide_ctx_release(ci);
+        tide_tensor_release(ti);
+    }
+}
+
 /* ---- a copy still landing in a host tensor (a non-blocking to("cpu")) ---------------------- */
 
 /* a device whose synchronize takes a while and lands the copy only then */
@@ -1245,6 +1332,8 @@ int main(void) {
     test_stack();
     test_versions();
     test_header_cache();
+    test_header_cache_threads();
+    test_ctx_refs_threads();
     test_threads();
     test_in_flight_threads();
     return tu_finish();

@@ -143,8 +143,9 @@ tide_status cpu_memory_stats(tide_device *dev, tide_memory_stats *out) {
     return TIDE_OK;
 }
 
-/* the device's free blocks, and the core's cached tensor headers (process-wide, host memory:
- * what a host asking any CPU device to give memory back expects to go too) */
+/* the device's free blocks, and the calling thread's cached tensor headers (host memory: what a
+ * host asking any CPU device to give memory back expects to go too; other threads' go when
+ * they exit) */
 tide_status cpu_empty_cache(tide_device *dev) {
     cpu_pool *p = pool_of(dev);
     pool_lock();
