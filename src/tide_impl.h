@@ -73,8 +73,11 @@ void tide_storage_settle(tide_storage *s);
 tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, const tide_backend *be,
                                      tide_dtype dt, int ndim, const int64_t *shape,
                                      tide_tensor **out);
-/* the cache of freed tensor + storage headers (storage.c): flushed with the CPU allocator's
- * cache (tide_device_empty_cache of any CPU device); the count is for tests */
+/* a storage's reference to its context (ctx.c: taken in batches per thread, without atomics) */
+void tide_ctx_retain_storage(tide_ctx *ctx);
+void tide_ctx_release_storage(tide_ctx *ctx);
+/* the calling thread's cache of freed tensor + storage headers (storage.c): flushed with the CPU
+ * allocator's cache (tide_device_empty_cache of any CPU device); the count is for tests */
 void tide_storage_cache_flush(void);
 int  tide_storage_cache_count(void);
 /* tide_tensor_empty for a creation function op (full, rand, ...): its errors are op's */
