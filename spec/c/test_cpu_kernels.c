@@ -613,6 +613,8 @@ static void mm_case(const char *what, int64_t Bn, int64_t M, int64_t K, int64_t 
           *e = malloc(sizeof(float) * (size_t)(Bn * M * N));
     fill_pattern(a, alen, 1);
     fill_pattern(b, blen, 2);
+    for (int64_t i = 0; i < Bn * M * N; i++) /* gemm's beta = 0 must not read the output */
+        o[i] = NAN;
     int64_t    ash[3] = {Bn, M, K}, bsh[3] = {Bn, K, N}, osh[3] = {Bn, M, N};
     tide_kview va = kv(a, TIDE_DTYPE_F32, 3, ash, as), vb = kv(b, TIDE_DTYPE_F32, 3, bsh, bs),
                vo = kv(o, TIDE_DTYPE_F32, 3, osh, NULL);
@@ -643,6 +645,16 @@ static void test_matmul(void) {
     /* larger, odd sizes through BLAS */
     mm_case("65 x 33 @ 33 x 17", 1, 65, 33, 17, (int64_t[3]){0, 33, 1}, (int64_t[3]){0, 17, 1},
             65 * 33, 33 * 17);
+    /* products of at least 2^19 multiply-adds go to oneDNN where it is built in: every layout,
+     * and a batch with b broadcast (the values are multiples of 1/16: exact in any order) */
+    enum { LM = 100, LK = 90, LN = 70 };
+    int64_t lac[3] = {LM * LK, LK, 1}, lat[3] = {LM * LK, 1, LM};
+    int64_t lbc[3] = {LK * LN, LN, 1}, lbt[3] = {LK * LN, 1, LK}, lb0[3] = {0, LN, 1};
+    mm_case("large a @ b", 1, LM, LK, LN, lac, lbc, LM * LK, LK * LN);
+    mm_case("large a^T @ b", 1, LM, LK, LN, lat, lbc, LM * LK, LK * LN);
+    mm_case("large a @ b^T", 1, LM, LK, LN, lac, lbt, LM * LK, LK * LN);
+    mm_case("large a^T @ b^T", 1, LM, LK, LN, lat, lbt, LM * LK, LK * LN);
+    mm_case("large batched, b broadcast", 3, LM, LK, LN, lac, lb0, 3 * LM * LK, LK * LN);
     /* float64 and int64 */
     double     da[4] = {1, 2, 3, 4}, db[4] = {5, 6, 7, 8}, dout[4];
     int64_t    s122[3] = {1, 2, 2};
