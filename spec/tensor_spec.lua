@@ -346,6 +346,26 @@ describe("lifetime", function()
         assert.are.equal("[tide.Tensor (freed)]", tostring(t))
     end)
 
+    it("only tensors pass the tensor test: other userdata, strings and tables of any length do not", function()
+        local core = require "tide.core"
+        local t = tide.ones(2)
+        assert.is_true(core.is_tensor(t))
+        -- a full userdata (a FILE handle, a device), light userdata, and values whose length
+        -- is a tensor userdata's size
+        local others = { io.stdout, tide.device("cpu"), ("x"):rep(24), { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+            13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24 }, ("y"):rep(16), 24, true }
+        for _, v in ipairs(others) do
+            assert.is_false(core.is_tensor(v), tostring(v))
+        end
+        assert.matches("tide: add: expected a tensor or a number, got userdata",
+            catch(function() return t + io.stdout end))
+        assert.matches("tide: sum: argument #1 must be a tensor, got userdata",
+            catch(function() return t.sum(io.stdout) end))
+        assert.matches("tide: sum: argument #1 must be a tensor, got string",
+            catch(function() return t.sum(("x"):rep(24)) end))
+        assert.are.same({ 1, 1 }, t:totable()) -- and the tensor is as it was
+    end)
+
     it("views keep their base's storage alive", function()
         local v
         do

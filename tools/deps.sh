@@ -5,7 +5,7 @@
 #   build:     build-essential pkg-config liblua5.4-dev libopenblas-dev libcjson-dev zlib1g-dev
 #              libopenblas0-openmp (OpenBLAS on OpenMP's pool, which tide's kernels share; the
 #              Makefile links it by directory, whatever update-alternatives picks)
-#              libdnnl-dev (oneDNN: CPU float32 conv2d; optional, the Makefile builds without it
+#              libdnnl-dev (oneDNN: CPU float32 conv2d and larger sgemm; optional, the Makefile builds without it
 #              when /usr/include/dnnl.h is missing)
 #   run/test:  lua5.4 lua-busted luarocks clang-format; clang libomp-dev (`make ubsan-clang`)
 #              liblua5.3-0 (a second Lua runtime for the two-runtimes host, spec/c/embed_two_lua.c)
