@@ -21,9 +21,10 @@ WERROR     ?= -Werror
 # link-time optimization of core.so with gcc: the per-op path crosses a dozen small functions in
 # as many files (shape, dtype, op table, storage); inlined, `a + b` takes a fifth less time.
 # Fat objects: every other link (C tests, plug-ins) has -fno-lto from CFLAGS_ALL and uses their
-# plain code (-fno-lto anywhere on a link line wins, so core.so's link leaves it out). Sanitizer builds turn it off (LTO=). The
-# link does not repeat -Wmaybe-uninitialized: inlined across files, `if (f(&x) != TIDE_OK)
-# return ...; use(x)` looks uninitialized to it (the compile of each file still warns).
+# plain code (-fno-lto anywhere on a link line wins, so core.so's link leaves it out).
+# Sanitizer builds turn it off (LTO=). The link does not repeat -Wmaybe-uninitialized: inlined
+# across files, `if (f(&x) != TIDE_OK) return ...; use(x)` looks uninitialized to it (the
+# compile of each file still warns).
 IS_GCC     := $(shell $(CC) --version 2>/dev/null | grep -c "Free Software Foundation")
 LTO        ?= $(if $(filter-out 0,$(IS_GCC)),-flto=auto -ffat-lto-objects)
 AR_LTO     := $(if $(LTO),gcc-ar,ar)
@@ -32,9 +33,8 @@ AR_LTO     := $(if $(LTO),gcc-ar,ar)
 WARN       := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes \
               -Wmissing-prototypes -Wno-pass-failed $(WERROR)
 # -fvisibility=hidden: only what include/*.h declares is exported (tools/exports.map)
-CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden -fno-semantic-interposition \
-              -fopenmp $(WARN) \
-              -Iinclude -Isrc \
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
+              -fno-semantic-interposition -fopenmp $(WARN) -Iinclude -Isrc \
               -I/usr/include/x86_64-linux-gnu $(if $(LTO),-fno-lto) $(EXTRA_CFLAGS)
 comma      := ,
 # OpenBLAS's OpenMP build shares tide's OpenMP pool (one pool; the pthreads build spins its own
@@ -101,10 +101,13 @@ $(LIBTIDE): $(CORE_OBJ)
 # core.so is the whole library (core + binding): the object `require "tide.core"` loads is the
 # one a host links as libtide.so.0 (make install makes core.so a link to it, see tools/install.mk).
 # -z nodelete: lua_close unloads core.so while OpenMP's workers (which run its code) live on;
-# the process then crashes at exit
+# the process then crashes at exit. -Bsymbolic-functions: the library's calls to its own exported
+# functions bind inside it, not through the PLT (as -fno-semantic-interposition lets gcc inline)
 $(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -fno-lto,$(CFLAGS_ALL)) $(LTO) $(if $(LTO),-Wno-maybe-uninitialized) -shared -Wl,-z,nodelete -Wl,-Bsymbolic-functions -o $@ -Wl,-soname,libtide.so.0 -Wl,--version-script=tools/exports.map \
+	$(CC) $(filter-out -fno-lto,$(CFLAGS_ALL)) $(LTO) $(if $(LTO),-Wno-maybe-uninitialized) \
+	    -shared -Wl,-z,nodelete -Wl,-Bsymbolic-functions -o $@ -Wl,-soname,libtide.so.0 \
+	    -Wl,--version-script=tools/exports.map \
 	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
 
 # environment defaults for libgomp and OpenBLAS in Lua programs, loaded by tide/init.lua before
