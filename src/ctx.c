@@ -1,7 +1,6 @@
 /* ctx.c — contexts: transfer stats, guard, random seed, memory limit, log callback. */
 #include "tide_impl.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +59,6 @@ typedef struct ref_batch {
 } ref_batch;
 
 static _Thread_local ref_batch batch;
-static pthread_key_t           batch_key;
-static pthread_once_t          batch_key_once = PTHREAD_ONCE_INIT;
-static bool                    batch_key_made;
 
 static void batch_return(ref_batch *b) {
     tide_ctx *ctx = b->ctx;
@@ -77,16 +73,10 @@ static void batch_thread_exit(void *b) {
     batch_return(b);
 }
 
-static void make_batch_key(void) {
-    batch_key_made = pthread_key_create(&batch_key, batch_thread_exit) == 0;
-}
-
 /* a thread holds a batch only once its exit is sure to give it back */
 static bool batch_usable(ref_batch *b) {
-    if (!b->registered) {
-        pthread_once(&batch_key_once, make_batch_key);
-        b->registered = batch_key_made && pthread_setspecific(batch_key, b) == 0;
-    }
+    if (!b->registered)
+        b->registered = tide_at_thread_exit(batch_thread_exit, b);
     return b->registered;
 }
 

@@ -5,7 +5,6 @@
  * header inside the block is released with the storage, so a view may outlive it. */
 #include "tide_impl.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +40,10 @@ typedef union cached_block {
 typedef struct block_list {
     cached_block *head;
     int           len;
-    bool          registered; /* with the key below, whose destructor frees it at thread exit */
+    bool          registered; /* with tide_at_thread_exit, which frees it */
 } block_list;
 
 static _Thread_local block_list thread_blocks;
-static pthread_key_t            exit_key;
-static pthread_once_t           exit_key_once = PTHREAD_ONCE_INIT;
-static bool                     exit_key_made;
 
 static void free_list(block_list *l) {
     cached_block *b = l->head;
@@ -64,15 +60,10 @@ static void thread_exit(void *l) {
     free_list(l);
 }
 
-static void make_exit_key(void) {
-    exit_key_made = pthread_key_create(&exit_key, thread_exit) == 0;
-}
-
-/* once per thread, at its first cached block (the main thread's are freed by the process's
- * exit; a thread that could not register frees its blocks at once instead) */
+/* once per thread, at its first cached block (a thread that could not register frees its
+ * blocks at once instead) */
 static bool register_thread(block_list *l) {
-    pthread_once(&exit_key_once, make_exit_key);
-    l->registered = exit_key_made && pthread_setspecific(exit_key, l) == 0;
+    l->registered = tide_at_thread_exit(thread_exit, l);
     return l->registered;
 }
 #endif

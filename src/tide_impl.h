@@ -73,6 +73,9 @@ void tide_storage_settle(tide_storage *s);
 tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, const tide_backend *be,
                                      tide_dtype dt, int ndim, const int64_t *shape,
                                      tide_tensor **out);
+/* fn(arg) when the calling thread exits (thread_exit.c); false when that cannot be arranged,
+ * and then the caller must not keep per-thread resources */
+bool tide_at_thread_exit(void (*fn)(void *), void *arg);
 /* a storage's reference to its context (ctx.c: taken in batches per thread, without atomics) */
 void tide_ctx_retain_storage(tide_ctx *ctx);
 void tide_ctx_release_storage(tide_ctx *ctx);
