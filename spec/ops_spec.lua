@@ -378,6 +378,49 @@ describe("shape ops", function()
             catch(function() return x:index_select(1, T({ 1 })) end))
     end)
 
+    it("index_select gives slice index[j] of the source at j, whatever the layouts", function()
+        -- the reference: element (i, j, k) of a 3-d result read one by one from the source
+        local function check(src, d, idx)
+            local got = src:index_select(d, idx)
+            local want_shape = { src:size(1), src:size(2), src:size(3) }
+            want_shape[d] = #idx
+            assert.are.same(want_shape, got.shape)
+            local s, g = src:totable(), got:totable()
+            for i = 1, want_shape[1] do
+                for j = 1, want_shape[2] do
+                    for k = 1, want_shape[3] do
+                        local at = { i, j, k }
+                        at[d] = idx[at[d]]
+                        assert.are.equal(s[at[1]][at[2]][at[3]], g[i][j][k])
+                    end
+                end
+            end
+        end
+        local idx = { 3, 1, 3, 2 }
+        -- contiguous: dense slices along dim 1 (one block copy each), strided along 2 and 3
+        local a = tide.arange(1, 3 * 5 * 7 + 1):view(3, 5, 7)
+        for d = 1, 3 do
+            check(a, d, idx)
+            check(a:transpose(1, 3):contiguous():transpose(1, 3), d, idx)
+            check(a:transpose(2, 3), d, idx)
+        end
+        check(a:long(), 1, idx)
+        check(a:narrow(3, 2, 4), 1, idx) -- rows of a narrowed view are not dense
+        -- large enough to split across threads, int32 indices, the 1-d case (labels)
+        local big = tide.arange(1, 600 * 4 * 30 + 1):view(600, 4, 30)
+        local order = {}
+        for j = 1, 500 do
+            order[j] = (j * 7919) % 600 + 1
+        end
+        local got = big:index_select(1, tide.tensor(order, { dtype = "int32" }))
+        for _, j in ipairs({ 1, 2, 250, 499, 500 }) do
+            assert.are.same(big[order[j]]:totable(), got[j]:totable())
+        end
+        local labels = tide.arange(10, 610, 1, { dtype = "int64" })
+        assert.are.same({ order[1] + 9, order[2] + 9, order[500] + 9 },
+            labels:index_select(1, { order[1], order[2], order[500] }):totable())
+    end)
+
     it("index_add_ accumulates duplicates", function()
         local d = tide.zeros(3)
         d:index_add_(1, { 1, 3, 1 }, T({ 1, 2, 4 }))

@@ -1,13 +1,15 @@
 /*
  * index.c — CPU softmax / log_softmax and their gradient, index_select, index_add and where.
  *
- * index_select and index_add work slice by slice: slice j of the result is a strided copy (or
- * add) of slice index[j] of the source, so each slice reuses the elementwise kernels and their
- * fast paths (an embedding lookup becomes one memcpy per row).
+ * index_select and index_add work slice by slice: slice j of the result is a copy (or add) of
+ * slice index[j] of the source. Where every slice is one dense block in both (a batch gathered
+ * from a dataset, an embedding lookup), index_select copies each with memcpy; other layouts
+ * reuse the elementwise kernels' strided copy and add.
  */
 #include "cpu.h"
 #include "scalar_math.h"
 #include "vec_math.h"
+#include <string.h>
 
 /* ---- softmax ------------------------------------------------------------------------------ */
 
@@ -229,6 +231,20 @@ static tide_status check_index(const char *name, const tide_kview *index, int di
     return TIDE_OK;
 }
 
+/* the elements of one slice along dim when every slice of v is one dense block in row-major
+ * order, else -1 */
+static int64_t dense_slice_numel(const tide_kview *v, int dim) {
+    int64_t expect = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (d == dim || v->shape[d] == 1)
+            continue;
+        if (v->strides[d] != expect)
+            return -1;
+        expect *= v->shape[d];
+    }
+    return expect;
+}
+
 tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                              const tide_kview *index) {
     CPU_TRY(check_index("index_select", index, dim, a->ndim,
@@ -236,6 +252,20 @@ tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide
     int64_t n = index->shape[0];
     if (out->ndim != a->ndim || out->shape[dim] != n)
         return tide_seterr(TIDE_ESHAPE, "index_select: cpu kernel got a wrong output shape");
+    /* a batch gathered from a dataset: each slice is one block in both, so one memcpy each
+     * (a strided copy per slice costs far more than the copy for rows of a few KB) */
+    int64_t inner = dense_slice_numel(a, dim);
+    if (inner >= 0 && inner == dense_slice_numel(out, dim) && a->dtype == out->dtype) {
+        size_t      es = cpu_dtype_size(a->dtype), bytes = (size_t)inner * es;
+        int64_t     sa = a->strides[dim] * (int64_t)es, so = out->strides[dim] * (int64_t)es;
+        char       *po = out->data;
+        const char *pa = a->data;
+        int         par = n > 1 && n * inner >= CPU_PAR_GRAIN;
+#pragma omp parallel for schedule(static) if (par)
+        for (int64_t j = 0; j < n; j++)
+            memcpy(po + j * so, pa + index_at(index, j) * sa, bytes);
+        return TIDE_OK;
+    }
     for (int64_t j = 0; j < n; j++) {
         int64_t    k = index_at(index, j);
         tide_kview so = slice(out, dim, j), sa = slice(a, dim, k);
