@@ -235,6 +235,9 @@ int            tide_tensor_is_contiguous(const tide_tensor *t);
 void          *tide_tensor_data(const tide_tensor *t);   /* first element; device memory off-host */
 size_t         tide_tensor_nbytes(const tide_tensor *t); /* numel * dtype size */
 int            tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b);
+/* 1 when t is the only holder of its storage (no view, no other handle on t, tide's own
+ * memory): writing t in place then changes no other tensor */
+int tide_tensor_is_sole_owner(const tide_tensor *t);
 
 /* Views (share storage; never copy). Negative sizes: -1 in view means "infer". */
 tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *shape,
@@ -480,6 +483,9 @@ typedef enum tide_act { TIDE_ACT_RELU, TIDE_ACT_GELU } tide_act;
 /* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);
+/* the same into grad_out itself (autograd's, when nothing else holds the gradient): input may be
+ * relu's input or its result, whose signs agree */
+tide_status tide_relu_backward_(tide_ctx *ctx, tide_tensor *grad_out, const tide_tensor *input);
 /* exact GELU's gradient in one pass: grad_in = grad_out * (Phi(x) + x phi(x)), x the input */
 tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);

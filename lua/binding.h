@@ -19,6 +19,7 @@ typedef struct tide_lua_state {
     size_t       gc_live;     /* tensor bytes alive after the last full collection (gc.c) */
     int          gc_gen;      /* the collector was generational at the last full collection */
     int          gc_passes;   /* minor collections wait for the end of a backward pass (gc.c) */
+    int          gc_aged;     /* a collection ran since the last pass ended (gc.c) */
     /* trace.c: what to note after a core call (TL_WATCH_*), the stats when last noted, the
      * core's "log" line waiting for its Lua position, the source prefix of tide's Lua files */
     int                 watch;
@@ -57,6 +58,7 @@ void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry *
 
 /* ---- gc.c ---- */
 void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes); /* after each new tensor */
+void tl_gc_pass_begin(lua_State *L, tide_lua_state *S);         /* the start of a backward pass */
 void tl_gc_pass_end(lua_State *L, tide_lua_state *S);           /* the end of a backward pass */
 void tl_full_collect(lua_State *L, tide_lua_state *S);          /* and reset the pacing */
 

@@ -178,7 +178,20 @@ static int act_backward(lua_State *L, const char *name, tide_act act) {
                                  : tide_relu_backward(S->ctx, g->t, x->t, &r->t));
     return tl_done(L, S, NULL, 2);
 }
+/* relu_backward(g, y[, overwrite]): with overwrite (autograd's engine, which holds g alone),
+ * into g itself when nothing else shares its memory: g is returned */
 static int l_relu_backward(lua_State *L) {
+    if (lua_toboolean(L, 3)) {
+        tide_lua_state *S = TL_STATE(L);
+        ltensor        *g = tl_check(L, 1, "relu_backward"), *y = tl_check(L, 2, "relu_backward");
+        tl_not_differentiable(L, S, "relu_backward", 2);
+        if (tide_tensor_is_sole_owner(g->t) && !tide_tensor_same_storage(g->t, y->t)) {
+            TL_CALL(L, S, tide_relu_backward_(S->ctx, g->t, y->t));
+            lua_settop(L, 1);
+            return 1;
+        }
+    }
+    lua_settop(L, 2);
     return act_backward(L, "relu_backward", TIDE_ACT_RELU);
 }
 static int l_gelu_backward(lua_State *L) {

@@ -281,6 +281,12 @@ static int l_is_grad_enabled(lua_State *L) {
     return 1;
 }
 
+/* core._gc_pass_begin(): autograd's engine at the start of a backward pass (gc.c) */
+static int l_gc_pass_begin(lua_State *L) {
+    tl_gc_pass_begin(L, TL_STATE(L));
+    return 0;
+}
+
 /* core._gc_pass_end(): autograd's engine at the end of a backward pass (gc.c) */
 static int l_gc_pass_end(lua_State *L) {
     tl_gc_pass_end(L, TL_STATE(L));
@@ -719,6 +725,7 @@ void tl_open_tensor(lua_State *L, int mod) {
     static const luaL_Reg modfuncs[] = {{"set_autograd_hook", l_set_autograd_hook},
                                         {"set_grad_enabled", l_set_grad_enabled},
                                         {"is_grad_enabled", l_is_grad_enabled},
+                                        {"_gc_pass_begin", l_gc_pass_begin},
                                         {"_gc_pass_end", l_gc_pass_end},
                                         {NULL, NULL}};
     tl_register(L, mod, modfuncs);

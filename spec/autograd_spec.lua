@@ -130,6 +130,57 @@ describe("autograd", function()
             assert.is_false(autograd.has_formula("no_such_op"))
         end)
 
+        it("the graph holds an intermediate only while a formula will read it", function()
+            -- h feeds relu alone, whose formula reads its result: nothing keeps h, as reference
+            -- counting would free it once relu has run; r (read by relu's formula and sum's
+            -- shape) stays
+            local x = tide.tensor({ -1.0, 2.0, -3.0, 4.0 }, { requires_grad = true, device = D.name })
+            local weak = setmetatable({}, { __mode = "v" })
+            local y
+            do
+                local h = x:mul(2)
+                local r = h:relu()
+                weak.h, weak.r = h, r
+                y = r:sum()
+            end
+            collectgarbage()
+            collectgarbage()
+            assert.is_nil(weak.h)
+            assert.is_not_nil(weak.r)
+            y:backward()
+            close(x.grad, { 0, 2, 0, 2 })
+            -- retain_grad keeps the result it names, whatever the formula reads
+            local h = x:mul(3)
+            h:retain_grad()
+            local e = h:relu():mul(h):sum() -- sum(relu(h) * h)
+            e:backward()
+            close(h.grad, { 0, 12, 0, 24 }) -- relu(h) + h * (h > 0)
+        end)
+
+        it("relu's gradient overwrites the incoming gradient only when nothing shares it", function()
+            local core = require "tide.core"
+            local y = tide.tensor({ { 1.0, -1.0 }, { 0.0, 2.0 } }, { device = D.name })
+            local g = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, { device = D.name })
+            local r = core.relu_backward(g, y, true)
+            assert.is_true(rawequal(g, r)) -- into g: nothing else holds its memory
+            close(g, { 5, 0, 0, 8 })
+            local g2 = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, { device = D.name })
+            local view = g2:t()
+            local r2 = core.relu_backward(g2, y, true)
+            assert.is_false(rawequal(g2, r2)) -- a view shares g2: a new tensor
+            close(r2, { 5, 0, 0, 8 })
+            close(view, { 5, 7, 6, 8 })
+            assert.is_false(rawequal(g, core.relu_backward(g, y))) -- not asked: never in place
+            -- through autograd: one gradient reaches two relus, directly and as a transposed
+            -- view; each relu's mask applies to its own path only
+            local a = tide.tensor({ { 1.0, -2.0 }, { 3.0, -4.0 } }, { requires_grad = true, device = D.name })
+            local b = tide.tensor({ { -1.0, 2.0 }, { 3.0, 4.0 } }, { requires_grad = true, device = D.name })
+            local s = a:mul(1):relu() + b:mul(1):relu():t()
+            s:backward(tide.tensor({ { 1.0, 2.0 }, { 3.0, 4.0 } }, { device = D.name }))
+            close(a.grad, { 1, 0, 3, 0 })
+            close(b.grad, { 0, 3, 2, 4 }) -- the gradient transposed, masked by b > 0
+        end)
+
         it("accumulates .grad across backward calls", function()
             local a = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
             ;(a * 3):sum():backward()

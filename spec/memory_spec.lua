@@ -8,16 +8,18 @@
 -- the loop's, not busted's: the pace of full collections follows the Lua heap's size.
 
 -- runs the loop under collectgarbage(mode) with the checkout's paths; returns its figures
-local function run(mode, steps)
-    local cmd = string.format("LUA_PATH='%s' LUA_CPATH='%s' %s spec/support/cnn_memory.lua %s %d 2>&1",
-        package.path, package.cpath, require("spec.support.host").lua, mode, steps)
+local function run(mode, steps, side, batch)
+    local cmd = string.format("LUA_PATH='%s' LUA_CPATH='%s' %s spec/support/cnn_memory.lua %s %d %d %d 2>&1",
+        package.path, package.cpath, require("spec.support.host").lua, mode, steps, side or 16,
+        batch or 16)
     local p = io.popen(cmd)
     local out = p:read("*a")
     local ok = p:close()
     assert(ok, out)
     local live, most, faults = out:match("^live=(%d+) max=(%d+) faults=(%S+)")
-    assert(live, out)
-    return tonumber(live), tonumber(most), tonumber(faults), out
+    local after_backward = out:match("backward=(%d+)")
+    assert(live and after_backward, out)
+    return tonumber(live), tonumber(most), tonumber(faults), out, tonumber(after_backward)
 end
 
 describe("tensor memory under either collector mode", function()
@@ -28,6 +30,18 @@ describe("tensor memory under either collector mode", function()
             local live, most, _, out = run(mode, 200)
             assert.is_true(live > 1e6, out) -- the model, its gradients and momentum: ~2.4 MB
             assert.is_true(most < 2 * live, mode .. ": " .. out)
+        end)
+    end
+
+    if _VERSION == "Lua 5.4" then
+        -- A step of 128 images of 28 x 28 makes about 20 MB of tensors, past the garbage a
+        -- generational collector may leave before a full collection in the middle of the step;
+        -- that collection makes the graph alive then old, which the minor collection at the
+        -- pass's end does not free: the step's graph stayed on top of the next step's
+        -- (18.6 MB right after backward against 8.7 MB live).
+        it("a step's graph is freed when its backward pass ends, after a collection during it", function()
+            local live, _, _, out, after_backward = run("generational", 20, 28, 128)
+            assert.is_true(after_backward < live + 2 ^ 20, out)
         end)
     end
 end)

@@ -296,9 +296,8 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     return st;
 }
 
-static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
-                                const tide_tensor *grad_out, const tide_tensor *input,
-                                tide_tensor **grad_in) {
+static tide_status act_backward_check(const char *op, const tide_tensor *grad_out,
+                                      const tide_tensor *input) {
     TIDE_TRY(tide_check_same_device(op, grad_out, input));
     if (!tide_dtype_is_float(grad_out->dtype) || input->dtype != grad_out->dtype)
         return tide_seterr(TIDE_EDTYPE,
@@ -314,6 +313,13 @@ static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
         return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and input %s must have one shape", op, s1,
                            s2);
     }
+    return TIDE_OK;
+}
+
+static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
+                                const tide_tensor *grad_out, const tide_tensor *input,
+                                tide_tensor **grad_in) {
+    TIDE_TRY(act_backward_check(op, grad_out, input));
     tide_device *dev = input->storage->dev;
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, input->dtype, input->ndim, input->shape, grad_in));
     if (tide_tensor_numel(*grad_in) == 0)
@@ -329,6 +335,24 @@ static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in) {
     return act_backward(ctx, "relu_backward", TIDE_ACT_RELU, grad_out, input, grad_in);
+}
+
+/* elementwise, so the kernel may write the gradient it reads */
+tide_status tide_relu_backward_(tide_ctx *ctx, tide_tensor *grad_out, const tide_tensor *input) {
+    (void)ctx;
+    static const char op[] = "relu_backward_";
+    TIDE_TRY(act_backward_check(op, grad_out, input));
+    tide_device *dev = input->storage->dev;
+    if (tide_tensor_numel(grad_out) == 0)
+        return TIDE_OK;
+    if (!dev->backend->act_backward)
+        return tide_notsup(op, dev);
+    tide_kview  gv = tide_kview_of(grad_out), xv = tide_kview_of(input);
+    tide_status st = dev->backend->act_backward(dev, TIDE_ACT_RELU, &gv, &gv, &xv);
+    if (st != TIDE_OK)
+        return tide_err_op(st, op);
+    tide_mark_written(grad_out);
+    return TIDE_OK;
 }
 
 tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,

@@ -54,6 +54,12 @@ int tide_tensor_same_storage(const tide_tensor *a, const tide_tensor *b) {
     return a->storage == b->storage;
 }
 
+int tide_tensor_is_sole_owner(const tide_tensor *t) {
+    return atomic_load_explicit(&t->refs, memory_order_relaxed) == 1 &&
+           atomic_load_explicit(&t->storage->refs, memory_order_relaxed) == 1 &&
+           !t->storage->external;
+}
+
 int tide_tensor_is_contiguous(const tide_tensor *t) {
     return tide_shape_is_contiguous(t->ndim, t->shape, t->strides);
 }

@@ -1082,6 +1082,44 @@ static void test_stack(void) {
     tide_tensor_release(b);
 }
 
+/* relu's gradient written into the incoming gradient (autograd's, when nothing else holds it),
+ * and the ownership test that allows it */
+static void test_relu_backward_inplace(void) {
+    int64_t      s4[] = {4};
+    tide_tensor *y = mk(cpu1, TIDE_DTYPE_F32, 1, s4, (double[]){1, -1, 0, NAN});
+    tide_tensor *g = mk(cpu1, TIDE_DTYPE_F32, 1, s4, (double[]){5, 6, 7, 8});
+    tide_tensor *fresh = NULL, *v = NULL, *h = NULL;
+    CHECK_OK(tide_relu_backward(NULL, g, y, &fresh));
+    CHECK(tide_tensor_is_sole_owner(g));
+    tide_tensor_retain(g); /* a second handle */
+    CHECK(!tide_tensor_is_sole_owner(g));
+    tide_tensor_release(g);
+    CHECK_OK(tide_tensor_narrow(g, 0, 1, 2, &v)); /* a view shares the storage */
+    CHECK(!tide_tensor_is_sole_owner(g) && !tide_tensor_is_sole_owner(v));
+    tide_tensor_release(v);
+    CHECK(tide_tensor_is_sole_owner(g));
+    uint64_t before = tide_tensor_version(g);
+    CHECK_OK(tide_relu_backward_(NULL, g, y));
+    CHECK(tide_tensor_version(g) == before + 1);
+    CHECK_OK(tide_tensor_to(NULL, g, cpu0, TIDE_DTYPE_F32, 0, &h));
+    check_values(h, 4, (double[]){5, 0, 0, 8}, 0); /* NaN's result passes g, as out of place */
+    tide_tensor_release(h);
+    h = NULL;
+    CHECK_OK(tide_tensor_to(NULL, fresh, cpu0, TIDE_DTYPE_F32, 0, &h));
+    check_values(h, 4, (double[]){5, 0, 0, 8}, 0);
+    tide_tensor *wrong = mk(cpu1, TIDE_DTYPE_F32, 1, (int64_t[]){3}, NULL);
+    CHECK_ERR(tide_relu_backward_(NULL, wrong, y), TIDE_ESHAPE,
+              "relu_backward_: grad_out [3] and input [4] must have one shape");
+    tide_tensor *elsewhere = mk(cpu2, TIDE_DTYPE_F32, 1, s4, NULL);
+    CHECK(tide_relu_backward_(NULL, elsewhere, y) == TIDE_EDEVICE);
+    tide_tensor_release(elsewhere);
+    tide_tensor_release(wrong);
+    tide_tensor_release(h);
+    tide_tensor_release(fresh);
+    tide_tensor_release(g);
+    tide_tensor_release(y);
+}
+
 static void test_versions(void) {
     int64_t      s3[] = {3}, s1[] = {1};
     tide_tensor *t = NULL, *v = NULL, *r = NULL, *u = NULL;
@@ -1331,6 +1369,7 @@ int main(void) {
     test_exact_scalars();
     test_stack();
     test_versions();
+    test_relu_backward_inplace();
     test_header_cache();
     test_header_cache_threads();
     test_ctx_refs_threads();

@@ -1,10 +1,12 @@
--- cnn_memory.lua MODE STEPS — the training loop of memory_spec.lua, run in a process of its
+-- cnn_memory.lua MODE STEPS [SIDE [BATCH]] — the training loop of memory_spec.lua, run in a process of its
 -- own so that the Lua heap is the loop's own (busted's would set the collector's pace):
--- collectgarbage(MODE), a small CNN trained STEPS steps with SGD after a warmup, then one line
+-- collectgarbage(MODE), a small CNN trained STEPS steps with SGD after a warmup on BATCH (16)
+-- images of SIDE x SIDE (16), then one line
 --   live=<tensor bytes after the warmup and a full collection> max=<most memory_in_use() seen
 --   after a step> faults=<minor page faults per step> rss_kb=<VmRSS growth over the loop>
 --   backward=<most memory_in_use() seen right after a backward pass>
 local mode, steps = arg[1], tonumber(arg[2])
+local side, batch = tonumber(arg[3] or 16), tonumber(arg[4] or 16)
 if mode ~= "default" then -- "default": the host's only collector (5.3, 5.1, LuaJIT)
     collectgarbage(mode)
 end
@@ -38,12 +40,13 @@ local function rss()
 end
 
 tide.manual_seed(0)
+local pooled = math.floor((side - 2) / 2)
 local model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-    nn.Linear(16 * 7 * 7, 256), nn.ReLU(), nn.Linear(256, 10))
+    nn.Linear(16 * pooled * pooled, 256), nn.ReLU(), nn.Linear(256, 10))
 local opt = optim.SGD(model:parameters(), { lr = 0.01, momentum = 0.9 })
 local lossf = nn.CrossEntropyLoss()
-local x = tide.randn(16, 1, 16, 16)
-local y = tide.rand(16):mul(10):long():add(1) -- classes 1..10
+local x = tide.randn(batch, 1, side, side)
+local y = tide.rand(batch):mul(10):long():add(1) -- classes 1..10
 local after_backward = 0
 local function step()
     opt:zero_grad()

@@ -7,10 +7,11 @@
  * are plain NCHW. Each shape gets one cache entry: the primitives of the three passes, created
  * with "any" layouts so that oneDNN picks its best and the reorders between plain and blocked,
  * kept for the next call of that shape (a training loop repeats its shapes: no primitive
- * creation in the hot path). One mutex serializes the calls, so the blocked copies of all
- * shapes share one arena, as large as the largest pass needs (no fresh pages per call, and no
- * second copy of every activation held between calls). Each call runs on OpenMP's pool inside
- * oneDNN, the pool tide's kernels and OpenBLAS share.
+ * creation in the hot path). The blocked copies of a pass live in one buffer from the device's
+ * caching allocator, given back when the pass ends: the tensors made next reuse it (a small
+ * CNN's 5.5 MB blocked output becomes the ReLU's output), where a buffer of oneDNN's own kept
+ * that much apart for good. One mutex serializes the calls. Each call runs on OpenMP's pool
+ * inside oneDNN, the pool tide's kernels and OpenBLAS share.
  */
 #include "cpu.h"
 
@@ -27,12 +28,12 @@ typedef struct {
 } conv_key;
 
 /* one argument of a primitive: the user's plain buffer and the layout the primitive wants, with
- * a reorder and a blocked copy in the arena between them when the two differ */
+ * a reorder and a blocked copy in the pass's buffer between them when the two differ */
 typedef struct {
     dnnl_memory_t    user;    /* plain layout; its handle is set per call */
     dnnl_memory_t    inner;   /* the primitive's layout; == user when no reorder is needed */
     dnnl_primitive_t reorder; /* user -> inner for an input, inner -> user for an output */
-    size_t           bytes;   /* inner's share of the arena (0: none) */
+    size_t           bytes;   /* inner's share of the pass's buffer (0: none) */
 } conv_port;
 
 enum { FWD, BWD_DATA, BWD_WEIGHTS, PASSES };
@@ -58,8 +59,6 @@ static int             cached;
 static dnnl_engine_t   engine;
 static dnnl_stream_t   stream;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static char           *arena; /* the blocked copies of the pass running (under lock) */
-static size_t          arena_size;
 
 static tide_status dnnl_fail(const char *what, dnnl_status_t s) {
     if (s == dnnl_out_of_memory)
@@ -125,28 +124,39 @@ static tide_status run(dnnl_primitive_t prim, int n, const dnnl_exec_arg_t *args
     return TIDE_OK;
 }
 
-/* places the blocked copies of a pass's ports in the arena, grown when they do not fit */
-static tide_status pass_bind(conv_pass *ps) {
-    size_t need = 0;
+/* the blocked copies of one pass: a buffer of the device's allocator */
+typedef struct {
+    tide_device *dev;
+    char        *p;
+    size_t       bytes;
+} pass_buf;
+
+/* places the blocked copies of a pass's ports in a buffer from the device's allocator; the
+ * caller gives it back with pass_unbind whatever the pass's outcome */
+static tide_status pass_bind(conv_pass *ps, pass_buf *b) {
+    b->p = NULL;
+    b->bytes = 0;
     for (int k = 0; k < 3; k++)
-        need += ps->port[k].bytes;
-    if (need > arena_size) {
-        free(arena);
-        arena_size = 0;
-        arena = aligned_alloc(64, need);
-        if (!arena)
-            return tide_seterr(TIDE_ENOMEM, "conv2d: %zu bytes for oneDNN's blocked layouts", need);
-        arena_size = need;
-    }
+        b->bytes += ps->port[k].bytes;
+    if (!b->bytes)
+        return TIDE_OK;
+    void *p;
+    CPU_TRY(cpu_alloc(b->dev, b->bytes, &p));
+    b->p = p;
     size_t at = 0;
     for (int k = 0; k < 3; k++) {
-        conv_port *p = &ps->port[k];
-        if (!p->bytes)
+        conv_port *port = &ps->port[k];
+        if (!port->bytes)
             continue;
-        DNNL_TRY("memory", dnnl_memory_set_data_handle(p->inner, arena + at));
-        at += p->bytes;
+        DNNL_TRY("memory", dnnl_memory_set_data_handle(port->inner, b->p + at));
+        at += port->bytes;
     }
     return TIDE_OK;
+}
+
+static void pass_unbind(pass_buf *b) {
+    cpu_free(b->dev, b->p, b->bytes);
+    b->p = NULL;
 }
 
 /* binds the caller's buffer; an input is brought into the primitive's layout */
@@ -334,12 +344,10 @@ static tide_status key_of(const char *name, const tide_kview *input, const tide_
     return TIDE_OK;
 }
 
-static tide_status forward(const tide_kview *out, const tide_kview *input, const tide_kview *weight,
-                           const tide_kview *bias, const conv_key *k) {
-    conv_entry *e;
-    CPU_TRY(entry_get(k, 0, 0, &e));
+static tide_status forward_pass(conv_entry *e, const tide_kview *out, const tide_kview *input,
+                                const tide_kview *weight, const tide_kview *bias, pass_buf *b) {
     conv_pass *ps = &e->pass[FWD];
-    CPU_TRY(pass_bind(ps));
+    CPU_TRY(pass_bind(ps, b));
     CPU_TRY(port_in(&ps->port[0], input->data));
     CPU_TRY(port_in(&ps->port[1], weight->data));
     DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, out->data));
@@ -355,65 +363,98 @@ static tide_status forward(const tide_kview *out, const tide_kview *input, const
     return TIDE_OK;
 }
 
-static tide_status backward(const tide_kview *gx, const tide_kview *gw, const tide_kview *gb,
-                            const tide_kview *gy, const tide_kview *input, const tide_kview *weight,
-                            const conv_key *k) {
+static tide_status forward(tide_device *dev, const tide_kview *out, const tide_kview *input,
+                           const tide_kview *weight, const tide_kview *bias, const conv_key *k) {
+    conv_entry *e;
+    CPU_TRY(entry_get(k, 0, 0, &e));
+    pass_buf    b = {dev, NULL, 0};
+    tide_status st = forward_pass(e, out, input, weight, bias, &b);
+    if (st != TIDE_OK)
+        (void)dnnl_stream_wait(stream); /* nothing may still write the buffer */
+    pass_unbind(&b);
+    return st;
+}
+
+static tide_status backward_data(conv_entry *e, const tide_kview *gx, const tide_kview *gy,
+                                 const tide_kview *weight, pass_buf *b) {
+    conv_pass *ps = &e->pass[BWD_DATA];
+    CPU_TRY(pass_bind(ps, b));
+    CPU_TRY(port_in(&ps->port[0], gy->data));
+    CPU_TRY(port_in(&ps->port[1], weight->data));
+    DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gx->data));
+    dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, ps->port[0].inner},
+                            {DNNL_ARG_WEIGHTS, ps->port[1].inner},
+                            {DNNL_ARG_DIFF_SRC, ps->port[2].inner}};
+    CPU_TRY(run(ps->prim, 3, a));
+    CPU_TRY(port_out(&ps->port[2]));
+    DNNL_TRY("wait", dnnl_stream_wait(stream));
+    return TIDE_OK;
+}
+
+static tide_status backward_weights(conv_entry *e, const tide_kview *gw, const tide_kview *gb,
+                                    const tide_kview *gy, const tide_kview *input,
+                                    const conv_key *k, pass_buf *b) {
+    conv_pass *ps = &e->pass[BWD_WEIGHTS];
+    float     *spare_b = e->spare + k->o * (k->c / k->groups) * k->kh * k->kw;
+    CPU_TRY(pass_bind(ps, b));
+    CPU_TRY(port_in(&ps->port[0], input->data));
+    CPU_TRY(port_in(&ps->port[1], gy->data));
+    DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gw ? gw->data : e->spare));
+    if (k->bias)
+        DNNL_TRY("memory", dnnl_memory_set_data_handle(e->bias, gb ? gb->data : spare_b));
+    dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, ps->port[0].inner},
+                            {DNNL_ARG_DIFF_DST, ps->port[1].inner},
+                            {DNNL_ARG_DIFF_WEIGHTS, ps->port[2].inner},
+                            {DNNL_ARG_DIFF_BIAS, e->bias}};
+    CPU_TRY(run(ps->prim, k->bias ? 4 : 3, a));
+    CPU_TRY(port_out(&ps->port[2]));
+    DNNL_TRY("wait", dnnl_stream_wait(stream));
+    return TIDE_OK;
+}
+
+static tide_status backward(tide_device *dev, const tide_kview *gx, const tide_kview *gw,
+                            const tide_kview *gb, const tide_kview *gy, const tide_kview *input,
+                            const tide_kview *weight, const conv_key *k) {
     int         need_w = gw || (gb && k->bias);
     conv_entry *e;
     CPU_TRY(entry_get(k, gx != NULL, need_w, &e));
+    pass_buf    b = {dev, NULL, 0};
+    tide_status st = TIDE_OK;
     if (gx) {
-        conv_pass *ps = &e->pass[BWD_DATA];
-        CPU_TRY(pass_bind(ps));
-        CPU_TRY(port_in(&ps->port[0], gy->data));
-        CPU_TRY(port_in(&ps->port[1], weight->data));
-        DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gx->data));
-        dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, ps->port[0].inner},
-                                {DNNL_ARG_WEIGHTS, ps->port[1].inner},
-                                {DNNL_ARG_DIFF_SRC, ps->port[2].inner}};
-        CPU_TRY(run(ps->prim, 3, a));
-        CPU_TRY(port_out(&ps->port[2]));
-        DNNL_TRY("wait", dnnl_stream_wait(stream)); /* before the next pass reuses the arena */
+        st = backward_data(e, gx, gy, weight, &b);
+        if (st != TIDE_OK)
+            (void)dnnl_stream_wait(stream); /* nothing may still write the buffer */
+        pass_unbind(&b);
     }
-    if (need_w) {
-        conv_pass *ps = &e->pass[BWD_WEIGHTS];
-        float     *spare_b = e->spare + k->o * (k->c / k->groups) * k->kh * k->kw;
-        CPU_TRY(pass_bind(ps));
-        CPU_TRY(port_in(&ps->port[0], input->data));
-        CPU_TRY(port_in(&ps->port[1], gy->data));
-        DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gw ? gw->data : e->spare));
-        if (k->bias)
-            DNNL_TRY("memory", dnnl_memory_set_data_handle(e->bias, gb ? gb->data : spare_b));
-        dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, ps->port[0].inner},
-                                {DNNL_ARG_DIFF_DST, ps->port[1].inner},
-                                {DNNL_ARG_DIFF_WEIGHTS, ps->port[2].inner},
-                                {DNNL_ARG_DIFF_BIAS, e->bias}};
-        CPU_TRY(run(ps->prim, k->bias ? 4 : 3, a));
-        CPU_TRY(port_out(&ps->port[2]));
+    if (st == TIDE_OK && need_w) {
+        st = backward_weights(e, gw, gb, gy, input, k, &b);
+        if (st != TIDE_OK)
+            (void)dnnl_stream_wait(stream);
+        pass_unbind(&b);
     }
-    DNNL_TRY("wait", dnnl_stream_wait(stream));
-    if (gb && !k->bias) { /* a bias gradient from a primitive made without a bias: sum gy */
+    if (st == TIDE_OK && gb && !k->bias) { /* a bias gradient from a primitive made without a
+                                             bias: sum gy */
         const float *g = gy->data;
-        float       *b = gb->data;
+        float       *bg = gb->data;
         int64_t      L = gy->shape[2] * gy->shape[3];
         for (int64_t o = 0; o < k->o; o++) {
             double acc = 0;
             for (int64_t n = 0; n < k->n; n++)
                 for (int64_t i = 0; i < L; i++)
                     acc += g[(n * k->o + o) * L + i];
-            b[o] = (float)acc;
+            bg[o] = (float)acc;
         }
     }
-    return TIDE_OK;
+    return st;
 }
 
 tide_status cpu_conv2d(tide_device *dev, const tide_kview *out, const tide_kview *input,
                        const tide_kview *weight, const tide_kview *bias, tide_conv_geom g,
                        int groups) {
-    (void)dev;
     conv_key k;
     CPU_TRY(key_of("conv2d", input, weight, bias != NULL, g, groups, &k));
     pthread_mutex_lock(&lock);
-    tide_status st = forward(out, input, weight, bias, &k);
+    tide_status st = forward(dev, out, input, weight, bias, &k);
     pthread_mutex_unlock(&lock);
     return st;
 }
@@ -422,13 +463,12 @@ tide_status cpu_conv2d_backward(tide_device *dev, const tide_kview *grad_input,
                                 const tide_kview *grad_weight, const tide_kview *grad_bias,
                                 const tide_kview *grad_out, const tide_kview *input,
                                 const tide_kview *weight, tide_conv_geom g, int groups) {
-    (void)dev;
     conv_key k;
     /* the primitive computes the bias gradient with the weights' when both are wanted */
     CPU_TRY(key_of("conv2d_backward", input, weight, grad_bias != NULL && grad_weight != NULL, g,
                    groups, &k));
     pthread_mutex_lock(&lock);
-    tide_status st = backward(grad_input, grad_weight, grad_bias, grad_out, input, weight, &k);
+    tide_status st = backward(dev, grad_input, grad_weight, grad_bias, grad_out, input, weight, &k);
     pthread_mutex_unlock(&lock);
     return st;
 }

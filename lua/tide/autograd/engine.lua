@@ -21,6 +21,7 @@ local raise = require "tide.autograd.raise"
 local E = {}
 
 local BW, READS, READS_INDICES = formulas.BW, formulas.READS, formulas.READS_INDICES
+local DROPS_ARG1 = formulas.DROPS_ARG1
 local LIST_OPS, reads_of = formulas.LIST_OPS, formulas.reads_of
 local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
@@ -55,6 +56,19 @@ local function no_backward(nd)
 end
 
 -- ---- saved tensors and their versions ----
+
+-- The ops whose gradient formula reads their result (READS names "out"): only their nodes keep
+-- it (and a node asked to retain_grad). Every node kept its result before, so each activation
+-- of a forward pass lived until backward ended, where a reference-counted engine frees it once
+-- the next op has run: a small CNN's ReLU outputs, which max-pooling does not read, 7.5 MB.
+local KEEPS_OUT = {}
+for name, reads in pairs(READS) do
+    for i = 1, #reads do
+        if reads[i][1] == "out" then
+            KEEPS_OUT[name] = true
+        end
+    end
+end
 
 -- the node fields holding the versions of reads[1..3]: no table more per node (the binding
 -- sizes a node's hash part with room for them, record() below too)
@@ -204,7 +218,7 @@ local function inplace_done(name, self, args)
     args[1] = p.old
     args.fn = BW[base] or no_backward
     args.name = base
-    args.out = self
+    args.out = KEEPS_OUT[base] and self or nil
     capture_edges(args)
     args.e1 = p.edge
     local reads = READS[base]
@@ -227,7 +241,7 @@ local function hook(name, out, args)
     end
     args.fn = BW[name] or no_backward
     args.name = name
-    args.out = out
+    args.out = KEEPS_OUT[name] and out or nil
     capture_edges(args)
     local reads = READS[name]
     if reads then
@@ -239,6 +253,8 @@ local function hook(name, out, args)
     if VIEW_OPS[name] and grad_fn(args[1]) then
         -- an in-place op on the base, recorded later, would leave this view's graph stale
         args.vbase = version(args[1])
+    elseif DROPS_ARG1[name] and args.e1 ~= false then
+        args[1] = nil -- the edge routes the gradient; nothing reads the tensor
     end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = setmetatable(args, NODE)
@@ -255,7 +271,7 @@ end
 -- records out = name(a, b, c[, d]) with gradient formula fn; returns the node (for extra fields)
 function E.record(name, out, fn, a, b, c, d)
     local nd = setmetatable({ a, b, c, d, n = d ~= nil and 4 or 3, name = name, fn = fn,
-        out = out, v1 = false, v2 = false }, NODE)
+        out = KEEPS_OUT[name] and out or nil, v1 = false, v2 = false }, NODE)
     capture_edges(nd)
     local reads = READS[name]
     if reads then
@@ -375,6 +391,7 @@ function E.retain_grad(t)
     local f = grad_fn(t)
     if f then
         f.retain = true
+        f.out = t -- where its gradient goes
     end
 end
 
@@ -564,6 +581,7 @@ local function pass(roots, grads, retain, create)
     owned, own = {}, not create
     held = own and setmetatable({}, { __mode = "k" }) or nil
     local prev = set_grad_enabled(create and true or false)
+    core._gc_pass_begin() -- the forward pass's unkept results are garbage (lua/gc.c)
     local ok, err = pcall(function()
         local order, seen, heads = {}, {}, {}
         for i = 1, #roots do
@@ -630,7 +648,9 @@ local function pass(roots, grads, retain, create)
                         push(ts[j], es[j], gs[j])
                     end
                 else
-                    local g1, g2, g3, g4 = nd.fn(nd, g)
+                    -- nothing else holds g: released after the formula unless passed on
+                    local g_free = n_held and held[g] == 0 or nil
+                    local g1, g2, g3, g4 = nd.fn(nd, g, g_free)
                     if held then
                         hold(g, g1)
                         hold(g, g2)

@@ -1,8 +1,9 @@
 -- tide.autograd.formulas: the gradient formula of each op autograd records, and what each
 -- formula reads (READS), so the engine can check those tensors were not modified in place.
--- A formula is fn(node, g): node is the recorded args table ({n = N, ...} plus out, indices and
--- the fields a fused op keeps), g the gradient of the result; it returns the gradients of
--- args[1], args[2], ... (nil where none flows), written with tensor ops only.
+-- A formula is fn(node, g, g_free): node is the recorded args table ({n = N, ...} plus out,
+-- indices and the fields a fused op keeps), g the gradient of the result; it returns the
+-- gradients of args[1], args[2], ... (nil where none flows), written with tensor ops only.
+-- g_free: nothing but this formula holds g, which it may overwrite and return.
 -- Adding an op's gradient: a BW.<name> function here and, when it reads tensor values, a
 -- READS entry. The engine (engine.lua) never names an op except the in-place and view lists.
 local compat = require "tide._compat"
@@ -230,13 +231,18 @@ function BW.sigmoid(nd, g)
     return g:mul(y:mul(y:neg():add(1)))
 end
 
+-- reads the result, as PyTorch does: relu(x) <= 0 exactly where x <= 0 (relu(NaN) is NaN), and
+-- the input, which the next op does not keep either, is not held until backward (a conv's
+-- output before its ReLU); an in-place relu_ needs no copy of its input
 local RELU_FUSED = { float32 = true, float64 = true }
-function BW.relu(nd, g)
-    local x = nd[1]
-    if RELU_FUSED[x.dtype] and g.dtype == x.dtype then
-        return core.relu_backward(g, x) -- one pass: x <= 0 ? 0 : g (NaN passes g, as PyTorch)
+function BW.relu(nd, g, g_free)
+    local y = nd.out
+    if RELU_FUSED[y.dtype] and g.dtype == y.dtype then
+        -- one pass: y <= 0 ? 0 : g (NaN passes g, as PyTorch); into g when the engine says that
+        -- nothing else holds it (g_free) and no view shares its memory
+        return core.relu_backward(g, y, g_free)
     end
-    return g:mul(x:le(0):logical_not())
+    return g:mul(y:le(0):logical_not())
 end
 
 -- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x): one kernel pass, or, when the gradient's
@@ -369,7 +375,7 @@ end
 
 function BW.mean(nd, g)
     local x = nd[1]
-    return unreduce(g:div(x:numel() / nd.out:numel()), x, nd[2], nd[3])
+    return unreduce(g:div(x:numel() / g:numel()), x, nd[2], nd[3]) -- g has the result's shape
 end
 
 -- products along dim d of the elements before each one (after each one with `after`), 1 for the
@@ -979,7 +985,7 @@ local READS = {
     pow = { ARG1, { 2, 1 }, { "out", 2 } },
     maximum = { ARG1, ARG2 }, minimum = { ARG1, ARG2 },
     remainder = { { 1, 2 }, { 2, 2 } }, fmod = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a, b
-    abs = { ARG1 }, log = { ARG1 }, relu = { ARG1 }, sin = { ARG1 }, cos = { ARG1 },
+    abs = { ARG1 }, log = { ARG1 }, relu = { OUT }, sin = { ARG1 }, cos = { ARG1 },
     clamp = { ARG1 }, where = { ARG1 },
     exp = { OUT }, sqrt = { OUT }, rsqrt = { OUT }, tanh = { OUT }, sigmoid = { OUT },
     softmax = { OUT }, log_softmax = { OUT },
@@ -1000,6 +1006,14 @@ local READS = {
     rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }
 local READS_INDICES = { { "indices" } }
+-- Ops whose formula reads nothing of its argument, not even its shape (only the result and the
+-- gradient): the engine drops the argument from the node unless it needs it to route the
+-- gradient (a leaf). Kept, the argument lived until backward ended, where reference counting
+-- frees it once the op has run: a conv's output before its ReLU.
+local DROPS_ARG1 = {
+    relu = true, exp = true, sqrt = true, rsqrt = true, tanh = true, sigmoid = true, tan = true,
+    expm1 = true, reciprocal = true, softmax = true, log_softmax = true,
+}
 -- conv2d by the device's own kernels keeps no columns: the weight's gradient reads the input
 local READS_CONV_NATIVE = { { 2, 1 }, { 1, 2 } }
 
@@ -1026,6 +1040,7 @@ return {
     materialize = materialize,
     READS = READS,
     READS_INDICES = READS_INDICES,
+    DROPS_ARG1 = DROPS_ARG1,
     LIST_OPS = LIST_OPS,
     reads_of = reads_of,
     has_formula = has_formula,
