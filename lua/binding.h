@@ -20,6 +20,7 @@ typedef struct tide_lua_state {
     int          gc_gen;      /* the collector was generational at the last full collection */
     int          gc_passes;   /* minor collections wait for the end of a backward pass (gc.c) */
     int          gc_aged;     /* a collection ran since the last pass ended (gc.c) */
+    size_t       gc_dropped;  /* tensor bytes autograd let go of in the pass under way (gc.c) */
     /* trace.c: what to note after a core call (TL_WATCH_*), the stats when last noted, the
      * core's "log" line waiting for its Lua position, the source prefix of tide's Lua files */
     int                 watch;
@@ -60,7 +61,10 @@ void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry *
 void tl_gc_hint(lua_State *L, tide_lua_state *S, size_t bytes); /* after each new tensor */
 void tl_gc_pass_begin(lua_State *L, tide_lua_state *S);         /* the start of a backward pass */
 void tl_gc_pass_end(lua_State *L, tide_lua_state *S);           /* the end of a backward pass */
-void tl_full_collect(lua_State *L, tide_lua_state *S);          /* and reset the pacing */
+/* autograd dropped nbytes it had saved: true when a minor collection is due (tl_gc_young) */
+int  tl_gc_dropped(tide_lua_state *S, size_t nbytes);
+void tl_gc_young(lua_State *L, tide_lua_state *S);
+void tl_full_collect(lua_State *L, tide_lua_state *S); /* and reset the pacing */
 
 /* Calls expr; on ENOMEM/ELIMIT flushes caches, collects garbage and retries once; notes the
  * transfers it made when watched (trace.c); raises. */

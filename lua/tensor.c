@@ -287,6 +287,25 @@ static int l_gc_pass_begin(lua_State *L) {
     return 0;
 }
 
+/* core._gc_dropped(...): autograd's engine let go of these (non-tensors skipped); true when a
+ * minor collection is due (gc.c) */
+static int l_gc_dropped(lua_State *L) {
+    size_t bytes = 0;
+    for (int i = 1, n = lua_gettop(L); i <= n; i++) {
+        ltensor *u = tl_test(L, i);
+        if (u && u->t)
+            bytes += tide_tensor_nbytes(u->t);
+    }
+    lua_pushboolean(L, tl_gc_dropped(TL_STATE(L), bytes));
+    return 1;
+}
+
+/* core._gc_young(): the minor collection _gc_dropped asked for (gc.c) */
+static int l_gc_young(lua_State *L) {
+    tl_gc_young(L, TL_STATE(L));
+    return 0;
+}
+
 /* core._gc_pass_end(): autograd's engine at the end of a backward pass (gc.c) */
 static int l_gc_pass_end(lua_State *L) {
     tl_gc_pass_end(L, TL_STATE(L));
@@ -726,6 +745,8 @@ void tl_open_tensor(lua_State *L, int mod) {
                                         {"set_grad_enabled", l_set_grad_enabled},
                                         {"is_grad_enabled", l_is_grad_enabled},
                                         {"_gc_pass_begin", l_gc_pass_begin},
+                                        {"_gc_dropped", l_gc_dropped},
+                                        {"_gc_young", l_gc_young},
                                         {"_gc_pass_end", l_gc_pass_end},
                                         {NULL, NULL}};
     tl_register(L, mod, modfuncs);

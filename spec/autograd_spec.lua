@@ -157,6 +157,36 @@ describe("autograd", function()
             close(h.grad, { 0, 12, 0, 24 }) -- relu(h) + h * (h > 0)
         end)
 
+        it("a node lets go of what it saved once its formula has run, not at the pass's end", function()
+            local x = tide.tensor({ 1.0, 2.0, 3.0 }, { requires_grad = true, device = D.name })
+            local weak = setmetatable({}, { __mode = "v" })
+            local seen, y = "hook not run", nil
+            do
+                local h = x:mul(2)
+                weak.h = h
+                -- runs when h's gradient is ready: sin, which saved h, has run
+                h:register_hook(function(g)
+                    collectgarbage()
+                    collectgarbage()
+                    seen = weak.h
+                    return g
+                end)
+                y = h:sin():sum()
+            end
+            collectgarbage()
+            collectgarbage()
+            assert.is_not_nil(weak.h) -- saved by sin until backward
+            y:backward()
+            assert.is_nil(seen)
+            close(x.grad, { 2 * math.cos(2), 2 * math.cos(4), 2 * math.cos(6) })
+            -- retain_graph keeps it for the next pass
+            local z = tide.tensor({ 0.5 }, { requires_grad = true, device = D.name })
+            local w = z:mul(3):sin():sum()
+            w:backward({ retain_graph = true })
+            w:backward()
+            close(z.grad, { 6 * math.cos(1.5) })
+        end)
+
         it("relu's gradient overwrites the incoming gradient only when nothing shares it", function()
             local core = require "tide.core"
             local y = tide.tensor({ { 1.0, -1.0 }, { 0.0, 2.0 } }, { device = D.name })

@@ -571,6 +571,24 @@ local function needed_nodes(order)
     return leads, runs
 end
 
+-- A node whose formula has run (without retain_graph) lets go of what it saved there and then,
+-- not when the pass ends: an activation is garbage once the last node that read it has run,
+-- as under reference counting (a small CNN's first ReLU output and pooling indices, 8 MB,
+-- before its first convolution's gradient). The collector hears of the bytes among them that
+-- came from the step (an argument another node made, the result, the indices or columns):
+-- true when they add up to a collection (core._gc_dropped; parameters and inputs are leaves
+-- and never counted).
+local function drop_saved(nd)
+    local due = not LIST_OPS[nd.name] and core._gc_dropped(nd.e1 and nd[1], nd.e2 and nd[2],
+        nd.e3 and nd[3], nd.e4 and nd[4], nd.out, nd.indices, nd.cols)
+    for j = 1, nd.n do
+        nd[j] = nil
+    end
+    nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
+    nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
+    return due
+end
+
 -- the node whose formula runs (named when create_graph meets a formula it cannot record)
 local current
 
@@ -670,6 +688,9 @@ local function pass(roots, grads, retain, create)
             end
             if not retain and (run or not runs) then
                 nd.freed = true
+                if drop_saved(nd) then
+                    core._gc_young() -- what the pass dropped so far adds up (lua/gc.c)
+                end
             end
         end
         for x in pairs(pending_leaf) do
@@ -677,19 +698,6 @@ local function pass(roots, grads, retain, create)
         end
         for i = 1, #queued do
             queued[i]()
-        end
-        if not retain then
-            -- free the saved tensors of the graph
-            for i = 1, #order do
-                local nd = order[i]
-                for j = 1, nd.freed and nd.n or 0 do
-                    nd[j] = nil
-                end
-                if nd.freed then
-                    nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
-                    nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
-                end
-            end
         end
         for i = 1, #heads do
             heads[i].g = nil -- a root no input led to (autograd.grad skips such nodes)
