@@ -153,6 +153,47 @@ static void test_alloc(void) {
     /* an impossible size fails with ENOMEM and a message, no abort */
     CHECK(B->alloc(&dev0, (size_t)1 << 62, &p) == TIDE_ENOMEM, "huge alloc fails");
     CHECK(strstr(tide_errmsg(), "tide: cpu alloc:") != NULL, "message: %s", tide_errmsg());
+    /* large blocks (1 MB and more): freed memory serves other sizes, split and merged */
+    const size_t MB = (size_t)1 << 20;
+    void        *l1 = NULL, *l2 = NULL, *l3 = NULL, *l4 = NULL;
+    CHECK_OK(B->empty_cache(&dev0));
+    CHECK_OK(B->memory_stats(&dev0, &s0));
+    CHECK_OK(B->alloc(&dev0, 2 * MB + 100, &l1));
+    CHECK_OK(B->alloc(&dev0, 3 * MB, &l2));
+    CHECK(l1 && l2 && ((uintptr_t)l1 % 4096) == 0 && ((uintptr_t)l2 % 4096) == 0,
+          "page-aligned large blocks: %p %p", l1, l2);
+    memset(l1, 1, 2 * MB + 100);
+    memset(l2, 2, 3 * MB);
+    CHECK_OK(B->memory_stats(&dev0, &s));
+    CHECK(s.allocated == s0.allocated + 5 * MB + 100, "large blocks counted: %zu", s.allocated);
+    size_t reserved_large = s.reserved;
+    B->free(&dev0, l1, 2 * MB + 100);
+    B->free(&dev0, l2, 3 * MB);
+    CHECK_OK(B->memory_stats(&dev0, &s));
+    CHECK(s.allocated == s0.allocated && s.reserved == reserved_large,
+          "freed large blocks stay mapped: reserved %zu, %zu before", s.reserved, reserved_large);
+    /* the two freed neighbours merged: a 5 MB request fits where they were */
+    CHECK_OK(B->alloc(&dev0, 5 * MB, &l3));
+    CHECK(l3 == l1, "merged blocks reused from the start (%p vs %p)", l3, l1);
+    CHECK_OK(B->memory_stats(&dev0, &s));
+    CHECK(s.reserved == reserved_large, "no new segment for the merged space: %zu", s.reserved);
+    B->free(&dev0, l3, 5 * MB);
+    /* a smaller request splits a free block: the next one follows it */
+    CHECK_OK(B->alloc(&dev0, 2 * MB, &l3));
+    CHECK_OK(B->alloc(&dev0, 2 * MB, &l4));
+    CHECK(l3 == l1 && (char *)l4 == (char *)l1 + 2 * MB, "split: %p then %p", l3, l4);
+    memset(l4, 3, 2 * MB);
+    B->free(&dev0, l3, 2 * MB);
+    B->free(&dev0, l4, 2 * MB);
+    /* a block larger than a segment's least size gets a segment of its own */
+    CHECK_OK(B->alloc(&dev0, 40 * MB, &l4));
+    CHECK_OK(B->memory_stats(&dev0, &s));
+    CHECK(s.reserved >= reserved_large + 40 * MB, "a segment for 40 MB: reserved %zu", s.reserved);
+    B->free(&dev0, l4, 40 * MB);
+    CHECK_OK(B->empty_cache(&dev0));
+    CHECK_OK(B->memory_stats(&dev0, &s));
+    CHECK(s.reserved == s0.reserved, "empty_cache unmaps free segments: %zu vs %zu", s.reserved,
+          s0.reserved);
     /* copies: memcpy both ways and between virtual devices */
     float a[4] = {1, 2, 3, 4}, b[4] = {0}, c[4] = {0};
     CHECK_OK(B->copy_from_host(&dev1, b, a, sizeof a, 0));

@@ -2,13 +2,16 @@
  * alloc.c — the CPU caching allocator.
  *
  * Fresh large buffers cost page faults on first touch (an add of 1e7 floats ran at 7 GB/s into
- * fresh memory against 45 GB/s into reused memory here), so freed blocks are kept in free lists,
- * one per size class, and handed out again. Classes are 4 per doubling (at most 25% waste). The
- * cache is bounded; a block that does not fit is returned to the system. Each device (cpu:0 and
+ * fresh memory against 45 GB/s into reused memory here), so freed blocks are kept and handed out
+ * again. Blocks under CPU_LARGE_MIN go to free lists, one per size class, 4 classes per doubling
+ * (at most 25% waste); larger ones to an arena that splits and merges them (alloc_large.c), so
+ * memory freed at one size serves another. The cache is bounded; what does not fit is returned
+ * to the system. Each device (cpu:0 and
  * the virtual cpu:N) has its own cache and counters; one spin lock guards them all, since the
  * work under it is a few pointer moves (a pthread mutex cost 4 times as many instructions, on
  * every op's alloc and free); a waiter yields its time slice.
  */
+#include "alloc_large.h"
 #include "cpu.h"
 #include <sched.h>
 #include <stdatomic.h>
@@ -24,8 +27,9 @@ typedef struct block {
 } block;
 
 typedef struct cpu_pool {
-    block *free[NCLASSES];
-    size_t allocated, reserved, peak, cached;
+    block    *free[NCLASSES];
+    size_t    allocated, reserved, peak, cached; /* reserved, cached: the small blocks' */
+    cpu_large large;
 } cpu_pool;
 
 static atomic_flag lock = ATOMIC_FLAG_INIT;
@@ -76,15 +80,44 @@ static void release_all(cpu_pool *p) {
         }
     }
     p->cached = 0;
+    cpu_large_trim(&p->large, 0);
+}
+
+static void count_alloc(cpu_pool *p, size_t bytes) {
+    p->allocated += bytes;
+    if (p->allocated > p->peak)
+        p->peak = p->allocated;
+}
+
+static tide_status out_of_memory(const tide_device *dev, size_t bytes) {
+    return tide_seterr(TIDE_ENOMEM,
+                       "cpu alloc: out of memory allocating %zu bytes on %s; free tensors you no "
+                       "longer need or use smaller batches",
+                       bytes, dev ? dev->name : "cpu");
 }
 
 tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr) {
     if (bytes > ((size_t)1 << 46))
         return tide_seterr(TIDE_ENOMEM, "cpu alloc: %zu bytes is more than the host can give",
                            bytes);
-    int       c = class_of(bytes);
-    size_t    sz = class_size(c);
     cpu_pool *p = pool_of(dev);
+    if (bytes >= CPU_LARGE_MIN) {
+        pool_lock();
+        void *q = cpu_large_alloc(&p->large, bytes);
+        if (!q) { /* give the small blocks back too and try once more */
+            release_all(p);
+            q = cpu_large_alloc(&p->large, bytes);
+        }
+        if (q)
+            count_alloc(p, bytes);
+        pool_unlock();
+        if (!q)
+            return out_of_memory(dev, bytes);
+        *ptr = q;
+        return TIDE_OK;
+    }
+    int    c = class_of(bytes);
+    size_t sz = class_size(c);
     pool_lock();
     block *b = p->free[c];
     if (b) {
@@ -98,16 +131,11 @@ tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr) {
         }
         if (!b) {
             pool_unlock();
-            return tide_seterr(TIDE_ENOMEM,
-                               "cpu alloc: out of memory allocating %zu bytes on %s; free "
-                               "tensors you no longer need or use smaller batches",
-                               bytes, dev ? dev->name : "cpu");
+            return out_of_memory(dev, bytes);
         }
         p->reserved += sz;
     }
-    p->allocated += bytes;
-    if (p->allocated > p->peak)
-        p->peak = p->allocated;
+    count_alloc(p, bytes);
     pool_unlock();
     *ptr = b;
     return TIDE_OK;
@@ -116,11 +144,17 @@ tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr) {
 void cpu_free(tide_device *dev, void *ptr, size_t bytes) {
     if (!ptr)
         return;
-    int       c = class_of(bytes);
-    size_t    sz = class_size(c);
     cpu_pool *p = pool_of(dev);
     pool_lock();
     p->allocated -= bytes < p->allocated ? bytes : p->allocated;
+    if (bytes >= CPU_LARGE_MIN && cpu_large_free(&p->large, ptr)) {
+        if (p->large.mapped - p->large.used > CACHE_LIMIT)
+            cpu_large_trim(&p->large, CACHE_LIMIT);
+        pool_unlock();
+        return;
+    }
+    int    c = class_of(bytes);
+    size_t sz = class_size(c);
     if (p->cached + sz <= CACHE_LIMIT) {
         block *b = ptr;
         b->next = p->free[c];
@@ -137,7 +171,7 @@ tide_status cpu_memory_stats(tide_device *dev, tide_memory_stats *out) {
     cpu_pool *p = pool_of(dev);
     pool_lock();
     out->allocated = p->allocated;
-    out->reserved = p->reserved;
+    out->reserved = p->reserved + p->large.mapped;
     out->peak = p->peak;
     pool_unlock();
     return TIDE_OK;
