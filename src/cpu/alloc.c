@@ -147,7 +147,8 @@ void cpu_free(tide_device *dev, void *ptr, size_t bytes) {
     cpu_pool *p = pool_of(dev);
     pool_lock();
     p->allocated -= bytes < p->allocated ? bytes : p->allocated;
-    if (bytes >= CPU_LARGE_MIN && cpu_large_free(&p->large, ptr)) {
+    if (bytes >= CPU_LARGE_MIN) { /* an arena block (anything else is not this allocator's) */
+        cpu_large_free(&p->large, ptr);
         if (p->large.mapped - p->large.used > CACHE_LIMIT)
             cpu_large_trim(&p->large, CACHE_LIMIT);
         pool_unlock();
