@@ -189,12 +189,15 @@ describe("autograd", function()
 
         it("relu's gradient overwrites the incoming gradient only when nothing shares it", function()
             local core = require "tide.core"
-            local y = tide.tensor({ { 1.0, -1.0 }, { 0.0, 2.0 } }, { device = D.name })
-            local g = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, { device = D.name })
+            -- float32 spelled out: 1.0 is an integer to Lua 5.1 and LuaJIT
+            local F32 = { dtype = "float32", device = D.name }
+            local F32G = { dtype = "float32", requires_grad = true, device = D.name }
+            local y = tide.tensor({ { 1.0, -1.0 }, { 0.0, 2.0 } }, F32)
+            local g = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, F32)
             local r = core.relu_backward(g, y, true)
             assert.is_true(rawequal(g, r)) -- into g: nothing else holds its memory
             close(g, { 5, 0, 0, 8 })
-            local g2 = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, { device = D.name })
+            local g2 = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, F32)
             local view = g2:t()
             local r2 = core.relu_backward(g2, y, true)
             assert.is_false(rawequal(g2, r2)) -- a view shares g2: a new tensor
@@ -203,10 +206,10 @@ describe("autograd", function()
             assert.is_false(rawequal(g, core.relu_backward(g, y))) -- not asked: never in place
             -- through autograd: one gradient reaches two relus, directly and as a transposed
             -- view; each relu's mask applies to its own path only
-            local a = tide.tensor({ { 1.0, -2.0 }, { 3.0, -4.0 } }, { requires_grad = true, device = D.name })
-            local b = tide.tensor({ { -1.0, 2.0 }, { 3.0, 4.0 } }, { requires_grad = true, device = D.name })
+            local a = tide.tensor({ { 1.0, -2.0 }, { 3.0, -4.0 } }, F32G)
+            local b = tide.tensor({ { -1.0, 2.0 }, { 3.0, 4.0 } }, F32G)
             local s = a:mul(1):relu() + b:mul(1):relu():t()
-            s:backward(tide.tensor({ { 1.0, 2.0 }, { 3.0, 4.0 } }, { device = D.name }))
+            s:backward(tide.tensor({ { 1.0, 2.0 }, { 3.0, 4.0 } }, F32))
             close(a.grad, { 1, 0, 3, 0 })
             close(b.grad, { 0, 3, 2, 4 }) -- the gradient transposed, masked by b > 0
         end)
