@@ -38,9 +38,9 @@
 #ifndef GC_GARBAGE_CAP
 #define GC_GARBAGE_CAP ((size_t)16 << 20) /* device memory held by garbage between collections */
 #endif
+/* tensor bytes made in a step (or let go of in its pass) before a collection in the pass */
 #ifndef GC_PASS_GARBAGE
-#define GC_PASS_GARBAGE                                                                            \
-    ((size_t)4 << 20) /* tensors made in a step before a pass-start collection */
+#define GC_PASS_GARBAGE ((size_t)4 << 20)
 #endif
 /* what a tensor holds outside Lua besides its data: the core's tensor + storage header (one
  * malloc'd block of about 240 bytes) and the allocator's rounding of a small buffer */
@@ -164,9 +164,10 @@ void tl_gc_pass_begin(lua_State *L, tide_lua_state *S) {
 
 /* During a pass, autograd's engine lets go of the tensors each node saved once the node has run
  * (engine.lua: drop_saved). Those the step made are garbage unless the user holds them; once
- * they add up to GC_PASS_GARBAGE, a minor collection frees them before the pass's peak (a small
- * CNN: 27.6 -> 20 MB). It ages the graph still alive, so the pass ends with a full collection
- * (gc_aged). Incremental mode paces itself (tl_gc_hint). */
+ * they add up to GC_PASS_GARBAGE, a minor collection frees those still young before the pass's
+ * peak (a small CNN: 27.6 -> 24.5 MB at the allocator's peak; what a collection during the
+ * forward pass made old waits for the pass's end). It ages the graph still alive, so the pass
+ * ends with a full collection (gc_aged). Incremental mode paces itself (tl_gc_hint). */
 int tl_gc_dropped(tide_lua_state *S, size_t nbytes) {
     S->gc_dropped += nbytes;
     if (!S->gc_gen || S->gc_dropped < GC_PASS_GARBAGE)
