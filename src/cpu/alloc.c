@@ -6,10 +6,10 @@
  * again. Blocks under CPU_LARGE_MIN go to free lists, one per size class, 4 classes per doubling
  * (at most 25% waste); larger ones to an arena that splits and merges them (alloc_large.c), so
  * memory freed at one size serves another. The cache is bounded; what does not fit is returned
- * to the system. Each device (cpu:0 and
- * the virtual cpu:N) has its own cache and counters; one spin lock guards them all, since the
- * work under it is a few pointer moves (a pthread mutex cost 4 times as many instructions, on
- * every op's alloc and free); a waiter yields its time slice.
+ * to the system. Each device (cpu:0 and the virtual cpu:N) has its own cache and counters; one
+ * spin lock guards them all, since the work under it is a few pointer moves (a pthread mutex
+ * cost 4 times as many instructions, on every op's alloc and free); a waiter yields its time
+ * slice.
  */
 #include "alloc_large.h"
 #include "cpu.h"
