@@ -13,8 +13,31 @@ CUDA_LIB      := $(BUILD)/lua/tide/libtide_cuda.so
 CUDA_HEADERS  := $(wildcard src/cuda/*.cuh) include/tide.h src/backend.h src/scalar_math.h \
                  src/rnn_cell_math.h \
                  src/dtype_convert.h
-CUDA_GENCODE  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-                 -gencode arch=compute_90,code=compute_90
+# Which GPU code to build. TIDE_CUDA_ARCH=90 (say) builds sm_90 machine code plus compute_90 PTX;
+# unset, the compute capability of the GPU nvidia-smi reports is used; with no GPU, one PTX
+# target (compute_75, the oldest CUDA 13 supports) that the driver compiles at first load and
+# caches. One target, not three: a three-architecture build took 15 minutes on 2 cores.
+# CUDA_GENCODE overrides all of this.
+ifeq ($(origin TIDE_CUDA_ARCH),undefined)
+TIDE_CUDA_ARCH := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | \
+                    head -n 1 | tr -d ' .')
+endif
+ifneq ($(origin CUDA_GENCODE),undefined)
+CUDA_ARCH_WHY := CUDA_GENCODE as given
+else ifneq ($(TIDE_CUDA_ARCH),)
+CUDA_GENCODE  := -gencode arch=compute_$(TIDE_CUDA_ARCH),code=sm_$(TIDE_CUDA_ARCH) \
+                 -gencode arch=compute_$(TIDE_CUDA_ARCH),code=compute_$(TIDE_CUDA_ARCH)
+CUDA_ARCH_WHY := sm_$(TIDE_CUDA_ARCH) machine code + PTX
+else
+CUDA_GENCODE  := -gencode arch=compute_75,code=compute_75
+CUDA_ARCH_WHY := no GPU found: compute_75 PTX, compiled by the driver at first load
+endif
+# the objects depend on the targets chosen: a file rewritten only when they change
+CUDA_ARCH_STAMP := $(BUILD)/gen/cuda_gencode
+$(CUDA_ARCH_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CUDA_GENCODE)' >$@.$$$$.tmp; \
+	    if cmp -s $@.$$$$.tmp $@; then rm -f $@.$$$$.tmp; else mv -f $@.$$$$.tmp $@; fi
 NVCC_WARN     := -Werror all-warnings -Xcompiler -Wall,-Wextra,-Wshadow,-Werror
 # objects are written under a temporary name and renamed: a concurrent `make` (several people
 # build this checkout at once) never links a half-written object; --threads 0 compiles the
@@ -28,12 +51,13 @@ NVCC_FOUND    := $(shell command -v $(NVCC) 2>/dev/null)
 ifneq ($(NVCC_FOUND),)
 cuda: $(CUDA_LIB)
 
-$(BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS)
+$(BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(CUDA_LIB): $(CUDA_OBJ) src/cuda/exports.map
 	@mkdir -p $(dir $@)
+	@echo "CUDA backend: $(CUDA_ARCH_WHY) (TIDE_CUDA_ARCH overrides)"
 	$(NVCC) -shared $(CUDA_GENCODE) -cudart static -o $@.$$$$.tmp $(CUDA_OBJ) \
 	    -Xlinker --version-script=src/cuda/exports.map -Xlinker -rpath=$(CUDA_HOME)/lib64 \
 	    -Xlinker --no-undefined -ldl -lpthread && mv -f $@.$$$$.tmp $@
