@@ -3,6 +3,7 @@
  * A fresh tensor and its storage come from one block (struct fresh below): the common op
  * result costs one host allocation plus the device allocator's (cached) buffer. The tensor
  * header inside the block is released with the storage, so a view may outlive it. */
+#include "sanitizer.h"
 #include "tide_impl.h"
 
 #include <stdlib.h>
@@ -20,14 +21,9 @@ typedef struct fresh {
  * needs no lock (a spin lock's locked instruction was two of the dozen an op paid); a thread's
  * blocks are freed when it exits. Off under AddressSanitizer, so that a use after free stays
  * visible. */
-#if defined(__SANITIZE_ADDRESS__)
+#if TIDE_ASAN
 #define FRESH_CACHE_MAX 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FRESH_CACHE_MAX 0
-#endif
-#endif
-#ifndef FRESH_CACHE_MAX
+#else
 #define FRESH_CACHE_MAX 4096
 #endif
 

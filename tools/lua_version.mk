@@ -5,6 +5,8 @@
 #   make LUA_VERSION=5.1      build-lua5.1/
 #   make LUA_VERSION=luajit   build-luajit/   (LuaJIT 2.1: LÖVE, Neovim, OpenResty)
 #
+# Each of these holds its binding and core.so; the core's objects and libtide.a are build/'s.
+#
 # The build directory follows the Lua headers actually used (LUA_INC, which LuaRocks sets from
 # its LUA_INCDIR), so `luarocks --lua-version=5.1 make` never reuses objects built for 5.4.
 # 5.1 and LuaJIT compile against lua-compat-5.3 (lua-compat53-dev), whose header Debian
@@ -33,12 +35,16 @@ COMPAT53_INC ?= -idirafter /usr/include/lua5.1
 H_ := \#
 LUA_HEADERS_ARE := $(shell printf '$(H_)include <lua.h>\n$(H_)if defined(LUA_LJDIR)\nluajit\n$(H_)else\nLUA_VERSION_NUM\n$(H_)endif\n' | \
                      $(or $(CC),cc) -E -P $(LUA_INC) - 2>/dev/null | tail -n 1)
-ifeq ($(LUA_HEADERS_ARE),luajit)
-BUILD ?= build-luajit
-else ifeq ($(LUA_HEADERS_ARE),503)
-BUILD ?= build-lua5.3
-else ifeq ($(LUA_HEADERS_ARE),501)
-BUILD ?= build-lua5.1
+HOST_BUILD_luajit := build-luajit
+HOST_BUILD_503    := build-lua5.3
+HOST_BUILD_501    := build-lua5.1
+# Only the binding (lua/*.c) sees Lua: another Lua's build compiles it in its own directory and
+# links it with the core of build/ (CORE_BUILD), which every Lua shares, compiled once.
+ifeq ($(origin BUILD),undefined)
+ifneq ($(HOST_BUILD_$(LUA_HEADERS_ARE)),)
+BUILD      := $(HOST_BUILD_$(LUA_HEADERS_ARE))
+CORE_BUILD ?= build
+endif
 endif
 
 endif

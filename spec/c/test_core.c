@@ -2,6 +2,7 @@
  * promotion, same-device errors, transfers and the guard, memory limit, ops' shapes and values.
  * Runs with TIDE_CPU_DEVICES=3 (set before the first tide call). */
 #include "test_util.h"
+#include "sanitizer.h"
 #include "tide_impl.h" /* tide.h, plus tide_promote and the ctx fields */
 
 #include <pthread.h>
@@ -1169,7 +1170,7 @@ static void test_header_cache(void) {
         CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &ts[i]));
     for (int i = 0; i < N; i++)
         tide_tensor_release(ts[i]);
-#if defined(__SANITIZE_ADDRESS__) /* the cache is off under ASan */
+#if TIDE_ASAN /* the cache is off under ASan */
     CHECK(tide_storage_cache_count() == 0);
 #else
     CHECK(tide_storage_cache_count() >= N);
@@ -1180,7 +1181,7 @@ static void test_header_cache(void) {
     tide_tensor *t = NULL;
     CHECK_OK(tide_tensor_empty(NULL, cpu0, TIDE_DTYPE_F32, 1, s1, &t));
     tide_tensor_release(t);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !TIDE_ASAN
     CHECK(tide_storage_cache_count() == 1);
 #endif
     CHECK_OK(tide_device_empty_cache(cpu0));
@@ -1216,7 +1217,7 @@ static void test_header_cache_threads(void) {
     pthread_t th;
     CHECK(pthread_create(&th, NULL, cache_worker, &job) == 0);
     CHECK(pthread_join(th, NULL) == 0);
-#if defined(__SANITIZE_ADDRESS__)
+#if TIDE_ASAN
     CHECK(job.seen == 0);
 #else
     CHECK(job.seen == 17);

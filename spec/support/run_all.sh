@@ -13,14 +13,13 @@
 #   ... (emu)        the CUDA backend on the emulated runtime (spec/cuda_emu/): its vtable
 #                    smoke test, the #cuda specs, the device-rule specs on cuda:0, and a
 #                    rehearsal of `make gpu-check` (bench/gpu_check.sh) at toy sizes
-#   asan             `make asan`: C tests + busted under ASan+UBSan (run_asan.sh)
-#   ubsan-clang      `make ubsan-clang`: C tests built by clang under its UBSan
+#   asan             `make asan`: C tests + busted built by clang under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   exports          core.so / libtide.so.0 export exactly the functions of include/*.h
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
 #   embed install    make install PREFIX=<tmp>; examples/embed/host.c built with pkg-config, run
-# Set TIDE_TEST_SKIP="asan ubsan-clang install cuda-emu" (space-separated names) to skip slow
+# Set TIDE_TEST_SKIP="asan install cuda-emu" (space-separated names) to skip slow
 # suites locally; CI skips nothing. Exit status: non-zero if anything failed.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -130,14 +129,9 @@ unset TIDE_CPU_DEVICES
 # ---- sanitizers ----------------------------------------------------------------------------
 # Without the CUDA backend: ASan and the CUDA runtime do not mix (STYLE.md), and nvcc would
 # only build the same library a second time. Without -Werror: the warnings gate is the main
-# build; at -O1 with instrumentation gcc adds its own (-Wformat-truncation, -Wmaybe-uninitialized)
+# build; at -O1 with instrumentation compilers add their own (-Wmaybe-uninitialized)
 if ! skipped asan; then
     run_suite "asan" $MAKE --no-print-directory -j"$JOBS" asan NVCC_FOUND= WERROR=
-fi
-
-# clang's UBSan over the C tests: it reports what gcc's misses (NULL + 0)
-if ! skipped ubsan-clang; then
-    run_suite "ubsan-clang" $MAKE --no-print-directory -j"$JOBS" ubsan-clang NVCC_FOUND= WERROR=
 fi
 
 # ---- static checks -------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 #!/bin/sh
-# run_asan.sh BUILD_DIR — the C tests and the busted suite against a build made with
+# run_asan.sh BUILD_DIR — the C tests and the busted suite against a build made by clang with
 # -fsanitize=address,undefined (`make asan` builds build-asan/, then calls this).
 # Ends with one line "N passed, N failed" summing its suites.
 #
-# The C tests are instrumented executables. lua5.4 is not, so the busted run preloads the
-# sanitizer runtimes (STYLE.md) and turns leak detection off: Lua's own allocations are not
+# The C tests are instrumented executables. lua5.4 is not, so the busted run preloads clang's
+# ASan runtime, which holds its UBSan too (STYLE.md) and turns leak detection off: Lua's own allocations are not
 # freed at exit and would drown the report. allocator_may_return_null=1 makes a failed huge
 # malloc return NULL, as without ASan, so tide's out-of-memory paths are tested, not aborted.
 set -u
@@ -17,14 +17,19 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export UBSAN_OPTIONS
 ASAN_C=${ASAN_OPTIONS:-detect_leaks=1}:allocator_may_return_null=1
 
+# clang's shared ASan runtime: the C tests linked with tide's LIBS find it by their run path,
+# the embedding tests that link only Lua and dlopen core.so find it here
+PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
+LD_LIBRARY_PATH=$(dirname "$PRELOAD")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
+
 for exe in "$B"/test_*; do
     [ -f "$exe" ] && [ -x "$exe" ] || continue
     run_suite "asan c:${exe#"$B"/}" env ASAN_OPTIONS="$ASAN_C" "$exe"
 done
 
-PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
 checkout_lua_env "$B"
 run_suite "asan busted" env TIDE_CPU_DEVICES=2 LD_PRELOAD="$PRELOAD" \
     ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $LUA /usr/bin/busted --cpath="$B/lua/?.so"
 
-finish_suites "ASan+UBSan ($B)"
+finish_suites "clang ASan+UBSan ($B)"
