@@ -3,7 +3,7 @@
 # included), run the CUDA tests and the GPU benchmarks, and write the log and the results to
 # $OUT (build/gpu-check when unset). Finishes in well under 8 minutes on an H200.
 #
-#   1. make all, then ctests           (nvcc for sm_80, sm_90 + PTX)
+#   1. make all, then ctests           (nvcc for the GPU present: its sm_XX + PTX)
 #   2. build/test_cuda_unavailable     (with a GPU: kernels through the vtable, hand-checked)
 #   3. busted --run=gpu                (spec/cuda_spec.lua: every op against the CPU)
 #   4. the device-rule specs with TIDE_TEST_DEVICE=cuda:0
@@ -122,7 +122,15 @@ step "build gpu_tide" 60 make --no-print-directory build/bench/gpu_tide
 [ "$EMU" != 1 ] && step "gpu_raw" 90 sh -c 'build/bench/gpu_raw | tee -a "$0"' "$RES"
 step "gpu_tide" 90 sh -c 'TIDE_CUDA_LIB=$1 build/bench/gpu_tide $2 | tee -a "$0"' "$RES" "$CUDA_LIB" "$SIZE"
 step "gpu_overhead.lua" 60 sh -c '$1 bench/gpu_overhead.lua $2 | tee -a "$0"' "$RES" "$LUA" "$OVERHEAD"
-PY=${TIDE_BENCH_PYTHON:-/usr/bin/python3}
+# the first Python that has PyTorch: Debian's python3-torch, or a python3 on PATH (a GPU image's)
+PY=${TIDE_BENCH_PYTHON:-}
+if [ -z "$PY" ]; then
+    for p in /usr/bin/python3 python3; do
+        if "$p" -c 'import torch' >/dev/null 2>&1; then PY=$p; break; fi
+    done
+    PY=${PY:-/usr/bin/python3}
+fi
+export TIDE_BENCH_PYTHON="$PY" # bench/char_lm.lua's reference run
 step "gpu_torch.py" 90 sh -c '$1 bench/gpu_torch.py | tee -a "$0"' "$RES" "$PY"
 if [ "$EMU" = 1 ]; then # toy models: the emulated GPU runs every kernel on the CPU
     step "char_lm.lua" 120 sh -c '$1 bench/char_lm.lua $2 --device cuda --sizes "--layers 1 --width 16 --heads 2 --context 16 --batch-size 2" | tee -a "$0"' "$RES" "$LUA" "$CHAR_LM"
