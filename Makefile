@@ -178,8 +178,8 @@ $(BUILD)/test_backend_plugin: $(BUILD)/fake_backend/libtide_fake.so \
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 test:
 	@sh tools/deps.sh test
-	@$(MAKE) --no-print-directory -j$(NPROC) all ctests
-	@sh spec/support/run_all.sh
+	@t0=$$(date +%s); $(MAKE) --no-print-directory -j$(NPROC) all ctests && \
+	    TIDE_BUILD_SECONDS=$$(($$(date +%s) - t0)) sh spec/support/run_all.sh
 
 # One sanitizer build, clang's ASan + UBSan together (clang's UBSan reports what gcc's misses:
 # NULL + 0, float-to-int out of range): the C tests and the busted suite (run_asan.sh).

@@ -24,6 +24,9 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . spec/support/suite.sh
+# the build's time (make test), for the closing table only: not for make asan's own table
+build_seconds=${TIDE_BUILD_SECONDS:-}
+unset TIDE_BUILD_SECONDS
 
 MAKE=${MAKE:-make}
 LUA=${LUA:-lua5.4}
@@ -35,6 +38,65 @@ skipped() {
     return 1
 }
 
+# ---- lane 1, in the background: the emulated GPU, then the sanitizer build --------------
+# Suites that share no build directory with lane 0 run beside it: on 2 cores a busted suite
+# (one Lua thread) leaves a core to a compile. Lane 1's output is shown after lane 0's; every
+# row reaches the table (suite.sh).
+checkout_lua_env build
+export TIDE_CPU_DEVICES=2
+# the device-rule specs are the ones that read the device under test (spec/support/device.lua)
+device_specs=$(grep -l -E 'spec\.support\.device|TIDE_TEST_DEVICE' spec/*_spec.lua 2>/dev/null)
+(
+    SUITE_LANE=1
+    # ---- the CUDA backend on the emulated runtime (spec/cuda_emu/) -----------------------------
+    # The same src/cuda/ files built for the CPU against an emulated CUDA runtime with two devices:
+    # the vtable smoke test, the #cuda specs and the device-rule specs on cuda:0 run here on every
+    # machine, GPU or not. Needs only the toolkit's headers.
+    if ! skipped cuda-emu; then
+        if run_check "cuda emu: build" $MAKE --no-print-directory -s -j"$JOBS" cuda-emu \
+            build/bench/gpu_tide; then
+            EMU="env TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so TIDE_CUDA_EMU_DEVICES=2"
+            run_suite "c:cuda vtable (emu)" $EMU build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
+            # nothing of CUDA mapped before it is asked for: the plug-in, then cuBLAS on the first gemm
+            run_suite "c:lazy cuda (emu)" $EMU build/embed_lazy_cuda
+            # no device: the unavailable path and its one-cause reason, on every machine
+            run_suite "c:cuda unavailable (emu, no device)" env TIDE_CUDA_EMU_DEVICES=0 \
+                build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
+            # a 256 MiB device: the out-of-memory specs fill it in a moment
+            run_suite "busted #cuda (emu)" $EMU TIDE_CUDA_EMU_MEMORY=268435456 $BUSTED --run=gpu
+            if [ -n "$device_specs" ]; then
+                run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
+            fi
+            # tide's NCCL plug-in end to end on the emulated GPU with an emulated NCCL (over MPI,
+            # spec/nccl_emu/): CUDA tensors go through libtide_nccl.so; then the same job with
+            # libnccl missing, where a CUDA tensor is refused with what to install
+            if command -v mpirun >/dev/null 2>&1 &&
+                run_check "nccl emu: build" $MAKE --no-print-directory -s nccl-emu; then
+                run_suite "mpi -np 2 nccl (emu)" $EMU TIDE_TEST_NCCL_EMU=1 \
+                    TIDE_NCCL_LIBRARY=build/nccl-emu/libnccl.so sh spec/support/mpi_suite.sh 2 spec/dist
+                run_suite "mpi -np 2 no nccl (emu)" $EMU TIDE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 \
+                    sh spec/support/mpi_suite.sh 2 spec/dist/collectives_mpi.lua
+            fi
+            # `make gpu-check` rehearsed end to end on the emulated GPU (benchmarks at toy sizes):
+            # the script is known to work before a GPU runs it
+            run_check "gpu-check rehearsal (emu)" env TIDE_GPU_CHECK_EMU=1 TIDE_GPU_CHECK_SPECS=0 \
+                OUT="$LOGDIR/gpu-check" \
+                sh bench/gpu_check.sh
+        fi
+    fi
+
+    unset TIDE_CPU_DEVICES
+    # ---- sanitizers ----------------------------------------------------------------------------
+    # Without the CUDA backend: ASan and the CUDA runtime do not mix (STYLE.md), and nvcc would
+    # only build the same library a second time. Without -Werror: the warnings gate is the main
+    # build; at -O1 with instrumentation compilers add their own (-Wmaybe-uninitialized)
+    if ! skipped asan; then
+        run_suite "asan" $MAKE --no-print-directory -j"$JOBS" asan NVCC_FOUND= WERROR=
+    fi
+
+) >"$LOGDIR/lane1.out" 2>&1 </dev/null &
+LANE1=$!
+
 # ---- C tests -------------------------------------------------------------------------------
 # every test program the build made: spec/c/test_*.c, and those with rules of their own
 # (examples/embed/embed.mk adds test_embed_lua to `ctests`)
@@ -44,12 +106,8 @@ for exe in build/test_*; do
 done
 
 # ---- busted --------------------------------------------------------------------------------
-checkout_lua_env build
-export TIDE_CPU_DEVICES=2
 run_suite "busted" $BUSTED
 
-# the device-rule specs are the ones that read the device under test (spec/support/device.lua)
-device_specs=$(grep -l -E 'spec\.support\.device|TIDE_TEST_DEVICE' spec/*_spec.lua 2>/dev/null)
 if [ -n "$device_specs" ]; then
     run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $BUSTED $device_specs
 fi
@@ -89,50 +147,7 @@ else
     run_check "mpi" sh -c 'echo "Open MPI or tide'"'"'s MPI plug-in missing: run make deps"; exit 1'
 fi
 
-# ---- the CUDA backend on the emulated runtime (spec/cuda_emu/) -----------------------------
-# The same src/cuda/ files built for the CPU against an emulated CUDA runtime with two devices:
-# the vtable smoke test, the #cuda specs and the device-rule specs on cuda:0 run here on every
-# machine, GPU or not. Needs only the toolkit's headers.
-if ! skipped cuda-emu; then
-    if run_check "cuda emu: build" $MAKE --no-print-directory -s -j"$JOBS" cuda-emu \
-        build/bench/gpu_tide; then
-        EMU="env TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so TIDE_CUDA_EMU_DEVICES=2"
-        run_suite "c:cuda vtable (emu)" $EMU build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
-        # nothing of CUDA mapped before it is asked for: the plug-in, then cuBLAS on the first gemm
-        run_suite "c:lazy cuda (emu)" $EMU build/embed_lazy_cuda
-        # no device: the unavailable path and its one-cause reason, on every machine
-        run_suite "c:cuda unavailable (emu, no device)" env TIDE_CUDA_EMU_DEVICES=0 \
-            build/test_cuda_unavailable build/cuda-emu/libtide_cuda.so
-        # a 256 MiB device: the out-of-memory specs fill it in a moment
-        run_suite "busted #cuda (emu)" $EMU TIDE_CUDA_EMU_MEMORY=268435456 $BUSTED --run=gpu
-        if [ -n "$device_specs" ]; then
-            run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
-        fi
-        # tide's NCCL plug-in end to end on the emulated GPU with an emulated NCCL (over MPI,
-        # spec/nccl_emu/): CUDA tensors go through libtide_nccl.so; then the same job with
-        # libnccl missing, where a CUDA tensor is refused with what to install
-        if command -v mpirun >/dev/null 2>&1 &&
-            run_check "nccl emu: build" $MAKE --no-print-directory -s nccl-emu; then
-            run_suite "mpi -np 2 nccl (emu)" $EMU TIDE_TEST_NCCL_EMU=1 \
-                TIDE_NCCL_LIBRARY=build/nccl-emu/libnccl.so sh spec/support/mpi_suite.sh 2 spec/dist
-            run_suite "mpi -np 2 no nccl (emu)" $EMU TIDE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 \
-                sh spec/support/mpi_suite.sh 2 spec/dist/collectives_mpi.lua
-        fi
-        # `make gpu-check` rehearsed end to end on the emulated GPU (benchmarks at toy sizes):
-        # the script is known to work before a GPU runs it
-        run_check "gpu-check rehearsal (emu)" env TIDE_GPU_CHECK_EMU=1 OUT="$LOGDIR/gpu-check" \
-            sh bench/gpu_check.sh
-    fi
-fi
 unset TIDE_CPU_DEVICES
-
-# ---- sanitizers ----------------------------------------------------------------------------
-# Without the CUDA backend: ASan and the CUDA runtime do not mix (STYLE.md), and nvcc would
-# only build the same library a second time. Without -Werror: the warnings gate is the main
-# build; at -O1 with instrumentation compilers add their own (-Wmaybe-uninitialized)
-if ! skipped asan; then
-    run_suite "asan" $MAKE --no-print-directory -j"$JOBS" asan NVCC_FOUND= WERROR=
-fi
 
 # ---- static checks -------------------------------------------------------------------------
 run_check "format" $MAKE --no-print-directory -s format-check
@@ -153,4 +168,7 @@ if ! skipped install; then
     run_suite "embed install" sh spec/support/embed_install_check.sh
 fi
 
-finish_suites "tide: all suites"
+wait "$LANE1"
+echo "---- lane 1 (the emulated GPU, the sanitizer build) ----"
+cat "$LOGDIR/lane1.out"
+TIDE_BUILD_SECONDS=$build_seconds finish_suites "tide: all suites"

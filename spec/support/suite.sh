@@ -16,10 +16,10 @@ if [ -z "${LOGDIR:-}" ]; then
 fi
 mkdir -p "$LOGDIR"
 SUITE_TIMEOUT=${TIDE_SUITE_TIMEOUT:-1200}
-T_PASSED=0
-T_FAILED=0
-T_PENDING=0
-T_LINES=""
+SUITES_START=$(date +%s)
+# each suite's row goes to a file of its lane (SUITE_LANE: suites run side by side in lanes,
+# run_all.sh), so finish_suites sees the rows of background lanes too
+SUITE_LANE=${SUITE_LANE:-0}
 
 run_suite() {
     s_name=$1
@@ -56,11 +56,7 @@ run_suite() {
     s_sum=$(printf '%-28s %5d passed, %3d failed, %3d pending  %4ss%s' "$s_name" "$s_p" "$s_f" \
         "$s_pend" "$s_secs" "$s_note")
     echo "$s_sum"
-    T_LINES="$T_LINES$s_sum
-"
-    T_PASSED=$((T_PASSED + s_p))
-    T_FAILED=$((T_FAILED + s_f))
-    T_PENDING=$((T_PENDING + s_pend))
+    echo "$s_p $s_f $s_pend $s_sum" >>"$LOGDIR/rows.$SUITE_LANE"
     [ "$s_f" -eq 0 ]
 }
 
@@ -72,19 +68,25 @@ run_check() {
         sh "$@"
 }
 
-# prints the table of suites, then the one closing line; returns non-zero on any failure
+# prints the table of suites (lane by lane), the times, then the one closing line; returns
+# non-zero on any failure
 finish_suites() {
     echo
     echo "==== $1 ===="
-    printf '%s' "$T_LINES"
-    [ "$T_PENDING" -gt 0 ] && echo "($T_PENDING pending: skipped at run time, e.g. no CUDA device)"
-    if [ "$T_FAILED" -eq 0 ] && [ "${TIDE_KEEP_LOGS:-0}" != 1 ]; then
+    rows=$(cat "$LOGDIR"/rows.* 2>/dev/null)
+    printf '%s\n' "$rows" | sed -E 's/^[0-9]+ [0-9]+ [0-9]+ //'
+    # shellcheck disable=SC2046 # three numbers
+    set -- $(printf '%s\n' "$rows" | awk '{ p += $1; f += $2; q += $3 } END { print p + 0, f + 0, q + 0 }')
+    t_passed=$1 t_failed=$2 t_pending=$3
+    [ "$t_pending" -gt 0 ] && echo "($t_pending pending: skipped at run time, e.g. no CUDA device)"
+    echo "(suites: $(($(date +%s) - SUITES_START)) s${TIDE_BUILD_SECONDS:+, after a build of $TIDE_BUILD_SECONDS s})"
+    if [ "$t_failed" -eq 0 ] && [ "${TIDE_KEEP_LOGS:-0}" != 1 ]; then
         rm -rf "$LOGDIR"
     else
         echo "(logs: $LOGDIR)"
     fi
-    echo "$T_PASSED passed, $T_FAILED failed"
-    [ "$T_FAILED" -eq 0 ]
+    echo "$t_passed passed, $t_failed failed"
+    [ "$t_failed" -eq 0 ]
 }
 
 # paths for running tide from a build dir of the checkout ($1: build, build-asan)

@@ -8,7 +8,8 @@
 # with dlerror(). Only tide_cuda_backend_open and tide_cuda_backend_abi are exported.
 
 CUDA_SRC      := $(wildcard src/cuda/*.cu)
-CUDA_OBJ      := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
+# its objects are the core's (CORE_BUILD): another Lua's build only links them
+CUDA_OBJ      := $(CUDA_SRC:%.cu=$(CORE_BUILD)/obj/%.o)
 CUDA_LIB      := $(BUILD)/lua/tide/libtide_cuda.so
 CUDA_HEADERS  := $(wildcard src/cuda/*.cuh) include/tide.h src/backend.h src/scalar_math.h \
                  src/rnn_cell_math.h \
@@ -33,7 +34,7 @@ CUDA_GENCODE  := -gencode arch=compute_75,code=compute_75
 CUDA_ARCH_WHY := no GPU found: compute_75 PTX, compiled by the driver at first load
 endif
 # the objects depend on the targets chosen: a file rewritten only when they change
-CUDA_ARCH_STAMP := $(BUILD)/gen/cuda_gencode
+CUDA_ARCH_STAMP := $(CORE_BUILD)/gen/cuda_gencode
 $(CUDA_ARCH_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(CUDA_GENCODE)' >$@.$$$$.tmp; \
@@ -51,7 +52,7 @@ NVCC_FOUND    := $(shell command -v $(NVCC) 2>/dev/null)
 ifneq ($(NVCC_FOUND),)
 cuda: $(CUDA_LIB)
 
-$(BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS) $(CUDA_ARCH_STAMP)
+$(CORE_BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
