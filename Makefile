@@ -27,7 +27,8 @@ WERROR     ?= -Werror
 # as many files (shape, dtype, op table, storage); inlined, `a + b` takes a fifth less time.
 # Fat objects: every other link (C tests, plug-ins) has -fno-lto from CFLAGS_ALL and uses their
 # plain code (-fno-lto anywhere on a link line wins, so core.so's link leaves it out).
-# Sanitizer builds turn it off (LTO=). The link does not repeat -Wmaybe-uninitialized: inlined
+# Sanitizer builds turn it off (LTO=); so do make test's builds for other Luas, whose core.so
+# links the plain code of build/'s fat objects (-fno-lto). The link does not repeat -Wmaybe-uninitialized: inlined
 # across files, `if (f(&x) != TIDE_OK) return ...; use(x)` looks uninitialized to it (the
 # compile of each file still warns).
 IS_GCC     := $(shell $(CC) --version 2>/dev/null | grep -c "Free Software Foundation")
@@ -126,7 +127,7 @@ $(LIBTIDE): $(CORE_OBJ)
 # functions bind inside it, not through the PLT (as -fno-semantic-interposition lets gcc inline)
 $(LUAMOD): $(BIND_OBJ) $(LIBTIDE) tools/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -fno-lto,$(CFLAGS_ALL)) $(LTO) $(if $(LTO),-Wno-maybe-uninitialized) \
+	$(CC) $(filter-out -fno-lto,$(CFLAGS_ALL)) $(if $(LTO),$(LTO) -Wno-maybe-uninitialized,-fno-lto) \
 	    -shared -Wl,-z,nodelete -Wl,-Bsymbolic-functions -o $@ -Wl,-soname,libtide.so.0 \
 	    -Wl,--version-script=tools/exports.map \
 	    $(BIND_OBJ) -Wl,--whole-archive $(LIBTIDE) -Wl,--no-whole-archive $(LIBS)
