@@ -10,7 +10,7 @@
 # `git stash create` commit when the tree has changes), never untracked or ignored ones.
 set -eu
 cd "$(dirname "$0")/.."
-V=${TIDE_VERSION:-0.1.0}
+V=${TIDE_VERSION:-$(sed -n "s/^TIDE_VERSION *?= *//p" tools/install.mk)}
 OUT=${1:-build/rock}
 NAME=tide-$V
 ARCHIVE=v$V.tar.gz

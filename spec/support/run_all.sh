@@ -19,6 +19,7 @@
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
 #   embed install    make install PREFIX=<tmp>; examples/embed/host.c built with pkg-config, run
+#   rock             make rock; luarocks lint; the source rock installed offline, smoke-tested
 # Set TIDE_TEST_SKIP="asan install cuda-emu" (space-separated names) to skip slow
 # suites locally; CI skips nothing. Exit status: non-zero if anything failed.
 set -u
@@ -168,6 +169,8 @@ if ! skipped install; then
     command -v luajit >/dev/null 2>&1 && run_suite "install (luajit)" sh tools/install_check.sh luajit
     # make install PREFIX=<tmp> + examples/embed/host.c built with pkg-config against it
     run_suite "embed install" sh spec/support/embed_install_check.sh
+    # make rock, luarocks lint, the source rock installed offline (spec/support/rock_check.sh)
+    run_suite "rock" sh spec/support/rock_check.sh
 fi
 
 wait "$LANE1"
