@@ -9,7 +9,8 @@
 #   4. the device-rule specs with TIDE_TEST_DEVICE=cuda:0
 #   5. bench/gpu_raw.cu, bench/gpu_tide.c, bench/gpu_overhead.lua, bench/gpu_torch.py, the
 #      issue 13 training steps (LSTM, causal transformer): bench/gpu_seq_step.lua beside
-#      bench/seq_step.py on the same GPU, and bench/char_lm.lua on cuda (examples/char_lm.lua
+#      bench/seq_step.py on the same GPU, the MLP and CNN training steps (bench/gpu_train_step.lua
+#      beside bench/gpu_train_step.py), and bench/char_lm.lua on cuda (examples/char_lm.lua
 #      beside PyTorch: val loss after 300 steps, time per step)
 #   6. with more than one GPU, bench/nccl_allreduce.lua under mpirun (one rank per GPU): NCCL
 #      all-reduce bus bandwidth at 1 MB and 64 MB; one GPU: "nccl all-reduce: skipped (one GPU)"
@@ -36,6 +37,8 @@ SIZE=""      # gpu_tide's argument: "smoke" for toy sizes
 OVERHEAD=""  # gpu_overhead.lua's ITERS REPS
 CHAR_LM="--steps 300 --seeds 2 --time-steps 50"  # bench/char_lm.lua's flags
 SEQ="10 5 full" # gpu_seq_step.lua's and seq_step.py's ITERS REPS SIZE
+TRAIN="20 5 full"  # gpu_train_step.lua's and gpu_train_step.py's ITERS REPS SIZE
+TRAIN_DEV=cuda     # gpu_train_step.py's DEVICE
 if [ "$EMU" = 1 ]; then
     CUDA_LIB=build/cuda-emu/libtide_cuda.so
     export TIDE_CUDA_EMU_DEVICES=2
@@ -43,6 +46,8 @@ if [ "$EMU" = 1 ]; then
     OVERHEAD="20 1"
     CHAR_LM="--steps 1 --seeds 1 --time-steps 1 --data spec/char_lm_spec.lua"
     SEQ="1 1 smoke"
+    TRAIN="1 1 smoke"
+    TRAIN_DEV=cpu # gpu_train_step.py on the CPU: exercised wherever PyTorch is installed
 elif command -v nvidia-smi >/dev/null 2>&1; then
     if ! nvidia-smi -L >/dev/null 2>&1; then
         echo "no GPU: nvidia-smi finds no device; gpu-check ran nothing"
@@ -147,6 +152,11 @@ fi
 step "gpu_seq_step.lua" 120 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_seq_step.lua $SEQ
 # shellcheck disable=SC2086,SC2016
 step "seq_step.py (cuda)" 120 sh -c '"$@" cuda | tee -a "$0"' "$RES" $PY bench/seq_step.py $SEQ
+# shellcheck disable=SC2086,SC2016 # $TRAIN is three arguments
+step "gpu_train_step.lua" 120 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_train_step.lua $TRAIN
+# shellcheck disable=SC2086,SC2016
+step "gpu_train_step.py ($TRAIN_DEV)" 120 sh -c '"$@" | tee -a "$0"' "$RES" $PY bench/gpu_train_step.py \
+    $TRAIN $TRAIN_DEV
 
 # NCCL all-reduce across the GPUs tide sees, one rank each (bench/nccl_allreduce.lua); the
 # rehearsal runs it on the emulated GPU's 2 devices through the emulated NCCL (spec/nccl_emu/)
@@ -201,7 +211,10 @@ ratio "bf16 gemm 8192 TFLOP/s vs cuBLAS" "$(get tide_bf16_gemm_tflops)" "$(get r
 ratio "add 2^28 f32 GB/s vs D2D memcpy" "$(get tide_add_gbs)" "$(get raw_d2d_memcpy_gbs)" 0.85
 ratio "H2D 1 GiB pinned GB/s vs raw" "$(get tide_h2d_pinned_gbs)" "$(get raw_h2d_pinned_gbs)" 0.90
 ratio "H2D 1 GiB pageable GB/s vs raw" "$(get tide_h2d_pageable_gbs)" "$(get raw_h2d_pageable_gbs)" 0
-for m in lstm transformer; do # issue 13's training steps: ms, lower is better (target <= 1.0)
+ratio "D2H 1 GiB pinned GB/s vs raw" "$(get tide_d2h_pinned_gbs)" "$(get raw_d2h_pinned_gbs)" 0.90
+ratio "D2H 1 GiB pageable GB/s vs raw" "$(get tide_d2h_pageable_gbs)" "$(get raw_d2h_pageable_gbs)" 0
+# issue 13's training steps and the MLP/CNN ones: ms, lower is better (target <= 1.0)
+for m in lstm transformer mlp cnn; do
     t=$(get "tide_${m}_step_ms")
     r=$(get "torch_${m}_step_ms")
     [ -n "$t" ] && awk -v m="$m" -v t="$t" -v r="$r" 'BEGIN {
@@ -221,7 +234,8 @@ for sz in 1mb 64mb 4kb 64kb; do # the GPU's sizes, the rehearsal's
     [ -n "$bus" ] && log "nccl all-reduce $sz float32, $NGPU GPUs: busbw $bus GB/s," \
         "algbw $(get "nccl_allreduce_${sz}_algbw_gbs") GB/s, $(get "nccl_allreduce_${sz}_us") us"
 done
-for k in sgemm_tflops bf16_gemm_tflops add_gbs h2d_pinned_gbs h2d_pageable_gbs; do
+for k in sgemm_tflops bf16_gemm_tflops add_gbs h2d_pinned_gbs h2d_pageable_gbs \
+    d2h_pinned_gbs d2h_pageable_gbs; do
     tv=$(get "torch_$k")
     [ -n "$tv" ] && log "PyTorch $k: $tv (tide $(get "tide_$k"))"
 done

@@ -2,8 +2,8 @@
  * gpu_raw.cu — the references for tide's GPU benchmarks, measured with raw CUDA and cuBLAS on
  * the same GPU in the same run (bench/gpu_check.sh compares):
  *   sgemm 8192^3 (cublasSgemm), bf16 gemm 8192^3 (cublasGemmEx, float accumulation),
- *   device-to-device cudaMemcpy of 2^28 float32, host-to-device of 1 GiB from pinned and from
- *   pageable memory, and the launch cost of an empty kernel.
+ *   device-to-device cudaMemcpy of 2^28 float32, host-to-device and device-to-host of 1 GiB
+ *   from and into pinned and pageable memory, and the launch cost of an empty kernel.
  * Prints "key value" lines. Build: nvcc -O3 -arch=native bench/gpu_raw.cu -lcublas
  */
 #include <cublas_v2.h>
@@ -108,11 +108,15 @@ int main(void) {
     memset(pinned, 1, bytes);
     t = best(5, [&] { CK(cudaMemcpy(d1, pinned, bytes, cudaMemcpyHostToDevice)); });
     printf("raw_h2d_pinned_gbs %.2f\n", bytes / t / 1e9);
+    t = best(5, [&] { CK(cudaMemcpy(pinned, d1, bytes, cudaMemcpyDeviceToHost)); });
+    printf("raw_d2h_pinned_gbs %.2f\n", bytes / t / 1e9);
     CK(cudaFreeHost(pinned));
     char *pageable = (char *)malloc(bytes);
     memset(pageable, 1, bytes);
     t = best(3, [&] { CK(cudaMemcpy(d1, pageable, bytes, cudaMemcpyHostToDevice)); });
     printf("raw_h2d_pageable_gbs %.2f\n", bytes / t / 1e9);
+    t = best(3, [&] { CK(cudaMemcpy(pageable, d1, bytes, cudaMemcpyDeviceToHost)); });
+    printf("raw_d2h_pageable_gbs %.2f\n", bytes / t / 1e9);
     free(pageable);
 
     const int iters = 20000;

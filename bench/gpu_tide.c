@@ -2,7 +2,8 @@
  * gpu_tide.c — tide's side of the GPU benchmarks, through the C API on cuda:0 (bench/gpu_raw.cu
  * measures the references; bench/gpu_check.sh compares):
  *   sgemm and bf16 gemm 8192^3 (tide_matmul), add of 2^28 float32 (bytes moved: 3 x 1 GiB),
- *   host-to-device of 1 GiB from pinned (tide_tensor_pin_memory) and pageable memory, and the
+ *   host-to-device of 1 GiB from pinned (tide_tensor_pin_memory) and pageable memory,
+ *   device-to-host of 1 GiB into pinned (tide_tensor_copy_) and pageable memory, and the
  *   per-op cost of a small a + b (allocation, dispatch and launch).
  * Prints "key value" lines. `gpu_tide smoke` runs every step at toy sizes: the test suite does so
  * on the emulated GPU (spec/cuda_emu/) so that this program is known to work before a GPU runs it.
@@ -108,6 +109,34 @@ int main(int argc, char **argv) {
     }
     printf("tide_h2d_pinned_gbs %.2f\n", (double)n * 4 / pinned / 1e9);
     printf("tide_h2d_pageable_gbs %.2f\n", (double)n * 4 / pageable / 1e9);
+
+    /* device to host, 1 GiB: into the pinned tensor (tide_tensor_copy_, as the raw copy writes
+     * into a page-locked buffer) and into a new pageable one (tide_tensor_to, as :cpu() does) */
+    tide_tensor *d = NULL;
+    must(tide_tensor_to(NULL, p, gpu, TIDE_DTYPE_F32, 0, &d), "to");
+    pinned = pageable = 1e30;
+    for (int r = 0; r < 5; r++) {
+        sync_gpu();
+        double t0 = now_s();
+        must(tide_tensor_copy_(NULL, p, d), "copy_");
+        sync_gpu();
+        double dt_s = now_s() - t0;
+        if (dt_s < pinned)
+            pinned = dt_s;
+        if (r < 3) {
+            tide_tensor *o = NULL;
+            t0 = now_s();
+            must(tide_tensor_to(NULL, d, cpu, TIDE_DTYPE_F32, 0, &o), "to");
+            sync_gpu();
+            dt_s = now_s() - t0;
+            if (dt_s < pageable)
+                pageable = dt_s;
+            tide_tensor_release(o);
+        }
+    }
+    printf("tide_d2h_pinned_gbs %.2f\n", (double)n * 4 / pinned / 1e9);
+    printf("tide_d2h_pageable_gbs %.2f\n", (double)n * 4 / pageable / 1e9);
+    tide_tensor_release(d);
     tide_tensor_release(h);
     tide_tensor_release(p);
 

@@ -1,6 +1,6 @@
 """gpu_torch.py — PyTorch on the same GPU, for bench/gpu_check.sh: sgemm and bf16 gemm 8192^3,
-add of 2^28 float32, host-to-device of 1 GiB (pinned, pageable) and the per-op cost of a small
-a + b. Prints "key value" lines; prints "torch_unavailable <why>" when it cannot run."""
+add of 2^28 float32, host-to-device and device-to-host of 1 GiB (pinned, pageable) and the
+per-op cost of a small a + b. Prints "key value" lines; prints "torch_unavailable <why>" when it cannot run."""
 import sys
 import time
 
@@ -51,7 +51,13 @@ t = best(5, lambda: p.to(dev))
 print("torch_h2d_pinned_gbs %.2f" % (m * 4 / t / 1e9))
 t = best(3, lambda: h.to(dev))
 print("torch_h2d_pageable_gbs %.2f" % (m * 4 / t / 1e9))
-del h, p
+# device to host: into the pinned tensor (as the raw copy), into a new pageable one (.cpu())
+d = p.to(dev)
+t = best(5, lambda: p.copy_(d))
+print("torch_d2h_pinned_gbs %.2f" % (m * 4 / t / 1e9))
+t = best(3, lambda: d.to("cpu"))
+print("torch_d2h_pageable_gbs %.2f" % (m * 4 / t / 1e9))
+del h, p, d
 
 x = torch.ones(100, device=dev)
 y = torch.ones(100, device=dev)
