@@ -113,8 +113,12 @@ $(CORE_BUILD)/obj/src/plugin.o: $(CONFIG_H)
 $(CORE_BUILD)/obj/src/plugin.o: CFLAGS_ALL += -I$(CORE_BUILD)/gen
 FORCE:
 
+# the elementwise row functions (every op x dtype x 3 CPU levels, most of the build's compile
+# time) are plain objects: the iterator calls them through a pointer, so LTO has nothing to
+# inline there, and its link would compile them a second time (40 s of a 2-core build)
+$(CORE_BUILD)/obj/src/cpu/elementwise_%.o: LTO :=
 # the kernel files: sqrt's errno (never read) would keep a libm call in each loop, unvectorized
-$(CORE_BUILD)/obj/src/cpu/optim.o $(CORE_BUILD)/obj/src/cpu/elementwise.o: CFLAGS_ALL += -fno-math-errno
+$(CORE_BUILD)/obj/src/cpu/optim.o $(CORE_BUILD)/obj/src/cpu/elementwise%.o: CFLAGS_ALL += -fno-math-errno
 
 $(LIBTIDE): $(CORE_OBJ)
 	@mkdir -p $(dir $@)

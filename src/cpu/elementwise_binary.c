@@ -1,0 +1,16 @@
+/* elementwise_binary.c — the row function of the BINARY and COMPARE families (see
+ * elementwise_rows.h). */
+#include "elementwise_rows.h"
+#include "scalar_math.h"
+
+CPU_HOT void cpu_bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const op_arg *oa = arg;
+    switch (oa->op) {
+#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, BIN_LOOP)
+#include "tide_ops.def"
+#undef X
+    default: /* refused by has_kernel before the run */
+        break;
+    }
+}
