@@ -7,7 +7,8 @@
 #                                   would: `luarocks install` builds it with no network
 #
 # The archive holds the checkout's tracked files as they are now (committed or not: a
-# `git stash create` commit when the tree has changes), never untracked or ignored ones.
+# `git stash create` commit when the tree has changes), never untracked or ignored ones; outside
+# a git checkout, the tree without its build directories.
 set -eu
 cd "$(dirname "$0")/.."
 V=${TIDE_VERSION:-$(sed -n "s/^TIDE_VERSION *?= *//p" tools/install.mk)}
@@ -19,8 +20,13 @@ OUT=$(cd "$OUT" && pwd)
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/tide-rock-stage.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT INT TERM
 
-rev=$(git stash create 2>/dev/null || true)
-git archive --format=tar.gz --prefix="$NAME/" -o "$STAGE/$ARCHIVE" "${rev:-HEAD}"
+if git rev-parse --git-dir >/dev/null 2>&1; then
+    rev=$(git stash create 2>/dev/null || true)
+    git archive --format=tar.gz --prefix="$NAME/" -o "$STAGE/$ARCHIVE" "${rev:-HEAD}"
+else # an exported tree without git: everything but what builds and runs leave behind
+    tar -czf "$STAGE/$ARCHIVE" --transform "s,^\.,$NAME," --exclude='./build' \
+        --exclude='./build-*' --exclude='./models' --exclude='./.gpu' --exclude='./.git' .
+fi
 
 # the scm rockspec with this version and the archive as its source
 awk -v v="$V" -v url="https://github.com/tide-lua/tide/archive/refs/tags/$ARCHIVE" -v dir="$NAME" '
