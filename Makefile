@@ -5,7 +5,7 @@
 #   make test       every suite; ends with one line "N passed, N failed"
 #   make asan       C tests and busted suite built by clang under its ASan+UBSan
 #   make bench      benchmarks, each beside its reference (PyTorch, raw BLAS, memory bandwidth)
-#   make demo       installs the build and demo packages that are missing, builds, runs the main example
+#   make demo       installs the missing build and demo packages, builds, runs the main example
 #   make deps       installs every Debian package any target uses (tools/deps.sh all)
 #   make rock       the release rockspec and source rock in build/rock/ (tools/rock.sh)
 #   make gpu-check  on a GPU machine: build, cuda-tagged specs, GPU benchmarks ($OUT gets logs)
@@ -28,9 +28,9 @@ WERROR     ?= -Werror
 # Fat objects: every other link (C tests, plug-ins) has -fno-lto from CFLAGS_ALL and uses their
 # plain code (-fno-lto anywhere on a link line wins, so core.so's link leaves it out).
 # Sanitizer builds turn it off (LTO=); so do make test's builds for other Luas, whose core.so
-# links the plain code of build/'s fat objects (-fno-lto). The link does not repeat -Wmaybe-uninitialized: inlined
-# across files, `if (f(&x) != TIDE_OK) return ...; use(x)` looks uninitialized to it (the
-# compile of each file still warns).
+# links the plain code of build/'s fat objects (-fno-lto). The link does not repeat
+# -Wmaybe-uninitialized: inlined across files, `if (f(&x) != TIDE_OK) return ...; use(x)` looks
+# uninitialized to it (the compile of each file still warns).
 IS_GCC     := $(shell $(CC) --version 2>/dev/null | grep -c "Free Software Foundation")
 # (only where a test link with -flto works: a gcc beside a binutils without its LTO plug-in fails)
 ifeq ($(origin LTO),undefined)
@@ -81,7 +81,7 @@ LUAMOD     := $(BUILD)/lua/tide/core.so
 LIBTIDE_SO := $(BUILD)/libtide.so.0
 PRELOAD_SO := $(BUILD)/lua/tide/preload.so
 
-.PHONY: all test ctests asan bench demo deps rock gpu-check format format-check check-layering clean \
+.PHONY: all test ctests asan bench demo rock gpu-check format format-check check-layering clean \
         deps install embed-demo
 
 all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(PRELOAD_SO) cuda dist
@@ -114,8 +114,8 @@ $(CORE_BUILD)/obj/src/plugin.o: CFLAGS_ALL += -I$(CORE_BUILD)/gen
 FORCE:
 
 # the elementwise row functions (every op x dtype x 3 CPU levels, most of the build's compile
-# time) are plain objects: the iterator calls them through a pointer, so LTO has nothing to
-# inline there, and its link would compile them a second time (40 s of a 2-core build)
+# time) are plain objects: each call runs a whole row, so LTO has nothing to gain there, and its
+# link would compile them a second time (40 s of a 2-core build)
 $(CORE_BUILD)/obj/src/cpu/elementwise_%.o: LTO :=
 # the kernel files: sqrt's errno (never read) would keep a libm call in each loop, unvectorized
 $(CORE_BUILD)/obj/src/cpu/optim.o $(CORE_BUILD)/obj/src/cpu/elementwise%.o: CFLAGS_ALL += -fno-math-errno
@@ -193,7 +193,7 @@ test:
 ASAN_RT_DIR = $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null | xargs dirname 2>/dev/null)
 asan:
 	$(MAKE) BUILD=build-asan CC=clang OPT="$(SAN)" LTO= DNNL_H= NVCC_FOUND= \
-	    LIBS="$(filter-out -ldnnl,$(LIBS)) -fsanitize=address,undefined -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR)" \
+	    LIBS="$(filter-out -ldnnl,$(LIBS)) $(SAN) -Wl,-rpath,$(ASAN_RT_DIR)" \
 	    all ctests
 	@sh spec/support/run_asan.sh build-asan
 
