@@ -117,7 +117,7 @@ static int l_device(lua_State *L) {
 static int l_devices(lua_State *L) {
     int n = 0;
     lua_newtable(L);
-    tide_device *dev;
+    tide_device *dev = NULL;
     for (int i = 0; i < tide_device_count(TIDE_DEVICE_CPU); i++)
         if (tide_device_get_index(TIDE_DEVICE_CPU, i, &dev) == TIDE_OK) {
             tl_push_device(L, dev);
@@ -133,7 +133,7 @@ static int l_devices(lua_State *L) {
 }
 
 static int l_best_device(lua_State *L) {
-    tide_device *dev;
+    tide_device *dev = NULL; /* set by whichever lookup succeeds (cpu:0 always exists) */
     if (!tide_cuda_is_available() || tide_device_get("cuda", &dev) != TIDE_OK)
         tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev);
     tl_push_device(L, dev);

@@ -737,6 +737,67 @@ describe("autograd hook protocol", function()
     end)
 end)
 
+-- issue 27: indices and sums at the limits of the integer types (run under `make asan` too,
+-- whose UBSan stops at a signed overflow)
+describe("integer limits in index ops", function()
+    local function has(want, err)
+        assert(err:find(want, 1, true), ("expected %q in %q"):format(want, err))
+    end
+
+    it("an index of math.mininteger or math.maxinteger is named in the error #lua53", function()
+        local x = tide.tensor({ 1, 2, 3 }, { dtype = "int64" })
+        local lo, hi = math.mininteger, math.maxinteger
+        local function range(op, v)
+            return ("tide: %s: index %d is out of range for dim 1 of size 3"):format(op, v)
+        end
+        for _, v in ipairs({ lo, hi }) do
+            local ix = tide.tensor({ v }, { dtype = "int64" })
+            has(range("index_select", v), catch(function() return x:index_select(1, ix) end))
+            has(range("index_select", v), catch(function() return x:index_select(1, { v }) end))
+            has(range("gather", v), catch(function() return x:gather(1, ix) end))
+            has(range("scatter_", v), catch(function() return x:scatter_(1, ix, 9) end))
+            has(range("scatter", v), catch(function() return x:scatter(1, ix, x) end))
+            has(range("scatter_add_", v), catch(function() return x:scatter_add_(1, ix, x) end))
+            has(range("scatter_add", v), catch(function() return x:scatter_add(1, ix, 9) end))
+            has(range("index_add_", v), catch(function() return x:index_add_(1, ix, x:narrow(1, 1, 1)) end))
+            has(range("index", v), catch(function() return x[v] end))
+            has(range("select", v), catch(function() return x:select(1, v) end))
+        end
+        -- an int32 index names its own value, not the int32 wrap of value - 1
+        local i32 = tide.tensor({ -2147483648 }, { dtype = "int32" })
+        has(range("gather", -2147483648), catch(function() return x:gather(1, i32) end))
+        has(range("scatter_add_", -2147483648), catch(function() return x:scatter_add_(1, i32, 9) end))
+        has(range("index_select", -2147483648), catch(function() return x:index_select(1, i32) end))
+        assert.are.same({ 1, 2, 3 }, x:totable()) -- the failed calls changed nothing
+    end)
+
+    it("scatter_add on int64 and int32 wraps as two's complement #lua53", function()
+        local lo, hi = math.mininteger, math.maxinteger
+        local d = tide.tensor({ hi, lo, 7 }, { dtype = "int64" })
+        local s = tide.tensor({ hi, 5, -1, lo, -hi }, { dtype = "int64" })
+        d:scatter_add_(1, tide.tensor({ 1, 1, 2, 3, 3 }), s)
+        -- Lua's integer arithmetic wraps the same way
+        assert.are.same({ hi + hi + 5, lo + -1, 7 + lo + -hi }, d:totable())
+        assert.are.same({ lo, hi }, tide.tensor({ hi, lo }, { dtype = "int64" })
+            :scatter_add(1, tide.tensor({ 1, 2 }), tide.tensor({ 1, -1 }, { dtype = "int64" })):totable())
+        local w = tide.tensor({ 2147483647, -2147483648 }, { dtype = "int32" })
+        w:scatter_add_(1, tide.tensor({ 1, 2 }), tide.tensor({ 1, -1 }, { dtype = "int32" }))
+        assert.are.same({ -2147483648, 2147483647 }, w:totable())
+    end)
+
+    it("scatter and scatter_add refuse a src with fewer elements than a 0-d index needs", function()
+        local x, at2 = T({ 1, 2, 3 }), tide.tensor(2, { dtype = "int64" })
+        for _, op in ipairs({ "scatter_", "scatter_add_", "scatter", "scatter_add" }) do
+            local err = catch(function() return x[op](x, 1, at2, T({})) end)
+            has("tide: " .. op .. ": src has 0 elements but the index needs 1", err)
+        end
+        assert.are.same({ 1, 2, 3 }, x:totable())
+        -- a src with an element, or a number, is what a 0-d index reads
+        assert.are.same({ 1, 7, 3 }, x:scatter(1, at2, T({ 7, 8 })):totable())
+        assert.are.same({ 1, 9, 3 }, x:scatter_add(1, at2, 7):totable())
+    end)
+end)
+
 describe("autograd integration", function()
     it("backward fills .grad through binding ops", function()
         local x = tide.tensor({ 1.0, 2.0, 3.0 }, { requires_grad = true })

@@ -34,7 +34,8 @@ static tide_status checked_index(tide_ctx *ctx, const char *op, const tide_tenso
             st = tide_seterr(TIDE_EINDEX,
                              "%s: index %lld is out of range for dim %d of size %lld; indices are "
                              "1-based: use 1..%lld",
-                             op, (long long)vals[i] + 1, dim + 1, (long long)size, (long long)size);
+                             op, tide_index_1based(vals[i], index->dtype), dim + 1, (long long)size,
+                             (long long)size);
     free(host);
     if (st != TIDE_OK) {
         tide_tensor_release(ix);
@@ -122,6 +123,13 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
     TIDE_TRY(check_fits(op, index, dst, "self", dim, true));
     if (src->ndim > 0)
         TIDE_TRY(check_fits(op, index, src, "src", dim, false));
+    /* check_fits compares sizes only at one rank: a 0-d index beside a 1-d src reads src[0] */
+    if (src->ndim > 0 && tide_tensor_numel(src) < tide_tensor_numel(index))
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: src has %lld elements but the index needs %lld; give src at "
+                           "least as many elements as the index, or a number",
+                           op, (long long)tide_tensor_numel(src),
+                           (long long)tide_tensor_numel(index));
     if (tide_dtype_is_float(src->dtype) && !tide_dtype_is_float(dst->dtype))
         return tide_seterr(TIDE_EDTYPE, "%s: cannot write %s values into a %s tensor in place", op,
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));

@@ -55,7 +55,8 @@ static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tenso
             st = tide_seterr(TIDE_EINDEX,
                              "%s: index %lld is out of range for dim %d of size %lld; indices are "
                              "1-based: use 1..%lld",
-                             op, (long long)vals[i] + 1, dim + 1, (long long)size, (long long)size);
+                             op, tide_index_1based(vals[i], index->dtype), dim + 1, (long long)size,
+                             (long long)size);
             break;
         }
     free(host);

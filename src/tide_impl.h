@@ -20,6 +20,15 @@
             return st_;                                                                            \
     } while (0)
 
+/* The 1-based index a caller gave, for the 0-based value v a range check refused (for its
+ * message): the binding subtracts 1 in the index's own dtype, wrapping, so 1 is added back the
+ * same way (in unsigned arithmetic, which cannot overflow) and read in that dtype.
+ * math.mininteger arrives as INT64_MAX and is named as given, as is an int32 index's INT32_MIN. */
+static inline long long tide_index_1based(int64_t v, tide_dtype dt) {
+    uint64_t u = (uint64_t)v + 1u;
+    return dt == TIDE_DTYPE_I32 ? (long long)(int32_t)(uint32_t)u : (long long)(int64_t)u;
+}
+
 /* ---- core structs ------------------------------------------------------------------------- */
 
 struct tide_ctx {

@@ -33,7 +33,8 @@ end
 
 local function like(op, make)
     F[op] = function(t, opts)
-        return make(t:size(), like_opts(op, t, opts))
+        local o = like_opts(op, t, opts) -- first: it checks t is a tensor
+        return make(t:size(), o)
     end
 end
 

@@ -16,12 +16,21 @@ function M.check(op, t, pos)
     return t
 end
 
+-- v as an integer: an integer, or a float with an exact integer value (2.0); anything else
+-- (2.5, inf, nan, 1e308 beyond the integers, a string) raises naming the value
 local function integer(op, v, what)
-    if not compat.is_integer(v) and not (type(v) == "number" and v == math.floor(v)) then
-        raise(("tide: %s: %s must be an integer, got %s"):format(op, what,
-            type(v) == "number" and tostring(v) or type(v)))
+    if compat.is_integer(v) then
+        return v
     end
-    return compat.tointeger(v)
+    local i = type(v) == "number" and v == math.floor(v) and compat.tointeger(v)
+    if not i then
+        local shown = type(v)
+        if type(v) == "number" then
+            shown = v ~= v and "nan" or tostring(v)
+        end
+        raise(("tide: %s: %s must be an integer, got %s"):format(op, what, shown))
+    end
+    return i
 end
 M.integer = integer
 

@@ -91,7 +91,7 @@ local function var_args(op, x, dim, keepdim, opts)
     end
     local correction = 1
     if opts and opts.correction ~= nil then
-        correction = opts.correction
+        correction = args.integer(op, opts.correction, "correction")
     elseif opts and opts.unbiased == false then
         correction = 0
     end

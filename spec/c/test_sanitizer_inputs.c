@@ -1,7 +1,9 @@
 /* test_sanitizer_inputs.c — the minimal inputs that made the sanitizers report undefined
  * behaviour (issue 10, items 12 to 15), kept as regressions with their bytes inline: empty
  * tensors with huge other sizes, from_blob and DLPack geometries whose extent, offset or
- * alignment is wrong, IDX headers, and an allocation no host can give. `make asan` runs this
+ * alignment is wrong, IDX headers, and an allocation no host can give; and (issue 27) indices
+ * and sums at the limits of the integer types, and a scatter whose src is too small for its
+ * 0-d index. `make asan` runs this
  * under gcc's ASan+UBSan, `make ubsan-clang` under clang's UBSan (which reports NULL + 0). */
 #include "tide.h"
 #include "tide_dlpack.h"
@@ -376,6 +378,89 @@ static void test_out_of_memory(void) {
     tide_tensor_release(t);
 }
 
+/* ---- issue 27: index ops at the integer limits ---------------------------------------------- */
+
+/* a CPU tensor over the caller's values (no deleter: they outlive it) */
+static tide_tensor *blob(void *data, tide_dtype dt, int ndim, const int64_t *shape) {
+    tide_tensor *t = NULL;
+    CHECK_OK(tide_tensor_from_blob(NULL, data, dt, ndim, shape, NULL, cpu(), NULL, NULL, &t));
+    return t;
+}
+
+/* 0-based INT64_MAX is what the binding makes of the 1-based math.mininteger (it subtracts 1,
+ * wrapping): the range check's message named it as INT64_MAX + 1, a signed overflow; it names
+ * the value the caller gave. INT64_MIN, the other end, is refused the same way. */
+static void test_index_at_int64_limits(void) {
+    float        a[3] = {1, 2, 3};
+    int64_t      three[1] = {3}, one[1] = {1}, lo[1] = {INT64_MIN}, hi[1] = {INT64_MAX};
+    int32_t      hi32[1] = {INT32_MAX};
+    tide_tensor *t = blob(a, TIDE_DTYPE_F32, 1, three), *v = blob(a, TIDE_DTYPE_F32, 1, one);
+    tide_tensor *r = NULL;
+    tide_tensor *ih = blob(hi, TIDE_DTYPE_I64, 1, one), *il = blob(lo, TIDE_DTYPE_I64, 1, one);
+    tide_tensor *ih32 = blob(hi32, TIDE_DTYPE_I32, 1, one);
+    if (!t || !v || !ih || !il || !ih32)
+        return;
+    static const char min1[] = "index -9223372036854775808 is out of range for dim 1 of size 3";
+    CHECK_ERR(tide_gather(NULL, t, 0, ih, &r), TIDE_EINDEX, min1);
+    CHECK_ERR(tide_index_select(NULL, t, 0, ih, &r), TIDE_EINDEX, min1);
+    CHECK_ERR(tide_scatter_(NULL, t, 0, ih, t, 1), TIDE_EINDEX, min1);
+    CHECK_ERR(tide_index_add_(NULL, t, 0, ih, v), TIDE_EINDEX, min1);
+    CHECK_ERR(tide_gather(NULL, t, 0, il, &r), TIDE_EINDEX,
+              "index -9223372036854775807 is out of range");
+    CHECK_ERR(tide_index_select(NULL, t, 0, il, &r), TIDE_EINDEX,
+              "index -9223372036854775807 is out of range");
+    /* an int32 index is named in int32: INT32_MAX is the binding's wrap of INT32_MIN */
+    CHECK_ERR(tide_gather(NULL, t, 0, ih32, &r), TIDE_EINDEX, "index -2147483648 is out of range");
+    CHECK_ERR(tide_index_select(NULL, t, 0, ih32, &r), TIDE_EINDEX,
+              "index -2147483648 is out of range");
+    CHECK(r == NULL && a[0] == 1 && a[1] == 2 && a[2] == 3);
+    tide_tensor_release(ih32);
+    tide_tensor_release(il);
+    tide_tensor_release(ih);
+    tide_tensor_release(v);
+    tide_tensor_release(t);
+}
+
+/* scatter_add of int64 and int32 wraps as two's complement (PyTorch's result), no signed
+ * overflow on the way */
+static void test_scatter_add_wraps(void) {
+    int64_t      d64[2] = {INT64_MAX, INT64_MIN}, s64[3] = {INT64_MAX, 5, -1}, ix[3] = {0, 0, 1};
+    int32_t      d32[2] = {INT32_MAX, INT32_MIN}, s32[3] = {1, 0, -1};
+    int64_t      two[1] = {2}, three[1] = {3};
+    tide_tensor *d = blob(d64, TIDE_DTYPE_I64, 1, two), *s = blob(s64, TIDE_DTYPE_I64, 1, three);
+    tide_tensor *i = blob(ix, TIDE_DTYPE_I64, 1, three);
+    tide_tensor *e = blob(d32, TIDE_DTYPE_I32, 1, two), *u = blob(s32, TIDE_DTYPE_I32, 1, three);
+    if (d && s && i && e && u) {
+        CHECK_OK(tide_scatter_(NULL, d, 0, i, s, 1));
+        CHECK(d64[0] == 3 && d64[1] == INT64_MAX); /* 2 * MAX + 5 = 2^64 + 3, MIN - 1 */
+        CHECK_OK(tide_scatter_(NULL, e, 0, i, u, 1));
+        CHECK(d32[0] == INT32_MIN && d32[1] == INT32_MAX);
+    }
+    tide_tensor_release(u);
+    tide_tensor_release(e);
+    tide_tensor_release(i);
+    tide_tensor_release(s);
+    tide_tensor_release(d);
+}
+
+/* a 0-d index beside an empty 1-d src: check_fits compares sizes only at one rank, so the
+ * kernel read src[0] of no element; refused, dst unchanged */
+static void test_scatter_empty_src(void) {
+    float        a[3] = {1, 2, 3};
+    int64_t      three[1] = {3}, none[1] = {0}, at[1] = {1};
+    tide_tensor *d = blob(a, TIDE_DTYPE_F32, 1, three), *i = blob(at, TIDE_DTYPE_I64, 0, NULL);
+    tide_tensor *s = NULL;
+    CHECK_OK(tide_tensor_empty(NULL, cpu(), TIDE_DTYPE_F32, 1, none, &s));
+    if (d && i && s)
+        for (int acc = 0; acc <= 1; acc++)
+            CHECK_ERR(tide_scatter_(NULL, d, 0, i, s, acc), TIDE_ESHAPE,
+                      "src has 0 elements but the index needs 1");
+    CHECK(a[0] == 1 && a[1] == 2 && a[2] == 3);
+    tide_tensor_release(s);
+    tide_tensor_release(i);
+    tide_tensor_release(d);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/tide-ubsan-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -390,6 +475,9 @@ int main(void) {
     test_dlpack_import_checks();
     test_idx_headers();
     test_out_of_memory();
+    test_index_at_int64_limits();
+    test_scatter_add_wraps();
+    test_scatter_empty_src();
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)

@@ -64,6 +64,14 @@ tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview
     WALK_INDEX(index, src, dst, dim,                                                               \
                *(T *)((char *)dst->data + xo) += *(const T *)((const char *)src->data + yo))
 
+/* signed integers wrap as two's complement (PyTorch's result): the sum is taken in the unsigned
+ * type U, where overflow is defined, and converted back */
+#define SCATTER_ADD_WRAP(T, U)                                                                     \
+    WALK_INDEX(index, src, dst, dim, {                                                             \
+        T *d_ = (T *)((char *)dst->data + xo);                                                     \
+        *d_ = (T)((U)*d_ + (U) * (const T *)((const char *)src->data + yo));                       \
+    })
+
 tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
                         const tide_kview *src, int accumulate) {
     (void)dev;
@@ -85,10 +93,10 @@ tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const 
         SCATTER_ADD(double);
         break;
     case TIDE_DTYPE_I32:
-        SCATTER_ADD(int32_t);
+        SCATTER_ADD_WRAP(int32_t, uint32_t);
         break;
     case TIDE_DTYPE_I64:
-        SCATTER_ADD(int64_t);
+        SCATTER_ADD_WRAP(int64_t, uint64_t);
         break;
     case TIDE_DTYPE_U8:
         SCATTER_ADD(uint8_t);

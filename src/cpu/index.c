@@ -226,7 +226,8 @@ static tide_status check_index(const char *name, const tide_kview *index, int di
             return tide_seterr(TIDE_EINDEX,
                                "%s: index %lld out of range for dim %d of size %lld ; indices "
                                "go from 1 to %lld",
-                               name, (long long)k + 1, dim + 1, (long long)size, (long long)size);
+                               name, (long long)((uint64_t)k + 1u), dim + 1, (long long)size,
+                               (long long)size);
     }
     return TIDE_OK;
 }

@@ -99,11 +99,13 @@ setmetatable(DataLoader, {
 
 --- number of batches per epoch
 function DataLoader:len()
-    local n = self:_samples()
-    if self.drop_last then
-        return compat.idiv(n, self.batch_size)
+    local n, bs = self:_samples(), self.batch_size
+    local full = compat.idiv(n, bs)
+    -- ceil(n / bs) without n + bs - 1, which overflows for a batch_size near math.maxinteger
+    if self.drop_last or n - full * bs == 0 then
+        return full
     end
-    return compat.idiv(n + self.batch_size - 1, self.batch_size)
+    return full + 1
 end
 DataLoader.__len = DataLoader.len
 
@@ -134,7 +136,25 @@ function DataLoader:_sampled()
     local n = self.dataset:len()
     for k = 1, #list do
         local i = list[k]
-        if not compat.is_integer(i) or i < 1 or i > n then
+        if not compat.is_integer(i) then
+            -- an integral float (2.0) stands for its integer; anything else is no index
+            local int = type(i) == "number" and i == math.floor(i) and compat.tointeger(i)
+            if not int then
+                local shown
+                if type(i) == "number" then
+                    shown = i ~= i and "nan" or tostring(i)
+                elseif type(i) == "string" then
+                    shown = string.format("%q (a string)", i)
+                else
+                    shown = "a " .. type(i)
+                end
+                raise(string.format("tide: DataLoader: the sampler gave %s at position %d; " ..
+                    "sample indices must be integers in 1..%d; make the sampler return " ..
+                    "integers", shown, k, n))
+            end
+            i = int -- checked as an integer; the list itself (perhaps the user's) is left alone
+        end
+        if i < 1 or i > n then
             raise(string.format("tide: DataLoader: the sampler gave index %s (position %d), " ..
                 "out of range 1..%d", tostring(i), k, n))
         end

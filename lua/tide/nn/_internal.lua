@@ -509,7 +509,53 @@ end
 
 -- x with the channels on dim 2: batch statistics in training (biased variance to normalize,
 -- unbiased in the running estimates, updated in place when given), running ones otherwise
+local BN_FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+-- all of batch_norm's checks, before anything is updated (a failed call changes nothing):
+-- each given tensor on x's device with c elements; in training the running estimates, written
+-- in place, also floating-point, of shape {c} (or with c on their last dim) and not an
+-- expanded view
+local function batch_norm_check(x, running_mean, running_var, weight, bias, training, who)
+    local c = x:size(2)
+    for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" },
+        { weight, "weight" }, { bias, "bias" } }) do
+        local v, name = t[1], t[2]
+        if v then
+            if v:numel() ~= c then
+                raise(string.format("tide: %s: expected %s with %d elements (the input's " ..
+                    "channels), got %s", who, name, c, I.shape_str(v.shape)))
+            end
+            I.check_device(x, v, who)
+        end
+    end
+    if not training then
+        return
+    end
+    for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" } }) do
+        local v, name = t[1], t[2]
+        if v then
+            if not BN_FLOAT[v.dtype] then
+                raise(string.format("tide: %s: %s must be floating-point to hold the running " ..
+                    "estimate, got %s; convert it with :to(\"float32\")", who, name, v.dtype))
+            end
+            if v:dim() == 0 or v:size(-1) ~= c then
+                raise(string.format("tide: %s: expected %s of shape {%d} (the input's " ..
+                    "channels), got %s", who, name, c, I.shape_str(v.shape)))
+            end
+            -- an expanded view cannot be written in place; mul_(1) leaves any other as it is
+            if c > 1 and not v:is_contiguous() then
+                local ok = pcall(autograd.no_grad, function() v:mul_(1) end)
+                if not ok then
+                    raise(string.format("tide: %s: %s is an expanded view, which cannot hold " ..
+                        "a running estimate; pass %s:clone()", who, name, name))
+                end
+            end
+        end
+    end
+end
+
 function I.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps, who)
+    batch_norm_check(x, running_mean, running_var, weight, bias, training, who)
     local c, bshape, dims = x:size(2), { 1, x:size(2) }, { 1 }
     for d = 3, x:dim() do
         bshape[d], dims[#dims + 1] = 1, d

@@ -24,6 +24,12 @@ function Adagrad:check_options()
     end
 end
 
+-- the state an update reads, made at construction (Optimizer:check_step checks it before any
+-- parameter moves)
+function Adagrad:state_spec()
+    return "sum", { { "step", "number" }, { "sum", "tensor" } }, true
+end
+
 function Adagrad:init_state()
     autograd.no_grad(function()
         for _, g in ipairs(self.param_groups) do

@@ -20,6 +20,11 @@ function Adam:check_options()
     end
 end
 
+-- the state an update reads (Optimizer:check_step checks it before any parameter moves)
+function Adam:state_spec()
+    return "exp_avg", { { "step", "number" }, { "exp_avg", "tensor" }, { "exp_avg_sq", "tensor" } }
+end
+
 -- PyTorch's formula as a chain of tensor ops, shared with AdamW (decoupled: the decay is
 -- applied to p, not added to g): the reference the fused kernel is tested against, and the
 -- path for what the kernel does not take (a parameter that is not contiguous)

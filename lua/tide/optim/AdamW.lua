@@ -9,6 +9,7 @@ local AdamW = Optimizer:extend("AdamW", {
 AdamW.check_options = Adam.check_options
 AdamW.adam_update = Adam.adam_update
 AdamW.formula_update = Adam.formula_update
+AdamW.state_spec = Adam.state_spec
 
 function AdamW:update(group, p, g)
     self:adam_update(group, p, g, true)

@@ -142,8 +142,130 @@ end
 
 local set_grad_enabled = core.set_grad_enabled
 
+-- the state a parameter's update reads, for the checks before a step: anchor (the entry whose
+-- presence means the state exists: without it the update makes a fresh state) and the entries
+-- then required, each { name, "tensor" (p's shape) or "number" (>= 0) }; nil: no state read.
+-- always = true: the state is required even without the anchor (Adagrad's, made at
+-- construction). Each optimizer overrides it.
+function Optimizer:state_spec(group) -- luacheck: ignore
+    return nil
+end
+
+local function shape_text(shape)
+    return "[" .. table.concat(shape, ", ") .. "]"
+end
+
+local function same_shape(a, b)
+    if #a ~= #b then
+        return false
+    end
+    for i = 1, #a do
+        if a[i] ~= b[i] then
+            return false
+        end
+    end
+    return true
+end
+
+-- the state tensors a check has passed, per state table (weak keys): an update writes them in
+-- place, so the next step checks one identity each instead of shape, device and dtype
+local validated = setmetatable({}, { __mode = "k" })
+
+-- the checks of one parameter (index i over the groups, as state_dict numbers them) before any
+-- parameter moves: its gradient, and each state entry as state_of will hand it to the update
+local function check_param(self, group, i, p, grad)
+    local who = self.__name
+    if not is_tensor(grad) then
+        raise(string.format("tide: %s: the gradient of parameter %d is a %s, expected a tensor",
+            who, i, type(grad)))
+    end
+    local pshape = p.shape
+    if not same_shape(grad.shape, pshape) then
+        raise(string.format("tide: %s: the gradient of parameter %d has shape %s, expected %s " ..
+            "(the parameter's shape); set p.grad to a tensor of the parameter's shape", who, i,
+            shape_text(grad.shape), shape_text(pshape)))
+    end
+    if grad.device ~= p.device then
+        raise(string.format("tide: %s: the gradient of parameter %d is on %s, the parameter " ..
+            "on %s; move the gradient with :to(\"%s\")", who, i, tostring(grad.device),
+            tostring(p.device), tostring(p.device)))
+    end
+    local anchor, keys, always = self:state_spec(group)
+    local st = self.state[p]
+    if not keys or not (always or (st and st[anchor] ~= nil)) then
+        return
+    end
+    local fix = "load a state dict saved from an optimizer over the same parameters"
+    if not st then
+        raise(string.format("tide: %s: parameter %d has no state; %s", who, i, fix))
+    end
+    -- state_of moves the state's tensors when the parameter has moved (float ones to its dtype)
+    local moves = st.device ~= p.device or st.dtype ~= p.dtype
+    local seen = validated[st]
+    if moves or not seen then
+        seen = {}
+        validated[st] = seen
+    end
+    for _, spec in ipairs(keys) do
+        local name, kind = spec[1], spec[2]
+        local v = st[name]
+        -- a tensor checked at an earlier step (and written in place since) passes at once, as
+        -- does a number in range
+        local ok = v ~= nil and (kind == "tensor" and rawequal(seen[name], v) or
+            kind == "number" and type(v) == "number" and v >= 0 and v < math.huge)
+        if not ok then
+            local prefix = string.format("tide: %s: the state of parameter %d: %s", who, i, name)
+            if v == nil then
+                raise(prefix .. " is missing; " .. fix)
+            elseif kind == "number" then
+                if type(v) ~= "number" or v ~= v or v < 0 or v == math.huge then
+                    raise(string.format("%s must be a number >= 0, got %s; %s", prefix,
+                        type(v) == "number" and tostring(v) or type(v), fix))
+                end
+            else
+                if not is_tensor(v) then
+                    raise(string.format("%s must be a tensor, got %s; %s", prefix, type(v), fix))
+                end
+                if not same_shape(v.shape, pshape) then
+                    raise(string.format("%s has shape %s, expected %s (the parameter's shape); %s",
+                        prefix, shape_text(v.shape), shape_text(pshape), fix))
+                end
+                local dev, dt = v.device, v.dtype
+                if moves then
+                    dev, dt = p.device, autograd.FLOAT[dt] and p.dtype or dt
+                end
+                if dev ~= p.device then
+                    raise(string.format("%s is on %s, the parameter on %s; %s", prefix,
+                        tostring(dev), tostring(p.device), fix))
+                end
+                if dt ~= p.dtype then
+                    raise(string.format("%s has dtype %s, the parameter %s; %s", prefix, dt,
+                        p.dtype, fix))
+                end
+                seen[name] = v
+            end
+        end
+    end
+end
+
+-- every parameter with a gradient checked before the first one is updated: a failed step
+-- changes nothing (no parameter, no state)
+function Optimizer:check_step()
+    local i = 0
+    for _, g in ipairs(self.param_groups) do
+        for _, p in ipairs(g.params) do
+            i = i + 1
+            local grad = p.grad
+            if grad then
+                check_param(self, g, i, p, grad)
+            end
+        end
+    end
+end
+
 -- step() runs update(group, p, grad) for each parameter with a gradient, without recording
 local function run(self)
+    self:check_step()
     local update = self.update
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do

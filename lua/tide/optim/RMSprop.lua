@@ -24,6 +24,18 @@ function RMSprop:check_options()
     end
 end
 
+-- the state an update reads (Optimizer:check_step checks it before any parameter moves)
+function RMSprop:state_spec(group)
+    local keys = { { "step", "number" }, { "square_avg", "tensor" } }
+    if group.momentum > 0 then
+        keys[#keys + 1] = { "momentum_buffer", "tensor" }
+    end
+    if group.centered then
+        keys[#keys + 1] = { "grad_avg", "tensor" }
+    end
+    return "square_avg", keys
+end
+
 local function state(p, group, st)
     if not st.square_avg then
         st.step, st.square_avg = 0, Optimizer.zeros_like(p)

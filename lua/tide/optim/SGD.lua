@@ -21,6 +21,13 @@ function SGD:check_options()
     end
 end
 
+-- the state an update reads (Optimizer:check_step checks it before any parameter moves)
+function SGD:state_spec(group)
+    if group.momentum ~= 0 then
+        return "momentum_buffer", { { "momentum_buffer", "tensor" } }
+    end
+end
+
 -- PyTorch's formula as a chain of tensor ops: the reference the fused kernel is tested against,
 -- and the path for what the kernel does not take (a parameter that is not contiguous)
 function SGD:formula_update(group, p, g)

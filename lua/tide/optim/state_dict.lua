@@ -63,6 +63,27 @@ function M.state_dict(self)
     return sd
 end
 
+-- raises unless the decoded value of key k has the type of the default (a number, a boolean,
+-- or a list of numbers as betas)
+local function value_type(who, k, v, default)
+    local want = type(default)
+    if type(v) ~= want then
+        raise(string.format("tide: %s: '%s' must be a %s, got a %s; pass the state dict " ..
+            "opt:state_dict() gave", who, k, want, type(v)))
+    end
+    if want == "number" and v ~= v then
+        raise(string.format("tide: %s: '%s' must be a number, got nan", who, k))
+    end
+    if want == "table" then
+        for j = 1, #default do
+            if type(v[j]) ~= type(default[j]) then
+                raise(string.format("tide: %s: '%s' must be a list of %d %ss, got %s at " ..
+                    "position %d", who, k, #default, type(default[j]), type(v[j]), j))
+            end
+        end
+    end
+end
+
 function M.load_state_dict(self, sd)
     local who = self.__name .. ":load_state_dict"
     if type(sd) ~= "table" then
@@ -70,7 +91,7 @@ function M.load_state_dict(self, sd)
             "table), got " .. type(sd))
     end
     -- parse every key first
-    local groups, states = {}, {}
+    local groups, states, defaults = {}, {}, self.defaults or {}
     for k, v in pairs(sd) do
         local i, name = tostring(k):match("^state%.(%d+)%.(.+)$")
         local gi, key = tostring(k):match("^param_groups%.(%d+)%.(.+)$")
@@ -81,10 +102,17 @@ function M.load_state_dict(self, sd)
             if not SCALAR[name] and not is_tensor(v) then
                 raise("tide: " .. who .. ": expected a tensor for '" .. k .. "', got " .. type(v))
             end
+            if SCALAR[name] then
+                value_type(who, k, states[i][name], 0)
+            end
         elseif gi then
             gi = compat.tointeger(tonumber(gi))
             groups[gi] = groups[gi] or {}
-            groups[gi][key] = flat.decode(v, who, k)
+            local value = flat.decode(v, who, k)
+            if defaults[key] ~= nil then
+                value_type(who, k, value, defaults[key])
+            end
+            groups[gi][key] = value
         else
             raise("tide: " .. who .. ": unexpected key '" .. tostring(k) .. "'; expected " ..
                 "state.<i>.<name> and param_groups.<g>.<key>")

@@ -1,0 +1,357 @@
+-- parity2_spec.lua — issue 27: DataLoader batch counts at the integer limit and bad sampler
+-- values, F.batch_norm validating before it updates, *_like of a non-tensor, non-integer dims
+-- and sizes in the Lua-side ops, optimizers validating every state before a step and the value
+-- types of a loaded state dict. Every failed call raises `tide: <op>:` at this file's line and
+-- changes nothing.
+local tide = require "tide"
+local data = require "tide.data"
+local F = tide.nn.functional
+
+-- the error of f(...), asserted to be a tide error at this file's line
+local function err_of(f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok, "expected an error")
+    assert.is_string(err)
+    assert.matches("parity2_spec%.lua:%d+: tide: ", err)
+    return err
+end
+
+local function ids_of(loader)
+    local out, batches = {}, 0
+    for x in loader:iter() do
+        batches = batches + 1
+        for _, v in ipairs(x:totable()) do
+            out[#out + 1] = v
+        end
+    end
+    return out, batches
+end
+
+describe("DataLoader at batch_size = math.maxinteger (issue 27)", function()
+    local ds = data.TensorDataset(tide.arange(1, 11))
+    local Items = data.Dataset:extend("Items")
+    function Items:len() return 4 end
+    function Items:get(i) return tide.tensor({ i }) end
+
+    it("is one batch of everything, without overflowing; none with drop_last = true",
+        function()
+        for _, opts in ipairs({ { batch_size = math.maxinteger },
+            { batch_size = math.maxinteger, drop_last = false } }) do
+            local loader = data.DataLoader(ds, opts)
+            assert.are.equal(1, #loader)
+            local ids, batches = ids_of(loader)
+            assert.are.equal(1, batches)
+            assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, ids)
+        end
+        local loader = data.DataLoader(Items(), { batch_size = math.maxinteger, shuffle = true,
+            seed = 3 })
+        assert.are.equal(1, #loader)
+        local n = 0
+        for x in loader:iter() do
+            n = n + 1
+            assert.are.same({ 4, 1 }, x.shape)
+        end
+        assert.are.equal(1, n)
+        -- is no batch with drop_last = true, or for an empty dataset
+        local loader = data.DataLoader(ds, { batch_size = math.maxinteger, drop_last = true })
+        assert.are.equal(0, #loader)
+        local _, batches = ids_of(loader)
+        assert.are.equal(0, batches)
+        local empty = data.TensorDataset(tide.zeros(0))
+        assert.are.equal(0, #data.DataLoader(empty, { batch_size = math.maxinteger }))
+    end)
+
+    it("still counts ordinary batches by ceiling division", function()
+        assert.are.equal(4, #data.DataLoader(ds, { batch_size = 3 }))
+        assert.are.equal(3, #data.DataLoader(ds, { batch_size = 3, drop_last = true }))
+        assert.are.equal(2, #data.DataLoader(ds, { batch_size = 5 }))
+        assert.are.equal(1, #data.DataLoader(ds, { batch_size = math.maxinteger - 1 }))
+    end)
+end)
+
+describe("DataLoader over a sampler giving a non-integer (issue 27)", function()
+    local ds = data.TensorDataset(tide.arange(1, 11))
+
+    it("raises a DataLoader error naming the value and its position", function()
+        local err = err_of(function()
+            for _ in data.DataLoader(ds, { sampler = { 1, 1.5 } }):iter() do end
+        end)
+        assert.matches("tide: DataLoader: the sampler gave 1%.5 at position 2; sample " ..
+            "indices must be integers in 1%.%.10", err)
+        err = err_of(function()
+            for _ in data.DataLoader(ds, { sampler = { 1, "2" } }):iter() do end
+        end)
+        assert.matches('tide: DataLoader: the sampler gave "2" %(a string%) at position 2; ' ..
+            "sample indices must be integers in 1%.%.10", err)
+        local S = {}
+        function S.len() return 2 end
+        function S.iter()
+            local k = 0
+            return function()
+                k = k + 1
+                if k == 1 then return 1 elseif k == 2 then return {} end
+            end
+        end
+        err = err_of(function()
+            for _ in data.DataLoader(ds, { sampler = S }):iter() do end
+        end)
+        assert.matches("tide: DataLoader: the sampler gave a table at position 2", err)
+        err = err_of(function()
+            for _ in data.DataLoader(ds, { sampler = { 1, 0 / 0 } }):iter() do end
+        end)
+        assert.matches("tide: DataLoader: the sampler gave nan at position 2", err)
+    end)
+
+    it("takes integral floats and still names an index out of range", function()
+        local ids = ids_of(data.DataLoader(ds, { sampler = { 3, 2.0 }, batch_size = 2 }))
+        assert.are.same({ 3, 2 }, ids)
+        local err = err_of(function()
+            for _ in data.DataLoader(ds, { sampler = { 11 } }):iter() do end
+        end)
+        assert.matches("tide: DataLoader: the sampler gave index 11 %(position 1%), out of " ..
+            "range 1%.%.10", err)
+    end)
+end)
+
+describe("F.batch_norm checks everything before it updates the running stats (issue 27)", function()
+    local x = tide.randn(4, 3)
+
+    local function call(rm, rv, opts)
+        opts = opts or {}
+        opts.training = true
+        return F.batch_norm(x, rm, rv, opts)
+    end
+
+    local function fails_unchanged(rm, rv, opts, pattern)
+        local m0, v0 = rm:clone(), rv:clone()
+        local err = err_of(call, rm, rv, opts)
+        assert.matches("tide: batch_norm: " .. pattern, err)
+        assert.is_true(rm:to("float64"):equal(m0:to("float64")), "running_mean changed")
+        assert.is_true(rv:to("float64"):equal(v0:to("float64")), "running_var changed")
+    end
+
+    it("a running_var of the wrong shape leaves running_mean unchanged", function()
+        fails_unchanged(tide.zeros(3), tide.ones(3, 1), nil,
+            "expected running_var of shape {3} %(the input's channels%), got {3, 1}")
+        fails_unchanged(tide.zeros(3, 1), tide.ones(3), nil,
+            "expected running_mean of shape {3} %(the input's channels%), got {3, 1}")
+    end)
+
+    it("a running stat of an integer dtype or an expanded view, a bad weight or bias: " ..
+        "nothing changes; good ones still update", function()
+        fails_unchanged(tide.zeros(3), tide.ones({ 3 }, { dtype = "int64" }), nil,
+            "running_var must be floating%-point to hold the running estimate, got int64")
+        fails_unchanged(tide.zeros(3), tide.ones({ 3 }, { dtype = "bool" }), nil,
+            "running_var must be floating%-point")
+        fails_unchanged(tide.zeros(3), tide.ones(1):expand(3), nil,
+            "running_var is an expanded view")
+        -- a bad weight or bias also fails before the update
+        fails_unchanged(tide.zeros(3), tide.ones(3), { weight = tide.ones(4) },
+            "expected weight with 3 elements")
+        fails_unchanged(tide.zeros(3), tide.ones(3), { bias = tide.ones(2) },
+            "expected bias with 3 elements")
+        -- good running stats are updated as before
+        local rm, rv = tide.zeros(3), tide.ones(3)
+        call(rm, rv)
+        local m = x:mean(1)
+        assert.is_true(rm:allclose(m * 0.1, 1e-5, 1e-6))
+        local rm64 = tide.zeros({ 3 }, { dtype = "float64" })
+        call(rm64, tide.ones({ 3 }, { dtype = "float64" }))
+        assert.is_true(rm64:allclose((m * 0.1):to("float64"), 1e-5, 1e-6))
+    end)
+end)
+
+describe("*_like of a non-tensor (issue 27)", function()
+    it("raises `tide: <op>: expected a tensor, got <type>`", function()
+        local ops = { "zeros_like", "ones_like", "rand_like", "randn_like", "empty_like" }
+        for _, op in ipairs(ops) do
+            for _, v in ipairs({ { 3, "number" }, { {}, "table" }, { "s", "string" } }) do
+                local err = err_of(function() return tide[op](v[1]) end)
+                assert.matches("tide: " .. op .. ": expected a tensor.*, got " .. v[2], err)
+            end
+            local err = err_of(function() return tide[op](nil) end)
+            assert.matches("tide: " .. op .. ": expected a tensor.*, got nil", err)
+        end
+        local err = err_of(function() return tide.full_like(3, 1) end)
+        assert.matches("tide: full_like: expected a tensor.*, got number", err)
+        err = err_of(function() return tide.full_like(nil, 1) end)
+        assert.matches("tide: full_like: expected a tensor.*, got nil", err)
+        assert.are.same({ 2, 3 }, tide.zeros_like(tide.ones(2, 3)).shape)
+    end)
+end)
+
+describe("dims and sizes that are no integers (issue 27)", function()
+    local x = tide.ones(2, 4)
+    local BAD = { { math.huge, "inf" }, { -math.huge, "%-inf" }, { 1e308, "1e%+308" },
+        { 2.5, "2%.5" }, { 0 / 0, "nan" } }
+
+    it("raise `tide: <op>: ... must be an integer, got <value>`; integral floats work", function()
+        for _, b in ipairs(BAD) do
+            local v, shown = b[1], b[2]
+            local cases = {
+                { "cumsum", "dim", function() return x:cumsum(v) end },
+                { "var", "dim", function() return x:var(v) end },
+                { "any", "dim", function() return x:any(v) end },
+                { "flatten", "dim", function() return x:flatten(v) end },
+                { "unbind", "dim", function() return x:unbind(v) end },
+                { "split", "split_size", function() return x:split(v) end },
+                { "split", "size 1", function() return x:split({ v, 2 }, 2) end },
+                { "chunk", "chunks", function() return x:chunk(v) end },
+                { "unflatten", "size 1", function() return x:unflatten(2, { v, 1 }) end },
+                { "tile", "reps 1", function() return x:tile(v, 1) end },
+                { "linspace", "steps", function() return tide.linspace(0, 1, v) end },
+                { "randint", "high", function() return tide.randint(0, v, { 2 }) end },
+            }
+            for _, c in ipairs(cases) do
+                local err = err_of(c[3])
+                assert.matches("tide: " .. c[1] .. ": " .. c[2] .. " must be an integer, got " ..
+                    shown, err)
+            end
+        end
+        -- an integral float still works
+        assert.are.same({ 2 }, x:sum(2.0).shape)
+        assert.are.equal(2, #x:chunk(2.0, 2))
+        assert.are.same({ 8 }, x:flatten(1.0).shape)
+    end)
+
+    it("std and var take an integer correction only", function()
+        for _, b in ipairs({ { 2.5, "2%.5" }, { math.huge, "inf" }, { 0 / 0, "nan" } }) do
+            for _, op in ipairs({ "var", "std" }) do
+                local err = err_of(function() return x[op](x, { correction = b[1] }) end)
+                assert.matches("tide: " .. op .. ": correction must be an integer, got " ..
+                    b[2], err)
+            end
+        end
+        local err = err_of(function() return x:var({ correction = "1" }) end)
+        assert.matches("tide: var: correction must be an integer, got string", err)
+        assert.is_true(math.abs(x:var({ correction = 2 }):item()) < 1e-12)
+        assert.is_true(math.abs(x:var({ correction = 2.0 }):item()) < 1e-12)
+    end)
+end)
+
+describe("optimizer steps validate every parameter's state first (issue 27)", function()
+    local function setup(kind, opts)
+        local p1 = tide.tensor({ 1.0, 2.0 }):requires_grad_(true)
+        local p2 = tide.tensor({ 1.0, 2.0, 3.0 }):requires_grad_(true)
+        local opt = tide.optim[kind]({ p1, p2 }, opts)
+        p1.grad, p2.grad = tide.ones(2), tide.ones(3)
+        return p1, p2, opt
+    end
+
+    for _, kind in ipairs({ "Adam", "AdamW" }) do
+        it(kind .. ": a loaded exp_avg of the wrong shape for parameter 2 changes nothing",
+            function()
+                local p1, p2, opt = setup(kind, { lr = 0.1 })
+                opt:step()
+                local sd = opt:state_dict()
+                sd["state.2.exp_avg"] = tide.zeros(4)
+                local q1, q2, opt2 = setup(kind, { lr = 0.1 })
+                opt2:load_state_dict(sd)
+                local before1, before2 = q1:totable(), q2:totable()
+                local m1 = opt2.state[q1].exp_avg:totable()
+                local err = err_of(function() opt2:step() end)
+                assert.matches("tide: " .. kind .. ": the state of parameter 2: exp_avg has " ..
+                    "shape %[4%], expected %[3%]", err)
+                assert.are.same(before1, q1:totable())
+                assert.are.same(before2, q2:totable())
+                assert.are.equal(1, opt2.state[q1].step)
+                assert.are.same(m1, opt2.state[q1].exp_avg:totable())
+                local _ = p1, p2
+            end)
+    end
+
+    it("Adam: a missing exp_avg_sq or a step that is not a number changes nothing", function()
+        local q1, q2, opt = setup("Adam", { lr = 0.1 })
+        opt:step()
+        opt.state[q2].exp_avg_sq = nil
+        local b1 = q1:totable()
+        local err = err_of(function() opt:step() end)
+        assert.matches("tide: Adam: the state of parameter 2: exp_avg_sq is missing", err)
+        assert.are.same(b1, q1:totable())
+        assert.are.equal(1, opt.state[q1].step)
+        opt.state[q2].exp_avg_sq = tide.zeros(3)
+        opt.state[q2].step = { 1 }
+        err = err_of(function() opt:step() end)
+        assert.matches("tide: Adam: the state of parameter 2: step must be a number", err)
+        assert.are.same(b1, q1:totable())
+        assert.are.equal(1, opt.state[q1].step)
+    end)
+
+    it("SGD with momentum: a bad momentum_buffer for parameter 2 creates no buffer for 1",
+        function()
+            local q1, q2, opt = setup("SGD", { lr = 0.1, momentum = 0.9 })
+            opt.state[q2] = { device = q2.device, dtype = q2.dtype,
+                momentum_buffer = tide.zeros(2) }
+            local b1, b2 = q1:totable(), q2:totable()
+            local err = err_of(function() opt:step() end)
+            assert.matches("tide: SGD: the state of parameter 2: momentum_buffer has shape " ..
+                "%[2%], expected %[3%]", err)
+            assert.are.same(b1, q1:totable())
+            assert.are.same(b2, q2:totable())
+            assert.is_nil(opt.state[q1] and opt.state[q1].momentum_buffer)
+            opt.state[q2].momentum_buffer = nil
+            opt:step()
+            assert.is_not_nil(opt.state[q1].momentum_buffer)
+        end)
+
+    it("a gradient of another shape for parameter 2 changes nothing", function()
+        for _, kind in ipairs({ "SGD", "Adam" }) do
+            local q1, q2, opt = setup(kind, { lr = 0.1, momentum = kind == "SGD" and 0.9 or nil })
+            q2.grad = tide.ones(2)
+            local b1 = q1:totable()
+            local err = err_of(function() opt:step() end)
+            assert.matches("tide: " .. kind .. ": the gradient of parameter 2 has shape %[2%], " ..
+                "expected %[3%]", err)
+            assert.are.same(b1, q1:totable())
+            assert.is_nil(opt.state[q1] and (opt.state[q1].momentum_buffer or
+                opt.state[q1].step))
+        end
+    end)
+end)
+
+describe("optimizer load_state_dict checks value types (issue 27)", function()
+    local function setup()
+        local p = tide.tensor({ 1.0, 2.0 }):requires_grad_(true)
+        local opt = tide.optim.Adam({ p }, { lr = 0.1 })
+        p.grad = tide.ones(2)
+        opt:step()
+        return p, opt
+    end
+
+    local function rejects(key, value, pattern)
+        local p, opt = setup()
+        local sd = opt:state_dict()
+        sd[key] = value
+        local lr, step = opt.param_groups[1].lr, opt.state[p].step
+        local err = err_of(function() opt:load_state_dict(sd) end)
+        assert.matches("tide: Adam:load_state_dict: " .. pattern, err)
+        assert.are.equal(lr, opt.param_groups[1].lr)
+        assert.are.equal(step, opt.state[p].step)
+    end
+
+    it("a list where a number belongs names the key; a good state dict still loads",
+        function()
+        rejects("state.1.step", tide.zeros(2), "'state%.1%.step' must be a number, got a table")
+        rejects("state.1.step", tide.tensor(true),
+            "'state%.1%.step' must be a number, got a boolean")
+        rejects("param_groups.1.lr", tide.zeros(2),
+            "'param_groups%.1%.lr' must be a number, got a table")
+        rejects("param_groups.1.lr", tide.tensor(true),
+            "'param_groups%.1%.lr' must be a number, got a boolean")
+        rejects("param_groups.1.maximize", tide.tensor(1.5),
+            "'param_groups%.1%.maximize' must be a boolean, got a number")
+        rejects("param_groups.1.betas", tide.tensor(0.9),
+            "'param_groups%.1%.betas' must be a table, got a number")
+        rejects("state.1.step", {}, "expected a tensor for 'state%.1%.step', got table")
+        rejects("param_groups.1.lr", "x", "expected a tensor for 'param_groups%.1%.lr', got string")
+        -- a good state dict still loads
+        local p, opt = setup()
+        local sd = opt:state_dict()
+        local q = tide.tensor({ 1.0, 2.0 }):requires_grad_(true)
+        local opt2 = tide.optim.Adam({ q }, { lr = 0.5 })
+        opt2:load_state_dict(sd)
+        assert.are.equal(0.1, opt2.param_groups[1].lr)
+        assert.are.equal(1, opt2.state[q].step)
+        local _ = p
+    end)
+end)
