@@ -27,7 +27,7 @@ local function ids_of(loader)
     return out, batches
 end
 
-describe("DataLoader at batch_size = math.maxinteger (issue 27)", function()
+describe("DataLoader at batch_size = math.maxinteger (issue 27) #lua53", function()
     local ds = data.TensorDataset(tide.arange(1, 11))
     local Items = data.Dataset:extend("Items")
     function Items:len() return 4 end
@@ -231,8 +231,8 @@ end)
 
 describe("optimizer steps validate every parameter's state first (issue 27)", function()
     local function setup(kind, opts)
-        local p1 = tide.tensor({ 1.0, 2.0 }):requires_grad_(true)
-        local p2 = tide.tensor({ 1.0, 2.0, 3.0 }):requires_grad_(true)
+        local p1 = tide.tensor({ 1.0, 2.0 }, { dtype = "float32" }):requires_grad_(true)
+        local p2 = tide.tensor({ 1.0, 2.0, 3.0 }, { dtype = "float32" }):requires_grad_(true)
         local opt = tide.optim[kind]({ p1, p2 }, opts)
         p1.grad, p2.grad = tide.ones(2), tide.ones(3)
         return p1, p2, opt
@@ -311,7 +311,7 @@ end)
 
 describe("optimizer load_state_dict checks value types (issue 27)", function()
     local function setup()
-        local p = tide.tensor({ 1.0, 2.0 }):requires_grad_(true)
+        local p = tide.tensor({ 1.0, 2.0 }, { dtype = "float32" }):requires_grad_(true)
         local opt = tide.optim.Adam({ p }, { lr = 0.1 })
         p.grad = tide.ones(2)
         opt:step()
@@ -347,7 +347,7 @@ describe("optimizer load_state_dict checks value types (issue 27)", function()
         -- a good state dict still loads
         local p, opt = setup()
         local sd = opt:state_dict()
-        local q = tide.tensor({ 1.0, 2.0 }):requires_grad_(true)
+        local q = tide.tensor({ 1.0, 2.0 }, { dtype = "float32" }):requires_grad_(true)
         local opt2 = tide.optim.Adam({ q }, { lr = 0.5 })
         opt2:load_state_dict(sd)
         assert.are.equal(0.1, opt2.param_groups[1].lr)

@@ -28,7 +28,7 @@ M.move = table.move or function(a1, f, e, t, a2)
     return a2
 end
 
-local floor, huge = math.floor, math.huge
+local floor = math.floor
 local mtype = math.type
 
 -- true when v is an integer: the integer subtype on 5.3+, an integral finite number before
@@ -37,14 +37,16 @@ if mtype then
         return mtype(v) == "integer"
     end
 else
+    -- integral and within int64 (1e308 is integral as a double, but no integer)
     function M.is_integer(v)
-        return type(v) == "number" and v == floor(v) and v > -huge and v < huge
+        return type(v) == "number" and v == floor(v) and v >= -2 ^ 63 and v < 2 ^ 63
     end
 end
 
--- v as an integer when it has an exact integer value, else nil (math.tointeger)
+-- v as an integer when it has an exact integer value an int64 holds, else nil (math.tointeger:
+-- 1e308 is integral as a double but no integer, and C's conversion of it would be undefined)
 M.tointeger = math.tointeger or function(v)
-    if type(v) == "number" and v == floor(v) and v > -huge and v < huge then
+    if type(v) == "number" and v == floor(v) and v >= -2 ^ 63 and v < 2 ^ 63 then
         return v
     end
     return nil
