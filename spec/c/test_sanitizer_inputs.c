@@ -3,8 +3,7 @@
  * tensors with huge other sizes, from_blob and DLPack geometries whose extent, offset or
  * alignment is wrong, IDX headers, and an allocation no host can give; and (issue 27) indices
  * and sums at the limits of the integer types, and a scatter whose src is too small for its
- * 0-d index. `make asan` runs this
- * under gcc's ASan+UBSan, `make ubsan-clang` under clang's UBSan (which reports NULL + 0). */
+ * 0-d index. `make asan` runs this under clang's ASan+UBSan (whose UBSan reports NULL + 0). */
 #include "tide.h"
 #include "tide_dlpack.h"
 #include "tide_io.h"

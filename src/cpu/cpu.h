@@ -107,7 +107,7 @@ tide_status cpu_empty_cache(tide_device *dev);
  * memory as well (declared here: backends include backend.h, not tide_impl.h) */
 void tide_storage_cache_flush(void);
 
-/* elementwise.c */
+/* elementwise.c (entry points; the row functions: elementwise_rows.h) */
 tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                        const tide_kview *b);
 tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
