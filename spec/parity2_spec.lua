@@ -355,3 +355,26 @@ describe("optimizer load_state_dict checks value types (issue 27)", function()
         local _ = p
     end)
 end)
+
+-- the float32 bits of PyTorch 1.13's torch.linspace(-1.3, 2.9, n) (Debian's python3-torch, the
+-- scalar path: n below one SIMD vector, or a vector's first point); the points past one vector
+-- depend on PyTorch's SIMD width (8 or 16 floats), which fuses differently
+describe("linspace (issue 27) #lua53", function()
+    local TORCH = {
+        [5] = { 0xbfa66666, 0xbe800000, 0x3f4cccd0, 0x3fecccce, 0x4039999a },
+        [7] = { 0xbfa66666, 0xbf199999, 0x3dccccd0, 0x3f4ccccf, 0x3fc00001, 0x400ccccd,
+            0x4039999a },
+        [10] = { 0xbfa66666, 0xbf555555, 0xbebbbbbc, 0x3dccccc8, 0x3f111110, 0x3f844446,
+            0x3fc00002, 0x3ffbbbbd, 0x401bbbbc, 0x4039999a },
+    }
+    it("gives PyTorch's float32 points bit for bit (each rounded once)", function()
+        for n, bits in pairs(TORCH) do
+            local got = tide.linspace(-1.3, 2.9, n):totable()
+            for k, want in ipairs(bits) do
+                local b = string.unpack("<I4", string.pack("<f", got[k]))
+                assert.are.equal(string.format("n=%d point %d: 0x%08x", n, k, want),
+                    string.format("n=%d point %d: 0x%08x", n, k, b))
+            end
+        end
+    end)
+end)

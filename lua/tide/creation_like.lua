@@ -98,11 +98,17 @@ function F.linspace(a, b, n, opts)
     if dt == "float32" then
         a, b = fround32(a), fround32(b)
     end
-    local step = (b - a) / (n - 1)
+    -- (end - start) / (steps - 1) with each operation rounded to the dtype, as PyTorch's
+    -- float32 kernel does (rounding the double quotient once differs in the last bit)
+    local step
     if dt == "float32" then
-        step = fround32(step)
+        step = fround32(fround32(b - a) / (n - 1))
+    else
+        step = (b - a) / (n - 1)
     end
-    local i = core.arange(0, n, { dtype = dt, device = o.device })
+    -- each point in float64, rounded once: PyTorch's kernel contracts start + step * i into one
+    -- fused multiply-add, which rounds once
+    local i = core.arange(0, n, { dtype = "float64", device = o.device })
     local up, down = i * step + a, (i - (n - 1)) * step + b
     local r = core.where(i:lt(idiv(n, 2)), up, down):to(o.dtype)
     return rg and r:requires_grad_(true) or r
