@@ -378,3 +378,35 @@ describe("linspace (issue 27) #lua53", function()
         end
     end)
 end)
+
+describe("messages that were internal Lua errors (issue 27)", function()
+    it("a bool class target to nll_loss, cross_entropy and CrossEntropyLoss", function()
+        local F = require "tide.nn.functional"
+        local nn = require "tide.nn"
+        local x = tide.randn(3, 4)
+        local t = tide.tensor({ true, false, true })
+        for _, c in ipairs({
+            { "nll_loss", function() return F.nll_loss(F.log_softmax(x, 2), t) end },
+            { "cross_entropy", function() return F.cross_entropy(x, t) end },
+            { "CrossEntropyLoss", function() return nn.CrossEntropyLoss()(x, t) end },
+        }) do
+            local ok, err = pcall(c[2])
+            assert.is_false(ok)
+            assert.matches("parity2_spec%.lua:%d+: tide: " .. c[1] .. ": the target is a bool " ..
+                "tensor; class targets are integer class indices", err)
+        end
+    end)
+
+    it("autograd.grad with grad_outputs that is no tensor nor list", function()
+        local autograd = require "tide.autograd"
+        local a = tide.randn(3, { requires_grad = true })
+        local y = (a * 2):sum()
+        local ok, err = pcall(autograd.grad, { y }, { a }, { grad_outputs = 1 })
+        assert.is_false(ok)
+        assert.matches("tide: autograd.grad: grad_outputs must be a tensor or a list of " ..
+            "tensors %(one per output%), got a number", err)
+        -- the same call with a tensor works
+        local g = autograd.grad({ y }, { a }, { grad_outputs = tide.tensor(1.0) })
+        assert.are.same({ 2, 2, 2 }, g[1]:totable())
+    end)
+end)

@@ -814,6 +814,10 @@ function E.grad(outputs, inputs, opts)
     local gouts = opts.grad_outputs
     if is_tensor(gouts) then
         gouts = { gouts }
+    elseif gouts ~= nil and type(gouts) ~= "table" then
+        raise(string.format("tide: autograd.grad: grad_outputs must be a tensor or a list of " ..
+            "tensors (one per output), got a %s; pass tide.tensor(%s) for one output",
+            type(gouts), tostring(gouts)))
     end
     gouts = gouts or {}
     local grads = {}

@@ -313,6 +313,11 @@ end
 -- the host's targets are all classes, by class_loss otherwise: a -100 target is PyTorch's
 -- default ignore_index, and off the host only class_loss can skip one without reading back
 function I.class_loss_entry(input, target, reduction, o, logp, who)
+    if is_tensor(target) and target.dtype == "bool" then
+        raise(string.format("tide: %s: the target is a bool tensor; class targets are integer " ..
+            "class indices (1-based): convert it with target:long() + 1, or use " ..
+            "binary_cross_entropy for true/false targets", who))
+    end
     local plain = o.weight == nil and o.ignore_index == nil and (o.label_smoothing or 0) == 0 and
         is_tensor(input) and input:dim() == 2 and is_tensor(target) and I.on_host(target)
     if plain and target:numel() > 0 then
