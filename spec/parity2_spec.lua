@@ -406,7 +406,8 @@ describe("messages that were internal Lua errors (issue 27)", function()
         assert.matches("tide: autograd.grad: grad_outputs must be a tensor or a list of " ..
             "tensors %(one per output%), got a number", err)
         -- the same call with a tensor works
-        local g = autograd.grad({ y }, { a }, { grad_outputs = tide.tensor(1.0) })
+        local one = tide.tensor(1.0, { dtype = "float32" })
+        local g = autograd.grad({ y }, { a }, { grad_outputs = one })
         assert.are.same({ 2, 2, 2 }, g[1]:totable())
     end)
 end)
