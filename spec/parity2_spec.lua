@@ -411,3 +411,25 @@ describe("messages that were internal Lua errors (issue 27)", function()
         assert.are.same({ 2, 2, 2 }, g[1]:totable())
     end)
 end)
+
+-- PyTorch 1.13's names (torch.matmul(...).grad_fn.name() with Debian's python3-torch)
+describe("matmul's grad_fn reads as PyTorch's (issue 27)", function()
+    it("Mm, Mv, Dot, Squeeze, Clone or UnsafeView by the operands' dims", function()
+        local function rg(...)
+            return tide.randn(...):requires_grad_(true)
+        end
+        local cases = {
+            { "MmBackward0", rg(2, 3), tide.randn(3, 2) },
+            { "MmBackward0", tide.randn(2, 3), rg(3, 2) },
+            { "MvBackward0", rg(2, 3), tide.randn(3) },
+            { "DotBackward0", rg(3), tide.randn(3) },
+            { "SqueezeBackward3", rg(3), tide.randn(3, 2) },
+            { "CloneBackward0", rg(2, 3), tide.randn(4, 3, 2) },
+            { "UnsafeViewBackward0", rg(4, 2, 3), tide.randn(4, 3, 2) },
+            { "UnsafeViewBackward0", rg(4, 2, 3), tide.randn(3) },
+        }
+        for _, c in ipairs(cases) do
+            assert.are.equal(c[1], tostring(c[2]:matmul(c[3]).grad_fn))
+        end
+    end)
+end)

@@ -45,8 +45,29 @@ local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true 
 -- t.grad_fn is the node itself; tostring names it as PyTorch does (add -> "AddBackward0")
 local NODE = {}
 NODE.__tostring = function(nd)
+    if nd.torch_name then
+        return nd.torch_name
+    end
     local camel = tostring(nd.name):gsub("^%l", string.upper):gsub("_(%w)", string.upper)
     return camel .. "Backward0"
+end
+
+-- matmul's node as PyTorch 1.13 names it, by the operands' dims: the op it dispatches to (mm,
+-- mv, dot) or the reshape it ends with; printed graphs read the same as PyTorch's
+local function matmul_name(a, b)
+    local da, db = a:dim(), b:dim()
+    if da == 2 and db == 2 then
+        return "MmBackward0"
+    elseif da == 2 and db == 1 then
+        return "MvBackward0"
+    elseif da == 1 and db == 1 then
+        return "DotBackward0"
+    elseif da == 1 and db == 2 then
+        return "SqueezeBackward3"
+    elseif da == 2 then
+        return "CloneBackward0"
+    end
+    return "UnsafeViewBackward0"
 end
 E.NODE = NODE
 
@@ -241,6 +262,9 @@ local function hook(name, out, args)
     end
     args.fn = BW[name] or no_backward
     args.name = name
+    if name == "matmul" then
+        args.torch_name = matmul_name(args[1], args[2])
+    end
     args.out = KEEPS_OUT[name] and out or nil
     capture_edges(args)
     local reads = READS[name]
