@@ -433,3 +433,32 @@ describe("matmul's grad_fn reads as PyTorch's (issue 27)", function()
         end
     end)
 end)
+
+describe("layers refuse an input of another dtype than their weight (issue 27)", function()
+    it("Linear, Conv1d, Conv2d, ConvTranspose2d and F's name both dtypes and the fix", function()
+        local nn = require "tide.nn"
+        local F = require "tide.nn.functional"
+        local lin, c2, c1 = nn.Linear(3, 2), nn.Conv2d(1, 2, 3), nn.Conv1d(1, 2, 3)
+        local x2, x4 = tide.randn(4, 3, { dtype = "float64" }),
+            tide.randn(1, 1, 5, 5, { dtype = "float64" })
+        local x3 = tide.randn(1, 1, 5, { dtype = "float64" })
+        local cases = {
+            { "Linear", lin, x2 },
+            { "Conv2d", c2, x4 },
+            { "Conv1d", c1, x3 },
+            { "ConvTranspose2d", nn.ConvTranspose2d(1, 2, 3), x4 },
+            { "linear", function(x) return F.linear(x, lin.weight, lin.bias) end, x2 },
+            { "conv2d", function(x) return F.conv2d(x, c2.weight, c2.bias) end, x4 },
+            { "conv1d", function(x) return F.conv1d(x, c1.weight, c1.bias) end, x3 },
+        }
+        for _, c in ipairs(cases) do
+            local ok, err = pcall(function() return c[2](c[3]) end)
+            assert.is_false(ok, c[1])
+            assert.matches("tide: " .. c[1] .. ": the input is float64 and the weight float32; " ..
+                "convert the input %(x:to%(\"float32\"%)%) or the model %(model:to%(\"float64\"%)%)",
+                err)
+            -- and in the weight's dtype it runs
+            assert.are.equal("float32", c[2](c[3]:float()).dtype)
+        end
+    end)
+end)

@@ -50,6 +50,7 @@ function Conv1d:forward(x)
             self.in_channels, x:size(2)))
     end
     I.check_device(x, self.weight, "Conv1d")
+    I.check_dtype(x, self.weight, "Conv1d")
     local padding = self.padding
     if self.padding_mode and self.padding_mode ~= "zeros" and padding > 0 then
         x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0

@@ -66,6 +66,7 @@ function Conv2d:forward(x)
     local oh, ow = F._conv_out("Conv2d", x:size(3), x:size(4), self.kh, self.kw, self.sh, self.sw,
         ph, pw, self.dh, self.dw)
     I.check_device(x, self.weight, "Conv2d")
+    I.check_dtype(x, self.weight, "Conv2d")
     return fused.conv2d(x, self.weight, self.bias, geom, oh, ow, self.groups)
 end
 

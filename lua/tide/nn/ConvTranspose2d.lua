@@ -51,6 +51,7 @@ function ConvTranspose2d:forward(x)
             self.in_channels, I.shape_str(x.shape)))
     end
     I.check_device(x, self.weight, "ConvTranspose2d")
+    I.check_dtype(x, self.weight, "ConvTranspose2d")
     return F.conv_transpose2d(x, self.weight, self.bias, { stride = self.stride,
         padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
         groups = self.groups })

@@ -32,6 +32,7 @@ function Linear:forward(x)
             self.in_features, n and tostring(n) or "a 0-d tensor"))
     end
     I.check_device(x, self.weight, "Linear")
+    I.check_dtype(x, self.weight, "Linear")
     return fused.linear(x, self.weight, self.bias)
 end
 

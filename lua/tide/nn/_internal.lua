@@ -76,6 +76,21 @@ function I.check_device(x, w, who)
     end
 end
 
+local FLOAT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+-- a layer's input and weight in one dtype, as PyTorch requires (a float64 batch into a float32
+-- model would otherwise run at float64 and return float64)
+function I.check_dtype(x, w, who)
+    if x.dtype ~= w.dtype then
+        local fix = string.format("convert the input (x:to(\"%s\"))", w.dtype)
+        if FLOAT_DTYPES[x.dtype] then -- a float input: the model may move to its dtype instead
+            fix = fix .. string.format(" or the model (model:to(\"%s\"))", x.dtype)
+        end
+        raise(string.format("tide: %s: the input is %s and the weight %s; %s", who, x.dtype,
+            w.dtype, fix))
+    end
+end
+
 -- a loss's input and target on different devices: named after the loss, at the user's line
 -- (the core would name sub or mul, met somewhere inside the formula)
 function I.check_same_device(input, target, who)
@@ -514,7 +529,7 @@ end
 
 -- x with the channels on dim 2: batch statistics in training (biased variance to normalize,
 -- unbiased in the running estimates, updated in place when given), running ones otherwise
-local BN_FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+local BN_FLOAT = FLOAT_DTYPES
 
 -- all of batch_norm's checks, before anything is updated (a failed call changes nothing):
 -- each given tensor on x's device with c elements; in training the running estimates, written

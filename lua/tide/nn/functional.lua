@@ -240,6 +240,7 @@ function F.linear(input, weight, bias)
             shape_str(bias)))
     end
     same_device(input, weight, who, "weight")
+    I.check_dtype(input, weight, who)
     same_device(input, bias, who, "bias")
     return fused.linear(input, weight, bias)
 end
@@ -275,6 +276,7 @@ local function conv_args(who, input, weight, bias, opts, nd, layout)
             shape_str(bias)))
     end
     same_device(input, weight, who, "weight")
+    I.check_dtype(input, weight, who)
     same_device(input, bias, who, "bias")
     return o, groups
 end
@@ -359,6 +361,7 @@ function F.conv_transpose2d(input, weight, bias, opts)
             shape_str(bias)))
     end
     same_device(input, weight, who, "weight")
+    I.check_dtype(input, weight, who)
     same_device(input, bias, who, "bias")
     local sh, sw = pair_opt(o.stride, 1, who, "stride", 1)
     local ph, pw = pair_opt(o.padding, 0, who, "padding", 0)
