@@ -35,12 +35,14 @@ def main(kind, argv):
         torch_ref.report(batch, time_step(kind, batch, iters, reps))
 
 
-def time_step(kind, batch, iters, reps):
-    model = model_for(kind)
+def make_step(kind, batch, dev="cpu"):
+    """the training step of model kind at batch on dev (bench/gpu_train_step.py: on cuda)"""
+    model = model_for(kind).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     lossf = nn.CrossEntropyLoss()
     x = torch.randn(batch, 784) if kind == "mlp" else torch.randn(batch, 1, 28, 28)
     y = torch.randint(0, 10, (batch,))
+    x, y = x.to(dev), y.to(dev)
 
     def step():
         opt.zero_grad()
@@ -49,6 +51,11 @@ def time_step(kind, batch, iters, reps):
         opt.step()
         return loss
 
+    return step
+
+
+def time_step(kind, batch, iters, reps):
+    step = make_step(kind, batch)
     for _ in range(max(5, iters // 5)):
         step()
     times = []

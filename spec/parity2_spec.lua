@@ -251,7 +251,7 @@ describe("optimizer steps validate every parameter's state first (issue 27)", fu
                 local m1 = opt2.state[q1].exp_avg:totable()
                 local err = err_of(function() opt2:step() end)
                 assert.matches("tide: " .. kind .. ": the state of parameter 2: exp_avg has " ..
-                    "shape %[4%], expected %[3%]", err)
+                    "shape {4}, expected {3}", err)
                 assert.are.same(before1, q1:totable())
                 assert.are.same(before2, q2:totable())
                 assert.are.equal(1, opt2.state[q1].step)
@@ -285,7 +285,7 @@ describe("optimizer steps validate every parameter's state first (issue 27)", fu
             local b1, b2 = q1:totable(), q2:totable()
             local err = err_of(function() opt:step() end)
             assert.matches("tide: SGD: the state of parameter 2: momentum_buffer has shape " ..
-                "%[2%], expected %[3%]", err)
+                "{2}, expected {3}", err)
             assert.are.same(b1, q1:totable())
             assert.are.same(b2, q2:totable())
             assert.is_nil(opt.state[q1] and opt.state[q1].momentum_buffer)
@@ -300,8 +300,8 @@ describe("optimizer steps validate every parameter's state first (issue 27)", fu
             q2.grad = tide.ones(2)
             local b1 = q1:totable()
             local err = err_of(function() opt:step() end)
-            assert.matches("tide: " .. kind .. ": the gradient of parameter 2 has shape %[2%], " ..
-                "expected %[3%]", err)
+            assert.matches("tide: " .. kind .. ": the gradient of parameter 2 has shape {2}, " ..
+                "expected {3}", err)
             assert.are.same(b1, q1:totable())
             assert.is_nil(opt.state[q1] and (opt.state[q1].momentum_buffer or
                 opt.state[q1].step))

@@ -43,15 +43,6 @@ tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int 
     return TIDE_OK;
 }
 
-static bool same_shape(const tide_tensor *a, const tide_tensor *b) {
-    if (a->ndim != b->ndim)
-        return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i])
-            return false;
-    return true;
-}
-
 /* With a given output (in-place ops), compute in its dtype when the result may be cast into it:
  * float -> float or int -> int/float, never float -> int or anything -> bool. */
 static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype res,
@@ -116,7 +107,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     int            n;
     int64_t        bshape[TIDE_MAX_DIMS];
     const int64_t *shape = a->shape;
-    bool           same = same_shape(a, b);
+    bool           same = tide_same_shape(a, b);
     if (same) {
         n = a->ndim;
     } else {

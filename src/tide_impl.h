@@ -72,6 +72,16 @@ struct tide_tensor {
     int64_t       offset;
 };
 
+/* a and b have the same shape */
+static inline bool tide_same_shape(const tide_tensor *a, const tide_tensor *b) {
+    if (a->ndim != b->ndim)
+        return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i])
+            return false;
+    return true;
+}
+
 /* internal helpers shared by the core files */
 tide_ctx   *tide_ctx_or_default(tide_ctx *ctx);
 tide_status tide_storage_new(tide_ctx *ctx, tide_device *dev, size_t nbytes, tide_storage **out);

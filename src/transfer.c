@@ -145,15 +145,6 @@ tide_status tide_tensor_to(tide_ctx *ctx, const tide_tensor *t, tide_device *dev
     return tide_transfer(ctx, "to", t, dev, dt, flags, out);
 }
 
-static bool same_shape(const tide_tensor *a, const tide_tensor *b) {
-    if (a->ndim != b->ndim)
-        return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i])
-            return false;
-    return true;
-}
-
 static bool same_geom(const tide_tensor *a, const tide_tensor *b) {
     if (a->storage != b->storage || a->ndim != b->ndim || a->offset != b->offset ||
         a->dtype != b->dtype)
@@ -184,7 +175,7 @@ tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *s
     if (tide_tensor_numel(dst) == 0)
         return TIDE_OK;
     tide_tensor *tmp = NULL;
-    if (src->storage->dev != dev && src->dtype == dst->dtype && same_shape(src, dst) &&
+    if (src->storage->dev != dev && src->dtype == dst->dtype && tide_same_shape(src, dst) &&
         tide_tensor_is_contiguous(src) && tide_tensor_is_contiguous(dst)) {
         /* one byte copy straight into the destination (a pinned buffer gets the full speed of
          * the link), not into a new tensor first */

@@ -36,6 +36,23 @@ M.integer = integer
 
 -- the 1-based dim d of x as a positive index (negative counts from the end); a 0-dim tensor
 -- takes 1 and -1, as PyTorch's 0 and -1
+-- two shapes (lists of sizes) are equal; shape_str writes one for a message: {2, 3}
+function M.same_shape(a, b)
+    if #a ~= #b then
+        return false
+    end
+    for i = 1, #a do
+        if a[i] ~= b[i] then
+            return false
+        end
+    end
+    return true
+end
+
+function M.shape_str(s)
+    return "{" .. table.concat(s, ", ") .. "}"
+end
+
 function M.dim_of(op, x, d, extra)
     d = integer(op, d, "dim")
     local n = x:dim() + (extra or 0)

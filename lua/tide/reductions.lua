@@ -243,14 +243,8 @@ end
 function Tensor.equal(x, other)
     check("equal", x)
     check("equal", other, 2)
-    local a, b = x:size(), other:size()
-    if #a ~= #b then
+    if not args.same_shape(x:size(), other:size()) then
         return false
-    end
-    for i = 1, #a do
-        if a[i] ~= b[i] then
-            return false
-        end
     end
     return args.no_grad(function()
         return x:ne(other):sum():item() == 0

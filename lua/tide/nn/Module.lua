@@ -8,6 +8,7 @@
 local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local args = require "tide.op_args"
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
@@ -460,21 +461,7 @@ function Module:state_dict()
     return named(names, detached, false)
 end
 
-local function shape_str(s)
-    return "{" .. table.concat(s, ", ") .. "}"
-end
-
-local function same_shape(a, b)
-    if #a ~= #b then
-        return false
-    end
-    for i = 1, #a do
-        if a[i] ~= b[i] then
-            return false
-        end
-    end
-    return true
-end
+local shape_str, same_shape = args.shape_str, args.same_shape
 
 -- dst <- src in place, across devices and dtypes. Not dst:copy_(src): the core's copy_ skips
 -- the copy when both tensors have the same geometry (a bug reported to the core's owner);

@@ -6,6 +6,7 @@
 -- recorded with the state against the parameter's and moves them when they differ.
 local core = require "tide.core"
 local autograd = require "tide.autograd"
+local args = require "tide.op_args"
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
@@ -151,21 +152,7 @@ function Optimizer:state_spec(group) -- luacheck: ignore
     return nil
 end
 
-local function shape_text(shape)
-    return "[" .. table.concat(shape, ", ") .. "]"
-end
-
-local function same_shape(a, b)
-    if #a ~= #b then
-        return false
-    end
-    for i = 1, #a do
-        if a[i] ~= b[i] then
-            return false
-        end
-    end
-    return true
-end
+local shape_text, same_shape = args.shape_str, args.same_shape
 
 -- the state tensors a check has passed, per state table (weak keys): an update writes them in
 -- place, so the next step checks one identity each instead of shape, device and dtype
