@@ -462,3 +462,27 @@ describe("layers refuse an input of another dtype than their weight (issue 27)",
         end
     end)
 end)
+
+describe("convolution geometry near the int range (issue 27)", function()
+    local F = tide.nn.functional
+    local big = 2147483647 -- 2^31 - 1, the largest geometry a kernel takes
+
+    it("conv1d with stride = padding = 2^31 - 1 gives PyTorch's three outputs", function()
+        -- windows start at -p, 0 and p of the padded input: only the middle one sees data
+        local x = tide.tensor({ { { 1, 2, 3, 4, 5 } } }, { dtype = "float32" })
+        local w = tide.tensor({ { { 1, 10, 100 } } }, { dtype = "float32" })
+        local y = F.conv1d(x, w, nil, { stride = big, padding = big })
+        assert.are.same({ 1, 1, 3 }, y:size())
+        assert.are.same({ 0, 321, 0 }, y:view(-1):totable())
+    end)
+
+    it("conv2d with dilation = padding = 2^30 reads only the kernel's centre", function()
+        local x = tide.arange(1, 26, 1, { dtype = "float32" }):view(1, 1, 5, 5)
+        local w = tide.zeros({ 1, 1, 3, 3 }, { dtype = "float32" })
+        w[1][1][2][2] = 2
+        w[1][1][1][1] = 7 -- lands in the padding for every output
+        local y = F.conv2d(x, w, nil, { dilation = 1073741824, padding = 1073741824 })
+        assert.are.same({ 1, 1, 5, 5 }, y:size())
+        assert.are.same((x * 2):view(-1):totable(), y:view(-1):totable())
+    end)
+end)

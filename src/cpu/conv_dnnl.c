@@ -182,8 +182,8 @@ typedef struct {
 } conv_mds;
 
 static tide_status mds_make(const conv_key *k, conv_mds *m) {
-    int64_t     oh = (k->h + 2 * k->ph - (int64_t)k->dh * (k->kh - 1) - 1) / k->sh + 1;
-    int64_t     ow = (k->w + 2 * k->pw - (int64_t)k->dw * (k->kw - 1) - 1) / k->sw + 1;
+    int64_t     oh = (k->h + 2 * (int64_t)k->ph - (int64_t)k->dh * (k->kh - 1) - 1) / k->sh + 1;
+    int64_t     ow = (k->w + 2 * (int64_t)k->pw - (int64_t)k->dw * (k->kw - 1) - 1) / k->sw + 1;
     dnnl_dims_t src = {k->n, k->c, k->h, k->w}, dst = {k->n, k->o, oh, ow}, bias = {k->o};
     dnnl_dims_t wei = {k->o, k->c, k->kh, k->kw};
     dnnl_dims_t gwei = {k->groups, k->o / k->groups, k->c / k->groups, k->kh, k->kw};
@@ -325,6 +325,13 @@ static tide_status key_of(const char *name, const tide_kview *input, const tide_
                           int has_bias, tide_conv_geom g, int groups, conv_key *k) {
     if (input->dtype != TIDE_DTYPE_F32)
         return cpu_notsup(name, input->dtype);
+    /* oneDNN's kernels index in 32 bits: a padded input or a dilated kernel that spans more goes
+     * to im2col + gemm, which indexes in 64 */
+    int64_t dh = g.dh ? g.dh : 1, dw = g.dw ? g.dw : 1;
+    if (input->shape[2] + 2 * (int64_t)g.ph > INT32_MAX ||
+        input->shape[3] + 2 * (int64_t)g.pw > INT32_MAX || dh * (g.kh - 1) + 1 > INT32_MAX ||
+        dw * (g.kw - 1) + 1 > INT32_MAX)
+        return tide_seterr(TIDE_ENOTSUP, "%s: the geometry exceeds oneDNN's 32-bit indexing", name);
     memset(k, 0, sizeof *k); /* the key is compared bytewise */
     k->n = input->shape[0];
     k->c = input->shape[1];

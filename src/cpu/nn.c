@@ -9,7 +9,8 @@
 #include "vec_math.h"
 #include <string.h>
 
-/* validates g (dilation 0 reads as 1, as in the core) and gives the output size */
+/* validates g (dilation 0 reads as 1, as in the core) and gives the output size, in 64-bit by
+ * the core's one formula (tide_pool_out_size): a padding near INT_MAX must not wrap */
 static tide_status geom_check(const char *name, tide_conv_geom *g, int64_t H, int64_t W,
                               int64_t *OH, int64_t *OW) {
     g->dh = g->dh == 0 ? 1 : g->dh;
@@ -21,12 +22,12 @@ static tide_status geom_check(const char *name, tide_conv_geom *g, int64_t H, in
             "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d ; kernel, "
             "stride and dilation must be >= 1, padding >= 0",
             name, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw);
-    int64_t kh = (int64_t)g->dh * (g->kh - 1) + 1, kw = (int64_t)g->dw * (g->kw - 1) + 1;
-    if (H + 2 * g->ph < kh || W + 2 * g->pw < kw)
+    *OH = tide_pool_out_size(H, g->kh, g->sh, g->ph, g->dh, 0);
+    *OW = tide_pool_out_size(W, g->kw, g->sw, g->pw, g->dw, 0);
+    if (*OH < 1 || *OW < 1)
         return tide_seterr(TIDE_EINVAL, "%s: kernel %dx%d larger than padded input %lldx%lld", name,
-                           g->kh, g->kw, (long long)(H + 2 * g->ph), (long long)(W + 2 * g->pw));
-    *OH = (H + 2 * g->ph - kh) / g->sh + 1;
-    *OW = (W + 2 * g->pw - kw) / g->sw + 1;
+                           g->kh, g->kw, (long long)(H + 2 * (int64_t)g->ph),
+                           (long long)(W + 2 * (int64_t)g->pw));
     return TIDE_OK;
 }
 

@@ -25,8 +25,8 @@ static geom geom_make(const tide_kview *img, const tide_kview *other, tide_conv_
     q.pw = g.pw;
     q.dh = g.dh == 0 ? 1 : g.dh; /* 0: a geometry from before dilation existed */
     q.dw = g.dw == 0 ? 1 : g.dw;
-    q.OH = (q.H + 2 * g.ph - (int64_t)q.dh * (g.kh - 1) - 1) / g.sh + 1;
-    q.OW = (q.W + 2 * g.pw - (int64_t)q.dw * (g.kw - 1) - 1) / g.sw + 1;
+    q.OH = (q.H + 2 * (int64_t)g.ph - (int64_t)q.dh * (g.kh - 1) - 1) / g.sh + 1;
+    q.OW = (q.W + 2 * (int64_t)g.pw - (int64_t)q.dw * (g.kw - 1) - 1) / g.sw + 1;
     for (int d = 0; d < 4; d++) {
         q.is[d] = img->strides[d];
         q.cs[d] = d < other->ndim ? other->strides[d] : 0;
