@@ -4,7 +4,8 @@
 -- is src_mask; is_causal applies the causal mask),
 -- PyTorch's: self-attention then a feed-forward block, each with dropout, a residual and a
 -- LayerNorm (after each block, or before with norm_first); children self_attn, linear1, dropout,
--- linear2, norm1, norm2, dropout1, dropout2. activation: "relu", "gelu" or a function.
+-- linear2, norm1, norm2, dropout1, dropout2. activation: "relu", "gelu", a function (of the
+-- tensor) or a module (nn.GELU()).
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
@@ -25,15 +26,16 @@ function TEL:init(d_model, nhead, opts)
     local ff = I.check_int(opts.dim_feedforward or 2048, "dim_feedforward", WHO)
     local p = opts.dropout or 0.1
     local act = opts.activation or "relu"
+    local activation
     if act == "relu" then
-        self.activation = nn_F.relu
+        activation = nn_F.relu
     elseif act == "gelu" then
-        self.activation = nn_F.gelu
-    elseif type(act) == "function" then
-        self.activation = act
+        activation = nn_F.gelu
+    elseif type(act) == "function" or Module.is_module(act) then
+        activation = act -- a module (nn.GELU()) becomes the child "activation", as in PyTorch
     else
-        raise(string.format('tide: %s: activation must be "relu", "gelu" or a function, got %s',
-            WHO, tostring(act)))
+        raise(string.format('tide: %s: activation must be "relu", "gelu", a function or a ' ..
+            "module, got %s", WHO, tostring(act)))
     end
     -- what TransformerEncoder needs to make copies
     self._args = { d_model, nhead, opts }
@@ -49,6 +51,7 @@ function TEL:init(d_model, nhead, opts)
     self.norm2 = nn.LayerNorm(d_model, { eps = eps })
     self.dropout1 = nn.Dropout(p)
     self.dropout2 = nn.Dropout(p)
+    self.activation = activation
 end
 
 local function masks(mask_or_opts)

@@ -10,6 +10,7 @@ local engine = require "tide.autograd.engine"
 local BW = require("tide.autograd.formulas").BW
 local fused = require "tide.nn._fused"
 local I = require "tide.nn._internal"
+local PackedSequence = require "tide.nn.PackedSequence"
 local raise = autograd.raise
 
 local needs_record, record = engine.needs_record, engine.record
@@ -302,8 +303,12 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
     end
 end
 
--- RNN, LSTM and GRU's shared forward: out, h_n (LSTM: out, {h_n, c_n})
+-- RNN, LSTM and GRU's shared forward: out, h_n (LSTM: out, {h_n, c_n}); a PackedSequence
+-- input runs in tide.nn._rnn_packed
 function R.forward(m, who, x, hx)
+    if PackedSequence.is_packed(x) then
+        return require("tide.nn._rnn_packed").forward(m, who, x, hx)
+    end
     local lstm = m.kind == "lstm"
     R.check_input(x, m.input_size, 3, who)
     I.check_device(x, m.weight_ih_l0, who)

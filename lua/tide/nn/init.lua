@@ -24,7 +24,8 @@ for _, name in ipairs({ "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPo
     nn[name] = require("tide.nn." .. name)
 end
 for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder" }) do
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+    "TransformerDecoderLayer", "TransformerDecoder", "Transformer", "PackedSequence" }) do
     nn[name] = require("tide.nn." .. name) -- sequence models and attention
 end
 nn.init = require "tide.nn.initializers" -- not tide/nn/init.lua: that file is tide.nn itself

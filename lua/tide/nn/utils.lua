@@ -151,4 +151,8 @@ function utils.state_dict_to_torch(sd)
     return shift_keys(sd, -1, "state_dict_to_torch")
 end
 
+-- nn.utils.rnn: pad_sequence, pack_padded_sequence, pad_packed_sequence, pack_sequence,
+-- unpad_sequence, unpack_sequence and PackedSequence (tide.nn.utils_rnn)
+utils.rnn = require "tide.nn.utils_rnn"
+
 return utils
