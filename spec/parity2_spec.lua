@@ -486,3 +486,50 @@ describe("convolution geometry near the int range (issue 27)", function()
         assert.are.same((x * 2):view(-1):totable(), y:view(-1):totable())
     end)
 end)
+
+describe("a size the user gives is checked before anything is built from it (issue 27)", function()
+    local F = tide.nn.functional
+    local x = tide.zeros({ 1, 2, 5, 5 }, { dtype = "float32" })
+    local function raises_at_once(fn, pattern)
+        local t0 = os.clock()
+        local ok, err = pcall(fn)
+        assert.is_false(ok)
+        assert.matches(pattern, tostring(err))
+        assert.is_true(os.clock() - t0 < 1)
+    end
+
+    it("adaptive_avg_pool2d to a huge output raises naming the size and the fix", function()
+        raises_at_once(function() return F.adaptive_avg_pool2d(x, { 100000000, 100000000 }) end,
+            "tide: adaptive_avg_pool2d: an output of 100000000 x 100000000 per plane would take " ..
+            ".- more than the .- this process may use .-; ask for a smaller output_size")
+    end)
+
+    it("chunk of an empty dim into a huge number of pieces raises", function()
+        raises_at_once(function() return tide.zeros({ 0, 3 }):chunk(1000000000000) end,
+            "tide: chunk: 1000000000000 empty views of dim 1 %(size 0%) would take .-; " ..
+            "ask for fewer chunks")
+        assert.are.equal(5, #tide.zeros({ 0, 3 }):chunk(5)) -- as PyTorch: 5 empty pieces
+    end)
+
+    it("F.pad in replicate mode by a huge size raises", function()
+        raises_at_once(function()
+            return F.pad(x, { 1000000000000, 0, 0, 0 }, { mode = "replicate" })
+        end, "tide: pad: dim 4 padded to 1000000000005 would take .-; pad by less")
+    end)
+
+    it("the budget is tide.memory_limit() when one is set", function()
+        local old = tide.memory_limit()
+        tide.set_memory_limit(1024 * 1024)
+        local ok, err = pcall(F.adaptive_avg_pool2d, x, { 300, 300 })
+        tide.set_memory_limit(old)
+        assert.is_false(ok)
+        assert.matches("more than the 1.0 MB this process may use %(tide.memory_limit%(%)%)", err)
+    end)
+
+    it("adaptive_avg_pool2d still gives PyTorch's windows", function()
+        local y = tide.arange(1, 8, { dtype = "float32" }):view(1, 1, 1, 7)
+        local z = F.adaptive_avg_pool2d(y, { 1, 3 })
+        -- windows [0, 3), [2, 5), [4, 7) of 1..7
+        assert.are.same({ 2, 4, 6 }, z:view(-1):totable())
+    end)
+end)

@@ -34,6 +34,28 @@ local function integer(op, v, what)
 end
 M.integer = integer
 
+-- "1.5 GB": n bytes for a message
+local function bytes_str(n)
+    local units, i = { "bytes", "KB", "MB", "GB", "TB", "PB", "EB" }, 1
+    while n >= 1024 and i < #units do
+        n, i = n / 1024, i + 1
+    end
+    return i == 1 and ("%d bytes"):format(n) or ("%.1f %s"):format(n, units[i])
+end
+
+-- raises unless n items of bytes_each bytes fit the memory budget (tide.memory_limit(), or the
+-- machine's memory when no limit is set): a list, a loop or an output sized by a number the
+-- user gave is checked against it before anything is built, so the call fails at once instead
+-- of eating the machine. what names the items, fix says what to do instead.
+function M.check_budget(op, n, bytes_each, what, fix)
+    local budget = core._memory_budget()
+    if n > budget / bytes_each then
+        raise(("tide: %s: %s would take %s, more than the %s this process may use (%s); %s")
+            :format(op, what, bytes_str(n * bytes_each), bytes_str(budget),
+                core.memory_limit() > 0 and "tide.memory_limit()" or "the machine's memory", fix))
+    end
+end
+
 -- the 1-based dim d of x as a positive index (negative counts from the end); a 0-dim tensor
 -- takes 1 and -1, as PyTorch's 0 and -1
 -- two shapes (lists of sizes) are equal; shape_str writes one for a message: {2, 3}

@@ -68,7 +68,10 @@ function Tensor.chunk(x, chunks, dim)
     end
     local d = dim_of("chunk", x, dim or 1)
     local n = x:size(d)
-    if n == 0 then -- n empty pieces, as PyTorch's
+    if n == 0 then -- c empty pieces, as PyTorch's
+        -- a view is a few hundred bytes: a huge c would build gigabytes of nothing
+        args.check_budget("chunk", c, 256, ("%d empty views of dim %d (size 0)"):format(c, d),
+            "ask for fewer chunks")
         local out = {}
         for i = 1, c do
             out[i] = x:narrow(d, 1, 0)

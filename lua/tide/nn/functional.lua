@@ -9,6 +9,7 @@ local idiv = compat.idiv
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local I = require "tide.nn._internal"
+local args = require "tide.op_args"
 local fused = require "tide.nn._fused"
 local engine = require "tide.autograd.engine"
 local raise = autograd.raise
@@ -514,24 +515,21 @@ function F.max_pool1d(input, kernel_size, opts)
 end
 
 -- [out, size] averaging matrix of PyTorch's adaptive windows: row i averages the cells
--- floor(i size / out) .. ceil((i + 1) size / out) - 1 (0-based); kept per shape, dtype and
--- device (a model pools the same sizes every step: no transfer each time)
+-- floor(i size / out) .. ceil((i + 1) size / out) - 1 (0-based); built by tensor ops (no Lua
+-- table as large as the matrix), kept per shape, dtype and device (a model pools the same sizes
+-- every step: no transfer each time)
 local adaptive_cache = {}
 local function adaptive_matrix(out, size, like)
     local key = out .. ":" .. size .. ":" .. like.dtype .. ":" .. tostring(like.device)
     if adaptive_cache[key] then
         return adaptive_cache[key]
     end
-    local rows = {}
-    for i = 0, out - 1 do
-        local lo, hi = idiv(i * size, out), -idiv(-(i + 1) * size, out)
-        local row = {}
-        for j = 0, size - 1 do
-            row[j + 1] = (j >= lo and j < hi) and 1 / (hi - lo) or 0
-        end
-        rows[i + 1] = row
-    end
-    local m = core.tensor(rows, { dtype = like.dtype, device = like.device })
+    local i = core.arange(0, out, { dtype = "int64" })
+    local lo = (i * size):floor_divide(out):view(out, 1)
+    local hi = ((i + 1) * size + (out - 1)):floor_divide(out):view(out, 1)
+    local j = core.arange(0, size, { dtype = "int64" }):view(1, size)
+    local inside = j:ge(lo):to(like.dtype) * j:lt(hi):to(like.dtype)
+    local m = (inside / (hi - lo):to(like.dtype)):to(like.device)
     adaptive_cache[key] = m
     return m
 end
@@ -558,6 +556,10 @@ function F.adaptive_avg_pool2d(input, output_size)
     if not FLOAT_DTYPES[input.dtype] then
         raise("tide: adaptive_avg_pool2d: expected a floating-point input, got " .. input.dtype)
     end
+    -- the output and the two window matrices are sized by output_size: checked before either
+    local planes = nd == 4 and input:size(1) * input:size(2) or input:size(1)
+    args.check_budget(who, 1.0 * planes * oh * ow + 1.0 * oh * h + 1.0 * ow * w, 8,
+        ("an output of %d x %d per plane"):format(oh, ow), "ask for a smaller output_size")
     local y = input
     if oh ~= h then
         y = adaptive_matrix(oh, h, input):matmul(y)
@@ -867,6 +869,9 @@ local function pad_gather(input, pad, mode)
                 lo, hi, d, size))
         end
         if lo ~= 0 or hi ~= 0 then
+            -- replicate's sizes are unbounded: the padded result is checked before the positions
+            args.check_budget("pad", (size > 0 and y:numel() / size or 0) * (size + lo + hi), 8,
+                ("dim %d padded to %d"):format(d, size + lo + hi), "pad by less")
             local pos = core.tensor(pad_positions(mode, size, lo, hi),
                 { dtype = "int64", device = input.device })
             y = y:index_select(d, pos)
