@@ -1,0 +1,68 @@
+-- BertLayer, one transformer encoder block as Hugging Face writes it (post-LayerNorm):
+--   attention.self (BertSelfAttention), attention.output: LayerNorm(dropout(dense(a)) + x)
+--   intermediate: act(dense(h))  (no dropout after the activation)
+--   output: LayerNorm(dropout(dense(i)) + h)
+-- hidden_dropout_prob is the dropout after each dense projection, layer_norm_eps the
+-- LayerNorms' eps, hidden_act the activation (tide.models.bert.activations).
+local nn = require "tide.nn"
+local P = require "tide.models.bert.params"
+local activation = require "tide.models.bert.activations"
+local BertSelfAttention = require "tide.models.bert.self_attention"
+
+local M = {}
+
+-- a class: dense (from config[in_field] features to hidden_size), then dropout, then
+-- LayerNorm over the sum with the residual
+local function dense_add_norm(name, in_field)
+    local cls = nn.Module:extend(name)
+    function cls:init(config)
+        self.dense = P.Linear(config[in_field], config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, { eps = config.layer_norm_eps })
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+    end
+    function cls:forward(x, residual)
+        return self.LayerNorm(self.dropout(self.dense(x)):add(residual))
+    end
+    return cls
+end
+
+M.BertSelfOutput = dense_add_norm("BertSelfOutput", "hidden_size")
+M.BertOutput = dense_add_norm("BertOutput", "intermediate_size")
+
+M.BertAttention = nn.Module:extend("BertAttention")
+
+function M.BertAttention:init(config)
+    self.self = BertSelfAttention(config)
+    self.output = M.BertSelfOutput(config)
+end
+
+function M.BertAttention:forward(x, mask)
+    return self.output(self.self(x, mask), x)
+end
+
+M.BertIntermediate = nn.Module:extend("BertIntermediate")
+
+function M.BertIntermediate:init(config)
+    self.dense = P.Linear(config.hidden_size, config.intermediate_size)
+    self.act = activation(config.hidden_act)
+end
+
+function M.BertIntermediate:forward(x)
+    return self.act(self.dense(x))
+end
+
+M.BertLayer = nn.Module:extend("BertLayer")
+
+function M.BertLayer:init(config)
+    self.attention = M.BertAttention(config)
+    self.intermediate = M.BertIntermediate(config)
+    self.output = M.BertOutput(config)
+end
+
+-- x [B, T, H], mask nil or [B, 1, 1, T] (added to the scores) -> [B, T, H]
+function M.BertLayer:forward(x, mask)
+    local a = self.attention(x, mask)
+    return self.output(self.intermediate(a), a)
+end
+
+return M

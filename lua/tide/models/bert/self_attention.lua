@@ -1,0 +1,46 @@
+-- BertSelfAttention: multi-head scaled dot-product attention with separate query, key and
+-- value projections (Hugging Face's names and layout: head h reads features h*d+1..(h+1)*d).
+-- mask: nil or [B, 1, 1, T], added to the scores: 0 where a key takes part, the dtype's lowest
+-- finite value where it is padding (a fully padded row gets uniform weights, not NaN).
+-- attention_probs_dropout_prob applies to the attention weights in training.
+local nn = require "tide.nn"
+local I = require "tide.nn._internal"
+local idiv = require("tide._compat").idiv
+local P = require "tide.models.bert.params"
+
+local BertSelfAttention = nn.Module:extend("BertSelfAttention")
+
+function BertSelfAttention:init(config)
+    local H = config.hidden_size
+    self.num_attention_heads = config.num_attention_heads
+    self.attention_head_size = idiv(H, config.num_attention_heads)
+    self.all_head_size = H
+    self.query = P.Linear(H, H)
+    self.key = P.Linear(H, H)
+    self.value = P.Linear(H, H)
+    self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+end
+
+-- hidden [B, T, H] -> [B, T, H]
+function BertSelfAttention:forward(hidden, mask)
+    local B, T = hidden:size(1), hidden:size(2)
+    local nh, d = self.num_attention_heads, self.attention_head_size
+    local function heads(x) -- [B, nh, T, d]
+        return x:view(B, T, nh, d):transpose(2, 3)
+    end
+    -- q scaled before the product (a pass over [B, nh, T, d], not over the [B, nh, T, T]
+    -- scores; exact when d is a power of 4, within rounding otherwise)
+    local q = heads(self.query(hidden):mul(1 / math.sqrt(d)))
+    local k, v = heads(self.key(hidden)), heads(self.value(hidden))
+    local scores = q:matmul(k:transpose(3, 4))
+    if mask then
+        scores = scores:add(mask)
+    end
+    local probs = scores:softmax(-1)
+    if self.training and self.dropout.p > 0 then
+        probs = I.dropout(probs, self.dropout.p)
+    end
+    return probs:matmul(v):transpose(2, 3):reshape(B, T, self.all_head_size)
+end
+
+return BertSelfAttention
