@@ -17,6 +17,7 @@ typedef struct tide_lua_state {
     size_t       gc_debt;     /* bytes allocated since the last GC step */
     size_t       gc_since;    /* tensor bytes allocated since the last full collection (gc.c) */
     size_t       gc_live;     /* tensor bytes alive after the last full collection (gc.c) */
+    size_t       gc_heap;     /* the Lua heap's bytes after the last full collection (gc.c) */
     int          gc_gen;      /* the collector was generational at the last full collection */
     int          gc_passes;   /* minor collections wait for the end of a backward pass (gc.c) */
     int          gc_aged;     /* a collection ran since the last pass ended (gc.c) */
@@ -154,6 +155,7 @@ void tl_open_op_table(lua_State *L, int mod); /* tide.core._ops */
 
 /* ---- dist.c ---- */
 void tl_open_dist(lua_State *L, int mod); /* core._dist, for tide.distributed */
+void tl_open_text(lua_State *L, int mod); /* core._text, for tide.text (text.c) */
 
 /* ---- ops.c: what the tensor-method files share ---- */
 /* after a new result at the top of the stack: gc hint, and autograd records it as name (NULL:
@@ -175,6 +177,7 @@ void tl_open_transfers(lua_State *L, int methods);            /* transfers.c */
 void tl_open_nn_kernels(lua_State *L, int mod, int methods);  /* nn_kernels.c */
 void tl_open_rnn_cell(lua_State *L, int mod);                 /* rnn_cell.c */
 void tl_open_ordering(lua_State *L, int mod, int methods);    /* ordering.c */
+void tl_open_count_ops(lua_State *L, int mod, int methods);   /* count_ops.c */
 
 /* ---- optim.c ---- */
 void tl_open_optim(lua_State *L, int mod);
