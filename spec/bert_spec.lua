@@ -237,7 +237,8 @@ describe("tide.models.bert", function()
                 "cls.predictions.transform.LayerNorm.weight" }) do
                 assert.is_not_nil(sd[k], k)
             end
-            assert.is_nil(sd["cls.predictions.decoder.weight"])
+            -- the tied decoder weight is under its own key too, as in PyTorch's state_dict
+            assert.is_not_nil(sd["cls.predictions.decoder.weight"])
             assert.is_nil(sd["bert.encoder.layer.0.output.dense.weight"])
             assert.is_nil(rawget(m.bert, "pooler"))
             -- the decoder is the word embeddings (one tensor), its bias cls.predictions.bias

@@ -533,3 +533,51 @@ describe("a size the user gives is checked before anything is built from it (iss
         assert.are.same({ 2, 4, 6 }, z:view(-1):totable())
     end)
 end)
+
+describe("tied weights (issue 27)", function()
+    local nn = tide.nn
+    local function tied()
+        local emb, dec = nn.Embedding(10, 4), nn.Linear(4, 10)
+        dec.weight = emb.weight -- as every language model ties them
+        return nn.Sequential(emb, dec), emb, dec
+    end
+
+    it("state_dict holds both keys, one tensor; parameters() yields it once", function()
+        local model, emb = tied()
+        local sd = model:state_dict()
+        assert.is_not_nil(sd["1.weight"])
+        assert.is_not_nil(sd["2.weight"])
+        sd["1.weight"]:fill_(3) -- state_dict's tensors share the parameters' memory
+        assert.are.equal(3, emb.weight[1][1]:item())
+        assert.are.equal(3, sd["2.weight"][1][1]:item())
+        assert.are.equal(2, #model:parameters()) -- the tied weight and the bias
+    end)
+
+    it("a PyTorch-style state dict with both keys loads; one key alone is missing the other",
+        function()
+            local model, emb, dec = tied()
+            local sd = {}
+            for k, v in pairs(model:state_dict()) do
+                sd[k] = v:clone():fill_(0.5)
+            end
+            model:load_state_dict(sd)
+            assert.are.equal(0.5, emb.weight[2][3]:item())
+            assert.are.equal(emb.weight, dec.weight)
+            sd["2.weight"] = nil
+            local ok, err = pcall(model.load_state_dict, model, sd)
+            assert.is_false(ok)
+            assert.matches("tide: load_state_dict: missing keys: 2.weight", err)
+        end)
+end)
+
+describe("loss weights are buffers (issue 27)", function()
+    it("CrossEntropyLoss and NLLLoss keep weight in state_dict and move it with :to()", function()
+        for _, name in ipairs({ "CrossEntropyLoss", "NLLLoss" }) do
+            local w = tide.tensor({ 1, 2, 3 }, { dtype = "float32" })
+            local loss = tide.nn[name]({ weight = w })
+            assert.are.same({ 1, 2, 3 }, loss:state_dict().weight:totable())
+            loss:to("cpu:1")
+            assert.are.equal("cpu:1", tostring(loss.weight.device))
+        end
+    end)
+end)

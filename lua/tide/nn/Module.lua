@@ -427,15 +427,15 @@ end
 
 -- ---- state ----
 
+-- Every name a tensor has, as PyTorch's state_dict: a tied weight (decoder.weight =
+-- embedding.weight) is under both keys, one tensor (parameters() yields it once)
 local function state_entries(self)
     local names, vals = {}, {}
-    local seen = {}
     local function walk(m, prefix)
         for _, list in ipairs({ m._params, m._buffers }) do
             for _, name in ipairs(list) do
                 local v = rawget(m, name)
-                if v ~= nil and not seen[v] then
-                    seen[v] = true
+                if v ~= nil then
                     names[#names + 1] = prefix .. name
                     vals[#vals + 1] = v
                 end
@@ -474,6 +474,31 @@ local function assign_(dst, src)
         src = src:to(dst.device)
     end
     dst:fill_(0):add_(src)
+end
+
+-- the advice that ends a strict load's error about missing and unexpected keys: when every
+-- unexpected key, with each list index one higher, is a key of the model, the state dict
+-- counts from 0 as PyTorch's do (layers.0.weight for tide's layers.1.weight)
+local function keys_advice(unexpected, expected)
+    local shifted = 0
+    for _, key in ipairs(unexpected) do
+        local k = key:gsub("[^.]+", function(part)
+            if part:match("^%d+$") then
+                return tostring(tonumber(part) + 1)
+            end
+        end)
+        if expected[k] == nil then
+            return "; pass strict = false to load the matching keys only"
+        end
+        if k ~= key then
+            shifted = shifted + 1
+        end
+    end
+    if shifted == 0 then
+        return "; pass strict = false to load the matching keys only"
+    end
+    return "; the state dict numbers list entries from 0, as PyTorch does (tide counts from " ..
+        "1): load nn.utils.state_dict_from_torch(sd)"
 end
 
 -- copies values in place (any device/dtype to the parameter's); all checks happen first, so a
@@ -516,7 +541,7 @@ function Module:load_state_dict(sd, strict)
             parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ")
         end
         raise("tide: load_state_dict: " .. table.concat(parts, "; ") ..
-            "; pass strict = false to load the matching keys only")
+            keys_advice(unexpected, expected))
     end
     autograd.no_grad(function()
         for i = 1, #names do
