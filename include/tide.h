@@ -203,6 +203,11 @@ size_t     tide_ctx_memory_limit(tide_ctx *ctx);
 size_t     tide_ctx_memory_in_use(tide_ctx *ctx); /* bytes of live storages made in ctx */
 /* Called for each implicit transfer when the guard is "log" (default: a line on stderr). */
 void tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud);
+/* The generator's position: its seed and the count of values drawn since. After
+ * tide_ctx_set_rng_state(ctx, seed, offset) the next draws repeat those that followed the
+ * tide_ctx_rng_state that gave seed and offset (one counter-based generator for every device). */
+void tide_ctx_rng_state(tide_ctx *ctx, uint64_t *seed, uint64_t *offset);
+void tide_ctx_set_rng_state(tide_ctx *ctx, uint64_t seed, uint64_t offset);
 
 /* ---- tensors ------------------------------------------------------------------------------ */
 
@@ -365,6 +370,24 @@ tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_ten
  * their 0-based row-major positions in the broadcast shape */
 tide_status tide_masked_select(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,
                                tide_tensor **out, tide_tensor **positions);
+/* Ops whose result's size depends on values (src/ops_count.c; they read values on the host).
+ * nonzero: the 0-based indices of the nonzero elements (NaN included), int64 [n, ndim].
+ * unique: the sorted unique elements of the flattened a (dim TIDE_ALL_DIMS) or its unique
+ * slices along dim; inverse (a's shape, or [size of dim]) and counts int64, each may be NULL;
+ * NaN differs from every value. repeat_interleave: a's elements (flattened: dim TIDE_ALL_DIMS)
+ * repeated along dim, element i repeats[i] times (an int64/int32 tensor of dim's size or of one
+ * element) or count times (repeats NULL); output_size >= 0 must equal the result's size along
+ * dim; *index (may be NULL): the 0-based source of each result position. The _index form:
+ * i repeated repeats[i] times, 0-based, in repeats' dtype. Results over the context's memory
+ * limit are refused before anything is allocated. */
+tide_status tide_nonzero(tide_ctx *ctx, const tide_tensor *a, tide_tensor **out);
+tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tensor **values,
+                        tide_tensor **inverse, tide_tensor **counts);
+tide_status tide_repeat_interleave(tide_ctx *ctx, const tide_tensor *a, int dim,
+                                   const tide_tensor *repeats, int64_t count, int64_t output_size,
+                                   tide_tensor **out, tide_tensor **index);
+tide_status tide_repeat_interleave_index(tide_ctx *ctx, const tide_tensor *repeats,
+                                         int64_t output_size, tide_tensor **out);
 /* tril (upper 0) / triu (upper 1) of the last two dims, diagonal offset k */
 tide_status tide_tri(tide_ctx *ctx, const tide_tensor *a, int64_t k, int upper, tide_tensor **out);
 tide_status tide_flip(tide_ctx *ctx, const tide_tensor *a, int ndims, const int *dims,

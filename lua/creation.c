@@ -1,4 +1,5 @@
-/* creation.c — tide.tensor, zeros, ones, empty, full, rand, randn, arange, eye, manual_seed. */
+/* creation.c — tide.tensor, zeros, ones, empty, full, rand, randn, arange, eye, manual_seed,
+ * the generator's state. */
 #include "binding.h"
 #include "io.h"
 #include <string.h>
@@ -272,6 +273,31 @@ static int l_manual_seed(lua_State *L) {
     return 0;
 }
 
+/* core._rng_state() -> 16 bytes: the generator's seed and offset, little-endian (a string, so
+ * the 64-bit values pass exactly on Lua 5.1 too); tide.get_rng_state wraps it */
+static int l_rng_state(lua_State *L) {
+    uint64_t      v[2];
+    unsigned char b[16];
+    tide_ctx_rng_state(TL_STATE(L)->ctx, &v[0], &v[1]);
+    for (int i = 0; i < 16; i++)
+        b[i] = (unsigned char)(v[i / 8] >> (8 * (i % 8)));
+    lua_pushlstring(L, (const char *)b, sizeof b);
+    return 1;
+}
+
+/* core._set_rng_state(bytes): the inverse of _rng_state (tide.set_rng_state checks first) */
+static int l_set_rng_state(lua_State *L) {
+    size_t               n;
+    const unsigned char *b = (const unsigned char *)luaL_checklstring(L, 1, &n);
+    uint64_t             v[2] = {0, 0};
+    if (n != 16)
+        tl_error(L, "tide: set_rng_state: expected 16 bytes of state, got %d", (int)n);
+    for (int i = 0; i < 16; i++)
+        v[i / 8] |= (uint64_t)b[i] << (8 * (i % 8));
+    tide_ctx_set_rng_state(TL_STATE(L)->ctx, v[0], v[1]);
+    return 0;
+}
+
 /* ---- tide.tensor(nested table or number, opts) -------------------------------------------- */
 
 enum { K_INT = 1, K_FLOAT = 2, K_BOOL = 4 };
@@ -433,5 +459,8 @@ void tl_open_creation(lua_State *L, int mod) {
                                      {"randn", l_randn},       {"arange", l_arange},
                                      {"eye", l_eye},           {"manual_seed", l_manual_seed},
                                      {"randperm", l_randperm}, {NULL, NULL}};
+    static const luaL_Reg rng[] = {
+        {"_rng_state", l_rng_state}, {"_set_rng_state", l_set_rng_state}, {NULL, NULL}};
     tl_register(L, mod, funcs);
+    tl_register(L, mod, rng);
 }

@@ -48,6 +48,7 @@ void tl_open_ops(lua_State *L, int mod, int methods) {
     tl_open_views(L, mod, methods);
     tl_open_indexing(L, mod, methods);
     tl_open_ordering(L, mod, methods);
+    tl_open_count_ops(L, mod, methods);
     tl_open_join(L, mod);
     tl_open_fills(L, methods);
     tl_open_transfers(L, methods);

@@ -188,6 +188,7 @@ local RECIPES = {
     flip = function(x) return { x, 2 } end,
     roll = function(x) return { x, 1, 2 } end,
     multinomial = function(x) return { x, 2 } end,
+    repeat_interleave = function(x) return { x, { 2, 1 }, 1 } end, -- spec/index_ops_spec.lua
     _keep_mask_ = function(_, _, z) return { z, 0.5, 2 } end, -- nn's dropout mask, in place
 }
 

@@ -139,6 +139,18 @@ void tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed) {
     ctx->rng_offset = 0;
 }
 
+void tide_ctx_rng_state(tide_ctx *ctx, uint64_t *seed, uint64_t *offset) {
+    ctx = tide_ctx_or_default(ctx);
+    *seed = ctx->seed;
+    *offset = ctx->rng_offset;
+}
+
+void tide_ctx_set_rng_state(tide_ctx *ctx, uint64_t seed, uint64_t offset) {
+    ctx = tide_ctx_or_default(ctx);
+    ctx->seed = seed;
+    ctx->rng_offset = offset;
+}
+
 void tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes) {
     tide_ctx_or_default(ctx)->mem_limit = bytes;
 }

@@ -57,7 +57,7 @@ tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_ten
 
 /* t's elements, contiguous, as a malloc'd host array: an internal copy (not a user transfer,
  * as index_select's range check), for values that decide a result's size */
-static tide_status read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out) {
+tide_status tide_read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out) {
     tide_tensor *c = NULL;
     TIDE_TRY(tide_tensor_contiguous(ctx, t, &c));
     size_t       n = tide_tensor_nbytes(c);
@@ -97,7 +97,7 @@ tide_status tide_masked_select(tide_ctx *ctx, const tide_tensor *a, const tide_t
     if (st == TIDE_OK)
         st = tide_tensor_expand(mask, bn, bs, &me);
     if (st == TIDE_OK)
-        st = read_host(ctx, op, me, (void **)&m);
+        st = tide_read_host(ctx, op, me, (void **)&m);
     if (st == TIDE_OK) {
         for (int64_t i = 0; i < total; i++)
             n += m[i] != 0;

@@ -128,6 +128,9 @@ void tide_count_transfer(tide_ctx *ctx, const tide_device *src, const tide_devic
 /* byte copy between any two devices (staging through the host when no direct path) */
 tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
                             size_t nbytes, int non_blocking);
+/* t's elements, contiguous, in a malloc'd host array the caller frees: an internal copy (not a
+ * user transfer), for values that decide a result's size (masked_select, nonzero, unique) */
+tide_status tide_read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out);
 
 /* ---- the device registry (device.c) ------------------------------------------------------ */
 

@@ -799,6 +799,18 @@ static void test_random(void) {
     CHECK_OK(tide_random_(c1, a, TIDE_RANDOM_NORMAL, 0, 1));
     CHECK(c1->rng_offset == 8);
     CHECK(at(a, 0) != first);
+    /* the generator's position saved and restored: the next draws repeat */
+    uint64_t seed, offset;
+    double   again[4];
+    tide_ctx_rng_state(c1, &seed, &offset);
+    CHECK(seed == 42 && offset == 8);
+    CHECK_OK(tide_random_(c1, a, TIDE_RANDOM_UNIFORM, 0, 1));
+    for (int k = 0; k < 4; k++)
+        again[k] = at(a, k);
+    tide_ctx_set_rng_state(c1, seed, offset);
+    CHECK_OK(tide_random_(c1, a, TIDE_RANDOM_UNIFORM, 0, 1));
+    for (int k = 0; k < 4; k++)
+        CHECK(at(a, k) == again[k]);
     tide_tensor *i = mk(cpu0, TIDE_DTYPE_I32, 1, s4, NULL);
     CHECK_ERR(tide_random_(c1, i, TIDE_RANDOM_UNIFORM, 0, 1), TIDE_EDTYPE,
               "uniform_: random values need a floating-point tensor, got int32");

@@ -723,6 +723,21 @@ function BW.masked_select(nd, g)
     return reduce(z:view(shape), x)
 end
 
+-- t:repeat_interleave(repeats[, dim | {dim =}]): each source sums the gradients of its copies
+-- (nd.indices: the 1-based source of each result position along dim; no dim: the flattened t)
+function BW.repeat_interleave(nd, g)
+    local x, o = nd[1], nd[3]
+    local dim = type(o) == "table" and o.dim or o
+    if dim == nil then
+        local z = core.zeros({ x:numel() }, { device = x.device, dtype = g.dtype })
+        z:index_add_(1, nd.indices, g)
+        return z:reshape(x.shape)
+    end
+    local z = zeros_like(x, g)
+    z:index_add_(dim, nd.indices, g)
+    return z
+end
+
 function BW.tril(nd, g)
     return g:tril(nd[2] or 0)
 end
@@ -948,10 +963,11 @@ function BW.layer_norm(nd, g)
     return gx and gx:view(x.shape), gw and gw:view(w.shape), gb and gb:view(b.shape)
 end
 
--- d/dx of -sum(onehot * log_softmax(x)) * scale = (softmax(x) - onehot) * scale
+-- d/dx of -sum(onehot * log_softmax(x)) / denom = (softmax(x) * valid - onehot) / denom
+-- (tide.nn._fused.cross_entropy: valid marks the rows not ignored, denom nil for a sum)
 function BW.cross_entropy(nd, g)
-    local dx = nd.logp:exp():sub(nd.onehot)
-    return dx:mul(g:mul(nd.scale))
+    local dx = nd.logp:exp():mul(nd.valid):sub(nd.onehot)
+    return dx:mul(nd.denom and g:div(nd.denom) or g)
 end
 
 -- x:norm(2[, dim[, keepdim]]) (recorded by tide.reductions as one node: nd[2] the dim or
@@ -998,6 +1014,7 @@ local READS = {
     gather = { { 3 } }, scatter = { { 3 } }, scatter_add = { { 3 } },
     sort = { { "indices" } }, topk = { { "indices" } }, masked_fill = { { 2 } },
     masked_select = { { "indices" } },
+    repeat_interleave = { { "indices" } },
     maxpool2d = { { "indices" } },
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
     norm = { ARG1, OUT },

@@ -12,6 +12,8 @@ return {
     fashion_mnist = require "tide.data.fashion_mnist",
     Subset = require "tide.data.Subset",
     random_split = require "tide.data.random_split",
+    ConcatDataset = require "tide.data.ConcatDataset",
+    WeightedRandomSampler = require "tide.data.WeightedRandomSampler",
     default_collate = require "tide.data.collate",
     text = require "tide.data.text",
 }

@@ -1,13 +1,16 @@
--- tide.optim.Adam(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0})
+-- tide.optim.Adam(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0,
+-- amsgrad = false, maximize = false})
 -- PyTorch's formulas: g += wd*p; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2;
--- p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
+-- p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). With amsgrad, the state also keeps
+-- max_exp_avg_sq = max(max_exp_avg_sq, v), which takes v's place in the denominator.
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
 local adam_step_ = require("tide.core")._adam_step_
 
 local Adam = Optimizer:extend("Adam", {
-    lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, maximize = false,
+    lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, amsgrad = false,
+    maximize = false,
 })
 
 function Adam:check_options()
@@ -21,13 +24,17 @@ function Adam:check_options()
 end
 
 -- the state an update reads (Optimizer:check_step checks it before any parameter moves)
-function Adam:state_spec()
-    return "exp_avg", { { "step", "number" }, { "exp_avg", "tensor" }, { "exp_avg_sq", "tensor" } }
+local STATE_SPEC = { { "step", "number" }, { "exp_avg", "tensor" }, { "exp_avg_sq", "tensor" } }
+local AMSGRAD_SPEC = { { "step", "number" }, { "exp_avg", "tensor" }, { "exp_avg_sq", "tensor" },
+    { "max_exp_avg_sq", "tensor" } }
+
+function Adam:state_spec(group)
+    return "exp_avg", group.amsgrad and AMSGRAD_SPEC or STATE_SPEC
 end
 
 -- PyTorch's formula as a chain of tensor ops, shared with AdamW (decoupled: the decay is
 -- applied to p, not added to g): the reference the fused kernel is tested against, and the
--- path for what the kernel does not take (a parameter that is not contiguous)
+-- path for what the kernel does not take (a parameter that is not contiguous, amsgrad)
 function Adam:formula_update(group, p, g, decoupled)
     if group.maximize then
         g = g:neg()
@@ -45,6 +52,9 @@ function Adam:formula_update(group, p, g, decoupled)
     if not m then
         m, v = Optimizer.zeros_like(p), Optimizer.zeros_like(p)
         st.exp_avg, st.exp_avg_sq, st.step = m, v, 0
+        if group.amsgrad then
+            st.max_exp_avg_sq = Optimizer.zeros_like(p)
+        end
     end
     local t = st.step + 1
     st.step = t
@@ -52,13 +62,23 @@ function Adam:formula_update(group, p, g, decoupled)
     m:mul_(b1):add_(g:mul(1 - b1))
     v:mul_(b2):add_(g:mul(g):mul(1 - b2))
     local bc1, bc2 = 1 - b1 ^ t, 1 - b2 ^ t
-    local denom = v:sqrt():mul(1 / math.sqrt(bc2)):add(group.eps)
+    local denom
+    if group.amsgrad then
+        -- PyTorch 1.13: torch.maximum(max_exp_avg_sq, v, out=max_exp_avg_sq), then
+        -- (max_exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps)
+        local vmax = st.max_exp_avg_sq
+        vmax:copy_(vmax:maximum(v))
+        denom = vmax:sqrt():div(math.sqrt(bc2)):add(group.eps)
+    else
+        denom = v:sqrt():mul(1 / math.sqrt(bc2)):add(group.eps)
+    end
     p:sub_(m:div(denom):mul(lr / bc1))
 end
 
 -- one fused in-place kernel per parameter (core._adam_step_): no temporaries
 function Adam:adam_update(group, p, g, decoupled)
-    if not Optimizer.fusable(p, g) then
+    -- the fused kernel has no amsgrad: that takes the chain of tensor ops
+    if group.amsgrad or not Optimizer.fusable(p, g) then
         return self:formula_update(group, p, g, decoupled)
     end
     local st = self:state_of(p)

@@ -29,4 +29,14 @@ function CosineAnnealingLR:get_lr()
     return r
 end
 
+-- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it)
+function CosineAnnealingLR:closed_form()
+    local e, T, eta = self.last_epoch, self.T_max, self.eta_min
+    local r = {}
+    for i, base in ipairs(self.base_lrs) do
+        r[i] = eta + (base - eta) * (1 + math.cos(math.pi * e / T)) / 2
+    end
+    return r
+end
+
 return CosineAnnealingLR

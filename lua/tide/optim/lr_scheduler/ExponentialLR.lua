@@ -15,4 +15,13 @@ function ExponentialLR:get_lr()
     return r
 end
 
+-- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it)
+function ExponentialLR:closed_form()
+    local r = {}
+    for i, base in ipairs(self.base_lrs) do
+        r[i] = base * self.gamma ^ self.last_epoch
+    end
+    return r
+end
+
 return ExponentialLR

@@ -7,11 +7,17 @@
 --     local sched = tide.optim.lr_scheduler.StepLR(opt, {step_size = 30, gamma = 0.1})
 --     for epoch = 1, 100 do train(); sched:step() end
 --
--- state_dict() is a flat table of tensors (tide.save writes it; see optim/flat_state.lua).
+-- state_dict() holds PyTorch's keys and plain Lua values (last_epoch a number, base_lrs and
+-- _last_lr lists of numbers), so a PyTorch scheduler's state dict written as a Lua table
+-- loads. tide.save writes lr_scheduler.to_tensors(sd) (the values as 0-d and 1-d tensors,
+-- nested state dicts under dotted names), and load_state_dict takes tide.load's table back.
+-- load_state_dict checks every value's type before it changes anything, and names the key at
+-- fault.
 local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
+local is_tensor = autograd.is_tensor
 local flat = require "tide.optim.flat_state"
 
 local LRScheduler = {}
@@ -19,6 +25,138 @@ LRScheduler.__index = LRScheduler
 
 -- the state every scheduler saves, beside its class's own `saved` fields
 local STATE = { "last_epoch", "_step_count", "base_lrs", "_last_lr" }
+
+-- the kind of each value a scheduler's state dict holds, by PyTorch's key ("lrs": a list of
+-- numbers, one per parameter group)
+local KIND = {
+    last_epoch = "integer", _step_count = "integer", base_lrs = "lrs", _last_lr = "lrs",
+    step_size = "integer", gamma = "number", milestones = "integers", T_max = "integer",
+    eta_min = "number", start_factor = "number", end_factor = "number", total_iters = "integer",
+    total_steps = "integer", T_0 = "integer", T_i = "integer", T_mult = "integer",
+    T_cur = "number", _milestones = "integers",
+    factor = "number", min_lrs = "lrs", patience = "integer", verbose = "boolean",
+    cooldown = "integer", cooldown_counter = "integer", mode = "string", threshold = "number",
+    threshold_mode = "string", best = "number", num_bad_epochs = "integer",
+    mode_worse = "number", eps = "number",
+}
+
+-- the keys of PyTorch's state dicts that tide keeps no value for: loading skips them
+local TORCH_ONLY = { verbose = true, _get_lr_called_within_step = true }
+
+local EXPECTED = {
+    integer = "an integer", number = "a number", integers = "a list of integers",
+    boolean = "a boolean", string = "a string",
+}
+
+local function described(v)
+    if v ~= v then
+        return "nan"
+    elseif is_tensor(v) then
+        return "a tensor"
+    end
+    return "a " .. type(v)
+end
+
+-- the value v of key k checked against the key's kind (a 0-d or 1-d tensor, as tide.load gives
+-- it, decoded first) and returned as the scheduler keeps it; raises naming the key
+function LRScheduler.check_value(who, k, v, ngroups)
+    local kind = KIND[k] or "number"
+    if is_tensor(v) and kind == "string" then
+        v = flat.decode_string(v) or v -- to_tensors' bytes
+    elseif is_tensor(v) and v:dim() <= 1 then
+        v = flat.decode(v, who, k)
+    end
+    local function fail(got)
+        local want = EXPECTED[kind] or string.format("a list of %d number%s (one per " ..
+            "parameter group)", ngroups, ngroups == 1 and "" or "s")
+        raise(string.format("tide: %s: '%s' must be %s, got %s; pass the state dict " ..
+            "sched:state_dict() gave", who, k, want, got))
+    end
+    if kind == "integer" or kind == "number" then
+        if type(v) ~= "number" or v ~= v then
+            fail(described(v))
+        end
+        if kind == "integer" then
+            local i = compat.tointeger(v)
+            if i == nil then
+                fail(tostring(v))
+            end
+            v = i
+        end
+        return v
+    elseif kind == "boolean" or kind == "string" then
+        if type(v) ~= kind then
+            fail(described(v))
+        end
+        return v
+    end
+    -- a list: "integers" or "lrs"
+    if type(v) ~= "table" then
+        fail(described(v))
+    end
+    local n = #v
+    if kind == "lrs" and n ~= ngroups then
+        fail("a list of " .. n)
+    end
+    for key in pairs(v) do
+        if not (compat.is_integer(key) and key >= 1 and key <= n) then
+            fail("a table with the key " .. tostring(key) .. ", not a list")
+        end
+    end
+    local out = {}
+    for i = 1, n do
+        local x = v[i]
+        if type(x) ~= "number" or x ~= x then
+            fail(described(x) .. " at position " .. i)
+        end
+        if kind == "integers" then
+            x = compat.tointeger(x)
+            if x == nil then
+                fail(tostring(v[i]) .. " at position " .. i)
+            end
+        end
+        out[i] = x
+    end
+    return out
+end
+
+-- the checked values of `keys` in sd (each required unless `optional` lists it); any other key
+-- raises, except PyTorch's own (TORCH_ONLY, and the class's `torch_only`). The first half of a
+-- load: nothing has changed yet
+function LRScheduler.read_state(who, sd, keys, ngroups, optional, torch_only)
+    if type(sd) ~= "table" then
+        raise("tide: " .. who .. ": expected a state dict (sched:state_dict(), tide.load's " ..
+            "table or PyTorch's as a Lua table), got " .. (is_tensor(sd) and "a tensor" or
+            type(sd)))
+    end
+    local values, known = {}, {}
+    for _, k in ipairs(keys) do
+        known[k] = true
+        local v = sd[k]
+        if v == nil then
+            if not (optional and optional[k]) then
+                raise("tide: " .. who .. ": the state dict lacks '" .. k .. "'")
+            end
+        else
+            values[k] = LRScheduler.check_value(who, k, v, ngroups)
+        end
+    end
+    for k in pairs(sd) do
+        if not known[k] and not TORCH_ONLY[k] and not (torch_only and torch_only[k]) then
+            raise(string.format("tide: %s: unexpected key '%s'; a %s state dict has %s", who,
+                tostring(k), who:match("^[^:]*"), table.concat(keys, ", ")))
+        end
+    end
+    return values
+end
+
+-- a state value as a state dict holds it: lists copied, not shared with the scheduler
+function LRScheduler.copy_value(v)
+    if type(v) == "table" then
+        return compat.move(v, 1, #v, 1, {})
+    end
+    return v
+end
 
 -- LRScheduler:extend(name, options, saved) -> a class; cls(opt, opts) makes a scheduler.
 -- options: the option names; saved: the fields its state_dict keeps beside STATE
@@ -33,19 +171,25 @@ function LRScheduler:extend(name, options, saved)
     })
 end
 
-function LRScheduler.new(cls, opt, opts)
-    local who = cls.__name
+-- checks opt, an optimizer, for the scheduler `who`
+function LRScheduler.check_optimizer(who, opt)
     if type(opt) ~= "table" or type(opt.param_groups) ~= "table" then
         raise("tide: " .. who .. ": expected an optimizer (tide.optim.SGD(...) etc.), got " ..
             type(opt))
     end
+end
+
+-- extra arguments (CosineAnnealingWarmRestarts' T_0) go to init after opts
+function LRScheduler.new(cls, opt, opts, ...)
+    local who = cls.__name
+    LRScheduler.check_optimizer(who, opt)
     if opts ~= nil and type(opts) ~= "table" then
         raise("tide: " .. who .. ": options must be a table, got " .. type(opts))
     end
     opts = opts or {}
     core._check_options(opts, who, cls.options)
     local self = setmetatable({ optimizer = opt }, cls)
-    self:init(opts)
+    self:init(opts, ...)
     for _, g in ipairs(opt.param_groups) do
         if g.initial_lr == nil then
             g.initial_lr = g.lr
@@ -107,14 +251,8 @@ function LRScheduler:get_lr()
     raise("tide: " .. self.__name .. ": get_lr is not defined")
 end
 
-function LRScheduler:step(epoch)
-    if epoch ~= nil then
-        raise("tide: " .. self.__name .. ":step: the epoch argument is not supported " ..
-            "(deprecated in PyTorch); call step() once per epoch or batch")
-    end
-    self._step_count = self._step_count + 1
-    self.last_epoch = self.last_epoch + 1
-    local lrs = self:get_lr()
+-- writes lrs into the groups' lr and keeps a copy as _last_lr
+function LRScheduler:set_lrs(lrs)
     local last = {}
     for i, g in ipairs(self.optimizer.param_groups) do
         g.lr = lrs[i]
@@ -123,39 +261,58 @@ function LRScheduler:step(epoch)
     self._last_lr = last
 end
 
+function LRScheduler:step(epoch)
+    if epoch ~= nil then
+        raise("tide: " .. self.__name .. ":step: the epoch argument is not supported " ..
+            "(deprecated in PyTorch); call step() once per epoch or batch")
+    end
+    self._step_count = self._step_count + 1
+    self.last_epoch = self.last_epoch + 1
+    self:set_lrs(self:get_lr())
+end
+
+-- PyTorch's step(epoch), which SequentialLR calls at a milestone (epoch 0): the schedule's
+-- closed form at that epoch where the class has one (closed_form), else get_lr()
+function LRScheduler:_step_at(epoch)
+    self._step_count = self._step_count + 1
+    self.last_epoch = epoch
+    self:set_lrs(self.closed_form and self:closed_form() or self:get_lr())
+end
+
 -- the learning rates of the groups as the last step() set them (a fresh list)
 function LRScheduler:get_last_lr()
     return compat.move(self._last_lr, 1, #self._last_lr, 1, {})
 end
 
+-- the keys of this scheduler's state dict
+function LRScheduler:state_keys()
+    local keys = compat.move(STATE, 1, #STATE, 1, {})
+    return compat.move(self.saved, 1, #self.saved, #keys + 1, keys)
+end
+
 function LRScheduler:state_dict()
     local sd = {}
-    for _, list in ipairs({ STATE, self.saved }) do
-        for _, k in ipairs(list) do
-            sd[k] = flat.encode(self[k])
-        end
+    for _, k in ipairs(self:state_keys()) do
+        sd[k] = LRScheduler.copy_value(self[k])
     end
     return sd
 end
 
-function LRScheduler:load_state_dict(sd)
-    local who = self.__name .. ":load_state_dict"
-    if type(sd) ~= "table" then
-        raise("tide: " .. who .. ": expected a state dict (sched:state_dict() or tide.load's " ..
-            "table), got " .. type(sd))
-    end
-    local values = {}
-    for _, list in ipairs({ STATE, self.saved }) do
-        for _, k in ipairs(list) do
-            if sd[k] == nil then
-                raise("tide: " .. who .. ": the state dict lacks '" .. k .. "'")
-            end
-            values[k] = flat.decode(sd[k], who, k)
-        end
-    end
+-- the checked values of sd; nothing changes until apply_state (SequentialLR and
+-- ChainedScheduler check every scheduler's part before they apply any)
+function LRScheduler:read_state_dict(sd)
+    return LRScheduler.read_state(self.__name .. ":load_state_dict", sd, self:state_keys(),
+        #self.optimizer.param_groups, nil, self.torch_only)
+end
+
+function LRScheduler:apply_state(values)
     for k, v in pairs(values) do
         self[k] = v
     end
+end
+
+function LRScheduler:load_state_dict(sd)
+    self:apply_state(self:read_state_dict(sd))
 end
 
 return LRScheduler

@@ -5,6 +5,7 @@ local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
 local raise = require("tide.autograd").raise
 
 local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })
+LambdaLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain function
 
 function LambdaLR:init(opts)
     local f, n = opts.lr_lambda, #self.optimizer.param_groups

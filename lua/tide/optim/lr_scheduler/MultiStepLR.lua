@@ -36,4 +36,56 @@ function MultiStepLR:get_lr()
     return r
 end
 
+-- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it):
+-- gamma to the number of milestones <= last_epoch
+function MultiStepLR:closed_form()
+    local count = 0
+    for _, e in ipairs(self.milestones) do
+        if e <= self.last_epoch then
+            count = count + 1
+        end
+    end
+    local r = {}
+    for i, base in ipairs(self.base_lrs) do
+        r[i] = base * self.gamma ^ count
+    end
+    return r
+end
+
+-- PyTorch keeps milestones as a Counter {epoch = count}: a state dict of PyTorch's (it has the
+-- key _get_lr_called_within_step) gives them as such a map, which becomes tide's sorted list
+local function from_counter(who, m)
+    local epochs, list = {}, {}
+    for e, n in pairs(m) do
+        local ei, ni = compat.tointeger(tonumber(e)), compat.tointeger(n)
+        if ei == nil or ni == nil or ni < 0 then
+            raise(string.format("tide: %s: 'milestones' must map epochs to counts (PyTorch's " ..
+                "Counter) or be a list of integers, got %s = %s", who, tostring(e), tostring(n)))
+        end
+        epochs[#epochs + 1] = ei
+        list[ei] = ni
+    end
+    table.sort(epochs)
+    local out = {}
+    for _, e in ipairs(epochs) do
+        for _ = 1, list[e] do
+            out[#out + 1] = e
+        end
+    end
+    return out
+end
+
+function MultiStepLR:read_state_dict(sd)
+    local m = type(sd) == "table" and sd.milestones
+    if type(m) == "table" and sd._get_lr_called_within_step ~= nil then
+        local copy = {}
+        for k, v in pairs(sd) do
+            copy[k] = v
+        end
+        copy.milestones = from_counter(self.__name .. ":load_state_dict", m)
+        sd = copy
+    end
+    return LRScheduler.read_state_dict(self, sd)
+end
+
 return MultiStepLR

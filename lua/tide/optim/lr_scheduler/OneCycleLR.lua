@@ -13,6 +13,9 @@ local OneCycleLR = LRScheduler:extend("OneCycleLR", {
     "cycle_momentum", "base_momentum", "max_momentum", "div_factor", "final_div_factor",
     "three_phase",
 }, { "total_steps" })
+-- PyTorch's state dict also keeps what tide rebuilds from the options
+OneCycleLR.torch_only = { _schedule_phases = true, anneal_func = true, cycle_momentum = true,
+    use_beta1 = true }
 
 local function anneal_cos(start, stop, pct)
     return stop + (start - stop) / 2.0 * (math.cos(math.pi * pct) + 1)

@@ -1,0 +1,113 @@
+--- tide.data.ConcatDataset(datasets): the datasets one after another, PyTorch 1.13's.
+--
+--     local all = tide.data.ConcatDataset({train, extra})  -- all:len() == train:len() + extra:len()
+--     all:get(train:len() + 1)                              -- extra's first sample
+--
+-- `cumulative_sizes` lists the running totals (PyTorch's: {#d1, #d1 + #d2, ...}). The
+-- dataset has `len()` (`#ds` on 5.3+), `get(i)`, `ds[i]`, and `batch(index)` when every part
+-- has it, so a DataLoader over TensorDatasets still gathers each batch in C (per part).
+local compat = require "tide._compat"
+local core = require "tide.core"
+local raise = require("tide.autograd").raise
+local Dataset = require "tide.data.Dataset"
+
+local ConcatDataset = Dataset:extend("ConcatDataset")
+
+function ConcatDataset:init(datasets)
+    if type(datasets) ~= "table" or getmetatable(datasets) ~= nil then
+        raise("tide: ConcatDataset: expected a list of datasets such as {train, extra}, got " ..
+            (type(datasets) == "table" and "a dataset (put it in a list)" or type(datasets)))
+    end
+    if #datasets == 0 then
+        raise("tide: ConcatDataset: datasets should not be an empty list")
+    end
+    local sizes, total, batch = {}, 0, true
+    for k, ds in ipairs(datasets) do
+        if type(ds) ~= "table" or type(ds.len) ~= "function" then
+            raise(string.format("tide: ConcatDataset: dataset %d is a %s, expected a dataset " ..
+                "(tide.data.Dataset or TensorDataset)", k, type(ds)))
+        end
+        total = total + ds:len()
+        sizes[k] = total
+        batch = batch and type(ds.batch) == "function"
+    end
+    self.datasets = compat.move(datasets, 1, #datasets, 1, {})
+    self.cumulative_sizes = sizes
+    if not batch then
+        self.batch = false -- the DataLoader then reads samples one by one with get
+    end
+end
+
+function ConcatDataset:len()
+    return self.cumulative_sizes[#self.cumulative_sizes]
+end
+
+-- the part holding sample i and i's index in it (bisect over cumulative_sizes)
+function ConcatDataset:locate(i)
+    local sizes = self.cumulative_sizes
+    local lo, hi = 1, #sizes
+    while lo < hi do
+        local mid = compat.idiv(lo + hi, 2)
+        if sizes[mid] >= i then
+            hi = mid
+        else
+            lo = mid + 1
+        end
+    end
+    return lo, i - (sizes[lo - 1] or 0)
+end
+
+function ConcatDataset:get(i)
+    local n = self:len()
+    if not compat.is_integer(i) or i < 1 or i > n then
+        raise(string.format("tide: ConcatDataset: index %s out of range 1..%d", tostring(i), n))
+    end
+    local d, j = self:locate(i)
+    return self.datasets[d]:get(j)
+end
+
+--- One batched tensor per field: each part's samples gathered with its batch(), then put back
+-- in the order of index (1-based int64)
+function ConcatDataset:batch(index)
+    local ids = index:to("cpu"):totable()
+    local parts, order = {}, {}
+    for k, i in ipairs(ids) do
+        local d, j = self:locate(i)
+        local part = parts[d]
+        if not part then
+            part = { ids = {}, pos = {} }
+            parts[d] = part
+            order[#order + 1] = d
+        end
+        part.ids[#part.ids + 1] = j
+        part.pos[#part.pos + 1] = k
+    end
+    if #order == 1 then
+        local d = order[1]
+        return self.datasets[d]:batch(core.tensor(parts[d].ids, { dtype = "int64" }))
+    end
+    table.sort(order)
+    local fields, where, count = {}, {}, 0
+    for _, d in ipairs(order) do
+        local out = compat.pack(self.datasets[d]:batch(core.tensor(parts[d].ids,
+            { dtype = "int64" })))
+        for f = 1, out.n do
+            fields[f] = fields[f] or {}
+            fields[f][#fields[f] + 1] = out[f]
+        end
+        fields.n = out.n
+        for _, k in ipairs(parts[d].pos) do
+            count = count + 1
+            where[k] = count -- sample k of the batch is row `count` of the concatenation
+        end
+    end
+    local back = core.tensor(where, { dtype = "int64" })
+    local res = {}
+    for f = 1, fields.n do
+        local cat = core.cat(fields[f], 1)
+        res[f] = cat:index_select(1, back:to(cat.device))
+    end
+    return compat.unpack(res, 1, fields.n)
+end
+
+return ConcatDataset

@@ -1,0 +1,166 @@
+--- tide.data.WeightedRandomSampler(weights, num_samples[, {replacement = true, generator =}]):
+-- PyTorch 1.13's sampler: each epoch draws num_samples 1-based dataset indices, index i with
+-- probability weights[i] / sum(weights) (tide.multinomial), with or without replacement.
+--
+--     local w = {}                      -- e.g. the inverse frequency of each sample's class
+--     local s = tide.data.WeightedRandomSampler(w, #w)
+--     for x, y in tide.data.DataLoader(ds, {batch_size = 64, sampler = s}):iter() do ... end
+--
+-- weights: a list of numbers or a 1-d tensor, >= 0 and finite, not all 0. The draws come from
+-- tide's generator (tide.manual_seed fixes them), or from the sampler's own stream when
+-- `generator` is given: an integer seed, or a state from tide.get_rng_state(); the sampler then
+-- leaves tide's generator as it was. `s:len()` (`#s` on 5.3+) is num_samples; `s:indices()`
+-- draws an epoch's list, `s:iter()` iterates one.
+local compat = require "tide._compat"
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+
+local WeightedRandomSampler = { __name = "WeightedRandomSampler" }
+WeightedRandomSampler.__index = WeightedRandomSampler
+
+local WHO = "WeightedRandomSampler"
+
+local function tide()
+    return require "tide"
+end
+
+function WeightedRandomSampler.new(weights, num_samples, opts)
+    local w
+    if autograd.is_tensor(weights) then
+        if weights:dim() ~= 1 or weights.dtype == "bool" then
+            raise(string.format("tide: %s: expected weights as a list of numbers or a 1-d " ..
+                "tensor, got a %d-d %s tensor", WHO, weights:dim(), weights.dtype))
+        end
+        w = weights:detach():to("cpu"):to("float64")
+    elseif type(weights) == "table" then
+        for i = 1, #weights do
+            if type(weights[i]) ~= "number" then
+                raise(string.format("tide: %s: weight %d is a %s, expected a number", WHO, i,
+                    type(weights[i])))
+            end
+        end
+        if #weights == 0 then
+            raise("tide: " .. WHO .. ": weights is empty; give one weight per sample")
+        end
+        w = core.tensor(weights, { dtype = "float64", device = "cpu" })
+    else
+        raise(string.format("tide: %s: expected weights as a list of numbers or a 1-d tensor, " ..
+            "got %s", WHO, type(weights)))
+    end
+    local list = w:totable()
+    local nonzero = 0
+    for i, v in ipairs(list) do
+        if v ~= v or v < 0 or v == math.huge then
+            raise(string.format("tide: %s: weight %d is %g; weights must be finite and >= 0",
+                WHO, i, v))
+        end
+        if v > 0 then
+            nonzero = nonzero + 1
+        end
+    end
+    if #list == 0 or nonzero == 0 then
+        raise("tide: " .. WHO .. ": every weight is 0; give at least one positive weight")
+    end
+    if not compat.is_integer(num_samples) or num_samples < 1 then
+        raise(string.format("tide: %s: num_samples = %s; expected a positive integer", WHO,
+            type(num_samples) == "number" and tostring(num_samples) or type(num_samples)))
+    end
+    if opts ~= nil and type(opts) ~= "table" then
+        raise("tide: " .. WHO .. ": options must be a table such as {replacement = false}, got " ..
+            type(opts))
+    end
+    opts = opts or {}
+    core._check_options(opts, WHO, { "replacement", "generator" })
+    local replacement = opts.replacement
+    if replacement == nil then
+        replacement = true
+    elseif type(replacement) ~= "boolean" then
+        raise("tide: " .. WHO .. ": replacement must be a boolean, got " .. type(replacement))
+    end
+    if not replacement and num_samples > nonzero then
+        raise(string.format("tide: %s: cannot draw %d samples without replacement from %d " ..
+            "weights that are not 0; lower num_samples or pass {replacement = true}", WHO,
+            num_samples, nonzero))
+    end
+    local self = setmetatable({ weights = w, num_samples = num_samples,
+        replacement = replacement }, WeightedRandomSampler)
+    local gen = opts.generator
+    if gen ~= nil then
+        local t = tide()
+        if compat.is_integer(gen) then
+            local saved = t.get_rng_state()
+            t.manual_seed(gen)
+            self.generator = t.get_rng_state()
+            t.set_rng_state(saved)
+        elseif autograd.is_tensor(gen) and gen.dtype == "uint8" and gen:dim() == 1 then
+            self.generator = gen:clone()
+            local saved = t.get_rng_state()
+            local ok, err = pcall(t.set_rng_state, self.generator)
+            t.set_rng_state(saved)
+            if not ok then
+                local msg = (tostring(err):match("tide:.*") or tostring(err)):gsub(
+                    "^tide: set_rng_state:", "tide: " .. WHO .. ": generator:", 1)
+                raise(msg)
+            end
+        else
+            raise(string.format("tide: %s: generator must be an integer seed or a state from " ..
+                "tide.get_rng_state(), got %s", WHO, type(gen)))
+        end
+    end
+    return self
+end
+
+setmetatable(WeightedRandomSampler, {
+    __call = function(_, weights, num_samples, opts)
+        return WeightedRandomSampler.new(weights, num_samples, opts)
+    end,
+})
+
+function WeightedRandomSampler:len()
+    return self.num_samples
+end
+WeightedRandomSampler.__len = WeightedRandomSampler.len
+
+-- this epoch's draw: a 1-based int64 tensor (from the sampler's stream when it has one)
+function WeightedRandomSampler:draw()
+    local t = tide()
+    local opts = { replacement = self.replacement }
+    if not self.generator then
+        return t.multinomial(self.weights, self.num_samples, opts)
+    end
+    local saved = t.get_rng_state()
+    t.set_rng_state(self.generator)
+    local ok, r = pcall(t.multinomial, self.weights, self.num_samples, opts)
+    self.generator = t.get_rng_state()
+    t.set_rng_state(saved)
+    if not ok then
+        error(r, 0)
+    end
+    return r
+end
+
+--- the dataset indices of one epoch, a Lua list (a new draw at each call)
+function WeightedRandomSampler:indices()
+    local r = self:draw():totable()
+    for i = 1, #r do
+        r[i] = compat.tointeger(r[i])
+    end
+    return r
+end
+
+--- an iterator over one epoch's indices
+function WeightedRandomSampler:iter()
+    local list, k = self:indices(), 0
+    return function()
+        k = k + 1
+        return list[k]
+    end
+end
+
+function WeightedRandomSampler:__tostring()
+    return string.format("WeightedRandomSampler(%d weights, num_samples=%d, replacement=%s)",
+        self.weights:size(1), self.num_samples, tostring(self.replacement))
+end
+
+return WeightedRandomSampler
