@@ -7,6 +7,7 @@
 #   make bench      benchmarks, each beside its reference (PyTorch, raw BLAS, memory bandwidth)
 #   make demo       installs the missing build and demo packages, builds, runs the main example
 #   make deps       installs every Debian package any target uses (tools/deps.sh all)
+#   make models     fetches all-MiniLM-L6-v2 into models/ for the BERT examples (tools/models.sh)
 #   make rock       the release rockspec and source rock in build/rock/ (tools/rock.sh)
 #   make gpu-check  on a GPU machine: build, cuda-tagged specs, GPU benchmarks ($OUT gets logs)
 #   make format / format-check / check-layering
@@ -55,7 +56,7 @@ OPENBLAS_OMP ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp
 OPENBLAS_DIR := $(patsubst %/,%,$(dir $(OPENBLAS_OMP)))
 BLAS_LIBS  := $(if $(OPENBLAS_OMP),-L$(OPENBLAS_DIR) -Wl$(comma)-rpath$(comma)$(OPENBLAS_DIR)) \
               -lopenblas
-LIBS       := $(BLAS_LIBS) -lcjson -lz -lm -ldl -lpthread -fopenmp
+LIBS       := $(BLAS_LIBS) -lcjson -lutf8proc -lz -lm -ldl -lpthread -fopenmp
 # oneDNN (Debian libdnnl-dev) runs CPU float32 conv2d when its header is installed; DNNL_H=
 # builds without it (nn then runs im2col + gemm)
 DNNL_H     ?= $(wildcard /usr/include/dnnl.h)
@@ -63,10 +64,13 @@ ifneq ($(DNNL_H),)
 CFLAGS_ALL += -DTIDE_HAVE_DNNL
 LIBS       += -ldnnl
 endif
+# EXACT_ALLOC=1: every CPU tensor buffer its own exact-size allocation, freed at once (on by
+# default under ASan, src/cpu/alloc.c), so ASan sees over-reads and uses after free of tensor data
+CFLAGS_ALL += $(if $(EXACT_ALLOC),-DTIDE_EXACT_ALLOC=$(EXACT_ALLOC))
 SAN        := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
               -shared-libasan
 
-CORE_SRC   := $(wildcard src/*.c src/cpu/*.c src/io/*.c)
+CORE_SRC   := $(wildcard src/*.c src/cpu/*.c src/io/*.c src/text/*.c)
 BIND_SRC   := $(wildcard lua/*.c)
 # the core (src/: no Lua) is compiled once for every Lua in CORE_BUILD (tools/lua_version.mk)
 CORE_BUILD ?= $(BUILD)
@@ -74,7 +78,7 @@ CORE_OBJ   := $(CORE_SRC:%.c=$(CORE_BUILD)/obj/%.o)
 BIND_OBJ   := $(BIND_SRC:%.c=$(BUILD)/obj/%.o)
 CTEST_SRC  := $(wildcard spec/c/test_*.c)
 CTESTS     := $(CTEST_SRC:spec/c/%.c=$(BUILD)/%)
-HEADERS    := $(wildcard include/*.h include/*.def src/*.h src/cpu/*.h src/io/*.h lua/*.h)
+HEADERS    := $(wildcard include/*.h include/*.def src/*.h src/cpu/*.h src/io/*.h src/text/*.h lua/*.h)
 
 LIBTIDE    := $(CORE_BUILD)/libtide.a
 LUAMOD     := $(BUILD)/lua/tide/core.so
@@ -82,7 +86,7 @@ LIBTIDE_SO := $(BUILD)/libtide.so.0
 PRELOAD_SO := $(BUILD)/lua/tide/preload.so
 
 .PHONY: all test ctests asan bench demo rock gpu-check format format-check check-layering clean \
-        deps install embed-demo
+        deps install embed-demo models
 
 all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(PRELOAD_SO) cuda dist
 
@@ -203,6 +207,10 @@ bench: all
 deps:
 	@sh tools/deps.sh all
 
+# the pretrained model of the BERT examples and benchmarks (the only target that downloads a model)
+models:
+	@sh tools/models.sh
+
 # the demo needs the Lua module only: no CUDA backend, no plug-ins, no C tests
 demo:
 	@sh tools/deps.sh build demo
@@ -216,12 +224,12 @@ rock:
 	@sh tools/rock.sh
 
 format:
-	clang-format -i $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] src/io/*.[ch] \
+	clang-format -i $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] src/io/*.[ch] src/text/wordpiece.[ch] \
 	    src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c examples/embed/*.c)
 
 format-check:
 	@clang-format --dry-run --Werror $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] \
-	    src/io/*.[ch] src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c \
+	    src/io/*.[ch] src/text/wordpiece.[ch] src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c \
 	    examples/embed/*.c) && echo "clang-format: clean"
 
 # nothing under src/ or include/tide.h may see Lua; shape.c <- storage.c <- tensor.c <-

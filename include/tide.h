@@ -201,6 +201,9 @@ void       tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed);
 void       tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes); /* 0: no limit */
 size_t     tide_ctx_memory_limit(tide_ctx *ctx);
 size_t     tide_ctx_memory_in_use(tide_ctx *ctx); /* bytes of live storages made in ctx */
+/* what a result sized by a caller's number may take before the call refuses it: what the
+ * memory limit leaves, or the machine's physical memory when no limit is set */
+size_t tide_ctx_memory_budget(tide_ctx *ctx);
 /* Called for each implicit transfer when the guard is "log" (default: a line on stderr). */
 void tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud);
 /* The generator's position: its seed and the count of values drawn since. After

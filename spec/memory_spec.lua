@@ -66,7 +66,10 @@ describe("a training loop's memory is flat over 5000 steps", function()
             -- 4000 steps apart: before the fix the heap had grown by 9 MB and RSS by 10 MB
             assert.is_true(h2 < 2 * h1 + 256, out)
             assert.is_true(m2 < 2 * m1 + 65536, out)
-            assert.is_true(r2 < r1 + 2048, out)
+            -- under ASan (spec/support/run_asan.sh) freed memory waits in its quarantine
+            if not (os.getenv("LD_PRELOAD") or ""):find("asan", 1, true) then
+                assert.is_true(r2 < r1 + 2048, out)
+            end
         end)
     end
 end)

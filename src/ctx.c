@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void log_stderr(void *ud, const char *m) {
     (void)ud;
@@ -157,6 +158,15 @@ void tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes) {
 
 size_t tide_ctx_memory_limit(tide_ctx *ctx) {
     return tide_ctx_or_default(ctx)->mem_limit;
+}
+
+size_t tide_ctx_memory_budget(tide_ctx *ctx) {
+    ctx = tide_ctx_or_default(ctx);
+    size_t limit = ctx->mem_limit, in_use = tide_ctx_memory_in_use(ctx);
+    if (limit)
+        return limit > in_use ? limit - in_use : 0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 34;
 }
 
 size_t tide_ctx_memory_in_use(tide_ctx *ctx) {

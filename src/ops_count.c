@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -28,20 +27,13 @@ static void bytes_str(char *buf, size_t len, uint64_t n) {
 }
 
 /* Refuses, before anything is allocated, a result of bytes that would not fit the memory
- * budget: what tide.memory_limit() leaves, or the machine's memory when no limit is set (the
- * budget of lua/tide/op_args.lua's check_budget), so a huge repeat count fails at once instead
- * of eating the machine. what: the result, for the message; fix: what to do instead. */
+ * budget (tide_ctx_memory_budget, as lua/tide/op_args.lua's check_budget), so a huge repeat count
+ * fails at once instead of eating the machine. what: the result, for the message; fix: what to do
+ * instead. */
 static tide_status check_fits(tide_ctx *ctx, const char *op, const char *what, uint64_t bytes,
                               const char *fix) {
-    ctx = tide_ctx_or_default(ctx);
-    size_t   limit = ctx->mem_limit, in_use = tide_ctx_memory_in_use(ctx);
-    uint64_t budget;
-    if (limit) {
-        budget = limit > in_use ? limit - in_use : 0;
-    } else {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        budget = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)1 << 34;
-    }
+    size_t   limit = tide_ctx_memory_limit(ctx);
+    uint64_t budget = tide_ctx_memory_budget(ctx);
     if (bytes <= budget)
         return TIDE_OK;
     char need[32], have[32];

@@ -43,8 +43,8 @@ local function bytes_str(n)
     return i == 1 and ("%d bytes"):format(n) or ("%.1f %s"):format(n, units[i])
 end
 
--- raises unless n items of bytes_each bytes fit the memory budget (tide.memory_limit(), or the
--- machine's memory when no limit is set): a list, a loop or an output sized by a number the
+-- raises unless n items of bytes_each bytes fit the memory budget (what tide.memory_limit()
+-- leaves, or the machine's memory when no limit is set: tide_ctx_memory_budget): a list, a loop or an output sized by a number the
 -- user gave is checked against it before anything is built, so the call fails at once instead
 -- of eating the machine. what names the items, fix says what to do instead.
 function M.check_budget(op, n, bytes_each, what, fix)
@@ -52,7 +52,8 @@ function M.check_budget(op, n, bytes_each, what, fix)
     if n > budget / bytes_each then
         raise(("tide: %s: %s would take %s, more than the %s this process may use (%s); %s")
             :format(op, what, bytes_str(n * bytes_each), bytes_str(budget),
-                core.memory_limit() > 0 and "tide.memory_limit()" or "the machine's memory", fix))
+                core.memory_limit() > 0 and "what tide.memory_limit() leaves"
+                or "the machine's memory", fix))
     end
 end
 

@@ -13,9 +13,17 @@
  */
 #include "alloc_large.h"
 #include "cpu.h"
+#include "sanitizer.h"
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+
+/* TIDE_EXACT_ALLOC=1 (on under ASan: `make asan`, CI's sanitizer runs): every buffer is its
+ * own allocation of exactly the bytes asked for, freed at once, so that ASan reports a read
+ * past a tensor's end or after its free; the cache's rounding and reuse would hide both */
+#ifndef TIDE_EXACT_ALLOC
+#define TIDE_EXACT_ALLOC TIDE_ASAN
+#endif
 
 #define ALIGN       64
 #define NCLASSES    256
@@ -101,6 +109,17 @@ tide_status cpu_alloc(tide_device *dev, size_t bytes, void **ptr) {
         return tide_seterr(TIDE_ENOMEM, "cpu alloc: %zu bytes is more than the host can give",
                            bytes);
     cpu_pool *p = pool_of(dev);
+    if (TIDE_EXACT_ALLOC) {
+        void *q = NULL;
+        if (posix_memalign(&q, ALIGN, bytes ? bytes : 1) != 0)
+            return out_of_memory(dev, bytes);
+        pool_lock();
+        count_alloc(p, bytes);
+        p->reserved += bytes;
+        pool_unlock();
+        *ptr = q;
+        return TIDE_OK;
+    }
     if (bytes >= CPU_LARGE_MIN) {
         pool_lock();
         void *q = cpu_large_alloc(&p->large, bytes);
@@ -147,6 +166,12 @@ void cpu_free(tide_device *dev, void *ptr, size_t bytes) {
     cpu_pool *p = pool_of(dev);
     pool_lock();
     p->allocated -= bytes < p->allocated ? bytes : p->allocated;
+    if (TIDE_EXACT_ALLOC) {
+        p->reserved -= bytes < p->reserved ? bytes : p->reserved;
+        pool_unlock();
+        free(ptr);
+        return;
+    }
     if (bytes >= CPU_LARGE_MIN) { /* an arena block (anything else is not this allocator's) */
         cpu_large_free(&p->large, ptr);
         if (p->large.mapped - p->large.used > CACHE_LIMIT)
