@@ -1,5 +1,5 @@
 -- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
--- and lazy fields nn / optim / data loaded on first use.
+-- and lazy fields nn / optim / data / utils loaded on first use.
 local compat = require "tide._compat"
 -- tide's defaults for libgomp (GOMP_SPINCOUNT=3000) and OpenBLAS (OPENBLAS_CORETYPE from the
 -- CPU's features), unless the user set them, must be in the environment before core.so loads
@@ -34,13 +34,16 @@ local function not_found(err, name)
   return type(err) == "string" and err:find("module '" .. name .. "' not found", 1, true) ~= nil
 end
 
+-- raises msg at the nearest line outside tide (also through the user's tail calls)
+local raise_here = require "tide.autograd.raise"
+
 -- A core error caught inside a helper carries the helper's position: raise the bare "tide: ..."
--- message again at the helper's caller (level 3 from here) so the user's file:line comes first.
+-- message again at the user's line so the user's file:line comes first.
 local function raise(err)
   if type(err) == "string" then
     local msg = err:match("^tide:.*") or err:match("^[^\n]-:%d+: (tide:.*)")
     if msg then
-      error(msg, 3)
+      raise_here(msg)
     end
   end
   error(err, 0)
@@ -49,7 +52,7 @@ end
 --- Runs fn(...) with dev as the default device; restores the previous one, also on error.
 function tide.with_device(dev, fn, ...)
   if type(fn) ~= "function" then
-    error("tide: with_device: expected a function after the device, got " .. type(fn), 2)
+    raise_here("tide: with_device: expected a function after the device, got " .. type(fn))
   end
   local prev = core.get_default_device()
   local ok, err = pcall(core.set_default_device, dev)
@@ -78,7 +81,7 @@ end
 --- Runs fn(...) with gradient recording off; restores the mode, also on error.
 function tide.no_grad(fn, ...)
   if type(fn) ~= "function" then
-    error("tide: no_grad: expected a function, got " .. type(fn), 2)
+    raise_here("tide: no_grad: expected a function, got " .. type(fn))
   end
   return with_grad_mode(false, fn, ...)
 end
@@ -86,7 +89,7 @@ end
 --- Runs fn(...) with gradient recording on (inside a no_grad, for instance).
 function tide.enable_grad(fn, ...)
   if type(fn) ~= "function" then
-    error("tide: enable_grad: expected a function, got " .. type(fn), 2)
+    raise_here("tide: enable_grad: expected a function, got " .. type(fn))
   end
   return with_grad_mode(true, fn, ...)
 end
@@ -105,7 +108,8 @@ do
 end
 
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
-local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum" }
+local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum",
+  "tide.rng_state" }
 for _, name in ipairs(LUA_OPS) do
   local mod = require(name)
   for _, op in ipairs(mod.names) do
@@ -114,7 +118,8 @@ for _, name in ipairs(LUA_OPS) do
 end
 
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
-  distributed = "tide.distributed", autograd = "tide.autograd" }
+  distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
+  models = "tide.models", text = "tide.text" }
 
 setmetatable(tide, {
   __index = function(t, k)

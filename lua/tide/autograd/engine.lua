@@ -40,6 +40,52 @@ local function grad_fn(t)
     return t.grad_fn -- a property: reads the autograd table without creating one
 end
 
+-- tide's Lua directory ("lua/tide/"), as the chunk names of its files begin
+local LIB = core._frame_info(1).source:match("^@(.*[/\\])autograd[/\\]engine%.lua$")
+
+-- true when chunk (a message's "chunk:line:" position) is one of tide's Lua files; Lua shortens
+-- a long path to "..." and its end, which must then begin inside LIB (with at least its last
+-- five characters, "tide/": a lone "/" proves nothing)
+local function own_chunk(chunk)
+    if not LIB then
+        return false
+    end
+    if chunk:sub(1, #LIB) == LIB then
+        return true
+    end
+    local tail = chunk:match("^%.%.%.(.*)$")
+    if tail then
+        for k = math.min(#LIB, #tail), math.min(#LIB, 5), -1 do
+            if LIB:sub(-k) == tail:sub(1, k) then
+                return true
+            end
+        end
+    end
+    return false
+end
+
+-- raises again an error a backward pass caught (a hook's, a formula's, the engine's) with one
+-- position: a message that has the user's position (a hook's line) keeps it as it is; a tide
+-- message with no position, or with one inside tide, gets the nearest user line (raise); any
+-- other (a bug's "attempt to index ..." inside tide) keeps its own. rename maps an unpositioned
+-- "tide: backward:" to the caller's name.
+local function rethrow(err, rename)
+    if type(err) ~= "string" then
+        error(err, 0)
+    end
+    if not err:find("^tide:") then
+        local chunk, rest = err:match("^(.-):%d+: (tide:.*)$")
+        if not chunk or not own_chunk(chunk) then
+            error(err, 0)
+        end
+        err = rest
+    end
+    if rename then
+        err = err:gsub("^tide: backward:", rename)
+    end
+    raise(err)
+end
+
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 
 -- t.grad_fn is the node itself; tostring names it as PyTorch does (add -> "AddBackward0")
@@ -437,7 +483,7 @@ end
 
 function E.queue_callback(fn)
     if not queued then
-        error("tide: queue_callback: only during a backward pass (from a grad-ready hook)", 2)
+        raise("tide: queue_callback: only during a backward pass (from a grad-ready hook)")
     end
     queued[#queued + 1] = fn
 end
@@ -764,33 +810,32 @@ end
 
 local function run_backward(root, grad, retain)
     if not is_tensor(root) then
-        error("tide: backward: expected a tensor, got " .. type(root), 3)
+        raise("tide: backward: expected a tensor, got " .. type(root))
     end
     if not root.requires_grad then
-        error("tide: backward: tensor does not require grad and has no grad_fn; " ..
-            "create its inputs with {requires_grad = true} or call requires_grad_()", 3)
+        raise("tide: backward: tensor does not require grad and has no grad_fn; " ..
+            "create its inputs with {requires_grad = true} or call requires_grad_()")
     end
     if grad == nil then
         if root:numel() ~= 1 then
             local s = table.concat(root.shape, ", ")
-            error("tide: backward: grad can be implicitly created only for a one-element " ..
-                "tensor, got shape {" .. s .. "}; pass a gradient: t:backward(grad)", 3)
+            raise("tide: backward: grad can be implicitly created only for a one-element " ..
+                "tensor, got shape {" .. s .. "}; pass a gradient: t:backward(grad)")
         end
         grad = core.ones(root.shape, { device = root.device, dtype = root.dtype })
     elseif not is_tensor(grad) then
-        error("tide: backward: expected grad to be a tensor, got " .. type(grad), 3)
+        raise("tide: backward: expected grad to be a tensor, got " .. type(grad))
     else
         -- checked here, at the user's call: a gradient elsewhere would land on the leaves
         local bad = grad_mismatch(grad, root, "grad")
         if bad then
-            error("tide: backward: " .. bad, 3)
+            raise("tide: backward: " .. bad)
         end
         grad = grad:clone() -- the caller keeps its tensor; leaf grads never alias it
     end
     local ok, err = pass({ root }, { grad }, retain, false)
     if not ok then
-        -- our own messages carry no position: point them at the caller of backward()
-        error(err, (type(err) == "string" and err:find("^tide:")) and 3 or 0)
+        rethrow(err)
     end
 end
 E.backward = run_backward
@@ -885,8 +930,7 @@ function E.grad(outputs, inputs, opts)
     local res = captured
     capture, captured = nil, nil
     if not ok then
-        raise(type(err) == "string" and (err:gsub("^tide: backward:", "tide: autograd.grad:")) or
-            err)
+        rethrow(err, "tide: autograd.grad:")
     end
     for i = 1, #ins do
         if res[i] == nil and not opts.allow_unused then

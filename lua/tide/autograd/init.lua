@@ -44,8 +44,8 @@ function Tensor.backward(self, grad, opts)
     end
     if opts ~= nil then
         if type(opts) ~= "table" then
-            error("tide: backward: options must be a table such as {retain_graph = true}, got " ..
-                type(opts), 2)
+            raise("tide: backward: options must be a table such as {retain_graph = true}, got " ..
+                type(opts))
         end
         core._check_options(opts, "backward", BACKWARD_OPTIONS)
     end

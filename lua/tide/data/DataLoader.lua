@@ -48,11 +48,11 @@ end
 function DataLoader.new(ds, opts)
     opts = opts or {}
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
-        error("tide: DataLoader: expected a dataset (tide.data.Dataset or TensorDataset), got "
-            .. type(ds), 2)
+        raise("tide: DataLoader: expected a dataset (tide.data.Dataset or TensorDataset), got "
+            .. type(ds))
     end
     if type(opts) ~= "table" then
-        error("tide: DataLoader: options must be a table, e.g. {batch_size = 64}", 2)
+        raise("tide: DataLoader: options must be a table, e.g. {batch_size = 64}")
     end
     core._check_options(opts, "DataLoader",
         { "batch_size", "shuffle", "drop_last", "seed", "pin_memory", "collate_fn", "sampler" })

@@ -11,6 +11,7 @@
 --     function Squares:len() return self.n end
 --     function Squares:get(i) return tide.tensor({i}), i * i end
 local compat = require "tide._compat"
+local raise = require "tide.autograd.raise"
 
 local Dataset = { __name = "Dataset" }
 
@@ -20,7 +21,7 @@ local function install(cls)
         if compat.is_integer(k) then
             local n = self:len()
             if k < 1 or k > n then
-                error(string.format("tide: %s: index %d out of range 1..%d", cls.__name, k, n), 2)
+                raise(string.format("tide: %s: index %d out of range 1..%d", cls.__name, k, n))
             end
             return compat.pack(self:get(k))
         end

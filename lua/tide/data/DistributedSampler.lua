@@ -11,6 +11,7 @@
 -- together cover the dataset. rank and world_size default to tide.distributed's (0 and 1 before
 -- dist.init). The shard has `len()`, `get(i)`, and `batch(index)` when ds has it.
 local compat = require "tide._compat"
+local raise = require "tide.autograd.raise"
 local core = require "tide.core"
 local Dataset = require "tide.data.Dataset"
 
@@ -22,20 +23,20 @@ local function int_opt(opts, key, default, min)
         return default
     end
     if not compat.is_integer(v) or v < min then
-        error(("tide: DistributedSampler: %s = %s; expected an integer >= %d"):format(key,
-            tostring(v), min), 4)
+        raise(("tide: DistributedSampler: %s = %s; expected an integer >= %d"):format(key,
+            tostring(v), min))
     end
     return v
 end
 
 function DistributedSampler:init(ds, opts)
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
-        error("tide: DistributedSampler: expected a dataset (tide.data.Dataset or " ..
-            "TensorDataset), got " .. type(ds), 3)
+        raise("tide: DistributedSampler: expected a dataset (tide.data.Dataset or " ..
+            "TensorDataset), got " .. type(ds))
     end
     if opts ~= nil and type(opts) ~= "table" then
-        error("tide: DistributedSampler: options must be a table such as {shuffle = true}, got " ..
-            type(opts), 3)
+        raise("tide: DistributedSampler: options must be a table such as {shuffle = true}, got " ..
+            type(opts))
     end
     opts = opts or {}
     core._check_options(opts, "DistributedSampler",
@@ -48,8 +49,8 @@ function DistributedSampler:init(ds, opts)
     self.world_size = int_opt(opts, "world_size", dist.world_size(), 1)
     self.rank = int_opt(opts, "rank", dist.rank(), 0)
     if self.rank >= self.world_size then
-        error(("tide: DistributedSampler: rank = %d does not exist among world_size = %d ranks " ..
-            "(0 to %d)"):format(self.rank, self.world_size, self.world_size - 1), 3)
+        raise(("tide: DistributedSampler: rank = %d does not exist among world_size = %d ranks " ..
+            "(0 to %d)"):format(self.rank, self.world_size, self.world_size - 1))
     end
     self.epoch = 0
     if not ds.batch then
@@ -61,7 +62,7 @@ end
 --- the epoch decides the shuffled order: call it at the start of every epoch, on every rank
 function DistributedSampler:set_epoch(epoch)
     if not compat.is_integer(epoch) then
-        error("tide: DistributedSampler: set_epoch expects an integer, got " .. tostring(epoch), 2)
+        raise("tide: DistributedSampler: set_epoch expects an integer, got " .. tostring(epoch))
     end
     self.epoch = epoch
     self:_deal()
@@ -99,8 +100,8 @@ end
 
 function DistributedSampler:get(i)
     if not compat.is_integer(i) or i < 1 or i > self.n then
-        error(("tide: DistributedSampler: index %s out of range 1..%d"):format(tostring(i),
-            self.n), 2)
+        raise(("tide: DistributedSampler: index %s out of range 1..%d"):format(tostring(i),
+            self.n))
     end
     return self.dataset:get(compat.tointeger(self.index[i]:item()))
 end

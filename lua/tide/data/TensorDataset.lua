@@ -3,6 +3,7 @@
 -- Every tensor has the same size in dim 1. Batches are gathered in C with one index_select per
 -- tensor (`batch`), so a DataLoader over it runs no per-sample Lua code.
 local compat = require "tide._compat"
+local raise = require "tide.autograd.raise"
 
 local Dataset = require "tide.data.Dataset"
 
@@ -11,23 +12,23 @@ local TensorDataset = Dataset:extend("TensorDataset")
 function TensorDataset:init(...)
     local n = select("#", ...)
     if n == 0 then
-        error("tide: TensorDataset: no tensors given; pass at least one, e.g. TensorDataset(x, y)", 3)
+        raise("tide: TensorDataset: no tensors given; pass at least one, e.g. TensorDataset(x, y)")
     end
     self.tensors = {}
     for k = 1, n do
         local t = select(k, ...)
         if type(t) ~= "userdata" or type(t.dim) ~= "function" then
-            error(string.format("tide: TensorDataset: argument %d is a %s, expected a tensor",
-                k, type(t)), 3)
+            raise(string.format("tide: TensorDataset: argument %d is a %s, expected a tensor",
+                k, type(t)))
         end
         if t:dim() < 1 then
-            error(string.format("tide: TensorDataset: tensor %d is 0-dimensional; samples are "
-                .. "taken along dim 1", k), 3)
+            raise(string.format("tide: TensorDataset: tensor %d is 0-dimensional; samples are "
+                .. "taken along dim 1", k))
         end
         if k > 1 and t:size(1) ~= self.tensors[1]:size(1) then
-            error(string.format("tide: TensorDataset: tensor %d has %d samples (size of dim 1) "
+            raise(string.format("tide: TensorDataset: tensor %d has %d samples (size of dim 1) "
                 .. "but tensor 1 has %d; every tensor needs the same size in dim 1",
-                k, t:size(1), self.tensors[1]:size(1)), 3)
+                k, t:size(1), self.tensors[1]:size(1)))
         end
         self.tensors[k] = t
     end
@@ -40,8 +41,8 @@ end
 function TensorDataset:get(i)
     local n = self:len()
     if not compat.is_integer(i) or i < 1 or i > n then
-        error(string.format("tide: TensorDataset: index %s out of range 1..%d",
-            tostring(i), n), 2)
+        raise(string.format("tide: TensorDataset: index %s out of range 1..%d",
+            tostring(i), n))
     end
     local out = {}
     for k, t in ipairs(self.tensors) do
@@ -64,8 +65,8 @@ function TensorDataset:narrow(start, length)
     local n = self:len()
     if not compat.is_integer(start) or not compat.is_integer(length) or start < 1
         or length < 0 or start + length - 1 > n then
-        error(string.format("tide: TensorDataset: narrow(%s, %s) out of range for %d samples",
-            tostring(start), tostring(length), n), 2)
+        raise(string.format("tide: TensorDataset: narrow(%s, %s) out of range for %d samples",
+            tostring(start), tostring(length), n))
     end
     local ts = {}
     for k, t in ipairs(self.tensors) do

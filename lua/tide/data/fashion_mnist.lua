@@ -17,6 +17,7 @@
 local compat = require "tide._compat"
 
 local core = require "tide.core"
+local raise = require "tide.autograd.raise"
 
 local CLASSES = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
     "Sneaker", "Bag", "Ankle boot" }
@@ -99,7 +100,7 @@ return function(dir, opts)
     local ok, train, test, classes = pcall(load, dir, opts)
     if not ok then
         local msg = tostring(train)
-        error(msg:match("tide:.*") or msg, 2)
+        raise(msg:match("tide:.*") or msg)
     end
     return train, test, classes
 end

@@ -110,17 +110,20 @@ function M.layer_norm(x, d, w, b, eps)
     return y
 end
 
--- cross-entropy of logits x [N, C] against a bool one-hot [N, C], summed (scale = -1) or
--- averaged (scale = -1/N): log_softmax fused in, one node
-function M.cross_entropy(x, onehot, mean)
+-- cross-entropy of logits x [M, C] against a bool one-hot [M, C] whose ignored rows are all
+-- false, summed (denom nil) or divided by denom (a 0-d tensor: the count of rows not ignored):
+-- log_softmax fused in, one node. valid [M, 1] (bool) marks the rows not ignored; the gradient
+-- of the others is 0. Every device runs this same sequence of ops (no value is read back), so
+-- every CPU device gives the same bits.
+function M.cross_entropy(x, onehot, valid, denom)
     local rec = needs_record(x)
     local xd = rec and x:detach() or x
     local logp = xd:log_softmax(2)
-    local scale = mean and -1 / x:size(1) or -1
-    local loss = logp:mul(onehot):sum():mul(scale)
+    local loss = logp:mul(onehot):sum()
+    loss = denom and loss:div(denom):neg() or loss:neg()
     if rec then
         local nd = record("cross_entropy", loss, BW.cross_entropy, x)
-        nd.logp, nd.onehot, nd.scale = logp, onehot, -scale
+        nd.logp, nd.onehot, nd.valid, nd.denom = logp, onehot, valid, denom
     end
     return loss
 end

@@ -31,7 +31,9 @@ function I.shape_str(s)
     return "{" .. table.concat(s, ", ") .. "}"
 end
 
--- true on cpu:0, where reading a value back is free (no transfer, no guard)
+-- true on cpu:0, where reading a value back is free (no transfer, no guard). For argument
+-- checks only (an error there, a NaN-poisoned result elsewhere): what a result is computed
+-- with never depends on it, so every CPU device gives the same bits (spec/cpu_devices_bits_spec)
 function I.on_host(t)
     local d = t.device
     return d.type == "cpu" and d.index == 0
@@ -146,72 +148,6 @@ function I.reduce(loss, reduction, who)
         "'; use \"mean\", \"sum\" or \"none\"")
 end
 
--- one-hot bool [N, C] from 1-based class targets [N], with the checks both losses share
-local function onehot_targets(input, target, who)
-    if not is_tensor(input) or not is_tensor(target) then
-        raise("tide: " .. who .. ": expected (input, target) tensors")
-    end
-    I.check_same_device(input, target, who)
-    if input:dim() ~= 2 then
-        raise("tide: " .. who .. ": expected input of shape {N, C}, got " ..
-            I.shape_str(input.shape))
-    end
-    local n, c = input:size(1), input:size(2)
-    local tdt = target.dtype
-    if tdt ~= "int64" and tdt ~= "int32" then
-        raise("tide: " .. who .. ": expected integer class targets (int64, 1-based), " ..
-            "got " .. tdt .. "; convert with target:long()")
-    end
-    if target:dim() ~= 1 or target:size(1) ~= n then
-        raise("tide: " .. who .. ": expected target of shape {" .. n .. "} for input " ..
-            I.shape_str(input.shape) .. ", got " .. I.shape_str(target.shape))
-    end
-    local classes = core.arange(1, c + 1, { device = target.device, dtype = tdt })
-    local onehot = target:view(n, 1):eq(classes:view(1, c))
-    -- a target outside 1..C matches no class. On the host one cheap count finds it; elsewhere
-    -- reading it back would be an implicit transfer (and a sync) per step, so the caller
-    -- poisons the loss instead (a NaN, like CUDA's device-side assert without the sync)
-    local poison
-    if n > 0 then
-        if I.on_host(target) then
-            if onehot:sum():item() ~= n then
-                local lo, hi = target:min():item(), target:max():item()
-                local bad = lo < 1 and lo or hi
-                raise(string.format("tide: %s: target %d out of range for %d " ..
-                    "classes; class targets are 1-based, in 1..%d", who,
-                    compat.tointeger(bad) or bad, c, c))
-            end
-        else
-            poison = onehot:sum():to(input.dtype):sub(n - 1):log() -- 0 when all are in range
-        end
-    end
-    return onehot, poison
-end
-
--- cross entropy = -log_softmax(x)[target]: the log-softmax is one fused, stable op
-function I.cross_entropy(input, target, reduction, who)
-    local onehot, poison = onehot_targets(input, target, who)
-    local loss
-    if reduction == nil or reduction == "mean" or reduction == "sum" then
-        loss = fused.cross_entropy(input, onehot, reduction ~= "sum")
-    else
-        loss = I.reduce(input:log_softmax(2):mul(onehot):sum(2):neg(), reduction, who)
-    end
-    return poison and loss:add(poison) or loss
-end
-
-function I.nll_loss(input, target, reduction, who)
-    local onehot, poison = onehot_targets(input, target, who)
-    local nll = input:mul(onehot)
-    local loss
-    if reduction == nil or reduction == "mean" then
-        loss = nll:sum():mul(-1 / input:size(1))
-    else
-        loss = I.reduce(nll:sum(2):neg(), reduction, who)
-    end
-    return poison and loss:add(poison) or loss
-end
-
 -- Cross entropy and NLL with PyTorch's options (o: weight [C] or nil, ignore_index (default
 -- -100), label_smoothing) on input [N, C] or [N, C, d1, ...] and 1-based targets [N] or
 -- [N, d1, ...]. Rows whose target is ignore_index count for nothing, in the loss and in the
@@ -285,13 +221,21 @@ function I.class_loss(input, target, reduction, o, logp, who)
                         first = first or v
                     end
                 end
+                local also = o.ignore_index == nil and "" or
+                    string.format(" (or ignore_index %d)", ignore)
                 raise(string.format("tide: %s: target %d out of range for %d classes; class " ..
-                    "targets are 1-based, in 1..%d (or ignore_index %d)", who,
-                    compat.tointeger(first) or first, c, c, ignore))
+                    "targets are 1-based, in 1..%d%s", who, compat.tointeger(first) or first, c,
+                    c, also))
             end
         else
             poison = bad:to(input.dtype):neg():sqrt() -- NaN when one is out of range
         end
+    end
+    if not logp and not weight and eps == 0 and reduction ~= "none" then
+        -- one fused node (log_softmax inside); the same ops on every device
+        local denom = reduction ~= "sum" and valid:sum():to(x.dtype) or nil
+        local loss = fused.cross_entropy(x, onehot, valid:view(m, 1), denom)
+        return poison and loss:add(poison) or loss
     end
     local lp = logp and x or x:log_softmax(2)
     local wrow = weight and onehot:to(lp.dtype):mul(weight:view(1, c)) or onehot
@@ -324,22 +268,13 @@ function I.class_loss(input, target, reduction, o, logp, who)
     return poison and loss:add(poison) or loss
 end
 
--- cross entropy (or nll with logp) by the fused one-node path when no option is in play and
--- the host's targets are all classes, by class_loss otherwise: a -100 target is PyTorch's
--- default ignore_index, and off the host only class_loss can skip one without reading back
+-- cross entropy (or nll with logp): the bool-target check, then class_loss (which takes the
+-- fused one-node path when no option is in play), on every device alike
 function I.class_loss_entry(input, target, reduction, o, logp, who)
     if is_tensor(target) and target.dtype == "bool" then
         raise(string.format("tide: %s: the target is a bool tensor; class targets are integer " ..
             "class indices (1-based): convert it with target:long() + 1, or use " ..
             "binary_cross_entropy for true/false targets", who))
-    end
-    local plain = o.weight == nil and o.ignore_index == nil and (o.label_smoothing or 0) == 0 and
-        is_tensor(input) and input:dim() == 2 and is_tensor(target) and I.on_host(target)
-    if plain and target:numel() > 0 then
-        plain = target:min():item() >= 1
-    end
-    if plain then
-        return (logp and I.nll_loss or I.cross_entropy)(input, target, reduction, who)
     end
     return I.class_loss(input, target, reduction, o, logp, who)
 end
