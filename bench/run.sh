@@ -4,6 +4,9 @@
 #
 #   bench/*.c    built against build/libtide.a into build/bench/ and run
 #   bench/*.lua  run with lua5.4 against the checkout's build (they start their own references)
+#                (bench/bert_*.lua: MiniLM against sentence-transformers/PyTorch and ONNX Runtime;
+#                they need models/ from `make models` and .venv from tools/pyenv.sh, and print
+#                one "skipped" line without them)
 # GPU benchmarks (bench/gpu_*) belong to `make gpu-check` and are skipped here.
 # BENCH="sgemm overhead" runs only those. Exit status: non-zero if a benchmark failed.
 set -u
@@ -16,7 +19,7 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -O3 -march=x86-64-v2 -g -fopenmp -Iinclude -Isrc 
 -I/usr/include/x86_64-linux-gnu"
 # run by hand, the Makefile's LIBS: -ldnnl where it builds with oneDNN (dnnl.h installed)
 DNNL=$([ -f /usr/include/dnnl.h ] && echo -ldnnl)
-LIBS="build/libtide.a ${LIBS:--lopenblas $DNNL -lcjson -lz -lm -ldl -lpthread -fopenmp}"
+LIBS="build/libtide.a ${LIBS:--lopenblas $DNNL -lcjson -lutf8proc -lz -lm -ldl -lpthread -fopenmp}"
 LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 LUA_CPATH="build/lua/?.so;;"
 export LUA_PATH LUA_CPATH

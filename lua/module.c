@@ -3,6 +3,7 @@
 #include "binding.h"
 #include "io.h"
 #include "tide_lua.h"
+#include <stdint.h>
 #include <string.h>
 
 static void stat_pair(lua_State *L, const char *dir, uint64_t bytes, uint64_t count) {
@@ -79,6 +80,14 @@ static int l_memory_in_use(lua_State *L) {
     return 1;
 }
 
+/* core._memory_budget() -> bytes: what a call may build from a number the user gave (a list
+ * of views, an index table, an output) before it raises instead (tide_ctx_memory_budget) */
+static int l_memory_budget(lua_State *L) {
+    size_t budget = tide_ctx_memory_budget(TL_STATE(L)->ctx);
+    lua_pushinteger(L, (lua_Integer)(budget > (size_t)INT64_MAX ? (size_t)INT64_MAX : budget));
+    return 1;
+}
+
 static int l_is_tensor(lua_State *L) {
     lua_pushboolean(L, tl_test(L, 1) != NULL);
     return 1;
@@ -146,15 +155,23 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_trace(L, mod);
     tl_open_op_table(L, mod);
     tl_open_dist(L, mod);
-    static const luaL_Reg funcs[] = {
-        {"transfer_stats", l_transfer_stats}, {"reset_transfer_stats", l_reset_transfer_stats},
-        {"transfer_guard", l_transfer_guard}, {"set_memory_limit", l_set_memory_limit},
-        {"memory_limit", l_memory_limit},     {"memory_in_use", l_memory_in_use},
-        {"is_tensor", l_is_tensor},           {"_forward", l_forward},
-        {"_frame_info", l_frame_info},        {NULL, NULL}};
+    tl_open_text(L, mod);
+    static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
+                                     {"reset_transfer_stats", l_reset_transfer_stats},
+                                     {"transfer_guard", l_transfer_guard},
+                                     {"set_memory_limit", l_set_memory_limit},
+                                     {"memory_limit", l_memory_limit},
+                                     {"memory_in_use", l_memory_in_use},
+                                     {"_memory_budget", l_memory_budget},
+                                     {"is_tensor", l_is_tensor},
+                                     {"_forward", l_forward},
+                                     {"_frame_info", l_frame_info},
+                                     {NULL, NULL}};
     tl_register(L, mod, funcs);
     lua_settop(L, mod);
     tide_lua_register_io(L);
+    tide_lua_register_image_io(L);
+    tide_lua_register_record_io(L);
     lua_settop(L, mod);
     return 1;
 }

@@ -5,8 +5,9 @@
 #   sh tools/deps.sh GROUP...     e.g. `build demo` (make demo), `test` (make test), `all`
 #
 #   build  a compiler, Lua 5.4, OpenBLAS (its OpenMP build, which shares tide's thread pool:
-#          the Makefile links it by directory), cJSON, zlib, oneDNN (CPU float32 conv2d and the
-#          larger sgemm; the Makefile builds without it when /usr/include/dnnl.h is missing)
+#          the Makefile links it by directory), cJSON, utf8proc (the BERT tokenizer), zlib,
+#          oneDNN (CPU float32 conv2d and the larger sgemm; the Makefile builds without it when
+#          /usr/include/dnnl.h is missing)
 #   demo   the Fashion-MNIST files examples/fashion_mnist.lua trains on
 #   test   what `make test` runs beyond build + demo: busted, luarocks, clang (clang-format,
 #          the sanitizer build), the other Lua hosts (5.3, 5.1, LuaJIT + lua-compat53, LÖVE,
@@ -14,19 +15,20 @@
 #          `mpirun` for the distributed suites). Installing lua5.3 repoints /usr/bin/lua: tide
 #          always names its Lua.
 #   bench  PyTorch, the reference `make bench` runs against (/usr/bin/python3); fortunes, the
-#          text examples/char_lm.lua trains on (/usr/share/games/fortunes)
+#          text examples/char_lm.lua trains on (/usr/share/games/fortunes); matplotlib, which
+#          tools/plot_runs.py draws training runs with
 #   all    every group (`make deps`, .ci/run)
 # The CUDA toolkit is optional and not installed here: the Makefile builds the CUDA backend
 # when nvcc is found ($CUDA_HOME, default /usr/local/cuda).
 set -eu
 
 BUILD="build-essential pkg-config lua5.4 liblua5.4-dev libopenblas-dev libopenblas0-openmp
-libdnnl-dev libcjson-dev zlib1g-dev"
+libdnnl-dev libcjson-dev libutf8proc-dev zlib1g-dev"
 DEMO="dataset-fashion-mnist"
 TEST="$BUILD $DEMO lua-busted luarocks clang-format clang libomp-dev liblua5.3-0
 lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev luajit libluajit-5.1-dev lua-compat53-dev love neovim
 openmpi-bin libopenmpi-dev"
-BENCH="$BUILD python3-torch fortunes"
+BENCH="$BUILD python3-torch python3-matplotlib fortunes"
 
 [ $# -gt 0 ] || set -- all
 wanted=""

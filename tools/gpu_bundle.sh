@@ -13,7 +13,7 @@
 set -eu
 PACKAGES="lua5.4 liblua5.4-0 liblua5.4-dev lua-busted lua-cliargs lua-dkjson lua-filesystem
 lua-luassert lua-mediator lua-penlight lua-say lua-system lua-term libopenblas0-openmp
-libopenblas-pthread-dev libgfortran5 libcjson1 libcjson-dev zlib1g-dev make fortunes fortunes-min"
+libopenblas-pthread-dev libgfortran5 libcjson1 libcjson-dev libutf8proc2 libutf8proc-dev zlib1g-dev make fortunes fortunes-min"
 
 [ $# -eq 2 ] || {
     echo "usage: sh tools/gpu_bundle.sh pack|unpack DIR" >&2
