@@ -14,6 +14,8 @@
 --        --heads N (4)   --context N (gpt's window, 128)   --save PATH   --load PATH
 --        --sample N (300)   --prompt TEXT ("The ")   --temperature X (1.0; 0: the likeliest)
 --        --top-k N (0: all)   --stop-at N (end the run after step N, a checkpoint to resume)
+--        --logdir DIR (off: a TensorBoard log of the training loss, gradient norm, step size,
+--        validation loss, weight histograms and a 200-byte sample at each eval)
 --
 -- Vocabulary: the bytes that occur in the text; the last 10% of it is the validation split.
 -- Training reads random windows of 128 bytes (the window starts of step s are a hash of the
@@ -34,7 +36,7 @@ local USAGE = [==[
 usage: lua5.4 examples/char_lm.lua [--model gpt|lstm] [--data PATH] [--steps N]
        [--batch-size N] [--lr X] [--seed N] [--device DEV] [--eval-every N] [--layers N]
        [--width N] [--heads N] [--context N] [--save PATH] [--load PATH] [--sample N]
-       [--prompt TEXT] [--temperature X] [--top-k N] [--stop-at N]]==]
+       [--prompt TEXT] [--temperature X] [--top-k N] [--stop-at N] [--logdir DIR]]==]
 
 local FORTUNES = "/usr/share/games/fortunes"
 local WINDOW = 128 -- bytes a training or validation window holds (gpt: --context)
@@ -59,7 +61,7 @@ local function parse(argv)
         lr = "number", seed = "int", device = "string", ["eval-every"] = "int", layers = "int",
         width = "int", heads = "int", context = "int", save = "string", load = "string",
         sample = "int", prompt = "string", temperature = "number", ["top-k"] = "int",
-        ["stop-at"] = "int" }
+        ["stop-at"] = "int", logdir = "string" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -415,7 +417,7 @@ local function main(argv)
     local function save(step, val)
         local sd = {}
         for part, t in pairs({ model = model:state_dict(), optim = opt:state_dict(),
-            sched = sched:state_dict() }) do
+            sched = tide.optim.lr_scheduler.to_tensors(sched:state_dict()) }) do
             for k, v in pairs(t) do
                 sd[part .. "." .. k] = v
             end
@@ -438,51 +440,8 @@ local function main(argv)
     end
     local loader = tide.data.DataLoader(train, { batch_size = o.batch_size, sampler = starts,
         pin_memory = dev.type == "cuda" })
-    local bar = Progress.new(start, last)
-    local step, chars, loss_sum, loss_n = start, 0, 0, 0
-    local t0 = core.wall_time()
-    local val, paused = nil, 0 -- seconds spent evaluating and saving: not training
-    for x, y in loader:iter() do
-        step = step + 1
-        tide.manual_seed(o.seed * 1000003 + step) -- the dropout draws of this step
-        x, y = x:to(dev, { non_blocking = true }), y:to(dev, { non_blocking = true })
-        opt:zero_grad()
-        local loss = loss_of(model, x, y)
-        loss:backward()
-        nn.utils.clip_grad_norm_(opt_params, 1.0)
-        opt:step()
-        sched:step()
-        chars = chars + x:numel()
-        -- reading the loss waits for the device: every 10 steps, and at each eval
-        local eval_now = step % o.eval_every == 0 or step == last
-        if step % 10 == 0 or eval_now or bar.tty then
-            loss_sum, loss_n = loss_sum + loss:item(), loss_n + 1
-            bar:update(step, chars, loss_sum / loss_n)
-        end
-        if eval_now then
-            local t_eval = core.wall_time()
-            local secs = t_eval - t0 - paused
-            val = validate(model, val_ids, width, dev)
-            bar:clear()
-            print(string.format("step %d/%d: train loss %.4f, val loss %.4f nats/char, " ..
-                "%.0f chars/s, %.1f ms/step", step, o.steps, loss_sum / loss_n, val,
-                chars / secs, 1000 * secs / (step - start)))
-            io.flush()
-            if o.save then
-                save(step, val)
-            end
-            paused = paused + core.wall_time() - t_eval
-            loss_sum, loss_n = 0, 0
-        end
-    end
-    if not val then -- no step ran (a loaded checkpoint at its last step)
-        val = validate(model, val_ids, width, dev)
-        if o.save then
-            save(step, val)
-        end
-    end
-
-    if o.sample > 0 then
+    -- the prompt's ids (the default prompt, or the text's first byte, when it does not fit)
+    local function prompt_ids()
         local prompt = {}
         for i = 1, #o.prompt do
             local id = lut[o.prompt:byte(i) + 1]
@@ -498,14 +457,94 @@ local function main(argv)
         if #prompt == 0 then -- the text's first byte
             prompt[1] = ids[1]:item()
         end
-        tide.manual_seed(o.seed) -- the same text for the same model and seed
+        return prompt
+    end
+    local function text_of(out_ids)
         local out = {}
-        for i, id in ipairs(sample(model, o.model, prompt, o, dev)) do
+        for i, id in ipairs(out_ids) do
             out[i] = string.char(vocab[id])
         end
+        return table.concat(out)
+    end
+
+    -- --logdir: what TensorBoard shows (tide.utils.tensorboard, PyTorch's SummaryWriter)
+    local writer = o.logdir and tide.utils.tensorboard.SummaryWriter(o.logdir)
+    local function log_eval(step, val)
+        writer:add_scalar("val/loss", val, step)
+        for _, np in ipairs(model:named_parameters()) do
+            writer:add_histogram("weights/" .. np[1], np[2], step)
+        end
+        local so = { sample = 200, context = o.context, temperature = o.temperature,
+            top_k = o.top_k }
+        local text = text_of(sample(model, o.model, prompt_ids(), so, dev))
+        -- four spaces: a Markdown code block, the sample's line breaks kept
+        writer:add_text("sample", "    " .. text:gsub("\n", "\n    "), step)
+        writer:flush()
+    end
+
+    local bar = Progress.new(start, last)
+    local step, chars, loss_sum, loss_n = start, 0, 0, 0
+    local t0 = core.wall_time()
+    local val, paused = nil, 0 -- seconds spent evaluating and saving: not training
+    for x, y in loader:iter() do
+        step = step + 1
+        tide.manual_seed(o.seed * 1000003 + step) -- the dropout draws of this step
+        x, y = x:to(dev, { non_blocking = true }), y:to(dev, { non_blocking = true })
+        opt:zero_grad()
+        local loss = loss_of(model, x, y)
+        loss:backward()
+        local norm = nn.utils.clip_grad_norm_(opt_params, 1.0)
+        local lr = opt.param_groups[1].lr
+        opt:step()
+        sched:step()
+        chars = chars + x:numel()
+        -- reading the loss waits for the device: every 10 steps, and at each eval
+        local eval_now = step % o.eval_every == 0 or step == last
+        if step % 10 == 0 or eval_now or bar.tty then
+            local l = loss:item()
+            loss_sum, loss_n = loss_sum + l, loss_n + 1
+            bar:update(step, chars, loss_sum / loss_n)
+            if writer and (step % 10 == 0 or eval_now) then
+                writer:add_scalar("train/loss", l, step)
+                writer:add_scalar("train/grad_norm", norm, step)
+                writer:add_scalar("train/lr", lr, step)
+            end
+        end
+        if eval_now then
+            local t_eval = core.wall_time()
+            local secs = t_eval - t0 - paused
+            val = validate(model, val_ids, width, dev)
+            bar:clear()
+            print(string.format("step %d/%d: train loss %.4f, val loss %.4f nats/char, " ..
+                "%.0f chars/s, %.1f ms/step", step, o.steps, loss_sum / loss_n, val,
+                chars / secs, 1000 * secs / (step - start)))
+            io.flush()
+            if o.save then
+                save(step, val)
+            end
+            if writer then
+                log_eval(step, val)
+            end
+            paused = paused + core.wall_time() - t_eval
+            loss_sum, loss_n = 0, 0
+        end
+    end
+    if not val then -- no step ran (a loaded checkpoint at its last step)
+        val = validate(model, val_ids, width, dev)
+        if o.save then
+            save(step, val)
+        end
+    end
+
+    if writer then
+        writer:close()
+    end
+    if o.sample > 0 then
+        local prompt = prompt_ids()
+        tide.manual_seed(o.seed) -- the same text for the same model and seed
         print(string.format("sample (temperature %g, top-k %s):", o.temperature,
             o.top_k > 0 and o.top_k or "all"))
-        print(table.concat(out))
+        print(text_of(sample(model, o.model, prompt, o, dev)))
     end
     print(string.format("val loss: %.4f", val))
 end

@@ -6,6 +6,7 @@
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
+#   fuzz (seed 1)    tools/fuzz_api.lua, 5000 calls of seed 1: no finding (`make fuzz`: long, ASan)
 #   ... (lua 5.3|5.1|luajit)  the busted suite and the cpu:1 specs under the other Lua hosts,
 #                    LÖVE and Neovim running tide (spec/support/host_suite.sh, hosts_check.sh)
 #   mpi -np 2|4      spec/dist/ under mpirun: collectives, DDP's proof, a collective timeout
@@ -17,6 +18,10 @@
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
 #   exports          core.so / libtide.so.0 export exactly the functions of include/*.h
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
+#   tensorboard      a log of every SummaryWriter entry, read by TensorBoard's EventAccumulator
+#   bert: ...        BERT directories tide saved, loaded by transformers with the same outputs
+#                    (these two need the pinned virtualenv, tools/pyenv.sh; without PyPI they
+#                    count nothing)
 #   install          luarocks make into a temporary tree + spec/support/smoke.lua against it
 #   embed install    make install PREFIX=<tmp>; examples/embed/host.c built with pkg-config, run
 #   rock             make rock; luarocks lint; the source rock installed offline, smoke-tested
@@ -114,6 +119,11 @@ if [ -n "$device_specs" ]; then
 fi
 # the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
 run_suite "busted #cuda" $BUSTED --run=gpu
+# the Lua API fuzzer (tools/fuzz_api.lua), a short fixed-seed round on this build: no finding
+# (a non-`tide:` error, a hang, a tensor changed by a failed call); `make fuzz` runs it for long
+# under the sanitizer build
+run_check "fuzz (seed 1)" $LUA tools/fuzz_api.lua --seed 1 --calls 5000 --seconds 90 --quiet \
+    --out "$LOGDIR/fuzz"
 
 # ---- the other Lua hosts: 5.3, 5.1, LuaJIT (make LUA_VERSION=..., build-lua5.3/ ...) --------
 # the busted suite under each interpreter tools/deps.sh installs (spec/support/host_suite.sh:
@@ -161,6 +171,14 @@ run_suite "exports" $LUA spec/support/exports_check.lua build/lua/tide/core.so b
 # ---- examples: the tour must keep telling the truth ----------------------------------------
 checkout_lua_env build
 run_check "examples/devices.lua" env TIDE_CPU_DEVICES=2 $LUA examples/devices.lua
+# the pinned reference virtualenv the next two checks read with (tools/pyenv.sh: from PyPI once,
+# then reused); where PyPI cannot be reached they count nothing
+sh tools/pyenv.sh >"$LOGDIR/pyenv.log" 2>&1 ||
+    echo "reference venv: not made (see $LOGDIR/pyenv.log); tensorboard and bert checks skip"
+# a log written by tide read back by TensorBoard itself (counts nothing without the reference venv)
+run_suite "tensorboard" sh spec/support/tensorboard_check.sh "$LUA"
+# directories tide's save_pretrained wrote, loaded by transformers (pinned venv, as above)
+run_suite "bert: transformers loads tide's save_pretrained" sh spec/support/bert_hf_check.sh
 
 # ---- LuaRocks install ----------------------------------------------------------------------
 if ! skipped install; then

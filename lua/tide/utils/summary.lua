@@ -1,0 +1,230 @@
+-- tide.utils.summary — the `Summary` messages of PyTorch 1.13's
+-- torch/utils/tensorboard/summary.py, field for field: scalar, histogram (its bucket scheme),
+-- image, text and hparams. Field numbers from
+-- tensorboard/compat/proto/{summary,tensor,tensor_shape,types}.proto and
+-- tensorboard/plugins/hparams/{api,plugin_data}.proto.
+local core = require "tide.core"
+local fail = require "tide.autograd.raise" -- at the user's line
+local pb = require "tide.utils.protobuf"
+
+local M = {}
+
+local message, bytes, varint, double = pb.message, pb.bytes, pb.varint, pb.double
+
+-- Summary { repeated Value value = 1 }; Value { tag = 1, simple_value = 2, image = 4, histo = 5,
+-- tensor = 8, metadata = 9 }
+local function summary(value)
+    return bytes(1, value, true)
+end
+
+-- SummaryMetadata { PluginData plugin_data = 1 { plugin_name = 1, content = 2 } }
+local function plugin_metadata(name, content)
+    return bytes(1, message(bytes(1, name), bytes(2, content)), true)
+end
+
+function M.scalar(tag, v)
+    return summary(message(bytes(1, tag), pb.float(2, v)))
+end
+
+-- PyTorch's default_bins for bins = "tensorflow": +-1e-12 * 1.1^k up to 1e20, and 0
+local tf_bins
+local function tensorflow_bins()
+    if not tf_bins then
+        local pos, v = {}, 1e-12
+        while v < 1e20 do
+            pos[#pos + 1] = v
+            v = v * 1.1
+        end
+        tf_bins = {}
+        for i = #pos, 1, -1 do
+            tf_bins[#tf_bins + 1] = -pos[i]
+        end
+        tf_bins[#tf_bins + 1] = 0
+        for i = 1, #pos do
+            tf_bins[#tf_bins + 1] = pos[i]
+        end
+    end
+    return tf_bins
+end
+
+-- numpy.linspace(lo, hi, n + 1), as np.histogram(values, bins = n) makes its edges
+local function uniform_bins(lo, hi, n)
+    if lo == hi then
+        lo, hi = lo - 0.5, hi + 0.5
+    end
+    local edges, step = {}, (hi - lo) / n
+    for i = 0, n - 1 do
+        edges[i + 1] = i * step + lo
+    end
+    edges[n + 1] = hi
+    return edges
+end
+
+--- M.histogram_values(vals, bins) -> the HistogramProto fields of make_histogram: counts as
+--- numpy.histogram (edge[i] <= v < edge[i + 1], the last bin closed), trimmed to the support with
+--- one empty bin on the left, as PyTorch does. vals: a Lua list of numbers (float64).
+-- numpy's pairwise summation of a[i..i+n-1] (numpy/core/src/umath/loops_utils.h.src), the
+-- order values.sum() adds in: blocks of up to 128 summed with 8 accumulators
+local function pairwise_sum(a, i, n)
+    if n < 8 then
+        local res = 0
+        for k = i, i + n - 1 do
+            res = res + a[k]
+        end
+        return res
+    elseif n <= 128 then
+        local r = {}
+        for j = 0, 7 do
+            r[j] = a[i + j]
+        end
+        local k = 8
+        while k < n - n % 8 do
+            for j = 0, 7 do
+                r[j] = r[j] + a[i + k + j]
+            end
+            k = k + 8
+        end
+        local res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while k < n do
+            res = res + a[i + k]
+            k = k + 1
+        end
+        return res
+    end
+    local n2 = math.floor(n / 2)
+    n2 = n2 - n2 % 8
+    return pairwise_sum(a, i, n2) + pairwise_sum(a, i + n2, n - n2)
+end
+
+function M.histogram_values(vals, bins)
+    local n = #vals
+    local lo, hi, sq = math.huge, -math.huge, 0
+    for i = 1, n do
+        local v = vals[i]
+        if v < lo then lo = v end
+        if v > hi then hi = v end
+        sq = sq + v * v -- PyTorch: values.dot(values), in BLAS's order (not reproducible here)
+    end
+    local sum = 0 + pairwise_sum(vals, 1, n)
+    local edges = bins == "tensorflow" and tensorflow_bins() or uniform_bins(lo, hi, bins)
+    local nb = #edges - 1
+    local counts = {}
+    for b = 1, nb do
+        counts[b] = 0
+    end
+    local first, last = edges[1], edges[nb + 1]
+    for i = 1, n do
+        local v = vals[i]
+        if v >= first and v <= last then
+            -- the last b with edges[b] <= v (binary search), the top edge in the last bin
+            local a, z = 1, nb
+            while a < z do
+                local m = math.ceil((a + z) / 2)
+                if edges[m] <= v then a = m else z = m - 1 end
+            end
+            counts[a] = counts[a] + 1
+        end
+    end
+    -- start: the first non-empty bin, stop: the last (1-based); cut to counts[start-1..stop]
+    local start, stop
+    for b = 1, nb do
+        if counts[b] > 0 then
+            start = start or b
+            stop = b
+        end
+    end
+    if not start then
+        fail("tide: add_histogram: no value lies within the bins (are they all NaN or beyond "
+            .. "+-1e20?)")
+    end
+    local bucket, limit = {}, {}
+    if start > 1 then
+        for b = start - 1, stop do
+            bucket[#bucket + 1] = counts[b]
+        end
+    else
+        bucket[1] = 0
+        for b = 1, stop do
+            bucket[#bucket + 1] = counts[b]
+        end
+    end
+    for e = start, stop + 1 do
+        limit[#limit + 1] = edges[e]
+    end
+    return { min = lo, max = hi, num = n, sum = sum, sum_squares = sq, bucket_limit = limit,
+        bucket = bucket }
+end
+
+-- HistogramProto { min = 1, max = 2, num = 3, sum = 4, sum_squares = 5 (doubles),
+-- bucket_limit = 6, bucket = 7 (packed doubles) }
+function M.histogram(tag, h)
+    local histo = message(double(1, h.min), double(2, h.max), double(3, h.num), double(4, h.sum),
+        double(5, h.sum_squares), pb.packed_doubles(6, h.bucket_limit),
+        pb.packed_doubles(7, h.bucket))
+    return summary(message(bytes(1, tag), bytes(5, histo, true)))
+end
+
+-- Image { height = 1, width = 2, colorspace = 3, encoded_image_string = 4 }
+function M.image(tag, height, width, channels, png)
+    local img = message(varint(1, height), varint(2, width), varint(3, channels), bytes(4, png))
+    return summary(message(bytes(1, tag), bytes(4, img, true)))
+end
+
+-- TensorProto { dtype = 1 (DT_STRING = 7), tensor_shape = 2 { dim = 2 { size = 1 } },
+-- string_val = 8 }, under the text plugin with TextPluginData { version = 0 } (empty bytes)
+function M.text(tag, s)
+    local tensor = message(varint(1, 7), bytes(2, bytes(2, varint(1, 1), true), true),
+        bytes(8, s, true))
+    return summary(message(bytes(1, tag .. "/text_summary"), bytes(8, tensor, true),
+        bytes(9, plugin_metadata("text", ""), true)))
+end
+
+-- ---- hparams (tensorboard/plugins/hparams) ---------------------------------------------------
+
+local DATA_TYPE = { number = 3, string = 1 } -- DATA_TYPE_FLOAT64, DATA_TYPE_STRING
+
+-- HParamsPluginData { version = 1 (0), experiment = 2 | session_start_info = 3 |
+-- session_end_info = 4 } as the hparams plugin's SummaryMetadata
+local function hparams_value(tag, field, content)
+    local data = message(bytes(field, content, true))
+    return summary(message(bytes(1, tag), bytes(9, plugin_metadata("hparams", data), true)))
+end
+
+--- M.hparams(names, hparams, metric_names) -> the experiment, session_start_info and
+--- session_end_info summaries of PyTorch's hparams(); names: hparams' keys in the order written
+function M.hparams(names, hp, metric_names)
+    local infos, ssi = {}, {}
+    for _, k in ipairs(names) do
+        local v = hp[k]
+        -- PyTorch tests isinstance(v, int) first, and a bool is an int: true is the number 1
+        if type(v) == "boolean" then
+            v = v and 1 or 0
+        end
+        local kind = type(v)
+        -- google.protobuf.Value { number_value = 2, string_value = 3 }: a oneof, so a 0 or an
+        -- empty string is written too
+        local value
+        if kind == "number" then
+            value = message(pb.key(2, 1), core._pb_double(v))
+        else
+            value = bytes(3, v, true)
+        end
+        -- map<string, Value> hparams = 1: entries { key = 1, value = 2 }
+        ssi[#ssi + 1] = bytes(1, message(bytes(1, k), bytes(2, value, true)), true)
+        -- HParamInfo { name = 1, type = 4 }
+        infos[#infos + 1] = bytes(4, message(bytes(1, k), varint(4, DATA_TYPE[kind])), true)
+    end
+    local metrics = {}
+    for _, k in ipairs(metric_names) do
+        -- MetricInfo { name = 1 MetricName { tag = 2 } }
+        metrics[#metrics + 1] = bytes(5, bytes(1, bytes(2, k), true), true)
+    end
+    -- Experiment { hparam_infos = 4, metric_infos = 5 }
+    local exp = table.concat(infos) .. table.concat(metrics)
+    return hparams_value("_hparams_/experiment", 2, exp),
+        hparams_value("_hparams_/session_start_info", 3, table.concat(ssi)),
+        -- SessionEndInfo { status = 1 (STATUS_SUCCESS = 1) }
+        hparams_value("_hparams_/session_end_info", 4, varint(1, 1))
+end
+
+return M

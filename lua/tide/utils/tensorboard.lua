@@ -1,0 +1,323 @@
+-- tide.utils.tensorboard — PyTorch's SummaryWriter (torch/utils/tensorboard/writer.py, 1.13):
+-- the same names, defaults, directory layout and event records, so TensorBoard (and anything
+-- that reads PyTorch's logs) reads tide's. Tensors may live on any device: each is copied to
+-- the host once.
+local tide = require "tide"
+local core = require "tide.core"
+local compat = require "tide._compat"
+local event_file = require "tide.utils.event_file"
+local summary = require "tide.utils.summary"
+local image = require "tide.utils.image"
+local embedding = require "tide.utils.embedding"
+local pb = require "tide.utils.protobuf"
+
+local M = {}
+
+local WRITER_OPTIONS = { "comment", "flush_secs", "max_queue", "filename_suffix" }
+
+local fail = require "tide.autograd.raise" -- at the user's line
+
+local function check_table(op, opts, example)
+    if opts ~= nil and type(opts) ~= "table" then
+        fail(("tide: %s: options must be a table such as %s, got %s")
+            :format(op, example, type(opts)))
+    end
+    return opts or {}
+end
+
+local function check_tag(op, tag, what)
+    if type(tag) ~= "string" then
+        fail(("tide: %s: expected %s (a string), got %s"):format(op, what or "a tag", type(tag)))
+    end
+end
+
+local function check_step(op, step)
+    if step ~= nil and not compat.is_integer(step) then
+        fail(("tide: %s: step must be an integer (or nil), got %s"):format(op, tostring(step)))
+    end
+end
+
+local function check_number(op, v, what)
+    if type(v) ~= "number" then
+        fail(("tide: %s: %s must be a number, got %s"):format(op, what, type(v)))
+    end
+end
+
+-- a plain number from a number or a one-element tensor (PyTorch takes both)
+local function scalar_of(op, v, what)
+    if core.is_tensor(v) then
+        if v:numel() ~= 1 then
+            fail(("tide: %s: %s must be a number or a one-element tensor, got a tensor of %d "
+                .. "elements"):format(op, what, v:numel()))
+        end
+        v = v:to("cpu"):item()
+    end
+    check_number(op, v, what)
+    return v
+end
+
+local SummaryWriter = {}
+SummaryWriter.__index = SummaryWriter
+
+-- PyTorch's default log_dir: runs/<Mon><DD>_<HH>-<MM>-<SS>_<host><comment>
+local function default_log_dir(comment)
+    local host = core._host_info()
+    return "runs/" .. os.date("%b%d_%H-%M-%S") .. "_" .. host .. comment
+end
+
+--- SummaryWriter([log_dir][, {comment = "", flush_secs = 120, max_queue = 10,
+--- filename_suffix = ""}]) makes log_dir and its first event file.
+function M.SummaryWriter(log_dir, opts)
+    local op = "SummaryWriter"
+    if type(log_dir) == "table" and opts == nil then
+        log_dir, opts = nil, log_dir
+    end
+    if log_dir ~= nil and type(log_dir) ~= "string" then
+        fail(("tide: SummaryWriter: log_dir must be a string (or nil for runs/<date>_<host>), "
+            .. "got %s"):format(type(log_dir)))
+    end
+    opts = check_table(op, opts, "{flush_secs = 30}")
+    core._check_options(opts, op, WRITER_OPTIONS)
+    local comment = opts.comment or ""
+    if type(comment) ~= "string" then
+        fail("tide: SummaryWriter: comment must be a string, got " .. type(comment))
+    end
+    local fw = { max_queue = opts.max_queue or 10, flush_secs = opts.flush_secs or 120,
+        filename_suffix = opts.filename_suffix or "" }
+    if not compat.is_integer(fw.max_queue) or fw.max_queue < 1 then
+        fail(("tide: SummaryWriter: max_queue must be an integer >= 1, got %s")
+            :format(tostring(fw.max_queue)))
+    end
+    if type(fw.flush_secs) ~= "number" or fw.flush_secs < 0 then
+        fail(("tide: SummaryWriter: flush_secs must be a number >= 0, got %s")
+            :format(tostring(fw.flush_secs)))
+    end
+    if type(fw.filename_suffix) ~= "string" then
+        fail("tide: SummaryWriter: filename_suffix must be a string, got "
+            .. type(fw.filename_suffix))
+    end
+    if log_dir == nil or log_dir == "" then
+        log_dir = default_log_dir(comment)
+    end
+    local w = setmetatable({ log_dir = log_dir, _opts = fw, _writers = {}, _order = {} },
+        SummaryWriter)
+    w._file = event_file.open(log_dir, fw, op)
+    return w
+end
+
+SummaryWriter.__close = function(w)
+    w:close()
+end
+
+-- the file writer of a sub-directory (add_scalars), made on first use
+function SummaryWriter:_sub_writer(dir)
+    local fw = self._writers[dir]
+    if not fw then
+        fw = event_file.open(dir, self._opts, "add_scalars")
+        self._writers[dir] = fw
+        self._order[#self._order + 1] = dir
+    end
+    return fw
+end
+
+function SummaryWriter:_check_open(op)
+    if not self._file then
+        fail(("tide: %s: the SummaryWriter is closed; make a new one"):format(op))
+    end
+end
+
+function SummaryWriter:_add(op, fw, sum, step, walltime)
+    self:_check_open(op)
+    check_step(op, step)
+    if walltime ~= nil then
+        check_number(op, walltime, "walltime")
+    end
+    fw:add_event(event_file.event(walltime or core._unix_time(), step, pb.bytes(5, sum, true)))
+end
+
+--- add_scalar(tag, value, step[, walltime]); value a number or a one-element tensor
+function SummaryWriter:add_scalar(tag, value, step, walltime)
+    check_tag("add_scalar", tag)
+    value = scalar_of("add_scalar", value, "value")
+    self:_add("add_scalar", self._file, summary.scalar(tag, value), step, walltime)
+end
+
+--- add_scalars(main_tag, {tag = value, ...}, step[, walltime]): each tag in its own run
+--- directory log_dir/<main_tag with / as _>_<tag>, under the tag main_tag (as PyTorch)
+function SummaryWriter:add_scalars(main_tag, values, step, walltime)
+    local op = "add_scalars"
+    self:_check_open(op)
+    check_tag(op, main_tag, "a main tag")
+    if type(values) ~= "table" then
+        fail("tide: add_scalars: expected a table {tag = value, ...}, got " .. type(values))
+    end
+    walltime = walltime or core._unix_time()
+    local tags = {}
+    for k in pairs(values) do
+        check_tag(op, k, "tags (the table's keys)")
+        tags[#tags + 1] = k
+    end
+    table.sort(tags)
+    for _, k in ipairs(tags) do
+        local v = scalar_of(op, values[k], "the value of " .. k)
+        local dir = self.log_dir .. "/" .. main_tag:gsub("/", "_") .. "_" .. k
+        self:_add(op, self:_sub_writer(dir), summary.scalar(main_tag, v), step, walltime)
+    end
+end
+
+--- add_histogram(tag, values, step[, {bins = "tensorflow", walltime =}]); bins "tensorflow"
+--- (PyTorch's default) or a number of equal bins between the minimum and the maximum
+function SummaryWriter:add_histogram(tag, values, step, opts)
+    local op = "add_histogram"
+    check_tag(op, tag)
+    opts = check_table(op, opts, "{bins = \"tensorflow\"}")
+    core._check_options(opts, op, { "bins", "walltime" })
+    local bins = opts.bins or "tensorflow"
+    if bins ~= "tensorflow" and not (compat.is_integer(bins) and bins >= 1) then
+        fail(("tide: add_histogram: bins must be \"tensorflow\" or a positive integer, got %s")
+            :format(tostring(bins)))
+    end
+    local vals
+    if core.is_tensor(values) then
+        if values:numel() == 0 then
+            fail("tide: add_histogram: the tensor has no element")
+        end
+        vals = tide.no_grad(function()
+            return values:to("cpu", "float64"):reshape(-1):totable()
+        end)
+    elseif type(values) == "table" then
+        vals = values
+    else
+        fail("tide: add_histogram: expected a tensor or a list of numbers, got " .. type(values))
+    end
+    local h = summary.histogram_values(vals, bins)
+    self:_add(op, self._file, summary.histogram(tag, h), step, opts.walltime)
+end
+
+-- an image summary of the (H, W, C) uint8 host tensor hwc
+local function image_summary(tag, hwc)
+    return summary.image(tag, hwc:size(1), hwc:size(2), hwc:size(3), core._png_encode(hwc))
+end
+
+--- add_image(tag, img, step[, {dataformats = "CHW", walltime =}]): float values in [0, 1]
+--- (scaled by 255, truncated) or uint8 in [0, 255]
+function SummaryWriter:add_image(tag, img, step, opts)
+    local op = "add_image"
+    check_tag(op, tag)
+    opts = check_table(op, opts, "{dataformats = \"HWC\"}")
+    core._check_options(opts, op, { "dataformats", "walltime" })
+    if not core.is_tensor(img) then
+        fail("tide: add_image: expected an image tensor, got " .. type(img))
+    end
+    local hwc = tide.no_grad(function()
+        return image.to_hwc_uint8(op, img, opts.dataformats or "CHW")
+    end)
+    self:_add(op, self._file, image_summary(tag, hwc), step, opts.walltime)
+end
+
+--- add_images(tag, imgs, step[, {dataformats = "NCHW", walltime =}]): one grid of the batch,
+--- 8 images a row without padding (TensorBoard's make_grid)
+function SummaryWriter:add_images(tag, imgs, step, opts)
+    local op = "add_images"
+    check_tag(op, tag)
+    opts = check_table(op, opts, "{dataformats = \"NHWC\"}")
+    core._check_options(opts, op, { "dataformats", "walltime" })
+    if not core.is_tensor(imgs) or imgs:dim() ~= 4 then
+        fail("tide: add_images: expected a 4-D tensor of images (N, C, H, W)")
+    end
+    local hwc = tide.no_grad(function()
+        return image.to_hwc_uint8(op, imgs, opts.dataformats or "NCHW")
+    end)
+    self:_add(op, self._file, image_summary(tag, hwc), step, opts.walltime)
+end
+
+--- add_text(tag, text, step[, walltime]): shown by TensorBoard's text plugin as Markdown
+function SummaryWriter:add_text(tag, text, step, walltime)
+    check_tag("add_text", tag)
+    if type(text) ~= "string" then
+        fail("tide: add_text: expected the text as a string, got " .. type(text))
+    end
+    self:_add("add_text", self._file, summary.text(tag, text), step, walltime)
+end
+
+-- the sorted keys of t, each checked to be a string with a value of an allowed type
+local function sorted_keys(op, t, what, allow)
+    if type(t) ~= "table" then
+        fail(("tide: %s: expected %s as a table {name = value}, got %s"):format(op, what, type(t)))
+    end
+    local keys = {}
+    for k, v in pairs(t) do
+        if type(k) ~= "string" or not allow[type(v)] then
+            fail(("tide: %s: %s must map names to %s; %s = %s"):format(op, what,
+                allow.string and "numbers, strings or booleans" or "numbers", tostring(k), type(v)))
+        end
+        keys[#keys + 1] = k
+    end
+    table.sort(keys)
+    return keys
+end
+
+--- add_hparams(hparams, metrics[, {run_name =}]): a run log_dir/<run_name or the Unix time>
+--- holding the hparams plugin's experiment and session records and one scalar per metric
+function SummaryWriter:add_hparams(hparams, metrics, opts)
+    local op = "add_hparams"
+    self:_check_open(op)
+    opts = check_table(op, opts, "{run_name = \"lr0.1\"}")
+    core._check_options(opts, op, { "run_name" })
+    if opts.run_name ~= nil and type(opts.run_name) ~= "string" then
+        fail("tide: add_hparams: run_name must be a string, got " .. type(opts.run_name))
+    end
+    local names = sorted_keys(op, hparams, "hparams", { number = true, string = true,
+        boolean = true })
+    local mnames = sorted_keys(op, metrics, "metrics", { number = true })
+    local exp, ssi, sei = summary.hparams(names, hparams, mnames)
+    local run = opts.run_name or embedding.py_float(core._unix_time()) -- str(time.time())
+    local w = M.SummaryWriter(self.log_dir .. "/" .. run,
+        { max_queue = self._opts.max_queue, flush_secs = self._opts.flush_secs,
+            filename_suffix = self._opts.filename_suffix })
+    for _, s in ipairs({ exp, ssi, sei }) do
+        w._file:add_event(event_file.event(core._unix_time(), nil, pb.bytes(5, s, true)))
+    end
+    for _, k in ipairs(mnames) do
+        w:add_scalar(k, metrics[k])
+    end
+    w:close()
+end
+
+--- add_embedding(mat[, {metadata =, label_img =, global_step =, tag = "default"}]): the
+--- projector's files under log_dir/<global_step, 5 digits>/<tag> and log_dir/projector_config.pbtxt
+function SummaryWriter:add_embedding(mat, opts)
+    self:_check_open("add_embedding")
+    opts = check_table("add_embedding", opts, "{metadata = labels}")
+    core._check_options(opts, "add_embedding", { "metadata", "label_img", "global_step", "tag",
+        "metadata_header" })
+    self._projector = self._projector or {}
+    embedding.add(self.log_dir, self._projector, mat, opts)
+end
+
+--- writes every queued record of this writer's files
+function SummaryWriter:flush()
+    if self._file then
+        self._file:flush()
+        for _, d in ipairs(self._order) do
+            self._writers[d]:flush()
+        end
+    end
+end
+
+--- flushes and closes the files; later adds raise. Also runs at the end of a
+--- `local w <close> = SummaryWriter(...)` scope (Lua 5.4); at garbage collection each event file
+--- writes its queue and closes itself (event_file.lua).
+function SummaryWriter:close()
+    if self._file then
+        self._file:close()
+        self._file = nil
+        for _, d in ipairs(self._order) do
+            self._writers[d]:close()
+        end
+    end
+end
+
+M._default_log_dir = default_log_dir
+
+return M
