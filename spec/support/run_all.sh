@@ -103,6 +103,11 @@ device_specs=$(grep -l -E 'spec\.support\.device|TIDE_TEST_DEVICE' spec/*_spec.l
 ) >"$LOGDIR/lane1.out" 2>&1 </dev/null &
 LANE1=$!
 
+# the pinned reference virtualenv (tools/pyenv.sh: PyPI once, then reused) that the tensorboard
+# and bert checks read with: made meanwhile, mostly a download
+sh tools/pyenv.sh >"$LOGDIR/pyenv.log" 2>&1 </dev/null &
+PYENV=$!
+
 # ---- C tests -------------------------------------------------------------------------------
 # every test program the build made: spec/c/test_*.c, and those with rules of their own
 # (examples/embed/embed.mk adds test_embed_lua to `ctests`)
@@ -171,9 +176,8 @@ run_suite "exports" $LUA spec/support/exports_check.lua build/lua/tide/core.so b
 # ---- examples: the tour must keep telling the truth ----------------------------------------
 checkout_lua_env build
 run_check "examples/devices.lua" env TIDE_CPU_DEVICES=2 $LUA examples/devices.lua
-# the pinned reference virtualenv the next two checks read with (tools/pyenv.sh: from PyPI once,
-# then reused); where PyPI cannot be reached they count nothing
-sh tools/pyenv.sh >"$LOGDIR/pyenv.log" 2>&1 ||
+# where PyPI could not be reached the next two checks count nothing
+wait $PYENV ||
     echo "reference venv: not made (see $LOGDIR/pyenv.log); tensorboard and bert checks skip"
 # a log written by tide read back by TensorBoard itself (counts nothing without the reference venv)
 run_suite "tensorboard" sh spec/support/tensorboard_check.sh "$LUA"
