@@ -4,6 +4,7 @@
 #   make LUA_VERSION=5.3|5.1|luajit   the same for another Lua, in build-lua5.3/ ... build-luajit/
 #   make test       every suite; ends with one line "N passed, N failed"
 #   make asan       C tests and busted suite built by clang under its ASan+UBSan
+#   make fuzz       the Lua API fuzzer under the ASan build for FUZZ_SECONDS (tools/fuzz.sh)
 #   make bench      benchmarks, each beside its reference (PyTorch, raw BLAS, memory bandwidth)
 #   make demo       installs the missing build and demo packages, builds, runs the main example
 #   make deps       installs every Debian package any target uses (tools/deps.sh all)
@@ -40,9 +41,12 @@ LTO        := $(if $(filter-out 0,$(IS_GCC)),$(if $(shell echo 'int main(void){r
 endif
 AR_LTO     := $(if $(LTO),gcc-ar,ar)
 # -Wno-pass-failed: clang reports an `omp simd` loop it did not vectorize (at -O1, or a float64
-# loop calling libm) as a warning; the loop is correct either way (gcc ignores the option)
+# loop calling libm) as a warning; the loop is correct either way (gcc ignores the option).
+# A call to an undeclared function is an error in every build, the rockspec's (WERROR=) too:
+# C89's implicit int return truncates pointers and 64-bit results.
 WARN       := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wstrict-prototypes \
-              -Wmissing-prototypes -Wno-pass-failed $(WERROR)
+              -Wmissing-prototypes -Wno-pass-failed -Werror=implicit-function-declaration \
+              $(WERROR)
 # -fvisibility=hidden: only what include/*.h declares is exported (tools/exports.map)
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
               -fno-semantic-interposition -fopenmp $(WARN) -Iinclude -Isrc \
@@ -85,7 +89,7 @@ LUAMOD     := $(BUILD)/lua/tide/core.so
 LIBTIDE_SO := $(BUILD)/libtide.so.0
 PRELOAD_SO := $(BUILD)/lua/tide/preload.so
 
-.PHONY: all test ctests asan bench demo rock gpu-check format format-check check-layering clean \
+.PHONY: all test ctests asan fuzz bench demo rock gpu-check format format-check check-layering clean \
         deps install embed-demo models
 
 all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(PRELOAD_SO) cuda dist
@@ -200,6 +204,12 @@ asan:
 	    LIBS="$(filter-out -ldnnl,$(LIBS)) $(SAN) -Wl,-rpath,$(ASAN_RT_DIR)" \
 	    all ctests
 	@sh spec/support/run_asan.sh build-asan
+
+# the Lua API fuzzer (tools/fuzz_api.lua) on the sanitizer build, run after run with new seeds;
+# crashes and findings with their reproducers go to build/fuzz/ (tools/fuzz.sh)
+FUZZ_SECONDS ?= 1800
+fuzz:
+	@sh tools/fuzz.sh $(FUZZ_SECONDS)
 
 bench: all
 	@LIBS="$(LIBS)" sh bench/run.sh

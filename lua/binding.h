@@ -52,8 +52,9 @@ typedef struct ltensor {
 /* ---- state.c ---- */
 tide_lua_state *tl_state(lua_State *L); /* from the registry (for code without upvalues) */
 void            tl_push_state(lua_State *L);
-void            tl_register(lua_State *L, int tidx, const luaL_Reg *l); /* upvalue: state */
-int             tl_raise(lua_State *L);                                 /* tide_errmsg() */
+void            tl_register(lua_State *L, int tidx, const luaL_Reg *l);         /* upvalue: state */
+void            tl_register_internal(lua_State *L, int mod, const luaL_Reg *l); /* mod._internal */
+int             tl_raise(lua_State *L);                                         /* tide_errmsg() */
 int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, the user's line */
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
@@ -165,6 +166,8 @@ int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs);
 int         tl_done_view(lua_State *L, tide_lua_state *S, const char *name, int nargs);
 double      tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what);
 lua_Integer tl_check_int(lua_State *L, int idx, const char *op, const char *what);
+double      tl_check_number(lua_State *L, int idx, const char *op, const char *what);
+const char *tl_check_string(lua_State *L, int idx, const char *op, const char *what);
 void        tl_open_ops(lua_State *L, int mod, int methods); /* every file below */
 /* one per concern; mod: the tide.core table, methods: tide.Tensor's */
 void tl_open_op_families(lua_State *L, int mod, int methods); /* op_families.c */

@@ -91,7 +91,7 @@ static int d_tostring(lua_State *L) {
 static int l_device(lua_State *L) {
     if (lua_type(L, 1) == LUA_TSTRING && !lua_isnoneornil(L, 2)) {
         const char      *s = lua_tostring(L, 1);
-        lua_Integer      n = luaL_checkinteger(L, 2);
+        lua_Integer      n = tl_check_int(L, 2, "device", "the device index");
         tide_device_type type;
         if (tide_device_type_from_name(s, &type) != TIDE_OK) /* "cpu", "cuda", a registered one */
             return tl_error(L,

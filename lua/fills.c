@@ -62,7 +62,8 @@ static int o_normal_(lua_State *L) {
 static int o_keep_mask_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "dropout");
-    double          p = luaL_checknumber(L, 2), scale = luaL_checknumber(L, 3);
+    double          p = tl_check_number(L, 2, "dropout", "p");
+    double          scale = tl_check_number(L, 3, "dropout", "scale");
     int             rec = tl_check_inplace(L, S, a, "dropout");
     TL_CALL(L, S, tide_random_(S->ctx, a->t, TIDE_RANDOM_KEEP, p, scale));
     tl_inplace_done(L, S, "dropout", rec);

@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -78,9 +79,9 @@ static tide_tensor *push_host_empty(lua_State *L, tide_lua_state *S, tide_dtype 
 
 /* core.idx_load(path [, op [, magic]]) -> host tensor with the file's dtype and dims */
 static int l_idx_load(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
-    const char *op = luaL_optstring(L, 2, "idx_load");
-    lua_Integer magic = luaL_optinteger(L, 3, 0);
+    const char *op = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "idx_load";
+    const char *path = tl_check_string(L, 1, op, "path");
+    lua_Integer magic = lua_isnoneornil(L, 3) ? 0 : tl_check_int(L, 3, op, "magic");
     check_io_opened(L, op);
     tide_idx_file **box = (tide_idx_file **)push_box(L, IDX_BOX, idx_box_gc);
     if (magic < 0 || magic > 0xFFFFFFFFLL)
@@ -98,7 +99,7 @@ static int l_idx_load(lua_State *L) {
 
 /* core.safetensors_load(path) -> {name = host tensor}, {key = value}, {names in file order} */
 static int l_st_load(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = tl_check_string(L, 1, "safetensors_load", "path");
     check_io_opened(L, "load");
     tide_st_file **box = (tide_st_file **)push_box(L, ST_BOX, st_box_gc);
     if (tide_st_open(path, box) != TIDE_OK)
@@ -183,7 +184,8 @@ static int l_st_save(lua_State *L) {
 
 /* core.isatty([fd = 1]) -> boolean (false on any error) */
 static int l_isatty(lua_State *L) {
-    lua_pushboolean(L, isatty((int)luaL_optinteger(L, 1, 1)) == 1);
+    lua_Integer fd = lua_isnoneornil(L, 1) ? 1 : tl_check_int(L, 1, "isatty", "fd");
+    lua_pushboolean(L, fd >= 0 && fd <= INT_MAX && isatty((int)fd) == 1);
     return 1;
 }
 

@@ -62,7 +62,7 @@ static int l_transfer_guard(lua_State *L) {
 }
 
 static int l_set_memory_limit(lua_State *L) {
-    lua_Integer n = luaL_checkinteger(L, 1);
+    lua_Integer n = tl_check_int(L, 1, "set_memory_limit", "the limit in bytes");
     if (n < 0)
         return tl_error(L, "tide: set_memory_limit: %I bytes is invalid; use 0 for no limit",
                         (lua_Integer)n);

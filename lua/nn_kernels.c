@@ -231,7 +231,7 @@ static int l_layer_norm(lua_State *L) {
     ltensor          *w = lua_isnoneornil(L, 2) ? NULL : tl_check(L, 2, op);
     ltensor          *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, 3, op);
     int64_t           d = norm_size(L, 4, op);
-    double            eps = luaL_checknumber(L, 5);
+    double            eps = tl_check_number(L, 5, op, "eps");
     lua_settop(L, 5);
     tl_not_differentiable(L, S, op, 3);
     ltensor *y = tl_push_empty(L), *m = tl_push_empty(L), *rs = tl_push_empty(L);
@@ -314,21 +314,20 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {
         {"softmax", o_softmax}, {"log_softmax", o_log_softmax}, {NULL, NULL}};
     tl_register(L, methods, meths);
-    static const luaL_Reg funcs[] = {{"softmax", o_softmax},
-                                     {"log_softmax", o_log_softmax},
-                                     {"im2col", l_im2col},
-                                     {"col2im", l_col2im},
-                                     {"im2col_folded", l_im2col_folded},
-                                     {"conv2d", l_conv2d},
-                                     {"conv2d_backward", l_conv2d_backward},
-                                     {"col2im_folded", l_col2im_folded},
-                                     {"relu_backward", l_relu_backward},
-                                     {"gelu_backward", l_gelu_backward},
-                                     {"softmax_backward", l_softmax_backward},
-                                     {"layer_norm", l_layer_norm},
-                                     {"layer_norm_backward", l_layer_norm_backward},
-                                     {"maxpool2d", l_maxpool2d},
-                                     {"maxpool2d_backward", l_maxpool2d_backward},
-                                     {NULL, NULL}};
-    tl_register(L, mod, funcs);
+    tl_register(L, mod, meths);
+    static const luaL_Reg internal[] = {{"im2col", l_im2col},
+                                        {"col2im", l_col2im},
+                                        {"im2col_folded", l_im2col_folded},
+                                        {"conv2d", l_conv2d},
+                                        {"conv2d_backward", l_conv2d_backward},
+                                        {"col2im_folded", l_col2im_folded},
+                                        {"relu_backward", l_relu_backward},
+                                        {"gelu_backward", l_gelu_backward},
+                                        {"softmax_backward", l_softmax_backward},
+                                        {"layer_norm", l_layer_norm},
+                                        {"layer_norm_backward", l_layer_norm_backward},
+                                        {"maxpool2d", l_maxpool2d},
+                                        {"maxpool2d_backward", l_maxpool2d_backward},
+                                        {NULL, NULL}};
+    tl_register_internal(L, mod, internal);
 }

@@ -38,8 +38,22 @@ lua_Integer tl_check_int(lua_State *L, int idx, const char *op, const char *what
     lua_Integer v = lua_tointegerx(L, idx, &isint);
     if (!isint || lua_type(L, idx) != LUA_TNUMBER)
         tl_error(L, "tide: %s: %s must be an integer, got %s", op, what,
-                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
+                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : tl_typename(L, idx));
     return v;
+}
+
+/* the binding's own checks of plain arguments: lauxlib's luaL_check* would raise "bad argument
+ * #1 to 'size' (number expected, got table)", without `tide:`, the op's name or the fix */
+double tl_check_number(lua_State *L, int idx, const char *op, const char *what) {
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, tl_typename(L, idx));
+    return lua_tonumber(L, idx);
+}
+
+const char *tl_check_string(lua_State *L, int idx, const char *op, const char *what) {
+    if (lua_type(L, idx) != LUA_TSTRING)
+        tl_error(L, "tide: %s: %s must be a string, got %s", op, what, tl_typename(L, idx));
+    return lua_tostring(L, idx);
 }
 
 void tl_open_ops(lua_State *L, int mod, int methods) {

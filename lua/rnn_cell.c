@@ -1,5 +1,5 @@
 /*
- * rnn_cell.c — tide.core.rnn_cell and rnn_cell_backward: one fused recurrent-cell step
+ * rnn_cell.c — tide._internal.rnn_cell and rnn_cell_backward: one fused recurrent-cell step
  * (tide_rnn_cell). nn's RNN/LSTM/GRU call them and record the autograd node themselves (the
  * formula is BW.rnn_cell in lua/tide/autograd/formulas.lua), so both refuse inputs that
  * require grad under grad mode.
@@ -66,5 +66,5 @@ static int l_rnn_cell_backward(lua_State *L) {
 void tl_open_rnn_cell(lua_State *L, int mod) {
     static const luaL_Reg funcs[] = {
         {"rnn_cell", l_rnn_cell}, {"rnn_cell_backward", l_rnn_cell_backward}, {NULL, NULL}};
-    tl_register(L, mod, funcs);
+    tl_register_internal(L, mod, funcs);
 }

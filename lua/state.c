@@ -64,6 +64,20 @@ void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
     lua_pop(L, 1);
 }
 
+/* The kernels the Lua library calls and users do not (im2col, the fused backward passes, ...)
+ * go into one table, core._internal, so the public namespace is the documented API. */
+void tl_register_internal(lua_State *L, int mod, const luaL_Reg *l) {
+    mod = lua_absindex(L, mod);
+    if (lua_getfield(L, mod, "_internal") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, mod, "_internal");
+    }
+    tl_register(L, -1, l);
+    lua_pop(L, 1);
+}
+
 /* true when the frame runs one of tide's own Lua files (core._mark_lib, trace.c) */
 static int in_library(lua_State *L, const lua_Debug *ar) {
     return tl_is_lib_source(tl_state(L), ar->source);

@@ -642,7 +642,7 @@ static int t_size(lua_State *L) {
     ltensor *a = tl_check(L, 1, "size");
     if (lua_isnoneornil(L, 2))
         return push_shape(L, a->t);
-    int d = tl_dim(L, a->t, luaL_checkinteger(L, 2), "size", 0);
+    int d = tl_dim(L, a->t, tl_check_int(L, 2, "size", "dim"), "size", 0);
     lua_pushinteger(L, (lua_Integer)tide_tensor_shape(a->t)[d]);
     return 1;
 }

@@ -1,10 +1,11 @@
 -- GELU on the device under test: the float32 forward (vec_math.h's on the CPU) and the one-pass
--- gradient kernel (core.gelu_backward, autograd's BW.gelu) against float64 references built
--- from erfc, its values at +-inf, NaN and 0, and the second derivative under create_graph,
+-- gradient kernel (tide._internal.gelu_backward, autograd's BW.gelu) against float64 references
+-- built from erfc, its values at +-inf, NaN and 0, and the second derivative under create_graph,
 -- which records the gradient's ops instead of calling the kernel.
 local tide = require "tide"
 local autograd = require "tide.autograd"
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local D = require "spec.support.device"
 
 -- xs from -8 to 8 (and the tails at +-12), as a float64 CPU tensor
@@ -51,7 +52,7 @@ describe("GELU on " .. D.name, function()
             xd:gelu():backward(g:to(dtype):to(D.name))
             local tol = dtype == "float32" and 1e-6 or 1e-12
             assert.is_true(xd.grad:cpu():to("float64"):sub(want):abs():max():item() < tol)
-            local direct = core.gelu_backward(g:to(dtype):to(D.name), x:to(dtype):to(D.name))
+            local direct = K.gelu_backward(g:to(dtype):to(D.name), x:to(dtype):to(D.name))
             assert.are.equal(0, direct:sub(xd.grad):abs():max():item())
         end)
     end
@@ -78,7 +79,7 @@ describe("GELU on " .. D.name, function()
     end)
 
     it("refuses mixed dtypes with the fix", function()
-        local ok, err = pcall(core.gelu_backward, tide.ones(2, { device = D.name }),
+        local ok, err = pcall(K.gelu_backward, tide.ones(2, { device = D.name }),
             tide.ones(2, { dtype = "float64", device = D.name }))
         assert.is_false(ok)
         assert.matches("tide: gelu_backward: grad_out and input must share a float dtype, got " ..

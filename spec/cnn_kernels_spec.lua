@@ -5,6 +5,7 @@
 local tide = require "tide"
 local host = require "spec.support.host"
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 
 local NAN = 0 / 0
 
@@ -60,14 +61,14 @@ describe("CNN kernels", function()
         }
         for _, dtype in ipairs({ "float32", "float64" }) do
             local t = tide.tensor({ { x } }, { dtype = dtype })
-            local y, ix = core.maxpool2d(t, 2, 2, 2, 2, 0, 0)
+            local y, ix = K.maxpool2d(t, 2, 2, 2, 2, 0, 0)
             local ry, ri = ref_pool(x, 2, 2, 0)
             assert.are.same({ 1, 1, 2, 2 }, y.shape)
             same_values(y[1][1]:totable(), ry, dtype .. " values")
             same_values(ix[1][1]:totable(), ri, dtype .. " indices")
             assert.are.same({ { 1, 7 }, { 10, 18 } }, ix[1][1]:totable())
             -- backward: each gradient lands on its window's maximum, zero elsewhere
-            local g = core.maxpool2d_backward(tide.tensor({ { { { 1, 2 }, { 3, 4 } } } },
+            local g = K.maxpool2d_backward(tide.tensor({ { { { 1, 2 }, { 3, 4 } } } },
                 { dtype = dtype }), ix, 5, 5)
             local want = {
                 { 0, 1, 0, 0, 0 }, { 0, 0, 2, 0, 0 }, { 3, 0, 0, 0, 0 }, { 0, 0, 0, 4, 0 },
@@ -82,7 +83,7 @@ describe("CNN kernels", function()
         local t = tide.randn(2, 3, 7, 6, { dtype = "float64" })
         for _, geom in ipairs({ { 3, 1, 1 }, { 2, 1, 0 }, { 3, 2, 1 }, { 2, 2, 1 } }) do
             local k, s, p = geom[1], geom[2], geom[3]
-            local y, ix = core.maxpool2d(t, k, k, s, s, p, p)
+            local y, ix = K.maxpool2d(t, k, k, s, s, p, p)
             local ry, ri = ref_pool(t[2][3]:totable(), k, s, p)
             same_values(y[2][3]:totable(), ry, "values k" .. k .. " s" .. s .. " p" .. p)
             same_values(ix[2][3]:totable(), ri, "indices k" .. k .. " s" .. s .. " p" .. p)
@@ -95,7 +96,7 @@ describe("CNN kernels", function()
             { 2, 3, 1, 2, 1, 0 }, { 5, 3, 1, 1, 2, 1 } }) do
             local kh, kw, sh, sw, ph, pw = table.unpack(geom)
             local x = tide.randn(2, 3, 4, 5, { dtype = "float64" })
-            local cols = core.im2col(x, kh, kw, sh, sw, ph, pw)
+            local cols = K.im2col(x, kh, kw, sh, sw, ph, pw)
             local OH, OW = host.idiv(4 + 2 * ph - kh, sh) + 1, host.idiv(5 + 2 * pw - kw, sw) + 1
             assert.are.same({ 2, 3 * kh * kw, OH * OW }, cols.shape)
             local xs = x:totable()
@@ -119,7 +120,7 @@ describe("CNN kernels", function()
             end
             -- <im2col(x), c> == <x, col2im(c)>
             local c = tide.randn(cols.shape, { dtype = "float64" })
-            local back = core.col2im(c, 3, 4, 5, kh, kw, sh, sw, ph, pw)
+            local back = K.col2im(c, 3, 4, 5, kh, kw, sh, sw, ph, pw)
             local lhs, rhs = cols:mul(c):sum():item(), x:mul(back):sum():item()
             assert.is_true(math.abs(lhs - rhs) < 1e-9, string.format("%g against %g", lhs, rhs))
         end
@@ -129,15 +130,15 @@ describe("CNN kernels", function()
         tide.manual_seed(9)
         local x = tide.randn(3, 2, 6, 5)
         for _, geom in ipairs({ { 3, 3, 1, 1, 0, 0 }, { 2, 3, 2, 1, 1, 1 } }) do
-            local cols = core.im2col(x, table.unpack(geom))
-            local folded = core.im2col_folded(x, table.unpack(geom))
+            local cols = K.im2col(x, table.unpack(geom))
+            local folded = K.im2col_folded(x, table.unpack(geom))
             assert.are.same({ cols.shape[2], 3, cols.shape[3] }, folded.shape)
             assert.are.equal(0, max_diff(folded, cols:transpose(1, 2)))
-            local a = core.col2im(cols, 2, 6, 5, table.unpack(geom))
-            local b = core.col2im_folded(folded, 2, 6, 5, table.unpack(geom))
+            local a = K.col2im(cols, 2, 6, 5, table.unpack(geom))
+            local b = K.col2im_folded(folded, 2, 6, 5, table.unpack(geom))
             assert.are.equal(0, max_diff(a, b))
         end
-        local ok, err = pcall(core.col2im_folded, tide.zeros(3, 3, 16), 2, 6, 5, 3, 3, 1, 1, 0,
+        local ok, err = pcall(K.col2im_folded, tide.zeros(3, 3, 16), 2, 6, 5, 3, 3, 1, 1, 0,
             0)
         assert.is_false(ok)
         assert.is_truthy(err:find("tide: col2im_folded: columns of shape [3, 3, 16] do not fit "
@@ -152,7 +153,7 @@ describe("CNN kernels", function()
                 local x = tide.tensor({ -1, 0, 2, NAN, 3, -0.0, math.huge, -math.huge },
                     { dtype = dtype })
                 local g = tide.tensor({ 10, 20, 30, 40, 50, 60, 70, 80 }, { dtype = dtype })
-                assert.are.same({ 0, 0, 30, 40, 50, 0, 70, 0 }, core.relu_backward(g, x):totable())
+                assert.are.same({ 0, 0, 30, 40, 50, 0, 70, 0 }, K.relu_backward(g, x):totable())
                 local xa = x:clone():requires_grad_()
                 xa:relu():backward(g)
                 assert.are.same({ 0, 0, 30, 40, 50, 0, 70, 0 }, xa.grad:totable())
@@ -161,7 +162,7 @@ describe("CNN kernels", function()
             local x = tide.randn(1000)
             x:narrow(1, 1, 4):copy_(tide.tensor({ 0, -0.0, NAN, 1 }))
             local g = tide.randn(1000)
-            local gx, xs, gs = core.relu_backward(g, x):totable(), x:totable(), g:totable()
+            local gx, xs, gs = K.relu_backward(g, x):totable(), x:totable(), g:totable()
             for i = 1, 1000 do
                 local want = xs[i] <= 0 and 0 or gs[i]
                 assert(gx[i] == want, string.format("element %d: x %g g %g gave %g", i, xs[i],
@@ -169,8 +170,8 @@ describe("CNN kernels", function()
             end
             local xt = tide.randn(4, 3):t() -- strided operands
             local gt = tide.randn(4, 3):t()
-            assert.are.equal(0, max_diff(core.relu_backward(gt, xt), gt:mul(xt:gt(0))))
-            local ok, err = pcall(core.relu_backward, tide.zeros(2), tide.zeros(3))
+            assert.are.equal(0, max_diff(K.relu_backward(gt, xt), gt:mul(xt:gt(0))))
+            local ok, err = pcall(K.relu_backward, tide.zeros(2), tide.zeros(3))
             assert.is_false(ok)
             assert.is_truthy(err:find("tide: relu_backward: grad_out [2] and input [3] must have "
                 .. "one shape", 1, true), err)
@@ -187,24 +188,24 @@ describe("CNN kernels on cuda:0 #cuda", function()
         for _, dtype in ipairs({ "float32", "float64" }) do
             local x = tide.randn(2, 3, 7, 8, { dtype = dtype })
             local xg = x:to("cuda:0")
-            local y, ix = core.maxpool2d(x, 2, 2, 2, 2, 0, 0)
-            local yg, ixg = core.maxpool2d(xg, 2, 2, 2, 2, 0, 0)
+            local y, ix = K.maxpool2d(x, 2, 2, 2, 2, 0, 0)
+            local yg, ixg = K.maxpool2d(xg, 2, 2, 2, 2, 0, 0)
             assert.are.equal(0, max_diff(yg, y))
             assert.are.equal(0, max_diff(ixg, ix))
             local geom = { 3, 3, 1, 1, 1, 1 }
-            local f = core.im2col_folded(x, table.unpack(geom))
-            local fg = core.im2col_folded(xg, table.unpack(geom))
+            local f = K.im2col_folded(x, table.unpack(geom))
+            local fg = K.im2col_folded(xg, table.unpack(geom))
             assert.are.equal(0, max_diff(fg, f))
             local c = tide.randn(f.shape, { dtype = dtype })
-            local b = core.col2im_folded(c, 3, 7, 8, table.unpack(geom))
-            local bg = core.col2im_folded(c:to("cuda:0"), 3, 7, 8, table.unpack(geom))
+            local b = K.col2im_folded(c, 3, 7, 8, table.unpack(geom))
+            local bg = K.col2im_folded(c:to("cuda:0"), 3, 7, 8, table.unpack(geom))
             assert.is_true(max_diff(bg, b) < 1e-5)
             local g = tide.randn(2, 3, 7, 8, { dtype = dtype })
-            assert.are.equal(0, max_diff(core.relu_backward(g:to("cuda:0"), xg),
-                core.relu_backward(g, x)))
+            assert.are.equal(0, max_diff(K.relu_backward(g:to("cuda:0"), xg),
+                K.relu_backward(g, x)))
             local xs = tide.tensor({ -1, 0, 2, NAN, -0.0 }, { dtype = dtype }):to("cuda:0")
             local gs = tide.tensor({ 10, 20, 30, 40, 50 }, { dtype = dtype }):to("cuda:0")
-            assert.are.same({ 0, 0, 30, 40, 0 }, core.relu_backward(gs, xs):to("cpu"):totable())
+            assert.are.same({ 0, 0, 30, 40, 0 }, K.relu_backward(gs, xs):to("cpu"):totable())
         end
     end)
 end)

@@ -1,9 +1,10 @@
 -- conv2d by the device's own convolution (oneDNN for float32 on the CPU, when tide is built
 -- with it: src/cpu/conv_dnnl.c) against the im2col + gemm path, forward and every gradient,
 -- over strides, paddings, dilations, groups, with and without bias. Without oneDNN the core has
--- no such kernel (core.conv2d gives nil) and nn runs im2col + gemm.
+-- no such kernel (tide._internal.conv2d gives nil) and nn runs im2col + gemm.
 local tide = require "tide"
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local nn = tide.nn
 local F = nn.functional
 local fused = require "tide.nn._fused"
@@ -38,7 +39,7 @@ local CASES = {
 }
 
 describe("conv2d by the device's own convolution", function()
-    local native = core.conv2d(tide.zeros({ 1, 1, 3, 3 }), tide.zeros({ 1, 1, 1, 1 }), nil,
+    local native = K.conv2d(tide.zeros({ 1, 1, 3, 3 }), tide.zeros({ 1, 1, 1, 1 }), nil,
         1, 1, 1, 1, 0, 0, 1, 1, 1) ~= nil
 
     it("exists on the CPU for float32 exactly when tide has oneDNN, never for float64", function()
@@ -46,7 +47,7 @@ describe("conv2d by the device's own convolution", function()
         if dnnl then
             assert.are.equal(dnnl == "1", native)
         end
-        assert.is_nil(core.conv2d(tide.zeros({ 1, 1, 3, 3 }, { dtype = "float64" }),
+        assert.is_nil(K.conv2d(tide.zeros({ 1, 1, 3, 3 }, { dtype = "float64" }),
             tide.zeros({ 1, 1, 1, 1 }, { dtype = "float64" }), nil, 1, 1, 1, 1, 0, 0, 1, 1, 1))
     end)
 
@@ -64,7 +65,7 @@ describe("conv2d by the device's own convolution", function()
                 end
                 local s, p, d = pair(c.opts.stride, 1), pair(c.opts.padding, 0),
                     pair(c.opts.dilation, 1)
-                assert.is_not_nil(core.conv2d(x, w, b, c.k[1], c.k[2], s[1], s[2], p[1], p[2],
+                assert.is_not_nil(K.conv2d(x, w, b, c.k[1], c.k[2], s[1], s[2], p[1], p[2],
                     d[1], d[2], c.opts.groups or 1))
             end
             local gy = tide.randn(yref.shape)
@@ -149,7 +150,7 @@ describe("conv2d by the device's own convolution", function()
     end)
 
     it("checks its tensors in the core", function()
-        local ok, err = pcall(core.conv2d, tide.zeros({ 1, 2, 5, 5 }), tide.zeros({ 3, 1, 3, 3 }),
+        local ok, err = pcall(K.conv2d, tide.zeros({ 1, 2, 5, 5 }), tide.zeros({ 3, 1, 3, 3 }),
             nil, 3, 3, 1, 1, 0, 0, 1, 1, 1)
         assert.is_false(ok)
         assert.truthy(err:find("conv2d: weight [3, 1, 3, 3] does not fit input [1, 2, 5, 5], " ..

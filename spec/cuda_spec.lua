@@ -7,6 +7,7 @@
 -- TIDE_CUDA_SPEC_DEVICE=cpu:1 (with TIDE_CPU_DEVICES=2) runs the same comparisons against a
 -- virtual CPU device: that checks this spec itself on a machine without a GPU.
 local tide = require "tide"
+local K = tide._internal -- the internal kernels (tide._internal in docs/API.md)
 
 local DEV = os.getenv("TIDE_CUDA_SPEC_DEVICE") or "cuda:0"
 local ON_GPU = DEV:match("^cuda") ~= nil
@@ -578,20 +579,20 @@ describe("cuda #cuda", function()
   describe("nn kernels", function()
     git("im2col and col2im", function()
       local x = randn({ 2, 3, 7, 6 })
-      local cols = tide.im2col(x, 3, 2, 2, 1, 1, 0)
-      same(tide.im2col(on(x), 3, 2, 2, 1, 1, 0), cols, 0, "im2col")
-      same(tide.col2im(on(cols), 3, 7, 6, 3, 2, 2, 1, 1, 0), tide.col2im(cols, 3, 7, 6, 3, 2, 2, 1,
+      local cols = K.im2col(x, 3, 2, 2, 1, 1, 0)
+      same(K.im2col(on(x), 3, 2, 2, 1, 1, 0), cols, 0, "im2col")
+      same(K.col2im(on(cols), 3, 7, 6, 3, 2, 2, 1, 1, 0), K.col2im(cols, 3, 7, 6, 3, 2, 2, 1,
         1, 0), 1e-5, "col2im")
     end)
 
     git("maxpool2d and its backward", function()
       local x = randn({ 2, 3, 8, 7 })
-      local co, ci = tide.maxpool2d(x, 3, 3, 2, 2, 1, 1)
-      local go, gi = tide.maxpool2d(on(x), 3, 3, 2, 2, 1, 1)
+      local co, ci = K.maxpool2d(x, 3, 3, 2, 2, 1, 1)
+      local go, gi = K.maxpool2d(on(x), 3, 3, 2, 2, 1, 1)
       same(go, co, 0, "values")
       same(gi, ci, 0, "indices")
       local grad = randn(co.shape)
-      same(tide.maxpool2d_backward(on(grad), gi, 8, 7), tide.maxpool2d_backward(grad, ci, 8, 7),
+      same(K.maxpool2d_backward(on(grad), gi, 8, 7), K.maxpool2d_backward(grad, ci, 8, 7),
         1e-5, "backward")
     end)
 
@@ -1289,40 +1290,40 @@ describe("cuda: every op, every dtype #cuda", function()
   describe("nn kernels #cuda", function()
     git("float64 im2col, col2im, maxpool2d and backward; NaN windows", function()
       local x = randn({ 2, 3, 7, 6 }, "float64")
-      check("im2col f64", 0, function(t) return tide.im2col(t, 3, 2, 2, 1, 1, 0) end, x)
+      check("im2col f64", 0, function(t) return K.im2col(t, 3, 2, 2, 1, 1, 0) end, x)
       check("col2im f64", 1e-9, function(t)
-        return tide.col2im(tide.im2col(t, 3, 2, 2, 1, 1, 0), 3, 7, 6, 3, 2, 2, 1, 1, 0)
+        return K.col2im(K.im2col(t, 3, 2, 2, 1, 1, 0), 3, 7, 6, 3, 2, 2, 1, 1, 0)
       end, x)
-      check("maxpool2d f64", 0, function(t) return tide.maxpool2d(t, 3, 3, 2, 2, 1, 1) end, x)
+      check("maxpool2d f64", 0, function(t) return K.maxpool2d(t, 3, 3, 2, 2, 1, 1) end, x)
       local n = randn({ 1, 1, 4, 4 })
       n[1][1][2][2] = NAN
       n[1][1][3][4] = NAN
-      check("maxpool2d NaN", 0, function(t) return tide.maxpool2d(t, 2, 2, 2, 2, 0, 0) end, n)
+      check("maxpool2d NaN", 0, function(t) return K.maxpool2d(t, 2, 2, 2, 2, 0, 0) end, n)
       check("maxpool2d backward f64", 1e-9, function(t)
-        local o, i = tide.maxpool2d(t, 3, 3, 2, 2, 1, 1)
-        return tide.maxpool2d_backward(o, i, 7, 6)
+        local o, i = K.maxpool2d(t, 3, 3, 2, 2, 1, 1)
+        return K.maxpool2d_backward(o, i, 7, 6)
       end, x)
       -- positions outside the plane (indices made by hand) are skipped
       local bad = tide.tensor({ { { { -1, 3 }, { 100, 0 } } } })
       for _, dt in ipairs({ "float32", "float64" }) do
         check("maxpool2d backward, indices out of range " .. dt, 0, function(g, i)
-          return tide.maxpool2d_backward(g, i, 4, 4)
+          return K.maxpool2d_backward(g, i, 4, 4)
         end, tide.ones({ 1, 1, 2, 2 }, { dtype = dt }), bad)
       end
       check_half("maxpool2d backward, indices out of range", 0, function(g, i)
-        return tide.maxpool2d_backward(g, i, 4, 4)
+        return K.maxpool2d_backward(g, i, 4, 4)
       end, tide.ones({ 1, 1, 2, 2 }), bad)
     end)
 
     git("float16 and bfloat16 im2col, col2im, maxpool2d and backward", function()
       local x = randn({ 2, 3, 7, 6 })
-      check_half("im2col", 0, function(t) return tide.im2col(t, 3, 2, 2, 1, 1, 0) end, x)
-      check_half("col2im", 2e-2, function(t) return tide.col2im(t, 3, 7, 6, 3, 2, 2, 1, 1, 0) end,
-        tide.im2col(x, 3, 2, 2, 1, 1, 0))
-      check_half("maxpool2d", 0, function(t) return tide.maxpool2d(t, 3, 3, 2, 2, 1, 1) end, x)
+      check_half("im2col", 0, function(t) return K.im2col(t, 3, 2, 2, 1, 1, 0) end, x)
+      check_half("col2im", 2e-2, function(t) return K.col2im(t, 3, 7, 6, 3, 2, 2, 1, 1, 0) end,
+        K.im2col(x, 3, 2, 2, 1, 1, 0))
+      check_half("maxpool2d", 0, function(t) return K.maxpool2d(t, 3, 3, 2, 2, 1, 1) end, x)
       check_half("maxpool2d_backward", 1e-2, function(t)
-        local o, i = tide.maxpool2d(t, 3, 3, 2, 2, 1, 1)
-        return tide.maxpool2d_backward(o, i, 7, 6)
+        local o, i = K.maxpool2d(t, 3, 3, 2, 2, 1, 1)
+        return K.maxpool2d_backward(o, i, 7, 6)
       end, x)
     end)
   end)
@@ -1415,11 +1416,11 @@ describe("cuda: every op, every dtype #cuda", function()
         { "tide: randn: random values need a floating-point tensor, got int64; create it with dtype float32",
           function(d) return tide.randn({ 2 }, { dtype = "int64", device = d }) end },
         { "tide: maxpool2d: input must be floating point, got int64",
-          function(d) return tide.maxpool2d(tide.zeros({ 1, 1, 2, 2 }, { dtype = "int64", device = d }), 2, 2, 1, 1, 0, 0) end },
+          function(d) return K.maxpool2d(tide.zeros({ 1, 1, 2, 2 }, { dtype = "int64", device = d }), 2, 2, 1, 1, 0, 0) end },
         { "tide: im2col: input must be floating point, got uint8",
-          function(d) return tide.im2col(tide.zeros({ 1, 1, 2, 2 }, { dtype = "uint8", device = d }), 2, 2, 1, 1, 0, 0) end },
+          function(d) return K.im2col(tide.zeros({ 1, 1, 2, 2 }, { dtype = "uint8", device = d }), 2, 2, 1, 1, 0, 0) end },
         { "tide: col2im: columns must be floating point, got bool",
-          function(d) return tide.col2im(tide.zeros({ 1, 4, 4 }, { dtype = "bool", device = d }), 1, 3, 3, 2, 2, 1, 1, 0, 0) end },
+          function(d) return K.col2im(tide.zeros({ 1, 4, 4 }, { dtype = "bool", device = d }), 1, 3, 3, 2, 2, 1, 1, 0, 0) end },
         { "tide: where: the condition must be bool, got float32; make one with a comparison such as t:gt(0)",
           function(d) local x = tide.zeros({ 2 }, { device = d }) return tide.where(x, x, x) end },
         { "tide: index_select: indices must be an int64 tensor or a table, got float32; convert with :long()",

@@ -3,6 +3,7 @@
 -- nothing, and the autograd hook protocol of docs/internals.md.
 local tide = require "tide"
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local idiv = require("spec.support.host").idiv -- a // b (tide.floor_divide before 5.3)
 
 local function catch(f)
@@ -562,32 +563,32 @@ describe("nn kernels", function()
     local x = tide.arange(16, { dtype = "float32" }):view(1, 1, 4, 4)
 
     it("maxpool2d gives values and 0-based plane positions; backward scatters", function()
-        local v, idx = tide.maxpool2d(x, 2, 2, 2, 2, 0, 0)
+        local v, idx = K.maxpool2d(x, 2, 2, 2, 2, 0, 0)
         assert.are.same({ { { { 5, 7 }, { 13, 15 } } } }, v:totable())
         assert.are.same({ { { { 5, 7 }, { 13, 15 } } } }, idx:totable())
-        local g = tide.maxpool2d_backward(tide.ones(1, 1, 2, 2), idx, 4, 4)
+        local g = K.maxpool2d_backward(tide.ones(1, 1, 2, 2), idx, 4, 4)
         assert.are.same({ 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1 }, g:view(-1):totable())
     end)
 
     it("im2col lays out kernel offsets by output position; col2im inverts it", function()
-        local cols = tide.im2col(x, 2, 2, 2, 2, 0, 0)
+        local cols = K.im2col(x, 2, 2, 2, 2, 0, 0)
         assert.are.same({ { { 0, 2, 8, 10 }, { 1, 3, 9, 11 }, { 4, 6, 12, 14 }, { 5, 7, 13, 15 } } },
             cols:totable())
-        assert.are.same(x:totable(), tide.col2im(cols, 1, 4, 4, 2, 2, 2, 2, 0, 0):totable())
+        assert.are.same(x:totable(), K.col2im(cols, 1, 4, 4, 2, 2, 2, 2, 0, 0):totable())
         assert.matches("ops_spec.lua:%d+: tide: im2col: kh must be an integer",
-            catch(function() return tide.im2col(x, "a", 2, 2, 2, 0, 0) end))
+            catch(function() return K.im2col(x, "a", 2, 2, 2, 0, 0) end))
         -- 2^32 + 2 used to be truncated to a kernel of 2 and succeed with wrong shapes
         assert.matches("tide: im2col: kh = 4294967298 does not fit in 32 bits",
-            catch(function() return tide.im2col(x, 2 ^ 32 + 2, 2, 2, 2, 0, 0) end))
+            catch(function() return K.im2col(x, 2 ^ 32 + 2, 2, 2, 2, 0, 0) end))
         assert.matches("tide: maxpool2d: sw = %-4294967295 does not fit in 32 bits",
-            catch(function() return tide.maxpool2d(x, 2, 2, 2, -2 ^ 32 + 1, 0, 0) end))
+            catch(function() return K.maxpool2d(x, 2, 2, 2, -2 ^ 32 + 1, 0, 0) end))
         -- 2^32 x 2^32 output positions used to wrap to 0 and return an empty tensor
         assert.matches("tide: im2col: 1 channels, kernel 1x1 and 4294967296x4294967296 output "
             .. "positions give more elements than fit in 64 bits",
-            catch(function() return tide.im2col(x:narrow(3, 1, 2):narrow(4, 1, 2), 1, 1, 1, 1,
+            catch(function() return K.im2col(x:narrow(3, 1, 2):narrow(4, 1, 2), 1, 1, 1, 1,
                     2 ^ 31 - 1, 2 ^ 31 - 1) end))
         assert.matches("tide: col2im: C=1, 1099511627776x1099511627776 input, kernel 2x2 give more",
-            catch(function() return tide.col2im(tide.zeros(1, 4, 9), 1, 2 ^ 40, 2 ^ 40, 2, 2, 1, 1,
+            catch(function() return K.col2im(tide.zeros(1, 4, 9), 1, 2 ^ 40, 2 ^ 40, 2, 2, 1, 1,
                     0, 0) end))
     end)
 end)

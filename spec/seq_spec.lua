@@ -4,6 +4,7 @@
 local tide = require "tide"
 local nn = require "tide.nn"
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require "tide.autograd"
 local gradcheck = require "spec.support.gradcheck"
 local fx = require "spec.support.fixtures"
@@ -207,7 +208,7 @@ describe("recurrent cells", function()
     end)
 end)
 
-describe("tide.core.rnn_cell (the fused step)", function()
+describe("tide.K.rnn_cell (the fused step)", function()
     local function check_kind(kind, G, with_prev)
         tide.manual_seed(3)
         local B, H = 3, 4
@@ -249,7 +250,7 @@ describe("tide.core.rnn_cell (the fused step)", function()
         local gi = tide.tensor({ { 0.5, -1, 2, 0.25 } })
         local gh = tide.zeros(1, 4 * H)
         local c = tide.tensor({ { 0.3 } })
-        local out = core.rnn_cell("lstm", gi, gh, c)
+        local out = K.rnn_cell("lstm", gi, gh, c)
         local function sig(v) return 1 / (1 + math.exp(-v)) end
         local c1 = sig(-1) * 0.3 + sig(0.5) * math.tanh(2)
         local h1 = sig(0.25) * math.tanh(c1)
@@ -257,34 +258,34 @@ describe("tide.core.rnn_cell (the fused step)", function()
         assert.is_true(math.abs(r[1] - h1) < 1e-6 and math.abs(r[2] - c1) < 1e-6)
     end)
     it("gives nil for the gradients a kind does not have", function()
-        local out = core.rnn_cell("rnn_tanh", tide.zeros(2, 3), tide.zeros(2, 3))
-        local dgi, dgh, dprev = core.rnn_cell_backward("rnn_tanh", nil, nil, out, tide.ones(2, 3))
+        local out = K.rnn_cell("rnn_tanh", tide.zeros(2, 3), tide.zeros(2, 3))
+        local dgi, dgh, dprev = K.rnn_cell_backward("rnn_tanh", nil, nil, out, tide.ones(2, 3))
         assert.are.same({ 2, 3 }, dgi.shape)
         assert.is_nil(dgh)
         assert.is_nil(dprev)
-        local o2, saved = core.rnn_cell("lstm", tide.zeros(2, 12), tide.zeros(2, 12),
+        local o2, saved = K.rnn_cell("lstm", tide.zeros(2, 12), tide.zeros(2, 12),
             tide.zeros(2, 3))
-        local a, b, c = core.rnn_cell_backward("lstm", saved, tide.zeros(2, 3), o2, tide.ones(2, 6))
+        local a, b, c = K.rnn_cell_backward("lstm", saved, tide.zeros(2, 3), o2, tide.ones(2, 6))
         assert.are.same({ 2, 12 }, a.shape)
         assert.is_nil(b)
         assert.are.same({ 2, 3 }, c.shape)
     end)
     it("raises on bad shapes, kinds and gradient inputs", function()
         raises_here("rnn_cell: gh must have shape %[2, 8%], got %[2, 4%]", function()
-            core.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 4), tide.zeros(2, 2))
+            K.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 4), tide.zeros(2, 2))
         end)
         raises_here("rnn_cell: gi must be %[B, 3%*H%] for a gru cell, got %[2, 8%]", function()
-            core.rnn_cell("gru", tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 2))
+            K.rnn_cell("gru", tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 2))
         end)
         raises_here('rnn_cell: kind must be "rnn_tanh", "rnn_relu", "lstm" or "gru", got lstmx',
             function()
-                core.rnn_cell("lstmx", tide.zeros(2, 8), tide.zeros(2, 8))
+                K.rnn_cell("lstmx", tide.zeros(2, 8), tide.zeros(2, 8))
             end)
         raises_here("rnn_cell: c must have shape %[2, 2%], got %[2, 3%]", function()
-            core.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 3))
+            K.rnn_cell("lstm", tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 3))
         end)
         raises_here("rnn_cell: not differentiable", function()
-            core.rnn_cell("rnn_tanh", tide.zeros(2, 2):requires_grad_(true), tide.zeros(2, 2))
+            K.rnn_cell("rnn_tanh", tide.zeros(2, 2):requires_grad_(true), tide.zeros(2, 2))
         end)
     end)
 end)
@@ -435,15 +436,15 @@ describe("sequence models on the GPU #cuda", function()
             local gi = tide.randn(5, G * 7, { dtype = "float64" })
             local gh = tide.randn(5, G * 7, { dtype = "float64" })
             local prev = G > 1 and tide.randn(5, 7, { dtype = "float64" }) or nil
-            local out, saved = core.rnn_cell(kind, gi, gh, prev)
-            local cout, csaved = core.rnn_cell(kind, gi:cuda(), gh:cuda(), prev and prev:cuda())
+            local out, saved = K.rnn_cell(kind, gi, gh, prev)
+            local cout, csaved = K.rnn_cell(kind, gi:cuda(), gh:cuda(), prev and prev:cuda())
             assert.is_true(same(out, cout, 1e-12))
             if saved then
                 assert.is_true(same(saved, csaved, 1e-12))
             end
             local g = tide.randn(out.shape, { dtype = "float64" })
-            local a = { core.rnn_cell_backward(kind, saved, prev, out, g) }
-            local b = { core.rnn_cell_backward(kind, csaved, prev and prev:cuda(), cout, g:cuda()) }
+            local a = { K.rnn_cell_backward(kind, saved, prev, out, g) }
+            local b = { K.rnn_cell_backward(kind, csaved, prev and prev:cuda(), cout, g:cuda()) }
             for i = 1, 3 do
                 assert.are.equal(a[i] == nil, b[i] == nil)
                 if a[i] then

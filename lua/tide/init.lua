@@ -121,7 +121,9 @@ local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
   models = "tide.models", text = "tide.text" }
 
+-- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {
+  __lazy = lazy,
   __index = function(t, k)
     local name = lazy[k]
     if not name then

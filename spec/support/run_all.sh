@@ -6,7 +6,8 @@
 #   busted           the busted suite, TIDE_CPU_DEVICES=2 (device under test: cpu)
 #   busted cpu:1     the device-rule specs again with TIDE_TEST_DEVICE=cpu:1 (docs/testing.md)
 #   busted #cuda     the #cuda specs (`--run=gpu`): pending without a GPU
-#   fuzz (seed 1)    tools/fuzz_api.lua, 5000 calls of seed 1: no finding (`make fuzz`: long, ASan)
+#   fuzz (seed 1)    tools/fuzz_api.lua: its self-test, then 4000 calls of seed 1 with no finding
+#                    (`make fuzz`: the long run under ASan)
 #   ... (lua 5.3|5.1|luajit)  the busted suite and the cpu:1 specs under the other Lua hosts,
 #                    LÖVE and Neovim running tide (spec/support/host_suite.sh, hosts_check.sh)
 #   mpi -np 2|4      spec/dist/ under mpirun: collectives, DDP's proof, a collective timeout
@@ -127,8 +128,9 @@ run_suite "busted #cuda" $BUSTED --run=gpu
 # the Lua API fuzzer (tools/fuzz_api.lua), a short fixed-seed round on this build: no finding
 # (a non-`tide:` error, a hang, a tensor changed by a failed call); `make fuzz` runs it for long
 # under the sanitizer build
-run_check "fuzz (seed 1)" $LUA tools/fuzz_api.lua --seed 1 --calls 5000 --seconds 90 --quiet \
-    --out "$LOGDIR/fuzz"
+run_check "fuzz (seed 1)" sh -c "$LUA tools/fuzz_api.lua --selftest --seed 1 --calls 300 --quiet \
+    --out '$LOGDIR/fuzz-selftest' && $LUA tools/fuzz_api.lua --seed 1 --calls 4000 --seconds 90 \
+    --quiet --out '$LOGDIR/fuzz'"
 
 # ---- the other Lua hosts: 5.3, 5.1, LuaJIT (make LUA_VERSION=..., build-lua5.3/ ...) --------
 # the busted suite under each interpreter tools/deps.sh installs (spec/support/host_suite.sh:

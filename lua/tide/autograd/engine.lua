@@ -17,6 +17,7 @@ local core = require "tide.core"
 local formulas = require "tide.autograd.formulas"
 local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.materialize
 local raise = require "tide.autograd.raise"
+local same_shape = require("tide.op_args").same_shape
 
 local E = {}
 
@@ -424,11 +425,7 @@ local function run_hooks(hooks, g)
                         type(r), 0)
                 end
                 local rs, gs = r.shape, g.shape
-                local same = #rs == #gs
-                for k = 1, #gs do
-                    same = same and rs[k] == gs[k]
-                end
-                if not same then
+                if not same_shape(rs, gs) then
                     error("tide: register_hook: a hook returned a gradient of shape {" ..
                         table.concat(rs, ", ") .. "} for a tensor of shape {" ..
                         table.concat(gs, ", ") .. "}", 0)
@@ -798,11 +795,7 @@ local function grad_mismatch(grad, root, what)
             "grad:to(\"%s\")", what, root.dtype, grad.dtype, root.dtype)
     end
     local gs, rs = grad.shape, root.shape
-    local same = #gs == #rs
-    for i = 1, #rs do
-        same = same and gs[i] == rs[i]
-    end
-    if not same then
+    if not same_shape(gs, rs) then
         return what .. " of shape {" .. table.concat(gs, ", ") .. "} does not match the " ..
             "tensor's shape {" .. table.concat(rs, ", ") .. "}"
     end

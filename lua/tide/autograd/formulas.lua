@@ -8,6 +8,7 @@
 -- READS entry. The engine (engine.lua) never names an op except the in-place and view lists.
 local compat = require "tide._compat"
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 
 local TMT = getmetatable(core.zeros(1))
 local getmetatable, type = getmetatable, type
@@ -240,7 +241,7 @@ function BW.relu(nd, g, g_free)
     if RELU_FUSED[y.dtype] and g.dtype == y.dtype then
         -- one pass: y <= 0 ? 0 : g (NaN passes g, as PyTorch); into g when the engine says that
         -- nothing else holds it (g_free) and no view shares its memory
-        return core.relu_backward(g, y, g_free)
+        return K.relu_backward(g, y, g_free)
     end
     return g:mul(y:le(0):logical_not())
 end
@@ -250,7 +251,7 @@ end
 function BW.gelu(nd, g)
     local x = nd[1]
     if RELU_FUSED[x.dtype] and g.dtype == x.dtype and not core.is_grad_enabled() then
-        return core.gelu_backward(g, x)
+        return K.gelu_backward(g, x)
     end
     local cdf = x:mul(-0.7071067811865476):erfc():mul(0.5)
     local pdf = x:mul(x):mul(-0.5):exp():mul(0.3989422804014327)
@@ -797,12 +798,12 @@ function BW.setindex(nd, g)
     return gt, nil, gv
 end
 
--- one kernel pass per row (core.softmax_backward); the composite when a graph of the gradient
--- is being built (create_graph) or for other dtypes
+-- one kernel pass per row (tide._internal.softmax_backward); the composite when a graph of the
+-- gradient is being built (create_graph) or for other dtypes
 function BW.softmax(nd, g)
     local y, dim = nd.out, nd[2] or -1
     if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
-        return core.softmax_backward(y, g, dim, false)
+        return K.softmax_backward(y, g, dim, false)
     end
     return y:mul(g:sub(g:mul(y):sum(dim, true)))
 end
@@ -810,7 +811,7 @@ end
 function BW.log_softmax(nd, g)
     local y, dim = nd.out, nd[2] or -1
     if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
-        return core.softmax_backward(y, g, dim, true)
+        return K.softmax_backward(y, g, dim, true)
     end
     return g:sub(y:exp():mul(g:sum(dim, true)))
 end
@@ -830,7 +831,7 @@ end
 
 function BW.im2col(nd, g)
     local x = nd[1]
-    return core.col2im(g, x:size(2), x:size(3), x:size(4), nd[2], nd[3], nd[4] or 1, nd[5] or 1,
+    return K.col2im(g, x:size(2), x:size(3), x:size(4), nd[2], nd[3], nd[4] or 1, nd[5] or 1,
         nd[6] or 0, nd[7] or 0, nd[8], nd[9])
 end
 
@@ -839,10 +840,10 @@ function BW.maxpool2d(nd, g)
     local idx = nd.indices
     if not idx then
         local _
-        _, idx = core.maxpool2d(x, nd[2], nd[3], nd[4] or nd[2], nd[5] or nd[3], nd[6] or 0,
+        _, idx = K.maxpool2d(x, nd[2], nd[3], nd[4] or nd[2], nd[5] or nd[3], nd[6] or 0,
             nd[7] or 0, nd[8], nd[9], nd[10])
     end
-    return core.maxpool2d_backward(g, idx, x:size(3), x:size(4))
+    return K.maxpool2d_backward(g, idx, x:size(3), x:size(4))
 end
 
 -- transfers and casts: the gradient goes back to the source's device and dtype
@@ -889,7 +890,7 @@ function BW.conv2d(nd, g)
         -- the forward's kernels (oneDNN); a graph of the gradient (create_graph) takes the gemm
         -- path below, whose columns are made here
         if not core.is_grad_enabled() then
-            local ok, gx, gw, gb = core.conv2d_backward(g, x, w, k[1], k[2], k[3], k[4], k[5],
+            local ok, gx, gw, gb = K.conv2d_backward(g, x, w, k[1], k[2], k[3], k[4], k[5],
                 k[6], k[7] or 1, k[8] or 1, G, needs(x), needs(w), needs(b))
             if ok then
                 if gb and not needs(b) then
@@ -899,7 +900,7 @@ function BW.conv2d(nd, g)
             end
         end
         if needs(w) then
-            local cols = core.im2col_folded(x:detach(), k[1], k[2], k[3], k[4], k[5], k[6], k[7],
+            local cols = K.im2col_folded(x:detach(), k[1], k[2], k[3], k[4], k[5], k[6], k[7],
                 k[8])
             nd.cols = cols:view(cols:size(1), -1)
         end
@@ -927,7 +928,7 @@ function BW.conv2d(nd, g)
             gcols = w:reshape(G, math.floor(cout / G), -1):transpose(2, 3)
                 :matmul(gf:view(G, -1, n * l))
         end
-        gx = core.col2im_folded(gcols:view(x:size(2) * k[1] * k[2], n, l), x:size(2), x:size(3),
+        gx = K.col2im_folded(gcols:view(x:size(2) * k[1] * k[2], n, l), x:size(2), x:size(3),
             x:size(4), k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
     end
     return gx, gw, gb
@@ -943,7 +944,7 @@ function BW.layer_norm(nd, g)
     local nx, nw, nb = needs(x), needs(w), needs(b)
     local gx, gw, gb
     if not core.is_grad_enabled() and g.dtype == x.dtype then
-        gx, gw, gb = core.layer_norm_backward(g, x, nd.mean, nd.rstd, w, d, nx, nw, nb)
+        gx, gw, gb = K.layer_norm_backward(g, x, nd.mean, nd.rstd, w, d, nx, nw, nb)
     else
         local xr, gr = x:reshape(-1, d), g:reshape(-1, d)
         local xc = xr:sub(xr:mean(2, true))
@@ -984,7 +985,7 @@ end
 -- with nd.kind, nd.saved and detached aliases nd.prev_d, nd.out_d); LSTM and RNN share one
 -- gradient between gi and gh, GRU's differ (its reset gate scales gh's n part)
 function BW.rnn_cell(nd, g)
-    local dgi, dgh, dprev = core.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
+    local dgi, dgh, dprev = K.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
     return dgi, dgh or dgi, dprev
 end
 

@@ -53,6 +53,9 @@ function Tensor.backward(self, grad, opts)
 end
 
 function M.no_grad(fn, ...)
+    if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
+        raise("tide: no_grad: expected a function, got " .. type(fn))
+    end
     local prev = set_grad_enabled(false)
     local r = compat.pack(pcall(fn, ...))
     set_grad_enabled(prev)
@@ -63,6 +66,9 @@ function M.no_grad(fn, ...)
 end
 
 function M.enable_grad(fn, ...)
+    if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
+        raise("tide: enable_grad: expected a function, got " .. type(fn))
+    end
     local prev = set_grad_enabled(true)
     local r = compat.pack(pcall(fn, ...))
     set_grad_enabled(prev)

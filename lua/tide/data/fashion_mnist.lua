@@ -86,6 +86,9 @@ local function load(dir, opts)
     if type(dir) ~= "string" then
         fail("dir must be a string (a directory), got %s", type(dir))
     end
+    if type(opts) ~= "table" then
+        fail("options must be a table such as {flatten = true}, got %s", type(opts))
+    end
     local TensorDataset = require "tide.data.TensorDataset"
     local xtr, ytr = split(dir, "train", opts.flatten)
     local xte, yte = split(dir, "t10k", opts.flatten)

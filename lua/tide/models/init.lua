@@ -2,6 +2,7 @@
 local lazy = { bert = "tide.models.bert", SentenceEncoder = "tide.models.SentenceEncoder" }
 
 return setmetatable({}, {
+    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
     __index = function(t, k)
         local name = lazy[k]
         if not name then

@@ -3,11 +3,18 @@ local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
+local compat = require "tide._compat"
 
 local Flatten = Module:extend("Flatten")
 
 function Flatten:init(start_dim, end_dim)
     self.start_dim, self.end_dim = start_dim or 2, end_dim or -1
+    for _, d in ipairs { { "start_dim", self.start_dim }, { "end_dim", self.end_dim } } do
+        if not compat.is_integer(d[2]) then
+            raise("tide: Flatten: expected " .. d[1] .. " to be an integer, got " ..
+                (type(d[2]) == "number" and tostring(d[2]) or type(d[2])))
+        end
+    end
 end
 
 function Flatten:forward(x)

@@ -21,7 +21,8 @@ function LayerNorm:init(normalized_shape, eps, affine)
         I.check_int(s, "normalized_shape[" .. i .. "]", "LayerNorm")
         d = d * s
     end
-    self.normalized_shape, self.d, self.eps = normalized_shape, d, eps or 1e-5
+    eps = I.check_number(eps, 1e-5, "eps", "LayerNorm")
+    self.normalized_shape, self.d, self.eps = normalized_shape, d, eps
     if affine ~= false then
         self:register_parameter("weight", I.const_param(normalized_shape, 1))
         self:register_parameter("bias", I.const_param(normalized_shape, 0))

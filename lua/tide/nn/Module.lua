@@ -414,6 +414,10 @@ function Module:cpu()
 end
 
 function Module:cuda(n)
+    if n ~= nil and not (compat.is_integer(n) and n >= 0) then
+        raise("tide: cuda: expected a device index (an integer >= 0), got " ..
+            (type(n) == "number" and tostring(n) or type(n)))
+    end
     return self:to(n and ("cuda:" .. n) or "cuda")
 end
 

@@ -16,7 +16,9 @@ function BatchNorm:init(num_features, eps, momentum, affine)
         eps, momentum, affine = o.eps, o.momentum, o.affine
     end
     I.check_int(num_features, "num_features", self.__name)
-    self.num_features, self.eps, self.momentum = num_features, eps or 1e-5, momentum or 0.1
+    eps = I.check_number(eps, 1e-5, "eps", self.__name)
+    momentum = I.check_number(momentum, 0.1, "momentum", self.__name)
+    self.num_features, self.eps, self.momentum = num_features, eps, momentum
     if affine ~= false then
         self:register_parameter("weight", I.const_param({ num_features }, 1))
         self:register_parameter("bias", I.const_param({ num_features }, 0))

@@ -4,6 +4,7 @@
 -- (tide.autograd.engine.record) with its formula (tide.autograd.formulas: linear, conv2d,
 -- cross_entropy, layer_norm). No argument checks here: nn.functional and the modules check first.
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local idiv = require("tide._compat").idiv
 local engine = require "tide.autograd.engine"
 local BW = require("tide.autograd.formulas").BW
@@ -12,18 +13,25 @@ local needs_record, record = engine.needs_record, engine.record
 
 local M = {}
 
+-- whether the call is recorded (an input requires grad, grad mode on), and then the inputs
+-- detached: the kernels run on them and the node routes the gradients to x, w, b (w, b nil or
+-- tensors)
+local function det(t)
+    return t and t.requires_grad and t:detach() or t
+end
+local function detached(x, w, b)
+    if not needs_record(x, w, b) then
+        return false, x, w, b
+    end
+    return true, det(x), det(w), det(b)
+end
+
 -- false: conv2d always runs im2col + gemm (the spec compares the two paths)
 M.native_conv = true
 
 -- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
 function M.linear(x, w, b)
-    local rec = needs_record(x, w, b)
-    local xd, wd, bd = x, w, b
-    if rec then
-        xd = x.requires_grad and x:detach() or x
-        wd = w.requires_grad and w:detach() or w
-        bd = b and b.requires_grad and b:detach() or b
-    end
+    local rec, xd, wd, bd = detached(x, w, b)
     local y = xd:matmul(wd:t())
     if bd then
         y:add_(bd)
@@ -39,13 +47,7 @@ end
 -- is {kh, kw, sh, sw, ph, pw, dh, dw}, (oh, ow) the output size, groups nil or >= 1 (the caller
 -- checked the shapes)
 function M.conv2d(x, w, b, geom, oh, ow, groups)
-    local rec = needs_record(x, w, b)
-    local xd, wd, bd = x, w, b
-    if rec then
-        xd = x.requires_grad and x:detach() or x
-        wd = w.requires_grad and w:detach() or w
-        bd = b and b.requires_grad and b:detach() or b
-    end
+    local rec, xd, wd, bd = detached(x, w, b)
     -- one gemm over the whole batch: im2col_folded lays the columns out as [C*kh*kw, N*L]
     -- (L = OH*OW), so W [Cout, C*kh*kw] @ cols is [Cout, N*L], brought to [N, Cout, L] by one
     -- copy that also adds the bias; the node keeps the columns for the weight's gradient. With
@@ -56,7 +58,7 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
     -- node keeps no columns, its gradient asks the same kernels
     local dt = M.native_conv and xd.dtype
     if dt and wd.dtype == dt and (not bd or bd.dtype == dt) then -- mixed dtypes: promotion below
-        local y = core.conv2d(xd, wd, bd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
+        local y = K.conv2d(xd, wd, bd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
             geom[7] or 1, geom[8] or 1, groups)
         if y then
             if rec then
@@ -66,7 +68,7 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
             return y
         end
     end
-    local cols = core.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
+    local cols = K.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
         geom[7], geom[8])
     local rows = cols:size(1)
     cols = cols:view(rows, n * l)
@@ -95,14 +97,8 @@ end
 -- dtype): one kernel forward, one node whose gradient is one kernel; nil where the device has
 -- no such kernel (the caller then runs the composite)
 function M.layer_norm(x, d, w, b, eps)
-    local rec = needs_record(x, w, b)
-    local xd, wd, bd = x, w, b
-    if rec then
-        xd = x.requires_grad and x:detach() or x
-        wd = w and w.requires_grad and w:detach() or w
-        bd = b and b.requires_grad and b:detach() or b
-    end
-    local y, mean, rstd = core.layer_norm(xd, wd, bd, d, eps)
+    local rec, xd, wd, bd = detached(x, w, b)
+    local y, mean, rstd = K.layer_norm(xd, wd, bd, d, eps)
     if y and rec then
         local nd = record("layer_norm", y, BW.layer_norm, x, w, b)
         nd.d, nd.eps, nd.mean, nd.rstd = d, eps, mean, rstd

@@ -117,7 +117,18 @@ end
 -- (a) or ({a, b}) -> a, b
 function I.pair(v, who, what)
     if type(v) == "table" then
-        return v[1], v[2] or v[1]
+        -- one or two integers: anything else would fail later, far from its cause
+        local a, b = v[1], v[2] or v[1]
+        if not (compat.is_integer(a) and compat.is_integer(b)) or v[3] ~= nil then
+            local shown = {}
+            for k, x in pairs(v) do
+                shown[#shown + 1] = (compat.is_integer(k) and "" or tostring(k) .. " = ") ..
+                    (type(x) == "number" and tostring(x) or type(x))
+            end
+            raise("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got {" ..
+                table.concat(shown, ", ") .. "}")
+        end
+        return a, b
     end
     if not compat.is_integer(v) then
         raise("tide: " .. who .. ": expected " .. what .. " to be an integer or {h, w}, got " ..

@@ -1,10 +1,11 @@
 -- tide.nn._rnn: what RNN, LSTM, GRU and their cells share. A layer projects the input of all
--- time steps with one gemm, then runs one fused C step a time step (tide.core.rnn_cell: the
+-- time steps with one gemm, then runs one fused C step a time step (tide._internal.rnn_cell: the
 -- hidden projection's gemm, then the gates in one kernel), recorded as one autograd node a step
 -- (formula BW.rnn_cell). Parameters and their layouts are PyTorch's: weight_ih_l<k>[_reverse]
 -- [G*H, in], weight_hh_l<k> [G*H, H], bias_ih_l<k>, bias_hh_l<k> [G*H], gates i, f, g, o (LSTM)
 -- or r, z, n (GRU), all drawn from U(-1/sqrt(H), 1/sqrt(H)).
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require "tide.autograd"
 local engine = require "tide.autograd.engine"
 local BW = require("tide.autograd.formulas").BW
@@ -28,10 +29,10 @@ end
 -- (LSTM: c, GRU: h, RNN: nil)
 function R.step(kind, gi, gh, prev)
     if not needs_record(gi, gh, prev) then
-        return (core.rnn_cell(kind, gi, gh, prev))
+        return (K.rnn_cell(kind, gi, gh, prev))
     end
     local pd = detached(prev)
-    local out, saved = core.rnn_cell(kind, detached(gi), detached(gh), pd)
+    local out, saved = K.rnn_cell(kind, detached(gi), detached(gh), pd)
     local od = out:detach()
     local nd = record("rnn_cell", out, BW.rnn_cell, gi, gh, prev)
     nd.kind, nd.saved, nd.prev_d, nd.out_d = kind, saved, pd, od
@@ -64,7 +65,7 @@ local function layer_backward(nd, gY)
         end
         local before = s > 1 and Y:select(1, rev and t + 1 or t - 1) or s0
         local prev = lstm and before:narrow(2, P + 1, H) or (gru and before or nil)
-        local dgi, dgh, dprev = core.rnn_cell_backward(kind, nd.saved[t], prev,
+        local dgi, dgh, dprev = K.rnn_cell_backward(kind, nd.saved[t], prev,
             cells:select(1, t), gcur)
         dgh = dgh or dgi
         dgis[t], dghs[t] = dgi, dgh
@@ -130,7 +131,7 @@ function R.layer(kind, gi, w_hh, b_hh, s0, reverse, w_hr)
             gh:add_(b)
         end
         local prev = lstm and st:narrow(2, P + 1, H) or (kind == "gru" and h or nil)
-        cells[t], saved[t] = core.rnn_cell(kind, g:select(1, t), gh, prev)
+        cells[t], saved[t] = K.rnn_cell(kind, g:select(1, t), gh, prev)
         ys[t] = whr and core.cat({ cells[t]:narrow(2, 1, H):matmul(whr_t),
             cells[t]:narrow(2, H + 1, H) }, 2) or cells[t]
         st = ys[t]

@@ -7,6 +7,7 @@
 local compat = require "tide._compat"
 local idiv = compat.idiv
 local core = require "tide.core"
+local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require "tide.autograd"
 local I = require "tide.nn._internal"
 local args = require "tide.op_args"
@@ -333,7 +334,7 @@ end
 -- backward helper that autograd does not record)
 local function col2im_backward(nd, g)
     local k = nd.geom
-    return core.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
+    return K.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
 end
 
 -- input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw], bias [Cout]; {stride =, padding =,
@@ -401,7 +402,7 @@ function F.conv_transpose2d(input, weight, bias, opts)
             :matmul(input:reshape(n, groups, cing, h * w)):reshape(n, cout * kh * kw, h * w)
     end
     local geom = { kh, kw, sh, sw, ph, pw, dh, dw }
-    local y = core.col2im(cols:detach(), cout, ch, cw, kh, kw, sh, sw, ph, pw, dh, dw)
+    local y = K.col2im(cols:detach(), cout, ch, cw, kh, kw, sh, sw, ph, pw, dh, dw)
     if engine.needs_record(cols) then
         engine.record("col2im", y, col2im_backward, cols).geom = geom
     end
@@ -484,7 +485,7 @@ function F.max_pool2d(input, kernel_size, opts)
     local who = "max_pool2d"
     local o = options(opts, who, MAX_POOL_OPTIONS)
     local g = pool_args(who, input, kernel_size, o)
-    local y, ix = core.maxpool2d(input, g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9])
+    local y, ix = K.maxpool2d(input, g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9])
     if bool_opt(o.return_indices, false, who, "return_indices") then
         return y, ix:add(1)
     end
@@ -507,7 +508,7 @@ function F.max_pool1d(input, kernel_size, opts)
     local x = input:unsqueeze(3)
     local g = pool_args(who, x, { 1, kernel_size }, { stride = { 1, s }, padding = { 0, p },
         dilation = { 1, d }, ceil_mode = o.ceil_mode })
-    local y, ix = core.maxpool2d(x, 1, kernel_size, 1, s, 0, p, 1, d, g[9])
+    local y, ix = K.maxpool2d(x, 1, kernel_size, 1, s, 0, p, 1, d, g[9])
     if bool_opt(o.return_indices, false, who, "return_indices") then
         return y:squeeze(3), ix:squeeze(3):add(1)
     end
@@ -572,7 +573,7 @@ end
 
 -- [1, 1, kh*kw, OH*OW] window sums of a 2-D mask: the cells that count toward each divisor
 local function window_counts(mask, g)
-    local cols = core.im2col(mask, g[1], g[2], g[3], g[4], 0, 0)
+    local cols = K.im2col(mask, g[1], g[2], g[3], g[4], 0, 0)
     return cols:sum(2):view(1, 1, g[10], g[11])
 end
 
@@ -600,7 +601,7 @@ function F.avg_pool2d(input, kernel_size, opts)
     if eh > 0 or ew > 0 then
         x = F.pad(input, { 0, ew, 0, eh })
     end
-    local cols = core.im2col(x, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
+    local cols = K.im2col(x, kh, kw, sh, sw, ph, pw) -- [N, C*kh*kw, OH*OW]
     local sums = cols:reshape(n, c, kh * kw, oh * ow):sum(3):view(n, c, oh, ow)
     if divisor ~= nil then
         return sums:div(divisor)

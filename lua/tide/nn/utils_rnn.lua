@@ -268,7 +268,8 @@ local function sequences_of(sequences, who)
             type(sequences) == "table" and "an empty table" or type(sequences)))
     end
     local first = sequences[1]
-    for i, s in ipairs(sequences) do
+    for i = 1, #sequences do -- not ipairs: a hole (nil) is refused here, not met later
+        local s = sequences[i]
         if not is_tensor(s) or s:dim() < 1 then
             raise(string.format("tide: %s: expected sequence %d to be a tensor [L, *], got %s",
                 who, i, is_tensor(s) and "a 0-dim tensor" or type(s)))

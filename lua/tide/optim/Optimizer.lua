@@ -55,6 +55,11 @@ function Optimizer.new(cls, params, opts)
     local groups = {}
     if params[1] ~= nil and not is_tensor(params[1]) then
         for i, g in ipairs(params) do
+            if type(g) ~= "table" or g.__ismodule then
+                raise("tide: " .. who .. ": parameter group " .. i .. " is a " ..
+                    (type(g) == "table" and "module" or type(g)) .. "; expected a table such as " ..
+                    "{params = {...}, lr = 0.1}")
+            end
             groups[i] = g
         end
     else
@@ -266,6 +271,10 @@ end
 
 function Optimizer:step(closure)
     local loss
+    if closure ~= nil and type(closure) ~= "function" and not (getmetatable(closure) or {}).__call then
+        raise("tide: " .. self.__name .. ": step: expected a closure function, got " ..
+            (is_tensor(closure) and "tide.Tensor" or type(closure)))
+    end
     if closure then
         loss = closure()
     end

@@ -10,6 +10,7 @@ local M = {
 local lazy = { tensorboard = "tide.utils.tensorboard" }
 
 return setmetatable(M, {
+    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
     __index = function(t, k)
         local name = lazy[k]
         if name then
