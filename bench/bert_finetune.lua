@@ -1,0 +1,203 @@
+-- bert_finetune.lua — the training step of examples/bert_classify.lua at batch 32 x 128 tokens:
+-- all-MiniLM-L6-v2 (models/, `make models`) under a new 13-class head, forward in train mode
+-- (dropout on), cross-entropy, backward, AdamW (lr 5e-5, weight decay 0.01); tide beside
+-- transformers over PyTorch (bench/bert_finetune.py: the same batch, the same step).
+--   * time per step: the mean of --steps steps after a warm-up step, under bench/compare.lua's
+--     rule (PyTorch at its best thread setting, tide and PyTorch in turns, the median of the
+--     rounds' ratios);
+--   * memory: this process's resident set before the first step and its peak (VmHWM) after
+--     the steps, beside PyTorch's at its fastest setting; the loop's own memory is the
+--     difference (PyTorch's libraries alone map hundreds of MB tide's process never has).
+--
+--   lua5.4 bench/bert_finetune.lua [--steps 3] [--rounds 2] [--batch-size 32] [--max-length 128]
+--
+-- Needs models/all-MiniLM-L6-v2 and, for the reference, .venv (sh tools/pyenv.sh); without them
+-- it says so and exits 0.
+local compare = require "bench.compare"
+
+local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128,
+    model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
+local i = 1
+while i <= #arg do
+    local k = arg[i]:match("^%-%-([%w-]+)$")
+    k = k and k:gsub("-", "_")
+    if not k or o[k] == nil or arg[i + 1] == nil then
+        io.stderr:write("usage: lua5.4 bench/bert_finetune.lua [--steps N] [--rounds N] " ..
+            "[--batch-size N] [--max-length N] [--model DIR] [--data DIR]\n")
+        os.exit(2)
+    end
+    local v = arg[i + 1]
+    o[k] = type(o[k]) == "number" and math.tointeger(tonumber(v)) or v
+    if o[k] == nil then
+        io.stderr:write("bert_finetune: --" .. arg[i]:sub(3) .. " expects an integer\n")
+        os.exit(2)
+    end
+    i = i + 2
+end
+
+local function exists(path)
+    local f = io.open(path, "rb")
+    if f then
+        f:close()
+    end
+    return f ~= nil
+end
+
+if not exists(o.model .. "/model.safetensors") then
+    print("bert_finetune: skipped (no " .. o.model .. "; run `make models`)")
+    os.exit(0)
+end
+if not exists(o.data .. "/cookie") then
+    print("bert_finetune: skipped (no fortunes in " .. o.data .. "; apt-get install fortunes)")
+    os.exit(0)
+end
+if not exists("/proc/self/status") then
+    print("bert_finetune: skipped (no /proc/self/status)")
+    os.exit(0)
+end
+local VENV = ".venv/bin/python"
+
+local tide = require "tide"
+local core = require "tide.core"
+local F = tide.nn.functional
+local CLASSES = 13
+
+local function status_kb(field)
+    local f = assert(io.open("/proc/self/status", "r"))
+    local s = f:read("a")
+    f:close()
+    return tonumber(s:match(field .. ":%s*(%d+)")) or 0
+end
+
+-- bench/bert_encode.py's read_fortunes and sample
+local function read_fortunes(dir)
+    local names = {}
+    local ls = io.popen("ls -1 '" .. dir .. "'")
+    for name in ls:lines() do
+        local sub = io.open(dir .. "/" .. name .. "/.", "rb")
+        if sub then
+            sub:close()
+        elseif not name:match("%.dat$") and not name:match("%.u8$") then
+            names[#names + 1] = name
+        end
+    end
+    ls:close()
+    table.sort(names)
+    local out = {}
+    for _, name in ipairs(names) do
+        local f = assert(io.open(dir .. "/" .. name, "rb"))
+        local text = "\n" .. f:read("a")
+        f:close()
+        local pos = 1
+        while pos <= #text + 1 do
+            local a, b = text:find("\n%\n", pos, true)
+            local piece = text:sub(pos, (a or #text + 1) - 1):match("^%s*(.-)%s*$")
+            if piece ~= "" and piece ~= "%" then
+                out[#out + 1] = piece
+            end
+            if not a then
+                break
+            end
+            pos = b + 1
+        end
+    end
+    return out
+end
+
+local fortunes = read_fortunes(o.data)
+local texts = {}
+for k = 0, o.batch_size - 1 do
+    texts[k + 1] = fortunes[k * #fortunes // o.batch_size + 1]
+end
+
+-- the model of examples/bert_classify.lua: a fresh BertForSequenceClassification with the
+-- checkpoint's config and 13 labels, the pretrained encoder's weights
+tide.manual_seed(0)
+local bert = tide.models.bert
+local tok = tide.text.BertTokenizer.from_pretrained(o.model)
+local base = bert.BertModel.from_pretrained(o.model)
+local cfg = base.config:to_dict()
+cfg.num_labels, cfg.id2label, cfg.label2id = CLASSES, nil, nil
+local model = bert.BertForSequenceClassification(bert.BertConfig(cfg))
+model.bert:load_state_dict(base:state_dict())
+base = nil
+collectgarbage()
+model:train()
+local enc = tok(texts, { padding = "max_length", truncation = true, max_length = o.max_length })
+local labels = {}
+for k = 1, #texts do
+    labels[k] = (k - 1) % CLASSES + 1
+end
+labels = tide.tensor(labels)
+local opt = tide.optim.AdamW(model:parameters(), { lr = 5e-5, weight_decay = 0.01 })
+
+local function step()
+    opt:zero_grad()
+    local logits = model(enc.input_ids, { attention_mask = enc.attention_mask,
+        token_type_ids = enc.token_type_ids }).logits
+    local loss = F.cross_entropy(logits, labels)
+    loss:backward()
+    opt:step()
+    return loss:item()
+end
+
+collectgarbage()
+local rss_base = status_kb("VmRSS")
+local function tide_side()
+    step()
+    local t0 = core.wall_time()
+    local loss
+    for _ = 1, o.steps do
+        loss = step()
+    end
+    assert(loss == loss, "loss is NaN")
+    return { step_s = (core.wall_time() - t0) / o.steps }
+end
+
+print(string.format("bert_finetune: all-MiniLM-L6-v2 + a %d-class head, batch %d x %d tokens, " ..
+    "AdamW, train mode; %d cores, tide on %d threads", CLASSES, #texts, o.max_length,
+    compare.nproc(), tide.cpu_info().threads))
+
+local function mb(kb)
+    return kb / 1024
+end
+
+if not exists(VENV) then
+    local r = tide_side()
+    local peak = status_kb("VmHWM")
+    print(string.format("  tide %.2f s/step, peak RSS %.0f MB (loop %.0f MB); reference " ..
+        "skipped (no %s: sh tools/pyenv.sh makes it)", r.step_s, mb(peak), mb(peak - rss_base),
+        VENV))
+    os.exit(0)
+end
+
+local args = string.format("bench/bert_finetune.py --steps %d --batch-size %d " ..
+    "--max-length %d --model '%s' --data '%s'", o.steps, o.batch_size, o.max_length, o.model,
+    o.data)
+local res, why = compare.run { rounds = o.rounds, tide = tide_side, reference = args }
+local peak = status_kb("VmHWM")
+if not res or not res.step_s then
+    print("bert_finetune: reference unavailable (" .. tostring(why) .. ")")
+    os.exit(0)
+end
+local r = res.step_s
+-- the reference's memory at its fastest setting (one more run of it)
+local best
+for _, s in ipairs(compare.settings()) do
+    if compare.describe(s) == r.setting then
+        best = s
+    end
+end
+local mem = best and compare.run_reference(args, best)
+print(string.format("  %-8s %6.2f s/step  peak RSS %5.0f MB (before the first step %4.0f MB, " ..
+    "the loop's own %4.0f MB)", "tide", r.tide, mb(peak), mb(rss_base), mb(peak - rss_base)))
+if mem then
+    print(string.format("  %-8s %6.2f s/step  peak RSS %5.0f MB (before the first step %4.0f " ..
+        "MB, the loop's own %4.0f MB)  (%s)", "PyTorch", r.ref, mb(mem.rss_peak),
+        mb(mem.rss_base), mb(mem.rss_peak - mem.rss_base), r.setting))
+end
+print(string.format("  tide/PyTorch: step time %.2fx (%.2f-%.2f, medians of %d rounds' " ..
+    "ratios)%s", r.ratio, r.lo, r.hi, o.rounds, mem and string.format(", peak RSS %.2fx, " ..
+    "loop memory %.2fx", peak / mem.rss_peak, (peak - rss_base) /
+    math.max(1, mem.rss_peak - mem.rss_base)) or ""))
+print(string.format("result bert_finetune_step_ratio %.4f", r.ratio))
