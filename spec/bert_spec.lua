@@ -505,3 +505,23 @@ describe("tide.models.bert", function()
         end)
     end)
 end)
+
+describe("from_pretrained with a new head (num_labels)", function()
+    local dir = "spec/" .. REF.cases.base.dir
+
+    it("builds a classifier of num_labels classes on a BertModel checkpoint", function()
+        local m, info = bert.BertForSequenceClassification.from_pretrained(dir,
+            { num_labels = 3, strict = false })
+        assert.are.equal(3, m.config.num_labels)
+        assert.are.same({ 3, m.config.hidden_size }, m.classifier.weight:size())
+        local found = false
+        for _, k in ipairs(info.missing_keys) do
+            found = found or k == "classifier.weight"
+        end
+        assert.is_true(found)
+        local ok, err = pcall(bert.BertForSequenceClassification.from_pretrained, dir,
+            { num_labels = 3, bogus = 1 })
+        assert.is_false(ok)
+        assert.matches("bogus", err)
+    end)
+end)

@@ -184,10 +184,10 @@ function M.load(cls, cls_name, prefix, dir, opts)
     end
     opts = opts or {}
     if type(opts) ~= "table" then
-        raise("tide: " .. who .. ": expected an options table {device =, dtype =, strict =}, " ..
-            "got " .. type(opts))
+        raise("tide: " .. who .. ": expected an options table {device =, dtype =, strict =, " ..
+            "num_labels =, id2label =}, got " .. type(opts))
     end
-    core._check_options(opts, who, { "device", "dtype", "strict" })
+    core._check_options(opts, who, { "device", "dtype", "strict", "num_labels", "id2label" })
     local dtype = opts.dtype or "float32"
     if not FLOAT[dtype] then
         raise(string.format('tide: %s: dtype "%s" is not a floating-point dtype; use ' ..
@@ -227,6 +227,11 @@ function M.load(cls, cls_name, prefix, dir, opts)
     if t.model_type ~= nil and t.model_type ~= "bert" then
         raise(string.format('tide: %s: %s is a "%s" model, not BERT; tide.models.bert loads ' ..
             'model_type "bert" only', who, cfg_path, tostring(t.model_type)))
+    end
+    -- a new head's labels, as transformers' from_pretrained(dir, num_labels = n): they replace
+    -- the checkpoint's (whose head then no longer fits: load it with strict = false)
+    if opts.id2label ~= nil or opts.num_labels ~= nil then
+        t.id2label, t.label2id, t.num_labels = opts.id2label, nil, opts.num_labels
     end
     local config
     ok, config = pcall(BertConfig, t)
