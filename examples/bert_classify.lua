@@ -266,24 +266,18 @@ local function main(argv)
         #classes, table.concat(classes, ", "), #train, #val,
         (o.limit > 0 or o.val_limit > 0) and " (limited)" or ""))
 
-    -- the pretrained encoder under a new head: a fresh BertForSequenceClassification with the
-    -- checkpoint's config and #classes labels takes the encoder's weights (the head and the
-    -- pooler keep Hugging Face's initialisation)
+    -- the pretrained encoder under a new head of #classes labels (Hugging Face's
+    -- initialisation for the head: its weights are the checkpoint's missing keys)
     tide.manual_seed(o.seed)
     local bert = tide.models.bert
     local tok = tide.text.BertTokenizer.from_pretrained(o.model)
-    local base = bert.BertModel.from_pretrained(o.model, { device = dev })
-    local cfg = base.config:to_dict()
-    cfg.id2label, cfg.label2id = {}, {}
+    local id2label = {}
     for i, name in ipairs(classes) do
-        cfg.id2label[tostring(i - 1)], cfg.label2id[name] = name, i - 1
+        id2label[tostring(i - 1)] = name
     end
-    cfg.num_labels = #classes
-    cfg.architectures = { "BertForSequenceClassification" }
-    local model = bert.BertForSequenceClassification(bert.BertConfig(cfg)):to(dev)
-    model.bert:load_state_dict(base:state_dict())
-    base = nil
-    collectgarbage()
+    local model = bert.BertForSequenceClassification.from_pretrained(o.model,
+        { device = dev, id2label = id2label, strict = false })
+    model.config.architectures = { "BertForSequenceClassification" }
     model:train()
 
     local steps_per_epoch = math.ceil(#train / o.batch_size)

@@ -11,6 +11,7 @@
 --        --device DEV (tide.best_device())   --model DIR (models/all-MiniLM-L6-v2)
 --        --data DIR (/usr/share/games/fortunes: its plain-text files, in name order)
 --        --cache DIR (models/cache)   --batch-size N (64)
+--        --logdir DIR (off): the vectors for TensorBoard's projector, labelled by fortune file
 --
 -- The cache file's name holds the model's name and a hash of the corpus and the model's files
 -- (models/cache/semantic_search-<model>-<hash>.safetensors): another model or corpus gets a
@@ -21,7 +22,7 @@ local core = require "tide.core"
 
 local USAGE = [==[
 usage: lua5.4 examples/semantic_search.lua [--query TEXT] [--k N] [--device DEV] [--model DIR]
-       [--data DIR] [--cache DIR] [--batch-size N]]==]
+       [--data DIR] [--cache DIR] [--batch-size N] [--logdir DIR]]==]
 
 local function die(msg)
     io.stderr:write("semantic_search: ", msg, "\n")
@@ -32,7 +33,7 @@ local function parse(argv)
     local o = { k = 5, model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes",
         cache = "models/cache", batch_size = 64 }
     local kinds = { query = "string", k = "int", device = "string", model = "string",
-        data = "string", cache = "string", ["batch-size"] = "int" }
+        data = "string", cache = "string", ["batch-size"] = "int", logdir = "string" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -180,6 +181,17 @@ local function main(argv)
             fortunes = #texts })
         print(string.format("embedded %d fortunes in %.1f s (%.0f sentences/s), cached in %s",
             #texts, dt, #texts / dt, cache))
+    end
+
+    if o.logdir then -- the projector: every fortune a point, coloured by its file
+        local files = {}
+        for i, f in ipairs(fortunes) do
+            files[i] = f.file
+        end
+        local w = tide.utils.tensorboard.SummaryWriter(o.logdir)
+        w:add_embedding(vectors, { metadata = files, tag = "fortunes" })
+        w:close()
+        print("projector files in " .. o.logdir .. " (tensorboard --logdir " .. o.logdir .. ")")
     end
 
     if not o.query then
