@@ -13,6 +13,7 @@
 --        --seed N (1)   --device DEV (tide.best_device())   --model DIR (models/all-MiniLM-L6-v2)
 --        --data DIR (/usr/share/games/fortunes)   --save DIR (models/fortune-classifier;
 --        "" saves nothing)   --min-fortunes N (500: the files that become classes)
+--        --logdir DIR (off): loss, learning rate, gradient norm and accuracy for TensorBoard
 --
 -- The split is fixed by --seed: the fortunes of every class file, shuffled together, 80% for
 -- training and 20% for validation. The model is BertForSequenceClassification: the
@@ -31,7 +32,7 @@ local F = nn.functional
 local USAGE = [==[
 usage: lua5.4 examples/bert_classify.lua [--epochs N] [--lr X] [--batch-size N]
        [--max-length N] [--limit N] [--val-limit N] [--seed N] [--device DEV] [--model DIR]
-       [--data DIR] [--save DIR] [--min-fortunes N]]==]
+       [--data DIR] [--save DIR] [--min-fortunes N] [--logdir DIR]]==]
 
 local function die(msg)
     io.stderr:write("bert_classify: ", msg, "\n")
@@ -46,7 +47,7 @@ local function parse(argv)
     local kinds = { epochs = "int", lr = "number", ["batch-size"] = "int",
         ["max-length"] = "int", limit = "int", ["val-limit"] = "int", seed = "int",
         device = "string", model = "string", data = "string", save = "string",
-        ["min-fortunes"] = "int" }
+        ["min-fortunes"] = "int", logdir = "string" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -302,6 +303,10 @@ local function main(argv)
 
     local rand = rng(o.seed + 1)
     local acc
+    -- --logdir: TensorBoard scalars (loss, learning rate, gradient norm each step; validation
+    -- accuracy each epoch)
+    local writer = o.logdir and tide.utils.tensorboard.SummaryWriter(o.logdir)
+    local global = 0
     local t_all = core.wall_time()
     for epoch = 1, o.epochs do
         shuffle(train, rand)
@@ -319,16 +324,28 @@ local function main(argv)
             local loss = F.cross_entropy(logits, tide.tensor(labels, { device = dev }))
             opt:zero_grad()
             loss:backward()
-            nn.utils.clip_grad_norm_(model:parameters(), 1.0)
+            local norm = nn.utils.clip_grad_norm_(model:parameters(), 1.0)
+            local lr = opt.param_groups[1].lr
             opt:step()
             sched:step()
             local l = loss:item()
+            global = global + 1
+            if writer then
+                writer:add_scalar("train/loss", l, global)
+                writer:add_scalar("train/lr", lr, global)
+                writer:add_scalar("train/grad_norm", tide.is_tensor(norm) and norm:item() or norm,
+                    global)
+            end
             loss_sum, seen = loss_sum + l * #texts, seen + #texts
             bar:update(step, seen, l)
         end
         local train_s = core.wall_time() - t0
         t0 = core.wall_time()
         acc = evaluate(model, tok, val, o, dev)
+        if writer then
+            writer:add_scalar("val/accuracy", acc, global)
+            writer:flush()
+        end
         print(string.format("epoch %d/%d: train loss %.4f, %.1f s (%.2f s/step); val accuracy " ..
             "%.4f (%d fortunes, %.1f s)", epoch, o.epochs, loss_sum / seen, train_s,
             train_s / steps_per_epoch, acc, #val, core.wall_time() - t0))
