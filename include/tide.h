@@ -20,12 +20,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TIDE_API_BEGIN ... TIDE_API_END wrap every public header's declarations: C linkage for C++
+ * callers, and default visibility (exported: exactly what include/ declares). */
 #ifdef __cplusplus
-extern "C" {
+#define TIDE_EXTERN_C_BEGIN extern "C" {
+#define TIDE_EXTERN_C_END   }
+#else
+#define TIDE_EXTERN_C_BEGIN
+#define TIDE_EXTERN_C_END
 #endif
 #if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
+#define TIDE_VISIBILITY_PUSH _Pragma("GCC visibility push(default)")
+#define TIDE_VISIBILITY_POP  _Pragma("GCC visibility pop")
+#else
+#define TIDE_VISIBILITY_PUSH
+#define TIDE_VISIBILITY_POP
 #endif
+#define TIDE_API_BEGIN TIDE_EXTERN_C_BEGIN TIDE_VISIBILITY_PUSH
+#define TIDE_API_END   TIDE_VISIBILITY_POP TIDE_EXTERN_C_END
+
+TIDE_API_BEGIN
 
 #define TIDE_MAX_DIMS 8
 
@@ -516,6 +530,64 @@ tide_status tide_relu_backward_(tide_ctx *ctx, tide_tensor *grad_out, const tide
 tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);
 
+/* ---- kernel rows: the fused kernels of include/tide_kernels.def ---------------------------- */
+
+typedef enum tide_kernel {
+#define K(NAME, ...) TIDE_K_##NAME,
+#include "tide_kernels.def"
+#undef K
+    TIDE_KERNEL_COUNT
+} tide_kernel;
+
+#define TIDE_KERNEL_MAX_TENSORS 6 /* inputs, and outputs, of one row */
+#define TIDE_KERNEL_MAX_PARAMS  4
+/* a row's DTYPES: 1 << dtype */
+#define TIDE_KD_F32  (1u << TIDE_DTYPE_F32)
+#define TIDE_KD_F64  (1u << TIDE_DTYPE_F64)
+#define TIDE_KD_F16  (1u << TIDE_DTYPE_F16)
+#define TIDE_KD_BF16 (1u << TIDE_DTYPE_BF16)
+typedef enum tide_kernel_kind { TIDE_KERNEL_ROWS } tide_kernel_kind;
+typedef enum tide_kernel_shape {
+    TIDE_KSHAPE_ROWS,  /* input 1's shape ([rows, d] to the kernel) */
+    TIDE_KSHAPE_STATS, /* one element per row */
+    TIDE_KSHAPE_COLS,  /* d elements */
+} tide_kernel_shape;
+typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
+typedef union tide_kernel_scalar {
+    int64_t i; /* TIDE_KPARAM_INT */
+    double  f; /* TIDE_KPARAM_FLOAT */
+} tide_kernel_scalar;
+typedef struct tide_kernel_tensor_info {
+    const char       *name;
+    tide_kernel_shape shape;
+    int               optional; /* inputs: may be NULL; outputs: made only when wanted */
+} tide_kernel_tensor_info;
+typedef struct tide_kernel_param_info {
+    const char       *name;
+    tide_kernel_ptype type;
+    double            min; /* the smallest value allowed */
+} tide_kernel_param_info;
+/* one row of tide_kernels.def */
+typedef struct tide_kernel_info {
+    const char                    *name; /* "rms_norm" */
+    tide_kernel_kind               kind;
+    unsigned                       dtypes; /* TIDE_KD_* */
+    int                            nin, nout, nparams;
+    const tide_kernel_tensor_info *in, *out;
+    const tide_kernel_param_info  *params;
+} tide_kernel_info;
+
+/* the row of k (NULL when k is out of range); the kernel named name, or -1 */
+const tide_kernel_info *tide_kernel_info_of(tide_kernel k);
+int                     tide_kernel_find(const char *name);
+/* Runs the kernel of row k on the device of in[0]: in[nin] (NULL where an optional input is
+ * absent), params[nparams] as the row types them, want[nout] (NULL: every output; an output the
+ * row does not mark optional is always made). out[nout] receives new tensors, NULL where not
+ * wanted. Checks devices, dtypes, shapes and parameters from the row; TIDE_ENOTSUP "<name>: not
+ * implemented on <device>" where the device's backend has no kernel for the row. */
+tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
+                            const tide_kernel_scalar *params, const int *want, tide_tensor **out);
+
 /* Layer norm over the trailing d elements of x (x seen as [rows, d], numel divisible by d; float32
  * or float64): y = (x - mean) * rstd * weight + bias with the biased variance and rstd =
  * 1/sqrt(var + eps). weight and bias hold d elements of x's dtype, or are NULL. y has x's shape;
@@ -575,11 +647,5 @@ tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_te
                              const tide_tensor *grad, tide_tensor *state1, tide_tensor *state2,
                              tide_tensor *state3);
 
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+TIDE_API_END
 #endif /* TIDE_H */

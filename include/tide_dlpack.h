@@ -91,12 +91,7 @@ typedef struct DLManagedTensor {
 /* kDLBool arrived in DLPack 0.8; older headers (Debian's 0.6) lack the name, not the value. */
 #define TIDE_DL_BOOL 6
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
-#endif
+TIDE_API_BEGIN
 
 /* Export: a DLManagedTensor viewing t's memory (no copy) that holds its own reference to t.
  * The consumer calls (*out)->deleter(*out) exactly once when done; t may be released before. */
@@ -109,11 +104,5 @@ tide_status tide_tensor_to_dlpack(tide_tensor *t, DLManagedTensor **out);
  * the pointer around the address space. */
 tide_status tide_tensor_from_dlpack(tide_ctx *ctx, DLManagedTensor *m, tide_tensor **out);
 
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+TIDE_API_END
 #endif /* TIDE_DLPACK_H */

@@ -14,12 +14,7 @@
 
 #include "tide.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
-#endif
+TIDE_API_BEGIN
 
 /* ---- IDX ---------------------------------------------------------------------------------- */
 
@@ -75,11 +70,5 @@ tide_status tide_st_save(tide_ctx *ctx, const char *op, const char *path, int n,
 const char *tide_st_dtype_name(tide_dtype dt);
 tide_status tide_st_dtype_from_name(const char *name, tide_dtype *out); /* EINVAL, no message */
 
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+TIDE_API_END
 #endif /* TIDE_IO_H */

@@ -11,12 +11,7 @@
 #include <lua.h>
 #include "tide.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility push(default) /* exported: exactly what include/ declares */
-#endif
+TIDE_API_BEGIN
 
 /* the module loader of `tide.core` (pushes the module table) */
 int luaopen_tide_core(lua_State *L);
@@ -36,11 +31,5 @@ tide_tensor *tide_lua_to_tensor(lua_State *L, int idx);
 /* the tide_ctx of this lua_State (NULL before tide.core is loaded); borrowed */
 tide_ctx *tide_lua_ctx(lua_State *L);
 
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+TIDE_API_END
 #endif /* TIDE_LUA_H */

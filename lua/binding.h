@@ -153,6 +153,7 @@ void tl_open_options(lua_State *L, int mod);
 
 /* ---- op_table.c ---- */
 void tl_open_op_table(lua_State *L, int mod); /* tide.core._ops */
+void tl_open_kernels(lua_State *L, int mod);  /* _internal.<row>, _kernels (kernels.c) */
 
 /* ---- dist.c ---- */
 void tl_open_dist(lua_State *L, int mod); /* core._dist, for tide.distributed */

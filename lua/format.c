@@ -98,6 +98,27 @@ int tl_totable(lua_State *L) {
                         "tide: totable: tensor is on %s; call :cpu() first to copy it to the "
                         "host",
                         tide_device_name(dev));
+    /* an expanded view (or a huge empty dim's sibling) holds numel values in a few bytes: the
+     * Lua tables would not fit, and Lua's memory is not under tide's limit. A value takes 16
+     * bytes of a table's array, a table about 56 more */
+    const int64_t *shape = tide_tensor_shape(a->t);
+    int            nd = tide_tensor_ndim(a->t);
+    double         values = 1, tables = nd > 0 ? 1 : 0;
+    for (int d = 0; d < nd; d++) {
+        values *= (double)shape[d];
+        if (d + 1 < nd)
+            tables += values;
+    }
+    double need = values * 16 + tables * 56, budget = (double)tide_ctx_memory_budget(S->ctx);
+    if (need > budget) {
+        char msg[256]; /* tl_error's format is lua_pushfstring's: no precision */
+        snprintf(msg, sizeof msg,
+                 "tide: totable: %.0f values would take %.1f GB of Lua tables, more than the "
+                 "%.1f GB this process may use; take a part first (narrow, select) or keep the "
+                 "values in a tensor",
+                 values, need / 1073741824.0, budget / 1073741824.0);
+        return tl_error(L, "%s", msg);
+    }
     const tide_tensor *h = tl_host_copy(L, S, a->t, 0);
     if (tide_tensor_ndim(h) == 0)
         push_value(L, h, 0);

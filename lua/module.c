@@ -154,6 +154,7 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_optim(L, mod);
     tl_open_trace(L, mod);
     tl_open_op_table(L, mod);
+    tl_open_kernels(L, mod);
     tl_open_dist(L, mod);
     tl_open_text(L, mod);
     static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},

@@ -1,7 +1,7 @@
 /*
  * nn_kernels.c — the kernels nn builds on: softmax / log_softmax (methods and functions), and
- * tide.core's softmax_backward, layer_norm, layer_norm_backward, im2col, col2im, maxpool2d and
- * maxpool2d_backward (autograd and nn call them).
+ * tide.core's softmax_backward, im2col, col2im, maxpool2d and maxpool2d_backward (autograd and
+ * nn call them); layer_norm and its gradient are kernel rows (lua/kernels.c).
  */
 #include "binding.h"
 #include <limits.h>
@@ -213,66 +213,6 @@ static int l_softmax_backward(lua_State *L) {
     return tl_done(L, S, NULL, 4);
 }
 
-/* the trailing d (an integer >= 1) of layer_norm's arguments */
-static int64_t norm_size(lua_State *L, int idx, const char *op) {
-    lua_Integer d = tl_check_int(L, idx, op, "d");
-    if (d < 1)
-        tl_error(L, "tide: %s: d = %I must be >= 1", op, d);
-    return (int64_t)d;
-}
-
-/* layer_norm(x, weight|nil, bias|nil, d, eps) -> y, mean, rstd: x normalized over its trailing
- * d elements (tide_layer_norm; a helper of nn's layer_norm, which records its own node); nil
- * where the device has no such kernel */
-static int l_layer_norm(lua_State *L) {
-    static const char op[] = "layer_norm";
-    tide_lua_state   *S = TL_STATE(L);
-    ltensor          *x = tl_check(L, 1, op);
-    ltensor          *w = lua_isnoneornil(L, 2) ? NULL : tl_check(L, 2, op);
-    ltensor          *b = lua_isnoneornil(L, 3) ? NULL : tl_check(L, 3, op);
-    int64_t           d = norm_size(L, 4, op);
-    double            eps = tl_check_number(L, 5, op, "eps");
-    lua_settop(L, 5);
-    tl_not_differentiable(L, S, op, 3);
-    ltensor *y = tl_push_empty(L), *m = tl_push_empty(L), *rs = tl_push_empty(L);
-#define LAYER_NORM_CALL                                                                            \
-    tide_layer_norm(S->ctx, x->t, w ? w->t : NULL, b ? b->t : NULL, d, eps, &y->t, &m->t, &rs->t)
-    tide_status st = LAYER_NORM_CALL;
-    if (st == TIDE_ENOTSUP) { /* a device without the kernel: nn runs the composite */
-        lua_pushnil(L);
-        return 1;
-    }
-    if (st != TIDE_OK) /* again through TL_CALL: memory reclaimed and retried, or raised */
-        TL_CALL(L, S, LAYER_NORM_CALL);
-#undef LAYER_NORM_CALL
-    tl_gc_hint(L, S,
-               tide_tensor_nbytes(y->t) + tide_tensor_nbytes(m->t) + tide_tensor_nbytes(rs->t));
-    return 3;
-}
-
-/* layer_norm_backward(dy, x, mean, rstd, weight|nil, d, want_dx, want_dweight, want_dbias)
- * -> dx, dweight, dbias (nil where not wanted) */
-static int l_layer_norm_backward(lua_State *L) {
-    static const char op[] = "layer_norm_backward";
-    tide_lua_state   *S = TL_STATE(L);
-    ltensor          *dy = tl_check(L, 1, op), *x = tl_check(L, 2, op);
-    ltensor          *m = tl_check(L, 3, op), *rs = tl_check(L, 4, op);
-    ltensor          *w = lua_isnoneornil(L, 5) ? NULL : tl_check(L, 5, op);
-    int64_t           d = norm_size(L, 6, op);
-    int               want[3] = {lua_toboolean(L, 7), lua_toboolean(L, 8), lua_toboolean(L, 9)};
-    lua_settop(L, 9);
-    tl_not_differentiable(L, S, op, 5);
-    ltensor *r[3];
-    for (int i = 0; i < 3; i++)
-        r[i] = tl_push_empty(L);
-    TL_CALL(L, S,
-            tide_layer_norm_backward(S->ctx, dy->t, x->t, m->t, rs->t, w ? w->t : NULL, d,
-                                     want[0] ? &r[0]->t : NULL, want[1] ? &r[1]->t : NULL,
-                                     want[2] ? &r[2]->t : NULL));
-    wanted_grads(L, S, r, want, 10);
-    return 3;
-}
-
 /* maxpool2d(x, kh, kw, sh, sw, ph, pw[, dh = 1, dw = 1, ceil_mode = false]): values and
  * 0-based argmax positions */
 static int l_maxpool2d(lua_State *L) {
@@ -324,8 +264,6 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
                                         {"relu_backward", l_relu_backward},
                                         {"gelu_backward", l_gelu_backward},
                                         {"softmax_backward", l_softmax_backward},
-                                        {"layer_norm", l_layer_norm},
-                                        {"layer_norm_backward", l_layer_norm_backward},
                                         {"maxpool2d", l_maxpool2d},
                                         {"maxpool2d_backward", l_maxpool2d_backward},
                                         {NULL, NULL}};

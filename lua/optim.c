@@ -12,6 +12,8 @@
  */
 #include "binding.h"
 
+#include <stddef.h>
+
 static double num(lua_State *L, int idx, const char *op, const char *what) {
     if (lua_type(L, idx) != LUA_TNUMBER)
         tl_error(L, "tide: %s: %s must be a number, got %s", op, what, luaL_typename(L, idx));
@@ -25,88 +27,92 @@ static tide_tensor *opt_tensor(lua_State *L, int idx, const char *op) {
     return tl_check(L, idx, op)->t;
 }
 
-static int l_sgd_step(lua_State *L) {
-    static const char  op[] = "sgd_step_";
-    tide_lua_state    *S = TL_STATE(L);
-    ltensor           *p = tl_check(L, 1, op);
-    tide_tensor       *g = tl_check(L, 2, op)->t, *buf = opt_tensor(L, 3, op);
+/* one hyperparameter argument: a number (checked, named in the message), or a flag (any value,
+ * read for its truth) */
+typedef struct {
+    const char *name;
+    size_t      off;
+    int         flag;
+} hparam_arg;
+#define HNUM(f)                                                                                    \
+    { #f, offsetof(tide_optim_hparams, f), 0 }
+#define HFLAG(f)                                                                                   \
+    { #f, offsetof(tide_optim_hparams, f), 1 }
+
+/* a step's arguments: p, g, then nstates state tensors (bit i of `optional`: state i + 1 may be
+ * nil), then the hyperparameters args (up to the one with a NULL name) */
+typedef struct {
+    const char     *op;
+    tide_optim_kind kind;
+    int             nstates;
+    unsigned        optional;
+    hparam_arg      args[10];
+} step_desc;
+
+static int step(lua_State *L, const step_desc *d) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *p = tl_check(L, 1, d->op);
+    tide_tensor    *g = tl_check(L, 2, d->op)->t, *st[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < d->nstates; i++) {
+        int at = 3 + i;
+        st[i] = (d->optional >> i & 1u) ? opt_tensor(L, at, d->op) : tl_check(L, at, d->op)->t;
+    }
     tide_optim_hparams h = {0};
-    h.kind = TIDE_OPTIM_SGD;
-    h.lr = num(L, 4, op, "lr");
-    h.momentum = num(L, 5, op, "momentum");
-    h.dampening = num(L, 6, op, "dampening");
-    h.weight_decay = num(L, 7, op, "weight_decay");
-    h.nesterov = lua_toboolean(L, 8);
-    h.maximize = lua_toboolean(L, 9);
-    h.first_step = lua_toboolean(L, 10);
-    lua_settop(L, 10);
-    int rec = tl_check_inplace(L, S, p, op);
-    TL_CALL(L, S, tide_optim_step_(S->ctx, &h, p->t, g, buf, NULL, NULL));
-    tl_inplace_done(L, S, op, rec);
+    h.kind = d->kind;
+    int idx = 3 + d->nstates;
+    for (const hparam_arg *a = d->args; a->name; a++, idx++) {
+        void *f = (char *)&h + a->off;
+        if (a->flag)
+            *(int *)f = lua_toboolean(L, idx);
+        else
+            *(double *)f = num(L, idx, d->op, a->name);
+    }
+    h.centered = d->kind == TIDE_OPTIM_RMSPROP && st[2] != NULL; /* grad_avg given */
+    lua_settop(L, idx - 1);
+    int rec = tl_check_inplace(L, S, p, d->op);
+    TL_CALL(L, S, tide_optim_step_(S->ctx, &h, p->t, g, st[0], st[1], st[2]));
+    tl_inplace_done(L, S, d->op, rec);
     return 0;
+}
+
+static int l_sgd_step(lua_State *L) {
+    static const step_desc d = {"sgd_step_",
+                                TIDE_OPTIM_SGD,
+                                1,
+                                1u,
+                                {HNUM(lr), HNUM(momentum), HNUM(dampening), HNUM(weight_decay),
+                                 HFLAG(nesterov), HFLAG(maximize), HFLAG(first_step)}};
+    return step(L, &d);
 }
 
 static int l_adam_step(lua_State *L) {
-    static const char op[] = "adam_step_";
-    tide_lua_state   *S = TL_STATE(L);
-    ltensor          *p = tl_check(L, 1, op);
-    tide_tensor *g = tl_check(L, 2, op)->t, *m = tl_check(L, 3, op)->t, *v = tl_check(L, 4, op)->t;
-    tide_optim_hparams h = {0};
-    h.kind = TIDE_OPTIM_ADAM;
-    h.lr = num(L, 5, op, "lr");
-    h.beta1 = num(L, 6, op, "beta1");
-    h.beta2 = num(L, 7, op, "beta2");
-    h.eps = num(L, 8, op, "eps");
-    h.weight_decay = num(L, 9, op, "weight_decay");
-    h.bias_correction1 = num(L, 10, op, "bias_correction1");
-    h.bias_correction2 = num(L, 11, op, "bias_correction2");
-    h.decoupled = lua_toboolean(L, 12);
-    h.maximize = lua_toboolean(L, 13);
-    lua_settop(L, 13);
-    int rec = tl_check_inplace(L, S, p, op);
-    TL_CALL(L, S, tide_optim_step_(S->ctx, &h, p->t, g, m, v, NULL));
-    tl_inplace_done(L, S, op, rec);
-    return 0;
+    static const step_desc d = {"adam_step_",
+                                TIDE_OPTIM_ADAM,
+                                2,
+                                0u,
+                                {HNUM(lr), HNUM(beta1), HNUM(beta2), HNUM(eps), HNUM(weight_decay),
+                                 HNUM(bias_correction1), HNUM(bias_correction2), HFLAG(decoupled),
+                                 HFLAG(maximize)}};
+    return step(L, &d);
 }
 
 static int l_rmsprop_step(lua_State *L) {
-    static const char  op[] = "rmsprop_step_";
-    tide_lua_state    *S = TL_STATE(L);
-    ltensor           *p = tl_check(L, 1, op);
-    tide_tensor       *g = tl_check(L, 2, op)->t, *v = tl_check(L, 3, op)->t;
-    tide_tensor       *buf = opt_tensor(L, 4, op), *avg = opt_tensor(L, 5, op);
-    tide_optim_hparams h = {0};
-    h.kind = TIDE_OPTIM_RMSPROP;
-    h.lr = num(L, 6, op, "lr");
-    h.alpha = num(L, 7, op, "alpha");
-    h.eps = num(L, 8, op, "eps");
-    h.weight_decay = num(L, 9, op, "weight_decay");
-    h.momentum = num(L, 10, op, "momentum");
-    h.maximize = lua_toboolean(L, 11);
-    h.centered = avg != NULL;
-    lua_settop(L, 11);
-    int rec = tl_check_inplace(L, S, p, op);
-    TL_CALL(L, S, tide_optim_step_(S->ctx, &h, p->t, g, v, buf, avg));
-    tl_inplace_done(L, S, op, rec);
-    return 0;
+    static const step_desc d = {
+        "rmsprop_step_",
+        TIDE_OPTIM_RMSPROP,
+        3,
+        6u,
+        {HNUM(lr), HNUM(alpha), HNUM(eps), HNUM(weight_decay), HNUM(momentum), HFLAG(maximize)}};
+    return step(L, &d);
 }
 
 static int l_adagrad_step(lua_State *L) {
-    static const char  op[] = "adagrad_step_";
-    tide_lua_state    *S = TL_STATE(L);
-    ltensor           *p = tl_check(L, 1, op);
-    tide_tensor       *g = tl_check(L, 2, op)->t, *sum = tl_check(L, 3, op)->t;
-    tide_optim_hparams h = {0};
-    h.kind = TIDE_OPTIM_ADAGRAD;
-    h.lr = num(L, 4, op, "lr");
-    h.eps = num(L, 5, op, "eps");
-    h.weight_decay = num(L, 6, op, "weight_decay");
-    h.maximize = lua_toboolean(L, 7);
-    lua_settop(L, 7);
-    int rec = tl_check_inplace(L, S, p, op);
-    TL_CALL(L, S, tide_optim_step_(S->ctx, &h, p->t, g, sum, NULL, NULL));
-    tl_inplace_done(L, S, op, rec);
-    return 0;
+    static const step_desc d = {"adagrad_step_",
+                                TIDE_OPTIM_ADAGRAD,
+                                1,
+                                0u,
+                                {HNUM(lr), HNUM(eps), HNUM(weight_decay), HFLAG(maximize)}};
+    return step(L, &d);
 }
 
 void tl_open_optim(lua_State *L, int mod) {

@@ -194,10 +194,10 @@ describe("layer norm (fused) on " .. dev, function()
         assert.matches("tide: layer_norm: not differentiable: argument #1 requires grad", err,
             1, true)
         local m, r = randn({ 3 }), randn({ 3 })
-        ok, err = pcall(K.layer_norm_backward, randn({ 4, 3 }), x, m, r, nil, 4, true)
+        ok, err = pcall(K.layer_norm_backward, x, randn({ 4, 3 }), m, r, nil, 4, true)
         assert.is_false(ok)
-        assert.matches("tide: layer_norm_backward: dy [4, 3] float32 must have x's shape [3, 4]" ..
-            " and dtype float32", err, 1, true)
+        assert.matches("tide: layer_norm_backward: dy of shape [4, 3] must have x's shape [3, 4]",
+            err, 1, true)
         assert.are.same({ 3, 4 }, x.shape)
     end)
 end)

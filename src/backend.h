@@ -39,9 +39,36 @@ typedef struct tide_kview {
 int64_t tide_kview_numel(const tide_kview *v);
 bool    tide_kview_is_contiguous(const tide_kview *v);
 
-/* ---- backends ----------------------------------------------------------------------------- */
+/* ---- kernel rows (include/tide_kernels.def) ---------------------------------------------- */
+
+/* What a row's kernel gets: the tensors in the row's order, contiguous, of one dtype, already
+ * checked against the row (ROWS kind: [rows, d], [rows] or [d] views); in[i] NULL for an absent
+ * optional input, out[i] NULL for an output not wanted; p the parameters in the row's order. */
+typedef struct tide_kernel_call {
+    tide_kernel        kernel;
+    tide_dtype         dtype;
+    int64_t            rows, d; /* ROWS kind: the geometry (rows >= 1) */
+    const tide_kview  *in[TIDE_KERNEL_MAX_TENSORS];
+    const tide_kview  *out[TIDE_KERNEL_MAX_TENSORS];
+    tide_kernel_scalar p[TIDE_KERNEL_MAX_PARAMS];
+} tide_kernel_call;
 
 typedef struct tide_backend tide_backend;
+
+/* every row's kernel has this one signature; a backend's table of them is indexed by kernel id */
+typedef tide_status (*tide_kernel_fn)(tide_device *dev, const tide_kernel_call *call);
+
+/* For the built-in backends' files: from a row's CPU or CUDA column (Y or N), the prototype of
+ * fn and its entry in the backend's table:
+ *   #define K(NAME, name, kind, dt, cpu, ...) TIDE_KERNEL_PROTO(cpu, cpu_##name)
+ *   #define K(NAME, name, kind, dt, cpu, ...) [TIDE_K_##NAME] = TIDE_KERNEL_ENTRY(cpu, cpu_##name),
+ */
+#define TIDE_KERNEL_PROTO(yn, fn) TIDE_KERNEL_PROTO_##yn(fn)
+#define TIDE_KERNEL_PROTO_Y(fn)   tide_status fn(tide_device *dev, const tide_kernel_call *call);
+#define TIDE_KERNEL_PROTO_N(fn)
+#define TIDE_KERNEL_ENTRY(yn, fn) TIDE_KERNEL_ENTRY_##yn(fn)
+#define TIDE_KERNEL_ENTRY_Y(fn)   fn
+#define TIDE_KERNEL_ENTRY_N(fn)   NULL
 
 struct tide_device {
     tide_device_type    type;
@@ -178,24 +205,14 @@ struct tide_backend {
                                    const tide_kview *grad_weight, const tide_kview *grad_bias,
                                    const tide_kview *grad_out, const tide_kview *input,
                                    const tide_kview *weight, tide_conv_geom g, int groups);
-    /* layer norm over the rows of x [rows, d] (contiguous): y = (x - mean) * rstd * weight +
-     * bias, y [rows, d]; mean and rstd [rows] kept for the gradient; weight and bias [d] or
-     * NULL; all one float dtype */
-    tide_status (*layer_norm)(tide_device *dev, const tide_kview *y, const tide_kview *mean,
-                              const tide_kview *rstd, const tide_kview *x, const tide_kview *weight,
-                              const tide_kview *bias, double eps);
-    /* its gradients (dx [rows, d], dweight and dbias [d], each NULL when not wanted; dweight
-     * and dbias summed over the rows in an order that does not depend on the threads); weight
-     * NULL for none; all contiguous, one dtype */
-    tide_status (*layer_norm_backward)(tide_device *dev, const tide_kview *dx,
-                                       const tide_kview *dweight, const tide_kview *dbias,
-                                       const tide_kview *dy, const tide_kview *x,
-                                       const tide_kview *mean, const tide_kview *rstd,
-                                       const tide_kview *weight);
     /* softmax's gradient over dim from its result y: dx = y * (g - sum(g * y)), or for
      * log_softmax dx = g - exp(y) * sum(g); one float dtype, one shape, any strides */
     tide_status (*softmax_backward)(tide_device *dev, const tide_kview *dx, const tide_kview *y,
                                     const tide_kview *g, int dim, int log);
+    /* the kernels of include/tide_kernels.def: kernels[id] for id < nkernels, NULL where the
+     * backend has none (the core answers TIDE_ENOTSUP); nkernels: the rows it was built with */
+    const tide_kernel_fn *kernels;
+    int                   nkernels;
 };
 
 extern const tide_backend tide_cpu_backend;
@@ -211,7 +228,7 @@ extern const tide_backend tide_cpu_backend;
  * point. <entry>_abi returns the version the plug-in was built with; the core refuses one of
  * another version (or without the function) before calling it. Bump it with every change to
  * those. */
-#define TIDE_BACKEND_ABI        9
+#define TIDE_BACKEND_ABI        10
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

@@ -30,13 +30,11 @@ tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int 
         } else if (sa == 1) {
             os[i] = sb;
         } else {
-            char s1[200], s2[200];
-            tide_shape_fmt(s1, sizeof s1, an, as);
-            tide_shape_fmt(s2, sizeof s2, bn, bs);
+            tide_shape_strs sh = tide_shapes_fmt(an, as, bn, bs);
             return tide_seterr(TIDE_ESHAPE,
                                "%s: shapes %s and %s cannot be broadcast: size %lld vs %lld at "
                                "dim %d",
-                               op, s1, s2, (long long)sa, (long long)sb, i + 1);
+                               op, sh.a, sh.b, (long long)sa, (long long)sb, i + 1);
         }
     }
     *on = n;
@@ -463,15 +461,8 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     bool         full = dim == TIDE_ALL_DIMS || a->ndim == 0;
     bool         arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN;
     bool         want_idx = !arg && (op == TIDE_OP_MAX || op == TIDE_OP_MIN) && indices;
-    if (!full) {
-        int n = a->ndim, d = dim < 0 ? dim + n : dim;
-        if (d < 0 || d >= n)
-            return tide_seterr(TIDE_EINDEX,
-                               "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d "
-                               "to -1)",
-                               name, dim < 0 ? dim : dim + 1, n, n, n);
-        dim = d;
-    }
+    if (!full)
+        TIDE_TRY(tide_norm_dim(name, &dim, a->ndim));
     int64_t numel = tide_tensor_numel(a);
     int64_t rsize = full ? numel : a->shape[dim];
     if (rsize == 0 && (arg || op == TIDE_OP_MAX || op == TIDE_OP_MIN))
@@ -560,13 +551,11 @@ tide_status tide_sum_to(tide_ctx *ctx, const tide_tensor *a, int ndim, const int
     for (int i = 0; ok && i < ndim; i++)
         ok = shape[i] == a->shape[lead + i] || shape[i] == 1;
     if (!ok) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
-        tide_shape_fmt(s2, sizeof s2, ndim < 0 ? 0 : ndim, shape);
+        tide_shape_strs sh = tide_shapes_fmt(a->ndim, a->shape, ndim < 0 ? 0 : ndim, shape);
         return tide_seterr(TIDE_ESHAPE,
                            "sum_to: cannot sum shape %s down to %s; the target must broadcast to "
                            "the source",
-                           s1, s2);
+                           sh.a, sh.b);
     }
     tide_tensor *cur;
     tide_tensor_retain((tide_tensor *)a);

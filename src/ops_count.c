@@ -104,16 +104,6 @@ static tide_status idx_from(tide_ctx *ctx, const char *op, tide_device *dev, int
     return TIDE_OK;
 }
 
-static tide_status norm_dim(const char *op, int *dim, int ndim) {
-    int d = *dim < 0 ? *dim + ndim : *dim;
-    if (d < 0 || d >= ndim)
-        return tide_seterr(TIDE_EINDEX,
-                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
-                           op, *dim < 0 ? *dim : *dim + 1, ndim, ndim, ndim);
-    *dim = d;
-    return TIDE_OK;
-}
-
 /* ---- nonzero ------------------------------------------------------------------------------ */
 
 /* the 0-based indices of a's nonzero elements (NaN included), row-major, int64 [n, ndim] */
@@ -271,7 +261,7 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
     int64_t           n = tide_tensor_numel(a), rest = 1, shape2[2];
     bool              flat = dim == TIDE_ALL_DIMS;
     if (!flat)
-        TIDE_TRY(norm_dim(op, &dim, nd));
+        TIDE_TRY(tide_norm_dim(op, &dim, nd));
     tide_tensor *moved = NULL, *x2 = NULL, *rows = NULL, *v = NULL, *inv = NULL, *cnt = NULL;
     int64_t     *ch = NULL, *ih = NULL, k = 0;
     tide_status  st = TIDE_OK;
@@ -448,7 +438,7 @@ tide_status tide_repeat_interleave(tide_ctx *ctx, const tide_tensor *a, int dim,
                                "%s: dim %d out of range for a 0-d tensor; give no dim (the "
                                "flattened tensor)",
                                op, dim < 0 ? dim : dim + 1);
-        TIDE_TRY(norm_dim(op, &dim, a->ndim));
+        TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
         n = a->shape[dim];
         for (int d = 0; d < a->ndim; d++)
             if (d != dim)

@@ -4,55 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Index as a contiguous int64 tensor whose values lie in [0, size): the range check reads the
- * values on the host (an internal copy, not a user transfer), so a bad index changes nothing. */
+/* index as a contiguous int64 tensor of its own shape whose values lie in [0, size), so a bad
+ * index changes nothing */
 static tide_status checked_index(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
                                  int64_t size, tide_tensor **out) {
     if (index->dtype != TIDE_DTYPE_I64 && index->dtype != TIDE_DTYPE_I32)
         return tide_seterr(TIDE_EDTYPE, "%s: index must be an int64 or int32 tensor, got %s", op,
                            tide_dtype_name(index->dtype));
-    tide_tensor *c = NULL, *ix = NULL;
-    TIDE_TRY(tide_cast(ctx, op, index, TIDE_DTYPE_I64, &c));
-    tide_status st = tide_tensor_contiguous(ctx, c, &ix);
-    tide_tensor_release(c);
-    if (st != TIDE_OK)
-        return st;
-    int64_t      n = tide_tensor_numel(ix);
-    tide_device *dev = ix->storage->dev;
-    int64_t     *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
-    if (dev->type != TIDE_DEVICE_CPU && n) {
-        host = malloc((size_t)n * sizeof *host);
-        tide_device *h = NULL;
-        st = host ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &h)
-                  : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
-        if (st == TIDE_OK)
-            st = tide_copy_bytes(h, host, dev, vals, (size_t)n * sizeof *host, 0);
-        vals = host;
-    }
-    for (int64_t i = 0; st == TIDE_OK && i < n; i++)
-        if (vals[i] < 0 || vals[i] >= size)
-            st = tide_seterr(TIDE_EINDEX,
-                             "%s: index %lld is out of range for dim %d of size %lld; indices are "
-                             "1-based: use 1..%lld",
-                             op, tide_index_1based(vals[i], index->dtype), dim + 1, (long long)size,
-                             (long long)size);
-    free(host);
-    if (st != TIDE_OK) {
-        tide_tensor_release(ix);
-        return st;
-    }
-    *out = ix;
-    return TIDE_OK;
-}
-
-static tide_status norm_dim(const char *op, int *dim, int ndim) {
-    int n = ndim > 0 ? ndim : 1, d = *dim < 0 ? *dim + n : *dim;
-    if (d < 0 || d >= n)
-        return tide_seterr(TIDE_EINDEX,
-                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
-                           op, *dim < 0 ? *dim : *dim + 1, ndim, n, n);
-    *dim = d;
-    return TIDE_OK;
+    return tide_index_prepare(ctx, op, index, dim, size, out);
 }
 
 /* PyTorch's rule: index has the rank of `of` and is no larger than it in each dim (but dim
@@ -64,13 +23,11 @@ static tide_status check_fits(const char *op, const tide_tensor *index, const ti
         ok = (skip_dim && i == dim) || index->shape[i] <= of->shape[i];
     if (ok)
         return TIDE_OK;
-    char s1[200], s2[200];
-    tide_shape_fmt(s1, sizeof s1, index->ndim, index->shape);
-    tide_shape_fmt(s2, sizeof s2, of->ndim, of->shape);
+    tide_shape_strs sh = tide_shapes_fmt(index->ndim, index->shape, of->ndim, of->shape);
     return tide_seterr(TIDE_ESHAPE,
                        "%s: index of shape %s does not fit %s of shape %s: it needs the same "
                        "number of dims and sizes no larger%s",
-                       op, s1, what, s2, skip_dim ? " (except in dim)" : "");
+                       op, sh.a, what, sh.b, skip_dim ? " (except in dim)" : "");
 }
 
 /* a's view as a kernel sees it: 0-d tensors as 1-d of one element */
@@ -84,26 +41,18 @@ static tide_kview kv1(const tide_tensor *t) {
     return v;
 }
 
-tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
-                        tide_tensor **out) {
-    static const char op[] = "gather";
-    TIDE_TRY(tide_check_same_device(op, a, index));
-    if (*out)
-        TIDE_TRY(tide_check_same_device(op, a, *out));
-    TIDE_TRY(norm_dim(op, &dim, a->ndim));
-    TIDE_TRY(check_fits(op, index, a, "the input", dim, true));
-    tide_tensor *ix;
-    TIDE_TRY(checked_index(ctx, op, index, dim, a->ndim ? a->shape[dim] : 1, &ix));
+tide_status tide_pick_into(tide_ctx *ctx, const char *op, tide_pick_fn fn, const tide_tensor *a,
+                           int dim, tide_tensor *ix, int ndim, const int64_t *shape,
+                           tide_tensor **out) {
     tide_device *dev = a->storage->dev;
     bool         created;
-    tide_status  st =
-        tide_prepare_out(ctx, op, dev, a->dtype, index->ndim, index->shape, out, &created);
+    tide_status  st = tide_prepare_out(ctx, op, dev, a->dtype, ndim, shape, out, &created);
     if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        if (!dev->backend->gather) {
+        if (!fn) {
             st = tide_notsup(op, dev);
         } else {
             tide_kview ov = kv1(*out), av = kv1(a), iv = kv1(ix);
-            st = dev->backend->gather(dev, &ov, &av, dim, &iv);
+            st = fn(dev, &ov, &av, dim, &iv);
             if (st != TIDE_OK)
                 st = tide_err_op(st, op);
         }
@@ -114,12 +63,41 @@ tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide
     return st;
 }
 
+tide_status tide_source_for(tide_ctx *ctx, const char *op, const tide_tensor *src,
+                            const tide_tensor *dst, tide_tensor **out) {
+    tide_tensor *cs = NULL;
+    TIDE_TRY(tide_cast(ctx, op, src, dst->dtype, &cs));
+    if (cs->storage == dst->storage) {
+        tide_tensor *copy = NULL;
+        tide_status  st = tide_clone_for(ctx, op, cs, &copy);
+        tide_tensor_release(cs);
+        TIDE_TRY(st);
+        cs = copy;
+    }
+    *out = cs;
+    return TIDE_OK;
+}
+
+tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
+                        tide_tensor **out) {
+    static const char op[] = "gather";
+    TIDE_TRY(tide_check_same_device(op, a, index));
+    if (*out)
+        TIDE_TRY(tide_check_same_device(op, a, *out));
+    TIDE_TRY(tide_norm_dim_0d(op, &dim, a->ndim));
+    TIDE_TRY(check_fits(op, index, a, "the input", dim, true));
+    tide_tensor *ix;
+    TIDE_TRY(checked_index(ctx, op, index, dim, a->ndim ? a->shape[dim] : 1, &ix));
+    return tide_pick_into(ctx, op, a->storage->dev->backend->gather, a, dim, ix, index->ndim,
+                          index->shape, out);
+}
+
 tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
                           const tide_tensor *src, int accumulate) {
     const char *op = accumulate ? "scatter_add_" : "scatter_";
     TIDE_TRY(tide_check_same_device(op, dst, index));
     TIDE_TRY(tide_check_same_device(op, dst, src));
-    TIDE_TRY(norm_dim(op, &dim, dst->ndim));
+    TIDE_TRY(tide_norm_dim_0d(op, &dim, dst->ndim));
     TIDE_TRY(check_fits(op, index, dst, "self", dim, true));
     if (src->ndim > 0)
         TIDE_TRY(check_fits(op, index, src, "src", dim, false));
@@ -139,17 +117,7 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
     tide_tensor *cs = NULL;
     tide_status  st = TIDE_OK;
     if (tide_tensor_numel(ix) > 0) {
-        if (!dev->backend->scatter)
-            st = tide_notsup(op, dev);
-        else
-            st = tide_cast(ctx, op, src, dst->dtype, &cs);
-        if (st == TIDE_OK && cs->storage == dst->storage) {
-            /* a source sharing dst's memory is read from a copy: the kernel overwrites it */
-            tide_tensor *copy = NULL;
-            st = tide_clone_for(ctx, op, cs, &copy);
-            tide_tensor_release(cs);
-            cs = copy;
-        }
+        st = dev->backend->scatter ? tide_source_for(ctx, op, src, dst, &cs) : tide_notsup(op, dev);
         if (st == TIDE_OK) {
             tide_kview dv = kv1(dst), iv = kv1(ix), sv = kv1(cs);
             if (cs->ndim == 0) { /* a number: the same value for every index */
@@ -174,7 +142,7 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
 tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
                       tide_tensor **values, tide_tensor **indices) {
     static const char op[] = "sort";
-    TIDE_TRY(norm_dim(op, &dim, a->ndim));
+    TIDE_TRY(tide_norm_dim_0d(op, &dim, a->ndim));
     tide_device *dev = a->storage->dev;
     if (!dev->backend->sort)
         return tide_notsup(op, dev);

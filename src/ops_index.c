@@ -4,61 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tide_status check_dim(const char *op, int *dim, int ndim) {
-    int n = ndim, d = *dim < 0 ? *dim + n : *dim;
-    if (d < 0 || d >= n)
-        return tide_seterr(TIDE_EINDEX,
-                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
-                           op, *dim < 0 ? *dim : *dim + 1, ndim, n, n);
-    *dim = d;
-    return TIDE_OK;
-}
-
-/* index as a contiguous 1-D int64 tensor whose values lie in [0, size); the range check reads
- * the values on the host (an internal copy, not a user transfer) */
-static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
-                                 int64_t size, tide_tensor **out) {
-    if (index->dtype != TIDE_DTYPE_I64 && index->dtype != TIDE_DTYPE_I32)
-        return tide_seterr(TIDE_EDTYPE, "%s: index must be int64 or int32, got %s", op,
-                           tide_dtype_name(index->dtype));
-    if (index->ndim != 1)
-        return tide_seterr(TIDE_ESHAPE, "%s: index must be 1-d, got %d-d", op, index->ndim);
+tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
+                               int64_t size, tide_tensor **out) {
     tide_tensor *c = NULL, *ix = NULL;
     TIDE_TRY(tide_cast(ctx, op, index, TIDE_DTYPE_I64, &c));
     tide_status st = tide_tensor_contiguous(ctx, c, &ix);
     tide_tensor_release(c);
     if (st != TIDE_OK)
         return st;
-    int64_t      n = ix->shape[0];
+    int64_t      n = tide_tensor_numel(ix);
     tide_device *dev = ix->storage->dev;
     int64_t     *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
     if (dev->type != TIDE_DEVICE_CPU && n) {
         host = malloc((size_t)n * sizeof *host);
-        if (!host) {
-            tide_tensor_release(ix);
-            return tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
-        }
-        tide_device *h;
-        st = tide_device_get_index(TIDE_DEVICE_CPU, 0, &h);
+        tide_device *h = NULL;
+        st = host ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &h)
+                  : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
         if (st == TIDE_OK)
             st = tide_copy_bytes(h, host, dev, vals, (size_t)n * sizeof *host, 0);
-        if (st != TIDE_OK) {
-            free(host);
-            tide_tensor_release(ix);
-            return tide_err_op(st, op);
-        }
+        if (st != TIDE_OK)
+            st = tide_err_op(st, op);
         vals = host;
     }
-    for (int64_t i = 0; i < n; i++)
-        if (vals[i] < 0 || vals[i] >= size) {
+    for (int64_t i = 0; st == TIDE_OK && i < n; i++)
+        if (vals[i] < 0 || vals[i] >= size)
             /* worded as the binding words a bad index given as a table */
             st = tide_seterr(TIDE_EINDEX,
                              "%s: index %lld is out of range for dim %d of size %lld; indices are "
                              "1-based: use 1..%lld",
                              op, tide_index_1based(vals[i], index->dtype), dim + 1, (long long)size,
                              (long long)size);
-            break;
-        }
     free(host);
     if (st != TIDE_OK) {
         tide_tensor_release(ix);
@@ -66,6 +41,17 @@ static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tenso
     }
     *out = ix;
     return TIDE_OK;
+}
+
+/* index as a contiguous 1-D int64 tensor whose values lie in [0, size) */
+static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
+                                 int64_t size, tide_tensor **out) {
+    if (index->dtype != TIDE_DTYPE_I64 && index->dtype != TIDE_DTYPE_I32)
+        return tide_seterr(TIDE_EDTYPE, "%s: index must be int64 or int32, got %s", op,
+                           tide_dtype_name(index->dtype));
+    if (index->ndim != 1)
+        return tide_seterr(TIDE_ESHAPE, "%s: index must be 1-d, got %d-d", op, index->ndim);
+    return tide_index_prepare(ctx, op, index, dim, size, out);
 }
 
 tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
@@ -76,29 +62,14 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
         TIDE_TRY(tide_check_same_device(op, a, *out));
     if (a->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "index_select: cannot index a 0-d tensor");
-    TIDE_TRY(check_dim(op, &dim, a->ndim));
+    TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
     tide_tensor *ix;
     TIDE_TRY(prepare_index(ctx, op, index, dim, a->shape[dim], &ix));
-    tide_device *dev = a->storage->dev;
-    int64_t      shape[TIDE_MAX_DIMS];
+    int64_t shape[TIDE_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
     shape[dim] = ix->shape[0];
-    bool        created;
-    tide_status st = tide_prepare_out(ctx, op, dev, a->dtype, a->ndim, shape, out, &created);
-    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        if (!dev->backend->index_select) {
-            st = tide_notsup(op, dev);
-        } else {
-            tide_kview ov = tide_kview_of(*out), av = tide_kview_of(a), iv = tide_kview_of(ix);
-            st = dev->backend->index_select(dev, &ov, &av, dim, &iv);
-            if (st != TIDE_OK)
-                st = tide_err_op(st, op);
-        }
-        if (st != TIDE_OK)
-            tide_out_failed(out, created);
-    }
-    tide_tensor_release(ix);
-    return st;
+    return tide_pick_into(ctx, op, a->storage->dev->backend->index_select, a, dim, ix, a->ndim,
+                          shape, out);
 }
 
 tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
@@ -108,20 +79,18 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
     TIDE_TRY(tide_check_same_device(op, dst, src));
     if (dst->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "index_add_: cannot index a 0-d tensor");
-    TIDE_TRY(check_dim(op, &dim, dst->ndim));
+    TIDE_TRY(tide_norm_dim(op, &dim, dst->ndim));
     if (index->ndim != 1)
         return tide_seterr(TIDE_ESHAPE, "%s: index must be 1-d, got %d-d", op, index->ndim);
     bool ok = src->ndim == dst->ndim;
     for (int i = 0; ok && i < dst->ndim; i++)
         ok = src->shape[i] == (i == dim ? index->shape[0] : dst->shape[i]);
     if (!ok) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, src->ndim, src->shape);
-        tide_shape_fmt(s2, sizeof s2, dst->ndim, dst->shape);
+        tide_shape_strs sh = tide_shapes_fmt(src->ndim, src->shape, dst->ndim, dst->shape);
         return tide_seterr(TIDE_ESHAPE,
                            "%s: source of shape %s does not fit a destination of shape %s with "
                            "%lld indices at dim %d",
-                           op, s1, s2, (long long)index->shape[0], dim + 1);
+                           op, sh.a, sh.b, (long long)index->shape[0], dim + 1);
     }
     if (tide_dtype_is_float(src->dtype) && !tide_dtype_is_float(dst->dtype))
         return tide_seterr(TIDE_EDTYPE, "%s: cannot add %s values into a %s tensor in place", op,
@@ -132,18 +101,9 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
     tide_tensor *cs = NULL;
     tide_status  st = TIDE_OK;
     if (tide_tensor_numel(src) > 0) {
-        if (!dev->backend->index_add)
-            st = tide_notsup(op, dev);
-        else
-            st = tide_cast(ctx, op, src, dst->dtype, &cs);
-        if (st == TIDE_OK && cs->storage == dst->storage) {
-            /* a source sharing dst's memory (t:index_add_(1, {1, 1}, t)) is read from a copy:
-             * the kernel writes rows of dst that later source rows would read */
-            tide_tensor *copy = NULL;
-            st = tide_clone_for(ctx, op, cs, &copy);
-            tide_tensor_release(cs);
-            cs = copy;
-        }
+        /* a source sharing dst's memory (t:index_add_(1, {1, 1}, t)) is read from a copy */
+        st = dev->backend->index_add ? tide_source_for(ctx, op, src, dst, &cs)
+                                     : tide_notsup(op, dev);
         if (st == TIDE_OK) {
             tide_kview dv = tide_kview_of(dst), iv = tide_kview_of(ix), sv = tide_kview_of(cs);
             st = dev->backend->index_add(dev, &dv, dim, &iv, &sv);
@@ -166,7 +126,7 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
     const tide_tensor *t0 = ts[0];
     if (t0->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "cat: cannot concatenate 0-d tensors; use stack");
-    TIDE_TRY(check_dim(op, &dim, t0->ndim));
+    TIDE_TRY(tide_norm_dim(op, &dim, t0->ndim));
     tide_dtype dt = t0->dtype;
     int64_t    total = 0;
     for (int k = 0; k < n; k++) {
@@ -176,13 +136,11 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
         for (int i = 0; ok && i < t0->ndim; i++)
             ok = i == dim || t->shape[i] == t0->shape[i];
         if (!ok) {
-            char s1[200], s2[200];
-            tide_shape_fmt(s1, sizeof s1, t0->ndim, t0->shape);
-            tide_shape_fmt(s2, sizeof s2, t->ndim, t->shape);
+            tide_shape_strs sh = tide_shapes_fmt(t0->ndim, t0->shape, t->ndim, t->shape);
             return tide_seterr(TIDE_ESHAPE,
                                "cat: tensor %d has shape %s, which does not fit tensor 1's %s: "
                                "sizes must match except in dim %d",
-                               k + 1, s2, s1, dim + 1);
+                               k + 1, sh.b, sh.a, dim + 1);
         }
         dt = tide_promote(dt, t->dtype);
         total += t->shape[dim];
@@ -228,7 +186,7 @@ tide_status tide_stack(tide_ctx *ctx, int n, const tide_tensor *const *ts, int d
                            "stack: tensors of %d dims would give %d; tide supports "
                            "at most %d",
                            t0->ndim, t0->ndim + 1, TIDE_MAX_DIMS);
-    TIDE_TRY(check_dim(op, &dim, t0->ndim + 1));
+    TIDE_TRY(tide_norm_dim(op, &dim, t0->ndim + 1));
     for (int k = 1; k < n; k++) {
         const tide_tensor *t = ts[k];
         TIDE_TRY(tide_check_same_device(op, t0, t));
@@ -236,13 +194,11 @@ tide_status tide_stack(tide_ctx *ctx, int n, const tide_tensor *const *ts, int d
         for (int i = 0; same && i < t0->ndim; i++)
             same = t->shape[i] == t0->shape[i];
         if (!same) {
-            char s1[200], s2[200];
-            tide_shape_fmt(s1, sizeof s1, t0->ndim, t0->shape);
-            tide_shape_fmt(s2, sizeof s2, t->ndim, t->shape);
+            tide_shape_strs sh = tide_shapes_fmt(t0->ndim, t0->shape, t->ndim, t->shape);
             return tide_seterr(TIDE_ESHAPE,
                                "stack: tensors must have the same shape; tensor 1 has shape %s, "
                                "tensor %d has shape %s",
-                               s1, k + 1, s2);
+                               sh.a, k + 1, sh.b);
         }
     }
     if (*out)
@@ -272,7 +228,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
         TIDE_TRY(tide_check_same_device(op, a, *out));
     if (a->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
-    TIDE_TRY(check_dim(op, &dim, a->ndim));
+    TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
     tide_device *dev = a->storage->dev;
     tide_dtype   dt = tide_dtype_is_float(a->dtype) ? a->dtype : TIDE_DTYPE_F32;
     bool         created;
@@ -317,14 +273,12 @@ tide_status tide_softmax_backward(tide_ctx *ctx, const tide_tensor *y, const tid
     for (int d = 0; same && d < y->ndim; d++)
         same = y->shape[d] == g->shape[d];
     if (!same) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, y->ndim, y->shape);
-        tide_shape_fmt(s2, sizeof s2, g->ndim, g->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: y %s and g %s must have one shape", op, s1, s2);
+        tide_shape_strs sh = tide_shapes_fmt(y->ndim, y->shape, g->ndim, g->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: y %s and g %s must have one shape", op, sh.a, sh.b);
     }
     if (y->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
-    TIDE_TRY(check_dim(op, &dim, y->ndim));
+    TIDE_TRY(tide_norm_dim(op, &dim, y->ndim));
     tide_device *dev = y->storage->dev;
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, y->dtype, y->ndim, y->shape, dx));
     if (tide_tensor_numel(*dx) == 0)

@@ -76,24 +76,20 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
     int64_t Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
     int64_t N = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
     if (K != Kb) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
-        tide_shape_fmt(s2, sizeof s2, b->ndim, b->shape);
+        tide_shape_strs sh = tide_shapes_fmt(a->ndim, a->shape, b->ndim, b->shape);
         return tide_seterr(TIDE_ESHAPE,
                            "matmul: shapes %s and %s do not fit: the first has %lld columns, the "
                            "second %lld rows",
-                           s1, s2, (long long)K, (long long)Kb);
+                           sh.a, sh.b, (long long)K, (long long)Kb);
     }
     int     abn = a->ndim > 2 ? a->ndim - 2 : 0, bbn = b->ndim > 2 ? b->ndim - 2 : 0, nb;
     int64_t batch[TIDE_MAX_DIMS];
     if (tide_broadcast_shape(name, abn, a->shape, bbn, b->shape, &nb, batch) != TIDE_OK) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, a->ndim, a->shape);
-        tide_shape_fmt(s2, sizeof s2, b->ndim, b->shape);
+        tide_shape_strs sh = tide_shapes_fmt(a->ndim, a->shape, b->ndim, b->shape);
         return tide_seterr(TIDE_ESHAPE,
                            "matmul: shapes %s and %s do not fit: their batch dims (all but the "
                            "last two) cannot be broadcast; make them equal or 1",
-                           s1, s2);
+                           sh.a, sh.b);
     }
     if (nb + 2 > TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE, "matmul: result would have more than %d dims",

@@ -5,16 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tide_status norm_dim(const char *op, int *dim, int ndim) {
-    int d = *dim < 0 ? *dim + ndim : *dim;
-    if (d < 0 || d >= ndim)
-        return tide_seterr(TIDE_EINDEX,
-                           "%s: dim %d out of range for a %d-d tensor; use 1 to %d (or -%d to -1)",
-                           op, *dim < 0 ? *dim : *dim + 1, ndim, ndim, ndim);
-    *dim = d;
-    return TIDE_OK;
-}
-
 static tide_status check_mask(const char *op, const tide_tensor *mask) {
     if (mask->dtype != TIDE_DTYPE_BOOL)
         return tide_seterr(TIDE_EDTYPE,
@@ -40,11 +30,9 @@ tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_ten
     for (int i = 0; same && i < bn; i++)
         same = bs[i] == a->shape[i];
     if (!same) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, mask->ndim, mask->shape);
-        tide_shape_fmt(s2, sizeof s2, a->ndim, a->shape);
+        tide_shape_strs sh = tide_shapes_fmt(mask->ndim, mask->shape, a->ndim, a->shape);
         return tide_seterr(TIDE_ESHAPE, "%s: mask of shape %s does not broadcast to the shape %s",
-                           op, s1, s2);
+                           op, sh.a, sh.b);
     }
     tide_tensor *v = NULL;
     TIDE_TRY(tide_tensor_to(ctx, value, a->storage->dev, a->dtype, 0, &v));
@@ -180,6 +168,34 @@ static tide_status select_shifted(tide_ctx *ctx, const char *op, const tide_tens
     return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
+/* a copy of a with each dim ds[i] (normalized) reversed when shifts is NULL, else rolled by
+ * shifts[i] */
+static tide_status shift_dims(tide_ctx *ctx, const char *op, const tide_tensor *a, int ndims,
+                              const int *ds, const int64_t *shifts, tide_tensor **out) {
+    tide_tensor *cur = NULL;
+    tide_status  st = tide_tensor_clone(ctx, a, &cur);
+    for (int i = 0; st == TIDE_OK && i < ndims; i++) {
+        int64_t size = cur->shape[ds[i]];
+        if (size == 0)
+            continue;
+        int64_t start = size - 1, step = -1;
+        if (shifts) {
+            start = size - ((shifts[i] % size) + size) % size;
+            step = 1;
+        }
+        tide_tensor *next = NULL;
+        st = select_shifted(ctx, op, cur, ds[i], start, step, &next);
+        tide_tensor_release(cur);
+        cur = next;
+    }
+    if (st != TIDE_OK) {
+        tide_tensor_release(cur);
+        return st;
+    }
+    *out = cur;
+    return TIDE_OK;
+}
+
 /* reverses the given dims (0-based, possibly negative); a dim named twice raises */
 tide_status tide_flip(tide_ctx *ctx, const tide_tensor *a, int ndims, const int *dims,
                       tide_tensor **out) {
@@ -190,27 +206,12 @@ tide_status tide_flip(tide_ctx *ctx, const tide_tensor *a, int ndims, const int 
         return tide_seterr(TIDE_EINVAL, "flip: %d dims given, at most %d", ndims, TIDE_MAX_DIMS);
     for (int i = 0; i < ndims; i++) {
         ds[i] = dims[i];
-        TIDE_TRY(norm_dim(op, &ds[i], a->ndim));
+        TIDE_TRY(tide_norm_dim(op, &ds[i], a->ndim));
         if (seen[ds[i]])
             return tide_seterr(TIDE_EINVAL, "flip: dim %d appears more than once", ds[i] + 1);
         seen[ds[i]] = true;
     }
-    tide_tensor *cur = NULL;
-    tide_status  st = tide_tensor_clone(ctx, a, &cur);
-    for (int i = 0; st == TIDE_OK && i < ndims; i++) {
-        if (cur->shape[ds[i]] == 0)
-            continue;
-        tide_tensor *next = NULL;
-        st = select_shifted(ctx, op, cur, ds[i], cur->shape[ds[i]] - 1, -1, &next);
-        tide_tensor_release(cur);
-        cur = next;
-    }
-    if (st != TIDE_OK) {
-        tide_tensor_release(cur);
-        return st;
-    }
-    *out = cur;
-    return TIDE_OK;
+    return shift_dims(ctx, op, a, ndims, ds, NULL, out);
 }
 
 /* roll: element i of dim moves to i + shift (mod size); ndims 0 rolls the flattened tensor */
@@ -236,24 +237,7 @@ tide_status tide_roll(tide_ctx *ctx, const tide_tensor *a, int ndims, const int6
         return tide_seterr(TIDE_EINVAL, "roll: %d dims given, at most %d", ndims, TIDE_MAX_DIMS);
     for (int i = 0; i < ndims; i++) {
         ds[i] = dims[i];
-        TIDE_TRY(norm_dim(op, &ds[i], a->ndim));
+        TIDE_TRY(tide_norm_dim(op, &ds[i], a->ndim));
     }
-    tide_tensor *cur = NULL;
-    tide_status  st = tide_tensor_clone(ctx, a, &cur);
-    for (int i = 0; st == TIDE_OK && i < ndims; i++) {
-        int64_t size = cur->shape[ds[i]];
-        if (size == 0)
-            continue;
-        int64_t      s = ((shifts[i] % size) + size) % size;
-        tide_tensor *next = NULL;
-        st = select_shifted(ctx, op, cur, ds[i], size - s, 1, &next);
-        tide_tensor_release(cur);
-        cur = next;
-    }
-    if (st != TIDE_OK) {
-        tide_tensor_release(cur);
-        return st;
-    }
-    *out = cur;
-    return TIDE_OK;
+    return shift_dims(ctx, op, a, ndims, ds, shifts, out);
 }

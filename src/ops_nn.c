@@ -262,11 +262,10 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     for (int i = 0; ok && i < 4; i++)
         ok = indices->shape[i] == grad_out->shape[i];
     if (!ok) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, grad_out->ndim, grad_out->shape);
-        tide_shape_fmt(s2, sizeof s2, indices->ndim, indices->shape);
+        tide_shape_strs sh =
+            tide_shapes_fmt(grad_out->ndim, grad_out->shape, indices->ndim, indices->shape);
         return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and indices %s must have one shape", op,
-                           s1, s2);
+                           sh.a, sh.b);
     }
     if (H <= 0 || W <= 0)
         return tide_seterr(TIDE_EINVAL, "%s: H and W must be positive, got %lld and %lld", op,
@@ -307,11 +306,10 @@ static tide_status act_backward_check(const char *op, const tide_tensor *grad_ou
     for (int d = 0; same && d < input->ndim; d++)
         same = grad_out->shape[d] == input->shape[d];
     if (!same) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, grad_out->ndim, grad_out->shape);
-        tide_shape_fmt(s2, sizeof s2, input->ndim, input->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and input %s must have one shape", op, s1,
-                           s2);
+        tide_shape_strs sh =
+            tide_shapes_fmt(grad_out->ndim, grad_out->shape, input->ndim, input->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and input %s must have one shape", op,
+                           sh.a, sh.b);
     }
     return TIDE_OK;
 }
@@ -478,102 +476,18 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     return st == TIDE_OK ? TIDE_OK : tide_err_op(st, op);
 }
 
-/* ---- layer norm --------------------------------------------------------------------------- */
-
-/* the [rows, d] kernel view of a contiguous tensor */
-static tide_kview rows_view(const tide_tensor *t, int64_t rows, int64_t d) {
-    tide_kview v = tide_kview_of(t);
-    v.ndim = 2;
-    v.shape[0] = rows;
-    v.shape[1] = d;
-    v.strides[0] = d;
-    v.strides[1] = 1;
-    return v;
-}
-
-/* the [n] kernel view of a contiguous tensor of n elements */
-static tide_kview vec_view(const tide_tensor *t, int64_t n) {
-    tide_kview v = rows_view(t, 1, n);
-    v.ndim = 1;
-    v.shape[0] = n;
-    v.strides[0] = 1;
-    return v;
-}
-
-/* x split into rows of d elements; weight or bias (what) NULL or d elements of x's dtype and
- * device */
-static tide_status ln_check_x(const char *op, const tide_tensor *x, int64_t d, int64_t *rows) {
-    char sb[200];
-    tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
-    if (d < 1)
-        return tide_seterr(TIDE_EINVAL, "%s: d = %lld must be positive", op, (long long)d);
-    if (x->dtype != TIDE_DTYPE_F32 && x->dtype != TIDE_DTYPE_F64)
-        return tide_seterr(TIDE_EDTYPE,
-                           "%s: x must be float32 or float64, got %s; convert it "
-                           "with :float()",
-                           op, tide_dtype_name(x->dtype));
-    int64_t n = tide_tensor_numel(x);
-    if (n % d != 0)
-        return tide_seterr(TIDE_ESHAPE,
-                           "%s: x of shape %s does not split into rows of d = %lld elements", op,
-                           sb, (long long)d);
-    *rows = n / d;
-    return TIDE_OK;
-}
-
-static tide_status ln_check_param(const char *op, const tide_tensor *x, const tide_tensor *p,
-                                  int64_t d, const char *what) {
-    if (!p)
-        return TIDE_OK;
-    TIDE_TRY(tide_check_same_device(op, x, p));
-    if (p->dtype != x->dtype)
-        return tide_seterr(TIDE_EDTYPE, "%s: %s must have x's dtype %s, got %s", op, what,
-                           tide_dtype_name(x->dtype), tide_dtype_name(p->dtype));
-    if (tide_tensor_numel(p) != d) {
-        char sb[200];
-        tide_shape_fmt(sb, sizeof sb, p->ndim, p->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold d = %lld elements", op, what,
-                           sb, (long long)d);
-    }
-    return TIDE_OK;
-}
+/* ---- layer norm: the kernel rows layer_norm, layer_norm_backward (src/kernels.c) ----------- */
 
 tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
                             const tide_tensor *bias, int64_t d, double eps, tide_tensor **y,
                             tide_tensor **mean, tide_tensor **rstd) {
-    static const char op[] = "layer_norm";
-    int64_t           rows = 0;
-    TIDE_TRY(ln_check_x(op, x, d, &rows));
-    TIDE_TRY(ln_check_param(op, x, weight, d, "weight"));
-    TIDE_TRY(ln_check_param(op, x, bias, d, "bias"));
-    if (!(eps >= 0))
-        return tide_seterr(TIDE_EINVAL, "%s: eps = %g must be >= 0", op, eps);
-    tide_device       *dev = x->storage->dev;
     const tide_tensor *in[3] = {x, weight, bias};
-    tide_tensor       *c[3], *r[3] = {NULL, NULL, NULL};
-    TIDE_TRY(tide_contiguous_all(ctx, 3, in, c));
-    tide_status st = tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, x->shape, &r[0]);
-    for (int i = 1; i < 3 && st == TIDE_OK; i++)
-        st = tide_tensor_alloc(ctx, op, dev, x->dtype, 1, &rows, &r[i]);
-    if (st == TIDE_OK && rows > 0) {
-        if (!dev->backend->layer_norm) {
-            st = tide_notsup(op, dev);
-        } else {
-            tide_kview yv = rows_view(r[0], rows, d), mv = tide_kview_of(r[1]),
-                       sv = tide_kview_of(r[2]), xv = rows_view(c[0], rows, d),
-                       wv = weight ? vec_view(c[1], d) : xv, bv = bias ? vec_view(c[2], d) : xv;
-            st = dev->backend->layer_norm(dev, &yv, &mv, &sv, &xv, weight ? &wv : NULL,
-                                          bias ? &bv : NULL, eps);
-        }
-    }
-    tide_release_all(3, c);
-    if (st != TIDE_OK) {
-        tide_release_all(3, r);
-        return tide_err_op(st, op);
-    }
-    *y = r[0];
-    *mean = r[1];
-    *rstd = r[2];
+    tide_kernel_scalar p[2] = {{.i = d}, {.f = eps}};
+    tide_tensor       *out[3];
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LAYER_NORM, in, p, NULL, out));
+    *y = out[0];
+    *mean = out[1];
+    *rstd = out[2];
     return TIDE_OK;
 }
 
@@ -581,68 +495,28 @@ tide_status tide_layer_norm_backward(tide_ctx *ctx, const tide_tensor *dy, const
                                      const tide_tensor *mean, const tide_tensor *rstd,
                                      const tide_tensor *weight, int64_t d, tide_tensor **dx,
                                      tide_tensor **dweight, tide_tensor **dbias) {
-    static const char op[] = "layer_norm_backward";
-    int64_t           rows = 0;
-    TIDE_TRY(ln_check_x(op, x, d, &rows));
-    TIDE_TRY(ln_check_param(op, x, weight, d, "weight"));
-    TIDE_TRY(tide_check_same_device(op, x, dy));
-    TIDE_TRY(tide_check_same_device(op, x, mean));
-    TIDE_TRY(tide_check_same_device(op, x, rstd));
-    bool same = dy->ndim == x->ndim && dy->dtype == x->dtype;
-    for (int i = 0; same && i < x->ndim; i++)
-        same = dy->shape[i] == x->shape[i];
-    if (!same) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, dy->ndim, dy->shape);
-        tide_shape_fmt(s2, sizeof s2, x->ndim, x->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: dy %s %s must have x's shape %s and dtype %s", op, s1,
-                           tide_dtype_name(dy->dtype), s2, tide_dtype_name(x->dtype));
-    }
-    const tide_tensor *stats[2] = {mean, rstd};
-    for (int i = 0; i < 2; i++)
-        if (tide_tensor_numel(stats[i]) != rows || stats[i]->dtype != x->dtype)
-            return tide_seterr(TIDE_ESHAPE, "%s: %s must hold %lld %s values (one per row)", op,
-                               i ? "rstd" : "mean", (long long)rows, tide_dtype_name(x->dtype));
-    tide_device       *dev = x->storage->dev;
-    const tide_tensor *in[4] = {dy, x, mean, rstd};
-    tide_tensor       *c[5], *r[3] = {NULL, NULL, NULL};
-    tide_tensor      **outs[3] = {dx, dweight, dbias};
-    TIDE_TRY(tide_contiguous_all(ctx, 4, in, c));
-    c[4] = NULL;
-    tide_status st = weight ? tide_tensor_contiguous(ctx, weight, &c[4]) : TIDE_OK;
-    for (int i = 0; i < 3 && st == TIDE_OK; i++)
-        if (outs[i])
-            st = i == 0 ? tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, x->shape, &r[0])
-                 : weight
-                     ? tide_tensor_alloc(ctx, op, dev, x->dtype, weight->ndim, weight->shape, &r[i])
-                     : tide_tensor_alloc(ctx, op, dev, x->dtype, 1, &d, &r[i]);
-    if (st == TIDE_OK && rows > 0) {
-        if (!dev->backend->layer_norm_backward) {
-            st = tide_notsup(op, dev);
-        } else {
-            tide_kview gv = rows_view(c[0], rows, d), xv = rows_view(c[1], rows, d);
-            tide_kview mv = vec_view(c[2], rows), sv = vec_view(c[3], rows);
-            tide_kview wv = weight ? vec_view(c[4], d) : xv;
-            tide_kview rv[3];
-            for (int i = 0; i < 3; i++)
-                if (r[i])
-                    rv[i] = i == 0 ? rows_view(r[0], rows, d) : vec_view(r[i], d);
-            st = dev->backend->layer_norm_backward(dev, r[0] ? &rv[0] : NULL, r[1] ? &rv[1] : NULL,
-                                                   r[2] ? &rv[2] : NULL, &gv, &xv, &mv, &sv,
-                                                   weight ? &wv : NULL);
+    const tide_tensor *in[5] = {x, dy, mean, rstd, weight};
+    tide_kernel_scalar p[1] = {{.i = d}};
+    int                want[3] = {dx != NULL, dweight != NULL, dbias != NULL};
+    tide_tensor       *out[3];
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LAYER_NORM_BACKWARD, in, p, want, out));
+    tide_tensor **dst[3] = {dx, dweight, dbias};
+    tide_status   st = TIDE_OK;
+    for (int i = 1; i < 3; i++) /* the parameters' gradients in weight's shape */
+        if (out[i] && weight && st == TIDE_OK) {
+            tide_tensor *v = NULL;
+            st = tide_tensor_view(out[i], weight->ndim, weight->shape, &v);
+            if (st == TIDE_OK) {
+                tide_tensor_release(out[i]);
+                out[i] = v;
+            }
         }
-    } else if (st == TIDE_OK) { /* no rows: zero parameter gradients */
-        for (int i = 1; i < 3 && st == TIDE_OK; i++)
-            if (r[i])
-                st = tide_fill_(ctx, r[i], 0);
-    }
-    tide_release_all(5, c);
     if (st != TIDE_OK) {
-        tide_release_all(3, r);
-        return tide_err_op(st, op);
+        tide_release_all(3, out);
+        return tide_err_op(st, "layer_norm_backward");
     }
     for (int i = 0; i < 3; i++)
-        if (outs[i])
-            *outs[i] = r[i];
+        if (dst[i])
+            *dst[i] = out[i];
     return TIDE_OK;
 }

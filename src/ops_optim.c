@@ -13,11 +13,9 @@ static tide_status check_like(const char *op, const tide_tensor *param, const ti
     for (int d = 0; same && d < t->ndim; d++)
         same = t->shape[d] == param->shape[d];
     if (!same) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, t->ndim, t->shape);
-        tide_shape_fmt(s2, sizeof s2, param->ndim, param->shape);
+        tide_shape_strs sh = tide_shapes_fmt(t->ndim, t->shape, param->ndim, param->shape);
         return tide_seterr(TIDE_ESHAPE, "%s: %s has shape %s but the parameter has %s", op, what,
-                           s1, s2);
+                           sh.a, sh.b);
     }
     if (need_contiguous && !tide_tensor_is_contiguous(t))
         return tide_seterr(TIDE_EINVAL, "%s: %s must be contiguous", op, what);

@@ -14,6 +14,13 @@ void tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape) {
         snprintf(buf + k, n - k, "]");
 }
 
+tide_shape_strs tide_shapes_fmt(int an, const int64_t *as, int bn, const int64_t *bs) {
+    tide_shape_strs s;
+    tide_shape_fmt(s.a, sizeof s.a, an, as);
+    tide_shape_fmt(s.b, sizeof s.b, bn, bs);
+    return s;
+}
+
 /* The element count of a shape. A zero anywhere makes it 0 whatever the other sizes (PyTorch
  * allows torch.zeros(0, 2**32, 2**32)), so the check does not depend on the order of the dims:
  * a permuted shape is valid exactly when the original was. */

@@ -9,6 +9,11 @@
 
 /* "[2, 3]" into buf */
 void tide_shape_fmt(char *buf, size_t n, int ndim, const int64_t *shape);
+/* two shapes formatted for one message: a and b */
+typedef struct {
+    char a[200], b[200];
+} tide_shape_strs;
+tide_shape_strs tide_shapes_fmt(int an, const int64_t *as, int bn, const int64_t *bs);
 /* TIDE_ESHAPE naming op unless 0 <= ndim <= TIDE_MAX_DIMS */
 tide_status tide_shape_check_ndim(const char *op, int ndim);
 /* the element count, overflow-checked (a zero size makes any other sizes legal) */

@@ -289,13 +289,11 @@ tide_status tide_blob_check(const char *op, const void *data, tide_dtype dt, int
     if (!over_elems && numel)
         over_bytes = __builtin_mul_overflow(last + 1, es, &bytes);
     if (over_elems || over_bytes) {
-        char sb[200], tb[200];
-        tide_shape_fmt(sb, sizeof sb, ndim, shape);
-        tide_shape_fmt(tb, sizeof tb, ndim, st);
+        tide_shape_strs sh = tide_shapes_fmt(ndim, shape, ndim, st);
         return tide_seterr(TIDE_ESHAPE,
                            "%s: shape %s with strides %s spans more %s%s than fit in 64 bits; "
                            "strides count elements, not bytes",
-                           op, sb, tb, over_elems ? "elements" : "bytes of ",
+                           op, sh.a, sh.b, over_elems ? "elements" : "bytes of ",
                            over_elems ? "" : tide_dtype_name(dt));
     }
     if (numel && (uintptr_t)data > UINTPTR_MAX - (uint64_t)bytes)

@@ -215,13 +215,11 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
     for (int i = 0; same && i < ndim; i++)
         same = o->shape[i] == shape[i];
     if (!same) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, ndim, shape);
-        tide_shape_fmt(s2, sizeof s2, o->ndim, o->shape);
+        tide_shape_strs sh = tide_shapes_fmt(ndim, shape, o->ndim, o->shape);
         return tide_seterr(TIDE_ESHAPE,
                            "%s: the result has shape %s but the output tensor has shape %s; an "
                            "in-place op cannot change its tensor's shape",
-                           op, s1, s2);
+                           op, sh.a, sh.b);
     }
     /* every op writing into a given tensor passes here, once its checks are done: the one
      * place that counts in-place writes for autograd (fill_, random_, index_add_ and set count
@@ -232,9 +230,9 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
 
 /* ---- views -------------------------------------------------------------------------------- */
 
-/* wraps a negative dim from the end; 1-based in the message */
-static tide_status norm_dim(const char *op, int *dim, int ndim) {
-    int n = ndim ? ndim : 1;
+/* wraps a negative dim from the end, checked against n dims of an ndim-d tensor; 1-based in
+ * the message */
+static tide_status wrap_dim(const char *op, int *dim, int ndim, int n) {
     int d = *dim < 0 ? *dim + n : *dim;
     if (d < 0 || d >= n)
         return tide_seterr(TIDE_EINDEX,
@@ -242,6 +240,14 @@ static tide_status norm_dim(const char *op, int *dim, int ndim) {
                            op, *dim < 0 ? *dim : *dim + 1, ndim, n, n);
     *dim = d;
     return TIDE_OK;
+}
+
+tide_status tide_norm_dim(const char *op, int *dim, int ndim) {
+    return wrap_dim(op, dim, ndim, ndim);
+}
+
+tide_status tide_norm_dim_0d(const char *op, int *dim, int ndim) {
+    return wrap_dim(op, dim, ndim, ndim ? ndim : 1);
 }
 
 static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, const int64_t *in,
@@ -269,23 +275,19 @@ static tide_status infer_shape(const char *op, const tide_tensor *t, int ndim, c
         known = 0;
     if (infer >= 0) {
         if (known == 0 || numel % known != 0) {
-            char sb[200], tb[200];
-            tide_shape_fmt(sb, sizeof sb, ndim, in);
-            tide_shape_fmt(tb, sizeof tb, t->ndim, t->shape);
+            tide_shape_strs sh = tide_shapes_fmt(ndim, in, t->ndim, t->shape);
             return tide_seterr(TIDE_ESHAPE,
                                "%s: shape %s is invalid for a tensor of shape %s (%lld elements)",
-                               op, sb, tb, (long long)numel);
+                               op, sh.a, sh.b, (long long)numel);
         }
         shape[infer] = numel / known;
         known = numel;
     }
     if (known != numel) {
-        char sb[200], tb[200];
-        tide_shape_fmt(sb, sizeof sb, ndim, in);
-        tide_shape_fmt(tb, sizeof tb, t->ndim, t->shape);
+        tide_shape_strs sh = tide_shapes_fmt(ndim, in, t->ndim, t->shape);
         return tide_seterr(TIDE_ESHAPE,
                            "%s: shape %s is invalid for a tensor of shape %s (%lld elements)", op,
-                           sb, tb, (long long)numel);
+                           sh.a, sh.b, (long long)numel);
     }
     return TIDE_OK;
 }
@@ -352,7 +354,7 @@ tide_status tide_tensor_permute(const tide_tensor *t, const int *perm, tide_tens
     bool    seen[TIDE_MAX_DIMS] = {false};
     for (int i = 0; i < t->ndim; i++) {
         int d = perm[i];
-        TIDE_TRY(norm_dim("permute", &d, t->ndim));
+        TIDE_TRY(tide_norm_dim_0d("permute", &d, t->ndim));
         if (seen[d])
             return tide_seterr(TIDE_EINVAL,
                                "permute: dim %d appears twice; give each of the %d dims once",
@@ -367,8 +369,8 @@ tide_status tide_tensor_permute(const tide_tensor *t, const int *perm, tide_tens
 tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_tensor **out) {
     if (t->ndim < 2 && (d0 == 0 || d0 == -1) && (d1 == 0 || d1 == -1))
         return tide_view_make(t, t->ndim, t->shape, t->strides, t->offset, out);
-    TIDE_TRY(norm_dim("transpose", &d0, t->ndim));
-    TIDE_TRY(norm_dim("transpose", &d1, t->ndim));
+    TIDE_TRY(tide_norm_dim_0d("transpose", &d0, t->ndim));
+    TIDE_TRY(tide_norm_dim_0d("transpose", &d1, t->ndim));
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     memcpy(shape, t->shape, sizeof shape);
     memcpy(st, t->strides, sizeof st);
@@ -383,7 +385,7 @@ tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int
                                tide_tensor **out) {
     if (t->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "narrow: cannot narrow a 0-d tensor");
-    TIDE_TRY(norm_dim("narrow", &dim, t->ndim));
+    TIDE_TRY(tide_norm_dim_0d("narrow", &dim, t->ndim));
     int64_t size = t->shape[dim];
     if (start < 0)
         start += size;
@@ -401,7 +403,7 @@ tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int
 tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tide_tensor **out) {
     if (t->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "select: cannot select from a 0-d tensor");
-    TIDE_TRY(norm_dim("select", &dim, t->ndim));
+    TIDE_TRY(tide_norm_dim_0d("select", &dim, t->ndim));
     int64_t size = t->shape[dim];
     if (index < -size || index >= size)
         return tide_seterr(TIDE_EINDEX,
@@ -452,7 +454,7 @@ tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **o
 
 tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out) {
     if (dim >= 0 && t->ndim > 0)
-        TIDE_TRY(norm_dim("squeeze", &dim, t->ndim));
+        TIDE_TRY(tide_norm_dim_0d("squeeze", &dim, t->ndim));
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     int     n = 0;
     for (int i = 0; i < t->ndim; i++) {
@@ -488,13 +490,11 @@ tide_status tide_tensor_expand(const tide_tensor *t, int ndim, const int64_t *in
         }
     }
     if (!ok) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, t->ndim, t->shape);
-        tide_shape_fmt(s2, sizeof s2, ndim, in);
+        tide_shape_strs sh = tide_shapes_fmt(t->ndim, t->shape, ndim, in);
         return tide_seterr(TIDE_ESHAPE,
                            "expand: cannot expand shape %s to %s; only size-1 dims (and new "
                            "leading dims) can grow",
-                           s1, s2);
+                           sh.a, sh.b);
     }
     int64_t numel;
     if (tide_shape_numel(ndim, shape, &numel) != TIDE_OK)

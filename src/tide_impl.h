@@ -107,6 +107,23 @@ tide_status tide_tensor_empty_for(tide_ctx *ctx, const char *op, tide_device *de
                                   int ndim, const int64_t *shape, tide_tensor **out);
 /* a clone made inside op: its errors are op's ("tide: add_: CUDA out of memory ...") */
 tide_status tide_clone_for(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_tensor **out);
+/* index (int64 or int32, any shape) as a contiguous int64 tensor whose values lie in [0, size),
+ * else EINDEX naming the bad 1-based index and dim; the check reads the values on the host (an
+ * internal copy, not a user transfer) (ops_index.c) */
+tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
+                               int64_t size, tide_tensor **out);
+/* the kernel of gather and index_select: out = the elements of a that ix picks along dim */
+typedef tide_status (*tide_pick_fn)(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                                    int dim, const tide_kview *ix);
+/* *out, prepared as (ndim, shape), = fn(a, dim, ix) (fn NULL: ENOTSUP; 0-d views passed as
+ * 1-d); releases ix (ops_gather.c) */
+tide_status tide_pick_into(tide_ctx *ctx, const char *op, tide_pick_fn fn, const tide_tensor *a,
+                           int dim, tide_tensor *ix, int ndim, const int64_t *shape,
+                           tide_tensor **out);
+/* src in dst's dtype for a kernel that writes dst while it reads the source (scatter_,
+ * index_add_): a copy when src shares dst's memory (ops_gather.c) */
+tide_status tide_source_for(tide_ctx *ctx, const char *op, const tide_tensor *src,
+                            const tide_tensor *dst, tide_tensor **out);
 /* fill_ without counting the write: for tensors the op itself made (ops.c) */
 tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar value);
 /* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
@@ -152,6 +169,10 @@ tide_status tide_notsup(const char *op, const tide_device *dev);
 /* TIDE_EDEVICE "expected all tensors on the same device ..." unless a and b share a device */
 tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b);
 tide_dtype  tide_promote(tide_dtype a, tide_dtype b);
+/* *dim, negative counting from the end, made 0-based in [0, ndim), else EINDEX with 1-based dims
+ * (tensor.c); _0d: a 0-d tensor takes dim 1 or -1 as a 1-d one does */
+tide_status tide_norm_dim(const char *op, int *dim, int ndim);
+tide_status tide_norm_dim_0d(const char *op, int *dim, int ndim);
 tide_status tide_broadcast_shape(const char *op, int an, const int64_t *as, int bn,
                                  const int64_t *bs, int *on, int64_t *os);
 /* kview of t broadcast to (ndim, shape): stride 0 on expanded dims; shapes already checked */

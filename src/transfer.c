@@ -163,13 +163,11 @@ tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *s
         ok = s == d || s == 1;
     }
     if (!ok) {
-        char s1[200], s2[200];
-        tide_shape_fmt(s1, sizeof s1, src->ndim, src->shape);
-        tide_shape_fmt(s2, sizeof s2, dst->ndim, dst->shape);
+        tide_shape_strs sh = tide_shapes_fmt(src->ndim, src->shape, dst->ndim, dst->shape);
         return tide_seterr(TIDE_ESHAPE,
                            "%s: cannot copy a tensor of shape %s into one of shape %s; the source "
                            "must broadcast to the destination",
-                           op, s1, s2);
+                           op, sh.a, sh.b);
     }
     tide_device *dev = dst->storage->dev;
     if (tide_tensor_numel(dst) == 0)

@@ -52,6 +52,9 @@ function Tensor.split(x, sizes, dim)
     if n == 0 then
         return { x:narrow(d, 1, 0) }
     end
+    -- an empty or expanded tensor's dim can be huge at no cost: so would be the list of views
+    args.check_budget("split", idiv(n + s - 1, s), 256, ("%d views of dim %d (size %d)")
+        :format(idiv(n + s - 1, s), d, n), "split into larger pieces, or narrow the dim first")
     for at = 1, n, s do
         out[#out + 1] = x:narrow(d, at, math.min(s, n - at + 1))
     end
@@ -86,6 +89,9 @@ function Tensor.unbind(x, dim)
     check("unbind", x)
     no_dims("unbind", x)
     local d = dim_of("unbind", x, dim or 1)
+    -- an empty or expanded tensor's dim can be huge at no cost: so would be the list of views
+    args.check_budget("unbind", x:size(d), 256, ("%d views of dim %d"):format(x:size(d), d),
+        "narrow the dim first, or index the slices one by one with select")
     local out = {}
     for i = 1, x:size(d) do
         out[i] = x:select(d, i)

@@ -138,6 +138,14 @@ int main(int argc, char **argv) {
     CHECK(sum == NULL);
     CHECK_OK(tide_tensor_transpose(on1, 0, 1, &t1));
     CHECK_ERR(tide_tensor_contiguous(ctx, t1, &sum), TIDE_ENOTSUP, "not implemented on fake:1");
+    /* a kernel row (include/tide_kernels.def): the one dispatch's answer for a backend without
+     * a kernels table */
+    const tide_tensor *rin[2] = {on1, NULL};
+    tide_kernel_scalar rp[2] = {{.i = tide_tensor_numel(on1)}, {.f = 1e-5}};
+    tide_tensor       *rout[2] = {NULL, NULL};
+    CHECK_ERR(tide_kernel_run(ctx, TIDE_K_RMS_NORM, rin, rp, NULL, rout), TIDE_ENOTSUP,
+              "tide: rms_norm: not implemented on fake:1");
+    CHECK(rout[0] == NULL && rout[1] == NULL);
     DLManagedTensor *dl = NULL;
     CHECK_ERR(tide_tensor_to_dlpack(on1, &dl), TIDE_ENOTSUP,
               "tide: to_dlpack: fake:1 has no DLPack device type; copy the tensor to the cpu "
@@ -157,7 +165,7 @@ int main(int argc, char **argv) {
     CHECK(!tide_backend_is_available(stale));
     const char *r = tide_backend_unavailable_reason(stale);
     CHECK(r && strstr(r, "is a STALE backend of another tide (backend ABI version 999; this tide "
-                         "needs version 9)"));
+                         "needs version 10)"));
     CHECK_ERR(tide_device_get("stale:0", &f), TIDE_EDEVICE,
               "tide: device: STALE is not available: ");
     /* one without the four entries every backend needs is refused before any use */

@@ -7,17 +7,9 @@
 #include "cpu.h"
 #include <string.h>
 
-static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes,
-                                int non_blocking) {
-    (void)dev;
-    (void)non_blocking;
-    if (bytes)
-        memmove(dst, src, bytes);
-    return TIDE_OK;
-}
-
-static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, size_t bytes,
-                                  int non_blocking) {
+/* to and from the host: both sides are host memory */
+static tide_status copy_host(tide_device *dev, void *dst, const void *src, size_t bytes,
+                             int non_blocking) {
     (void)dev;
     (void)non_blocking;
     if (bytes)
@@ -27,11 +19,8 @@ static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, 
 
 static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
                              size_t bytes) {
-    (void)dst_dev;
     (void)src_dev;
-    if (bytes)
-        memmove(dst, src, bytes);
-    return TIDE_OK;
+    return copy_host(dst_dev, dst, src, bytes, 0);
 }
 
 static tide_status synchronize(tide_device *dev) {
@@ -39,12 +28,19 @@ static tide_status synchronize(tide_device *dev) {
     return TIDE_OK; /* every CPU kernel has finished when it returns */
 }
 
+/* the kernels of include/tide_kernels.def whose CPU column is Y, by kernel id */
+static const tide_kernel_fn cpu_kernels[TIDE_KERNEL_COUNT] = {
+#define K(NAME, name, kind, dtypes, cpu, ...) [TIDE_K_##NAME] = TIDE_KERNEL_ENTRY(cpu, cpu_##name),
+#include "tide_kernels.def"
+#undef K
+};
+
 const tide_backend tide_cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
     .free = cpu_free,
-    .copy_to_host = copy_to_host,
-    .copy_from_host = copy_from_host,
+    .copy_to_host = copy_host,
+    .copy_from_host = copy_host,
     .copy_peer = copy_peer,
     .synchronize = synchronize,
     .memory_stats = cpu_memory_stats,
@@ -75,9 +71,9 @@ const tide_backend tide_cpu_backend = {
     .sort = cpu_sort,
     .optim_step = cpu_optim_step,
     .act_backward = cpu_act_backward,
-    .layer_norm = cpu_layer_norm,
-    .layer_norm_backward = cpu_layer_norm_backward,
     .softmax_backward = cpu_softmax_backward,
     .conv2d = CPU_CONV2D, /* NULL without oneDNN: nn runs im2col + gemm */
     .conv2d_backward = CPU_CONV2D_BACKWARD,
+    .kernels = cpu_kernels,
+    .nkernels = TIDE_KERNEL_COUNT,
 };

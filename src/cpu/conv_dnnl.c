@@ -84,16 +84,18 @@ static void port_free(conv_port *p) {
     memset(p, 0, sizeof *p);
 }
 
+static void pass_free(conv_pass *ps) {
+    for (int k = 0; k < 3; k++)
+        port_free(&ps->port[k]);
+    if (ps->prim)
+        dnnl_primitive_destroy(ps->prim);
+    if (ps->pd)
+        dnnl_primitive_desc_destroy(ps->pd);
+}
+
 static void entry_free(conv_entry *e) {
-    for (int i = 0; i < PASSES; i++) {
-        conv_pass *ps = &e->pass[i];
-        for (int k = 0; k < 3; k++)
-            port_free(&ps->port[k]);
-        if (ps->prim)
-            dnnl_primitive_destroy(ps->prim);
-        if (ps->pd)
-            dnnl_primitive_desc_destroy(ps->pd);
-    }
+    for (int i = 0; i < PASSES; i++)
+        pass_free(&e->pass[i]);
     if (e->bias)
         dnnl_memory_destroy(e->bias);
     free(e->spare);
@@ -305,14 +307,8 @@ static tide_status entry_get(const conv_key *key, int need_data, int need_weight
             continue;
         st = make_bwd(e, &m, p);
         if (st != TIDE_OK) { /* leave the pass unmade for the next try */
-            conv_pass *ps = &e->pass[p];
-            for (int k = 0; k < 3; k++)
-                port_free(&ps->port[k]);
-            if (ps->prim)
-                dnnl_primitive_destroy(ps->prim);
-            if (ps->pd)
-                dnnl_primitive_desc_destroy(ps->pd);
-            memset(ps, 0, sizeof *ps);
+            pass_free(&e->pass[p]);
+            memset(&e->pass[p], 0, sizeof e->pass[p]);
             return st;
         }
         e->made[p] = 1;

@@ -187,14 +187,11 @@ tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *g
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
                            const tide_kview *state2, const tide_kview *state3);
-/* norm.c */
-tide_status cpu_layer_norm(tide_device *dev, const tide_kview *y, const tide_kview *mean,
-                           const tide_kview *rstd, const tide_kview *x, const tide_kview *weight,
-                           const tide_kview *bias, double eps);
-tide_status cpu_layer_norm_backward(tide_device *dev, const tide_kview *dx,
-                                    const tide_kview *dweight, const tide_kview *dbias,
-                                    const tide_kview *dy, const tide_kview *x,
-                                    const tide_kview *mean, const tide_kview *rstd,
-                                    const tide_kview *weight);
+
+/* the kernels of include/tide_kernels.def with a Y in the CPU column: cpu_<lua name>, one
+ * signature (backend.h's tide_kernel_fn) */
+#define K(NAME, name, kind, dtypes, cpu, ...) TIDE_KERNEL_PROTO(cpu, cpu_##name)
+#include "tide_kernels.def"
+#undef K
 
 #endif /* TIDE_CPU_H */

@@ -1,5 +1,6 @@
 /*
- * norm.c — CPU layer norm and its gradient over the rows of a contiguous [rows, d] view.
+ * norm.c — CPU layer norm, RMS norm and their gradients over the rows of a contiguous [rows, d]
+ * view: the kernel rows layer_norm, rms_norm and their _backward of include/tide_kernels.def.
  *
  * Each row's mean and variance accumulate in double, in two passes (the mean, then the squares
  * of the centred values), so float32 matches PyTorch to 1e-5 even for rows far from 0. Rows
@@ -47,16 +48,6 @@
 LN_FORWARD(float)
 LN_FORWARD(double)
 
-static tide_status ln_check(const char *name, const tide_kview *x, const tide_kview *const *v,
-                            int n) {
-    if (x->dtype != TIDE_DTYPE_F32 && x->dtype != TIDE_DTYPE_F64)
-        return cpu_notsup(name, x->dtype);
-    for (int i = 0; i < n; i++)
-        if (v[i] && v[i]->dtype != x->dtype)
-            return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one dtype", name);
-    return TIDE_OK;
-}
-
 /* the blocks rows are cut into: enough for the threads, few enough that the gradient's
  * per-block partials (2 * d doubles each) stay small; a function of rows and d only */
 static int64_t ln_blocks(int64_t rows, int64_t d) {
@@ -67,24 +58,25 @@ static int64_t ln_blocks(int64_t rows, int64_t d) {
     return n < 1 ? 1 : n;
 }
 
-tide_status cpu_layer_norm(tide_device *dev, const tide_kview *y, const tide_kview *mean,
-                           const tide_kview *rstd, const tide_kview *x, const tide_kview *weight,
-                           const tide_kview *bias, double eps) {
+/* call (the row layer_norm): in x, weight|NULL, bias|NULL; out y, mean, rstd; p d, eps */
+tide_status cpu_layer_norm(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
-    const tide_kview *v[5] = {y, mean, rstd, weight, bias};
-    CPU_TRY(ln_check("layer_norm", x, v, 5));
-    int64_t rows = x->shape[0], d = x->shape[1], nb = ln_blocks(rows, d);
-    int     par = nb > 1 && rows * d >= CPU_PAR_GRAIN;
-    int     f32 = x->dtype == TIDE_DTYPE_F32;
+    if (c->dtype != TIDE_DTYPE_F32 && c->dtype != TIDE_DTYPE_F64)
+        return cpu_notsup("layer_norm", c->dtype);
+    int64_t     rows = c->rows, d = c->d, nb = ln_blocks(rows, d);
+    int         par = nb > 1 && rows * d >= CPU_PAR_GRAIN;
+    int         f32 = c->dtype == TIDE_DTYPE_F32;
+    void       *y = c->out[0]->data, *mean = c->out[1]->data, *rstd = c->out[2]->data;
+    const void *x = c->in[0]->data, *w = c->in[1] ? c->in[1]->data : NULL,
+               *b = c->in[2] ? c->in[2]->data : NULL;
+    double eps = c->p[1].f;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t blk = 0; blk < nb; blk++) {
         int64_t r0 = rows * blk / nb, r1 = rows * (blk + 1) / nb;
         if (f32)
-            ln_rows_float(y->data, mean->data, rstd->data, x->data, weight ? weight->data : NULL,
-                          bias ? bias->data : NULL, r0, r1, d, eps);
+            ln_rows_float(y, mean, rstd, x, w, b, r0, r1, d, eps);
         else
-            ln_rows_double(y->data, mean->data, rstd->data, x->data, weight ? weight->data : NULL,
-                           bias ? bias->data : NULL, r0, r1, d, eps);
+            ln_rows_double(y, mean, rstd, x, w, b, r0, r1, d, eps);
     }
     return TIDE_OK;
 }
@@ -134,16 +126,15 @@ LN_BACKWARD(double)
         ((T *)(out)->data)[j] = (T)s;                                                              \
     }
 
-tide_status cpu_layer_norm_backward(tide_device *dev, const tide_kview *dx,
-                                    const tide_kview *dweight, const tide_kview *dbias,
-                                    const tide_kview *dy, const tide_kview *x,
-                                    const tide_kview *mean, const tide_kview *rstd,
-                                    const tide_kview *weight) {
+/* call (the row layer_norm_backward): in x, dy, mean, rstd, weight|NULL; out dx, dweight,
+ * dbias (each NULL when not wanted); p d */
+tide_status cpu_layer_norm_backward(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
-    const tide_kview *v[7] = {dx, dweight, dbias, dy, mean, rstd, weight};
-    CPU_TRY(ln_check("layer_norm_backward", x, v, 7));
-    int64_t rows = x->shape[0], d = x->shape[1], nb = ln_blocks(rows, d);
-    double *part = NULL; /* [nb, d] for dweight, then [nb, d] for dbias */
+    if (c->dtype != TIDE_DTYPE_F32 && c->dtype != TIDE_DTYPE_F64)
+        return cpu_notsup("layer_norm_backward", c->dtype);
+    const tide_kview *dx = c->out[0], *dweight = c->out[1], *dbias = c->out[2];
+    int64_t           rows = c->rows, d = c->d, nb = ln_blocks(rows, d);
+    double           *part = NULL; /* [nb, d] for dweight, then [nb, d] for dbias */
     if (dweight || dbias) {
         part = calloc((size_t)(2 * nb * d), sizeof(double));
         if (!part)
@@ -153,19 +144,18 @@ tide_status cpu_layer_norm_backward(tide_device *dev, const tide_kview *dx,
                                (long long)(2 * nb * d));
     }
     int         par = nb > 1 && rows * d >= CPU_PAR_GRAIN;
-    int         f32 = x->dtype == TIDE_DTYPE_F32;
+    int         f32 = c->dtype == TIDE_DTYPE_F32;
     void       *pdx = dx ? dx->data : NULL;
-    const void *pwt = weight ? weight->data : NULL;
+    const void *x = c->in[0]->data, *dy = c->in[1]->data, *mean = c->in[2]->data,
+               *rstd = c->in[3]->data, *pwt = c->in[4] ? c->in[4]->data : NULL;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t blk = 0; blk < nb; blk++) {
         int64_t r0 = rows * blk / nb, r1 = rows * (blk + 1) / nb;
         double *pw = dweight ? part + blk * d : NULL, *pb = dbias ? part + (nb + blk) * d : NULL;
         if (f32)
-            ln_back_rows_float(pdx, pw, pb, dy->data, x->data, mean->data, rstd->data, pwt, r0, r1,
-                               d);
+            ln_back_rows_float(pdx, pw, pb, dy, x, mean, rstd, pwt, r0, r1, d);
         else
-            ln_back_rows_double(pdx, pw, pb, dy->data, x->data, mean->data, rstd->data, pwt, r0, r1,
-                                d);
+            ln_back_rows_double(pdx, pw, pb, dy, x, mean, rstd, pwt, r0, r1, d);
     }
     if (dweight && f32)
         LN_SUM_BLOCKS(float, dweight, part)
@@ -175,6 +165,121 @@ tide_status cpu_layer_norm_backward(tide_device *dev, const tide_kview *dx,
         LN_SUM_BLOCKS(float, dbias, part + nb * d)
     else if (dbias)
         LN_SUM_BLOCKS(double, dbias, part + nb * d)
+    free(part);
+    return TIDE_OK;
+}
+
+/* ---- RMS norm (the rows rms_norm, rms_norm_backward of include/tide_kernels.def) ---------- */
+
+/* y = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) + eps), the mean accumulated in double */
+#define RMS_FORWARD(T)                                                                             \
+    CPU_HOT static void rms_rows_##T(T *y, T *rstd, const T *x, const T *w, int64_t r0,            \
+                                     int64_t r1, int64_t d, double eps) {                          \
+        for (int64_t r = r0; r < r1; r++) {                                                        \
+            const T *xr = x + r * d;                                                               \
+            T       *yr = y + r * d;                                                               \
+            double   v = 0;                                                                        \
+            _Pragma("omp simd reduction(+ : v)") for (int64_t j = 0; j < d; j++) v +=              \
+                (double)xr[j] * xr[j];                                                             \
+            T k = (T)(1.0 / sqrt(v / (double)d + eps));                                            \
+            rstd[r] = k;                                                                           \
+            if (w) {                                                                               \
+                for (int64_t j = 0; j < d; j++)                                                    \
+                    yr[j] = xr[j] * k * w[j];                                                      \
+            } else {                                                                               \
+                for (int64_t j = 0; j < d; j++)                                                    \
+                    yr[j] = xr[j] * k;                                                             \
+            }                                                                                      \
+        }                                                                                          \
+    }
+RMS_FORWARD(float)
+RMS_FORWARD(double)
+
+/* call: in x, weight|NULL; out y, rstd; p d, eps */
+tide_status cpu_rms_norm(tide_device *dev, const tide_kernel_call *c) {
+    (void)dev;
+    int64_t     rows = c->rows, d = c->d, nb = ln_blocks(rows, d);
+    int         par = nb > 1 && rows * d >= CPU_PAR_GRAIN;
+    const void *w = c->in[1] ? c->in[1]->data : NULL;
+    void       *y = c->out[0]->data, *rstd = c->out[1]->data;
+    const void *x = c->in[0]->data;
+    double      eps = c->p[1].f;
+    if (c->dtype != TIDE_DTYPE_F32 && c->dtype != TIDE_DTYPE_F64)
+        return cpu_notsup("rms_norm", c->dtype);
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t blk = 0; blk < nb; blk++) {
+        int64_t r0 = rows * blk / nb, r1 = rows * (blk + 1) / nb;
+        if (c->dtype == TIDE_DTYPE_F32)
+            rms_rows_float(y, rstd, x, w, r0, r1, d, eps);
+        else
+            rms_rows_double(y, rstd, x, w, r0, r1, d, eps);
+    }
+    return TIDE_OK;
+}
+
+/* per row, with xhat = x * rstd and gw = dy * weight: dx = rstd * (gw - xhat * mean(gw * xhat));
+ * pw += dy * xhat (this block's partial sums for dweight, or NULL) */
+#define RMS_BACKWARD(T)                                                                            \
+    CPU_HOT static void rms_back_rows_##T(T *dx, double *pw, const T *dy, const T *x,              \
+                                          const T *rstd, const T *w, int64_t r0, int64_t r1,       \
+                                          int64_t d) {                                             \
+        for (int64_t r = r0; r < r1; r++) {                                                        \
+            const T *xr = x + r * d, *gr = dy + r * d;                                             \
+            T        k = rstd[r];                                                                  \
+            if (dx) {                                                                              \
+                double a = 0;                                                                      \
+                _Pragma("omp simd reduction(+ : a)") for (int64_t j = 0; j < d; j++) {             \
+                    T g = w ? gr[j] * w[j] : gr[j];                                                \
+                    a += g * (xr[j] * k);                                                          \
+                }                                                                                  \
+                T  ma = (T)(a / (double)d);                                                        \
+                T *o = dx + r * d;                                                                 \
+                for (int64_t j = 0; j < d; j++) {                                                  \
+                    T g = w ? gr[j] * w[j] : gr[j];                                                \
+                    o[j] = k * (g - xr[j] * k * ma);                                               \
+                }                                                                                  \
+            }                                                                                      \
+            if (pw)                                                                                \
+                for (int64_t j = 0; j < d; j++)                                                    \
+                    pw[j] += (double)(gr[j] * (xr[j] * k));                                        \
+        }                                                                                          \
+    }
+RMS_BACKWARD(float)
+RMS_BACKWARD(double)
+
+/* call: in x, dy, rstd, weight|NULL; out dx|NULL, dweight|NULL; p d */
+tide_status cpu_rms_norm_backward(tide_device *dev, const tide_kernel_call *c) {
+    (void)dev;
+    const tide_kview *dx = c->out[0], *dweight = c->out[1];
+    int64_t           rows = c->rows, d = c->d, nb = ln_blocks(rows, d);
+    int               f32 = c->dtype == TIDE_DTYPE_F32;
+    if (!f32 && c->dtype != TIDE_DTYPE_F64)
+        return cpu_notsup("rms_norm_backward", c->dtype);
+    double *part = NULL; /* [nb, d] for dweight */
+    if (dweight) {
+        part = calloc((size_t)(nb * d), sizeof(double));
+        if (!part)
+            return tide_seterr(TIDE_ENOMEM,
+                               "rms_norm_backward: out of memory for %lld partial sums",
+                               (long long)(nb * d));
+    }
+    int         par = nb > 1 && rows * d >= CPU_PAR_GRAIN;
+    void       *pdx = dx ? dx->data : NULL;
+    const void *x = c->in[0]->data, *dy = c->in[1]->data, *rstd = c->in[2]->data;
+    const void *w = c->in[3] ? c->in[3]->data : NULL;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t blk = 0; blk < nb; blk++) {
+        int64_t r0 = rows * blk / nb, r1 = rows * (blk + 1) / nb;
+        double *pw = part ? part + blk * d : NULL;
+        if (f32)
+            rms_back_rows_float(pdx, pw, dy, x, rstd, w, r0, r1, d);
+        else
+            rms_back_rows_double(pdx, pw, dy, x, rstd, w, r0, r1, d);
+    }
+    if (dweight && f32)
+        LN_SUM_BLOCKS(float, dweight, part)
+    else if (dweight)
+        LN_SUM_BLOCKS(double, dweight, part)
     free(part);
     return TIDE_OK;
 }

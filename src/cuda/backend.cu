@@ -305,6 +305,13 @@ static void free_pinned(void *ptr) {
 
 // ---- the vtable -----------------------------------------------------------------------------
 
+/* the kernels of include/tide_kernels.def whose CUDA column is Y, in row order (kernel id) */
+static const tide_kernel_fn cuda_kernels[TIDE_KERNEL_COUNT] = {
+#define K(NAME, name, kind, dtypes, cpu, cuda, ...) TIDE_KERNEL_ENTRY(cuda, tide_cuda_##name),
+#include "tide_kernels.def"
+#undef K
+};
+
 static const tide_backend cuda_backend = {
     /* .name = */ "cuda",
     /* .alloc = */ tide_cuda_alloc,
@@ -344,9 +351,9 @@ static const tide_backend cuda_backend = {
     /* .act_backward = */ tide_cuda_act_backward,
     /* .conv2d = */ NULL, /* conv2d runs as im2col + cuBLAS (tide.nn._fused) */
     /* .conv2d_backward = */ NULL,
-    /* .layer_norm = */ tide_cuda_layer_norm,
-    /* .layer_norm_backward = */ tide_cuda_layer_norm_backward,
     /* .softmax_backward = */ tide_cuda_softmax_backward,
+    /* .kernels = */ cuda_kernels,
+    /* .nkernels = */ TIDE_KERNEL_COUNT,
 };
 
 /* The backend interface version this plug-in was built with: the core checks it first. */

@@ -430,6 +430,24 @@ static inline bool tide_dtype_is_int(tide_dtype dt) {
 /* "add: not implemented for bool on cuda; convert with :float() first" */
 tide_status tide_cuda_notsup(const char *op, tide_dtype dt);
 
+/* f(T()) with T the unsigned integer of dt's size, for kernels that only move elements; ENOTSUP
+ * naming op for any other size */
+template <typename F>
+static inline tide_status tide_cuda_by_size(tide_dtype dt, const char *op, F f) {
+    switch (tide_cuda_dtype_size(dt)) {
+    case 1:
+        return f(uint8_t());
+    case 2:
+        return f(uint16_t());
+    case 4:
+        return f(uint32_t());
+    case 8:
+        return f(uint64_t());
+    default:
+        return tide_cuda_notsup(op, dt);
+    }
+}
+
 /* ---- the vtable's kernel entries (one .cu per family) -------------------------------------- */
 
 extern "C" {
@@ -460,15 +478,6 @@ tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out, const tid
                               int log);
 tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
                                        const tide_kview *g, int dim, int log);
-/* norm.cu */
-tide_status tide_cuda_layer_norm(tide_device *dev, const tide_kview *y, const tide_kview *mean,
-                                 const tide_kview *rstd, const tide_kview *x,
-                                 const tide_kview *weight, const tide_kview *bias, double eps);
-tide_status tide_cuda_layer_norm_backward(tide_device *dev, const tide_kview *dx,
-                                          const tide_kview *dweight, const tide_kview *dbias,
-                                          const tide_kview *dy, const tide_kview *x,
-                                          const tide_kview *mean, const tide_kview *rstd,
-                                          const tide_kview *weight);
 /* index.cu */
 tide_status tide_cuda_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a,
                                    int dim, const tide_kview *index);
@@ -506,6 +515,11 @@ tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
                                  const tide_kview *param, const tide_kview *grad,
                                  const tide_kview *state1, const tide_kview *state2,
                                  const tide_kview *state3);
+/* the kernels of include/tide_kernels.def with a Y in the CUDA column: tide_cuda_<lua name>,
+ * one signature (backend.h's tide_kernel_fn) */
+#define K(NAME, name, kind, dtypes, cpu, cuda, ...) TIDE_KERNEL_PROTO(cuda, tide_cuda_##name)
+#include "tide_kernels.def"
+#undef K
 }
 
 #endif /* TIDE_CUDA_COMMON_CUH */

@@ -76,18 +76,9 @@ extern "C" tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols
     cudaStream_t stream = NULL;
     TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
     geom q = geom_make(input, cols, g);
-    switch (tide_cuda_dtype_size(input->dtype)) {
-    case 1:
-        return im2col_bytes<uint8_t>(stream, q, cols, input);
-    case 2:
-        return im2col_bytes<uint16_t>(stream, q, cols, input);
-    case 4:
-        return im2col_bytes<uint32_t>(stream, q, cols, input);
-    case 8:
-        return im2col_bytes<uint64_t>(stream, q, cols, input);
-    default:
-        return tide_cuda_notsup("im2col", input->dtype);
-    }
+    return tide_cuda_by_size(input->dtype, "im2col", [&](auto z) {
+        return im2col_bytes<decltype(z)>(stream, q, cols, input);
+    });
 }
 
 // ---- col2im ---------------------------------------------------------------------------------

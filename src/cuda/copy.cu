@@ -58,18 +58,8 @@ extern "C" tide_status tide_cuda_copy(tide_device *dev, const tide_kview *out,
                                           cudaMemcpyDeviceToDevice, stream));
             return TIDE_OK;
         }
-        switch (es) {
-        case 1:
-            return move_bytes<uint8_t>(dev, out, a);
-        case 2:
-            return move_bytes<uint16_t>(dev, out, a);
-        case 4:
-            return move_bytes<uint32_t>(dev, out, a);
-        case 8:
-            return move_bytes<uint64_t>(dev, out, a);
-        default:
-            return tide_cuda_notsup("copy_", a->dtype);
-        }
+        return tide_cuda_by_size(a->dtype, "copy_",
+                                 [&](auto z) { return move_bytes<decltype(z)>(dev, out, a); });
     }
     const tide_kview *views[2] = {out, a};
     tide_iter<2>      it = tide_iter_make<2>(views);
@@ -147,18 +137,8 @@ extern "C" tide_status tide_cuda_fill(tide_device *dev, const tide_kview *out, d
         TIDE_CUDA_TRY(cudaMemsetAsync(out->data, 0, (size_t)n * es, stream));
         return TIDE_OK;
     }
-    switch (es) {
-    case 1:
-        return fill_bytes<uint8_t>(dev, out, bits);
-    case 2:
-        return fill_bytes<uint16_t>(dev, out, bits);
-    case 4:
-        return fill_bytes<uint32_t>(dev, out, bits);
-    case 8:
-        return fill_bytes<uint64_t>(dev, out, bits);
-    default:
-        return tide_cuda_notsup("fill_", out->dtype);
-    }
+    return tide_cuda_by_size(out->dtype, "fill_",
+                             [&](auto z) { return fill_bytes<decltype(z)>(dev, out, bits); });
 }
 
 // ---- arange ---------------------------------------------------------------------------------

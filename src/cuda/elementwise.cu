@@ -373,16 +373,7 @@ static tide_status where_bytes(tide_device *dev, const tide_kview *out, const ti
 extern "C" tide_status tide_cuda_where(tide_device *dev, const tide_kview *out,
                                        const tide_kview *cond, const tide_kview *a,
                                        const tide_kview *b) {
-    switch (tide_cuda_dtype_size(out->dtype)) {
-    case 1:
-        return where_bytes<uint8_t>(dev, out, cond, a, b);
-    case 2:
-        return where_bytes<uint16_t>(dev, out, cond, a, b);
-    case 4:
-        return where_bytes<uint32_t>(dev, out, cond, a, b);
-    case 8:
-        return where_bytes<uint64_t>(dev, out, cond, a, b);
-    default:
-        return tide_cuda_notsup("where", out->dtype);
-    }
+    return tide_cuda_by_size(out->dtype, "where", [&](auto z) {
+        return where_bytes<decltype(z)>(dev, out, cond, a, b);
+    });
 }

@@ -9,7 +9,7 @@
  * thread in index order). sort: one thread per row, a stable merge sort of the row's positions
  * in a scratch buffer (n log n per row; rows sort in parallel, one row's work is serial).
  */
-#include "map.cuh"
+#include "pick.cuh"
 
 // --- gather / scatter --------------------------------------------------------------------------
 
@@ -22,8 +22,8 @@ struct gsparams {
     int64_t n;
 };
 
-__device__ __forceinline__ void gs_offsets(const gsparams &p, int64_t i, const int64_t *index,
-                                           int64_t *yoff, int64_t *xoff) {
+__device__ __forceinline__ void pick_offsets(const gsparams &p, int64_t i, const int64_t *index,
+                                             int64_t *yoff, int64_t *xoff) {
     int64_t y = 0, x = 0, io = 0, cdim = 0;
     for (int d = p.ndim - 1; d >= 0; d--) {
         int64_t c = i % p.shape[d];
@@ -53,33 +53,6 @@ static gsparams gs_make(const tide_kview *index, const tide_kview *y, const tide
     return p;
 }
 
-template <typename T>
-__global__ void k_gather(gsparams p, T *out, const T *a, const int64_t *index) {
-    for (int64_t i = TIDE_GTID; i < p.n; i += TIDE_GSTRIDE) {
-        int64_t yo, xo;
-        gs_offsets(p, i, index, &yo, &xo);
-        out[yo] = a[xo];
-    }
-}
-
-template <typename T>
-__global__ void k_scatter(gsparams p, T *dst, const T *src, const int64_t *index) {
-    for (int64_t i = TIDE_GTID; i < p.n; i += TIDE_GSTRIDE) {
-        int64_t yo, xo;
-        gs_offsets(p, i, index, &yo, &xo);
-        dst[xo] = src[yo];
-    }
-}
-
-template <typename T>
-__global__ void k_scatter_add(gsparams p, T *dst, const T *src, const int64_t *index) {
-    for (int64_t i = TIDE_GTID; i < p.n; i += TIDE_GSTRIDE) {
-        int64_t yo, xo;
-        gs_offsets(p, i, index, &yo, &xo);
-        atomic_add(dst + xo, src[yo]);
-    }
-}
-
 /* uint8 wraps and bool ors, in index order: launched as a single thread */
 template <int DT>
 __global__ void k_scatter_add_serial(gsparams p, typename tide_dt<DT>::T *dst,
@@ -88,18 +61,9 @@ __global__ void k_scatter_add_serial(gsparams p, typename tide_dt<DT>::T *dst,
         return;
     for (int64_t i = 0; i < p.n; i++) {
         int64_t yo, xo;
-        gs_offsets(p, i, index, &yo, &xo);
+        pick_offsets(p, i, index, &yo, &xo);
         dst[xo] = tide_store<DT>(tide_load<DT>(dst[xo]) + tide_load<DT>(src[yo]));
     }
-}
-
-template <typename T>
-static tide_status gather_bytes(cudaStream_t stream, const gsparams &p, const tide_kview *out,
-                                const tide_kview *a, const tide_kview *index) {
-    TIDE_LAUNCH(k_gather<T>, tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream, p, (T *)out->data,
-                (const T *)a->data, (const int64_t *)index->data);
-    TIDE_CUDA_LAUNCHED(k_gather);
-    return TIDE_OK;
 }
 
 extern "C" tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out,
@@ -112,36 +76,9 @@ extern "C" tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out,
     gsparams p = gs_make(index, out, a, dim);
     if (p.n == 0)
         return TIDE_OK;
-    switch (tide_cuda_dtype_size(a->dtype)) {
-    case 1:
-        return gather_bytes<uint8_t>(stream, p, out, a, index);
-    case 2:
-        return gather_bytes<uint16_t>(stream, p, out, a, index);
-    case 4:
-        return gather_bytes<uint32_t>(stream, p, out, a, index);
-    case 8:
-        return gather_bytes<uint64_t>(stream, p, out, a, index);
-    default:
-        return tide_cuda_notsup("gather", a->dtype);
-    }
-}
-
-template <typename T>
-static tide_status scatter_bytes(cudaStream_t stream, const gsparams &p, const tide_kview *dst,
-                                 const tide_kview *src, const tide_kview *index) {
-    TIDE_LAUNCH(k_scatter<T>, tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream, p, (T *)dst->data,
-                (const T *)src->data, (const int64_t *)index->data);
-    TIDE_CUDA_LAUNCHED(k_scatter);
-    return TIDE_OK;
-}
-
-template <typename T>
-static tide_status scatter_add_typed(cudaStream_t stream, const gsparams &p, const tide_kview *dst,
-                                     const tide_kview *src, const tide_kview *index) {
-    TIDE_LAUNCH(k_scatter_add<T>, tide_map_grid(p.n), TIDE_CUDA_THREADS, 0, stream, p,
-                (T *)dst->data, (const T *)src->data, (const int64_t *)index->data);
-    TIDE_CUDA_LAUNCHED(k_scatter_add);
-    return TIDE_OK;
+    return tide_cuda_by_size(a->dtype, "gather", [&](auto z) {
+        return pick<PICK_READ, decltype(z)>(stream, p, out, a, index);
+    });
 }
 
 template <int DT>
@@ -165,40 +102,16 @@ extern "C" tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst
     gsparams p = gs_make(index, src, dst, dim);
     if (p.n == 0)
         return TIDE_OK;
-    if (!accumulate) {
-        switch (tide_cuda_dtype_size(dst->dtype)) {
-        case 1:
-            return scatter_bytes<uint8_t>(stream, p, dst, src, index);
-        case 2:
-            return scatter_bytes<uint16_t>(stream, p, dst, src, index);
-        case 4:
-            return scatter_bytes<uint32_t>(stream, p, dst, src, index);
-        case 8:
-            return scatter_bytes<uint64_t>(stream, p, dst, src, index);
-        default:
-            return tide_cuda_notsup(name, dst->dtype);
-        }
-    }
-    switch (dst->dtype) {
-    case TIDE_DTYPE_F32:
-        return scatter_add_typed<float>(stream, p, dst, src, index);
-    case TIDE_DTYPE_F64:
-        return scatter_add_typed<double>(stream, p, dst, src, index);
-    case TIDE_DTYPE_F16:
-        return scatter_add_typed<__half>(stream, p, dst, src, index);
-    case TIDE_DTYPE_BF16:
-        return scatter_add_typed<__nv_bfloat16>(stream, p, dst, src, index);
-    case TIDE_DTYPE_I32:
-        return scatter_add_typed<int32_t>(stream, p, dst, src, index);
-    case TIDE_DTYPE_I64:
-        return scatter_add_typed<int64_t>(stream, p, dst, src, index);
-    case TIDE_DTYPE_U8:
-        return scatter_add_serial<TIDE_DTYPE_U8>(stream, p, dst, src, index);
-    case TIDE_DTYPE_BOOL:
-        return scatter_add_serial<TIDE_DTYPE_BOOL>(stream, p, dst, src, index);
-    default:
-        return tide_cuda_notsup(name, dst->dtype);
-    }
+    if (!accumulate)
+        return tide_cuda_by_size(dst->dtype, name, [&](auto z) {
+            return pick<PICK_WRITE, decltype(z)>(stream, p, dst, src, index);
+        });
+    return pick_add_by_dtype(
+        dst->dtype, name,
+        [&](auto z) { return pick<PICK_ADD, decltype(z)>(stream, p, dst, src, index); },
+        [&](auto dt) {
+            return scatter_add_serial<decltype(dt)::value>(stream, p, dst, src, index);
+        });
 }
 
 // --- sort --------------------------------------------------------------------------------------

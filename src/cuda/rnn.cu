@@ -6,60 +6,36 @@
 #include "map.cuh"
 #include "rnn_cell_math.h"
 
+/* rnn_math<T>: rnn_cell_math.h's functions for T (suffix S: f for float, d for double) */
 template <typename T> struct rnn_math;
-template <> struct rnn_math<float> {
-    static __device__ void lstm_fwd(int64_t b, int64_t j, int64_t H, const float *gi,
-                                    const float *gh, const float *p, float *o, float *s) {
-        tide_lstm_fwd_f(b, j, H, gi, gh, p, o, s);
-    }
-    static __device__ void gru_fwd(int64_t b, int64_t j, int64_t H, const float *gi,
-                                   const float *gh, const float *p, float *o, float *s) {
-        tide_gru_fwd_f(b, j, H, gi, gh, p, o, s);
-    }
-    static __device__ void rnn_fwd(int64_t k, int relu, const float *gi, const float *gh,
-                                   float *o) {
-        tide_rnn_fwd_f(k, relu, gi, gh, o);
-    }
-    static __device__ void lstm_bwd(int64_t b, int64_t j, int64_t H, const float *s, const float *p,
-                                    const float *o, const float *g, float *di, float *dp) {
-        tide_lstm_bwd_f(b, j, H, s, p, o, g, di, dp);
-    }
-    static __device__ void gru_bwd(int64_t b, int64_t j, int64_t H, const float *s, const float *p,
-                                   const float *g, float *di, float *dj, float *dp) {
-        tide_gru_bwd_f(b, j, H, s, p, g, di, dj, dp);
-    }
-    static __device__ void rnn_bwd(int64_t k, int relu, const float *o, const float *g, float *di) {
-        tide_rnn_bwd_f(k, relu, o, g, di);
-    }
-};
-template <> struct rnn_math<double> {
-    static __device__ void lstm_fwd(int64_t b, int64_t j, int64_t H, const double *gi,
-                                    const double *gh, const double *p, double *o, double *s) {
-        tide_lstm_fwd_d(b, j, H, gi, gh, p, o, s);
-    }
-    static __device__ void gru_fwd(int64_t b, int64_t j, int64_t H, const double *gi,
-                                   const double *gh, const double *p, double *o, double *s) {
-        tide_gru_fwd_d(b, j, H, gi, gh, p, o, s);
-    }
-    static __device__ void rnn_fwd(int64_t k, int relu, const double *gi, const double *gh,
-                                   double *o) {
-        tide_rnn_fwd_d(k, relu, gi, gh, o);
-    }
-    static __device__ void lstm_bwd(int64_t b, int64_t j, int64_t H, const double *s,
-                                    const double *p, const double *o, const double *g, double *di,
-                                    double *dp) {
-        tide_lstm_bwd_d(b, j, H, s, p, o, g, di, dp);
-    }
-    static __device__ void gru_bwd(int64_t b, int64_t j, int64_t H, const double *s,
-                                   const double *p, const double *g, double *di, double *dj,
-                                   double *dp) {
-        tide_gru_bwd_d(b, j, H, s, p, g, di, dj, dp);
-    }
-    static __device__ void rnn_bwd(int64_t k, int relu, const double *o, const double *g,
-                                   double *di) {
-        tide_rnn_bwd_d(k, relu, o, g, di);
-    }
-};
+#define RNN_MATH(T, S)                                                                             \
+    template <> struct rnn_math<T> {                                                               \
+        static __device__ void lstm_fwd(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh, \
+                                        const T *p, T *o, T *s) {                                  \
+            tide_lstm_fwd_##S(b, j, H, gi, gh, p, o, s);                                           \
+        }                                                                                          \
+        static __device__ void gru_fwd(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,  \
+                                       const T *p, T *o, T *s) {                                   \
+            tide_gru_fwd_##S(b, j, H, gi, gh, p, o, s);                                            \
+        }                                                                                          \
+        static __device__ void rnn_fwd(int64_t k, int relu, const T *gi, const T *gh, T *o) {      \
+            tide_rnn_fwd_##S(k, relu, gi, gh, o);                                                  \
+        }                                                                                          \
+        static __device__ void lstm_bwd(int64_t b, int64_t j, int64_t H, const T *s, const T *p,   \
+                                        const T *o, const T *g, T *di, T *dp) {                    \
+            tide_lstm_bwd_##S(b, j, H, s, p, o, g, di, dp);                                        \
+        }                                                                                          \
+        static __device__ void gru_bwd(int64_t b, int64_t j, int64_t H, const T *s, const T *p,    \
+                                       const T *g, T *di, T *dj, T *dp) {                          \
+            tide_gru_bwd_##S(b, j, H, s, p, g, di, dj, dp);                                        \
+        }                                                                                          \
+        static __device__ void rnn_bwd(int64_t k, int relu, const T *o, const T *g, T *di) {       \
+            tide_rnn_bwd_##S(k, relu, o, g, di);                                                   \
+        }                                                                                          \
+    };
+RNN_MATH(float, f)
+RNN_MATH(double, d)
+#undef RNN_MATH
 
 template <typename T>
 __global__ void k_rnn_cell(int kind, int64_t B, int64_t H, T *out, T *saved, const T *gi,
@@ -122,25 +98,33 @@ static bool gated(tide_rnn_kind kind) {
     return kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU;
 }
 
+/* f(T(), stream, B, H) on dev for a cell step whose out is [B, H] (LSTM's [B, 2H]: h and c) of
+ * T float32 or float64; nothing for an empty step, ENOTSUP naming op for another dtype */
+template <typename F>
+static tide_status run_step(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                            const char *op, F f) {
+    int64_t B = out->shape[0], H = kind == TIDE_RNN_LSTM ? out->shape[1] / 2 : out->shape[1];
+    if (B * H == 0)
+        return TIDE_OK;
+    cudaStream_t stream = NULL;
+    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    if (out->dtype == TIDE_DTYPE_F32)
+        return f(float(), stream, B, H);
+    if (out->dtype == TIDE_DTYPE_F64)
+        return f(double(), stream, B, H);
+    return tide_cuda_notsup(op, out->dtype);
+}
+
 extern "C" tide_status tide_cuda_rnn_cell(tide_device *dev, tide_rnn_kind kind,
                                           const tide_kview *out, const tide_kview *saved,
                                           const tide_kview *gi, const tide_kview *gh,
                                           const tide_kview *prev) {
     if (out->ndim != 2 || (gated(kind) && (!saved || !prev)))
         return tide_cuda_seterr(TIDE_EINVAL, "rnn_cell: expected 2-d views and saved, prev");
-    int64_t B = out->shape[0], H = kind == TIDE_RNN_LSTM ? out->shape[1] / 2 : out->shape[1];
-    if (B * H == 0)
-        return TIDE_OK;
-    cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    switch (out->dtype) {
-    case TIDE_DTYPE_F32:
-        return rnn_fwd_typed<float>(stream, kind, B, H, out, saved, gi, gh, prev);
-    case TIDE_DTYPE_F64:
-        return rnn_fwd_typed<double>(stream, kind, B, H, out, saved, gi, gh, prev);
-    default:
-        return tide_cuda_notsup("rnn_cell", out->dtype);
-    }
+    return run_step(
+        dev, kind, out, "rnn_cell", [&](auto z, cudaStream_t stream, int64_t B, int64_t H) {
+            return rnn_fwd_typed<decltype(z)>(stream, kind, B, H, out, saved, gi, gh, prev);
+        });
 }
 
 extern "C" tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind,
@@ -152,19 +136,9 @@ extern "C" tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_ki
         (gated(kind) && (!saved || !prev || !dprev || (kind == TIDE_RNN_GRU && !dgh))))
         return tide_cuda_seterr(TIDE_EINVAL,
                                 "rnn_cell_backward: expected 2-d views and saved, prev, dprev");
-    int64_t B = out->shape[0], H = kind == TIDE_RNN_LSTM ? out->shape[1] / 2 : out->shape[1];
-    if (B * H == 0)
-        return TIDE_OK;
-    cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    switch (out->dtype) {
-    case TIDE_DTYPE_F32:
-        return rnn_bwd_typed<float>(stream, kind, B, H, dgi, dgh, dprev, saved, prev, out,
-                                    grad_out);
-    case TIDE_DTYPE_F64:
-        return rnn_bwd_typed<double>(stream, kind, B, H, dgi, dgh, dprev, saved, prev, out,
-                                     grad_out);
-    default:
-        return tide_cuda_notsup("rnn_cell_backward", out->dtype);
-    }
+    return run_step(dev, kind, out, "rnn_cell_backward",
+                    [&](auto z, cudaStream_t stream, int64_t B, int64_t H) {
+                        return rnn_bwd_typed<decltype(z)>(stream, kind, B, H, dgi, dgh, dprev,
+                                                          saved, prev, out, grad_out);
+                    });
 }

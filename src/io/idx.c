@@ -20,14 +20,6 @@ struct tide_idx_file {
     int        consumed;
 };
 
-static char *dupstr(const char *s) {
-    size_t n = strlen(s) + 1;
-    char  *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static uint32_t be32(const unsigned char *b) {
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | (uint32_t)b[3];
 }
@@ -176,8 +168,8 @@ tide_status tide_idx_open(const char *op, const char *path, uint32_t expect_magi
     if (empty)
         n = 0;
     f->nbytes = n;
-    f->op = dupstr(op);
-    f->path = dupstr(path);
+    f->op = strdup(op);
+    f->path = strdup(path);
     if (!f->op || !f->path) {
         free(f->op);
         free(f->path);

@@ -59,14 +59,6 @@ tide_status tide_st_dtype_from_name(const char *name, tide_dtype *out) {
     return TIDE_EINVAL;
 }
 
-static char *dupstr(const char *s) {
-    size_t n = strlen(s) + 1;
-    char  *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 void tide_st_close(tide_st_file *f) {
     if (!f)
         return;
@@ -220,8 +212,8 @@ static tide_status parse_header(tide_st_file *f, const char *path, char *text, s
         if (strcmp(it->string, "__metadata__") == 0) {
             const cJSON *m = NULL;
             cJSON_ArrayForEach(m, it) {
-                f->mkeys[f->nmeta] = dupstr(m->string);
-                f->mvals[f->nmeta] = dupstr(m->valuestring);
+                f->mkeys[f->nmeta] = strdup(m->string);
+                f->mvals[f->nmeta] = strdup(m->valuestring);
                 f->nmeta++;
                 if (!f->mkeys[f->nmeta - 1] || !f->mvals[f->nmeta - 1]) {
                     st = tide_seterr(TIDE_ENOMEM, "load: %s: out of memory", path);
@@ -233,7 +225,7 @@ static tide_status parse_header(tide_st_file *f, const char *path, char *text, s
         entry *e = &f->e[f->n];
         if (!parse_entry(path, it, e, &st))
             goto done;
-        if (!(e->name = dupstr(it->string))) {
+        if (!(e->name = strdup(it->string))) {
             st = tide_seterr(TIDE_ENOMEM, "load: %s: out of memory", path);
             goto done;
         }
@@ -301,7 +293,7 @@ tide_status tide_st_open(const char *path, tide_st_file **out) {
         return tide_seterr(TIDE_ENOMEM, "load: out of memory");
     }
     f->fp = fp;
-    f->path = dupstr(path);
+    f->path = strdup(path);
     if (!f->path) {
         st = tide_seterr(TIDE_ENOMEM, "load: out of memory");
         goto fail;

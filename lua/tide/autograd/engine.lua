@@ -801,14 +801,19 @@ local function grad_mismatch(grad, root, what)
     end
 end
 
+-- raises unless t is a tensor that requires grad (why: the rest of who's message otherwise)
+function E.check_requires_grad(t, who, why)
+    if not is_tensor(t) then
+        raise("tide: " .. who .. ": expected a tensor, got " .. type(t))
+    end
+    if not t.requires_grad then
+        raise("tide: " .. who .. ": " .. why)
+    end
+end
+
 local function run_backward(root, grad, retain)
-    if not is_tensor(root) then
-        raise("tide: backward: expected a tensor, got " .. type(root))
-    end
-    if not root.requires_grad then
-        raise("tide: backward: tensor does not require grad and has no grad_fn; " ..
-            "create its inputs with {requires_grad = true} or call requires_grad_()")
-    end
+    E.check_requires_grad(root, "backward", "tensor does not require grad and has no grad_fn; " ..
+        "create its inputs with {requires_grad = true} or call requires_grad_()")
     if grad == nil then
         if root:numel() ~= 1 then
             local s = table.concat(root.shape, ", ")

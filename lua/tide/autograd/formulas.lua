@@ -944,7 +944,7 @@ function BW.layer_norm(nd, g)
     local nx, nw, nb = needs(x), needs(w), needs(b)
     local gx, gw, gb
     if not core.is_grad_enabled() and g.dtype == x.dtype then
-        gx, gw, gb = K.layer_norm_backward(g, x, nd.mean, nd.rstd, w, d, nx, nw, nb)
+        gx, gw, gb = K.layer_norm_backward(x, g, nd.mean, nd.rstd, w, d, nx, nw, nb)
     else
         local xr, gr = x:reshape(-1, d), g:reshape(-1, d)
         local xc = xr:sub(xr:mean(2, true))
@@ -962,6 +962,31 @@ function BW.layer_norm(nd, g)
         end
     end
     return gx and gx:view(x.shape), gw and gw:view(w.shape), gb and gb:view(b.shape)
+end
+
+-- RMS norm over the trailing nd.d elements (the kernel row rms_norm; tide.nn._fused.kernel
+-- keeps nd.rstd, nd.d, nd.eps): the backward kernel, or, when a graph of the gradient is being
+-- built or g has another dtype, the same formula as differentiable ops, with xhat = x * rstd and
+-- gy = g * w: dx = rstd * (gy - xhat * mean(gy * xhat)), dw = sum(g * xhat) over the rows
+function BW.rms_norm(nd, g)
+    local x, w, d = nd[1], nd[2], nd.d
+    local nx, nw = needs(x), needs(w)
+    local gx, gw
+    if not core.is_grad_enabled() and g.dtype == x.dtype then
+        gx, gw = K.rms_norm_backward(x, g, nd.rstd, w, d, nx, nw)
+    else
+        local xr, gr = x:reshape(-1, d), g:reshape(-1, d)
+        local rstd = xr:mul(xr):mean(2, true):add(nd.eps):rsqrt()
+        local xhat = xr:mul(rstd)
+        if nx then
+            local gy = w and gr:mul(w:reshape(1, d)) or gr
+            gx = gy:sub(xhat:mul(gy:mul(xhat):mean(2, true))):mul(rstd)
+        end
+        if nw then
+            gw = gr:mul(xhat):sum(1)
+        end
+    end
+    return gx and gx:view(x.shape), gw and gw:view(w.shape)
 end
 
 -- d/dx of -sum(onehot * log_softmax(x)) / denom = (softmax(x) * valid - onehot) / denom
@@ -1020,6 +1045,7 @@ local READS = {
     conv2d = { { 2, 1 } }, -- the columns it keeps are its own
     norm = { ARG1, OUT },
     layer_norm = { ARG1, { 2, 1 } }, -- its mean and rstd are its own
+    rms_norm = { ARG1, { 2, 1 } }, -- its rstd is its own
     rnn_cell = { { 3 }, OUT },
     rnn_layer = { { 2 }, { 4 }, OUT }, -- tide.nn._rnn's whole-sequence node
 }

@@ -52,11 +52,12 @@ function Tensor.backward(self, grad, opts)
     run_backward(self, grad, opts and opts.retain_graph)
 end
 
-function M.no_grad(fn, ...)
+-- fn(...) with gradient recording set to enabled, restored after (also when fn raises)
+local function with_grad(enabled, who, fn, ...)
     if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
-        raise("tide: no_grad: expected a function, got " .. type(fn))
+        raise("tide: " .. who .. ": expected a function, got " .. type(fn))
     end
-    local prev = set_grad_enabled(false)
+    local prev = set_grad_enabled(enabled)
     local r = compat.pack(pcall(fn, ...))
     set_grad_enabled(prev)
     if not r[1] then
@@ -65,17 +66,12 @@ function M.no_grad(fn, ...)
     return compat.unpack(r, 2, r.n)
 end
 
+function M.no_grad(fn, ...)
+    return with_grad(false, "no_grad", fn, ...)
+end
+
 function M.enable_grad(fn, ...)
-    if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
-        raise("tide: enable_grad: expected a function, got " .. type(fn))
-    end
-    local prev = set_grad_enabled(true)
-    local r = compat.pack(pcall(fn, ...))
-    set_grad_enabled(prev)
-    if not r[1] then
-        error(r[2], 0)
-    end
-    return compat.unpack(r, 2, r.n)
+    return with_grad(true, "enable_grad", fn, ...)
 end
 
 -- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)
@@ -89,13 +85,8 @@ M.grad = engine.grad
 
 -- t:retain_grad(): a non-leaf keeps its gradient in t.grad after backward (a no-op on leaves)
 function Tensor.retain_grad(self)
-    if not is_tensor(self) then
-        raise("tide: retain_grad: expected a tensor, got " .. type(self))
-    end
-    if not self.requires_grad then
-        raise("tide: retain_grad: the tensor does not require grad; retain_grad() is for " ..
-            "results of ops on tensors created with {requires_grad = true}")
-    end
+    engine.check_requires_grad(self, "retain_grad", "the tensor does not require grad; " ..
+        "retain_grad() is for results of ops on tensors created with {requires_grad = true}")
     engine.retain_grad(self)
     return self
 end
@@ -103,13 +94,8 @@ end
 -- t:register_hook(fn): fn(grad) runs when t's gradient is computed, and may return a tensor to
 -- use instead; returns a handle whose remove() unregisters it
 function Tensor.register_hook(self, fn)
-    if not is_tensor(self) then
-        raise("tide: register_hook: expected a tensor, got " .. type(self))
-    end
-    if not self.requires_grad then
-        raise("tide: register_hook: cannot register a hook on a tensor that does not require " ..
-            "grad")
-    end
+    engine.check_requires_grad(self, "register_hook",
+        "cannot register a hook on a tensor that does not require grad")
     if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
         raise("tide: register_hook: expected a function, got " .. type(fn))
     end

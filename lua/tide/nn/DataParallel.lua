@@ -93,6 +93,10 @@ local function replicate(m, dev, memo)
 end
 
 function DataParallel:forward(x, ...)
+    if not autograd.is_tensor(x) then -- the batch is split along its first dim
+        raise("tide: DataParallel: expected a tensor input (a batch to split over the devices), " ..
+            "got " .. type(x))
+    end
     local devices = self.devices
     local n = x.shape[1]
     local k = math.min(#devices, n)

@@ -7,15 +7,17 @@ local I = require "tide.nn._internal"
 
 local Dropout = Module:extend("Dropout")
 
+-- also Dropout2d's (errors name self's class)
 function Dropout:init(p)
+    local who = self.__name
     if type(p) == "table" then
-        require("tide.core")._check_options(p, "Dropout", { "p", "inplace" })
+        require("tide.core")._check_options(p, who, { "p", "inplace" })
         self.inplace = p.inplace
         p = p.p
     end
     p = p or 0.5
     if type(p) ~= "number" or p < 0 or p > 1 then
-        raise("tide: Dropout: expected a probability p in [0, 1], got " .. tostring(p))
+        raise("tide: " .. who .. ": expected a probability p in [0, 1], got " .. tostring(p))
     end
     self.p = p
 end

@@ -1,12 +1,4 @@
 -- nn.GELU: elementwise gelu
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local A = require "tide.nn._activation"
 
-local GELU = Module:extend("GELU")
-
-function GELU:forward(x)
-    I.check_tensor(x, "GELU")
-    return x:gelu()
-end
-
-return GELU
+return A.method("GELU", "gelu")

@@ -1,12 +1,4 @@
 -- nn.Tanh: elementwise tanh
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local A = require "tide.nn._activation"
 
-local Tanh = Module:extend("Tanh")
-
-function Tanh:forward(x)
-    I.check_tensor(x, "Tanh")
-    return x:tanh()
-end
-
-return Tanh
+return A.method("Tanh", "tanh")

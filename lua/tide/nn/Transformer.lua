@@ -46,20 +46,16 @@ function TF:init(opts)
         activation = opts.activation, layer_norm_eps = opts.layer_norm_eps,
         batch_first = opts.batch_first, norm_first = opts.norm_first }
     local eps = opts.layer_norm_eps or 1e-5
-    if opts.custom_encoder then
-        self.encoder = opts.custom_encoder
-    else
-        local layer = nn.TransformerEncoderLayer(d_model, nhead, layer_opts)
-        self.encoder = nn.TransformerEncoder(layer, ne,
+    -- the custom module, else n copies of a Layer in a Stack ending in a LayerNorm
+    local function part(custom, Layer, Stack, n)
+        if custom then
+            return custom
+        end
+        return Stack(Layer(d_model, nhead, layer_opts), n,
             { norm = nn.LayerNorm(d_model, { eps = eps }) })
     end
-    if opts.custom_decoder then
-        self.decoder = opts.custom_decoder
-    else
-        local layer = nn.TransformerDecoderLayer(d_model, nhead, layer_opts)
-        self.decoder = nn.TransformerDecoder(layer, nd,
-            { norm = nn.LayerNorm(d_model, { eps = eps }) })
-    end
+    self.encoder = part(opts.custom_encoder, nn.TransformerEncoderLayer, nn.TransformerEncoder, ne)
+    self.decoder = part(opts.custom_decoder, nn.TransformerDecoderLayer, nn.TransformerDecoder, nd)
     -- PyTorch's _reset_parameters: every matrix (and larger) xavier-uniform
     for _, p in ipairs(self:parameters()) do
         if p:dim() > 1 then

@@ -8,27 +8,12 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local ModuleList = require "tide.nn.ModuleList"
 local TDL = require "tide.nn.TransformerDecoderLayer"
 local I = require "tide.nn._internal"
-local compat = require "tide._compat"
+local T = require "tide.nn._transformer"
 
 local TD = Module:extend("TransformerDecoder")
 local WHO = "TransformerDecoder"
-
--- a fresh layer with layer's configuration, values, device, dtype and mode
-local function copy_layer(layer)
-    local c = getmetatable(layer)(compat.unpack(layer._args, 1, 3))
-    c:load_state_dict(layer:state_dict())
-    local p = layer:parameters()[1]
-    if p then
-        c:to(p.device, p.dtype)
-    end
-    if not layer.training then
-        c:eval()
-    end
-    return c
-end
 
 function TD:init(decoder_layer, num_layers, opts)
     opts = opts or {}
@@ -44,27 +29,12 @@ function TD:init(decoder_layer, num_layers, opts)
         raise("tide: " .. WHO .. ": expected norm to be a Module (nn.LayerNorm(d_model)), got " ..
             type(opts.norm))
     end
-    local list = {}
-    for i = 1, num_layers do
-        list[i] = copy_layer(decoder_layer)
-    end
-    self.layers = ModuleList(list)
-    self.num_layers = num_layers
-    if opts.norm ~= nil then
-        self.norm = opts.norm
-    end
+    T.init_stack(self, decoder_layer, num_layers, opts.norm)
 end
 
 function TD:forward(tgt, memory, mask_or_opts)
     local o = TDL._masks(mask_or_opts, WHO)
-    local x = tgt
-    for i = 1, self.num_layers do
-        x = self.layers[i](x, memory, o)
-    end
-    if self.norm then
-        x = self.norm(x)
-    end
-    return x
+    return T.forward_stack(self, tgt, memory, o)
 end
 
 return TD

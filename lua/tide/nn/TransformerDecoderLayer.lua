@@ -12,35 +12,17 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local nn_F = require "tide.nn.functional"
 local I = require "tide.nn._internal"
+local T = require "tide.nn._transformer"
 
 local TDL = Module:extend("TransformerDecoderLayer")
 local WHO = "TransformerDecoderLayer"
-local KNOWN = { "dim_feedforward", "dropout", "activation", "batch_first", "norm_first",
-    "layer_norm_eps" }
 local MASKS = { "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask",
     "tgt_is_causal", "memory_is_causal" }
 
 function TDL:init(d_model, nhead, opts)
     opts = opts or {}
-    core._check_options(opts, WHO, KNOWN)
-    I.check_int(d_model, "d_model", WHO)
-    I.check_int(nhead, "nhead", WHO)
-    local ff = I.check_int(opts.dim_feedforward or 2048, "dim_feedforward", WHO)
-    local p = opts.dropout or 0.1
-    local act = opts.activation or "relu"
-    local activation
-    if act == "relu" then
-        activation = nn_F.relu
-    elseif act == "gelu" then
-        activation = nn_F.gelu
-    elseif type(act) == "function" or Module.is_module(act) then
-        activation = act -- a module (nn.GELU()) becomes the child "activation", as in PyTorch
-    else
-        raise(string.format('tide: %s: activation must be "relu", "gelu", a function or a ' ..
-            "module, got %s", WHO, tostring(act)))
-    end
+    local ff, p, activation = T.layer_options(opts, d_model, nhead, WHO)
     local eps = opts.layer_norm_eps or 1e-5
     if type(eps) ~= "number" or eps <= 0 then
         raise(string.format("tide: %s: expected layer_norm_eps to be a positive number, got %s",
@@ -94,31 +76,17 @@ function TDL:forward(tgt, memory, mask_or_opts)
     end
     local o = TDL._masks(mask_or_opts, WHO)
     local function sa(x)
-        local y = self.self_attn(x, x, x, { attn_mask = o.tgt_mask,
-            key_padding_mask = o.tgt_key_padding_mask, need_weights = false,
-            is_causal = o.tgt_is_causal })
-        return self.dropout1(y)
+        return T.attend(self.self_attn, self.dropout1, x, x, o.tgt_mask, o.tgt_key_padding_mask,
+            o.tgt_is_causal)
     end
     local function mha(x)
-        local y = self.multihead_attn(x, memory, memory, { attn_mask = o.memory_mask,
-            key_padding_mask = o.memory_key_padding_mask, need_weights = false,
-            is_causal = o.memory_is_causal })
-        return self.dropout2(y)
+        return T.attend(self.multihead_attn, self.dropout2, x, memory, o.memory_mask,
+            o.memory_key_padding_mask, o.memory_is_causal)
     end
     local function ff(x)
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return T.feed_forward(self, x, self.dropout3)
     end
-    local x = tgt
-    if self.norm_first then
-        x = x:add(sa(self.norm1(x)))
-        x = x:add(mha(self.norm2(x)))
-        x = x:add(ff(self.norm3(x)))
-    else
-        x = self.norm1(x:add(sa(x)))
-        x = self.norm2(x:add(mha(x)))
-        x = self.norm3(x:add(ff(x)))
-    end
-    return x
+    return T.residual(self, tgt, { sa, mha, ff })
 end
 
 return TDL

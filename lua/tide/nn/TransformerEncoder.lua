@@ -6,26 +6,11 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local ModuleList = require "tide.nn.ModuleList"
 local I = require "tide.nn._internal"
-local compat = require "tide._compat"
+local T = require "tide.nn._transformer"
 
 local TE = Module:extend("TransformerEncoder")
 local WHO = "TransformerEncoder"
-
--- a fresh layer with layer's configuration, values, device, dtype and mode
-local function copy_layer(layer)
-    local c = getmetatable(layer)(compat.unpack(layer._args, 1, 3))
-    c:load_state_dict(layer:state_dict())
-    local p = layer:parameters()[1]
-    if p then
-        c:to(p.device, p.dtype)
-    end
-    if not layer.training then
-        c:eval()
-    end
-    return c
-end
 
 function TE:init(encoder_layer, num_layers, opts)
     opts = opts or {}
@@ -35,15 +20,7 @@ function TE:init(encoder_layer, num_layers, opts)
             (Module.is_module(encoder_layer) and tostring(encoder_layer) or type(encoder_layer)))
     end
     I.check_int(num_layers, "num_layers", WHO)
-    local list = {}
-    for i = 1, num_layers do
-        list[i] = copy_layer(encoder_layer)
-    end
-    self.layers = ModuleList(list)
-    self.num_layers = num_layers
-    if opts.norm ~= nil then
-        self.norm = opts.norm
-    end
+    T.init_stack(self, encoder_layer, num_layers, opts.norm)
 end
 
 function TE:forward(src, mask_or_opts)
@@ -55,14 +32,7 @@ function TE:forward(src, mask_or_opts)
         o = { src_mask = o.mask, src_key_padding_mask = o.src_key_padding_mask,
             is_causal = o.is_causal }
     end
-    local x = src
-    for i = 1, self.num_layers do
-        x = self.layers[i](x, o)
-    end
-    if self.norm then
-        x = self.norm(x)
-    end
-    return x
+    return T.forward_stack(self, src, o)
 end
 
 return TE

@@ -10,33 +10,15 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local Module = require "tide.nn.Module"
-local nn_F = require "tide.nn.functional"
 local I = require "tide.nn._internal"
+local T = require "tide.nn._transformer"
 
 local TEL = Module:extend("TransformerEncoderLayer")
 local WHO = "TransformerEncoderLayer"
-local KNOWN = { "dim_feedforward", "dropout", "activation", "batch_first", "norm_first",
-    "layer_norm_eps" }
 
 function TEL:init(d_model, nhead, opts)
     opts = opts or {}
-    core._check_options(opts, WHO, KNOWN)
-    I.check_int(d_model, "d_model", WHO)
-    I.check_int(nhead, "nhead", WHO)
-    local ff = I.check_int(opts.dim_feedforward or 2048, "dim_feedforward", WHO)
-    local p = opts.dropout or 0.1
-    local act = opts.activation or "relu"
-    local activation
-    if act == "relu" then
-        activation = nn_F.relu
-    elseif act == "gelu" then
-        activation = nn_F.gelu
-    elseif type(act) == "function" or Module.is_module(act) then
-        activation = act -- a module (nn.GELU()) becomes the child "activation", as in PyTorch
-    else
-        raise(string.format('tide: %s: activation must be "relu", "gelu", a function or a ' ..
-            "module, got %s", WHO, tostring(act)))
-    end
+    local ff, p, activation = T.layer_options(opts, d_model, nhead, WHO)
     -- what TransformerEncoder needs to make copies
     self._args = { d_model, nhead, opts }
     local nn = require "tide.nn"
@@ -73,22 +55,12 @@ function TEL:forward(src, mask_or_opts)
     I.check_tensor(src, WHO)
     local mask, kpm, causal = masks(mask_or_opts)
     local function sa(x)
-        local y = self.self_attn(x, x, x, { attn_mask = mask, key_padding_mask = kpm,
-            need_weights = false, is_causal = causal })
-        return self.dropout1(y)
+        return T.attend(self.self_attn, self.dropout1, x, x, mask, kpm, causal)
     end
     local function ff(x)
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return T.feed_forward(self, x, self.dropout2)
     end
-    local x = src
-    if self.norm_first then
-        x = x:add(sa(self.norm1(x)))
-        x = x:add(ff(self.norm2(x)))
-    else
-        x = self.norm1(x:add(sa(x)))
-        x = self.norm2(x:add(ff(x)))
-    end
-    return x
+    return T.residual(self, src, { sa, ff })
 end
 
 return TEL

@@ -5,7 +5,8 @@
 -- cross_entropy, layer_norm). No argument checks here: nn.functional and the modules check first.
 local core = require "tide.core"
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local idiv = require("tide._compat").idiv
+local compat = require "tide._compat"
+local idiv, pack, unpack = compat.idiv, compat.pack, compat.unpack
 local engine = require "tide.autograd.engine"
 local BW = require("tide.autograd.formulas").BW
 
@@ -97,11 +98,38 @@ end
 -- dtype): one kernel forward, one node whose gradient is one kernel; nil where the device has
 -- no such kernel (the caller then runs the composite)
 function M.layer_norm(x, d, w, b, eps)
-    local rec, xd, wd, bd = detached(x, w, b)
-    local y, mean, rstd = K.layer_norm(xd, wd, bd, d, eps)
+    return M.kernel("layer_norm", x, w, b, d, eps) -- the node: nd.mean, nd.rstd, nd.d, nd.eps
+end
+
+-- the forward kernel of a row of include/tide_kernels.def (core._kernels[name]) as one
+-- node: K[name] runs on the detached inputs (the row's inputs, nil for an absent optional one,
+-- then its parameters); the node keeps the inputs as nd[1..], the other outputs and the
+-- parameters under their names in the row (rms_norm: nd.rstd, nd.d, nd.eps), and its gradient
+-- is BW[name]. Returns the first output, or nil where the device has no kernel (the caller runs
+-- its composite). A new row needs nothing here.
+function M.kernel(name, ...)
+    local row = core._kernels[name]
+    local nin, args = #row.inputs, pack(...)
+    local rec = false
+    if core.is_grad_enabled() then
+        for i = 1, nin do
+            if args[i] and args[i].requires_grad then
+                rec = true
+                args[i] = args[i]:detach()
+            end
+        end
+    end
+    local outs = pack(K[name](unpack(args, 1, nin + #row.params)))
+    local y = outs[1]
     if y and rec then
-        local nd = record("layer_norm", y, BW.layer_norm, x, w, b)
-        nd.d, nd.eps, nd.mean, nd.rstd = d, eps, mean, rstd
+        local inputs = pack(...)
+        local nd = record(name, y, BW[name], unpack(inputs, 1, nin))
+        for i = 2, #row.outputs do
+            nd[row.outputs[i]] = outs[i]
+        end
+        for i, p in ipairs(row.params) do
+            nd[p] = inputs[nin + i]
+        end
     end
     return y
 end

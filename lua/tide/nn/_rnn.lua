@@ -12,6 +12,7 @@ local BW = require("tide.autograd.formulas").BW
 local fused = require "tide.nn._fused"
 local I = require "tide.nn._internal"
 local PackedSequence = require "tide.nn.PackedSequence"
+local Module = require "tide.nn.Module"
 local raise = autograd.raise
 
 local needs_record, record = engine.needs_record, engine.record
@@ -439,6 +440,28 @@ function R.cell_forward(m, who, x, hx)
         return h1, c1
     end
     return h1
+end
+
+local function cell_extra_repr(m)
+    return string.format("%d, %d%s", m.input_size, m.hidden_size, m.bias and "" or ", bias=false")
+end
+
+-- the classes nn.RNN, nn.LSTM and nn.GRU (kind "rnn_tanh", "lstm", "gru"; errors name name), or
+-- with cell nn.RNNCell, nn.LSTMCell and nn.GRUCell
+function R.class(name, kind, cell)
+    local init, forward = R.init, R.forward
+    if cell then
+        init, forward = R.cell_init, R.cell_forward
+    end
+    local cls = Module:extend(name)
+    function cls:init(input_size, hidden_size, opts)
+        init(self, name, kind, input_size, hidden_size, opts)
+    end
+    function cls:forward(x, hx)
+        return forward(self, name, x, hx)
+    end
+    cls.extra_repr = cell and cell_extra_repr or R.extra_repr
+    return cls
 end
 
 return R

@@ -676,6 +676,53 @@ function F.layer_norm(input, normalized_shape, opts)
     return I.layer_norm(input, d, weight, bias, number_opt(o.eps, 1e-5, who, "eps"))
 end
 
+-- the machine epsilon of each float dtype (PyTorch's torch.finfo(dtype).eps): rms_norm's eps
+local MACHINE_EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16,
+    float16 = 0.0009765625, bfloat16 = 0.0078125 }
+
+-- PyTorch 2's F.rms_norm: input / sqrt(mean(input^2 over the trailing dims normalized_shape) +
+-- eps) * weight; weight nil or of normalized_shape's elements, eps nil for the dtype's machine
+-- epsilon; or {weight =, eps =} in weight's place. The kernel row rms_norm
+-- (include/tide_kernels.def) as one node, else (another dtype, a device without it) the
+-- composite.
+function F.rms_norm(input, normalized_shape, weight, eps)
+    local who = "rms_norm"
+    tensor_arg(input, who, "input")
+    if type(weight) == "table" then
+        local o = options(weight, who, { "weight", "eps" })
+        weight, eps = o.weight, o.eps
+    end
+    local ns = type(normalized_shape) == "table" and normalized_shape or { normalized_shape }
+    local shape, d = input.shape, 1
+    local k, nd = #ns, #shape
+    local ok = nd >= k
+    for i = 1, k do
+        int_arg(ns[i], who, "normalized_shape[" .. i .. "]", 1)
+        ok = ok and shape[nd - k + i] == ns[i]
+        d = d * ns[i]
+    end
+    if not ok then
+        raise("tide: rms_norm: expected input ending in " .. I.shape_str(ns) .. ", got " ..
+            I.shape_str(shape))
+    end
+    optional_tensor(weight, who, "weight")
+    same_device(input, weight, who, "weight")
+    if weight and weight:numel() ~= d then
+        raise("tide: rms_norm: expected weight of " .. d .. " elements (normalized_shape " ..
+            I.shape_str(ns) .. "), got " .. I.shape_str(weight.shape))
+    end
+    eps = number_opt(eps, MACHINE_EPS[input.dtype] or MACHINE_EPS.float32, who, "eps")
+    local kernel = eps >= 0 and (input.dtype == "float32" or input.dtype == "float64") and
+        (not weight or weight.dtype == input.dtype)
+    local y = kernel and fused.kernel("rms_norm", input, weight, d, eps)
+    if y then
+        return y
+    end
+    local xr = input:reshape(-1, d)
+    y = xr:mul(xr:mul(xr):mean(2, true):add(eps):rsqrt()):view(input.shape)
+    return weight and y:mul(weight:reshape(ns)) or y
+end
+
 -- input [N, C, *] in num_groups groups of channels; {weight =, bias =} per channel, eps = 1e-5
 function F.group_norm(input, num_groups, opts)
     local who = "group_norm"

@@ -19,7 +19,7 @@ for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
 end
 -- the wider surface's layers and losses (docs/API.md)
 for _, name in ipairs({ "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPool2d",
-    "MaxPool1d", "GroupNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh",
+    "MaxPool1d", "GroupNorm", "RMSNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh",
     "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss" }) do
     nn[name] = require("tide.nn." .. name)
 end

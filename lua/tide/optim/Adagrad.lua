@@ -6,7 +6,6 @@
 -- of tensor ops.
 local adagrad_step_ = require("tide.core")._adagrad_step_
 local autograd = require "tide.autograd"
-local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
 
 local Adagrad = Optimizer:extend("Adagrad", {
@@ -14,15 +13,7 @@ local Adagrad = Optimizer:extend("Adagrad", {
     maximize = false,
 })
 
-function Adagrad:check_options()
-    for _, g in ipairs(self.param_groups) do
-        for _, k in ipairs({ "lr_decay", "weight_decay", "initial_accumulator_value", "eps" }) do
-            if g[k] < 0 then
-                raise("tide: Adagrad: expected " .. k .. " >= 0, got " .. tostring(g[k]))
-            end
-        end
-    end
-end
+Adagrad.nonnegative = { "lr_decay", "weight_decay", "initial_accumulator_value", "eps" }
 
 -- the state an update reads, made at construction (Optimizer:check_step checks it before any
 -- parameter moves)
@@ -57,13 +48,7 @@ function Adagrad:formula_update(group, p, g)
     local st = self:state_of(p)
     local step = st.step + 1
     st.step = step
-    if group.maximize then
-        g = g:neg()
-    end
-    local wd = group.weight_decay
-    if wd ~= 0 then
-        g = g:add(p, wd)
-    end
+    g = Optimizer.regularized_grad(group, p, g)
     local clr = group.lr / (1 + (step - 1) * group.lr_decay)
     local sum = st.sum
     sum:add_(g:mul(g))

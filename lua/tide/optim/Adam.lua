@@ -32,6 +32,20 @@ function Adam:state_spec(group)
     return "exp_avg", group.amsgrad and AMSGRAD_SPEC or STATE_SPEC
 end
 
+-- p's state (made at its first step: the moments, and max_exp_avg_sq with amsgrad), its
+-- moments and this step's number
+local function step_state(self, group, p)
+    local st = self:state_of(p)
+    if not st.exp_avg then
+        st.exp_avg, st.exp_avg_sq, st.step = Optimizer.zeros_like(p), Optimizer.zeros_like(p), 0
+        if group.amsgrad then
+            st.max_exp_avg_sq = Optimizer.zeros_like(p)
+        end
+    end
+    st.step = st.step + 1
+    return st, st.exp_avg, st.exp_avg_sq, st.step
+end
+
 -- PyTorch's formula as a chain of tensor ops, shared with AdamW (decoupled: the decay is
 -- applied to p, not added to g): the reference the fused kernel is tested against, and the
 -- path for what the kernel does not take (a parameter that is not contiguous, amsgrad)
@@ -47,17 +61,7 @@ function Adam:formula_update(group, p, g, decoupled)
             g = g:add(p:mul(wd))
         end
     end
-    local st = self:state_of(p)
-    local m, v = st.exp_avg, st.exp_avg_sq
-    if not m then
-        m, v = Optimizer.zeros_like(p), Optimizer.zeros_like(p)
-        st.exp_avg, st.exp_avg_sq, st.step = m, v, 0
-        if group.amsgrad then
-            st.max_exp_avg_sq = Optimizer.zeros_like(p)
-        end
-    end
-    local t = st.step + 1
-    st.step = t
+    local st, m, v, t = step_state(self, group, p)
     local b1, b2 = group.betas[1], group.betas[2]
     m:mul_(b1):add_(g:mul(1 - b1))
     v:mul_(b2):add_(g:mul(g):mul(1 - b2))
@@ -81,14 +85,7 @@ function Adam:adam_update(group, p, g, decoupled)
     if group.amsgrad or not Optimizer.fusable(p, g) then
         return self:formula_update(group, p, g, decoupled)
     end
-    local st = self:state_of(p)
-    local m, v = st.exp_avg, st.exp_avg_sq
-    if not m then
-        m, v = Optimizer.zeros_like(p), Optimizer.zeros_like(p)
-        st.exp_avg, st.exp_avg_sq, st.step = m, v, 0
-    end
-    local t = st.step + 1
-    st.step = t
+    local _, m, v, t = step_state(self, group, p)
     local b1, b2 = group.betas[1], group.betas[2]
     adam_step_(p, g, m, v, group.lr, b1, b2, group.eps, group.weight_decay, 1 - b1 ^ t,
         1 - b2 ^ t, decoupled, group.maximize)

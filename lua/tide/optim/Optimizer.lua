@@ -92,13 +92,34 @@ function Optimizer.new(cls, params, opts)
             raise("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr))
         end
     end
+    for _, g in ipairs(groups) do
+        for _, k in ipairs(cls.nonnegative or {}) do
+            if g[k] < 0 then
+                raise("tide: " .. who .. ": expected " .. k .. " >= 0, got " .. tostring(g[k]))
+            end
+        end
+    end
     local self = setmetatable({ param_groups = groups, state = {} }, cls)
     self:check_options()
     self:init_state()
     return self
 end
 
+-- cls.nonnegative: the options each group must have >= 0 (checked after lr, before
+-- check_options)
 function Optimizer:check_options() end
+
+-- g as an update reads it: negated with maximize, plus weight_decay * p (Adagrad, RMSprop)
+function Optimizer.regularized_grad(group, p, g)
+    if group.maximize then
+        g = g:neg()
+    end
+    local wd = group.weight_decay
+    if wd ~= 0 then
+        g = g:add(p, wd)
+    end
+    return g
+end
 
 -- state made at construction (Adagrad's sums); others make theirs at the first step
 function Optimizer:init_state() end

@@ -5,8 +5,6 @@
 -- buf = momentum*buf + g/avg and p -= lr*buf, else p -= lr*g/avg. One fused kernel per
 -- parameter (core._rmsprop_step_); formula_update is the same as a chain of tensor ops.
 local rmsprop_step_ = require("tide.core")._rmsprop_step_
-local autograd = require "tide.autograd"
-local raise = autograd.raise
 local Optimizer = require "tide.optim.Optimizer"
 
 local RMSprop = Optimizer:extend("RMSprop", {
@@ -14,15 +12,7 @@ local RMSprop = Optimizer:extend("RMSprop", {
     maximize = false,
 })
 
-function RMSprop:check_options()
-    for _, g in ipairs(self.param_groups) do
-        for _, k in ipairs({ "eps", "momentum", "weight_decay", "alpha" }) do
-            if g[k] < 0 then
-                raise("tide: RMSprop: expected " .. k .. " >= 0, got " .. tostring(g[k]))
-            end
-        end
-    end
-end
+RMSprop.nonnegative = { "eps", "momentum", "weight_decay", "alpha" }
 
 -- the state an update reads (Optimizer:check_step checks it before any parameter moves)
 function RMSprop:state_spec(group)
@@ -73,13 +63,7 @@ function RMSprop:update(group, p, g)
 end
 
 function RMSprop:formula_update(group, p, g)
-    if group.maximize then
-        g = g:neg()
-    end
-    local wd = group.weight_decay
-    if wd ~= 0 then
-        g = g:add(p, wd)
-    end
+    g = Optimizer.regularized_grad(group, p, g)
     local st = state(p, group, self:state_of(p))
     local alpha = group.alpha
     local v = st.square_avg

@@ -37,6 +37,30 @@ local function norm_range(t, value_range)
     end
 end
 
+-- the images t[1..N] (N, C, H, W) tiled ncols to a row (fewer when N is smaller) into
+-- (C, rows * (H + padding) + padding, cols * (W + padding) + padding), pad_value around them and
+-- where images run out
+local function tile(t, ncols, padding, pad_value)
+    local n = t:size(1)
+    local cols = math.min(ncols, n)
+    local rows = math.ceil(n / cols)
+    local height, width = t:size(3) + padding, t:size(4) + padding
+    local grid = tide.full({ t:size(2), height * rows + padding, width * cols + padding },
+        pad_value, { dtype = t.dtype, device = t.device })
+    local k = 1
+    for y = 0, rows - 1 do
+        for x = 0, cols - 1 do
+            if k > n then
+                break
+            end
+            grid:narrow(2, y * height + padding + 1, height - padding)
+                :narrow(3, x * width + padding + 1, width - padding):copy_(t:select(1, k))
+            k = k + 1
+        end
+    end
+    return grid
+end
+
 --- make_grid(tensor[, {nrow = 8, padding = 2, normalize = false, value_range =, scale_each =
 --- false, pad_value = 0}]) -> a (C, H', W') image grid, as torchvision 0.14's: 2-D (H, W), 3-D
 --- (C, H, W) and 4-D (N, C, H, W) inputs; one channel is repeated to three; a single image
@@ -93,24 +117,7 @@ function M.make_grid(tensor, opts)
         if t:size(1) == 1 then
             return t:squeeze(1)
         end
-        local nmaps = t:size(1)
-        local xmaps = math.min(nrow, nmaps)
-        local ymaps = math.ceil(nmaps / xmaps)
-        local height, width = t:size(3) + padding, t:size(4) + padding
-        local grid = tide.full({ t:size(2), height * ymaps + padding, width * xmaps + padding },
-            pad_value, { dtype = t.dtype, device = t.device })
-        local k = 1
-        for y = 0, ymaps - 1 do
-            for x = 0, xmaps - 1 do
-                if k > nmaps then
-                    break
-                end
-                grid:narrow(2, y * height + padding + 1, height - padding)
-                    :narrow(3, x * width + padding + 1, width - padding):copy_(t:select(1, k))
-                k = k + 1
-            end
-        end
-        return grid
+        return tile(t, nrow, padding, pad_value)
     end)
 end
 
@@ -150,21 +157,7 @@ function M.tb_grid(x, ncols)
     if x:dim() ~= 4 or x:size(2) ~= 3 then
         fail("tide: add_images: expected images with 1 or 3 channels")
     end
-    local n, h, w = x:size(1), x:size(3), x:size(4)
-    ncols = math.min(n, ncols)
-    local nrows = math.ceil(n / ncols)
-    local canvas = tide.zeros({ 3, h * nrows, w * ncols }, { dtype = x.dtype, device = x.device })
-    local i = 1
-    for y = 0, nrows - 1 do
-        for c = 0, ncols - 1 do
-            if i > n then
-                break
-            end
-            canvas:narrow(2, y * h + 1, h):narrow(3, c * w + 1, w):copy_(x:select(1, i))
-            i = i + 1
-        end
-    end
-    return canvas
+    return tile(x, ncols, 0, 0)
 end
 
 -- the positions of the letters of `want` in the string fmt ("CHW" in "HWC" -> {3, 1, 2})

@@ -178,14 +178,10 @@ end
 
 function ReduceLROnPlateau:apply_state(values)
     self._last_lr = nil
-    for k, v in pairs(values) do
-        self[k] = v
-    end
+    LRScheduler.apply_state(self, values)
 end
 
-function ReduceLROnPlateau:load_state_dict(sd)
-    self:apply_state(self:read_state_dict(sd))
-end
+ReduceLROnPlateau.load_state_dict = LRScheduler.load_state_dict
 
 function ReduceLROnPlateau:__tostring()
     return string.format("ReduceLROnPlateau(mode=%s, factor=%s, patience=%d)", self.mode,

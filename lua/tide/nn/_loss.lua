@@ -1,0 +1,54 @@
+-- tide.nn._loss: the loss modules that differ only in their name, options and functional, out
+-- of the users' sight. Each returns a class (Module:extend(name)).
+local core = require "tide.core"
+local Module = require "tide.nn.Module"
+local I = require "tide.nn._internal"
+local F = require "tide.nn.functional"
+
+local L = {}
+
+-- a loss that keeps its options table (keys: the options it takes) and calls F[fn](input,
+-- target, opts) after a same-shape check that names the module; extra_reduction: a reduction
+-- beyond "mean" | "sum" | "none" that F[fn] takes (KLDivLoss's "batchmean")
+function L.pointwise(name, keys, fn, extra_reduction)
+    local cls = Module:extend(name)
+    function cls:init(opts)
+        if opts ~= nil then
+            core._check_options(opts, name, keys)
+            if opts.reduction ~= nil and opts.reduction ~= extra_reduction then
+                I.check_reduction(opts.reduction, name)
+            end
+        end
+        self.opts = opts
+    end
+    function cls:forward(input, target)
+        I.same_shape_check(input, target, name) -- errors name the module
+        return F[fn](input, target, self.opts)
+    end
+    return cls
+end
+
+-- a loss over class targets (CrossEntropyLoss, NLLLoss: log_probs true); the weight is a
+-- buffer, as PyTorch's: it follows the module's :to()
+function L.class(name, keys, log_probs)
+    local cls = Module:extend(name)
+    function cls:init(opts)
+        if type(opts) == "table" then
+            core._check_options(opts, name, keys)
+            if opts.weight ~= nil then
+                self:register_buffer("weight", opts.weight)
+            end
+            self.ignore_index, self.label_smoothing = opts.ignore_index, opts.label_smoothing
+            opts = opts.reduction
+        end
+        self.reduction = I.check_reduction(opts or "mean", name)
+    end
+    function cls:forward(input, target)
+        return I.class_loss_entry(input, target, self.reduction, { weight = self.weight,
+            ignore_index = self.ignore_index, label_smoothing = self.label_smoothing },
+            log_probs, name)
+    end
+    return cls
+end
+
+return L

@@ -1,0 +1,103 @@
+-- tide.nn._transformer: what the Transformer encoder and decoder (layers and stacks) share, out
+-- of the users' sight: the layer options, the feed-forward and residual blocks, and the stack of
+-- layer copies.
+local core = require "tide.core"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
+local Module = require "tide.nn.Module"
+local ModuleList = require "tide.nn.ModuleList"
+local nn_F = require "tide.nn.functional"
+local I = require "tide.nn._internal"
+local compat = require "tide._compat"
+
+local T = {}
+
+local KNOWN = { "dim_feedforward", "dropout", "activation", "batch_first", "norm_first",
+    "layer_norm_eps" }
+
+-- a layer's checked arguments: dim_feedforward, dropout and the activation function (or module)
+function T.layer_options(opts, d_model, nhead, who)
+    core._check_options(opts, who, KNOWN)
+    I.check_int(d_model, "d_model", who)
+    I.check_int(nhead, "nhead", who)
+    local ff = I.check_int(opts.dim_feedforward or 2048, "dim_feedforward", who)
+    local p = opts.dropout or 0.1
+    local act = opts.activation or "relu"
+    local activation
+    if act == "relu" then
+        activation = nn_F.relu
+    elseif act == "gelu" then
+        activation = nn_F.gelu
+    elseif type(act) == "function" or Module.is_module(act) then
+        activation = act -- a module (nn.GELU()) becomes the child "activation", as in PyTorch
+    else
+        raise(string.format('tide: %s: activation must be "relu", "gelu", a function or a ' ..
+            "module, got %s", who, tostring(act)))
+    end
+    return ff, p, activation
+end
+
+-- dropout(attn(q, kv, kv)), the attention's output without its weights
+function T.attend(attn, dropout, q, kv, mask, key_padding_mask, is_causal)
+    return dropout(attn(q, kv, kv, { attn_mask = mask, key_padding_mask = key_padding_mask,
+        need_weights = false, is_causal = is_causal }))
+end
+
+-- the feed-forward block of a layer, its output through the dropout module `out`
+function T.feed_forward(layer, x, out)
+    return out(layer.linear2(layer.dropout(layer.activation(layer.linear1(x)))))
+end
+
+-- x through blocks[i] each with a residual and norm<i>: after each block, or before with
+-- norm_first
+function T.residual(layer, x, blocks)
+    for i, block in ipairs(blocks) do
+        local norm = layer["norm" .. i]
+        if layer.norm_first then
+            x = x:add(block(norm(x)))
+        else
+            x = norm(x:add(block(x)))
+        end
+    end
+    return x
+end
+
+-- a fresh layer with layer's configuration, values, device, dtype and mode
+local function copy_layer(layer)
+    local c = getmetatable(layer)(compat.unpack(layer._args, 1, 3))
+    c:load_state_dict(layer:state_dict())
+    local p = layer:parameters()[1]
+    if p then
+        c:to(p.device, p.dtype)
+    end
+    if not layer.training then
+        c:eval()
+    end
+    return c
+end
+
+-- fills a stack's `layers` (num_layers copies of layer), num_layers and the optional norm
+function T.init_stack(stack, layer, num_layers, norm)
+    local list = {}
+    for i = 1, num_layers do
+        list[i] = copy_layer(layer)
+    end
+    stack.layers = ModuleList(list)
+    stack.num_layers = num_layers
+    if norm ~= nil then
+        stack.norm = norm
+    end
+end
+
+-- x through every layer of a stack (each given the same further arguments), then its norm
+function T.forward_stack(stack, x, ...)
+    for i = 1, stack.num_layers do
+        x = stack.layers[i](x, ...)
+    end
+    if stack.norm then
+        x = stack.norm(x)
+    end
+    return x
+end
+
+return T

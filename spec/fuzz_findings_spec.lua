@@ -1,0 +1,147 @@
+-- What tools/fuzz_api.lua found (issue 27), one case per class of finding, each failing before
+-- its fix: calls that raised a message that was not a `tide:` error (a Lua runtime error from
+-- inside the library, or lauxlib's "bad argument" text), calls that hung (a list of views
+-- sized by a huge dim) and a call that filled the host's memory (totable of an expanded view).
+-- The fuzzer's replayable reproducers were reduced to these calls.
+local tide = require "tide"
+local nn = tide.nn
+
+-- the message of the error f raises, which must be a tide: error at this file's line
+local function tide_error(f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok, "expected an error")
+    err = tostring(err)
+    assert.matches("^[^\n]-fuzz_findings_spec%.lua:%d+: tide: ", err)
+    return err
+end
+
+describe("the binding's own argument checks (lauxlib messages before)", function()
+    it("name the op, the argument and what was given", function()
+        local x = tide.ones(2, 3)
+        assert.matches("tide: size: dim must be an integer, got table",
+            tide_error(function() return x:size({}) end))
+        assert.matches("tide: size: dim must be an integer, got 2.5",
+            tide_error(function() return x:size(2.5) end))
+        assert.matches("tide: size: dim must be an integer, got a tensor",
+            tide_error(function() return x:size(x) end))
+        assert.matches("tide: idx_load: path must be a string, got a tensor",
+            tide_error(function() return tide.idx_load(x) end))
+        assert.matches("tide: safetensors_load: path must be a string, got table",
+            tide_error(function() return tide.safetensors_load({}) end))
+        assert.matches("tide: isatty: fd must be an integer, got a tensor",
+            tide_error(function() return tide.isatty(x) end))
+        assert.matches("tide: layer_norm: eps must be a number, got no value",
+            tide_error(function() return tide._internal.layer_norm(x, nil, nil, 3) end))
+    end)
+end)
+
+describe("nn modules", function()
+    it("refuse a pair option that is not integers when built (it failed later, in tostring)",
+        function()
+            assert.matches("tide: MaxPool2d: expected kernel_size to be an integer or {h, w}, got",
+                tide_error(function() return nn.MaxPool2d({ strict = 1 }, 1) end))
+            assert.matches("tide: Conv2d: expected kernel_size to be an integer or {h, w}, got " ..
+                "{3, string}", tide_error(function() return nn.Conv2d(1, 1, { 3, "x" }) end))
+        end)
+
+    it("check Flatten's dims when built", function()
+        assert.matches("tide: Flatten: expected start_dim to be an integer, got string",
+            tide_error(function() return nn.Flatten("x") end))
+        assert.matches("tide: Flatten: expected end_dim to be an integer, got table",
+            tide_error(function() return nn.Flatten(1, {}) end))
+    end)
+
+    it("check cuda(n)'s device index", function()
+        local m = nn.ReLU()
+        assert.matches("tide: cuda: expected a device index %(an integer >= 0%), got table",
+            tide_error(function() return m:cuda({}) end))
+    end)
+end)
+
+describe("tide.optim", function()
+    it("refuses a step closure that is not a function, before any update", function()
+        local p = tide.ones({ 2 }, { requires_grad = true })
+        p:sum():backward()
+        local opt = tide.optim.SGD({ p }, { lr = 0.1 })
+        assert.matches("tide: SGD: step: expected a closure function, got tide.Tensor",
+            tide_error(function() return opt:step(p) end))
+        assert.are.same({ 1, 1 }, p:totable())
+    end)
+
+    it("refuses a parameter group that is not a table", function()
+        local p = tide.ones({ 2 }, { requires_grad = true })
+        assert.matches("tide: SGD: parameter group 2 is a boolean; expected a table such as " ..
+            "{params = {...}, lr = 0.1}",
+            tide_error(function() return tide.optim.SGD({ { params = { p } }, true }) end))
+    end)
+end)
+
+describe("tide.autograd", function()
+    it("no_grad and enable_grad refuse what is not a function", function()
+        assert.matches("tide: no_grad: expected a function, got number",
+            tide_error(function() return tide.autograd.no_grad(1) end))
+        assert.matches("tide: enable_grad: expected a function, got nil",
+            tide_error(function() return tide.autograd.enable_grad() end))
+    end)
+end)
+
+describe("options of constructors and loaders", function()
+    it("LayerNorm checks eps when built (forward compared it with a tensor)", function()
+        assert.matches("tide: LayerNorm: expected eps to be a number, got userdata",
+            tide_error(function() return nn.LayerNorm(3, tide.ones(2)) end))
+    end)
+
+    it("fashion_mnist refuses options that are not a table", function()
+        assert.matches("tide: fashion_mnist: options must be a table such as {flatten = true}, " ..
+            "got number", tide_error(function() return tide.data.fashion_mnist("/", 3) end))
+    end)
+end)
+
+describe("more constructor options and lists with holes", function()
+    it("BatchNorm checks eps and momentum when built", function()
+        assert.matches("tide: BatchNorm1d: expected momentum to be a number, got table",
+            tide_error(function() return nn.BatchNorm1d(3, { momentum = {} }) end))
+    end)
+
+    it("pad_sequence refuses a list with a hole", function()
+        assert.matches("tide: pad_sequence: expected sequence 2 to be a tensor %[L, %*%], got nil",
+            tide_error(function()
+                return nn.utils.rnn.pad_sequence({ tide.ones(2), nil, tide.ones(3) })
+            end))
+    end)
+end)
+
+describe("DataParallel", function()
+    it("refuses a call without a tensor batch", function()
+        local dp = nn.DataParallel(nn.Linear(2, 2))
+        assert.matches("tide: DataParallel: expected a tensor input %(a batch to split over the " ..
+            "devices%), got nil", tide_error(function() return dp() end))
+    end)
+end)
+
+describe("lists of views sized by a huge dim of an empty or expanded tensor", function()
+    it("are refused before they are built (the call hung before)", function()
+        local e = tide.zeros({ 0, 1 << 40 })
+        assert.matches("tide: unbind: 1099511627776 views of dim 2 would take",
+            tide_error(function() return e:unbind(2) end))
+        assert.matches("tide: split: 1099511627776 views of dim 2 %(size 1099511627776%) would take",
+            tide_error(function() return e:split(1, 2) end))
+        local x = tide.ones(1):expand(1 << 40)
+        assert.matches("tide: unbind: 1099511627776 views of dim 1 would take",
+            tide_error(function() return x:unbind() end))
+        assert.are.equal(3, #tide.zeros(0, 3):unbind(2)) -- small ones as before
+    end)
+end)
+
+describe("totable of a view whose values do not fit in Lua tables", function()
+    it("raises instead of filling the host's memory (the process was killed before)", function()
+        local x = tide.ones(1):expand(1 << 40)
+        assert.matches("tide: totable: 1099511627776 values would take [%d.]+ GB of Lua tables, " ..
+            "more than the [%d.]+ GB this process may use; take a part first",
+            tide_error(function() return x:totable() end))
+        local e = tide.zeros({ 1 << 40, 0 }) -- no value, but 2^40 empty tables
+        assert.matches("tide: totable: 0 values would take", tide_error(function() return e:totable() end))
+        assert.are.same({ { 1, 1 } }, tide.ones(1, 2):totable()) -- small ones as before
+        assert.are.same({}, tide.zeros(0, 1 << 40):totable())
+    end)
+end)

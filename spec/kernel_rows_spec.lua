@@ -1,0 +1,169 @@
+-- kernel_rows_spec.lua — every row of include/tide_kernels.def, walked from tide.core._kernels
+-- on the device under test (spec/support/device.lua): the generic binding exists and makes its
+-- outputs in their shape classes, and the one dispatch's rules hold for each row by itself
+-- (dtype, device, d, the shape of each further input, parameters below their least value, no
+-- rows). A new row is checked here without a line of its own.
+local tide = require "tide"
+local core = require "tide.core"
+local K = core._internal
+local D = require "spec.support.device"
+local compat = require "tide._compat"
+local pack, unpack = compat.pack, compat.unpack
+
+local dev = D.name
+local ROWS, D_ = 3, 4
+local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ } }
+
+local function names()
+    local list = {}
+    for name in pairs(core._kernels) do
+        list[#list + 1] = name
+    end
+    table.sort(list)
+    return list
+end
+
+-- a call of row r: every input (optional ones too) in its shape class, then the parameters
+-- (d first; the float ones at 0.5), then true for every optional output
+local function call_args(r, opts)
+    opts = opts or {}
+    local args, n = {}, 0
+    for i, cls in ipairs(r.inputs_shape) do
+        local shape = (opts.shape and opts.shape[i]) or SHAPE[cls]
+        local t = tide.randn(shape, { device = (opts.device and opts.device[i]) or dev,
+            dtype = "float64" })
+        t = cls == "stats" and t:abs():add(0.5) or t -- rstd-like statistics stay positive
+        n = n + 1
+        args[n] = t:to((opts.dtype and opts.dtype[i]) or r.dtypes[1])
+    end
+    for i, ty in ipairs(r.params_type) do
+        n = n + 1
+        args[n] = (opts.params and opts.params[i]) or (i == 1 and D_) or (ty == "float" and 0.5 or 2)
+    end
+    for _, opt in ipairs(r.outputs_optional) do
+        if opt then
+            n = n + 1
+            args[n] = true
+        end
+    end
+    return args, n
+end
+
+local function err_of(r, opts)
+    local args, n = call_args(r, opts)
+    local ok, err = pcall(K[r.name], unpack(args, 1, n))
+    assert.is_false(ok, r.name .. " should have raised")
+    return err
+end
+
+describe("kernel rows on " .. dev, function()
+    it("lists each row with its binding, and makes the outputs in their shape classes", function()
+        assert.is_true(#names() >= 4)
+        for _, name in ipairs(names()) do
+            local r = core._kernels[name]
+            assert.are.equal(name, r.name)
+            assert.are.equal("function", type(K[name]), name)
+            assert.are.equal("rows", r.inputs_shape[1], name)
+            assert.are.equal("d", r.params[1], name)
+            for _, dtype in ipairs(r.dtypes) do
+                local dts = {}
+                for i = 1, #r.inputs do
+                    dts[i] = dtype
+                end
+                local args, n = call_args(r, { dtype = dts })
+                local outs = pack(K[name](unpack(args, 1, n)))
+                for i, cls in ipairs(r.outputs_shape) do
+                    local o = outs[i]
+                    assert.is_not_nil(o, name .. " output " .. r.outputs[i])
+                    assert.are.same(SHAPE[cls], o.shape, name .. " " .. r.outputs[i])
+                    assert.are.equal(dtype, o.dtype)
+                    assert.are.equal(dev, tostring(o.device))
+                end
+            end
+        end
+    end)
+
+    it("leaves out the optional outputs not asked for, and accepts absent optional inputs", function()
+        for _, name in ipairs(names()) do
+            local r = core._kernels[name]
+            local args, n = call_args(r)
+            local k = n
+            for i = #r.outputs, 1, -1 do
+                if r.outputs_optional[i] then
+                    args[k] = false
+                    k = k - 1
+                end
+            end
+            for i, opt in ipairs(r.inputs_optional) do
+                if opt then
+                    args[i] = nil
+                end
+            end
+            local outs = pack(K[name](unpack(args, 1, n)))
+            for i, opt in ipairs(r.outputs_optional) do
+                if opt then
+                    assert.is_nil(outs[i], name .. " " .. r.outputs[i])
+                else
+                    assert.is_not_nil(outs[i], name .. " " .. r.outputs[i])
+                end
+            end
+        end
+    end)
+
+    it("gives the one dispatch's errors for every row", function()
+        for _, name in ipairs(names()) do
+            local r = core._kernels[name]
+            local x = r.inputs[1]
+            local ints = {}
+            for i = 1, #r.inputs do
+                ints[i] = "int64"
+            end
+            assert.matches("tide: " .. name .. ": " .. x .. " must be float32 or float64, got int64",
+                err_of(r, { dtype = ints }), 1, true)
+            assert.matches("tide: " .. name .. ": " .. x .. " of shape [3, 4] does not split into " ..
+                "rows of d = 5 elements", err_of(r, { params = { 5 } }), 1, true)
+            assert.matches("tide: " .. name .. ": d = 0 must be >= 1", err_of(r, { params = { 0 } }),
+                1, true)
+            for i = 2, #r.inputs do
+                local what = r.inputs[i]
+                local devs, shapes, dts = {}, {}, {}
+                devs[i], shapes[i] = D.other, { 7 }
+                assert.matches("same device", err_of(r, { device = devs }), 1, true)
+                assert.matches("tide: " .. name .. ": " .. what .. " of shape [7]",
+                    err_of(r, { shape = shapes }), 1, true)
+                dts[1], dts[i] = "float32", "float64"
+                assert.matches("tide: " .. name .. ": " .. what .. " must have " .. x ..
+                    "'s dtype float32, got float64", err_of(r, { dtype = dts }), 1, true)
+            end
+            for i, ty in ipairs(r.params_type) do
+                if ty == "float" then
+                    local ps = { D_ }
+                    ps[i] = -1
+                    assert.matches("tide: " .. name .. ": " .. r.params[i] .. " = -1 must be >= 0",
+                        err_of(r, { params = ps }), 1, true)
+                end
+            end
+        end
+    end)
+
+    it("runs no kernel on no rows: empty outputs, sums over the rows 0", function()
+        for _, name in ipairs(names()) do
+            local r = core._kernels[name]
+            local shapes = {}
+            for i, cls in ipairs(r.inputs_shape) do
+                shapes[i] = cls == "rows" and { 0, D_ } or cls == "stats" and { 0 } or nil
+            end
+            local args, n = call_args(r, { shape = shapes })
+            local outs = pack(K[name](unpack(args, 1, n)))
+            for i, cls in ipairs(r.outputs_shape) do
+                local o = outs[i]
+                if cls == "cols" then
+                    assert.are.same({ D_ }, o.shape)
+                    assert.are.equal(0, o:abs():sum():item())
+                else
+                    assert.are.equal(0, o:numel(), name .. " " .. r.outputs[i])
+                end
+            end
+        end
+    end)
+end)

@@ -1,0 +1,229 @@
+/*
+ * kernels.c — the rows of include/tide_kernels.def and their one dispatch, tide_kernel_run:
+ * every check a row implies (devices, dtypes, shapes, parameters), the contiguous views, the
+ * outputs, and the single "not implemented on <device>" answer for a backend without the row.
+ * A kernel added to the table needs nothing here.
+ */
+#include "tide_impl.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the rows ----------------------------------------------------------------------------- */
+
+#define T(name, shape)                                                                             \
+    { #name, TIDE_KSHAPE_##shape, 0 }
+#define T_OPT(name, shape)                                                                         \
+    { #name, TIDE_KSHAPE_##shape, 1 }
+#define P_INT(name, min)                                                                           \
+    { #name, TIDE_KPARAM_INT, (min) }
+#define P_FLOAT(name, min)                                                                         \
+    { #name, TIDE_KPARAM_FLOAT, (min) }
+#define IN(...)  __VA_ARGS__
+#define OUT(...) __VA_ARGS__
+#define PAR(...) __VA_ARGS__
+
+/* per row: its inputs, outputs and parameters as arrays */
+#define K(NAME, name, kind, dtypes, cpu, cuda, ins, outs, pars)                                    \
+    static const tide_kernel_tensor_info name##_in[] = {ins};                                      \
+    static const tide_kernel_tensor_info name##_out[] = {outs};                                    \
+    static const tide_kernel_param_info  name##_par[] = {pars};
+#include "tide_kernels.def"
+#undef K
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+static const tide_kernel_info table[TIDE_KERNEL_COUNT] = {
+#define K(NAME, name, kind, dtypes, ...)                                                           \
+    [TIDE_K_##NAME] = {#name,                                                                      \
+                       TIDE_KERNEL_##kind,                                                         \
+                       (dtypes),                                                                   \
+                       COUNT(name##_in),                                                           \
+                       COUNT(name##_out),                                                          \
+                       COUNT(name##_par),                                                          \
+                       name##_in,                                                                  \
+                       name##_out,                                                                 \
+                       name##_par},
+#include "tide_kernels.def"
+#undef K
+};
+
+/* a row must fit the call's fixed arrays: checked when the table is compiled */
+#define K(NAME, name, ...)                                                                         \
+    _Static_assert(COUNT(name##_in) <= TIDE_KERNEL_MAX_TENSORS &&                                  \
+                       COUNT(name##_out) <= TIDE_KERNEL_MAX_TENSORS &&                             \
+                       COUNT(name##_par) <= TIDE_KERNEL_MAX_PARAMS,                                \
+                   #name ": too many tensors or parameters for tide_kernel_call");
+#include "tide_kernels.def"
+#undef K
+
+const tide_kernel_info *tide_kernel_info_of(tide_kernel k) {
+    return (unsigned)k < TIDE_KERNEL_COUNT ? &table[k] : NULL;
+}
+
+int tide_kernel_find(const char *name) {
+    for (int k = 0; k < TIDE_KERNEL_COUNT; k++)
+        if (strcmp(table[k].name, name) == 0)
+            return k;
+    return -1;
+}
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+static tide_status check_dtype(const tide_kernel_info *r, tide_dtype dt) {
+    if (r->dtypes & (1u << dt))
+        return TIDE_OK;
+    char   list[120] = "";
+    size_t n = 0;
+    for (int d = 0; d < TIDE_DTYPE_COUNT; d++)
+        if (r->dtypes & (1u << d))
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? " or " : "",
+                                  tide_dtype_name((tide_dtype)d));
+    return tide_seterr(TIDE_EDTYPE, "%s: %s must be %s, got %s; convert it with :float()", r->name,
+                       r->in[0].name, list, tide_dtype_name(dt));
+}
+
+static tide_status check_params(const tide_kernel_info *r, const tide_kernel_scalar *p) {
+    for (int i = 0; i < r->nparams; i++) {
+        const tide_kernel_param_info *pi = &r->params[i];
+        double                        v = pi->type == TIDE_KPARAM_INT ? (double)p[i].i : p[i].f;
+        if (!(v >= pi->min)) { /* NaN too */
+            if (pi->type == TIDE_KPARAM_INT)
+                return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be >= %g", r->name, pi->name,
+                                   (long long)p[i].i, pi->min);
+            return tide_seterr(TIDE_EINVAL, "%s: %s = %g must be >= %g", r->name, pi->name, v,
+                               pi->min);
+        }
+    }
+    return TIDE_OK;
+}
+
+/* input i (not the first) against the first: device, dtype, shape class */
+static tide_status check_input(const tide_kernel_info *r, int i, const tide_tensor *x,
+                               const tide_tensor *t, int64_t rows, int64_t d) {
+    const char *what = r->in[i].name;
+    TIDE_TRY(tide_check_same_device(r->name, x, t));
+    if (t->dtype != x->dtype)
+        return tide_seterr(TIDE_EDTYPE, "%s: %s must have %s's dtype %s, got %s", r->name, what,
+                           r->in[0].name, tide_dtype_name(x->dtype), tide_dtype_name(t->dtype));
+    tide_kernel_shape cls = r->in[i].shape;
+    bool              ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
+                           : cls == TIDE_KSHAPE_STATS ? tide_tensor_numel(t) == rows
+                                                      : tide_tensor_numel(t) == d;
+    for (int k = 0; ok && cls == TIDE_KSHAPE_ROWS && k < x->ndim; k++)
+        ok = t->shape[k] == x->shape[k];
+    if (ok)
+        return TIDE_OK;
+    char sb[200], sx[200]; /* the messages only */
+    tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
+    tide_shape_fmt(sx, sizeof sx, x->ndim, x->shape);
+    if (cls == TIDE_KSHAPE_ROWS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must have %s's shape %s", r->name, what,
+                           sb, r->in[0].name, sx);
+    if (cls == TIDE_KSHAPE_STATS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold %lld values (one per row)",
+                           r->name, what, sb, (long long)rows);
+    return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold d = %lld elements", r->name, what,
+                       sb, (long long)d);
+}
+
+/* the kernel's view of a contiguous tensor in its shape class */
+static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t rows, int64_t d) {
+    tide_kview v = tide_kview_of(t);
+    if (s == TIDE_KSHAPE_ROWS) {
+        v.ndim = 2;
+        v.shape[0] = rows;
+        v.shape[1] = d;
+        v.strides[0] = d;
+        v.strides[1] = 1;
+    } else {
+        v.ndim = 1;
+        v.shape[0] = s == TIDE_KSHAPE_STATS ? rows : d;
+        v.strides[0] = 1;
+    }
+    return v;
+}
+
+/* ---- the one dispatch --------------------------------------------------------------------- */
+
+tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
+                            const tide_kernel_scalar *params, const int *want, tide_tensor **out) {
+    const tide_kernel_info *r = tide_kernel_info_of(k);
+    if (!r)
+        return tide_seterr(TIDE_EINVAL, "kernel: no kernel %d", (int)k);
+    const char        *op = r->name;
+    const tide_tensor *x = in[0];
+    if (!x)
+        return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[0].name);
+    TIDE_TRY(check_dtype(r, x->dtype));
+    TIDE_TRY(check_params(r, params));
+    /* ROWS: params[0] is d */
+    int64_t d = params[0].i, n = tide_tensor_numel(x);
+    if (n % d != 0) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s of shape %s does not split into rows of d = %lld "
+                           "elements",
+                           op, r->in[0].name, sb, (long long)d);
+    }
+    int64_t rows = n / d;
+    for (int i = 1; i < r->nin; i++) {
+        if (!in[i] && !r->in[i].optional)
+            return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
+        if (in[i])
+            TIDE_TRY(check_input(r, i, x, in[i], rows, d));
+    }
+    tide_device *dev = x->storage->dev;
+    /* the one answer for a backend without the row, before anything is allocated */
+    const tide_kernel_fn *table_of = dev->backend->kernels;
+    tide_kernel_fn        fn = table_of && (int)k < dev->backend->nkernels ? table_of[k] : NULL;
+    if (!fn)
+        return tide_notsup(op, dev);
+
+    tide_tensor *c[TIDE_KERNEL_MAX_TENSORS] = {NULL}, *o[TIDE_KERNEL_MAX_TENSORS] = {NULL};
+    TIDE_TRY(tide_contiguous_all(ctx, r->nin, in, c));
+    tide_status st = TIDE_OK;
+    for (int i = 0; i < r->nout && st == TIDE_OK; i++) {
+        if (r->out[i].optional && want && !want[i])
+            continue;
+        tide_kernel_shape s = r->out[i].shape;
+        int64_t           len = s == TIDE_KSHAPE_STATS ? rows : d;
+        st = s == TIDE_KSHAPE_ROWS
+                 ? tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, x->shape, &o[i])
+                 : tide_tensor_alloc(ctx, op, dev, x->dtype, 1, &len, &o[i]);
+    }
+    if (st == TIDE_OK && rows > 0) {
+        tide_kview       iv[TIDE_KERNEL_MAX_TENSORS], ov[TIDE_KERNEL_MAX_TENSORS];
+        tide_kernel_call call;
+        memset(&call, 0, sizeof call);
+        call.kernel = k;
+        call.dtype = x->dtype;
+        call.rows = rows;
+        call.d = d;
+        for (int i = 0; i < r->nin; i++)
+            if (c[i]) {
+                iv[i] = class_view(c[i], r->in[i].shape, rows, d);
+                call.in[i] = &iv[i];
+            }
+        for (int i = 0; i < r->nout; i++)
+            if (o[i]) {
+                ov[i] = class_view(o[i], r->out[i].shape, rows, d);
+                call.out[i] = &ov[i];
+            }
+        for (int i = 0; i < r->nparams; i++)
+            call.p[i] = params[i];
+        st = fn(dev, &call);
+    } else if (st == TIDE_OK) { /* no rows: sums over the rows are 0 */
+        for (int i = 0; i < r->nout && st == TIDE_OK; i++)
+            if (o[i] && r->out[i].shape == TIDE_KSHAPE_COLS)
+                st = tide_fill_for(ctx, op, o[i], tide_scalar_f(0));
+    }
+    tide_release_all(r->nin, c);
+    if (st != TIDE_OK) {
+        tide_release_all(r->nout, o);
+        return tide_err_op(st, op);
+    }
+    for (int i = 0; i < r->nout; i++)
+        out[i] = o[i];
+    return TIDE_OK;
+}
