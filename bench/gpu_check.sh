@@ -148,6 +148,12 @@ if [ "$EMU" = 1 ]; then # toy models: the emulated GPU runs every kernel on the 
 else
     step "char_lm.lua" 150 sh -c '$1 bench/char_lm.lua $2 --device cuda | tee -a "$0"' "$RES" "$LUA" "$CHAR_LM"
 fi
+# MiniLM-sized BERT encoding the fortunes (issue 29): sentences/s and TFLOP/s per dtype
+if [ "$EMU" = 1 ]; then
+    step "gpu_bert_encode.lua" 120 sh -c '$1 bench/gpu_bert_encode.lua --n 64 --max-length 32 --layers 1 --hidden 32 --heads 2 --intermediate 64 --dtypes float32,bfloat16 --model none | tee -a "$0"' "$RES" "$LUA"
+else
+    step "gpu_bert_encode.lua" 240 sh -c '$1 bench/gpu_bert_encode.lua | tee -a "$0"' "$RES" "$LUA"
+fi
 # shellcheck disable=SC2086,SC2016 # $SEQ is three arguments
 step "gpu_seq_step.lua" 120 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_seq_step.lua $SEQ
 # shellcheck disable=SC2086,SC2016
@@ -229,6 +235,10 @@ if [ -n "$small" ]; then
         printf "small a + b on cuda: %.2f us from Lua (target <= 6: %s), %s us from C, raw launch %s us, PyTorch %s us\n",
             s, (s <= 6 ? "ok" : "ABOVE TARGET"), c, l, (t == "" ? "n/a" : t) }' | tee -a "$LOG" "$RES"
 fi
+for dt in float32 bfloat16 float16; do
+    sps=$(get "tide_bert_encode_${dt}_sents_per_s")
+    [ -n "$sps" ] && log "MiniLM encode $dt: $sps sentences/s, $(get "tide_bert_encode_${dt}_tflops") TFLOP/s"
+done
 for sz in 1mb 64mb 4kb 64kb; do # the GPU's sizes, the rehearsal's
     bus=$(get "nccl_allreduce_${sz}_busbw_gbs")
     [ -n "$bus" ] && log "nccl all-reduce $sz float32, $NGPU GPUs: busbw $bus GB/s," \
