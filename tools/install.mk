@@ -4,6 +4,7 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=staging]
 #     $(INCLUDEDIR)/tide/            tide.h tide_io.h tide_dlpack.h tide_lua.h tide_ops.def
+#                                    tide_kernels.def
 #     $(LIBDIR)/libtide.so.0         core + Lua binding; libtide.so -> libtide.so.0
 #     $(LIBDIR)/pkgconfig/tide.pc    cc host.c $(pkg-config --cflags --libs tide)
 #     $(INST_LIBDIR)/tide/core.so    a link to libtide.so.0: `require "tide.core"` loads the
@@ -25,7 +26,7 @@ INST_LIBDIR   ?= $(LIBDIR)/lua/5.4
 INST_LUADIR   ?= $(PREFIX)/share/lua/5.4
 
 TIDE_PUBLIC_HEADERS := include/tide.h include/tide_io.h include/tide_dlpack.h include/tide_lua.h \
-                       include/tide_ops.def
+                       include/tide_ops.def include/tide_kernels.def
 
 .PHONY: install-rock install-lua-files
 

@@ -36,7 +36,8 @@ fi
 ok "make install PREFIX=<tmp>"
 
 for f in include/tide/tide.h include/tide/tide_lua.h include/tide/tide_io.h \
-    include/tide/tide_dlpack.h include/tide/tide_ops.def lib/libtide.so.0 lib/libtide.so \
+    include/tide/tide_dlpack.h include/tide/tide_ops.def include/tide/tide_kernels.def \
+    lib/libtide.so.0 lib/libtide.so \
     lib/pkgconfig/tide.pc lib/lua/5.4/tide/core.so share/lua/5.4/tide/init.lua \
     share/lua/5.4/tide/nn/Linear.lua; do
     check "installed: $f" test -e "$P/$f"
