@@ -161,3 +161,14 @@ describe("Module:load_state_dict", function()
         assert.are.same({ { 1, 2 }, { 3, 4 } }, m.weight:float():totable())
     end)
 end)
+
+describe("Conv2d's geometry", function()
+    it("is checked when built (a zero stride divided by zero in forward)", function()
+        assert.matches("tide: Conv2d: expected stride to be an integer >= 1, got 0",
+            tide_error(function() return nn.Conv2d(1, 1, 1, 0) end))
+        assert.matches("tide: Conv2d: expected kernel_size to be an integer >= 1, got {3, 0}",
+            tide_error(function() return nn.Conv2d(1, 1, { 3, 0 }) end))
+        assert.matches("tide: Conv2d: expected padding to be an integer >= 0, got %-1",
+            tide_error(function() return nn.Conv2d(1, 1, 1, { padding = -1 }) end))
+    end)
+end)

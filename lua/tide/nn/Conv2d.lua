@@ -30,10 +30,10 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     I.check_int(out_channels, "out_channels", "Conv2d")
     groups = I.check_groups(groups, in_channels, out_channels, "Conv2d")
     self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-    self.kh, self.kw = I.pair(kernel_size, "Conv2d", "kernel_size")
-    self.sh, self.sw = I.pair(stride or 1, "Conv2d", "stride")
-    self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding")
-    self.dh, self.dw = I.pair(dilation or 1, "Conv2d", "dilation")
+    self.kh, self.kw = I.pair(kernel_size, "Conv2d", "kernel_size", 1)
+    self.sh, self.sw = I.pair(stride or 1, "Conv2d", "stride", 1)
+    self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding", 0)
+    self.dh, self.dw = I.pair(dilation or 1, "Conv2d", "dilation", 1)
     I.check_int(self.dh, "dilation", "Conv2d")
     I.check_int(self.dw, "dilation", "Conv2d")
     self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw }

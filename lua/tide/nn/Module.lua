@@ -467,17 +467,16 @@ end
 
 local shape_str, same_shape = args.shape_str, args.same_shape
 
--- dst <- src in place, across devices and dtypes. Not dst:copy_(src): the core's copy_ skips
--- the copy when both tensors have the same geometry (a bug reported to the core's owner);
--- zero-fill and add gives the same values meanwhile.
-local function assign_(dst, src)
+-- src in dst's dtype and on dst's device: what can fail (a conversion) happens here, before
+-- any parameter is written
+local function converted(dst, src)
     if src.dtype ~= dst.dtype then
         src = src:to(dst.dtype)
     end
     if src.device ~= dst.device then
         src = src:to(dst.device)
     end
-    dst:fill_(0):add_(src)
+    return src
 end
 
 -- the advice that ends a strict load's error about missing and unexpected keys: when every
@@ -547,11 +546,19 @@ function Module:load_state_dict(sd, strict)
         raise("tide: load_state_dict: " .. table.concat(parts, "; ") ..
             keys_advice(unexpected, expected))
     end
+    -- every value converted first, then copied: a failure leaves the model as it was (the
+    -- fill_(0):add_(v) this replaced zeroed a float16 parameter, then failed in add_)
+    local ready = {}
+    for i = 1, #names do
+        local v = rawget(sd, names[i])
+        if v ~= nil then
+            ready[i] = converted(vals[i], v)
+        end
+    end
     autograd.no_grad(function()
         for i = 1, #names do
-            local v = rawget(sd, names[i])
-            if v ~= nil then
-                assign_(vals[i], v)
+            if ready[i] ~= nil then
+                vals[i]:copy_(ready[i])
             end
         end
     end)

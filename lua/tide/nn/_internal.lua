@@ -114,8 +114,18 @@ function I.check_number(v, default, what, who)
     return v
 end
 
--- (a) or ({a, b}) -> a, b
-function I.pair(v, who, what)
+-- (a) or ({a, b}) -> a, b: integers, each >= min when min is given
+function I.pair(v, who, what, min)
+    local a, b = I.pair_any(v, who, what)
+    if min and (a < min or b < min) then -- a zero stride divided by zero in forward
+        raise(string.format("tide: %s: expected %s to be an integer >= %d, got %s", who, what,
+            min, type(v) == "table" and ("{" .. a .. ", " .. b .. "}") or tostring(v)))
+    end
+    return a, b
+end
+
+-- the same without a bound
+function I.pair_any(v, who, what)
     if type(v) == "table" then
         -- one or two integers: anything else would fail later, far from its cause
         local a, b = v[1], v[2] or v[1]
