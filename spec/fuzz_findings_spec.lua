@@ -172,3 +172,13 @@ describe("Conv2d's geometry", function()
             tide_error(function() return nn.Conv2d(1, 1, 1, { padding = -1 }) end))
     end)
 end)
+
+describe("pack_padded_sequence of an empty batch", function()
+    it("raises a tide: error (it failed inside a for loop before)", function()
+        local x = tide.zeros({ 2, 0, 5 })
+        local ok, err = pcall(tide.nn.utils.rnn.pack_padded_sequence, x, {})
+        assert.is_false(ok)
+        assert.matches("tide: pack_padded_sequence: the batch is empty %(0 sequences%); pack at " ..
+            "least one sequence", err)
+    end)
+end)

@@ -71,6 +71,10 @@ end
 
 -- lengths as a Lua list of integers >= 1, B of them
 local function lengths_list(lengths, B, who)
+    if B == 0 then -- PyTorch raises too: a packed batch has at least one sequence
+        raise(string.format("tide: %s: the batch is empty (0 sequences); pack at least one " ..
+            "sequence", who))
+    end
     local list
     if is_tensor(lengths) then
         if lengths:dim() ~= 1 or not (lengths.dtype == "int64" or lengths.dtype == "int32") then
