@@ -18,23 +18,8 @@ local compare = require "bench.compare"
 
 local o = { n = 1024, batch_size = 64, max_length = 128, rounds = 2, check = 128,
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
-local i = 1
-while i <= #arg do
-    local k = arg[i]:match("^%-%-([%w-]+)$")
-    k = k and k:gsub("-", "_")
-    if not k or o[k] == nil or arg[i + 1] == nil then
-        io.stderr:write("usage: lua5.4 bench/bert_encode.lua [--n N] [--batch-size N] " ..
-            "[--max-length N] [--rounds N] [--check N] [--model DIR] [--data DIR]\n")
-        os.exit(2)
-    end
-    local v = arg[i + 1]
-    o[k] = type(o[k]) == "number" and math.tointeger(tonumber(v)) or v
-    if o[k] == nil then
-        io.stderr:write("bert_encode: --" .. arg[i]:sub(3) .. " expects an integer\n")
-        os.exit(2)
-    end
-    i = i + 2
-end
+compare.flags(o, "usage: lua5.4 bench/bert_encode.lua [--n N] [--batch-size N] " ..
+    "[--max-length N] [--rounds N] [--check N] [--model DIR] [--data DIR]")
 
 local function exists(path)
     local f = io.open(path, "rb")

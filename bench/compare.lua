@@ -149,6 +149,31 @@ function M.run(o)
 end
 
 -- one line per key: "LABEL: tide X, pytorch Y (setting), ratio Z (range, N rounds)"
+-- flags(o, usage): the command line's `--name value` pairs into o (o's keys, "-" read as "_";
+-- a number default takes an integer); an unknown flag prints usage and exits 2
+function M.flags(o, usage)
+    local i = 1
+    while i <= #arg do
+        local k = arg[i]:match("^%-%-([%w-]+)$")
+        k = k and k:gsub("-", "_")
+        if not k or o[k] == nil or arg[i + 1] == nil then
+            io.stderr:write(usage, "\n")
+            os.exit(2)
+        end
+        local v = arg[i + 1]
+        if type(o[k]) == "number" then
+            v = math.tointeger(tonumber(v))
+        end
+        o[k] = v
+        if v == nil then
+            io.stderr:write(arg[0], ": --", arg[i]:sub(3), " expects an integer\n")
+            os.exit(2)
+        end
+        i = i + 2
+    end
+    return o
+end
+
 function M.print_line(label, r, unit, scale, rounds)
     print(string.format("%s: tide %.3f %s, pytorch-best %.3f %s (%s), ratio %.2f "
         .. "(median of %d rounds' ratios, %.2f-%.2f)", label, r.tide * scale, unit,
