@@ -17,8 +17,8 @@
 --
 -- The split is fixed by --seed: the fortunes of every class file, shuffled together, 80% for
 -- training and 20% for validation. The model is BertForSequenceClassification: the
--- pretrained encoder (its pooler is fresh: all-MiniLM-L6-v2 ships none, as a sentence
--- model) with a new linear head, Hugging Face's initialisation; AdamW (weight decay 0.01), the
+-- pretrained encoder and pooler with a new linear head (the checkpoint's missing keys),
+-- initialised as Hugging Face does; AdamW (weight decay 0.01), the
 -- step size rising linearly over the first 10% of the steps then falling linearly to 0
 -- (transformers' get_linear_schedule_with_warmup), gradients clipped at norm 1.0. After each
 -- epoch it prints the validation accuracy; at the end it saves the model with

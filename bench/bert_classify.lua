@@ -1,0 +1,89 @@
+-- bert_classify.lua — the fine-tune's accuracy: examples/bert_classify.lua (tide) beside its
+-- PyTorch twin bench/bert_classify.py (transformers), the same run for each of --seeds seeds:
+-- the same classes, split, batches, schedule and clipping; the seed also draws each side's
+-- new head and dropout masks from its own generator. Prints the validation accuracy of every
+-- run, each side's mean, and the difference of the means in points (the issue's target: within
+-- 1 point), with each side's mean time per training step (both with every core: a time ratio
+-- at PyTorch's best thread setting is bench/bert_finetune.lua's).
+--
+--   lua5.4 bench/bert_classify.lua [--seeds 3] [--limit 1000] [--epochs 3] [--max-length 48]
+--       [--batch-size 32] [--lr 5e-5]
+--
+-- Needs models/all-MiniLM-L6-v2 and, for the reference, .venv (sh tools/pyenv.sh); without them
+-- it says so and exits 0. The defaults take about 20 minutes on 2 cores.
+local compare = require "bench.compare"
+
+local o = { seeds = 3, limit = 1000, epochs = 3, max_length = 48, batch_size = 32, lr = "5e-5",
+    model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
+compare.flags(o, "usage: lua5.4 bench/bert_classify.lua [--seeds N] [--limit N] [--epochs N] " ..
+    "[--max-length N] [--batch-size N] [--lr X] [--model DIR] [--data DIR]")
+if not tonumber(o.lr) then
+    io.stderr:write("bert_classify: --lr expects a number, got '", o.lr, "'\n")
+    os.exit(2)
+end
+
+local function exists(path)
+    local f = io.open(path, "rb")
+    if f then
+        f:close()
+    end
+    return f ~= nil
+end
+
+local VENV = ".venv/bin/python"
+for _, need in ipairs({ { o.model .. "/model.safetensors", "run `make models`" },
+    { o.data .. "/cookie", "apt-get install fortunes" }, { VENV, "sh tools/pyenv.sh" } }) do
+    if not exists(need[1]) then
+        print("bert_classify: skipped (no " .. need[1] .. "; " .. need[2] .. ")")
+        os.exit(0)
+    end
+end
+
+local common = string.format("--limit %d --epochs %d --max-length %d --batch-size %d --lr %s " ..
+    "--model '%s' --data '%s'", o.limit, o.epochs, o.max_length, o.batch_size, o.lr, o.model,
+    o.data)
+
+-- one run: its accuracy and mean time per step (the epochs' "(X s/step)" figures)
+local function run(cmd)
+    local p = io.popen(cmd .. " 2>&1")
+    local out = p:read("a")
+    p:close()
+    local acc = tonumber(out:match("val accuracy: ([%d%.]+)%s*\n"))
+    local sum, n = 0, 0
+    for s in out:gmatch("%(([%d%.]+) s/step%)") do
+        sum, n = sum + tonumber(s), n + 1
+    end
+    if not acc or n == 0 then
+        io.stderr:write("bert_classify: a run failed: ", cmd, "\n", out:sub(-2000), "\n")
+        os.exit(1)
+    end
+    return acc, sum / n
+end
+
+local function mean(v)
+    local s = 0
+    for _, x in ipairs(v) do
+        s = s + x
+    end
+    return s / #v
+end
+
+print(string.format("bert_classify: MiniLM fine-tune, %d seeds (%s)", o.seeds, common))
+local acc, step = { tide = {}, pytorch = {} }, { tide = {}, pytorch = {} }
+local threads = compare.nproc()
+for seed = 1, o.seeds do
+    local a, s = run(string.format("%s examples/bert_classify.lua %s --seed %d --save ''",
+        arg[-1] or "lua5.4", common, seed))
+    acc.tide[seed], step.tide[seed] = a, s
+    a, s = run(string.format("env TIDE_BENCH_THREADS=%d %s bench/bert_classify.py %s --seed %d",
+        threads, VENV, common, seed))
+    acc.pytorch[seed], step.pytorch[seed] = a, s
+    print(string.format("  seed %d: val accuracy tide %.4f, pytorch %.4f; %.2f s/step against " ..
+        "%.2f s/step", seed, acc.tide[seed], acc.pytorch[seed], step.tide[seed],
+        step.pytorch[seed]))
+end
+local mt, mp = mean(acc.tide), mean(acc.pytorch)
+print(string.format("bert_classify: mean val accuracy tide %.4f, pytorch %.4f: %+.2f points " ..
+    "(target: within 1); time per step %.2f s against %.2f s (%.2fx, %d threads each)", mt, mp,
+    100 * (mt - mp), mean(step.tide), mean(step.pytorch), mean(step.tide) / mean(step.pytorch),
+    threads))
