@@ -93,6 +93,20 @@ return function(samples)
         raise("tide: default_collate: expected a non-empty list of packed samples " ..
             "({compat.pack(ds:get(i)), ...}), got " .. type(samples))
     end
+    -- every sample a packed table: a string or a hole among them failed inside a loop below
+    local last = #samples
+    for k in pairs(samples) do
+        if type(k) == "number" and k > last and k == math.floor(k) then
+            last = k
+        end
+    end
+    for s = 2, last do
+        if type(samples[s]) ~= "table" then
+            raise("tide: default_collate: sample " .. s .. " is " .. (samples[s] == nil and "nil"
+                or "a " .. type(samples[s])) .. ", expected a packed sample table like sample 1 " ..
+                "({compat.pack(ds:get(i)), ...}, no holes)")
+        end
+    end
     local out = {}
     local nfields = samples[1].n or #samples[1]
     for f = 1, nfields do
