@@ -95,13 +95,19 @@ PRELOAD_SO := $(BUILD)/lua/tide/preload.so
 all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(PRELOAD_SO) cuda dist
 
 # -MMD -MP: each object's .d file names the headers it includes, so a rebuild recompiles only
-# what a changed header reaches
-$(BUILD)/obj/%.o: %.c
+# what a changed header reaches. An object depends on its .d too, whose rule is empty: an
+# object without one (built before -MMD, or the .d lost) counts as stale and is rebuilt, where
+# it would otherwise miss every header change (the touch keeps the object newer than its .d)
+$(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LTO) $(LUA_INC) $(COMPAT53_INC) -MMD -MP -c $< -o $@
-$(CORE_OBJ): $(CORE_BUILD)/obj/%.o: %.c
+	@touch $@
+$(CORE_OBJ): $(CORE_BUILD)/obj/%.o: %.c $(CORE_BUILD)/obj/%.d
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LTO) -MMD -MP -c $< -o $@
+	@touch $@
+%.d: ;
+.PRECIOUS: %.d
 -include $(CORE_OBJ:.o=.d) $(BIND_OBJ:.o=.d)
 
 # a plug-in directory given to the build (TIDE_CUDA_DIR=..., tools/install.mk), compiled into
@@ -171,10 +177,10 @@ $(BUILD)/fake_cuda/%/libtide_cuda.so: spec/c/fake_cuda_plugin.c
 	$(CC) $(CFLAGS_ALL) -shared -DFAKE_ABI=$(if $(filter old,$*),0,$(patsubst abi%,%,$*)) $< -o $@
 $(BUILD)/test_plugin_lookup: $(FAKE_CUDA)
 # a backend wholly outside the core, for test_backend_plugin (spec/c/fake_backend.c)
-$(BUILD)/fake_backend/libtide_fake.so: spec/c/fake_backend.c src/backend.h include/tide.h
+$(BUILD)/fake_backend/libtide_fake.so: spec/c/fake_backend.c src/backend.h src/backend_entries.def include/tide.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared $< -o $@
-$(BUILD)/fake_backend/libtide_fake_nocopy.so: spec/c/fake_backend.c src/backend.h include/tide.h
+$(BUILD)/fake_backend/libtide_fake_nocopy.so: spec/c/fake_backend.c src/backend.h src/backend_entries.def include/tide.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared -DFAKE_NO_COPY $< -o $@
 $(BUILD)/test_backend_plugin: $(BUILD)/fake_backend/libtide_fake.so \
@@ -243,11 +249,11 @@ format-check:
 	    examples/embed/*.c) && echo "clang-format: clean"
 
 # nothing under src/ or include/tide.h may see Lua; shape.c <- storage.c <- tensor.c <-
-# transfer.c call one way only (spec/support/layering_check.sh)
+# transfer.c call one way only, and lua/*.c have no circle (spec/support/layering_check.sh)
 LAYERED_OBJ := $(patsubst %,$(CORE_BUILD)/obj/src/%.o,shape storage tensor transfer)
-check-layering: $(LAYERED_OBJ)
+check-layering: $(LAYERED_OBJ) $(BIND_OBJ)
 	@! grep -rnE '#include *[<"](lua|lauxlib|lualib)' src include/tide.h && echo "layering: clean"
-	@sh spec/support/layering_check.sh $(CORE_BUILD)/obj/src
+	@sh spec/support/layering_check.sh $(CORE_BUILD)/obj/src $(BUILD)/obj/lua
 	@! grep -rnE 'TIDE_DEVICE_CUDA|tide_cuda_|kDLCUDA' src | \
 	    grep -vE '^src/cuda/|^src/cuda_api\.c:|^src/device\.c:.*\{"cuda", ' && \
 	    echo "backends: outside src/cuda/, only src/device.c's registry line names CUDA"

@@ -154,6 +154,16 @@ typedef struct tide_memory_stats {
 tide_status tide_device_memory_stats(tide_device *dev, tide_memory_stats *out);
 tide_status tide_device_empty_cache(tide_device *dev); /* frees cached blocks */
 
+/* What runs a device's kernels, as far as its backend says; a field it does not fill stays NULL
+ * or 0 (every field, for a backend that says nothing). */
+typedef struct tide_device_info {
+    /* the kernel family of the backend's BLAS ("SkylakeX", "Haswell", "Prescott": OpenBLAS's
+     * openblas_get_corename) */
+    const char *blas_core;
+    int         threads; /* the threads its kernels and BLAS run on (the CPU: OpenMP's pool) */
+} tide_device_info;
+tide_status tide_device_get_info(tide_device *dev, tide_device_info *out);
+
 /* ---- backends (the device registry) ------------------------------------------------------ */
 
 /* A loadable backend is a shared object exporting <entry>_abi (the backend ABI version it was
@@ -174,10 +184,10 @@ int         tide_backend_is_loaded(tide_device_type type); /* never loads it (cl
 /* the library to load for type, before its first use (afterwards TIDE_EINVAL) */
 tide_status tide_backend_set_library_path(tide_device_type type, const char *path);
 
-/* The kernel family the CPU backend's BLAS runs ("SkylakeX", "Haswell", "Prescott": OpenBLAS's
- * openblas_get_corename), or NULL when the BLAS does not say. */
+/* The CPU's tide_device_get_info (kept for the C API): its BLAS's kernel family, or NULL when the
+ * BLAS does not say, and the threads CPU kernels and BLAS run on (OpenMP's pool). */
 const char *tide_cpu_blas_core(void);
-int         tide_cpu_threads(void); /* the threads CPU kernels and BLAS run on (OpenMP's pool) */
+int         tide_cpu_threads(void);
 
 /* The CUDA backend's calls (kept for the C API): the generic calls above for TIDE_DEVICE_CUDA. */
 int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */

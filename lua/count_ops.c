@@ -46,8 +46,7 @@ static int o_nonzero(lua_State *L) {
                    opt_flag(L, 2, "as_tuple", 0, "nonzero");
     ltensor *r0 = tl_push_empty(L);
     TL_CALL(L, S, tide_nonzero(S->ctx, a->t, &r0->t));
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, r0->t, 1, 0, &r->t));
+    ltensor *r = tl_push_index_base(L, S, r0->t, 1);
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
     if (!as_tuple)
         return 1;
@@ -97,8 +96,7 @@ static int o_unique(lua_State *L) {
     TL_CALL(L, S, tide_unique(S->ctx, a->t, dim, &v->t, i ? &i->t : NULL, c ? &c->t : NULL));
     tl_gc_hint(L, S, tide_tensor_nbytes(v->t));
     if (i) { /* 0-based groups to 1-based positions in values */
-        ltensor *i1 = tl_push_empty(L);
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, i->t, 1, 0, &i1->t));
+        tl_push_index_base(L, S, i->t, 1);
         lua_replace(L, 4);
     }
     return 1 + inverse + counts;
@@ -158,8 +156,7 @@ static int o_repeat_interleave(lua_State *L) {
             return tl_error(L, "tide: %s: output_size must be non-negative, got %I", op, size);
         ltensor *r0 = tl_push_empty(L);
         TL_CALL(L, S, tide_repeat_interleave_index(S->ctx, a->t, (int64_t)size, &r0->t));
-        ltensor *r = tl_push_empty(L);
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, r0->t, 1, 0, &r->t));
+        tl_push_index_base(L, S, r0->t, 1);
         return tl_done(L, S, NULL, 2);
     }
 with_input:;
@@ -185,8 +182,8 @@ with_input:;
                                    &r->t, &i0->t));
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
     if (a->requires_grad && S->grad_enabled) {
-        ltensor *i1 = tl_push_empty(L); /* the sources, 1-based: the gradient's index_add_ */
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, i0->t, 1, 0, &i1->t));
+        /* the sources, 1-based: the gradient's index_add_ */
+        tl_push_index_base(L, S, i0->t, 1);
         tl_record(L, S, op, 3, -3, -1);
         lua_pop(L, 1);
     }

@@ -1,7 +1,7 @@
-/* creation.c — tide.tensor, zeros, ones, empty, full, rand, randn, arange, eye, manual_seed,
- * the generator's state. */
+/* creation.c — tide.tensor, zeros, ones, empty, full, rand, randn, arange, eye, randperm,
+ * manual_seed, the generator's state, and core._randperm (a seeded permutation for the data
+ * loader's shuffling). */
 #include "binding.h"
-#include "io.h"
 #include <string.h>
 
 typedef struct copts {
@@ -74,13 +74,6 @@ static ltensor *push_new(lua_State *L, tide_lua_state *S, const copts *o, int nd
                          const int64_t *shape, const char *op) {
     ltensor *r = tl_push_empty(L);
     TL_CALL_AS(L, S, tide_tensor_empty(S->ctx, o->dev, o->dt, ndim, shape, &r->t), "empty", op);
-    return r;
-}
-
-ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
-                        tide_device *dev) {
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_tensor_full(S->ctx, dev, dt, 0, NULL, v, &r->t));
     return r;
 }
 
@@ -234,6 +227,27 @@ static int l_eye(lua_State *L) {
     return 1;
 }
 
+/* splitmix64: small, good enough to shuffle, and the same on every machine */
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* p[0..n) <- 1..n shuffled by seed (Fisher-Yates): the same on every machine */
+static void shuffle(int64_t *p, int64_t n, uint64_t seed) {
+    for (int64_t i = 0; i < n; i++)
+        p[i] = i + 1;
+    for (int64_t i = n - 1; i > 0; i--) {
+        /* multiply-shift maps 64 random bits onto [0, i] without a modulo's bias worth noting */
+        int64_t j = (int64_t)(((unsigned __int128)splitmix(&seed) * (uint64_t)(i + 1)) >> 64);
+        int64_t c = p[i];
+        p[i] = p[j];
+        p[j] = c;
+    }
+}
+
 /* randperm(n[, opts]): 1..n in a random order (1-based, as every index), int64 by default;
  * the order comes from tide's generator, so tide.manual_seed makes it reproducible */
 static int l_randperm(lua_State *L) {
@@ -258,12 +272,29 @@ static int l_randperm(lua_State *L) {
     uint64_t      seed = (uint64_t)(r[0] * 4294967296.0) << 32 | (uint64_t)(r[1] * 4294967296.0);
     TL_CALL_AS(L, S, tide_tensor_empty(S->ctx, cpu, TIDE_DTYPE_I64, 1, shape, &h->t), "empty",
                "randperm");
-    tide_lua_shuffle(tide_tensor_data(h->t), n, seed);
+    shuffle(tide_tensor_data(h->t), n, seed);
     if (o.dev != cpu || o.dt != TIDE_DTYPE_I64) {
         ltensor *r2 = tl_push_empty(L);
         TL_CALL_AS(L, S, tide_tensor_to(S->ctx, h->t, o.dev, o.dt, 0, &r2->t), "to", "randperm");
     }
     finish(L, S, &o, "randperm");
+    return 1;
+}
+
+/* core._randperm(n, seed) -> host int64 tensor holding 1..n shuffled: the data loader's
+ * reproducible epochs (the public tide.randperm(n[, opts]) draws its seed from tide's generator) */
+static int l_randperm_seeded(lua_State *L) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    uint64_t    seed = (uint64_t)luaL_checkinteger(L, 2);
+    if (n < 0)
+        return tl_error(L, "tide: randperm: n = %I is negative", n);
+    tide_lua_state *S = TL_STATE(L);
+    tide_device    *cpu = NULL;
+    tide_device_get_index(TIDE_DEVICE_CPU, 0, &cpu);
+    int64_t  shape[1] = {n};
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_empty(S->ctx, cpu, TIDE_DTYPE_I64, 1, shape, &r->t));
+    shuffle(tide_tensor_data(r->t), n, seed);
     return 1;
 }
 
@@ -459,8 +490,10 @@ void tl_open_creation(lua_State *L, int mod) {
                                      {"randn", l_randn},       {"arange", l_arange},
                                      {"eye", l_eye},           {"manual_seed", l_manual_seed},
                                      {"randperm", l_randperm}, {NULL, NULL}};
-    static const luaL_Reg rng[] = {
-        {"_rng_state", l_rng_state}, {"_set_rng_state", l_set_rng_state}, {NULL, NULL}};
+    static const luaL_Reg rng[] = {{"_rng_state", l_rng_state},
+                                   {"_set_rng_state", l_set_rng_state},
+                                   {"_randperm", l_randperm_seeded},
+                                   {NULL, NULL}};
     tl_register(L, mod, funcs);
     tl_register(L, mod, rng);
 }

@@ -1,6 +1,6 @@
 /* device.c — device objects (interned: one userdata per device and state, so rawequal works),
  * the default device, and tide.cuda.* queries. */
-#include "binding.h"
+#include "tensor.h"
 #include <string.h>
 
 #define TL_DEVICE "tide.Device"
@@ -244,13 +244,17 @@ static int l_synchronize(lua_State *L) {
 
 /* tide.cpu_info() -> { blas_core = "SkylakeX" | nil, threads = n }: what the CPU backend runs */
 static int l_cpu_info(lua_State *L) {
+    tide_device     *dev = NULL;
+    tide_device_info info;
+    if (tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev) != TIDE_OK ||
+        tide_device_get_info(dev, &info) != TIDE_OK)
+        return tl_raise(L);
     lua_createtable(L, 0, 2);
-    const char *core = tide_cpu_blas_core();
-    if (core) {
-        lua_pushstring(L, core);
+    if (info.blas_core) {
+        lua_pushstring(L, info.blas_core);
         lua_setfield(L, -2, "blas_core");
     }
-    lua_pushinteger(L, tide_cpu_threads());
+    lua_pushinteger(L, info.threads);
     lua_setfield(L, -2, "threads");
     return 1;
 }

@@ -2,7 +2,7 @@
  * format.c — reading tensor values on the host: tostring (PyTorch-like layout), totable.
  * Values off the host are copied as an implicit transfer (counted, and subject to the guard).
  */
-#include "binding.h"
+#include "tensor.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

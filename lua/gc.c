@@ -30,7 +30,7 @@
  * full collection at its end whenever a collection during the step aged the graph (gc_aged).
  * The small CNN of bench/cnn_memory.lua: 38.7 MB at the allocator's peak before, 24.5 after.
  */
-#include "binding.h"
+#include "state.h"
 
 #ifndef GC_STEP_BYTES
 #define GC_STEP_BYTES ((size_t)1 << 18)

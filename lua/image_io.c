@@ -5,7 +5,6 @@
  * userdata, so an error raised midway leaks nothing. Registered into tide.core by
  * tide_lua_register_image_io. */
 #include "binding.h"
-#include "io.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -53,9 +53,7 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
                          op, (lua_Integer)v, dim + 1, (lua_Integer)size, (lua_Integer)size);
         }
     }
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_SUB, ix->t, 1, 0, &r->t));
-    return r;
+    return tl_push_index_base(L, S, ix->t, 0);
 }
 
 static int o_index_select(lua_State *L) {

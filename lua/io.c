@@ -1,8 +1,7 @@
 /* io.c — Lua entry points of the data readers and checkpoints (IDX, safetensors), plus the two
- * host helpers the data loader and the example need (a wall clock, isatty) and a seeded
- * permutation for shuffling. Registered into tide.core by tide_lua_register_io. */
+ * host helpers the data loader and the example need (a wall clock, isatty). Registered into
+ * tide.core by tide_lua_register_io. */
 #include "binding.h"
-#include "io.h"
 #include "tide_io.h"
 #include "tide_lua.h"
 
@@ -197,49 +196,10 @@ static int l_wall_time(lua_State *L) {
     return 1;
 }
 
-/* splitmix64: small, good enough to shuffle, and the same on every machine */
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* p[0..n) <- 1..n shuffled by seed (Fisher-Yates): the same on every machine */
-void tide_lua_shuffle(int64_t *p, int64_t n, uint64_t seed) {
-    for (int64_t i = 0; i < n; i++)
-        p[i] = i + 1;
-    for (int64_t i = n - 1; i > 0; i--) {
-        /* multiply-shift maps 64 random bits onto [0, i] without a modulo's bias worth noting */
-        int64_t j = (int64_t)(((unsigned __int128)splitmix(&seed) * (uint64_t)(i + 1)) >> 64);
-        int64_t c = p[i];
-        p[i] = p[j];
-        p[j] = c;
-    }
-}
-
-/* core._randperm(n, seed) -> host int64 tensor holding 1..n shuffled: the data loader's
- * reproducible epochs (the public tide.randperm(n[, opts]) draws its seed from tide's generator) */
-static int l_randperm(lua_State *L) {
-    lua_Integer n = luaL_checkinteger(L, 1);
-    uint64_t    seed = (uint64_t)luaL_checkinteger(L, 2);
-    if (n < 0)
-        return tl_error(L, "tide: randperm: n = %I is negative", n);
-    int64_t      shape[1] = {n};
-    tide_tensor *t = push_host_empty(L, TL_STATE(L), TIDE_DTYPE_I64, 1, shape);
-    tide_lua_shuffle(tide_tensor_data(t), n, seed);
-    return 1;
-}
-
 void tide_lua_register_io(lua_State *L) {
     static const luaL_Reg fns[] = {
-        {"idx_load", l_idx_load},
-        {"safetensors_load", l_st_load},
-        {"safetensors_save", l_st_save},
-        {"isatty", l_isatty},
-        {"wall_time", l_wall_time},
-        {"_randperm", l_randperm},
-        {NULL, NULL},
+        {"idx_load", l_idx_load}, {"safetensors_load", l_st_load}, {"safetensors_save", l_st_save},
+        {"isatty", l_isatty},     {"wall_time", l_wall_time},      {NULL, NULL},
     };
     tl_register(L, -1, fns); /* upvalue: the state (TL_STATE) */
 }

@@ -97,12 +97,7 @@ static void push_names(lua_State *L, const char *key, int n, const tide_kernel_t
 
 void tl_open_kernels(lua_State *L, int mod) {
     mod = lua_absindex(L, mod);
-    if (lua_getfield(L, mod, "_internal") != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, mod, "_internal");
-    }
+    tl_push_internal(L, mod);
     lua_createtable(L, 0, TIDE_KERNEL_COUNT); /* core._kernels */
     for (int k = 0; k < TIDE_KERNEL_COUNT; k++) {
         const tide_kernel_info *r = tide_kernel_info_of((tide_kernel)k);

@@ -1,142 +1,8 @@
-/* module.c — luaopen_tide_core: builds the tide.core table, plus the transfer-stats, guard and
- * memory-limit functions that read the state's context. */
+/* module.c — luaopen_tide_core: builds the tide.core table and its Tensor methods by opening
+ * every file of the binding, from the Tensor type up; and tide_lua_preload for hosts. The top
+ * of the binding: nothing calls into this file. */
 #include "binding.h"
-#include "io.h"
 #include "tide_lua.h"
-#include <stdint.h>
-#include <string.h>
-
-static void stat_pair(lua_State *L, const char *dir, uint64_t bytes, uint64_t count) {
-    char key[16];
-    lua_createtable(L, 0, 2);
-    lua_pushinteger(L, (lua_Integer)bytes);
-    lua_setfield(L, -2, "bytes");
-    lua_pushinteger(L, (lua_Integer)count);
-    lua_setfield(L, -2, "count");
-    lua_setfield(L, -2, dir);
-    snprintf(key, sizeof key, "%s_bytes", dir);
-    lua_pushinteger(L, (lua_Integer)bytes);
-    lua_setfield(L, -2, key);
-    snprintf(key, sizeof key, "%s_count", dir);
-    lua_pushinteger(L, (lua_Integer)count);
-    lua_setfield(L, -2, key);
-}
-
-static int l_transfer_stats(lua_State *L) {
-    tide_transfer_stats st;
-    tide_ctx_transfer_stats(TL_STATE(L)->ctx, &st);
-    lua_createtable(L, 0, 10);
-    stat_pair(L, "h2d", st.h2d_bytes, st.h2d_count);
-    stat_pair(L, "d2h", st.d2h_bytes, st.d2h_count);
-    stat_pair(L, "d2d", st.d2d_bytes, st.d2d_count);
-    tl_push_lines(L, TL_STATE(L));
-    lua_setfield(L, -2, "lines");
-    return 1;
-}
-
-static int l_reset_transfer_stats(lua_State *L) {
-    tide_ctx_reset_transfer_stats(TL_STATE(L)->ctx);
-    tl_reset_lines(L, TL_STATE(L));
-    return 0;
-}
-
-/* transfer_guard([mode]) sets the mode when given; returns the previous one */
-static int l_transfer_guard(lua_State *L) {
-    static const char *const modes[] = {"allow", "log", "disallow", NULL};
-    tide_ctx                *ctx = TL_STATE(L)->ctx;
-    tide_guard               prev = tide_ctx_guard(ctx);
-    if (!lua_isnoneornil(L, 1)) {
-        const char *m = lua_tostring(L, 1);
-        int         i = 0;
-        while (modes[i] && (!m || lua_type(L, 1) != LUA_TSTRING || strcmp(modes[i], m) != 0))
-            i++;
-        if (!modes[i])
-            return tl_error(L,
-                            "tide: transfer_guard: unknown mode %s; use \"allow\", \"log\" or "
-                            "\"disallow\"",
-                            luaL_tolstring(L, 1, NULL));
-        tide_ctx_set_guard(ctx, (tide_guard)i);
-    }
-    lua_pushstring(L, modes[prev]);
-    return 1;
-}
-
-static int l_set_memory_limit(lua_State *L) {
-    lua_Integer n = tl_check_int(L, 1, "set_memory_limit", "the limit in bytes");
-    if (n < 0)
-        return tl_error(L, "tide: set_memory_limit: %I bytes is invalid; use 0 for no limit",
-                        (lua_Integer)n);
-    tide_ctx_set_memory_limit(TL_STATE(L)->ctx, (size_t)n);
-    return 0;
-}
-
-static int l_memory_limit(lua_State *L) {
-    lua_pushinteger(L, (lua_Integer)tide_ctx_memory_limit(TL_STATE(L)->ctx));
-    return 1;
-}
-
-static int l_memory_in_use(lua_State *L) {
-    lua_pushinteger(L, (lua_Integer)tide_ctx_memory_in_use(TL_STATE(L)->ctx));
-    return 1;
-}
-
-/* core._memory_budget() -> bytes: what a call may build from a number the user gave (a list
- * of views, an index table, an output) before it raises instead (tide_ctx_memory_budget) */
-static int l_memory_budget(lua_State *L) {
-    size_t budget = tide_ctx_memory_budget(TL_STATE(L)->ctx);
-    lua_pushinteger(L, (lua_Integer)(budget > (size_t)INT64_MAX ? (size_t)INT64_MAX : budget));
-    return 1;
-}
-
-static int l_is_tensor(lua_State *L) {
-    lua_pushboolean(L, tl_test(L, 1) != NULL);
-    return 1;
-}
-
-/* core._frame_info(level) -> {source =, what =} of the function at that level of the caller's
- * stack (as debug.getinfo(level, "S"): 1 is the caller), or nil. tide's Lua files find the
- * user's line with it, so they need no debug library (a sandbox rarely opens it). */
-static int l_frame_info(lua_State *L) {
-    lua_Debug ar;
-    if (!lua_getstack(L, (int)luaL_checkinteger(L, 1), &ar) || !lua_getinfo(L, "S", &ar))
-        return 0;
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, ar.source);
-    lua_setfield(L, -2, "source");
-    lua_pushstring(L, ar.what);
-    lua_setfield(L, -2, "what");
-    return 1;
-}
-
-/* A C function that calls require(modname)[fname](...). Lua drops the frame of a Lua function
- * called in tail position, so a Lua forwarder in init.lua could lose the user's line; a C
- * function keeps its caller's frame, and its errors are raised again at the nearest Lua line. */
-static int forward_call(lua_State *L) {
-    int n = lua_gettop(L);
-    lua_getglobal(L, "require");
-    lua_pushvalue(L, lua_upvalueindex(2));
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, lua_tostring(L, lua_upvalueindex(3)));
-    lua_remove(L, -2);
-    lua_insert(L, 1);
-    if (lua_pcall(L, n, LUA_MULTRET, 0) == LUA_OK)
-        return lua_gettop(L);
-    const char *msg = lua_tostring(L, -1), *p = msg ? strstr(msg, ": tide: ") : NULL;
-    if (!msg)
-        return lua_error(L);
-    return tl_error(L, "%s", p ? p + 2 : msg);
-}
-
-/* core._forward(modname, fname) -> a C function forwarding to require(modname)[fname] */
-static int l_forward(lua_State *L) {
-    luaL_checkstring(L, 1);
-    luaL_checkstring(L, 2);
-    tl_push_state(L);
-    lua_pushvalue(L, 1);
-    lua_pushvalue(L, 2);
-    lua_pushcclosure(L, forward_call, 3);
-    return 1;
-}
 
 int luaopen_tide_core(lua_State *L) {
     if (tl_check_runtime(L) != 0)
@@ -146,29 +12,29 @@ int luaopen_tide_core(lua_State *L) {
     tl_state(L);
     tl_open_device(L, mod);
     tl_open_tensor(L, mod);
+    tl_open_record(L, mod);
     lua_getfield(L, mod, "Tensor");
-    tl_open_ops(L, mod, lua_gettop(L));
+    int methods = lua_gettop(L);
+    tl_open_op_families(L, mod, methods);
+    tl_open_linalg(L, mod, methods);
+    tl_open_views(L, mod, methods);
+    tl_open_indexing(L, mod, methods);
+    tl_open_ordering(L, mod, methods);
+    tl_open_count_ops(L, mod, methods);
+    tl_open_join(L, mod);
+    tl_open_fills(L, methods);
+    tl_open_transfers(L, methods);
+    tl_open_nn_kernels(L, mod, methods);
+    tl_open_rnn_cell(L, mod);
     lua_pop(L, 1);
     tl_open_creation(L, mod);
     tl_open_options(L, mod);
     tl_open_optim(L, mod);
-    tl_open_trace(L, mod);
     tl_open_op_table(L, mod);
     tl_open_kernels(L, mod);
     tl_open_dist(L, mod);
     tl_open_text(L, mod);
-    static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
-                                     {"reset_transfer_stats", l_reset_transfer_stats},
-                                     {"transfer_guard", l_transfer_guard},
-                                     {"set_memory_limit", l_set_memory_limit},
-                                     {"memory_limit", l_memory_limit},
-                                     {"memory_in_use", l_memory_in_use},
-                                     {"_memory_budget", l_memory_budget},
-                                     {"is_tensor", l_is_tensor},
-                                     {"_forward", l_forward},
-                                     {"_frame_info", l_frame_info},
-                                     {NULL, NULL}};
-    tl_register(L, mod, funcs);
+    tl_open_context(L, mod);
     lua_settop(L, mod);
     tide_lua_register_io(L);
     tide_lua_register_image_io(L);
@@ -177,24 +43,11 @@ int luaopen_tide_core(lua_State *L) {
     return 1;
 }
 
-/* ---- C API for hosts (include/tide_lua.h) ------------------------------------------------- */
-
-void tide_lua_push_tensor(lua_State *L, tide_tensor *t) {
-    ltensor *u = tl_push_empty(L);
-    tide_tensor_retain(t);
-    u->t = t;
-}
-
-tide_tensor *tide_lua_to_tensor(lua_State *L, int idx) {
-    ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
-    return u ? u->t : NULL;
-}
-
-tide_tensor *tide_lua_check_tensor(lua_State *L, int idx) {
-    ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
-    if (!u)
-        tl_error(L, "tide: expected a tensor at argument #%d, got %s", idx, luaL_typename(L, idx));
-    else if (!u->t)
-        tl_error(L, "tide: attempt to use a freed tensor (argument #%d)", idx);
-    return u->t;
+void tide_lua_preload(lua_State *L) {
+    if (tl_check_runtime(L) != 0)
+        return;
+    tl_push_preload(L);
+    lua_pushcfunction(L, luaopen_tide_core);
+    lua_setfield(L, -2, "tide.core");
+    lua_pop(L, 1);
 }

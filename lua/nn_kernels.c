@@ -166,7 +166,7 @@ static int l_conv2d_backward(lua_State *L) {
     return 4;
 }
 
-/* relu's and gelu's gradients in one pass (autograd's BW.relu, BW.gelu) */
+/* relu's and gelu's gradients in one pass (the backward of autograd's relu and gelu) */
 static int act_backward(lua_State *L, const char *name, tide_act act) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *g = tl_check(L, 1, name), *x = tl_check(L, 2, name);
@@ -199,7 +199,8 @@ static int l_gelu_backward(lua_State *L) {
 }
 
 /* softmax's (log: log_softmax's) gradient in one pass per row: y (the op's result), g, dim
- * (1-based or negative), log (autograd's BW.softmax and BW.log_softmax) */
+ * (1-based or negative), log (the backward of autograd's softmax and
+ * log_softmax) */
 static int l_softmax_backward(lua_State *L) {
     static const char op[] = "softmax_backward";
     tide_lua_state   *S = TL_STATE(L);

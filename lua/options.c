@@ -1,7 +1,7 @@
 /* options.c — the one check of an options table's keys, for the binding's functions and (as
  * core._check_options) for tide's Lua library: a misspelt key raises with the closest valid
  * name instead of being silently ignored (tide.randn(2, {require_grad = true})). */
-#include "binding.h"
+#include "args.h"
 #include <string.h>
 
 #define MAX_NAME 64

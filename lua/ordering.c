@@ -14,9 +14,7 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char
         tl_error(L,
                  "tide: %s: index must be an int64 or int32 tensor, got %s; convert with :long()",
                  op, tide_dtype_name(dt));
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_SUB, ix->t, 1, 0, &r->t));
-    return r;
+    return tl_push_index_base(L, S, ix->t, 0);
 }
 
 static int o_gather(lua_State *L) {
@@ -40,48 +38,43 @@ static ltensor *check_src(lua_State *L, tide_lua_state *S, ltensor *self, const 
     return tl_check(L, 4, op);
 }
 
-static int scatter_inplace(lua_State *L, int accumulate) {
-    const char     *op = accumulate ? "scatter_add_" : "scatter_";
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, op);
-    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
+/* self:scatter[_add](dim, index, src) and the in-place twins; the out-of-place one scatters
+ * into a copy of self */
+static int scatter(lua_State *L, int accumulate, int inplace) {
+    static const char *const names[2][2] = {{"scatter", "scatter_add"},
+                                            {"scatter_", "scatter_add_"}};
+    const char              *op = names[inplace][accumulate];
+    tide_lua_state          *S = TL_STATE(L);
+    ltensor                 *a = tl_check(L, 1, op);
+    int                      dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
     lua_settop(L, 4);
     ltensor *src = check_src(L, S, a, op);
     ltensor *ix = push_index0(L, S, 3, op);
-    int      rec = tl_check_inplace(L, S, a, op);
-    TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));
-    tl_inplace_done(L, S, op, rec);
-    lua_settop(L, 1);
-    return 1;
-}
-
-/* the out-of-place twin: a copy of self with the scatter applied */
-static int scatter_copy(lua_State *L, int accumulate) {
-    const char     *op = accumulate ? "scatter_add" : "scatter";
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, op);
-    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
-    lua_settop(L, 4);
-    ltensor *src = check_src(L, S, a, op);
-    ltensor *ix = push_index0(L, S, 3, op);
+    if (inplace) {
+        int rec = tl_check_inplace(L, S, a, op);
+        TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));
+        tl_inplace_done(L, S, op, rec);
+        lua_settop(L, 1);
+        return 1;
+    }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_clone(S->ctx, a->t, &r->t));
     TL_CALL_AS(L, S, tide_scatter_(S->ctx, r->t, dim, ix->t, src->t, accumulate),
-               accumulate ? "scatter_add_" : "scatter_", op);
+               names[1][accumulate], op);
     return tl_done(L, S, op, 4);
 }
 
 static int o_scatter_(lua_State *L) {
-    return scatter_inplace(L, 0);
+    return scatter(L, 0, 1);
 }
 static int o_scatter_add_(lua_State *L) {
-    return scatter_inplace(L, 1);
+    return scatter(L, 1, 1);
 }
 static int o_scatter(lua_State *L) {
-    return scatter_copy(L, 0);
+    return scatter(L, 0, 0);
 }
 static int o_scatter_add(lua_State *L) {
-    return scatter_copy(L, 1);
+    return scatter(L, 1, 0);
 }
 
 static int opt_bool(lua_State *L, int idx, int def, const char *op, const char *what) {
@@ -119,31 +112,29 @@ static void push_sorted(lua_State *L, tide_lua_state *S, ltensor *a, int dim, in
         TL_CALL(L, S, tide_tensor_contiguous(S->ctx, ik->t, &i0->t));
     }
     lua_pushvalue(L, -2); /* values */
-    ltensor *ix = tl_push_empty(L);
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, i0->t, 1, 0, &ix->t));
+    tl_push_index_base(L, S, i0->t, 1);
 }
 
-/* t:sort([dim[, descending]]) -> values, indices */
-static int o_sort(lua_State *L) {
+/* t:sort([dim[, descending]]) -> values, indices; t:argsort(...) -> indices */
+static int sort(lua_State *L, int with_values) {
+    const char     *op = with_values ? "sort" : "argsort";
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "sort");
+    ltensor        *a = tl_check(L, 1, op);
     lua_settop(L, 3);
-    int dim = opt_dim(L, a, 2, "sort");
-    int desc = opt_bool(L, 3, 0, "sort", "descending");
-    push_sorted(L, S, a, dim, desc, -1, "sort");
+    int dim = opt_dim(L, a, 2, op);
+    int desc = opt_bool(L, 3, 0, op, "descending");
+    push_sorted(L, S, a, dim, desc, -1, op);
+    if (!with_values)
+        return 1;
     if (a->requires_grad && S->grad_enabled)
         tl_record(L, S, "sort", 3, -2, -1);
     return 2;
 }
-
+static int o_sort(lua_State *L) {
+    return sort(L, 1);
+}
 static int o_argsort(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "argsort");
-    lua_settop(L, 3);
-    int dim = opt_dim(L, a, 2, "argsort");
-    int desc = opt_bool(L, 3, 0, "argsort", "descending");
-    push_sorted(L, S, a, dim, desc, -1, "argsort");
-    return 1;
+    return sort(L, 0);
 }
 
 /* t:topk(k[, dim[, largest[, sorted]]]) -> values, indices; always sorted (PyTorch's sorted =
@@ -187,29 +178,31 @@ static ltensor *fill_value(lua_State *L, tide_lua_state *S, ltensor *a, const ch
     return tl_check(L, 3, op);
 }
 
-static int o_masked_fill(lua_State *L) {
+/* t:masked_fill(mask, value) and its in-place twin */
+static int masked_fill(lua_State *L, int inplace) {
+    const char     *op = inplace ? "masked_fill_" : "masked_fill";
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "masked_fill");
-    ltensor        *m = check_mask_arg(L, 2, "masked_fill");
+    ltensor        *a = tl_check(L, 1, op);
+    ltensor        *m = check_mask_arg(L, 2, op);
     lua_settop(L, 3);
-    ltensor *v = fill_value(L, S, a, "masked_fill");
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_masked_fill(S->ctx, a->t, m->t, v->t, &r->t));
-    return tl_done(L, S, "masked_fill", 3);
-}
-
-static int o_masked_fill_(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "masked_fill_");
-    ltensor        *m = check_mask_arg(L, 2, "masked_fill_");
-    lua_settop(L, 3);
-    ltensor     *v = fill_value(L, S, a, "masked_fill_");
-    int          rec = tl_check_inplace(L, S, a, "masked_fill_");
+    ltensor *v = fill_value(L, S, a, op);
+    if (!inplace) {
+        ltensor *r = tl_push_empty(L);
+        TL_CALL(L, S, tide_masked_fill(S->ctx, a->t, m->t, v->t, &r->t));
+        return tl_done(L, S, op, 3);
+    }
+    int          rec = tl_check_inplace(L, S, a, op);
     tide_tensor *o = a->t;
-    TL_CALL_AS(L, S, tide_masked_fill(S->ctx, a->t, m->t, v->t, &o), "masked_fill", "masked_fill_");
-    tl_inplace_done(L, S, "masked_fill_", rec);
+    TL_CALL_AS(L, S, tide_masked_fill(S->ctx, a->t, m->t, v->t, &o), "masked_fill", op);
+    tl_inplace_done(L, S, op, rec);
     lua_settop(L, 1);
     return 1;
+}
+static int o_masked_fill(lua_State *L) {
+    return masked_fill(L, 0);
+}
+static int o_masked_fill_(lua_State *L) {
+    return masked_fill(L, 1);
 }
 
 static int o_masked_select(lua_State *L) {
@@ -223,8 +216,7 @@ static int o_masked_select(lua_State *L) {
     tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
     if (a->requires_grad && S->grad_enabled) {
         lua_pushvalue(L, 3); /* out, positions0, out, positions (1-based) */
-        ltensor *p1 = tl_push_empty(L);
-        TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, p0->t, 1, 0, &p1->t));
+        tl_push_index_base(L, S, p0->t, 1);
         tl_record(L, S, "masked_select", 2, -2, -1);
         lua_settop(L, 3);
     }
@@ -335,8 +327,7 @@ static int l_one_hot(lua_State *L) {
                         "tide: one_hot: classes must be an int64 tensor, got %s; convert with "
                         ":long()",
                         tide_dtype_name(dt));
-    ltensor *c0 = tl_push_empty(L);
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_SUB, t->t, 1, 0, &c0->t));
+    ltensor *c0 = tl_push_index_base(L, S, t->t, 0);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_one_hot(S->ctx, c0->t, (int64_t)n, &r->t));
     return tl_done(L, S, NULL, 2);
@@ -368,8 +359,7 @@ static int l_multinomial(lua_State *L) {
     }
     ltensor *r0 = tl_push_empty(L);
     TL_CALL(L, S, tide_multinomial(S->ctx, p->t, (int64_t)n, replacement, &r0->t));
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, r0->t, 1, 0, &r->t));
+    tl_push_index_base(L, S, r0->t, 1);
     return tl_done(L, S, NULL, 3);
 }
 

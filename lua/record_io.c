@@ -7,7 +7,6 @@
  * mkdir, which Lua's os library lacks. Registered into tide.core by
  * tide_lua_register_record_io. */
 #include "binding.h"
-#include "io.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -150,25 +149,35 @@ static int l_pb_read_varint(lua_State *L) {
     return luaL_error(L, "tide: protobuf: varint cut short at byte %d", (int)pos);
 }
 
+/* x's IEEE bytes, little-endian, into out: a double when bytes is 8, a float when 4 */
+static void put_ieee(unsigned char *out, lua_Number x, int bytes) {
+    uint64_t u;
+    if (bytes == 8) {
+        double d = (double)x;
+        memcpy(&u, &d, 8);
+    } else {
+        float    f = (float)x;
+        uint32_t u32;
+        memcpy(&u32, &f, 4);
+        u = u32;
+    }
+    put_le(out, u, bytes);
+}
+
 /* core._pb_double(x) / core._pb_float(x) -> 8 / 4 little-endian IEEE bytes */
-static int l_pb_double(lua_State *L) {
-    double        d = (double)luaL_checknumber(L, 1);
-    uint64_t      u;
+static int write_fixed(lua_State *L, int bytes) {
     unsigned char out[8];
-    memcpy(&u, &d, 8);
-    put_le(out, u, 8);
-    lua_pushlstring(L, (const char *)out, 8);
+    put_ieee(out, luaL_checknumber(L, 1), bytes);
+    lua_pushlstring(L, (const char *)out, (size_t)bytes);
     return 1;
 }
 
+static int l_pb_double(lua_State *L) {
+    return write_fixed(L, 8);
+}
+
 static int l_pb_float(lua_State *L) {
-    float         f = (float)luaL_checknumber(L, 1);
-    uint32_t      u;
-    unsigned char out[4];
-    memcpy(&u, &f, 4);
-    put_le(out, u, 4);
-    lua_pushlstring(L, (const char *)out, 4);
-    return 1;
+    return write_fixed(L, 4);
 }
 
 /* core._pb_doubles(list) -> the packed bytes of list[1..#list] as doubles */
@@ -178,13 +187,10 @@ static int l_pb_doubles(lua_State *L) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     for (size_t i = 1; i <= n; i++) {
-        lua_rawgeti(L, 1, (lua_Integer)i);
-        double        d = (double)lua_tonumber(L, -1);
-        uint64_t      u;
         unsigned char out[8];
+        lua_rawgeti(L, 1, (lua_Integer)i);
+        put_ieee(out, lua_tonumber(L, -1), 8);
         lua_pop(L, 1);
-        memcpy(&u, &d, 8);
-        put_le(out, u, 8);
         luaL_addlstring(&b, (const char *)out, 8);
     }
     luaL_pushresult(&b);

@@ -1,7 +1,7 @@
 /*
  * rnn_cell.c — tide._internal.rnn_cell and rnn_cell_backward: one fused recurrent-cell step
  * (tide_rnn_cell). nn's RNN/LSTM/GRU call them and record the autograd node themselves (the
- * formula is BW.rnn_cell in lua/tide/autograd/formulas.lua), so both refuse inputs that
+ * formula is the rnn_cell def in lua/tide/nn/_rnn.lua), so both refuse inputs that
  * require grad under grad mode.
  */
 #include "binding.h"

@@ -9,7 +9,7 @@
  * Lua tide was built for has (lua_newuserdatauv for 5.4; see ONLY_FN), necessarily from the
  * state's runtime, must come from the same object. On a mismatch the error is raised with that
  * runtime's own functions. */
-#include "binding.h"
+#include "state.h"
 
 #include <dlfcn.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
-/* state.c — the per-lua_State record of tide.core: context, grad mode, default device, hook. */
-#include "binding.h"
+/* state.c — the per-lua_State record of tide.core (context, grad mode, default device, hook),
+ * the registration of C functions with it as upvalue, and errors raised at the user's line. */
+#include "state.h"
 #include "tide_lua.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,8 +39,10 @@ static tide_lua_state *state_push(lua_State *L) {
     lua_pushcfunction(L, state_gc);
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
+    /* luaL_error, not tl_raise: tl_raise finds the user's line through this state, which
+     * does not exist yet (it would come back here, fail the same way, without end) */
     if (tide_init() != TIDE_OK || tide_ctx_new(&S->ctx) != TIDE_OK)
-        tl_raise(L);
+        luaL_error(L, "%s", tide_errmsg()); /* does not return */
     tl_trace_init(S);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
@@ -66,7 +69,7 @@ void tl_register(lua_State *L, int tidx, const luaL_Reg *l) {
 
 /* The kernels the Lua library calls and users do not (im2col, the fused backward passes, ...)
  * go into one table, core._internal, so the public namespace is the documented API. */
-void tl_register_internal(lua_State *L, int mod, const luaL_Reg *l) {
+void tl_push_internal(lua_State *L, int mod) {
     mod = lua_absindex(L, mod);
     if (lua_getfield(L, mod, "_internal") != LUA_TTABLE) {
         lua_pop(L, 1);
@@ -74,6 +77,10 @@ void tl_register_internal(lua_State *L, int mod, const luaL_Reg *l) {
         lua_pushvalue(L, -1);
         lua_setfield(L, mod, "_internal");
     }
+}
+
+void tl_register_internal(lua_State *L, int mod, const luaL_Reg *l) {
+    tl_push_internal(L, mod);
     tl_register(L, -1, l);
     lua_pop(L, 1);
 }
@@ -210,13 +217,4 @@ tide_ctx *tide_lua_ctx(lua_State *L) {
         ctx = ((tide_lua_state *)lua_touserdata(L, -1))->ctx;
     lua_pop(L, 1);
     return ctx;
-}
-
-void tide_lua_preload(lua_State *L) {
-    if (tl_check_runtime(L) != 0)
-        return;
-    tl_push_preload(L);
-    lua_pushcfunction(L, luaopen_tide_core);
-    lua_setfield(L, -2, "tide.core");
-    lua_pop(L, 1);
 }

@@ -1,64 +1,14 @@
 /*
- * tensor.c — the tide.Tensor userdata: lifetime, properties, t[i], the arithmetic metamethods,
- * the autograd hook protocol, and the argument helpers (dims, shapes) every op uses.
+ * tensor.c — the tide.Tensor type: its metatable (lifetime, properties, t[i], the arithmetic
+ * metamethods, whose tl_binary the BINARY rows of op_families.c share), the methods every tensor
+ * has (dim, size, requires_grad_, set_, detach), and the collector's hooks for autograd's engine.
+ * The userdata itself is userdata.c's; the autograd record, record.c's.
  */
-#include "binding.h"
+#include "tensor.h"
 #include <math.h>
 #include <string.h>
 
-static const char tensor_mt_key = 't'; /* registry: the metatable, by address (fast) */
-
-/* Every tensor userdata starts with this address (struct ltensor): the type test reads it
- * instead of comparing metatables, which took three API calls and a stack push and pop (a tenth
- * of `a + b`, tested twice and again by its finalizer). Only this file writes it, and Lua code
- * cannot write a userdata's bytes, so no other value passes the test. */
-static const char tensor_tag = 'T';
-
-/* ---- userdata ----------------------------------------------------------------------------- */
-
-ltensor *tl_push_empty(lua_State *L) {
-    ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
-    u->tag = &tensor_tag;
-    u->t = NULL;
-    u->requires_grad = 0;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
-    lua_setmetatable(L, -2);
-    tl_uv_init(L, -1); /* 5.1, LuaJIT: a store of its own (compat.h) */
-    return u;
-}
-
-/* tl_push_empty for the result of an op on the tensor at idx: its metatable is the one to set,
- * and reading it is cheaper than the registry lookup (about 120 instructions an op) */
-ltensor *tl_push_like(lua_State *L, int idx) {
-    idx = lua_absindex(L, idx);
-    ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
-    u->tag = &tensor_tag;
-    u->t = NULL;
-    u->requires_grad = 0;
-    lua_getmetatable(L, idx);
-    lua_setmetatable(L, -2);
-    tl_uv_init(L, -1);
-    return u;
-}
-
-ltensor *tl_test(lua_State *L, int idx) {
-    /* a full userdata of a tensor's size (light userdata has length 0; a string or table of
-     * that length has no userdata pointer) whose first bytes are the tag */
-    ltensor *u = lua_touserdata(L, idx);
-    if (!u || lua_rawlen(L, idx) != sizeof *u || u->tag != &tensor_tag)
-        return NULL;
-    return u;
-}
-
-ltensor *tl_check(lua_State *L, int idx, const char *op) {
-    ltensor *u = tl_test(L, idx);
-    if (!u)
-        tl_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
-                 luaL_typename(L, idx));
-    else if (!u->t)
-        tl_error(L, "tide: %s: attempt to use a freed tensor", op);
-    return u;
-}
+/* ---- lifetime ---------------------------------------------------------------------------- */
 
 /* one idempotent release for __gc, __close and :free() */
 static int t_free(lua_State *L) {
@@ -72,214 +22,7 @@ static int t_free(lua_State *L) {
     return 0;
 }
 
-/* ---- argument helpers --------------------------------------------------------------------- */
-
-int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra) {
-    int n = tide_tensor_ndim(t) + extra;
-    if (d >= 1 && d <= n)
-        return (int)d - 1;
-    if (d <= -1 && d >= -n)
-        return (int)(n + d);
-    if (n == 0)
-        return tl_error(L, "tide: %s: dim %I is out of range for a tensor with no dims", op,
-                        (lua_Integer)d);
-    return tl_error(L,
-                    "tide: %s: dim %I is out of range for a tensor with %d dims; use 1..%d or "
-                    "-%d..-1 (dims are 1-based)",
-                    op, (lua_Integer)d, n, n, n);
-}
-
-static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int allow_neg1) {
-    int         isint;
-    lua_Integer v = lua_tointegerx(L, idx, &isint);
-    if (!isint) {
-        if (lua_type(L, idx) == LUA_TNUMBER)
-            return tl_error(L, "tide: %s: size %s at position %d is not an integer", op,
-                            lua_tostring(L, idx), pos);
-        return tl_error(L, "tide: %s: size at position %d must be an integer, got %s", op, pos,
-                        luaL_typename(L, idx));
-    }
-    if (v < 0 && !(allow_neg1 && v == -1)) {
-        if (allow_neg1)
-            return tl_error(L,
-                            "tide: %s: size %I at position %d is invalid; sizes must be "
-                            "positive or -1",
-                            op, (lua_Integer)v, pos);
-        return tl_error(L,
-                        "tide: %s: size %I at position %d is invalid; sizes must be "
-                        "non-negative",
-                        op, (lua_Integer)v, pos);
-    }
-    return (int64_t)v;
-}
-
-int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1) {
-    int n = 0;
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        int len = (int)lua_rawlen(L, idx);
-        if (len > TIDE_MAX_DIMS)
-            return tl_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
-                            TIDE_MAX_DIMS);
-        for (int i = 1; i <= len; i++) {
-            lua_rawgeti(L, idx, i);
-            shape[n++] = shape_entry(L, -1, i, op, allow_neg1);
-            lua_pop(L, 1);
-        }
-        *ndim = n;
-        return 1;
-    }
-    while (lua_type(L, idx + n) == LUA_TNUMBER) {
-        if (n == TIDE_MAX_DIMS)
-            return tl_error(L, "tide: %s: more than %d dims given; tide supports at most %d", op,
-                            TIDE_MAX_DIMS, TIDE_MAX_DIMS);
-        shape[n] = shape_entry(L, idx + n, n + 1, op, allow_neg1);
-        n++;
-    }
-    *ndim = n;
-    return n;
-}
-
-tide_scalar tl_scalar(lua_State *L, int idx) {
-    if (lua_isinteger(L, idx))
-        return tide_scalar_i((int64_t)lua_tointeger(L, idx));
-    if (lua_isboolean(L, idx))
-        return tide_scalar_i(lua_toboolean(L, idx));
-    return tide_scalar_f(lua_tonumber(L, idx));
-}
-
-static void call_hook(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
-                      int extra_idx);
-
-/* Before an in-place op: with grad mode on and a tensor argument that requires grad, autograd
- * (the hook, called with out = nil) refuses a leaf that requires grad, or notes what the op
- * will overwrite; returns the number of arguments to record after the op (tl_inplace_done), 0
- * when nothing is recorded. Without autograd loaded, any tensor that requires grad refuses. */
-int tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
-    int nargs = lua_gettop(L);
-    if (!S->grad_enabled)
-        return 0;
-    if (S->hook_ref != LUA_NOREF && tl_needs_record(L, S, nargs)) {
-        call_hook(L, S, op, nargs, 0, 0);
-        return nargs;
-    }
-    if (self->requires_grad)
-        tl_error(L,
-                 "tide: %s: in-place operation on a tensor that requires grad; wrap it in "
-                 "tide.no_grad or use detach()",
-                 op);
-    return 0;
-}
-
-/* After the in-place op succeeded: records it (the result is the first argument) */
-void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs) {
-    if (nargs)
-        call_hook(L, S, op, nargs, 1, 0);
-}
-
-/* ---- autograd hook ------------------------------------------------------------------------ */
-
-static int arg_requires_grad(lua_State *L, int idx);
-
-/* An op without a gradient formula given an input that requires grad (grad mode on): refused
- * rather than returning a silently detached result. */
-void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int nargs) {
-    if (!S->grad_enabled)
-        return;
-    for (int i = 1; i <= nargs; i++)
-        if (arg_requires_grad(L, i))
-            tl_error(L,
-                     "tide: %s: not differentiable: argument #%d requires grad; call it under "
-                     "tide.no_grad or on detach()ed tensors",
-                     op, i);
-}
-
-static int arg_requires_grad(lua_State *L, int idx) {
-    ltensor *u = tl_test(L, idx);
-    if (u)
-        return u->requires_grad;
-    if (lua_type(L, idx) == LUA_TTABLE) { /* tide.cat({a, b}, dim) */
-        int n = (int)lua_rawlen(L, idx), rg = 0;
-        for (int i = 1; i <= n && !rg; i++) {
-            lua_rawgeti(L, idx, i);
-            u = tl_test(L, -1);
-            rg = u && u->requires_grad;
-            lua_pop(L, 1);
-        }
-        return rg;
-    }
-    return 0;
-}
-
-int tl_needs_record(lua_State *L, tide_lua_state *S, int nargs) {
-    if (!S->grad_enabled || S->hook_ref == LUA_NOREF)
-        return 0;
-    for (int i = 1; i <= nargs; i++)
-        if (arg_requires_grad(L, i))
-            return 1;
-    return 0;
-}
-
-/* hook(name, out, {n = nargs, args 1..nargs as passed, indices = extra}) */
-void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
-               int extra_idx) {
-    if (tl_needs_record(L, S, nargs))
-        call_hook(L, S, name, nargs, out_idx, extra_idx);
-}
-
-/* hook(name, out or nil when out_idx is 0, args) */
-static void call_hook(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
-                      int extra_idx) {
-    if (out_idx)
-        out_idx = lua_absindex(L, out_idx);
-    if (extra_idx)
-        extra_idx = lua_absindex(L, extra_idx);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, S->hook_ref);
-    lua_pushstring(L, name);
-    if (out_idx)
-        lua_pushvalue(L, out_idx);
-    else
-        lua_pushnil(L);
-    lua_createtable(L, nargs, 8); /* room for autograd's fields: no rehash as they are set */
-    for (int i = 1; i <= nargs; i++) {
-        lua_pushvalue(L, i);
-        lua_rawseti(L, -2, i);
-    }
-    lua_pushinteger(L, nargs);
-    lua_setfield(L, -2, "n");
-    if (extra_idx) {
-        lua_pushvalue(L, extra_idx);
-        lua_setfield(L, -2, "indices");
-    }
-    lua_call(L, 3, 0);
-}
-
-static int l_set_autograd_hook(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    if (!lua_isnil(L, 1))
-        luaL_checktype(L, 1, LUA_TFUNCTION);
-    lua_settop(L, 1);
-    if (S->hook_ref == LUA_NOREF) /* returns the previous hook */
-        lua_pushnil(L);
-    else
-        lua_rawgeti(L, LUA_REGISTRYINDEX, S->hook_ref);
-    luaL_unref(L, LUA_REGISTRYINDEX, S->hook_ref);
-    lua_pushvalue(L, 1);
-    S->hook_ref = lua_isnil(L, 1) ? (lua_pop(L, 1), LUA_NOREF) : luaL_ref(L, LUA_REGISTRYINDEX);
-    return 1;
-}
-
-static int l_set_grad_enabled(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    int             prev = S->grad_enabled;
-    S->grad_enabled = lua_toboolean(L, 1);
-    lua_pushboolean(L, prev);
-    return 1;
-}
-
-static int l_is_grad_enabled(lua_State *L) {
-    lua_pushboolean(L, TL_STATE(L)->grad_enabled);
-    return 1;
-}
+/* ---- the collector's hooks (gc.c) --------------------------------------------------------- */
 
 /* core._gc_pass_begin(): autograd's engine at the start of a backward pass (gc.c) */
 static int l_gc_pass_begin(lua_State *L) {
@@ -313,11 +56,6 @@ static int l_gc_pass_end(lua_State *L) {
 }
 
 /* ---- arithmetic --------------------------------------------------------------------------- */
-
-/* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
-const char *tl_typename(lua_State *L, int idx) {
-    return tl_test(L, idx) ? "a tensor" : luaL_typename(L, idx);
-}
 
 /* t:add(u, alpha) / t:sub(u, alpha): t +- alpha * u, recorded with alpha as args[3]; with
  * inplace, t:add_(u, alpha) / t:sub_(u, alpha) write the result into t */
@@ -741,20 +479,14 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"detach", t_detach},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
-    static const luaL_Reg modfuncs[] = {{"set_autograd_hook", l_set_autograd_hook},
-                                        {"set_grad_enabled", l_set_grad_enabled},
-                                        {"is_grad_enabled", l_is_grad_enabled},
-                                        {"_gc_pass_begin", l_gc_pass_begin},
+    static const luaL_Reg modfuncs[] = {{"_gc_pass_begin", l_gc_pass_begin},
                                         {"_gc_dropped", l_gc_dropped},
                                         {"_gc_young", l_gc_young},
                                         {"_gc_pass_end", l_gc_pass_end},
                                         {NULL, NULL}};
     tl_register(L, mod, modfuncs);
 
-    luaL_newmetatable(L, TL_TENSOR);
-    int mt = lua_gettop(L);
-    lua_pushvalue(L, mt);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+    int                   mt = tl_new_tensor_metatable(L);
     static const luaL_Reg metas[] = {
         {"__add", m_add},
         {"__sub", m_sub},

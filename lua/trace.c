@@ -11,7 +11,7 @@
  * a sandbox without the debug library. With tracing off and no log line waiting, a core call
  * costs one test of S->watch.
  */
-#include "binding.h"
+#include "state.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -140,43 +140,33 @@ int tl_raise_guard(lua_State *L, tide_lua_state *S) {
     return lua_error(L);
 }
 
-/* core._mark_lib(fn): the Lua files in fn's directory (and below) are tide's own, never the
- * user's line. lua_getinfo(">S") reads a function's source without the debug library. */
-static int l_mark_lib(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    lua_Debug       ar;
-    luaL_checktype(L, 1, LUA_TFUNCTION);
-    lua_pushvalue(L, 1);
+/* core._mark_lib(fn): the Lua files in the directory of the function at idx (and below) are
+ * tide's own, never the user's line. lua_getinfo(">S") reads a function's source without the
+ * debug library. */
+void tl_mark_lib(lua_State *L, tide_lua_state *S, int idx) {
+    lua_Debug ar;
+    lua_pushvalue(L, idx);
     lua_getinfo(L, ">S", &ar);
     const char *src = ar.source, *slash = NULL;
     for (const char *p = src; *p; p++)
         if (*p == '/' || *p == '\\')
             slash = p;
     if (src[0] != '@' || !slash)
-        return 0; /* not loaded from a file: every Lua frame counts as the user's */
+        return; /* not loaded from a file: every Lua frame counts as the user's */
     lua_pushlstring(L, src, (size_t)(slash - src + 1));
     S->lib_src = lua_tostring(L, -1);
     S->lib_len = lua_rawlen(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lib_key); /* keeps lib_src alive */
-    return 0;
 }
 
-/* trace_transfers([on]) -> the previous setting; on: count copies per line of user code */
-static int l_trace_transfers(lua_State *L) {
-    tide_lua_state *S = TL_STATE(L);
-    int             was = (S->watch & TL_WATCH_TRACE) != 0;
-    if (!lua_isnone(L, 1)) {
-        if (!lua_isboolean(L, 1))
-            return tl_error(L, "tide: trace_transfers: expected true or false, got %s",
-                            luaL_typename(L, 1));
-        if (lua_toboolean(L, 1) && !was)
-            tide_ctx_transfer_stats(S->ctx, &S->traced); /* earlier copies belong to no line */
-        else if (!lua_toboolean(L, 1) && was)
-            note(L, S);
-        S->watch = lua_toboolean(L, 1) ? S->watch | TL_WATCH_TRACE : S->watch & ~TL_WATCH_TRACE;
-    }
-    lua_pushboolean(L, was);
-    return 1;
+/* trace_transfers(on): count copies per line of user code from now on, or stop */
+void tl_trace_set(lua_State *L, tide_lua_state *S, int on) {
+    int was = (S->watch & TL_WATCH_TRACE) != 0;
+    if (on && !was)
+        tide_ctx_transfer_stats(S->ctx, &S->traced); /* earlier copies belong to no line */
+    else if (!on && was)
+        note(L, S);
+    S->watch = on ? S->watch | TL_WATCH_TRACE : S->watch & ~TL_WATCH_TRACE;
 }
 
 static void push_pair(lua_State *L, lua_Integer count, lua_Integer bytes, const char *dir) {
@@ -217,10 +207,4 @@ void tl_reset_lines(lua_State *L, tide_lua_state *S) {
     tide_ctx_transfer_stats(S->ctx, &S->traced);
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lines_key);
-}
-
-void tl_open_trace(lua_State *L, int mod) {
-    static const luaL_Reg funcs[] = {
-        {"trace_transfers", l_trace_transfers}, {"_mark_lib", l_mark_lib}, {NULL, NULL}};
-    tl_register(L, mod, funcs);
 }

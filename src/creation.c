@@ -61,10 +61,10 @@ static tide_status random_run(tide_ctx *ctx, const char *name, tide_tensor *t,
     int64_t      n = tide_tensor_numel(t);
     if (n == 0)
         return TIDE_OK;
-    if (!dev->backend->random)
-        return tide_notsup(name, dev);
+    tide_entry_random_fn fn;
+    TIDE_TRY(tide_entry_random(dev, name, &fn));
     tide_kview  v = tide_kview_of(t);
-    tide_status st = dev->backend->random(dev, &v, kind, lo, hi, ctx->seed, ctx->rng_offset);
+    tide_status st = fn(dev, &v, kind, lo, hi, ctx->seed, ctx->rng_offset);
     if (st != TIDE_OK)
         return tide_err_op(st, name);
     ctx->rng_offset += (uint64_t)n;
@@ -125,12 +125,11 @@ tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double s
     TIDE_TRY(tide_tensor_alloc(ctx, name, dev, dt, 1, &n, out));
     if (n == 0)
         return TIDE_OK;
-    tide_status st;
-    if (!dev->backend->arange)
-        st = tide_notsup(name, dev);
-    else {
+    tide_entry_arange_fn fn;
+    tide_status          st = tide_entry_arange(dev, name, &fn);
+    if (st == TIDE_OK) {
         tide_kview v = tide_kview_of(*out);
-        st = dev->backend->arange(dev, &v, start, step);
+        st = fn(dev, &v, start, step);
     }
     if (st != TIDE_OK) {
         tide_out_failed(out, true);

@@ -357,28 +357,51 @@ int tide_device_is_host(const tide_device *dev) {
     return dev == &lines[TIDE_DEVICE_CPU].devs[0];
 }
 
+/* a backend entry whose NULL means nothing to do (nothing to wait for, all-zero counters, nothing
+ * to say): TIDE_OK then, else the entry's status, named after it */
+#define OPTIONAL_ENTRY(dev, entry, args)                                                           \
+    ((dev)->backend->entry ? entry_status((dev)->backend->entry args, #entry) : TIDE_OK)
+
+static tide_status entry_status(tide_status st, const char *entry) {
+    return st == TIDE_OK ? st : tide_err_op(st, entry);
+}
+
 tide_status tide_device_synchronize(tide_device *dev) {
-    if (!dev->backend->synchronize)
-        return TIDE_OK;
-    tide_status st = dev->backend->synchronize(dev);
-    return st == TIDE_OK ? st : tide_err_op(st, "synchronize");
+    return OPTIONAL_ENTRY(dev, synchronize, (dev));
 }
 
 tide_status tide_device_memory_stats(tide_device *dev, tide_memory_stats *out) {
     memset(out, 0, sizeof *out);
-    if (!dev->backend->memory_stats)
-        return TIDE_OK;
-    tide_status st = dev->backend->memory_stats(dev, out);
-    return st == TIDE_OK ? st : tide_err_op(st, "memory_stats");
+    return OPTIONAL_ENTRY(dev, memory_stats, (dev, out));
 }
 
 tide_status tide_device_empty_cache(tide_device *dev) {
-    if (!dev->backend->empty_cache)
-        return TIDE_OK;
-    tide_status st = dev->backend->empty_cache(dev);
-    return st == TIDE_OK ? st : tide_err_op(st, "empty_cache");
+    return OPTIONAL_ENTRY(dev, empty_cache, (dev));
 }
 
+tide_status tide_device_get_info(tide_device *dev, tide_device_info *out) {
+    memset(out, 0, sizeof *out);
+    return OPTIONAL_ENTRY(dev, device_info, (dev, out));
+}
+
+/* the CPU's info (cpu:0's: every CPU device runs on the same pool and BLAS) */
+static tide_device_info cpu_info(void) {
+    tide_device_info info = {NULL, 0};
+    tide_init();
+    tide_device_get_info(&lines[TIDE_DEVICE_CPU].devs[0], &info);
+    return info;
+}
+
+const char *tide_cpu_blas_core(void) {
+    return cpu_info().blas_core;
+}
+
+int tide_cpu_threads(void) {
+    return cpu_info().threads;
+}
+
+/* The one "not implemented" answer, for a backend entry or kernel row a device's backend lacks:
+ * called from tide_backend_need (tide_impl.h) only. */
 tide_status tide_notsup(const char *op, const tide_device *dev) {
     return tide_seterr(TIDE_ENOTSUP, "%s: not implemented on %s", op, dev->name);
 }

@@ -5,9 +5,9 @@
  * The plug-ins are separate shared objects so that a host without Open MPI or NCCL still loads
  * tide (as for CUDA, src/device.c); when one cannot be loaded, the reason is kept for the user. */
 #include "dist_plugin.h"
+#include "plugin.h"
 #include "tide_impl.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,26 +41,18 @@ static double g_timeout = 300.0;
 /* ---- loading ------------------------------------------------------------------------------ */
 
 static void load_slot(plugin_slot *s) {
-    char    dir[4096] = "./";
-    Dl_info info;
+    char dir[4096], real_dir[4096];
     /* next to the module holding the core (core.so for Lua, the host binary for C) */
-    if (dladdr((void *)(uintptr_t)tide_dist_init, &info) && info.dli_fname) {
-        snprintf(dir, sizeof dir, "%s", info.dli_fname);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            slash[1] = '\0';
-        else
-            snprintf(dir, sizeof dir, "./");
-    }
-    char        path[4200];
+    tide_plugin_core_dir(dir, real_dir, sizeof dir);
+    char        path[8200];
     const char *env = getenv(s->env);
     if (env && *env)
         snprintf(path, sizeof path, "%s", env);
     else {
         /* beside the core (a build, a rock), or in tide/ beside it (`make install`: lib/tide/) */
-        snprintf(path, sizeof path, "%s%s", dir, s->file);
+        snprintf(path, sizeof path, "%s/%s", dir, s->file);
         if (access(path, F_OK) != 0)
-            snprintf(path, sizeof path, "%stide/%s", dir, s->file);
+            snprintf(path, sizeof path, "%s/tide/%s", dir, s->file);
     }
     if (access(path, F_OK) != 0) {
         snprintf(s->reason, sizeof s->reason,
@@ -71,19 +63,13 @@ static void load_slot(plugin_slot *s) {
                                 : "the NCCL headers (the CUDA toolkit or nvidia-nccl-cu12)");
         return;
     }
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(s->reason, sizeof s->reason, "the %s plug-in could not be loaded: %.400s", s->what,
-                 e ? e : path);
+    char what[32];
+    snprintf(what, sizeof what, "the %s plug-in", s->what);
+    const tide_plugin_spec spec = {.what = what, .entry = s->entry};
+    tide_dist_open_fn      open_fn;
+    *(void **)&open_fn = tide_plugin_open(path, &spec, s->reason, sizeof s->reason);
+    if (!open_fn)
         return;
-    }
-    tide_dist_open_fn open_fn;
-    *(void **)&open_fn = dlsym(h, s->entry);
-    if (!open_fn) {
-        snprintf(s->reason, sizeof s->reason, "%.300s does not export %s", path, s->entry);
-        return; /* keep h loaded: unloading MPI or CUDA libraries is fragile */
-    }
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", tide_errmsg());
     const tide_dist_plugin *p = NULL;

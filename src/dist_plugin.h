@@ -48,6 +48,22 @@ typedef struct tide_dist_plugin {
     tide_status (*finalize)(void);
 } tide_dist_plugin;
 
+/* A plug-in's table: each entry the plug-in's own static function of that name */
+#define TIDE_DIST_PLUGIN_TABLE(plugin_name)                                                        \
+    {                                                                                              \
+        .abi = TIDE_DIST_PLUGIN_ABI, .name = plugin_name, .init = init, .all_reduce = all_reduce,  \
+        .wait = wait, .broadcast = broadcast, .all_gather = all_gather,                            \
+        .reduce_scatter = reduce_scatter, .barrier = barrier, .finalize = finalize,                \
+    }
+
+/* in a plug-in: returns fail(call, code) when expr's code is not ok (MPI_TRY, NCCL_TRY) */
+#define TIDE_DIST_TRY(ok, fail, call, expr)                                                        \
+    do {                                                                                           \
+        __typeof__(expr) code_ = (expr);                                                           \
+        if (code_ != (ok))                                                                         \
+            return fail(call, code_);                                                              \
+    } while (0)
+
 /* The one exported function of each plug-in: loads its engine (libmpi, libnccl) and fills *out,
  * or returns non-OK with the reason set through seterr. */
 typedef tide_status (*tide_dist_open_fn)(tide_seterr_fn seterr, const tide_dist_plugin **out);

@@ -19,6 +19,18 @@
 #define TIDE_CONV_HD static inline
 #endif
 
+/* a float32's bits and back */
+TIDE_CONV_HD uint32_t tide_f32_to_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return x;
+}
+TIDE_CONV_HD float tide_bits_to_f32(uint32_t x) {
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
 /* float16 / bfloat16 bit conversions (round to nearest even, nan stays quiet) */
 TIDE_CONV_HD float tide_half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -36,14 +48,11 @@ TIDE_CONV_HD float tide_half_to_float(uint16_t h) {
         } while (!(man & 0x400));
         bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ff) << 13);
     }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return tide_bits_to_f32(bits);
 }
 
 TIDE_CONV_HD uint16_t tide_float_to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = tide_f32_to_bits(f);
     uint32_t sign = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;
     if (ax >= 0x7f800000u) /* inf or nan (keep nan quiet) */
         return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
@@ -67,15 +76,11 @@ TIDE_CONV_HD uint16_t tide_float_to_half(float f) {
 }
 
 TIDE_CONV_HD float tide_bf16_to_float(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float    f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return tide_bits_to_f32((uint32_t)h << 16);
 }
 
 TIDE_CONV_HD uint16_t tide_float_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
+    uint32_t x = tide_f32_to_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((x >> 16) | 0x40);
     x += 0x7fff + ((x >> 16) & 1);
@@ -83,24 +88,18 @@ TIDE_CONV_HD uint16_t tide_float_to_bf16(float f) {
 }
 
 /* saturating double -> integer casts (NaN -> 0): C leaves out-of-range conversions undefined */
-TIDE_CONV_HD int64_t tide_sat_i64(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-TIDE_CONV_HD int32_t tide_sat_i32(double v) {
-    if (v != v)
-        return 0;
-    if (v >= 2147483647.0)
-        return INT32_MAX;
-    if (v <= -2147483648.0)
-        return INT32_MIN;
-    return (int32_t)v;
-}
+#define TIDE_DEF_SAT(S, T, MIN, MAX)                                                               \
+    TIDE_CONV_HD T tide_sat_##S(double v) {                                                        \
+        if (v != v)                                                                                \
+            return 0;                                                                              \
+        if (v >= (double)(MAX))                                                                    \
+            return MAX;                                                                            \
+        if (v <= (double)(MIN))                                                                    \
+            return MIN;                                                                            \
+        return (T)v;                                                                               \
+    }
+TIDE_DEF_SAT(i64, int64_t, INT64_MIN, INT64_MAX)
+TIDE_DEF_SAT(i32, int32_t, INT32_MIN, INT32_MAX)
 TIDE_CONV_HD uint8_t tide_sat_u8(double v) {
     if (v != v || v <= 0)
         return 0;

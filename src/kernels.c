@@ -177,8 +177,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     /* the one answer for a backend without the row, before anything is allocated */
     const tide_kernel_fn *table_of = dev->backend->kernels;
     tide_kernel_fn        fn = table_of && (int)k < dev->backend->nkernels ? table_of[k] : NULL;
-    if (!fn)
-        return tide_notsup(op, dev);
+    TIDE_TRY(tide_backend_need(fn != NULL, op, dev));
 
     tide_tensor *c[TIDE_KERNEL_MAX_TENSORS] = {NULL}, *o[TIDE_KERNEL_MAX_TENSORS] = {NULL};
     TIDE_TRY(tide_contiguous_all(ctx, r->nin, in, c));

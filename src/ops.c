@@ -120,13 +120,14 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     tide_tensor *o = *out;
     if (tide_tensor_numel(o) == 0)
         return TIDE_OK;
-    if (!dev->backend->binary)
-        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_entry_binary_fn fn;
+    tide_status          st = tide_entry_binary(dev, name, &fn);
+    if (st != TIDE_OK)
+        return dispatch_fail(st, name, out, created);
 
     /* casts only when needed: the common same-dtype path takes no extra references */
     tide_tensor       *ca = NULL, *cb = NULL;
     const tide_tensor *xa = a, *xb = b;
-    tide_status        st = TIDE_OK;
     if (a->dtype != cdt && (st = tide_cast(ctx, name, a, cdt, &ca)) == TIDE_OK)
         xa = ca;
     if (st == TIDE_OK && b->dtype != cdt && (st = tide_cast(ctx, name, b, cdt, &cb)) == TIDE_OK)
@@ -143,7 +144,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
             /* without broadcasting, the operands' own geometry */
             tide_kview av = same ? tide_kview_of(xa) : tide_kview_expand(xa, n, shape);
             tide_kview bv = same ? tide_kview_of(xb) : tide_kview_expand(xb, n, shape);
-            st = dev->backend->binary(dev, op, &ov, &av, &bv);
+            st = fn(dev, op, &ov, &av, &bv);
         }
     }
     tide_tensor_release(ca);
@@ -318,16 +319,17 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
     TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)
         return TIDE_OK;
-    if (!dev->backend->binary_scalar)
-        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_entry_binary_scalar_fn fn;
+    tide_status                 st = tide_entry_binary_scalar(dev, name, &fn);
+    if (st != TIDE_OK)
+        return dispatch_fail(st, name, out, created);
     tide_tensor       *ca = NULL;
     const tide_tensor *xa = a;
-    tide_status        st = TIDE_OK;
     if (a->dtype != cdt && (st = tide_cast(ctx, name, a, cdt, &ca)) == TIDE_OK)
         xa = ca;
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), av = tide_kview_of(xa);
-        st = dev->backend->binary_scalar(dev, op, &ov, &av, s.d, reverse);
+        st = fn(dev, op, &ov, &av, s.d, reverse);
     }
     tide_tensor_release(ca);
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
@@ -344,13 +346,15 @@ static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, ti
     TIDE_TRY(tide_prepare_out(ctx, name, dev, odt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)
         return TIDE_OK;
-    if (!dev->backend->unary)
-        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_entry_unary_fn fn;
+    tide_status         st = tide_entry_unary(dev, name, &fn);
+    if (st != TIDE_OK)
+        return dispatch_fail(st, name, out, created);
     tide_tensor *ca;
-    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
-        st = dev->backend->unary(dev, op, &ov, &av, params);
+        st = fn(dev, op, &ov, &av, params);
         tide_tensor_release(ca);
     }
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
@@ -504,17 +508,16 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
             return dispatch_fail(st, name, values, vcreated);
         idx = *indices;
     }
-    tide_status  st = TIDE_OK;
-    tide_tensor *ca = NULL, *flat = NULL;
+    tide_status          st = TIDE_OK;
+    tide_tensor         *ca = NULL, *flat = NULL;
+    tide_entry_reduce_fn fn;
     if (tide_tensor_numel(*values) == 0) {
         /* nothing to write */
     } else if (numel == 0) {
         /* reductions over nothing: the identity */
         double v = op == TIDE_OP_PROD ? 1.0 : op == TIDE_OP_MEAN ? NAN : 0.0;
         st = tide_fill_for(ctx, name, *values, tide_scalar_f(v));
-    } else if (!dev->backend->reduce) {
-        st = tide_notsup(name, dev);
-    } else {
+    } else if ((st = tide_entry_reduce(dev, name, &fn)) == TIDE_OK) {
         st = tide_cast(ctx, name, a, cdt, &ca);
         if (st == TIDE_OK && full) {
             int64_t one = numel;
@@ -527,11 +530,7 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
             tide_kview         iv;
             if (idx)
                 iv = keep_view(idx, kn, kshape);
-            st = dev->backend->reduce(dev, op, arg ? NULL : &rv,
-                                      arg   ? &rv
-                                      : idx ? &iv
-                                            : NULL,
-                                      &av, full ? 0 : dim);
+            st = fn(dev, op, arg ? NULL : &rv, arg ? &rv : idx ? &iv : NULL, &av, full ? 0 : dim);
         }
     }
     tide_tensor_release(ca);
@@ -614,16 +613,18 @@ tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor
     TIDE_TRY(tide_prepare_out(ctx, name, dev, cdt, n, shape, out, &created));
     if (numel == 0)
         return TIDE_OK;
-    if (!dev->backend->where)
-        return dispatch_fail(tide_notsup(name, dev), name, out, created);
+    tide_entry_where_fn fn;
+    tide_status         st = tide_entry_where(dev, name, &fn);
+    if (st != TIDE_OK)
+        return dispatch_fail(st, name, out, created);
     tide_tensor *ca = NULL, *cb = NULL;
-    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK)
         st = tide_cast(ctx, name, b, cdt, &cb);
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), cv = tide_kview_expand(cond, n, shape);
         tide_kview av = tide_kview_expand(ca, n, shape), bv = tide_kview_expand(cb, n, shape);
-        st = dev->backend->where(dev, &ov, &cv, &av, &bv);
+        st = fn(dev, &ov, &cv, &av, &bv);
     }
     tide_tensor_release(ca);
     tide_tensor_release(cb);
@@ -664,10 +665,10 @@ tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_sc
         tide_tensor_release(e);
         return st == TIDE_OK ? st : tide_err_op(st, op);
     }
-    if (!dev->backend->fill)
-        return tide_notsup(op, dev);
+    tide_entry_fill_fn fn;
+    TIDE_TRY(tide_entry_fill(dev, op, &fn));
     tide_kview  kv = tide_kview_of(t);
-    tide_status st = dev->backend->fill(dev, &kv, v.d);
+    tide_status st = fn(dev, &kv, v.d);
     return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 

@@ -30,54 +30,6 @@ static tide_status check_fits(const char *op, const tide_tensor *index, const ti
                        op, sh.a, what, sh.b, skip_dim ? " (except in dim)" : "");
 }
 
-/* a's view as a kernel sees it: 0-d tensors as 1-d of one element */
-static tide_kview kv1(const tide_tensor *t) {
-    tide_kview v = tide_kview_of(t);
-    if (v.ndim == 0) {
-        v.ndim = 1;
-        v.shape[0] = 1;
-        v.strides[0] = 1;
-    }
-    return v;
-}
-
-tide_status tide_pick_into(tide_ctx *ctx, const char *op, tide_pick_fn fn, const tide_tensor *a,
-                           int dim, tide_tensor *ix, int ndim, const int64_t *shape,
-                           tide_tensor **out) {
-    tide_device *dev = a->storage->dev;
-    bool         created;
-    tide_status  st = tide_prepare_out(ctx, op, dev, a->dtype, ndim, shape, out, &created);
-    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        if (!fn) {
-            st = tide_notsup(op, dev);
-        } else {
-            tide_kview ov = kv1(*out), av = kv1(a), iv = kv1(ix);
-            st = fn(dev, &ov, &av, dim, &iv);
-            if (st != TIDE_OK)
-                st = tide_err_op(st, op);
-        }
-        if (st != TIDE_OK)
-            tide_out_failed(out, created);
-    }
-    tide_tensor_release(ix);
-    return st;
-}
-
-tide_status tide_source_for(tide_ctx *ctx, const char *op, const tide_tensor *src,
-                            const tide_tensor *dst, tide_tensor **out) {
-    tide_tensor *cs = NULL;
-    TIDE_TRY(tide_cast(ctx, op, src, dst->dtype, &cs));
-    if (cs->storage == dst->storage) {
-        tide_tensor *copy = NULL;
-        tide_status  st = tide_clone_for(ctx, op, cs, &copy);
-        tide_tensor_release(cs);
-        TIDE_TRY(st);
-        cs = copy;
-    }
-    *out = cs;
-    return TIDE_OK;
-}
-
 tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
                         tide_tensor **out) {
     static const char op[] = "gather";
@@ -113,45 +65,39 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
     tide_tensor *ix;
     TIDE_TRY(checked_index(ctx, op, index, dim, dst->ndim ? dst->shape[dim] : 1, &ix));
-    tide_device *dev = dst->storage->dev;
-    tide_tensor *cs = NULL;
-    tide_status  st = TIDE_OK;
-    if (tide_tensor_numel(ix) > 0) {
-        st = dev->backend->scatter ? tide_source_for(ctx, op, src, dst, &cs) : tide_notsup(op, dev);
-        if (st == TIDE_OK) {
-            tide_kview dv = kv1(dst), iv = kv1(ix), sv = kv1(cs);
-            if (cs->ndim == 0) { /* a number: the same value for every index */
-                sv.ndim = iv.ndim;
-                for (int i = 0; i < iv.ndim; i++) {
-                    sv.shape[i] = iv.shape[i];
-                    sv.strides[i] = 0;
-                }
+    tide_device          *dev = dst->storage->dev;
+    tide_entry_scatter_fn fn = dev->backend->scatter;
+    tide_tensor          *cs = NULL;
+    tide_status st = tide_source_for(ctx, op, fn != NULL, tide_tensor_numel(ix), src, dst, &cs);
+    if (cs) {
+        tide_kview dv = tide_kview_1d(dst), iv = tide_kview_1d(ix), sv = tide_kview_1d(cs);
+        if (cs->ndim == 0) { /* a number: the same value for every index */
+            sv.ndim = iv.ndim;
+            for (int i = 0; i < iv.ndim; i++) {
+                sv.shape[i] = iv.shape[i];
+                sv.strides[i] = 0;
             }
-            st = dev->backend->scatter(dev, &dv, dim, &iv, &sv, accumulate);
-            if (st != TIDE_OK)
-                st = tide_err_op(st, op);
         }
+        st = fn(dev, &dv, dim, &iv, &sv, accumulate);
+        if (st != TIDE_OK)
+            st = tide_err_op(st, op);
     }
-    tide_tensor_release(cs);
-    tide_tensor_release(ix);
-    if (st == TIDE_OK)
-        tide_mark_written(dst);
-    return st;
+    return tide_written_through(st, dst, cs, ix);
 }
 
 tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
                       tide_tensor **values, tide_tensor **indices) {
     static const char op[] = "sort";
     TIDE_TRY(tide_norm_dim_0d(op, &dim, a->ndim));
-    tide_device *dev = a->storage->dev;
-    if (!dev->backend->sort)
-        return tide_notsup(op, dev);
+    tide_device       *dev = a->storage->dev;
+    tide_entry_sort_fn fn;
+    TIDE_TRY(tide_entry_sort(dev, op, &fn));
     tide_tensor *v = NULL, *ix = NULL;
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, a->ndim, a->shape, &v));
     tide_status st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, a->ndim, a->shape, &ix);
     if (st == TIDE_OK && tide_tensor_numel(a) > 0) {
-        tide_kview vv = kv1(v), iv = kv1(ix), av = kv1(a);
-        st = dev->backend->sort(dev, &vv, &iv, &av, dim, descending);
+        tide_kview vv = tide_kview_1d(v), iv = tide_kview_1d(ix), av = tide_kview_1d(a);
+        st = fn(dev, &vv, &iv, &av, dim, descending);
         if (st != TIDE_OK)
             st = tide_err_op(st, op);
     }

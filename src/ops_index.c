@@ -4,45 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
-                               int64_t size, tide_tensor **out) {
-    tide_tensor *c = NULL, *ix = NULL;
-    TIDE_TRY(tide_cast(ctx, op, index, TIDE_DTYPE_I64, &c));
-    tide_status st = tide_tensor_contiguous(ctx, c, &ix);
-    tide_tensor_release(c);
-    if (st != TIDE_OK)
-        return st;
-    int64_t      n = tide_tensor_numel(ix);
-    tide_device *dev = ix->storage->dev;
-    int64_t     *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
-    if (dev->type != TIDE_DEVICE_CPU && n) {
-        host = malloc((size_t)n * sizeof *host);
-        tide_device *h = NULL;
-        st = host ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &h)
-                  : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
-        if (st == TIDE_OK)
-            st = tide_copy_bytes(h, host, dev, vals, (size_t)n * sizeof *host, 0);
-        if (st != TIDE_OK)
-            st = tide_err_op(st, op);
-        vals = host;
-    }
-    for (int64_t i = 0; st == TIDE_OK && i < n; i++)
-        if (vals[i] < 0 || vals[i] >= size)
-            /* worded as the binding words a bad index given as a table */
-            st = tide_seterr(TIDE_EINDEX,
-                             "%s: index %lld is out of range for dim %d of size %lld; indices are "
-                             "1-based: use 1..%lld",
-                             op, tide_index_1based(vals[i], index->dtype), dim + 1, (long long)size,
-                             (long long)size);
-    free(host);
-    if (st != TIDE_OK) {
-        tide_tensor_release(ix);
-        return st;
-    }
-    *out = ix;
-    return TIDE_OK;
-}
-
 /* index as a contiguous 1-D int64 tensor whose values lie in [0, size) */
 static tide_status prepare_index(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
                                  int64_t size, tide_tensor **out) {
@@ -97,25 +58,18 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
     tide_tensor *ix;
     TIDE_TRY(prepare_index(ctx, op, index, dim, dst->shape[dim], &ix));
-    tide_device *dev = dst->storage->dev;
-    tide_tensor *cs = NULL;
-    tide_status  st = TIDE_OK;
-    if (tide_tensor_numel(src) > 0) {
-        /* a source sharing dst's memory (t:index_add_(1, {1, 1}, t)) is read from a copy */
-        st = dev->backend->index_add ? tide_source_for(ctx, op, src, dst, &cs)
-                                     : tide_notsup(op, dev);
-        if (st == TIDE_OK) {
-            tide_kview dv = tide_kview_of(dst), iv = tide_kview_of(ix), sv = tide_kview_of(cs);
-            st = dev->backend->index_add(dev, &dv, dim, &iv, &sv);
-            if (st != TIDE_OK)
-                st = tide_err_op(st, op);
-        }
+    tide_device            *dev = dst->storage->dev;
+    tide_entry_index_add_fn fn = dev->backend->index_add;
+    tide_tensor            *cs = NULL;
+    /* a source sharing dst's memory (t:index_add_(1, {1, 1}, t)) is read from a copy */
+    tide_status st = tide_source_for(ctx, op, fn != NULL, tide_tensor_numel(src), src, dst, &cs);
+    if (cs) {
+        tide_kview dv = tide_kview_of(dst), iv = tide_kview_of(ix), sv = tide_kview_of(cs);
+        st = fn(dev, &dv, dim, &iv, &sv);
+        if (st != TIDE_OK)
+            st = tide_err_op(st, op);
     }
-    tide_tensor_release(cs);
-    tide_tensor_release(ix);
-    if (st == TIDE_OK)
-        tide_mark_written(dst);
-    return st;
+    return tide_written_through(st, dst, cs, ix);
 }
 
 tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
@@ -235,8 +189,9 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
     TIDE_TRY(tide_prepare_out(ctx, op, dev, dt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)
         return TIDE_OK;
-    tide_tensor *ca = NULL, *res = NULL;
-    tide_status  st = dev->backend->softmax ? TIDE_OK : tide_notsup(op, dev);
+    tide_tensor          *ca = NULL, *res = NULL;
+    tide_entry_softmax_fn fn;
+    tide_status           st = tide_entry_softmax(dev, op, &fn);
     if (st == TIDE_OK)
         st = tide_cast(ctx, op, a, dt, &ca);
     if (st == TIDE_OK) {
@@ -249,7 +204,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
     }
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(res), av = tide_kview_of(ca);
-        st = dev->backend->softmax(dev, &ov, &av, dim, log);
+        st = fn(dev, &ov, &av, dim, log);
         if (st == TIDE_OK && res != *out)
             st = tide_copy_into(ctx, *out, res);
     }
@@ -283,10 +238,11 @@ tide_status tide_softmax_backward(tide_ctx *ctx, const tide_tensor *y, const tid
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, y->dtype, y->ndim, y->shape, dx));
     if (tide_tensor_numel(*dx) == 0)
         return TIDE_OK;
-    tide_status st = dev->backend->softmax_backward ? TIDE_OK : tide_notsup(op, dev);
+    tide_entry_softmax_backward_fn fn;
+    tide_status                    st = tide_entry_softmax_backward(dev, op, &fn);
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*dx), yv = tide_kview_of(y), gv = tide_kview_of(g);
-        st = dev->backend->softmax_backward(dev, &ov, &yv, &gv, dim, log);
+        st = fn(dev, &ov, &yv, &gv, dim, log);
     }
     if (st != TIDE_OK) {
         tide_tensor_release(*dx);

@@ -117,15 +117,16 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
             tide_out_failed(out, created);
         return st;
     }
-    if (!dev->backend->matmul) {
-        tide_status st = tide_notsup(name, dev);
+    tide_entry_matmul_fn fn;
+    tide_status          st = tide_entry_matmul(dev, name, &fn);
+    if (st != TIDE_OK) {
         tide_out_failed(out, created);
         return st;
     }
 
     tide_tensor *ca = NULL, *cb = NULL, *ma = NULL, *mb = NULL, *ka = NULL, *kb = NULL;
     tide_tensor *res = NULL;
-    tide_status  st = tide_cast(ctx, name, a, cdt, &ca);
+    st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK)
         st = tide_cast(ctx, name, b, cdt, &cb);
     if (st == TIDE_OK)
@@ -167,7 +168,7 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
             av.shape[0] = ov.shape[0] = bv.shape[0] = 1;
             tide_contiguous_strides(3, ov.shape, ov.strides);
         }
-        st = dev->backend->matmul(dev, &ov, &av, &bv);
+        st = fn(dev, &ov, &av, &bv);
         if (st == TIDE_OK && res != *out)
             st = tide_copy_into(ctx, *out, res);
     }

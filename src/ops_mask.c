@@ -48,6 +48,12 @@ tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_ten
 tide_status tide_read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out) {
     tide_tensor *c = NULL;
     TIDE_TRY(tide_tensor_contiguous(ctx, t, &c));
+    tide_status st = tide_host_copy(op, c, out);
+    tide_tensor_release(c);
+    return st;
+}
+
+tide_status tide_host_copy(const char *op, const tide_tensor *c, void **out) {
     size_t       n = tide_tensor_nbytes(c);
     void        *buf = malloc(n ? n : 1);
     tide_device *host = NULL;
@@ -55,7 +61,6 @@ tide_status tide_read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, 
                           : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
     if (st == TIDE_OK)
         st = tide_copy_bytes(host, buf, c->storage->dev, tide_tensor_data(c), n, 0);
-    tide_tensor_release(c);
     if (st != TIDE_OK) {
         free(buf);
         return st;

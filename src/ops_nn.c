@@ -88,14 +88,14 @@ static tide_status im2col_impl(tide_ctx *ctx, const char *op, const tide_tensor 
     TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
     tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 3, shape, out);
     if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        if (!dev->backend->im2col) {
-            st = fail(tide_notsup(op, dev), op, out);
-        } else {
+        tide_entry_im2col_fn fn;
+        st = tide_entry_im2col(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview cv = folded ? folded_view(*out) : tide_kview_of(*out), iv = tide_kview_of(x);
-            st = dev->backend->im2col(dev, &cv, &iv, g);
-            if (st != TIDE_OK)
-                st = fail(st, op, out);
+            st = fn(dev, &cv, &iv, g);
         }
+        if (st != TIDE_OK)
+            st = fail(st, op, out);
     }
     tide_tensor_release(x);
     return st;
@@ -153,14 +153,14 @@ static tide_status col2im_impl(tide_ctx *ctx, const char *op, const tide_tensor 
     TIDE_TRY(tide_tensor_contiguous(ctx, cols, &c));
     tide_status st = tide_tensor_alloc(ctx, op, dev, cols->dtype, 4, shape, out);
     if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        if (!dev->backend->col2im) {
-            st = fail(tide_notsup(op, dev), op, out);
-        } else {
+        tide_entry_col2im_fn fn;
+        st = tide_entry_col2im(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview ov = tide_kview_of(*out), cv = folded ? folded_view(c) : tide_kview_of(c);
-            st = dev->backend->col2im(dev, &ov, &cv, g);
-            if (st != TIDE_OK)
-                st = fail(st, op, out);
+            st = fn(dev, &ov, &cv, g);
         }
+        if (st != TIDE_OK)
+            st = fail(st, op, out);
     }
     tide_tensor_release(c);
     return st;
@@ -227,11 +227,11 @@ tide_status tide_maxpool2d_ex(tide_ctx *ctx, const tide_tensor *input, tide_pool
             st = fail(st, op, out);
     }
     if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        if (!dev->backend->maxpool2d) {
-            st = tide_notsup(op, dev);
-        } else {
+        tide_entry_maxpool2d_fn fn;
+        st = tide_entry_maxpool2d(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview ov = tide_kview_of(*out), iv = tide_kview_of(idx), xv = tide_kview_of(x);
-            st = dev->backend->maxpool2d(dev, &ov, &iv, &xv, g);
+            st = fn(dev, &ov, &iv, &xv, g);
         }
         if (st != TIDE_OK) {
             tide_tensor_release(idx);
@@ -281,14 +281,14 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     }
     st = tide_tensor_alloc(ctx, op, dev, grad_out->dtype, 4, shape, grad_in);
     if (st == TIDE_OK && tide_tensor_numel(*grad_in) > 0) {
-        if (!dev->backend->maxpool2d_backward) {
-            st = fail(tide_notsup(op, dev), op, grad_in);
-        } else {
+        tide_entry_maxpool2d_backward_fn fn;
+        st = tide_entry_maxpool2d_backward(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview gv = tide_kview_of(*grad_in), ov = tide_kview_of(go), iv = tide_kview_of(ix);
-            st = dev->backend->maxpool2d_backward(dev, &gv, &ov, &iv);
-            if (st != TIDE_OK)
-                st = fail(st, op, grad_in);
+            st = fn(dev, &gv, &ov, &iv);
         }
+        if (st != TIDE_OK)
+            st = fail(st, op, grad_in);
     }
     tide_tensor_release(go);
     tide_tensor_release(ix);
@@ -322,11 +322,13 @@ static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, input->dtype, input->ndim, input->shape, grad_in));
     if (tide_tensor_numel(*grad_in) == 0)
         return TIDE_OK;
-    if (!dev->backend->act_backward)
-        return fail(tide_notsup(op, dev), op, grad_in);
+    tide_entry_act_backward_fn fn;
+    tide_status                st = tide_entry_act_backward(dev, op, &fn);
+    if (st != TIDE_OK)
+        return fail(st, op, grad_in);
     tide_kview ov = tide_kview_of(*grad_in), gv = tide_kview_of(grad_out),
                xv = tide_kview_of(input);
-    tide_status st = dev->backend->act_backward(dev, act, &ov, &gv, &xv);
+    st = fn(dev, act, &ov, &gv, &xv);
     return st == TIDE_OK ? TIDE_OK : fail(st, op, grad_in);
 }
 
@@ -343,10 +345,10 @@ tide_status tide_relu_backward_(tide_ctx *ctx, tide_tensor *grad_out, const tide
     tide_device *dev = input->storage->dev;
     if (tide_tensor_numel(grad_out) == 0)
         return TIDE_OK;
-    if (!dev->backend->act_backward)
-        return tide_notsup(op, dev);
+    tide_entry_act_backward_fn fn;
+    TIDE_TRY(tide_entry_act_backward(dev, op, &fn));
     tide_kview  gv = tide_kview_of(grad_out), xv = tide_kview_of(input);
-    tide_status st = dev->backend->act_backward(dev, TIDE_ACT_RELU, &gv, &gv, &xv);
+    tide_status st = fn(dev, TIDE_ACT_RELU, &gv, &gv, &xv);
     if (st != TIDE_OK)
         return tide_err_op(st, op);
     tide_mark_written(grad_out);
@@ -398,9 +400,9 @@ tide_status tide_conv2d(tide_ctx *ctx, const tide_tensor *input, const tide_tens
     static const char op[] = "conv2d";
     int64_t           shape[4];
     TIDE_TRY(conv_check(op, input, weight, bias, &g, groups, shape));
-    tide_device *dev = input->storage->dev;
-    if (!dev->backend->conv2d)
-        return tide_notsup(op, dev);
+    tide_device         *dev = input->storage->dev;
+    tide_entry_conv2d_fn fn;
+    TIDE_TRY(tide_entry_conv2d(dev, op, &fn));
     const tide_tensor *in[3] = {input, weight, bias};
     tide_tensor       *c[3];
     TIDE_TRY(tide_contiguous_all(ctx, 3, in, c));
@@ -408,7 +410,7 @@ tide_status tide_conv2d(tide_ctx *ctx, const tide_tensor *input, const tide_tens
     if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
         tide_kview ov = tide_kview_of(*out), xv = tide_kview_of(c[0]), wv = tide_kview_of(c[1]);
         tide_kview bv = bias ? tide_kview_of(c[2]) : ov;
-        st = dev->backend->conv2d(dev, &ov, &xv, &wv, bias ? &bv : NULL, g, groups);
+        st = fn(dev, &ov, &xv, &wv, bias ? &bv : NULL, g, groups);
         if (st != TIDE_OK)
             st = fail(st, op, out);
     }
@@ -437,9 +439,9 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                            op, sb, tide_dtype_name(grad_out->dtype), (long long)shape[0],
                            (long long)shape[1], (long long)shape[2], (long long)shape[3]);
     }
-    tide_device *dev = input->storage->dev;
-    if (!dev->backend->conv2d_backward)
-        return tide_notsup(op, dev);
+    tide_device                  *dev = input->storage->dev;
+    tide_entry_conv2d_backward_fn fn;
+    TIDE_TRY(tide_entry_conv2d_backward(dev, op, &fn));
     const tide_tensor *in[3] = {grad_out, input, weight};
     tide_tensor       *c[3], *r[3] = {NULL, NULL, NULL};
     tide_tensor      **outs[3] = {grad_input, grad_weight, grad_bias};
@@ -459,8 +461,8 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
         for (int i = 0; i < 3; i++)
             if (r[i])
                 rv[i] = tide_kview_of(r[i]);
-        st = dev->backend->conv2d_backward(dev, r[0] ? &rv[0] : NULL, r[1] ? &rv[1] : NULL,
-                                           r[2] ? &rv[2] : NULL, &gv, &xv, &wv, g, groups);
+        st = fn(dev, r[0] ? &rv[0] : NULL, r[1] ? &rv[1] : NULL, r[2] ? &rv[2] : NULL, &gv, &xv,
+                &wv, g, groups);
     } else if (st == TIDE_OK) { /* an empty batch: zero gradients */
         for (int i = 0; i < 3 && st == TIDE_OK; i++)
             if (r[i])

@@ -105,9 +105,9 @@ tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_te
         TIDE_TRY(check_like(op, param, state2, nm[1], true));
     if (state3)
         TIDE_TRY(check_like(op, param, state3, nm[2], true));
-    tide_device *dev = param->storage->dev;
-    if (!dev->backend->optim_step)
-        return tide_notsup(op, dev);
+    tide_device             *dev = param->storage->dev;
+    tide_entry_optim_step_fn fn;
+    TIDE_TRY(tide_entry_optim_step(dev, op, &fn));
     if (tide_tensor_numel(param) == 0)
         return TIDE_OK;
     tide_tensor *g;
@@ -119,8 +119,8 @@ tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_te
         s2v = tide_kview_of(state2);
     if (state3)
         s3v = tide_kview_of(state3);
-    tide_status st = dev->backend->optim_step(dev, h, &pv, &gv, state1 ? &s1v : NULL,
-                                              state2 ? &s2v : NULL, state3 ? &s3v : NULL);
+    tide_status st =
+        fn(dev, h, &pv, &gv, state1 ? &s1v : NULL, state2 ? &s2v : NULL, state3 ? &s3v : NULL);
     tide_tensor_release(g);
     if (st != TIDE_OK)
         return tide_err_op(st, op);

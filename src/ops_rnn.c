@@ -109,14 +109,13 @@ tide_status tide_rnn_cell(tide_ctx *ctx, tide_rnn_kind kind, const tide_tensor *
     tide_status   st = alloc_outs(ctx, op, gi, 2, cols, outs);
     tide_device  *dev = gi->storage->dev;
     if (st == TIDE_OK && B > 0) {
-        if (!dev->backend->rnn_cell) {
-            st = tide_notsup(op, dev);
-        } else {
+        tide_entry_rnn_cell_fn fn;
+        st = tide_entry_rnn_cell(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview ov = tide_kview_of(*out), sw = kview_or_empty(sv);
             tide_kview iv = tide_kview_of(c[0]), hv = tide_kview_of(c[1]),
                        pv = kview_or_empty(c[2]);
-            st = dev->backend->rnn_cell(dev, kind, &ov, sv ? &sw : NULL, &iv, &hv,
-                                        c[2] ? &pv : NULL);
+            st = fn(dev, kind, &ov, sv ? &sw : NULL, &iv, &hv, c[2] ? &pv : NULL);
         }
         if (st != TIDE_OK) {
             drop_outs(2, outs);
@@ -162,16 +161,15 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
     tide_status   st = alloc_outs(ctx, op, out, 3, cols, outs);
     tide_device  *dev = out->storage->dev;
     if (st == TIDE_OK && B > 0) {
-        if (!dev->backend->rnn_cell_backward) {
-            st = tide_notsup(op, dev);
-        } else {
+        tide_entry_rnn_cell_backward_fn fn;
+        st = tide_entry_rnn_cell_backward(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview iv = tide_kview_of(*dgi), hv = kview_or_empty(*dgh_out),
                        pv = kview_or_empty(*dprev_out), sv = kview_or_empty(c[0]),
                        qv = kview_or_empty(c[1]), ov = tide_kview_of(c[2]),
                        gv = tide_kview_of(c[3]);
-            st = dev->backend->rnn_cell_backward(dev, kind, &iv, *dgh_out ? &hv : NULL,
-                                                 *dprev_out ? &pv : NULL, c[0] ? &sv : NULL,
-                                                 c[1] ? &qv : NULL, &ov, &gv);
+            st = fn(dev, kind, &iv, *dgh_out ? &hv : NULL, *dprev_out ? &pv : NULL,
+                    c[0] ? &sv : NULL, c[1] ? &qv : NULL, &ov, &gv);
         }
         if (st != TIDE_OK) {
             drop_outs(3, outs);

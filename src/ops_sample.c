@@ -9,26 +9,11 @@
 /* t's values as a malloc'd array of host doubles: an internal copy (not a user transfer), for
  * the checks */
 static tide_status host_values(tide_ctx *ctx, const char *op, const tide_tensor *t, double **out) {
-    tide_tensor *d = NULL, *c = NULL;
-    TIDE_TRY(tide_cast(ctx, op, t, TIDE_DTYPE_F64, &d));
-    tide_status st = tide_tensor_contiguous(ctx, d, &c);
-    tide_tensor_release(d);
-    if (st != TIDE_OK)
-        return st;
-    size_t       n = tide_tensor_nbytes(c);
-    double      *buf = malloc(n ? n : 1);
-    tide_device *host = NULL;
-    st = buf ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &host)
-             : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
-    if (st == TIDE_OK)
-        st = tide_copy_bytes(host, buf, c->storage->dev, tide_tensor_data(c), n, 0);
+    tide_tensor *c = NULL;
+    TIDE_TRY(tide_cast_contiguous(ctx, op, t, TIDE_DTYPE_F64, &c));
+    tide_status st = tide_host_copy(op, c, (void **)out);
     tide_tensor_release(c);
-    if (st != TIDE_OK) {
-        free(buf);
-        return tide_err_op(st, op);
-    }
-    *out = buf;
-    return TIDE_OK;
+    return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
 /* out[..., c] = (t[...] == c) for c in [0, n), int64; n < 0: max(t) + 1 */

@@ -1,9 +1,12 @@
-/* plugin.c — the loader of a loadable backend: finds its library in the documented order,
- * opens it, checks its backend ABI version, then asks it for its vtable and devices.
+/* plugin.c — the one loader of tide's plug-ins (tide_plugin_open: open, find the entry, check
+ * the ABI version, say why not), and the lookup of a loadable backend's library: finds it in the
+ * documented order, opens it, then asks it for its vtable and devices. The collective back ends
+ * (src/dist.c) open theirs with the same tide_plugin_open.
  *
  * Backends are separate shared objects so that a host without a backend's runtime or driver
  * still loads tide; when one cannot be loaded, the reason is kept for the user. Nothing here
  * knows a particular backend: its registry line (src/device.c) says what to load. */
+#include "plugin.h"
 #include "registry.h"
 
 #include <dlfcn.h>
@@ -18,10 +21,9 @@ static void fail(tide_backend_line *l, const char *reason) {
     snprintf(l->reason, sizeof l->reason, "%s", reason);
 }
 
-/* the directory of the object holding the core (libtide.so, core.so, or the host executable),
- * as it was loaded (dir) and with links resolved (real_dir): `make install` makes the Lua
- * module's core.so a link to lib/libtide.so.0, whose plug-ins are in lib/tide/ */
-static void core_dir(char *dir, char *real_dir, size_t n) {
+/* `make install` makes the Lua module's core.so a link to lib/libtide.so.0, whose plug-ins are
+ * in lib/tide/: hence real_dir */
+void tide_plugin_core_dir(char *dir, char *real_dir, size_t n) {
     Dl_info info;
     snprintf(dir, n, ".");
     snprintf(real_dir, n, ".");
@@ -66,7 +68,7 @@ static int find(tide_backend_line *l, char *path, size_t n) {
         return 0;
     }
     char dir[2048], real_dir[2048];
-    core_dir(dir, real_dir, sizeof dir);
+    tide_plugin_core_dir(dir, real_dir, sizeof dir);
     /* TIDE_PLUGIN_DIR is empty unless the build was given TIDE_CUDA_DIR (tools/install.mk) */
     const char *const forms[] = {"%s/%s", "%s/tide/%s", "%s/tide/%s", "%s/%s"};
     const char *const dirs[] = {dir, dir, real_dir, TIDE_PLUGIN_DIR};
@@ -87,52 +89,57 @@ static int find(tide_backend_line *l, char *path, size_t n) {
     return -1;
 }
 
-/* 0 when the plug-in speaks this core's backend interface (TIDE_BACKEND_ABI) */
-static int check_abi(tide_backend_line *l, void *h, const char *path) {
-    char sym[80];
-    snprintf(sym, sizeof sym, "%s" TIDE_BACKEND_ABI_SUFFIX, l->entry);
-    tide_backend_abi_fn abi_fn;
-    *(void **)&abi_fn = dlsym(h, sym);
-    int  abi = abi_fn ? abi_fn() : 0;
-    char r[sizeof l->reason];
+void *tide_plugin_open(const char *path, const tide_plugin_spec *spec, char *reason, size_t n) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(reason, n, "%s could not be loaded: %.400s", spec->what, e ? e : path);
+        return NULL;
+    }
+    void *entry = dlsym(h, spec->entry);
+    if (!entry) {
+        snprintf(reason, n, "%.300s does not export %s", path, spec->entry);
+        return NULL; /* h stays loaded */
+    }
+    if (!spec->abi_entry)
+        return entry;
+    /* never called through a vtable of another layout */
+    int (*abi_fn)(void);
+    *(void **)&abi_fn = dlsym(h, spec->abi_entry);
+    int abi = abi_fn ? abi_fn() : 0;
     if (!abi_fn)
-        snprintf(r, sizeof r,
-                 "%.300s is a %s backend of an older tide (it has no backend ABI version; this "
-                 "tide needs version %d): rebuild it with this tide or remove it",
-                 path, l->upper, TIDE_BACKEND_ABI);
-    else if (abi != TIDE_BACKEND_ABI)
-        snprintf(r, sizeof r,
-                 "%.300s is a %s backend of another tide (backend ABI version %d; this tide "
+        snprintf(reason, n,
+                 "%.300s is a %s of an older tide (it has no backend ABI version; this tide "
                  "needs version %d): rebuild it with this tide or remove it",
-                 path, l->upper, abi, TIDE_BACKEND_ABI);
+                 path, spec->kind, spec->abi);
+    else if (abi != spec->abi)
+        snprintf(reason, n,
+                 "%.300s is a %s of another tide (backend ABI version %d; this tide needs "
+                 "version %d): rebuild it with this tide or remove it",
+                 path, spec->kind, abi, spec->abi);
     else
-        return 0;
-    fail(l, r);
-    return -1;
+        return entry;
+    return NULL;
 }
 
 void tide_plugin_load(tide_backend_line *l, tide_device_type type) {
     char path[4096], r[sizeof l->reason];
     if (find(l, path, sizeof path) != 0)
         return;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(r, sizeof r, "the %s backend could not be loaded: %.400s", l->upper, e ? e : path);
-        fail(l, r);
+    char what[32], kind[32], open_sym[80], abi_sym[80];
+    snprintf(what, sizeof what, "the %s backend", l->upper);
+    snprintf(kind, sizeof kind, "%s backend", l->upper);
+    snprintf(open_sym, sizeof open_sym, "%s" TIDE_BACKEND_OPEN_SUFFIX, l->entry);
+    snprintf(abi_sym, sizeof abi_sym, "%s" TIDE_BACKEND_ABI_SUFFIX, l->entry);
+    const tide_plugin_spec spec = {.what = what,
+                                   .entry = open_sym,
+                                   .abi_entry = abi_sym,
+                                   .kind = kind,
+                                   .abi = TIDE_BACKEND_ABI};
+    tide_backend_open_fn   open_fn;
+    *(void **)&open_fn = tide_plugin_open(path, &spec, l->reason, sizeof l->reason);
+    if (!open_fn)
         return;
-    }
-    char sym[80];
-    snprintf(sym, sizeof sym, "%s" TIDE_BACKEND_OPEN_SUFFIX, l->entry);
-    tide_backend_open_fn open_fn;
-    *(void **)&open_fn = dlsym(h, sym);
-    if (!open_fn) {
-        snprintf(r, sizeof r, "%.300s does not export %s", path, sym);
-        fail(l, r);
-        return; /* keep h loaded: unloading GPU runtimes is fragile */
-    }
-    if (check_abi(l, h, path) != 0)
-        return; /* never called through a vtable of another layout */
     const tide_backend *be = NULL;
     int                 count = 0;
     char                saved[1024];

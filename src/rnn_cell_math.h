@@ -18,6 +18,13 @@
 #endif
 
 #define TIDE_RNN_CELL_DEFS(T, S)                                                                   \
+    /* unit j's value in each [H] quarter of the row s (four gates) */                             \
+    TIDE_HD void tide_rnn_put4_##S(T *s, int64_t H, int64_t j, T v0, T v1, T v2, T v3) {           \
+        s[j] = v0;                                                                                 \
+        s[H + j] = v1;                                                                             \
+        s[2 * H + j] = v2;                                                                         \
+        s[3 * H + j] = v3;                                                                         \
+    }                                                                                              \
     TIDE_HD void tide_lstm_fwd_##S(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,      \
                                    const T *cp, T *out, T *sv) {                                   \
         const T *x = gi + b * 4 * H, *y = gh + b * 4 * H;                                          \
@@ -28,11 +35,7 @@
         T        c = f * cp[b * H + j] + i * g;                                                    \
         out[b * 2 * H + j] = o * TIDE_RNN_TANH(S, c);                                              \
         out[b * 2 * H + H + j] = c;                                                                \
-        T *s = sv + b * 4 * H;                                                                     \
-        s[j] = i;                                                                                  \
-        s[H + j] = f;                                                                              \
-        s[2 * H + j] = g;                                                                          \
-        s[3 * H + j] = o;                                                                          \
+        tide_rnn_put4_##S(sv + b * 4 * H, H, j, i, f, g, o);                                       \
     }                                                                                              \
     TIDE_HD void tide_lstm_bwd_##S(int64_t b, int64_t j, int64_t H, const T *sv, const T *cp,      \
                                    const T *out, const T *go, T *dg, T *dcp) {                     \
@@ -41,11 +44,9 @@
         T        tc = TIDE_RNN_TANH(S, out[b * 2 * H + H + j]);                                    \
         T        dh = go[b * 2 * H + j];                                                           \
         T        dc = go[b * 2 * H + H + j] + dh * o * (1 - tc * tc);                              \
-        T       *d = dg + b * 4 * H;                                                               \
-        d[j] = dc * g * i * (1 - i);                                                               \
-        d[H + j] = dc * cp[b * H + j] * f * (1 - f);                                               \
-        d[2 * H + j] = dc * i * (1 - g * g);                                                       \
-        d[3 * H + j] = dh * tc * o * (1 - o);                                                      \
+        tide_rnn_put4_##S(dg + b * 4 * H, H, j, dc * g * i * (1 - i),                              \
+                          dc * cp[b * H + j] * f * (1 - f), dc * i * (1 - g * g),                  \
+                          dh * tc * o * (1 - o));                                                  \
         dcp[b * H + j] = dc * f;                                                                   \
     }                                                                                              \
     TIDE_HD void tide_gru_fwd_##S(int64_t b, int64_t j, int64_t H, const T *gi, const T *gh,       \
@@ -56,11 +57,7 @@
         T        hn = y[2 * H + j];                                                                \
         T        n = TIDE_RNN_TANH(S, x[2 * H + j] + r * hn);                                      \
         out[b * H + j] = (1 - z) * n + z * hp[b * H + j];                                          \
-        T *s = sv + b * 4 * H;                                                                     \
-        s[j] = r;                                                                                  \
-        s[H + j] = z;                                                                              \
-        s[2 * H + j] = n;                                                                          \
-        s[3 * H + j] = hn;                                                                         \
+        tide_rnn_put4_##S(sv + b * 4 * H, H, j, r, z, n, hn);                                      \
     }                                                                                              \
     TIDE_HD void tide_gru_bwd_##S(int64_t b, int64_t j, int64_t H, const T *sv, const T *hp,       \
                                   const T *go, T *dgi, T *dgh, T *dhp) {                           \

@@ -38,14 +38,18 @@
         return EXPR_F;                                                                             \
     }
 
+/* a libm function and its float twin: tide_exp_d is exp, tide_exp_f is expf */
+#define TIDE_DEF_LIBM_UNARY(NAME)  TIDE_DEF_FLOAT_UNARY(NAME, NAME(a), NAME##f(a))
+#define TIDE_DEF_LIBM_BINARY(NAME) TIDE_DEF_FLOAT_BINARY(NAME, NAME(a, b), NAME##f(a, b))
+
 TIDE_DEF_FLOAT_BINARY(add, a + b, a + b)
 TIDE_DEF_FLOAT_BINARY(sub, a - b, a - b)
 TIDE_DEF_FLOAT_BINARY(mul, a *b, a *b)
 TIDE_DEF_FLOAT_BINARY(div, a / b, a / b)
-TIDE_DEF_FLOAT_BINARY(pow, pow(a, b), powf(a, b))
-TIDE_DEF_FLOAT_BINARY(atan2, atan2(a, b), atan2f(a, b))
+TIDE_DEF_LIBM_BINARY(pow)
+TIDE_DEF_LIBM_BINARY(atan2)
 /* fmod: truncated, the sign of the dividend (a - trunc(a/b)*b), as C, math.fmod and PyTorch */
-TIDE_DEF_FLOAT_BINARY(fmod, fmod(a, b), fmodf(a, b))
+TIDE_DEF_LIBM_BINARY(fmod)
 TIDE_DEF_FLOAT_BINARY(floordiv, floor(a / b), floorf(a / b))
 /* NaN wins, as in PyTorch */
 TIDE_DEF_FLOAT_BINARY(maximum, (a != a || a > b) ? a : b, (a != a || a > b) ? a : b)
@@ -63,24 +67,24 @@ TIDE_HD float tide_remainder_f(float a, float b) {
 
 TIDE_DEF_FLOAT_UNARY(neg, -a, -a)
 TIDE_DEF_FLOAT_UNARY(abs, fabs(a), fabsf(a))
-TIDE_DEF_FLOAT_UNARY(exp, exp(a), expf(a))
-TIDE_DEF_FLOAT_UNARY(expm1, expm1(a), expm1f(a))
-TIDE_DEF_FLOAT_UNARY(log, log(a), logf(a))
-TIDE_DEF_FLOAT_UNARY(log1p, log1p(a), log1pf(a))
-TIDE_DEF_FLOAT_UNARY(log2, log2(a), log2f(a))
-TIDE_DEF_FLOAT_UNARY(sqrt, sqrt(a), sqrtf(a))
+TIDE_DEF_LIBM_UNARY(exp)
+TIDE_DEF_LIBM_UNARY(expm1)
+TIDE_DEF_LIBM_UNARY(log)
+TIDE_DEF_LIBM_UNARY(log1p)
+TIDE_DEF_LIBM_UNARY(log2)
+TIDE_DEF_LIBM_UNARY(sqrt)
 TIDE_DEF_FLOAT_UNARY(rsqrt, 1.0 / sqrt(a), 1.0f / sqrtf(a))
 TIDE_DEF_FLOAT_UNARY(reciprocal, 1.0 / a, 1.0f / a)
 TIDE_DEF_FLOAT_UNARY(square, a *a, a *a)
-TIDE_DEF_FLOAT_UNARY(tanh, tanh(a), tanhf(a))
-TIDE_DEF_FLOAT_UNARY(sin, sin(a), sinf(a))
-TIDE_DEF_FLOAT_UNARY(cos, cos(a), cosf(a))
-TIDE_DEF_FLOAT_UNARY(tan, tan(a), tanf(a))
-TIDE_DEF_FLOAT_UNARY(erf, erf(a), erff(a))
-TIDE_DEF_FLOAT_UNARY(erfc, erfc(a), erfcf(a))
-TIDE_DEF_FLOAT_UNARY(floor, floor(a), floorf(a))
-TIDE_DEF_FLOAT_UNARY(ceil, ceil(a), ceilf(a))
-TIDE_DEF_FLOAT_UNARY(trunc, trunc(a), truncf(a))
+TIDE_DEF_LIBM_UNARY(tanh)
+TIDE_DEF_LIBM_UNARY(sin)
+TIDE_DEF_LIBM_UNARY(cos)
+TIDE_DEF_LIBM_UNARY(tan)
+TIDE_DEF_LIBM_UNARY(erf)
+TIDE_DEF_LIBM_UNARY(erfc)
+TIDE_DEF_LIBM_UNARY(floor)
+TIDE_DEF_LIBM_UNARY(ceil)
+TIDE_DEF_LIBM_UNARY(trunc)
 /* half to even, as PyTorch (rint rounds in the default mode, to nearest even) */
 TIDE_DEF_FLOAT_UNARY(round, rint(a), rintf(a))
 /* PyTorch's frac: a - trunc(a), the sign of a (frac(-1.5) is -0.5; inf gives NaN) */
@@ -119,7 +123,7 @@ TIDE_DEF_FLOAT_UNARY(isfinite, (uint8_t)(a == a && a != INFINITY && a != -INFINI
  * CPU calls the i32, i64, u8 and b (bool) functions, CUDA computes every integer dtype in int64
  * and stores back (int32 and uint8 wrap the same way; bool is nonzero). Ops whose row says
  * DTYPES FLOAT have no integer functions: the core promotes their integer inputs. */
-#define TIDE_DEF_SIGNED_OPS(S, T, U)                                                               \
+#define TIDE_DEF_INT_OPS(S, T, U)                                                                  \
     TIDE_HD T tide_add_##S(T a, T b) {                                                             \
         return (T)((U)a + (U)b);                                                                   \
     }                                                                                              \
@@ -141,53 +145,29 @@ TIDE_DEF_FLOAT_UNARY(isfinite, (uint8_t)(a == a && a != INFINITY && a != -INFINI
     TIDE_HD T tide_neg_##S(T a) {                                                                  \
         return (T)(0 - (U)a);                                                                      \
     }                                                                                              \
-    TIDE_HD T tide_abs_##S(T a) {                                                                  \
-        return a < 0 ? (T)(0 - (U)a) : a;                                                          \
-    }                                                                                              \
-    TIDE_HD T tide_sign_##S(T a) {                                                                 \
-        return (T)((a > 0) - (a < 0));                                                             \
-    }                                                                                              \
     TIDE_HD T tide_relu_##S(T a) {                                                                 \
         return a > 0 ? a : 0;                                                                      \
     }                                                                                              \
     TIDE_HD T tide_clamp_##S(T a, T lo, T hi) {                                                    \
         return a < lo ? lo : (a > hi ? hi : a);                                                    \
     }
+/* and what differs by sign: uint8's abs is the identity and its sign 0 or 1 */
+#define TIDE_DEF_SIGNED_OPS(S, T, U)                                                               \
+    TIDE_DEF_INT_OPS(S, T, U)                                                                      \
+    TIDE_HD T tide_abs_##S(T a) {                                                                  \
+        return a < 0 ? (T)(0 - (U)a) : a;                                                          \
+    }                                                                                              \
+    TIDE_HD T tide_sign_##S(T a) {                                                                 \
+        return (T)((a > 0) - (a < 0));                                                             \
+    }
 TIDE_DEF_SIGNED_OPS(i32, int32_t, uint32_t)
 TIDE_DEF_SIGNED_OPS(i64, int64_t, uint64_t)
-
-TIDE_HD uint8_t tide_add_u8(uint8_t a, uint8_t b) {
-    return (uint8_t)(a + b);
-}
-TIDE_HD uint8_t tide_sub_u8(uint8_t a, uint8_t b) {
-    return (uint8_t)(a - b);
-}
-TIDE_HD uint8_t tide_mul_u8(uint8_t a, uint8_t b) {
-    return (uint8_t)(a * b);
-}
-TIDE_HD uint8_t tide_square_u8(uint8_t a) {
-    return (uint8_t)(a * a);
-}
-TIDE_HD uint8_t tide_maximum_u8(uint8_t a, uint8_t b) {
-    return a > b ? a : b;
-}
-TIDE_HD uint8_t tide_minimum_u8(uint8_t a, uint8_t b) {
-    return a < b ? a : b;
-}
-TIDE_HD uint8_t tide_neg_u8(uint8_t a) {
-    return (uint8_t)(0u - a);
-}
+TIDE_DEF_INT_OPS(u8, uint8_t, uint8_t)
 TIDE_HD uint8_t tide_abs_u8(uint8_t a) {
     return a;
 }
 TIDE_HD uint8_t tide_sign_u8(uint8_t a) {
     return a > 0;
-}
-TIDE_HD uint8_t tide_relu_u8(uint8_t a) {
-    return a;
-}
-TIDE_HD uint8_t tide_clamp_u8(uint8_t a, uint8_t lo, uint8_t hi) {
-    return a < lo ? lo : (a > hi ? hi : a);
 }
 
 /* integer division. floor_divide and remainder as Lua and Python (floor, the remainder takes
@@ -228,31 +208,23 @@ TIDE_HD uint8_t tide_fmod_u8(uint8_t a, uint8_t b) {
 
 /* what integers share with every dtype: rounding is the identity (PyTorch returns the integer
  * tensor unchanged) and no integer is NaN or infinite */
-#define TIDE_DEF_INT_ROUNDING(S, T)                                                                \
-    TIDE_HD T tide_floor_##S(T a) {                                                                \
+#define TIDE_DEF_INT_SAME(NAME, S, T)                                                              \
+    TIDE_HD T tide_##NAME##_##S(T a) {                                                             \
         return a;                                                                                  \
-    }                                                                                              \
-    TIDE_HD T tide_ceil_##S(T a) {                                                                 \
-        return a;                                                                                  \
-    }                                                                                              \
-    TIDE_HD T tide_round_##S(T a) {                                                                \
-        return a;                                                                                  \
-    }                                                                                              \
-    TIDE_HD T tide_trunc_##S(T a) {                                                                \
-        return a;                                                                                  \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_isnan_##S(T a) {                                                          \
-        (void)a;                                                                                   \
-        return 0;                                                                                  \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_isinf_##S(T a) {                                                          \
-        (void)a;                                                                                   \
-        return 0;                                                                                  \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_isfinite_##S(T a) {                                                       \
-        (void)a;                                                                                   \
-        return 1;                                                                                  \
     }
+#define TIDE_DEF_INT_CONST_PRED(NAME, S, T, V)                                                     \
+    TIDE_HD uint8_t tide_##NAME##_##S(T a) {                                                       \
+        (void)a;                                                                                   \
+        return V;                                                                                  \
+    }
+#define TIDE_DEF_INT_ROUNDING(S, T)                                                                \
+    TIDE_DEF_INT_SAME(floor, S, T)                                                                 \
+    TIDE_DEF_INT_SAME(ceil, S, T)                                                                  \
+    TIDE_DEF_INT_SAME(round, S, T)                                                                 \
+    TIDE_DEF_INT_SAME(trunc, S, T)                                                                 \
+    TIDE_DEF_INT_CONST_PRED(isnan, S, T, 0)                                                        \
+    TIDE_DEF_INT_CONST_PRED(isinf, S, T, 0)                                                        \
+    TIDE_DEF_INT_CONST_PRED(isfinite, S, T, 1)
 TIDE_DEF_INT_ROUNDING(i32, int32_t)
 TIDE_DEF_INT_ROUNDING(i64, int64_t)
 TIDE_DEF_INT_ROUNDING(u8, uint8_t)
@@ -285,34 +257,20 @@ TIDE_HD uint8_t tide_clamp_b(uint8_t a, uint8_t lo, uint8_t hi) {
 }
 
 /* ---- comparisons and logic, every dtype (bool results; nonzero is true, NaN too) ---------- */
+#define TIDE_DEF_BOOL_FN(NAME, S, T, EXPR)                                                         \
+    TIDE_HD uint8_t tide_##NAME##_##S(T a, T b) {                                                  \
+        return EXPR;                                                                               \
+    }
 #define TIDE_DEF_COMPARE(S, T)                                                                     \
-    TIDE_HD uint8_t tide_eq_##S(T a, T b) {                                                        \
-        return a == b;                                                                             \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_ne_##S(T a, T b) {                                                        \
-        return a != b;                                                                             \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_lt_##S(T a, T b) {                                                        \
-        return a < b;                                                                              \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_le_##S(T a, T b) {                                                        \
-        return a <= b;                                                                             \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_gt_##S(T a, T b) {                                                        \
-        return a > b;                                                                              \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_ge_##S(T a, T b) {                                                        \
-        return a >= b;                                                                             \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_logical_and_##S(T a, T b) {                                               \
-        return a != 0 && b != 0;                                                                   \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_logical_or_##S(T a, T b) {                                                \
-        return a != 0 || b != 0;                                                                   \
-    }                                                                                              \
-    TIDE_HD uint8_t tide_logical_xor_##S(T a, T b) {                                               \
-        return (a != 0) != (b != 0);                                                               \
-    }                                                                                              \
+    TIDE_DEF_BOOL_FN(eq, S, T, a == b)                                                             \
+    TIDE_DEF_BOOL_FN(ne, S, T, a != b)                                                             \
+    TIDE_DEF_BOOL_FN(lt, S, T, a < b)                                                              \
+    TIDE_DEF_BOOL_FN(le, S, T, a <= b)                                                             \
+    TIDE_DEF_BOOL_FN(gt, S, T, a > b)                                                              \
+    TIDE_DEF_BOOL_FN(ge, S, T, a >= b)                                                             \
+    TIDE_DEF_BOOL_FN(logical_and, S, T, a != 0 && b != 0)                                          \
+    TIDE_DEF_BOOL_FN(logical_or, S, T, a != 0 || b != 0)                                           \
+    TIDE_DEF_BOOL_FN(logical_xor, S, T, (a != 0) != (b != 0))                                      \
     TIDE_HD uint8_t tide_logical_not_##S(T a) {                                                    \
         return a == 0;                                                                             \
     }

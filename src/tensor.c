@@ -122,9 +122,9 @@ static tide_status copy_kv(const char *op, tide_device *dev, const tide_kview *d
                            const tide_kview *src) {
     if (tide_kview_numel(dst) == 0)
         return TIDE_OK;
-    if (!dev->backend->copy)
-        return tide_notsup(op, dev);
-    tide_status st = dev->backend->copy(dev, dst, src);
+    tide_entry_copy_fn fn;
+    TIDE_TRY(tide_entry_copy(dev, op, &fn));
+    tide_status st = fn(dev, dst, src);
     return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
@@ -168,6 +168,15 @@ tide_status tide_cast(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_
         return TIDE_OK;
     }
     return copy_as(ctx, op, t, dt, out);
+}
+
+tide_status tide_cast_contiguous(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_dtype dt,
+                                 tide_tensor **out) {
+    tide_tensor *c = NULL;
+    TIDE_TRY(tide_cast(ctx, op, t, dt, &c));
+    tide_status st = tide_tensor_contiguous(ctx, c, out);
+    tide_tensor_release(c);
+    return st;
 }
 
 void tide_out_failed(tide_tensor **out, bool created) {

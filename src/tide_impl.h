@@ -11,14 +11,34 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-/* ---- errors ------------------------------------------------------------------------------- */
+/* ---- backend entries: the one "not implemented" answer ------------------------------------ */
 
-#define TIDE_TRY(expr)                                                                             \
-    do {                                                                                           \
-        tide_status st_ = (expr);                                                                  \
-        if (st_ != TIDE_OK)                                                                        \
-            return st_;                                                                            \
-    } while (0)
+/* TIDE_ENOTSUP "<op>: not implemented on <device>" (device.c): called by tide_backend_need only */
+tide_status tide_notsup(const char *op, const tide_device *dev)
+#if defined(__GNUC__)
+    __attribute__((cold))
+#endif
+    ;
+
+/* Every call of a backend's compute entry or kernel row asks here first: TIDE_OK when dev's
+ * backend has it (have), else the one answer above. The compute entries ask through their
+ * tide_entry_<name> below; kernel rows (tide_kernel_run) and an entry handed on as a pointer
+ * (tide_pick_into, tide_source_for) with fn != NULL. */
+static inline tide_status tide_backend_need(bool have, const char *op, const tide_device *dev) {
+    return have ? TIDE_OK : tide_notsup(op, dev);
+}
+
+/* tide_entry_<name>(dev, op, &fn): fn = the compute entry <name> of dev's backend
+ * (src/backend_entries.def), or TIDE_ENOTSUP naming op when the backend has none. One load and
+ * one branch, as a hand-written NULL check. */
+#define E(name, cpu, cuda, params)                                                                 \
+    static inline tide_status tide_entry_##name(const tide_device *dev, const char *op,            \
+                                                tide_entry_##name##_fn *fn) {                      \
+        *fn = dev->backend->name;                                                                  \
+        return tide_backend_need(*fn != NULL, op, dev);                                            \
+    }
+#include "backend_entries.def"
+#undef E
 
 /* The 1-based index a caller gave, for the 0-based value v a range check refused (for its
  * message): the binding subtracts 1 in the index's own dtype, wrapping, so 1 is added back the
@@ -107,23 +127,33 @@ tide_status tide_tensor_empty_for(tide_ctx *ctx, const char *op, tide_device *de
                                   int ndim, const int64_t *shape, tide_tensor **out);
 /* a clone made inside op: its errors are op's ("tide: add_: CUDA out of memory ...") */
 tide_status tide_clone_for(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_tensor **out);
+
+/* ---- the indexing ops' shared helpers (index_common.c; ops_index.c and ops_gather.c) ------- */
+
 /* index (int64 or int32, any shape) as a contiguous int64 tensor whose values lie in [0, size),
  * else EINDEX naming the bad 1-based index and dim; the check reads the values on the host (an
- * internal copy, not a user transfer) (ops_index.c) */
+ * internal copy, not a user transfer) */
 tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
                                int64_t size, tide_tensor **out);
 /* the kernel of gather and index_select: out = the elements of a that ix picks along dim */
 typedef tide_status (*tide_pick_fn)(tide_device *dev, const tide_kview *out, const tide_kview *a,
                                     int dim, const tide_kview *ix);
-/* *out, prepared as (ndim, shape), = fn(a, dim, ix) (fn NULL: ENOTSUP; 0-d views passed as
- * 1-d); releases ix (ops_gather.c) */
+/* t's view as a kernel sees it: a 0-d tensor as 1-d of one element */
+tide_kview tide_kview_1d(const tide_tensor *t);
+/* *out, prepared as (ndim, shape), = fn(a, dim, ix) (fn: the backend's gather or index_select
+ * entry; NULL: tide_backend_need's ENOTSUP; 0-d views passed as 1-d); releases ix */
 tide_status tide_pick_into(tide_ctx *ctx, const char *op, tide_pick_fn fn, const tide_tensor *a,
                            int dim, tide_tensor *ix, int ndim, const int64_t *shape,
                            tide_tensor **out);
-/* src in dst's dtype for a kernel that writes dst while it reads the source (scatter_,
- * index_add_): a copy when src shares dst's memory (ops_gather.c) */
-tide_status tide_source_for(tide_ctx *ctx, const char *op, const tide_tensor *src,
-                            const tide_tensor *dst, tide_tensor **out);
+/* For a kernel that writes dst while it reads src (scatter_, index_add_) over n elements: *out
+ * stays NULL when n is 0 (nothing to do); else dst's backend has the entry (have:
+ * tide_backend_need) and *out is src in dst's dtype, a copy when src shares dst's memory */
+tide_status tide_source_for(tide_ctx *ctx, const char *op, bool have, int64_t n,
+                            const tide_tensor *src, const tide_tensor *dst, tide_tensor **out);
+/* the end of such an op: cs and ix released, dst marked written when st is TIDE_OK; returns st */
+tide_status tide_written_through(tide_status st, tide_tensor *dst, tide_tensor *cs,
+                                 tide_tensor *ix);
+
 /* fill_ without counting the write: for tensors the op itself made (ops.c) */
 tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar value);
 /* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
@@ -148,6 +178,8 @@ tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_de
 /* t's elements, contiguous, in a malloc'd host array the caller frees: an internal copy (not a
  * user transfer), for values that decide a result's size (masked_select, nonzero, unique) */
 tide_status tide_read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out);
+/* the same of a contiguous c, the failure unnamed (the caller may name it with tide_err_op) */
+tide_status tide_host_copy(const char *op, const tide_tensor *c, void **out);
 
 /* ---- the device registry (device.c) ------------------------------------------------------ */
 
@@ -165,7 +197,6 @@ int tide_device_dlpack_code(const tide_device *dev); /* its line's DLPack code; 
 
 /* makes the thread-local message read "tide: <op>: ..." (allocator and backend messages) */
 tide_status tide_err_op(tide_status st, const char *op);
-tide_status tide_notsup(const char *op, const tide_device *dev);
 /* TIDE_EDEVICE "expected all tensors on the same device ..." unless a and b share a device */
 tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b);
 tide_dtype  tide_promote(tide_dtype a, tide_dtype b);
@@ -189,6 +220,9 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
 /* t in dtype dt on its device: t retained when it already is, else a converted copy */
 tide_status tide_cast(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_dtype dt,
                       tide_tensor **out);
+/* t in dtype dt and contiguous (tide_cast, then tide_tensor_contiguous) */
+tide_status tide_cast_contiguous(tide_ctx *ctx, const char *op, const tide_tensor *t, tide_dtype dt,
+                                 tide_tensor **out);
 /* a view of t's storage with the given geometry */
 tide_status tide_view_make(const tide_tensor *t, int ndim, const int64_t *shape,
                            const int64_t *strides, int64_t offset, tide_tensor **out);

@@ -195,11 +195,11 @@ tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *s
     }
     tide_status st = TIDE_OK;
     if (!(src == dst || same_geom(src, dst))) {
-        if (!dev->backend->copy) {
-            st = tide_notsup(op, dev);
-        } else {
+        tide_entry_copy_fn fn;
+        st = tide_entry_copy(dev, op, &fn);
+        if (st == TIDE_OK) {
             tide_kview dv = tide_kview_of(dst), sv = tide_kview_expand(src, dst->ndim, dst->shape);
-            st = dev->backend->copy(dev, &dv, &sv);
+            st = fn(dev, &dv, &sv);
             if (st != TIDE_OK)
                 st = tide_err_op(st, op);
         }

@@ -2,7 +2,8 @@
 -- "The wider surface"): zeros_like, ones_like, full_like, empty_like, rand_like, randn_like,
 -- linspace, randint, bernoulli (also a method).
 local core = require "tide.core"
-local raise = require "tide.autograd.raise"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local args = require "tide.op_args"
 local idiv = require("tide._compat").idiv
 
@@ -16,17 +17,12 @@ local fround32 = require("tide._compat").fround32 or function(v)
     return core.full({ 1 }, v, { dtype = "float32" }):item()
 end
 
-local LIKE_OPTIONS = { "dtype", "device", "requires_grad" }
+local OPTIONS = { "dtype", "device", "requires_grad" }
 
 -- the options of a *_like call: t's dtype and device unless opts says otherwise
 local function like_opts(op, t, opts)
     check(op, t)
-    if opts ~= nil and type(opts) ~= "table" then
-        raise(("tide: %s: options must be a table such as {dtype = \"float64\"}, got %s")
-            :format(op, type(opts)))
-    end
-    opts = opts or {}
-    core._check_options(opts, op, LIKE_OPTIONS)
+    opts = args.options(op, opts, OPTIONS, "{dtype = \"float64\"}")
     return { dtype = opts.dtype or t.dtype, device = opts.device or t.device,
         requires_grad = opts.requires_grad }
 end
@@ -63,15 +59,8 @@ function F.full_like(t, value, opts)
     return core.full(t:size(), value, o)
 end
 
-local CREATE_OPTIONS = { "dtype", "device", "requires_grad" }
-
 local function create_opts(op, opts, default_dtype)
-    if opts ~= nil and type(opts) ~= "table" then
-        raise(("tide: %s: options must be a table such as {dtype = \"float64\"}, got %s")
-            :format(op, type(opts)))
-    end
-    opts = opts or {}
-    core._check_options(opts, op, CREATE_OPTIONS)
+    opts = args.options(op, opts, OPTIONS, "{dtype = \"float64\"}")
     return { dtype = opts.dtype or default_dtype, device = opts.device,
         requires_grad = opts.requires_grad }
 end
@@ -143,7 +132,7 @@ function F.bernoulli(x, p)
         raise(("tide: bernoulli: needs a floating-point tensor, got %s; convert with " ..
             ":to(\"float32\")"):format(x.dtype))
     end
-    local r = args.no_grad(function()
+    local r = autograd.no_grad(function()
         local u = core.rand(x:size(), { dtype = x.dtype, device = x.device })
         if p == nil then
             return u:lt(x):to(x.dtype)

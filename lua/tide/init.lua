@@ -67,44 +67,16 @@ function tide.with_device(dev, fn, ...)
   return unpack(res, 2, res.n)
 end
 
--- runs fn(...) with grad mode `enabled`, restores the previous mode, also on error
-local function with_grad_mode(enabled, fn, ...)
-  local prev = core.set_grad_enabled(enabled)
-  local res = pack(pcall(fn, ...))
-  core.set_grad_enabled(prev)
-  if not res[1] then
-    error(res[2], 0) -- fn's own error, position and all
-  end
-  return unpack(res, 2, res.n)
-end
-
---- Runs fn(...) with gradient recording off; restores the mode, also on error.
-function tide.no_grad(fn, ...)
-  if type(fn) ~= "function" then
-    raise_here("tide: no_grad: expected a function, got " .. type(fn))
-  end
-  return with_grad_mode(false, fn, ...)
-end
-
---- Runs fn(...) with gradient recording on (inside a no_grad, for instance).
-function tide.enable_grad(fn, ...)
-  if type(fn) ~= "function" then
-    raise_here("tide: enable_grad: expected a function, got " .. type(fn))
-  end
-  return with_grad_mode(true, fn, ...)
-end
-
 -- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep
 -- the user's line in error messages even when called in tail position
 tide.save = core._forward("tide.serialize", "save")
 tide.load = core._forward("tide.serialize", "load")
 
--- autograd is optional: only its absence is tolerated, never an error inside it
+-- autograd (pure Lua) installs the binding's recording hook; tide.no_grad and tide.enable_grad
+-- are its functions (fn(...) with recording off or on, the mode restored, also on error)
 do
-  local ok, err = pcall(require, "tide.autograd")
-  if not ok and not not_found(err, "tide.autograd") then
-    error(err, 0)
-  end
+  local autograd = require "tide.autograd"
+  tide.no_grad, tide.enable_grad = autograd.no_grad, autograd.enable_grad
 end
 
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions

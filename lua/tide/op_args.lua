@@ -16,6 +16,31 @@ function M.check(op, t, pos)
     return t
 end
 
+-- opts (nil: {}) with no key outside known (core._check_options); anything but a table raises,
+-- showing example ("{dtype = \"float64\"}"), when given, as what to pass instead
+function M.options(op, opts, known, example)
+    if opts ~= nil and type(opts) ~= "table" then
+        raise(("tide: %s: options must be a table%s, got %s"):format(op,
+            example and " such as " .. example or "", type(opts)))
+    end
+    opts = opts or {}
+    core._check_options(opts, op, known)
+    return opts
+end
+
+-- opts[key] (default when nil): an integer >= min, else "tide: <op>: <key> = <v>; expected an
+-- integer >= <min>"
+function M.int_option(op, opts, key, default, min)
+    local v = opts[key]
+    if v == nil then
+        return default
+    end
+    if not compat.is_integer(v) or v < min then
+        raise(("tide: %s: %s = %s; expected an integer >= %d"):format(op, key, tostring(v), min))
+    end
+    return v
+end
+
 -- v as an integer: an integer, or a float with an exact integer value (2.0); anything else
 -- (2.5, inf, nan, 1e308 beyond the integers, a string) raises naming the value
 local function integer(op, v, what)
@@ -57,8 +82,6 @@ function M.check_budget(op, n, bytes_each, what, fix)
     end
 end
 
--- the 1-based dim d of x as a positive index (negative counts from the end); a 0-dim tensor
--- takes 1 and -1, as PyTorch's 0 and -1
 -- two shapes (lists of sizes) are equal; shape_str writes one for a message: {2, 3}
 function M.same_shape(a, b)
     if #a ~= #b then
@@ -76,6 +99,21 @@ function M.shape_str(s)
     return "{" .. table.concat(s, ", ") .. "}"
 end
 
+-- what a strict state-dict load found wrong: "missing keys: a, b; unexpected keys: c" (each
+-- part only when it has keys), nil when both lists are empty
+function M.keys_mismatch(missing, unexpected)
+    local parts = {}
+    if #missing > 0 then
+        parts[#parts + 1] = "missing keys: " .. table.concat(missing, ", ")
+    end
+    if #unexpected > 0 then
+        parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ")
+    end
+    return parts[1] and table.concat(parts, "; ")
+end
+
+-- the 1-based dim d of x as a positive index (negative counts from the end); a 0-dim tensor
+-- takes 1 and -1, as PyTorch's 0 and -1
 function M.dim_of(op, x, d, extra)
     d = integer(op, d, "dim")
     local n = x:dim() + (extra or 0)
@@ -101,18 +139,6 @@ function M.float_input(op, x)
         raise(("tide: %s: needs a floating-point tensor, got %s; convert with :to(\"float32\")")
             :format(op, x.dtype))
     end
-end
-
--- fn() with gradient recording off (restored, also on error): for results that are never
--- differentiable (any, all, allclose, random draws)
-function M.no_grad(fn)
-    local prev = core.set_grad_enabled(false)
-    local ok, r = pcall(fn)
-    core.set_grad_enabled(prev)
-    if not ok then
-        error(r, 0)
-    end
-    return r
 end
 
 return M

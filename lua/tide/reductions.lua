@@ -3,10 +3,10 @@
 -- Tensor method and a tide.X function. Composed from recorded ops, so they run on every device
 -- and autograd differentiates them with no formula of their own (cumprod at zeros included).
 local core = require "tide.core"
-local raise = require "tide.autograd.raise"
+local autograd = require "tide.autograd"
+local raise = autograd.raise
 local args = require "tide.op_args"
-local engine = require "tide.autograd.engine"
-local BW = require("tide.autograd.formulas").BW
+local no_grad = autograd.no_grad -- for results that are never differentiable (any, allclose)
 
 local Tensor = core.Tensor
 local check, dim_of, float_input = args.check, args.dim_of, args.float_input
@@ -153,6 +153,20 @@ function Tensor.logsumexp(x, dim, keepdim)
     return keep and r or over(r, dims, "sum", false)
 end
 
+-- the 2-norm as one node, recorded below (nd[2] the dim or false, nd[3] keepdim): its gradient
+-- is x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient; sqrt's would give nan)
+autograd.def {
+    name = "norm",
+    reads = { 1, "out" },
+    backward = function(nd, g)
+        local x, out, d = nd[1], nd.out, nd[2]
+        if d and not nd[3] then
+            g, out = g:unsqueeze(d), out:unsqueeze(d)
+        end
+        return x / core.where(out:eq(0), 1, out) * g
+    end,
+}
+
 -- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"
 function Tensor.norm(x, p, dim, keepdim)
     check("norm", x)
@@ -183,12 +197,12 @@ function Tensor.norm(x, p, dim, keepdim)
         return reduce(a, "sum")
     elseif p == 2 then
         -- one node with its own formula: sqrt's gradient at a zero norm would give nan
-        if not engine.needs_record(x) then
+        if not autograd.needs_record(x) then
             return reduce(x * x, "sum"):sqrt()
         end
         local xd = x:detach()
         local r = reduce(xd * xd, "sum"):sqrt()
-        engine.record("norm", r, BW.norm, x, d or false, keep)
+        autograd.record("norm", r, x, d or false, keep)
         return r
     end
     return reduce(a:pow(p), "sum"):pow(1 / p)
@@ -200,7 +214,7 @@ local function logical_reduce(op, count_of)
         check(op, x)
         local keep = keepdim_arg(op, keepdim)
         local d = dim ~= nil and dim_of(op, x, dim) or nil
-        local r = args.no_grad(function()
+        local r = no_grad(function()
             local c = count_of(x)
             local s = d and c:sum(d, keep) or c:sum()
             return s:eq(0)
@@ -230,7 +244,7 @@ function Tensor.allclose(x, other, rtol, atol, equal_nan)
         raise(("tide: allclose: the dtypes differ (%s and %s); convert one with :to(\"%s\")")
             :format(x.dtype, other.dtype, x.dtype))
     end
-    return args.no_grad(function()
+    return no_grad(function()
         local close = (x - other):abs():le(other:abs() * rtol + atol):logical_or(x:eq(other))
         if equal_nan then
             close = close:logical_or(x:isnan():logical_and(other:isnan()))
@@ -246,7 +260,7 @@ function Tensor.equal(x, other)
     if not args.same_shape(x:size(), other:size()) then
         return false
     end
-    return args.no_grad(function()
+    return no_grad(function()
         return x:ne(other):sum():item() == 0
     end)
 end

@@ -28,9 +28,17 @@ static tide_status synchronize(tide_device *dev) {
     return TIDE_OK; /* every CPU kernel has finished when it returns */
 }
 
+/* what runs the kernels: OpenMP's threads and OpenBLAS's kernel family */
+static tide_status device_info(tide_device *dev, tide_device_info *out) {
+    (void)dev;
+    out->blas_core = cpu_blas_core();
+    out->threads = cpu_threads();
+    return TIDE_OK;
+}
+
 /* the kernels of include/tide_kernels.def whose CPU column is Y, by kernel id */
 static const tide_kernel_fn cpu_kernels[TIDE_KERNEL_COUNT] = {
-#define K(NAME, name, kind, dtypes, cpu, ...) [TIDE_K_##NAME] = TIDE_KERNEL_ENTRY(cpu, cpu_##name),
+#define K(NAME, name, kind, dtypes, cpu, ...) [TIDE_K_##NAME] = TIDE_ENTRY_IF(cpu, cpu_##name),
 #include "tide_kernels.def"
 #undef K
 };
@@ -47,33 +55,13 @@ const tide_backend tide_cpu_backend = {
     .empty_cache = cpu_empty_cache,
     .alloc_pinned = NULL,
     .free_pinned = NULL,
-    .binary = cpu_binary,
-    .binary_scalar = cpu_binary_scalar,
-    .unary = cpu_unary,
-    .copy = cpu_copy,
-    .fill = cpu_fill,
-    .reduce = cpu_reduce,
-    .matmul = cpu_matmul,
-    .softmax = cpu_softmax,
-    .index_select = cpu_index_select,
-    .index_add = cpu_index_add,
-    .where = cpu_where,
-    .random = cpu_random,
-    .arange = cpu_arange,
-    .im2col = cpu_im2col,
-    .col2im = cpu_col2im,
-    .maxpool2d = cpu_maxpool2d,
-    .maxpool2d_backward = cpu_maxpool2d_backward,
-    .rnn_cell = cpu_rnn_cell,
-    .rnn_cell_backward = cpu_rnn_cell_backward,
-    .gather = cpu_gather,
-    .scatter = cpu_scatter,
-    .sort = cpu_sort,
-    .optim_step = cpu_optim_step,
-    .act_backward = cpu_act_backward,
-    .softmax_backward = cpu_softmax_backward,
-    .conv2d = CPU_CONV2D, /* NULL without oneDNN: nn runs im2col + gemm */
-    .conv2d_backward = CPU_CONV2D_BACKWARD,
+    .stream = NULL,
+    .device_info = device_info,
+/* the compute entries of src/backend_entries.def: cpu_<name> where the CPU column says Y (conv2d
+ * and its gradient only with oneDNN: NULL without, and nn runs im2col + gemm) */
+#define E(name, cpu, cuda, params) .name = TIDE_ENTRY_IF(cpu, cpu_##name),
+#include "backend_entries.def"
+#undef E
     .kernels = cpu_kernels,
     .nkernels = TIDE_KERNEL_COUNT,
 };

@@ -143,7 +143,7 @@ static tide_status pass_bind(conv_pass *ps, pass_buf *b) {
     if (!b->bytes)
         return TIDE_OK;
     void *p;
-    CPU_TRY(cpu_alloc(b->dev, b->bytes, &p));
+    TIDE_TRY(cpu_alloc(b->dev, b->bytes, &p));
     b->p = p;
     size_t at = 0;
     for (int k = 0; k < 3; k++) {
@@ -226,9 +226,9 @@ static tide_status make_fwd(conv_entry *e, const conv_mds *m) {
                             m->dilates, m->pad_l, m->pad_r));
     DNNL_TRY("forward", dnnl_primitive_desc_create(&ps->pd, &d, NULL, engine, NULL));
     DNNL_TRY("forward", dnnl_primitive_create(&ps->prim, ps->pd));
-    CPU_TRY(port_make(&ps->port[0], &m->src, md(ps->pd, dnnl_query_src_md), 0));
-    CPU_TRY(port_make(&ps->port[1], &m->wei, md(ps->pd, dnnl_query_weights_md), 0));
-    CPU_TRY(port_make(&ps->port[2], &m->dst, md(ps->pd, dnnl_query_dst_md), 1));
+    TIDE_TRY(port_make(&ps->port[0], &m->src, md(ps->pd, dnnl_query_src_md), 0));
+    TIDE_TRY(port_make(&ps->port[1], &m->wei, md(ps->pd, dnnl_query_weights_md), 0));
+    TIDE_TRY(port_make(&ps->port[2], &m->dst, md(ps->pd, dnnl_query_dst_md), 1));
     return TIDE_OK;
 }
 
@@ -248,13 +248,13 @@ static tide_status make_bwd(conv_entry *e, const conv_mds *m, int which) {
     DNNL_TRY("backward", dnnl_primitive_desc_create(&ps->pd, &d, NULL, engine, e->pass[FWD].pd));
     DNNL_TRY("backward", dnnl_primitive_create(&ps->prim, ps->pd));
     if (which == BWD_DATA) {
-        CPU_TRY(port_make(&ps->port[0], &m->dst, md(ps->pd, dnnl_query_diff_dst_md), 0));
-        CPU_TRY(port_make(&ps->port[1], &m->wei, md(ps->pd, dnnl_query_weights_md), 0));
-        CPU_TRY(port_make(&ps->port[2], &m->src, md(ps->pd, dnnl_query_diff_src_md), 1));
+        TIDE_TRY(port_make(&ps->port[0], &m->dst, md(ps->pd, dnnl_query_diff_dst_md), 0));
+        TIDE_TRY(port_make(&ps->port[1], &m->wei, md(ps->pd, dnnl_query_weights_md), 0));
+        TIDE_TRY(port_make(&ps->port[2], &m->src, md(ps->pd, dnnl_query_diff_src_md), 1));
     } else {
-        CPU_TRY(port_make(&ps->port[0], &m->src, md(ps->pd, dnnl_query_src_md), 0));
-        CPU_TRY(port_make(&ps->port[1], &m->dst, md(ps->pd, dnnl_query_diff_dst_md), 0));
-        CPU_TRY(port_make(&ps->port[2], &m->wei, md(ps->pd, dnnl_query_diff_weights_md), 1));
+        TIDE_TRY(port_make(&ps->port[0], &m->src, md(ps->pd, dnnl_query_src_md), 0));
+        TIDE_TRY(port_make(&ps->port[1], &m->dst, md(ps->pd, dnnl_query_diff_dst_md), 0));
+        TIDE_TRY(port_make(&ps->port[2], &m->wei, md(ps->pd, dnnl_query_diff_weights_md), 1));
     }
     return TIDE_OK;
 }
@@ -277,7 +277,7 @@ static tide_status entry_get(const conv_key *key, int need_data, int need_weight
     }
     conv_mds    m;
     tide_status st;
-    CPU_TRY(mds_make(key, &m));
+    TIDE_TRY(mds_make(key, &m));
     if (!e) {
         e = calloc(1, sizeof *e);
         if (!e)
@@ -350,9 +350,9 @@ static tide_status key_of(const char *name, const tide_kview *input, const tide_
 static tide_status forward_pass(conv_entry *e, const tide_kview *out, const tide_kview *input,
                                 const tide_kview *weight, const tide_kview *bias, pass_buf *b) {
     conv_pass *ps = &e->pass[FWD];
-    CPU_TRY(pass_bind(ps, b));
-    CPU_TRY(port_in(&ps->port[0], input->data));
-    CPU_TRY(port_in(&ps->port[1], weight->data));
+    TIDE_TRY(pass_bind(ps, b));
+    TIDE_TRY(port_in(&ps->port[0], input->data));
+    TIDE_TRY(port_in(&ps->port[1], weight->data));
     DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, out->data));
     if (bias)
         DNNL_TRY("memory", dnnl_memory_set_data_handle(e->bias, bias->data));
@@ -360,8 +360,8 @@ static tide_status forward_pass(conv_entry *e, const tide_kview *out, const tide
                             {DNNL_ARG_WEIGHTS, ps->port[1].inner},
                             {DNNL_ARG_DST, ps->port[2].inner},
                             {DNNL_ARG_BIAS, e->bias}};
-    CPU_TRY(run(ps->prim, bias ? 4 : 3, a));
-    CPU_TRY(port_out(&ps->port[2]));
+    TIDE_TRY(run(ps->prim, bias ? 4 : 3, a));
+    TIDE_TRY(port_out(&ps->port[2]));
     DNNL_TRY("wait", dnnl_stream_wait(stream));
     return TIDE_OK;
 }
@@ -369,7 +369,7 @@ static tide_status forward_pass(conv_entry *e, const tide_kview *out, const tide
 static tide_status forward(tide_device *dev, const tide_kview *out, const tide_kview *input,
                            const tide_kview *weight, const tide_kview *bias, const conv_key *k) {
     conv_entry *e;
-    CPU_TRY(entry_get(k, 0, 0, &e));
+    TIDE_TRY(entry_get(k, 0, 0, &e));
     pass_buf    b = {dev, NULL, 0};
     tide_status st = forward_pass(e, out, input, weight, bias, &b);
     if (st != TIDE_OK)
@@ -381,15 +381,15 @@ static tide_status forward(tide_device *dev, const tide_kview *out, const tide_k
 static tide_status backward_data(conv_entry *e, const tide_kview *gx, const tide_kview *gy,
                                  const tide_kview *weight, pass_buf *b) {
     conv_pass *ps = &e->pass[BWD_DATA];
-    CPU_TRY(pass_bind(ps, b));
-    CPU_TRY(port_in(&ps->port[0], gy->data));
-    CPU_TRY(port_in(&ps->port[1], weight->data));
+    TIDE_TRY(pass_bind(ps, b));
+    TIDE_TRY(port_in(&ps->port[0], gy->data));
+    TIDE_TRY(port_in(&ps->port[1], weight->data));
     DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gx->data));
     dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, ps->port[0].inner},
                             {DNNL_ARG_WEIGHTS, ps->port[1].inner},
                             {DNNL_ARG_DIFF_SRC, ps->port[2].inner}};
-    CPU_TRY(run(ps->prim, 3, a));
-    CPU_TRY(port_out(&ps->port[2]));
+    TIDE_TRY(run(ps->prim, 3, a));
+    TIDE_TRY(port_out(&ps->port[2]));
     DNNL_TRY("wait", dnnl_stream_wait(stream));
     return TIDE_OK;
 }
@@ -399,9 +399,9 @@ static tide_status backward_weights(conv_entry *e, const tide_kview *gw, const t
                                     const conv_key *k, pass_buf *b) {
     conv_pass *ps = &e->pass[BWD_WEIGHTS];
     float     *spare_b = e->spare + k->o * (k->c / k->groups) * k->kh * k->kw;
-    CPU_TRY(pass_bind(ps, b));
-    CPU_TRY(port_in(&ps->port[0], input->data));
-    CPU_TRY(port_in(&ps->port[1], gy->data));
+    TIDE_TRY(pass_bind(ps, b));
+    TIDE_TRY(port_in(&ps->port[0], input->data));
+    TIDE_TRY(port_in(&ps->port[1], gy->data));
     DNNL_TRY("memory", dnnl_memory_set_data_handle(ps->port[2].user, gw ? gw->data : e->spare));
     if (k->bias)
         DNNL_TRY("memory", dnnl_memory_set_data_handle(e->bias, gb ? gb->data : spare_b));
@@ -409,8 +409,8 @@ static tide_status backward_weights(conv_entry *e, const tide_kview *gw, const t
                             {DNNL_ARG_DIFF_DST, ps->port[1].inner},
                             {DNNL_ARG_DIFF_WEIGHTS, ps->port[2].inner},
                             {DNNL_ARG_DIFF_BIAS, e->bias}};
-    CPU_TRY(run(ps->prim, k->bias ? 4 : 3, a));
-    CPU_TRY(port_out(&ps->port[2]));
+    TIDE_TRY(run(ps->prim, k->bias ? 4 : 3, a));
+    TIDE_TRY(port_out(&ps->port[2]));
     DNNL_TRY("wait", dnnl_stream_wait(stream));
     return TIDE_OK;
 }
@@ -420,7 +420,7 @@ static tide_status backward(tide_device *dev, const tide_kview *gx, const tide_k
                             const tide_kview *weight, const conv_key *k) {
     int         need_w = gw || (gb && k->bias);
     conv_entry *e;
-    CPU_TRY(entry_get(k, gx != NULL, need_w, &e));
+    TIDE_TRY(entry_get(k, gx != NULL, need_w, &e));
     pass_buf    b = {dev, NULL, 0};
     tide_status st = TIDE_OK;
     if (gx) {
@@ -455,7 +455,7 @@ tide_status cpu_conv2d(tide_device *dev, const tide_kview *out, const tide_kview
                        const tide_kview *weight, const tide_kview *bias, tide_conv_geom g,
                        int groups) {
     conv_key k;
-    CPU_TRY(key_of("conv2d", input, weight, bias != NULL, g, groups, &k));
+    TIDE_TRY(key_of("conv2d", input, weight, bias != NULL, g, groups, &k));
     pthread_mutex_lock(&lock);
     tide_status st = forward(dev, out, input, weight, bias, &k);
     pthread_mutex_unlock(&lock);
@@ -468,8 +468,8 @@ tide_status cpu_conv2d_backward(tide_device *dev, const tide_kview *grad_input,
                                 const tide_kview *weight, tide_conv_geom g, int groups) {
     conv_key k;
     /* the primitive computes the bias gradient with the weights' when both are wanted */
-    CPU_TRY(key_of("conv2d_backward", input, weight, grad_bias != NULL && grad_weight != NULL, g,
-                   groups, &k));
+    TIDE_TRY(key_of("conv2d_backward", input, weight, grad_bias != NULL && grad_weight != NULL, g,
+                    groups, &k));
     pthread_mutex_lock(&lock);
     tide_status st = backward(dev, grad_input, grad_weight, grad_bias, grad_out, input, weight, &k);
     pthread_mutex_unlock(&lock);

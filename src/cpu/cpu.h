@@ -40,12 +40,22 @@
 #define CPU_HOT
 #endif
 
-#define CPU_TRY(expr)                                                                              \
-    do {                                                                                           \
-        tide_status st_ = (expr);                                                                  \
-        if (st_ != TIDE_OK)                                                                        \
-            return st_;                                                                            \
-    } while (0)
+/* LOOP(T), T the unsigned integer of es bytes (8, 4, 2, else 1): loops that only move elements */
+#define CPU_BY_SIZE(es, LOOP)                                                                      \
+    switch (es) {                                                                                  \
+    case 8:                                                                                        \
+        LOOP(uint64_t);                                                                            \
+        break;                                                                                     \
+    case 4:                                                                                        \
+        LOOP(uint32_t);                                                                            \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        LOOP(uint16_t);                                                                            \
+        break;                                                                                     \
+    default:                                                                                       \
+        LOOP(uint8_t);                                                                             \
+        break;                                                                                     \
+    }
 
 /* Operand 0 gives the shape; every operand has that shape (the core expands broadcasts). Dims
  * of size 1 are dropped and adjacent dims merged when every operand allows it, so a contiguous
@@ -107,86 +117,28 @@ tide_status cpu_empty_cache(tide_device *dev);
  * memory as well (declared here: backends include backend.h, not tide_impl.h) */
 void tide_storage_cache_flush(void);
 
-/* elementwise.c (entry points; the row functions: elementwise_rows.h) */
-tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
-                       const tide_kview *b);
-tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
-                              const tide_kview *a, double s, int reverse);
-tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
-                      const double *params);
-tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *a);
-tide_status cpu_fill(tide_device *dev, const tide_kview *out, double value);
+/* the threads CPU kernels and BLAS run on (iter.c: OpenMP's pool) and the kernel family of the
+ * BLAS (matmul.c: OpenBLAS's corename, NULL when the BLAS does not say): the device_info entry */
+int         cpu_threads(void);
+const char *cpu_blas_core(void);
 
-/* reduce.c */
-tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
-                       const tide_kview *indices, const tide_kview *a, int dim);
-
-/* matmul.c */
-tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                       const tide_kview *bm);
-
-/* index.c */
-tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
-                        int log);
-tide_status cpu_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
-                                 const tide_kview *g, int dim, int log);
-tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
-                             const tide_kview *index);
-tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
-                          const tide_kview *src);
-tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
-                      const tide_kview *a, const tide_kview *b);
-
-/* gather.c */
-tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
-                       const tide_kview *index);
-tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
-                        const tide_kview *src, int accumulate);
-tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                     const tide_kview *a, int dim, int descending);
-
-/* random.c */
-tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
-                       double hi, uint64_t seed, uint64_t offset);
-tide_status cpu_arange(tide_device *dev, const tide_kview *out, double start, double step);
-
-/* nn.c */
-tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
-                       tide_conv_geom g);
-tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
-                       tide_conv_geom g);
-#ifdef TIDE_HAVE_DNNL /* conv_dnnl.c */
-tide_status cpu_conv2d(tide_device *dev, const tide_kview *out, const tide_kview *input,
-                       const tide_kview *weight, const tide_kview *bias, tide_conv_geom g,
-                       int groups);
-tide_status cpu_conv2d_backward(tide_device *dev, const tide_kview *grad_input,
-                                const tide_kview *grad_weight, const tide_kview *grad_bias,
-                                const tide_kview *grad_out, const tide_kview *input,
-                                const tide_kview *weight, tide_conv_geom g, int groups);
-#define CPU_CONV2D          cpu_conv2d
-#define CPU_CONV2D_BACKWARD cpu_conv2d_backward
+/* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file
+ * per family (elementwise.c: binary, binary_scalar, unary, copy, fill; reduce.c; matmul.c;
+ * index.c: softmax, softmax_backward, index_select, index_add, where; gather.c: gather, scatter,
+ * sort; random.c: random, arange; nn.c: im2col, col2im, act_backward; conv_dnnl.c: conv2d,
+ * conv2d_backward; pool.c: maxpool2d, maxpool2d_backward; rnn.c; optim.c). DNNL in the column: only
+ * when built with oneDNN (TIDE_HAVE_DNNL); without it the entry is NULL and nn runs im2col +
+ * gemm. */
+#ifdef TIDE_HAVE_DNNL
+#define TIDE_ENTRY_PROTO_DNNL TIDE_ENTRY_PROTO_Y
+#define TIDE_ENTRY_IF_DNNL    TIDE_ENTRY_IF_Y
 #else
-#define CPU_CONV2D          NULL
-#define CPU_CONV2D_BACKWARD NULL
+#define TIDE_ENTRY_PROTO_DNNL TIDE_ENTRY_PROTO_N
+#define TIDE_ENTRY_IF_DNNL    TIDE_ENTRY_IF_N
 #endif
-/* pool.c */
-tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                          const tide_kview *input, tide_pool_geom g);
-tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
-                                   const tide_kview *grad_out, const tide_kview *indices);
-/* rnn.c */
-tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
-                         const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
-                         const tide_kview *prev);
-tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
-                                  const tide_kview *dgh, const tide_kview *dprev,
-                                  const tide_kview *saved, const tide_kview *prev,
-                                  const tide_kview *out, const tide_kview *grad_out);
-tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                             const tide_kview *grad_out, const tide_kview *input);
-tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
-                           const tide_kview *grad, const tide_kview *state1,
-                           const tide_kview *state2, const tide_kview *state3);
+#define E(name, cpu, cuda, params) TIDE_ENTRY_PROTO(cpu, cpu_##name, params)
+#include "backend_entries.def"
+#undef E
 
 /* the kernels of include/tide_kernels.def with a Y in the CPU column: cpu_<lua name>, one
  * signature (backend.h's tide_kernel_fn) */

@@ -83,7 +83,7 @@ static void zero_row(char **p, const int64_t *s, int64_t n, int64_t index, void 
 static tide_status check_divisor(const char *name, const tide_kview *b) {
     const tide_kview *v[1] = {b};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 1, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 1, v));
     zero_arg za = {cpu_dtype_size(b->dtype), 0};
     cpu_iter_run(&it, 0, zero_row, &za);
     if (za.found)
@@ -107,7 +107,7 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
                            "%s: cpu kernel got mixed dtypes ; promote operands to one dtype first",
                            name);
     if (is_int_division(op, a->dtype))
-        CPU_TRY(check_divisor(name, b));
+        TIDE_TRY(check_divisor(name, b));
     /* the common case first: three contiguous operands of one shape, below the thread grain,
      * are one row; the iterator's setup cost more than a small op's loop */
     int64_t n = cpu_numel(out);
@@ -123,7 +123,7 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
     }
     const tide_kview *v[3] = {out, a, b};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 3, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 3, v));
     cpu_iter_run(&it, grain(op), cpu_bin_row, &oa);
     return TIDE_OK;
 }
@@ -182,26 +182,12 @@ tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const
     set_bounds(&oa, params ? params[0] : -INFINITY, params ? params[1] : INFINITY);
     const tide_kview *v[2] = {out, a};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 2, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 2, v));
     cpu_iter_run(&it, grain(op), cpu_un_row, &oa);
     return TIDE_OK;
 }
 
 /* ---- copy with dtype conversion ----------------------------------------------------------- */
-
-#define CVT_LOOP(TI, TO, CVT)                                                                      \
-    do {                                                                                           \
-        if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                                            \
-            TO       *o_ = (TO *)p[0];                                                             \
-            const TI *a_ = (const TI *)p[1];                                                       \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                o_[i] = CVT(a_[i]);                                                                \
-        } else {                                                                                   \
-            char *po_ = p[0], *pa_ = p[1];                                                         \
-            for (int64_t i = 0; i < n; i++, po_ += s[0], pa_ += s[1])                              \
-                *(TO *)po_ = CVT(*(const TI *)pa_);                                                \
-        }                                                                                          \
-    } while (0)
 
 /* integer sources cast plainly (int64 -> int32 wraps, as in PyTorch); float sources saturate */
 #define CAST_F32(x)  ((float)(x))
@@ -214,24 +200,25 @@ tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const
 #define SAT_I64(x)   tide_sat_i64(x)
 #define SAT_U8(x)    tide_sat_u8(x)
 
-/* out of C type TO from every source dtype; FCVT for float sources, ICVT for integer ones */
+/* out of C type TO from every source dtype; FCVT for float sources, ICVT for integer ones (each
+ * row: UN_LOOP, elementwise_rows.h) */
 #define DEF_CVT(S, TO, FCVT, ICVT)                                                                 \
     CPU_HOT static void cvt_to_##S(tide_dtype from, char **p, const int64_t *s, int64_t n) {       \
         switch (from) {                                                                            \
         case TIDE_DTYPE_F32:                                                                       \
-            CVT_LOOP(float, TO, FCVT);                                                             \
+            UN_LOOP(float, TO, FCVT, _);                                                           \
             break;                                                                                 \
         case TIDE_DTYPE_F64:                                                                       \
-            CVT_LOOP(double, TO, FCVT);                                                            \
+            UN_LOOP(double, TO, FCVT, _);                                                          \
             break;                                                                                 \
         case TIDE_DTYPE_I32:                                                                       \
-            CVT_LOOP(int32_t, TO, ICVT);                                                           \
+            UN_LOOP(int32_t, TO, ICVT, _);                                                         \
             break;                                                                                 \
         case TIDE_DTYPE_I64:                                                                       \
-            CVT_LOOP(int64_t, TO, ICVT);                                                           \
+            UN_LOOP(int64_t, TO, ICVT, _);                                                         \
             break;                                                                                 \
         default: /* uint8, bool */                                                                 \
-            CVT_LOOP(uint8_t, TO, ICVT);                                                           \
+            UN_LOOP(uint8_t, TO, ICVT, _);                                                         \
             break;                                                                                 \
         }                                                                                          \
     }
@@ -241,6 +228,12 @@ DEF_CVT(i32, int32_t, SAT_I32, CAST_I32)
 DEF_CVT(i64, int64_t, SAT_I64, CAST_I64)
 DEF_CVT(u8, uint8_t, SAT_U8, CAST_U8)
 DEF_CVT(b, uint8_t, CAST_BOOL, CAST_BOOL)
+
+/* by out's dtype (the half types go through double, cvt_row) */
+static void (*const cvt_to[TIDE_DTYPE_COUNT])(tide_dtype, char **, const int64_t *, int64_t) = {
+    [TIDE_DTYPE_F32] = cvt_to_f32, [TIDE_DTYPE_F64] = cvt_to_f64, [TIDE_DTYPE_I32] = cvt_to_i32,
+    [TIDE_DTYPE_I64] = cvt_to_i64, [TIDE_DTYPE_U8] = cvt_to_u8,   [TIDE_DTYPE_BOOL] = cvt_to_b,
+};
 
 typedef struct cvt_arg {
     tide_dtype to, from;
@@ -260,20 +253,7 @@ typedef struct cvt_arg {
 
 static void move_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
-    switch (cpu_dtype_size(((const cvt_arg *)arg)->to)) {
-    case 8:
-        MOVE_LOOP(uint64_t);
-        break;
-    case 4:
-        MOVE_LOOP(uint32_t);
-        break;
-    case 2:
-        MOVE_LOOP(uint16_t);
-        break;
-    default:
-        MOVE_LOOP(uint8_t);
-        break;
-    }
+    CPU_BY_SIZE(cpu_dtype_size(((const cvt_arg *)arg)->to), MOVE_LOOP)
 }
 
 static int is_half(tide_dtype dt) {
@@ -289,26 +269,7 @@ static void cvt_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
             tide_store_d(ca->to, po, tide_load_d(ca->from, pa));
         return;
     }
-    switch (ca->to) {
-    case TIDE_DTYPE_F32:
-        cvt_to_f32(ca->from, p, s, n);
-        break;
-    case TIDE_DTYPE_F64:
-        cvt_to_f64(ca->from, p, s, n);
-        break;
-    case TIDE_DTYPE_I32:
-        cvt_to_i32(ca->from, p, s, n);
-        break;
-    case TIDE_DTYPE_I64:
-        cvt_to_i64(ca->from, p, s, n);
-        break;
-    case TIDE_DTYPE_U8:
-        cvt_to_u8(ca->from, p, s, n);
-        break;
-    default:
-        cvt_to_b(ca->from, p, s, n);
-        break;
-    }
+    cvt_to[ca->to](ca->from, p, s, n);
 }
 
 tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *a) {
@@ -317,7 +278,7 @@ tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *
         return tide_seterr(TIDE_EDTYPE, "copy: unknown dtype (cpu kernel)");
     const tide_kview *v[2] = {out, a};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, "copy", 2, v));
+    TIDE_TRY(cpu_iter_init(&it, "copy", 2, v));
     cvt_arg ca = {out->dtype, a->dtype};
     /* bool from uint8 must normalise, so only identical dtypes move bytes */
     cpu_iter_run(&it, CPU_PAR_GRAIN, out->dtype == a->dtype ? move_row : cvt_row, &ca);
@@ -331,6 +292,15 @@ typedef struct fill_arg {
     size_t   es;
 } fill_arg;
 
+#define FILL_LOOP(T)                                                                               \
+    do {                                                                                           \
+        T v;                                                                                       \
+        memcpy(&v, val, sizeof v);                                                                 \
+        char *po = p[0];                                                                           \
+        for (int64_t i = 0; i < n; i++, po += s[0])                                                \
+            *(T *)po = v;                                                                          \
+    } while (0)
+
 static void fill_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const fill_arg *fa = arg;
@@ -343,38 +313,7 @@ static void fill_row(char **p, const int64_t *s, int64_t n, int64_t index, void 
         memset(p[0], 0, (size_t)n * es);
         return;
     }
-    switch (es) {
-    case 8: {
-        uint64_t v;
-        memcpy(&v, val, 8);
-        char *po = p[0];
-        for (int64_t i = 0; i < n; i++, po += s[0])
-            *(uint64_t *)po = v;
-        break;
-    }
-    case 4: {
-        uint32_t v;
-        memcpy(&v, val, 4);
-        char *po = p[0];
-        for (int64_t i = 0; i < n; i++, po += s[0])
-            *(uint32_t *)po = v;
-        break;
-    }
-    case 2: {
-        uint16_t v;
-        memcpy(&v, val, 2);
-        char *po = p[0];
-        for (int64_t i = 0; i < n; i++, po += s[0])
-            *(uint16_t *)po = v;
-        break;
-    }
-    default: {
-        char *po = p[0];
-        for (int64_t i = 0; i < n; i++, po += s[0])
-            *po = val[0];
-        break;
-    }
-    }
+    CPU_BY_SIZE(es, FILL_LOOP)
 }
 
 tide_status cpu_fill(tide_device *dev, const tide_kview *out, double value) {
@@ -385,7 +324,7 @@ tide_status cpu_fill(tide_device *dev, const tide_kview *out, double value) {
     tide_store_d(out->dtype, &fa.box, value);
     const tide_kview *v[1] = {out};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, "fill_", 1, v));
+    TIDE_TRY(cpu_iter_init(&it, "fill_", 1, v));
     cpu_iter_run(&it, CPU_PAR_GRAIN, fill_row, &fa);
     return TIDE_OK;
 }

@@ -80,26 +80,19 @@ typedef struct op_arg {
  * and DTYPES_<ALL|FLOAT> to the dtype cases the row has (its result type: SAME or BOOL). */
 #define OUT_SAME(T) T
 #define OUT_BOOL(T) uint8_t
+/* dtype E's case: LOOP over C type T, with the row's function tide_<fn>_<S> */
+#define DT_CASE(E, T, S, LOOP, fn, OUT)                                                            \
+    case TIDE_DTYPE_##E:                                                                           \
+        LOOP(T, OUT(T), tide_##fn##_##S, S);                                                       \
+        break;
 #define FLOAT_CASES(LOOP, fn, OUT)                                                                 \
-    case TIDE_DTYPE_F32:                                                                           \
-        LOOP(float, OUT(float), tide_##fn##_f, f);                                                 \
-        break;                                                                                     \
-    case TIDE_DTYPE_F64:                                                                           \
-        LOOP(double, OUT(double), tide_##fn##_d, d);                                               \
-        break;
+    DT_CASE(F32, float, f, LOOP, fn, OUT)                                                          \
+    DT_CASE(F64, double, d, LOOP, fn, OUT)
 #define INT_CASES(LOOP, fn, OUT)                                                                   \
-    case TIDE_DTYPE_I32:                                                                           \
-        LOOP(int32_t, OUT(int32_t), tide_##fn##_i32, i32);                                         \
-        break;                                                                                     \
-    case TIDE_DTYPE_I64:                                                                           \
-        LOOP(int64_t, OUT(int64_t), tide_##fn##_i64, i64);                                         \
-        break;                                                                                     \
-    case TIDE_DTYPE_U8:                                                                            \
-        LOOP(uint8_t, OUT(uint8_t), tide_##fn##_u8, u8);                                           \
-        break;                                                                                     \
-    case TIDE_DTYPE_BOOL:                                                                          \
-        LOOP(uint8_t, OUT(uint8_t), tide_##fn##_b, b);                                             \
-        break;
+    DT_CASE(I32, int32_t, i32, LOOP, fn, OUT)                                                      \
+    DT_CASE(I64, int64_t, i64, LOOP, fn, OUT)                                                      \
+    DT_CASE(U8, uint8_t, u8, LOOP, fn, OUT)                                                        \
+    DT_CASE(BOOL, uint8_t, b, LOOP, fn, OUT)
 #define DTYPES_ALL(LOOP, fn, OUT)                                                                  \
     switch (oa->dt) {                                                                              \
         FLOAT_CASES(LOOP, fn, OUT)                                                                 \

@@ -52,7 +52,7 @@ static tide_status check_views(const char *name, const tide_kview *index, int nd
 tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                        const tide_kview *index) {
     (void)dev;
-    CPU_TRY(check_views("gather", index, a->ndim, dim));
+    TIDE_TRY(check_views("gather", index, a->ndim, dim));
     if (out->dtype != a->dtype)
         return tide_seterr(TIDE_EINVAL, "gather: cpu kernel needs out and a of one dtype");
     size_t es = cpu_dtype_size(a->dtype);
@@ -76,7 +76,7 @@ tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const 
                         const tide_kview *src, int accumulate) {
     (void)dev;
     const char *name = accumulate ? "scatter_add_" : "scatter_";
-    CPU_TRY(check_views(name, index, dst->ndim, dim));
+    TIDE_TRY(check_views(name, index, dst->ndim, dim));
     if (src->dtype != dst->dtype || src->ndim != dst->ndim)
         return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs src and dst of one dtype", name);
     if (!accumulate) {
@@ -119,40 +119,39 @@ typedef struct sort_key {
     int64_t at;
 } sort_key;
 
-/* ascending, NaN largest, ties by position (stable) */
-static int cmp_float(const void *pa, const void *pb) {
-    const sort_key *a = pa, *b = pb;
-    int             an = a->d != a->d, bn = b->d != b->d;
+/* the order of two keys' values, ascending (NaN largest): < 0, 0 (equal, or both NaN) or > 0 */
+static int float_order(const sort_key *a, const sort_key *b) {
+    int an = a->d != a->d, bn = b->d != b->d;
     if (an != bn)
         return an - bn;
-    if (!an && a->d != b->d)
-        return a->d < b->d ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+    if (an || a->d == b->d)
+        return 0;
+    return a->d < b->d ? -1 : 1;
 }
 
-static int cmp_int(const void *pa, const void *pb) {
-    const sort_key *a = pa, *b = pb;
-    if (a->i != b->i)
-        return a->i < b->i ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+static int int_order(const sort_key *a, const sort_key *b) {
+    return (a->i > b->i) - (a->i < b->i);
 }
 
-/* descending keeps ties in position order, as a stable descending sort does */
-static int cmp_float_desc(const void *pa, const void *pb) {
-    const sort_key *a = pa, *b = pb;
-    int             an = a->d != a->d, bn = b->d != b->d;
-    if (an != bn)
-        return bn - an;
-    if (!an && a->d != b->d)
-        return a->d > b->d ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+/* ties by position in both directions, as a stable sort keeps them */
+static int or_position(int order, const sort_key *a, const sort_key *b) {
+    return order ? order : (a->at > b->at) - (a->at < b->at);
 }
 
-static int cmp_int_desc(const void *pa, const void *pb) {
-    const sort_key *a = pa, *b = pb;
-    if (a->i != b->i)
-        return a->i > b->i ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+static int cmp_float(const void *a, const void *b) {
+    return or_position(float_order(a, b), a, b);
+}
+
+static int cmp_int(const void *a, const void *b) {
+    return or_position(int_order(a, b), a, b);
+}
+
+static int cmp_float_desc(const void *a, const void *b) {
+    return or_position(float_order(b, a), a, b);
+}
+
+static int cmp_int_desc(const void *a, const void *b) {
+    return or_position(int_order(b, a), a, b);
 }
 
 static int64_t load_i(tide_dtype dt, const char *p) {

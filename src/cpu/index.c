@@ -89,7 +89,7 @@ tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kvie
     o1.strides[dim] = a1.strides[dim] = 0;
     const tide_kview *v[2] = {&o1, &a1};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 2, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 2, v));
     if (sm.len == 0)
         return TIDE_OK;
     cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY / sm.len + 1, sm_row, &sm);
@@ -189,7 +189,7 @@ tide_status cpu_softmax_backward(tide_device *dev, const tide_kview *dx, const t
     o1.strides[dim] = y1.strides[dim] = g1.strides[dim] = 0;
     const tide_kview *v[3] = {&o1, &y1, &g1};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 3, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 3, v));
     if (sm.len == 0)
         return TIDE_OK;
     cpu_iter_run(&it, (log ? CPU_PAR_GRAIN_HEAVY : CPU_PAR_GRAIN) / sm.len + 1, smb_row, &sm);
@@ -248,8 +248,8 @@ static int64_t dense_slice_numel(const tide_kview *v, int dim) {
 
 tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                              const tide_kview *index) {
-    CPU_TRY(check_index("index_select", index, dim, a->ndim,
-                        dim >= 0 && dim < a->ndim ? a->shape[dim] : 0));
+    TIDE_TRY(check_index("index_select", index, dim, a->ndim,
+                         dim >= 0 && dim < a->ndim ? a->shape[dim] : 0));
     int64_t n = index->shape[0];
     if (out->ndim != a->ndim || out->shape[dim] != n)
         return tide_seterr(TIDE_ESHAPE, "index_select: cpu kernel got a wrong output shape");
@@ -270,15 +270,15 @@ tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide
     for (int64_t j = 0; j < n; j++) {
         int64_t    k = index_at(index, j);
         tide_kview so = slice(out, dim, j), sa = slice(a, dim, k);
-        CPU_TRY(cpu_copy(dev, &so, &sa));
+        TIDE_TRY(cpu_copy(dev, &so, &sa));
     }
     return TIDE_OK;
 }
 
 tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
                           const tide_kview *src) {
-    CPU_TRY(check_index("index_add_", index, dim, dst->ndim,
-                        dim >= 0 && dim < dst->ndim ? dst->shape[dim] : 0));
+    TIDE_TRY(check_index("index_add_", index, dim, dst->ndim,
+                         dim >= 0 && dim < dst->ndim ? dst->shape[dim] : 0));
     int64_t n = index->shape[0];
     if (src->ndim != dst->ndim || src->shape[dim] != n)
         return tide_seterr(TIDE_ESHAPE, "index_add_: cpu kernel got a wrong source shape");
@@ -286,7 +286,7 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
     for (int64_t j = 0; j < n; j++) {
         int64_t    k = index_at(index, j);
         tide_kview sd = slice(dst, dim, k), ss = slice(src, dim, j);
-        CPU_TRY(cpu_binary(dev, TIDE_OP_ADD, &sd, &sd, &ss));
+        TIDE_TRY(cpu_binary(dev, TIDE_OP_ADD, &sd, &sd, &ss));
     }
     return TIDE_OK;
 }
@@ -302,20 +302,7 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
 
 static void where_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
-    switch (*(const size_t *)arg) {
-    case 8:
-        WHERE_LOOP(uint64_t);
-        break;
-    case 4:
-        WHERE_LOOP(uint32_t);
-        break;
-    case 2:
-        WHERE_LOOP(uint16_t);
-        break;
-    default:
-        WHERE_LOOP(uint8_t);
-        break;
-    }
+    CPU_BY_SIZE(*(const size_t *)arg, WHERE_LOOP)
 }
 
 tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
@@ -327,7 +314,7 @@ tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview 
         return tide_seterr(TIDE_EDTYPE, "where: cpu kernel needs a, b and out of one dtype");
     const tide_kview *v[4] = {out, cond, a, b};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, "where", 4, v));
+    TIDE_TRY(cpu_iter_init(&it, "where", 4, v));
     size_t es = cpu_dtype_size(out->dtype);
     cpu_iter_run(&it, CPU_PAR_GRAIN, where_row, &es);
     return TIDE_OK;

@@ -147,6 +147,6 @@ void cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg) 
     }
 }
 
-int tide_cpu_threads(void) {
+int cpu_threads(void) {
     return omp_get_max_threads();
 }

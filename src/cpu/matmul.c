@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Weak: a BLAS other than OpenBLAS links too, and then tide_cpu_blas_core says it cannot tell. */
+/* Weak: a BLAS other than OpenBLAS links too, and then cpu_blas_core says it cannot tell. */
 #pragma weak openblas_get_corename
 
-const char *tide_cpu_blas_core(void) {
+const char *cpu_blas_core(void) {
     return openblas_get_corename ? openblas_get_corename() : NULL;
 }
 

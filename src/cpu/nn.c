@@ -101,15 +101,15 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
 
 static tide_status im2col_impl(const char *name, const tide_kview *cols, const tide_kview *img,
                                tide_conv_geom g, int col2im) {
-    CPU_TRY(float_check(name, img->dtype));
-    CPU_TRY(contig_check(name, img, 4));
+    TIDE_TRY(float_check(name, img->dtype));
+    TIDE_TRY(contig_check(name, img, 4));
     if (cols->ndim != 3 || (cols->strides[2] != 1 && cols->shape[2] > 1))
         return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs 3-d columns with unit stride in L",
                            name);
     if (cols->dtype != img->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one dtype", name);
     int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3], OH, OW;
-    CPU_TRY(geom_check(name, &g, H, W, &OH, &OW));
+    TIDE_TRY(geom_check(name, &g, H, W, &OH, &OW));
     int64_t KK = (int64_t)g.kh * g.kw, L = OH * OW;
     if (cols->shape[0] != N || cols->shape[1] != C * KK || cols->shape[2] != L)
         return tide_seterr(TIDE_ESHAPE,
@@ -214,12 +214,12 @@ tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *g
     const char *name = act == TIDE_ACT_GELU ? "gelu_backward" : "relu_backward";
     if (act != TIDE_ACT_RELU && act != TIDE_ACT_GELU)
         return tide_seterr(TIDE_EINVAL, "act_backward: unknown activation %d", (int)act);
-    CPU_TRY(float_check(name, grad_in->dtype));
+    TIDE_TRY(float_check(name, grad_in->dtype));
     if (grad_out->dtype != grad_in->dtype || input->dtype != grad_in->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one float dtype", name);
     const tide_kview *v[3] = {grad_in, grad_out, input};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 3, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 3, v));
     int f32 = grad_in->dtype == TIDE_DTYPE_F32;
     if (act == TIDE_ACT_GELU)
         cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY, gelu_back_row, &f32);

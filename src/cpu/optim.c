@@ -144,21 +144,14 @@ tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const 
     int     f32 = param->dtype == TIDE_DTYPE_F32;
     if (!f32 && param->dtype != TIDE_DTYPE_F64)
         return cpu_notsup("optim_step", param->dtype);
-    step_fn fn = NULL;
-    switch (h->kind) {
-    case TIDE_OPTIM_SGD:
-        fn = f32 ? sgd_f32 : sgd_f64;
-        break;
-    case TIDE_OPTIM_ADAM:
-        fn = f32 ? adam_f32 : adam_f64;
-        break;
-    case TIDE_OPTIM_RMSPROP:
-        fn = f32 ? rmsprop_f32 : rmsprop_f64;
-        break;
-    case TIDE_OPTIM_ADAGRAD:
-        fn = f32 ? adagrad_f32 : adagrad_f64;
-        break;
-    }
+    /* by kind, then float32 or not */
+    static const step_fn steps[][2] = {
+        [TIDE_OPTIM_SGD] = {sgd_f64, sgd_f32},
+        [TIDE_OPTIM_ADAM] = {adam_f64, adam_f32},
+        [TIDE_OPTIM_RMSPROP] = {rmsprop_f64, rmsprop_f32},
+        [TIDE_OPTIM_ADAGRAD] = {adagrad_f64, adagrad_f32},
+    };
+    step_fn fn = (unsigned)h->kind < sizeof steps / sizeof steps[0] ? steps[h->kind][f32] : NULL;
     if (!fn)
         return tide_seterr(TIDE_EINVAL, "optim_step: unknown optimizer kind %d (cpu kernel)",
                            (int)h->kind);

@@ -168,9 +168,9 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
     const char *name = "maxpool2d";
     if (input->dtype != TIDE_DTYPE_F32 && input->dtype != TIDE_DTYPE_F64)
         return cpu_notsup(name, input->dtype);
-    CPU_TRY(contig4(name, input));
-    CPU_TRY(contig4(name, out));
-    CPU_TRY(contig4(name, indices));
+    TIDE_TRY(contig4(name, input));
+    TIDE_TRY(contig4(name, out));
+    TIDE_TRY(contig4(name, indices));
     if (out->dtype != input->dtype || indices->dtype != TIDE_DTYPE_I64)
         return tide_seterr(TIDE_EDTYPE,
                            "%s: cpu kernel needs out of the input's dtype and int64 indices", name);
@@ -231,9 +231,9 @@ tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
     const char *name = "maxpool2d_backward";
     if (grad_out->dtype != TIDE_DTYPE_F32 && grad_out->dtype != TIDE_DTYPE_F64)
         return cpu_notsup(name, grad_out->dtype);
-    CPU_TRY(contig4(name, grad_in));
-    CPU_TRY(contig4(name, grad_out));
-    CPU_TRY(contig4(name, indices));
+    TIDE_TRY(contig4(name, grad_in));
+    TIDE_TRY(contig4(name, grad_out));
+    TIDE_TRY(contig4(name, indices));
     if (grad_in->dtype != grad_out->dtype || indices->dtype != TIDE_DTYPE_I64)
         return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one float dtype and int64 indices",
                            name);

@@ -91,7 +91,7 @@ tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind
         return cpu_notsup(name, out->dtype);
     const tide_kview *v[1] = {out};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 1, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 1, v));
     rnd_arg ra = {out->dtype, kind, lo, hi, seed, offset};
     cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY, rnd_row, &ra);
     return TIDE_OK;

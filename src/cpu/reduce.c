@@ -220,7 +220,7 @@ tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
     ain.strides[dim] = 0;
     const tide_kview *v[3] = {prim, &ain, want_idx ? indices : prim};
     cpu_iter          it;
-    CPU_TRY(cpu_iter_init(&it, name, 3, v));
+    TIDE_TRY(cpu_iter_init(&it, name, 3, v));
     int64_t grain = CPU_PAR_GRAIN / (ra.len > 0 ? ra.len : 1) + 1;
     int colsum = (op == TIDE_OP_SUM || op == TIDE_OP_MEAN) && is_float(a->dtype) && it.numel > 1 &&
                  ra.len > 1 && llabs(it.strides[1][it.ndim - 1]) < llabs(ra.sd);

@@ -93,7 +93,7 @@ tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview 
     (void)dev;
     const char             *name = "rnn_cell";
     const tide_kview *const v[] = {out, saved, gi, gh, prev};
-    CPU_TRY(rnn_check(name, gi, v, 5));
+    TIDE_TRY(rnn_check(name, gi, v, 5));
     int gated = kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU;
     if (gated && (!saved || !prev))
         return tide_seterr(TIDE_EINVAL, "%s: this cell kind needs saved and prev views", name);
@@ -136,7 +136,7 @@ tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const ti
     (void)dev;
     const char             *name = "rnn_cell_backward";
     const tide_kview *const v[] = {dgi, dgh, dprev, saved, prev, out, grad_out};
-    CPU_TRY(rnn_check(name, out, v, 7));
+    TIDE_TRY(rnn_check(name, out, v, 7));
     int gated = kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU;
     if (gated && (!saved || !prev || !dprev || (kind == TIDE_RNN_GRU && !dgh)))
         return tide_seterr(TIDE_EINVAL, "%s: this cell kind needs saved, prev and dprev views",

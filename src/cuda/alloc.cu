@@ -71,6 +71,15 @@ std::set<Block *, BlockLess> &free_set(Pool &p, bool small) {
     return small ? p.free_small : p.free_large;
 }
 
+/* left takes in right, its neighbour within the segment (neither in a free set) */
+void merge_into(Block *left, Block *right) {
+    left->size += right->size;
+    left->next = right->next;
+    if (right->next)
+        right->next->prev = left;
+    delete right;
+}
+
 /* Frees every segment that is entirely cached (one free block without neighbours). cudaFree
  * synchronizes the device, so cached blocks are idle by then. Caller holds p.mu. */
 tide_status release_cached(Pool &p) {
@@ -110,7 +119,7 @@ std::string human(size_t bytes) {
 tide_status tide_cuda_alloc(tide_device *dev, size_t bytes, void **ptr) {
     *ptr = NULL;
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     Pool                       &p = g_pool[dev->index];
     size_t                      size = round_size(bytes);
     bool                        small = size <= kSmallMax;
@@ -140,7 +149,7 @@ tide_status tide_cuda_alloc(tide_device *dev, size_t bytes, void **ptr) {
         if (e == cudaErrorMemoryAllocation) {
             /* give the cache back to the driver and retry once */
             cudaGetLastError();
-            TIDE_TRY_ST(release_cached(p));
+            TIDE_TRY(release_cached(p));
             e = cudaMalloc(&mem, seg);
             if (e == cudaErrorMemoryAllocation && seg > size) {
                 cudaGetLastError();
@@ -196,25 +205,16 @@ void tide_cuda_free(tide_device *dev, void *ptr, size_t bytes) {
     b->free = true;
     b->requested = 0;
     auto &set = free_set(p, b->small);
-    /* merge with free neighbours */
+    /* merge with free neighbours (out of the free set first: it is ordered by size) */
     if (b->prev && b->prev->free) {
         Block *pr = b->prev;
         set.erase(pr);
-        pr->size += b->size;
-        pr->next = b->next;
-        if (b->next)
-            b->next->prev = pr;
-        delete b;
+        merge_into(pr, b);
         b = pr;
     }
     if (b->next && b->next->free) {
-        Block *nx = b->next;
-        set.erase(nx);
-        b->size += nx->size;
-        b->next = nx->next;
-        if (nx->next)
-            nx->next->prev = b;
-        delete nx;
+        set.erase(b->next);
+        merge_into(b, b->next);
     }
     set.insert(b);
 }
@@ -232,7 +232,7 @@ tide_status tide_cuda_memory_stats(tide_device *dev, tide_memory_stats *out) {
 
 tide_status tide_cuda_empty_cache(tide_device *dev) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     Pool                       &p = g_pool[dev->index];
     std::lock_guard<std::mutex> lock(p.mu);
     return release_cached(p);

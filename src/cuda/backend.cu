@@ -184,8 +184,8 @@ tide_status tide_cuda_enter(tide_device *dev, cudaStream_t *stream) {
 
 tide_status tide_cuda_blas(tide_device *dev, cublasHandle_t *handle) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    TIDE_TRY_ST(tide_cuda_load_cublas());
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_load_cublas());
     dev_state &s = g_dev[dev->index];
     std::call_once(s.blas_once, [&] {
         s.blas_st = tide_cublas.create(&s.blas);
@@ -216,7 +216,7 @@ static bool is_pinned(const void *p) {
 static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, size_t bytes,
                                 int non_blocking) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (bytes == 0)
         return TIDE_OK;
     TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
@@ -230,7 +230,7 @@ static tide_status copy_to_host(tide_device *dev, void *dst, const void *src, si
 static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, size_t bytes,
                                   int non_blocking) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (bytes == 0)
         return TIDE_OK;
     TIDE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
@@ -246,7 +246,7 @@ static tide_status copy_from_host(tide_device *dev, void *dst, const void *src, 
 static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_dev, const void *src,
                              size_t bytes) {
     cudaStream_t src_stream = NULL, dst_stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(src_dev, &src_stream));
+    TIDE_TRY(tide_cuda_enter(src_dev, &src_stream));
     if (bytes == 0)
         return TIDE_OK;
     if (dst_dev == src_dev) {
@@ -254,7 +254,7 @@ static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_d
         return TIDE_OK;
     }
     TIDE_CUDA_TRY(cudaStreamSynchronize(src_stream));
-    TIDE_TRY_ST(tide_cuda_enter(dst_dev, &dst_stream));
+    TIDE_TRY(tide_cuda_enter(dst_dev, &dst_stream));
     /* cudaMemcpyPeerAsync goes over NVLink/PCIe directly when peer access is enabled and is
      * staged by the driver otherwise, so failing to enable it (already enabled, unsupported
      * topology) is not an error */
@@ -269,14 +269,14 @@ static tide_status copy_peer(tide_device *dst_dev, void *dst, tide_device *src_d
 
 static tide_status synchronize(tide_device *dev) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     TIDE_CUDA_TRY(cudaStreamSynchronize(stream));
     return TIDE_OK;
 }
 
 static tide_status stream_of(tide_device *dev, void **out) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     *out = (void *)stream;
     return TIDE_OK;
 }
@@ -307,7 +307,7 @@ static void free_pinned(void *ptr) {
 
 /* the kernels of include/tide_kernels.def whose CUDA column is Y, in row order (kernel id) */
 static const tide_kernel_fn cuda_kernels[TIDE_KERNEL_COUNT] = {
-#define K(NAME, name, kind, dtypes, cpu, cuda, ...) TIDE_KERNEL_ENTRY(cuda, tide_cuda_##name),
+#define K(NAME, name, kind, dtypes, cpu, cuda, ...) TIDE_ENTRY_IF(cuda, tide_cuda_##name),
 #include "tide_kernels.def"
 #undef K
 };
@@ -324,34 +324,13 @@ static const tide_backend cuda_backend = {
     /* .empty_cache = */ tide_cuda_empty_cache,
     /* .alloc_pinned = */ alloc_pinned,
     /* .free_pinned = */ free_pinned,
-    /* .binary = */ tide_cuda_binary,
-    /* .binary_scalar = */ tide_cuda_binary_scalar,
-    /* .unary = */ tide_cuda_unary,
-    /* .copy = */ tide_cuda_copy,
-    /* .fill = */ tide_cuda_fill,
-    /* .reduce = */ tide_cuda_reduce,
-    /* .matmul = */ tide_cuda_matmul,
-    /* .softmax = */ tide_cuda_softmax,
-    /* .index_select = */ tide_cuda_index_select,
-    /* .index_add = */ tide_cuda_index_add,
-    /* .where = */ tide_cuda_where,
-    /* .random = */ tide_cuda_random,
-    /* .arange = */ tide_cuda_arange,
-    /* .im2col = */ tide_cuda_im2col,
-    /* .col2im = */ tide_cuda_col2im,
-    /* .maxpool2d = */ tide_cuda_maxpool2d,
-    /* .maxpool2d_backward = */ tide_cuda_maxpool2d_backward,
     /* .stream = */ stream_of,
-    /* .rnn_cell = */ tide_cuda_rnn_cell,
-    /* .rnn_cell_backward = */ tide_cuda_rnn_cell_backward,
-    /* .gather = */ tide_cuda_gather,
-    /* .scatter = */ tide_cuda_scatter,
-    /* .sort = */ tide_cuda_sort,
-    /* .optim_step = */ tide_cuda_optim_step,
-    /* .act_backward = */ tide_cuda_act_backward,
-    /* .conv2d = */ NULL, /* conv2d runs as im2col + cuBLAS (tide.nn._fused) */
-    /* .conv2d_backward = */ NULL,
-    /* .softmax_backward = */ tide_cuda_softmax_backward,
+    /* .device_info = */ NULL,
+/* the compute entries of src/backend_entries.def, in row order: tide_cuda_<name> where the CUDA
+ * column says Y (conv2d runs as im2col + cuBLAS, tide.nn._fused) */
+#define E(name, cpu, cuda, params) /* .name = */ TIDE_ENTRY_IF(cuda, tide_cuda_##name),
+#include "backend_entries.def"
+#undef E
     /* .kernels = */ cuda_kernels,
     /* .nkernels = */ TIDE_KERNEL_COUNT,
 };

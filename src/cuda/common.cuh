@@ -31,12 +31,15 @@ extern tide_seterr_fn tide_cuda_seterr;
 tide_status tide_cuda_fail(cudaError_t e, const char *expr, const char *file, int line);
 tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *file, int line);
 
-#define TIDE_CUDA_TRY(expr)                                                                        \
+/* returns fail(code, what, file, line) when expr's code is not ok (the three macros below) */
+#define TIDE_CUDA_CHECK(T, ok, fail, expr, what)                                                   \
     do {                                                                                           \
-        cudaError_t e_ = (expr);                                                                   \
-        if (e_ != cudaSuccess)                                                                     \
-            return tide_cuda_fail(e_, #expr, __FILE__, __LINE__);                                  \
+        T code_ = (expr);                                                                          \
+        if (code_ != (ok))                                                                         \
+            return fail(code_, what, __FILE__, __LINE__);                                          \
     } while (0)
+
+#define TIDE_CUDA_TRY(expr) TIDE_CUDA_CHECK(cudaError_t, cudaSuccess, tide_cuda_fail, expr, #expr)
 
 /* Every kernel launch is written TIDE_LAUNCH(kernel, grid, block, shared bytes, stream, args...):
  * the host emulation of the CUDA runtime that runs this backend in the CPU tests
@@ -48,25 +51,10 @@ tide_status tide_cublas_fail(cublasStatus_t s, const char *expr, const char *fil
 
 /* after every kernel launch: launch errors (bad configuration, no kernel image) surface here */
 #define TIDE_CUDA_LAUNCHED(kernel)                                                                 \
-    do {                                                                                           \
-        cudaError_t e_ = cudaGetLastError();                                                       \
-        if (e_ != cudaSuccess)                                                                     \
-            return tide_cuda_fail(e_, #kernel "<<<>>>", __FILE__, __LINE__);                       \
-    } while (0)
+    TIDE_CUDA_CHECK(cudaError_t, cudaSuccess, tide_cuda_fail, cudaGetLastError(), #kernel "<<<>>>")
 
 #define TIDE_CUBLAS_TRY(expr)                                                                      \
-    do {                                                                                           \
-        cublasStatus_t s_ = (expr);                                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                           \
-            return tide_cublas_fail(s_, #expr, __FILE__, __LINE__);                                \
-    } while (0)
-
-#define TIDE_TRY_ST(expr)                                                                          \
-    do {                                                                                           \
-        tide_status st_ = (expr);                                                                  \
-        if (st_ != TIDE_OK)                                                                        \
-            return st_;                                                                            \
-    } while (0)
+    TIDE_CUDA_CHECK(cublasStatus_t, CUBLAS_STATUS_SUCCESS, tide_cublas_fail, expr, #expr)
 
 /* ---- devices ------------------------------------------------------------------------------ */
 
@@ -200,46 +188,46 @@ __device__ __forceinline__ void tide_iter_offsets(const tide_iter<N> &it, I i, i
 
 /* ---- dtypes ------------------------------------------------------------------------------- */
 
-/* Storage type T and compute type C of each dtype. Floats compute in float (half types
- * included) or double; integers compute exactly in int64. */
+/* X(ENUM, storage type T, compute type C) for each dtype: floats compute in float (half types
+ * included) or double; integers compute exactly in int64 */
+#define TIDE_CUDA_DTYPES(X)                                                                        \
+    X(F32, float, float)                                                                           \
+    X(F64, double, double)                                                                         \
+    X(F16, __half, float)                                                                          \
+    X(BF16, __nv_bfloat16, float)                                                                  \
+    X(I32, int32_t, int64_t)                                                                       \
+    X(I64, int64_t, int64_t)                                                                       \
+    X(U8, uint8_t, int64_t)                                                                        \
+    X(BOOL, uint8_t, int64_t)
+
 template <int DT> struct tide_dt;
-template <> struct tide_dt<TIDE_DTYPE_F32> {
-    typedef float T;
-    typedef float C;
-};
-template <> struct tide_dt<TIDE_DTYPE_F64> {
-    typedef double T;
-    typedef double C;
-};
-template <> struct tide_dt<TIDE_DTYPE_F16> {
-    typedef __half T;
-    typedef float  C;
-};
-template <> struct tide_dt<TIDE_DTYPE_BF16> {
-    typedef __nv_bfloat16 T;
-    typedef float         C;
-};
-template <> struct tide_dt<TIDE_DTYPE_I32> {
-    typedef int32_t T;
-    typedef int64_t C;
-};
-template <> struct tide_dt<TIDE_DTYPE_I64> {
-    typedef int64_t T;
-    typedef int64_t C;
-};
-template <> struct tide_dt<TIDE_DTYPE_U8> {
-    typedef uint8_t T;
-    typedef int64_t C;
-};
-template <> struct tide_dt<TIDE_DTYPE_BOOL> {
-    typedef uint8_t T;
-    typedef int64_t C;
-};
+#define X(E, TS, TC)                                                                               \
+    template <> struct tide_dt<TIDE_DTYPE_##E> {                                                   \
+        typedef TS T;                                                                              \
+        typedef TC C;                                                                              \
+    };
+TIDE_CUDA_DTYPES(X)
+#undef X
+
+/* the four float dtypes; every other is an integer */
+__host__ __device__ constexpr bool tide_dt_is_float_rt(int dt) {
+    return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
+           dt == TIDE_DTYPE_BF16;
+}
 
 template <int DT> __host__ __device__ constexpr bool tide_dt_is_float() {
-    return DT == TIDE_DTYPE_F32 || DT == TIDE_DTYPE_F64 || DT == TIDE_DTYPE_F16 ||
-           DT == TIDE_DTYPE_BF16;
+    return tide_dt_is_float_rt(DT);
 }
+
+/* name(float) and name(double): scalar_math.h's tide_<fn>_f and tide_<fn>_d as one overload set,
+ * for code templated on the compute type */
+#define TIDE_CUDA_FLOAT_OVERLOADS(name, fn)                                                        \
+    __device__ __forceinline__ float name(float a) {                                               \
+        return tide_##fn##_f(a);                                                                   \
+    }                                                                                              \
+    __device__ __forceinline__ double name(double a) {                                             \
+        return tide_##fn##_d(a);                                                                   \
+    }
 
 /* storage -> compute type */
 template <int DT>
@@ -291,20 +279,13 @@ template <int DT> __device__ __forceinline__ typename tide_dt<DT>::T tide_from_d
 /* element off of a tensor of run-time dtype dt, as double / int64 (ints exactly) */
 __device__ __forceinline__ double tide_load_dyn(const void *p, int64_t off, int dt) {
     switch (dt) {
-    case TIDE_DTYPE_F32:
-        return ((const float *)p)[off];
-    case TIDE_DTYPE_F64:
-        return ((const double *)p)[off];
-    case TIDE_DTYPE_F16:
-        return __half2float(((const __half *)p)[off]);
-    case TIDE_DTYPE_BF16:
-        return __bfloat162float(((const __nv_bfloat16 *)p)[off]);
-    case TIDE_DTYPE_I32:
-        return ((const int32_t *)p)[off];
-    case TIDE_DTYPE_I64:
-        return (double)((const int64_t *)p)[off];
-    default: /* U8, BOOL */
-        return ((const uint8_t *)p)[off];
+#define X(E, TS, TC)                                                                               \
+    case TIDE_DTYPE_##E:                                                                           \
+        return tide_to_double<TIDE_DTYPE_##E>(((const TS *)p)[off]);
+        TIDE_CUDA_DTYPES(X)
+#undef X
+    default:
+        return 0;
     }
 }
 
@@ -326,29 +307,13 @@ __device__ __forceinline__ int64_t tide_load_dyn_int(const void *p, int64_t off,
  * (tide_store_d) */
 __device__ __forceinline__ void tide_store_dyn(void *p, int64_t off, int dt, double v) {
     switch (dt) {
-    case TIDE_DTYPE_F32:
-        ((float *)p)[off] = (float)v;
+#define X(E, TS, TC)                                                                               \
+    case TIDE_DTYPE_##E:                                                                           \
+        ((TS *)p)[off] = tide_from_double<TIDE_DTYPE_##E>(v);                                      \
         break;
-    case TIDE_DTYPE_F64:
-        ((double *)p)[off] = v;
-        break;
-    case TIDE_DTYPE_F16:
-        ((__half *)p)[off] = __double2half(v);
-        break;
-    case TIDE_DTYPE_BF16:
-        ((__nv_bfloat16 *)p)[off] = __double2bfloat16(v);
-        break;
-    case TIDE_DTYPE_I32:
-        ((int32_t *)p)[off] = tide_sat_i32(v);
-        break;
-    case TIDE_DTYPE_I64:
-        ((int64_t *)p)[off] = tide_sat_i64(v);
-        break;
-    case TIDE_DTYPE_U8:
-        ((uint8_t *)p)[off] = tide_sat_u8(v);
-        break;
-    default: /* BOOL */
-        ((uint8_t *)p)[off] = v != 0;
+        TIDE_CUDA_DTYPES(X)
+#undef X
+    default:
         break;
     }
 }
@@ -388,14 +353,8 @@ static inline int64_t tide_cuda_scalar_int(tide_dtype dt, double s) {
     }
 }
 
-static inline bool tide_dt_is_float_rt(tide_dtype dt) {
-    return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
-           dt == TIDE_DTYPE_BF16;
-}
-
 static inline bool tide_dtype_is_int(tide_dtype dt) {
-    return dt == TIDE_DTYPE_I32 || dt == TIDE_DTYPE_I64 || dt == TIDE_DTYPE_U8 ||
-           dt == TIDE_DTYPE_BOOL;
+    return !tide_dt_is_float_rt(dt);
 }
 
 /* Runs F::template run<DT>(args...) for the dtype dt; other dtypes get TIDE_ENOTSUP. */
@@ -403,26 +362,26 @@ static inline bool tide_dtype_is_int(tide_dtype dt) {
     case DT:                                                                                       \
         return F::template run<DT>(__VA_ARGS__);
 
-#define TIDE_CUDA_DISPATCH_ALL(dt, F, ...)                                                         \
+#define TIDE_CUDA_FLOAT_CASES(F, ...)                                                              \
+    TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F32, F, __VA_ARGS__)                                        \
+    TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F64, F, __VA_ARGS__)                                        \
+    TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F16, F, __VA_ARGS__)                                        \
+    TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BF16, F, __VA_ARGS__)
+
+#define TIDE_CUDA_DISPATCH_FLOAT(dt, F, ...)                                                       \
     switch (dt) {                                                                                  \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F32, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F64, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F16, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BF16, F, __VA_ARGS__)                                   \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_I32, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_I64, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_U8, F, __VA_ARGS__)                                     \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BOOL, F, __VA_ARGS__)                                   \
+        TIDE_CUDA_FLOAT_CASES(F, __VA_ARGS__)                                                      \
     default:                                                                                       \
         break;                                                                                     \
     }
 
-#define TIDE_CUDA_DISPATCH_FLOAT(dt, F, ...)                                                       \
+#define TIDE_CUDA_DISPATCH_ALL(dt, F, ...)                                                         \
     switch (dt) {                                                                                  \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F32, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F64, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_F16, F, __VA_ARGS__)                                    \
-        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BF16, F, __VA_ARGS__)                                   \
+        TIDE_CUDA_FLOAT_CASES(F, __VA_ARGS__)                                                      \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_I32, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_I64, F, __VA_ARGS__)                                    \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_U8, F, __VA_ARGS__)                                     \
+        TIDE_CUDA_DISPATCH_CASE(TIDE_DTYPE_BOOL, F, __VA_ARGS__)                                   \
     default:                                                                                       \
         break;                                                                                     \
     }
@@ -451,70 +410,15 @@ static inline tide_status tide_cuda_by_size(tide_dtype dt, const char *op, F f) 
 /* ---- the vtable's kernel entries (one .cu per family) -------------------------------------- */
 
 extern "C" {
-/* elementwise.cu */
-tide_status tide_cuda_binary(tide_device *dev, tide_op op, const tide_kview *out,
-                             const tide_kview *a, const tide_kview *b);
-tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
-                                    const tide_kview *a, double s, int reverse);
-tide_status tide_cuda_unary(tide_device *dev, tide_op op, const tide_kview *out,
-                            const tide_kview *a, const double *params);
-tide_status tide_cuda_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
-                            const tide_kview *a, const tide_kview *b);
-/* copy.cu */
-tide_status tide_cuda_copy(tide_device *dev, const tide_kview *out, const tide_kview *a);
-tide_status tide_cuda_fill(tide_device *dev, const tide_kview *out, double value);
-tide_status tide_cuda_arange(tide_device *dev, const tide_kview *out, double start, double step);
-/* random.cu */
-tide_status tide_cuda_random(tide_device *dev, const tide_kview *out, tide_random_kind kind,
-                             double lo, double hi, uint64_t seed, uint64_t offset);
-/* reduce.cu */
-tide_status tide_cuda_reduce(tide_device *dev, tide_op op, const tide_kview *out,
-                             const tide_kview *indices, const tide_kview *a, int dim);
-/* matmul.cu */
-tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                             const tide_kview *bm);
-/* softmax.cu */
-tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
-                              int log);
-tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
-                                       const tide_kview *g, int dim, int log);
-/* index.cu */
-tide_status tide_cuda_index_select(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                                   int dim, const tide_kview *index);
-tide_status tide_cuda_index_add(tide_device *dev, const tide_kview *dst, int dim,
-                                const tide_kview *index, const tide_kview *src);
-/* conv.cu */
-tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
-                             tide_conv_geom g);
-tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
-                             tide_conv_geom g);
-/* pool.cu */
-tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                                const tide_kview *input, tide_pool_geom g);
-tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
-                                         const tide_kview *grad_out, const tide_kview *indices);
-/* rnn.cu */
-tide_status tide_cuda_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
-                               const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
-                               const tide_kview *prev);
-tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
-                                        const tide_kview *dgh, const tide_kview *dprev,
-                                        const tide_kview *saved, const tide_kview *prev,
-                                        const tide_kview *out, const tide_kview *grad_out);
-/* gather.cu */
-tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
-                             const tide_kview *index);
-tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst, int dim,
-                              const tide_kview *index, const tide_kview *src, int accumulate);
-tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                           const tide_kview *a, int dim, int descending);
-tide_status tide_cuda_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                                   const tide_kview *grad_out, const tide_kview *input);
-/* optim.cu */
-tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
-                                 const tide_kview *param, const tide_kview *grad,
-                                 const tide_kview *state1, const tide_kview *state2,
-                                 const tide_kview *state3);
+/* The compute entries of src/backend_entries.def with a Y in the CUDA column: tide_cuda_<name>
+ * (elementwise.cu: binary, binary_scalar, unary, where; copy.cu: copy, fill, arange; random.cu;
+ * reduce.cu; matmul.cu; softmax.cu: softmax, softmax_backward; index.cu: index_select,
+ * index_add; conv.cu: im2col, col2im; pool.cu: maxpool2d, maxpool2d_backward; rnn.cu: rnn_cell,
+ * rnn_cell_backward; gather.cu: gather, scatter, sort, act_backward; optim.cu) */
+#define E(name, cpu, cuda, params) TIDE_ENTRY_PROTO(cuda, tide_cuda_##name, params)
+#include "backend_entries.def"
+#undef E
+
 /* the kernels of include/tide_kernels.def with a Y in the CUDA column: tide_cuda_<lua name>,
  * one signature (backend.h's tide_kernel_fn) */
 #define K(NAME, name, kind, dtypes, cpu, cuda, ...) TIDE_KERNEL_PROTO(cuda, tide_cuda_##name)

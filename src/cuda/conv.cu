@@ -2,47 +2,27 @@
  * conv.cu — the nn kernels: im2col / col2im (convolution as gemm and its gradient), any
  * dilation; padding reads as 0. Max pooling is in pool.cu.
  */
-#include "map.cuh"
+#include "window.cuh"
 
-struct geom {
-    int64_t N, C, H, W, OH, OW;
-    int     kh, kw, sh, sw, ph, pw, dh, dw; /* dh, dw: the dilation */
-    int64_t is[4];                          /* strides of the [N, C, H, W] side */
-    int64_t cs[4]; /* strides of the other side: cols [N, C*kh*kw, OH*OW] (3 used) or [N,C,OH,OW] */
-};
-
-static geom geom_make(const tide_kview *img, const tide_kview *other, tide_conv_geom g) {
-    geom q = geom();
-    q.N = img->shape[0];
-    q.C = img->shape[1];
-    q.H = img->shape[2];
-    q.W = img->shape[3];
-    q.kh = g.kh;
-    q.kw = g.kw;
-    q.sh = g.sh;
-    q.sw = g.sw;
-    q.ph = g.ph;
-    q.pw = g.pw;
-    q.dh = g.dh == 0 ? 1 : g.dh; /* 0: a geometry from before dilation existed */
-    q.dw = g.dw == 0 ? 1 : g.dw;
-    q.OH = (q.H + 2 * (int64_t)g.ph - (int64_t)q.dh * (g.kh - 1) - 1) / g.sh + 1;
-    q.OW = (q.W + 2 * (int64_t)g.pw - (int64_t)q.dw * (g.kw - 1) - 1) / g.sw + 1;
-    for (int d = 0; d < 4; d++) {
-        q.is[d] = img->strides[d];
-        q.cs[d] = d < other->ndim ? other->strides[d] : 0;
-    }
-    return q;
-}
-
-static bool geom_ok(tide_conv_geom g) {
-    return g.kh > 0 && g.kw > 0 && g.sh > 0 && g.sw > 0 && g.ph >= 0 && g.pw >= 0 && g.dh >= 0 &&
-           g.dw >= 0;
+/* Enters dev and gives the window of g over the image img ([N, C, H, W]) with cols ([N, C*kh*kw,
+ * OH*OW]), the output size from g's arithmetic; EINVAL with msg for other views or a bad g. */
+static tide_status conv_enter(tide_device *dev, const char *msg, const tide_kview *img,
+                              const tide_kview *cols, tide_conv_geom g, cudaStream_t *stream,
+                              win_geom *q) {
+    if (img->ndim != 4 || cols->ndim != 3 || g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0 ||
+        g.ph < 0 || g.pw < 0 || g.dh < 0 || g.dw < 0)
+        return tide_cuda_seterr(TIDE_EINVAL, "%s", msg);
+    TIDE_TRY(tide_cuda_enter(dev, stream));
+    *q = win_make(img, cols, g);
+    q->OH = (q->H + 2 * (int64_t)g.ph - (int64_t)q->dh * (g.kh - 1) - 1) / g.sh + 1;
+    q->OW = (q->W + 2 * (int64_t)g.pw - (int64_t)q->dw * (g.kw - 1) - 1) / g.sw + 1;
+    return TIDE_OK;
 }
 
 // ---- im2col ---------------------------------------------------------------------------------
 
 /* one thread per column element (n, row = (c*kh + i)*kw + j, col = oh*OW + ow) */
-template <typename T> __global__ void k_im2col(geom q, T *cols, const T *in, int64_t total) {
+template <typename T> __global__ void k_im2col(win_geom q, T *cols, const T *in, int64_t total) {
     int64_t L = q.OH * q.OW, rows = q.C * q.kh * q.kw;
     for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
         int64_t col = t % L, row = (t / L) % rows, n = t / (L * rows);
@@ -53,12 +33,12 @@ template <typename T> __global__ void k_im2col(geom q, T *cols, const T *in, int
         memset(&v, 0, sizeof v);
         if (h >= 0 && h < q.H && w >= 0 && w < q.W)
             v = in[n * q.is[0] + c * q.is[1] + h * q.is[2] + w * q.is[3]];
-        cols[n * q.cs[0] + row * q.cs[1] + col * q.cs[2]] = v;
+        cols[n * q.os[0] + row * q.os[1] + col * q.os[2]] = v;
     }
 }
 
 template <typename T>
-static tide_status im2col_bytes(cudaStream_t stream, const geom &q, const tide_kview *cols,
+static tide_status im2col_bytes(cudaStream_t stream, const win_geom &q, const tide_kview *cols,
                                 const tide_kview *in) {
     int64_t total = tide_cuda_numel(cols);
     if (total == 0)
@@ -71,11 +51,10 @@ static tide_status im2col_bytes(cudaStream_t stream, const geom &q, const tide_k
 
 extern "C" tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols,
                                         const tide_kview *input, tide_conv_geom g) {
-    if (input->ndim != 4 || cols->ndim != 3 || !geom_ok(g))
-        return tide_cuda_seterr(TIDE_EINVAL, "im2col: expected [N, C, H, W] input and 3-D cols");
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    geom q = geom_make(input, cols, g);
+    win_geom     q = win_geom();
+    TIDE_TRY(conv_enter(dev, "im2col: expected [N, C, H, W] input and 3-D cols", input, cols, g,
+                        &stream, &q));
     return tide_cuda_by_size(input->dtype, "im2col", [&](auto z) {
         return im2col_bytes<decltype(z)>(stream, q, cols, input);
     });
@@ -86,8 +65,8 @@ extern "C" tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols
 /* one thread per image element gathers every column entry that im2col copied from it: no
  * atomics, and the same order of summation on every run */
 template <int DT>
-__global__ void k_col2im(geom q, typename tide_dt<DT>::T *out, const typename tide_dt<DT>::T *cols,
-                         int64_t total) {
+__global__ void k_col2im(win_geom q, typename tide_dt<DT>::T *out,
+                         const typename tide_dt<DT>::T *cols, int64_t total) {
     typedef typename tide_dt<DT>::C C;
     for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
         int64_t w = t % q.W, h = (t / q.W) % q.H, c = (t / (q.W * q.H)) % q.C,
@@ -102,7 +81,7 @@ __global__ void k_col2im(geom q, typename tide_dt<DT>::T *out, const typename ti
                 if (ww < 0 || ww % q.sw != 0 || ww / q.sw >= q.OW)
                     continue;
                 int64_t row = (c * q.kh + i) * q.kw + j, col = (hh / q.sh) * q.OW + ww / q.sw;
-                acc += tide_load<DT>(cols[n * q.cs[0] + row * q.cs[1] + col * q.cs[2]]);
+                acc += tide_load<DT>(cols[n * q.os[0] + row * q.os[1] + col * q.os[2]]);
             }
         }
         out[n * q.is[0] + c * q.is[1] + h * q.is[2] + w * q.is[3]] = tide_store<DT>(acc);
@@ -111,7 +90,7 @@ __global__ void k_col2im(geom q, typename tide_dt<DT>::T *out, const typename ti
 
 struct run_col2im {
     template <int DT>
-    static tide_status run(cudaStream_t stream, const geom &q, const tide_kview *out,
+    static tide_status run(cudaStream_t stream, const win_geom &q, const tide_kview *out,
                            const tide_kview *cols) {
         typedef typename tide_dt<DT>::T T;
         int64_t                         total = tide_cuda_numel(out);
@@ -126,11 +105,10 @@ struct run_col2im {
 
 extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
                                         const tide_kview *cols, tide_conv_geom g) {
-    if (out->ndim != 4 || cols->ndim != 3 || !geom_ok(g))
-        return tide_cuda_seterr(TIDE_EINVAL, "col2im: expected 3-D cols and [N, C, H, W] out");
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    geom q = geom_make(out, cols, g);
+    win_geom     q = win_geom();
+    TIDE_TRY(conv_enter(dev, "col2im: expected 3-D cols and [N, C, H, W] out", out, cols, g,
+                        &stream, &q));
     TIDE_CUDA_DISPATCH_FLOAT(out->dtype, run_col2im, stream, q, out, cols);
     return tide_cuda_notsup("col2im", out->dtype);
 }

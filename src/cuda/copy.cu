@@ -47,7 +47,7 @@ static tide_status move_bytes(tide_device *dev, const tide_kview *out, const tid
 extern "C" tide_status tide_cuda_copy(tide_device *dev, const tide_kview *out,
                                       const tide_kview *a) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;
@@ -127,7 +127,7 @@ static tide_status fill_bytes(tide_device *dev, const tide_kview *out, uint64_t 
 
 extern "C" tide_status tide_cuda_fill(tide_device *dev, const tide_kview *out, double value) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;
@@ -146,7 +146,7 @@ extern "C" tide_status tide_cuda_fill(tide_device *dev, const tide_kview *out, d
 extern "C" tide_status tide_cuda_arange(tide_device *dev, const tide_kview *out, double start,
                                         double step) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;

@@ -10,59 +10,27 @@
 
 // ---- scalar math by compute type, generated from include/tide_ops.def ----------------------
 
-/* Each row of the table gets overloads op_<NAME>(C...) for the compute types: float and double,
- * and int64 (every integer dtype) when the row's DTYPES is ALL; they call the row's
- * scalar_math.h function, so a missing one fails the build. */
+/* Each row of the table gets overloads op_<NAME>(C a, C...) for the compute types: float and
+ * double, and int64 (every integer dtype) when the row's DTYPES is ALL; they call the row's
+ * scalar_math.h function with the same arguments (one input, two, or the input and clamp's
+ * bounds), so a missing one fails the build. REDUCE rows have their kernels in reduce.cu. */
 #define CU_OVERLOAD_INT_ALL(x)   x
 #define CU_OVERLOAD_INT_FLOAT(x) /* integer inputs are promoted by the core */
-#define CU_WRAP_BINARY(E, fn, dtypes)                                                              \
-    __device__ __forceinline__ float op_##E(float a, float b) {                                    \
-        return tide_##fn##_f(a, b);                                                                \
+#define CU_WRAP(E, fn, dtypes)                                                                     \
+    template <typename... A> __device__ __forceinline__ auto op_##E(float a, A... rest) {          \
+        return tide_##fn##_f(a, rest...);                                                          \
     }                                                                                              \
-    __device__ __forceinline__ double op_##E(double a, double b) {                                 \
-        return tide_##fn##_d(a, b);                                                                \
+    template <typename... A> __device__ __forceinline__ auto op_##E(double a, A... rest) {         \
+        return tide_##fn##_d(a, rest...);                                                          \
     }                                                                                              \
-    CU_OVERLOAD_INT_##dtypes(__device__ __forceinline__ int64_t op_##E(int64_t a, int64_t b) {     \
-        return tide_##fn##_i64(a, b);                                                              \
-    })
-#define CU_WRAP_COMPARE(E, fn, dtypes)                                                             \
-    __device__ __forceinline__ uint8_t op_##E(float a, float b) {                                  \
-        return tide_##fn##_f(a, b);                                                                \
-    }                                                                                              \
-    __device__ __forceinline__ uint8_t op_##E(double a, double b) {                                \
-        return tide_##fn##_d(a, b);                                                                \
-    }                                                                                              \
-    CU_OVERLOAD_INT_##dtypes(__device__ __forceinline__ uint8_t op_##E(int64_t a, int64_t b) {     \
-        return tide_##fn##_i64(a, b);                                                              \
-    })
-#define CU_WRAP_UNARY(E, fn, dtypes)                                                               \
-    __device__ __forceinline__ float op_##E(float a) {                                             \
-        return tide_##fn##_f(a);                                                                   \
-    }                                                                                              \
-    __device__ __forceinline__ double op_##E(double a) {                                           \
-        return tide_##fn##_d(a);                                                                   \
-    }                                                                                              \
-    CU_OVERLOAD_INT_##dtypes(                                                                      \
-        __device__ __forceinline__ int64_t op_##E(int64_t a) { return tide_##fn##_i64(a); })
-#define CU_WRAP_PREDICATE(E, fn, dtypes)                                                           \
-    __device__ __forceinline__ uint8_t op_##E(float a) {                                           \
-        return tide_##fn##_f(a);                                                                   \
-    }                                                                                              \
-    __device__ __forceinline__ uint8_t op_##E(double a) {                                          \
-        return tide_##fn##_d(a);                                                                   \
-    }                                                                                              \
-    CU_OVERLOAD_INT_##dtypes(                                                                      \
-        __device__ __forceinline__ uint8_t op_##E(int64_t a) { return tide_##fn##_i64(a); })
-#define CU_WRAP_BOUNDED(E, fn, dtypes)                                                             \
-    __device__ __forceinline__ float op_##E(float a, float lo, float hi) {                         \
-        return tide_##fn##_f(a, lo, hi);                                                           \
-    }                                                                                              \
-    __device__ __forceinline__ double op_##E(double a, double lo, double hi) {                     \
-        return tide_##fn##_d(a, lo, hi);                                                           \
-    }                                                                                              \
-    CU_OVERLOAD_INT_##dtypes(__device__ __forceinline__ int64_t op_##E(                            \
-        int64_t a, int64_t lo, int64_t hi) { return tide_##fn##_i64(a, lo, hi); })
-#define CU_WRAP_REDUCE(E, fn, dtypes)         /* src/cuda/reduce.cu */
+    CU_OVERLOAD_INT_##dtypes(template <typename... A> __device__ __forceinline__ auto op_##E(      \
+        int64_t a, A... rest) { return tide_##fn##_i64(a, rest...); })
+#define CU_WRAP_BINARY    CU_WRAP
+#define CU_WRAP_COMPARE   CU_WRAP
+#define CU_WRAP_UNARY     CU_WRAP
+#define CU_WRAP_PREDICATE CU_WRAP
+#define CU_WRAP_BOUNDED   CU_WRAP
+#define CU_WRAP_REDUCE(E, fn, dtypes)
 #define X(E, family, name, fn, dtypes, flags) CU_WRAP_##family(E, fn, dtypes)
 #include "tide_ops.def"
 #undef X
@@ -72,17 +40,26 @@
     (TIDE_FAMILY_##family == FAM &&                                                                \
      (!std::is_same<C, int64_t>::value || TIDE_OP_DTYPES_##dtypes == TIDE_OP_DTYPES_ALL))
 
-/* A case per row; discarded (if constexpr) where the family differs or the overload does not
- * exist. CHEAP rows are inlined into every kernel; the others are out-of-line calls shared by
- * the kernels of every dtype: inlined, they multiplied the size of this file's machine code (and
- * its build time) many times over for no measurable gain. The defaults are unreachable:
+template <int FAM, typename R, typename C, typename... A>
+__device__ __noinline__ R row_heavy(int op, C a, A... rest);
+
+/* op's row of family FAM on compute type C, with result type R: a case per row, discarded (if
+ * constexpr) where the family differs or the overload does not exist. With SPLIT, CHEAP rows are
+ * inlined into every kernel and the others are out-of-line calls (row_heavy) shared by the
+ * kernels of every dtype: inlined, they multiplied the size of this file's machine code (and its
+ * build time) many times over for no measurable gain. The default is unreachable:
  * tide_cuda_binary and tide_cuda_unary refuse an op without a case first (has_kernel). */
-template <typename C> __device__ __noinline__ C bin_heavy(int op, C a, C b) {
+template <int FAM, bool SPLIT, typename R, typename C, typename... A>
+__device__ __forceinline__ R row_apply(int op, C a, A... rest) {
     switch (op) {
 #define X(E, family, name, fn, dtypes, flags)                                                      \
     case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_BINARY, family, dtypes))                              \
-            return op_##E(a, b);                                                                   \
+        if constexpr (CU_RUNS(C, FAM, family, dtypes)) {                                           \
+            if constexpr (SPLIT && !((flags)&TIDE_OPF_CHEAP))                                      \
+                return row_heavy<FAM, R>(op, a, rest...);                                          \
+            else                                                                                   \
+                return op_##E(a, rest...);                                                         \
+        }                                                                                          \
         break;
 #include "tide_ops.def"
 #undef X
@@ -90,96 +67,18 @@ template <typename C> __device__ __noinline__ C bin_heavy(int op, C a, C b) {
         break;
     }
     return 0;
+}
+
+template <int FAM, typename R, typename C, typename... A>
+__device__ __noinline__ R row_heavy(int op, C a, A... rest) {
+    return row_apply<FAM, false, R>(op, a, rest...);
 }
 
 template <typename C> __device__ __forceinline__ C bin_apply(int op, C a, C b) {
-    switch (op) {
-#define X(E, family, name, fn, dtypes, flags)                                                      \
-    case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_BINARY, family, dtypes))                              \
-            return ((flags)&TIDE_OPF_CHEAP) ? op_##E(a, b) : bin_heavy(op, a, b);                  \
-        break;
-#include "tide_ops.def"
-#undef X
-    default:
-        break;
-    }
-    return 0;
+    return row_apply<TIDE_FAMILY_BINARY, true, C>(op, a, b);
 }
-
 template <typename C> __device__ __forceinline__ uint8_t cmp_apply(int op, C a, C b) {
-    switch (op) {
-#define X(E, family, name, fn, dtypes, flags)                                                      \
-    case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_COMPARE, family, dtypes))                             \
-            return op_##E(a, b);                                                                   \
-        break;
-#include "tide_ops.def"
-#undef X
-    default:
-        break;
-    }
-    return 0;
-}
-
-template <typename C> __device__ __noinline__ C un_heavy(int op, C a) {
-    switch (op) {
-#define X(E, family, name, fn, dtypes, flags)                                                      \
-    case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_UNARY, family, dtypes))                               \
-            return op_##E(a);                                                                      \
-        break;
-#include "tide_ops.def"
-#undef X
-    default:
-        break;
-    }
-    return 0;
-}
-
-template <typename C> __device__ __forceinline__ C un_apply(int op, C a) {
-    switch (op) {
-#define X(E, family, name, fn, dtypes, flags)                                                      \
-    case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_UNARY, family, dtypes))                               \
-            return ((flags)&TIDE_OPF_CHEAP) ? op_##E(a) : un_heavy(op, a);                         \
-        break;
-#include "tide_ops.def"
-#undef X
-    default:
-        break;
-    }
-    return 0;
-}
-
-template <typename C> __device__ __forceinline__ uint8_t pred_apply(int op, C a) {
-    switch (op) {
-#define X(E, family, name, fn, dtypes, flags)                                                      \
-    case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_PREDICATE, family, dtypes))                           \
-            return op_##E(a);                                                                      \
-        break;
-#include "tide_ops.def"
-#undef X
-    default:
-        break;
-    }
-    return 0;
-}
-
-template <typename C> __device__ __forceinline__ C bounded_apply(int op, C a, C lo, C hi) {
-    switch (op) {
-#define X(E, family, name, fn, dtypes, flags)                                                      \
-    case TIDE_OP_##E:                                                                              \
-        if constexpr (CU_RUNS(C, TIDE_FAMILY_BOUNDED, family, dtypes))                             \
-            return op_##E(a, lo, hi);                                                              \
-        break;
-#include "tide_ops.def"
-#undef X
-    default:
-        break;
-    }
-    return 0;
+    return row_apply<TIDE_FAMILY_COMPARE, false, uint8_t>(op, a, b);
 }
 
 // ---- functors -------------------------------------------------------------------------------
@@ -201,38 +100,33 @@ template <int DT> struct compare_fn {
     }
 };
 
-template <int DT> struct scalar_fn {
-    typedef typename tide_dt<DT>::T T;
-    typedef typename tide_dt<DT>::C C;
-    int                             op;
-    C                               s;
-    int                             reverse;
-    __device__ __forceinline__ T    operator()(T a) const {
-           C x = tide_load<DT>(a);
-           return tide_store<DT>(reverse ? bin_apply(op, s, x) : bin_apply(op, x, s));
-    }
-};
+/* a op s, or s op a (reverse): a BINARY row's result in the dtype, or a COMPARE row's bool. Integer
+ * tensors compare in int64 with the scalar as the dtype holds it (scalar_int), as the CPU does:
+ * exact beyond 2^53, where a compare in double says 2^53 + 1 == 2^53 (the core compares a
+ * fractional or out-of-range scalar in float64: `x < 2.5` never reaches an integer kernel) */
+template <int DT, bool CMP> struct scalar_fn {
+    typedef typename tide_dt<DT>::T                          T;
+    typedef typename tide_dt<DT>::C                          C;
+    typedef typename std::conditional<CMP, uint8_t, T>::type R;
+    int                                                      op;
+    C                                                        s;
+    int                                                      reverse;
 
-/* integer tensors compare in int64 with the scalar as the dtype holds it (scalar_int), as the
- * CPU does: exact beyond 2^53, where a compare in double says 2^53 + 1 == 2^53 (the core compares
- * a fractional or out-of-range scalar in float64: `x < 2.5` never reaches an integer kernel) */
-template <int DT> struct scalar_cmp_fn {
-    typedef typename tide_dt<DT>::T    T;
-    typedef typename tide_dt<DT>::C    C;
-    int                                op;
-    C                                  s;
-    int                                reverse;
-    __device__ __forceinline__ uint8_t operator()(T a) const {
+    __device__ __forceinline__ R operator()(T a) const {
         C x = tide_load<DT>(a);
-        return reverse ? cmp_apply(op, s, x) : cmp_apply(op, x, s);
+        if constexpr (CMP)
+            return reverse ? cmp_apply(op, s, x) : cmp_apply(op, x, s);
+        else
+            return tide_store<DT>(reverse ? bin_apply(op, s, x) : bin_apply(op, x, s));
     }
 };
 
 template <int DT> struct unary_fn {
     typedef typename tide_dt<DT>::T T;
+    typedef typename tide_dt<DT>::C C;
     int                             op;
     __device__ __forceinline__ T    operator()(T a) const {
-           return tide_store<DT>(un_apply(op, tide_load<DT>(a)));
+           return tide_store<DT>(row_apply<TIDE_FAMILY_UNARY, true, C>(op, tide_load<DT>(a)));
     }
 };
 
@@ -240,7 +134,7 @@ template <int DT> struct predicate_fn {
     typedef typename tide_dt<DT>::T    T;
     int                                op;
     __device__ __forceinline__ uint8_t operator()(T a) const {
-        return pred_apply(op, tide_load<DT>(a));
+        return row_apply<TIDE_FAMILY_PREDICATE, false, uint8_t>(op, tide_load<DT>(a));
     }
 };
 
@@ -250,7 +144,8 @@ template <int DT> struct bounded_fn {
     int                             op;
     C                               lo, hi;
     __device__ __forceinline__ T    operator()(T a) const {
-           return tide_store<DT>(bounded_apply(op, tide_load<DT>(a), lo, hi));
+           return tide_store<DT>(
+            row_apply<TIDE_FAMILY_BOUNDED, false, C>(op, tide_load<DT>(a), lo, hi));
     }
 };
 
@@ -281,9 +176,7 @@ static bool has_kernel(tide_op op, tide_dtype dt, tide_op_family f1, tide_op_fam
     tide_op_family f = tide_op_family_of_cuda(op);
     if ((unsigned)op >= TIDE_OP_COUNT || (f != f1 && f != f2))
         return false;
-    bool is_float = dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
-                    dt == TIDE_DTYPE_BF16;
-    return is_float || !(tide_cuda_op_flags(op) & TIDE_OPF_FLOAT_ONLY);
+    return tide_dt_is_float_rt(dt) || !(tide_cuda_op_flags(op) & TIDE_OPF_FLOAT_ONLY);
 }
 
 extern "C" tide_status tide_cuda_binary(tide_device *dev, tide_op op, const tide_kview *out,
@@ -308,8 +201,8 @@ struct run_binary_scalar {
         else
             c = tide_cuda_scalar_int((tide_dtype)DT, s);
         if (tide_op_family_of_cuda(op) == TIDE_FAMILY_COMPARE)
-            return tide_map1<scalar_cmp_fn<DT>, uint8_t, T>(dev, {op, c, reverse}, out, a);
-        return tide_map1<scalar_fn<DT>, T, T>(dev, {op, c, reverse}, out, a);
+            return tide_map1<scalar_fn<DT, true>, uint8_t, T>(dev, {op, c, reverse}, out, a);
+        return tide_map1<scalar_fn<DT, false>, T, T>(dev, {op, c, reverse}, out, a);
     }
 };
 

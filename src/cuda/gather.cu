@@ -13,13 +13,9 @@
 
 // --- gather / scatter --------------------------------------------------------------------------
 
-struct gsparams {
-    int     ndim, dim;
-    int64_t shape[TIDE_MAX_DIMS]; /* the index's */
+/* over the index's shape */
+struct gsparams : pick_geom {
     int64_t istride[TIDE_MAX_DIMS];
-    int64_t ystride[TIDE_MAX_DIMS]; /* walked side */
-    int64_t xstride[TIDE_MAX_DIMS]; /* indexed side */
-    int64_t n;
 };
 
 __device__ __forceinline__ void pick_offsets(const gsparams &p, int64_t i, const int64_t *index,
@@ -41,15 +37,9 @@ __device__ __forceinline__ void pick_offsets(const gsparams &p, int64_t i, const
 static gsparams gs_make(const tide_kview *index, const tide_kview *y, const tide_kview *x,
                         int dim) {
     gsparams p;
-    p.ndim = index->ndim;
-    p.dim = dim;
-    for (int d = 0; d < index->ndim; d++) {
-        p.shape[d] = index->shape[d];
+    pick_geom_fill(&p, index, y, x, dim);
+    for (int d = 0; d < index->ndim; d++)
         p.istride[d] = index->strides[d];
-        p.ystride[d] = y->strides[d];
-        p.xstride[d] = x->strides[d];
-    }
-    p.n = tide_cuda_numel(index);
     return p;
 }
 
@@ -72,7 +62,7 @@ extern "C" tide_status tide_cuda_gather(tide_device *dev, const tide_kview *out,
         return tide_cuda_seterr(TIDE_EINVAL, "gather: cuda kernel needs an int64 index of %d dims",
                                 a->ndim);
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     gsparams p = gs_make(index, out, a, dim);
     if (p.n == 0)
         return TIDE_OK;
@@ -98,7 +88,7 @@ extern "C" tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst
     if (index->dtype != TIDE_DTYPE_I64 || index->ndim != dst->ndim || src->dtype != dst->dtype)
         return tide_cuda_seterr(TIDE_EINVAL, "%s: cuda kernel got views it cannot take", name);
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     gsparams p = gs_make(index, src, dst, dim);
     if (p.n == 0)
         return TIDE_OK;
@@ -176,31 +166,33 @@ __global__ void k_sort(int64_t rows, int64_t len, int64_t inner, int ndim, int d
     }
 }
 
-template <int DT>
-static tide_status sort_typed(tide_device *dev, cudaStream_t stream, const tide_kview *values,
-                              const tide_kview *indices, const tide_kview *a, int dim, int desc) {
-    typedef typename tide_dt<DT>::T T;
-    int64_t                         len = a->shape[dim], inner = 1, rows = 1;
-    for (int d = 0; d < a->ndim; d++)
-        if (d != dim)
-            rows *= a->shape[d];
-    for (int d = dim + 1; d < a->ndim; d++)
-        inner *= a->shape[d];
-    sort_geom g;
-    for (int d = 0; d < a->ndim; d++) {
-        g.shape[d] = a->shape[d];
-        g.strides[d] = a->strides[d];
+struct run_sort {
+    template <int DT>
+    static tide_status run(tide_device *dev, cudaStream_t stream, const tide_kview *values,
+                           const tide_kview *indices, const tide_kview *a, int dim, int desc) {
+        typedef typename tide_dt<DT>::T T;
+        int64_t                         len = a->shape[dim], inner = 1, rows = 1;
+        for (int d = 0; d < a->ndim; d++)
+            if (d != dim)
+                rows *= a->shape[d];
+        for (int d = dim + 1; d < a->ndim; d++)
+            inner *= a->shape[d];
+        sort_geom g;
+        for (int d = 0; d < a->ndim; d++) {
+            g.shape[d] = a->shape[d];
+            g.strides[d] = a->strides[d];
+        }
+        size_t   bytes = (size_t)(rows * 2 * len) * sizeof(int64_t);
+        int64_t *scratch = NULL;
+        TIDE_TRY(tide_cuda_alloc(dev, bytes, (void **)&scratch));
+        TIDE_LAUNCH(k_sort<DT>, tide_map_grid(rows), TIDE_CUDA_THREADS, 0, stream, rows, len, inner,
+                    a->ndim, dim, g, (T *)values->data, (int64_t *)indices->data,
+                    (const T *)a->data, scratch, desc);
+        tide_cuda_free(dev, scratch, bytes); /* reuse is ordered on the stream */
+        TIDE_CUDA_LAUNCHED(k_sort);
+        return TIDE_OK;
     }
-    size_t   bytes = (size_t)(rows * 2 * len) * sizeof(int64_t);
-    int64_t *scratch = NULL;
-    TIDE_TRY_ST(tide_cuda_alloc(dev, bytes, (void **)&scratch));
-    TIDE_LAUNCH(k_sort<DT>, tide_map_grid(rows), TIDE_CUDA_THREADS, 0, stream, rows, len, inner,
-                a->ndim, dim, g, (T *)values->data, (int64_t *)indices->data, (const T *)a->data,
-                scratch, desc);
-    tide_cuda_free(dev, scratch, bytes); /* reuse is ordered on the stream */
-    TIDE_CUDA_LAUNCHED(k_sort);
-    return TIDE_OK;
-}
+};
 
 extern "C" tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values,
                                       const tide_kview *indices, const tide_kview *a, int dim,
@@ -210,27 +202,9 @@ extern "C" tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values
         !tide_cuda_contiguous(indices))
         return tide_cuda_seterr(TIDE_EINVAL, "sort: cuda kernel got views it cannot take");
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (tide_cuda_numel(a) == 0)
         return TIDE_OK;
-    switch (a->dtype) {
-    case TIDE_DTYPE_F32:
-        return sort_typed<TIDE_DTYPE_F32>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_F64:
-        return sort_typed<TIDE_DTYPE_F64>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_F16:
-        return sort_typed<TIDE_DTYPE_F16>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_BF16:
-        return sort_typed<TIDE_DTYPE_BF16>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_I32:
-        return sort_typed<TIDE_DTYPE_I32>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_I64:
-        return sort_typed<TIDE_DTYPE_I64>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_U8:
-        return sort_typed<TIDE_DTYPE_U8>(dev, stream, values, indices, a, dim, descending);
-    case TIDE_DTYPE_BOOL:
-        return sort_typed<TIDE_DTYPE_BOOL>(dev, stream, values, indices, a, dim, descending);
-    default:
-        return tide_cuda_notsup("sort", a->dtype);
-    }
+    TIDE_CUDA_DISPATCH_ALL(a->dtype, run_sort, dev, stream, values, indices, a, dim, descending);
+    return tide_cuda_notsup("sort", a->dtype);
 }

@@ -4,15 +4,10 @@
  */
 #include "pick.cuh"
 
-/* what the kernels need of two views and an index: the element i of `it` (over shape) is at
- * off in `x` (the gathered/scattered side: its coordinate along dim replaced by index[c]) */
-struct ixparams {
-    int     ndim, dim;
-    int64_t shape[TIDE_MAX_DIMS];
-    int64_t ystride[TIDE_MAX_DIMS]; /* the side walked in order (out of index_select, src) */
-    int64_t xstride[TIDE_MAX_DIMS]; /* the indexed side (a of index_select, dst) */
-    int64_t istride;                /* stride of the 1-D index */
-    int64_t n;
+/* over the walked side's shape (out of index_select, src of index_add); element i of the indexed
+ * side (a of index_select, dst) has its coordinate along dim replaced by index[c] */
+struct ixparams : pick_geom {
+    int64_t istride; /* stride of the 1-D index */
 };
 
 __device__ __forceinline__ void pick_offsets(const ixparams &p, int64_t i, const int64_t *index,
@@ -65,15 +60,8 @@ static tide_status add_ordered(cudaStream_t stream, const ixparams &p, const tid
 static ixparams ix_make(const tide_kview *y, const tide_kview *x, int dim,
                         const tide_kview *index) {
     ixparams p;
-    p.ndim = y->ndim;
-    p.dim = dim;
-    for (int d = 0; d < y->ndim; d++) {
-        p.shape[d] = y->shape[d];
-        p.ystride[d] = y->strides[d];
-        p.xstride[d] = x->strides[d];
-    }
+    pick_geom_fill(&p, y, y, x, dim);
     p.istride = index->ndim > 0 ? index->strides[0] : 0;
-    p.n = tide_cuda_numel(y);
     return p;
 }
 
@@ -86,7 +74,7 @@ static tide_status run_indexed(tide_device *dev, const char *op, const tide_kvie
         return tide_cuda_seterr(TIDE_EDTYPE, "%s: index must be int64, got %s", op,
                                 tide_cuda_dtype_name(index->dtype));
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     ixparams p = ix_make(y, x, dim, index);
     if (p.n == 0)
         return TIDE_OK;

@@ -122,7 +122,7 @@ tide_status tide_iter_chunks(const tide_iter<N> &it, int64_t n, L launch) {
         for (int k = 0; k < N; k++)
             off[k] = r * it.stride[k][0];
         piece.shape[0] = len;
-        TIDE_TRY_ST(launch(piece, (uint32_t)(len * inner), off));
+        TIDE_TRY(launch(piece, (uint32_t)(len * inner), off));
     }
     return TIDE_OK;
 }
@@ -134,7 +134,7 @@ template <typename T> static inline T *tide_at(T *p, const int64_t *off, int k) 
 template <typename F, typename TO, typename TA>
 tide_status tide_map1(tide_device *dev, F f, const tide_kview *out, const tide_kview *a) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;
@@ -162,7 +162,7 @@ template <typename F, typename TO, typename TA, typename TB>
 tide_status tide_map2(tide_device *dev, F f, const tide_kview *out, const tide_kview *a,
                       const tide_kview *b) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;
@@ -191,7 +191,7 @@ template <typename F, typename TO, typename TA, typename TB, typename TC>
 tide_status tide_map3(tide_device *dev, F f, const tide_kview *out, const tide_kview *a,
                       const tide_kview *b, const tide_kview *c) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;

@@ -71,7 +71,7 @@ static tide_status contiguous_copy(tide_device *dev, const tide_kview *v, tide_k
         s *= v->shape[d];
     }
     *bytes = (size_t)s * tide_cuda_dtype_size(v->dtype);
-    TIDE_TRY_ST(tide_cuda_alloc(dev, *bytes, tmp));
+    TIDE_TRY(tide_cuda_alloc(dev, *bytes, tmp));
     c->data = *tmp;
     tide_status st = tide_cuda_copy(dev, c, v);
     if (st != TIDE_OK) {
@@ -93,7 +93,7 @@ static tide_status gemm(tide_device *dev, const tide_kview *out, const tide_kvie
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || B > INT32_MAX)
         return tide_cuda_seterr(TIDE_ENOTSUP, "matmul: dims beyond 2^31 on cuda");
     cublasHandle_t h;
-    TIDE_TRY_ST(tide_cuda_blas(dev, &h));
+    TIDE_TRY(tide_cuda_blas(dev, &h));
     /* out^T (N x M, ld N) = bm^T (N x K) @ a^T (K x M) */
     long long sa = B > 1 ? a->strides[0] : 0, sb = B > 1 ? bm->strides[0] : 0, so = M * N;
     int       m = (int)N, n = (int)M, k = (int)K;
@@ -148,7 +148,7 @@ extern "C" tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out,
     if (out->ndim != 3 || a->ndim != 3 || bm->ndim != 3)
         return tide_cuda_seterr(TIDE_EINVAL, "matmul: the backend takes 3-D views");
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (tide_cuda_numel(out) == 0)
         return TIDE_OK;
     if (a->shape[2] == 0) /* empty inner dim: a sum of nothing */
@@ -158,7 +158,7 @@ extern "C" tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out,
         return tide_cuda_notsup("matmul", a->dtype);
     }
     bool unfit = false;
-    TIDE_TRY_ST(gemm(dev, out, a, bm, &unfit));
+    TIDE_TRY(gemm(dev, out, a, bm, &unfit));
     if (!unfit)
         return TIDE_OK;
     /* copy whichever operand cuBLAS cannot take, then run again */

@@ -139,7 +139,7 @@ extern "C" tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_h
     if (param->dtype != TIDE_DTYPE_F32 && param->dtype != TIDE_DTYPE_F64)
         return tide_cuda_seterr(TIDE_ENOTSUP, "optim_step: cuda kernel needs float32 or float64");
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (param->dtype == TIDE_DTYPE_F32)
         return launch<float>(stream, h, param, grad, state1, state2, state3);
     return launch<double>(stream, h, param, grad, state1, state2, state3);

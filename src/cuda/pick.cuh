@@ -14,6 +14,29 @@
 
 #include <type_traits>
 
+/* what every P holds: element i of the walked side y, over shape, and the indexed side x, with
+ * their strides; n elements */
+struct pick_geom {
+    int     ndim, dim;
+    int64_t shape[TIDE_MAX_DIMS];
+    int64_t ystride[TIDE_MAX_DIMS];
+    int64_t xstride[TIDE_MAX_DIMS];
+    int64_t n;
+};
+
+/* g over the shape of `over`, with y's and x's strides */
+static inline void pick_geom_fill(pick_geom *g, const tide_kview *over, const tide_kview *y,
+                                  const tide_kview *x, int dim) {
+    g->ndim = over->ndim;
+    g->dim = dim;
+    for (int d = 0; d < over->ndim; d++) {
+        g->shape[d] = over->shape[d];
+        g->ystride[d] = y->strides[d];
+        g->xstride[d] = x->strides[d];
+    }
+    g->n = tide_cuda_numel(over);
+}
+
 enum pick_mode {
     PICK_READ,  /* w[y] = r[x]: gather, index_select */
     PICK_WRITE, /* w[x] = r[y]: scatter */
@@ -50,22 +73,14 @@ static tide_status pick(cudaStream_t stream, const P &p, const tide_kview *w, co
 template <typename F, typename G>
 static tide_status pick_add_by_dtype(tide_dtype dt, const char *op, F add, G ordered) {
     switch (dt) {
-    case TIDE_DTYPE_F32:
-        return add(float());
-    case TIDE_DTYPE_F64:
-        return add(double());
-    case TIDE_DTYPE_F16:
-        return add(__half());
-    case TIDE_DTYPE_BF16:
-        return add(__nv_bfloat16());
-    case TIDE_DTYPE_I32:
-        return add(int32_t());
-    case TIDE_DTYPE_I64:
-        return add(int64_t());
-    case TIDE_DTYPE_U8:
-        return ordered(std::integral_constant<int, TIDE_DTYPE_U8>());
-    case TIDE_DTYPE_BOOL:
-        return ordered(std::integral_constant<int, TIDE_DTYPE_BOOL>());
+#define X(E, TS, TC)                                                                               \
+    case TIDE_DTYPE_##E:                                                                           \
+        if constexpr (TIDE_DTYPE_##E == TIDE_DTYPE_U8 || TIDE_DTYPE_##E == TIDE_DTYPE_BOOL)        \
+            return ordered(std::integral_constant<int, TIDE_DTYPE_##E>());                         \
+        else                                                                                       \
+            return add(TS());
+        TIDE_CUDA_DTYPES(X)
+#undef X
     default:
         return tide_cuda_notsup(op, dt);
     }

@@ -2,41 +2,20 @@
  * pool.cu — 2-D max pooling and its backward pass: kernel, stride, padding (skipped, as -inf) and
  * dilation; the output size (ceil_mode included) is the core's, read from out.
  */
-#include "map.cuh"
+#include "window.cuh"
 
-struct pool_geom {
-    int64_t C, H, W, OH, OW;
-    int     kh, kw, sh, sw, ph, pw, dh, dw;
-    int64_t is[4]; /* strides of the [N, C, H, W] side */
-    int64_t os[4]; /* strides of the [N, C, OH, OW] side */
-};
-
-static pool_geom pool_geom_make(const tide_kview *img, const tide_kview *other, tide_pool_geom g) {
-    pool_geom q = pool_geom();
-    q.C = img->shape[1];
-    q.H = img->shape[2];
-    q.W = img->shape[3];
+/* the window of g over img; the output size is other's */
+static win_geom pool_geom_make(const tide_kview *img, const tide_kview *other, tide_pool_geom g) {
+    win_geom q = win_make(img, other, g);
     q.OH = other->shape[2];
     q.OW = other->shape[3];
-    q.kh = g.kh;
-    q.kw = g.kw;
-    q.sh = g.sh;
-    q.sw = g.sw;
-    q.ph = g.ph;
-    q.pw = g.pw;
-    q.dh = g.dh;
-    q.dw = g.dw;
-    for (int d = 0; d < 4; d++) {
-        q.is[d] = img->strides[d];
-        q.os[d] = other->strides[d];
-    }
     return q;
 }
 
 /* one thread per output: the largest value of its window (NaN wins, first position on ties);
  * its position h*W + w within the plane goes to indices (-1 for a window with no input cell) */
 template <int DT>
-__global__ void k_maxpool2d(pool_geom q, typename tide_dt<DT>::T *out, int64_t *idx,
+__global__ void k_maxpool2d(win_geom q, typename tide_dt<DT>::T *out, int64_t *idx,
                             const typename tide_dt<DT>::T *in, int64_t total, int64_t idx_s0,
                             int64_t idx_s1, int64_t idx_s2, int64_t idx_s3) {
     typedef typename tide_dt<DT>::C C;
@@ -69,7 +48,7 @@ __global__ void k_maxpool2d(pool_geom q, typename tide_dt<DT>::T *out, int64_t *
 
 struct run_maxpool {
     template <int DT>
-    static tide_status run(cudaStream_t stream, const pool_geom &q, const tide_kview *out,
+    static tide_status run(cudaStream_t stream, const win_geom &q, const tide_kview *out,
                            const tide_kview *indices, const tide_kview *in) {
         typedef typename tide_dt<DT>::T T;
         int64_t                         total = tide_cuda_numel(out);
@@ -91,15 +70,15 @@ extern "C" tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *o
         g.kw <= 0 || g.sh <= 0 || g.sw <= 0 || g.ph < 0 || g.pw < 0 || g.dh <= 0 || g.dw <= 0)
         return tide_cuda_seterr(TIDE_EINVAL, "maxpool2d: expected [N, C, H, W] tensors");
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
-    pool_geom q = pool_geom_make(input, out, g);
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
+    win_geom q = pool_geom_make(input, out, g);
     TIDE_CUDA_DISPATCH_FLOAT(input->dtype, run_maxpool, stream, q, out, indices, input);
     return tide_cuda_notsup("maxpool2d", input->dtype);
 }
 
 /* grad_in[plane][idx] += grad_out, one thread per grad_out element (windows may overlap) */
 template <typename T>
-__global__ void k_maxpool2d_backward(pool_geom q, T *gin, const T *gout, const int64_t *idx,
+__global__ void k_maxpool2d_backward(win_geom q, T *gin, const T *gout, const int64_t *idx,
                                      int64_t total, int64_t i0, int64_t i1, int64_t i2,
                                      int64_t i3) {
     for (int64_t t = TIDE_GTID; t < total; t += TIDE_GSTRIDE) {
@@ -114,7 +93,7 @@ __global__ void k_maxpool2d_backward(pool_geom q, T *gin, const T *gout, const i
 }
 
 template <typename T>
-static tide_status maxpool_back_typed(cudaStream_t stream, pool_geom q, const tide_kview *gin,
+static tide_status maxpool_back_typed(cudaStream_t stream, const win_geom &q, const tide_kview *gin,
                                       const tide_kview *gout, const tide_kview *idx) {
     int64_t total = tide_cuda_numel(gout);
     if (total == 0)
@@ -131,11 +110,11 @@ extern "C" tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide
                                                     const tide_kview *indices) {
     if (grad_in->ndim != 4 || grad_out->ndim != 4 || indices->ndim != 4)
         return tide_cuda_seterr(TIDE_EINVAL, "maxpool2d_backward: expected [N, C, H, W] tensors");
-    TIDE_TRY_ST(tide_cuda_fill(dev, grad_in, 0));
+    TIDE_TRY(tide_cuda_fill(dev, grad_in, 0));
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     tide_pool_geom none = {1, 1, 1, 1, 0, 0, 1, 1, 0};
-    pool_geom      q = pool_geom_make(grad_in, grad_out, none);
+    win_geom       q = pool_geom_make(grad_in, grad_out, none);
     switch (grad_in->dtype) {
     case TIDE_DTYPE_F32:
         return maxpool_back_typed<float>(stream, q, grad_in, grad_out, indices);

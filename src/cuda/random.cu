@@ -30,7 +30,7 @@ extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
                                         tide_random_kind kind, double lo, double hi, uint64_t seed,
                                         uint64_t offset) {
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     int64_t n = tide_cuda_numel(out);
     if (n == 0)
         return TIDE_OK;

@@ -208,7 +208,7 @@ struct run_reduce {
         racc<A> *partial = NULL;
         if (S > 1) {
             void *mem = NULL;
-            TIDE_TRY_ST(tide_cuda_alloc(dev, (size_t)(O * S) * sizeof(racc<A>), &mem));
+            TIDE_TRY(tide_cuda_alloc(dev, (size_t)(O * S) * sizeof(racc<A>), &mem));
             partial = (racc<A> *)mem;
         }
         TIDE_LAUNCH(k_reduce_block<DT>, grid, TIDE_CUDA_THREADS, 0, stream, p, pa, chunk, partial);
@@ -235,7 +235,7 @@ extern "C" tide_status tide_cuda_reduce(tide_device *dev, tide_op op, const tide
         return tide_cuda_seterr(TIDE_EINVAL, "%s: dim %d out of range for %d dims",
                                 tide_cuda_op_name(op), dim, a->ndim);
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     /* the outputs' iteration: a's shape with size 1 at dim, over out, indices and a */
     tide_kview a1 = *a;
     a1.shape[dim] = 1;

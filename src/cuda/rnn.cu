@@ -107,7 +107,7 @@ static tide_status run_step(tide_device *dev, tide_rnn_kind kind, const tide_kvi
     if (B * H == 0)
         return TIDE_OK;
     cudaStream_t stream = NULL;
-    TIDE_TRY_ST(tide_cuda_enter(dev, &stream));
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (out->dtype == TIDE_DTYPE_F32)
         return f(float(), stream, B, H);
     if (out->dtype == TIDE_DTYPE_F64)

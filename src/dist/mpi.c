@@ -21,37 +21,28 @@ static tide_status mpi_fail(const char *call, int code) {
     return seterr(TIDE_EBACKEND, "%s failed: %s", call, msg);
 }
 
-#define MPI_TRY(call, expr)                                                                        \
-    do {                                                                                           \
-        int rc_ = (expr);                                                                          \
-        if (rc_ != MPI_SUCCESS)                                                                    \
-            return mpi_fail(call, rc_);                                                            \
-    } while (0)
+#define MPI_TRY(call, expr) TIDE_DIST_TRY(MPI_SUCCESS, mpi_fail, call, expr)
 
-static tide_status mpi_type(tide_dtype dt, MPI_Datatype *out) {
-    switch (dt) {
-    case TIDE_DTYPE_F32:
-        *out = MPI_FLOAT;
-        return TIDE_OK;
-    case TIDE_DTYPE_F64:
-        *out = MPI_DOUBLE;
-        return TIDE_OK;
-    case TIDE_DTYPE_I32:
-        *out = MPI_INT32_T;
-        return TIDE_OK;
-    case TIDE_DTYPE_I64:
-        *out = MPI_INT64_T;
-        return TIDE_OK;
-    case TIDE_DTYPE_U8:
-    case TIDE_DTYPE_BOOL:
-        *out = MPI_UINT8_T;
-        return TIDE_OK;
-    default:
+/* MPI's type of dt (uint8 and bool are both bytes; MPI has no half types), and a count MPI takes
+ * in one call */
+static tide_status mpi_args(tide_dtype dt, size_t count, MPI_Datatype *out) {
+    static const MPI_Datatype types[TIDE_DTYPE_COUNT] = {
+        [TIDE_DTYPE_F32] = MPI_FLOAT,   [TIDE_DTYPE_F64] = MPI_DOUBLE,
+        [TIDE_DTYPE_I32] = MPI_INT32_T, [TIDE_DTYPE_I64] = MPI_INT64_T,
+        [TIDE_DTYPE_U8] = MPI_UINT8_T,  [TIDE_DTYPE_BOOL] = MPI_UINT8_T,
+    };
+    if (dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16)
         return seterr(TIDE_ENOTSUP,
                       "MPI has no %s type; convert the tensor with t:float() first (NCCL takes "
                       "float16 and bfloat16 CUDA tensors)",
                       dt == TIDE_DTYPE_F16 ? "float16" : "bfloat16");
-    }
+    if (count > (size_t)INT32_MAX)
+        return seterr(TIDE_ENOTSUP,
+                      "%zu elements is more than MPI takes in one call (2^31 - 1); split the "
+                      "tensor with narrow()",
+                      count);
+    *out = types[dt];
+    return TIDE_OK;
 }
 
 static MPI_Op mpi_op(tide_dist_op op) {
@@ -76,15 +67,6 @@ static void divide(void *buf, size_t count, tide_dtype dt) {
         for (size_t i = 0; i < count; i++)
             p[i] *= s;
     }
-}
-
-static tide_status check_count(size_t count) {
-    if (count > (size_t)INT32_MAX)
-        return seterr(TIDE_ENOTSUP,
-                      "%zu elements is more than MPI takes in one call (2^31 - 1); split the "
-                      "tensor with narrow()",
-                      count);
-    return TIDE_OK;
 }
 
 static tide_status init(const tide_dist_host *host, int *rank, int *size, int *local) {
@@ -118,7 +100,7 @@ static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_
                               void **req) {
     (void)stream;
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (mpi_type(dt, &t) != TIDE_OK || check_count(count) != TIDE_OK)
+    if (mpi_args(dt, count, &t) != TIDE_OK)
         return TIDE_ENOTSUP;
     if (req) {
         struct started *r = malloc(sizeof *r);
@@ -155,7 +137,7 @@ static tide_status wait(void *req) {
 static tide_status broadcast(void *buf, size_t count, tide_dtype dt, int root, void *stream) {
     (void)stream;
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (mpi_type(dt, &t) != TIDE_OK || check_count(count) != TIDE_OK)
+    if (mpi_args(dt, count, &t) != TIDE_OK)
         return TIDE_ENOTSUP;
     MPI_TRY("MPI_Bcast", MPI_Bcast(buf, (int)count, t, root, MPI_COMM_WORLD));
     return TIDE_OK;
@@ -165,7 +147,7 @@ static tide_status all_gather(const void *send, void *recv, size_t count, tide_d
                               void *stream) {
     (void)stream;
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (mpi_type(dt, &t) != TIDE_OK || check_count(count * (size_t)world) != TIDE_OK)
+    if (mpi_args(dt, count * (size_t)world, &t) != TIDE_OK)
         return TIDE_ENOTSUP;
     MPI_TRY("MPI_Allgather",
             MPI_Allgather(send, (int)count, t, recv, (int)count, t, MPI_COMM_WORLD));
@@ -176,7 +158,7 @@ static tide_status reduce_scatter(const void *send, void *recv, size_t recvcount
                                   tide_dist_op op, void *stream) {
     (void)stream;
     MPI_Datatype t = MPI_DATATYPE_NULL;
-    if (mpi_type(dt, &t) != TIDE_OK || check_count(recvcount * (size_t)world) != TIDE_OK)
+    if (mpi_args(dt, recvcount * (size_t)world, &t) != TIDE_OK)
         return TIDE_ENOTSUP;
     MPI_TRY("MPI_Reduce_scatter_block",
             MPI_Reduce_scatter_block(send, recv, (int)recvcount, t, mpi_op(op), MPI_COMM_WORLD));
@@ -198,18 +180,7 @@ static tide_status finalize(void) {
     return TIDE_OK;
 }
 
-static const tide_dist_plugin plugin = {
-    .abi = TIDE_DIST_PLUGIN_ABI,
-    .name = "mpi",
-    .init = init,
-    .all_reduce = all_reduce,
-    .wait = wait,
-    .broadcast = broadcast,
-    .all_gather = all_gather,
-    .reduce_scatter = reduce_scatter,
-    .barrier = barrier,
-    .finalize = finalize,
-};
+static const tide_dist_plugin plugin = TIDE_DIST_PLUGIN_TABLE("mpi");
 
 __attribute__((visibility("default"))) tide_status tide_dist_mpi_open(tide_seterr_fn           fn,
                                                                       const tide_dist_plugin **out);

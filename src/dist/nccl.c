@@ -71,38 +71,15 @@ static tide_status nccl_fail(const char *call, ncclResult_t r) {
     return seterr(TIDE_EBACKEND, "%s failed: %s", call, nccl.error_string(r));
 }
 
-#define NCCL_TRY(call, expr)                                                                       \
-    do {                                                                                           \
-        ncclResult_t r_ = (expr);                                                                  \
-        if (r_ != ncclSuccess)                                                                     \
-            return nccl_fail(call, r_);                                                            \
-    } while (0)
+#define NCCL_TRY(call, expr) TIDE_DIST_TRY(ncclSuccess, nccl_fail, call, expr)
 
-static tide_status nccl_type(tide_dtype dt, ncclDataType_t *out) {
-    switch (dt) {
-    case TIDE_DTYPE_F32:
-        *out = ncclFloat32;
-        return TIDE_OK;
-    case TIDE_DTYPE_F64:
-        *out = ncclFloat64;
-        return TIDE_OK;
-    case TIDE_DTYPE_F16:
-        *out = ncclFloat16;
-        return TIDE_OK;
-    case TIDE_DTYPE_BF16:
-        *out = ncclBfloat16;
-        return TIDE_OK;
-    case TIDE_DTYPE_I32:
-        *out = ncclInt32;
-        return TIDE_OK;
-    case TIDE_DTYPE_I64:
-        *out = ncclInt64;
-        return TIDE_OK;
-    default:
-        *out = ncclUint8;
-        return TIDE_OK; /* uint8, bool */
-    }
-}
+/* NCCL's type of each dtype (uint8 and bool are both bytes) */
+static const ncclDataType_t nccl_type[TIDE_DTYPE_COUNT] = {
+    [TIDE_DTYPE_F32] = ncclFloat32, [TIDE_DTYPE_F64] = ncclFloat64,
+    [TIDE_DTYPE_F16] = ncclFloat16, [TIDE_DTYPE_BF16] = ncclBfloat16,
+    [TIDE_DTYPE_I32] = ncclInt32,   [TIDE_DTYPE_I64] = ncclInt64,
+    [TIDE_DTYPE_U8] = ncclUint8,    [TIDE_DTYPE_BOOL] = ncclUint8,
+};
 
 static ncclRedOp_t nccl_op(tide_dist_op op) {
     switch (op) {
@@ -134,12 +111,10 @@ static tide_status init(const tide_dist_host *host, int *rank, int *world, int *
 
 static tide_status all_reduce(void *buf, size_t count, tide_dtype dt, tide_dist_op op, void *stream,
                               void **req) {
-    ncclDataType_t t;
-    nccl_type(dt, &t);
     if (req)
         *req = NULL; /* stream order is its completion */
-    NCCL_TRY("ncclAllReduce",
-             nccl.all_reduce(buf, buf, count, t, nccl_op(op), comm, (cudaStream_t)stream));
+    NCCL_TRY("ncclAllReduce", nccl.all_reduce(buf, buf, count, nccl_type[dt], nccl_op(op), comm,
+                                              (cudaStream_t)stream));
     return TIDE_OK;
 }
 
@@ -149,26 +124,22 @@ static tide_status wait(void *req) {
 }
 
 static tide_status broadcast(void *buf, size_t count, tide_dtype dt, int root, void *stream) {
-    ncclDataType_t t;
-    nccl_type(dt, &t);
-    NCCL_TRY("ncclBroadcast", nccl.broadcast(buf, buf, count, t, root, comm, (cudaStream_t)stream));
+    NCCL_TRY("ncclBroadcast",
+             nccl.broadcast(buf, buf, count, nccl_type[dt], root, comm, (cudaStream_t)stream));
     return TIDE_OK;
 }
 
 static tide_status all_gather(const void *send, void *recv, size_t count, tide_dtype dt,
                               void *stream) {
-    ncclDataType_t t;
-    nccl_type(dt, &t);
-    NCCL_TRY("ncclAllGather", nccl.all_gather(send, recv, count, t, comm, (cudaStream_t)stream));
+    NCCL_TRY("ncclAllGather",
+             nccl.all_gather(send, recv, count, nccl_type[dt], comm, (cudaStream_t)stream));
     return TIDE_OK;
 }
 
 static tide_status reduce_scatter(const void *send, void *recv, size_t recvcount, tide_dtype dt,
                                   tide_dist_op op, void *stream) {
-    ncclDataType_t t;
-    nccl_type(dt, &t);
-    NCCL_TRY("ncclReduceScatter", nccl.reduce_scatter(send, recv, recvcount, t, nccl_op(op), comm,
-                                                      (cudaStream_t)stream));
+    NCCL_TRY("ncclReduceScatter", nccl.reduce_scatter(send, recv, recvcount, nccl_type[dt],
+                                                      nccl_op(op), comm, (cudaStream_t)stream));
     return TIDE_OK;
 }
 
@@ -183,18 +154,7 @@ static tide_status finalize(void) {
     return TIDE_OK;
 }
 
-static const tide_dist_plugin plugin = {
-    .abi = TIDE_DIST_PLUGIN_ABI,
-    .name = "nccl",
-    .init = init,
-    .all_reduce = all_reduce,
-    .wait = wait,
-    .broadcast = broadcast,
-    .all_gather = all_gather,
-    .reduce_scatter = reduce_scatter,
-    .barrier = barrier,
-    .finalize = finalize,
-};
+static const tide_dist_plugin plugin = TIDE_DIST_PLUGIN_TABLE("nccl");
 
 /* libnccl: $TIDE_NCCL_LIBRARY, the library path, then the toolkit's directory */
 static void *open_nccl(char *why, size_t n) {

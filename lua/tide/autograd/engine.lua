@@ -5,37 +5,31 @@
 -- reach this file, so the plain path of `a + b` costs nothing extra.
 -- A node is the args table itself ({n = N, ...} plus fn/out/name fields): one table per
 -- recorded op, no closures. backward() sorts the nodes topologically and runs each node's
--- gradient formula (formulas.lua).
+-- gradient formula. Everything the engine knows of an op comes from its entry in the registry
+-- (registry.lua: the formula, what it reads, what may be freed early, list and view ops), found
+-- with one table index when the op is recorded; formulas.lua declares the binding's ops there.
 -- In-place changes: each storage counts its in-place writes (t:_version(), kept by the core).
--- A node notes the counts of the tensors its gradient formula reads (formulas.READS); backward
--- compares them before it runs anything and raises if one moved, as PyTorch does, instead of
--- computing a wrong gradient from the new values.
+-- A node notes the counts of the tensors its gradient formula reads (the entry's reads);
+-- backward compares them before it runs anything and raises if one moved, as PyTorch does,
+-- instead of computing a wrong gradient from the new values.
 -- Edges: a node keeps the grad_fn each input had when the node was recorded (e1..e4), so an
 -- in-place op recorded later on that input (h:relu_() on a non-leaf h gives h a new grad_fn)
 -- does not reroute the gradients of the ops that used h before it.
 local core = require "tide.core"
+local registry = require "tide.autograd.registry"
 local formulas = require "tide.autograd.formulas"
 local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.materialize
+local is_tensor, needs = formulas.is_tensor, formulas.needs
 local raise = require "tide.autograd.raise"
 local same_shape = require("tide.op_args").same_shape
 
 local E = {}
 
-local BW, READS, READS_INDICES = formulas.BW, formulas.READS, formulas.READS_INDICES
-local DROPS_ARG1 = formulas.DROPS_ARG1
-local LIST_OPS, reads_of = formulas.LIST_OPS, formulas.reads_of
+local OPS, LIST_OPS, reads_of = registry.OPS, registry.LIST_OPS, registry.reads_of
 local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
 local version = core.Tensor._version
 local getmetatable, type = getmetatable, type
-
-local function is_tensor(x)
-    return getmetatable(x) == TMT
-end
-
-local function needs(x)
-    return getmetatable(x) == TMT and x.requires_grad
-end
 
 local function grad_fn(t)
     return t.grad_fn -- a property: reads the autograd table without creating one
@@ -123,20 +117,10 @@ local function no_backward(nd)
         "'; compute it under tide.no_grad or detach() its inputs", 0)
 end
 
--- ---- saved tensors and their versions ----
+-- the entry of an op the registry does not have: a node whose backward raises
+local UNDEFINED = { backward = no_backward }
 
--- The ops whose gradient formula reads their result (READS names "out"): only their nodes keep
--- it (and a node asked to retain_grad). Every node kept its result before, so each activation
--- of a forward pass lived until backward ended, where a reference-counted engine frees it once
--- the next op has run: a small CNN's ReLU outputs, which max-pooling does not read, 7.5 MB.
-local KEEPS_OUT = {}
-for name, reads in pairs(READS) do
-    for i = 1, #reads do
-        if reads[i][1] == "out" then
-            KEEPS_OUT[name] = true
-        end
-    end
-end
+-- ---- saved tensors and their versions ----
 
 -- the node fields holding the versions of reads[1..3]: no table more per node (the binding
 -- sizes a node's hash part with room for them, record() below too)
@@ -201,8 +185,8 @@ local CASTS = {
 
 -- the grad_fn of each input that requires grad, as it is now (false: a leaf)
 local EKEY = { "e1", "e2", "e3", "e4" }
-local function capture_edges(nd)
-    if LIST_OPS[nd.name] then
+local function capture_edges(nd, list)
+    if list then
         local ts, es = nd[1], {}
         for j = 1, #ts do
             local x = ts[j]
@@ -219,13 +203,30 @@ local function capture_edges(nd)
     end
 end
 
--- ops whose result shares its input's storage: an in-place op on such a result would change a
--- tensor the graph holds under another name
-local VIEW_OPS = {
-    view = true, reshape = true, t = true, transpose = true, permute = true, narrow = true,
-    select = true, expand = true, unsqueeze = true, squeeze = true,
-}
-E.VIEW_OPS = VIEW_OPS
+-- true when node f is a view op's (view = true in its entry: its result shares its input's
+-- storage, so an in-place op on that result would change a tensor the graph holds under another
+-- name)
+local function is_view_node(f)
+    local op = OPS[f.name]
+    return op ~= nil and op.view == true
+end
+
+-- true when t is the result of a view op recorded by autograd
+function E.is_view(t)
+    local f = grad_fn(t)
+    return f ~= nil and is_view_node(f)
+end
+
+-- the arguments an op's entry frees (drops) leave the node as it is recorded, unless one routes
+-- the gradient to a leaf (edge false)
+local function drop_args(nd, drops)
+    for i = 1, #drops do
+        local k = drops[i]
+        if nd[EKEY[k]] ~= false then
+            nd[k] = nil
+        end
+    end
+end
 
 -- the op an in-place name records (add_ -> add, t[i] = v -> setindex)
 local INPLACE_BASE = setmetatable({ ["t[i] = v"] = "setindex" }, {
@@ -237,7 +238,8 @@ local INPLACE_BASE = setmetatable({ ["t[i] = v"] = "setindex" }, {
 })
 
 local function reads_arg1(base)
-    local reads = READS[base]
+    local op = OPS[base]
+    local reads = op and op.reads
     if reads then
         for i = 1, #reads do
             if reads[i][1] == 1 then
@@ -261,7 +263,7 @@ local function inplace_before(name, args)
         raise("tide: " .. name .. ": in-place operation on a leaf tensor that requires " ..
             "grad; wrap it in tide.no_grad or use detach()")
     end
-    if f and VIEW_OPS[f.name] then
+    if f and is_view_node(f) then
         raise("tide: " .. name .. ": in-place operation on a view of a tensor that requires " ..
             "grad is not supported yet; clone() the view first")
     end
@@ -283,13 +285,14 @@ local function inplace_done(name, self, args)
         return
     end
     local base = INPLACE_BASE[name]
+    local op = OPS[base] or UNDEFINED
     args[1] = p.old
-    args.fn = BW[base] or no_backward
+    args.fn = op.backward
     args.name = base
-    args.out = KEEPS_OUT[base] and self or nil
-    capture_edges(args)
+    args.out = op.keeps_out and self or nil
+    capture_edges(args, op.list)
     args.e1 = p.edge
-    local reads = READS[base]
+    local reads = op.reads
     if reads then
         note_versions(args, reads)
     end
@@ -307,25 +310,36 @@ local function hook(name, out, args)
     if CASTS[name] and not FLOAT[out.dtype] then
         return -- a cast to an integer type ends the graph
     end
-    args.fn = BW[name] or no_backward
+    local op = OPS[name] or UNDEFINED
+    args.fn = op.backward
     args.name = name
     if name == "matmul" then
         args.torch_name = matmul_name(args[1], args[2])
     end
-    args.out = KEEPS_OUT[name] and out or nil
-    capture_edges(args)
-    local reads = READS[name]
+    if op.keeps_out then
+        args.out = out
+    end
+    capture_edges(args, op.list)
+    local reads = op.reads
     if reads then
-        if args.indices and (name == "max" or name == "min") then
-            reads = READS_INDICES
+        if op.reads_if then
+            reads = reads_of(args)
         end
         note_versions(args, reads)
     end
-    if VIEW_OPS[name] and grad_fn(args[1]) then
+    if op.view and grad_fn(args[1]) then
         -- an in-place op on the base, recorded later, would leave this view's graph stale
         args.vbase = version(args[1])
-    elseif DROPS_ARG1[name] and args.e1 ~= false then
-        args[1] = nil -- the edge routes the gradient; nothing reads the tensor
+    else
+        local drops = op.drops -- the edge routes the gradient; nothing reads the tensor
+        if drops then
+            for i = 1, #drops do
+                local k = drops[i]
+                if args[EKEY[k]] ~= false then
+                    args[k] = nil
+                end
+            end
+        end
     end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = setmetatable(args, NODE)
@@ -339,18 +353,105 @@ function E.needs_record(a, b, c)
     return core.is_grad_enabled() and (needs(a) or needs(b) or needs(c))
 end
 
--- records out = name(a, b, c[, d]) with gradient formula fn; returns the node (for extra fields)
-function E.record(name, out, fn, a, b, c, d)
-    local nd = setmetatable({ a, b, c, d, n = d ~= nil and 4 or 3, name = name, fn = fn,
-        out = KEEPS_OUT[name] and out or nil, v1 = false, v2 = false }, NODE)
-    capture_edges(nd)
-    local reads = READS[name]
+-- out becomes the result of node nd, an args table ({...} with n) of op (an entry)
+local function attach(nd, op, out)
+    capture_edges(nd, op.list)
+    local reads = op.reads
     if reads then
         note_versions(nd, reads)
+    end
+    if op.drops then
+        drop_args(nd, op.drops)
     end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = nd
     return nd
+end
+
+local function defined(name, who)
+    local op = OPS[name]
+    if not op then
+        raise("tide: " .. who .. ": no op '" .. tostring(name) .. "' is defined; declare it " ..
+            "with tide.autograd.def")
+    end
+    return op
+end
+
+-- records out = name(a, b, c[, d]) with the formula of the registry's op `name`; returns the
+-- node, where the caller keeps the fields the formula reads (the versions noted are those of
+-- the op's reads, the tensors among a..d and out)
+function E.record(name, out, a, b, c, d)
+    local op = OPS[name] or defined(name, "autograd.record")
+    if getmetatable(out) ~= TMT then
+        raise("tide: autograd.record: expected the result (argument 2) to be a tensor, got " ..
+            type(out))
+    end
+    local nd = setmetatable({ a, b, c, d, n = d ~= nil and 4 or 3, name = name,
+        fn = op.backward, out = op.keeps_out and out or nil, v1 = false, v2 = false }, NODE)
+    return attach(nd, op, out)
+end
+
+-- the op an entry with a forward defines: op(...) runs forward(nd, ...) with recording off,
+-- nd the node to be ({...} with n: the arguments), and records nd when an argument among the
+-- first four requires grad (grad mode on); returns forward's first result. The entry is looked
+-- up at each call: a def of the name run again (its module reloaded) replaces both functions.
+function E.define(name)
+    local who = "tide: " .. name .. ": "
+    return function(...)
+        local op = OPS[name]
+        local forward = op.forward
+        if not forward then
+            raise(who .. "its def was replaced by one without a forward")
+        end
+        local n = select("#", ...)
+        local nd = { n = n, ... }
+        local rec = false
+        if core.is_grad_enabled() then
+            for i = 1, n < 4 and n or 4 do
+                if needs(nd[i]) then
+                    rec = true
+                end
+            end
+            for i = 5, n do
+                if needs(nd[i]) then
+                    raise(who .. "argument " .. i .. " requires grad; an op defined with " ..
+                        "autograd.def takes gradients for its first four arguments only")
+                end
+            end
+        end
+        local out
+        if rec then
+            local prev = set_grad_enabled(false)
+            local ok, r = pcall(forward, nd, ...)
+            set_grad_enabled(prev)
+            if not ok then
+                error(r, 0)
+            end
+            out = r
+        else
+            out = forward(nd, ...)
+        end
+        if getmetatable(out) ~= TMT then
+            raise(who .. "forward must return a tensor, got " .. type(out))
+        end
+        if not rec then
+            return out
+        end
+        for i = 1, n do
+            if rawequal(out, nd[i]) then
+                raise(who .. "forward returned its argument " .. i .. "; return a new tensor " ..
+                    "(x:clone(), or a view such as x:view(x.shape))")
+            end
+        end
+        if not FLOAT[out.dtype] then
+            raise(who .. "forward returned a " .. out.dtype .. " tensor; only a floating-point " ..
+                "result can carry a gradient")
+        end
+        nd.name, nd.fn = name, op.backward
+        nd.out = op.keeps_out and out or nil
+        attach(setmetatable(nd, NODE), op, out)
+        return out
+    end
 end
 
 -- ---- backward ----
@@ -646,13 +747,25 @@ end
 -- true when they add up to a collection (core._gc_dropped; parameters and inputs are leaves
 -- and never counted).
 local function drop_saved(nd)
+    local op = OPS[nd.name]
     local due = not LIST_OPS[nd.name] and core._gc_dropped(nd.e1 and nd[1], nd.e2 and nd[2],
-        nd.e3 and nd[3], nd.e4 and nd[4], nd.out, nd.indices, nd.cols)
+        nd.e3 and nd[3], nd.e4 and nd[4], nd.out, nd.indices)
     for j = 1, nd.n do
         nd[j] = nil
     end
-    nd.out, nd.indices, nd.logp, nd.onehot, nd.cols = nil, nil, nil, nil, nil
+    nd.out, nd.indices = nil, nil
     nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
+    local rel = op and op.releases -- the fields the op keeps for itself (conv2d's columns)
+    if rel then
+        for i = 1, #rel do
+            local k = rel[i]
+            local v = nd[k]
+            nd[k] = nil
+            if v ~= nil and core._gc_dropped(v) then
+                due = true
+            end
+        end
+    end
     return due
 end
 

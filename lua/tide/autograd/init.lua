@@ -1,17 +1,20 @@
 -- tide.autograd: reverse-mode automatic differentiation.
 --
+--   registry.lua  the ops autograd differentiates, each declared by one def{...}: its
+--                 gradient formula, what the formula reads, what may be freed early
+--   formulas.lua  the defs of the ops the binding records
 --   engine.lua    the graph: recording (the binding's hook), version checks, backward
---   formulas.lua  the gradient formula of each op and what it reads
 --   raise.lua     errors at the user's line
 --
 -- Why Lua: the gradient formulas are a few lines of tensor calls each, readable next to the
 -- ops they differentiate and identical on every device; the cost per recorded op is one hook
 -- call, paid only by tensors that need grad. nn's hot layers (Linear, Conv2d, cross-entropy)
--- record one fused node each (tide.nn._fused) instead of three or four.
+-- record one fused node each (tide.nn._fused) instead of three or four, through this module's
+-- def and record, as a layer of one's own would.
 local compat = require "tide._compat"
 local core = require "tide.core"
+local registry = require "tide.autograd.registry"
 local engine = require "tide.autograd.engine"
-local formulas = require "tide.autograd.formulas"
 
 local M = {}
 
@@ -32,7 +35,27 @@ M.register_grad_ready_hook = engine.register_grad_ready_hook
 M.queue_callback = engine.queue_callback
 
 -- true when autograd has a backward formula for the op called name (tide.core._ops names)
-M.has_formula = formulas.has_formula
+M.has_formula = registry.has_formula
+
+-- ---- ops of one's own ----
+
+-- def{name =, backward =, reads =, reads_if =, frees =, list =, view =, forward =}: declares an
+-- op's gradient (tide.autograd.registry says what each key means), checked here; with a forward,
+-- returns the op as a function
+function M.def(op)
+    local e = registry.def(op)
+    if e.forward then
+        return engine.define(e.name)
+    end
+end
+
+-- record(name, out, a, b, c[, d]): out is the result of the op name (declared with def) on a..d,
+-- computed without recording; returns the node, where the caller keeps what the formula reads
+M.record = engine.record
+-- needs_record(a, b, c): true when grad mode is on and one of them requires grad
+M.needs_record = engine.needs_record
+-- is_view(t): true when t is the result of a view op autograd recorded (view = true)
+M.is_view = engine.is_view
 
 -- ---- user API ----
 
@@ -66,6 +89,7 @@ local function with_grad(enabled, who, fn, ...)
     return compat.unpack(r, 2, r.n)
 end
 
+-- the one no_grad (tide.no_grad is this function)
 function M.no_grad(fn, ...)
     return with_grad(false, "no_grad", fn, ...)
 end

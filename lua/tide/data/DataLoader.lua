@@ -19,31 +19,15 @@
 -- sample and collated: tensors stacked, numbers and booleans made tensors, tables of them
 -- collated key by key (default_collate).
 local compat = require "tide._compat"
+local class = require "tide._class"
 
 local core = require "tide.core"
 local raise = require("tide.autograd").raise
+local args = require "tide.op_args"
 local default_collate = require "tide.data.collate"
-
-local tide_ -- tide's init.lua may load this module while it loads: look it up lazily
-local function tide()
-    tide_ = tide_ or require "tide"
-    return tide_
-end
 
 local DataLoader = { __name = "DataLoader" }
 DataLoader.__index = DataLoader
-
-local function opt_int(opts, key, default, min)
-    local v = opts[key]
-    if v == nil then
-        return default
-    end
-    if not compat.is_integer(v) or v < min then
-        raise(string.format("tide: DataLoader: %s = %s; expected an integer >= %d", key,
-            tostring(v), min)) -- at the user's line, tail calls or not (a fixed level: not in 5.1)
-    end
-    return v
-end
 
 function DataLoader.new(ds, opts)
     opts = opts or {}
@@ -58,17 +42,17 @@ function DataLoader.new(ds, opts)
         { "batch_size", "shuffle", "drop_last", "seed", "pin_memory", "collate_fn", "sampler" })
     local self = setmetatable({}, DataLoader)
     self.dataset = ds
-    self.batch_size = opt_int(opts, "batch_size", 1, 1)
+    self.batch_size = args.int_option("DataLoader", opts, "batch_size", 1, 1)
     self.shuffle = opts.shuffle and true or false
     self.drop_last = opts.drop_last and true or false
-    self.seed = opt_int(opts, "seed", nil, compat.mininteger)
+    self.seed = args.int_option("DataLoader", opts, "seed", nil, compat.mininteger)
     if self.seed == nil then
         -- drawn from tide's generator, so tide.manual_seed(n) makes the shuffling reproducible
         -- (as torch.manual_seed does for PyTorch's DataLoader)
         local u = core.rand({ 1 }, { device = "cpu", dtype = "float64" }):item()
         self.seed = math.floor(u * compat.lshift(1, 31))
     end
-    self.pin_memory = opts.pin_memory and tide().cuda.is_available() or false
+    self.pin_memory = opts.pin_memory and core.cuda.is_available() or false
     if opts.collate_fn ~= nil and type(opts.collate_fn) ~= "function" then
         raise("tide: DataLoader: collate_fn must be a function of the list of samples, got " ..
             type(opts.collate_fn))
@@ -91,11 +75,7 @@ function DataLoader.new(ds, opts)
     return self
 end
 
-setmetatable(DataLoader, {
-    __call = function(_, ds, opts)
-        return DataLoader.new(ds, opts)
-    end,
-})
+class.callable(DataLoader)
 
 --- number of batches per epoch
 function DataLoader:len()
@@ -168,7 +148,7 @@ end
 
 -- pins the tensors among the values, tables of them included
 local function pin_value(v)
-    if tide().is_tensor(v) then
+    if core.is_tensor(v) then
         return v:pin_memory()
     elseif type(v) == "table" then
         local out = {}
@@ -214,7 +194,7 @@ function DataLoader:iter()
         if order then
             index = order:narrow(1, start, len)
         elseif gather then
-            index = tide().arange(start, start + len, { dtype = "int64" })
+            index = core.arange(start, start + len, { dtype = "int64" })
         end
         local function finish(...)
             if self.pin_memory then

@@ -11,6 +11,7 @@
 --     function Squares:len() return self.n end
 --     function Squares:get(i) return tide.tensor({i}), i * i end
 local compat = require "tide._compat"
+local class = require "tide._class"
 local raise = require "tide.autograd.raise"
 
 local Dataset = { __name = "Dataset" }
@@ -36,22 +37,13 @@ local function install(cls)
 end
 
 install(Dataset)
-setmetatable(Dataset, {
-    __call = function(cls, ...)
-        return cls.new(cls, ...)
-    end,
-})
+class.class(Dataset)
 
 --- A subclass named `name`; `Sub(...)` makes an instance and calls `Sub:init(...)`.
 function Dataset:extend(name)
     local cls = { __name = name or "Dataset", super = self }
     install(cls)
-    return setmetatable(cls, {
-        __index = self,
-        __call = function(c, ...)
-            return c.new(c, ...)
-        end,
-    })
+    return class.class(cls, self)
 end
 
 function Dataset.new(cls, ...)

@@ -13,41 +13,26 @@
 local compat = require "tide._compat"
 local raise = require "tide.autograd.raise"
 local core = require "tide.core"
+local args = require "tide.op_args"
 local Dataset = require "tide.data.Dataset"
 
 local DistributedSampler = Dataset:extend("DistributedSampler")
-
-local function int_opt(opts, key, default, min)
-    local v = opts[key]
-    if v == nil then
-        return default
-    end
-    if not compat.is_integer(v) or v < min then
-        raise(("tide: DistributedSampler: %s = %s; expected an integer >= %d"):format(key,
-            tostring(v), min))
-    end
-    return v
-end
 
 function DistributedSampler:init(ds, opts)
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
         raise("tide: DistributedSampler: expected a dataset (tide.data.Dataset or " ..
             "TensorDataset), got " .. type(ds))
     end
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: DistributedSampler: options must be a table such as {shuffle = true}, got " ..
-            type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, "DistributedSampler",
-        { "shuffle", "seed", "rank", "world_size", "drop_last" })
+    local who = "DistributedSampler"
+    opts = args.options(who, opts, { "shuffle", "seed", "rank", "world_size", "drop_last" },
+        "{shuffle = true}")
     local dist = require "tide.distributed"
     self.dataset = ds
     self.shuffle = opts.shuffle ~= false
     self.drop_last = opts.drop_last and true or false
-    self.seed = int_opt(opts, "seed", 0, compat.mininteger)
-    self.world_size = int_opt(opts, "world_size", dist.world_size(), 1)
-    self.rank = int_opt(opts, "rank", dist.rank(), 0)
+    self.seed = args.int_option(who, opts, "seed", 0, compat.mininteger)
+    self.world_size = args.int_option(who, opts, "world_size", dist.world_size(), 1)
+    self.rank = args.int_option(who, opts, "rank", dist.rank(), 0)
     if self.rank >= self.world_size then
         raise(("tide: DistributedSampler: rank = %d does not exist among world_size = %d ranks " ..
             "(0 to %d)"):format(self.rank, self.world_size, self.world_size - 1))

@@ -12,7 +12,9 @@
 -- leaves tide's generator as it was. `s:len()` (`#s` on 5.3+) is num_samples; `s:indices()`
 -- draws an epoch's list, `s:iter()` iterates one.
 local compat = require "tide._compat"
+local class = require "tide._class"
 local core = require "tide.core"
+local args = require "tide.op_args"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 
@@ -66,12 +68,7 @@ function WeightedRandomSampler.new(weights, num_samples, opts)
         raise(string.format("tide: %s: num_samples = %s; expected a positive integer", WHO,
             type(num_samples) == "number" and tostring(num_samples) or type(num_samples)))
     end
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: " .. WHO .. ": options must be a table such as {replacement = false}, got " ..
-            type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, WHO, { "replacement", "generator" })
+    opts = args.options(WHO, opts, { "replacement", "generator" }, "{replacement = false}")
     local replacement = opts.replacement
     if replacement == nil then
         replacement = true
@@ -111,11 +108,7 @@ function WeightedRandomSampler.new(weights, num_samples, opts)
     return self
 end
 
-setmetatable(WeightedRandomSampler, {
-    __call = function(_, weights, num_samples, opts)
-        return WeightedRandomSampler.new(weights, num_samples, opts)
-    end,
-})
+class.callable(WeightedRandomSampler)
 
 function WeightedRandomSampler:len()
     return self.num_samples

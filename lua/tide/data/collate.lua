@@ -7,13 +7,8 @@
 -- collated key by key, nested tables included, into a table of the same keys. A custom
 -- collate_fn may call it for the fields it does not treat itself.
 local compat = require "tide._compat"
+local core = require "tide.core"
 local raise = require("tide.autograd").raise
-
-local tide_ -- tide's init.lua may load this module while it loads: look it up lazily
-local function tide()
-    tide_ = tide_ or require "tide"
-    return tide_
-end
 
 local collate_values
 
@@ -36,7 +31,7 @@ local function collate_tables(col, path)
     end)
     for s = 2, #col do
         local t = col[s]
-        if type(t) ~= "table" or tide().is_tensor(t) then
+        if type(t) ~= "table" or core.is_tensor(t) then
             fail(path, "sample " .. s .. " has a " .. type(t) .. " where sample 1 has a table")
         end
         local n = 0
@@ -62,7 +57,6 @@ local function collate_tables(col, path)
 end
 
 function collate_values(col, path)
-    local T = tide()
     local v = col[1]
     local kind = type(v)
     if kind == "string" then
@@ -72,14 +66,14 @@ function collate_values(col, path)
             end
         end
         return compat.move(col, 1, #col, 1, {})
-    elseif kind == "table" and not T.is_tensor(v) then
+    elseif kind == "table" and not core.is_tensor(v) then
         return collate_tables(col, path)
     end
     local ok, r
     if kind == "number" or kind == "boolean" then
-        ok, r = pcall(T.tensor, col)
+        ok, r = pcall(core.tensor, col)
     else
-        ok, r = pcall(T.stack, col, 1)
+        ok, r = pcall(core.stack, col, 1)
     end
     if not ok then
         -- the core's message, at the line of the user's `for` (not inside this file)

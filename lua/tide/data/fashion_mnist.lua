@@ -17,6 +17,7 @@
 local compat = require "tide._compat"
 
 local core = require "tide.core"
+local files = require "tide._files"
 local raise = require "tide.autograd.raise"
 
 local CLASSES = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
@@ -36,12 +37,7 @@ local function exists(path)
             .. "files only where it is; the host opens it with luaL_openlibs or "
             .. "luaL_requiref(L, \"io\", luaopen_io, 1)")
     end
-    local f = io.open(path, "rb")
-    if f then
-        f:close()
-        return true
-    end
-    return false
+    return files.exists(path)
 end
 
 -- the plain file, else the gzipped one

@@ -13,6 +13,7 @@
 local compat = require "tide._compat"
 
 local core = require "tide.core"
+local args = require "tide.op_args"
 local raise = require("tide.autograd").raise
 local C = core._dist
 
@@ -44,12 +45,7 @@ end
 
 --- dist.init([{backend = "mpi" | "nccl" | "auto", timeout = seconds}])
 function dist.init(opts)
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: dist.init: options must be a table such as {backend = \"mpi\"}, got " ..
-            type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, "dist.init", { "backend", "timeout" })
+    opts = args.options("dist.init", opts, { "backend", "timeout" }, "{backend = \"mpi\"}")
     local b = opts.backend or "auto"
     if not BACKENDS[b] then
         raise(("tide: dist.init: unknown backend %s; use \"mpi\", \"nccl\" or \"auto\""):format(

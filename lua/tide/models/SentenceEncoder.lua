@@ -24,6 +24,7 @@ local core = require "tide.core"
 local tide = require "tide"
 local raise = require("tide.autograd").raise
 local json = require "tide.models._json"
+local files = require "tide._files"
 
 local SentenceEncoder = { __name = "SentenceEncoder" }
 SentenceEncoder.__index = SentenceEncoder
@@ -42,18 +43,8 @@ local MODES = {
 local UNSUPPORTED_MODES = { pooling_mode_weightedmean_tokens = "weightedmean",
     pooling_mode_lasttoken = "lasttoken" }
 
-local function read_file(path)
-    local f = io.open(path, "rb")
-    if not f then
-        return nil
-    end
-    local s = f:read("*a")
-    f:close()
-    return s
-end
-
 local function read_json(path, who)
-    local s = read_file(path)
+    local s = files.read(path)
     if not s then
         return nil
     end

@@ -84,57 +84,58 @@ function json.decode(s, where)
             end
         end
     end
+    -- at an opening bracket: steps past it, and past close when that follows (an empty
+    -- object or array: true)
+    local function empty(close)
+        pos = pos + 1
+        skip()
+        if s:sub(pos, pos) == close then
+            pos = pos + 1
+            return true
+        end
+        return false
+    end
+    -- after an element: steps past the ',' before the next one (true) or past close (false)
+    local function more(close)
+        skip()
+        local c = s:sub(pos, pos)
+        pos = pos + 1
+        if c == close then
+            return false
+        elseif c ~= "," then
+            fail("expected ',' or '" .. close .. "'")
+        end
+        return true
+    end
     function value()
         skip()
         local c = s:sub(pos, pos)
         if c == "{" then
             local t = {}
-            pos = pos + 1
-            skip()
-            if s:sub(pos, pos) == "}" then
-                pos = pos + 1
-                return t
+            if not empty("}") then
+                repeat
+                    skip()
+                    if s:sub(pos, pos) ~= '"' then
+                        fail("expected a key")
+                    end
+                    local k = str()
+                    skip()
+                    if s:sub(pos, pos) ~= ":" then
+                        fail("expected ':'")
+                    end
+                    pos = pos + 1
+                    t[k] = value()
+                until not more("}")
             end
-            while true do
-                skip()
-                if s:sub(pos, pos) ~= '"' then
-                    fail("expected a key")
-                end
-                local k = str()
-                skip()
-                if s:sub(pos, pos) ~= ":" then
-                    fail("expected ':'")
-                end
-                pos = pos + 1
-                t[k] = value()
-                skip()
-                c = s:sub(pos, pos)
-                pos = pos + 1
-                if c == "}" then
-                    return t
-                elseif c ~= "," then
-                    fail("expected ',' or '}'")
-                end
-            end
+            return t
         elseif c == "[" then
             local t = json.array({})
-            pos = pos + 1
-            skip()
-            if s:sub(pos, pos) == "]" then
-                pos = pos + 1
-                return t
+            if not empty("]") then
+                repeat
+                    t[#t + 1] = value()
+                until not more("]")
             end
-            while true do
-                t[#t + 1] = value()
-                skip()
-                c = s:sub(pos, pos)
-                pos = pos + 1
-                if c == "]" then
-                    return t
-                elseif c ~= "," then
-                    fail("expected ',' or ']'")
-                end
-            end
+            return t
         elseif c == '"' then
             return str()
         elseif s:sub(pos, pos + 3) == "true" then

@@ -3,9 +3,7 @@
 -- weight {out, in / groups, k}; runs as Conv2d over a height of 1 (one im2col and one gemm, one
 -- autograd node)
 local idiv = require("tide._compat").idiv
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
 local F = require "tide.nn.functional"
@@ -14,29 +12,15 @@ local Conv1d = Module:extend("Conv1d")
 
 function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
     local dilation, groups
-    if type(stride) == "table" then
-        local o = stride
-        core._check_options(o, "Conv1d", { "stride", "padding", "dilation", "groups", "bias",
-            "padding_mode" })
-        stride, padding, bias = o.stride, o.padding, o.bias
-        self.padding_mode, self.pad_with = I.padding_mode(o.padding_mode, "Conv1d")
-        dilation, groups = o.dilation, o.groups
-    end
-    I.check_int(in_channels, "in_channels", "Conv1d")
-    I.check_int(out_channels, "out_channels", "Conv1d")
-    I.check_int(kernel_size, "kernel_size", "Conv1d")
-    groups = I.check_groups(groups, in_channels, out_channels, "Conv1d")
-    self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
-    self.groups = groups
+    stride, padding, dilation, groups, bias = I.conv_options(self, "Conv1d", stride, padding, bias)
+    I.conv_channels(self, in_channels, out_channels, groups, "Conv1d")
+    self.kernel_size = I.check_int(kernel_size, "kernel_size", "Conv1d")
     self.stride = I.check_int(stride or 1, "stride", "Conv1d")
     self.padding = I.check_int(padding or 0, "padding", "Conv1d", 0)
     self.dilation = I.check_int(dilation or 1, "dilation", "Conv1d")
-    local cin = idiv(in_channels, groups)
-    local bound = 1 / math.sqrt(cin * kernel_size)
-    self:register_parameter("weight", I.uniform_param({ out_channels, cin, kernel_size }, bound))
-    if bias ~= false then
-        self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
-    end
+    local cin = idiv(in_channels, self.groups)
+    I.weight_and_bias(self, { out_channels, cin, kernel_size }, out_channels, cin * kernel_size,
+        bias)
 end
 
 function Conv1d:forward(x)
@@ -49,10 +33,9 @@ function Conv1d:forward(x)
         raise(string.format("tide: Conv1d: expected input with %d channels (dim 2), got %d",
             self.in_channels, x:size(2)))
     end
-    I.check_device(x, self.weight, "Conv1d")
-    I.check_dtype(x, self.weight, "Conv1d")
+    I.check_input(x, self.weight, "Conv1d")
     local padding = self.padding
-    if self.padding_mode and self.padding_mode ~= "zeros" and padding > 0 then
+    if self.padding_mode ~= "zeros" and padding > 0 then
         x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0
     end
     return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = padding,

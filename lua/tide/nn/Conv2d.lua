@@ -5,9 +5,7 @@
 -- (tide.nn._fused).
 local idiv = require("tide._compat").idiv
 local F = require "tide.nn.functional"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
 local fused = require "tide.nn._fused"
@@ -16,20 +14,8 @@ local Conv2d = Module:extend("Conv2d")
 
 function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
     local dilation, groups
-    if type(stride) == "table" then
-        local o = stride
-        core._check_options(o, "Conv2d", { "stride", "padding", "dilation", "groups", "bias",
-            "padding_mode" })
-        stride, padding, bias = o.stride, o.padding, o.bias
-        dilation, groups = o.dilation, o.groups
-        self.padding_mode, self.pad_with = I.padding_mode(o.padding_mode, "Conv2d")
-    else
-        self.padding_mode = "zeros"
-    end
-    I.check_int(in_channels, "in_channels", "Conv2d")
-    I.check_int(out_channels, "out_channels", "Conv2d")
-    groups = I.check_groups(groups, in_channels, out_channels, "Conv2d")
-    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+    stride, padding, dilation, groups, bias = I.conv_options(self, "Conv2d", stride, padding, bias)
+    I.conv_channels(self, in_channels, out_channels, groups, "Conv2d")
     self.kh, self.kw = I.pair(kernel_size, "Conv2d", "kernel_size", 1)
     self.sh, self.sw = I.pair(stride or 1, "Conv2d", "stride", 1)
     self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding", 0)
@@ -37,13 +23,9 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     I.check_int(self.dh, "dilation", "Conv2d")
     I.check_int(self.dw, "dilation", "Conv2d")
     self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw }
-    local fan_in = in_channels / groups * self.kh * self.kw
-    local bound = 1 / math.sqrt(fan_in)
-    self:register_parameter("weight",
-        I.uniform_param({ out_channels, idiv(in_channels, groups), self.kh, self.kw }, bound))
-    if bias ~= false then
-        self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
-    end
+    local cin = idiv(in_channels, self.groups)
+    I.weight_and_bias(self, { out_channels, cin, self.kh, self.kw }, out_channels,
+        cin * self.kh * self.kw, bias)
 end
 
 function Conv2d:forward(x)
@@ -65,8 +47,7 @@ function Conv2d:forward(x)
     end
     local oh, ow = F._conv_out("Conv2d", x:size(3), x:size(4), self.kh, self.kw, self.sh, self.sw,
         ph, pw, self.dh, self.dw)
-    I.check_device(x, self.weight, "Conv2d")
-    I.check_dtype(x, self.weight, "Conv2d")
+    I.check_input(x, self.weight, "Conv2d")
     return fused.conv2d(x, self.weight, self.bias, geom, oh, ow, self.groups)
 end
 

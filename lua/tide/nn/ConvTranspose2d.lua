@@ -4,8 +4,7 @@
 -- from fan_in = out / groups * kh * kw)
 local idiv = require("tide._compat").idiv
 local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
 local F = require "tide.nn.functional"
@@ -26,22 +25,15 @@ function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, pa
         stride, padding, output_padding, bias = o.stride, o.padding, o.output_padding, o.bias
         dilation, groups = o.dilation, o.groups
     end
-    I.check_int(in_channels, "in_channels", "ConvTranspose2d")
-    I.check_int(out_channels, "out_channels", "ConvTranspose2d")
-    groups = I.check_groups(groups, in_channels, out_channels, "ConvTranspose2d")
-    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+    I.conv_channels(self, in_channels, out_channels, groups, "ConvTranspose2d")
     self.kernel_size = { I.pair(kernel_size, "ConvTranspose2d", "kernel_size") }
     self.stride = { I.pair(stride or 1, "ConvTranspose2d", "stride") }
     self.padding = { I.pair(padding or 0, "ConvTranspose2d", "padding") }
     self.output_padding = { I.pair(output_padding or 0, "ConvTranspose2d", "output_padding") }
     self.dilation = { I.pair(dilation or 1, "ConvTranspose2d", "dilation") }
     local kh, kw = self.kernel_size[1], self.kernel_size[2]
-    local coutg = idiv(out_channels, groups)
-    local bound = 1 / math.sqrt(coutg * kh * kw)
-    self:register_parameter("weight", I.uniform_param({ in_channels, coutg, kh, kw }, bound))
-    if bias ~= false then
-        self:register_parameter("bias", I.uniform_param({ out_channels }, bound))
-    end
+    local coutg = idiv(out_channels, self.groups)
+    I.weight_and_bias(self, { in_channels, coutg, kh, kw }, out_channels, coutg * kh * kw, bias)
 end
 
 function ConvTranspose2d:forward(x)
@@ -50,8 +42,7 @@ function ConvTranspose2d:forward(x)
         raise(string.format("tide: ConvTranspose2d: expected input {N, %d, H, W}, got %s",
             self.in_channels, I.shape_str(x.shape)))
     end
-    I.check_device(x, self.weight, "ConvTranspose2d")
-    I.check_dtype(x, self.weight, "ConvTranspose2d")
+    I.check_input(x, self.weight, "ConvTranspose2d")
     return F.conv_transpose2d(x, self.weight, self.bias, { stride = self.stride,
         padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
         groups = self.groups })

@@ -8,6 +8,7 @@
 local idiv = require("tide._compat").idiv
 local autograd = require "tide.autograd"
 local core = require "tide.core"
+local args = require "tide.op_args"
 local Module = require "tide.nn.Module"
 local raise = autograd.raise
 
@@ -29,12 +30,7 @@ function DataParallel:init(module, opts)
     if not Module.is_module(module) then
         raise("tide: DataParallel: expected a Module, got " .. type(module))
     end
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: DataParallel: options must be a table such as {devices = {\"cpu:0\", " ..
-            "\"cpu:1\"}}, got " .. type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, "DataParallel", { "devices" })
+    opts = args.options("DataParallel", opts, { "devices" }, "{devices = {\"cpu:0\", \"cpu:1\"}}")
     local names = opts.devices or default_devices()
     if type(names) ~= "table" or #names == 0 then
         raise("tide: DataParallel: devices must be a non-empty list such as {\"cpu:0\", " ..
@@ -68,23 +64,16 @@ local function replicate(m, dev, memo)
     end
     local r = setmetatable({}, getmetatable(m))
     memo[m] = r
-    for _, name in ipairs(m._params) do
-        local p = rawget(m, name)
-        if p then
-            memo[p] = p:to(dev)
+    for _, names in ipairs({ m._params, m._buffers }) do
+        for _, name in ipairs(names) do
+            local t = rawget(m, name)
+            if t then
+                memo[t] = t:to(dev)
+            end
         end
     end
-    for _, name in ipairs(m._buffers) do
-        local b = rawget(m, name)
-        if b then
-            memo[b] = b:to(dev)
-        end
-    end
-    for _, name in ipairs(m._modules) do
-        local c = rawget(m, name)
-        if c then
-            replicate(c, dev, memo)
-        end
+    for _, c in ipairs(m:children()) do
+        replicate(c, dev, memo)
     end
     for k, v in next, m do
         rawset(r, k, memo[v] or v)

@@ -10,6 +10,7 @@
 -- on N batches step exactly as one process on their concatenation (for a loss that is a mean).
 local autograd = require "tide.autograd"
 local core = require "tide.core"
+local args = require "tide.op_args"
 local Module = require "tide.nn.Module"
 local raise = autograd.raise
 
@@ -23,12 +24,8 @@ function DDP:init(module, opts)
     if not Module.is_module(module) then
         raise("tide: DistributedDataParallel: expected a Module, got " .. type(module))
     end
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: DistributedDataParallel: options must be a table such as " ..
-            "{bucket_cap_mb = 25}, got " .. type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, "DistributedDataParallel", { "bucket_cap_mb", "broadcast_buffers" })
+    opts = args.options("DistributedDataParallel", opts, { "bucket_cap_mb", "broadcast_buffers" },
+        "{bucket_cap_mb = 25}")
     local cap = opts.bucket_cap_mb or 25
     if type(cap) ~= "number" or cap <= 0 then
         raise("tide: DistributedDataParallel: bucket_cap_mb = " .. tostring(cap) ..

@@ -1,7 +1,6 @@
 -- nn.Dropout([p = 0.5]) or Dropout({p =, inplace = false}): in training, zeroes each element
 -- with probability p and scales the rest by 1/(1-p); identity in eval mode
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
 

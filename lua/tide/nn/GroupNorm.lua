@@ -1,8 +1,7 @@
 -- nn.GroupNorm(num_groups, num_channels[, {eps = 1e-5, affine = true}]): normalizes input
 -- {N, C, ...} over each group of C / num_groups channels; weight ones, bias zeros per channel
 local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
 local F = require "tide.nn.functional"
@@ -23,8 +22,7 @@ function GroupNorm:init(num_groups, num_channels, eps, affine)
     self.num_groups, self.num_channels = num_groups, num_channels
     self.eps = I.check_number(eps, 1e-5, "eps", "GroupNorm")
     if affine ~= false then
-        self:register_parameter("weight", I.const_param({ num_channels }, 1))
-        self:register_parameter("bias", I.const_param({ num_channels }, 0))
+        I.affine_params(self, { num_channels }, true)
     end
 end
 

@@ -1,8 +1,7 @@
 -- nn.Linear(in_features, out_features[, bias = true]), or Linear(in, out, {bias = false}):
 -- y = x W^T + b (no bias parameter at all when bias is false)
 local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local I = require "tide.nn._internal"
 local fused = require "tide.nn._fused"
@@ -17,11 +16,7 @@ function Linear:init(in_features, out_features, bias)
     I.check_int(in_features, "in_features", "Linear")
     I.check_int(out_features, "out_features", "Linear")
     self.in_features, self.out_features = in_features, out_features
-    local bound = 1 / math.sqrt(in_features)
-    self:register_parameter("weight", I.uniform_param({ out_features, in_features }, bound))
-    if bias ~= false then
-        self:register_parameter("bias", I.uniform_param({ out_features }, bound))
-    end
+    I.weight_and_bias(self, { out_features, in_features }, out_features, in_features, bias)
 end
 
 function Linear:forward(x)
@@ -31,8 +26,7 @@ function Linear:forward(x)
         raise(string.format("tide: Linear: expected input with last dim %d, got %s",
             self.in_features, n and tostring(n) or "a 0-d tensor"))
     end
-    I.check_device(x, self.weight, "Linear")
-    I.check_dtype(x, self.weight, "Linear")
+    I.check_input(x, self.weight, "Linear")
     return fused.linear(x, self.weight, self.bias)
 end
 

@@ -535,16 +535,9 @@ function Module:load_state_dict(sd, strict)
         end
     end
     table.sort(unexpected)
-    if strict and (#missing > 0 or #unexpected > 0) then
-        local parts = {}
-        if #missing > 0 then
-            parts[#parts + 1] = "missing keys: " .. table.concat(missing, ", ")
-        end
-        if #unexpected > 0 then
-            parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ")
-        end
-        raise("tide: load_state_dict: " .. table.concat(parts, "; ") ..
-            keys_advice(unexpected, expected))
+    local mismatch = strict and args.keys_mismatch(missing, unexpected)
+    if mismatch then
+        raise("tide: load_state_dict: " .. mismatch .. keys_advice(unexpected, expected))
     end
     -- every value converted first, then copied: a failure leaves the model as it was (the
     -- fill_(0):add_(v) this replaced zeroed a float16 parameter, then failed in add_)

@@ -2,8 +2,7 @@
 -- keys read "heads.cls.weight"). modules is a list of {name, module} pairs (kept in that
 -- order) or a table name -> module (taken in sorted name order: Lua tables have no order).
 -- md.name or md["name"] reaches a module; keys(), values(), items() follow registration order.
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 
 local ModuleDict = Module:extend("ModuleDict")

@@ -2,8 +2,7 @@
 -- (as Sequential's, so state_dict keys read "layers.1.weight"). ml[i], #ml and ipairs(ml)
 -- reach them; it has no forward: the owner decides how to call them.
 local compat = require "tide._compat"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 
 local ModuleList = Module:extend("ModuleList")

@@ -5,8 +5,7 @@
 -- memory_key_padding_mask =, tgt_is_causal =, memory_is_causal =}]) (a tensor third argument is
 -- tgt_mask), each layer given the same masks.
 local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local TDL = require "tide.nn.TransformerDecoderLayer"
 local I = require "tide.nn._internal"

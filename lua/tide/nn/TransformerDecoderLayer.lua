@@ -28,24 +28,8 @@ function TDL:init(d_model, nhead, opts)
         raise(string.format("tide: %s: expected layer_norm_eps to be a positive number, got %s",
             WHO, tostring(eps)))
     end
-    -- what TransformerDecoder needs to make copies
-    self._args = { d_model, nhead, opts }
     self.d_model, self.nhead = d_model, nhead
-    local nn = require "tide.nn"
-    local bf = opts.batch_first == true
-    self.self_attn = nn.MultiheadAttention(d_model, nhead, { dropout = p, batch_first = bf })
-    self.multihead_attn = nn.MultiheadAttention(d_model, nhead, { dropout = p, batch_first = bf })
-    self.linear1 = nn.Linear(d_model, ff)
-    self.dropout = nn.Dropout(p)
-    self.linear2 = nn.Linear(ff, d_model)
-    self.norm_first = opts.norm_first == true
-    self.norm1 = nn.LayerNorm(d_model, { eps = eps })
-    self.norm2 = nn.LayerNorm(d_model, { eps = eps })
-    self.norm3 = nn.LayerNorm(d_model, { eps = eps })
-    self.dropout1 = nn.Dropout(p)
-    self.dropout2 = nn.Dropout(p)
-    self.dropout3 = nn.Dropout(p)
-    self.activation = activation
+    T.add_children(self, 3, d_model, nhead, opts, ff, p, activation, eps)
 end
 
 -- the masks of a call: a tensor is tgt_mask, a table the options

@@ -19,21 +19,7 @@ local WHO = "TransformerEncoderLayer"
 function TEL:init(d_model, nhead, opts)
     opts = opts or {}
     local ff, p, activation = T.layer_options(opts, d_model, nhead, WHO)
-    -- what TransformerEncoder needs to make copies
-    self._args = { d_model, nhead, opts }
-    local nn = require "tide.nn"
-    self.self_attn = nn.MultiheadAttention(d_model, nhead,
-        { dropout = p, batch_first = opts.batch_first == true })
-    self.linear1 = nn.Linear(d_model, ff)
-    self.dropout = nn.Dropout(p)
-    self.linear2 = nn.Linear(ff, d_model)
-    self.norm_first = opts.norm_first == true
-    local eps = opts.layer_norm_eps or 1e-5
-    self.norm1 = nn.LayerNorm(d_model, { eps = eps })
-    self.norm2 = nn.LayerNorm(d_model, { eps = eps })
-    self.dropout1 = nn.Dropout(p)
-    self.dropout2 = nn.Dropout(p)
-    self.activation = activation
+    T.add_children(self, 2, d_model, nhead, opts, ff, p, activation, opts.layer_norm_eps or 1e-5)
 end
 
 local function masks(mask_or_opts)

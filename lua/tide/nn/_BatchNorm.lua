@@ -20,8 +20,7 @@ function BatchNorm:init(num_features, eps, momentum, affine)
     momentum = I.check_number(momentum, 0.1, "momentum", self.__name)
     self.num_features, self.eps, self.momentum = num_features, eps, momentum
     if affine ~= false then
-        self:register_parameter("weight", I.const_param({ num_features }, 1))
-        self:register_parameter("bias", I.const_param({ num_features }, 0))
+        I.affine_params(self, { num_features }, true)
     end
     self:register_buffer("running_mean", core.zeros(num_features))
     self:register_buffer("running_var", core.ones(num_features))

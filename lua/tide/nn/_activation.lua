@@ -17,6 +17,29 @@ function A.method(name, method)
     return cls
 end
 
+-- F[fn](x, {inplace = true}) when built with {inplace = true}, else x:method() when given
+-- (ReLU) or F[fn](x) (SiLU)
+function A.inplace(name, fn, method)
+    local cls = Module:extend(name)
+    function cls:init(opts)
+        if opts ~= nil then
+            core._check_options(opts, name, { "inplace" })
+            self.inplace = opts.inplace
+        end
+    end
+    function cls:forward(x)
+        I.check_tensor(x, name)
+        if self.inplace then
+            return F[fn](x, { inplace = self.inplace })
+        end
+        if method then
+            return x[method](x)
+        end
+        return F[fn](x)
+    end
+    return cls
+end
+
 -- x:method(dim), dim -1 unless given (Softmax, LogSoftmax)
 function A.along_dim(name, method)
     local cls = Module:extend(name)

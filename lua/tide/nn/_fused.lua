@@ -1,16 +1,21 @@
--- tide.nn._fused: nn's hot forwards (Linear, Conv2d, cross-entropy, layer norm), each recorded as one
--- autograd node instead of three or four, with the bias added in place: the inputs that
--- require grad are detached for the forward computation, and the node is recorded by hand
--- (tide.autograd.engine.record) with its formula (tide.autograd.formulas: linear, conv2d,
--- cross_entropy, layer_norm). No argument checks here: nn.functional and the modules check first.
+-- tide.nn._fused: nn's hot forwards (Linear, Conv2d, cross-entropy, layer norm, RMS norm), each
+-- recorded as one autograd node instead of three or four, with the bias added in place: the
+-- inputs that require grad are detached for the forward computation, and the node is recorded
+-- by hand (tide.autograd.record). Each op's gradient (tide.autograd.def: the formula, what it
+-- reads, what it frees) stands next to its forward. No argument checks here: nn.functional and
+-- the modules check first.
 local core = require "tide.core"
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local compat = require "tide._compat"
 local idiv, pack, unpack = compat.idiv, compat.pack, compat.unpack
-local engine = require "tide.autograd.engine"
-local BW = require("tide.autograd.formulas").BW
+local autograd = require "tide.autograd"
 
-local needs_record, record = engine.needs_record, engine.record
+local def, needs_record, record = autograd.def, autograd.needs_record, autograd.record
+local is_tensor = autograd.is_tensor
+
+local function needs(x)
+    return is_tensor(x) and x.requires_grad
+end
 
 local M = {}
 
@@ -38,11 +43,44 @@ function M.linear(x, w, b)
         y:add_(bd)
     end
     if rec then
-        record("linear", y, BW.linear, x, w, b)
+        record("linear", y, x, w, b)
     end
     return y
 end
 
+def {
+    name = "linear",
+    reads = { { 2, 1 }, { 1, 2 } }, -- w for x's gradient, x for w's
+    backward = function(nd, g)
+        local x, w, b = nd[1], nd[2], nd[3]
+        local gx, gw, gb
+        if needs(x) then
+            gx = g:matmul(w)
+        end
+        if needs(w) then
+            local g2, x2 = g, x
+            if g:dim() ~= 2 then
+                g2, x2 = g:reshape(-1, g:size(-1)), x:reshape(-1, x:size(-1))
+            end
+            gw = g2:t():matmul(x2) -- [out, in], contiguous
+        end
+        if needs(b) then
+            gb = g:sum_to(b.shape)
+        end
+        return gx, gw, gb
+    end,
+}
+
+
+-- y, with conv2d's node when rec: it keeps the im2col columns cols, or none (nil: the device's
+-- own convolution made y, nd.native)
+local function recorded_conv2d(rec, y, x, w, b, geom, groups, cols)
+    if rec then
+        local nd = record("conv2d", y, x, w, b)
+        nd.cols, nd.geom, nd.groups, nd.native = cols, geom, groups, cols == nil
+    end
+    return y
+end
 
 -- y = conv2d(x, w) + b for x [N, C, H, W], w [Cout, C / groups, kh, kw], b [Cout] or nil; geom
 -- is {kh, kw, sh, sw, ph, pw, dh, dw}, (oh, ow) the output size, groups nil or >= 1 (the caller
@@ -62,11 +100,7 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
         local y = K.conv2d(xd, wd, bd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
             geom[7] or 1, geom[8] or 1, groups)
         if y then
-            if rec then
-                local nd = record("conv2d", y, BW.conv2d, x, w, b)
-                nd.geom, nd.groups, nd.native = geom, groups, true
-            end
-            return y
+            return recorded_conv2d(rec, y, x, w, b, geom, groups, nil)
         end
     end
     local cols = K.im2col_folded(xd, geom[1], geom[2], geom[3], geom[4], geom[5], geom[6],
@@ -86,13 +120,70 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
     else
         y = yt:contiguous()
     end
-    y = y:reshape(n, cout, oh, ow)
-    if rec then
-        local nd = record("conv2d", y, BW.conv2d, x, w, b)
-        nd.cols, nd.geom, nd.groups = cols, geom, groups
-    end
-    return y
+    return recorded_conv2d(rec, y:reshape(n, cout, oh, ow), x, w, b, geom, groups, cols)
 end
+
+-- conv2d as one gemm over the batch-folded columns [C*kh*kw, N*L] (M.conv2d): g folded the
+-- same way makes the weight gradient and the columns' gradient one gemm each (one batched gemm
+-- over the groups when nd.groups > 1). The columns are the node's own (released once the
+-- formula has run); conv2d by the device's own kernels (nd.native) keeps none, and the
+-- weight's gradient reads the input instead.
+def {
+    name = "conv2d",
+    reads = { { 2, 1 } },
+    reads_if = { native = { { 2, 1 }, { 1, 2 } } },
+    frees = { "cols" },
+    backward = function(nd, g)
+        local x, w, b = nd[1], nd[2], nd[3]
+        local k, G = nd.geom, nd.groups or 1
+        if nd.native then
+            -- the forward's kernels (oneDNN); a graph of the gradient (create_graph) takes the
+            -- gemm path below, whose columns are made here
+            if not core.is_grad_enabled() then
+                local ok, gx, gw, gb = K.conv2d_backward(g, x, w, k[1], k[2], k[3], k[4], k[5],
+                    k[6], k[7] or 1, k[8] or 1, G, needs(x), needs(w), needs(b))
+                if ok then
+                    if gb and not needs(b) then
+                        gb = nil
+                    end
+                    return gx, gw, gb
+                end
+            end
+            if needs(w) then
+                local cols = K.im2col_folded(x:detach(), k[1], k[2], k[3], k[4], k[5], k[6],
+                    k[7], k[8])
+                nd.cols = cols:view(cols:size(1), -1)
+            end
+        end
+        local n, cout = g:size(1), g:size(2)
+        local l = math.floor(g:numel() / math.max(1, n * cout))
+        local gf = g:reshape(n, cout, l):transpose(1, 2):contiguous():view(cout, n * l)
+        local gx, gw, gb
+        if needs(w) then
+            if G == 1 then
+                gw = gf:matmul(nd.cols:t()):view(w.shape)
+            else
+                gw = gf:view(G, -1, n * l):matmul(nd.cols:view(G, -1, n * l):transpose(2, 3))
+                    :view(w.shape)
+            end
+        end
+        if needs(b) then
+            gb = gf:sum(2)
+        end
+        if needs(x) then
+            local gcols -- [C*kh*kw, N*L]
+            if G == 1 then
+                gcols = w:reshape(cout, -1):t():matmul(gf)
+            else
+                gcols = w:reshape(G, math.floor(cout / G), -1):transpose(2, 3)
+                    :matmul(gf:view(G, -1, n * l))
+            end
+            gx = K.col2im_folded(gcols:view(x:size(2) * k[1] * k[2], n, l), x:size(2),
+                x:size(3), x:size(4), k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
+        end
+        return gx, gw, gb
+    end,
+}
 
 -- layer norm of x over its trailing d elements (weight and bias nil or of d elements, x's
 -- dtype): one kernel forward, one node whose gradient is one kernel; nil where the device has
@@ -105,8 +196,8 @@ end
 -- node: K[name] runs on the detached inputs (the row's inputs, nil for an absent optional one,
 -- then its parameters); the node keeps the inputs as nd[1..], the other outputs and the
 -- parameters under their names in the row (rms_norm: nd.rstd, nd.d, nd.eps), and its gradient
--- is BW[name]. Returns the first output, or nil where the device has no kernel (the caller runs
--- its composite). A new row needs nothing here.
+-- is the def of the same name (below). Returns the first output, or nil where the device has no
+-- kernel (the caller runs its composite). A new row needs nothing here but its def.
 function M.kernel(name, ...)
     local row = core._kernels[name]
     local nin, args = #row.inputs, pack(...)
@@ -123,7 +214,7 @@ function M.kernel(name, ...)
     local y = outs[1]
     if y and rec then
         local inputs = pack(...)
-        local nd = record(name, y, BW[name], unpack(inputs, 1, nin))
+        local nd = record(name, y, unpack(inputs, 1, nin))
         for i = 2, #row.outputs do
             nd[row.outputs[i]] = outs[i]
         end
@@ -133,6 +224,69 @@ function M.kernel(name, ...)
     end
     return y
 end
+
+-- layer norm over the trailing nd.d elements (M.kernel keeps nd.mean, nd.rstd, nd.d, nd.eps, the
+-- node's own): the backward kernel, or, when a graph of the gradient is being built
+-- (create_graph) or g has another dtype, the same formula as differentiable ops, with
+-- xhat = (x - mean) * rstd and gy = g * w: dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)),
+-- dw = sum(g * xhat) and db = sum(g) over the rows
+def {
+    name = "layer_norm",
+    reads = { 1, { 2, 1 } },
+    backward = function(nd, g)
+        local x, w, b, d = nd[1], nd[2], nd[3], nd.d
+        local nx, nw, nb = needs(x), needs(w), needs(b)
+        local gx, gw, gb
+        if not core.is_grad_enabled() and g.dtype == x.dtype then
+            gx, gw, gb = K.layer_norm_backward(x, g, nd.mean, nd.rstd, w, d, nx, nw, nb)
+        else
+            local xr, gr = x:reshape(-1, d), g:reshape(-1, d)
+            local xc = xr:sub(xr:mean(2, true))
+            local rstd = xc:mul(xc):mean(2, true):add(nd.eps):rsqrt()
+            local xhat = xc:mul(rstd)
+            if nx then
+                local gy = w and gr:mul(w:reshape(1, d)) or gr
+                gx = gy:sub(gy:mean(2, true)):sub(xhat:mul(gy:mul(xhat):mean(2, true))):mul(rstd)
+            end
+            if nw then
+                gw = gr:mul(xhat):sum(1)
+            end
+            if nb then
+                gb = gr:sum(1)
+            end
+        end
+        return gx and gx:view(x.shape), gw and gw:view(w.shape), gb and gb:view(b.shape)
+    end,
+}
+
+-- RMS norm over the trailing nd.d elements (M.kernel keeps nd.rstd, nd.d, nd.eps): the backward
+-- kernel, or, when a graph of the gradient is being built or g has another dtype, the same
+-- formula as differentiable ops, with xhat = x * rstd and gy = g * w:
+-- dx = rstd * (gy - xhat * mean(gy * xhat)), dw = sum(g * xhat) over the rows
+def {
+    name = "rms_norm",
+    reads = { 1, { 2, 1 } },
+    backward = function(nd, g)
+        local x, w, d = nd[1], nd[2], nd.d
+        local nx, nw = needs(x), needs(w)
+        local gx, gw
+        if not core.is_grad_enabled() and g.dtype == x.dtype then
+            gx, gw = K.rms_norm_backward(x, g, nd.rstd, w, d, nx, nw)
+        else
+            local xr, gr = x:reshape(-1, d), g:reshape(-1, d)
+            local rstd = xr:mul(xr):mean(2, true):add(nd.eps):rsqrt()
+            local xhat = xr:mul(rstd)
+            if nx then
+                local gy = w and gr:mul(w:reshape(1, d)) or gr
+                gx = gy:sub(xhat:mul(gy:mul(xhat):mean(2, true))):mul(rstd)
+            end
+            if nw then
+                gw = gr:mul(xhat):sum(1)
+            end
+        end
+        return gx and gx:view(x.shape), gw and gw:view(w.shape)
+    end,
+}
 
 -- cross-entropy of logits x [M, C] against a bool one-hot [M, C] whose ignored rows are all
 -- false, summed (denom nil) or divided by denom (a 0-d tensor: the count of rows not ignored):
@@ -146,10 +300,21 @@ function M.cross_entropy(x, onehot, valid, denom)
     local loss = logp:mul(onehot):sum()
     loss = denom and loss:div(denom):neg() or loss:neg()
     if rec then
-        local nd = record("cross_entropy", loss, BW.cross_entropy, x)
+        local nd = record("cross_entropy", loss, x)
         nd.logp, nd.onehot, nd.valid, nd.denom = logp, onehot, valid, denom
     end
     return loss
 end
+
+-- d/dx of -sum(onehot * log_softmax(x)) / denom = (softmax(x) * valid - onehot) / denom
+-- (valid marks the rows not ignored, denom nil for a sum); logp and onehot are the node's own
+def {
+    name = "cross_entropy",
+    frees = { "logp", "onehot" },
+    backward = function(nd, g)
+        local dx = nd.logp:exp():mul(nd.valid):sub(nd.onehot)
+        return dx:mul(nd.denom and g:div(nd.denom) or g)
+    end,
+}
 
 return M

@@ -5,7 +5,6 @@ local compat = require "tide._compat"
 local core = require "tide.core"
 local autograd = require "tide.autograd"
 local fused = require "tide.nn._fused"
-local engine = require "tide.autograd.engine"
 local raise = autograd.raise
 
 local I = {}
@@ -25,6 +24,24 @@ end
 function I.const_param(shape, value, dtype)
     local p = core.full(shape, value, { dtype = dtype or "float32" })
     return p:requires_grad_(true)
+end
+
+-- m's weight (of shape) and, unless bias is false, its bias of n elements, both drawn from
+-- U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's default for Linear and the convolutions
+function I.weight_and_bias(m, shape, n, fan_in, bias)
+    local bound = 1 / math.sqrt(fan_in)
+    m:register_parameter("weight", I.uniform_param(shape, bound))
+    if bias ~= false then
+        m:register_parameter("bias", I.uniform_param({ n }, bound))
+    end
+end
+
+-- a normalization layer's affine parameters of shape: weight ones and, with bias, bias zeros
+function I.affine_params(m, shape, bias)
+    m:register_parameter("weight", I.const_param(shape, 1))
+    if bias then
+        m:register_parameter("bias", I.const_param(shape, 0))
+    end
 end
 
 function I.shape_str(s)
@@ -53,8 +70,11 @@ function I.check_int(v, what, who, min)
     return v
 end
 
--- a convolution's groups (nil: 1): an integer >= 1 that divides both channel counts
-function I.check_groups(groups, in_channels, out_channels, who)
+-- a convolution module's channel counts (integers >= 1) and groups (nil: 1, an integer >= 1
+-- that divides both), checked and set on m
+function I.conv_channels(m, in_channels, out_channels, groups, who)
+    I.check_int(in_channels, "in_channels", who)
+    I.check_int(out_channels, "out_channels", who)
     groups = I.check_int(groups or 1, "groups", who)
     if in_channels % groups ~= 0 then
         raise(string.format("tide: %s: in_channels %d is not divisible by groups %d", who,
@@ -64,17 +84,76 @@ function I.check_groups(groups, in_channels, out_channels, who)
         raise(string.format("tide: %s: out_channels %d is not divisible by groups %d", who,
             out_channels, groups))
     end
-    return groups
+    m.in_channels, m.out_channels, m.groups = in_channels, out_channels, groups
 end
 
--- a layer's input on another device than its weight: the core's device error, raised at the
--- user's line (the core would name matmul and point inside the library)
-function I.check_device(x, w, who)
+local CONV_OPTIONS = { "stride", "padding", "dilation", "groups", "bias", "padding_mode" }
+
+-- Conv1d's and Conv2d's arguments after kernel_size: (stride, padding, bias), or an options
+-- table in stride's place, which also sets m.padding_mode and m.pad_with ("zeros" without
+-- one); returns stride, padding, dilation, groups and bias
+function I.conv_options(m, who, stride, padding, bias)
+    if type(stride) ~= "table" then
+        m.padding_mode = "zeros"
+        return stride, padding, nil, nil, bias
+    end
+    local o = stride
+    core._check_options(o, who, CONV_OPTIONS)
+    m.padding_mode, m.pad_with = I.padding_mode(o.padding_mode, who)
+    return o.stride, o.padding, o.dilation, o.groups, o.bias
+end
+
+-- normalized_shape (an integer or a list of integers >= 1) as a list, and its element count
+function I.normalized_shape(ns, who)
+    if type(ns) ~= "table" then
+        ns = { ns }
+    end
+    local d = 1
+    for i = 1, #ns do
+        I.check_int(ns[i], "normalized_shape[" .. i .. "]", who)
+        d = d * ns[i]
+    end
+    return ns, d
+end
+
+-- raises unless shape ends in the dims ns (a normalization's input)
+function I.check_trailing(shape, ns, who)
+    local k, nd = #ns, #shape
+    local ok = nd >= k
+    for i = 1, k do
+        ok = ok and shape[nd - k + i] == ns[i]
+    end
+    if not ok then
+        raise("tide: " .. who .. ": expected input ending in " .. I.shape_str(ns) .. ", got " ..
+            I.shape_str(shape))
+    end
+end
+
+-- LayerNorm's and RMSNorm's constructor: (normalized_shape, eps, elementwise_affine) or
+-- (normalized_shape, {eps =, elementwise_affine =}) set m.normalized_shape (a list), m.d (its
+-- element count) and m.eps (default_eps when nil); unless elementwise_affine is false, the
+-- weight (ones) and, with bias, the bias (zeros)
+function I.norm_init(m, who, normalized_shape, eps, affine, default_eps, bias)
+    if type(eps) == "table" then
+        core._check_options(eps, who, { "eps", "elementwise_affine" })
+        eps, affine = eps.eps, eps.elementwise_affine
+    end
+    m.normalized_shape, m.d = I.normalized_shape(normalized_shape, who)
+    m.eps = I.check_number(eps, default_eps, "eps", who)
+    if affine ~= false then
+        I.affine_params(m, m.normalized_shape, bias)
+    end
+end
+
+-- an input x on another device than w (a layer's parameters, or the tensor `what` names): the
+-- core's device error, raised at the user's line (the core would name matmul and point inside
+-- the library)
+function I.check_device(x, w, who, what)
     local xd, wd = x.device, w.device
     if xd ~= wd then
         raise(string.format("tide: %s: expected all tensors on the same device, found " ..
-            "%s (input) and %s (parameters); move the input with x:to(\"%s\")", who,
-            tostring(xd), tostring(wd), tostring(wd)))
+            "%s (input) and %s (%s); move the input with x:to(\"%s\")", who, tostring(xd),
+            tostring(wd), what or "parameters", tostring(wd)))
     end
 end
 
@@ -90,6 +169,16 @@ function I.check_dtype(x, w, who)
         end
         raise(string.format("tide: %s: the input is %s and the weight %s; %s", who, x.dtype,
             w.dtype, fix))
+    end
+end
+
+-- a layer's input on its weight's device and of its dtype (check_device, then check_dtype)
+function I.check_input(x, w, who)
+    if x.device ~= w.device then
+        I.check_device(x, w, who)
+    end
+    if x.dtype ~= w.dtype then
+        I.check_dtype(x, w, who)
     end
 end
 
@@ -157,7 +246,11 @@ function I.check_reduction(r, who)
     return r
 end
 
-function I.reduce(loss, reduction, who)
+-- loss (each element times weight first, when given) reduced as reduction says
+function I.reduce(loss, reduction, who, weight)
+    if weight then
+        loss = loss:mul(weight)
+    end
     if reduction == nil or reduction == "mean" then
         return loss:mean()
     elseif reduction == "sum" then
@@ -340,11 +433,7 @@ local function broadcasts_to(t, x, who, what)
         raise(string.format("tide: %s: %s %s does not broadcast to the input's shape %s", who,
             what, I.shape_str(t.shape), I.shape_str(x.shape)))
     end
-    if t.device ~= x.device then
-        raise(string.format("tide: %s: expected all tensors on the same device, found %s " ..
-            "(input) and %s (%s); move the input with x:to(\"%s\")", who, tostring(x.device),
-            tostring(t.device), what, tostring(t.device)))
-    end
+    I.check_device(x, t, who, what)
 end
 
 -- (1 - y) x + lw (log(1 + exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1) y: PyTorch's
@@ -361,10 +450,7 @@ function I.binary_cross_entropy_with_logits(input, target, reduction, who, weigh
     else
         loss = input:relu():sub(input:mul(target)):add(soft)
     end
-    if weight then
-        loss = loss:mul(weight)
-    end
-    return I.reduce(loss, reduction, who)
+    return I.reduce(loss, reduction, who, weight)
 end
 
 -- ---- bodies shared by modules and nn.functional (arguments already checked) ----
@@ -380,7 +466,7 @@ function I.inplace(x, f, who)
             raise("tide: " .. who .. ": in-place operation on a leaf tensor that requires " ..
                 "grad; leave inplace off, or wrap it in tide.no_grad")
         end
-        if engine.VIEW_OPS[node.name] then -- the engine's rule, named after the caller
+        if autograd.is_view(x) then -- the engine's rule, named after the caller
             raise("tide: " .. who .. ": in-place operation on a view of a tensor that requires " ..
                 "grad is not supported yet; clone() the view first, or leave inplace off")
         end
@@ -411,11 +497,8 @@ function I.dropout2d(x, p, who)
         raise("tide: " .. who .. ": expected input {N, C, H, W} or {C, H, W}, got " ..
             I.shape_str(x.shape))
     end
-    if p == 0 then
-        return x
-    end
-    if p == 1 then
-        return x:mul(0)
+    if p == 0 or p == 1 then
+        return I.dropout(x, p) -- x itself, or zeros
     end
     local shape = x.shape
     shape[nd], shape[nd - 1] = 1, 1
@@ -479,6 +562,18 @@ function I.layer_norm(x, d, weight, bias, eps)
     end
     if bias then
         y = y:add(bias)
+    end
+    return y
+end
+
+-- y * weight + bias with the per-channel weight and bias (each may be nil) viewed as bshape
+-- ({1, C, 1, ...}): the affine step of batch_norm and group_norm
+function I.channel_affine(y, weight, bias, bshape)
+    if weight then
+        y = y:mul(weight:view(bshape))
+    end
+    if bias then
+        y = y:add(bias:view(bshape))
     end
     return y
 end
@@ -564,13 +659,7 @@ function I.batch_norm(x, running_mean, running_var, weight, bias, training, mome
     else
         y = x:sub(running_mean:view(bshape)):mul(running_var:view(bshape):add(eps):rsqrt())
     end
-    if weight then
-        y = y:mul(weight:view(bshape))
-    end
-    if bias then
-        y = y:add(bias:view(bshape))
-    end
-    return y
+    return I.channel_affine(y, weight, bias, bshape)
 end
 
 -- rows of weight for 1-based integer ids, shape ids.shape .. {embedding_dim}

@@ -1,21 +1,22 @@
 -- tide.nn._rnn: what RNN, LSTM, GRU and their cells share. A layer projects the input of all
 -- time steps with one gemm, then runs one fused C step a time step (tide._internal.rnn_cell: the
 -- hidden projection's gemm, then the gates in one kernel), recorded as one autograd node a step
--- (formula BW.rnn_cell). Parameters and their layouts are PyTorch's: weight_ih_l<k>[_reverse]
--- [G*H, in], weight_hh_l<k> [G*H, H], bias_ih_l<k>, bias_hh_l<k> [G*H], gates i, f, g, o (LSTM)
--- or r, z, n (GRU), all drawn from U(-1/sqrt(H), 1/sqrt(H)).
+-- or one a layer; both gradients (defs rnn_cell and rnn_layer, tide._internal.rnn_cell_backward
+-- a step) are declared here, next to their forwards. Parameters and their layouts are
+-- PyTorch's: weight_ih_l<k>[_reverse] [G*H, in], weight_hh_l<k> [G*H, H], bias_ih_l<k>,
+-- bias_hh_l<k> [G*H], gates i, f, g, o (LSTM) or r, z, n (GRU), all drawn from
+-- U(-1/sqrt(H), 1/sqrt(H)).
+local compat = require "tide._compat"
 local core = require "tide.core"
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require "tide.autograd"
-local engine = require "tide.autograd.engine"
-local BW = require("tide.autograd.formulas").BW
 local fused = require "tide.nn._fused"
 local I = require "tide.nn._internal"
 local PackedSequence = require "tide.nn.PackedSequence"
 local Module = require "tide.nn.Module"
 local raise = autograd.raise
 
-local needs_record, record = engine.needs_record, engine.record
+local def, needs_record, record = autograd.def, autograd.needs_record, autograd.record
 
 local R = {}
 
@@ -35,10 +36,22 @@ function R.step(kind, gi, gh, prev)
     local pd = detached(prev)
     local out, saved = K.rnn_cell(kind, detached(gi), detached(gh), pd)
     local od = out:detach()
-    local nd = record("rnn_cell", out, BW.rnn_cell, gi, gh, prev)
+    local nd = record("rnn_cell", out, gi, gh, prev)
     nd.kind, nd.saved, nd.prev_d, nd.out_d = kind, saved, pd, od
     return out
 end
+
+-- one step's gradient from the kernel's saved gates (nd.saved) and the detached aliases of the
+-- previous state and the result: LSTM and RNN share one gradient between gi and gh, GRU's
+-- differ (its reset gate scales gh's n part)
+def {
+    name = "rnn_cell",
+    reads = { 3, "out" },
+    backward = function(nd, g)
+        local dgi, dgh, dprev = K.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
+        return dgi, dgh or dgi, dprev
+    end,
+}
 
 local function needs(x)
     return x ~= nil and x.requires_grad
@@ -106,6 +119,12 @@ local function layer_backward(nd, gY)
     return dgi_all, dw, whr and dwhr or db, needs(nd[4]) and carry or nil
 end
 
+def {
+    name = "rnn_layer",
+    reads = { 2, 4, "out" }, -- w_hh, the first state, Y (its detached alias nd.Yd is read)
+    backward = layer_backward,
+}
+
 -- the recurrence of one layer and direction over all T steps, recorded as one autograd node:
 -- gi [T, B, G*H] (the input projections, b_ih added), w_hh, b_hh (or nil) and the first state
 -- s0 ([B, H]; the LSTM's [B, 2H] = h0, c0). Each step: one gemm for gh, one fused kernel.
@@ -140,7 +159,7 @@ function R.layer(kind, gi, w_hh, b_hh, s0, reverse, w_hr)
     local Y = core.stack(ys, 1)
     if needs_record(gi, w_hh, b_hh) or needs_record(s0, w_hr) then
         local Yd = Y:detach()
-        local nd = record("rnn_layer", Y, layer_backward, gi, w_hh, w_hr or b_hh, s0)
+        local nd = record("rnn_layer", Y, gi, w_hh, w_hr or b_hh, s0)
         nd.kind, nd.H, nd.P, nd.T, nd.reverse = kind, H, P, T, reverse
         nd.Yd, nd.wd, nd.s0, nd.saved, nd.whr = Yd, w, detached(s0), saved, whr
         nd.cells = whr and core.stack(cells, 1) or nil
@@ -197,6 +216,38 @@ function R.check_state(t, want, x, who, what)
         raise(string.format("tide: %s: expected %s on %s as %s like the input, got %s on %s",
             who, what, tostring(x.device), x.dtype, t.dtype, tostring(t.device)))
     end
+end
+
+-- the state hx (an LSTM's list {h, c}, which the caller checked is a list; else one tensor),
+-- each given tensor checked against its shape wants[i] (names[i] in errors); those of an
+-- unbatched input are checked without the batch dim bdim, then given it. Returns h and c,
+-- batched.
+local function batched_states(hx, lstm, wants, names, batched, bdim, x, who)
+    local states = lstm and { hx[1], hx[2] } or { hx }
+    for i, t in ipairs(states) do
+        local w = wants[i]
+        if not batched and autograd.is_tensor(t) then
+            local unbatched = { compat.unpack(w) }
+            table.remove(unbatched, bdim)
+            R.check_state(t, unbatched, x, who, names[i])
+            t = t:unsqueeze(bdim)
+        end
+        R.check_state(t, w, x, who, names[i])
+        states[i] = t
+    end
+    return states[1], states[2]
+end
+
+-- the input x of a layer (nd 3) or a cell (nd 2), checked, and on the device of m's weight w:
+-- x with the batch dim bdim added when it had none, and whether it had one
+local function batched_input(m, x, w, nd, bdim, who)
+    R.check_input(x, m.input_size, nd, who)
+    I.check_device(x, w, who)
+    local batched = x:dim() == nd
+    if not batched then
+        x = x:unsqueeze(bdim)
+    end
+    return x, batched
 end
 
 -- the input x: [..., in] with the dims wanted (nd or nd - 1 for an unbatched input)
@@ -312,12 +363,9 @@ function R.forward(m, who, x, hx)
         return require("tide.nn._rnn_packed").forward(m, who, x, hx)
     end
     local lstm = m.kind == "lstm"
-    R.check_input(x, m.input_size, 3, who)
-    I.check_device(x, m.weight_ih_l0, who)
-    local batched = x:dim() == 3
-    if not batched then
-        x = x:unsqueeze(2)
-    elseif m.batch_first then
+    local batched
+    x, batched = batched_input(m, x, m.weight_ih_l0, 3, 2, who)
+    if batched and m.batch_first then
         x = x:transpose(1, 2)
     end
     local B = x:size(2)
@@ -327,25 +375,11 @@ function R.forward(m, who, x, hx)
     local want_h = { want[1], B, (m.proj_size or 0) > 0 and m.proj_size or m.hidden_size }
     local h0, c0
     if hx ~= nil then
-        if lstm then
-            if type(hx) ~= "table" or autograd.is_tensor(hx) then
-                raise("tide: LSTM: expected the state as a list {h0, c0}, got " ..
-                    (autograd.is_tensor(hx) and "a tensor" or type(hx)))
-            end
-            h0, c0 = hx[1], hx[2]
-        else
-            h0 = hx
+        if lstm and (type(hx) ~= "table" or autograd.is_tensor(hx)) then
+            raise("tide: LSTM: expected the state as a list {h0, c0}, got " ..
+                (autograd.is_tensor(hx) and "a tensor" or type(hx)))
         end
-        local names = { "h0", "c0" }
-        for i, t in ipairs({ h0, c0 }) do
-            local w = i == 1 and want_h or want
-            if not batched and autograd.is_tensor(t) then
-                R.check_state(t, { w[1], w[3] }, x, who, names[i])
-                t = t:unsqueeze(2)
-            end
-            R.check_state(t, w, x, who, names[i])
-            if i == 1 then h0 = t else c0 = t end
-        end
+        h0, c0 = batched_states(hx, lstm, { want_h, want }, { "h0", "c0" }, batched, 2, x, who)
         if lstm and c0 == nil then
             raise("tide: LSTM: expected the state as a list {h0, c0}, got only h0")
         end
@@ -402,32 +436,15 @@ end
 -- the cells' shared forward: h (LSTMCell: h, c) from x [B, in] or [in] and the state
 function R.cell_forward(m, who, x, hx)
     local lstm = m.kind == "lstm"
-    R.check_input(x, m.input_size, 2, who)
-    I.check_device(x, m.weight_ih, who)
-    local batched = x:dim() == 2
-    if not batched then
-        x = x:unsqueeze(1)
-    end
+    local batched
+    x, batched = batched_input(m, x, m.weight_ih, 2, 1, who)
     local want = { x:size(1), m.hidden_size }
     local h, c
     if hx ~= nil then
-        if lstm then
-            if type(hx) ~= "table" or autograd.is_tensor(hx) or hx[2] == nil then
-                raise("tide: LSTMCell: expected the state as a list {h, c}")
-            end
-            h, c = hx[1], hx[2]
-        else
-            h = hx
+        if lstm and (type(hx) ~= "table" or autograd.is_tensor(hx) or hx[2] == nil) then
+            raise("tide: LSTMCell: expected the state as a list {h, c}")
         end
-        local names = { "h", "c" }
-        for i, t in ipairs({ h, c }) do
-            if not batched and autograd.is_tensor(t) then
-                R.check_state(t, { want[2] }, x, who, names[i])
-                t = t:unsqueeze(1)
-            end
-            R.check_state(t, want, x, who, names[i])
-            if i == 1 then h = t else c = t end
-        end
+        h, c = batched_states(hx, lstm, { want, want }, { "h", "c" }, batched, 1, x, who)
     else
         h = core.zeros(want, { dtype = x.dtype, device = x.device })
         c = lstm and h or nil

@@ -2,8 +2,7 @@
 -- of the users' sight: the layer options, the feed-forward and residual blocks, and the stack of
 -- layer copies.
 local core = require "tide.core"
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Module = require "tide.nn.Module"
 local ModuleList = require "tide.nn.ModuleList"
 local nn_F = require "tide.nn.functional"
@@ -35,6 +34,31 @@ function T.layer_options(opts, d_model, nhead, who)
             "module, got %s", who, tostring(act)))
     end
     return ff, p, activation
+end
+
+-- a layer's children in PyTorch's order, for blocks 2 (an encoder layer: self-attention and the
+-- feed-forward block) or 3 (a decoder layer: attention to memory, multihead_attn, too):
+-- self_attn[, multihead_attn], linear1, dropout, linear2, norm1.., dropout1..; ff, p and
+-- activation are T.layer_options'. _args: what the stacks copy the layer from.
+function T.add_children(layer, blocks, d_model, nhead, opts, ff, p, activation, eps)
+    layer._args = { d_model, nhead, opts }
+    local nn = require "tide.nn"
+    local attn = { dropout = p, batch_first = opts.batch_first == true }
+    layer.self_attn = nn.MultiheadAttention(d_model, nhead, attn)
+    if blocks == 3 then
+        layer.multihead_attn = nn.MultiheadAttention(d_model, nhead, attn)
+    end
+    layer.linear1 = nn.Linear(d_model, ff)
+    layer.dropout = nn.Dropout(p)
+    layer.linear2 = nn.Linear(ff, d_model)
+    layer.norm_first = opts.norm_first == true
+    for i = 1, blocks do
+        layer["norm" .. i] = nn.LayerNorm(d_model, { eps = eps })
+    end
+    for i = 1, blocks do
+        layer["dropout" .. i] = nn.Dropout(p)
+    end
+    layer.activation = activation
 end
 
 -- dropout(attn(q, kv, kv)), the attention's output without its weights

@@ -12,7 +12,6 @@ local autograd = require "tide.autograd"
 local I = require "tide.nn._internal"
 local args = require "tide.op_args"
 local fused = require "tide.nn._fused"
-local engine = require "tide.autograd.engine"
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
@@ -103,10 +102,8 @@ local function probability(p, who)
 end
 
 local function same_device(x, y, who, what)
-    if y ~= nil and x.device ~= y.device then
-        raise(string.format("tide: %s: expected all tensors on the same device, found %s " ..
-            "(input) and %s (%s); move the input with x:to(\"%s\")", who, tostring(x.device),
-            tostring(y.device), what, tostring(y.device)))
+    if y ~= nil then
+        I.check_device(x, y, who, what)
     end
 end
 
@@ -330,12 +327,15 @@ function F.conv1d(input, weight, bias, opts)
     return y:squeeze(3)
 end
 
--- the gradient of col2im is im2col with the same geometry (one node: col2im itself is a
--- backward helper that autograd does not record)
-local function col2im_backward(nd, g)
-    local k = nd.geom
-    return K.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
-end
+-- the gradient of col2im is im2col with the same geometry (conv_transpose2d records one node,
+-- nd.geom: col2im itself is a backward helper that the binding does not record)
+autograd.def {
+    name = "col2im",
+    backward = function(nd, g)
+        local k = nd.geom
+        return K.im2col(g, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
+    end,
+}
 
 -- input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw], bias [Cout]; {stride =, padding =,
 -- output_padding =, dilation =, groups =}: conv2d's gradient with respect to its input, as a
@@ -403,8 +403,8 @@ function F.conv_transpose2d(input, weight, bias, opts)
     end
     local geom = { kh, kw, sh, sw, ph, pw, dh, dw }
     local y = K.col2im(cols:detach(), cout, ch, cw, kh, kw, sh, sw, ph, pw, dh, dw)
-    if engine.needs_record(cols) then
-        engine.record("col2im", y, col2im_backward, cols).geom = geom
+    if autograd.needs_record(cols) then
+        autograd.record("col2im", y, cols).geom = geom
     end
     if ch ~= oh or cw ~= ow then
         y = F.pad(y, { 0, ow - cw, 0, oh - ch })
@@ -656,19 +656,8 @@ function F.layer_norm(input, normalized_shape, opts)
     local who = "layer_norm"
     tensor_arg(input, who, "input")
     local o = options(opts, who, NORM_OPTIONS)
-    local ns = type(normalized_shape) == "table" and normalized_shape or { normalized_shape }
-    local shape, d = input.shape, 1
-    local k, nd = #ns, #shape
-    local ok = nd >= k
-    for i = 1, k do
-        int_arg(ns[i], who, "normalized_shape[" .. i .. "]", 1)
-        ok = ok and shape[nd - k + i] == ns[i]
-        d = d * ns[i]
-    end
-    if not ok then
-        raise("tide: layer_norm: expected input ending in " .. I.shape_str(ns) .. ", got " ..
-            I.shape_str(shape))
-    end
+    local ns, d = I.normalized_shape(normalized_shape, who)
+    I.check_trailing(input.shape, ns, who)
     local weight = optional_tensor(o.weight, who, "weight")
     local bias = optional_tensor(o.bias, who, "bias")
     same_device(input, weight, who, "weight")
@@ -692,19 +681,8 @@ function F.rms_norm(input, normalized_shape, weight, eps)
         local o = options(weight, who, { "weight", "eps" })
         weight, eps = o.weight, o.eps
     end
-    local ns = type(normalized_shape) == "table" and normalized_shape or { normalized_shape }
-    local shape, d = input.shape, 1
-    local k, nd = #ns, #shape
-    local ok = nd >= k
-    for i = 1, k do
-        int_arg(ns[i], who, "normalized_shape[" .. i .. "]", 1)
-        ok = ok and shape[nd - k + i] == ns[i]
-        d = d * ns[i]
-    end
-    if not ok then
-        raise("tide: rms_norm: expected input ending in " .. I.shape_str(ns) .. ", got " ..
-            I.shape_str(shape))
-    end
+    local ns, d = I.normalized_shape(normalized_shape, who)
+    I.check_trailing(input.shape, ns, who)
     optional_tensor(weight, who, "weight")
     same_device(input, weight, who, "weight")
     if weight and weight:numel() ~= d then
@@ -745,13 +723,7 @@ function F.group_norm(input, num_groups, opts)
     for i = 3, input:dim() do
         bshape[i] = 1
     end
-    if weight then
-        y = y:mul(weight:view(bshape))
-    end
-    if bias then
-        y = y:add(bias:view(bshape))
-    end
-    return y
+    return I.channel_affine(y, weight, bias, bshape)
 end
 
 -- input [N, C, *]; running_mean and running_var [C] (nil in training: no running estimates);
@@ -1096,10 +1068,7 @@ function F.binary_cross_entropy(input, target, opts)
     same_device(input, weight, who, "weight")
     local loss = target:mul(input:log():clamp(-100)):add(target:neg():add(1):mul(
         input:neg():add(1):log():clamp(-100))):neg()
-    if weight then
-        loss = loss:mul(weight)
-    end
-    return I.reduce(loss, reduction, who)
+    return I.reduce(loss, reduction, who, weight)
 end
 
 -- logits input, targets in [0, 1]; {weight = (scales each element's loss, broadcast),

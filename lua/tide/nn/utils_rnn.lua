@@ -62,6 +62,22 @@ local function index(list, dev)
     return core.tensor(list, { dtype = "int64", device = dev })
 end
 
+-- the rows row(t, b) of a padded batch's T x B grid of steps, in its memory order: {B, T} when
+-- batch_first, else {T, B}
+local function grid_rows(T, B, batch_first, row)
+    local idx = {}
+    if batch_first then
+        for b = 1, B do
+            for t = 1, T do idx[#idx + 1] = row(t, b) end
+        end
+    else
+        for t = 1, T do
+            for b = 1, B do idx[#idx + 1] = row(t, b) end
+        end
+    end
+    return idx
+end
+
 -- one row of padding_value shaped [1, *] like x's rows, for the padded positions to select
 local function pad_row(x, value)
     local shape = x.shape
@@ -222,22 +238,12 @@ function M.pad_packed_sequence(seq, opts)
         start[t] = off
         off = off + bs[t]
     end
-    local idx = {}
-    local function row(t, s)
+    local idx = grid_rows(Ttot, B, bf, function(t, s)
         if t <= T and s <= bs[t] then
             return start[t] + s
         end
         return N + 1
-    end
-    if bf then
-        for s = 1, B do
-            for t = 1, Ttot do idx[#idx + 1] = row(t, s) end
-        end
-    else
-        for t = 1, Ttot do
-            for s = 1, B do idx[#idx + 1] = row(t, s) end
-        end
-    end
+    end)
     local rest = tail(data.shape, 2)
     local padded = ext:index_select(1, index(idx, data.device))
         :view(concat(bf and { B, Ttot } or { Ttot, B }, rest))
@@ -310,19 +316,9 @@ function M.pad_sequence(sequences, opts)
     parts[#parts + 1] = pad_row(sequences[1], value)
     local pad = off + 1
     local ext = core.cat(parts, 1)
-    local idx = {}
-    local function row(t, b)
+    local idx = grid_rows(T, B, bf, function(t, b)
         return t <= sequences[b]:size(1) and start[b] + t or pad
-    end
-    if bf then
-        for b = 1, B do
-            for t = 1, T do idx[#idx + 1] = row(t, b) end
-        end
-    else
-        for t = 1, T do
-            for b = 1, B do idx[#idx + 1] = row(t, b) end
-        end
-    end
+    end)
     return ext:index_select(1, index(idx, ext.device))
         :view(concat(bf and { B, T } or { T, B }, tail(sequences[1].shape, 2)))
 end

@@ -3,8 +3,7 @@
 -- PyTorch's formulas: g += wd*p; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2;
 -- p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). With amsgrad, the state also keeps
 -- max_exp_avg_sq = max(max_exp_avg_sq, v), which takes v's place in the denominator.
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Optimizer = require "tide.optim.Optimizer"
 local adam_step_ = require("tide.core")._adam_step_
 

@@ -5,6 +5,7 @@
 -- key stays valid; the state's tensors follow lazily: each step compares the device and dtype
 -- recorded with the state against the parameter's and moves them when they differ.
 local core = require "tide.core"
+local class = require "tide._class"
 local autograd = require "tide.autograd"
 local args = require "tide.op_args"
 local raise = autograd.raise
@@ -18,12 +19,7 @@ Optimizer.__index = Optimizer
 function Optimizer:extend(name, defaults)
     local cls = { __name = name, defaults = defaults }
     cls.__index = cls
-    return setmetatable(cls, {
-        __index = self,
-        __call = function(c, params, opts)
-            return Optimizer.new(c, params, opts)
-        end,
-    })
+    return class.class(cls, self)
 end
 
 local function param_list(params, who)

@@ -1,8 +1,7 @@
 -- tide.optim.SGD(params, {lr =, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false})
 -- PyTorch's formulas: g += wd*p; buf = momentum*buf + (1 - dampening)*g (buf = g at the first
 -- step); g = nesterov and g + momentum*buf or buf; p -= lr*g
-local autograd = require "tide.autograd"
-local raise = autograd.raise
+local raise = require("tide.autograd").raise
 local Optimizer = require "tide.optim.Optimizer"
 local sgd_step_ = require("tide.core")._sgd_step_
 

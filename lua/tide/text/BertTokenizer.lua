@@ -14,7 +14,7 @@
 -- and decodes.
 local core = require "tide.core"
 local raise = require "tide.autograd.raise" -- at the user's line
-local raise = require "tide.autograd.raise"
+local files = require "tide._files"
 
 local ctext = core._text
 
@@ -30,13 +30,7 @@ local function read_file(path)
     raise("tide: BertTokenizer.from_pretrained: the io library is not available in this Lua "
       .. "state; the host opens it with luaL_openlibs")
   end
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
+  return (files.read(path))
 end
 
 local function read_json(path, what)

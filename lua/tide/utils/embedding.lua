@@ -7,6 +7,7 @@ local core = require "tide.core"
 local compat = require "tide._compat"
 local event_file = require "tide.utils.event_file"
 local image = require "tide.utils.image"
+local files = require "tide._files"
 
 local M = {}
 
@@ -61,15 +62,6 @@ end
 -- SummaryWriter._encode: %, / and \ as %25, %2f, %5c
 local function encode(tag)
     return (tag:gsub("%%", "%%25"):gsub("/", "%%2f"):gsub("\\", "%%5c"))
-end
-
-local function write_file(path, s)
-    local f, err = io.open(path, "wb")
-    if not f then
-        fail(("tide: add_embedding: cannot write %s: %s"):format(path, tostring(err)))
-    end
-    f:write(s)
-    f:close()
 end
 
 local function quote(s)
@@ -127,7 +119,7 @@ function M.add(log_dir, infos, mat, opts)
                 lines[i] = py_str(meta[i])
             end
         end
-        write_file(dir .. "/metadata.tsv", table.concat(lines, "\n") .. "\n")
+        files.write(dir .. "/metadata.tsv", table.concat(lines, "\n") .. "\n", "add_embedding")
     end
     if label_img ~= nil then
         tide.no_grad(function()
@@ -139,7 +131,7 @@ function M.add(log_dir, infos, mat, opts)
             square:narrow(2, 1, grid:size(2)):copy_(grid)
             local hwc = square:mul(255):clamp(0, 255):permute(2, 3, 1):to("cpu", "uint8")
             hwc = hwc:contiguous()
-            write_file(dir .. "/sprite.png", core._png_encode(hwc))
+            files.write(dir .. "/sprite.png", core._png_encode(hwc), "add_embedding")
         end)
     end
     local rows = mat:to("cpu"):totable()
@@ -152,7 +144,7 @@ function M.add(log_dir, infos, mat, opts)
         end
         lines[i] = table.concat(r, "\t") .. "\n"
     end
-    write_file(dir .. "/tensors.tsv", table.concat(lines))
+    files.write(dir .. "/tensors.tsv", table.concat(lines), "add_embedding")
     -- EmbeddingInfo in field order: tensor_name 1, metadata_path 2, sprite 5, tensor_path 8
     local info = { "embeddings {", "  tensor_name: " .. quote(("%s:%05d"):format(tag, step)) }
     if meta ~= nil then
@@ -168,7 +160,7 @@ function M.add(log_dir, infos, mat, opts)
     info[#info + 1] = "  tensor_path: " .. quote(subdir .. "/tensors.tsv")
     info[#info + 1] = "}"
     infos[#infos + 1] = table.concat(info, "\n") .. "\n"
-    write_file(log_dir .. "/projector_config.pbtxt", table.concat(infos))
+    files.write(log_dir .. "/projector_config.pbtxt", table.concat(infos), "add_embedding")
 end
 
 return M

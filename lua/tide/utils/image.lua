@@ -3,6 +3,8 @@
 -- own unpadded make_grid). PNG bytes come from lua/image_io.c.
 local tide = require "tide"
 local core = require "tide.core"
+local args = require "tide.op_args"
+local files = require "tide._files"
 
 local M = {}
 
@@ -68,12 +70,7 @@ end
 function M.make_grid(tensor, opts)
     local op = "make_grid"
     check_tensor(op, tensor)
-    if opts ~= nil and type(opts) ~= "table" then
-        fail(("tide: %s: options must be a table such as {nrow = 8}, got %s")
-            :format(op, type(opts)))
-    end
-    opts = opts or {}
-    core._check_options(opts, op, GRID_OPTIONS)
+    opts = args.options(op, opts, GRID_OPTIONS, "{nrow = 8}")
     local nrow, padding = opts.nrow or 8, opts.padding or 2
     local pad_value = opts.pad_value or 0
     local vr = opts.value_range
@@ -137,12 +134,7 @@ function M.save_image(tensor, path, opts)
     local bytes = tide.no_grad(function()
         return core._png_encode(to_uint8_hwc(host(grid)))
     end)
-    local f, err = io.open(path, "wb")
-    if not f then
-        fail(("tide: save_image: cannot write %s: %s"):format(path, tostring(err)))
-    end
-    f:write(bytes)
-    f:close()
+    files.write(path, bytes, "save_image")
 end
 
 -- ---- TensorBoard's conversions -------------------------------------------------------------

@@ -32,21 +32,21 @@ function M.varint(num, v)
     return key(num, 0) .. varint(v)
 end
 
---- a double field; "" when 0 or nil
-function M.double(num, v)
-    if v == nil or v == 0 then
-        return ""
+-- the writer of a fixed-width field of wire type `wire` holding pack(v); "" when 0 or nil
+local function fixed(wire, pack)
+    return function(num, v)
+        if v == nil or v == 0 then
+            return ""
+        end
+        return key(num, wire) .. pack(v)
     end
-    return key(num, 1) .. double(v)
 end
 
+--- a double field; "" when 0 or nil
+M.double = fixed(1, double)
+
 --- a float field; "" when 0 or nil
-function M.float(num, v)
-    if v == nil or v == 0 then
-        return ""
-    end
-    return key(num, 5) .. float(v)
-end
+M.float = fixed(5, float)
 
 --- a string, bytes or embedded-message field; "" when nil or, unless `always`, empty.
 --- Embedded messages that are set but empty are written (always = true), as protobuf does for a

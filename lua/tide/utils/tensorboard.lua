@@ -5,6 +5,7 @@
 local tide = require "tide"
 local core = require "tide.core"
 local compat = require "tide._compat"
+local args = require "tide.op_args"
 local event_file = require "tide.utils.event_file"
 local summary = require "tide.utils.summary"
 local image = require "tide.utils.image"
@@ -16,14 +17,6 @@ local M = {}
 local WRITER_OPTIONS = { "comment", "flush_secs", "max_queue", "filename_suffix" }
 
 local fail = require "tide.autograd.raise" -- at the user's line
-
-local function check_table(op, opts, example)
-    if opts ~= nil and type(opts) ~= "table" then
-        fail(("tide: %s: options must be a table such as %s, got %s")
-            :format(op, example, type(opts)))
-    end
-    return opts or {}
-end
 
 local function check_tag(op, tag, what)
     if type(tag) ~= "string" then
@@ -76,8 +69,7 @@ function M.SummaryWriter(log_dir, opts)
         fail(("tide: SummaryWriter: log_dir must be a string (or nil for runs/<date>_<host>), "
             .. "got %s"):format(type(log_dir)))
     end
-    opts = check_table(op, opts, "{flush_secs = 30}")
-    core._check_options(opts, op, WRITER_OPTIONS)
+    opts = args.options(op, opts, WRITER_OPTIONS, "{flush_secs = 30}")
     local comment = opts.comment or ""
     if type(comment) ~= "string" then
         fail("tide: SummaryWriter: comment must be a string, got " .. type(comment))
@@ -170,8 +162,7 @@ end
 function SummaryWriter:add_histogram(tag, values, step, opts)
     local op = "add_histogram"
     check_tag(op, tag)
-    opts = check_table(op, opts, "{bins = \"tensorflow\"}")
-    core._check_options(opts, op, { "bins", "walltime" })
+    opts = args.options(op, opts, { "bins", "walltime" }, "{bins = \"tensorflow\"}")
     local bins = opts.bins or "tensorflow"
     if bins ~= "tensorflow" and not (compat.is_integer(bins) and bins >= 1) then
         fail(("tide: add_histogram: bins must be \"tensorflow\" or a positive integer, got %s")
@@ -194,8 +185,12 @@ function SummaryWriter:add_histogram(tag, values, step, opts)
     self:_add(op, self._file, summary.histogram(tag, h), step, opts.walltime)
 end
 
--- an image summary of the (H, W, C) uint8 host tensor hwc
-local function image_summary(tag, hwc)
+-- an image summary of img, laid out as dataformats says (image.to_hwc_uint8 makes it an
+-- (H, W, C) uint8 host tensor)
+local function image_summary(op, tag, img, dataformats)
+    local hwc = tide.no_grad(function()
+        return image.to_hwc_uint8(op, img, dataformats)
+    end)
     return summary.image(tag, hwc:size(1), hwc:size(2), hwc:size(3), core._png_encode(hwc))
 end
 
@@ -204,15 +199,12 @@ end
 function SummaryWriter:add_image(tag, img, step, opts)
     local op = "add_image"
     check_tag(op, tag)
-    opts = check_table(op, opts, "{dataformats = \"HWC\"}")
-    core._check_options(opts, op, { "dataformats", "walltime" })
+    opts = args.options(op, opts, { "dataformats", "walltime" }, "{dataformats = \"HWC\"}")
     if not core.is_tensor(img) then
         fail("tide: add_image: expected an image tensor, got " .. type(img))
     end
-    local hwc = tide.no_grad(function()
-        return image.to_hwc_uint8(op, img, opts.dataformats or "CHW")
-    end)
-    self:_add(op, self._file, image_summary(tag, hwc), step, opts.walltime)
+    self:_add(op, self._file, image_summary(op, tag, img, opts.dataformats or "CHW"), step,
+        opts.walltime)
 end
 
 --- add_images(tag, imgs, step[, {dataformats = "NCHW", walltime =}]): one grid of the batch,
@@ -220,15 +212,12 @@ end
 function SummaryWriter:add_images(tag, imgs, step, opts)
     local op = "add_images"
     check_tag(op, tag)
-    opts = check_table(op, opts, "{dataformats = \"NHWC\"}")
-    core._check_options(opts, op, { "dataformats", "walltime" })
+    opts = args.options(op, opts, { "dataformats", "walltime" }, "{dataformats = \"NHWC\"}")
     if not core.is_tensor(imgs) or imgs:dim() ~= 4 then
         fail("tide: add_images: expected a 4-D tensor of images (N, C, H, W)")
     end
-    local hwc = tide.no_grad(function()
-        return image.to_hwc_uint8(op, imgs, opts.dataformats or "NCHW")
-    end)
-    self:_add(op, self._file, image_summary(tag, hwc), step, opts.walltime)
+    self:_add(op, self._file, image_summary(op, tag, imgs, opts.dataformats or "NCHW"), step,
+        opts.walltime)
 end
 
 --- add_text(tag, text, step[, walltime]): shown by TensorBoard's text plugin as Markdown
@@ -262,8 +251,7 @@ end
 function SummaryWriter:add_hparams(hparams, metrics, opts)
     local op = "add_hparams"
     self:_check_open(op)
-    opts = check_table(op, opts, "{run_name = \"lr0.1\"}")
-    core._check_options(opts, op, { "run_name" })
+    opts = args.options(op, opts, { "run_name" }, "{run_name = \"lr0.1\"}")
     if opts.run_name ~= nil and type(opts.run_name) ~= "string" then
         fail("tide: add_hparams: run_name must be a string, got " .. type(opts.run_name))
     end
@@ -288,9 +276,8 @@ end
 --- projector's files under log_dir/<global_step, 5 digits>/<tag> and log_dir/projector_config.pbtxt
 function SummaryWriter:add_embedding(mat, opts)
     self:_check_open("add_embedding")
-    opts = check_table("add_embedding", opts, "{metadata = labels}")
-    core._check_options(opts, "add_embedding", { "metadata", "label_img", "global_step", "tag",
-        "metadata_header" })
+    opts = args.options("add_embedding", opts, { "metadata", "label_img", "global_step", "tag",
+        "metadata_header" }, "{metadata = labels}")
     self._projector = self._projector or {}
     embedding.add(self.log_dir, self._projector, mat, opts)
 end

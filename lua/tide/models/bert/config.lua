@@ -6,6 +6,7 @@
 local compat = require "tide._compat"
 local raise = require("tide.autograd").raise
 local json = require "tide.models._json"
+local files = require "tide._files"
 
 local BertConfig = { __name = "BertConfig" }
 BertConfig.__index = BertConfig
@@ -171,13 +172,7 @@ end
 
 -- reads a config.json file (path names it in errors)
 function BertConfig.from_json_file(path)
-    local f, err = io.open(path, "rb")
-    if not f then
-        raise("tide: BertConfig: cannot read " .. path .. ": " .. tostring(err))
-    end
-    local s = f:read("*a")
-    f:close()
-    local ok, t = pcall(json.decode, s, path)
+    local ok, t = pcall(json.decode, files.read_or_raise(path, "BertConfig"), path)
     if not ok then
         raise(tostring(t))
     end

@@ -8,11 +8,10 @@
 -- position table (the first row of the token type table) are a view, broadcast over the batch.
 -- The word embeddings' pad_token_id row gets no gradient (Hugging Face's padding_idx).
 local compat = require "tide._compat"
-local autograd = require "tide.autograd"
+local raise = require("tide.autograd").raise
 local nn = require "tide.nn"
 local I = require "tide.nn._internal"
 local P = require "tide.models.bert.params"
-local raise = autograd.raise
 
 local BertEmbeddings = nn.Module:extend("BertEmbeddings")
 
@@ -27,9 +26,10 @@ function BertEmbeddings:init(config)
     self.dropout = nn.Dropout(config.hidden_dropout_prob)
 end
 
--- ids (0-based, integer) looked up in emb; what names them in errors (on the host the range
--- is checked here, with 0-based numbers; elsewhere index_select checks it)
-local function lookup(emb, ids, what, who)
+-- ids (0-based, integer) looked up in the Embedding emb; what names them in errors, and name
+-- the table, with fix what to do (on the host the range is checked here, with 0-based numbers;
+-- elsewhere index_select checks it)
+local function lookup(emb, name, fix, ids, what, who)
     if ids.dtype ~= "int64" and ids.dtype ~= "int32" then
         raise(string.format("tide: %s: expected %s as integer ids (int64), got %s", who, what,
             ids.dtype))
@@ -40,7 +40,7 @@ local function lookup(emb, ids, what, who)
         if lo < 0 or hi >= n then
             local bad = lo < 0 and lo or hi
             raise(string.format("tide: %s: %s holds %d, outside 0..%d (%d entries in %s); %s",
-                who, what, compat.tointeger(bad) or bad, n - 1, n, emb.name, emb.fix))
+                who, what, compat.tointeger(bad) or bad, n - 1, n, name, fix))
         end
     end
     return I.embedding(ids:add(1), emb.weight, who, emb.padding_idx, true)
@@ -50,25 +50,21 @@ end
 function BertEmbeddings:forward(input_ids, token_type_ids, position_ids, who)
     who = who or "BertEmbeddings"
     local T = input_ids:size(2)
-    local words = lookup({ num_embeddings = self.word_embeddings.num_embeddings,
-        weight = self.word_embeddings.weight, padding_idx = self.word_embeddings.padding_idx,
-        name = "the vocabulary", fix = "ids are the vocabulary's own (the tokenizer's)" },
-        input_ids, "input_ids", who)
+    local words = lookup(self.word_embeddings, "the vocabulary",
+        "ids are the vocabulary's own (the tokenizer's)", input_ids, "input_ids", who)
     local types
     if token_type_ids then
-        types = lookup({ num_embeddings = self.token_type_embeddings.num_embeddings,
-            weight = self.token_type_embeddings.weight, name = "token_type_embeddings",
-            fix = "token types are 0 and 1 for a pair (type_vocab_size in config.json)" },
+        types = lookup(self.token_type_embeddings, "token_type_embeddings",
+            "token types are 0 and 1 for a pair (type_vocab_size in config.json)",
             token_type_ids, "token_type_ids", who)
     else
         types = self.token_type_embeddings.weight:narrow(1, 1, 1)
     end
     local positions
     if position_ids then
-        positions = lookup({ num_embeddings = self.position_embeddings.num_embeddings,
-            weight = self.position_embeddings.weight, name = "position_embeddings",
-            fix = "positions count from 0 (max_position_embeddings in config.json)" },
-            position_ids, "position_ids", who)
+        positions = lookup(self.position_embeddings, "position_embeddings",
+            "positions count from 0 (max_position_embeddings in config.json)", position_ids,
+            "position_ids", who)
     else
         local P_ = self.position_embeddings.num_embeddings
         if T > P_ then

@@ -18,8 +18,8 @@ local core = require "tide.core"
 local autograd = require "tide.autograd"
 local serialize = require "tide.serialize"
 local json = require "tide.models._json"
-local shape_str = require("tide.op_args").shape_str
-local same_shape = require("tide.op_args").same_shape
+local files = require "tide._files"
+local args = require "tide.op_args"
 local BertConfig = require "tide.models.bert.config"
 local P = require "tide.models.bert.params"
 local raise = autograd.raise
@@ -27,25 +27,6 @@ local raise = autograd.raise
 local M = {}
 
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
-
-local function exists(path)
-    local f = io.open(path, "rb")
-    if f then
-        f:close()
-        return true
-    end
-    return false
-end
-
-local function read_file(path, who)
-    local f, err = io.open(path, "rb")
-    if not f then
-        raise("tide: " .. who .. ": cannot read " .. path .. ": " .. tostring(err))
-    end
-    local s = f:read("*a")
-    f:close()
-    return s
-end
 
 -- the message of an error caught from tide's own code, without its position
 local function message(err)
@@ -88,28 +69,28 @@ end
 -- the checkpoint's tensors: model.safetensors, or the shards of model.safetensors.index.json
 local function read_checkpoint(dir, cls_name, who)
     local path = dir .. "/model.safetensors"
-    local files = { path }
-    if not exists(path) then
+    local shards = { path }
+    if not files.exists(path) then
         local index = dir .. "/model.safetensors.index.json"
-        if exists(index) then
-            local ok, t = pcall(json.decode, read_file(index, who), index)
+        if files.exists(index) then
+            local ok, t = pcall(json.decode, files.read_or_raise(index, who), index)
             if not ok or type(t) ~= "table" or type(t.weight_map) ~= "table" then
                 raise("tide: " .. who .. ": " .. index .. " has no weight_map object" ..
                     (ok and "" or (": " .. message(t))))
             end
             local seen
-            files, seen = {}, {}
+            shards, seen = {}, {}
             for _, f in pairs(t.weight_map) do
                 if not seen[f] then
                     seen[f] = true
-                    files[#files + 1] = dir .. "/" .. f
+                    shards[#shards + 1] = dir .. "/" .. f
                 end
             end
-            table.sort(files)
+            table.sort(shards)
             path = index
         else
             for _, other in ipairs({ "pytorch_model.bin", "tf_model.h5", "flax_model.msgpack" }) do
-                if exists(dir .. "/" .. other) then
+                if files.exists(dir .. "/" .. other) then
                     raise(string.format("tide: %s: %s holds %s only; tide reads safetensors " ..
                         "and never runs a pickle. Convert it once with transformers: python " ..
                         "-c \"from transformers import %s as M; M.from_pretrained('%s')" ..
@@ -122,7 +103,7 @@ local function read_checkpoint(dir, cls_name, who)
         end
     end
     local tensors, from = {}, {}
-    for _, f in ipairs(files) do
+    for _, f in ipairs(shards) do
         local ok, t = pcall(serialize.load, f)
         if not ok then
             raise("tide: " .. who .. ": " .. message(t):gsub("^tide: load: ", ""))
@@ -212,12 +193,12 @@ function M.load(cls, cls_name, prefix, dir, opts)
         dir = "/"
     end
     local cfg_path = dir .. "/config.json"
-    if not exists(cfg_path) then
+    if not files.exists(cfg_path) then
         raise(string.format("tide: %s: no config.json in %s; expected a Hugging Face model " ..
             "directory (config.json + model.safetensors, as save_pretrained writes it; " ..
             "`make models` fetches all-MiniLM-L6-v2)", who, dir))
     end
-    local ok, t = pcall(json.decode, read_file(cfg_path, who), cfg_path)
+    local ok, t = pcall(json.decode, files.read_or_raise(cfg_path, who), cfg_path)
     if not ok then
         raise("tide: " .. who .. ": " .. message(t):gsub("^tide: [^:]*: ", ""))
     end
@@ -258,10 +239,10 @@ function M.load(cls, cls_name, prefix, dir, opts)
                 local c = canonical[name]
                 if (pass == 1) == (c == name) and not found[c] then
                     local v, p = ckpt[k], tensor[c]
-                    if not same_shape(v.shape, p.shape) then
+                    if not args.same_shape(v.shape, p.shape) then
                         raise(string.format("tide: %s: %s: '%s' has shape %s, but config.json " ..
                             "makes it %s; the checkpoint and its config.json do not match",
-                            who, ckpt_path, k, shape_str(v.shape), shape_str(p.shape)))
+                            who, ckpt_path, k, args.shape_str(v.shape), args.shape_str(p.shape)))
                     end
                     found[c] = v
                 end
@@ -278,17 +259,11 @@ function M.load(cls, cls_name, prefix, dir, opts)
         end
     end
     table.sort(missing)
-    if strict and (#missing > 0 or #unexpected > 0) then
-        local parts = {}
-        if #missing > 0 then
-            parts[#parts + 1] = "missing keys: " .. table.concat(missing, ", ")
-        end
-        if #unexpected > 0 then
-            parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ")
-        end
+    local mismatch = strict and args.keys_mismatch(missing, unexpected)
+    if mismatch then
         raise(string.format("tide: %s: %s does not match %s: %s; pass {strict = false} to " ..
             "load it anyway (missing weights initialised as Hugging Face does, unexpected " ..
-            "ones ignored)", who, ckpt_path, cls_name, table.concat(parts, "; ")))
+            "ones ignored)", who, ckpt_path, cls_name, mismatch))
     end
     local fresh = {}
     autograd.no_grad(function()
@@ -357,12 +332,7 @@ function M.save(model, cls_name, dir)
         raise("tide: " .. who .. ": " .. message(err):gsub("^tide: save: ", ""))
     end
     local path = dir .. "/config.json"
-    local f, ferr = io.open(path, "wb")
-    if not f then
-        raise("tide: " .. who .. ": cannot write " .. path .. ": " .. tostring(ferr))
-    end
-    f:write(json.encode(cfg), "\n")
-    f:close()
+    files.write(path, json.encode(cfg) .. "\n", who)
     return dir
 end
 

@@ -7,6 +7,7 @@
 --
 -- state_dict(): PyTorch's keys, _last_lr and _schedulers (the schedulers' own state dicts).
 local compat = require "tide._compat"
+local class = require "tide._class"
 local raise = require("tide.autograd").raise
 local SequentialLR = require "tide.optim.lr_scheduler.SequentialLR"
 
@@ -34,17 +35,10 @@ function ChainedScheduler.new(schedulers, extra)
     return self
 end
 
-setmetatable(ChainedScheduler, {
-    __call = function(_, schedulers, extra)
-        return ChainedScheduler.new(schedulers, extra)
-    end,
-})
+class.callable(ChainedScheduler)
 
 function ChainedScheduler:step(epoch)
-    if epoch ~= nil then
-        raise("tide: ChainedScheduler:step: the epoch argument is not supported; call step() " ..
-            "once per epoch or batch")
-    end
+    SequentialLR.check_no_epoch("ChainedScheduler", epoch)
     for _, s in ipairs(self._schedulers) do
         s:step()
     end

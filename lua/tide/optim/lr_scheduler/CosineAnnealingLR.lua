@@ -29,14 +29,10 @@ function CosineAnnealingLR:get_lr()
     return r
 end
 
--- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it)
-function CosineAnnealingLR:closed_form()
-    local e, T, eta = self.last_epoch, self.T_max, self.eta_min
-    local r = {}
-    for i, base in ipairs(self.base_lrs) do
-        r[i] = eta + (base - eta) * (1 + math.cos(math.pi * e / T)) / 2
-    end
-    return r
+-- the lr at last_epoch from a base lr (LRScheduler:_step_at, SequentialLR's milestones)
+function CosineAnnealingLR:closed_lr(base)
+    local eta = self.eta_min
+    return eta + (base - eta) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
 end
 
 return CosineAnnealingLR

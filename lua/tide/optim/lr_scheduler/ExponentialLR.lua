@@ -15,13 +15,9 @@ function ExponentialLR:get_lr()
     return r
 end
 
--- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it)
-function ExponentialLR:closed_form()
-    local r = {}
-    for i, base in ipairs(self.base_lrs) do
-        r[i] = base * self.gamma ^ self.last_epoch
-    end
-    return r
+-- the lr at last_epoch from a base lr (LRScheduler:_step_at, SequentialLR's milestones)
+function ExponentialLR:closed_lr(base)
+    return base * self.gamma ^ self.last_epoch
 end
 
 return ExponentialLR

@@ -14,7 +14,8 @@
 -- load_state_dict checks every value's type before it changes anything, and names the key at
 -- fault.
 local compat = require "tide._compat"
-local core = require "tide.core"
+local class = require "tide._class"
+local args = require "tide.op_args"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
@@ -163,12 +164,7 @@ end
 function LRScheduler:extend(name, options, saved)
     local cls = { __name = name, options = options, saved = saved or {} }
     cls.__index = cls
-    return setmetatable(cls, {
-        __index = self,
-        __call = function(c, opt, opts)
-            return LRScheduler.new(c, opt, opts)
-        end,
-    })
+    return class.class(cls, self)
 end
 
 -- checks opt, an optimizer, for the scheduler `who`
@@ -183,11 +179,7 @@ end
 function LRScheduler.new(cls, opt, opts, ...)
     local who = cls.__name
     LRScheduler.check_optimizer(who, opt)
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: " .. who .. ": options must be a table, got " .. type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, who, cls.options)
+    opts = args.options(who, opts, cls.options)
     local self = setmetatable({ optimizer = opt }, cls)
     self:init(opts, ...)
     for _, g in ipairs(opt.param_groups) do
@@ -272,11 +264,21 @@ function LRScheduler:step(epoch)
 end
 
 -- PyTorch's step(epoch), which SequentialLR calls at a milestone (epoch 0): the schedule's
--- closed form at that epoch where the class has one (closed_form), else get_lr()
+-- closed form at that epoch where the class has one (PyTorch's _get_closed_form_lr:
+-- closed_lr(base), a group's lr from its base lr), else get_lr()
 function LRScheduler:_step_at(epoch)
     self._step_count = self._step_count + 1
     self.last_epoch = epoch
-    self:set_lrs(self.closed_form and self:closed_form() or self:get_lr())
+    local lrs
+    if self.closed_lr then
+        lrs = {}
+        for i, base in ipairs(self.base_lrs) do
+            lrs[i] = self:closed_lr(base)
+        end
+    else
+        lrs = self:get_lr()
+    end
+    self:set_lrs(lrs)
 end
 
 -- the learning rates of the groups as the last step() set them (a fresh list)

@@ -30,14 +30,10 @@ function LinearLR:get_lr()
     return r
 end
 
--- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it)
-function LinearLR:closed_form()
+-- the lr at last_epoch from a base lr (LRScheduler:_step_at, SequentialLR's milestones)
+function LinearLR:closed_lr(base)
     local s, f, n = self.start_factor, self.end_factor, self.total_iters
-    local r = {}
-    for i, base in ipairs(self.base_lrs) do
-        r[i] = base * (s + (f - s) * math.min(n, self.last_epoch) / n)
-    end
-    return r
+    return base * (s + (f - s) * math.min(n, self.last_epoch) / n)
 end
 
 return LinearLR

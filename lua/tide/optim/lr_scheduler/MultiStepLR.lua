@@ -36,20 +36,16 @@ function MultiStepLR:get_lr()
     return r
 end
 
--- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it):
+-- the lr at last_epoch from a base lr (LRScheduler:_step_at, SequentialLR's milestones):
 -- gamma to the number of milestones <= last_epoch
-function MultiStepLR:closed_form()
+function MultiStepLR:closed_lr(base)
     local count = 0
     for _, e in ipairs(self.milestones) do
         if e <= self.last_epoch then
             count = count + 1
         end
     end
-    local r = {}
-    for i, base in ipairs(self.base_lrs) do
-        r[i] = base * self.gamma ^ count
-    end
-    return r
+    return base * self.gamma ^ count
 end
 
 -- PyTorch keeps milestones as a Counter {epoch = count}: a state dict of PyTorch's (it has the

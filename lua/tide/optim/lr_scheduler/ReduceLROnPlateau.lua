@@ -11,7 +11,8 @@
 -- Not a chainable scheduler (as in PyTorch): it keeps no base_lrs, and SequentialLR cannot hold
 -- it. state_dict() holds PyTorch's keys (best, num_bad_epochs, cooldown_counter, ...).
 local compat = require "tide._compat"
-local core = require "tide.core"
+local class = require "tide._class"
+local args = require "tide.op_args"
 local autograd = require "tide.autograd"
 local raise = autograd.raise
 local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
@@ -44,12 +45,7 @@ end
 function ReduceLROnPlateau.new(opt, opts)
     local who = "ReduceLROnPlateau"
     LRScheduler.check_optimizer(who, opt)
-    if opts ~= nil and type(opts) ~= "table" then
-        raise("tide: " .. who .. ": options must be a table such as {patience = 5}, got " ..
-            type(opts))
-    end
-    opts = opts or {}
-    core._check_options(opts, who, OPTIONS)
+    opts = args.options(who, opts, OPTIONS, "{patience = 5}")
     local self = setmetatable({ optimizer = opt }, ReduceLROnPlateau)
     self.factor = self:number(opts, "factor", 0.1, function(v)
         return v < 1
@@ -87,11 +83,7 @@ function ReduceLROnPlateau.new(opt, opts)
     return self
 end
 
-setmetatable(ReduceLROnPlateau, {
-    __call = function(_, opt, opts)
-        return ReduceLROnPlateau.new(opt, opts)
-    end,
-})
+class.callable(ReduceLROnPlateau)
 
 function ReduceLROnPlateau:is_better(a, best)
     local t = self.threshold

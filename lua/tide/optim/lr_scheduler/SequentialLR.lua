@@ -10,6 +10,7 @@
 -- state_dict(): PyTorch's keys (_milestones, last_epoch, _last_lr) and _schedulers, the list of
 -- the schedulers' own state dicts (lr_scheduler.to_tensors(sd) flattens it for tide.save).
 local compat = require "tide._compat"
+local class = require "tide._class"
 local raise = require("tide.autograd").raise
 local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
 local flat = require "tide.optim.flat_state"
@@ -82,17 +83,18 @@ function SequentialLR.new(opt, schedulers, milestones)
     return self
 end
 
-setmetatable(SequentialLR, {
-    __call = function(_, opt, schedulers, milestones)
-        return SequentialLR.new(opt, schedulers, milestones)
-    end,
-})
+class.callable(SequentialLR)
 
-function SequentialLR:step(epoch)
+-- step(epoch) of a scheduler that drives others (SequentialLR, ChainedScheduler): refused
+function SequentialLR.check_no_epoch(who, epoch)
     if epoch ~= nil then
-        raise("tide: SequentialLR:step: the epoch argument is not supported; call step() " ..
+        raise("tide: " .. who .. ":step: the epoch argument is not supported; call step() " ..
             "once per epoch or batch")
     end
+end
+
+function SequentialLR:step(epoch)
+    SequentialLR.check_no_epoch("SequentialLR", epoch)
     self.last_epoch = self.last_epoch + 1
     local e, ms = self.last_epoch, self._milestones
     local idx = 0 -- bisect_right: the milestones <= e

@@ -17,14 +17,9 @@ function StepLR:get_lr()
     return r
 end
 
--- the lr at last_epoch from base_lrs (PyTorch's _get_closed_form_lr; SequentialLR uses it)
-function StepLR:closed_form()
-    local r = {}
-    local k = math.floor(self.last_epoch / self.step_size)
-    for i, base in ipairs(self.base_lrs) do
-        r[i] = base * self.gamma ^ k
-    end
-    return r
+-- the lr at last_epoch from a base lr (LRScheduler:_step_at, SequentialLR's milestones)
+function StepLR:closed_lr(base)
+    return base * self.gamma ^ math.floor(self.last_epoch / self.step_size)
 end
 
 return StepLR

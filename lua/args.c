@@ -1,0 +1,114 @@
+/*
+ * args.c — the binding's own checks of plain arguments (integers, numbers, strings, dims,
+ * shapes) and the conversion of a Lua number to a core scalar. lauxlib's luaL_check* would
+ * raise "bad argument #1 to 'size' (number expected, got table)", without `tide:`, the op's
+ * name or the fix.
+ */
+#include "args.h"
+
+/* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
+const char *tl_typename(lua_State *L, int idx) {
+    return tl_test(L, idx) ? "a tensor" : luaL_typename(L, idx);
+}
+
+double tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what) {
+    if (lua_isnoneornil(L, idx))
+        return def;
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, tl_typename(L, idx));
+    return lua_tonumber(L, idx);
+}
+
+lua_Integer tl_check_int(lua_State *L, int idx, const char *op, const char *what) {
+    int         isint;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+        tl_error(L, "tide: %s: %s must be an integer, got %s", op, what,
+                 lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : tl_typename(L, idx));
+    return v;
+}
+
+double tl_check_number(lua_State *L, int idx, const char *op, const char *what) {
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        tl_error(L, "tide: %s: %s must be a number, got %s", op, what, tl_typename(L, idx));
+    return lua_tonumber(L, idx);
+}
+
+const char *tl_check_string(lua_State *L, int idx, const char *op, const char *what) {
+    if (lua_type(L, idx) != LUA_TSTRING)
+        tl_error(L, "tide: %s: %s must be a string, got %s", op, what, tl_typename(L, idx));
+    return lua_tostring(L, idx);
+}
+
+int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra) {
+    int n = tide_tensor_ndim(t) + extra;
+    if (d >= 1 && d <= n)
+        return (int)d - 1;
+    if (d <= -1 && d >= -n)
+        return (int)(n + d);
+    if (n == 0)
+        return tl_error(L, "tide: %s: dim %I is out of range for a tensor with no dims", op,
+                        (lua_Integer)d);
+    return tl_error(L,
+                    "tide: %s: dim %I is out of range for a tensor with %d dims; use 1..%d or "
+                    "-%d..-1 (dims are 1-based)",
+                    op, (lua_Integer)d, n, n, n);
+}
+
+static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int allow_neg1) {
+    int         isint;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint) {
+        if (lua_type(L, idx) == LUA_TNUMBER)
+            return tl_error(L, "tide: %s: size %s at position %d is not an integer", op,
+                            lua_tostring(L, idx), pos);
+        return tl_error(L, "tide: %s: size at position %d must be an integer, got %s", op, pos,
+                        luaL_typename(L, idx));
+    }
+    if (v < 0 && !(allow_neg1 && v == -1)) {
+        if (allow_neg1)
+            return tl_error(L,
+                            "tide: %s: size %I at position %d is invalid; sizes must be "
+                            "positive or -1",
+                            op, (lua_Integer)v, pos);
+        return tl_error(L,
+                        "tide: %s: size %I at position %d is invalid; sizes must be "
+                        "non-negative",
+                        op, (lua_Integer)v, pos);
+    }
+    return (int64_t)v;
+}
+
+int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1) {
+    int n = 0;
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        int len = (int)lua_rawlen(L, idx);
+        if (len > TIDE_MAX_DIMS)
+            return tl_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
+                            TIDE_MAX_DIMS);
+        for (int i = 1; i <= len; i++) {
+            lua_rawgeti(L, idx, i);
+            shape[n++] = shape_entry(L, -1, i, op, allow_neg1);
+            lua_pop(L, 1);
+        }
+        *ndim = n;
+        return 1;
+    }
+    while (lua_type(L, idx + n) == LUA_TNUMBER) {
+        if (n == TIDE_MAX_DIMS)
+            return tl_error(L, "tide: %s: more than %d dims given; tide supports at most %d", op,
+                            TIDE_MAX_DIMS, TIDE_MAX_DIMS);
+        shape[n] = shape_entry(L, idx + n, n + 1, op, allow_neg1);
+        n++;
+    }
+    *ndim = n;
+    return n;
+}
+
+tide_scalar tl_scalar(lua_State *L, int idx) {
+    if (lua_isinteger(L, idx))
+        return tide_scalar_i((int64_t)lua_tointeger(L, idx));
+    if (lua_isboolean(L, idx))
+        return tide_scalar_i(lua_toboolean(L, idx));
+    return tide_scalar_f(lua_tonumber(L, idx));
+}

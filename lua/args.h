@@ -1,0 +1,81 @@
+/*
+ * args.h — what every binding function does around its core call: take the tensor userdata and
+ * the plain arguments, push the result userdata, and let autograd record the op.
+ *
+ *   userdata.c                    the tensor userdata: push, test, check (uses state.h)
+ *   args.c  options.c  record.c   arguments, options tables, the autograd record (use
+ *                                 userdata.c and state.h; not each other)
+ */
+#ifndef TIDE_LUA_ARGS_H
+#define TIDE_LUA_ARGS_H
+
+#include "state.h"
+
+/* The tensor userdata; t == NULL means freed. User value 1: the autograd table, lazily. */
+typedef struct ltensor {
+    const void  *tag; /* userdata.c's tag: the type test */
+    tide_tensor *t;
+    int          requires_grad;
+} ltensor;
+
+#define TL_TENSOR "tide.Tensor"
+/* the names users may write, for messages that list them */
+#define TL_DTYPE_NAMES                                                                             \
+    "\"float32\", \"float64\", \"float16\", \"bfloat16\", \"int32\", \"int64\", \"uint8\" or "     \
+    "\"bool\""
+#define TL_DEVICE_NAMES "\"cpu\", \"cpu:N\", \"cuda\" or \"cuda:N\""
+
+/* ---- userdata.c ---- */
+ltensor *tl_push_empty(lua_State *L);         /* t == NULL, metatable set */
+ltensor *tl_push_like(lua_State *L, int idx); /* the same, given a tensor at idx (faster) */
+ltensor *tl_test(lua_State *L, int idx);      /* NULL when not a tensor */
+ltensor *tl_check(lua_State *L, int idx, const char *op); /* live tensor */
+/* a 0-d tensor of value on dev (for numbers mixed with tensors) */
+ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
+                        tide_device *dev);
+/* the integer indices t with base 1 (t + 1: the core's 0-based ones as tide returns them) or
+ * base 0 (t - 1: the user's 1-based ones for the core) */
+ltensor *tl_push_index_base(lua_State *L, tide_lua_state *S, const tide_tensor *t, int base);
+/* pushes the new metatable TL_TENSOR, the one tl_push_empty gives (tensor.c fills it) */
+int tl_new_tensor_metatable(lua_State *L);
+
+/* ---- args.c ---- */
+/* "a tensor" for a tide tensor at idx, else luaL_typename (for argument errors) */
+const char *tl_typename(lua_State *L, int idx);
+double      tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what);
+lua_Integer tl_check_int(lua_State *L, int idx, const char *op, const char *what);
+double      tl_check_number(lua_State *L, int idx, const char *op, const char *what);
+const char *tl_check_string(lua_State *L, int idx, const char *op, const char *what);
+/* the number or boolean at idx (already checked) as a tide_scalar: a Lua integer stays exact */
+tide_scalar tl_scalar(lua_State *L, int idx);
+/* the 0-based dim of 1-based (or negative) d for t (with extra more dims), or raises */
+int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
+/* reads a shape given as integers or one table starting at idx; returns the number of args used */
+int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1);
+
+/* ---- options.c ---- */
+/* raises `tide: <op>: unknown option "x" (did you mean "y"?)` for a key of the table at idx
+ * outside known, "not supported yet" for one in unsupported; both lists end with NULL */
+void tl_check_options(lua_State *L, int idx, const char *op, const char *const *known,
+                      const char *const *unsupported);
+void tl_open_options(lua_State *L, int mod); /* core._check_options */
+
+/* ---- record.c ---- */
+/* before an in-place op: refuses a leaf that requires grad; returns the arguments to record
+ * after it (0: none), for tl_inplace_done */
+int  tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char *op);
+void tl_inplace_done(lua_State *L, tide_lua_state *S, const char *op, int nargs);
+/* raises `<op>: not differentiable` when grad mode is on and one of args 1..nargs requires grad */
+void tl_not_differentiable(lua_State *L, tide_lua_state *S, const char *op, int nargs);
+/* after a differentiable op: hook(name, out, args) when grad mode is on and an arg needs it */
+void tl_record(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
+               int extra_idx);
+int  tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
+/* after a new result at the top of the stack: gc hint, and autograd records it as name (NULL:
+ * no record) with args 1..nargs; returns 1 */
+int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs);
+/* the same for a view result (no new bytes) */
+int  tl_done_view(lua_State *L, tide_lua_state *S, const char *name, int nargs);
+void tl_open_record(lua_State *L, int mod); /* set_autograd_hook, set_grad_enabled, ... */
+
+#endif /* TIDE_LUA_ARGS_H */
