@@ -53,22 +53,6 @@ tide_status tide_read_host(tide_ctx *ctx, const char *op, const tide_tensor *t, 
     return st;
 }
 
-tide_status tide_host_copy(const char *op, const tide_tensor *c, void **out) {
-    size_t       n = tide_tensor_nbytes(c);
-    void        *buf = malloc(n ? n : 1);
-    tide_device *host = NULL;
-    tide_status  st = buf ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &host)
-                          : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
-    if (st == TIDE_OK)
-        st = tide_copy_bytes(host, buf, c->storage->dev, tide_tensor_data(c), n, 0);
-    if (st != TIDE_OK) {
-        free(buf);
-        return st;
-    }
-    *out = buf;
-    return TIDE_OK;
-}
-
 /* the mask's positions are counted on the host (the result's size depends on them, as in
  * PyTorch, which synchronizes too); *positions (may be NULL) gets them, 0-based, int64, on a's
  * device: the gradient scatters back through them */

@@ -52,6 +52,24 @@ tide_status tide_copy_bytes(tide_device *dst_dev, void *dst, tide_device *src_de
     return st;
 }
 
+/* c's bytes (c contiguous) in a malloc'd host array: the core's own reads of values that decide
+ * a result's size (tide_read_host, index checks), not a user transfer */
+tide_status tide_host_copy(const char *op, const tide_tensor *c, void **out) {
+    size_t       n = tide_tensor_nbytes(c);
+    void        *buf = malloc(n ? n : 1);
+    tide_device *host = NULL;
+    tide_status  st = buf ? tide_device_get_index(TIDE_DEVICE_CPU, 0, &host)
+                          : tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
+    if (st == TIDE_OK)
+        st = tide_copy_bytes(host, buf, c->storage->dev, tide_tensor_data(c), n, 0);
+    if (st != TIDE_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    return TIDE_OK;
+}
+
 /* asks the context's guard about an implicit copy of nbytes */
 static tide_status guard(tide_ctx *ctx, const char *op, const tide_device *src,
                          const tide_device *dst, size_t nbytes) {
