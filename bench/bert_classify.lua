@@ -24,13 +24,7 @@ if not tonumber(o.lr) then
     os.exit(2)
 end
 
-local function exists(path)
-    local f = io.open(path, "rb")
-    if f then
-        f:close()
-    end
-    return f ~= nil
-end
+local exists = compare.exists
 
 if o.seeds == 0 then
     print("bert_classify: skipped (--seeds 0: make bench runs it with TIDE_BENCH_BERT_SEEDS=3, " ..
@@ -91,6 +85,7 @@ for seed = 1, o.seeds do
 end
 local mt, mp = mean(acc.tide), mean(acc.pytorch)
 print(string.format("bert_classify: mean val accuracy tide %.4f, pytorch %.4f: %+.2f points " ..
-    "(target: within 1); time per step %.2f s against %.2f s (%.2fx, %d threads each)", mt, mp,
+    "(target: within 1); time per step %.2f s against %.2f s (%.2fx, %d threads each; the " ..
+    "speed figure at PyTorch's best setting is bench/bert_finetune's)", mt, mp,
     100 * (mt - mp), mean(step.tide), mean(step.pytorch), mean(step.tide) / mean(step.pytorch),
     threads))

@@ -21,13 +21,7 @@ local o = { n = 1024, batch_size = 64, max_length = 128, rounds = 2, check = 128
 compare.flags(o, "usage: lua5.4 bench/bert_encode.lua [--n N] [--batch-size N] " ..
     "[--max-length N] [--rounds N] [--check N] [--model DIR] [--data DIR]")
 
-local function exists(path)
-    local f = io.open(path, "rb")
-    if f then
-        f:close()
-    end
-    return f ~= nil
-end
+local exists = compare.exists
 
 if not exists(o.model .. "/model.safetensors") then
     print("bert_encode: skipped (no " .. o.model .. "; run `make models`)")

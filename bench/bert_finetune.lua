@@ -20,13 +20,7 @@ local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128,
 compare.flags(o, "usage: lua5.4 bench/bert_finetune.lua [--steps N] [--rounds N] " ..
     "[--batch-size N] [--max-length N] [--model DIR] [--data DIR]")
 
-local function exists(path)
-    local f = io.open(path, "rb")
-    if f then
-        f:close()
-    end
-    return f ~= nil
-end
+local exists = compare.exists
 
 if not exists(o.model .. "/model.safetensors") then
     print("bert_finetune: skipped (no " .. o.model .. "; run `make models`)")

@@ -28,6 +28,15 @@ function M.median(v)
     return n % 2 == 1 and s[(n + 1) / 2] or (s[n / 2] + s[n / 2 + 1]) / 2
 end
 
+-- whether a file can be opened for reading (a benchmark's model, data or venv)
+function M.exists(path)
+    local f = io.open(path, "rb")
+    if f then
+        f:close()
+    end
+    return f ~= nil
+end
+
 function M.nproc()
     local p = io.popen("nproc 2>/dev/null")
     local n = p and tonumber(p:read("*a")) or 1
