@@ -13,7 +13,7 @@
 -- it says so and exits 0. The defaults take about 20 minutes on 2 cores; README's figures are
 -- --limit 2000 --max-length 64 (about 40 minutes). `make bench` passes --seeds
 -- $TIDE_BENCH_BERT_SEEDS, 0 (skipped) unless set.
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 
 local o = { seeds = 3, limit = 1000, epochs = 3, max_length = 48, batch_size = 32, lr = "5e-5",
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }

@@ -14,7 +14,7 @@
 --
 -- Needs models/all-MiniLM-L6-v2 (make models) and, for the references, the pinned venv
 -- (.venv: sh tools/pyenv.sh); without them it says so and exits 0 (benchmarks never gate CI).
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 
 local o = { n = 1024, batch_size = 64, max_length = 128, rounds = 2, check = 128,
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
@@ -34,8 +34,8 @@ end
 local VENV = ".venv/bin/python"
 local have_venv = exists(VENV)
 
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 
 -- bench/bert_encode.py's read_fortunes and sample
 local function read_fortunes(dir)

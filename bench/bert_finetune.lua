@@ -13,7 +13,7 @@
 --
 -- Needs models/all-MiniLM-L6-v2 and, for the reference, .venv (sh tools/pyenv.sh); without them
 -- it says so and exits 0.
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 
 local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128,
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
@@ -36,8 +36,8 @@ if not exists("/proc/self/status") then
 end
 local VENV = ".venv/bin/python"
 
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local F = tide.nn.functional
 local CLASSES = 13
 

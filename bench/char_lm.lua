@@ -12,7 +12,7 @@
 -- Prints "char_lm <model> val loss after N steps: ..." and "char_lm <model> step ...: ..."
 -- lines and "result KEY VALUE" lines for make gpu-check's table. --steps 0 skips the losses,
 -- --time-steps 0 the times. A benchmark never gates CI: a missing text exits 0 with a note.
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 
 local o = { steps = 1000, time_steps = 20, seeds = 3, rounds = 3, models = "lstm,gpt",
     device = "cpu", data = "/usr/share/games/fortunes", sizes = "" }

@@ -7,10 +7,10 @@
 -- after the loop, and their difference — the loop's own memory at its worst, the comparable
 -- figure (PyTorch's libraries alone map hundreds of MB tide's process never has).
 --   lua5.4 bench/cnn_memory.lua [STEPS (30)]
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
-local compare = require "bench.compare"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
+local compare = require("bench.compare")
 
 local STEPS = tonumber(arg and arg[1]) or 30
 

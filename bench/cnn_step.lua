@@ -3,10 +3,10 @@
 -- inputs, beside the same model in Debian's PyTorch (bench/cnn_step.py) at its best setting,
 -- in rounds (bench/compare.lua). Issue 15 target: ratio <= 0.8.
 --   lua5.4 bench/cnn_step.lua [ITERS [REPS [ROUNDS]]]     (bench/run.sh sets the paths)
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
-local step_bench = require "bench.mlp_step"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
+local step_bench = require("bench.mlp_step")
 
 local ITERS = tonumber(arg and arg[1]) or 10
 local REPS = tonumber(arg and arg[2]) or 3

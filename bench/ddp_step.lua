@@ -28,7 +28,7 @@ if not worker then
     return
 end
 
-local tide = require "tide"
+local tide = require("tide")
 local nn = tide.nn
 local mode = arg[2]
 local dist = tide.distributed

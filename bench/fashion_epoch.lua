@@ -8,8 +8,8 @@
 -- the rounds' tide / pytorch; issue 15 targets: <= 0.6 MLP, <= 0.8 CNN). The MLP runs all
 -- --images (60,000), the CNN --cnn-images (12,800). Needs dataset-fashion-mnist; exits 0 with a
 -- note when the data is missing, as a benchmark never gates CI.
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local nn, data = tide.nn, tide.data
 
 local o = { images = 60000, cnn_images = 12800, rounds = 3, models = "mlp,cnn", batch_size = 128,
@@ -66,7 +66,7 @@ end
 
 -- the reference at its best, interleaved with tide in rounds (bench/compare.lua); the CNN runs
 -- on its own subset (--cnn-images) so that 5 settings x rounds stay within minutes
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 for kind in o.models:gmatch("[^,]+") do
     local n = kind == "cnn" and math.min(o.cnn_images, #train) or #train
     local subset = train:narrow(1, n)

@@ -12,7 +12,7 @@
 -- (a GPU machine cannot download) the weights are random, which costs the same, and with only
 -- the tokenizer's files carried the lengths are still the real ones; with neither, each
 -- fortune's length is its word count plus a third (WordPiece's rate on the fortunes) plus 2.
-local tide = require "tide"
+local tide = require("tide")
 local bert = tide.models.bert
 
 local o = { device = "cuda", dtypes = "float32,bfloat16,float16", n = 4096, batch_size = 64,

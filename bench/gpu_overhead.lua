@@ -1,7 +1,7 @@
 -- gpu_overhead.lua — per-op cost of a small `c = a + b` on cuda:0 from Lua (binding, core,
 -- allocator, launch), median of REPS runs of ITERS ops, the GPU drained before each clock read.
 -- Prints "key value" lines for bench/gpu_check.sh. Issue 3 target: <= 6 us.
-local tide = require "tide"
+local tide = require("tide")
 
 local ITERS = tonumber(arg[1]) or 20000
 local REPS = tonumber(arg[2]) or 7

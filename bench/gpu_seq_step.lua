@@ -1,8 +1,8 @@
 -- gpu_seq_step.lua — bench/seq_step.lua's training steps (LSTM 2x256, causal transformer 4x128)
 -- on cuda:0, for bench/gpu_check.sh beside bench/seq_step.py on the same GPU. Prints
 -- "tide_<model>_step_ms <ms>" lines.   lua5.4 bench/gpu_seq_step.lua [ITERS REPS [smoke]]
-local tide = require "tide"
-local S = require "bench.seq_step"
+local tide = require("tide")
+local S = require("bench.seq_step")
 
 local ITERS = tonumber(arg[1]) or 10
 local REPS = tonumber(arg[2]) or 5

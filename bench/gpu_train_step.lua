@@ -4,10 +4,10 @@
 -- bench/gpu_train_step.py on the same GPU. Prints "tide_<model>_step_ms <ms>" lines, each the
 -- median of REPS runs of ITERS steps (the timing loop of bench/seq_step.lua).
 --   lua5.4 bench/gpu_train_step.lua [ITERS REPS [full|smoke]]   (smoke: batch 2, for the emulator)
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
-local S = require "bench.seq_step"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
+local S = require("bench.seq_step")
 
 local ITERS = tonumber(arg[1]) or 20
 local REPS = tonumber(arg[2]) or 5

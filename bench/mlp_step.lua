@@ -5,12 +5,12 @@
 -- Issue 15 targets: ratio <= 0.6 at batch 64, <= 0.7 at 256.
 --   lua5.4 bench/mlp_step.lua [ITERS [REPS [ROUNDS]]]     (bench/run.sh sets the paths)
 -- Required as a module (bench/cnn_step.lua does), it returns the timing loop instead.
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
 local M = {}
 
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 local clock = tide.wall_time or os.clock
 
 -- b = { name, kind, batches, iters, reps, rounds, make, describe }: per round, tide times every

@@ -21,7 +21,7 @@ if not os.getenv("OMPI_COMM_WORLD_SIZE") then
     os.exit(ok and 0 or 1)
 end
 
-local tide = require "tide"
+local tide = require("tide")
 local dist = tide.distributed
 local SMOKE = arg[2] == "smoke"
 

@@ -6,8 +6,8 @@
 -- 20,000 ops lasts 5-25 ms, and the median of 5 runs still landed in such a phase for whole
 -- rounds (tide 240 or 480 ns from one second to the next in one process).
 --   lua5.4 bench/overhead.lua [ITERS [REPS [ROUNDS]]]     (bench/run.sh sets the paths)
-local tide = require "tide"
-local compare = require "bench.compare"
+local tide = require("tide")
+local compare = require("bench.compare")
 
 local ITERS = tonumber(arg[1]) or 20000
 local REPS = tonumber(arg[2]) or 5

@@ -7,9 +7,9 @@
 -- Issue 13 targets: ratio <= 1.0 for both.
 --   lua5.4 bench/seq_step.lua [ITERS [REPS [ROUNDS]]]     (bench/run.sh sets the paths)
 -- Required as a module (bench/gpu_seq_step.lua does), it returns the models and the timing loop.
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
 local M = {}
 
 local clock = tide.wall_time or os.clock
@@ -80,7 +80,7 @@ if ... == "bench.seq_step" then
     return M
 end
 
-local compare = require "bench.compare"
+local compare = require("bench.compare")
 local ITERS = tonumber(arg and arg[1]) or 1
 local REPS = tonumber(arg and arg[2]) or 3
 local ROUNDS = tonumber(arg and arg[3]) or 3

@@ -16,7 +16,7 @@
 -- between two letters) with tokenizers' (about 20 s more).
 -- The reference needs transformers: .venv/bin/python (sh tools/pyenv.sh) or
 -- TIDE_BENCH_HF_PYTHON; without it tide's figures are printed alone.
-local tide = require "tide"
+local tide = require("tide")
 
 local args = { reps = 5 }
 do

@@ -24,8 +24,8 @@
 -- epoch it prints the validation accuracy; at the end it saves the model with
 -- save_pretrained, the class names in config.json's id2label (transformers loads the directory
 -- as it is). The last line printed is "val accuracy: 0.xxxx".
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local nn = tide.nn
 local F = nn.functional
 

@@ -27,8 +27,8 @@
 -- --load resumes exactly where it was written, towards the checkpoint's --steps (each step
 -- reseeds the generator the dropout draws from with (seed, step), and the window starts are a
 -- function of the step). The last line printed is "val loss: X.XXXX".
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local nn = tide.nn
 local F = nn.functional
 

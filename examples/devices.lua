@@ -4,7 +4,7 @@
 --   TIDE_CPU_DEVICES=2 lua5.4 examples/devices.lua        (tools/demo.sh does this)
 -- Each step prints what it does and what tide answered. A step whose rule does not hold stops
 -- the tour with an error, so `make test` runs this file too.
-local tide = require "tide"
+local tide = require("tide")
 
 local n = 0
 local function step(title)

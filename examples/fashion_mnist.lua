@@ -17,8 +17,8 @@
 --
 -- The loop is the one to copy: the model moves to the device once; each batch moves to it
 -- inside the loop. The last line printed is "test accuracy: 0.xxxx".
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local nn = tide.nn
 local data = tide.data
 

@@ -17,8 +17,8 @@
 -- (models/cache/semantic_search-<model>-<hash>.safetensors): another model or corpus gets a
 -- file of its own. The first run embeds all 15,221 fortunes (minutes on a 2-core CPU); the
 -- next ones load the vectors and embed the query only.
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 
 local USAGE = [==[
 usage: lua5.4 examples/semantic_search.lua [--query TEXT] [--k N] [--device DEV] [--model DIR]

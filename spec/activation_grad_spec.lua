@@ -2,11 +2,11 @@
 -- gradient kernel (tide._internal.gelu_backward, autograd's BW.gelu) against float64 references
 -- built from erfc, its values at +-inf, NaN and 0, and the second derivative under create_graph,
 -- which records the gradient's ops instead of calling the kernel.
-local tide = require "tide"
-local autograd = require "tide.autograd"
-local core = require "tide.core"
+local tide = require("tide")
+local autograd = require("tide.autograd")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local D = require "spec.support.device"
+local D = require("spec.support.device")
 
 -- xs from -8 to 8 (and the tails at +-12), as a float64 CPU tensor
 local function points()

@@ -1,8 +1,8 @@
 -- autograd's user surface beyond backward: t.grad_fn, t:retain_grad(), t:register_hook(fn),
 -- tide.autograd.grad(outputs, inputs[, opts]); hand values, PyTorch 1.13's semantics
-local tide = require "tide"
-local autograd = require "tide.autograd"
-local D = require "spec.support.device"
+local tide = require("tide")
+local autograd = require("tide.autograd")
+local D = require("spec.support.device")
 
 local function V(v)
     return tide.tensor(v, { dtype = "float64", requires_grad = true })

@@ -2,9 +2,9 @@
 -- differentiates (issue 28): an op of one's own gets its gradients from its def (checked against
 -- finite differences and by hand), a def with a missing or misspelt piece fails where it is
 -- written, naming the op, and a name is defined once.
-local tide = require "tide"
-local autograd = require "tide.autograd"
-local gradcheck = require "spec.support.gradcheck"
+local tide = require("tide")
+local autograd = require("tide.autograd")
+local gradcheck = require("spec.support.gradcheck")
 
 local load_chunk = loadstring or load -- 5.1 and LuaJIT: loadstring
 local THIS = "spec/autograd_registry_spec.lua:"

@@ -1,11 +1,11 @@
 -- autograd: hand-computed gradients, graph rules, devices, and a finite-difference check of
 -- every differentiable op (spec/support/gradcheck.lua) on the device under test
 -- (spec/support/device.lua: run_all.sh runs this file again on cpu:1, gpu-check on cuda:0)
-local tide = require "tide"
+local tide = require("tide")
 local K = tide._internal -- the internal kernels (tide._internal in docs/API.md)
-local autograd = require "tide.autograd"
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
+local autograd = require("tide.autograd")
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
 
 local function R(...)
     return tide.randn({ ... }, { dtype = "float64", requires_grad = true, device = D.name })
@@ -189,7 +189,7 @@ describe("autograd", function()
         end)
 
         it("relu's gradient overwrites the incoming gradient only when nothing shares it", function()
-            local core = require "tide.core"
+            local core = require("tide.core")
             -- float32 spelled out: 1.0 is an integer to Lua 5.1 and LuaJIT
             local F32 = { dtype = "float32", device = D.name }
             local F32G = { dtype = "float32", requires_grad = true, device = D.name }
@@ -443,7 +443,7 @@ describe("autograd", function()
 end)
 
 describe("a tensor modified in place after autograd saved it (on " .. D.name .. ")", function()
-    local nn = require "tide.nn"
+    local nn = require("tide.nn")
 
     -- a float32 tensor on the device under test
     local function F(v, rg)

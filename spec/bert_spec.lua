@@ -2,10 +2,10 @@
 -- outputs of spec/fixtures/make_bert.py): outputs, losses, key matching on load, one AdamW step,
 -- save_pretrained round trips, fresh initialisation and the errors. The other direction (a
 -- tide-saved directory read by transformers) is spec/support/bert_hf_check.sh.
-local tide = require "tide"
-local fx = require "spec.support.fixtures"
-local bert = require "tide.models.bert"
-local pretrained = require "tide.models.bert.pretrained"
+local tide = require("tide")
+local fx = require("spec.support.fixtures")
+local bert = require("tide.models.bert")
+local pretrained = require("tide.models.bert.pretrained")
 
 local REF = dofile("spec/fixtures/bert_reference.lua")
 local TOL = 1e-5

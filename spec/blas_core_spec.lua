@@ -3,7 +3,7 @@
 -- itself (a Sapphire Rapids sgemm at a fifth of its speed); tide/init.lua's preload sets
 -- OPENBLAS_CORETYPE before core.so loads OpenBLAS, unless the user set it, and takes it back
 -- out of the environment afterwards. tide.cpu_info() says what runs.
-local tide = require "tide"
+local tide = require("tide")
 
 local function run(cmd)
     local p = io.popen(cmd .. " 2>&1; echo \"exit=$?\"")

@@ -1,7 +1,7 @@
 -- close_lua54_spec.lua — `local t <close> = ...` frees a tensor at the end of its scope: 5.4
 -- syntax, so a file of its own that only Lua 5.4 runs (spec/support/host_suite.sh skips
 -- *_lua54_spec.lua); t:free() is the same release on every Lua (tensor_spec.lua).
-local tide = require "tide"
+local tide = require("tide")
 
 local function catch(f)
     local ok, err = pcall(f)

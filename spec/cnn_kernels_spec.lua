@@ -2,9 +2,9 @@
 -- im2col/col2im runs, the batch-folded columns of conv2d's one-gemm path and relu's one-pass
 -- gradient, each against a plain Lua reference; tagged #cuda: the same kernels on cuda:0 give
 -- the CPU's results.
-local tide = require "tide"
-local host = require "spec.support.host"
-local core = require "tide.core"
+local tide = require("tide")
+local host = require("spec.support.host")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 
 local NAN = 0 / 0

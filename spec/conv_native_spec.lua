@@ -2,12 +2,12 @@
 -- with it: src/cpu/conv_dnnl.c) against the im2col + gemm path, forward and every gradient,
 -- over strides, paddings, dilations, groups, with and without bias. Without oneDNN the core has
 -- no such kernel (tide._internal.conv2d gives nil) and nn runs im2col + gemm.
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local nn = tide.nn
 local F = nn.functional
-local fused = require "tide.nn._fused"
+local fused = require("tide.nn._fused")
 
 local function max_rel(a, b)
     local d = a:sub(b):abs():max():item()

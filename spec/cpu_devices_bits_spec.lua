@@ -5,11 +5,11 @@
 -- their results (values, gradients, updated parameters) must be equal bit for bit, NaN-aware and
 -- telling -0 from 0. A run resumed on another CPU device then continues exactly where it was.
 -- Needs TIDE_CPU_DEVICES >= 2 (run_all.sh and the host suites set it).
-local tide = require "tide"
-local core = require "tide.core"
-local nn = require "tide.nn"
+local tide = require("tide")
+local core = require("tide.core")
+local nn = require("tide.nn")
 local F = nn.functional
-local INFO = require "spec.support.opinfo"
+local INFO = require("spec.support.opinfo")
 
 local unpack = table.unpack or unpack
 

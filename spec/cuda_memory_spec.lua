@@ -10,7 +10,7 @@
 -- known to the byte and a few tests check the out-of-memory message and the allocator's
 -- fallbacks exactly; they are skipped on a real GPU. A small cap makes the suite faster:
 --   TIDE_CUDA_EMU_MEMORY=268435456 TIDE_CUDA_LIB=build/cuda-emu/libtide_cuda.so busted --run=gpu
-local tide = require "tide"
+local tide = require("tide")
 
 local DEV = "cuda:0"
 local available = tide.cuda.is_available()

@@ -6,7 +6,7 @@
 --
 -- TIDE_CUDA_SPEC_DEVICE=cpu:1 (with TIDE_CPU_DEVICES=2) runs the same comparisons against a
 -- virtual CPU device: that checks this spec itself on a machine without a GPU.
-local tide = require "tide"
+local tide = require("tide")
 local K = tide._internal -- the internal kernels (tide._internal in docs/API.md)
 
 local DEV = os.getenv("TIDE_CUDA_SPEC_DEVICE") or "cuda:0"

@@ -1,7 +1,7 @@
 -- data_spec.lua — tide.data: Dataset, TensorDataset, DataLoader (batching, shuffling,
 -- drop_last, devices) and the Fashion-MNIST IDX reader on tiny hand-made files.
-local tide = require "tide"
-local data = require "tide.data"
+local tide = require("tide")
+local data = require("tide.data")
 
 local function tmpdir()
     local d = os.tmpname()
@@ -16,7 +16,7 @@ local function write(path, bytes)
     f:close()
 end
 
-local host = require "spec.support.host"
+local host = require("spec.support.host")
 
 -- n as 4 big-endian bytes (string.pack(">I4", n) before 5.3)
 local function be32(n)

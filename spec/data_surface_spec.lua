@@ -1,7 +1,7 @@
 -- tide.data: Subset, random_split, DataLoader's collate_fn and sampler, table samples,
 -- default_collate, text
-local tide = require "tide"
-local data = require "tide.data"
+local tide = require("tide")
+local data = require("tide.data")
 
 local function raises_here(pattern, f, ...)
     local ok, err = pcall(f, ...)

@@ -1,6 +1,6 @@
 -- device_spec.lua — device objects, the default device, tide.with_device, tide.cuda queries.
 -- The runner sets TIDE_CPU_DEVICES=2: cpu:0 and cpu:1 are distinct devices.
-local tide = require "tide"
+local tide = require("tide")
 
 describe("devices", function()
     it("runs with two virtual CPU devices", function()

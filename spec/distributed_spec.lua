@@ -1,10 +1,10 @@
 -- tide.distributed in one process without mpirun: availability and its reasons, the errors of
 -- calls made before dist.init, DataParallel over cpu:0 and cpu:1, and DistributedSampler with an
 -- explicit rank. The collectives themselves run under mpirun: spec/dist/*_mpi.lua.
-local tide = require "tide"
+local tide = require("tide")
 local dist = tide.distributed
 local nn = tide.nn
-local host = require "spec.support.host"
+local host = require("spec.support.host")
 
 -- runs a Lua chunk in a fresh process (the plug-ins load once per process); returns its output
 local function fresh(env, code)

@@ -4,8 +4,8 @@
 -- wherever PyTorch 1.13 accepts the dtype (spec/fixtures/dtype_walk_torch.lua, written by
 -- spec/fixtures/make_dtype_walk.py) tide must too, with PyTorch's result dtype, shape and
 -- values. Where PyTorch refuses, tide may extend it, or refuse with a `tide:` error.
-local tide = require "tide"
-local D = require "spec.support.device"
+local tide = require("tide")
+local D = require("spec.support.device")
 local TORCH = dofile("spec/fixtures/dtype_walk_torch.lua")
 
 local DTYPES = { "float32", "float64", "int32", "int64", "uint8", "bool" }

@@ -4,9 +4,9 @@
 -- caller's), and a hook's error raised again by backward / autograd.grad carries exactly one
 -- position (the hook's own when the error came from its line). The user code is a chunk loaded
 -- as "=user.lua", so the expected lines are known; each is found by its marker comment.
-local tide = require "tide"
-local data = require "tide.data"
-local autograd = require "tide.autograd"
+local tide = require("tide")
+local data = require("tide.data")
+local autograd = require("tide.autograd")
 
 local load_chunk = loadstring or load -- 5.1 and LuaJIT: load takes no string
 

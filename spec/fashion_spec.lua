@@ -2,7 +2,7 @@
 -- 2,000 training images must beat 0.70 test accuracy (on all 10,000 test images); a checkpoint
 -- it saves evaluates to the same accuracy with --load. Pending without dataset-fashion-mnist.
 local DIR = "/usr/share/datasets/fashion-mnist"
-local host = require "spec.support.host"
+local host = require("spec.support.host")
 
 local function installed()
     local f = io.open(DIR .. "/train-images-idx3-ubyte.gz", "rb") or io.open(DIR .. "/train-images-idx3-ubyte", "rb")

@@ -1,10 +1,10 @@
 -- tide.nn.functional (API.md "nn.functional"): each function against its module, or against
 -- hand-computed values where no module exists; argument errors name the function at the user's
 -- line; options tables reject unknown keys; the options not built yet say so.
-local tide = require "tide"
-local nn = require "tide.nn"
-local F = require "tide.nn.functional"
-local gradcheck = require "spec.support.gradcheck"
+local tide = require("tide")
+local nn = require("tide.nn")
+local F = require("tide.nn.functional")
+local gradcheck = require("spec.support.gradcheck")
 
 local function flat(x, out)
     out = out or {}

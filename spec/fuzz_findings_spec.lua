@@ -3,7 +3,7 @@
 -- inside the library, or lauxlib's "bad argument" text), calls that hung (a list of views
 -- sized by a huge dim) and a call that filled the host's memory (totable of an expanded view).
 -- The fuzzer's replayable reproducers were reduced to these calls.
-local tide = require "tide"
+local tide = require("tide")
 local nn = tide.nn
 
 -- the message of the error f raises, which must be a tide: error at this file's line

@@ -2,9 +2,9 @@
 -- lies (autograd/formulas.lua's parts, engine.lua's accumulate): attention's q, k and v, three
 -- narrow views of one projection, fill one buffer. These check the values against the sums
 -- they replace, and that no tensor the user holds is written in place.
-local tide = require "tide"
-local autograd = require "tide.autograd"
-local D = require "spec.support.device"
+local tide = require("tide")
+local autograd = require("tide.autograd")
+local D = require("spec.support.device")
 
 local function R(...)
     return tide.randn({ ... }, { dtype = "float64", requires_grad = true, device = D.name })

@@ -2,9 +2,9 @@
 -- and nothing else holds it (autograd/engine.lua's `held`): a chain's gradients do not pile up
 -- for the collector. What the user can still reach is never released: the gradient passed to
 -- backward, grad_outputs, what a hook kept or returned, retained and captured gradients.
-local tide = require "tide"
-local autograd = require "tide.autograd"
-local D = require "spec.support.device"
+local tide = require("tide")
+local autograd = require("tide.autograd")
+local D = require("spec.support.device")
 
 local function R(...)
     return tide.randn({ ... }, { requires_grad = true, device = D.name })

@@ -3,9 +3,9 @@
 -- input that requires grad, a float result records a gradient or the call raises
 -- `tide: <op>: not differentiable ...`; never a silently detached result.
 -- Runs on the device under test (spec/support/device.lua).
-local tide = require "tide"
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
+local tide = require("tide")
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
 local idiv = require("spec.support.host").idiv -- a // b (tide.floor_divide before 5.3)
 
 if D.kind == "cuda" and not tide.cuda.is_available() then

@@ -1,8 +1,8 @@
 -- hosts_spec.lua — what makes tide the same on Lua 5.4, 5.3, 5.1 and LuaJIT (run_all.sh runs the
 -- suite under each: spec/support/host_suite.sh), and the documented differences where numbers
 -- have no integer subtype (docs/API.md "Hosts", README "Lua hosts").
-local tide = require "tide"
-local host = require "spec.support.host"
+local tide = require("tide")
+local host = require("spec.support.host")
 
 local function catch(f)
     local ok, err = pcall(f)

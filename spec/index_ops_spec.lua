@@ -3,10 +3,10 @@
 -- empty, 0-d and non-contiguous inputs, the device rules, the memory limit, the errors and
 -- repeat_interleave's gradient. Runs on the device under test (spec/support/device.lua); the
 -- #cuda block compares CUDA with the CPU.
-local tide = require "tide"
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
-local cases = require "spec.fixtures.index_ops_torch"
+local tide = require("tide")
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
+local cases = require("spec.fixtures.index_ops_torch")
 
 if D.kind == "cuda" and not tide.cuda.is_available() then
     describe("nonzero / unique / repeat_interleave on " .. D.name, function()

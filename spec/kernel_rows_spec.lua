@@ -3,11 +3,11 @@
 -- outputs in their shape classes, and the one dispatch's rules hold for each row by itself
 -- (dtype, device, d, the shape of each further input, parameters below their least value, no
 -- rows). A new row is checked here without a line of its own.
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local K = core._internal
-local D = require "spec.support.device"
-local compat = require "tide._compat"
+local D = require("spec.support.device")
+local compat = require("tide._compat")
 local pack, unpack = compat.pack, compat.unpack
 
 local dev = D.name

@@ -3,14 +3,14 @@
 -- test (spec/support/device.lua): values and gradients equal to the composites tide ran before
 -- (kept here as the reference) and to PyTorch's, float64 gradchecks, double backward
 -- (create_graph falls back to the composites), strided inputs, and the errors.
-local tide = require "tide"
-local nn = require "tide.nn"
-local F = require "tide.nn.functional"
-local autograd = require "tide.autograd"
-local core = require "tide.core"
+local tide = require("tide")
+local nn = require("tide.nn")
+local F = require("tide.nn.functional")
+local autograd = require("tide.autograd")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
 
 local dev = D.name
 

@@ -4,7 +4,7 @@
 -- logical_and/or/xor/not; their dtype rules, their gradients against finite differences, and
 -- the no-grad rows.
 local atan2 = math.atan2 or math.atan -- math.atan(y, x) from 5.3; 5.1 ignores x
-local tide = require "tide"
+local tide = require("tide")
 
 local function T(x, dt)
     return tide.tensor(x, { dtype = dt or "float64" })

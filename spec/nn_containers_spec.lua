@@ -1,8 +1,8 @@
 -- nn containers (Identity, ModuleList, ModuleDict), Module traversal (apply, modules,
 -- named_modules, named_children, register_buffer), nn.init and nn.utils' gradient clipping
-local tide = require "tide"
-local nn = require "tide.nn"
-local autograd = require "tide.autograd"
+local tide = require("tide")
+local nn = require("tide.nn")
+local autograd = require("tide.autograd")
 
 local function raises_here(pattern, f, ...)
     local ok, err = pcall(f, ...)

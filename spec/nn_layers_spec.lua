@@ -2,14 +2,14 @@
 -- 1.13 (spec/fixtures/nn_layers_torch.lua, made by spec/fixtures/make_nn_layers.py), finite
 -- differences where tide adds its own gradient (col2im), options and errors. The PyTorch cases
 -- run on the device under test (spec/support/device.lua: cpu:1 and cuda:0 in run_all.sh)
-local tide = require "tide"
-local host = require "spec.support.host"
-local fx = require "spec.support.fixtures"
-local D = require "spec.support.device"
+local tide = require("tide")
+local host = require("spec.support.host")
+local fx = require("spec.support.fixtures")
+local D = require("spec.support.device")
 local nn = tide.nn
 local F = nn.functional
-local gradcheck = require "spec.support.gradcheck"
-local REF = require "spec.fixtures.nn_layers_torch"
+local gradcheck = require("spec.support.gradcheck")
+local REF = require("spec.fixtures.nn_layers_torch")
 
 local T = fx.tensor
 

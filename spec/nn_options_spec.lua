@@ -4,12 +4,12 @@
 -- padding_idx / max_norm, and inplace. Values and gradients against PyTorch 1.13
 -- (spec/fixtures/nn_options_torch.lua, made by spec/fixtures/make_nn_options.py) on the device
 -- under test (spec/support/device.lua), then the rules and the exact errors.
-local tide = require "tide"
-local fx = require "spec.support.fixtures"
-local D = require "spec.support.device"
+local tide = require("tide")
+local fx = require("spec.support.fixtures")
+local D = require("spec.support.device")
 local nn = tide.nn
 local F = nn.functional
-local REF = require "spec.fixtures.nn_options_torch"
+local REF = require("spec.fixtures.nn_options_torch")
 
 local T = fx.tensor
 
@@ -360,7 +360,7 @@ end)
 -- Conv2d and Conv1d padding_mode against PyTorch 1.13 (spec/fixtures/padding_mode_torch.lua,
 -- made by spec/fixtures/make_padding_mode.py): outputs and input gradients, float64
 describe("convolution padding_mode on " .. D.name, function()
-    local PM = require "spec.fixtures.padding_mode_torch"
+    local PM = require("spec.fixtures.padding_mode_torch")
     local function linspace(n, shape)
         return tide.linspace(-1, 1, n, { dtype = "float64", device = D.name }):reshape(shape)
     end
@@ -411,7 +411,7 @@ end)
 -- embedding's scale_grad_by_freq against PyTorch 1.13 (spec/fixtures/embedding_freq_torch.lua,
 -- made by spec/fixtures/make_embedding_freq.py): each row's gradient over its id's count
 describe("embedding scale_grad_by_freq on " .. D.name, function()
-    local EF = require "spec.fixtures.embedding_freq_torch"
+    local EF = require("spec.fixtures.embedding_freq_torch")
     for _, case in ipairs({ { "plain", nil }, { "padding", 3 } }) do
         it("F.embedding and nn.Embedding match PyTorch (" .. case[1] .. ")", function()
             local dd = { dtype = "float64", device = D.name }

@@ -1,11 +1,11 @@
 -- tide.nn: Module mechanics, layers against hand-computed values, device moves, learning.
 -- The last block runs on the device under test (spec/support/device.lua): run_all.sh runs this
 -- file again on cpu:1, gpu-check on cuda:0.
-local tide = require "tide"
-local nn = require "tide.nn"
-local autograd = require "tide.autograd"
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
+local tide = require("tide")
+local nn = require("tide.nn")
+local autograd = require("tide.autograd")
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
 
 local function flat(x, out)
     out = out or {}

@@ -1,8 +1,8 @@
 -- numerics_spec.lua — results that used to be silently wrong (issue 10, items 1-4): the scale of
 -- add_/sub_, the range of the random generator, fmod against remainder, integer division.
 -- Runs on the device under test (spec/support/device.lua): cpu, cpu:1 and the (emulated) GPU.
-local tide = require "tide"
-local D = require "spec.support.device"
+local tide = require("tide")
+local D = require("spec.support.device")
 
 if D.kind == "cuda" and not tide.cuda.is_available() then
     describe("numerics on " .. D.name, function()

@@ -1,7 +1,7 @@
 -- op_table_spec.lua — tide.core._ops, the op table of include/tide_ops.def as Lua sees it: one
 -- row per op in table order, with the properties the kernels and the binding are generated from.
-local core = require "tide.core"
-local tide = require "tide"
+local core = require("tide.core")
+local tide = require("tide")
 
 local function row(name)
     for _, r in ipairs(core._ops) do

@@ -6,12 +6,12 @@
 -- differentiable ops get a finite-difference gradient check. A piece missing for an op of the
 -- table fails here: its entry in spec/support/opinfo.lua, its PyTorch fixture, its backward
 -- formula (or the table's no_grad flag), its mention in docs/API.md. docs/testing.md.
-local tide = require "tide"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local D = require "spec.support.device"
-local INFO = require "spec.support.opinfo"
-local gradcheck = require "spec.support.gradcheck"
+local tide = require("tide")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local D = require("spec.support.device")
+local INFO = require("spec.support.opinfo")
+local gradcheck = require("spec.support.gradcheck")
 local TORCH = dofile("spec/fixtures/opinfo_torch.lua")
 
 local OPS = core._ops

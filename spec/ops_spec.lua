@@ -1,8 +1,8 @@
 -- ops_spec.lua — every tensor op of API.md with hand-computed values: metamethods in both
 -- orders, broadcasting, 1-based and negative dims, in-place variants, failed calls that change
 -- nothing, and the autograd hook protocol of docs/internals.md.
-local tide = require "tide"
-local core = require "tide.core"
+local tide = require("tide")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local idiv = require("spec.support.host").idiv -- a // b (tide.floor_divide before 5.3)
 

@@ -1,10 +1,10 @@
 -- optim_fused_spec.lua — the fused optimizer kernels (core._sgd_step_, core._adam_step_, issue
 -- 15; core._rmsprop_step_, core._adagrad_step_, issue 13) give what PyTorch's formulas as chains of tensor ops give (the optimizers'
 -- formula_update), to 1e-6, on the CPU and (tagged #cuda) on cuda:0, and allocate nothing.
-local tide = require "tide"
-local optim = require "tide.optim"
-local autograd = require "tide.autograd"
-local core = require "tide.core"
+local tide = require("tide")
+local optim = require("tide.optim")
+local autograd = require("tide.autograd")
+local core = require("tide.core")
 
 local CASES = {
     { "SGD", { lr = 0.1 } },

@@ -1,9 +1,9 @@
 -- tide.optim: one-step values against PyTorch's formulas (reference numbers computed by hand
 -- and checked with torch.optim in float64), state placement and its moves
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
-local autograd = require "tide.autograd"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
+local autograd = require("tide.autograd")
 
 local G1, G2 = { 0.5, -1.0 }, { 1.0, 1.0 }
 

@@ -1,9 +1,9 @@
 -- RMSprop, Adagrad, optimizer state dicts, LR schedulers: values from PyTorch 1.13 (Debian's
 -- python3-torch) in spec/fixtures/optim_reference.lua, made by make_optim_reference.py
-local tide = require "tide"
-local nn = require "tide.nn"
-local optim = require "tide.optim"
-local autograd = require "tide.autograd"
+local tide = require("tide")
+local nn = require("tide.nn")
+local optim = require("tide.optim")
+local autograd = require("tide.autograd")
 local S = optim.lr_scheduler
 local REF = dofile("spec/fixtures/optim_reference.lua")
 

@@ -2,10 +2,10 @@
 -- PyTorch 1.13's values (spec/fixtures/ordering_torch.lua, from make_ordering.py), their
 -- gradients by finite differences, and their errors. Runs on the device under test
 -- (spec/support/device.lua).
-local tide = require "tide"
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
-local cases = require "spec.fixtures.ordering_torch"
+local tide = require("tide")
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
+local cases = require("spec.fixtures.ordering_torch")
 
 if D.kind == "cuda" and not tide.cuda.is_available() then
     describe("ordering ops on " .. D.name, function()

@@ -4,9 +4,9 @@
 -- (Debian's python3-torch): spec/fixtures/packed_seq_torch.lua, made by
 -- spec/fixtures/make_packed_seq.py, holds the inputs, outputs and the gradients of
 -- sum_k sum(outputs[k] * weights[k]).
-local tide = require "tide"
-local nn = require "tide.nn"
-local fx = require "spec.support.fixtures"
+local tide = require("tide")
+local nn = require("tide.nn")
+local fx = require("spec.support.fixtures")
 local REF = dofile("spec/fixtures/packed_seq_torch.lua")
 local RU = nn.utils.rnn
 

@@ -4,9 +4,9 @@
 -- points a PyTorch-numbered state dict at nn.utils.state_dict_from_torch. ConcatDataset's
 -- indexing is compared with PyTorch 1.13's in spec/fixtures/parity2_data_torch.lua
 -- (make_parity2_data.py).
-local tide = require "tide"
-local data = require "tide.data"
-local nn = require "tide.nn"
+local tide = require("tide")
+local data = require("tide.data")
+local nn = require("tide.nn")
 local F = nn.functional
 
 local function err_of(f, ...)

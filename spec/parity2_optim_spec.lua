@@ -3,9 +3,9 @@
 -- against PyTorch 1.13's lr sequences; scheduler state dicts of numbers (PyTorch's own load,
 -- every value's type is checked); Adam/AdamW amsgrad. Values from PyTorch 1.13 (Debian's
 -- python3-torch) in spec/fixtures/parity2_optim_torch.lua, made by make_parity2_optim.py.
-local tide = require "tide"
-local optim = require "tide.optim"
-local autograd = require "tide.autograd"
+local tide = require("tide")
+local optim = require("tide.optim")
+local autograd = require("tide.autograd")
 local S = optim.lr_scheduler
 local REF = dofile("spec/fixtures/parity2_optim_torch.lua")
 

@@ -3,8 +3,8 @@
 -- and sizes in the Lua-side ops, optimizers validating every state before a step and the value
 -- types of a loaded state dict. Every failed call raises `tide: <op>:` at this file's line and
 -- changes nothing.
-local tide = require "tide"
-local data = require "tide.data"
+local tide = require("tide")
+local data = require("tide.data")
 local F = tide.nn.functional
 
 -- the error of f(...), asserted to be a tide error at this file's line
@@ -381,8 +381,8 @@ end)
 
 describe("messages that were internal Lua errors (issue 27)", function()
     it("a bool class target to nll_loss, cross_entropy and CrossEntropyLoss", function()
-        local F = require "tide.nn.functional"
-        local nn = require "tide.nn"
+        local F = require("tide.nn.functional")
+        local nn = require("tide.nn")
         local x = tide.randn(3, 4)
         local t = tide.tensor({ true, false, true })
         for _, c in ipairs({
@@ -398,7 +398,7 @@ describe("messages that were internal Lua errors (issue 27)", function()
     end)
 
     it("autograd.grad with grad_outputs that is no tensor nor list", function()
-        local autograd = require "tide.autograd"
+        local autograd = require("tide.autograd")
         local a = tide.randn(3, { requires_grad = true })
         local y = (a * 2):sum()
         local ok, err = pcall(autograd.grad, { y }, { a }, { grad_outputs = 1 })
@@ -436,8 +436,8 @@ end)
 
 describe("layers refuse an input of another dtype than their weight (issue 27)", function()
     it("Linear, Conv1d, Conv2d, ConvTranspose2d and F's name both dtypes and the fix", function()
-        local nn = require "tide.nn"
-        local F = require "tide.nn.functional"
+        local nn = require("tide.nn")
+        local F = require("tide.nn.functional")
         local lin, c2, c1 = nn.Linear(3, 2), nn.Conv2d(1, 2, 3), nn.Conv1d(1, 2, 3)
         local x2, x4 = tide.randn(4, 3, { dtype = "float64" }),
             tide.randn(1, 1, 5, 5, { dtype = "float64" })

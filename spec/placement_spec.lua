@@ -1,7 +1,7 @@
 -- placement_spec.lua — the device placement rules of API.md (1-4 and 6), run once against the
 -- virtual device cpu:1 (TIDE_CPU_DEVICES=2, set by the runner) and once against cuda:0 (tagged
 -- #cuda: `busted --run=gpu`; pending where no GPU is present). The host is always cpu.
-local tide = require "tide"
+local tide = require("tide")
 
 local function catch(f)
     local ok, err = pcall(f)

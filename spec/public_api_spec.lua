@@ -14,7 +14,7 @@
 -- `nn.init.uniform_ normal_ zeros_` qualifies every word with the first one's prefix), when
 -- the op list has it (methods, in-place twins, tide.X functions), or, for a class (a name
 -- that starts with a capital), when a code span starts with it (`Linear`, `Conv2d(in, out, k)`).
-local tide = require "tide"
+local tide = require("tide")
 
 local DOC = "docs/API.md"
 

@@ -2,10 +2,10 @@
 -- reductions.lua, shapes.lua, creation_like.lua) against PyTorch 1.13's values
 -- (spec/fixtures/make_reduce_shape.py), their gradients against finite differences, and their
 -- errors. Runs on the device under test (spec/support/device.lua).
-local tide = require "tide"
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
-local fx = require "spec.fixtures.reduce_shape_torch"
+local tide = require("tide")
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
+local fx = require("spec.fixtures.reduce_shape_torch")
 
 -- src compiled with env as its globals (setfenv on 5.1, whose load takes no string)
 local function load_in(src, name, env)

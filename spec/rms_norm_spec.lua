@@ -2,13 +2,13 @@
 -- through the kernel rows (include/tide_kernels.def): values by hand, the composite of plain ops
 -- as the reference, float64 gradchecks, double backward, eps defaults, the errors of the one
 -- dispatch, on the device under test (spec/support/device.lua), and CPU against CUDA.
-local tide = require "tide"
-local nn = require "tide.nn"
-local F = require "tide.nn.functional"
-local core = require "tide.core"
+local tide = require("tide")
+local nn = require("tide.nn")
+local F = require("tide.nn.functional")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local gradcheck = require "spec.support.gradcheck"
-local D = require "spec.support.device"
+local gradcheck = require("spec.support.gradcheck")
+local D = require("spec.support.device")
 
 local dev = D.name
 
@@ -96,7 +96,7 @@ describe("rms norm (kernel row) on " .. dev, function()
     end)
 
     it("differentiates twice (create_graph takes the composite formula)", function()
-        local autograd = require "tide.autograd"
+        local autograd = require("tide.autograd")
         local x, w = leaf(randn({ 3, 5 }, "float64")), leaf(randn({ 5 }, "float64"))
         local gy, v = randn({ 3, 5 }, "float64"), randn({ 3, 5 }, "float64")
         local function second(fn)

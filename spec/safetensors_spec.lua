@@ -1,6 +1,6 @@
 -- safetensors_spec.lua — tide.save / tide.load: round trips of every dtype, views, tensors on
 -- other devices, metadata, state_dict; the reference package's files; malformed files.
-local tide = require "tide"
+local tide = require("tide")
 
 local function tmpfile()
     return os.tmpname() .. ".safetensors"
@@ -252,7 +252,7 @@ end)
 -- lua/io.c raises through the binding's own path (tl_raise / TL_CALL): a core io call names the
 -- line that made it, as every other core function does
 describe("core io functions", function()
-    local core = require "tide.core"
+    local core = require("tide.core")
     it("raise at the caller's line", function()
         local ok, err = pcall(core.safetensors_load, "/nonexistent/x.safetensors")
         assert.is_false(ok)

@@ -1,6 +1,6 @@
 -- The inputs that made the sanitizers report undefined behaviour (issue 10, items 12 and 15), as a
 -- script meets them. The C side of each is in spec/c/test_sanitizer_inputs.c.
-local tide = require "tide"
+local tide = require("tide")
 
 local function catch(f)
     local ok, err = pcall(f)

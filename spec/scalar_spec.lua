@@ -2,8 +2,8 @@
 -- tensor's kernels without going through a double (which rounds beyond 2^53), in tide.full,
 -- fill_, t[i] = k, scalar arithmetic, comparisons, clamp bounds and where. Device-rule spec
 -- (spec/support/device.lua): run_all.sh runs it on cpu, cpu:1 and the emulated cuda:0.
-local tide = require "tide"
-local D = require "spec.support.device"
+local tide = require("tide")
+local D = require("spec.support.device")
 
 local function catch(f)
     local ok, err = pcall(f)

@@ -2,8 +2,8 @@
 -- directory (spec/fixtures/sentence_encoder/, written with sentence-transformers' vectors by
 -- spec/fixtures/make_sentence_encoder.py): the vectors, the caller's order under any batch size,
 -- the pooling modes and the normalize option, the options and the errors.
-local tide = require "tide"
-local fx = require "spec.support.fixtures"
+local tide = require("tide")
+local fx = require("spec.support.fixtures")
 
 local DIR = "spec/fixtures/sentence_encoder"
 local FILES = { "config.json", "model.safetensors", "modules.json", "sentence_bert_config.json",
@@ -12,7 +12,7 @@ local FILES = { "config.json", "model.safetensors", "modules.json", "sentence_be
 local TOL = 1e-5 -- float32 through two layers; sentence-transformers' own batch noise is ~1e-7
 
 local ref = dofile("spec/fixtures/sentence_encoder_torch.lua")
-local SentenceEncoder = require "tide.models.SentenceEncoder"
+local SentenceEncoder = require("tide.models.SentenceEncoder")
 
 local function slurp(path)
     local f = assert(io.open(path, "rb"))
@@ -181,7 +181,7 @@ describe("SentenceEncoder", function()
     end)
 
     it("is reachable as tide.models.SentenceEncoder", function()
-        local models = tide.models or require "tide.models"
+        local models = tide.models or require("tide.models")
         assert.are.equal(SentenceEncoder, models.SentenceEncoder)
     end)
 

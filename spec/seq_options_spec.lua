@@ -3,10 +3,10 @@
 -- add_zero_attn and is_causal, nn.LSTM's proj_size. spec/fixtures/seq_options_reference.lua,
 -- made by spec/fixtures/make_seq_options.py, holds each layer's parameters, inputs, outputs and
 -- the gradients of sum_k sum(outputs[k] * weights[k]).
-local tide = require "tide"
-local nn = require "tide.nn"
-local gradcheck = require "spec.support.gradcheck"
-local fx = require "spec.support.fixtures"
+local tide = require("tide")
+local nn = require("tide.nn")
+local gradcheck = require("spec.support.gradcheck")
+local fx = require("spec.support.fixtures")
 local REF = dofile("spec/fixtures/seq_options_reference.lua")
 
 local function T(r, device)
@@ -275,7 +275,7 @@ describe("nn.LSTM's proj_size", function()
         assert.is_true(same(out, out2:view(5, 2), 1e-6))
     end)
     it("the projected layer node has finite-difference-checked gradients", function()
-        local R = require "tide.nn._rnn"
+        local R = require("tide.nn._rnn")
         tide.manual_seed(4)
         local T, B, H, P = 3, 2, 3, 2
         local function r(...)

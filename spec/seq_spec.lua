@@ -1,13 +1,13 @@
 -- Sequence models: RNN, LSTM, GRU and their cells against PyTorch 1.13 (Debian's python3-torch):
 -- spec/fixtures/seq_reference.lua, made by spec/fixtures/make_seq_reference.py, holds each
 -- layer's parameters, inputs, outputs and the gradients of sum_k sum(outputs[k] * weights[k]).
-local tide = require "tide"
-local nn = require "tide.nn"
-local core = require "tide.core"
+local tide = require("tide")
+local nn = require("tide.nn")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local autograd = require "tide.autograd"
-local gradcheck = require "spec.support.gradcheck"
-local fx = require "spec.support.fixtures"
+local autograd = require("tide.autograd")
+local gradcheck = require("spec.support.gradcheck")
+local fx = require("spec.support.fixtures")
 local REF = dofile("spec/fixtures/seq_reference.lua")
 
 local function T(r, device)
@@ -218,7 +218,7 @@ describe("tide.K.rnn_cell (the fused step)", function()
         if with_prev then
             inputs[3] = tide.randn(B, H, { dtype = "float64" }):requires_grad_(true)
         end
-        local R = require "tide.nn._rnn"
+        local R = require("tide.nn._rnn")
         assert.is_true(gradcheck(function(a, b, p)
             return R.step(kind, a, b, p)
         end, inputs))
@@ -230,7 +230,7 @@ describe("tide.K.rnn_cell (the fused step)", function()
         check_kind("rnn_relu", 1, false)
     end)
     it("the whole-sequence node (R.layer) has finite-difference-checked gradients", function()
-        local R = require "tide.nn._rnn"
+        local R = require("tide.nn._rnn")
         tide.manual_seed(4)
         local T, B, H = 3, 2, 2
         for _, kg in ipairs({ { "lstm", 4, 2 }, { "gru", 3, 1 }, { "rnn_tanh", 1, 1 } }) do

@@ -1,6 +1,6 @@
 -- tensor_spec.lua — creation, dtype inference, properties, t[i], lifetime (free, <close>),
 -- tostring, totable, item, requires_grad, and argument errors with the caller's line.
-local tide = require "tide"
+local tide = require("tide")
 
 local function catch(f)
     local ok, err = pcall(f)
@@ -347,7 +347,7 @@ describe("lifetime", function()
     end)
 
     it("only tensors pass the tensor test: other userdata, strings and tables of any length do not", function()
-        local core = require "tide.core"
+        local core = require("tide.core")
         local t = tide.ones(2)
         assert.is_true(core.is_tensor(t))
         -- a full userdata (a FILE handle, a device), light userdata, and values whose length

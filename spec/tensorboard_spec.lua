@@ -4,14 +4,14 @@
 -- PNG bytes, whose pixels are compared), the projector files equal, grids equal element for
 -- element; plus the file format's guarantees (a cut record fails its CRC, the earlier ones
 -- read) and the options' checks.
-local tide = require "tide"
-local core = require "tide.core"
-local utils = require "tide.utils"
-local tb = require "tide.utils.tensorboard"
-local event_file = require "tide.utils.event_file"
-local pb = require "tide.utils.protobuf"
-local fx = require "spec.fixtures.tensorboard_torch"
-local D = require "spec.support.device" -- the device under test (TIDE_TEST_DEVICE) and another
+local tide = require("tide")
+local core = require("tide.core")
+local utils = require("tide.utils")
+local tb = require("tide.utils.tensorboard")
+local event_file = require("tide.utils.event_file")
+local pb = require("tide.utils.protobuf")
+local fx = require("spec.fixtures.tensorboard_torch")
+local D = require("spec.support.device") -- the device under test (TIDE_TEST_DEVICE) and another
 
 local SummaryWriter = tb.SummaryWriter
 

@@ -1,8 +1,8 @@
 -- threads_spec.lua — one OpenMP pool (issue 15): OpenBLAS in its OpenMP build, core.so kept
 -- loaded at lua_close while OpenMP's workers live, and kernels that split across threads from
 -- tens of thousands of elements give the one-thread results.
-local tide = require "tide"
-local host = require "spec.support.host"
+local tide = require("tide")
+local host = require("spec.support.host")
 
 local OMP_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"
 

@@ -1,7 +1,7 @@
 -- tide.text.BertTokenizer against Hugging Face's BertTokenizerFast (transformers 4.46.3,
 -- tokenizers 0.20.3): spec/fixtures/tokenizer_hf.lua holds its outputs for the tokenizers in
 -- spec/fixtures/tokenizer/ (written by spec/fixtures/make_tokenizer.py).
-local tide = require "tide"
+local tide = require("tide")
 
 local fx = dofile("spec/fixtures/tokenizer_hf.lua")
 local DIR = "spec/fixtures/tokenizer/"

@@ -2,8 +2,8 @@
 -- the names are PyTorch's except the children of Sequential/ModuleList, which Lua counts from
 -- 1; tide.nn.utils.state_dict_from_torch / state_dict_to_torch shift those indices.
 -- (spec/seq_spec.lua loads PyTorch-exported weights through state_dict_from_torch.)
-local tide = require "tide"
-local nn = require "tide.nn"
+local tide = require("tide")
+local nn = require("tide.nn")
 local utils = nn.utils
 
 describe("state_dict names and PyTorch's", function()

@@ -5,7 +5,7 @@
 -- item, totable, printing, indexing, a copy back). On the emulated GPU (spec/cuda_emu/) the
 -- copy really stays in flight until the stream is synchronized, so a read that skipped the
 -- wait would see the old memory: these specs fail if tide forgets it.
-local tide = require "tide"
+local tide = require("tide")
 
 describe("non_blocking to a host device without a GPU", function()
   it("is an ordinary copy between CPU devices: pageable, right values", function()
@@ -89,7 +89,7 @@ end)
 -- their line; trace_transfers(true) counts each direction's copies per line of user code. On
 -- the device under test, cpu:1 when that is the host (run_all.sh runs this file on cpu:1 and
 -- on the emulated cuda:0 too).
-local D = require "spec.support.device"
+local D = require("spec.support.device")
 local DEV = D.is_host and "cpu:1" or D.name
 
 -- the error a function raises
@@ -131,7 +131,7 @@ describe("transfer_guard(\"log\") on " .. DEV, function()
     local path = dir .. "/script.lua"
     local f = assert(io.open(path, "w"))
     f:write(table.concat({
-      'local tide = require "tide"',
+      'local tide = require("tide")',
       'local x = tide.tensor({ 1.5 }, { device = "' .. DEV .. '" })',
       "debug = nil -- neither the log nor the trace needs the debug library",
       'tide.transfer_guard("log")',

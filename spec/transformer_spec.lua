@@ -2,9 +2,9 @@
 -- 1.13 (Debian's python3-torch): spec/fixtures/transformer_torch.lua, made by
 -- spec/fixtures/make_transformer.py, holds each module's parameters (PyTorch's names), inputs,
 -- masks, outputs and the gradients of sum_k sum(outputs[k] * weights[k]).
-local tide = require "tide"
-local nn = require "tide.nn"
-local fx = require "spec.support.fixtures"
+local tide = require("tide")
+local nn = require("tide.nn")
+local fx = require("spec.support.fixtures")
 local REF = dofile("spec/fixtures/transformer_torch.lua")
 local from_torch = nn.utils.state_dict_from_torch
 

@@ -68,7 +68,7 @@ end
 -- "narrow", "select" or "graph" (a non-leaf result of requires_grad); mode "s" mixes in
 -- special values (nan, inf, huge, negative zero; extreme integers).
 local PRELUDE = [==[
-local tide = require "tide"
+local tide = require("tide")
 local nn, F, optim, data = tide.nn, tide.nn.functional, tide.optim, tide.data
 local function T(s)
     local x, shape, dtype, dev, rg, view, mode = s[1], s[2], s[3], s[4], s[5], s[6], s[7]

@@ -7,7 +7,7 @@
 --                                                   -- probs_out; returns a 1-based action
 --   loss = policy:learn(rewards, steps)             -- REINFORCE on the frames recorded
 --                                                   -- since the last learn (act with explore)
-local tide = require "tide"
+local tide = require("tide")
 
 local has_nn, nn = pcall(require, "tide.nn")
 local has_optim, optim = pcall(require, "tide.optim")

@@ -8,7 +8,7 @@
 --     no window; after N frames prints a summary and exits 0 when the agent has learned
 --     (it caught at least twice as many balls as it missed; a random paddle catches ~1 in 4).
 -- LÖVE runs LuaJIT: numbers have no integer subtype, so the network's inputs ask for float32.
-local tide = require "tide"
+local tide = require("tide")
 local nn, optim = tide.nn, tide.optim
 
 local FRAMES = tonumber(os.getenv("TIDE_LOVE_FRAMES") or "")

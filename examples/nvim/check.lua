@@ -3,7 +3,7 @@
 --   nvim --headless -u NONE -c "luafile examples/nvim/check.lua"
 -- with LUA_PATH / LUA_CPATH naming the checkout's lua/ and build-luajit/lua/.
 local ok, err = pcall(function()
-    local tide = require "tide"
+    local tide = require("tide")
     tide.manual_seed(1)
     local net = tide.nn.Sequential(tide.nn.Linear(4, 8), tide.nn.ReLU(), tide.nn.Linear(8, 2))
     local y = net(tide.ones(3, 4))

@@ -1,6 +1,6 @@
 -- tide._files: the file reads and writes tide's Lua library shares (through the io library,
 -- which the host may leave unopened: callers that can say what to do then check for it first)
-local raise = require "tide.autograd.raise"
+local raise = require("tide.autograd.raise")
 
 local M = {}
 

@@ -1,10 +1,10 @@
 -- tide.creation_like: the creation functions of issue 13 written with existing ones (docs/API.md,
 -- "The wider surface"): zeros_like, ones_like, full_like, empty_like, rand_like, randn_like,
 -- linspace, randint, bernoulli (also a method).
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local args = require "tide.op_args"
+local args = require("tide.op_args")
 local idiv = require("tide._compat").idiv
 
 local check, integer = args.check, args.integer

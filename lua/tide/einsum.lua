@@ -5,10 +5,10 @@
 -- "..." stands for the dims no letter names, aligned from the right and broadcast across the
 -- operands as NumPy's: each becomes a label of its own (a control character), and an operand
 -- whose size is 1 where another's is larger drops that dim (it takes no part in the sum).
-local core = require "tide.core"
-local raise = require "tide.autograd.raise"
-local args = require "tide.op_args"
-local compat = require "tide._compat"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
+local args = require("tide.op_args")
+local compat = require("tide._compat")
 
 local M = { functions = {}, names = { "einsum" } }
 

@@ -1,6 +1,6 @@
 -- tide: the module table is tide.core (the C binding) plus the helpers written in Lua here,
 -- and lazy fields nn / optim / data / utils loaded on first use.
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 -- tide's defaults for libgomp (GOMP_SPINCOUNT=3000) and OpenBLAS (OPENBLAS_CORETYPE from the
 -- CPU's features), unless the user set them, must be in the environment before core.so loads
 -- those libraries; preload.so sets them from its constructors and its restore function takes
@@ -8,7 +8,7 @@ local compat = require "tide._compat"
 local preload = package.searchpath and package.loadlib
   and package.searchpath("tide.preload", package.cpath)
 local preload_restore = preload and package.loadlib(preload, "tide_preload_restore")
-local core = require "tide.core"
+local core = require("tide.core")
 if preload_restore then
   preload_restore()
 end
@@ -35,7 +35,7 @@ local function not_found(err, name)
 end
 
 -- raises msg at the nearest line outside tide (also through the user's tail calls)
-local raise_here = require "tide.autograd.raise"
+local raise_here = require("tide.autograd.raise")
 
 -- A core error caught inside a helper carries the helper's position: raise the bare "tide: ..."
 -- message again at the user's line so the user's file:line comes first.
@@ -75,7 +75,7 @@ tide.load = core._forward("tide.serialize", "load")
 -- autograd (pure Lua) installs the binding's recording hook; tide.no_grad and tide.enable_grad
 -- are its functions (fn(...) with recording off or on, the mode restored, also on error)
 do
-  local autograd = require "tide.autograd"
+  local autograd = require("tide.autograd")
   tide.no_grad, tide.enable_grad = autograd.no_grad, autograd.enable_grad
 end
 

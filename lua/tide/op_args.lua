@@ -1,8 +1,8 @@
 -- tide.op_args: argument checks shared by the ops written in Lua (reductions.lua, shapes.lua,
 -- creation_like.lua); their errors name the op and carry the user's line (autograd.raise).
-local core = require "tide.core"
-local raise = require "tide.autograd.raise"
-local compat = require "tide._compat"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
+local compat = require("tide._compat")
 
 local M = {}
 

@@ -2,10 +2,10 @@
 -- surface"): cumsum, cumprod, var, std, logsumexp, norm, any, all, allclose, equal. Each is a
 -- Tensor method and a tide.X function. Composed from recorded ops, so they run on every device
 -- and autograd differentiates them with no formula of their own (cumprod at zeros included).
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local args = require "tide.op_args"
+local args = require("tide.op_args")
 local no_grad = autograd.no_grad -- for results that are never differentiable (any, allclose)
 
 local Tensor = core.Tensor

@@ -12,8 +12,8 @@
 -- It restores on that device only; another device raises, naming both. tide has one
 -- counter-based generator for every device (a seed gives the same numbers everywhere), so
 -- restoring a state rewinds the draws on every device, not on that one only.
-local core = require "tide.core"
-local raise = require "tide.autograd.raise"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
 local is_tensor = require("tide.autograd").is_tensor
 
 local M = { functions = {} }

@@ -14,7 +14,7 @@
 -- raises "tide: load: <file>: <fault>". Files of the reference Python `safetensors` package
 -- load, and the files tide writes load there (dtypes F32 F64 F16 BF16 I32 I64 U8 BOOL).
 
-local core = require "tide.core"
+local core = require("tide.core")
 
 local M = {}
 

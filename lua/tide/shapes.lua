@@ -2,9 +2,9 @@
 -- chunk, split, unbind (Lua lists of views), tile (PyTorch's repeat), flatten, unflatten. Each
 -- is a Tensor method and a tide.X function; narrow, select, expand and reshape record their
 -- gradients, so these need no formula of their own.
-local core = require "tide.core"
-local raise = require "tide.autograd.raise"
-local args = require "tide.op_args"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
+local args = require("tide.op_args")
 local idiv = require("tide._compat").idiv
 
 local Tensor = core.Tensor

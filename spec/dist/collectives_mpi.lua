@@ -2,7 +2,7 @@
 -- spec/support/mpi_suite.sh). With TIDE_NCCL_LIBRARY pointing at the emulated NCCL and
 -- TIDE_CUDA_LIB at the emulated CUDA backend, the same checks run on cuda tensors through tide's
 -- NCCL plug-in (the "nccl emu" suites); otherwise the CUDA checks assert the unavailable path.
-local tide = require "tide"
+local tide = require("tide")
 local dist = tide.distributed
 
 local EMU = os.getenv("TIDE_TEST_NCCL_EMU") == "1"

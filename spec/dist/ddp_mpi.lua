@@ -2,7 +2,7 @@
 -- batches give the parameters, to 1e-5, that one process gets training on the concatenated
 -- batch (computed here, on each rank, as the reference). Also: rank 0's weights win at wrap
 -- time, buckets are launched during backward, and the DistributedSampler deals disjoint shards.
-local tide = require "tide"
+local tide = require("tide")
 local dist = tide.distributed
 local nn, optim = tide.nn, tide.optim
 

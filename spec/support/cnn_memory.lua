@@ -10,7 +10,7 @@ local side, batch = tonumber(arg[3] or 16), tonumber(arg[4] or 16)
 if mode ~= "default" then -- "default": the host's only collector (5.3, 5.1, LuaJIT)
     collectgarbage(mode)
 end
-local tide = require "tide"
+local tide = require("tide")
 local nn, optim = tide.nn, tide.optim
 
 -- minor page faults (field 10 of /proc/self/stat) and VmRSS in kB; nil where /proc is absent

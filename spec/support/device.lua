@@ -1,6 +1,6 @@
 -- device.lua — the device under test for the device-rule specs (docs/testing.md).
 --
---   local D = require "spec.support.device"
+--   local D = require("spec.support.device")
 --   local x = tide.zeros({2, 3}, {device = D.name})   -- created on the device under test
 --   local y = tide.zeros({2, 3}, {device = D.other})  -- a different device, for mismatches
 --

@@ -1,11 +1,11 @@
 -- fixtures.lua — the PyTorch fixtures the specs compare with ({shape =, data =} tables written
 -- by spec/fixtures/make_*.py): read as tensors, and tensors checked against them.
 --
---   local fx = require "spec.support.fixtures"
+--   local fx = require("spec.support.fixtures")
 --   fx.tensor(r[, {dtype =, device =}])  -- int64 for integral data, float64 otherwise
 --   fx.close(t, r[, tol[, what]])        -- shape equal, each element within tol relative
-local assert = require "luassert"
-local host = require "spec.support.host"
+local assert = require("luassert")
+local host = require("spec.support.host")
 
 local M = {}
 
@@ -24,7 +24,7 @@ function M.integral(data)
 end
 
 function M.tensor(r, opts)
-    local tide = require "tide"
+    local tide = require("tide")
     opts = opts or {}
     local dtype = opts.dtype or (M.integral(r.data) and "int64" or "float64")
     local t = tide.tensor(r.data, { dtype = dtype, device = opts.device })

@@ -7,8 +7,8 @@
 -- vector-Jacobian product that every caller of backward relies on; the numeric side
 -- perturbs each input element by +-eps under no_grad.
 -- Returns true, or raises with the first mismatching element.
-local tide = require "tide"
-local autograd = require "tide.autograd"
+local tide = require("tide")
+local autograd = require("tide.autograd")
 
 local function scalar_loss(out, w)
     if w == nil then

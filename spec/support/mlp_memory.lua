@@ -4,7 +4,7 @@
 -- steps and after the last, as
 --   early: heap=H mem=M rss=R
 --   late: heap=H mem=M rss=R
-local tide = require "tide"
+local tide = require("tide")
 local mode, steps = arg[1], tonumber(arg[2])
 if mode ~= "default" then
     collectgarbage(mode)

@@ -24,7 +24,7 @@ check("require 'tide' from the installed tree", function()
     local core_file = package.searchpath("tide.core", package.cpath)
     assert(inside_tree(lua_file), "tide found at " .. tostring(lua_file))
     assert(inside_tree(core_file), "tide.core found at " .. tostring(core_file))
-    tide = require "tide"
+    tide = require("tide")
 end)
 
 if tide then

@@ -2,8 +2,8 @@
 -- "N passed, N failed, N pending" that spec/support/run_all.sh sums over all suites.
 -- (Debian's busted 2.1.1 json handler prints nothing once a spec is pending: busted #729.)
 return function(options)
-    local busted = require "busted"
-    local handler = require "busted.outputHandlers.plainTerminal"(options)
+    local busted = require("busted")
+    local handler = require("busted.outputHandlers.plainTerminal")(options)
 
     -- subscribed after plainTerminal's own suite-end report, so this line comes last
     busted.subscribe({ "suite", "end" }, function()

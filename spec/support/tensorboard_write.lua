@@ -1,7 +1,7 @@
 -- tensorboard_write.lua DIR — writes a TensorBoard log of every entry type with tide, for
 -- spec/support/tensorboard_check.py (run by tensorboard_check.sh) to read back with
 -- TensorBoard's own EventAccumulator. The values here are the ones the checker expects.
-local tide = require "tide"
+local tide = require("tide")
 local SummaryWriter = require("tide.utils.tensorboard").SummaryWriter
 
 local dir = assert(arg[1], "usage: tensorboard_write.lua DIR")

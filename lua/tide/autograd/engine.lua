@@ -15,12 +15,12 @@
 -- Edges: a node keeps the grad_fn each input had when the node was recorded (e1..e4), so an
 -- in-place op recorded later on that input (h:relu_() on a non-leaf h gives h a new grad_fn)
 -- does not reroute the gradients of the ops that used h before it.
-local core = require "tide.core"
-local registry = require "tide.autograd.registry"
-local formulas = require "tide.autograd.formulas"
+local core = require("tide.core")
+local registry = require("tide.autograd.registry")
+local formulas = require("tide.autograd.formulas")
 local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.materialize
 local is_tensor, needs = formulas.is_tensor, formulas.needs
-local raise = require "tide.autograd.raise"
+local raise = require("tide.autograd.raise")
 local same_shape = require("tide.op_args").same_shape
 
 local E = {}

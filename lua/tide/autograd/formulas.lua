@@ -9,8 +9,8 @@
 -- The nodes Lua records by hand have their defs beside the code that records them: nn's fused
 -- layers in tide.nn._fused, the recurrent cells in tide.nn._rnn, conv_transpose2d's col2im in
 -- tide.nn.functional, norm in tide.reductions.
-local compat = require "tide._compat"
-local core = require "tide.core"
+local compat = require("tide._compat")
+local core = require("tide.core")
 local def = require("tide.autograd.registry").def
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 

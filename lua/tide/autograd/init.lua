@@ -11,10 +11,10 @@
 -- call, paid only by tensors that need grad. nn's hot layers (Linear, Conv2d, cross-entropy)
 -- record one fused node each (tide.nn._fused) instead of three or four, through this module's
 -- def and record, as a layer of one's own would.
-local compat = require "tide._compat"
-local core = require "tide.core"
-local registry = require "tide.autograd.registry"
-local engine = require "tide.autograd.engine"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local registry = require("tide.autograd.registry")
+local engine = require("tide.autograd.engine")
 
 local M = {}
 
@@ -23,7 +23,7 @@ local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
 local getmetatable, type = getmetatable, type
 local run_backward = engine.backward
-local raise = require "tide.autograd.raise"
+local raise = require("tide.autograd.raise")
 
 local function is_tensor(x)
     return getmetatable(x) == TMT
@@ -130,7 +130,7 @@ function M.set_grad(t, g)
     t.grad = g
 end
 
-M.raise = require "tide.autograd.raise"
+M.raise = require("tide.autograd.raise")
 M.is_grad_enabled = core.is_grad_enabled
 M.set_grad_enabled = set_grad_enabled
 M.FLOAT = engine.FLOAT

@@ -1,6 +1,6 @@
 -- tide.autograd.raise: raises msg at the user's line: the first Lua frame outside tide's own
 -- Lua files (so the position is right whatever chain of library calls and tail calls led here)
-local core = require "tide.core"
+local core = require("tide.core")
 
 local getinfo = core._frame_info -- debug.getinfo(level, "S"), also where debug is not opened
 local LIB = getinfo(1).source:match("^@(.*[/\\])autograd[/\\]raise%.lua$")

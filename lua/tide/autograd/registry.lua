@@ -29,8 +29,8 @@
 -- A name is defined once: a second def raises, unless it comes from the file that made the
 -- first (that file run again, as require does after package.loaded[name] = nil), which
 -- replaces it.
-local core = require "tide.core"
-local raise = require "tide.autograd.raise"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
 
 local R = {}
 

@@ -6,10 +6,10 @@
 -- `cumulative_sizes` lists the running totals (PyTorch's: {#d1, #d1 + #d2, ...}). The
 -- dataset has `len()` (`#ds` on 5.3+), `get(i)`, `ds[i]`, and `batch(index)` when every part
 -- has it, so a DataLoader over TensorDatasets still gathers each batch in C (per part).
-local compat = require "tide._compat"
-local core = require "tide.core"
+local compat = require("tide._compat")
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Dataset = require "tide.data.Dataset"
+local Dataset = require("tide.data.Dataset")
 
 local ConcatDataset = Dataset:extend("ConcatDataset")
 

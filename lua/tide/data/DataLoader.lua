@@ -18,13 +18,13 @@
 -- field, gathered in C; any other dataset (or any with a collate_fn) is read with `get(i)` per
 -- sample and collated: tensors stacked, numbers and booleans made tensors, tables of them
 -- collated key by key (default_collate).
-local compat = require "tide._compat"
-local class = require "tide._class"
+local compat = require("tide._compat")
+local class = require("tide._class")
 
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local args = require "tide.op_args"
-local default_collate = require "tide.data.collate"
+local args = require("tide.op_args")
+local default_collate = require("tide.data.collate")
 
 local DataLoader = { __name = "DataLoader" }
 DataLoader.__index = DataLoader

@@ -10,9 +10,9 @@
 --     function Squares:init(n) self.n = n end
 --     function Squares:len() return self.n end
 --     function Squares:get(i) return tide.tensor({i}), i * i end
-local compat = require "tide._compat"
-local class = require "tide._class"
-local raise = require "tide.autograd.raise"
+local compat = require("tide._compat")
+local class = require("tide._class")
+local raise = require("tide.autograd.raise")
 
 local Dataset = { __name = "Dataset" }
 

@@ -10,11 +10,11 @@
 -- takes positions r + 1, r + 1 + world_size, ... So the shards are disjoint, of one size, and
 -- together cover the dataset. rank and world_size default to tide.distributed's (0 and 1 before
 -- dist.init). The shard has `len()`, `get(i)`, and `batch(index)` when ds has it.
-local compat = require "tide._compat"
-local raise = require "tide.autograd.raise"
-local core = require "tide.core"
-local args = require "tide.op_args"
-local Dataset = require "tide.data.Dataset"
+local compat = require("tide._compat")
+local raise = require("tide.autograd.raise")
+local core = require("tide.core")
+local args = require("tide.op_args")
+local Dataset = require("tide.data.Dataset")
 
 local DistributedSampler = Dataset:extend("DistributedSampler")
 
@@ -26,7 +26,7 @@ function DistributedSampler:init(ds, opts)
     local who = "DistributedSampler"
     opts = args.options(who, opts, { "shuffle", "seed", "rank", "world_size", "drop_last" },
         "{shuffle = true}")
-    local dist = require "tide.distributed"
+    local dist = require("tide.distributed")
     self.dataset = ds
     self.shuffle = opts.shuffle ~= false
     self.drop_last = opts.drop_last and true or false

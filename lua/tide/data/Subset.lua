@@ -5,11 +5,11 @@
 -- indices is a Lua list of integers or a 1-d integer tensor. The subset has `len()`, `get(i)`,
 -- and `batch(index)` when ds has it (so a DataLoader over a Subset of a TensorDataset still
 -- gathers each batch in C).
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Dataset = require "tide.data.Dataset"
+local Dataset = require("tide.data.Dataset")
 
 local Subset = Dataset:extend("Subset")
 

@@ -2,10 +2,10 @@
 --
 -- Every tensor has the same size in dim 1. Batches are gathered in C with one index_select per
 -- tensor (`batch`), so a DataLoader over it runs no per-sample Lua code.
-local compat = require "tide._compat"
-local raise = require "tide.autograd.raise"
+local compat = require("tide._compat")
+local raise = require("tide.autograd.raise")
 
-local Dataset = require "tide.data.Dataset"
+local Dataset = require("tide.data.Dataset")
 
 local TensorDataset = Dataset:extend("TensorDataset")
 

@@ -11,11 +11,11 @@
 -- `generator` is given: an integer seed, or a state from tide.get_rng_state(); the sampler then
 -- leaves tide's generator as it was. `s:len()` (`#s` on 5.3+) is num_samples; `s:indices()`
 -- draws an epoch's list, `s:iter()` iterates one.
-local compat = require "tide._compat"
-local class = require "tide._class"
-local core = require "tide.core"
-local args = require "tide.op_args"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local class = require("tide._class")
+local core = require("tide.core")
+local args = require("tide.op_args")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 
 local WeightedRandomSampler = { __name = "WeightedRandomSampler" }
@@ -24,7 +24,7 @@ WeightedRandomSampler.__index = WeightedRandomSampler
 local WHO = "WeightedRandomSampler"
 
 local function tide()
-    return require "tide"
+    return require("tide")
 end
 
 function WeightedRandomSampler.new(weights, num_samples, opts)

@@ -6,8 +6,8 @@
 -- tensor, strings a list of strings, and a Lua table (`{input = t, mask = m}`, or a list) is
 -- collated key by key, nested tables included, into a table of the same keys. A custom
 -- collate_fn may call it for the fields it does not treat itself.
-local compat = require "tide._compat"
-local core = require "tide.core"
+local compat = require("tide._compat")
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
 
 local collate_values

@@ -14,11 +14,11 @@
 --
 -- Every file's magic number (0x00000803 images, 0x00000801 labels), dims and length are
 -- checked; a bad file raises "tide: fashion_mnist: <file>: ..." saying what is wrong.
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 
-local core = require "tide.core"
-local files = require "tide._files"
-local raise = require "tide.autograd.raise"
+local core = require("tide.core")
+local files = require("tide._files")
+local raise = require("tide.autograd.raise")
 
 local CLASSES = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
     "Sneaker", "Bag", "Ankle boot" }
@@ -85,7 +85,7 @@ local function load(dir, opts)
     if type(opts) ~= "table" then
         fail("options must be a table such as {flatten = true}, got %s", type(opts))
     end
-    local TensorDataset = require "tide.data.TensorDataset"
+    local TensorDataset = require("tide.data.TensorDataset")
     local xtr, ytr = split(dir, "train", opts.flatten)
     local xte, yte = split(dir, "t10k", opts.flatten)
     local classes = {}

@@ -1,19 +1,19 @@
 --- tide.data: datasets, batching, and the Fashion-MNIST reader.
 --
---     local data = require "tide.data"   -- also tide.data
+--     local data = require("tide.data")   -- also tide.data
 --     local train, test, classes = data.fashion_mnist("/usr/share/datasets/fashion-mnist")
 --     for x, y in data.DataLoader(train, {batch_size = 128, shuffle = true}):iter() do ... end
 
 return {
-    Dataset = require "tide.data.Dataset",
-    TensorDataset = require "tide.data.TensorDataset",
-    DataLoader = require "tide.data.DataLoader",
-    DistributedSampler = require "tide.data.DistributedSampler",
-    fashion_mnist = require "tide.data.fashion_mnist",
-    Subset = require "tide.data.Subset",
-    random_split = require "tide.data.random_split",
-    ConcatDataset = require "tide.data.ConcatDataset",
-    WeightedRandomSampler = require "tide.data.WeightedRandomSampler",
-    default_collate = require "tide.data.collate",
-    text = require "tide.data.text",
+    Dataset = require("tide.data.Dataset"),
+    TensorDataset = require("tide.data.TensorDataset"),
+    DataLoader = require("tide.data.DataLoader"),
+    DistributedSampler = require("tide.data.DistributedSampler"),
+    fashion_mnist = require("tide.data.fashion_mnist"),
+    Subset = require("tide.data.Subset"),
+    random_split = require("tide.data.random_split"),
+    ConcatDataset = require("tide.data.ConcatDataset"),
+    WeightedRandomSampler = require("tide.data.WeightedRandomSampler"),
+    default_collate = require("tide.data.collate"),
+    text = require("tide.data.text"),
 }

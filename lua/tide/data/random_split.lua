@@ -6,10 +6,10 @@
 -- split gets floor(#ds * fraction) samples, and the remainder is dealt one by one to the
 -- splits in order). The permutation comes from seed, else from tide's generator (so
 -- tide.manual_seed fixes it). Returns a list of Subsets.
-local compat = require "tide._compat"
-local core = require "tide.core"
+local compat = require("tide._compat")
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Subset = require "tide.data.Subset"
+local Subset = require("tide.data.Subset")
 
 local function isclose(a, b)
     return math.abs(a - b) <= 1e-9 * math.max(math.abs(a), math.abs(b))

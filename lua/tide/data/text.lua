@@ -2,8 +2,8 @@
 -- corpus: `local data = tide.data.text("input.txt"); local x = data:narrow(1, i, 64)`).
 --
 -- Needs Lua's io library (a host that sandboxes it away gets an error saying so).
-local compat = require "tide._compat"
-local core = require "tide.core"
+local compat = require("tide._compat")
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
 
 local CHUNK = 65536 -- bytes converted per tensor piece: bounds the Lua tables' memory

@@ -10,10 +10,10 @@
 -- dist.unavailable_reason(backend) says what is missing. Every rank must make the same calls in
 -- the same order; a call that waits for the others longer than `timeout` seconds (dist.init's
 -- option, default 300) prints which rank waited where and ends that rank, so mpirun ends the job.
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 
-local core = require "tide.core"
-local args = require "tide.op_args"
+local core = require("tide.core")
+local args = require("tide.op_args")
 local raise = require("tide.autograd").raise
 local C = core._dist
 

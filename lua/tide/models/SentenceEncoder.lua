@@ -19,12 +19,12 @@
 -- (tide.text.BertTokenizer), enc.device, enc.dim (the vector size), enc.pooling (the modes, in
 -- sentence-transformers' concatenation order), enc.normalize (whether the directory
 -- normalises), enc.max_seq_length (may be set, as sentence-transformers' model.max_seq_length).
-local compat = require "tide._compat"
-local core = require "tide.core"
-local tide = require "tide"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local tide = require("tide")
 local raise = require("tide.autograd").raise
-local json = require "tide.models._json"
-local files = require "tide._files"
+local json = require("tide.models._json")
+local files = require("tide._files")
 
 local SentenceEncoder = { __name = "SentenceEncoder" }
 SentenceEncoder.__index = SentenceEncoder
@@ -131,8 +131,8 @@ function SentenceEncoder.from_pretrained(dir, opts)
             "pooling_mode_mean_sqrt_len_tokens to true", who, pooling))
     end
 
-    local bert = require "tide.models.bert"
-    local text = require "tide.text"
+    local bert = require("tide.models.bert")
+    local text = require("tide.text")
     local model = bert.BertModel.from_pretrained(transformer,
         { device = opts.device, dtype = opts.dtype })
     model:eval()

@@ -4,7 +4,7 @@
 -- written back keeps it); numbers without a fraction or exponent are integers where Lua has
 -- them. encode(v) writes what Python's json.dumps(v, indent=2, sort_keys=True) writes, so a
 -- saved config.json reads like one transformers saved.
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 
 local json = {}
 

@@ -1,8 +1,8 @@
 -- nn.AdaptiveAvgPool2d(output_size): input {N, C, H, W} (or {C, H, W}) to output_size (an
 -- integer or {h, w}; nil keeps that size) by averaging PyTorch's windows
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
 

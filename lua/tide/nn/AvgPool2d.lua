@@ -1,10 +1,10 @@
 -- nn.AvgPool2d(kernel_size[, stride = kernel_size, padding = 0]) or AvgPool2d(k, {stride =,
 -- padding =, ceil_mode = false, count_include_pad = true, divisor_override =}): the mean of
 -- each window (F.avg_pool2d)
-local core = require "tide.core"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local AvgPool2d = Module:extend("AvgPool2d")
 

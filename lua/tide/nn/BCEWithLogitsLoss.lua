@@ -1,9 +1,9 @@
 -- nn.BCEWithLogitsLoss([{reduction = "mean" | "sum" | "none", weight =, pos_weight =}]) (or the
 -- reduction alone): loss(input, target), F.binary_cross_entropy_with_logits; weight and
 -- pos_weight are buffers (they follow :to())
-local core = require "tide.core"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local BCEWithLogitsLoss = Module:extend("BCEWithLogitsLoss")
 

@@ -4,9 +4,9 @@
 -- autograd node)
 local idiv = require("tide._compat").idiv
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local Conv1d = Module:extend("Conv1d")
 

@@ -4,11 +4,11 @@
 -- with it, else im2col + one batched gemm (BLAS on the CPU, cuBLAS on cuda); one autograd node
 -- (tide.nn._fused).
 local idiv = require("tide._compat").idiv
-local F = require "tide.nn.functional"
+local F = require("tide.nn.functional")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local fused = require "tide.nn._fused"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local fused = require("tide.nn._fused")
 
 local Conv2d = Module:extend("Conv2d")
 

@@ -3,11 +3,11 @@
 -- respect to its input; weight {in, out / groups, kh, kw} as PyTorch's (its default init draws
 -- from fan_in = out / groups * kh * kw)
 local idiv = require("tide._compat").idiv
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local ConvTranspose2d = Module:extend("ConvTranspose2d")
 

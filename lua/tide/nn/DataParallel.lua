@@ -6,16 +6,16 @@
 -- devices: names or devices (default: every CUDA device when CUDA is available, else "cpu");
 -- the model lives on the first. On the CPU, `cpu:0..N-1` exist with TIDE_CPU_DEVICES=N.
 local idiv = require("tide._compat").idiv
-local autograd = require "tide.autograd"
-local core = require "tide.core"
-local args = require "tide.op_args"
-local Module = require "tide.nn.Module"
+local autograd = require("tide.autograd")
+local core = require("tide.core")
+local args = require("tide.op_args")
+local Module = require("tide.nn.Module")
 local raise = autograd.raise
 
 local DataParallel = Module:extend("DataParallel")
 
 local function default_devices()
-    local tide = require "tide"
+    local tide = require("tide")
     if tide.cuda.is_available() then
         local out = {}
         for i = 0, tide.cuda.device_count() - 1 do

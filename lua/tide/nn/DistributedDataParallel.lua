@@ -8,16 +8,16 @@
 -- Parameters are bucketed in reverse order of registration, the order in which backward reaches
 -- them. Every rank then holds the gradient of the mean loss over all ranks' batches, so N ranks
 -- on N batches step exactly as one process on their concatenation (for a loss that is a mean).
-local autograd = require "tide.autograd"
-local core = require "tide.core"
-local args = require "tide.op_args"
-local Module = require "tide.nn.Module"
+local autograd = require("tide.autograd")
+local core = require("tide.core")
+local args = require("tide.op_args")
+local Module = require("tide.nn.Module")
 local raise = autograd.raise
 
 local DDP = Module:extend("DistributedDataParallel")
 
 local function dist()
-    return require "tide.distributed"
+    return require("tide.distributed")
 end
 
 function DDP:init(module, opts)

@@ -1,8 +1,8 @@
 -- nn.Dropout([p = 0.5]) or Dropout({p =, inplace = false}): in training, zeroes each element
 -- with probability p and scales the rest by 1/(1-p); identity in eval mode
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local Dropout = Module:extend("Dropout")
 

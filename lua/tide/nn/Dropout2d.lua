@@ -1,7 +1,7 @@
 -- nn.Dropout2d([p = 0.5]) or Dropout2d({p =, inplace = false}): in training, zeroes whole channels of input {N, C, H, W} (or
 -- unbatched {C, H, W}) with probability p and scales the rest by 1/(1-p); identity in eval mode
-local Dropout = require "tide.nn.Dropout"
-local I = require "tide.nn._internal"
+local Dropout = require("tide.nn.Dropout")
+local I = require("tide.nn._internal")
 
 -- init (p, inplace) and extra_repr are Dropout's
 local Dropout2d = Dropout:extend("Dropout2d")

@@ -2,11 +2,11 @@
 -- scale_grad_by_freq = false}]): a
 -- lookup table of rows, ids 1-based (as every index in tide); weight ~ N(0, 1) as PyTorch, the
 -- padding_idx row zero (and left without gradient); F.embedding's options
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local Embedding = Module:extend("Embedding")
 

@@ -1,8 +1,8 @@
 -- nn.Flatten([start_dim = 2, end_dim = -1]): merges dims start..end (1-based, the batch dim stays)
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local compat = require "tide._compat"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local compat = require("tide._compat")
 
 local Flatten = Module:extend("Flatten")
 

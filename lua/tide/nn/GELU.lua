@@ -1,4 +1,4 @@
 -- nn.GELU: elementwise gelu
-local A = require "tide.nn._activation"
+local A = require("tide.nn._activation")
 
 return A.method("GELU", "gelu")

@@ -1,10 +1,10 @@
 -- nn.GroupNorm(num_groups, num_channels[, {eps = 1e-5, affine = true}]): normalizes input
 -- {N, C, ...} over each group of C / num_groups channels; weight ones, bias zeros per channel
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local GroupNorm = Module:extend("GroupNorm")
 

@@ -1,9 +1,9 @@
 -- nn.Hardtanh([min_val = -1[, max_val = 1]]) or Hardtanh({min_val =, max_val =, inplace =}): x
 -- clamped to [min_val, max_val]
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local Hardtanh = Module:extend("Hardtanh")
 

@@ -1,7 +1,7 @@
 -- nn.LayerNorm(normalized_shape[, eps = 1e-5, elementwise_affine = true]): normalizes over the
 -- last dims (biased variance, as PyTorch); weight ones, bias zeros
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local LayerNorm = Module:extend("LayerNorm")
 

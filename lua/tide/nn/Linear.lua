@@ -1,10 +1,10 @@
 -- nn.Linear(in_features, out_features[, bias = true]), or Linear(in, out, {bias = false}):
 -- y = x W^T + b (no bias parameter at all when bias is false)
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local fused = require "tide.nn._fused"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local fused = require("tide.nn._fused")
 
 local Linear = Module:extend("Linear")
 

@@ -1,4 +1,4 @@
 -- nn.LogSoftmax([dim = -1])
-local A = require "tide.nn._activation"
+local A = require("tide.nn._activation")
 
 return A.along_dim("LogSoftmax", "log_softmax")

@@ -1,7 +1,7 @@
 -- nn.MSELoss([{reduction = "mean" | "sum" | "none"}]): loss(input, target)
-local core = require "tide.core"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local MSELoss = Module:extend("MSELoss")
 

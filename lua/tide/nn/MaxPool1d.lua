@@ -1,10 +1,10 @@
 -- nn.MaxPool1d(kernel_size[, stride = kernel_size, padding = 0]) or MaxPool1d(k, {stride =,
 -- padding =, dilation = 1, ceil_mode = false, return_indices = false}): the max of each window
 -- of input {N, C, L} (F.max_pool1d)
-local core = require "tide.core"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local MaxPool1d = Module:extend("MaxPool1d")
 

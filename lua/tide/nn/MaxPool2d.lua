@@ -1,11 +1,11 @@
 -- nn.MaxPool2d(kernel_size[, stride = kernel_size, padding = 0]) or MaxPool2d(k, {stride =,
 -- padding =, dilation = 1, ceil_mode = false, return_indices = false}): F.max_pool2d; with
 -- return_indices forward gives the values and the 1-based positions of the maxima
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local MaxPool2d = Module:extend("MaxPool2d")
 

@@ -5,10 +5,10 @@
 -- children are kept in ordered name lists (never discovered with pairs, whose order is
 -- unspecified): assigning a tensor with requires_grad, or a Module, to a new field registers
 -- it in assignment order; the values are read back from the fields by name.
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local args = require "tide.op_args"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor

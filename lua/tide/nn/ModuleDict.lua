@@ -3,7 +3,7 @@
 -- order) or a table name -> module (taken in sorted name order: Lua tables have no order).
 -- md.name or md["name"] reaches a module; keys(), values(), items() follow registration order.
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
+local Module = require("tide.nn.Module")
 
 local ModuleDict = Module:extend("ModuleDict")
 

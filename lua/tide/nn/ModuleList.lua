@@ -1,9 +1,9 @@
 -- nn.ModuleList({m1, m2, ...}): a list of modules, registered as children named "1", "2", ...
 -- (as Sequential's, so state_dict keys read "layers.1.weight"). ml[i], #ml and ipairs(ml)
 -- reach them; it has no forward: the owner decides how to call them.
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
+local Module = require("tide.nn.Module")
 
 local ModuleList = Module:extend("ModuleList")
 

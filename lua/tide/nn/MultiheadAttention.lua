@@ -12,14 +12,14 @@
 -- later keys), with attn_mask too if given (PyTorch 2's hint, as a mask).
 -- weights: [N, L, S] averaged over heads (or [N, heads, L, S]), nil without need_weights; S
 -- counts the appended keys.
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Module = require "tide.nn.Module"
-local Linear = require "tide.nn.Linear"
+local Module = require("tide.nn.Module")
+local Linear = require("tide.nn.Linear")
 local idiv = require("tide._compat").idiv
-local I = require "tide.nn._internal"
-local fused = require "tide.nn._fused"
+local I = require("tide.nn._internal")
+local fused = require("tide.nn._fused")
 
 local MHA = Module:extend("MultiheadAttention")
 local WHO = "MultiheadAttention"

@@ -5,7 +5,7 @@
 -- (1-based, tide's indices) lists the batch in that length order, unsorted_indices is its
 -- inverse; both nil when the batch came sorted. Made by pack_padded_sequence and pack_sequence
 -- (tide.nn.utils_rnn), taken and given by nn.RNN, nn.LSTM and nn.GRU.
-local autograd = require "tide.autograd"
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 

@@ -1,9 +1,9 @@
 -- nn.RMSNorm(normalized_shape[, {eps = nil, elementwise_affine = true}]) (PyTorch 2's): y = x /
 -- sqrt(mean(x^2 over the last dims) + eps) * weight, eps nil for the input dtype's machine
 -- epsilon; weight ones (no bias). F.rms_norm does the work.
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local RMSNorm = Module:extend("RMSNorm")
 

@@ -1,6 +1,6 @@
 -- nn.Sequential(m1, m2, ...) or Sequential({m1, m2, ...}): children named "1", "2", ...
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
+local Module = require("tide.nn.Module")
 
 local Sequential = Module:extend("Sequential")
 

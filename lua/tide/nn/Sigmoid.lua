@@ -1,4 +1,4 @@
 -- nn.Sigmoid: elementwise sigmoid
-local A = require "tide.nn._activation"
+local A = require("tide.nn._activation")
 
 return A.method("Sigmoid", "sigmoid")

@@ -1,4 +1,4 @@
 -- nn.Tanh: elementwise tanh
-local A = require "tide.nn._activation"
+local A = require("tide.nn._activation")
 
 return A.method("Tanh", "tanh")

@@ -9,11 +9,11 @@
 -- y = model(src, tgt[, {src_mask =, tgt_mask =, memory_mask =, src_key_padding_mask =,
 -- tgt_key_padding_mask =, memory_key_padding_mask =, src_is_causal =, tgt_is_causal =,
 -- memory_is_causal =}]); Transformer.generate_square_subsequent_mask(sz[, {device =, dtype =}]).
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local TF = Module:extend("Transformer")
 local WHO = "Transformer"
@@ -41,7 +41,7 @@ function TF:init(opts)
                 type(opts[k])))
         end
     end
-    local nn = require "tide.nn"
+    local nn = require("tide.nn")
     local layer_opts = { dim_feedforward = opts.dim_feedforward, dropout = opts.dropout,
         activation = opts.activation, layer_norm_eps = opts.layer_norm_eps,
         batch_first = opts.batch_first, norm_first = opts.norm_first }

@@ -4,12 +4,12 @@
 -- y = dec(tgt, memory[, {tgt_mask =, memory_mask =, tgt_key_padding_mask =,
 -- memory_key_padding_mask =, tgt_is_causal =, memory_is_causal =}]) (a tensor third argument is
 -- tgt_mask), each layer given the same masks.
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local TDL = require "tide.nn.TransformerDecoderLayer"
-local I = require "tide.nn._internal"
-local T = require "tide.nn._transformer"
+local Module = require("tide.nn.Module")
+local TDL = require("tide.nn.TransformerDecoderLayer")
+local I = require("tide.nn._internal")
+local T = require("tide.nn._transformer")
 
 local TD = Module:extend("TransformerDecoder")
 local WHO = "TransformerDecoder"

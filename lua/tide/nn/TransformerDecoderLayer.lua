@@ -8,12 +8,12 @@
 -- norm3, dropout1, dropout2, dropout3. Masks as MultiheadAttention's (bool: true where attention
 -- is not allowed; float: added); the *_is_causal options apply the causal mask (PyTorch 2's
 -- names), with the given mask too. activation: "relu", "gelu", a function or a module.
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local T = require "tide.nn._transformer"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local T = require("tide.nn._transformer")
 
 local TDL = Module:extend("TransformerDecoderLayer")
 local WHO = "TransformerDecoderLayer"

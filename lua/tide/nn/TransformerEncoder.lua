@@ -2,12 +2,12 @@
 -- (same initial weights, as PyTorch's deep copies) in a ModuleList `layers` (state_dict keys
 -- layers.1..., tide's 1-based ModuleList names), then the optional norm module.
 -- y = enc(src[, {mask =, src_key_padding_mask =}]) (a tensor second argument is mask).
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local T = require "tide.nn._transformer"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local T = require("tide.nn._transformer")
 
 local TE = Module:extend("TransformerEncoder")
 local WHO = "TransformerEncoder"

@@ -6,12 +6,12 @@
 -- LayerNorm (after each block, or before with norm_first); children self_attn, linear1, dropout,
 -- linear2, norm1, norm2, dropout1, dropout2. activation: "relu", "gelu", a function (of the
 -- tensor) or a module (nn.GELU()).
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local T = require "tide.nn._transformer"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local T = require("tide.nn._transformer")
 
 local TEL = Module:extend("TransformerEncoderLayer")
 local WHO = "TransformerEncoderLayer"

@@ -1,11 +1,11 @@
 -- the shared body of BatchNorm1d and BatchNorm2d: batch statistics in training (biased
 -- variance to normalize, unbiased in the running estimate, as PyTorch), running statistics in
 -- eval; running_mean/running_var/num_batches_tracked are buffers
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
 
 local BatchNorm = Module:extend("_BatchNorm")
 

@@ -1,9 +1,9 @@
 -- tide.nn._activation: the activation modules that differ only in their name, numeric
 -- parameters and function, out of the users' sight. Each returns a class (Module:extend(name)).
-local core = require "tide.core"
-local Module = require "tide.nn.Module"
-local I = require "tide.nn._internal"
-local F = require "tide.nn.functional"
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
 
 local A = {}
 

@@ -4,11 +4,11 @@
 -- by hand (tide.autograd.record). Each op's gradient (tide.autograd.def: the formula, what it
 -- reads, what it frees) stands next to its forward. No argument checks here: nn.functional and
 -- the modules check first.
-local core = require "tide.core"
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 local idiv, pack, unpack = compat.idiv, compat.pack, compat.unpack
-local autograd = require "tide.autograd"
+local autograd = require("tide.autograd")
 
 local def, needs_record, record = autograd.def, autograd.needs_record, autograd.record
 local is_tensor = autograd.is_tensor

@@ -1,10 +1,10 @@
 -- tide.nn._internal: what nn's modules and nn.functional share, out of the users' sight:
 -- parameter creation, argument checks, and the loss bodies (each takes `who`, the name errors
 -- carry: the module's, "CrossEntropyLoss", or the function's, "cross_entropy").
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local fused = require "tide.nn._fused"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local fused = require("tide.nn._fused")
 local raise = autograd.raise
 
 local I = {}

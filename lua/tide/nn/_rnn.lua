@@ -6,14 +6,14 @@
 -- PyTorch's: weight_ih_l<k>[_reverse] [G*H, in], weight_hh_l<k> [G*H, H], bias_ih_l<k>,
 -- bias_hh_l<k> [G*H], gates i, f, g, o (LSTM) or r, z, n (GRU), all drawn from
 -- U(-1/sqrt(H), 1/sqrt(H)).
-local compat = require "tide._compat"
-local core = require "tide.core"
+local compat = require("tide._compat")
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local autograd = require "tide.autograd"
-local fused = require "tide.nn._fused"
-local I = require "tide.nn._internal"
-local PackedSequence = require "tide.nn.PackedSequence"
-local Module = require "tide.nn.Module"
+local autograd = require("tide.autograd")
+local fused = require("tide.nn._fused")
+local I = require("tide.nn._internal")
+local PackedSequence = require("tide.nn.PackedSequence")
+local Module = require("tide.nn.Module")
 local raise = autograd.raise
 
 local def, needs_record, record = autograd.def, autograd.needs_record, autograd.record

@@ -4,11 +4,11 @@
 -- input's batch sizes and orders, and the final states are each sequence's state after its own
 -- last step (the reverse direction's after step 1), in the batch's first order. The input
 -- projection of all steps is one gemm over the packed data.
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local fused = require "tide.nn._fused"
-local I = require "tide.nn._internal"
-local R = require "tide.nn._rnn"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local fused = require("tide.nn._fused")
+local I = require("tide.nn._internal")
+local R = require("tide.nn._rnn")
 local raise = autograd.raise
 
 local P = {}

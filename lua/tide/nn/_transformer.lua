@@ -1,13 +1,13 @@
 -- tide.nn._transformer: what the Transformer encoder and decoder (layers and stacks) share, out
 -- of the users' sight: the layer options, the feed-forward and residual blocks, and the stack of
 -- layer copies.
-local core = require "tide.core"
+local core = require("tide.core")
 local raise = require("tide.autograd").raise
-local Module = require "tide.nn.Module"
-local ModuleList = require "tide.nn.ModuleList"
-local nn_F = require "tide.nn.functional"
-local I = require "tide.nn._internal"
-local compat = require "tide._compat"
+local Module = require("tide.nn.Module")
+local ModuleList = require("tide.nn.ModuleList")
+local nn_F = require("tide.nn.functional")
+local I = require("tide.nn._internal")
+local compat = require("tide._compat")
 
 local T = {}
 
@@ -42,7 +42,7 @@ end
 -- activation are T.layer_options'. _args: what the stacks copy the layer from.
 function T.add_children(layer, blocks, d_model, nhead, opts, ff, p, activation, eps)
     layer._args = { d_model, nhead, opts }
-    local nn = require "tide.nn"
+    local nn = require("tide.nn")
     local attn = { dropout = p, batch_first = opts.batch_first == true }
     layer.self_attn = nn.MultiheadAttention(d_model, nhead, attn)
     if blocks == 3 then

@@ -4,14 +4,14 @@
 -- tide.nn._fused). Required arguments are positional; optional ones come in a last options
 -- table (a plain number is accepted for the one a PyTorch user passes positionally: p, alpha,
 -- negative_slope, num_classes).
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 local idiv = compat.idiv
-local core = require "tide.core"
+local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
-local autograd = require "tide.autograd"
-local I = require "tide.nn._internal"
-local args = require "tide.op_args"
-local fused = require "tide.nn._fused"
+local autograd = require("tide.autograd")
+local I = require("tide.nn._internal")
+local args = require("tide.op_args")
+local fused = require("tide.nn._fused")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 

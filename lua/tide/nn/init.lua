@@ -1,5 +1,5 @@
 -- tide.nn: layers, losses and the Module base class (pure Lua, one class per file)
-require "tide.autograd"
+require("tide.autograd")
 
 local nn = {}
 
@@ -13,7 +13,7 @@ local CLASSES = {
 for _, name in ipairs(CLASSES) do
     nn[name] = require("tide.nn." .. name)
 end
-nn.functional = require "tide.nn.functional"
+nn.functional = require("tide.nn.functional")
 for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
     nn[name] = require("tide.nn." .. name)
 end
@@ -28,7 +28,7 @@ for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
     "TransformerDecoderLayer", "TransformerDecoder", "Transformer", "PackedSequence" }) do
     nn[name] = require("tide.nn." .. name) -- sequence models and attention
 end
-nn.init = require "tide.nn.initializers" -- not tide/nn/init.lua: that file is tide.nn itself
-nn.utils = require "tide.nn.utils"
+nn.init = require("tide.nn.initializers") -- not tide/nn/init.lua: that file is tide.nn itself
+nn.utils = require("tide.nn.utils")
 
 return nn

@@ -8,9 +8,9 @@
 -- (uniform_(t, {a =, b =}), kaiming_normal_(t, {a =, mode =, nonlinearity =})).
 -- Fans follow PyTorch: fan_in = size(2) * receptive field, fan_out = size(1) * receptive
 -- field, the receptive field being the product of the sizes past the second.
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 
 local init = {}

@@ -6,7 +6,7 @@
 --     model:load_state_dict(nn.utils.state_dict_from_torch(tide.load("torch.safetensors")))
 --
 -- params is a tensor, a list of tensors or a Module; parameters without a gradient are skipped.
-local autograd = require "tide.autograd"
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
@@ -153,6 +153,6 @@ end
 
 -- nn.utils.rnn: pad_sequence, pack_padded_sequence, pad_packed_sequence, pack_sequence,
 -- unpad_sequence, unpack_sequence and PackedSequence (tide.nn.utils_rnn)
-utils.rnn = require "tide.nn.utils_rnn"
+utils.rnn = require("tide.nn.utils_rnn")
 
 return utils

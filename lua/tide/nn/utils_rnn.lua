@@ -11,12 +11,12 @@
 -- Lengths are a Lua list of integers or a 1-d integer tensor on the CPU, in batch order;
 -- sorted_indices and unsorted_indices are 1-based (tide's indices). Every function moves the
 -- elements with index_select and cat, so gradients flow through packing and padding.
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
-local PackedSequence = require "tide.nn.PackedSequence"
+local PackedSequence = require("tide.nn.PackedSequence")
 
 local M = {}
 M.PackedSequence = PackedSequence

@@ -5,8 +5,8 @@
 -- One fused kernel per parameter (core._adagrad_step_); formula_update is the same as a chain
 -- of tensor ops.
 local adagrad_step_ = require("tide.core")._adagrad_step_
-local autograd = require "tide.autograd"
-local Optimizer = require "tide.optim.Optimizer"
+local autograd = require("tide.autograd")
+local Optimizer = require("tide.optim.Optimizer")
 
 local Adagrad = Optimizer:extend("Adagrad", {
     lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,

@@ -4,7 +4,7 @@
 -- p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). With amsgrad, the state also keeps
 -- max_exp_avg_sq = max(max_exp_avg_sq, v), which takes v's place in the denominator.
 local raise = require("tide.autograd").raise
-local Optimizer = require "tide.optim.Optimizer"
+local Optimizer = require("tide.optim.Optimizer")
 local adam_step_ = require("tide.core")._adam_step_
 
 local Adam = Optimizer:extend("Adam", {

@@ -1,8 +1,8 @@
 -- tide.optim.AdamW(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 1e-2,
 -- amsgrad = false, maximize = false})
 -- Adam with decoupled weight decay (PyTorch's): p *= 1 - lr*wd before the Adam step
-local Optimizer = require "tide.optim.Optimizer"
-local Adam = require "tide.optim.Adam"
+local Optimizer = require("tide.optim.Optimizer")
+local Adam = require("tide.optim.Adam")
 
 local AdamW = Optimizer:extend("AdamW", {
     lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 1e-2, amsgrad = false,

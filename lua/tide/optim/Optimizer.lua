@@ -4,10 +4,10 @@
 -- State is keyed by the parameter object. Module:to moves parameters in place (set_), so the
 -- key stays valid; the state's tensors follow lazily: each step compares the device and dtype
 -- recorded with the state against the parameter's and moves them when they differ.
-local core = require "tide.core"
-local class = require "tide._class"
-local autograd = require "tide.autograd"
-local args = require "tide.op_args"
+local core = require("tide.core")
+local class = require("tide._class")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
@@ -121,7 +121,7 @@ end
 function Optimizer:init_state() end
 
 -- opt:state_dict() / opt:load_state_dict(sd): flat tables of tensors (optim/state_dict.lua)
-local state_dict = require "tide.optim.state_dict"
+local state_dict = require("tide.optim.state_dict")
 Optimizer.state_dict, Optimizer.load_state_dict = state_dict.state_dict, state_dict.load_state_dict
 
 function Optimizer:zero_grad()

@@ -5,7 +5,7 @@
 -- buf = momentum*buf + g/avg and p -= lr*buf, else p -= lr*g/avg. One fused kernel per
 -- parameter (core._rmsprop_step_); formula_update is the same as a chain of tensor ops.
 local rmsprop_step_ = require("tide.core")._rmsprop_step_
-local Optimizer = require "tide.optim.Optimizer"
+local Optimizer = require("tide.optim.Optimizer")
 
 local RMSprop = Optimizer:extend("RMSprop", {
     lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,

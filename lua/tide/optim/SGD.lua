@@ -2,7 +2,7 @@
 -- PyTorch's formulas: g += wd*p; buf = momentum*buf + (1 - dampening)*g (buf = g at the first
 -- step); g = nesterov and g + momentum*buf or buf; p -= lr*g
 local raise = require("tide.autograd").raise
-local Optimizer = require "tide.optim.Optimizer"
+local Optimizer = require("tide.optim.Optimizer")
 local sgd_step_ = require("tide.core")._sgd_step_
 
 local SGD = Optimizer:extend("SGD", {

@@ -4,9 +4,9 @@
 -- become tensors on the CPU: an integer a 0-d int64, a float a 0-d float64, a boolean a 0-d
 -- bool, a list of numbers a 1-d float64 (int64 when all are integers); and back (a 0-d tensor is a number or a boolean, a
 -- 1-d one a list).
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 

@@ -10,12 +10,12 @@
 -- The state's tensors are the optimizer's own (as PyTorch's); load_state_dict copies them onto
 -- each parameter's device and dtype, so training resumes on any device. All checks come first:
 -- a failed load changes nothing.
-local compat = require "tide._compat"
-local core = require "tide.core"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
-local flat = require "tide.optim.flat_state"
+local flat = require("tide.optim.flat_state")
 
 local M = {}
 

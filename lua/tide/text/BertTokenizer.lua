@@ -12,9 +12,9 @@
 -- (normalising, splitting, WordPiece, truncation, the [CLS]/[SEP] template, padding) runs in C
 -- (src/text/wordpiece.c through tide.core._text); this file reads the files, checks options
 -- and decodes.
-local core = require "tide.core"
-local raise = require "tide.autograd.raise" -- at the user's line
-local files = require "tide._files"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise") -- at the user's line
+local files = require("tide._files")
 
 local ctext = core._text
 

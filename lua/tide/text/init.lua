@@ -3,6 +3,6 @@
 --- same ids as its BertTokenizerFast.
 local text = {}
 
-text.BertTokenizer = require "tide.text.BertTokenizer"
+text.BertTokenizer = require("tide.text.BertTokenizer")
 
 return text

@@ -2,16 +2,16 @@
 -- (torch/utils/tensorboard/_embedding.py and SummaryWriter.add_embedding): tensors.tsv (each value
 -- as Python's str(float)), metadata.tsv, sprite.png (a square grid of label_img) and
 -- projector_config.pbtxt (protobuf's text format of ProjectorConfig).
-local tide = require "tide"
-local core = require "tide.core"
-local compat = require "tide._compat"
-local event_file = require "tide.utils.event_file"
-local image = require "tide.utils.image"
-local files = require "tide._files"
+local tide = require("tide")
+local core = require("tide.core")
+local compat = require("tide._compat")
+local event_file = require("tide.utils.event_file")
+local image = require("tide.utils.image")
+local files = require("tide._files")
 
 local M = {}
 
-local fail = require "tide.autograd.raise" -- at the user's line
+local fail = require("tide.autograd.raise") -- at the user's line
 
 --- Python's repr of a float: the shortest digits that read back the same double, fixed notation
 --- for exponents -4..15 ("0.0001", "1500.0"), scientific beyond ("1e-05", "1.5e+16")

@@ -6,9 +6,9 @@
 -- and fflushed together by flush(), when max_queue records wait, or at the first add after
 -- flush_secs. A record flushed is on disk when the process dies; one cut short by a crash
 -- fails its CRC in the reader, and the records before it still read.
-local core = require "tide.core"
-local fail = require "tide.autograd.raise" -- at the user's line
-local pb = require "tide.utils.protobuf"
+local core = require("tide.core")
+local fail = require("tide.autograd.raise") -- at the user's line
+local pb = require("tide.utils.protobuf")
 
 local M = {}
 

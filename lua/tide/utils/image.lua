@@ -1,16 +1,16 @@
 -- tide.utils.image — torchvision 0.14's make_grid and save_image, and the conversions
 -- TensorBoard's image summaries make (torch/utils/tensorboard/_utils.py: convert_to_HWC and its
 -- own unpadded make_grid). PNG bytes come from lua/image_io.c.
-local tide = require "tide"
-local core = require "tide.core"
-local args = require "tide.op_args"
-local files = require "tide._files"
+local tide = require("tide")
+local core = require("tide.core")
+local args = require("tide.op_args")
+local files = require("tide._files")
 
 local M = {}
 
 local GRID_OPTIONS = { "nrow", "padding", "normalize", "value_range", "scale_each", "pad_value" }
 
-local fail = require "tide.autograd.raise" -- at the user's line
+local fail = require("tide.autograd.raise") -- at the user's line
 
 -- x detached, on the host, once (a CUDA tensor is copied a single time)
 local function host(x)

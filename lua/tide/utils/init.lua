@@ -1,6 +1,6 @@
 -- tide.utils — seeing what training does: make_grid and save_image (torchvision 0.14's), and
 -- the lazy field tensorboard (tide.utils.tensorboard.SummaryWriter, PyTorch's).
-local image = require "tide.utils.image"
+local image = require("tide.utils.image")
 
 local M = {
     make_grid = image.make_grid,

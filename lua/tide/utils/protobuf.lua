@@ -7,8 +7,8 @@
 -- writes. A dependency (and its .proto compiler step) would outweigh these 100 lines. The byte
 -- packing (varints, little-endian doubles and floats) is in C (lua/record_io.c): Lua 5.1 and
 -- LuaJIT's portable subset have no bit operations.
-local core = require "tide.core"
-local raise = require "tide.autograd.raise"
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
 
 local M = {}
 

@@ -3,9 +3,9 @@
 -- image, text and hparams. Field numbers from
 -- tensorboard/compat/proto/{summary,tensor,tensor_shape,types}.proto and
 -- tensorboard/plugins/hparams/{api,plugin_data}.proto.
-local core = require "tide.core"
-local fail = require "tide.autograd.raise" -- at the user's line
-local pb = require "tide.utils.protobuf"
+local core = require("tide.core")
+local fail = require("tide.autograd.raise") -- at the user's line
+local pb = require("tide.utils.protobuf")
 
 local M = {}
 

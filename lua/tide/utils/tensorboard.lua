@@ -2,21 +2,21 @@
 -- the same names, defaults, directory layout and event records, so TensorBoard (and anything
 -- that reads PyTorch's logs) reads tide's. Tensors may live on any device: each is copied to
 -- the host once.
-local tide = require "tide"
-local core = require "tide.core"
-local compat = require "tide._compat"
-local args = require "tide.op_args"
-local event_file = require "tide.utils.event_file"
-local summary = require "tide.utils.summary"
-local image = require "tide.utils.image"
-local embedding = require "tide.utils.embedding"
-local pb = require "tide.utils.protobuf"
+local tide = require("tide")
+local core = require("tide.core")
+local compat = require("tide._compat")
+local args = require("tide.op_args")
+local event_file = require("tide.utils.event_file")
+local summary = require("tide.utils.summary")
+local image = require("tide.utils.image")
+local embedding = require("tide.utils.embedding")
+local pb = require("tide.utils.protobuf")
 
 local M = {}
 
 local WRITER_OPTIONS = { "comment", "flush_secs", "max_queue", "filename_suffix" }
 
-local fail = require "tide.autograd.raise" -- at the user's line
+local fail = require("tide.autograd.raise") -- at the user's line
 
 local function check_tag(op, tag, what)
     if type(tag) ~= "string" then

@@ -1,7 +1,7 @@
 -- config.hidden_act -> the function BERT applies after its intermediate (and MLM transform)
 -- dense layer, as transformers' ACT2FN: "gelu" the exact (erf) GELU, one kernel; "gelu_new",
 -- "gelu_pytorch_tanh" and "gelu_fast" the tanh approximation; "relu", "silu"/"swish", "tanh".
-local F = require "tide.nn.functional"
+local F = require("tide.nn.functional")
 local raise = require("tide.autograd").raise
 
 local function gelu_tanh(x)

@@ -3,10 +3,10 @@
 -- cannot honour raise. num_labels (not a field of config.json, as in transformers) makes
 -- id2label/label2id ({["0"] = "LABEL_0", ...}) when they are not given; config.num_labels is
 -- the number of labels either way.
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
-local json = require "tide.models._json"
-local files = require "tide._files"
+local json = require("tide.models._json")
+local files = require("tide._files")
 
 local BertConfig = { __name = "BertConfig" }
 BertConfig.__index = BertConfig

@@ -7,11 +7,11 @@
 -- Without position_ids (or token_type_ids) there is no lookup at all: the first T rows of the
 -- position table (the first row of the token type table) are a view, broadcast over the batch.
 -- The word embeddings' pad_token_id row gets no gradient (Hugging Face's padding_idx).
-local compat = require "tide._compat"
+local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
-local nn = require "tide.nn"
-local I = require "tide.nn._internal"
-local P = require "tide.models.bert.params"
+local nn = require("tide.nn")
+local I = require("tide.nn._internal")
+local P = require("tide.models.bert.params")
 
 local BertEmbeddings = nn.Module:extend("BertEmbeddings")
 

@@ -1,6 +1,6 @@
 -- BertEncoder: num_hidden_layers BertLayers in a ModuleList named `layer` (state_dict keys
 -- encoder.layer.1... in tide, encoder.layer.0... in Hugging Face's files).
-local nn = require "tide.nn"
+local nn = require("tide.nn")
 local BertLayer = require("tide.models.bert.layer").BertLayer
 
 local BertEncoder = nn.Module:extend("BertEncoder")

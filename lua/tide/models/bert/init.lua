@@ -4,8 +4,8 @@
 --   dtype =, strict = true}]) -> model (eval mode), info; model:save_pretrained(dir).
 -- docs/API.md, "Pretrained text models", has the calls.
 return {
-    BertConfig = require "tide.models.bert.config",
-    BertModel = require "tide.models.bert.model",
-    BertForSequenceClassification = require "tide.models.bert.sequence_classification",
-    BertForMaskedLM = require "tide.models.bert.masked_lm",
+    BertConfig = require("tide.models.bert.config"),
+    BertModel = require("tide.models.bert.model"),
+    BertForSequenceClassification = require("tide.models.bert.sequence_classification"),
+    BertForMaskedLM = require("tide.models.bert.masked_lm"),
 }

@@ -4,10 +4,10 @@
 --   output: LayerNorm(dropout(dense(i)) + h)
 -- hidden_dropout_prob is the dropout after each dense projection, layer_norm_eps the
 -- LayerNorms' eps, hidden_act the activation (tide.models.bert.activations).
-local nn = require "tide.nn"
-local P = require "tide.models.bert.params"
-local activation = require "tide.models.bert.activations"
-local BertSelfAttention = require "tide.models.bert.self_attention"
+local nn = require("tide.nn")
+local P = require("tide.models.bert.params")
+local activation = require("tide.models.bert.activations")
+local BertSelfAttention = require("tide.models.bert.self_attention")
 
 local M = {}
 

@@ -6,13 +6,13 @@
 -- out = model(input_ids[, {attention_mask =, token_type_ids =, position_ids =, labels =}]) ->
 -- {logits = [B, T, vocab_size], loss =}: cross-entropy against labels [B, T] of token ids,
 -- positions labelled -100 ignored (Hugging Face's convention).
-local core = require "tide.core"
-local nn = require "tide.nn"
-local F = require "tide.nn.functional"
-local BertModel = require "tide.models.bert.model"
-local P = require "tide.models.bert.params"
-local activation = require "tide.models.bert.activations"
-local pretrained = require "tide.models.bert.pretrained"
+local core = require("tide.core")
+local nn = require("tide.nn")
+local F = require("tide.nn.functional")
+local BertModel = require("tide.models.bert.model")
+local P = require("tide.models.bert.params")
+local activation = require("tide.models.bert.activations")
+local pretrained = require("tide.models.bert.pretrained")
 
 local NAME = "BertForMaskedLM"
 

@@ -3,17 +3,17 @@
 -- {last_hidden_state = [B, T, H], pooler_output = [B, H]} (no pooler_output without the
 -- pooling layer). input_ids are int64 [B, T] of the vocabulary's own (0-based) ids;
 -- attention_mask [B, T] holds 1 (or true) where a token takes part, 0 at padding.
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local nn = require "tide.nn"
-local I = require "tide.nn._internal"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local nn = require("tide.nn")
+local I = require("tide.nn._internal")
 local shape_str = require("tide.op_args").shape_str
-local BertConfig = require "tide.models.bert.config"
-local BertEmbeddings = require "tide.models.bert.embeddings"
-local BertEncoder = require "tide.models.bert.encoder"
-local BertPooler = require "tide.models.bert.pooler"
-local P = require "tide.models.bert.params"
-local pretrained = require "tide.models.bert.pretrained"
+local BertConfig = require("tide.models.bert.config")
+local BertEmbeddings = require("tide.models.bert.embeddings")
+local BertEncoder = require("tide.models.bert.encoder")
+local BertPooler = require("tide.models.bert.pooler")
+local P = require("tide.models.bert.params")
+local pretrained = require("tide.models.bert.pretrained")
 local raise = autograd.raise
 
 local BertModel = nn.Module:extend("BertModel")

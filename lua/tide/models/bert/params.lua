@@ -6,9 +6,9 @@
 --
 -- P.Linear(in, out) and P.Embedding(n, dim[, padding_idx 1-based]) are nn.Linear and
 -- nn.Embedding (same names, forward and printing) whose constructors only allocate.
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local nn = require "tide.nn"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local nn = require("tide.nn")
 
 local P = {}
 

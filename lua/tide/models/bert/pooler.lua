@@ -1,6 +1,6 @@
 -- BertPooler: tanh(dense(h[:, first token])), the [CLS] summary the classifier reads.
-local nn = require "tide.nn"
-local P = require "tide.models.bert.params"
+local nn = require("tide.nn")
+local P = require("tide.models.bert.params")
 
 local BertPooler = nn.Module:extend("BertPooler")
 

@@ -14,14 +14,14 @@
 -- The tensors go straight to the device and dtype asked for: the model is built without
 -- drawing, each parameter takes its checkpoint tensor (converted once), and only missing ones
 -- are initialised (Hugging Face's init). A pickle (pytorch_model.bin) is never executed.
-local core = require "tide.core"
-local autograd = require "tide.autograd"
-local serialize = require "tide.serialize"
-local json = require "tide.models._json"
-local files = require "tide._files"
-local args = require "tide.op_args"
-local BertConfig = require "tide.models.bert.config"
-local P = require "tide.models.bert.params"
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local serialize = require("tide.serialize")
+local json = require("tide.models._json")
+local files = require("tide._files")
+local args = require("tide.op_args")
+local BertConfig = require("tide.models.bert.config")
+local P = require("tide.models.bert.params")
 local raise = autograd.raise
 
 local M = {}

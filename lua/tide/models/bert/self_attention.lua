@@ -3,10 +3,10 @@
 -- mask: nil or [B, 1, 1, T], added to the scores: 0 where a key takes part, the dtype's lowest
 -- finite value where it is padding (a fully padded row gets uniform weights, not NaN).
 -- attention_probs_dropout_prob applies to the attention weights in training.
-local nn = require "tide.nn"
-local I = require "tide.nn._internal"
+local nn = require("tide.nn")
+local I = require("tide.nn._internal")
 local idiv = require("tide._compat").idiv
-local P = require "tide.models.bert.params"
+local P = require("tide.models.bert.params")
 
 local BertSelfAttention = nn.Module:extend("BertSelfAttention")
 

@@ -5,12 +5,12 @@
 -- inferred: num_labels == 1 -> "regression", MSE against float labels [B]; integer labels ->
 -- "single_label_classification", cross-entropy over 0-based class ids [B] (-100 ignored);
 -- else "multi_label_classification", BCE with logits against [B, num_labels]).
-local core = require "tide.core"
-local nn = require "tide.nn"
-local F = require "tide.nn.functional"
-local BertModel = require "tide.models.bert.model"
-local P = require "tide.models.bert.params"
-local pretrained = require "tide.models.bert.pretrained"
+local core = require("tide.core")
+local nn = require("tide.nn")
+local F = require("tide.nn.functional")
+local BertModel = require("tide.models.bert.model")
+local P = require("tide.models.bert.params")
+local pretrained = require("tide.models.bert.pretrained")
 local is_null = require("tide.models.bert.config").is_null
 
 local NAME = "BertForSequenceClassification"

@@ -6,10 +6,10 @@
 --         lr_scheduler.ExponentialLR(opt, {gamma = 0.9}) })
 --
 -- state_dict(): PyTorch's keys, _last_lr and _schedulers (the schedulers' own state dicts).
-local compat = require "tide._compat"
-local class = require "tide._class"
+local compat = require("tide._compat")
+local class = require("tide._class")
 local raise = require("tide.autograd").raise
-local SequentialLR = require "tide.optim.lr_scheduler.SequentialLR"
+local SequentialLR = require("tide.optim.lr_scheduler.SequentialLR")
 
 local ChainedScheduler = { __name = "ChainedScheduler", keys = { "_last_lr" } }
 ChainedScheduler.__index = ChainedScheduler

@@ -1,6 +1,6 @@
 -- CosineAnnealingLR(opt, {T_max =, eta_min = 0}): eta_min + (base - eta_min) *
 -- (1 + cos(pi * epoch / T_max)) / 2, in PyTorch's recursive form (past T_max it climbs back)
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 
 local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR", { "T_max", "eta_min" },
     { "T_max", "eta_min" })

@@ -6,8 +6,8 @@
 --
 --     local s = lr_scheduler.CosineAnnealingWarmRestarts(opt, 10, {T_mult = 2})
 --     for epoch = 0, 19 do for i = 0, iters - 1 do train(); s:step(epoch + i / iters) end end
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
-local compat = require "tide._compat"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
+local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
 
 local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts", { "T_mult", "eta_min" },

@@ -1,5 +1,5 @@
 -- ExponentialLR(opt, {gamma =}): lr * gamma every epoch
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 
 local ExponentialLR = LRScheduler:extend("ExponentialLR", { "gamma" }, { "gamma" })
 

@@ -13,13 +13,13 @@
 -- nested state dicts under dotted names), and load_state_dict takes tide.load's table back.
 -- load_state_dict checks every value's type before it changes anything, and names the key at
 -- fault.
-local compat = require "tide._compat"
-local class = require "tide._class"
-local args = require "tide.op_args"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local class = require("tide._class")
+local args = require("tide.op_args")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
-local flat = require "tide.optim.flat_state"
+local flat = require("tide.optim.flat_state")
 
 local LRScheduler = {}
 LRScheduler.__index = LRScheduler

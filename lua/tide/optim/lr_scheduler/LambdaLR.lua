@@ -1,7 +1,7 @@
 -- LambdaLR(opt, {lr_lambda = function(epoch) return 0.95 ^ epoch end}): base_lr *
 -- lr_lambda(epoch); lr_lambda may be a list of functions, one per group. Its state_dict keeps
 -- the epoch, not the functions (as PyTorch's, which saves no plain functions)
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local raise = require("tide.autograd").raise
 
 local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })

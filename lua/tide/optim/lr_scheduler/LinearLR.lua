@@ -1,6 +1,6 @@
 -- LinearLR(opt, {start_factor = 1/3, end_factor = 1, total_iters = 5}): the lr factor moves
 -- linearly from start_factor to end_factor over total_iters epochs (PyTorch's recursive form)
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 
 local LinearLR = LRScheduler:extend("LinearLR", { "start_factor", "end_factor", "total_iters" },
     { "start_factor", "end_factor", "total_iters" })

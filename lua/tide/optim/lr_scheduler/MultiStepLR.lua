@@ -1,7 +1,7 @@
 -- MultiStepLR(opt, {milestones = {30, 80}, gamma = 0.1}): lr * gamma at each milestone epoch
 -- (a milestone listed twice decays twice, as PyTorch's Counter)
-local compat = require "tide._compat"
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local compat = require("tide._compat")
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local raise = require("tide.autograd").raise
 
 local MultiStepLR = LRScheduler:extend("MultiStepLR", { "milestones", "gamma" },

@@ -5,7 +5,7 @@
 -- pct_start of the steps, then anneals to initial_lr/final_div_factor; with cycle_momentum the
 -- momentum (or Adam's beta1) moves the opposite way. max_lr and the momenta may be lists, one
 -- per group. Stepping past total_steps raises.
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local raise = require("tide.autograd").raise
 
 local OneCycleLR = LRScheduler:extend("OneCycleLR", {

@@ -10,12 +10,12 @@
 --
 -- Not a chainable scheduler (as in PyTorch): it keeps no base_lrs, and SequentialLR cannot hold
 -- it. state_dict() holds PyTorch's keys (best, num_bad_epochs, cooldown_counter, ...).
-local compat = require "tide._compat"
-local class = require "tide._class"
-local args = require "tide.op_args"
-local autograd = require "tide.autograd"
+local compat = require("tide._compat")
+local class = require("tide._class")
+local args = require("tide.op_args")
+local autograd = require("tide.autograd")
 local raise = autograd.raise
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 
 local ReduceLROnPlateau = { __name = "ReduceLROnPlateau" }
 ReduceLROnPlateau.__index = ReduceLROnPlateau

@@ -9,11 +9,11 @@
 --
 -- state_dict(): PyTorch's keys (_milestones, last_epoch, _last_lr) and _schedulers, the list of
 -- the schedulers' own state dicts (lr_scheduler.to_tensors(sd) flattens it for tide.save).
-local compat = require "tide._compat"
-local class = require "tide._class"
+local compat = require("tide._compat")
+local class = require("tide._class")
 local raise = require("tide.autograd").raise
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
-local flat = require "tide.optim.flat_state"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
+local flat = require("tide.optim.flat_state")
 
 local SequentialLR = { __name = "SequentialLR" }
 SequentialLR.__index = SequentialLR

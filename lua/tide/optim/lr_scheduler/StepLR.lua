@@ -1,5 +1,5 @@
 -- StepLR(opt, {step_size =, gamma = 0.1}): lr * gamma every step_size epochs
-local LRScheduler = require "tide.optim.lr_scheduler.LRScheduler"
+local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 
 local StepLR = LRScheduler:extend("StepLR", { "step_size", "gamma" }, { "step_size", "gamma" })
 

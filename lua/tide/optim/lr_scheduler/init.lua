@@ -7,7 +7,7 @@ for _, name in ipairs({ "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR",
 end
 -- to_tensors(sched:state_dict()): the state dict as a flat table name -> CPU tensor, for
 -- tide.save; every scheduler's load_state_dict takes tide.load's table back
-local flat = require "tide.optim.flat_state"
+local flat = require("tide.optim.flat_state")
 function M.to_tensors(sd)
     return flat.to_tensors(sd, "lr_scheduler.to_tensors")
 end
