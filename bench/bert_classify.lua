@@ -6,8 +6,8 @@
 -- 1 point), with each side's mean time per training step (both with every core: a time ratio
 -- at PyTorch's best thread setting is bench/bert_finetune.lua's).
 --
---   lua5.4 bench/bert_classify.lua [--seeds 3] [--limit 1000] [--epochs 3] [--max-length 48]
---       [--batch-size 32] [--lr 5e-5]
+--   lua5.4 bench/bert_classify.lua [--seeds 3] [--first-seed 1] [--limit 1000] [--epochs 3]
+--       [--max-length 48] [--batch-size 32] [--lr 5e-5]
 --
 -- Needs models/all-MiniLM-L6-v2 and, for the reference, .venv (sh tools/pyenv.sh); without them
 -- it says so and exits 0. The defaults take about 20 minutes on 2 cores; README's figures are
@@ -15,10 +15,11 @@
 -- $TIDE_BENCH_BERT_SEEDS, 0 (skipped) unless set.
 local compare = require("bench.compare")
 
-local o = { seeds = 3, limit = 1000, epochs = 3, max_length = 48, batch_size = 32, lr = "5e-5",
-    model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
-compare.flags(o, "usage: lua5.4 bench/bert_classify.lua [--seeds N] [--limit N] [--epochs N] " ..
-    "[--max-length N] [--batch-size N] [--lr X] [--model DIR] [--data DIR]")
+local o = { seeds = 3, first_seed = 1, limit = 1000, epochs = 3, max_length = 48, batch_size = 32,
+    lr = "5e-5", model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
+compare.flags(o, "usage: lua5.4 bench/bert_classify.lua [--seeds N] [--first-seed N] " ..
+    "[--limit N] [--epochs N] [--max-length N] [--batch-size N] [--lr X] [--model DIR] " ..
+    "[--data DIR]")
 if not tonumber(o.lr) then
     io.stderr:write("bert_classify: --lr expects a number, got '", o.lr, "'\n")
     os.exit(2)
@@ -72,16 +73,18 @@ end
 print(string.format("bert_classify: MiniLM fine-tune, %d seeds (%s)", o.seeds, common))
 local acc, step = { tide = {}, pytorch = {} }, { tide = {}, pytorch = {} }
 local threads = compare.nproc()
-for seed = 1, o.seeds do
+for seed = o.first_seed, o.first_seed + o.seeds - 1 do
     local a, s = run(string.format("%s examples/bert_classify.lua %s --seed %d --save ''",
         arg[-1] or "lua5.4", common, seed))
-    acc.tide[seed], step.tide[seed] = a, s
+    table.insert(acc.tide, a)
+    table.insert(step.tide, s)
     a, s = run(string.format("env TIDE_BENCH_THREADS=%d %s bench/bert_classify.py %s --seed %d",
         threads, VENV, common, seed))
-    acc.pytorch[seed], step.pytorch[seed] = a, s
+    table.insert(acc.pytorch, a)
+    table.insert(step.pytorch, s)
     print(string.format("  seed %d: val accuracy tide %.4f, pytorch %.4f; %.2f s/step against " ..
-        "%.2f s/step", seed, acc.tide[seed], acc.pytorch[seed], step.tide[seed],
-        step.pytorch[seed]))
+        "%.2f s/step", seed, acc.tide[#acc.tide], acc.pytorch[#acc.pytorch], step.tide[#step.tide],
+        step.pytorch[#step.pytorch]))
 end
 local mt, mp = mean(acc.tide), mean(acc.pytorch)
 print(string.format("bert_classify: mean val accuracy tide %.4f, pytorch %.4f: %+.2f points " ..
