@@ -445,6 +445,36 @@ tide_status tide_dist_broadcast(tide_ctx *ctx, tide_tensor *t, int src) {
     return ranked(st, "broadcast");
 }
 
+/* all_gather (gather 1) and reduce_scatter (with op): t, made contiguous, into a new tensor *out
+ * of nd dims and shape on t's device */
+static tide_status into_new(tide_ctx *ctx, const tide_dist_plugin *p, void *stream,
+                            const tide_tensor *t, int nd, const int64_t *shape, int gather,
+                            tide_dist_op op, tide_tensor **out) {
+    const char  *name = gather ? "all_gather" : "reduce_scatter";
+    tide_tensor *c, *res;
+    TIDE_TRY(contiguous(ctx, t, &c));
+    const tide_tensor *buf = c ? c : t;
+    tide_status        st =
+        tide_tensor_empty(ctx, tide_tensor_device(t), tide_tensor_dtype(t), nd, shape, &res);
+    if (st == TIDE_OK) {
+        watch_begin(name);
+        if (gather)
+            st = p->all_gather(tide_tensor_data(buf), tide_tensor_data(res),
+                               (size_t)tide_tensor_numel(buf), tide_tensor_dtype(buf), stream);
+        else
+            st = p->reduce_scatter(tide_tensor_data(buf), tide_tensor_data(res),
+                                   (size_t)tide_tensor_numel(res), tide_tensor_dtype(buf), op,
+                                   stream);
+        watch_end();
+        if (st != TIDE_OK)
+            tide_tensor_release(res);
+        else
+            *out = res;
+    }
+    tide_tensor_release(c);
+    return ranked(st, name);
+}
+
 tide_status tide_dist_all_gather(tide_ctx *ctx, const tide_tensor *t, tide_tensor **out) {
     *out = NULL;
     const tide_dist_plugin *p = NULL;
@@ -459,23 +489,7 @@ tide_status tide_dist_all_gather(tide_ctx *ctx, const tide_tensor *t, tide_tenso
     int64_t shape[TIDE_MAX_DIMS];
     shape[0] = g_world;
     memcpy(shape + 1, tide_tensor_shape(t), (size_t)nd * sizeof shape[0]);
-    tide_tensor *c, *res;
-    TIDE_TRY(contiguous(ctx, t, &c));
-    const tide_tensor *buf = c ? c : t;
-    tide_status        st =
-        tide_tensor_empty(ctx, tide_tensor_device(t), tide_tensor_dtype(t), nd + 1, shape, &res);
-    if (st == TIDE_OK) {
-        watch_begin("all_gather");
-        st = p->all_gather(tide_tensor_data(buf), tide_tensor_data(res),
-                           (size_t)tide_tensor_numel(buf), tide_tensor_dtype(buf), stream);
-        watch_end();
-        if (st != TIDE_OK)
-            tide_tensor_release(res);
-        else
-            *out = res;
-    }
-    tide_tensor_release(c);
-    return ranked(st, "all_gather");
+    return into_new(ctx, p, stream, t, nd + 1, shape, 1, TIDE_DIST_SUM, out);
 }
 
 tide_status tide_dist_reduce_scatter(tide_ctx *ctx, const tide_tensor *t, tide_dist_op op,
@@ -494,23 +508,7 @@ tide_status tide_dist_reduce_scatter(tide_ctx *ctx, const tide_tensor *t, tide_d
     int64_t shape[TIDE_MAX_DIMS];
     memcpy(shape, tide_tensor_shape(t), (size_t)nd * sizeof shape[0]);
     shape[0] /= g_world;
-    tide_tensor *c, *res;
-    TIDE_TRY(contiguous(ctx, t, &c));
-    const tide_tensor *buf = c ? c : t;
-    tide_status        st =
-        tide_tensor_empty(ctx, tide_tensor_device(t), tide_tensor_dtype(t), nd, shape, &res);
-    if (st == TIDE_OK) {
-        watch_begin("reduce_scatter");
-        st = p->reduce_scatter(tide_tensor_data(buf), tide_tensor_data(res),
-                               (size_t)tide_tensor_numel(res), tide_tensor_dtype(buf), op, stream);
-        watch_end();
-        if (st != TIDE_OK)
-            tide_tensor_release(res);
-        else
-            *out = res;
-    }
-    tide_tensor_release(c);
-    return ranked(st, "reduce_scatter");
+    return into_new(ctx, p, stream, t, nd, shape, 0, op, out);
 }
 
 tide_status tide_dist_barrier(void) {

@@ -65,31 +65,35 @@ __global__ void k_layer_norm(lnparams p, typename tide_dt<DT>::T *y, typename ti
     }
 }
 
-/* dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), xhat = (x - mean) * rstd, gw = dy * w */
-template <int DT, int ROW_THREADS>
-__global__ void
-k_layer_norm_dx(lnparams p, typename tide_dt<DT>::T *dx, const typename tide_dt<DT>::T *dy,
-                const typename tide_dt<DT>::T *x, const typename tide_dt<DT>::T *mean,
-                const typename tide_dt<DT>::T *rstd, const typename tide_dt<DT>::T *w) {
+/* dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), xhat = (x - mean) * rstd, gw = dy * w;
+ * RMS norm's (CENTRED false: no mean) dx = rstd * (gw - xhat * mean(gw * xhat)), xhat = x * rstd */
+template <int DT, int ROW_THREADS, bool CENTRED>
+__global__ void k_norm_dx(lnparams p, typename tide_dt<DT>::T *dx,
+                          const typename tide_dt<DT>::T *dy, const typename tide_dt<DT>::T *x,
+                          const typename tide_dt<DT>::T *mean, const typename tide_dt<DT>::T *rstd,
+                          const typename tide_dt<DT>::T *w) {
     typedef typename tide_dt<DT>::C C;
     int                             lane, nthreads;
     uint32_t                        row = row_of<ROW_THREADS>(&lane, &nthreads);
     if (row >= p.rows)
         return;
     int64_t base = (int64_t)row * p.d;
-    C       mu = (C)tide_load<DT>(mean[row]), rs = (C)tide_load<DT>(rstd[row]);
+    C       mu = CENTRED ? (C)tide_load<DT>(mean[row]) : (C)0, rs = (C)tide_load<DT>(rstd[row]);
     C       a = 0, c = 0;
     for (int64_t j = lane; j < p.d; j += nthreads) {
         C g = ln_gw<DT>(dy, w, base, j);
         a += g;
-        c += g * (((C)tide_load<DT>(x[base + j]) - mu) * rs);
+        C xv = (C)tide_load<DT>(x[base + j]);
+        c += g * ((CENTRED ? xv - mu : xv) * rs);
     }
-    a = row_sum<C, ROW_THREADS>(a) / (C)p.d;
+    if (CENTRED)
+        a = row_sum<C, ROW_THREADS>(a) / (C)p.d;
     c = row_sum<C, ROW_THREADS>(c) / (C)p.d;
     for (int64_t j = lane; j < p.d; j += nthreads) {
         C g = ln_gw<DT>(dy, w, base, j);
-        C xh = ((C)tide_load<DT>(x[base + j]) - mu) * rs;
-        dx[base + j] = tide_store<DT>(rs * (g - a - xh * c));
+        C xv = (C)tide_load<DT>(x[base + j]);
+        C xh = (CENTRED ? xv - mu : xv) * rs;
+        dx[base + j] = tide_store<DT>(rs * ((CENTRED ? g - a : g) - xh * c));
     }
 }
 
@@ -197,22 +201,27 @@ static tide_status param_grads(tide_device *dev, cudaStream_t stream, const lnpa
     return TIDE_OK;
 }
 
-/* the row layer_norm_backward: in x, dy, mean, rstd, weight|NULL; out dx, dweight, dbias (each
- * NULL when not wanted); p d */
-template <int DT>
-static tide_status layer_norm_backward_run(tide_device *dev, cudaStream_t stream, lnparams p,
-                                           const tide_kernel_call *c) {
-    typedef typename tide_dt<DT>::T T;
-    const T *px = (const T *)c->in[0]->data, *pdy = (const T *)c->in[1]->data,
-            *pm = (const T *)c->in[2]->data, *ps = (const T *)c->in[3]->data,
-            *pw = c->in[4] ? (const T *)c->in[4]->data : NULL;
-    if (c->out[0]) {
-        launch_rows(stream, p.rows, p.d, k_layer_norm_dx<DT, 32>, k_layer_norm_dx<DT, 0>, p,
-                    (T *)c->out[0]->data, pdy, px, pm, ps, pw);
-        TIDE_CUDA_LAUNCHED(k_layer_norm_dx);
+/* the rows layer_norm_backward (in x, dy, mean, rstd, weight|NULL; out dx, dweight, dbias) and,
+ * CENTRED false, rms_norm_backward (in x, dy, rstd, weight|NULL; out dx, dweight); each out NULL
+ * when not wanted; p d */
+template <bool CENTRED> struct norm_backward {
+    template <int DT>
+    static tide_status run(tide_device *dev, cudaStream_t stream, lnparams p,
+                           const tide_kernel_call *c) {
+        typedef typename tide_dt<DT>::T T;
+        const int                       k = CENTRED ? 3 : 2; /* rstd's input */
+        const T *px = (const T *)c->in[0]->data, *pdy = (const T *)c->in[1]->data,
+                *pm = CENTRED ? (const T *)c->in[2]->data : NULL, *ps = (const T *)c->in[k]->data,
+                *pw = c->in[k + 1] ? (const T *)c->in[k + 1]->data : NULL;
+        if (c->out[0]) {
+            launch_rows(stream, p.rows, p.d, k_norm_dx<DT, 32, CENTRED>, k_norm_dx<DT, 0, CENTRED>,
+                        p, (T *)c->out[0]->data, pdy, px, pm, ps, pw);
+            TIDE_CUDA_LAUNCHED(k_norm_dx);
+        }
+        return param_grads<DT>(dev, stream, p, c->out[1], CENTRED ? c->out[2] : NULL, pdy, px, pm,
+                               ps);
     }
-    return param_grads<DT>(dev, stream, p, c->out[1], c->out[2], pdy, px, pm, ps);
-}
+};
 
 /* a kernel row of this file: run, float32 or float64 (each a launcher's instance), for c's
  * dtype; p.eps from parameter 1 when the row has it (the forward rows) */
@@ -240,7 +249,7 @@ extern "C" tide_status tide_cuda_layer_norm(tide_device *dev, const tide_kernel_
 }
 
 extern "C" tide_status tide_cuda_layer_norm_backward(tide_device *dev, const tide_kernel_call *c) {
-    return ln_entry(dev, "layer_norm_backward", c, 0, LN_RUNS(layer_norm_backward_run));
+    return ln_entry(dev, "layer_norm_backward", c, 0, LN_RUNS(norm_backward<true>::run));
 }
 
 /* ---- RMS norm (the rows rms_norm, rms_norm_backward of include/tide_kernels.def) ---------- */
@@ -272,30 +281,6 @@ __global__ void k_rms_norm(lnparams p, typename tide_dt<DT>::T *y, typename tide
     }
 }
 
-/* dx = rstd * (gw - xhat * mean(gw * xhat)), xhat = x * rstd, gw = dy * w */
-template <int DT, int ROW_THREADS>
-__global__ void k_rms_norm_dx(lnparams p, typename tide_dt<DT>::T *dx,
-                              const typename tide_dt<DT>::T *dy, const typename tide_dt<DT>::T *x,
-                              const typename tide_dt<DT>::T *rstd,
-                              const typename tide_dt<DT>::T *w) {
-    typedef typename tide_dt<DT>::C C;
-    int                             lane, nthreads;
-    uint32_t                        row = row_of<ROW_THREADS>(&lane, &nthreads);
-    if (row >= p.rows)
-        return;
-    int64_t base = (int64_t)row * p.d;
-    C       rs = (C)tide_load<DT>(rstd[row]), a = 0;
-    for (int64_t j = lane; j < p.d; j += nthreads) {
-        C g = ln_gw<DT>(dy, w, base, j);
-        a += g * ((C)tide_load<DT>(x[base + j]) * rs);
-    }
-    a = row_sum<C, ROW_THREADS>(a) / (C)p.d;
-    for (int64_t j = lane; j < p.d; j += nthreads) {
-        C g = ln_gw<DT>(dy, w, base, j);
-        dx[base + j] = tide_store<DT>(rs * (g - (C)tide_load<DT>(x[base + j]) * rs * a));
-    }
-}
-
 /* the row rms_norm: in x, weight|NULL; out y, rstd; p d, eps */
 template <int DT>
 static tide_status rms_norm_run(tide_device *, cudaStream_t stream, lnparams p,
@@ -308,26 +293,10 @@ static tide_status rms_norm_run(tide_device *, cudaStream_t stream, lnparams p,
     return TIDE_OK;
 }
 
-/* the row rms_norm_backward: in x, dy, rstd, weight|NULL; out dx, dweight (each NULL when not
- * wanted); p d */
-template <int DT>
-static tide_status rms_norm_backward_run(tide_device *dev, cudaStream_t stream, lnparams p,
-                                         const tide_kernel_call *c) {
-    typedef typename tide_dt<DT>::T T;
-    const T *px = (const T *)c->in[0]->data, *pdy = (const T *)c->in[1]->data,
-            *ps = (const T *)c->in[2]->data, *pw = c->in[3] ? (const T *)c->in[3]->data : NULL;
-    if (c->out[0]) {
-        launch_rows(stream, p.rows, p.d, k_rms_norm_dx<DT, 32>, k_rms_norm_dx<DT, 0>, p,
-                    (T *)c->out[0]->data, pdy, px, ps, pw);
-        TIDE_CUDA_LAUNCHED(k_rms_norm_dx);
-    }
-    return param_grads<DT>(dev, stream, p, c->out[1], NULL, pdy, px, NULL, ps);
-}
-
 extern "C" tide_status tide_cuda_rms_norm(tide_device *dev, const tide_kernel_call *c) {
     return ln_entry(dev, "rms_norm", c, c->p[1].f, LN_RUNS(rms_norm_run));
 }
 
 extern "C" tide_status tide_cuda_rms_norm_backward(tide_device *dev, const tide_kernel_call *c) {
-    return ln_entry(dev, "rms_norm_backward", c, 0, LN_RUNS(rms_norm_backward_run));
+    return ln_entry(dev, "rms_norm_backward", c, 0, LN_RUNS(norm_backward<false>::run));
 }

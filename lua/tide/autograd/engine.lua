@@ -333,12 +333,7 @@ local function hook(name, out, args)
     else
         local drops = op.drops -- the edge routes the gradient; nothing reads the tensor
         if drops then
-            for i = 1, #drops do
-                local k = drops[i]
-                if args[EKEY[k]] ~= false then
-                    args[k] = nil
-                end
-            end
+            drop_args(args, drops)
         end
     end
     out:_set_requires_grad_internal(true)

@@ -186,19 +186,12 @@ def {
     end,
 }
 
--- floor(a / b) and sign(a) are piecewise constant: zero gradients, as PyTorch's floor and sign
+-- floor(a / b) is piecewise constant: zero gradients, as PyTorch's floor
 def {
     name = "floor_divide",
     backward = function(nd, g)
         local a, b = nd[1], nd[2]
         return needs(a) and zeros_like(a, g) or nil, needs(b) and zeros_like(b, g) or nil
-    end,
-}
-
-def {
-    name = "sign",
-    backward = function(nd, g)
-        return zeros_like(nd[1], g)
     end,
 }
 
@@ -239,6 +232,19 @@ def {
     end,
 }
 
+-- an elementwise op of one tensor whose gradient reads x, its input (what = 1), or y, its result
+-- (what = "out": the input is freed early): grad(x or y, g) returns the input's gradient
+local function unary(name, what, grad)
+    def {
+        name = name,
+        reads = { what },
+        frees = what == "out" and { 1 } or nil,
+        backward = function(nd, g)
+            return grad(nd[what], g)
+        end,
+    }
+end
+
 def {
     name = "neg",
     backward = function(_, g)
@@ -246,69 +252,13 @@ def {
     end,
 }
 
-def {
-    name = "abs",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:mul(nd[1]:sign())
-    end,
-}
-
-def {
-    name = "exp",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        return g:mul(nd.out)
-    end,
-}
-
-def {
-    name = "log",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:div(nd[1])
-    end,
-}
-
-def {
-    name = "sqrt",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        return g:div(nd.out):mul(0.5)
-    end,
-}
-
-def {
-    name = "rsqrt",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y = nd.out
-        return g:mul(y:mul(y):mul(y)):mul(-0.5)
-    end,
-}
-
-def {
-    name = "tanh",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y = nd.out
-        return g:mul(y:mul(y):neg():add(1))
-    end,
-}
-
-def {
-    name = "sigmoid",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y = nd.out
-        return g:mul(y:mul(y:neg():add(1)))
-    end,
-}
+unary("abs", 1, function(x, g) return g:mul(x:sign()) end)
+unary("exp", "out", function(y, g) return g:mul(y) end)
+unary("log", 1, function(x, g) return g:div(x) end)
+unary("sqrt", "out", function(y, g) return g:div(y):mul(0.5) end)
+unary("rsqrt", "out", function(y, g) return g:mul(y:mul(y):mul(y)):mul(-0.5) end)
+unary("tanh", "out", function(y, g) return g:mul(y:mul(y):neg():add(1)) end)
+unary("sigmoid", "out", function(y, g) return g:mul(y:mul(y:neg():add(1))) end)
 
 -- reads the result, as PyTorch does: relu(x) <= 0 exactly where x <= 0 (relu(NaN) is NaN), and
 -- the input, which the next op does not keep either, is not held until backward (a conv's
@@ -345,95 +295,22 @@ def {
     end,
 }
 
-def {
-    name = "sin",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:mul(nd[1]:cos())
-    end,
-}
-
-def {
-    name = "cos",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:mul(nd[1]:sin()):neg()
-    end,
-}
-
-def {
-    name = "tan",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y = nd.out
-        return g:mul(y:mul(y):add(1))
-    end,
-}
+unary("sin", 1, function(x, g) return g:mul(x:cos()) end)
+unary("cos", 1, function(x, g) return g:mul(x:sin()):neg() end)
+unary("tan", "out", function(y, g) return g:mul(y:mul(y):add(1)) end)
 
 -- d/dx erf(x) = 2/sqrt(pi) exp(-x^2); erfc is 1 - erf
 local function erf_slope(x)
     return x:mul(x):neg():exp():mul(1.1283791670955126)
 end
 
-def {
-    name = "erf",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:mul(erf_slope(nd[1]))
-    end,
-}
-
-def {
-    name = "erfc",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:mul(erf_slope(nd[1])):neg()
-    end,
-}
-
-def {
-    name = "log1p",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:div(nd[1]:add(1))
-    end,
-}
-
-def {
-    name = "expm1",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        return g:mul(nd.out:add(1))
-    end,
-}
-
-def {
-    name = "log2",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:div(nd[1]:mul(0.6931471805599453))
-    end,
-}
-
-def {
-    name = "reciprocal",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y = nd.out
-        return g:mul(y:mul(y)):neg()
-    end,
-}
-
-def {
-    name = "square",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g:mul(nd[1]:mul(2))
-    end,
-}
+unary("erf", 1, function(x, g) return g:mul(erf_slope(x)) end)
+unary("erfc", 1, function(x, g) return g:mul(erf_slope(x)):neg() end)
+unary("log1p", 1, function(x, g) return g:div(x:add(1)) end)
+unary("expm1", "out", function(y, g) return g:mul(y:add(1)) end)
+unary("log2", 1, function(x, g) return g:div(x:mul(0.6931471805599453)) end)
+unary("reciprocal", "out", function(y, g) return g:mul(y:mul(y)):neg() end)
+unary("square", 1, function(x, g) return g:mul(x:mul(2)) end)
 
 -- x - trunc(x): the slope of x
 def {
@@ -443,35 +320,25 @@ def {
     end,
 }
 
--- floor, ceil, round and trunc are piecewise constant: zero gradients, as PyTorch
+-- sign, floor, ceil, round and trunc are piecewise constant: zero gradients, as PyTorch
 local function zero_gradient(nd, g)
     return zeros_like(nd[1], g)
 end
-for _, name in ipairs({ "floor", "ceil", "round", "trunc" }) do
+for _, name in ipairs({ "sign", "floor", "ceil", "round", "trunc" }) do
     def { name = name, backward = zero_gradient }
 end
 
 -- softplus' slope is sigmoid(x), 1 above PyTorch's threshold 20 where softplus is x itself
-def {
-    name = "softplus",
-    reads = { 1 },
-    backward = function(nd, g)
-        local x = nd[1]
-        local s = x:sigmoid()
-        return g:mul(s:maximum(x:gt(20):type_as(s)))
-    end,
-}
+unary("softplus", 1, function(x, g)
+    local s = x:sigmoid()
+    return g:mul(s:maximum(x:gt(20):type_as(s)))
+end)
 
 -- d/dx x sigmoid(x) = s (1 + x (1 - s))
-def {
-    name = "silu",
-    reads = { 1 },
-    backward = function(nd, g)
-        local x = nd[1]
-        local s = x:sigmoid()
-        return g:mul(s:mul(x:mul(s:neg():add(1)):add(1)))
-    end,
-}
+unary("silu", 1, function(x, g)
+    local s = x:sigmoid()
+    return g:mul(s:mul(x:mul(s:neg():add(1)):add(1)))
+end)
 
 -- atan2(a, b): d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2); a or b may be a number
 local function squared(v)
@@ -612,23 +479,16 @@ local function max_min_backward(nd, g, which)
     return g:mul(ar:eq(idx))
 end
 
-def {
-    name = "max",
-    reads = { 1, "out" }, -- over all dims; over a dim, the indices
-    reads_if = { indices = { "indices" } },
-    backward = function(nd, g)
-        return max_min_backward(nd, g, "max")
-    end,
-}
-
-def {
-    name = "min",
-    reads = { 1, "out" }, -- over all dims; over a dim, the indices
-    reads_if = { indices = { "indices" } },
-    backward = function(nd, g)
-        return max_min_backward(nd, g, "min")
-    end,
-}
+for _, which in ipairs({ "max", "min" }) do
+    def {
+        name = which,
+        reads = { 1, "out" }, -- over all dims; over a dim, the indices
+        reads_if = { indices = { "indices" } },
+        backward = function(nd, g)
+            return max_min_backward(nd, g, which)
+        end,
+    }
+end
 
 -- matmul as torch.matmul: 1-D operands are promoted to 2-D, batch dims broadcast
 def {
@@ -1068,33 +928,29 @@ def {
     end,
 }
 
--- one kernel pass per row (tide._internal.softmax_backward); the composite when a graph of the
--- gradient is being built (create_graph) or for other dtypes
-def {
-    name = "softmax",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y, dim = nd.out, nd[2] or -1
-        if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
-            return K.softmax_backward(y, g, dim, false)
-        end
-        return y:mul(g:sub(g:mul(y):sum(dim, true)))
-    end,
-}
+-- one kernel pass per row (tide._internal.softmax_backward); the composite(y, g, dim) when a
+-- graph of the gradient is being built (create_graph) or for other dtypes
+local function softmax_def(name, log, composite)
+    def {
+        name = name,
+        reads = { "out" },
+        frees = { 1 },
+        backward = function(nd, g)
+            local y, dim = nd.out, nd[2] or -1
+            if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
+                return K.softmax_backward(y, g, dim, log)
+            end
+            return composite(y, g, dim)
+        end,
+    }
+end
 
-def {
-    name = "log_softmax",
-    reads = { "out" },
-    frees = { 1 },
-    backward = function(nd, g)
-        local y, dim = nd.out, nd[2] or -1
-        if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
-            return K.softmax_backward(y, g, dim, true)
-        end
-        return g:sub(y:exp():mul(g:sum(dim, true)))
-    end,
-}
+softmax_def("softmax", false, function(y, g, dim)
+    return y:mul(g:sub(g:mul(y):sum(dim, true)))
+end)
+softmax_def("log_softmax", true, function(y, g, dim)
+    return g:sub(y:exp():mul(g:sum(dim, true)))
+end)
 
 -- where(cond, a, b): the binding records a:where(cond, b) in that order too
 def {

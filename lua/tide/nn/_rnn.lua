@@ -263,6 +263,21 @@ function R.check_input(x, in_size, nd, who)
     end
 end
 
+-- the parameters' suffix of layer l (from 0) and direction d (1: reverse)
+function R.suffix(l, d)
+    return "_l" .. l .. (d == 1 and "_reverse" or "")
+end
+
+-- layer l's output as the next layer's input: the directions side by side along dim, with
+-- dropout between layers in training
+function R.next_input(m, l, outs, dim)
+    local y = #outs == 2 and core.cat(outs, dim) or outs[1]
+    if m.dropout > 0 and m.training and l < m.num_layers - 1 then
+        y = I.dropout(y, m.dropout)
+    end
+    return y
+end
+
 -- the whole sequence: x [T, B, in] (time-major); h0 (and c0 for the LSTM) [L*D, B, H]
 -- (h0 [L*D, B, P] with an LSTM's projections); returns out [T, B, D*H] (D*P) and the lists of
 -- final h (and c), one per layer and direction
@@ -277,7 +292,7 @@ function R.run(m, kind, x, h0, c0)
     for l = 0, m.num_layers - 1 do
         local outs_dir = {}
         for d = 0, D - 1 do
-            local sfx = "_l" .. l .. (d == 1 and "_reverse" or "")
+            local sfx = R.suffix(l, d)
             local w_ih, w_hh = m["weight_ih" .. sfx], m["weight_hh" .. sfx]
             local b_ih, b_hh = m["bias_ih" .. sfx], m["bias_hh" .. sfx]
             local w_hr = m["weight_hr" .. sfx]
@@ -295,10 +310,7 @@ function R.run(m, kind, x, h0, c0)
             hn[k] = lstm and last:narrow(2, 1, P) or last
             cn[k] = lstm and last:narrow(2, P + 1, H) or nil
         end
-        inp = D == 2 and core.cat(outs_dir, 3) or outs_dir[1]
-        if m.dropout > 0 and m.training and l < m.num_layers - 1 then
-            inp = I.dropout(inp, m.dropout)
-        end
+        inp = R.next_input(m, l, outs_dir, 3)
     end
     return inp, hn, cn
 end
@@ -349,9 +361,8 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
     local out_size = (m.proj_size or 0) > 0 and m.proj_size or hidden_size
     for l = 0, L - 1 do
         for d = 0, D - 1 do
-            R.add_params(m, "_l" .. l .. (d == 1 and "_reverse" or ""),
-                l == 0 and input_size or out_size * D, hidden_size, R.GATES[kind], m.bias,
-                m.proj_size)
+            R.add_params(m, R.suffix(l, d), l == 0 and input_size or out_size * D, hidden_size,
+                R.GATES[kind], m.bias, m.proj_size)
         end
     end
 end

@@ -131,7 +131,7 @@ function P.forward(m, who, seq, hx)
     for l = 0, m.num_layers - 1 do
         local outs = {}
         for d = 0, D - 1 do
-            local sfx = "_l" .. l .. (d == 1 and "_reverse" or "")
+            local sfx = R.suffix(l, d)
             local b_ih = m["bias_ih" .. sfx]
             local k = l * D + d + 1
             local gi = fused.linear(inp, m["weight_ih" .. sfx], b_ih)
@@ -140,10 +140,7 @@ function P.forward(m, who, seq, hx)
                 lstm and c0:select(1, k) or nil, d == 1)
             outs[d + 1], hn[k], cn[k] = y, h, c
         end
-        inp = D == 2 and core.cat(outs, 2) or outs[1]
-        if m.dropout > 0 and m.training and l < m.num_layers - 1 then
-            inp = I.dropout(inp, m.dropout)
-        end
+        inp = R.next_input(m, l, outs, 2)
     end
     local h_n = core.stack(hn, 1)
     local c_n = lstm and core.stack(cn, 1) or nil
