@@ -151,6 +151,31 @@ describe("tide.models.bert", function()
             assert.is_true(h:isfinite():all():item())
         end)
 
+        it("skips padding on request (SentenceEncoder): the real tokens as padded, zeros at " ..
+            "padding", function()
+            local c = REF.cases.base
+            local m = bert.BertModel.from_pretrained(dir_of(c))
+            local ids, opts = inputs(c)
+            local mask = opts.attention_mask
+            assert.is_true(mask:eq(0):any():item(), "the fixture has padding")
+            local padded = m(ids, opts)
+            local packed = m:_forward(ids, opts, "BertModel", true)
+            local real = mask:to("float32"):unsqueeze(3)
+            local diff = (padded.last_hidden_state - packed.last_hidden_state):mul(real)
+            assert.is_true(diff:abs():max():item() < TOL)
+            assert.are.equal(0, packed.last_hidden_state:mul(real:neg():add(1)):abs():max():item())
+            -- [CLS] is a real token in every row but the fully padded one
+            local checked = 0
+            for b = 1, mask:size(1) do
+                if mask[b][1]:item() == 1 then
+                    checked = checked + 1
+                    local d = (padded.pooler_output[b] - packed.pooler_output[b]):abs():max()
+                    assert.is_true(d:item() < TOL)
+                end
+            end
+            assert.is_true(checked >= 2)
+        end)
+
         it("takes tide.models.bert through tide.models too", function()
             assert.are.equal(bert, tide.models.bert)
         end)

@@ -286,8 +286,12 @@ function SentenceEncoder:encode(sentences, opts)
             end
             local enc = tok(batch, { padding = true, truncation = true, max_length = max_len,
                 device = self.device })
-            local out = model(enc.input_ids, { attention_mask = enc.attention_mask,
-                token_type_ids = enc.token_type_ids })
+            -- checked as model(...) would, then the real tokens only: the pooling reads nothing
+            -- else (tide.models.bert.packing)
+            local call = { attention_mask = enc.attention_mask,
+                token_type_ids = enc.token_type_ids }
+            model.check_call(model, enc.input_ids, call, who)
+            local out = model:_forward(enc.input_ids, call, who, true)
             local v = pool(self.pooling, out.last_hidden_state, enc.attention_mask)
             if normalize then
                 v = v / (v * v):sum(2, true):sqrt():clamp(1e-12)

@@ -13,9 +13,10 @@ function BertEncoder:init(config)
     self.layer = nn.ModuleList(layers)
 end
 
-function BertEncoder:forward(x, mask)
+-- x [B, T, H] (or [N, H] with a packing pk: BertLayer) -> the same shape
+function BertEncoder:forward(x, mask, pk)
     for i = 1, #self.layer do
-        x = self.layer[i](x, mask)
+        x = self.layer[i](x, mask, pk)
     end
     return x
 end

@@ -36,8 +36,8 @@ function M.BertAttention:init(config)
     self.output = M.BertSelfOutput(config)
 end
 
-function M.BertAttention:forward(x, mask)
-    return self.output(self.self(x, mask), x)
+function M.BertAttention:forward(x, mask, pk)
+    return self.output(self.self(x, mask, pk), x)
 end
 
 M.BertIntermediate = nn.Module:extend("BertIntermediate")
@@ -59,9 +59,10 @@ function M.BertLayer:init(config)
     self.output = M.BertOutput(config)
 end
 
--- x [B, T, H], mask nil or [B, 1, 1, T] (added to the scores) -> [B, T, H]
-function M.BertLayer:forward(x, mask)
-    local a = self.attention(x, mask)
+-- x [B, T, H], mask nil or [B, 1, 1, T] (added to the scores) -> [B, T, H]; with a packing pk
+-- (tide.models.bert.packing), x and the result are the real tokens [N, H]
+function M.BertLayer:forward(x, mask, pk)
+    local a = self.attention(x, mask, pk)
     return self.output(self.intermediate(a), a)
 end
 

@@ -13,6 +13,7 @@ local BertEmbeddings = require("tide.models.bert.embeddings")
 local BertEncoder = require("tide.models.bert.encoder")
 local BertPooler = require("tide.models.bert.pooler")
 local P = require("tide.models.bert.params")
+local packing = require("tide.models.bert.packing")
 local pretrained = require("tide.models.bert.pretrained")
 local raise = autograd.raise
 
@@ -97,11 +98,18 @@ local function extended_mask(mask, dtype)
     return mask:to(dtype):neg():add(1):mul(FINFO_MIN[dtype]):view(B, 1, 1, T)
 end
 
--- the forward without the checks (the task models have made them)
-function BertModel:_forward(input_ids, o, who)
+-- the forward without the checks (the task models have made them). skip_padding: the encoder
+-- works on the real tokens only (tide.models.bert.packing) and last_hidden_state holds zeros
+-- at padding (SentenceEncoder's pooling reads none of it; the pooler reads [CLS])
+function BertModel:_forward(input_ids, o, who, skip_padding)
     local h = self.embeddings(input_ids, o.token_type_ids, o.position_ids, who)
     local mask = o.attention_mask and extended_mask(o.attention_mask, h.dtype)
-    h = self.encoder(h, mask)
+    local pk = skip_padding and o.attention_mask and packing.of_mask(o.attention_mask)
+    if pk then
+        h = packing.unpack(pk, self.encoder(packing.pack(pk, h), mask, pk))
+    else
+        h = self.encoder(h, mask)
+    end
     return { last_hidden_state = h, pooler_output = self.pooler and self.pooler(h) or nil }
 end
 

@@ -7,6 +7,7 @@ local nn = require("tide.nn")
 local I = require("tide.nn._internal")
 local idiv = require("tide._compat").idiv
 local P = require("tide.models.bert.params")
+local packing = require("tide.models.bert.packing")
 
 local BertSelfAttention = nn.Module:extend("BertSelfAttention")
 
@@ -21,11 +22,20 @@ function BertSelfAttention:init(config)
     self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
 end
 
--- hidden [B, T, H] -> [B, T, H]
-function BertSelfAttention:forward(hidden, mask)
-    local B, T = hidden:size(1), hidden:size(2)
+-- hidden [B, T, H] -> [B, T, H]; or, with a packing (tide.models.bert.packing), the real
+-- tokens [N, H] -> [N, H]
+function BertSelfAttention:forward(hidden, mask, pk)
+    local B, T
+    if pk then
+        B, T = pk.B, pk.T
+    else
+        B, T = hidden:size(1), hidden:size(2)
+    end
     local nh, d = self.num_attention_heads, self.attention_head_size
     local function heads(x) -- [B, nh, T, d]
+        if pk then
+            x = packing.unpack(pk, x)
+        end
         return x:view(B, T, nh, d):transpose(2, 3)
     end
     -- q scaled before the product (a pass over [B, nh, T, d], not over the [B, nh, T, T]
@@ -40,7 +50,8 @@ function BertSelfAttention:forward(hidden, mask)
     if self.training and self.dropout.p > 0 then
         probs = I.dropout(probs, self.dropout.p)
     end
-    return probs:matmul(v):transpose(2, 3):reshape(B, T, self.all_head_size)
+    local context = probs:matmul(v):transpose(2, 3):reshape(B, T, self.all_head_size)
+    return pk and packing.pack(pk, context) or context
 end
 
 return BertSelfAttention
