@@ -31,6 +31,7 @@ static tide_lua_state *state_push(lua_State *L) {
     S->gc_debt = 0;
     S->gc_since = 0;
     S->gc_live = 0;
+    S->gc_made = 0;
     S->gc_gen = 0;
     S->gc_passes = 0;
     S->gc_aged = 0;

@@ -25,6 +25,7 @@ typedef struct tide_lua_state {
     size_t       gc_since;    /* tensor bytes allocated since the last full collection (gc.c) */
     size_t       gc_live;     /* tensor bytes alive after the last full collection (gc.c) */
     size_t       gc_heap;     /* the Lua heap's bytes after the last full collection (gc.c) */
+    size_t       gc_made;     /* tensors made since the last collector step (gc.c) */
     int          gc_gen;      /* the collector was generational at the last full collection */
     int          gc_passes;   /* minor collections wait for the end of a backward pass (gc.c) */
     int          gc_aged;     /* a collection ran since the last pass ended (gc.c) */
