@@ -511,6 +511,21 @@ describe("tide.models.bert", function()
             end
         end)
 
+        cuda_it("skips padding on cuda as on the CPU (SentenceEncoder's path)", function()
+            local c = REF.cases.base
+            local m = bert.BertModel.from_pretrained(dir_of(c), { device = "cuda" })
+            local ids, opts = inputs(c)
+            for k, v in pairs(opts) do
+                opts[k] = v:to("cuda")
+            end
+            local packed = m:_forward(ids:to("cuda"), opts, "BertModel", true)
+            local real = opts.attention_mask:to("float32"):unsqueeze(3)
+            local want = m(ids:to("cuda"), opts).last_hidden_state:mul(real)
+            assert.are.equal("cuda", packed.last_hidden_state.device.type)
+            local d = (packed.last_hidden_state - want):abs():max():to("cpu"):item()
+            assert.is_true(d < TOL, tostring(d))
+        end)
+
         cuda_it("one training step on cuda matches PyTorch's gradients", function()
             local tr = REF.train
             local m = bert.BertForSequenceClassification.from_pretrained(dir_of(tr),
