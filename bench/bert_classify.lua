@@ -13,13 +13,18 @@
 -- it says so and exits 0. The defaults take about 20 minutes on 2 cores; README's figures are
 -- --limit 2000 --max-length 64 (about 40 minutes). `make bench` passes --seeds
 -- $TIDE_BENCH_BERT_SEEDS, 0 (skipped) unless set.
+--
+-- --exact 1: one deterministic run of each side instead (no dropout, the new head's weights
+-- zero: nothing drawn at random), their losses compared step by step and their accuracies,
+-- which then differ by rounding only.
 local compare = require("bench.compare")
 
-local o = { seeds = 3, first_seed = 1, limit = 1000, epochs = 3, max_length = 48, batch_size = 32,
-    lr = "5e-5", model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
+local o = { seeds = 3, first_seed = 1, exact = 0, limit = 1000, epochs = 3, max_length = 48,
+    batch_size = 32, lr = "5e-5", model = "models/all-MiniLM-L6-v2",
+    data = "/usr/share/games/fortunes" }
 compare.flags(o, "usage: lua5.4 bench/bert_classify.lua [--seeds N] [--first-seed N] " ..
-    "[--limit N] [--epochs N] [--max-length N] [--batch-size N] [--lr X] [--model DIR] " ..
-    "[--data DIR]")
+    "[--exact 1] [--limit N] [--epochs N] [--max-length N] [--batch-size N] [--lr X] " ..
+    "[--model DIR] [--data DIR]")
 if not tonumber(o.lr) then
     io.stderr:write("bert_classify: --lr expects a number, got '", o.lr, "'\n")
     os.exit(2)
@@ -59,7 +64,7 @@ local function run(cmd)
         io.stderr:write("bert_classify: a run failed: ", cmd, "\n", out:sub(-2000), "\n")
         os.exit(1)
     end
-    return acc, sum / n
+    return acc, sum / n, out
 end
 
 local function mean(v)
@@ -68,6 +73,39 @@ local function mean(v)
         s = s + x
     end
     return s / #v
+end
+
+-- each side's "step N loss X" lines (--exact 1)
+local function losses(out)
+    local l = {}
+    for n, x in out:gmatch("step (%d+) loss ([%d%.]+)") do
+        l[tonumber(n)] = tonumber(x)
+    end
+    return l
+end
+
+if o.exact == 1 then
+    local cmd = { tide = string.format("%s examples/bert_classify.lua %s --seed %d --save '' " ..
+        "--exact 1", arg[-1] or "lua5.4", common, o.first_seed),
+        pytorch = string.format("env TIDE_BENCH_THREADS=%d %s bench/bert_classify.py %s " ..
+        "--seed %d --exact 1", compare.nproc(), VENV, common, o.first_seed) }
+    local acc, out = {}, {}
+    for _, side in ipairs({ "tide", "pytorch" }) do
+        acc[side], _, out[side] = run(cmd[side])
+    end
+    local lt, lp = losses(out.tide), losses(out.pytorch)
+    local worst, at = 0, 0
+    for n = 1, #lp do
+        local d = math.abs((lt[n] or math.huge) - lp[n])
+        if d > worst then
+            worst, at = d, n
+        end
+    end
+    print(string.format("bert_classify --exact 1 (no dropout, zero head; %s): %d steps, " ..
+        "losses differ by at most %.2g (step %d), last %.6f against %.6f; val accuracy tide " ..
+        "%.4f, pytorch %.4f (%+.2f points)", common, #lp, worst, at, lt[#lp] or 0 / 0, lp[#lp],
+        acc.tide, acc.pytorch, 100 * (acc.tide - acc.pytorch)))
+    os.exit(#lt == #lp and #lp > 0 and 0 or 1)
 end
 
 print(string.format("bert_classify: MiniLM fine-tune, %d seeds (%s)", o.seeds, common))

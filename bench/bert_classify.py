@@ -97,6 +97,7 @@ def main():
     ap.add_argument("--val-limit", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-fortunes", type=int, default=500)
+    ap.add_argument("--exact", type=int, default=0)  # the example's --exact 1
     ap.add_argument("--model", default=os.path.join(os.path.dirname(HERE), "models",
                                                     "all-MiniLM-L6-v2"))
     ap.add_argument("--data", default="/usr/share/games/fortunes")
@@ -127,6 +128,12 @@ def main():
     tok = BertTokenizerFast.from_pretrained(o.model)
     model = BertForSequenceClassification.from_pretrained(o.model, num_labels=len(classes))
     model.train()
+    if o.exact == 1:
+        for m in model.modules():
+            if isinstance(m, torch.nn.Dropout):
+                m.p = 0.0
+        with torch.no_grad():
+            model.classifier.weight.zero_()
     steps_per_epoch = -(-len(train) // o.batch_size)
     total = steps_per_epoch * o.epochs
     warmup = total // 10
@@ -155,6 +162,8 @@ def main():
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             sched.step()
+            if o.exact == 1:
+                print("step %d loss %.6f" % (steps + step + 1, loss.item()), flush=True)
             loss_sum += loss.item() * len(batch)
             seen += len(batch)
         train_s = time.perf_counter() - t0

@@ -14,6 +14,9 @@
 --        --data DIR (/usr/share/games/fortunes)   --save DIR (models/fortune-classifier;
 --        "" saves nothing)   --min-fortunes N (500: the files that become classes)
 --        --logdir DIR (off): loss, learning rate, gradient norm and accuracy for TensorBoard
+--        --exact 1 (0): a deterministic run, to hold against the PyTorch twin step by step
+--        (bench/bert_classify.lua --exact 1): no dropout, the new head's weights zero, each
+--        step's loss printed
 --
 -- The split is fixed by --seed: the fortunes of every class file, shuffled together, 80% for
 -- training and 20% for validation. The model is BertForSequenceClassification: the
@@ -32,7 +35,7 @@ local F = nn.functional
 local USAGE = [==[
 usage: lua5.4 examples/bert_classify.lua [--epochs N] [--lr X] [--batch-size N]
        [--max-length N] [--limit N] [--val-limit N] [--seed N] [--device DEV] [--model DIR]
-       [--data DIR] [--save DIR] [--min-fortunes N] [--logdir DIR]]==]
+       [--data DIR] [--save DIR] [--min-fortunes N] [--logdir DIR] [--exact 1]]==]
 
 local function die(msg)
     io.stderr:write("bert_classify: ", msg, "\n")
@@ -43,11 +46,11 @@ local function parse(argv)
     local o = { epochs = 3, lr = 5e-5, batch_size = 32, max_length = 128, limit = 0,
         val_limit = 0, seed = 1, model = "models/all-MiniLM-L6-v2",
         data = "/usr/share/games/fortunes", save = "models/fortune-classifier",
-        min_fortunes = 500 }
+        min_fortunes = 500, exact = 0 }
     local kinds = { epochs = "int", lr = "number", ["batch-size"] = "int",
         ["max-length"] = "int", limit = "int", ["val-limit"] = "int", seed = "int",
         device = "string", model = "string", data = "string", save = "string",
-        ["min-fortunes"] = "int", logdir = "string" }
+        ["min-fortunes"] = "int", logdir = "string", exact = "int" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -280,6 +283,16 @@ local function main(argv)
         { device = dev, id2label = id2label, strict = false })
     model.config.architectures = { "BertForSequenceClassification" }
     model:train()
+    if o.exact == 1 then
+        for _, m in ipairs(model:modules()) do
+            if getmetatable(m) == nn.Dropout then
+                m.p = 0
+            end
+        end
+        tide.no_grad(function()
+            model.classifier.weight:zero_()
+        end)
+    end
 
     local steps_per_epoch = math.ceil(#train / o.batch_size)
     local total = steps_per_epoch * o.epochs
@@ -329,6 +342,9 @@ local function main(argv)
             opt:step()
             sched:step()
             local l = loss:item()
+            if o.exact == 1 then
+                print(string.format("step %d loss %.6f", global + 1, l))
+            end
             global = global + 1
             if writer then
                 writer:add_scalar("train/loss", l, global)
