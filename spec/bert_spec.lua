@@ -176,6 +176,42 @@ describe("tide.models.bert", function()
             assert.is_true(checked >= 2)
         end)
 
+        it("classifies padded rows with a real [CLS] as transformers, skipping the padding",
+            function()
+            for _, name in ipairs({ "cls", "reg" }) do
+                local c = REF.cases[name]
+                local m = bert.BertForSequenceClassification.from_pretrained(dir_of(c))
+                local ids, opts = inputs(c)
+                local mask = opts.attention_mask
+                local keep = {}
+                for b = 1, mask:size(1) do
+                    if mask[b][1]:item() ~= 0 then
+                        keep[#keep + 1] = b
+                    end
+                end
+                local rows = tide.tensor(keep, { dtype = "int64" })
+                assert.is_true(#keep >= 2 and mask:index_select(1, rows):eq(0):any():item())
+                for k, v in pairs(opts) do
+                    opts[k] = v:index_select(1, rows)
+                end
+                local want = fx.tensor(c.outputs.logits):float():index_select(1, rows)
+                local packing = require("tide.models.bert.packing")
+                local of_mask, packed = packing.of_mask, 0
+                packing.of_mask = function(...)
+                    local pk = of_mask(...)
+                    packed = packed + (pk and 1 or 0)
+                    return pk
+                end
+                local ok, got = pcall(function()
+                    return m(ids:index_select(1, rows), opts).logits
+                end)
+                packing.of_mask = of_mask
+                assert(ok, got)
+                assert.are.equal(1, packed, name .. ": the padding was skipped")
+                assert.is_true((got - want):abs():max():item() < TOL, name)
+            end
+        end)
+
         it("takes tide.models.bert through tide.models too", function()
             assert.are.equal(bert, tide.models.bert)
         end)
