@@ -14,17 +14,20 @@
 -- --limit 2000 --max-length 64 (about 40 minutes). `make bench` passes --seeds
 -- $TIDE_BENCH_BERT_SEEDS, 0 (skipped) unless set.
 --
+-- --shared-head 1: each seed's tide run starts its head from the PyTorch run's (the twin's
+-- --save-head, the example's --init-head), so that only the dropout masks differ.
+--
 -- --exact 1: one deterministic run of each side instead (no dropout, the new head's weights
 -- zero: nothing drawn at random), their losses compared step by step and their accuracies,
 -- which then differ by rounding only.
 local compare = require("bench.compare")
 
-local o = { seeds = 3, first_seed = 1, exact = 0, limit = 1000, epochs = 3, max_length = 48,
-    batch_size = 32, lr = "5e-5", model = "models/all-MiniLM-L6-v2",
+local o = { seeds = 3, first_seed = 1, exact = 0, shared_head = 0, limit = 1000, epochs = 3,
+    max_length = 48, batch_size = 32, lr = "5e-5", model = "models/all-MiniLM-L6-v2",
     data = "/usr/share/games/fortunes" }
 compare.flags(o, "usage: lua5.4 bench/bert_classify.lua [--seeds N] [--first-seed N] " ..
-    "[--exact 1] [--limit N] [--epochs N] [--max-length N] [--batch-size N] [--lr X] " ..
-    "[--model DIR] [--data DIR]")
+    "[--exact 1] [--shared-head 1] [--limit N] [--epochs N] [--max-length N] " ..
+    "[--batch-size N] [--lr X] [--model DIR] [--data DIR]")
 if not tonumber(o.lr) then
     io.stderr:write("bert_classify: --lr expects a number, got '", o.lr, "'\n")
     os.exit(2)
@@ -108,22 +111,27 @@ if o.exact == 1 then
     os.exit(#lt == #lp and #lp > 0 and 0 or 1)
 end
 
-print(string.format("bert_classify: MiniLM fine-tune, %d seeds (%s)", o.seeds, common))
+print(string.format("bert_classify: MiniLM fine-tune, %d seeds%s (%s)", o.seeds,
+    o.shared_head == 1 and ", tide starting from PyTorch's head" or "", common))
 local acc, step = { tide = {}, pytorch = {} }, { tide = {}, pytorch = {} }
 local threads = compare.nproc()
+local head = os.tmpname()
 for seed = o.first_seed, o.first_seed + o.seeds - 1 do
-    local a, s = run(string.format("%s examples/bert_classify.lua %s --seed %d --save ''",
-        arg[-1] or "lua5.4", common, seed))
-    table.insert(acc.tide, a)
-    table.insert(step.tide, s)
-    a, s = run(string.format("env TIDE_BENCH_THREADS=%d %s bench/bert_classify.py %s --seed %d",
-        threads, VENV, common, seed))
+    local a, s = run(string.format("env TIDE_BENCH_THREADS=%d %s bench/bert_classify.py %s " ..
+        "--seed %d%s", threads, VENV, common, seed,
+        o.shared_head == 1 and " --save-head '" .. head .. "'" or ""))
     table.insert(acc.pytorch, a)
     table.insert(step.pytorch, s)
+    a, s = run(string.format("%s examples/bert_classify.lua %s --seed %d --save ''%s",
+        arg[-1] or "lua5.4", common, seed,
+        o.shared_head == 1 and " --init-head '" .. head .. "'" or ""))
+    table.insert(acc.tide, a)
+    table.insert(step.tide, s)
     print(string.format("  seed %d: val accuracy tide %.4f, pytorch %.4f; %.2f s/step against " ..
         "%.2f s/step", seed, acc.tide[#acc.tide], acc.pytorch[#acc.pytorch], step.tide[#step.tide],
         step.pytorch[#step.pytorch]))
 end
+os.remove(head)
 local mt, mp = mean(acc.tide), mean(acc.pytorch)
 print(string.format("bert_classify: mean val accuracy tide %.4f, pytorch %.4f: %+.2f points " ..
     "(target: within 1); time per step %.2f s against %.2f s (%.2fx, %d threads each; the " ..

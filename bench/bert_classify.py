@@ -98,6 +98,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-fortunes", type=int, default=500)
     ap.add_argument("--exact", type=int, default=0)  # the example's --exact 1
+    # the new head's initial weights, for the example's --init-head
+    ap.add_argument("--save-head", default="")
     ap.add_argument("--model", default=os.path.join(os.path.dirname(HERE), "models",
                                                     "all-MiniLM-L6-v2"))
     ap.add_argument("--data", default="/usr/share/games/fortunes")
@@ -128,6 +130,10 @@ def main():
     tok = BertTokenizerFast.from_pretrained(o.model)
     model = BertForSequenceClassification.from_pretrained(o.model, num_labels=len(classes))
     model.train()
+    if o.save_head:
+        from safetensors.torch import save_file
+        save_file({"classifier." + k: v.detach().contiguous()
+                   for k, v in model.classifier.state_dict().items()}, o.save_head)
     if o.exact == 1:
         for m in model.modules():
             if isinstance(m, torch.nn.Dropout):

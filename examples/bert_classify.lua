@@ -17,6 +17,8 @@
 --        --exact 1 (0): a deterministic run, to hold against the PyTorch twin step by step
 --        (bench/bert_classify.lua --exact 1): no dropout, the new head's weights zero, each
 --        step's loss printed
+--        --init-head FILE: the new head starts from FILE's classifier.weight and
+--        classifier.bias (safetensors; the PyTorch twin's --save-head writes one)
 --
 -- The split is fixed by --seed: the fortunes of every class file, shuffled together, 80% for
 -- training and 20% for validation. The model is BertForSequenceClassification: the
@@ -35,7 +37,8 @@ local F = nn.functional
 local USAGE = [==[
 usage: lua5.4 examples/bert_classify.lua [--epochs N] [--lr X] [--batch-size N]
        [--max-length N] [--limit N] [--val-limit N] [--seed N] [--device DEV] [--model DIR]
-       [--data DIR] [--save DIR] [--min-fortunes N] [--logdir DIR] [--exact 1]]==]
+       [--data DIR] [--save DIR] [--min-fortunes N] [--logdir DIR] [--exact 1]
+       [--init-head FILE]]==]
 
 local function die(msg)
     io.stderr:write("bert_classify: ", msg, "\n")
@@ -50,7 +53,7 @@ local function parse(argv)
     local kinds = { epochs = "int", lr = "number", ["batch-size"] = "int",
         ["max-length"] = "int", limit = "int", ["val-limit"] = "int", seed = "int",
         device = "string", model = "string", data = "string", save = "string",
-        ["min-fortunes"] = "int", logdir = "string", exact = "int" }
+        ["min-fortunes"] = "int", logdir = "string", exact = "int", ["init-head"] = "string" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -283,6 +286,21 @@ local function main(argv)
         { device = dev, id2label = id2label, strict = false })
     model.config.architectures = { "BertForSequenceClassification" }
     model:train()
+    if o.init_head then
+        local head = tide.safetensors_load(o.init_head)
+        tide.no_grad(function()
+            for _, k in ipairs({ "weight", "bias" }) do
+                local t = head["classifier." .. k]
+                local p = model.classifier[k]
+                local want = table.concat(p.shape, "x")
+                if not t or t.dtype ~= "float32" or table.concat(t.shape, "x") ~= want then
+                    die(string.format("--init-head %s: expected classifier.%s, float32 %s",
+                        o.init_head, k, want))
+                end
+                p:copy_(t)
+            end
+        end)
+    end
     if o.exact == 1 then
         for _, m in ipairs(model:modules()) do
             if getmetatable(m) == nn.Dropout then
