@@ -12,7 +12,7 @@
 -- Needs models/all-MiniLM-L6-v2 and, for the reference, .venv (sh tools/pyenv.sh); without them
 -- it says so and exits 0. The defaults take about 20 minutes on 2 cores; README's figures are
 -- --limit 2000 --max-length 64 (about 40 minutes). `make bench` passes --seeds
--- $TIDE_BENCH_BERT_SEEDS, 0 (skipped) unless set.
+-- $TIDE_BENCH_BERT_SEEDS when it is set, and runs --exact 1 on 10 steps otherwise.
 --
 -- --shared-head 1: each seed's tide run starts its head from the PyTorch run's (the twin's
 -- --save-head, the example's --init-head), so that only the dropout masks differ.

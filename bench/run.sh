@@ -67,8 +67,15 @@ for src in bench/*.lua; do
     # one thread each side; run lstm and gpt side by side): make bench times its steps;
     # TIDE_BENCH_CHAR_LM_STEPS=1000 adds the losses
     [ "$name" = char_lm ] && args="--steps ${TIDE_BENCH_CHAR_LM_STEPS:-0} --time-steps 5"
-    # the fine-tune's accuracy over seeds (tide and PyTorch, ~40 minutes): on request only
-    [ "$name" = bert_classify ] && args="--seeds ${TIDE_BENCH_BERT_SEEDS:-0} --limit 2000 --max-length 64"
+    # the fine-tune's accuracy over seeds (tide and PyTorch, ~40 minutes) on request; otherwise
+    # the two fine-tunes without randomness, loss by loss (10 steps, ~2 minutes)
+    if [ "$name" = bert_classify ]; then
+        if [ "${TIDE_BENCH_BERT_SEEDS:-0}" -gt 0 ]; then
+            args="--seeds $TIDE_BENCH_BERT_SEEDS --limit 2000 --max-length 64"
+        else
+            args="--exact 1 --limit 320 --epochs 1 --max-length 64"
+        fi
+    fi
     # shellcheck disable=SC2086 # args is empty or a list of words
     if ! $LUA "$src" $args; then
         failed="$failed $name"
