@@ -28,13 +28,7 @@ for i = 1, #arg, 2 do
     o[k] = type(o[k]) == "number" and math.tointeger(tonumber(arg[i + 1])) or arg[i + 1]
 end
 
-local function exists(path)
-    local f = io.open(path, "rb")
-    if f then
-        f:close()
-    end
-    return f ~= nil
-end
+local exists = require("bench.compare").exists
 
 -- the fortunes, every file in name order, split on "%" lines
 local fortunes = {}

@@ -170,21 +170,15 @@ local function modulo_backward(nd, g, truncated)
     return ga, gb
 end
 
-def {
-    name = "remainder",
-    reads = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a and b
-    backward = function(nd, g)
-        return modulo_backward(nd, g, false)
-    end,
-}
-
-def {
-    name = "fmod",
-    reads = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a and b
-    backward = function(nd, g)
-        return modulo_backward(nd, g, true)
-    end,
-}
+for name, truncated in pairs({ remainder = false, fmod = true }) do
+    def {
+        name = name,
+        reads = { { 1, 2 }, { 2, 2 } }, -- b's gradient reads a and b
+        backward = function(nd, g)
+            return modulo_backward(nd, g, truncated)
+        end,
+    }
+end
 
 -- floor(a / b) is piecewise constant: zero gradients, as PyTorch's floor
 def {
