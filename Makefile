@@ -11,7 +11,7 @@
 #   make models     fetches all-MiniLM-L6-v2 into models/ for the BERT examples (tools/models.sh)
 #   make rock       the release rockspec and source rock in build/rock/ (tools/rock.sh)
 #   make gpu-check  on a GPU machine: build, cuda-tagged specs, GPU benchmarks ($OUT gets logs)
-#   make format / format-check / check-layering
+#   make format / format-check / shell-check / check-layering
 
 # LUA, LUA_INC, LUA_LIBS and BUILD for LUA_VERSION=5.4 (default), 5.3, 5.1 or luajit
 include tools/lua_version.mk
@@ -89,7 +89,7 @@ LUAMOD     := $(BUILD)/lua/tide/core.so
 LIBTIDE_SO := $(BUILD)/libtide.so.0
 PRELOAD_SO := $(BUILD)/lua/tide/preload.so
 
-.PHONY: all test ctests asan fuzz bench demo rock gpu-check format format-check check-layering clean \
+.PHONY: all test ctests asan fuzz bench demo rock gpu-check format format-check shell-check check-layering clean \
         deps install embed-demo models
 
 all: $(LIBTIDE) $(LUAMOD) $(LIBTIDE_SO) $(PRELOAD_SO) cuda dist
@@ -247,6 +247,11 @@ format-check:
 	@clang-format --dry-run --Werror $(wildcard include/*.h src/*.c src/*.h src/cpu/*.[ch] \
 	    src/io/*.[ch] src/text/wordpiece.[ch] src/cuda/*.cu src/cuda/*.cuh src/dist/*.c lua/*.c lua/*.h spec/c/*.[ch] spec/cuda_emu/*.cpp spec/cuda_emu/*.h spec/nccl_emu/*.c bench/*.c \
 	    examples/embed/*.c) && echo "clang-format: clean"
+
+# every shell script passes shellcheck at warning level (its notes on quoting are left to taste)
+shell-check:
+	@shellcheck -S warning $$(git ls-files '*.sh' 2>/dev/null || ls bench/*.sh tools/*.sh spec/*/*.sh) && \
+	    echo "shellcheck: clean"
 
 # nothing under src/ or include/tide.h may see Lua; shape.c <- storage.c <- tensor.c <-
 # transfer.c call one way only, and lua/*.c have no circle (spec/support/layering_check.sh)

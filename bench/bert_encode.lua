@@ -37,54 +37,9 @@ local have_venv = exists(VENV)
 local tide = require("tide")
 local core = require("tide.core")
 
--- bench/bert_encode.py's read_fortunes and sample
-local function read_fortunes(dir)
-    local names = {}
-    local ls = io.popen("ls -1 '" .. dir .. "'")
-    for name in ls:lines() do
-        local sub = io.open(dir .. "/" .. name .. "/.", "rb")
-        if sub then
-            sub:close()
-        elseif not name:match("%.dat$") and not name:match("%.u8$") then
-            names[#names + 1] = name
-        end
-    end
-    ls:close()
-    table.sort(names)
-    local out = {}
-    for _, name in ipairs(names) do
-        local f = assert(io.open(dir .. "/" .. name, "rb"))
-        local text = "\n" .. f:read("a")
-        f:close()
-        local pos = 1
-        while pos <= #text + 1 do
-            local a, b = text:find("\n%\n", pos, true)
-            local piece = text:sub(pos, (a or #text + 1) - 1):match("^%s*(.-)%s*$")
-            if piece ~= "" and piece ~= "%" then
-                out[#out + 1] = piece
-            end
-            if not a then
-                break
-            end
-            pos = b + 1
-        end
-    end
-    return out
-end
-
-local function sample(list, n)
-    if n <= 0 or n >= #list then
-        return list
-    end
-    local out = {}
-    for k = 0, n - 1 do
-        out[k + 1] = list[k * #list // n + 1]
-    end
-    return out
-end
-
-local fortunes = read_fortunes(o.data)
-local sentences = sample(fortunes, o.n)
+local corpus = require("bench.fortunes")
+local fortunes = corpus.read(o.data)
+local sentences = corpus.sample(fortunes, o.n)
 local warm = { table.unpack(sentences, 1, math.min(o.batch_size, #sentences)) }
 local enc = tide.models.SentenceEncoder.from_pretrained(o.model)
 enc.max_seq_length = o.max_length

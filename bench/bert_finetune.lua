@@ -48,46 +48,8 @@ local function status_kb(field)
     return tonumber(s:match(field .. ":%s*(%d+)")) or 0
 end
 
--- bench/bert_encode.py's read_fortunes and sample
-local function read_fortunes(dir)
-    local names = {}
-    local ls = io.popen("ls -1 '" .. dir .. "'")
-    for name in ls:lines() do
-        local sub = io.open(dir .. "/" .. name .. "/.", "rb")
-        if sub then
-            sub:close()
-        elseif not name:match("%.dat$") and not name:match("%.u8$") then
-            names[#names + 1] = name
-        end
-    end
-    ls:close()
-    table.sort(names)
-    local out = {}
-    for _, name in ipairs(names) do
-        local f = assert(io.open(dir .. "/" .. name, "rb"))
-        local text = "\n" .. f:read("a")
-        f:close()
-        local pos = 1
-        while pos <= #text + 1 do
-            local a, b = text:find("\n%\n", pos, true)
-            local piece = text:sub(pos, (a or #text + 1) - 1):match("^%s*(.-)%s*$")
-            if piece ~= "" and piece ~= "%" then
-                out[#out + 1] = piece
-            end
-            if not a then
-                break
-            end
-            pos = b + 1
-        end
-    end
-    return out
-end
-
-local fortunes = read_fortunes(o.data)
-local texts = {}
-for k = 0, o.batch_size - 1 do
-    texts[k + 1] = fortunes[k * #fortunes // o.batch_size + 1]
-end
+local fortunes = require("bench.fortunes")
+local texts = fortunes.sample(fortunes.read(o.data), o.batch_size)
 
 -- the model of examples/bert_classify.lua: the pretrained encoder under a new head of 13 labels
 tide.manual_seed(0)

@@ -36,7 +36,7 @@ echo "tide benchmarks on $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
 # (lua/preload/blas_core.c); the C benchmarks link libtide.a without the preload, so they run
 # under the same value, set here, and so do the PyTorch references (bench/compare.lua)
 BLAS_CORE=${OPENBLAS_CORETYPE:-$($LUA -e 'print(require("tide").cpu_info().blas_core or "")' 2>/dev/null)}
-echo "(OpenBLAS kernels: ${BLAS_CORE:-OpenBLAS's own choice}; tide and every reference run them)"
+echo "(OpenBLAS kernels: ${BLAS_CORE:-"OpenBLAS's own choice"}; tide and every reference run them)"
 for src in bench/*.c; do
     [ -e "$src" ] || continue
     name=$(basename "$src" .c)

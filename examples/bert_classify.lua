@@ -93,6 +93,14 @@ local function parse(argv)
     if o.max_length < 2 then
         die("--max-length must be at least 2 ([CLS] and [SEP])")
     end
+    local head = o.init_head and io.open(o.init_head, "rb")
+    if o.init_head and not head then -- before the model is loaded
+        die("--init-head " .. o.init_head .. ": no such file (bench/bert_classify.py " ..
+            "--save-head FILE writes one)")
+    end
+    if head then
+        head:close()
+    end
     return o
 end
 
@@ -287,7 +295,10 @@ local function main(argv)
     model.config.architectures = { "BertForSequenceClassification" }
     model:train()
     if o.init_head then
-        local head = tide.safetensors_load(o.init_head)
+        local ok, head = pcall(tide.safetensors_load, o.init_head)
+        if not ok then -- tide's message names the file and what is wrong with it
+            die("--init-head: " .. tostring(head):gsub("^.-tide: ", "tide: "))
+        end
         tide.no_grad(function()
             for _, k in ipairs({ "weight", "bias" }) do
                 local t = head["classifier." .. k]

@@ -85,6 +85,6 @@ EOF
     die "extracted files do not match tools/models.sha256; nothing was written to models/"
 
 mkdir -p "$dest"
-rm -rf "$dest/$name"
+rm -rf "${dest:?}/${name:?}"
 mv "$tmp/$name" "$dest/$name"
 echo "models: $name ready in models/$name ($(du -sh "$dest/$name" | cut -f1))"

@@ -17,6 +17,7 @@
 #                    rehearsal of `make gpu-check` (bench/gpu_check.sh) at toy sizes
 #   asan             `make asan`: C tests + busted built by clang under ASan+UBSan (run_asan.sh)
 #   format, layering clang-format --dry-run --Werror; no Lua header under src/
+#   shell scripts    shellcheck at warning level, every script (where it is installed)
 #   exports          core.so / libtide.so.0 export exactly the functions of include/*.h
 #   examples/...     examples/devices.lua runs to its end (each step checks its rule)
 #   tensorboard      a log of every SummaryWriter entry, read by TensorBoard's EventAccumulator
@@ -172,6 +173,10 @@ unset TIDE_CPU_DEVICES
 # ---- static checks -------------------------------------------------------------------------
 run_check "format" $MAKE --no-print-directory -s format-check
 run_check "layering" $MAKE --no-print-directory -s check-layering
+# ShellCheck is a tool of the developers, not a dependency: the check runs where it is installed
+if command -v shellcheck >/dev/null 2>&1; then
+    run_check "shellcheck" $MAKE --no-print-directory -s shell-check
+fi
 # the library exports exactly the functions of include/*.h (tools/exports.map)
 run_suite "exports" $LUA spec/support/exports_check.lua build/lua/tide/core.so build/libtide.so.0
 

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # suite.sh — helpers shared by run_all.sh and run_asan.sh (sourced, POSIX sh).
 #
 # A suite is one command whose output ends with a line "N passed, N failed[, N pending]".
