@@ -565,6 +565,21 @@ describe("cuda #cuda", function()
       tide.manual_seed(11)
       g = tide.randn({ 4, 4 }, { device = DEV }):t()
       same(g, c, 1e-5, "randn")
+      -- the half dtypes: the same bits on both devices (the float32 draw, rounded, and a
+      -- uniform draw that would round up to hi kept below it)
+      for _, dt in ipairs({ "float16", "bfloat16" }) do
+        for _, draw in ipairs({
+          function(dev) return tide.rand({ 20000 }, { dtype = dt, device = dev }) end,
+          function(dev) return tide.randn({ 3, 70 }, { dtype = dt, device = dev }):t() end,
+          function(dev) return tide.empty({ 999 }, { dtype = dt, device = dev }):uniform_(-1, 3) end,
+        }) do
+          tide.manual_seed(13)
+          c = draw("cpu")
+          tide.manual_seed(13)
+          g = draw(DEV)
+          assert.are.same(c:double():totable(), g:to("cpu"):double():totable(), dt)
+        end
+      end
     end)
 
     git("arange, full, eye, ones on the device", function()

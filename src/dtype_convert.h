@@ -87,6 +87,26 @@ TIDE_CONV_HD uint16_t tide_float_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
+/* float f rounded to float16 (bfloat16 when bf), as a float */
+TIDE_CONV_HD float tide_round_half(int bf, float f) {
+    return bf ? tide_bf16_to_float(tide_float_to_bf16(f))
+              : tide_half_to_float(tide_float_to_half(f));
+}
+
+/* the largest float16 (bfloat16 when bf) value below hi, as a float: a uniform draw in [lo, hi)
+ * that rounds up to hi in the half dtype takes it instead, as float32 draws take the float
+ * below hi. Rounding to nearest lands within one step of hi, so two steps down always do. */
+TIDE_CONV_HD float tide_half_below(int bf, double hi) {
+    uint16_t b = bf ? tide_float_to_bf16((float)hi) : tide_float_to_half((float)hi);
+    for (int k = 0; k < 3; k++) {
+        float v = bf ? tide_bf16_to_float(b) : tide_half_to_float(b);
+        if (v < hi)
+            return v;
+        b = (b & 0x8000u) ? (uint16_t)(b + 1) : b == 0 ? (uint16_t)0x8001u : (uint16_t)(b - 1);
+    }
+    return (float)hi; /* hi NaN or below every finite value: nothing lies below it */
+}
+
 /* saturating double -> integer casts (NaN -> 0): C leaves out-of-range conversions undefined */
 #define TIDE_DEF_SAT(S, T, MIN, MAX)                                                               \
     TIDE_CONV_HD T tide_sat_##S(double v) {                                                        \

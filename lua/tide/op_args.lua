@@ -133,6 +133,21 @@ end
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 M.FLOAT = FLOAT
 
+-- float16 and bfloat16 composites run in float32 and round once at the end, as PyTorch computes
+-- them (its "opmath" type): a chain of half ops would round at every step (a layer norm's
+-- variance, a cumsum's running total). fn(x, ...) for other dtypes; autograd sees the two
+-- conversions as recorded ops.
+local HALF = { float16 = true, bfloat16 = true }
+M.HALF = HALF
+function M.in_float(fn)
+    return function(x, ...)
+        if type(x) == "userdata" and HALF[x.dtype] then -- a tensor (the op checks the rest)
+            return fn(x:float(), ...):to(x.dtype)
+        end
+        return fn(x, ...)
+    end
+end
+
 -- raises for an integer or bool x: the op is defined on floating-point values only (as PyTorch)
 function M.float_input(op, x)
     if not FLOAT[x.dtype] then

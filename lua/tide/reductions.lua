@@ -9,7 +9,8 @@ local args = require("tide.op_args")
 local no_grad = autograd.no_grad -- for results that are never differentiable (any, allclose)
 
 local Tensor = core.Tensor
-local check, dim_of, float_input = args.check, args.dim_of, args.float_input
+local check, dim_of, float_input, in_float = args.check, args.dim_of, args.float_input,
+    args.in_float
 
 local M = {}
 
@@ -43,8 +44,8 @@ local function cumulative(op, combine)
     end
 end
 
-Tensor.cumsum = cumulative("cumsum", function(a, b) return a + b end)
-Tensor.cumprod = cumulative("cumprod", function(a, b) return a * b end)
+Tensor.cumsum = in_float(cumulative("cumsum", function(a, b) return a + b end))
+Tensor.cumprod = in_float(cumulative("cumprod", function(a, b) return a * b end))
 
 -- a dim argument (one dim or a list) as distinct positive dims, in descending order
 local function dims_of(op, x, dim)
@@ -117,13 +118,13 @@ local function var(op, x, dim, keepdim, opts)
     return over(dev * dev, dims, "sum", keep) / math.max(n - correction, 0)
 end
 
-function Tensor.var(x, dim, keepdim, opts)
+Tensor.var = in_float(function(x, dim, keepdim, opts)
     return var("var", x, dim, keepdim, opts)
-end
+end)
 
-function Tensor.std(x, dim, keepdim, opts)
+Tensor.std = in_float(function(x, dim, keepdim, opts)
     return var("std", x, dim, keepdim, opts):sqrt()
-end
+end)
 
 local function keepdim_arg(op, keepdim)
     if keepdim ~= nil and type(keepdim) ~= "boolean" then
@@ -134,7 +135,7 @@ end
 
 -- log(sum(exp(x))) shifted by the (detached) max, so large values do not overflow; a row of
 -- -inf gives -inf, as PyTorch's
-function Tensor.logsumexp(x, dim, keepdim)
+Tensor.logsumexp = in_float(function(x, dim, keepdim)
     check("logsumexp", x)
     if dim == nil then
         raise("tide: logsumexp: dim is required, as in x:logsumexp(2)")
@@ -151,7 +152,7 @@ function Tensor.logsumexp(x, dim, keepdim)
     m = core.where(m:isinf(), 0, m)
     local r = over((x - m):exp(), dims, "sum", true):log() + m
     return keep and r or over(r, dims, "sum", false)
-end
+end)
 
 -- the 2-norm as one node, recorded below (nd[2] the dim or false, nd[3] keepdim): its gradient
 -- is x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient; sqrt's would give nan)
@@ -168,7 +169,7 @@ autograd.def {
 }
 
 -- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"
-function Tensor.norm(x, p, dim, keepdim)
+Tensor.norm = in_float(function(x, p, dim, keepdim)
     check("norm", x)
     float_input("norm", x)
     if p == nil or p == "fro" then
@@ -206,7 +207,7 @@ function Tensor.norm(x, p, dim, keepdim)
         return r
     end
     return reduce(a:pow(p), "sum"):pow(1 / p)
-end
+end)
 
 -- any/all([dim[, keepdim]]): bool results (uint8 for uint8 input, as PyTorch 1.13)
 local function logical_reduce(op, count_of)

@@ -20,9 +20,10 @@ local M = {}
 
 M.all_dtypes = { "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16" }
 -- the dtypes the ops accept on each kind of device, unless an entry says otherwise; the spec
--- checks that the others are refused, not silently computed (the CPU has no float16 kernels)
+-- checks that the others are refused, not silently computed (float16 and bfloat16 compute on
+-- the CPU too, through its float32 kernels: src/cpu/half.c)
 M.device_dtypes = {
-    cpu = { "float32", "float64", "int32", "int64", "uint8", "bool" },
+    cpu = M.all_dtypes,
     cuda = M.all_dtypes,
 }
 

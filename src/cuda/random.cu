@@ -5,24 +5,39 @@
  */
 #include "map.cuh"
 
+/* float16 and bfloat16 take the float32 draw, rounded, as the CPU (src/cpu/half.c): a value
+ * goes through float, so double rounding matches too; a uniform draw that rounds up to hi takes
+ * `below`, the largest half value under hi (tide_half_below) */
 __global__ void k_random(tide_iter<1> it, uint32_t n, uint64_t first, void *out, int dt, int kind,
-                         double lo, double hi, unsigned long long seed, unsigned long long offset) {
+                         double lo, double hi, float below, unsigned long long seed,
+                         unsigned long long offset) {
+    bool is_half = dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16;
     for (uint32_t i = (uint32_t)TIDE_GTID; i < n; i += (uint32_t)TIDE_GSTRIDE) {
         int64_t off[1];
         tide_iter_offsets<1, uint32_t>(it, i, off);
         unsigned long long c = offset + first + i;
+        double             v;
         if (kind == TIDE_RANDOM_KEEP) { /* dropout's mask: hi where the draw is >= lo */
-            tide_store_dyn(out, off[0], dt, tide_rng_uniform(seed, c) >= lo ? hi : 0.0);
+            v = tide_rng_uniform(seed, c) >= lo ? hi : 0.0;
         } else if (kind == TIDE_RANDOM_NORMAL) {
-            tide_store_dyn(out, off[0], dt, lo + hi * tide_rng_normal(seed, c));
+            v = lo + hi * tide_rng_normal(seed, c);
         } else {
             /* as the CPU: [lo, hi) after rounding to the dtype */
             double u = tide_rng_uniform(seed, c);
-            if (dt == TIDE_DTYPE_F32)
-                ((float *)out)[off[0]] = tide_rng_in_range_f(lo, hi, u);
-            else
-                tide_store_dyn(out, off[0], dt, tide_rng_in_range_d(lo, hi, u));
+            if (dt == TIDE_DTYPE_F32 || is_half) {
+                float f = tide_rng_in_range_f(lo, hi, u);
+                if (is_half && hi > lo && tide_round_half(dt == TIDE_DTYPE_BF16, f) >= hi)
+                    f = below;
+                if (dt == TIDE_DTYPE_F32) {
+                    ((float *)out)[off[0]] = f;
+                    continue;
+                }
+                v = f;
+            } else {
+                v = tide_rng_in_range_d(lo, hi, u);
+            }
         }
+        tide_store_dyn(out, off[0], dt, is_half ? (double)(float)v : v);
     }
 }
 
@@ -39,7 +54,8 @@ extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
     tide_iter<1>      it = tide_iter_make<1>(views);
     char             *po = (char *)out->data;
     size_t            es = tide_cuda_dtype_size(out->dtype);
-    int64_t           inner = n / it.shape[0];
+    float   below = tide_half_below(out->dtype == TIDE_DTYPE_BF16, hi); /* used by half dtypes */
+    int64_t inner = n / it.shape[0];
     return tide_iter_chunks<1>(it, n, [&](const tide_iter<1> &p, uint32_t m, const int64_t *off) {
         /* a piece starts at row off[0] / stride: its first counter is that row times inner */
         uint64_t first = 0;
@@ -47,7 +63,7 @@ extern "C" tide_status tide_cuda_random(tide_device *dev, const tide_kview *out,
             first = (uint64_t)(off[0] / it.stride[0][0] * inner);
         TIDE_LAUNCH(k_random, tide_map_grid(m), TIDE_CUDA_THREADS, 0, stream, p, m, first,
                     po + (off ? off[0] * (int64_t)es : 0), (int)out->dtype, (int)kind, lo, hi,
-                    (unsigned long long)seed, (unsigned long long)offset);
+                    below, (unsigned long long)seed, (unsigned long long)offset);
         TIDE_CUDA_LAUNCHED(k_random);
         return TIDE_OK;
     });

@@ -5,6 +5,7 @@ local compat = require("tide._compat")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local fused = require("tide.nn._fused")
+local args = require("tide.op_args")
 local raise = autograd.raise
 
 local I = {}
@@ -546,6 +547,10 @@ end
 -- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite (which
 -- also keeps a negative eps's NaNs, where the kernel refuses it)
 function I.layer_norm(x, d, weight, bias, eps)
+    if args.HALF[x.dtype] then -- float16, bfloat16: in float32, rounded once (tide.op_args.in_float)
+        return I.layer_norm(x:float(), d, weight and weight:float(), bias and bias:float(), eps)
+            :to(x.dtype)
+    end
     if eps >= 0 and LN_KERNEL[x.dtype] and ln_param_fits(weight, x, d) and
         ln_param_fits(bias, x, d) then
         local y = fused.layer_norm(x, d, weight, bias, eps)

@@ -690,6 +690,10 @@ function F.rms_norm(input, normalized_shape, weight, eps)
             I.shape_str(ns) .. "), got " .. I.shape_str(weight.shape))
     end
     eps = number_opt(eps, MACHINE_EPS[input.dtype] or MACHINE_EPS.float32, who, "eps")
+    if args.HALF[input.dtype] then -- in float32, rounded once (tide.op_args.in_float)
+        return F.rms_norm(input:float(), normalized_shape, weight and weight:float(), eps)
+            :to(input.dtype)
+    end
     local kernel = eps >= 0 and (input.dtype == "float32" or input.dtype == "float64") and
         (not weight or weight.dtype == input.dtype)
     local y = kernel and fused.kernel("rms_norm", input, weight, d, eps)

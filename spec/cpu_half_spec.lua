@@ -1,0 +1,184 @@
+-- cpu_half_spec.lua — float16 and bfloat16 compute on the CPU (src/cpu/half.c): every op is
+-- its float32 kernel on the widened values with the result rounded once, so each result is bit
+-- for bit `op(x:float()):to(dtype)`, through broadcasts, strided views and in-place writes;
+-- random draws are the float32 draws rounded; the scratch copies are given back; nn layers,
+-- autograd and an optimizer step run in half; SentenceEncoder takes {dtype = "bfloat16"}. The
+-- op table's walk (spec/opinfo_spec.lua) covers every op on both dtypes against the CPU's
+-- float32 result too.
+local tide = require("tide")
+local nn = tide.nn
+local F = nn.functional
+
+local HALF = { "float16", "bfloat16" }
+
+-- a [r, c] tensor of values that are not exact in half, the same on every run
+local function values(r, c, seed)
+    local t = {}
+    for i = 1, r do
+        t[i] = {}
+        for j = 1, c do
+            t[i][j] = math.sin(seed * 7.31 + i * 1.7 + j * 0.37) * 3
+        end
+    end
+    return t
+end
+
+-- bit-identical: the same dtype, shape and values (as float64, which holds every half value)
+local function same_bits(want, got, what)
+    assert.are.equal(want.dtype, got.dtype, what)
+    assert.are.same(want.shape, got.shape, what)
+    assert.are.same(want:double():totable(), got:double():totable(), what)
+end
+
+for _, dt in ipairs(HALF) do
+    describe(dt .. " on the CPU", function()
+        local a, b, col, s
+        before_each(function()
+            a = tide.tensor(values(4, 6, 1), { dtype = dt })
+            b = tide.tensor(values(4, 6, 2), { dtype = dt })
+            col = tide.tensor(values(4, 1, 3), { dtype = dt }) -- broadcast along rows
+            s = tide.tensor(values(6, 4, 4), { dtype = dt }):t() -- a strided view [4, 6]
+        end)
+
+        -- each case: the op on half tensors, and the same op on their float32 copies
+        local CASES = {
+            add = function(x, y) return x + y end,
+            mul_broadcast = function(x, _, c) return x * c end,
+            sub_strided = function(x, _, _, t) return t - x end,
+            div_scalar = function(x) return x / 3 end,
+            add_scalar_unrounded = function(x) return x + 0.1 end, -- 0.1 is not rounded to half
+            pow = function(x) return x:abs():pow(1.5) end,
+            exp = function(x) return x:exp() end,
+            tanh_strided = function(_, _, _, t) return t:tanh() end,
+            clamp = function(x) return x:clamp(-1, 1) end,
+            gt = function(x, y) return x:gt(y) end,
+            isfinite = function(x) return (x * 1e4):isfinite() end,
+            sum = function(x) return x:sum() end,
+            sum_rows = function(_, _, _, t) return t:sum(2) end,
+            mean = function(x) return x:mean(1) end,
+            max = function(x) return x:max(2) end,
+            argmax = function(x) return x:argmax(2) end,
+            cumsum = function(x) return x:cumsum(2) end,
+            std = function(x) return x:std(2) end,
+            logsumexp = function(x) return x:logsumexp(1) end,
+            norm = function(x) return x:norm() end,
+            rms_norm = function(x) return F.rms_norm(x, { 6 }, nil, 1e-3) end, -- eps: its own
+            matmul = function(x, y) return x:matmul(y:t()) end,
+            matmul_strided = function(x, _, _, t) return t:t():matmul(x) end,
+            softmax = function(x) return F.softmax(x, 2) end,
+            log_softmax = function(_, _, _, t) return F.log_softmax(t, 1) end,
+            where = function(x, y) return tide.where(x:gt(0), x, y) end,
+            sort = function(x) return (x:sort(2)) end,
+            gelu = function(x) return F.gelu(x) end,
+            layer_norm = function(x) return F.layer_norm(x, { 6 }) end,
+            index_add = function(x, y)
+                return x:clone():index_add_(1, tide.tensor({ 2, 2, 1 }), y:narrow(1, 1, 3))
+            end,
+            scatter_add = function(x, y)
+                local idx = tide.tensor({ { 1, 2, 1, 3, 1, 2 } }):expand(4, 6):contiguous()
+                return x:clone():scatter_add_(2, idx, y)
+            end,
+        }
+        local names = {}
+        for name in pairs(CASES) do
+            names[#names + 1] = name
+        end
+        table.sort(names)
+        for _, name in ipairs(names) do
+            it(name .. ": the float32 result rounded once", function()
+                local got = CASES[name](a, b, col, s)
+                local want = CASES[name](a:float(), b:float(), col:float(), s:float())
+                if want.dtype == "float32" then
+                    want = want:to(dt)
+                end
+                same_bits(want, got, name)
+            end)
+        end
+
+        it("in place: x:add_(x) reads the old values; a view writes through", function()
+            local want = (a:float() * 2):to(dt)
+            local x = a:clone()
+            x:add_(x)
+            same_bits(want, x, "add_")
+            local row = x:narrow(1, 2, 1)
+            row:mul_(0.5)
+            same_bits(a:narrow(1, 2, 1), x:narrow(1, 2, 1), "mul_ on a view")
+            same_bits(want:narrow(1, 3, 2), x:narrow(1, 3, 2), "the rows around the view")
+        end)
+
+        it("draws the float32 stream, rounded", function()
+            tide.manual_seed(11)
+            local u = tide.rand({ 64 }, { dtype = dt })
+            local n = tide.randn({ 8, 8 }, { dtype = dt })
+            tide.manual_seed(11)
+            same_bits(tide.rand({ 64 }):to(dt), u, "rand") -- none of these 64 is near 1
+            same_bits(tide.randn({ 8, 8 }):to(dt), n, "randn")
+            same_bits(tide.arange(0, 3, 0.1):to(dt), tide.arange(0, 3, 0.1, { dtype = dt }),
+                "arange")
+        end)
+
+        it("keeps uniform draws below hi after rounding", function()
+            -- 1 - 2^-12 rounds up to 1 in float16 (1 - 2^-9 in bfloat16): those draws take the
+            -- largest value below 1, and 200,000 draws include some
+            local below = dt == "float16" and 1 - 2 ^ -11 or 1 - 2 ^ -8
+            tide.manual_seed(2)
+            local u = tide.rand({ 200000 }, { dtype = dt })
+            assert.are.equal(below, u:max():item())
+            assert.is_true(u:min():item() >= 0)
+            local v = tide.empty({ 200000 }, { dtype = dt }):uniform_(-4, 2)
+            assert.are.equal(2 - (dt == "float16" and 2 ^ -10 or 2 ^ -7), v:max():item())
+            assert.is_true(v:min():item() >= -4)
+        end)
+
+        it("gives its scratch memory back", function()
+            local x, y = a:clone(), b:clone()
+            collectgarbage()
+            local before = tide.memory_stats("cpu").allocated
+            for _ = 1, 3 do
+                x:add_(y):mul_(y):div_(y) -- in place: no new tensor, only scratch copies
+            end
+            assert.are.equal(before, tide.memory_stats("cpu").allocated)
+        end)
+
+        it("trains a small model: forward, backward and an AdamW step in " .. dt, function()
+            tide.manual_seed(3)
+            local model = nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.GELU(),
+                nn.Linear(8, 3))
+            local ref = nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.GELU(),
+                nn.Linear(8, 3))
+            ref:load_state_dict(model:state_dict())
+            model:to(dt)
+            local target = tide.tensor({ 1, 3, 2, 1 })
+            local out = model(a)
+            assert.are.equal(dt, out.dtype)
+            -- the same weights in float32 on the same (half) input: half-precision rounding apart
+            local want = ref(a:float())
+            local err = (out:float() - want):abs():max():item()
+            assert.is_true(err < (dt == "bfloat16" and 0.1 or 0.02), "max error " .. err)
+
+            local opt = tide.optim.AdamW(model:parameters(), { lr = 0.01 })
+            local w0 = model[1].weight:clone()
+            local loss = F.cross_entropy(out, target)
+            loss:backward()
+            assert.are.equal(dt, model[1].weight.grad.dtype)
+            assert.is_true(model[1].weight.grad:float():abs():sum():item() > 0)
+            opt:step()
+            assert.are.equal(dt, model[1].weight.dtype)
+            assert.is_true((model[1].weight:float() - w0:float()):abs():max():item() > 0)
+        end)
+    end)
+end
+
+describe("SentenceEncoder on the CPU in bfloat16", function()
+    it("encodes with the float32 model's vectors to bfloat16 precision", function()
+        local dir = "spec/fixtures/sentence_encoder"
+        local SE = tide.models.SentenceEncoder
+        local sentences = { "the cat sat on the mat", "computers have bugs", "what is love" }
+        local want = SE.from_pretrained(dir):encode(sentences)
+        local got = SE.from_pretrained(dir, { dtype = "bfloat16" }):encode(sentences)
+        assert.are.equal("float32", got.dtype)
+        assert.are.same({ 3, 32 }, got.shape)
+        local cos = (got * want):sum(2)
+        assert.is_true(cos:min():item() > 0.995, tostring(cos))
+    end)
+end)
