@@ -13,7 +13,7 @@ local function run(example, args)
     local cmd = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='build/lua/?.so;;' TERM=dumb " ..
         "lua5.4 examples/" .. example .. ".lua " .. args .. " 2>&1"
     local p = io.popen(cmd)
-    local out = p:read("a")
+    local out = p:read("*a")
     local ok, _, code = p:close()
     return out, ok, code
 end
@@ -35,8 +35,9 @@ local function write_corpus()
     for name, lines in pairs(FILES) do
         local f = assert(io.open(dir .. "/" .. name, "wb"))
         for k = 1, 20 do
-            f:write(lines[(k - 1) % #lines + 1], k > #lines and (" " .. ({ "one", "two",
-                "three" })[(k - 1) // #lines]) or "", "\n%\n")
+            local round = math.floor((k - 1) / #lines) -- a Lua 5.1 file too: no //
+            f:write(lines[(k - 1) % #lines + 1], round > 0 and (" " .. ({ "one", "two",
+                "three" })[round]) or "", "\n%\n")
         end
         f:close()
     end

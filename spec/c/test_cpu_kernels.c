@@ -1073,17 +1073,54 @@ static void test_maxpool_paths(void) {
 /* ---- errors ------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-    uint16_t   h[2] = {0x3c00, 0x3c00}, ho[2];
+    int32_t    i[2] = {1, 2}, io[2];
     int64_t    n2[1] = {2}, n3[1] = {3};
-    tide_kview vh = kv(h, TIDE_DTYPE_F16, 1, n2, NULL), vho = kv(ho, TIDE_DTYPE_F16, 1, n2, NULL);
-    CHECK(B->binary(&dev0, TIDE_OP_ADD, &vho, &vh, &vh) == TIDE_ENOTSUP, "float16 add unsupported");
-    CHECK(strstr(tide_errmsg(), "tide: add: float16 is not supported on the CPU yet") != NULL,
+    tide_kview vi = kv(i, TIDE_DTYPE_I32, 1, n2, NULL), vio = kv(io, TIDE_DTYPE_I32, 1, n2, NULL);
+    CHECK(B->softmax(&dev0, &vio, &vi, 0, 0) == TIDE_ENOTSUP, "int32 softmax unsupported");
+    CHECK(strstr(tide_errmsg(), "tide: softmax: int32 is not supported on the CPU yet") != NULL,
           "message: %s", tide_errmsg());
     float      f[3] = {1, 2, 3}, fo[3];
     tide_kview v2 = kv(f, TIDE_DTYPE_F32, 1, n2, NULL), v3 = kv(fo, TIDE_DTYPE_F32, 1, n3, NULL);
     CHECK(B->binary(&dev0, TIDE_OP_MUL, &v3, &v2, &v2) == TIDE_EINVAL, "shape mismatch refused");
     CHECK(strstr(tide_errmsg(), "tide: mul:") != NULL, "message: %s", tide_errmsg());
-    CHECK(B->softmax(&dev0, &vho, &vh, 0, 0) == TIDE_ENOTSUP, "float16 softmax unsupported");
+}
+
+/* float16 and bfloat16 through the float32 kernels (src/cpu/half.c): the float32 result
+ * rounded once; a broadcast input; a failed kernel leaves the output as it was */
+static void test_half(void) {
+    uint16_t   h[2] = {0x3c00, 0x3e00}, ho[2]; /* 1, 1.5 */
+    int64_t    n2[1] = {2}, n3[1] = {3}, zero[1] = {0};
+    tide_kview vh = kv(h, TIDE_DTYPE_F16, 1, n2, NULL), vho = kv(ho, TIDE_DTYPE_F16, 1, n2, NULL);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &vho, &vh, &vh));
+    CHECK(ho[0] == 0x4000 && ho[1] == 0x4200, "float16 1+1, 1.5+1.5: %04x %04x", ho[0], ho[1]);
+    CHECK_OK(B->softmax(&dev0, &vho, &vh, 0, 0));
+    float p0 = 1.0f / (1.0f + expf(0.5f));
+    CHECK(ho[0] == tide_float_to_half(p0) && ho[1] == tide_float_to_half(1.0f - p0),
+          "float16 softmax %04x %04x", ho[0], ho[1]);
+    /* bfloat16: 3 * 0.1 with the scalar unrounded (0.1 in bfloat16 would give 0.30078125) */
+    uint16_t   b[2] = {0x4040, 0xbf80}, bo[2]; /* 3, -1 */
+    tide_kview vb = kv(b, TIDE_DTYPE_BF16, 1, n2, NULL), vbo = kv(bo, TIDE_DTYPE_BF16, 1, n2, NULL);
+    CHECK_OK(B->binary_scalar(&dev0, TIDE_OP_MUL, &vbo, &vb, 0.1, 0));
+    CHECK(bo[0] == tide_float_to_bf16(0.3f) && bo[1] == tide_float_to_bf16(-0.1f),
+          "bfloat16 * 0.1: %04x %04x", bo[0], bo[1]);
+    /* a stride-0 input: one element read for the whole row */
+    uint16_t   one = 0x4000, row[3] = {0x3c00, 0x4000, 0x4200}, out3[3]; /* 2; 1, 2, 3 */
+    int64_t    s0[1] = {0};
+    tide_kview vone = kv(&one, TIDE_DTYPE_F16, 1, n3, s0),
+               vrow = kv(row, TIDE_DTYPE_F16, 1, n3, NULL),
+               vout3 = kv(out3, TIDE_DTYPE_F16, 1, n3, NULL);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_MUL, &vout3, &vrow, &vone));
+    CHECK(out3[0] == 0x4000 && out3[1] == 0x4400 && out3[2] == 0x4600, "float16 row * 2");
+    /* failures: shapes that do not match, and nothing written */
+    ho[0] = ho[1] = 0x1234;
+    CHECK(B->binary(&dev0, TIDE_OP_MUL, &vout3, &vh, &vh) == TIDE_EINVAL, "half shape mismatch");
+    CHECK(B->binary(&dev0, TIDE_OP_ADD, &vho, &vh, &vout3) == TIDE_EINVAL, "half shape mismatch");
+    CHECK(ho[0] == 0x1234 && ho[1] == 0x1234, "a failed half op wrote %04x %04x", ho[0], ho[1]);
+    /* empty */
+    tide_kview ve = kv(h, TIDE_DTYPE_F16, 1, zero, NULL),
+               veo = kv(ho, TIDE_DTYPE_F16, 1, zero, NULL);
+    CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &veo, &ve, &ve));
+    CHECK(ho[0] == 0x1234, "an empty half op wrote");
 }
 
 int main(void) {
@@ -1107,6 +1144,7 @@ int main(void) {
     test_maxpool();
     test_maxpool_paths();
     test_errors();
+    test_half();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

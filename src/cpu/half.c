@@ -14,7 +14,6 @@
  * size (one row for a bias), not at the output's.
  */
 #include "cpu.h"
-#include <string.h>
 
 enum { IN = 1, OUT = 2, INOUT = IN | OUT };
 
