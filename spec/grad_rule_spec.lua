@@ -127,6 +127,9 @@ local EXEMPT = {
     set_ = "set_ swaps the tensor a userdata holds (p.data = q in PyTorch), not a computation",
     free = "releases the tensor", __gc = "releases the tensor", __close = "releases the tensor",
 }
+for _, m in ipairs({ "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor" }) do
+    EXEMPT[m] = "makes a new tensor (t's dtype and device only), as tide.zeros does"
+end
 
 local SKIP = {}
 
@@ -199,6 +202,17 @@ end
 RECIPES.chunk = function(x) return { x, 2, 2 } end
 RECIPES.split = function(x) return { x, { 1, 2 }, 2 } end
 RECIPES.unflatten = function(x) return { x, 2, { 3, 1 } } end
+-- PyTorch's spellings (lua/tide/pointwise.lua, products.lua)
+RECIPES.tolist = RECIPES.totable
+RECIPES.lerp = function(x, y) return { x, y, 0.3 } end
+RECIPES.lerp_ = function(_, y, z) return { z, y, 0.7 } end
+RECIPES.addcmul = function(x, y) return { x, y, y } end
+RECIPES.addcdiv = RECIPES.addcmul
+RECIPES.addcmul_ = function(_, y, z) return { z, y, y } end
+RECIPES.addcdiv_ = RECIPES.addcmul_
+RECIPES.outer = function(x, y) return { x:view(-1), y:view(-1) } end
+RECIPES.bmm = function(x, y) return { x:unsqueeze(1), y:t():unsqueeze(1) } end
+RECIPES.addmm = function(x, y) return { x, y, y:t():matmul(y) } end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does

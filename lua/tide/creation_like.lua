@@ -11,6 +11,7 @@ local check, integer = args.check, args.integer
 
 local M = { functions = {} }
 local F = M.functions
+local Tensor = core.Tensor
 
 -- v rounded to the nearest float32 (a float32 tensor where string.pack is missing: 5.1, LuaJIT)
 local fround32 = require("tide._compat").fround32 or function(v)
@@ -148,6 +149,61 @@ function F.bernoulli(x, p)
     return x.requires_grad and r + x * 0 or r
 end
 core.Tensor.bernoulli = F.bernoulli
+
+-- t:new_zeros(shape[, opts]), new_ones, new_empty, new_full(shape, value[, opts]),
+-- new_tensor(data[, opts]): a new tensor with t's dtype and device unless opts says otherwise
+-- (PyTorch's Tensor.new_*: code that makes its buffers where its input lives). The shape is one
+-- table or integers, as for tide.zeros.
+local function shape_and_opts(op, ...)
+    local a = { n = select("#", ...), ... }
+    if type(a[1]) == "table" then
+        if a.n > 2 then
+            raise(("tide: %s: give the shape as one table or as integers, not both"):format(op))
+        end
+        return a[1], a[2]
+    end
+    local opts
+    if a.n > 0 and type(a[a.n]) == "table" then
+        opts, a.n = a[a.n], a.n - 1
+    end
+    local shape = {}
+    for i = 1, a.n do
+        shape[i] = a[i]
+    end
+    return shape, opts
+end
+
+local function new_like(op, make)
+    Tensor["new_" .. op] = function(t, ...)
+        check("new_" .. op, t)
+        local shape, opts = shape_and_opts("new_" .. op, ...)
+        return make(shape, like_opts("new_" .. op, t, opts))
+    end
+end
+new_like("zeros", core.zeros)
+new_like("ones", core.ones)
+new_like("empty", core.empty)
+
+function Tensor.new_full(t, shape, value, opts)
+    local o = like_opts("new_full", t, opts)
+    if type(shape) ~= "table" then
+        raise("tide: new_full: the shape must be a table such as {2, 3}, got " .. type(shape))
+    end
+    if type(value) ~= "number" and type(value) ~= "boolean" then
+        raise(("tide: new_full: the fill value must be a number, got %s"):format(type(value)))
+    end
+    return core.full(shape, value, o)
+end
+
+-- new_tensor(data[, opts]): a copy of data (a Lua table, a number or a tensor), detached
+function Tensor.new_tensor(t, data, opts)
+    local o = like_opts("new_tensor", t, opts)
+    if core.is_tensor(data) then
+        local r = data:detach():to(o.device, { dtype = o.dtype, copy = true })
+        return o.requires_grad and r:requires_grad_(true) or r
+    end
+    return core.tensor(data, o)
+end
 
 M.names = { "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "linspace", "randint", "bernoulli" }

@@ -77,11 +77,13 @@ tide.load = core._forward("tide.serialize", "load")
 do
   local autograd = require("tide.autograd")
   tide.no_grad, tide.enable_grad = autograd.no_grad, autograd.enable_grad
+  -- PyTorch's inference_mode is no_grad with more checks; here it is no_grad
+  tide.inference_mode = autograd.no_grad
 end
 
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
 local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum",
-  "tide.rng_state" }
+  "tide.rng_state", "tide.pointwise", "tide.products" }
 for _, name in ipairs(LUA_OPS) do
   local mod = require(name)
   for _, op in ipairs(mod.names) do

@@ -231,25 +231,10 @@ Tensor.any = logical_reduce("any", function(x) return x:ne(0) end)
 Tensor.all = logical_reduce("all", function(x) return x:eq(0) end)
 
 -- allclose(other[, rtol[, atol[, equal_nan]]]) or allclose(other, {rtol =, atol =, equal_nan =}):
--- |x - other| <= atol + rtol * |other| everywhere (as PyTorch: same dtype, broadcasting)
-local CLOSE_OPTIONS = { "rtol", "atol", "equal_nan" }
+-- isclose everywhere (as PyTorch: same dtype, broadcasting; tide.pointwise.close)
 function Tensor.allclose(x, other, rtol, atol, equal_nan)
-    check("allclose", x)
-    check("allclose", other, 2)
-    if type(rtol) == "table" then
-        core._check_options(rtol, "allclose", CLOSE_OPTIONS)
-        rtol, atol, equal_nan = rtol.rtol, rtol.atol, rtol.equal_nan
-    end
-    rtol, atol = rtol or 1e-5, atol or 1e-8
-    if x.dtype ~= other.dtype then
-        raise(("tide: allclose: the dtypes differ (%s and %s); convert one with :to(\"%s\")")
-            :format(x.dtype, other.dtype, x.dtype))
-    end
+    local close = require("tide.pointwise").close("allclose", x, other, rtol, atol, equal_nan)
     return no_grad(function()
-        local close = (x - other):abs():le(other:abs() * rtol + atol):logical_or(x:eq(other))
-        if equal_nan then
-            close = close:logical_or(x:isnan():logical_and(other:isnan()))
-        end
         return close:logical_not():sum():item() == 0
     end)
 end
@@ -266,6 +251,63 @@ function Tensor.equal(x, other)
     end)
 end
 
+-- amax and amin as one node each: the values of max / min over the dims, and a gradient split
+-- evenly between the elements that tie for it (PyTorch's), where max over a dim picks one
+for _, how in ipairs({ "max", "min" }) do
+    local name = "a" .. how
+    autograd.def {
+        name = name,
+        reads = { 1, "out" },
+        backward = function(nd, g)
+            local x, out, dims = nd[1], nd.out, nd[2]
+            if not nd[3] then -- keepdim false: the reduced dims back, as size 1
+                for i = #dims, 1, -1 do -- ascending: each unsqueeze at its final place
+                    g, out = g:unsqueeze(dims[i]), out:unsqueeze(dims[i])
+                end
+            end
+            local hit = x:eq(out):to(g.dtype)
+            return g * hit / over(hit, dims, "sum", true)
+        end,
+    }
+    -- amax([dim[, keepdim]]): dim one dim or a list; every dim when nil or {}
+    Tensor[name] = function(x, dim, keepdim)
+        check(name, x)
+        local keep = keepdim_arg(name, keepdim)
+        local dims = dim ~= nil and dims_of(name, x, dim) or {}
+        if #dims == 0 then
+            for d = x:dim(), 1, -1 do
+                dims[#dims + 1] = d
+            end
+        end
+        for _, d in ipairs(dims) do
+            if x:size(d) == 0 then
+                raise(("tide: %s: dim %d has size 0, and the %s of nothing is undefined")
+                    :format(name, d, how))
+            end
+        end
+        if x:dim() == 0 then
+            return x:clone()
+        end
+        local r = no_grad(function()
+            return over(x, dims, how, keep)
+        end)
+        if autograd.needs_record(x) then
+            autograd.record(name, r, x, dims, keep)
+        end
+        return r
+    end
+end
+
+-- count_nonzero([dim]): the int64 count of elements that are not 0 (over a dim or a list)
+function Tensor.count_nonzero(x, dim)
+    check("count_nonzero", x)
+    local dims = dim ~= nil and dims_of("count_nonzero", x, dim) or nil
+    return no_grad(function()
+        local nz = x:ne(0):to("int64")
+        return dims and over(nz, dims, "sum", false) or nz:sum()
+    end)
+end
+
 M.names = { "cumsum", "cumprod", "var", "std", "logsumexp", "norm", "any", "all", "allclose",
-    "equal" }
+    "equal", "amax", "amin", "count_nonzero" }
 return M

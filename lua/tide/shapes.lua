@@ -205,5 +205,15 @@ function Tensor.unflatten(x, dim, sizes)
     return x:reshape(out)
 end
 
+-- expand_as(other), view_as(other), reshape_as(other): expand / view / reshape to other's shape
+for _, op in ipairs({ "expand", "view", "reshape" }) do
+    local name = op .. "_as"
+    Tensor[name] = function(x, other)
+        check(name, x)
+        check(name, other, 2)
+        return x[op](x, other:size())
+    end
+end
+
 M.names = { "split", "chunk", "unbind", "tile", "flatten", "unflatten" }
 return M

@@ -149,6 +149,53 @@ function F.silu(input, opts)
     end)
 end
 
+-- glu(input[, dim = -1]): a * sigmoid(b), a and b the two halves of input along dim
+function F.glu(input, dim)
+    tensor_arg(input, "glu", "input")
+    local d = dim_arg(dim, "glu")
+    local n = input:dim()
+    local dd = d < 0 and n + 1 + d or d
+    if dd < 1 or dd > n then
+        raise(string.format("tide: glu: dim %d is out of range for a %d-D input", d, n))
+    end
+    local size = input:size(dd)
+    if size % 2 ~= 0 then
+        raise(string.format("tide: glu: dim %d has size %d; it must be even (two halves)", d,
+            size))
+    end
+    local h = idiv(size, 2)
+    return input:narrow(dd, 1, h):mul(input:narrow(dd, h + 1, h):sigmoid())
+end
+
+-- mish: x tanh(log(1 + exp(x))), as PyTorch's kernel; {inplace = true} writes into input
+function F.mish(input, opts)
+    tensor_arg(input, "mish", "input")
+    return maybe_inplace(input, options(opts, "mish", { "inplace" }), "mish", function(x)
+        return x:mul(x:exp():log1p():tanh())
+    end)
+end
+
+-- hardswish: x min(max(x + 3, 0), 6) / 6
+function F.hardswish(input, opts)
+    tensor_arg(input, "hardswish", "input")
+    return maybe_inplace(input, options(opts, "hardswish", { "inplace" }), "hardswish",
+        function(x)
+            return x:mul(x:add(3):clamp(0, 6)):div(6)
+        end)
+end
+
+-- selu: scale x for x > 0, scale alpha (exp(x) - 1) otherwise, with the self-normalising
+-- constants of Klambauer et al. (PyTorch's)
+local SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717,
+    1.0507009873554804934193349852946
+function F.selu(input, opts)
+    tensor_arg(input, "selu", "input")
+    return maybe_inplace(input, options(opts, "selu", { "inplace" }), "selu", function(x)
+        return core.where(x:gt(0), x:mul(SELU_SCALE),
+            x:clamp(nil, 0):exp():sub(1):mul(SELU_ALPHA * SELU_SCALE))
+    end)
+end
+
 -- exact (the erf form), or {approximate = "tanh"}: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 function F.gelu(input, opts)
     tensor_arg(input, "gelu", "input")
@@ -995,6 +1042,69 @@ function F.normalize(input, opts)
         norm = a:pow(p):sum(dim, true):clamp(eps ^ p):pow(1 / p)
     end
     return input:div(norm)
+end
+
+-- a and b expanded to their common shape (NumPy's broadcasting), or an error naming both
+local function broadcast(who, a, b, an, bn)
+    local sa, sb = a.shape, b.shape
+    local n = math.max(#sa, #sb)
+    local out = {}
+    for i = 1, n do
+        local x, y = sa[#sa - n + i] or 1, sb[#sb - n + i] or 1
+        if x ~= y and x ~= 1 and y ~= 1 then
+            raise(string.format("tide: %s: %s %s and %s %s do not broadcast (dim %d: %d and %d)",
+                who, an, shape_str(a), bn, shape_str(b), i, x, y))
+        end
+        out[i] = x == 1 and y or x
+    end
+    return a:expand(out), b:expand(out)
+end
+
+-- cosine similarity as one node, PyTorch 1.13's arithmetic: each input divided by its 2-norm
+-- clamped to eps, the products summed over dim. Its gradient is PyTorch's too, whose norm
+-- gradient x / norm reads the clamped norm (nd.n1, nd.n2: kept by the forward)
+autograd.def {
+    name = "cosine_similarity",
+    reads = { 1, 2, "out" },
+    frees = { "n1", "n2" },
+    backward = function(nd, g)
+        local x1, x2, d, n1, n2 = nd[1], nd[2], nd[3], nd.n1, nd.n2
+        local out = nd.out:unsqueeze(d)
+        g = g:unsqueeze(d)
+        local n12 = n1 * n2
+        return g * (x2 / n12 - x1 * out / (n1 * n1)), g * (x1 / n12 - x2 * out / (n2 * n2))
+    end,
+}
+
+-- cosine_similarity(x1, x2[, {dim = 2, eps = 1e-8}]): the cosine of the angle between x1 and
+-- x2 along dim (1-based, of their broadcast shape, which loses it), each norm at least eps
+function F.cosine_similarity(x1, x2, opts)
+    local who = "cosine_similarity"
+    tensor_arg(x1, who, "x1")
+    tensor_arg(x2, who, "x2")
+    same_device(x1, x2, who, "x2")
+    local o = options(opts, who, { "dim", "eps" })
+    local eps = number_opt(o.eps, 1e-8, who, "eps")
+    local a, b = broadcast(who, x1, x2, "x1", "x2")
+    local n = a:dim()
+    local d = o.dim == nil and 2 or dim_arg(o.dim, who)
+    if d < 0 then
+        d = n + 1 + d
+    end
+    if d < 1 or d > n then
+        raise(string.format("tide: %s: dim %s is out of range for the %d-D broadcast shape %s",
+            who, tostring(o.dim or 2), n, shape_str(a)))
+    end
+    local n1, n2, out = autograd.no_grad(function()
+        local m1 = a:norm(2, d, true):clamp(eps)
+        local m2 = b:norm(2, d, true):clamp(eps)
+        return m1, m2, (a / m1 * (b / m2)):sum(d)
+    end)
+    if autograd.needs_record(a, b) then
+        local nd = autograd.record("cosine_similarity", out, a, b, d)
+        nd.n1, nd.n2 = n1, n2
+    end
+    return out
 end
 
 -- ---- losses: {reduction = "mean" | "sum" | "none"} ----

@@ -1,0 +1,28 @@
+-- nn.Unflatten(dim, sizes): dim (1-based) split into sizes (t:unflatten), the inverse of Flatten
+local raise = require("tide.autograd").raise
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local compat = require("tide._compat")
+
+local Unflatten = Module:extend("Unflatten")
+
+function Unflatten:init(dim, sizes)
+    if not compat.is_integer(dim) then
+        raise("tide: Unflatten: expected dim to be an integer, got " .. tostring(dim))
+    end
+    if type(sizes) ~= "table" or #sizes == 0 then
+        raise("tide: Unflatten: expected sizes as a list such as {2, 3}, got " .. type(sizes))
+    end
+    self.dim, self.sizes = dim, sizes
+end
+
+function Unflatten:forward(x)
+    I.check_tensor(x, "Unflatten")
+    return x:unflatten(self.dim, self.sizes)
+end
+
+function Unflatten:extra_repr()
+    return string.format("dim %d, sizes {%s}", self.dim, table.concat(self.sizes, ", "))
+end
+
+return Unflatten

@@ -1,0 +1,186 @@
+-- tide.pointwise: element-wise ops PyTorch scripts use that are compositions of tide's own
+-- (docs/API.md, "The wider surface"): clamp_min, clamp_max, lerp, addcmul, addcdiv,
+-- nan_to_num (each with an in-place twin), isclose. Each computes in PyTorch 1.13's order of
+-- operations, so float64 results agree to the last bit or nearly; autograd differentiates the
+-- ops they record. Tensor methods, and tide.X functions.
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
+local args = require("tide.op_args")
+local no_grad = require("tide.autograd").no_grad
+
+local Tensor = core.Tensor
+local check = args.check
+local unpack = require("tide._compat").unpack
+
+local M = { functions = {} }
+
+local function number_or_tensor(op, v, what)
+    if type(v) ~= "number" and not core.is_tensor(v) then
+        raise(("tide: %s: %s must be a number or a tensor, got %s"):format(op, what, type(v)))
+    end
+end
+
+-- true when autograd records an op on these arguments (grad mode on, a tensor requiring grad)
+local function recording(...)
+    if not core.is_grad_enabled() then
+        return false
+    end
+    for i = 1, select("#", ...) do
+        local v = select(i, ...)
+        if core.is_tensor(v) and v.requires_grad then
+            return true
+        end
+    end
+    return false
+end
+
+-- op(x, ...) and op_(x, ...): the in-place twin writes the result into x, and autograd records
+-- the copy, as for every in-place op. While recording, the result is computed from a clone of
+-- x: a gradient that reads x (maximum's, x:addcmul_(x, y)'s product) must see the values x
+-- had, which the copy overwrites
+local function with_inplace(name, fn)
+    Tensor[name] = fn
+    Tensor[name .. "_"] = function(x, ...)
+        check(name .. "_", x)
+        if not recording(x, ...) then
+            return x:copy_(fn(x, ...))
+        end
+        local src, a = x:clone(), { n = select("#", ...), ... }
+        for i = 1, a.n do
+            if rawequal(a[i], x) then -- x:addcmul_(x, y): x's old values there too
+                a[i] = src
+            end
+        end
+        return x:copy_(fn(src, unpack(a, 1, a.n)))
+    end
+end
+
+-- clamp_min(min), clamp_max(max): clamp with one bound; a tensor bound is maximum / minimum
+with_inplace("clamp_min", function(x, v)
+    check("clamp_min", x)
+    number_or_tensor("clamp_min", v, "min")
+    return type(v) == "number" and x:clamp(v, nil) or core.maximum(x, v)
+end)
+with_inplace("clamp_max", function(x, v)
+    check("clamp_max", x)
+    number_or_tensor("clamp_max", v, "max")
+    return type(v) == "number" and x:clamp(nil, v) or core.minimum(x, v)
+end)
+
+-- lerp(end, weight): x + weight (end - x), as PyTorch's kernel: from x when |weight| < 0.5,
+-- from end (end - (end - x)(1 - weight)) otherwise, so weight 1 gives end exactly
+with_inplace("lerp", function(x, e, w)
+    check("lerp", x)
+    check("lerp", e, 2)
+    args.float_input("lerp", x)
+    number_or_tensor("lerp", w, "weight")
+    local diff = e - x
+    if type(w) == "number" then
+        return math.abs(w) < 0.5 and x + diff * w or e - diff * (1 - w)
+    end
+    return core.where(w:abs():lt(0.5), x + w * diff, e - diff * (1 - w))
+end)
+
+local VALUE = { "value" }
+local function value_of(op, opts)
+    local v = args.options(op, opts, VALUE, "{value = 0.5}").value
+    if v == nil then
+        return 1
+    end
+    if type(v) ~= "number" then
+        raise(("tide: %s: value must be a number, got %s"):format(op, type(v)))
+    end
+    return v
+end
+
+-- addcmul(t1, t2[, {value = 1}]): x + value t1 t2; addcdiv: x + value t1 / t2 (floats only, as
+-- PyTorch 1.13)
+with_inplace("addcmul", function(x, t1, t2, opts)
+    check("addcmul", x)
+    check("addcmul", t1, 2)
+    check("addcmul", t2, 3)
+    local v = value_of("addcmul", opts)
+    return x + (v == 1 and t1 or t1 * v) * t2
+end)
+with_inplace("addcdiv", function(x, t1, t2, opts)
+    check("addcdiv", x)
+    check("addcdiv", t1, 2)
+    check("addcdiv", t2, 3)
+    if not (args.FLOAT[t1.dtype] and args.FLOAT[t2.dtype]) then
+        raise(("tide: addcdiv: integer division (%s / %s) is not supported; convert tensor1 " ..
+            "and tensor2 with :to(\"float32\"), or use addcmul with their quotient")
+            :format(t1.dtype, t2.dtype))
+    end
+    local v = value_of("addcdiv", opts)
+    local q = t1 / t2
+    return x + (v == 1 and q or q * v)
+end)
+
+-- the largest finite value of each float dtype: nan_to_num's default for +inf (and -that: -inf)
+local LARGEST = { float32 = 3.4028234663852886e38, float64 = 1.7976931348623157e308,
+    float16 = 65504, bfloat16 = 3.3895313892515355e38 }
+local NAN_OPTIONS = { "nan", "posinf", "neginf" }
+
+-- nan_to_num([{nan = 0, posinf =, neginf =}]): NaN, +inf and -inf replaced (the dtype's largest
+-- finite values unless given); integer tensors come back as copies
+with_inplace("nan_to_num", function(x, opts)
+    check("nan_to_num", x)
+    local o = args.options("nan_to_num", opts, NAN_OPTIONS, "{nan = 0}")
+    for _, k in ipairs(NAN_OPTIONS) do
+        if o[k] ~= nil and type(o[k]) ~= "number" then
+            raise(("tide: nan_to_num: %s must be a number, got %s"):format(k, type(o[k])))
+        end
+    end
+    if not args.FLOAT[x.dtype] then
+        return x:clone()
+    end
+    local top = LARGEST[x.dtype]
+    local r = core.where(x:isnan(), o.nan or 0, x)
+    r = core.where(x:eq(math.huge), o.posinf or top, r)
+    return core.where(x:eq(-math.huge), o.neginf or -top, r)
+end)
+
+local CLOSE_OPTIONS = { "rtol", "atol", "equal_nan" }
+
+-- the bool tensor of isclose (and allclose, tide.reductions): |x - other| <= atol + |rtol
+-- other| where that error is finite, or x == other (infinities of one sign), or both NaN with
+-- equal_nan. rtol is a number or the options table {rtol =, atol =, equal_nan =}
+function M.close(op, x, other, rtol, atol, equal_nan)
+    check(op, x)
+    check(op, other, 2)
+    if type(rtol) == "table" then
+        core._check_options(rtol, op, CLOSE_OPTIONS)
+        rtol, atol, equal_nan = rtol.rtol, rtol.atol, rtol.equal_nan
+    end
+    rtol, atol = rtol or 1e-5, atol or 1e-8
+    if type(rtol) ~= "number" or type(atol) ~= "number" or rtol < 0 or atol < 0 then
+        raise(("tide: %s: rtol and atol must be numbers >= 0, got %s and %s")
+            :format(op, tostring(rtol), tostring(atol)))
+    end
+    if x.dtype ~= other.dtype then
+        raise(("tide: %s: the dtypes differ (%s and %s); convert one with :to(\"%s\")")
+            :format(op, x.dtype, other.dtype, x.dtype))
+    end
+    return no_grad(function()
+        local close = x:eq(other)
+        if equal_nan then
+            close = close:logical_or(x:isnan():logical_and(other:isnan()))
+        end
+        if rtol == 0 and atol == 0 then
+            return close
+        end
+        local err = (x - other):abs()
+        local allowed = (other * rtol):abs() + atol
+        return close:logical_or(err:isfinite():logical_and(err:le(allowed)))
+    end)
+end
+
+-- isclose(other[, rtol[, atol[, equal_nan]]]) or isclose(other, {rtol = 1e-5, atol = 1e-8,
+-- equal_nan = false}): a bool tensor (no gradient), as M.close
+function Tensor.isclose(x, other, rtol, atol, equal_nan)
+    return M.close("isclose", x, other, rtol, atol, equal_nan)
+end
+
+-- the tide.X functions (the in-place twins are methods only)
+M.names = { "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "isclose" }
+return M

@@ -1,0 +1,248 @@
+-- porting_spec.lua — the PyTorch names a ported script reaches for that tide lacked, against
+-- PyTorch 1.13's values and gradients (spec/fixtures/porting_torch.lua, written by
+-- spec/fixtures/make_porting.py): amax / amin (ties share the gradient), clamp_min / clamp_max,
+-- lerp (both of PyTorch's formulas), addcmul / addcdiv, outer, bmm, addmm, isclose,
+-- nan_to_num, count_nonzero, F.cosine_similarity (PyTorch's gradient at a clamped norm),
+-- F.glu / mish / hardswish / selu; the in-place twins, the nn modules, tolist,
+-- inference_mode, and t:new_* / *_as keeping t's device and dtype.
+local tide = require("tide")
+local nn = tide.nn
+local F = nn.functional
+local D = require("spec.support.device")
+
+local T = dofile("spec/fixtures/porting_torch.lua")
+local unpack = table.unpack or unpack -- 5.1, LuaJIT
+local DEV = D.name
+
+local function t64(v)
+    return tide.tensor(v, { dtype = "float64", device = DEV })
+end
+
+-- the fixture's G for a result: 1, -2, 3, -4, ... over its elements (make_porting.py)
+local function weight_like(out)
+    local n, flat = out:numel(), {}
+    for i = 1, n do
+        flat[i] = i * (i % 2 == 1 and 1 or -1)
+    end
+    return tide.tensor(flat, { dtype = out.dtype, device = out.device }):reshape(out.shape)
+end
+
+local function close(want, got, tol, what)
+    local g = got:to("cpu"):totable()
+    local function walk(w, x, path)
+        if type(w) == "table" then
+            assert(type(x) == "table", what .. path .. ": expected a table")
+            assert(#w == #x, what .. path .. ": length " .. #x .. ", expected " .. #w)
+            for i = 1, #w do
+                walk(w[i], x[i], path .. "[" .. i .. "]")
+            end
+        elseif w ~= w then
+            assert(x ~= x, what .. path .. ": expected NaN, got " .. tostring(x))
+        elseif type(w) == "boolean" then
+            assert(w == x, what .. path .. ": expected " .. tostring(w))
+        else
+            local ok = (w == x) or math.abs(w - x) <= tol * math.max(1, math.abs(w))
+            assert(ok, string.format("%s%s: got %.17g, PyTorch %.17g", what, path, x, w))
+        end
+    end
+    if type(T) == "table" and type(want) ~= "table" then
+        want, g = { want }, { g }
+    end
+    walk(want, g, "")
+end
+
+-- runs fn on the fixture's inputs (float64, requiring grad) and compares the result and the
+-- gradient of sum(result * G) for each input
+local function check_case(name, fn, ...)
+    local c = T.cases[name]
+    local inputs = {}
+    for i, v in ipairs({ ... }) do
+        inputs[i] = t64(v):requires_grad_(true)
+    end
+    local out = fn(unpack(inputs))
+    assert.are.equal(tide.device(DEV), out.device)
+    close(c.out, out, 1e-13, name)
+    local loss = (out * weight_like(out)):sum()
+    loss:backward()
+    for i, x in ipairs(inputs) do
+        close(c.grads[i], x.grad or tide.zeros_like(x), 1e-12, name .. " grad " .. i)
+    end
+end
+
+describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
+    local X, Y, W, Z = T.X, T.Y, T.W, T.Z
+    local CASES = {
+        amax_dim2 = { function(x) return x:amax(2) end, X },
+        amax_all = { function(x) return x:amax({ 1, 2 }):reshape(1) end, X },
+        amin_dim1_keep = { function(x) return x:amin(1, true) end, X },
+        amax_dims21 = { function(x) return tide.amax(x:reshape(3, 2, 2), { 2, 3 }) end, X },
+        clamp_min = { function(x) return x:clamp_min(0.25) end, X },
+        clamp_max = { function(x) return tide.clamp_max(x, 0.25) end, X },
+        lerp_low = { function(x, y) return tide.lerp(x, y, 0.3) end, X, Y },
+        lerp_high = { function(x, y) return x:lerp(y, 0.7) end, X, Y },
+        lerp_tensor = { function(x, y, w) return tide.lerp(x, y, w) end, X, Y, W },
+        addcmul = { function(x, y, w) return x:addcmul(y, w, { value = 0.5 }) end, X, Y, W },
+        addcdiv = { function(x, y, z) return tide.addcdiv(x, y, z, { value = -2 }) end, X, Y, Z },
+        addcdiv_bcast = { function(x, y, z)
+            return x:addcdiv(y[1], z:narrow(2, 1, 1))
+        end, X, Y, Z },
+        outer = { function(a, b) return tide.outer(a, b) end, { 1, 2, -3 }, { 0.5, -1, 4, 2 } },
+        bmm = { function(a, b) return a:reshape(3, 1, 4):bmm(b:reshape(3, 4, 1)) end, X, Y },
+        addmm = { function(i, a, b)
+            return tide.addmm(i, a, b:t(), { beta = 0.5, alpha = 2 })
+        end, { { 1, -1, 0.5 } }, X, Y },
+        cosine_dim2 = { function(a, b) return F.cosine_similarity(a, b) end, X, Y },
+        cosine_dim1 = { function(a, b) return F.cosine_similarity(a, b, { dim = 1 }) end, X, Y },
+        cosine_bcast = { function(a, b)
+            return F.cosine_similarity(a, b:narrow(1, 1, 1), { dim = -1 })
+        end, X, Y },
+        cosine_zero = { function(a, b)
+            return F.cosine_similarity(a, b, { eps = 1e-3 })
+        end, { { 0, 0, 0 }, { 1e-4, 0, 0 }, { 1, 2, 3 } }, { { 1, 2, 3 }, { 1e-4, 1e-4, 0 },
+            { 0, 0, 0 } } },
+        glu = { function(x) return F.glu(x, 2) end, X },
+        glu_dim1 = { function(x) return nn.GLU(1)(x:reshape(4, 3)) end, X },
+        mish = { function(x) return nn.Mish()(x) end, T.ACT },
+        hardswish = { function(x) return F.hardswish(x) end, T.ACT },
+        selu = { function(x) return nn.SELU()(x) end, T.ACT },
+    }
+    local names = {}
+    for name in pairs(CASES) do
+        names[#names + 1] = name
+    end
+    table.sort(names)
+    for _, name in ipairs(names) do
+        it(name, function()
+            assert(T.cases[name], "no PyTorch fixture for " .. name)
+            local c = CASES[name]
+            check_case(name, c[1], unpack(c, 2))
+        end)
+    end
+
+    it("isclose, nan_to_num and count_nonzero", function()
+        local a, b = t64(T.A), t64(T.B)
+        close(T.values.isclose, tide.isclose(a, b), 0, "isclose")
+        close(T.values.isclose_nan, a:isclose(b, { rtol = 1e-4, atol = 0, equal_nan = true }), 0,
+            "isclose equal_nan")
+        local s = t64(T.SPECIAL)
+        close(T.values.nan_to_num, s:nan_to_num(), 0, "nan_to_num")
+        close(T.values.nan_to_num_opts, tide.nan_to_num(s, { nan = 1, posinf = 100,
+            neginf = -100 }), 0, "nan_to_num opts")
+        close(T.values.nan_to_num_f32, s:float():nan_to_num(), 0, "nan_to_num float32")
+        assert.are.equal("float32", s:float():nan_to_num().dtype)
+        local x = t64(T.X)
+        close(T.values.count_nonzero, x:count_nonzero():reshape(1), 0, "count_nonzero")
+        close(T.values.count_nonzero_dim2, tide.count_nonzero(x, 2), 0, "count_nonzero dim")
+        assert.are.equal("int64", x:count_nonzero().dtype)
+    end)
+
+    it("in place: clamp_min_, lerp_, addcmul_, addcdiv_, nan_to_num_ write into x", function()
+        local x, y, w = t64(X), t64(Y), t64(W)
+        local want = x:lerp(y, w)
+        local same = x:lerp_(y, w)
+        assert.are.equal(x, same)
+        close(want:cpu():totable(), x, 0, "lerp_")
+        x:clamp_min_(0):clamp_max_(1)
+        assert.is_true(x:min():item() >= 0 and x:max():item() <= 1)
+        local z = t64(X)
+        z:addcmul_(y, w, { value = 2 }):addcdiv_(y, t64(Z))
+        close((t64(X) + y * w * 2 + y / t64(Z)):cpu():totable(), z, 1e-15, "addcmul_ addcdiv_")
+        -- recorded: the gradient reads the old x, also where x is an argument too
+        local a = t64(X):requires_grad_(true)
+        local h = a * 1
+        h:addcmul_(h, y):clamp_min_(0.5)
+        h:sum():backward()
+        local want_g = (t64(X) * 1 + t64(X) * y):gt(0.5):double() * (y + 1)
+        close(want_g:cpu():totable(), a.grad, 1e-15, "addcmul_(x, y) then clamp_min_ gradient")
+        local s = t64(T.SPECIAL)
+        s:nan_to_num_({ nan = 7 })
+        assert.are.equal(7, s:cpu()[1][1]:item())
+    end)
+end)
+
+describe("porting: the rest", function()
+    it("tolist is totable", function()
+        assert.are.same({ { 1, 2 }, { 3, 4 } }, tide.tensor({ { 1, 2 }, { 3, 4 } }):tolist())
+    end)
+
+    it("inference_mode runs fn without recording", function()
+        local x = tide.ones(2):requires_grad_(true)
+        local y = tide.inference_mode(function() return x * 2 end)
+        assert.is_false(y.requires_grad)
+    end)
+
+    it("new_* keep the tensor's device and dtype unless told", function()
+        local t = tide.ones({ 2 }, { dtype = "float64", device = DEV })
+        for _, z in ipairs({ t:new_zeros({ 2, 3 }), t:new_zeros(2, 3), t:new_ones(2, 3),
+            t:new_empty({ 2, 3 }), t:new_full({ 2, 3 }, 7) }) do
+            assert.are.same({ 2, 3 }, z.shape)
+            assert.are.equal("float64", z.dtype)
+            assert.are.equal(tide.device(DEV), z.device)
+        end
+        assert.are.same({ { 7, 7, 7 }, { 7, 7, 7 } }, t:new_full({ 2, 3 }, 7):cpu():totable())
+        assert.are.same({ 0, 0 }, t:new_zeros(2):cpu():totable())
+        local i = t:new_ones({ 2 }, { dtype = "int32" })
+        assert.are.equal("int32", i.dtype)
+        assert.are.equal(tide.device(DEV), i.device)
+        local n = t:new_tensor({ 1.5, 2 })
+        assert.are.same({ 1.5, 2 }, n:cpu():totable())
+        assert.are.equal("float64", n.dtype)
+        local src = tide.ones(2):requires_grad_(true)
+        local c = t:new_tensor(src)
+        assert.is_false(c.requires_grad)
+        c:add_(1)
+        assert.are.same({ 1, 1 }, src:totable()) -- a copy
+        assert.has_error(function() t:new_zeros({ 2 }, { dtyp = "int32" }) end,
+            'tide: new_zeros: unknown option "dtyp" (did you mean "dtype"?)')
+    end)
+
+    it("expand_as, view_as and reshape_as take the other tensor's shape", function()
+        local x = tide.arange(1, 7)
+        local o = tide.zeros(2, 3)
+        assert.are.same({ { 1, 2, 3 }, { 4, 5, 6 } }, x:view_as(o):totable())
+        assert.are.same({ 2, 3 }, x:reshape_as(o).shape)
+        assert.are.same({ 4, 3 }, tide.ones(1, 3):expand_as(tide.zeros(4, 3)).shape)
+    end)
+
+    it("the modules: CosineSimilarity, Unflatten, Hardswish in place", function()
+        local a, b = tide.randn(4, 5), tide.randn(4, 5)
+        local cos = nn.CosineSimilarity({ dim = 2 })
+        assert.is_true((cos(a, b) - F.cosine_similarity(a, b)):abs():max():item() == 0)
+        assert.is_true((cos(a, a) - 1):abs():max():item() < 1e-6)
+        assert.are.same({ 2, 3, 4 }, nn.Unflatten(2, { 3, 4 })(tide.zeros(2, 12)).shape)
+        local x = tide.tensor({ -4.5, 0, 1.5, 4 })
+        local h = nn.Hardswish({ inplace = true })
+        assert.are.equal(x, h(x))
+        assert.are.same({ 0, 0, 1.125, 4 }, x:totable())
+    end)
+
+    it("refuses what PyTorch refuses, naming the op and the values", function()
+        local x = tide.zeros(3, 4)
+        assert.has_error(function() tide.bmm(x, x) end,
+            "tide: bmm: batch1 must be 3-D, got {3, 4}")
+        assert.has_error(function() tide.bmm(tide.zeros(2, 3, 4), tide.zeros(3, 4, 5)) end,
+            "tide: bmm: batch1 {2, 3, 4} and batch2 {3, 4, 5} do not match: expected " ..
+            "[B, n, m] and [B, m, p]")
+        assert.has_error(function() tide.outer(x, tide.zeros(2)) end,
+            "tide: outer: the first vector must be 1-D, got {3, 4}")
+        assert.has_error(function() tide.addmm(tide.zeros(5), x, tide.zeros(4, 2)) end,
+            "tide: addmm: input {5} does not broadcast to the product's shape {3, 2}")
+        assert.has_error(function() F.glu(tide.zeros(2, 3)) end,
+            "tide: glu: dim -1 has size 3; it must be even (two halves)")
+        assert.has_error(function() F.cosine_similarity(x, tide.zeros(2, 4)) end,
+            "tide: cosine_similarity: x1 {3, 4} and x2 {2, 4} do not broadcast (dim 1: 3 and 2)")
+        assert.has_error(function() x:amax(1, "yes") end,
+            "tide: amax: keepdim must be a boolean, got string")
+        assert.has_error(function() tide.zeros(0, 3):amax(1) end,
+            "tide: amax: dim 1 has size 0, and the max of nothing is undefined")
+        assert.has_error(function() tide.addcdiv(x, tide.ones(3, 4, { dtype = "int64" }),
+            tide.ones(3, 4, { dtype = "int64" })) end,
+            "tide: addcdiv: integer division (int64 / int64) is not supported; convert " ..
+            "tensor1 and tensor2 with :to(\"float32\"), or use addcmul with their quotient")
+        assert.has_error(function() x:addcmul(x, x, { valu = 2 }) end,
+            'tide: addcmul: unknown option "valu" (did you mean "value"?)')
+        assert.has_error(function() x:isclose(x:double()) end,
+            "tide: isclose: the dtypes differ (float32 and float64); convert one with " ..
+            ":to(\"float32\")")
+    end)
+end)
