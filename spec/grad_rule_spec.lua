@@ -213,6 +213,7 @@ RECIPES.addcdiv_ = RECIPES.addcmul_
 RECIPES.outer = function(x, y) return { x:view(-1), y:view(-1) } end
 RECIPES.bmm = function(x, y) return { x:unsqueeze(1), y:t():unsqueeze(1) } end
 RECIPES.addmm = function(x, y) return { x, y, y:t():matmul(y) } end
+RECIPES.movedim = function(x) return { x, 1, 2 } end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does

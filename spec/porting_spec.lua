@@ -3,8 +3,10 @@
 -- spec/fixtures/make_porting.py): amax / amin (ties share the gradient), clamp_min / clamp_max,
 -- lerp (both of PyTorch's formulas), addcmul / addcdiv, outer, bmm, addmm, isclose,
 -- nan_to_num, count_nonzero, F.cosine_similarity (PyTorch's gradient at a clamped norm),
--- F.glu / mish / hardswish / selu; the in-place twins, the nn modules, tolist,
--- inference_mode, and t:new_* / *_as keeping t's device and dtype.
+-- F.glu / mish / hardswish / selu, movedim, diag, meshgrid, median, F.pixel_shuffle /
+-- pixel_unshuffle, F.interpolate (nearest, linear, bilinear, align_corners); the in-place
+-- twins, the nn modules, tolist, inference_mode, and t:new_* / *_as keeping t's device and
+-- dtype.
 local tide = require("tide")
 local nn = tide.nn
 local F = nn.functional
@@ -105,6 +107,39 @@ describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
         mish = { function(x) return nn.Mish()(x) end, T.ACT },
         hardswish = { function(x) return F.hardswish(x) end, T.ACT },
         selu = { function(x) return nn.SELU()(x) end, T.ACT },
+        movedim = { function(x) return x:reshape(3, 2, 2):movedim(1, 3) end, X },
+        movedim_list = { function(x)
+            return tide.movedim(x:reshape(3, 2, 2), { 1, 2 }, { 3, 1 })
+        end, X },
+        diag_vec = { function(v) return tide.diag(v) end, { 1, -2, 3.5 } },
+        diag_vec_k = { function(v) return v:diag(1) end, { 1, -2, 3.5 } },
+        diag_mat = { function(x) return x:diag() end, X },
+        diag_mat_k = { function(x) return tide.diag(x, -1) end, X },
+        pixel_shuffle = { function(x) return nn.PixelShuffle(2)(x:reshape(1, 4, 1, 3)) end, X },
+        pixel_unshuffle = { function(x) return F.pixel_unshuffle(x:reshape(1, 1, 2, 6), 2) end, X },
+        nearest_size = { function(x)
+            return F.interpolate(x:reshape(1, 1, 3, 4), { size = { 5, 7 } })
+        end, X },
+        nearest_scale = { function(x)
+            return nn.Upsample({ scale_factor = 2 })(x:reshape(1, 1, 3, 4))
+        end, X },
+        nearest_1d = { function(x) return F.interpolate(x:reshape(1, 3, 4), { size = 6 }) end, X },
+        bilinear = { function(x)
+            return F.interpolate(x:reshape(1, 1, 3, 4), { size = { 5, 6 }, mode = "bilinear" })
+        end, X },
+        bilinear_corners = { function(x)
+            return nn.Upsample({ size = { 5, 6 }, mode = "bilinear", align_corners = true })(
+                x:reshape(1, 1, 3, 4))
+        end, X },
+        bilinear_scale = { function(x)
+            return F.interpolate(x:reshape(1, 2, 2, 3), { scale_factor = 1.5, mode = "bilinear" })
+        end, X },
+        bilinear_down = { function(x)
+            return F.interpolate(x:reshape(1, 1, 3, 4), { size = { 2, 3 }, mode = "bilinear" })
+        end, X },
+        linear_1d = { function(x)
+            return F.interpolate(x:reshape(1, 3, 4), { size = 7, mode = "linear" })
+        end, X },
     }
     local names = {}
     for name in pairs(CASES) do
@@ -134,6 +169,31 @@ describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
         close(T.values.count_nonzero, x:count_nonzero():reshape(1), 0, "count_nonzero")
         close(T.values.count_nonzero_dim2, tide.count_nonzero(x, 2), 0, "count_nonzero dim")
         assert.are.equal("int64", x:count_nonzero().dtype)
+        local g = tide.meshgrid(t64({ 1, 2, 3 }), t64({ 4, 5 }))
+        close(T.values.meshgrid_ij[1], g[1], 0, "meshgrid ij 1")
+        close(T.values.meshgrid_ij[2], g[2], 0, "meshgrid ij 2")
+        g = tide.meshgrid({ t64({ 1, 2, 3 }), t64({ 4, 5 }) }, { indexing = "xy" })
+        close(T.values.meshgrid_xy[1], g[1], 0, "meshgrid xy 1")
+        close(T.values.meshgrid_xy[2], g[2], 0, "meshgrid xy 2")
+        close(T.values.median, x:median():reshape(1), 0, "median")
+        local v, i = x:median(2)
+        close(T.values.median_dim2, v, 0, "median dim 2")
+        close(T.values.median_dim2_idx, i, 0, "median dim 2 index")
+        v, i = tide.median(x, 1)
+        close(T.values.median_dim1, v, 0, "median dim 1")
+        close(T.values.median_dim1_idx, i, 0, "median dim 1 index")
+        -- NaN: the median is NaN, its index the first NaN's (PyTorch's)
+        v, i = t64({ { 1, 0 / 0, 0, 2 }, { 3, 1, 2, 0 } }):median(2)
+        assert.is_true(v:cpu()[1]:item() ~= v:cpu()[1]:item())
+        assert.are.same({ 2, 2 }, i:cpu():totable())
+        assert.are.equal(1, v:cpu()[2]:item())
+        local _, ti = t64({ 5, 1, 5, 1 }):median(1)
+        assert.are.equal(4, ti:cpu():item()) -- the second 1, as PyTorch's
+        -- the median's gradient reaches the element it took
+        local a = t64(X):requires_grad_(true)
+        a:median():backward()
+        assert.are.equal(1, a.grad:sum():item())
+        assert.are.equal(1, a.grad:cpu()[3][2]:item() + a.grad:cpu()[3][3]:item())
     end)
 
     it("in place: clamp_min_, lerp_, addcmul_, addcdiv_, nan_to_num_ write into x", function()
@@ -241,6 +301,27 @@ describe("porting: the rest", function()
             "tensor1 and tensor2 with :to(\"float32\"), or use addcmul with their quotient")
         assert.has_error(function() x:addcmul(x, x, { valu = 2 }) end,
             'tide: addcmul: unknown option "valu" (did you mean "value"?)')
+        local img = tide.zeros(1, 1, 2, 2)
+        assert.has_error(function() F.interpolate(img, { size = { 3, 3 }, mode = "bicubic" }) end,
+            'tide: interpolate: mode "bicubic" is not supported yet; use "nearest", "linear" ' ..
+            'or "bilinear"')
+        assert.has_error(function() F.interpolate(img, { size = { 3, 3 }, scale_factor = 2 }) end,
+            "tide: interpolate: give either size or scale_factor, not both or neither")
+        assert.has_error(function() F.interpolate(img, { size = 3, mode = "linear" }) end,
+            'tide: interpolate: mode "linear" takes a 3-D {N, C, L} input, got {1, 1, 2, 2}')
+        assert.has_error(function() nn.Upsample({ size = 3, scal_factor = 2 }) end,
+            'tide: Upsample: unknown option "scal_factor" (did you mean "scale_factor"?)')
+        assert.has_error(function() F.pixel_shuffle(tide.zeros(1, 3, 2, 2), 2) end,
+            "tide: pixel_shuffle: expected {*, C * 4, H, W} (channels divisible by " ..
+            "upscale_factor^2 = 4), got {1, 3, 2, 2}")
+        assert.has_error(function() tide.zeros(2, 3):movedim({ 1, 2 }, 1) end,
+            "tide: movedim: source and destination must have as many dims, got 2 and 1")
+        assert.has_error(function() tide.zeros(2, 3, 4):diag() end,
+            "tide: diag: needs a 1-D or 2-D tensor, got 3-D")
+        assert.has_error(function() tide.meshgrid(tide.zeros(2, 2), tide.zeros(3)) end,
+            "tide: meshgrid: tensor 1 must be 0-D or 1-D, got 2-D")
+        assert.has_error(function() tide.zeros(0):median() end,
+            "tide: median: dim 1 has size 0, and the median of nothing is undefined")
         assert.has_error(function() x:isclose(x:double()) end,
             "tide: isclose: the dtypes differ (float32 and float64); convert one with " ..
             ":to(\"float32\")")

@@ -308,6 +308,47 @@ function Tensor.count_nonzero(x, dim)
     end)
 end
 
+-- median([dim[, keepdim]]): the lower median (of an even count, the smaller middle value), as
+-- PyTorch's; over a dim also its 1-based index (of a stable sort: among equal values, the one a
+-- stable sort puts there); NaN when the values hold one (the index of the first). The value is
+-- gathered from x, so the gradient reaches that element
+function Tensor.median(x, dim, keepdim)
+    check("median", x)
+    local keep = keepdim_arg("median", keepdim)
+    local flat = dim == nil
+    if x:dim() == 0 then -- itself, and index 1 over its one "dim"
+        return x:clone(), (not flat) and core.ones({}, { dtype = "int64", device = x.device })
+            or nil
+    end
+    local t, d = x, 1
+    if flat then
+        t = x:reshape(-1)
+    else
+        d = dim_of("median", x, dim)
+    end
+    local n = t:size(d)
+    if n == 0 then
+        raise(("tide: median: dim %d has size 0, and the median of nothing is undefined")
+            :format(d))
+    end
+    local idx = no_grad(function()
+        local _, order = t:sort(d)
+        local nans = t:isnan():sum(d, true) -- NaNs sort last, in their order
+        local at = core.where(nans:gt(0), nans:neg():add(n + 1),
+            core.full(nans:size(), math.floor((n - 1) / 2) + 1, { dtype = "int64",
+                device = x.device }))
+        return order:gather(d, at)
+    end)
+    local v = t:gather(d, idx)
+    if flat then
+        return v:reshape({})
+    end
+    if not keep then
+        v, idx = v:squeeze(d), idx:squeeze(d)
+    end
+    return v, idx
+end
+
 M.names = { "cumsum", "cumprod", "var", "std", "logsumexp", "norm", "any", "all", "allclose",
-    "equal", "amax", "amin", "count_nonzero" }
+    "equal", "amax", "amin", "count_nonzero", "median" }
 return M

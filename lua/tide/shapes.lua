@@ -10,7 +10,7 @@ local idiv = require("tide._compat").idiv
 local Tensor = core.Tensor
 local check, dim_of, integer = args.check, args.dim_of, args.integer
 
-local M = {}
+local M = { functions = {} }
 
 local function no_dims(op, x)
     if x:dim() == 0 then
@@ -215,5 +215,109 @@ for _, op in ipairs({ "expand", "view", "reshape" }) do
     end
 end
 
-M.names = { "split", "chunk", "unbind", "tile", "flatten", "unflatten" }
+-- movedim(source, destination): dims (one or equal-length lists, 1-based) moved to those
+-- places, the others keeping their order: a permute
+function Tensor.movedim(x, source, destination)
+    check("movedim", x)
+    local src = type(source) == "table" and source or { source }
+    local dst = type(destination) == "table" and destination or { destination }
+    if #src ~= #dst then
+        raise(("tide: movedim: source and destination must have as many dims, got %d and %d")
+            :format(#src, #dst))
+    end
+    local n, order, used = x:dim(), {}, {}
+    for i = 1, #src do
+        local s, d = dim_of("movedim", x, src[i]), dim_of("movedim", x, dst[i])
+        if used[s] or order[d] then
+            raise(("tide: movedim: dim %s or %s appears twice"):format(tostring(src[i]),
+                tostring(dst[i])))
+        end
+        order[d], used[s] = s, true
+    end
+    local rest = 1
+    for d = 1, n do
+        if not order[d] then
+            while used[rest] do
+                rest = rest + 1
+            end
+            order[d], rest = rest, rest + 1
+        end
+    end
+    return x:permute(order)
+end
+
+-- diag([k = 0]): a 1-D x as the k-th diagonal of a square matrix (zeros elsewhere), a 2-D x's
+-- k-th diagonal as a 1-D tensor (k > 0 above the main one)
+function Tensor.diag(x, k)
+    check("diag", x)
+    k = k == nil and 0 or integer("diag", k, "k")
+    local dev = x.device
+    if x:dim() == 1 then
+        local n = x:size(1)
+        local m = n + math.abs(k)
+        local i = core.arange(0, n, { dtype = "int64", device = dev })
+        local row, col = k >= 0 and i or i - k, k >= 0 and i + k or i
+        local at = row * m + col + 1
+        return core.zeros({ m * m }, { dtype = x.dtype, device = dev }):index_add_(1, at, x)
+            :view(m, m)
+    elseif x:dim() == 2 then
+        local r, c = x:size(1), x:size(2)
+        local n = k >= 0 and math.max(0, math.min(r, c - k)) or math.max(0, math.min(r + k, c))
+        local i = core.arange(0, n, { dtype = "int64", device = dev })
+        local row, col = k >= 0 and i or i - k, k >= 0 and i + k or i
+        return x:reshape(r * c):index_select(1, row * c + col + 1)
+    end
+    raise(("tide: diag: needs a 1-D or 2-D tensor, got %d-D"):format(x:dim()))
+end
+
+local MESHGRID = { "indexing" }
+
+-- tide.meshgrid(t1, t2, ...[, {indexing = "ij"}]) or meshgrid({t1, t2, ...}[, opts]): the 1-D
+-- tensors expanded to a grid of their sizes, one view each; "xy" swaps the first two dims
+-- (NumPy's and Matlab's order)
+function M.functions.meshgrid(...)
+    local a = { n = select("#", ...), ... }
+    local ts, opts = a, nil
+    if a.n > 0 and type(a[a.n]) == "table" and not core.is_tensor(a[a.n]) then
+        opts, a.n = a[a.n], a.n - 1
+    end
+    if a.n == 1 and type(a[1]) == "table" and not core.is_tensor(a[1]) then
+        ts = { n = #a[1] }
+        for i = 1, ts.n do
+            ts[i] = a[1][i]
+        end
+    end
+    local o = args.options("meshgrid", opts, MESHGRID, "{indexing = \"xy\"}")
+    local indexing = o.indexing or "ij"
+    if indexing ~= "ij" and indexing ~= "xy" then
+        raise(("tide: meshgrid: indexing must be \"ij\" or \"xy\", got %s"):format(
+            tostring(indexing)))
+    end
+    local sizes = {}
+    for i = 1, ts.n do
+        check("meshgrid", ts[i], i)
+        if ts[i]:dim() > 1 then
+            raise(("tide: meshgrid: tensor %d must be 0-D or 1-D, got %d-D"):format(i,
+                ts[i]:dim()))
+        end
+        sizes[i] = ts[i]:numel()
+    end
+    local swap = indexing == "xy" and ts.n >= 2
+    if swap then
+        sizes[1], sizes[2] = sizes[2], sizes[1]
+    end
+    local out = {}
+    for i = 1, ts.n do
+        local at = swap and (i == 1 and 2 or i == 2 and 1 or i) or i
+        local shape = {}
+        for d = 1, ts.n do
+            shape[d] = d == at and sizes[d] or 1
+        end
+        out[i] = ts[i]:reshape(shape):expand(sizes)
+    end
+    return out
+end
+
+M.names = { "split", "chunk", "unbind", "tile", "flatten", "unflatten", "movedim", "diag",
+    "meshgrid" }
 return M

@@ -1044,6 +1044,211 @@ function F.normalize(input, opts)
     return input:div(norm)
 end
 
+-- ---- resampling: pixel_shuffle, pixel_unshuffle, interpolate ----
+
+local function upscale_arg(r, who, what)
+    if not compat.is_integer(r) or r < 1 then
+        raise(string.format("tide: %s: %s must be an integer >= 1, got %s", who, what,
+            tostring(r)))
+    end
+    return r
+end
+
+-- pixel_shuffle(x, r): [*, C r^2, H, W] -> [*, C, H r, W r], each group of r^2 channels laid
+-- out as an r x r block (PyTorch's order); pixel_unshuffle(x, r) is its inverse
+function F.pixel_shuffle(input, r)
+    local who = "pixel_shuffle"
+    tensor_arg(input, who, "input")
+    upscale_arg(r, who, "upscale_factor")
+    local s, n = input.shape, input:dim()
+    if n < 3 or s[n - 2] % (r * r) ~= 0 then
+        raise(string.format("tide: %s: expected {*, C * %d, H, W} (channels divisible by " ..
+            "upscale_factor^2 = %d), got %s", who, r * r, r * r, shape_str(input)))
+    end
+    local lead, c, h, w = {}, idiv(s[n - 2], r * r), s[n - 1], s[n]
+    for i = 1, n - 3 do
+        lead[i] = s[i]
+    end
+    local b = #lead
+    local split, perm, out = {}, {}, {}
+    for i = 1, b do
+        split[i], perm[i], out[i] = lead[i], i, lead[i]
+    end
+    for _, v in ipairs({ c, r, r, h, w }) do
+        split[#split + 1] = v
+    end
+    for _, v in ipairs({ 1, 4, 2, 5, 3 }) do -- C, H, r, W, r
+        perm[#perm + 1] = b + v
+    end
+    for _, v in ipairs({ c, h * r, w * r }) do
+        out[#out + 1] = v
+    end
+    return input:reshape(split):permute(perm):reshape(out)
+end
+
+function F.pixel_unshuffle(input, r)
+    local who = "pixel_unshuffle"
+    tensor_arg(input, who, "input")
+    upscale_arg(r, who, "downscale_factor")
+    local s, n = input.shape, input:dim()
+    if n < 3 or s[n - 1] % r ~= 0 or s[n] % r ~= 0 then
+        raise(string.format("tide: %s: expected {*, C, H, W} with H and W divisible by " ..
+            "downscale_factor %d, got %s", who, r, shape_str(input)))
+    end
+    local c, h, w = s[n - 2], idiv(s[n - 1], r), idiv(s[n], r)
+    local b = n - 3
+    local split, perm, out = {}, {}, {}
+    for i = 1, b do
+        split[i], perm[i], out[i] = s[i], i, s[i]
+    end
+    for _, v in ipairs({ c, h, r, w, r }) do
+        split[#split + 1] = v
+    end
+    for _, v in ipairs({ 1, 3, 5, 2, 4 }) do -- C, r, r, H, W
+        perm[#perm + 1] = b + v
+    end
+    for _, v in ipairs({ c * r * r, h, w }) do
+        out[#out + 1] = v
+    end
+    return input:reshape(split):permute(perm):reshape(out)
+end
+
+local fround32 = compat.fround32 or function(v)
+    return core.full({ 1 }, v, { dtype = "float32" }):item()
+end
+
+-- the source positions of out_size outputs along a dim of in_size, as PyTorch 1.13's kernels
+-- compute them: nearest with a float32 scale (floor(o * scale), capped), linear from pixel
+-- centres (or corners) with the weights of the two neighbours
+local function nearest_index(in_size, out_size, scale)
+    local s = fround32(scale)
+    local idx = {}
+    for o = 0, out_size - 1 do
+        local i = out_size == in_size and o or math.floor(fround32(o * s))
+        idx[o + 1] = math.min(i, in_size - 1) + 1
+    end
+    return idx
+end
+
+local function linear_index(in_size, out_size, scale, align_corners, single)
+    local i0, i1, w1 = {}, {}, {}
+    for o = 0, out_size - 1 do
+        local src
+        if align_corners then
+            src = scale * o
+        else
+            src = math.max(scale * (o + 0.5) - 0.5, 0)
+        end
+        if single then
+            src = fround32(src)
+        end
+        local lo = math.floor(src)
+        lo = math.min(lo, in_size - 1)
+        i0[o + 1], i1[o + 1] = lo + 1, lo + (lo < in_size - 1 and 1 or 0) + 1
+        w1[o + 1] = src - lo
+    end
+    return i0, i1, w1
+end
+
+local INTERPOLATE_OPTIONS = { "size", "scale_factor", "mode", "align_corners",
+    "recompute_scale_factor" }
+local INTERPOLATE_MODES = { nearest = 1, linear = 1, bilinear = 2 }
+
+-- interpolate(input, {size = | scale_factor =, mode = "nearest", align_corners =,
+-- recompute_scale_factor =}): input {N, C, L} (nearest, linear) or {N, C, H, W} (nearest,
+-- bilinear) resampled, by index_select and weighted sums, so autograd differentiates it
+function F.interpolate(input, opts)
+    local who = "interpolate"
+    tensor_arg(input, who, "input")
+    local o = options(opts, who, INTERPOLATE_OPTIONS)
+    local mode = o.mode or "nearest"
+    local nsp = input:dim() - 2
+    if not INTERPOLATE_MODES[mode] then
+        raise(string.format("tide: %s: mode %q is not supported yet; use \"nearest\", " ..
+            "\"linear\" or \"bilinear\"", who, tostring(mode)))
+    end
+    if nsp < 1 or nsp > 2 or (mode ~= "nearest" and INTERPOLATE_MODES[mode] ~= nsp) then
+        raise(string.format("tide: %s: mode %q takes a %s input, got %s", who, mode,
+            mode == "nearest" and "3-D {N, C, L} or 4-D {N, C, H, W}" or
+            (mode == "linear" and "3-D {N, C, L}" or "4-D {N, C, H, W}"), shape_str(input)))
+    end
+    if mode == "nearest" and o.align_corners ~= nil then
+        raise("tide: interpolate: align_corners is for the linear modes; leave it out with " ..
+            "mode \"nearest\"")
+    end
+    local align = bool_opt(o.align_corners, false, who, "align_corners")
+    if (o.size == nil) == (o.scale_factor == nil) then
+        raise("tide: interpolate: give either size or scale_factor, not both or neither")
+    end
+    local function per_dim(v, what)
+        local list = type(v) == "table" and v or {}
+        if type(v) ~= "table" then
+            for i = 1, nsp do
+                list[i] = v
+            end
+        end
+        if #list ~= nsp then
+            raise(string.format("tide: %s: %s needs %d value(s) for a %d-D input, got %d", who,
+                what, nsp, nsp + 2, #list))
+        end
+        for i = 1, nsp do
+            if type(list[i]) ~= "number" or list[i] <= 0 then
+                raise(string.format("tide: %s: %s must be positive numbers, got %s", who, what,
+                    tostring(list[i])))
+            end
+        end
+        return list
+    end
+    local sizes, scales = {}, {}
+    if o.size ~= nil then
+        sizes = per_dim(o.size, "size")
+        for i = 1, nsp do
+            sizes[i] = int_arg(sizes[i], who, "size", 1)
+        end
+    else
+        local sf = per_dim(o.scale_factor, "scale_factor")
+        for i = 1, nsp do
+            local in_size = input:size(2 + i)
+            sizes[i] = math.floor(in_size * sf[i])
+            if sizes[i] < 1 then
+                raise(string.format("tide: %s: scale_factor %g makes dim %d of size %d empty",
+                    who, sf[i], 2 + i, in_size))
+            end
+            if not o.recompute_scale_factor then
+                scales[i] = 1 / sf[i]
+            end
+        end
+    end
+    local single = input.dtype ~= "float64" -- the kernels' float arithmetic below float64
+    local out = input
+    for i = nsp, 1, -1 do
+        local d, in_size, n = 2 + i, input:size(2 + i), sizes[i]
+        local scale
+        if mode ~= "nearest" and align then
+            scale = n > 1 and (in_size - 1) / (n - 1) or 0
+        else
+            scale = scales[i] or in_size / n
+        end
+        if mode == "nearest" then
+            local idx = core.tensor(nearest_index(in_size, n, scale), { dtype = "int64",
+                device = input.device })
+            out = out:index_select(d, idx)
+        else
+            local i0, i1, w1 = linear_index(in_size, n, scale, align, single)
+            local shape = {}
+            for k = 1, out:dim() do
+                shape[k] = k == d and n or 1
+            end
+            local dev, dt = input.device, input.dtype
+            local l1 = core.tensor(w1, { dtype = dt, device = dev }):reshape(shape)
+            local a = out:index_select(d, core.tensor(i0, { dtype = "int64", device = dev }))
+            local b = out:index_select(d, core.tensor(i1, { dtype = "int64", device = dev }))
+            out = a * (1 - l1) + b * l1
+        end
+    end
+    return out
+end
+
 -- a and b expanded to their common shape (NumPy's broadcasting), or an error naming both
 local function broadcast(who, a, b, an, bn)
     local sa, sb = a.shape, b.shape

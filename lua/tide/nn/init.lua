@@ -21,7 +21,7 @@ end
 for _, name in ipairs({ "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "MaxPool1d", "GroupNorm", "RMSNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh",
     "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "Mish", "Hardswish", "SELU",
-    "GLU", "CosineSimilarity", "Unflatten" }) do
+    "GLU", "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample" }) do
     nn[name] = require("tide.nn." .. name)
 end
 for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
