@@ -1132,15 +1132,16 @@ end
 
 local function linear_index(in_size, out_size, scale, align_corners, single)
     local i0, i1, w1 = {}, {}, {}
+    local s = single and fround32(scale) or scale
     for o = 0, out_size - 1 do
         local src
-        if align_corners then
-            src = scale * o
+        if single then -- float arithmetic, each step rounded, as the float32 kernel
+            src = align_corners and fround32(s * o) or
+                math.max(fround32(fround32(s * (o + 0.5)) - 0.5), 0)
+        elseif align_corners then
+            src = s * o
         else
-            src = math.max(scale * (o + 0.5) - 0.5, 0)
-        end
-        if single then
-            src = fround32(src)
+            src = math.max(s * (o + 0.5) - 0.5, 0)
         end
         local lo = math.floor(src)
         lo = math.min(lo, in_size - 1)
