@@ -31,25 +31,26 @@ local function copy(t)
     return r
 end
 
--- p = {1, 2, -3} (float64) on device, the fixture's gradients one step each
-local function run(cls, opts, device, steps)
+-- p = {1, 2, -3} (float64) on device, the fixture's gradients one step each (a case's own
+-- list when it has one)
+local function run(cls, opts, device, steps, grads)
+    grads = grads or REF.grads
     local p = tide.tensor({ 1.0, 2.0, -3.0 }, { dtype = "float64", device = device })
     p:requires_grad_(true)
     local o = cls({ p }, copy(opts))
     local out = {}
-    for k = 1, steps or #REF.grads do
-        autograd.set_grad(p, tide.tensor(REF.grads[k], { dtype = "float64", device = device }))
+    for k = 1, steps or #grads do
+        autograd.set_grad(p, tide.tensor(grads[k], { dtype = "float64", device = device }))
         o:step()
         out[k] = p:cpu():totable()
     end
     return out, o, p
 end
 
-describe("RMSprop and Adagrad match PyTorch 1.13", function()
+describe("RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta match PyTorch 1.13", function()
     for name, case in pairs(REF.optimizers) do
         it(name, function()
-            local cls = name:match("^rmsprop") and optim.RMSprop or optim.Adagrad
-            local got = run(cls, case.opts)
+            local got = run(optim[case.cls], case.opts, nil, nil, case.grads)
             for k, want in ipairs(case.steps) do
                 close(got[k], want, 1e-12, name .. " step " .. k)
             end
@@ -115,7 +116,7 @@ describe("optimizer state_dict", function()
     end
 
     local SCALAR_OPTS = { lr = 0.05, momentum = 0.9, weight_decay = 0.01, nesterov = true }
-    it("resumes SGD, Adam, AdamW, RMSprop and Adagrad on cpu:1 identically", function()
+    it("resumes each optimizer on cpu:1 identically", function()
         resume(optim.SGD, SCALAR_OPTS, "cpu:1")
         resume(optim.Adam, { lr = 0.1, betas = { 0.8, 0.9 } }, "cpu:1")
         resume(optim.AdamW, { lr = 0.1 }, "cpu:1")
@@ -123,6 +124,12 @@ describe("optimizer state_dict", function()
         local o, p = resume(optim.Adagrad, REF.optimizers.adagrad_decay_wd.opts, "cpu:1")
         assert.are.equal("cpu:1", tostring(o.state[p].sum.device))
         assert.are.equal(4, o.state[p].step)
+        for _, name in ipairs({ "adamax_wd_maximize", "nadam_wd", "radam", "adadelta" }) do
+            local case = REF.optimizers[name]
+            o, p = resume(optim[case.cls], case.opts, "cpu:1")
+            assert.are.equal(4, o.state[p].step)
+        end
+        assert.is_true(math.abs(o.state[p].acc_delta:sum():item()) > 0)
     end)
 
     it("has PyTorch's layout, flattened into names", function()

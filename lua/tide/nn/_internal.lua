@@ -547,7 +547,7 @@ end
 -- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite (which
 -- also keeps a negative eps's NaNs, where the kernel refuses it)
 function I.layer_norm(x, d, weight, bias, eps)
-    if args.HALF[x.dtype] then -- float16, bfloat16: in float32, rounded once (tide.op_args.in_float)
+    if args.HALF[x.dtype] then -- float16, bfloat16: in float32, rounded once (op_args.in_float)
         return I.layer_norm(x:float(), d, weight and weight:float(), bias and bias:float(), eps)
             :to(x.dtype)
     end

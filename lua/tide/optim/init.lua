@@ -1,6 +1,8 @@
--- tide.optim: SGD, Adam, AdamW, RMSprop, Adagrad, lr_scheduler (pure Lua; state lives on each parameter's device)
+-- tide.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, lr_scheduler
+-- (pure Lua; state lives on each parameter's device)
 local M = {}
-for _, name in ipairs({ "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler" }) do
+for _, name in ipairs({ "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax",
+    "NAdam", "RAdam", "Adadelta", "lr_scheduler" }) do
     M[name] = require("tide.optim." .. name)
 end
 return M

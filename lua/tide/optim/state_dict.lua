@@ -19,7 +19,8 @@ local flat = require("tide.optim.flat_state")
 
 local M = {}
 
--- state entries kept as Lua numbers, not tensors
+-- state entries kept as Lua numbers, not tensors: "step", and an optimizer's own
+-- (cls.scalar_state: NAdam's mu_product)
 local SCALAR = { step = true }
 
 local function sorted_keys(t)
@@ -92,17 +93,18 @@ function M.load_state_dict(self, sd)
     end
     -- parse every key first
     local groups, states, defaults = {}, {}, self.defaults or {}
+    local scalar = self.scalar_state or SCALAR
     for k, v in pairs(sd) do
         local i, name = tostring(k):match("^state%.(%d+)%.(.+)$")
         local gi, key = tostring(k):match("^param_groups%.(%d+)%.(.+)$")
         if i then
             i = compat.tointeger(tonumber(i))
             states[i] = states[i] or {}
-            states[i][name] = SCALAR[name] and flat.decode(v, who, k) or v
-            if not SCALAR[name] and not is_tensor(v) then
+            states[i][name] = scalar[name] and flat.decode(v, who, k) or v
+            if not scalar[name] and not is_tensor(v) then
                 raise("tide: " .. who .. ": expected a tensor for '" .. k .. "', got " .. type(v))
             end
-            if SCALAR[name] then
+            if scalar[name] then
                 value_type(who, k, states[i][name], 0)
             end
         elseif gi then
