@@ -1,4 +1,7 @@
--- tide.nn: layers, losses and the Module base class (pure Lua, one class per file)
+-- tide.nn: layers, losses and the Module base class (pure Lua, one class per file). A class is
+-- loaded on its first use (nn.Linear requires tide.nn.Linear then): a script pays, in load
+-- time and in the Lua heap its collector walks, only for the layers it uses (an MLP's four of
+-- some seventy; the heap is what an incremental collector's cycle costs).
 require("tide.autograd")
 
 local nn = {}
@@ -7,29 +10,36 @@ local CLASSES = {
     "Module", "Linear", "Conv2d", "MaxPool2d", "Flatten", "ReLU", "Sigmoid", "Tanh", "GELU",
     "Softmax", "LogSoftmax", "Dropout", "Sequential", "Embedding", "LayerNorm", "BatchNorm1d",
     "BatchNorm2d", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
-    "DistributedDataParallel", "DataParallel",
+    "DistributedDataParallel", "DataParallel", "Identity", "ModuleList", "ModuleDict",
+    -- the wider surface's layers and losses (docs/API.md)
+    "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "GroupNorm",
+    "RMSNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh", "L1Loss",
+    "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "Mish", "Hardswish", "SELU", "GLU",
+    "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    -- sequence models and attention
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
+    "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+    "TransformerDecoder", "Transformer", "PackedSequence",
 }
 
+local lazy = {}
 for _, name in ipairs(CLASSES) do
-    nn[name] = require("tide.nn." .. name)
+    lazy[name] = "tide.nn." .. name
 end
+
+nn.Module = require("tide.nn.Module")
 nn.functional = require("tide.nn.functional")
-for _, name in ipairs({ "Identity", "ModuleList", "ModuleDict" }) do
-    nn[name] = require("tide.nn." .. name)
-end
--- the wider surface's layers and losses (docs/API.md)
-for _, name in ipairs({ "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPool2d",
-    "MaxPool1d", "GroupNorm", "RMSNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh",
-    "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "Mish", "Hardswish", "SELU",
-    "GLU", "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample" }) do
-    nn[name] = require("tide.nn." .. name)
-end
-for _, name in ipairs({ "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
-    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-    "TransformerDecoderLayer", "TransformerDecoder", "Transformer", "PackedSequence" }) do
-    nn[name] = require("tide.nn." .. name) -- sequence models and attention
-end
 nn.init = require("tide.nn.initializers") -- not tide/nn/init.lua: that file is tide.nn itself
 nn.utils = require("tide.nn.utils")
 
-return nn
+return setmetatable(nn, {
+    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
+    __index = function(t, k)
+        local name = lazy[k]
+        if name then
+            local cls = require(name)
+            rawset(t, k, cls)
+            return cls
+        end
+    end,
+})

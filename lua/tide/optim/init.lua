@@ -1,8 +1,20 @@
 -- tide.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, lr_scheduler
--- (pure Lua; state lives on each parameter's device)
-local M = {}
+-- (pure Lua; state lives on each parameter's device). Each is loaded on its first use, as
+-- tide.nn's classes are.
+local lazy = {}
 for _, name in ipairs({ "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax",
     "NAdam", "RAdam", "Adadelta", "lr_scheduler" }) do
-    M[name] = require("tide.optim." .. name)
+    lazy[name] = "tide.optim." .. name
 end
-return M
+
+return setmetatable({}, {
+    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
+    __index = function(t, k)
+        local name = lazy[k]
+        if name then
+            local mod = require(name)
+            rawset(t, k, mod)
+            return mod
+        end
+    end,
+})
