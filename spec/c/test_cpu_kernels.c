@@ -1085,6 +1085,57 @@ static void test_errors(void) {
     CHECK(strstr(tide_errmsg(), "tide: mul:") != NULL, "message: %s", tide_errmsg());
 }
 
+/* the copy entry's float16 / bfloat16 <-> float32 rows (hardware F16C where the CPU has it,
+ * eight at a time, typed bit conversions otherwise) give the bit conversions' values: every
+ * float16 pattern widened, and float32 values across float16's range (ties, subnormals,
+ * overflow) rounded, in rows long enough for the vector loops and their tails */
+static void test_half_rows(void) {
+    enum { N = 65536 };
+    uint16_t  *h = malloc(N * sizeof *h), *h2 = malloc(N * sizeof *h2);
+    float     *f = malloc(N * sizeof *f);
+    int64_t    n[1] = {N};
+    tide_kview vh = kv(h, TIDE_DTYPE_F16, 1, n, NULL), vf = kv(f, TIDE_DTYPE_F32, 1, n, NULL);
+    for (int i = 0; i < N; i++)
+        h[i] = (uint16_t)i;
+    CHECK_OK(B->copy(&dev0, &vf, &vh));
+    int bad = 0;
+    for (int i = 0; i < N && !bad; i++) {
+        float want = tide_half_to_float(h[i]);
+        bad = want == want ? f[i] != want : f[i] == f[i];
+        if (bad)
+            CHECK(0, "float16 %04x widened to %g, expected %g", h[i], f[i], want);
+    }
+    /* float32 values around every float16 step: exact, halfway (ties to even), just off */
+    for (int i = 0; i < N; i++) {
+        float base = tide_half_to_float((uint16_t)(i & 0x7bff)),
+              next = tide_half_to_float((uint16_t)((i & 0x7bff) + 1));
+        float v = (i % 4 == 0)   ? base
+                  : (i % 4 == 1) ? base + (next - base) / 2
+                  : (i % 4 == 2) ? nextafterf(base + (next - base) / 2, 0)
+                                 : base * 70000.0f;
+        f[i] = (i & 0x8000) ? -v : v;
+    }
+    CHECK_OK(B->copy(&dev0, &vh, &vf));
+    bad = 0;
+    for (int i = 0; i < N && !bad; i++) {
+        uint16_t want = tide_float_to_half(f[i]);
+        bad = h[i] != want;
+        if (bad)
+            CHECK(0, "%.9g rounded to float16 %04x, expected %04x", f[i], h[i], want);
+    }
+    tide_kview vb = kv(h2, TIDE_DTYPE_BF16, 1, n, NULL);
+    CHECK_OK(B->copy(&dev0, &vb, &vf));
+    bad = 0;
+    for (int i = 0; i < N && !bad; i++) {
+        bad = h2[i] != tide_float_to_bf16(f[i]);
+        if (bad)
+            CHECK(0, "%.9g rounded to bfloat16 %04x", f[i], h2[i]);
+    }
+    free(h);
+    free(h2);
+    free(f);
+}
+
 /* float16 and bfloat16 through the float32 kernels (src/cpu/half.c): the float32 result
  * rounded once; a broadcast input; a failed kernel leaves the output as it was */
 static void test_half(void) {
@@ -1145,6 +1196,7 @@ int main(void) {
     test_maxpool_paths();
     test_errors();
     test_half();
+    test_half_rows();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -13,6 +13,10 @@
 #include "elementwise_rows.h"
 #include "scalar_math.h"
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> /* F16C: float16 conversions (f16_to_f32_row, below) */
+#define HAVE_F16C_PATH 1
+#endif
 
 /* the cases above, as a question: does op have a kernel for oa->dt among the families run by
  * a one-input (arity 1) or two-input switch */
@@ -266,9 +270,85 @@ static int is_half(tide_dtype dt) {
     return dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16;
 }
 
+/* float16 / bfloat16 <-> float32, the conversions half.c runs around every half op on the CPU:
+ * the bit conversions of dtype_convert.h in typed loops (no double, no dtype switch an element;
+ * bfloat16's vectorise), 3-6x the speed of the generic path below */
+#define HALF_LOOP(TO_T, FROM_T, CONV)                                                              \
+    do {                                                                                           \
+        if (s[0] == sizeof(TO_T) && s[1] == sizeof(FROM_T)) {                                      \
+            TO_T         *o_ = (TO_T *)p[0];                                                       \
+            const FROM_T *a_ = (const FROM_T *)p[1];                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o_[i] = CONV(a_[i]);                                                               \
+        } else {                                                                                   \
+            char *po_ = p[0], *pa_ = p[1];                                                         \
+            for (int64_t i = 0; i < n; i++, po_ += s[0], pa_ += s[1])                              \
+                *(TO_T *)po_ = CONV(*(const FROM_T *)pa_);                                         \
+        }                                                                                          \
+    } while (0)
+/* float16 has hardware conversions (F16C, in every x86-64-v3 CPU): eight at a time, exact one
+ * way and rounded to nearest even the other, as the bit conversions (a NaN keeps its payload
+ * there, which the bit conversion drops; both stay NaN) */
+#ifdef HAVE_F16C_PATH
+static int have_f16c(void) {
+    static int known = -1;
+    if (known < 0)
+        known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    return known;
+}
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(float *o, const uint16_t *a,
+                                                                int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))));
+    for (; i < n; i++)
+        o[i] = tide_half_to_float(a[i]);
+}
+__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(uint16_t *o, const float *a,
+                                                                int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(
+            (__m128i *)(o + i),
+            _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; i++)
+        o[i] = tide_float_to_half(a[i]);
+}
+#endif
+
+CPU_HOT static void f16_to_f32_row(char **p, const int64_t *s, int64_t n) {
+#ifdef HAVE_F16C_PATH
+    if (s[0] == sizeof(float) && s[1] == sizeof(uint16_t) && have_f16c())
+        return f16_to_f32_f16c((float *)p[0], (const uint16_t *)p[1], n);
+#endif
+    HALF_LOOP(float, uint16_t, tide_half_to_float);
+}
+CPU_HOT static void bf16_to_f32_row(char **p, const int64_t *s, int64_t n) {
+    HALF_LOOP(float, uint16_t, tide_bf16_to_float);
+}
+CPU_HOT static void f32_to_f16_row(char **p, const int64_t *s, int64_t n) {
+#ifdef HAVE_F16C_PATH
+    if (s[0] == sizeof(uint16_t) && s[1] == sizeof(float) && have_f16c())
+        return f32_to_f16_f16c((uint16_t *)p[0], (const float *)p[1], n);
+#endif
+    HALF_LOOP(uint16_t, float, tide_float_to_half);
+}
+CPU_HOT static void f32_to_bf16_row(char **p, const int64_t *s, int64_t n) {
+    HALF_LOOP(uint16_t, float, tide_float_to_bf16);
+}
+
 static void cvt_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const cvt_arg *ca = arg;
+    tide_dtype     to = ca->to, from = ca->from;
+    if (to == TIDE_DTYPE_F32 && from == TIDE_DTYPE_F16)
+        return f16_to_f32_row(p, s, n);
+    if (to == TIDE_DTYPE_F32 && from == TIDE_DTYPE_BF16)
+        return bf16_to_f32_row(p, s, n);
+    if (to == TIDE_DTYPE_F16 && from == TIDE_DTYPE_F32)
+        return f32_to_f16_row(p, s, n);
+    if (to == TIDE_DTYPE_BF16 && from == TIDE_DTYPE_F32)
+        return f32_to_bf16_row(p, s, n);
     if (is_half(ca->to) || is_half(ca->from)) { /* rare: one element at a time through double */
         char *po = p[0], *pa = p[1];
         for (int64_t i = 0; i < n; i++, po += s[0], pa += s[1])
