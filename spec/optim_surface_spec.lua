@@ -174,6 +174,8 @@ describe("lr_scheduler matches PyTorch 1.13", function()
         step = S.StepLR, multistep = S.MultiStepLR, exponential = S.ExponentialLR,
         cosine = S.CosineAnnealingLR, linear = S.LinearLR, linear_custom = S.LinearLR,
         onecycle = S.OneCycleLR, onecycle_linear_3phase = S.OneCycleLR, lambda = S.LambdaLR,
+        constant = S.ConstantLR, constant_custom = S.ConstantLR, polynomial = S.PolynomialLR,
+        polynomial_custom = S.PolynomialLR,
     }
 
     local function sgd()
@@ -211,6 +213,18 @@ describe("lr_scheduler matches PyTorch 1.13", function()
             end
         end)
     end
+
+    -- the closed form SequentialLR restarts a schedule from (closed_lr) agrees with the steps
+    it("ConstantLR and PolynomialLR: the closed form gives the recursive form's lr", function()
+        for _, name in ipairs({ "constant_custom", "polynomial_custom" }) do
+            local s = make(name, sgd())
+            for epoch = 0, 12 do
+                s.last_epoch = epoch
+                close({ s:closed_lr(0.1), s:closed_lr(0.01) }, REF.schedules[name].lrs[epoch + 1],
+                    1e-14, name .. " epoch " .. epoch)
+            end
+        end
+    end)
 
     it("state_dict resumes a schedule through tide.save", function()
         local path = os.tmpname()
