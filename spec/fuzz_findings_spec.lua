@@ -198,3 +198,20 @@ describe("default_collate of a list whose samples are not all tables", function(
         assert.are.same({ "x", "y" }, b)
     end)
 end)
+
+describe("Module:to with a dtype that is not a string", function()
+    it("names what it got (it concatenated the tensor into its message before; seed 8102)",
+        function()
+        local m = nn.Linear(2, 2)
+        local w = m.weight
+        local ok, err = pcall(function() m:to({ dtype = tide.zeros(4) }) end)
+        assert.is_false(ok)
+        assert.matches('tide: Module:to: dtype must be a string such as "float32", got a tensor',
+            err, 1, true)
+        ok, err = pcall(function() m:to("cpu", { dtype = 5 }) end)
+        assert.is_false(ok)
+        assert.matches("got a number", err, 1, true)
+        assert.are.equal(w, m.weight)
+        assert.are.equal("float32", m.weight.dtype)
+    end)
+end)

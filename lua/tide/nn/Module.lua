@@ -356,6 +356,10 @@ local function parse_to(a, b)
         dt = a.dtype or dt
         dev = a.device and device_of(a.device) or dev
     end
+    if dt ~= nil and type(dt) ~= "string" then -- {dtype = <a tensor>} (fuzz seed 8102)
+        raise("tide: Module:to: dtype must be a string such as \"float32\", got a " ..
+            (is_tensor(dt) and "tensor" or type(dt)))
+    end
     if dt and not autograd.FLOAT[dt] then
         raise("tide: Module:to: expected a floating-point dtype, got " .. dt ..
             "; parameters stay floating point")
