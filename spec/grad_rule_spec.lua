@@ -214,6 +214,12 @@ RECIPES.outer = function(x, y) return { x:view(-1), y:view(-1) } end
 RECIPES.bmm = function(x, y) return { x:unsqueeze(1), y:t():unsqueeze(1) } end
 RECIPES.addmm = function(x, y) return { x, y, y:t():matmul(y) } end
 RECIPES.movedim = function(x) return { x, 1, 2 } end
+RECIPES.broadcast_to = RECIPES.expand
+RECIPES.swapaxes = RECIPES.transpose
+RECIPES.swapdims = RECIPES.transpose
+RECIPES.clip = RECIPES.clamp
+RECIPES.clip_ = RECIPES.clamp_
+RECIPES.tensordot = function(x, y) return { x, y, { { 1 }, { 1 } } } end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does

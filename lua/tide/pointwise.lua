@@ -181,6 +181,36 @@ function Tensor.isclose(x, other, rtol, atol, equal_nan)
     return M.close("isclose", x, other, rtol, atol, equal_nan)
 end
 
+-- logaddexp(other): log(exp(x) + exp(other)) without overflow, PyTorch's kernel: the larger
+-- plus log1p(exp(-|x - other|)), and x itself where both are the same infinity
+function Tensor.logaddexp(x, other)
+    check("logaddexp", x)
+    check("logaddexp", other, 2)
+    args.float_input("logaddexp", x)
+    local m = core.maximum(x, other)
+    local r = m + (x - other):abs():neg():exp():log1p()
+    return core.where(x:isinf():logical_and(x:eq(other)), x, r)
+end
+
+-- xlogy(other): x log(other), 0 where x is 0 (even where other is 0 or inf), NaN where other is
+function Tensor.xlogy(x, other)
+    check("xlogy", x)
+    check("xlogy", other, 2)
+    args.float_input("xlogy", x)
+    -- where x is 0, log reads 1 instead of other: the product left out stays finite, so a 0
+    -- or inf in other gives gradients 0 there (a NaN would reach them as 0 * NaN)
+    local zero = x:eq(0)
+    local r = core.where(zero, 0, x * core.where(zero, 1, other):log())
+    return core.where(other:isnan(), 0 / 0, r)
+end
+
+-- PyTorch's other names for tide's: clip (clamp), swapaxes and swapdims (transpose),
+-- broadcast_to (expand)
+Tensor.clip, Tensor.clip_ = Tensor.clamp, Tensor.clamp_
+Tensor.swapaxes, Tensor.swapdims = Tensor.transpose, Tensor.transpose
+Tensor.broadcast_to = Tensor.expand
+
 -- the tide.X functions (the in-place twins are methods only)
-M.names = { "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "isclose" }
+M.names = { "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "isclose",
+    "logaddexp", "xlogy", "clip", "swapaxes", "swapdims", "broadcast_to" }
 return M

@@ -4,7 +4,8 @@
 -- records matmul and the element-wise ops, which autograd differentiates. Tensor methods, and
 -- tide.X functions.
 local core = require("tide.core")
-local raise = require("tide.autograd.raise")
+local autograd = require("tide.autograd")
+local raise = autograd.raise
 local args = require("tide.op_args")
 
 local Tensor = core.Tensor
@@ -74,5 +75,114 @@ function Tensor.addmm(x, m1, m2, opts)
     return p + (beta == 1 and x or x * beta)
 end
 
-M.names = { "outer", "bmm", "addmm" }
+-- tensordot(b, dims): contracts dims of a with dims of b: an integer k (a's last k with b's
+-- first k, in order) or {{a's dims}, {b's dims}} (1-based); a permute, a reshape and a matmul
+function Tensor.tensordot(a, b, dims)
+    check("tensordot", a)
+    check("tensordot", b, 2)
+    local da, db = {}, {}
+    if type(dims) == "number" then
+        local k = args.integer("tensordot", dims, "dims")
+        if k < 0 or k > a:dim() or k > b:dim() then
+            raise(("tide: tensordot: dims = %d must be between 0 and the smaller rank (%d)")
+                :format(k, math.min(a:dim(), b:dim())))
+        end
+        for i = 1, k do
+            da[i], db[i] = a:dim() - k + i, i
+        end
+    elseif type(dims) == "table" and type(dims[1]) == "table" and type(dims[2]) == "table" and
+        #dims[1] == #dims[2] then
+        for i = 1, #dims[1] do
+            da[i], db[i] = args.dim_of("tensordot", a, dims[1][i]),
+                args.dim_of("tensordot", b, dims[2][i])
+        end
+    else
+        raise("tide: tensordot: dims must be an integer or {{dims of a}, {dims of b}} of equal " ..
+            "length, as tide.tensordot(a, b, {{2}, {1}})")
+    end
+    local ina, inb = {}, {}
+    local perm_a, perm_b, keep_a, keep_b, k_size = {}, {}, {}, {}, 1
+    for i = 1, #da do
+        if a:size(da[i]) ~= b:size(db[i]) then
+            raise(("tide: tensordot: dim %d of a (size %d) and dim %d of b (size %d) differ")
+                :format(da[i], a:size(da[i]), db[i], b:size(db[i])))
+        end
+        ina[da[i]], inb[db[i]], k_size = true, true, k_size * a:size(da[i])
+    end
+    local m, n = 1, 1
+    for d = 1, a:dim() do
+        if not ina[d] then
+            perm_a[#perm_a + 1], keep_a[#keep_a + 1], m = d, a:size(d), m * a:size(d)
+        end
+    end
+    for _, d in ipairs(da) do
+        perm_a[#perm_a + 1] = d
+    end
+    for _, d in ipairs(db) do
+        perm_b[#perm_b + 1] = d
+    end
+    for d = 1, b:dim() do
+        if not inb[d] then
+            perm_b[#perm_b + 1], keep_b[#keep_b + 1], n = d, b:size(d), n * b:size(d)
+        end
+    end
+    local out = {}
+    for _, v in ipairs(keep_a) do
+        out[#out + 1] = v
+    end
+    for _, v in ipairs(keep_b) do
+        out[#out + 1] = v
+    end
+    local r = a:permute(perm_a):reshape(m, k_size):matmul(b:permute(perm_b):reshape(k_size, n))
+    return r:reshape(out)
+end
+
+-- the largest of a's last dim, each element that reaches it getting the whole gradient, as
+-- PyTorch's cdist(p = inf) gradient does (amax splits it between ties)
+autograd.def {
+    name = "cdist_largest",
+    reads = { 1, "out" },
+    backward = function(nd, g)
+        return g:unsqueeze(-1) * nd[1]:eq(nd.out:unsqueeze(-1)):to(g.dtype)
+    end,
+}
+local function largest(a)
+    local r = autograd.no_grad(function()
+        return a:amax(-1)
+    end)
+    if autograd.needs_record(a) then
+        autograd.record("cdist_largest", r, a)
+    end
+    return r
+end
+
+-- cdist(x2[, {p = 2}]): the p-norm distances between the rows of x1 [*, P, M] and of x2
+-- [*, R, M], as [*, P, R] (computed from the differences, as PyTorch does for up to 25 rows;
+-- its matrix-product shortcut for more rounds differently); p = math.huge the largest
+-- difference, p = 0 the count of differing coordinates
+function Tensor.cdist(x1, x2, opts)
+    check("cdist", x1)
+    check("cdist", x2, 2)
+    local p = args.options("cdist", opts, { "p" }, "{p = 1}").p or 2
+    if type(p) ~= "number" or p < 0 then
+        raise(("tide: cdist: p must be a number >= 0, got %s"):format(tostring(p)))
+    end
+    if x1:dim() < 2 or x2:dim() < 2 or x1:size(-1) ~= x2:size(-1) then
+        raise(("tide: cdist: expected x1 {*, P, M} and x2 {*, R, M} with the same M, got %s " ..
+            "and %s"):format(shape_str(x1:size()), shape_str(x2:size())))
+    end
+    local d = x1:unsqueeze(-2) - x2:unsqueeze(-3)
+    if p == 2 then
+        return d:norm(2, -1)
+    elseif p == math.huge then
+        return largest(d:abs())
+    elseif p == 0 then
+        return d:ne(0):to(d.dtype):sum(-1)
+    elseif p == 1 then
+        return d:abs():sum(-1)
+    end
+    return d:abs():pow(p):sum(-1):pow(1 / p)
+end
+
+M.names = { "outer", "bmm", "addmm", "tensordot", "cdist" }
 return M

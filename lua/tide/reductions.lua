@@ -349,6 +349,70 @@ function Tensor.median(x, dim, keepdim)
     return v, idx
 end
 
+-- nansum([dim[, keepdim]]), nanmean: the sum and mean of the values that are not NaN (a mean of
+-- none is NaN, as PyTorch's)
+local function nan_reduce(op, mean)
+    return function(x, dim, keepdim)
+        check(op, x)
+        float_input(op, x)
+        local keep = keepdim_arg(op, keepdim)
+        local dims = dim ~= nil and dims_of(op, x, dim) or nil
+        local nan = x:isnan()
+        local v = core.where(nan, 0, x)
+        local s = dims and over(v, dims, "sum", keep) or v:sum()
+        if not mean then
+            return s
+        end
+        local n = no_grad(function()
+            local ok = nan:logical_not():to(x.dtype)
+            return dims and over(ok, dims, "sum", keep) or ok:sum()
+        end)
+        return s / n
+    end
+end
+Tensor.nansum = nan_reduce("nansum", false)
+Tensor.nanmean = nan_reduce("nanmean", true)
+
+-- trace(): the sum of a 2-D tensor's main diagonal
+function Tensor.trace(x)
+    check("trace", x)
+    if x:dim() ~= 2 then
+        raise(("tide: trace: needs a 2-D tensor, got %d-D"):format(x:dim()))
+    end
+    return x:diag():sum()
+end
+
+-- diff([n = 1[, dim = -1[, {prepend =, append =}]]]): the n-th forward difference along dim
+-- (prepend and append joined on first); bool tensors give their xor, as PyTorch's
+function Tensor.diff(x, n, dim, opts)
+    check("diff", x)
+    n = n == nil and 1 or args.integer("diff", n, "n")
+    if n < 0 then
+        raise(("tide: diff: n must be >= 0, got %d"):format(n))
+    end
+    local d = dim_of("diff", x, dim == nil and -1 or dim)
+    local o = args.options("diff", opts, { "prepend", "append" }, "{prepend = t}")
+    local parts = {}
+    for _, t in ipairs({ o.prepend or false, x, o.append or false }) do
+        if t then
+            check("diff", t)
+            parts[#parts + 1] = t
+        end
+    end
+    if #parts > 1 then
+        x = core.cat(parts, d)
+    end
+    for _ = 1, n do
+        local len = x:size(d)
+        if len == 0 then
+            break
+        end
+        local a, b = x:narrow(d, 2, len - 1), x:narrow(d, 1, len - 1)
+        x = x.dtype == "bool" and a:logical_xor(b) or a - b
+    end
+    return x
+end
+
 M.names = { "cumsum", "cumprod", "var", "std", "logsumexp", "norm", "any", "all", "allclose",
-    "equal", "amax", "amin", "count_nonzero", "median" }
+    "equal", "amax", "amin", "count_nonzero", "median", "nansum", "nanmean", "trace", "diff" }
 return M

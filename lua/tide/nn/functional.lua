@@ -196,6 +196,41 @@ function F.selu(input, opts)
     end)
 end
 
+-- relu6: min(max(x, 0), 6); hardsigmoid: (x + 3) / 6 clamped to [0, 1], its gradient 1/6
+-- strictly inside (-3, 3), as PyTorch's; logsigmoid: min(x, 0) - log1p(exp(-|x|)), PyTorch's
+-- kernel; softsign: x / (1 + |x|)
+function F.relu6(input, opts)
+    tensor_arg(input, "relu6", "input")
+    return maybe_inplace(input, options(opts, "relu6", { "inplace" }), "relu6", function(x)
+        -- PyTorch's gradient: 1 strictly inside (0, 6) (clamp's counts its bounds); NaN stays
+        local inside = x:gt(0):logical_and(x:lt(6))
+        return core.where(inside, x, core.where(x:ge(6), 6, core.where(x:le(0), 0, x)))
+    end)
+end
+
+function F.hardsigmoid(input, opts)
+    tensor_arg(input, "hardsigmoid", "input")
+    return maybe_inplace(input, options(opts, "hardsigmoid", { "inplace" }), "hardsigmoid",
+        function(x)
+            local inside = x:gt(-3):logical_and(x:lt(3))
+            return core.where(inside, x:add(3):div(6), x:ge(3):to(x.dtype))
+        end)
+end
+
+function F.logsigmoid(input)
+    tensor_arg(input, "logsigmoid", "input")
+    -- min(x, 0) - log1p(exp(-|x|)) by sign, so the gradient is sigmoid(-x) everywhere (0.5 at
+    -- 0); each side on its clamped half, so the side where() leaves out stays finite (a NaN
+    -- there would reach the gradient as 0 * NaN)
+    local neg, pos = input:clamp(nil, 0), input:clamp(0, nil)
+    return core.where(input:lt(0), neg:sub(neg:exp():log1p()), pos:neg():exp():log1p():neg())
+end
+
+function F.softsign(input)
+    tensor_arg(input, "softsign", "input")
+    return input:div(input:abs():add(1))
+end
+
 -- exact (the erf form), or {approximate = "tanh"}: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 function F.gelu(input, opts)
     tensor_arg(input, "gelu", "input")
@@ -1313,6 +1348,25 @@ function F.cosine_similarity(x1, x2, opts)
     return out
 end
 
+-- pairwise_distance(x1, x2[, {p = 2, eps = 1e-6, keepdim = false}]): the p-norm of x1 - x2 +
+-- eps over the last dim, as PyTorch's
+function F.pairwise_distance(x1, x2, opts)
+    local who = "pairwise_distance"
+    tensor_arg(x1, who, "x1")
+    tensor_arg(x2, who, "x2")
+    same_device(x1, x2, who, "x2")
+    local o = options(opts, who, { "p", "eps", "keepdim" })
+    local p = number_opt(o.p, 2, who, "p")
+    local eps = number_opt(o.eps, 1e-6, who, "eps")
+    local keep = bool_opt(o.keepdim, false, who, "keepdim")
+    local a, b = broadcast(who, x1, x2, "x1", "x2")
+    local d = (a - b):add(eps)
+    if a:dim() == 0 then
+        return d:abs()
+    end
+    return d:norm(p, -1, keep)
+end
+
 -- ---- losses: {reduction = "mean" | "sum" | "none"} ----
 
 local function loss_options(opts, who, known, not_yet)
@@ -1338,6 +1392,60 @@ end
 function F.mse_loss(input, target, opts)
     local _, reduction = loss_options(opts, "mse_loss")
     return I.mse_loss(input, target, reduction, "mse_loss")
+end
+
+-- margin_ranking_loss(x1, x2, y[, {margin = 0, reduction =}]): max(0, -y (x1 - x2) + margin)
+function F.margin_ranking_loss(x1, x2, y, opts)
+    local who = "margin_ranking_loss"
+    local o, reduction = loss_options(opts, who, { "reduction", "margin" })
+    for i, t in ipairs({ x1, x2, y }) do
+        tensor_arg(t, who, ({ "input1", "input2", "target" })[i])
+    end
+    local margin = number_opt(o.margin, 0, who, "margin")
+    return I.reduce(y:neg():mul(x1 - x2):add(margin):clamp(0, nil), reduction, who)
+end
+
+-- triplet_margin_loss(anchor, positive, negative[, {margin = 1, p = 2, eps = 1e-6, swap =
+-- false, reduction =}]): max(d(a, p) - d(a, n) + margin, 0), d pairwise_distance; with swap,
+-- d(a, n) is the smaller of it and d(p, n)
+function F.triplet_margin_loss(anchor, positive, negative, opts)
+    local who = "triplet_margin_loss"
+    local o, reduction = loss_options(opts, who, { "reduction", "margin", "p", "eps", "swap" })
+    for i, t in ipairs({ anchor, positive, negative }) do
+        tensor_arg(t, who, ({ "anchor", "positive", "negative" })[i])
+    end
+    local margin = number_opt(o.margin, 1, who, "margin")
+    local d = { p = number_opt(o.p, 2, who, "p"), eps = number_opt(o.eps, 1e-6, who, "eps") }
+    local d_ap = F.pairwise_distance(anchor, positive, d)
+    local d_an = F.pairwise_distance(anchor, negative, d)
+    if bool_opt(o.swap, false, who, "swap") then
+        d_an = core.minimum(d_an, F.pairwise_distance(positive, negative, d))
+    end
+    return I.reduce((d_ap - d_an):add(margin):clamp(0, nil), reduction, who)
+end
+
+-- cosine_embedding_loss(x1, x2, y[, {margin = 0, reduction =}]): 1 - cos(x1, x2) where y is 1,
+-- max(0, cos - margin) where y is -1, cos over the last dim with PyTorch 1.13's epsilon 1e-12
+-- added to each squared norm
+function F.cosine_embedding_loss(x1, x2, y, opts)
+    local who = "cosine_embedding_loss"
+    local o, reduction = loss_options(opts, who, { "reduction", "margin" })
+    for i, t in ipairs({ x1, x2, y }) do
+        tensor_arg(t, who, ({ "input1", "input2", "target" })[i])
+    end
+    local margin = number_opt(o.margin, 0, who, "margin")
+    local d = x1:dim() - 1
+    if d < 0 or x1:dim() ~= x2:dim() then
+        raise(string.format("tide: %s: expected input1 and input2 of one rank, 1-D or 2-D, got " ..
+            "%s and %s", who, shape_str(x1), shape_str(x2)))
+    end
+    local prod = x1:mul(x2):sum(d + 1)
+    local m1 = x1:mul(x1):sum(d + 1):add(1e-12)
+    local m2 = x2:mul(x2):sum(d + 1):add(1e-12)
+    local cos = prod:div(m1:mul(m2):sqrt())
+    local out = core.where(y:eq(1), cos:neg():add(1), 0) +
+        core.where(y:eq(-1), cos:sub(margin):clamp(0, nil), 0)
+    return I.reduce(out, reduction, who)
 end
 
 function F.l1_loss(input, target, opts)

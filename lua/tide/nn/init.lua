@@ -15,7 +15,9 @@ local CLASSES = {
     "Conv1d", "ConvTranspose2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "GroupNorm",
     "RMSNorm", "Dropout2d", "LeakyReLU", "SiLU", "ELU", "Softplus", "Hardtanh", "L1Loss",
     "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "Mish", "Hardswish", "SELU", "GLU",
-    "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample", "ReLU6",
+    "Hardsigmoid", "LogSigmoid", "Softsign", "PairwiseDistance", "MarginRankingLoss",
+    "TripletMarginLoss", "CosineEmbeddingLoss",
     -- sequence models and attention
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",

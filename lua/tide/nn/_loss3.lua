@@ -1,0 +1,24 @@
+-- tide.nn._loss3: the losses of three tensors (MarginRankingLoss, TripletMarginLoss,
+-- CosineEmbeddingLoss), out of the users' sight: a class that keeps its options and calls
+-- F[fn](a, b, c, opts)
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+return function(name, keys, fn)
+    local cls = Module:extend(name)
+    function cls:init(opts)
+        if opts ~= nil then
+            core._check_options(opts, name, keys)
+            if opts.reduction ~= nil then
+                I.check_reduction(opts.reduction, name)
+            end
+        end
+        self.opts = opts
+    end
+    function cls:forward(a, b, c)
+        return F[fn](a, b, c, self.opts)
+    end
+    return cls
+end
