@@ -1398,9 +1398,9 @@ end
 function F.margin_ranking_loss(x1, x2, y, opts)
     local who = "margin_ranking_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "margin" })
-    for i, t in ipairs({ x1, x2, y }) do
-        tensor_arg(t, who, ({ "input1", "input2", "target" })[i])
-    end
+    tensor_arg(x1, who, "input1")
+    tensor_arg(x2, who, "input2")
+    tensor_arg(y, who, "target")
     local margin = number_opt(o.margin, 0, who, "margin")
     return I.reduce(y:neg():mul(x1 - x2):add(margin):clamp(0, nil), reduction, who)
 end
@@ -1411,9 +1411,9 @@ end
 function F.triplet_margin_loss(anchor, positive, negative, opts)
     local who = "triplet_margin_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "margin", "p", "eps", "swap" })
-    for i, t in ipairs({ anchor, positive, negative }) do
-        tensor_arg(t, who, ({ "anchor", "positive", "negative" })[i])
-    end
+    tensor_arg(anchor, who, "anchor")
+    tensor_arg(positive, who, "positive")
+    tensor_arg(negative, who, "negative")
     local margin = number_opt(o.margin, 1, who, "margin")
     local d = { p = number_opt(o.p, 2, who, "p"), eps = number_opt(o.eps, 1e-6, who, "eps") }
     local d_ap = F.pairwise_distance(anchor, positive, d)
@@ -1430,9 +1430,9 @@ end
 function F.cosine_embedding_loss(x1, x2, y, opts)
     local who = "cosine_embedding_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "margin" })
-    for i, t in ipairs({ x1, x2, y }) do
-        tensor_arg(t, who, ({ "input1", "input2", "target" })[i])
-    end
+    tensor_arg(x1, who, "input1")
+    tensor_arg(x2, who, "input2")
+    tensor_arg(y, who, "target")
     local margin = number_opt(o.margin, 0, who, "margin")
     local d = x1:dim() - 1
     if d < 0 or x1:dim() ~= x2:dim() then
