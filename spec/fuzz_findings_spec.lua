@@ -215,3 +215,21 @@ describe("Module:to with a dtype that is not a string", function()
         assert.are.equal("float32", m.weight.dtype)
     end)
 end)
+
+describe("the three-tensor losses with an argument missing", function()
+    it("name it (a loop over the arguments stopped at the nil one; make test's fuzz, seed 1)",
+        function()
+        local F = tide.nn.functional
+        local x = tide.ones(3)
+        local cases = {
+            { F.margin_ranking_loss, { x, x, nil }, "margin_ranking_loss: expected target" },
+            { F.cosine_embedding_loss, { x, nil, x }, "cosine_embedding_loss: expected input2" },
+            { F.triplet_margin_loss, { x, x, nil }, "triplet_margin_loss: expected negative" },
+        }
+        for _, c in ipairs(cases) do
+            local ok, err = pcall(c[1], c[2][1], c[2][2], c[2][3])
+            assert.is_false(ok)
+            assert.matches("tide: " .. c[3] .. " to be a tensor, got nil", err, 1, true)
+        end
+    end)
+end)
