@@ -13,10 +13,7 @@ local M = { functions = {} }
 local F = M.functions
 local Tensor = core.Tensor
 
--- v rounded to the nearest float32 (a float32 tensor where string.pack is missing: 5.1, LuaJIT)
-local fround32 = require("tide._compat").fround32 or function(v)
-    return core.full({ 1 }, v, { dtype = "float32" }):item()
-end
+local fround32 = args.fround32
 
 local OPTIONS = { "dtype", "device", "requires_grad" }
 

@@ -130,6 +130,12 @@ function M.dim_of(op, x, d, extra)
         "(dims are 1-based)"):format(op, d, n, n, n))
 end
 
+-- v rounded to the nearest float32 (through a float32 tensor where string.pack is missing:
+-- 5.1, LuaJIT)
+M.fround32 = require("tide._compat").fround32 or function(v)
+    return core.full({ 1 }, v, { dtype = "float32" }):item()
+end
+
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 M.FLOAT = FLOAT
 

@@ -1089,6 +1089,23 @@ local function upscale_arg(r, who, what)
     return r
 end
 
+-- x [*, C, H, W] reshaped to the leading dims then split (5 sizes), those 5 permuted by perm,
+-- then reshaped to the leading dims then out: pixel_shuffle and pixel_unshuffle
+local function regroup(x, split, perm, out)
+    local s, b = x.shape, x:dim() - 3
+    local sizes, order, final = {}, {}, {}
+    for i = 1, b do
+        sizes[i], order[i], final[i] = s[i], i, s[i]
+    end
+    for i = 1, 5 do
+        sizes[b + i], order[b + i] = split[i], b + perm[i]
+    end
+    for i = 1, 3 do
+        final[b + i] = out[i]
+    end
+    return x:reshape(sizes):permute(order):reshape(final)
+end
+
 -- pixel_shuffle(x, r): [*, C r^2, H, W] -> [*, C, H r, W r], each group of r^2 channels laid
 -- out as an r x r block (PyTorch's order); pixel_unshuffle(x, r) is its inverse
 function F.pixel_shuffle(input, r)
@@ -1100,25 +1117,8 @@ function F.pixel_shuffle(input, r)
         raise(string.format("tide: %s: expected {*, C * %d, H, W} (channels divisible by " ..
             "upscale_factor^2 = %d), got %s", who, r * r, r * r, shape_str(input)))
     end
-    local lead, c, h, w = {}, idiv(s[n - 2], r * r), s[n - 1], s[n]
-    for i = 1, n - 3 do
-        lead[i] = s[i]
-    end
-    local b = #lead
-    local split, perm, out = {}, {}, {}
-    for i = 1, b do
-        split[i], perm[i], out[i] = lead[i], i, lead[i]
-    end
-    for _, v in ipairs({ c, r, r, h, w }) do
-        split[#split + 1] = v
-    end
-    for _, v in ipairs({ 1, 4, 2, 5, 3 }) do -- C, H, r, W, r
-        perm[#perm + 1] = b + v
-    end
-    for _, v in ipairs({ c, h * r, w * r }) do
-        out[#out + 1] = v
-    end
-    return input:reshape(split):permute(perm):reshape(out)
+    local c, h, w = idiv(s[n - 2], r * r), s[n - 1], s[n]
+    return regroup(input, { c, r, r, h, w }, { 1, 4, 2, 5, 3 }, { c, h * r, w * r }) -- C H r W r
 end
 
 function F.pixel_unshuffle(input, r)
@@ -1131,26 +1131,10 @@ function F.pixel_unshuffle(input, r)
             "downscale_factor %d, got %s", who, r, shape_str(input)))
     end
     local c, h, w = s[n - 2], idiv(s[n - 1], r), idiv(s[n], r)
-    local b = n - 3
-    local split, perm, out = {}, {}, {}
-    for i = 1, b do
-        split[i], perm[i], out[i] = s[i], i, s[i]
-    end
-    for _, v in ipairs({ c, h, r, w, r }) do
-        split[#split + 1] = v
-    end
-    for _, v in ipairs({ 1, 3, 5, 2, 4 }) do -- C, r, r, H, W
-        perm[#perm + 1] = b + v
-    end
-    for _, v in ipairs({ c * r * r, h, w }) do
-        out[#out + 1] = v
-    end
-    return input:reshape(split):permute(perm):reshape(out)
+    return regroup(input, { c, h, r, w, r }, { 1, 3, 5, 2, 4 }, { c * r * r, h, w }) -- C r r H W
 end
 
-local fround32 = compat.fround32 or function(v)
-    return core.full({ 1 }, v, { dtype = "float32" }):item()
-end
+local fround32 = args.fround32
 
 -- the source positions of out_size outputs along a dim of in_size, as PyTorch 1.13's kernels
 -- compute them: nearest with a float32 scale (floor(o * scale), capped), linear from pixel

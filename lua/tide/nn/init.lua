@@ -34,14 +34,4 @@ nn.functional = require("tide.nn.functional")
 nn.init = require("tide.nn.initializers") -- not tide/nn/init.lua: that file is tide.nn itself
 nn.utils = require("tide.nn.utils")
 
-return setmetatable(nn, {
-    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
-    __index = function(t, k)
-        local name = lazy[k]
-        if name then
-            local cls = require(name)
-            rawset(t, k, cls)
-            return cls
-        end
-    end,
-})
+return require("tide._lazy")(nn, lazy)

@@ -26,11 +26,7 @@ end
 
 function Adadelta:update(group, p, g)
     g = Optimizer.regularized_grad(group, p, g)
-    local st = self:state_of(p)
-    if not st.square_avg then
-        st.step, st.square_avg, st.acc_delta = 0, Optimizer.zeros_like(p), Optimizer.zeros_like(p)
-    end
-    st.step = st.step + 1
+    local st = self:count_step(p, { "square_avg", "acc_delta" })
     local rho, eps = group.rho, group.eps
     st.square_avg:mul_(rho):addcmul_(g, g, { value = 1 - rho })
     local std = st.square_avg:add(eps):sqrt()

@@ -18,11 +18,7 @@ end
 
 function Adamax:update(group, p, g)
     g = Optimizer.regularized_grad(group, p, g)
-    local st = self:state_of(p)
-    if not st.exp_avg then
-        st.step, st.exp_avg, st.exp_inf = 0, Optimizer.zeros_like(p), Optimizer.zeros_like(p)
-    end
-    st.step = st.step + 1
+    local st = self:count_step(p, { "exp_avg", "exp_inf" })
     local b1, b2 = group.betas[1], group.betas[2]
     st.exp_avg:mul_(b1):add_(g, 1 - b1)
     st.exp_inf:copy_(st.exp_inf:mul_(b2):maximum(g:abs():add(group.eps)))

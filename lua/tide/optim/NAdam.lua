@@ -22,13 +22,11 @@ end
 
 function NAdam:update(group, p, g)
     g = Optimizer.regularized_grad(group, p, g)
-    local st = self:state_of(p)
-    if not st.exp_avg then
-        st.step, st.mu_product = 0, 1
-        st.exp_avg, st.exp_avg_sq = Optimizer.zeros_like(p), Optimizer.zeros_like(p)
+    local st = self:count_step(p, { "exp_avg", "exp_avg_sq" })
+    local t = st.step
+    if t == 1 then
+        st.mu_product = 1
     end
-    local t = st.step + 1
-    st.step = t
     local b1, b2, psi = group.betas[1], group.betas[2], group.momentum_decay
     local mu = b1 * (1 - 0.5 * 0.96 ^ (t * psi))
     local mu_next = b1 * (1 - 0.5 * 0.96 ^ ((t + 1) * psi))

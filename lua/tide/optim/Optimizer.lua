@@ -117,6 +117,20 @@ function Optimizer.regularized_grad(group, p, g)
     return g
 end
 
+-- p's state for this step (Adamax, NAdam, RAdam, Adadelta): at the first, step 0 and a zero
+-- tensor like p for each of names; then the step counted. Returns the state
+function Optimizer:count_step(p, names)
+    local st = self:state_of(p)
+    if st[names[1]] == nil then
+        st.step = 0
+        for _, k in ipairs(names) do
+            st[k] = Optimizer.zeros_like(p)
+        end
+    end
+    st.step = st.step + 1
+    return st
+end
+
 -- state made at construction (Adagrad's sums); others make theirs at the first step
 function Optimizer:init_state() end
 

@@ -20,12 +20,8 @@ end
 
 function RAdam:update(group, p, g)
     g = Optimizer.regularized_grad(group, p, g)
-    local st = self:state_of(p)
-    if not st.exp_avg then
-        st.step, st.exp_avg, st.exp_avg_sq = 0, Optimizer.zeros_like(p), Optimizer.zeros_like(p)
-    end
-    local t = st.step + 1
-    st.step = t
+    local st = self:count_step(p, { "exp_avg", "exp_avg_sq" })
+    local t = st.step
     local b1, b2, lr = group.betas[1], group.betas[2], group.lr
     st.exp_avg:mul_(b1):add_(g, 1 - b1)
     st.exp_avg_sq:mul_(b2):addcmul_(g, g, { value = 1 - b2 })

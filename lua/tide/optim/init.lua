@@ -7,14 +7,4 @@ for _, name in ipairs({ "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad
     lazy[name] = "tide.optim." .. name
 end
 
-return setmetatable({}, {
-    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
-    __index = function(t, k)
-        local name = lazy[k]
-        if name then
-            local mod = require(name)
-            rawset(t, k, mod)
-            return mod
-        end
-    end,
-})
+return require("tide._lazy")({}, lazy)

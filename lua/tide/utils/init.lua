@@ -9,14 +9,4 @@ local M = {
 
 local lazy = { tensorboard = "tide.utils.tensorboard" }
 
-return setmetatable(M, {
-    __lazy = lazy, -- the names above, for spec/public_api_spec.lua
-    __index = function(t, k)
-        local name = lazy[k]
-        if name then
-            local mod = require(name)
-            rawset(t, k, mod)
-            return mod
-        end
-    end,
-})
+return require("tide._lazy")(M, lazy)
