@@ -16,64 +16,19 @@ local T = dofile("spec/fixtures/porting_torch.lua")
 local unpack = table.unpack or unpack -- 5.1, LuaJIT
 local DEV = D.name
 
+local P = require("spec.support.porting")
+local close = P.close
+
 local function t64(v)
-    return tide.tensor(v, { dtype = "float64", device = DEV })
-end
-
--- the fixture's G for a result: 1, -2, 3, -4, ... over its elements (make_porting.py)
-local function weight_like(out)
-    local n, flat = out:numel(), {}
-    for i = 1, n do
-        flat[i] = i * (i % 2 == 1 and 1 or -1)
-    end
-    return tide.tensor(flat, { dtype = out.dtype, device = out.device }):reshape(out.shape)
-end
-
-local function close(want, got, tol, what)
-    local g = got:to("cpu"):totable()
-    local function walk(w, x, path)
-        if type(w) == "table" then
-            assert(type(x) == "table", what .. path .. ": expected a table")
-            assert(#w == #x, what .. path .. ": length " .. #x .. ", expected " .. #w)
-            for i = 1, #w do
-                walk(w[i], x[i], path .. "[" .. i .. "]")
-            end
-        elseif w ~= w then
-            assert(x ~= x, what .. path .. ": expected NaN, got " .. tostring(x))
-        elseif type(w) == "boolean" then
-            assert(w == x, what .. path .. ": expected " .. tostring(w))
-        else
-            local ok = (w == x) or math.abs(w - x) <= tol * math.max(1, math.abs(w))
-            assert(ok, string.format("%s%s: got %.17g, PyTorch %.17g", what, path, x, w))
-        end
-    end
-    if type(T) == "table" and type(want) ~= "table" then
-        want, g = { want }, { g }
-    end
-    walk(want, g, "")
+    return P.t64(v, DEV)
 end
 
 -- gradients PyTorch 1.13 computes in float32 whatever the dtype: its hardsigmoid gradient
 -- multiplies by float32's 1/6
 local GRAD_TOL = { hardsigmoid = 1e-7 }
 
--- runs fn on the fixture's inputs (float64, requiring grad) and compares the result and the
--- gradient of sum(result * G) for each input
 local function check_case(name, fn, ...)
-    local c = T.cases[name]
-    local inputs = {}
-    for i, v in ipairs({ ... }) do
-        inputs[i] = t64(v):requires_grad_(true)
-    end
-    local out = fn(unpack(inputs))
-    assert.are.equal(tide.device(DEV), out.device)
-    close(c.out, out, 1e-13, name)
-    local loss = (out * weight_like(out)):sum()
-    loss:backward()
-    for i, x in ipairs(inputs) do
-        close(c.grads[i], x.grad or tide.zeros_like(x), GRAD_TOL[name] or 1e-12,
-            name .. " grad " .. i)
-    end
+    P.check_case(T.cases[name], name, DEV, { grad = GRAD_TOL[name] }, fn, ...)
 end
 
 describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
