@@ -106,6 +106,18 @@ for _, dt in ipairs(HALF) do
             same_bits(want:narrow(1, 3, 2), x:narrow(1, 3, 2), "the rows around the view")
         end)
 
+        it("rounds a float64 once: a value a hair above a half-way point goes up", function()
+            -- float32 would round each of these onto the half-way point and tie to even (down)
+            local step = dt == "float16" and 2 ^ -10 or 2 ^ -7
+            local sub = dt == "float16" and 2 ^ -24 or 2 ^ -133 -- the smallest subnormal
+            local x = tide.tensor({ 1 + step / 2 + 2 ^ -40, -(1 + step / 2 + 2 ^ -40),
+                1 + step / 2, sub / 2 + sub * 2 ^ -30, 1 + 3 * step / 2 - 2 ^ -40 },
+                { dtype = "float64" })
+            assert.are.same({ 1 + step, -(1 + step), 1, sub, 1 + step }, x:to(dt):double():totable())
+            x:fill_(1 + step / 2 + 2 ^ -40)
+            assert.are.equal(1 + step, tide.zeros({ 5 }, { dtype = dt }):copy_(x)[1]:item())
+        end)
+
         it("draws the float32 stream, rounded", function()
             tide.manual_seed(11)
             local u = tide.rand({ 64 }, { dtype = dt })

@@ -87,6 +87,29 @@ TIDE_CONV_HD uint16_t tide_float_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
+/* a double rounded to float "to odd": truncated toward zero, its last bit set when inexact. A
+ * double rounded to odd at float's 24 bits and then to nearest at float16's 11 (bfloat16's 8)
+ * gets the same bits as the double rounded to nearest directly (Boldo and Melquiond's
+ * round-to-odd): (float)d alone rounds twice, and a double just above a half-way point lands
+ * on it and ties to even. As CUDA's __double2half / __double2bfloat16 round. */
+TIDE_CONV_HD float tide_double_to_float_odd(double d) {
+    float f = (float)d;
+    if (f != f || (double)f == d)
+        return f; /* NaN or exact */
+    uint32_t x = tide_f32_to_bits(f);
+    if (f > 0 ? (double)f > d : (double)f < d)
+        x--; /* rounded away from zero (to inf, too): step back toward it */
+    return tide_bits_to_f32(x | 1u);
+}
+
+TIDE_CONV_HD uint16_t tide_double_to_half(double d) {
+    return tide_float_to_half(tide_double_to_float_odd(d));
+}
+
+TIDE_CONV_HD uint16_t tide_double_to_bf16(double d) {
+    return tide_float_to_bf16(tide_double_to_float_odd(d));
+}
+
 /* float f rounded to float16 (bfloat16 when bf), as a float */
 TIDE_CONV_HD float tide_round_half(int bf, float f) {
     return bf ? tide_bf16_to_float(tide_float_to_bf16(f))
@@ -160,10 +183,10 @@ TIDE_CONV_HD void tide_store_d(tide_dtype dt, void *p, double v) {
         *(double *)p = v;
         break;
     case TIDE_DTYPE_F16:
-        *(uint16_t *)p = tide_float_to_half((float)v);
+        *(uint16_t *)p = tide_double_to_half(v);
         break;
     case TIDE_DTYPE_BF16:
-        *(uint16_t *)p = tide_float_to_bf16((float)v);
+        *(uint16_t *)p = tide_double_to_bf16(v);
         break;
     case TIDE_DTYPE_I32:
         *(int32_t *)p = tide_sat_i32(v);

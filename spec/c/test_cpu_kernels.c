@@ -1136,6 +1136,47 @@ static void test_half_rows(void) {
     free(f);
 }
 
+/* float64 -> float16 / bfloat16 rounds once, as CUDA's __double2half does: a double a hair off
+ * a half-way point (which float32 would round onto the point, to tie to even) goes to its
+ * side; one exactly on it ties to even. Every positive finite float16 step, and bfloat16's
+ * from its subnormals up to 2^120. */
+static uint16_t nearest_of(double d, uint16_t lo, double vlo, double vhi) {
+    double mid = vlo + (vhi - vlo) / 2; /* exact: both are doubles with short significands */
+    if (d != mid)
+        return d > mid ? (uint16_t)(lo + 1) : lo;
+    return (lo & 1) ? (uint16_t)(lo + 1) : lo;
+}
+static void test_double_to_half_rows(void) {
+    enum { N = 3 * 0x7bff };
+    double    *d = malloc(N * sizeof *d);
+    uint16_t  *h = malloc(N * sizeof *h), *want = malloc(N * sizeof *want);
+    int64_t    n[1] = {N};
+    tide_kview vd = kv(d, TIDE_DTYPE_F64, 1, n, NULL), vh = kv(h, TIDE_DTYPE_F16, 1, n, NULL);
+    for (int bf = 0; bf <= 1; bf++) {
+        for (int i = 0; i < N; i++) {
+            uint16_t lo = (uint16_t)(i / 3); /* float16 to 65504, bfloat16 to 2^120 */
+            double   vlo = bf ? tide_bf16_to_float(lo) : tide_half_to_float(lo);
+            double   vhi = bf ? tide_bf16_to_float((uint16_t)(lo + 1))
+                              : tide_half_to_float((uint16_t)(lo + 1));
+            double   mid = vlo + (vhi - vlo) / 2, off = (vhi - vlo) * 0x1p-30;
+            d[i] = i % 3 == 0 ? mid + off : i % 3 == 1 ? mid - off : mid;
+            want[i] = nearest_of(d[i], lo, vlo, vhi);
+        }
+        vh.dtype = bf ? TIDE_DTYPE_BF16 : TIDE_DTYPE_F16;
+        CHECK_OK(B->copy(&dev0, &vh, &vd));
+        int bad = 0;
+        for (int i = 0; i < N && !bad; i++) {
+            bad = h[i] != want[i];
+            if (bad)
+                CHECK(0, "%.17g to %s: %04x, expected %04x", d[i], bf ? "bfloat16" : "float16",
+                      h[i], want[i]);
+        }
+    }
+    free(d);
+    free(h);
+    free(want);
+}
+
 /* float16 and bfloat16 through the float32 kernels (src/cpu/half.c): the float32 result
  * rounded once; a broadcast input; a failed kernel leaves the output as it was */
 static void test_half(void) {
@@ -1197,6 +1238,7 @@ int main(void) {
     test_errors();
     test_half();
     test_half_rows();
+    test_double_to_half_rows();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
