@@ -65,39 +65,38 @@ void tl_push_int64(lua_State *L, int64_t v, const char *op) {
     lua_pushinteger(L, (lua_Integer)v);
 }
 
-static void push_value(lua_State *L, const tide_tensor *t, int64_t off) {
+static void push_value(lua_State *L, const tide_tensor *t, int64_t off, const char *op) {
     tide_dtype dt = tide_tensor_dtype(t);
     if (dt == TIDE_DTYPE_BOOL)
         lua_pushboolean(L, ((const uint8_t *)tide_tensor_data(t))[off] != 0);
     else if (dt == TIDE_DTYPE_I64)
-        tl_push_int64(L, ((const int64_t *)tide_tensor_data(t))[off], "totable");
+        tl_push_int64(L, ((const int64_t *)tide_tensor_data(t))[off], op);
     else if (!tide_dtype_is_float(dt))
         lua_pushinteger(L, (lua_Integer)rd(t, off));
     else
         lua_pushnumber(L, rd(t, off));
 }
 
-static void totable_rec(lua_State *L, const tide_tensor *t, int d, int64_t off) {
+static void totable_rec(lua_State *L, const tide_tensor *t, int d, int64_t off, const char *op) {
     int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d];
     lua_createtable(L, (int)n, 0);
     for (int64_t i = 0; i < n; i++) {
         if (d + 1 == tide_tensor_ndim(t))
-            push_value(L, t, off + i * st);
+            push_value(L, t, off + i * st, op);
         else
-            totable_rec(L, t, d + 1, off + i * st);
+            totable_rec(L, t, d + 1, off + i * st, op);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
 }
 
-int tl_totable(lua_State *L) {
+/* totable and PyTorch's tolist: one reader, each error naming the method called */
+static int to_table(lua_State *L, const char *op) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "totable");
+    ltensor        *a = tl_check(L, 1, op);
     tide_device    *dev = tide_tensor_device(a->t);
     if (!tide_device_is_host(dev))
-        return tl_error(L,
-                        "tide: totable: tensor is on %s; call :cpu() first to copy it to the "
-                        "host",
-                        tide_device_name(dev));
+        return tl_error(L, "tide: %s: tensor is on %s; call :cpu() first to copy it to the host",
+                        op, tide_device_name(dev));
     /* an expanded view (or a huge empty dim's sibling) holds numel values in a few bytes: the
      * Lua tables would not fit, and Lua's memory is not under tide's limit. A value takes 16
      * bytes of a table's array, a table about 56 more */
@@ -113,18 +112,26 @@ int tl_totable(lua_State *L) {
     if (need > budget) {
         char msg[256]; /* tl_error's format is lua_pushfstring's: no precision */
         snprintf(msg, sizeof msg,
-                 "tide: totable: %.0f values would take %.1f GB of Lua tables, more than the "
-                 "%.1f GB this process may use; take a part first (narrow, select) or keep the "
-                 "values in a tensor",
-                 values, need / 1073741824.0, budget / 1073741824.0);
+                 "tide: %s: %.0f values would take %.1f GB of Lua tables, more than the %.1f GB "
+                 "this process may use; take a part first (narrow, select) or keep the values in "
+                 "a tensor",
+                 op, values, need / 1073741824.0, budget / 1073741824.0);
         return tl_error(L, "%s", msg);
     }
     const tide_tensor *h = tl_host_copy(L, S, a->t, 0);
     if (tide_tensor_ndim(h) == 0)
-        push_value(L, h, 0);
+        push_value(L, h, 0, op);
     else
-        totable_rec(L, h, 0, 0);
+        totable_rec(L, h, 0, 0, op);
     return 1;
+}
+
+int tl_totable(lua_State *L) {
+    return to_table(L, "totable");
+}
+
+int tl_tolist(lua_State *L) {
+    return to_table(L, "tolist");
 }
 
 /* ---- tostring ----------------------------------------------------------------------------- */

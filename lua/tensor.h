@@ -23,6 +23,7 @@ int tl_tostring(lua_State *L);
 const tide_tensor *tl_host_copy(lua_State *L, tide_lua_state *S, const tide_tensor *t,
                                 int implicit);
 int                tl_totable(lua_State *L);
+int                tl_tolist(lua_State *L);
 /* pushes v; where Lua has no integers (5.1, LuaJIT) raises for |v| > 2^53 instead of rounding */
 void tl_push_int64(lua_State *L, int64_t v, const char *op);
 

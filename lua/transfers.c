@@ -175,7 +175,7 @@ void tl_open_transfers(lua_State *L, int methods) {
                                      {"is_pinned", o_is_pinned},
                                      {"item", o_item},
                                      {"totable", tl_totable},
-                                     {"tolist", tl_totable}, /* PyTorch's name for it */
+                                     {"tolist", tl_tolist}, /* PyTorch's name for it */
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
 }

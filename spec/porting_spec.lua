@@ -132,6 +132,8 @@ describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
             return v
         end)() },
         hardsigmoid = { function(x) return F.hardsigmoid(x) end, T.ACT },
+        hardtanh = { function(x) return F.hardtanh(x, { min_val = -2.5, max_val = 3 }) end, T.ACT },
+        hardtanh_default = { function(x) return nn.Hardtanh()(x) end, T.ACT },
         logsigmoid = { function(x) return nn.LogSigmoid()(x) end, (function()
             local v = { unpack(T.ACT) }
             v[#v + 1], v[#v + 2] = -800, 800
@@ -248,8 +250,13 @@ describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
 end)
 
 describe("porting: the rest", function()
-    it("tolist is totable", function()
+    it("tolist is totable, and its errors say tolist", function()
         assert.are.same({ { 1, 2 }, { 3, 4 } }, tide.tensor({ { 1, 2 }, { 3, 4 } }):tolist())
+        local other = tide.zeros(2, { device = "cpu:1" })
+        assert.has_error(function() other:tolist() end,
+            "tide: tolist: tensor is on cpu:1; call :cpu() first to copy it to the host")
+        assert.has_error(function() other:totable() end,
+            "tide: totable: tensor is on cpu:1; call :cpu() first to copy it to the host")
     end)
 
     it("inference_mode runs fn without recording", function()

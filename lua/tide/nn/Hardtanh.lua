@@ -1,5 +1,5 @@
 -- nn.Hardtanh([min_val = -1[, max_val = 1]]) or Hardtanh({min_val =, max_val =, inplace =}): x
--- clamped to [min_val, max_val]
+-- clamped to [min_val, max_val]; its gradient 1 strictly inside, 0 at the bounds, as PyTorch's
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
@@ -25,10 +25,10 @@ function Hardtanh:forward(x)
     I.check_tensor(x, "Hardtanh")
     if self.inplace then
         return I.inplace(x, function(t)
-            return t:clamp(self.min_val, self.max_val)
+            return I.ramp(t, self.min_val, self.max_val)
         end, "Hardtanh")
     end
-    return x:clamp(self.min_val, self.max_val)
+    return I.ramp(x, self.min_val, self.max_val)
 end
 
 function Hardtanh:extra_repr()

@@ -196,15 +196,15 @@ function F.selu(input, opts)
     end)
 end
 
+local ramp = I.ramp
+
 -- relu6: min(max(x, 0), 6); hardsigmoid: (x + 3) / 6 clamped to [0, 1], its gradient 1/6
 -- strictly inside (-3, 3), as PyTorch's; logsigmoid: min(x, 0) - log1p(exp(-|x|)), PyTorch's
 -- kernel; softsign: x / (1 + |x|)
 function F.relu6(input, opts)
     tensor_arg(input, "relu6", "input")
     return maybe_inplace(input, options(opts, "relu6", { "inplace" }), "relu6", function(x)
-        -- PyTorch's gradient: 1 strictly inside (0, 6) (clamp's counts its bounds); NaN stays
-        local inside = x:gt(0):logical_and(x:lt(6))
-        return core.where(inside, x, core.where(x:ge(6), 6, core.where(x:le(0), 0, x)))
+        return ramp(x, 0, 6)
     end)
 end
 
@@ -287,7 +287,7 @@ function F.hardtanh(input, opts)
         raise(string.format("tide: hardtanh: expected min_val <= max_val, got %s > %s", lo, hi))
     end
     return maybe_inplace(input, o, "hardtanh", function(x)
-        return x:clamp(lo, hi)
+        return ramp(x, lo, hi)
     end)
 end
 
