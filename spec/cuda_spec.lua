@@ -280,7 +280,7 @@ describe("cuda #cuda", function()
     git("op-table ops: unary, predicate, logical and atan2 against the cpu", function()
       local unary = { "erf", "erfc", "log1p", "expm1", "log2", "tan", "floor", "ceil", "round",
         "trunc", "frac", "reciprocal", "square", "softplus", "silu", "isnan", "isinf",
-        "isfinite", "logical_not" }
+        "isfinite", "logical_not", "lgamma", "digamma", "erfinv" }
       local special = tide.tensor({ 0 / 0, math.huge, -math.huge, -2.5, -0.5, 0.5, 1.5, 2.5, 0,
         -1, 30, -30 })
       local is_bool = { isnan = true, isinf = true, isfinite = true, logical_not = true }
@@ -313,6 +313,9 @@ describe("cuda #cuda", function()
       end
       local ia = tide.tensor({ 1, -1, 0 }):long()
       same(on(ia):atan2(on(ia)), ia:atan2(ia), 1e-6, "atan2 int64 promotes")
+      local xz, qz = a:abs():add(1.5), b:abs():add(0.25)
+      same(on(xz):zeta(on(qz)), xz:zeta(qz), 1e-12, "zeta")
+      same(tide.zeta(2, on(b)), tide.zeta(2, b), 1e-12, "zeta of a number and q < 0")
     end)
 
     git("large contiguous add takes the vector path and the tail", function()

@@ -204,6 +204,10 @@ RECIPES.split = function(x) return { x, { 1, 2 }, 2 } end
 RECIPES.unflatten = function(x) return { x, 2, { 3, 1 } } end
 -- PyTorch's spellings (lua/tide/pointwise.lua, products.lua)
 RECIPES.tolist = RECIPES.totable
+RECIPES.polygamma = function(x) return { x, 1 } end
+RECIPES.polygamma_ = function(_, _, z) return { z, 2 } end
+RECIPES.zeta = function(x, y) return { x:detach():add(1.5), y } end -- no gradient for x
+RECIPES.zeta_ = function(_, y, z) return { z:add(1.5), y } end
 RECIPES.lerp = function(x, y) return { x, y, 0.3 } end
 RECIPES.lerp_ = function(_, y, z) return { z, y, 0.7 } end
 RECIPES.addcmul = function(x, y) return { x, y, y } end

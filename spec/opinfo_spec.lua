@@ -368,6 +368,11 @@ local function grad_input(entry, i, shape, seed)
         v[k] = x
     end
     local t = tide.tensor(v, { dtype = "float64", device = DEV }):reshape(shape):clone()
+    for _, c in ipairs(entry.grad.constant or {}) do
+        if c == i then
+            return t -- an input the op has no gradient for
+        end
+    end
     return t:requires_grad_(true)
 end
 

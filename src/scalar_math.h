@@ -118,6 +118,175 @@ TIDE_DEF_FLOAT_UNARY(isinf, (uint8_t)(a == INFINITY || a == -INFINITY),
 TIDE_DEF_FLOAT_UNARY(isfinite, (uint8_t)(a == a && a != INFINITY && a != -INFINITY),
                      (uint8_t)(a == a && a != INFINITY && a != -INFINITY))
 
+/* ---- special functions (lgamma, digamma, erfinv, zeta) ------------------------------------
+ * float32 computes in double and rounds once (the GPU's lgamma and erfinv included, for one
+ * answer on every device). */
+
+/* log|Gamma(a)|: +inf at 0 and the negative integers. glibc's lgamma stores the sign in the
+ * global signgam, a data race between kernel threads; lgamma_r keeps it local */
+TIDE_HD double tide_lgamma_d(double a) {
+#ifdef __CUDA_ARCH__
+    return lgamma(a);
+#else
+    int sign;
+    return lgamma_r(a, &sign);
+#endif
+}
+TIDE_HD float tide_lgamma_f(float a) {
+    return (float)tide_lgamma_d(a);
+}
+
+/* digamma (psi), d/da log Gamma(a), as PyTorch computes it: the reflection psi(1 - a) -
+ * pi / tan(pi a) below 0 (from a's fractional part: tan(pi a) of a large a loses its digits),
+ * the recurrence psi(a) = psi(a + 1) - 1/a up to 10, then the asymptotic series
+ * log a - 1/(2a) - sum B_2k / (2k a^2k). -inf at +0, +inf at -0, NaN at the negative integers
+ * and -inf */
+TIDE_HD double tide_digamma_d(double a) {
+    const double pi = 3.14159265358979323846;
+    if (a == 0)
+        return signbit(a) ? INFINITY : -INFINITY;
+    double result = 0;
+    if (a < 0) {
+        if (a == trunc(a))
+            return NAN;
+        result = -pi / tan(pi * (a - trunc(a)));
+        a = 1 - a;
+    }
+    while (a < 10) {
+        result -= 1 / a;
+        a += 1;
+    }
+    if (a == 10)
+        return result + 2.25175258906672110764; /* psi(10) */
+    double y = 0;
+    if (a < 1e17) { /* beyond, the series' terms vanish in log a's last digit */
+        double z = 1 / (a * a);
+        y = z * (1.0 / 12 -
+                 z * (1.0 / 120 -
+                      z * (1.0 / 252 -
+                           z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    }
+    return result + log(a) - 0.5 / a - y;
+}
+TIDE_HD float tide_digamma_f(float a) {
+    return (float)tide_digamma_d(a);
+}
+
+/* the inverse of erf on [-1, 1] (+-inf at +-1, NaN outside): Giles' single-precision
+ * approximation ("Approximating the erfinv function", GPU Computing Gems, 2011), then Newton
+ * steps to double precision. Above |y| = 0.5 the steps solve log erfc(x) = log(1 - |y|) (1 - |y|
+ * is exact there): erf(x) - y would cancel to nothing near 1 and leave x good to a few digits,
+ * and erfc itself falls too steeply in the far tail for Newton to converge in a few steps */
+TIDE_HD double tide_erfinv_d(double y) {
+    if (!(y >= -1 && y <= 1))
+        return NAN;
+    double ay = fabs(y);
+    if (ay == 1)
+        return y * INFINITY;
+    double w = -log((1 - ay) * (1 + ay)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * ay;
+    for (int i = 0; i < 4; i++) { /* from ~1e-7, two steps reach 1e-16; a third checks */
+        double slope = 1.1283791670955126 * exp(-x * x); /* 2/sqrt(pi) e^-x^2 */
+        double step;
+        if (ay < 0.5) {
+            step = (erf(x) - ay) / slope;
+        } else { /* log erfc(x) = log(1 - |y|): near linear in the far tail, where erfc is not */
+            double c = erfc(x);
+            step = slope == 0 || c == 0 ? 0 : -(log(c) - log(1 - ay)) * c / slope;
+        }
+        x -= step;
+        if (!(fabs(step) > 1e-17 * fabs(x)))
+            break;
+    }
+    return copysign(x, y); /* erfinv(-0) is -0 */
+}
+TIDE_HD float tide_erfinv_f(float a) {
+    return (float)tide_erfinv_d(a);
+}
+
+/* Hurwitz zeta, sum over k >= 0 of (q + k)^-x (PyTorch's special.zeta; polygamma(n, q) is
+ * (-1)^(n+1) n! zeta(n + 1, q)): the first terms summed, then the Euler-Maclaurin tail with
+ * the Bernoulli numbers as (2j)! / B_2j. +inf at x = 1 and at q a non-positive integer; NaN
+ * for x < 1, and for q < 0 with x not an integer */
+TIDE_HD double tide_zeta_d(double x, double q) {
+    const double eps = 1.11022302462515654042e-16;
+    const double fact_over_b[12] = {
+        12.0,
+        -720.0,
+        30240.0,
+        -1209600.0,
+        47900160.0,
+        -1.8924375803183791606e9,
+        7.47242496e10,
+        -2.950130727918164224e12,
+        1.1646782814350067249e14,
+        -4.5979787224074726105e15,
+        1.8152105401943546773e17,
+        -7.1661652561756670113e18,
+    };
+    if (x == 1)
+        return INFINITY;
+    if (x < 1)
+        return NAN;
+    if (q <= 0) { /* a NaN x or q falls through to NaN terms below, as in PyTorch's order */
+        if (q == floor(q))
+            return INFINITY;
+        if (x != floor(x))
+            return NAN;
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    for (int i = 0; i < 9 || a <= 9;) {
+        i++;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (-eps * s < b && b < eps * s)
+            return s;
+    }
+    double w = a, k = 0;
+    s += b * w / (x - 1) - 0.5 * b;
+    a = 1;
+    for (int j = 0; j < 12; j++) {
+        a *= x + k;
+        b /= w;
+        double t = a * b / fact_over_b[j];
+        s += t;
+        if (fabs(t / s) < eps)
+            break;
+        k += 1;
+        a *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+TIDE_HD float tide_zeta_f(float x, float q) {
+    return (float)tide_zeta_d(x, q);
+}
+
 /* ---- integers ----------------------------------------------------------------------------------
  * Exact in the dtype, wrapping like C unsigned arithmetic (two's complement), never trapping: the
  * CPU calls the i32, i64, u8 and b (bool) functions, CUDA computes every integer dtype in int64

@@ -11,7 +11,8 @@
 --   empty_error  reductions without an identity: an empty input raises this text
 --   grad       finite-difference check of the backward formula, on float64 inputs:
 --                domain = {lo, hi} (or one {lo, hi} per input) of the uniform inputs,
---                avoid = values the inputs keep 0.05 away from (kinks, jumps)
+--                avoid = values the inputs keep 0.05 away from (kinks, jumps),
+--                constant = {i, ...}: inputs without a gradient (zeta's exponent)
 --   torch_skip {dtype = "why"}: a documented difference from PyTorch 1.13 on that dtype
 --   torch_differs {why =, values = function(tide_value, torch_value)}: the elements where
 --              tide differs from PyTorch 1.13 by design (or by a known bug, said in `why`)
@@ -53,6 +54,9 @@ M.ops = {
     maximum = { grad = {} },
     minimum = { grad = {} },
     atan2 = { grad = { domain = { { -2, 2 }, POS } } },
+    -- x > 1, q > 0 (away from the poles); no gradient for the exponent x, as PyTorch's
+    zeta = { grad = { domain = { { 1.5, 4 }, { 0.5, 3 } }, constant = { 1 } },
+        tol = { float16 = { 2e-2, 1e-2 }, bfloat16 = { 5e-2, 5e-2 } } },
     -- comparisons (bool results: no gradient)
     eq = {}, ne = {}, lt = {}, le = {}, gt = {}, ge = {},
     logical_and = {}, logical_or = {}, logical_xor = {},
@@ -77,6 +81,10 @@ M.ops = {
     },
     erf = { grad = {} },
     erfc = { grad = {} },
+    -- lgamma and digamma away from their poles at 0, -1, -2; erfinv inside (-1, 1)
+    lgamma = { grad = { domain = { -2.5, 4 }, avoid = { -2, -1, 0 } } },
+    digamma = { grad = { domain = { -2.5, 4 }, avoid = { -2, -1, 0 } } },
+    erfinv = { grad = { domain = { -0.9, 0.9 } } },
     log1p = { grad = { domain = POS } },
     expm1 = { grad = {} },
     log2 = { grad = { domain = POS } },

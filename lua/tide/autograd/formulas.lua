@@ -306,6 +306,23 @@ unary("log2", 1, function(x, g) return g:div(x:mul(0.6931471805599453)) end)
 unary("reciprocal", "out", function(y, g) return g:mul(y:mul(y)):neg() end)
 unary("square", 1, function(x, g) return g:mul(x:mul(2)) end)
 
+-- lgamma' = digamma; digamma' = polygamma(1, x) = zeta(2, x); erfinv' = sqrt(pi)/2 e^(erfinv^2)
+unary("lgamma", 1, function(x, g) return g:mul(x:digamma()) end)
+unary("digamma", 1, function(x, g) return g:mul(core.zeta(2, x)) end)
+unary("erfinv", "out", function(y, g) return g:mul(y:mul(y):exp():mul(0.88622692545275801)) end)
+
+-- zeta(x, q): d/dq = -x zeta(x + 1, q); none for the exponent x, which tide.zeta refuses
+-- (lua/tide/special.lua)
+def {
+    name = "zeta",
+    reads = { 1, 2 },
+    backward = function(nd, g)
+        local x, q = nd[1], nd[2]
+        local xp1 = type(x) == "number" and x + 1 or x:add(1)
+        return nil, reduce(g:mul(core.zeta(xp1, q)):mul(x):neg(), q)
+    end,
+}
+
 -- x - trunc(x): the slope of x
 def {
     name = "frac",

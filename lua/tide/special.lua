@@ -1,0 +1,80 @@
+-- tide.special: polygamma, the special function written over the op table's (lgamma, digamma,
+-- erfinv and the Hurwitz zeta are kernels, include/tide_ops.def), and zeta's check of its
+-- exponent. As PyTorch's torch.polygamma: digamma for n = 0, else (-1)^(n+1) n!
+-- zeta(n + 1, x); its gradient comes from zeta's (polygamma(n + 1, x)), so it differentiates
+-- to any order.
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
+local args = require("tide.op_args")
+
+local Tensor = core.Tensor
+local M = { functions = {} }
+
+local function order(n)
+    if core.is_tensor(n) then
+        raise("tide: polygamma: n must be an integer >= 0 (the derivative's order), got a " ..
+            "tensor; the order comes first: tide.polygamma(n, x), or x:polygamma(n)")
+    end
+    if type(n) ~= "number" or n < 0 or n ~= math.floor(n) then
+        raise(("tide: polygamma: n must be an integer >= 0 (the derivative's order), got %s")
+            :format(tostring(n)))
+    end
+    return n
+end
+
+-- zeta(x, q) of the op table, refusing up front an exponent x that requires grad (PyTorch has
+-- no gradient for it either; its backward raises), as tide refuses every op it cannot
+-- differentiate rather than detach the result
+local kernel_zeta, kernel_zeta_ = Tensor.zeta, Tensor.zeta_
+
+local function exponent(op, x)
+    if core.is_tensor(x) and x.requires_grad and core.is_grad_enabled() then
+        raise("tide: " .. op .. ": not differentiable with respect to x (argument #1, the " ..
+            "exponent), as in PyTorch; detach x, or pass the exponent as a number")
+    end
+end
+
+function M.functions.zeta(x, q)
+    exponent("zeta", x)
+    return kernel_zeta(x, q)
+end
+
+function Tensor.zeta(x, q)
+    exponent("zeta", x)
+    return kernel_zeta(x, q)
+end
+
+function Tensor.zeta_(x, q)
+    exponent("zeta_", x)
+    return kernel_zeta_(x, q)
+end
+
+-- polygamma(n, x) as PyTorch orders its arguments; t:polygamma(n) as its method does
+function M.functions.polygamma(n, x)
+    order(n)
+    args.check("polygamma", x, 2)
+    if n == 0 then
+        return x:digamma()
+    end
+    local factorial = 1
+    for k = 2, n do
+        factorial = factorial * k
+    end
+    local sign = n % 2 == 1 and 1 or -1
+    return core.zeta(n + 1, x):mul(sign * factorial)
+end
+
+function Tensor.polygamma(x, n)
+    args.check("polygamma", x)
+    return M.functions.polygamma(n, x)
+end
+
+-- in place: while autograd records, from a copy of x, which the gradient reads after the write
+function Tensor.polygamma_(x, n)
+    args.check("polygamma_", x)
+    local src = (x.requires_grad and core.is_grad_enabled()) and x:clone() or x
+    return x:copy_(M.functions.polygamma(n, src))
+end
+
+M.names = { "polygamma", "zeta" }
+return M

@@ -1,0 +1,136 @@
+-- special_spec.lua — the special functions of the op table (lgamma, digamma, erfinv, zeta) and
+-- polygamma over them, against PyTorch 1.13 (spec/fixtures/special_torch.lua, written by
+-- spec/fixtures/make_special.py): values and gradients in float64 on the device under test,
+-- the poles, signed zeros, infinities and NaN as PyTorch gives them, float32 as the float64
+-- value rounded once, and erfinv in its tails, where tide is more exact than PyTorch.
+local tide = require("tide")
+local D = require("spec.support.device")
+local P = require("spec.support.porting")
+
+local T = dofile("spec/fixtures/special_torch.lua")
+local DEV = D.name
+
+local function t64(v)
+    return P.t64(v, DEV)
+end
+
+-- PyTorch's trigamma (digamma's gradient, polygamma(1, x)) is good to about 1e-10: tide's
+-- comes from the Hurwitz zeta, checked against the series sum of 1/(x + k)^2 to 1e-15 below
+local TOL = {
+    digamma = { grad = 1e-9 },
+    polygamma1 = { out = 1e-9, grad = 1e-12 },
+    polygamma2 = { grad = 1e-12 },
+}
+
+describe("special functions (" .. DEV .. ")", function()
+    local CASES = {
+        lgamma = function(x) return x:lgamma() end,
+        digamma = function(x) return tide.digamma(x) end,
+        erfinv = function(x) return x:erfinv() end,
+        polygamma1 = function(x) return tide.polygamma(1, x) end,
+        polygamma2 = function(x) return x:polygamma(2) end,
+        polygamma3 = function(x) return tide.polygamma(3, x) end,
+        zeta_q = function(q) return tide.zeta(t64(T.ZETA_X), q) end,
+        zeta_scalar = function(q) return tide.zeta(2, q) end,
+    }
+    local INPUT = { erfinv = T.ERFINV_IN, zeta_q = T.ZETA_Q,
+        zeta_scalar = { T.GAMMA_IN[1], T.GAMMA_IN[2], T.GAMMA_IN[3], T.GAMMA_IN[4], -2.5 } }
+    for name, fn in pairs(CASES) do
+        it(name .. ": PyTorch's values and gradients", function()
+            local tol = TOL[name] or {}
+            P.check_case(T.cases[name], name, DEV, { out = tol.out or 1e-13,
+                grad = tol.grad or 1e-12 }, fn, INPUT[name] or T.GAMMA_IN)
+        end)
+    end
+
+    it("poles, signed zeros, infinities and NaN as PyTorch's", function()
+        local poles = t64(T.POLES)
+        P.close(T.values.lgamma_poles, poles:lgamma(), 1e-15, "lgamma")
+        P.close(T.values.digamma_poles, poles:digamma(), 1e-15, "digamma")
+        local edge = t64(T.ERFINV_EDGE):erfinv()
+        P.close(T.values.erfinv_edge, edge, 0, "erfinv")
+        assert.are.equal(-math.huge, 1 / edge[3]:item(), "erfinv(-0) is -0")
+        local z = tide.zeta(t64({ 1, 0.5, 2, 2, 2.5, 0 / 0, 2 }), t64({ 1, 1, -1, 0, -1.5, 1, 0 / 0 }))
+        P.close(T.values.zeta_edge, z, 0, "zeta")
+    end)
+
+    it("trigamma from zeta: the series sum of 1/(x + k)^2 to 1e-15", function()
+        -- sum over k < 100000, then the Euler-Maclaurin remainder at a = x + 100000
+        local xs = { 0.3, 2.5, 7 }
+        local got = tide.polygamma(1, t64(xs)):to("cpu"):totable()
+        for i, x in ipairs(xs) do
+            local s = 0
+            for k = 100000 - 1, 0, -1 do -- smallest terms first
+                s = s + 1 / ((x + k) * (x + k))
+            end
+            local a = x + 100000
+            s = s + 1 / a + 1 / (2 * a * a) + 1 / (6 * a ^ 3) - 1 / (30 * a ^ 5)
+            assert.is_true(math.abs(got[i] - s) <= 1e-15 * s, ("trigamma(%g): %.17g, series %.17g")
+                :format(x, got[i], s))
+        end
+    end)
+
+    it("erfinv in its tails: erfc(erfinv(y)) = 1 - y to 1e-13", function()
+        local ys = { 0.9, 0.99, 0.999999, 1 - 1e-10, 1 - 2 ^ -50, -0.9999 }
+        local x = t64(ys):erfinv()
+        local back = x:abs():erfc():to("cpu"):totable()
+        for i, y in ipairs(ys) do
+            local want = 1 - math.abs(y)
+            assert.is_true(math.abs(back[i] - want) <= 1e-13 * want,
+                ("erfc(erfinv(%.17g)) = %.17g, expected %.17g"):format(y, back[i], want))
+        end
+        assert.is_true(x[6]:item() < 0)
+    end)
+
+    it("float32 is the float64 value rounded once; integers compute in float32", function()
+        local x = t64(T.GAMMA_IN)
+        for _, op in ipairs({ "lgamma", "digamma" }) do
+            local f32 = x:float()[op](x:float())
+            assert.are.same(x:float():double()[op](x:float():double()):float():cpu():totable(),
+                f32:cpu():totable(), op)
+            P.close(T.values[op .. "_f32"], f32:double(), 1e-6, op .. " float32")
+        end
+        local i = tide.tensor({ 1, 2, 3 }, { device = DEV })
+        assert.are.equal("float32", i:lgamma().dtype)
+        assert.are.equal("float32", tide.polygamma(1, i).dtype)
+    end)
+
+    it("in place: lgamma_, digamma_, erfinv_, polygamma_", function()
+        local x = t64({ 0.25, 3 })
+        local want = x:polygamma(2)
+        assert.are.equal(x, x:polygamma_(2))
+        P.close(want:to("cpu"):totable(), x, 0, "polygamma_")
+        local y = t64({ 0.5, -0.25 })
+        y:erfinv_()
+        P.close({ 0.47693627620446987, -0.22531205501217808 }, y, 1e-15, "erfinv_")
+        -- while autograd records, polygamma_ reads a copy: the gradient sees the old values
+        local l = t64({ 0.25, 3 }):requires_grad_(true)
+        local h = l * 1
+        h:polygamma_(1)
+        h:sum():backward()
+        P.close(tide.polygamma(2, t64({ 0.25, 3 })):to("cpu"):totable(), l.grad, 1e-15,
+            "polygamma_ gradient")
+    end)
+
+    it("errors: polygamma's order, zeta's exponent gradient, devices", function()
+        local x = t64({ 1, 2 })
+        assert.has_error(function() tide.polygamma(1.5, x) end,
+            "tide: polygamma: n must be an integer >= 0 (the derivative's order), got 1.5")
+        assert.has_error(function() x:polygamma(-1) end,
+            "tide: polygamma: n must be an integer >= 0 (the derivative's order), got -1")
+        assert.has_error(function() tide.polygamma(1, { 1, 2 }) end,
+            "tide: polygamma: expected a tensor at argument #2, got table")
+        local e = t64({ 2.5, 3 }):requires_grad_(true)
+        local refusal = "tide: zeta: not differentiable with respect to x (argument #1, the " ..
+            "exponent), as in PyTorch; detach x, or pass the exponent as a number"
+        assert.has_error(function() tide.zeta(e, t64({ 1, 2 })) end, refusal)
+        assert.has_error(function() e:zeta(t64({ 1, 2 })) end, refusal)
+        local z = tide.no_grad(function() return tide.zeta(e, t64({ 1, 2 })) end)
+        assert.is_false(z.requires_grad)
+        local other = tide.tensor({ 1, 2 }, { dtype = "float64", device = D.other })
+        assert.has_error(function() tide.zeta(x, other) end)
+        local ok2, err2 = pcall(tide.zeta, x, other)
+        assert.is_false(ok2)
+        assert.matches("expected all tensors on the same device", err2, 1, true)
+    end)
+end)
