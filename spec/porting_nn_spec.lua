@@ -520,3 +520,53 @@ describe("nn layers: errors and devices (" .. DEV .. ")", function()
             end
         end)
 end)
+
+describe("nn.utils.parameters_to_vector and vector_to_parameters (" .. DEV .. ")", function()
+    it("flatten the parameters in order and write them back", function()
+        local m = on_dev(nn.Sequential(nn.Linear(3, 2), nn.PReLU(2)))
+        local ps = m:parameters()
+        local v = nn.utils.parameters_to_vector(m)
+        assert.are.same({ 3 * 2 + 2 + 2 }, v.shape)
+        assert.are.equal(tide.device(DEV), v.device)
+        local want = tide.cat({ ps[1]:reshape(-1), ps[2], ps[3] }, 1)
+        close(want:cpu():totable(), v, 0, "parameters_to_vector")
+        -- differentiable, as PyTorch's
+        v:pow(2):sum():backward()
+        close(ps[1]:mul(2):cpu():totable(), ps[1].grad, 0, "gradient")
+        local new = tide.arange(1, 11, { dtype = "float64", device = DEV })
+        local w1 = ps[1]
+        nn.utils.vector_to_parameters(new, ps)
+        assert.are.equal(w1, m:parameters()[1]) -- the same tensors, new values
+        assert.are.same({ { 1, 2, 3 }, { 4, 5, 6 } }, ps[1]:cpu():totable())
+        assert.are.same({ 9, 10 }, ps[3]:cpu():totable())
+        assert.is_true(ps[1].requires_grad)
+        close(new:cpu():totable(), nn.utils.parameters_to_vector(ps), 0, "round trip")
+    end)
+
+    it("refuse parameters on two devices, a vector elsewhere or of the wrong length", function()
+        local a = tide.zeros({ 2 }, { device = DEV })
+        local b = tide.zeros({ 3 }, { device = D.other })
+        assert.has_error(function() nn.utils.parameters_to_vector({ a, b }) end,
+            string.format("tide: parameters_to_vector: parameter 2 is on %s and parameter 1 " ..
+                "on %s; all parameters must be on one device (move the model with " ..
+                "model:to(\"%s\"))", tostring(b.device), tostring(a.device),
+                tostring(a.device)))
+        assert.has_error(function() nn.utils.vector_to_parameters(tide.zeros({ 5 },
+            { device = DEV }), { a, b }) end)
+        assert.has_error(function()
+            nn.utils.vector_to_parameters(tide.ones({ 2 }, { device = D.other }), { a })
+        end, string.format("tide: vector_to_parameters: expected vec on the parameters' " ..
+            "device, found %s (vec) and %s (parameters); move it with vec:to(\"%s\")",
+            tostring(tide.device(D.other)), tostring(a.device), tostring(a.device)))
+        local c = tide.zeros({ 3 }, { device = DEV })
+        assert.has_error(function()
+            nn.utils.vector_to_parameters(tide.ones({ 4 }, { device = DEV }), { a, c })
+        end, "tide: vector_to_parameters: vec has 4 elements, the parameters 5; pass a " ..
+            "vector of parameters_to_vector's length")
+        assert.are.same({ 0, 0 }, a:cpu():totable()) -- nothing written
+        assert.has_error(function() nn.utils.parameters_to_vector({}) end,
+            "tide: parameters_to_vector: no parameters given")
+        assert.has_error(function() nn.utils.vector_to_parameters({ 1, 2 }, { a }) end,
+            "tide: vector_to_parameters: expected vec to be a tensor, got table")
+    end)
+end)
