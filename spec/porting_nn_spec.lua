@@ -231,6 +231,7 @@ describe("nn layers, PyTorch's values (" .. DEV .. ")", function()
             want:narrow(2, src, 1):copy_(g:narrow(2, j, 1))
         end
         close(want:cpu():totable(), x.grad, 0, "channel_shuffle grad")
+        assert.are.same({ 0, 4, 3 }, F.channel_shuffle(tide.zeros(0, 4, 3), 2).shape)
     end)
 
     it("PReLU's weight is a parameter: one or per channel, init, moved by to()", function()

@@ -155,8 +155,11 @@ return function(F, C)
             raise(string.format("tide: channel_shuffle: %d channels (input %s) are not " ..
                 "divisible by groups %d", c, shape_str(input), groups))
         end
-        local shape = input.shape
-        return input:reshape(n, groups, idiv(c, groups), -1):transpose(2, 3):reshape(shape)
+        local shape, rest = input.shape, 1
+        for d = 3, #shape do
+            rest = rest * shape[d] -- not -1: an empty batch leaves -1 undetermined
+        end
+        return input:reshape(n, groups, idiv(c, groups), rest):transpose(2, 3):reshape(shape)
     end
 
     -- bilinear(input1 [..., in1], input2 [..., in2], weight [out, in1, in2][, bias [out]]):
