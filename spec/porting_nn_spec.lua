@@ -204,6 +204,13 @@ describe("nn layers, PyTorch's values (" .. DEV .. ")", function()
             local want = F.instance_norm(x, m.running_mean, m.running_var,
                 { use_input_stats = false })
             close(want:cpu():totable(), m(x), 0, "InstanceNorm1d eval")
+            local keys = {}
+            for k in pairs(m:state_dict()) do
+                keys[#keys + 1] = k
+            end
+            table.sort(keys)
+            assert.are.same({ "num_batches_tracked", "running_mean", "running_var" }, keys)
+            assert.are.same({}, nn.InstanceNorm1d(3):state_dict())
             -- unbatched: a batch of one
             local u = nn.InstanceNorm2d(3, { affine = true }):to("float64"):to(DEV)
             local one = t64(S24):reshape(3, 2, 4)
@@ -501,18 +508,28 @@ describe("nn layers: errors and devices (" .. DEV .. ")", function()
                 string.format("tide: prelu: expected all tensors on the same device, found " ..
                     "%s (input) and %s (weight); move the input with x:to(\"%s\")",
                     tostring(x.device), tostring(o.device), tostring(o.device)))
-            assert.has_error(function() F.instance_norm(x, o, o) end)
-            assert.has_error(function()
+            local function device_error(who, fn)
+                local ok, err = pcall(fn)
+                assert.is_false(ok)
+                assert.is_truthy(tostring(err):find("tide: " .. who .. ": expected all tensors " ..
+                    "on the same device, found", 1, true), tostring(err))
+            end
+            device_error("instance_norm", function() F.instance_norm(x, o, o) end)
+            device_error("bilinear", function()
                 F.bilinear(x, x:to(D.other), tide.zeros({ 2, 4, 4 }, { dtype = "float64",
                     device = DEV }))
             end)
-            assert.has_error(function()
+            device_error("conv_transpose1d", function()
                 F.conv_transpose1d(x, tide.zeros({ 3, 2, 3 }, { dtype = "float64",
                     device = D.other }))
             end)
             local m = nn.PReLU(3):to("float64")
             m:to(D.other)
-            assert.has_error(function() m(x) end)
+            device_error("PReLU", function() m(x) end)
+            local norm = nn.InstanceNorm1d(3, { track_running_stats = true }):to("float64")
+            norm:to(D.other)
+            assert.are.equal(tide.device(D.other), norm.running_mean.device)
+            device_error("InstanceNorm1d", function() norm(x) end)
             for _, y in ipairs({ F.adaptive_max_pool2d(x, 2), F.avg_pool1d(x, 2),
                 F.adaptive_avg_pool1d(x, 3), F.celu(x), F.softshrink(x), F.dropout1d(x),
                 F.alpha_dropout(x, { training = true }), F.channel_shuffle(x, 3),
