@@ -442,6 +442,10 @@ describe("nn layers: errors and devices (" .. DEV .. ")", function()
         assert.has_error(function() F.avg_pool1d(x, 5) end,
             "tide: avg_pool1d: kernel 5 is larger than the padded input 4; use a smaller " ..
             "kernel or more padding")
+        assert.has_error(function() F.avg_pool1d(x, 2, { ceil_mode = 1 }) end,
+            "tide: avg_pool1d: expected ceil_mode to be a boolean, got number")
+        assert.has_error(function() nn.Softmin(1.5) end,
+            "tide: Softmin: expected dim to be an integer, got 1.5")
         assert.has_error(function() F.adaptive_avg_pool1d(x:reshape(1, 2, 3, 4), 2) end,
             "tide: adaptive_avg_pool1d: expected input {N, C, L} or {C, L}, got {1, 2, 3, 4}")
         assert.has_error(function() nn.ZeroPad2d({ 1, 2 }) end,
@@ -535,6 +539,13 @@ describe("nn layers: errors and devices (" .. DEV .. ")", function()
                 F.alpha_dropout(x, { training = true }), F.channel_shuffle(x, 3),
                 nn.ReplicationPad1d(1)(x), F.unfold(x:unsqueeze(1), 2) }) do
                 assert.are.equal(tide.device(DEV), y.device)
+            end
+            -- float32 stays float32
+            local f = x:float()
+            for _, y in ipairs({ F.adaptive_max_pool2d(f, 2), F.instance_norm(f), F.prelu(f,
+                tide.ones(3, { device = DEV })), F.softshrink(f), F.fold(F.unfold(f:unsqueeze(1),
+                2), { 3, 4 }, 2), F.bilinear(f, f, tide.ones({ 2, 4, 4 }, { device = DEV })) }) do
+                assert.are.equal("float32", y.dtype)
             end
         end)
 end)

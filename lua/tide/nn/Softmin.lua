@@ -1,4 +1,6 @@
 -- nn.Softmin([dim = -1]): softmax of -x along dim (F.softmin)
+local compat = require("tide._compat")
+local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
@@ -6,8 +8,10 @@ local F = require("tide.nn.functional")
 local Softmin = Module:extend("Softmin")
 
 function Softmin:init(dim)
+    if dim ~= nil and not compat.is_integer(dim) then
+        raise("tide: Softmin: expected dim to be an integer, got " .. tostring(dim))
+    end
     self.dim = dim or -1
-    I.check_int(self.dim, "dim", "Softmin", -math.huge)
 end
 
 function Softmin:forward(x)

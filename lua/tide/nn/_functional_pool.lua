@@ -192,9 +192,11 @@ return function(F, C)
             raise(string.format("tide: avg_pool1d: kernel %d is larger than the padded input " ..
                 "%d; use a smaller kernel or more padding", k, l + 2 * p))
         end
+        local ceil = bool_opt(o.ceil_mode, false, who, "ceil_mode")
+        local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
         local x = nd == 2 and input:unsqueeze(1) or input
         local y = F.avg_pool2d(x:unsqueeze(3), { 1, k }, { stride = { 1, s }, padding = { 0, p },
-            ceil_mode = o.ceil_mode, count_include_pad = o.count_include_pad }):squeeze(3)
+            ceil_mode = ceil, count_include_pad = include_pad }):squeeze(3)
         return nd == 2 and y:squeeze(1) or y
     end
 
