@@ -1568,4 +1568,14 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     return attn:matmul(v)
 end
 
+-- the argument checks above, for the files below that add to F
+local checks = { tensor_arg = tensor_arg, optional_tensor = optional_tensor, options = options,
+    number_or_options = number_or_options, number_opt = number_opt, int_arg = int_arg,
+    bool_opt = bool_opt, dim_arg = dim_arg, probability = probability, same_device = same_device,
+    shape_str = shape_str, maybe_inplace = maybe_inplace, pair_opt = pair_opt,
+    FLOAT_DTYPES = FLOAT_DTYPES }
+require("tide.nn._functional_activation")(F, checks)
+require("tide.nn._functional_pool")(F, checks)
+require("tide.nn._functional_layers")(F, checks)
+
 return F

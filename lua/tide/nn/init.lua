@@ -17,7 +17,12 @@ local CLASSES = {
     "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "Mish", "Hardswish", "SELU", "GLU",
     "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample", "ReLU6",
     "Hardsigmoid", "LogSigmoid", "Softsign", "PairwiseDistance", "MarginRankingLoss",
-    "TripletMarginLoss", "CosineEmbeddingLoss",
+    "TripletMarginLoss", "CosineEmbeddingLoss", "PReLU", "InstanceNorm1d", "InstanceNorm2d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "AdaptiveAvgPool1d", "ZeroPad2d",
+    "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d", "CELU", "Softmin", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
+    "Softmax2d", "Dropout1d", "AlphaDropout", "ChannelShuffle", "Bilinear", "ConvTranspose1d",
+    "Unfold", "Fold",
     -- sequence models and attention
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",

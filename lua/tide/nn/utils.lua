@@ -1,5 +1,5 @@
--- tide.nn.utils: gradient clipping, as torch.nn.utils in PyTorch 1.13, and state_dict names
--- converted to and from PyTorch's.
+-- tide.nn.utils: gradient clipping and the parameters as one vector, as torch.nn.utils in
+-- PyTorch 1.13, and state_dict names converted to and from PyTorch's.
 --
 --     local norm = nn.utils.clip_grad_norm_(model:parameters(), 1.0)   -- returns a number
 --     nn.utils.clip_grad_value_(model:parameters(), 0.5)
@@ -154,5 +154,81 @@ end
 -- nn.utils.rnn: pad_sequence, pack_padded_sequence, pad_packed_sequence, pack_sequence,
 -- unpad_sequence, unpack_sequence and PackedSequence (tide.nn.utils_rnn)
 utils.rnn = require("tide.nn.utils_rnn")
+
+-- the tensors of params (a tensor, a list of tensors or a Module), all on one device (PyTorch's
+-- rule for the two below); raises naming the first parameter elsewhere
+local function params_on_one_device(params, who)
+    if type(params) == "table" and params.__ismodule then
+        params = params:parameters()
+    elseif is_tensor(params) then
+        params = { params }
+    elseif type(params) ~= "table" then
+        raise("tide: " .. who .. ": expected a tensor, a list of tensors or a Module, got " ..
+            type(params))
+    end
+    for i, p in ipairs(params) do
+        if not is_tensor(p) then
+            raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
+                ", expected a tensor")
+        end
+        if p.device ~= params[1].device then
+            raise(string.format("tide: %s: parameter %d is on %s and parameter 1 on %s; all " ..
+                "parameters must be on one device (move the model with model:to(\"%s\"))", who,
+                i, tostring(p.device), tostring(params[1].device), tostring(params[1].device)))
+        end
+    end
+    if #params == 0 then
+        raise("tide: " .. who .. ": no parameters given")
+    end
+    return params
+end
+
+-- parameters_to_vector(params): one 1-D tensor of every parameter's values, flattened in
+-- order (differentiable, as PyTorch's torch.cat of their views)
+function utils.parameters_to_vector(params)
+    local ps = params_on_one_device(params, "parameters_to_vector")
+    local flat = {}
+    for i, p in ipairs(ps) do
+        flat[i] = p:reshape(-1)
+    end
+    return require("tide.core").cat(flat, 1)
+end
+
+-- vector_to_parameters(vec, params): copies consecutive slices of the 1-D vec into the
+-- parameters, in order, without recording (PyTorch rebinds .data to views of vec; tide copies
+-- the values, so the parameters stay the tensors the optimizer holds). vec must be on the
+-- parameters' device and hold exactly their number of elements; nothing is written otherwise.
+function utils.vector_to_parameters(vec, params)
+    local who = "vector_to_parameters"
+    if not is_tensor(vec) then
+        raise("tide: vector_to_parameters: expected vec to be a tensor, got " .. type(vec))
+    end
+    local ps = params_on_one_device(params, who)
+    if vec:dim() ~= 1 then
+        raise("tide: vector_to_parameters: expected a 1-D vec, got shape {" ..
+            table.concat(vec.shape, ", ") .. "}")
+    end
+    if vec.device ~= ps[1].device then
+        raise(string.format("tide: vector_to_parameters: expected vec on the parameters' " ..
+            "device, found %s (vec) and %s (parameters); move it with vec:to(\"%s\")",
+            tostring(vec.device), tostring(ps[1].device), tostring(ps[1].device)))
+    end
+    local total = 0
+    for _, p in ipairs(ps) do
+        total = total + p:numel()
+    end
+    if vec:numel() ~= total then
+        raise(string.format("tide: vector_to_parameters: vec has %d elements, the parameters " ..
+            "%d; pass a vector of parameters_to_vector's length", vec:numel(), total))
+    end
+    autograd.no_grad(function()
+        local at = 1
+        for _, p in ipairs(ps) do
+            local n = p:numel()
+            p:copy_(vec:narrow(1, at, n):view(p.shape))
+            at = at + n
+        end
+    end)
+end
 
 return utils

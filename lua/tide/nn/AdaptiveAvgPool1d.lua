@@ -1,0 +1,21 @@
+-- nn.AdaptiveAvgPool1d(output_size): input {N, C, L} (or {C, L}) to output_size (an integer)
+-- by averaging PyTorch's windows (F.adaptive_avg_pool1d)
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+local AdaptiveAvgPool1d = Module:extend("AdaptiveAvgPool1d")
+
+function AdaptiveAvgPool1d:init(output_size)
+    if type(output_size) == "table" and #output_size == 1 then
+        output_size = output_size[1]
+    end
+    self.output_size = I.check_int(output_size, "output_size", "AdaptiveAvgPool1d")
+end
+
+function AdaptiveAvgPool1d:forward(x)
+    I.check_tensor(x, "AdaptiveAvgPool1d")
+    return F.adaptive_avg_pool1d(x, self.output_size)
+end
+
+return AdaptiveAvgPool1d

@@ -1,0 +1,33 @@
+-- nn.AvgPool1d(kernel_size[, stride = kernel_size, padding = 0]) or AvgPool1d(k, {stride =,
+-- padding =, ceil_mode = false, count_include_pad = true}): the mean of each window of input
+-- {N, C, L} or {C, L} (F.avg_pool1d)
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+local AvgPool1d = Module:extend("AvgPool1d")
+
+function AvgPool1d:init(kernel_size, stride, padding)
+    local o
+    if type(stride) == "table" then
+        core._check_options(stride, "AvgPool1d", { "stride", "padding", "ceil_mode",
+            "count_include_pad" })
+        o = stride
+    else
+        o = { stride = stride, padding = padding }
+    end
+    self.kernel_size = I.check_int(kernel_size, "kernel_size", "AvgPool1d")
+    self.opts = o
+end
+
+function AvgPool1d:forward(x)
+    I.check_tensor(x, "AvgPool1d")
+    return F.avg_pool1d(x, self.kernel_size, self.opts)
+end
+
+function AvgPool1d:extra_repr()
+    return "kernel " .. self.kernel_size
+end
+
+return AvgPool1d

@@ -1,0 +1,32 @@
+-- nn.Bilinear(in1_features, in2_features, out_features[, {bias = true}]): x1^T W_o x2 + b_o
+-- (F.bilinear); weight {out, in1, in2} and bias {out} drawn from U(-1/sqrt(in1), 1/sqrt(in1)),
+-- as PyTorch's
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+local Bilinear = Module:extend("Bilinear")
+
+function Bilinear:init(in1_features, in2_features, out_features, opts)
+    core._check_options(opts or {}, "Bilinear", { "bias" })
+    self.in1_features = I.check_int(in1_features, "in1_features", "Bilinear")
+    self.in2_features = I.check_int(in2_features, "in2_features", "Bilinear")
+    self.out_features = I.check_int(out_features, "out_features", "Bilinear")
+    I.weight_and_bias(self, { out_features, in1_features, in2_features }, out_features,
+        in1_features, (opts or {}).bias)
+end
+
+function Bilinear:forward(x1, x2)
+    I.check_tensor(x1, "Bilinear")
+    I.check_tensor(x2, "Bilinear")
+    I.check_input(x1, self.weight, "Bilinear")
+    return F.bilinear(x1, x2, self.weight, self.bias)
+end
+
+function Bilinear:extra_repr()
+    return string.format("%d, %d -> %d", self.in1_features, self.in2_features,
+        self.out_features)
+end
+
+return Bilinear

@@ -1,0 +1,21 @@
+-- nn.Unfold(kernel_size[, {dilation = 1, padding = 0, stride = 1}]): the sliding blocks of
+-- input {N, C, H, W} as columns {N, C kh kw, L} (F.unfold)
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+local Unfold = Module:extend("Unfold")
+
+function Unfold:init(kernel_size, opts)
+    core._check_options(opts or {}, "Unfold", { "dilation", "padding", "stride" })
+    I.pair(kernel_size, "Unfold", "kernel_size", 1)
+    self.kernel_size, self.opts = kernel_size, opts
+end
+
+function Unfold:forward(x)
+    I.check_tensor(x, "Unfold")
+    return F.unfold(x, self.kernel_size, self.opts)
+end
+
+return Unfold

@@ -1,0 +1,126 @@
+-- More activations for tide.nn.functional, as PyTorch 1.13 computes them (values, and the
+-- gradient at each kink): prelu, celu, softmin, threshold, hardshrink, softshrink, tanhshrink.
+-- Required from the end of functional.lua with its argument checks (C).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local I = require("tide.nn._internal")
+local raise = autograd.raise
+
+-- softshrink's gradient is PyTorch's: g outside [-lambd, lambd] (NaN included, whose value is
+-- 0), 0 inside, its bounds included
+autograd.def {
+    name = "softshrink",
+    reads = { 1 },
+    backward = function(nd, g)
+        local x, lambd = nd[1], nd.lambd
+        local inside = x:ge(-lambd):logical_and(x:le(lambd))
+        return core.where(inside, 0, g)
+    end,
+}
+
+return function(F, C)
+    local tensor_arg, options, number_opt = C.tensor_arg, C.options, C.number_opt
+    local number_or_options, maybe_inplace = C.number_or_options, C.maybe_inplace
+
+    -- prelu(input, weight): input where input > 0, else weight * input; weight has one element
+    -- or one per channel (dim 2 of input, broadcast over the others), as PyTorch's. Gradients:
+    -- weight at 0, as PyTorch's kernel.
+    function F.prelu(input, weight)
+        local who = "prelu"
+        tensor_arg(input, who, "input")
+        tensor_arg(weight, who, "weight")
+        local n, nd = weight:numel(), input:dim()
+        if n ~= 1 then
+            local channels = nd >= 2 and input:size(2) or 1
+            if nd == 0 or n ~= channels then
+                raise(string.format("tide: prelu: weight %s has %d elements; expected 1 or one " ..
+                    "per channel (dim 2 of input %s: %s)", C.shape_str(weight), n,
+                    C.shape_str(input), nd >= 2 and tostring(channels) or "none"))
+            end
+        end
+        C.same_device(input, weight, who, "weight")
+        I.check_dtype(input, weight, who)
+        local w
+        if n == 1 then
+            w = weight:reshape({})
+        else
+            local shape = { 1, n }
+            for d = 3, nd do
+                shape[d] = 1
+            end
+            w = weight:reshape(shape)
+        end
+        return core.where(input:gt(0), input, w:mul(input))
+    end
+
+    -- celu: x where x > 0, else alpha (exp(x / alpha) - 1); PyTorch's elu with input_scale
+    -- 1 / alpha, which it multiplies by
+    function F.celu(input, opts)
+        local who = "celu"
+        tensor_arg(input, who, "input")
+        local o = number_or_options(opts, "alpha", who, { "alpha", "inplace" })
+        local alpha = number_opt(o.alpha, 1, who, "alpha")
+        if alpha == 0 then
+            raise("tide: celu: alpha must not be 0 (it divides the input); use a non-zero alpha")
+        end
+        return maybe_inplace(input, o, who, function(x)
+            return core.where(x:gt(0), x, x:clamp(nil, 0):mul(1 / alpha):exp():sub(1):mul(alpha))
+        end)
+    end
+
+    -- softmin(input[, dim = -1]): softmax of -input, as PyTorch's
+    function F.softmin(input, dim)
+        tensor_arg(input, "softmin", "input")
+        return input:neg():softmax(C.dim_arg(dim, "softmin"))
+    end
+
+    -- threshold(input, threshold, value[, {inplace =}]): value where input <= threshold, input
+    -- elsewhere (NaN stays); the gradient is 0 at the threshold, as PyTorch's
+    function F.threshold(input, threshold, value, opts)
+        local who = "threshold"
+        tensor_arg(input, who, "input")
+        if type(threshold) ~= "number" or type(value) ~= "number" then
+            raise(string.format("tide: threshold: expected the numbers threshold and value, " ..
+                "got %s and %s; call F.threshold(x, threshold, value)", type(threshold),
+                type(value)))
+        end
+        return maybe_inplace(input, options(opts, who, { "inplace" }), who, function(x)
+            return core.where(x:le(threshold), value, x)
+        end)
+    end
+
+    local function lambd_of(opts, who)
+        local o = number_or_options(opts, "lambd", who, { "lambd" })
+        return number_opt(o.lambd, 0.5, who, "lambd")
+    end
+
+    -- hardshrink(input[, lambd = 0.5]): 0 in [-lambd, lambd] (its bounds included), else input
+    function F.hardshrink(input, opts)
+        tensor_arg(input, "hardshrink", "input")
+        local lambd = lambd_of(opts, "hardshrink")
+        return core.where(input:ge(-lambd):logical_and(input:le(lambd)), 0, input)
+    end
+
+    -- softshrink(input[, lambd = 0.5]): input - lambd above lambd, input + lambd below -lambd,
+    -- 0 between (and for NaN, as PyTorch's kernel)
+    function F.softshrink(input, opts)
+        tensor_arg(input, "softshrink", "input")
+        local lambd = lambd_of(opts, "softshrink")
+        if lambd < 0 then
+            raise("tide: softshrink: lambd must be >= 0, got " .. tostring(lambd))
+        end
+        local x = input:detach()
+        local out = core.where(x:gt(lambd), x:sub(lambd), core.where(x:lt(-lambd),
+            x:add(lambd), 0))
+        if autograd.needs_record(input) then
+            autograd.record("softshrink", out, input).lambd = lambd
+        end
+        return out
+    end
+
+    -- tanhshrink: input - tanh(input), PyTorch's own composition
+    function F.tanhshrink(input)
+        tensor_arg(input, "tanhshrink", "input")
+        return input:sub(input:tanh())
+    end
+end

@@ -1,0 +1,256 @@
+-- More layers for tide.nn.functional, as PyTorch 1.13 computes them: instance_norm, dropout1d,
+-- alpha_dropout, channel_shuffle, bilinear and conv_transpose1d (conv_transpose2d on a height
+-- of 1). Required from the end of functional.lua with its argument checks (C).
+local idiv = require("tide._compat").idiv
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local I = require("tide.nn._internal")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+-- SELU's alpha times its scale: the value alpha_dropout's dropped elements take before the
+-- affine correction (PyTorch's constant)
+local ALPHA_PRIME = 1.7580993408473766
+
+return function(F, C)
+    local tensor_arg, optional_tensor, options = C.tensor_arg, C.optional_tensor, C.options
+    local number_opt, bool_opt, int_arg = C.number_opt, C.bool_opt, C.int_arg
+    local shape_str, same_device = C.shape_str, C.same_device
+
+    -- instance_norm(input[, running_mean, running_var][, {weight =, bias =, use_input_stats =
+    -- true, momentum = 0.1, eps = 1e-5}]): each (sample, channel) plane of input [N, C, *]
+    -- normalized by its own mean and biased variance, as PyTorch's: batch_norm over the input
+    -- viewed as [1, N C, *], the running estimates (when given) repeated N times, updated, then
+    -- averaged back over the batch; with use_input_stats = false the running estimates
+    -- normalize instead
+    function F.instance_norm(input, running_mean, running_var, opts)
+        local who = "instance_norm"
+        tensor_arg(input, who, "input")
+        if opts == nil and type(running_mean) == "table" and not is_tensor(running_mean) then
+            opts, running_mean = running_mean, nil
+        end
+        optional_tensor(running_mean, who, "running_mean")
+        optional_tensor(running_var, who, "running_var")
+        local o = options(opts, who, { "weight", "bias", "use_input_stats", "momentum", "eps" })
+        local use_input_stats = bool_opt(o.use_input_stats, true, who, "use_input_stats")
+        local momentum = number_opt(o.momentum, 0.1, who, "momentum")
+        local eps = number_opt(o.eps, 1e-5, who, "eps")
+        local weight = optional_tensor(o.weight, who, "weight")
+        local bias = optional_tensor(o.bias, who, "bias")
+        if input:dim() < 3 then
+            raise("tide: instance_norm: expected input {N, C, ...} with at least one spatial " ..
+                "dim, got " .. shape_str(input))
+        end
+        if (running_mean == nil) ~= (running_var == nil) then
+            raise("tide: instance_norm: pass both running_mean and running_var, or neither")
+        end
+        if not use_input_stats and running_mean == nil then
+            raise("tide: instance_norm: running_mean and running_var are needed when " ..
+                "use_input_stats is false; pass them, or leave use_input_stats true")
+        end
+        local n, c = input:size(1), input:size(2)
+        for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" },
+            { weight, "weight" }, { bias, "bias" } }) do
+            if t[1] then
+                if t[1]:numel() ~= c then
+                    raise(string.format("tide: instance_norm: expected %s with %d elements " ..
+                        "(the input's channels), got %s", t[2], c, shape_str(t[1])))
+                end
+                same_device(input, t[1], who, t[2])
+            end
+        end
+        local spatial = 1
+        for d = 3, input:dim() do
+            spatial = spatial * input:size(d)
+        end
+        if use_input_stats and spatial == 1 then
+            raise("tide: instance_norm: expected more than 1 spatial element when using the " ..
+                "input's statistics, got input " .. shape_str(input))
+        end
+        local shape = input.shape
+        shape[1], shape[2] = 1, n * c
+        local rm, rv
+        if running_mean then
+            rm, rv = running_mean:tile(n), running_var:tile(n)
+        end
+        local y = I.batch_norm(input:reshape(shape), rm, rv, nil, nil, use_input_stats,
+            momentum, eps, who):view(input.shape)
+        if running_mean and use_input_stats then
+            autograd.no_grad(function()
+                running_mean:copy_(rm:view(n, c):mean(1))
+                running_var:copy_(rv:view(n, c):mean(1))
+            end)
+        end
+        local bshape = { 1, c }
+        for d = 3, input:dim() do
+            bshape[d] = 1
+        end
+        return I.channel_affine(y, weight, bias, bshape)
+    end
+
+    local DROPOUT_OPTIONS = { "p", "training", "inplace" }
+
+    -- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, L} or {C, L}
+    -- with probability p and scales the rest by 1/(1-p); the input itself otherwise
+    function F.dropout1d(input, opts)
+        local who = "dropout1d"
+        tensor_arg(input, who, "input")
+        local o = C.number_or_options(opts, "p", who, DROPOUT_OPTIONS)
+        local p = C.probability(o.p == nil and 0.5 or o.p, who)
+        local nd = input:dim()
+        if nd ~= 2 and nd ~= 3 then
+            raise("tide: dropout1d: expected input {N, C, L} or {C, L} (channels of one " ..
+                "spatial dim), got " .. shape_str(input))
+        end
+        if not bool_opt(o.training, true, who, "training") or p == 0 then
+            return input
+        end
+        return C.maybe_inplace(input, o, who, function(x)
+            if p == 1 then
+                return x:mul(0)
+            end
+            local shape = x.shape
+            shape[nd] = 1
+            local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p)
+            return x:mul(keep):mul(1 / (1 - p))
+        end)
+    end
+
+    -- {p = 0.5, training = false (PyTorch's default here), inplace =}: in training, each
+    -- element is kept with probability 1 - p, the others set to SELU's negative saturation, then
+    -- all scaled and shifted so that zero mean and unit variance stay (PyTorch's a and b); with
+    -- p = 1 zeros, as PyTorch's
+    function F.alpha_dropout(input, opts)
+        local who = "alpha_dropout"
+        tensor_arg(input, who, "input")
+        local o = C.number_or_options(opts, "p", who, DROPOUT_OPTIONS)
+        local p = C.probability(o.p == nil and 0.5 or o.p, who)
+        if not bool_opt(o.training, false, who, "training") or p == 0 or input:numel() == 0 then
+            return input
+        end
+        return C.maybe_inplace(input, o, who, function(x)
+            if p == 1 then
+                return x:mul(0)
+            end
+            local a = 1 / math.sqrt((ALPHA_PRIME * ALPHA_PRIME * p + 1) * (1 - p))
+            local keep = core.rand(x.shape, { device = x.device, dtype = x.dtype }):ge(p)
+                :to(x.dtype)
+            local b = keep:sub(1):mul(ALPHA_PRIME * a):add(ALPHA_PRIME * a * p)
+            return x:mul(keep:mul(a)):add(b)
+        end)
+    end
+
+    -- channel_shuffle(input [N, C, *], groups): the channels read as {groups, C / groups} and
+    -- transposed, as PyTorch's (whose 1.13 has no gradient for it; this one has)
+    function F.channel_shuffle(input, groups)
+        local who = "channel_shuffle"
+        tensor_arg(input, who, "input")
+        int_arg(groups, who, "groups", 1)
+        if input:dim() < 3 then
+            raise("tide: channel_shuffle: expected input {N, C, *} with at least 3 dims, got " ..
+                shape_str(input))
+        end
+        local n, c = input:size(1), input:size(2)
+        if c % groups ~= 0 then
+            raise(string.format("tide: channel_shuffle: %d channels (input %s) are not " ..
+                "divisible by groups %d", c, shape_str(input), groups))
+        end
+        local shape, rest = input.shape, 1
+        for d = 3, #shape do
+            rest = rest * shape[d] -- not -1: an empty batch leaves -1 undetermined
+        end
+        return input:reshape(n, groups, idiv(c, groups), rest):transpose(2, 3):reshape(shape)
+    end
+
+    -- bilinear(input1 [..., in1], input2 [..., in2], weight [out, in1, in2][, bias [out]]):
+    -- x1^T W_o x2 + b_o for each out, summed over in1 first, then in2 (PyTorch's order)
+    function F.bilinear(input1, input2, weight, bias)
+        local who = "bilinear"
+        tensor_arg(input1, who, "input1")
+        tensor_arg(input2, who, "input2")
+        tensor_arg(weight, who, "weight")
+        optional_tensor(bias, who, "bias")
+        if weight:dim() ~= 3 then
+            raise("tide: bilinear: expected a 3-D weight {out, in1, in2}, got " ..
+                shape_str(weight))
+        end
+        local out, in1, in2 = weight:size(1), weight:size(2), weight:size(3)
+        local nd = input1:dim()
+        local lead_ok = nd >= 1 and input2:dim() == nd
+        for d = 1, nd - 1 do
+            lead_ok = lead_ok and input1:size(d) == input2:size(d)
+        end
+        if not lead_ok or input1:size(nd) ~= in1 or input2:size(nd) ~= in2 then
+            raise(string.format("tide: bilinear: expected input1 {..., %d} and input2 {..., %d} " ..
+                "with the same leading dims (weight %s), got %s and %s", in1, in2,
+                shape_str(weight), shape_str(input1), shape_str(input2)))
+        end
+        if bias and (bias:dim() ~= 1 or bias:size(1) ~= out) then
+            raise(string.format("tide: bilinear: expected bias of shape {%d}, got %s", out,
+                shape_str(bias)))
+        end
+        same_device(input1, input2, who, "input2")
+        same_device(input1, weight, who, "weight")
+        I.check_dtype(input1, weight, who)
+        I.check_dtype(input2, weight, who)
+        same_device(input1, bias, who, "bias")
+        local rows = idiv(input1:numel(), math.max(in1, 1))
+        local t = input1:reshape(rows, in1):matmul(weight:permute(2, 1, 3):reshape(in1, out * in2))
+        local y = t:view(rows, out, in2):bmm(input2:reshape(rows, in2, 1)):view(rows, out)
+        if bias then
+            y = y:add(bias)
+        end
+        local shape = input1.shape
+        shape[nd] = out
+        return y:reshape(shape)
+    end
+
+    -- input [N, Cin, L] or [Cin, L], weight [Cin, Cout / groups, k], bias [Cout]; {stride =,
+    -- padding =, output_padding =, dilation =, groups =} (integers): conv_transpose2d on a
+    -- height of 1
+    function F.conv_transpose1d(input, weight, bias, opts)
+        local who = "conv_transpose1d"
+        tensor_arg(input, who, "input")
+        tensor_arg(weight, who, "weight")
+        optional_tensor(bias, who, "bias")
+        local o = options(opts, who, { "stride", "padding", "output_padding", "dilation",
+            "groups" })
+        local s = int_arg(o.stride or 1, who, "stride", 1)
+        local p = int_arg(o.padding or 0, who, "padding", 0)
+        local op = int_arg(o.output_padding or 0, who, "output_padding", 0)
+        local d = int_arg(o.dilation or 1, who, "dilation", 1)
+        local groups = int_arg(o.groups or 1, who, "groups", 1)
+        local nd = input:dim()
+        if (nd ~= 2 and nd ~= 3) or weight:dim() ~= 3 or input:size(nd - 1) ~= weight:size(1) then
+            raise(string.format("tide: %s: expected input {N, Cin, L} (or {Cin, L}) and weight " ..
+                "{Cin, Cout / groups, k} with the same Cin, got %s and %s", who,
+                shape_str(input), shape_str(weight)))
+        end
+        if weight:size(1) % groups ~= 0 then
+            raise(string.format("tide: %s: in_channels %d (weight %s) is not divisible by " ..
+                "groups %d", who, weight:size(1), shape_str(weight), groups))
+        end
+        local cout = weight:size(2) * groups
+        if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
+            raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
+                shape_str(bias)))
+        end
+        if op >= s and op >= d then
+            raise(string.format("tide: %s: output_padding %d must be smaller than the stride " ..
+                "%d or the dilation %d", who, op, s, d))
+        end
+        local l = input:size(nd)
+        if (l - 1) * s - 2 * p + d * (weight:size(3) - 1) + 1 + op < 1 then
+            raise(string.format("tide: %s: padding %d leaves no output for input length %d",
+                who, p, l))
+        end
+        same_device(input, weight, who, "weight")
+        I.check_dtype(input, weight, who)
+        same_device(input, bias, who, "bias")
+        local x = nd == 2 and input:unsqueeze(1) or input
+        local y = F.conv_transpose2d(x:unsqueeze(3), weight:unsqueeze(3), bias, { stride = { 1, s },
+            padding = { 0, p }, output_padding = { 0, op }, dilation = { 1, d },
+            groups = groups }):squeeze(3)
+        return nd == 2 and y:squeeze(1) or y
+    end
+end
