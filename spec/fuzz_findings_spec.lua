@@ -233,3 +233,17 @@ describe("the three-tensor losses with an argument missing", function()
         end
     end)
 end)
+
+describe("ReduceLROnPlateau:step with a one-element bool tensor", function()
+    it("names it (item() gave a Lua boolean, compared with a number; fuzz seed 5)", function()
+        local p = tide.zeros(2):requires_grad_(true)
+        local s = tide.optim.lr_scheduler.ReduceLROnPlateau(tide.optim.SGD({ p }, { lr = 0.1 }))
+        local ok, err = pcall(function() s:step(tide.tensor({ true })) end)
+        assert.is_false(ok)
+        assert.matches("tide: ReduceLROnPlateau:step: expected the metric as a number or a " ..
+            "one-element tensor of numbers, got a bool tensor", err, 1, true)
+        assert.are.equal(0, s.last_epoch)
+        s:step(tide.tensor({ 0.5 }))
+        assert.are.equal(1, s.last_epoch)
+    end)
+end)

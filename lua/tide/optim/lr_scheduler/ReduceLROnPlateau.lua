@@ -106,6 +106,10 @@ function ReduceLROnPlateau:step(metric, epoch)
             raise(string.format("tide: %s: expected the metric as a number or a one-element " ..
                 "tensor, got a tensor of %d elements", who, metric:numel()))
         end
+        if metric.dtype == "bool" then -- item() would give a Lua boolean
+            raise("tide: " .. who .. ": expected the metric as a number or a one-element " ..
+                "tensor of numbers, got a bool tensor")
+        end
         metric = metric:item()
     elseif type(metric) ~= "number" then
         raise("tide: " .. who .. ": expected the metric as a number (such as the validation " ..
