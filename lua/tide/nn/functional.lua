@@ -1568,4 +1568,6 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     return attn:matmul(v)
 end
 
+require("tide.nn.functional_losses")(F)
+
 return F

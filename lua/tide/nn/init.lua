@@ -17,7 +17,9 @@ local CLASSES = {
     "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "Mish", "Hardswish", "SELU", "GLU",
     "CosineSimilarity", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample", "ReLU6",
     "Hardsigmoid", "LogSigmoid", "Softsign", "PairwiseDistance", "MarginRankingLoss",
-    "TripletMarginLoss", "CosineEmbeddingLoss",
+    "TripletMarginLoss", "CosineEmbeddingLoss", "SoftMarginLoss", "HingeEmbeddingLoss",
+    "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+    "MultiLabelMarginLoss",
     -- sequence models and attention
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
