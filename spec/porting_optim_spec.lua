@@ -342,6 +342,11 @@ describe("MultiplicativeLR and CyclicLR match PyTorch 1.13", function()
             S.CyclicLR(o, { base_lr = { 0.1, 0.2, 0.3 }, max_lr = 1 })
         end, "tide: CyclicLR: expected base_lr to be a number or a list of 2 numbers (one per " ..
             "parameter group), got a list of 3")
+        assert.has_error(function()
+            S.CyclicLR(o, { base_lr = 0.01, max_lr = 0.1, max_momentum = { 0.9, "high" } })
+        end, "tide: CyclicLR: expected max_momentum to be a number or a list of numbers, got " ..
+            "string at position 2")
+        assert.are.same({ 0.1, 0.01 }, { o.param_groups[1].lr, o.param_groups[2].lr })
         local p = tide.zeros({ 1 }, { requires_grad = true })
         assert.has_error(function()
             S.CyclicLR(optim.Adam({ p }), { base_lr = 0.01, max_lr = 0.1 })
