@@ -174,7 +174,7 @@ return function(F)
                 "input %s, got %s", who, nd == 2 and "{" .. n .. "}" or "{} or {1}",
                 shape_str(input.shape), shape_str(target.shape)))
         end
-        return input:reshape(n, -1), target:reshape(n, 1), n
+        return input:reshape(n, input:size(nd)), target:reshape(n, 1), n
     end
 
     -- multi_margin_loss(input, target[, {p = 1, margin = 1, weight, reduction}]): for each row,
