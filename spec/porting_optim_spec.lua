@@ -211,6 +211,39 @@ describe("LBFGS matches PyTorch 1.13 (" .. DEV .. ")", function()
         os.remove(path)
     end)
 
+    -- a model moved between steps (Module:to): the state, history lists too, follows it
+    it("follows a model moved to another device between steps, in float32 too", function()
+        local function fit(dtype, move_after)
+            local model = tide.nn.Linear(3, 1):to(dtype):to(DEV)
+            tide.no_grad(function()
+                model.weight:copy_(tide.tensor({ { 0.5, -0.5, 1 } }, { dtype = dtype }):to(DEV))
+                model.bias:copy_(tide.tensor({ 0.25 }, { dtype = dtype }):to(DEV))
+            end)
+            local o = optim.LBFGS(model:parameters(), { max_iter = 3, history_size = 2 })
+            local dev = DEV
+            for k = 1, 4 do
+                if k == move_after then
+                    dev = D.other
+                    model:to(dev)
+                end
+                local a = tide.tensor(REF.A, { dtype = dtype }):to(dev)
+                local b = tide.tensor(REF.B, { dtype = dtype }):to(dev):view(5, 1)
+                o:step(function()
+                    o:zero_grad()
+                    local loss = model(a):sub(b):square():mean()
+                    loss:backward()
+                    return loss
+                end)
+            end
+            assert.are.equal(tide.device(dev), o.state[model.weight].old_dirs[1].device)
+            assert.are.equal(dtype, model.weight.dtype)
+            return rows(model.weight)[1]
+        end
+        local still = fit("float64")
+        close(fit("float64", 3), still, 1e-12, "moved after 2 steps")
+        close(fit("float32"), still, 1e-4, "float32")
+    end)
+
     it("checks its options and its closure", function()
         local p = tide.zeros({ 2 }, { device = DEV }):requires_grad_(true)
         assert.has_error(function() optim.LBFGS({ p }, { line_search_fn = "backtracking" }) end,
