@@ -113,6 +113,15 @@ describe("Rprop and ASGD match PyTorch 1.13 (" .. DEV .. ")", function()
         assert.has_error(function() optim.ASGD({ p }, { weight_decay = -1 }) end,
             "tide: ASGD: expected weight_decay >= 0, got -1")
         assert.has_error(function() optim.ASGD({ p }, { lambda = 1 }) end)
+        -- a gradient on another device: the step refuses it, changing nothing
+        local r = optim.Rprop({ p })
+        autograd.set_grad(p, tide.ones({ 2 }, { device = D.other }))
+        assert.has_error(function() r:step() end, string.format("tide: Rprop: the gradient of " ..
+            "parameter 1 is on %s, the parameter on %s; move the gradient with :to(\"%s\")",
+            tostring(tide.device(D.other)), tostring(tide.device(DEV)),
+            tostring(tide.device(DEV))))
+        assert.are.same({ 0, 0 }, rows(p))
+        assert.is_nil(r.state[p])
     end)
 end)
 
@@ -262,6 +271,13 @@ describe("LBFGS matches PyTorch 1.13 (" .. DEV .. ")", function()
         assert.has_error(function() o:step(function() return "x" end) end,
             "tide: LBFGS: step: the closure must return the loss, got string")
         local q = tide.zeros({ 2 }, { device = D.other }):requires_grad_(true)
+        assert.has_error(function()
+            o:step(function()
+                autograd.set_grad(p, tide.ones({ 3 }, { device = DEV }))
+                return 1
+            end)
+        end, "tide: LBFGS: the gradient of parameter 1 has shape {3}, expected {2} (the " ..
+            "parameter's shape); set p.grad to a tensor of the parameter's shape")
         local ok, msg = pcall(optim.LBFGS, { p, q })
         assert.is_false(ok)
         assert.truthy(msg:find("tide: LBFGS: every parameter on one device in one dtype", 1,

@@ -78,7 +78,9 @@ end
 
 -- ---- the flat vector of the parameters ----
 
-local function gather_flat_grad(params)
+-- the gradients as one vector, each checked first (shape, device: Optimizer:check_step)
+local function gather_flat_grad(self, params)
+    self:check_step()
     local views = {}
     for i, p in ipairs(params) do
         local g = p.grad
@@ -291,7 +293,7 @@ local function run(self, closure)
     local loss = loss_value(orig_loss)
     local current_evals = 1
     state.func_evals = state.func_evals + 1
-    local flat_grad = gather_flat_grad(params)
+    local flat_grad = gather_flat_grad(self, params)
     if abs_max(flat_grad) <= tolerance_grad then
         return orig_loss
     end
@@ -360,7 +362,7 @@ local function run(self, closure)
             local function obj_func(x, step, dir)
                 add_grad(params, step, dir)
                 local f = loss_value(evaluate())
-                local g = gather_flat_grad(params)
+                local g = gather_flat_grad(self, params)
                 set_params(params, x)
                 return f, g
             end
@@ -372,7 +374,7 @@ local function run(self, closure)
             add_grad(params, t, d)
             if n_iter ~= max_iter then
                 loss = loss_value(evaluate())
-                flat_grad = gather_flat_grad(params)
+                flat_grad = gather_flat_grad(self, params)
                 opt_cond = abs_max(flat_grad) <= tolerance_grad
                 ls_func_evals = 1
             end
