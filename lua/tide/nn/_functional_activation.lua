@@ -1,6 +1,6 @@
 -- More activations for tide.nn.functional, as PyTorch 1.13 computes them (values, and the
 -- gradient at each kink): prelu, celu, softmin, threshold, hardshrink, softshrink, tanhshrink.
--- Required from the end of functional.lua with its argument checks (C).
+-- Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
@@ -18,7 +18,9 @@ autograd.def {
     end,
 }
 
-return function(F, C)
+local C = require("tide.nn._args")
+
+return function(F)
     local tensor_arg, options, number_opt = C.tensor_arg, C.options, C.number_opt
     local number_or_options, maybe_inplace = C.number_or_options, C.maybe_inplace
 

@@ -1,6 +1,6 @@
 -- More layers for tide.nn.functional, as PyTorch 1.13 computes them: instance_norm, dropout1d,
 -- alpha_dropout, channel_shuffle, bilinear and conv_transpose1d (conv_transpose2d on a height
--- of 1). Required from the end of functional.lua with its argument checks (C).
+-- of 1). Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local idiv = require("tide._compat").idiv
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -12,7 +12,9 @@ local is_tensor = autograd.is_tensor
 -- affine correction (PyTorch's constant)
 local ALPHA_PRIME = 1.7580993408473766
 
-return function(F, C)
+local C = require("tide.nn._args")
+
+return function(F)
     local tensor_arg, optional_tensor, options = C.tensor_arg, C.optional_tensor, C.options
     local number_opt, bool_opt, int_arg = C.number_opt, C.bool_opt, C.int_arg
     local shape_str, same_device = C.shape_str, C.same_device

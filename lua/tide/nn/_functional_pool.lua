@@ -1,7 +1,7 @@
 -- More pooling for tide.nn.functional, PyTorch 1.13's windows: adaptive_max_pool1d / 2d,
 -- avg_pool1d, adaptive_avg_pool1d (the 1-D ones run the 2-D ones on a height of 1), and
--- unfold / fold (im2col and its adjoint col2im). Required from the end of functional.lua with
--- its argument checks (C).
+-- unfold / fold (im2col and its adjoint col2im). Required from the end of functional.lua; its
+-- argument checks are tide.nn._args (C).
 local compat = require("tide._compat")
 local idiv = compat.idiv
 local core = require("tide.core")
@@ -30,7 +30,9 @@ local function window_positions(size, out, device)
     return core.tensor(pos, { dtype = "int64", device = device }), k
 end
 
-return function(F, C)
+local C = require("tide.nn._args")
+
+return function(F)
     local tensor_arg, options, int_arg, bool_opt = C.tensor_arg, C.options, C.int_arg, C.bool_opt
     local shape_str = C.shape_str
 

@@ -13,103 +13,17 @@ local I = require("tide.nn._internal")
 local args = require("tide.op_args")
 local fused = require("tide.nn._fused")
 local raise = autograd.raise
-local is_tensor = autograd.is_tensor
 
 local F = {}
 
-local NO_OPTIONS = {}
-local FLOAT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
-
-local function tensor_arg(x, who, what)
-    if not is_tensor(x) then
-        raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(x)))
-    end
-    return x
-end
-
-local function optional_tensor(x, who, what)
-    if x ~= nil then
-        tensor_arg(x, who, what)
-    end
-    return x
-end
-
--- the options table (checked against known and not_yet), or {} when opts is nil
-local function options(opts, who, known, not_yet)
-    if opts == nil then
-        return NO_OPTIONS
-    end
-    if type(opts) ~= "table" or is_tensor(opts) then
-        raise(string.format("tide: %s: expected an options table, got %s", who,
-            is_tensor(opts) and "a tensor" or type(opts)))
-    end
-    core._check_options(opts, who, known, not_yet)
-    return opts
-end
-
--- a number given in place of the options table stands for the option `key`
-local function number_or_options(v, key, who, known, not_yet)
-    if type(v) == "number" then
-        return { [key] = v }
-    end
-    return options(v, who, known, not_yet)
-end
-
-local function number_opt(v, default, who, what)
-    if v == nil then
-        return default
-    end
-    if type(v) ~= "number" then
-        raise(string.format("tide: %s: expected %s to be a number, got %s", who, what, type(v)))
-    end
-    return v
-end
-
-local function int_arg(v, who, what, min)
-    if not compat.is_integer(v) or v < min then
-        raise(string.format("tide: %s: expected %s to be an integer >= %d, got %s", who, what,
-            min, tostring(v)))
-    end
-    return v
-end
-
-local function bool_opt(v, default, who, what)
-    if v == nil then
-        return default
-    end
-    if type(v) ~= "boolean" then
-        raise(string.format("tide: %s: expected %s to be a boolean, got %s", who, what, type(v)))
-    end
-    return v
-end
-
-local function dim_arg(v, who)
-    if v == nil then
-        return -1
-    end
-    if not compat.is_integer(v) then
-        raise(string.format("tide: %s: expected dim to be an integer, got %s", who, tostring(v)))
-    end
-    return v
-end
-
-local function probability(p, who)
-    if type(p) ~= "number" or p < 0 or p > 1 then
-        raise(string.format("tide: %s: expected a probability p in [0, 1], got %s", who,
-            tostring(p)))
-    end
-    return p
-end
-
-local function same_device(x, y, who, what)
-    if y ~= nil then
-        I.check_device(x, y, who, what)
-    end
-end
-
-local function shape_str(t)
-    return I.shape_str(t.shape)
-end
+-- the argument checks every functional shares (also the files below that add to F)
+local A = require("tide.nn._args")
+local FLOAT_DTYPES = A.FLOAT_DTYPES
+local tensor_arg, optional_tensor, options = A.tensor_arg, A.optional_tensor, A.options
+local number_or_options, number_opt, int_arg = A.number_or_options, A.number_opt, A.int_arg
+local bool_opt, dim_arg, probability = A.bool_opt, A.dim_arg, A.probability
+local same_device, shape_str, maybe_inplace = A.same_device, A.shape_str, A.maybe_inplace
+local pair_opt = A.pair_opt
 
 -- ---- activations ----
 
@@ -123,14 +37,6 @@ function F.relu(input, opts)
         end, "relu")
     end
     return input:relu()
-end
-
--- f(input), or f written into input with {inplace = true}
-local function maybe_inplace(input, o, who, f)
-    if bool_opt(o.inplace, false, who, "inplace") then
-        return I.inplace(input, f, who)
-    end
-    return f(input)
 end
 
 function F.sigmoid(input)
@@ -376,11 +282,6 @@ end
 F._conv_out = conv_out
 
 -- an option that is an integer or {h, w}, each >= min
-local function pair_opt(v, default, who, what, min)
-    local a, b = I.pair(v or default, who, what)
-    return int_arg(a, who, what, min), int_arg(b, who, what, min)
-end
-
 -- input [N, C, H, W], weight [Cout, C / groups, kh, kw], bias [Cout]; {stride =, padding =,
 -- dilation =} (an integer or {h, w}), groups =; one autograd node, as nn.Conv2d
 function F.conv2d(input, weight, bias, opts)
@@ -1568,14 +1469,9 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     return attn:matmul(v)
 end
 
--- the argument checks above, for the files below that add to F
-local checks = { tensor_arg = tensor_arg, optional_tensor = optional_tensor, options = options,
-    number_or_options = number_or_options, number_opt = number_opt, int_arg = int_arg,
-    bool_opt = bool_opt, dim_arg = dim_arg, probability = probability, same_device = same_device,
-    shape_str = shape_str, maybe_inplace = maybe_inplace, pair_opt = pair_opt,
-    FLOAT_DTYPES = FLOAT_DTYPES }
-require("tide.nn._functional_activation")(F, checks)
-require("tide.nn._functional_pool")(F, checks)
-require("tide.nn._functional_layers")(F, checks)
+require("tide.nn._functional_activation")(F)
+require("tide.nn._functional_pool")(F)
+require("tide.nn._functional_layers")(F)
+require("tide.nn._functional_losses")(F)
 
 return F

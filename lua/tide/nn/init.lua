@@ -23,6 +23,8 @@ local CLASSES = {
     "ReplicationPad2d", "CELU", "Softmin", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
     "Softmax2d", "Dropout1d", "AlphaDropout", "ChannelShuffle", "Bilinear", "ConvTranspose1d",
     "Unfold", "Fold",
+    "SoftMarginLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+    "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelMarginLoss",
     -- sequence models and attention
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",

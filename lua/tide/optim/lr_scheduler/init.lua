@@ -2,7 +2,8 @@
 local M = {}
 for _, name in ipairs({ "LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR",
     "CosineAnnealingLR", "LinearLR", "OneCycleLR", "LambdaLR", "CosineAnnealingWarmRestarts",
-    "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler", "ConstantLR", "PolynomialLR" }) do
+    "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler", "ConstantLR", "PolynomialLR",
+    "MultiplicativeLR", "CyclicLR" }) do
     M[name] = require("tide.optim.lr_scheduler." .. name)
 end
 -- to_tensors(sched:state_dict()): the state dict as a flat table name -> CPU tensor, for

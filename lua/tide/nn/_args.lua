@@ -1,0 +1,123 @@
+-- tide.nn._args: the argument checks of tide.nn.functional and the files that add to it
+-- (_functional_*.lua). Errors name the function and point at the user's line (autograd.raise).
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local I = require("tide.nn._internal")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+local NO_OPTIONS = {}
+local FLOAT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+local function tensor_arg(x, who, what)
+    if not is_tensor(x) then
+        raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(x)))
+    end
+    return x
+end
+
+local function optional_tensor(x, who, what)
+    if x ~= nil then
+        tensor_arg(x, who, what)
+    end
+    return x
+end
+
+-- the options table (checked against known and not_yet), or {} when opts is nil
+local function options(opts, who, known, not_yet)
+    if opts == nil then
+        return NO_OPTIONS
+    end
+    if type(opts) ~= "table" or is_tensor(opts) then
+        raise(string.format("tide: %s: expected an options table, got %s", who,
+            is_tensor(opts) and "a tensor" or type(opts)))
+    end
+    core._check_options(opts, who, known, not_yet)
+    return opts
+end
+
+-- a number given in place of the options table stands for the option `key`
+local function number_or_options(v, key, who, known, not_yet)
+    if type(v) == "number" then
+        return { [key] = v }
+    end
+    return options(v, who, known, not_yet)
+end
+
+local function number_opt(v, default, who, what)
+    if v == nil then
+        return default
+    end
+    if type(v) ~= "number" then
+        raise(string.format("tide: %s: expected %s to be a number, got %s", who, what, type(v)))
+    end
+    return v
+end
+
+local function int_arg(v, who, what, min)
+    if not compat.is_integer(v) or v < min then
+        raise(string.format("tide: %s: expected %s to be an integer >= %d, got %s", who, what,
+            min, tostring(v)))
+    end
+    return v
+end
+
+local function bool_opt(v, default, who, what)
+    if v == nil then
+        return default
+    end
+    if type(v) ~= "boolean" then
+        raise(string.format("tide: %s: expected %s to be a boolean, got %s", who, what, type(v)))
+    end
+    return v
+end
+
+local function dim_arg(v, who)
+    if v == nil then
+        return -1
+    end
+    if not compat.is_integer(v) then
+        raise(string.format("tide: %s: expected dim to be an integer, got %s", who, tostring(v)))
+    end
+    return v
+end
+
+local function probability(p, who)
+    if type(p) ~= "number" or p < 0 or p > 1 then
+        raise(string.format("tide: %s: expected a probability p in [0, 1], got %s", who,
+            tostring(p)))
+    end
+    return p
+end
+
+local function same_device(x, y, who, what)
+    if y ~= nil then
+        I.check_device(x, y, who, what)
+    end
+end
+
+local function shape_str(t)
+    return I.shape_str(t.shape)
+end
+
+-- f(input), or f written into input with {inplace = true}
+local function maybe_inplace(input, o, who, f)
+    if bool_opt(o.inplace, false, who, "inplace") then
+        return I.inplace(input, f, who)
+    end
+    return f(input)
+end
+
+local function pair_opt(v, default, who, what, min)
+    local a, b = I.pair(v or default, who, what)
+    return int_arg(a, who, what, min), int_arg(b, who, what, min)
+end
+
+return {
+    NO_OPTIONS = NO_OPTIONS, FLOAT_DTYPES = FLOAT_DTYPES, tensor_arg = tensor_arg,
+    optional_tensor = optional_tensor, options = options, number_or_options = number_or_options,
+    number_opt = number_opt, int_arg = int_arg, bool_opt = bool_opt, dim_arg = dim_arg,
+    probability = probability, same_device = same_device, shape_str = shape_str,
+    maybe_inplace = maybe_inplace, pair_opt = pair_opt,
+}

@@ -1,0 +1,300 @@
+-- tide.nn._functional_losses: the losses of PyTorch 1.13 that ported scripts reach for beyond
+-- functional.lua's (soft_margin_loss, hinge_embedding_loss, multilabel_soft_margin_loss,
+-- multi_margin_loss, poisson_nll_loss, gaussian_nll_loss, multilabel_margin_loss), added to F
+-- from the end of functional.lua. Each is a chain of tensor ops in PyTorch's order, so autograd
+-- and every device come with it. Class targets are 1-based; a target out of range raises on
+-- cpu:0 (where reading it back is free) and turns the loss into NaN elsewhere, as cross_entropy.
+local compat = require("tide._compat")
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local I = require("tide.nn._internal")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+local shape_str = I.shape_str
+local unpack = compat.unpack
+
+local A = require("tide.nn._args")
+local options, number_opt, bool_opt, tensor_arg = A.options, A.number_opt, A.bool_opt,
+    A.tensor_arg
+
+local function loss_options(opts, who, known)
+    local o = options(opts, who, known)
+    return o, I.check_reduction(o.reduction or "mean", who)
+end
+
+local function same_shape(a, b)
+    if #a ~= #b then
+        return false
+    end
+    for i = 1, #a do
+        if a[i] ~= b[i] then
+            return false
+        end
+    end
+    return true
+end
+
+-- a per-class weight: a tensor of shape {C} on the input's device
+local function class_weight(w, input, c, who)
+    if w == nil then
+        return nil
+    end
+    if not is_tensor(w) or w:dim() ~= 1 or w:size(1) ~= c then
+        raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
+            who, c, is_tensor(w) and shape_str(w.shape) or type(w)))
+    end
+    I.check_device(input, w, who, "weight")
+    return w
+end
+
+local function integer_targets(target, who, fix)
+    if target.dtype ~= "int64" and target.dtype ~= "int32" then
+        raise(string.format("tide: %s: expected integer class targets (int64, 1-based), got " ..
+            "%s; %s", who, target.dtype, fix))
+    end
+end
+
+-- bad: a count of out-of-range targets (a 0-d tensor). On cpu:0 a nonzero count raises what
+-- message(first bad value) says; elsewhere it returns a 0-d term that is NaN when the count is
+-- nonzero and -0 otherwise, for the loss to add (no transfer, no guard)
+local function range_guard(bad, target, input, is_bad, message)
+    if I.on_host(target) then
+        if bad:item() ~= 0 then
+            local first
+            for _, v in ipairs(target:reshape(-1):totable()) do
+                if first == nil and is_bad(v) then
+                    first = v
+                end
+            end
+            raise(message(compat.tointeger(first) or first))
+        end
+        return nil
+    end
+    return bad:to(input.dtype):neg():sqrt()
+end
+
+local function guarded(loss, poison)
+    return poison and loss:add(poison) or loss
+end
+
+return function(F)
+    -- soft_margin_loss(input, target[, {reduction}]): log(1 + exp(-target * input)), targets
+    -- 1 or -1, of the input's shape
+    function F.soft_margin_loss(input, target, opts)
+        local who = "soft_margin_loss"
+        local _, reduction = loss_options(opts, who, { "reduction" })
+        I.same_shape_check(input, target, who)
+        return I.reduce(input:neg():mul(target):exp():log1p(), reduction, who)
+    end
+
+    -- hinge_embedding_loss(input, target[, {margin = 1, reduction}]): input where target is 1,
+    -- max(0, margin - input) where it is -1 (any other target takes both terms, as PyTorch's)
+    function F.hinge_embedding_loss(input, target, opts)
+        local who = "hinge_embedding_loss"
+        local o, reduction = loss_options(opts, who, { "reduction", "margin" })
+        local margin = number_opt(o.margin, 1, who, "margin")
+        I.same_shape_check(input, target, who)
+        local margin_clamp = input:neg():add(margin):clamp_min(0)
+        local out = core.where(target:ne(1), margin_clamp, 0) + core.where(target:ne(-1), input, 0)
+        return I.reduce(out, reduction, who)
+    end
+
+    -- multilabel_soft_margin_loss(input, target[, {weight, reduction}]): input [N, C] or [C],
+    -- target of its shape in [0, 1]; the mean over classes of each binary cross entropy with
+    -- logits (weight [C] scales each class), then the reduction over N
+    function F.multilabel_soft_margin_loss(input, target, opts)
+        local who = "multilabel_soft_margin_loss"
+        local o, reduction = loss_options(opts, who, { "reduction", "weight" })
+        I.same_shape_check(input, target, who)
+        if input:dim() < 1 then
+            raise(string.format("tide: %s: expected input of shape {N, C} or {C}, got %s", who,
+                shape_str(input.shape)))
+        end
+        local cd = input:dim()
+        local c = input:size(cd)
+        local weight = class_weight(o.weight, input, c, who)
+        local loss = target:mul(F.logsigmoid(input)):add(
+            target:neg():add(1):mul(F.logsigmoid(input:neg()))):neg()
+        if weight then
+            loss = loss:mul(weight)
+        end
+        return I.reduce(loss:sum(cd):div(c), reduction, who)
+    end
+
+    -- input [N, C] or [C]; target [N] or a 0-d, 1-based classes; rows [N, C] and targets [N, 1]
+    local function class_rows(input, target, who)
+        tensor_arg(input, who, "input")
+        tensor_arg(target, who, "target")
+        I.check_same_device(input, target, who)
+        local nd = input:dim()
+        if nd < 1 or nd > 2 or input:size(nd) == 0 then
+            raise(string.format("tide: %s: expected input of shape {N, C} or {C} with C > 0, " ..
+                "got %s", who, shape_str(input.shape)))
+        end
+        integer_targets(target, who, "convert with target:long()")
+        local n = nd == 2 and input:size(1) or 1
+        if target:dim() > 1 or target:numel() ~= n then
+            raise(string.format("tide: %s: expected target of shape %s (one class per row) for " ..
+                "input %s, got %s", who, nd == 2 and "{" .. n .. "}" or "{} or {1}",
+                shape_str(input.shape), shape_str(target.shape)))
+        end
+        return input:reshape(n, input:size(nd)), target:reshape(n, 1), n
+    end
+
+    -- multi_margin_loss(input, target[, {p = 1, margin = 1, weight, reduction}]): for each row,
+    -- the sum over classes d other than the target y of max(0, margin - x[y] + x[d])^p (times
+    -- weight[y]), over C; no gradient where that is exactly 0 (PyTorch's kernel takes z > 0)
+    function F.multi_margin_loss(input, target, opts)
+        local who = "multi_margin_loss"
+        local o, reduction = loss_options(opts, who, { "reduction", "p", "margin", "weight" })
+        local p = number_opt(o.p, 1, who, "p")
+        if p ~= 1 and p ~= 2 then
+            raise(string.format("tide: %s: expected p to be 1 or 2, got %s", who, tostring(p)))
+        end
+        local margin = number_opt(o.margin, 1, who, "margin")
+        local x, t, n = class_rows(input, target, who)
+        local c = x:size(2)
+        local weight = class_weight(o.weight, input, c, who)
+        local classes = core.arange(1, c + 1, { device = t.device, dtype = t.dtype })
+        local is_y = t:eq(classes:view(1, c)) -- [N, C]
+        local bad = is_y:sum():neg():add(n)
+        local poison = range_guard(bad, target, input, function(v) return v < 1 or v > c end,
+            function(v)
+                return string.format("tide: %s: target %s out of range for %d classes; class " ..
+                    "targets are 1-based, in 1..%d", who, tostring(v), c, c)
+            end)
+        local tc = t:clamp(1, c) -- in range for gather when the guard only poisons
+        local z = x:gather(2, tc):neg():add(margin):add(x)
+        local h = core.where(z:gt(0):logical_and(is_y:logical_not()), z, 0)
+        if p == 2 then
+            h = h:mul(h)
+        end
+        if weight then
+            h = h:mul(weight:index_select(1, tc:view(n)):view(n, 1))
+        end
+        local loss = h:sum(2):div(c)
+        if input:dim() == 1 then
+            loss = loss:view({})
+        end
+        return guarded(I.reduce(loss, reduction, who), poison)
+    end
+
+    -- poisson_nll_loss(input, target[, {log_input = true, full = false, eps = 1e-8,
+    -- reduction}]): exp(input) - target input (input a log-rate), or input - target log(input
+    -- + eps); full adds Stirling's approximation of log(target!) where target > 1
+    function F.poisson_nll_loss(input, target, opts)
+        local who = "poisson_nll_loss"
+        local o, reduction = loss_options(opts, who, { "reduction", "log_input", "full", "eps" })
+        local log_input = bool_opt(o.log_input, true, who, "log_input")
+        local full = bool_opt(o.full, false, who, "full")
+        local eps = number_opt(o.eps, 1e-8, who, "eps")
+        I.same_shape_check(input, target, who)
+        local loss
+        if log_input then
+            loss = input:exp():sub(target:mul(input))
+        else
+            loss = input:sub(target:mul(input:add(eps):log()))
+        end
+        if full then
+            local stirling = target:mul(target:log()):sub(target)
+                :add(target:mul(2 * math.pi):log():mul(0.5))
+            loss = loss:add(stirling:masked_fill(target:le(1), 0))
+        end
+        return I.reduce(loss, reduction, who)
+    end
+
+    -- gaussian_nll_loss(input, target, var[, {full = false, eps = 1e-6, reduction}]):
+    -- 0.5 (log(var) + (input - target)^2 / var) (+ 0.5 log(2 pi) when full). var has the
+    -- input's shape, or drops its last dim, or has 1 there (one variance per row). var is
+    -- clamped at eps in the values only: its gradient passes the clamp untouched, as PyTorch's
+    -- (which clamps a clone under no_grad)
+    function F.gaussian_nll_loss(input, target, var, opts)
+        local who = "gaussian_nll_loss"
+        local o, reduction = loss_options(opts, who, { "reduction", "full", "eps" })
+        local full = bool_opt(o.full, false, who, "full")
+        local eps = number_opt(o.eps, 1e-6, who, "eps")
+        tensor_arg(input, who, "input")
+        tensor_arg(target, who, "target")
+        tensor_arg(var, who, "var")
+        I.same_shape_check(input, target, who)
+        I.check_device(input, var, who, "var")
+        local is, vs = input.shape, var.shape
+        if not same_shape(is, vs) then
+            local lead = { unpack(is, 1, #is - 1) }
+            if #is >= 1 and same_shape(lead, vs) then
+                var = var:unsqueeze(-1)
+            elseif not (#is >= 1 and #vs == #is and vs[#vs] == 1 and
+                    same_shape(lead, { unpack(vs, 1, #vs - 1) })) then
+                local lead1 = { unpack(lead) }
+                lead1[#lead1 + 1] = 1
+                local row = #is >= 1 and string.format(", or %s or %s (one variance per row)",
+                    shape_str(lead), shape_str(lead1)) or ""
+                raise(string.format("tide: %s: expected var of the input's shape %s%s, got %s",
+                    who, shape_str(is), row, shape_str(vs)))
+            end
+        end
+        local poison = range_guard(var:lt(0):sum(), var, input, function(v) return v < 0 end,
+            function(v)
+                return string.format("tide: %s: var has a negative entry (%s); variances must " ..
+                    "be >= 0", who, tostring(v))
+            end)
+        local plain = var:detach()
+        -- the clamped values, with var's gradient: (var - var) is 0 exactly, so the values are
+        -- the clamp's bit for bit
+        local v = plain:clamp_min(eps):add(var:sub(plain))
+        local d = input:sub(target)
+        local loss = v:log():add(d:mul(d):div(v)):mul(0.5)
+        if full then
+            loss = loss:add(0.5 * math.log(2 * math.pi))
+        end
+        return guarded(I.reduce(loss, reduction, who), poison)
+    end
+
+    -- multilabel_margin_loss(input, target[, {reduction}]): input [N, C] or [C], target of
+    -- its shape holding each row's 1-based classes, the list ended by the first 0 (PyTorch's
+    -- targets + 1: its list ends at -1). For each listed class j and each unlisted class i,
+    -- max(0, 1 - (x[j] - x[i])), summed over C; no gradient where that is exactly 0
+    function F.multilabel_margin_loss(input, target, opts)
+        local who = "multilabel_margin_loss"
+        local _, reduction = loss_options(opts, who, { "reduction" })
+        tensor_arg(input, who, "input")
+        tensor_arg(target, who, "target")
+        I.check_same_device(input, target, who)
+        local nd = input:dim()
+        if nd < 1 or nd > 2 or input:size(nd) == 0 then
+            raise(string.format("tide: %s: expected input of shape {N, C} or {C} with C > 0, " ..
+                "got %s", who, shape_str(input.shape)))
+        end
+        integer_targets(target, who, "convert with target:long() (PyTorch's targets + 1)")
+        if not same_shape(input.shape, target.shape) then
+            raise(string.format("tide: %s: expected target of the input's shape %s (each " ..
+                "row's classes, ended by 0), got %s", who, shape_str(input.shape),
+                shape_str(target.shape)))
+        end
+        local n = nd == 2 and input:size(1) or 1
+        local c = input:size(nd)
+        local x, t = input:reshape(n, c), target:reshape(n, c)
+        local bad = t:lt(0):logical_or(t:gt(c)):sum()
+        local poison = range_guard(bad, target, input, function(v) return v < 0 or v > c end,
+            function(v)
+                return string.format("tide: %s: target %s out of range for %d classes; " ..
+                    "targets are 1-based classes in 1..%d, each row's list ended by 0 " ..
+                    "(PyTorch's targets + 1)", who, tostring(v), c, c)
+            end)
+        -- listed: the entries before a row's first 0
+        local listed = t:eq(0):long():cumsum(2):eq(0) -- [N, K]
+        local tc = t:clamp(1, c)
+        local classes = core.arange(1, c + 1, { device = t.device, dtype = t.dtype })
+        local is_target = tc:view(n, c, 1):eq(classes:view(1, 1, c))
+            :logical_and(listed:view(n, c, 1)):long():sum(2):gt(0) -- [N, C]
+        local z = x:gather(2, tc):neg():add(1):view(n, c, 1):add(x:view(n, 1, c)) -- [N, K, C]
+        local keep = z:gt(0):logical_and(listed:view(n, c, 1))
+            :logical_and(is_target:logical_not():view(n, 1, c))
+        local loss = core.where(keep, z, 0):reshape(n, c * c):sum(2):div(c)
+        if nd == 1 then
+            loss = loss:view({})
+        end
+        return guarded(I.reduce(loss, reduction, who), poison)
+    end
+end
