@@ -209,9 +209,39 @@ int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, con
 
 /* ---- properties --------------------------------------------------------------------------- */
 
-enum { P_DEVICE = 1, P_DTYPE, P_SHAPE, P_REQUIRES_GRAD, P_GRAD, P_GRAD_FN, P_IS_LEAF, P_NDIM };
-static const char *const prop_names[] = {NULL,   "device",  "dtype",   "shape", "requires_grad",
-                                         "grad", "grad_fn", "is_leaf", "ndim"};
+/* PyTorch's attributes too: is_cuda / is_cpu (where the tensor lives), data (t:detach()), T (the
+ * dims reversed) and mT (the last two swapped), views recorded as permute and transpose */
+enum {
+    P_DEVICE = 1,
+    P_DTYPE,
+    P_SHAPE,
+    P_REQUIRES_GRAD,
+    P_GRAD,
+    P_GRAD_FN,
+    P_IS_LEAF,
+    P_NDIM,
+    P_IS_CUDA,
+    P_IS_CPU,
+    P_DATA,
+    P_T,
+    P_MT
+};
+static const char *const prop_names[] = {NULL,     "device",  "dtype",   "shape", "requires_grad",
+                                         "grad",   "grad_fn", "is_leaf", "ndim",  "is_cuda",
+                                         "is_cpu", "data",    "T",       "mT"};
+
+static int t_detach(lua_State *L);
+
+/* t:<method>(args...) for a view property: the method of core.Tensor (the __index closure's
+ * upvalue 3), so autograd records it as the call */
+static int call_view_method(lua_State *L, const char *method, int nargs_after) {
+    lua_getfield(L, lua_upvalueindex(3), method);
+    lua_insert(L, -(nargs_after + 1));
+    lua_pushvalue(L, 1);
+    lua_insert(L, -(nargs_after + 1));
+    lua_call(L, nargs_after + 1, 1);
+    return 1;
+}
 
 /* pushes field k of the autograd table (nil when none) */
 static void ag_field(lua_State *L, int idx, const char *k) {
@@ -263,6 +293,37 @@ static int property(lua_State *L, int p) {
     case P_NDIM:
         lua_pushinteger(L, tide_tensor_ndim(u->t));
         return 1;
+    case P_IS_CUDA:
+    case P_IS_CPU:
+        lua_pushboolean(L, tide_device_type_of(tide_tensor_device(u->t)) ==
+                               (p == P_IS_CUDA ? TIDE_DEVICE_CUDA : TIDE_DEVICE_CPU));
+        return 1;
+    case P_DATA:
+        lua_settop(L, 1);
+        return t_detach(L);
+    case P_T: { /* PyTorch 1.13's: every dim reversed (a 0-d or 1-d tensor: the same view) */
+        int n = tide_tensor_ndim(u->t);
+        lua_settop(L, 1);
+        for (int d = n; d >= 1; d--)
+            lua_pushinteger(L, d);
+        if (n == 0) {
+            lua_pushvalue(L, 1);
+            return 1;
+        }
+        return call_view_method(L, "permute", n);
+    }
+    case P_MT: {
+        int n = tide_tensor_ndim(u->t);
+        if (n < 2)
+            return tl_error(L,
+                            "tide: mT: tensor has %d dim%s, expected at least 2 (mT swaps the "
+                            "last two); use T for a 1-d tensor",
+                            n, n == 1 ? "" : "s");
+        lua_settop(L, 1);
+        lua_pushinteger(L, n - 1);
+        lua_pushinteger(L, n);
+        return call_view_method(L, "transpose", 2);
+    }
     default:
         return 0;
     }
@@ -385,6 +446,49 @@ static int t_size(lua_State *L) {
     return 1;
 }
 
+/* stride([dim]): the strides in elements (a list, or one dim's), as PyTorch's */
+static int t_stride(lua_State *L) {
+    ltensor *a = tl_check(L, 1, "stride");
+    int      n = tide_tensor_ndim(a->t);
+    if (!lua_isnoneornil(L, 2)) {
+        int d = tl_dim(L, a->t, tl_check_int(L, 2, "stride", "dim"), "stride", 0);
+        lua_pushinteger(L, (lua_Integer)tide_tensor_strides(a->t)[d]);
+        return 1;
+    }
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)tide_tensor_strides(a->t)[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* storage_offset(): the first element's offset into the storage, in elements (0-based, a count
+ * rather than an index, as PyTorch's) */
+static int t_storage_offset(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)tide_tensor_offset(tl_check(L, 1, "storage_offset")->t));
+    return 1;
+}
+
+static int t_element_size(lua_State *L) {
+    lua_pushinteger(
+        L, (lua_Integer)tide_dtype_size(tide_tensor_dtype(tl_check(L, 1, "element_size")->t)));
+    return 1;
+}
+
+static int t_is_floating_point(lua_State *L) {
+    lua_pushboolean(L,
+                    tide_dtype_is_float(tide_tensor_dtype(tl_check(L, 1, "is_floating_point")->t)));
+    return 1;
+}
+
+/* tide has no complex dtypes: false, for scripts that branch on it */
+static int t_is_complex(lua_State *L) {
+    tl_check(L, 1, "is_complex");
+    lua_pushboolean(L, 0);
+    return 1;
+}
+
 static int t_is_contiguous(lua_State *L) {
     lua_pushboolean(L, tide_tensor_is_contiguous(tl_check(L, 1, "is_contiguous")->t));
     return 1;
@@ -470,6 +574,11 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"nelement", t_numel},
                                      {"size", t_size},
                                      {"is_contiguous", t_is_contiguous},
+                                     {"stride", t_stride},
+                                     {"storage_offset", t_storage_offset},
+                                     {"element_size", t_element_size},
+                                     {"is_floating_point", t_is_floating_point},
+                                     {"is_complex", t_is_complex},
                                      {"free", t_free},
                                      {"_ag", t_ag},
                                      {"_set_requires_grad_internal", t_set_rg_internal},
@@ -509,7 +618,7 @@ void tl_open_tensor(lua_State *L, int mod) {
 
     tl_push_state(L); /* __index upvalues: state, property ids, methods */
     lua_newtable(L);
-    for (int p = P_DEVICE; p <= P_NDIM; p++) {
+    for (int p = P_DEVICE; p <= P_MT; p++) {
         lua_pushinteger(L, p);
         lua_setfield(L, -2, prop_names[p]);
     }
