@@ -220,6 +220,26 @@ RECIPES.swapdims = RECIPES.transpose
 RECIPES.clip = RECIPES.clamp
 RECIPES.clip_ = RECIPES.clamp_
 RECIPES.tensordot = function(x, y) return { x, y, { { 1 }, { 1 } } } end
+-- lua/tide/products.lua: the BLAS names, with their ranks
+RECIPES.mm = RECIPES.matmul
+RECIPES.mv = function(x, y) return { x, y[1] } end
+RECIPES.dot = function(x, y) return { x[1], y[1] } end
+RECIPES.vdot = RECIPES.dot
+RECIPES.addmm_ = function(_, y, z) return { z, y, y:t():matmul(y) } end
+RECIPES.addmv = function(x, y) return { x:select(2, 1), y, y[1] } end
+RECIPES.addmv_ = function(_, y, z) return { z:select(2, 1), y, y[1] } end
+RECIPES.addr = function(x, y) return { x, y:select(2, 1), y[1] } end
+RECIPES.addr_ = function(_, y, z) return { z, y:select(2, 1), y[1] } end
+RECIPES.baddbmm = function(x, y)
+    return { x:unsqueeze(1), y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+end
+RECIPES.baddbmm_ = function(_, y, z)
+    return { z:unsqueeze(1), y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+end
+RECIPES.addbmm = function(x, y) return { x, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) } end
+RECIPES.addbmm_ = function(_, y, z)
+    return { z, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does
