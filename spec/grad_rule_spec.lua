@@ -240,6 +240,11 @@ RECIPES.addbmm = function(x, y) return { x, y:unsqueeze(1), y:t():matmul(y):unsq
 RECIPES.addbmm_ = function(_, y, z)
     return { z, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
 end
+-- lua/tide/joins.lua: the splits
+RECIPES.tensor_split = function(x) return { x, 2, 2 } end
+RECIPES.hsplit = function(x) return { x, { 1 } } end
+RECIPES.vsplit = RECIPES.hsplit
+RECIPES.dsplit = function(x) return { x:unsqueeze(3), { 1 } } end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does

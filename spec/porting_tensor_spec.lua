@@ -265,3 +265,140 @@ describe("element-wise functions, PyTorch's values (" .. DEV .. ")", function()
         assert.are.equal(tide.device(DEV), t64(X):sinc().device)
     end)
 end)
+
+describe("joins and splits, PyTorch's values (" .. DEV .. ")", function()
+    run_cases({
+        hstack = { function(a, b) return tide.hstack({ a, b }) end, X, Y },
+        hstack_1d = { function(a, b) return tide.hstack(a, b) end, V3, V4 },
+        vstack = { function(a, b) return tide.vstack({ a, b }) end, X, V4 },
+        row_stack = { function(a, b) return tide.row_stack({ a, b[1] }) end, V4, Y },
+        dstack = { function(a, b) return tide.dstack({ a, b }) end, X, Y },
+        dstack_1d = { function(a, b) return tide.dstack({ a, b }) end, V3, { 4, 5, 6 } },
+        column_stack = { function(a, b) return tide.column_stack({ a, b }) end, V3, X },
+        rot90 = { function(x) return x:rot90() end, X },
+        rot90_k2 = { function(x) return tide.rot90(x, 2) end, X },
+        rot90_k3 = { function(x) return x:rot90(3, { 2, 1 }) end, X },
+        rot90_neg = { function(x) return x:reshape(3, 2, 2):rot90(-1, { 1, 3 }) end, X },
+        fliplr = { function(x) return x:fliplr() end, X },
+        flipud = { function(x) return tide.flipud(x) end, X },
+        diagonal = { function(x) return x:diagonal() end, X },
+        diagonal_up = { function(x) return tide.diagonal(x, 1) end, X },
+        diagonal_down = { function(x) return x:diagonal(-1) end, X },
+        diagonal_3d = { function(x) return x:reshape(3, 2, 2):diagonal(0, 1, 3) end, X },
+        diagonal_3d_swap = { function(x) return x:reshape(2, 3, 2):diagonal(-1, 3, 2) end, X },
+        diag_embed = { function(x) return x:diag_embed() end, X },
+        diag_embed_up = { function(x)
+            return tide.diag_embed(x:narrow(1, 1, 2):narrow(2, 1, 3), 1)
+        end, X },
+        diag_embed_dims = { function(x)
+            return x:narrow(1, 1, 2):narrow(2, 1, 3):diag_embed(-1, 1, 3)
+        end, X },
+        block_diag = { function(a, b, c)
+            return tide.block_diag(a:narrow(1, 1, 2):narrow(2, 1, 3), b, c[1][1])
+        end, X, V3, Y },
+        cartesian_prod = { function(a, b) return tide.cartesian_prod(a, b) end, V3, V4 },
+        cartesian_prod3 = { function(a, b, c)
+            return tide.cartesian_prod({ a, b, c })
+        end, V3, { 1.5, -2.5 }, { 7, 8 } },
+        ravel = { function(x) return x:t():ravel() end, X },
+    })
+
+    local function same_pieces(want, got, what)
+        assert.are.equal(#want, #got, what .. ": the number of pieces")
+        for i = 1, #want do
+            if #want[i] == 0 then
+                assert.are.equal(0, got[i]:numel(), what .. " piece " .. i)
+            else
+                close(want[i], got[i], 0, what .. " piece " .. i)
+            end
+        end
+    end
+
+    it("tensor_split, hsplit, vsplit: PyTorch's pieces (its index numbers)", function()
+        local r = tide.arange(1, 8, { device = DEV })
+        same_pieces(T.values.tensor_split_3, r:tensor_split(3), "tensor_split 3")
+        same_pieces(T.values.tensor_split_idx, tide.tensor_split(t64(X), { 1, 3 }, 2),
+            "tensor_split indices")
+        same_pieces(T.values.tensor_split_over, r:tensor_split({ 2, 10, 5, -1 }),
+            "tensor_split beyond the end, backwards, negative")
+        same_pieces(T.values.tensor_split_over, r:tensor_split(on({ 2, 10, 5, -1 })),
+            "tensor_split, indices as a tensor")
+        same_pieces(T.values.tensor_split_5, tide.arange(1, 4, { device = DEV }):tensor_split(5),
+            "tensor_split 5 of 3")
+        same_pieces(T.values.hsplit, t64(X):hsplit(2), "hsplit")
+        same_pieces(T.values.vsplit, tide.vsplit(t64(X), { 2 }), "vsplit")
+        -- views: a write into a piece reaches x
+        local x = t64(X)
+        x:tensor_split(2, 2)[2]:fill_(7)
+        assert.are.equal(7, x:cpu()[1][4]:item())
+    end)
+
+    it("atleast_*d, tril_indices, triu_indices, block_diag's dtypes", function()
+        local s, v, m = t64(3), t64(V3), t64(X)
+        assert.are.same({ 1 }, tide.atleast_1d(s).shape)
+        assert.are.same({ 1, 3 }, tide.atleast_2d(v).shape)
+        assert.are.same({ 3, 4 }, tide.atleast_2d(m).shape)
+        assert.are.same({ 1, 1, 1 }, tide.atleast_3d(s).shape)
+        assert.are.same({ 1, 3, 1 }, tide.atleast_3d(v).shape)
+        assert.are.same({ 3, 4, 1 }, tide.atleast_3d(m).shape)
+        local a, b = tide.atleast_2d(s, v)
+        assert.are.same({ 1, 1 }, a.shape)
+        assert.are.same({ 1, 3 }, b.shape)
+        local list = tide.atleast_1d({ s, v })
+        assert.are.equal(2, #list)
+        assert.are.same({ 3 }, list[2].shape)
+        for _, name in ipairs({ "tril_indices", "tril_indices_k", "triu_indices",
+            "triu_indices_k" }) do
+            local f = tide[name:gsub("_k$", "")]
+            local i = name:find("_k$") and (name:find("tril") and f(3, 5, 1, { device = DEV }) or
+                f(3, 5, -1, { device = DEV })) or f(4, 3, { device = DEV })
+            close(T.values[name], i, 0, name)
+            assert.are.equal("int64", i.dtype)
+            assert.are.equal(tide.device(DEV), i.device)
+        end
+        assert.are.equal("int32", tide.tril_indices(2, 2, 0, { dtype = "int32" }).dtype)
+        local bd = tide.block_diag(on({ { 1, 2 } }), on({ 3 }))
+        close(T.values.block_diag_int, bd, 0, "block_diag int")
+        assert.are.equal("int64", bd.dtype)
+        -- diagonal is a copy (tide has no strided views of it)
+        local x = t64(X)
+        x:diagonal():fill_(9)
+        assert.are.equal(0.5, x:cpu()[1][1]:item())
+    end)
+
+    it("refuses what PyTorch refuses, naming the op and the values", function()
+        local x = t64(X)
+        assert.has_error(function() x:hsplit(3) end,
+            "tide: hsplit: dim 2 has size 4, which 3 sections cannot split evenly; give " ..
+            "indices instead")
+        assert.has_error(function() t64(V3):vsplit(1) end,
+            "tide: vsplit: needs a tensor with at least 2 dims, got 1-D")
+        assert.has_error(function() x:tensor_split(0) end,
+            "tide: tensor_split: sections must be > 0, got 0")
+        assert.has_error(function() x:tensor_split({ 1.5 }) end,
+            "tide: tensor_split: index 1 must be an integer, got 1.5")
+        assert.has_error(function() x:rot90(1, { 1, 1 }) end,
+            "tide: rot90: the two dims must differ, got 1 and 1")
+        assert.has_error(function() t64(V3):diagonal() end,
+            "tide: diagonal: needs a tensor with at least 2 dims, got 1-D")
+        assert.has_error(function() x:diag_embed(0, 2, 2) end,
+            "tide: diag_embed: dim1 and dim2 must differ, got 2 and 2")
+        assert.has_error(function() tide.block_diag(x:reshape(3, 2, 2)) end,
+            "tide: block_diag: tensor 1 must have 2 dims or fewer, got 3-D")
+        assert.has_error(function() tide.cartesian_prod(x) end,
+            "tide: cartesian_prod: tensor 1 must be 1-D, got {3, 4}")
+        assert.has_error(function() tide.hstack({}) end,
+            "tide: hstack: expected at least one tensor")
+        assert.has_error(function() tide.tril_indices(2, 2, { dtyp = "int32" }) end,
+            'tide: tril_indices: unknown option "dtyp" (did you mean "dtype"?)')
+        assert.has_error(function() tide.block_diag(x, tide.zeros({ 2 }, { device = D.other }))
+        end, ("tide: block_diag: expected all tensors on the same device, found %s and %s; " ..
+            "move one with :to(\"%s\")"):format(tostring(x.device), tostring(tide.device(D.other)),
+            tostring(x.device)))
+        local ok, err = pcall(function()
+            return tide.vstack({ x, tide.zeros({ 4 }, { dtype = "float64", device = D.other }) })
+        end)
+        assert.is_false(ok)
+        assert.is_truthy(tostring(err):find("same device", 1, true))
+    end)
+end)
