@@ -402,3 +402,310 @@ describe("joins and splits, PyTorch's values (" .. DEV .. ")", function()
         assert.is_truthy(tostring(err):find("same device", 1, true))
     end)
 end)
+
+local function idx(v)
+    return on(v, "int64")
+end
+
+-- PyTorch's 0-based indices, 1-based
+local function plus1(rows)
+    if type(rows) == "number" then
+        return rows + 1
+    end
+    local out = {}
+    for i, r in ipairs(rows) do
+        out[i] = plus1(r)
+    end
+    return out
+end
+
+describe("indexing, PyTorch's values (" .. DEV .. ")", function()
+    local SIDX, SIDX0 = plus1(T.SIDX), plus1(T.SIDX0)
+    run_cases({
+        take = { function(x) return x:take(idx({ { 1, 6 }, { 12, 6 } })) end, X },
+        take_along_dim = { function(x)
+            return x:take_along_dim(idx({ { 4, 1 }, { 2, 2 }, { 3, 4 } }), 2)
+        end, X },
+        take_along_dim_bcast = { function(x)
+            return tide.take_along_dim(x, idx({ { 3 }, { 1 }, { 2 } }), 2)
+        end, X },
+        take_along_dim_flat = { function(x) return x:take_along_dim(idx({ 8, 1, 8 })) end, X },
+        index_fill = { function(x) return x:index_fill(2, idx({ 1, 3, 3 }), -1.5) end, X },
+        index_fill_tensor = { function(x, v)
+            return tide.index_fill(x, 1, idx({ 2 }), v[1])
+        end, X, { 2.5 } },
+        index_copy = { function(x, s)
+            return x:index_copy(2, idx({ 4, 1 }), s:narrow(2, 1, 2))
+        end, X, Y },
+        index_add = { function(x, s)
+            return x:index_add(1, idx({ 3, 1, 3 }), s, { alpha = -2 })
+        end, X, Y },
+        masked_scatter = { function(x, s)
+            return x:masked_scatter(on({ { true, false, true, false } }), s)
+        end, X, Y },
+        masked_scatter_full = { function(x, s)
+            return tide.masked_scatter(x, t64(X):gt(0), s)
+        end, X, Y },
+        scatter_sum = { function(x, s) return x:scatter_reduce(2, idx(SIDX), s, "sum") end, X, Y },
+        scatter_sum_excl = { function(x, s)
+            return x:scatter_reduce(2, idx(SIDX), s, "sum", { include_self = false })
+        end, X, Y },
+        scatter_mean = { function(x, s)
+            return tide.scatter_reduce(x, 2, idx(SIDX), s, "mean")
+        end, X, Y },
+        scatter_mean_excl = { function(x, s)
+            return x:scatter_reduce(2, idx(SIDX), s, "mean", { include_self = false })
+        end, X, Y },
+        scatter_prod = { function(x, s) return x:scatter_reduce(2, idx(SIDX), s, "prod") end,
+            X, T.Z },
+        scatter_prod_zeros = { function(x, s)
+            return x:scatter_reduce(1, idx(SIDX0), s, "prod", { include_self = false })
+        end, X, T.ZEROS },
+        scatter_prod_zeros_self = { function(x, s)
+            return x:scatter_reduce(1, idx(SIDX0), s, "prod")
+        end, X, T.ZEROS },
+        scatter_amax = { function(x, s) return x:scatter_reduce(2, idx(SIDX), s, "amax") end,
+            X, T.TIES },
+        scatter_amin_excl = { function(x, s)
+            return x:scatter_reduce(2, idx(SIDX), s, "amin", { include_self = false })
+        end, X, T.TIES },
+    })
+
+    it("argwhere, isin; in place: index_fill_, index_copy_, masked_scatter_, scatter_reduce_",
+        function()
+            local x = t64(X)
+            local a = x:argwhere()
+            close(T.values.argwhere, a, 0, "argwhere")
+            assert.are.equal("int64", a.dtype)
+            local i = tide.isin(x, t64({ 3, 0.25, -1, 0 / 0 }))
+            assert.are.equal("bool", i.dtype)
+            close(T.values.isin, i, 0, "isin")
+            close(T.values.isin_invert, tide.isin(on({ 1, 2, 3, 4, 5 }), on({ 5, 1 }),
+                { invert = true }), 0, "isin invert")
+            close(T.values.isin_scalar, tide.isin(on({ 1, 2, 3 }), 2), 0, "isin scalar")
+            local y = t64(X)
+            assert.are.equal(y, y:index_fill_(2, idx({ 1 }), 0))
+            close(t64(X):index_fill(2, idx({ 1 }), 0):cpu():totable(), y, 0, "index_fill_")
+            y:index_copy_(1, idx({ 2 }), t64({ { 9, 9, 9, 9 } }))
+            assert.are.same({ 9, 9, 9, 9 }, y:cpu()[2]:totable())
+            y:masked_scatter_(y:gt(8), t64({ 1, 2, 3, 4 }))
+            assert.are.same({ 1, 2, 3, 4 }, y:cpu()[2]:totable())
+            y:scatter_reduce_(2, idx({ { 1, 1 } }), t64({ { 5, 7 } }), "amax")
+            assert.are.equal(7, y:cpu()[1][1]:item())
+            -- integer scatter_reduce: mean floors, as PyTorch's
+            local n = on({ 10, 20 }):scatter_reduce(1, idx({ 1, 1 }), on({ 1, 2 }), "mean")
+            assert.are.same({ 4, 20 }, n:cpu():totable())
+            assert.are.equal("int64", n.dtype)
+        end)
+
+    it("refuses what PyTorch refuses, naming the op and the values", function()
+        local x = t64(X)
+        assert.has_error(function() x:take(t64({ 1 })) end,
+            "tide: take: index must be an int64 or int32 tensor, got float64")
+        assert.has_error(function() x:take_along_dim(idx({ 1, 2 }), 2) end,
+            "tide: take_along_dim: input {3, 4} and indices {2} must have the same number of dims")
+        assert.has_error(function() x:index_fill(2, idx({ { 1 } }), 0) end,
+            "tide: index_fill: index must be 0-D or 1-D, got {1, 1}")
+        assert.has_error(function() x:index_fill(2, idx({ 1 }), "a") end,
+            "tide: index_fill: value must be a number or a 0-D tensor, got string")
+        assert.has_error(function() x:index_add(1, idx({ 1 }), t64(Y), { alfa = 2 }) end,
+            'tide: index_add: unknown option "alfa" (did you mean "alpha"?)')
+        assert.has_error(function() x:masked_scatter(x:gt(0), t64({ 1 })) end,
+            "tide: masked_scatter: mask selects 7 elements but source has only 1")
+        assert.has_error(function() x:masked_scatter(on({ 1 }), t64({ 1 })) end,
+            "tide: masked_scatter: mask must be a bool tensor, got int64; compare with :ne(0)")
+        assert.has_error(function() x:scatter_reduce(2, idx({ { 1 } }), t64(Y), "max") end,
+            "tide: scatter_reduce: reduce must be \"sum\", \"prod\", \"mean\", \"amax\" or " ..
+            "\"amin\", got \"max\"")
+        assert.has_error(function()
+            x:scatter_reduce(2, idx({ { 1 } }), t64(Y), "sum", { include = false })
+        end, 'tide: scatter_reduce: unknown option "include"; options are include_self')
+        assert.has_error(function() x:scatter_reduce(2, idx({ 1 }), t64(Y), "sum") end,
+            "tide: scatter_reduce: input {3, 4}, index {1} and src {3, 4} must have the same " ..
+            "number of dims")
+        assert.has_error(function() tide.isin(1, 2) end,
+            "tide: isin: elements and test_elements cannot both be numbers; make one a tensor")
+        local before = x:cpu():totable()
+        pcall(function() x:index_copy_(1, idx({ 2 }), t64({ 1 })) end)
+        close(before, x, 0, "index_copy_ after an error")
+        local ok, err = pcall(function()
+            return x:index_fill(2, tide.tensor({ 1 }, { device = D.other }), 0)
+        end)
+        assert.is_false(ok)
+        assert.is_truthy(tostring(err):find("device", 1, true))
+    end)
+end)
+
+describe("scans, reductions and searches, PyTorch's values (" .. DEV .. ")", function()
+    run_cases({
+        cummax = { function(x) return (x:cummax(2)) end, T.SCAN },
+        cummin = { function(x) return (tide.cummin(x, 1)) end, T.SCAN },
+        logcumsumexp = { function(x) return x:logcumsumexp(2) end, X },
+        logcumsumexp_wide = { function(x) return tide.logcumsumexp(x, 1) end,
+            { -1000, 0, 1, 800, -5, 3, 2 } },
+        kthvalue = { function(x) return (x:kthvalue(2, 2)) end, X },
+        kthvalue_keep = { function(x) return (tide.kthvalue(x, 3, 1, true)) end, X },
+        mode = { function(x) return (x:mode(2)) end, T.MODE },
+        nanmedian = { function(x) return (x:nanmedian(2)) end, T.NANS },
+        nanmedian_all = { function(x) return tide.nanmedian(x):reshape(1) end, T.NANS },
+        quantile = { function(x) return x:quantile(0.3) end, X },
+        quantile_dim = { function(x, q) return x:quantile(q, 2, true) end, X,
+            { 0, 0.25, 0.5, 0.9, 1 } },
+        quantile_lower = { function(x)
+            return tide.quantile(x, 0.3, 1, { interpolation = "lower" })
+        end, X },
+        quantile_higher = { function(x)
+            return x:quantile(0.3, 1, false, { interpolation = "higher" })
+        end, X },
+        quantile_nearest = { function(x)
+            return x:quantile(t64({ 0.25, 0.5, 0.75 }), 2, { interpolation = "nearest" })
+        end, X },
+        quantile_midpoint = { function(x)
+            return x:quantile(0.4, 2, { interpolation = "midpoint" })
+        end, X },
+        quantile_nan = { function(x) return x:quantile(0.5, 2) end, T.NANS },
+        nanquantile = { function(x) return tide.nanquantile(x, 0.4, 2) end, T.NANS },
+        nanquantile_all = { function(x) return x:nanquantile(t64({ 0.1, 0.8 })) end, T.NANS },
+        msort = { function(x) return x:msort() end, X },
+        var_mean = { function(x) return tide.stack({ x:var_mean(2) }) end, X },
+        std_mean = { function(x)
+            return tide.stack({ x:std_mean({ 1, 2 }, true, { unbiased = false }) })
+        end, X },
+        std_mean_all = { function(x) return tide.stack({ tide.std_mean(x) }):reshape(2) end, X },
+        dist = { function(a, b) return a:dist(b):reshape(1) end, X, Y },
+        dist_p3 = { function(a, b) return tide.dist(a, b[1], 3):reshape(1) end, X, Y },
+        dist_inf = { function(a, b) return a:dist(b, math.huge):reshape(1) end, X, Y },
+        dist_zero = { function(a, b) return a:dist(b):reshape(1) end, { 1, 2 }, { 1, 2 } },
+        renorm = { function(x) return x:renorm(2, 1, 2.5) end, X },
+        renorm_p1 = { function(x) return tide.renorm(x, 1, 2, 3) end, X },
+        cov = { function(x) return x:cov() end, X },
+        cov_corr0 = { function(x) return tide.cov(x, { correction = 0 }) end, X },
+        cov_1d = { function(x) return x:cov():reshape(1) end, V4 },
+        corrcoef = { function(x) return tide.corrcoef(x) end, X },
+        trapezoid = { function(y) return tide.trapezoid(y) end, X },
+        trapezoid_dx = { function(y) return tide.trapezoid(y, { dx = 0.5, dim = 1 }) end, X },
+        trapezoid_x = { function(y, x) return tide.trapezoid(y, x) end, X, { 0, 0.5, 2, 2.25 } },
+        trapezoid_xfull = { function(y, x) return tide.trapezoid(y, x, { dim = 1 }) end, X, Y },
+    })
+
+    it("indices, integer inputs and NaN", function()
+        local V = T.values
+        local _, i = t64(T.SCAN):cummax(2)
+        close(V.cummax_idx, i, 0, "cummax indices")
+        assert.are.equal("int64", i.dtype)
+        _, i = t64(T.SCAN):cummin(1)
+        close(V.cummin_idx, i, 0, "cummin indices")
+        local v
+        v, i = t64({ 1, 3, 3, 0 / 0, 2, 0 / 0 }):cummax(1)
+        close(V.cummax_nan[1], v, 0, "cummax NaN")
+        close(plus1(V.cummax_nan[2]), i, 0, "cummax NaN indices")
+        v, i = on({ { 3, 1, 2, 1, 0 } }):cummin(2)
+        close(V.cummin_int[1], v, 0, "cummin int")
+        close(plus1(V.cummin_int[2]), i, 0, "cummin int indices")
+        assert.are.equal("int64", v.dtype)
+        _, i = t64(X):kthvalue(2, 2)
+        close(V.kthvalue_idx, i, 0, "kthvalue indices")
+        _, i = t64(T.MODE):mode(2)
+        close(V.mode_idx, i, 0, "mode indices")
+        v, i = on({ 3, 1, 3, 1, 2 }):mode()
+        assert.are.equal(V.mode_int[1], v:item())
+        assert.are.equal(V.mode_int[2] + 1, i:item())
+        _, i = t64(T.NANS):nanmedian(2)
+        close(V.nanmedian_idx, i, 0, "nanmedian indices")
+        v, i = t64({ { 0 / 0, 0 / 0 }, { 1, 0 / 0 } }):nanmedian(2)
+        close(V.nanmedian_allnan[1], v, 0, "nanmedian all NaN")
+        close(plus1(V.nanmedian_allnan[2]), i, 0, "nanmedian all NaN indices")
+        local lo, hi = t64(X):aminmax(2)
+        close(V.aminmax[1], lo, 0, "aminmax min")
+        close(V.aminmax[2], hi, 0, "aminmax max")
+        lo, hi = tide.aminmax(t64(X))
+        assert.are.same({ V.aminmax_all[1], V.aminmax_all[2] }, { lo:item(), hi:item() })
+    end)
+
+    it("searchsorted and bucketize: PyTorch's positions plus one", function()
+        local V = T.values
+        local s = t64({ 1, 2, 2, 3 })
+        local r = tide.searchsorted(s, t64({ { 2, 0 }, { 5, 0 / 0 } }))
+        close(V.searchsorted, r, 0, "searchsorted")
+        assert.are.equal("int64", r.dtype)
+        close(V.searchsorted_right, tide.searchsorted(s, t64({ 2, 0, 5, 3 }), { right = true }), 0,
+            "searchsorted right")
+        close(V.searchsorted_right, tide.searchsorted(s, t64({ 2, 0, 5, 3 }), { side = "right" }),
+            0, "searchsorted side")
+        close(V.searchsorted_2d, tide.searchsorted(t64({ { 1, 3, 5 }, { 2, 4, 6 } }),
+            t64({ { 3, 6, 0, 4.5 }, { 3, 6, 0, 4.5 } })), 0, "searchsorted 2-D")
+        close(V.searchsorted_sorter, tide.searchsorted(t64({ 3, 1, 2 }), t64({ 2.5, 1 }),
+            { sorter = idx({ 2, 3, 1 }) }), 0, "searchsorted sorter")
+        assert.are.equal(4, tide.searchsorted(s, 2, { right = true }):item())
+        assert.are.equal("int32", tide.searchsorted(s, 2, { out_int32 = true }).dtype)
+        close(V.bucketize, tide.bucketize(t64({ { 0.5, 1, 7 }, { 3, 4, 10 } }), t64({ 1, 3, 5, 7 })),
+            0, "bucketize")
+        close(V.bucketize_right, tide.bucketize(t64({ 0.5, 1, 7, 3, 4, 10 }), t64({ 1, 3, 5, 7 }),
+            { right = true }), 0, "bucketize right")
+        -- the round trip: gathering at the position reads the first element >= v
+        local at = tide.searchsorted(s, t64({ 1.5, 2.5 }))
+        assert.are.same({ 2, 3 }, s:gather(1, at):cpu():totable())
+    end)
+
+    it("bincount (value v at index v) and histc", function()
+        local V = T.values
+        local b = tide.bincount(on({ 1, 1, 3, 5, 3, 1 }))
+        close(V.bincount, b, 0, "bincount")
+        assert.are.equal("int64", b.dtype)
+        local w = tide.bincount(on({ 1, 1, 3, 5 }), { weights = t64({ 0.5, 0.25, 2, -1 }),
+            minlength = 7 })
+        close(V.bincount_weights, w, 0, "bincount weights")
+        assert.are.equal("float64", w.dtype)
+        assert.are.equal("float32", tide.bincount(on({ 1 }), { weights = on({ 1.5 }, "float32") })
+            .dtype)
+        assert.are.same({ 0, 0 }, tide.bincount(on({}, "int64"), { minlength = 2 }):cpu():totable())
+        close(V.histc, tide.histc(t64(X), { bins = 4, min = -2, max = 2 }), 0, "histc")
+        close(V.histc_auto, t64(X):histc({ bins = 5 }), 0, "histc auto range")
+        close(V.histc_same, tide.histc(t64({ 2, 2 }), { bins = 4 }), 0, "histc one value")
+    end)
+
+    it("refuses what PyTorch refuses, naming the op and the values", function()
+        local x = t64(X)
+        assert.has_error(function() x:cummax() end,
+            "tide: cummax: dim is required, as in x:cummax(1)")
+        assert.has_error(function() x:kthvalue(5, 2) end,
+            "tide: kthvalue: k = 5 is out of range for dim 2 of size 4; use 1..4")
+        assert.has_error(function() x:quantile(1.5) end,
+            "tide: quantile: q values must be in the range [0, 1]")
+        assert.has_error(function() x:quantile(0.5, 1, { interpolation = "cubic" }) end,
+            "tide: quantile: interpolation must be \"linear\", \"lower\", \"higher\", " ..
+            "\"midpoint\" or \"nearest\", got cubic")
+        assert.has_error(function() on({ 1, 2 }):quantile(0.5) end,
+            "tide: quantile: needs a float32 or float64 tensor, got int64")
+        assert.has_error(function() x:requires_grad_(true):aminmax() end,
+            "tide: aminmax: not differentiable: argument #1 requires grad; call it under " ..
+            "tide.no_grad or on detach()ed tensors")
+        x = t64(X)
+        assert.has_error(function() x:cov({ fweights = x }) end,
+            'tide: cov: option "fweights" is not supported yet')
+        assert.has_error(function() tide.trapezoid(x, t64({ 1, 2 })) end,
+            "tide: trapezoid: x has 2 points but dim 2 of y has 4")
+        assert.has_error(function() tide.bincount(on({ 0, 1 })) end,
+            "tide: bincount: values must be >= 1 (value v is counted at index v, 1-based), " ..
+            "got 0; add 1 to 0-based values")
+        assert.has_error(function() tide.bincount(x) end,
+            "tide: bincount: input must be a 1-D integer tensor, got float64 {3, 4}")
+        assert.has_error(function() tide.histc(x, { bins = 0 }) end,
+            "tide: histc: bins = 0; expected an integer >= 1")
+        assert.has_error(function() tide.histc(x, { min = 2, max = 1 }) end,
+            "tide: histc: max must be larger than min, got min = 2 and max = 1")
+        assert.has_error(function() tide.searchsorted(x, t64(V4)) end,
+            "tide: searchsorted: sorted_sequence {3, 4} and values {4} must have the same dims " ..
+            "but the last (or sorted_sequence 1-D)")
+        assert.has_error(function() tide.searchsorted(t64(V4), 1, { side = "middle" }) end,
+            "tide: searchsorted: side must be \"left\" or \"right\", got middle")
+        assert.has_error(function() tide.bucketize(t64(V4), x) end,
+            "tide: bucketize: boundaries must be 1-D, got {3, 4}")
+        local ok, err = pcall(function()
+            return x:dist(tide.tensor(Y, { dtype = "float64", device = D.other }))
+        end)
+        assert.is_false(ok)
+        assert.is_truthy(tostring(err):find("same device", 1, true))
+        assert.are.equal(tide.device(DEV), tide.searchsorted(t64(V4), t64(V3)).device)
+    end)
+end)
