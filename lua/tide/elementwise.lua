@@ -8,6 +8,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 local with_inplace = require("tide.pointwise").with_inplace
 
 local Tensor = core.Tensor
@@ -156,6 +157,7 @@ with_inplace("hypot", function(x, y)
     check("hypot", y, 2)
     args.float_input("hypot", x)
     args.float_input("hypot", y)
+    same_device("hypot", x, y)
     local dt = common_float(x, y)
     local shape = broadcast_shape("hypot", x, y)
     x, y = x:to(dt):expand(shape), y:to(dt):expand(shape)
@@ -198,6 +200,7 @@ with_inplace("copysign", function(x, y)
     if type(y) ~= "number" and not core.is_tensor(y) then
         raise(("tide: copysign: other must be a number or a tensor, got %s"):format(type(y)))
     end
+    same_device("copysign", x, y)
     x = floating(x)
     if type(y) == "number" then
         local negative = y < 0 or (y == 0 and 1 / y < 0)
@@ -223,6 +226,7 @@ end)
 with_inplace("heaviside", function(x, v)
     check("heaviside", x)
     check("heaviside", v, 2)
+    same_device("heaviside", x, v)
     if x.dtype ~= v.dtype then
         raise(("tide: heaviside: input and values must have the same dtype, got %s and %s; " ..
             "convert values with :to(\"%s\")"):format(x.dtype, v.dtype, x.dtype))
@@ -304,6 +308,7 @@ local function nan_ignoring(op, keep_x)
     Tensor[op] = function(x, y)
         check(op, x)
         check(op, y, 2)
+        same_device(op, x, y)
         if x.dtype == "bool" or y.dtype == "bool" then
             raise(("tide: %s: not defined for bool tensors; convert with :to(\"int64\")")
                 :format(op))

@@ -7,6 +7,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 local with_inplace = require("tide.pointwise").with_inplace
 
 local Tensor = core.Tensor
@@ -28,6 +29,7 @@ end
 function Tensor.take(x, index)
     check("take", x)
     index_tensor("take", index, 2)
+    same_device("take", x, index)
     return x:reshape(-1):index_select(1, index:reshape(-1)):reshape(index:size())
 end
 
@@ -36,6 +38,7 @@ end
 function Tensor.take_along_dim(x, index, dim)
     check("take_along_dim", x)
     index_tensor("take_along_dim", index, 2)
+    same_device("take_along_dim", x, index)
     if dim == nil then
         return x:reshape(-1):index_select(1, index:reshape(-1))
     end
@@ -62,6 +65,7 @@ end
 -- the bool mask, shaped to broadcast against x, of the slices of dim d that index names
 local function slices(op, x, d, index)
     index_tensor(op, index, 3)
+    same_device(op, x, index)
     if index:dim() > 1 then
         raise(("tide: %s: index must be 0-D or 1-D, got %s"):format(op, shape_str(index:size())))
     end
@@ -94,6 +98,7 @@ end)
 with_inplace("index_copy", function(x, dim, index, src)
     check("index_copy", x)
     check("index_copy", src, 4)
+    same_device("index_copy", x, index, src)
     local d = dim_of("index_copy", x, dim)
     local mask = slices("index_copy", x, d, index)
     local placed = core.zeros(x:size(), { dtype = x.dtype, device = x.device })
@@ -108,6 +113,7 @@ local ALPHA = { "alpha" }
 function Tensor.index_add(x, dim, index, src, opts)
     check("index_add", x)
     check("index_add", src, 4)
+    same_device("index_add", x, index, src)
     local alpha = args.options("index_add", opts, ALPHA, "{alpha = 2}").alpha or 1
     if type(alpha) ~= "number" then
         raise(("tide: index_add: alpha must be a number, got %s"):format(type(alpha)))
@@ -123,6 +129,7 @@ with_inplace("masked_scatter", function(x, mask, src)
     check("masked_scatter", x)
     check("masked_scatter", mask, 2)
     check("masked_scatter", src, 3)
+    same_device("masked_scatter", x, mask, src)
     if mask.dtype ~= "bool" then
         raise(("tide: masked_scatter: mask must be a bool tensor, got %s; compare with " ..
             ":ne(0)"):format(mask.dtype))
@@ -239,6 +246,7 @@ with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts)
     check("scatter_reduce", x)
     index_tensor("scatter_reduce", index, 3)
     check("scatter_reduce", src, 4)
+    same_device("scatter_reduce", x, index, src)
     if not REDUCTIONS[reduce] then
         raise(("tide: scatter_reduce: reduce must be \"sum\", \"prod\", \"mean\", \"amax\" " ..
             "or \"amin\", got %s"):format(type(reduce) == "string" and ("%q"):format(reduce)

@@ -7,6 +7,7 @@
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 local compat = require("tide._compat")
 
 local Tensor = core.Tensor
@@ -32,6 +33,7 @@ local function tensor_list(op, ...)
                 :format(op, i, type(ts[i])))
         end
     end
+    same_device(op, compat.unpack(ts, 1, n))
     return ts, n
 end
 
@@ -330,11 +332,6 @@ function F.block_diag(...)
         if t:dim() > 2 then
             raise(("tide: block_diag: tensor %d must have 2 dims or fewer, got %d-D")
                 :format(i, t:dim()))
-        end
-        if t.device ~= dev then
-            raise(("tide: block_diag: expected all tensors on the same device, found %s and " ..
-                "%s; move one with :to(\"%s\")"):format(tostring(dev), tostring(t.device),
-                tostring(dev)))
         end
         blocks[i] = t:dim() == 0 and t:reshape(1, 1) or t:dim() == 1 and t:unsqueeze(1) or t
         cols = cols + blocks[i]:size(2)

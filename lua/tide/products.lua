@@ -7,6 +7,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 
 local Tensor = core.Tensor
 local check, shape_str = args.check, args.shape_str
@@ -33,6 +34,7 @@ end
 local function bmm(op, a, b, pos)
     check(op, a, pos)
     check(op, b, pos + 1)
+    same_device(op, a, b)
     rank(op, a, 3, "batch1")
     rank(op, b, 3, "batch2")
     if a:size(1) ~= b:size(1) or a:size(3) ~= b:size(2) then
@@ -192,6 +194,7 @@ end
 function Tensor.mm(a, b)
     check("mm", a)
     check("mm", b, 2)
+    same_device("mm", a, b)
     rank("mm", a, 2, "self")
     rank("mm", b, 2, "mat2")
     if a:size(2) ~= b:size(1) then
@@ -205,6 +208,7 @@ end
 local function mv(op, a, v, pos)
     check(op, a, pos)
     check(op, v, pos + 1)
+    same_device(op, a, v)
     local what = op == "mv" and "self" or "mat"
     rank(op, a, 2, what)
     rank(op, v, 1, "vec")
@@ -224,6 +228,7 @@ local function dot(op)
     return function(a, b)
         check(op, a)
         check(op, b, 2)
+        same_device(op, a, b)
         rank(op, a, 1, "self")
         rank(op, b, 1, "other")
         if a:size(1) ~= b:size(1) then
@@ -244,6 +249,7 @@ Tensor.dot, Tensor.vdot = dot("dot"), dot("vdot")
 function Tensor.inner(a, b)
     check("inner", a)
     check("inner", b, 2)
+    same_device("inner", a, b)
     if a:dim() == 0 or b:dim() == 0 then
         return a * b
     end
@@ -291,6 +297,7 @@ function Tensor.addr(x, v1, v2, opts)
     check("addr", x)
     check("addr", v1, 2)
     check("addr", v2, 3)
+    same_device("addr", x, v1, v2)
     local beta, alpha = scales("addr", opts)
     rank("addr", v1, 1, "vec1")
     rank("addr", v2, 1, "vec2")
@@ -318,6 +325,7 @@ end
 function Tensor.kron(a, b)
     check("kron", a)
     check("kron", b, 2)
+    same_device("kron", a, b)
     local n = math.max(a:dim(), b:dim())
     local sa, sb, out = {}, {}, {}
     for d = 1, n do

@@ -9,6 +9,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 
 local check, shape_str = args.check, args.shape_str
 local no_grad = autograd.no_grad
@@ -81,6 +82,7 @@ function F.searchsorted(seq, values, opts)
     if seq:dim() == 0 then
         raise("tide: searchsorted: sorted_sequence must have at least one dim, got a 0-D tensor")
     end
+    same_device("searchsorted", seq, values, o.sorter)
     local scalar = type(values) == "number"
     if scalar then
         values = core.full({}, values, { dtype = seq.dtype, device = seq.device })
@@ -130,6 +132,7 @@ function F.bucketize(input, boundaries, opts)
     if type(input) ~= "number" then
         check("bucketize", input)
     end
+    same_device("bucketize", input, boundaries)
     return F.searchsorted(boundaries, input, { right = o.right, out_int32 = o.out_int32 })
 end
 
@@ -148,17 +151,13 @@ function F.isin(elements, test, opts)
     if type(test) ~= "number" then
         check("isin", test, 2)
     end
+    same_device("isin", elements, test)
     local like = core.is_tensor(elements) and elements or test
     return no_grad(function()
         local e = type(elements) == "number" and
             core.full({}, elements, { dtype = like.dtype, device = like.device }) or elements
         local t = type(test) == "number" and
             core.full({ 1 }, test, { dtype = like.dtype, device = like.device }) or test
-        if e.device ~= t.device then
-            raise(("tide: isin: expected all tensors on the same device, found %s and %s; " ..
-                "move one with :to(\"%s\")"):format(tostring(e.device), tostring(t.device),
-                tostring(e.device)))
-        end
         local s = t:reshape(-1):sort()
         local n = s:numel()
         local r
@@ -196,6 +195,7 @@ function F.bincount(input, opts)
                 :format(shape_str(w:size()), shape_str(input:size())))
         end
     end
+    same_device("bincount", input, w)
     not_differentiable("bincount", input, w)
     local lo, hi = no_grad(function()
         if input:numel() == 0 then

@@ -9,6 +9,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 
 local Tensor = core.Tensor
 local check, dim_of, integer, shape_str = args.check, args.dim_of, args.integer, args.shape_str
@@ -169,6 +170,7 @@ local function quantile(op, ignore_nan)
         if not (x.dtype == "float32" or x.dtype == "float64") then
             raise(("tide: %s: needs a float32 or float64 tensor, got %s"):format(op, x.dtype))
         end
+        same_device(op, x, q)
         local qs = q
         if type(q) == "number" then
             qs = core.full({}, q, { dtype = x.dtype, device = x.device })
@@ -326,6 +328,7 @@ with_mean("std_mean", "std")
 function Tensor.dist(x, other, p)
     check("dist", x)
     check("dist", other, 2)
+    same_device("dist", x, other)
     if p ~= nil and type(p) ~= "number" then
         raise(("tide: dist: p must be a number, got %s"):format(type(p)))
     end
@@ -431,6 +434,7 @@ function M.functions.trapezoid(y, x, opts)
         return (y:sum(d) - (y:select(d, 1) + y:select(d, n)) * 0.5) * dx
     end
     check("trapezoid", x, 2)
+    same_device("trapezoid", y, x)
     local xs = x
     if x:dim() == 1 then
         if x:size(1) ~= n then
