@@ -648,8 +648,8 @@ describe("scans, reductions and searches, PyTorch's values (" .. DEV .. ")", fun
             { sorter = idx({ 2, 3, 1 }) }), 0, "searchsorted sorter")
         assert.are.equal(4, tide.searchsorted(s, 2, { right = true }):item())
         assert.are.equal("int32", tide.searchsorted(s, 2, { out_int32 = true }).dtype)
-        close(V.bucketize, tide.bucketize(t64({ { 0.5, 1, 7 }, { 3, 4, 10 } }), t64({ 1, 3, 5, 7 })),
-            0, "bucketize")
+        close(V.bucketize, tide.bucketize(t64({ { 0.5, 1, 7 }, { 3, 4, 10 } }),
+            t64({ 1, 3, 5, 7 })), 0, "bucketize")
         close(V.bucketize_right, tide.bucketize(t64({ 0.5, 1, 7, 3, 4, 10 }), t64({ 1, 3, 5, 7 }),
             { right = true }), 0, "bucketize right")
         -- the round trip: gathering at the position reads the first element >= v
