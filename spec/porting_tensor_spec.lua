@@ -723,3 +723,37 @@ describe("scans, reductions and searches, PyTorch's values (" .. DEV .. ")", fun
         assert.are.equal(tide.device(DEV), tide.searchsorted(t64(V4), t64(V3)).device)
     end)
 end)
+
+describe("empty dims and 0-D tensors (" .. DEV .. ")", function()
+    it("keep their shapes as PyTorch's, or name the op", function()
+        local e = tide.zeros({ 0, 3 }, { dtype = "float64", device = DEV })
+        local s = t64(2.5)
+        assert.are.same({ 0, 3 }, (e:cummax(1)).shape)
+        assert.are.same({ 0, 3 }, e:logcumsumexp(2).shape)
+        assert.are.same({ 0, 3, 3 }, e:diag_embed().shape)
+        assert.are.same({ 0 }, e:quantile(0.5, 2).shape)
+        assert.are.same({ 0, 3 }, e:renorm(2, 1, 1).shape)
+        assert.are.same({ 0, 3 }, e:scatter_reduce(1, tide.zeros({ 0, 3 }, { dtype = "int64",
+            device = DEV }), e, "amax").shape)
+        assert.are.same({ 5 }, tide.searchsorted(t64({}), t64({ 1, 2, 3, 4, 5 })).shape)
+        assert.are.same({ 1, 1, 1, 1, 1 }, tide.searchsorted(t64({}),
+            t64({ 1, 2, 3, 4, 5 })):cpu():totable())
+        assert.are.same({ 2, 0 }, tide.triu_indices(3, 3, 5, { device = DEV }).shape)
+        assert.are.same({ 0, 0, 0 }, tide.histc(e, { bins = 3 }):cpu():totable())
+        assert.are.same({}, (s:cummax(1)).shape)
+        assert.are.same({}, (s:kthvalue(1)).shape)
+        assert.are.same({}, s:quantile(0.5).shape)
+        assert.are.same({ 1, 1, 1 }, tide.atleast_3d(s).shape)
+        assert.are.same({ 2 }, tide.hstack({ s, s }).shape)
+        assert.are.same({ 1, 1 }, tide.block_diag(s).shape)
+        assert.are.equal(0, s:index_fill(1, idx({ 1 }), 0):item())
+        assert.are.equal(7, s:index_copy(1, idx({ 1 }), t64(7)):item())
+        assert.has_error(function() e:kthvalue(1, 1) end,
+            "tide: kthvalue: k = 1 is out of range for dim 1 of size 0; use 1..0")
+        assert.has_error(function() e:nanquantile(0.5) end,
+            "tide: nanquantile: the input is empty along the reduced dim")
+        assert.has_error(function() s:scatter_reduce(1, idx(1), s, "sum") end,
+            "tide: scatter_reduce: needs an input with at least one dim, got a 0-D tensor; " ..
+            "reshape it with :reshape(1)")
+    end)
+end)

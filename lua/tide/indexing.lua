@@ -72,7 +72,7 @@ local function slices(op, x, d, index)
         raise(("tide: %s: index must be 0-D or 1-D, got %s"):format(op, shape_str(index:size())))
     end
     return no_grad(function()
-        local n = x:size(d)
+        local n = x:dim() == 0 and 1 or x:size(d) -- a 0-D x: one slice, index 1
         local hit = core.zeros({ n }, { dtype = "int64", device = x.device })
             :index_add_(1, index:reshape(-1):to("int64"), core.ones({ index:numel() },
                 { dtype = "int64", device = x.device })):gt(0)
@@ -80,7 +80,7 @@ local function slices(op, x, d, index)
         for i = 1, x:dim() do
             shape[i] = i == d and n or 1
         end
-        return hit:reshape(shape)
+        return x:dim() == 0 and hit:reshape({}) or hit:reshape(shape)
     end)
 end
 
@@ -102,6 +102,9 @@ with_inplace("index_copy", function(x, dim, index, src)
     check("index_copy", src, 4)
     same_device("index_copy", x, index, src)
     local d = dim_of("index_copy", x, dim)
+    if x:dim() == 0 then -- as a 1-element 1-D tensor
+        return Tensor.index_copy(x:reshape(1), 1, index, src:reshape(-1)):reshape({})
+    end
     local mask = slices("index_copy", x, d, index)
     local placed = core.zeros(x:size(), { dtype = x.dtype, device = x.device })
         :index_add_(d, index, src)
@@ -257,6 +260,10 @@ with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts)
     local o = args.options("scatter_reduce", opts, SCATTER_OPTIONS, "{include_self = false}")
     local include_self = o.include_self ~= false
     local d = dim_of("scatter_reduce", x, dim)
+    if x:dim() == 0 then
+        raise("tide: scatter_reduce: needs an input with at least one dim, got a 0-D tensor; " ..
+            "reshape it with :reshape(1)")
+    end
     if index:dim() ~= x:dim() or src:dim() ~= x:dim() then
         raise(("tide: scatter_reduce: input %s, index %s and src %s must have the same " ..
             "number of dims"):format(shape_str(x:size()), shape_str(index:size()),

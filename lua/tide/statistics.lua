@@ -350,6 +350,9 @@ local function renorm(x, p, dim, maxnorm)
         raise("tide: renorm: needs a tensor with at least one dim, got a 0-dim tensor")
     end
     local d = dim_of("renorm", x, dim)
+    if x:numel() == 0 then
+        return x * 1
+    end
     local rows = x:movedim(d, 1)
     local norm = rows:reshape(rows:size(1), -1):norm(p, 2, true)
     local shape = {}
