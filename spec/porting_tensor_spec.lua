@@ -469,6 +469,12 @@ describe("indexing, PyTorch's values (" .. DEV .. ")", function()
         end, X, T.ZEROS },
         scatter_amax = { function(x, s) return x:scatter_reduce(2, idx(SIDX), s, "amax") end,
             X, T.TIES },
+        scatter_amax_many = { function(x, s)
+            return x:scatter_reduce(2, idx(plus1(T.MANY_IDX)), s, "amax")
+        end, T.MANY_X, T.MANY_SRC },
+        scatter_prod_many = { function(x, s)
+            return x:scatter_reduce(2, idx(plus1(T.MANY_IDX)), s, "prod", { include_self = false })
+        end, T.MANY_X, T.MANY_SRC },
         scatter_amin_excl = { function(x, s)
             return x:scatter_reduce(2, idx(SIDX), s, "amin", { include_self = false })
         end, X, T.TIES },

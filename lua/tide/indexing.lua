@@ -178,34 +178,31 @@ end
 local REDUCTIONS = { sum = true, prod = true, mean = true, amax = true, amin = true }
 local SCATTER_OPTIONS = { "include_self" }
 
--- the reduction of the region of src that index covers, into x, without recording: each target
--- takes its src values in src's order (a stable sort of the index groups them), one rank at a
--- time, so each round writes every target at most once; include_self false starts a target
--- from its first src value instead of x's
+-- the reduction of the region of src that index covers, into x, without recording: a stable
+-- sort of the index groups each target's src values (in src's order), a segmented
+-- Hillis-Steele scan (log2 n rounds) reduces each group into its last element, and one scatter
+-- writes those (the others go to a slot past the end, dropped); include_self false leaves x's
+-- value out of a target src reaches
 local function reduce_into(x, d, index, src, how, include_self)
     local combine = how == "prod" and core.mul or how == "amax" and core.maximum or core.minimum
     local xl, il, sl = x:movedim(d, -1), index:movedim(d, -1), src:movedim(d, -1)
     local n, m = xl:size(-1), il:size(-1)
     local sorted_i, perm = il:sort(-1)
     local vals = sl:gather(-1, perm)
-    -- each element's rank among the elements of its target (0 for the first)
-    local pos = core.arange(0, m, { dtype = "int64", device = x.device })
-    local start = core.cat({ core.ones(sorted_i:size(), { dtype = "bool", device = x.device })
-        :narrow(-1, 1, 1), sorted_i:narrow(-1, 2, m - 1):ne(sorted_i:narrow(-1, 1, m - 1)) }, -1)
-    local rank = pos - core.where(start, pos, 0):cummax(-1)
-    local rounds = rank:max():item() + 1
-    -- one slot past the end takes the elements of the other ranks
-    local out = core.cat({ xl, xl:narrow(-1, 1, 1) }, -1):contiguous()
-    local dummy = n + 1
-    for r = 0, rounds - 1 do
-        local at = core.where(rank:eq(r), sorted_i, dummy)
-        local v = vals
-        if r > 0 or include_self then
-            v = combine(out:gather(-1, at), vals)
-        end
-        out = out:scatter(-1, at, v)
+    local s = 1
+    while s < m do
+        local same = sorted_i:narrow(-1, s + 1, m - s):eq(sorted_i:narrow(-1, 1, m - s))
+        local later = vals:narrow(-1, s + 1, m - s)
+        local merged = core.where(same, combine(vals:narrow(-1, 1, m - s), later), later)
+        vals = core.cat({ vals:narrow(-1, 1, s), merged }, -1)
+        s = s * 2
     end
-    return out:narrow(-1, 1, n):movedim(-1, d)
+    local last = core.cat({ sorted_i:narrow(-1, 1, m - 1):ne(sorted_i:narrow(-1, 2, m - 1)),
+        core.ones(sorted_i:size(), { dtype = "bool", device = x.device }):narrow(-1, 1, 1) }, -1)
+    local at = core.where(last, sorted_i, n + 1)
+    local out = core.cat({ xl, xl:narrow(-1, 1, 1) }, -1)
+    local v = include_self and combine(out:gather(-1, at), vals) or vals
+    return out:scatter(-1, at, v):narrow(-1, 1, n):movedim(-1, d)
 end
 
 -- PyTorch 1.13's gradients of scatter_reduce's prod, amax and amin (nd[1] = x, nd[2] = the
