@@ -224,6 +224,50 @@ RECIPES.swapdims = RECIPES.transpose
 RECIPES.clip = RECIPES.clamp
 RECIPES.clip_ = RECIPES.clamp_
 RECIPES.tensordot = function(x, y) return { x, y, { { 1 }, { 1 } } } end
+-- lua/tide/products.lua: the BLAS names, with their ranks
+RECIPES.mm = RECIPES.matmul
+RECIPES.mv = function(x, y) return { x, y[1] } end
+RECIPES.dot = function(x, y) return { x[1], y[1] } end
+RECIPES.vdot = RECIPES.dot
+RECIPES.addmm_ = function(_, y, z) return { z, y, y:t():matmul(y) } end
+RECIPES.addmv = function(x, y) return { x:select(2, 1), y, y[1] } end
+RECIPES.addmv_ = function(_, y, z) return { z:select(2, 1), y, y[1] } end
+RECIPES.addr = function(x, y) return { x, y:select(2, 1), y[1] } end
+RECIPES.addr_ = function(_, y, z) return { z, y:select(2, 1), y[1] } end
+RECIPES.baddbmm = function(x, y)
+    return { x:unsqueeze(1), y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+end
+RECIPES.baddbmm_ = function(_, y, z)
+    return { z:unsqueeze(1), y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+end
+RECIPES.addbmm = function(x, y) return { x, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) } end
+RECIPES.addbmm_ = function(_, y, z)
+    return { z, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+end
+-- lua/tide/joins.lua: the splits
+RECIPES.tensor_split = function(x) return { x, 2, 2 } end
+RECIPES.hsplit = function(x) return { x, { 1 } } end
+RECIPES.vsplit = RECIPES.hsplit
+RECIPES.dsplit = function(x) return { x:unsqueeze(3), { 1 } } end
+-- lua/tide/indexing.lua, scans.lua, statistics.lua
+local function I(v) return tide.tensor(v, { dtype = "int64", device = D.name }) end
+RECIPES.take = function(x) return { x, I({ 1, 6 }) } end
+RECIPES.take_along_dim = function(x) return { x, IDX(), 2 } end
+RECIPES.index_fill = function(x) return { x, 2, I({ 1 }), 0.5 } end
+RECIPES.index_fill_ = function(_, y, z) return { z, 2, I({ 1 }), y:sum() } end
+RECIPES.index_copy = function(x, y) return { x, 2, I({ 3, 1 }), y:narrow(2, 1, 2) } end
+RECIPES.index_copy_ = function(_, y, z) return { z, 2, I({ 3, 1 }), y:narrow(2, 1, 2) } end
+RECIPES.index_add = function(x, y) return { x, 2, I({ 1, 2, 3 }), y } end
+RECIPES.masked_scatter = function(x, y) return { x, x:gt(1), y } end
+RECIPES.masked_scatter_ = function(_, y, z) return { z, z:gt(1), y } end
+RECIPES.scatter_reduce = function(x, y) return { x, 2, IDX(), y, "amax" } end
+RECIPES.scatter_reduce_ = function(_, y, z) return { z, 2, IDX(), y, "prod" } end
+RECIPES.cummax = function(x) return { x, 2 } end
+RECIPES.cummin = RECIPES.cummax
+RECIPES.logcumsumexp = RECIPES.cummax
+RECIPES.kthvalue = function(x) return { x, 2 } end
+RECIPES.renorm = function(x) return { x, 2, 1, 1.0 } end
+RECIPES.renorm_ = function(_, _, z) return { z, 2, 1, 1.0 } end
 
 -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
 -- first into z, which does not require grad, from y, which does

@@ -210,6 +210,8 @@ Tensor.clip, Tensor.clip_ = Tensor.clamp, Tensor.clamp_
 Tensor.swapaxes, Tensor.swapdims = Tensor.transpose, Tensor.transpose
 Tensor.broadcast_to = Tensor.expand
 
+M.with_inplace = with_inplace -- for the other files of PyTorch's spellings
+
 -- the tide.X functions (the in-place twins are methods only)
 M.names = { "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "isclose",
     "logaddexp", "xlogy", "clip", "swapaxes", "swapdims", "broadcast_to" }

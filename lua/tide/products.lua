@@ -7,6 +7,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
+local same_device = require("tide._same_device")
 
 local Tensor = core.Tensor
 local check, shape_str = args.check, args.shape_str
@@ -28,17 +29,22 @@ function Tensor.outer(a, b)
     return a:view(-1, 1) * b
 end
 
--- bmm(b): [B, n, m] @ [B, m, p] -> [B, n, p], without broadcasting
-function Tensor.bmm(a, b)
-    check("bmm", a)
-    check("bmm", b, 2)
-    rank("bmm", a, 3, "batch1")
-    rank("bmm", b, 3, "batch2")
+-- bmm(b): [B, n, m] @ [B, m, p] -> [B, n, p], without broadcasting (op: the name errors
+-- give, baddbmm's and addbmm's too; pos: batch1's argument position)
+local function bmm(op, a, b, pos)
+    check(op, a, pos)
+    check(op, b, pos + 1)
+    same_device(op, a, b)
+    rank(op, a, 3, "batch1")
+    rank(op, b, 3, "batch2")
     if a:size(1) ~= b:size(1) or a:size(3) ~= b:size(2) then
-        raise(("tide: bmm: batch1 %s and batch2 %s do not match: expected [B, n, m] and " ..
-            "[B, m, p]"):format(shape_str(a:size()), shape_str(b:size())))
+        raise(("tide: %s: batch1 %s and batch2 %s do not match: expected [B, n, m] and " ..
+            "[B, m, p]"):format(op, shape_str(a:size()), shape_str(b:size())))
     end
     return a:matmul(b)
+end
+function Tensor.bmm(a, b)
+    return bmm("bmm", a, b, 1)
 end
 
 local ADDMM_OPTIONS = { "beta", "alpha" }
@@ -184,5 +190,184 @@ function Tensor.cdist(x1, x2, opts)
     return d:abs():pow(p):sum(-1):pow(1 / p)
 end
 
-M.names = { "outer", "bmm", "addmm", "tensordot", "cdist" }
+-- mm(b): [n, m] @ [m, p], both 2-D (matmul alone would broadcast)
+function Tensor.mm(a, b)
+    check("mm", a)
+    check("mm", b, 2)
+    same_device("mm", a, b)
+    rank("mm", a, 2, "self")
+    rank("mm", b, 2, "mat2")
+    if a:size(2) ~= b:size(1) then
+        raise(("tide: mm: self %s and mat2 %s cannot be multiplied (%d columns, %d rows)")
+            :format(shape_str(a:size()), shape_str(b:size()), a:size(2), b:size(1)))
+    end
+    return a:matmul(b)
+end
+
+-- mv(v): [n, m] @ [m] -> [n] (op and pos as bmm's)
+local function mv(op, a, v, pos)
+    check(op, a, pos)
+    check(op, v, pos + 1)
+    same_device(op, a, v)
+    local what = op == "mv" and "self" or "mat"
+    rank(op, a, 2, what)
+    rank(op, v, 1, "vec")
+    if a:size(2) ~= v:size(1) then
+        raise(("tide: %s: %s %s and vec %s cannot be multiplied (%d columns, %d elements)")
+            :format(op, what, shape_str(a:size()), shape_str(v:size()), a:size(2), v:size(1)))
+    end
+    return a:matmul(v)
+end
+function Tensor.mv(a, v)
+    return mv("mv", a, v, 1)
+end
+
+-- dot(b): the 0-D sum of a_i b_i of two 1-D tensors of one size and dtype; vdot is dot (tide
+-- has no complex dtypes, where vdot conjugates a)
+local function dot(op)
+    return function(a, b)
+        check(op, a)
+        check(op, b, 2)
+        same_device(op, a, b)
+        rank(op, a, 1, "self")
+        rank(op, b, 1, "other")
+        if a:size(1) ~= b:size(1) then
+            raise(("tide: %s: self and other must have the same number of elements, got %d " ..
+                "and %d"):format(op, a:size(1), b:size(1)))
+        end
+        if a.dtype ~= b.dtype then
+            raise(("tide: %s: self and other must have the same dtype, got %s and %s; convert " ..
+                "one with :to(\"%s\")"):format(op, a.dtype, b.dtype, a.dtype))
+        end
+        return a:matmul(b)
+    end
+end
+Tensor.dot, Tensor.vdot = dot("dot"), dot("vdot")
+
+-- inner(b): the sums of products over the last dims of a and b (their sizes must agree), the
+-- result a's other dims then b's; a 0-D operand multiplies
+function Tensor.inner(a, b)
+    check("inner", a)
+    check("inner", b, 2)
+    same_device("inner", a, b)
+    if a:dim() == 0 or b:dim() == 0 then
+        return a * b
+    end
+    if a:size(-1) ~= b:size(-1) then
+        raise(("tide: inner: the last dims of self %s and other %s must have the same size")
+            :format(shape_str(a:size()), shape_str(b:size())))
+    end
+    return a:tensordot(b, { { a:dim() }, { b:dim() } })
+end
+
+-- beta and alpha of the add* products ({beta = 1, alpha = 1})
+local function scales(op, opts)
+    local o = args.options(op, opts, ADDMM_OPTIONS, "{beta = 0.5}")
+    local beta, alpha = o.beta or 1, o.alpha or 1
+    if type(beta) ~= "number" or type(alpha) ~= "number" then
+        raise(("tide: %s: beta and alpha must be numbers"):format(op))
+    end
+    return beta, alpha
+end
+
+-- beta x + alpha p, PyTorch's way: beta = 0 leaves x out (its NaNs too); x must broadcast to p
+local function scaled_sum(op, x, p, beta, alpha)
+    if not pcall(x.expand, x, p:size()) then
+        raise(("tide: %s: input %s does not broadcast to the product's shape %s")
+            :format(op, shape_str(x:size()), shape_str(p:size())))
+    end
+    if alpha ~= 1 then
+        p = p * alpha
+    end
+    if beta == 0 then
+        return p
+    end
+    return p + (beta == 1 and x or x * beta)
+end
+
+-- addmv(mat, vec[, {beta = 1, alpha = 1}]): beta x + alpha (mat @ vec)
+function Tensor.addmv(x, m, v, opts)
+    check("addmv", x)
+    local beta, alpha = scales("addmv", opts)
+    return scaled_sum("addmv", x, mv("addmv", m, v, 2), beta, alpha)
+end
+
+-- addr(vec1, vec2[, {beta = 1, alpha = 1}]): beta x + alpha outer(vec1, vec2)
+function Tensor.addr(x, v1, v2, opts)
+    check("addr", x)
+    check("addr", v1, 2)
+    check("addr", v2, 3)
+    same_device("addr", x, v1, v2)
+    local beta, alpha = scales("addr", opts)
+    rank("addr", v1, 1, "vec1")
+    rank("addr", v2, 1, "vec2")
+    return scaled_sum("addr", x, v1:view(-1, 1) * v2, beta, alpha)
+end
+
+-- baddbmm(b1, b2[, {beta = 1, alpha = 1}]): beta x + alpha bmm(b1, b2)
+function Tensor.baddbmm(x, b1, b2, opts)
+    check("baddbmm", x)
+    local beta, alpha = scales("baddbmm", opts)
+    return scaled_sum("baddbmm", x, bmm("baddbmm", b1, b2, 2), beta, alpha)
+end
+
+-- addbmm(b1, b2[, {beta = 1, alpha = 1}]): beta x + alpha (the sum over the batch of
+-- bmm(b1, b2)), a 2-D result
+function Tensor.addbmm(x, b1, b2, opts)
+    check("addbmm", x)
+    local beta, alpha = scales("addbmm", opts)
+    return scaled_sum("addbmm", x, bmm("addbmm", b1, b2, 2):sum(1), beta, alpha)
+end
+
+-- kron(b): the Kronecker product; the smaller rank takes leading 1s, then dim d has size
+-- a_d b_d, with element (i, j) of each dim at (i - 1) b_d + j: a's and b's dims interleaved
+-- by a broadcasting product, then merged
+function Tensor.kron(a, b)
+    check("kron", a)
+    check("kron", b, 2)
+    same_device("kron", a, b)
+    local n = math.max(a:dim(), b:dim())
+    local sa, sb, out = {}, {}, {}
+    for d = 1, n do
+        local ia, ib = d - (n - a:dim()), d - (n - b:dim())
+        local x, y = ia >= 1 and a:size(ia) or 1, ib >= 1 and b:size(ib) or 1
+        sa[2 * d - 1], sa[2 * d] = x, 1
+        sb[2 * d - 1], sb[2 * d] = 1, y
+        out[d] = x * y
+    end
+    if n == 0 then
+        return a * b
+    end
+    return (a:reshape(sa) * b:reshape(sb)):reshape(out)
+end
+
+-- chain_matmul(m1, m2, ...) (tide.X only): the 2-D matrices multiplied left to right
+function M.functions.chain_matmul(...)
+    local n = select("#", ...)
+    local ms = { ... }
+    if n == 1 and not core.is_tensor(ms[1]) and type(ms[1]) == "table" then
+        ms, n = ms[1], #ms[1]
+    end
+    if n == 0 then
+        raise("tide: chain_matmul: expected at least one matrix")
+    end
+    for i = 1, n do
+        check("chain_matmul", ms[i], i)
+        rank("chain_matmul", ms[i], 2, "matrix " .. i)
+    end
+    local r = ms[1]
+    for i = 2, n do
+        r = Tensor.mm(r, ms[i])
+    end
+    return n == 1 and r:clone() or r
+end
+
+-- the in-place twins: x takes the result (its shape must be the product's)
+local with_inplace = require("tide.pointwise").with_inplace
+for _, name in ipairs({ "addmm", "addmv", "addr", "baddbmm", "addbmm" }) do
+    with_inplace(name, Tensor[name])
+end
+
+M.names = { "outer", "bmm", "addmm", "tensordot", "cdist", "mm", "mv", "dot", "vdot", "inner",
+    "addmv", "addr", "baddbmm", "addbmm", "kron", "chain_matmul" }
 return M

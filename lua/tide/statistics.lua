@@ -1,0 +1,463 @@
+-- tide.statistics: order statistics, moments and integrals by PyTorch's names (docs/API.md,
+-- "The op list"): kthvalue, mode, nanmedian, quantile, nanquantile, msort, aminmax, std_mean,
+-- var_mean, dist, renorm, cov, corrcoef, trapezoid; and the scans cummax, cummin,
+-- logcumsumexp. Indices are 1-based. The order statistics sort (stable: among equal values the
+-- first in x comes first) and gather from x, so the gradient reaches the element taken, as
+-- PyTorch's; quantile interpolates with lerp as PyTorch's does. Tensor methods, and tide.X
+-- functions.
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local raise = autograd.raise
+local args = require("tide.op_args")
+local same_device = require("tide._same_device")
+
+local Tensor = core.Tensor
+local check, dim_of, integer, shape_str = args.check, args.dim_of, args.integer, args.shape_str
+local no_grad = autograd.no_grad
+local FLOAT = args.FLOAT
+
+local M = { functions = {} }
+
+local function keepdim_arg(op, keepdim)
+    if keepdim ~= nil and type(keepdim) ~= "boolean" then
+        raise(("tide: %s: keepdim must be a boolean, got %s"):format(op, type(keepdim)))
+    end
+    return keepdim == true
+end
+
+local function not_differentiable(op, ...)
+    if not core.is_grad_enabled() then
+        return
+    end
+    for i = 1, select("#", ...) do
+        local v = select(i, ...)
+        if core.is_tensor(v) and v.requires_grad then
+            raise(("tide: %s: not differentiable: argument #%d requires grad; call it under " ..
+                "tide.no_grad or on detach()ed tensors"):format(op, i))
+        end
+    end
+end
+
+local function nonempty(op, x, d)
+    if x:size(d) == 0 then
+        raise(("tide: %s: dim %d has size 0, and the %s of nothing is undefined")
+            :format(op, d, op))
+    end
+end
+
+-- values gathered from t along d at the 1-based idx (keeping d), squeezed unless keep
+local function taken(t, d, idx, keep)
+    local v = t:gather(d, idx)
+    if not keep then
+        v, idx = v:squeeze(d), idx:squeeze(d)
+    end
+    return v, idx
+end
+
+-- kthvalue(k[, dim = -1[, keepdim]]): the k-th smallest value along dim and its 1-based index
+-- (among equal values, the one a stable sort puts k-th; PyTorch's index is unspecified then)
+function Tensor.kthvalue(x, k, dim, keepdim)
+    check("kthvalue", x)
+    k = integer("kthvalue", k, "k")
+    local keep = keepdim_arg("kthvalue", keepdim)
+    local t = x:dim() == 0 and x:reshape(1) or x
+    local d = dim_of("kthvalue", t, dim == nil and -1 or dim)
+    if k < 1 or k > t:size(d) then
+        raise(("tide: kthvalue: k = %d is out of range for dim %d of size %d; use 1..%d")
+            :format(k, d, t:size(d), t:size(d)))
+    end
+    local idx = no_grad(function()
+        local _, order = t:sort(d)
+        return order:narrow(d, k, 1)
+    end)
+    local v, i = taken(t, d, idx, keep or x:dim() == 0)
+    if x:dim() == 0 then
+        return v:reshape({}), i:reshape({})
+    end
+    return v, i
+end
+
+-- the first and one-past-last sorted positions (0-based counts, [..., n]) of each element's
+-- run of equal values in s, sorted along the last dim
+local function runs(s)
+    local n = s:size(-1)
+    local pos = core.arange(0, n, { dtype = "int64", device = s.device })
+    local starts = core.cat({ core.ones(s:size(), { dtype = "bool", device = s.device })
+        :narrow(-1, 1, 1), s:narrow(-1, 2, n - 1):ne(s:narrow(-1, 1, n - 1)) }, -1)
+    local ends = core.cat({ starts:narrow(-1, 2, n - 1), starts:narrow(-1, 1, 1) }, -1)
+    -- a run's start reaches its later elements by a running max of the starts' positions
+    local first = core.where(starts, pos, 0)
+    local last = core.where(ends, pos + 1, n)
+    return first:cummax(-1), last:flip(-1):cummin(-1):flip(-1)
+end
+
+-- mode([dim = -1[, keepdim]]): the most frequent value along dim (the smallest of equally
+-- frequent ones) and the 1-based index of its last occurrence, as PyTorch's
+function Tensor.mode(x, dim, keepdim)
+    check("mode", x)
+    local keep = keepdim_arg("mode", keepdim)
+    local t = x:dim() == 0 and x:reshape(1) or x
+    local d = dim_of("mode", t, dim == nil and -1 or dim)
+    nonempty("mode", t, d)
+    local idx = no_grad(function()
+        local m = t:movedim(d, -1)
+        local s, order = m:sort(-1)
+        local first, last = runs(s)
+        local count = last - first
+        local best = count:argmax(-1, true) -- the first of the longest runs: the smallest value
+        local at = last:gather(-1, best) -- one past its last sorted position
+        return order:gather(-1, at):movedim(-1, d)
+    end)
+    local v, i = taken(t, d, idx, keep or x:dim() == 0)
+    if x:dim() == 0 then
+        return v:reshape({}), i:reshape({})
+    end
+    return v, i
+end
+
+-- nanmedian([dim[, keepdim]]): median of the values that are not NaN (NaN when all are, with
+-- index 1)
+function Tensor.nanmedian(x, dim, keepdim)
+    check("nanmedian", x)
+    local keep = keepdim_arg("nanmedian", keepdim)
+    local flat = dim == nil
+    local t, d = x, 1
+    if flat or x:dim() == 0 then
+        t = x:reshape(-1)
+    else
+        d = dim_of("nanmedian", x, dim)
+    end
+    nonempty("nanmedian", t, d)
+    local idx = no_grad(function()
+        local _, order = t:sort(d)
+        local ok = t:isnan():logical_not():to("int64"):sum(d, true)
+        local at = (ok - 1):clamp(0, nil):floor_divide(2) + 1
+        return order:gather(d, at)
+    end)
+    local v, i = taken(t, d, idx, keep)
+    if flat then
+        return v:reshape({})
+    end
+    if x:dim() == 0 then
+        return v:reshape({}), i:reshape({})
+    end
+    return v, i
+end
+
+local QUANTILE_OPTIONS = { "interpolation" }
+local INTERPOLATIONS = { linear = true, lower = true, higher = true, midpoint = true,
+    nearest = true }
+
+-- quantile(q[, dim[, keepdim[, {interpolation = "linear"}]]]), nanquantile (NaNs left out):
+-- PyTorch's computation: the values sorted, rank q (n - 1), the two values around it
+-- interpolated with lerp; q a number in [0, 1] or a 1-D tensor (its dim first in the result);
+-- no dim: over every element
+local function quantile(op, ignore_nan)
+    return function(x, q, dim, keepdim, opts)
+        check(op, x)
+        if type(keepdim) == "table" and opts == nil then
+            keepdim, opts = nil, keepdim
+        elseif type(dim) == "table" and keepdim == nil and opts == nil then
+            dim, opts = nil, dim
+        end
+        local keep = keepdim_arg(op, keepdim)
+        local o = args.options(op, opts, QUANTILE_OPTIONS, "{interpolation = \"nearest\"}")
+        local mode = o.interpolation or "linear"
+        if not INTERPOLATIONS[mode] then
+            raise(("tide: %s: interpolation must be \"linear\", \"lower\", \"higher\", " ..
+                "\"midpoint\" or \"nearest\", got %s"):format(op, tostring(mode)))
+        end
+        if not (x.dtype == "float32" or x.dtype == "float64") then
+            raise(("tide: %s: needs a float32 or float64 tensor, got %s"):format(op, x.dtype))
+        end
+        same_device(op, x, q)
+        local qs = q
+        if type(q) == "number" then
+            qs = core.full({}, q, { dtype = x.dtype, device = x.device })
+        elseif not core.is_tensor(q) then
+            raise(("tide: %s: q must be a number or a tensor, got %s"):format(op, type(q)))
+        elseif q:dim() > 1 then
+            raise(("tide: %s: q must be a number, a 0-D or a 1-D tensor, got %s")
+                :format(op, shape_str(q:size())))
+        elseif q.dtype ~= x.dtype then
+            raise(("tide: %s: q must have input's dtype %s, got %s"):format(op, x.dtype,
+                q.dtype))
+        end
+        local bad = no_grad(function()
+            return qs:lt(0):logical_or(qs:gt(1)):any():item()
+        end)
+        if bad then
+            raise(("tide: %s: q values must be in the range [0, 1]"):format(op))
+        end
+        -- the values to sort as [..., n], the reduced dim last
+        local t, d = x, nil
+        if dim == nil then
+            t = x:reshape(-1)
+        else
+            d = dim_of(op, x, dim)
+            t = x:dim() == 0 and x:reshape(1) or x:movedim(d, -1)
+        end
+        local n = t:size(-1)
+        if n == 0 then
+            raise(("tide: %s: the input is empty along the reduced dim"):format(op))
+        end
+        local sorted = t:sort(-1)
+        local lead = sorted:size()
+        lead[#lead] = nil
+        local nq = qs:numel()
+        -- ranks [..., nq], differentiable in q as PyTorch's (linear mode's weights read them)
+        local qv = qs:reshape(-1)
+        local shape, full = {}, {}
+        for i = 1, #lead do
+            shape[i], full[i] = 1, lead[i]
+        end
+        shape[#shape + 1], full[#full + 1] = nq, nq
+        qv = qv:reshape(shape)
+        local ranks
+        if ignore_nan then
+            local valid = no_grad(function()
+                return sorted:isnan():logical_not():sum(-1, true):to(x.dtype)
+            end)
+            ranks = qv * (valid - 1)
+            ranks = core.where(ranks:lt(0), 0, ranks)
+        else
+            local any_nan = no_grad(function() return sorted:isnan():any(-1, true) end)
+            ranks = core.where(any_nan, n - 1, qv * (n - 1))
+        end
+        ranks = ranks:expand(full)
+        if mode == "lower" then
+            ranks = ranks:floor()
+        elseif mode == "higher" then
+            ranks = ranks:ceil()
+        elseif mode == "nearest" then
+            ranks = ranks:round()
+        end
+        local below = no_grad(function() return ranks:to("int64") end)
+        local v = sorted:gather(-1, below + 1)
+        if mode == "linear" or mode == "midpoint" then
+            local above = no_grad(function() return ranks:ceil():to("int64") end)
+            local w = mode == "midpoint" and 0.5 or ranks - below:to(x.dtype)
+            v = v:lerp(sorted:gather(-1, above + 1), w)
+        end
+        -- v: [..., nq]: q's dim first, then the kept dims
+        v = v:movedim(-1, 1)
+        if d ~= nil and keep then
+            v = v:unsqueeze(d + 1)
+        elseif d == nil and keep then
+            for _ = 1, x:dim() do
+                v = v:unsqueeze(-1)
+            end
+        end
+        if type(q) == "number" or q:dim() == 0 then
+            v = v:squeeze(1)
+        end
+        return v
+    end
+end
+Tensor.quantile = quantile("quantile", false)
+Tensor.nanquantile = quantile("nanquantile", true)
+
+-- msort(): sorted along dim 1 (the values of sort(1))
+function Tensor.msort(x)
+    check("msort", x)
+    return (x:sort(1))
+end
+
+-- aminmax([dim[, keepdim]]): amin and amax, two results (no gradient, as PyTorch's)
+function Tensor.aminmax(x, dim, keepdim)
+    check("aminmax", x)
+    not_differentiable("aminmax", x)
+    return no_grad(function()
+        return x:amin(dim, keepdim), x:amax(dim, keepdim)
+    end)
+end
+
+-- the mean over dims (one or a list; nil: all), as var_mean's second result
+local function mean_over(x, dim, keep)
+    if dim == nil then
+        local m = x:mean()
+        if keep then
+            local shape = {}
+            for i = 1, x:dim() do
+                shape[i] = 1
+            end
+            m = m:reshape(shape)
+        end
+        return m
+    end
+    local list, dims, seen = type(dim) == "table" and dim or { dim }, {}, {}
+    for i = 1, #list do
+        local d = dim_of("var_mean", x, list[i])
+        if not seen[d] then
+            seen[d], dims[#dims + 1] = true, d
+        end
+    end
+    table.sort(dims, function(a, b) return a > b end)
+    local count, s = 1, x
+    for _, d in ipairs(dims) do
+        count, s = count * x:size(d), s:sum(d, true)
+    end
+    s = s / count
+    if not keep then
+        for _, d in ipairs(dims) do
+            s = s:squeeze(d)
+        end
+    end
+    return s
+end
+
+-- var_mean([dim[, keepdim]][, {unbiased =, correction =}]), std_mean: var (std) and the mean,
+-- two results, the arguments as var's
+local function with_mean(op, how)
+    Tensor[op] = function(x, dim, keepdim, opts)
+        check(op, x)
+        args.float_input(op, x)
+        local d, k, o = dim, keepdim, opts
+        if type(d) == "table" and not d[1] and k == nil and o == nil then
+            d, o = nil, d
+        elseif type(k) == "table" and o == nil then
+            k, o = nil, k
+        end
+        return x[how](x, d, k, o), mean_over(x, d, k == true)
+    end
+end
+with_mean("var_mean", "var")
+with_mean("std_mean", "std")
+
+-- dist(other[, p = 2]): the p-norm of x - other (broadcast), a 0-D tensor
+function Tensor.dist(x, other, p)
+    check("dist", x)
+    check("dist", other, 2)
+    same_device("dist", x, other)
+    if p ~= nil and type(p) ~= "number" then
+        raise(("tide: dist: p must be a number, got %s"):format(type(p)))
+    end
+    return (x - other):reshape(-1):norm(p or 2)
+end
+
+-- renorm(p, dim, maxnorm): each slice along dim whose p-norm exceeds maxnorm scaled to
+-- maxnorm (by maxnorm / (norm + 1e-7), PyTorch's factor)
+local function renorm(x, p, dim, maxnorm)
+    check("renorm", x)
+    if type(p) ~= "number" or p <= 0 then
+        raise(("tide: renorm: p must be a number > 0, got %s"):format(tostring(p)))
+    end
+    if type(maxnorm) ~= "number" or maxnorm < 0 then
+        raise(("tide: renorm: maxnorm must be a number >= 0, got %s"):format(tostring(maxnorm)))
+    end
+    args.float_input("renorm", x)
+    if x:dim() == 0 then
+        raise("tide: renorm: needs a tensor with at least one dim, got a 0-dim tensor")
+    end
+    local d = dim_of("renorm", x, dim)
+    if x:numel() == 0 then
+        return x * 1
+    end
+    local rows = x:movedim(d, 1)
+    local norm = rows:reshape(rows:size(1), -1):norm(p, 2, true)
+    local shape = {}
+    for i = 1, x:dim() do
+        shape[i] = i == d and x:size(d) or 1
+    end
+    norm = norm:reshape(shape)
+    local factor = core.where(norm:gt(maxnorm), maxnorm / (norm + 1e-7), 1)
+    return x * factor
+end
+require("tide.pointwise").with_inplace("renorm", renorm)
+
+local COV_OPTIONS = { "correction", "fweights", "aweights" }
+
+-- cov([{correction = 1}]): the covariance of the rows (variables) of a 1-D or 2-D x, whose
+-- columns are observations; a 0-D result for one variable. fweights and aweights are not
+-- supported yet
+function Tensor.cov(x, opts)
+    check("cov", x)
+    local o = args.options("cov", opts, COV_OPTIONS, "{correction = 0}")
+    if o.fweights ~= nil or o.aweights ~= nil then
+        raise(("tide: cov: option \"%s\" is not supported yet"):format(
+            o.fweights ~= nil and "fweights" or "aweights"))
+    end
+    local correction = o.correction == nil and 1 or integer("cov", o.correction, "correction")
+    if x:dim() > 2 then
+        raise(("tide: cov: expected a 1-D or 2-D input, got %s"):format(shape_str(x:size())))
+    end
+    local v = x:dim() < 2 and x:reshape(1, -1) or x
+    if not FLOAT[v.dtype] then
+        v = v:to("float32")
+    end
+    local n = v:size(2)
+    local norm = math.max(n - correction, 0)
+    local c = v - v:mean(2, true)
+    local r = c:matmul(c:t()) / norm
+    return (r:numel() == 1) and r:reshape({}) or r
+end
+
+-- corrcoef(): the Pearson correlations of cov(), clipped to [-1, 1]
+function Tensor.corrcoef(x)
+    check("corrcoef", x)
+    local c = x:cov()
+    if c:dim() == 0 then
+        return c / c
+    end
+    local sd = c:diag():sqrt()
+    c = c / sd:view(-1, 1)
+    c = c / sd:view(1, -1)
+    return c:clamp(-1, 1)
+end
+
+local TRAPEZOID_OPTIONS = { "dx", "dim" }
+
+-- tide.trapezoid(y[, x][, {dx = 1, dim = -1}]): the trapezoidal rule along dim, with sample
+-- points x (a 1-D tensor of the dim's size, or one of y's shape) or spacing dx
+function M.functions.trapezoid(y, x, opts)
+    check("trapezoid", y)
+    if type(x) == "table" and not core.is_tensor(x) and opts == nil then
+        x, opts = nil, x
+    end
+    local o = args.options("trapezoid", opts, TRAPEZOID_OPTIONS, "{dx = 0.5}")
+    if x ~= nil and o.dx ~= nil then
+        raise("tide: trapezoid: give either x or dx, not both")
+    end
+    local dx = o.dx == nil and 1 or o.dx
+    if type(dx) ~= "number" then
+        raise(("tide: trapezoid: dx must be a number, got %s"):format(type(dx)))
+    end
+    if y:dim() == 0 then
+        raise("tide: trapezoid: y must have at least one dim, got a 0-D tensor")
+    end
+    local d = dim_of("trapezoid", y, o.dim == nil and -1 or o.dim)
+    local n = y:size(d)
+    if n == 0 then
+        local shape = y:size()
+        table.remove(shape, d)
+        return core.zeros(shape, { dtype = FLOAT[y.dtype] and y.dtype or "float32",
+            device = y.device })
+    end
+    if x == nil then
+        return (y:sum(d) - (y:select(d, 1) + y:select(d, n)) * 0.5) * dx
+    end
+    check("trapezoid", x, 2)
+    same_device("trapezoid", y, x)
+    local xs = x
+    if x:dim() == 1 then
+        if x:size(1) ~= n then
+            raise(("tide: trapezoid: x has %d points but dim %d of y has %d")
+                :format(x:size(1), d, n))
+        end
+        local shape = {}
+        for i = 1, y:dim() do
+            shape[i] = i == d and n or 1
+        end
+        xs = x:reshape(shape)
+    end
+    if xs:dim() ~= y:dim() then
+        raise(("tide: trapezoid: x must be 1-D or have y's dims, got x %s and y %s")
+            :format(shape_str(x:size()), shape_str(y:size())))
+    end
+    local dxs = xs:narrow(d, 2, n - 1) - xs:narrow(d, 1, n - 1)
+    return (dxs * (y:narrow(d, 2, n - 1) + y:narrow(d, 1, n - 1))):sum(d) / 2
+end
+
+M.names = { "kthvalue", "mode", "nanmedian", "quantile", "nanquantile", "msort", "aminmax",
+    "var_mean", "std_mean", "dist", "renorm", "cov", "corrcoef", "trapezoid" }
+return M
