@@ -45,19 +45,7 @@ local function no_more(op, ...)
     end
 end
 
--- raises for an op PyTorch defines no gradient for, when autograd would record it
-local function not_differentiable(op, ...)
-    if not core.is_grad_enabled() then
-        return
-    end
-    for i = 1, select("#", ...) do
-        local v = select(i, ...)
-        if core.is_tensor(v) and v.requires_grad then
-            raise(("tide: %s: not differentiable: argument #%d requires grad; call it under " ..
-                "tide.no_grad or on detach()ed tensors"):format(op, i))
-        end
-    end
-end
+local not_differentiable = args.not_differentiable
 
 -- logit([eps]): log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given.
 -- PyTorch's gradient: g / (x (1 - x)), 0 outside [eps, 1 - eps] (NaN outside [0, 1] without eps)

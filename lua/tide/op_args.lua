@@ -16,6 +16,22 @@ function M.check(op, t, pos)
     return t
 end
 
+-- raises "tide: <op>: not differentiable ..." when autograd would record op on these arguments
+-- (grad mode on, a tensor requiring grad): for ops PyTorch defines no gradient for, refused up
+-- front rather than returned silently detached (the binding's rule for kernels, lua/record.c)
+function M.not_differentiable(op, ...)
+    if not core.is_grad_enabled() then
+        return
+    end
+    for i = 1, select("#", ...) do
+        local v = select(i, ...)
+        if is_tensor(v) and v.requires_grad then
+            raise(("tide: %s: not differentiable: argument #%d requires grad; call it under " ..
+                "tide.no_grad or on detach()ed tensors"):format(op, i))
+        end
+    end
+end
+
 -- opts (nil: {}) with no key outside known (core._check_options); anything but a table raises,
 -- showing example ("{dtype = \"float64\"}"), when given, as what to pass instead
 function M.options(op, opts, known, example)

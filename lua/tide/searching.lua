@@ -18,19 +18,7 @@ local FLOAT = args.FLOAT
 local M = { functions = {} }
 local F = M.functions
 
--- raises for an op PyTorch defines no gradient for, when autograd would record it
-local function not_differentiable(op, ...)
-    if not core.is_grad_enabled() then
-        return
-    end
-    for i = 1, select("#", ...) do
-        local v = select(i, ...)
-        if core.is_tensor(v) and v.requires_grad then
-            raise(("tide: %s: not differentiable: argument #%d requires grad; call it under " ..
-                "tide.no_grad or on detach()ed tensors"):format(op, i))
-        end
-    end
-end
+local not_differentiable = args.not_differentiable
 
 -- the count of elements of each row of seq ([..., n], sorted ascending) before v's insertion
 -- point ([..., k], the same leading dims; 1-D seq: any v, flattened): PyTorch's lower bound

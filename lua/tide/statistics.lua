@@ -25,18 +25,7 @@ local function keepdim_arg(op, keepdim)
     return keepdim == true
 end
 
-local function not_differentiable(op, ...)
-    if not core.is_grad_enabled() then
-        return
-    end
-    for i = 1, select("#", ...) do
-        local v = select(i, ...)
-        if core.is_tensor(v) and v.requires_grad then
-            raise(("tide: %s: not differentiable: argument #%d requires grad; call it under " ..
-                "tide.no_grad or on detach()ed tensors"):format(op, i))
-        end
-    end
-end
+local not_differentiable = args.not_differentiable
 
 local function nonempty(op, x, d)
     if x:size(d) == 0 then

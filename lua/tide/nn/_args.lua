@@ -109,6 +109,20 @@ local function maybe_inplace(input, o, who, f)
     return f(input)
 end
 
+-- a norm's per-channel tensors ({tensor or nil, name} pairs: running_mean, running_var, weight,
+-- bias): c elements each (the input's channels), on input's device
+local function channel_tensors(who, input, c, list)
+    for _, t in ipairs(list) do
+        if t[1] then
+            if t[1]:numel() ~= c then
+                raise(string.format("tide: %s: expected %s with %d elements (the input's " ..
+                    "channels), got %s", who, t[2], c, shape_str(t[1])))
+            end
+            same_device(input, t[1], who, t[2])
+        end
+    end
+end
+
 local function pair_opt(v, default, who, what, min)
     local a, b = I.pair(v or default, who, what)
     return int_arg(a, who, what, min), int_arg(b, who, what, min)
@@ -119,5 +133,5 @@ return {
     optional_tensor = optional_tensor, options = options, number_or_options = number_or_options,
     number_opt = number_opt, int_arg = int_arg, bool_opt = bool_opt, dim_arg = dim_arg,
     probability = probability, same_device = same_device, shape_str = shape_str,
-    maybe_inplace = maybe_inplace, pair_opt = pair_opt,
+    maybe_inplace = maybe_inplace, pair_opt = pair_opt, channel_tensors = channel_tensors,
 }

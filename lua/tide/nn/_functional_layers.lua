@@ -51,16 +51,8 @@ return function(F)
                 "use_input_stats is false; pass them, or leave use_input_stats true")
         end
         local n, c = input:size(1), input:size(2)
-        for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" },
-            { weight, "weight" }, { bias, "bias" } }) do
-            if t[1] then
-                if t[1]:numel() ~= c then
-                    raise(string.format("tide: instance_norm: expected %s with %d elements " ..
-                        "(the input's channels), got %s", t[2], c, shape_str(t[1])))
-                end
-                same_device(input, t[1], who, t[2])
-            end
-        end
+        C.channel_tensors(who, input, c, { { running_mean, "running_mean" },
+            { running_var, "running_var" }, { weight, "weight" }, { bias, "bias" } })
         local spatial = 1
         for d = 3, input:dim() do
             spatial = spatial * input:size(d)

@@ -23,17 +23,7 @@ local function loss_options(opts, who, known)
     return o, I.check_reduction(o.reduction or "mean", who)
 end
 
-local function same_shape(a, b)
-    if #a ~= #b then
-        return false
-    end
-    for i = 1, #a do
-        if a[i] ~= b[i] then
-            return false
-        end
-    end
-    return true
-end
+local same_shape = require("tide.op_args").same_shape
 
 -- a per-class weight: a tensor of shape {C} on the input's device
 local function class_weight(w, input, c, who)

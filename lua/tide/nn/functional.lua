@@ -733,16 +733,8 @@ function F.batch_norm(input, running_mean, running_var, opts)
     local c = input:size(2)
     local weight = optional_tensor(o.weight, who, "weight")
     local bias = optional_tensor(o.bias, who, "bias")
-    for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" },
-        { weight, "weight" }, { bias, "bias" } }) do
-        if t[1] then
-            if t[1]:numel() ~= c then
-                raise(string.format("tide: batch_norm: expected %s with %d elements (the " ..
-                    "input's channels), got %s", t[2], c, shape_str(t[1])))
-            end
-            same_device(input, t[1], who, t[2])
-        end
-    end
+    A.channel_tensors(who, input, c, { { running_mean, "running_mean" },
+        { running_var, "running_var" }, { weight, "weight" }, { bias, "bias" } })
     return I.batch_norm(input, running_mean, running_var, weight, bias, training,
         number_opt(o.momentum, 0.1, who, "momentum"), number_opt(o.eps, 1e-5, who, "eps"), who)
 end

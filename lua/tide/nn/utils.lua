@@ -12,16 +12,22 @@ local is_tensor = autograd.is_tensor
 
 local utils = {}
 
--- the gradients of params, in order
-local function grads_of(params, who)
+-- params as a list: a Module's parameters, one tensor, or the list itself
+local function param_list(params, who)
     if type(params) == "table" and params.__ismodule then
-        params = params:parameters()
+        return params:parameters()
     elseif is_tensor(params) then
-        params = { params }
+        return { params }
     elseif type(params) ~= "table" then
         raise("tide: " .. who .. ": expected a tensor, a list of tensors or a Module, got " ..
             type(params))
     end
+    return params
+end
+
+-- the gradients of params, in order
+local function grads_of(params, who)
+    params = param_list(params, who)
     local out = {}
     for i, p in ipairs(params) do
         if not is_tensor(p) then
@@ -158,14 +164,7 @@ utils.rnn = require("tide.nn.utils_rnn")
 -- the tensors of params (a tensor, a list of tensors or a Module), all on one device (PyTorch's
 -- rule for the two below); raises naming the first parameter elsewhere
 local function params_on_one_device(params, who)
-    if type(params) == "table" and params.__ismodule then
-        params = params:parameters()
-    elseif is_tensor(params) then
-        params = { params }
-    elseif type(params) ~= "table" then
-        raise("tide: " .. who .. ": expected a tensor, a list of tensors or a Module, got " ..
-            type(params))
-    end
+    params = param_list(params, who)
     for i, p in ipairs(params) do
         if not is_tensor(p) then
             raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
