@@ -443,6 +443,20 @@ describe("indexing, PyTorch's values (" .. DEV .. ")", function()
         index_add = { function(x, s)
             return x:index_add(1, idx({ 3, 1, 3 }), s, { alpha = -2 })
         end, X, Y },
+        index_add_inplace = { function(x, s)
+            return (x * 1):index_add_(1, idx({ 3, 1, 3 }), s, { alpha = 0.5 })
+        end, X, Y },
+        scatter_reduce_add = { function(x, s)
+            return x:scatter(2, idx(SIDX), s, { reduce = "add" })
+        end, X, Y },
+        scatter_reduce_multiply = { function(x)
+            return (x * 1):scatter_(2, idx(SIDX), 2.5, { reduce = "multiply" })
+        end, X },
+        cumsum_dtype = { function(x)
+            local r = x:float():cumsum(2, { dtype = "float64" })
+            assert(r.dtype == "float64", "cumsum {dtype}: " .. r.dtype)
+            return r
+        end, X },
         masked_scatter = { function(x, s)
             return x:masked_scatter(on({ { true, false, true, false } }), s)
         end, X, Y },
@@ -519,6 +533,12 @@ describe("indexing, PyTorch's values (" .. DEV .. ")", function()
             "tide: index_fill: value must be a number or a 0-D tensor, got string")
         assert.has_error(function() x:index_add(1, idx({ 1 }), t64(Y), { alfa = 2 }) end,
             'tide: index_add: unknown option "alfa" (did you mean "alpha"?)')
+        assert.has_error(function() x:index_add_(1, idx({ 1 }), t64(Y):narrow(1, 1, 1),
+            { alfa = 2 }) end, 'tide: index_add_: unknown option "alfa" (did you mean "alpha"?)')
+        assert.has_error(function() x:scatter(2, idx(SIDX), t64(Y), { reduce = "mean" }) end,
+            'tide: scatter: reduce = mean; expected "add" or "multiply" (or no options)')
+        assert.has_error(function() x:cumsum(1, { dtyp = "float64" }) end,
+            'tide: cumsum: unknown option "dtyp" (did you mean "dtype"?)')
         assert.has_error(function() x:masked_scatter(x:gt(0), t64({ 1 })) end,
             "tide: masked_scatter: mask selects 7 elements but source has only 1")
         assert.has_error(function() x:masked_scatter(on({ 1 }), t64({ 1 })) end,

@@ -28,13 +28,20 @@ local function scan(x, d, combine)
     return x
 end
 
+local DTYPE_OPTION = { "dtype" }
+
+-- cumsum(dim[, {dtype =}]): with dtype, x converted first (PyTorch's dtype= keyword)
 local function cumulative(op, combine)
-    return function(x, dim)
+    return function(x, dim, opts)
         check(op, x)
         if dim == nil then
             raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
         end
         local d = dim_of(op, x, dim)
+        local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
+        if dtype ~= nil then
+            x = x:to(dtype)
+        end
         -- integers and bools accumulate in int64, as PyTorch's
         local r = INTEGRAL[x.dtype] and x:to("int64") or x:clone()
         if x:dim() == 0 then

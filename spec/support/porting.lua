@@ -56,7 +56,7 @@ function P.check_case(c, name, dev, tol, fn, ...)
     local out = fn(unpack(inputs))
     assert(tide.device(dev) == out.device, name .. ": the result left " .. dev)
     P.close(c.out, out, tol.out or 1e-13, name)
-    if c.grads then
+    if c.grads and #c.grads > 0 then -- a case without gradients writes none (or {})
         local loss = (out * P.weight_like(out)):sum()
         loss:backward()
         for i, x in ipairs(inputs) do
