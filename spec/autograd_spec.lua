@@ -724,3 +724,18 @@ describe("in-place ops on results that require grad (on " .. D.name .. ")", func
         assert.is_nil(x.grad)
     end)
 end)
+
+describe("cat and stack keep their own list", function()
+    it("a list appended to after the call does not change the gradient", function()
+        -- building a list step by step and concatenating it at each step (a row-by-row solve)
+        -- used to make backward split the gradient by the grown list and fail
+        for _, op in ipairs({ "cat", "stack" }) do
+            local x = tide.ones(2):requires_grad_(true)
+            local list = { x * 2 }
+            local y = tide[op](list)
+            list[2] = x * 3
+            y:sum():backward()
+            assert.are.same({ 2, 2 }, x.grad:totable(), op)
+        end
+    end)
+end)

@@ -187,12 +187,15 @@ local CASTS = {
 local EKEY = { "e1", "e2", "e3", "e4" }
 local function capture_edges(nd, list)
     if list then
-        local ts, es = nd[1], {}
+        -- the node keeps its own copy of the list: a caller that appends to its table after
+        -- tide.cat(t) (building a list step by step) must not change what backward splits
+        local ts, es, kept = nd[1], {}, {}
         for j = 1, #ts do
             local x = ts[j]
+            kept[j] = x
             es[j] = needs(x) and (grad_fn(x) or false)
         end
-        nd.es = es
+        nd[1], nd.es = kept, es
         return
     end
     for i = 1, nd.n < 4 and nd.n or 4 do
