@@ -205,6 +205,18 @@ RECIPES.unflatten = function(x) return { x, 2, { 3, 1 } } end
 -- PyTorch's spellings (lua/tide/pointwise.lua, products.lua)
 RECIPES.tolist = RECIPES.totable
 RECIPES.polygamma = function(x) return { x, 1 } end
+-- tide.linalg's methods take square matrices: x's first two columns, made well-conditioned
+local function square(x)
+    return x:narrow(2, 1, 2) + tide.eye(2, { dtype = x.dtype, device = x.device }) * 3
+end
+for _, m in ipairs({ "det", "logdet", "slogdet", "inverse" }) do
+    RECIPES[m] = function(x) return { square(x) } end
+end
+RECIPES.cholesky = function(x)
+    local s = square(x)
+    return { s:matmul(s:t()) }
+end
+RECIPES.matrix_power = function(x) return { square(x), 3 } end
 RECIPES.polygamma_ = function(_, _, z) return { z, 2 } end
 RECIPES.zeta = function(x, y) return { x:detach():add(1.5), y } end -- no gradient for x
 RECIPES.zeta_ = function(_, y, z) return { z:add(1.5), y } end
@@ -290,6 +302,9 @@ local function any_requires_grad(args)
     return false
 end
 
+-- float results PyTorch defines without a gradient (their result number): slogdet's sign
+local NO_GRAD_RESULT = { slogdet = { [1] = true } }
+
 -- calls f(args); false and the error when it raises; else true and the rule's violations
 local function check_call(m, f, args, problems)
     local res = table.pack(pcall(f, table.unpack(args, 1, args.n or #args)))
@@ -301,7 +316,11 @@ local function check_call(m, f, args, problems)
     end
     for i = 2, res.n do
         local r = res[i]
-        if tide.is_tensor(r) and FLOAT[r.dtype] then
+        if NO_GRAD_RESULT[m] and NO_GRAD_RESULT[m][i - 1] then
+            if r.requires_grad then
+                problems[#problems + 1] = m .. ": result " .. (i - 1) .. " requires grad"
+            end
+        elseif tide.is_tensor(r) and FLOAT[r.dtype] then
             if not r.requires_grad then
                 problems[#problems + 1] = m .. ": a float result that does not require grad"
             else

@@ -2,8 +2,8 @@
 --
 -- Enumerates, at run time, the keys of `tide` (its lazy submodules included), of the Tensor
 -- method table, of tide.cuda, tide.nn, tide.nn.functional, nn.init, nn.utils, tide.optim,
--- optim.lr_scheduler, tide.data, tide.autograd, tide.distributed, tide.text, tide.utils and
--- tide.models, and fails naming
+-- optim.lr_scheduler, tide.data, tide.autograd, tide.distributed, tide.text, tide.linalg,
+-- tide.utils and tide.models, and fails naming
 --   * every public name that docs/API.md does not document, and
 --   * every name docs/API.md documents that does not exist: each row of "The op list", and
 --     every qualified name written in code (`tide.a.b`, `nn.X`, `F.X`, `dist.X`, `t:X`).
@@ -85,7 +85,7 @@ local function note(q)
     end
 end
 local QUALIFIERS = { "tide%.", "nn%.", "F%.", "dist%.", "t:", "t%.", "optim%.", "data%.",
-    "autograd%.", "lr_scheduler%.", "text%." }
+    "autograd%.", "lr_scheduler%.", "text%.", "linalg%." }
 for _, s in ipairs(spans) do
     for _, pre in ipairs(QUALIFIERS) do
         for name, after in s:gmatch("%f[%w_.:]" .. pre .. "([%a_][%w_%.]*)()") do
@@ -168,6 +168,7 @@ local TABLES = {
     { name = "tide.distributed", path = "distributed",
         prefixes = { "dist.", "tide.distributed." } },
     { name = "tide.text", path = "text", prefixes = { "tide.text.", "text." }, classes = true },
+    { name = "tide.linalg", path = "linalg", prefixes = { "tide.linalg.", "linalg." } },
     { name = "tide.utils", path = "utils", prefixes = { "tide.utils." }, lazy = true },
     { name = "tide.models", path = "models", prefixes = { "tide.models." }, classes = true,
         lazy = true },

@@ -84,13 +84,15 @@ end
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
 local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum",
   "tide.rng_state", "tide.pointwise", "tide.products", "tide.special", "tide.elementwise",
-  "tide.joins", "tide.indexing", "tide.searching", "tide.scans", "tide.statistics" }
+  "tide.joins", "tide.indexing", "tide.searching", "tide.scans", "tide.statistics",
+  "tide.linalg" }
 for _, name in ipairs(LUA_OPS) do
   local mod = require(name)
   for _, op in ipairs(mod.names) do
     tide[op] = mod.functions and mod.functions[op] or core.Tensor[op]
   end
 end
+tide.linalg = require("tide.linalg").namespace -- torch.linalg's names (lua/tide/linalg.lua)
 
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",

@@ -1,0 +1,532 @@
+-- tide.linalg: PyTorch's torch.linalg for square and batched matrices ([..., n, n]), written in
+-- tide's own tensor ops, so every device runs them and autograd differentiates them (the
+-- gradient of the algorithm is the function's: a pivot choice is piecewise constant).
+--   factorisations: lu_factor (partial pivoting), cholesky
+--   from them: det, slogdet, inv, solve, solve_triangular
+--   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
+-- An LU step is a few ops over the whole batch, n steps for an n x n matrix: meant for the
+-- sizes scripts use (up to a few hundred), not for large dense solves. Results that need SVD
+-- or eigenvalues (matrix_norm's "nuc" and 2, eigh, svd) are not built yet and say so.
+-- Tensor methods det, logdet, slogdet, inverse, cholesky, matrix_power, cross, and tide.X
+-- functions of the same names; the namespace itself is tide.linalg.
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local raise = autograd.raise
+local args = require("tide.op_args")
+local same_device = require("tide._same_device")
+local compat = require("tide._compat")
+
+local Tensor = core.Tensor
+local check, shape_str = args.check, args.shape_str
+local unpack = compat.unpack
+
+local L = {}                        -- tide.linalg
+local M = { functions = {}, namespace = L }
+
+local FLOAT = args.FLOAT
+
+-- A as a float matrix or batch of them, square unless rect
+local function matrix(op, A, pos, rect)
+    check(op, A, pos)
+    if A:dim() < 2 then
+        raise(("tide: %s: expected a matrix or a batch of matrices [..., m, n], got %s")
+            :format(op, shape_str(A:size())))
+    end
+    if not rect and A:size(-1) ~= A:size(-2) then
+        raise(("tide: %s: expected square matrices [..., n, n], got %s"):format(op,
+            shape_str(A:size())))
+    end
+    if not FLOAT[A.dtype] then
+        raise(("tide: %s: needs a floating-point tensor, got %s; convert with :to(\"float64\")")
+            :format(op, A.dtype))
+    end
+    return A
+end
+
+-- the batch dims of [..., m, n]
+local function batch_of(A)
+    local s = A:size()
+    return { unpack(s, 1, #s - 2) }
+end
+
+-- batch .. {m, n}: a full shape
+local function with_batch(batch, m, n)
+    local s = { unpack(batch) }
+    s[#s + 1], s[#s + 2] = m, n
+    return s
+end
+
+-- two batch shapes broadcast (aligned from the right; a 1 stretches), or an error
+local function broadcast_batches(op, a, b)
+    local n, out = math.max(#a, #b), {}
+    for i = 1, n do
+        local x, y = a[#a - n + i] or 1, b[#b - n + i] or 1
+        if x ~= y and x ~= 1 and y ~= 1 then
+            raise(("tide: %s: the batch dims %s and %s do not broadcast"):format(op,
+                shape_str(a), shape_str(b)))
+        end
+        out[i] = x == 1 and y or x
+    end
+    return out
+end
+
+-- 1..n as an int64 column [1, ..., 1, n, 1] on A's device, broadcastable over A's batch
+local function row_ids(A, n)
+    local shape = batch_of(A)
+    for i = 1, #shape do
+        shape[i] = 1
+    end
+    shape[#shape + 1], shape[#shape + 2] = n, 1
+    return core.arange(1, n + 1, { dtype = "int64", device = A.device }):view(shape)
+end
+
+-- LU with partial pivoting, as LAPACK's getrf: PA = LU, L unit lower (below the diagonal of
+-- lu), U upper (on and above it). Returns lu, pivots ([..., n] int64, 1-based: row k was
+-- swapped with row pivots[k] at step k, LAPACK's and PyTorch's convention), perm ([..., n, 1]:
+-- row i of PA is row perm[i] of A) and the permutation's sign ([..., 1, 1]). A zero pivot (a
+-- singular matrix) eliminates nothing, as getrf, so det comes out 0, not NaN.
+local function lu(A)
+    local n = A:size(-1)
+    local ids = row_ids(A, n)
+    local U, perm = A, ids:expand(with_batch(batch_of(A), n, 1))
+    local sign = core.ones({ 1 }, { dtype = A.dtype, device = A.device })
+    local pivots = {}
+    for k = 1, n do
+        -- the pivot: the largest |U[i, k]| for i >= k (the first on ties, as LAPACK's idamax)
+        local p = U:narrow(-1, k, 1):narrow(-2, k, n - k + 1):abs():argmax(-2, true) + (k - 1)
+        pivots[k] = p
+        local swap = core.where(ids:eq(k), p, core.where(ids:eq(p), k, ids))
+        U = U:gather(-2, swap:expand(U:size()))
+        perm = perm:gather(-2, swap:expand(perm:size()))
+        sign = core.where(p:eq(k), sign, -sign)
+        if k < n then
+            local row = U:narrow(-2, k, 1)
+            local pivot = row:narrow(-1, k, 1)
+            local rest = U:narrow(-2, k + 1, n - k)
+            local l = rest:narrow(-1, k, 1) / core.where(pivot:eq(0), 1, pivot)
+            local right = rest:narrow(-1, k + 1, n - k) - l * row:narrow(-1, k + 1, n - k)
+            local parts = { l, right }
+            if k > 1 then
+                table.insert(parts, 1, rest:narrow(-1, 1, k - 1))
+            end
+            U = core.cat({ U:narrow(-2, 1, k), core.cat(parts, -1) }, -2)
+        end
+    end
+    return U, core.cat(pivots, -1):squeeze(-2), perm, sign
+end
+
+-- the diagonal of [..., n, n] as [..., n]
+local function diag_of(A)
+    return A:diagonal(0, -2, -1)
+end
+
+-- lu_factor(A): LU, pivots as PyTorch's torch.linalg.lu_factor (pivots 1-based, int64)
+function L.lu_factor(A)
+    matrix("linalg.lu_factor", A)
+    local LU, pivots = lu(A)
+    return LU, pivots
+end
+
+-- slogdet(A): sign and log|det|, PyTorch's (a singular matrix: sign 0, logabsdet -inf)
+function L.slogdet(A)
+    matrix("linalg.slogdet", A)
+    local LU, _, _, sign = lu(A)
+    local d = diag_of(LU)
+    local s = autograd.no_grad(function() -- no gradient, as PyTorch's sign
+        return sign:view(batch_of(A)) * d:sign():prod(-1)
+    end)
+    return s, d:abs():log():sum(-1)
+end
+
+-- det(A): the permutation's sign times the product of U's diagonal
+function L.det(A)
+    matrix("linalg.det", A)
+    local LU, _, _, sign = lu(A)
+    return sign:view(batch_of(A)) * diag_of(LU):prod(-1)
+end
+
+-- raises when U has a zero on its diagonal (one read back: the error needs the host)
+local function check_invertible(op, LU)
+    local zero = diag_of(LU):eq(0)
+    if zero:any():item() then
+        local first = zero:to("int64"):argmax(-1):reshape(-1)[1]:item()
+        raise(("tide: %s: the matrix is singular (U's diagonal element %d is zero after " ..
+            "pivoting); check the input, or regularise it (add a small multiple of the " ..
+            "identity)"):format(op, first))
+    end
+end
+
+-- L y = B (L unit lower, from lu) then U x = y, row by row over the whole batch of B's columns
+local function lu_solve(LU, perm, B)
+    local n = LU:size(-1)
+    B = B:gather(-2, perm:expand(with_batch(batch_of(B), n, B:size(-1))))
+    local rows = {}
+    for i = 1, n do
+        local r = B:narrow(-2, i, 1)
+        if i > 1 then
+            r = r - LU:narrow(-2, i, 1):narrow(-1, 1, i - 1):matmul(core.cat(rows, -2))
+        end
+        rows[i] = r
+    end
+    local x = {}
+    for i = n, 1, -1 do
+        local r = rows[i]
+        if i < n then
+            r = r - LU:narrow(-2, i, 1):narrow(-1, i + 1, n - i):matmul(core.cat(x, -2))
+        end
+        table.insert(x, 1, r / LU:narrow(-2, i, 1):narrow(-1, i, 1))
+    end
+    return core.cat(x, -2)
+end
+
+local LEFT = { "left" }
+
+-- solve(A, B[, {left = true}]): X with A X = B (left) or X A = B; B [..., n, k] or [n]
+-- (a vector), A's and B's batches broadcast
+function L.solve(A, B, opts)
+    local op = "linalg.solve"
+    matrix(op, A)
+    check(op, B, 2)
+    same_device(op, A, B)
+    local left = args.options(op, opts, LEFT, "{left = false}").left
+    if left == false then -- X A = B is A^T X^T = B^T
+        return L.solve(A:transpose(-2, -1), B:transpose(-2, -1)):transpose(-2, -1)
+    end
+    -- B is a (batch of) vector(s) when 1-D or shaped as A without its last dim (PyTorch's rule)
+    local n, vector = A:size(-1), B:dim() == 1
+    if B:dim() == A:dim() - 1 then
+        local a, b = A:size(), B:size()
+        vector = true
+        for i = 1, #b do
+            vector = vector and a[i] == b[i]
+        end
+    end
+    if vector then
+        B = B:unsqueeze(-1)
+    end
+    if B:size(-2) ~= n then
+        raise(("tide: %s: A is %s, B %s: B's rows must match A's size %d")
+            :format(op, shape_str(A:size()), shape_str(B:size()), n))
+    end
+    local batch = broadcast_batches(op, batch_of(A), batch_of(B))
+    A, B = A:expand(with_batch(batch, n, n)), B:expand(with_batch(batch, n, B:size(-1)))
+    local LU, _, perm = lu(A)
+    check_invertible(op, LU)
+    local X = lu_solve(LU, perm, B)
+    return vector and X:squeeze(-1) or X
+end
+
+-- inv(A): solve(A, I)
+function L.inv(A)
+    local op = "linalg.inv"
+    matrix(op, A)
+    local n = A:size(-1)
+    local LU, _, perm = lu(A)
+    check_invertible(op, LU)
+    local I = core.eye(n, { dtype = A.dtype, device = A.device }):expand(A:size())
+    return lu_solve(LU, perm, I)
+end
+
+local TRIANGULAR = { "upper", "left", "unitriangular" }
+
+-- solve_triangular(A, B, {upper =, left = true, unitriangular = false}): X with A X = B, A
+-- triangular (its other half ignored), by substitution; upper is required, as PyTorch's
+function L.solve_triangular(A, B, opts)
+    local op = "linalg.solve_triangular"
+    matrix(op, A)
+    check(op, B, 2)
+    same_device(op, A, B)
+    local o = args.options(op, opts, TRIANGULAR, "{upper = true}")
+    if type(o.upper) ~= "boolean" then
+        raise(("tide: %s: upper must be given, true or false, got %s"):format(op,
+            tostring(o.upper)))
+    end
+    if o.left == false then
+        return L.solve_triangular(A:transpose(-2, -1), B:transpose(-2, -1),
+            { upper = not o.upper, unitriangular = o.unitriangular }):transpose(-2, -1)
+    end
+    local n = A:size(-1)
+    if B:dim() < 2 or B:size(-2) ~= n then
+        raise(("tide: %s: A is %s, B %s: B must be [..., %d, k]"):format(op,
+            shape_str(A:size()), shape_str(B:size()), n))
+    end
+    local x = {}
+    local first, last, step = 1, n, 1
+    if o.upper then
+        first, last, step = n, 1, -1
+    end
+    for i = first, last, step do
+        local r = B:narrow(-2, i, 1)
+        local a = A:narrow(-2, i, 1)
+        if #x > 0 then
+            local known = o.upper and a:narrow(-1, i + 1, n - i) or a:narrow(-1, 1, i - 1)
+            local xs = o.upper and core.cat(x, -2) or core.cat(x, -2)
+            r = r - known:matmul(xs)
+        end
+        if not o.unitriangular then
+            r = r / a:narrow(-1, i, 1)
+        end
+        if o.upper then
+            table.insert(x, 1, r)
+        else
+            x[#x + 1] = r
+        end
+    end
+    return core.cat(x, -2)
+end
+
+local UPPER = { "upper" }
+
+-- cholesky(A[, {upper = false}]): L lower with A = L L^T (A symmetric positive-definite; its
+-- lower half is read), column by column; a matrix that is not positive-definite raises
+function L.cholesky(A, opts)
+    local op = "linalg.cholesky"
+    matrix(op, A)
+    local upper = args.options(op, opts, UPPER, "{upper = true}").upper
+    local n = A:size(-1)
+    local cols = {}
+    for j = 1, n do
+        local c = A:narrow(-1, j, 1):narrow(-2, j, n - j + 1) -- A[j:, j]
+        if j > 1 then
+            local done = core.cat(cols, -1)             -- [..., n, j - 1]
+            local lj = done:narrow(-2, j, 1)             -- L[j, :j]
+            c = c - done:narrow(-2, j, n - j + 1):matmul(lj:transpose(-2, -1))
+        end
+        local d = c:narrow(-2, 1, 1) -- not positive: NaN or 0 below, found once at the end
+        local col = c / d:sqrt()
+        if j > 1 then
+            local zeros = core.zeros({ 1 }, { dtype = A.dtype, device = A.device })
+            local s = col:size()
+            s[#s - 1] = j - 1
+            col = core.cat({ zeros:expand(s), col }, -2)
+        end
+        cols[j] = col
+    end
+    local Lm = core.cat(cols, -1)
+    local bad = diag_of(Lm):gt(0):logical_not() -- one read back: the error needs the host
+    if bad:any():item() then
+        local j = bad:to("int64"):reshape(-1, n):amax(1):argmax(1):item() -- the first column
+        raise(("tide: %s: the matrix is not positive-definite (its leading minor of order " ..
+            "%d is not positive)"):format(op, j))
+    end
+    return upper and Lm:transpose(-2, -1) or Lm
+end
+
+-- matrix_power(A, k): A^k by squaring; k = 0 the identity, k < 0 inv(A)^-k
+function L.matrix_power(A, k)
+    local op = "linalg.matrix_power"
+    matrix(op, A)
+    if not compat.is_integer(k) then
+        raise(("tide: %s: k must be an integer, got %s"):format(op, tostring(k)))
+    end
+    if k < 0 then
+        return L.matrix_power(L.inv(A), -k)
+    end
+    local result
+    local base = A
+    while k > 0 do
+        if k % 2 == 1 then
+            result = result and result:matmul(base) or base
+        end
+        k = (k - k % 2) / 2
+        if k > 0 then
+            base = base:matmul(base)
+        end
+    end
+    return result or core.eye(A:size(-1), { dtype = A.dtype, device = A.device })
+        :expand(A:size()):clone()
+end
+
+-- multi_dot(list): the product of 2-D matrices (the first and last may be vectors), left to
+-- right
+function L.multi_dot(list)
+    local op = "linalg.multi_dot"
+    if type(list) ~= "table" or #list < 2 then
+        raise(("tide: %s: expected a list of at least 2 tensors, got %s"):format(op,
+            type(list) == "table" and #list .. " tensors" or type(list)))
+    end
+    local n = #list
+    local first, last = list[1], list[n]
+    check(op, first, 1)
+    check(op, last, n)
+    local r = first:dim() == 1 and first:unsqueeze(1) or first
+    for i = 2, n do
+        local t = check(op, list[i], i)
+        if i == n and t:dim() == 1 then
+            t = t:unsqueeze(-1)
+        elseif t:dim() ~= 2 then
+            raise(("tide: %s: tensor %d must be 2-D, got %s"):format(op, i, shape_str(t:size())))
+        end
+        r = r:matmul(t)
+    end
+    if first:dim() == 1 then
+        r = r:squeeze(1)
+    end
+    if last:dim() == 1 then
+        r = r:squeeze(-1)
+    end
+    return r
+end
+
+local DIM = { "dim" }
+
+-- cross(a, b[, {dim = -1}]): the cross product of 3-vectors along dim (size 3), broadcasting
+function L.cross(a, b, opts)
+    local op = "linalg.cross"
+    check(op, a)
+    check(op, b, 2)
+    same_device(op, a, b)
+    local dim = args.options(op, opts, DIM, "{dim = 1}").dim or -1
+    local d = args.dim_of(op, a, dim)
+    if a:size(d) ~= 3 or b:size(d) ~= 3 then
+        raise(("tide: %s: dim %d must have size 3 in both, got %s and %s"):format(op, d,
+            shape_str(a:size()), shape_str(b:size())))
+    end
+    local function c(t, i)
+        return t:narrow(d, i, 1)
+    end
+    return core.cat({ c(a, 2) * c(b, 3) - c(a, 3) * c(b, 2), c(a, 3) * c(b, 1) - c(a, 1) *
+        c(b, 3), c(a, 1) * c(b, 2) - c(a, 2) * c(b, 1) }, d)
+end
+
+local NORM_OPTIONS = { "ord", "dim", "keepdim" }
+
+-- vector_norm(x[, {ord = 2, dim =, keepdim = false}]): over dim (one or a list; all when nil):
+-- (sum |x|^ord)^(1/ord), max |x| (inf), min |x| (-inf), the count of non-zeros (0)
+function L.vector_norm(x, opts)
+    local op = "linalg.vector_norm"
+    check(op, x)
+    args.float_input(op, x)
+    local o = args.options(op, opts, NORM_OPTIONS, "{ord = 1}")
+    local ord, keep = o.ord == nil and 2 or o.ord, o.keepdim == true
+    if type(ord) ~= "number" then
+        raise(("tide: %s: ord must be a number (inf for the max), got %s"):format(op,
+            tostring(ord)))
+    end
+    local dims = o.dim
+    if dims == nil then
+        dims = {}
+        for i = 1, x:dim() do
+            dims[i] = i
+        end
+    elseif type(dims) ~= "table" then
+        dims = { dims }
+    end
+    for i = 1, #dims do
+        dims[i] = args.dim_of(op, x, dims[i])
+    end
+    table.sort(dims, function(p, q) return p > q end) -- the last first: the others stay put
+    local a = x:abs()
+    local function over(f)
+        local r = a
+        for _, d in ipairs(dims) do
+            r = r[f](r, d, true)
+        end
+        if not keep then
+            for _, d in ipairs(dims) do
+                r = r:squeeze(d)
+            end
+        end
+        return r
+    end
+    if ord == math.huge then
+        return over("amax")
+    elseif ord == -math.huge then
+        return over("amin")
+    elseif ord == 0 then
+        a = a:ne(0):to(x.dtype)
+        return over("sum")
+    elseif ord == 1 then
+        return over("sum")
+    elseif ord == 2 then
+        a = a * a
+        return over("sum"):sqrt()
+    end
+    a = a:pow(ord)
+    return over("sum"):pow(1 / ord)
+end
+
+-- matrix_norm(A[, {ord = "fro", dim = {-2, -1}, keepdim = false}]): "fro", 1 / -1 (max / min
+-- column sum), inf / -inf (max / min row sum)
+function L.matrix_norm(A, opts)
+    local op = "linalg.matrix_norm"
+    matrix(op, A, 1, true)
+    local o = args.options(op, opts, NORM_OPTIONS, '{ord = "fro"}')
+    local ord, keep = o.ord == nil and "fro" or o.ord, o.keepdim == true
+    local dims = o.dim or { -2, -1 }
+    if type(dims) ~= "table" or #dims ~= 2 then
+        raise(("tide: %s: dim must be a list of 2 dims, got %s"):format(op, tostring(dims)))
+    end
+    local r, c = args.dim_of(op, A, dims[1]), args.dim_of(op, A, dims[2])
+    if ord == "fro" then
+        return L.vector_norm(A, { dim = { r, c }, keepdim = keep })
+    elseif ord == "nuc" or ord == 2 or ord == -2 then
+        raise(("tide: %s: ord = %s needs singular values, which tide does not compute yet; " ..
+            "use \"fro\", 1, -1, inf or -inf"):format(op, tostring(ord)))
+    end
+    local sum_dim, pick_dim
+    if ord == 1 or ord == -1 then
+        sum_dim, pick_dim = r, c
+    elseif ord == math.huge or ord == -math.huge then
+        sum_dim, pick_dim = c, r
+    else
+        raise(("tide: %s: ord = %s; expected \"fro\", 1, -1, inf or -inf"):format(op,
+            tostring(ord)))
+    end
+    local s = A:abs():sum(sum_dim, true)
+    local m = ord > 0 and s:amax(pick_dim, true) or s:amin(pick_dim, true)
+    if not keep then
+        m = m:squeeze(math.max(r, c)):squeeze(math.min(r, c))
+    end
+    return m
+end
+
+-- norm(x[, {ord =, dim =, keepdim =}]): matrix_norm when ord is a string or dim has two dims,
+-- else vector_norm (of the flattened x when neither is given), as PyTorch's linalg.norm
+function L.norm(x, opts)
+    local op = "linalg.norm"
+    check(op, x)
+    local o = args.options(op, opts, NORM_OPTIONS, "{ord = 2}")
+    if type(o.ord) == "string" or (type(o.dim) == "table" and #o.dim == 2) then
+        return L.matrix_norm(x, o)
+    end
+    if o.ord ~= nil and o.dim == nil and x:dim() == 2 then -- ord without dim: a 2-D matrix norm
+        return L.matrix_norm(x, o)
+    end
+    return L.vector_norm(x, o)
+end
+
+-- PyTorch's Tensor methods and torch.X functions over these
+function Tensor.det(A)
+    return L.det(A)
+end
+function Tensor.logdet(A) -- log det: NaN for a negative determinant, -inf for 0, as PyTorch's
+    local s, l = L.slogdet(A)
+    return core.where(s:lt(0), 0 / 0, l)
+end
+function Tensor.slogdet(A)
+    return L.slogdet(A)
+end
+function Tensor.inverse(A)
+    return L.inv(A)
+end
+function Tensor.cholesky(A, upper) -- PyTorch's torch.cholesky(A, upper = false)
+    return L.cholesky(A, upper ~= nil and { upper = upper } or nil)
+end
+function Tensor.matrix_power(A, k)
+    return L.matrix_power(A, k)
+end
+function Tensor.cross(a, b, dim) -- torch.cross(a, b, dim): the first dim of size 3 when nil
+    if dim == nil and core.is_tensor(a) then
+        for d = 1, a:dim() do
+            if a:size(d) == 3 then
+                dim = d
+                break
+            end
+        end
+    end
+    return L.cross(a, b, dim ~= nil and { dim = dim } or nil)
+end
+
+M.names = { "det", "logdet", "slogdet", "inverse", "cholesky", "matrix_power", "cross" }
+return M
