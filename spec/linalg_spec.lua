@@ -19,7 +19,12 @@ local unpack = table.unpack or unpack -- 5.1, LuaJIT
 
 describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function()
     local A, B3, BATCH, SPD = T.A, T.B3, T.BATCH, T.SPD
-    local V1, V2, M23, M32 = T.V1, T.V2, T.M23, T.M32
+    local V1, V2, M23, M32, A4, SYM4 = T.V1, T.V2, T.M23, T.M32, T.A4, T.SYM4
+    -- S, U^2 and Vh^2 of the reduced SVD in one result: the vectors' signs are arbitrary
+    local function svd_parts(a)
+        local u, s, vh = L.svd(a, { full_matrices = false })
+        return tide.cat({ s, (u * u):reshape(-1), (vh * vh):reshape(-1) })
+    end
     local function sym(a)
         return (a + a:transpose(-2, -1)) / 2
     end
@@ -67,6 +72,28 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
         mnorm_ninf = { function(a) return L.matrix_norm(a, { ord = -INF }) end, A },
         norm = { function(a) return L.norm(a) end, A },
         norm_vec_dim = { function(a) return L.norm(a, { ord = 2, dim = 2 }) end, A },
+        qr_q = { function(a) return (L.qr(a)) end, A4 },
+        qr_r = { function(a) local _, r = L.qr(a) return r end, A4 },
+        qr_wide_r = { function(a) local _, r = L.qr(a:transpose(-2, -1)) return r end, A4 },
+        qr_complete_q = { function(a)
+            return tide.no_grad(function() return (L.qr(a, { mode = "complete" })) end)
+        end, A4 },
+        eigh_w = { function(a) return (L.eigh(a)) end, SYM4 },
+        eigh_vv = { function(a) local _, v = L.eigh(a) return v * v end, SYM4 },
+        eigh_upper_vv = { function(a)
+            local _, v = L.eigh(a, { UPLO = "U" })
+            return v * v
+        end, SYM4 },
+        eigh_odd = { function(a)
+            local w, v = L.eigh(a)
+            return tide.cat({ w, (v * v):reshape(-1) })
+        end, SPD },
+        eigvalsh_batch = { function(a) return L.eigvalsh(a) end, BATCH },
+        svdvals = { function(a) return L.svdvals(a) end, A4 },
+        svdvals_wide = { function(a) return L.svdvals(a:transpose(-2, -1)) end, A4 },
+        svd_tall = { function(a) return svd_parts(a) end, A4 },
+        svd_wide = { function(a) return svd_parts(a:transpose(-2, -1)) end, A4 },
+        svd_square = { function(a) return svd_parts(a) end, A },
     }
     local names = {}
     for name in pairs(CASES) do
@@ -97,6 +124,34 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
         P.close(V.vnorm0, L.vector_norm(t64(A), { ord = 0 }):reshape(1), 0, "ord 0")
         P.close(V.matrix_power0, L.matrix_power(t64(A), 0), 0, "k = 0")
         P.close(V.logdet_negative, t64(A):logdet():reshape(1), 0, "logdet of a negative det")
+    end)
+
+    it("eigh and svd: larger matrices, orthonormal vectors, rank deficiency, full U", function()
+        local V = T.values
+        local S = t64(T.BIG_SYM)
+        local w, Q = L.eigh(S)
+        P.close(V.big_eigvalsh, w, 1e-12, "eigenvalues of a 12 x 12")
+        local n = 12
+        local eye = tide.eye(n, { dtype = "float64", device = DEV })
+        assert.is_true((Q:transpose(-2, -1):matmul(Q) - eye):abs():max():item() < 1e-13)
+        assert.is_true((Q:matmul(w:diag_embed()):matmul(Q:transpose(-2, -1)) - S):abs():max()
+            :item() < 1e-12)
+        P.close(V.eigh_abs_v, (select(2, L.eigh(t64(SYM4)))):abs(), 1e-12, "|eigenvectors|")
+        local R = t64(T.BIG_RECT)
+        P.close(V.big_svdvals, L.svdvals(R), 1e-12, "singular values of a 9 x 6")
+        local low = t64({ { 1, 2 }, { 2, 4 }, { 3, 6 } }) -- rank 1
+        local U, s, Vh = L.svd(low, { full_matrices = false })
+        assert.is_true(s[2]:item() < 1e-14)
+        assert.is_true((U:transpose(-2, -1):matmul(U) - tide.eye(2, { dtype = "float64",
+            device = DEV })):abs():max():item() < 1e-14)
+        assert.is_true((U:matmul(s:diag_embed()):matmul(Vh) - low):abs():max():item() < 1e-14)
+        local Uf, _, Vhf = L.svd(t64(A4))
+        assert.are.same(V.svd_full_u_shape, Uf:size())
+        assert.are.same({ 3, 3 }, Vhf:size())
+        assert.is_true((Uf:transpose(-2, -1):matmul(Uf) - tide.eye(4, { dtype = "float64",
+            device = DEV })):abs():max():item() < 1e-14)
+        local ones = L.eigh(tide.eye(5, { dtype = "float64", device = DEV }))
+        P.close({ 1, 1, 1, 1, 1 }, ones, 0, "eigenvalues of I")
     end)
 
     it("float32 in, float32 out, on the input's device", function()
@@ -137,6 +192,21 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
             "tide: linalg.matrix_power: k must be an integer, got 1.5")
         assert.has_error(function() L.cross(t64(M23), t64(M23), { dim = 1 }) end,
             "tide: linalg.cross: dim 1 must have size 3 in both, got {2, 3} and {2, 3}")
+        assert.has_error(function() L.eigh(sq, { UPLO = "X" }) end,
+            'tide: linalg.eigh: UPLO = X; expected "L" or "U"')
+        assert.has_error(function() L.qr(sq, { mode = "full" }) end,
+            'tide: linalg.qr: mode = full; expected "reduced", "complete" or "r"')
+        local needs = t64(A4):requires_grad_(true)
+        assert.has_error(function() L.svd(needs) end,
+            "tide: linalg.svd: the gradient of the full U and Vh is not defined (their extra " ..
+            "columns are arbitrary; nor in PyTorch); pass {full_matrices = false}")
+        assert.has_error(function() L.qr(needs, { mode = "complete" }) end,
+            'tide: linalg.qr: not differentiable with mode = "complete" when A has more rows ' ..
+            'than columns (Q\'s extra columns are arbitrary; nor in PyTorch); use "reduced" or ' ..
+            'call it on a detach()ed A')
+        assert.has_error(function() L.det(sq:to("float16")) end,
+            'tide: linalg.det: needs float32 or float64 (as PyTorch\'s), got float16; convert ' ..
+            'with :to("float32")')
         local other = tide.tensor(B3, { dtype = "float64", device = D.other })
         local ok, err = pcall(L.solve, sq, other)
         assert.is_false(ok)

@@ -1,12 +1,12 @@
--- tide.linalg: PyTorch's torch.linalg for square and batched matrices ([..., n, n]), written in
--- tide's own tensor ops, so every device runs them and autograd differentiates them (the
--- gradient of the algorithm is the function's: a pivot choice is piecewise constant).
---   factorisations: lu_factor (partial pivoting), cholesky
+-- tide.linalg: PyTorch's torch.linalg for matrices and batches ([..., m, n]), written in tide's
+-- own tensor ops, so every device runs them and autograd differentiates them (the gradient of
+-- the algorithm is the function's: a pivot choice is piecewise constant).
+--   factorisations: lu_factor (partial pivoting), cholesky, qr (Householder)
 --   from them: det, slogdet, inv, solve, solve_triangular
+--   spectra: eigh, eigvalsh, svd, svdvals (Jacobi rotations, PyTorch's closed-form gradients)
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
--- An LU step is a few ops over the whole batch, n steps for an n x n matrix: meant for the
--- sizes scripts use (up to a few hundred), not for large dense solves. Results that need SVD
--- or eigenvalues (matrix_norm's "nuc" and 2, eigh, svd) are not built yet and say so.
+-- An LU or QR step is a few ops over the whole batch, n steps for an n x n matrix: meant for
+-- the sizes scripts use (up to a few hundred), not for large dense problems.
 -- Tensor methods det, logdet, slogdet, inverse, cholesky, matrix_power, cross, and tide.X
 -- functions of the same names; the namespace itself is tide.linalg.
 local core = require("tide.core")
@@ -39,6 +39,10 @@ local function matrix(op, A, pos, rect)
     if not FLOAT[A.dtype] then
         raise(("tide: %s: needs a floating-point tensor, got %s; convert with :to(\"float64\")")
             :format(op, A.dtype))
+    end
+    if A.dtype ~= "float32" and A.dtype ~= "float64" and not rect then
+        raise(("tide: %s: needs float32 or float64 (as PyTorch's), got %s; convert with " ..
+            ":to(\"float32\")"):format(op, A.dtype))
     end
     return A
 end
@@ -273,6 +277,419 @@ function L.solve_triangular(A, B, opts)
         end
     end
     return core.cat(x, -2)
+end
+
+local QR_MODE = { reduced = true, complete = true, r = true }
+local MODE = { "mode" }
+
+-- qr(A[, {mode = "reduced"}]): Q R with Householder reflections, as LAPACK's geqrf and
+-- PyTorch's: reflection k maps column k's tail to beta e1, beta = -sign(alpha) |x| (no
+-- reflection when the tail below alpha is zero), so R's diagonal has LAPACK's signs. A
+-- [..., m, n], k = min(m, n): "reduced" gives Q [..., m, k] and R [..., k, n], "complete" Q
+-- [..., m, m] and R [..., m, n], "r" an empty Q and R [..., k, n].
+function L.qr(A, opts)
+    local op = "linalg.qr"
+    matrix(op, A, 1, true)
+    local mode = args.options(op, opts, MODE, '{mode = "complete"}').mode or "reduced"
+    if not QR_MODE[mode] then
+        raise(("tide: %s: mode = %s; expected \"reduced\", \"complete\" or \"r\"")
+            :format(op, tostring(mode)))
+    end
+    local m, n = A:size(-2), A:size(-1)
+    if mode == "complete" and m > n and autograd.needs_record(A) then
+        raise(("tide: %s: not differentiable with mode = \"complete\" when A has more rows " ..
+            "than columns (Q's extra columns are arbitrary; nor in PyTorch); use \"reduced\" " ..
+            "or call it on a detach()ed A"):format(op))
+    end
+    local k = math.min(m, n)
+    local batch = batch_of(A)
+    local R = A
+    local Q = core.eye(m, { dtype = A.dtype, device = A.device }):expand(with_batch(batch, m, m))
+    for j = 1, k do
+        local len = m - j + 1
+        if len > 1 then
+            local x = R:narrow(-1, j, 1):narrow(-2, j, len)             -- [..., len, 1]
+            local alpha, tail = x:narrow(-2, 1, 1), x:narrow(-2, 2, len - 1)
+            local tail2 = (tail * tail):sum(-2, true)
+            local none = tail2:eq(0)                                    -- no reflection
+            local norm = (alpha * alpha + tail2):sqrt()
+            local beta = core.where(alpha:ge(0), -norm, norm)
+            local scale = core.where(none, 1, alpha - beta)
+            local v = core.cat({ core.ones({ 1 }, { dtype = A.dtype, device = A.device })
+                :expand(with_batch(batch, 1, 1)), tail / scale }, -2)    -- v[1] = 1
+            local tau = core.where(none, 0, (beta - alpha) / core.where(none, 1, beta))
+            -- H = I - tau v v^T on R's rows j.. and Q's columns j..
+            local below = R:narrow(-2, j, len)
+            below = below - (tau * v):matmul(v:transpose(-2, -1):matmul(below))
+            R = j > 1 and core.cat({ R:narrow(-2, 1, j - 1), below }, -2) or below
+            local right = Q:narrow(-1, j, len)
+            right = right - right:matmul(v):matmul((tau * v):transpose(-2, -1))
+            Q = j > 1 and core.cat({ Q:narrow(-1, 1, j - 1), right }, -1) or right
+        end
+    end
+    R = R:triu()
+    if mode == "complete" then
+        return Q, R
+    end
+    R = R:narrow(-2, 1, k)
+    if mode == "r" then
+        return core.zeros({ 0 }, { dtype = A.dtype, device = A.device }), R
+    end
+    return Q:narrow(-1, 1, k), R
+end
+
+-- ---- eigenvalues and singular values: Jacobi rotations ----
+-- Both run the cyclic Jacobi method with the round-robin ordering: each round rotates n / 2
+-- disjoint index pairs at once (a few gathers and element-wise ops over the whole batch), n - 1
+-- rounds a sweep, sweeps until the off-diagonal part (eigh) or the columns' inner products
+-- (svd) are below rounding; Jacobi is as accurate as LAPACK's QR-based routines (more so for
+-- small eigenvalues). The forward runs without recording; the gradient is PyTorch 1.13's
+-- closed form (eigh: linalg_eig_backward for Hermitian input; svd: svd_backward).
+
+-- the rounds of n (even) players: round r's partner of each index, as an int64 tensor on dev
+-- (kept: a few small tensors per size and device)
+local ROUNDS = {}
+local function pairings(n, dev)
+    local key = tostring(dev) .. ":" .. n
+    local cached = ROUNDS[key]
+    if cached then
+        return cached
+    end
+    local players, out = {}, {}
+    for i = 1, n do
+        players[i] = i
+    end
+    for r = 1, n - 1 do
+        local partner = {}
+        for i = 1, n / 2 do
+            local a, b = players[i], players[n + 1 - i]
+            partner[a], partner[b] = b, a
+        end
+        local first = {} -- true for the smaller index of each pair (the p of (p, q))
+        for i = 1, n do
+            first[i] = i < partner[i]
+        end
+        out[r] = { partner = core.tensor(partner, { dtype = "int64", device = dev }),
+            first = core.tensor(first, { device = dev }) }
+        local last = players[n] -- the circle method: all but the first move one place
+        for i = n, 3, -1 do
+            players[i] = players[i - 1]
+        end
+        players[2] = last
+    end
+    ROUNDS[key] = out
+    return out
+end
+
+-- x [..., n] at the partner of each index
+local function at_partner(x, partner)
+    return x:index_select(-1, partner)
+end
+
+-- the rotation of each index with its partner: c, and -t c (a pair's p row takes c row_p -
+-- s row_q, its q row s row_p + c row_q: both are c x + (-t c) x_partner, with t_q = -t_p)
+local function rotation(x, y, xy, partner, first)
+    -- tan of the angle that zeroes the pair's off-diagonal term (Rutishauser's form): theta =
+    -- (y - x) / 2 xy, t = sign(theta) / (|theta| + sqrt(theta^2 + 1)) (+ for theta 0: a 45
+    -- degree turn), 0 where xy is 0. Computed on the p side and mirrored to the q side: the q
+    -- side's own theta is the p side's negated only up to rounding, and a pair whose two sides
+    -- turned by different angles would not be a rotation (near equal eigenvalues, theta near 0,
+    -- flip its sign)
+    local zero = xy:eq(0)
+    local theta = (y - x) / (core.where(zero, 1, xy) * 2)
+    local t = core.where(theta:ge(0), 1, -1) / (theta:abs() + (theta * theta + 1):sqrt())
+    t = core.where(zero, 0, t)
+    t = core.where(first, t, -at_partner(t, partner))
+    local c = (t * t + 1):rsqrt()
+    return c, -t * c
+end
+
+local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920929e-07 }
+local MAX_SWEEPS = 40
+
+-- the sum of squares over the last two dims, [...]
+local function sum_squares(A)
+    local b = batch_of(A)
+    b[#b + 1] = -1
+    return (A * A):reshape(b):sum(-1)
+end
+
+-- rows (dim -2) or columns (dim -1) of X combined with their partners': c x + s x_partner
+local function rotate(X, dim, partner, c, s)
+    if dim == -2 then
+        return X * c:unsqueeze(-1) + X:index_select(-2, partner) * s:unsqueeze(-1)
+    end
+    return X * c:unsqueeze(-2) + X:index_select(-1, partner) * s:unsqueeze(-2)
+end
+
+-- A symmetric [..., n, n], n even: eigenvalues (unsorted) and V with A = V diag(w) V^T, by
+-- two-sided rotations until the off-diagonal part is below rounding of A's norm
+local function jacobi_eigh(A)
+    local n = A:size(-1)
+    local V = core.eye(n, { dtype = A.dtype, device = A.device })
+        :expand(with_batch(batch_of(A), n, n)):clone()
+    local rounds = pairings(n, A.device)
+    local eps = EPS[A.dtype] or EPS.float32
+    local tol = sum_squares(A) * (eps * eps)
+    local offdiag = 1 - core.eye(n, { dtype = A.dtype, device = A.device })
+    for _ = 1, MAX_SWEEPS do
+        -- the off-diagonal part summed directly: |A|^2 - |diag|^2 would cancel to rounding of
+        -- |A|^2 and stop the sweeps early
+        if sum_squares(A * offdiag):le(tol):all():item() then
+            break
+        end
+        for _, round in ipairs(rounds) do
+            local partner = round.partner
+            local diag = A:diagonal(0, -2, -1)
+            local xy = A:gather(-1, partner:view(n, 1):expand(with_batch(batch_of(A), n, 1)))
+                :squeeze(-1)
+            local c, s = rotation(diag, at_partner(diag, partner), xy, partner, round.first)
+            A = rotate(rotate(A, -2, partner, c, s), -1, partner, c, s)
+            V = rotate(V, -1, partner, c, s)
+        end
+    end
+    return A:diagonal(0, -2, -1), V
+end
+
+-- A [..., m, n], m >= n, n even: one-sided Jacobi (Hestenes): rotate A's columns (and V's)
+-- until every pair is orthogonal to rounding; then A V = U S, S the columns' norms
+local function jacobi_svd(A)
+    local n = A:size(-1)
+    local V = core.eye(n, { dtype = A.dtype, device = A.device })
+        :expand(with_batch(batch_of(A), n, n)):clone()
+    local rounds = pairings(n, A.device)
+    local eps = EPS[A.dtype] or EPS.float32
+    for _ = 1, MAX_SWEEPS do
+        local rotated = false
+        for _, round in ipairs(rounds) do
+            local partner = round.partner
+            local norms = (A * A):sum(-2)                         -- [..., n]
+            local dots = (A * A:index_select(-1, partner)):sum(-2) -- w_i . w_partner(i)
+            local pn = at_partner(norms, partner)
+            -- a pair already orthogonal to rounding is left alone
+            local small = dots:abs():le((norms * pn):sqrt() * eps)
+            dots = core.where(small, 0, dots)
+            if not rotated and not small:all():item() then
+                rotated = true
+            end
+            local c, s = rotation(norms, pn, dots, partner, round.first)
+            A = rotate(A, -1, partner, c, s)
+            V = rotate(V, -1, partner, c, s)
+        end
+        if not rotated then
+            break
+        end
+    end
+    return A, V
+end
+
+-- a matrix padded to an even size with one more index that no rotation touches (its
+-- off-diagonal terms are 0): padded [..., n + 1, n + 1] (or columns only when cols_only)
+local function pad_even(A, cols_only)
+    local b = batch_of(A)
+    local m, n = A:size(-2), A:size(-1)
+    local zc = core.zeros(with_batch(b, m, 1), { dtype = A.dtype, device = A.device })
+    A = core.cat({ A, zc }, -1)
+    if not cols_only then
+        local zr = core.zeros(with_batch(b, 1, n + 1), { dtype = A.dtype, device = A.device })
+        A = core.cat({ A, zr }, -2)
+    end
+    return A
+end
+
+local function float_only(op, A)
+    if A.dtype ~= "float32" and A.dtype ~= "float64" then
+        raise(("tide: %s: needs float32 or float64, got %s; convert with :to(\"float32\")")
+            :format(op, A.dtype))
+    end
+end
+
+-- the values and the eigenvectors / singular vectors of a decomposition travel as one packed
+-- tensor through autograd (the engine's nodes have one result); these split it
+local function unpack_eigh(packed, n)
+    return packed:narrow(-1, n + 1, 1):squeeze(-1), packed:narrow(-1, 1, n)
+end
+
+-- PyTorch 1.13's linalg_eig_backward for Hermitian input: gA = V (skew(V^T gV) / E, its
+-- diagonal gw) V^T, E_ij = w_j - w_i
+autograd.def {
+    name = "linalg_eigh",
+    reads = { "out" },
+    backward = function(nd, g)
+        local n = nd.n_eig
+        local w, V = unpack_eigh(nd.out, n)
+        local gw, gV = unpack_eigh(g, n)
+        local X = V:transpose(-2, -1):matmul(gV)
+        X = (X - X:transpose(-2, -1)) * 0.5
+        local E = w:unsqueeze(-2) - w:unsqueeze(-1)
+        local eye = core.eye(n, { dtype = w.dtype, device = w.device })
+        X = X / (E + eye) * (1 - eye) + gw:diag_embed()
+        return V:matmul(X):matmul(V:transpose(-2, -1))
+    end,
+}
+
+local UPLO = { "UPLO" }
+
+-- eigh(A[, {UPLO = "L"}]): the eigenvalues of the symmetric A ([..., n], ascending) and the
+-- eigenvectors (the columns of [..., n, n]); only the lower (or upper, UPLO = "U") triangle is
+-- read, as PyTorch's. An eigenvector's sign is arbitrary (LAPACK's may differ)
+function L.eigh(A, opts)
+    local op = "linalg.eigh"
+    matrix(op, A)
+    float_only(op, A)
+    local uplo = args.options(op, opts, UPLO, '{UPLO = "U"}').UPLO or "L"
+    if uplo ~= "L" and uplo ~= "U" then
+        raise(("tide: %s: UPLO = %s; expected \"L\" or \"U\""):format(op, tostring(uplo)))
+    end
+    local n = A:size(-1)
+    local packed = autograd.no_grad(function()
+        local S = uplo == "L" and A:tril() + A:tril(-1):transpose(-2, -1)
+            or A:triu() + A:triu(1):transpose(-2, -1)
+        local odd = n % 2 == 1
+        local w, V = jacobi_eigh(odd and pad_even(S) or S)
+        if odd then
+            w, V = w:narrow(-1, 1, n), V:narrow(-2, 1, n):narrow(-1, 1, n)
+        end
+        local sorted, idx = w:sort(-1)
+        V = V:gather(-1, idx:unsqueeze(-2):expand(V:size()))
+        return core.cat({ V, sorted:unsqueeze(-1) }, -1)
+    end)
+    if autograd.needs_record(A) then
+        autograd.record("linalg_eigh", packed, A).n_eig = n
+    end
+    return unpack_eigh(packed, n)
+end
+
+-- eigvalsh(A[, {UPLO =}]): eigh's eigenvalues
+function L.eigvalsh(A, opts)
+    local w = L.eigh(A, opts)
+    return w
+end
+
+-- U [..., m, k], S [..., k], Vh [..., k, n] packed as [..., m k + k + k n]
+local function pack_svd(U, S, Vh)
+    local b = batch_of(U)
+    b[#b + 1] = -1
+    return core.cat({ U:reshape(b), S:reshape(b), Vh:reshape(b) }, -1)
+end
+
+local function unpack_svd(packed, m, k, n)
+    local b = {}
+    local s = packed:size()
+    for i = 1, #s - 1 do
+        b[i] = s[i]
+    end
+    local U = packed:narrow(-1, 1, m * k):reshape(with_batch(b, m, k))
+    local S = packed:narrow(-1, m * k + 1, k)
+    local Vh = packed:narrow(-1, m * k + k + 1, k * n):reshape(with_batch(b, k, n))
+    return U, S, Vh
+end
+
+-- PyTorch 1.13's svd_backward (full_matrices = false): with skew(X) = X - X^T and E_ij = S_j^2 -
+-- S_i^2, gA = U [(skew(U^T gU) S + S skew(Vh gVh^T)) / E + diag(gS)] Vh, plus the parts of gU
+-- (m > n) or gVh (m < n) outside U's or V's span
+autograd.def {
+    name = "linalg_svd",
+    reads = { "out" },
+    backward = function(nd, g)
+        local m, k, n = nd.svd_m, nd.svd_k, nd.svd_n
+        local U, S, Vh = unpack_svd(nd.out, m, k, n)
+        local gU, gS, gVh = unpack_svd(g, m, k, n)
+        local Ut, V = U:transpose(-2, -1), Vh:transpose(-2, -1)
+        local function skew(X)
+            return X - X:transpose(-2, -1)
+        end
+        local UhgU = skew(Ut:matmul(gU))
+        local VhgV = skew(Vh:matmul(gVh:transpose(-2, -1)))
+        local S2 = S * S
+        local eye = core.eye(k, { dtype = S.dtype, device = S.device })
+        local E = S2:unsqueeze(-2) - S2:unsqueeze(-1) + eye
+        local gA = (UhgU * S:unsqueeze(-2) + S:unsqueeze(-1) * VhgV) / E * (1 - eye) +
+            gS:diag_embed()
+        if m > n then
+            gA = U:matmul(gA)
+            local gUSinv = gU / S:unsqueeze(-2)
+            gA = gA + gUSinv - U:matmul(Ut:matmul(gUSinv))
+            return gA:matmul(Vh)
+        elseif m < n then
+            gA = gA:matmul(Vh)
+            local SinvgVh = gVh / S:unsqueeze(-1)
+            gA = gA + SinvgVh - SinvgVh:matmul(V):matmul(Vh)
+            return U:matmul(gA)
+        end
+        return U:matmul(gA):matmul(Vh)
+    end,
+}
+
+-- Q [..., m, k] with orthonormal columns completed to [..., m, m]: its first k columns, then an
+-- orthonormal basis of the rest of the space (complete QR's trailing columns of [Q | I])
+local function complete_columns(Q)
+    local m, k = Q:size(-2), Q:size(-1)
+    local I = core.eye(m, { dtype = Q.dtype, device = Q.device }):expand(with_batch(batch_of(Q),
+        m, m))
+    local full = L.qr(core.cat({ Q, I }, -1), { mode = "complete" })
+    return core.cat({ Q, full:narrow(-1, k + 1, m - k) }, -1)
+end
+
+local SVD_OPTIONS = { "full_matrices" }
+
+-- svd(A[, {full_matrices = true}]): U, S (descending) and Vh with A = U diag(S) Vh; reduced
+-- (U [..., m, k], Vh [..., k, n], k = min(m, n)) with full_matrices = false. A pair of
+-- singular vectors' sign is arbitrary (LAPACK's may differ). The gradient is for the reduced
+-- form: with full_matrices = true (PyTorch's default, whose extra columns are arbitrary), a
+-- gradient is refused, as PyTorch refuses it
+function L.svd(A, opts)
+    local op = "linalg.svd"
+    matrix(op, A, 1, true)
+    float_only(op, A)
+    local full = args.options(op, opts, SVD_OPTIONS, "{full_matrices = false}").full_matrices
+    full = full == nil or full
+    local m, n = A:size(-2), A:size(-1)
+    local k = math.min(m, n)
+    if full and autograd.needs_record(A) then
+        raise(("tide: %s: the gradient of the full U and Vh is not defined (their extra " ..
+            "columns are arbitrary; nor in PyTorch); pass {full_matrices = false}"):format(op))
+    end
+    local packed = autograd.no_grad(function()
+        local tall = m >= n
+        local W = tall and A or A:transpose(-2, -1) -- [.., big, k]
+        local odd = k % 2 == 1
+        local R, V = jacobi_svd(odd and pad_even(W, true) or W)
+        if odd then
+            R, V = R:narrow(-1, 1, k), V:narrow(-2, 1, k):narrow(-1, 1, k)
+        end
+        local S = (R * R):sum(-2):sqrt()
+        local sorted, idx = S:sort(-1, true)
+        R = R:gather(-1, idx:unsqueeze(-2):expand(R:size()))
+        V = V:gather(-1, idx:unsqueeze(-2):expand(V:size()))
+        -- U's columns, R's scaled to unit length: where a singular value is 0 (a rank-deficient
+        -- A) or tiny, that column is 0 or noise, so a QR makes U orthonormal (the completion
+        -- spans what A's range leaves out), keeping each column's sign (R's diagonal is +-1)
+        local Uk = R / core.where(sorted:eq(0), 1, sorted):unsqueeze(-2)
+        local Q, QR = L.qr(Uk)
+        local d = QR:diagonal(0, -2, -1)
+        Uk = Q * core.where(d:lt(0), -1, 1):unsqueeze(-2)
+        if tall then
+            return pack_svd(Uk, sorted, V:transpose(-2, -1))
+        end
+        return pack_svd(V, sorted, Uk:transpose(-2, -1))
+    end)
+    if autograd.needs_record(A) then
+        local nd = autograd.record("linalg_svd", packed, A)
+        nd.svd_m, nd.svd_k, nd.svd_n = m, k, n
+    end
+    local U, S, Vh = unpack_svd(packed, m, k, n)
+    if full then
+        U = m > k and complete_columns(U) or U
+        Vh = n > k and complete_columns(Vh:transpose(-2, -1)):transpose(-2, -1) or Vh
+    end
+    return U, S, Vh
+end
+
+-- svdvals(A): the singular values, descending
+function L.svdvals(A)
+    local _, S = L.svd(A, { full_matrices = false })
+    return S
 end
 
 local UPPER = { "upper" }
