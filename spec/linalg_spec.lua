@@ -94,6 +94,14 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
         svd_tall = { function(a) return svd_parts(a) end, A4 },
         svd_wide = { function(a) return svd_parts(a:transpose(-2, -1)) end, A4 },
         svd_square = { function(a) return svd_parts(a) end, A },
+        pinv = { function(a) return L.pinv(a) end, A4 },
+        pinv_wide = { function(a) return L.pinv(a:transpose(-2, -1)) end, A4 },
+        lstsq = { function(a, b) return L.lstsq(a, b) end, A4, { 1, 2, 3, 4 } },
+        mnorm_nuc = { function(a) return L.matrix_norm(a, { ord = "nuc" }) end, A4 },
+        mnorm_2 = { function(a) return L.matrix_norm(a, { ord = 2 }) end, BATCH },
+        mnorm_n2 = { function(a) return L.matrix_norm(a, { ord = -2 }) end, A4 },
+        cond = { function(a) return L.cond(a):reshape(1) end, A4 },
+        cond_fro = { function(a) return L.cond(a, "fro"):reshape(1) end, A },
     }
     local names = {}
     for name in pairs(CASES) do
@@ -152,6 +160,11 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
             device = DEV })):abs():max():item() < 1e-14)
         local ones = L.eigh(tide.eye(5, { dtype = "float64", device = DEV }))
         P.close({ 1, 1, 1, 1, 1 }, ones, 0, "eigenvalues of I")
+        local ranks = { L.matrix_rank(t64(A4)):item(),
+            L.matrix_rank(t64({ { 1, 2 }, { 2, 4 } })):item(),
+            L.matrix_rank(S, { atol = 3.5 }):item() }
+        assert.are.same(V.matrix_rank, ranks)
+        assert.are.equal("int64", L.matrix_rank(S).dtype)
     end)
 
     it("float32 in, float32 out, on the input's device", function()
@@ -185,9 +198,8 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
             'tide: linalg.solve: unknown option "lft" (did you mean "left"?)')
         assert.has_error(function() L.solve_triangular(sq, t64(B3)) end,
             "tide: linalg.solve_triangular: upper must be given, true or false, got nil")
-        assert.has_error(function() L.matrix_norm(sq, { ord = "nuc" }) end,
-            'tide: linalg.matrix_norm: ord = nuc needs singular values, which tide does not ' ..
-            'compute yet; use "fro", 1, -1, inf or -inf')
+        assert.has_error(function() L.matrix_norm(sq, { ord = 3 }) end,
+            'tide: linalg.matrix_norm: ord = 3; expected "fro", "nuc", 1, -1, 2, -2, inf or -inf')
         assert.has_error(function() L.matrix_power(sq, 1.5) end,
             "tide: linalg.matrix_power: k must be an integer, got 1.5")
         assert.has_error(function() L.cross(t64(M23), t64(M23), { dim = 1 }) end,

@@ -510,6 +510,14 @@ local function unpack_eigh(packed, n)
     return packed:narrow(-1, n + 1, 1):squeeze(-1), packed:narrow(-1, 1, n)
 end
 
+-- num / den with 0 where num is 0: a repeated eigenvalue or singular value (den 0) whose vectors
+-- carry no gradient (only the values were used) contributes nothing, as PyTorch's shortcut for
+-- eigvalsh and svdvals gives, instead of 0 / 0
+local function quotient(num, den)
+    local zero = num:eq(0)
+    return core.where(zero, 0, num / core.where(zero, 1, den))
+end
+
 -- PyTorch 1.13's linalg_eig_backward for Hermitian input: gA = V (skew(V^T gV) / E, its
 -- diagonal gw) V^T, E_ij = w_j - w_i
 autograd.def {
@@ -523,7 +531,7 @@ autograd.def {
         X = (X - X:transpose(-2, -1)) * 0.5
         local E = w:unsqueeze(-2) - w:unsqueeze(-1)
         local eye = core.eye(n, { dtype = w.dtype, device = w.device })
-        X = X / (E + eye) * (1 - eye) + gw:diag_embed()
+        X = quotient(X, E + eye) * (1 - eye) + gw:diag_embed()
         return V:matmul(X):matmul(V:transpose(-2, -1))
     end,
 }
@@ -604,7 +612,7 @@ autograd.def {
         local S2 = S * S
         local eye = core.eye(k, { dtype = S.dtype, device = S.device })
         local E = S2:unsqueeze(-2) - S2:unsqueeze(-1) + eye
-        local gA = (UhgU * S:unsqueeze(-2) + S:unsqueeze(-1) * VhgV) / E * (1 - eye) +
+        local gA = quotient(UhgU * S:unsqueeze(-2) + S:unsqueeze(-1) * VhgV, E) * (1 - eye) +
             gS:diag_embed()
         if m > n then
             gA = U:matmul(gA)
@@ -877,9 +885,14 @@ function L.matrix_norm(A, opts)
     local r, c = args.dim_of(op, A, dims[1]), args.dim_of(op, A, dims[2])
     if ord == "fro" then
         return L.vector_norm(A, { dim = { r, c }, keepdim = keep })
-    elseif ord == "nuc" or ord == 2 or ord == -2 then
-        raise(("tide: %s: ord = %s needs singular values, which tide does not compute yet; " ..
-            "use \"fro\", 1, -1, inf or -inf"):format(op, tostring(ord)))
+    elseif ord == "nuc" or ord == 2 or ord == -2 then -- from the singular values
+        local moved = A:movedim({ r, c }, { A:dim() - 1, A:dim() })
+        local sv = L.svdvals(moved)
+        local v = ord == "nuc" and sv:sum(-1) or ord == 2 and sv:amax(-1) or sv:amin(-1)
+        if keep then
+            v = v:unsqueeze(math.min(r, c)):unsqueeze(math.max(r, c))
+        end
+        return v
     end
     local sum_dim, pick_dim
     if ord == 1 or ord == -1 then
@@ -887,8 +900,8 @@ function L.matrix_norm(A, opts)
     elseif ord == math.huge or ord == -math.huge then
         sum_dim, pick_dim = c, r
     else
-        raise(("tide: %s: ord = %s; expected \"fro\", 1, -1, inf or -inf"):format(op,
-            tostring(ord)))
+        raise(("tide: %s: ord = %s; expected \"fro\", \"nuc\", 1, -1, 2, -2, inf or -inf")
+            :format(op, tostring(ord)))
     end
     local s = A:abs():sum(sum_dim, true)
     local m = ord > 0 and s:amax(pick_dim, true) or s:amin(pick_dim, true)
@@ -911,6 +924,87 @@ function L.norm(x, opts)
         return L.matrix_norm(x, o)
     end
     return L.vector_norm(x, o)
+end
+
+local RANK_OPTIONS = { "atol", "rtol", "hermitian" }
+
+-- the tolerance below which a singular value counts as 0: max(atol, rtol * the largest), rtol
+-- eps * max(m, n) when neither is given (PyTorch's rule); S [..., k]
+local function cutoff(op, A, S, opts)
+    local o = args.options(op, opts, RANK_OPTIONS, "{rtol = 1e-10}")
+    local atol, rtol = o.atol or 0, o.rtol
+    if rtol == nil then
+        rtol = o.atol ~= nil and 0 or (EPS[A.dtype] or EPS.float32) *
+            math.max(A:size(-2), A:size(-1))
+    end
+    if type(atol) ~= "number" or type(rtol) ~= "number" then
+        raise(("tide: %s: atol and rtol must be numbers, got %s and %s"):format(op,
+            type(atol), type(rtol)))
+    end
+    local largest = S:narrow(-1, 1, 1) -- descending
+    return (largest * rtol):clamp(atol, nil), o.hermitian
+end
+
+-- pinv(A[, {atol =, rtol =, hermitian =}]): the pseudo-inverse V diag(1 / S) U^T over the
+-- singular values above the cutoff (hermitian is accepted and the SVD used either way)
+function L.pinv(A, opts)
+    local op = "linalg.pinv"
+    matrix(op, A, 1, true)
+    float_only(op, A)
+    local U, S, Vh = L.svd(A, { full_matrices = false })
+    local tol = cutoff(op, A, S, opts)
+    local keep = S:gt(tol)
+    local inv = core.where(keep, 1 / core.where(keep, S, 1), 0)
+    return (Vh:transpose(-2, -1) * inv:unsqueeze(-2)):matmul(U:transpose(-2, -1))
+end
+
+-- matrix_rank(A[, {atol =, rtol =, hermitian =}]): the singular values above the cutoff, int64
+function L.matrix_rank(A, opts)
+    local op = "linalg.matrix_rank"
+    matrix(op, A, 1, true)
+    float_only(op, A)
+    return autograd.no_grad(function()
+        local S = L.svdvals(A)
+        return S:gt(cutoff(op, A, S, opts)):to("int64"):sum(-1)
+    end)
+end
+
+local LSTSQ_OPTIONS = { "rcond", "driver" }
+
+-- lstsq(A, B[, {rcond =}]): the X minimising |A X - B| (B [..., m, k] or [..., m]), through the
+-- pseudo-inverse (singular values below rcond times the largest dropped; PyTorch's gelsd
+-- driver's answer, for any rank). Returns the solution only: PyTorch's .solution
+function L.lstsq(A, B, opts)
+    local op = "linalg.lstsq"
+    matrix(op, A, 1, true)
+    float_only(op, A)
+    check(op, B, 2)
+    same_device(op, A, B)
+    local o = args.options(op, opts, LSTSQ_OPTIONS, "{rcond = 1e-10}")
+    local vector = B:dim() == A:dim() - 1
+    if vector then
+        B = B:unsqueeze(-1)
+    end
+    if B:size(-2) ~= A:size(-2) then
+        raise(("tide: %s: A is %s, B %s: B's rows must match A's %d rows"):format(op,
+            shape_str(A:size()), shape_str(B:size()), A:size(-2)))
+    end
+    local X = L.pinv(A, o.rcond and { rtol = o.rcond } or nil):matmul(B)
+    return vector and X:squeeze(-1) or X
+end
+
+-- cond(A[, p]): the condition number; p nil or 2: the largest singular value over the
+-- smallest; else matrix_norm(A, p) matrix_norm(inv(A), p)
+function L.cond(A, p)
+    local op = "linalg.cond"
+    matrix(op, A, 1, true)
+    if p == nil or p == 2 or p == -2 then
+        local S = L.svdvals(A)
+        local r = S:narrow(-1, 1, 1):squeeze(-1) / S:narrow(-1, S:size(-1), 1):squeeze(-1)
+        return p == -2 and 1 / r or r
+    end
+    matrix(op, A)
+    return L.matrix_norm(A, { ord = p }) * L.matrix_norm(L.inv(A), { ord = p })
 end
 
 -- PyTorch's Tensor methods and torch.X functions over these
