@@ -209,7 +209,7 @@ RECIPES.polygamma = function(x) return { x, 1 } end
 local function square(x)
     return x:narrow(2, 1, 2) + tide.eye(2, { dtype = x.dtype, device = x.device }) * 3
 end
-for _, m in ipairs({ "det", "logdet", "slogdet", "inverse" }) do
+for _, m in ipairs({ "det", "logdet", "slogdet", "inverse", "qr", "pinverse" }) do
     RECIPES[m] = function(x) return { square(x) } end
 end
 RECIPES.cholesky = function(x)
@@ -324,7 +324,10 @@ local function check_call(m, f, args, problems)
             if not r.requires_grad then
                 problems[#problems + 1] = m .. ": a float result that does not require grad"
             else
-                local ok, err = pcall(function() r:double():sum():backward() end)
+                -- results of one op may share a graph (qr's Q and R): keep it for the next
+                local ok, err = pcall(function()
+                    r:double():sum():backward({ retain_graph = i < res.n })
+                end)
                 if not ok then
                     problems[#problems + 1] = m .. ": backward through the result fails: " ..
                         tostring(err)

@@ -7,8 +7,8 @@
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
 -- An LU or QR step is a few ops over the whole batch, n steps for an n x n matrix: meant for
 -- the sizes scripts use (up to a few hundred), not for large dense problems.
--- Tensor methods det, logdet, slogdet, inverse, cholesky, matrix_power, cross, and tide.X
--- functions of the same names; the namespace itself is tide.linalg.
+-- Tensor methods det, logdet, slogdet, inverse, cholesky, matrix_power, cross, qr, pinverse,
+-- and tide.X functions of the same names; the namespace itself is tide.linalg.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -1039,5 +1039,13 @@ function Tensor.cross(a, b, dim) -- torch.cross(a, b, dim): the first dim of siz
     return L.cross(a, b, dim ~= nil and { dim = dim } or nil)
 end
 
-M.names = { "det", "logdet", "slogdet", "inverse", "cholesky", "matrix_power", "cross" }
+function Tensor.qr(A, some) -- PyTorch's torch.qr(A, some = true): reduced unless some is false
+    return L.qr(A, some == false and { mode = "complete" } or nil)
+end
+function Tensor.pinverse(A, rcond) -- PyTorch's torch.pinverse(A, rcond = 1e-15)
+    return L.pinv(A, { rtol = rcond or 1e-15 })
+end
+
+M.names = { "det", "logdet", "slogdet", "inverse", "cholesky", "matrix_power", "cross", "qr",
+    "pinverse" }
 return M
