@@ -160,27 +160,39 @@ local function check_invertible(op, LU)
     end
 end
 
--- L y = B (L unit lower, from lu) then U x = y, row by row over the whole batch of B's columns
+-- X with A X = B for a triangular A (upper, or lower; unit: its diagonal taken as 1), row by
+-- row over the whole batch of B's columns; reads only that half of A
+local function substitute(A, B, upper, unit)
+    local n = A:size(-1)
+    local x = {}
+    local first, last, step = 1, n, 1
+    if upper then
+        first, last, step = n, 1, -1
+    end
+    for i = first, last, step do
+        local r = B:narrow(-2, i, 1)
+        local a = A:narrow(-2, i, 1)
+        if #x > 0 then -- the unknowns solved so far: after i (upper) or before it (lower)
+            local known = upper and a:narrow(-1, i + 1, n - i) or a:narrow(-1, 1, i - 1)
+            r = r - known:matmul(core.cat(x, -2))
+        end
+        if not unit then
+            r = r / a:narrow(-1, i, 1)
+        end
+        if upper then
+            table.insert(x, 1, r)
+        else
+            x[#x + 1] = r
+        end
+    end
+    return core.cat(x, -2)
+end
+
+-- P A X = P B through lu's factors: L y = P B (L unit lower), then U X = y
 local function lu_solve(LU, perm, B)
     local n = LU:size(-1)
     B = B:gather(-2, perm:expand(with_batch(batch_of(B), n, B:size(-1))))
-    local rows = {}
-    for i = 1, n do
-        local r = B:narrow(-2, i, 1)
-        if i > 1 then
-            r = r - LU:narrow(-2, i, 1):narrow(-1, 1, i - 1):matmul(core.cat(rows, -2))
-        end
-        rows[i] = r
-    end
-    local x = {}
-    for i = n, 1, -1 do
-        local r = rows[i]
-        if i < n then
-            r = r - LU:narrow(-2, i, 1):narrow(-1, i + 1, n - i):matmul(core.cat(x, -2))
-        end
-        table.insert(x, 1, r / LU:narrow(-2, i, 1):narrow(-1, i, 1))
-    end
-    return core.cat(x, -2)
+    return substitute(LU, substitute(LU, B, false, true), true, false)
 end
 
 local LEFT = { "left" }
@@ -254,29 +266,7 @@ function L.solve_triangular(A, B, opts)
         raise(("tide: %s: A is %s, B %s: B must be [..., %d, k]"):format(op,
             shape_str(A:size()), shape_str(B:size()), n))
     end
-    local x = {}
-    local first, last, step = 1, n, 1
-    if o.upper then
-        first, last, step = n, 1, -1
-    end
-    for i = first, last, step do
-        local r = B:narrow(-2, i, 1)
-        local a = A:narrow(-2, i, 1)
-        if #x > 0 then
-            local known = o.upper and a:narrow(-1, i + 1, n - i) or a:narrow(-1, 1, i - 1)
-            local xs = o.upper and core.cat(x, -2) or core.cat(x, -2)
-            r = r - known:matmul(xs)
-        end
-        if not o.unitriangular then
-            r = r / a:narrow(-1, i, 1)
-        end
-        if o.upper then
-            table.insert(x, 1, r)
-        else
-            x[#x + 1] = r
-        end
-    end
-    return core.cat(x, -2)
+    return substitute(A, B, o.upper, o.unitriangular == true)
 end
 
 local QR_MODE = { reduced = true, complete = true, r = true }
