@@ -247,3 +247,13 @@ describe("ReduceLROnPlateau:step with a one-element bool tensor", function()
         assert.are.equal(1, s.last_epoch)
     end)
 end)
+
+describe("polygamma with an infinite or huge order", function()
+    it("raises for inf, and does not loop over a huge n (fuzz seed 9004: a hang)", function()
+        local x = tide.tensor({ 0.5, 2 })
+        assert.has_error(function() x:polygamma_(1 / 0) end,
+            "tide: polygamma: n must be an integer >= 0 (the derivative's order), got inf")
+        local r = tide.polygamma(1e15, tide.tensor({ 2.0 }, { dtype = "float64" }))
+        assert.is_true(r:isnan():any():item() or r:isinf():any():item())
+    end)
+end)

@@ -15,7 +15,7 @@ local function order(n)
         raise("tide: polygamma: n must be an integer >= 0 (the derivative's order), got a " ..
             "tensor; the order comes first: tide.polygamma(n, x), or x:polygamma(n)")
     end
-    if type(n) ~= "number" or n < 0 or n ~= math.floor(n) then
+    if type(n) ~= "number" or n < 0 or n ~= math.floor(n) or n == math.huge then
         raise(("tide: polygamma: n must be an integer >= 0 (the derivative's order), got %s")
             :format(tostring(n)))
     end
@@ -56,8 +56,8 @@ function M.functions.polygamma(n, x)
     if n == 0 then
         return x:digamma()
     end
-    local factorial = 1
-    for k = 2, n do
+    local factorial = n > 170 and math.huge or 1 -- 171! overflows a double
+    for k = 2, n > 170 and 1 or n do
         factorial = factorial * k
     end
     local sign = n % 2 == 1 and 1 or -1
