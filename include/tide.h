@@ -515,6 +515,19 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
                                    const tide_tensor *grad_out, tide_tensor **dgi,
                                    tide_tensor **dgh, tide_tensor **dprev);
 
+/* the eigenvalues w [..., n] (ascending) and eigenvectors v [..., n, n] (columns) of the
+ * symmetric a [..., n, n], float32 or float64, from its lower triangle (upper: the upper one),
+ * by the device's own solver (LAPACK's syevd on the CPU). TIDE_ENOTSUP where the device has none
+ * (tide.linalg then runs Jacobi rotations in tensor ops); TIDE_EINVAL when it fails to
+ * converge (a NaN or inf in a). */
+tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tide_tensor **w,
+                             tide_tensor **v);
+/* the reduced SVD a = u diag(s) vh of a [..., m, n]: u [..., m, k], s [..., k] descending, vh
+ * [..., k, n], k = min(m, n), by the device's own solver (LAPACK's gesdd on the CPU); errors as
+ * tide_linalg_eigh */
+tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u, tide_tensor **s,
+                            tide_tensor **vh);
+
 /* conv2d by the device's own convolution (oneDNN for float32 on the CPU, when tide was built
  * with it): out [N, O, OH, OW] = input [N, C, H, W] convolved with weight [O, C/groups, g.kh,
  * g.kw], plus bias [O] (NULL: none). TIDE_ENOTSUP where the device has no such kernel for the

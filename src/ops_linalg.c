@@ -1,5 +1,6 @@
 /* ops_linalg.c — matmul with torch.matmul's semantics, lowered to one batched gemm
- * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend. */
+ * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend; and the decompositions a backend may
+ * have a solver for (eigh, svd: LAPACK on the CPU). */
 #include "tide_impl.h"
 
 #include <string.h>
@@ -180,4 +181,103 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
         return tide_err_op(st, name);
     }
     return TIDE_OK;
+}
+
+/* ---- decompositions by the backend's own solver ------------------------------------------- */
+
+/* a float32 / float64 matrix or batch of them ([..., m, n], square when square) */
+static tide_status decomposable(const char *op, const tide_tensor *a, bool square) {
+    if (a->dtype != TIDE_DTYPE_F32 && a->dtype != TIDE_DTYPE_F64)
+        return tide_seterr(TIDE_EDTYPE, "%s: needs float32 or float64, got %s", op,
+                           tide_dtype_name(a->dtype));
+    if (a->ndim < 2)
+        return tide_seterr(TIDE_ESHAPE, "%s: expected a matrix or a batch of matrices, got %d dims",
+                           op, a->ndim);
+    if (square && a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
+        return tide_seterr(TIDE_ESHAPE, "%s: expected square matrices, got %lld x %lld", op,
+                           (long long)a->shape[a->ndim - 2], (long long)a->shape[a->ndim - 1]);
+    return TIDE_OK;
+}
+
+/* a's batch dims followed by the dims given (n of them) */
+static int batch_shape(const tide_tensor *a, int n, const int64_t *last, int64_t *shape) {
+    int nb = a->ndim - 2;
+    memcpy(shape, a->shape, (size_t)nb * sizeof *shape);
+    memcpy(shape + nb, last, (size_t)n * sizeof *shape);
+    return nb + n;
+}
+
+/* n outputs of op, allocated with the shapes given; all or none */
+static tide_status alloc_outputs(tide_ctx *ctx, const char *op, const tide_tensor *a, int n,
+                                 const int    *ndims, int64_t (*shapes)[TIDE_MAX_DIMS],
+                                 tide_tensor **out) {
+    for (int i = 0; i < n; i++) {
+        tide_status st =
+            tide_tensor_alloc(ctx, op, a->storage->dev, a->dtype, ndims[i], shapes[i], &out[i]);
+        if (st != TIDE_OK) {
+            tide_release_all(i, out);
+            return st;
+        }
+    }
+    return TIDE_OK;
+}
+
+tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tide_tensor **w,
+                             tide_tensor **v) {
+    static const char op[] = "linalg.eigh";
+    TIDE_TRY(decomposable(op, a, true));
+    tide_device       *dev = a->storage->dev;
+    tide_entry_eigh_fn fn;
+    TIDE_TRY(tide_entry_eigh(dev, op, &fn));
+    int64_t n = a->shape[a->ndim - 1], shapes[2][TIDE_MAX_DIMS], last[2] = {n, n};
+    int     ndims[2] = {batch_shape(a, 1, last, shapes[0]), batch_shape(a, 2, last, shapes[1])};
+    tide_tensor *c, *out[2];
+    TIDE_TRY(tide_contiguous_all(ctx, 1, &a, &c));
+    tide_status st = alloc_outputs(ctx, op, a, 2, ndims, shapes, out);
+    if (st == TIDE_OK && tide_tensor_numel(out[1]) > 0) {
+        tide_kview wv = tide_kview_of(out[0]), vv = tide_kview_of(out[1]), av = tide_kview_of(c);
+        st = fn(dev, &wv, &vv, &av, upper);
+        if (st != TIDE_OK) {
+            tide_release_all(2, out);
+            st = tide_err_op(st, op);
+        }
+    }
+    tide_tensor_release(c);
+    if (st == TIDE_OK) {
+        *w = out[0];
+        *v = out[1];
+    }
+    return st;
+}
+
+tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u, tide_tensor **s,
+                            tide_tensor **vh) {
+    static const char op[] = "linalg.svd";
+    TIDE_TRY(decomposable(op, a, false));
+    tide_device      *dev = a->storage->dev;
+    tide_entry_svd_fn fn;
+    TIDE_TRY(tide_entry_svd(dev, op, &fn));
+    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
+    int64_t      shapes[3][TIDE_MAX_DIMS], lu[2] = {m, k}, ls[1] = {k}, lv[2] = {k, n};
+    int          ndims[3] = {batch_shape(a, 2, lu, shapes[0]), batch_shape(a, 1, ls, shapes[1]),
+                             batch_shape(a, 2, lv, shapes[2])};
+    tide_tensor *c, *out[3];
+    TIDE_TRY(tide_contiguous_all(ctx, 1, &a, &c));
+    tide_status st = alloc_outputs(ctx, op, a, 3, ndims, shapes, out);
+    if (st == TIDE_OK && tide_tensor_numel(out[1]) > 0) {
+        tide_kview uv = tide_kview_of(out[0]), sv = tide_kview_of(out[1]),
+                   vv = tide_kview_of(out[2]), av = tide_kview_of(c);
+        st = fn(dev, &uv, &sv, &vv, &av);
+        if (st != TIDE_OK) {
+            tide_release_all(3, out);
+            st = tide_err_op(st, op);
+        }
+    }
+    tide_tensor_release(c);
+    if (st == TIDE_OK) {
+        *u = out[0];
+        *s = out[1];
+        *vh = out[2];
+    }
+    return st;
 }

@@ -3,7 +3,8 @@
 -- the algorithm is the function's: a pivot choice is piecewise constant).
 --   factorisations: lu_factor (partial pivoting), cholesky, qr (Householder)
 --   from them: det, slogdet, inv, solve, solve_triangular
---   spectra: eigh, eigvalsh, svd, svdvals (Jacobi rotations, PyTorch's closed-form gradients)
+--   spectra: eigh, eigvalsh, svd, svdvals (the device's own solver, LAPACK on the CPU; else
+--   Jacobi rotations in tensor ops; PyTorch's closed-form gradients either way)
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
 -- An LU or QR step is a few ops over the whole batch, n steps for an n x n matrix: meant for
 -- the sizes scripts use (up to a few hundred), not for large dense problems.
@@ -17,6 +18,7 @@ local same_device = require("tide._same_device")
 local compat = require("tide._compat")
 
 local Tensor = core.Tensor
+local K = core._internal -- the decompositions' kernels (lua/linalg.c)
 local check, shape_str = args.check, args.shape_str
 local unpack = compat.unpack
 
@@ -328,8 +330,8 @@ function L.qr(A, opts)
     return Q:narrow(-1, 1, k), R
 end
 
--- ---- eigenvalues and singular values: Jacobi rotations ----
--- Both run the cyclic Jacobi method with the round-robin ordering: each round rotates n / 2
+-- ---- eigenvalues and singular values: the device's solver, or Jacobi rotations ----
+-- Where the device has no solver of its own (CUDA here), both run the cyclic Jacobi method with the round-robin ordering: each round rotates n / 2
 -- disjoint index pairs at once (a few gathers and element-wise ops over the whole batch), n - 1
 -- rounds a sweep, sweeps until the off-diagonal part (eigh) or the columns' inner products
 -- (svd) are below rounding; Jacobi is as accurate as LAPACK's QR-based routines (more so for
@@ -541,6 +543,10 @@ function L.eigh(A, opts)
     end
     local n = A:size(-1)
     local packed = autograd.no_grad(function()
+        local kw, kv = K.eigh(A, uplo == "U") -- the device's own solver (LAPACK on the CPU)
+        if kw then
+            return core.cat({ kv, kw:unsqueeze(-1) }, -1)
+        end
         local S = uplo == "L" and A:tril() + A:tril(-1):transpose(-2, -1)
             or A:triu() + A:triu(1):transpose(-2, -1)
         local odd = n % 2 == 1
@@ -649,6 +655,10 @@ function L.svd(A, opts)
             "columns are arbitrary; nor in PyTorch); pass {full_matrices = false}"):format(op))
     end
     local packed = autograd.no_grad(function()
+        local ku, ks, kvh = K.svd(A) -- the device's own solver (LAPACK on the CPU)
+        if ku then
+            return pack_svd(ku, ks, kvh)
+        end
         local tall = m >= n
         local W = tall and A or A:transpose(-2, -1) -- [.., big, k]
         local odd = k % 2 == 1
