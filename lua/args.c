@@ -11,6 +11,21 @@ const char *tl_typename(lua_State *L, int idx) {
     return tl_test(L, idx) ? "a tensor" : luaL_typename(L, idx);
 }
 
+/* the one wording for an argument past the last one op takes (nil there is an omitted one) */
+void tl_max_args(lua_State *L, int n, const char *op) {
+    int k, last = lua_gettop(L);
+    while (last > n && lua_isnil(L, last))
+        last--;
+    for (k = n + 1; k <= last; k++)
+        if (!lua_isnil(L, k))
+            tl_error(L,
+                     "tide: %s: expected at most %d argument%s, got %d (argument #%d is a %s); "
+                     "remove it: %s takes no such argument or option",
+                     op, n, n == 1 ? "" : "s", last, k,
+                     tl_test(L, k) ? "tensor" : luaL_typename(L, k), op);
+    lua_settop(L, n);
+}
+
 double tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what) {
     if (lua_isnoneornil(L, idx))
         return def;

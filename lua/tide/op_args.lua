@@ -32,6 +32,24 @@ function M.not_differentiable(op, ...)
     end
 end
 
+-- raises "tide: <op>: expected at most n arguments, got m (...)" when one of ..., the arguments
+-- after the n a Lua method declares (self counted), is not nil: a fixed parameter list drops
+-- extras silently, so methods end with `...` and call this (the binding's tl_max_args wording)
+function M.no_extra(op, n, ...)
+    local last = select("#", ...)
+    while last > 0 and select(last, ...) == nil do
+        last = last - 1
+    end
+    for k = 1, last do
+        local v = select(k, ...)
+        if v ~= nil then
+            raise(("tide: %s: expected at most %d argument%s, got %d (argument #%d is a %s); " ..
+                "remove it: %s takes no such argument or option"):format(op, n,
+                n == 1 and "" or "s", n + last, n + k, is_tensor(v) and "tensor" or type(v), op))
+        end
+    end
+end
+
 -- opts (nil: {}) with no key outside known (core._check_options); anything but a table raises,
 -- showing example ("{dtype = \"float64\"}"), when given, as what to pass instead
 function M.options(op, opts, known, example)
