@@ -50,6 +50,19 @@ function M.no_extra(op, n, ...)
     end
 end
 
+-- t, a table given where a list of sizes or dims goes, when it is a plain list: another key
+-- means an options table or a typo ({bogus = 1} would read as {} and run silently)
+function M.check_list(op, t, what)
+    local n = #t
+    for k in pairs(t) do
+        if type(k) ~= "number" or k < 1 or k > n or k ~= math.floor(k) then
+            raise(("tide: %s: %s must be a list such as {1, 2}, got a table with the key %s")
+                :format(op, what, type(k) == "string" and ('"' .. k .. '"') or tostring(k)))
+        end
+    end
+    return t
+end
+
 -- opts (nil: {}) with no key outside known (core._check_options); anything but a table raises,
 -- showing example ("{dtype = \"float64\"}"), when given, as what to pass instead
 function M.options(op, opts, known, example)
