@@ -104,12 +104,24 @@ end
 
 -- the integers of f(...) or f({...}) with at least `least` of them
 local function int_list(op, what, least, first, ...)
-    local list = type(first) == "table" and args.check_list(op, first, what) or { first, ... }
-    if #list < least then
+    local list, n
+    if type(first) == "table" then
+        args.no_extra(op, 2, ...) -- x, the list
+        list = args.check_list(op, first, what)
+        n = #list
+    else
+        -- counted with select: # of a list with holes is any border (LuaJIT's differs from
+        -- 5.4's), and a nil between integers must raise; trailing nils are omitted arguments
+        list, n = { first, ... }, select("#", ...) + 1
+        while n > 0 and list[n] == nil do
+            n = n - 1
+        end
+    end
+    if n < least then
         raise(("tide: %s: expected at least %d %s"):format(op, least, what))
     end
     local out = {}
-    for i = 1, #list do
+    for i = 1, n do
         out[i] = integer(op, list[i], what .. " " .. i)
     end
     return out
