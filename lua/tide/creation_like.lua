@@ -169,7 +169,10 @@ local function shape_and_opts(op, ...)
     end
     local shape = {}
     for i = 1, a.n do
-        shape[i] = a[i] == nil and integer(op, nil, "size " .. i) or a[i] -- nil: raises
+        if a[i] == nil then
+            integer(op, nil, "size " .. i) -- raises: a nil between sizes
+        end
+        shape[i] = a[i]
     end
     return shape, opts
 end
