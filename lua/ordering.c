@@ -245,7 +245,7 @@ static int o_triu(lua_State *L) {
 static int int_list(lua_State *L, int idx, int top, int64_t *v, const char *op, const char *what) {
     int n = 0;
     if (lua_type(L, idx) == LUA_TTABLE) {
-        int len = (int)lua_rawlen(L, idx);
+        int len = tl_check_list(L, idx, op, what);
         if (len > TIDE_MAX_DIMS)
             tl_error(L, "tide: %s: %d %s given, at most %d", op, len, what, TIDE_MAX_DIMS);
         for (int i = 1; i <= len; i++) {

@@ -102,7 +102,7 @@ static int o_permute(lua_State *L) {
     while (nargs > 2 && lua_isnil(L, nargs)) /* trailing nils are omitted arguments */
         nargs--;
     lua_settop(L, nargs = istable ? 2 : nargs);
-    int given = istable ? (int)lua_rawlen(L, 2) : nargs - 1;
+    int given = istable ? tl_check_list(L, 2, "permute", "dims") : nargs - 1;
     if (given != n)
         return tl_error(L,
                         "tide: permute: %d dims given for a tensor with %d dims; name every "

@@ -212,7 +212,22 @@ describe("the wording on " .. D.name, function()
             'key "bogus_option"', catch(function() return X():amax({ bogus_option = 1 }) end))
         assert.matches("tide: new_zeros: the shape must be a list",
             catch(function() return X():new_zeros({ 2, dtype = "float32" }) end))
+        -- the C methods' lists alike (tl_check_list), and movedim's
+        for _, f in ipairs({
+            function(x) return x:view({ bogus_option = 1 }) end,
+            function(x) return x:sum_to({ bogus_option = 1 }) end,
+            function(x) return x:roll(1, { bogus_option = 1 }) end,
+            function(x) return x:flip({ 1, dims = 2 }) end,
+            function(x) return x:permute({ 2, 1, bogus_option = 1 }) end,
+            function(x) return x:movedim({ bogus_option = 1 }, {}) end,
+        }) do
+            assert.matches("tide: [%a_]+: [%a ]+ must be a list such as {1, 2}, got a table with " ..
+                "the key \"%a+", catch(function() return f(X()) end))
+        end
+        assert.matches("tide: movedim: expected source and destination dims",
+            catch(function() return X():movedim() end))
         assert.are.same({ 3 }, X():amax({ 1 }):size()) -- a list still works
+        assert.are.same({ 3, 2 }, X():permute({ 2, 1 }):size())
     end)
 
     it("keeps the optional arguments that are real, and nil for an omitted one", function()

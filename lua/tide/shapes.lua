@@ -238,8 +238,13 @@ end
 function Tensor.movedim(x, source, destination, ...)
     args.no_extra("movedim", 3, ...)
     check("movedim", x)
-    local src = type(source) == "table" and source or { source }
-    local dst = type(destination) == "table" and destination or { destination }
+    if source == nil or destination == nil then
+        raise("tide: movedim: expected source and destination dims, as in x:movedim(1, 2)")
+    end
+    local src = type(source) == "table" and args.check_list("movedim", source, "source") or
+        { source }
+    local dst = type(destination) == "table" and
+        args.check_list("movedim", destination, "destination") or { destination }
     if #src ~= #dst then
         raise(("tide: movedim: source and destination must have as many dims, got %d and %d")
             :format(#src, #dst))
