@@ -11,6 +11,47 @@ const char *tl_typename(lua_State *L, int idx) {
     return tl_test(L, idx) ? "a tensor" : luaL_typename(L, idx);
 }
 
+/* the one wording for an argument past the last one op takes (nil there is an omitted one) */
+void tl_max_args(lua_State *L, int n, const char *op) {
+    int k, last = lua_gettop(L);
+    while (last > n && lua_isnil(L, last))
+        last--;
+    for (k = n + 1; k <= last; k++)
+        if (!lua_isnil(L, k))
+            tl_error(L,
+                     "tide: %s: expected at most %d argument%s, got %d (argument #%d is a %s); "
+                     "remove it: %s takes no such argument or option",
+                     op, n, n == 1 ? "" : "s", last, k,
+                     tl_test(L, k) ? "tensor" : luaL_typename(L, k), op);
+    lua_settop(L, n);
+}
+
+/* a table given where a list goes must be a plain list: another key means an options table or
+ * a typo, which rawlen would read as an empty list ({bogus = 1} as {}) and run silently */
+int tl_check_list(lua_State *L, int idx, const char *op, const char *what) {
+    int len = (int)lua_rawlen(L, idx);
+    idx = lua_absindex(L, idx);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        int         isint;
+        lua_Integer k = lua_tointegerx(L, -2, &isint);
+        if (lua_type(L, -2) != LUA_TNUMBER || !isint || k < 1 || k > len) {
+            lua_pop(L, 1);
+            if (lua_type(L, -1) == LUA_TSTRING)
+                return tl_error(L,
+                                "tide: %s: %s must be a list such as {1, 2}, got a table with "
+                                "the key \"%s\"",
+                                op, what, lua_tostring(L, -1));
+            return tl_error(L,
+                            "tide: %s: %s must be a list such as {1, 2}, got a table with a %s "
+                            "key",
+                            op, what, luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+    return len;
+}
+
 double tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what) {
     if (lua_isnoneornil(L, idx))
         return def;
@@ -82,7 +123,7 @@ static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int a
 int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, int allow_neg1) {
     int n = 0;
     if (lua_type(L, idx) == LUA_TTABLE) {
-        int len = (int)lua_rawlen(L, idx);
+        int len = tl_check_list(L, idx, op, "the shape");
         if (len > TIDE_MAX_DIMS)
             return tl_error(L, "tide: %s: %d dims given; tide supports at most %d", op, len,
                             TIDE_MAX_DIMS);

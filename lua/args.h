@@ -42,6 +42,12 @@ int tl_new_tensor_metatable(lua_State *L);
 /* ---- args.c ---- */
 /* "a tensor" for a tide tensor at idx, else luaL_typename (for argument errors) */
 const char *tl_typename(lua_State *L, int idx);
+/* raises `tide: <op>: expected at most n arguments, got m (...)` when an argument past n (self
+ * counted) is not nil, then sets the top to n: a method's `lua_settop(L, n)` that drops nothing */
+void tl_max_args(lua_State *L, int n, const char *op);
+/* the length of the list at idx; raises `tide: <op>: <what> must be a list ...` for a key
+ * outside 1..#t (an options table given where sizes or dims go) */
+int         tl_check_list(lua_State *L, int idx, const char *op, const char *what);
 double      tl_opt_number(lua_State *L, int idx, double def, const char *op, const char *what);
 lua_Integer tl_check_int(lua_State *L, int idx, const char *op, const char *what);
 double      tl_check_number(lua_State *L, int idx, const char *op, const char *what);

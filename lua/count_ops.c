@@ -41,7 +41,7 @@ static int o_nonzero(lua_State *L) {
     static const char *const known[] = {"as_tuple", NULL};
     tide_lua_state          *S = TL_STATE(L);
     ltensor                 *a = tl_check(L, 1, "nonzero");
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "nonzero");
     int as_tuple = opts_at(L, 2, "nonzero", known, "{as_tuple = true}") &&
                    opt_flag(L, 2, "as_tuple", 0, "nonzero");
     ltensor *r0 = tl_push_empty(L);
@@ -79,7 +79,7 @@ static int o_unique(lua_State *L) {
     static const char *const known[] = {"sorted", "return_inverse", "return_counts", "dim", NULL};
     tide_lua_state          *S = TL_STATE(L);
     ltensor                 *a = tl_check(L, 1, "unique");
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "unique");
     int         inverse = 0, counts = 0, dim = TIDE_ALL_DIMS;
     lua_Integer d1;
     if (opts_at(L, 2, "unique", known, "{return_counts = true}")) {
@@ -146,11 +146,12 @@ static int o_repeat_interleave(lua_State *L) {
     static const char        op[] = "repeat_interleave";
     tide_lua_state          *S = TL_STATE(L);
     ltensor                 *a = tl_check(L, 1, op);
-    lua_settop(L, 4);
+    tl_max_args(L, 4, op);
     lua_Integer size = -1, d1;
     if (lua_isnil(L, 2) || lua_type(L, 2) == LUA_TTABLE) { /* the repeats alone */
         if (lua_type(L, 2) == LUA_TTABLE && lua_rawlen(L, 2) > 0)
             goto with_input; /* t:repeat_interleave({1, 2}) */
+        tl_max_args(L, 2, op);
         if (opts_at(L, 2, op, known + 1, "{output_size = 5}") &&
             opt_int(L, 2, "output_size", &size, op) && size < 0)
             return tl_error(L, "tide: %s: output_size must be non-negative, got %I", op, size);
@@ -168,6 +169,8 @@ with_input:;
             opt_int(L, 4, "output_size", &size, op) && size < 0)
             return tl_error(L, "tide: %s: output_size must be non-negative, got %I", op, size);
     } else if (opts_at(L, 3, op, known, "{dim = 1}")) {
+        tl_max_args(L, 3, op); /* the options end the arguments */
+        lua_settop(L, 4);
         if (opt_int(L, 3, "dim", &d1, op))
             dim = tl_dim(L, a->t, d1, op, 0);
         if (opt_int(L, 3, "output_size", &size, op) && size < 0)

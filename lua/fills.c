@@ -7,6 +7,7 @@ static int o_fill_(lua_State *L) {
     ltensor        *a = tl_check(L, 1, "fill_");
     if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: fill_: value must be a number, got %s", tl_typename(L, 2));
+    tl_max_args(L, 2, "fill_");
     int rec = tl_check_inplace(L, S, a, "fill_");
     TL_CALL(L, S, tide_fill_x_(S->ctx, a->t, tl_scalar(L, 2)));
     tl_inplace_done(L, S, "fill_", rec);
@@ -22,6 +23,7 @@ static int o_zero_(lua_State *L) {
                         "tide: zero_: takes no argument, got argument #2 (%s); fill_(v) fills "
                         "with a value",
                         tl_typename(L, 2));
+    tl_max_args(L, 1, "zero_");
     int rec = tl_check_inplace(L, S, a, "zero_");
     TL_CALL(L, S, tide_fill_(S->ctx, a->t, 0));
     tl_inplace_done(L, S, "zero_", rec);
@@ -32,7 +34,8 @@ static int o_zero_(lua_State *L) {
 static int o_copy_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "copy_"), *b = tl_check(L, 2, "copy_");
-    int             rec = tl_check_inplace(L, S, a, "copy_");
+    tl_max_args(L, 2, "copy_");
+    int rec = tl_check_inplace(L, S, a, "copy_");
     TL_CALL(L, S, tide_tensor_copy_(S->ctx, a->t, b->t));
     tl_inplace_done(L, S, "copy_", rec);
     lua_settop(L, 1);
@@ -45,7 +48,8 @@ static int random_(lua_State *L, tide_random_kind kind, const char *name) {
     double          lo = tl_opt_number(L, 2, kind == TIDE_RANDOM_UNIFORM ? 0 : 0, name,
                               kind == TIDE_RANDOM_UNIFORM ? "from" : "mean");
     double          hi = tl_opt_number(L, 3, 1, name, kind == TIDE_RANDOM_UNIFORM ? "to" : "std");
-    int             rec = tl_check_inplace(L, S, a, name);
+    tl_max_args(L, 3, name);
+    int rec = tl_check_inplace(L, S, a, name);
     TL_CALL(L, S, tide_random_(S->ctx, a->t, kind, lo, hi));
     tl_inplace_done(L, S, name, rec);
     lua_settop(L, 1);

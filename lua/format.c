@@ -94,6 +94,7 @@ static int to_table(lua_State *L, const char *op) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, op);
     tide_device    *dev = tide_tensor_device(a->t);
+    tl_max_args(L, 1, op);
     if (!tide_device_is_host(dev))
         return tl_error(L, "tide: %s: tensor is on %s; call :cpu() first to copy it to the host",
                         op, tide_device_name(dev));

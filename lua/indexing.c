@@ -60,7 +60,7 @@ static int o_index_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "index_select");
     int dim = tl_dim(L, a->t, tl_check_int(L, 2, "index_select", "dim"), "index_select", 0);
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "index_select");
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_select");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_index_select(S->ctx, a->t, dim, ix->t, &r->t));
@@ -72,7 +72,7 @@ static int o_index_add_(lua_State *L) {
     ltensor        *a = tl_check(L, 1, "index_add_");
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "index_add_", "dim"), "index_add_", 0);
     ltensor        *src = tl_check(L, 4, "index_add_");
-    lua_settop(L, 4);
+    tl_max_args(L, 4, "index_add_");
     int      rec = tl_check_inplace(L, S, a, "index_add_");
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_add_");
     TL_CALL(L, S, tide_index_add_(S->ctx, a->t, dim, ix->t, src->t));
@@ -87,7 +87,7 @@ static int where_impl(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *c = tl_check(L, 1, "where");
     ltensor        *ab[2];
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "where");
     for (int k = 0; k < 2; k++)
         ab[k] = tl_test(L, 2 + k);
     for (int k = 0; k < 2; k++) {
@@ -120,7 +120,7 @@ static int l_where(lua_State *L) {
 }
 
 static int o_where(lua_State *L) {
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "where");
     lua_pushvalue(L, 1); /* t, cond, b -> cond, t, b */
     lua_pushvalue(L, 2);
     lua_replace(L, 1);

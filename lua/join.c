@@ -3,8 +3,8 @@
 
 static int l_cat(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    int             nargs = lua_gettop(L);
-    lua_settop(L, 2);
+    int             nargs = lua_gettop(L) < 2 ? lua_gettop(L) : 2;
+    tl_max_args(L, 2, "cat");
     if (lua_type(L, 1) != LUA_TTABLE)
         return tl_error(L, "tide: cat: expected a table of tensors, got %s", luaL_typename(L, 1));
     int n = (int)lua_rawlen(L, 1);
@@ -32,8 +32,8 @@ static int l_cat(lua_State *L) {
 /* tide.stack(tensors[, dim]): the core checks the shapes as given, unsqueezes and cats */
 static int l_stack(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    int             nargs = lua_gettop(L);
-    lua_settop(L, 2);
+    int             nargs = lua_gettop(L) < 2 ? lua_gettop(L) : 2;
+    tl_max_args(L, 2, "stack");
     if (lua_type(L, 1) != LUA_TTABLE || lua_rawlen(L, 1) == 0)
         return tl_error(L, "tide: stack: expected a non-empty table of tensors, got %s",
                         lua_type(L, 1) == LUA_TTABLE ? "an empty table" : luaL_typename(L, 1));

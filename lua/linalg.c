@@ -4,7 +4,7 @@
 static int o_matmul(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "matmul"), *b = tl_check(L, 2, "matmul");
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "matmul");
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, tide_matmul(S->ctx, a->t, b->t, &r->t));
     return tl_done(L, S, a->requires_grad || b->requires_grad ? "matmul" : NULL, 2);

@@ -9,9 +9,10 @@
 static int softmax_impl(lua_State *L, int log) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = log ? "log_softmax" : "softmax";
-    int             nargs = lua_gettop(L);
+    int             nargs = 2;
     ltensor        *a = tl_check(L, 1, name);
-    int             dim =
+    tl_max_args(L, 2, name);
+    int dim =
         tl_dim(L, a->t, lua_isnoneornil(L, 2) ? -1 : tl_check_int(L, 2, name, "dim"), name, 0);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_softmax(S->ctx, a->t, dim, log, &r->t));

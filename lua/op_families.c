@@ -14,6 +14,7 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
             return tl_binary_alpha(L, op, 1);
         return tl_no_extra_operand(L, name);
     }
+    tl_max_args(L, 2, name);
     ltensor     *a = tl_check(L, 1, name), *b = tl_test(L, 2);
     tide_tensor *dst = a->t;
     int          rec = tl_check_inplace(L, S, a, name);
@@ -62,16 +63,15 @@ static tide_status unary_call(lua_State *L, tide_lua_state *S, tide_op op, const
 static void no_argument(lua_State *L, tide_op op, const char *name) {
     if (!is_bounded(op) && lua_gettop(L) >= 2 && !lua_isnil(L, 2))
         tl_error(L, "tide: %s: takes no argument, got argument #2 (%s)", name, tl_typename(L, 2));
+    tl_max_args(L, is_bounded(op) ? 3 : 1, name); /* clamp(min, max) */
 }
 
 static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
-    int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, 1, name);
-    no_argument(L, op, name);
-    if (is_bounded(op) && nargs < 3)
-        lua_settop(L, 3); /* the bounds stay at 2 and 3, below the result */
+    no_argument(L, op, name); /* the bounds stay at 2 and 3, below the result */
+    int      nargs = lua_gettop(L);
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, unary_call(L, S, op, name, a->t, &r->t));
     return tl_done(L, S, record_as(op, a), nargs);
@@ -99,15 +99,16 @@ static void one_based(lua_State *L, tide_lua_state *S, ltensor *idx) {
 static int reduce(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
-    int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, 1, name);
-    int             dim = TIDE_ALL_DIMS;
+    int             dim = TIDE_ALL_DIMS, nargs = 3;
+    tl_max_args(L, 3, name);
     if (!lua_isnoneornil(L, 2))
         dim = tl_dim(L, a->t, tl_check_int(L, 2, name, "dim"), name, 0);
-    int keepdim = lua_toboolean(L, 3);
-    int is_arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN; /* 1-based indices */
-    int with_idx = (op == TIDE_OP_MAX || op == TIDE_OP_MIN) && dim != TIDE_ALL_DIMS;
-    lua_settop(L, nargs < 3 ? 3 : nargs);
+    if (!lua_isnil(L, 3) && !lua_isboolean(L, 3))
+        return tl_error(L, "tide: %s: keepdim must be a boolean, got %s", name, tl_typename(L, 3));
+    int      keepdim = lua_toboolean(L, 3);
+    int      is_arg = op == TIDE_OP_ARGMAX || op == TIDE_OP_ARGMIN; /* 1-based indices */
+    int      with_idx = (op == TIDE_OP_MAX || op == TIDE_OP_MIN) && dim != TIDE_ALL_DIMS;
     ltensor *r = tl_push_empty(L);
     if (with_idx) {
         ltensor *ix = tl_push_empty(L);

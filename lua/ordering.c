@@ -21,7 +21,7 @@ static int o_gather(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "gather");
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "gather", "dim"), "gather", 0);
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "gather");
     ltensor *ix = push_index0(L, S, 3, "gather");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_gather(S->ctx, a->t, dim, ix->t, &r->t));
@@ -47,7 +47,7 @@ static int scatter(lua_State *L, int accumulate, int inplace) {
     tide_lua_state          *S = TL_STATE(L);
     ltensor                 *a = tl_check(L, 1, op);
     int                      dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
-    lua_settop(L, 4);
+    tl_max_args(L, 4, op);
     ltensor *src = check_src(L, S, a, op);
     ltensor *ix = push_index0(L, S, 3, op);
     if (inplace) {
@@ -120,7 +120,7 @@ static int sort(lua_State *L, int with_values) {
     const char     *op = with_values ? "sort" : "argsort";
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, op);
-    lua_settop(L, 3);
+    tl_max_args(L, 3, op);
     int dim = opt_dim(L, a, 2, op);
     int desc = opt_bool(L, 3, 0, op, "descending");
     push_sorted(L, S, a, dim, desc, -1, op);
@@ -143,7 +143,7 @@ static int o_topk(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "topk");
     lua_Integer     k = tl_check_int(L, 2, "topk", "k");
-    lua_settop(L, 5);
+    tl_max_args(L, 5, "topk");
     int dim = opt_dim(L, a, 3, "topk");
     int largest = opt_bool(L, 4, 1, "topk", "largest");
     (void)opt_bool(L, 5, 1, "topk", "sorted");
@@ -184,7 +184,7 @@ static int masked_fill(lua_State *L, int inplace) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, op);
     ltensor        *m = check_mask_arg(L, 2, op);
-    lua_settop(L, 3);
+    tl_max_args(L, 3, op);
     ltensor *v = fill_value(L, S, a, op);
     if (!inplace) {
         ltensor *r = tl_push_empty(L);
@@ -209,7 +209,7 @@ static int o_masked_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "masked_select");
     ltensor        *m = check_mask_arg(L, 2, "masked_select");
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "masked_select");
     ltensor *r = tl_push_empty(L);
     ltensor *p0 = tl_push_empty(L);
     TL_CALL(L, S, tide_masked_select(S->ctx, a->t, m->t, &r->t, &p0->t));
@@ -228,7 +228,7 @@ static int tri(lua_State *L, int upper) {
     const char     *op = upper ? "triu" : "tril";
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, op);
-    lua_settop(L, 2);
+    tl_max_args(L, 2, op);
     lua_Integer k = lua_isnil(L, 2) ? 0 : tl_check_int(L, 2, op, "diagonal");
     ltensor    *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tri(S->ctx, a->t, (int64_t)k, upper, &r->t));
@@ -245,7 +245,7 @@ static int o_triu(lua_State *L) {
 static int int_list(lua_State *L, int idx, int top, int64_t *v, const char *op, const char *what) {
     int n = 0;
     if (lua_type(L, idx) == LUA_TTABLE) {
-        int len = (int)lua_rawlen(L, idx);
+        int len = tl_check_list(L, idx, op, what);
         if (len > TIDE_MAX_DIMS)
             tl_error(L, "tide: %s: %d %s given, at most %d", op, len, what, TIDE_MAX_DIMS);
         for (int i = 1; i <= len; i++) {
@@ -274,6 +274,10 @@ static int o_flip(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "flip");
     int             top = lua_gettop(L);
+    while (top > 2 && lua_isnil(L, top)) /* trailing nils are omitted arguments */
+        top--;
+    if (lua_type(L, 2) == LUA_TTABLE)
+        tl_max_args(L, top = 2, "flip");
     if (top < 2)
         return tl_error(L, "tide: flip: expected the dims to flip, as a table or integers");
     int64_t d1[TIDE_MAX_DIMS];
@@ -290,7 +294,7 @@ static int o_flip(lua_State *L) {
 static int o_roll(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "roll");
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "roll");
     int64_t sh[TIDE_MAX_DIMS], d1[TIDE_MAX_DIMS];
     int     d0[TIDE_MAX_DIMS];
     int     ns = int_list(L, 2, 2, sh, "roll", "shifts");
@@ -314,7 +318,7 @@ static int o_roll(lua_State *L) {
 static int l_one_hot(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *t = tl_check(L, 1, "one_hot");
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "one_hot");
     lua_Integer n = lua_isnil(L, 2) ? -1 : tl_check_int(L, 2, "one_hot", "num_classes");
     if (n < -1 || n == 0)
         return tl_error(L,
@@ -339,7 +343,7 @@ static int l_multinomial(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *p = tl_check(L, 1, "multinomial");
     lua_Integer     n = tl_check_int(L, 2, "multinomial", "num_samples");
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "multinomial");
     int replacement = 0;
     if (!lua_isnil(L, 3)) {
         if (lua_type(L, 3) != LUA_TTABLE)

@@ -22,6 +22,12 @@ static int t_free(lua_State *L) {
     return 0;
 }
 
+/* t:free(): the method, which takes no argument (__close passes an error value to t_free) */
+static int t_free_method(lua_State *L) {
+    tl_max_args(L, 1, "free");
+    return t_free(L);
+}
+
 /* ---- the collector's hooks (gc.c) --------------------------------------------------------- */
 
 /* core._gc_pass_begin(): autograd's engine at the start of a backward pass (gc.c) */
@@ -74,7 +80,7 @@ int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
     if (!b && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
                         luaL_typename(L, 2));
-    lua_settop(L, 3);
+    tl_max_args(L, 3, name);
     int           rec = inplace ? tl_check_inplace(L, S, a, name) : 0;
     tide_scalar   alpha = tl_scalar(L, 3);
     ltensor      *r = inplace ? NULL : tl_push_like(L, 1);
@@ -123,7 +129,7 @@ int tl_binary(lua_State *L, tide_op op) {
             return tl_binary_alpha(L, op, 0);
         return tl_no_extra_operand(L, tide_op_name(op));
     }
-    lua_settop(L, 2);
+    tl_max_args(L, 2, tide_op_name(op));
     if (a && b) {
         if (!a->t || !b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
@@ -428,17 +434,20 @@ static int t_len(lua_State *L) {
 /* ---- small methods ------------------------------------------------------------------------ */
 
 static int t_dim(lua_State *L) {
+    tl_max_args(L, 1, "dim");
     lua_pushinteger(L, tide_tensor_ndim(tl_check(L, 1, "dim")->t));
     return 1;
 }
 
 static int t_numel(lua_State *L) {
+    tl_max_args(L, 1, "numel");
     lua_pushinteger(L, (lua_Integer)tide_tensor_numel(tl_check(L, 1, "numel")->t));
     return 1;
 }
 
 static int t_size(lua_State *L) {
     ltensor *a = tl_check(L, 1, "size");
+    tl_max_args(L, 2, "size");
     if (lua_isnoneornil(L, 2))
         return push_shape(L, a->t);
     int d = tl_dim(L, a->t, tl_check_int(L, 2, "size", "dim"), "size", 0);
@@ -449,7 +458,8 @@ static int t_size(lua_State *L) {
 /* stride([dim]): the strides in elements (a list, or one dim's), as PyTorch's */
 static int t_stride(lua_State *L) {
     ltensor *a = tl_check(L, 1, "stride");
-    int      n = tide_tensor_ndim(a->t);
+    tl_max_args(L, 2, "stride");
+    int n = tide_tensor_ndim(a->t);
     if (!lua_isnoneornil(L, 2)) {
         int d = tl_dim(L, a->t, tl_check_int(L, 2, "stride", "dim"), "stride", 0);
         lua_pushinteger(L, (lua_Integer)tide_tensor_strides(a->t)[d]);
@@ -466,17 +476,20 @@ static int t_stride(lua_State *L) {
 /* storage_offset(): the first element's offset into the storage, in elements (0-based, a count
  * rather than an index, as PyTorch's) */
 static int t_storage_offset(lua_State *L) {
+    tl_max_args(L, 1, "storage_offset");
     lua_pushinteger(L, (lua_Integer)tide_tensor_offset(tl_check(L, 1, "storage_offset")->t));
     return 1;
 }
 
 static int t_element_size(lua_State *L) {
+    tl_max_args(L, 1, "element_size");
     lua_pushinteger(
         L, (lua_Integer)tide_dtype_size(tide_tensor_dtype(tl_check(L, 1, "element_size")->t)));
     return 1;
 }
 
 static int t_is_floating_point(lua_State *L) {
+    tl_max_args(L, 1, "is_floating_point");
     lua_pushboolean(L,
                     tide_dtype_is_float(tide_tensor_dtype(tl_check(L, 1, "is_floating_point")->t)));
     return 1;
@@ -485,11 +498,13 @@ static int t_is_floating_point(lua_State *L) {
 /* tide has no complex dtypes: false, for scripts that branch on it */
 static int t_is_complex(lua_State *L) {
     tl_check(L, 1, "is_complex");
+    tl_max_args(L, 1, "is_complex");
     lua_pushboolean(L, 0);
     return 1;
 }
 
 static int t_is_contiguous(lua_State *L) {
+    tl_max_args(L, 1, "is_contiguous");
     lua_pushboolean(L, tide_tensor_is_contiguous(tl_check(L, 1, "is_contiguous")->t));
     return 1;
 }
@@ -515,6 +530,10 @@ static int t_set_rg_internal(lua_State *L) {
 static int t_requires_grad_(lua_State *L) {
     ltensor *a = tl_check(L, 1, "requires_grad_");
     int      b = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
+    if (!lua_isnoneornil(L, 2) && !lua_isboolean(L, 2))
+        return tl_error(L, "tide: requires_grad_: requires_grad must be a boolean, got %s",
+                        tl_typename(L, 2));
+    tl_max_args(L, 2, "requires_grad_");
     if (!b) { /* a result of recorded ops: its history would be cut silently (PyTorch raises) */
         ag_field(L, 1, "grad_fn");
         int nonleaf = !lua_isnil(L, -1);
@@ -537,6 +556,7 @@ static int t_requires_grad_(lua_State *L) {
  * swap, like PyTorch's `p.data = q`: allowed under grad mode. */
 static int t_set_(lua_State *L) {
     ltensor *a = tl_check(L, 1, "set_"), *b = tl_check(L, 2, "set_");
+    tl_max_args(L, 2, "set_");
     uint64_t was = tide_tensor_version(a->t);
     tide_tensor_retain(b->t);
     tide_tensor_release(a->t);
@@ -556,6 +576,7 @@ static int t_version(lua_State *L) {
 
 static int t_detach(lua_State *L) {
     ltensor *a = tl_check(L, 1, "detach");
+    tl_max_args(L, 1, "detach");
     ltensor *r = tl_push_empty(L);
     tide_tensor_retain(a->t);
     r->t = a->t;
@@ -579,7 +600,7 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"element_size", t_element_size},
                                      {"is_floating_point", t_is_floating_point},
                                      {"is_complex", t_is_complex},
-                                     {"free", t_free},
+                                     {"free", t_free_method},
                                      {"_ag", t_ag},
                                      {"_set_requires_grad_internal", t_set_rg_internal},
                                      {"requires_grad_", t_requires_grad_},

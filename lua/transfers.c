@@ -78,13 +78,14 @@ static int o_cpu(lua_State *L) {
     tl_check(L, 1, "cpu");
     tide_device *dev;
     tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev);
-    lua_settop(L, 1);
+    tl_max_args(L, 1, "cpu");
     return to_impl(L, "cpu", dev, 0, TIDE_DTYPE_F32, 0, 0, 1);
 }
 
 static int o_cuda(lua_State *L) {
     tl_check(L, 1, "cuda");
-    int          nargs = lua_gettop(L);
+    tl_max_args(L, 2, "cuda");
+    int          nargs = 2;
     tide_device *dev;
     if (lua_isnoneornil(L, 2)) {
         if (tide_device_get("cuda", &dev) != TIDE_OK)
@@ -103,7 +104,7 @@ static int o_cuda(lua_State *L) {
 #define CAST(fname, DT)                                                                            \
     static int o_##fname(lua_State *L) {                                                           \
         tl_check(L, 1, #fname);                                                                    \
-        lua_settop(L, 1);                                                                          \
+        tl_max_args(L, 1, #fname);                                                                 \
         return to_impl(L, #fname, NULL, 1, TIDE_DTYPE_##DT, 0, 0, 1);                              \
     }
 CAST(float, F32)
@@ -118,14 +119,14 @@ CAST(bool, BOOL)
 static int o_type_as(lua_State *L) {
     tl_check(L, 1, "type_as");
     ltensor *u = tl_check(L, 2, "type_as");
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "type_as");
     return to_impl(L, "type_as", NULL, 1, tide_tensor_dtype(u->t), 0, 0, 2);
 }
 
 static int o_pin_memory(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "pin_memory");
-    lua_settop(L, 1);
+    tl_max_args(L, 1, "pin_memory");
     if (tide_tensor_is_pinned(a->t))
         return 1;
     ltensor *r = tl_push_empty(L);
@@ -135,6 +136,7 @@ static int o_pin_memory(lua_State *L) {
 }
 
 static int o_is_pinned(lua_State *L) {
+    tl_max_args(L, 1, "is_pinned");
     lua_pushboolean(L, tide_tensor_is_pinned(tl_check(L, 1, "is_pinned")->t));
     return 1;
 }
@@ -143,7 +145,8 @@ static int o_item(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "item");
     tide_scalar     v;
-    int64_t         n = tide_tensor_numel(a->t);
+    tl_max_args(L, 1, "item");
+    int64_t n = tide_tensor_numel(a->t);
     if (n != 1)
         return tl_error(L, "tide: item: the tensor has %I elements; item() needs exactly one",
                         (lua_Integer)n);

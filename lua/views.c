@@ -15,7 +15,7 @@ static int transpose_impl(lua_State *L, const char *name, int d0, int d1, int na
 static int o_t(lua_State *L) {
     ltensor *a = tl_check(L, 1, "t");
     int      n = tide_tensor_ndim(a->t);
-    lua_settop(L, 1);
+    tl_max_args(L, 1, "t");
     if (n > 2)
         return tl_error(L,
                         "tide: t: expects a tensor with at most 2 dims, got %d; use "
@@ -30,7 +30,7 @@ static int o_transpose(lua_State *L) {
     ltensor *a = tl_check(L, 1, "transpose");
     int      d0 = tl_dim(L, a->t, tl_check_int(L, 2, "transpose", "dim0"), "transpose", 0);
     int      d1 = tl_dim(L, a->t, tl_check_int(L, 3, "transpose", "dim1"), "transpose", 0);
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "transpose");
     return transpose_impl(L, "transpose", d0, d1, 3);
 }
 
@@ -39,11 +39,11 @@ static int shaped(lua_State *L, int kind) {
     static const char *const names[] = {"view", "reshape", "expand", "sum_to"};
     const char              *name = names[kind];
     tide_lua_state          *S = TL_STATE(L);
-    int                      nargs = lua_gettop(L);
     ltensor                 *a = tl_check(L, 1, name);
     int64_t                  shape[TIDE_MAX_DIMS];
-    int                      ndim;
-    tl_shape(L, 2, shape, &ndim, name, kind != 3);
+    int                      ndim, nargs;
+    nargs = 1 + tl_shape(L, 2, shape, &ndim, name, kind != 3);
+    tl_max_args(L, nargs, name); /* sizes end at the first non-number: view(2, 3, {...}) */
     if (kind == 2) { /* expand: -1 keeps the size of that dim (aligned from the right) */
         int n = tide_tensor_ndim(a->t);
         for (int i = 0; i < ndim; i++) {
@@ -58,7 +58,6 @@ static int shaped(lua_State *L, int kind) {
             }
         }
     }
-    lua_settop(L, nargs);
     ltensor *r = tl_push_empty(L);
     switch (kind) {
     case 0:
@@ -98,7 +97,12 @@ static int o_permute(lua_State *L) {
     ltensor        *a = tl_check(L, 1, "permute");
     int             n = tide_tensor_ndim(a->t), perm[TIDE_MAX_DIMS], seen[TIDE_MAX_DIMS] = {0};
     int             istable = lua_type(L, 2) == LUA_TTABLE;
-    int             given = istable ? (int)lua_rawlen(L, 2) : nargs - 1;
+    if (istable)
+        tl_max_args(L, 2, "permute");
+    while (nargs > 2 && lua_isnil(L, nargs)) /* trailing nils are omitted arguments */
+        nargs--;
+    lua_settop(L, nargs = istable ? 2 : nargs);
+    int given = istable ? tl_check_list(L, 2, "permute", "dims") : nargs - 1;
     if (given != n)
         return tl_error(L,
                         "tide: permute: %d dims given for a tensor with %d dims; name every "
@@ -123,7 +127,7 @@ static int o_permute(lua_State *L) {
 static int o_contiguous(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "contiguous");
-    lua_settop(L, 1);
+    tl_max_args(L, 1, "contiguous");
     if (tide_tensor_is_contiguous(a->t))
         return 1; /* the same object, as PyTorch */
     ltensor *r = tl_push_empty(L);
@@ -145,7 +149,7 @@ static int o_narrow(lua_State *L) {
                         "%I; start is 1-based and start + length - 1 must be <= %I",
                         (lua_Integer)start, (lua_Integer)len, dim + 1, (lua_Integer)size,
                         (lua_Integer)size);
-    lua_settop(L, 4);
+    tl_max_args(L, 4, "narrow");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_narrow(a->t, dim, s0, len, &r->t));
     return a->requires_grad ? tl_done_view(L, S, "narrow", 4) : 1;
@@ -153,7 +157,7 @@ static int o_narrow(lua_State *L) {
 
 static int o_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    lua_settop(L, 3);
+    tl_max_args(L, 3, "select");
     tl_select(L, S, tl_check_int(L, 2, "select", "dim"), tl_check_int(L, 3, "select", "index"),
               "select");
     ltensor *a = lua_touserdata(L, 1);
@@ -164,7 +168,7 @@ static int o_unsqueeze(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "unsqueeze");
     int             d = tl_dim(L, a->t, tl_check_int(L, 2, "unsqueeze", "dim"), "unsqueeze", 1);
-    lua_settop(L, 2);
+    tl_max_args(L, 2, "unsqueeze");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_unsqueeze(a->t, d, &r->t));
     return a->requires_grad ? tl_done_view(L, S, "unsqueeze", 2) : 1;
@@ -172,9 +176,10 @@ static int o_unsqueeze(lua_State *L) {
 
 static int o_squeeze(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    int             nargs = lua_gettop(L);
     ltensor        *a = tl_check(L, 1, "squeeze");
-    int             d = -1;
+    int             nargs = 2;
+    tl_max_args(L, 2, "squeeze");
+    int d = -1;
     if (!lua_isnoneornil(L, 2))
         d = tl_dim(L, a->t, tl_check_int(L, 2, "squeeze", "dim"), "squeeze", 0);
     ltensor *r = tl_push_empty(L);
@@ -185,7 +190,7 @@ static int o_squeeze(lua_State *L) {
 static int o_clone(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "clone");
-    lua_settop(L, 1);
+    tl_max_args(L, 1, "clone");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_clone(S->ctx, a->t, &r->t));
     return tl_done(L, S, a->requires_grad ? "clone" : NULL, 1);

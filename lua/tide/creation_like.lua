@@ -124,7 +124,8 @@ end
 
 -- bernoulli(p): 1 with probability p at each element (p a tensor of probabilities, or a number
 -- with a tensor giving the shape as in x:bernoulli(0.3)), in p's (or x's) dtype
-function F.bernoulli(x, p)
+function F.bernoulli(x, p, ...)
+    args.no_extra("bernoulli", 2, ...)
     check("bernoulli", x)
     if not args.FLOAT[x.dtype] then
         raise(("tide: bernoulli: needs a floating-point tensor, got %s; convert with " ..
@@ -153,11 +154,14 @@ core.Tensor.bernoulli = F.bernoulli
 -- table or integers, as for tide.zeros.
 local function shape_and_opts(op, ...)
     local a = { n = select("#", ...), ... }
+    while a.n > 0 and a[a.n] == nil do -- trailing nils are omitted arguments
+        a.n = a.n - 1
+    end
     if type(a[1]) == "table" then
         if a.n > 2 then
-            raise(("tide: %s: give the shape as one table or as integers, not both"):format(op))
+            args.no_extra(op, 3, select(3, ...)) -- t, shape, opts
         end
-        return a[1], a[2]
+        return args.check_list(op, a[1], "the shape"), a[2]
     end
     local opts
     if a.n > 0 and type(a[a.n]) == "table" then
@@ -165,6 +169,9 @@ local function shape_and_opts(op, ...)
     end
     local shape = {}
     for i = 1, a.n do
+        if a[i] == nil then
+            integer(op, nil, "size " .. i) -- raises: a nil between sizes
+        end
         shape[i] = a[i]
     end
     return shape, opts
@@ -181,7 +188,8 @@ new_like("zeros", core.zeros)
 new_like("ones", core.ones)
 new_like("empty", core.empty)
 
-function Tensor.new_full(t, shape, value, opts)
+function Tensor.new_full(t, shape, value, opts, ...)
+    args.no_extra("new_full", 4, ...)
     local o = like_opts("new_full", t, opts)
     if type(shape) ~= "table" then
         raise("tide: new_full: the shape must be a table such as {2, 3}, got " .. type(shape))
@@ -193,7 +201,8 @@ function Tensor.new_full(t, shape, value, opts)
 end
 
 -- new_tensor(data[, opts]): a copy of data (a Lua table, a number or a tensor), detached
-function Tensor.new_tensor(t, data, opts)
+function Tensor.new_tensor(t, data, opts, ...)
+    args.no_extra("new_tensor", 3, ...)
     local o = like_opts("new_tensor", t, opts)
     if core.is_tensor(data) then
         local r = data:detach():to(o.device, { dtype = o.dtype, copy = true })

@@ -37,11 +37,12 @@ end
 
 -- raises when a function of x alone was given more arguments (as the core's unary ops)
 local function no_more(op, ...)
-    local n = select("#", ...)
-    if n > 0 then
-        local v = select(1, ...)
-        raise(("tide: %s: takes no argument, got argument #2 (%s)"):format(op,
-            core.is_tensor(v) and "a tensor" or type(v)))
+    for i = 1, select("#", ...) do
+        local v = select(i, ...)
+        if v ~= nil then -- trailing nils are omitted arguments
+            raise(("tide: %s: takes no argument, got argument #%d (%s)"):format(op, i + 1,
+                core.is_tensor(v) and "a tensor" or type(v)))
+        end
     end
 end
 
@@ -61,7 +62,8 @@ autograd.def {
         return core.where(x:lt(0):logical_or(x:gt(1)), 0 / 0, r)
     end,
 }
-with_inplace("logit", args.in_float(function(x, eps)
+with_inplace("logit", args.in_float(function(x, eps, ...)
+    args.no_extra("logit", 2, ...)
     check("logit", x)
     if eps ~= nil and type(eps) ~= "number" then
         raise(("tide: logit: eps must be a number or nil, got %s"):format(type(eps)))
@@ -140,7 +142,8 @@ autograd.def {
         return g * nd[1] / nd.out, g * nd[2] / nd.out
     end,
 }
-with_inplace("hypot", function(x, y)
+with_inplace("hypot", function(x, y, ...)
+    args.no_extra("hypot", 2, ...)
     check("hypot", x)
     check("hypot", y, 2)
     args.float_input("hypot", x)
@@ -183,7 +186,8 @@ autograd.def {
         return gx, core.is_tensor(nd[2]) and g:new_zeros(nd[2]:size()) or nil
     end,
 }
-with_inplace("copysign", function(x, y)
+with_inplace("copysign", function(x, y, ...)
+    args.no_extra("copysign", 2, ...)
     check("copysign", x)
     if type(y) ~= "number" and not core.is_tensor(y) then
         raise(("tide: copysign: other must be a number or a tensor, got %s"):format(type(y)))
@@ -211,7 +215,8 @@ end)
 
 -- heaviside(values): 0 where x < 0, 1 where x > 0, values where x == 0 (NaN gives 0); one
 -- dtype for both, as PyTorch; no gradient
-with_inplace("heaviside", function(x, v)
+with_inplace("heaviside", function(x, v, ...)
+    args.no_extra("heaviside", 2, ...)
     check("heaviside", x)
     check("heaviside", v, 2)
     same_device("heaviside", x, v)
@@ -293,7 +298,8 @@ end
 -- both are). PyTorch's gradient: all to x where x >= other (x <= other for fmin) or other is
 -- NaN, else all to other
 local function nan_ignoring(op, keep_x)
-    Tensor[op] = function(x, y)
+    Tensor[op] = function(x, y, ...)
+        args.no_extra(op, 2, ...)
         check(op, x)
         check(op, y, 2)
         same_device(op, x, y)
@@ -312,7 +318,8 @@ nan_ignoring("fmin", function(x, y) return x:le(y) end)
 
 -- float_power(exponent): x^exponent in float64 whatever the dtypes (exponent a number or a
 -- tensor); the in-place twin needs a float64 x, as PyTorch's
-local function float_power(x, e)
+local function float_power(x, e, ...)
+    args.no_extra("float_power", 2, ...)
     check("float_power", x)
     if type(e) ~= "number" and not core.is_tensor(e) then
         raise(("tide: float_power: exponent must be a number or a tensor, got %s"):format(type(e)))
@@ -320,7 +327,8 @@ local function float_power(x, e)
     return x:double():pow(type(e) == "number" and e or e:double())
 end
 Tensor.float_power = float_power
-function Tensor.float_power_(x, e)
+function Tensor.float_power_(x, e, ...)
+    args.no_extra("float_power_", 2, ...)
     check("float_power_", x)
     if x.dtype ~= "float64" then
         raise(("tide: float_power_: the base has dtype %s, but the result is float64; use " ..

@@ -28,7 +28,8 @@ local function index_tensor(op, index, pos)
 end
 
 -- take(index): the elements of x flattened, at the 1-based positions of index, in its shape
-function Tensor.take(x, index)
+function Tensor.take(x, index, ...)
+    args.no_extra("take", 2, ...)
     check("take", x)
     index_tensor("take", index, 2)
     same_device("take", x, index)
@@ -37,7 +38,8 @@ end
 
 -- take_along_dim(indices[, dim]): gather along dim, x and indices broadcast to each other in
 -- the other dims; without dim, take of the flattened x (a 1-D result)
-function Tensor.take_along_dim(x, index, dim)
+function Tensor.take_along_dim(x, index, dim, ...)
+    args.no_extra("take_along_dim", 3, ...)
     check("take_along_dim", x)
     index_tensor("take_along_dim", index, 2)
     same_device("take_along_dim", x, index)
@@ -86,7 +88,8 @@ end
 
 -- index_fill(dim, index, value): x with the slices of dim at index set to value (a number or
 -- a 0-D tensor, which gets the gradient of the slices, each counted once)
-with_inplace("index_fill", function(x, dim, index, value)
+with_inplace("index_fill", function(x, dim, index, value, ...)
+    args.no_extra("index_fill", 4, ...)
     check("index_fill", x)
     local d = dim_of("index_fill", x, dim)
     if type(value) ~= "number" and not (core.is_tensor(value) and value:dim() == 0) then
@@ -97,7 +100,8 @@ with_inplace("index_fill", function(x, dim, index, value)
 end)
 
 -- index_copy(dim, index, source): x with slice index[i] of dim replaced by source's slice i
-with_inplace("index_copy", function(x, dim, index, src)
+with_inplace("index_copy", function(x, dim, index, src, ...)
+    args.no_extra("index_copy", 4, ...)
     check("index_copy", x)
     check("index_copy", src, 4)
     same_device("index_copy", x, index, src)
@@ -115,7 +119,8 @@ local ALPHA = { "alpha" }
 
 -- index_add(dim, index, source[, {alpha = 1}]): x with alpha source's slice i added to slice
 -- index[i] of dim (the in-place index_add_ is the core's)
-function Tensor.index_add(x, dim, index, src, opts)
+function Tensor.index_add(x, dim, index, src, opts, ...)
+    args.no_extra("index_add", 5, ...)
     check("index_add", x)
     check("index_add", src, 4)
     same_device("index_add", x, index, src)
@@ -132,7 +137,8 @@ end
 -- argument used to be dropped, and the sum taken with alpha 1)
 local kernel_index_add_ = Tensor.index_add_
 
-function Tensor.index_add_(x, dim, index, src, opts)
+function Tensor.index_add_(x, dim, index, src, opts, ...)
+    args.no_extra("index_add_", 5, ...)
     if opts == nil then
         return kernel_index_add_(x, dim, index, src)
     end
@@ -151,7 +157,8 @@ local SCATTER_REDUCE = { add = "sum", multiply = "prod" }
 local REDUCE_OPTION = { "reduce" }
 
 local function scatter_with_reduce(op, kernel, reducer)
-    Tensor[op] = function(x, dim, index, src, opts)
+    Tensor[op] = function(x, dim, index, src, opts, ...)
+        args.no_extra(op, 5, ...)
         if opts == nil then
             return kernel(x, dim, index, src)
         end
@@ -175,7 +182,8 @@ scatter_with_reduce("scatter_", Tensor.scatter_,
 
 -- masked_scatter(mask, source): x with the elements where mask (broadcast to x) is true
 -- replaced by source's first elements, in row-major order
-with_inplace("masked_scatter", function(x, mask, src)
+with_inplace("masked_scatter", function(x, mask, src, ...)
+    args.no_extra("masked_scatter", 3, ...)
     check("masked_scatter", x)
     check("masked_scatter", mask, 2)
     check("masked_scatter", src, 3)
@@ -212,9 +220,7 @@ end)
 -- argwhere(): the 1-based indices of the nonzero elements, one row each ([n, ndim]); nonzero
 function Tensor.argwhere(x, ...)
     check("argwhere", x)
-    if select("#", ...) > 0 then
-        raise("tide: argwhere: takes no argument")
-    end
+    args.no_extra("argwhere", 1, ...)
     return x:nonzero()
 end
 
@@ -289,7 +295,8 @@ autograd.def {
 -- reduced into the positions index names along dim (as scatter's), reduce one of "sum",
 -- "prod", "mean", "amax", "amin"; without include_self, x's own value at a position src
 -- reaches takes no part. PyTorch's gradients (amax and amin share among ties)
-with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts)
+with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts, ...)
+    args.no_extra("scatter_reduce", 6, ...)
     check("scatter_reduce", x)
     index_tensor("scatter_reduce", index, 3)
     check("scatter_reduce", src, 4)

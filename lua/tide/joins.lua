@@ -160,7 +160,8 @@ end
 -- size % n of them one longer; a list (or 1-D integer tensor) of indices cuts after each
 -- index: {2, 5} gives x[1..2], x[3..5], x[6..] (PyTorch's numbers, its x[:2], x[2:5], x[5:];
 -- a negative index counts from the end, as Python's slices)
-function Tensor.tensor_split(x, s, dim)
+function Tensor.tensor_split(x, s, dim, ...)
+    args.no_extra("tensor_split", 3, ...)
     check("tensor_split", x)
     if x:dim() == 0 then
         raise("tide: tensor_split: needs a tensor with at least one dim, got a 0-dim tensor")
@@ -193,7 +194,8 @@ end
 -- hsplit, vsplit, dsplit: tensor_split along dim 2 (dim 1 for a 1-D x), 1, 3; a number of
 -- sections must divide the dim, as PyTorch's
 local function split_along(op, least, dim_for)
-    Tensor[op] = function(x, s)
+    Tensor[op] = function(x, s, ...)
+        args.no_extra(op, 2, ...)
         check(op, x)
         if x:dim() < least then
             raise(("tide: %s: needs a tensor with at least %d dim%s, got %d-D")
@@ -217,20 +219,23 @@ split_along("dsplit", 3, function() return 3 end)
 -- ---- rearranging ----
 
 -- ravel(): the elements as a 1-D tensor (a view when x is contiguous)
-function Tensor.ravel(x)
+function Tensor.ravel(x, ...)
+    args.no_extra("ravel", 1, ...)
     check("ravel", x)
     return x:reshape(-1)
 end
 
 -- fliplr(): the columns reversed (dim 2); flipud(): the rows (dim 1)
-function Tensor.fliplr(x)
+function Tensor.fliplr(x, ...)
+    args.no_extra("fliplr", 1, ...)
     check("fliplr", x)
     if x:dim() < 2 then
         raise(("tide: fliplr: needs a tensor with at least 2 dims, got %d-D"):format(x:dim()))
     end
     return x:flip(2)
 end
-function Tensor.flipud(x)
+function Tensor.flipud(x, ...)
+    args.no_extra("flipud", 1, ...)
     check("flipud", x)
     if x:dim() < 1 then
         raise("tide: flipud: needs a tensor with at least 1 dim, got 0-D")
@@ -240,7 +245,8 @@ end
 
 -- rot90([k = 1[, dims = {1, 2}]]): k quarter turns from dims[1] towards dims[2], as PyTorch's
 -- flips and transpose
-function Tensor.rot90(x, k, dims)
+function Tensor.rot90(x, k, dims, ...)
+    args.no_extra("rot90", 3, ...)
     check("rot90", x)
     k = k == nil and 1 or integer("rot90", k, "k")
     dims = dims or { 1, 2 }
@@ -278,7 +284,8 @@ end
 -- diagonal([offset = 0[, dim1 = 1[, dim2 = 2]]]): the offset-th diagonal of the matrices in
 -- dims dim1 and dim2, as the last dim (offset > 0 above the main one). A copy, not a view:
 -- writing into it does not reach x
-function Tensor.diagonal(x, offset, dim1, dim2)
+function Tensor.diagonal(x, offset, dim1, dim2, ...)
+    args.no_extra("diagonal", 4, ...)
     check("diagonal", x)
     if x:dim() < 2 then
         raise(("tide: diagonal: needs a tensor with at least 2 dims, got %d-D"):format(x:dim()))
@@ -300,7 +307,8 @@ end
 
 -- diag_embed([offset = 0[, dim1 = -2[, dim2 = -1]]]): the last dim of x on the offset-th
 -- diagonal of new square matrices in dims dim1 and dim2 of the result, zeros elsewhere
-function Tensor.diag_embed(x, offset, dim1, dim2)
+function Tensor.diag_embed(x, offset, dim1, dim2, ...)
+    args.no_extra("diag_embed", 4, ...)
     check("diag_embed", x)
     offset = offset == nil and 0 or integer("diag_embed", offset, "offset")
     local v = x:dim() == 0 and x:reshape(1) or x

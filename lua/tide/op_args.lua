@@ -32,6 +32,37 @@ function M.not_differentiable(op, ...)
     end
 end
 
+-- raises "tide: <op>: expected at most n arguments, got m (...)" when one of ..., the arguments
+-- after the n a Lua method declares (self counted), is not nil: a fixed parameter list drops
+-- extras silently, so methods end with `...` and call this (the binding's tl_max_args wording)
+function M.no_extra(op, n, ...)
+    local last = select("#", ...)
+    while last > 0 and select(last, ...) == nil do
+        last = last - 1
+    end
+    for k = 1, last do
+        local v = select(k, ...)
+        if v ~= nil then
+            raise(("tide: %s: expected at most %d argument%s, got %d (argument #%d is a %s); " ..
+                "remove it: %s takes no such argument or option"):format(op, n,
+                n == 1 and "" or "s", n + last, n + k, is_tensor(v) and "tensor" or type(v), op))
+        end
+    end
+end
+
+-- t, a table given where a list of sizes or dims goes, when it is a plain list: another key
+-- means an options table or a typo ({bogus = 1} would read as {} and run silently)
+function M.check_list(op, t, what)
+    local n = #t
+    for k in pairs(t) do
+        if type(k) ~= "number" or k < 1 or k > n or k ~= math.floor(k) then
+            raise(("tide: %s: %s must be a list such as {1, 2}, got a table with the key %s")
+                :format(op, what, type(k) == "string" and ('"' .. k .. '"') or tostring(k)))
+        end
+    end
+    return t
+end
+
 -- opts (nil: {}) with no key outside known (core._check_options); anything but a table raises,
 -- showing example ("{dtype = \"float64\"}"), when given, as what to pass instead
 function M.options(op, opts, known, example)

@@ -56,12 +56,14 @@ local function with_inplace(name, fn)
 end
 
 -- clamp_min(min), clamp_max(max): clamp with one bound; a tensor bound is maximum / minimum
-with_inplace("clamp_min", function(x, v)
+with_inplace("clamp_min", function(x, v, ...)
+    args.no_extra("clamp_min", 2, ...)
     check("clamp_min", x)
     number_or_tensor("clamp_min", v, "min")
     return type(v) == "number" and x:clamp(v, nil) or core.maximum(x, v)
 end)
-with_inplace("clamp_max", function(x, v)
+with_inplace("clamp_max", function(x, v, ...)
+    args.no_extra("clamp_max", 2, ...)
     check("clamp_max", x)
     number_or_tensor("clamp_max", v, "max")
     return type(v) == "number" and x:clamp(nil, v) or core.minimum(x, v)
@@ -69,7 +71,8 @@ end)
 
 -- lerp(end, weight): x + weight (end - x), as PyTorch's kernel: from x when |weight| < 0.5,
 -- from end (end - (end - x)(1 - weight)) otherwise, so weight 1 gives end exactly
-with_inplace("lerp", function(x, e, w)
+with_inplace("lerp", function(x, e, w, ...)
+    args.no_extra("lerp", 3, ...)
     check("lerp", x)
     check("lerp", e, 2)
     args.float_input("lerp", x)
@@ -95,14 +98,16 @@ end
 
 -- addcmul(t1, t2[, {value = 1}]): x + value t1 t2; addcdiv: x + value t1 / t2 (floats only, as
 -- PyTorch 1.13)
-with_inplace("addcmul", function(x, t1, t2, opts)
+with_inplace("addcmul", function(x, t1, t2, opts, ...)
+    args.no_extra("addcmul", 4, ...)
     check("addcmul", x)
     check("addcmul", t1, 2)
     check("addcmul", t2, 3)
     local v = value_of("addcmul", opts)
     return x + (v == 1 and t1 or t1 * v) * t2
 end)
-with_inplace("addcdiv", function(x, t1, t2, opts)
+with_inplace("addcdiv", function(x, t1, t2, opts, ...)
+    args.no_extra("addcdiv", 4, ...)
     check("addcdiv", x)
     check("addcdiv", t1, 2)
     check("addcdiv", t2, 3)
@@ -123,7 +128,8 @@ local NAN_OPTIONS = { "nan", "posinf", "neginf" }
 
 -- nan_to_num([{nan = 0, posinf =, neginf =}]): NaN, +inf and -inf replaced (the dtype's largest
 -- finite values unless given); integer tensors come back as copies
-with_inplace("nan_to_num", function(x, opts)
+with_inplace("nan_to_num", function(x, opts, ...)
+    args.no_extra("nan_to_num", 2, ...)
     check("nan_to_num", x)
     local o = args.options("nan_to_num", opts, NAN_OPTIONS, "{nan = 0}")
     for _, k in ipairs(NAN_OPTIONS) do
@@ -149,8 +155,12 @@ function M.close(op, x, other, rtol, atol, equal_nan)
     check(op, x)
     check(op, other, 2)
     if type(rtol) == "table" then
+        args.no_extra(op, 3, atol, equal_nan) -- the options table ends the arguments
         core._check_options(rtol, op, CLOSE_OPTIONS)
         rtol, atol, equal_nan = rtol.rtol, rtol.atol, rtol.equal_nan
+    end
+    if equal_nan ~= nil and type(equal_nan) ~= "boolean" then
+        raise(("tide: %s: equal_nan must be a boolean, got %s"):format(op, type(equal_nan)))
     end
     rtol, atol = rtol or 1e-5, atol or 1e-8
     if type(rtol) ~= "number" or type(atol) ~= "number" or rtol < 0 or atol < 0 then
@@ -177,13 +187,15 @@ end
 
 -- isclose(other[, rtol[, atol[, equal_nan]]]) or isclose(other, {rtol = 1e-5, atol = 1e-8,
 -- equal_nan = false}): a bool tensor (no gradient), as M.close
-function Tensor.isclose(x, other, rtol, atol, equal_nan)
+function Tensor.isclose(x, other, rtol, atol, equal_nan, ...)
+    args.no_extra("isclose", 5, ...)
     return M.close("isclose", x, other, rtol, atol, equal_nan)
 end
 
 -- logaddexp(other): log(exp(x) + exp(other)) without overflow, PyTorch's kernel: the larger
 -- plus log1p(exp(-|x - other|)), and x itself where both are the same infinity
-function Tensor.logaddexp(x, other)
+function Tensor.logaddexp(x, other, ...)
+    args.no_extra("logaddexp", 2, ...)
     check("logaddexp", x)
     check("logaddexp", other, 2)
     args.float_input("logaddexp", x)
@@ -193,7 +205,8 @@ function Tensor.logaddexp(x, other)
 end
 
 -- xlogy(other): x log(other), 0 where x is 0 (even where other is 0 or inf), NaN where other is
-function Tensor.xlogy(x, other)
+function Tensor.xlogy(x, other, ...)
+    args.no_extra("xlogy", 2, ...)
     check("xlogy", x)
     check("xlogy", other, 2)
     args.float_input("xlogy", x)

@@ -21,7 +21,8 @@ local function rank(op, t, n, what)
 end
 
 -- outer(b): the [n, m] products a_i b_j of two 1-D tensors
-function Tensor.outer(a, b)
+function Tensor.outer(a, b, ...)
+    args.no_extra("outer", 2, ...)
     check("outer", a)
     check("outer", b, 2)
     rank("outer", a, 1, "the first vector")
@@ -43,7 +44,8 @@ local function bmm(op, a, b, pos)
     end
     return a:matmul(b)
 end
-function Tensor.bmm(a, b)
+function Tensor.bmm(a, b, ...)
+    args.no_extra("bmm", 2, ...)
     return bmm("bmm", a, b, 1)
 end
 
@@ -51,7 +53,8 @@ local ADDMM_OPTIONS = { "beta", "alpha" }
 
 -- addmm(m1, m2[, {beta = 1, alpha = 1}]): beta x + alpha (m1 @ m2), m1 and m2 2-D, x
 -- broadcastable to the product's shape; beta = 0 leaves x out (its NaNs too), as PyTorch
-function Tensor.addmm(x, m1, m2, opts)
+function Tensor.addmm(x, m1, m2, opts, ...)
+    args.no_extra("addmm", 4, ...)
     check("addmm", x)
     check("addmm", m1, 2)
     check("addmm", m2, 3)
@@ -83,7 +86,8 @@ end
 
 -- tensordot(b, dims): contracts dims of a with dims of b: an integer k (a's last k with b's
 -- first k, in order) or {{a's dims}, {b's dims}} (1-based); a permute, a reshape and a matmul
-function Tensor.tensordot(a, b, dims)
+function Tensor.tensordot(a, b, dims, ...)
+    args.no_extra("tensordot", 3, ...)
     check("tensordot", a)
     check("tensordot", b, 2)
     local da, db = {}, {}
@@ -166,7 +170,8 @@ end
 -- [*, R, M], as [*, P, R] (computed from the differences, as PyTorch does for up to 25 rows;
 -- its matrix-product shortcut for more rounds differently); p = math.huge the largest
 -- difference, p = 0 the count of differing coordinates
-function Tensor.cdist(x1, x2, opts)
+function Tensor.cdist(x1, x2, opts, ...)
+    args.no_extra("cdist", 3, ...)
     check("cdist", x1)
     check("cdist", x2, 2)
     local p = args.options("cdist", opts, { "p" }, "{p = 1}").p or 2
@@ -191,7 +196,8 @@ function Tensor.cdist(x1, x2, opts)
 end
 
 -- mm(b): [n, m] @ [m, p], both 2-D (matmul alone would broadcast)
-function Tensor.mm(a, b)
+function Tensor.mm(a, b, ...)
+    args.no_extra("mm", 2, ...)
     check("mm", a)
     check("mm", b, 2)
     same_device("mm", a, b)
@@ -218,14 +224,16 @@ local function mv(op, a, v, pos)
     end
     return a:matmul(v)
 end
-function Tensor.mv(a, v)
+function Tensor.mv(a, v, ...)
+    args.no_extra("mv", 2, ...)
     return mv("mv", a, v, 1)
 end
 
 -- dot(b): the 0-D sum of a_i b_i of two 1-D tensors of one size and dtype; vdot is dot (tide
 -- has no complex dtypes, where vdot conjugates a)
 local function dot(op)
-    return function(a, b)
+    return function(a, b, ...)
+        args.no_extra(op, 2, ...)
         check(op, a)
         check(op, b, 2)
         same_device(op, a, b)
@@ -246,7 +254,8 @@ Tensor.dot, Tensor.vdot = dot("dot"), dot("vdot")
 
 -- inner(b): the sums of products over the last dims of a and b (their sizes must agree), the
 -- result a's other dims then b's; a 0-D operand multiplies
-function Tensor.inner(a, b)
+function Tensor.inner(a, b, ...)
+    args.no_extra("inner", 2, ...)
     check("inner", a)
     check("inner", b, 2)
     same_device("inner", a, b)
@@ -286,14 +295,16 @@ local function scaled_sum(op, x, p, beta, alpha)
 end
 
 -- addmv(mat, vec[, {beta = 1, alpha = 1}]): beta x + alpha (mat @ vec)
-function Tensor.addmv(x, m, v, opts)
+function Tensor.addmv(x, m, v, opts, ...)
+    args.no_extra("addmv", 4, ...)
     check("addmv", x)
     local beta, alpha = scales("addmv", opts)
     return scaled_sum("addmv", x, mv("addmv", m, v, 2), beta, alpha)
 end
 
 -- addr(vec1, vec2[, {beta = 1, alpha = 1}]): beta x + alpha outer(vec1, vec2)
-function Tensor.addr(x, v1, v2, opts)
+function Tensor.addr(x, v1, v2, opts, ...)
+    args.no_extra("addr", 4, ...)
     check("addr", x)
     check("addr", v1, 2)
     check("addr", v2, 3)
@@ -305,7 +316,8 @@ function Tensor.addr(x, v1, v2, opts)
 end
 
 -- baddbmm(b1, b2[, {beta = 1, alpha = 1}]): beta x + alpha bmm(b1, b2)
-function Tensor.baddbmm(x, b1, b2, opts)
+function Tensor.baddbmm(x, b1, b2, opts, ...)
+    args.no_extra("baddbmm", 4, ...)
     check("baddbmm", x)
     local beta, alpha = scales("baddbmm", opts)
     return scaled_sum("baddbmm", x, bmm("baddbmm", b1, b2, 2), beta, alpha)
@@ -313,7 +325,8 @@ end
 
 -- addbmm(b1, b2[, {beta = 1, alpha = 1}]): beta x + alpha (the sum over the batch of
 -- bmm(b1, b2)), a 2-D result
-function Tensor.addbmm(x, b1, b2, opts)
+function Tensor.addbmm(x, b1, b2, opts, ...)
+    args.no_extra("addbmm", 4, ...)
     check("addbmm", x)
     local beta, alpha = scales("addbmm", opts)
     return scaled_sum("addbmm", x, bmm("addbmm", b1, b2, 2):sum(1), beta, alpha)
@@ -322,7 +335,8 @@ end
 -- kron(b): the Kronecker product; the smaller rank takes leading 1s, then dim d has size
 -- a_d b_d, with element (i, j) of each dim at (i - 1) b_d + j: a's and b's dims interleaved
 -- by a broadcasting product, then merged
-function Tensor.kron(a, b)
+function Tensor.kron(a, b, ...)
+    args.no_extra("kron", 2, ...)
     check("kron", a)
     check("kron", b, 2)
     same_device("kron", a, b)

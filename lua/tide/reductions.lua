@@ -32,7 +32,8 @@ local DTYPE_OPTION = { "dtype" }
 
 -- cumsum(dim[, {dtype =}]): with dtype, x converted first (PyTorch's dtype= keyword)
 local function cumulative(op, combine)
-    return function(x, dim, opts)
+    return function(x, dim, opts, ...)
+        args.no_extra(op, 3, ...)
         check(op, x)
         if dim == nil then
             raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
@@ -56,7 +57,8 @@ Tensor.cumprod = in_float(cumulative("cumprod", function(a, b) return a * b end)
 
 -- a dim argument (one dim or a list) as distinct positive dims, in descending order
 local function dims_of(op, x, dim)
-    local list, out, seen = type(dim) == "table" and dim or { dim }, {}, {}
+    local list, out, seen = type(dim) == "table" and args.check_list(op, dim, "dim") or { dim },
+        {}, {}
     for i = 1, #list do
         local d = dim_of(op, x, list[i])
         if seen[d] then
@@ -125,11 +127,13 @@ local function var(op, x, dim, keepdim, opts)
     return over(dev * dev, dims, "sum", keep) / math.max(n - correction, 0)
 end
 
-Tensor.var = in_float(function(x, dim, keepdim, opts)
+Tensor.var = in_float(function(x, dim, keepdim, opts, ...)
+    args.no_extra("var", 4, ...)
     return var("var", x, dim, keepdim, opts)
 end)
 
-Tensor.std = in_float(function(x, dim, keepdim, opts)
+Tensor.std = in_float(function(x, dim, keepdim, opts, ...)
+    args.no_extra("std", 4, ...)
     return var("std", x, dim, keepdim, opts):sqrt()
 end)
 
@@ -142,7 +146,8 @@ end
 
 -- log(sum(exp(x))) shifted by the (detached) max, so large values do not overflow; a row of
 -- -inf gives -inf, as PyTorch's
-Tensor.logsumexp = in_float(function(x, dim, keepdim)
+Tensor.logsumexp = in_float(function(x, dim, keepdim, ...)
+    args.no_extra("logsumexp", 3, ...)
     check("logsumexp", x)
     if dim == nil then
         raise("tide: logsumexp: dim is required, as in x:logsumexp(2)")
@@ -176,7 +181,8 @@ autograd.def {
 }
 
 -- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"
-Tensor.norm = in_float(function(x, p, dim, keepdim)
+Tensor.norm = in_float(function(x, p, dim, keepdim, ...)
+    args.no_extra("norm", 4, ...)
     check("norm", x)
     float_input("norm", x)
     if p == nil or p == "fro" then
@@ -218,7 +224,8 @@ end)
 
 -- any/all([dim[, keepdim]]): bool results (uint8 for uint8 input, as PyTorch 1.13)
 local function logical_reduce(op, count_of)
-    return function(x, dim, keepdim)
+    return function(x, dim, keepdim, ...)
+        args.no_extra(op, 3, ...)
         check(op, x)
         local keep = keepdim_arg(op, keepdim)
         local d = dim ~= nil and dim_of(op, x, dim) or nil
@@ -239,7 +246,8 @@ Tensor.all = logical_reduce("all", function(x) return x:eq(0) end)
 
 -- allclose(other[, rtol[, atol[, equal_nan]]]) or allclose(other, {rtol =, atol =, equal_nan =}):
 -- isclose everywhere (as PyTorch: same dtype, broadcasting; tide.pointwise.close)
-function Tensor.allclose(x, other, rtol, atol, equal_nan)
+function Tensor.allclose(x, other, rtol, atol, equal_nan, ...)
+    args.no_extra("allclose", 5, ...)
     local close = require("tide.pointwise").close("allclose", x, other, rtol, atol, equal_nan)
     return no_grad(function()
         return close:logical_not():sum():item() == 0
@@ -247,7 +255,8 @@ function Tensor.allclose(x, other, rtol, atol, equal_nan)
 end
 
 -- equal(other): true when the shapes and every element are the same
-function Tensor.equal(x, other)
+function Tensor.equal(x, other, ...)
+    args.no_extra("equal", 2, ...)
     check("equal", x)
     check("equal", other, 2)
     if not args.same_shape(x:size(), other:size()) then
@@ -277,7 +286,8 @@ for _, how in ipairs({ "max", "min" }) do
         end,
     }
     -- amax([dim[, keepdim]]): dim one dim or a list; every dim when nil or {}
-    Tensor[name] = function(x, dim, keepdim)
+    Tensor[name] = function(x, dim, keepdim, ...)
+        args.no_extra(name, 3, ...)
         check(name, x)
         local keep = keepdim_arg(name, keepdim)
         local dims = dim ~= nil and dims_of(name, x, dim) or {}
@@ -306,7 +316,8 @@ for _, how in ipairs({ "max", "min" }) do
 end
 
 -- count_nonzero([dim]): the int64 count of elements that are not 0 (over a dim or a list)
-function Tensor.count_nonzero(x, dim)
+function Tensor.count_nonzero(x, dim, ...)
+    args.no_extra("count_nonzero", 2, ...)
     check("count_nonzero", x)
     local dims = dim ~= nil and dims_of("count_nonzero", x, dim) or nil
     return no_grad(function()
@@ -319,7 +330,8 @@ end
 -- PyTorch's; over a dim also its 1-based index (of a stable sort: among equal values, the one a
 -- stable sort puts there); NaN when the values hold one (the index of the first). The value is
 -- gathered from x, so the gradient reaches that element
-function Tensor.median(x, dim, keepdim)
+function Tensor.median(x, dim, keepdim, ...)
+    args.no_extra("median", 3, ...)
     check("median", x)
     local keep = keepdim_arg("median", keepdim)
     local flat = dim == nil
@@ -359,7 +371,8 @@ end
 -- nansum([dim[, keepdim]]), nanmean: the sum and mean of the values that are not NaN (a mean of
 -- none is NaN, as PyTorch's)
 local function nan_reduce(op, mean)
-    return function(x, dim, keepdim)
+    return function(x, dim, keepdim, ...)
+        args.no_extra(op, 3, ...)
         check(op, x)
         float_input(op, x)
         local keep = keepdim_arg(op, keepdim)
@@ -381,7 +394,8 @@ Tensor.nansum = nan_reduce("nansum", false)
 Tensor.nanmean = nan_reduce("nanmean", true)
 
 -- trace(): the sum of a 2-D tensor's main diagonal
-function Tensor.trace(x)
+function Tensor.trace(x, ...)
+    args.no_extra("trace", 1, ...)
     check("trace", x)
     if x:dim() ~= 2 then
         raise(("tide: trace: needs a 2-D tensor, got %d-D"):format(x:dim()))
@@ -391,7 +405,8 @@ end
 
 -- diff([n = 1[, dim = -1[, {prepend =, append =}]]]): the n-th forward difference along dim
 -- (prepend and append joined on first); bool tensors give their xor, as PyTorch's
-function Tensor.diff(x, n, dim, opts)
+function Tensor.diff(x, n, dim, opts, ...)
+    args.no_extra("diff", 4, ...)
     check("diff", x)
     n = n == nil and 1 or args.integer("diff", n, "n")
     if n < 0 then

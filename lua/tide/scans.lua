@@ -31,7 +31,8 @@ end
 
 -- cummax(dim), cummin(dim): the running max (min) along dim and its 1-based index
 local function running(op, better_or_equal)
-    Tensor[op] = function(x, dim)
+    Tensor[op] = function(x, dim, ...)
+        args.no_extra(op, 2, ...)
         check(op, x)
         if dim == nil then
             raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
@@ -67,7 +68,8 @@ running("cummin", function(b, a) return b:le(a) end)
 
 -- logcumsumexp(dim): log(cumsum(exp(x))) without overflow, each step logaddexp (PyTorch's
 -- combine: the larger plus log1p(exp(smaller - larger)))
-Tensor.logcumsumexp = args.in_float(function(x, dim)
+Tensor.logcumsumexp = args.in_float(function(x, dim, ...)
+    args.no_extra("logcumsumexp", 2, ...)
     check("logcumsumexp", x)
     if dim == nil then
         raise("tide: logcumsumexp: dim is required, as in x:logcumsumexp(1)")

@@ -254,7 +254,10 @@ function F.histc(input, opts)
             device = input.device }))
     end)
 end
-core.Tensor.histc = function(x, opts) return F.histc(x, opts) end
+core.Tensor.histc = function(x, opts, ...)
+    args.no_extra("histc", 2, ...)
+    return F.histc(x, opts)
+end
 
 M.names = { "searchsorted", "bucketize", "isin", "bincount", "histc" }
 return M

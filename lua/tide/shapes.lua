@@ -19,7 +19,8 @@ local function no_dims(op, x)
 end
 
 -- split(size_or_sizes[, dim]): pieces of size (the last one shorter), or of the listed sizes
-function Tensor.split(x, sizes, dim)
+function Tensor.split(x, sizes, dim, ...)
+    args.no_extra("split", 3, ...)
     check("split", x)
     no_dims("split", x)
     local d = dim_of("split", x, dim or 1)
@@ -62,7 +63,8 @@ function Tensor.split(x, sizes, dim)
 end
 
 -- chunk(n[, dim]): at most n pieces of ceil(size / n) (fewer when they run out, as PyTorch)
-function Tensor.chunk(x, chunks, dim)
+function Tensor.chunk(x, chunks, dim, ...)
+    args.no_extra("chunk", 3, ...)
     check("chunk", x)
     no_dims("chunk", x)
     local c = integer("chunk", chunks, "chunks")
@@ -85,7 +87,8 @@ function Tensor.chunk(x, chunks, dim)
 end
 
 -- unbind([dim]): the slices along dim, as a list
-function Tensor.unbind(x, dim)
+function Tensor.unbind(x, dim, ...)
+    args.no_extra("unbind", 2, ...)
     check("unbind", x)
     no_dims("unbind", x)
     local d = dim_of("unbind", x, dim or 1)
@@ -101,12 +104,24 @@ end
 
 -- the integers of f(...) or f({...}) with at least `least` of them
 local function int_list(op, what, least, first, ...)
-    local list = type(first) == "table" and first or { first, ... }
-    if #list < least then
+    local list, n
+    if type(first) == "table" then
+        args.no_extra(op, 2, ...) -- x, the list
+        list = args.check_list(op, first, what)
+        n = #list
+    else
+        -- counted with select: # of a list with holes is any border (LuaJIT's differs from
+        -- 5.4's), and a nil between integers must raise; trailing nils are omitted arguments
+        list, n = { first, ... }, select("#", ...) + 1
+        while n > 0 and list[n] == nil do
+            n = n - 1
+        end
+    end
+    if n < least then
         raise(("tide: %s: expected at least %d %s"):format(op, least, what))
     end
     local out = {}
-    for i = 1, #list do
+    for i = 1, n do
         out[i] = integer(op, list[i], what .. " " .. i)
     end
     return out
@@ -140,7 +155,8 @@ function Tensor.tile(x, ...)
 end
 
 -- flatten([start[, end]]): dims start..end merged into one; a 0-dim tensor becomes [1]
-function Tensor.flatten(x, start_dim, end_dim)
+function Tensor.flatten(x, start_dim, end_dim, ...)
+    args.no_extra("flatten", 3, ...)
     check("flatten", x)
     if x:dim() == 0 then
         dim_of("flatten", x, start_dim or 1)
@@ -169,7 +185,8 @@ function Tensor.flatten(x, start_dim, end_dim)
 end
 
 -- unflatten(dim, sizes): dim split into sizes (one of them may be -1)
-function Tensor.unflatten(x, dim, sizes)
+function Tensor.unflatten(x, dim, sizes, ...)
+    args.no_extra("unflatten", 3, ...)
     check("unflatten", x)
     no_dims("unflatten", x)
     local d = dim_of("unflatten", x, dim)
@@ -208,7 +225,8 @@ end
 -- expand_as(other), view_as(other), reshape_as(other): expand / view / reshape to other's shape
 for _, op in ipairs({ "expand", "view", "reshape" }) do
     local name = op .. "_as"
-    Tensor[name] = function(x, other)
+    Tensor[name] = function(x, other, ...)
+        args.no_extra(name, 2, ...)
         check(name, x)
         check(name, other, 2)
         return x[op](x, other:size())
@@ -217,10 +235,16 @@ end
 
 -- movedim(source, destination): dims (one or equal-length lists, 1-based) moved to those
 -- places, the others keeping their order: a permute
-function Tensor.movedim(x, source, destination)
+function Tensor.movedim(x, source, destination, ...)
+    args.no_extra("movedim", 3, ...)
     check("movedim", x)
-    local src = type(source) == "table" and source or { source }
-    local dst = type(destination) == "table" and destination or { destination }
+    if source == nil or destination == nil then
+        raise("tide: movedim: expected source and destination dims, as in x:movedim(1, 2)")
+    end
+    local src = type(source) == "table" and args.check_list("movedim", source, "source") or
+        { source }
+    local dst = type(destination) == "table" and
+        args.check_list("movedim", destination, "destination") or { destination }
     if #src ~= #dst then
         raise(("tide: movedim: source and destination must have as many dims, got %d and %d")
             :format(#src, #dst))
@@ -248,7 +272,8 @@ end
 
 -- diag([k = 0]): a 1-D x as the k-th diagonal of a square matrix (zeros elsewhere), a 2-D x's
 -- k-th diagonal as a 1-D tensor (k > 0 above the main one)
-function Tensor.diag(x, k)
+function Tensor.diag(x, k, ...)
+    args.no_extra("diag", 2, ...)
     check("diag", x)
     k = k == nil and 0 or integer("diag", k, "k")
     local dev = x.device

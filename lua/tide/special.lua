@@ -39,12 +39,14 @@ function M.functions.zeta(x, q)
     return kernel_zeta(x, q)
 end
 
-function Tensor.zeta(x, q)
+function Tensor.zeta(x, q, ...)
+    args.no_extra("zeta", 2, ...)
     exponent("zeta", x)
     return kernel_zeta(x, q)
 end
 
-function Tensor.zeta_(x, q)
+function Tensor.zeta_(x, q, ...)
+    args.no_extra("zeta_", 2, ...)
     exponent("zeta_", x)
     return kernel_zeta_(x, q)
 end
@@ -64,13 +66,15 @@ function M.functions.polygamma(n, x)
     return core.zeta(n + 1, x):mul(sign * factorial)
 end
 
-function Tensor.polygamma(x, n)
+function Tensor.polygamma(x, n, ...)
+    args.no_extra("polygamma", 2, ...)
     args.check("polygamma", x)
     return M.functions.polygamma(n, x)
 end
 
 -- in place: while autograd records, from a copy of x, which the gradient reads after the write
-function Tensor.polygamma_(x, n)
+function Tensor.polygamma_(x, n, ...)
+    args.no_extra("polygamma_", 2, ...)
     args.check("polygamma_", x)
     local src = (x.requires_grad and core.is_grad_enabled()) and x:clone() or x
     return x:copy_(M.functions.polygamma(n, src))

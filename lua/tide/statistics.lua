@@ -45,7 +45,8 @@ end
 
 -- kthvalue(k[, dim = -1[, keepdim]]): the k-th smallest value along dim and its 1-based index
 -- (among equal values, the one a stable sort puts k-th; PyTorch's index is unspecified then)
-function Tensor.kthvalue(x, k, dim, keepdim)
+function Tensor.kthvalue(x, k, dim, keepdim, ...)
+    args.no_extra("kthvalue", 4, ...)
     check("kthvalue", x)
     k = integer("kthvalue", k, "k")
     local keep = keepdim_arg("kthvalue", keepdim)
@@ -82,7 +83,8 @@ end
 
 -- mode([dim = -1[, keepdim]]): the most frequent value along dim (the smallest of equally
 -- frequent ones) and the 1-based index of its last occurrence, as PyTorch's
-function Tensor.mode(x, dim, keepdim)
+function Tensor.mode(x, dim, keepdim, ...)
+    args.no_extra("mode", 3, ...)
     check("mode", x)
     local keep = keepdim_arg("mode", keepdim)
     local t = x:dim() == 0 and x:reshape(1) or x
@@ -106,7 +108,8 @@ end
 
 -- nanmedian([dim[, keepdim]]): median of the values that are not NaN (NaN when all are, with
 -- index 1)
-function Tensor.nanmedian(x, dim, keepdim)
+function Tensor.nanmedian(x, dim, keepdim, ...)
+    args.no_extra("nanmedian", 3, ...)
     check("nanmedian", x)
     local keep = keepdim_arg("nanmedian", keepdim)
     local flat = dim == nil
@@ -142,7 +145,8 @@ local INTERPOLATIONS = { linear = true, lower = true, higher = true, midpoint = 
 -- interpolated with lerp; q a number in [0, 1] or a 1-D tensor (its dim first in the result);
 -- no dim: over every element
 local function quantile(op, ignore_nan)
-    return function(x, q, dim, keepdim, opts)
+    return function(x, q, dim, keepdim, opts, ...)
+        args.no_extra(op, 5, ...)
         check(op, x)
         if type(keepdim) == "table" and opts == nil then
             keepdim, opts = nil, keepdim
@@ -247,13 +251,15 @@ Tensor.quantile = quantile("quantile", false)
 Tensor.nanquantile = quantile("nanquantile", true)
 
 -- msort(): sorted along dim 1 (the values of sort(1))
-function Tensor.msort(x)
+function Tensor.msort(x, ...)
+    args.no_extra("msort", 1, ...)
     check("msort", x)
     return (x:sort(1))
 end
 
 -- aminmax([dim[, keepdim]]): amin and amax, two results (no gradient, as PyTorch's)
-function Tensor.aminmax(x, dim, keepdim)
+function Tensor.aminmax(x, dim, keepdim, ...)
+    args.no_extra("aminmax", 3, ...)
     check("aminmax", x)
     not_differentiable("aminmax", x)
     return no_grad(function()
@@ -298,7 +304,8 @@ end
 -- var_mean([dim[, keepdim]][, {unbiased =, correction =}]), std_mean: var (std) and the mean,
 -- two results, the arguments as var's
 local function with_mean(op, how)
-    Tensor[op] = function(x, dim, keepdim, opts)
+    Tensor[op] = function(x, dim, keepdim, opts, ...)
+        args.no_extra(op, 4, ...)
         check(op, x)
         args.float_input(op, x)
         local d, k, o = dim, keepdim, opts
@@ -314,7 +321,8 @@ with_mean("var_mean", "var")
 with_mean("std_mean", "std")
 
 -- dist(other[, p = 2]): the p-norm of x - other (broadcast), a 0-D tensor
-function Tensor.dist(x, other, p)
+function Tensor.dist(x, other, p, ...)
+    args.no_extra("dist", 3, ...)
     check("dist", x)
     check("dist", other, 2)
     same_device("dist", x, other)
@@ -326,7 +334,8 @@ end
 
 -- renorm(p, dim, maxnorm): each slice along dim whose p-norm exceeds maxnorm scaled to
 -- maxnorm (by maxnorm / (norm + 1e-7), PyTorch's factor)
-local function renorm(x, p, dim, maxnorm)
+local function renorm(x, p, dim, maxnorm, ...)
+    args.no_extra("renorm", 4, ...)
     check("renorm", x)
     if type(p) ~= "number" or p <= 0 then
         raise(("tide: renorm: p must be a number > 0, got %s"):format(tostring(p)))
@@ -359,7 +368,8 @@ local COV_OPTIONS = { "correction", "fweights", "aweights" }
 -- cov([{correction = 1}]): the covariance of the rows (variables) of a 1-D or 2-D x, whose
 -- columns are observations; a 0-D result for one variable. fweights and aweights are not
 -- supported yet
-function Tensor.cov(x, opts)
+function Tensor.cov(x, opts, ...)
+    args.no_extra("cov", 2, ...)
     check("cov", x)
     local o = args.options("cov", opts, COV_OPTIONS, "{correction = 0}")
     if o.fweights ~= nil or o.aweights ~= nil then
@@ -382,7 +392,8 @@ function Tensor.cov(x, opts)
 end
 
 -- corrcoef(): the Pearson correlations of cov(), clipped to [-1, 1]
-function Tensor.corrcoef(x)
+function Tensor.corrcoef(x, ...)
+    args.no_extra("corrcoef", 1, ...)
     check("corrcoef", x)
     local c = x:cov()
     if c:dim() == 0 then

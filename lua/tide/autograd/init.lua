@@ -24,6 +24,7 @@ local set_grad_enabled = core.set_grad_enabled
 local getmetatable, type = getmetatable, type
 local run_backward = engine.backward
 local raise = require("tide.autograd.raise")
+local args = require("tide.op_args")
 
 local function is_tensor(x)
     return getmetatable(x) == TMT
@@ -61,7 +62,8 @@ M.is_view = engine.is_view
 
 local BACKWARD_OPTIONS = { "retain_graph" }
 
-function Tensor.backward(self, grad, opts)
+function Tensor.backward(self, grad, opts, ...)
+    args.no_extra("backward", 3, ...)
     if type(grad) == "table" and not is_tensor(grad) then
         grad, opts = nil, grad
     end
@@ -108,7 +110,8 @@ end
 M.grad = engine.grad
 
 -- t:retain_grad(): a non-leaf keeps its gradient in t.grad after backward (a no-op on leaves)
-function Tensor.retain_grad(self)
+function Tensor.retain_grad(self, ...)
+    args.no_extra("retain_grad", 1, ...)
     engine.check_requires_grad(self, "retain_grad", "the tensor does not require grad; " ..
         "retain_grad() is for results of ops on tensors created with {requires_grad = true}")
     engine.retain_grad(self)
@@ -117,7 +120,8 @@ end
 
 -- t:register_hook(fn): fn(grad) runs when t's gradient is computed, and may return a tensor to
 -- use instead; returns a handle whose remove() unregisters it
-function Tensor.register_hook(self, fn)
+function Tensor.register_hook(self, fn, ...)
+    args.no_extra("register_hook", 2, ...)
     engine.check_requires_grad(self, "register_hook",
         "cannot register a hook on a tensor that does not require grad")
     if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then

@@ -1,0 +1,189 @@
+-- spec/support/method_recipes.lua — working arguments for every Tensor method, shared by
+-- spec/grad_rule_spec.lua (the gradient rule) and spec/extra_args_spec.lua (the arity rule).
+-- require("spec.support.method_recipes")(D) with D from spec/support/device.lua gives
+-- { SKIP, RECIPES, inputs, IDX, tries, walk }.
+local tide = require("tide")
+
+return function(D)
+    local SKIP = {}
+
+    -- fresh inputs for each call: x and y [2, 3] float64 requiring grad, z the same without grad
+    local function inputs()
+        local function r()
+            return tide.rand({ 2, 3 }, { dtype = "float64", device = D.name }):add(0.5)
+        end
+        return r():requires_grad_(true), r():requires_grad_(true), r()
+    end
+
+    -- an index of the inputs' shape, distinct in each row (scatter's targets), 1-based
+    local function IDX()
+        return tide.tensor({ { 3, 1, 2 }, { 2, 3, 1 } }, { dtype = "int64", device = D.name })
+    end
+
+    -- argument lists for the methods whose arguments the generic tries below do not cover
+    local RECIPES = {
+        view = function(x) return { x, 3, 2 } end,
+        reshape = function(x) return { x, 3, 2 } end,
+        expand = function(x) return { x, 2, 2, 3 } end,
+        sum_to = function(x) return { x, 1, 3 } end,
+        permute = function(x) return { x, 2, 1 } end,
+        transpose = function(x) return { x, 1, 2 } end,
+        narrow = function(x) return { x, 2, 1, 2 } end,
+        select = function(x) return { x, 1, 2 } end,
+        unsqueeze = function(x) return { x, 1 } end,
+        index_select = function(x) return { x, 2, { 3, 1 } } end,
+        where = function(x, y) return { x, x:gt(1), y } end,
+        clamp = function(x) return { x, 0.7, 1.2 } end,
+        to = function(x) return { x, "float32" } end,
+        cuda = function(x) return D.kind == "cuda" and { x } or SKIP end,
+        pin_memory = function(x) -- pinned host memory comes from the CUDA backend
+            return D.kind == "cpu" and tide.cuda.is_available() and { x } or SKIP
+        end,
+        matmul = function(x, y) return { x, y:t() } end,
+        item = function(x) return { x:sum() } end,
+        totable = function(x) return D.is_host and { x } or SKIP end,
+        backward = function(x) return { x:sum() } end,
+        register_hook = function(x) return { x, function() end } end,
+        __index = function(x) return { x, 1 } end,
+        -- in place: a destination without grad, a source with it
+        copy_ = function(_, y, z) return { z, y } end,
+        index_add_ = function(_, y, z) return { z, 2, { 1, 2, 3 }, y } end,
+        __newindex = function(_, y, z) return { z, 1, y[1] } end,
+        clamp_ = function(_, _, z) return { z, 0.7, 1.2 } end,
+        add_ = function(_, y, z) return { z, y, 2 } end,
+        sub_ = function(_, y, z) return { z, y, 2 } end,
+        -- gather, scatter, masks, sorting, flips and rolls (spec/ordering_spec.lua)
+        gather = function(x) return { x, 2, IDX() } end,
+        scatter = function(x, y) return { x, 2, IDX(), y } end,
+        scatter_add = function(x, y) return { x, 2, IDX(), y } end,
+        scatter_ = function(_, y, z) return { z, 2, IDX(), y } end,
+        scatter_add_ = function(_, y, z) return { z, 2, IDX(), y } end,
+        masked_fill = function(x) return { x, x:gt(1), 0.5 } end,
+        masked_fill_ = function(_, y, z) return { z, z:gt(1), y:sum() } end,
+        masked_select = function(x) return { x, x:gt(1) } end,
+        topk = function(x) return { x, 2 } end,
+        flip = function(x) return { x, 2 } end,
+        roll = function(x) return { x, 1, 2 } end,
+        multinomial = function(x) return { x, 2 } end,
+        repeat_interleave = function(x) return { x, { 2, 1 }, 1 } end, -- spec/index_ops_spec.lua
+        _keep_mask_ = function(_, _, z) return { z, 0.5, 2 } end, -- nn's dropout mask, in place
+    }
+
+    -- the reductions and shape ops written in Lua (lua/tide/reductions.lua, shapes.lua)
+    for _, m in ipairs({ "cumsum", "cumprod", "logsumexp" }) do
+        RECIPES[m] = function(x) return { x, 2 } end
+    end
+    RECIPES.chunk = function(x) return { x, 2, 2 } end
+    RECIPES.split = function(x) return { x, { 1, 2 }, 2 } end
+    RECIPES.unflatten = function(x) return { x, 2, { 3, 1 } } end
+    -- PyTorch's spellings (lua/tide/pointwise.lua, products.lua)
+    RECIPES.tolist = RECIPES.totable
+    RECIPES.polygamma = function(x) return { x, 1 } end
+    -- tide.linalg's methods take square matrices: x's first two columns, well-conditioned
+    local function square(x)
+        return x:narrow(2, 1, 2) + tide.eye(2, { dtype = x.dtype, device = x.device }) * 3
+    end
+    for _, m in ipairs({ "det", "logdet", "slogdet", "inverse", "qr", "pinverse" }) do
+        RECIPES[m] = function(x) return { square(x) } end
+    end
+    RECIPES.cholesky = function(x)
+        local s = square(x)
+        return { s:matmul(s:t()) }
+    end
+    RECIPES.matrix_power = function(x) return { square(x), 3 } end
+    RECIPES.polygamma_ = function(_, _, z) return { z, 2 } end
+    RECIPES.zeta = function(x, y) return { x:detach():add(1.5), y } end -- no gradient for x
+    RECIPES.zeta_ = function(_, y, z) return { z:add(1.5), y } end
+    RECIPES.lerp = function(x, y) return { x, y, 0.3 } end
+    RECIPES.lerp_ = function(_, y, z) return { z, y, 0.7 } end
+    RECIPES.addcmul = function(x, y) return { x, y, y } end
+    RECIPES.addcdiv = RECIPES.addcmul
+    RECIPES.addcmul_ = function(_, y, z) return { z, y, y } end
+    RECIPES.addcdiv_ = RECIPES.addcmul_
+    RECIPES.outer = function(x, y) return { x:view(-1), y:view(-1) } end
+    RECIPES.bmm = function(x, y) return { x:unsqueeze(1), y:t():unsqueeze(1) } end
+    RECIPES.addmm = function(x, y) return { x, y, y:t():matmul(y) } end
+    RECIPES.movedim = function(x) return { x, 1, 2 } end
+    RECIPES.broadcast_to = RECIPES.expand
+    RECIPES.swapaxes = RECIPES.transpose
+    RECIPES.swapdims = RECIPES.transpose
+    RECIPES.clip = RECIPES.clamp
+    RECIPES.clip_ = RECIPES.clamp_
+    RECIPES.tensordot = function(x, y) return { x, y, { { 1 }, { 1 } } } end
+    -- lua/tide/products.lua: the BLAS names, with their ranks
+    RECIPES.mm = RECIPES.matmul
+    RECIPES.mv = function(x, y) return { x, y[1] } end
+    RECIPES.dot = function(x, y) return { x[1], y[1] } end
+    RECIPES.vdot = RECIPES.dot
+    RECIPES.addmm_ = function(_, y, z) return { z, y, y:t():matmul(y) } end
+    RECIPES.addmv = function(x, y) return { x:select(2, 1), y, y[1] } end
+    RECIPES.addmv_ = function(_, y, z) return { z:select(2, 1), y, y[1] } end
+    RECIPES.addr = function(x, y) return { x, y:select(2, 1), y[1] } end
+    RECIPES.addr_ = function(_, y, z) return { z, y:select(2, 1), y[1] } end
+    RECIPES.baddbmm = function(x, y)
+        return { x:unsqueeze(1), y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+    end
+    RECIPES.baddbmm_ = function(_, y, z)
+        return { z:unsqueeze(1), y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+    end
+    RECIPES.addbmm = function(x, y) return { x, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) } end
+    RECIPES.addbmm_ = function(_, y, z)
+        return { z, y:unsqueeze(1), y:t():matmul(y):unsqueeze(1) }
+    end
+    -- lua/tide/joins.lua: the splits
+    RECIPES.tensor_split = function(x) return { x, 2, 2 } end
+    RECIPES.hsplit = function(x) return { x, { 1 } } end
+    RECIPES.vsplit = RECIPES.hsplit
+    RECIPES.dsplit = function(x) return { x:unsqueeze(3), { 1 } } end
+    -- lua/tide/indexing.lua, scans.lua, statistics.lua
+    local function I(v) return tide.tensor(v, { dtype = "int64", device = D.name }) end
+    RECIPES.take = function(x) return { x, I({ 1, 6 }) } end
+    RECIPES.take_along_dim = function(x) return { x, IDX(), 2 } end
+    RECIPES.index_fill = function(x) return { x, 2, I({ 1 }), 0.5 } end
+    RECIPES.index_fill_ = function(_, y, z) return { z, 2, I({ 1 }), y:sum() } end
+    RECIPES.index_copy = function(x, y) return { x, 2, I({ 3, 1 }), y:narrow(2, 1, 2) } end
+    RECIPES.index_copy_ = function(_, y, z) return { z, 2, I({ 3, 1 }), y:narrow(2, 1, 2) } end
+    RECIPES.index_add = function(x, y) return { x, 2, I({ 1, 2, 3 }), y } end
+    RECIPES.masked_scatter = function(x, y) return { x, x:gt(1), y } end
+    RECIPES.masked_scatter_ = function(_, y, z) return { z, z:gt(1), y } end
+    RECIPES.scatter_reduce = function(x, y) return { x, 2, IDX(), y, "amax" } end
+    RECIPES.scatter_reduce_ = function(_, y, z) return { z, 2, IDX(), y, "prod" } end
+    RECIPES.cummax = function(x) return { x, 2 } end
+    RECIPES.cummin = RECIPES.cummax
+    RECIPES.logcumsumexp = RECIPES.cummax
+    RECIPES.kthvalue = function(x) return { x, 2 } end
+    RECIPES.renorm = function(x) return { x, 2, 1, 1.0 } end
+    RECIPES.renorm_ = function(_, _, z) return { z, 2, 1, 1.0 } end
+
+    -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
+    -- first into z, which does not require grad, from y, which does
+    local function tries(m, x, y, z)
+        if m:sub(-1) == "_" then
+            return { { z, y }, { x }, { x, 0.5 } }
+        end
+        return { { x }, { x, y }, { x, 0.5 } }
+    end
+
+    -- every method of core.Tensor and every metamethod, enumerated (not a hand list)
+    local function walk()
+        local names, fns = {}, {}
+        for k, v in pairs(tide.core.Tensor) do
+            if type(v) == "function" then
+                names[#names + 1], fns[k] = k, v
+            end
+        end
+        for k, v in pairs(getmetatable(tide.zeros(1))) do
+            if type(v) == "function" then
+                names[#names + 1], fns[k] = k, v
+            end
+        end
+        -- the indexing metamethods, as a user reaches them
+        fns.__index = function(t, i) return t[i] end
+        fns.__newindex = function(t, i, v) t[i] = v end
+        table.sort(names)
+        return names, fns
+    end
+
+    return { SKIP = SKIP, RECIPES = RECIPES, inputs = inputs, IDX = IDX, tries = tries,
+        walk = walk }
+end
