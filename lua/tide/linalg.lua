@@ -1007,27 +1007,43 @@ function L.cond(A, p)
     return L.matrix_norm(A, { ord = p }) * L.matrix_norm(L.inv(A), { ord = p })
 end
 
--- PyTorch's Tensor methods and torch.X functions over these
-function Tensor.det(A)
+-- PyTorch's Tensor methods and torch.X functions over these (an argument they do not take
+-- raises, as every method's: args.no_extra)
+local no_extra = args.no_extra
+
+function Tensor.det(A, ...)
+    no_extra("det", 1, ...)
     return L.det(A)
 end
-function Tensor.logdet(A) -- log det: NaN for a negative determinant, -inf for 0, as PyTorch's
+function Tensor.logdet(A, ...) -- log det: NaN for a negative determinant, -inf for 0, as PyTorch's
+    no_extra("logdet", 1, ...)
     local s, l = L.slogdet(A)
     return core.where(s:lt(0), 0 / 0, l)
 end
-function Tensor.slogdet(A)
+function Tensor.slogdet(A, ...)
+    no_extra("slogdet", 1, ...)
     return L.slogdet(A)
 end
-function Tensor.inverse(A)
+function Tensor.inverse(A, ...)
+    no_extra("inverse", 1, ...)
     return L.inv(A)
 end
-function Tensor.cholesky(A, upper) -- PyTorch's torch.cholesky(A, upper = false)
+function Tensor.cholesky(A, upper, ...) -- PyTorch's torch.cholesky(A, upper = false)
+    no_extra("cholesky", 2, ...)
+    if upper ~= nil and type(upper) ~= "boolean" then
+        raise(("tide: cholesky: upper must be a boolean, got %s"):format(type(upper)))
+    end
     return L.cholesky(A, upper ~= nil and { upper = upper } or nil)
 end
-function Tensor.matrix_power(A, k)
+function Tensor.matrix_power(A, k, ...)
+    no_extra("matrix_power", 2, ...)
     return L.matrix_power(A, k)
 end
-function Tensor.cross(a, b, dim) -- torch.cross(a, b, dim): the first dim of size 3 when nil
+function Tensor.cross(a, b, dim, ...) -- torch.cross(a, b, dim): the first dim of size 3 when nil
+    no_extra("cross", 3, ...)
+    if dim ~= nil and not compat.is_integer(dim) then
+        raise(("tide: cross: dim must be an integer, got %s"):format(tostring(dim)))
+    end
     if dim == nil and core.is_tensor(a) then
         for d = 1, a:dim() do
             if a:size(d) == 3 then
@@ -1038,11 +1054,18 @@ function Tensor.cross(a, b, dim) -- torch.cross(a, b, dim): the first dim of siz
     end
     return L.cross(a, b, dim ~= nil and { dim = dim } or nil)
 end
-
-function Tensor.qr(A, some) -- PyTorch's torch.qr(A, some = true): reduced unless some is false
+function Tensor.qr(A, some, ...) -- PyTorch's torch.qr(A, some = true): reduced unless some is false
+    no_extra("qr", 2, ...)
+    if some ~= nil and type(some) ~= "boolean" then
+        raise(("tide: qr: some must be a boolean, got %s"):format(type(some)))
+    end
     return L.qr(A, some == false and { mode = "complete" } or nil)
 end
-function Tensor.pinverse(A, rcond) -- PyTorch's torch.pinverse(A, rcond = 1e-15)
+function Tensor.pinverse(A, rcond, ...) -- PyTorch's torch.pinverse(A, rcond = 1e-15)
+    no_extra("pinverse", 2, ...)
+    if rcond ~= nil and type(rcond) ~= "number" then
+        raise(("tide: pinverse: rcond must be a number, got %s"):format(type(rcond)))
+    end
     return L.pinv(A, { rtol = rcond or 1e-15 })
 end
 
