@@ -15,7 +15,6 @@ local function t64(v)
 end
 
 local INF = math.huge
-local unpack = table.unpack or unpack -- 5.1, LuaJIT
 
 describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function()
     local A, B3, BATCH, SPD = T.A, T.B3, T.BATCH, T.SPD
@@ -103,18 +102,9 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
         cond = { function(a) return L.cond(a):reshape(1) end, A4 },
         cond_fro = { function(a) return L.cond(a, "fro"):reshape(1) end, A },
     }
-    local names = {}
-    for name in pairs(CASES) do
-        names[#names + 1] = name
-    end
-    table.sort(names)
-    for _, name in ipairs(names) do
-        it(name, function()
-            local c = CASES[name]
-            P.check_case(T.cases[name], name, DEV, { out = 1e-12, grad = 1e-11 }, c[1],
-                unpack(c, 2))
-        end)
-    end
+    P.run_cases(it, T, CASES, function(name, fn, ...)
+        P.check_case(T.cases[name], name, DEV, { out = 1e-12, grad = 1e-11 }, fn, ...)
+    end)
 
     it("singular matrices, signs, pivots, ord 0 and k = 0 as PyTorch's", function()
         local V = T.values

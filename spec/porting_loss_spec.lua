@@ -10,7 +10,6 @@ local F = nn.functional
 local D = require("spec.support.device")
 
 local T = dofile("spec/fixtures/porting_loss_torch.lua")
-local unpack = table.unpack or unpack -- 5.1, LuaJIT
 local DEV = D.name
 
 local P = require("spec.support.porting")
@@ -156,18 +155,7 @@ describe("PyTorch's losses, PyTorch's values (" .. DEV .. ")", function()
             return f(x, long(T.ML))
         end, X }
     end
-    local names = {}
-    for name in pairs(CASES) do
-        names[#names + 1] = name
-    end
-    table.sort(names)
-    for _, name in ipairs(names) do
-        it(name, function()
-            assert(T.cases[name], "no PyTorch fixture for " .. name)
-            local c = CASES[name]
-            check_case(name, c[1], unpack(c, 2))
-        end)
-    end
+    P.run_cases(it, T, CASES, check_case)
     it("every fixture case has a check", function()
         for name in pairs(T.cases) do
             assert(CASES[name], "no check for the fixture's " .. name)

@@ -132,29 +132,17 @@ describe("nn layers, PyTorch's values (" .. DEV .. ")", function()
                 stride = { 2, 1 } })
         end, S36 },
     }
-    local names = {}
-    for name in pairs(CASES) do
-        names[#names + 1] = name
-    end
-    table.sort(names)
-    for _, name in ipairs(names) do
-        it(name, function()
-            assert(T.cases[name], "no PyTorch fixture for " .. name)
-            local c = CASES[name]
-            if T.cases[name].grads == nil then -- PyTorch 1.13 has no gradient for it
-                local out = c[1](unpack((function()
-                    local xs = {}
-                    for i = 2, #c do
-                        xs[#xs + 1] = t64(c[i])
-                    end
-                    return xs
-                end)()))
-                close(T.cases[name].out, out, 0, name)
-            else
-                check_case(name, c[1], unpack(c, 2))
+    P.run_cases(it, T, CASES, function(name, fn, ...)
+        if T.cases[name].grads == nil then -- PyTorch 1.13 has no gradient for it: values only
+            local xs = {}
+            for i, v in ipairs({ ... }) do
+                xs[i] = t64(v)
             end
-        end)
-    end
+            close(T.cases[name].out, fn(unpack(xs)), 0, name)
+        else
+            check_case(name, fn, ...)
+        end
+    end)
 
     it("adaptive max pools: PyTorch's indices (first of ties, last NaN)", function()
         local function idx(name, y, i)

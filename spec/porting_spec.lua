@@ -158,18 +158,7 @@ describe("PyTorch's names, PyTorch's values (" .. DEV .. ")", function()
                 :reshape(1)
         end, X, Z },
     }
-    local names = {}
-    for name in pairs(CASES) do
-        names[#names + 1] = name
-    end
-    table.sort(names)
-    for _, name in ipairs(names) do
-        it(name, function()
-            assert(T.cases[name], "no PyTorch fixture for " .. name)
-            local c = CASES[name]
-            check_case(name, c[1], unpack(c, 2))
-        end)
-    end
+    P.run_cases(it, T, CASES, check_case)
 
     it("isclose, nan_to_num and count_nonzero", function()
         local a, b = t64(T.A), t64(T.B)

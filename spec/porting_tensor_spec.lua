@@ -7,7 +7,6 @@ local tide = require("tide")
 local D = require("spec.support.device")
 
 local T = dofile("spec/fixtures/porting_tensor_torch.lua")
-local unpack = table.unpack or unpack -- 5.1, LuaJIT
 local DEV = D.name
 
 local P = require("spec.support.porting")
@@ -26,18 +25,7 @@ local function check_case(name, fn, ...)
 end
 
 local function run_cases(CASES)
-    local names = {}
-    for name in pairs(CASES) do
-        names[#names + 1] = name
-    end
-    table.sort(names)
-    for _, name in ipairs(names) do
-        it(name, function()
-            assert(T.cases[name], "no PyTorch fixture for " .. name)
-            local c = CASES[name]
-            check_case(name, c[1], unpack(c, 2))
-        end)
-    end
+    P.run_cases(it, T, CASES, check_case)
 end
 
 local X, Y, V3, V4 = T.X, T.Y, T.V3, T.V4

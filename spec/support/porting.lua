@@ -66,4 +66,22 @@ function P.check_case(c, name, dev, tol, fn, ...)
     end
 end
 
+-- one busted test per entry of CASES (name -> {fn, input, ...}), in name order: each asserts
+-- the fixture has the case (T.cases[name]) and calls check(name, fn, input, ...); it is
+-- busted's function (a support module does not see the spec's globals)
+function P.run_cases(it, T, CASES, check)
+    local names = {}
+    for name in pairs(CASES) do
+        names[#names + 1] = name
+    end
+    table.sort(names)
+    for _, name in ipairs(names) do
+        it(name, function()
+            assert(T.cases[name], "no PyTorch fixture for " .. name)
+            local c = CASES[name]
+            check(name, c[1], unpack(c, 2))
+        end)
+    end
+end
+
 return P
