@@ -282,6 +282,10 @@ tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_ten
 tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int64_t length,
                                tide_tensor **out);
 tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tide_tensor **out);
+/* the offset-th diagonal (above the main one when offset > 0) of the matrices in dims d1 and d2
+ * (0-based, distinct), as a view whose last dim runs along it (its stride the two dims' sum) */
+tide_status tide_tensor_diagonal(const tide_tensor *t, int64_t offset, int d1, int d2,
+                                 tide_tensor **out);
 tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out);
 tide_status tide_tensor_squeeze(const tide_tensor *t, int dim, tide_tensor **out); /* dim<0: all */
 /* broadcast view to shape (stride 0 on expanded dims) */

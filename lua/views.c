@@ -164,6 +164,31 @@ static int o_select(lua_State *L) {
     return a->requires_grad ? tl_done_view(L, S, "select", 3) : 1;
 }
 
+/* t:diagonal([offset = 0[, dim1 = 1[, dim2 = 2]]]): a view, as PyTorch's (writing into it writes
+ * t) */
+static int o_diagonal(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "diagonal");
+    tl_max_args(L, 4, "diagonal");
+    if (tide_tensor_ndim(a->t) < 2)
+        return tl_error(L, "tide: diagonal: needs a tensor with at least 2 dims, got %d-D",
+                        tide_tensor_ndim(a->t));
+    lua_Integer offset = lua_isnoneornil(L, 2) ? 0 : tl_check_int(L, 2, "diagonal", "offset");
+    int         d1 = lua_isnoneornil(L, 3)
+                         ? 0
+                         : tl_dim(L, a->t, tl_check_int(L, 3, "diagonal", "dim1"), "diagonal", 0);
+    int         d2 = lua_isnoneornil(L, 4)
+                         ? 1
+                         : tl_dim(L, a->t, tl_check_int(L, 4, "diagonal", "dim2"), "diagonal", 0);
+    if (d1 == d2)
+        return tl_error(L, "tide: diagonal: dim1 and dim2 must differ, got %d and %d", d1 + 1,
+                        d2 + 1);
+    lua_settop(L, 4);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_diagonal(a->t, (int64_t)offset, d1, d2, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, "diagonal", 4) : 1;
+}
+
 static int o_unsqueeze(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "unsqueeze");
@@ -209,12 +234,14 @@ void tl_open_views(lua_State *L, int mod, int methods) {
                                      {"select", o_select},
                                      {"unsqueeze", o_unsqueeze},
                                      {"squeeze", o_squeeze},
+                                     {"diagonal", o_diagonal},
                                      {"clone", o_clone},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
-    static const luaL_Reg funcs[] = {
-        {"transpose", o_transpose}, {"reshape", o_reshape}, {"permute", o_permute},
-        {"narrow", o_narrow},       {"select", o_select},   {"unsqueeze", o_unsqueeze},
-        {"squeeze", o_squeeze},     {"clone", o_clone},     {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"transpose", o_transpose}, {"reshape", o_reshape},
+                                     {"permute", o_permute},     {"narrow", o_narrow},
+                                     {"select", o_select},       {"unsqueeze", o_unsqueeze},
+                                     {"squeeze", o_squeeze},     {"clone", o_clone},
+                                     {"diagonal", o_diagonal},   {NULL, NULL}};
     tl_register(L, mod, funcs);
 }

@@ -94,6 +94,20 @@ describe("products, PyTorch's values (" .. DEV .. ")", function()
             1e-15, "addbmm_")
     end)
 
+    it("fill_diagonal_: PyTorch's diagonal, wrapped or not, 2-D or all dims equal", function()
+        local tall = tide.zeros({ 7, 3 }, { dtype = "float64", device = DEV })
+        assert.are.equal(tall, tall:fill_diagonal_(5, { wrap = true }))
+        close(T.values.fill_diagonal_wrap, tall, 0, "wrap")
+        local plain = tide.zeros({ 7, 3 }, { dtype = "float64", device = DEV }):fill_diagonal_(5)
+        close(T.values.fill_diagonal, plain, 0, "no wrap")
+        local cube = tide.zeros({ 3, 3, 3 }, { dtype = "float64", device = DEV }):fill_diagonal_(2)
+        close(T.values.fill_diagonal_3d, cube, 0, "3-D")
+        assert.has_error(function() tide.zeros({ 2, 3, 3 }):fill_diagonal_(1) end,
+            "tide: fill_diagonal_: the dims of a 3-D tensor must all be equal, got {2, 3, 3}")
+        assert.has_error(function() tide.zeros({ 3, 3 }):fill_diagonal_(1, { wrapp = true }) end,
+            'tide: fill_diagonal_: unknown option "wrapp" (did you mean "wrap"?)')
+    end)
+
     it("refuses what PyTorch refuses, naming the op and the values", function()
         local x = t64(X)
         assert.has_error(function() x:mm(t64(Y)) end,
@@ -351,10 +365,14 @@ describe("joins and splits, PyTorch's values (" .. DEV .. ")", function()
         local bd = tide.block_diag(on({ { 1, 2 } }), on({ 3 }))
         close(T.values.block_diag_int, bd, 0, "block_diag int")
         assert.are.equal("int64", bd.dtype)
-        -- diagonal is a copy (tide has no strided views of it)
+        -- diagonal is a view, as PyTorch's: writing into it writes x
         local x = t64(X)
         x:diagonal():fill_(9)
-        assert.are.equal(0.5, x:cpu()[1][1]:item())
+        assert.are.equal(9, x:cpu()[1][1]:item())
+        assert.are.equal(9, x:cpu()[3][3]:item())
+        assert.are.equal(-1.25, x:cpu()[1][2]:item())
+        x:diagonal(1):zero_()
+        assert.are.equal(0, x:cpu()[1][2]:item())
     end)
 
     it("refuses what PyTorch refuses, naming the op and the values", function()

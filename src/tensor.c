@@ -432,6 +432,38 @@ tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tid
     return tide_view_make(t, n, shape, st, t->offset + index * t->strides[dim], out);
 }
 
+tide_status tide_tensor_diagonal(const tide_tensor *t, int64_t offset, int d1, int d2,
+                                 tide_tensor **out) {
+    if (t->ndim < 2)
+        return tide_seterr(TIDE_ESHAPE, "diagonal: needs a tensor with at least 2 dims, got %d",
+                           t->ndim);
+    TIDE_TRY(tide_norm_dim_0d("diagonal", &d1, t->ndim));
+    TIDE_TRY(tide_norm_dim_0d("diagonal", &d2, t->ndim));
+    if (d1 == d2)
+        return tide_seterr(TIDE_EINVAL, "diagonal: dim1 and dim2 must differ, got %d twice",
+                           d1 + 1);
+    int64_t r = t->shape[d1], c = t->shape[d2], len, start = t->offset;
+    if (offset >= 0) { /* rows 0.., columns offset.. */
+        len = offset < c ? (r < c - offset ? r : c - offset) : 0;
+        if (len > 0)
+            start += offset * t->strides[d2];
+    } else { /* rows -offset.., columns 0.. */
+        len = -offset < r ? (r + offset < c ? r + offset : c) : 0;
+        if (len > 0)
+            start += -offset * t->strides[d1];
+    }
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    int     n = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d1 && i != d2) {
+            shape[n] = t->shape[i];
+            st[n++] = t->strides[i];
+        }
+    shape[n] = len;
+    st[n++] = t->strides[d1] + t->strides[d2];
+    return tide_view_make(t, n, shape, st, start, out);
+}
+
 tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out) {
     if (t->ndim >= TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE,

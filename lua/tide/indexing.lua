@@ -366,6 +366,46 @@ with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts, ...)
     return out
 end)
 
+local WRAP = { "wrap" }
+
+-- fill_diagonal_(value[, {wrap = false}]): value written on the main diagonal of x in place (2-D,
+-- or n-D with all dims equal: the elements [i, i, ..., i]); with wrap, a tall matrix's diagonal
+-- starts again every (columns + 1) rows, as PyTorch's. Through diagonal's views, so autograd
+-- records it as the in-place fills it is
+function Tensor.fill_diagonal_(x, value, opts, ...)
+    args.no_extra("fill_diagonal_", 3, ...)
+    check("fill_diagonal_", x)
+    if type(value) ~= "number" and type(value) ~= "boolean" then
+        raise(("tide: fill_diagonal_: value must be a number, got %s"):format(type(value)))
+    end
+    local wrap = args.options("fill_diagonal_", opts, WRAP, "{wrap = true}").wrap
+    local nd = x:dim()
+    if nd < 2 then
+        raise(("tide: fill_diagonal_: needs at least 2 dims, got %d"):format(nd))
+    end
+    if nd > 2 then
+        for d = 2, nd do
+            if x:size(d) ~= x:size(1) then
+                raise(("tide: fill_diagonal_: the dims of a %d-D tensor must all be equal, got " ..
+                    "%s"):format(nd, shape_str(x:size())))
+            end
+        end
+        local d = x
+        for _ = 2, nd do
+            d = d:diagonal(0, 1, 2)
+        end
+        d:fill_(value)
+        return x
+    end
+    local r, c = x:size(1), x:size(2)
+    local start = 0
+    repeat -- one block of c rows at a time; without wrap, only the first
+        x:narrow(1, start + 1, math.min(c, r - start)):diagonal():fill_(value)
+        start = start + c + 1
+    until not wrap or start >= r
+    return x
+end
+
 M.names = { "scatter_reduce", "take", "take_along_dim", "index_fill", "index_copy", "index_add",
     "masked_scatter", "argwhere" }
 return M

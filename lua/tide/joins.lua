@@ -1,6 +1,6 @@
 -- tide.joins: stacking, splitting and rearranging by PyTorch's names (docs/API.md, "The op
 -- list"): hstack, vstack, row_stack, dstack, column_stack, atleast_1d/2d/3d, tensor_split,
--- hsplit, vsplit, dsplit, ravel, fliplr, flipud, rot90, diagonal, diag_embed, block_diag,
+-- hsplit, vsplit, dsplit, ravel, fliplr, flipud, rot90, diag_embed, block_diag,
 -- cartesian_prod, tril_indices, triu_indices. Written with cat, views, flip, index_select and
 -- index_add_, which autograd differentiates. Tensor methods where PyTorch has them, and
 -- tide.X functions.
@@ -281,30 +281,6 @@ local function diagonal_at(r, c, offset, dev)
     return row * c + col + 1, n
 end
 
--- diagonal([offset = 0[, dim1 = 1[, dim2 = 2]]]): the offset-th diagonal of the matrices in
--- dims dim1 and dim2, as the last dim (offset > 0 above the main one). A copy, not a view:
--- writing into it does not reach x
-function Tensor.diagonal(x, offset, dim1, dim2, ...)
-    args.no_extra("diagonal", 4, ...)
-    check("diagonal", x)
-    if x:dim() < 2 then
-        raise(("tide: diagonal: needs a tensor with at least 2 dims, got %d-D"):format(x:dim()))
-    end
-    offset = offset == nil and 0 or integer("diagonal", offset, "offset")
-    local a = dim_of("diagonal", x, dim1 == nil and 1 or dim1)
-    local b = dim_of("diagonal", x, dim2 == nil and 2 or dim2)
-    if a == b then
-        raise(("tide: diagonal: dim1 and dim2 must differ, got %d and %d"):format(a, b))
-    end
-    local m = x:movedim({ a, b }, { x:dim() - 1, x:dim() })
-    local shape = m:size()
-    local r, c = shape[#shape - 1], shape[#shape]
-    shape[#shape] = nil
-    shape[#shape] = r * c
-    local at = diagonal_at(r, c, offset, x.device)
-    return m:reshape(shape):index_select(#shape, at)
-end
-
 -- diag_embed([offset = 0[, dim1 = -2[, dim2 = -1]]]): the last dim of x on the offset-th
 -- diagonal of new square matrices in dims dim1 and dim2 of the result, zeros elsewhere
 function Tensor.diag_embed(x, offset, dim1, dim2, ...)
@@ -424,6 +400,6 @@ triangle_indices("triu_indices", function(d, k) return d:ge(k) end)
 
 M.names = { "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack",
     "dstack", "column_stack", "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "fliplr",
-    "flipud", "rot90", "diagonal", "diag_embed", "block_diag", "cartesian_prod",
+    "flipud", "rot90", "diag_embed", "block_diag", "cartesian_prod",
     "tril_indices", "triu_indices" }
 return M

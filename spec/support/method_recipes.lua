@@ -79,6 +79,7 @@ return function(D)
     -- PyTorch's spellings (lua/tide/pointwise.lua, products.lua)
     RECIPES.tolist = RECIPES.totable
     RECIPES.polygamma = function(x) return { x, 1 } end
+    RECIPES.fill_diagonal_ = function(_, _, z) return { z, 0.5 } end
     -- tide.linalg's methods take square matrices: x's first two columns, well-conditioned
     local function square(x)
         return x:narrow(2, 1, 2) + tide.eye(2, { dtype = x.dtype, device = x.device }) * 3

@@ -564,6 +564,17 @@ for _, name in ipairs({ "view", "reshape", "squeeze" }) do
     def { name = name, view = true, backward = view_backward }
 end
 
+-- diagonal's gradient: g on the same diagonal of zeros of x's shape
+def {
+    name = "diagonal",
+    view = true,
+    backward = function(nd, g)
+        local z = zeros_like(nd[1], g)
+        z:diagonal(nd[2], nd[3], nd[4]):copy_(g)
+        return z
+    end,
+}
+
 def {
     name = "unsqueeze",
     view = true,
