@@ -12,7 +12,7 @@ const char *tl_typename(lua_State *L, int idx) {
 }
 
 /* the one wording for an argument past the last one op takes (nil there is an omitted one) */
-void tl_max_args(lua_State *L, int n, const char *op) {
+void tl_max_args_slow(lua_State *L, int n, const char *op) {
     int k, last = lua_gettop(L);
     while (last > n && lua_isnil(L, last))
         last--;

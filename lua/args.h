@@ -44,7 +44,14 @@ int tl_new_tensor_metatable(lua_State *L);
 const char *tl_typename(lua_State *L, int idx);
 /* raises `tide: <op>: expected at most n arguments, got m (...)` when an argument past n (self
  * counted) is not nil, then sets the top to n: a method's `lua_settop(L, n)` that drops nothing */
-void tl_max_args(lua_State *L, int n, const char *op);
+void tl_max_args_slow(lua_State *L, int n, const char *op);
+/* inline: the common call has no extra argument, one compare (a + b runs through it) */
+static inline void tl_max_args(lua_State *L, int n, const char *op) {
+    if (lua_gettop(L) > n)
+        tl_max_args_slow(L, n, op);
+    else
+        lua_settop(L, n);
+}
 /* the length of the list at idx; raises `tide: <op>: <what> must be a list ...` for a key
  * outside 1..#t (an options table given where sizes or dims go) */
 int         tl_check_list(lua_State *L, int idx, const char *op, const char *what);

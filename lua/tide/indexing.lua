@@ -1,7 +1,8 @@
 -- tide.indexing: reads and writes by index by PyTorch's names (docs/API.md, "The op list"):
 -- take, take_along_dim, index_fill, index_copy, index_add (out of place; index_add_ is the
--- core's), masked_scatter, argwhere, scatter_reduce, with in-place twins where PyTorch has
--- them. Indices are 1-based, as gather's. Written with gather, index_select, index_add_,
+-- core's, its alpha tide.keyword_options'), masked_scatter, argwhere, scatter_reduce,
+-- fill_diagonal_, with in-place twins where PyTorch has them. Loaded on first use
+-- (lua/tide/_lazy_ops.lua). Indices are 1-based, as gather's. Written with gather, index_select, index_add_,
 -- scatter_add, masked_fill and where, whose gradients are PyTorch's for these ops;
 -- scatter_reduce's prod, amax and amin are one node with PyTorch's formulas. Tensor methods,
 -- and tide.X functions.
@@ -132,53 +133,6 @@ function Tensor.index_add(x, dim, index, src, opts, ...)
     index_tensor("index_add", index, 3)
     return x:clone():index_add_(d, index, alpha == 1 and src or src * alpha)
 end
-
--- index_add_(dim, index, source[, {alpha = 1}]): the core's, with PyTorch's alpha (the extra
--- argument used to be dropped, and the sum taken with alpha 1)
-local kernel_index_add_ = Tensor.index_add_
-
-function Tensor.index_add_(x, dim, index, src, opts, ...)
-    args.no_extra("index_add_", 5, ...)
-    if opts == nil then
-        return kernel_index_add_(x, dim, index, src)
-    end
-    check("index_add_", x)
-    check("index_add_", src, 4)
-    local alpha = args.options("index_add_", opts, ALPHA, "{alpha = 2}").alpha or 1
-    if type(alpha) ~= "number" then
-        raise(("tide: index_add_: alpha must be a number, got %s"):format(type(alpha)))
-    end
-    return kernel_index_add_(x, dim, index, alpha == 1 and src or src * alpha)
-end
-
--- scatter(dim, index, src[, {reduce = "add" | "multiply"}]) and scatter_: the core's, or with
--- PyTorch 1.13's reduce, scatter_reduce's "sum" / "prod" into x (src a tensor or a number)
-local SCATTER_REDUCE = { add = "sum", multiply = "prod" }
-local REDUCE_OPTION = { "reduce" }
-
-local function scatter_with_reduce(op, kernel, reducer)
-    Tensor[op] = function(x, dim, index, src, opts, ...)
-        args.no_extra(op, 5, ...)
-        if opts == nil then
-            return kernel(x, dim, index, src)
-        end
-        check(op, x)
-        local reduce = args.options(op, opts, REDUCE_OPTION, '{reduce = "add"}').reduce
-        local how = SCATTER_REDUCE[reduce]
-        if how == nil then
-            raise(("tide: %s: reduce = %s; expected \"add\" or \"multiply\" (or no options)")
-                :format(op, tostring(reduce)))
-        end
-        if type(src) == "number" then
-            index_tensor(op, index, 3)
-            src = core.full(index.shape, src, { dtype = x.dtype, device = x.device })
-        end
-        return reducer(x, dim, index, src, how)
-    end
-end
-scatter_with_reduce("scatter", Tensor.scatter, function(...) return Tensor.scatter_reduce(...) end)
-scatter_with_reduce("scatter_", Tensor.scatter_,
-    function(...) return Tensor.scatter_reduce_(...) end)
 
 -- masked_scatter(mask, source): x with the elements where mask (broadcast to x) is true
 -- replaced by source's first elements, in row-major order

@@ -83,20 +83,50 @@ end
 
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
 local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum",
-  "tide.rng_state", "tide.pointwise", "tide.products", "tide.special", "tide.elementwise",
-  "tide.joins", "tide.indexing", "tide.searching", "tide.scans", "tide.statistics",
-  "tide.linalg" }
+  "tide.rng_state", "tide.pointwise", "tide.products", "tide.special", "tide.keyword_options" }
 for _, name in ipairs(LUA_OPS) do
   local mod = require(name)
   for _, op in ipairs(mod.names) do
     tide[op] = mod.functions and mod.functions[op] or core.Tensor[op]
   end
 end
-tide.linalg = require("tide.linalg").namespace -- torch.linalg's names (lua/tide/linalg.lua)
+
+-- and those that load on first use (lua/tide/_lazy_ops.lua): a stub under each of their
+-- names loads the module, which defines its methods over the stubs; its tide.X functions are
+-- then put in place, and the call goes on to the real function
+for name, defines in pairs(require("tide._lazy_ops")) do
+  local method_stubs, function_stubs = {}, {}
+  local function load(what)
+    local mod = require(name)
+    local function missing(op)
+      error("tide: " .. name .. " does not define " .. op .. " (lua/tide/_lazy_ops.lua)")
+    end
+    for _, op in ipairs(defines.functions) do
+      tide[op] = type(mod.functions) == "table" and mod.functions[op] or core.Tensor[op]
+      if tide[op] == nil or tide[op] == function_stubs[op] or tide[op] == method_stubs[op] then
+        missing(op)
+      end
+    end
+    for _, op in ipairs(defines.methods) do
+      if core.Tensor[op] == method_stubs[op] then
+        missing(op)
+      end
+    end
+    return what
+  end
+  for _, op in ipairs(defines.methods) do
+    method_stubs[op] = function(...) return load(core.Tensor)[op](...) end
+    core.Tensor[op] = method_stubs[op]
+  end
+  for _, op in ipairs(defines.functions) do
+    function_stubs[op] = function(...) return load(tide)[op](...) end
+    tide[op] = function_stubs[op]
+  end
+end
 
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
-  models = "tide.models", text = "tide.text" }
+  models = "tide.models", text = "tide.text", linalg = "tide.linalg" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {

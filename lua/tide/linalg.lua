@@ -9,7 +9,8 @@
 -- An LU or QR step is a few ops over the whole batch, n steps for an n x n matrix: meant for
 -- the sizes scripts use (up to a few hundred), not for large dense problems.
 -- Tensor methods det, logdet, slogdet, inverse, cholesky, matrix_power, cross, qr, pinverse,
--- and tide.X functions of the same names; the namespace itself is tide.linalg.
+-- and tide.X functions of the same names (lua/tide/_lazy_ops.lua); the module is tide.linalg,
+-- loaded on first use.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -22,8 +23,7 @@ local K = core._internal -- the decompositions' kernels (lua/linalg.c)
 local check, shape_str = args.check, args.shape_str
 local unpack = compat.unpack
 
-local L = {}                        -- tide.linalg
-local M = { functions = {}, namespace = L }
+local L = {} -- tide.linalg
 
 local FLOAT = args.FLOAT
 
@@ -1069,6 +1069,4 @@ function Tensor.pinverse(A, rcond, ...) -- PyTorch's torch.pinverse(A, rcond = 1
     return L.pinv(A, { rtol = rcond or 1e-15 })
 end
 
-M.names = { "det", "logdet", "slogdet", "inverse", "cholesky", "matrix_power", "cross", "qr",
-    "pinverse" }
-return M
+return L

@@ -1461,9 +1461,30 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     return attn:matmul(v)
 end
 
-require("tide.nn._functional_activation")(F)
-require("tide.nn._functional_pool")(F)
-require("tide.nn._functional_layers")(F)
-require("tide.nn._functional_losses")(F)
+-- the functionals of the files below load on first use (each file defines its names on F): a
+-- script's Lua heap holds only those it calls. spec/lazy_ops_spec.lua checks the lists
+local EXTENSIONS = {
+    ["tide.nn._functional_activation"] = { "celu", "hardshrink", "prelu", "softmin",
+        "softshrink", "tanhshrink", "threshold" },
+    ["tide.nn._functional_pool"] = { "adaptive_avg_pool1d", "adaptive_max_pool1d",
+        "adaptive_max_pool2d", "avg_pool1d", "fold", "unfold" },
+    ["tide.nn._functional_layers"] = { "alpha_dropout", "bilinear", "channel_shuffle",
+        "conv_transpose1d", "dropout1d", "instance_norm" },
+    ["tide.nn._functional_losses"] = { "gaussian_nll_loss", "hinge_embedding_loss",
+        "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+        "poisson_nll_loss", "soft_margin_loss" },
+}
+F._extensions = EXTENSIONS
+local lazy = {}
+for name, names in pairs(EXTENSIONS) do
+    local function install() -- _lazy calls it for a missing name: the file defines them all
+        if not package.loaded[name] then
+            require(name)(F)
+        end
+    end
+    for _, k in ipairs(names) do
+        lazy[k] = install
+    end
+end
 
-return F
+return require("tide._lazy")(F, lazy)
