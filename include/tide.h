@@ -532,6 +532,22 @@ tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tid
 tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u, tide_tensor **s,
                             tide_tensor **vh);
 
+/* LU with partial pivoting of a [..., n, n] (float32 / float64) by the device's own solver
+ * (LAPACK's getrf on the CPU): lu [..., n, n] and pivots [..., n] int64, 1-based; a singular a
+ * factors (U has a zero on its diagonal). TIDE_ENOTSUP where the device has no solver. */
+tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **lu,
+                                  tide_tensor **pivots);
+/* x [..., n, k] with A x = b, A given by tide_linalg_lu_factor; b's batch dims equal lu's */
+tide_status tide_linalg_lu_solve(tide_ctx *ctx, const tide_tensor *lu, const tide_tensor *pivots,
+                                 const tide_tensor *b, tide_tensor **x);
+/* l [..., n, n] lower with a = l l^T (a's lower triangle read); TIDE_EINVAL when a is not
+ * positive-definite */
+tide_status tide_linalg_cholesky(tide_ctx *ctx, const tide_tensor *a, tide_tensor **l);
+/* x [..., n, k] with a x = b for a triangular a [..., n, n] (upper, else lower; unit: its
+ * diagonal taken as 1); b's batch dims equal a's */
+tide_status tide_linalg_solve_triangular(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
+                                         int upper, int unit, tide_tensor **x);
+
 /* conv2d by the device's own convolution (oneDNN for float32 on the CPU, when tide was built
  * with it): out [N, O, OH, OW] = input [N, C, H, W] convolved with weight [O, C/groups, g.kh,
  * g.kw], plus bias [O] (NULL: none). TIDE_ENOTSUP where the device has no such kernel for the

@@ -46,11 +46,78 @@ static int l_svd(lua_State *L) {
     return 3;
 }
 
+/* lu_factor(a): lu and pivots from the device's own solver, or nil */
+static int l_lu_factor(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "linalg.lu_factor");
+    lua_settop(L, 1);
+    ltensor    *lu = tl_push_empty(L), *piv = tl_push_empty(L);
+    tide_status st = tide_linalg_lu_factor(S->ctx, a->t, &lu->t, &piv->t);
+    if (st == TIDE_ENOTSUP) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (st != TIDE_OK)
+        TL_CALL(L, S, tide_linalg_lu_factor(S->ctx, a->t, &lu->t, &piv->t));
+    return 2;
+}
+
+/* the solvers with one result r, the call expr: nil where the device has none; otherwise the
+ * call again through TL_CALL (memory reclaimed and retried, or raised) on failure */
+#define ONE_RESULT(L, S, r, expr)                                                                  \
+    do {                                                                                           \
+        tide_status one_ = (expr);                                                                 \
+        if (one_ == TIDE_ENOTSUP) {                                                                \
+            lua_pushnil(L);                                                                        \
+            return 1;                                                                              \
+        }                                                                                          \
+        if (one_ != TIDE_OK)                                                                       \
+            TL_CALL(L, S, expr);                                                                   \
+        tl_gc_hint(L, S, tide_tensor_nbytes((r)->t));                                              \
+        return 1;                                                                                  \
+    } while (0)
+
+/* lu_solve(lu, pivots, b) */
+static int l_lu_solve(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor *lu = tl_check(L, 1, "linalg.lu_solve"), *piv = tl_check(L, 2, "linalg.lu_solve"),
+            *b = tl_check(L, 3, "linalg.lu_solve");
+    lua_settop(L, 3);
+    ltensor *x = tl_push_empty(L);
+    ONE_RESULT(L, S, x, tide_linalg_lu_solve(S->ctx, lu->t, piv->t, b->t, &x->t));
+}
+
+/* cholesky(a): the lower factor */
+static int l_cholesky(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "linalg.cholesky");
+    lua_settop(L, 1);
+    ltensor *l = tl_push_empty(L);
+    ONE_RESULT(L, S, l, tide_linalg_cholesky(S->ctx, a->t, &l->t));
+}
+
+/* solve_triangular(a, b, upper, unit) */
+static int l_solve_triangular(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "linalg.solve_triangular");
+    ltensor        *b = tl_check(L, 2, "linalg.solve_triangular");
+    int             upper = lua_toboolean(L, 3), unit = lua_toboolean(L, 4);
+    lua_settop(L, 4);
+    ltensor *x = tl_push_empty(L);
+    ONE_RESULT(L, S, x, tide_linalg_solve_triangular(S->ctx, a->t, b->t, upper, unit, &x->t));
+}
+
 void tl_open_linalg(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {{"matmul", o_matmul}, {NULL, NULL}};
     tl_register(L, methods, meths);
     static const luaL_Reg funcs[] = {{"matmul", o_matmul}, {NULL, NULL}};
     tl_register(L, mod, funcs);
-    static const luaL_Reg internal[] = {{"eigh", l_eigh}, {"svd", l_svd}, {NULL, NULL}};
+    static const luaL_Reg internal[] = {{"eigh", l_eigh},
+                                        {"svd", l_svd},
+                                        {"lu_factor", l_lu_factor},
+                                        {"lu_solve", l_lu_solve},
+                                        {"cholesky", l_cholesky},
+                                        {"solve_triangular", l_solve_triangular},
+                                        {NULL, NULL}};
     tl_register_internal(L, mod, internal);
 }

@@ -184,6 +184,8 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
             "order 2 is not positive)")
         assert.has_error(function() L.solve(sq, t64(M23)) end,
             "tide: linalg.solve: A is {3, 3}, B {2, 3}: B's rows must match A's size 3")
+        assert.has_error(function() L.solve(sq, t64(B3):float()) end,
+            'tide: linalg.solve: A is float64, B float32; convert one with :to("float64")')
         assert.has_error(function() L.solve(sq, t64(B3), { lft = true }) end,
             'tide: linalg.solve: unknown option "lft" (did you mean "left"?)')
         assert.has_error(function() L.solve_triangular(sq, t64(B3)) end,

@@ -281,3 +281,134 @@ tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u
     }
     return st;
 }
+
+/* b [..., n, k] against a [..., n, n]: the same batch dims and n */
+static tide_status same_system(const char *op, const tide_tensor *a, const tide_tensor *b) {
+    if (b->ndim != a->ndim || b->shape[b->ndim - 2] != a->shape[a->ndim - 1] ||
+        memcmp(a->shape, b->shape, (size_t)(a->ndim - 2) * sizeof *a->shape) != 0)
+        return tide_seterr(TIDE_ESHAPE, "%s: b must be [..., %lld, k] with a's batch dims", op,
+                           (long long)a->shape[a->ndim - 1]);
+    if (b->dtype != a->dtype)
+        return tide_seterr(TIDE_EDTYPE, "%s: a is %s, b %s: convert one", op,
+                           tide_dtype_name(a->dtype), tide_dtype_name(b->dtype));
+    if (b->storage->dev != a->storage->dev)
+        return tide_seterr(TIDE_EDEVICE, "%s: a and b are on different devices", op);
+    return TIDE_OK;
+}
+
+/* the entry run on contiguous copies of n inputs, into n_out new outputs (shapes given, the
+ * last one's dtype int64 when int_last): one body for the four below */
+typedef void (*any_fn)(void);
+typedef tide_status (*kernel_call)(any_fn fn, tide_device *dev, const tide_kview *in,
+                                   const tide_kview *out, const int *flags);
+static tide_status run_solver(tide_ctx *ctx, const char *op, any_fn fn, kernel_call call, int n_in,
+                              const tide_tensor *const *in, int n_out, const int *ndims,
+                              int64_t (*shapes)[TIDE_MAX_DIMS], const tide_dtype *dts,
+                              const int *flags, tide_tensor **out) {
+    tide_tensor *c[3] = {NULL, NULL, NULL};
+    TIDE_TRY(tide_contiguous_all(ctx, n_in, in, c));
+    tide_status st = TIDE_OK;
+    int         made = 0;
+    for (; made < n_out && st == TIDE_OK; made++)
+        st = tide_tensor_alloc(ctx, op, in[0]->storage->dev, dts[made], ndims[made], shapes[made],
+                               &out[made]);
+    if (st != TIDE_OK)
+        made--;
+    if (st == TIDE_OK && tide_tensor_numel(out[0]) > 0) {
+        tide_kview iv[3], ov[2];
+        for (int i = 0; i < n_in; i++)
+            iv[i] = tide_kview_of(c[i]);
+        for (int i = 0; i < n_out; i++)
+            ov[i] = tide_kview_of(out[i]);
+        st = call(fn, in[0]->storage->dev, iv, ov, flags);
+        if (st != TIDE_OK)
+            st = tide_err_op(st, op);
+    }
+    if (st != TIDE_OK)
+        tide_release_all(made, out);
+    tide_release_all(n_in, c);
+    return st;
+}
+
+static tide_status call_lu_factor(any_fn fn, tide_device *dev, const tide_kview *in,
+                                  const tide_kview *out, const int *flags) {
+    (void)flags;
+    return ((tide_entry_lu_factor_fn)fn)(dev, &out[0], &out[1], &in[0]);
+}
+static tide_status call_lu_solve(any_fn fn, tide_device *dev, const tide_kview *in,
+                                 const tide_kview *out, const int *flags) {
+    (void)flags;
+    return ((tide_entry_lu_solve_fn)fn)(dev, &out[0], &in[0], &in[1], &in[2]);
+}
+static tide_status call_cholesky(any_fn fn, tide_device *dev, const tide_kview *in,
+                                 const tide_kview *out, const int *flags) {
+    (void)flags;
+    return ((tide_entry_cholesky_fn)fn)(dev, &out[0], &in[0]);
+}
+static tide_status call_solve_triangular(any_fn fn, tide_device *dev, const tide_kview *in,
+                                         const tide_kview *out, const int *flags) {
+    return ((tide_entry_solve_triangular_fn)fn)(dev, &out[0], &in[0], &in[1], flags[0], flags[1]);
+}
+
+tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **lu,
+                                  tide_tensor **pivots) {
+    static const char op[] = "linalg.lu_factor";
+    TIDE_TRY(decomposable(op, a, true));
+    tide_entry_lu_factor_fn fn;
+    TIDE_TRY(tide_entry_lu_factor(a->storage->dev, op, &fn));
+    int64_t    n = a->shape[a->ndim - 1], shapes[2][TIDE_MAX_DIMS], last[2] = {n, n};
+    int        ndims[2] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, last, shapes[1])};
+    tide_dtype dts[2] = {a->dtype, TIDE_DTYPE_I64};
+    tide_tensor *out[2];
+    TIDE_TRY(
+        run_solver(ctx, op, (any_fn)fn, call_lu_factor, 1, &a, 2, ndims, shapes, dts, NULL, out));
+    *lu = out[0];
+    *pivots = out[1];
+    return TIDE_OK;
+}
+
+tide_status tide_linalg_lu_solve(tide_ctx *ctx, const tide_tensor *lu, const tide_tensor *pivots,
+                                 const tide_tensor *b, tide_tensor **x) {
+    static const char op[] = "linalg.lu_solve";
+    TIDE_TRY(decomposable(op, lu, true));
+    TIDE_TRY(same_system(op, lu, b));
+    if (pivots->dtype != TIDE_DTYPE_I64 || pivots->ndim != lu->ndim - 1 ||
+        pivots->shape[pivots->ndim - 1] != lu->shape[lu->ndim - 1])
+        return tide_seterr(TIDE_ESHAPE, "%s: pivots must be lu_factor's int64 [..., n]", op);
+    tide_entry_lu_solve_fn fn;
+    TIDE_TRY(tide_entry_lu_solve(lu->storage->dev, op, &fn));
+    int64_t            shapes[1][TIDE_MAX_DIMS];
+    int                ndims[1] = {b->ndim};
+    tide_dtype         dts[1] = {b->dtype};
+    const tide_tensor *in[3] = {lu, pivots, b};
+    memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
+    return run_solver(ctx, op, (any_fn)fn, call_lu_solve, 3, in, 1, ndims, shapes, dts, NULL, x);
+}
+
+tide_status tide_linalg_cholesky(tide_ctx *ctx, const tide_tensor *a, tide_tensor **l) {
+    static const char op[] = "linalg.cholesky";
+    TIDE_TRY(decomposable(op, a, true));
+    tide_entry_cholesky_fn fn;
+    TIDE_TRY(tide_entry_cholesky(a->storage->dev, op, &fn));
+    int64_t    shapes[1][TIDE_MAX_DIMS];
+    int        ndims[1] = {a->ndim};
+    tide_dtype dts[1] = {a->dtype};
+    memcpy(shapes[0], a->shape, (size_t)a->ndim * sizeof *a->shape);
+    return run_solver(ctx, op, (any_fn)fn, call_cholesky, 1, &a, 1, ndims, shapes, dts, NULL, l);
+}
+
+tide_status tide_linalg_solve_triangular(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
+                                         int upper, int unit, tide_tensor **x) {
+    static const char op[] = "linalg.solve_triangular";
+    TIDE_TRY(decomposable(op, a, true));
+    TIDE_TRY(same_system(op, a, b));
+    tide_entry_solve_triangular_fn fn;
+    TIDE_TRY(tide_entry_solve_triangular(a->storage->dev, op, &fn));
+    int64_t            shapes[1][TIDE_MAX_DIMS];
+    int                ndims[1] = {b->ndim}, flags[2] = {upper, unit};
+    tide_dtype         dts[1] = {b->dtype};
+    const tide_tensor *in[2] = {a, b};
+    memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
+    return run_solver(ctx, op, (any_fn)fn, call_solve_triangular, 2, in, 1, ndims, shapes, dts,
+                      flags, x);
+}

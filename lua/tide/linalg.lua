@@ -3,8 +3,10 @@
 -- the algorithm is the function's: a pivot choice is piecewise constant).
 --   factorisations: lu_factor (partial pivoting), cholesky, qr (Householder)
 --   from them: det, slogdet, inv, solve, solve_triangular
---   spectra: eigh, eigvalsh, svd, svdvals (the device's own solver, LAPACK on the CPU; else
---   Jacobi rotations in tensor ops; PyTorch's closed-form gradients either way)
+--   spectra: eigh, eigvalsh, svd, svdvals (Jacobi rotations in tensor ops)
+-- The device's own solvers run first where it has them (LAPACK on the CPU: lu_factor,
+-- lu_solve, cholesky, solve_triangular, eigh, svd), without recording, each op then recording
+-- one node with PyTorch 1.13's closed-form gradient; the tensor-op versions run elsewhere.
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
 -- An LU or QR step is a few ops over the whole batch, n steps for an n x n matrix: meant for
 -- the sizes scripts use (up to a few hundred), not for large dense problems.
@@ -126,9 +128,104 @@ local function diag_of(A)
     return A:diagonal(0, -2, -1)
 end
 
+-- ---- the device's own solvers (LAPACK on the CPU; none on CUDA: the ops above there) ----
+-- Each kernel runs without recording; the ops record one node with PyTorch 1.13's closed-form
+-- gradient. K.x answers nil where the device has no solver.
+
+local recording = autograd.needs_record
+
+-- the kernel LU of A, the sign of its permutation ([...]) and U's diagonal ([..., n]); nil
+-- where the device has no LU
+local function kernel_lu(A)
+    local LU, piv = K.lu_factor(A)
+    if not LU then
+        return nil
+    end
+    local n = A:size(-1)
+    local swaps = piv:ne(core.arange(1, n + 1, { dtype = "int64", device = A.device }))
+    local sign = 1 - (swaps:to("int64"):sum(-1) % 2):to(A.dtype) * 2
+    return LU, piv, sign, diag_of(LU)
+end
+
+-- inv(A)^T, for the gradients below (through the kernels: a second-order gradient records it)
+local function inv_t(A)
+    return L.inv(A):transpose(-2, -1)
+end
+
+-- det: g det inv(A)^T (A invertible: a singular A runs the ops above, whose gradient is exact)
+autograd.def {
+    name = "linalg_det",
+    reads = { 1, "out" },
+    backward = function(nd, g)
+        return (g * nd.out):unsqueeze(-1):unsqueeze(-1) * inv_t(nd[1])
+    end,
+}
+
+-- slogdet's log|det|: g inv(A)^T
+autograd.def {
+    name = "linalg_logabsdet",
+    reads = { 1 },
+    backward = function(nd, g)
+        return g:unsqueeze(-1):unsqueeze(-1) * inv_t(nd[1])
+    end,
+}
+
+-- X = solve(A, B): gB = solve(A^T, g), gA = -gB X^T
+autograd.def {
+    name = "linalg_solve",
+    reads = { 1, "out" },
+    backward = function(nd, g)
+        local gB = L.solve(nd[1]:transpose(-2, -1), g)
+        local gA = core.is_tensor(nd[1]) and nd[1].requires_grad and
+            -gB:matmul(nd.out:transpose(-2, -1)) or nil
+        return gA, gB
+    end,
+}
+
+-- X = solve_triangular(A, B): gB = solve_triangular(A^T, g) (the other triangle), gA = -gB X^T
+-- on A's triangle (off its diagonal when unitriangular), as PyTorch's
+autograd.def {
+    name = "linalg_solve_triangular",
+    reads = { 1, "out" },
+    backward = function(nd, g)
+        local A, upper, unit = nd[1], nd.upper, nd.unit
+        local gB = L.solve_triangular(A:transpose(-2, -1), g,
+            { upper = not upper, unitriangular = unit })
+        local gA
+        if A.requires_grad then
+            gA = -gB:matmul(nd.out:transpose(-2, -1))
+            local k = unit and 1 or 0
+            gA = upper and gA:triu(k) or gA:tril(-k)
+        end
+        return gA, gB
+    end,
+}
+
+-- L = cholesky(A): PyTorch's cholesky_backward, L^-T Phi(L^T gL) L^-1 symmetrised, Phi the
+-- lower triangle with its diagonal halved
+autograd.def {
+    name = "linalg_cholesky",
+    reads = { "out" },
+    backward = function(nd, g)
+        local Lm = nd.out
+        local n = Lm:size(-1)
+        local eye = core.eye(n, { dtype = Lm.dtype, device = Lm.device })
+        local Linv = L.solve_triangular(Lm, eye:expand(Lm:size()), { upper = false })
+        local phi = Lm:transpose(-2, -1):matmul(g):tril() * (1 - eye * 0.5)
+        local gA = Linv:transpose(-2, -1):matmul(phi):matmul(Linv)
+        return (gA + gA:transpose(-2, -1)) * 0.5
+    end,
+}
+
 -- lu_factor(A): LU, pivots as PyTorch's torch.linalg.lu_factor (pivots 1-based, int64)
 function L.lu_factor(A)
     matrix("linalg.lu_factor", A)
+    if not recording(A) then -- the kernel has no gradient: a recorded call runs the ops
+        local LU, piv = K.lu_factor(A)
+        if LU then
+            return LU, piv
+        end
+    end
     local LU, pivots = lu(A)
     return LU, pivots
 end
@@ -136,6 +233,18 @@ end
 -- slogdet(A): sign and log|det|, PyTorch's (a singular matrix: sign 0, logabsdet -inf)
 function L.slogdet(A)
     matrix("linalg.slogdet", A)
+    local ks, kl = autograd.no_grad(function()
+        local LU, _, sign, d = kernel_lu(A)
+        if LU and not (recording(A) and d:eq(0):any():item()) then
+            return sign * d:sign():prod(-1), d:abs():log():sum(-1)
+        end
+    end)
+    if ks then
+        if recording(A) then
+            autograd.record("linalg_logabsdet", kl, A)
+        end
+        return ks, kl
+    end
     local LU, _, _, sign = lu(A)
     local d = diag_of(LU)
     local s = autograd.no_grad(function() -- no gradient, as PyTorch's sign
@@ -147,6 +256,21 @@ end
 -- det(A): the permutation's sign times the product of U's diagonal
 function L.det(A)
     matrix("linalg.det", A)
+    local kd = autograd.no_grad(function()
+        local LU, _, sign, d = kernel_lu(A)
+        if LU then
+            local det = sign * d:prod(-1)
+            if not (recording(A) and det:eq(0):any():item()) then
+                return det
+            end
+        end
+    end)
+    if kd then
+        if recording(A) then
+            autograd.record("linalg_det", kd, A)
+        end
+        return kd
+    end
     local LU, _, _, sign = lu(A)
     return sign:view(batch_of(A)) * diag_of(LU):prod(-1)
 end
@@ -197,7 +321,30 @@ local function lu_solve(LU, perm, B)
     return substitute(LU, substitute(LU, B, false, true), true, false)
 end
 
+-- X = solve(A, B) by the device's LU (nil where it has none), recorded as one node
+local function kernel_solve(op, A, B)
+    local X = autograd.no_grad(function()
+        local LU, piv = K.lu_factor(A)
+        if LU then
+            check_invertible(op, LU)
+            return K.lu_solve(LU, piv, B)
+        end
+    end)
+    if X and recording(A, B) then
+        autograd.record("linalg_solve", X, A, B)
+    end
+    return X
+end
+
 local LEFT = { "left" }
+
+-- A and B of one dtype, as PyTorch's solvers require
+local function same_dtype(op, A, B)
+    if A.dtype ~= B.dtype then
+        raise(("tide: %s: A is %s, B %s; convert one with :to(\"%s\")"):format(op, A.dtype,
+            B.dtype, A.dtype))
+    end
+end
 
 -- solve(A, B[, {left = true}]): X with A X = B (left) or X A = B; B [..., n, k] or [n]
 -- (a vector), A's and B's batches broadcast
@@ -206,6 +353,7 @@ function L.solve(A, B, opts)
     matrix(op, A)
     check(op, B, 2)
     same_device(op, A, B)
+    same_dtype(op, A, B)
     local left = args.options(op, opts, LEFT, "{left = false}").left
     if left == false then -- X A = B is A^T X^T = B^T
         return L.solve(A:transpose(-2, -1), B:transpose(-2, -1)):transpose(-2, -1)
@@ -228,9 +376,12 @@ function L.solve(A, B, opts)
     end
     local batch = broadcast_batches(op, batch_of(A), batch_of(B))
     A, B = A:expand(with_batch(batch, n, n)), B:expand(with_batch(batch, n, B:size(-1)))
-    local LU, _, perm = lu(A)
-    check_invertible(op, LU)
-    local X = lu_solve(LU, perm, B)
+    local X = kernel_solve(op, A, B)
+    if not X then
+        local LU, _, perm = lu(A)
+        check_invertible(op, LU)
+        X = lu_solve(LU, perm, B)
+    end
     return vector and X:squeeze(-1) or X
 end
 
@@ -239,9 +390,13 @@ function L.inv(A)
     local op = "linalg.inv"
     matrix(op, A)
     local n = A:size(-1)
+    local I = core.eye(n, { dtype = A.dtype, device = A.device }):expand(A:size())
+    local X = kernel_solve(op, A, I)
+    if X then
+        return X
+    end
     local LU, _, perm = lu(A)
     check_invertible(op, LU)
-    local I = core.eye(n, { dtype = A.dtype, device = A.device }):expand(A:size())
     return lu_solve(LU, perm, I)
 end
 
@@ -254,6 +409,7 @@ function L.solve_triangular(A, B, opts)
     matrix(op, A)
     check(op, B, 2)
     same_device(op, A, B)
+    same_dtype(op, A, B)
     local o = args.options(op, opts, TRIANGULAR, "{upper = true}")
     if type(o.upper) ~= "boolean" then
         raise(("tide: %s: upper must be given, true or false, got %s"):format(op,
@@ -268,7 +424,20 @@ function L.solve_triangular(A, B, opts)
         raise(("tide: %s: A is %s, B %s: B must be [..., %d, k]"):format(op,
             shape_str(A:size()), shape_str(B:size()), n))
     end
-    return substitute(A, B, o.upper, o.unitriangular == true)
+    local unit = o.unitriangular == true
+    local batch = broadcast_batches(op, batch_of(A), batch_of(B))
+    local Ae, Be = A:expand(with_batch(batch, n, n)), B:expand(with_batch(batch, n, B:size(-1)))
+    local X = autograd.no_grad(function()
+        return K.solve_triangular(Ae, Be, o.upper, unit)
+    end)
+    if not X then
+        return substitute(A, B, o.upper, unit)
+    end
+    if recording(Ae, Be) then
+        local nd = autograd.record("linalg_solve_triangular", X, Ae, Be)
+        nd.upper, nd.unit = o.upper, unit
+    end
+    return X
 end
 
 local QR_MODE = { reduced = true, complete = true, r = true }
@@ -709,6 +878,13 @@ function L.cholesky(A, opts)
     matrix(op, A)
     local upper = args.options(op, opts, UPPER, "{upper = true}").upper
     local n = A:size(-1)
+    local kl = autograd.no_grad(function() return K.cholesky(A) end)
+    if kl then
+        if recording(A) then
+            autograd.record("linalg_cholesky", kl, A)
+        end
+        return upper and kl:transpose(-2, -1) or kl
+    end
     local cols = {}
     for j = 1, n do
         local c = A:narrow(-1, j, 1):narrow(-2, j, n - j + 1) -- A[j:, j]

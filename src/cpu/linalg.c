@@ -1,6 +1,7 @@
 /*
  * linalg.c — the CPU's decompositions by LAPACK (OpenBLAS ships it): eigh by syevd
- * (divide and conquer), the reduced SVD by gesdd. One matrix of the batch at a time, each call
+ * (divide and conquer), the reduced SVD by gesdd, LU by getrf and its solve by getrs, Cholesky
+ * by potrf, and triangular solves by BLAS's trsm. One matrix of the batch at a time, each call
  * on OpenBLAS's own threads.
  *
  * LAPACK is column-major and a row-major matrix read column-major is its transpose, so no
@@ -10,6 +11,7 @@
  */
 #include "cpu.h"
 
+#include <cblas.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,21 @@ void        sgesdd_(const char *jobz, const lapack_int *m, const lapack_int *n, 
                     const lapack_int *lda, float *s, float *u, const lapack_int *ldu, float *vt,
                     const lapack_int *ldvt, float *work, const lapack_int *lwork, lapack_int *iwork,
                     lapack_int *info, size_t);
+
+void dgetrf_(const lapack_int *m, const lapack_int *n, double *a, const lapack_int *lda,
+             lapack_int *ipiv, lapack_int *info);
+void sgetrf_(const lapack_int *m, const lapack_int *n, float *a, const lapack_int *lda,
+             lapack_int *ipiv, lapack_int *info);
+void dgetrs_(const char *trans, const lapack_int *n, const lapack_int *nrhs, const double *a,
+             const lapack_int *lda, const lapack_int *ipiv, double *b, const lapack_int *ldb,
+             lapack_int *info, size_t);
+void sgetrs_(const char *trans, const lapack_int *n, const lapack_int *nrhs, const float *a,
+             const lapack_int *lda, const lapack_int *ipiv, float *b, const lapack_int *ldb,
+             lapack_int *info, size_t);
+void dpotrf_(const char *uplo, const lapack_int *n, double *a, const lapack_int *lda,
+             lapack_int *info, size_t);
+void spotrf_(const char *uplo, const lapack_int *n, float *a, const lapack_int *lda,
+             lapack_int *info, size_t);
 
 /* LAPACK counts in int: a dimension beyond it has no call */
 static tide_status fits_int(const char *op, int64_t n) {
@@ -157,4 +174,151 @@ tide_status cpu_svd(tide_device *dev, const tide_kview *u, const tide_kview *s,
     if (a->dtype == TIDE_DTYPE_F32)
         return svd_s(u, s, vh, a);
     return tide_seterr(TIDE_ENOTSUP, "linalg.svd: no CPU kernel for %s", tide_dtype_name(a->dtype));
+}
+
+/* ---- LU, Cholesky, triangular solves ------------------------------------------------------- */
+
+/* a row-major r x c matrix into column-major (its transpose, row-major), and back */
+#define DEFINE_TRANSPOSE(T, P)                                                                     \
+    static void transpose_##P(T *dst, const T *src, int64_t r, int64_t c) {                        \
+        for (int64_t i = 0; i < r; i++)                                                            \
+            for (int64_t j = 0; j < c; j++)                                                        \
+                dst[j * r + i] = src[i * c + j];                                                   \
+    }
+DEFINE_TRANSPOSE(double, d)
+DEFINE_TRANSPOSE(float, s)
+
+#define DEFINE_LU(T, P)                                                                            \
+    static tide_status lu_factor_##P(const tide_kview *lu, const tide_kview *piv,                  \
+                                     const tide_kview *a) {                                        \
+        lapack_int  n = (lapack_int)a->shape[a->ndim - 1], info = 0;                               \
+        int64_t     batch = tide_kview_numel(a) / ((int64_t)n * n);                                \
+        T          *buf = malloc(sizeof(T) * (size_t)n * n);                                       \
+        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
+        if (!buf || !ip) {                                                                         \
+            free(buf);                                                                             \
+            free(ip);                                                                              \
+            return tide_seterr(TIDE_ENOMEM, "linalg.lu_factor: no memory for LAPACK");             \
+        }                                                                                          \
+        tide_status st = TIDE_OK;                                                                  \
+        for (int64_t b = 0; b < batch; b++) {                                                      \
+            transpose_##P(buf, (const T *)a->data + b * n * n, n, n);                              \
+            P##getrf_(&n, &n, buf, &n, ip, &info);                                                 \
+            if (info < 0) { /* > 0: a zero pivot, still a factorisation */                         \
+                st = failed("linalg.lu_factor", info);                                             \
+                break;                                                                             \
+            }                                                                                      \
+            transpose_##P((T *)lu->data + b * n * n, buf, n, n);                                   \
+            for (lapack_int i = 0; i < n; i++)                                                     \
+                ((int64_t *)piv->data)[b * n + i] = ip[i];                                         \
+        }                                                                                          \
+        free(buf);                                                                                 \
+        free(ip);                                                                                  \
+        return st;                                                                                 \
+    }                                                                                              \
+    static tide_status lu_solve_##P(const tide_kview *x, const tide_kview *lu,                     \
+                                    const tide_kview *piv, const tide_kview *b) {                  \
+        lapack_int  n = (lapack_int)lu->shape[lu->ndim - 1];                                       \
+        lapack_int  k = (lapack_int)b->shape[b->ndim - 1], info = 0;                               \
+        int64_t     batch = tide_kview_numel(lu) / ((int64_t)n * n);                               \
+        T          *buf = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k));                     \
+        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
+        if (!buf || !ip) {                                                                         \
+            free(buf);                                                                             \
+            free(ip);                                                                              \
+            return tide_seterr(TIDE_ENOMEM, "linalg.lu_solve: no memory for LAPACK");              \
+        }                                                                                          \
+        T          *rhs = buf + (size_t)n * n;                                                     \
+        tide_status st = TIDE_OK;                                                                  \
+        for (int64_t m = 0; m < batch; m++) {                                                      \
+            transpose_##P(buf, (const T *)lu->data + m * n * n, n, n);                             \
+            transpose_##P(rhs, (const T *)b->data + m * n * k, n, k);                              \
+            for (lapack_int i = 0; i < n; i++)                                                     \
+                ip[i] = (lapack_int)((const int64_t *)piv->data)[m * n + i];                       \
+            P##getrs_("N", &n, &k, buf, &n, ip, rhs, &n, &info, 1);                                \
+            if (info != 0) {                                                                       \
+                st = failed("linalg.lu_solve", info);                                              \
+                break;                                                                             \
+            }                                                                                      \
+            transpose_##P((T *)x->data + m * n * k, rhs, k, n);                                    \
+        }                                                                                          \
+        free(buf);                                                                                 \
+        free(ip);                                                                                  \
+        return st;                                                                                 \
+    }                                                                                              \
+    /* A's row-major lower triangle is the column-major upper one: potrf("U") writes U with        \
+     * A = U^T U there, which read row-major is L with A = L L^T */                                \
+    static tide_status cholesky_##P(const tide_kview *l, const tide_kview *a) {                    \
+        lapack_int n = (lapack_int)a->shape[a->ndim - 1], info = 0;                                \
+        int64_t    batch = tide_kview_numel(a) / ((int64_t)n * n);                                 \
+        for (int64_t m = 0; m < batch; m++) {                                                      \
+            T *lm = (T *)l->data + m * n * n;                                                      \
+            memcpy(lm, (const T *)a->data + m * n * n, sizeof(T) * (size_t)n * n);                 \
+            P##potrf_("U", &n, lm, &n, &info, 1);                                                  \
+            if (info > 0)                                                                          \
+                return tide_seterr(TIDE_EINVAL,                                                    \
+                                   "linalg.cholesky: the matrix is not positive-definite (its "    \
+                                   "leading minor of order %d is not positive)",                   \
+                                   (int)info);                                                     \
+            if (info < 0)                                                                          \
+                return failed("linalg.cholesky", info);                                            \
+            for (lapack_int i = 0; i < n; i++) /* the upper half held A's values */                \
+                for (lapack_int j = i + 1; j < n; j++)                                             \
+                    lm[(int64_t)i * n + j] = 0;                                                    \
+        }                                                                                          \
+        return TIDE_OK;                                                                            \
+    }                                                                                              \
+    static tide_status solve_triangular_##P(const tide_kview *x, const tide_kview *a,              \
+                                            const tide_kview *b, int upper, int unit) {            \
+        int64_t n = a->shape[a->ndim - 1], k = b->shape[b->ndim - 1];                              \
+        int64_t batch = tide_kview_numel(a) / (n * n);                                             \
+        memcpy(x->data, b->data, sizeof(T) * (size_t)(batch * n * k));                             \
+        for (int64_t m = 0; m < batch; m++)                                                        \
+            cblas_##P##trsm(CblasRowMajor, CblasLeft, upper ? CblasUpper : CblasLower,             \
+                            CblasNoTrans, unit ? CblasUnit : CblasNonUnit, (int)n, (int)k, 1,      \
+                            (const T *)a->data + m * n * n, (int)n, (T *)x->data + m * n * k,      \
+                            (int)k);                                                               \
+        return TIDE_OK;                                                                            \
+    }
+
+DEFINE_LU(double, d)
+DEFINE_LU(float, s)
+
+/* float32 or float64, else the dtype named */
+#define BY_DTYPE(op, dt, call_d, call_s)                                                           \
+    ((dt) == TIDE_DTYPE_F64 ? (call_d)                                                             \
+     : (dt) == TIDE_DTYPE_F32                                                                      \
+         ? (call_s)                                                                                \
+         : tide_seterr(TIDE_ENOTSUP, "%s: no CPU kernel for %s", op, tide_dtype_name(dt)))
+
+tide_status cpu_lu_factor(tide_device *dev, const tide_kview *lu, const tide_kview *pivots,
+                          const tide_kview *a) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.lu_factor", a->shape[a->ndim - 1]));
+    return BY_DTYPE("linalg.lu_factor", a->dtype, lu_factor_d(lu, pivots, a),
+                    lu_factor_s(lu, pivots, a));
+}
+
+tide_status cpu_lu_solve(tide_device *dev, const tide_kview *x, const tide_kview *lu,
+                         const tide_kview *pivots, const tide_kview *b) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.lu_solve", lu->shape[lu->ndim - 1]));
+    TIDE_TRY(fits_int("linalg.lu_solve", b->shape[b->ndim - 1]));
+    return BY_DTYPE("linalg.lu_solve", lu->dtype, lu_solve_d(x, lu, pivots, b),
+                    lu_solve_s(x, lu, pivots, b));
+}
+
+tide_status cpu_cholesky(tide_device *dev, const tide_kview *l, const tide_kview *a) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.cholesky", a->shape[a->ndim - 1]));
+    return BY_DTYPE("linalg.cholesky", a->dtype, cholesky_d(l, a), cholesky_s(l, a));
+}
+
+tide_status cpu_solve_triangular(tide_device *dev, const tide_kview *x, const tide_kview *a,
+                                 const tide_kview *b, int upper, int unit) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.solve_triangular", a->shape[a->ndim - 1]));
+    TIDE_TRY(fits_int("linalg.solve_triangular", b->shape[b->ndim - 1]));
+    return BY_DTYPE("linalg.solve_triangular", a->dtype, solve_triangular_d(x, a, b, upper, unit),
+                    solve_triangular_s(x, a, b, upper, unit));
 }
