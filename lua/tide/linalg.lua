@@ -1,15 +1,15 @@
--- tide.linalg: PyTorch's torch.linalg for matrices and batches ([..., m, n]), written in tide's
--- own tensor ops, so every device runs them and autograd differentiates them (the gradient of
--- the algorithm is the function's: a pivot choice is piecewise constant).
+-- tide.linalg: PyTorch's torch.linalg for matrices and batches ([..., m, n]).
 --   factorisations: lu_factor (partial pivoting), cholesky, qr (Householder)
 --   from them: det, slogdet, inv, solve, solve_triangular
---   spectra: eigh, eigvalsh, svd, svdvals (Jacobi rotations in tensor ops)
+--   spectra: eigh, eigvalsh, svd, svdvals
+--   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
+--   from the SVD: pinv, matrix_rank, lstsq, cond
 -- The device's own solvers run first where it has them (LAPACK on the CPU: lu_factor,
 -- lu_solve, cholesky, solve_triangular, eigh, svd), without recording, each op then recording
--- one node with PyTorch 1.13's closed-form gradient; the tensor-op versions run elsewhere.
---   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
--- An LU or QR step is a few ops over the whole batch, n steps for an n x n matrix: meant for
--- the sizes scripts use (up to a few hundred), not for large dense problems.
+-- one node with PyTorch 1.13's closed-form gradient. Elsewhere (CUDA) the same ops are written
+-- in tide's tensor ops, which every device runs and autograd differentiates (the gradient of
+-- the algorithm is the function's: a pivot choice is piecewise constant): an LU or QR step is
+-- a few ops over the whole batch, n steps for an n x n matrix; eigh and svd rotate by Jacobi.
 -- Tensor methods det, logdet, slogdet, inverse, cholesky, matrix_power, cross, qr, pinverse,
 -- and tide.X functions of the same names (lua/tide/_lazy_ops.lua); the module is tide.linalg,
 -- loaded on first use.
