@@ -112,8 +112,8 @@ return function(F)
         return I.reduce(loss:sum(cd):div(c), reduction, who)
     end
 
-    -- input [N, C] or [C]; target [N] or a 0-d, 1-based classes; rows [N, C] and targets [N, 1]
-    local function class_rows(input, target, who)
+    -- input [N, C] or [C] with C > 0 and a target on its device; input's dims
+    local function class_input(input, target, who)
         tensor_arg(input, who, "input")
         tensor_arg(target, who, "target")
         I.check_same_device(input, target, who)
@@ -122,6 +122,12 @@ return function(F)
             raise(string.format("tide: %s: expected input of shape {N, C} or {C} with C > 0, " ..
                 "got %s", who, shape_str(input.shape)))
         end
+        return nd
+    end
+
+    -- input [N, C] or [C]; target [N] or a 0-d, 1-based classes; rows [N, C] and targets [N, 1]
+    local function class_rows(input, target, who)
+        local nd = class_input(input, target, who)
         integer_targets(target, who, "convert with target:long()")
         local n = nd == 2 and input:size(1) or 1
         if target:dim() > 1 or target:numel() ~= n then
@@ -248,14 +254,7 @@ return function(F)
     function F.multilabel_margin_loss(input, target, opts)
         local who = "multilabel_margin_loss"
         local _, reduction = loss_options(opts, who, { "reduction" })
-        tensor_arg(input, who, "input")
-        tensor_arg(target, who, "target")
-        I.check_same_device(input, target, who)
-        local nd = input:dim()
-        if nd < 1 or nd > 2 or input:size(nd) == 0 then
-            raise(string.format("tide: %s: expected input of shape {N, C} or {C} with C > 0, " ..
-                "got %s", who, shape_str(input.shape)))
-        end
+        local nd = class_input(input, target, who)
         integer_targets(target, who, "convert with target:long() (PyTorch's targets + 1)")
         if not same_shape(input.shape, target.shape) then
             raise(string.format("tide: %s: expected target of the input's shape %s (each " ..
