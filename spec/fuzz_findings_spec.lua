@@ -257,3 +257,22 @@ describe("polygamma with an infinite or huge order", function()
         assert.is_true(r:isnan():any():item() or r:isinf():any():item())
     end)
 end)
+
+describe("linalg's solvers given NaN or inf", function()
+    it("raise instead of calling LAPACK (ASan fuzz seed 9105: gesdd hung on them)", function()
+        local a = tide.tensor({ { 1, 0 / 0, 2 }, { 3, 1, 1e30 }, { 1 / 0, 2, 3 } })
+        local msg = "the input has NaN or inf, for which the solver does not converge; check " ..
+            "it (isfinite) before the call"
+        for _, call in ipairs({
+            { "linalg.svd", function() return tide.linalg.svd(a, { full_matrices = false }) end },
+            { "linalg.svd", function()
+                return tide.pinverse(a:reshape(1, 3, 3):expand(2, 3, 3))
+            end },
+            { "linalg.eigh", function() return tide.linalg.eigh(a) end },
+        }) do
+            local ok, err = pcall(call[2])
+            assert.is_false(ok)
+            assert.matches("tide: " .. call[1] .. ": " .. msg, err, 1, true)
+        end
+    end)
+end)

@@ -66,6 +66,22 @@ static tide_status failed(const char *op, lapack_int info) {
                        op, (int)info);
 }
 
+/* LAPACK's iterative solvers (syevd, gesdd) may refuse a NaN or inf, or never converge on
+ * one (a hang under the sanitizer build): the input is checked first, as PyTorch's message
+ * says */
+#define DEFINE_FINITE(T, P)                                                                        \
+    static tide_status finite_##P(const char *op, const T *a, int64_t n) {                         \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            if (!(a[i] - a[i] == 0))                                                               \
+                return tide_seterr(TIDE_EINVAL,                                                    \
+                                   "%s: the input has NaN or inf, for which the solver does not "  \
+                                   "converge; check it (isfinite) before the call",                \
+                                   op);                                                            \
+        return TIDE_OK;                                                                            \
+    }
+DEFINE_FINITE(double, d)
+DEFINE_FINITE(float, s)
+
 /* the same code for float and double: T the element type, P the LAPACK prefix */
 #define DEFINE_EIGH(T, P)                                                                          \
     static tide_status eigh_##P(const tide_kview *w, const tide_kview *v, const tide_kview *a,     \
@@ -75,6 +91,7 @@ static tide_status failed(const char *op, lapack_int info) {
         T           wq;                                                                            \
         lapack_int  iq;                                                                            \
         const char *uplo = upper ? "L" : "U"; /* A read column-major is A^T */                     \
+        TIDE_TRY(finite_##P("linalg.eigh", (const T *)a->data, batch *n *n));                      \
         P##syevd_("V", uplo, &n, NULL, &n, NULL, &wq, &lwork, &iq, &liwork, &info, 1, 1);          \
         if (info != 0)                                                                             \
             return failed("linalg.eigh", info);                                                    \
@@ -117,6 +134,7 @@ static tide_status failed(const char *op, lapack_int info) {
         int64_t    batch = tide_kview_numel(a) / ((int64_t)m * n);                                 \
         T          wq;                                                                             \
         lapack_int ldvt = k;                                                                       \
+        TIDE_TRY(finite_##P("linalg.svd", (const T *)a->data, batch *m *n));                       \
         P##gesdd_("S", &m, &n, NULL, &m, NULL, NULL, &m, NULL, &ldvt, &wq, &lwork, NULL, &info,    \
                   1);                                                                              \
         if (info != 0)                                                                             \
