@@ -37,10 +37,12 @@ describe("tensor memory under either collector mode", function()
     -- in generational mode its minor collections wait for a quarter of the memory in use
     -- or for the slack (lua/gc.c), so the garbage stays below the live set.
     for _, mode in ipairs(modes) do
-        it("200 inference steps under no_grad stay below twice the live set (" .. mode .. ")",
+        -- 40 steps make 320 MB of garbage, 20 times the live set: a pace that lets more than a
+        -- step's worth wait fails here (200 steps cost 3 s a mode, for nothing more)
+        it("40 inference steps under no_grad stay below twice the live set (" .. mode .. ")",
             function()
             local cmd = string.format("LUA_PATH='%s' LUA_CPATH='%s' %s " ..
-                "spec/support/infer_memory.lua %s 200 2>&1", package.path, package.cpath,
+                "spec/support/infer_memory.lua %s 40 2>&1", package.path, package.cpath,
                 require("spec.support.host").lua, mode)
             local p = io.popen(cmd)
             local out = p:read("*a")

@@ -23,7 +23,7 @@
 static int has_kernel(int arity, const op_arg *oa) {
     if (arity == 2) {
         switch (oa->op) {
-#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, HAS_LOOP)
+#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, HAS_LOOP, OP_CASE)
 #include "tide_ops.def"
 #undef X
         default:
@@ -31,10 +31,10 @@ static int has_kernel(int arity, const op_arg *oa) {
         }
     } else {
         switch (oa->op) {
-#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, HAS_LOOP)
+#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, HAS_LOOP, OP_CASE)
 #include "tide_ops.def"
 #undef X
-#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, HAS_LOOP)
+#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, HAS_LOOP, OP_CASE)
 #include "tide_ops.def"
 #undef X
         default:

@@ -3,11 +3,15 @@
 #include "elementwise_rows.h"
 #include "scalar_math.h"
 
-CPU_HOT void cpu_bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, BIN_LOOP, OP_ROW_FN)
+#include "tide_ops.def"
+#undef X
+
+void cpu_bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const op_arg *oa = arg;
     switch (oa->op) {
-#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, BIN_LOOP)
+#define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, BIN_LOOP, OP_ROW_CALL)
 #include "tide_ops.def"
 #undef X
     default: /* refused by has_kernel before the run */

@@ -6,8 +6,7 @@
 
 /* float32 GELU without libm's scalar erff (a transformer's feed-forward runs it over 4x the
  * width): vec_math.h's, within 2e-6 of x Phi(x) where libm's 1 + erf cancels */
-__attribute__((always_inline)) static inline void gelu_row_f32(char **p, const int64_t *s,
-                                                               int64_t n) {
+static CPU_HOT __attribute__((noinline)) void gelu_row_f32(char **p, const int64_t *s, int64_t n) {
     if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
         float       *o = (float *)p[0];
         const float *a = (const float *)p[1];
@@ -19,7 +18,14 @@ __attribute__((always_inline)) static inline void gelu_row_f32(char **p, const i
     }
 }
 
-CPU_HOT void cpu_un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, UN_LOOP, OP_ROW_FN)
+#include "tide_ops.def"
+#undef X
+#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, BOUNDED_LOOP, OP_ROW_FN)
+#include "tide_ops.def"
+#undef X
+
+void cpu_un_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const op_arg *oa = arg;
     if (oa->op == TIDE_OP_GELU && oa->dt == TIDE_DTYPE_F32) {
@@ -27,10 +33,10 @@ CPU_HOT void cpu_un_row(char **p, const int64_t *s, int64_t n, int64_t index, vo
         return;
     }
     switch (oa->op) {
-#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, UN_LOOP)
+#define X(E, family, name, fn, dtypes, flags) UN_##family(E, fn, dtypes, UN_LOOP, OP_ROW_CALL)
 #include "tide_ops.def"
 #undef X
-#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, BOUNDED_LOOP)
+#define X(E, family, name, fn, dtypes, flags) BD_##family(E, fn, dtypes, BOUNDED_LOOP, OP_ROW_CALL)
 #include "tide_ops.def"
 #undef X
     default: /* refused by has_kernel before the run */
