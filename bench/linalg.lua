@@ -1,8 +1,8 @@
--- linalg.lua — tide.linalg (written in tide's tensor ops: LU, Householder QR, Jacobi eigh and
--- SVD) against PyTorch's torch.linalg (LAPACK) at its best setting (bench/compare.lua), float64:
--- a batch of 32 8 x 8 matrices (the small batched case a script meets: covariances, Gaussian
--- processes, per-sample transforms) and one 64 x 64. No target: the figures say how far the
--- ops-only design is from LAPACK, so a user knows which sizes it suits.
+-- linalg.lua — tide.linalg (LAPACK's kernels on the CPU: getrf, potrf, geqrf, syevd, gesdd
+-- ...) against PyTorch's torch.linalg (LAPACK too) at its best setting (bench/compare.lua),
+-- float64: a batch of 32 8 x 8 matrices (the small batched case a script meets: covariances,
+-- Gaussian processes, per-sample transforms) and one 64 x 64. No target: the figures say what a
+-- call costs around LAPACK against PyTorch's dispatch, so a user knows which sizes it suits.
 --   lua5.4 bench/linalg.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
 local tide = require("tide")
 local compare = require("bench.compare")

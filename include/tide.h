@@ -532,6 +532,11 @@ tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tid
 tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u, tide_tensor **s,
                             tide_tensor **vh);
 
+/* the QR decomposition a = q r of a [..., m, n] by Householder reflections (LAPACK's geqrf and
+ * orgqr on the CPU): q [..., m, c] with orthonormal columns, r [..., c, n] upper triangular, c =
+ * min(m, n), or m when complete; errors as tide_linalg_eigh */
+tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, tide_tensor **q,
+                           tide_tensor **r);
 /* LU with partial pivoting of a [..., n, n] (float32 / float64) by the device's own solver
  * (LAPACK's getrf on the CPU): lu [..., n, n] and pivots [..., n] int64, 1-based; a singular a
  * factors (U has a zero on its diagonal). TIDE_ENOTSUP where the device has no solver. */

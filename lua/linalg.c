@@ -62,6 +62,24 @@ static int l_lu_factor(lua_State *L) {
     return 2;
 }
 
+/* qr(a, complete): q and r from the device's own solver, or nil */
+static int l_qr(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "linalg.qr");
+    int             complete = lua_toboolean(L, 2);
+    lua_settop(L, 2);
+    ltensor    *q = tl_push_empty(L), *r = tl_push_empty(L);
+    tide_status st = tide_linalg_qr(S->ctx, a->t, complete, &q->t, &r->t);
+    if (st == TIDE_ENOTSUP) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (st != TIDE_OK)
+        TL_CALL(L, S, tide_linalg_qr(S->ctx, a->t, complete, &q->t, &r->t));
+    tl_gc_hint(L, S, tide_tensor_nbytes(q->t) + tide_tensor_nbytes(r->t));
+    return 2;
+}
+
 /* the solvers with one result r, the call expr: nil where the device has none; otherwise the
  * call again through TL_CALL (memory reclaimed and retried, or raised) on failure */
 #define ONE_RESULT(L, S, r, expr)                                                                  \
@@ -114,6 +132,7 @@ void tl_open_linalg(lua_State *L, int mod, int methods) {
     tl_register(L, mod, funcs);
     static const luaL_Reg internal[] = {{"eigh", l_eigh},
                                         {"svd", l_svd},
+                                        {"qr", l_qr},
                                         {"lu_factor", l_lu_factor},
                                         {"lu_solve", l_lu_solve},
                                         {"cholesky", l_cholesky},

@@ -157,6 +157,49 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
         assert.are.equal("int64", L.matrix_rank(S).dtype)
     end)
 
+    it("qr: Q R = A with orthonormal Q and upper R, every shape and mode; LAPACK's on the CPU",
+        function()
+        local K = require("tide.core")._internal
+        local function check(shape, dtype, tol)
+            local a = tide.randn(shape, { dtype = dtype, device = DEV })
+            local m, n = shape[#shape - 1], shape[#shape]
+            for _, mode in ipairs({ "reduced", "complete" }) do
+                local q, r = L.qr(a, { mode = mode })
+                local c = (mode == "complete" or m < n) and m or n
+                assert.are.same(m, q:size(-2))
+                assert.are.same(c, q:size(-1))
+                assert.are.same(c, r:size(-2))
+                if a:numel() > 0 then
+                    local eye = tide.eye(c, { dtype = dtype, device = DEV })
+                    assert.is_true((q:transpose(-2, -1):matmul(q) - eye):abs():max():item() < tol)
+                    assert.is_true((q:matmul(r) - a):abs():max():item() < tol)
+                    assert.are.equal(0, (r - r:triu()):abs():max():item())
+                end
+            end
+            local _, r_only = L.qr(a, { mode = "r" })
+            assert.are.same(r_only:size(), (select(2, L.qr(a))):size())
+        end
+        tide.manual_seed(7)
+        for _, shape in ipairs({ { 6, 4 }, { 4, 6 }, { 5, 5 }, { 3, 5, 2 }, { 2, 3, 4 } }) do
+            check(shape, "float64", 1e-13)
+            check(shape, "float32", 1e-5)
+        end
+        local q, r = L.qr(tide.zeros({ 3, 0 }, { dtype = "float64", device = DEV }),
+            { mode = "complete" })
+        P.close(tide.eye(3, { dtype = "float64" }):totable(), q, 0, "complete Q of a 3 x 0")
+        assert.are.same({ 3, 0 }, r:size())
+        -- the device's own QR where it has one (LAPACK on the CPU); tensor ops elsewhere
+        if D.name:match("^cpu") then
+            assert.is_not_nil(K.qr(t64(A4), false))
+        end
+        -- an exactly rank-deficient R records the reflections' ops (no R^-1): still a gradient
+        local low = t64({ { 1, 0 }, { 0, 0 }, { 0, 0 } }):requires_grad_(true)
+        local ql, rl = L.qr(low)
+        assert.is_true((ql:matmul(rl) - low):abs():max():item() < 1e-15)
+        rl:sum():backward()
+        assert.are.same({ 3, 2 }, low.grad:size())
+    end)
+
     it("float32 in, float32 out, on the input's device", function()
         local a = tide.tensor(A, { dtype = "float32", device = DEV })
         for _, r in ipairs({ L.det(a), L.inv(a), L.solve(a, a), L.cholesky(t64(SPD):float()),

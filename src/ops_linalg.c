@@ -1,6 +1,6 @@
 /* ops_linalg.c — matmul with torch.matmul's semantics, lowered to one batched gemm
  * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend; and the decompositions a backend may
- * have a solver for (eigh, svd: LAPACK on the CPU). */
+ * have a solver for (eigh, svd, qr, LU, Cholesky: LAPACK on the CPU). */
 #include "tide_impl.h"
 
 #include <string.h>
@@ -345,9 +345,32 @@ static tide_status call_cholesky(any_fn fn, tide_device *dev, const tide_kview *
     (void)flags;
     return ((tide_entry_cholesky_fn)fn)(dev, &out[0], &in[0]);
 }
+static tide_status call_qr(any_fn fn, tide_device *dev, const tide_kview *in, const tide_kview *out,
+                           const int *flags) {
+    (void)flags;
+    return ((tide_entry_qr_fn)fn)(dev, &out[0], &out[1], &in[0]);
+}
 static tide_status call_solve_triangular(any_fn fn, tide_device *dev, const tide_kview *in,
                                          const tide_kview *out, const int *flags) {
     return ((tide_entry_solve_triangular_fn)fn)(dev, &out[0], &in[0], &in[1], flags[0], flags[1]);
+}
+
+tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, tide_tensor **q,
+                           tide_tensor **r) {
+    static const char op[] = "linalg.qr";
+    TIDE_TRY(decomposable(op, a, false));
+    tide_entry_qr_fn fn;
+    TIDE_TRY(tide_entry_qr(a->storage->dev, op, &fn));
+    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+    int64_t      c = complete || m < n ? m : n, shapes[2][TIDE_MAX_DIMS];
+    int64_t      lq[2] = {m, c}, lr[2] = {c, n};
+    int          ndims[2] = {batch_shape(a, 2, lq, shapes[0]), batch_shape(a, 2, lr, shapes[1])};
+    tide_dtype   dts[2] = {a->dtype, a->dtype};
+    tide_tensor *out[2];
+    TIDE_TRY(run_solver(ctx, op, (any_fn)fn, call_qr, 1, &a, 2, ndims, shapes, dts, NULL, out));
+    *q = out[0];
+    *r = out[1];
+    return TIDE_OK;
 }
 
 tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **lu,

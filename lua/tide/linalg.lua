@@ -5,7 +5,7 @@
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
 --   from the SVD: pinv, matrix_rank, lstsq, cond
 -- The device's own solvers run first where it has them (LAPACK on the CPU: lu_factor,
--- lu_solve, cholesky, solve_triangular, eigh, svd), without recording, each op then recording
+-- lu_solve, cholesky, solve_triangular, qr, eigh, svd), without recording, each op then recording
 -- one node with PyTorch 1.13's closed-form gradient. Elsewhere (CUDA) the same ops are written
 -- in tide's tensor ops, which every device runs and autograd differentiates (the gradient of
 -- the algorithm is the function's: a pivot choice is piecewise constant): an LU or QR step is
@@ -62,6 +62,36 @@ local function with_batch(batch, m, n)
     local s = { unpack(batch) }
     s[#s + 1], s[#s + 2] = m, n
     return s
+end
+
+-- the results of a decomposition ([..., shape] each, one batch) packed along one last dim, so
+-- that one node records them all: its gradient arrives packed the same way
+local function pack(parts)
+    local b = batch_of(parts[1])
+    b[#b + 1] = -1
+    local flat = {}
+    for i = 1, #parts do
+        flat[i] = parts[i]:reshape(b)
+    end
+    return core.cat(flat, -1)
+end
+
+-- the parts again, of the trailing shapes given ({m, k}, {k}, ...), as views of packed
+local function unpack_parts(packed, shapes)
+    local b = {}
+    local s = packed:size()
+    for i = 1, #s - 1 do
+        b[i] = s[i]
+    end
+    local parts, at = {}, 1
+    for i = 1, #shapes do
+        local sh = shapes[i]
+        local len = sh[2] and sh[1] * sh[2] or sh[1]
+        local part = packed:narrow(-1, at, len)
+        parts[i] = sh[2] and part:reshape(with_batch(b, sh[1], sh[2])) or part
+        at = at + len
+    end
+    return unpack(parts, 1, #shapes)
 end
 
 -- two batch shapes broadcast (aligned from the right; a 1 stretches), or an error
@@ -443,25 +473,12 @@ end
 local QR_MODE = { reduced = true, complete = true, r = true }
 local MODE = { "mode" }
 
--- qr(A[, {mode = "reduced"}]): Q R with Householder reflections, as LAPACK's geqrf and
--- PyTorch's: reflection k maps column k's tail to beta e1, beta = -sign(alpha) |x| (no
--- reflection when the tail below alpha is zero), so R's diagonal has LAPACK's signs. A
--- [..., m, n], k = min(m, n): "reduced" gives Q [..., m, k] and R [..., k, n], "complete" Q
--- [..., m, m] and R [..., m, n], "r" an empty Q and R [..., k, n].
-function L.qr(A, opts)
-    local op = "linalg.qr"
-    matrix(op, A, 1, true)
-    local mode = args.options(op, opts, MODE, '{mode = "complete"}').mode or "reduced"
-    if not QR_MODE[mode] then
-        raise(("tide: %s: mode = %s; expected \"reduced\", \"complete\" or \"r\"")
-            :format(op, tostring(mode)))
-    end
+-- Q R by Householder reflections in tensor ops (where the device has no QR of its own, and for
+-- the gradient of mode "r"), as LAPACK's geqrf and PyTorch's: reflection k maps column k's
+-- tail to beta e1, beta = -sign(alpha) |x| (no reflection when the tail below alpha is zero),
+-- so R's diagonal has LAPACK's signs. mode as L.qr's.
+local function householder_qr(A, mode)
     local m, n = A:size(-2), A:size(-1)
-    if mode == "complete" and m > n and autograd.needs_record(A) then
-        raise(("tide: %s: not differentiable with mode = \"complete\" when A has more rows " ..
-            "than columns (Q's extra columns are arbitrary; nor in PyTorch); use \"reduced\" " ..
-            "or call it on a detach()ed A"):format(op))
-    end
     local k = math.min(m, n)
     local batch = batch_of(A)
     local R = A
@@ -497,6 +514,83 @@ function L.qr(A, opts)
         return core.zeros({ 0 }, { dtype = A.dtype, device = A.device }), R
     end
     return Q:narrow(-1, 1, k), R
+end
+
+-- M X^-T for R upper triangular [..., k, k] (X = R's first k columns)
+local function right_solve_rt(Mx, R)
+    return L.solve_triangular(R, Mx:transpose(-2, -1), { upper = true }):transpose(-2, -1)
+end
+
+-- the gradient of a square (or tall) QR's Q [m, k] and R [k, k or n]: gA = (gQ + Q
+-- syminvadj(triu(gR R^T - Q^T gQ))) R^-T, syminvadj(X) = X + X^T with its diagonal once
+local function qr_tall_backward(Q, R, gQ, gR)
+    local M = (gR:matmul(R:transpose(-2, -1)) - Q:transpose(-2, -1):matmul(gQ)):triu()
+    local sym = M + M:transpose(-2, -1) - M:diagonal(0, -2, -1):diag_embed()
+    return right_solve_rt(gQ + Q:matmul(sym), R)
+end
+
+-- PyTorch 1.13's linalg_qr_backward for Q [..., m, k] and R [..., k, n] (mode "reduced", or
+-- "complete" with m <= n). A wide A = [U | V] = Q [X | Y] is the square QR U = Q X with
+-- Y = Q^T V: V's gradient is Q gY, and gY reaches Q as V gY^T.
+autograd.def {
+    name = "linalg_qr",
+    reads = { "out" },
+    backward = function(nd, g)
+        local m, k, n = nd.qr_m, nd.qr_k, nd.qr_n
+        local Q, R = unpack_parts(nd.out, { { m, k }, { k, n } })
+        local gQ, gR = unpack_parts(g, { { m, k }, { k, n } })
+        if m >= n then
+            return qr_tall_backward(Q, R, gQ, gR)
+        end
+        local X, gX = R:narrow(-1, 1, m), gR:narrow(-1, 1, m)
+        local V = Q:matmul(R:narrow(-1, m + 1, n - m)) -- A's columns past the m-th
+        local gY = gR:narrow(-1, m + 1, n - m)
+        local gU = qr_tall_backward(Q, X, gQ + V:matmul(gY:transpose(-2, -1)), gX)
+        return core.cat({ gU, Q:matmul(gY) }, -1)
+    end,
+}
+
+-- qr(A[, {mode = "reduced"}]): A = Q R, Q with orthonormal columns, R upper triangular with
+-- LAPACK's signs on its diagonal, by the device's own QR (LAPACK's geqrf and orgqr on the CPU)
+-- or Householder reflections in tensor ops. A [..., m, n], k = min(m, n): "reduced" gives Q
+-- [..., m, k] and R [..., k, n], "complete" Q [..., m, m] and R [..., m, n], "r" an empty Q and
+-- R [..., k, n]. The kernel's result records one node with PyTorch's gradient; mode "r", and an
+-- R with a zero on its diagonal (no R^-1), record the reflections' own ops instead.
+function L.qr(A, opts)
+    local op = "linalg.qr"
+    matrix(op, A, 1, true)
+    local mode = args.options(op, opts, MODE, '{mode = "complete"}').mode or "reduced"
+    if not QR_MODE[mode] then
+        raise(("tide: %s: mode = %s; expected \"reduced\", \"complete\" or \"r\"")
+            :format(op, tostring(mode)))
+    end
+    local m, n = A:size(-2), A:size(-1)
+    local rec = recording(A)
+    if mode == "complete" and m > n and rec then
+        raise(("tide: %s: not differentiable with mode = \"complete\" when A has more rows " ..
+            "than columns (Q's extra columns are arbitrary; nor in PyTorch); use \"reduced\" " ..
+            "or call it on a detach()ed A"):format(op))
+    end
+    if not (rec and mode == "r") then
+        local Q, R = autograd.no_grad(function() return K.qr(A, mode == "complete") end)
+        if Q and rec and R:diagonal(0, -2, -1):eq(0):any():item() then
+            Q = nil -- rank-deficient: the gradient through R^-1 is not defined
+        end
+        if Q then
+            if rec then
+                local k = Q:size(-1)
+                local packed = pack({ Q, R })
+                local nd = autograd.record("linalg_qr", packed, A)
+                nd.qr_m, nd.qr_k, nd.qr_n = m, k, n
+                Q, R = unpack_parts(packed, { { m, k }, { k, n } })
+            end
+            if mode == "r" then
+                return core.zeros({ 0 }, { dtype = A.dtype, device = A.device }), R
+            end
+            return Q, R
+        end
+    end
+    return householder_qr(A, mode)
 end
 
 -- ---- eigenvalues and singular values: the device's solver, or Jacobi rotations ----
@@ -739,23 +833,12 @@ function L.eigvalsh(A, opts)
     return w
 end
 
--- U [..., m, k], S [..., k], Vh [..., k, n] packed as [..., m k + k + k n]
 local function pack_svd(U, S, Vh)
-    local b = batch_of(U)
-    b[#b + 1] = -1
-    return core.cat({ U:reshape(b), S:reshape(b), Vh:reshape(b) }, -1)
+    return pack({ U, S, Vh })
 end
 
 local function unpack_svd(packed, m, k, n)
-    local b = {}
-    local s = packed:size()
-    for i = 1, #s - 1 do
-        b[i] = s[i]
-    end
-    local U = packed:narrow(-1, 1, m * k):reshape(with_batch(b, m, k))
-    local S = packed:narrow(-1, m * k + 1, k)
-    local Vh = packed:narrow(-1, m * k + k + 1, k * n):reshape(with_batch(b, k, n))
-    return U, S, Vh
+    return unpack_parts(packed, { { m, k }, { k }, { k, n } })
 end
 
 -- PyTorch 1.13's svd_backward (full_matrices = false): with skew(X) = X - X^T and E_ij = S_j^2 -

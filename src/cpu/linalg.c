@@ -1,8 +1,8 @@
 /*
  * linalg.c — the CPU's decompositions by LAPACK (OpenBLAS ships it): eigh by syevd
  * (divide and conquer), the reduced SVD by gesdd, LU by getrf and its solve by getrs, Cholesky
- * by potrf, and triangular solves by BLAS's trsm. One matrix of the batch at a time, each call
- * on OpenBLAS's own threads.
+ * by potrf, QR by geqrf and orgqr, and triangular solves by BLAS's trsm. One matrix of the
+ * batch at a time, each call on OpenBLAS's own threads.
  *
  * LAPACK is column-major and a row-major matrix read column-major is its transpose, so no
  * input is transposed: the symmetric A read as A^T has its lower triangle where A has its upper
@@ -44,6 +44,16 @@ void dgetrs_(const char *trans, const lapack_int *n, const lapack_int *nrhs, con
 void sgetrs_(const char *trans, const lapack_int *n, const lapack_int *nrhs, const float *a,
              const lapack_int *lda, const lapack_int *ipiv, float *b, const lapack_int *ldb,
              lapack_int *info, size_t);
+void dgeqrf_(const lapack_int *m, const lapack_int *n, double *a, const lapack_int *lda,
+             double *tau, double *work, const lapack_int *lwork, lapack_int *info);
+void sgeqrf_(const lapack_int *m, const lapack_int *n, float *a, const lapack_int *lda, float *tau,
+             float *work, const lapack_int *lwork, lapack_int *info);
+void dorgqr_(const lapack_int *m, const lapack_int *n, const lapack_int *k, double *a,
+             const lapack_int *lda, const double *tau, double *work, const lapack_int *lwork,
+             lapack_int *info);
+void sorgqr_(const lapack_int *m, const lapack_int *n, const lapack_int *k, float *a,
+             const lapack_int *lda, const float *tau, float *work, const lapack_int *lwork,
+             lapack_int *info);
 void dpotrf_(const char *uplo, const lapack_int *n, double *a, const lapack_int *lda,
              lapack_int *info, size_t);
 void spotrf_(const char *uplo, const lapack_int *n, float *a, const lapack_int *lda,
@@ -308,6 +318,61 @@ DEFINE_LU(float, s)
      : (dt) == TIDE_DTYPE_F32                                                                      \
          ? (call_s)                                                                                \
          : tide_seterr(TIDE_ENOTSUP, "%s: no CPU kernel for %s", op, tide_dtype_name(dt)))
+
+/* QR: a transposed into column-major (geqrf works on A itself), its reflectors formed into c
+ * columns of Q by orgqr in the same buffer (m x max(n, c): the complete Q of a tall A has more
+ * columns than A), R read off the upper triangle first */
+#define DEFINE_QR(T, P)                                                                            \
+    static tide_status qr_##P(const tide_kview *q, const tide_kview *r, const tide_kview *a) {     \
+        lapack_int m = (lapack_int)a->shape[a->ndim - 2], n = (lapack_int)a->shape[a->ndim - 1];   \
+        lapack_int c = (lapack_int)q->shape[q->ndim - 1], k = m < n ? m : n, info = 0;             \
+        lapack_int cols = n > c ? n : c, lwork = -1;                                               \
+        int64_t    batch = tide_kview_numel(q) / ((int64_t)m * c); /* q has elements, a may not */ \
+        T          wq[2];                                                                          \
+        P##geqrf_(&m, &n, NULL, &m, NULL, &wq[0], &lwork, &info);                                  \
+        if (info == 0)                                                                             \
+            P##orgqr_(&m, &c, &k, NULL, &m, NULL, &wq[1], &lwork, &info);                          \
+        if (info != 0)                                                                             \
+            return failed("linalg.qr", info);                                                      \
+        lwork = (lapack_int)(wq[0] > wq[1] ? wq[0] : wq[1]);                                       \
+        if (lwork < 1)                                                                             \
+            lwork = 1;                                                                             \
+        T *buf = malloc(sizeof(T) * ((size_t)m * cols + (size_t)k + (size_t)lwork));               \
+        if (!buf)                                                                                  \
+            return tide_seterr(TIDE_ENOMEM, "linalg.qr: no memory for LAPACK's workspace");        \
+        T          *tau = buf + (size_t)m * cols, *work = tau + k;                                 \
+        tide_status st = TIDE_OK;                                                                  \
+        for (int64_t b = 0; b < batch; b++) {                                                      \
+            T *qb = (T *)q->data + b * m * c, *rb = (T *)r->data + b * c * n;                      \
+            transpose_##P(buf, (const T *)a->data + b * m * n, m, n);                              \
+            P##geqrf_(&m, &n, buf, &m, tau, work, &lwork, &info);                                  \
+            if (info != 0) {                                                                       \
+                st = failed("linalg.qr", info);                                                    \
+                break;                                                                             \
+            }                                                                                      \
+            for (lapack_int i = 0; i < c; i++) /* R [c, n]: rows past k are zero */                \
+                for (lapack_int j = 0; j < n; j++)                                                 \
+                    rb[(int64_t)i * n + j] = j >= i && i < k ? buf[(int64_t)j * m + i] : 0;        \
+            P##orgqr_(&m, &c, &k, buf, &m, tau, work, &lwork, &info);                              \
+            if (info != 0) {                                                                       \
+                st = failed("linalg.qr", info);                                                    \
+                break;                                                                             \
+            }                                                                                      \
+            transpose_##P(qb, buf, c, m);                                                          \
+        }                                                                                          \
+        free(buf);                                                                                 \
+        return st;                                                                                 \
+    }
+DEFINE_QR(double, d)
+DEFINE_QR(float, s)
+
+tide_status cpu_qr(tide_device *dev, const tide_kview *q, const tide_kview *r,
+                   const tide_kview *a) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.qr", a->shape[a->ndim - 1]));
+    TIDE_TRY(fits_int("linalg.qr", a->shape[a->ndim - 2]));
+    return BY_DTYPE("linalg.qr", a->dtype, qr_d(q, r, a), qr_s(q, r, a));
+}
 
 tide_status cpu_lu_factor(tide_device *dev, const tide_kview *lu, const tide_kview *pivots,
                           const tide_kview *a) {
