@@ -574,6 +574,14 @@ static int t_version(lua_State *L) {
     return 1;
 }
 
+/* t:_shares_storage(u): true when t and u are views of one storage (autograd's in-place rule for
+ * views: a reshape that copied is not one) */
+static int t_shares_storage(lua_State *L) {
+    ltensor *a = tl_check(L, 1, "_shares_storage"), *b = tl_check(L, 2, "_shares_storage");
+    lua_pushboolean(L, tide_tensor_same_storage(a->t, b->t));
+    return 1;
+}
+
 static int t_detach(lua_State *L) {
     ltensor *a = tl_check(L, 1, "detach");
     tl_max_args(L, 1, "detach");
@@ -606,6 +614,7 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"requires_grad_", t_requires_grad_},
                                      {"set_", t_set_},
                                      {"_version", t_version},
+                                     {"_shares_storage", t_shares_storage},
                                      {"detach", t_detach},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);

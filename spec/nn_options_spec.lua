@@ -229,10 +229,12 @@ describe("inplace", function()
         raises_here('ReLU: unknown option "in_place" (did you mean "inplace"?)', nn.ReLU,
             { in_place = true })
         local h = w:mul(2)
-        raises_here("leaky_relu: in-place operation on a view of a tensor that requires grad " ..
-            "is not supported yet; clone() the view first, or leave inplace off", F.leaky_relu,
-            h:narrow(1, 1, 2), { inplace = true })
+        raises_here("leaky_relu: in-place operation on a view of a leaf tensor that requires " ..
+            "grad; leave inplace off, or clone() it first", F.leaky_relu, w:narrow(1, 1, 2),
+            { inplace = true })
         assert.are.equal(3, w:sum():item()) -- left unchanged
+        -- a view of a non-leaf is written, and the gradient flows through the base
+        F.leaky_relu(h:narrow(1, 1, 2), { negative_slope = 0.5, inplace = true })
         assert.are.equal(6, h:sum():item())
         -- under no_grad the leaf is written
         tide.no_grad(function() F.relu(w:mul(-1), { inplace = true }) end)

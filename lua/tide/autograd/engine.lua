@@ -22,6 +22,7 @@ local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.m
 local is_tensor, needs = formulas.is_tensor, formulas.needs
 local raise = require("tide.autograd.raise")
 local same_shape = require("tide.op_args").same_shape
+local compat_unpack = require("tide._compat").unpack
 
 local E = {}
 
@@ -143,34 +144,36 @@ local function describe_saved(what)
     return what == "out" and "its result" or "its " .. what
 end
 
--- before backward runs anything: every tensor a node will read still has the version it had
--- when the node was recorded
-local function check_versions(order)
-    for i = 1, #order do
-        local nd = order[i]
-        local vb = nd.vbase
-        if vb and version(nd[1]) ~= vb then
-            error(string.format("tide: backward: the tensor that %s viewed was modified in place " ..
-                "after the view was made (version %d, expected %d); autograd cannot follow a " ..
-                "change through another view of the same storage: clone() the view, or modify " ..
-                "the tensor before taking it", nd.name, version(nd[1]), vb), 0)
-        end
-        local reads = reads_of(nd)
-        if reads then
-            for j = 1, #reads do
-                local what, when, was = reads[j][1], reads[j][2], nd[VKEY[j]]
-                if was and (when == nil or needs(nd[when])) then
-                    local now = version(nd[what])
-                    if now ~= was then
-                        error(string.format("tide: backward: a tensor needed for the gradient " ..
-                            "of %s (%s) was modified in place after it was used (version %d, " ..
-                            "expected %d); clone it before modifying, or modify it under " ..
-                            "tide.no_grad before the forward pass", nd.name,
-                            describe_saved(what), now, was), 0)
-                    end
+-- the reads of one node: each tensor still has the version it had when the node was recorded
+-- (a copy_slices node checks the in-place op it wraps too)
+local function check_node(nd)
+    local reads = reads_of(nd)
+    if reads then
+        for j = 1, #reads do
+            local what, when, was = reads[j][1], reads[j][2], nd[VKEY[j]]
+            if was and (when == nil or needs(nd[when])) then
+                local now = version(nd[what])
+                if now ~= was then
+                    error(string.format("tide: backward: a tensor needed for the gradient " ..
+                        "of %s (%s) was modified in place after it was used (version %d, " ..
+                        "expected %d); clone it before modifying, or modify it under " ..
+                        "tide.no_grad before the forward pass", nd.name,
+                        describe_saved(what), now, was), 0)
                 end
             end
         end
+    end
+    if nd.inner then
+        check_node(nd.inner)
+    end
+end
+
+-- before backward runs anything: every tensor a node will read is as it was. (A view node
+-- whose base changed since is not stale for the ops that used the view before: an op that
+-- uses it after gets a new node first, fresh_grad_fn below.)
+local function check_versions(order)
+    for i = 1, #order do
+        check_node(order[i])
     end
 end
 
@@ -183,31 +186,8 @@ local CASTS = {
     half = true, bfloat16 = true,
 }
 
--- the grad_fn of each input that requires grad, as it is now (false: a leaf)
-local EKEY = { "e1", "e2", "e3", "e4" }
-local function capture_edges(nd, list)
-    if list then
-        -- the node keeps its own copy of the list: a caller that appends to its table after
-        -- tide.cat(t) (building a list step by step) must not change what backward splits
-        local ts, es, kept = nd[1], {}, {}
-        for j = 1, #ts do
-            local x = ts[j]
-            kept[j] = x
-            es[j] = needs(x) and (grad_fn(x) or false)
-        end
-        nd[1], nd.es = kept, es
-        return
-    end
-    for i = 1, nd.n < 4 and nd.n or 4 do
-        local x = nd[i]
-        if needs(x) then
-            nd[EKEY[i]] = grad_fn(x) or false
-        end
-    end
-end
-
 -- true when node f is a view op's (view = true in its entry: its result shares its input's
--- storage, so an in-place op on that result would change a tensor the graph holds under another
+-- storage, so an in-place op on that result changes a tensor the graph holds under another
 -- name)
 local function is_view_node(f)
     local op = OPS[f.name]
@@ -218,6 +198,50 @@ end
 function E.is_view(t)
     local f = grad_fn(t)
     return f ~= nil and is_view_node(f)
+end
+
+-- the view op of node vf run again on t (its base, or a gradient of the base's shape)
+local function replay(vf, t)
+    return t[vf.name](t, compat_unpack(vf, 2, vf.n))
+end
+
+-- t's grad_fn, made again when t is a view whose base was changed in place since the view was
+-- made (the base has a new grad_fn: PyTorch's view replay). The ops that used t before keep
+-- the node they captured, which is right for them; an op that uses t now sees the base as it is.
+local function fresh_grad_fn(t)
+    local f = grad_fn(t)
+    if f and f.vbase and version(f[1]) ~= f.vbase then
+        local nf = grad_fn(replay(f, f[1])) -- a view node of the base's grad_fn now
+        if nf then
+            t:_ag().grad_fn = nf
+            f = nf
+        end
+    end
+    return f
+end
+E.fresh_grad_fn = fresh_grad_fn
+
+-- the grad_fn of each input that requires grad, as it is now (false: a leaf)
+local EKEY = { "e1", "e2", "e3", "e4" }
+local function capture_edges(nd, list)
+    if list then
+        -- the node keeps its own copy of the list: a caller that appends to its table after
+        -- tide.cat(t) (building a list step by step) must not change what backward splits
+        local ts, es, kept = nd[1], {}, {}
+        for j = 1, #ts do
+            local x = ts[j]
+            kept[j] = x
+            es[j] = needs(x) and (fresh_grad_fn(x) or false)
+        end
+        nd[1], nd.es = kept, es
+        return
+    end
+    for i = 1, nd.n < 4 and nd.n or 4 do
+        local x = nd[i]
+        if needs(x) then
+            nd[EKEY[i]] = fresh_grad_fn(x) or false
+        end
+    end
 end
 
 -- the arguments an op's entry frees (drops) leave the node as it is recorded, unless one routes
@@ -253,23 +277,63 @@ local function reads_arg1(base)
     return false
 end
 
+-- The views an in-place write on t reaches: {tensor, its view node} from t up to the tensor
+-- that is no view of another (the root), each sharing t's storage (a reshape that copied is
+-- no view); empty when t is no view.
+local function view_chain(t)
+    local chain = {}
+    local f = fresh_grad_fn(t)
+    while f and is_view_node(f) do
+        local base = f[1]
+        if not (base and t:_shares_storage(base)) then
+            break
+        end
+        chain[#chain + 1] = { t, f }
+        t = base
+        f = fresh_grad_fn(base)
+    end
+    return chain, t
+end
+
+-- nil when an in-place op on t (grad mode on) may be recorded, else why not: the words after
+-- "in-place operation " and the fix
+local REFUSED = {
+    leaf = { "on a leaf tensor that requires grad", "wrap it in tide.no_grad or use detach()" },
+    leaf_view = { "on a view of a leaf tensor that requires grad",
+        "clone() the view first, or make the change under tide.no_grad" },
+    expanded = { "on an expanded view (its elements share memory)", "clone() it first" },
+}
+local function inplace_refusal(t)
+    if not t.requires_grad then
+        return nil
+    end
+    local chain, root = view_chain(t)
+    if #chain == 0 then
+        return not grad_fn(t) and REFUSED.leaf or nil
+    end
+    for i = 1, #chain do
+        if chain[i][2].name == "expand" then
+            return REFUSED.expanded
+        end
+    end
+    return not grad_fn(root) and REFUSED.leaf_view or nil
+end
+E.inplace_refusal = inplace_refusal
+
 -- Before an in-place op that autograd records (the binding calls hook(name, nil, args)):
--- refuse a leaf that requires grad and a view of a tensor that requires grad; keep what the
--- gradient will need of the tensor as it was. The op then runs, and hook(name, self, args)
--- records it (inplace_done below). A failed op leaves only `pending`, replaced by the next.
+-- refuse a leaf that requires grad, a view of one and an expanded view; keep what the gradient
+-- will need of the tensor as it was. The op then runs, and hook(name, self, args) records it
+-- (inplace_done below). A failed op leaves only `pending`, replaced by the next.
 local pending
 
 local function inplace_before(name, args)
     local self = args[1]
+    local why = inplace_refusal(self)
+    if why then
+        raise("tide: " .. name .. ": in-place operation " .. why[1] .. "; " .. why[2])
+    end
+    local chain = self.requires_grad and view_chain(self) or {}
     local f = grad_fn(self)
-    if self.requires_grad and not f then
-        raise("tide: " .. name .. ": in-place operation on a leaf tensor that requires " ..
-            "grad; wrap it in tide.no_grad or use detach()")
-    end
-    if f and is_view_node(f) then
-        raise("tide: " .. name .. ": in-place operation on a view of a tensor that requires " ..
-            "grad is not supported yet; clone() the view first")
-    end
     local base = INPLACE_BASE[name]
     local old = self
     if reads_arg1(base) then
@@ -278,7 +342,44 @@ local function inplace_before(name, args)
             old:_set_requires_grad_internal(true)
         end
     end
-    pending = { self = self, old = old, edge = self.requires_grad and f or nil }
+    pending = { self = self, old = old, edge = self.requires_grad and f or nil,
+        chain = chain[1] and chain or nil }
+end
+
+-- copy_slices: the base of a view written in place. Its gradient is the base's, where the
+-- view's region takes what the in-place op (nd.inner) gives the view's old values; the op's
+-- other inputs get theirs (PyTorch's CopySlices).
+local function copy_slices_backward(nd, g)
+    local gb = g:clone()
+    local region = replay(nd.view, gb)
+    local inner = nd.inner
+    local g1, g2, g3, g4 = inner.fn(inner, region:clone())
+    if g1 == nil then
+        region:zero_() -- the op wrote values that did not come from the old ones (copy_, fill_)
+    else
+        region:copy_(getmetatable(g1) == PART and materialize(g1) or g1)
+    end
+    return gb, g2, g3, g4
+end
+
+-- the in-place op's node (inner) recorded through the chain (view_chain's): each base gets a
+-- copy_slices node wrapping the one below, the root keeps the outermost, and each view gets a
+-- new view node of its base, from the root down
+local function record_through_views(chain, inner)
+    local root
+    for i = 1, #chain do
+        local vf = chain[i][2]
+        root = vf[1]
+        inner = setmetatable({ root, inner[2], inner[3], inner[4], n = inner.n,
+            name = "copy_slices", torch_name = "CopySlices", fn = copy_slices_backward,
+            inner = inner, view = vf, e1 = grad_fn(root), e2 = inner.e2, e3 = inner.e3,
+            e4 = inner.e4 }, NODE)
+    end
+    root:_ag().grad_fn = inner
+    for i = #chain, 1, -1 do
+        local t, vf = chain[i][1], chain[i][2]
+        t:_ag().grad_fn = grad_fn(replay(vf, vf[1]))
+    end
 end
 
 local function inplace_done(name, self, args)
@@ -298,6 +399,10 @@ local function inplace_done(name, self, args)
     local reads = op.reads
     if reads then
         note_versions(args, reads)
+    end
+    if p.chain then
+        record_through_views(p.chain, setmetatable(args, NODE))
+        return
     end
     self:_set_requires_grad_internal(true)
     self:_ag().grad_fn = setmetatable(args, NODE)
@@ -751,7 +856,7 @@ local function drop_saved(nd)
     for j = 1, nd.n do
         nd[j] = nil
     end
-    nd.out, nd.indices = nil, nil
+    nd.out, nd.indices, nd.inner, nd.view = nil, nil, nil, nil
     nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
     local rel = op and op.releases -- the fields the op keeps for itself (conv2d's columns)
     if rel then
@@ -781,7 +886,7 @@ local function pass(roots, grads, retain, create)
     local ok, err = pcall(function()
         local order, seen, heads = {}, {}, {}
         for i = 1, #roots do
-            local f = grad_fn(roots[i])
+            local f = fresh_grad_fn(roots[i])
             if f then
                 if not seen[f] then
                     visit(f, seen, order)

@@ -57,6 +57,8 @@ M.record = engine.record
 M.needs_record = engine.needs_record
 -- is_view(t): true when t is the result of a view op autograd recorded (view = true)
 M.is_view = engine.is_view
+-- _inplace_refusal(t): nil when an in-place op on t may be recorded, else {why, fix} (internal)
+M._inplace_refusal = engine.inplace_refusal
 
 -- ---- user API ----
 

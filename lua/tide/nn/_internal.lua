@@ -473,14 +473,11 @@ end
 -- read values the write leaves alone (PyTorch's in-place ELU reads its result instead).
 function I.inplace(x, f, who)
     if x.requires_grad and core.is_grad_enabled() then
-        local node = x.grad_fn
-        if node == nil then
-            raise("tide: " .. who .. ": in-place operation on a leaf tensor that requires " ..
-                "grad; leave inplace off, or wrap it in tide.no_grad")
-        end
-        if autograd.is_view(x) then -- the engine's rule, named after the caller
-            raise("tide: " .. who .. ": in-place operation on a view of a tensor that requires " ..
-                "grad is not supported yet; clone() the view first, or leave inplace off")
+        local why = autograd._inplace_refusal(x) -- the engine's rule, named after the caller
+        if why then
+            raise("tide: " .. who .. ": in-place operation " .. why[1] .. "; leave inplace " ..
+                "off, or " .. (why[1]:find("view", 1, true) and "clone() it first" or
+                "wrap it in tide.no_grad"))
         end
         return x:copy_(f(x:clone()))
     end
