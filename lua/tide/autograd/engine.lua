@@ -208,14 +208,23 @@ end
 -- t's grad_fn, made again when t is a view whose base was changed in place since the view was
 -- made (the base has a new grad_fn: PyTorch's view replay). The ops that used t before keep
 -- the node they captured, which is right for them; an op that uses t now sees the base as it is.
+-- true once a view of a non-leaf has been recorded (a node with vbase): until then no input
+-- can be a stale view, and capture_edges skips the check
+local views_of_nodes = false
+
+local function remake_view(t, f)
+    local nf = grad_fn(replay(f, f[1])) -- a view node of the base's grad_fn now
+    if nf then
+        t:_ag().grad_fn = nf
+        return nf
+    end
+    return f
+end
+
 local function fresh_grad_fn(t)
     local f = grad_fn(t)
     if f and f.vbase and version(f[1]) ~= f.vbase then
-        local nf = grad_fn(replay(f, f[1])) -- a view node of the base's grad_fn now
-        if nf then
-            t:_ag().grad_fn = nf
-            f = nf
-        end
+        return remake_view(t, f)
     end
     return f
 end
@@ -239,7 +248,11 @@ local function capture_edges(nd, list)
     for i = 1, nd.n < 4 and nd.n or 4 do
         local x = nd[i]
         if needs(x) then
-            nd[EKEY[i]] = fresh_grad_fn(x) or false
+            local f = grad_fn(x) -- fresh_grad_fn(x), inline: every recorded op comes here
+            if views_of_nodes and f and f.vbase and version(f[1]) ~= f.vbase then
+                f = remake_view(x, f)
+            end
+            nd[EKEY[i]] = f or false
         end
     end
 end
@@ -438,6 +451,7 @@ local function hook(name, out, args)
     if op.view and grad_fn(args[1]) then
         -- an in-place op on the base, recorded later, would leave this view's graph stale
         args.vbase = version(args[1])
+        views_of_nodes = true
     else
         local drops = op.drops -- the edge routes the gradient; nothing reads the tensor
         if drops then
