@@ -431,8 +431,13 @@ tide_status tide_one_hot(tide_ctx *ctx, const tide_tensor *t, int64_t n, tide_te
 /* n 0-based category draws per row of probs (1-d or 2-d, unnormalized), from ctx's generator */
 tide_status tide_multinomial(tide_ctx *ctx, const tide_tensor *probs, int64_t n, int replacement,
                              tide_tensor **out);
+/* n tensors joined along dim (0-based, of ts[tide_cat_reference(n, ts)]): same dims elsewhere,
+ * the promoted dtype. A 1-D empty tensor ([0]) beside tensors of more dims is left out but for
+ * its dtype, as PyTorch's legacy rule */
 tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
                      tide_tensor **out);
+/* the index of the tensor whose shape cat follows: the first that is not a 1-D empty one */
+int tide_cat_reference(int n, const tide_tensor *const *ts);
 /* n tensors of one shape joined along a new dim (0..ndim) */
 tide_status tide_stack(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
                        tide_tensor **out);

@@ -22,8 +22,8 @@ static int l_cat(lua_State *L) {
         rg |= u->requires_grad;
         lua_pop(L, 1);
     }
-    int dim =
-        tl_dim(L, ts[0], lua_isnoneornil(L, 2) ? 1 : tl_check_int(L, 2, "cat", "dim"), "cat", 0);
+    int      dim = tl_dim(L, ts[tide_cat_reference(n, ts)],
+                     lua_isnoneornil(L, 2) ? 1 : tl_check_int(L, 2, "cat", "dim"), "cat", 0);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_cat(S->ctx, n, ts, dim, &r->t));
     return tl_done(L, S, rg ? "cat" : NULL, nargs);

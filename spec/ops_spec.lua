@@ -461,6 +461,29 @@ describe("shape ops", function()
             catch(function() return tide.stack({}) end))
     end)
 
+    it("cat leaves out a 1-D empty tensor beside others, but for its dtype (PyTorch's rule)",
+        function()
+        local e, a = tide.tensor({}), tide.tensor({ { 1, 2 }, { 3, 4 } })
+        assert.are.same(a:totable(), tide.cat({ e, a }):totable())
+        assert.are.same({ { 1, 2, 1, 2 }, { 3, 4, 3, 4 } }, tide.cat({ a, e, a }, 2):totable())
+        assert.are.same({ 2, 2 }, tide.cat({ e, e, a }, -1):size())
+        -- PyTorch: int64 [0] with int32 [2, 3] gives int64
+        local ints = tide.cat({ tide.zeros({ 0 }, { dtype = "int64" }),
+            tide.ones({ 2, 3 }, { dtype = "int32" }) })
+        assert.are.equal("int64", ints.dtype)
+        assert.are.same({ 0 }, tide.cat({ e, e }):size())
+        -- its gradient is empty; the others' as usual
+        local x = tide.ones({ 2, 3 }, { requires_grad = true })
+        local z = tide.zeros({ 0 }, { requires_grad = true })
+        tide.cat({ z, x }):sum():backward()
+        assert.are.same({ 0 }, z.grad:size())
+        assert.are.same({ { 1, 1, 1 }, { 1, 1, 1 } }, x.grad:totable())
+        -- the other shapes are still checked, against the first that is not left out
+        assert.matches("tide: cat: tensor 3 has shape %[2, 2%], which does not fit tensor 2's " ..
+            "%[2, 3%]: sizes must match except in dim 1",
+            catch(function() return tide.cat({ e, x, tide.ones({ 2, 2 }) }) end))
+    end)
+
     it("stack names the shapes the caller gave, not the unsqueezed ones #lua53", function()
         local a, b = tide.zeros(2, 3), tide.zeros(3, 2)
         assert.are.equal("ops_spec.lua:" .. debug.getinfo(1, "l").currentline + 2

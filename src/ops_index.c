@@ -72,12 +72,26 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
     return tide_written_through(st, dst, cs, ix);
 }
 
+/* PyTorch's legacy rule: a 1-D empty tensor ([0], what torch.tensor({}) makes) joins a list of
+ * any shape, left out but for its dtype (scripts start an accumulator with one) */
+static bool legacy_empty(const tide_tensor *t) {
+    return t->ndim == 1 && t->shape[0] == 0;
+}
+
+int tide_cat_reference(int n, const tide_tensor *const *ts) {
+    int ref = 0;
+    while (ref < n - 1 && legacy_empty(ts[ref]))
+        ref++;
+    return ref;
+}
+
 tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim,
                      tide_tensor **out) {
     static const char op[] = "cat";
     if (n <= 0)
         return tide_seterr(TIDE_EINVAL, "cat: expected a non-empty list of tensors");
-    const tide_tensor *t0 = ts[0];
+    int                ref = tide_cat_reference(n, ts);
+    const tide_tensor *t0 = ts[ref];
     if (t0->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "cat: cannot concatenate 0-d tensors; use stack");
     TIDE_TRY(tide_norm_dim(op, &dim, t0->ndim));
@@ -86,15 +100,19 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
     for (int k = 0; k < n; k++) {
         const tide_tensor *t = ts[k];
         TIDE_TRY(tide_check_same_device(op, t0, t));
+        if (k != ref && legacy_empty(t) && t0->ndim != 1) {
+            dt = tide_promote(dt, t->dtype);
+            continue;
+        }
         bool ok = t->ndim == t0->ndim;
         for (int i = 0; ok && i < t0->ndim; i++)
             ok = i == dim || t->shape[i] == t0->shape[i];
         if (!ok) {
             tide_shape_strs sh = tide_shapes_fmt(t0->ndim, t0->shape, t->ndim, t->shape);
             return tide_seterr(TIDE_ESHAPE,
-                               "cat: tensor %d has shape %s, which does not fit tensor 1's %s: "
+                               "cat: tensor %d has shape %s, which does not fit tensor %d's %s: "
                                "sizes must match except in dim %d",
-                               k + 1, sh.b, sh.a, dim + 1);
+                               k + 1, sh.b, ref + 1, sh.a, dim + 1);
         }
         dt = tide_promote(dt, t->dtype);
         total += t->shape[dim];
@@ -112,6 +130,8 @@ tide_status tide_cat(tide_ctx *ctx, int n, const tide_tensor *const *ts, int dim
     int64_t     at = 0;
     tide_status st = TIDE_OK;
     for (int k = 0; k < n && st == TIDE_OK; k++) {
+        if (ts[k]->ndim != t0->ndim) /* a legacy empty one */
+            continue;
         tide_tensor *part;
         st = tide_tensor_narrow(*out, dim, at, ts[k]->shape[dim], &part);
         if (st == TIDE_OK) {

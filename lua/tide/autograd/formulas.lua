@@ -692,9 +692,14 @@ def {
         dim = normdim(dim, g:dim())
         local gs, off = {}, 1
         for i = 1, #ts do
-            local len = ts[i]:size(dim)
-            gs[i] = g:narrow(dim, off, len)
-            off = off + len
+            local t = ts[i]
+            if t:dim() ~= g:dim() then -- a 1-D empty one cat left out (tide_cat)
+                gs[i] = zeros_like(t, g)
+            else
+                local len = t:size(dim)
+                gs[i] = g:narrow(dim, off, len)
+                off = off + len
+            end
         end
         return gs
     end,
