@@ -200,9 +200,15 @@ function E.is_view(t)
     return f ~= nil and is_view_node(f)
 end
 
--- the view op of node vf run again on t (its base, or a gradient of the base's shape)
+-- the view op of node vf (or of a recipe, view_recipe's) run again on t (its base, or a
+-- gradient of the base's shape)
 local function replay(vf, t)
     return t[vf.name](t, compat_unpack(vf, 2, vf.n))
+end
+
+-- what replay needs of view node vf, kept apart: backward empties a node once it has run
+local function view_recipe(vf)
+    return { false, n = vf.n, name = vf.name, compat_unpack(vf, 2, vf.n) }
 end
 
 -- t's grad_fn, made again when t is a view whose base was changed in place since the view was
@@ -223,7 +229,7 @@ end
 
 local function fresh_grad_fn(t)
     local f = grad_fn(t)
-    if f and f.vbase and version(f[1]) ~= f.vbase then
+    if f and f.vbase and not f.freed and version(f[1]) ~= f.vbase then
         return remake_view(t, f)
     end
     return f
@@ -249,7 +255,7 @@ local function capture_edges(nd, list)
         local x = nd[i]
         if needs(x) then
             local f = grad_fn(x) -- fresh_grad_fn(x), inline: every recorded op comes here
-            if views_of_nodes and f and f.vbase and version(f[1]) ~= f.vbase then
+            if views_of_nodes and f and f.vbase and not f.freed and version(f[1]) ~= f.vbase then
                 f = remake_view(x, f)
             end
             nd[EKEY[i]] = f or false
@@ -385,8 +391,8 @@ local function record_through_views(chain, inner)
         root = vf[1]
         inner = setmetatable({ root, inner[2], inner[3], inner[4], n = inner.n,
             name = "copy_slices", torch_name = "CopySlices", fn = copy_slices_backward,
-            inner = inner, view = vf, e1 = grad_fn(root), e2 = inner.e2, e3 = inner.e3,
-            e4 = inner.e4 }, NODE)
+            inner = inner, view = view_recipe(vf), e1 = grad_fn(root), e2 = inner.e2,
+            e3 = inner.e3, e4 = inner.e4 }, NODE)
     end
     root:_ag().grad_fn = inner
     for i = #chain, 1, -1 do

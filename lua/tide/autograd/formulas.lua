@@ -721,8 +721,10 @@ def {
 
 -- in-place ops without an out-of-place twin (the in-place node's args are the op's, args[1]
 -- standing for the tensor before the op)
-local function overwritten()
-    return nil -- the old values are gone: no gradient flows to them
+local function overwritten(_, g)
+    -- the old values are gone: a zero gradient flows to them (PyTorch's zeros_like(grad), so
+    -- the inputs before get a .grad of zeros, not none)
+    return core.zeros(g.shape, { dtype = g.dtype, device = g.device })
 end
 for _, name in ipairs({ "fill", "zero", "uniform", "normal" }) do
     def { name = name, backward = overwritten }
@@ -928,7 +930,7 @@ def {
 def {
     name = "copy",
     backward = function(nd, g)
-        return nil, to_source(g, nd[2])
+        return overwritten(nd, g), to_source(g, nd[2])
     end,
 }
 
