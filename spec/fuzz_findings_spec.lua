@@ -276,3 +276,16 @@ describe("linalg's solvers given NaN or inf", function()
         end
     end)
 end)
+
+describe("diagonal with an offset past any size #lua53", function()
+    it("is empty, math.mininteger included (ASan fuzz seed 9205: its negation overflowed)",
+        function()
+        local a = tide.ones({ 3, 4 })
+        for _, off in ipairs({ math.mininteger, math.maxinteger, -3, 4, -100 }) do
+            assert.are.same({ 0 }, tide.diagonal(a, off):size(), tostring(off))
+        end
+        local m = tide.arange(1, 13):reshape(3, 4)
+        assert.are.same({ 9 }, tide.diagonal(m, -2):totable()) -- the last row's first element
+        assert.are.same({ 4 }, tide.diagonal(m, 3):totable())  -- the first row's last one
+    end)
+end)

@@ -447,10 +447,10 @@ tide_status tide_tensor_diagonal(const tide_tensor *t, int64_t offset, int d1, i
         len = offset < c ? (r < c - offset ? r : c - offset) : 0;
         if (len > 0)
             start += offset * t->strides[d2];
-    } else { /* rows -offset.., columns 0.. */
-        len = -offset < r ? (r + offset < c ? r + offset : c) : 0;
+    } else { /* rows -offset.., columns 0.. (offset is compared, never negated: INT64_MIN) */
+        len = offset > -r ? (r + offset < c ? r + offset : c) : 0;
         if (len > 0)
-            start += -offset * t->strides[d1];
+            start -= offset * t->strides[d1];
     }
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
     int     n = 0;
