@@ -343,8 +343,10 @@ DEFINE_LU(float, s)
         T          *tau = buf + (size_t)m * cols, *work = tau + k;                                 \
         tide_status st = TIDE_OK;                                                                  \
         for (int64_t b = 0; b < batch; b++) {                                                      \
-            T *qb = (T *)q->data + b * m * c, *rb = (T *)r->data + b * c * n;                      \
-            transpose_##P(buf, (const T *)a->data + b * m * n, m, n);                              \
+            T *qb = (T *)q->data + b * m * c;                                                      \
+            T *rb = n > 0 ? (T *)r->data + b * c * n : NULL; /* R [c, 0] has no data */            \
+            if (n > 0) /* a of no columns has no data (a complete Q of it is I) */                 \
+                transpose_##P(buf, (const T *)a->data + b * m * n, m, n);                          \
             P##geqrf_(&m, &n, buf, &m, tau, work, &lwork, &info);                                  \
             if (info != 0) {                                                                       \
                 st = failed("linalg.qr", info);                                                    \
