@@ -45,6 +45,9 @@ local ERROR_NAME = {
     swapdims = "transpose", nelement = "numel", broadcast_to = "expand", aminmax = "amin",
     std_mean = "std", var_mean = "var",
 }
+for alias, name in pairs(require("tide.aliases").of) do
+    ERROR_NAME[alias] = name
+end
 
 -- the public methods of core.Tensor (not the metamethods, not _-prefixed internals)
 local function methods()

@@ -83,7 +83,8 @@ end
 
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
 local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum",
-  "tide.rng_state", "tide.pointwise", "tide.products", "tide.special", "tide.keyword_options" }
+  "tide.rng_state", "tide.pointwise", "tide.products", "tide.special", "tide.keyword_options",
+  "tide.aliases" }
 for _, name in ipairs(LUA_OPS) do
   local mod = require(name)
   for _, op in ipairs(mod.names) do

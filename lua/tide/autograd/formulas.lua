@@ -292,6 +292,16 @@ def {
 unary("sin", 1, function(x, g) return g:mul(x:cos()) end)
 unary("cos", 1, function(x, g) return g:mul(x:sin()):neg() end)
 unary("tan", "out", function(y, g) return g:mul(y:mul(y):add(1)) end)
+-- the inverse and hyperbolic functions: PyTorch's formulas (1 - x^2 and x^2 - 1 from the
+-- input, so their gradients are inf at the domain's ends and NaN outside, as PyTorch's)
+unary("asin", 1, function(x, g) return g:mul(x:mul(x):neg():add(1):rsqrt()) end)
+unary("acos", 1, function(x, g) return g:mul(x:mul(x):neg():add(1):rsqrt()):neg() end)
+unary("atan", 1, function(x, g) return g:div(x:mul(x):add(1)) end)
+unary("sinh", 1, function(x, g) return g:mul(x:cosh()) end)
+unary("cosh", 1, function(x, g) return g:mul(x:sinh()) end)
+unary("asinh", 1, function(x, g) return g:mul(x:mul(x):add(1):rsqrt()) end)
+unary("acosh", 1, function(x, g) return g:mul(x:mul(x):sub(1):rsqrt()) end)
+unary("atanh", 1, function(x, g) return g:div(x:mul(x):neg():add(1)) end)
 
 -- d/dx erf(x) = 2/sqrt(pi) exp(-x^2); erfc is 1 - erf
 local function erf_slope(x)
