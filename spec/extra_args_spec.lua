@@ -43,7 +43,7 @@ local ERROR_NAME = {
     fix = "trunc", fix_ = "trunc", sgn = "sign", sgn_ = "sign", true_divide = "div",
     true_divide_ = "div", clip = "clamp", clip_ = "clamp", swapaxes = "transpose",
     swapdims = "transpose", nelement = "numel", broadcast_to = "expand", aminmax = "amin",
-    std_mean = "std", var_mean = "var",
+    std_mean = "std", var_mean = "var", diagonal_scatter = "diagonal",
 }
 for alias, name in pairs(require("tide.aliases").of) do
     ERROR_NAME[alias] = name

@@ -6,6 +6,11 @@
 -- a method the core already has (tide.keyword_options' scatter, tide.special's zeta) stays
 -- eager: its stub would stand where the module reads the method it wraps.
 return {
+    ["tide.random_fills"] = {
+        methods = { "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_",
+            "random_" },
+        functions = {},
+    },
     ["tide.elementwise"] = {
         methods = {
             "copysign", "copysign_", "deg2rad", "deg2rad_", "exp2", "exp2_", "fix", "fix_",
@@ -23,11 +28,13 @@ return {
         methods = {
             "argwhere", "fill_diagonal_", "index_add", "index_copy", "index_copy_", "index_fill",
             "index_fill_", "masked_scatter", "masked_scatter_", "scatter_reduce",
-            "scatter_reduce_", "take", "take_along_dim",
+            "scatter_reduce_", "take", "take_along_dim", "select_scatter", "slice_scatter",
+            "diagonal_scatter",
         },
         functions = {
             "argwhere", "index_add", "index_copy", "index_fill", "masked_scatter",
-            "scatter_reduce", "take", "take_along_dim",
+            "scatter_reduce", "take", "take_along_dim", "select_scatter", "slice_scatter",
+            "diagonal_scatter",
         },
     },
     ["tide.joins"] = {

@@ -1,8 +1,9 @@
 -- tide.aliases: PyTorch's other names for tide's ops, the same functions (method, in-place
 -- twin and tide.X): numpy's arcsin ... arctan2, and absolute, negative, multiply, divide,
--- subtract, greater, greater_equal, less, less_equal, not_equal; and the in-place twins of the
+-- subtract, greater, greater_equal, less, less_equal, not_equal; the in-place twins of the
 -- comparisons and logical ops (eq_ ... ge_, logical_and_ ...: the 0/1 result written into the
--- tensor in its own dtype, as PyTorch's).
+-- tensor in its own dtype, as PyTorch's); and PyTorch's small queries (ndimension,
+-- is_same_size, is_signed, is_nonzero, get_device) and near-aliases (moveaxis, narrow_copy).
 local core = require("tide.core")
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
@@ -34,7 +35,8 @@ local compared = autograd.def {
     end,
 }
 
--- x:op_(other): x takes op's 0/1 (or bool) result in its own dtype
+-- x:op_(other): x takes op's 0/1 (or bool) result r in its own dtype, recorded with zero
+-- gradients to x and other (tide.random_fills' bernoulli_ too)
 local function written_back(x, r, other)
     r = r:to(x.dtype)
     if autograd.needs_record(x, other) and r.is_floating_point and r:is_floating_point() then
@@ -42,6 +44,7 @@ local function written_back(x, r, other)
     end
     return x:copy_(r)
 end
+M.written_back = written_back
 for _, op in ipairs({ "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor" }) do
     local name = op .. "_"
@@ -54,6 +57,57 @@ function Tensor.logical_not_(x, ...)
     args.no_extra("logical_not_", 1, ...)
     return written_back(x, x:logical_not())
 end
+
+-- PyTorch's small queries and near-aliases: ndimension (dim), moveaxis (movedim),
+-- narrow_copy (a narrow's copy), is_same_size(other), is_signed() (false for uint8 and bool),
+-- is_nonzero() (a one-element tensor's truth; more elements raise), get_device() (-1 on a CPU
+-- device, the ordinal on another, as PyTorch's)
+local raise = autograd.raise
+function Tensor.ndimension(x, ...)
+    args.no_extra("ndimension", 1, ...)
+    return x:dim()
+end
+function Tensor.moveaxis(x, source, destination, ...)
+    args.no_extra("moveaxis", 3, ...)
+    return x:movedim(source, destination)
+end
+function Tensor.narrow_copy(x, dim, start, length, ...)
+    args.no_extra("narrow_copy", 4, ...)
+    return x:narrow(dim, start, length):clone()
+end
+function Tensor.is_same_size(x, other, ...)
+    args.no_extra("is_same_size", 2, ...)
+    args.check("is_same_size", other, 2)
+    return args.same_shape(x:size(), other:size())
+end
+local UNSIGNED = { uint8 = true, bool = true }
+function Tensor.is_signed(x, ...)
+    args.no_extra("is_signed", 1, ...)
+    return not UNSIGNED[x.dtype]
+end
+function Tensor.is_nonzero(x, ...)
+    args.no_extra("is_nonzero", 1, ...)
+    if x:numel() ~= 1 then
+        raise(("tide: is_nonzero: needs a tensor of one element, got %d; use any() or all()")
+            :format(x:numel()))
+    end
+    return x:item() ~= 0 and x:item() ~= false
+end
+function Tensor.get_device(x, ...)
+    args.no_extra("get_device", 1, ...)
+    local dev = x.device
+    return dev.type == "cpu" and -1 or dev.index
+end
+M.names[#M.names + 1] = "moveaxis"
+M.names[#M.names + 1] = "narrow_copy"
+M.names[#M.names + 1] = "is_nonzero"
+M.names[#M.names + 1] = "is_same_size"
+M.names[#M.names + 1] = "is_signed"
+M.functions.moveaxis = Tensor.moveaxis
+M.functions.narrow_copy = Tensor.narrow_copy
+M.functions.is_nonzero = Tensor.is_nonzero
+M.functions.is_same_size = Tensor.is_same_size
+M.functions.is_signed = Tensor.is_signed
 
 local sorted = {}
 for alias in pairs(ALIASES) do

@@ -360,6 +360,97 @@ function Tensor.fill_diagonal_(x, value, opts, ...)
     return x
 end
 
+-- select_scatter(src, dim, index) and diagonal_scatter(src[, offset[, dim1[, dim2]]]): a copy
+-- of x with src written where select or diagonal would read, as PyTorch's; written as that view
+-- of the copy, copied into, so the gradient goes to x outside the region and to src inside it
+-- (autograd's in-place rule for views). slice_scatter(src[, {dim = 1, start = 1, ["end"] = -1,
+-- step = 1}]): src written at every step-th position of dim from start to end (both 1-based
+-- and inclusive), by index_copy
+-- x's values as a new tensor in the graph of src (gradient to x unchanged, none to src): the
+-- copy a view of which src is then copied into, when only src requires grad
+local graph_copy = autograd.def {
+    name = "graph_copy",
+    forward = function(_, x)
+        return x:clone()
+    end,
+    backward = function(_, g)
+        return g
+    end,
+}
+
+local function scatter_into(op, x, src, view)
+    check(op, x)
+    check(op, src, 2)
+    same_device(op, x, src)
+    local y
+    if autograd.needs_record(src) and FLOAT[x.dtype] then
+        y = graph_copy(x, src)
+    else
+        y = x:clone()
+    end
+    local region = view(y)
+    if not args.same_shape(region:size(), src:size()) then
+        raise(("tide: %s: src has shape %s, the region %s; give src the region's shape")
+            :format(op, shape_str(src:size()), shape_str(region:size())))
+    end
+    region:copy_(src)
+    return y
+end
+
+function Tensor.select_scatter(x, src, dim, index, ...)
+    args.no_extra("select_scatter", 4, ...)
+    return scatter_into("select_scatter", x, src, function(y)
+        return y:select(dim, index)
+    end)
+end
+
+local SLICE = { "dim", "start", "end", "step" }
+local function whole(op, name, v)
+    if v ~= nil and (type(v) ~= "number" or v % 1 ~= 0) then
+        raise(("tide: %s: %s must be an integer, got %s"):format(op, name, tostring(v)))
+    end
+    return v
+end
+
+-- slice_scatter's positions: start and end 1-based and inclusive (negative from the end)
+function Tensor.slice_scatter(x, src, opts, ...)
+    local op = "slice_scatter"
+    args.no_extra(op, 3, ...)
+    check(op, x)
+    local o = args.options(op, opts, SLICE, "{dim = 1, start = 1, step = 2}")
+    local d = dim_of(op, x, whole(op, "dim", o.dim) or 1)
+    local n = x:size(d)
+    local first = whole(op, "start", o.start) or 1
+    local last = whole(op, "end", o["end"]) or n
+    local step = whole(op, "step", o.step) or 1
+    if step < 1 then
+        raise(("tide: %s: step must be >= 1, got %d"):format(op, step))
+    end
+    first = first < 0 and math.max(n + first + 1, 1) or math.max(first, 1)
+    last = last < 0 and n + last + 1 or math.min(last, n)
+    local count = last >= first and math.floor((last - first) / step) + 1 or 0
+    local want = x:size()
+    want[d] = count
+    check(op, src, 2)
+    if not args.same_shape(src:size(), want) then
+        raise(("tide: %s: src has shape %s, the slice %s; give src the slice's shape")
+            :format(op, shape_str(src:size()), shape_str(want)))
+    end
+    if count == 0 then
+        return x:clone()
+    end
+    local positions = core.arange(first, first + (count - 1) * step + 1, step,
+        { dtype = "int64", device = x.device })
+    return x:index_copy(d, positions, src)
+end
+
+function Tensor.diagonal_scatter(x, src, offset, dim1, dim2, ...)
+    args.no_extra("diagonal_scatter", 5, ...)
+    return scatter_into("diagonal_scatter", x, src, function(y)
+        return y:diagonal(offset or 0, dim1 or 1, dim2 or 2)
+    end)
+end
+
 M.names = { "scatter_reduce", "take", "take_along_dim", "index_fill", "index_copy", "index_add",
-    "masked_scatter", "argwhere" }
+    "masked_scatter", "argwhere", "select_scatter", "slice_scatter", "diagonal_scatter" }
 return M

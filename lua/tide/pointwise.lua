@@ -6,7 +6,8 @@
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
-local no_grad = require("tide.autograd").no_grad
+local autograd = require("tide.autograd")
+local no_grad = autograd.no_grad
 
 local Tensor = core.Tensor
 local check = args.check
@@ -205,16 +206,57 @@ function Tensor.logaddexp(x, other, ...)
 end
 
 -- xlogy(other): x log(other), 0 where x is 0 (even where other is 0 or inf), NaN where other is
+-- NaN. Gradients: log(other) for x, at x = 0 too (the product is linear in x; 0 where other is
+-- 0 as well), as PyTorch 1.13's; x / other for other, 0 where x is 0 (the product is 0 along
+-- x = 0 whatever other is; PyTorch's 0 / 0 gives NaN where both are 0)
+local xlogy = autograd.def {
+    name = "xlogy",
+    reads = { 1, 2 },
+    forward = function(_, x, other)
+        local zero = x:eq(0)
+        local r = core.where(zero, 0, x * core.where(zero, 1, other):log())
+        return core.where(other:isnan(), 0 / 0, r)
+    end,
+    backward = function(nd, g)
+        local x, other = nd[1], nd[2]
+        local gx = g * core.where(x:eq(0):logical_and(other:eq(0)), 0, other:log())
+        local gother = core.where(x:eq(0), 0, g * x / other)
+        return gx:sum_to(x.shape), gother:sum_to(other.shape)
+    end,
+}
+
 function Tensor.xlogy(x, other, ...)
     args.no_extra("xlogy", 2, ...)
     check("xlogy", x)
     check("xlogy", other, 2)
     args.float_input("xlogy", x)
-    -- where x is 0, log reads 1 instead of other: the product left out stays finite, so a 0
-    -- or inf in other gives gradients 0 there (a NaN would reach them as 0 * NaN)
-    local zero = x:eq(0)
-    local r = core.where(zero, 0, x * core.where(zero, 1, other):log())
-    return core.where(other:isnan(), 0 / 0, r)
+    return xlogy(x, other)
+end
+
+-- logaddexp2(other): log2(2^x + 2^other), logaddexp's kernel in base 2
+local LN2 = math.log(2)
+function Tensor.logaddexp2(x, other, ...)
+    args.no_extra("logaddexp2", 2, ...)
+    check("logaddexp2", x)
+    check("logaddexp2", other, 2)
+    args.float_input("logaddexp2", x)
+    return (x * LN2):logaddexp(other * LN2) / LN2
+end
+
+-- ldexp(other): x * 2^other, in a float dtype (an integer x gives float32, as PyTorch's)
+local FLOATS = args.FLOAT
+with_inplace("ldexp", function(x, other, ...)
+    args.no_extra("ldexp", 2, ...)
+    check("ldexp", x)
+    check("ldexp", other, 2)
+    local dt = FLOATS[x.dtype] and x.dtype or "float32"
+    return x:to(dt):mul(core.pow(2, other:to(FLOATS[other.dtype] and other.dtype or dt)))
+end)
+
+-- the in-place twins PyTorch has of the core's xlogy, tril, triu, cumsum and cumprod: the
+-- result written back
+for _, name in ipairs({ "xlogy", "tril", "triu", "cumsum", "cumprod" }) do
+    with_inplace(name, Tensor[name])
 end
 
 -- PyTorch's other names for tide's: clip (clamp), swapaxes and swapdims (transpose),
@@ -227,5 +269,5 @@ M.with_inplace = with_inplace -- for the other files of PyTorch's spellings
 
 -- the tide.X functions (the in-place twins are methods only)
 M.names = { "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "isclose",
-    "logaddexp", "xlogy", "clip", "swapaxes", "swapdims", "broadcast_to" }
+    "logaddexp", "xlogy", "clip", "swapaxes", "swapdims", "broadcast_to", "logaddexp2", "ldexp" }
 return M

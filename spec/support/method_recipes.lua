@@ -150,6 +150,14 @@ return function(D)
     RECIPES.scatter_reduce = function(x, y) return { x, 2, IDX(), y, "amax" } end
     RECIPES.scatter_reduce_ = function(_, y, z) return { z, 2, IDX(), y, "prod" } end
     RECIPES.cummax = function(x) return { x, 2 } end
+    RECIPES.cumsum_ = function(_, _, z) return { z, 2 } end
+    RECIPES.cumprod_ = RECIPES.cumsum_
+    RECIPES.moveaxis = function(x) return { x, 1, 2 } end
+    RECIPES.narrow_copy = function(x) return { x, 2, 1, 2 } end
+    RECIPES.is_nonzero = function(x) return { x:sum() } end
+    RECIPES.select_scatter = function(x, y) return { x, y:select(1, 1), 1, 2 } end
+    RECIPES.diagonal_scatter = function(x, y) return { x, y:diagonal() } end
+    RECIPES.slice_scatter = function(x, y) return { x, y:narrow(2, 1, 2), { dim = 2, step = 2 } } end
     RECIPES.cummin = RECIPES.cummax
     RECIPES.logcumsumexp = RECIPES.cummax
     RECIPES.kthvalue = function(x) return { x, 2 } end

@@ -1,0 +1,128 @@
+-- tide.random_fills: PyTorch's in-place random fills beyond uniform_ and normal_, each drawn
+-- from tide's generator (tide.manual_seed; not PyTorch's sequence) by inverting a uniform draw:
+-- bernoulli_(p = 0.5) (p a number or a tensor of probabilities), exponential_(lambd = 1),
+-- geometric_(p) (trials up to the first success, >= 1), log_normal_(mean = 1, std = 2) (exp of
+-- a normal draw), cauchy_(median = 0, sigma = 1) and random_([from,] to) (integers in
+-- [from, to), from 0 when one bound is given; with none, [0, 2^mantissa] for floats and
+-- [0, max] for integers). The tensor keeps its dtype and device. Loaded on first use
+-- (lua/tide/_lazy_ops.lua).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+
+local Tensor = core.Tensor
+local raise = autograd.raise
+local check, FLOAT = args.check, args.FLOAT
+local written_back = require("tide.aliases").written_back
+
+local M = { functions = {} }
+
+-- a uniform draw in [0, 1) of x's shape on x's device, in float64 (float32 where the device
+-- computes no float64 would still be exact enough for these inversions)
+local function uniform_like(x)
+    return core.empty(x.shape, { dtype = "float64", device = x.device }):uniform_()
+end
+
+local function number(op, name, v, default, ok, rule)
+    if v == nil then
+        return default
+    end
+    if type(v) ~= "number" or not ok(v) then
+        raise(("tide: %s: %s must be %s, got %s"):format(op, name, rule, tostring(v)))
+    end
+    return v
+end
+
+local function positive(v)
+    return v > 0 and v < math.huge
+end
+
+local function float_target(op, x)
+    if not FLOAT[x.dtype] then
+        raise(("tide: %s: needs a floating-point tensor, got %s (as PyTorch's); convert with " ..
+            ":to(\"float32\")"):format(op, x.dtype))
+    end
+end
+
+function Tensor.bernoulli_(x, p, ...)
+    args.no_extra("bernoulli_", 2, ...)
+    check("bernoulli_", x)
+    local u = uniform_like(x)
+    if core.is_tensor(p) then -- recorded with zero gradients, as PyTorch's
+        return written_back(x, u:lt(p:to(u.dtype)), p)
+    end
+    p = number("bernoulli_", "p", p, 0.5, function(v) return v >= 0 and v <= 1 end,
+        "a probability in [0, 1] or a tensor of them")
+    return x:copy_(u:lt(p))
+end
+
+function Tensor.exponential_(x, lambd, ...)
+    args.no_extra("exponential_", 2, ...)
+    check("exponential_", x)
+    float_target("exponential_", x)
+    lambd = number("exponential_", "lambd", lambd, 1, positive, "a positive number")
+    return x:copy_(uniform_like(x):neg():log1p():div(-lambd))
+end
+
+function Tensor.geometric_(x, p, ...)
+    args.no_extra("geometric_", 2, ...)
+    check("geometric_", x)
+    if p == nil then
+        raise("tide: geometric_: p must be given, a probability in (0, 1]")
+    end
+    p = number("geometric_", "p", p, nil, function(v) return v > 0 and v <= 1 end,
+        "a probability in (0, 1]")
+    if p == 1 then
+        return x:fill_(1)
+    end
+    -- 1 - u is in (0, 1]: its log is finite, and the count at least 1
+    local trials = uniform_like(x):neg():add(1):log():div(math.log(1 - p)):ceil():clamp(1, nil)
+    return x:copy_(trials)
+end
+
+function Tensor.log_normal_(x, mean, std, ...)
+    args.no_extra("log_normal_", 3, ...)
+    check("log_normal_", x)
+    float_target("log_normal_", x)
+    mean = number("log_normal_", "mean", mean, 1, function(v) return v == v end, "a number")
+    std = number("log_normal_", "std", std, 2, positive, "a positive number")
+    return x:normal_(mean, std):exp_()
+end
+
+function Tensor.cauchy_(x, median, sigma, ...)
+    args.no_extra("cauchy_", 3, ...)
+    check("cauchy_", x)
+    float_target("cauchy_", x)
+    median = number("cauchy_", "median", median, 0, function(v) return v == v end, "a number")
+    sigma = number("cauchy_", "sigma", sigma, 1, positive, "a positive number")
+    return x:copy_(uniform_like(x):sub(0.5):mul(math.pi):tan():mul(sigma):add(median))
+end
+
+-- the largest integer each dtype holds exactly (floats: their mantissa's)
+local TOP = { float32 = 2 ^ 24, float64 = 2 ^ 53, float16 = 2 ^ 11, bfloat16 = 2 ^ 8,
+    int32 = 2 ^ 31 - 1, int64 = 2 ^ 53, uint8 = 255, bool = 1 }
+
+function Tensor.random_(x, from, to, ...)
+    args.no_extra("random_", 3, ...)
+    check("random_", x)
+    local function integer(name, v)
+        if type(v) ~= "number" or v % 1 ~= 0 then
+            raise(("tide: random_: %s must be an integer, got %s"):format(name, tostring(v)))
+        end
+        return v
+    end
+    if from == nil and to == nil then
+        from, to = 0, (TOP[x.dtype] or 2 ^ 24) + 1
+    elseif to == nil then
+        from, to = 0, integer("to", from)
+    else
+        from, to = integer("from", from), integer("to", to)
+    end
+    if from >= to then
+        raise(("tide: random_: from (%s) must be below to (%s): the draws are in [from, to)")
+            :format(tostring(from), tostring(to)))
+    end
+    return x:copy_(uniform_like(x):mul(to - from):floor():add(from))
+end
+
+return M
