@@ -10,6 +10,35 @@ static int o_matmul(lua_State *L) {
     return tl_done(L, S, a->requires_grad || b->requires_grad ? "matmul" : NULL, 2);
 }
 
+/* the solvers with one result r, the call expr: nil where the device has none; otherwise the
+ * call again through TL_CALL (memory reclaimed and retried, or raised) on failure */
+#define ONE_RESULT(L, S, r, expr)                                                                  \
+    do {                                                                                           \
+        tide_status one_ = (expr);                                                                 \
+        if (one_ == TIDE_ENOTSUP) {                                                                \
+            lua_pushnil(L);                                                                        \
+            return 1;                                                                              \
+        }                                                                                          \
+        if (one_ != TIDE_OK)                                                                       \
+            TL_CALL(L, S, expr);                                                                   \
+        tl_gc_hint(L, S, tide_tensor_nbytes((r)->t));                                              \
+        return 1;                                                                                  \
+    } while (0)
+
+/* the solvers with two results a and b: the same */
+#define TWO_RESULTS(L, S, a, b, expr)                                                              \
+    do {                                                                                           \
+        tide_status two_ = (expr);                                                                 \
+        if (two_ == TIDE_ENOTSUP) {                                                                \
+            lua_pushnil(L);                                                                        \
+            return 1;                                                                              \
+        }                                                                                          \
+        if (two_ != TIDE_OK)                                                                       \
+            TL_CALL(L, S, expr);                                                                   \
+        tl_gc_hint(L, S, tide_tensor_nbytes((a)->t) + tide_tensor_nbytes((b)->t));                 \
+        return 2;                                                                                  \
+    } while (0)
+
 /* eigh(a, upper): w and v from the device's own solver, or nil where it has none (tide.linalg
  * then rotates in tensor ops). Without recording: tide.linalg records its own node. */
 static int l_eigh(lua_State *L) {
@@ -17,16 +46,8 @@ static int l_eigh(lua_State *L) {
     ltensor        *a = tl_check(L, 1, "linalg.eigh");
     int             upper = lua_toboolean(L, 2);
     lua_settop(L, 2);
-    ltensor    *w = tl_push_empty(L), *v = tl_push_empty(L);
-    tide_status st = tide_linalg_eigh(S->ctx, a->t, upper, &w->t, &v->t);
-    if (st == TIDE_ENOTSUP) {
-        lua_pushnil(L);
-        return 1;
-    }
-    if (st != TIDE_OK) /* again through TL_CALL: memory reclaimed and retried, or raised */
-        TL_CALL(L, S, tide_linalg_eigh(S->ctx, a->t, upper, &w->t, &v->t));
-    tl_gc_hint(L, S, tide_tensor_nbytes(v->t));
-    return 2;
+    ltensor *w = tl_push_empty(L), *v = tl_push_empty(L);
+    TWO_RESULTS(L, S, w, v, tide_linalg_eigh(S->ctx, a->t, upper, &w->t, &v->t));
 }
 
 /* svd(a): u, s and vh of the reduced SVD from the device's own solver, or nil */
@@ -51,15 +72,8 @@ static int l_lu_factor(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "linalg.lu_factor");
     lua_settop(L, 1);
-    ltensor    *lu = tl_push_empty(L), *piv = tl_push_empty(L);
-    tide_status st = tide_linalg_lu_factor(S->ctx, a->t, &lu->t, &piv->t);
-    if (st == TIDE_ENOTSUP) {
-        lua_pushnil(L);
-        return 1;
-    }
-    if (st != TIDE_OK)
-        TL_CALL(L, S, tide_linalg_lu_factor(S->ctx, a->t, &lu->t, &piv->t));
-    return 2;
+    ltensor *lu = tl_push_empty(L), *piv = tl_push_empty(L);
+    TWO_RESULTS(L, S, lu, piv, tide_linalg_lu_factor(S->ctx, a->t, &lu->t, &piv->t));
 }
 
 /* qr(a, complete): q and r from the device's own solver, or nil */
@@ -68,32 +82,9 @@ static int l_qr(lua_State *L) {
     ltensor        *a = tl_check(L, 1, "linalg.qr");
     int             complete = lua_toboolean(L, 2);
     lua_settop(L, 2);
-    ltensor    *q = tl_push_empty(L), *r = tl_push_empty(L);
-    tide_status st = tide_linalg_qr(S->ctx, a->t, complete, &q->t, &r->t);
-    if (st == TIDE_ENOTSUP) {
-        lua_pushnil(L);
-        return 1;
-    }
-    if (st != TIDE_OK)
-        TL_CALL(L, S, tide_linalg_qr(S->ctx, a->t, complete, &q->t, &r->t));
-    tl_gc_hint(L, S, tide_tensor_nbytes(q->t) + tide_tensor_nbytes(r->t));
-    return 2;
+    ltensor *q = tl_push_empty(L), *r = tl_push_empty(L);
+    TWO_RESULTS(L, S, q, r, tide_linalg_qr(S->ctx, a->t, complete, &q->t, &r->t));
 }
-
-/* the solvers with one result r, the call expr: nil where the device has none; otherwise the
- * call again through TL_CALL (memory reclaimed and retried, or raised) on failure */
-#define ONE_RESULT(L, S, r, expr)                                                                  \
-    do {                                                                                           \
-        tide_status one_ = (expr);                                                                 \
-        if (one_ == TIDE_ENOTSUP) {                                                                \
-            lua_pushnil(L);                                                                        \
-            return 1;                                                                              \
-        }                                                                                          \
-        if (one_ != TIDE_OK)                                                                       \
-            TL_CALL(L, S, expr);                                                                   \
-        tl_gc_hint(L, S, tide_tensor_nbytes((r)->t));                                              \
-        return 1;                                                                                  \
-    } while (0)
 
 /* lu_solve(lu, pivots, b) */
 static int l_lu_solve(lua_State *L) {

@@ -9,6 +9,7 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 
 local Tensor = core.Tensor
+local check = args.check
 local M = { functions = {}, names = {} }
 
 local ALIASES = {
@@ -50,11 +51,13 @@ for _, op in ipairs({ "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logica
     local name = op .. "_"
     Tensor[name] = function(x, other, ...)
         args.no_extra(name, 2, ...)
+        check(name, x)
         return written_back(x, x[op](x, other), other)
     end
 end
 function Tensor.logical_not_(x, ...)
     args.no_extra("logical_not_", 1, ...)
+    check("logical_not_", x)
     return written_back(x, x:logical_not())
 end
 
@@ -65,28 +68,34 @@ end
 local raise = autograd.raise
 function Tensor.ndimension(x, ...)
     args.no_extra("ndimension", 1, ...)
+    check("ndimension", x)
     return x:dim()
 end
 function Tensor.moveaxis(x, source, destination, ...)
     args.no_extra("moveaxis", 3, ...)
+    check("moveaxis", x)
     return x:movedim(source, destination)
 end
 function Tensor.narrow_copy(x, dim, start, length, ...)
     args.no_extra("narrow_copy", 4, ...)
+    check("narrow_copy", x)
     return x:narrow(dim, start, length):clone()
 end
 function Tensor.is_same_size(x, other, ...)
     args.no_extra("is_same_size", 2, ...)
-    args.check("is_same_size", other, 2)
+    check("is_same_size", x)
+    check("is_same_size", other, 2)
     return args.same_shape(x:size(), other:size())
 end
 local UNSIGNED = { uint8 = true, bool = true }
 function Tensor.is_signed(x, ...)
     args.no_extra("is_signed", 1, ...)
+    check("is_signed", x)
     return not UNSIGNED[x.dtype]
 end
 function Tensor.is_nonzero(x, ...)
     args.no_extra("is_nonzero", 1, ...)
+    check("is_nonzero", x)
     if x:numel() ~= 1 then
         raise(("tide: is_nonzero: needs a tensor of one element, got %d; use any() or all()")
             :format(x:numel()))
@@ -95,6 +104,7 @@ function Tensor.is_nonzero(x, ...)
 end
 function Tensor.get_device(x, ...)
     args.no_extra("get_device", 1, ...)
+    check("get_device", x)
     local dev = x.device
     return dev.type == "cpu" and -1 or dev.index
 end

@@ -86,7 +86,9 @@ function Tensor.log_normal_(x, mean, std, ...)
     float_target("log_normal_", x)
     mean = number("log_normal_", "mean", mean, 1, function(v) return v == v end, "a number")
     std = number("log_normal_", "std", std, 2, positive, "a positive number")
-    return x:normal_(mean, std):exp_()
+    -- drawn apart and copied in once: a write refused (an expanded x) leaves x as it was
+    local draw = core.empty(x.shape, { dtype = "float64", device = x.device })
+    return x:copy_(draw:normal_(mean, std):exp_())
 end
 
 function Tensor.cauchy_(x, median, sigma, ...)
