@@ -289,3 +289,31 @@ describe("diagonal with an offset past any size #lua53", function()
         assert.are.same({ 4 }, tide.diagonal(m, 3):totable())  -- the first row's last one
     end)
 end)
+
+describe("writes into an expanded view", function()
+    it("are refused before anything is written, as PyTorch refuses them (copy_, fill_, zero_, " ..
+        "random fills, index_add_, scatter_)", function()
+        local x = tide.ones({ 2, 1 }):expand(2, 3)
+        local msg = "the output tensor is an expanded view (stride 0 at dim 2), so several " ..
+            "results would land on one element; call :clone() first"
+        local idx = tide.tensor({ { 1, 2, 3 }, { 1, 2, 3 } })
+        for _, call in ipairs({
+            { "copy_", function() return x:copy_(tide.zeros({ 2, 3 })) end },
+            { "fill_", function() return x:fill_(5) end },
+            { "fill_", function() return x:zero_() end },
+            { "uniform_", function() return x:uniform_() end },
+            { "normal_", function() return x:normal_() end },
+            { "exponential_", function() return x:exponential_() end },
+            { "bernoulli_", function() return x:bernoulli_() end },
+            { "index_add_", function() return x:index_add_(2, tide.tensor({ 1 }),
+                tide.ones({ 2, 1 })) end },
+            { "scatter_", function() return x:scatter_(2, idx, 7) end },
+            { "add_", function() return x:add_(1) end },
+        }) do
+            local ok, err = pcall(call[2])
+            assert.is_false(ok, call[1])
+            assert.matches("tide: " .. call[1] .. ": " .. msg, err, 1, true)
+            assert.are.same({ { 1, 1, 1 }, { 1, 1, 1 } }, x:totable(), call[1])
+        end
+    end)
+end)

@@ -79,6 +79,7 @@ tide_status tide_random_(tide_ctx *ctx, tide_tensor *t, tide_random_kind kind, d
     else if (kind != TIDE_RANDOM_UNIFORM && kind != TIDE_RANDOM_NORMAL)
         name = "random_";
     TIDE_TRY(random_check(name, t->dtype, kind, lo, hi));
+    TIDE_TRY(tide_check_writable(name, t));
     tide_status st = random_run(ctx, name, t, kind, lo, hi);
     if (st == TIDE_OK)
         tide_mark_written(t);

@@ -677,6 +677,7 @@ tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
 }
 
 tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value) {
+    TIDE_TRY(tide_check_writable("fill_", t));
     tide_status st = tide_fill_for(ctx, "fill_", t, value);
     if (st == TIDE_OK) /* counted once written: a failed call changes nothing */
         tide_mark_written(t);

@@ -63,6 +63,7 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
     if (tide_dtype_is_float(src->dtype) && !tide_dtype_is_float(dst->dtype))
         return tide_seterr(TIDE_EDTYPE, "%s: cannot write %s values into a %s tensor in place", op,
                            tide_dtype_name(src->dtype), tide_dtype_name(dst->dtype));
+    TIDE_TRY(tide_check_writable(op, dst));
     tide_tensor *ix;
     TIDE_TRY(checked_index(ctx, op, index, dim, dst->ndim ? dst->shape[dim] : 1, &ix));
     tide_device          *dev = dst->storage->dev;

@@ -40,6 +40,7 @@ tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide
     TIDE_TRY(tide_check_same_device(op, dst, src));
     if (dst->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "index_add_: cannot index a 0-d tensor");
+    TIDE_TRY(tide_check_writable(op, dst));
     TIDE_TRY(tide_norm_dim(op, &dim, dst->ndim));
     if (index->ndim != 1)
         return tide_seterr(TIDE_ESHAPE, "%s: index must be 1-d, got %d-d", op, index->ndim);

@@ -192,6 +192,19 @@ void tide_out_failed(tide_tensor **out, bool created) {
     }
 }
 
+tide_status tide_check_writable(const char *op, const tide_tensor *t) {
+    /* an empty tensor receives nothing (its huge dims may have stride 0: see
+     * tide_contiguous_strides) */
+    for (int i = 0; i < t->ndim && tide_tensor_numel(t); i++)
+        if (t->strides[i] == 0 && t->shape[i] > 1)
+            return tide_seterr(TIDE_EINVAL,
+                               "%s: the output tensor is an expanded view (stride 0 at dim %d), "
+                               "so several results would land on one element; call :clone() "
+                               "first",
+                               op, i + 1);
+    return TIDE_OK;
+}
+
 tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, tide_dtype dt,
                              int ndim, const int64_t *shape, tide_tensor **out, bool *created) {
     tide_tensor *o = *out;
@@ -201,15 +214,7 @@ tide_status tide_prepare_out(tide_ctx *ctx, const char *op, tide_device *dev, ti
         return TIDE_OK;
     }
     *created = false;
-    /* an empty tensor receives nothing (its huge dims may have stride 0: see
-     * tide_contiguous_strides) */
-    for (int i = 0; i < o->ndim && tide_tensor_numel(o); i++)
-        if (o->strides[i] == 0 && o->shape[i] > 1)
-            return tide_seterr(TIDE_EINVAL,
-                               "%s: the output tensor is an expanded view (stride 0 at dim %d), "
-                               "so several results would land on one element; call :clone() "
-                               "first",
-                               op, i + 1);
+    TIDE_TRY(tide_check_writable(op, o));
     if (o->storage->dev != dev)
         return tide_seterr(TIDE_EDEVICE,
                            "%s: expected all tensors on the same device, found %s and %s; move "

@@ -159,8 +159,11 @@ tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_sc
 /* copy_ without counting the write: for filling tensors the op itself made (transfer.c) */
 tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src);
 /* t's storage is about to be written in place: its version goes up by one */
-void       tide_mark_written(tide_tensor *t);
-tide_kview tide_kview_of(const tide_tensor *t);
+void tide_mark_written(tide_tensor *t);
+/* TIDE_EINVAL naming op when t is an expanded view (stride 0 over more than one element): a
+ * write would land several values on one element. Every in-place entry checks it first. */
+tide_status tide_check_writable(const char *op, const tide_tensor *t);
+tide_kview  tide_kview_of(const tide_tensor *t);
 /* contiguous copies (or new references) of n tensors, NULL entries staying NULL; on failure
  * none is kept. tide_release_all releases n (NULL skipped) and clears the slots. */
 tide_status tide_contiguous_all(tide_ctx *ctx, int n, const tide_tensor *const *in,

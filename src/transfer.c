@@ -227,6 +227,7 @@ tide_status tide_copy_into(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *s
 }
 
 tide_status tide_tensor_copy_(tide_ctx *ctx, tide_tensor *dst, const tide_tensor *src) {
+    TIDE_TRY(tide_check_writable("copy_", dst));
     tide_status st = tide_copy_into(ctx, dst, src);
     if (st == TIDE_OK)
         tide_mark_written(dst);

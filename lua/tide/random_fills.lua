@@ -23,6 +23,21 @@ local function uniform_like(x)
     return core.empty(x.shape, { dtype = "float64", device = x.device }):uniform_()
 end
 
+-- the core's rule for every write (tide_check_writable), named after the fill: the draws are
+-- made apart and copied in, where copy_ would name itself
+local function writable(op, x)
+    local shape, strides = x:size(), x:stride()
+    if x:numel() == 0 then
+        return
+    end
+    for i = 1, #shape do
+        if strides[i] == 0 and shape[i] > 1 then
+            raise(("tide: %s: the output tensor is an expanded view (stride 0 at dim %d), so " ..
+                "several results would land on one element; call :clone() first"):format(op, i))
+        end
+    end
+end
+
 local function number(op, name, v, default, ok, rule)
     if v == nil then
         return default
@@ -47,6 +62,7 @@ end
 function Tensor.bernoulli_(x, p, ...)
     args.no_extra("bernoulli_", 2, ...)
     check("bernoulli_", x)
+    writable("bernoulli_", x)
     local u = uniform_like(x)
     if core.is_tensor(p) then -- recorded with zero gradients, as PyTorch's
         return written_back(x, u:lt(p:to(u.dtype)), p)
@@ -59,6 +75,7 @@ end
 function Tensor.exponential_(x, lambd, ...)
     args.no_extra("exponential_", 2, ...)
     check("exponential_", x)
+    writable("exponential_", x)
     float_target("exponential_", x)
     lambd = number("exponential_", "lambd", lambd, 1, positive, "a positive number")
     return x:copy_(uniform_like(x):neg():log1p():div(-lambd))
@@ -67,6 +84,7 @@ end
 function Tensor.geometric_(x, p, ...)
     args.no_extra("geometric_", 2, ...)
     check("geometric_", x)
+    writable("geometric_", x)
     if p == nil then
         raise("tide: geometric_: p must be given, a probability in (0, 1]")
     end
@@ -83,6 +101,7 @@ end
 function Tensor.log_normal_(x, mean, std, ...)
     args.no_extra("log_normal_", 3, ...)
     check("log_normal_", x)
+    writable("log_normal_", x)
     float_target("log_normal_", x)
     mean = number("log_normal_", "mean", mean, 1, function(v) return v == v end, "a number")
     std = number("log_normal_", "std", std, 2, positive, "a positive number")
@@ -94,6 +113,7 @@ end
 function Tensor.cauchy_(x, median, sigma, ...)
     args.no_extra("cauchy_", 3, ...)
     check("cauchy_", x)
+    writable("cauchy_", x)
     float_target("cauchy_", x)
     median = number("cauchy_", "median", median, 0, function(v) return v == v end, "a number")
     sigma = number("cauchy_", "sigma", sigma, 1, positive, "a positive number")
@@ -107,6 +127,7 @@ local TOP = { float32 = 2 ^ 24, float64 = 2 ^ 53, float16 = 2 ^ 11, bfloat16 = 2
 function Tensor.random_(x, from, to, ...)
     args.no_extra("random_", 3, ...)
     check("random_", x)
+    writable("random_", x)
     local function integer(name, v)
         if type(v) ~= "number" or v % 1 ~= 0 then
             raise(("tide: random_: %s must be an integer, got %s"):format(name, tostring(v)))
