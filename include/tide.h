@@ -282,6 +282,11 @@ tide_status tide_tensor_transpose(const tide_tensor *t, int d0, int d1, tide_ten
 tide_status tide_tensor_narrow(const tide_tensor *t, int dim, int64_t start, int64_t length,
                                tide_tensor **out);
 tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tide_tensor **out);
+/* the windows of size elements along dim (0-based), step apart, as a view (PyTorch's
+ * Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a last dim of size
+ * runs along each window; windows overlap when step < size */
+tide_status tide_tensor_unfold(const tide_tensor *t, int dim, int64_t size, int64_t step,
+                               tide_tensor **out);
 /* the offset-th diagonal (above the main one when offset > 0) of the matrices in dims d1 and d2
  * (0-based, distinct), as a view whose last dim runs along it (its stride the two dims' sum) */
 tide_status tide_tensor_diagonal(const tide_tensor *t, int64_t offset, int d1, int d2,

@@ -164,6 +164,21 @@ static int o_select(lua_State *L) {
     return a->requires_grad ? tl_done_view(L, S, "select", 3) : 1;
 }
 
+/* t:unfold(dim, size, step): the windows along dim as a view, PyTorch's Tensor.unfold (not
+ * F.unfold's im2col) */
+static int o_unfold(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "unfold");
+    tl_max_args(L, 4, "unfold");
+    int         dim = tl_dim(L, a->t, tl_check_int(L, 2, "unfold", "dim"), "unfold", 0);
+    lua_Integer size = tl_check_int(L, 3, "unfold", "size");
+    lua_Integer step = tl_check_int(L, 4, "unfold", "step");
+    lua_settop(L, 4);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_unfold(a->t, dim, (int64_t)size, (int64_t)step, &r->t));
+    return a->requires_grad ? tl_done_view(L, S, "unfold", 4) : 1;
+}
+
 /* t:diagonal([offset = 0[, dim1 = 1[, dim2 = 2]]]): a view, as PyTorch's (writing into it writes
  * t) */
 static int o_diagonal(lua_State *L) {
@@ -235,6 +250,7 @@ void tl_open_views(lua_State *L, int mod, int methods) {
                                      {"unsqueeze", o_unsqueeze},
                                      {"squeeze", o_squeeze},
                                      {"diagonal", o_diagonal},
+                                     {"unfold", o_unfold},
                                      {"clone", o_clone},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);

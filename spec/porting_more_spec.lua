@@ -65,6 +65,14 @@ describe("scatters into a copy, base 2, in-place twins, numpy names: PyTorch's v
         sinh = { function(a) return tide.sinh(a) end, X },
         cosh = { function(a) return a:cosh() end, X },
         arctan2 = { function(a, b) return a:arctan2(b) end, X, Y },
+        unfold = { function(a) return a:unfold(2, 2, 1) end, X },
+        unfold_step = { function(a) return a:reshape(-1):unfold(1, 3, 4) end, X },
+        unfold_rows = { function(a) return a:unfold(1, 2, 1) * 1.5 end, X },
+        unfold_inplace = { function(a)
+            local h = a * 1
+            h:unfold(2, 2, 2):select(-1, 1):mul_(10)
+            return h
+        end, X },
     }, check_case)
 
     it("the aliases are the same functions, in-place twins too", function()
@@ -87,6 +95,9 @@ describe("scatters into a copy, base 2, in-place twins, numpy names: PyTorch's v
             'tide: slice_scatter: unknown option "stop" (did you mean "step"?)')
         assert.has_error(function() x:slice_scatter(on(COLS2)) end,
             "tide: slice_scatter: src has shape {3, 2}, the slice {3, 4}; give src the slice's shape")
+        assert.has_error(function() x:unfold(2, 5, 1) end,
+            "tide: unfold: size 5 does not fit dim 2 of size 4; use 0 to 4")
+        assert.has_error(function() x:unfold(2, 2, 0) end, "tide: unfold: step must be >= 1, got 0")
         assert.has_error(function() x:is_nonzero() end,
             "tide: is_nonzero: needs a tensor of one element, got 12; use any() or all()")
         assert.has_error(function() tide.logaddexp2(on({ 1 }, "int64"), on({ 2 }, "int64")) end,

@@ -469,6 +469,31 @@ tide_status tide_tensor_diagonal(const tide_tensor *t, int64_t offset, int d1, i
     return tide_view_make(t, n, shape, st, start, out);
 }
 
+tide_status tide_tensor_unfold(const tide_tensor *t, int dim, int64_t size, int64_t step,
+                               tide_tensor **out) {
+    if (t->ndim == 0 || t->ndim >= TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "unfold: needs a tensor of 1 to %d dims, got %d",
+                           TIDE_MAX_DIMS - 1, t->ndim);
+    TIDE_TRY(tide_norm_dim_0d("unfold", &dim, t->ndim));
+    int64_t len = t->shape[dim];
+    if (size < 0 || size > len)
+        return tide_seterr(TIDE_EINVAL,
+                           "unfold: size %lld does not fit dim %d of size %lld; use 0 to %lld",
+                           (long long)size, dim + 1, (long long)len, (long long)len);
+    if (step < 1)
+        return tide_seterr(TIDE_EINVAL, "unfold: step must be >= 1, got %lld", (long long)step);
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) {
+        shape[i] = t->shape[i];
+        st[i] = t->strides[i];
+    }
+    shape[dim] = (len - size) / step + 1;
+    st[dim] = t->strides[dim] * step;
+    shape[t->ndim] = size;
+    st[t->ndim] = t->strides[dim];
+    return tide_view_make(t, t->ndim + 1, shape, st, t->offset, out);
+}
+
 tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out) {
     if (t->ndim >= TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE,

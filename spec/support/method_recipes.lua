@@ -153,6 +153,7 @@ return function(D)
     RECIPES.cumsum_ = function(_, _, z) return { z, 2 } end
     RECIPES.cumprod_ = RECIPES.cumsum_
     RECIPES.moveaxis = function(x) return { x, 1, 2 } end
+    RECIPES.unfold = function(x) return { x, 2, 2, 1 } end
     RECIPES.narrow_copy = function(x) return { x, 2, 1, 2 } end
     RECIPES.is_nonzero = function(x) return { x:sum() } end
     RECIPES.select_scatter = function(x, y) return { x, y:select(1, 1), 1, 2 } end

@@ -585,6 +585,27 @@ def {
     end,
 }
 
+-- unfold(dim, size, step): each window's gradient added back where the window lies, one
+-- index_add per position inside the windows (overlapping windows sum)
+def {
+    name = "unfold",
+    view = true,
+    backward = function(nd, g)
+        local x = nd[1]
+        local dim, size, step = normdim(nd[2], x:dim()), nd[3], nd[4]
+        local z = zeros_like(x, g)
+        local windows = g:size(dim)
+        if windows == 0 or size == 0 then
+            return z
+        end
+        local starts = core.arange(0, windows, { dtype = "int64", device = g.device }):mul(step)
+        for k = 1, size do
+            z = z:index_add(dim, starts:add(k), g:select(-1, k))
+        end
+        return z
+    end,
+}
+
 def {
     name = "unsqueeze",
     view = true,
