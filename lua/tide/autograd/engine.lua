@@ -211,13 +211,13 @@ local function view_recipe(vf)
     return { false, n = vf.n, name = vf.name, compat_unpack(vf, 2, vf.n) }
 end
 
--- t's grad_fn, made again when t is a view whose base was changed in place since the view was
--- made (the base has a new grad_fn: PyTorch's view replay). The ops that used t before keep
--- the node they captured, which is right for them; an op that uses t now sees the base as it is.
 -- true once a view of a non-leaf has been recorded (a node with vbase): until then no input
 -- can be a stale view, and capture_edges skips the check
 local views_of_nodes = false
 
+-- t's grad_fn, made again when t is a view whose base was changed in place since the view was
+-- made (the base has a new grad_fn: PyTorch's view replay). The ops that used t before keep
+-- the node they captured, which is right for them; an op that uses t now sees the base as it is.
 local function remake_view(t, f)
     local nf = grad_fn(replay(f, f[1])) -- a view node of the base's grad_fn now
     if nf then
@@ -234,7 +234,6 @@ local function fresh_grad_fn(t)
     end
     return f
 end
-E.fresh_grad_fn = fresh_grad_fn
 
 -- the grad_fn of each input that requires grad, as it is now (false: a leaf)
 local EKEY = { "e1", "e2", "e3", "e4" }

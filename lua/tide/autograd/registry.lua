@@ -24,7 +24,8 @@
 -- from the node when it records it, unless one routes the gradient to a leaf), and names of node
 -- fields the op keeps for itself (released once backward has run, not when the graph dies).
 -- list = true: the first argument is a list of tensors and backward returns a list (cat).
--- view = true: the result shares its input's storage (an in-place op on it is refused).
+-- view = true: the result shares its input's storage (an in-place op on it is recorded on its
+-- base as well: engine.lua's copy_slices).
 -- forward: fn(nd, ...) for an op written in Lua; tide.autograd.def then returns the op.
 -- A name is defined once: a second def raises, unless it comes from the file that made the
 -- first (that file run again, as require does after package.loaded[name] = nil), which
