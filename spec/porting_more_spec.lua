@@ -20,7 +20,14 @@ local function check_case(name, fn, ...)
 end
 
 local X, Y, ROW, COLS2, DIAG = T.X, T.Y, T.ROW, T.COLS2, T.DIAG
-local POS, UNIT, OVER, EXP2 = T.POS, T.UNIT, T.OVER, T.EXP2
+local POS, UNIT, OVER, EXP2, A3, B32 = T.POS, T.UNIT, T.OVER, T.EXP2, T.A3, T.B32
+local L = tide.linalg
+
+-- a a^T + 3 I, as the fixture's spd()
+local function spd(a)
+    return a:matmul(a:transpose(-2, -1)) + tide.eye(a:size(1), { dtype = a.dtype,
+        device = a.device }) * 3
+end
 
 describe("scatters into a copy, base 2, in-place twins, numpy names: PyTorch's values (" ..
     DEV .. ")", function()
@@ -65,6 +72,16 @@ describe("scatters into a copy, base 2, in-place twins, numpy names: PyTorch's v
         sinh = { function(a) return tide.sinh(a) end, X },
         cosh = { function(a) return a:cosh() end, X },
         arctan2 = { function(a, b) return a:arctan2(b) end, X, Y },
+        svd_method = { function(a)
+            local u, s, v = a:svd()
+            return tide.cat({ s, (u * u):reshape(-1), (v * v):reshape(-1) })
+        end, X },
+        cholesky_solve = { function(b, a) return b:cholesky_solve(L.cholesky(spd(a))) end, B32,
+            A3 },
+        cholesky_solve_upper = { function(b, a)
+            return tide.cholesky_solve(b, L.cholesky(spd(a)):transpose(-2, -1), true)
+        end, B32, A3 },
+        cholesky_inverse = { function(a) return L.cholesky(spd(a)):cholesky_inverse() end, A3 },
         unfold = { function(a) return a:unfold(2, 2, 1) end, X },
         unfold_step = { function(a) return a:reshape(-1):unfold(1, 3, 4) end, X },
         unfold_rows = { function(a) return a:unfold(1, 2, 1) * 1.5 end, X },

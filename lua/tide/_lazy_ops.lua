@@ -78,11 +78,11 @@ return {
     ["tide.linalg"] = {
         methods = {
             "cholesky", "cross", "det", "inverse", "logdet", "matrix_power", "pinverse", "qr",
-            "slogdet",
+            "slogdet", "svd", "cholesky_solve", "cholesky_inverse",
         },
         functions = {
             "cholesky", "cross", "det", "inverse", "logdet", "matrix_power", "pinverse", "qr",
-            "slogdet",
+            "slogdet", "svd", "cholesky_solve", "cholesky_inverse",
         },
     },
 

@@ -1320,6 +1320,46 @@ function Tensor.qr(A, some, ...) -- PyTorch's torch.qr(A, some = true): reduced 
     end
     return L.qr(A, some == false and { mode = "complete" } or nil)
 end
+local function boolean(op, name, v)
+    if v ~= nil and type(v) ~= "boolean" then
+        raise(("tide: %s: %s must be a boolean, got %s"):format(op, name, type(v)))
+    end
+    return v
+end
+
+-- PyTorch's torch.svd(A, some = true): U, S and V (not Vh), reduced unless some is false
+function Tensor.svd(A, some, ...)
+    no_extra("svd", 2, ...)
+    local U, S, Vh = L.svd(A, { full_matrices = boolean("svd", "some", some) == false })
+    return U, S, Vh:transpose(-2, -1)
+end
+
+-- PyTorch's b:cholesky_solve(L[, upper = false]): x with A x = b for A = L L^T (U^T U)
+function Tensor.cholesky_solve(B, F, upper, ...)
+    no_extra("cholesky_solve", 3, ...)
+    matrix("cholesky_solve", B, 1, true)
+    matrix("cholesky_solve", F, 2)
+    upper = boolean("cholesky_solve", "upper", upper) == true
+    local Ft = F:transpose(-2, -1)
+    -- A = F F^T (lower F) or U^T U (upper U): a lower solve, then an upper one
+    local lower_part, upper_part = F, Ft
+    if upper then
+        lower_part, upper_part = Ft, F
+    end
+    local y = L.solve_triangular(lower_part, B, { upper = false })
+    return L.solve_triangular(upper_part, y, { upper = true })
+end
+
+-- PyTorch's L:cholesky_inverse([upper = false]): A^-1 for A = L L^T (U^T U)
+function Tensor.cholesky_inverse(F, upper, ...)
+    no_extra("cholesky_inverse", 2, ...)
+    matrix("cholesky_inverse", F)
+    boolean("cholesky_inverse", "upper", upper)
+    local n = F:size(-1)
+    local I = core.eye(n, { dtype = F.dtype, device = F.device }):expand(F:size())
+    return Tensor.cholesky_solve(I, F, upper)
+end
+
 function Tensor.pinverse(A, rcond, ...) -- PyTorch's torch.pinverse(A, rcond = 1e-15)
     no_extra("pinverse", 2, ...)
     if rcond ~= nil and type(rcond) ~= "number" then
