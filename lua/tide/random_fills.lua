@@ -17,8 +17,8 @@ local written_back = require("tide.aliases").written_back
 
 local M = { functions = {} }
 
--- a uniform draw in [0, 1) of x's shape on x's device, in float64 (float32 where the device
--- computes no float64 would still be exact enough for these inversions)
+-- a uniform draw in [0, 1) of x's shape on x's device, in float64: the inversions (log of
+-- 1 - u, tan near pi/2) keep their precision whatever x's dtype
 local function uniform_like(x)
     return core.empty(x.shape, { dtype = "float64", device = x.device }):uniform_()
 end
