@@ -1,11 +1,11 @@
 -- tide.indexing: reads and writes by index by PyTorch's names (docs/API.md, "The op list"):
 -- take, take_along_dim, index_fill, index_copy, index_add (out of place; index_add_ is the
 -- core's, its alpha tide.keyword_options'), masked_scatter, argwhere, scatter_reduce,
--- fill_diagonal_, with in-place twins where PyTorch has them. Loaded on first use
--- (lua/tide/_lazy_ops.lua). Indices are 1-based, as gather's. Written with gather, index_select, index_add_,
--- scatter_add, masked_fill and where, whose gradients are PyTorch's for these ops;
--- scatter_reduce's prod, amax and amin are one node with PyTorch's formulas. Tensor methods,
--- and tide.X functions.
+-- fill_diagonal_, select_scatter, slice_scatter, diagonal_scatter, with in-place twins where
+-- PyTorch has them. Loaded on first use (lua/tide/_lazy_ops.lua). Indices are 1-based, as
+-- gather's. Written with gather, index_select, index_add_, scatter_add, masked_fill and where,
+-- whose gradients are PyTorch's for these ops; scatter_reduce's prod, amax and amin are one
+-- node with PyTorch's formulas. Tensor methods, and tide.X functions.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
