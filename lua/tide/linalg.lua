@@ -597,9 +597,10 @@ end
 -- Where the device has no solver of its own (CUDA here), both run the cyclic Jacobi method
 -- with the round-robin ordering: each round rotates n / 2 disjoint index pairs at once (a few
 -- gathers and element-wise ops over the whole batch), n - 1 rounds a sweep, sweeps until the
--- off-diagonal part (eigh) or the columns' inner products (svd) are below rounding; Jacobi is as accurate as LAPACK's QR-based routines (more so for
--- small eigenvalues). The forward runs without recording; the gradient is PyTorch 1.13's
--- closed form (eigh: linalg_eig_backward for Hermitian input; svd: svd_backward).
+-- off-diagonal part (eigh) or the columns' inner products (svd) are below rounding; Jacobi is
+-- as accurate as LAPACK's QR-based routines (more so for small eigenvalues). The forward runs
+-- without recording; the gradient is PyTorch 1.13's closed form (eigh: linalg_eig_backward for
+-- Hermitian input; svd: svd_backward).
 
 -- the rounds of n (even) players: round r's partner of each index, as an int64 tensor on dev
 -- (kept: a few small tensors per size and device)
