@@ -321,22 +321,26 @@ local REFUSED = {
         "clone() the view first, or make the change under tide.no_grad" },
     expanded = { "on an expanded view (its elements share memory)", "clone() it first" },
 }
+-- (and t's view chain, empty when t is no view or needs no grad)
+local NO_CHAIN = {}
 local function inplace_refusal(t)
     if not t.requires_grad then
-        return nil
+        return nil, NO_CHAIN
     end
     local chain, root = view_chain(t)
     if #chain == 0 then
-        return not grad_fn(t) and REFUSED.leaf or nil
+        return not grad_fn(t) and REFUSED.leaf or nil, chain
     end
     for i = 1, #chain do
         if chain[i][2].name == "expand" then
-            return REFUSED.expanded
+            return REFUSED.expanded, chain
         end
     end
-    return not grad_fn(root) and REFUSED.leaf_view or nil
+    return not grad_fn(root) and REFUSED.leaf_view or nil, chain
 end
-E.inplace_refusal = inplace_refusal
+function E.inplace_refusal(t)
+    return (inplace_refusal(t))
+end
 
 -- Before an in-place op that autograd records (the binding calls hook(name, nil, args)):
 -- refuse a leaf that requires grad, a view of one and an expanded view; keep what the gradient
@@ -346,11 +350,10 @@ local pending
 
 local function inplace_before(name, args)
     local self = args[1]
-    local why = inplace_refusal(self)
+    local why, chain = inplace_refusal(self)
     if why then
         raise("tide: " .. name .. ": in-place operation " .. why[1] .. "; " .. why[2])
     end
-    local chain = self.requires_grad and view_chain(self) or {}
     local f = grad_fn(self)
     local base = INPLACE_BASE[name]
     local old = self
@@ -783,8 +786,13 @@ end
 
 -- old (the edge's gradient so far, or nil) plus g (a tensor, or a part when is_part)
 local function accumulate(old, g, is_part)
+    if old ~= nil and getmetatable(old) == PART then
+        old = nil -- an empty part waiting (formulas' overwritten): it adds nothing
+    end
     if is_part then
-        if old == nil then
+        if g.len == 0 then
+            return old or g -- nothing to add: kept as it is until the node runs, if alone
+        elseif old == nil then
             old = materialize(g)
         elseif owned[old] then
             add_part(old, g)
@@ -928,6 +936,9 @@ local function pass(roots, grads, retain, create)
             local nd = order[i]
             local g = nd.g
             nd.g = nil
+            if g ~= nil and getmetatable(g) == PART then
+                g = materialize(g) -- only an empty part reached this node: its zeros
+            end
             if g ~= nil then
                 owned[g] = nil -- handed to the formula, which may pass it on as it is
             end

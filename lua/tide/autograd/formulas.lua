@@ -752,10 +752,16 @@ def {
 
 -- in-place ops without an out-of-place twin (the in-place node's args are the op's, args[1]
 -- standing for the tensor before the op)
-local function overwritten(_, g)
-    -- the old values are gone: a zero gradient flows to them (PyTorch's zeros_like(grad), so
-    -- the inputs before get a .grad of zeros, not none)
-    return core.zeros(g.shape, { dtype = g.dtype, device = g.device })
+-- the old values are gone: a zero gradient flows to them (PyTorch's zeros_like(grad), so the
+-- inputs before get a .grad of zeros, not none), as an empty part: the engine adds nothing for
+-- it, and makes the zeros only where no other gradient reaches them (x:copy_(relu(x:clone()))
+-- of an in-place activation costs no zeros and no add)
+local function overwritten(nd, g)
+    local x = nd[1]
+    if x:dim() == 0 then
+        return zeros_like(x, g)
+    end
+    return part(x, g:narrow(1, 1, 0), 1, 1, 0)
 end
 for _, name in ipairs({ "fill", "zero", "uniform", "normal" }) do
     def { name = name, backward = overwritten }
