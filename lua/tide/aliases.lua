@@ -40,7 +40,7 @@ local compared = autograd.def {
 -- gradients to x and other (tide.random_fills' bernoulli_ too)
 local function written_back(x, r, other)
     r = r:to(x.dtype)
-    if autograd.needs_record(x, other) and r.is_floating_point and r:is_floating_point() then
+    if autograd.needs_record(x, other) and args.FLOAT[r.dtype] then
         r = compared(r, x, other)
     end
     return x:copy_(r)

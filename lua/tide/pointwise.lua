@@ -244,13 +244,12 @@ function Tensor.logaddexp2(x, other, ...)
 end
 
 -- ldexp(other): x * 2^other, in a float dtype (an integer x gives float32, as PyTorch's)
-local FLOATS = args.FLOAT
 with_inplace("ldexp", function(x, other, ...)
     args.no_extra("ldexp", 2, ...)
     check("ldexp", x)
     check("ldexp", other, 2)
-    local dt = FLOATS[x.dtype] and x.dtype or "float32"
-    return x:to(dt):mul(core.pow(2, other:to(FLOATS[other.dtype] and other.dtype or dt)))
+    local dt = args.FLOAT[x.dtype] and x.dtype or "float32"
+    return x:to(dt):mul(core.pow(2, other:to(args.FLOAT[other.dtype] and other.dtype or dt)))
 end)
 
 -- the in-place twins PyTorch has of the core's xlogy, tril, triu, cumsum and cumprod: the
