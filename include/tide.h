@@ -287,6 +287,10 @@ tide_status tide_tensor_select(const tide_tensor *t, int dim, int64_t index, tid
  * runs along each window; windows overlap when step < size */
 tide_status tide_tensor_unfold(const tide_tensor *t, int dim, int64_t size, int64_t step,
                                tide_tensor **out);
+/* a view of t's storage with any sizes and strides (>= 0), offset elements from its start
+ * (PyTorch's as_strided); TIDE_EINVAL when an element it reaches lies outside the storage */
+tide_status tide_tensor_as_strided(const tide_tensor *t, int ndim, const int64_t *shape,
+                                   const int64_t *strides, int64_t offset, tide_tensor **out);
 /* the offset-th diagonal (above the main one when offset > 0) of the matrices in dims d1 and d2
  * (0-based, distinct), as a view whose last dim runs along it (its stride the two dims' sum) */
 tide_status tide_tensor_diagonal(const tide_tensor *t, int64_t offset, int d1, int d2,

@@ -2,7 +2,8 @@
  * args.h — what every binding function does around its core call: take the tensor userdata and
  * the plain arguments, push the result userdata, and let autograd record the op.
  *
- *   userdata.c                    the tensor userdata: push, test, check (uses state.h)
+ *   userdata.c  view_links.c      the tensor userdata: push, test, check; the links of views
+ *                                 of tensors that need no grad (use state.h)
  *   args.c  options.c  record.c   arguments, options tables, the autograd record (use
  *                                 userdata.c and state.h; not each other)
  */
@@ -13,9 +14,11 @@
 
 /* The tensor userdata; t == NULL means freed. User value 1: the autograd table, lazily. */
 typedef struct ltensor {
-    const void  *tag; /* userdata.c's tag: the type test */
-    tide_tensor *t;
-    int          requires_grad;
+    const void     *tag; /* userdata.c's tag: the type test */
+    tide_tensor    *t;
+    int             requires_grad;
+    int             follows; /* requires grad because its root took grad (view_links.c) */
+    struct tl_link *link;    /* view_links.c: a view's root, a root's views; NULL for most */
 } ltensor;
 
 #define TL_TENSOR "tide.Tensor"
@@ -24,6 +27,14 @@ typedef struct ltensor {
     "\"float32\", \"float64\", \"float16\", \"bfloat16\", \"int32\", \"int64\", \"uint8\" or "     \
     "\"bool\""
 #define TL_DEVICE_NAMES "\"cpu\", \"cpu:N\", \"cuda\" or \"cuda:N\""
+
+/* ---- view_links.c: views of tensors that need no grad, linked to their root ---- */
+/* view (at the top of the stack), of base (at base_idx), is linked to base's root */
+void tl_link_view(lua_State *L, int base_idx, ltensor *base, ltensor *view);
+void tl_unlink_views(lua_State *L, ltensor *u); /* u is being collected */
+/* u (at idx) follows its root: autograd gives it its view node */
+void tl_follow_root(lua_State *L, int idx, ltensor *u);
+void tl_open_view_links(lua_State *L, int mod); /* core._internal.view_root, views_follow, ... */
 
 /* ---- userdata.c ---- */
 ltensor *tl_push_empty(lua_State *L);         /* t == NULL, metatable set */
@@ -88,7 +99,7 @@ int  tl_needs_record(lua_State *L, tide_lua_state *S, int nargs);
  * no record) with args 1..nargs; returns 1 */
 int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs);
 /* the same for a view result (no new bytes) */
-int  tl_done_view(lua_State *L, tide_lua_state *S, const char *name, int nargs);
+int  tl_done_view(lua_State *L, tide_lua_state *S, ltensor *a, const char *name, int nargs);
 void tl_open_record(lua_State *L, int mod); /* set_autograd_hook, set_grad_enabled, ... */
 
 #endif /* TIDE_LUA_ARGS_H */

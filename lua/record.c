@@ -147,10 +147,20 @@ int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs) {
     return 1;
 }
 
-/* a view result: no new bytes */
-int tl_done_view(lua_State *L, tide_lua_state *S, const char *name, int nargs) {
-    if (S->grad_enabled)
+/* a view result at the top of the stack, of the tensor a at index 1: recorded when a requires
+ * grad, else linked to its root (no new bytes either way) */
+int tl_done_view(lua_State *L, tide_lua_state *S, ltensor *a, const char *name, int nargs) {
+    if (!S->grad_enabled)
+        return 1;
+    if (a->requires_grad) {
         tl_record(L, S, name, nargs, -1, 0);
+        return 1;
+    }
+    /* linked when a write could give it a gradient: autograd loaded, and a float view */
+    ltensor *r = lua_touserdata(L, -1);
+    if (S->hook_ref != LUA_NOREF && r != a && tide_dtype_is_float(tide_tensor_dtype(a->t)) &&
+        tide_tensor_same_storage(a->t, r->t))
+        tl_link_view(L, 1, a, r);
     return 1;
 }
 

@@ -10,7 +10,7 @@
 
 /* ---- lifetime ---------------------------------------------------------------------------- */
 
-/* one idempotent release for __gc, __close and :free() */
+/* one idempotent release for __gc (t_gc), __close and :free() */
 static int t_free(lua_State *L) {
     /* the tag test first: luaL_checkudata's registry lookup by name cost a third of this
      * finalizer, run once per dropped tensor; it stays for its error message */
@@ -20,6 +20,14 @@ static int t_free(lua_State *L) {
     tide_tensor_release(u->t);
     u->t = NULL;
     return 0;
+}
+
+/* the finalizer: the view links go first (view_links.c) */
+static int t_gc(lua_State *L) {
+    ltensor *u = tl_test(L, 1);
+    if (u && u->link)
+        tl_unlink_views(L, u);
+    return t_free(L);
 }
 
 /* t:free(): the method, which takes no argument (__close passes an error value to t_free) */
@@ -277,9 +285,13 @@ static int property(lua_State *L, int p) {
         ag_field(L, 1, "grad");
         return 1;
     case P_GRAD_FN:
+        if (u->follows)
+            tl_follow_root(L, 1, u);
         ag_field(L, 1, "grad_fn");
         return 1;
     case P_IS_LEAF:
+        if (u->follows)
+            tl_follow_root(L, 1, u);
         ag_field(L, 1, "grad_fn");
         lua_pushboolean(L, lua_isnil(L, -1));
         return 1;
@@ -359,6 +371,8 @@ static int t_index(lua_State *L) {
             lua_rotate(L, 2, -1); /* t, 1, i, out */
             tl_record(L, S, "select", 3, 4, 0);
             lua_settop(L, 4);
+        } else {
+            tl_done_view(L, S, a, "select", 2); /* links the view to its root */
         }
         return 1;
     }
@@ -535,6 +549,8 @@ static int t_requires_grad_(lua_State *L) {
                         tl_typename(L, 2));
     tl_max_args(L, 2, "requires_grad_");
     if (!b) { /* a result of recorded ops: its history would be cut silently (PyTorch raises) */
+        if (a->follows)
+            tl_follow_root(L, 1, a);
         ag_field(L, 1, "grad_fn");
         int nonleaf = !lua_isnil(L, -1);
         lua_pop(L, 1);
@@ -637,7 +653,7 @@ void tl_open_tensor(lua_State *L, int mod) {
         {"__unm", m_unm},
         {"__newindex", t_newindex},
         {"__len", t_len},
-        {"__gc", t_free},
+        {"__gc", t_gc},
 #if LUA_VERSION_NUM >= 504
         {"__close", t_free},
 #endif

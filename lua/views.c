@@ -1,6 +1,7 @@
 /*
  * views.c — shape and layout methods: the views (t, transpose, view, expand, permute, narrow,
- * select, unsqueeze, squeeze), reshape and sum_to, and the copying pair contiguous / clone.
+ * select, unsqueeze, squeeze, diagonal, unfold, as_strided), reshape and sum_to, and the copying
+ * pair contiguous / clone.
  */
 #include "binding.h"
 
@@ -9,7 +10,7 @@ static int transpose_impl(lua_State *L, const char *name, int d0, int d1, int na
     ltensor        *a = lua_touserdata(L, 1);
     ltensor        *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_transpose(a->t, d0, d1, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, name, nargs) : 1;
+    return tl_done_view(L, S, a, name, nargs);
 }
 
 static int o_t(lua_State *L) {
@@ -75,7 +76,7 @@ static int shaped(lua_State *L, int kind) {
     }
     if (kind == 1 && !tide_tensor_same_storage(a->t, r->t))
         tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
-    return a->requires_grad ? tl_done_view(L, S, name, nargs) : 1;
+    return tl_done_view(L, S, a, name, nargs);
 }
 
 static int o_view(lua_State *L) {
@@ -121,7 +122,7 @@ static int o_permute(lua_State *L) {
     }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_permute(a->t, perm, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, "permute", nargs) : 1;
+    return tl_done_view(L, S, a, "permute", nargs);
 }
 
 static int o_contiguous(lua_State *L) {
@@ -152,7 +153,7 @@ static int o_narrow(lua_State *L) {
     tl_max_args(L, 4, "narrow");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_narrow(a->t, dim, s0, len, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, "narrow", 4) : 1;
+    return tl_done_view(L, S, a, "narrow", 4);
 }
 
 static int o_select(lua_State *L) {
@@ -161,7 +162,7 @@ static int o_select(lua_State *L) {
     tl_select(L, S, tl_check_int(L, 2, "select", "dim"), tl_check_int(L, 3, "select", "index"),
               "select");
     ltensor *a = lua_touserdata(L, 1);
-    return a->requires_grad ? tl_done_view(L, S, "select", 3) : 1;
+    return tl_done_view(L, S, a, "select", 3);
 }
 
 /* t:unfold(dim, size, step): the windows along dim as a view, PyTorch's Tensor.unfold (not
@@ -176,7 +177,7 @@ static int o_unfold(lua_State *L) {
     lua_settop(L, 4);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_unfold(a->t, dim, (int64_t)size, (int64_t)step, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, "unfold", 4) : 1;
+    return tl_done_view(L, S, a, "unfold", 4);
 }
 
 /* t:diagonal([offset = 0[, dim1 = 1[, dim2 = 2]]]): a view, as PyTorch's (writing into it writes
@@ -201,7 +202,7 @@ static int o_diagonal(lua_State *L) {
     lua_settop(L, 4);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_diagonal(a->t, (int64_t)offset, d1, d2, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, "diagonal", 4) : 1;
+    return tl_done_view(L, S, a, "diagonal", 4);
 }
 
 static int o_unsqueeze(lua_State *L) {
@@ -211,7 +212,7 @@ static int o_unsqueeze(lua_State *L) {
     tl_max_args(L, 2, "unsqueeze");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_unsqueeze(a->t, d, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, "unsqueeze", 2) : 1;
+    return tl_done_view(L, S, a, "unsqueeze", 2);
 }
 
 static int o_squeeze(lua_State *L) {
@@ -224,7 +225,45 @@ static int o_squeeze(lua_State *L) {
         d = tl_dim(L, a->t, tl_check_int(L, 2, "squeeze", "dim"), "squeeze", 0);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_squeeze(a->t, d, &r->t));
-    return a->requires_grad ? tl_done_view(L, S, "squeeze", nargs) : 1;
+    return tl_done_view(L, S, a, "squeeze", nargs);
+}
+
+/* t:as_strided(size, stride[, storage_offset]): a view of t's storage with any geometry, as
+ * PyTorch's; storage_offset counts elements from the storage's start (default: t's own) */
+static int o_as_strided(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "as_strided");
+    tl_max_args(L, 4, "as_strided");
+    int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];
+    int     ndim;
+    if (lua_type(L, 2) != LUA_TTABLE || lua_type(L, 3) != LUA_TTABLE)
+        return tl_error(L,
+                        "tide: as_strided: size and stride must be lists such as {2, 3} and "
+                        "{3, 1}, got %s and %s",
+                        luaL_typename(L, 2), luaL_typename(L, 3));
+    tl_shape(L, 2, shape, &ndim, "as_strided", 0);
+    int n = tl_check_list(L, 3, "as_strided", "stride");
+    if (n != ndim)
+        return tl_error(L, "tide: as_strided: %d sizes but %d strides; give one stride a size",
+                        ndim, n);
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, 3, i + 1);
+        int         isint;
+        lua_Integer v = lua_tointegerx(L, -1, &isint);
+        if (!isint || lua_type(L, -1) != LUA_TNUMBER)
+            return tl_error(L, "tide: as_strided: stride at position %d must be an integer, got %s",
+                            i + 1, tl_typename(L, -1));
+        st[i] = (int64_t)v;
+        lua_pop(L, 1);
+    }
+    int64_t offset = lua_isnoneornil(L, 4)
+                         ? tide_tensor_offset(a->t)
+                         : (int64_t)tl_check_int(L, 4, "as_strided", "storage_offset");
+    lua_settop(L, 3);
+    lua_pushinteger(L, (lua_Integer)offset); /* recorded as given: a replay on another tensor */
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_as_strided(a->t, ndim, shape, st, offset, &r->t));
+    return tl_done_view(L, S, a, "as_strided", 4);
 }
 
 static int o_clone(lua_State *L) {
@@ -251,13 +290,20 @@ void tl_open_views(lua_State *L, int mod, int methods) {
                                      {"squeeze", o_squeeze},
                                      {"diagonal", o_diagonal},
                                      {"unfold", o_unfold},
+                                     {"as_strided", o_as_strided},
                                      {"clone", o_clone},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
-    static const luaL_Reg funcs[] = {{"transpose", o_transpose}, {"reshape", o_reshape},
-                                     {"permute", o_permute},     {"narrow", o_narrow},
-                                     {"select", o_select},       {"unsqueeze", o_unsqueeze},
-                                     {"squeeze", o_squeeze},     {"clone", o_clone},
-                                     {"diagonal", o_diagonal},   {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"transpose", o_transpose},
+                                     {"reshape", o_reshape},
+                                     {"permute", o_permute},
+                                     {"narrow", o_narrow},
+                                     {"select", o_select},
+                                     {"unsqueeze", o_unsqueeze},
+                                     {"squeeze", o_squeeze},
+                                     {"clone", o_clone},
+                                     {"diagonal", o_diagonal},
+                                     {"as_strided", o_as_strided},
+                                     {NULL, NULL}};
     tl_register(L, mod, funcs);
 }

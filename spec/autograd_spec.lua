@@ -804,6 +804,157 @@ describe("in-place ops on views of tensors that require grad", function()
     end)
 end)
 
+-- Expected values from PyTorch 1.13 (float64), the same programs.
+describe("writes that require grad into views of tensors that need none (PyTorch's _base)", function()
+    local function T(v)
+        return tide.tensor(v, { dtype = "float64" })
+    end
+
+    it("reach the view's base: a region copied in, as Torch7's select(1, i):copy_(h)", function()
+        local z = tide.zeros(4, { dtype = "float64" })
+        local w = T({ 10, 20 }):requires_grad_(true)
+        z:narrow(1, 1, 2):copy_(w)
+        assert.is_true(z.requires_grad)
+        assert.are.equal("CopySlices", tostring(z.grad_fn))
+        close(z, { 10, 20, 0, 0 })
+        ;(z * T({ 1, 2, 3, 4 })):sum():backward()
+        close(w.grad, { 1, 2 })
+        local x = T({ 1, 2 }):requires_grad_(true)
+        local out = tide.zeros(3, 2, { dtype = "float64" })
+        for i = 1, 3 do
+            out:select(1, i):copy_(x * i)
+        end
+        ;(out * out):sum():backward()
+        close(x.grad, { 28, 56 }) -- 2x(1 + 4 + 9)
+    end)
+
+    it("through views of views, and every view of the base follows the change", function()
+        -- z is itself a view (of arange's result): the root takes the change, z and v follow
+        local z = tide.arange(0, 6, { dtype = "float64" }):reshape(2, 3)
+        local v = z:t():narrow(1, 2, 2)
+        local w = T({ { 1, 2 }, { 3, 4 } }):requires_grad_(true)
+        v:mul_(w)
+        assert.are.equal("AsStridedBackward0", tostring(v.grad_fn))
+        assert.are.equal("AsStridedBackward0", tostring(z.grad_fn))
+        close(z, { { 0, 1, 6 }, { 3, 8, 20 } })
+        local coef = tide.arange(1, 7, { dtype = "float64" }):reshape(2, 3)
+        ;((z * coef):sum() + (v * v):sum()):backward()
+        close(w.grad, { { 4, 84 }, { 30, 230 } })
+    end)
+
+    it("a view made before its base took a value that requires grad follows it", function()
+        local z = tide.zeros(2, 2, { dtype = "float64" })
+        local row = z[2]
+        local w = T({ { 1, 2 }, { 3, 4 } }):requires_grad_(true)
+        z:copy_(w * 3)
+        assert.is_true(row.requires_grad)
+        ;(row * T({ 5, 7 })):sum():backward()
+        close(w.grad, { { 0, 0 }, { 15, 21 } })
+    end)
+
+    it("refuses a view of a leaf that requires grad, and an expanded view", function()
+        local z = tide.zeros(4, { dtype = "float64" })
+        local v = z:narrow(1, 1, 2)
+        z:requires_grad_(true)
+        local w = T({ 1, 1 }):requires_grad_(true)
+        assert.has_error(function()
+            v:copy_(w)
+        end, "tide: copy_: in-place operation on a view of a leaf tensor that requires grad; " ..
+            "clone() the view first, or make the change under tide.no_grad")
+        local e = tide.zeros(1, { dtype = "float64" }):expand(2)
+        assert.has_error(function()
+            e:add_(w)
+        end, "tide: add_: in-place operation on an expanded view (its elements share memory); " ..
+            "clone() it first")
+        close(e, { 0, 0 })
+        assert.is_false(e.requires_grad)
+    end)
+
+    it("a view whose root was collected takes the write itself; no link dangles", function()
+        local views = {}
+        for i = 1, 40 do
+            views[i] = tide.zeros(3, { dtype = "float64" }):narrow(1, 1, 2) -- roots dropped
+        end
+        local kept = tide.zeros(2, 2, { dtype = "float64" })
+        local rows = { kept[1], kept[2] }
+        collectgarbage()
+        collectgarbage()
+        local w = T({ 1, 2 }):requires_grad_(true)
+        for i = 1, 40 do
+            views[i]:copy_(w * i)
+        end
+        rows[2]:copy_(w)
+        views = nil
+        collectgarbage()
+        collectgarbage()
+        ;(rows[1] + kept[2] * 3):sum():backward()
+        close(w.grad, { 3, 3 })
+    end)
+
+    it("no_grad and views of tensors that require grad keep their own rules", function()
+        local z = tide.zeros(3, { dtype = "float64" })
+        local v = z:narrow(1, 2, 2)
+        tide.no_grad(function()
+            v:copy_(T({ 1, 2 }):requires_grad_(true))
+        end)
+        assert.is_false(z.requires_grad)
+        assert.is_false(v.requires_grad)
+        close(z, { 0, 1, 2 })
+    end)
+end)
+
+describe("as_strided", function()
+    local function T(v)
+        return tide.tensor(v, { dtype = "float64" })
+    end
+
+    it("views any geometry of the storage; its gradient sums where the view overlaps", function()
+        local x = tide.arange(0, 6, { dtype = "float64" }):requires_grad_(true)
+        local y = x:as_strided({ 2, 2 }, { 1, 2 }, 1)
+        close(y, { { 1, 3 }, { 2, 4 } })
+        assert.are.equal("AsStridedBackward0", tostring(y.grad_fn))
+        ;(y * T({ { 1, 2 }, { 3, 4 } })):sum():backward()
+        close(x.grad, { 0, 1, 3, 2, 4, 0 })
+        x = tide.arange(0, 6, { dtype = "float64" }):requires_grad_(true)
+        y = tide.as_strided(x, { 3, 2 }, { 1, 1 }) -- rows overlap
+        close(y, { { 0, 1 }, { 1, 2 }, { 2, 3 } })
+        ;(y * tide.arange(1, 7, { dtype = "float64" }):reshape(3, 2)):sum():backward()
+        close(x.grad, { 1, 5, 9, 6, 0, 0 })
+        -- over the storage, not over x's elements: x is a transpose
+        local x0 = tide.arange(0, 6, { dtype = "float64" }):reshape(2, 3):t():requires_grad_(true)
+        y = x0:as_strided({ 2, 2 }, { 3, 1 }, 1)
+        close(y, { { 1, 2 }, { 4, 5 } })
+        ;(y * T({ { 1, 2 }, { 3, 4 } })):sum():backward()
+        close(x0.grad, { { 0, 0 }, { 1, 3 }, { 2, 4 } })
+        -- writes through it reach the base
+        local b = tide.arange(0, 4, { dtype = "float64" })
+        b:as_strided({ 2 }, { 2 }, 1):fill_(9)
+        close(b, { 0, 9, 2, 9 })
+    end)
+
+    it("refuses a geometry outside the storage, negative strides and mismatched lists", function()
+        local x = tide.arange(0, 6)
+        assert.has_error(function()
+            x:as_strided({ 3, 3 }, { 2, 1 })
+        end, "tide: as_strided: the geometry reaches element 7 of a storage of 6 elements; " ..
+            "give sizes, strides and an offset within it")
+        assert.has_error(function()
+            x:as_strided({ 2 }, { -1 })
+        end, "tide: as_strided: dim 1 has size 2 and stride -1; both must be >= 0")
+        assert.has_error(function()
+            x:as_strided({ 2, 2 }, { 1 })
+        end, "tide: as_strided: 2 sizes but 1 strides; give one stride a size")
+        assert.has_error(function()
+            x:as_strided({ 2 }, { 1 }, -1)
+        end, "tide: as_strided: storage offset must be >= 0, got -1")
+        assert.has_error(function()
+            x:as_strided(2, 1)
+        end, "tide: as_strided: size and stride must be lists such as {2, 3} and {3, 1}, got " ..
+            "number and number")
+        close(x:as_strided({ 0, 4 }, { 9, 9 }, 6), {}) -- no elements: nothing is reached
+    end)
+end)
+
 describe("cat and stack keep their own list", function()
     it("a list appended to after the call does not change the gradient", function()
         -- building a list step by step and concatenating it at each step (a row-by-row solve)

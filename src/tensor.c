@@ -494,6 +494,40 @@ tide_status tide_tensor_unfold(const tide_tensor *t, int dim, int64_t size, int6
     return tide_view_make(t, t->ndim + 1, shape, st, t->offset, out);
 }
 
+/* any geometry over t's storage (PyTorch's as_strided): sizes and strides >= 0, offset in
+ * elements from the storage's start; every element it reaches lies in the storage */
+tide_status tide_tensor_as_strided(const tide_tensor *t, int ndim, const int64_t *shape,
+                                   const int64_t *strides, int64_t offset, tide_tensor **out) {
+    if (ndim < 0 || ndim > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE, "as_strided: %d dims; tide supports 0 to %d", ndim,
+                           TIDE_MAX_DIMS);
+    if (offset < 0)
+        return tide_seterr(TIDE_EINVAL, "as_strided: storage offset must be >= 0, got %lld",
+                           (long long)offset);
+    int64_t last = offset; /* the furthest element reached; none when a size is 0 */
+    bool    empty = false;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || strides[i] < 0)
+            return tide_seterr(TIDE_EINVAL,
+                               "as_strided: dim %d has size %lld and stride %lld; both must be "
+                               ">= 0",
+                               i + 1, (long long)shape[i], (long long)strides[i]);
+        int64_t reach;
+        if (shape[i] == 0)
+            empty = true;
+        else if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+                 __builtin_add_overflow(last, reach, &last))
+            return tide_seterr(TIDE_EINVAL, "as_strided: the geometry's reach overflows");
+    }
+    int64_t elems = (int64_t)(t->storage->nbytes / tide_dtype_size(t->dtype));
+    if (!empty && last >= elems)
+        return tide_seterr(TIDE_EINVAL,
+                           "as_strided: the geometry reaches element %lld of a storage of %lld "
+                           "elements; give sizes, strides and an offset within it",
+                           (long long)last + 1, (long long)elems);
+    return tide_view_make(t, ndim, shape, strides, offset, out);
+}
+
 tide_status tide_tensor_unsqueeze(const tide_tensor *t, int dim, tide_tensor **out) {
     if (t->ndim >= TIDE_MAX_DIMS)
         return tide_seterr(TIDE_ESHAPE,

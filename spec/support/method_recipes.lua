@@ -154,6 +154,7 @@ return function(D)
     RECIPES.cumprod_ = RECIPES.cumsum_
     RECIPES.moveaxis = function(x) return { x, 1, 2 } end
     RECIPES.unfold = function(x) return { x, 2, 2, 1 } end
+    RECIPES.as_strided = function(x) return { x, { 2 }, { 1 }, 0 } end
     RECIPES.cholesky_inverse = function(x) return { x:narrow(2, 1, 2) } end
     RECIPES.cholesky_solve = function(x, y) return { y, x:narrow(2, 1, 2) } end
     RECIPES.narrow_copy = function(x) return { x, 2, 1, 2 } end

@@ -19,6 +19,8 @@ local core = require("tide.core")
 local registry = require("tide.autograd.registry")
 local formulas = require("tide.autograd.formulas")
 local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.materialize
+local geometry, storage_span, buf_view = formulas.geometry, formulas.storage_span,
+    formulas.buf_view
 local is_tensor, needs = formulas.is_tensor, formulas.needs
 local raise = require("tide.autograd.raise")
 local same_shape = require("tide.op_args").same_shape
@@ -29,6 +31,7 @@ local E = {}
 local OPS, LIST_OPS, reads_of = registry.OPS, registry.LIST_OPS, registry.reads_of
 local TMT = getmetatable(core.zeros(1))
 local set_grad_enabled = core.set_grad_enabled
+local view_root = core._internal.view_root
 local version = core.Tensor._version
 local getmetatable, type = getmetatable, type
 
@@ -313,19 +316,50 @@ local function view_chain(t)
     return chain, t
 end
 
--- nil when an in-place op on t (grad mode on) may be recorded, else why not: the words after
--- "in-place operation " and the fix
+-- why an in-place op is refused: the words after "in-place operation " and the fix
 local REFUSED = {
     leaf = { "on a leaf tensor that requires grad", "wrap it in tide.no_grad or use detach()" },
     leaf_view = { "on a view of a leaf tensor that requires grad",
         "clone() the view first, or make the change under tide.no_grad" },
     expanded = { "on an expanded view (its elements share memory)", "clone() it first" },
 }
--- (and t's view chain, empty when t is no view or needs no grad)
-local NO_CHAIN = {}
+local NO_CHAIN = {} -- (a view chain: empty when t is no view or needs no grad)
+
+-- true when t's elements overlap in memory (a stride 0 over a dim of more than one element)
+local function expanded(t)
+    local shape, strides = t.shape, t:stride()
+    for d = 1, #shape do
+        if strides[d] == 0 and shape[d] > 1 then
+            return true
+        end
+    end
+    return false
+end
+
+-- A write that requires grad into t, which needs none: when t is a view of a tensor made
+-- without grad (core._internal.view_root: the tensor whose storage it views, PyTorch's _base),
+-- that root takes the change too. The chain is one step, the geometry of t over the root's
+-- storage (as_strided), so the root gets a copy_slices node and t a view node of the root.
+local function chain_to_root(t)
+    local root = view_root(t)
+    if not root then
+        return nil, NO_CHAIN
+    end
+    if expanded(t) then
+        return REFUSED.expanded, NO_CHAIN
+    end
+    if root.requires_grad and not grad_fn(root) then
+        return REFUSED.leaf_view, NO_CHAIN
+    end
+    local geo = geometry(t)
+    return nil, { { t, { root, geo[1], geo[2], geo[3], n = 4, name = "as_strided" } } }
+end
+
+-- nil when an in-place op on t (grad mode on) may be recorded, else why not (REFUSED's); and
+-- t's view chain, NO_CHAIN when t is no view or nothing is recorded through it
 local function inplace_refusal(t)
     if not t.requires_grad then
-        return nil, NO_CHAIN
+        return chain_to_root(t)
     end
     local chain, root = view_chain(t)
     if #chain == 0 then
@@ -371,8 +405,16 @@ end
 -- view's region takes what the in-place op (nd.inner) gives the view's old values; the op's
 -- other inputs get theirs (PyTorch's CopySlices).
 local function copy_slices_backward(nd, g)
-    local gb = g:clone()
-    local region = replay(nd.view, gb)
+    local gb, region
+    if nd.view.name == "as_strided" then
+        -- the view is a geometry over the base's storage: the gradient is laid out as it
+        local base, view = geometry(nd[1]), { nd.view[2], nd.view[3], nd.view[4] }
+        local buf, lo = storage_span(g, { base, view })
+        gb, region = buf_view(buf, lo, base):copy_(g), buf_view(buf, lo, view)
+    else
+        gb = g:clone()
+        region = replay(nd.view, gb)
+    end
     local inner = nd.inner
     local g1, g2, g3, g4 = inner.fn(inner, region:clone())
     if g1 == nil then
@@ -382,6 +424,16 @@ local function copy_slices_backward(nd, g)
     end
     return gb, g2, g3, g4
 end
+
+-- A root that needed no grad has just taken a value that requires grad: the views made of it
+-- until then (lua/view_links.c) follow, as PyTorch's views see their base's grad_fn. They
+-- require grad from now, and each gets a view node of the root when its grad_fn is first read
+-- (the function below). Views that require grad follow already.
+local views_follow = core._internal.views_follow
+core._internal.set_view_follower(function(t, root)
+    local geo = geometry(t)
+    t:_ag().grad_fn = grad_fn(root:as_strided(geo[1], geo[2], geo[3]))
+end)
 
 -- the in-place op's node (inner) recorded through the chain (view_chain's): each base gets a
 -- copy_slices node wrapping the one below, the root keeps the outermost, and each view gets a
@@ -396,10 +448,16 @@ local function record_through_views(chain, inner)
             inner = inner, view = view_recipe(vf), e1 = grad_fn(root), e2 = inner.e2,
             e3 = inner.e3, e4 = inner.e4 }, NODE)
     end
+    local had_grad = root.requires_grad
+    root:_set_requires_grad_internal(true) -- (a root made without grad takes the change too)
     root:_ag().grad_fn = inner
     for i = #chain, 1, -1 do
         local t, vf = chain[i][1], chain[i][2]
+        t:_set_requires_grad_internal(true)
         t:_ag().grad_fn = grad_fn(replay(vf, vf[1]))
+    end
+    if not had_grad then
+        views_follow(root)
     end
 end
 
@@ -425,8 +483,12 @@ local function inplace_done(name, self, args)
         record_through_views(p.chain, setmetatable(args, NODE))
         return
     end
+    local had_grad = self.requires_grad
     self:_set_requires_grad_internal(true)
     self:_ag().grad_fn = setmetatable(args, NODE)
+    if not had_grad then
+        views_follow(self)
+    end
 end
 
 local function hook(name, out, args)

@@ -586,6 +586,62 @@ def {
 }
 
 -- unfold(dim, size, step): each window's gradient added back where the window lies, one
+-- the furthest storage element a geometry reaches (nil when it has no elements)
+local function reach(shape, strides, offset)
+    local last = offset
+    for i = 1, #shape do
+        if shape[i] == 0 then
+            return nil
+        end
+        last = last + (shape[i] - 1) * strides[i]
+    end
+    return last
+end
+
+-- A gradient laid out as a storage: buf holds the storage's elements lo..hi, where lo..hi
+-- covers every geometry given ({shape, strides, offset} each), and buf_view(buf, geometry) is
+-- that geometry's view of it. as_strided's gradient and the CopySlices of a view made by
+-- as_strided (a geometry over its base's storage, not over the base's elements) both need one.
+local function storage_span(g, geometries)
+    local lo, hi = math.huge, -1
+    for i = 1, #geometries do
+        local geo = geometries[i]
+        local last = reach(geo[1], geo[2], geo[3])
+        if last then
+            lo, hi = math.min(lo, geo[3]), math.max(hi, last)
+        end
+    end
+    if hi < 0 then
+        lo, hi = 0, -1
+    end
+    return core.zeros({ hi - lo + 1 }, { device = g.device, dtype = g.dtype }), lo
+end
+local function buf_view(buf, lo, geo)
+    return buf:as_strided(geo[1], geo[2], geo[3] - lo)
+end
+
+local function geometry(t)
+    return { t.shape, t:stride(), t:storage_offset() }
+end
+
+-- each element of g goes to the storage element it views (summed where the view overlaps
+-- itself), and x takes what lands on its own elements (PyTorch's as_strided_backward for an x
+-- whose elements do not overlap)
+def {
+    name = "as_strided",
+    view = true,
+    backward = function(nd, g)
+        local x = nd[1]
+        local out, xg = { nd[2], nd[3], nd[4] }, geometry(x)
+        local buf, lo = storage_span(g, { xg, out })
+        if g:numel() > 0 then
+            local pos = core.arange(1, buf:numel() + 1, { dtype = "int64", device = g.device })
+            buf = buf:index_add(1, buf_view(pos, lo, out):reshape(-1), g:reshape(-1))
+        end
+        return buf_view(buf, lo, xg)
+    end,
+}
+
 -- index_add per position inside the windows (overlapping windows sum)
 def {
     name = "unfold",
@@ -1072,12 +1128,15 @@ for _, name in ipairs({ "to", "cpu", "cuda", "float", "double", "half", "bfloat1
     def { name = name, backward = transfer_backward }
 end
 
--- what the engine shares: the tensor tests, and its part of the gradients (narrow's and
--- select's partial gradients)
+-- what the engine shares: the tensor tests, its part of the gradients (narrow's and select's
+-- partial gradients) and the gradient laid out as a storage (CopySlices of as_strided views)
 return {
     is_tensor = is_tensor,
     needs = needs,
     PART = PART,
     add_part = add_part,
     materialize = materialize,
+    geometry = geometry,
+    storage_span = storage_span,
+    buf_view = buf_view,
 }
