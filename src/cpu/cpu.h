@@ -128,7 +128,14 @@ const char *cpu_blas_core(void);
  * sort; random.c: random, arange; nn.c: im2col, col2im, act_backward; conv_dnnl.c: conv2d,
  * conv2d_backward; pool.c: maxpool2d, maxpool2d_backward; rnn.c; optim.c). DNNL in the column: only
  * when built with oneDNN (TIDE_HAVE_DNNL); without it the entry is NULL and nn runs im2col +
- * gemm. */
+ * gemm. HALF: the kernels compute float16 and bfloat16 through float32 (half.c): the table holds
+ * cpu_<name>_or_half, which widens half operands and calls cpu_<name>, the kernels of the other
+ * dtypes, and calls it straight for those. So the dtype is dispatched once, and no kernel file
+ * calls back into half.c. */
+#define TIDE_ENTRY_PROTO_HALF(fn, params)                                                          \
+    tide_status fn params;                                                                         \
+    tide_status fn##_or_half params;
+#define TIDE_ENTRY_IF_HALF(fn) fn##_or_half
 #ifdef TIDE_HAVE_DNNL
 #define TIDE_ENTRY_PROTO_DNNL TIDE_ENTRY_PROTO_Y
 #define TIDE_ENTRY_IF_DNNL    TIDE_ENTRY_IF_Y
@@ -140,58 +147,11 @@ const char *cpu_blas_core(void);
 #include "backend_entries.def"
 #undef E
 
-/* half.c: float16 and bfloat16 through the float32 kernels. An entry whose kernels have no half
- * case starts with `if (cpu_is_half(x->dtype)) return cpu_half_<entry>(...)`; copy, fill,
- * index_select and gather move elements without arithmetic and take half as it is. */
+/* half.c: float16 and bfloat16 through the float32 kernels (the HALF rows above); copy, fill,
+ * index_select and gather move elements without arithmetic and take half as it is */
 static inline int cpu_is_half(tide_dtype dt) {
     return dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16;
 }
-tide_status cpu_half_binary(tide_device *dev, tide_op op, const tide_kview *out,
-                            const tide_kview *a, const tide_kview *b);
-tide_status cpu_half_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
-                                   const tide_kview *a, double s, int reverse);
-tide_status cpu_half_unary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
-                           const double *params);
-tide_status cpu_half_reduce(tide_device *dev, tide_op op, const tide_kview *out,
-                            const tide_kview *indices, const tide_kview *a, int dim);
-tide_status cpu_half_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                            const tide_kview *bm);
-tide_status cpu_half_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
-                             int log);
-tide_status cpu_half_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
-                                      const tide_kview *g, int dim, int log);
-tide_status cpu_half_index_add(tide_device *dev, const tide_kview *dst, int dim,
-                               const tide_kview *index, const tide_kview *src);
-tide_status cpu_half_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
-                           const tide_kview *a, const tide_kview *b);
-tide_status cpu_half_random(tide_device *dev, const tide_kview *out, tide_random_kind kind,
-                            double lo, double hi, uint64_t seed, uint64_t offset);
-tide_status cpu_half_arange(tide_device *dev, const tide_kview *out, double start, double step);
-tide_status cpu_half_scatter(tide_device *dev, const tide_kview *dst, int dim,
-                             const tide_kview *index, const tide_kview *src, int accumulate);
-tide_status cpu_half_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                          const tide_kview *a, int dim, int descending);
-tide_status cpu_half_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
-                            tide_conv_geom g);
-tide_status cpu_half_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
-                            tide_conv_geom g);
-tide_status cpu_half_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                               const tide_kview *input, tide_pool_geom g);
-tide_status cpu_half_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
-                                        const tide_kview *grad_out, const tide_kview *indices);
-tide_status cpu_half_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                                  const tide_kview *grad_out, const tide_kview *input);
-tide_status cpu_half_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
-                              const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
-                              const tide_kview *prev);
-tide_status cpu_half_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
-                                       const tide_kview *dgh, const tide_kview *dprev,
-                                       const tide_kview *saved, const tide_kview *prev,
-                                       const tide_kview *out, const tide_kview *grad_out);
-tide_status cpu_half_optim_step(tide_device *dev, const tide_optim_hparams *hp,
-                                const tide_kview *param, const tide_kview *grad,
-                                const tide_kview *state1, const tide_kview *state2,
-                                const tide_kview *state3);
 
 /* the kernels of include/tide_kernels.def with a Y in the CPU column: cpu_<lua name>, one
  * signature (backend.h's tide_kernel_fn) */

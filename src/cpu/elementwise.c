@@ -100,8 +100,6 @@ static tide_status check_divisor(const char *name, const tide_kview *b) {
 
 tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                        const tide_kview *b) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_binary(dev, op, out, a, b);
     (void)dev;
     const char *name = cpu_op_name(op);
     op_arg      oa = {.op = op, .dt = a->dtype};
@@ -138,8 +136,6 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
  * row loop's scalar fast path handles. */
 tide_status cpu_binary_scalar(tide_device *dev, tide_op op, const tide_kview *out,
                               const tide_kview *a, double s, int reverse) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_binary_scalar(dev, op, out, a, s, reverse);
     union {
         double  d;
         float   f;
@@ -178,8 +174,6 @@ static void set_bounds(op_arg *oa, double lo, double hi) {
 
 tide_status cpu_unary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                       const double *params) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_unary(dev, op, out, a, params);
     (void)dev;
     const char *name = cpu_op_name(op);
     op_arg      oa = {.op = op, .dt = a->dtype};

@@ -74,8 +74,6 @@ tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview
 
 tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
                         const tide_kview *src, int accumulate) {
-    if (cpu_is_half(dst->dtype))
-        return cpu_half_scatter(dev, dst, dim, index, src, accumulate);
     (void)dev;
     const char *name = accumulate ? "scatter_add_" : "scatter_";
     TIDE_TRY(check_views(name, index, dst->ndim, dim));
@@ -169,8 +167,6 @@ static int64_t load_i(tide_dtype dt, const char *p) {
 
 tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
                      const tide_kview *a, int dim, int descending) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_sort(dev, values, indices, a, dim, descending);
     (void)dev;
     tide_dtype dt = a->dtype;
     if (dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16)

@@ -72,8 +72,6 @@ static void sm_row(char **p, const int64_t *s, int64_t n, int64_t index, void *a
 
 tide_status cpu_softmax(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                         int log) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_softmax(dev, out, a, dim, log);
     (void)dev;
     const char *name = log ? "log_softmax" : "softmax";
     if (a->dtype != TIDE_DTYPE_F32 && a->dtype != TIDE_DTYPE_F64)
@@ -173,8 +171,6 @@ static void smb_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
 
 tide_status cpu_softmax_backward(tide_device *dev, const tide_kview *dx, const tide_kview *y,
                                  const tide_kview *g, int dim, int log) {
-    if (cpu_is_half(y->dtype))
-        return cpu_half_softmax_backward(dev, dx, y, g, dim, log);
     (void)dev;
     const char *name = log ? "log_softmax_backward" : "softmax_backward";
     if (y->dtype != TIDE_DTYPE_F32 && y->dtype != TIDE_DTYPE_F64)
@@ -281,8 +277,6 @@ tide_status cpu_index_select(tide_device *dev, const tide_kview *out, const tide
 
 tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
                           const tide_kview *src) {
-    if (cpu_is_half(dst->dtype))
-        return cpu_half_index_add(dev, dst, dim, index, src);
     TIDE_TRY(check_index("index_add_", index, dim, dst->ndim,
                          dim >= 0 && dim < dst->ndim ? dst->shape[dim] : 0));
     int64_t n = index->shape[0];
@@ -313,8 +307,6 @@ static void where_row(char **p, const int64_t *s, int64_t n, int64_t index, void
 
 tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
                       const tide_kview *a, const tide_kview *b) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_where(dev, out, cond, a, b);
     (void)dev;
     if (cond->dtype != TIDE_DTYPE_BOOL && cond->dtype != TIDE_DTYPE_U8)
         return tide_seterr(TIDE_EDTYPE, "where: cpu kernel needs a bool condition");

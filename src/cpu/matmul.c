@@ -107,8 +107,6 @@ static operand prepare(const tide_kview *v, int64_t b, size_t es, char *buf) {
 
 tide_status cpu_matmul(tide_device *dev, const tide_kview *out, const tide_kview *a,
                        const tide_kview *bm) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_matmul(dev, out, a, bm);
     (void)dev;
     if (a->ndim != 3 || bm->ndim != 3 || out->ndim != 3)
         return tide_seterr(TIDE_EINVAL, "matmul: cpu kernel needs 3-d views [B, M, K] @ [B, K, N]");

@@ -140,16 +140,12 @@ static tide_status im2col_impl(const char *name, const tide_kview *cols, const t
 
 tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
                        tide_conv_geom g) {
-    if (cpu_is_half(input->dtype))
-        return cpu_half_im2col(dev, cols, input, g);
     (void)dev;
     return im2col_impl("im2col", cols, input, g, 0);
 }
 
 tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
                        tide_conv_geom g) {
-    if (cpu_is_half(cols->dtype))
-        return cpu_half_col2im(dev, out, cols, g);
     (void)dev;
     return im2col_impl("col2im", cols, out, g, 1);
 }
@@ -214,8 +210,6 @@ CPU_HOT static void gelu_back_row(char **p, const int64_t *s, int64_t n, int64_t
 
 tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
                              const tide_kview *grad_out, const tide_kview *input) {
-    if (cpu_is_half(grad_out->dtype))
-        return cpu_half_act_backward(dev, act, grad_in, grad_out, input);
     (void)dev;
     const char *name = act == TIDE_ACT_GELU ? "gelu_backward" : "relu_backward";
     if (act != TIDE_ACT_RELU && act != TIDE_ACT_GELU)

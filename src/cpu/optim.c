@@ -139,8 +139,6 @@ static char *data_of(const tide_kview *v) {
 tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
                            const tide_kview *grad, const tide_kview *state1,
                            const tide_kview *state2, const tide_kview *state3) {
-    if (cpu_is_half(param->dtype))
-        return cpu_half_optim_step(dev, h, param, grad, state1, state2, state3);
     (void)dev;
     int64_t n = cpu_numel(param);
     int     f32 = param->dtype == TIDE_DTYPE_F32;

@@ -164,8 +164,6 @@ POOL2_ROW(double, pool2_row_f64)
 
 tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
                           const tide_kview *input, tide_pool_geom g) {
-    if (cpu_is_half(input->dtype))
-        return cpu_half_maxpool2d(dev, out, indices, input, g);
     (void)dev;
     const char *name = "maxpool2d";
     if (input->dtype != TIDE_DTYPE_F32 && input->dtype != TIDE_DTYPE_F64)
@@ -229,8 +227,6 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
 
 tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
                                    const tide_kview *grad_out, const tide_kview *indices) {
-    if (cpu_is_half(grad_out->dtype))
-        return cpu_half_maxpool2d_backward(dev, grad_in, grad_out, indices);
     (void)dev;
     const char *name = "maxpool2d_backward";
     if (grad_out->dtype != TIDE_DTYPE_F32 && grad_out->dtype != TIDE_DTYPE_F64)

@@ -83,8 +83,6 @@ static void rnd_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
 
 tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind kind, double lo,
                        double hi, uint64_t seed, uint64_t offset) {
-    if (cpu_is_half(out->dtype))
-        return cpu_half_random(dev, out, kind, lo, hi, seed, offset);
     (void)dev;
     const char *name = kind == TIDE_RANDOM_UNIFORM ? "uniform_"
                        : kind == TIDE_RANDOM_KEEP  ? "keep_mask_"
@@ -100,8 +98,6 @@ tide_status cpu_random(tide_device *dev, const tide_kview *out, tide_random_kind
 }
 
 tide_status cpu_arange(tide_device *dev, const tide_kview *out, double start, double step) {
-    if (cpu_is_half(out->dtype))
-        return cpu_half_arange(dev, out, start, step);
     (void)dev;
     if (out->ndim != 1)
         return tide_seterr(TIDE_EINVAL, "arange: cpu kernel needs a 1-d out");

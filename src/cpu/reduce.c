@@ -182,8 +182,6 @@ CPU_HOT static void colsum_row(char **p, const int64_t *s, int64_t n, int64_t in
 
 tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
                        const tide_kview *indices, const tide_kview *a, int dim) {
-    if (cpu_is_half(a->dtype))
-        return cpu_half_reduce(dev, op, out, indices, a, dim);
     (void)dev;
     const char *name = cpu_op_name(op);
     if (op < TIDE_OP_SUM || op > TIDE_OP_PROD)

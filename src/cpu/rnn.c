@@ -90,8 +90,6 @@ RNN_ROW_FNS(double, d)
 tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
                          const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
                          const tide_kview *prev) {
-    if (cpu_is_half(gi->dtype))
-        return cpu_half_rnn_cell(dev, kind, out, saved, gi, gh, prev);
     (void)dev;
     const char             *name = "rnn_cell";
     const tide_kview *const v[] = {out, saved, gi, gh, prev};
@@ -135,8 +133,6 @@ tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const ti
                                   const tide_kview *dgh, const tide_kview *dprev,
                                   const tide_kview *saved, const tide_kview *prev,
                                   const tide_kview *out, const tide_kview *grad_out) {
-    if (cpu_is_half(grad_out->dtype))
-        return cpu_half_rnn_cell_backward(dev, kind, dgi, dgh, dprev, saved, prev, out, grad_out);
     (void)dev;
     const char             *name = "rnn_cell_backward";
     const tide_kview *const v[] = {dgi, dgh, dprev, saved, prev, out, grad_out};
