@@ -850,6 +850,16 @@ describe("writes that require grad into views of tensors that need none (PyTorch
         assert.is_true(row.requires_grad)
         ;(row * T({ 5, 7 })):sum():backward()
         close(w.grad, { { 0, 0 }, { 15, 21 } })
+        -- its view node is made when its grad_fn is first read, under no_grad too
+        local z2 = tide.zeros(2, { dtype = "float64" })
+        local first = z2[1]
+        local w2 = T({ 4, 5 }):requires_grad_(true)
+        z2:copy_(w2)
+        tide.no_grad(function()
+            assert.are.equal("AsStridedBackward0", tostring(first.grad_fn))
+        end)
+        ;(first * 2):backward()
+        close(w2.grad, { 2, 0 })
     end)
 
     it("refuses a view of a leaf that requires grad, and an expanded view", function()

@@ -431,8 +431,14 @@ end
 -- (the function below). Views that require grad follow already.
 local views_follow = core._internal.views_follow
 core._internal.set_view_follower(function(t, root)
-    local geo = geometry(t)
-    t:_ag().grad_fn = grad_fn(root:as_strided(geo[1], geo[2], geo[3]))
+    local geo, was = geometry(t), core.is_grad_enabled()
+    set_grad_enabled(true) -- (its grad_fn may first be read under no_grad)
+    local ok, v = pcall(root.as_strided, root, geo[1], geo[2], geo[3])
+    set_grad_enabled(was)
+    if not ok then
+        error(v, 0)
+    end
+    t:_ag().grad_fn = grad_fn(v)
 end)
 
 -- the in-place op's node (inner) recorded through the chain (view_chain's): each base gets a
