@@ -10,7 +10,7 @@
  * list of its views (first_view, then each view's next_view / prev_view), unlinked by the
  * collector (tl_unlink_views). Lua sees the links only when autograd asks (engine.lua): the
  * root is found by its address in a registry table with weak values, written once, at its first
- * view; while views follow a root (tl_views_follow), a registry reference keeps the root alive.
+ * view; while views follow a root (views_follow), a registry reference keeps the root alive.
  */
 #include "args.h"
 #include <stdlib.h>

@@ -585,7 +585,6 @@ def {
     end,
 }
 
--- unfold(dim, size, step): each window's gradient added back where the window lies, one
 -- the furthest storage element a geometry reaches (nil when it has no elements)
 local function reach(shape, strides, offset)
     local last = offset
@@ -642,6 +641,7 @@ def {
     end,
 }
 
+-- unfold(dim, size, step): each window's gradient added back where the window lies, one
 -- index_add per position inside the windows (overlapping windows sum)
 def {
     name = "unfold",
