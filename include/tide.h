@@ -106,10 +106,14 @@ enum {
     TIDE_OPF_CHEAP = 1 << 2,        /* a few cycles an element */
     TIDE_OPF_INT_WRAP = 1 << 3,     /* an integer scalar outside the dtype wraps into it */
     TIDE_OPF_INT_DIVISION = 1 << 4, /* an integer zero divisor raises */
+    TIDE_OPF_INTEGER_ONLY = 1 << 5, /* float inputs are refused (DTYPES INTEGRAL, INTEGER) */
+    TIDE_OPF_NO_BOOL = 1 << 6,      /* and bool ones too, after promotion (DTYPES INTEGER) */
 };
-/* a row's DTYPES column as a flag */
-#define TIDE_OP_DTYPES_ALL   0
-#define TIDE_OP_DTYPES_FLOAT TIDE_OPF_FLOAT_ONLY
+/* a row's DTYPES column as flags */
+#define TIDE_OP_DTYPES_ALL      0
+#define TIDE_OP_DTYPES_FLOAT    TIDE_OPF_FLOAT_ONLY
+#define TIDE_OP_DTYPES_INTEGRAL TIDE_OPF_INTEGER_ONLY
+#define TIDE_OP_DTYPES_INTEGER  (TIDE_OPF_INTEGER_ONLY | TIDE_OPF_NO_BOOL)
 
 typedef enum tide_op {
 #define X(e, family, name, ...) TIDE_OP_##e,

@@ -190,6 +190,34 @@ static int m_idiv(lua_State *L) {
     return tl_binary(L, TIDE_OP_FLOORDIV);
 }
 
+#if LUA_VERSION_NUM >= 503
+/* Lua 5.3's integer operators & | ~ << >> and unary ~: PyTorch's, on integer and bool tensors */
+static int m_band(lua_State *L) {
+    return tl_binary(L, TIDE_OP_BITWISE_AND);
+}
+static int m_bor(lua_State *L) {
+    return tl_binary(L, TIDE_OP_BITWISE_OR);
+}
+static int m_bxor(lua_State *L) {
+    return tl_binary(L, TIDE_OP_BITWISE_XOR);
+}
+static int m_shl(lua_State *L) {
+    return tl_binary(L, TIDE_OP_BITWISE_LEFT_SHIFT);
+}
+static int m_shr(lua_State *L) {
+    return tl_binary(L, TIDE_OP_BITWISE_RIGHT_SHIFT);
+}
+static int m_bnot(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "bitwise_not");
+    lua_settop(L, 1); /* Lua passes the operand twice */
+    ltensor *r = tl_push_like(L, 1);
+    TL_CALL(L, S, tide_unary(S->ctx, TIDE_OP_BITWISE_NOT, a->t, NULL, &r->t));
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t)); /* no record: integer tensors need no grad */
+    return 1;
+}
+#endif
+
 static int m_unm(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "neg");
@@ -651,6 +679,14 @@ void tl_open_tensor(lua_State *L, int mod) {
         {"__pow", m_pow},
         {"__idiv", m_idiv},
         {"__unm", m_unm},
+#if LUA_VERSION_NUM >= 503
+        {"__band", m_band},
+        {"__bor", m_bor},
+        {"__bxor", m_bxor},
+        {"__shl", m_shl},
+        {"__shr", m_shr},
+        {"__bnot", m_bnot},
+#endif
         {"__newindex", t_newindex},
         {"__len", t_len},
         {"__gc", t_gc},

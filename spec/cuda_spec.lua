@@ -318,6 +318,28 @@ describe("cuda #cuda", function()
       same(tide.zeta(2, on(b)), tide.zeta(2, b), 1e-12, "zeta of a number and q < 0")
     end)
 
+    -- int64 compute for every integer dtype: the stored bits must be the CPU's, a bool's ~ its
+    -- logical not, and a shift past the width 0 or the sign
+    git("bitwise ops on every integer dtype and bool against the cpu", function()
+      for _, dt in ipairs({ "int32", "int64", "uint8", "bool" }) do
+        local i = tide.tensor({ { 0, 3, 7, -1 }, { 1, 200, 46341, -128 } }):to(dt)
+        local j = tide.tensor({ { 5, 1, 2, 33 }, { 0, 7, 3, 9 } }):to(dt):t():contiguous():t()
+        for _, op in ipairs({ "bitwise_and", "bitwise_or", "bitwise_xor" }) do
+          same(on(i)[op](on(i), on(j)), i[op](i, j), 0, op .. " " .. dt)
+          same(on(i)[op](on(i), -2), i[op](i, -2), 0, op .. " scalar " .. dt)
+        end
+        same(on(i):bitwise_not(), i:bitwise_not(), 0, "bitwise_not " .. dt)
+        if dt ~= "bool" then
+          for _, op in ipairs({ "bitwise_left_shift", "bitwise_right_shift" }) do
+            same(on(i)[op](on(i), on(j)), i[op](i, j), 0, op .. " " .. dt)
+            for _, k in ipairs({ 1, 7, 31, 40, 63, 64, -1 }) do
+              same(on(i)[op](on(i), k), i[op](i, k), 0, op .. " by " .. k .. " " .. dt)
+            end
+          end
+        end
+      end
+    end)
+
     git("large contiguous add takes the vector path and the tail", function()
       local a, b = randn({ 100003 }), randn({ 100003 })
       same(on(a) + on(b), a + b, 0)

@@ -27,8 +27,9 @@ describe("tide.core._ops", function()
 
     it("carries each row's family and flags", function()
         assert.are.same({ name = "add", family = "binary", arity = 2, float_only = false,
-            int_exact = true, no_grad = false, cheap = true, int_wrap = true,
-            int_division = false, bool_result = false, inplace = true }, row("add"))
+            integer_only = false, no_bool = false, int_exact = true, no_grad = false,
+            cheap = true, int_wrap = true, int_division = false, bool_result = false,
+            inplace = true }, row("add"))
         local div = row("div")
         assert.is_true(div.float_only)
         assert.is_false(div.int_exact)
@@ -43,6 +44,11 @@ describe("tide.core._ops", function()
         assert.are.equal("bounded", row("clamp").family)
         assert.are.equal("reduce", row("sum").family)
         assert.is_true(row("argmax").no_grad)
+        assert.is_true(row("bitwise_and").integer_only)
+        assert.is_false(row("bitwise_and").no_bool)
+        assert.is_true(row("bitwise_left_shift").integer_only)
+        assert.is_true(row("bitwise_left_shift").no_bool)
+        assert.is_false(row("exp").integer_only)
         assert.is_true(row("floor_divide").int_division)
     end)
 end)

@@ -59,6 +59,19 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
     return TIDE_OK;
 }
 
+/* The bitwise rows (DTYPES INTEGRAL, INTEGER) take integer tensors, and bool ones unless the
+ * row says NO_BOOL: cdt is the operands' promoted dtype, `got` names them for the message. */
+static tide_status integer_operands(const char *op, unsigned flags, tide_dtype cdt,
+                                    const char *got) {
+    if (!(flags & TIDE_OPF_INTEGER_ONLY))
+        return TIDE_OK;
+    bool no_bool = (flags & TIDE_OPF_NO_BOOL) != 0;
+    if (!tide_dtype_is_float(cdt) && !(no_bool && cdt == TIDE_DTYPE_BOOL))
+        return TIDE_OK;
+    return tide_seterr(TIDE_EDTYPE, "%s: needs %s, got %s; convert with :long() first", op,
+                       no_bool ? "integer tensors" : "integer or bool tensors", got);
+}
+
 static tide_status dispatch_fail(tide_status st, const char *op, tide_tensor **out, bool created) {
     tide_out_failed(out, created);
     return st == TIDE_OK ? st : tide_err_op(st, op);
@@ -94,6 +107,9 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     tide_dtype cdt = tide_promote(a->dtype, b->dtype);
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_F32;
+    char got[48];
+    snprintf(got, sizeof got, "%s and %s", tide_dtype_name(a->dtype), tide_dtype_name(b->dtype));
+    TIDE_TRY(integer_operands(name, tide_op_flags(op), cdt, got));
     tide_dtype odt = cdt;
     if (fam == TIDE_FAMILY_COMPARE)
         odt = TIDE_DTYPE_BOOL;
@@ -242,6 +258,22 @@ static void scalar_fmt(char *buf, size_t n, tide_scalar s) {
         snprintf(buf, n, "%g", s.d);
 }
 
+/* integer_operands for a tensor of dtype dt and the number s: a bool tensor computes in int64
+ * with an integer number (as PyTorch promotes it), so only a float tensor or a fraction is
+ * refused */
+static tide_status integer_scalar(const char *op, unsigned flags, tide_dtype dt, tide_scalar s,
+                                  bool integral) {
+    char v[32], got[64];
+    scalar_fmt(v, sizeof v, s);
+    snprintf(got, sizeof got, "%s and the number %s", tide_dtype_name(dt), v);
+    if (tide_dtype_is_float(dt))
+        return integer_operands(op, flags, dt, got);
+    if (!integral)
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: the number %s is not an integer; bitwise ops take integers", op, v);
+    return TIDE_OK;
+}
+
 /* a 0-d int64 tensor holding v on dev (copied there like a kernel argument: not a transfer
  * the statistics count) */
 static tide_status int64_operand(tide_ctx *ctx, const char *op, tide_device *dev, int64_t v,
@@ -283,6 +315,8 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
         if (!tide_dtype_is_float(cdt) && (!integral || !scalar_fits(cdt, s)))
             cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
     } else {
+        if (flags & TIDE_OPF_INTEGER_ONLY)
+            TIDE_TRY(integer_scalar(name, flags, cdt, s, integral));
         if (!tide_dtype_is_float(cdt) && (!integral || (flags & TIDE_OPF_FLOAT_ONLY)))
             cdt = TIDE_DTYPE_F32;
         else if (cdt == TIDE_DTYPE_BOOL)
@@ -337,9 +371,11 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
 
 /* ---- unary -------------------------------------------------------------------------------- */
 
-/* prepares out (dtype odt, a's shape) and runs the backend's unary kernel on a cast to cdt */
-static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, tide_dtype cdt,
-                             tide_dtype odt, const double *params, tide_tensor **out) {
+/* prepares out (dtype odt, a's shape) and runs the backend's unary kernel of row kop (op's
+ * own, or the one that computes it for this dtype) on a cast to cdt */
+static tide_status unary_run(tide_ctx *ctx, tide_op op, tide_op kop, const tide_tensor *a,
+                             tide_dtype cdt, tide_dtype odt, const double *params,
+                             tide_tensor **out) {
     const char  *name = tide_op_name(op);
     tide_device *dev = a->storage->dev;
     bool         created;
@@ -354,7 +390,7 @@ static tide_status unary_run(tide_ctx *ctx, tide_op op, const tide_tensor *a, ti
     st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK) {
         tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
-        st = fn(dev, op, &ov, &av, params);
+        st = fn(dev, kop, &ov, &av, params);
         tide_tensor_release(ca);
     }
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);
@@ -374,13 +410,21 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
     tide_dtype cdt = a->dtype;
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_F32;
+    if (tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY && tide_dtype_is_float(cdt))
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: needs an integer or bool tensor, got %s; convert with :long() "
+                           "first",
+                           name, tide_dtype_name(cdt));
     if (fam == TIDE_FAMILY_PREDICATE) { /* any input dtype, a bool result */
         tide_dtype odt;
         TIDE_TRY(out_dtype(name, *out, TIDE_DTYPE_BOOL, &odt));
-        return unary_run(ctx, op, a, cdt, odt, NULL, out);
+        return unary_run(ctx, op, op, a, cdt, odt, NULL, out);
     }
     TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
-    return unary_run(ctx, op, a, cdt, cdt, NULL, out);
+    /* a bool's bitwise not is its logical not (PyTorch's ~mask): backends that compute integers
+     * in a wider type (CUDA: int64) would make ~1 nonzero, true */
+    tide_op kop = op == TIDE_OP_BITWISE_NOT && cdt == TIDE_DTYPE_BOOL ? TIDE_OP_LOGICAL_NOT : op;
+    return unary_run(ctx, op, kop, a, cdt, cdt, NULL, out);
 }
 
 /* neither an integer nor infinite (no bound): makes an integer tensor's clamp float */
@@ -442,7 +486,7 @@ tide_status tide_clamp(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide
     if (needs_operand(cdt, lo) || needs_operand(cdt, hi))
         return clamp_exact(ctx, a, lo, hi, out);
     double params[2] = {lo.d, hi.d};
-    return unary_run(ctx, TIDE_OP_CLAMP, a, cdt, cdt, params, out);
+    return unary_run(ctx, TIDE_OP_CLAMP, TIDE_OP_CLAMP, a, cdt, cdt, params, out);
 }
 
 /* ---- reductions --------------------------------------------------------------------------- */

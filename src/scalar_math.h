@@ -458,6 +458,48 @@ TIDE_DEF_COMPARE(i64, int64_t)
 TIDE_DEF_COMPARE(u8, uint8_t)
 TIDE_DEF_COMPARE(b, uint8_t)
 
+/* ---- bitwise: integer and bool dtypes (rows whose DTYPES is INTEGRAL or INTEGER) ----------
+ * Shifts are defined for every amount, as PyTorch 2 defines them: << by the width or more, or by
+ * a negative amount, gives 0, and >> gives FILL, the sign (0 or -1; 0 for uint8). The amount is
+ * compared as unsigned, so a negative one is large; << shifts the unsigned type (a signed
+ * overflow is undefined in C). CUDA computes every integer dtype in int64 and stores back: the
+ * stored bits agree (an int32 shifted by 32..63 keeps none of its own, or only its sign). */
+#define TIDE_DEF_BITWISE(S, T, U, BITS, FILL)                                                      \
+    TIDE_HD T tide_bitwise_and_##S(T a, T b) {                                                     \
+        return (T)(a & b);                                                                         \
+    }                                                                                              \
+    TIDE_HD T tide_bitwise_or_##S(T a, T b) {                                                      \
+        return (T)(a | b);                                                                         \
+    }                                                                                              \
+    TIDE_HD T tide_bitwise_xor_##S(T a, T b) {                                                     \
+        return (T)(a ^ b);                                                                         \
+    }                                                                                              \
+    TIDE_HD T tide_bitwise_not_##S(T a) {                                                          \
+        return (T) ~(U)a;                                                                          \
+    }                                                                                              \
+    TIDE_HD T tide_shl_##S(T a, T b) {                                                             \
+        return (U)b >= (BITS) ? (T)0 : (T)((U)a << b);                                             \
+    }                                                                                              \
+    TIDE_HD T tide_shr_##S(T a, T b) {                                                             \
+        return (U)b >= (BITS) ? (T)(FILL) : (T)(a >> b);                                           \
+    }
+TIDE_DEF_BITWISE(i32, int32_t, uint32_t, 32, a >> 31)
+TIDE_DEF_BITWISE(i64, int64_t, uint64_t, 64, a >> 63)
+TIDE_DEF_BITWISE(u8, uint8_t, uint8_t, 8, 0)
+/* bool: and, or, xor of 0 and 1 stay 0 or 1; not is the logical not (PyTorch's ~mask) */
+TIDE_HD uint8_t tide_bitwise_and_b(uint8_t a, uint8_t b) {
+    return a & b;
+}
+TIDE_HD uint8_t tide_bitwise_or_b(uint8_t a, uint8_t b) {
+    return a | b;
+}
+TIDE_HD uint8_t tide_bitwise_xor_b(uint8_t a, uint8_t b) {
+    return a ^ b;
+}
+TIDE_HD uint8_t tide_bitwise_not_b(uint8_t a) {
+    return a == 0;
+}
+
 /* ---- counter-based random numbers ---------------------------------------------------------
  * Element i of a draw is a pure function of (seed, offset + i), so the CPU and CUDA backends
  * produce the same values for the same seed, with no generator state on the device. */

@@ -28,6 +28,13 @@ M.device_dtypes = {
     cuda = M.all_dtypes,
 }
 
+-- the bitwise rows' dtypes (include/tide_ops.def: DTYPES INTEGRAL and INTEGER)
+local INTEGRAL = {
+    cpu = { "int32", "int64", "uint8", "bool" },
+    cuda = { "int32", "int64", "uint8", "bool" },
+}
+local INTEGER = { cpu = { "int32", "int64", "uint8" }, cuda = { "int32", "int64", "uint8" } }
+
 local POS = { 0.5, 2 }
 local DIVISOR = { { -2, 2 }, { 0.5, 2 } }
 local MODULO = { { 2.3, 2.7 }, { 1.0, 1.1 } } -- a / b in [2.09, 2.7]: away from the jumps
@@ -60,6 +67,10 @@ M.ops = {
     -- comparisons (bool results: no gradient)
     eq = {}, ne = {}, lt = {}, le = {}, gt = {}, ge = {},
     logical_and = {}, logical_or = {}, logical_xor = {},
+    -- bitwise (integer and bool tensors; the shifts not two bools, as PyTorch)
+    bitwise_and = { dtypes = INTEGRAL }, bitwise_or = { dtypes = INTEGRAL },
+    bitwise_xor = { dtypes = INTEGRAL }, bitwise_not = { dtypes = INTEGRAL },
+    bitwise_left_shift = { dtypes = INTEGER }, bitwise_right_shift = { dtypes = INTEGER },
     -- unary
     neg = { grad = {} },
     abs = { grad = { avoid = { 0 } } },

@@ -77,7 +77,8 @@ typedef struct op_arg {
 
 /* ---- the generated switches ----------------------------------------------------------------
  * KERNEL_<FAMILY>(LOOP, op row) expands to the row's case when LOOP's switch runs that family,
- * and DTYPES_<ALL|FLOAT> to the dtype cases the row has (its result type: SAME or BOOL). */
+ * and DTYPES_<ALL|FLOAT|INTEGRAL|INTEGER> to the dtype cases the row has (its result type: SAME
+ * or BOOL). */
 #define OUT_SAME(T) T
 #define OUT_BOOL(T) uint8_t
 /* dtype E's case: LOOP over C type T, with the row's function tide_<fn>_<S> */
@@ -103,6 +104,20 @@ typedef struct op_arg {
 #define DTYPES_FLOAT(LOOP, fn, OUT)                                                                \
     switch (oa->dt) {                                                                              \
         FLOAT_CASES(LOOP, fn, OUT)                                                                 \
+    default:                                                                                       \
+        break;                                                                                     \
+    }
+#define DTYPES_INTEGRAL(LOOP, fn, OUT)                                                             \
+    switch (oa->dt) {                                                                              \
+        INT_CASES(LOOP, fn, OUT)                                                                   \
+    default:                                                                                       \
+        break;                                                                                     \
+    }
+#define DTYPES_INTEGER(LOOP, fn, OUT)                                                              \
+    switch (oa->dt) {                                                                              \
+        DT_CASE(I32, int32_t, i32, LOOP, fn, OUT)                                                  \
+        DT_CASE(I64, int64_t, i64, LOOP, fn, OUT)                                                  \
+        DT_CASE(U8, uint8_t, u8, LOOP, fn, OUT)                                                    \
     default:                                                                                       \
         break;                                                                                     \
     }

@@ -11,25 +11,31 @@
 // ---- scalar math by compute type, generated from include/tide_ops.def ----------------------
 
 /* Each row of the table gets overloads op_<NAME>(C a, C...) for the compute types: float and
- * double, and int64 (every integer dtype) when the row's DTYPES is ALL; they call the row's
- * scalar_math.h function with the same arguments (one input, two, or the input and clamp's
- * bounds), so a missing one fails the build. REDUCE rows have their kernels in reduce.cu. */
-#define CU_OVERLOAD_INT_ALL(x)   x
-#define CU_OVERLOAD_INT_FLOAT(x) /* integer inputs are promoted by the core */
-#define CU_WRAP(E, fn, dtypes)                                                                     \
+ * double unless the row's DTYPES is INTEGRAL or INTEGER, and int64 (every integer dtype) unless
+ * it is FLOAT (the core promotes or refuses the others); they call the row's scalar_math.h
+ * function with the same arguments (one input, two, or the input and clamp's bounds), so a
+ * missing one fails the build. REDUCE rows have their kernels in reduce.cu. */
+#define CU_FLOAT_OPS(E, fn)                                                                        \
     template <typename... A> __device__ __forceinline__ auto op_##E(float a, A... rest) {          \
         return tide_##fn##_f(a, rest...);                                                          \
     }                                                                                              \
     template <typename... A> __device__ __forceinline__ auto op_##E(double a, A... rest) {         \
         return tide_##fn##_d(a, rest...);                                                          \
-    }                                                                                              \
-    CU_OVERLOAD_INT_##dtypes(template <typename... A> __device__ __forceinline__ auto op_##E(      \
-        int64_t a, A... rest) { return tide_##fn##_i64(a, rest...); })
-#define CU_WRAP_BINARY    CU_WRAP
-#define CU_WRAP_COMPARE   CU_WRAP
-#define CU_WRAP_UNARY     CU_WRAP
-#define CU_WRAP_PREDICATE CU_WRAP
-#define CU_WRAP_BOUNDED   CU_WRAP
+    }
+#define CU_INT_OPS(E, fn)                                                                          \
+    template <typename... A> __device__ __forceinline__ auto op_##E(int64_t a, A... rest) {        \
+        return tide_##fn##_i64(a, rest...);                                                        \
+    }
+#define CU_OVERLOAD_ALL(E, fn)      CU_FLOAT_OPS(E, fn) CU_INT_OPS(E, fn)
+#define CU_OVERLOAD_FLOAT(E, fn)    CU_FLOAT_OPS(E, fn)
+#define CU_OVERLOAD_INTEGRAL(E, fn) CU_INT_OPS(E, fn)
+#define CU_OVERLOAD_INTEGER(E, fn)  CU_INT_OPS(E, fn)
+#define CU_WRAP(E, fn, dtypes)      CU_OVERLOAD_##dtypes(E, fn)
+#define CU_WRAP_BINARY              CU_WRAP
+#define CU_WRAP_COMPARE             CU_WRAP
+#define CU_WRAP_UNARY               CU_WRAP
+#define CU_WRAP_PREDICATE           CU_WRAP
+#define CU_WRAP_BOUNDED             CU_WRAP
 #define CU_WRAP_REDUCE(E, fn, dtypes)
 #define X(E, family, name, fn, dtypes, flags) CU_WRAP_##family(E, fn, dtypes)
 #include "tide_ops.def"
@@ -38,7 +44,8 @@
 /* row E runs in the switch of family FAM for compute type C: its overload exists */
 #define CU_RUNS(C, FAM, family, dtypes)                                                            \
     (TIDE_FAMILY_##family == FAM &&                                                                \
-     (!std::is_same<C, int64_t>::value || TIDE_OP_DTYPES_##dtypes == TIDE_OP_DTYPES_ALL))
+     (std::is_same<C, int64_t>::value ? !(TIDE_OP_DTYPES_##dtypes & TIDE_OPF_FLOAT_ONLY)           \
+                                      : !(TIDE_OP_DTYPES_##dtypes & TIDE_OPF_INTEGER_ONLY)))
 
 template <int FAM, typename R, typename C, typename... A>
 __device__ __noinline__ R row_heavy(int op, C a, A... rest);
@@ -170,13 +177,17 @@ struct run_binary {
     }
 };
 
-/* the switches above have a case for op in one of the families fams and for dtype dt: every
- * float dtype, and the integer ones when the row's DTYPES is ALL */
+/* the switches above have a case for op in one of the families fams and for dtype dt: the
+ * float dtypes unless the row's DTYPES is INTEGRAL or INTEGER, the integer ones unless it is
+ * FLOAT, bool unless it is INTEGER */
 static bool has_kernel(tide_op op, tide_dtype dt, tide_op_family f1, tide_op_family f2) {
     tide_op_family f = tide_op_family_of_cuda(op);
     if ((unsigned)op >= TIDE_OP_COUNT || (f != f1 && f != f2))
         return false;
-    return tide_dt_is_float_rt(dt) || !(tide_cuda_op_flags(op) & TIDE_OPF_FLOAT_ONLY);
+    unsigned flags = tide_cuda_op_flags(op);
+    if (tide_dt_is_float_rt(dt))
+        return !(flags & TIDE_OPF_INTEGER_ONLY);
+    return !(flags & TIDE_OPF_FLOAT_ONLY) && !(dt == TIDE_DTYPE_BOOL && (flags & TIDE_OPF_NO_BOOL));
 }
 
 extern "C" tide_status tide_cuda_binary(tide_device *dev, tide_op op, const tide_kview *out,
