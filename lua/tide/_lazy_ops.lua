@@ -24,6 +24,10 @@ return {
             "true_divide",
         },
     },
+    ["tide.inplace_views"] = {
+        methods = { "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_" },
+        functions = {},
+    },
     ["tide.indexing"] = {
         methods = {
             "argwhere", "fill_diagonal_", "index_add", "index_copy", "index_copy_", "index_fill",

@@ -376,6 +376,27 @@ function E.inplace_refusal(t)
     return (inplace_refusal(t))
 end
 
+-- An in-place view op (t:t_(), t:transpose_(...)): alias(t) is t as it is, a tensor of its own
+-- with t's grad_fn, on which the caller records the view op; take_view(t, v) then gives t the
+-- view's geometry and node. t's version moves (a node that saved t is stale, as in PyTorch),
+-- and v's node, made before the move, is noted current: the view needs no replay.
+function E.alias(t)
+    local old = t:detach()
+    old:_set_requires_grad_internal(true)
+    old:_ag().grad_fn = grad_fn(t)
+    return old
+end
+function E.take_view(t, v, torch_name)
+    local nd = grad_fn(v)
+    t:set_(v)
+    if nd then
+        nd.vbase = version(t)
+        nd.torch_name = torch_name
+        t:_ag().grad_fn = nd
+    end
+    return t
+end
+
 -- Before an in-place op that autograd records (the binding calls hook(name, nil, args)):
 -- refuse a leaf that requires grad, a view of one and an expanded view; keep what the gradient
 -- will need of the tensor as it was. The op then runs, and hook(name, self, args) records it

@@ -59,6 +59,8 @@ M.needs_record = engine.needs_record
 M.is_view = engine.is_view
 -- _inplace_refusal(t): nil when an in-place op on t may be recorded, else {why, fix} (internal)
 M._inplace_refusal = engine.inplace_refusal
+-- _alias(t), _take_view(t, v, torch_name): an in-place view op's recording (internal)
+M._alias, M._take_view = engine.alias, engine.take_view
 
 -- ---- user API ----
 
