@@ -376,6 +376,51 @@ static int property(lua_State *L, int p) {
 }
 
 /* __index: properties first, then core.Tensor, then t[i] */
+/* registry: tide.subscripts' get and set, the handlers of a tensor or a table key */
+static const char subscripts_key = 's';
+
+/* t[key] = v (setting) or t[key] for a key that is neither an integer nor a name: a tensor or
+ * a table goes to tide.subscripts (Lua, loaded at the first such key: masks, index tensors,
+ * Torch7's per-dim tables); any other key raises, where Lua would return nil and the script
+ * fail later, far from here */
+static int subscript(lua_State *L, int setting) {
+    const char *op = setting ? "setindex" : "index";
+    int         kt = lua_type(L, 2);
+    if (kt == LUA_TTABLE || (kt == LUA_TUSERDATA && tl_test(L, 2))) {
+        if (lua_rawgetp(L, LUA_REGISTRYINDEX, &subscripts_key) != LUA_TTABLE) {
+            lua_pop(L, 1); /* loaded on first use: require registers the handlers */
+            lua_getglobal(L, "require");
+            lua_pushliteral(L, "tide.subscripts");
+            lua_call(L, 1, 0);
+            if (lua_rawgetp(L, LUA_REGISTRYINDEX, &subscripts_key) != LUA_TTABLE)
+                return tl_error(L, "tide: %s: tide.subscripts did not load", op);
+        }
+        lua_rawgeti(L, -1, setting ? 2 : 1);
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 2);
+        lua_pushvalue(L, 3);
+        lua_call(L, 3, 1);
+        return setting ? 0 : 1;
+    }
+    return tl_error(L,
+                    "tide: %s: a tensor is indexed by an integer, a bool mask, an index tensor "
+                    "or a table of per-dim indices, got %s",
+                    op, kt == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2));
+}
+
+/* core._internal.set_subscripts(get, set): tide.subscripts' handlers */
+static int set_subscripts(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_createtable(L, 2, 0);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, 2);
+    lua_rawseti(L, -2, 2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &subscripts_key);
+    return 0;
+}
+
 static int t_index(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     if (lua_type(L, 2) == LUA_TSTRING) {
@@ -404,7 +449,8 @@ static int t_index(lua_State *L) {
         }
         return 1;
     }
-    return 0;
+    lua_settop(L, 2);
+    return subscript(L, 0);
 }
 
 /* t.grad = g, t.requires_grad = b, t[i] = number or tensor */
@@ -442,9 +488,11 @@ static int t_newindex(lua_State *L) {
     }
     int         isint;
     lua_Integer i = lua_tointegerx(L, 2, &isint);
-    if (!isint || lua_type(L, 2) != LUA_TNUMBER)
-        return tl_error(L, "tide: setindex: index must be an integer, got %s",
-                        lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2));
+    if (!isint || lua_type(L, 2) != LUA_TNUMBER) {
+        tl_check(L, 1, "setindex");
+        lua_settop(L, 3);
+        return subscript(L, 1);
+    }
     tl_check(L, 1, "setindex");
     ltensor *v = tl_test(L, 3);
     if (!v && lua_type(L, 3) != LUA_TNUMBER && !lua_isboolean(L, 3))
@@ -668,6 +716,8 @@ void tl_open_tensor(lua_State *L, int mod) {
                                         {"_gc_pass_end", l_gc_pass_end},
                                         {NULL, NULL}};
     tl_register(L, mod, modfuncs);
+    static const luaL_Reg internal[] = {{"set_subscripts", set_subscripts}, {NULL, NULL}};
+    tl_register_internal(L, mod, internal);
 
     int                   mt = tl_new_tensor_metatable(L);
     static const luaL_Reg metas[] = {

@@ -7,22 +7,12 @@
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
+local as_op = require("tide.op_args").as_op
 
 local Tensor = core.Tensor
-local pcall, select, tostring = pcall, select, tostring
+local select = select
 
 local M = { functions = {} }
-
--- v = view(x, ...), an error of the view named as the in-place op (`tide: transpose_: ...`)
-local function viewed(name, view, x, ...)
-    local ok, v = pcall(Tensor[view], x, ...)
-    if not ok then
-        local msg = tostring(v)
-        msg = msg:match("^.-:%d+: (tide: .*)$") or msg
-        raise((msg:gsub("^tide: " .. view .. ":", "tide: " .. name .. ":", 1)))
-    end
-    return v
-end
 
 -- torch_name(...): the node's name in PyTorch 1.13 for these arguments
 local function inplace_view(name, view, torch_name)
@@ -32,10 +22,10 @@ local function inplace_view(name, view, torch_name)
             if why then
                 raise("tide: " .. name .. ": in-place operation " .. why[1] .. "; " .. why[2])
             end
-            local v = viewed(name, view, autograd._alias(t), ...)
+            local v = as_op(name, view, Tensor[view], autograd._alias(t), ...)
             return autograd._take_view(t, v, torch_name(...))
         end
-        t:set_(viewed(name, view, t, ...))
+        t:set_(as_op(name, view, Tensor[view], t, ...))
         return t
     end
 end

@@ -32,6 +32,22 @@ function M.not_differentiable(op, ...)
     end
 end
 
+-- f(...)'s results, an error of the op `inner` that f runs raised as op's own (`tide: inner:`
+-- becomes `tide: op:`) at the user's line: for an op written as another (t:t_() as t:t())
+function M.as_op(op, inner, f, ...)
+    local r = compat.pack(pcall(f, ...))
+    if not r[1] then
+        local msg = tostring(r[2])
+        msg = msg:match("^.-:%d+: (tide: .*)$") or msg
+        local head = "tide: " .. inner .. ":"
+        if msg:sub(1, #head) == head then
+            msg = "tide: " .. op .. ":" .. msg:sub(#head + 1)
+        end
+        raise(msg)
+    end
+    return compat.unpack(r, 2, r.n)
+end
+
 -- raises "tide: <op>: expected at most n arguments, got m (...)" when one of ..., the arguments
 -- after the n a Lua method declares (self counted), is not nil: a fixed parameter list drops
 -- extras silently, so methods end with `...` and call this (the binding's tl_max_args wording)

@@ -167,6 +167,22 @@ return function(D)
     RECIPES.kthvalue = function(x) return { x, 2 } end
     RECIPES.renorm = function(x) return { x, 2, 1, 1.0 } end
     RECIPES.renorm_ = function(_, _, z) return { z, 2, 1, 1.0 } end
+    -- the bitwise ops take integer tensors (nothing there requires grad: the rule holds)
+    for _, m in ipairs({ "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+        "bitwise_right_shift", "__band", "__bor", "__bxor", "__shl", "__shr" }) do
+        RECIPES[m] = function() return { I({ 5, 6 }), I({ 3, 1 }) } end
+        RECIPES[m .. "_"] = RECIPES[m]
+    end
+    RECIPES.bitwise_not = function() return { I({ 5, 6 }) } end
+    RECIPES.bitwise_not_ = RECIPES.bitwise_not
+    RECIPES.__bnot = RECIPES.bitwise_not
+    -- lua/tide/inplace_views.lua: into z, which does not require grad
+    RECIPES.t_ = function(_, _, z) return { z } end
+    RECIPES.squeeze_ = RECIPES.t_
+    RECIPES.unsqueeze_ = function(_, _, z) return { z, 1 } end
+    RECIPES.transpose_ = function(_, _, z) return { z, 1, 2 } end
+    RECIPES.swapdims_ = RECIPES.transpose_
+    RECIPES.swapaxes_ = RECIPES.transpose_
 
     -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
     -- first into z, which does not require grad, from y, which does

@@ -1,0 +1,258 @@
+-- tide.subscripts: t[key] and t[key] = v for the keys other than an integer and a name (the
+-- binding's __index and __newindex take those, and call these for a tensor or a table key):
+--   t[mask]   mask a bool tensor shaped as t's first k dims: the elements (k = t:dim()) or the
+--             slices where it is true, {count, rest...}, as PyTorch's x[mask]
+--   t[idx]    idx an int64 or int32 tensor of 1-based indices into dim 1 (negative from the
+--             end): {idx.shape..., rest...}, as PyTorch's x[idx]
+--   t[{...}]  Torch7's index, an entry per leading dim: a number selects (the dim goes), {a, b}
+--             narrows to a..b (inclusive, negative from the end), {a} to a..a, {} keeps the dim
+--             whole, and one index tensor indexes its dim as t[idx] does dim 1; dims past the
+--             list stay whole. Without an index tensor the result is a view of t.
+-- t[key] = v writes the indexed elements in place: a number fills them, a tensor is broadcast to
+-- their shape (an index repeated in idx takes one of its values, as in PyTorch). Everything is
+-- checked before the write. Autograd records the ops these are written with.
+local core = require("tide.core")
+local args = require("tide.op_args")
+local raise = require("tide.autograd.raise")
+local same_device = require("tide._same_device")
+
+local is_tensor, shape_str, as_op = core.is_tensor, args.shape_str, args.as_op
+local compat = require("tide._compat")
+local unpack, is_integer = compat.unpack, compat.is_integer
+
+local M = {}
+
+local INDEX_DTYPES = { int64 = true, int32 = true }
+
+local function describe(v)
+    if type(v) == "number" then
+        return tostring(v)
+    end
+    return is_tensor(v) and ("a %s tensor"):format(v.dtype) or type(v)
+end
+
+-- the kind of a tensor key: "mask" or "indices"
+local function key_kind(op, key)
+    if key.dtype == "bool" then
+        return "mask"
+    elseif INDEX_DTYPES[key.dtype] then
+        return "indices"
+    end
+    raise(("tide: %s: a tensor index must be bool (a mask) or int64/int32 (1-based indices), " ..
+        "got %s; convert it with :bool() or :long()"):format(op, key.dtype))
+end
+
+-- idx's 1-based positions into dim d of x, flat and int64, a negative one counted from the end
+local function positions(op, x, d, idx)
+    same_device(op, x, idx)
+    if x:dim() == 0 then
+        raise(("tide: %s: a 0-dim tensor cannot be indexed by a tensor; use t:item()"):format(op))
+    end
+    local flat = idx:reshape(-1):long()
+    return core.where(flat:lt(0), flat + (x:size(d) + 1), flat)
+end
+
+-- sizes with dim d replaced by the list ins
+local function spliced(sizes, d, ins)
+    local out = {}
+    for i = 1, d - 1 do
+        out[#out + 1] = sizes[i]
+    end
+    for _, s in ipairs(ins) do
+        out[#out + 1] = s
+    end
+    for i = d + 1, #sizes do
+        out[#out + 1] = sizes[i]
+    end
+    return out
+end
+
+-- x's slices along d at idx: index_select, the index's own shape in place of dim d
+local function take(op, x, d, idx)
+    local pos = positions(op, x, d, idx)
+    local r = as_op(op, "index_select", x.index_select, x, d, pos)
+    return r:reshape(spliced(x:size(), d, idx:size()))
+end
+
+-- ---- masks ----------------------------------------------------------------------------------
+
+-- raises unless mask is shaped as x's first dims
+local function check_mask(op, x, mask)
+    same_device(op, x, mask)
+    local k = mask:dim()
+    local fits = k >= 1 and k <= x:dim()
+    for d = 1, fits and k or 0 do
+        fits = fits and mask:size(d) == x:size(d)
+    end
+    if not fits then
+        raise(("tide: %s: the mask's shape %s does not match the shape %s of the tensor's " ..
+            "first dims; a mask covers the first %s of them"):format(op, shape_str(mask:size()),
+            shape_str(x:size()), k == 0 and "one or more" or tostring(k)))
+    end
+end
+
+-- x's dims past the mask's
+local function rest_of(x, k)
+    local rest = {}
+    for d = k + 1, x:dim() do
+        rest[#rest + 1] = x:size(d)
+    end
+    return rest
+end
+
+local function masked_get(x, mask)
+    check_mask("index", x, mask)
+    local k = mask:dim()
+    if k == x:dim() then
+        return x:masked_select(mask)
+    end
+    local rows = x:reshape({ -1, unpack(rest_of(x, k)) })
+    return rows:index_select(1, mask:reshape(-1):nonzero():reshape(-1))
+end
+
+-- mask spread over x's shape
+local function spread(x, mask)
+    local shape = mask:size()
+    for _ = mask:dim() + 1, x:dim() do
+        shape[#shape + 1] = 1
+    end
+    return mask:reshape(shape):expand(x:size())
+end
+
+local function masked_set(x, mask, v)
+    check_mask("setindex", x, mask)
+    local full = spread(x, mask)
+    if not is_tensor(v) then
+        return x:masked_fill_(full, v)
+    end
+    same_device("setindex", x, v)
+    if v:numel() == 1 then
+        return x:masked_fill_(full, v:reshape({}):to(x.dtype))
+    end
+    local count = mask:sum():item() -- (a read back: the shape of the values)
+    local shape = { count, unpack(rest_of(x, mask:dim())) }
+    local src = as_op("setindex", "expand", v.expand, v:to(x.dtype), shape)
+    return x:masked_scatter_(full, src)
+end
+
+-- ---- index tensors along one dim ------------------------------------------------------------
+
+-- writes v (a number, or a tensor broadcast to the slices' shape) into x's slices along d at idx
+local function put(x, d, idx, v)
+    local pos = positions("setindex", x, d, idx)
+    if not is_tensor(v) then
+        return x:index_fill_(d, pos, v)
+    end
+    same_device("setindex", x, v)
+    local n = pos:numel()
+    local src = as_op("setindex", "expand", v.expand, v:to(x.dtype),
+        spliced(x:size(), d, idx:size()))
+    local sizes = spliced(x:size(), d, { n })
+    src = src:reshape(sizes)
+    local ones = {}
+    for i = 1, #sizes do
+        ones[i] = i == d and n or 1
+    end
+    return x:scatter_(d, pos:reshape(ones):expand(sizes), src)
+end
+
+-- ---- Torch7's tables ------------------------------------------------------------------------
+
+-- the range {a, b} (or {a}) of a dim of size n as a start and a length
+local function range_of(op, r, dim, n)
+    args.check_list(op, r, "a range")
+    if #r > 2 then
+        raise(("tide: %s: the range for dim %d has %d entries; write {first, last}, {i} or {}")
+            :format(op, dim, #r))
+    end
+    local a, b = r[1], r[2] or r[1]
+    for _, v in ipairs({ a, b }) do
+        if type(v) ~= "number" or not is_integer(v) then
+            raise(("tide: %s: the range for dim %d must hold integers, got %s"):format(op, dim,
+                describe(v)))
+        end
+    end
+    local a0, b0 = a < 0 and n + a + 1 or a, b < 0 and n + b + 1 or b
+    if a0 < 1 or b0 > n or b0 < a0 then
+        raise(("tide: %s: the range {%d, %d} is outside dim %d of size %d; ranges are 1-based " ..
+            "and inclusive, negative from the end, first <= last"):format(op, a, b, dim, n))
+    end
+    return a0, b0 - a0 + 1
+end
+
+-- the view a table key reads, the dim of its index tensor in that view, and the tensor
+local function table_view(op, x, key)
+    args.check_list(op, key, "the index")
+    if #key > x:dim() then
+        raise(("tide: %s: %d indices for a tensor of %d dim%s"):format(op, #key, x:dim(),
+            x:dim() == 1 and "" or "s"))
+    end
+    local v, d, at, idx, at_i = x, 1, nil, nil, nil
+    for i, k in ipairs(key) do
+        if type(k) == "number" then
+            if not is_integer(k) then
+                raise(("tide: %s: index %d must be an integer, got %s"):format(op, i, tostring(k)))
+            end
+            v = as_op(op, "select", v.select, v, d, k)
+        elseif type(k) == "table" then
+            if next(k) ~= nil then
+                v = v:narrow(d, range_of(op, k, i, v:size(d)))
+            end
+            d = d + 1
+        elseif is_tensor(k) then
+            if key_kind(op, k) == "mask" then
+                raise(("tide: %s: a bool mask indexes a tensor alone, t[mask], not inside a " ..
+                    "table (index %d)"):format(op, i))
+            elseif idx then
+                raise(("tide: %s: one index tensor per table (indices %d and %d are tensors); " ..
+                    "index one dim at a time, or use gather"):format(op, at_i, i))
+            end
+            at, idx, at_i = d, k, i
+            d = d + 1
+        else
+            raise(("tide: %s: index %d must be a number, a range table or a tensor, got %s")
+                :format(op, i, type(k)))
+        end
+    end
+    return v, at, idx
+end
+
+-- ---- the handlers ---------------------------------------------------------------------------
+
+function M.get(x, key)
+    if is_tensor(key) then
+        if key_kind("index", key) == "mask" then
+            return masked_get(x, key)
+        end
+        return take("index", x, 1, key)
+    end
+    local v, at, idx = table_view("index", x, key)
+    if idx then
+        return take("index", v, at, idx)
+    end
+    return v
+end
+
+function M.set(x, key, value)
+    if not is_tensor(value) and type(value) ~= "number" and type(value) ~= "boolean" then
+        raise(("tide: setindex: value must be a number or a tensor, got %s"):format(type(value)))
+    end
+    if is_tensor(key) then
+        if key_kind("setindex", key) == "mask" then
+            return masked_set(x, key, value)
+        end
+        return put(x, 1, key, value)
+    end
+    local v, at, idx = table_view("setindex", x, key)
+    if idx then
+        return put(v, at, idx, value)
+    elseif is_tensor(value) then
+        same_device("setindex", x, value)
+        return as_op("setindex", "copy_", v.copy_, v, value)
+    end
+    return v:fill_(value)
+end
+
+core._internal.set_subscripts(M.get, M.set)
+
+return M

@@ -1,0 +1,184 @@
+-- subscripts_spec.lua — t[key] and t[key] = v beyond t[i]: bool masks, index tensors and
+-- Torch7's tables of per-dim indices (tide.subscripts), on the device under test. Values and
+-- gradients from PyTorch 1.13 on the same programs (its 0-based indices plus one); every other
+-- key raises instead of reading nil; failed writes leave the tensor as it was.
+local tide = require("tide")
+local D = require("spec.support.device")
+
+local function catch(f)
+    local ok, err = pcall(f)
+    assert.is_false(ok, "expected an error")
+    return tostring(err)
+end
+
+local function host(t)
+    return t:to("cpu"):totable()
+end
+
+local function X()
+    return tide.arange(12, { device = D.name }):float():reshape(3, 4)
+end
+
+local function T(v, dt)
+    return tide.tensor(v, { dtype = dt, device = D.name })
+end
+
+describe("t[mask] and t[idx] (" .. D.name .. ")", function()
+    it("reads the elements or rows a bool mask selects, as PyTorch's x[mask]", function()
+        local x = X()
+        assert.are.same({ 6, 7, 8, 9, 10, 11 }, host(x[x:gt(5)]))
+        assert.are.same({ { 0, 1, 2, 3 }, { 8, 9, 10, 11 } },
+            host(x[T({ true, false, true }, "bool")]))
+        assert.are.same({ 0 }, x[x:lt(-1)].shape) -- empty selections
+        assert.are.same({ 0, 4 }, x[T({ false, false, false }, "bool")].shape)
+    end)
+
+    it("reads rows at 1-based indices, negative from the end, in the index's shape", function()
+        local x = X()
+        assert.are.same({ { 8, 9, 10, 11 }, { 0, 1, 2, 3 } }, host(x[T({ 3, 1 })]))
+        assert.are.same({ { 8, 9, 10, 11 } }, host(x[T({ -1 })]))
+        assert.are.same({ 2, 2, 4 }, x[T({ { 1, 2 }, { 3, 3 } })].shape)
+        assert.are.same({ { 4, 5, 6, 7 } }, host(x[T({ 2 }, "int32")]))
+    end)
+
+    it("adds up the gradient of a repeated index", function()
+        local x = X():requires_grad_(true)
+        local w = X()
+        local loss = (x[T({ 1, 1, 3 })] * w):sum()
+        loss:backward()
+        assert.are.same({ { 4, 6, 8, 10 }, { 0, 0, 0, 0 }, { 8, 9, 10, 11 } }, host(x.grad))
+    end)
+
+    it("writes a number or a broadcast tensor where a mask is true", function()
+        local z = X()
+        z[z:gt(8)] = tide.tensor({ 7, 8, 9 }, { device = D.name }):float()
+        assert.are.same({ { 0, 1, 2, 3 }, { 4, 5, 6, 7 }, { 8, 7, 8, 9 } }, host(z))
+        z = X()
+        z[T({ true, false, true }, "bool")] = T({ 1, 2, 3, 4 }, "float32")
+        assert.are.same({ { 1, 2, 3, 4 }, { 4, 5, 6, 7 }, { 1, 2, 3, 4 } }, host(z))
+        z = X()
+        z[z:lt(2)] = -5
+        assert.are.same({ -5, -5, 2, 3 }, host(z[1]))
+    end)
+
+    it("writes rows at indices, a repeated one taking one of its values", function()
+        local z = X()
+        z[T({ 3, 1 })] = T({ 5, 6, 7, 8 }, "float32")
+        assert.are.same({ { 5, 6, 7, 8 }, { 4, 5, 6, 7 }, { 5, 6, 7, 8 } }, host(z))
+        z = X()
+        z[T({ -1 })] = 0
+        assert.are.same({ 0, 0, 0, 0 }, host(z[3]))
+        z = X()
+        z[T({ 1, 1 })] = T({ { 1, 1, 1, 1 }, { 1, 1, 1, 1 } }, "float32")
+        assert.are.same({ 1, 1, 1, 1 }, host(z[1]))
+    end)
+
+    it("gives the gradient of a masked write to what was not overwritten", function()
+        local x = X():requires_grad_(true)
+        local y = x * 1
+        y[y:gt(5)] = 0
+        y:sum():backward()
+        assert.are.same({ { 1, 1, 1, 1 }, { 1, 1, 0, 0 }, { 0, 0, 0, 0 } }, host(x.grad))
+    end)
+end)
+
+describe("t[{...}], Torch7's per-dim index (" .. D.name .. ")", function()
+    it("selects with numbers, narrows with {a, b} and {a}, keeps {} whole", function()
+        local x = X()
+        assert.are.same({ 5, 6 }, host(x[{ 2, { 2, 3 } }]))
+        assert.are.same({ 1, 5, 9 }, host(x[{ {}, 2 }]))
+        assert.are.same({ 1, 4 }, x[{ { 2 }, {} }].shape)
+        assert.are.same({ { 4, 5, 6, 7 }, { 8, 9, 10, 11 } }, host(x[{ { -2, -1 } }]))
+        assert.are.equal(11, x[{ -1, -1 }]:item())
+        assert.are.same({}, x[{ -1, -1 }].shape)
+    end)
+
+    it("returns a view of the tensor when no index tensor takes part", function()
+        local x = X()
+        x[{ 2, { 2, 3 } }]:fill_(0)
+        assert.are.same({ 4, 0, 0, 7 }, host(x[2]))
+    end)
+
+    it("takes one index tensor for its dim", function()
+        local x = X()
+        assert.are.same({ { 3, 0 }, { 7, 4 }, { 11, 8 } }, host(x[{ {}, T({ 4, 1 }) }]))
+        assert.are.same({ 7, 4 }, host(x[{ 2, T({ 4, 1 }) }]))
+    end)
+
+    it("writes numbers and tensors into the indexed region", function()
+        local z = X()
+        z[{ 2, { 2, 3 } }] = T({ 7, 8 }, "float32")
+        z[{ {}, 1 }] = -1
+        assert.are.same({ { -1, 1, 2, 3 }, { -1, 7, 8, 7 }, { -1, 9, 10, 11 } }, host(z))
+        z = X()
+        z[{ {}, T({ 4, 1 }) }] = 0
+        assert.are.same({ { 0, 1, 2, 0 }, { 0, 5, 6, 0 }, { 0, 9, 10, 0 } }, host(z))
+    end)
+
+    it("carries the gradient of a written tensor and of what it did not cover", function()
+        local x = X():requires_grad_(true)
+        local v = T({ 10, 20 }, "float32"):requires_grad_(true)
+        local y = x * 1
+        y[{ {}, T({ 4, 1 }) }] = v
+        local loss = (y * 2):sum()
+        loss:backward()
+        assert.are.same({ { 0, 2, 2, 0 }, { 0, 2, 2, 0 }, { 0, 2, 2, 0 } }, host(x.grad))
+        assert.are.same({ 6, 6 }, host(v.grad))
+    end)
+end)
+
+describe("subscript errors (" .. D.name .. ")", function()
+    local x = X()
+
+    it("raise for a key that is not an index, where Lua would read nil", function()
+        local msg = "a tensor is indexed by an integer, a bool mask, an index tensor or a " ..
+            "table of per-dim indices, got "
+        assert.matches("tide: index: " .. msg .. "1.5", catch(function() return x[1.5] end), 1,
+            true)
+        assert.matches("tide: index: " .. msg .. "boolean", catch(function() return x[true] end),
+            1, true)
+        assert.matches("tide: setindex: " .. msg .. "boolean",
+            catch(function() x[false] = 1 end), 1, true)
+        assert.matches("tide: index: a tensor index must be bool (a mask) or int64/int32 " ..
+            "(1-based indices), got float32; convert it with :bool() or :long()",
+            catch(function() return x[x] end), 1, true)
+    end)
+
+    it("name a mask of the wrong shape, an index out of range, too many indices", function()
+        assert.matches("tide: index: the mask's shape {2} does not match the shape {3, 4} of " ..
+            "the tensor's first dims", catch(function() return x[T({ true, false }, "bool")] end),
+            1, true)
+        assert.matches("tide: index: index 4 is out of range for dim 1 of size 3",
+            catch(function() return x[T({ 4 })] end), 1, true)
+        assert.matches("tide: index: 3 indices for a tensor of 2 dims",
+            catch(function() return x[{ 1, 1, 1 }] end), 1, true)
+        assert.matches("tide: index: the range {3, 2} is outside dim 1 of size 3",
+            catch(function() return x[{ { 3, 2 } }] end), 1, true)
+        assert.matches("tide: index: one index tensor per table (indices 1 and 2 are tensors)",
+            catch(function() return x[{ T({ 1 }), T({ 1 }) }] end), 1, true)
+        assert.matches("tide: index: a bool mask indexes a tensor alone",
+            catch(function() return x[{ {}, T({ true }, "bool") }] end), 1, true)
+    end)
+
+    it("need the key on the tensor's device", function()
+        local idx = tide.tensor({ 1 }, { device = D.other })
+        assert.matches("tide: index: expected all tensors on the same device",
+            catch(function() return x[idx] end), 1, true)
+    end)
+
+    it("leave the tensor as it was when a write fails", function()
+        local z = X()
+        assert.matches("tide: setindex: ", catch(function()
+            z[T({ 1, 2 })] = T({ 1, 2, 3 }, "float32")
+        end), 1, true)
+        assert.matches("tide: setindex: ", catch(function()
+            z[z:gt(5)] = T({ 1, 2 }, "float32")
+        end), 1, true)
+        assert.matches("tide: setindex: value must be a number or a tensor, got string",
+            catch(function() z[{ 1 }] = "one" end), 1, true)
+        assert.matches("tide: setindex: ", catch(function()
+            z[{ 1, { 1, 2 } }] = T({ 1, 2, 3 }, "float32")
+        end), 1, true)
+        assert.are.same(host(X()), host(z))
+    end)
+end)
