@@ -280,7 +280,7 @@ describe("cuda #cuda", function()
     git("op-table ops: unary, predicate, logical and atan2 against the cpu", function()
       local unary = { "erf", "erfc", "log1p", "expm1", "log2", "tan", "floor", "ceil", "round",
         "trunc", "frac", "reciprocal", "square", "softplus", "silu", "isnan", "isinf",
-        "isfinite", "logical_not", "lgamma", "digamma", "erfinv" }
+        "isfinite", "logical_not", "lgamma", "digamma", "erfinv", "i0", "i1", "i0e", "i1e" }
       local special = tide.tensor({ 0 / 0, math.huge, -math.huge, -2.5, -0.5, 0.5, 1.5, 2.5, 0,
         -1, 30, -30 })
       local is_bool = { isnan = true, isinf = true, isfinite = true, logical_not = true }

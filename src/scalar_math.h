@@ -295,6 +295,53 @@ TIDE_HD float tide_zeta_f(float x, float q) {
     return (float)tide_zeta_d(x, q);
 }
 
+/* I0 and I1, the modified Bessel functions of the first kind, and I0e, I1e, the same times
+ * e^-|x| (PyTorch's i0, special.i1, special.i0e, special.i1e), n = 0 or 1. Below |x| = 30 the
+ * power series I_n(x) = sum_k (x/2)^(2k+n) / (k! (k+n)!), whose terms are all of one sign (no
+ * cancellation; about 60 of them at 30); above, the asymptotic expansion
+ * I_n(x) = e^|x| / sqrt(2 pi |x|) sum_k t_k, t_0 = 1, t_k = t_(k-1) ((2k-1)^2 - 4n^2) / (8k|x|),
+ * whose terms fall below 1e-17 of the sum (at |x| = 30 by k = 20) before they grow again. Past
+ * e^709 the factor is one exponential, e^(|x| - log(2 pi |x|) / 2): I0(710) is finite where
+ * e^710 is not (PyTorch 1.13 gives inf there). I1 is odd, I0 even. */
+TIDE_HD double tide_bessel_i(int n, int scaled, double x) {
+    if (x != x)
+        return x;
+    double ax = fabs(x), s;
+    if (ax == INFINITY) /* the limits (PyTorch 1.13 gives NaN for the unscaled ones) */
+        return scaled ? 0.0 : (n && x < 0 ? -INFINITY : INFINITY);
+    if (ax < 30.0) {
+        double h = 0.5 * x, h2 = h * h, t = n ? h : 1.0;
+        s = t;
+        for (int k = 1; k < 500 && fabs(t) > 1e-17 * fabs(s); k++) {
+            t *= h2 / ((double)k * (double)(k + n));
+            s += t;
+        }
+        return scaled ? s * exp(-ax) : s;
+    }
+    double t = 1.0, sum = 1.0;
+    for (int k = 1; k < 60; k++) {
+        double r = ((2.0 * k - 1.0) * (2.0 * k - 1.0) - 4.0 * n * n) / (8.0 * k * ax);
+        if (fabs(r) >= 1.0)
+            break; /* the terms grow from here: the expansion is as close as it gets */
+        t *= r;
+        sum += t;
+        if (fabs(t) < 1e-17 * fabs(sum))
+            break;
+    }
+    double front = 1.0 / sqrt(6.283185307179586476925 * ax);
+    if (scaled)
+        s = sum * front;
+    else if (ax < 709.0)
+        s = sum * exp(ax) * front; /* exp(ax) rounded once: exp(ax + log(front)) loses ax eps */
+    else
+        s = sum * exp(ax + log(front));
+    return (n && x < 0) ? -s : s;
+}
+TIDE_DEF_FLOAT_UNARY(i0, tide_bessel_i(0, 0, a), (float)tide_bessel_i(0, 0, a))
+TIDE_DEF_FLOAT_UNARY(i1, tide_bessel_i(1, 0, a), (float)tide_bessel_i(1, 0, a))
+TIDE_DEF_FLOAT_UNARY(i0e, tide_bessel_i(0, 1, a), (float)tide_bessel_i(0, 1, a))
+TIDE_DEF_FLOAT_UNARY(i1e, tide_bessel_i(1, 1, a), (float)tide_bessel_i(1, 1, a))
+
 /* ---- integers ----------------------------------------------------------------------------------
  * Exact in the dtype, wrapping like C unsigned arithmetic (two's complement), never trapping: the
  * CPU calls the i32, i64, u8 and b (bool) functions, CUDA computes every integer dtype in int64

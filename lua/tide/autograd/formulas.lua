@@ -320,6 +320,20 @@ unary("square", 1, function(x, g) return g:mul(x:mul(2)) end)
 unary("lgamma", 1, function(x, g) return g:mul(x:digamma()) end)
 unary("digamma", 1, function(x, g) return g:mul(core.zeta(2, x)) end)
 unary("erfinv", "out", function(y, g) return g:mul(y:mul(y):exp():mul(0.88622692545275801)) end)
+-- the modified Bessel functions: i0' = i1, i1' = i0 - i1 / x (1/2 at 0); the scaled ones
+-- (e^-|x| times) subtract sign(x) times themselves. x's zeros are replaced before the division,
+-- so a second derivative meets no 0/0 in the branch where does not take
+local function bessel_ratio(x, i1x)
+    local zero = x:eq(0)
+    return core.where(zero, 0.5, i1x:div(core.where(zero, 1, x)))
+end
+unary("i0", 1, function(x, g) return g:mul(x:i1()) end)
+unary("i1", 1, function(x, g) return g:mul(x:i0():sub(bessel_ratio(x, x:i1()))) end)
+unary("i0e", 1, function(x, g) return g:mul(x:i1e():sub(x:sign():mul(x:i0e()))) end)
+unary("i1e", 1, function(x, g)
+    local i1e = x:i1e()
+    return g:mul(x:i0e():sub(bessel_ratio(x, i1e)):sub(x:sign():mul(i1e)))
+end)
 
 -- zeta(x, q): d/dq = -x zeta(x + 1, q); none for the exponent x, which tide.zeta refuses
 -- (lua/tide/special.lua)
