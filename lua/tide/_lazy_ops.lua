@@ -24,6 +24,11 @@ return {
             "true_divide",
         },
     },
+    ["tide.windows"] = {
+        methods = {},
+        functions = { "bartlett_window", "blackman_window", "hamming_window", "hann_window",
+            "kaiser_window" },
+    },
     ["tide.inplace_views"] = {
         methods = { "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_" },
         functions = {},
