@@ -405,10 +405,10 @@ for _, k in ipairs(sorted_keys(tide.Tensor)) do
         add("method", "Tensor:" .. k, k, "method")
     end
 end
-for _, op in ipairs { "+", "-", "*", "/", "%", "^", "//" } do
+for _, op in ipairs { "+", "-", "*", "/", "%", "^", "//", "&", "|", "~", "<<", ">>" } do
     add("meta", "a " .. op .. " b", op, "binop")
 end
-for _, op in ipairs { "unm", "len", "tostring", "index", "newindex", "close" } do
+for _, op in ipairs { "unm", "bnot", "len", "tostring", "index", "newindex", "close" } do
     add("meta", op, op, "meta")
 end
 for _, k in ipairs(sorted_keys(nn.functional)) do
@@ -837,6 +837,7 @@ local function run_target(t)
         local x = tensor_src(ctx)
         local body
         if t.callee == "unm" then body = "R = -x"
+        elseif t.callee == "bnot" then body = "R = ~x"
         elseif t.callee == "len" then body = "R = #x"
         elseif t.callee == "tostring" then body = "R = tostring(x)"
         elseif t.callee == "close" then body = "getmetatable(x).__close(x) R = x + 1"
