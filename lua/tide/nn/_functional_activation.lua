@@ -1,5 +1,6 @@
 -- More activations for tide.nn.functional, as PyTorch 1.13 computes them (values, and the
--- gradient at each kink): prelu, celu, softmin, threshold, hardshrink, softshrink, tanhshrink.
+-- gradient at each kink): prelu, celu, softmin, threshold, hardshrink, softshrink, tanhshrink,
+-- rrelu and gumbel_softmax.
 -- Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -124,5 +125,56 @@ return function(F)
     function F.tanhshrink(input)
         tensor_arg(input, "tanhshrink", "input")
         return input:sub(input:tanh())
+    end
+
+    -- rrelu(input[, {lower = 1/8, upper = 1/3, training = false, inplace = false}]): input
+    -- where input > 0, else input times a slope: drawn uniform in [lower, upper] for each
+    -- element when training (PyTorch's kernel draws it for input <= 0, and the gradient is
+    -- that slope), (lower + upper) / 2 otherwise (leaky_relu's)
+    function F.rrelu(input, opts)
+        local who = "rrelu"
+        tensor_arg(input, who, "input")
+        local o = options(opts, who, { "lower", "upper", "training", "inplace" })
+        local lower = number_opt(o.lower, 1 / 8, who, "lower")
+        local upper = number_opt(o.upper, 1 / 3, who, "upper")
+        if lower > upper then
+            raise(string.format("tide: rrelu: lower %s must not exceed upper %s", lower, upper))
+        end
+        local training = C.bool_opt(o.training, false, who, "training")
+        return maybe_inplace(input, o, who, function(x)
+            if not training then
+                return core.where(x:gt(0), x, x:mul((lower + upper) / 2))
+            end
+            local slope = autograd.no_grad(function()
+                local u = core.rand(x.shape, { dtype = x.dtype, device = x.device })
+                return core.where(x:le(0), u:mul(upper - lower):add(lower), 1)
+            end)
+            return x:mul(slope)
+        end)
+    end
+
+    -- gumbel_softmax(logits[, {tau = 1, hard = false, dim = -1, eps}]): softmax((logits + g) /
+    -- tau) over dim, g standard Gumbel noise (-log of an exponential draw); with hard, the
+    -- one-hot of its maximum, whose gradient is the soft sample's (y_hard - y_soft:detach() +
+    -- y_soft, PyTorch's). eps is accepted and unused, as in PyTorch 1.13.
+    function F.gumbel_softmax(logits, opts)
+        local who = "gumbel_softmax"
+        tensor_arg(logits, who, "logits")
+        local o = options(opts, who, { "tau", "hard", "dim", "eps" })
+        local tau = number_opt(o.tau, 1, who, "tau")
+        local hard = C.bool_opt(o.hard, false, who, "hard")
+        local dim = C.dim_arg(o.dim, who)
+        local gumbels = autograd.no_grad(function()
+            return core.empty(logits.shape, { dtype = logits.dtype, device = logits.device })
+                :exponential_():log():neg()
+        end)
+        local y_soft = logits:add(gumbels):div(tau):softmax(dim)
+        if not hard then
+            return y_soft
+        end
+        local index = y_soft:detach():argmax(dim, true)
+        local y_hard = core.zeros(logits.shape, { dtype = logits.dtype, device = logits.device })
+            :scatter_(dim, index, 1)
+        return y_hard:sub(y_soft:detach()):add(y_soft)
     end
 end

@@ -1,12 +1,13 @@
 -- More layers for tide.nn.functional, as PyTorch 1.13 computes them: instance_norm, dropout1d,
--- alpha_dropout, channel_shuffle, bilinear and conv_transpose1d (conv_transpose2d on a height
--- of 1). Required from the end of functional.lua; its argument checks are tide.nn._args (C).
+-- alpha_dropout, channel_shuffle, bilinear, conv_transpose1d (conv_transpose2d on a height of
+-- 1), local_response_norm and embedding_bag. Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local idiv = require("tide._compat").idiv
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
+local args = require("tide.op_args")
 
 -- SELU's alpha times its scale: the value alpha_dropout's dropped elements take before the
 -- affine correction (PyTorch's constant)
@@ -246,5 +247,149 @@ return function(F)
             padding = { 0, p }, output_padding = { 0, op }, dilation = { 1, d },
             groups = groups }):squeeze(3)
         return nd == 2 and y:squeeze(1) or y
+    end
+
+    -- local_response_norm(input, size[, {alpha = 1e-4, beta = 0.75, k = 1}]): input [N, C, *]
+    -- divided by (k + alpha * the mean of x^2 over a window of `size` channels)^beta, the
+    -- window zero-padded by size // 2 channels before and (size - 1) // 2 after, as PyTorch's
+    function F.local_response_norm(input, size, opts)
+        local who = "local_response_norm"
+        tensor_arg(input, who, "input")
+        local n = int_arg(size, who, "size", 1)
+        local o = options(opts, who, { "alpha", "beta", "k" })
+        local alpha = number_opt(o.alpha, 1e-4, who, "alpha")
+        local beta = number_opt(o.beta, 0.75, who, "beta")
+        local k = number_opt(o.k, 1, who, "k")
+        if input:dim() < 3 then
+            raise("tide: local_response_norm: expected input {N, C, *} with 3 or more dims, " ..
+                "got " .. shape_str(input))
+        end
+        local sq = input:mul(input)
+        local function zeros(c)
+            local shape = input.shape
+            shape[2] = c
+            return core.zeros(shape, { dtype = input.dtype, device = input.device })
+        end
+        local before, after = idiv(n, 2), idiv(n - 1, 2)
+        local padded = core.cat({ zeros(before), sq, zeros(after) }, 2)
+        local mean = padded:unfold(2, n, 1):sum(-1):div(n)
+        return input:div(mean:mul(alpha):add(k):pow(beta))
+    end
+
+    -- embedding_bag(input, weight[, offsets][, {mode = "mean", per_sample_weights =,
+    -- padding_idx =, include_last_offset = false}]): the rows of weight that the 1-based ids
+    -- of input look up, reduced per bag ("sum", "mean" or "max"; an empty bag gives 0). Bags:
+    -- the rows of a 2-D input, or the runs of a 1-D input that start at the 1-based offsets
+    -- (the first is 1; with include_last_offset the last is #input + 1, the end). Lookups of
+    -- padding_idx are left out (of the mean's count too); per_sample_weights (mode "sum")
+    -- scales each lookup.
+    function F.embedding_bag(input, weight, offsets, opts)
+        local who = "embedding_bag"
+        tensor_arg(input, who, "input")
+        tensor_arg(weight, who, "weight")
+        if opts == nil and type(offsets) == "table" and not is_tensor(offsets) then
+            opts, offsets = offsets, nil
+        end
+        optional_tensor(offsets, who, "offsets")
+        local o = options(opts, who, { "mode", "per_sample_weights", "padding_idx",
+            "include_last_offset" }, { "max_norm", "norm_type", "scale_grad_by_freq", "sparse" })
+        local mode = o.mode or "mean"
+        if mode ~= "sum" and mode ~= "mean" and mode ~= "max" then
+            raise(string.format('tide: embedding_bag: mode must be "sum", "mean" or "max", ' ..
+                "got %s", tostring(mode)))
+        end
+        local psw = optional_tensor(o.per_sample_weights, who, "per_sample_weights")
+        if psw and mode ~= "sum" then
+            raise(string.format('tide: embedding_bag: per_sample_weights needs mode "sum", ' ..
+                'got mode "%s"', mode))
+        end
+        if weight:dim() ~= 2 then
+            raise("tide: embedding_bag: expected a 2-D weight {num_embeddings, dim}, got " ..
+                shape_str(weight))
+        end
+        if input.dtype ~= "int64" and input.dtype ~= "int32" then
+            raise("tide: embedding_bag: expected int64 or int32 ids (1-based), got " ..
+                input.dtype)
+        end
+        same_device(weight, input, who, "input")
+        same_device(weight, offsets, who, "offsets")
+        same_device(weight, psw, who, "per_sample_weights")
+        local last = bool_opt(o.include_last_offset, false, who, "include_last_offset")
+        local pad = I.padding_idx(o.padding_idx, weight:size(1), who)
+        local ids, bag, bags
+        local dev = weight.device
+        if input:dim() == 2 then
+            if offsets then
+                raise("tide: embedding_bag: a 2-D input holds one bag a row: pass no offsets " ..
+                    "(got " .. shape_str(offsets) .. ")")
+            end
+            bags = input:size(1)
+            ids = input:reshape(-1)
+            bag = core.arange(1, bags + 1, { dtype = "int64", device = dev }):view(bags, 1)
+                :expand(bags, input:size(2)):reshape(-1)
+        elseif input:dim() == 1 then
+            if not offsets or offsets:dim() ~= 1 then
+                raise("tide: embedding_bag: a 1-D input needs 1-D offsets, the 1-based start " ..
+                    "of each bag (got " .. (offsets and shape_str(offsets) or "none") .. ")")
+            end
+            local n = input:numel()
+            local starts = offsets:to("cpu"):totable() -- (read back: the bags' layout)
+            local ok = #starts >= (last and 2 or 1) and starts[1] == 1
+            for i = 2, #starts do
+                ok = ok and starts[i] >= starts[i - 1]
+            end
+            ok = ok and starts[#starts] <= n + 1 and (not last or starts[#starts] == n + 1)
+            if not ok then
+                raise(string.format("tide: embedding_bag: offsets must start at 1 and not " ..
+                    "decrease up to %d (#input + 1%s), got %s", n + 1,
+                    last and ", which include_last_offset ends with" or "",
+                    table.concat(starts, ", ")))
+            end
+            bags = last and #starts - 1 or #starts
+            local at = offsets:to("int64")
+            if last then
+                at = at:narrow(1, 1, bags)
+            end
+            -- each lookup's bag: how many starts lie at or before it
+            local mark = core.zeros({ n + 1 }, { dtype = "int64", device = dev })
+                :index_add_(1, at, core.ones({ bags }, { dtype = "int64", device = dev }))
+            bag = mark:narrow(1, 1, n):cumsum(1)
+            ids = input
+        else
+            raise("tide: embedding_bag: expected a 1-D or 2-D input of ids, got " ..
+                shape_str(input))
+        end
+        if psw and psw:numel() ~= ids:numel() then
+            raise(string.format("tide: embedding_bag: per_sample_weights %s must have one " ..
+                "weight per lookup (input %s)", shape_str(psw), shape_str(input)))
+        end
+        local width = weight:size(2)
+        ids = ids:to("int64")
+        local rows = args.as_op(who, "index_select", weight.index_select, weight, 1, ids)
+        local keep = pad and ids:ne(pad):to(weight.dtype):view(-1, 1)
+        local out_shape = { bags, width }
+        local zeros = core.zeros(out_shape, { dtype = weight.dtype, device = dev })
+        if mode == "max" then
+            if keep then
+                rows = core.where(keep:gt(0), rows, -math.huge)
+            end
+            local at = bag:view(-1, 1):expand(ids:numel(), width)
+            return zeros:scatter_reduce(1, at, rows, "amax", { include_self = false })
+        end
+        if psw then
+            rows = rows:mul(psw:reshape(-1, 1))
+        end
+        if keep then
+            rows = rows:mul(keep)
+        end
+        local sum = zeros:index_add(1, bag, rows)
+        if mode == "sum" then
+            return sum
+        end
+        local ones = keep and keep:view(-1) or core.ones({ ids:numel() }, { dtype = weight.dtype,
+            device = dev })
+        local count = core.zeros({ bags }, { dtype = weight.dtype, device = dev })
+            :index_add_(1, bag, ones):clamp(1, nil)
+        return sum:div(count:view(bags, 1))
     end
 end

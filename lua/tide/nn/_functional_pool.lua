@@ -1,6 +1,6 @@
 -- More pooling for tide.nn.functional, PyTorch 1.13's windows: adaptive_max_pool1d / 2d,
--- avg_pool1d, adaptive_avg_pool1d (the 1-D ones run the 2-D ones on a height of 1), and
--- unfold / fold (im2col and its adjoint col2im). Required from the end of functional.lua; its
+-- avg_pool1d, adaptive_avg_pool1d (the 1-D ones run the 2-D ones on a height of 1), unfold /
+-- fold (im2col and its adjoint col2im), lp_pool1d / 2d and max_unpool1d / 2d. Required from the end of functional.lua; its
 -- argument checks are tide.nn._args (C).
 local compat = require("tide._compat")
 local idiv = compat.idiv
@@ -268,5 +268,114 @@ return function(F)
             autograd.record("col2im", y, input).geom = g
         end
         return y
+    end
+
+    -- lp_pool1d / lp_pool2d(input, norm_type, kernel_size[, {stride =, ceil_mode = false}]):
+    -- the p-norm of each window, PyTorch's composition: avg_pool of x^p, times the window's
+    -- cells, to the power 1/p (sign(out) relu(|out|) in between, as PyTorch writes it, so the
+    -- gradient matches at 0)
+    local function lp_pool(who, input, norm_type, kernel_size, opts, dims)
+        tensor_arg(input, who, "input")
+        if type(norm_type) ~= "number" or norm_type ~= norm_type or norm_type == 0 then
+            raise(string.format("tide: %s: norm_type must be a non-zero number, got %s", who,
+                tostring(norm_type)))
+        end
+        local o = options(opts, who, { "stride", "ceil_mode" })
+        float_input(input, who)
+        local out, cells
+        if dims == 1 then
+            local k = int_arg(type(kernel_size) == "table" and #kernel_size == 1 and
+                kernel_size[1] or kernel_size, who, "kernel_size", 1)
+            cells = k
+            out = F.avg_pool1d(input:pow(norm_type), k, { stride = o.stride,
+                ceil_mode = o.ceil_mode })
+        else
+            local kh, kw = C.pair_opt(kernel_size, nil, who, "kernel_size", 1)
+            cells = kh * kw
+            local x = input:dim() == 3 and input:unsqueeze(1) or input
+            out = F.avg_pool2d(x:pow(norm_type), { kh, kw }, { stride = o.stride,
+                ceil_mode = o.ceil_mode })
+            out = input:dim() == 3 and out:squeeze(1) or out
+        end
+        return out:sign():mul(out:abs():relu()):mul(cells):pow(1 / norm_type)
+    end
+    function F.lp_pool1d(input, norm_type, kernel_size, opts)
+        return lp_pool("lp_pool1d", input, norm_type, kernel_size, opts, 1)
+    end
+    function F.lp_pool2d(input, norm_type, kernel_size, opts)
+        return lp_pool("lp_pool2d", input, norm_type, kernel_size, opts, 2)
+    end
+
+    -- max_unpool1d / max_unpool2d(input, indices, kernel_size[, {stride = kernel_size,
+    -- padding = 0, output_size =}]): each value of input put at its 1-based position (within
+    -- its plane) in indices, as max_pool's return_indices gives them, the rest 0. The output is
+    -- (in - 1) stride - 2 padding + kernel along each dim unless output_size says otherwise
+    -- (within a stride of that, as PyTorch checks).
+    local function max_unpool(who, input, indices, kernel_size, opts, dims)
+        tensor_arg(input, who, "input")
+        tensor_arg(indices, who, "indices")
+        local o = options(opts, who, { "stride", "padding", "output_size" })
+        local nd = input:dim()
+        if nd ~= dims + 1 and nd ~= dims + 2 then
+            raise(string.format("tide: %s: expected input {N, C, %s} or {C, %s}, got %s", who,
+                dims == 1 and "L" or "H, W", dims == 1 and "L" or "H, W", shape_str(input)))
+        end
+        if indices.dtype ~= "int64" or not args.same_shape(indices.shape, input.shape) then
+            raise(string.format("tide: %s: expected int64 indices of the input's shape %s " ..
+                "(max_pool's return_indices), got %s %s", who, shape_str(input),
+                indices.dtype, shape_str(indices)))
+        end
+        C.same_device(input, indices, who, "indices")
+        local k, s, p = {}, {}, {}
+        if dims == 1 then
+            local one = function(v) return type(v) == "table" and #v == 1 and v[1] or v end
+            k[1] = int_arg(one(kernel_size), who, "kernel_size", 1)
+            s[1] = int_arg(one(o.stride or k[1]), who, "stride", 1)
+            p[1] = int_arg(one(o.padding or 0), who, "padding", 0)
+        else
+            k[1], k[2] = C.pair_opt(kernel_size, nil, who, "kernel_size", 1)
+            s[1], s[2] = C.pair_opt(o.stride, { k[1], k[2] }, who, "stride", 1)
+            p[1], p[2] = C.pair_opt(o.padding, 0, who, "padding", 0)
+        end
+        local sizes, cells = {}, 1
+        local given = o.output_size
+        if given ~= nil and (type(given) ~= "table" or #given < dims) then
+            raise(string.format("tide: %s: output_size must list the %d last sizes, got %s",
+                who, dims, tostring(given)))
+        end
+        for d = 1, dims do
+            local n_in = input:size(nd - dims + d)
+            local default = (n_in - 1) * s[d] - 2 * p[d] + k[d]
+            local want = given and given[#given - dims + d] or default
+            if not compat.is_integer(want) or want < default - s[d] or want > default + s[d] then
+                raise(string.format("tide: %s: output_size %s is outside %d..%d for dim %d " ..
+                    "(input %s, kernel %d, stride %d, padding %d)", who, tostring(want),
+                    default - s[d], default + s[d], nd - dims + d, shape_str(input), k[d], s[d],
+                    p[d]))
+            end
+            sizes[d], cells = want, cells * want
+        end
+        local lead = {}
+        for d = 1, nd - dims do
+            lead[d] = input:size(d)
+        end
+        local flat_shape = { compat.unpack(lead) }
+        flat_shape[#flat_shape + 1] = -1
+        local out_flat = { compat.unpack(lead) }
+        out_flat[#out_flat + 1] = cells
+        local zeros = core.zeros(out_flat, { dtype = input.dtype, device = input.device })
+        local out = args.as_op(who, "scatter", zeros.scatter, zeros, #out_flat,
+            indices:reshape(flat_shape), input:reshape(flat_shape))
+        local shape = { compat.unpack(lead) }
+        for d = 1, dims do
+            shape[#shape + 1] = sizes[d]
+        end
+        return out:reshape(shape)
+    end
+    function F.max_unpool1d(input, indices, kernel_size, opts)
+        return max_unpool("max_unpool1d", input, indices, kernel_size, opts, 1)
+    end
+    function F.max_unpool2d(input, indices, kernel_size, opts)
+        return max_unpool("max_unpool2d", input, indices, kernel_size, opts, 2)
     end
 end

@@ -1464,12 +1464,13 @@ end
 -- the functionals of the files below load on first use (each file defines its names on F): a
 -- script's Lua heap holds only those it calls. spec/lazy_ops_spec.lua checks the lists
 local EXTENSIONS = {
-    ["tide.nn._functional_activation"] = { "celu", "hardshrink", "prelu", "softmin",
-        "softshrink", "tanhshrink", "threshold" },
+    ["tide.nn._functional_activation"] = { "celu", "gumbel_softmax", "hardshrink", "prelu",
+        "rrelu", "softmin", "softshrink", "tanhshrink", "threshold" },
     ["tide.nn._functional_pool"] = { "adaptive_avg_pool1d", "adaptive_max_pool1d",
-        "adaptive_max_pool2d", "avg_pool1d", "fold", "unfold" },
+        "adaptive_max_pool2d", "avg_pool1d", "fold", "lp_pool1d", "lp_pool2d", "max_unpool1d",
+        "max_unpool2d", "unfold" },
     ["tide.nn._functional_layers"] = { "alpha_dropout", "bilinear", "channel_shuffle",
-        "conv_transpose1d", "dropout1d", "instance_norm" },
+        "conv_transpose1d", "dropout1d", "embedding_bag", "instance_norm", "local_response_norm" },
     ["tide.nn._functional_losses"] = { "gaussian_nll_loss", "hinge_embedding_loss",
         "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
         "poisson_nll_loss", "soft_margin_loss" },

@@ -22,7 +22,8 @@ local CLASSES = {
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "CELU", "Softmin", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
     "Softmax2d", "Dropout1d", "AlphaDropout", "ChannelShuffle", "Bilinear", "ConvTranspose1d",
-    "Unfold", "Fold",
+    "Unfold", "Fold", "LocalResponseNorm", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
+    "RReLU", "EmbeddingBag",
     "SoftMarginLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelMarginLoss",
     -- sequence models and attention

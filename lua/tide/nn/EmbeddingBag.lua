@@ -1,0 +1,47 @@
+-- nn.EmbeddingBag(num_embeddings, embedding_dim[, {mode = "mean", padding_idx =,
+-- include_last_offset = false}]): lookups reduced per bag (F.embedding_bag), forward(input[,
+-- offsets[, per_sample_weights]]) with 1-based ids and offsets; weight ~ N(0, 1) as PyTorch,
+-- the padding_idx row zero
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+local EmbeddingBag = Module:extend("EmbeddingBag")
+
+function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
+    I.check_int(num_embeddings, "num_embeddings", "EmbeddingBag")
+    I.check_int(embedding_dim, "embedding_dim", "EmbeddingBag")
+    opts = opts or {}
+    core._check_options(opts, "EmbeddingBag", { "mode", "padding_idx", "include_last_offset" },
+        { "max_norm", "norm_type", "scale_grad_by_freq", "sparse", "_weight" })
+    self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+    self.mode, self.include_last_offset = opts.mode or "mean", opts.include_last_offset == true
+    self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "EmbeddingBag")
+    local w = core.empty({ num_embeddings, embedding_dim })
+    autograd.no_grad(function()
+        w:normal_(0, 1)
+        if self.padding_idx then
+            w:select(1, self.padding_idx):fill_(0)
+        end
+    end)
+    self:register_parameter("weight", w:requires_grad_(true))
+end
+
+function EmbeddingBag:forward(input, offsets, per_sample_weights)
+    I.check_tensor(input, "EmbeddingBag")
+    return F.embedding_bag(input, self.weight, offsets, { mode = self.mode,
+        padding_idx = self.padding_idx, include_last_offset = self.include_last_offset,
+        per_sample_weights = per_sample_weights })
+end
+
+function EmbeddingBag:extra_repr()
+    local s = string.format("%d, %d, mode=%s", self.num_embeddings, self.embedding_dim, self.mode)
+    if self.padding_idx then
+        s = s .. ", padding_idx=" .. self.padding_idx
+    end
+    return s
+end
+
+return EmbeddingBag
