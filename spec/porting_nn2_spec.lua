@@ -2,8 +2,9 @@
 -- PyTorch 1.13's values and gradients (spec/fixtures/porting_nn2_torch.lua, written by
 -- spec/fixtures/make_porting_nn2.py): LocalResponseNorm, LPPool1d/2d, MaxUnpool1d/2d, RReLU
 -- (eval by value, training by its statistics), EmbeddingBag (sum, mean, max, weights, padding,
--- 2-D input, include_last_offset) and gumbel_softmax (by its properties: it draws); errors,
--- devices and modules.
+-- 2-D input, include_last_offset), affine_grid and grid_sample (every mode and padding, and a
+-- spatial transformer's gradient to theta), gumbel_softmax (by its properties: it draws);
+-- errors, devices and modules.
 local tide = require("tide")
 local nn = tide.nn
 local F = nn.functional
@@ -97,6 +98,36 @@ describe("nn layers II, PyTorch's values (" .. DEV .. ")", function()
             return F.embedding_bag(ids(BAG), r(w, 5, 4), ids({ 1, 4, 8 }),
                 { include_last_offset = true })
         end, T.W },
+        affine_grid = { function(t)
+            return F.affine_grid(r(t, 2, 2, 3), { 2, 1, 3, 4 })
+        end, T.THETA },
+        affine_grid_align = { function(t)
+            return F.affine_grid(r(t, 2, 2, 3), { 2, 3, 2, 5 }, { align_corners = true })
+        end, T.THETA },
+        grid_sample = { function(x, g)
+            return F.grid_sample(r(x, 1, 2, 3, 4), r(g, 1, 3, 4, 2))
+        end, T.IMG, T.GRID },
+        grid_sample_align = { function(x, g)
+            return F.grid_sample(r(x, 1, 2, 3, 4), r(g, 1, 3, 4, 2), { align_corners = true })
+        end, T.IMG, T.GRID },
+        grid_sample_border = { function(x, g)
+            return F.grid_sample(r(x, 1, 2, 3, 4), r(g, 1, 3, 4, 2), { padding_mode = "border" })
+        end, T.IMG, T.GRID },
+        grid_sample_reflection = { function(x, g)
+            return F.grid_sample(r(x, 1, 2, 3, 4), r(g, 1, 3, 4, 2),
+                { padding_mode = "reflection" })
+        end, T.IMG, T.GRID },
+        grid_sample_reflection_align = { function(x, g)
+            return F.grid_sample(r(x, 1, 2, 3, 4), r(g, 1, 3, 4, 2),
+                { padding_mode = "reflection", align_corners = true })
+        end, T.IMG, T.GRID },
+        grid_sample_nearest = { function(x, g)
+            return F.grid_sample(r(x, 1, 2, 3, 4), r(g, 1, 3, 4, 2), { mode = "nearest" })
+        end, T.IMG, T.GRID },
+        stn = { function(x, t)
+            local theta = r(t, 2, 2, 3):narrow(1, 1, 1)
+            return F.grid_sample(r(x, 1, 2, 3, 4), F.affine_grid(theta, { 1, 2, 3, 4 }))
+        end, T.IMG, T.THETA },
     }
     P.run_cases(it, T, CASES, function(name, fn, ...)
         P.check_case(T.cases[name], name, DEV, {}, fn, ...)
@@ -198,6 +229,25 @@ describe("nn layers II: draws, modules and errors (" .. DEV .. ")", function()
             catch(function() return F.rrelu(x, { lower = 0.5, upper = 0.2 }) end), 1, true)
         assert.matches("tide: gumbel_softmax: unknown option",
             catch(function() return F.gumbel_softmax(x, { temperature = 2 }) end), 1, true)
+        local img = tide.zeros({ 1, 1, 2, 2 }, { dtype = "float64", device = DEV })
+        assert.matches("tide: grid_sample: expected input {N, C, H, W} and grid {N, Ho, Wo, 2} " ..
+            "with the same N, got {1, 1, 2, 2} and {1, 2, 2}", catch(function()
+                return F.grid_sample(img, tide.zeros({ 1, 2, 2 }, { dtype = "float64",
+                    device = DEV }))
+            end), 1, true)
+        local grid = tide.zeros({ 1, 1, 1, 2 }, { dtype = "float64", device = DEV })
+        assert.matches('tide: grid_sample: mode must be "bilinear" or "nearest", got bicubic ' ..
+            "(bicubic is not supported yet)", catch(function()
+                return F.grid_sample(img, grid, { mode = "bicubic" })
+            end), 1, true)
+        assert.matches('tide: grid_sample: padding_mode must be "zeros", "border" or ' ..
+            '"reflection", got wrap', catch(function()
+                return F.grid_sample(img, grid, { padding_mode = "wrap" })
+            end), 1, true)
+        assert.matches("tide: affine_grid: expected theta {2, 2, 3} for size {2, 1, 4, 4}, got " ..
+            "{1, 2, 3}", catch(function()
+                return F.affine_grid(tide.zeros({ 1, 2, 3 }, { device = DEV }), { 2, 1, 4, 4 })
+            end), 1, true)
     end)
 
     it("need their tensors on one device", function()

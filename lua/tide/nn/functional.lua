@@ -1471,6 +1471,7 @@ local EXTENSIONS = {
         "max_unpool2d", "unfold" },
     ["tide.nn._functional_layers"] = { "alpha_dropout", "bilinear", "channel_shuffle",
         "conv_transpose1d", "dropout1d", "embedding_bag", "instance_norm", "local_response_norm" },
+    ["tide.nn._functional_vision"] = { "affine_grid", "grid_sample" },
     ["tide.nn._functional_losses"] = { "gaussian_nll_loss", "hinge_embedding_loss",
         "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
         "poisson_nll_loss", "soft_margin_loss" },
