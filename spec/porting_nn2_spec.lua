@@ -257,3 +257,107 @@ describe("nn layers II: draws, modules and errors (" .. DEV .. ")", function()
         end), 1, true)
     end)
 end)
+
+describe("nn.utils.weight_norm and spectral_norm, PyTorch's values (" .. DEV .. ")", function()
+    local V = T.values
+
+    local function linear(w, b, out, inp)
+        local lin = nn.Linear(inp, out, { bias = b ~= nil }):to("float64"):to(DEV)
+        tide.no_grad(function()
+            lin.weight:copy_(t64(w):view(out, inp))
+            if b then
+                lin.bias:copy_(t64(b))
+            end
+        end)
+        return lin
+    end
+
+    local function run(lin)
+        local y = lin(t64(T.WN_X):view(4, 3))
+        local loss = (y * P.weight_like(y)):sum()
+        loss:backward()
+        return y
+    end
+
+    it("weight_norm: g the rows' norms, v the weight, gradients to both", function()
+        local lin = nn.utils.weight_norm(linear(T.WN_W, T.WN_B, 2, 3))
+        assert.is_nil(lin._kind.weight)
+        local W = V.weight_norm
+        P.close(W.g, lin.weight_g, 1e-14, "g")
+        P.close(W.v, lin.weight_v, 1e-14, "v")
+        P.close(W.out, run(lin), 1e-13, "out")
+        P.close(W.grad_g, lin.weight_g.grad, 1e-12, "grad g")
+        P.close(W.grad_v, lin.weight_v.grad, 1e-12, "grad v")
+        P.close(W.grad_b, lin.bias.grad, 1e-12, "grad bias")
+        local names = {}
+        for name in lin:state_dict() do
+            names[#names + 1] = name
+        end
+        table.sort(names)
+        assert.are.same({ "bias", "weight_g", "weight_v" }, names)
+    end)
+
+    it("weight_norm over the whole tensor (dim = false), and a conv's output channels", function()
+        local lin = nn.utils.weight_norm(linear(T.WN_W, T.WN_B, 2, 3), { dim = false })
+        local W = V.weight_norm_whole
+        P.close(W.g, lin.weight_g, 1e-14, "g")
+        P.close(W.out, run(lin), 1e-13, "out")
+        P.close(W.grad_g, lin.weight_g.grad, 1e-12, "grad g")
+        P.close(W.grad_v, lin.weight_v.grad, 1e-12, "grad v")
+        local conv = nn.Conv2d(2, 3, { 2, 3 }, { bias = false }):to("float64"):to(DEV)
+        tide.no_grad(function() conv.weight:copy_(t64(T.CV_W):view(3, 2, 2, 3)) end)
+        nn.utils.weight_norm(conv)
+        assert.are.same(V.weight_norm_conv.g_shape, conv.weight_g.shape)
+        P.close(V.weight_norm_conv.g, conv.weight_g:reshape(-1), 1e-14, "conv g")
+    end)
+
+    it("remove_weight_norm gives the weight back as a parameter", function()
+        local lin = nn.utils.weight_norm(linear(T.WN_W, T.WN_B, 2, 3))
+        tide.no_grad(function() lin.weight_g:mul_(2) end)
+        nn.utils.remove_weight_norm(lin)
+        assert.are.equal("parameter", lin._kind.weight)
+        assert.is_nil(lin.weight_g)
+        P.close(t64(T.WN_W):view(2, 3):mul(2):to("cpu"):totable(), lin.weight, 1e-14, "weight")
+        assert.is_true(lin.weight.requires_grad)
+    end)
+
+    it("spectral_norm: one power iteration per training forward, sigma's gradient", function()
+        local lin = nn.utils.spectral_norm(linear(T.SN_W, nil, 4, 3))
+        tide.no_grad(function()
+            lin.weight_u:copy_(t64(T.SN_U))
+            lin.weight_v:copy_(t64(T.SN_V))
+        end)
+        local S = V.spectral_norm
+        P.close(S.out, run(lin), 1e-12, "out")
+        P.close(S.u, lin.weight_u, 1e-12, "u")
+        P.close(S.v, lin.weight_v, 1e-12, "v")
+        P.close(S.weight, lin.weight, 1e-12, "weight")
+        P.close(S.grad_w, lin.weight_orig.grad, 1e-11, "grad weight_orig")
+        lin:eval()
+        P.close(S.eval_out, lin(t64(T.WN_X):view(4, 3)), 1e-12, "eval out")
+        lin:train()
+        for _ = 1, 30 do
+            lin(t64(T.WN_X):view(4, 3))
+        end
+        local sigma = (lin.weight_orig / lin.weight)[1][1]:item()
+        assert(math.abs(sigma - S.top_singular) < 1e-9, "sigma " .. sigma .. " vs the largest " ..
+            "singular value " .. S.top_singular)
+        nn.utils.remove_spectral_norm(lin)
+        assert.are.equal("parameter", lin._kind.weight)
+        assert.is_nil(lin.weight_u)
+    end)
+
+    it("refuse a missing parameter and a second reparametrization", function()
+        local lin = linear(T.WN_W, T.WN_B, 2, 3)
+        assert.matches("tide: weight_norm: Linear has no parameter 'kernel'",
+            catch(function() nn.utils.weight_norm(lin, { name = "kernel" }) end), 1, true)
+        nn.utils.weight_norm(lin)
+        assert.matches("tide: spectral_norm: Linear has no parameter 'weight'",
+            catch(function() nn.utils.spectral_norm(lin) end), 1, true)
+        assert.matches("tide: remove_spectral_norm: spectral_norm of 'weight' not found",
+            catch(function() nn.utils.remove_spectral_norm(lin) end), 1, true)
+        assert.matches("tide: weight_norm: unknown option",
+            catch(function() nn.utils.weight_norm(linear(T.WN_W, nil, 2, 3), { axis = 1 }) end),
+            1, true)
+    end)
+end)

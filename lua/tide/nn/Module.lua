@@ -105,6 +105,27 @@ function Module:add_module(name, m)
     return m
 end
 
+-- removes the parameter, buffer or child `name` (nn.utils' reparametrizations replace a
+-- parameter by others); returns what it held
+function Module:_unregister(name)
+    local kind = self._kind[name]
+    local list = kind == "parameter" and self._params or kind == "buffer" and self._buffers or
+        kind == "module" and self._modules
+    if not list then
+        return nil
+    end
+    for i, n in ipairs(list) do
+        if n == name then
+            table.remove(list, i)
+            break
+        end
+    end
+    self._kind[name] = nil
+    local v = rawget(self, name)
+    rawset(self, name, nil)
+    return v
+end
+
 -- first assignment of a field: a Module becomes a child, a tensor that requires grad a parameter
 function Module.__newindex(self, k, v)
     if type(k) == "string" and rawget(self, "_kind") and not self._kind[k] then

@@ -161,6 +161,14 @@ end
 -- unpad_sequence, unpack_sequence and PackedSequence (tide.nn.utils_rnn)
 utils.rnn = require("tide.nn.utils_rnn")
 
+-- weight_norm, remove_weight_norm, spectral_norm, remove_spectral_norm (tide.nn.utils_reparam)
+do
+    local reparam = require("tide.nn.utils_reparam")
+    utils.weight_norm, utils.remove_weight_norm = reparam.weight_norm, reparam.remove_weight_norm
+    utils.spectral_norm = reparam.spectral_norm
+    utils.remove_spectral_norm = reparam.remove_spectral_norm
+end
+
 -- the tensors of params (a tensor, a list of tensors or a Module), all on one device (PyTorch's
 -- rule for the two below); raises naming the first parameter elsewhere
 local function params_on_one_device(params, who)
