@@ -82,16 +82,17 @@ return {
         functions = {
             "aminmax", "corrcoef", "cov", "dist", "kthvalue", "mode", "msort", "nanmedian",
             "nanquantile", "quantile", "renorm", "std_mean", "trapezoid", "var_mean",
+            "cumulative_trapezoid", "vander",
         },
     },
     ["tide.linalg"] = {
         methods = {
             "cholesky", "cross", "det", "inverse", "logdet", "matrix_power", "pinverse", "qr",
-            "slogdet", "svd", "cholesky_solve", "cholesky_inverse",
+            "slogdet", "svd", "cholesky_solve", "cholesky_inverse", "matrix_exp",
         },
         functions = {
             "cholesky", "cross", "det", "inverse", "logdet", "matrix_power", "pinverse", "qr",
-            "slogdet", "svd", "cholesky_solve", "cholesky_inverse",
+            "slogdet", "svd", "cholesky_solve", "cholesky_inverse", "matrix_exp",
         },
     },
 

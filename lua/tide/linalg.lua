@@ -1,6 +1,7 @@
 -- tide.linalg: PyTorch's torch.linalg for matrices and batches ([..., m, n]).
---   factorisations: lu_factor (partial pivoting), cholesky, qr (Householder)
---   from them: det, slogdet, inv, solve, solve_triangular
+--   factorisations: lu_factor (partial pivoting), lu and lu_unpack, cholesky, qr (Householder)
+--   from them: det, slogdet, inv, solve, solve_triangular, lu_solve
+--   matrix_exp (scaling and squaring)
 --   spectra: eigh, eigvalsh, svd, svdvals
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
 --   from the SVD: pinv, matrix_rank, lstsq, cond
@@ -1022,6 +1023,119 @@ function L.matrix_power(A, k)
         :expand(A:size()):clone()
 end
 
+-- matrix_exp(A): e^A by scaling and squaring: A / 2^s, its 1-norm at most 1/2 (s from the
+-- largest in the batch: one read back), through its Taylor polynomial (degree 18 in float64,
+-- 10 in float32: the remainder is below the dtype's rounding there), by Horner, then squared s
+-- times. Written in matmuls, which autograd differentiates.
+function L.matrix_exp(A)
+    local op = "linalg.matrix_exp"
+    matrix(op, A)
+    local n = A:size(-1)
+    local norm = autograd.no_grad(function()
+        return A:numel() > 0 and A:abs():sum(-2):amax(-1):max():item() or 0
+    end)
+    local s = 0
+    if norm > 0.5 and norm < math.huge then -- (a NaN or inf norm: the result is NaN or inf)
+        s = math.ceil(math.log(norm / 0.5) / math.log(2))
+    end
+    local X = s > 0 and A:div(2 ^ s) or A
+    local I = core.eye(n, { dtype = A.dtype, device = A.device }):expand(A:size())
+    local P = I
+    for k = A.dtype == "float64" and 18 or 10, 1, -1 do
+        P = X:matmul(P):div(k):add(I)
+    end
+    for _ = 1, s do
+        P = P:matmul(P)
+    end
+    return P
+end
+
+-- the row order of LAPACK's sequential swaps pivots [..., n] (1-based): perm [..., n, 1], row i
+-- of P A being row perm[i] of A
+local function order_of(pivots, n)
+    local ids = row_ids(pivots:unsqueeze(-1), n)
+    local perm = ids:expand(with_batch(batch_of(pivots:unsqueeze(-1)), n, 1))
+    for k = 1, n do
+        local p = pivots:narrow(-1, k, 1):unsqueeze(-1)
+        local swap = core.where(ids:eq(k), p, core.where(ids:eq(p), k, ids))
+        perm = perm:gather(-2, swap:expand(perm:size()))
+    end
+    return perm
+end
+
+local function lu_pivots(op, LU, pivots)
+    matrix(op, LU)
+    check(op, pivots, 2)
+    same_device(op, LU, pivots)
+    local n = LU:size(-1)
+    if pivots.dtype ~= "int64" and pivots.dtype ~= "int32" or pivots:dim() < 1 or
+        pivots:size(-1) ~= n then
+        raise(("tide: %s: pivots must be the int64 [..., %d] of lu_factor, got %s %s")
+            :format(op, n, pivots.dtype, shape_str(pivots:size())))
+    end
+    return order_of(pivots:to("int64"), n)
+end
+
+-- lu_unpack(LU, pivots): P, L, U with A = P L U from lu_factor's LU and pivots (torch's
+-- lu_unpack): P the permutation matrix, L unit lower, U upper
+function L.lu_unpack(LU, pivots)
+    local perm = lu_pivots("lu_unpack", LU, pivots)
+    local n = LU:size(-1)
+    local ids = row_ids(LU, n)
+    local P = autograd.no_grad(function() -- P[r, i] = 1 where r = perm[i]: no gradient
+        return ids:eq(perm:transpose(-2, -1)):to(LU.dtype)
+    end)
+    local eye = core.eye(n, { dtype = LU.dtype, device = LU.device })
+    return P, LU:tril(-1):add(eye), LU:triu()
+end
+
+-- lu(A[, {pivot = true}]): P, L, U with A = P L U (PyTorch's torch.linalg.lu; square A)
+function L.lu(A, opts)
+    local op = "linalg.lu"
+    matrix(op, A)
+    local o = args.options(op, opts, { "pivot" }, "{pivot = true}")
+    if o.pivot == false then
+        raise("tide: linalg.lu: pivot = false is not supported (nor on PyTorch's CPU); an LU " ..
+            "without row swaps fails on a zero pivot")
+    end
+    local LU, pivots = L.lu_factor(A)
+    return L.lu_unpack(LU, pivots)
+end
+
+-- lu_solve(LU, pivots, B[, {left = true, adjoint = false}]): X with A X = B (A^T X = B with
+-- adjoint; X A = B with left = false) from lu_factor's LU and pivots, by the two triangular
+-- solves (their gradients reach LU and B)
+function L.lu_solve(LU, pivots, B, opts)
+    local op = "linalg.lu_solve"
+    local perm = lu_pivots(op, LU, pivots)
+    check(op, B, 3)
+    same_device(op, LU, B)
+    same_dtype(op, LU, B)
+    local o = args.options(op, opts, { "left", "adjoint" }, "{adjoint = true}")
+    if o.left == false then -- X A = B is A^T X^T = B^T
+        return L.lu_solve(LU, pivots, B:transpose(-2, -1), { adjoint = not o.adjoint })
+            :transpose(-2, -1)
+    end
+    local n = LU:size(-1)
+    if B:dim() < 2 or B:size(-2) ~= n then
+        raise(("tide: %s: LU is %s, B %s: B must be [..., %d, k]"):format(op,
+            shape_str(LU:size()), shape_str(B:size()), n))
+    end
+    local batch = broadcast_batches(op, batch_of(LU), batch_of(B))
+    local k = B:size(-1)
+    local LUe, Be = LU:expand(with_batch(batch, n, n)), B:expand(with_batch(batch, n, k))
+    local rows = perm:expand(with_batch(batch, n, k))
+    if o.adjoint then -- A^T = U^T L^T P: U^T z = B, L^T w = z, X = P^T w
+        local z = L.solve_triangular(LUe:transpose(-2, -1), Be, { upper = false })
+        local w = L.solve_triangular(LUe:transpose(-2, -1), z, { upper = true,
+            unitriangular = true })
+        return core.zeros(w:size(), { dtype = w.dtype, device = w.device }):scatter(-2, rows, w)
+    end
+    local y = L.solve_triangular(LUe, Be:gather(-2, rows), { upper = false,
+        unitriangular = true })
+    return L.solve_triangular(LUe, y, { upper = true })
+end
+
 -- multi_dot(list): the product of 2-D matrices (the first and last may be vectors), left to
 -- right
 function L.multi_dot(list)
@@ -1367,6 +1481,12 @@ function Tensor.pinverse(A, rcond, ...) -- PyTorch's torch.pinverse(A, rcond = 1
         raise(("tide: pinverse: rcond must be a number, got %s"):format(type(rcond)))
     end
     return L.pinv(A, { rtol = rcond or 1e-15 })
+end
+
+-- torch.matrix_exp, t:matrix_exp() and torch.lu_unpack
+function Tensor.matrix_exp(A, ...)
+    args.no_extra("matrix_exp", 1, ...)
+    return L.matrix_exp(A)
 end
 
 return L

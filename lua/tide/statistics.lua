@@ -1,7 +1,7 @@
 -- tide.statistics: order statistics, moments and integrals by PyTorch's names (docs/API.md,
 -- "The op list"): kthvalue, mode, nanmedian, quantile, nanquantile, msort, aminmax, std_mean,
--- var_mean, dist, renorm, cov, corrcoef, trapezoid; and the scans cummax, cummin,
--- logcumsumexp. Indices are 1-based. The order statistics sort (stable: among equal values the
+-- var_mean, dist, renorm, cov, corrcoef, trapezoid, cumulative_trapezoid, vander; and the
+-- scans cummax, cummin, logcumsumexp. Indices are 1-based. The order statistics sort (stable: among equal values the
 -- first in x comes first) and gather from x, so the gradient reaches the element taken, as
 -- PyTorch's; quantile interpolates with lerp as PyTorch's does. Tensor methods, and tide.X
 -- functions.
@@ -407,6 +407,82 @@ end
 
 local TRAPEZOID_OPTIONS = { "dx", "dim" }
 
+-- tide.vander(x[, {N = #x, increasing = false}]): the Vandermonde matrix of the 1-D x, column
+-- j x^(N - j) (x^(j - 1) with increasing), as PyTorch's: a cumulative product, which autograd
+-- differentiates
+function M.functions.vander(x, opts)
+    check("vander", x)
+    local o = args.options("vander", opts, { "N", "increasing" }, "{N = 3}")
+    if x:dim() ~= 1 then
+        raise(("tide: vander: x must be 1-D, got %s"):format(args.shape_str(x:size())))
+    end
+    local n = x:size(1)
+    local N = o.N == nil and n or args.integer("vander", o.N, "N")
+    if N < 0 then
+        raise(("tide: vander: N must be >= 0, got %d"):format(N))
+    end
+    local dt = x.dtype == "bool" and "int64" or x.dtype
+    if N == 0 then
+        return core.empty({ n, 0 }, { dtype = dt, device = x.device })
+    end
+    local cols = x:to(dt):view(n, 1):expand(n, N - 1)
+    local ones = core.ones({ n, 1 }, { dtype = dt, device = x.device })
+    local v = core.cat({ ones, cols }, 2):cumprod(2)
+    return o.increasing and v or v:flip(2)
+end
+
+-- tide.cumulative_trapezoid(y[, x][, {dx = 1, dim = -1}]): the running trapezoidal rule along
+-- dim, one fewer element there (PyTorch's), with sample points x or spacing dx as trapezoid's
+function M.functions.cumulative_trapezoid(y, x, opts)
+    local op = "cumulative_trapezoid"
+    check(op, y)
+    if type(x) == "table" and not core.is_tensor(x) and opts == nil then
+        x, opts = nil, x
+    end
+    local o = args.options(op, opts, TRAPEZOID_OPTIONS, "{dx = 0.5}")
+    if x ~= nil and o.dx ~= nil then
+        raise("tide: cumulative_trapezoid: give either x or dx, not both")
+    end
+    local dx = o.dx == nil and 1 or o.dx
+    if type(dx) ~= "number" then
+        raise(("tide: cumulative_trapezoid: dx must be a number, got %s"):format(type(dx)))
+    end
+    if y:dim() == 0 then
+        raise("tide: cumulative_trapezoid: y must have at least one dim, got a 0-D tensor")
+    end
+    local d = dim_of(op, y, o.dim == nil and -1 or o.dim)
+    local n = y:size(d)
+    if not FLOAT[y.dtype] then
+        y = y:float()
+    end
+    if n <= 1 then
+        local shape = y:size()
+        shape[d] = 0
+        return core.zeros(shape, { dtype = y.dtype, device = y.device })
+    end
+    local mids = (y:narrow(d, 1, n - 1) + y:narrow(d, 2, n - 1)) * 0.5
+    if x == nil then
+        return (mids * dx):cumsum(d)
+    end
+    check(op, x, 2)
+    same_device(op, y, x)
+    local steps
+    if x:dim() == 1 then
+        if x:size(1) ~= n then
+            raise(("tide: cumulative_trapezoid: x has %d points but dim %d of y has %d")
+                :format(x:size(1), d, n))
+        end
+        local shape = {}
+        for i = 1, y:dim() do
+            shape[i] = i == d and n - 1 or 1
+        end
+        steps = (x:narrow(1, 2, n - 1) - x:narrow(1, 1, n - 1)):view(shape)
+    else
+        steps = x:narrow(d, 2, n - 1) - x:narrow(d, 1, n - 1)
+    end
+    return (mids * steps):cumsum(d)
+end
+
 -- tide.trapezoid(y[, x][, {dx = 1, dim = -1}]): the trapezoidal rule along dim, with sample
 -- points x (a 1-D tensor of the dim's size, or one of y's shape) or spacing dx
 function M.functions.trapezoid(y, x, opts)
@@ -459,5 +535,6 @@ function M.functions.trapezoid(y, x, opts)
 end
 
 M.names = { "kthvalue", "mode", "nanmedian", "quantile", "nanquantile", "msort", "aminmax",
-    "var_mean", "std_mean", "dist", "renorm", "cov", "corrcoef", "trapezoid" }
+    "var_mean", "std_mean", "dist", "renorm", "cov", "corrcoef", "trapezoid",
+    "cumulative_trapezoid", "vander" }
 return M

@@ -84,7 +84,7 @@ return function(D)
     local function square(x)
         return x:narrow(2, 1, 2) + tide.eye(2, { dtype = x.dtype, device = x.device }) * 3
     end
-    for _, m in ipairs({ "det", "logdet", "slogdet", "inverse", "qr", "pinverse" }) do
+    for _, m in ipairs({ "det", "logdet", "slogdet", "inverse", "qr", "pinverse", "matrix_exp" }) do
         RECIPES[m] = function(x) return { square(x) } end
     end
     RECIPES.cholesky = function(x)
