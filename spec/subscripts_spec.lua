@@ -127,6 +127,67 @@ describe("t[{...}], Torch7's per-dim index (" .. D.name .. ")", function()
     end)
 end)
 
+describe("several index tensors, PyTorch's advanced indexing (" .. D.name .. ")", function()
+    local function X3()
+        return tide.arange(24, { device = D.name }):float():reshape(2, 3, 4)
+    end
+    local function flat(t)
+        return t:to("cpu"):reshape(-1):totable()
+    end
+
+    it("picks elements where they broadcast together, in place or first", function()
+        local x = X3()
+        -- adjacent index dims: their shape stands where they were
+        assert.are.same({ { 1, 11 }, { 13, 23 } }, host(x[{ {}, T({ 1, 3 }), T({ 2, 4 }) }]))
+        -- apart: first
+        assert.are.same({ { 1, 5, 9 }, { 14, 18, 22 } }, host(x[{ T({ 1, 2 }), {}, T({ 2, 3 }) }]))
+        assert.are.same({ 2, 2, 2 }, x[{ {}, T({ { 1 }, { 3 } }), T({ 2, 4 }) }].shape)
+        -- an RL update's read: one action per row
+        local q = T({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "float32")
+        assert.are.same({ 2, 3, 6 }, host(q[{ tide.arange(1, 4, { device = D.name }), T({ 2, 1, 2 }) }]))
+    end)
+
+    it("writes the picked elements, a value in the result's layout", function()
+        local y = X3()
+        y[{ {}, T({ 1, 3 }), T({ 2, 4 }) }] = T({ { 100, 200 }, { 300, 400 } }, "float32")
+        assert.are.same({ 0, 100, 2, 3, 4, 5, 6, 7, 8, 9, 10, 200, 12, 300, 14, 15, 16, 17, 18,
+            19, 20, 21, 22, 400 }, flat(y))
+        y = X3()
+        y[{ T({ 1, 2 }), {}, T({ 2, 3 }) }] = T({ -1, -2, -3 }, "float32")
+        assert.are.same({ 0, -1, 2, 3, 4, -2, 6, 7, 8, -3, 10, 11, 12, 13, -1, 15, 16, 17, -2, 19,
+            20, 21, -3, 23 }, flat(y))
+        y = X3()
+        y[{ {}, T({ 1, 3 }), T({ 2, 4 }) }] = 0
+        assert.are.same({ 0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0, 12, 0, 14, 15, 16, 17, 18, 19, 20,
+            21, 22, 0 }, flat(y))
+    end)
+
+    it("sends the gradient of the picked elements back to them", function()
+        local q = T({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "float32"):requires_grad_(true)
+        local picked = q[{ tide.arange(1, 4, { device = D.name }), T({ 2, 1, 2 }) }]
+        local loss = (picked * T({ 1, 2, 3 }, "float32")):sum()
+        loss:backward()
+        assert.are.same({ { 0, 1 }, { 2, 0 }, { 0, 3 } }, host(q.grad))
+    end)
+
+    it("index_put_ writes or accumulates, index_put on a copy", function()
+        local z = tide.zeros({ 3, 3 }, { device = D.name })
+        local same = z:index_put_({ T({ 1, 1, 3 }), T({ 2, 2, 1 }) }, T({ 1, 2, 3 }, "float32"),
+            true)
+        assert.are.equal(z, same)
+        assert.are.same({ { 0, 3, 0 }, { 0, 0, 0 }, { 3, 0, 0 } }, host(z))
+        local w = z:index_put({ T({ 2 }) }, 7)
+        assert.are.same({ { 0, 3, 0 }, { 7, 7, 7 }, { 3, 0, 0 } }, host(w))
+        assert.are.same({ 0, 0, 0 }, host(z[2]))
+        assert.matches("tide: index_put_: indices must be a list of index tensors, one per " ..
+            "leading dim, got a tensor (wrap it: {idx})",
+            catch(function() return z:index_put_(T({ 1 }), 1) end), 1, true)
+        assert.matches("tide: index_put_: index 4 is out of range for dim 1 of size 3",
+            catch(function() return z:index_put_({ T({ 4 }) }, 1) end), 1, true)
+        assert.are.same({ { 0, 3, 0 }, { 0, 0, 0 }, { 3, 0, 0 } }, host(z))
+    end)
+end)
+
 describe("subscript errors (" .. D.name .. ")", function()
     local x = X()
 
@@ -154,8 +215,8 @@ describe("subscript errors (" .. D.name .. ")", function()
             catch(function() return x[{ 1, 1, 1 }] end), 1, true)
         assert.matches("tide: index: the range {3, 2} is outside dim 1 of size 3",
             catch(function() return x[{ { 3, 2 } }] end), 1, true)
-        assert.matches("tide: index: one index tensor per table (indices 1 and 2 are tensors)",
-            catch(function() return x[{ T({ 1 }), T({ 1 }) }] end), 1, true)
+        assert.matches("tide: index: index 5 is out of range for dim 2 of size 4",
+            catch(function() return x[{ T({ 1 }), T({ 5 }) }] end), 1, true)
         assert.matches("tide: index: a bool mask indexes a tensor alone",
             catch(function() return x[{ {}, T({ true }, "bool") }] end), 1, true)
     end)

@@ -24,6 +24,10 @@ return {
             "true_divide",
         },
     },
+    ["tide.subscripts"] = {
+        methods = { "index_put", "index_put_" },
+        functions = {},
+    },
     ["tide.windows"] = {
         methods = {},
         functions = { "bartlett_window", "blackman_window", "hamming_window", "hann_window",

@@ -6,8 +6,10 @@
 --             end): {idx.shape..., rest...}, as PyTorch's x[idx]
 --   t[{...}]  Torch7's index, an entry per leading dim: a number selects (the dim goes), {a, b}
 --             narrows to a..b (inclusive, negative from the end), {a} to a..a, {} keeps the dim
---             whole, and one index tensor indexes its dim as t[idx] does dim 1; dims past the
---             list stay whole. Without an index tensor the result is a view of t.
+--             whole, and index tensors pick along their dims as PyTorch's advanced indexing
+--             (several broadcast together: q[{rows, actions}]); dims past the list stay whole.
+--             Without an index tensor the result is a view of t.
+-- x:index_put_(indices, values[, accumulate]) and index_put, PyTorch's, are written here too.
 -- t[key] = v writes the indexed elements in place: a number fills them, a tensor is broadcast to
 -- their shape (an index repeated in idx takes one of its values, as in PyTorch). Everything is
 -- checked before the write. Autograd records the ops these are written with.
@@ -180,14 +182,15 @@ local function range_of(op, r, dim, n)
     return a0, b0 - a0 + 1
 end
 
--- the view a table key reads, the dim of its index tensor in that view, and the tensor
+-- the view a table key's numbers and ranges read, and its index tensors as {dim, tensor} in
+-- that view's dims (PyTorch's order: numbers select first, as basic indices)
 local function table_view(op, x, key)
     args.check_list(op, key, "the index")
     if #key > x:dim() then
         raise(("tide: %s: %d indices for a tensor of %d dim%s"):format(op, #key, x:dim(),
             x:dim() == 1 and "" or "s"))
     end
-    local v, d, at, idx, at_i = x, 1, nil, nil, nil
+    local v, d, adv = x, 1, {}
     for i, k in ipairs(key) do
         if type(k) == "number" then
             if not is_integer(k) then
@@ -203,18 +206,162 @@ local function table_view(op, x, key)
             if key_kind(op, k) == "mask" then
                 raise(("tide: %s: a bool mask indexes a tensor alone, t[mask], not inside a " ..
                     "table (index %d)"):format(op, i))
-            elseif idx then
-                raise(("tide: %s: one index tensor per table (indices %d and %d are tensors); " ..
-                    "index one dim at a time, or use gather"):format(op, at_i, i))
             end
-            at, idx, at_i = d, k, i
+            adv[#adv + 1] = { d, k }
             d = d + 1
         else
             raise(("tide: %s: index %d must be a number, a range table or a tensor, got %s")
                 :format(op, i, type(k)))
         end
     end
-    return v, at, idx
+    return v, adv
+end
+
+-- ---- several index tensors (PyTorch's advanced indexing) ------------------------------------
+-- The index tensors broadcast together to a shape S and pick the elements v[i1, i2, ...] along
+-- their dims: v with those dims moved first and merged is indexed by one linear position. The
+-- result's S dims stand where the index dims were when those were adjacent, first otherwise.
+
+-- the linear positions (1-based, shape S) of the index tensors adv into their dims of v, each
+-- checked against its dim (one read back each: a position past one dim would land in another)
+local function linear(op, v, adv)
+    local lin
+    local mult = 1
+    for j = #adv, 1, -1 do
+        local d, idx = adv[j][1], adv[j][2]
+        same_device(op, v, idx)
+        local n = v:size(d)
+        local pos = idx:long()
+        pos = core.where(pos:lt(0), pos + (n + 1), pos)
+        if pos:numel() > 0 then
+            local lo, hi = pos:min():item(), pos:max():item()
+            if lo < 1 or hi > n then
+                raise(("tide: %s: index %d is out of range for dim %d of size %d; indices are " ..
+                    "1-based: use 1..%d (or -%d..-1 from the end)"):format(op, lo < 1 and lo or hi,
+                    d, n, n, n))
+            end
+        end
+        local term = (pos - 1) * mult
+        lin = lin and lin + term or term
+        mult = mult * n
+    end
+    return lin + 1, mult
+end
+
+-- the order of v's dims with the index dims first, the other dims' sizes, and whether the
+-- index dims are adjacent
+local function layout(v, adv)
+    local order, is_adv, rest = {}, {}, {}
+    for j, a in ipairs(adv) do
+        order[j] = a[1]
+        is_adv[a[1]] = true
+    end
+    for d = 1, v:dim() do
+        if not is_adv[d] then
+            order[#order + 1] = d
+            rest[#rest + 1] = v:size(d)
+        end
+    end
+    local adjacent = true
+    for j = 2, #adv do
+        adjacent = adjacent and adv[j][1] == adv[j - 1][1] + 1
+    end
+    return order, rest, adjacent
+end
+
+local function concat(a, b)
+    local out = { unpack(a) }
+    for _, x in ipairs(b) do
+        out[#out + 1] = x
+    end
+    return out
+end
+
+local function advanced_get(op, v, adv)
+    local lin, count = linear(op, v, adv)
+    local order, rest, adjacent = layout(v, adv)
+    local flat = v:permute(order):reshape(concat({ count }, rest))
+    local S = lin.shape
+    local r = flat:index_select(1, lin:reshape(-1)):reshape(concat(S, rest))
+    local before = adv[1][1] - 1 -- the dims of v ahead of the (adjacent) index dims
+    if not adjacent or before == 0 then
+        return r
+    end
+    local perm = {}
+    for i = 1, before do
+        perm[#perm + 1] = #S + i
+    end
+    for i = 1, #S do
+        perm[#perm + 1] = i
+    end
+    for i = #S + before + 1, r:dim() do
+        perm[#perm + 1] = i
+    end
+    return r:permute(perm)
+end
+
+-- writes value at v's elements picked by adv (added to them with accumulate), in place
+local function advanced_set(op, v, adv, value, accumulate)
+    local lin, count = linear(op, v, adv)
+    local order, rest, adjacent = layout(v, adv)
+    local moved = v:permute(order) -- a view of v
+    local work = moved:contiguous() -- moved itself when its layout allows
+    local flat = work:view(concat({ count }, rest))
+    local at = lin:reshape(-1)
+    local n = at:numel()
+    if not is_tensor(value) then
+        if accumulate then
+            value = core.full({}, value, { dtype = v.dtype, device = v.device })
+        else
+            flat:index_fill_(1, at, value)
+        end
+    end
+    if is_tensor(value) then
+        same_device(op, v, value)
+        -- the value in the result's layout (S where adv was), then as rows of flat
+        local S = lin.shape
+        local shape = concat(S, rest)
+        if adjacent and adv[1][1] > 1 then
+            local before = adv[1][1] - 1
+            local lead = {}
+            for i = 1, before do
+                lead[i] = rest[i]
+            end
+            local tail = {}
+            for i = before + 1, #rest do
+                tail[#tail + 1] = rest[i]
+            end
+            local src = as_op(op, "expand", value.expand, value:to(v.dtype),
+                concat(concat(lead, S), tail))
+            local perm = {}
+            for i = 1, #S do
+                perm[i] = before + i
+            end
+            for i = 1, before do
+                perm[#perm + 1] = i
+            end
+            for i = before + #S + 1, before + #S + #tail do
+                perm[#perm + 1] = i
+            end
+            value = src:permute(perm)
+        else
+            value = as_op(op, "expand", value.expand, value:to(v.dtype), shape)
+        end
+        local rows = value:reshape(concat({ n }, rest))
+        if accumulate then
+            flat:index_add_(1, at, rows)
+        else
+            local ones = { n }
+            for i = 1, #rest do
+                ones[i + 1] = 1
+            end
+            flat:scatter_(1, at:view(ones):expand(rows:size()), rows)
+        end
+    end
+    if not rawequal(work, moved) then
+        moved:copy_(work)
+    end
+    return v
 end
 
 -- ---- the handlers ---------------------------------------------------------------------------
@@ -226,9 +373,11 @@ function M.get(x, key)
         end
         return take("index", x, 1, key)
     end
-    local v, at, idx = table_view("index", x, key)
-    if idx then
-        return take("index", v, at, idx)
+    local v, adv = table_view("index", x, key)
+    if #adv == 1 then
+        return take("index", v, adv[1][1], adv[1][2])
+    elseif #adv > 1 then
+        return advanced_get("index", v, adv)
     end
     return v
 end
@@ -243,14 +392,56 @@ function M.set(x, key, value)
         end
         return put(x, 1, key, value)
     end
-    local v, at, idx = table_view("setindex", x, key)
-    if idx then
-        return put(v, at, idx, value)
+    local v, adv = table_view("setindex", x, key)
+    if #adv == 1 then
+        return put(v, adv[1][1], adv[1][2], value)
+    elseif #adv > 1 then
+        return advanced_set("setindex", v, adv, value, false)
     elseif is_tensor(value) then
         same_device("setindex", x, value)
         return as_op("setindex", "copy_", v.copy_, v, value)
     end
     return v:fill_(value)
+end
+
+-- x:index_put_(indices, values[, accumulate = false]): PyTorch's, indices a list of int64 or
+-- int32 tensors for x's leading dims (1-based); values broadcast to the picked elements, added
+-- to them with accumulate (repeats add up), written otherwise. index_put is the same on a clone.
+function core.Tensor.index_put_(x, indices, values, accumulate, ...)
+    local op = "index_put_"
+    args.no_extra(op, 4, ...)
+    args.check(op, x)
+    if type(indices) ~= "table" or is_tensor(indices) or #indices == 0 then
+        raise(("tide: %s: indices must be a list of index tensors, one per leading dim, got %s")
+            :format(op, is_tensor(indices) and "a tensor (wrap it: {idx})" or type(indices)))
+    end
+    args.check_list(op, indices, "indices")
+    if #indices > x:dim() then
+        raise(("tide: %s: %d index tensors for a tensor of %d dims"):format(op, #indices,
+            x:dim()))
+    end
+    local adv = {}
+    for i, idx in ipairs(indices) do
+        if not is_tensor(idx) or not INDEX_DTYPES[idx.dtype] then
+            raise(("tide: %s: indices[%d] must be an int64 or int32 tensor, got %s"):format(op,
+                i, describe(idx)))
+        end
+        adv[i] = { i, idx }
+    end
+    if not is_tensor(values) and type(values) ~= "number" then
+        raise(("tide: %s: values must be a tensor or a number, got %s"):format(op, type(values)))
+    end
+    if accumulate ~= nil and type(accumulate) ~= "boolean" then
+        raise(("tide: %s: accumulate must be a boolean, got %s"):format(op, type(accumulate)))
+    end
+    return advanced_set(op, x, adv, values, accumulate == true)
+end
+
+function core.Tensor.index_put(x, indices, values, accumulate, ...)
+    args.no_extra("index_put", 4, ...)
+    args.check("index_put", x)
+    return as_op("index_put", "index_put_", core.Tensor.index_put_, x:clone(), indices, values,
+        accumulate)
 end
 
 core._internal.set_subscripts(M.get, M.set)

@@ -176,6 +176,9 @@ return function(D)
     RECIPES.bitwise_not = function() return { I({ 5, 6 }) } end
     RECIPES.bitwise_not_ = RECIPES.bitwise_not
     RECIPES.__bnot = RECIPES.bitwise_not
+    -- lua/tide/subscripts.lua
+    RECIPES.index_put = function(x, y) return { x, { I({ 1, 2 }), I({ 3, 1 }) }, y[1]:narrow(1, 1, 2) } end
+    RECIPES.index_put_ = function(_, y, z) return { z, { I({ 1, 2 }), I({ 3, 1 }) }, y[1]:narrow(1, 1, 2) } end
     -- lua/tide/inplace_views.lua: into z, which does not require grad
     RECIPES.t_ = function(_, _, z) return { z } end
     RECIPES.squeeze_ = RECIPES.t_
