@@ -11,13 +11,19 @@ local is_tensor = autograd.is_tensor
 
 local M = {}
 
-local function module_weight(module, name, who)
+local function module_and_name(module, name, who)
     if type(module) ~= "table" or not module.__ismodule then
-        raise("tide: " .. who .. ": expected a Module, got " .. type(module))
+        raise("tide: " .. who .. ": expected a Module, got " ..
+            (is_tensor(module) and "a tensor" or type(module)))
     end
     if type(name) ~= "string" then
-        raise("tide: " .. who .. ": name must be a string, got " .. type(name))
+        raise("tide: " .. who .. ": name must be a string, got " ..
+            (is_tensor(name) and "a tensor" or type(name)))
     end
+end
+
+local function module_weight(module, name, who)
+    module_and_name(module, name, who)
     local w = rawget(module, name)
     if not is_tensor(w) or module._kind[name] ~= "parameter" then
         raise(string.format("tide: %s: %s has no parameter '%s'", who, module.__name, name))
@@ -92,9 +98,10 @@ end
 -- remove_weight_norm(module[, name = "weight"]): the computed weight as a parameter again
 function M.remove_weight_norm(module, name)
     name = name or "weight"
+    module_and_name(module, name, "remove_weight_norm")
     if not rawget(module, name .. "_g") or not rawget(module, "_reparam_" .. name) then
         raise(string.format("tide: remove_weight_norm: weight_norm of '%s' not found in %s", name,
-            type(module) == "table" and tostring(module.__name) or type(module)))
+            module.__name))
     end
     local w = autograd.no_grad(function()
         rawget(module, "_reparam_" .. name).compute(module) -- from g and v as they are now
@@ -168,9 +175,10 @@ end
 -- remove_spectral_norm(module[, name = "weight"]): the normalized weight as a parameter again
 function M.remove_spectral_norm(module, name)
     name = name or "weight"
+    module_and_name(module, name, "remove_spectral_norm")
     if not rawget(module, name .. "_orig") or not rawget(module, "_reparam_" .. name) then
         raise(string.format("tide: remove_spectral_norm: spectral_norm of '%s' not found in %s",
-            name, type(module) == "table" and tostring(module.__name) or type(module)))
+            name, module.__name))
     end
     local w = autograd.no_grad(function()
         return rawget(module, name):detach():clone()
