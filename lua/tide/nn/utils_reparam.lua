@@ -8,6 +8,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
+local compat = require("tide._compat")
 
 local M = {}
 
@@ -78,7 +79,7 @@ function M.weight_norm(module, opts)
     local dim = opts.dim
     if dim == nil then
         dim = 1
-    elseif dim ~= false and (type(dim) ~= "number" or dim == 0 or math.abs(dim) > w:dim()) then
+    elseif dim ~= false and (not compat.is_integer(dim) or dim == 0 or math.abs(dim) > w:dim()) then
         raise(string.format("tide: weight_norm: dim must be a dim of the %d-D weight (1-based) " ..
             "or false for the whole tensor, got %s", w:dim(), tostring(dim)))
     end
@@ -133,12 +134,15 @@ function M.spectral_norm(module, opts)
     local w = module_weight(module, name, who)
     local iters = opts.n_power_iterations or 1
     local eps = opts.eps or 1e-12
-    if type(iters) ~= "number" or iters < 0 or iters ~= math.floor(iters) then
+    if type(eps) ~= "number" or eps <= 0 then
+        raise("tide: spectral_norm: eps must be a number > 0, got " .. tostring(eps))
+    end
+    if not compat.is_integer(iters) or iters < 0 then
         raise("tide: spectral_norm: n_power_iterations must be an integer >= 0, got " ..
             tostring(iters))
     end
     local dim = opts.dim or (module.__name:match("^ConvTranspose") and 2 or 1)
-    if type(dim) ~= "number" or dim < 1 or dim > w:dim() then
+    if not compat.is_integer(dim) or dim < 1 or dim > w:dim() then
         raise(string.format("tide: spectral_norm: dim must be a dim of the %d-D weight " ..
             "(1-based), got %s", w:dim(), tostring(dim)))
     end
