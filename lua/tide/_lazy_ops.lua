@@ -24,6 +24,10 @@ return {
             "true_divide",
         },
     },
+    ["tide.legacy"] = {
+        methods = { "apply", "apply_", "map", "map2", "map2_", "map_", "type" },
+        functions = {},
+    },
     ["tide.subscripts"] = {
         methods = { "index_put", "index_put_" },
         functions = {},

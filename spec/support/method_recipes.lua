@@ -176,6 +176,12 @@ return function(D)
     RECIPES.bitwise_not = function() return { I({ 5, 6 }) } end
     RECIPES.bitwise_not_ = RECIPES.bitwise_not
     RECIPES.__bnot = RECIPES.bitwise_not
+    -- lua/tide/legacy.lua: a Lua function on each element, on the host only
+    local function keep(v) return v end
+    RECIPES.apply_ = function(_, _, z) return D.is_host and { z, keep } or SKIP end
+    RECIPES.map_ = function(_, _, z) return D.is_host and { z, z:clone(), keep } or SKIP end
+    RECIPES.map2_ = function(_, _, z) return D.is_host and { z, z:clone(), z:clone(), keep } or SKIP end
+    RECIPES.apply, RECIPES.map, RECIPES.map2 = RECIPES.apply_, RECIPES.map_, RECIPES.map2_
     -- lua/tide/subscripts.lua
     RECIPES.index_put = function(x, y) return { x, { I({ 1, 2 }), I({ 3, 1 }) }, y[1]:narrow(1, 1, 2) } end
     RECIPES.index_put_ = function(_, y, z) return { z, { I({ 1, 2 }), I({ 3, 1 }) }, y[1]:narrow(1, 1, 2) } end
