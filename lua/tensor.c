@@ -375,7 +375,6 @@ static int property(lua_State *L, int p) {
     }
 }
 
-/* __index: properties first, then core.Tensor, then t[i] */
 /* registry: tide.subscripts' get and set, the handlers of a tensor or a table key */
 static const char subscripts_key = 's';
 
@@ -421,6 +420,7 @@ static int set_subscripts(lua_State *L) {
     return 0;
 }
 
+/* __index: properties first, then core.Tensor, then t[i], then tide.subscripts */
 static int t_index(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     if (lua_type(L, 2) == LUA_TSTRING) {

@@ -59,12 +59,11 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
     return TIDE_OK;
 }
 
-/* The bitwise rows (DTYPES INTEGRAL, INTEGER) take integer tensors, and bool ones unless the
- * row says NO_BOOL: cdt is the operands' promoted dtype, `got` names them for the message. */
+/* The bitwise rows (DTYPES INTEGRAL, INTEGER: called for those only) take integer tensors, and
+ * bool ones unless the row says NO_BOOL: cdt is the operands' promoted dtype, `got` names them
+ * for the message. */
 static tide_status integer_operands(const char *op, unsigned flags, tide_dtype cdt,
                                     const char *got) {
-    if (!(flags & TIDE_OPF_INTEGER_ONLY))
-        return TIDE_OK;
     bool no_bool = (flags & TIDE_OPF_NO_BOOL) != 0;
     if (!tide_dtype_is_float(cdt) && !(no_bool && cdt == TIDE_DTYPE_BOOL))
         return TIDE_OK;
@@ -107,9 +106,12 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     tide_dtype cdt = tide_promote(a->dtype, b->dtype);
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_F32;
-    char got[48];
-    snprintf(got, sizeof got, "%s and %s", tide_dtype_name(a->dtype), tide_dtype_name(b->dtype));
-    TIDE_TRY(integer_operands(name, tide_op_flags(op), cdt, got));
+    if (tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY) { /* (the message formatted only here) */
+        char got[48];
+        snprintf(got, sizeof got, "%s and %s", tide_dtype_name(a->dtype),
+                 tide_dtype_name(b->dtype));
+        TIDE_TRY(integer_operands(name, tide_op_flags(op), cdt, got));
+    }
     tide_dtype odt = cdt;
     if (fam == TIDE_FAMILY_COMPARE)
         odt = TIDE_DTYPE_BOOL;
@@ -410,7 +412,7 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
     tide_dtype cdt = a->dtype;
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_F32;
-    if (tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY && tide_dtype_is_float(cdt))
+    if ((tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY) && tide_dtype_is_float(cdt))
         return tide_seterr(TIDE_EDTYPE,
                            "%s: needs an integer or bool tensor, got %s; convert with :long() "
                            "first",
