@@ -211,6 +211,11 @@ describe("subscript errors (" .. D.name .. ")", function()
             1, true)
         assert.matches("tide: index: index 4 is out of range for dim 1 of size 3",
             catch(function() return x[T({ 4 })] end), 1, true)
+        assert.matches("tide: index: index -4 is out of range for dim 1 of size 3; indices " ..
+            "are 1-based: use 1..3 (or -3..-1 from the end)",
+            catch(function() return x[T({ 1, -4 })] end), 1, true)
+        assert.matches("tide: setindex: index 5 is out of range for dim 2 of size 4",
+            catch(function() x[{ {}, T({ 5 }) }] = 0 end), 1, true)
         assert.matches("tide: index: 3 indices for a tensor of 2 dims",
             catch(function() return x[{ 1, 1, 1 }] end), 1, true)
         assert.matches("tide: index: the range {3, 2} is outside dim 1 of size 3",

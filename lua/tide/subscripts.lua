@@ -9,10 +9,10 @@
 --             whole, and index tensors pick along their dims as PyTorch's advanced indexing
 --             (several broadcast together: q[{rows, actions}]); dims past the list stay whole.
 --             Without an index tensor the result is a view of t.
--- x:index_put_(indices, values[, accumulate]) and index_put, PyTorch's, are written here too.
 -- t[key] = v writes the indexed elements in place: a number fills them, a tensor is broadcast to
 -- their shape (an index repeated in idx takes one of its values, as in PyTorch). Everything is
 -- checked before the write. Autograd records the ops these are written with.
+-- x:index_put_(indices, values[, accumulate]) and index_put, PyTorch's, are written here too.
 local core = require("tide.core")
 local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
@@ -44,14 +44,29 @@ local function key_kind(op, key)
         "got %s; convert it with :bool() or :long()"):format(op, key.dtype))
 end
 
+-- the int64 indices raw as 1-based positions into dim d of size n (a negative one counted from
+-- the end), checked: one read back (a position past its dim would land in another, or the
+-- message name the kernel's own dim); the message names the first index at fault
+local function checked_positions(op, raw, d, n)
+    local pos = core.where(raw:lt(0), raw + (n + 1), raw)
+    if pos:numel() > 0 then
+        local bad = pos:lt(1):logical_or(pos:gt(n))
+        if bad:any():item() then
+            raise(("tide: %s: index %d is out of range for dim %d of size %d; indices are " ..
+                "1-based: use 1..%d (or -%d..-1 from the end)"):format(op,
+                raw:masked_select(bad)[1]:item(), d, n, n, n))
+        end
+    end
+    return pos
+end
+
 -- idx's 1-based positions into dim d of x, flat and int64, a negative one counted from the end
 local function positions(op, x, d, idx)
     same_device(op, x, idx)
     if x:dim() == 0 then
         raise(("tide: %s: a 0-dim tensor cannot be indexed by a tensor; use t:item()"):format(op))
     end
-    local flat = idx:reshape(-1):long()
-    return core.where(flat:lt(0), flat + (x:size(d) + 1), flat)
+    return checked_positions(op, idx:reshape(-1):long(), d, x:size(d))
 end
 
 -- sizes with dim d replaced by the list ins
@@ -231,16 +246,7 @@ local function linear(op, v, adv)
         local d, idx = adv[j][1], adv[j][2]
         same_device(op, v, idx)
         local n = v:size(d)
-        local pos = idx:long()
-        pos = core.where(pos:lt(0), pos + (n + 1), pos)
-        if pos:numel() > 0 then
-            local lo, hi = pos:min():item(), pos:max():item()
-            if lo < 1 or hi > n then
-                raise(("tide: %s: index %d is out of range for dim %d of size %d; indices are " ..
-                    "1-based: use 1..%d (or -%d..-1 from the end)"):format(op, lo < 1 and lo or hi,
-                    d, n, n, n))
-            end
-        end
+        local pos = checked_positions(op, idx:long(), d, n)
         local term = (pos - 1) * mult
         lin = lin and lin + term or term
         mult = mult * n
