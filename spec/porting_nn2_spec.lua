@@ -176,6 +176,13 @@ describe("nn layers II: draws, modules and errors (" .. DEV .. ")", function()
         assert.is_true(wins:to("cpu"):totable()[1] > 450)
     end)
 
+    it("embedding_bag's max of a bag of padding lookups only is 0, as PyTorch's", function()
+        local w = t64({ { 1, -2 }, { -3, 4 }, { 5, 6 } })
+        local out = F.embedding_bag(ids({ 3, 3, 2 }), w, ids({ 1, 3 }),
+            { mode = "max", padding_idx = 3 })
+        assert.are.same({ { 0, 0 }, { -3, 4 } }, out:to("cpu"):totable())
+    end)
+
     it("EmbeddingBag looks up its own weight, with padding_idx zeroed", function()
         tide.manual_seed(1)
         local m = nn.EmbeddingBag(6, 3, { mode = "sum", padding_idx = 2 }):to(DEV)

@@ -374,7 +374,9 @@ return function(F)
                 rows = core.where(keep:gt(0), rows, -math.huge)
             end
             local at = bag:view(-1, 1):expand(ids:numel(), width)
-            return zeros:scatter_reduce(1, at, rows, "amax", { include_self = false })
+            local out = zeros:scatter_reduce(1, at, rows, "amax", { include_self = false })
+            -- a bag of padding lookups only is empty: 0, as PyTorch's
+            return keep and core.where(out:eq(-math.huge), 0, out) or out
         end
         if psw then
             rows = rows:mul(psw:reshape(-1, 1))
