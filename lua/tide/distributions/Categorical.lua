@@ -1,0 +1,106 @@
+-- tide.distributions.Categorical({probs =} or {logits =}): K classes along the last dim, 1-based
+-- as every index in tide. probs are normalized to sum to 1 (a zero is allowed), logits to
+-- log-probabilities (logits - logsumexp), PyTorch's rules: the other is derived (log of probs
+-- clamped to [eps, 1 - eps], or softmax). sample(shape) draws classes (multinomial, no
+-- gradient); log_prob(value) gathers the log-probability of 1-based classes, broadcast against
+-- the batch; entropy() is -sum p log p.
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+local Distribution = require("tide.distributions.Distribution")
+local unpack = require("tide._compat").unpack
+
+local Categorical = Distribution:extend("Categorical")
+
+local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
+    float16 = 0.0009765625, bfloat16 = 0.0078125 }
+local MIN = { float64 = -1.7976931348623157e308, float32 = -3.4028234663852886e38,
+    float16 = -65504, bfloat16 = -3.3895313892515355e38 }
+
+local function param(who, opts)
+    if type(opts) ~= "table" or is_tensor(opts) then
+        raise(("tide: %s: expected {probs = ...} or {logits = ...}, got %s"):format(who,
+            is_tensor(opts) and "a tensor" or type(opts)))
+    end
+    local o = args.options(who, opts, { "probs", "logits" }, "{logits = t}")
+    if (o.probs == nil) == (o.logits == nil) then
+        raise(("tide: %s: give exactly one of probs and logits"):format(who))
+    end
+    local t = o.probs or o.logits
+    local what = o.probs and "probs" or "logits"
+    if not is_tensor(t) or t:dim() < 1 then
+        raise(("tide: %s: %s must be a tensor with at least one dim (the classes), got %s")
+            :format(who, what, is_tensor(t) and "a 0-dim tensor" or type(t)))
+    end
+    if not args.FLOAT[t.dtype] then
+        raise(("tide: %s: %s must be floating-point, got %s"):format(who, what, t.dtype))
+    end
+    return o
+end
+
+function Categorical:init(opts, ...)
+    args.no_extra("Categorical", 2, ...)
+    local o = param("Categorical", opts)
+    if o.probs then
+        local p = o.probs
+        Distribution.require(p:detach():ge(0), "Categorical", "probs must be >= 0")
+        self.probs = p / p:sum(-1, true)
+        local eps = EPS[p.dtype]
+        self.logits = self.probs:clamp(eps, 1 - eps):log()
+    else
+        local l = o.logits
+        self.logits = l - l:logsumexp(-1, true)
+        self.probs = self.logits:softmax(-1)
+    end
+    local shape = self.probs:size()
+    self.num_events = table.remove(shape)
+    self.batch_shape, self.event_shape = shape, {}
+    self._params = { o.probs and "probs" or "logits" }
+end
+
+function Categorical:mean()
+    raise("tide: Categorical: has no mean (its classes are labels); use probs")
+end
+
+function Categorical:sample(shape)
+    local s = self:extended_shape(shape, "Categorical.sample")
+    local n = 1
+    for i = 1, #s - #self.batch_shape do
+        n = n * s[i]
+    end
+    return autograd.no_grad(function()
+        local k = self.num_events
+        local probs2d = self.probs:reshape(-1, k)
+        local draws = core.multinomial(probs2d, n, { replacement = true }) -- [batch, n], 1-based
+        return draws:t():reshape(s)
+    end)
+end
+
+function Categorical:log_prob(value)
+    local who = "Categorical.log_prob"
+    value = self:value_tensor(value, who, self.logits)
+    if args.FLOAT[value.dtype] or value.dtype == "bool" then
+        raise(("tide: %s: the value must hold 1-based classes (int64), got %s"):format(who,
+            value.dtype))
+    end
+    value = value:long()
+    local k = self.num_events
+    Distribution.require(value:ge(1):logical_and(value:le(k)), who,
+        ("the classes must be in 1..%d"):format(k))
+    -- value and the batch broadcast together; the classes' dim gathered
+    local v = value:unsqueeze(-1)
+    local shape = (v:detach():double() + self.logits:detach():sum(-1, true)):size()
+    local logits_shape = { unpack(shape) }
+    logits_shape[#logits_shape] = k
+    local log_pmf = self.logits:expand(logits_shape)
+    return log_pmf:gather(-1, v:expand(shape)):squeeze(-1)
+end
+
+function Categorical:entropy()
+    local logits = self.logits:clamp(MIN[self.logits.dtype], nil)
+    return -(logits * self.probs):sum(-1)
+end
+
+return Categorical

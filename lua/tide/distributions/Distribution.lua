@@ -1,0 +1,147 @@
+-- tide.distributions.Distribution: the base of the distributions. A subclass (made with
+-- Distribution:extend(name)) sets self.batch_shape and self.event_shape in init, and defines
+-- rsample(shape) or sample(shape), log_prob(value), entropy(), and the moments as methods
+-- (mean(), stddev(), variance(); PyTorch's properties). sample(shape) defaults to rsample
+-- without recording. `shape`, the sample shape, is a list of sizes (default {}): a draw has the
+-- shape sample_shape .. batch_shape .. event_shape.
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+local Distribution = {}
+Distribution.__index = Distribution
+Distribution.__name = "Distribution"
+
+-- Distribution:extend(name): a subclass; Sub(...) makes an instance and calls Sub.init(self, ...)
+function Distribution:extend(name)
+    local cls = setmetatable({}, { __index = self, __call = function(c, ...)
+        local obj = setmetatable({}, c)
+        c.init(obj, ...)
+        return obj
+    end })
+    cls.__index = cls
+    cls.__name = name
+    cls.__tostring = Distribution.__tostring
+    return cls
+end
+
+function Distribution:init()
+    raise("tide: Distribution: the base class has no parameters; use Normal, Categorical, " ..
+        "Bernoulli or Uniform, or extend it")
+end
+
+local function not_defined(what)
+    return function(self)
+        raise(("tide: %s: %s is not defined for this distribution"):format(self.__name, what))
+    end
+end
+Distribution.rsample = not_defined("rsample (the draw is not differentiable; use sample)")
+Distribution.log_prob = not_defined("log_prob")
+Distribution.entropy = not_defined("entropy")
+Distribution.cdf = not_defined("cdf")
+Distribution.icdf = not_defined("icdf")
+
+function Distribution:sample(shape)
+    self:extended_shape(shape, self.__name .. ".sample") -- (its errors named as this call)
+    return autograd.no_grad(function()
+        return self:rsample(shape)
+    end)
+end
+
+-- the full shape of a draw: sample_shape .. batch_shape .. event_shape
+function Distribution:extended_shape(shape, who)
+    who = who or self.__name .. ".sample"
+    if shape ~= nil and (type(shape) ~= "table" or is_tensor(shape)) then
+        raise(("tide: %s: the sample shape must be a list of sizes such as {10}, got %s")
+            :format(who, is_tensor(shape) and "a tensor" or type(shape)))
+    end
+    local out = {}
+    for i, s in ipairs(shape or {}) do
+        out[i] = args.integer(who, s, "a sample size")
+    end
+    for _, s in ipairs(self.batch_shape) do
+        out[#out + 1] = s
+    end
+    for _, s in ipairs(self.event_shape) do
+        out[#out + 1] = s
+    end
+    return out
+end
+
+function Distribution:__tostring()
+    local parts = {}
+    for _, name in ipairs(self._params or {}) do
+        local v = self[name]
+        parts[#parts + 1] = name .. ": " .. args.shape_str(v:size())
+    end
+    return self.__name .. "(" .. table.concat(parts, ", ") .. ")"
+end
+
+-- ---- helpers of the subclasses ----
+
+-- the parameters as tensors of one dtype and device, broadcast to one shape: numbers take the
+-- dtype and device of the tensors among them (float32 on the cpu when none is)
+function Distribution.broadcast_params(who, names, values)
+    local like
+    for i, v in ipairs(values) do
+        if is_tensor(v) then
+            like = like or v
+        elseif type(v) ~= "number" then
+            raise(("tide: %s: %s must be a tensor or a number, got %s"):format(who, names[i],
+                type(v)))
+        end
+    end
+    local dtype = like and like.dtype or "float32"
+    if not args.FLOAT[dtype] then
+        raise(("tide: %s: %s must be floating-point, got %s"):format(who, names[1], dtype))
+    end
+    local opts = { dtype = dtype, device = like and like.device or nil }
+    local out = {}
+    for i, v in ipairs(values) do
+        if is_tensor(v) then
+            if v.device ~= like.device then
+                raise(("tide: %s: %s is on %s and %s on %s; move one with :to(\"%s\")")
+                    :format(who, names[1], tostring(like.device), names[i], tostring(v.device),
+                    tostring(like.device)))
+            end
+            out[i] = v.dtype == dtype and v or v:to(dtype)
+        else
+            out[i] = core.full({}, v, opts)
+        end
+    end
+    local shape = out[1]:detach()
+    for i = 2, #out do
+        shape = shape + out[i]:detach()
+    end
+    shape = shape:size()
+    for i = 1, #out do
+        out[i] = out[i]:expand(shape)
+    end
+    return out, shape
+end
+
+-- raises unless ok (a bool tensor) holds everywhere: the validation PyTorch's validate_args does
+function Distribution.require(ok, who, what)
+    if ok:numel() > 0 and not ok:all():item() then
+        raise(("tide: %s: %s"):format(who, what))
+    end
+end
+
+-- value as a tensor on the distribution's device (a number in its dtype)
+function Distribution:value_tensor(value, who, like)
+    if type(value) == "number" then
+        return core.full({}, value, { dtype = like.dtype, device = like.device })
+    elseif not is_tensor(value) then
+        raise(("tide: %s: expected a tensor or a number, got %s"):format(who, type(value)))
+    end
+    if value.device ~= like.device then
+        raise(("tide: %s: the value is on %s and the distribution on %s; move it with " ..
+            ":to(\"%s\")"):format(who, tostring(value.device), tostring(like.device),
+            tostring(like.device)))
+    end
+    return value
+end
+
+return Distribution

@@ -1,0 +1,26 @@
+-- tide.distributions: probability distributions as PyTorch 1.13's torch.distributions, for the
+-- scripts that sample and score (policy gradients, VAEs): Normal, Categorical, Bernoulli and
+-- Uniform, each with sample, log_prob, entropy and its moments (rsample where the draw is
+-- differentiable), and kl_divergence between two of one family. Parameters and values are
+-- tensors on one device (numbers are taken as tensors of the parameters' dtype); Categorical's
+-- classes are 1-based, as every index in tide. One class per file, loaded on first use.
+--
+--     local dist = tide.distributions.Categorical({logits = policy(state)})
+--     local action = dist:sample()                   -- 1-based
+--     local loss = -(dist:log_prob(action) * advantage):mean()
+local M = {}
+
+local lazy = {
+    Distribution = "tide.distributions.Distribution",
+    Normal = "tide.distributions.Normal",
+    Categorical = "tide.distributions.Categorical",
+    Bernoulli = "tide.distributions.Bernoulli",
+    Uniform = "tide.distributions.Uniform",
+}
+
+-- kl_divergence(p, q): KL(p || q) for two distributions of one family (tide.distributions.kl)
+function M.kl_divergence(p, q)
+    return require("tide.distributions.kl")(p, q)
+end
+
+return require("tide._lazy")(M, lazy)

@@ -1,0 +1,55 @@
+-- tide.distributions.kl: kl_divergence(p, q) = KL(p || q) for two distributions of one family
+-- (Normal, Categorical, Bernoulli, Uniform), PyTorch 1.13's closed forms, with its infinities
+-- (q giving 0 where p does not) and zeros (p giving 0).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local raise = autograd.raise
+local F = require("tide.nn.functional")
+
+local KL = {}
+
+function KL.Normal(p, q)
+    local var_ratio = (p.scale / q.scale):pow(2)
+    local t1 = ((p.loc - q.loc) / q.scale):pow(2)
+    return (var_ratio + t1 - 1 - var_ratio:log()) * 0.5
+end
+
+function KL.Categorical(p, q)
+    local t = p.probs * (p.logits - q.logits)
+    t = core.where(q.probs:eq(0):expand(t:size()), math.huge, t)
+    t = core.where(p.probs:eq(0):expand(t:size()), 0, t)
+    return t:sum(-1)
+end
+
+function KL.Bernoulli(p, q)
+    local t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+    t1 = core.where(q.probs:eq(0), math.huge, t1)
+    t1 = core.where(p.probs:eq(0), 0, t1)
+    local t2 = (-p.probs + 1) * (F.softplus(q.logits) - F.softplus(p.logits))
+    t2 = core.where(q.probs:eq(1), math.huge, t2)
+    t2 = core.where(p.probs:eq(1), 0, t2)
+    return t1 + t2
+end
+
+-- log((q.high - q.low) / (p.high - p.low)) where p's support lies in q's, else inf
+function KL.Uniform(p, q)
+    local r = ((q.high - q.low) / (p.high - p.low)):log()
+    local outside = q.low:gt(p.low):logical_or(q.high:lt(p.high))
+    return core.where(outside, math.huge, r)
+end
+
+return function(p, q)
+    local function family(d)
+        return type(d) == "table" and rawget(getmetatable(d) or {}, "__name")
+    end
+    local fp, fq = family(p), family(q)
+    if not fp or not fq then
+        raise("tide: kl_divergence: expected two distributions, got " .. type(p) .. " and " ..
+            type(q))
+    end
+    if fp ~= fq or not KL[fp] then
+        raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
+            "two of Normal, Categorical, Bernoulli or Uniform"):format(fp, fq))
+    end
+    return KL[fp](p, q)
+end

@@ -1,0 +1,182 @@
+-- distributions_spec.lua — tide.distributions against PyTorch 1.13's torch.distributions
+-- (spec/fixtures/distributions_torch.lua, written by spec/fixtures/make_distributions.py):
+-- Normal, Categorical (logits and probs, a zero probability), Bernoulli (probs and logits),
+-- Uniform and kl_divergence, values and gradients, on the device under test; samples by their
+-- statistics; the parameter and value checks.
+local tide = require("tide")
+local D = require("spec.support.device")
+local P = require("spec.support.porting")
+
+local T = dofile("spec/fixtures/distributions_torch.lua")
+local DEV = D.name
+local dist = tide.distributions
+
+local function t64(v)
+    return P.t64(v, DEV)
+end
+
+local function catch(f)
+    local ok, err = pcall(f)
+    assert.is_false(ok, "expected an error")
+    return tostring(err)
+end
+
+-- PyTorch's 0-based classes, plus one
+local function classes()
+    return t64(T.CLASSES):long() + 1
+end
+
+describe("distributions, PyTorch's values (" .. DEV .. ")", function()
+    local CASES = {
+        normal_log_prob = { function(m, s, x) return dist.Normal(m, s):log_prob(x) end,
+            T.LOC, T.SCALE, T.X },
+        normal_entropy = { function(m, s) return dist.Normal(m, s):entropy() end, T.LOC, T.SCALE },
+        normal_cdf = { function(m, s, x) return dist.Normal(m, s):cdf(x) end, T.LOC, T.SCALE, T.X },
+        normal_icdf = { function(m, s, q) return dist.Normal(m, s):icdf(q) end, T.LOC, T.SCALE,
+            T.Q },
+        categorical_log_prob = { function(l)
+            return dist.Categorical({ logits = l }):log_prob(classes())
+        end, T.LOGITS },
+        categorical_entropy = { function(l)
+            return dist.Categorical({ logits = l }):entropy()
+        end, T.LOGITS },
+        categorical_probs_log_prob = { function(p)
+            return dist.Categorical({ probs = p }):log_prob(classes())
+        end, T.PROBS },
+        categorical_probs_entropy = { function(p)
+            return dist.Categorical({ probs = p }):entropy()
+        end, T.PROBS },
+        categorical_probs = { function(l) return dist.Categorical({ logits = l }).probs end,
+            T.LOGITS },
+        bernoulli_log_prob = { function(p, x)
+            return dist.Bernoulli({ probs = p }):log_prob(x)
+        end, T.P, T.BITS },
+        bernoulli_logits_log_prob = { function(l, x)
+            return dist.Bernoulli({ logits = l }):log_prob(x)
+        end, T.LOC, T.BITS },
+        bernoulli_entropy = { function(p) return dist.Bernoulli({ probs = p }):entropy() end, T.P },
+        uniform_log_prob = { function(lo, hi, x) return dist.Uniform(lo, hi):log_prob(x) end,
+            T.LOW, T.HIGH, T.U },
+        uniform_entropy = { function(lo, hi) return dist.Uniform(lo, hi):entropy() end, T.LOW,
+            T.HIGH },
+        uniform_cdf = { function(lo, hi, x) return dist.Uniform(lo, hi):cdf(x) end, T.LOW, T.HIGH,
+            T.U },
+        kl_normal = { function(m, s, m2, s2)
+            return dist.kl_divergence(dist.Normal(m, s), dist.Normal(m2, s2))
+        end, T.LOC, T.SCALE, { 0, 0, 1 }, { 1, 0.5, 3 } },
+        kl_categorical = { function(a, b)
+            return dist.kl_divergence(dist.Categorical({ logits = a }),
+                dist.Categorical({ logits = b }))
+        end, T.LOGITS, T.LOGITS2 },
+        kl_bernoulli = { function(a, b)
+            return dist.kl_divergence(dist.Bernoulli({ probs = a }), dist.Bernoulli({ probs = b }))
+        end, T.P, { 0.5, 0.5, 0.1 } },
+    }
+    P.run_cases(it, T, CASES, function(name, fn, ...)
+        P.check_case(T.cases[name], name, DEV, { out = 1e-12, grad = 1e-10 }, fn, ...)
+    end)
+
+    it("give PyTorch's moments", function()
+        local V = T.values
+        local n = dist.Normal(t64(T.LOC), t64(T.SCALE))
+        P.close(V.normal_stats.mean, n:mean(), 1e-15, "normal mean")
+        P.close(V.normal_stats.stddev, n:stddev(), 1e-15, "normal stddev")
+        P.close(V.normal_stats.variance, n:variance(), 1e-15, "normal variance")
+        local u = dist.Uniform(t64(T.LOW), t64(T.HIGH))
+        P.close(V.uniform_stats.mean, u:mean(), 1e-15, "uniform mean")
+        P.close(V.uniform_stats.stddev, u:stddev(), 1e-15, "uniform stddev")
+        P.close(V.uniform_stats.variance, u:variance(), 1e-15, "uniform variance")
+        local b = dist.Bernoulli({ probs = t64(T.P) })
+        P.close(V.bernoulli_stats.mean, b:mean(), 1e-15, "bernoulli mean")
+        P.close(V.bernoulli_stats.variance, b:variance(), 1e-15, "bernoulli variance")
+        P.close(V.bernoulli_stats.logits, b.logits, 1e-14, "bernoulli logits")
+    end)
+end)
+
+describe("distributions: samples (" .. DEV .. ")", function()
+    it("Normal's rsample has the moments and the reparametrized gradient", function()
+        tide.manual_seed(11)
+        local loc = t64({ 2, -1 }):requires_grad_(true)
+        local scale = t64({ 0.5, 3 }):requires_grad_(true)
+        local n = dist.Normal(loc, scale)
+        local x = n:rsample({ 20000 })
+        assert.are.same({ 20000, 2 }, x.shape)
+        local m, s = x:mean(1):to("cpu"):totable(), x:std(1):to("cpu"):totable()
+        assert.is_true(math.abs(m[1] - 2) < 0.02 and math.abs(m[2] + 1) < 0.1)
+        assert.is_true(math.abs(s[1] - 0.5) < 0.02 and math.abs(s[2] - 3) < 0.1)
+        local loss = x:sum()
+        loss:backward()
+        assert.are.same({ 20000, 20000 }, loc.grad:to("cpu"):totable()) -- d x / d loc = 1
+        -- d x / d scale = eps = (x - loc) / scale
+        local eps = ((x:detach() - loc:detach()) / scale:detach()):sum(1)
+        P.close(eps:to("cpu"):totable(), scale.grad, 1e-9, "scale grad")
+        assert.is_false(n:sample({ 3 }).requires_grad)
+    end)
+
+    it("Categorical samples 1-based classes at their probabilities", function()
+        tide.manual_seed(12)
+        local c = dist.Categorical({ probs = t64({ { 0.1, 0.6, 0.3 }, { 1, 0, 0 } }) })
+        local s = c:sample({ 5000 })
+        assert.are.same({ 5000, 2 }, s.shape)
+        assert.are.equal("int64", s.dtype)
+        local first = s:select(2, 1)
+        local share = first:eq(2):double():mean():item()
+        assert.is_true(math.abs(share - 0.6) < 0.03, "class 2 drawn " .. share)
+        assert.is_true(first:ge(1):logical_and(first:le(3)):all():item())
+        assert.is_true(s:select(2, 2):eq(1):all():item())
+        assert.are.same({ 2 }, c:sample().shape)
+    end)
+
+    it("Bernoulli and Uniform draw in their supports at their means", function()
+        tide.manual_seed(13)
+        local b = dist.Bernoulli({ probs = t64({ 0.2, 0.9 }) }):sample({ 4000 })
+        local bm = b:mean(1):to("cpu"):totable()
+        assert.is_true(math.abs(bm[1] - 0.2) < 0.03 and math.abs(bm[2] - 0.9) < 0.03)
+        local u = dist.Uniform(t64({ -1 }), t64({ 3 })):rsample({ 4000 })
+        assert.is_true(u:ge(-1):logical_and(u:lt(3)):all():item())
+        assert.is_true(math.abs(u:mean():item() - 1) < 0.1)
+        -- numbers as parameters: float32 on the cpu
+        assert.are.equal("float32", dist.Uniform(0, 1):sample({ 2 }).dtype)
+    end)
+end)
+
+describe("distributions: checks (" .. DEV .. ")", function()
+    it("refuse bad parameters and values, naming them", function()
+        assert.matches("tide: Normal: scale must be positive",
+            catch(function() return dist.Normal(t64({ 0 }), t64({ -1 })) end), 1, true)
+        assert.matches("tide: Categorical: give exactly one of probs and logits",
+            catch(function() return dist.Categorical({}) end), 1, true)
+        assert.matches('tide: Categorical: unknown option "logit"',
+            catch(function() return dist.Categorical({ logit = t64({ 1 }) }) end), 1, true)
+        assert.matches("tide: Bernoulli: probs must lie in [0, 1]",
+            catch(function() return dist.Bernoulli({ probs = t64({ 1.5 }) }) end), 1, true)
+        assert.matches("tide: Uniform: low must be below high",
+            catch(function() return dist.Uniform(t64({ 1 }), t64({ 1 })) end), 1, true)
+        local c = dist.Categorical({ logits = t64({ 0, 0, 0 }) })
+        assert.matches("tide: Categorical.log_prob: the classes must be in 1..3",
+            catch(function() return c:log_prob(tide.tensor({ 0 }, { device = DEV })) end), 1, true)
+        assert.matches("tide: Uniform.log_prob: the values must lie in [low, high)",
+            catch(function() return dist.Uniform(t64({ 0 }), t64({ 1 })):log_prob(t64({ 1 })) end),
+            1, true)
+        assert.matches("tide: Bernoulli.log_prob: the values must be 0 or 1",
+            catch(function() return dist.Bernoulli({ probs = t64({ 0.5 }) }):log_prob(t64({ 2 })) end),
+            1, true)
+        assert.matches("tide: kl_divergence: no closed form for Normal and Uniform",
+            catch(function()
+                return dist.kl_divergence(dist.Normal(0, 1), dist.Uniform(0, 1))
+            end), 1, true)
+        assert.matches("tide: Normal.sample: the sample shape must be a list of sizes",
+            catch(function() return dist.Normal(0, 1):sample(3) end), 1, true)
+        assert.are.equal("Normal(loc: {3}, scale: {3})",
+            tostring(dist.Normal(t64(T.LOC), t64(T.SCALE))))
+    end)
+
+    it("need their parameters and values on one device", function()
+        local other = tide.tensor({ 1.0 }, { dtype = "float64", device = D.other })
+        assert.matches("tide: Normal: loc is on ",
+            catch(function() return dist.Normal(t64({ 0 }), other) end), 1, true)
+        assert.matches("tide: Normal.log_prob: the value is on ",
+            catch(function() return dist.Normal(t64({ 0 }), t64({ 1 })):log_prob(other) end), 1,
+            true)
+    end)
+end)
