@@ -24,14 +24,8 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "Embedding")
     self.max_norm, self.norm_type = opts.max_norm, opts.norm_type
-    local w = core.empty({ num_embeddings, embedding_dim })
-    autograd.no_grad(function()
-        w:normal_(0, 1)
-        if self.padding_idx then
-            w:select(1, self.padding_idx):fill_(0)
-        end
-    end)
-    self:register_parameter("weight", w:requires_grad_(true))
+    self:register_parameter("weight", I.embedding_weight(num_embeddings, embedding_dim,
+        self.padding_idx))
 end
 
 function Embedding:forward(ids)

@@ -3,7 +3,6 @@
 -- offsets[, per_sample_weights]]) with 1-based ids and offsets; weight ~ N(0, 1) as PyTorch,
 -- the padding_idx row zero
 local core = require("tide.core")
-local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
@@ -19,14 +18,8 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.mode, self.include_last_offset = opts.mode or "mean", opts.include_last_offset == true
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "EmbeddingBag")
-    local w = core.empty({ num_embeddings, embedding_dim })
-    autograd.no_grad(function()
-        w:normal_(0, 1)
-        if self.padding_idx then
-            w:select(1, self.padding_idx):fill_(0)
-        end
-    end)
-    self:register_parameter("weight", w:requires_grad_(true))
+    self:register_parameter("weight", I.embedding_weight(num_embeddings, embedding_dim,
+        self.padding_idx))
 end
 
 function EmbeddingBag:forward(input, offsets, per_sample_weights)

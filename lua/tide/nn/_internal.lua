@@ -732,6 +732,18 @@ function I.padding_idx(p, n, who)
     return p > 0 and p or n + 1 + p
 end
 
+-- an embedding table {n, dim} requiring grad: N(0, 1) as PyTorch's, the padding row zero
+function I.embedding_weight(n, dim, padding_idx)
+    local w = core.empty({ n, dim })
+    autograd.no_grad(function()
+        w:normal_(0, 1)
+        if padding_idx then
+            w:select(1, padding_idx):fill_(0)
+        end
+    end)
+    return w:requires_grad_(true)
+end
+
 -- rescales in place (no gradient) each row of weight that ids look up whose norm_type-norm
 -- exceeds max_norm to max_norm / (norm + 1e-7) times itself, as PyTorch's embedding_renorm_
 function I.embedding_renorm_(weight, ids, max_norm, norm_type)

@@ -36,21 +36,41 @@ local function module_weight(module, name, who)
     return w
 end
 
--- runs compute(module) before each call of the module's own forward (and once now)
-local function before_forward(module, name, compute)
+-- runs compute(module, true) before each call of the module's own forward, and
+-- compute(module, false) now (false: no power iteration), reparametrization `kind` of name
+local function before_forward(module, name, kind, compute)
     local forward = module.forward
-    rawset(module, "_reparam_" .. name, { forward = rawget(module, "forward"), compute = compute })
+    rawset(module, "_reparam_" .. name, { forward = rawget(module, "forward"), compute = compute,
+        kind = kind })
     rawset(module, "forward", function(self, ...)
-        compute(self)
+        compute(self, true)
         return forward(self, ...)
     end)
-    compute(module)
+    compute(module, false)
 end
 
-local function restore_forward(module, name)
+-- removes reparametrization `kind` of module[name], whose parameters and buffers are name ..
+-- each of parts: the weight computed from them now (no power iteration) is the parameter again
+local function remove(who, kind, module, name, parts)
+    name = name or "weight"
+    module_and_name(module, name, who)
     local saved = rawget(module, "_reparam_" .. name)
+    if not saved or saved.kind ~= kind then
+        raise(string.format("tide: %s: %s of '%s' not found in %s", who, kind, name,
+            module.__name))
+    end
+    local w = autograd.no_grad(function()
+        saved.compute(module, false)
+        return rawget(module, name):detach():clone()
+    end)
     rawset(module, "forward", saved.forward)
     rawset(module, "_reparam_" .. name, nil)
+    for _, part in ipairs(parts) do
+        module:_unregister(name .. part)
+    end
+    rawset(module, name, nil)
+    module:register_parameter(name, w:requires_grad_(true))
+    return module
 end
 
 -- ||w|| over every dim but `dim` (1-based), kept as size 1 (PyTorch's norm_except_dim), or of
@@ -89,7 +109,7 @@ function M.weight_norm(module, opts)
     module:_unregister(name)
     module:register_parameter(name .. "_g", g:requires_grad_(true))
     module:register_parameter(name .. "_v", v:requires_grad_(true))
-    before_forward(module, name, function(self)
+    before_forward(module, name, "weight_norm", function(self)
         local gv, vv = rawget(self, name .. "_g"), rawget(self, name .. "_v")
         rawset(self, name, vv:mul(gv:div(norm_except(vv, dim))))
     end)
@@ -98,22 +118,7 @@ end
 
 -- remove_weight_norm(module[, name = "weight"]): the computed weight as a parameter again
 function M.remove_weight_norm(module, name)
-    name = name or "weight"
-    module_and_name(module, name, "remove_weight_norm")
-    if not rawget(module, name .. "_g") or not rawget(module, "_reparam_" .. name) then
-        raise(string.format("tide: remove_weight_norm: weight_norm of '%s' not found in %s", name,
-            module.__name))
-    end
-    local w = autograd.no_grad(function()
-        rawget(module, "_reparam_" .. name).compute(module) -- from g and v as they are now
-        return rawget(module, name):clone()
-    end)
-    restore_forward(module, name)
-    module:_unregister(name .. "_g")
-    module:_unregister(name .. "_v")
-    rawset(module, name, nil)
-    module:register_parameter(name, w:requires_grad_(true))
-    return module
+    return remove("remove_weight_norm", "weight_norm", module, name, { "_g", "_v" })
 end
 
 -- v / max(||v||, eps), on v's device
@@ -159,10 +164,10 @@ function M.spectral_norm(module, opts)
     module:register_parameter(name .. "_orig", w)
     module:register_buffer(name .. "_u", u)
     module:register_buffer(name .. "_v", v)
-    before_forward(module, name, function(self)
+    before_forward(module, name, "spectral_norm", function(self, iterate)
         local W = as_matrix(rawget(self, name .. "_orig"))
         local bu, bv = rawget(self, name .. "_u"), rawget(self, name .. "_v")
-        if self.training and iters > 0 then
+        if iterate and self.training and iters > 0 then
             autograd.no_grad(function()
                 for _ = 1, iters do
                     bv:copy_(normalized(W:t():mv(bu), eps))
@@ -178,22 +183,7 @@ end
 
 -- remove_spectral_norm(module[, name = "weight"]): the normalized weight as a parameter again
 function M.remove_spectral_norm(module, name)
-    name = name or "weight"
-    module_and_name(module, name, "remove_spectral_norm")
-    if not rawget(module, name .. "_orig") or not rawget(module, "_reparam_" .. name) then
-        raise(string.format("tide: remove_spectral_norm: spectral_norm of '%s' not found in %s",
-            name, module.__name))
-    end
-    local w = autograd.no_grad(function()
-        return rawget(module, name):detach():clone()
-    end)
-    restore_forward(module, name)
-    module:_unregister(name .. "_orig")
-    module:_unregister(name .. "_u")
-    module:_unregister(name .. "_v")
-    rawset(module, name, nil)
-    module:register_parameter(name, w:requires_grad_(true))
-    return module
+    return remove("remove_spectral_norm", "spectral_norm", module, name, { "_orig", "_u", "_v" })
 end
 
 return M
