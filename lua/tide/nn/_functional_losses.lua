@@ -1,7 +1,7 @@
 -- tide.nn._functional_losses: the losses of PyTorch 1.13 that ported scripts reach for beyond
 -- functional.lua's (soft_margin_loss, hinge_embedding_loss, multilabel_soft_margin_loss,
--- multi_margin_loss, poisson_nll_loss, gaussian_nll_loss, multilabel_margin_loss), added to F
--- from the end of functional.lua. Each is a chain of tensor ops in PyTorch's order, so autograd
+-- multi_margin_loss, poisson_nll_loss, gaussian_nll_loss, multilabel_margin_loss, ctc_loss),
+-- added to F from the end of functional.lua. Each is a chain of tensor ops in PyTorch's order, so autograd
 -- and every device come with it. Class targets are 1-based; a target out of range raises on
 -- cpu:0 (where reading it back is free) and turns the loss into NaN elsewhere, as cross_entropy.
 local compat = require("tide._compat")
@@ -285,5 +285,136 @@ return function(F)
             loss = loss:view({})
         end
         return guarded(I.reduce(loss, reduction, who), poison)
+    end
+
+    -- ctc_loss(log_probs [T, N, C], targets, input_lengths, target_lengths[, {blank = 1,
+    -- reduction = "mean", zero_infinity = false}]): the connectionist temporal classification
+    -- loss, -log of the probability of each target over every alignment, by the forward
+    -- recursion over the extended labels (blanks between and around the target's), all samples
+    -- at once, one step of a few ops per time step: autograd differentiates it. targets are
+    -- 1-based classes, padded {N, S} or concatenated 1-D; lengths are tensors or lists. "mean"
+    -- divides each loss by its target length, then averages (PyTorch's). An infeasible target
+    -- gives inf (0 with zero_infinity, whose gradient is 0).
+    local CTC_NONE = -1e30 -- log(0) kept finite: an unreachable state's gradient stays 0, not NaN
+    local function lengths_of(v, n, who, what)
+        if is_tensor(v) then
+            v = v:to("cpu"):totable() -- (read back: the lengths drive the recursion)
+        end
+        if type(v) ~= "table" or #v ~= n then
+            raise(string.format("tide: %s: %s must list %d lengths (one per sample), got %s",
+                who, what, n, type(v) == "table" and tostring(#v) .. " of them" or type(v)))
+        end
+        for i, l in ipairs(v) do
+            if not compat.is_integer(l) or l < 0 then
+                raise(string.format("tide: %s: %s[%d] must be an integer >= 0, got %s", who,
+                    what, i, tostring(l)))
+            end
+        end
+        return v
+    end
+
+    function F.ctc_loss(log_probs, targets, input_lengths, target_lengths, opts)
+        local who = "ctc_loss"
+        tensor_arg(log_probs, who, "log_probs")
+        tensor_arg(targets, who, "targets")
+        local o, reduction = loss_options(opts, who, { "blank", "reduction", "zero_infinity" })
+        local zero_inf = bool_opt(o.zero_infinity, false, who, "zero_infinity")
+        if log_probs:dim() ~= 3 then
+            raise("tide: ctc_loss: expected log_probs {T, N, C}, got " .. shape_str(log_probs.shape))
+        end
+        local T, N, C = log_probs:size(1), log_probs:size(2), log_probs:size(3)
+        local blank = o.blank == nil and 1 or o.blank
+        if not compat.is_integer(blank) or blank < 1 or blank > C then
+            raise(string.format("tide: ctc_loss: blank must be a class 1..%d, got %s", C,
+                tostring(blank)))
+        end
+        I.check_device(log_probs, targets, who, "targets")
+        local in_len = lengths_of(input_lengths, N, who, "input_lengths")
+        local tg_len = lengths_of(target_lengths, N, who, "target_lengths")
+        local L = 0
+        for i = 1, N do
+            if in_len[i] > T then
+                raise(string.format("tide: ctc_loss: input_lengths[%d] = %d exceeds the %d " ..
+                    "time steps of log_probs", i, in_len[i], T))
+            end
+            L = math.max(L, tg_len[i])
+        end
+        -- the targets as {N, L}, 1-based classes (padding 1: never read past a length)
+        local tg
+        local dev = log_probs.device
+        if targets:dim() == 2 then
+            if targets:size(1) ~= N or targets:size(2) < L then
+                raise(string.format("tide: ctc_loss: padded targets must be {%d, >= %d}, got %s",
+                    N, L, shape_str(targets.shape)))
+            end
+            tg = targets:narrow(2, 1, math.max(L, 1)):long()
+        elseif targets:dim() == 1 then
+            local total = 0
+            for i = 1, N do
+                total = total + tg_len[i]
+            end
+            if targets:size(1) ~= total then
+                raise(string.format("tide: ctc_loss: concatenated targets hold %d labels, the " ..
+                    "target lengths sum to %d", targets:size(1), total))
+            end
+            local rows, at = {}, 1
+            for i = 1, N do
+                local row = core.ones({ math.max(L, 1) }, { dtype = "int64", device = dev })
+                if tg_len[i] > 0 then
+                    row = core.cat({ targets:narrow(1, at, tg_len[i]):long(),
+                        row:narrow(1, 1, math.max(L, 1) - tg_len[i]) }, 1)
+                end
+                rows[i], at = row, at + tg_len[i]
+            end
+            tg = core.stack(rows, 1)
+        else
+            raise("tide: ctc_loss: targets must be {N, S} (padded) or 1-D (concatenated), got " ..
+                shape_str(targets.shape))
+        end
+        -- the extended labels {N, S}: blank, l1, blank, l2, ..., blank
+        local S = 2 * L + 1
+        local ext = core.full({ N, S }, blank, { dtype = "int64", device = dev })
+        if L > 0 then
+            local evens = core.arange(2, 2 * L + 1, 2, { dtype = "int64", device = dev })
+            ext:scatter_(2, evens:view(1, L):expand(N, L), tg:narrow(2, 1, L))
+        end
+        -- s may come from s - 2: a label that differs from the one two back (no blank there)
+        local skip_ok = core.zeros({ N, S }, { dtype = "bool", device = dev })
+        if S > 2 then
+            local cur, back = ext:narrow(2, 3, S - 2), ext:narrow(2, 1, S - 2)
+            skip_ok = core.cat({ core.zeros({ N, 2 }, { dtype = "bool", device = dev }),
+                cur:ne(blank):logical_and(cur:ne(back)) }, 2)
+        end
+        local none = core.full({ N, 1 }, CTC_NONE, { dtype = log_probs.dtype, device = dev })
+        local function emit(t) -- log p of each extended label at time t: {N, S}
+            return log_probs:select(1, t):gather(2, ext)
+        end
+        local pos = core.arange(1, S + 1, { dtype = "int64", device = dev }):view(1, S)
+        local alpha = core.where(pos:le(2), emit(1), CTC_NONE)
+        local tlen = core.tensor(in_len, { dtype = "int64", device = dev }):view(N, 1)
+        for t = 2, T do
+            local a1 = core.cat({ none, alpha:narrow(2, 1, S - 1) }, 2)
+            local a2 = S > 2 and core.where(skip_ok, core.cat({ none, none,
+                alpha:narrow(2, 1, S - 2) }, 2), CTC_NONE) or core.full({ N, S }, CTC_NONE,
+                { dtype = log_probs.dtype, device = dev })
+            local m = alpha:maximum(a1):maximum(a2)
+            local sum = (alpha - m):exp() + (a1 - m):exp() + (a2 - m):exp()
+            local nxt = m + sum:log() + emit(t)
+            alpha = core.where(tlen:ge(t), nxt, alpha) -- a sample past its length keeps its alpha
+        end
+        -- the last label or the blank after it: positions 2 L_n + 1 and 2 L_n
+        local last = core.tensor(tg_len, { dtype = "int64", device = dev }):view(N, 1) * 2 + 1
+        local at_end = alpha:gather(2, last)
+        local before = core.where(last:gt(1), alpha:gather(2, (last - 1):clamp(1, nil)), CTC_NONE)
+        local m = at_end:maximum(before)
+        local loss = -(m + ((at_end - m):exp() + (before - m):exp()):log()):view(N)
+        -- an infeasible alignment never left CTC_NONE's scale
+        local infeasible = loss:detach():gt(-CTC_NONE / 2)
+        loss = core.where(infeasible, zero_inf and 0 or math.huge, loss)
+        if reduction == "mean" then
+            local lens = core.tensor(tg_len, { dtype = log_probs.dtype, device = dev })
+            return (loss / lens:clamp(1, nil)):mean()
+        end
+        return I.reduce(loss, reduction, who)
     end
 end

@@ -1472,7 +1472,7 @@ local EXTENSIONS = {
     ["tide.nn._functional_layers"] = { "alpha_dropout", "bilinear", "channel_shuffle",
         "conv_transpose1d", "dropout1d", "embedding_bag", "instance_norm", "local_response_norm" },
     ["tide.nn._functional_vision"] = { "affine_grid", "grid_sample" },
-    ["tide.nn._functional_losses"] = { "gaussian_nll_loss", "hinge_embedding_loss",
+    ["tide.nn._functional_losses"] = { "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
         "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
         "poisson_nll_loss", "soft_margin_loss" },
 }

@@ -23,7 +23,7 @@ local CLASSES = {
     "ReplicationPad2d", "CELU", "Softmin", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
     "Softmax2d", "Dropout1d", "AlphaDropout", "ChannelShuffle", "Bilinear", "ConvTranspose1d",
     "Unfold", "Fold", "LocalResponseNorm", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
-    "RReLU", "EmbeddingBag",
+    "RReLU", "EmbeddingBag", "CTCLoss",
     "SoftMarginLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelMarginLoss",
     -- sequence models and attention
