@@ -11,8 +11,11 @@
 -- CUDA it does nothing), sampler (the sample indices of each epoch instead of 1..#ds or a
 -- shuffle: a list of 1-based indices, or an object with `len()` and either `indices()`
 -- returning this epoch's list, as DistributedSampler has, or `iter()` returning an iterator
--- of indices; not with shuffle), collate_fn (a function of the list of samples, each packed
--- as `ds[i]` packs it, returning the batch's values; see tide.data.default_collate).
+-- of indices; not with shuffle), batch_sampler (the batches themselves: an object with len()
+-- and batches() or iter() giving lists of indices, tide.data.BatchSampler; not with
+-- batch_size, shuffle, sampler or drop_last), collate_fn (a function of the list of samples,
+-- each packed as `ds[i]` packs it, returning the batch's values; see
+-- tide.data.default_collate).
 --
 -- A dataset with a `batch(index)` method (TensorDataset) gives each batch in one call per
 -- field, gathered in C; any other dataset (or any with a collate_fn) is read with `get(i)` per
@@ -38,8 +41,21 @@ function DataLoader.new(ds, opts)
     if type(opts) ~= "table" then
         raise("tide: DataLoader: options must be a table, e.g. {batch_size = 64}")
     end
-    core._check_options(opts, "DataLoader",
-        { "batch_size", "shuffle", "drop_last", "seed", "pin_memory", "collate_fn", "sampler" })
+    core._check_options(opts, "DataLoader", { "batch_size", "shuffle", "drop_last", "seed",
+        "pin_memory", "collate_fn", "sampler", "batch_sampler" })
+    local batch_sampler = opts.batch_sampler
+    if batch_sampler ~= nil then
+        if opts.batch_size ~= nil or opts.shuffle or opts.sampler ~= nil or opts.drop_last then
+            raise("tide: DataLoader: batch_sampler excludes batch_size, shuffle, sampler and " ..
+                "drop_last (the batch sampler makes the batches)")
+        end
+        if type(batch_sampler) ~= "table" or type(batch_sampler.len) ~= "function" or
+            (type(batch_sampler.batches) ~= "function" and
+                type(batch_sampler.iter) ~= "function") then
+            raise("tide: DataLoader: batch_sampler must have len() and batches() or iter() " ..
+                "(tide.data.BatchSampler), got " .. type(batch_sampler))
+        end
+    end
     local self = setmetatable({}, DataLoader)
     self.dataset = ds
     self.batch_size = args.int_option("DataLoader", opts, "batch_size", 1, 1)
@@ -71,6 +87,7 @@ function DataLoader.new(ds, opts)
         end
     end
     self.sampler = sampler
+    self.batch_sampler = batch_sampler
     self.epoch = 0
     return self
 end
@@ -79,6 +96,9 @@ class.callable(DataLoader)
 
 --- number of batches per epoch
 function DataLoader:len()
+    if self.batch_sampler then
+        return self.batch_sampler:len()
+    end
     local n, bs = self:_samples(), self.batch_size
     local full = compat.idiv(n, bs)
     -- ceil(n / bs) without n + bs - 1, which overflows for a batch_size near math.maxinteger
@@ -113,6 +133,46 @@ function DataLoader:_sampled()
             list[#list + 1] = i
         end
     end
+    if #list ~= self:_samples() then
+        raise(string.format("tide: DataLoader: the sampler gave %d indices but its len() is %d",
+            #list, self:_samples()))
+    end
+    return self:_checked(list)
+end
+
+-- this epoch's batches from the batch sampler: the indices of all, as a 1-based int64 tensor
+-- (checked), and each batch's length
+function DataLoader:_batched()
+    local s, batches = self.batch_sampler, nil
+    if type(s.batches) == "function" then
+        batches = s:batches()
+    else
+        batches = {}
+        for b in s:iter() do
+            batches[#batches + 1] = b
+        end
+    end
+    if #batches ~= s:len() then
+        raise(string.format("tide: DataLoader: the batch sampler gave %d batches but its " ..
+            "len() is %d", #batches, s:len()))
+    end
+    local list, lens = {}, {}
+    for k, b in ipairs(batches) do
+        if type(b) ~= "table" or #b == 0 then
+            raise(string.format("tide: DataLoader: batch %d of the batch sampler is %s; a " ..
+                "batch is a non-empty list of sample indices", k,
+                type(b) == "table" and "empty" or ("a " .. type(b))))
+        end
+        lens[k] = #b
+        for _, i in ipairs(b) do
+            list[#list + 1] = i
+        end
+    end
+    return self:_checked(list), lens
+end
+
+-- list checked as 1-based sample indices of the dataset: a 1-based int64 tensor (nil if empty)
+function DataLoader:_checked(list)
     local n = self.dataset:len()
     for k = 1, #list do
         local i = list[k]
@@ -138,10 +198,6 @@ function DataLoader:_sampled()
             raise(string.format("tide: DataLoader: the sampler gave index %s (position %d), " ..
                 "out of range 1..%d", tostring(i), k, n))
         end
-    end
-    if #list ~= self:_samples() then
-        raise(string.format("tide: DataLoader: the sampler gave %d indices but its len() is %d",
-            #list, self:_samples()))
     end
     return #list > 0 and core.tensor(list, { dtype = "int64", device = "cpu" }) or nil
 end
@@ -174,7 +230,10 @@ function DataLoader:iter()
     local n = self:_samples()
     local nb = self:len()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
-    if self.sampler ~= nil then
+    local lens -- each batch's length, from a batch sampler (nil: bs, the last one shorter)
+    if self.batch_sampler ~= nil then
+        order, lens = self:_batched()
+    elseif self.sampler ~= nil then
         order = self:_sampled()
     elseif self.shuffle then
         order = core._randperm(n, self.seed + self.epoch)
@@ -187,8 +246,14 @@ function DataLoader:iter()
         if b >= nb then
             return nil
         end
-        local start = b * bs + 1
-        local len = math.min(bs, n - start + 1)
+        local start, len
+        if lens then
+            start, len = (b == 0 and 1 or lens.next), lens[b + 1]
+            lens.next = start + len
+        else
+            start = b * bs + 1
+            len = math.min(bs, n - start + 1)
+        end
         b = b + 1
         local index
         if order then

@@ -17,15 +17,12 @@ local core = require("tide.core")
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
+local stream = require("tide.data.generator")
 
 local WeightedRandomSampler = { __name = "WeightedRandomSampler" }
 WeightedRandomSampler.__index = WeightedRandomSampler
 
 local WHO = "WeightedRandomSampler"
-
-local function tide()
-    return require("tide")
-end
 
 function WeightedRandomSampler.new(weights, num_samples, opts)
     local w
@@ -82,29 +79,7 @@ function WeightedRandomSampler.new(weights, num_samples, opts)
     end
     local self = setmetatable({ weights = w, num_samples = num_samples,
         replacement = replacement }, WeightedRandomSampler)
-    local gen = opts.generator
-    if gen ~= nil then
-        local t = tide()
-        if compat.is_integer(gen) then
-            local saved = t.get_rng_state()
-            t.manual_seed(gen)
-            self.generator = t.get_rng_state()
-            t.set_rng_state(saved)
-        elseif autograd.is_tensor(gen) and gen.dtype == "uint8" and gen:dim() == 1 then
-            self.generator = gen:clone()
-            local saved = t.get_rng_state()
-            local ok, err = pcall(t.set_rng_state, self.generator)
-            t.set_rng_state(saved)
-            if not ok then
-                local msg = (tostring(err):match("tide:.*") or tostring(err)):gsub(
-                    "^tide: set_rng_state:", "tide: " .. WHO .. ": generator:", 1)
-                raise(msg)
-            end
-        else
-            raise(string.format("tide: %s: generator must be an integer seed or a state from " ..
-                "tide.get_rng_state(), got %s", WHO, type(gen)))
-        end
-    end
+    self.generator = stream.own(opts.generator, WHO)
     return self
 end
 
@@ -117,39 +92,18 @@ WeightedRandomSampler.__len = WeightedRandomSampler.len
 
 -- this epoch's draw: a 1-based int64 tensor (from the sampler's stream when it has one)
 function WeightedRandomSampler:draw()
-    local t = tide()
-    local opts = { replacement = self.replacement }
-    if not self.generator then
-        return t.multinomial(self.weights, self.num_samples, opts)
-    end
-    local saved = t.get_rng_state()
-    t.set_rng_state(self.generator)
-    local ok, r = pcall(t.multinomial, self.weights, self.num_samples, opts)
-    self.generator = t.get_rng_state()
-    t.set_rng_state(saved)
-    if not ok then
-        error(r, 0)
-    end
-    return r
+    return stream.draw(self, function()
+        return core.multinomial(self.weights, self.num_samples, { replacement = self.replacement })
+    end)
 end
 
 --- the dataset indices of one epoch, a Lua list (a new draw at each call)
 function WeightedRandomSampler:indices()
-    local r = self:draw():totable()
-    for i = 1, #r do
-        r[i] = compat.tointeger(r[i])
-    end
-    return r
+    return stream.list(self:draw())
 end
 
 --- an iterator over one epoch's indices
-function WeightedRandomSampler:iter()
-    local list, k = self:indices(), 0
-    return function()
-        k = k + 1
-        return list[k]
-    end
-end
+WeightedRandomSampler.iter = stream.iter
 
 function WeightedRandomSampler:__tostring()
     return string.format("WeightedRandomSampler(%d weights, num_samples=%d, replacement=%s)",

@@ -14,6 +14,10 @@ return {
     random_split = require("tide.data.random_split"),
     ConcatDataset = require("tide.data.ConcatDataset"),
     WeightedRandomSampler = require("tide.data.WeightedRandomSampler"),
+    SequentialSampler = require("tide.data.SequentialSampler"),
+    RandomSampler = require("tide.data.RandomSampler"),
+    SubsetRandomSampler = require("tide.data.SubsetRandomSampler"),
+    BatchSampler = require("tide.data.BatchSampler"),
     default_collate = require("tide.data.collate"),
     text = require("tide.data.text"),
 }

@@ -1,0 +1,75 @@
+--- tide.data.RandomSampler(data_source[, {replacement = false, num_samples =, generator =}]):
+-- PyTorch 1.13's: each epoch a random order of the indices 1..n (a permutation; num_samples
+-- beyond n repeats whole permutations, then part of one), or num_samples indices drawn
+-- uniformly with replacement. Draws come from tide's generator (tide.manual_seed fixes them),
+-- or the sampler's own stream with `generator` (an integer seed or a tide.get_rng_state()
+-- state), which leaves tide's generator as it was. `s:len()`, `s:indices()`, `s:iter()`.
+local compat = require("tide._compat")
+local class = require("tide._class")
+local core = require("tide.core")
+local args = require("tide.op_args")
+local raise = require("tide.autograd").raise
+local stream = require("tide.data.generator")
+local size_of = require("tide.data.SequentialSampler").size_of
+
+local RandomSampler = { __name = "RandomSampler" }
+RandomSampler.__index = RandomSampler
+
+local WHO = "RandomSampler"
+
+function RandomSampler.new(data_source, opts)
+    local n = size_of(data_source, WHO)
+    opts = args.options(WHO, opts, { "replacement", "num_samples", "generator" },
+        "{replacement = true}")
+    local replacement = opts.replacement == true
+    if opts.replacement ~= nil and type(opts.replacement) ~= "boolean" then
+        raise("tide: RandomSampler: replacement must be a boolean, got " ..
+            type(opts.replacement))
+    end
+    local num = opts.num_samples == nil and n or opts.num_samples
+    if not compat.is_integer(num) or num < 1 then
+        raise(string.format("tide: RandomSampler: num_samples should be a positive integer, " ..
+            "got %s", tostring(num)))
+    end
+    if n == 0 then
+        raise("tide: RandomSampler: the data source is empty; there is nothing to sample")
+    end
+    local self = setmetatable({ n = n, num_samples = num, replacement = replacement },
+        RandomSampler)
+    self.generator = stream.own(opts.generator, WHO)
+    return self
+end
+
+class.callable(RandomSampler)
+
+function RandomSampler:len()
+    return self.num_samples
+end
+RandomSampler.__len = RandomSampler.len
+
+function RandomSampler:indices()
+    local n, num = self.n, self.num_samples
+    local t = stream.draw(self, function()
+        if self.replacement then
+            return require("tide").randint(1, n + 1, { num })
+        end
+        local parts = {}
+        for _ = 1, math.floor(num / n) do
+            parts[#parts + 1] = core.randperm(n) -- 1-based
+        end
+        if num % n > 0 then
+            parts[#parts + 1] = core.randperm(n):narrow(1, 1, num % n)
+        end
+        return #parts == 1 and parts[1] or core.cat(parts, 1)
+    end)
+    return stream.list(t)
+end
+
+RandomSampler.iter = stream.iter
+
+function RandomSampler:__tostring()
+    return string.format("RandomSampler(%d, num_samples=%d, replacement=%s)", self.n,
+        self.num_samples, tostring(self.replacement))
+end
+
+return RandomSampler

@@ -1,0 +1,49 @@
+--- tide.data.SequentialSampler(data_source): PyTorch's: the indices 1..n of a dataset (its
+-- len()) in order, each epoch. `s:len()` (`#s` on 5.3+), `s:indices()`, `s:iter()`.
+local class = require("tide._class")
+local raise = require("tide.autograd").raise
+local stream = require("tide.data.generator")
+
+local SequentialSampler = { __name = "SequentialSampler" }
+SequentialSampler.__index = SequentialSampler
+
+-- the size of a data source: a dataset's len(), a list's length, or a count
+local function size_of(src, who)
+    if type(src) == "table" and type(src.len) == "function" then
+        return src:len()
+    elseif type(src) == "table" then
+        return #src
+    elseif type(src) == "number" and src >= 0 and src == math.floor(src) then
+        return src
+    end
+    raise(string.format("tide: %s: expected a dataset (with len()), a list or a count, got %s",
+        who, type(src)))
+end
+SequentialSampler.size_of = size_of
+
+function SequentialSampler.new(data_source)
+    return setmetatable({ n = size_of(data_source, "SequentialSampler") }, SequentialSampler)
+end
+
+class.callable(SequentialSampler)
+
+function SequentialSampler:len()
+    return self.n
+end
+SequentialSampler.__len = SequentialSampler.len
+
+function SequentialSampler:indices()
+    local r = {}
+    for i = 1, self.n do
+        r[i] = i
+    end
+    return r
+end
+
+SequentialSampler.iter = stream.iter
+
+function SequentialSampler:__tostring()
+    return string.format("SequentialSampler(%d)", self.n)
+end
+
+return SequentialSampler
