@@ -1,8 +1,8 @@
 -- distributions_spec.lua — tide.distributions against PyTorch 1.13's torch.distributions
 -- (spec/fixtures/distributions_torch.lua, written by spec/fixtures/make_distributions.py):
 -- Normal, Categorical (logits and probs, a zero probability), Bernoulli (probs and logits),
--- Uniform and kl_divergence, values and gradients, on the device under test; samples by their
--- statistics; the parameter and value checks.
+-- Uniform, Exponential, Laplace, Independent and kl_divergence, values and gradients, on the
+-- device under test; samples by their statistics; the parameter and value checks.
 local tide = require("tide")
 local D = require("spec.support.device")
 local P = require("spec.support.porting")
@@ -71,6 +71,36 @@ describe("distributions, PyTorch's values (" .. DEV .. ")", function()
         kl_bernoulli = { function(a, b)
             return dist.kl_divergence(dist.Bernoulli({ probs = a }), dist.Bernoulli({ probs = b }))
         end, T.P, { 0.5, 0.5, 0.1 } },
+        exponential_log_prob = { function(r, x) return dist.Exponential(r):log_prob(x:abs()) end,
+            T.SCALE, T.X },
+        exponential_entropy = { function(r) return dist.Exponential(r):entropy() end, T.SCALE },
+        exponential_cdf = { function(r, x) return dist.Exponential(r):cdf(x:abs()) end, T.SCALE,
+            T.X },
+        exponential_icdf = { function(r, q) return dist.Exponential(r):icdf(q) end, T.SCALE, T.Q },
+        laplace_log_prob = { function(m, s, x) return dist.Laplace(m, s):log_prob(x) end, T.LOC,
+            T.SCALE, T.X },
+        laplace_entropy = { function(m, s) return dist.Laplace(m, s):entropy() end, T.LOC,
+            T.SCALE },
+        laplace_cdf = { function(m, s, x) return dist.Laplace(m, s):cdf(x) end, T.LOC, T.SCALE,
+            T.X },
+        laplace_icdf = { function(m, s, q) return dist.Laplace(m, s):icdf(q) end, T.LOC, T.SCALE,
+            T.Q },
+        independent_log_prob = { function(m, s, x)
+            return dist.Independent(dist.Normal(m, s), 1):log_prob(x)
+        end, T.LOC, T.SCALE, T.X },
+        independent_entropy = { function(m, s)
+            return dist.Independent(dist.Normal(m, s), 1):entropy()
+        end, T.LOC, T.SCALE },
+        kl_exponential = { function(a, b)
+            return dist.kl_divergence(dist.Exponential(a), dist.Exponential(b))
+        end, T.SCALE, { 1, 0.5, 3 } },
+        kl_laplace = { function(m, s, m2, s2)
+            return dist.kl_divergence(dist.Laplace(m, s), dist.Laplace(m2, s2))
+        end, T.LOC, T.SCALE, { 0, 0, 1 }, { 1, 0.5, 3 } },
+        kl_independent = { function(m, s, m2, s2)
+            return dist.kl_divergence(dist.Independent(dist.Normal(m, s), 1),
+                dist.Independent(dist.Normal(m2, s2), 1))
+        end, T.LOC, T.SCALE, { 0, 0, 1 }, { 1, 0.5, 3 } },
     }
     P.run_cases(it, T, CASES, function(name, fn, ...)
         P.check_case(T.cases[name], name, DEV, { out = 1e-12, grad = 1e-10 }, fn, ...)
@@ -90,6 +120,16 @@ describe("distributions, PyTorch's values (" .. DEV .. ")", function()
         P.close(V.bernoulli_stats.mean, b:mean(), 1e-15, "bernoulli mean")
         P.close(V.bernoulli_stats.variance, b:variance(), 1e-15, "bernoulli variance")
         P.close(V.bernoulli_stats.logits, b.logits, 1e-14, "bernoulli logits")
+        local e = dist.Exponential(t64(T.SCALE))
+        P.close(V.exponential_stats.mean, e:mean(), 1e-15, "exponential mean")
+        P.close(V.exponential_stats.variance, e:variance(), 1e-15, "exponential variance")
+        local l = dist.Laplace(t64(T.LOC), t64(T.SCALE))
+        P.close(V.laplace_stats.mean, l:mean(), 1e-15, "laplace mean")
+        P.close(V.laplace_stats.stddev, l:stddev(), 1e-15, "laplace stddev")
+        local ind = dist.Independent(dist.Normal(t64({ { 0, 1 }, { 2, 3 } }), 1), 1)
+        assert.are.same({ 2 }, ind.batch_shape)
+        assert.are.same({ 2 }, ind.event_shape)
+        assert.are.same({ 5, 2, 2 }, ind:sample({ 5 }).shape)
     end)
 end)
 
@@ -125,6 +165,19 @@ describe("distributions: samples (" .. DEV .. ")", function()
         assert.is_true(first:ge(1):logical_and(first:le(3)):all():item())
         assert.is_true(s:select(2, 2):eq(1):all():item())
         assert.are.same({ 2 }, c:sample().shape)
+    end)
+
+    it("Exponential and Laplace draw at their means, reparametrized", function()
+        tide.manual_seed(14)
+        local rate = t64({ 2 }):requires_grad_(true)
+        local e = dist.Exponential(rate):rsample({ 20000 })
+        assert.is_true(e:ge(0):all():item())
+        assert.is_true(math.abs(e:mean():item() - 0.5) < 0.02)
+        e:sum():backward()
+        assert.is_true(rate.grad:item() < 0) -- a larger rate, smaller draws
+        local l = dist.Laplace(t64({ 1 }), t64({ 2 })):sample({ 20000 })
+        assert.is_true(math.abs(l:mean():item() - 1) < 0.1)
+        assert.is_true(math.abs(l:var():item() - 8) < 0.5)
     end)
 
     it("Bernoulli and Uniform draw in their supports at their means", function()

@@ -1,7 +1,8 @@
 -- tide.distributions: probability distributions as PyTorch 1.13's torch.distributions, for the
--- scripts that sample and score (policy gradients, VAEs): Normal, Categorical, Bernoulli and
--- Uniform, each with sample, log_prob, entropy and its moments (rsample where the draw is
--- differentiable), and kl_divergence between two of one family. Parameters and values are
+-- scripts that sample and score (policy gradients, VAEs): Normal, Categorical, Bernoulli,
+-- Uniform, Exponential, Laplace and Independent, each with sample, log_prob, entropy and its
+-- moments (rsample where the draw is differentiable), and kl_divergence between two of one
+-- family. Parameters and values are
 -- tensors on one device (numbers are taken as tensors of the parameters' dtype); Categorical's
 -- classes are 1-based, as every index in tide. One class per file, loaded on first use.
 --
@@ -16,6 +17,9 @@ local lazy = {
     Categorical = "tide.distributions.Categorical",
     Bernoulli = "tide.distributions.Bernoulli",
     Uniform = "tide.distributions.Uniform",
+    Exponential = "tide.distributions.Exponential",
+    Laplace = "tide.distributions.Laplace",
+    Independent = "tide.distributions.Independent",
 }
 
 -- kl_divergence(p, q): KL(p || q) for two distributions of one family (tide.distributions.kl)

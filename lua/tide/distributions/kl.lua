@@ -1,6 +1,6 @@
 -- tide.distributions.kl: kl_divergence(p, q) = KL(p || q) for two distributions of one family
--- (Normal, Categorical, Bernoulli, Uniform), PyTorch 1.13's closed forms, with its infinities
--- (q giving 0 where p does not) and zeros (p giving 0).
+-- (Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, Independent), PyTorch 1.13's
+-- closed forms, with its infinities (q giving 0 where p does not) and zeros (p giving 0).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -38,7 +38,31 @@ function KL.Uniform(p, q)
     return core.where(outside, math.huge, r)
 end
 
-return function(p, q)
+function KL.Exponential(p, q)
+    local rate_ratio = q.rate / p.rate
+    return -rate_ratio:log() + rate_ratio - 1
+end
+
+function KL.Laplace(p, q)
+    local scale_ratio = p.scale / q.scale
+    local loc_abs_diff = (p.loc - q.loc):abs()
+    return -scale_ratio:log() + loc_abs_diff / q.scale +
+        scale_ratio * (-loc_abs_diff / p.scale):exp() - 1
+end
+
+local kl
+
+-- the bases' divergence summed over the reinterpreted dims (the same number on both sides)
+function KL.Independent(p, q)
+    if p.reinterpreted_batch_ndims ~= q.reinterpreted_batch_ndims then
+        raise(("tide: kl_divergence: Independent over %d and %d dims; reinterpret as many on " ..
+            "both sides"):format(p.reinterpreted_batch_ndims, q.reinterpreted_batch_ndims))
+    end
+    return require("tide.distributions.Independent").sum_rightmost(kl(p.base_dist,
+        q.base_dist), p.reinterpreted_batch_ndims)
+end
+
+kl = function(p, q)
     local function family(d)
         return type(d) == "table" and rawget(getmetatable(d) or {}, "__name")
     end
@@ -49,7 +73,10 @@ return function(p, q)
     end
     if fp ~= fq or not KL[fp] then
         raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
-            "two of Normal, Categorical, Bernoulli or Uniform"):format(fp, fq))
+            "two of Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace or " ..
+            "Independent"):format(fp, fq))
     end
     return KL[fp](p, q)
 end
+
+return kl
