@@ -55,6 +55,11 @@ describe("distributions, PyTorch's values (" .. DEV .. ")", function()
             return dist.Bernoulli({ logits = l }):log_prob(x)
         end, T.LOC, T.BITS },
         bernoulli_entropy = { function(p) return dist.Bernoulli({ probs = p }):entropy() end, T.P },
+        -- logits 0 (probs 1/2): the gradient at the kink of max(x, 0); 30: e^30 overflows nothing
+        bernoulli_half = { function(l, x)
+            local b = dist.Bernoulli({ logits = l })
+            return b:log_prob(x) + b:entropy()
+        end, { 0, 0, 30 }, T.BITS },
         uniform_log_prob = { function(lo, hi, x) return dist.Uniform(lo, hi):log_prob(x) end,
             T.LOW, T.HIGH, T.U },
         uniform_entropy = { function(lo, hi) return dist.Uniform(lo, hi):entropy() end, T.LOW,

@@ -15,9 +15,10 @@ local Bernoulli = Distribution:extend("Bernoulli")
 local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
     float16 = 0.0009765625, bfloat16 = 0.0078125 }
 
--- max(x, 0) - x t + log(1 + e^-|x|): binary cross-entropy with logits x and targets t
+-- log(1 + e^x) - x t: binary cross-entropy with logits x and targets t (softplus, the op
+-- table's: no overflow, and sigmoid(x) - t its gradient at 0 too)
 local function bce_with_logits(x, t)
-    return x:clamp(0, nil) - x * t + x:abs():neg():exp():log1p()
+    return x:softplus() - x * t
 end
 
 function Bernoulli:init(opts, ...)

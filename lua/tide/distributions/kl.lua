@@ -4,7 +4,10 @@
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
-local F = require("tide.nn.functional")
+
+local function softplus(x) -- the op table's (PyTorch's F.softplus, its threshold included)
+    return x:softplus()
+end
 
 local KL = {}
 
@@ -22,10 +25,10 @@ function KL.Categorical(p, q)
 end
 
 function KL.Bernoulli(p, q)
-    local t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+    local t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
     t1 = core.where(q.probs:eq(0), math.huge, t1)
     t1 = core.where(p.probs:eq(0), 0, t1)
-    local t2 = (-p.probs + 1) * (F.softplus(q.logits) - F.softplus(p.logits))
+    local t2 = (-p.probs + 1) * (softplus(q.logits) - softplus(p.logits))
     t2 = core.where(q.probs:eq(1), math.huge, t2)
     t2 = core.where(p.probs:eq(1), 0, t2)
     return t1 + t2
