@@ -145,4 +145,5 @@ M.FLOAT = engine.FLOAT
 
 core.set_autograd_hook(engine.hook)
 
-return M
+-- tide.autograd.functional (jacobian, hessian, vjp, jvp, vhp, hvp): loaded on first use
+return require("tide._lazy")(M, { functional = "tide.autograd.functional" })
