@@ -49,10 +49,19 @@ function Module:forward()
         ":forward(x)")
 end
 
--- model(x): a tail call, so error levels inside forward see the user's line as level 2
+local hooks = require("tide.nn.module_hooks")
+
+-- model(x): a tail call, so error levels inside forward see the user's line as level 2; a
+-- module with forward hooks runs them around it (tide.nn.module_hooks)
 function Module.__call(self, ...)
+    if rawget(self, "_forward_pre_hooks") or rawget(self, "_forward_hooks") then
+        return hooks.call(self, ...)
+    end
     return self:forward(...)
 end
+
+Module.register_forward_pre_hook = hooks.register_forward_pre_hook
+Module.register_forward_hook = hooks.register_forward_hook
 
 local function check_name(name, what)
     if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
@@ -124,6 +133,56 @@ function Module:_unregister(name)
     local v = rawget(self, name)
     rawset(self, name, nil)
     return v
+end
+
+Module.register_module = Module.add_module
+
+-- get_submodule("a.b"), get_parameter("a.b.weight"), get_buffer("a.running_mean"): the
+-- child, parameter or buffer a dotted name (state_dict's names) leads to, as PyTorch's
+local function walk(self, who, path)
+    if type(path) ~= "string" then
+        raise("tide: " .. who .. ": expected a dotted name such as \"layers.1\", got " ..
+            type(path))
+    end
+    local m = self
+    if path == "" then
+        return m
+    end
+    for part in (path .. "."):gmatch("([^.]*)%.") do
+        if m._kind[part] ~= "module" then
+            raise(("tide: %s: %s has no submodule '%s' (in \"%s\")"):format(who, m.__name, part,
+                path))
+        end
+        m = rawget(m, part)
+    end
+    return m
+end
+
+function Module:get_submodule(target)
+    return walk(self, "get_submodule", target)
+end
+
+local function get_tensor(self, who, kind, target)
+    if type(target) ~= "string" then
+        raise("tide: " .. who .. ": expected a dotted name such as \"fc.weight\", got " ..
+            type(target))
+    end
+    local prefix, name = target:match("^(.*)%.([^.]*)$")
+    local m = walk(self, who, prefix or "")
+    name = name or target
+    if m._kind[name] ~= kind then
+        raise(("tide: %s: %s has no %s '%s' (in \"%s\")"):format(who, m.__name, kind, name,
+            target))
+    end
+    return rawget(m, name)
+end
+
+function Module:get_parameter(target)
+    return get_tensor(self, "get_parameter", "parameter", target)
+end
+
+function Module:get_buffer(target)
+    return get_tensor(self, "get_buffer", "buffer", target)
 end
 
 -- first assignment of a field: a Module becomes a child, a tensor that requires grad a parameter
@@ -452,6 +511,14 @@ end
 
 function Module:double()
     return self:to("float64")
+end
+
+function Module:half()
+    return self:to("float16")
+end
+
+function Module:bfloat16()
+    return self:to("bfloat16")
 end
 
 -- ---- state ----
