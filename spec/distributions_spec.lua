@@ -102,6 +102,28 @@ describe("distributions, PyTorch's values (" .. DEV .. ")", function()
         kl_laplace = { function(m, s, m2, s2)
             return dist.kl_divergence(dist.Laplace(m, s), dist.Laplace(m2, s2))
         end, T.LOC, T.SCALE, { 0, 0, 1 }, { 1, 0.5, 3 } },
+        mvn_log_prob = { function(m, c, x)
+            return dist.MultivariateNormal(m, { covariance_matrix = c }):log_prob(x)
+        end, T.LOC, T.COV, T.X },
+        mvn_tril_log_prob = { function(m, l, x)
+            return dist.MultivariateNormal(m, { scale_tril = l:tril() }):log_prob(x)
+        end, T.LOC, T.TRIL, T.X },
+        mvn_precision_log_prob = { function(m, p, x)
+            return dist.MultivariateNormal(m, { precision_matrix = p }):log_prob(x)
+        end, T.LOC, T.COV, T.X },
+        mvn_entropy = { function(m, c)
+            return dist.MultivariateNormal(m, { covariance_matrix = c }):entropy()
+        end, T.LOC, T.COV },
+        mvn_batch_log_prob = { function(m, c, x)
+            return dist.MultivariateNormal(m, { covariance_matrix = c }):log_prob(x)
+        end, T.X, T.COV, T.X },
+        mvn_variance = { function(m, l)
+            return dist.MultivariateNormal(m, { scale_tril = l:tril() }):variance()
+        end, T.LOC, T.TRIL },
+        kl_mvn = { function(m, c, m2, l2)
+            return dist.kl_divergence(dist.MultivariateNormal(m, { covariance_matrix = c }),
+                dist.MultivariateNormal(m2, { scale_tril = l2:tril() }))
+        end, T.LOC, T.COV, { 0, 0, 1 }, T.TRIL },
         kl_independent = { function(m, s, m2, s2)
             return dist.kl_divergence(dist.Independent(dist.Normal(m, s), 1),
                 dist.Independent(dist.Normal(m2, s2), 1))
@@ -185,6 +207,23 @@ describe("distributions: samples (" .. DEV .. ")", function()
         assert.is_true(math.abs(l:var():item() - 8) < 0.5)
     end)
 
+    it("MultivariateNormal draws with its covariance, reparametrized", function()
+        tide.manual_seed(15)
+        local loc = t64({ 1, -2, 0.5 }):requires_grad_(true)
+        local d = dist.MultivariateNormal(loc, { covariance_matrix = t64(T.COV) })
+        local x = d:rsample({ 20000 })
+        assert.are.same({ 20000, 3 }, x.shape)
+        local c = x - x:mean(1, true)
+        local cov = c:t():matmul(c) / 19999
+        P.close(T.COV, cov, 0.1, "sample covariance")
+        P.close(d:covariance_matrix():to("cpu"):totable(), t64(T.COV), 1e-12, "covariance_matrix")
+        local loss = x:sum()
+        loss:backward()
+        assert.are.same({ 20000, 20000, 20000 }, loc.grad:to("cpu"):totable())
+        assert.are.same({ 3 }, d.event_shape)
+        assert.are.same({}, d.batch_shape)
+    end)
+
     it("Bernoulli and Uniform draw in their supports at their means", function()
         tide.manual_seed(13)
         local b = dist.Bernoulli({ probs = t64({ 0.2, 0.9 }) }):sample({ 4000 })
@@ -219,6 +258,15 @@ describe("distributions: checks (" .. DEV .. ")", function()
         assert.matches("tide: Bernoulli.log_prob: the values must be 0 or 1",
             catch(function() return dist.Bernoulli({ probs = t64({ 0.5 }) }):log_prob(t64({ 2 })) end),
             1, true)
+        assert.matches("tide: MultivariateNormal: covariance_matrix must be symmetric positive-" ..
+            "definite", catch(function()
+                return dist.MultivariateNormal(t64({ 0, 0 }), { covariance_matrix =
+                    t64({ { 1, 2 }, { 2, 1 } }) })
+            end), 1, true)
+        assert.matches("tide: MultivariateNormal: the matrix must be [..., 2, 2] for loc {2}",
+            catch(function()
+                return dist.MultivariateNormal(t64({ 0, 0 }), { scale_tril = t64({ { 1 } }) })
+            end), 1, true)
         assert.matches("tide: kl_divergence: no closed form for Normal and Uniform",
             catch(function()
                 return dist.kl_divergence(dist.Normal(0, 1), dist.Uniform(0, 1))

@@ -47,6 +47,7 @@ describe("linalg II, PyTorch's values (" .. DEV .. ")", function()
         matrix_exp_small = { function(a) return LA.matrix_exp(a) end, T.SMALL },
         matrix_exp_large = { function(a) return a:matrix_exp() end, T.LARGE },
         matrix_exp_batch = { function(a) return tide.matrix_exp(a) end, T.BATCH },
+        cholesky_raw = { function(a) return LA.cholesky(a) end, T.SPD },
         vander = { function(x) return tide.vander(x) end, T.X4 },
         vander_grad = { function(x) return tide.vander(x) end, T.X4 },
         vander_n_increasing = { function(x)

@@ -970,6 +970,14 @@ function L.cholesky(A, opts)
         end
         return upper and kl:transpose(-2, -1) or kl
     end
+    if recording(A) then
+        -- the value from A's lower triangle (as LAPACK's), the gradient symmetrized (as
+        -- PyTorch's cholesky_backward, the node of the kernel path above): A's symmetric part,
+        -- its difference to the lower triangle's symmetric matrix added without gradient
+        local sym = (A + A:transpose(-2, -1)) * 0.5
+        local lower = A:tril() + A:tril(-1):transpose(-2, -1)
+        A = sym + (lower - sym):detach()
+    end
     local cols = {}
     for j = 1, n do
         local c = A:narrow(-1, j, 1):narrow(-2, j, n - j + 1) -- A[j:, j]

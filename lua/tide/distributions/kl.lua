@@ -1,6 +1,7 @@
 -- tide.distributions.kl: kl_divergence(p, q) = KL(p || q) for two distributions of one family
--- (Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, Independent), PyTorch 1.13's
--- closed forms, with its infinities (q giving 0 where p does not) and zeros (p giving 0).
+-- (Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, MultivariateNormal,
+-- Independent), PyTorch 1.13's closed forms, with its infinities (q giving 0 where p does not)
+-- and zeros (p giving 0).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -53,6 +54,26 @@ function KL.Laplace(p, q)
         scale_ratio * (-loc_abs_diff / p.scale):exp() - 1
 end
 
+-- PyTorch's: log det ratio, the trace of (Lq^-1 Lp)(Lq^-1 Lp)^T and q's Mahalanobis distance
+-- of p's mean
+function KL.MultivariateNormal(p, q)
+    local MVN = require("tide.distributions.MultivariateNormal")
+    local n = p.event_shape[1]
+    if q.event_shape[1] ~= n then
+        raise(("tide: kl_divergence: MultivariateNormal of %d and of %d dims"):format(n,
+            q.event_shape[1]))
+    end
+    local Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    local half_term1 = MVN.half_log_det(Lq) - MVN.half_log_det(Lp)
+    local bs = (Lp:detach():sum(-1, true) + Lq:detach():sum(-1, true)):size()
+    bs[#bs] = n
+    local X = require("tide.linalg").solve_triangular(Lq:expand(bs), Lp:expand(bs),
+        { upper = false })
+    local term2 = X:pow(2):sum(-1):sum(-1)
+    local term3 = MVN.mahalanobis(Lq, q.loc - p.loc)
+    return half_term1 + (term2 + term3 - n) * 0.5
+end
+
 local kl
 
 -- the bases' divergence summed over the reinterpreted dims (the same number on both sides)
@@ -76,8 +97,8 @@ kl = function(p, q)
     end
     if fp ~= fq or not KL[fp] then
         raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
-            "two of Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace or " ..
-            "Independent"):format(fp, fq))
+            "two of Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, " ..
+            "MultivariateNormal or Independent"):format(fp, fq))
     end
     return KL[fp](p, q)
 end
