@@ -991,8 +991,11 @@ end
 -- the node whose formula runs (named when create_graph meets a formula it cannot record)
 local current
 
--- one pass from roots (tensors) seeded with grads: returns pcall's ok, err
+-- one pass from roots (tensors) seeded with grads: returns pcall's ok, err. A pass may run
+-- inside another's formula (tide.utils.checkpoint recomputes its block and differentiates it
+-- there): the outer pass's state is kept aside and given back at the end.
 local function pass(roots, grads, retain, create)
+    local outer = { given, waiting, queued, pending_leaf, owned, own, held, current }
     given = setmetatable({}, { __mode = "k" })
     waiting, queued, pending_leaf = {}, {}, {}
     owned, own = {}, not create
@@ -1106,14 +1109,14 @@ local function pass(roots, grads, retain, create)
         end
     end)
     set_grad_enabled(prev)
-    given, waiting, queued, pending_leaf, owned, held = nil, nil, nil, nil, nil, nil
     core._gc_pass_end() -- the graph just died: the collector's moment (lua/gc.c)
     if not ok and create and current and type(err) == "string" and
         err:find("not differentiable", 1, true) then
         err = "tide: autograd.grad: create_graph: the gradient of " .. tostring(current) ..
             " cannot be differentiated again yet (" .. err:gsub("^.-tide: ", "") .. ")"
     end
-    current = nil
+    given, waiting, queued, pending_leaf, owned, own, held, current = outer[1], outer[2],
+        outer[3], outer[4], outer[5], outer[6], outer[7], outer[8]
     return ok, err
 end
 
@@ -1166,12 +1169,21 @@ local function run_backward(root, grad, retain)
         end
         grad = grad:clone() -- the caller keeps its tensor; leaf grads never alias it
     end
+    local outer_capture, outer_captured = capture, captured -- (inside autograd.grad's pass)
+    capture, captured = nil, nil
     local ok, err = pass({ root }, { grad }, retain, false)
+    capture, captured = outer_capture, outer_captured
     if not ok then
         rethrow(err)
     end
 end
 E.backward = run_backward
+
+-- true while autograd.grad's pass runs (a formula that runs a backward of its own, as
+-- tide.utils.checkpoint's, cannot serve it: that backward accumulates into .grad)
+function E.in_grad_pass()
+    return capture ~= nil
+end
 
 -- a tensor or a list of tensors, as a list
 local function tensor_list(v, what)
@@ -1258,10 +1270,11 @@ function E.grad(outputs, inputs, opts)
         end
         cap[grad_fn(x) or x] = i
     end
+    local outer_capture, outer_captured = capture, captured -- (a pass inside a pass)
     capture, captured = cap, {}
     local ok, err = pass(outs, grads, retain, create)
     local res = captured
-    capture, captured = nil, nil
+    capture, captured = outer_capture, outer_captured
     if not ok then
         rethrow(err, "tide: autograd.grad:")
     end

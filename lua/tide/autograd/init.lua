@@ -61,6 +61,8 @@ M.is_view = engine.is_view
 M._inplace_refusal = engine.inplace_refusal
 -- _alias(t), _take_view(t, v, torch_name): an in-place view op's recording (internal)
 M._alias, M._take_view = engine.alias, engine.take_view
+-- _in_grad_pass(): true inside autograd.grad's backward pass (internal)
+M._in_grad_pass = engine.in_grad_pass
 
 -- ---- user API ----
 

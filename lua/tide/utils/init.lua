@@ -1,5 +1,6 @@
--- tide.utils — seeing what training does: make_grid and save_image (torchvision 0.14's), and
--- the lazy field tensorboard (tide.utils.tensorboard.SummaryWriter, PyTorch's).
+-- tide.utils — seeing what training does: make_grid and save_image (torchvision 0.14's), the
+-- lazy field tensorboard (tide.utils.tensorboard.SummaryWriter, PyTorch's), and checkpoint
+-- (torch.utils.checkpoint's: recompute a block in backward instead of keeping its activations).
 local image = require("tide.utils.image")
 
 local M = {
@@ -7,6 +8,6 @@ local M = {
     save_image = image.save_image,
 }
 
-local lazy = { tensorboard = "tide.utils.tensorboard" }
+local lazy = { tensorboard = "tide.utils.tensorboard", checkpoint = "tide.utils.checkpoint" }
 
 return require("tide._lazy")(M, lazy)

@@ -1,0 +1,167 @@
+-- tide.utils.checkpoint(fn, ...[, {preserve_rng_state = true, use_reentrant =}]): PyTorch's
+-- torch.utils.checkpoint: fn(...) runs without recording, so none of its activations stay for
+-- the backward pass; one node remembers fn and its arguments, and its backward runs fn again
+-- with recording (the random generators of the arguments' devices and the CPU set back as
+-- they were, so dropout draws the same masks) and differentiates that: gradients reach the
+-- tensor arguments and every parameter fn uses, as without the checkpoint. Memory for time:
+-- fn runs twice. fn returns a tensor or several (each a floating-point tensor). The options
+-- table, when given, is the last argument and holds only those keys (use_reentrant is
+-- accepted and has no effect: tide has one way).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+local compat = require("tide._compat")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+local OPTIONS = { preserve_rng_state = true, use_reentrant = true }
+
+local function tide()
+    return require("tide")
+end
+
+-- the random states of the CPU and of the tensors' devices
+local function rng_states(list)
+    local t, states, seen = tide(), {}, { cpu = true }
+    states[1] = { "cpu", t.get_rng_state("cpu") }
+    for _, x in ipairs(list) do
+        local d = tostring(x.device)
+        if not seen[d] then
+            seen[d] = true
+            states[#states + 1] = { d, t.get_rng_state(d) }
+        end
+    end
+    return states
+end
+
+local function set_states(states)
+    local t = tide()
+    for _, s in ipairs(states) do
+        t.set_rng_state(s[2], s[1])
+    end
+end
+
+-- the node's gradient: g is the outputs' gradients packed (nd.sizes: their element counts)
+autograd.def {
+    name = "checkpoint",
+    list = true,
+    backward = function(nd, g)
+        if autograd._in_grad_pass() then
+            raise("tide: checkpoint: not compatible with tide.autograd.grad (the recomputed " ..
+                "block's backward accumulates into .grad); use backward(), as PyTorch's")
+        end
+        local argv, tensors = nd.argv, nd[1]
+        local now
+        if nd.states then
+            now = rng_states(tensors)
+            set_states(nd.states)
+        end
+        -- the tensor arguments again, detached: the recomputed graph starts at them
+        local again, leaves = {}, {}
+        for i = 1, argv.n do
+            local v = argv[i]
+            if is_tensor(v) then
+                local x = v:detach()
+                if v.requires_grad then
+                    x:requires_grad_(true)
+                    leaves[x] = true
+                end
+                v = x
+            end
+            again[i] = v
+        end
+        -- recorded (the engine runs formulas with recording off): fn again, then the sum of
+        -- <output, its gradient>, whose one backward gives every gradient at once
+        local ok, total = pcall(autograd.enable_grad, function()
+            local outs = compat.pack(nd.fn_(compat.unpack(again, 1, argv.n)))
+            local sum, at = nil, 1
+            for k = 1, #nd.sizes do
+                local o, n = outs[k], nd.sizes[k]
+                if is_tensor(o) and o.requires_grad then
+                    local term = (o * g:narrow(1, at, n):view(o.shape)):sum()
+                    sum = sum and sum + term or term
+                end
+                at = at + n
+            end
+            return sum
+        end)
+        if now then
+            set_states(now)
+        end
+        if not ok then
+            error(total, 0)
+        end
+        if total then
+            total:backward()
+        end
+        local gs = {}
+        local j = 0
+        for i = 1, argv.n do
+            if is_tensor(argv[i]) then
+                j = j + 1
+                local x = again[i]
+                gs[j] = leaves[x] and x.grad or nil
+            end
+        end
+        return gs
+    end,
+}
+
+local function checkpoint(fn, ...)
+    local who = "checkpoint"
+    if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
+        raise(("tide: %s: expected a function (or a module) first, got %s"):format(who, type(fn)))
+    end
+    local argv = compat.pack(...)
+    local last = argv[argv.n]
+    local preserve = true
+    if argv.n > 0 and type(last) == "table" and not is_tensor(last) and getmetatable(last) == nil
+        and next(last) ~= nil then
+        local only = true
+        for k in pairs(last) do
+            only = only and OPTIONS[k] == true
+        end
+        if only then
+            local o = args.options(who, last, { "preserve_rng_state", "use_reentrant" })
+            if o.preserve_rng_state ~= nil then
+                preserve = o.preserve_rng_state == true
+            end
+            argv.n, argv[argv.n] = argv.n - 1, nil
+        end
+    end
+    local tensors = {}
+    for i = 1, argv.n do
+        if is_tensor(argv[i]) then
+            tensors[#tensors + 1] = argv[i]
+        end
+    end
+    local states = preserve and rng_states(tensors) or nil
+    local outs = compat.pack(autograd.no_grad(fn, compat.unpack(argv, 1, argv.n)))
+    if not core.is_grad_enabled() then
+        return compat.unpack(outs, 1, outs.n)
+    end
+    local flat, sizes = {}, {}
+    for k = 1, outs.n do
+        local o = outs[k]
+        if not is_tensor(o) or not args.FLOAT[o.dtype] then
+            raise(("tide: %s: the function must return floating-point tensors; result %d is %s")
+                :format(who, k, is_tensor(o) and o.dtype or type(o)))
+        end
+        flat[k], sizes[k] = o:reshape(-1), o:numel()
+    end
+    if outs.n == 0 then
+        raise("tide: checkpoint: the function returned nothing; it must return a tensor")
+    end
+    local packed = outs.n == 1 and flat[1] or core.cat(flat, 1)
+    local nd = autograd.record("checkpoint", packed, tensors)
+    nd.argv, nd.fn_, nd.sizes, nd.states = argv, fn, sizes, states
+    -- the outputs as views of the packed result: their gradients reach the node
+    local results, at = {}, 1
+    for k = 1, outs.n do
+        results[k] = packed:narrow(1, at, sizes[k]):view(outs[k].shape)
+        at = at + sizes[k]
+    end
+    return compat.unpack(results, 1, outs.n)
+end
+
+return checkpoint
