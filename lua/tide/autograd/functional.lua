@@ -221,19 +221,39 @@ local function detached(list, create)
     return out
 end
 
--- vjp(f, inputs[, v][, opts]): f's output and v^T J (v of the output's shape; may be left out
--- for an output of one element)
-function M.vjp(f, inputs, v, opts)
-    local who = "vjp"
-    if opts == nil and type(v) == "table" and not is_tensor(v) and #v == 0 then
+-- what vjp, jvp, vhp and hvp share: v and the options (v may be left out: a table that is no
+-- list is the options), the prepared inputs and f's outputs, one tensor unless several_ok
+local function start(who, f, inputs, v, opts, several_ok)
+    if opts == nil and type(v) == "table" and not is_tensor(v) and v[1] == nil then
         v, opts = nil, v
     end
     local create, strict = options(who, opts)
     local xs, ins_list = prepare(who, inputs, create)
     local outs, outs_list = outputs_of(who, f, xs)
-    if outs_list then
-        raise("tide: vjp: the function must return one tensor")
+    if outs_list and not several_ok then
+        raise(("tide: %s: the function must return one tensor"):format(who))
     end
+    return v, create, strict, xs, ins_list, outs, outs_list
+end
+
+-- v as one tensor per input (of their shapes); left out, ones for a single one-element input
+local function input_vectors(who, v, xs, ins_list)
+    if v ~= nil then
+        return vectors(who, v, xs, ins_list, "inputs")
+    end
+    if not (#xs == 1 and xs[1]:numel() == 1) then
+        raise(("tide: %s: the inputs have more than one element: give v of their shapes")
+            :format(who))
+    end
+    return { core.ones(xs[1].shape, { dtype = xs[1].dtype, device = xs[1].device }) }
+end
+
+-- vjp(f, inputs[, v][, opts]): f's output and v^T J (v of the output's shape; may be left out
+-- for an output of one element)
+function M.vjp(f, inputs, v, opts)
+    local who = "vjp"
+    local create, strict, xs, ins_list, outs
+    v, create, strict, xs, ins_list, outs = start(who, f, inputs, v, opts)
     local out = outs[1]
     if v == nil and out:numel() ~= 1 then
         raise(("tide: vjp: the output %s has more than one element: give v of its shape")
@@ -249,21 +269,10 @@ end
 -- linear in u, and its vjp with v is J v
 function M.jvp(f, inputs, v, opts)
     local who = "jvp"
-    if opts == nil and type(v) == "table" and not is_tensor(v) and v[1] == nil then
-        v, opts = nil, v
-    end
-    local create, strict = options(who, opts)
-    local xs, ins_list = prepare(who, inputs, create)
-    local outs, outs_list = outputs_of(who, f, xs)
-    if outs_list then
-        raise("tide: jvp: the function must return one tensor")
-    end
+    local create, strict, xs, ins_list, outs
+    v, create, strict, xs, ins_list, outs = start(who, f, inputs, v, opts)
     local out = outs[1]
-    if v == nil and not (#xs == 1 and xs[1]:numel() == 1) then
-        raise("tide: jvp: the inputs have more than one element: give v of their shapes")
-    end
-    local vs = v ~= nil and vectors(who, v, xs, ins_list, "inputs") or
-        { core.ones(xs[1].shape, { dtype = xs[1].dtype, device = xs[1].device }) }
+    local vs = input_vectors(who, v, xs, ins_list)
     local u = core.zeros(out.shape, { dtype = out.dtype, device = out.device })
         :requires_grad_(true)
     local gs = engine.grad({ out }, xs, { grad_outputs = { u }, create_graph = true,
@@ -291,19 +300,10 @@ end
 -- of <grad f, v>, recorded once; H is symmetric for a twice differentiable f, so both are the
 -- same up to rounding, as PyTorch's
 local function hessian_vector(who, f, inputs, v, opts)
-    if opts == nil and type(v) == "table" and not is_tensor(v) and v[1] == nil then
-        v, opts = nil, v
-    end
-    local create, strict = options(who, opts)
-    local xs, ins_list = prepare(who, inputs, create)
-    local outs, outs_list = outputs_of(who, f, xs)
+    local create, strict, xs, ins_list, outs, outs_list
+    v, create, strict, xs, ins_list, outs, outs_list = start(who, f, inputs, v, opts, true)
     local out = scalar_output(who, outs, outs_list)
-    if v == nil and not (#xs == 1 and xs[1]:numel() == 1) then
-        raise(("tide: %s: the inputs have more than one element: give v of their shapes")
-            :format(who))
-    end
-    local vs = v ~= nil and vectors(who, v, xs, ins_list, "inputs") or
-        { core.ones(xs[1].shape, { dtype = xs[1].dtype, device = xs[1].device }) }
+    local vs = input_vectors(who, v, xs, ins_list)
     local gs = gradients(who, out:reshape({}), xs, nil, true, strict)
     local dot
     for i, g in ipairs(gs) do
