@@ -274,6 +274,28 @@ describe("nn.init", function()
         end)
     end)
 
+    it("trunc_normal_, eye_ and dirac_ as PyTorch's", function()
+        -- PyTorch 1.13 (seed 1, 10^6 draws): min -0.99999, max 2.99999, mean 0.7122, std 1.0576
+        tide.manual_seed(1)
+        local t = nn.init.trunc_normal_(tide.empty(200000, { dtype = "float64" }),
+            { std = 2, a = -1, b = 3 })
+        assert.is_true(t:min():item() >= -1 and t:max():item() <= 3)
+        assert.is_true(math.abs(t:mean():item() - 0.7122) < 0.01)
+        assert.is_true(math.abs(t:std():item() - 1.0576) < 0.01)
+        assert.are.same({ { 1, 0, 0 }, { 0, 1, 0 } }, nn.init.eye_(tide.empty(2, 3)):totable())
+        -- PyTorch's nonzero positions, plus one
+        assert.are.same({ { 1, 1, 2, 2 }, { 2, 2, 2, 2 } },
+            nn.init.dirac_(tide.empty(2, 3, 3, 3)):nonzero():totable())
+        assert.are.same({ { 1, 1, 2 }, { 2, 2, 2 }, { 3, 1, 2 }, { 4, 2, 2 } },
+            nn.init.dirac_(tide.empty(4, 2, 3), 2):nonzero():totable())
+        raises_here("nn.init.eye_: only 2%-D tensors are supported, got 3%-D", function()
+            return nn.init.eye_(tide.empty(2, 2, 2))
+        end)
+        raises_here("nn.init.trunc_normal_: expected a < b, got a = 2, b = 1", function()
+            return nn.init.trunc_normal_(tide.empty(2), { a = 2, b = 1 })
+        end)
+    end)
+
     it("fills parameters in place on their device without recording", function()
         local p = tide.zeros({ 3, 4 }, { device = "cpu:1", requires_grad = true })
         local r = nn.init.orthogonal_(p)

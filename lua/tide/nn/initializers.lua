@@ -273,4 +273,69 @@ function init.orthogonal_(t, ...)
     end)
 end
 
+-- trunc_normal_(t[, mean = 0, std = 1, a = -2, b = 2]): a normal draw cut to [a, b], by
+-- PyTorch's inverse-CDF method (uniform between the bounds' CDF values, erfinv, then clamped)
+function init.trunc_normal_(t, ...)
+    local mean, std, a, b = args("trunc_normal_", { "mean", "std", "a", "b" },
+        { 0.0, 1.0, -2.0, 2.0 }, t, ...)
+    for _, kv in ipairs({ { "mean", mean }, { "std", std }, { "a", a }, { "b", b } }) do
+        number("trunc_normal_", kv[1], kv[2])
+    end
+    if not (a < b) then
+        raise(string.format("tide: nn.init.trunc_normal_: expected a < b, got a = %s, b = %s",
+            tostring(a), tostring(b)))
+    end
+    -- the standard normal's CDF at the bounds (erf of a float64 tensor: Lua has none)
+    local c = core.tensor({ (a - mean) / std, (b - mean) / std }, { dtype = "float64" })
+        :div(math.sqrt(2)):erf():add(1):div(2):totable()
+    local l, u = c[1], c[2]
+    return filling(t, function(dst)
+        if empty(dst) then
+            return
+        end
+        dst:uniform_(2 * l - 1, 2 * u - 1):erfinv_():mul_(std * math.sqrt(2)):add_(mean)
+            :clamp_(a, b)
+    end)
+end
+
+-- eye_(t): the identity matrix of a 2-D t (ones on the diagonal, zeros elsewhere)
+function init.eye_(t, ...)
+    args("eye_", {}, {}, t, ...)
+    if t:dim() ~= 2 then
+        raise("tide: nn.init.eye_: only 2-D tensors are supported, got " .. t:dim() .. "-D")
+    end
+    return filling(t, function(dst)
+        dst:copy_(core.eye(dst:size(1), dst:size(2), { dtype = dst.dtype, device = dst.device }))
+    end)
+end
+
+-- dirac_(t[, groups = 1]): a convolution weight {out, in, k...} (3 to 5 dims) that passes its
+-- input through: 1 at the kernel's centre of channel d to output d, in each group
+function init.dirac_(t, ...)
+    local groups = args("dirac_", { "groups" }, { 1 }, t, ...)
+    local nd = t:dim()
+    if nd < 3 or nd > 5 then
+        raise("tide: nn.init.dirac_: only 3-, 4- and 5-D tensors are supported, got " .. nd ..
+            "-D")
+    end
+    if not compat.is_integer(groups) or groups < 1 or t:size(1) % groups ~= 0 then
+        raise(string.format("tide: nn.init.dirac_: dim 1 (%d) must be divisible by groups, " ..
+            "got %s", t:size(1), tostring(groups)))
+    end
+    local per = compat.idiv(t:size(1), groups)
+    local min_dim = math.min(per, t:size(2))
+    return filling(t, function(dst)
+        dst:zero_()
+        for g = 0, groups - 1 do
+            for d = 1, min_dim do
+                local v = dst:select(1, g * per + d):select(1, d)
+                for k = 3, nd do
+                    v = v:select(1, compat.idiv(dst:size(k), 2) + 1)
+                end
+                v:fill_(1)
+            end
+        end
+    end)
+end
+
 return init
