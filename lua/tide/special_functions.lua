@@ -1,0 +1,128 @@
+-- tide.special: PyTorch 1.13's torch.special namespace for ported scripts, over tide's own
+-- functions (special.expit is sigmoid, special.gammaln lgamma, special.psi digamma, ...), and
+-- those it adds: ndtr (the standard normal's CDF), entr (-x log x), xlog1py (x log(1 + y), 0
+-- where x is 0) and multigammaln (the multivariate log-gamma), each written in tide's ops
+-- (every device; autograd differentiates them). A torch.special name tide has no function for
+-- raises, naming it, rather than reading nil.
+local core = require("tide.core")
+local args = require("tide.op_args")
+local raise = require("tide.autograd.raise")
+
+local check = args.check
+
+-- x in a float dtype: integers promote to float32, as the op table's float-only ops do
+local function floated(x)
+    return args.FLOAT[x.dtype] and x or x:float()
+end
+
+local S = {}
+
+local function tide()
+    return require("tide")
+end
+
+-- the same functions under PyTorch's special names
+local SAME = {
+    digamma = "digamma", psi = "digamma", erf = "erf", erfc = "erfc", erfinv = "erfinv",
+    exp2 = "exp2", expit = "sigmoid", expm1 = "expm1", gammaln = "lgamma", i0 = "i0", i0e = "i0e",
+    i1 = "i1", i1e = "i1e", modified_bessel_i0 = "i0", modified_bessel_i1 = "i1", log1p = "log1p",
+    logit = "logit", round = "round", sinc = "sinc", xlogy = "xlogy", zeta = "zeta",
+    polygamma = "polygamma", logsumexp = "logsumexp", softmax = "softmax",
+    log_softmax = "log_softmax",
+}
+for name, own in pairs(SAME) do
+    S[name] = function(...)
+        return tide()[own](...)
+    end
+end
+
+-- ndtr(x): the standard normal's CDF, erfc(-x / sqrt 2) / 2 (accurate in the left tail)
+function S.ndtr(x, ...)
+    args.no_extra("special.ndtr", 1, ...)
+    check("special.ndtr", x)
+    return floated(x):neg():div(math.sqrt(2)):erfc():mul(0.5)
+end
+
+-- entr(x): -x log x for x > 0, 0 at 0, -inf below (NaN stays)
+function S.entr(x, ...)
+    args.no_extra("special.entr", 1, ...)
+    check("special.entr", x)
+    x = floated(x)
+    local pos = x:gt(0)
+    local safe = core.where(pos, x, 1) -- log reads 1 off the positive part: no NaN gradient
+    return core.where(pos, -x * safe:log(), core.where(x:eq(0), 0, core.where(x:lt(0),
+        -math.huge, x)))
+end
+
+-- xlog1py(x, y): x log(1 + y), 0 where x is 0 and y is not NaN (PyTorch's), with PyTorch's
+-- gradients: log(1 + y) to x (at x = 0 too), x / (1 + y) to y
+local xlog1py = require("tide.autograd").def {
+    name = "special_xlog1py",
+    reads = { 1, 2 },
+    forward = function(_, x, y)
+        local zero = x:eq(0):logical_and(y:isnan():logical_not())
+        return core.where(zero, 0, x * core.where(zero, 0, y):log1p())
+    end,
+    backward = function(nd, g)
+        local x, y = nd[1], nd[2]
+        return (g * y:log1p()):sum_to(x.shape), (g * x / (y + 1)):sum_to(y.shape)
+    end,
+}
+
+function S.xlog1py(x, y, ...)
+    args.no_extra("special.xlog1py", 2, ...)
+    local like = core.is_tensor(x) and x or y
+    check("special.xlog1py", like)
+    local dtype = args.FLOAT[like.dtype] and like.dtype or "float32"
+    local function as_tensor(v, pos)
+        if type(v) == "number" then
+            return core.full({}, v, { dtype = dtype, device = like.device })
+        end
+        check("special.xlog1py", v, pos)
+        return v.dtype == dtype and v or v:to(dtype)
+    end
+    return xlog1py(as_tensor(x, 1), as_tensor(y, 2))
+end
+
+-- multigammaln(a, p): log of the multivariate gamma function of dimension p, p (p - 1) / 4
+-- log pi + sum over j < p of lgamma(a - j / 2); every element of a must exceed (p - 1) / 2
+function S.multigammaln(a, p, ...)
+    local who = "special.multigammaln"
+    args.no_extra(who, 2, ...)
+    check(who, a)
+    p = args.integer(who, p, "p")
+    if p < 1 then
+        raise(("tide: %s: p must be an integer >= 1, got %d"):format(who, p))
+    end
+    a = floated(a)
+    if a:numel() > 0 and not a:gt((p - 1) / 2):all():item() then
+        raise(("tide: %s: all elements must be greater than (p - 1) / 2 = %s"):format(who,
+            tostring((p - 1) / 2)))
+    end
+    local r = a:lgamma()
+    for j = 1, p - 1 do
+        r = r + (a - j / 2):lgamma()
+    end
+    return r + p * (p - 1) / 4 * math.log(math.pi)
+end
+
+-- torch.special's names tide has no function for: a clear error, not nil
+local MISSING = {
+    airy_ai = true, bessel_j0 = true, bessel_j1 = true, bessel_y0 = true, bessel_y1 = true,
+    chebyshev_polynomial_t = true, chebyshev_polynomial_u = true, chebyshev_polynomial_v = true,
+    chebyshev_polynomial_w = true, erfcx = true, gammainc = true, gammaincc = true,
+    hermite_polynomial_h = true, hermite_polynomial_he = true, laguerre_polynomial_l = true,
+    legendre_polynomial_p = true, log_ndtr = true, modified_bessel_k0 = true,
+    modified_bessel_k1 = true, ndtri = true, scaled_modified_bessel_k0 = true,
+    scaled_modified_bessel_k1 = true, shifted_chebyshev_polynomial_t = true,
+    shifted_chebyshev_polynomial_u = true, shifted_chebyshev_polynomial_v = true,
+    shifted_chebyshev_polynomial_w = true, spherical_bessel_j0 = true,
+}
+
+return setmetatable(S, {
+    __index = function(_, k)
+        if MISSING[k] then
+            raise(("tide: special.%s: PyTorch's torch.special.%s is not in tide yet"):format(k, k))
+        end
+    end,
+})
