@@ -427,6 +427,22 @@ for _, k in ipairs(sorted_keys(nn.utils.rnn or {})) do
         add("init", "nn.utils.rnn." .. k, "nn.utils.rnn." .. k)
     end
 end
+-- the namespaces of PyTorch's names: tide.special's functions, tide.autograd.functional's,
+-- tide.utils.checkpoint, the distributions' constructors and kl_divergence
+for _, ns in ipairs({ "special", "autograd.functional", "distributions" }) do
+    local t = tide
+    for part in ns:gmatch("[^.]+") do
+        t = t[part]
+    end
+    for _, k in ipairs(sorted_keys(t)) do
+        if public(k) then add("tide", "tide." .. ns .. "." .. k, "tide." .. ns .. "." .. k) end
+    end
+end
+for _, k in ipairs({ "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace",
+    "MultivariateNormal", "Independent" }) do
+    add("tide", "tide.distributions." .. k, "tide.distributions." .. k)
+end
+add("tide", "tide.utils.checkpoint", "tide.utils.checkpoint")
 -- tide.autograd's documented functions; the rest of the table (hook, get_grad, set_grad,
 -- register_grad_ready_hook, queue_callback, has_formula, raise) is the engine's, for nn/optim
 local AUTOGRAD_PUBLIC = { grad = true, backward = true, no_grad = true, enable_grad = true,

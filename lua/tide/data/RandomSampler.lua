@@ -49,6 +49,8 @@ RandomSampler.__len = RandomSampler.len
 
 function RandomSampler:indices()
     local n, num = self.n, self.num_samples
+    args.check_budget(WHO, num, 24, ("a list of %d indices"):format(num),
+        "ask for fewer num_samples")
     local t = stream.draw(self, function()
         if self.replacement then
             return require("tide").randint(1, n + 1, { num })

@@ -2,7 +2,7 @@
 -- len()) in order, each epoch. `s:len()` (`#s` on 5.3+), `s:indices()`, `s:iter()`.
 local class = require("tide._class")
 local raise = require("tide.autograd").raise
-local stream = require("tide.data.generator")
+local args = require("tide.op_args")
 
 local SequentialSampler = { __name = "SequentialSampler" }
 SequentialSampler.__index = SequentialSampler
@@ -32,7 +32,10 @@ function SequentialSampler:len()
 end
 SequentialSampler.__len = SequentialSampler.len
 
+-- the list 1..n (a Lua table: checked against the memory it may take)
 function SequentialSampler:indices()
+    args.check_budget("SequentialSampler", self.n, 16, ("a list of %d indices"):format(self.n),
+        "iterate with iter(), which makes no list")
     local r = {}
     for i = 1, self.n do
         r[i] = i
@@ -40,7 +43,16 @@ function SequentialSampler:indices()
     return r
 end
 
-SequentialSampler.iter = stream.iter
+-- 1..n one at a time, without a list
+function SequentialSampler:iter()
+    local i, n = 0, self.n
+    return function()
+        if i < n then
+            i = i + 1
+            return i
+        end
+    end
+end
 
 function SequentialSampler:__tostring()
     return string.format("SequentialSampler(%d)", self.n)

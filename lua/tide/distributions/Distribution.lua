@@ -85,7 +85,8 @@ end
 -- dtype and device of the tensors among them (float32 on the cpu when none is)
 function Distribution.broadcast_params(who, names, values)
     local like
-    for i, v in ipairs(values) do
+    for i = 1, #names do -- (not ipairs: a missing parameter is a hole in values)
+        local v = values[i]
         if is_tensor(v) then
             like = like or v
         elseif type(v) ~= "number" then
@@ -99,7 +100,8 @@ function Distribution.broadcast_params(who, names, values)
     end
     local opts = { dtype = dtype, device = like and like.device or nil }
     local out = {}
-    for i, v in ipairs(values) do
+    for i = 1, #names do
+        local v = values[i]
         if is_tensor(v) then
             if v.device ~= like.device then
                 raise(("tide: %s: %s is on %s and %s on %s; move one with :to(\"%s\")")
