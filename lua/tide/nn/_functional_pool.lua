@@ -287,14 +287,14 @@ return function(F)
             local k = int_arg(type(kernel_size) == "table" and #kernel_size == 1 and
                 kernel_size[1] or kernel_size, who, "kernel_size", 1)
             cells = k
-            out = F.avg_pool1d(input:pow(norm_type), k, { stride = o.stride,
-                ceil_mode = o.ceil_mode })
+            out = args.as_op(who, "avg_pool1d", F.avg_pool1d, input:pow(norm_type), k,
+                { stride = o.stride, ceil_mode = o.ceil_mode })
         else
             local kh, kw = C.pair_opt(kernel_size, nil, who, "kernel_size", 1)
             cells = kh * kw
             local x = input:dim() == 3 and input:unsqueeze(1) or input
-            out = F.avg_pool2d(x:pow(norm_type), { kh, kw }, { stride = o.stride,
-                ceil_mode = o.ceil_mode })
+            out = args.as_op(who, "avg_pool2d", F.avg_pool2d, x:pow(norm_type), { kh, kw },
+                { stride = o.stride, ceil_mode = o.ceil_mode })
             out = input:dim() == 3 and out:squeeze(1) or out
         end
         return out:sign():mul(out:abs():relu()):mul(cells):pow(1 / norm_type)
