@@ -81,6 +81,42 @@ describe("forward hooks (" .. D.name .. ")", function()
         assert.are.same({ 3 }, lin.bias.grad:to("cpu"):totable())
     end)
 
+    it("backward hooks see grad_input and grad_output, and may replace grad_input", function()
+        -- PyTorch 1.13, the same weights: grad_input [[-1, 5.5, 12]], grad_output [[2, 3]]
+        local lin = nn.Linear(3, 2):double():to(D.name)
+        tide.no_grad(function()
+            lin.weight:copy_(tide.tensor({ { 1, 2, 3 }, { -1, 0.5, 2 } }, { dtype = "float64" }))
+        end)
+        local rec = {}
+        local h = lin:register_full_backward_hook(function(_, gi, go)
+            rec.gi, rec.go = gi[1]:to("cpu"):totable(), go[1]:to("cpu"):totable()
+        end)
+        local x = tide.tensor({ { 1, -1, 2 } }, { dtype = "float64", device = D.name })
+            :requires_grad_(true)
+        local loss = (lin(x) * tide.tensor({ { 2, 3 } }, { dtype = "float64", device = D.name }))
+            :sum()
+        loss:backward()
+        assert.are.same({ { -1, 5.5, 12 } }, rec.gi)
+        assert.are.same({ { 2, 3 } }, rec.go)
+        assert.are.same({ { -1, 5.5, 12 } }, x.grad:to("cpu"):totable())
+        h.remove()
+        -- a replacement grad_input reaches the input
+        lin:register_full_backward_hook(function(_, gi) return { gi[1] * 0 } end)
+        x.grad = nil
+        local loss2 = lin(x):sum()
+        loss2:backward()
+        assert.are.same({ { 0, 0, 0 } }, x.grad:to("cpu"):totable())
+        -- no input that needs grad: called with grad_output, grad_input nil
+        local seen
+        local lin3 = nn.Linear(3, 2):double():to(D.name)
+        lin3:register_full_backward_hook(function(_, gi, go)
+            seen = { gi[1] == nil, go[1]:to("cpu"):totable() }
+        end)
+        local loss3 = lin3(tide.ones({ 1, 3 }, { dtype = "float64", device = D.name })):sum()
+        loss3:backward()
+        assert.are.same({ true, { { 1, 1 } } }, seen)
+    end)
+
     it("refuse a hook that is not a function", function()
         assert.matches("tide: register_forward_hook: expected a function, got number",
             catch(function() nn.Linear(1, 1):register_forward_hook(3) end), 1, true)

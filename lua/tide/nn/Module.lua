@@ -54,7 +54,8 @@ local hooks = require("tide.nn.module_hooks")
 -- model(x): a tail call, so error levels inside forward see the user's line as level 2; a
 -- module with forward hooks runs them around it (tide.nn.module_hooks)
 function Module.__call(self, ...)
-    if rawget(self, "_forward_pre_hooks") or rawget(self, "_forward_hooks") then
+    if rawget(self, "_forward_pre_hooks") or rawget(self, "_forward_hooks") or
+        rawget(self, "_backward_hooks") then
         return hooks.call(self, ...)
     end
     return self:forward(...)
@@ -62,6 +63,7 @@ end
 
 Module.register_forward_pre_hook = hooks.register_forward_pre_hook
 Module.register_forward_hook = hooks.register_forward_hook
+Module.register_full_backward_hook = hooks.register_full_backward_hook
 
 local function check_name(name, what)
     if type(name) ~= "string" or name == "" or name:find(".", 1, true) then

@@ -1,6 +1,7 @@
--- tide.nn.module_hooks: a Module's forward hooks, as PyTorch's register_forward_pre_hook and
--- register_forward_hook: functions a call of the module runs before its forward (they may
--- replace the inputs) and after it (they may replace the output), in registration order; each
+-- tide.nn.module_hooks: a Module's hooks, as PyTorch's register_forward_pre_hook,
+-- register_forward_hook and register_full_backward_hook: functions a call of the module runs
+-- before its forward (they may replace the inputs), after it (they may replace the output), and
+-- in backward with the gradients of its inputs and outputs; in registration order; each
 -- registration returns a handle whose remove() takes the hook away. A module without hooks is
 -- called as before (Module.__call's tail call); the lists live on the instance.
 local compat = require("tide._compat")
@@ -50,6 +51,82 @@ function M.register_forward_hook(module, fn)
     return register(module, "_forward_hooks", "register_forward_hook", fn)
 end
 
+-- m:register_full_backward_hook(fn): fn(module, grad_input, grad_output) in backward, once the
+-- gradients with respect to the module's tensor inputs are known (grad_input: one per argument,
+-- nil for those that need none; grad_output: one per result); a non-nil result replaces
+-- grad_input (a list), for a module with one input that needs grad. With no input that needs
+-- grad, fn runs when the outputs' gradients are known, grad_input all nil (as PyTorch's).
+function M.register_full_backward_hook(module, fn)
+    return register(module, "_backward_hooks", "register_full_backward_hook", fn)
+end
+
+local function is_tensor(v)
+    return require("tide.core").is_tensor(v)
+end
+
+-- the inputs that need grad wrapped in an identity view of their own, whose gradient is the
+-- module's alone; the outputs' and those inputs' gradient hooks gather grad_output and
+-- grad_input and run the module's backward hooks once both are known
+local function wire_backward(module, inputs, run)
+    local core = require("tide.core")
+    if not core.is_grad_enabled() then
+        return run(inputs)
+    end
+    local wrapped, n_wrapped = {}, 0
+    for i = 1, inputs.n do
+        local x = inputs[i]
+        if is_tensor(x) and x.requires_grad then
+            inputs[i] = x:view_as(x)
+            wrapped[i], n_wrapped = true, n_wrapped + 1
+        end
+    end
+    local outs = run(inputs)
+    local grad_output, grad_input, seen_in = {}, {}, 0
+    local function fire()
+        local hooks = rawget(module, "_backward_hooks")
+        local result
+        for _, h in ipairs(hooks and { compat.unpack(hooks) } or {}) do
+            local r = h.fn(module, grad_input, grad_output)
+            if r ~= nil then
+                if n_wrapped ~= 1 then
+                    raise("tide: register_full_backward_hook: a hook may replace grad_input " ..
+                        "only for a module with one input that needs grad")
+                end
+                result = r
+                for i in pairs(wrapped) do
+                    grad_input[i] = type(r) == "table" and getmetatable(r) == nil and r[i] or r
+                end
+            end
+        end
+        return result
+    end
+    for k = 1, outs.n do
+        local o = outs[k]
+        if is_tensor(o) and o.requires_grad then
+            o:register_hook(function(g)
+                grad_output[k] = g
+                if n_wrapped == 0 then
+                    fire()
+                end
+            end)
+        end
+    end
+    for i in pairs(wrapped) do
+        inputs[i]:register_hook(function(g)
+            grad_input[i] = g
+            seen_in = seen_in + 1
+            if seen_in == n_wrapped then
+                seen_in = 0
+                local r = fire()
+                if r ~= nil then
+                    return grad_input[i]
+                end
+            end
+        end)
+    end
+    return outs
+end
+
 -- the call of a module that has hooks
 function M.call(module, ...)
     local inputs = compat.pack(...)
@@ -64,7 +141,15 @@ function M.call(module, ...)
             end
         end
     end
-    local outs = compat.pack(module:forward(compat.unpack(inputs, 1, inputs.n)))
+    local function run(args)
+        return compat.pack(module:forward(compat.unpack(args, 1, args.n)))
+    end
+    local outs
+    if rawget(module, "_backward_hooks") then
+        outs = wire_backward(module, inputs, run)
+    else
+        outs = run(inputs)
+    end
     local post = rawget(module, "_forward_hooks")
     if not post then
         return compat.unpack(outs, 1, outs.n)
