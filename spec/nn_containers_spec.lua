@@ -288,6 +288,8 @@ describe("nn.init", function()
             nn.init.dirac_(tide.empty(2, 3, 3, 3)):nonzero():totable())
         assert.are.same({ { 1, 1, 2 }, { 2, 2, 2 }, { 3, 1, 2 }, { 4, 2, 2 } },
             nn.init.dirac_(tide.empty(4, 2, 3), 2):nonzero():totable())
+        -- an empty weight with any number of groups (a fuzz finding: a loop over 2^31 groups)
+        assert.are.same({ 0, 4, 3 }, nn.init.dirac_(tide.empty(0, 4, 3), 2147483648).shape)
         raises_here("nn.init.eye_: only 2%-D tensors are supported, got 3%-D", function()
             return nn.init.eye_(tide.empty(2, 2, 2))
         end)

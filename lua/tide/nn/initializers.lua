@@ -326,6 +326,9 @@ function init.dirac_(t, ...)
     local min_dim = math.min(per, t:size(2))
     return filling(t, function(dst)
         dst:zero_()
+        if min_dim == 0 then
+            return -- (an empty weight: groups may be any divisor of 0)
+        end
         for g = 0, groups - 1 do
             for d = 1, min_dim do
                 local v = dst:select(1, g * per + d):select(1, d)
