@@ -60,7 +60,7 @@ return {
             "vsplit",
         },
         functions = {
-            "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod",
+            "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "combinations",
             "column_stack", "diag_embed", "dsplit", "dstack", "fliplr", "flipud", "hsplit",
             "hstack", "ravel", "rot90", "row_stack", "tensor_split", "tril_indices", "triu_indices",
             "vsplit", "vstack",
@@ -68,10 +68,10 @@ return {
     },
     ["tide.searching"] = {
         methods = {
-            "histc",
+            "histc", "unique_consecutive",
         },
         functions = {
-            "bincount", "bucketize", "histc", "isin", "searchsorted",
+            "bincount", "bucketize", "histc", "isin", "searchsorted", "unique_consecutive",
         },
     },
     ["tide.scans"] = {

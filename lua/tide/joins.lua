@@ -365,6 +365,56 @@ function F.cartesian_prod(...)
     return core.stack(grid, 2)
 end
 
+-- tide.combinations(t[, r = 2[, {with_replacement = false}]]): the r-element combinations of
+-- the 1-D t's elements (with repeats when with_replacement), one per row, in PyTorch's order
+-- (lexicographic in the positions); an index_select of t, so gradients reach it
+function F.combinations(t, r, opts)
+    local op = "combinations"
+    check(op, t)
+    if type(r) == "table" and opts == nil then
+        r, opts = nil, r
+    end
+    r = r == nil and 2 or integer(op, r, "r")
+    local o = args.options(op, opts, { "with_replacement" }, "{with_replacement = true}")
+    local rep = o.with_replacement == true
+    if t:dim() ~= 1 then
+        raise(("tide: combinations: expected a 1-D tensor, got %s"):format(shape_str(t:size())))
+    end
+    if r < 0 then
+        raise(("tide: combinations: r must be >= 0, got %d"):format(r))
+    end
+    local n = t:size(1)
+    -- the rows of positions, built on the host (their count is C(n, r) or C(n + r - 1, r))
+    local count, top = 1, rep and n + r - 1 or n
+    for i = 1, r do
+        count = count * (top - r + i) / i
+    end
+    args.check_budget(op, count * math.max(r, 1), 8, ("%d combinations of %d"):format(count, r),
+        "ask for fewer elements or a smaller r")
+    local flat, cur = {}, {}
+    local function walk(k, from)
+        if k > r then
+            for i = 1, r do
+                flat[#flat + 1] = cur[i]
+            end
+            return
+        end
+        for p = from, n do
+            cur[k] = p
+            walk(k + 1, rep and p or p + 1)
+        end
+    end
+    if r > 0 then
+        walk(1, 1)
+    end
+    local rows = #flat / math.max(r, 1)
+    if r == 0 or rows == 0 then
+        return core.empty({ r == 0 and 0 or 0, r }, { dtype = t.dtype, device = t.device })
+    end
+    local pos = core.tensor(flat, { dtype = "int64", device = t.device })
+    return t:index_select(1, pos):view(rows, r)
+end
+
 local INDICES_OPTIONS = { "dtype", "device" }
 
 -- tide.tril_indices(row, col[, offset = 0[, {dtype = "int64", device =}]]): the 1-based
@@ -400,6 +450,6 @@ triangle_indices("triu_indices", function(d, k) return d:ge(k) end)
 
 M.names = { "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack",
     "dstack", "column_stack", "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "fliplr",
-    "flipud", "rot90", "diag_embed", "block_diag", "cartesian_prod",
+    "flipud", "rot90", "diag_embed", "block_diag", "cartesian_prod", "combinations",
     "tril_indices", "triu_indices" }
 return M

@@ -1,5 +1,6 @@
 -- tide.searching: searches in sorted values and counts by PyTorch's names (docs/API.md, "The op
--- list"): searchsorted, bucketize, isin, bincount, histc. 1-based, as tide's indices:
+-- list"): searchsorted, bucketize, isin, bincount, histc, unique_consecutive. 1-based, as
+-- tide's indices:
 -- searchsorted and bucketize give PyTorch's insertion position plus one (the index of the first
 -- element >= v, or > v with right; n + 1 past the end), so that gathering at it reads the
 -- element PyTorch's index reads; bincount counts value v at index v (values from 1, as
@@ -10,8 +11,10 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local same_device = require("tide._same_device")
+local compat_unpack = require("tide._compat").unpack
 
-local check, shape_str = args.check, args.shape_str
+local check, shape_str, dim_of = args.check, args.shape_str, args.dim_of
+local Tensor = core.Tensor
 local no_grad = autograd.no_grad
 local FLOAT = args.FLOAT
 
@@ -259,5 +262,62 @@ core.Tensor.histc = function(x, opts, ...)
     return F.histc(x, opts)
 end
 
-M.names = { "searchsorted", "bucketize", "isin", "bincount", "histc" }
+-- unique_consecutive([{return_inverse = false, return_counts = false, dim =}]): each run of equal
+-- consecutive elements (flattened) or slices along dim kept once, as PyTorch's; then, when
+-- asked, the 1-based inverse (the input's shape; [size of dim] with dim) and the runs' counts,
+-- int64. A NaN is its own run. Not differentiable (raises while recording, as PyTorch's
+-- backward does).
+local UNIQUE_CONSECUTIVE = { "return_inverse", "return_counts", "dim" }
+
+function Tensor.unique_consecutive(x, opts, ...)
+    local op = "unique_consecutive"
+    args.no_extra(op, 2, ...)
+    check(op, x)
+    local o = args.options(op, opts, UNIQUE_CONSECUTIVE, "{return_counts = true}")
+    args.not_differentiable(op, x)
+    local rows, d
+    if o.dim ~= nil then
+        d = dim_of(op, x, o.dim)
+        rows = x:movedim(d, 1)
+        rows = rows:reshape(rows:size(1), -1)
+    else
+        rows = x:reshape(-1, 1)
+    end
+    local m = rows:size(1)
+    local keep
+    if m == 0 then
+        keep = core.zeros({ 0 }, { dtype = "bool", device = x.device })
+    else
+        local first = core.ones({ 1 }, { dtype = "bool", device = x.device })
+        local change = rows:narrow(1, 2, m - 1):ne(rows:narrow(1, 1, m - 1))
+        if rows:size(2) > 0 then
+            change = change:any(2)
+        else
+            change = change:sum(2):gt(0) -- slices of no elements are all equal
+        end
+        keep = core.cat({ first, change }, 1)
+    end
+    local starts = keep:nonzero():reshape(-1) -- 1-based
+    local values
+    if d then
+        values = x:movedim(d, 1):index_select(1, starts):movedim(1, d)
+    else
+        values = x:reshape(-1):index_select(1, starts)
+    end
+    local out = { values }
+    if o.return_inverse then
+        local inv = keep:long():cumsum(1)
+        out[#out + 1] = d and inv or inv:view(x:size())
+    end
+    if o.return_counts then
+        local ends = core.cat({ starts:narrow(1, 2, math.max(starts:numel() - 1, 0)),
+            core.full({ 1 }, m + 1, { dtype = "int64", device = x.device }) }, 1)
+        out[#out + 1] = starts:numel() > 0 and (ends - starts) or
+            core.zeros({ 0 }, { dtype = "int64", device = x.device })
+    end
+    return compat_unpack(out, 1, #out)
+end
+M.functions.unique_consecutive = Tensor.unique_consecutive
+
+M.names = { "searchsorted", "bucketize", "isin", "bincount", "histc", "unique_consecutive" }
 return M
