@@ -407,6 +407,28 @@ end
 
 local TRAPEZOID_OPTIONS = { "dx", "dim" }
 
+-- trapezoid's and cumulative_trapezoid's arguments: y, the sample points x (or nil), the
+-- spacing dx, the dim and its size
+local function trapezoid_args(op, y, x, opts)
+    check(op, y)
+    if type(x) == "table" and not core.is_tensor(x) and opts == nil then
+        x, opts = nil, x
+    end
+    local o = args.options(op, opts, TRAPEZOID_OPTIONS, "{dx = 0.5}")
+    if x ~= nil and o.dx ~= nil then
+        raise(("tide: %s: give either x or dx, not both"):format(op))
+    end
+    local dx = o.dx == nil and 1 or o.dx
+    if type(dx) ~= "number" then
+        raise(("tide: %s: dx must be a number, got %s"):format(op, type(dx)))
+    end
+    if y:dim() == 0 then
+        raise(("tide: %s: y must have at least one dim, got a 0-D tensor"):format(op))
+    end
+    local d = dim_of(op, y, o.dim == nil and -1 or o.dim)
+    return y, x, dx, d, y:size(d)
+end
+
 -- tide.vander(x[, {N = #x, increasing = false}]): the Vandermonde matrix of the 1-D x, column
 -- j x^(N - j) (x^(j - 1) with increasing), as PyTorch's: a cumulative product, which autograd
 -- differentiates
@@ -435,23 +457,8 @@ end
 -- dim, one fewer element there (PyTorch's), with sample points x or spacing dx as trapezoid's
 function M.functions.cumulative_trapezoid(y, x, opts)
     local op = "cumulative_trapezoid"
-    check(op, y)
-    if type(x) == "table" and not core.is_tensor(x) and opts == nil then
-        x, opts = nil, x
-    end
-    local o = args.options(op, opts, TRAPEZOID_OPTIONS, "{dx = 0.5}")
-    if x ~= nil and o.dx ~= nil then
-        raise("tide: cumulative_trapezoid: give either x or dx, not both")
-    end
-    local dx = o.dx == nil and 1 or o.dx
-    if type(dx) ~= "number" then
-        raise(("tide: cumulative_trapezoid: dx must be a number, got %s"):format(type(dx)))
-    end
-    if y:dim() == 0 then
-        raise("tide: cumulative_trapezoid: y must have at least one dim, got a 0-D tensor")
-    end
-    local d = dim_of(op, y, o.dim == nil and -1 or o.dim)
-    local n = y:size(d)
+    local dx, d, n
+    y, x, dx, d, n = trapezoid_args(op, y, x, opts)
     if not FLOAT[y.dtype] then
         y = y:float()
     end
@@ -486,23 +493,8 @@ end
 -- tide.trapezoid(y[, x][, {dx = 1, dim = -1}]): the trapezoidal rule along dim, with sample
 -- points x (a 1-D tensor of the dim's size, or one of y's shape) or spacing dx
 function M.functions.trapezoid(y, x, opts)
-    check("trapezoid", y)
-    if type(x) == "table" and not core.is_tensor(x) and opts == nil then
-        x, opts = nil, x
-    end
-    local o = args.options("trapezoid", opts, TRAPEZOID_OPTIONS, "{dx = 0.5}")
-    if x ~= nil and o.dx ~= nil then
-        raise("tide: trapezoid: give either x or dx, not both")
-    end
-    local dx = o.dx == nil and 1 or o.dx
-    if type(dx) ~= "number" then
-        raise(("tide: trapezoid: dx must be a number, got %s"):format(type(dx)))
-    end
-    if y:dim() == 0 then
-        raise("tide: trapezoid: y must have at least one dim, got a 0-D tensor")
-    end
-    local d = dim_of("trapezoid", y, o.dim == nil and -1 or o.dim)
-    local n = y:size(d)
+    local dx, d, n
+    y, x, dx, d, n = trapezoid_args("trapezoid", y, x, opts)
     if n == 0 then
         local shape = y:size()
         table.remove(shape, d)
