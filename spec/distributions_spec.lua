@@ -124,13 +124,37 @@ describe("distributions, PyTorch's values (" .. DEV .. ")", function()
             return dist.kl_divergence(dist.MultivariateNormal(m, { covariance_matrix = c }),
                 dist.MultivariateNormal(m2, { scale_tril = l2:tril() }))
         end, T.LOC, T.COV, { 0, 0, 1 }, T.TRIL },
+        gamma_log_prob = { function(a, b, x)
+            return dist.Gamma(a, b):log_prob(x:abs() + 0.1)
+        end, T.SCALE, T.LOC2, T.X },
+        gamma_entropy = { function(a, b) return dist.Gamma(a, b):entropy() end, T.SCALE, T.LOC2 },
+        beta_log_prob = { function(a, b, x) return dist.Beta(a, b):log_prob(x) end, T.SCALE,
+            T.LOC2, T.BX },
+        beta_entropy = { function(a, b) return dist.Beta(a, b):entropy() end, T.SCALE, T.LOC2 },
+        dirichlet_log_prob = { function(c, x) return dist.Dirichlet(c):log_prob(x) end, T.CONC,
+            T.SIMPLEX },
+        dirichlet_entropy = { function(c) return dist.Dirichlet(c):entropy() end, T.CONC },
+        kl_gamma = { function(a, b, a2, b2)
+            return dist.kl_divergence(dist.Gamma(a, b), dist.Gamma(a2, b2))
+        end, T.SCALE, T.LOC2, { 1, 0.5, 3 }, { 2, 1, 0.5 } },
+        kl_beta = { function(a, b, a2, b2)
+            return dist.kl_divergence(dist.Beta(a, b), dist.Beta(a2, b2))
+        end, T.SCALE, T.LOC2, { 1, 0.5, 3 }, { 2, 1, 0.5 } },
+        kl_dirichlet = { function(c, c2)
+            return dist.kl_divergence(dist.Dirichlet(c), dist.Dirichlet(c2))
+        end, T.CONC, { { 1, 2, 0.5 }, { 3, 0.25, 1 } } },
         kl_independent = { function(m, s, m2, s2)
             return dist.kl_divergence(dist.Independent(dist.Normal(m, s), 1),
                 dist.Independent(dist.Normal(m2, s2), 1))
         end, T.LOC, T.SCALE, { 0, 0, 1 }, { 1, 0.5, 3 } },
     }
+    -- gradients through digamma's derivative: PyTorch's trigamma is good to about 1e-10,
+    -- tide's (the Hurwitz zeta) to 1e-15 (spec/special_spec.lua)
+    local TRIGAMMA = { gamma_entropy = true, beta_entropy = true, dirichlet_entropy = true,
+        kl_gamma = true, kl_beta = true, kl_dirichlet = true }
     P.run_cases(it, T, CASES, function(name, fn, ...)
-        P.check_case(T.cases[name], name, DEV, { out = 1e-12, grad = 1e-10 }, fn, ...)
+        P.check_case(T.cases[name], name, DEV, { out = 1e-12,
+            grad = TRIGAMMA[name] and 1e-8 or 1e-10 }, fn, ...)
     end)
 
     it("give PyTorch's moments", function()
@@ -147,6 +171,13 @@ describe("distributions, PyTorch's values (" .. DEV .. ")", function()
         P.close(V.bernoulli_stats.mean, b:mean(), 1e-15, "bernoulli mean")
         P.close(V.bernoulli_stats.variance, b:variance(), 1e-15, "bernoulli variance")
         P.close(V.bernoulli_stats.logits, b.logits, 1e-14, "bernoulli logits")
+        for _, fam in ipairs({ { "gamma", dist.Gamma(t64(T.SCALE), t64(T.LOC2)) },
+            { "beta", dist.Beta(t64(T.SCALE), t64(T.LOC2)) },
+            { "dirichlet", dist.Dirichlet(t64(T.CONC)) } }) do
+            P.close(V[fam[1] .. "_stats"].mean, fam[2]:mean(), 1e-14, fam[1] .. " mean")
+            P.close(V[fam[1] .. "_stats"].variance, fam[2]:variance(), 1e-14,
+                fam[1] .. " variance")
+        end
         local e = dist.Exponential(t64(T.SCALE))
         P.close(V.exponential_stats.mean, e:mean(), 1e-15, "exponential mean")
         P.close(V.exponential_stats.variance, e:variance(), 1e-15, "exponential variance")
@@ -222,6 +253,26 @@ describe("distributions: samples (" .. DEV .. ")", function()
         assert.are.same({ 20000, 20000, 20000 }, loc.grad:to("cpu"):totable())
         assert.are.same({ 3 }, d.event_shape)
         assert.are.same({}, d.batch_shape)
+    end)
+
+    it("Gamma, Beta and Dirichlet draw with their means and variances", function()
+        tide.manual_seed(16)
+        for _, a in ipairs({ 0.3, 2.5 }) do -- below 1: the boost
+            local g = dist.Gamma(t64({ a }), t64({ 2 })):sample({ 40000 })
+            assert.is_true(g:gt(0):all():item())
+            assert.is_true(math.abs(g:mean():item() - a / 2) < 0.02 * (1 + a))
+            assert.is_true(math.abs(g:var():item() - a / 4) < 0.05 * (1 + a))
+        end
+        local b = dist.Beta(t64({ 2 }), t64({ 5 })):sample({ 40000 })
+        assert.is_true(math.abs(b:mean():item() - 2 / 7) < 0.01)
+        local d = dist.Dirichlet(t64({ 1, 2, 3 })):sample({ 20000 })
+        P.close({ 1 / 6, 2 / 6, 3 / 6 }, d:mean(1), 0.02, "dirichlet mean")
+        P.close({ 1, 1, 1 }, d:sum(2):narrow(1, 1, 3):view(-1), 1e-12, "on the simplex")
+        assert.is_false(d.requires_grad)
+        local ok, err = pcall(function() return dist.Gamma(t64({ 1 }), t64({ 1 })):rsample() end)
+        assert.is_false(ok)
+        assert.matches("tide: Gamma: rsample (the draw is not differentiable; use sample) is " ..
+            "not defined", tostring(err), 1, true)
     end)
 
     it("Bernoulli and Uniform draw in their supports at their means", function()

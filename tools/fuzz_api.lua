@@ -439,7 +439,7 @@ for _, ns in ipairs({ "special", "autograd.functional", "distributions" }) do
     end
 end
 for _, k in ipairs({ "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace",
-    "MultivariateNormal", "Independent" }) do
+    "MultivariateNormal", "Independent", "Gamma", "Beta", "Dirichlet" }) do
     add("tide", "tide.distributions." .. k, "tide.distributions." .. k)
 end
 add("tide", "tide.utils.checkpoint", "tide.utils.checkpoint")

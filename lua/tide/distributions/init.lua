@@ -1,6 +1,7 @@
 -- tide.distributions: probability distributions as PyTorch 1.13's torch.distributions, for the
 -- scripts that sample and score (policy gradients, VAEs): Normal, Categorical, Bernoulli,
--- Uniform, Exponential, Laplace, MultivariateNormal and Independent, each with sample, log_prob, entropy and its
+-- Uniform, Exponential, Laplace, MultivariateNormal, Gamma, Beta, Dirichlet and Independent,
+-- each with sample, log_prob, entropy and its
 -- moments (rsample where the draw is differentiable), and kl_divergence between two of one
 -- family. Parameters and values are
 -- tensors on one device (numbers are taken as tensors of the parameters' dtype); Categorical's
@@ -21,6 +22,9 @@ local lazy = {
     Laplace = "tide.distributions.Laplace",
     Independent = "tide.distributions.Independent",
     MultivariateNormal = "tide.distributions.MultivariateNormal",
+    Gamma = "tide.distributions.Gamma",
+    Beta = "tide.distributions.Beta",
+    Dirichlet = "tide.distributions.Dirichlet",
 }
 
 -- kl_divergence(p, q): KL(p || q) for two distributions of one family (tide.distributions.kl)

@@ -1,7 +1,7 @@
 -- tide.distributions.kl: kl_divergence(p, q) = KL(p || q) for two distributions of one family
--- (Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, MultivariateNormal,
--- Independent), PyTorch 1.13's closed forms, with its infinities (q giving 0 where p does not)
--- and zeros (p giving 0).
+-- (Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, MultivariateNormal, Gamma,
+-- Beta, Dirichlet, Independent), PyTorch 1.13's closed forms, with its infinities (q giving 0
+-- where p does not) and zeros (p giving 0).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -74,6 +74,34 @@ function KL.MultivariateNormal(p, q)
     return half_term1 + (term2 + term3 - n) * 0.5
 end
 
+function KL.Gamma(p, q)
+    local t1 = q.concentration * (p.rate / q.rate):log()
+    local t2 = q.concentration:lgamma() - p.concentration:lgamma()
+    local t3 = (p.concentration - q.concentration) * p.concentration:digamma()
+    local t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+end
+
+function KL.Beta(p, q)
+    local sp = p.concentration1 + p.concentration0
+    local sq = q.concentration1 + q.concentration0
+    local t1 = q.concentration1:lgamma() + q.concentration0:lgamma() + sp:lgamma()
+    local t2 = p.concentration1:lgamma() + p.concentration0:lgamma() + sq:lgamma()
+    local t3 = (p.concentration1 - q.concentration1) * p.concentration1:digamma()
+    local t4 = (p.concentration0 - q.concentration0) * p.concentration0:digamma()
+    local t5 = (sq - sp) * sp:digamma()
+    return t1 - t2 + t3 + t4 + t5
+end
+
+function KL.Dirichlet(p, q)
+    local sp, sq = p.concentration:sum(-1), q.concentration:sum(-1)
+    local t1 = sp:lgamma() - sq:lgamma()
+    local t2 = (p.concentration:lgamma() - q.concentration:lgamma()):sum(-1)
+    local t3 = p.concentration - q.concentration
+    local t4 = p.concentration:digamma() - sp:digamma():unsqueeze(-1)
+    return t1 - t2 + (t3 * t4):sum(-1)
+end
+
 local kl
 
 -- the bases' divergence summed over the reinterpreted dims (the same number on both sides)
@@ -98,7 +126,7 @@ kl = function(p, q)
     if fp ~= fq or not KL[fp] then
         raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
             "two of Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, " ..
-            "MultivariateNormal or Independent"):format(fp, fq))
+            "MultivariateNormal, Gamma, Beta, Dirichlet or Independent"):format(fp, fq))
     end
     return KL[fp](p, q)
 end

@@ -1,0 +1,67 @@
+-- tide.distributions.Dirichlet(concentration): the Dirichlet distribution over the simplex of
+-- the last dim K (event shape {K}), PyTorch's formulas; sample(shape) normalizes gamma draws
+-- (no gradient, as tide's Gamma). The concentration must be positive; values must lie on the
+-- simplex (>= 0, summing to 1 within 1e-6).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+local Distribution = require("tide.distributions.Distribution")
+local standard_gamma = require("tide.distributions.gamma_sampler")
+
+local Dirichlet = Distribution:extend("Dirichlet")
+
+function Dirichlet:init(concentration, ...)
+    args.no_extra("Dirichlet", 2, ...)
+    if not is_tensor(concentration) or concentration:dim() < 1 or
+        not args.FLOAT[concentration.dtype] then
+        raise("tide: Dirichlet: concentration must be a floating-point tensor with at least " ..
+            "one dim (the simplex's), got " .. (is_tensor(concentration) and
+            concentration.dtype .. " " .. args.shape_str(concentration:size()) or
+            type(concentration)))
+    end
+    Distribution.require(concentration:detach():gt(0), "Dirichlet",
+        "concentration must be positive")
+    self.concentration = concentration
+    local shape = concentration:size()
+    local k = table.remove(shape)
+    self.batch_shape, self.event_shape = shape, { k }
+    self._params = { "concentration" }
+end
+
+function Dirichlet:mean()
+    return self.concentration / self.concentration:sum(-1, true)
+end
+
+function Dirichlet:variance()
+    local c = self.concentration
+    local c0 = c:sum(-1, true)
+    return c * (c0 - c) / (c0:pow(2) * (c0 + 1))
+end
+
+function Dirichlet:sample(shape)
+    local s = self:extended_shape(shape, "Dirichlet.sample")
+    local g = standard_gamma(self.concentration:detach():expand(s):contiguous())
+    return g / g:sum(-1, true)
+end
+
+function Dirichlet:log_prob(value)
+    local who = "Dirichlet.log_prob"
+    value = self:value_tensor(value, who, self.concentration)
+    local v = value:detach()
+    Distribution.require(v:ge(0):all(-1):logical_and((v:sum(-1) - 1):abs():le(1e-6)), who,
+        "the values must lie on the simplex (>= 0, summing to 1)")
+    local c = self.concentration
+    return (c - 1):xlogy(value):sum(-1) + c:sum(-1):lgamma() - c:lgamma():sum(-1)
+end
+
+function Dirichlet:entropy()
+    local c = self.concentration
+    local k = c:size(-1)
+    local a0 = c:sum(-1)
+    return c:lgamma():sum(-1) - a0:lgamma() - (-a0 + k) * a0:digamma() -
+        ((c - 1) * c:digamma()):sum(-1)
+end
+
+return Dirichlet

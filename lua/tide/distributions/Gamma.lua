@@ -1,0 +1,53 @@
+-- tide.distributions.Gamma(concentration, rate): the gamma distribution, PyTorch's formulas
+-- (log_prob with xlogy, so x^0 at 0 is 1); sample(shape) by rejection (tide's generator, no
+-- gradient: unlike PyTorch's, tide's Gamma has no rsample). Both parameters must be positive,
+-- values positive.
+local Distribution = require("tide.distributions.Distribution")
+local standard_gamma = require("tide.distributions.gamma_sampler")
+
+local Gamma = Distribution:extend("Gamma")
+
+function Gamma:init(concentration, rate, ...)
+    require("tide.op_args").no_extra("Gamma", 3, ...)
+    local p, shape = Distribution.broadcast_params("Gamma", { "concentration", "rate" },
+        { concentration, rate })
+    self.concentration, self.rate = p[1], p[2]
+    Distribution.require(self.concentration:detach():gt(0), "Gamma",
+        "concentration must be positive")
+    Distribution.require(self.rate:detach():gt(0), "Gamma", "rate must be positive")
+    self.batch_shape, self.event_shape = shape, {}
+    self._params = { "concentration", "rate" }
+end
+
+function Gamma:mean()
+    return self.concentration / self.rate
+end
+
+function Gamma:variance()
+    return self.concentration / self.rate:pow(2)
+end
+
+function Gamma:stddev()
+    return self:variance():sqrt()
+end
+
+function Gamma:sample(shape)
+    local s = self:extended_shape(shape, "Gamma.sample")
+    return standard_gamma(self.concentration:detach():expand(s):contiguous()) /
+        self.rate:detach()
+end
+
+function Gamma:log_prob(value)
+    local who = "Gamma.log_prob"
+    value = self:value_tensor(value, who, self.rate)
+    Distribution.require(value:detach():gt(0), who, "the values must be positive")
+    local a, b = self.concentration, self.rate
+    return a:xlogy(b) + (a - 1):xlogy(value) - b * value - a:lgamma()
+end
+
+function Gamma:entropy()
+    local a = self.concentration
+    return a - self.rate:log() + a:lgamma() + (-a + 1) * a:digamma()
+end
+
+return Gamma
