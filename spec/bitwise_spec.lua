@@ -1,6 +1,6 @@
--- bitwise_spec.lua — bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift and
--- bitwise_right_shift on integer and bool tensors, on the device under test: values from
--- PyTorch 1.13 on the same inputs, the Lua 5.3+ operators & | ~ << >>, promotion, shifts past
+-- bitwise_spec.lua — bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift,
+-- bitwise_right_shift, gcd and lcm on integer (and bool) tensors, on the device under test:
+-- values from PyTorch 1.13 on the same inputs, the Lua 5.3+ operators & | ~ << >>, promotion, shifts past
 -- the width, the refusals with their messages, and failed calls that change nothing.
 -- spec/opinfo_spec.lua walks the same rows over every dtype and layout.
 local tide = require("tide")
@@ -163,6 +163,51 @@ describe("bitwise ops (" .. D.name .. ")", function()
             true)
         assert.matches("move one with :to", catch(function() return a:bitwise_and(b) end), 1,
             true)
+    end)
+end)
+
+describe("gcd and lcm (" .. D.name .. ")", function()
+    it("take the magnitudes, as PyTorch does, 0 included", function()
+        local a, b = T({ 12, -18, 0, 7, 0, -4 }), T({ 8, 12, 5, 0, 0, -6 })
+        assert.are.same({ 4, 6, 5, 7, 0, 2 }, values(a:gcd(b)))
+        assert.are.same({ 24, 36, 0, 0, 0, 12 }, values(tide.lcm(a, b)))
+        assert.are.same({ 15, 25 }, values(T({ 255, 100 }, "uint8"):gcd(T({ 15, 75 }, "uint8"))))
+        assert.are.equal("uint8", T({ 4 }, "uint8"):lcm(T({ 6 }, "uint8")).dtype)
+    end)
+
+    it("broadcast, promote as add, take a number on either side", function()
+        local r = T({ 4, 6, 9 }, "int32"):gcd(T({ { 2 }, { 3 } }))
+        assert.are.equal("int64", r.dtype)
+        assert.are.same({ { 2, 2, 1 }, { 1, 3, 3 } }, values(r))
+        assert.are.same({ 12, 6, 18 }, values(tide.lcm(6, T({ 4, 6, 9 }))))
+        assert.are.equal("int32", T({ 4 }, "int32"):gcd(6).dtype)
+    end)
+
+    it("keep the low bits of a result past the dtype, the same on every device", function()
+        local min = T({ -2147483648, -2147483648 }, "int32")
+        assert.are.same({ -2147483648, 2 }, values(min:gcd(T({ 0, 6 }, "int32"))))
+        -- 46341 * 46342 is past 2^31: PyTorch 1.13 gives its magnitude, 2147432674
+        assert.are.same({ -2147432674 }, values(T({ 46341 }, "int32"):lcm(T({ 46342 }, "int32"))))
+    end)
+
+    it("have in-place twins", function()
+        local a = T({ 12, 18 })
+        assert.are.equal(a, a:gcd_(T({ 8, 12 })))
+        assert.are.same({ 4, 6 }, values(a))
+        a:lcm_(3)
+        assert.are.same({ 12, 6 }, values(a))
+    end)
+
+    it("refuse float and bool tensors, naming the dtypes and the fix", function()
+        local f = T({ 1.5 }, "float32")
+        assert.matches("tide: gcd: needs integer tensors, got float32 and int64; convert with " ..
+            ":long() first", catch(function() return f:gcd(T({ 2 })) end), 1, true)
+        local m = T({ true }, "bool")
+        assert.matches("tide: lcm: needs integer tensors, got bool and bool",
+            catch(function() return m:lcm(m) end), 1, true)
+        local a = T({ 12, 18 })
+        catch(function() return a:gcd_(f) end)
+        assert.are.same({ 12, 18 }, values(a))
     end)
 end)
 

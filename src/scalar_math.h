@@ -533,6 +533,36 @@ TIDE_DEF_COMPARE(b, uint8_t)
 TIDE_DEF_BITWISE(i32, int32_t, uint32_t, 32, a >> 31)
 TIDE_DEF_BITWISE(i64, int64_t, uint64_t, 64, a >> 63)
 TIDE_DEF_BITWISE(u8, uint8_t, uint8_t, 8, 0)
+/* gcd and lcm, on the magnitudes as unsigned 64-bit integers (|INT_MIN| too), the result
+ * stored back in the dtype with its two's-complement wrap: gcd >= 0 but for the one gcd that
+ * is the dtype's |MIN| itself (gcd(MIN, 0), MIN as PyTorch's), lcm |a / gcd(a, b) * b| (0 when
+ * either is 0). An lcm past the dtype wraps the exact value (CUDA computes int32 and uint8 in
+ * int64 and stores the same bits); PyTorch wraps in the dtype and then takes |.|. */
+TIDE_HD unsigned long long tide_magnitude(long long v) {
+    return v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+}
+TIDE_HD unsigned long long tide_gcd_u64(unsigned long long x, unsigned long long y) {
+    while (y != 0) {
+        unsigned long long t = x % y;
+        x = y;
+        y = t;
+    }
+    return x;
+}
+#define TIDE_DEF_GCD(S, T)                                                                         \
+    TIDE_HD T tide_gcd_##S(T a, T b) {                                                             \
+        return (T)tide_gcd_u64(tide_magnitude((long long)a), tide_magnitude((long long)b));        \
+    }                                                                                              \
+    TIDE_HD T tide_lcm_##S(T a, T b) {                                                             \
+        unsigned long long x = tide_magnitude((long long)a), y = tide_magnitude((long long)b);     \
+        unsigned long long g = tide_gcd_u64(x, y);                                                 \
+        if (g == 0)                                                                                \
+            return 0;                                                                              \
+        return (T)((x / g) * y);                                                                   \
+    }
+TIDE_DEF_GCD(i32, int32_t)
+TIDE_DEF_GCD(i64, int64_t)
+TIDE_DEF_GCD(u8, uint8_t)
 /* bool: and, or, xor of 0 and 1 stay 0 or 1; not is the logical not (PyTorch's ~mask) */
 TIDE_HD uint8_t tide_bitwise_and_b(uint8_t a, uint8_t b) {
     return a & b;

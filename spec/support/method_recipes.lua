@@ -169,7 +169,7 @@ return function(D)
     RECIPES.renorm_ = function(_, _, z) return { z, 2, 1, 1.0 } end
     -- the bitwise ops take integer tensors (nothing there requires grad: the rule holds)
     for _, m in ipairs({ "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-        "bitwise_right_shift", "__band", "__bor", "__bxor", "__shl", "__shr" }) do
+        "bitwise_right_shift", "__band", "__bor", "__bxor", "__shl", "__shr", "gcd", "lcm" }) do
         RECIPES[m] = function() return { I({ 5, 6 }), I({ 3, 1 }) } end
         RECIPES[m .. "_"] = RECIPES[m]
     end

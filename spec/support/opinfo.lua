@@ -41,6 +41,12 @@ local BESSEL_INF = {
     values = function(t, p) return p ~= p and math.abs(t) == math.huge end,
 }
 
+local WRAPPED_SIGN = {
+    why = "gcd/lcm of the magnitudes wraps the same on the CPU and CUDA (docs/API.md); PyTorch " ..
+        "1.13 negates some of the values at the dtype's ends: gcd(-2^31, 6) is -2 there, 2 here",
+    values = function(t, p) return t == -p end,
+}
+
 local POS = { 0.5, 2 }
 local DIVISOR = { { -2, 2 }, { 0.5, 2 } }
 local MODULO = { { 2.3, 2.7 }, { 1.0, 1.1 } } -- a / b in [2.09, 2.7]: away from the jumps
@@ -77,6 +83,10 @@ M.ops = {
     bitwise_and = { dtypes = INTEGRAL }, bitwise_or = { dtypes = INTEGRAL },
     bitwise_xor = { dtypes = INTEGRAL }, bitwise_not = { dtypes = INTEGRAL },
     bitwise_left_shift = { dtypes = INTEGER }, bitwise_right_shift = { dtypes = INTEGER },
+    -- gcd and lcm of the magnitudes; where the result is the dtype's MIN or wraps, tide keeps
+    -- the wrapped bits on every device, PyTorch 1.13 negates them (gcd(-2^31, 6) = -2)
+    gcd = { dtypes = INTEGER, torch_differs = WRAPPED_SIGN },
+    lcm = { dtypes = INTEGER, torch_differs = WRAPPED_SIGN },
     -- unary
     neg = { grad = {} },
     abs = { grad = { avoid = { 0 } } },
