@@ -422,9 +422,11 @@ for _, k in ipairs(sorted_keys(nn.utils)) do
         add("init", "nn.utils." .. k, "nn.utils." .. k)
     end
 end
-for _, k in ipairs(sorted_keys(nn.utils.rnn or {})) do
-    if type(nn.utils.rnn[k]) == "function" and public(k) then
-        add("init", "nn.utils.rnn." .. k, "nn.utils.rnn." .. k)
+for _, ns in ipairs({ "rnn", "parametrize", "parametrizations" }) do
+    for _, k in ipairs(sorted_keys(nn.utils[ns] or {})) do
+        if type(nn.utils[ns][k]) == "function" and public(k) then
+            add("init", "nn.utils." .. ns .. "." .. k, "nn.utils." .. ns .. "." .. k)
+        end
     end
 end
 -- the namespaces of PyTorch's names: tide.special's functions, tide.autograd.functional's,

@@ -20,8 +20,9 @@ end
 function Bilinear:forward(x1, x2)
     I.check_tensor(x1, "Bilinear")
     I.check_tensor(x2, "Bilinear")
-    I.check_input(x1, self.weight, "Bilinear")
-    return F.bilinear(x1, x2, self.weight, self.bias)
+    local weight = self.weight -- read once: a parametrized weight is computed per read
+    I.check_input(x1, weight, "Bilinear")
+    return F.bilinear(x1, x2, weight, self.bias)
 end
 
 function Bilinear:extra_repr()

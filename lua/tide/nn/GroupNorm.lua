@@ -32,10 +32,11 @@ function GroupNorm:forward(x)
         raise(string.format("tide: GroupNorm: expected input {N, %d, ...}, got %s",
             self.num_channels, I.shape_str(x.shape)))
     end
-    if self.weight then
-        I.check_device(x, self.weight, "GroupNorm")
+    local weight = self.weight -- read once: a parametrized weight is computed per read
+    if weight then
+        I.check_device(x, weight, "GroupNorm")
     end
-    return F.group_norm(x, self.num_groups, { weight = self.weight, bias = self.bias,
+    return F.group_norm(x, self.num_groups, { weight = weight, bias = self.bias,
         eps = self.eps })
 end
 

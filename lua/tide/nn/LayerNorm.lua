@@ -12,10 +12,11 @@ end
 function LayerNorm:forward(x)
     I.check_tensor(x, "LayerNorm")
     I.check_trailing(x.shape, self.normalized_shape, "LayerNorm")
-    if self.weight then
-        I.check_device(x, self.weight, "LayerNorm")
+    local weight = self.weight -- read once: a parametrized weight is computed per read
+    if weight then
+        I.check_device(x, weight, "LayerNorm")
     end
-    return I.layer_norm(x, self.d, self.weight, self.bias, self.eps)
+    return I.layer_norm(x, self.d, weight, self.bias, self.eps)
 end
 
 function LayerNorm:extra_repr()

@@ -26,8 +26,9 @@ function Linear:forward(x)
         raise(string.format("tide: Linear: expected input with last dim %d, got %s",
             self.in_features, n and tostring(n) or "a 0-d tensor"))
     end
-    I.check_input(x, self.weight, "Linear")
-    return fused.linear(x, self.weight, self.bias)
+    local weight = self.weight -- read once: a parametrized weight is computed per read
+    I.check_input(x, weight, "Linear")
+    return fused.linear(x, weight, self.bias)
 end
 
 function Linear:extra_repr()

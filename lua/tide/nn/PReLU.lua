@@ -19,8 +19,9 @@ end
 
 function PReLU:forward(x)
     I.check_tensor(x, "PReLU")
-    I.check_input(x, self.weight, "PReLU")
-    return F.prelu(x, self.weight)
+    local weight = self.weight -- read once: a parametrized weight is computed per read
+    I.check_input(x, weight, "PReLU")
+    return F.prelu(x, weight)
 end
 
 function PReLU:extra_repr()
