@@ -2,7 +2,8 @@
 -- polygamma over them, against PyTorch 1.13 (spec/fixtures/special_torch.lua, written by
 -- spec/fixtures/make_special.py): values and gradients in float64 on the device under test,
 -- the poles, signed zeros, infinities and NaN as PyTorch gives them, float32 as the float64
--- value rounded once, and erfinv in its tails, where tide is more exact than PyTorch.
+-- value rounded once, and erfinv in its tails, where tide is more exact than PyTorch; the
+-- Bessel functions, ndtri, log_ndtr, erfcx and the incomplete gamma against mpmath.
 local tide = require("tide")
 local D = require("spec.support.device")
 local P = require("spec.support.porting")
@@ -190,5 +191,89 @@ describe("modified Bessel functions (" .. DEV .. ")", function()
         x.grad = nil
         x:i1e():sum():backward()
         assert.are.equal(0.5, x.grad:to("cpu"):totable()[1])
+    end)
+end)
+
+describe("the normal distribution's functions and the incomplete gamma (" .. DEV .. ")", function()
+    -- mpmath at 40 (ndtri: 400) digits on the same doubles
+    local CASES = {
+        ndtri = { { 1e-300, 1e-20, 1e-5, 0.02, 0.3, 0.5, 0.975, 1 - 1e-12 },
+            { -37.047096299361201, -9.262340089798407, -4.2648907939228247, -2.053748910631823,
+                -0.52440051270804078, 0, 1.9599639845400538, 7.0344869100478356 } },
+        log_ndtr = { { -40, -10, -1.5, -0.5, 0, 3, 10 },
+            { -804.6084420137538, -53.23128515051247, -2.7059444008238898, -1.1759117615936185,
+                -0.69314718055994529, -0.0013508099647481938, -7.6198530241605255e-24 } },
+        erfcx = { { -26, -3, -0.5, 0, 0.5, 11.9, 12.1, 50, 1e9 },
+            { 7.6577249314905682e+293, 16205.988853999586, 1.952360489182557, 1,
+                0.6156903441929259, 0.047245232484087671, 0.04646960733983501,
+                0.011281536265323773, 5.6418958354775633e-10 } },
+    }
+    -- (a, x) across the series, the fraction and Temme's expansion (past a = 1e5)
+    local A = { 0.5, 3, 25, 100, 99999, 100001, 2147483647 }
+    local X = { 0.1, 3.5, 25, 101, 100500, 100001, 2147483647 }
+    local P = { 0.345279153981423, 0.67915280113786591, 0.52660153144365063, 0.5528962934345113,
+        0.94325787230874869, 0.50042052000777015, 0.50000286961661622 }
+    local Q = { 0.65472084601857705, 0.32084719886213409, 0.47339846855634937,
+        0.44710370656548876, 0.05674212769125131, 0.49957947999222985, 0.49999713038338378 }
+
+    local function close(got, want, tol, what)
+        for i, w in ipairs(want) do
+            assert(got[i] == w or math.abs(got[i] - w) <= tol * math.abs(w),
+                ("%s case %d = %.17g, want %.17g"):format(what, i, got[i], w))
+        end
+    end
+
+    it("match mpmath to 1e-14 in float64 (the incomplete gamma 5e-14), far into the tails",
+        function()
+        for name, c in pairs(CASES) do
+            local x = t64(c[1])
+            close(x[name](x):to("cpu"):totable(), c[2], 1e-14, name)
+            close(tide.special[name](x):to("cpu"):totable(), c[2], 1e-14, "special." .. name)
+        end
+        local a, x = t64(A), t64(X)
+        -- PyTorch 1.13 gives 0.52660153107352 at a = x = 25 (Temme's expansion, 7e-10 off)
+        close(a:igamma(x):to("cpu"):totable(), P, 5e-14, "igamma")
+        close(tide.igammac(a, x):to("cpu"):totable(), Q, 5e-14, "igammac")
+        close(tide.special.gammainc(a, x):to("cpu"):totable(), P, 5e-14, "special.gammainc")
+        local q = tide.special.gammaincc(a, 2147483647):to("cpu"):totable()
+        close({ q[7] }, { Q[7] }, 5e-14, "special.gammaincc")
+    end)
+
+    it("give PyTorch's edge values", function()
+        local nd = t64({ 0, 1, 1.5, -0.5, 0 / 0 }):ndtri():to("cpu"):totable()
+        assert.are.same({ -math.huge, math.huge }, { nd[1], nd[2] })
+        assert.is_true(nd[3] ~= nd[3] and nd[4] ~= nd[4] and nd[5] ~= nd[5])
+        assert.are.same({ math.huge, 0 }, t64({ -math.huge, math.huge }):erfcx():to("cpu"):totable())
+        assert.are.same({ -math.huge, 0 },
+            t64({ -math.huge, math.huge }):log_ndtr():to("cpu"):totable())
+        -- P(0, x > 0) = 1, P(a, 0) = 0, P(a, inf) = 1 (a NaN too), P(inf, x) = 0, a < 0: NaN
+        local p = t64({ 0, 2, 0 / 0, math.huge, -1 }):igamma(t64({ 1, 0, math.huge, 5, 1 }))
+            :to("cpu"):totable()
+        assert.are.same({ 1, 0, 1, 0 }, { p[1], p[2], p[3], p[4] })
+        assert.is_true(p[5] ~= p[5])
+    end)
+
+    it("differentiate as PyTorch, and refuse a gradient to igamma's a", function()
+        local x = t64({ 0.3, 2.5 }):requires_grad_(true)
+        local a = t64({ 2, 0.5 })
+        a:igamma(x):sum():backward()
+        -- x^(a - 1) e^-x / Gamma(a)
+        close(x.grad:to("cpu"):totable(), { 0.3 * math.exp(-0.3),
+            math.exp(-2.5) / math.sqrt(2.5 * math.pi) }, 1e-14, "igamma'")
+        x.grad = nil
+        tide.igammac(a, x):sum():backward()
+        close(x.grad:to("cpu"):totable(), { -0.3 * math.exp(-0.3),
+            -math.exp(-2.5) / math.sqrt(2.5 * math.pi) }, 1e-14, "igammac'")
+        local ok, err = pcall(function() return a:requires_grad_(true):igamma(x) end)
+        assert.is_false(ok)
+        assert.matches("tide: igamma: not differentiable with respect to a (argument #1, the " ..
+            "shape), as in PyTorch; detach a, or pass it as a number", tostring(err), 1, true)
+        local p = t64({ 0.5 }):ndtri()
+        assert.are.equal(0, p:item())
+        local y = t64({ 0.975 }):requires_grad_(true)
+        y:ndtri():backward()
+        -- 1 / phi(ndtri(p))
+        close(y.grad:to("cpu"):totable(), { math.sqrt(2 * math.pi) *
+            math.exp(0.5 * 1.9599639845400538 ^ 2) }, 1e-13, "ndtri'")
     end)
 end)

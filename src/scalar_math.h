@@ -342,6 +342,195 @@ TIDE_DEF_FLOAT_UNARY(i1, tide_bessel_i(1, 0, a), (float)tide_bessel_i(1, 0, a))
 TIDE_DEF_FLOAT_UNARY(i0e, tide_bessel_i(0, 1, a), (float)tide_bessel_i(0, 1, a))
 TIDE_DEF_FLOAT_UNARY(i1e, tide_bessel_i(1, 1, a), (float)tide_bessel_i(1, 1, a))
 
+/* erfcx(x) = e^(x^2) erfc(x), the scaled complementary error function, without the product's
+ * overflow past 26 and the loss of its rounding: below 12 the product, e^(x^2) taken as
+ * e^s (1 + e) with s + e = x^2 exactly (fma), so that its error does not grow with x^2; above,
+ * the asymptotic series 1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2x^2)^k, whose terms at
+ * x = 12 fall below 1e-18 by k = 12; below 0 the reflection 2 e^(x^2) - erfcx(-x). */
+TIDE_HD double tide_exp_square(double x) {
+    double s = x * x;
+    if (!(s < 709.8)) /* overflows (or NaN): fma(inf, inf, -inf) would make it NaN */
+        return s == s ? INFINITY : s;
+    return exp(s) * (1.0 + fma(x, x, -s));
+}
+TIDE_HD double tide_erfcx_nonneg(double x) {
+    if (x < 12.0)
+        return tide_exp_square(x) * erfc(x);
+    if (x > 1e8)
+        return 0.564189583547756286948 / x; /* 1 / (x sqrt(pi)): the next term is below eps */
+    double z = 0.5 / (x * x), t = 1.0, sum = 1.0;
+    for (int k = 1; k <= 14; k++) {
+        t *= -(2.0 * k - 1.0) * z;
+        sum += t;
+    }
+    return 0.564189583547756286948 / x * sum;
+}
+TIDE_HD double tide_erfcx_d(double x) {
+    return x < 0 ? 2.0 * tide_exp_square(x) - tide_erfcx_nonneg(-x) : tide_erfcx_nonneg(x);
+}
+TIDE_HD float tide_erfcx_f(float a) {
+    return (float)tide_erfcx_d(a);
+}
+
+/* log(ndtr(x)), ndtr the standard normal's CDF, as PyTorch's special.log_ndtr: below -1 from
+ * erfcx (no underflow: log_ndtr(-40) is -804.6), above from log1p */
+TIDE_HD double tide_log_ndtr_d(double x) {
+    double t = x * 0.707106781186547524401;
+    return x < -1.0 ? log(0.5 * tide_erfcx_nonneg(-t)) - t * t : log1p(-0.5 * erfc(t));
+}
+TIDE_HD float tide_log_ndtr_f(float a) {
+    return (float)tide_log_ndtr_d(a);
+}
+
+/* ndtri(p), the standard normal's quantile (ndtr's inverse): Acklam's rational approximation
+ * (relative error 1.2e-9), then Halley steps on ndtr(x) - p, cubic, to double precision. ndtr is
+ * taken from the tail it is small in (erfc of a positive argument, 1 - p exact above 1/2), so
+ * the tails keep their relative precision: ndtri(1e-300) is -37.04. 0 -> -inf, 1 -> inf,
+ * outside [0, 1] NaN. */
+TIDE_HD double tide_ndtri_d(double p) {
+    if (!(p >= 0.0 && p <= 1.0))
+        return NAN;
+    if (p == 0.0)
+        return -INFINITY;
+    if (p == 1.0)
+        return INFINITY;
+    double x;
+    if (p < 0.02425 || p > 0.97575) {
+        double q = sqrt(-2.0 * (p < 0.5 ? log(p) : log1p(-p)));
+        x = (((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838) * q -
+               2.549732539343734) *
+                  q +
+              4.374664141464968) *
+                 q +
+             2.938163982698783) /
+            ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996) * q +
+              3.754408661907416) *
+                 q +
+             1.0);
+        if (p > 0.5)
+            x = -x;
+    } else {
+        double q = p - 0.5, r = q * q;
+        x = (((((-3.969683028665376e+01 * r + 2.209460984245205e+02) * r - 2.759285104469687e+02) *
+                   r +
+               1.383577518672690e+02) *
+                  r -
+              3.066479806614716e+01) *
+                 r +
+             2.506628277459239) *
+            q /
+            (((((-5.447609879822406e+01 * r + 1.615858368580409e+02) * r - 1.556989798598866e+02) *
+                   r +
+               6.680131188771972e+01) *
+                  r -
+              1.328068155288572e+01) *
+                 r +
+             1.0);
+    }
+    for (int i = 0; i < 2; i++) {
+        double e = x < 0 ? 0.5 * erfc(-x * 0.707106781186547524401) - p
+                         : (1.0 - p) - 0.5 * erfc(x * 0.707106781186547524401);
+        double u = e * 2.50662827463100050242 * exp(0.5 * x * x); /* e / ndtr'(x) */
+        if (e == 0.0 || !(fabs(u) < INFINITY))
+            break;
+        x -= u / (1.0 + 0.5 * x * u);
+    }
+    return x;
+}
+TIDE_HD float tide_ndtri_f(float a) {
+    return (float)tide_ndtri_d(a);
+}
+
+/* The regularized incomplete gamma functions P(a, x) (igamma, special.gammainc) and
+ * Q(a, x) = 1 - P (igammac, special.gammaincc): P's power series below x = a + 1, Q's
+ * continued fraction (modified Lentz) above, the other one as 1 minus it (each is below about
+ * 0.6 where it is computed: no cancellation). Both carry x^a e^-x / Gamma(a), from Stirling's
+ * series past a = 20 with log1p(d) - d, d = (x - a) / a, so that its error stays at eps times
+ * |x - a| rather than a log x. Edge values as PyTorch's. */
+TIDE_HD double tide_igam_prefactor(double a, double x) {
+    if (a < 20.0)
+        return exp(a * log(x) - x - lgamma(a));
+    double d = (x - a) / a, ia = 1.0 / a, ia2 = ia * ia;
+    double stirling = ia * (1.0 / 12 - ia2 * (1.0 / 360 - ia2 * (1.0 / 1260 - ia2 / 1680)));
+    return exp(a * (log1p(d) - d) - stirling) * sqrt(a) * 0.398942280401432677940;
+}
+TIDE_HD double tide_igam_series(double a, double x) { /* P(a, x) */
+    double r = a, c = 1.0, sum = 1.0;
+    for (int n = 0; n < 100000 && c > sum * 1.1102230246251565e-16; n++) {
+        r += 1.0;
+        c *= x / r;
+        sum += c;
+    }
+    return sum * tide_igam_prefactor(a, x) / a;
+}
+TIDE_HD double tide_igamc_fraction(double a, double x) { /* Q(a, x) */
+    const double tiny = 1e-300;
+    double       b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / b, h = d;
+    for (int i = 1; i < 100000; i++) {
+        double an = -i * (i - a);
+        b += 2.0;
+        d = an * d + b;
+        d = fabs(d) < tiny ? tiny : d;
+        c = b + an / c;
+        c = fabs(c) < tiny ? tiny : c;
+        d = 1.0 / d;
+        h *= d * c;
+        if (fabs(d * c - 1.0) <= 1.1102230246251565e-16)
+            break;
+    }
+    return h * tide_igam_prefactor(a, x);
+}
+/* Past a = 1e5 (where the series and the fraction need about 9 sqrt(a) terms), Temme's uniform
+ * expansion, DLMF 8.12: with d = x / a - 1 and eta^2 / 2 = d - log1p(d), sign(eta) = sign(d),
+ * Q = erfc(eta sqrt(a / 2)) / 2 + R, P = erfc(-eta sqrt(a / 2)) / 2 - R, R = e^(-a eta^2 / 2) /
+ * sqrt(2 pi a) (c0(eta) + c1(eta) / a), c0 = 1/d - 1/eta, c1 = 1/eta^3 - 1/d^3 - 1/d^2 -
+ * 1/(12 d); the next term is below 1e-16 there. Near eta = 0, where c0 and c1 cancel, their
+ * Taylor series (Temme's coefficients), and d - log1p(d) by its own. */
+TIDE_HD double tide_igam_temme(double a, double x, int lower) {
+    double d = (x - a) / a, half_eta2;
+    if (fabs(d) < 1e-3)
+        half_eta2 = d * d * (0.5 - d * (1.0 / 3 - d * (0.25 - d * (0.2 - d / 6))));
+    else
+        half_eta2 = d - log1p(d);
+    double eta = d < 0 ? -sqrt(2.0 * half_eta2) : sqrt(2.0 * half_eta2);
+    double c0, c1;
+    if (fabs(eta) < 0.01) {
+        c0 = -1.0 / 3 +
+             eta * (1.0 / 12 + eta * (-2.0 / 135 + eta * (1.0 / 864 + eta * 3.527336860670194e-4)));
+        c1 = -1.0 / 540 - eta * 3.4722222222222222e-3;
+    } else {
+        c0 = 1.0 / d - 1.0 / eta;
+        c1 = 1.0 / (eta * eta * eta) - 1.0 / (d * d * d) - 1.0 / (d * d) - 1.0 / (12.0 * d);
+    }
+    double r = exp(-a * half_eta2) / sqrt(6.283185307179586476925 * a) * (c0 + c1 / a);
+    double z = eta * sqrt(0.5 * a);
+    return lower ? 0.5 * erfc(-z) - r : 0.5 * erfc(z) + r;
+}
+/* lower: P(a, x), else Q(a, x); the edge values in PyTorch's order (NaN compares false) */
+TIDE_HD double tide_incomplete_gamma(double a, double x, int lower) {
+    if (x < 0 || a < 0)
+        return NAN;
+    if (a == 0)
+        return x > 0 ? (lower ? 1.0 : 0.0) : NAN;
+    if (x == 0)
+        return lower ? 0.0 : 1.0;
+    if (a == INFINITY)
+        return x == INFINITY ? NAN : (lower ? 0.0 : 1.0);
+    if (x == INFINITY)
+        return lower ? 1.0 : 0.0;
+    if (a > 1e5)
+        return tide_igam_temme(a, x, lower);
+    if (x < a + 1.0) {
+        double p = tide_igam_series(a, x);
+        return lower ? p : 1.0 - p;
+    }
+    double q = tide_igamc_fraction(a, x);
+    return lower ? 1.0 - q : q;
+}
+TIDE_DEF_FLOAT_BINARY(igamma, tide_incomplete_gamma(a, b, 1), (float)tide_incomplete_gamma(a, b, 1))
+TIDE_DEF_FLOAT_BINARY(igammac, tide_incomplete_gamma(a, b, 0),
+                      (float)tide_incomplete_gamma(a, b, 0))
+
 /* ---- integers ----------------------------------------------------------------------------------
  * Exact in the dtype, wrapping like C unsigned arithmetic (two's complement), never trapping: the
  * CPU calls the i32, i64, u8 and b (bool) functions, CUDA computes every integer dtype in int64

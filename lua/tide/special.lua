@@ -2,7 +2,7 @@
 -- erfinv and the Hurwitz zeta are kernels, include/tide_ops.def), and zeta's check of its
 -- exponent. As PyTorch's torch.polygamma: digamma for n = 0, else (-1)^(n+1) n!
 -- zeta(n + 1, x); its gradient comes from zeta's (polygamma(n + 1, x)), so it differentiates
--- to any order.
+-- to any order. igamma and igammac refuse a shape `a` that requires grad, as zeta its exponent.
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
@@ -51,6 +51,32 @@ function Tensor.zeta_(x, q, ...)
     return kernel_zeta_(x, q)
 end
 
+-- igamma(a, x) and igammac(a, x) of the op table, refusing an `a` that requires grad in the
+-- same way (PyTorch: "derivative for igamma: input is not implemented")
+for _, op in ipairs({ "igamma", "igammac" }) do
+    local kernel, kernel_ = Tensor[op], Tensor[op .. "_"]
+    local function shape_arg(name, a)
+        if core.is_tensor(a) and a.requires_grad and core.is_grad_enabled() then
+            raise("tide: " .. name .. ": not differentiable with respect to a (argument #1, " ..
+                "the shape), as in PyTorch; detach a, or pass it as a number")
+        end
+    end
+    M.functions[op] = function(a, x)
+        shape_arg(op, a)
+        return kernel(a, x)
+    end
+    Tensor[op] = function(a, x, ...)
+        args.no_extra(op, 2, ...)
+        shape_arg(op, a)
+        return kernel(a, x)
+    end
+    Tensor[op .. "_"] = function(a, x, ...)
+        args.no_extra(op .. "_", 2, ...)
+        shape_arg(op .. "_", a)
+        return kernel_(a, x)
+    end
+end
+
 -- polygamma(n, x) as PyTorch orders its arguments; t:polygamma(n) as its method does
 function M.functions.polygamma(n, x)
     order(n)
@@ -80,5 +106,5 @@ function Tensor.polygamma_(x, n, ...)
     return x:copy_(M.functions.polygamma(n, src))
 end
 
-M.names = { "polygamma", "zeta" }
+M.names = { "polygamma", "zeta", "igamma", "igammac" }
 return M

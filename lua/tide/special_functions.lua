@@ -28,7 +28,8 @@ local SAME = {
     i1 = "i1", i1e = "i1e", modified_bessel_i0 = "i0", modified_bessel_i1 = "i1", log1p = "log1p",
     logit = "logit", round = "round", sinc = "sinc", xlogy = "xlogy", zeta = "zeta",
     polygamma = "polygamma", logsumexp = "logsumexp", softmax = "softmax",
-    log_softmax = "log_softmax",
+    log_softmax = "log_softmax", ndtri = "ndtri", log_ndtr = "log_ndtr", erfcx = "erfcx",
+    gammainc = "igamma", gammaincc = "igammac",
 }
 for name, own in pairs(SAME) do
     S[name] = function(...)
@@ -110,10 +111,10 @@ end
 local MISSING = {
     airy_ai = true, bessel_j0 = true, bessel_j1 = true, bessel_y0 = true, bessel_y1 = true,
     chebyshev_polynomial_t = true, chebyshev_polynomial_u = true, chebyshev_polynomial_v = true,
-    chebyshev_polynomial_w = true, erfcx = true, gammainc = true, gammaincc = true,
+    chebyshev_polynomial_w = true,
     hermite_polynomial_h = true, hermite_polynomial_he = true, laguerre_polynomial_l = true,
-    legendre_polynomial_p = true, log_ndtr = true, modified_bessel_k0 = true,
-    modified_bessel_k1 = true, ndtri = true, scaled_modified_bessel_k0 = true,
+    legendre_polynomial_p = true, modified_bessel_k0 = true,
+    modified_bessel_k1 = true, scaled_modified_bessel_k0 = true,
     scaled_modified_bessel_k1 = true, shifted_chebyshev_polynomial_t = true,
     shifted_chebyshev_polynomial_u = true, shifted_chebyshev_polynomial_v = true,
     shifted_chebyshev_polynomial_w = true, spherical_bessel_j0 = true,

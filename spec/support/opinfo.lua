@@ -76,6 +76,9 @@ M.ops = {
     -- x > 1, q > 0 (away from the poles); no gradient for the exponent x, as PyTorch's
     zeta = { grad = { domain = { { 1.5, 4 }, { 0.5, 3 } }, constant = { 1 } },
         tol = { float16 = { 2e-2, 1e-2 }, bfloat16 = { 5e-2, 5e-2 } } },
+    -- the incomplete gamma functions P(a, x), Q(a, x); no gradient for a, as PyTorch's
+    igamma = { grad = { domain = { { 0.5, 3 }, { 0.5, 3 } }, constant = { 1 } } },
+    igammac = { grad = { domain = { { 0.5, 3 }, { 0.5, 3 } }, constant = { 1 } } },
     -- comparisons (bool results: no gradient)
     eq = {}, ne = {}, lt = {}, le = {}, gt = {}, ge = {},
     logical_and = {}, logical_or = {}, logical_xor = {},
@@ -118,6 +121,11 @@ M.ops = {
     i1 = { grad = { domain = { -3, 3 } }, torch_differs = BESSEL_INF },
     i0e = { grad = { domain = { -3, 3 }, avoid = { 0 } } },
     i1e = { grad = { domain = { -3, 3 }, avoid = { 0 } } },
+    -- the normal distribution's quantile inside (0, 1), its log-CDF and the scaled erfc on
+    -- both sides of their switches (-1 and 0)
+    ndtri = { grad = { domain = { 0.05, 0.95 } } },
+    log_ndtr = { grad = { domain = { -3, 3 } } },
+    erfcx = { grad = { domain = { -2, 2 } } },
     -- the inverse functions inside their domains, away from the ends where the slope is inf
     asin = { grad = { domain = { -0.9, 0.9 } } },
     acos = { grad = { domain = { -0.9, 0.9 } } },

@@ -335,6 +335,32 @@ unary("i1e", 1, function(x, g)
     return g:mul(x:i0e():sub(bessel_ratio(x, i1e)):sub(x:sign():mul(i1e)))
 end)
 
+-- ndtri' = sqrt(2 pi) e^(y^2 / 2) of its result y; log_ndtr' = e^(-x^2 / 2 - log_ndtr(x)) /
+-- sqrt(2 pi); erfcx' = 2x erfcx(x) - 2 / sqrt(pi), PyTorch's formulas
+unary("ndtri", "out", function(y, g) return g:mul(y:mul(y):mul(0.5):exp():mul(2.5066282746310002)) end)
+unary("log_ndtr", 1, function(x, g)
+    return g:mul(x:mul(x):mul(0.5):add(x:log_ndtr()):neg():exp():mul(0.3989422804014327))
+end)
+unary("erfcx", 1, function(x, g) return g:mul(x:mul(x:erfcx()):mul(2):sub(1.1283791670955126)) end)
+
+-- igamma(a, x) = P(a, x): d/dx = x^(a-1) e^-x / Gamma(a); igammac = 1 - P; none for a, which
+-- tide.igamma refuses (lua/tide/special.lua), as PyTorch's backward does
+local function igamma_density(a, x)
+    local a1 = type(a) == "number" and a - 1 or a:sub(1)
+    local lg = type(a) == "number" and x:mul(0):add(a):lgamma() or a:lgamma()
+    return x:log():mul(a1):sub(x):sub(lg):exp()
+end
+for name, sign in pairs({ igamma = 1, igammac = -1 }) do
+    def {
+        name = name,
+        reads = { 1, 2 },
+        backward = function(nd, g)
+            local a, x = nd[1], nd[2]
+            return nil, reduce(g:mul(igamma_density(a, x)):mul(sign), x)
+        end,
+    }
+end
+
 -- zeta(x, q): d/dq = -x zeta(x + 1, q); none for the exponent x, which tide.zeta refuses
 -- (lua/tide/special.lua)
 def {
