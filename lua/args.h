@@ -14,11 +14,14 @@
 
 /* The tensor userdata; t == NULL means freed. User value 1: the autograd table, lazily. */
 typedef struct ltensor {
-    const void     *tag; /* userdata.c's tag: the type test */
-    tide_tensor    *t;
-    int             requires_grad;
-    int             follows; /* requires grad because its root took grad (view_links.c) */
-    struct tl_link *link;    /* view_links.c: a view's root, a root's views; NULL for most */
+    const void   *tag; /* userdata.c's tag: the type test */
+    tide_tensor  *t;
+    int           requires_grad;
+    unsigned char follows; /* requires grad because its root took grad (view_links.c) */
+    /* a float view made under no_grad (PyTorch's CreationMeta::NO_GRAD_MODE): 1, or 2 when its
+     * base required grad; an in-place op on it with grad on is refused (record.c) */
+    unsigned char   no_grad_view;
+    struct tl_link *link; /* view_links.c: a view's root, a root's views; NULL for most */
 } ltensor;
 
 #define TL_TENSOR "tide.Tensor"

@@ -8,6 +8,7 @@
 
 static void call_hook(lua_State *L, tide_lua_state *S, const char *name, int nargs, int out_idx,
                       int extra_idx);
+static int  any_requires_grad(lua_State *L, int nargs);
 
 /* Before an in-place op: with grad mode on and a tensor argument that requires grad, autograd
  * (the hook, called with out = nil) refuses a leaf that requires grad, or notes what the op
@@ -17,6 +18,13 @@ int tl_check_inplace(lua_State *L, tide_lua_state *S, ltensor *self, const char 
     int nargs = lua_gettop(L);
     if (!S->grad_enabled)
         return 0;
+    if (self->no_grad_view && (self->no_grad_view == 2 || any_requires_grad(L, nargs)))
+        tl_error(L,
+                 "tide: %s: in-place operation with grad mode on, on a view made under "
+                 "tide.no_grad: ambiguous, so refused (as PyTorch does); make the view and the "
+                 "in-place op both inside tide.no_grad (not recorded) or both outside it "
+                 "(recorded)",
+                 op);
     if (S->hook_ref != LUA_NOREF && tl_needs_record(L, S, nargs)) {
         call_hook(L, S, op, nargs, 0, 0);
         return nargs;
@@ -67,13 +75,17 @@ static int arg_requires_grad(lua_State *L, int idx) {
     return 0;
 }
 
-int tl_needs_record(lua_State *L, tide_lua_state *S, int nargs) {
-    if (!S->grad_enabled || S->hook_ref == LUA_NOREF)
-        return 0;
+static int any_requires_grad(lua_State *L, int nargs) {
     for (int i = 1; i <= nargs; i++)
         if (arg_requires_grad(L, i))
             return 1;
     return 0;
+}
+
+int tl_needs_record(lua_State *L, tide_lua_state *S, int nargs) {
+    if (!S->grad_enabled || S->hook_ref == LUA_NOREF)
+        return 0;
+    return any_requires_grad(L, nargs);
 }
 
 /* hook(name, out, {n = nargs, args 1..nargs as passed, indices = extra}) */
@@ -150,14 +162,20 @@ int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs) {
 /* a view result at the top of the stack, of the tensor a at index 1: recorded when a requires
  * grad, else linked to its root (no new bytes either way) */
 int tl_done_view(lua_State *L, tide_lua_state *S, ltensor *a, const char *name, int nargs) {
-    if (!S->grad_enabled)
+    ltensor *r = lua_touserdata(L, -1);
+    if (!S->grad_enabled) {
+        if (r != a && tide_dtype_is_float(tide_tensor_dtype(a->t)) &&
+            tide_tensor_same_storage(a->t, r->t))
+            r->no_grad_view = (a->requires_grad || a->no_grad_view == 2) ? 2 : 1;
         return 1;
+    }
+    if (a->no_grad_view && r != a) /* a view of such a view is one too, as PyTorch's */
+        r->no_grad_view = a->no_grad_view;
     if (a->requires_grad) {
         tl_record(L, S, name, nargs, -1, 0);
         return 1;
     }
     /* linked when a write could give it a gradient: autograd loaded, and a float view */
-    ltensor *r = lua_touserdata(L, -1);
     if (S->hook_ref != LUA_NOREF && r != a && tide_dtype_is_float(tide_tensor_dtype(a->t)) &&
         tide_tensor_same_storage(a->t, r->t))
         tl_link_view(L, 1, a, r);

@@ -266,11 +266,16 @@ enum {
     P_IS_CPU,
     P_DATA,
     P_T,
-    P_MT
+    P_MT,
+    P_H,
+    P_MH,
+    P_NBYTES,
+    P_ITEMSIZE
 };
 static const char *const prop_names[] = {NULL,     "device",  "dtype",   "shape", "requires_grad",
                                          "grad",   "grad_fn", "is_leaf", "ndim",  "is_cuda",
-                                         "is_cpu", "data",    "T",       "mT"};
+                                         "is_cpu", "data",    "T",       "mT",    "H",
+                                         "mH",     "nbytes",  "itemsize"};
 
 static int t_detach(lua_State *L);
 
@@ -358,13 +363,32 @@ static int property(lua_State *L, int p) {
         }
         return call_view_method(L, "permute", n);
     }
-    case P_MT: {
+    case P_H: { /* the conjugate transpose of a matrix: real dtypes have nothing to conjugate */
+        int n = tide_tensor_ndim(u->t);
+        if (n != 2)
+            return tl_error(L,
+                            "tide: H: tensor has %d dim%s, expected 2 (H transposes a matrix, as "
+                            "PyTorch's); use mH for a batch of matrices",
+                            n, n == 1 ? "" : "s");
+        lua_settop(L, 1);
+        lua_pushinteger(L, 1);
+        lua_pushinteger(L, 2);
+        return call_view_method(L, "transpose", 2);
+    }
+    case P_NBYTES:
+        lua_pushinteger(L, (lua_Integer)tide_tensor_nbytes(u->t));
+        return 1;
+    case P_ITEMSIZE:
+        lua_pushinteger(L, (lua_Integer)tide_dtype_size(tide_tensor_dtype(u->t)));
+        return 1;
+    case P_MT:
+    case P_MH: {
         int n = tide_tensor_ndim(u->t);
         if (n < 2)
             return tl_error(L,
-                            "tide: mT: tensor has %d dim%s, expected at least 2 (mT swaps the "
+                            "tide: %s: tensor has %d dim%s, expected at least 2 (%s swaps the "
                             "last two); use T for a 1-d tensor",
-                            n, n == 1 ? "" : "s");
+                            prop_names[p], n, n == 1 ? "" : "s", prop_names[p]);
         lua_settop(L, 1);
         lua_pushinteger(L, n - 1);
         lua_pushinteger(L, n);
@@ -750,7 +774,7 @@ void tl_open_tensor(lua_State *L, int mod) {
 
     tl_push_state(L); /* __index upvalues: state, property ids, methods */
     lua_newtable(L);
-    for (int p = P_DEVICE; p <= P_MT; p++) {
+    for (int p = P_DEVICE; p <= P_ITEMSIZE; p++) {
         lua_pushinteger(L, p);
         lua_setfield(L, -2, prop_names[p]);
     }

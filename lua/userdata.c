@@ -17,7 +17,7 @@ ltensor *tl_push_empty(lua_State *L) {
     ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->tag = &tensor_tag;
     u->t = NULL;
-    u->requires_grad = u->follows = 0;
+    u->requires_grad = u->follows = u->no_grad_view = 0;
     u->link = NULL;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
     lua_setmetatable(L, -2);
@@ -32,7 +32,7 @@ ltensor *tl_push_like(lua_State *L, int idx) {
     ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->tag = &tensor_tag;
     u->t = NULL;
-    u->requires_grad = u->follows = 0;
+    u->requires_grad = u->follows = u->no_grad_view = 0;
     u->link = NULL;
     lua_getmetatable(L, idx);
     lua_setmetatable(L, -2);

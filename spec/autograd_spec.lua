@@ -979,3 +979,47 @@ describe("cat and stack keep their own list", function()
         end
     end)
 end)
+
+describe("views made under no_grad, modified in place with grad on (PyTorch's rule)", function()
+    local MSG = "in-place operation with grad mode on, on a view made under tide.no_grad: " ..
+        "ambiguous, so refused (as PyTorch does); make the view and the in-place op both " ..
+        "inside tide.no_grad (not recorded) or both outside it (recorded)"
+
+    local function refused(op, f)
+        local ok, err = pcall(f)
+        assert.is_false(ok)
+        assert.are.equal("tide: " .. op .. ": " .. MSG, tostring(err):match("tide:.*$"))
+    end
+
+    it("refuses a write that requires grad, and leaves the tensors as they were", function()
+        local x = tide.ones(2):requires_grad_(true)
+        local out = tide.zeros(3)
+        local v
+        tide.no_grad(function() v = out:narrow(1, 1, 2) end)
+        refused("copy_", function() v:copy_(x * 2) end)
+        assert.are.same({ 0, 0, 0 }, out:totable())
+        -- a view of that view is one too, as in PyTorch
+        local vv = v:narrow(1, 1, 1)
+        refused("add_", function() vv:add_(x:narrow(1, 1, 1)) end)
+        -- a write that needs no grad is still fine
+        v:copy_(tide.ones(2))
+        assert.are.same({ 1, 1, 0 }, out:totable())
+    end)
+
+    it("refuses any in-place op on a view of a tensor that requires grad", function()
+        local p = tide.ones(3):requires_grad_(true)
+        local w
+        tide.no_grad(function() w = p:select(1, 2) end)
+        refused("mul_", function() w:mul_(2) end)
+        refused("t[i] = v", function()
+            local m = tide.ones(2, 2):requires_grad_(true)
+            local r
+            tide.no_grad(function() r = m[1] end)
+            r[1] = 5
+        end)
+        assert.are.same({ 1, 1, 1 }, p:detach():totable())
+        -- inside no_grad, as PyTorch's optimizers do, it is a plain write
+        tide.no_grad(function() w:mul_(2) end)
+        assert.are.same({ 1, 2, 1 }, p:detach():totable())
+    end)
+end)
