@@ -1023,3 +1023,51 @@ describe("views made under no_grad, modified in place with grad on (PyTorch's ru
         assert.are.same({ 1, 2, 1 }, p:detach():totable())
     end)
 end)
+
+describe("a NaN gradient reaches only the elements an op selected (PyTorch's where)", function()
+    local nan = 0 / 0
+
+    local function grads(t)
+        local out = {}
+        for i, v in ipairs(t:totable()) do
+            out[i] = v ~= v and "nan" or v
+        end
+        return out
+    end
+
+    local function f64(v, rg)
+        return tide.tensor(v, { dtype = "float64" }):requires_grad_(rg or false)
+    end
+
+    it("where, clamp, maximum, relu, max and amax give 0 off their selection", function()
+        -- PyTorch 1.13's gradients on the same programs
+        local x, a = f64({ -1, 2 }, true), f64({ 1, 5 }, true)
+        tide.where(x:gt(0), x, a):backward(f64({ nan, 1 }))
+        assert.are.same({ 0, 1 }, grads(x.grad))
+        assert.are.same({ "nan", 0 }, grads(a.grad))
+        x.grad, a.grad = nil, nil
+        x:clamp(0, 1):backward(f64({ nan, nan }))
+        assert.are.same({ 0, 0 }, grads(x.grad))
+        x.grad = nil
+        tide.maximum(x, a):backward(f64({ nan, nan }))
+        assert.are.same({ 0, 0 }, grads(x.grad))
+        assert.are.same({ "nan", "nan" }, grads(a.grad))
+        for _, dt in ipairs({ "float32", "float64" }) do
+            local y = tide.tensor({ -1, 2 }, { dtype = dt }):requires_grad_(true)
+            y:relu():backward(tide.tensor({ nan, 1 }, { dtype = dt }))
+            assert.are.same({ 0, 1 }, grads(y.grad), dt)
+        end
+        local t = f64({ -1, 2, 2 }, true)
+        t:max():backward(f64(nan))
+        assert.are.same({ 0, "nan", "nan" }, grads(t.grad))
+        t.grad = nil
+        -- PyTorch 1.13's amax multiplies by the ties' mask (NaN everywhere here); tide's amax
+        -- gives what its max gives
+        t:amax():backward(f64(nan))
+        assert.are.same({ 0, "nan", "nan" }, grads(t.grad))
+        t.grad = nil
+        local v = t:max(1)
+        v:backward(f64(nan))
+        assert.are.same({ 0, "nan", 0 }, grads(t.grad))
+    end)
+end)

@@ -281,8 +281,9 @@ for _, how in ipairs({ "max", "min" }) do
                     g, out = g:unsqueeze(dims[i]), out:unsqueeze(dims[i])
                 end
             end
-            local hit = x:eq(out):to(g.dtype)
-            return g * hit / over(hit, dims, "sum", true)
+            local hit = x:eq(out)
+            -- where: 0 off the ties even where g is NaN, as PyTorch
+            return core.where(hit, g / over(hit:to(g.dtype), dims, "sum", true), 0)
         end,
     }
     -- amax([dim[, keepdim]]): dim one dim or a list; every dim when nil or {}

@@ -200,12 +200,15 @@ local function extremum(nd, g, cmp)
         local rev = cmp == "gt" and "lt" or "gt"
         win, tie = b[rev](b, a), b:eq(a)
     end
+    -- a's share: 1 where it wins, 1/2 on ties; the loser gets 0 even where g is NaN (where,
+    -- not a product, as PyTorch)
     local wa = win:type_as(g):add(tie:type_as(g):mul(0.5))
     if needs(a) then
-        ga = reduce(g:mul(wa), a)
+        ga = reduce(core.where(wa:eq(0), 0, g:mul(wa)), a)
     end
     if needs(b) then
-        gb = reduce(g:mul(wa:neg():add(1)), b)
+        local wb = wa:neg():add(1)
+        gb = reduce(core.where(wb:eq(0), 0, g:mul(wb)), b)
     end
     return ga, gb
 end
@@ -269,7 +272,7 @@ def {
             -- nothing else holds it (g_free) and no view shares its memory
             return K.relu_backward(g, y, g_free)
         end
-        return g:mul(y:le(0):logical_not())
+        return core.where(y:le(0), 0, g)
     end,
 }
 
@@ -428,11 +431,12 @@ def {
     reads = { 1 },
     backward = function(nd, g)
         local x, lo, hi = nd[1], nd[2], nd[3]
+        -- where, not a product: a clamped element gets 0 even where g is NaN, as PyTorch
         if type(lo) == "number" then
-            g = g:mul(x:ge(lo))
+            g = core.where(x:ge(lo), g, 0)
         end
         if type(hi) == "number" then
-            g = g:mul(x:le(hi))
+            g = core.where(x:le(hi), g, 0)
         end
         return g
     end,
@@ -515,9 +519,9 @@ def {
 local function max_min_backward(nd, g, which)
     local x, dim, keep = nd[1], nd[2], nd[3]
     if type(dim) ~= "number" then
-        -- full reduction: split among ties
-        local m = x:eq(nd.out):type_as(g)
-        return m:mul(g:div(m:sum()))
+        -- full reduction: split among ties (where: 0 off them even where g is NaN, as PyTorch)
+        local hit = x:eq(nd.out)
+        return core.where(hit, g:div(hit:sum()), 0)
     end
     local nd_x = x:dim()
     local d = normdim(dim, nd_x)
@@ -537,7 +541,7 @@ local function max_min_backward(nd, g, which)
     end
     shp[d] = x:size(d)
     local ar = core.arange(1, x:size(d) + 1, { device = x.device, dtype = "int64" }):view(shp)
-    return g:mul(ar:eq(idx))
+    return core.where(ar:eq(idx), g, 0) -- 0 off the index even where g is NaN, as PyTorch
 end
 
 for _, which in ipairs({ "max", "min" }) do
@@ -1121,11 +1125,12 @@ def {
     backward = function(nd, g)
         local c, a, b = nd[1], nd[2], nd[3]
         local ga, gb
+        -- where, not a product: the branch not taken gets 0 even where g is NaN, as PyTorch
         if needs(a) then
-            ga = reduce(g:mul(c), a)
+            ga = reduce(core.where(c, g, 0), a)
         end
         if needs(b) then
-            gb = reduce(g:mul(c:eq(0)), b)
+            gb = reduce(core.where(c, 0, g), b)
         end
         return nil, ga, gb
     end,
