@@ -440,9 +440,11 @@ for _, ns in ipairs({ "special", "autograd.functional", "distributions" }) do
         if public(k) then add("tide", "tide." .. ns .. "." .. k, "tide." .. ns .. "." .. k) end
     end
 end
-for _, k in ipairs({ "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace",
-    "MultivariateNormal", "Independent", "Gamma", "Beta", "Dirichlet" }) do
-    add("tide", "tide.distributions." .. k, "tide.distributions." .. k)
+-- every class, loaded or not (the names tide._lazy keeps in the metatable)
+for _, k in ipairs(sorted_keys(getmetatable(tide.distributions).__lazy)) do
+    if rawget(tide.distributions, k) == nil then
+        add("tide", "tide.distributions." .. k, "tide.distributions." .. k)
+    end
 end
 add("tide", "tide.utils.checkpoint", "tide.utils.checkpoint")
 -- tide.autograd's documented functions; the rest of the table (hook, get_grad, set_grad,

@@ -103,5 +103,31 @@ return {
             "slogdet", "svd", "cholesky_solve", "cholesky_inverse", "matrix_exp",
         },
     },
+    -- PyTorch's small utilities (spec/tensor_utilities_spec.lua)
+    ["tide.dtype_queries"] = {
+        methods = { "isreal", "positive" },
+        functions = { "can_cast", "detach", "is_floating_point", "isreal", "numel", "positive",
+            "promote_types", "result_type" },
+    },
+    ["tide.broadcasting"] = {
+        methods = {},
+        functions = { "broadcast_shapes", "broadcast_tensors" },
+    },
+    ["tide.random_draws"] = {
+        methods = {},
+        functions = { "initial_seed", "normal", "poisson", "randint_like", "seed" },
+    },
+    ["tide.flat_indexing"] = {
+        methods = { "put", "put_" },
+        functions = { "put", "unravel_index" },
+    },
+    ["tide.diagonals"] = { methods = { "diagflat" }, functions = { "diagflat" } },
+    ["tide.log_ranges"] = { methods = {}, functions = { "logspace" } },
+    ["tide.float_parts"] = { methods = { "frexp" }, functions = { "frexp" } },
+    ["tide.histograms"] = {
+        methods = { "bincount", "histogram" },
+        functions = { "histogram" },
+    },
+    ["tide.finite_differences"] = { methods = {}, functions = { "gradient" } },
 
 }

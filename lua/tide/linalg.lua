@@ -5,6 +5,8 @@
 --   spectra: eigh, eigvalsh, svd, svdvals
 --   products and norms: matrix_power, multi_dot, cross, vector_norm, matrix_norm, norm
 --   from the SVD: pinv, matrix_rank, lstsq, cond
+--   over these (lua/tide/_linalg_more.lua): vecdot, diagonal, vander, cholesky_ex, inv_ex,
+--   solve_ex, tensorinv, tensorsolve, householder_product
 -- The device's own solvers run first where it has them (LAPACK on the CPU: lu_factor,
 -- lu_solve, cholesky, solve_triangular, qr, eigh, svd), without recording, each op then recording
 -- one node with PyTorch 1.13's closed-form gradient. Elsewhere (CUDA) the same ops are written
@@ -1496,5 +1498,9 @@ function Tensor.matrix_exp(A, ...)
     args.no_extra("matrix_exp", 1, ...)
     return L.matrix_exp(A)
 end
+
+-- vecdot, diagonal, vander, cholesky_ex, inv_ex, solve_ex, tensorinv, tensorsolve and
+-- householder_product (lua/tide/_linalg_more.lua)
+require("tide._linalg_more")(L, matrix)
 
 return L

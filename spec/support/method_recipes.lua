@@ -192,6 +192,17 @@ return function(D)
     RECIPES.transpose_ = function(_, _, z) return { z, 1, 2 } end
     RECIPES.swapdims_ = RECIPES.transpose_
     RECIPES.swapaxes_ = RECIPES.transpose_
+    -- lua/tide/flat_indexing.lua, histograms.lua, dtype_queries.lua
+    RECIPES.put_ = function(_, y, z)
+        return { z, tide.tensor({ 1, 6 }, { dtype = "int64", device = D.name }),
+            y:reshape(-1):narrow(1, 1, 2) }
+    end
+    RECIPES.put = function(x, y)
+        return { x, tide.tensor({ 1, 6 }, { dtype = "int64", device = D.name }),
+            y:reshape(-1):narrow(1, 1, 2) }
+    end
+    RECIPES.histogram = function(_, _, z) return { z, 3 } end -- no gradient: z has none
+    RECIPES.bincount = function() return { tide.tensor({ 1, 3 }, { device = D.name }) } end
 
     -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
     -- first into z, which does not require grad, from y, which does

@@ -146,4 +146,12 @@ function Distribution:value_tensor(value, who, like)
     return value
 end
 
+-- Distribution(...) itself: its init says what to use instead (a call, not Lua's "attempt to
+-- call a table value")
+setmetatable(Distribution, { __call = function(c, ...)
+    local obj = setmetatable({}, c)
+    c.init(obj, ...)
+    return obj
+end })
+
 return Distribution

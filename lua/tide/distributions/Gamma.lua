@@ -32,17 +32,31 @@ function Gamma:stddev()
 end
 
 function Gamma:sample(shape)
-    local s = self:extended_shape(shape, "Gamma.sample")
+    local s = self:extended_shape(shape, self.__name .. ".sample") -- (Chi2's too)
     return standard_gamma(self.concentration:detach():expand(s):contiguous()) /
         self.rate:detach()
 end
 
 function Gamma:log_prob(value)
-    local who = "Gamma.log_prob"
+    local who = self.__name .. ".log_prob"
     value = self:value_tensor(value, who, self.rate)
     Distribution.require(value:detach():gt(0), who, "the values must be positive")
     local a, b = self.concentration, self.rate
     return a:xlogy(b) + (a - 1):xlogy(value) - b * value - a:lgamma()
+end
+
+-- P(concentration, rate value), the regularized lower incomplete gamma (PyTorch 2.0's cdf; 1.13
+-- has none): no gradient to concentration (igamma's, as PyTorch's)
+function Gamma:cdf(value)
+    local who = self.__name .. ".cdf"
+    value = self:value_tensor(value, who, self.rate)
+    Distribution.require(value:detach():gt(0), who, "the values must be positive")
+    local autograd = require("tide.autograd")
+    if autograd.needs_record(self.concentration) then
+        autograd.raise(("tide: %s: no gradient to %s (igamma's derivative in its shape is " ..
+            "not implemented, as in PyTorch); detach it"):format(who, self._params[1]))
+    end
+    return self.concentration:igamma(self.rate * value)
 end
 
 function Gamma:entropy()

@@ -1,7 +1,9 @@
 -- tide.distributions.kl: kl_divergence(p, q) = KL(p || q) for two distributions of one family
 -- (Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, MultivariateNormal, Gamma,
--- Beta, Dirichlet, Independent), PyTorch 1.13's closed forms, with its infinities (q giving 0
--- where p does not) and zeros (p giving 0).
+-- Beta, Dirichlet, Independent, Poisson, Geometric, Binomial, HalfNormal, Gumbel, Cauchy,
+-- HalfCauchy, LogNormal, OneHotCategorical, ContinuousBernoulli; Chi2 as a Gamma), and the
+-- pairs across families that PyTorch 1.13 writes in closed form (CROSS below), its formulas,
+-- with its infinities (q giving 0 where p does not) and zeros (p giving 0).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -11,6 +13,8 @@ local function softplus(x) -- the op table's (PyTorch's F.softplus, its threshol
 end
 
 local KL = {}
+
+local EULER = 0.57721566490153286061
 
 function KL.Normal(p, q)
     local var_ratio = (p.scale / q.scale):pow(2)
@@ -114,6 +118,295 @@ function KL.Independent(p, q)
         q.base_dist), p.reinterpreted_batch_ndims)
 end
 
+-- ---- the second batch's families (PyTorch 1.13's kl.py) ----
+
+function KL.Poisson(p, q)
+    return p.rate * (p.rate:log() - q.rate:log()) - (p.rate - q.rate)
+end
+
+function KL.Geometric(p, q)
+    return -p:entropy() - (-q.probs):log1p() / p.probs - q.logits
+end
+
+-- PyTorch's: q's total_count above p's is refused, below it gives inf
+function KL.Binomial(p, q)
+    local np, nq = p.total_count, q.total_count
+    if np:detach():lt(nq:detach()):any():item() then
+        raise("tide: kl_divergence: Binomial with q's total_count above p's has no closed " ..
+            "form here (PyTorch: not implemented); give q a total_count <= p's")
+    end
+    local r = np * (p.probs * (p.logits - q.logits) + (-p.probs):log1p() - (-q.probs):log1p())
+    return core.where(np:detach():gt(nq:detach()), math.huge, r)
+end
+
+function KL.HalfNormal(p, q)
+    return KL.Normal(p.base_dist, q.base_dist)
+end
+
+function KL.LogNormal(p, q) -- (PyTorch's: the two transforms are the same exp)
+    return KL.Normal(p.base_dist, q.base_dist)
+end
+
+function KL.Gumbel(p, q)
+    local ct1 = p.scale / q.scale
+    local ct2 = q.loc / q.scale
+    local ct3 = p.loc / q.scale
+    local t1 = -ct1:log() - ct2 + ct3
+    local t2 = ct1 * EULER
+    local t3 = (ct2 + (ct1 + 1):lgamma() - ct3):exp()
+    return t1 + t2 + t3 - (1 + EULER)
+end
+
+function KL.OneHotCategorical(p, q)
+    return KL.Categorical(p._categorical, q._categorical)
+end
+
+function KL.Cauchy(p, q)
+    local t1 = ((p.scale + q.scale):pow(2) + (p.loc - q.loc):pow(2)):log()
+    local t2 = (p.scale * q.scale * 4):log()
+    return t1 - t2
+end
+
+function KL.HalfCauchy(p, q)
+    return KL.Cauchy(p.base_dist, q.base_dist)
+end
+
+function KL.ContinuousBernoulli(p, q)
+    local t1 = p:mean() * (p.logits - q.logits)
+    local t2 = p:_cont_bern_log_norm() + (-p.probs):log1p()
+    local t3 = -q:_cont_bern_log_norm() - (-q.probs):log1p()
+    return t1 + t2 + t3
+end
+
+-- ---- pairs across families, PyTorch's closed forms (keyed "P|Q") ----
+
+local LOG_2PI = math.log(2 * math.pi)
+local CROSS = {}
+
+CROSS["Bernoulli|Poisson"] = function(p, q)
+    return -p:entropy() - (p.probs * q.rate:log() - q.rate)
+end
+
+CROSS["Exponential|Gamma"] = function(p, q)
+    local ratio = q.rate / p.rate
+    local t1 = -q.concentration * ratio:log()
+    return t1 + ratio + q.concentration:lgamma() + q.concentration * EULER - (1 + EULER)
+end
+
+CROSS["Exponential|Gumbel"] = function(p, q)
+    local prod = p.rate * q.scale
+    local lsr = q.loc / q.scale
+    local t1 = prod:log() - 1
+    local t2 = lsr:exp() * prod / (prod + 1)
+    local t3 = prod:reciprocal()
+    return t1 - lsr + t2 + t3
+end
+
+CROSS["Exponential|Normal"] = function(p, q)
+    local var_normal = q.scale:pow(2)
+    local rate_sqr = p.rate:pow(2)
+    local t1 = (rate_sqr * var_normal):log() * 0.5 + 0.5 * LOG_2PI
+    local t2 = rate_sqr:reciprocal()
+    local t3 = q.loc / p.rate
+    local t4 = q.loc:pow(2) * 0.5
+    return t1 - 1 + (t2 - t3 + t4) / var_normal
+end
+
+CROSS["Gamma|Exponential"] = function(p, q)
+    return -p:entropy() - q.rate:log() + q.rate * p.concentration / p.rate
+end
+
+CROSS["Gamma|Gumbel"] = function(p, q)
+    local a = p.concentration
+    local prod = p.rate * q.scale
+    local lsr = q.loc / q.scale
+    local t1 = (a - 1) * a:digamma() - a:lgamma() - a
+    local t2 = prod:log() + a / prod
+    local t3 = lsr:exp() * (prod:reciprocal() + 1):pow(-a) - lsr
+    return t1 + t2 + t3
+end
+
+CROSS["Gamma|Normal"] = function(p, q)
+    local a = p.concentration
+    local var_normal = q.scale:pow(2)
+    local beta_sqr = p.rate:pow(2)
+    local t1 = (beta_sqr * var_normal):log() * 0.5 + 0.5 * LOG_2PI - a - a:lgamma()
+    local t2 = (a:pow(2) + a) * 0.5 / beta_sqr
+    local t3 = q.loc * a / p.rate
+    local t4 = q.loc:pow(2) * 0.5
+    return t1 + (a - 1) * a:digamma() + (t2 - t3 + t4) / var_normal
+end
+
+CROSS["Gumbel|Normal"] = function(p, q)
+    local ratio = p.scale / q.scale
+    local t1 = (ratio / math.sqrt(2 * math.pi)):log()
+    local t2 = (ratio * (math.pi * 0.5)):pow(2) / 3
+    local t3 = ((p.loc + p.scale * EULER - q.loc) / q.scale):pow(2) * 0.5
+    return -t1 + t2 + t3 - (EULER + 1)
+end
+
+CROSS["Laplace|Normal"] = function(p, q)
+    local var_normal = q.scale:pow(2)
+    local r = p.scale:pow(2) / var_normal
+    local t1 = (r * (2 / math.pi)):log() * 0.5
+    local t2 = p.loc:pow(2) * 0.5
+    local t3 = p.loc * q.loc
+    local t4 = q.loc:pow(2) * 0.5
+    return -t1 + r + (t2 - t3 + t4) / var_normal - 1
+end
+
+CROSS["Normal|Gumbel"] = function(p, q)
+    local msr = p.loc / q.scale
+    local vsr = (p.scale / q.scale):pow(2)
+    local lsr = q.loc / q.scale
+    local t1 = vsr:log() * 0.5
+    local t2 = msr - lsr
+    local t3 = (-msr + vsr * 0.5 + lsr):exp()
+    return -t1 + t2 + t3 - (0.5 * (1 + LOG_2PI))
+end
+
+CROSS["Normal|Laplace"] = function(p, q)
+    local d = p.loc - q.loc
+    local ratio = p.scale / q.scale
+    local dr = d / p.scale
+    local t1 = ratio:log()
+    local t2 = p.scale * (dr:pow(2) * -0.5):exp() * math.sqrt(2 / math.pi)
+    local t3 = d * (dr * math.sqrt(0.5)):erf()
+    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+end
+
+CROSS["Uniform|Exponential"] = function(p, q)
+    local r = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate):log()
+    return core.where(p.low:detach():lt(0), math.huge, r)
+end
+
+local function x_log_x(x)
+    return x * x:log()
+end
+
+CROSS["Uniform|Gamma"] = function(p, q)
+    local w = p.high - p.low
+    local t1 = w:log()
+    local t2 = q.concentration:lgamma() - q.concentration * q.rate:log()
+    local t3 = (-q.concentration + 1) * (x_log_x(p.high) - x_log_x(p.low) - w) / w
+    local t4 = q.rate * (p.high + p.low) / 2
+    local r = -t1 + t2 + t3 + t4
+    return core.where(p.low:detach():lt(0), math.huge, r)
+end
+
+CROSS["Uniform|Gumbel"] = function(p, q)
+    local c = q.scale / (p.high - p.low)
+    local hd = (p.high - q.loc) / q.scale
+    local ld = (p.low - q.loc) / q.scale
+    local t1 = c:log() + (hd + ld) * 0.5
+    local t2 = c * ((-hd):exp() - (-ld):exp())
+    return t1 - t2
+end
+
+CROSS["Uniform|Normal"] = function(p, q)
+    local w = p.high - p.low
+    local t1 = (q.scale * math.sqrt(math.pi * 2) / w):log()
+    local t2 = w:pow(2) / 12
+    local t3 = ((p.high + p.low - q.loc * 2) / 2):pow(2)
+    return t1 + (t2 + t3) * 0.5 / q.scale:pow(2)
+end
+
+local function beta_mean(p)
+    return p.concentration1 / (p.concentration1 + p.concentration0)
+end
+
+CROSS["Beta|ContinuousBernoulli"] = function(p, q)
+    return -p:entropy() - beta_mean(p) * q.logits - (-q.probs):log1p() -
+        q:_cont_bern_log_norm()
+end
+
+CROSS["Beta|Exponential"] = function(p, q)
+    return -p:entropy() - q.rate:log() + q.rate * beta_mean(p)
+end
+
+CROSS["Beta|Gamma"] = function(p, q)
+    local t1 = -p:entropy()
+    local t2 = q.concentration:lgamma() - q.concentration * q.rate:log()
+    local t3 = (q.concentration - 1) * (p.concentration1:digamma() -
+        (p.concentration1 + p.concentration0):digamma())
+    local t4 = q.rate * beta_mean(p)
+    return t1 + t2 - t3 + t4
+end
+
+CROSS["Beta|Normal"] = function(p, q)
+    local e = beta_mean(p)
+    local var_normal = q.scale:pow(2)
+    local t1 = -p:entropy()
+    local t2 = (var_normal * (2 * math.pi)):log() * 0.5
+    local t3 = (e * (-e + 1) / (p.concentration1 + p.concentration0 + 1) + e:pow(2)) * 0.5
+    local t4 = q.loc * e
+    local t5 = q.loc:pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+end
+
+CROSS["Beta|Uniform"] = function(p, q)
+    local r = -p:entropy() + (q.high - q.low):log()
+    return core.where(q.low:detach():gt(0):logical_or(q.high:detach():lt(1)), math.huge, r)
+end
+
+CROSS["ContinuousBernoulli|Exponential"] = function(p, q)
+    return -p:entropy() - q.rate:log() + q.rate * p:mean()
+end
+
+CROSS["ContinuousBernoulli|Normal"] = function(p, q)
+    local t1 = -p:entropy()
+    local t2 = ((q.loc / q.scale):pow(2) + LOG_2PI) * 0.5 + q.scale:log()
+    local m = p:mean()
+    local t3 = (p:variance() + m:pow(2) - q.loc * m * 2) / (q.scale:pow(2) * 2)
+    return t1 + t2 + t3
+end
+
+-- (PyTorch's test, kept: inf where q.low >= 0 or q.high <= 1)
+CROSS["ContinuousBernoulli|Uniform"] = function(p, q)
+    local r = -p:entropy() + (q.high - q.low):log()
+    return core.where(q.low:detach():ge(0):logical_or(q.high:detach():le(1)), math.huge, r)
+end
+
+CROSS["Uniform|Beta"] = function(p, q)
+    local w = p.high - p.low
+    local t1 = w:log()
+    local t2 = (q.concentration1 - 1) * (x_log_x(p.high) - x_log_x(p.low) - w) / w
+    local t3 = (q.concentration0 - 1) * (x_log_x(-p.high + 1) - x_log_x(-p.low + 1) + w) / w
+    local t4 = q.concentration1:lgamma() + q.concentration0:lgamma() -
+        (q.concentration1 + q.concentration0):lgamma()
+    local r = t3 + t4 - t1 - t2
+    return core.where(p.high:detach():gt(1):logical_or(p.low:detach():lt(0)), math.huge, r)
+end
+
+-- (PyTorch's test, kept: inf where p.high >= 1 or p.low <= 0)
+CROSS["Uniform|ContinuousBernoulli"] = function(p, q)
+    local r = -p:entropy() - p:mean() * q.logits - (-q.probs):log1p() - q:_cont_bern_log_norm()
+    return core.where(p.high:detach():ge(1):logical_or(p.low:detach():le(0)), math.huge, r)
+end
+
+-- p's support not inside q's: inf everywhere, of p's batch shape (PyTorch's _infinite_like)
+local function infinite(p)
+    local like = p.rate or p.loc
+    return core.full(like:size(), math.huge, { dtype = like.dtype, device = like.device })
+end
+CROSS["Poisson|Bernoulli"] = infinite
+CROSS["Poisson|Binomial"] = infinite
+
+-- a subclass falls back on its base's closed forms, as PyTorch's registry looks them up
+local PARENT = { Chi2 = "Gamma" }
+
+local function lookup(fp, fq)
+    for _, a in ipairs({ fp, PARENT[fp] }) do
+        for _, b in ipairs({ fq, PARENT[fq] }) do
+            if a == b and KL[a] then
+                return KL[a]
+            elseif CROSS[a .. "|" .. b] then
+                return CROSS[a .. "|" .. b]
+            end
+        end
+    end
+end
+
 kl = function(p, q)
     local function family(d)
         return type(d) == "table" and rawget(getmetatable(d) or {}, "__name")
@@ -123,12 +416,15 @@ kl = function(p, q)
         raise("tide: kl_divergence: expected two distributions, got " .. type(p) .. " and " ..
             type(q))
     end
-    if fp ~= fq or not KL[fp] then
+    local f = lookup(fp, fq)
+    if not f then
         raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
-            "two of Normal, Categorical, Bernoulli, Uniform, Exponential, Laplace, " ..
-            "MultivariateNormal, Gamma, Beta, Dirichlet or Independent"):format(fp, fq))
+            "two of one family (but Weibull and StudentT) and PyTorch's closed forms across " ..
+            "Beta, ContinuousBernoulli, Exponential, Gamma, Gumbel, Laplace, Normal and " ..
+            "Uniform, and Bernoulli-Poisson")
+            :format(fp, fq))
     end
-    return KL[fp](p, q)
+    return f(p, q)
 end
 
 return kl

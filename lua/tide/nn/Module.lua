@@ -12,6 +12,7 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
+local PARAMS = require("tide.nn._parameters") -- nn.Parameter's tensors
 
 local Module = { __name = "Module", __ismodule = true }
 Module.__index = Module
@@ -91,7 +92,7 @@ function Module:register_parameter(name, p)
         raise("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
             type(p))
     end
-    if p ~= nil and not p.requires_grad then
+    if p ~= nil and not p.requires_grad and not PARAMS[p] then -- nn.Parameter's as it is
         p:requires_grad_(true)
     end
     add(self, self._params, "parameter", name, p)
@@ -187,13 +188,14 @@ function Module:get_buffer(target)
     return get_tensor(self, "get_buffer", "buffer", target)
 end
 
--- first assignment of a field: a Module becomes a child, a tensor that requires grad a parameter
+-- first assignment of a field: a Module becomes a child, a tensor that requires grad (or an
+-- nn.Parameter) a parameter
 function Module.__newindex(self, k, v)
     if type(k) == "string" and rawget(self, "_kind") and not self._kind[k] then
         if is_module(v) then
             add(self, self._modules, "module", k, v)
             return
-        elseif is_tensor(v) and v.requires_grad and v.is_leaf ~= false then
+        elseif is_tensor(v) and (PARAMS[v] or v.requires_grad and v.is_leaf ~= false) then
             add(self, self._params, "parameter", k, v)
             return
         end

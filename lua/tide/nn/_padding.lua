@@ -1,6 +1,7 @@
--- the padding modules' shared body (ZeroPad2d, ConstantPad1d/2d, ReflectionPad1d/2d,
--- ReplicationPad1d/2d): F.pad with the module's mode over the last n / 2 dims. padding is an
--- integer (every side) or a table of n integers {left, right[, top, bottom]}, as PyTorch's.
+-- the padding modules' shared body (ZeroPad2d, ConstantPad1d/2d/3d, ReflectionPad1d/2d/3d,
+-- ReplicationPad1d/2d/3d): F.pad with the module's mode over the last n / 2 dims. padding is an
+-- integer (every side) or a table of n integers {left, right[, top, bottom[, front, back]]}, as
+-- PyTorch's.
 local core = require("tide.core")
 local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
@@ -8,7 +9,8 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 
-local SIDES = { [2] = "{left, right}", [4] = "{left, right, top, bottom}" }
+local SIDES = { [2] = "{left, right}", [4] = "{left, right, top, bottom}",
+    [6] = "{left, right, top, bottom, front, back}" }
 
 -- the class name; n sizes; mode ("constant", "reflect", "replicate"); takes_value: init's
 -- second argument is the fill value (ConstantPad), else the fill is 0 (ZeroPad2d) or none

@@ -267,6 +267,7 @@ local function conv_args(who, input, weight, bias, opts, nd, layout)
     same_device(input, bias, who, "bias")
     return o, groups
 end
+F._conv_args = conv_args -- also conv3d's (_functional_3d.lua)
 
 -- the output size of a convolution; (dh, dw) the dilation
 local function conv_out(who, h, w, kh, kw, sh, sw, ph, pw, dh, dw)
@@ -413,6 +414,7 @@ local function pool_out(size, k, s, p, d, ceil_mode)
     end
     return n
 end
+F._pool_out = pool_out -- also the 3-D pools' (_functional_3d.lua)
 
 -- the geometry of a 2-D pooling over input [N, C, H, W]: kernel, stride (default: the kernel),
 -- padding, dilation (max pooling only), ceil_mode; a table g = {kh, kw, sh, sw, ph, pw, dh, dw,
@@ -1132,6 +1134,19 @@ function F.interpolate(input, opts)
             end
         end
     end
+    -- the output and the per-position index tables within the memory budget, before the
+    -- tables grow (scale_factor = math.huge used to grow them until the machine ran out)
+    local elems, positions = input:size(1) * input:size(2), 0
+    for i = 1, nsp do
+        if not (sizes[i] < math.huge) then
+            raise(string.format("tide: %s: scale_factor %s makes dim %d of size %d infinite",
+                who, tostring(scales[i] and 1 / scales[i] or o.scale_factor), 2 + i,
+                input:size(2 + i)))
+        end
+        elems, positions = elems * sizes[i], positions + sizes[i]
+    end
+    args.check_budget(who, elems * 8 + positions * 64, 1, "the output",
+        "pass a smaller size or scale_factor")
     local single = input.dtype ~= "float64" -- the kernels' float arithmetic below float64
     local out = input
     for i = nsp, 1, -1 do
@@ -1472,6 +1487,10 @@ local EXTENSIONS = {
     ["tide.nn._functional_layers"] = { "alpha_dropout", "bilinear", "channel_shuffle",
         "conv_transpose1d", "dropout1d", "embedding_bag", "instance_norm", "local_response_norm" },
     ["tide.nn._functional_vision"] = { "affine_grid", "grid_sample" },
+    ["tide.nn._functional_more"] = { "feature_alpha_dropout", "pdist",
+        "triplet_margin_with_distance_loss", "upsample", "upsample_bilinear", "upsample_nearest" },
+    ["tide.nn._functional_3d"] = { "adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d",
+        "conv3d", "conv_transpose3d", "dropout3d", "max_pool3d" },
     ["tide.nn._functional_losses"] = { "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
         "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
         "poisson_nll_loss", "soft_margin_loss" },

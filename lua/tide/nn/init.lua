@@ -24,8 +24,15 @@ local CLASSES = {
     "Softmax2d", "Dropout1d", "AlphaDropout", "ChannelShuffle", "Bilinear", "ConvTranspose1d",
     "Unfold", "Fold", "LocalResponseNorm", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
     "RReLU", "EmbeddingBag", "CTCLoss",
+    -- the 3-D layers (spec/nn3d_spec.lua)
+    "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d", "BatchNorm3d", "InstanceNorm3d", "Dropout3d", "ConstantPad3d",
+    "ReflectionPad3d", "ReplicationPad3d",
     "SoftMarginLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelMarginLoss",
+    -- parameters and their containers; more of PyTorch's layers and losses
+    "Parameter", "ParameterList", "ParameterDict", "TripletMarginWithDistanceLoss",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "FeatureAlphaDropout",
     -- sequence models and attention
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",

@@ -1,0 +1,25 @@
+-- tide.distributions.Chi2(df): the chi-squared distribution, PyTorch's: exactly
+-- Gamma(df / 2, 1 / 2), whose methods it inherits (log_prob, cdf, entropy, moments, sample);
+-- rsample(shape) carries the gradient to df by implicit reparametrization
+-- (tide.distributions.gamma_rsample). df must be positive.
+local Distribution = require("tide.distributions.Distribution")
+local Gamma = require("tide.distributions.Gamma")
+local gamma_rsample = require("tide.distributions.gamma_rsample")
+
+local Chi2 = Gamma:extend("Chi2")
+
+function Chi2:init(df, ...)
+    require("tide.op_args").no_extra("Chi2", 2, ...)
+    local p = Distribution.broadcast_params("Chi2", { "df" }, { df })
+    Distribution.require(p[1]:detach():gt(0), "Chi2", "df must be positive")
+    Gamma.init(self, p[1] * 0.5, 0.5)
+    self.df = p[1]
+    self._params = { "df" }
+end
+
+function Chi2:rsample(shape)
+    local s = self:extended_shape(shape, "Chi2.rsample")
+    return gamma_rsample.sample(self.concentration:expand(s):contiguous()) / self.rate
+end
+
+return Chi2

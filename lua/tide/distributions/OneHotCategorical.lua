@@ -1,0 +1,75 @@
+-- tide.distributions.OneHotCategorical({probs =} or {logits =}): a Categorical over the last dim
+-- whose draws are one-hot vectors (event shape {K}) in the parameters' dtype, PyTorch's: probs
+-- normalized, log_prob reads the class of the 1 (argmax), entropy the Categorical's, mean probs,
+-- variance probs (1 - probs). sample(shape) has no gradient. Values must be one-hot.
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+local Distribution = require("tide.distributions.Distribution")
+local Categorical = require("tide.distributions.Categorical")
+
+local OneHotCategorical = Distribution:extend("OneHotCategorical")
+
+function OneHotCategorical:init(opts, ...)
+    local who = "OneHotCategorical"
+    args.no_extra(who, 2, ...)
+    if type(opts) ~= "table" or is_tensor(opts) then
+        raise(("tide: %s: expected {probs = ...} or {logits = ...}, got %s"):format(who,
+            is_tensor(opts) and "a tensor" or type(opts)))
+    end
+    args.options(who, opts, { "probs", "logits" }, "{logits = t}")
+    -- the Categorical's checks, named as this class
+    local ok, c = pcall(Categorical, opts)
+    if not ok then
+        local msg = tostring(c):match("tide: Categorical: (.*)$")
+        if msg then
+            raise(("tide: %s: %s"):format(who, msg))
+        end
+        error(c, 0)
+    end
+    self._categorical = c
+    self.probs, self.logits = c.probs, c.logits
+    self.batch_shape, self.event_shape = c.batch_shape, { c.num_events }
+    self._params = { opts.probs ~= nil and "probs" or "logits" }
+end
+
+function OneHotCategorical:mean()
+    return self.probs
+end
+
+function OneHotCategorical:variance()
+    return self.probs * (-self.probs + 1)
+end
+
+function OneHotCategorical:stddev()
+    return self:variance():sqrt()
+end
+
+function OneHotCategorical:sample(shape)
+    self:extended_shape(shape, "OneHotCategorical.sample")
+    return autograd.no_grad(function()
+        local k = self.event_shape[1]
+        local idx = self._categorical:sample(shape)
+        return require("tide").nn.functional.one_hot(idx, k):to(self.probs.dtype)
+    end)
+end
+
+function OneHotCategorical:log_prob(value)
+    local who = "OneHotCategorical.log_prob"
+    value = self:value_tensor(value, who, self.probs)
+    local v = value:detach()
+    if v:dim() < 1 or v:size(-1) ~= self.event_shape[1] then
+        raise(("tide: %s: the values must be one-hot vectors of %d classes (last dim), got %s")
+            :format(who, self.event_shape[1], args.shape_str(v:size())))
+    end
+    Distribution.require(v:eq(0):logical_or(v:eq(1)):all(-1):logical_and(v:sum(-1):eq(1)), who,
+        "the values must be one-hot (0s and a single 1 along the last dim)")
+    return self._categorical:log_prob(v:argmax(-1))
+end
+
+function OneHotCategorical:entropy()
+    return self._categorical:entropy()
+end
+
+return OneHotCategorical

@@ -1,0 +1,33 @@
+-- nn.AdaptiveMaxPool3d(output_size[, {return_indices = false}]): input {N, C, D, H, W} (or
+-- {C, D, H, W}) to output_size (an integer or {d, h, w}; nil keeps that size) by the max of
+-- PyTorch's windows (F.adaptive_max_pool3d)
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+
+local AdaptiveMaxPool3d = Module:extend("AdaptiveMaxPool3d")
+
+function AdaptiveMaxPool3d:init(output_size, opts)
+    if type(output_size) ~= "table" then
+        I.check_int(output_size, "output_size", "AdaptiveMaxPool3d")
+    end
+    core._check_options(opts or {}, "AdaptiveMaxPool3d", { "return_indices" })
+    self.output_size = output_size
+    self.return_indices = (opts or {}).return_indices or false
+end
+
+function AdaptiveMaxPool3d:forward(x)
+    I.check_tensor(x, "AdaptiveMaxPool3d")
+    return F.adaptive_max_pool3d(x, self.output_size, { return_indices = self.return_indices })
+end
+
+function AdaptiveMaxPool3d:extra_repr()
+    local o = self.output_size
+    if type(o) == "table" then -- a hole (nil) shown as such, as PyTorch's None
+        o = "{" .. tostring(o[1]) .. ", " .. tostring(o[2]) .. ", " .. tostring(o[3]) .. "}"
+    end
+    return "output_size=" .. tostring(o)
+end
+
+return AdaptiveMaxPool3d

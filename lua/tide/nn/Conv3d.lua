@@ -1,0 +1,76 @@
+-- nn.Conv3d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
+-- or Conv3d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =, padding_mode =});
+-- sizes an integer or {d, h, w}; weight {out, in / groups, kd, kh, kw}, PyTorch's default init.
+-- Input {N, C, D, H, W}; F.conv3d (one conv2d over the depth windows).
+local idiv = require("tide._compat").idiv
+local raise = require("tide.autograd").raise
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+local T = require("tide.nn._args3d")
+
+local Conv3d = Module:extend("Conv3d")
+
+function Conv3d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
+    local who, dilation, groups = "Conv3d", nil, nil
+    if type(stride) == "table" and stride[1] == nil then -- an options table, not {d, h, w}
+        stride, padding, dilation, groups, bias = I.conv_options(self, who, stride)
+    else
+        self.padding_mode = "zeros"
+    end
+    I.conv_channels(self, in_channels, out_channels, groups, who)
+    self.kernel_size = T.triple(kernel_size, nil, who, "kernel_size", 1)
+    self.stride = T.triple(stride, 1, who, "stride", 1)
+    self.padding = T.triple(padding, 0, who, "padding", 0)
+    self.dilation = T.triple(dilation, 1, who, "dilation", 1)
+    local k = self.kernel_size
+    local cin = idiv(in_channels, self.groups)
+    I.weight_and_bias(self, { out_channels, cin, k[1], k[2], k[3] }, out_channels,
+        cin * k[1] * k[2] * k[3], bias)
+end
+
+function Conv3d:forward(x)
+    I.check_tensor(x, "Conv3d")
+    if x:dim() ~= 5 then
+        raise("tide: Conv3d: expected 5-D input {N, C, D, H, W}, got " .. I.shape_str(x.shape) ..
+            "; add a batch dim with x:unsqueeze(1)")
+    end
+    if x:size(2) ~= self.in_channels then
+        raise(string.format("tide: Conv3d: expected input with %d channels (dim 2), got %d",
+            self.in_channels, x:size(2)))
+    end
+    I.check_input(x, self.weight, "Conv3d")
+    local p = self.padding
+    if self.padding_mode ~= "zeros" and (p[1] > 0 or p[2] > 0 or p[3] > 0) then
+        -- padded by F.pad's mode first, then a convolution without padding (as PyTorch)
+        x, p = F.pad(x, { p[3], p[3], p[2], p[2], p[1], p[1] }, { mode = self.pad_with }), 0
+    end
+    return F.conv3d(x, self.weight, self.bias, { stride = self.stride, padding = p,
+        dilation = self.dilation, groups = self.groups })
+end
+
+-- PyTorch's fields: padding, dilation and groups when not the default
+function Conv3d:extra_repr()
+    local show = T.show
+    local s = string.format("%d, %d, kernel_size=%s, stride=%s", self.in_channels,
+        self.out_channels, show(self.kernel_size), show(self.stride))
+    local p, d = self.padding, self.dilation
+    if p[1] ~= 0 or p[2] ~= 0 or p[3] ~= 0 then
+        s = s .. ", padding=" .. show(p)
+    end
+    if d[1] ~= 1 or d[2] ~= 1 or d[3] ~= 1 then
+        s = s .. ", dilation=" .. show(d)
+    end
+    if self.groups ~= 1 then
+        s = s .. ", groups=" .. self.groups
+    end
+    if not self.bias then
+        s = s .. ", bias=false"
+    end
+    if self.padding_mode ~= "zeros" then
+        s = s .. ", padding_mode=" .. self.padding_mode
+    end
+    return s
+end
+
+return Conv3d

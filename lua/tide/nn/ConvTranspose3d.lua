@@ -1,0 +1,79 @@
+-- nn.ConvTranspose3d(in_channels, out_channels, kernel_size[, {stride = 1, padding = 0,
+-- output_padding = 0, dilation = 1, groups = 1, bias = true}]): the gradient of Conv3d with
+-- respect to its input (F.conv_transpose3d); sizes an integer or {d, h, w}; weight
+-- {in, out / groups, kd, kh, kw} as PyTorch's (its default init draws from fan_in =
+-- out / groups * kd * kh * kw)
+local idiv = require("tide._compat").idiv
+local core = require("tide.core")
+local raise = require("tide.autograd").raise
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+local T = require("tide.nn._args3d")
+
+local ConvTranspose3d = Module:extend("ConvTranspose3d")
+
+function ConvTranspose3d:init(in_channels, out_channels, kernel_size, opts)
+    local who = "ConvTranspose3d"
+    if opts ~= nil and type(opts) ~= "table" then
+        raise("tide: ConvTranspose3d: expected an options table {stride =, padding =, ...} " ..
+            "after kernel_size, got " .. type(opts))
+    end
+    local o = opts or {}
+    core._check_options(o, who, { "stride", "padding", "output_padding", "dilation", "groups",
+        "bias", "padding_mode" })
+    if o.padding_mode ~= nil and o.padding_mode ~= "zeros" then
+        raise(string.format("tide: %s: only padding_mode \"zeros\" is supported (as in " ..
+            "PyTorch), got \"%s\"", who, tostring(o.padding_mode)))
+    end
+    I.conv_channels(self, in_channels, out_channels, o.groups, who)
+    self.kernel_size = T.triple(kernel_size, nil, who, "kernel_size", 1)
+    self.stride = T.triple(o.stride, 1, who, "stride", 1)
+    self.padding = T.triple(o.padding, 0, who, "padding", 0)
+    self.output_padding = T.triple(o.output_padding, 0, who, "output_padding", 0)
+    self.dilation = T.triple(o.dilation, 1, who, "dilation", 1)
+    local k = self.kernel_size
+    local coutg = idiv(out_channels, self.groups)
+    I.weight_and_bias(self, { in_channels, coutg, k[1], k[2], k[3] }, out_channels,
+        coutg * k[1] * k[2] * k[3], o.bias)
+end
+
+function ConvTranspose3d:forward(x)
+    I.check_tensor(x, "ConvTranspose3d")
+    if x:dim() ~= 5 or x:size(2) ~= self.in_channels then
+        raise(string.format("tide: ConvTranspose3d: expected input {N, %d, D, H, W}, got %s",
+            self.in_channels, I.shape_str(x.shape)))
+    end
+    I.check_input(x, self.weight, "ConvTranspose3d")
+    return F.conv_transpose3d(x, self.weight, self.bias, { stride = self.stride,
+        padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
+        groups = self.groups })
+end
+
+-- PyTorch's fields: padding, dilation, output_padding and groups when not the default
+function ConvTranspose3d:extra_repr()
+    local show = T.show
+    local s = string.format("%d, %d, kernel_size=%s, stride=%s", self.in_channels,
+        self.out_channels, show(self.kernel_size), show(self.stride))
+    local function set(t, v)
+        return t[1] ~= v or t[2] ~= v or t[3] ~= v
+    end
+    if set(self.padding, 0) then
+        s = s .. ", padding=" .. show(self.padding)
+    end
+    if set(self.dilation, 1) then
+        s = s .. ", dilation=" .. show(self.dilation)
+    end
+    if set(self.output_padding, 0) then
+        s = s .. ", output_padding=" .. show(self.output_padding)
+    end
+    if self.groups ~= 1 then
+        s = s .. ", groups=" .. self.groups
+    end
+    if not self.bias then
+        s = s .. ", bias=false"
+    end
+    return s
+end
+
+return ConvTranspose3d

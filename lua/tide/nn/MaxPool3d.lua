@@ -1,0 +1,48 @@
+-- nn.MaxPool3d(kernel_size[, stride = kernel_size, padding = 0]) or MaxPool3d(k, {stride =,
+-- padding =, dilation = 1, ceil_mode = false, return_indices = false}): F.max_pool3d over input
+-- {N, C, D, H, W} or {C, D, H, W}; sizes an integer or {d, h, w}; with return_indices forward
+-- gives the values and the 1-based flat positions of the maxima in D H W
+local core = require("tide.core")
+local Module = require("tide.nn.Module")
+local I = require("tide.nn._internal")
+local F = require("tide.nn.functional")
+local T = require("tide.nn._args3d")
+
+local MaxPool3d = Module:extend("MaxPool3d")
+
+local OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
+
+function MaxPool3d:init(kernel_size, stride, padding)
+    local who, o = "MaxPool3d", nil
+    if type(stride) == "table" and stride[1] == nil then
+        core._check_options(stride, who, OPTIONS)
+        o = stride
+    else
+        o = { stride = stride, padding = padding }
+    end
+    T.triple(kernel_size, nil, who, "kernel_size", 1)
+    T.triple(o.stride, kernel_size, who, "stride", 1)
+    T.triple(o.padding, 0, who, "padding", 0)
+    T.triple(o.dilation, 1, who, "dilation", 1)
+    -- kept as given, as PyTorch's (and printed so)
+    self.kernel_size, self.stride = kernel_size, o.stride or kernel_size
+    self.padding, self.dilation = o.padding or 0, o.dilation or 1
+    self.ceil_mode = o.ceil_mode or false
+    self.return_indices = o.return_indices or false
+end
+
+function MaxPool3d:forward(x)
+    I.check_tensor(x, "MaxPool3d")
+    return F.max_pool3d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+        dilation = self.dilation, ceil_mode = self.ceil_mode,
+        return_indices = self.return_indices })
+end
+
+function MaxPool3d:extra_repr()
+    local show = T.show
+    return string.format("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s",
+        show(self.kernel_size), show(self.stride), show(self.padding), show(self.dilation),
+        tostring(self.ceil_mode))
+end
+
+return MaxPool3d

@@ -1,0 +1,143 @@
+-- nn.ParameterDict(params): parameters by name, registered under those names (state_dict keys
+-- read "scales.alpha", as PyTorch's). params is a list of {name, tensor} pairs (kept in that
+-- order) or a table name -> tensor (taken in sorted name order, as PyTorch takes a plain
+-- dict's). A tensor that is not an nn.Parameter becomes one. pd.name or pd["name"] reaches
+-- one, pd.name = t adds or replaces; keys(), values(), items() follow registration order.
+local autograd = require("tide.autograd")
+local Module = require("tide.nn.Module")
+local Parameter = require("tide.nn.Parameter")
+local PARAMS = require("tide.nn._parameters")
+local entry = require("tide.nn._param_repr")
+
+local raise = autograd.raise
+local is_tensor = autograd.is_tensor
+
+local ParameterDict = Module:extend("ParameterDict")
+
+local function check_entry(name, t, who)
+    if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
+        raise("tide: ParameterDict:" .. who .. ": expected a non-empty name without '.', got " ..
+            tostring(name))
+    end
+    if ParameterDict[name] ~= nil or name == "training" or name:sub(1, 1) == "_" then
+        raise("tide: ParameterDict:" .. who .. ": the name '" .. name .. "' is a method or " ..
+            "field of ParameterDict; choose another")
+    end
+    if not is_tensor(t) then
+        raise("tide: ParameterDict:" .. who .. ": expected a tensor for '" .. name .. "', got " ..
+            type(t))
+    end
+end
+
+-- name -> tensor pairs in a fixed order, checked before anything is registered
+local function entries(ts, who)
+    if type(ts) ~= "table" or is_tensor(ts) or Module.is_module(ts) then
+        raise("tide: ParameterDict:" .. who .. ": expected a table name -> tensor or a list of " ..
+            "{name, tensor} pairs, got " .. (is_tensor(ts) and "a tensor" or type(ts)))
+    end
+    local out = {}
+    if #ts > 0 then
+        for i, e in ipairs(ts) do
+            if type(e) ~= "table" or is_tensor(e) then
+                raise("tide: ParameterDict:" .. who .. ": entry " .. i ..
+                    " is not a {name, tensor} pair")
+            end
+            out[i] = { e[1], e[2] }
+        end
+    else
+        for k, v in pairs(ts) do
+            out[#out + 1] = { k, v }
+        end
+        table.sort(out, function(a, b)
+            return tostring(a[1]) < tostring(b[1])
+        end)
+    end
+    for _, e in ipairs(out) do
+        check_entry(e[1], e[2], who)
+    end
+    return out
+end
+
+local function set(self, name, t)
+    t = PARAMS[t] and t or Parameter(t)
+    if self._kind[name] == "parameter" then
+        rawset(self, name, t)
+    else
+        self:register_parameter(name, t)
+    end
+end
+
+function ParameterDict:init(ts)
+    if ts ~= nil then
+        self:update(ts)
+    end
+end
+
+-- adds or replaces parameters by name
+function ParameterDict:update(ts)
+    for _, e in ipairs(entries(ts, "update")) do
+        set(self, e[1], e[2])
+    end
+    return self
+end
+
+-- pd.name = t adds or replaces a parameter; other fields as Module's
+function ParameterDict.__newindex(self, k, v)
+    if type(k) == "string" and is_tensor(v) and rawget(self, "_kind") then
+        check_entry(k, v, "set")
+        set(self, k, v)
+        return
+    end
+    Module.__newindex(self, k, v)
+end
+
+function ParameterDict:keys()
+    local r = {}
+    for i, name in ipairs(self._params) do
+        r[i] = name
+    end
+    return r
+end
+
+function ParameterDict:values()
+    local r = {}
+    for i, name in ipairs(self._params) do
+        r[i] = rawget(self, name)
+    end
+    return r
+end
+
+-- the {name, tensor} pairs in order (for ipairs); also `for name, p in pairs(pd:items())`
+function ParameterDict:items()
+    return self:named_parameters()
+end
+
+function ParameterDict:contains(name)
+    return self._kind[name] == "parameter"
+end
+
+-- removes the parameter name and returns it
+function ParameterDict:pop(name)
+    if not self:contains(name) then
+        raise("tide: ParameterDict:pop: no parameter '" .. tostring(name) .. "'")
+    end
+    return self:_unregister(name)
+end
+
+function ParameterDict:forward()
+    raise("tide: ParameterDict: has no forward; use its parameters (pd.name)")
+end
+
+function ParameterDict.__len(self)
+    return #self._params
+end
+
+function ParameterDict:extra_repr()
+    local parts = {}
+    for i, name in ipairs(self._params) do
+        parts[i] = entry(name, rawget(self, name))
+    end
+    return table.concat(parts, ", ")
+end
+
+return ParameterDict
