@@ -192,6 +192,9 @@ tide_status tide_backend_set_library_path(tide_device_type type, const char *pat
  * BLAS does not say, and the threads CPU kernels and BLAS run on (OpenMP's pool). */
 const char *tide_cpu_blas_core(void);
 int         tide_cpu_threads(void);
+/* the threads the CPU kernels and BLAS run on from now, for the calling thread (OpenMP's
+ * nthreads, which OpenBLAS follows; n >= 1, else TIDE_EINVAL): PyTorch's set_num_threads */
+tide_status tide_cpu_set_threads(int n);
 
 /* The CUDA backend's calls (kept for the C API): the generic calls above for TIDE_DEVICE_CUDA. */
 int         tide_cuda_is_available(void);       /* never fails; loads the backend on first use */

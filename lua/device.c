@@ -259,6 +259,24 @@ static int l_cpu_info(lua_State *L) {
     return 1;
 }
 
+/* tide.set_num_threads(n), tide.get_num_threads(): PyTorch's names for the CPU's threads */
+static int l_set_num_threads(lua_State *L) {
+    tl_max_args(L, 1, "set_num_threads");
+    lua_Integer n = tl_check_int(L, 1, "set_num_threads", "n");
+    if (n < 1 || n > 65536)
+        return tl_error(L, "tide: set_num_threads: n must be from 1 to 65536, got %s",
+                        lua_tostring(L, 1));
+    if (tide_cpu_set_threads((int)n) != TIDE_OK)
+        return tl_raise(L);
+    return 0;
+}
+
+static int l_get_num_threads(lua_State *L) {
+    tl_max_args(L, 0, "get_num_threads");
+    lua_pushinteger(L, tide_cpu_threads());
+    return 1;
+}
+
 void tl_open_device(lua_State *L, int mod) {
     mod = lua_absindex(L, mod);
     if (luaL_newmetatable(L, TL_DEVICE)) {
@@ -278,6 +296,8 @@ void tl_open_device(lua_State *L, int mod) {
                                      {"memory_stats", l_memory_stats},
                                      {"synchronize", l_synchronize},
                                      {"cpu_info", l_cpu_info},
+                                     {"set_num_threads", l_set_num_threads},
+                                     {"get_num_threads", l_get_num_threads},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);
 

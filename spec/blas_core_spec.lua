@@ -2,7 +2,8 @@
 -- Debian 12's OpenBLAS falls back to its SSE3 "Prescott" kernels on CPU models newer than
 -- itself (a Sapphire Rapids sgemm at a fifth of its speed); tide/init.lua's preload sets
 -- OPENBLAS_CORETYPE before core.so loads OpenBLAS, unless the user set it, and takes it back
--- out of the environment afterwards. tide.cpu_info() says what runs.
+-- out of the environment afterwards. tide.cpu_info() says what runs; tide.set_num_threads
+-- changes the threads.
 local tide = require("tide")
 
 local function run(cmd)
@@ -42,6 +43,32 @@ describe("tide.cpu_info", function()
         assert.are.equal("string", type(info.blas_core))
         assert.is_true(info.threads >= 1 and info.threads % 1 == 0)
     end)
+
+    it("set_num_threads changes the threads the kernels and BLAS run on (PyTorch's name)",
+        function()
+            local before = tide.get_num_threads()
+            assert.are.equal(tide.cpu_info().threads, before)
+            local a = tide.randn(96, 96, { dtype = "float64" })
+            local want = a:matmul(a):sum():item()
+            tide.set_num_threads(1)
+            assert.are.equal(1, tide.get_num_threads())
+            assert.are.equal(1, tide.cpu_info().threads)
+            -- the same product on one thread (sums in another order: to rounding)
+            assert.is_true(math.abs(a:matmul(a):sum():item() - want) <= 1e-9 * math.abs(want))
+            tide.set_num_threads(before)
+            assert.are.equal(before, tide.get_num_threads())
+            for _, bad in ipairs({ 0, -2, 70000 }) do
+                local ok, err = pcall(tide.set_num_threads, bad)
+                assert.is_false(ok)
+                assert.matches("tide: set_num_threads: n must be from 1 to 65536, got " .. bad,
+                    tostring(err), 1, true)
+            end
+            local ok, err = pcall(tide.set_num_threads, 1.5)
+            assert.is_false(ok)
+            assert.matches("tide: set_num_threads: n must be an integer, got 1.5", tostring(err),
+                1, true)
+            assert.are.equal(before, tide.get_num_threads())
+        end)
 
     it("runs the kernels of the CPU's vector units when the user chose none", function()
         local want = expected_core()

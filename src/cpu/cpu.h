@@ -121,6 +121,7 @@ void tide_storage_cache_flush(void);
  * BLAS (matmul.c: OpenBLAS's corename, NULL when the BLAS does not say): the device_info entry */
 int         cpu_threads(void);
 const char *cpu_blas_core(void);
+void        cpu_blas_set_threads(int n); /* matmul.c: OpenBLAS's own count, where it keeps one */
 
 /* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file
  * per family (elementwise.c: binary, binary_scalar, unary, copy, fill; reduce.c; matmul.c;

@@ -31,6 +31,13 @@ const char *cpu_blas_core(void) {
     return openblas_get_corename ? openblas_get_corename() : NULL;
 }
 
+/* OpenBLAS's pthreads build keeps a thread count of its own */
+#pragma weak openblas_set_num_threads
+void         cpu_blas_set_threads(int n) {
+            if (openblas_set_num_threads)
+        openblas_set_num_threads(n);
+}
+
 /* How BLAS can read a rows x cols matrix with element strides sr, sc: returns 0 when it needs
  * a copy. Strides of size-1 dims do not matter. */
 static int blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, int *trans,
