@@ -269,10 +269,26 @@ describe("distributions: samples (" .. DEV .. ")", function()
         P.close({ 1 / 6, 2 / 6, 3 / 6 }, d:mean(1), 0.02, "dirichlet mean")
         P.close({ 1, 1, 1 }, d:sum(2):narrow(1, 1, 3):view(-1), 1e-12, "on the simplex")
         assert.is_false(d.requires_grad)
-        local ok, err = pcall(function() return dist.Gamma(t64({ 1 }), t64({ 1 })):rsample() end)
-        assert.is_false(ok)
-        assert.matches("tide: Gamma: rsample (the draw is not differentiable; use sample) is " ..
-            "not defined", tostring(err), 1, true)
+    end)
+
+    it("Gamma, Beta and Dirichlet rsample carry the gradient to their parameters", function()
+        -- the gradients of the sample mean, near the gradients of the mean itself (PyTorch's
+        -- implicit reparametrization): d/da of a / b is 1 / b, d/db -a / b^2; Beta's d/da
+        -- a / (a + b) is b / (a + b)^2; Dirichlet's d x1 / d c1 is (c0 - c1) / c0^2
+        tide.manual_seed(21)
+        local a, b = t64({ 2.5 }):requires_grad_(true), t64({ 1.5 }):requires_grad_(true)
+        dist.Gamma(a, b):rsample({ 40000 }):mean():backward()
+        assert.is_true(math.abs(a.grad:item() - 1 / 1.5) < 0.02, "d/da " .. a.grad:item())
+        assert.is_true(math.abs(b.grad:item() + 2.5 / 1.5 ^ 2) < 0.05, "d/db " .. b.grad:item())
+        a.grad, b.grad = nil, nil
+        dist.Beta(a, b):rsample({ 40000 }):mean():backward()
+        assert.is_true(math.abs(a.grad:item() - 1.5 / 16) < 0.01, "Beta d/da " .. a.grad:item())
+        assert.is_true(math.abs(b.grad:item() + 2.5 / 16) < 0.01, "Beta d/db " .. b.grad:item())
+        local c = t64({ 1, 2, 3 }):requires_grad_(true)
+        dist.Dirichlet(c):rsample({ 40000 }):select(2, 1):mean():backward()
+        assert.is_true(math.abs(c.grad:to("cpu"):totable()[1] - 5 / 36) < 0.01,
+            "Dirichlet d/dc1 " .. c.grad:to("cpu"):totable()[1])
+        assert.is_false(dist.Gamma(a, b):sample({ 3 }).requires_grad)
     end)
 
     it("Bernoulli and Uniform draw in their supports at their means", function()

@@ -1,6 +1,7 @@
 -- tide.distributions.Beta(concentration1, concentration0): the beta distribution on [0, 1],
 -- PyTorch's: a Dirichlet of {concentration1, concentration0} read at {x, 1 - x} (log_prob and
--- entropy as there); sample(shape) by two gamma draws (no gradient). Both must be positive.
+-- entropy as there); rsample(shape) by two gamma draws, differentiable to both (Dirichlet's).
+-- Both must be positive.
 local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 local Dirichlet = require("tide.distributions.Dirichlet")
@@ -26,8 +27,9 @@ function Beta:variance()
     return self.concentration1 * self.concentration0 / (total:pow(2) * (total + 1))
 end
 
-function Beta:sample(shape)
-    return self._dirichlet:sample(shape):select(-1, 1)
+function Beta:rsample(shape)
+    self:extended_shape(shape, "Beta.rsample") -- (its errors named as this call)
+    return self._dirichlet:rsample(shape):select(-1, 1)
 end
 
 function Beta:log_prob(value)

@@ -1,10 +1,8 @@
 -- tide.distributions.Chi2(df): the chi-squared distribution, PyTorch's: exactly
--- Gamma(df / 2, 1 / 2), whose methods it inherits (log_prob, cdf, entropy, moments, sample);
--- rsample(shape) carries the gradient to df by implicit reparametrization
--- (tide.distributions.gamma_rsample). df must be positive.
+-- Gamma(df / 2, 1 / 2), whose methods it inherits (log_prob, cdf, entropy, moments, sample and
+-- rsample, whose gradient reaches df). df must be positive.
 local Distribution = require("tide.distributions.Distribution")
 local Gamma = require("tide.distributions.Gamma")
-local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Chi2 = Gamma:extend("Chi2")
 
@@ -15,11 +13,6 @@ function Chi2:init(df, ...)
     Gamma.init(self, p[1] * 0.5, 0.5)
     self.df = p[1]
     self._params = { "df" }
-end
-
-function Chi2:rsample(shape)
-    local s = self:extended_shape(shape, "Chi2.rsample")
-    return gamma_rsample.sample(self.concentration:expand(s):contiguous()) / self.rate
 end
 
 return Chi2

@@ -1,14 +1,14 @@
 -- tide.distributions.Dirichlet(concentration): the Dirichlet distribution over the simplex of
--- the last dim K (event shape {K}), PyTorch's formulas; sample(shape) normalizes gamma draws
--- (no gradient, as tide's Gamma). The concentration must be positive; values must lie on the
--- simplex (>= 0, summing to 1 within 1e-6).
+-- the last dim K (event shape {K}), PyTorch's formulas; rsample(shape) normalizes gamma draws,
+-- differentiable to the concentration (Gamma's implicit reparametrization). The concentration
+-- must be positive; values must lie on the simplex (>= 0, summing to 1 within 1e-6).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
-local standard_gamma = require("tide.distributions.gamma_sampler")
+local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Dirichlet = Distribution:extend("Dirichlet")
 
@@ -40,9 +40,9 @@ function Dirichlet:variance()
     return c * (c0 - c) / (c0:pow(2) * (c0 + 1))
 end
 
-function Dirichlet:sample(shape)
-    local s = self:extended_shape(shape, "Dirichlet.sample")
-    local g = standard_gamma(self.concentration:detach():expand(s):contiguous())
+function Dirichlet:rsample(shape)
+    local s = self:extended_shape(shape, "Dirichlet.rsample")
+    local g = gamma_rsample.sample(self.concentration:expand(s):contiguous())
     return g / g:sum(-1, true)
 end
 

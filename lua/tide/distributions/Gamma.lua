@@ -1,9 +1,10 @@
 -- tide.distributions.Gamma(concentration, rate): the gamma distribution, PyTorch's formulas
--- (log_prob with xlogy, so x^0 at 0 is 1); sample(shape) by rejection (tide's generator, no
--- gradient: unlike PyTorch's, tide's Gamma has no rsample). Both parameters must be positive,
--- values positive.
+-- (log_prob with xlogy, so x^0 at 0 is 1); rsample(shape) draws by rejection (tide's generator)
+-- with gradients to both parameters, the concentration's by implicit reparametrization
+-- (tide.distributions.gamma_rsample, as PyTorch's). Both parameters must be positive, values
+-- positive.
 local Distribution = require("tide.distributions.Distribution")
-local standard_gamma = require("tide.distributions.gamma_sampler")
+local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Gamma = Distribution:extend("Gamma")
 
@@ -31,10 +32,10 @@ function Gamma:stddev()
     return self:variance():sqrt()
 end
 
-function Gamma:sample(shape)
-    local s = self:extended_shape(shape, self.__name .. ".sample") -- (Chi2's too)
-    return standard_gamma(self.concentration:detach():expand(s):contiguous()) /
-        self.rate:detach()
+-- (sample is Distribution's: this without recording)
+function Gamma:rsample(shape)
+    local s = self:extended_shape(shape, self.__name .. ".rsample") -- (Chi2's too)
+    return gamma_rsample.sample(self.concentration:expand(s):contiguous()) / self.rate
 end
 
 function Gamma:log_prob(value)
