@@ -87,6 +87,11 @@ const char *tide_dtype_name(tide_dtype dt);
 size_t      tide_dtype_size(tide_dtype dt);
 int         tide_dtype_is_float(tide_dtype dt); /* F32, F64, F16, BF16 */
 tide_status tide_dtype_from_name(const char *name, tide_dtype *out);
+/* PyTorch's default dtype: the float dtype integers and numbers promote to where a float is
+ * needed (exp of an int tensor, an int tensor plus 1.5) and that new float tensors take without
+ * a dtype; float32 (the start) or float64, else TIDE_EINVAL. Process-wide, as PyTorch's. */
+tide_status tide_set_default_float(tide_dtype dt);
+tide_dtype  tide_default_float(void);
 
 /* ---- ops ---------------------------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@ typedef struct copts {
 /* opts = {device =, dtype =, requires_grad =} at idx (absent: defaults) */
 static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, copts *o) {
     o->dev = tl_default_device(S);
-    o->dt = TIDE_DTYPE_F32;
+    o->dt = tide_default_float();
     o->has_dt = 0;
     o->requires_grad = 0;
     if (lua_isnoneornil(L, idx))
@@ -43,17 +43,17 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     lua_pop(L, 1);
 }
 
-/* the dtype of numbers without opts.dtype: int64 when every one is an integer. Where Lua has no
- * integer subtype (5.1, LuaJIT) 2.0 reads as 2, so a tensor asked to require grad (which must be
- * floating) is float32 there (docs/API.md, "Hosts") */
+/* the dtype of numbers without opts.dtype: int64 when every one is an integer, else the default
+ * float dtype. Where Lua has no integer subtype (5.1, LuaJIT) 2.0 reads as 2, so a tensor asked
+ * to require grad (which must be floating) is floating there (docs/API.md, "Hosts") */
 static tide_dtype numbers_dtype(int allint, const copts *o) {
 #if TL_NO_INTEGERS
     if (o->requires_grad)
-        return TIDE_DTYPE_F32;
+        return tide_default_float();
 #else
     (void)o;
 #endif
-    return allint ? TIDE_DTYPE_I64 : TIDE_DTYPE_F32;
+    return allint ? TIDE_DTYPE_I64 : tide_default_float();
 }
 
 /* applies opts.requires_grad to the new tensor on top of the stack */
@@ -163,7 +163,8 @@ static int l_full(lua_State *L) {
     return 1;
 }
 
-/* arange([start,] stop[, step], opts): int64 when every number is an integer, else float32 */
+/* arange([start,] stop[, step], opts): int64 when every number is an integer, else the default
+ * float dtype */
 static int l_arange(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             n = 0, allint = 1;
@@ -295,6 +296,26 @@ static int l_randperm_seeded(lua_State *L) {
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_empty(S->ctx, cpu, TIDE_DTYPE_I64, 1, shape, &r->t));
     shuffle(tide_tensor_data(r->t), n, seed);
+    return 1;
+}
+
+/* tide.set_default_dtype(name), tide.get_default_dtype(): PyTorch's default dtype (the core's
+ * tide_set_default_float), "float32" or "float64" */
+static int l_set_default_dtype(lua_State *L) {
+    tl_max_args(L, 1, "set_default_dtype");
+    const char *name = tl_check_string(L, 1, "set_default_dtype", "the dtype");
+    tide_dtype  dt;
+    if (tide_dtype_from_name(name, &dt) != TIDE_OK || tide_set_default_float(dt) != TIDE_OK)
+        return tl_error(L,
+                        "tide: set_default_dtype: the default dtype is \"float32\" or "
+                        "\"float64\", got %s",
+                        name);
+    return 0;
+}
+
+static int l_get_default_dtype(lua_State *L) {
+    tl_max_args(L, 0, "get_default_dtype");
+    lua_pushstring(L, tide_dtype_name(tide_default_float()));
     return 1;
 }
 
@@ -484,12 +505,20 @@ static int l_tensor(lua_State *L) {
 }
 
 void tl_open_creation(lua_State *L, int mod) {
-    static const luaL_Reg funcs[] = {{"tensor", l_tensor},     {"zeros", l_zeros},
-                                     {"ones", l_ones},         {"empty", l_empty},
-                                     {"full", l_full},         {"rand", l_rand},
-                                     {"randn", l_randn},       {"arange", l_arange},
-                                     {"eye", l_eye},           {"manual_seed", l_manual_seed},
-                                     {"randperm", l_randperm}, {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"tensor", l_tensor},
+                                     {"zeros", l_zeros},
+                                     {"ones", l_ones},
+                                     {"empty", l_empty},
+                                     {"full", l_full},
+                                     {"rand", l_rand},
+                                     {"randn", l_randn},
+                                     {"arange", l_arange},
+                                     {"eye", l_eye},
+                                     {"manual_seed", l_manual_seed},
+                                     {"set_default_dtype", l_set_default_dtype},
+                                     {"get_default_dtype", l_get_default_dtype},
+                                     {"randperm", l_randperm},
+                                     {NULL, NULL}};
     static const luaL_Reg rng[] = {{"_rng_state", l_rng_state},
                                    {"_set_rng_state", l_set_rng_state},
                                    {"_randperm", l_randperm_seeded},

@@ -103,7 +103,7 @@ static int where_impl(lua_State *L) {
         tide_dtype dt = o && o->t ? tide_tensor_dtype(o->t)
                         : lua_isinteger(L, 2 + k) && ab[1 - k] == NULL && lua_isinteger(L, 3 - k)
                             ? TIDE_DTYPE_I64
-                            : TIDE_DTYPE_F32;
+                            : tide_default_float();
         ab[k] = tl_push_scalar(L, S, tl_scalar(L, 2 + k), dt, tide_tensor_device(c->t));
     }
     ltensor *r = tl_push_empty(L);

@@ -23,6 +23,22 @@ size_t tide_dtype_size(tide_dtype dt) {
     return (unsigned)dt < TIDE_DTYPE_COUNT ? dtype_sizes[dt] : 0;
 }
 
+static _Atomic int default_float = TIDE_DTYPE_F32;
+
+tide_status tide_set_default_float(tide_dtype dt) {
+    if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64)
+        return tide_seterr(TIDE_EINVAL,
+                           "set_default_dtype: the default dtype is \"float32\" or \"float64\", "
+                           "got %s",
+                           tide_dtype_name(dt));
+    default_float = dt;
+    return TIDE_OK;
+}
+
+tide_dtype tide_default_float(void) {
+    return (tide_dtype)default_float;
+}
+
 int tide_dtype_is_float(tide_dtype dt) {
     return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 || dt == TIDE_DTYPE_F16 ||
            dt == TIDE_DTYPE_BF16;

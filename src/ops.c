@@ -105,7 +105,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
 
     tide_dtype cdt = tide_promote(a->dtype, b->dtype);
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
-        cdt = TIDE_DTYPE_F32;
+        cdt = tide_default_float();
     if (tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY) { /* (the message formatted only here) */
         char got[48];
         snprintf(got, sizeof got, "%s and %s", tide_dtype_name(a->dtype),
@@ -320,7 +320,7 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
         if (flags & TIDE_OPF_INTEGER_ONLY)
             TIDE_TRY(integer_scalar(name, flags, cdt, s, integral));
         if (!tide_dtype_is_float(cdt) && (!integral || (flags & TIDE_OPF_FLOAT_ONLY)))
-            cdt = TIDE_DTYPE_F32;
+            cdt = tide_default_float();
         else if (cdt == TIDE_DTYPE_BOOL)
             cdt = TIDE_DTYPE_I64;
         /* add, sub and mul wrap like tensor arithmetic (u8 + -1 is u8 - 1), where storing the
@@ -411,7 +411,7 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
         TIDE_TRY(tide_check_same_device(name, a, *out));
     tide_dtype cdt = a->dtype;
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
-        cdt = TIDE_DTYPE_F32;
+        cdt = tide_default_float();
     if ((tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY) && tide_dtype_is_float(cdt))
         return tide_seterr(TIDE_EDTYPE,
                            "%s: needs an integer or bool tensor, got %s; convert with :long() "
@@ -483,7 +483,7 @@ tide_status tide_clamp(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide
      * bounds into the integer dtype gave the empty range [1, 0], and 1) */
     tide_dtype cdt = a->dtype;
     if (!tide_dtype_is_float(cdt) && (non_integral(lo) || non_integral(hi)))
-        cdt = TIDE_DTYPE_F32;
+        cdt = tide_default_float();
     TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
     if (needs_operand(cdt, lo) || needs_operand(cdt, hi))
         return clamp_exact(ctx, a, lo, hi, out);
@@ -525,7 +525,7 @@ tide_status tide_reduce(tide_ctx *ctx, tide_op op, const tide_tensor *a, int dim
     if ((op == TIDE_OP_SUM || op == TIDE_OP_PROD) && !tide_dtype_is_float(cdt))
         cdt = TIDE_DTYPE_I64;
     if (op == TIDE_OP_MEAN && !tide_dtype_is_float(cdt))
-        cdt = TIDE_DTYPE_F32;
+        cdt = tide_default_float();
     tide_dtype odt = arg ? TIDE_DTYPE_I64 : cdt;
 
     /* shapes: kshape (keepdim, what the backend sees) and the result's */

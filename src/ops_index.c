@@ -205,7 +205,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
         return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
     TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
     tide_device *dev = a->storage->dev;
-    tide_dtype   dt = tide_dtype_is_float(a->dtype) ? a->dtype : TIDE_DTYPE_F32;
+    tide_dtype   dt = tide_dtype_is_float(a->dtype) ? a->dtype : tide_default_float();
     bool         created;
     TIDE_TRY(tide_prepare_out(ctx, op, dev, dt, a->ndim, a->shape, out, &created));
     if (tide_tensor_numel(*out) == 0)

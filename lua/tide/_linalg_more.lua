@@ -34,26 +34,7 @@ local function boolean(op, name, v)
     return v == true
 end
 
--- pcall(f, ...) whose error comes back as its message without the position
-local function attempt(f, ...)
-    local r = compat.pack(pcall(f, ...))
-    if r[1] then
-        return true, unpack(r, 2, r.n)
-    end
-    local msg = tostring(r[2])
-    return false, msg:match("^.-:%d+: (tide: .*)$") or msg
-end
-
--- re-raises msg (an error of the op inner) as op's own
-local function reraise(op, inner, msg)
-    local head = "tide: " .. inner .. ":"
-    if msg:sub(1, #head) == head then
-        msg = "tide: " .. op .. ":" .. msg:sub(#head + 1)
-    end
-    raise(msg)
-end
-
-return function(L, matrix)
+return function(L, matrix, is_vector_rhs)
     -- vecdot(x, y[, {dim = -1}]): sum(x * y) over dim, x and y broadcast (real tensors: no
     -- conjugate)
     function L.vecdot(x, y, opts)
@@ -189,6 +170,44 @@ return function(L, matrix)
         return A:dim() > 2 and (" (batch element %d)"):format(at) or ""
     end
 
+    local function not_positive_definite(op, A, info)
+        local order, at = first_failure(info)
+        raise(("tide: %s: the matrix is not positive-definite (its leading minor of order " ..
+            "%d is not positive)%s"):format(op, order, element(A, at)))
+    end
+
+    local function singular(op, A, info)
+        local k, at = first_failure(info)
+        raise(("tide: %s: the matrix is singular (U's diagonal element %d is zero after " ..
+            "pivoting)%s; check the input, or regularise it (add a small multiple of the " ..
+            "identity)"):format(op, k, element(A, at)))
+    end
+
+    -- how a strict solver fails on a matrix: the words of its error, the info of A, and the
+    -- error check_errors raises
+    local CHOLESKY_FAILURE = { says = "not positive-definite", info = cholesky_info,
+        raise = not_positive_definite }
+    local LU_FAILURE = { says = "is singular", info = lu_info, raise = singular }
+
+    -- what the _ex functions share: the strict solver `inner` run as f(...), its result and
+    -- an info of zeros where it succeeds. Its other errors (shapes, dtypes) are raised as op's
+    -- own; a failing matrix (failure.says) gives A's info, raised for the first failing one
+    -- with check_errors, or returned after nil with bad, [..., 1, 1], true where info is not 0.
+    local function strict_solve(op, A, check_errors, failure, inner, f, ...)
+        local ok, X = args.attempt(f, ...)
+        if ok then
+            return X, core.zeros(batch_of(A), { dtype = "int32", device = A.device })
+        end
+        if not X:find(failure.says, 1, true) then
+            args.raise_as(op, inner, X)
+        end
+        local info = failure.info(A)
+        if check_errors then
+            failure.raise(op, A, info)
+        end
+        return nil, info, info:ne(0):reshape(batch_of(A)):unsqueeze(-1):unsqueeze(-1)
+    end
+
     -- the result and info of [...] (0 where fine) without raising; a failing matrix's result
     -- is NaN. check_errors = true raises for the first failing one instead.
     -- cholesky_ex(A[, {upper = false, check_errors = false}]): info the order of the first
@@ -199,28 +218,12 @@ return function(L, matrix)
         local o = args.options(op, opts, CHOLESKY_EX, "{check_errors = true}")
         local upper = boolean(op, "upper", o.upper)
         local check_errors = boolean(op, "check_errors", o.check_errors)
-        local ok, Lm = attempt(L.cholesky, A, { upper = upper })
-        if ok then
-            return Lm, core.zeros(batch_of(A), { dtype = "int32", device = A.device })
+        local Lm, info, bad = strict_solve(op, A, check_errors, CHOLESKY_FAILURE,
+            "linalg.cholesky", L.cholesky, A, { upper = upper })
+        if Lm then
+            return Lm, info
         end
-        if not Lm:find("not positive-definite", 1, true) then
-            reraise(op, "linalg.cholesky", Lm)
-        end
-        local info = cholesky_info(A)
-        if check_errors then
-            local order, at = first_failure(info)
-            raise(("tide: %s: the matrix is not positive-definite (its leading minor of order " ..
-                "%d is not positive)%s"):format(op, order, element(A, at)))
-        end
-        local bad = info:ne(0):reshape(batch_of(A)):unsqueeze(-1):unsqueeze(-1)
         return nan_where(L.cholesky(identity_where(A, bad), { upper = upper }), bad), info
-    end
-
-    local function singular(op, A, info)
-        local k, at = first_failure(info)
-        raise(("tide: %s: the matrix is singular (U's diagonal element %d is zero after " ..
-            "pivoting)%s; check the input, or regularise it (add a small multiple of the " ..
-            "identity)"):format(op, k, element(A, at)))
     end
 
     -- inv_ex(A[, {check_errors = false}]): info the first zero pivot of A's LU (getrf's)
@@ -229,18 +232,11 @@ return function(L, matrix)
         matrix(op, A)
         local o = args.options(op, opts, EX, "{check_errors = true}")
         local check_errors = boolean(op, "check_errors", o.check_errors)
-        local ok, X = attempt(L.inv, A)
-        if ok then
-            return X, core.zeros(batch_of(A), { dtype = "int32", device = A.device })
+        local X, info, bad = strict_solve(op, A, check_errors, LU_FAILURE, "linalg.inv",
+            L.inv, A)
+        if X then
+            return X, info
         end
-        if not X:find("is singular", 1, true) then
-            reraise(op, "linalg.inv", X)
-        end
-        local info = lu_info(A)
-        if check_errors then
-            singular(op, A, info)
-        end
-        local bad = info:ne(0):reshape(batch_of(A)):unsqueeze(-1):unsqueeze(-1)
         return nan_where(L.inv(identity_where(A, bad)), bad), info
     end
 
@@ -252,30 +248,14 @@ return function(L, matrix)
         local o = args.options(op, opts, SOLVE_EX, "{check_errors = true}")
         local check_errors = boolean(op, "check_errors", o.check_errors)
         local sopts = { left = o.left }
-        local ok, X = attempt(L.solve, A, B, sopts)
-        if ok then
-            return X, core.zeros(batch_of(A), { dtype = "int32", device = A.device })
+        local X, info, bad = strict_solve(op, A, check_errors, LU_FAILURE, "linalg.solve",
+            L.solve, A, B, sopts)
+        if X then
+            return X, info
         end
-        if not X:find("is singular", 1, true) then
-            reraise(op, "linalg.solve", X)
-        end
-        local info = lu_info(A)
-        if check_errors then
-            singular(op, A, info)
-        end
-        local bad = info:ne(0):reshape(batch_of(A)):unsqueeze(-1)
-        X = L.solve(identity_where(A, bad:unsqueeze(-1)), B, sopts)
-        -- a vector result [..., n] (linalg.solve's rule: B 1-D, or A's shape without its last
-        -- dim) or matrices [..., n, k]
-        local vector = B:dim() == 1
-        if B:dim() == A:dim() - 1 then
-            local a, b = A:size(), B:size()
-            vector = true
-            for i = 1, #b do
-                vector = vector and a[i] == b[i]
-            end
-        end
-        return nan_where(X, vector and bad or bad:unsqueeze(-1)), info
+        X = L.solve(identity_where(A, bad), B, sopts)
+        -- a vector result [..., n] (linalg.solve's rule) or matrices [..., n, k]
+        return nan_where(X, is_vector_rhs(A, B) and bad:squeeze(-1) or bad), info
     end
 
     -- tensorinv(A[, {ind = 2}]): the inverse of A read as a matrix (its first ind dims the
@@ -300,11 +280,7 @@ return function(L, matrix)
         for i = 1, ind do
             out[#out + 1] = s[i]
         end
-        local ok, X = attempt(L.inv, A:reshape(rows, cols))
-        if not ok then
-            reraise(op, "linalg.inv", X)
-        end
-        return X:reshape(out)
+        return args.as_op(op, "linalg.inv", L.inv, A:reshape(rows, cols)):reshape(out)
     end
 
     -- tensorsolve(A, B[, {dims =}]): X with tensordot(A, X, X:dim()) = B; dims (A's, moved to
@@ -355,11 +331,8 @@ return function(L, matrix)
                 "(X's shape)"):format(op, shape_str(a), shape_str(b)))
         end
         local n = product(b)
-        local ok, X = attempt(L.solve, A:reshape(n, n), B:reshape(n))
-        if not ok then
-            reraise(op, "linalg.solve", X)
-        end
-        return X:reshape(rest)
+        return args.as_op(op, "linalg.solve", L.solve, A:reshape(n, n), B:reshape(n))
+            :reshape(rest)
     end
 
     -- householder_product(A, tau): the first n columns of H_1 H_2 ... H_k for A [..., m, n]

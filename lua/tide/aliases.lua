@@ -23,18 +23,7 @@ M.of = ALIASES -- alias -> the op's own name (its errors carry that one)
 -- the 0/1 of a comparison of x (and other) in x's float dtype, recorded with a zero gradient
 -- to both, as PyTorch's in-place comparisons: x:gt_(y) with y requiring grad leaves x in the
 -- graph, not silently detached
-local function zeros_of(t)
-    return core.is_tensor(t) and core.zeros(t.shape, { dtype = t.dtype, device = t.device }) or nil
-end
-local compared = autograd.def {
-    name = "compared",
-    forward = function(_, r)
-        return r:clone()
-    end,
-    backward = function(nd)
-        return nil, zeros_of(nd[2]), zeros_of(nd[3])
-    end,
-}
+local compared = require("tide._zero_grad_op")("compared")
 
 -- x:op_(other): x takes op's 0/1 (or bool) result r in its own dtype, recorded with zero
 -- gradients to x and other (tide.random_fills' bernoulli_ too)

@@ -73,7 +73,7 @@ function F.linspace(a, b, n, opts)
     if n < 0 then
         raise(("tide: linspace: steps must be >= 0, got %d"):format(n))
     end
-    local o = create_opts("linspace", opts, "float32")
+    local o = create_opts("linspace", opts, core.get_default_dtype())
     local rg = o.requires_grad
     o.requires_grad = nil
     if n <= 1 then

@@ -61,11 +61,15 @@ local function number_kind(v)
     end
     return 2
 end
-local OF_KIND = { [0] = "bool", [1] = "int64", [2] = "float32" } -- a number's own dtype
+-- a number's own dtype: bool, int64, or the default float dtype (tide.get_default_dtype)
+local function of_kind(k)
+    return k == 0 and "bool" or k == 1 and "int64" or core.get_default_dtype()
+end
 
 -- tide.result_type(a, b): the dtype of tide.add(a, b): tensors promote by dtype (whatever
 -- their dims); a number changes a tensor's dtype only when of a higher kind (an integer
--- makes bool int64, a float makes bool or integers float32); two numbers: int64 or float32
+-- makes bool int64, a float makes bool or integers the default float dtype); two numbers:
+-- int64 or the default float dtype
 function F.result_type(a, b, ...)
     args.no_extra("result_type", 2, ...)
     local function arg(v, pos)
@@ -83,10 +87,10 @@ function F.result_type(a, b, ...)
         return promote(da, db)
     end
     if not da and not db then
-        return OF_KIND[math.max(ka, kb)]
+        return of_kind(math.max(ka, kb))
     end
     local dt, k = da or db, ka or kb
-    return k > KIND[dt] and OF_KIND[k] or dt
+    return k > KIND[dt] and of_kind(k) or dt
 end
 
 -- tide.can_cast(from, to): false where PyTorch's casting rule refuses: a float to an integer

@@ -17,10 +17,10 @@ local FLOAT = args.FLOAT
 
 local M = {}
 
--- x itself when it holds floats, else x as float32 (PyTorch's default dtype), as PyTorch's
--- unary float functions promote integers
+-- x itself when it holds floats, else x in the default dtype (tide.get_default_dtype), as
+-- PyTorch's unary float functions promote integers
 local function floating(x)
-    return FLOAT[x.dtype] and x or x:to("float32")
+    return FLOAT[x.dtype] and x or x:to(core.get_default_dtype())
 end
 
 -- out, computed without recording, recorded as op name on the inputs (extra fields set on the

@@ -157,7 +157,7 @@ function M.functions.gradient(x, opts, ...)
         end
     end
     if not args.FLOAT[x.dtype] then
-        x = x:to("float32")
+        x = x:to(core.get_default_dtype())
     end
     local out = {}
     for i, d in ipairs(dims) do

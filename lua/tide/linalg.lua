@@ -379,6 +379,17 @@ local function same_dtype(op, A, B)
     end
 end
 
+-- B of solve(A, B) is a (batch of) vector(s) when 1-D or shaped as A without its last dim
+-- (PyTorch's rule); also solve_ex's (_linalg_more.lua)
+local function is_vector_rhs(A, B)
+    if B:dim() == A:dim() - 1 then
+        local a = A:size()
+        a[#a] = nil
+        return args.same_shape(a, B:size())
+    end
+    return B:dim() == 1
+end
+
 -- solve(A, B[, {left = true}]): X with A X = B (left) or X A = B; B [..., n, k] or [n]
 -- (a vector), A's and B's batches broadcast
 function L.solve(A, B, opts)
@@ -391,15 +402,7 @@ function L.solve(A, B, opts)
     if left == false then -- X A = B is A^T X^T = B^T
         return L.solve(A:transpose(-2, -1), B:transpose(-2, -1)):transpose(-2, -1)
     end
-    -- B is a (batch of) vector(s) when 1-D or shaped as A without its last dim (PyTorch's rule)
-    local n, vector = A:size(-1), B:dim() == 1
-    if B:dim() == A:dim() - 1 then
-        local a, b = A:size(), B:size()
-        vector = true
-        for i = 1, #b do
-            vector = vector and a[i] == b[i]
-        end
-    end
+    local n, vector = A:size(-1), is_vector_rhs(A, B)
     if vector then
         B = B:unsqueeze(-1)
     end
@@ -1501,6 +1504,6 @@ end
 
 -- vecdot, diagonal, vander, cholesky_ex, inv_ex, solve_ex, tensorinv, tensorsolve and
 -- householder_product (lua/tide/_linalg_more.lua)
-require("tide._linalg_more")(L, matrix)
+require("tide._linalg_more")(L, matrix, is_vector_rhs)
 
 return L

@@ -32,7 +32,7 @@ function M.functions.logspace(start, stop, steps, base, opts, ...)
         raise(("tide: %s: base must be a number, got %s"):format(op, type(base)))
     end
     local o = args.options(op, opts, OPTIONS, "{dtype = \"float64\"}")
-    local dtype = o.dtype or "float32"
+    local dtype = o.dtype or core.get_default_dtype()
     if o.requires_grad and not args.FLOAT[dtype] then
         raise(("tide: %s: %s tensors cannot require grad; drop requires_grad"):format(op,
             tostring(dtype)))

@@ -32,18 +32,32 @@ function M.not_differentiable(op, ...)
     end
 end
 
--- f(...)'s results, an error of the op `inner` that f runs raised as op's own (`tide: inner:`
--- becomes `tide: op:`) at the user's line: for an op written as another (t:t_() as t:t())
-function M.as_op(op, inner, f, ...)
+-- pcall(f, ...) whose error comes back as its message without the position
+function M.attempt(f, ...)
     local r = compat.pack(pcall(f, ...))
+    if r[1] then
+        return true, compat.unpack(r, 2, r.n)
+    end
+    local msg = tostring(r[2])
+    return false, msg:match("^.-:%d+: (tide: .*)$") or msg
+end
+
+-- raises msg, an error of the op `inner` (without its position), as op's own (`tide: inner:`
+-- becomes `tide: op:`) at the user's line
+function M.raise_as(op, inner, msg)
+    local head = "tide: " .. inner .. ":"
+    if msg:sub(1, #head) == head then
+        msg = "tide: " .. op .. ":" .. msg:sub(#head + 1)
+    end
+    raise(msg)
+end
+
+-- f(...)'s results, an error of the op `inner` that f runs raised as op's own (M.raise_as): for
+-- an op written as another (t:t_() as t:t())
+function M.as_op(op, inner, f, ...)
+    local r = compat.pack(M.attempt(f, ...))
     if not r[1] then
-        local msg = tostring(r[2])
-        msg = msg:match("^.-:%d+: (tide: .*)$") or msg
-        local head = "tide: " .. inner .. ":"
-        if msg:sub(1, #head) == head then
-            msg = "tide: " .. op .. ":" .. msg:sub(#head + 1)
-        end
-        raise(msg)
+        M.raise_as(op, inner, r[2])
     end
     return compat.unpack(r, 2, r.n)
 end

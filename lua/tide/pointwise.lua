@@ -248,7 +248,7 @@ with_inplace("ldexp", function(x, other, ...)
     args.no_extra("ldexp", 2, ...)
     check("ldexp", x)
     check("ldexp", other, 2)
-    local dt = args.FLOAT[x.dtype] and x.dtype or "float32"
+    local dt = args.FLOAT[x.dtype] and x.dtype or core.get_default_dtype()
     return x:to(dt):mul(core.pow(2, other:to(args.FLOAT[other.dtype] and other.dtype or dt)))
 end)
 

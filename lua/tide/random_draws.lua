@@ -7,6 +7,7 @@ local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local compat = require("tide._compat")
 local same_device = require("tide._same_device")
+local zero_grad_op = require("tide._zero_grad_op")
 
 local raise = autograd.raise
 local check, FLOAT, shape_str = args.check, args.FLOAT, args.shape_str
@@ -50,19 +51,7 @@ end
 
 -- the draw, recorded with zero gradients to mean and std (PyTorch's formulas for normal's
 -- tensor overloads): the result requires grad with them, as PyTorch's
-local function zeros_of(t)
-    return core.is_tensor(t) and core.zeros(t:size(), { dtype = t.dtype, device = t.device })
-        or nil
-end
-local drawn = autograd.def {
-    name = "normal_draw",
-    forward = function(_, r)
-        return r:clone()
-    end,
-    backward = function(nd)
-        return nil, zeros_of(nd[2]), zeros_of(nd[3])
-    end,
-}
+local drawn = zero_grad_op("normal_draw")
 
 local NORMAL_OPTIONS = { "dtype", "device", "requires_grad" }
 
@@ -92,7 +81,7 @@ function F.normal(mean, std, size, opts, ...)
         if std < 0 or std ~= std then
             raise(("tide: normal: std = %s; expected std >= 0"):format(tostring(std)))
         end
-        local dtype = o.dtype or "float32"
+        local dtype = o.dtype or core.get_default_dtype()
         if not FLOAT[dtype] then
             raise(("tide: normal: random values need a floating-point dtype, got %s; pass " ..
                 "{dtype = \"float32\"}"):format(tostring(dtype)))
@@ -227,15 +216,7 @@ local function poisson_draw(lam)
     return out
 end
 
-local drawn_poisson = autograd.def {
-    name = "poisson_draw",
-    forward = function(_, r)
-        return r:clone()
-    end,
-    backward = function(nd)
-        return nil, zeros_of(nd[2])
-    end,
-}
+local drawn_poisson = zero_grad_op("poisson_draw")
 
 function F.poisson(rates, ...)
     local op = "poisson"

@@ -155,7 +155,7 @@ Tensor.logsumexp = in_float(function(x, dim, keepdim, ...)
     local dims = dims_of("logsumexp", x, dim)
     local keep = keepdim_arg("logsumexp", keepdim)
     if INTEGRAL[x.dtype] then
-        x = x:to("float32")
+        x = x:to(core.get_default_dtype())
     end
     if x:dim() == 0 then
         return x:clone()

@@ -22,59 +22,41 @@ local function order(n)
     return n
 end
 
--- zeta(x, q) of the op table, refusing up front an exponent x that requires grad (PyTorch has
--- no gradient for it either; its backward raises), as tide refuses every op it cannot
--- differentiate rather than detach the result
-local kernel_zeta, kernel_zeta_ = Tensor.zeta, Tensor.zeta_
-
-local function exponent(op, x)
-    if core.is_tensor(x) and x.requires_grad and core.is_grad_enabled() then
-        raise("tide: " .. op .. ": not differentiable with respect to x (argument #1, the " ..
-            "exponent), as in PyTorch; detach x, or pass the exponent as a number")
-    end
-end
-
-function M.functions.zeta(x, q)
-    exponent("zeta", x)
-    return kernel_zeta(x, q)
-end
-
-function Tensor.zeta(x, q, ...)
-    args.no_extra("zeta", 2, ...)
-    exponent("zeta", x)
-    return kernel_zeta(x, q)
-end
-
-function Tensor.zeta_(x, q, ...)
-    args.no_extra("zeta_", 2, ...)
-    exponent("zeta_", x)
-    return kernel_zeta_(x, q)
-end
-
--- igamma(a, x) and igammac(a, x) of the op table, refusing an `a` that requires grad in the
--- same way (PyTorch: "derivative for igamma: input is not implemented")
-for _, op in ipairs({ "igamma", "igammac" }) do
+-- op(a, b) of the op table (tide.op, t:op and t:op_), refusing up front a first argument that
+-- requires grad (PyTorch has no gradient for it either; its backward raises), as tide refuses
+-- every op it cannot differentiate rather than detach the result; `why` ends the message
+local function first_arg_not_differentiable(op, why)
     local kernel, kernel_ = Tensor[op], Tensor[op .. "_"]
-    local function shape_arg(name, a)
+    local function refuse(name, a)
         if core.is_tensor(a) and a.requires_grad and core.is_grad_enabled() then
-            raise("tide: " .. name .. ": not differentiable with respect to a (argument #1, " ..
-                "the shape), as in PyTorch; detach a, or pass it as a number")
+            raise("tide: " .. name .. ": not differentiable with respect to " .. why)
         end
     end
-    M.functions[op] = function(a, x)
-        shape_arg(op, a)
-        return kernel(a, x)
+    M.functions[op] = function(a, b)
+        refuse(op, a)
+        return kernel(a, b)
     end
-    Tensor[op] = function(a, x, ...)
+    Tensor[op] = function(a, b, ...)
         args.no_extra(op, 2, ...)
-        shape_arg(op, a)
-        return kernel(a, x)
+        refuse(op, a)
+        return kernel(a, b)
     end
-    Tensor[op .. "_"] = function(a, x, ...)
+    Tensor[op .. "_"] = function(a, b, ...)
         args.no_extra(op .. "_", 2, ...)
-        shape_arg(op .. "_", a)
-        return kernel_(a, x)
+        refuse(op .. "_", a)
+        return kernel_(a, b)
     end
+end
+
+-- zeta(x, q): the exponent x
+first_arg_not_differentiable("zeta", "x (argument #1, the exponent), as in PyTorch; detach x, " ..
+    "or pass the exponent as a number")
+
+-- igamma(a, x) and igammac(a, x): the shape a (PyTorch: "derivative for igamma: input is not
+-- implemented")
+for _, op in ipairs({ "igamma", "igammac" }) do
+    first_arg_not_differentiable(op, "a (argument #1, the shape), as in PyTorch; detach a, or " ..
+        "pass it as a number")
 end
 
 -- polygamma(n, x) as PyTorch orders its arguments; t:polygamma(n) as its method does

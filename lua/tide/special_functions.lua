@@ -12,7 +12,7 @@ local check = args.check
 
 -- x in a float dtype: integers promote to float32, as the op table's float-only ops do
 local function floated(x)
-    return args.FLOAT[x.dtype] and x or x:float()
+    return args.FLOAT[x.dtype] and x or x:to(core.get_default_dtype())
 end
 
 local S = {}
@@ -74,7 +74,7 @@ function S.xlog1py(x, y, ...)
     args.no_extra("special.xlog1py", 2, ...)
     local like = core.is_tensor(x) and x or y
     check("special.xlog1py", like)
-    local dtype = args.FLOAT[like.dtype] and like.dtype or "float32"
+    local dtype = args.FLOAT[like.dtype] and like.dtype or core.get_default_dtype()
     local function as_tensor(v, pos)
         if type(v) == "number" then
             return core.full({}, v, { dtype = dtype, device = like.device })

@@ -382,7 +382,7 @@ function Tensor.cov(x, opts, ...)
     end
     local v = x:dim() < 2 and x:reshape(1, -1) or x
     if not FLOAT[v.dtype] then
-        v = v:to("float32")
+        v = v:to(core.get_default_dtype())
     end
     local n = v:size(2)
     local norm = math.max(n - correction, 0)
@@ -460,7 +460,7 @@ function M.functions.cumulative_trapezoid(y, x, opts)
     local dx, d, n
     y, x, dx, d, n = trapezoid_args(op, y, x, opts)
     if not FLOAT[y.dtype] then
-        y = y:float()
+        y = y:to(core.get_default_dtype())
     end
     if n <= 1 then
         local shape = y:size()
@@ -498,7 +498,7 @@ function M.functions.trapezoid(y, x, opts)
     if n == 0 then
         local shape = y:size()
         table.remove(shape, d)
-        return core.zeros(shape, { dtype = FLOAT[y.dtype] and y.dtype or "float32",
+        return core.zeros(shape, { dtype = FLOAT[y.dtype] and y.dtype or core.get_default_dtype(),
             device = y.device })
     end
     if x == nil then

@@ -27,7 +27,7 @@ local function window_args(op, n, opts, own, example)
         opts = { periodic = opts }
     end
     opts = args.options(op, opts, known, example)
-    local dtype = opts.dtype or "float32"
+    local dtype = opts.dtype or core.get_default_dtype()
     if not args.FLOAT[dtype] then
         raise(("tide: %s: a window needs a floating-point dtype, got %s"):format(op, dtype))
     end
@@ -44,7 +44,7 @@ end
 -- points (m = n + 1 when periodic)
 local function window(op, n, opts, own, example, shape)
     local len, o, periodic = window_args(op, n, opts, own, example)
-    local make = { dtype = o.dtype or "float32", device = o.device }
+    local make = { dtype = o.dtype or core.get_default_dtype(), device = o.device }
     local r
     if len <= 1 then
         r = core.ones({ len }, make)

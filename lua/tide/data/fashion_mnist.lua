@@ -70,7 +70,7 @@ local function split(dir, prefix, flatten)
         fail("%s: label %d out of range 0..9; the file is damaged", lpath,
             compat.tointeger(labels:max():item()))
     end
-    local x = images:float():div(255)
+    local x = images:to(core.get_default_dtype()):div(255)
     x = flatten and x:view(n, h * w) or x:view(n, 1, h, w)
     local y = labels:long() + 1
     return x, y

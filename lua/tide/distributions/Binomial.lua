@@ -31,7 +31,7 @@ function Binomial:init(total_count, opts, ...)
     if is_tensor(total_count) and not args.FLOAT[total_count.dtype] then
         -- integer counts take the parameter's dtype (PyTorch's type_as)
         local param = o[which]
-        total_count = total_count:to(is_tensor(param) and param.dtype or "float32")
+        total_count = total_count:to(is_tensor(param) and param.dtype or core.get_default_dtype())
     end
     local p, shape = Distribution.broadcast_params(who, { which, "total_count" },
         { o[which], total_count })

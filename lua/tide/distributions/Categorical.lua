@@ -10,6 +10,7 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
+local B = require("tide.distributions._binary")
 local unpack = require("tide._compat").unpack
 
 local Categorical = Distribution:extend("Categorical")
@@ -20,14 +21,7 @@ local MIN = { float64 = -1.7976931348623157e308, float32 = -3.4028234663852886e3
     float16 = -65504, bfloat16 = -3.3895313892515355e38 }
 
 local function param(who, opts)
-    if type(opts) ~= "table" or is_tensor(opts) then
-        raise(("tide: %s: expected {probs = ...} or {logits = ...}, got %s"):format(who,
-            is_tensor(opts) and "a tensor" or type(opts)))
-    end
-    local o = args.options(who, opts, { "probs", "logits" }, "{logits = t}")
-    if (o.probs == nil) == (o.logits == nil) then
-        raise(("tide: %s: give exactly one of probs and logits"):format(who))
-    end
+    local o = B.options(who, opts, nil, "{logits = t}")
     local t = o.probs or o.logits
     local what = o.probs and "probs" or "logits"
     if not is_tensor(t) or t:dim() < 1 then

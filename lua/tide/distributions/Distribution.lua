@@ -94,7 +94,7 @@ function Distribution.broadcast_params(who, names, values)
                 type(v)))
         end
     end
-    local dtype = like and like.dtype or "float32"
+    local dtype = like and like.dtype or core.get_default_dtype()
     if not args.FLOAT[dtype] then
         raise(("tide: %s: %s must be floating-point, got %s"):format(who, names[1], dtype))
     end

@@ -5,20 +5,16 @@
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
-local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
 local Categorical = require("tide.distributions.Categorical")
+local B = require("tide.distributions._binary")
 
 local OneHotCategorical = Distribution:extend("OneHotCategorical")
 
 function OneHotCategorical:init(opts, ...)
     local who = "OneHotCategorical"
     args.no_extra(who, 2, ...)
-    if type(opts) ~= "table" or is_tensor(opts) then
-        raise(("tide: %s: expected {probs = ...} or {logits = ...}, got %s"):format(who,
-            is_tensor(opts) and "a tensor" or type(opts)))
-    end
-    args.options(who, opts, { "probs", "logits" }, "{logits = t}")
+    B.options(who, opts, nil, "{logits = t}")
     -- the Categorical's checks, named as this class
     local ok, c = pcall(Categorical, opts)
     if not ok then

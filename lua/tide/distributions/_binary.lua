@@ -1,5 +1,6 @@
 -- tide.distributions._binary: what Geometric and Binomial share: their {probs =} or
--- {logits =} options (exactly one; the other derived as PyTorch's probs_to_logits and
+-- {logits =} options (exactly one; also Categorical's, OneHotCategorical's and
+-- ContinuousBernoulli's; the other derived as PyTorch's probs_to_logits and
 -- logits_to_probs with is_binary: the log-odds of probs clamped to [eps, 1 - eps], or the
 -- sigmoid), and a value as a tensor of the parameters' dtype.
 local autograd = require("tide.autograd")

@@ -21,11 +21,7 @@ function AdaptiveAvgPool3d:forward(x)
 end
 
 function AdaptiveAvgPool3d:extra_repr()
-    local o = self.output_size
-    if type(o) == "table" then -- a hole (nil) shown as such, as PyTorch's None
-        o = "{" .. tostring(o[1]) .. ", " .. tostring(o[2]) .. ", " .. tostring(o[3]) .. "}"
-    end
-    return "output_size=" .. tostring(o)
+    return T.output_size_repr(self.output_size)
 end
 
 return AdaptiveAvgPool3d

@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local T = require("tide.nn._args3d")
 
 local AdaptiveMaxPool3d = Module:extend("AdaptiveMaxPool3d")
 
@@ -23,11 +24,7 @@ function AdaptiveMaxPool3d:forward(x)
 end
 
 function AdaptiveMaxPool3d:extra_repr()
-    local o = self.output_size
-    if type(o) == "table" then -- a hole (nil) shown as such, as PyTorch's None
-        o = "{" .. tostring(o[1]) .. ", " .. tostring(o[2]) .. ", " .. tostring(o[3]) .. "}"
-    end
-    return "output_size=" .. tostring(o)
+    return T.output_size_repr(self.output_size)
 end
 
 return AdaptiveMaxPool3d

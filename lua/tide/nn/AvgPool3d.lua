@@ -1,7 +1,6 @@
 -- nn.AvgPool3d(kernel_size[, stride = kernel_size, padding = 0]) or AvgPool3d(k, {stride =,
 -- padding =, ceil_mode = false, count_include_pad = true, divisor_override =}): the mean of each
 -- window of input {N, C, D, H, W} or {C, D, H, W} (F.avg_pool3d); sizes an integer or {d, h, w}
-local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
@@ -12,16 +11,7 @@ local AvgPool3d = Module:extend("AvgPool3d")
 local OPTIONS = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
 
 function AvgPool3d:init(kernel_size, stride, padding)
-    local who, o = "AvgPool3d", nil
-    if type(stride) == "table" and stride[1] == nil then
-        core._check_options(stride, who, OPTIONS)
-        o = stride
-    else
-        o = { stride = stride, padding = padding }
-    end
-    T.triple(kernel_size, nil, who, "kernel_size", 1)
-    T.triple(o.stride, kernel_size, who, "stride", 1)
-    T.triple(o.padding, 0, who, "padding", 0)
+    local o = T.pool_options("AvgPool3d", OPTIONS, kernel_size, stride, padding)
     self.kernel_size, self.stride = kernel_size, o.stride or kernel_size
     self.padding = o.padding or 0
     self.ceil_mode = o.ceil_mode or false

@@ -49,28 +49,9 @@ function Conv3d:forward(x)
         dilation = self.dilation, groups = self.groups })
 end
 
--- PyTorch's fields: padding, dilation and groups when not the default
+-- PyTorch's fields (the defaults left out)
 function Conv3d:extra_repr()
-    local show = T.show
-    local s = string.format("%d, %d, kernel_size=%s, stride=%s", self.in_channels,
-        self.out_channels, show(self.kernel_size), show(self.stride))
-    local p, d = self.padding, self.dilation
-    if p[1] ~= 0 or p[2] ~= 0 or p[3] ~= 0 then
-        s = s .. ", padding=" .. show(p)
-    end
-    if d[1] ~= 1 or d[2] ~= 1 or d[3] ~= 1 then
-        s = s .. ", dilation=" .. show(d)
-    end
-    if self.groups ~= 1 then
-        s = s .. ", groups=" .. self.groups
-    end
-    if not self.bias then
-        s = s .. ", bias=false"
-    end
-    if self.padding_mode ~= "zeros" then
-        s = s .. ", padding_mode=" .. self.padding_mode
-    end
-    return s
+    return T.conv_repr(self)
 end
 
 return Conv3d

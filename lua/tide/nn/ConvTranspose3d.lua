@@ -50,30 +50,9 @@ function ConvTranspose3d:forward(x)
         groups = self.groups })
 end
 
--- PyTorch's fields: padding, dilation, output_padding and groups when not the default
+-- PyTorch's fields (the defaults left out)
 function ConvTranspose3d:extra_repr()
-    local show = T.show
-    local s = string.format("%d, %d, kernel_size=%s, stride=%s", self.in_channels,
-        self.out_channels, show(self.kernel_size), show(self.stride))
-    local function set(t, v)
-        return t[1] ~= v or t[2] ~= v or t[3] ~= v
-    end
-    if set(self.padding, 0) then
-        s = s .. ", padding=" .. show(self.padding)
-    end
-    if set(self.dilation, 1) then
-        s = s .. ", dilation=" .. show(self.dilation)
-    end
-    if set(self.output_padding, 0) then
-        s = s .. ", output_padding=" .. show(self.output_padding)
-    end
-    if self.groups ~= 1 then
-        s = s .. ", groups=" .. self.groups
-    end
-    if not self.bias then
-        s = s .. ", bias=false"
-    end
-    return s
+    return T.conv_repr(self)
 end
 
 return ConvTranspose3d

@@ -2,7 +2,6 @@
 -- padding =, dilation = 1, ceil_mode = false, return_indices = false}): F.max_pool3d over input
 -- {N, C, D, H, W} or {C, D, H, W}; sizes an integer or {d, h, w}; with return_indices forward
 -- gives the values and the 1-based flat positions of the maxima in D H W
-local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
@@ -13,17 +12,8 @@ local MaxPool3d = Module:extend("MaxPool3d")
 local OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
 
 function MaxPool3d:init(kernel_size, stride, padding)
-    local who, o = "MaxPool3d", nil
-    if type(stride) == "table" and stride[1] == nil then
-        core._check_options(stride, who, OPTIONS)
-        o = stride
-    else
-        o = { stride = stride, padding = padding }
-    end
-    T.triple(kernel_size, nil, who, "kernel_size", 1)
-    T.triple(o.stride, kernel_size, who, "stride", 1)
-    T.triple(o.padding, 0, who, "padding", 0)
-    T.triple(o.dilation, 1, who, "dilation", 1)
+    local o = T.pool_options("MaxPool3d", OPTIONS, kernel_size, stride, padding)
+    T.triple(o.dilation, 1, "MaxPool3d", "dilation", 1)
     -- kept as given, as PyTorch's (and printed so)
     self.kernel_size, self.stride = kernel_size, o.stride or kernel_size
     self.padding, self.dilation = o.padding or 0, o.dilation or 1

@@ -4,48 +4,12 @@
 -- md.name or md["name"] reaches a module; keys(), values(), items() follow registration order.
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
+local dict_entries = require("tide.nn._dict_entries")
 
 local ModuleDict = Module:extend("ModuleDict")
 
--- name -> module pairs in a fixed order, checked before anything is registered
-local function entries(mods, who)
-    if type(mods) ~= "table" or Module.is_module(mods) then
-        raise("tide: ModuleDict:" .. who .. ": expected a table name -> module or a list of " ..
-            "{name, module} pairs, got " .. (Module.is_module(mods) and "a Module" or type(mods)))
-    end
-    local out = {}
-    if #mods > 0 then
-        for i, e in ipairs(mods) do
-            if type(e) ~= "table" or Module.is_module(e) then
-                raise("tide: ModuleDict:" .. who .. ": entry " .. i .. " is not a {name, module} pair")
-            end
-            out[i] = { e[1], e[2] }
-        end
-    else
-        for k, v in pairs(mods) do
-            out[#out + 1] = { k, v }
-        end
-        table.sort(out, function(a, b)
-            return tostring(a[1]) < tostring(b[1])
-        end)
-    end
-    for _, e in ipairs(out) do
-        local name, m = e[1], e[2]
-        if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
-            raise("tide: ModuleDict:" .. who .. ": expected a non-empty name without '.', got " ..
-                tostring(name))
-        end
-        if ModuleDict[name] ~= nil or name == "training" or name:sub(1, 1) == "_" then
-            raise("tide: ModuleDict:" .. who .. ": the name '" .. name .. "' is a method or field " ..
-                "of ModuleDict; choose another")
-        end
-        if not Module.is_module(m) then
-            raise("tide: ModuleDict:" .. who .. ": expected a Module for '" .. name .. "', got " ..
-                type(m))
-        end
-    end
-    return out
-end
+local KIND = { name = "ModuleDict", class = ModuleDict, item = "module", an_item = "a Module",
+    is_item = Module.is_module }
 
 function ModuleDict:init(mods)
     if mods ~= nil then
@@ -55,7 +19,7 @@ end
 
 -- adds or replaces modules by name
 function ModuleDict:update(mods)
-    for _, e in ipairs(entries(mods, "update")) do
+    for _, e in ipairs(dict_entries.entries(KIND, mods, "update")) do
         self:add_module(e[1], e[2])
     end
     return self

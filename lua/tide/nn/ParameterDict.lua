@@ -8,55 +8,15 @@ local Module = require("tide.nn.Module")
 local Parameter = require("tide.nn.Parameter")
 local PARAMS = require("tide.nn._parameters")
 local entry = require("tide.nn._param_repr")
+local dict_entries = require("tide.nn._dict_entries")
 
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
 local ParameterDict = Module:extend("ParameterDict")
 
-local function check_entry(name, t, who)
-    if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
-        raise("tide: ParameterDict:" .. who .. ": expected a non-empty name without '.', got " ..
-            tostring(name))
-    end
-    if ParameterDict[name] ~= nil or name == "training" or name:sub(1, 1) == "_" then
-        raise("tide: ParameterDict:" .. who .. ": the name '" .. name .. "' is a method or " ..
-            "field of ParameterDict; choose another")
-    end
-    if not is_tensor(t) then
-        raise("tide: ParameterDict:" .. who .. ": expected a tensor for '" .. name .. "', got " ..
-            type(t))
-    end
-end
-
--- name -> tensor pairs in a fixed order, checked before anything is registered
-local function entries(ts, who)
-    if type(ts) ~= "table" or is_tensor(ts) or Module.is_module(ts) then
-        raise("tide: ParameterDict:" .. who .. ": expected a table name -> tensor or a list of " ..
-            "{name, tensor} pairs, got " .. (is_tensor(ts) and "a tensor" or type(ts)))
-    end
-    local out = {}
-    if #ts > 0 then
-        for i, e in ipairs(ts) do
-            if type(e) ~= "table" or is_tensor(e) then
-                raise("tide: ParameterDict:" .. who .. ": entry " .. i ..
-                    " is not a {name, tensor} pair")
-            end
-            out[i] = { e[1], e[2] }
-        end
-    else
-        for k, v in pairs(ts) do
-            out[#out + 1] = { k, v }
-        end
-        table.sort(out, function(a, b)
-            return tostring(a[1]) < tostring(b[1])
-        end)
-    end
-    for _, e in ipairs(out) do
-        check_entry(e[1], e[2], who)
-    end
-    return out
-end
+local KIND = { name = "ParameterDict", class = ParameterDict, item = "tensor",
+    an_item = "a tensor", is_item = is_tensor }
 
 local function set(self, name, t)
     t = PARAMS[t] and t or Parameter(t)
@@ -75,7 +35,7 @@ end
 
 -- adds or replaces parameters by name
 function ParameterDict:update(ts)
-    for _, e in ipairs(entries(ts, "update")) do
+    for _, e in ipairs(dict_entries.entries(KIND, ts, "update")) do
         set(self, e[1], e[2])
     end
     return self
@@ -84,7 +44,7 @@ end
 -- pd.name = t adds or replaces a parameter; other fields as Module's
 function ParameterDict.__newindex(self, k, v)
     if type(k) == "string" and is_tensor(v) and rawget(self, "_kind") then
-        check_entry(k, v, "set")
+        dict_entries.check_entry(KIND, k, v, "set")
         set(self, k, v)
         return
     end

@@ -127,7 +127,7 @@ function TF.generate_square_subsequent_mask(sz, opts, ...)
     end
     core._check_options(opts, who, { "device", "dtype" })
     return core.full({ sz, sz }, -math.huge, { device = opts.device, dtype = opts.dtype or
-        "float32" }):triu(1)
+        core.get_default_dtype() }):triu(1)
 end
 
 return TF

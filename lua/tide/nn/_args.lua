@@ -91,6 +91,15 @@ local function probability(p, who)
     return p
 end
 
+-- a dropout's input and its options {p = 0.5, training =, inplace =} (or a number, p):
+-- returns the options and p
+local DROPOUT_OPTIONS = { "p", "training", "inplace" }
+local function dropout_args(input, opts, who)
+    tensor_arg(input, who, "input")
+    local o = number_or_options(opts, "p", who, DROPOUT_OPTIONS)
+    return o, probability(o.p == nil and 0.5 or o.p, who)
+end
+
 local function same_device(x, y, who, what)
     if y ~= nil then
         I.check_device(x, y, who, what)
@@ -107,6 +116,58 @@ local function maybe_inplace(input, o, who, f)
         return I.inplace(input, f, who)
     end
     return f(input)
+end
+
+-- dropout1d's and dropout3d's body (PyTorch's feature dropout): input of `spatial` dims after
+-- its channels, with or without the batch dim (`layout` says which, in the error); in training
+-- whole channels zeroed with probability p, the rest scaled by 1/(1-p); the input otherwise
+local function feature_dropout(input, opts, who, spatial, layout)
+    local o, p = dropout_args(input, opts, who)
+    local nd = input:dim()
+    if nd ~= spatial + 1 and nd ~= spatial + 2 then
+        raise("tide: " .. who .. ": expected input " .. layout .. ", got " .. shape_str(input))
+    end
+    if not bool_opt(o.training, true, who, "training") or p == 0 then
+        return input
+    end
+    return maybe_inplace(input, o, who, function(x)
+        return I.channel_dropout(x, p, spatial)
+    end)
+end
+
+-- SELU's alpha times its scale: the value alpha dropout's dropped elements take before the
+-- affine correction (PyTorch's constant)
+local ALPHA_PRIME = 1.7580993408473766
+
+-- alpha_dropout's and feature_alpha_dropout's body: in training (default false, PyTorch's
+-- default here) each element, or with per_channel each whole channel of input {N, C, *} (one
+-- draw per sample and channel), is kept with probability 1 - p, the others set to SELU's
+-- negative saturation, then all scaled and shifted so that zero mean and unit variance stay
+-- (PyTorch's a and b); with p = 1 zeros, as PyTorch's. The input itself otherwise.
+local function alpha_dropout(input, opts, who, per_channel)
+    local o, p = dropout_args(input, opts, who)
+    if not bool_opt(o.training, false, who, "training") or p == 0 or input:numel() == 0 then
+        return input
+    end
+    if per_channel and input:dim() < 2 then
+        raise("tide: " .. who .. ": expected input {N, C, *} with at least 2 dims (channels " ..
+            "to drop), got " .. shape_str(input))
+    end
+    return maybe_inplace(input, o, who, function(x)
+        if p == 1 then
+            return x:mul(0)
+        end
+        local shape = x.shape
+        if per_channel then
+            for d = 3, #shape do
+                shape[d] = 1
+            end
+        end
+        local a = 1 / math.sqrt((ALPHA_PRIME * ALPHA_PRIME * p + 1) * (1 - p))
+        local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p):to(x.dtype)
+        local b = keep:sub(1):mul(ALPHA_PRIME * a):add(ALPHA_PRIME * a * p)
+        return x:mul(keep:mul(a)):add(b)
+    end)
 end
 
 -- a norm's per-channel tensors ({tensor or nil, name} pairs: running_mean, running_var, weight,
@@ -134,4 +195,5 @@ return {
     number_opt = number_opt, int_arg = int_arg, bool_opt = bool_opt, dim_arg = dim_arg,
     probability = probability, same_device = same_device, shape_str = shape_str,
     maybe_inplace = maybe_inplace, pair_opt = pair_opt, channel_tensors = channel_tensors,
+    dropout_args = dropout_args, feature_dropout = feature_dropout, alpha_dropout = alpha_dropout,
 }

@@ -1,7 +1,9 @@
 -- tide.nn._args3d: what the 3-D layers share (_functional_3d.lua and Conv3d, MaxPool3d, ...):
 -- a size given as an integer or {d, h, w}, and the printing of such a value in a module's
--- extra_repr (PyTorch's fields, Lua's literals: {3, 3, 3}, true, nil).
+-- extra_repr (PyTorch's fields, Lua's literals: {3, 3, 3}, true, nil), the pools' arguments and
+-- the convolutions' extra_repr.
 local compat = require("tide._compat")
+local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 
@@ -56,6 +58,56 @@ function M.triple(v, default, who, what, min)
             min, M.show(v)))
     end
     return t
+end
+
+-- the options of a 3-D pool given as (kernel_size, stride, padding) or (kernel_size, opts),
+-- checked against the names `known` and with kernel_size, stride and padding checked as triples
+function M.pool_options(who, known, kernel_size, stride, padding)
+    local o
+    if type(stride) == "table" and stride[1] == nil then
+        core._check_options(stride, who, known)
+        o = stride
+    else
+        o = { stride = stride, padding = padding }
+    end
+    M.triple(kernel_size, nil, who, "kernel_size", 1)
+    M.triple(o.stride, kernel_size, who, "stride", 1)
+    M.triple(o.padding, 0, who, "padding", 0)
+    return o
+end
+
+-- an adaptive pool's extra_repr: output_size, a hole (nil) in {d, h, w} shown as such, as
+-- PyTorch's None
+function M.output_size_repr(o)
+    if type(o) == "table" then
+        o = "{" .. tostring(o[1]) .. ", " .. tostring(o[2]) .. ", " .. tostring(o[3]) .. "}"
+    end
+    return "output_size=" .. tostring(o)
+end
+
+-- Conv3d's and ConvTranspose3d's extra_repr, PyTorch's _ConvNd one: the channels, kernel_size
+-- and stride, then padding, dilation, output_padding, groups, bias and padding_mode where set
+-- to other than the default
+local CONV_DEFAULTS = { { "padding", 0 }, { "dilation", 1 }, { "output_padding", 0 } }
+function M.conv_repr(m)
+    local s = string.format("%d, %d, kernel_size=%s, stride=%s", m.in_channels,
+        m.out_channels, M.show(m.kernel_size), M.show(m.stride))
+    for _, f in ipairs(CONV_DEFAULTS) do
+        local t, v = m[f[1]], f[2]
+        if t and (t[1] ~= v or t[2] ~= v or t[3] ~= v) then
+            s = s .. ", " .. f[1] .. "=" .. M.show(t)
+        end
+    end
+    if m.groups ~= 1 then
+        s = s .. ", groups=" .. m.groups
+    end
+    if not m.bias then
+        s = s .. ", bias=false"
+    end
+    if m.padding_mode and m.padding_mode ~= "zeros" then
+        s = s .. ", padding_mode=" .. m.padding_mode
+    end
+    return s
 end
 
 -- "2x3x4" and "1,1,1": sizes and geometry as the 2-D layers' messages write them

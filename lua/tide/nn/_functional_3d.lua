@@ -16,7 +16,7 @@ local raise = autograd.raise
 local triple, by, commas = T.triple, T.by, T.commas
 
 return function(F)
-    local tensor_arg, optional_tensor, options = C.tensor_arg, C.optional_tensor, C.options
+    local tensor_arg, options = C.tensor_arg, C.options
     local int_arg, bool_opt, shape_str = C.int_arg, C.bool_opt, C.shape_str
 
     local function float_input(input, who)
@@ -83,27 +83,15 @@ return function(F)
     -- (col2im along D); the depth padding is cropped and output_padding added after.
     function F.conv_transpose3d(input, weight, bias, opts)
         local who = "conv_transpose3d"
-        tensor_arg(input, who, "input")
-        tensor_arg(weight, who, "weight")
-        optional_tensor(bias, who, "bias")
-        local o = options(opts, who, { "stride", "padding", "output_padding", "dilation",
-            "groups" })
+        local o = F._conv_transpose_args(who, input, weight, bias, opts)
         local groups = int_arg(o.groups or 1, who, "groups", 1)
         if input:dim() ~= 5 or weight:dim() ~= 5 or input:size(2) ~= weight:size(1) then
             raise(string.format("tide: %s: expected input {N, Cin, D, H, W} and weight {Cin, " ..
                 "Cout / groups, kd, kh, kw} with the same Cin, got %s and %s", who,
                 shape_str(input), shape_str(weight)))
         end
-        if weight:size(1) % groups ~= 0 then
-            raise(string.format("tide: %s: in_channels %d (weight %s) is not divisible by " ..
-                "groups %d", who, weight:size(1), shape_str(weight), groups))
-        end
+        local cout = F._conv_transpose_channels(who, weight, bias, groups)
         local coutg = weight:size(2)
-        local cout = coutg * groups
-        if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
-            raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
-                shape_str(bias)))
-        end
         C.same_device(input, weight, who, "weight")
         I.check_dtype(input, weight, who)
         C.same_device(input, bias, who, "bias")
@@ -214,13 +202,30 @@ return function(F)
         return g
     end
 
-    -- the max over depth windows of y [B, D, oh, ow] (a 2-D pooling's maxima of each depth)
-    -- and their 1-based flat positions in D H W, from ix (the 2-D positions in H W): pos lists
-    -- the 1-based depths of each of od windows, kd each. A window's first maximum, or its last
-    -- NaN, as PyTorch's loop over d, h, w takes them; its value gathered, so the gradient
-    -- reaches that element only.
-    local function depth_max(y, ix, pos, od, kd, hw)
-        local b, oh, ow = y:size(1), y:size(3), y:size(4)
+    -- a 3-D pool's arguments checked: its options (opts, checked against `known`), the input as
+    -- [planes, D, H, W], its D H W and the pool's geometry (pool_geometry)
+    local function pool_args(who, input, kernel_size, opts, known)
+        local o = options(opts, who, known)
+        local x, size = planes(input, who)
+        return o, x, size, pool_geometry(who, size, kernel_size, o)
+    end
+
+    -- the kernel and options of the 2-D pooling over H and W that a 3-D pool starts from:
+    -- g's, with `extra` (the options of that pool alone) added
+    local function hw_pool(g, extra)
+        extra.stride, extra.padding = { g.s[2], g.s[3] }, { g.p[2], g.p[3] }
+        extra.ceil_mode = g.ceil
+        return { g.k[2], g.k[3] }, extra
+    end
+
+    -- a 3-D max pool's result: the max over depth windows of y [B, D, oh, ow] (a 2-D
+    -- pooling's maxima of each depth of input) and, when wanted, their 1-based flat positions
+    -- in D H W, from ix (the 2-D positions in H W), shaped as input with out for D H W: pos
+    -- lists the 1-based depths of each of out[1] windows, kd each. A window's first maximum,
+    -- or its last NaN, as PyTorch's loop over d, h, w takes them; its value gathered, so the
+    -- gradient reaches that element only.
+    local function depth_max(y, ix, pos, kd, input, out, want)
+        local b, oh, ow, od = y:size(1), y:size(3), y:size(4), out[1]
         local at = autograd.is_tensor(pos) and pos:reshape(od * kd):to(y.device) or
             core.tensor(pos, { dtype = "int64", device = y.device })
         local win = y:index_select(2, at):reshape(b, od, kd, oh, ow)
@@ -230,9 +235,15 @@ return function(F)
         local last_nan = win:ne(win):long():mul(order):max(3, true)
         local idx = core.where(last_nan:gt(0), last_nan, first)
         local val = win:gather(3, idx):squeeze(3)
+        local shape = out_shape(input, out)
+        if not want then
+            return val:reshape(shape)
+        end
+        local size = spatial(input)
         local cell = ix:index_select(2, at):reshape(b, od, kd, oh, ow):gather(3, idx)
         local depth = at:view(1, od, kd, 1, 1):expand(b, od, kd, oh, ow):gather(3, idx)
-        return val, depth:sub(1):mul(hw):add(cell):squeeze(3)
+        local flat = depth:sub(1):mul(size[2] * size[3]):add(cell):squeeze(3)
+        return val:reshape(shape), flat:reshape(shape)
     end
 
     -- max over each window of input {N, C, D, H, W} or {C, D, H, W}; {stride = kernel_size,
@@ -241,14 +252,11 @@ return function(F)
     -- max_pool2d over H and W of each depth, then the max over each depth window.
     function F.max_pool3d(input, kernel_size, opts)
         local who = "max_pool3d"
-        local o = options(opts, who, { "stride", "padding", "dilation", "ceil_mode",
-            "return_indices" })
-        local x, size = planes(input, who)
-        local g = pool_geometry(who, size, kernel_size, o)
+        local o, x, size, g = pool_args(who, input, kernel_size, opts, { "stride", "padding",
+            "dilation", "ceil_mode", "return_indices" })
         local want = bool_opt(o.return_indices, false, who, "return_indices")
-        local y, ix = F.max_pool2d(x, { g.k[2], g.k[3] }, { stride = { g.s[2], g.s[3] },
-            padding = { g.p[2], g.p[3] }, dilation = { g.d[2], g.d[3] }, ceil_mode = g.ceil,
-            return_indices = true })
+        local y, ix = F.max_pool2d(x, hw_pool(g, { dilation = { g.d[2], g.d[3] },
+            return_indices = true }))
         -- window o's depths o s + j d - p inside the input, in order (those in the padding add
         -- nothing), each window's list filled up to the longest by repeating its last depth
         -- (which changes neither the first maximum nor the last NaN)
@@ -273,12 +281,7 @@ return function(F)
                 pos[#pos + 1] = q + 1
             end
         end
-        local val, idx = depth_max(y, ix, pos, od, kd, size[2] * size[3])
-        local shape = out_shape(input, g.out)
-        if want then
-            return val:reshape(shape), idx:reshape(shape)
-        end
-        return val:reshape(shape)
+        return depth_max(y, ix, pos, kd, input, g.out, want)
     end
 
     -- the [od, D] matrix that sums each depth window's cells inside the input
@@ -316,19 +319,11 @@ return function(F)
     -- count (or divisor_override)
     function F.avg_pool3d(input, kernel_size, opts)
         local who = "avg_pool3d"
-        local o = options(opts, who, { "stride", "padding", "ceil_mode", "count_include_pad",
-            "divisor_override" })
-        local x, size = planes(input, who)
-        local g = pool_geometry(who, size, kernel_size, o)
-        local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
-        local divisor = o.divisor_override
-        if divisor ~= nil and (not compat.is_integer(divisor) or divisor == 0) then
-            raise("tide: avg_pool3d: expected divisor_override to be a non-zero integer, got " ..
-                tostring(divisor))
-        end
+        local o, x, size, g = pool_args(who, input, kernel_size, opts, { "stride", "padding",
+            "ceil_mode", "count_include_pad", "divisor_override" })
+        local include_pad, divisor = F._avg_divisor_args(who, o)
         local b, out = x:size(1), g.out
-        local sums = F.avg_pool2d(x, { g.k[2], g.k[3] }, { stride = { g.s[2], g.s[3] },
-            padding = { g.p[2], g.p[3] }, ceil_mode = g.ceil, divisor_override = 1 })
+        local sums = F.avg_pool2d(x, hw_pool(g, { divisor_override = 1 }))
         sums = window_sums(g, size, x):matmul(sums:reshape(b, size[1], out[2] * out[3]))
         local y
         if divisor ~= nil then
@@ -417,12 +412,7 @@ return function(F)
             out[3]), "ask for a smaller output_size")
         local j = core.arange(0, kd, { dtype = "int64" })
         local pos = core.minimum(lo:view(od, 1) + j:view(1, kd), (hi - 1):view(od, 1)):add(1)
-        local val, idx = depth_max(y, ix, pos, od, kd, size[2] * size[3])
-        local shape = out_shape(input, out)
-        if want then
-            return val:reshape(shape), idx:reshape(shape)
-        end
-        return val:reshape(shape)
+        return depth_max(y, ix, pos, kd, input, out, want)
     end
 
     -- ---- dropout ----
@@ -431,26 +421,7 @@ return function(F)
     -- {N, C, D, H, W} or {C, D, H, W} with probability p and scales the rest by 1/(1-p); the
     -- input itself otherwise
     function F.dropout3d(input, opts)
-        local who = "dropout3d"
-        tensor_arg(input, who, "input")
-        local o = C.number_or_options(opts, "p", who, { "p", "training", "inplace" })
-        local p = C.probability(o.p == nil and 0.5 or o.p, who)
-        local nd = input:dim()
-        if nd ~= 4 and nd ~= 5 then
-            raise("tide: dropout3d: expected input {N, C, D, H, W} or {C, D, H, W} (channels " ..
-                "of three spatial dims), got " .. shape_str(input))
-        end
-        if not bool_opt(o.training, true, who, "training") or p == 0 then
-            return input
-        end
-        return C.maybe_inplace(input, o, who, function(x)
-            if p == 1 then
-                return x:mul(0)
-            end
-            local shape = x.shape
-            shape[nd], shape[nd - 1], shape[nd - 2] = 1, 1, 1
-            local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p)
-            return x:mul(keep):mul(1 / (1 - p))
-        end)
+        return C.feature_dropout(input, opts, "dropout3d", 3,
+            "{N, C, D, H, W} or {C, D, H, W} (channels of three spatial dims)")
     end
 end

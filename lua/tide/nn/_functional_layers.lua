@@ -9,10 +9,6 @@ local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local args = require("tide.op_args")
 
--- SELU's alpha times its scale: the value alpha_dropout's dropped elements take before the
--- affine correction (PyTorch's constant)
-local ALPHA_PRIME = 1.7580993408473766
-
 local C = require("tide.nn._args")
 
 return function(F)
@@ -83,32 +79,11 @@ return function(F)
         return I.channel_affine(y, weight, bias, bshape)
     end
 
-    local DROPOUT_OPTIONS = { "p", "training", "inplace" }
-
     -- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, L} or {C, L}
     -- with probability p and scales the rest by 1/(1-p); the input itself otherwise
     function F.dropout1d(input, opts)
-        local who = "dropout1d"
-        tensor_arg(input, who, "input")
-        local o = C.number_or_options(opts, "p", who, DROPOUT_OPTIONS)
-        local p = C.probability(o.p == nil and 0.5 or o.p, who)
-        local nd = input:dim()
-        if nd ~= 2 and nd ~= 3 then
-            raise("tide: dropout1d: expected input {N, C, L} or {C, L} (channels of one " ..
-                "spatial dim), got " .. shape_str(input))
-        end
-        if not bool_opt(o.training, true, who, "training") or p == 0 then
-            return input
-        end
-        return C.maybe_inplace(input, o, who, function(x)
-            if p == 1 then
-                return x:mul(0)
-            end
-            local shape = x.shape
-            shape[nd] = 1
-            local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p)
-            return x:mul(keep):mul(1 / (1 - p))
-        end)
+        return C.feature_dropout(input, opts, "dropout1d", 1,
+            "{N, C, L} or {C, L} (channels of one spatial dim)")
     end
 
     -- {p = 0.5, training = false (PyTorch's default here), inplace =}: in training, each
@@ -116,23 +91,7 @@ return function(F)
     -- all scaled and shifted so that zero mean and unit variance stay (PyTorch's a and b); with
     -- p = 1 zeros, as PyTorch's
     function F.alpha_dropout(input, opts)
-        local who = "alpha_dropout"
-        tensor_arg(input, who, "input")
-        local o = C.number_or_options(opts, "p", who, DROPOUT_OPTIONS)
-        local p = C.probability(o.p == nil and 0.5 or o.p, who)
-        if not bool_opt(o.training, false, who, "training") or p == 0 or input:numel() == 0 then
-            return input
-        end
-        return C.maybe_inplace(input, o, who, function(x)
-            if p == 1 then
-                return x:mul(0)
-            end
-            local a = 1 / math.sqrt((ALPHA_PRIME * ALPHA_PRIME * p + 1) * (1 - p))
-            local keep = core.rand(x.shape, { device = x.device, dtype = x.dtype }):ge(p)
-                :to(x.dtype)
-            local b = keep:sub(1):mul(ALPHA_PRIME * a):add(ALPHA_PRIME * a * p)
-            return x:mul(keep:mul(a)):add(b)
-        end)
+        return C.alpha_dropout(input, opts, "alpha_dropout", false)
     end
 
     -- channel_shuffle(input [N, C, *], groups): the channels read as {groups, C / groups} and
@@ -205,11 +164,7 @@ return function(F)
     -- height of 1
     function F.conv_transpose1d(input, weight, bias, opts)
         local who = "conv_transpose1d"
-        tensor_arg(input, who, "input")
-        tensor_arg(weight, who, "weight")
-        optional_tensor(bias, who, "bias")
-        local o = options(opts, who, { "stride", "padding", "output_padding", "dilation",
-            "groups" })
+        local o = F._conv_transpose_args(who, input, weight, bias, opts)
         local s = int_arg(o.stride or 1, who, "stride", 1)
         local p = int_arg(o.padding or 0, who, "padding", 0)
         local op = int_arg(o.output_padding or 0, who, "output_padding", 0)
@@ -221,15 +176,7 @@ return function(F)
                 "{Cin, Cout / groups, k} with the same Cin, got %s and %s", who,
                 shape_str(input), shape_str(weight)))
         end
-        if weight:size(1) % groups ~= 0 then
-            raise(string.format("tide: %s: in_channels %d (weight %s) is not divisible by " ..
-                "groups %d", who, weight:size(1), shape_str(weight), groups))
-        end
-        local cout = weight:size(2) * groups
-        if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
-            raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
-                shape_str(bias)))
-        end
+        F._conv_transpose_channels(who, weight, bias, groups)
         if op >= s and op >= d then
             raise(string.format("tide: %s: output_padding %d must be smaller than the stride " ..
                 "%d or the dilation %d", who, op, s, d))

@@ -12,9 +12,6 @@ local C = require("tide.nn._args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
--- SELU's alpha times its scale (PyTorch's constant, as alpha_dropout's)
-local ALPHA_PRIME = 1.7580993408473766
-
 return function(F)
     local tensor_arg, options, number_opt, bool_opt = C.tensor_arg, C.options, C.number_opt,
         C.bool_opt
@@ -154,30 +151,6 @@ return function(F)
     -- training, alpha dropout (alpha_dropout's values) of whole channels of x {N, C, *}: one
     -- draw per (sample, channel), as PyTorch's; the input itself otherwise
     function F.feature_alpha_dropout(input, opts)
-        local who = "feature_alpha_dropout"
-        tensor_arg(input, who, "input")
-        local o = C.number_or_options(opts, "p", who, { "p", "training", "inplace" })
-        local p = C.probability(o.p == nil and 0.5 or o.p, who)
-        if not bool_opt(o.training, false, who, "training") or p == 0 or input:numel() == 0 then
-            return input
-        end
-        if input:dim() < 2 then
-            raise("tide: feature_alpha_dropout: expected input {N, C, *} with at least 2 dims " ..
-                "(channels to drop), got " .. shape_str(input))
-        end
-        return C.maybe_inplace(input, o, who, function(x)
-            if p == 1 then
-                return x:mul(0)
-            end
-            local shape = x.shape
-            for d = 3, #shape do
-                shape[d] = 1
-            end
-            local a = 1 / math.sqrt((ALPHA_PRIME * ALPHA_PRIME * p + 1) * (1 - p))
-            local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p)
-                :to(x.dtype)
-            local b = keep:sub(1):mul(ALPHA_PRIME * a):add(ALPHA_PRIME * a * p)
-            return x:mul(keep:mul(a)):add(b)
-        end)
+        return C.alpha_dropout(input, opts, "feature_alpha_dropout", true)
     end
 end

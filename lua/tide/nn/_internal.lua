@@ -23,7 +23,7 @@ function I.uniform_param(shape, bound, dtype)
 end
 
 function I.const_param(shape, value, dtype)
-    local p = core.full(shape, value, { dtype = dtype or "float32" })
+    local p = core.full(shape, value, { dtype = dtype or core.get_default_dtype() })
     return p:requires_grad_(true)
 end
 
@@ -506,11 +506,23 @@ function I.dropout2d(x, p, who)
         raise("tide: " .. who .. ": expected input {N, C, H, W} or {C, H, W}, got " ..
             I.shape_str(x.shape))
     end
-    if p == 0 or p == 1 then
-        return I.dropout(x, p) -- x itself, or zeros
+    if p == 0 then
+        return x
+    end
+    return I.channel_dropout(x, p, 2)
+end
+
+-- in training, for p > 0: zeroes whole channels of x with probability p, scaling the rest by
+-- 1/(1-p): one draw per channel, broadcast over its last `spatial` dims (dropout1d's 1,
+-- dropout2d's 2, dropout3d's 3)
+function I.channel_dropout(x, p, spatial)
+    if p == 1 then
+        return x:mul(0)
     end
     local shape = x.shape
-    shape[nd], shape[nd - 1] = 1, 1
+    for d = #shape - spatial + 1, #shape do
+        shape[d] = 1
+    end
     local keep = core.rand(shape, { device = x.device, dtype = x.dtype }):ge(p)
     return x:mul(keep):mul(1 / (1 - p))
 end

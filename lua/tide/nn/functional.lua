@@ -321,31 +321,45 @@ autograd.def {
     end,
 }
 
+-- checks a transposed convolution's tensors and its options table; returns the options
+local function conv_transpose_args(who, input, weight, bias, opts)
+    tensor_arg(input, who, "input")
+    tensor_arg(weight, who, "weight")
+    optional_tensor(bias, who, "bias")
+    return options(opts, who, { "stride", "padding", "output_padding", "dilation", "groups" })
+end
+F._conv_transpose_args = conv_transpose_args -- also conv_transpose1d's and conv_transpose3d's
+
+-- a transposed convolution's weight [Cin, Cout / groups, ...] and bias [Cout], once their dims
+-- are checked: Cin divisible by groups, bias of Cout; returns Cout
+local function conv_transpose_channels(who, weight, bias, groups)
+    if weight:size(1) % groups ~= 0 then
+        raise(string.format("tide: %s: in_channels %d (weight %s) is not divisible by groups %d",
+            who, weight:size(1), shape_str(weight), groups))
+    end
+    local cout = weight:size(2) * groups
+    if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
+        raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
+            shape_str(bias)))
+    end
+    return cout
+end
+F._conv_transpose_channels = conv_transpose_channels
+
 -- input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw], bias [Cout]; {stride =, padding =,
 -- output_padding =, dilation =, groups =}: conv2d's gradient with respect to its input, as a
 -- gemm and a col2im
 function F.conv_transpose2d(input, weight, bias, opts)
     local who = "conv_transpose2d"
-    tensor_arg(input, who, "input")
-    tensor_arg(weight, who, "weight")
-    optional_tensor(bias, who, "bias")
-    local o = options(opts, who, { "stride", "padding", "output_padding", "dilation", "groups" })
+    local o = conv_transpose_args(who, input, weight, bias, opts)
     local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= 4 or weight:dim() ~= 4 or input:size(2) ~= weight:size(1) then
         raise(string.format("tide: %s: expected input {N, Cin, H, W} and weight {Cin, Cout / " ..
             "groups, kh, kw} with the same Cin, got %s and %s", who, shape_str(input),
             shape_str(weight)))
     end
-    if weight:size(1) % groups ~= 0 then
-        raise(string.format("tide: %s: in_channels %d (weight %s) is not divisible by groups %d",
-            who, weight:size(1), shape_str(weight), groups))
-    end
-    local coutg, kh, kw = weight:size(2), weight:size(3), weight:size(4)
-    local cout = coutg * groups
-    if bias and (bias:dim() ~= 1 or bias:size(1) ~= cout) then
-        raise(string.format("tide: %s: expected bias of shape {%d}, got %s", who, cout,
-            shape_str(bias)))
-    end
+    local cout = conv_transpose_channels(who, weight, bias, groups)
+    local kh, kw = weight:size(3), weight:size(4)
     same_device(input, weight, who, "weight")
     I.check_dtype(input, weight, who)
     same_device(input, bias, who, "bias")
@@ -562,6 +576,19 @@ local function window_counts(mask, g)
     return cols:sum(2):view(1, 1, g[10], g[11])
 end
 
+-- an average pool's count_include_pad (default true) and divisor_override (nil or a non-zero
+-- integer), checked
+local function avg_divisor_args(who, o)
+    local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
+    local divisor = o.divisor_override
+    if divisor ~= nil and (not compat.is_integer(divisor) or divisor == 0) then
+        raise("tide: " .. who .. ": expected divisor_override to be a non-zero integer, got " ..
+            tostring(divisor))
+    end
+    return include_pad, divisor
+end
+F._avg_divisor_args = avg_divisor_args -- also avg_pool3d's (_functional_3d.lua)
+
 -- mean over each window; {stride = kernel_size, padding = 0, ceil_mode = false,
 -- count_include_pad = true (false: a window's padded cells are left out of its count),
 -- divisor_override = (a non-zero integer: every window's divisor)}. With ceil_mode a window
@@ -571,12 +598,7 @@ function F.avg_pool2d(input, kernel_size, opts)
     local o = options(opts, who, { "stride", "padding", "count_include_pad", "ceil_mode",
         "divisor_override" })
     local g = pool_args(who, input, kernel_size, o)
-    local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
-    local divisor = o.divisor_override
-    if divisor ~= nil and (not compat.is_integer(divisor) or divisor == 0) then
-        raise("tide: avg_pool2d: expected divisor_override to be a non-zero integer, got " ..
-            tostring(divisor))
-    end
+    local include_pad, divisor = avg_divisor_args(who, o)
     local kh, kw, sh, sw, ph, pw, oh, ow = g[1], g[2], g[3], g[4], g[5], g[6], g[10], g[11]
     local n, c, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
     -- rows and columns the last windows read past the padded input (ceil_mode)
@@ -609,9 +631,7 @@ end
 -- {p = 0.5, training = true}: in training, zeroes each element with probability p and scales
 -- the rest by 1/(1-p); the input itself otherwise
 function F.dropout(input, opts)
-    tensor_arg(input, "dropout", "input")
-    local o = number_or_options(opts, "p", "dropout", { "p", "training", "inplace" })
-    local p = probability(o.p == nil and 0.5 or o.p, "dropout")
+    local o, p = A.dropout_args(input, opts, "dropout")
     if not bool_opt(o.training, true, "dropout", "training") then
         return input
     end
@@ -623,9 +643,7 @@ end
 -- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, H, W} or {C, H, W}
 -- with probability p and scales the rest by 1/(1-p); the input itself otherwise
 function F.dropout2d(input, opts)
-    tensor_arg(input, "dropout2d", "input")
-    local o = number_or_options(opts, "p", "dropout2d", { "p", "training", "inplace" })
-    local p = probability(o.p == nil and 0.5 or o.p, "dropout2d")
+    local o, p = A.dropout_args(input, opts, "dropout2d")
     if not bool_opt(o.training, true, "dropout2d", "training") then
         return I.dropout2d(input, 0, "dropout2d") -- the shape check
     end
