@@ -325,9 +325,9 @@ describe("porting: the rest", function()
         assert.has_error(function() x:addcmul(x, x, { valu = 2 }) end,
             'tide: addcmul: unknown option "valu" (did you mean "value"?)')
         local img = tide.zeros(1, 1, 2, 2)
-        assert.has_error(function() F.interpolate(img, { size = { 3, 3 }, mode = "bicubic" }) end,
-            'tide: interpolate: mode "bicubic" is not supported yet; use "nearest", "linear" ' ..
-            'or "bilinear"')
+        assert.has_error(function() F.interpolate(img, { size = { 3, 3 }, mode = "cubic" }) end,
+            'tide: interpolate: mode "cubic" is not one of PyTorch\'s; use "nearest", ' ..
+            '"nearest-exact", "area", "linear", "bilinear", "bicubic" or "trilinear"')
         assert.has_error(function() F.interpolate(img, { size = { 3, 3 }, scale_factor = 2 }) end,
             "tide: interpolate: give either size or scale_factor, not both or neither")
         assert.has_error(function() F.interpolate(img, { size = 3, mode = "linear" }) end,
