@@ -169,10 +169,11 @@ do
     utils.remove_spectral_norm = reparam.remove_spectral_norm
 end
 
--- nn.utils.parametrize (tensors of a module computed from others on each read) and
--- nn.utils.parametrizations (spectral_norm, orthogonal), loaded on first use
+-- nn.utils.parametrize (tensors of a module computed from others on each read),
+-- nn.utils.parametrizations (spectral_norm, orthogonal) and nn.utils.stateless
+-- (functional_call), loaded on first use
 require("tide._lazy")(utils, { parametrize = "tide.nn.parametrize",
-    parametrizations = "tide.nn.parametrizations" })
+    parametrizations = "tide.nn.parametrizations", stateless = "tide.nn.stateless" })
 
 -- the tensors of params (a tensor, a list of tensors or a Module), all on one device (PyTorch's
 -- rule for the two below); raises naming the first parameter elsewhere
