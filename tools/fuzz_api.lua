@@ -422,7 +422,7 @@ for _, k in ipairs(sorted_keys(nn.utils)) do
         add("init", "nn.utils." .. k, "nn.utils." .. k)
     end
 end
-for _, ns in ipairs({ "rnn", "parametrize", "parametrizations", "stateless" }) do
+for _, ns in ipairs({ "rnn", "parametrize", "parametrizations", "stateless", "prune" }) do
     for _, k in ipairs(sorted_keys(nn.utils[ns] or {})) do
         if type(nn.utils[ns][k]) == "function" and public(k) then
             add("init", "nn.utils." .. ns .. "." .. k, "nn.utils." .. ns .. "." .. k)

@@ -170,10 +170,11 @@ do
 end
 
 -- nn.utils.parametrize (tensors of a module computed from others on each read),
--- nn.utils.parametrizations (spectral_norm, orthogonal) and nn.utils.stateless
--- (functional_call), loaded on first use
+-- nn.utils.parametrizations (spectral_norm, orthogonal), nn.utils.stateless (functional_call)
+-- and nn.utils.prune (masks on parameters), loaded on first use
 require("tide._lazy")(utils, { parametrize = "tide.nn.parametrize",
-    parametrizations = "tide.nn.parametrizations", stateless = "tide.nn.stateless" })
+    parametrizations = "tide.nn.parametrizations", stateless = "tide.nn.stateless",
+    prune = "tide.nn.prune" })
 
 -- the tensors of params (a tensor, a list of tensors or a Module), all on one device (PyTorch's
 -- rule for the two below); raises naming the first parameter elsewhere
