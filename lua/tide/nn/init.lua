@@ -33,6 +33,8 @@ local CLASSES = {
     -- parameters and their containers; more of PyTorch's layers and losses
     "Parameter", "ParameterList", "ParameterDict", "TripletMarginWithDistanceLoss",
     "UpsamplingNearest2d", "UpsamplingBilinear2d", "FeatureAlphaDropout",
+    -- sized by their first input
+    "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
     -- sequence models and attention
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
