@@ -147,5 +147,7 @@ M.FLOAT = engine.FLOAT
 
 core.set_autograd_hook(engine.hook)
 
--- tide.autograd.functional (jacobian, hessian, vjp, jvp, vhp, hvp): loaded on first use
-return require("tide._lazy")(M, { functional = "tide.autograd.functional" })
+-- tide.autograd.functional (jacobian, hessian, vjp, jvp, vhp, hvp) and tide.autograd.Function
+-- (PyTorch's custom ops): loaded on first use
+return require("tide._lazy")(M, { functional = "tide.autograd.functional",
+    Function = "tide.autograd.function" })
