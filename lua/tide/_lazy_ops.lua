@@ -129,5 +129,6 @@ return {
         functions = { "histogram" },
     },
     ["tide.finite_differences"] = { methods = {}, functions = { "gradient" } },
+    ["tide.deepcopy"] = { methods = {}, functions = { "deepcopy" } },
 
 }
