@@ -472,6 +472,14 @@ for _, k in ipairs(sorted_keys(tide.optim.lr_scheduler)) do
         add("optim", "lr_scheduler." .. k, "optim.lr_scheduler." .. k, "sched")
     end
 end
+-- tide.optim.swa_utils: SWALR as a scheduler, AveragedModel of a small model with a BatchNorm
+-- (random options after it), update_bn with random arguments and with a list of batches
+add("optim", "swa_utils.SWALR", "optim.swa_utils.SWALR", "sched")
+add("optim", "swa_utils.AveragedModel", "(function(...) return optim.swa_utils.AveragedModel(" ..
+    "nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)), ...) end)", "module")
+add("optim", "swa_utils.update_bn", "optim.swa_utils.update_bn")
+add("optim", "swa_utils.update_bn batches", "(function(a, ...) return optim.swa_utils.update_bn(" ..
+    "{a}, nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)), ...) end)")
 for _, k in ipairs(sorted_keys(tide.data)) do
     if public(k) then
         local v = tide.data[k]
@@ -624,8 +632,10 @@ end
 local DEBUG = os.getenv("FUZZ_DEBUG") == "1"
 local PURE_GROUP = { method = true, tide = true, meta = false }
 local MUTATES = {}
+-- (Torch7's apply, map and map2 write into the tensor, their names notwithstanding)
 for name in ([[Tensor:free Tensor:backward Tensor:register_hook Tensor:retain_grad Tensor:set_
-    Tensor:copy_ tide.manual_seed tide.set_rng_state newindex close]]):gmatch("%S+") do
+    Tensor:copy_ tide.manual_seed tide.set_rng_state newindex close Tensor:apply Tensor:map
+    Tensor:map2]]):gmatch("%S+") do
     MUTATES[name] = true
 end
 local target_group -- the group of the target being run
@@ -758,7 +768,7 @@ for name in ([[forward to cpu cuda float double train eval zero_grad parameters 
     buffers named_buffers children named_children modules named_modules state_dict
     load_state_dict register_buffer register_parameter add_module apply requires_grad_
     num_parameters step get_last_lr get_lr add_param_group iter len append insert keys values
-    items set_epoch flatten_parameters get]]):gmatch("%S+") do
+    items set_epoch flatten_parameters get update_parameters]]):gmatch("%S+") do
     PUBLIC_METHODS[name] = true
 end
 
