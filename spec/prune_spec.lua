@@ -324,21 +324,21 @@ describe("nn.utils.prune, errors (" .. DEV .. ")", function()
             { function() prune.identity({}, "weight") end,
                 "tide: identity: expected a Module, got table" },
             { function() prune.ln_structured(m, "weight", 1, 2, 3) end,
-                "tide: ln_structured: dim = 3 is not a dim of 'weight' (shape [3, 4]); give " ..
+                "tide: ln_structured: dim = 3 is not a dim of 'weight' (shape {3, 4}); give " ..
                 "1..2 (1-based) or -2..-1" },
             { function() prune.random_structured(m, "weight", 1, 0) end,
-                "tide: random_structured: dim = 0 is not a dim of 'weight' (shape [3, 4]); " ..
+                "tide: random_structured: dim = 0 is not a dim of 'weight' (shape {3, 4}); " ..
                 "give 1..2 (1-based) or -2..-1" },
             { function() prune.ln_structured(m, "bias", 1, 2, 1) end,
                 "tide: ln_structured: structured pruning needs a tensor of 2 or more dims; " ..
-                "'bias' has shape [3]" },
+                "'bias' has shape {3}" },
             { function() prune.ln_structured(m, "weight", 1, "nuc", 1) end,
                 "tide: ln_structured: n must be a number (math.huge for the max norm) or " ..
                 "\"fro\", got \"nuc\"" },
             { function()
                 prune.l1_unstructured(m, "weight", 1, { importance_scores = t64(T.LB) })
-            end, "tide: l1_unstructured: importance_scores has shape [3], 'weight' has " ..
-                "[3, 4]; give scores of its shape" },
+            end, "tide: l1_unstructured: importance_scores has shape {3}, 'weight' has " ..
+                "{3, 4}; give scores of its shape" },
             { function()
                 prune.l1_unstructured(m, "weight", 1, { importance = t64(T.LB) })
             end, "tide: l1_unstructured: unknown option \"importance\"; options are " ..

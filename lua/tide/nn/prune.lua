@@ -24,12 +24,9 @@ local function type_of(v)
     return is_tensor(v) and "a tensor" or type(v)
 end
 
+-- {3, 4}, as tide's messages write a shape
 local function shape_str(t)
-    local s = {}
-    for i = 1, t:dim() do
-        s[i] = tostring(t:size(i))
-    end
-    return "[" .. table.concat(s, ", ") .. "]"
+    return "{" .. table.concat(t.shape, ", ") .. "}"
 end
 
 local function same_shape(a, b)
