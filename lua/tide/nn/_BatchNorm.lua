@@ -29,8 +29,13 @@ end
 
 -- x with the channels on dim 2 (the subclass checked its shape)
 function BatchNorm:normalize(x)
+    local momentum = self.momentum
+    if momentum == nil and self.training then
+        -- nil: the cumulative average over the batches tracked, as PyTorch (update_bn sets it)
+        momentum = 1 / (self.num_batches_tracked:item() + 1)
+    end
     local y = I.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-        self.training, self.momentum, self.eps, self.__name)
+        self.training, momentum, self.eps, self.__name)
     if self.training then
         autograd.no_grad(function()
             self.num_batches_tracked:add_(1)
