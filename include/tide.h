@@ -106,13 +106,14 @@ typedef enum tide_op_family {
 
 /* What is true of an op, from its row in tide_ops.def (tide_op_flags) */
 enum {
-    TIDE_OPF_FLOAT_ONLY = 1 << 0,   /* integer inputs promote to float32 (DTYPES FLOAT) */
-    TIDE_OPF_NO_GRAD = 1 << 1,      /* no gradient by design (compare, isnan, argmax, ...) */
-    TIDE_OPF_CHEAP = 1 << 2,        /* a few cycles an element */
-    TIDE_OPF_INT_WRAP = 1 << 3,     /* an integer scalar outside the dtype wraps into it */
-    TIDE_OPF_INT_DIVISION = 1 << 4, /* an integer zero divisor raises */
-    TIDE_OPF_INTEGER_ONLY = 1 << 5, /* float inputs are refused (DTYPES INTEGRAL, INTEGER) */
-    TIDE_OPF_NO_BOOL = 1 << 6,      /* and bool ones too, after promotion (DTYPES INTEGER) */
+    TIDE_OPF_FLOAT_ONLY = 1 << 0,    /* integer inputs promote to float32 (DTYPES FLOAT) */
+    TIDE_OPF_NO_GRAD = 1 << 1,       /* no gradient by design (compare, isnan, argmax, ...) */
+    TIDE_OPF_CHEAP = 1 << 2,         /* a few cycles an element */
+    TIDE_OPF_INT_WRAP = 1 << 3,      /* an integer scalar outside the dtype wraps into it */
+    TIDE_OPF_INT_DIVISION = 1 << 4,  /* an integer zero divisor raises */
+    TIDE_OPF_INTEGER_ONLY = 1 << 5,  /* float inputs are refused (DTYPES INTEGRAL, INTEGER) */
+    TIDE_OPF_NO_BOOL = 1 << 6,       /* and bool ones too, after promotion (DTYPES INTEGER) */
+    TIDE_OPF_AUTOCAST_FP32 = 1 << 7, /* under autocast, float inputs go float32 (tide.amp) */
 };
 /* a row's DTYPES column as flags */
 #define TIDE_OP_DTYPES_ALL      0

@@ -4,8 +4,8 @@
  *
  *   userdata.c  view_links.c      the tensor userdata: push, test, check; the links of views
  *                                 of tensors that need no grad (use state.h)
- *   args.c  options.c  record.c   arguments, options tables, the autograd record (use
- *                                 userdata.c and state.h; not each other)
+ *   args.c  options.c  record.c   arguments, options tables, the autograd record, the
+ *   autocast.c                    autocast casts (use userdata.c and state.h; not each other)
  */
 #ifndef TIDE_LUA_ARGS_H
 #define TIDE_LUA_ARGS_H
@@ -104,5 +104,18 @@ int tl_done(lua_State *L, tide_lua_state *S, const char *name, int nargs);
 /* the same for a view result (no new bytes) */
 int  tl_done_view(lua_State *L, tide_lua_state *S, ltensor *a, const char *name, int nargs);
 void tl_open_record(lua_State *L, int mod); /* set_autograd_hook, set_grad_enabled, ... */
+
+/* ---- autocast.c ---- */
+enum { TL_AUTOCAST_LOWER = 1, TL_AUTOCAST_FP32 = 2 }; /* PyTorch's two autocast cast policies */
+/* Under an autocast region: the float tensors among arguments first..last replaced on the
+ * stack by their casts (LOWER: to the region's dtype; FP32: to float32). Call it before
+ * taking the arguments' ltensor pointers. */
+#define TL_AUTOCAST(L, S, policy, first, last)                                                     \
+    do {                                                                                           \
+        if ((S)->autocast_ref != LUA_NOREF)                                                        \
+            tl_autocast(L, S, policy, first, last);                                                \
+    } while (0)
+void tl_autocast(lua_State *L, tide_lua_state *S, int policy, int first, int last);
+void tl_open_autocast(lua_State *L, int mod); /* _internal.set_autocast */
 
 #endif /* TIDE_LUA_ARGS_H */

@@ -3,7 +3,8 @@
 
 static int o_matmul(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "matmul"), *b = tl_check(L, 2, "matmul");
+    TL_AUTOCAST(L, S, TL_AUTOCAST_LOWER, 1, 2);
+    ltensor *a = tl_check(L, 1, "matmul"), *b = tl_check(L, 2, "matmul");
     tl_max_args(L, 2, "matmul");
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, tide_matmul(S->ctx, a->t, b->t, &r->t));

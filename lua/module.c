@@ -13,6 +13,7 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_device(L, mod);
     tl_open_tensor(L, mod);
     tl_open_record(L, mod);
+    tl_open_autocast(L, mod);
     tl_open_view_links(L, mod);
     lua_getfield(L, mod, "Tensor");
     int methods = lua_gettop(L);

@@ -10,7 +10,8 @@ static int softmax_impl(lua_State *L, int log) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = log ? "log_softmax" : "softmax";
     int             nargs = 2;
-    ltensor        *a = tl_check(L, 1, name);
+    TL_AUTOCAST(L, S, TL_AUTOCAST_FP32, 1, 1);
+    ltensor *a = tl_check(L, 1, name);
     tl_max_args(L, 2, name);
     int dim =
         tl_dim(L, a->t, lua_isnoneornil(L, 2) ? -1 : tl_check_int(L, 2, name, "dim"), name, 0);

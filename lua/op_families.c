@@ -66,10 +66,17 @@ static void no_argument(lua_State *L, tide_op op, const char *name) {
     tl_max_args(L, is_bounded(op) ? 3 : 1, name); /* clamp(min, max) */
 }
 
+/* the op's inputs first..last cast as autocast's float32 list says, in a region */
+static void autocast_fp32(lua_State *L, tide_lua_state *S, tide_op op, int first, int last) {
+    if (tide_op_flags(op) & TIDE_OPF_AUTOCAST_FP32)
+        TL_AUTOCAST(L, S, TL_AUTOCAST_FP32, first, last);
+}
+
 static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
-    ltensor        *a = tl_check(L, 1, name);
+    autocast_fp32(L, S, op, 1, 1);
+    ltensor *a = tl_check(L, 1, name);
     no_argument(L, op, name); /* the bounds stay at 2 and 3, below the result */
     int      nargs = lua_gettop(L);
     ltensor *r = tl_push_like(L, 1);
@@ -99,8 +106,9 @@ static void one_based(lua_State *L, tide_lua_state *S, ltensor *idx) {
 static int reduce(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
-    ltensor        *a = tl_check(L, 1, name);
-    int             dim = TIDE_ALL_DIMS, nargs = 3;
+    autocast_fp32(L, S, op, 1, 1);
+    ltensor *a = tl_check(L, 1, name);
+    int      dim = TIDE_ALL_DIMS, nargs = 3;
     tl_max_args(L, 3, name);
     if (!lua_isnoneornil(L, 2))
         dim = tl_dim(L, a->t, tl_check_int(L, 2, name, "dim"), name, 0);

@@ -28,6 +28,7 @@ static tide_lua_state *state_push(lua_State *L) {
     S->grad_enabled = 1;
     S->default_dev = NULL;
     S->hook_ref = LUA_NOREF;
+    S->autocast_ref = LUA_NOREF;
     S->gc_debt = 0;
     S->gc_since = 0;
     S->gc_live = 0;

@@ -29,7 +29,9 @@ describe("tide.core._ops", function()
         assert.are.same({ name = "add", family = "binary", arity = 2, float_only = false,
             integer_only = false, no_bool = false, int_exact = true, no_grad = false,
             cheap = true, int_wrap = true, int_division = false, bool_result = false,
-            inplace = true }, row("add"))
+            inplace = true, autocast_fp32 = false }, row("add"))
+        assert.is_true(row("exp").autocast_fp32) -- PyTorch's autocast float32 list
+        assert.is_true(row("sum").autocast_fp32)
         local div = row("div")
         assert.is_true(div.float_only)
         assert.is_false(div.int_exact)

@@ -2,8 +2,8 @@
 --
 -- Enumerates, at run time, the keys of `tide` (its lazy submodules included), of the Tensor
 -- method table, of tide.cuda, tide.nn, tide.nn.functional, nn.init, nn.utils, tide.optim,
--- optim.lr_scheduler, optim.swa_utils, tide.data, tide.autograd, tide.distributed, tide.text,
--- tide.linalg, tide.utils and tide.models, and fails naming
+-- optim.lr_scheduler, optim.swa_utils, tide.amp, tide.data, tide.autograd, tide.distributed,
+-- tide.text, tide.linalg, tide.utils and tide.models, and fails naming
 --   * every public name that docs/API.md does not document, and
 --   * every name docs/API.md documents that does not exist: each row of "The op list", and
 --     every qualified name written in code (`tide.a.b`, `nn.X`, `F.X`, `dist.X`, `t:X`).
@@ -165,6 +165,7 @@ local TABLES = {
         prefixes = { "tide.optim.lr_scheduler.", "lr_scheduler." }, classes = true },
     { name = "tide.optim.swa_utils", path = "optim.swa_utils",
         prefixes = { "tide.optim.swa_utils.", "swa_utils." }, lazy = true },
+    { name = "tide.amp", path = "amp", prefixes = { "tide.amp." }, classes = true, lazy = true },
     { name = "tide.data", path = "data", prefixes = { "tide.data.", "data." }, classes = true },
     { name = "tide.autograd", path = "autograd",
         prefixes = { "tide.autograd.", "autograd." } },

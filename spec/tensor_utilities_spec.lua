@@ -386,7 +386,7 @@ describe("random draws, by their properties (" .. DEV .. ")", function()
         raises('tide: normal: unknown option "dtyp" (did you mean "dtype"?)',
             function() return tide.normal(0, 1, { 2 }, { dtyp = "float64" }) end)
         raises('tide: normal: unknown option "dtype"; with a tensor mean or std normal ' ..
-            "takes none (the draw has their dtype and device)",
+            "takes only generator (the draw has their dtype and device)",
             function() return tide.normal(mean, 1, { dtype = "float64" }) end)
         raises("tide: normal: with a number mean and std, give the size: " ..
             "tide.normal(0, 1, {2, 3}), got nil", function() return tide.normal(0, 1) end)

@@ -6,6 +6,10 @@
 -- a method the core already has (tide.keyword_options' scatter, tide.special's zeta) stays
 -- eager: its stub would stand where the module reads the method it wraps.
 return {
+    ["tide.amp.autocast"] = {
+        methods = {},
+        functions = { "autocast", "get_autocast_dtype", "is_autocast_enabled" },
+    },
     ["tide.random_fills"] = {
         methods = { "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_",
             "random_" },

@@ -6,6 +6,7 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local idiv = require("tide._compat").idiv
+local generators = require("tide.generator_object")
 
 local check, integer = args.check, args.integer
 
@@ -57,10 +58,10 @@ function F.full_like(t, value, opts)
     return core.full(t:size(), value, o)
 end
 
-local function create_opts(op, opts, default_dtype)
-    opts = args.options(op, opts, OPTIONS, "{dtype = \"float64\"}")
+local function create_opts(op, opts, default_dtype, known)
+    opts = args.options(op, opts, known or OPTIONS, "{dtype = \"float64\"}")
     return { dtype = opts.dtype or default_dtype, device = opts.device,
-        requires_grad = opts.requires_grad }
+        requires_grad = opts.requires_grad, generator = opts.generator }
 end
 
 -- linspace(a, b, n[, opts]): n points from a to b; the first half counts up from a and the
@@ -101,7 +102,10 @@ function F.linspace(a, b, n, opts)
     return rg and r:requires_grad_(true) or r
 end
 
--- randint([low,] high, shape[, opts]): uniform integers in [low, high), int64 by default
+local RANDINT_OPTIONS = { "dtype", "device", "requires_grad", "generator" }
+
+-- randint([low,] high, shape[, opts]): uniform integers in [low, high), int64 by default; from
+-- opts.generator's stream when given (a tide.Generator)
 function F.randint(low, high, shape, opts)
     if type(high) == "table" then
         low, high, shape, opts = 0, low, high, shape
@@ -114,34 +118,40 @@ function F.randint(low, high, shape, opts)
     if type(shape) ~= "table" then
         raise(("tide: randint: shape must be a list such as {2, 3}, got %s"):format(type(shape)))
     end
-    local o = create_opts("randint", opts, "int64")
+    local o = create_opts("randint", opts, "int64", RANDINT_OPTIONS)
     if o.requires_grad then
         raise("tide: randint: integer tensors cannot require grad; drop requires_grad")
     end
-    local u = core.rand(shape, { dtype = "float64", device = o.device })
-    return (u * (high - low)):floor():add(low):to(o.dtype)
+    -- the whole draw in the generator's run: a dtype refused at the end moves no generator
+    return generators.run("randint", o.generator, o.device or core.get_default_device(),
+        function()
+            local u = core.rand(shape, { dtype = "float64", device = o.device })
+            return (u * (high - low)):floor():add(low):to(o.dtype)
+        end)
 end
 
--- bernoulli(p): 1 with probability p at each element (p a tensor of probabilities, or a number
--- with a tensor giving the shape as in x:bernoulli(0.3)), in p's (or x's) dtype
-function F.bernoulli(x, p, ...)
-    args.no_extra("bernoulli", 2, ...)
+-- bernoulli(p[, {generator =}]): 1 with probability p at each element (p a tensor of
+-- probabilities, or a number with a tensor giving the shape as in x:bernoulli(0.3)), in p's (or
+-- x's) dtype
+function F.bernoulli(x, p, opts, ...)
+    args.no_extra("bernoulli", 3, ...)
     check("bernoulli", x)
+    p, opts = generators.take_options(1, p, opts)
+    local g = generators.option("bernoulli", opts)
     if not args.FLOAT[x.dtype] then
         raise(("tide: bernoulli: needs a floating-point tensor, got %s; convert with " ..
             ":to(\"float32\")"):format(x.dtype))
     end
-    local r = autograd.no_grad(function()
-        local u = core.rand(x:size(), { dtype = x.dtype, device = x.device })
-        if p == nil then
-            return u:lt(x):to(x.dtype)
-        elseif type(p) == "number" then
-            if p < 0 or p > 1 then
-                raise(("tide: bernoulli: p must be in [0, 1], got %s"):format(p))
-            end
-            return u:lt(p):to(x.dtype)
-        end
+    -- p checked before the draw: a refused call moves no generator
+    if p ~= nil and type(p) ~= "number" then
         raise(("tide: bernoulli: p must be a number, got %s"):format(type(p)))
+    elseif p ~= nil and (p < 0 or p > 1) then
+        raise(("tide: bernoulli: p must be in [0, 1], got %s"):format(p))
+    end
+    local r = autograd.no_grad(function()
+        local u = generators.run("bernoulli", g, x.device, core.rand, x:size(),
+            { dtype = x.dtype, device = x.device })
+        return u:lt(p == nil and x or p):to(x.dtype)
     end)
     -- a draw's gradient is zero (PyTorch's formula): recorded, not a silently detached result
     return x.requires_grad and r + x * 0 or r

@@ -84,7 +84,7 @@ end
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions
 local LUA_OPS = { "tide.reductions", "tide.shapes", "tide.creation_like", "tide.einsum",
   "tide.rng_state", "tide.pointwise", "tide.products", "tide.special", "tide.keyword_options",
-  "tide.aliases" }
+  "tide.aliases", "tide.generator_object" }
 for _, name in ipairs(LUA_OPS) do
   local mod = require(name)
   for _, op in ipairs(mod.names) do
@@ -128,7 +128,7 @@ end
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
   models = "tide.models", text = "tide.text", linalg = "tide.linalg",
-  distributions = "tide.distributions", special = "tide.special_functions" }
+  distributions = "tide.distributions", special = "tide.special_functions", amp = "tide.amp" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {

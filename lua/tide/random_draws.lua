@@ -1,13 +1,15 @@
 -- tide.random_draws: PyTorch's random functions beyond rand/randn/randint, from tide's generator
 -- (tide.manual_seed; not PyTorch's sequence): tide.seed() and tide.initial_seed(),
 -- tide.normal(mean, std[, size][, opts]) in PyTorch's four overloads, tide.randint_like(t,
--- [low,] high[, opts]) and tide.poisson(rates). Loaded on first use (lua/tide/_lazy_ops.lua).
+-- [low,] high[, opts]) and tide.poisson(rates[, opts]); normal and poisson take PyTorch's
+-- generator option (a tide.Generator). Loaded on first use (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local compat = require("tide._compat")
 local same_device = require("tide._same_device")
 local zero_grad_op = require("tide._zero_grad_op")
+local generators = require("tide.generator_object")
 
 local raise = autograd.raise
 local check, FLOAT, shape_str = args.check, args.FLOAT, args.shape_str
@@ -53,7 +55,7 @@ end
 -- tensor overloads): the result requires grad with them, as PyTorch's
 local drawn = zero_grad_op("normal_draw")
 
-local NORMAL_OPTIONS = { "dtype", "device", "requires_grad" }
+local NORMAL_OPTIONS = { "dtype", "device", "requires_grad", "generator" }
 
 local function number_arg(what, v)
     if type(v) ~= "number" then
@@ -62,9 +64,10 @@ local function number_arg(what, v)
     return v
 end
 
--- tide.normal(mean, std[, opts]) with mean or std a tensor (both: broadcast together): a draw
--- of N(mean, std^2) for each element, in their float dtype on their device;
--- tide.normal(mean, std, size[, {dtype =, device =, requires_grad =}]) with numbers
+-- tide.normal(mean, std[, {generator =}]) with mean or std a tensor (both: broadcast together):
+-- a draw of N(mean, std^2) for each element, in their float dtype on their device;
+-- tide.normal(mean, std, size[, {dtype =, device =, requires_grad =, generator =}]) with
+-- numbers; from the generator's stream when given (a tide.Generator)
 function F.normal(mean, std, size, opts, ...)
     local op = "normal"
     local mt, st = core.is_tensor(mean), core.is_tensor(std)
@@ -86,22 +89,30 @@ function F.normal(mean, std, size, opts, ...)
             raise(("tide: normal: random values need a floating-point dtype, got %s; pass " ..
                 "{dtype = \"float32\"}"):format(tostring(dtype)))
         end
-        local r = core.randn(size, { dtype = dtype, device = o.device }):mul(std):add(mean)
+        local r = generators.run(op, o.generator, o.device or core.get_default_device(),
+            core.randn, size, { dtype = dtype, device = o.device }):mul(std):add(mean)
         return o.requires_grad and r:requires_grad_(true) or r
     end
-    -- a tensor overload: an empty options table may follow (PyTorch's take generator and
-    -- out, which tide has not)
+    -- a tensor overload: an options table {generator =} may follow (PyTorch's also take out,
+    -- which tide has not)
+    local gen
     if size ~= nil then
         if type(size) ~= "table" then
             raise(("tide: normal: options must be a table, got %s; with a tensor mean or std " ..
                 "the size is theirs"):format(type(size)))
         end
-        local k = next(size)
-        if k ~= nil then
-            raise(("tide: normal: unknown option \"%s\"; with a tensor mean or std normal " ..
-                "takes none (the draw has their dtype and device)"):format(tostring(k)))
+        for k in pairs(size) do
+            if k ~= "generator" then
+                raise(("tide: normal: unknown option \"%s\"; with a tensor mean or std normal " ..
+                    "takes only generator (the draw has their dtype and device)")
+                    :format(tostring(k)))
+            end
         end
         args.no_extra(op, 3, opts, ...)
+        gen = size.generator
+        if gen ~= nil then
+            generators.check(op, gen)
+        end
     end
     if not mt then
         number_arg("mean", mean)
@@ -130,7 +141,8 @@ function F.normal(mean, std, size, opts, ...)
         elseif std < 0 or std ~= std then
             raise(("tide: normal: std = %s; expected std >= 0"):format(tostring(std)))
         end
-        local noise = core.randn(shape, { dtype = dtype, device = like.device })
+        local noise = generators.run(op, gen, like.device, core.randn, shape,
+            { dtype = dtype, device = like.device })
         return noise:mul(std):add(mean)
     end)
     if autograd.needs_record(mt and mean or nil, st and std or nil) then
@@ -218,10 +230,12 @@ end
 
 local drawn_poisson = zero_grad_op("poisson_draw")
 
-function F.poisson(rates, ...)
+-- tide.poisson(rates[, {generator =}])
+function F.poisson(rates, opts, ...)
     local op = "poisson"
-    args.no_extra(op, 1, ...)
+    args.no_extra(op, 2, ...)
     check(op, rates)
+    local gen = generators.option(op, opts)
     args.float_input(op, rates)
     local r = no_grad(function()
         local lam = rates:to("float64")
@@ -230,7 +244,7 @@ function F.poisson(rates, ...)
             raise(("tide: poisson: rates %s has an element below 0, infinite or NaN; rates " ..
                 "must be finite and >= 0"):format(shape_str(rates:size())))
         end
-        return poisson_draw(lam):to(rates.dtype)
+        return generators.run(op, gen, rates.device, poisson_draw, lam):to(rates.dtype)
     end)
     if autograd.needs_record(rates) then
         return drawn_poisson(r, rates)

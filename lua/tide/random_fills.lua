@@ -4,7 +4,9 @@
 -- geometric_(p) (trials up to the first success, >= 1), log_normal_(mean = 1, std = 2) (exp of
 -- a normal draw), cauchy_(median = 0, sigma = 1) and random_([from,] to) (integers in
 -- [from, to), from 0 when one bound is given; with none, [0, 2^mantissa] for floats and
--- [0, max] for integers). The tensor keeps its dtype and device. Loaded on first use
+-- [0, max] for integers). The tensor keeps its dtype and device. Each takes PyTorch's
+-- generator as a last options table, {generator = g} (a tide.Generator), which may stand for
+-- the omitted arguments: x:exponential_({generator = g}). Loaded on first use
 -- (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -14,6 +16,7 @@ local Tensor = core.Tensor
 local raise = autograd.raise
 local check, FLOAT = args.check, args.FLOAT
 local written_back = require("tide.aliases").written_back
+local generators = require("tide.generator_object")
 
 local M = { functions = {} }
 
@@ -59,75 +62,98 @@ local function float_target(op, x)
     end
 end
 
-function Tensor.bernoulli_(x, p, ...)
-    args.no_extra("bernoulli_", 2, ...)
+-- fn(), op's draws and write into x, after every check of the arguments: from the generator of
+-- opts (nil: tide's), which moves only when fn succeeds
+local function drawn(op, x, opts, fn)
+    return generators.run(op, generators.option(op, opts), x.device, fn)
+end
+
+function Tensor.bernoulli_(x, p, opts, ...)
+    args.no_extra("bernoulli_", 3, ...)
     check("bernoulli_", x)
     writable("bernoulli_", x)
-    local u = uniform_like(x)
+    p, opts = generators.take_options(1, p, opts)
     if core.is_tensor(p) then -- recorded with zero gradients, as PyTorch's
-        return written_back(x, u:lt(p:to(u.dtype)), p)
+        return drawn("bernoulli_", x, opts, function()
+            return written_back(x, uniform_like(x):lt(p:to("float64")), p)
+        end)
     end
     p = number("bernoulli_", "p", p, 0.5, function(v) return v >= 0 and v <= 1 end,
         "a probability in [0, 1] or a tensor of them")
-    return x:copy_(u:lt(p))
+    return drawn("bernoulli_", x, opts, function()
+        return x:copy_(uniform_like(x):lt(p))
+    end)
 end
 
-function Tensor.exponential_(x, lambd, ...)
-    args.no_extra("exponential_", 2, ...)
+function Tensor.exponential_(x, lambd, opts, ...)
+    args.no_extra("exponential_", 3, ...)
     check("exponential_", x)
     writable("exponential_", x)
     float_target("exponential_", x)
+    lambd, opts = generators.take_options(1, lambd, opts)
     lambd = number("exponential_", "lambd", lambd, 1, positive, "a positive number")
-    return x:copy_(uniform_like(x):neg():log1p():div(-lambd))
+    return drawn("exponential_", x, opts, function()
+        return x:copy_(uniform_like(x):neg():log1p():div(-lambd))
+    end)
 end
 
-function Tensor.geometric_(x, p, ...)
-    args.no_extra("geometric_", 2, ...)
+function Tensor.geometric_(x, p, opts, ...)
+    args.no_extra("geometric_", 3, ...)
     check("geometric_", x)
     writable("geometric_", x)
+    p, opts = generators.take_options(1, p, opts)
     if p == nil then
         raise("tide: geometric_: p must be given, a probability in (0, 1]")
     end
     p = number("geometric_", "p", p, nil, function(v) return v > 0 and v <= 1 end,
         "a probability in (0, 1]")
-    if p == 1 then
-        return x:fill_(1)
-    end
-    -- 1 - u is in (0, 1]: its log is finite, and the count at least 1
-    local trials = uniform_like(x):neg():add(1):log():div(math.log(1 - p)):ceil():clamp(1, nil)
-    return x:copy_(trials)
+    return drawn("geometric_", x, opts, function()
+        if p == 1 then
+            return x:fill_(1)
+        end
+        -- 1 - u is in (0, 1]: its log is finite, and the count at least 1
+        local u = uniform_like(x)
+        return x:copy_(u:neg():add(1):log():div(math.log(1 - p)):ceil():clamp(1, nil))
+    end)
 end
 
-function Tensor.log_normal_(x, mean, std, ...)
-    args.no_extra("log_normal_", 3, ...)
+function Tensor.log_normal_(x, mean, std, opts, ...)
+    args.no_extra("log_normal_", 4, ...)
     check("log_normal_", x)
     writable("log_normal_", x)
     float_target("log_normal_", x)
+    mean, std, opts = generators.take_options(2, mean, std, opts)
     mean = number("log_normal_", "mean", mean, 1, function(v) return v == v end, "a number")
     std = number("log_normal_", "std", std, 2, positive, "a positive number")
-    -- drawn apart and copied in once: a write refused (an expanded x) leaves x as it was
-    local draw = core.empty(x.shape, { dtype = "float64", device = x.device })
-    return x:copy_(draw:normal_(mean, std):exp_())
+    return drawn("log_normal_", x, opts, function()
+        -- drawn apart and copied in once: a write refused (an expanded x) leaves x as it was
+        local draw = core.empty(x.shape, { dtype = "float64", device = x.device })
+        return x:copy_(draw:normal_(mean, std):exp_())
+    end)
 end
 
-function Tensor.cauchy_(x, median, sigma, ...)
-    args.no_extra("cauchy_", 3, ...)
+function Tensor.cauchy_(x, median, sigma, opts, ...)
+    args.no_extra("cauchy_", 4, ...)
     check("cauchy_", x)
     writable("cauchy_", x)
     float_target("cauchy_", x)
+    median, sigma, opts = generators.take_options(2, median, sigma, opts)
     median = number("cauchy_", "median", median, 0, function(v) return v == v end, "a number")
     sigma = number("cauchy_", "sigma", sigma, 1, positive, "a positive number")
-    return x:copy_(uniform_like(x):sub(0.5):mul(math.pi):tan():mul(sigma):add(median))
+    return drawn("cauchy_", x, opts, function()
+        return x:copy_(uniform_like(x):sub(0.5):mul(math.pi):tan():mul(sigma):add(median))
+    end)
 end
 
 -- the largest integer each dtype holds exactly (floats: their mantissa's)
 local TOP = { float32 = 2 ^ 24, float64 = 2 ^ 53, float16 = 2 ^ 11, bfloat16 = 2 ^ 8,
     int32 = 2 ^ 31 - 1, int64 = 2 ^ 53, uint8 = 255, bool = 1 }
 
-function Tensor.random_(x, from, to, ...)
-    args.no_extra("random_", 3, ...)
+function Tensor.random_(x, from, to, opts, ...)
+    args.no_extra("random_", 4, ...)
     check("random_", x)
     writable("random_", x)
+    from, to, opts = generators.take_options(2, from, to, opts)
     local function integer(name, v)
         if type(v) ~= "number" or v % 1 ~= 0 then
             raise(("tide: random_: %s must be an integer, got %s"):format(name, tostring(v)))
@@ -145,7 +171,9 @@ function Tensor.random_(x, from, to, ...)
         raise(("tide: random_: from (%s) must be below to (%s): the draws are in [from, to)")
             :format(tostring(from), tostring(to)))
     end
-    return x:copy_(uniform_like(x):mul(to - from):floor():add(from))
+    return drawn("random_", x, opts, function()
+        return x:copy_(uniform_like(x):mul(to - from):floor():add(from))
+    end)
 end
 
 return M

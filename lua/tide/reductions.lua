@@ -3,6 +3,7 @@
 -- Tensor method and a tide.X function. Composed from recorded ops, so they run on every device
 -- and autograd differentiates them with no formula of their own (cumprod at zeros included).
 local core = require("tide.core")
+local fp32_first = require("tide._autocast").fp32_first -- PyTorch's autocast float32 list
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
@@ -52,8 +53,8 @@ local function cumulative(op, combine)
     end
 end
 
-Tensor.cumsum = in_float(cumulative("cumsum", function(a, b) return a + b end))
-Tensor.cumprod = in_float(cumulative("cumprod", function(a, b) return a * b end))
+Tensor.cumsum = fp32_first(in_float(cumulative("cumsum", function(a, b) return a + b end)))
+Tensor.cumprod = fp32_first(in_float(cumulative("cumprod", function(a, b) return a * b end)))
 
 -- a dim argument (one dim or a list) as distinct positive dims, in descending order
 local function dims_of(op, x, dim)
@@ -146,7 +147,7 @@ end
 
 -- log(sum(exp(x))) shifted by the (detached) max, so large values do not overflow; a row of
 -- -inf gives -inf, as PyTorch's
-Tensor.logsumexp = in_float(function(x, dim, keepdim, ...)
+Tensor.logsumexp = fp32_first(in_float(function(x, dim, keepdim, ...)
     args.no_extra("logsumexp", 3, ...)
     check("logsumexp", x)
     if dim == nil then
@@ -164,7 +165,7 @@ Tensor.logsumexp = in_float(function(x, dim, keepdim, ...)
     m = core.where(m:isinf(), 0, m)
     local r = over((x - m):exp(), dims, "sum", true):log() + m
     return keep and r or over(r, dims, "sum", false)
-end)
+end))
 
 -- the 2-norm as one node, recorded below (nd[2] the dim or false, nd[3] keepdim): its gradient
 -- is x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient; sqrt's would give nan)
@@ -181,7 +182,7 @@ autograd.def {
 }
 
 -- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"
-Tensor.norm = in_float(function(x, p, dim, keepdim, ...)
+Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, ...)
     args.no_extra("norm", 4, ...)
     check("norm", x)
     float_input("norm", x)
@@ -220,7 +221,7 @@ Tensor.norm = in_float(function(x, p, dim, keepdim, ...)
         return r
     end
     return reduce(a:pow(p), "sum"):pow(1 / p)
-end)
+end))
 
 -- any/all([dim[, keepdim]]): bool results (uint8 for uint8 input, as PyTorch 1.13)
 local function logical_reduce(op, count_of)

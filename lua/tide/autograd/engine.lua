@@ -16,6 +16,7 @@
 -- in-place op recorded later on that input (h:relu_() on a non-leaf h gives h a new grad_fn)
 -- does not reroute the gradients of the ops that used h before it.
 local core = require("tide.core")
+local autocast = require("tide._autocast")
 local registry = require("tide.autograd.registry")
 local formulas = require("tide.autograd.formulas")
 local PART, add_part, materialize = formulas.PART, formulas.add_part, formulas.materialize
@@ -1001,6 +1002,8 @@ local function pass(roots, grads, retain, create)
     owned, own = {}, not create
     held = own and setmetatable({}, { __mode = "k" }) or nil
     local prev = set_grad_enabled(create and true or false)
+    -- the formulas run in the dtypes the forward gave them (PyTorch's rule): no autocast
+    local prev_autocast = autocast.swap({})
     core._gc_pass_begin() -- the forward pass's unkept results are garbage (lua/gc.c)
     local ok, err = pcall(function()
         local order, seen, heads = {}, {}, {}
@@ -1109,6 +1112,7 @@ local function pass(roots, grads, retain, create)
         end
     end)
     set_grad_enabled(prev)
+    autocast.swap(prev_autocast)
     core._gc_pass_end() -- the graph just died: the collector's moment (lua/gc.c)
     if not ok and create and current and type(err) == "string" and
         err:find("not differentiable", 1, true) then

@@ -6,6 +6,7 @@
 -- `cumulative_sizes` lists the running totals (PyTorch's: {#d1, #d1 + #d2, ...}). The
 -- dataset has `len()` (`#ds` on 5.3+), `get(i)`, `ds[i]`, and `batch(index)` when every part
 -- has it, so a DataLoader over TensorDatasets still gathers each batch in C (per part).
+-- `ds1 + ds2` on map-style datasets makes one; IterableDatasets are refused (ChainDataset).
 local compat = require("tide._compat")
 local core = require("tide.core")
 local raise = require("tide.autograd").raise
@@ -23,6 +24,11 @@ function ConcatDataset:init(datasets)
     end
     local sizes, total, batch = {}, 0, true
     for k, ds in ipairs(datasets) do
+        if type(ds) == "table" and ds._iterable == true then
+            raise(string.format("tide: ConcatDataset: dataset %d is a %s, an IterableDataset, " ..
+                "but ConcatDataset (and + on map-style datasets) joins map-style ones; chain " ..
+                "IterableDatasets with tide.data.ChainDataset", k, tostring(ds.__name)))
+        end
         if type(ds) ~= "table" or type(ds.len) ~= "function" then
             raise(string.format("tide: ConcatDataset: dataset %d is a %s, expected a dataset " ..
                 "(tide.data.Dataset or TensorDataset)", k, type(ds)))

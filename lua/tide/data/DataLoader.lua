@@ -6,12 +6,15 @@
 -- opts: batch_size (1), shuffle (false), drop_last (false: the last batch may be smaller),
 -- seed (shuffle order; each iter() call draws the next epoch's order from it, so a given seed
 -- gives the same sequence of epochs; default: drawn from tide's generator, so tide.manual_seed
--- fixes it), pin_memory (false: when true and CUDA is available, batches come in page-locked
--- memory so `x:to("cuda", {non_blocking = true})` overlaps; without
--- CUDA it does nothing), sampler (the sample indices of each epoch instead of 1..#ds or a
--- shuffle: a list of 1-based indices, or an object with `len()` and either `indices()`
--- returning this epoch's list, as DistributedSampler has, or `iter()` returning an iterator
--- of indices; not with shuffle), batch_sampler (the batches themselves: an object with len()
+-- fixes it), generator (PyTorch's, instead of seed: each shuffled epoch's order is drawn from
+-- it; a tide.Generator, advanced by each epoch and shared with whatever else draws from it,
+-- or an integer seed or a tide.get_rng_state() state, the loader's own stream), pin_memory
+-- (false: when true and CUDA is available, batches come in page-locked memory so
+-- `x:to("cuda", {non_blocking = true})` overlaps; without CUDA it does nothing), sampler (the
+-- sample indices of each epoch instead of 1..#ds or a shuffle: a list of 1-based indices, or
+-- an object with `len()` and either `indices()` returning this epoch's list, as
+-- DistributedSampler has, or `iter()` returning an iterator of indices; not with shuffle),
+-- batch_sampler (the batches themselves: an object with len()
 -- and batches() or iter() giving lists of indices, tide.data.BatchSampler; not with
 -- batch_size, shuffle, sampler or drop_last), collate_fn (a function of the list of samples,
 -- each packed as `ds[i]` packs it, returning the batch's values; see
@@ -21,6 +24,12 @@
 -- field, gathered in C; any other dataset (or any with a collate_fn) is read with `get(i)` per
 -- sample and collated: tensors stacked, numbers and booleans made tensors, tables of them
 -- collated key by key (default_collate).
+--
+-- Over a tide.data.IterableDataset each epoch calls the dataset's iter() again and reads its
+-- stream: batch_size samples per batch, collated as above (the last batch smaller, or dropped
+-- with drop_last); shuffle, sampler and batch_sampler do not apply and raise. `#loader` is
+-- then the dataset's len() over batch_size (ceil, floor with drop_last) and raises when the
+-- dataset has no len(). There are no worker processes (tide.data.get_worker_info is nil).
 local compat = require("tide._compat")
 local class = require("tide._class")
 
@@ -28,21 +37,42 @@ local core = require("tide.core")
 local raise = require("tide.autograd").raise
 local args = require("tide.op_args")
 local default_collate = require("tide.data.collate")
+local stream = require("tide.data.generator")
 
 local DataLoader = { __name = "DataLoader" }
 DataLoader.__index = DataLoader
 
 function DataLoader.new(ds, opts)
     opts = opts or {}
-    if type(ds) ~= "table" or type(ds.len) ~= "function" then
-        raise("tide: DataLoader: expected a dataset (tide.data.Dataset or TensorDataset), got "
-            .. type(ds))
+    local iterable = type(ds) == "table" and ds._iterable == true
+    if not iterable and (type(ds) ~= "table" or type(ds.len) ~= "function") then
+        raise("tide: DataLoader: expected a dataset (tide.data.Dataset, TensorDataset or " ..
+            "IterableDataset), got " .. type(ds))
     end
     if type(opts) ~= "table" then
         raise("tide: DataLoader: options must be a table, e.g. {batch_size = 64}")
     end
     core._check_options(opts, "DataLoader", { "batch_size", "shuffle", "drop_last", "seed",
-        "pin_memory", "collate_fn", "sampler", "batch_sampler" })
+        "pin_memory", "collate_fn", "sampler", "batch_sampler", "generator" })
+    if iterable then
+        -- a stream has no indices: what orders or picks them has nothing to act on
+        local name = tostring(ds.__name)
+        if opts.shuffle then
+            raise(string.format("tide: DataLoader: shuffle = %s does not apply to an " ..
+                "IterableDataset (%s gives its samples in its own order); leave shuffle out, " ..
+                "or shuffle inside %s:iter()", tostring(opts.shuffle), name, name))
+        end
+        if opts.sampler ~= nil then
+            raise(string.format("tide: DataLoader: sampler does not apply to an " ..
+                "IterableDataset (%s has no indices to sample); leave sampler out, and choose " ..
+                "the samples inside %s:iter()", name, name))
+        end
+        if opts.batch_sampler ~= nil then
+            raise(string.format("tide: DataLoader: batch_sampler does not apply to an " ..
+                "IterableDataset (%s has no indices to batch); leave batch_sampler out, and " ..
+                "batch with batch_size and drop_last", name))
+        end
+    end
     local batch_sampler = opts.batch_sampler
     if batch_sampler ~= nil then
         if opts.batch_size ~= nil or opts.shuffle or opts.sampler ~= nil or opts.drop_last then
@@ -58,11 +88,19 @@ function DataLoader.new(ds, opts)
     end
     local self = setmetatable({}, DataLoader)
     self.dataset = ds
+    self.iterable = iterable
     self.batch_size = args.int_option("DataLoader", opts, "batch_size", 1, 1)
     self.shuffle = opts.shuffle and true or false
     self.drop_last = opts.drop_last and true or false
     self.seed = args.int_option("DataLoader", opts, "seed", nil, compat.mininteger)
-    if self.seed == nil then
+    if self.seed ~= nil and opts.generator ~= nil then
+        raise("tide: DataLoader: seed and generator exclude each other; pass one of them " ..
+            "(seed fixes every epoch's order, generator draws each from its stream)")
+    end
+    -- the shuffling's stream when given (PyTorch's loader also seeds its workers from it;
+    -- tide's has none)
+    self.generator = stream.own(opts.generator, "DataLoader")
+    if self.seed == nil and self.generator == nil then
         -- drawn from tide's generator, so tide.manual_seed(n) makes the shuffling reproducible
         -- (as torch.manual_seed does for PyTorch's DataLoader)
         local u = core.rand({ 1 }, { device = "cpu", dtype = "float64" }):item()
@@ -98,6 +136,14 @@ class.callable(DataLoader)
 function DataLoader:len()
     if self.batch_sampler then
         return self.batch_sampler:len()
+    end
+    if self.iterable then
+        local lenless = self.dataset:_lenless()
+        if lenless then
+            raise(string.format("tide: DataLoader: len() needs the dataset's length, and %s " ..
+                "has no len() (an IterableDataset's is optional); define len() in it, or " ..
+                "count the batches as you iterate", lenless))
+        end
     end
     local n, bs = self:_samples(), self.batch_size
     local full = compat.idiv(n, bs)
@@ -224,8 +270,41 @@ local function pin(...)
     return compat.unpack(out, 1, out.n)
 end
 
+-- one epoch over an IterableDataset: a new stream of its samples, read batch_size at a time
+function DataLoader:_iter_stream()
+    local read = require("tide.data.IterableDataset")._stream(self.dataset)
+    local bs, drop_last = self.batch_size, self.drop_last
+    local collate_fn = self.collate_fn or default_collate
+    self.epoch = self.epoch + 1
+    local ended = false
+    return function()
+        if ended then
+            return nil
+        end
+        local samples = {}
+        while #samples < bs do
+            local sample = read()
+            if not sample then
+                ended = true
+                break
+            end
+            samples[#samples + 1] = sample
+        end
+        if #samples == 0 or (drop_last and #samples < bs) then
+            return nil
+        end
+        if self.pin_memory then
+            return pin(collate_fn(samples))
+        end
+        return collate_fn(samples)
+    end
+end
+
 --- An iterator over one epoch: `for x, y in loader:iter() do`.
 function DataLoader:iter()
+    if self.iterable then
+        return self:_iter_stream()
+    end
     local ds, bs = self.dataset, self.batch_size
     local n = self:_samples()
     local nb = self:len()
@@ -235,6 +314,10 @@ function DataLoader:iter()
         order, lens = self:_batched()
     elseif self.sampler ~= nil then
         order = self:_sampled()
+    elseif self.shuffle and self.generator ~= nil then
+        order = stream.draw(self, function()
+            return core.randperm(n, { device = "cpu" })
+        end, "DataLoader")
     elseif self.shuffle then
         order = core._randperm(n, self.seed + self.epoch)
     end
@@ -280,6 +363,10 @@ function DataLoader:iter()
 end
 
 function DataLoader:__tostring()
+    if self.iterable and self.dataset:_lenless() then
+        return string.format("DataLoader(%s, batch_size=%d, drop_last=%s)",
+            tostring(self.dataset), self.batch_size, tostring(self.drop_last))
+    end
     return string.format("DataLoader(%s, batch_size=%d, shuffle=%s, drop_last=%s, %d batches)",
         tostring(self.dataset), self.batch_size, tostring(self.shuffle),
         tostring(self.drop_last), self:len())

@@ -5,6 +5,7 @@
 -- returns them packed in a table. A dataset that can gather many samples at once defines
 -- `batch(index)` (index: a 1-based int64 tensor) returning one batched tensor per field; the
 -- DataLoader then builds each batch with that one call instead of one `get` per sample.
+-- `ds1 + ds2` is `ConcatDataset({ds1, ds2})`, as in PyTorch.
 --
 --     local Squares = tide.data.Dataset:extend("Squares")
 --     function Squares:init(n) self.n = n end
@@ -33,6 +34,10 @@ local function install(cls)
     end
     cls.__tostring = function(self)
         return string.format("%s(%d samples)", cls.__name, self:len())
+    end
+    -- PyTorch's Dataset.__add__ (required here: ConcatDataset requires this file)
+    cls.__add = function(a, b)
+        return require("tide.data.ConcatDataset")({ a, b })
     end
 end
 

@@ -3,7 +3,8 @@
 -- beyond n repeats whole permutations, then part of one), or num_samples indices drawn
 -- uniformly with replacement. Draws come from tide's generator (tide.manual_seed fixes them),
 -- or the sampler's own stream with `generator` (an integer seed or a tide.get_rng_state()
--- state), which leaves tide's generator as it was. `s:len()`, `s:indices()`, `s:iter()`.
+-- state), which leaves tide's generator as it was; a tide.Generator ("cpu") is drawn from and
+-- advanced, shared with whatever else draws from it. `s:len()`, `s:indices()`, `s:iter()`.
 local compat = require("tide._compat")
 local class = require("tide._class")
 local core = require("tide.core")

@@ -8,9 +8,10 @@
 --
 -- weights: a list of numbers or a 1-d tensor, >= 0 and finite, not all 0. The draws come from
 -- tide's generator (tide.manual_seed fixes them), or from the sampler's own stream when
--- `generator` is given: an integer seed, or a state from tide.get_rng_state(); the sampler then
--- leaves tide's generator as it was. `s:len()` (`#s` on 5.3+) is num_samples; `s:indices()`
--- draws an epoch's list, `s:iter()` iterates one.
+-- `generator` is given: an integer seed, a state from tide.get_rng_state(), or a
+-- tide.Generator (drawn from and advanced); the sampler then leaves tide's generator as it
+-- was. `s:len()` (`#s` on 5.3+) is num_samples; `s:indices()` draws an epoch's list, `s:iter()`
+-- iterates one.
 local compat = require("tide._compat")
 local class = require("tide._class")
 local core = require("tide.core")

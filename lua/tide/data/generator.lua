@@ -1,11 +1,14 @@
 -- tide.data.generator: a sampler's own random stream, PyTorch's `generator` option. own(gen,
 -- who) takes an integer seed or a state from tide.get_rng_state() and returns the stream's
--- state (nil for none: draws then come from tide's generator, so tide.manual_seed fixes
--- them); draw(sampler, fn) runs fn() on the sampler's stream when it has one, leaving tide's
--- generator as it was, and keeps the stream's new state in sampler.generator.
+-- state, or a tide.Generator and returns it (shared: every sampler given it draws from it, so
+-- their draws interleave, as PyTorch's), or nil for none: draws then come from tide's
+-- generator, so tide.manual_seed fixes them. draw(sampler, fn, who) runs fn() on the sampler's
+-- stream when it has one, leaving tide's generator as it was, and keeps the stream's new state
+-- in sampler.generator (or in the Generator).
 local compat = require("tide._compat")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
+local generators = require("tide.generator_object")
 
 local M = {}
 
@@ -16,6 +19,9 @@ end
 function M.own(gen, who)
     if gen == nil then
         return nil
+    elseif generators.is_generator(gen) then
+        generators.check_device(who, gen, "cpu") -- the samplers draw on the CPU
+        return gen
     end
     local t = tide()
     local saved = t.get_rng_state()
@@ -36,12 +42,16 @@ function M.own(gen, who)
         return state
     end
     raise(string.format("tide: %s: generator must be an integer seed or a state from " ..
-        "tide.get_rng_state(), got %s", who, type(gen)))
+        "tide.get_rng_state() or a tide.Generator, got %s", who,
+        autograd.is_tensor(gen) and ("a " .. gen.dtype .. " tensor") or type(gen)))
 end
 
-function M.draw(sampler, fn)
+function M.draw(sampler, fn, who)
     if not sampler.generator then
         return fn()
+    elseif generators.is_generator(sampler.generator) then
+        local mt = getmetatable(sampler)
+        return generators.run(who or mt and mt.__name or "sampler", sampler.generator, "cpu", fn)
     end
     local t = tide()
     local saved = t.get_rng_state()

@@ -1,15 +1,19 @@
---- tide.data.random_split(ds, lengths[, {seed =}]): ds split into disjoint random Subsets.
+--- tide.data.random_split(ds, lengths[, {seed =, generator =}]): ds split into disjoint random
+-- Subsets.
 --
 --     local train, val = table.unpack(tide.data.random_split(ds, {0.9, 0.1}, {seed = 42}))
 --
 -- lengths are counts that sum to #ds, or fractions that sum to 1 (PyTorch 1.13's rule: each
 -- split gets floor(#ds * fraction) samples, and the remainder is dealt one by one to the
--- splits in order). The permutation comes from seed, else from tide's generator (so
--- tide.manual_seed fixes it). Returns a list of Subsets.
+-- splits in order). The permutation comes from seed, or from generator (PyTorch's option: a
+-- tide.Generator, drawn from and advanced, or an integer seed or a tide.get_rng_state() state,
+-- as the samplers take), else from tide's generator (so tide.manual_seed fixes it). Returns a
+-- list of Subsets.
 local compat = require("tide._compat")
 local core = require("tide.core")
 local raise = require("tide.autograd").raise
 local Subset = require("tide.data.Subset")
+local stream = require("tide.data.generator")
 
 local function isclose(a, b)
     return math.abs(a - b) <= 1e-9 * math.max(math.abs(a), math.abs(b))
@@ -24,11 +28,16 @@ return function(ds, lengths, opts)
         raise("tide: random_split: expected lengths as a list of counts or fractions, got " ..
             type(lengths))
     end
-    core._check_options(opts, "random_split", { "seed" })
+    core._check_options(opts, "random_split", { "seed", "generator" })
     opts = opts or {}
     if opts.seed ~= nil and not compat.is_integer(opts.seed) then
         raise("tide: random_split: seed = " .. tostring(opts.seed) .. "; expected an integer")
     end
+    if opts.seed ~= nil and opts.generator ~= nil then
+        raise("tide: random_split: seed and generator exclude each other; pass one of them")
+    end
+    -- the stream of generator, checked before anything is drawn
+    local source = { generator = stream.own(opts.generator, "random_split") }
     local n = ds:len()
     local sum = 0
     for i, l in ipairs(lengths) do
@@ -76,7 +85,7 @@ return function(ds, lengths, opts)
     if opts.seed ~= nil then
         perm = core._randperm(n, opts.seed)
     else
-        perm = core.randperm(n)
+        perm = stream.draw(source, function() return core.randperm(n) end, "random_split")
     end
     perm = perm:totable()
     local out, start = {}, 1

@@ -3,6 +3,7 @@
 -- 1), local_response_norm and embedding_bag. Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local idiv = require("tide._compat").idiv
 local core = require("tide.core")
+local autocast = require("tide._autocast")
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
 local raise = autograd.raise
@@ -163,6 +164,9 @@ return function(F)
     -- padding =, output_padding =, dilation =, groups =} (integers): conv_transpose2d on a
     -- height of 1
     function F.conv_transpose1d(input, weight, bias, opts)
+        if autocast.on then
+            input, weight, bias = autocast.lower(input, weight, bias)
+        end
         local who = "conv_transpose1d"
         local o = F._conv_transpose_args(who, input, weight, bias, opts)
         local s = int_arg(o.stride or 1, who, "stride", 1)

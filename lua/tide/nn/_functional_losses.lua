@@ -6,6 +6,7 @@
 -- cpu:0 (where reading it back is free) and turns the loss into NaN elsewhere, as cross_entropy.
 local compat = require("tide._compat")
 local core = require("tide.core")
+local autocast = require("tide._autocast")
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
 local raise = autograd.raise
@@ -72,6 +73,9 @@ return function(F)
     -- soft_margin_loss(input, target[, {reduction}]): log(1 + exp(-target * input)), targets
     -- 1 or -1, of the input's shape
     function F.soft_margin_loss(input, target, opts)
+        if autocast.on then
+            input, target = autocast.fp32(input, target)
+        end
         local who = "soft_margin_loss"
         local _, reduction = loss_options(opts, who, { "reduction" })
         I.same_shape_check(input, target, who)
@@ -81,6 +85,9 @@ return function(F)
     -- hinge_embedding_loss(input, target[, {margin = 1, reduction}]): input where target is 1,
     -- max(0, margin - input) where it is -1 (any other target takes both terms, as PyTorch's)
     function F.hinge_embedding_loss(input, target, opts)
+        if autocast.on then
+            input, target = autocast.fp32(input, target)
+        end
         local who = "hinge_embedding_loss"
         local o, reduction = loss_options(opts, who, { "reduction", "margin" })
         local margin = number_opt(o.margin, 1, who, "margin")
@@ -142,6 +149,9 @@ return function(F)
     -- the sum over classes d other than the target y of max(0, margin - x[y] + x[d])^p (times
     -- weight[y]), over C; no gradient where that is exactly 0 (PyTorch's kernel takes z > 0)
     function F.multi_margin_loss(input, target, opts)
+        if autocast.on then
+            input, target = autocast.fp32(input, target)
+        end
         local who = "multi_margin_loss"
         local o, reduction = loss_options(opts, who, { "reduction", "p", "margin", "weight" })
         local p = number_opt(o.p, 1, who, "p")
@@ -180,6 +190,9 @@ return function(F)
     -- reduction}]): exp(input) - target input (input a log-rate), or input - target log(input
     -- + eps); full adds Stirling's approximation of log(target!) where target > 1
     function F.poisson_nll_loss(input, target, opts)
+        if autocast.on then
+            input, target = autocast.fp32(input, target)
+        end
         local who = "poisson_nll_loss"
         local o, reduction = loss_options(opts, who, { "reduction", "log_input", "full", "eps" })
         local log_input = bool_opt(o.log_input, true, who, "log_input")
@@ -252,6 +265,9 @@ return function(F)
     -- targets + 1: its list ends at -1). For each listed class j and each unlisted class i,
     -- max(0, 1 - (x[j] - x[i])), summed over C; no gradient where that is exactly 0
     function F.multilabel_margin_loss(input, target, opts)
+        if autocast.on then
+            input, target = autocast.fp32(input, target)
+        end
         local who = "multilabel_margin_loss"
         local _, reduction = loss_options(opts, who, { "reduction" })
         local nd = class_input(input, target, who)

@@ -9,6 +9,7 @@ local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local compat = require("tide._compat")
 local idiv, pack, unpack = compat.idiv, compat.pack, compat.unpack
 local autograd = require("tide.autograd")
+local autocast = require("tide._autocast")
 
 local def, needs_record, record = autograd.def, autograd.needs_record, autograd.record
 local is_tensor = autograd.is_tensor
@@ -37,6 +38,9 @@ M.native_conv = true
 
 -- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
 function M.linear(x, w, b)
+    if autocast.on then -- PyTorch's autocast: linear in the region's dtype
+        x, w, b = autocast.lower(x, w, b)
+    end
     local rec, xd, wd, bd = detached(x, w, b)
     local y = xd:matmul(wd:t())
     if bd then
@@ -86,6 +90,9 @@ end
 -- is {kh, kw, sh, sw, ph, pw, dh, dw}, (oh, ow) the output size, groups nil or >= 1 (the caller
 -- checked the shapes)
 function M.conv2d(x, w, b, geom, oh, ow, groups)
+    if autocast.on then
+        x, w, b = autocast.lower(x, w, b)
+    end
     local rec, xd, wd, bd = detached(x, w, b)
     -- one gemm over the whole batch: im2col_folded lays the columns out as [C*kh*kw, N*L]
     -- (L = OH*OW), so W [Cout, C*kh*kw] @ cols is [Cout, N*L], brought to [N, Cout, L] by one

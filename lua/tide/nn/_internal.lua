@@ -3,6 +3,7 @@
 -- carry: the module's, "CrossEntropyLoss", or the function's, "cross_entropy").
 local compat = require("tide._compat")
 local core = require("tide.core")
+local autocast = require("tide._autocast")
 local autograd = require("tide.autograd")
 local fused = require("tide.nn._fused")
 local args = require("tide.op_args")
@@ -174,7 +175,7 @@ local FLOAT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 
 -- a layer's input and weight in one dtype, as PyTorch requires (a float64 batch into a float32
 -- model would otherwise run at float64 and return float64)
 function I.check_dtype(x, w, who)
-    if x.dtype ~= w.dtype then
+    if x.dtype ~= w.dtype and not autocast.same_cast(x, w) then
         local fix = string.format("convert the input (x:to(\"%s\"))", w.dtype)
         if FLOAT_DTYPES[x.dtype] then -- a float input: the model may move to its dtype instead
             fix = fix .. string.format(" or the model (model:to(\"%s\"))", x.dtype)
@@ -190,7 +191,7 @@ function I.check_input(x, w, who)
         I.check_device(x, w, who)
     end
     if x.dtype ~= w.dtype then
-        I.check_dtype(x, w, who)
+        I.check_dtype(x, w, who) -- under autocast, the op casts both to one dtype
     end
 end
 
@@ -397,6 +398,9 @@ end
 -- cross entropy (or nll with logp): the bool-target check, then class_loss (which takes the
 -- fused one-node path when no option is in play), on every device alike
 function I.class_loss_entry(input, target, reduction, o, logp, who)
+    if autocast.on then -- the losses compute in float32 under autocast, as PyTorch's
+        input, target = autocast.fp32(input, target)
+    end
     if is_tensor(target) and target.dtype == "bool" then
         raise(string.format("tide: %s: the target is a bool tensor; class targets are integer " ..
             "class indices (1-based): convert it with target:long() + 1, or use " ..
@@ -422,6 +426,9 @@ function I.same_shape_check(input, target, who)
 end
 
 function I.mse_loss(input, target, reduction, who)
+    if autocast.on then
+        input, target = autocast.fp32(input, target)
+    end
     I.same_shape_check(input, target, who)
     local d = input:sub(target)
     return I.reduce(d:mul(d), reduction, who)
@@ -451,6 +458,9 @@ end
 -- (1 - y) x + lw (log(1 + exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1) y: PyTorch's
 -- stable form; weight (broadcast) scales each element's loss
 function I.binary_cross_entropy_with_logits(input, target, reduction, who, weight, pos_weight)
+    if autocast.on then
+        input, target, weight, pos_weight = autocast.fp32(input, target, weight, pos_weight)
+    end
     I.same_shape_check(input, target, who)
     broadcasts_to(weight, input, who, "weight")
     broadcasts_to(pos_weight, input, who, "pos_weight")
@@ -567,6 +577,9 @@ end
 -- kernel and one autograd node (tide.nn._fused) for float32/float64, else the composite (which
 -- also keeps a negative eps's NaNs, where the kernel refuses it)
 function I.layer_norm(x, d, weight, bias, eps)
+    if autocast.on then -- float32 under autocast, as PyTorch's
+        x, weight, bias = autocast.fp32(x, weight, bias)
+    end
     if args.HALF[x.dtype] then -- float16, bfloat16: in float32, rounded once (op_args.in_float)
         return I.layer_norm(x:float(), d, weight and weight:float(), bias and bias:float(), eps)
             :to(x.dtype)

@@ -7,6 +7,7 @@
 local compat = require("tide._compat")
 local idiv = compat.idiv
 local core = require("tide.core")
+local autocast = require("tide._autocast")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
@@ -350,6 +351,9 @@ F._conv_transpose_channels = conv_transpose_channels
 -- output_padding =, dilation =, groups =}: conv2d's gradient with respect to its input, as a
 -- gemm and a col2im
 function F.conv_transpose2d(input, weight, bias, opts)
+    if autocast.on then
+        input, weight, bias = autocast.lower(input, weight, bias)
+    end
     local who = "conv_transpose2d"
     local o = conv_transpose_args(who, input, weight, bias, opts)
     local groups = int_arg(o.groups or 1, who, "groups", 1)
@@ -710,6 +714,9 @@ end
 
 -- input [N, C, *] in num_groups groups of channels; {weight =, bias =} per channel, eps = 1e-5
 function F.group_norm(input, num_groups, opts)
+    if autocast.on then
+        input = autocast.fp32(input)
+    end
     local who = "group_norm"
     tensor_arg(input, who, "input")
     local o = options(opts, who, NORM_OPTIONS)
@@ -1082,6 +1089,9 @@ autograd.def {
 -- cosine_similarity(x1, x2[, {dim = 2, eps = 1e-8}]): the cosine of the angle between x1 and
 -- x2 along dim (1-based, of their broadcast shape, which loses it), each norm at least eps
 function F.cosine_similarity(x1, x2, opts)
+    if autocast.on then
+        x1, x2 = autocast.fp32(x1, x2)
+    end
     local who = "cosine_similarity"
     tensor_arg(x1, who, "x1")
     tensor_arg(x2, who, "x2")
@@ -1158,6 +1168,9 @@ end
 
 -- margin_ranking_loss(x1, x2, y[, {margin = 0, reduction =}]): max(0, -y (x1 - x2) + margin)
 function F.margin_ranking_loss(x1, x2, y, opts)
+    if autocast.on then
+        x1, x2, y = autocast.fp32(x1, x2, y)
+    end
     local who = "margin_ranking_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "margin" })
     tensor_arg(x1, who, "input1")
@@ -1171,6 +1184,9 @@ end
 -- false, reduction =}]): max(d(a, p) - d(a, n) + margin, 0), d pairwise_distance; with swap,
 -- d(a, n) is the smaller of it and d(p, n)
 function F.triplet_margin_loss(anchor, positive, negative, opts)
+    if autocast.on then
+        anchor, positive, negative = autocast.fp32(anchor, positive, negative)
+    end
     local who = "triplet_margin_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "margin", "p", "eps", "swap" })
     tensor_arg(anchor, who, "anchor")
@@ -1190,6 +1206,9 @@ end
 -- max(0, cos - margin) where y is -1, cos over the last dim with PyTorch 1.13's epsilon 1e-12
 -- added to each squared norm
 function F.cosine_embedding_loss(x1, x2, y, opts)
+    if autocast.on then
+        x1, x2, y = autocast.fp32(x1, x2, y)
+    end
     local who = "cosine_embedding_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "margin" })
     tensor_arg(x1, who, "input1")
@@ -1211,6 +1230,9 @@ function F.cosine_embedding_loss(x1, x2, y, opts)
 end
 
 function F.l1_loss(input, target, opts)
+    if autocast.on then
+        input, target = autocast.fp32(input, target)
+    end
     local _, reduction = loss_options(opts, "l1_loss")
     I.same_shape_check(input, target, "l1_loss")
     return I.reduce(input:sub(target):abs(), reduction, "l1_loss")
@@ -1218,6 +1240,9 @@ end
 
 -- 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere; {beta = 1}
 function F.smooth_l1_loss(input, target, opts)
+    if autocast.on then
+        input, target = autocast.fp32(input, target)
+    end
     local who = "smooth_l1_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "beta" })
     local beta = number_opt(o.beta, 1, who, "beta")
@@ -1235,6 +1260,9 @@ end
 
 -- 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere; {delta = 1}
 function F.huber_loss(input, target, opts)
+    if autocast.on then
+        input, target = autocast.fp32(input, target)
+    end
     local who = "huber_loss"
     local o, reduction = loss_options(opts, who, { "reduction", "delta" })
     local delta = number_opt(o.delta, 1, who, "delta")
@@ -1251,6 +1279,9 @@ end
 -- probabilities input and targets in [0, 1]; each log clamped at -100, as PyTorch; {weight =}
 -- scales each element's loss
 function F.binary_cross_entropy(input, target, opts)
+    if autocast.on then -- refused in a "cuda" region, float32 in a "cpu" one
+        input, target = autocast.bce("binary_cross_entropy", input, target)
+    end
     local who = "binary_cross_entropy"
     local o, reduction = loss_options(opts, who, { "reduction", "weight" })
     I.same_shape_check(input, target, who)
@@ -1274,6 +1305,9 @@ end
 -- pointwise target (log target - input), 0 where target is 0; reduction also "batchmean" (the
 -- sum over the batch size, the KL divergence proper)
 function F.kl_div(input, target, opts)
+    if autocast.on then
+        input, target = autocast.fp32(input, target)
+    end
     local who = "kl_div"
     local o = options(opts, who, { "reduction", "log_target" })
     local reduction = o.reduction or "mean"

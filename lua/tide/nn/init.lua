@@ -24,6 +24,7 @@ local CLASSES = {
     "Softmax2d", "Dropout1d", "AlphaDropout", "ChannelShuffle", "Bilinear", "ConvTranspose1d",
     "Unfold", "Fold", "LocalResponseNorm", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
     "RReLU", "EmbeddingBag", "CTCLoss",
+    "SyncBatchNorm", -- BatchNorm over the ranks of a tide.distributed job
     -- the 3-D layers (spec/nn3d_spec.lua)
     "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool3d", "BatchNorm3d", "InstanceNorm3d", "Dropout3d", "ConstantPad3d",

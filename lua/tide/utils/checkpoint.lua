@@ -11,6 +11,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local compat = require("tide._compat")
+local autocast = require("tide._autocast")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
@@ -70,8 +71,10 @@ autograd.def {
             end
             again[i] = v
         end
-        -- recorded (the engine runs formulas with recording off): fn again, then the sum of
-        -- <output, its gradient>, whose one backward gives every gradient at once
+        -- recorded (the engine runs formulas with recording off): fn again, under the
+        -- autocast regions of the forward (the same dtypes), then the sum of <output, its
+        -- gradient>, whose one backward gives every gradient at once
+        local prev_autocast = autocast.swap(nd.autocast)
         local ok, total = pcall(autograd.enable_grad, function()
             local outs = compat.pack(nd.fn_(compat.unpack(again, 1, argv.n)))
             local sum, at = nil, 1
@@ -85,6 +88,7 @@ autograd.def {
             end
             return sum
         end)
+        autocast.swap(prev_autocast)
         if now then
             set_states(now)
         end
@@ -155,6 +159,7 @@ local function checkpoint(fn, ...)
     local packed = outs.n == 1 and flat[1] or core.cat(flat, 1)
     local nd = autograd.record("checkpoint", packed, tensors)
     nd.argv, nd.fn_, nd.sizes, nd.states = argv, fn, sizes, states
+    nd.autocast = autocast.snapshot()
     -- the outputs as views of the packed result: their gradients reach the node
     local results, at = {}, 1
     for k = 1, outs.n do

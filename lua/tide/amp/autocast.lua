@@ -1,0 +1,83 @@
+-- tide.amp.autocast(device_type[, {dtype =, enabled = true, cache_enabled = true}], fn, ...):
+-- PyTorch's torch.autocast as a function (tide.no_grad's form): fn(...) runs with autocast on
+-- for every device of that type ("cuda" or "cpu") and its results are returned; the previous
+-- state comes back afterwards, also on error. Inside, the ops of PyTorch's lists cast their
+-- float32 inputs: matrix products, linear and the convolutions compute in dtype (float16 on
+-- "cuda", bfloat16 on "cpu" by default), and the ops that need range or precision (exp, log,
+-- pow, sum, softmax, the norms, the losses) in float32; the others follow their inputs.
+-- Also tide.autocast; tide.is_autocast_enabled([device_type = "cuda"]) and
+-- tide.get_autocast_dtype(device_type).
+local ac = require("tide._autocast")
+local args = require("tide.op_args")
+local raise = require("tide.autograd.raise")
+
+local M = { functions = {} }
+local F = M.functions
+
+local DEFAULT_DTYPE = { cuda = "float16", cpu = "bfloat16" }
+
+local function device_type_arg(who, device_type)
+    if DEFAULT_DTYPE[device_type] then
+        return device_type
+    end
+    local fix = ""
+    if type(device_type) == "string" then
+        local kind = device_type:match("^(%a+):%d+$")
+        if DEFAULT_DTYPE[kind] then
+            fix = ("; autocast covers every device of a type: pass \"%s\""):format(kind)
+        end
+    end
+    raise(("tide: %s: device_type must be \"cuda\" or \"cpu\", got %s%s"):format(who,
+        type(device_type) == "string" and ("\"" .. device_type .. "\"") or type(device_type),
+        fix))
+end
+
+local function is_callable(fn)
+    return type(fn) == "function" or (getmetatable(fn) or {}).__call ~= nil
+end
+
+local function region(device_type, opts, fn, ...)
+    local who = "autocast"
+    device_type = device_type_arg(who, device_type)
+    opts = args.options(who, opts, { "dtype", "enabled", "cache_enabled" },
+        "{dtype = \"bfloat16\"}")
+    local dtype = opts.dtype == nil and DEFAULT_DTYPE[device_type] or opts.dtype
+    if dtype ~= "float16" and dtype ~= "bfloat16" then
+        raise(("tide: %s: dtype must be \"float16\" or \"bfloat16\" (the precision the " ..
+            "matrix products run in), got %s"):format(who, type(dtype) == "string" and
+            ("\"" .. dtype .. "\"") or tostring(dtype)))
+    end
+    for _, key in ipairs({ "enabled", "cache_enabled" }) do
+        if opts[key] ~= nil and type(opts[key]) ~= "boolean" then
+            raise(("tide: %s: %s must be a boolean, got %s"):format(who, key, type(opts[key])))
+        end
+    end
+    if not is_callable(fn) then
+        raise(("tide: %s: expected a function to run under autocast, got %s; write " ..
+            "tide.autocast(\"%s\", function() ... end)"):format(who, type(fn), device_type))
+    end
+    local enabled = opts.enabled ~= false
+    return ac.run(device_type, enabled and dtype or nil, opts.cache_enabled ~= false, fn, ...)
+end
+
+function F.autocast(device_type, opts, ...)
+    if type(opts) == "table" and not is_callable(opts) then
+        return region(device_type, opts, ...)
+    end
+    return region(device_type, nil, opts, ...)
+end
+
+function F.is_autocast_enabled(device_type)
+    device_type = device_type_arg("is_autocast_enabled",
+        device_type == nil and "cuda" or device_type)
+    return ac.dtype_of(device_type) ~= nil
+end
+
+-- the dtype of the region now on, or the one a region of that type would take by default
+function F.get_autocast_dtype(device_type)
+    device_type = device_type_arg("get_autocast_dtype", device_type)
+    return ac.dtype_of(device_type) or DEFAULT_DTYPE[device_type]
+end
+
+M.names = { "autocast", "is_autocast_enabled", "get_autocast_dtype" }
+return M
