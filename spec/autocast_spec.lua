@@ -4,6 +4,7 @@
 local tide = require("tide")
 local nn, F = tide.nn, tide.nn.functional
 local ref = require("spec.fixtures.autocast_torch")
+local D = require("spec.support.device")
 
 local function t(v)
     return tide.tensor(v, { dtype = "float32" })
@@ -258,6 +259,47 @@ describe("autocast's state", function()
             return x:matmul(plain):relu()
         end):float():sum():backward()
         assert.is_true(w.grad:equal(plain.grad))
+    end)
+end)
+
+describe("autocast on the device under test", function()
+    it("covers the device's type: products down, softmax up, gradients back", function()
+        local w = tide.randn({ 4, 4 }, { device = D.name, requires_grad = true })
+        local x = tide.randn({ 3, 4 }, { device = D.name })
+        local half = D.kind == "cuda" and "float16" or "bfloat16"
+        local y, p = tide.autocast(D.kind, function()
+            local h = F.linear(x, w)
+            return h, h:softmax(2)
+        end)
+        assert.are.equal(half, y.dtype)
+        assert.are.equal("float32", p.dtype)
+        assert.are.equal(D.name, tostring(y.device))
+        y:float():sum():backward()
+        assert.are.equal("float32", w.grad.dtype)
+        assert.are.equal(D.name, tostring(w.grad.device))
+        -- the other device type's region leaves these tensors alone
+        local other = D.kind == "cuda" and "cpu" or "cuda"
+        assert.are.equal("float32", tide.autocast(other, function()
+            return x:matmul(w).dtype
+        end))
+    end)
+
+    it("refuses binary_cross_entropy in a cuda region only", function()
+        local p = tide.tensor({ 0.25, 0.5 }, { device = D.name })
+        local t = tide.tensor({ 0.0, 1.0 }, { device = D.name })
+        local ok, err = pcall(tide.autocast, D.kind, function()
+            return F.binary_cross_entropy(p, t)
+        end)
+        if D.kind == "cuda" then
+            assert.is_false(ok)
+            assert.are.equal("tide: binary_cross_entropy: unsafe under autocast (the log of " ..
+                "half-precision probabilities loses too much); use " ..
+                "binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss) on the logits, or " ..
+                "compute the loss outside the autocast region", tostring(err):match("tide:.*"))
+        else
+            assert.is_true(ok, err)
+            assert.are.equal("float32", err.dtype)
+        end
     end)
 end)
 
