@@ -68,8 +68,8 @@ static void no_argument(lua_State *L, tide_op op, const char *name) {
 
 /* the op's inputs first..last cast as autocast's float32 list says, in a region */
 static void autocast_fp32(lua_State *L, tide_lua_state *S, tide_op op, int first, int last) {
-    if (tide_op_flags(op) & TIDE_OPF_AUTOCAST_FP32)
-        TL_AUTOCAST(L, S, TL_AUTOCAST_FP32, first, last);
+    if (S->autocast_ref != LUA_NOREF && (tide_op_flags(op) & TIDE_OPF_AUTOCAST_FP32))
+        tl_autocast(L, S, TL_AUTOCAST_FP32, first, last);
 }
 
 static int unary(lua_State *L, tide_op op) {

@@ -130,8 +130,8 @@ int tl_no_extra_operand(lua_State *L, const char *name) {
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
 int tl_binary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
-    if (tide_op_flags(op) & TIDE_OPF_AUTOCAST_FP32) /* pow */
-        TL_AUTOCAST(L, S, TL_AUTOCAST_FP32, 1, 2);
+    if (S->autocast_ref != LUA_NOREF && (tide_op_flags(op) & TIDE_OPF_AUTOCAST_FP32)) /* pow */
+        tl_autocast(L, S, TL_AUTOCAST_FP32, 1, 2);
     ltensor *a = tl_test(L, 1), *b = tl_test(L, 2), *r;
     int      rg, nargs = 2;
     if (lua_gettop(L) >= 3 && !lua_isnil(L, 3)) {
