@@ -43,6 +43,18 @@ describe("examples/fashion_mnist.lua", function()
         assert.are.equal(acc, tonumber(out2:match("\ntest accuracy: (0%.%d%d%d%d)\n$")))
     end)
 
+    it("learns in mixed precision too (--amp: autocast and a GradScaler)", function()
+        if not installed() then
+            pending("dataset-fashion-mnist is not installed (apt-get install dataset-fashion-mnist)")
+            return
+        end
+        local out, ok = run("--subset 2000 --epochs 1 --batch-size 16 --device cpu --amp")
+        assert.is_true(ok, out)
+        local acc = tonumber(out:match("\ntest accuracy: (0%.%d%d%d%d)\n$"))
+        assert.is_not_nil(acc, out)
+        assert.is_true(acc > 0.70, "accuracy " .. tostring(acc) .. "\n" .. out)
+    end)
+
     it("refuses an unknown flag #lua53", function()
         local out, ok = run("--epoch 2")
         assert.is_falsy(ok)
