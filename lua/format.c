@@ -137,11 +137,62 @@ int tl_tolist(lua_State *L) {
 
 /* ---- tostring ----------------------------------------------------------------------------- */
 
-#define EDGE            3
-#define SUMMARIZE_ABOVE 1000
+/* PyTorch's print options (tide.set_printoptions), one set a Lua state: a userdata in the
+ * registry, absent until first set (then DEFAULT_OPTS, PyTorch's defaults, apply) */
+typedef struct print_opts {
+    int     precision; /* digits after the point, 0..100 */
+    double  threshold; /* more elements than this are summarized (may be inf) */
+    int64_t edgeitems; /* items kept at each end of a summarized dim */
+    int64_t linewidth; /* a row of elements wraps to stay within this many characters */
+    int     sci;       /* -1: chosen from the values, 0: fixed point, 1: scientific */
+} print_opts;
+
+static const print_opts DEFAULT_OPTS = {4, 1000, 3, 80, -1};
+static const char       print_key = 0;
+
+static const print_opts *print_options(lua_State *L) {
+    const print_opts *o = &DEFAULT_OPTS;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &print_key) == LUA_TUSERDATA)
+        o = (const print_opts *)lua_touserdata(L, -1); /* the registry keeps it alive */
+    lua_pop(L, 1);
+    return o;
+}
+
+/* core._set_print_options(precision, threshold, edgeitems, linewidth, sci_mode): checked by
+ * tide.print_options (lua/tide/print_options.lua); sci_mode nil, true or false */
+static int l_set_print_options(lua_State *L) {
+    print_opts o;
+    o.precision = (int)luaL_checkinteger(L, 1);
+    o.threshold = luaL_checknumber(L, 2);
+    o.edgeitems = (int64_t)luaL_checkinteger(L, 3);
+    o.linewidth = (int64_t)luaL_checkinteger(L, 4);
+    o.sci = lua_isnil(L, 5) ? -1 : lua_toboolean(L, 5);
+    if (o.precision < 0 || o.precision > 100 || o.edgeitems < 0 || o.linewidth < 1)
+        return tl_error(L,
+                        "tide: set_printoptions: precision %d, edgeitems %I or linewidth %I "
+                        "out of range",
+                        o.precision, (lua_Integer)o.edgeitems, (lua_Integer)o.linewidth);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &print_key) != LUA_TUSERDATA) {
+        lua_pop(L, 1);
+        lua_newuserdata(L, sizeof(print_opts));
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &print_key);
+    }
+    *(print_opts *)lua_touserdata(L, -1) = o;
+    return 0;
+}
+
+void tl_open_format(lua_State *L, int mod) {
+    static const luaL_Reg funcs[] = {{"_set_print_options", l_set_print_options}, {NULL, NULL}};
+    tl_register(L, mod, funcs);
+}
+
+/* a formatted value: at most 309 digits before the point, 100 after, a sign and an exponent */
+#define ELEM_BUF 512
 
 typedef struct fmt {
     const tide_tensor *t;
+    const print_opts  *o;
     int                summarize, sci, isfloat, isbool, width;
     double             amax, amin; /* over shown finite nonzero values */
 } fmt;
@@ -160,11 +211,12 @@ static int fmt_elem(const fmt *f, int64_t off, char *buf, size_t n) {
         return snprintf(buf, n, "nan");
     if (isinf(v))
         return snprintf(buf, n, v > 0 ? "inf" : "-inf");
-    return snprintf(buf, n, f->sci ? "%.4e" : "%.4f", v);
+    return snprintf(buf, n, f->sci ? "%.*e" : "%.*f", f->o->precision, v);
 }
 
-static int shown(const fmt *f, int64_t size, int64_t i) {
-    return !f->summarize || size <= 2 * EDGE || i < EDGE || i >= size - EDGE;
+/* a dim of size n shows its first and last edgeitems around "..." when summarized */
+static int cut(const fmt *f, int64_t n) {
+    return f->summarize && n > 2 * f->o->edgeitems;
 }
 
 /* first pass: widths and the range that decides scientific notation */
@@ -178,55 +230,62 @@ static void measure(fmt *f, int d, int64_t off, int pass) {
                 f->amin = v < f->amin ? v : f->amin;
             }
         } else {
-            char buf[64];
+            char buf[ELEM_BUF];
             int  w = fmt_elem(f, off, buf, sizeof buf);
             f->width = w > f->width ? w : f->width;
         }
         return;
     }
-    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d];
-    for (int64_t i = 0; i < n; i++)
-        if (shown(f, n, i))
-            measure(f, d + 1, off + i * st, pass);
+    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d], e = f->o->edgeitems;
+    int     c = cut(f, n);
+    for (int64_t i = 0; i < n; i++) {
+        if (c && i == e) { /* the middle is not shown */
+            i = n - e - 1;
+            continue;
+        }
+        measure(f, d + 1, off + i * st, pass);
+    }
 }
 
+/* the items of dim d, "..." for a summarized middle; a row of elements (the last dim) wraps
+ * as PyTorch's: as many per line as fit in linewidth after the indent, d (tide's lines have
+ * no "tensor(" before them) */
 static void emit(luaL_Buffer *b, const fmt *f, int d, int64_t off) {
     const tide_tensor *t = f->t;
     int                nd = tide_tensor_ndim(t);
     if (d == nd) {
-        char buf[64];
+        char buf[ELEM_BUF];
         int  w = fmt_elem(f, off, buf, sizeof buf);
         for (int k = w; k < f->width; k++)
             luaL_addchar(b, ' ');
         luaL_addstring(b, buf);
         return;
     }
-    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d];
-    int     first = 1;
+    int64_t n = tide_tensor_shape(t)[d], st = tide_tensor_strides(t)[d], e = f->o->edgeitems;
+    int     c = cut(f, n);
+    int64_t per_line = 1;
+    if (d == nd - 1) {
+        double fit = floor((double)(f->o->linewidth - d) / (double)(f->width + 2));
+        per_line = fit > 1 ? (int64_t)fit : 1;
+    }
     luaL_addchar(b, '[');
-    for (int64_t i = 0; i < n; i++) {
-        int gap = f->summarize && n > 2 * EDGE && i == EDGE;
-        if (!shown(f, n, i) && !gap)
-            continue;
-        for (int k = gap ? 0 : 1; k < 2; k++) {
-            if (!first) {
-                luaL_addchar(b, ',');
-                if (d == nd - 1)
+    for (int64_t i = 0, k = 0; i < n; i++, k++) {
+        if (k > 0) {
+            luaL_addchar(b, ',');
+            if (d == nd - 1 && k % per_line != 0)
+                luaL_addchar(b, ' ');
+            else {
+                for (int r = 0; r < (d == nd - 1 ? 1 : nd - d - 1); r++)
+                    luaL_addchar(b, '\n');
+                for (int s = 0; s <= d; s++)
                     luaL_addchar(b, ' ');
-                else {
-                    for (int r = 0; r < nd - d - 1; r++)
-                        luaL_addchar(b, '\n');
-                    for (int s = 0; s <= d; s++)
-                        luaL_addchar(b, ' ');
-                }
             }
-            first = 0;
-            if (k == 0)
-                luaL_addstring(b, "...");
         }
-        if (gap)
-            i = n - EDGE;
-        emit(b, f, d + 1, off + i * st);
+        if (c && i == e) {
+            luaL_addstring(b, "...");
+            i = n - e - 1; /* the loop goes on at the last edgeitems */
+        } else
+            emit(b, f, d + 1, off + i * st);
     }
     luaL_addchar(b, ']');
 }
@@ -238,9 +297,10 @@ int tl_tostring(lua_State *L) {
         lua_pushliteral(L, "[tide.Tensor (freed)]");
         return 1;
     }
+    const print_opts  *o = print_options(L);
     const tide_tensor *h = tl_host_copy(L, S, a->t, 1);
-    fmt                f = {h, tide_tensor_numel(h) > SUMMARIZE_ABOVE, 0, 0, 0, 0, 0, INFINITY};
-    tide_dtype         dt = tide_tensor_dtype(h);
+    fmt        f = {h, o, (double)tide_tensor_numel(h) > o->threshold, 0, 0, 0, 0, 0, INFINITY};
+    tide_dtype dt = tide_tensor_dtype(h);
     f.isfloat = tide_dtype_is_float(dt);
     f.isbool = dt == TIDE_DTYPE_BOOL;
     luaL_Buffer b;
@@ -251,6 +311,8 @@ int tl_tostring(lua_State *L) {
         if (f.isfloat) {
             measure(&f, 0, 0, 0);
             f.sci = f.amax > 0 && (f.amax >= 1e8 || f.amin < 1e-4 || f.amax / f.amin > 1e3);
+            if (o->sci >= 0)
+                f.sci = o->sci;
         }
         measure(&f, 0, 0, 1);
         emit(&b, &f, 0, 0);

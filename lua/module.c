@@ -11,6 +11,7 @@ int luaopen_tide_core(lua_State *L) {
     int mod = lua_gettop(L);
     tl_state(L);
     tl_open_device(L, mod);
+    tl_open_format(L, mod);
     tl_open_tensor(L, mod);
     tl_open_record(L, mod);
     tl_open_autocast(L, mod);

@@ -272,12 +272,19 @@ enum {
     P_H,
     P_MH,
     P_NBYTES,
-    P_ITEMSIZE
+    P_ITEMSIZE,
+    P_RETAINS_GRAD,
+    P_IS_META,
+    P_IS_SPARSE,
+    P_IS_QUANTIZED,
+    P_LAYOUT
 };
-static const char *const prop_names[] = {NULL,     "device",  "dtype",   "shape", "requires_grad",
-                                         "grad",   "grad_fn", "is_leaf", "ndim",  "is_cuda",
-                                         "is_cpu", "data",    "T",       "mT",    "H",
-                                         "mH",     "nbytes",  "itemsize"};
+static const char *const prop_names[] = {
+    NULL,        "device",       "dtype",    "shape",        "requires_grad",
+    "grad",      "grad_fn",      "is_leaf",  "ndim",         "is_cuda",
+    "is_cpu",    "data",         "T",        "mT",           "H",
+    "mH",        "nbytes",       "itemsize", "retains_grad", "is_meta",
+    "is_sparse", "is_quantized", "layout"};
 
 static int t_detach(lua_State *L);
 
@@ -329,6 +336,18 @@ static int property(lua_State *L, int p) {
             tl_follow_root(L, 1, u);
         ag_field(L, 1, "grad_fn");
         lua_pushboolean(L, lua_isnil(L, -1));
+        return 1;
+    case P_RETAINS_GRAD: /* t:retain_grad() on a non-leaf: its node keeps t as where g goes */
+        if (u->follows)
+            tl_follow_root(L, 1, u);
+        ag_field(L, 1, "grad_fn");
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "retain");
+            lua_getfield(L, -2, "out");
+            lua_pushboolean(L, lua_toboolean(L, -2) && lua_rawequal(L, -1, 1));
+            return 1;
+        }
+        lua_pushboolean(L, 0);
         return 1;
     default:
         break;
@@ -382,6 +401,14 @@ static int property(lua_State *L, int p) {
         return 1;
     case P_ITEMSIZE:
         lua_pushinteger(L, (lua_Integer)tide_dtype_size(tide_tensor_dtype(u->t)));
+        return 1;
+    case P_IS_META: /* tide has dense strided tensors only: PyTorch's other kinds are false */
+    case P_IS_SPARSE:
+    case P_IS_QUANTIZED:
+        lua_pushboolean(L, 0);
+        return 1;
+    case P_LAYOUT: /* PyTorch's torch.strided, as a name (tide's dtypes are names too) */
+        lua_pushliteral(L, "strided");
         return 1;
     case P_MT:
     case P_MH: {
@@ -619,6 +646,16 @@ static int t_is_complex(lua_State *L) {
     return 1;
 }
 
+/* data_ptr(): the first element's address as an integer (device memory off the host), 0 for a
+ * tensor of no elements, as PyTorch's; for comparing storages and handing to C, not to read */
+static int t_data_ptr(lua_State *L) {
+    ltensor *a = tl_check(L, 1, "data_ptr");
+    tl_max_args(L, 1, "data_ptr");
+    void *p = tide_tensor_numel(a->t) > 0 ? tide_tensor_data(a->t) : NULL;
+    lua_pushinteger(L, (lua_Integer)(intptr_t)p);
+    return 1;
+}
+
 static int t_is_contiguous(lua_State *L) {
     tl_max_args(L, 1, "is_contiguous");
     lua_pushboolean(L, tide_tensor_is_contiguous(tl_check(L, 1, "is_contiguous")->t));
@@ -723,6 +760,7 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"is_contiguous", t_is_contiguous},
                                      {"stride", t_stride},
                                      {"storage_offset", t_storage_offset},
+                                     {"data_ptr", t_data_ptr},
                                      {"element_size", t_element_size},
                                      {"is_floating_point", t_is_floating_point},
                                      {"is_complex", t_is_complex},
@@ -776,7 +814,7 @@ void tl_open_tensor(lua_State *L, int mod) {
 
     tl_push_state(L); /* __index upvalues: state, property ids, methods */
     lua_newtable(L);
-    for (int p = P_DEVICE; p <= P_ITEMSIZE; p++) {
+    for (int p = P_DEVICE; p <= P_LAYOUT; p++) {
         lua_pushinteger(L, p);
         lua_setfield(L, -2, prop_names[p]);
     }

@@ -19,6 +19,8 @@ void         tl_open_device(lua_State *L, int mod);
 
 /* ---- format.c ---- */
 int tl_tostring(lua_State *L);
+/* core._set_print_options: tide.set_printoptions's options for tostring */
+void tl_open_format(lua_State *L, int mod);
 /* pushes a userdata owning a host (cpu:0) tensor with t's values, readable by tl_read */
 const tide_tensor *tl_host_copy(lua_State *L, tide_lua_state *S, const tide_tensor *t,
                                 int implicit);

@@ -36,6 +36,8 @@ local VARARGS = {
     permute = true, flip = true, tile = true, new_zeros = true, new_ones = true, new_empty = true,
     -- to(device, dtype, opts) in any order: each argument is read by its type
     to = true,
+    -- sizes as integers too (spec/tensor_gaps_spec.lua)
+    new = true, resize_ = true, sum_to_size = true,
 }
 
 -- the name a method's errors carry, where it is another op's (an alias or a twin's kernel)

@@ -558,6 +558,11 @@ describe("indexing, PyTorch's values (" .. DEV .. ")", function()
         assert.has_error(function() x:scatter_reduce(2, idx({ 1 }), t64(Y), "sum") end,
             "tide: scatter_reduce: input {3, 4}, index {1} and src {3, 4} must have the same " ..
             "number of dims")
+        for _, how in ipairs({ "sum", "prod", "amax" }) do -- named as scatter_reduce, any reduce
+            assert.has_error(function() x:scatter_reduce(2, idx({ { 5 } }), t64(Y), how) end,
+                "tide: scatter_reduce: index 5 is out of range for dim 2 of size 4; indices " ..
+                "are 1-based: use 1..4")
+        end
         assert.has_error(function() tide.isin(1, 2) end,
             "tide: isin: elements and test_elements cannot both be numbers; make one a tensor")
         local before = x:cpu():totable()

@@ -42,7 +42,8 @@ return {
             "kaiser_window" },
     },
     ["tide.inplace_views"] = {
-        methods = { "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_" },
+        methods = { "as_strided_", "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_",
+            "unsqueeze_" },
         functions = {},
     },
     ["tide.indexing"] = {
@@ -94,7 +95,7 @@ return {
         functions = {
             "aminmax", "corrcoef", "cov", "dist", "kthvalue", "mode", "msort", "nanmedian",
             "nanquantile", "quantile", "renorm", "std_mean", "trapezoid", "var_mean",
-            "cumulative_trapezoid", "vander",
+            "cumulative_trapezoid", "vander", "trapz",
         },
     },
     ["tide.linalg"] = {
@@ -119,7 +120,7 @@ return {
     },
     ["tide.random_draws"] = {
         methods = {},
-        functions = { "initial_seed", "normal", "poisson", "randint_like", "seed" },
+        functions = { "binomial", "initial_seed", "normal", "poisson", "randint_like", "seed" },
     },
     ["tide.flat_indexing"] = {
         methods = { "put", "put_" },
@@ -127,12 +128,74 @@ return {
     },
     ["tide.diagonals"] = { methods = { "diagflat" }, functions = { "diagflat" } },
     ["tide.log_ranges"] = { methods = {}, functions = { "logspace" } },
-    ["tide.float_parts"] = { methods = { "frexp" }, functions = { "frexp" } },
+    ["tide.float_parts"] = {
+        methods = { "frexp", "nextafter", "nextafter_" },
+        functions = { "frexp", "nextafter" },
+    },
     ["tide.histograms"] = {
         methods = { "bincount", "histogram" },
-        functions = { "histogram" },
+        functions = { "histogram", "histogramdd" },
     },
     ["tide.finite_differences"] = { methods = {}, functions = { "gradient" } },
     ["tide.deepcopy"] = { methods = {}, functions = { "deepcopy" } },
+    -- PyTorch's torch.X names of nn.functional's ops (spec/torch_functions_spec.lua)
+    ["tide.nn_functions"] = {
+        methods = {},
+        functions = {
+            "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d",
+            "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu",
+            "channel_shuffle", "constant_pad_nd", "conv1d", "conv2d", "conv3d",
+            "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
+            "cosine_similarity", "ctc_loss", "dropout", "embedding", "embedding_bag",
+            "feature_alpha_dropout", "group_norm", "hinge_embedding_loss", "instance_norm",
+            "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d",
+            "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "native_channel_shuffle",
+            "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+            "rrelu", "selu", "threshold", "triplet_margin_loss",
+        },
+    },
+    ["tide.torch_functions"] = {
+        methods = {},
+        functions = { "as_tensor", "asarray", "fill", "is_complex", "rsub", "scalar_tensor",
+            "t" },
+    },
+    ["tide.global_modes"] = {
+        methods = {},
+        functions = { "are_deterministic_algorithms_enabled", "get_float32_matmul_precision",
+            "get_num_interop_threads", "inference_mode",
+            "is_deterministic_algorithms_warn_only_enabled", "is_inference_mode_enabled",
+            "set_float32_matmul_precision", "set_num_interop_threads",
+            "use_deterministic_algorithms" },
+    },
+    ["tide.print_options"] = { methods = {}, functions = { "set_printoptions" } },
+    -- PyTorch's Tensor methods and torch functions for ported scripts (spec/tensor_gaps_spec.lua)
+    ["tide.detach_inplace"] = { methods = { "detach_" }, functions = {} },
+    ["tide.shared_memory"] = { methods = { "is_shared", "share_memory_" }, functions = {} },
+    ["tide.missing_dtypes"] = { methods = { "char", "short" }, functions = {} },
+    ["tide.legacy_new"] = { methods = { "new" }, functions = {} },
+    ["tide.resizing"] = { methods = { "resize_", "resize_as_" }, functions = {} },
+    ["tide.multivariate_lgamma"] = {
+        methods = { "mvlgamma", "mvlgamma_" },
+        functions = { "mvlgamma" },
+    },
+    ["tide.index_reduce"] = {
+        methods = { "index_reduce", "index_reduce_" },
+        functions = { "index_reduce" },
+    },
+    ["tide.segment_reduce"] = { methods = {}, functions = { "segment_reduce" } },
+    ["tide.deprecated_linalg"] = {
+        methods = { "eig", "lstsq", "lu", "lu_solve", "solve", "symeig", "triangular_solve" },
+        functions = { "eig", "frobenius_norm", "lstsq", "lu", "lu_solve", "lu_unpack",
+            "matrix_rank", "nuclear_norm", "solve", "symeig", "triangular_solve" },
+    },
+    ["tide.householder"] = {
+        methods = { "geqrf", "orgqr", "ormqr" },
+        functions = { "geqrf", "orgqr", "ormqr" },
+    },
+    ["tide.lowrank"] = { methods = {}, functions = { "pca_lowrank", "svd_lowrank" } },
+    ["tide.activation_methods"] = {
+        methods = { "hardshrink", "prelu" },
+        functions = { "hardshrink", "prelu" },
+    },
 
 }

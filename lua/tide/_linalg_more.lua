@@ -1,8 +1,8 @@
 -- tide._linalg_more: more of PyTorch 1.13's torch.linalg, written over tide.linalg's solvers
 -- and tensor ops (autograd differentiates the composites): vecdot, diagonal, vander,
--- cholesky_ex, inv_ex and solve_ex (an int32 info instead of an error), tensorinv,
--- tensorsolve and householder_product. linalg.lua calls this file with its table and its
--- argument check at its end.
+-- cholesky_ex, inv_ex, solve_ex and lu_factor_ex (an int32 info instead of an error),
+-- tensorinv, tensorsolve, householder_product and matmul (tide.matmul's other name).
+-- linalg.lua calls this file with its table and its argument check at its end.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
@@ -333,6 +333,38 @@ return function(L, matrix, is_vector_rhs)
         local n = product(b)
         return args.as_op(op, "linalg.solve", L.solve, A:reshape(n, n), B:reshape(n))
             :reshape(rest)
+    end
+
+    -- lu_factor_ex(A[, {pivot = true, check_errors = false}]): lu_factor's LU and pivots, and
+    -- info (int32, A's batch shape): the first zero on U's diagonal (1-based, getrf's), 0 where
+    -- there is none; check_errors raises for the first such matrix
+    function L.lu_factor_ex(A, opts)
+        local op = "linalg.lu_factor_ex"
+        matrix(op, A)
+        local o = args.options(op, opts, { "pivot", "check_errors" }, "{check_errors = true}")
+        if o.pivot ~= nil and boolean(op, "pivot", o.pivot) == false then
+            raise(("tide: %s: pivot = false is not supported (nor on PyTorch's CPU); an LU " ..
+                "without row swaps fails on a zero pivot"):format(op))
+        end
+        local check_errors = boolean(op, "check_errors", o.check_errors)
+        local LU, pivots = args.as_op(op, "linalg.lu_factor", L.lu_factor, A)
+        local info = autograd.no_grad(function()
+            local zero = LU:diagonal(0, -2, -1):eq(0)
+            local first = zero:to("int64"):argmax(-1, true) -- 1-based
+            return info_of(A, core.where(zero:any(-1, true), first, 0))
+        end)
+        if check_errors and info:ne(0):any():item() then
+            singular(op, A, info)
+        end
+        return LU, pivots, info
+    end
+
+    -- matmul(a, b): tide.matmul under torch.linalg's name
+    function L.matmul(a, b, ...)
+        args.no_extra("linalg.matmul", 2, ...)
+        check("linalg.matmul", a, 1)
+        check("linalg.matmul", b, 2)
+        return args.as_op("linalg.matmul", "matmul", core.matmul, a, b)
     end
 
     -- householder_product(A, tau): the first n columns of H_1 H_2 ... H_k for A [..., m, n]

@@ -3,7 +3,8 @@
 -- subtract, greater, greater_equal, less, less_equal, not_equal; the in-place twins of the
 -- comparisons and logical ops (eq_ ... ge_, logical_and_ ...: the 0/1 result written into the
 -- tensor in its own dtype, as PyTorch's); and PyTorch's small queries (ndimension,
--- is_same_size, is_signed, is_nonzero, get_device) and near-aliases (moveaxis, narrow_copy).
+-- is_same_size, is_signed, is_nonzero, get_device) and near-aliases (moveaxis, narrow_copy,
+-- split_with_sizes, unsafe_split, unsafe_chunk, sum_to_size).
 local core = require("tide.core")
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
@@ -107,6 +108,65 @@ M.functions.narrow_copy = Tensor.narrow_copy
 M.functions.is_nonzero = Tensor.is_nonzero
 M.functions.is_same_size = Tensor.is_same_size
 M.functions.is_signed = Tensor.is_signed
+
+-- PyTorch's other names for the splits: split_with_sizes(sizes[, dim]) (split with a list,
+-- only), unsafe_split and unsafe_chunk (PyTorch's views without its alias checks: tide's
+-- split and chunk); errors under their own names
+local function split_with_sizes(x, sizes, dim, ...)
+    args.no_extra("split_with_sizes", 3, ...)
+    check("split_with_sizes", x)
+    if type(sizes) ~= "table" then
+        raise(("tide: split_with_sizes: split_sizes must be a list of sizes such as {2, 4}, " ..
+            "got %s; use split(size) for pieces of one size"):format(type(sizes)))
+    end
+    return args.as_op("split_with_sizes", "split", Tensor.split, x, sizes, dim)
+end
+local function unsafe_split(x, size, dim, ...)
+    args.no_extra("unsafe_split", 3, ...)
+    return args.as_op("unsafe_split", "split", Tensor.split, x, size, dim)
+end
+local function unsafe_chunk(x, chunks, dim, ...)
+    args.no_extra("unsafe_chunk", 3, ...)
+    return args.as_op("unsafe_chunk", "chunk", Tensor.chunk, x, chunks, dim)
+end
+Tensor.split_with_sizes, Tensor.unsafe_split, Tensor.unsafe_chunk = split_with_sizes,
+    unsafe_split, unsafe_chunk
+for name, f in pairs({ split_with_sizes = split_with_sizes, unsafe_split = unsafe_split,
+    unsafe_chunk = unsafe_chunk }) do
+    M.functions[name] = f
+    M.names[#M.names + 1] = name
+end
+
+-- sum_to_size(sizes...): PyTorch's name of sum_to, sizes as integers or one list, which must
+-- expand to the tensor's shape (each size the tensor's, aligned from the right, or 1)
+function Tensor.sum_to_size(x, ...)
+    check("sum_to_size", x)
+    local a = { n = select("#", ...), ... }
+    while a.n > 0 and a[a.n] == nil do
+        a.n = a.n - 1
+    end
+    local sizes, n = a, a.n
+    if type(a[1]) == "table" then
+        args.no_extra("sum_to_size", 2, select(2, ...))
+        sizes = args.check_list("sum_to_size", a[1], "sizes")
+        n = #sizes
+    end
+    local shape, s = x:size(), {}
+    for i = 1, n do
+        s[i] = args.integer("sum_to_size", sizes[i], "size " .. i)
+    end
+    local fits = #s <= #shape
+    for i = 1, #s do
+        local have = shape[#shape - #s + i]
+        fits = fits and (s[i] == have or s[i] == 1)
+    end
+    if not fits then
+        raise(("tide: sum_to_size: size %s does not expand to the tensor's shape %s; give " ..
+            "sizes that broadcast to it (each the tensor's, or 1, aligned from the right)")
+            :format(args.shape_str(s), args.shape_str(shape)))
+    end
+    return x:sum_to(s)
+end
 
 local sorted = {}
 for alias in pairs(ALIASES) do

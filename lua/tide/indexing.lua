@@ -293,6 +293,13 @@ with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts, ...)
         return x:clone()
     end
     local idx = index:to("int64")
+    -- checked here: prod, amax and amin run on a padded copy, where the core's own check
+    -- would name gather and a size one too large
+    local lo, hi, n = idx:min():item(), idx:max():item(), x:size(d)
+    if lo < 1 or hi > n then
+        raise(("tide: scatter_reduce: index %d is out of range for dim %d of size %d; " ..
+            "indices are 1-based: use 1..%d"):format(lo < 1 and lo or hi, d, n, n))
+    end
     if reduce == "sum" or reduce == "mean" then
         local base = x
         if not include_self then

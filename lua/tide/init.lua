@@ -77,8 +77,7 @@ tide.load = core._forward("tide.serialize", "load")
 do
   local autograd = require("tide.autograd")
   tide.no_grad, tide.enable_grad = autograd.no_grad, autograd.enable_grad
-  -- PyTorch's inference_mode is no_grad with more checks; here it is no_grad
-  tide.inference_mode = autograd.no_grad
+  -- (tide.inference_mode, no_grad whose mode reads back, is tide.global_modes', loaded on use)
 end
 
 -- the ops written in Lua on top of the core (issue 13): Tensor methods, and tide.X functions

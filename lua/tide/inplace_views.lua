@@ -1,9 +1,10 @@
--- tide.inplace_views: PyTorch's in-place view ops t_, transpose_, swapdims_, swapaxes_, squeeze_
--- and unsqueeze_. The tensor takes the geometry of its view (the same object over the same
--- storage, as set_ gives it) and is returned. With grad mode on and the tensor requiring grad,
--- its history goes on through the view op, recorded on the tensor as it was (autograd's alias),
--- so gradients and later writes through views of it flow as through the out-of-place op; a
--- leaf that requires grad is refused, as PyTorch refuses it (under tide.no_grad it may change).
+-- tide.inplace_views: PyTorch's in-place view ops t_, transpose_, swapdims_, swapaxes_, squeeze_,
+-- unsqueeze_ and as_strided_. The tensor takes the geometry of its view (the same object over
+-- the same storage, as set_ gives it) and is returned. With grad mode on and the tensor
+-- requiring grad, its history goes on through the view op, recorded on the tensor as it was
+-- (autograd's alias), so gradients and later writes through views of it flow as through the
+-- out-of-place op; a leaf that requires grad is refused, as PyTorch refuses it (under
+-- tide.no_grad it may change).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -40,6 +41,7 @@ inplace_view("transpose_", "transpose", named("TransposeBackward1"))
 inplace_view("swapdims_", "transpose", named("TransposeBackward1"))
 inplace_view("swapaxes_", "transpose", named("TransposeBackward1"))
 inplace_view("unsqueeze_", "unsqueeze", named("UnsqueezeBackward1"))
+inplace_view("as_strided_", "as_strided", named("AsStridedBackward1"))
 inplace_view("squeeze_", "squeeze", function(...)
     return select("#", ...) > 0 and "SqueezeBackward3" or "SqueezeBackward2"
 end)

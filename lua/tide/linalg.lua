@@ -1505,5 +1505,7 @@ end
 -- vecdot, diagonal, vander, cholesky_ex, inv_ex, solve_ex, tensorinv, tensorsolve and
 -- householder_product (lua/tide/_linalg_more.lua)
 require("tide._linalg_more")(L, matrix, is_vector_rhs)
+-- ldl_factor, ldl_factor_ex and ldl_solve (lua/tide/linalg_ldl.lua)
+require("tide.linalg_ldl")(L, matrix)
 
 return L

@@ -1,8 +1,9 @@
 -- tide.random_draws: PyTorch's random functions beyond rand/randn/randint, from tide's generator
 -- (tide.manual_seed; not PyTorch's sequence): tide.seed() and tide.initial_seed(),
 -- tide.normal(mean, std[, size][, opts]) in PyTorch's four overloads, tide.randint_like(t,
--- [low,] high[, opts]) and tide.poisson(rates[, opts]); normal and poisson take PyTorch's
--- generator option (a tide.Generator). Loaded on first use (lua/tide/_lazy_ops.lua).
+-- [low,] high[, opts]), tide.poisson(rates[, opts]) and tide.binomial(count, prob[, opts]);
+-- normal, poisson and binomial take PyTorch's generator option (a tide.Generator). Loaded on
+-- first use (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
@@ -252,5 +253,43 @@ function F.poisson(rates, opts, ...)
     return r
 end
 
-M.names = { "seed", "initial_seed", "normal", "randint_like", "poisson" }
+-- ---- binomial ----
+
+-- tide.binomial(count, prob[, {generator =}]): a Binomial(count, prob) draw for each element of
+-- count and prob (float tensors of one dtype, broadcast together; count whole numbers >= 0,
+-- prob in [0, 1]), in their dtype, by tide.distributions.Binomial's exact sampler (summed
+-- geometric gaps, or BTRS rejection). The result needs no grad (PyTorch's has no gradient).
+function F.binomial(count, prob, opts, ...)
+    local op = "binomial"
+    args.no_extra(op, 3, ...)
+    check(op, count)
+    check(op, prob, 2)
+    local gen = generators.option(op, opts)
+    args.float_input(op, count)
+    args.float_input(op, prob)
+    same_device(op, count, prob)
+    if count.dtype ~= prob.dtype then
+        raise(("tide: binomial: count is %s, prob %s; convert one with :to(\"%s\")")
+            :format(count.dtype, prob.dtype, count.dtype))
+    end
+    return no_grad(function()
+        local n, p = require("tide").broadcast_tensors(count:detach(), prob:detach())
+        if n:numel() > 0 and n:lt(0):logical_or(n:ne(n:floor())):logical_or(n:eq(math.huge))
+            :any():item() then
+            raise(("tide: binomial: count %s has an element that is not a whole number >= 0 " ..
+                "(or is infinite or NaN); counts must be whole numbers >= 0"):format(
+                shape_str(count:size())))
+        end
+        if p:numel() > 0 and p:ge(0):logical_and(p:le(1)):logical_not():any():item() then
+            raise(("tide: binomial: prob %s has an element outside [0, 1] (or NaN); " ..
+                "probabilities must lie in [0, 1]"):format(shape_str(prob:size())))
+        end
+        local Binomial = require("tide.distributions.Binomial")
+        return generators.run(op, gen, count.device, function()
+            return Binomial(n, { probs = p }):sample()
+        end)
+    end)
+end
+
+M.names = { "seed", "initial_seed", "normal", "randint_like", "poisson", "binomial" }
 return M

@@ -526,7 +526,12 @@ function M.functions.trapezoid(y, x, opts)
     return (dxs * (y:narrow(d, 2, n - 1) + y:narrow(d, 1, n - 1))):sum(d) / 2
 end
 
+-- tide.trapz: PyTorch's older name of trapezoid (the same arguments; errors as trapz's)
+function M.functions.trapz(y, x, opts)
+    return args.as_op("trapz", "trapezoid", M.functions.trapezoid, y, x, opts)
+end
+
 M.names = { "kthvalue", "mode", "nanmedian", "quantile", "nanquantile", "msort", "aminmax",
     "var_mean", "std_mean", "dist", "renorm", "cov", "corrcoef", "trapezoid",
-    "cumulative_trapezoid", "vander" }
+    "cumulative_trapezoid", "vander", "trapz" }
 return M

@@ -204,6 +204,40 @@ return function(D)
     RECIPES.histogram = function(_, _, z) return { z, 3 } end -- no gradient: z has none
     RECIPES.bincount = function() return { tide.tensor({ 1, 3 }, { device = D.name }) } end
 
+    -- spec/tensor_gaps_spec.lua: the methods that always raise (tide has no int8 or int16;
+    -- PyTorch 1.13 removed solve, lstsq and eig), and working arguments for the others
+    for _, m in ipairs({ "char", "short", "eig", "lstsq", "solve" }) do
+        RECIPES[m] = function() return SKIP end
+    end
+    RECIPES.as_strided_ = function(_, _, z) return { z, { 2 }, { 1 }, 0 } end
+    RECIPES.index_reduce = function(x, y) return { x, 2, I({ 3, 1, 2 }), y, "amax" } end
+    RECIPES.index_reduce_ = function(_, y, z) return { z, 2, I({ 3, 1, 3 }), y, "prod" } end
+    RECIPES.mvlgamma = function(x) return { x, 1 } end
+    RECIPES.mvlgamma_ = function(_, _, z) return { z, 1 } end
+    RECIPES.nextafter = function(x, y) return { x:detach(), y:detach() } end -- no gradient
+    RECIPES.nextafter_ = function(_, y, z) return { z, y:detach() } end
+    RECIPES.lu = function(x) return { square(x) } end
+    RECIPES.lu_solve = function(x, y)
+        local LU, piv = square(x):lu()
+        return { y, LU, piv }
+    end
+    RECIPES.symeig = function(x)
+        local s = square(x)
+        return { s + s:t(), true }
+    end
+    RECIPES.triangular_solve = function(x, y) return { y, square(x):triu() } end
+    RECIPES.orgqr = function(x) return { x:t():geqrf() } end
+    RECIPES.ormqr = function(x, y)
+        local a, tau = x:t():geqrf()
+        return { a, tau, y:t() }
+    end
+    RECIPES.prelu = function(x, y) return { x, y[1]:narrow(1, 1, 1) } end
+    RECIPES.split_with_sizes = RECIPES.split
+    RECIPES.unsafe_split = RECIPES.split
+    RECIPES.unsafe_chunk = RECIPES.chunk
+    RECIPES.resize_ = function(_, _, z) return { z, 3, 2 } end
+    RECIPES.resize_as_ = function(_, _, z) return { z, z:t() } end
+
     -- the generic ways to call method m: no argument, a tensor requiring grad, a number; in place,
     -- first into z, which does not require grad, from y, which does
     local function tries(m, x, y, z)

@@ -7,9 +7,10 @@
 -- bias_v [1, 1, E] (xavier-normal) with add_bias_kv, appended to the projected keys and values;
 -- add_zero_attn appends a zero key and value after them; out_proj (a Linear, bias zeros).
 -- Masks follow PyTorch's MultiheadAttention: a bool attn_mask ([L, S] or [N*heads, L, S]) or
--- key_padding_mask ([N, S]) is true where attention is NOT allowed; a float one is added; the
--- appended keys are always allowed. is_causal applies the causal mask (a query does not see
--- later keys), with attn_mask too if given (PyTorch 2's hint, as a mask).
+-- key_padding_mask ([N, S]) is true where attention is NOT allowed (uint8 as bool); a float one
+-- is added; the appended keys are always allowed. is_causal applies the causal mask (a query
+-- does not see later keys), with attn_mask too if given (PyTorch 2's hint, as a mask). The body
+-- is tide.nn._attention, shared with F.multi_head_attention_forward.
 -- weights: [N, L, S] averaged over heads (or [N, heads, L, S]), nil without need_weights; S
 -- counts the appended keys.
 local core = require("tide.core")
@@ -19,7 +20,7 @@ local Module = require("tide.nn.Module")
 local Linear = require("tide.nn.Linear")
 local idiv = require("tide._compat").idiv
 local I = require("tide.nn._internal")
-local fused = require("tide.nn._fused")
+local A = require("tide.nn._attention")
 
 local MHA = Module:extend("MultiheadAttention")
 local WHO = "MultiheadAttention"
@@ -84,57 +85,6 @@ function MHA:init(embed_dim, num_heads, opts)
     end
 end
 
--- the q, k, v projections: one gemm for self-attention, three otherwise
-local function project(self, q, k, v)
-    local E, W, b = self.embed_dim, self.in_proj_weight, self.in_proj_bias
-    if W and rawequal(q, k) and rawequal(k, v) then
-        local qkv = fused.linear(q, W, b)
-        return qkv:narrow(-1, 1, E), qkv:narrow(-1, E + 1, E), qkv:narrow(-1, 2 * E + 1, E)
-    end
-    local function part(x, i, sep)
-        local w = W and W:narrow(1, i * E + 1, E) or sep
-        return fused.linear(x, w, b and b:narrow(1, i * E + 1, E))
-    end
-    return part(q, 0, self.q_proj_weight), part(k, 1, self.k_proj_weight),
-        part(v, 2, self.v_proj_weight)
-end
-
--- keys (or values) [N, S, E] with bias_k (bias_v) and a zero row appended, as the options ask
-local function append_kv(self, x, bias)
-    local N, E = x:size(1), self.embed_dim
-    local parts = { x }
-    if bias then
-        parts[#parts + 1] = bias:tile(N, 1, 1)
-    end
-    if self.add_zero_attn then
-        parts[#parts + 1] = core.zeros({ N, 1, E }, { dtype = x.dtype, device = x.device })
-    end
-    return #parts > 1 and core.cat(parts, 2) or x
-end
-
--- a mask over S keys widened to the n appended ones, which every query may attend to
-local function pad_keys(mask, n)
-    if n == 0 then
-        return mask
-    end
-    local shape = mask.shape
-    shape[#shape] = n
-    local allowed = core.zeros(shape, { dtype = mask.dtype, device = mask.device })
-    return core.cat({ mask, allowed }, mask:dim())
-end
-
--- scores [N, H, L, S] with a mask applied: bool true = not allowed, float added. A bool mask
--- becomes a float one of 0 and -inf, as PyTorch does: an add (vectorized, its gradient g as it
--- is) where a select over the scores took a pass forward and another backward.
-local function masked(scores, mask, shape)
-    mask = mask:reshape(shape)
-    if mask.dtype == "bool" then
-        mask = core.zeros(mask.shape, { dtype = scores.dtype, device = scores.device })
-            :masked_fill(mask, -math.huge)
-    end
-    return scores:add(mask)
-end
-
 local function check_input(x, who, what, nd)
     if not autograd.is_tensor(x) then
         raise(string.format("tide: %s: expected %s to be a tensor, got %s", who, what, type(x)))
@@ -174,8 +124,7 @@ function MHA:forward(query, key, value, opts)
     local q = batch_major(query)
     local k = same_qk and q or batch_major(key)
     local v = same_kv and k or batch_major(value)
-    local N, L, S, E = q:size(1), q:size(2), k:size(2), self.embed_dim
-    local H, hd = self.num_heads, self.head_dim
+    local N, S = q:size(1), k:size(2)
     if k:size(1) ~= N or v:size(1) ~= N or v:size(2) ~= S or k:size(3) ~= self.kdim or
         v:size(3) ~= self.vdim then
         raise(string.format("tide: %s: expected key of last dim %d (kdim) and value of last " ..
@@ -183,50 +132,7 @@ function MHA:forward(query, key, value, opts)
             "value %s", WHO, self.kdim, self.vdim, I.shape_str(query.shape),
             I.shape_str(key.shape), I.shape_str(value.shape)))
     end
-    local qp, kp, vp = project(self, q, k, v)
-    kp, vp = append_kv(self, kp, self.bias_k), append_kv(self, vp, self.bias_v)
-    local extra = kp:size(2) - S -- the appended keys
-    local function heads(x, len)
-        return x:reshape(N, len, H, hd):transpose(2, 3) -- [N, H, len, hd]
-    end
-    local S1 = S + extra
-    -- q scaled before the product, as PyTorch 1.13's MHA does: a pass over [N, H, L, hd], not
-    -- over the scores' [N, H, L, S]
-    local scores = heads(qp, L):mul(1 / math.sqrt(hd)):matmul(heads(kp, S1):transpose(3, 4))
-    if opts.is_causal then
-        -- true above the diagonal: a query does not see later keys
-        local rows = core.arange(1, L + 1, { device = q.device, dtype = "int64" }):view(L, 1)
-        local cols = core.arange(1, S + 1, { device = q.device, dtype = "int64" }):view(1, S)
-        scores = masked(scores, pad_keys(rows:lt(cols), extra), { 1, 1, L, S1 })
-    end
-    if opts.attn_mask ~= nil then
-        local m = opts.attn_mask
-        I.check_tensor(m, WHO)
-        if m:dim() == 2 and m:size(1) == L and m:size(2) == S then
-            scores = masked(scores, pad_keys(m, extra), { 1, 1, L, S1 })
-        elseif m:dim() == 3 and m:size(1) == N * H and m:size(2) == L and m:size(3) == S then
-            scores = masked(scores, pad_keys(m, extra), { N, H, L, S1 })
-        else
-            raise(string.format("tide: %s: expected attn_mask of shape {%d, %d} or {%d, %d, %d}," ..
-                " got %s", WHO, L, S, N * H, L, S, I.shape_str(m.shape)))
-        end
-    end
-    if opts.key_padding_mask ~= nil then
-        local m = opts.key_padding_mask
-        I.check_tensor(m, WHO)
-        local want = nd == 2 and { S } or { N, S }
-        if m:dim() ~= #want or m:size(1) ~= want[1] or m:size(-1) ~= S then
-            raise(string.format("tide: %s: expected key_padding_mask of shape %s, got %s", WHO,
-                I.shape_str(want), I.shape_str(m.shape)))
-        end
-        scores = masked(scores, pad_keys(m, extra), { N, 1, 1, S1 })
-    end
-    local attn = scores:softmax(-1)
-    if self.dropout > 0 and self.training then
-        attn = I.dropout(attn, self.dropout)
-    end
-    local out = attn:matmul(heads(vp, S1)):transpose(2, 3):reshape(N, L, E)
-    out = self.out_proj(out)
+    local out, attn = A.attend(self, q, k, v, opts, WHO, nd)
     if nd == 2 then
         out = out:squeeze(1)
     elseif not self.batch_first then

@@ -1,7 +1,7 @@
 -- More pooling for tide.nn.functional, PyTorch 1.13's windows: adaptive_max_pool1d / 2d,
 -- avg_pool1d, adaptive_avg_pool1d (the 1-D ones run the 2-D ones on a height of 1), unfold /
--- fold (im2col and its adjoint col2im), lp_pool1d / 2d and max_unpool1d / 2d. Required from the end of functional.lua; its
--- argument checks are tide.nn._args (C).
+-- fold (im2col and its adjoint col2im), lp_pool1d / 2d and max_unpool1d / 2d / 3d. Required from
+-- the end of functional.lua; its argument checks are tide.nn._args (C).
 local compat = require("tide._compat")
 local idiv = compat.idiv
 local core = require("tide.core")
@@ -306,7 +306,7 @@ return function(F)
         return lp_pool("lp_pool2d", input, norm_type, kernel_size, opts, 2)
     end
 
-    -- max_unpool1d / max_unpool2d(input, indices, kernel_size[, {stride = kernel_size,
+    -- max_unpool1d / 2d / 3d(input, indices, kernel_size[, {stride = kernel_size,
     -- padding = 0, output_size =}]): each value of input put at its 1-based position (within
     -- its plane) in indices, as max_pool's return_indices gives them, the rest 0. The output is
     -- (in - 1) stride - 2 padding + kernel along each dim unless output_size says otherwise
@@ -317,8 +317,9 @@ return function(F)
         local o = options(opts, who, { "stride", "padding", "output_size" })
         local nd = input:dim()
         if nd ~= dims + 1 and nd ~= dims + 2 then
+            local names = ({ "L", "H, W", "D, H, W" })[dims]
             raise(string.format("tide: %s: expected input {N, C, %s} or {C, %s}, got %s", who,
-                dims == 1 and "L" or "H, W", dims == 1 and "L" or "H, W", shape_str(input)))
+                names, names, shape_str(input)))
         end
         if indices.dtype ~= "int64" or not args.same_shape(indices.shape, input.shape) then
             raise(string.format("tide: %s: expected int64 indices of the input's shape %s " ..
@@ -332,10 +333,15 @@ return function(F)
             k[1] = int_arg(one(kernel_size), who, "kernel_size", 1)
             s[1] = int_arg(one(o.stride or k[1]), who, "stride", 1)
             p[1] = int_arg(one(o.padding or 0), who, "padding", 0)
-        else
+        elseif dims == 2 then
             k[1], k[2] = C.pair_opt(kernel_size, nil, who, "kernel_size", 1)
             s[1], s[2] = C.pair_opt(o.stride, { k[1], k[2] }, who, "stride", 1)
             p[1], p[2] = C.pair_opt(o.padding, 0, who, "padding", 0)
+        else
+            local T = require("tide.nn._args3d")
+            k = T.triple(kernel_size, nil, who, "kernel_size", 1)
+            s = T.triple(o.stride, k, who, "stride", 1)
+            p = T.triple(o.padding, 0, who, "padding", 0)
         end
         local sizes, cells = {}, 1
         local given = o.output_size
@@ -377,5 +383,9 @@ return function(F)
     end
     function F.max_unpool2d(input, indices, kernel_size, opts)
         return max_unpool("max_unpool2d", input, indices, kernel_size, opts, 2)
+    end
+    -- sizes an integer or {d, h, w}; indices the 1-based flat positions in D H W
+    function F.max_unpool3d(input, indices, kernel_size, opts)
+        return max_unpool("max_unpool3d", input, indices, kernel_size, opts, 3)
     end
 end

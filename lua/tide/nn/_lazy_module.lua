@@ -1,47 +1,98 @@
--- tide.nn._lazy_module: PyTorch's lazy modules (LazyLinear, LazyConv1d/2d/3d): a layer whose
--- input size (in_features, in_channels) is read from its first input. Until then it holds one
--- empty placeholder parameter, `weight` (PyTorch's UninitializedParameter), which model:to
--- moves and casts like any parameter; the first call builds the layer it stands for with the
--- same draws that layer's constructor makes, on the placeholder's device and dtype, and the
--- module becomes that layer (its class too, as PyTorch's), hooks and training mode kept.
--- Its arguments are checked at construction, without drawing from the generator.
+-- tide.nn._lazy_module: PyTorch's lazy modules (LazyLinear, LazyConv1d/2d/3d,
+-- LazyConvTranspose1d/2d/3d, LazyBatchNorm1d/2d/3d, LazyInstanceNorm1d/2d/3d): a layer whose
+-- input size (in_features, in_channels, num_features) is read from its first input. Until then
+-- it holds an empty placeholder for each floating-point parameter and buffer the layer will
+-- have, under the layer's names (where PyTorch holds an UninitializedParameter or
+-- UninitializedBuffer: weight, bias, running_mean, running_var), which model:to moves and casts
+-- like any; a buffer PyTorch makes at once (num_batches_tracked) is made at once too. The first
+-- call builds the layer it stands for with the same draws that layer's constructor makes, on the
+-- placeholders' device and dtype, and the module becomes that layer (its class too, as
+-- PyTorch's), hooks and training mode kept. Its arguments are checked at construction, without
+-- drawing from the generator; an input the layer refuses leaves the module lazy.
 local compat = require("tide._compat")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 
-local raise = autograd.raise
+-- the in size a probe layer is built with: a grouped convolution's groups (its in_channels must
+-- divide by them), else 1
+local function probe_size(args)
+    for i = 1, args.n do
+        local a = args[i]
+        if type(a) == "table" and not autograd.is_tensor(a) and compat.is_integer(a.groups) and
+            a.groups >= 1 then
+            return a.groups
+        end
+    end
+    return 1
+end
 
--- lazy(name, Base, in_size): the class; in_size(x) reads the input size from the first input,
--- or raises naming what it expected
-return function(name, Base, in_size)
+-- Base(n, args...), its errors naming the lazy class
+local function build(name, Base, n, args)
+    local ok, m = pcall(Base, n, compat.unpack(args, 1, args.n))
+    if not ok then
+        local msg = tostring(m):gsub("tide: " .. Base.__name .. ":", "tide: " .. name .. ":")
+        error(msg, 0)
+    end
+    return m
+end
+
+-- lazy(name, Base, in_size[, prepare]): the class; in_size(x, name) reads the input size from
+-- the first input, or raises naming what it expected; prepare(args) gives the arguments Base
+-- takes after the size (PyTorch's lazy defaults where they differ from the layer's)
+return function(name, Base, in_size, prepare)
     local Lazy = Module:extend(name)
 
     function Lazy:init(...)
         local args = compat.pack(...)
-        -- the arguments checked by building the layer once with an input size of 1, the
-        -- generator's position restored after (PyTorch's lazy layers draw nothing until used)
+        if prepare then
+            args = prepare(args)
+        end
+        -- the arguments checked by building the layer once, the generator's position restored
+        -- after (PyTorch's lazy layers draw nothing until used); its tensors name the
+        -- placeholders
         local state = core._rng_state()
-        local ok, err = pcall(Base, 1, compat.unpack(args, 1, args.n))
+        local ok, probe = pcall(build, name, Base, probe_size(args), args)
         core._set_rng_state(state)
         if not ok then
-            local msg = tostring(err):gsub("tide: " .. Base.__name .. ":", "tide: " .. name .. ":")
-            error(msg, 0)
+            error(probe, 0)
         end
         rawset(self, "_lazy_args", args)
-        self:register_parameter("weight", core.empty({ 0 }))
+        for _, k in ipairs(probe._params) do
+            if rawget(probe, k) then
+                self:register_parameter(k, core.empty({ 0 }))
+            end
+        end
+        for _, k in ipairs(probe._buffers) do
+            local b = rawget(probe, k)
+            if b then
+                self:register_buffer(k, autograd.FLOAT[b.dtype] and core.empty({ 0 }) or b)
+            end
+        end
     end
 
     function Lazy:forward(x, ...)
         I.check_tensor(x, name)
         local n = in_size(x, name)
-        local place = rawget(self, "weight")
         local args, training = self._lazy_args, self.training
-        local m = Base(n, compat.unpack(args, 1, args.n))
-        m:to(place.device, place.dtype)
+        local m = build(name, Base, n, args)
+        local place -- the first placeholder: where model:to put them all
+        for _, list in ipairs({ "_params", "_buffers" }) do
+            for _, k in ipairs(self[list]) do
+                local t = rawget(self, k)
+                if not place and t and t:numel() == 0 then
+                    place = t
+                elseif t and t:numel() > 0 then -- made at once: kept, as PyTorch's
+                    rawset(m, k, t)
+                end
+            end
+        end
+        if place then
+            m:to(place.device, place.dtype)
+        end
         for _, list in ipairs({ "_params", "_buffers", "_modules" }) do
-            for _, k in ipairs(self[list]) do -- the placeholder goes
+            for _, k in ipairs(self[list]) do -- the placeholders go
                 rawset(self, k, nil)
             end
         end

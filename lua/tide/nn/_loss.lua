@@ -30,8 +30,8 @@ end
 
 -- a loss over class targets (CrossEntropyLoss, NLLLoss: log_probs true); the weight is a
 -- buffer, as PyTorch's: it follows the module's :to()
-function L.class(name, keys, log_probs)
-    local cls = Module:extend(name)
+function L.class(name, keys, log_probs, base)
+    local cls = (base or Module):extend(name) -- base: NLLLoss2d's NLLLoss
     function cls:init(opts)
         if type(opts) == "table" then
             core._check_options(opts, name, keys)

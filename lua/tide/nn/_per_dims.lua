@@ -1,6 +1,9 @@
--- tide.nn._per_dims: the modules that differ only in their number of spatial dims (1 or 2), out
--- of the users' sight: LPPool1d/2d and MaxUnpool1d/2d are each one class made twice here.
+-- tide.nn._per_dims: the modules that differ only in their number of spatial dims, out of the
+-- users' sight: LPPool1d/2d, MaxUnpool1d/2d/3d and FractionalMaxPool2d/3d are each one class
+-- made per dims here.
 local core = require("tide.core")
+local autograd = require("tide.autograd")
+local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
@@ -55,6 +58,82 @@ function M.max_unpool(d)
     function cls:extra_repr()
         return string.format("kernel_size=%s, stride=%s, padding=%s", show(self.kernel_size),
             show(self.stride), show(self.padding))
+    end
+    return cls
+end
+
+-- nn.FractionalMaxPool<d>d(kernel_size, {output_size = | output_ratio =, return_indices =
+-- false, _random_samples =}): F.fractional_max_pool<d>d; given _random_samples {N, C, d} (a
+-- buffer, as PyTorch's) every call pools the same windows, else each call draws its own
+local FRACTIONAL = { "output_size", "output_ratio", "return_indices", "_random_samples" }
+function M.fractional_max_pool(d)
+    local name, fn = "FractionalMaxPool" .. d .. "d", "fractional_max_pool" .. d .. "d"
+    local T = require("tide.nn._args3d")
+    local cls = Module:extend(name)
+    function cls:init(kernel_size, opts)
+        if opts ~= nil and (type(opts) ~= "table" or autograd.is_tensor(opts)) then
+            raise(("tide: %s: expected an options table {output_size = | output_ratio =, " ..
+                "...} after kernel_size, got %s"):format(name, T.show(opts)))
+        end
+        local o = opts or {}
+        core._check_options(o, name, FRACTIONAL)
+        if d == 3 then
+            T.triple(kernel_size, nil, name, "kernel_size", 1)
+        else
+            I.pair(kernel_size, name, "kernel_size", 1)
+        end
+        if (o.output_size == nil) == (o.output_ratio == nil) then
+            raise(("tide: %s: pass output_size or output_ratio (one of them: the pooled size, " ..
+                "or its ratio to the input's)"):format(name))
+        end
+        if o.output_size ~= nil then
+            if d == 3 then
+                T.triple(o.output_size, nil, name, "output_size", 1)
+            else
+                I.pair(o.output_size, name, "output_size", 1)
+            end
+        end
+        local r = o.output_ratio
+        if r ~= nil then
+            local list = type(r) == "table" and not autograd.is_tensor(r) and r or { r }
+            local ok = #list == 1 or #list == d
+            for i = 1, #list do
+                ok = ok and type(list[i]) == "number" and list[i] > 0 and list[i] < 1
+            end
+            if not ok then
+                raise(("tide: %s: expected output_ratio between 0 and 1 (a number or %d " ..
+                    "numbers), got %s"):format(name, d, T.show(r)))
+            end
+        end
+        local bool = o.return_indices
+        if bool ~= nil and type(bool) ~= "boolean" then
+            raise(("tide: %s: expected return_indices to be a boolean, got %s"):format(name,
+                T.show(bool)))
+        end
+        local samples = o._random_samples
+        if samples ~= nil and not autograd.is_tensor(samples) then
+            raise(("tide: %s: expected _random_samples to be a tensor {N, C, %d}, got %s")
+                :format(name, d, type(samples)))
+        end
+        self.kernel_size, self.output_size = kernel_size, o.output_size
+        self.output_ratio = (type(r) == "table" and #r == 1) and r[1] or r
+        self.return_indices = bool == true
+        if samples ~= nil then
+            self:register_buffer("_random_samples", samples)
+        end
+    end
+    function cls:forward(x)
+        I.check_tensor(x, name)
+        return F[fn](x, self.kernel_size, { output_size = self.output_size,
+            output_ratio = self.output_ratio, return_indices = self.return_indices,
+            _random_samples = rawget(self, "_random_samples") })
+    end
+    function cls:extra_repr()
+        local s = "kernel_size=" .. show(self.kernel_size)
+        if self.output_size ~= nil then
+            return s .. ", output_size=" .. show(self.output_size)
+        end
+        return s .. ", output_ratio=" .. show(self.output_ratio)
     end
     return cls
 end

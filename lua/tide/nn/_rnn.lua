@@ -13,7 +13,6 @@ local autograd = require("tide.autograd")
 local fused = require("tide.nn._fused")
 local I = require("tide.nn._internal")
 local PackedSequence = require("tide.nn.PackedSequence")
-local Module = require("tide.nn.Module")
 local raise = autograd.raise
 
 local def, needs_record, record = autograd.def, autograd.needs_record, autograd.record
@@ -315,6 +314,9 @@ function R.run(m, kind, x, h0, c0)
     return inp, hn, cn
 end
 
+-- PyTorch's mode of each kind (RNNBase's first argument, a layer's `mode`)
+local MODES = { rnn_tanh = "RNN_TANH", rnn_relu = "RNN_RELU", lstm = "LSTM", gru = "GRU" }
+
 -- RNN, LSTM and GRU's shared constructor: (input_size, hidden_size[, options])
 function R.init(m, who, kind, input_size, hidden_size, opts)
     local known = { "num_layers", "bias", "batch_first", "dropout", "bidirectional" }
@@ -322,7 +324,8 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
         known[#known + 1] = "nonlinearity"
     end
     opts = opts or {}
-    if who == "LSTM" then
+    local lstm = kind == "lstm" -- nn.LSTM, or nn.RNNBase("LSTM", ...)
+    if lstm then
         known[#known + 1] = "proj_size"
     end
     core._check_options(opts, who, known)
@@ -341,19 +344,21 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
         end
         kind = "rnn_" .. nl
         m.nonlinearity = nl
+    elseif kind == "rnn_tanh" or kind == "rnn_relu" then
+        m.nonlinearity = kind:sub(5)
     end
-    m.kind = kind
+    m.kind, m.mode = kind, MODES[kind]
     m.input_size, m.hidden_size, m.num_layers = input_size, hidden_size, L
     m.bias = opts.bias ~= false
     m.batch_first = opts.batch_first == true
     m.dropout = p
     m.bidirectional = opts.bidirectional == true
-    if who == "LSTM" then
+    if lstm then
         -- h projected to proj_size values a step (0: no projection), as PyTorch's
         local P = I.check_int(opts.proj_size or 0, "proj_size", who, 0)
         if P >= hidden_size then
-            raise(string.format("tide: LSTM: proj_size %d must be smaller than hidden_size %d " ..
-                "(0 turns the projection off)", P, hidden_size))
+            raise(string.format("tide: %s: proj_size %d must be smaller than hidden_size %d " ..
+                "(0 turns the projection off)", who, P, hidden_size))
         end
         m.proj_size = P
     end
@@ -470,18 +475,20 @@ function R.cell_forward(m, who, x, hx)
     return h1
 end
 
-local function cell_extra_repr(m)
+function R.cell_extra_repr(m)
     return string.format("%d, %d%s", m.input_size, m.hidden_size, m.bias and "" or ", bias=false")
 end
+local cell_extra_repr = R.cell_extra_repr
 
--- the classes nn.RNN, nn.LSTM and nn.GRU (kind "rnn_tanh", "lstm", "gru"; errors name name), or
--- with cell nn.RNNCell, nn.LSTMCell and nn.GRUCell
+-- the classes nn.RNN, nn.LSTM and nn.GRU (kind "rnn_tanh", "lstm", "gru"; errors name name),
+-- subclasses of nn.RNNBase, or with cell nn.RNNCell, nn.LSTMCell and nn.GRUCell, subclasses of
+-- nn.RNNCellBase (PyTorch's class tree)
 function R.class(name, kind, cell)
     local init, forward = R.init, R.forward
     if cell then
         init, forward = R.cell_init, R.cell_forward
     end
-    local cls = Module:extend(name)
+    local cls = require(cell and "tide.nn.RNNCellBase" or "tide.nn.RNNBase"):extend(name)
     function cls:init(input_size, hidden_size, opts)
         init(self, name, kind, input_size, hidden_size, opts)
     end

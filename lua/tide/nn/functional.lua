@@ -1387,7 +1387,11 @@ local EXTENSIONS = {
         "rrelu", "softmin", "softshrink", "tanhshrink", "threshold" },
     ["tide.nn._functional_pool"] = { "adaptive_avg_pool1d", "adaptive_max_pool1d",
         "adaptive_max_pool2d", "avg_pool1d", "fold", "lp_pool1d", "lp_pool2d", "max_unpool1d",
-        "max_unpool2d", "unfold" },
+        "max_unpool2d", "max_unpool3d", "unfold" },
+    ["tide.nn._functional_fractional"] = { "fractional_max_pool2d",
+        "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+        "fractional_max_pool3d_with_indices" },
+    ["tide.nn._functional_attention"] = { "multi_head_attention_forward" },
     ["tide.nn._functional_layers"] = { "alpha_dropout", "bilinear", "channel_shuffle",
         "conv_transpose1d", "dropout1d", "embedding_bag", "instance_norm", "local_response_norm" },
     ["tide.nn._functional_vision"] = { "affine_grid", "grid_sample" },
@@ -1399,6 +1403,10 @@ local EXTENSIONS = {
     ["tide.nn._functional_losses"] = { "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
         "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
         "poisson_nll_loss", "soft_margin_loss" },
+    ["tide.nn._functional_forms"] = { "adaptive_max_pool1d_with_indices",
+        "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "celu_",
+        "elu_", "hardtanh_", "leaky_relu_", "max_pool1d_with_indices", "max_pool2d_with_indices",
+        "max_pool3d_with_indices", "relu_", "rrelu_", "selu_", "threshold_" },
 }
 F._extensions = EXTENSIONS
 local lazy = {}

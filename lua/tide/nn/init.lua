@@ -36,8 +36,15 @@ local CLASSES = {
     "UpsamplingNearest2d", "UpsamplingBilinear2d", "FeatureAlphaDropout",
     -- sized by their first input
     "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d",
+    "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    -- more of PyTorch's layers (spec/nn_more_spec.lua)
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool3d", "AdaptiveLogSoftmaxWithLoss",
+    "CrossMapLRN2d", "NLLLoss2d", "Container",
     -- sequence models and attention
-    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase",
+    "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
     "TransformerDecoder", "Transformer", "PackedSequence",
 }

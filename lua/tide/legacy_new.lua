@@ -1,0 +1,77 @@
+-- tide.legacy_new: PyTorch's legacy constructor t:new(...), a tensor of t's dtype on t's device
+-- (or the device of a last {device =}): t:new() an empty 1-D tensor of 0 elements,
+-- t:new(size1, size2, ...) uninitialized (as tide.empty), t:new(data) a tensor of the nested
+-- Lua table data in t's dtype, t:new(u) u itself when it has t's dtype and device (PyTorch's
+-- alias: the same storage, no history). Loaded on first use (lua/tide/_lazy_ops.lua).
+local core = require("tide.core")
+local args = require("tide.op_args")
+local raise = require("tide.autograd.raise")
+local compat = require("tide._compat")
+
+local Tensor = core.Tensor
+
+local M = { functions = {} }
+
+local DEVICE = { "device" }
+
+-- true when v is an options table (a string key) rather than a list of data
+local function is_options(v)
+    if type(v) ~= "table" then
+        return false
+    end
+    for k in pairs(v) do
+        if type(k) == "string" then
+            return true
+        end
+    end
+    return false
+end
+
+function Tensor.new(t, ...)
+    local op = "new"
+    args.check(op, t)
+    local a = compat.pack(...)
+    while a.n > 0 and a[a.n] == nil do -- trailing nils are omitted arguments
+        a.n = a.n - 1
+    end
+    local opts
+    if a.n > 0 and is_options(a[a.n]) then
+        opts, a.n = a[a.n], a.n - 1
+    end
+    local device = args.options(op, opts, DEVICE, "{device = \"cpu\"}").device or t.device
+    local o = { dtype = t.dtype, device = device }
+    if a.n == 0 then
+        return core.empty({ 0 }, o)
+    end
+    local first = a[1]
+    if core.is_tensor(first) then
+        args.no_extra(op, 2, compat.unpack(a, 2, a.n))
+        if first.dtype ~= t.dtype or first.device ~= core.device(device) then
+            raise(("tide: new: the tensor given is %s on %s, expected %s on %s (t's); convert " ..
+                "it with :to(...), or use t:new_tensor(u) for a copy in t's dtype")
+                :format(first.dtype, tostring(first.device), t.dtype, tostring(o.device)))
+        end
+        return first:detach()
+    end
+    if type(first) == "table" then
+        args.no_extra(op, 2, compat.unpack(a, 2, a.n))
+        return core.tensor(first, o)
+    end
+    local shape = {}
+    for i = 1, a.n do
+        local s = a[i]
+        if type(s) ~= "number" then
+            raise(("tide: new: size %d must be an integer, got %s; t:new takes sizes as " ..
+                "integers, or one table of data"):format(i, core.is_tensor(s) and "a tensor"
+                or type(s)))
+        end
+        shape[i] = args.integer(op, s, "size " .. i)
+        if shape[i] < 0 then
+            raise(("tide: new: size %d is %d; sizes must be >= 0"):format(i, shape[i]))
+        end
+    end
+    return core.empty(shape, o)
+end
+
+M.names = {}
+return M

@@ -1,0 +1,25 @@
+-- nn.RNNBase(mode, input_size, hidden_size[, {num_layers = 1, bias = true, batch_first =
+-- false, dropout = 0, bidirectional = false, proj_size = 0 (mode "LSTM")}]): PyTorch's base
+-- class of nn.RNN, nn.LSTM and nn.GRU (each is RNNBase:extend(name), so a method defined on
+-- nn.RNNBase reaches all three), mode "RNN_TANH", "RNN_RELU", "LSTM" or "GRU" laying out the
+-- parameters as that layer's. As PyTorch's, it has no forward of its own.
+local raise = require("tide.autograd").raise
+local Module = require("tide.nn.Module")
+local R = require("tide.nn._rnn")
+
+local RNNBase = Module:extend("RNNBase")
+
+local MODES = { RNN_TANH = "rnn_tanh", RNN_RELU = "rnn_relu", LSTM = "lstm", GRU = "gru" }
+
+function RNNBase:init(mode, input_size, hidden_size, opts)
+    local kind = MODES[mode]
+    if not kind then
+        raise("tide: RNNBase: unknown mode " .. (type(mode) == "string" and ("\"" .. mode ..
+            "\"") or tostring(mode)) .. "; use \"RNN_TANH\", \"RNN_RELU\", \"LSTM\" or \"GRU\"")
+    end
+    R.init(self, "RNNBase", kind, input_size, hidden_size, opts)
+end
+
+RNNBase.extra_repr = R.extra_repr
+
+return RNNBase
