@@ -168,6 +168,19 @@ describe("autocast's op lists", function()
         assert.is_true(math.abs(loss:item() - (math.log(4 / 3) + math.log(2)) / 2) < 1e-6)
     end)
 
+    it("casts a parameter again after an in-place update inside the region", function()
+        local p = tide.ones({ 2, 2 }, { requires_grad = true })
+        local a, b = tide.autocast("cpu", function()
+            local before = tide.ones({ 1, 2 }):matmul(p)
+            tide.no_grad(function()
+                p:mul_(3) -- an optimizer step
+            end)
+            return before, tide.ones({ 1, 2 }):matmul(p)
+        end)
+        assert.are.same({ { 2, 2 } }, a:float():totable())
+        assert.are.same({ { 6, 6 } }, b:float():totable())
+    end)
+
     it("casts a parameter once a region (PyTorch's cache), and again in the next", function()
         local p = tide.randn({ 6, 6 }, { requires_grad = true })
         local to, casts = tide.Tensor.to, 0

@@ -12,6 +12,7 @@ local compat = require("tide._compat")
 local K = core._internal
 local P = K.autocast_policies
 local is_tensor = core.is_tensor
+local version = core.Tensor._version
 local raise = require("tide.autograd.raise")
 
 local M = { on = false }
@@ -42,12 +43,14 @@ local function caster(t, policy)
             per = setmetatable({}, { __mode = "k" })
             cache[to] = per
         end
-        local c = per[t]
-        if not c then
-            c = t:to(to)
+        -- keyed by the parameter and its version: an optimizer step inside the region (which
+        -- PyTorch's cache would miss) gives a fresh cast of the new values
+        local c, v = per[t], version(t)
+        if not c or c.version ~= v then
+            c = { cast = t:to(to), version = v }
             per[t] = c
         end
-        return c
+        return c.cast
     end
     return t:to(to)
 end
