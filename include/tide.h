@@ -114,6 +114,9 @@ enum {
     TIDE_OPF_INTEGER_ONLY = 1 << 5,  /* float inputs are refused (DTYPES INTEGRAL, INTEGER) */
     TIDE_OPF_NO_BOOL = 1 << 6,       /* and bool ones too, after promotion (DTYPES INTEGER) */
     TIDE_OPF_AUTOCAST_FP32 = 1 << 7, /* under autocast, float inputs go float32 (tide.amp) */
+    /* no gradient formula (PyTorch has none either): with grad mode on, an input that requires
+     * grad raises `tide: <op>: not differentiable` rather than giving a detached result */
+    TIDE_OPF_NOT_DIFFERENTIABLE = 1 << 8,
 };
 /* a row's DTYPES column as flags */
 #define TIDE_OP_DTYPES_ALL      0
@@ -579,6 +582,19 @@ tide_status tide_linalg_cholesky(tide_ctx *ctx, const tide_tensor *a, tide_tenso
  * diagonal taken as 1); b's batch dims equal a's */
 tide_status tide_linalg_solve_triangular(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
                                          int upper, int unit, tide_tensor **x);
+/* the Bunch-Kaufman factorisation a = P L D L^T P^T of the symmetric (indefinite) a [..., n, n]
+ * (float32 / float64, its lower triangle read) by the device's own solver (LAPACK's sytrf with
+ * uplo "L" on the CPU, as PyTorch): ld [..., n, n] with D's 1x1 and 2x2 blocks and L's
+ * multipliers on and below the diagonal, zeros above; pivots [..., n] int64, 1-based (k: a 1x1
+ * block swapped with row k, -k on both rows of a 2x2 block); info [...] int32, the first zero
+ * on D's diagonal (1-based) or 0: a singular D factors. TIDE_ENOTSUP where the device has no
+ * solver (CUDA: tide.linalg copies to the host). */
+tide_status tide_linalg_ldl_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **ld,
+                                   tide_tensor **pivots, tide_tensor **info);
+/* x [..., n, k] with A x = b, A given by tide_linalg_ldl_factor's ld and pivots (sytrs); b's and
+ * the pivots' batch dims equal ld's; pivots that sytrf does not give: TIDE_EINVAL */
+tide_status tide_linalg_ldl_solve(tide_ctx *ctx, const tide_tensor *ld, const tide_tensor *pivots,
+                                  const tide_tensor *b, tide_tensor **x);
 
 /* conv2d by the device's own convolution (oneDNN for float32 on the CPU, when tide was built
  * with it): out [N, O, OH, OW] = input [N, C, H, W] convolved with weight [O, C/groups, g.kh,

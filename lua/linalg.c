@@ -117,6 +117,34 @@ static int l_solve_triangular(lua_State *L) {
     ONE_RESULT(L, S, x, tide_linalg_solve_triangular(S->ctx, a->t, b->t, upper, unit, &x->t));
 }
 
+/* ldl_factor(a): ld, pivots and info from the device's own solver, or nil (tide.linalg then runs
+ * it on the host) */
+static int l_ldl_factor(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "linalg.ldl_factor");
+    lua_settop(L, 1);
+    ltensor    *ld = tl_push_empty(L), *piv = tl_push_empty(L), *info = tl_push_empty(L);
+    tide_status st = tide_linalg_ldl_factor(S->ctx, a->t, &ld->t, &piv->t, &info->t);
+    if (st == TIDE_ENOTSUP) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (st != TIDE_OK)
+        TL_CALL(L, S, tide_linalg_ldl_factor(S->ctx, a->t, &ld->t, &piv->t, &info->t));
+    tl_gc_hint(L, S, tide_tensor_nbytes(ld->t) + tide_tensor_nbytes(piv->t));
+    return 3;
+}
+
+/* ldl_solve(ld, pivots, b), or nil */
+static int l_ldl_solve(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor *ld = tl_check(L, 1, "linalg.ldl_solve"), *piv = tl_check(L, 2, "linalg.ldl_solve"),
+            *b = tl_check(L, 3, "linalg.ldl_solve");
+    lua_settop(L, 3);
+    ltensor *x = tl_push_empty(L);
+    ONE_RESULT(L, S, x, tide_linalg_ldl_solve(S->ctx, ld->t, piv->t, b->t, &x->t));
+}
+
 void tl_open_linalg(lua_State *L, int mod, int methods) {
     static const luaL_Reg meths[] = {{"matmul", o_matmul}, {NULL, NULL}};
     tl_register(L, methods, meths);
@@ -129,6 +157,8 @@ void tl_open_linalg(lua_State *L, int mod, int methods) {
                                         {"lu_solve", l_lu_solve},
                                         {"cholesky", l_cholesky},
                                         {"solve_triangular", l_solve_triangular},
+                                        {"ldl_factor", l_ldl_factor},
+                                        {"ldl_solve", l_ldl_solve},
                                         {NULL, NULL}};
     tl_register_internal(L, mod, internal);
 }

@@ -2,10 +2,19 @@
  * op_families.c — the tensor methods generated from include/tide_ops.def: each row becomes
  * t:name() and tide.name(), with an in-place `name_` twin for the BINARY, UNARY and BOUNDED
  * families. A result is recorded for autograd when an input requires grad, unless the row says
- * NO_GRAD (comparisons, isnan, logical_*, argmax: their results never require grad).
+ * NO_GRAD (comparisons, isnan, logical_*, argmax: their results never require grad); a row that
+ * says NOT_DIFFERENTIABLE (no formula) raises instead.
  */
 #include "binding.h"
 #include <math.h>
+
+/* a row without a gradient formula (NOT_DIFFERENTIABLE) given an input that requires grad:
+ * refused before it runs, rather than returning a detached result */
+static void not_differentiable(lua_State *L, tide_lua_state *S, tide_op op, const char *name,
+                               int nargs) {
+    if (tide_op_flags(op) & TIDE_OPF_NOT_DIFFERENTIABLE)
+        tl_not_differentiable(L, S, name, nargs);
+}
 
 static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
@@ -17,7 +26,8 @@ static int binary_inplace(lua_State *L, tide_op op, const char *name) {
     tl_max_args(L, 2, name);
     ltensor     *a = tl_check(L, 1, name), *b = tl_test(L, 2);
     tide_tensor *dst = a->t;
-    int          rec = tl_check_inplace(L, S, a, name);
+    not_differentiable(L, S, op, name, 2);
+    int rec = tl_check_inplace(L, S, a, name);
     if (b) {
         if (!b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
@@ -78,6 +88,7 @@ static int unary(lua_State *L, tide_op op) {
     autocast_fp32(L, S, op, 1, 1);
     ltensor *a = tl_check(L, 1, name);
     no_argument(L, op, name); /* the bounds stay at 2 and 3, below the result */
+    not_differentiable(L, S, op, name, 1);
     int      nargs = lua_gettop(L);
     ltensor *r = tl_push_like(L, 1);
     TL_CALL(L, S, unary_call(L, S, op, name, a->t, &r->t));
@@ -89,6 +100,7 @@ static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     ltensor        *a = tl_check(L, 1, name);
     tide_tensor    *dst = a->t;
     no_argument(L, op, name);
+    not_differentiable(L, S, op, name, 1);
     int rec = tl_check_inplace(L, S, a, name);
     TL_CALL_AS(L, S, unary_call(L, S, op, name, a->t, &dst), tide_op_name(op), name);
     tl_inplace_done(L, S, name, rec);

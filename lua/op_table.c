@@ -26,13 +26,13 @@ static void set_flag(lua_State *L, const char *key, int on) {
     lua_setfield(L, -2, key);
 }
 
-/* {name, family, arity, float_only, integer_only, no_bool, int_exact, no_grad, cheap, int_wrap,
- *  int_division, bool_result, inplace, autocast_fp32} */
+/* {name, family, arity, float_only, integer_only, no_bool, int_exact, no_grad,
+ *  not_differentiable, cheap, int_wrap, int_division, bool_result, inplace, autocast_fp32} */
 static void push_row(lua_State *L, tide_op op) {
     tide_op_family f = tide_op_family_of(op);
     unsigned       fl = tide_op_flags(op);
     int            elementwise = tide_op_is_elementwise(op);
-    lua_createtable(L, 0, 14);
+    lua_createtable(L, 0, 15);
     lua_pushstring(L, tide_op_name(op));
     lua_setfield(L, -2, "name");
     lua_pushstring(L, family_name(f));
@@ -44,6 +44,7 @@ static void push_row(lua_State *L, tide_op op) {
     set_flag(L, "no_bool", (fl & TIDE_OPF_NO_BOOL) != 0);
     set_flag(L, "int_exact", elementwise && !(fl & TIDE_OPF_FLOAT_ONLY));
     set_flag(L, "no_grad", (fl & TIDE_OPF_NO_GRAD) != 0);
+    set_flag(L, "not_differentiable", (fl & TIDE_OPF_NOT_DIFFERENTIABLE) != 0);
     set_flag(L, "cheap", (fl & TIDE_OPF_CHEAP) != 0);
     set_flag(L, "int_wrap", (fl & TIDE_OPF_INT_WRAP) != 0);
     set_flag(L, "int_division", (fl & TIDE_OPF_INT_DIVISION) != 0);

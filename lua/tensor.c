@@ -140,6 +140,8 @@ int tl_binary(lua_State *L, tide_op op) {
         return tl_no_extra_operand(L, tide_op_name(op));
     }
     tl_max_args(L, 2, tide_op_name(op));
+    if (tide_op_flags(op) & TIDE_OPF_NOT_DIFFERENTIABLE) /* no formula: refused, not detached */
+        tl_not_differentiable(L, S, tide_op_name(op), 2);
     if (a && b) {
         if (!a->t || !b->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));

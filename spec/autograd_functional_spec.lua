@@ -96,6 +96,9 @@ describe("tide.autograd.functional (" .. DEV .. ")", function()
         assert.is_false(ok)
         assert.matches("tide: jacobian: the output is independent of input 2 (strict = true)",
             tostring(err), 1, true)
+        -- an output made of no input (a constant): J v is zeros, as PyTorch's
+        local _, jv = AF.jvp(function(_) return t64({ 1, 2 }) end, t64(X), t64(V3))
+        assert.are.same({ 0, 0 }, jv:to("cpu"):totable())
     end)
 
     it("check their arguments", function()

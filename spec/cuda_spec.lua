@@ -280,7 +280,10 @@ describe("cuda #cuda", function()
     git("op-table ops: unary, predicate, logical and atan2 against the cpu", function()
       local unary = { "erf", "erfc", "log1p", "expm1", "log2", "tan", "floor", "ceil", "round",
         "trunc", "frac", "reciprocal", "square", "softplus", "silu", "isnan", "isinf",
-        "isfinite", "logical_not", "lgamma", "digamma", "erfinv", "i0", "i1", "i0e", "i1e" }
+        "isfinite", "logical_not", "lgamma", "digamma", "erfinv", "i0", "i1", "i0e", "i1e",
+        "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+        "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+        "spherical_bessel_j0", "airy_ai" }
       local special = tide.tensor({ 0 / 0, math.huge, -math.huge, -2.5, -0.5, 0.5, 1.5, 2.5, 0,
         -1, 30, -30 })
       local is_bool = { isnan = true, isinf = true, isfinite = true, logical_not = true }
@@ -316,6 +319,21 @@ describe("cuda #cuda", function()
       local xz, qz = a:abs():add(1.5), b:abs():add(0.25)
       same(on(xz):zeta(on(qz)), xz:zeta(qz), 1e-12, "zeta")
       same(tide.zeta(2, on(b)), tide.zeta(2, b), 1e-12, "zeta of a number and q < 0")
+      -- torch.special's polynomials p(x, n): broadcast degrees (fractions, negatives) and x
+      -- inside, at and beyond +-1, and n a number
+      local px = tide.tensor({ { -1.5 }, { -1 }, { -0.3 }, { 0 }, { 0.4 }, { 1 }, { 2.5 } },
+        { dtype = "float64" })
+      local pn = tide.tensor({ 0, 1, 2, 3, 7, 9, 20, -1, 2.5 }, { dtype = "float64" })
+      for _, op in ipairs({ "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+        "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+        "laguerre_polynomial_l", "legendre_polynomial_p" }) do
+        same(on(px)[op](on(px), on(pn)), px[op](px, pn), 1e-12, op)
+        same(tide[op](on(px), 5), tide[op](px, 5), 1e-12, op .. " of a number")
+        same(on(px):float()[op](on(px):float(), 12), px:float()[op](px:float(), 12), 1e-6,
+          op .. " float32")
+      end
     end)
 
     -- int64 compute for every integer dtype: the stored bits must be the CPU's, a bool's ~ its

@@ -28,8 +28,8 @@ describe("tide.core._ops", function()
     it("carries each row's family and flags", function()
         assert.are.same({ name = "add", family = "binary", arity = 2, float_only = false,
             integer_only = false, no_bool = false, int_exact = true, no_grad = false,
-            cheap = true, int_wrap = true, int_division = false, bool_result = false,
-            inplace = true, autocast_fp32 = false }, row("add"))
+            not_differentiable = false, cheap = true, int_wrap = true, int_division = false,
+            bool_result = false, inplace = true, autocast_fp32 = false }, row("add"))
         assert.is_true(row("exp").autocast_fp32) -- PyTorch's autocast float32 list
         assert.is_true(row("sum").autocast_fp32)
         local div = row("div")
@@ -52,5 +52,10 @@ describe("tide.core._ops", function()
         assert.is_true(row("bitwise_left_shift").no_bool)
         assert.is_false(row("exp").integer_only)
         assert.is_true(row("floor_divide").int_division)
+        -- no gradient formula (PyTorch has none): an input that requires grad raises
+        assert.is_true(row("airy_ai").not_differentiable)
+        assert.is_true(row("legendre_polynomial_p").not_differentiable)
+        assert.is_false(row("bessel_j0").not_differentiable)
+        assert.are.equal("binary", row("chebyshev_polynomial_t").family)
     end)
 end)

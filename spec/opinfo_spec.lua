@@ -3,9 +3,11 @@
 -- runs the op on generated inputs (broadcast shapes, non-contiguous views, empty and 0-d
 -- tensors, NaN/inf, integer extremes) and compares with the CPU float64 result, and with
 -- PyTorch 1.13 through spec/fixtures/opinfo_torch.lua (spec/fixtures/make_opinfo.py);
--- differentiable ops get a finite-difference gradient check. A piece missing for an op of the
--- table fails here: its entry in spec/support/opinfo.lua, its PyTorch fixture, its backward
--- formula (or the table's no_grad flag), its mention in docs/API.md. docs/testing.md.
+-- differentiable ops get a finite-difference gradient check, the rows without a formula (the
+-- table's not_differentiable flag) a check that they refuse an input that requires grad. A piece
+-- missing for an op of the table fails here: its entry in spec/support/opinfo.lua, its PyTorch
+-- fixture, its backward formula (or the table's no_grad or not_differentiable flag), its
+-- mention in docs/API.md. docs/testing.md.
 local tide = require("tide")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -432,11 +434,15 @@ for _, row in ipairs(OPS or {}) do
             assert(entry, "op '" .. name .. "' of the op table has no entry in " ..
                 "spec/support/opinfo.lua (its dtypes, gradient domain, ...): add one")
         end)
-        it("has a backward formula or the no_grad flag", function()
-            assert(row.no_grad or autograd.has_formula(name), "op '" .. name .. "' has no " ..
-                "backward formula in tide.autograd and no no_grad flag in include/tide_ops.def")
-            assert(row.no_grad or (entry and entry.grad), "op '" .. name .. "' is " ..
+        it("has a backward formula, or the no_grad or not_differentiable flag", function()
+            local without = row.no_grad or row.not_differentiable
+            assert(without or autograd.has_formula(name), "op '" .. name .. "' has no " ..
+                "backward formula in tide.autograd and no no_grad or not_differentiable flag " ..
+                "in include/tide_ops.def")
+            assert(without or (entry and entry.grad), "op '" .. name .. "' is " ..
                 "differentiable but its entry in spec/support/opinfo.lua has no grad check")
+            assert(not (row.not_differentiable and autograd.has_formula(name)), "op '" .. name ..
+                "' has a backward formula and the not_differentiable flag: drop the flag")
         end)
         it("is named in docs/API.md", function()
             assert(API_WORDS[name], "op '" .. name .. "' is not named in docs/API.md: " ..
@@ -498,6 +504,30 @@ for _, row in ipairs(OPS or {}) do
                         return call(name, { ... }, extra)
                     end, inputs)
                     assert(ok, name .. " case " .. k .. " on " .. DEV .. ": " .. tostring(err))
+                end
+            end)
+        elseif row.not_differentiable then
+            it("raises 'not differentiable' for an input that requires grad", function()
+                local specs = (GRAD_CASES[fam] or GRAD_CASES.unary)[1]
+                for i = 1, #specs do
+                    local inputs = {}
+                    for j, shape in ipairs(specs) do
+                        inputs[j] = grad_input({ grad = { constant = j ~= i and { j } or {} } },
+                            j, shape, 7 + j)
+                    end
+                    local msg = "tide: " .. name .. ": not differentiable: argument #" .. i
+                    local ok, err = pcall(call, name, inputs, entry.args)
+                    assert(not ok and tostring(err):find(msg, 1, true), tostring(err))
+                    if row.inplace then -- into a copy that needs no grad, from one that does
+                        local dst = map_args(inputs, function(a) return a:detach():clone() end)
+                        dst[i] = inputs[i]
+                        ok, err = pcall(call, name .. "_", dst, entry.args)
+                        assert(not ok and tostring(err):find("tide: " .. name .. "_: not " ..
+                            "differentiable: argument #" .. i, 1, true), tostring(err))
+                    end
+                    tide.no_grad(function() -- computed, not recorded, without grad mode
+                        assert.is_false(call(name, inputs, entry.args).requires_grad)
+                    end)
                 end
             end)
         elseif row.no_grad and not row.integer_only then -- (integer inputs never need grad)

@@ -2,8 +2,8 @@
 --
 -- Enumerates, at run time, the keys of `tide` (its lazy submodules included), of the Tensor
 -- method table, of tide.cuda, tide.nn, tide.nn.functional, nn.init, nn.utils, tide.optim,
--- optim.lr_scheduler, optim.swa_utils, tide.amp, tide.data, tide.autograd, tide.distributed,
--- tide.text, tide.linalg, tide.utils and tide.models, and fails naming
+-- optim.lr_scheduler, optim.swa_utils, tide.amp, tide.data, tide.autograd, tide.func,
+-- tide.distributed, tide.text, tide.linalg, tide.utils and tide.models, and fails naming
 --   * every public name that docs/API.md does not document, and
 --   * every name docs/API.md documents that does not exist: each row of "The op list", and
 --     every qualified name written in code (`tide.a.b`, `nn.X`, `F.X`, `dist.X`, `t:X`).
@@ -158,7 +158,8 @@ local TABLES = {
         prefixes = { "F.", "nn.functional.", "tide.nn.functional." }, list = F_LIST,
         lazy = true },
     { name = "tide.nn.init", path = "nn.init", prefixes = { "nn.init.", "tide.nn.init." } },
-    { name = "tide.nn.utils", path = "nn.utils", prefixes = { "nn.utils.", "tide.nn.utils." } },
+    { name = "tide.nn.utils", path = "nn.utils", prefixes = { "nn.utils.", "tide.nn.utils." },
+        lazy = true },
     { name = "tide.optim", path = "optim", prefixes = { "tide.optim.", "optim." },
         classes = true, lazy = true },
     { name = "tide.optim.lr_scheduler", path = "optim.lr_scheduler",
@@ -168,7 +169,8 @@ local TABLES = {
     { name = "tide.amp", path = "amp", prefixes = { "tide.amp." }, classes = true, lazy = true },
     { name = "tide.data", path = "data", prefixes = { "tide.data.", "data." }, classes = true },
     { name = "tide.autograd", path = "autograd",
-        prefixes = { "tide.autograd.", "autograd." } },
+        prefixes = { "tide.autograd.", "autograd." }, lazy = true },
+    { name = "tide.func", path = "func", prefixes = { "tide.func." } },
     { name = "tide.distributed", path = "distributed",
         prefixes = { "dist.", "tide.distributed." } },
     { name = "tide.text", path = "text", prefixes = { "tide.text.", "text." }, classes = true },
@@ -176,6 +178,12 @@ local TABLES = {
     { name = "tide.utils", path = "utils", prefixes = { "tide.utils." }, lazy = true },
     { name = "tide.models", path = "models", prefixes = { "tide.models." }, classes = true,
         lazy = true },
+    { name = "tide.distributions.transforms", path = "distributions.transforms",
+        prefixes = { "tide.distributions.transforms." }, classes = true, lazy = true },
+    { name = "tide.distributions.constraints", path = "distributions.constraints",
+        prefixes = { "tide.distributions.constraints." }, classes = true },
+    { name = "tide.distributions.constraint_registry", path = "distributions.constraint_registry",
+        prefixes = { "tide.distributions.constraint_registry." }, classes = true },
 }
 
 -- the table at path, or nil and the error that loading it raised

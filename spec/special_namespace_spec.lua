@@ -1,7 +1,7 @@
 -- special_namespace_spec.lua — tide.special, PyTorch's torch.special names: the ones over
 -- tide's functions give those functions' values, the four written anew (ndtr, entr, xlog1py,
 -- multigammaln) PyTorch 1.13's values and gradients (spec/fixtures/special_namespace_torch.lua,
--- written by spec/fixtures/make_special_namespace.py); the names tide lacks raise.
+-- written by spec/fixtures/make_special_namespace.py).
 local tide = require("tide")
 local D = require("spec.support.device")
 local P = require("spec.support.porting")
@@ -40,13 +40,17 @@ describe("tide.special (" .. DEV .. ")", function()
         assert.is_true(S.softmax(x, 1):equal(x:softmax(1)))
     end)
 
-    it("raises for the names it lacks, and checks multigammaln's domain", function()
-        local ok, err = pcall(function() return S.bessel_j0(t64({ 0.5 })) end)
-        assert.is_false(ok)
-        assert.matches("tide: special.bessel_j0: PyTorch's torch.special.bessel_j0 is not in " ..
-            "tide yet",
-            tostring(err), 1, true)
-        ok, err = pcall(S.multigammaln, t64({ 0.5 }), 3)
+    it("has the Bessel functions and polynomials as the op table's rows", function()
+        local x = t64({ -1.5, 0.25, 2 })
+        assert.is_true(S.bessel_j0(x):equal(x:bessel_j0()))
+        assert.is_true(S.modified_bessel_k1(x):equal(x:modified_bessel_k1()))
+        assert.is_true(S.airy_ai(x):equal(tide.airy_ai(x)))
+        assert.is_true(S.chebyshev_polynomial_t(x, 3):equal(x:chebyshev_polynomial_t(3)))
+        assert.is_true(S.legendre_polynomial_p(0.5, x):equal(tide.legendre_polynomial_p(0.5, x)))
+    end)
+
+    it("checks multigammaln's domain, and has no name PyTorch lacks", function()
+        local ok, err = pcall(S.multigammaln, t64({ 0.5 }), 3)
         assert.is_false(ok)
         assert.matches("tide: special.multigammaln: all elements must be greater than " ..
             "(p - 1) / 2 = 1", tostring(err), 1, true)

@@ -549,6 +549,29 @@ describe("torch.linalg: matmul, lu_factor_ex, ldl (" .. DEV .. ")", function()
         -- only the lower triangle is read
         LD = LA.ldl_factor(t64(T.SYM6):tril())
         close(V.ldl_sym6_LD, LD, 1e-12, "lower triangle")
+        -- the device's own sytrf where it has one (LAPACK on the CPU); elsewhere the host's
+        local K = require("tide.core")._internal
+        if DEV:match("^cpu") then
+            assert.is_not_nil(K.ldl_factor(t64(T.SPD)))
+        end
+    end)
+
+    it("ldl_factor, ldl_solve in float32: PyTorch's single-precision sytrf and sytrs", function()
+        for _, name in ipairs({ "sym6", "sym7", "batch" }) do
+            local m = ({ sym6 = T.SYM6, sym7 = T.SYM7, batch = T.LDL_BATCH })[name]
+            local LD, piv = LA.ldl_factor(on(m, "float32"))
+            assert.are.equal("float32", LD.dtype)
+            assert.are.equal("int64", piv.dtype)
+            -- float32's own rounding (not float64's rounded): a few ulps of BLAS's order
+            close(V["ldl_f32_" .. name .. "_LD"], LD, 1e-6, name .. " LD")
+            assert.are.same(V["ldl_f32_" .. name .. "_pivots"], host(piv))
+        end
+        local LD, piv = LA.ldl_factor(on(T.SYM6, "float32"))
+        local X = LA.ldl_solve(LD, piv, on(T.LDL_B, "float32"))
+        assert.are.equal("float32", X.dtype)
+        close(V.ldl_f32_solve_sym6, X, 1e-5, "float32 solve")
+        local _, _, info = LA.ldl_factor_ex(on({ { 1, 2 }, { 2, 4 } }, "float32"))
+        assert.are.equal(V.ldl_ex_sing_info, info:item())
     end)
 
     it("ldl_factor_ex: the info of a singular D; ldl_factor raises", function()

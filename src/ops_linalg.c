@@ -1,8 +1,9 @@
 /* ops_linalg.c — matmul with torch.matmul's semantics, lowered to one batched gemm
  * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend; and the decompositions a backend may
- * have a solver for (eigh, svd, qr, LU, Cholesky: LAPACK on the CPU). */
+ * have a solver for (eigh, svd, qr, LU, Cholesky, LDL^T: LAPACK on the CPU). */
 #include "tide_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Views t (already expanded to batch dims + 2 matrix dims) as [B, R, C] with one batch stride;
@@ -296,8 +297,8 @@ static tide_status same_system(const char *op, const tide_tensor *a, const tide_
     return TIDE_OK;
 }
 
-/* the entry run on contiguous copies of n inputs, into n_out new outputs (shapes given, the
- * last one's dtype int64 when int_last): one body for the four below */
+/* the entry run on contiguous copies of n_in inputs, into n_out new outputs (shapes and dtypes
+ * given; the entry is not called when the first has no element): one body for the ones below */
 typedef void (*any_fn)(void);
 typedef tide_status (*kernel_call)(any_fn fn, tide_device *dev, const tide_kview *in,
                                    const tide_kview *out, const int *flags);
@@ -315,7 +316,7 @@ static tide_status run_solver(tide_ctx *ctx, const char *op, any_fn fn, kernel_c
     if (st != TIDE_OK)
         made--;
     if (st == TIDE_OK && tide_tensor_numel(out[0]) > 0) {
-        tide_kview iv[3], ov[2];
+        tide_kview iv[3], ov[3];
         for (int i = 0; i < n_in; i++)
             iv[i] = tide_kview_of(c[i]);
         for (int i = 0; i < n_out; i++)
@@ -353,6 +354,26 @@ static tide_status call_qr(any_fn fn, tide_device *dev, const tide_kview *in, co
 static tide_status call_solve_triangular(any_fn fn, tide_device *dev, const tide_kview *in,
                                          const tide_kview *out, const int *flags) {
     return ((tide_entry_solve_triangular_fn)fn)(dev, &out[0], &in[0], &in[1], flags[0], flags[1]);
+}
+static tide_status call_ldl_factor(any_fn fn, tide_device *dev, const tide_kview *in,
+                                   const tide_kview *out, const int *flags) {
+    (void)flags;
+    return ((tide_entry_ldl_factor_fn)fn)(dev, &out[0], &out[1], &out[2], &in[0]);
+}
+static tide_status call_ldl_solve(any_fn fn, tide_device *dev, const tide_kview *in,
+                                  const tide_kview *out, const int *flags) {
+    (void)flags;
+    return ((tide_entry_ldl_solve_fn)fn)(dev, &out[0], &in[0], &in[1], &in[2]);
+}
+
+/* pivots [..., n] int64 with the factor's batch dims and n, on its device (by: the function
+ * that gives them) */
+static tide_status pivots_fit(const char *op, const char *by, const tide_tensor *lu,
+                              const tide_tensor *pivots) {
+    if (pivots->dtype != TIDE_DTYPE_I64 || pivots->ndim != lu->ndim - 1 ||
+        memcmp(pivots->shape, lu->shape, (size_t)pivots->ndim * sizeof *lu->shape) != 0)
+        return tide_seterr(TIDE_ESHAPE, "%s: pivots must be %s's int64 [..., n]", op, by);
+    return tide_check_same_device(op, lu, pivots);
 }
 
 tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, tide_tensor **q,
@@ -395,9 +416,7 @@ tide_status tide_linalg_lu_solve(tide_ctx *ctx, const tide_tensor *lu, const tid
     static const char op[] = "linalg.lu_solve";
     TIDE_TRY(decomposable(op, lu, true));
     TIDE_TRY(same_system(op, lu, b));
-    if (pivots->dtype != TIDE_DTYPE_I64 || pivots->ndim != lu->ndim - 1 ||
-        pivots->shape[pivots->ndim - 1] != lu->shape[lu->ndim - 1])
-        return tide_seterr(TIDE_ESHAPE, "%s: pivots must be lu_factor's int64 [..., n]", op);
+    TIDE_TRY(pivots_fit(op, "lu_factor", lu, pivots));
     tide_entry_lu_solve_fn fn;
     TIDE_TRY(tide_entry_lu_solve(lu->storage->dev, op, &fn));
     int64_t            shapes[1][TIDE_MAX_DIMS];
@@ -434,4 +453,79 @@ tide_status tide_linalg_solve_triangular(tide_ctx *ctx, const tide_tensor *a, co
     memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
     return run_solver(ctx, op, (any_fn)fn, call_solve_triangular, 2, in, 1, ndims, shapes, dts,
                       flags, x);
+}
+
+tide_status tide_linalg_ldl_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **ld,
+                                   tide_tensor **pivots, tide_tensor **info) {
+    static const char op[] = "linalg.ldl_factor";
+    TIDE_TRY(decomposable(op, a, true));
+    tide_entry_ldl_factor_fn fn;
+    TIDE_TRY(tide_entry_ldl_factor(a->storage->dev, op, &fn));
+    int64_t      n = a->shape[a->ndim - 1], shapes[3][TIDE_MAX_DIMS], last[2] = {n, n};
+    int          ndims[3] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, last, shapes[1]),
+                             batch_shape(a, 0, last, shapes[2])};
+    tide_dtype   dts[3] = {a->dtype, TIDE_DTYPE_I64, TIDE_DTYPE_I32};
+    tide_tensor *out[3];
+    TIDE_TRY(
+        run_solver(ctx, op, (any_fn)fn, call_ldl_factor, 1, &a, 3, ndims, shapes, dts, NULL, out));
+    if (n == 0) { /* 0 x 0 matrices: the entry did not run, nothing is singular */
+        tide_status st = tide_fill_for(ctx, op, out[2], tide_scalar_i(0));
+        if (st != TIDE_OK) {
+            tide_release_all(3, out);
+            return st;
+        }
+    }
+    *ld = out[0];
+    *pivots = out[1];
+    *info = out[2];
+    return TIDE_OK;
+}
+
+/* sytrs trusts its pivots (a row out of range: a write out of bounds), so each matrix's must
+ * read as sytrf writes them: k in 1..n for a 1x1 block, -k on both rows of a 2x2 one */
+static tide_status ldl_pivots_valid(tide_ctx *ctx, const char *op, const tide_tensor *pivots) {
+    tide_tensor *c;
+    TIDE_TRY(tide_contiguous_all(ctx, 1, &pivots, &c));
+    int64_t        n = pivots->shape[pivots->ndim - 1], total = tide_tensor_numel(c);
+    const int64_t *p = (const int64_t *)tide_tensor_data(c);
+    int64_t       *host = NULL;
+    tide_status    st = TIDE_OK;
+    if (c->storage->dev->type != TIDE_DEVICE_CPU && total) {
+        st = tide_host_copy(op, c, (void **)&host);
+        if (st != TIDE_OK)
+            st = tide_err_op(st, op);
+        p = host;
+    }
+    for (int64_t m = 0; st == TIDE_OK && m < (n ? total / n : 0); m++) {
+        const int64_t *pm = p + m * n;
+        for (int64_t j = 0; j < n; j += pm[j] < 0 ? 2 : 1)
+            if (pm[j] == 0 || pm[j] > n || pm[j] < -n ||
+                (pm[j] < 0 && (j + 1 == n || pm[j + 1] != pm[j]))) {
+                st = tide_seterr(TIDE_EINVAL,
+                                 "%s: pivots hold %lld at %lld (matrix %lld of the batch), which "
+                                 "ldl_factor does not give; pass ldl_factor's own pivots",
+                                 op, (long long)pm[j], (long long)j + 1, (long long)m + 1);
+                break;
+            }
+    }
+    free(host);
+    tide_tensor_release(c);
+    return st;
+}
+
+tide_status tide_linalg_ldl_solve(tide_ctx *ctx, const tide_tensor *ld, const tide_tensor *pivots,
+                                  const tide_tensor *b, tide_tensor **x) {
+    static const char op[] = "linalg.ldl_solve";
+    TIDE_TRY(decomposable(op, ld, true));
+    TIDE_TRY(same_system(op, ld, b));
+    TIDE_TRY(pivots_fit(op, "ldl_factor", ld, pivots));
+    tide_entry_ldl_solve_fn fn;
+    TIDE_TRY(tide_entry_ldl_solve(ld->storage->dev, op, &fn));
+    TIDE_TRY(ldl_pivots_valid(ctx, op, pivots));
+    int64_t            shapes[1][TIDE_MAX_DIMS];
+    int                ndims[1] = {b->ndim};
+    tide_dtype         dts[1] = {b->dtype};
+    const tide_tensor *in[3] = {ld, pivots, b};
+    memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
+    return run_solver(ctx, op, (any_fn)fn, call_ldl_solve, 3, in, 1, ndims, shapes, dts, NULL, x);
 }

@@ -342,6 +342,11 @@ TIDE_DEF_FLOAT_UNARY(i1, tide_bessel_i(1, 0, a), (float)tide_bessel_i(1, 0, a))
 TIDE_DEF_FLOAT_UNARY(i0e, tide_bessel_i(0, 1, a), (float)tide_bessel_i(0, 1, a))
 TIDE_DEF_FLOAT_UNARY(i1e, tide_bessel_i(1, 1, a), (float)tide_bessel_i(1, 1, a))
 
+/* J, Y, K, the spherical j0 and Airy's Ai (torch.special's Bessel functions), and the
+ * orthogonal polynomials (chebyshev_polynomial_t ...), each in a file of its own */
+#include "scalar_bessel.h"
+#include "scalar_polynomials.h"
+
 /* erfcx(x) = e^(x^2) erfc(x), the scaled complementary error function, without the product's
  * overflow past 26 and the loss of its rounding: below 12 the product, e^(x^2) taken as
  * e^s (1 + e) with s + e = x^2 exactly (fma), so that its error does not grow with x^2; above,

@@ -168,6 +168,12 @@ return {
             "use_deterministic_algorithms" },
     },
     ["tide.print_options"] = { methods = {}, functions = { "set_printoptions" } },
+    -- torch's anomaly mode switches (tide.autograd.detect_anomaly's)
+    ["tide.autograd.anomaly_mode"] = {
+        methods = {},
+        functions = { "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+            "set_anomaly_enabled" },
+    },
     -- PyTorch's Tensor methods and torch functions for ported scripts (spec/tensor_gaps_spec.lua)
     ["tide.detach_inplace"] = { methods = { "detach_" }, functions = {} },
     ["tide.shared_memory"] = { methods = { "is_shared", "share_memory_" }, functions = {} },

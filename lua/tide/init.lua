@@ -127,7 +127,8 @@ end
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
   models = "tide.models", text = "tide.text", linalg = "tide.linalg",
-  distributions = "tide.distributions", special = "tide.special_functions", amp = "tide.amp" }
+  distributions = "tide.distributions", special = "tide.special_functions", amp = "tide.amp",
+  func = "tide.func" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {

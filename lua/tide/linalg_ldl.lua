@@ -5,10 +5,10 @@
 -- them, in LAPACK's product form (the interchanges of later steps are not applied to earlier
 -- columns), zeros above; pivots (int64, 1-based, LAPACK's convention) holds k where rows and
 -- columns were swapped with k for a 1x1 block, and -k on both rows of a 2x2 block. Only A's
--- lower triangle is read. This is reference LAPACK's unblocked dsytf2 and dsytrs, which sytrf
--- and PyTorch run for matrices up to 64 rows, so LD and pivots are PyTorch's (the blocked code
--- takes the same pivots). It runs on the host in float64, one matrix at a time (tensors
--- elsewhere are copied there and back); no gradient (nor in PyTorch 1.13).
+-- lower triangle is read. The device's own solver runs them (tide_linalg_ldl_factor and
+-- tide_linalg_ldl_solve: LAPACK's sytrf and sytrs on the CPU, in A's dtype); a device without
+-- one (CUDA: tide loads no cuSOLVER, which has sytrf but no sytrs) has its tensors copied to the
+-- host and the results back. No gradient (nor in PyTorch 1.13).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
@@ -18,8 +18,7 @@ local compat = require("tide._compat")
 local raise = autograd.raise
 local check, shape_str = args.check, args.shape_str
 local unpack = compat.unpack
-
-local ALPHA = (1 + math.sqrt(17)) / 8 -- Bunch-Kaufman's growth bound
+local K = core._internal -- the kernels (lua/linalg.c)
 
 -- the batch dims of [..., m, n]
 local function batch_of(A)
@@ -27,184 +26,25 @@ local function batch_of(A)
     return { unpack(s, 1, #s - 2) }
 end
 
--- t on the host in float64, as a list of its matrices (nested rows)
-local function host_matrices(t)
-    local n1, n2 = t:size(-2), t:size(-1)
-    return t:detach():to("cpu", { dtype = "float64" }):reshape(-1, n1, n2):totable()
-end
-
--- the 1-based index of the largest |f(i)| for i = first .. last (the first on ties, as idamax)
-local function idamax(first, last, f)
-    local best, at = -1, first
-    for i = first, last do
-        local v = math.abs(f(i))
-        if v > best then
-            best, at = v, i
-        end
+-- the nres results of kernel name on the tensors given, from their device's solver, or from
+-- the host's on copies where the device has none (the results moved back)
+local function kernel(op, name, nres, ...)
+    local r = { K[name](...) }
+    if r[1] ~= nil then
+        return unpack(r, 1, nres)
     end
-    return at
-end
-
--- dsytf2 with uplo "L" on a (rows, 1-based; the lower triangle read and written): a holds LD
--- after; returns ipiv and info
-local function sytf2(a, n)
-    local ipiv, info = {}, 0
-    local k = 1
-    while k <= n do
-        local kstep, kp = 1, k
-        local absakk = math.abs(a[k][k])
-        local imax, colmax = k, 0
-        if k < n then
-            imax = idamax(k + 1, n, function(i) return a[i][k] end)
-            colmax = math.abs(a[imax][k])
-        end
-        if math.max(absakk, colmax) == 0 or absakk ~= absakk then
-            if info == 0 then
-                info = k -- a zero column: D(k, k) is 0, nothing to eliminate
-            end
-        else
-            if absakk < ALPHA * colmax then
-                -- the largest off-diagonal element in row and column imax
-                local jmax = idamax(k, imax - 1, function(j) return a[imax][j] end)
-                local rowmax = math.abs(a[imax][jmax])
-                if imax < n then
-                    jmax = idamax(imax + 1, n, function(i) return a[i][imax] end)
-                    rowmax = math.max(rowmax, math.abs(a[jmax][imax]))
-                end
-                if absakk >= ALPHA * colmax * (colmax / rowmax) then
-                    kp = k
-                elseif math.abs(a[imax][imax]) >= ALPHA * rowmax then
-                    kp = imax
-                else
-                    kp, kstep = imax, 2
-                end
-            end
-            local kk = k + kstep - 1
-            if kp ~= kk then -- rows and columns kk and kp swapped in the trailing part
-                for i = kp + 1, n do
-                    a[i][kk], a[i][kp] = a[i][kp], a[i][kk]
-                end
-                for j = kk + 1, kp - 1 do
-                    a[j][kk], a[kp][j] = a[kp][j], a[j][kk]
-                end
-                a[kk][kk], a[kp][kp] = a[kp][kp], a[kk][kk]
-                if kstep == 2 then
-                    a[k + 1][k], a[kp][k] = a[kp][k], a[k + 1][k]
-                end
-            end
-            if kstep == 1 then
-                if k < n then -- A22 -= x x^T / d11 (lower part), x /= d11
-                    local d11 = 1 / a[k][k]
-                    for j = k + 1, n do
-                        local temp = -d11 * a[j][k]
-                        for i = j, n do
-                            a[i][j] = a[i][j] + a[i][k] * temp
-                        end
-                    end
-                    for i = k + 1, n do
-                        a[i][k] = d11 * a[i][k]
-                    end
-                end
-            elseif k < n - 1 then -- a 2x2 pivot block: two columns of L at once
-                local d21 = a[k + 1][k]
-                local d11 = a[k + 1][k + 1] / d21
-                local d22 = a[k][k] / d21
-                local t = 1 / (d11 * d22 - 1)
-                d21 = t / d21
-                for j = k + 2, n do
-                    local wk = d21 * (d11 * a[j][k] - a[j][k + 1])
-                    local wkp1 = d21 * (d22 * a[j][k + 1] - a[j][k])
-                    for i = j, n do
-                        a[i][j] = a[i][j] - a[i][k] * wk - a[i][k + 1] * wkp1
-                    end
-                    a[j][k], a[j][k + 1] = wk, wkp1
-                end
-            end
-        end
-        if kstep == 1 then
-            ipiv[k] = kp
-        else
-            ipiv[k], ipiv[k + 1] = -kp, -kp
-        end
-        k = k + kstep
+    local dev, host = (...).device, {}
+    for i, t in ipairs({ ... }) do
+        host[i] = t:to("cpu")
     end
-    return ipiv, info
-end
-
-local function swap_rows(b, i, j)
-    b[i], b[j] = b[j], b[i]
-end
-
--- dsytrs with uplo "L": b (rows of nrhs) overwritten with A^-1 b
-local function sytrs(a, ipiv, n, b, nrhs)
-    local k = 1 -- L D y = b
-    while k <= n do
-        if ipiv[k] > 0 then
-            if ipiv[k] ~= k then
-                swap_rows(b, k, ipiv[k])
-            end
-            for i = k + 1, n do
-                for c = 1, nrhs do
-                    b[i][c] = b[i][c] - a[i][k] * b[k][c]
-                end
-            end
-            for c = 1, nrhs do
-                b[k][c] = b[k][c] / a[k][k]
-            end
-            k = k + 1
-        else
-            local kp = -ipiv[k]
-            if kp ~= k + 1 then
-                swap_rows(b, k + 1, kp)
-            end
-            for i = k + 2, n do
-                for c = 1, nrhs do
-                    b[i][c] = b[i][c] - a[i][k] * b[k][c] - a[i][k + 1] * b[k + 1][c]
-                end
-            end
-            local akm1k = a[k + 1][k]
-            local akm1 = a[k][k] / akm1k
-            local ak = a[k + 1][k + 1] / akm1k
-            local denom = akm1 * ak - 1
-            for c = 1, nrhs do
-                local bkm1 = b[k][c] / akm1k
-                local bk = b[k + 1][c] / akm1k
-                b[k][c] = (ak * bkm1 - bk) / denom
-                b[k + 1][c] = (akm1 * bk - bkm1) / denom
-            end
-            k = k + 2
-        end
+    r = { K[name](unpack(host)) }
+    if r[1] == nil then -- the host's LAPACK counts in int
+        raise(("tide: %s: no solver for tensors this large"):format(op))
     end
-    k = n -- L^T x = y
-    while k >= 1 do
-        if ipiv[k] > 0 then
-            for c = 1, nrhs do
-                local s = b[k][c]
-                for i = k + 1, n do
-                    s = s - b[i][c] * a[i][k]
-                end
-                b[k][c] = s
-            end
-            if ipiv[k] ~= k then
-                swap_rows(b, k, ipiv[k])
-            end
-            k = k - 1
-        else
-            for c = 1, nrhs do
-                local s, s1 = b[k][c], b[k - 1][c]
-                for i = k + 1, n do
-                    s = s - b[i][c] * a[i][k]
-                    s1 = s1 - b[i][c] * a[i][k - 1]
-                end
-                b[k][c], b[k - 1][c] = s, s1
-            end
-            local kp = -ipiv[k]
-            if kp ~= k then
-                swap_rows(b, k, kp)
-            end
-            k = k - 2
-        end
+    for i = 1, nres do
+        r[i] = r[i]:to(dev)
     end
+    return unpack(r, 1, nres)
 end
 
 local function boolean(op, name, v)
@@ -217,8 +57,8 @@ end
 return function(L, matrix)
     local FACTOR_EX = { "hermitian", "check_errors" }
 
-    local function singular(op, info_list, batched)
-        for i, v in ipairs(info_list) do
+    local function singular(op, info, batched)
+        for i, v in ipairs(info:to("cpu"):reshape(-1):totable()) do
             if v ~= 0 then
                 raise(("tide: %s: the matrix is singular (D's diagonal element %d is zero)%s; " ..
                     "use linalg.ldl_factor_ex for the factor and its info, or regularise the " ..
@@ -231,33 +71,10 @@ return function(L, matrix)
     local function factor(op, A, check_errors)
         matrix(op, A)
         args.not_differentiable(op, A)
-        local n, batch = A:size(-1), batch_of(A)
-        local shape = { unpack(batch) }
-        shape[#shape + 1] = n
-        if A:numel() == 0 then -- no matrix, or 0 x 0 ones
-            return core.zeros(A:size(), { dtype = A.dtype, device = A.device }),
-                core.zeros(shape, { dtype = "int64", device = A.device }),
-                core.zeros(batch, { dtype = "int32", device = A.device })
-        end
-        local mats = host_matrices(A)
-        local lds, pivs, infos = {}, {}, {}
-        for b = 1, #mats do
-            local a = mats[b]
-            local ipiv, info = sytf2(a, n)
-            for i = 1, n do
-                for j = i + 1, n do
-                    a[i][j] = 0
-                end
-            end
-            lds[b], pivs[b], infos[b] = a, ipiv, info
-        end
+        local LD, pivots, info = kernel(op, "ldl_factor", 3, A)
         if check_errors then
-            singular(op, infos, #batch > 0)
+            singular(op, info, A:dim() > 2)
         end
-        local LD = core.tensor(lds, { dtype = "float64" }):to(A.device, { dtype = A.dtype })
-            :reshape(A:size())
-        local pivots = core.tensor(pivs, { dtype = "int64", device = A.device }):reshape(shape)
-        local info = core.tensor(infos, { dtype = "int32", device = A.device }):reshape(batch)
         return LD, pivots, info
     end
 
@@ -277,6 +94,23 @@ return function(L, matrix)
         boolean(op, "hermitian", o.hermitian)
         local LD, pivots = factor(op, A, true)
         return LD, pivots
+    end
+
+    -- pivots [..., n] as ldl_factor gives them: k in 1..n for a 1x1 block, -k on both rows of a
+    -- 2x2 one (the core checks them too, for its callers; this names pivots' shape)
+    local function check_pivots(op, pivots, n)
+        for _, piv in ipairs(pivots:to("cpu", { dtype = "int64" }):reshape(-1, n):totable()) do
+            local j = 1
+            while j <= n do
+                local v = piv[j]
+                if v == 0 or math.abs(v) > n or (v < 0 and piv[j + 1] ~= v) then
+                    raise(("tide: %s: pivots %s hold %d at %d, which ldl_factor does not " ..
+                        "give; pass ldl_factor's own pivots"):format(op,
+                        shape_str(pivots:size()), v, j))
+                end
+                j = j + (v < 0 and 2 or 1)
+            end
+        end
     end
 
     -- ldl_solve(LD, pivots, B[, {hermitian = false}]): X with A X = B from ldl_factor's
@@ -315,11 +149,6 @@ return function(L, matrix)
                     shape_str(B:size())))
         end
         local k = B:size(-1)
-        if n == 0 or k == 0 or B:numel() == 0 or LD:numel() == 0 then
-            local shape = { unpack(batch) }
-            shape[#shape + 1], shape[#shape + 2] = n, k
-            return core.zeros(shape, { dtype = B.dtype, device = B.device })
-        end
         local function full(t, ...)
             local s = { unpack(batch) }
             for _, v in ipairs({ ... }) do
@@ -327,26 +156,13 @@ return function(L, matrix)
             end
             return t:expand(s)
         end
-        local a = host_matrices(full(LD, n, n))
-        local x = host_matrices(full(B, n, k))
-        local p = full(pivots, n):to("cpu", { dtype = "int64" }):reshape(-1, n):totable()
-        for i = 1, #a do
-            local j, piv = 1, p[i]
-            while j <= n do -- k > 0 for a 1x1 block, -k on both rows of a 2x2 one
-                local v = piv[j]
-                local step = v < 0 and 2 or 1
-                if v == 0 or math.abs(v) > n or (v < 0 and piv[j + 1] ~= v) then
-                    raise(("tide: %s: pivots %s hold %d at %d, which ldl_factor does not " ..
-                        "give; pass ldl_factor's own pivots"):format(op,
-                        shape_str(pivots:size()), v, j))
-                end
-                j = j + step
-            end
-            sytrs(a[i], piv, n, x[i], k)
+        if n == 0 or k == 0 or B:numel() == 0 or LD:numel() == 0 then
+            local shape = { unpack(batch) }
+            shape[#shape + 1], shape[#shape + 2] = n, k
+            return core.zeros(shape, { dtype = B.dtype, device = B.device })
         end
-        local shape = { unpack(batch) }
-        shape[#shape + 1], shape[#shape + 2] = n, k
-        return core.tensor(x, { dtype = "float64" }):to(B.device, { dtype = B.dtype })
-            :reshape(shape)
+        check_pivots(op, pivots, n)
+        return kernel(op, "ldl_solve", 1, full(LD, n, n), full(pivots:to("int64"), n),
+            full(B, n, k))
     end
 end

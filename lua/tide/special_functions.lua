@@ -2,8 +2,9 @@
 -- functions (special.expit is sigmoid, special.gammaln lgamma, special.psi digamma, ...), and
 -- those it adds: ndtr (the standard normal's CDF), entr (-x log x), xlog1py (x log(1 + y), 0
 -- where x is 0) and multigammaln (the multivariate log-gamma), each written in tide's ops
--- (every device; autograd differentiates them). A torch.special name tide has no function for
--- raises, naming it, rather than reading nil.
+-- (every device; autograd differentiates them). The Bessel functions J, Y, K, the spherical j0,
+-- Airy's Ai and the orthogonal polynomials (chebyshev_polynomial_t ...) are rows of the op table
+-- under PyTorch's names (include/tide_ops.def).
 local core = require("tide.core")
 local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
@@ -31,6 +32,15 @@ local SAME = {
     log_softmax = "log_softmax", ndtri = "ndtri", log_ndtr = "log_ndtr", erfcx = "erfcx",
     gammainc = "igamma", gammaincc = "igammac",
 }
+for _, name in ipairs({ "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+    "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p" }) do
+    SAME[name] = name
+end
 for name, own in pairs(SAME) do
     S[name] = function(...)
         return tide()[own](...)
@@ -107,23 +117,4 @@ function S.multigammaln(a, p, ...)
     return r + p * (p - 1) / 4 * math.log(math.pi)
 end
 
--- torch.special's names tide has no function for: a clear error, not nil
-local MISSING = {
-    airy_ai = true, bessel_j0 = true, bessel_j1 = true, bessel_y0 = true, bessel_y1 = true,
-    chebyshev_polynomial_t = true, chebyshev_polynomial_u = true, chebyshev_polynomial_v = true,
-    chebyshev_polynomial_w = true,
-    hermite_polynomial_h = true, hermite_polynomial_he = true, laguerre_polynomial_l = true,
-    legendre_polynomial_p = true, modified_bessel_k0 = true,
-    modified_bessel_k1 = true, scaled_modified_bessel_k0 = true,
-    scaled_modified_bessel_k1 = true, shifted_chebyshev_polynomial_t = true,
-    shifted_chebyshev_polynomial_u = true, shifted_chebyshev_polynomial_v = true,
-    shifted_chebyshev_polynomial_w = true, spherical_bessel_j0 = true,
-}
-
-return setmetatable(S, {
-    __index = function(_, k)
-        if MISSING[k] then
-            raise(("tide: special.%s: PyTorch's torch.special.%s is not in tide yet"):format(k, k))
-        end
-    end,
-})
+return S

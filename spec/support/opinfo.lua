@@ -41,6 +41,37 @@ local BESSEL_INF = {
     values = function(t, p) return p ~= p and math.abs(t) == math.huge end,
 }
 
+-- torch.special's J, Y, K, Ai: tide gives the limits at +-inf (0), PyTorch 1.13 NaN; and
+-- PyTorch's J and Y lose up to 6 digits between 2 and 20 (2e-6 relative at 5.1; tide's are
+-- within 4 ulp of mpmath there: spec/special_bessel_spec.lua)
+local BESSEL_LIMITS = {
+    why = "J, Y, Ai at +-inf are 0 (their limits), PyTorch 1.13 gives nan; PyTorch's J and Y " ..
+        "are off by up to 2e-6 relative between 2 and 20",
+    values = function(t, p)
+        return (p ~= p and t == 0) or math.abs(t - p) <= 1e-5 * math.abs(t)
+    end,
+}
+-- the orthogonal polynomials: past the double range tide gives +-inf (the polynomial's sign
+-- there), PyTorch's recurrence inf - inf = nan; at an infinite x tide gives the limit, PyTorch
+-- nan from the third degree on; past 2^20 steps of the recurrence (the int32 pool's n = 2^31)
+-- tide gives nan where PyTorch loops n times (spec/special_bessel_spec.lua)
+-- the integer pools against PyTorch's float32 kernels, which lose everything there: J, Y, Ai
+-- at +-2^31 and +-2^63 (their phase), the polynomials of degree 2^31 (a float32 recurrence of
+-- 2^31 steps, or cos(n acos x) with acos x's float32 rounding times 2^31) and of degrees and x
+-- up to 255 (overflowing to nan, or cancelling: L_127(100) is off by 6e-5); tide computes in
+-- double and rounds once, checked against mpmath in float32 by spec/special_bessel_spec.lua
+local HUGE_X = "PyTorch's float32 J, Y, Ai lose the phase at the pool's +-2^31 and +-2^63"
+local HUGE_N = "PyTorch's float32 recurrence of 2^31 steps (and cos(2^31 acos x)) is noise"
+local BIG_N = "PyTorch's float32 recurrence to degree 255 at x up to 255 overflows to nan or " ..
+    "cancels"
+local POLY_SKIP = { int32 = HUGE_N, uint8 = BIG_N }
+local POLYNOMIAL_LIMITS = {
+    why = "+-inf past the double range and at +-inf (PyTorch: nan); nan past 2^20 steps",
+    values = function(t, p)
+        return (p ~= p and math.abs(t) == math.huge) or t ~= t
+    end,
+}
+
 local WRAPPED_SIGN = {
     why = "gcd/lcm of the magnitudes wraps the same on the CPU and CUDA (docs/API.md); PyTorch " ..
         "1.13 negates some of the values at the dtype's ends: gcd(-2^31, 6) is -2 there, 2 here",
@@ -79,6 +110,19 @@ M.ops = {
     -- the incomplete gamma functions P(a, x), Q(a, x); no gradient for a, as PyTorch's
     igamma = { grad = { domain = { { 0.5, 3 }, { 0.5, 3 } }, constant = { 1 } } },
     igammac = { grad = { domain = { { 0.5, 3 }, { 0.5, 3 } }, constant = { 1 } } },
+    -- torch.special's orthogonal polynomials p(x, n): no gradient (PyTorch has none either)
+    chebyshev_polynomial_t = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    chebyshev_polynomial_u = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    chebyshev_polynomial_v = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    chebyshev_polynomial_w = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    shifted_chebyshev_polynomial_t = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    shifted_chebyshev_polynomial_u = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    shifted_chebyshev_polynomial_v = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    shifted_chebyshev_polynomial_w = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    hermite_polynomial_h = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    hermite_polynomial_he = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    laguerre_polynomial_l = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
+    legendre_polynomial_p = { torch_differs = POLYNOMIAL_LIMITS, torch_skip = POLY_SKIP },
     -- comparisons (bool results: no gradient)
     eq = {}, ne = {}, lt = {}, le = {}, gt = {}, ge = {},
     logical_and = {}, logical_or = {}, logical_xor = {},
@@ -121,6 +165,22 @@ M.ops = {
     i1 = { grad = { domain = { -3, 3 } }, torch_differs = BESSEL_INF },
     i0e = { grad = { domain = { -3, 3 }, avoid = { 0 } } },
     i1e = { grad = { domain = { -3, 3 }, avoid = { 0 } } },
+    -- torch.special's J and Y (Y on x > 0), K and e^x K (x > 0); the spherical j0 and Ai have
+    -- no gradient (PyTorch has none for any of them)
+    bessel_j0 = { grad = { domain = { -3, 3 } }, torch_differs = BESSEL_LIMITS,
+        torch_skip = { int32 = HUGE_X } },
+    bessel_j1 = { grad = { domain = { -3, 3 } }, torch_differs = BESSEL_LIMITS,
+        torch_skip = { int32 = HUGE_X } },
+    bessel_y0 = { grad = { domain = { 0.5, 3 } }, torch_differs = BESSEL_LIMITS,
+        torch_skip = { int32 = HUGE_X } },
+    bessel_y1 = { grad = { domain = { 0.5, 3 } }, torch_differs = BESSEL_LIMITS,
+        torch_skip = { int32 = HUGE_X } },
+    modified_bessel_k0 = { grad = { domain = { 0.5, 3 } } },
+    modified_bessel_k1 = { grad = { domain = { 0.5, 3 } } },
+    scaled_modified_bessel_k0 = { grad = { domain = { 0.5, 3 } } },
+    scaled_modified_bessel_k1 = { grad = { domain = { 0.5, 3 } } },
+    spherical_bessel_j0 = {},
+    airy_ai = { torch_differs = BESSEL_LIMITS, torch_skip = { int32 = HUGE_X, int64 = HUGE_X } },
     -- the normal distribution's quantile inside (0, 1), its log-CDF and the scaled erfc on
     -- both sides of their switches (-1 and 0)
     ndtri = { grad = { domain = { 0.05, 0.95 } } },

@@ -1,8 +1,9 @@
 /*
  * linalg.c — the CPU's decompositions by LAPACK (OpenBLAS ships it): eigh by syevd
  * (divide and conquer), the reduced SVD by gesdd, LU by getrf and its solve by getrs, Cholesky
- * by potrf, QR by geqrf and orgqr, and triangular solves by BLAS's trsm. One matrix of the
- * batch at a time, each call on OpenBLAS's own threads.
+ * by potrf, QR by geqrf and orgqr, Bunch-Kaufman LDL^T by sytrf and its solve by sytrs, and
+ * triangular solves by BLAS's trsm. One matrix of the batch at a time, each call on OpenBLAS's
+ * own threads.
  *
  * LAPACK is column-major and a row-major matrix read column-major is its transpose, so no
  * input is transposed: the symmetric A read as A^T has its lower triangle where A has its upper
@@ -57,6 +58,16 @@ void sorgqr_(const lapack_int *m, const lapack_int *n, const lapack_int *k, floa
 void dpotrf_(const char *uplo, const lapack_int *n, double *a, const lapack_int *lda,
              lapack_int *info, size_t);
 void spotrf_(const char *uplo, const lapack_int *n, float *a, const lapack_int *lda,
+             lapack_int *info, size_t);
+void dsytrf_(const char *uplo, const lapack_int *n, double *a, const lapack_int *lda,
+             lapack_int *ipiv, double *work, const lapack_int *lwork, lapack_int *info, size_t);
+void ssytrf_(const char *uplo, const lapack_int *n, float *a, const lapack_int *lda,
+             lapack_int *ipiv, float *work, const lapack_int *lwork, lapack_int *info, size_t);
+void dsytrs_(const char *uplo, const lapack_int *n, const lapack_int *nrhs, const double *a,
+             const lapack_int *lda, const lapack_int *ipiv, double *b, const lapack_int *ldb,
+             lapack_int *info, size_t);
+void ssytrs_(const char *uplo, const lapack_int *n, const lapack_int *nrhs, const float *a,
+             const lapack_int *lda, const lapack_int *ipiv, float *b, const lapack_int *ldb,
              lapack_int *info, size_t);
 
 /* LAPACK counts in int: a dimension beyond it has no call */
@@ -368,6 +379,82 @@ DEFINE_LU(float, s)
 DEFINE_QR(double, d)
 DEFINE_QR(float, s)
 
+/* LDL^T with uplo "L" as PyTorch calls it. Unlike the symmetric solvers above, the triangle
+ * cannot flip: sytrf("U") on A^T is the U D U^T factorisation, pivoting from the last column,
+ * not the transpose of the "L" one. So A goes in column-major (transposed) and LD comes back
+ * the same way, its upper half (A's values, left by sytrf) zeroed. */
+#define DEFINE_LDL(T, P)                                                                           \
+    static tide_status ldl_factor_##P(const tide_kview *ld, const tide_kview *piv,                 \
+                                      const tide_kview *info, const tide_kview *a) {               \
+        lapack_int n = (lapack_int)a->shape[a->ndim - 1], lwork = -1, st_info = 0;                 \
+        int64_t    batch = tide_kview_numel(a) / ((int64_t)n * n);                                 \
+        T          wq;                                                                             \
+        P##sytrf_("L", &n, NULL, &n, NULL, &wq, &lwork, &st_info, 1);                              \
+        if (st_info != 0)                                                                          \
+            return failed("linalg.ldl_factor", st_info);                                           \
+        lwork = (lapack_int)wq > 1 ? (lapack_int)wq : 1;                                           \
+        T          *buf = malloc(sizeof(T) * ((size_t)n * n + (size_t)lwork));                     \
+        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
+        if (!buf || !ip) {                                                                         \
+            free(buf);                                                                             \
+            free(ip);                                                                              \
+            return tide_seterr(TIDE_ENOMEM,                                                        \
+                               "linalg.ldl_factor: no memory for LAPACK's workspace");             \
+        }                                                                                          \
+        T          *work = buf + (size_t)n * n;                                                    \
+        tide_status st = TIDE_OK;                                                                  \
+        for (int64_t b = 0; b < batch; b++) {                                                      \
+            T *lb = (T *)ld->data + b * n * n;                                                     \
+            transpose_##P(buf, (const T *)a->data + b * n * n, n, n);                              \
+            P##sytrf_("L", &n, buf, &n, ip, work, &lwork, &st_info, 1);                            \
+            if (st_info < 0) { /* > 0: a zero on D's diagonal, still a factorisation */            \
+                st = failed("linalg.ldl_factor", st_info);                                         \
+                break;                                                                             \
+            }                                                                                      \
+            for (lapack_int i = 0; i < n; i++)                                                     \
+                for (lapack_int j = 0; j < n; j++)                                                 \
+                    lb[(int64_t)i * n + j] = j <= i ? buf[(int64_t)j * n + i] : 0;                 \
+            for (lapack_int i = 0; i < n; i++)                                                     \
+                ((int64_t *)piv->data)[b * n + i] = ip[i];                                         \
+            ((int32_t *)info->data)[b] = (int32_t)st_info;                                         \
+        }                                                                                          \
+        free(buf);                                                                                 \
+        free(ip);                                                                                  \
+        return st;                                                                                 \
+    }                                                                                              \
+    static tide_status ldl_solve_##P(const tide_kview *x, const tide_kview *ld,                    \
+                                     const tide_kview *piv, const tide_kview *b) {                 \
+        lapack_int  n = (lapack_int)ld->shape[ld->ndim - 1];                                       \
+        lapack_int  k = (lapack_int)b->shape[b->ndim - 1], info = 0;                               \
+        int64_t     batch = tide_kview_numel(ld) / ((int64_t)n * n);                               \
+        T          *buf = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k));                     \
+        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
+        if (!buf || !ip) {                                                                         \
+            free(buf);                                                                             \
+            free(ip);                                                                              \
+            return tide_seterr(TIDE_ENOMEM, "linalg.ldl_solve: no memory for LAPACK");             \
+        }                                                                                          \
+        T          *rhs = buf + (size_t)n * n;                                                     \
+        tide_status st = TIDE_OK;                                                                  \
+        for (int64_t m = 0; m < batch; m++) {                                                      \
+            transpose_##P(buf, (const T *)ld->data + m * n * n, n, n);                             \
+            transpose_##P(rhs, (const T *)b->data + m * n * k, n, k);                              \
+            for (lapack_int i = 0; i < n; i++)                                                     \
+                ip[i] = (lapack_int)((const int64_t *)piv->data)[m * n + i];                       \
+            P##sytrs_("L", &n, &k, buf, &n, ip, rhs, &n, &info, 1);                                \
+            if (info != 0) {                                                                       \
+                st = failed("linalg.ldl_solve", info);                                             \
+                break;                                                                             \
+            }                                                                                      \
+            transpose_##P((T *)x->data + m * n * k, rhs, k, n);                                    \
+        }                                                                                          \
+        free(buf);                                                                                 \
+        free(ip);                                                                                  \
+        return st;                                                                                 \
+    }
+DEFINE_LDL(double, d)
+DEFINE_LDL(float, s)
+
 tide_status cpu_qr(tide_device *dev, const tide_kview *q, const tide_kview *r,
                    const tide_kview *a) {
     (void)dev;
@@ -406,4 +493,21 @@ tide_status cpu_solve_triangular(tide_device *dev, const tide_kview *x, const ti
     TIDE_TRY(fits_int("linalg.solve_triangular", b->shape[b->ndim - 1]));
     return BY_DTYPE("linalg.solve_triangular", a->dtype, solve_triangular_d(x, a, b, upper, unit),
                     solve_triangular_s(x, a, b, upper, unit));
+}
+
+tide_status cpu_ldl_factor(tide_device *dev, const tide_kview *ld, const tide_kview *pivots,
+                           const tide_kview *info, const tide_kview *a) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.ldl_factor", a->shape[a->ndim - 1]));
+    return BY_DTYPE("linalg.ldl_factor", a->dtype, ldl_factor_d(ld, pivots, info, a),
+                    ldl_factor_s(ld, pivots, info, a));
+}
+
+tide_status cpu_ldl_solve(tide_device *dev, const tide_kview *x, const tide_kview *ld,
+                          const tide_kview *pivots, const tide_kview *b) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.ldl_solve", ld->shape[ld->ndim - 1]));
+    TIDE_TRY(fits_int("linalg.ldl_solve", b->shape[b->ndim - 1]));
+    return BY_DTYPE("linalg.ldl_solve", ld->dtype, ldl_solve_d(x, ld, pivots, b),
+                    ldl_solve_s(x, ld, pivots, b));
 }

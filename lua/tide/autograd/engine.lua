@@ -88,6 +88,66 @@ end
 
 local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 
+-- ---- anomaly mode (tide.autograd.anomaly_mode sets it) ----
+-- On, each node recorded keeps the Lua traceback of the forward call that made it (nd.trace),
+-- and, with check_nan, backward raises at the first formula that returns a gradient with NaN
+-- values, naming the op and giving that traceback (PyTorch's detect_anomaly). Off, recording
+-- and backward pay one boolean test per node.
+local anomaly, anomaly_nan = false, false
+
+function E.set_anomaly(on, check_nan)
+    anomaly, anomaly_nan = on, on and check_nan
+end
+
+function E.anomaly_mode()
+    return anomaly, anomaly_nan
+end
+
+local traceback = debug and debug.traceback -- (nil where the debug library is not opened)
+
+-- the traceback of the forward call recording a node, without the engine's own frames
+local function forward_trace()
+    if not traceback then
+        return nil
+    end
+    local lines = {}
+    for line in traceback("", 2):gmatch("[^\n]+") do
+        if line ~= "stack traceback:" and not line:find("autograd[/\\]engine%.lua:") then
+            lines[#lines + 1] = line
+        end
+    end
+    return table.concat(lines, "\n")
+end
+
+-- the traceback kept for node nd (a copy_slices node's is its in-place op's)
+local function trace_of(nd)
+    return nd.trace or (nd.inner and nd.inner.trace)
+end
+
+-- raises when g (a gradient a formula returned for nd's k-th input) has NaN values
+local function check_nan(nd, g, k, in_list)
+    if g == nil then
+        return
+    end
+    if getmetatable(g) == PART then
+        g = g.g
+    end
+    if getmetatable(g) ~= TMT or not FLOAT[g.dtype] or not g:isnan():any():item() then
+        return
+    end
+    local msg = string.format("tide: backward: the gradient of %s (%s #%d) has NaN values",
+        nd.name, in_list and "the tensor" or "its argument", k)
+    local trace = trace_of(nd)
+    if trace then
+        msg = msg .. "; " .. nd.name .. " was called here (traced in anomaly mode): keep " ..
+            "its inputs where its derivative is finite (clamp them, add an epsilon)\n" .. trace
+    else
+        msg = msg .. "; run the forward pass in anomaly mode too " ..
+            "(tide.autograd.detect_anomaly) to see where " .. nd.name .. " was called"
+    end
+    error(msg, 0)
+end
+
 -- t.grad_fn is the node itself; tostring names it as PyTorch does (add -> "AddBackward0")
 local NODE = {}
 NODE.__tostring = function(nd)
@@ -507,6 +567,9 @@ local function inplace_done(name, self, args)
     if reads then
         note_versions(args, reads)
     end
+    if anomaly then
+        args.trace = forward_trace()
+    end
     if p.chain then
         record_through_views(p.chain, setmetatable(args, NODE))
         return
@@ -556,6 +619,9 @@ local function hook(name, out, args)
             drop_args(args, drops)
         end
     end
+    if anomaly then
+        args.trace = forward_trace()
+    end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = setmetatable(args, NODE)
 end
@@ -577,6 +643,9 @@ local function attach(nd, op, out)
     end
     if op.drops then
         drop_args(nd, op.drops)
+    end
+    if anomaly then
+        nd.trace = forward_trace()
     end
     out:_set_requires_grad_internal(true)
     out:_ag().grad_fn = nd
@@ -997,6 +1066,7 @@ local current
 -- there): the outer pass's state is kept aside and given back at the end.
 local function pass(roots, grads, retain, create)
     local outer = { given, waiting, queued, pending_leaf, owned, own, held, current }
+    current = nil
     given = setmetatable({}, { __mode = "k" })
     waiting, queued, pending_leaf = {}, {}, {}
     owned, own = {}, not create
@@ -1067,6 +1137,11 @@ local function pass(roots, grads, retain, create)
                 elseif LIST_OPS[nd.name] then
                     local gs = nd.fn(nd, g)
                     local ts, es = nd[1], nd.es
+                    if anomaly_nan then
+                        for j = 1, #ts do
+                            check_nan(nd, gs[j], j, true)
+                        end
+                    end
                     for j = 1, #ts do
                         if held then
                             hold(g, gs[j])
@@ -1077,6 +1152,12 @@ local function pass(roots, grads, retain, create)
                     -- nothing else holds g: released after the formula unless passed on
                     local g_free = n_held and held[g] == 0 or nil
                     local g1, g2, g3, g4 = nd.fn(nd, g, g_free)
+                    if anomaly_nan then
+                        check_nan(nd, g1, 1)
+                        check_nan(nd, g2, 2)
+                        check_nan(nd, g3, 3)
+                        check_nan(nd, g4, 4)
+                    end
                     if held then
                         hold(g, g1)
                         hold(g, g2)
@@ -1118,6 +1199,12 @@ local function pass(roots, grads, retain, create)
         err:find("not differentiable", 1, true) then
         err = "tide: autograd.grad: create_graph: the gradient of " .. tostring(current) ..
             " cannot be differentiated again yet (" .. err:gsub("^.-tide: ", "") .. ")"
+    end
+    -- anomaly mode: an error in a node's backward names the forward call that made the node
+    local trace = not ok and anomaly and current and type(err) == "string" and trace_of(current)
+    if trace and not err:find(trace, 1, true) then
+        err = err .. "\n(anomaly mode) the forward call of " .. current.name ..
+            ", whose backward failed:\n" .. trace
     end
     given, waiting, queued, pending_leaf, owned, own, held, current = outer[1], outer[2],
         outer[3], outer[4], outer[5], outer[6], outer[7], outer[8]
@@ -1289,6 +1376,53 @@ function E.grad(outputs, inputs, opts)
         end
     end
     return res
+end
+
+-- true when the graph that made roots (a list of tensors) reaches a tensor that requires grad
+-- other than the leaves in own (a set), or a node already freed (whose inputs are unknown).
+-- tide.func keeps a transform's results differentiable (create_graph) only when so: an outer
+-- transform, or a tensor of the caller's, may want their gradient.
+function E.depends_beyond(roots, own)
+    local seen, stack = {}, {}
+    -- x reached along the edge e (a node, false for a leaf, nil when x needed no grad)
+    local function foreign(x, e)
+        if e then
+            if not seen[e] then
+                seen[e] = true
+                stack[#stack + 1] = e
+            end
+            return false
+        end
+        return e == false and (x == nil or needs(x)) and not own[x] -- nil: dropped, unknown
+    end
+    for i = 1, #roots do
+        local r = roots[i]
+        if needs(r) and foreign(r, grad_fn(r) or false) then
+            return true
+        end
+    end
+    while #stack > 0 do
+        local nd = stack[#stack]
+        stack[#stack] = nil
+        if nd.freed then
+            return true
+        end
+        if LIST_OPS[nd.name] then
+            local es, ts = nd.es or {}, nd[1] or {}
+            for j = 1, #es do
+                if foreign(ts[j], es[j]) then
+                    return true
+                end
+            end
+        else
+            for i = 1, 4 do
+                if foreign(nd[i], nd[EKEY[i]]) then
+                    return true
+                end
+            end
+        end
+    end
+    return false
 end
 
 E.FLOAT = FLOAT

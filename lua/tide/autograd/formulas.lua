@@ -337,6 +337,26 @@ unary("i1e", 1, function(x, g)
     local i1e = x:i1e()
     return g:mul(x:i0e():sub(bessel_ratio(x, i1e)):sub(x:sign():mul(i1e)))
 end)
+-- torch.special's J, Y, K (PyTorch 1.13 has no derivative for them): J0' = -J1, J1' = J0 - J1/x
+-- (1/2 at 0), the same for Y; K0' = -K1, K1' = -K0 - K1/x; the scaled K (e^x times) add
+-- themselves. Y and K live on x > 0 (NaN below), so their x needs no guard
+unary("bessel_j0", 1, function(x, g) return g:mul(x:bessel_j1()):neg() end)
+unary("bessel_j1", 1, function(x, g)
+    return g:mul(x:bessel_j0():sub(bessel_ratio(x, x:bessel_j1())))
+end)
+unary("bessel_y0", 1, function(x, g) return g:mul(x:bessel_y1()):neg() end)
+unary("bessel_y1", 1, function(x, g) return g:mul(x:bessel_y0():sub(x:bessel_y1():div(x))) end)
+unary("modified_bessel_k0", 1, function(x, g) return g:mul(x:modified_bessel_k1()):neg() end)
+unary("modified_bessel_k1", 1, function(x, g)
+    return g:mul(x:modified_bessel_k0():add(x:modified_bessel_k1():div(x))):neg()
+end)
+unary("scaled_modified_bessel_k0", 1, function(x, g)
+    return g:mul(x:scaled_modified_bessel_k0():sub(x:scaled_modified_bessel_k1()))
+end)
+unary("scaled_modified_bessel_k1", 1, function(x, g)
+    local k1e = x:scaled_modified_bessel_k1()
+    return g:mul(k1e:sub(x:scaled_modified_bessel_k0()):sub(k1e:div(x)))
+end)
 
 -- ndtri' = sqrt(2 pi) e^(y^2 / 2) of its result y; log_ndtr' = e^(-x^2 / 2 - log_ndtr(x)) /
 -- sqrt(2 pi); erfcx' = 2x erfcx(x) - 2 / sqrt(pi), PyTorch's formulas

@@ -273,6 +273,12 @@ function M.jvp(f, inputs, v, opts)
     v, create, strict, xs, ins_list, outs = start(who, f, inputs, v, opts)
     local out = outs[1]
     local vs = input_vectors(who, v, xs, ins_list)
+    if not out.requires_grad then -- an output made of no input (a constant): J v is zeros
+        if strict then
+            raise("tide: jvp: the output is independent of input 1 (strict = true)")
+        end
+        return out, core.zeros(out.shape, { dtype = out.dtype, device = out.device })
+    end
     local u = core.zeros(out.shape, { dtype = out.dtype, device = out.device })
         :requires_grad_(true)
     local gs = engine.grad({ out }, xs, { grad_outputs = { u }, create_graph = true,

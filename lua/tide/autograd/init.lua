@@ -5,6 +5,8 @@
 --   formulas.lua  the defs of the ops the binding records
 --   engine.lua    the graph: recording (the binding's hook), version checks, backward
 --   raise.lua     errors at the user's line
+--   anomaly_mode.lua, gradcheck.lua, variable.lua, grad_mode.lua: PyTorch's debugging and
+--                 checking tools and legacy names (detect_anomaly, gradcheck, Variable, ...)
 --
 -- Why Lua: the gradient formulas are a few lines of tensor calls each, readable next to the
 -- ops they differentiate and identical on every device; the cost per recorded op is one hook
@@ -147,7 +149,27 @@ M.FLOAT = engine.FLOAT
 
 core.set_autograd_hook(engine.hook)
 
+-- a lazy field that installs the names `names` of module `mod` (its functions table, else the
+-- module itself) on first use of any of them
+local function from(mod, names)
+    return function()
+        local m = require(mod)
+        for _, k in ipairs(names) do
+            rawset(M, k, (m.functions or {})[k] or m[k])
+        end
+    end
+end
+
+local ANOMALY = { "detect_anomaly", "set_detect_anomaly" }
+local GRADCHECK = { "gradcheck", "gradgradcheck" }
+
 -- tide.autograd.functional (jacobian, hessian, vjp, jvp, vhp, hvp) and tide.autograd.Function
--- (PyTorch's custom ops): loaded on first use
+-- (PyTorch's custom ops), anomaly mode, gradcheck, and PyTorch's other names (Variable,
+-- inference_mode, the grad_mode namespace): loaded on first use
 return require("tide._lazy")(M, { functional = "tide.autograd.functional",
-    Function = "tide.autograd.function" })
+    Function = "tide.autograd.function", detect_anomaly = from("tide.autograd.anomaly_mode",
+        ANOMALY), set_detect_anomaly = from("tide.autograd.anomaly_mode", ANOMALY),
+    gradcheck = from("tide.autograd.gradcheck", GRADCHECK),
+    gradgradcheck = from("tide.autograd.gradcheck", GRADCHECK),
+    Variable = "tide.autograd.variable", grad_mode = "tide.autograd.grad_mode",
+    inference_mode = from("tide.global_modes", { "inference_mode" }) })

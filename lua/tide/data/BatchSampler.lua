@@ -4,10 +4,10 @@
 -- or drop_last). sampler: a sampler (len() and indices() or iter()) or a list of indices.
 -- `s:len()` is the number of batches, `s:batches()` an epoch's list of batches, `s:iter()`.
 local compat = require("tide._compat")
-local class = require("tide._class")
+local Sampler = require("tide.data.Sampler")
 local raise = require("tide.autograd").raise
 
-local BatchSampler = { __name = "BatchSampler" }
+local BatchSampler = { __name = "BatchSampler", super = Sampler }
 BatchSampler.__index = BatchSampler
 
 local WHO = "BatchSampler"
@@ -29,7 +29,7 @@ function BatchSampler.new(sampler, batch_size, drop_last)
         BatchSampler)
 end
 
-class.callable(BatchSampler)
+Sampler._callable(BatchSampler, Sampler) -- (a tide.data.Sampler)
 
 local function count(s)
     if type(s.len) == "function" then

@@ -6,14 +6,14 @@
 -- state), which leaves tide's generator as it was; a tide.Generator ("cpu") is drawn from and
 -- advanced, shared with whatever else draws from it. `s:len()`, `s:indices()`, `s:iter()`.
 local compat = require("tide._compat")
-local class = require("tide._class")
+local Sampler = require("tide.data.Sampler")
 local core = require("tide.core")
 local args = require("tide.op_args")
 local raise = require("tide.autograd").raise
 local stream = require("tide.data.generator")
 local size_of = require("tide.data.SequentialSampler").size_of
 
-local RandomSampler = { __name = "RandomSampler" }
+local RandomSampler = { __name = "RandomSampler", super = Sampler }
 RandomSampler.__index = RandomSampler
 
 local WHO = "RandomSampler"
@@ -41,7 +41,7 @@ function RandomSampler.new(data_source, opts)
     return self
 end
 
-class.callable(RandomSampler)
+Sampler._callable(RandomSampler, Sampler) -- (a tide.data.Sampler)
 
 function RandomSampler:len()
     return self.num_samples

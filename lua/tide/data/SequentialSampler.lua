@@ -1,10 +1,10 @@
 --- tide.data.SequentialSampler(data_source): PyTorch's: the indices 1..n of a dataset (its
 -- len()) in order, each epoch. `s:len()` (`#s` on 5.3+), `s:indices()`, `s:iter()`.
-local class = require("tide._class")
+local Sampler = require("tide.data.Sampler")
 local raise = require("tide.autograd").raise
 local args = require("tide.op_args")
 
-local SequentialSampler = { __name = "SequentialSampler" }
+local SequentialSampler = { __name = "SequentialSampler", super = Sampler }
 SequentialSampler.__index = SequentialSampler
 
 -- the size of a data source: a dataset's len(), a list's length, or a count
@@ -25,7 +25,7 @@ function SequentialSampler.new(data_source)
     return setmetatable({ n = size_of(data_source, "SequentialSampler") }, SequentialSampler)
 end
 
-class.callable(SequentialSampler)
+Sampler._callable(SequentialSampler, Sampler) -- (a tide.data.Sampler)
 
 function SequentialSampler:len()
     return self.n

@@ -3,14 +3,14 @@
 -- validation split of one dataset. `s:len()`, `s:indices()`, `s:iter()`; generator as
 -- RandomSampler's.
 local compat = require("tide._compat")
-local class = require("tide._class")
+local Sampler = require("tide.data.Sampler")
 local core = require("tide.core")
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local stream = require("tide.data.generator")
 
-local SubsetRandomSampler = { __name = "SubsetRandomSampler" }
+local SubsetRandomSampler = { __name = "SubsetRandomSampler", super = Sampler }
 SubsetRandomSampler.__index = SubsetRandomSampler
 
 local WHO = "SubsetRandomSampler"
@@ -42,7 +42,7 @@ function SubsetRandomSampler.new(indices, opts)
     return self
 end
 
-class.callable(SubsetRandomSampler)
+Sampler._callable(SubsetRandomSampler, Sampler) -- (a tide.data.Sampler)
 
 function SubsetRandomSampler:len()
     return #self.list

@@ -13,14 +13,14 @@
 -- was. `s:len()` (`#s` on 5.3+) is num_samples; `s:indices()` draws an epoch's list, `s:iter()`
 -- iterates one.
 local compat = require("tide._compat")
-local class = require("tide._class")
+local Sampler = require("tide.data.Sampler")
 local core = require("tide.core")
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local stream = require("tide.data.generator")
 
-local WeightedRandomSampler = { __name = "WeightedRandomSampler" }
+local WeightedRandomSampler = { __name = "WeightedRandomSampler", super = Sampler }
 WeightedRandomSampler.__index = WeightedRandomSampler
 
 local WHO = "WeightedRandomSampler"
@@ -84,7 +84,7 @@ function WeightedRandomSampler.new(weights, num_samples, opts)
     return self
 end
 
-class.callable(WeightedRandomSampler)
+Sampler._callable(WeightedRandomSampler, Sampler) -- (a tide.data.Sampler)
 
 function WeightedRandomSampler:len()
     return self.num_samples

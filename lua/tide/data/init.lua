@@ -22,5 +22,7 @@ return {
     SubsetRandomSampler = require("tide.data.SubsetRandomSampler"),
     BatchSampler = require("tide.data.BatchSampler"),
     default_collate = require("tide.data.collate"),
+    default_convert = require("tide.data.default_convert"),
+    Sampler = require("tide.data.Sampler"),
     text = require("tide.data.text"),
 }

@@ -9,8 +9,9 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
-local Bernoulli = Distribution:extend("Bernoulli")
+local Bernoulli = ExponentialFamily:extend("Bernoulli") -- (PyTorch's base)
 
 local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
     float16 = 0.0009765625, bfloat16 = 0.0078125 }
@@ -76,6 +77,17 @@ end
 
 function Bernoulli:entropy()
     return bce_with_logits(self.logits, self.probs)
+end
+
+-- the exponential family's parts (ExponentialFamily's entropy and KL; PyTorch's)
+Bernoulli._mean_carrier_measure = 0
+
+function Bernoulli:_natural_params()
+    return { (self.probs / (-self.probs + 1)):log() }
+end
+
+function Bernoulli:_log_normalizer(x)
+    return (x:exp() + 1):log()
 end
 
 return Bernoulli

@@ -4,9 +4,10 @@
 -- Both must be positive.
 local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local Dirichlet = require("tide.distributions.Dirichlet")
 
-local Beta = Distribution:extend("Beta")
+local Beta = ExponentialFamily:extend("Beta") -- (PyTorch's base)
 
 function Beta:init(concentration1, concentration0, ...)
     require("tide.op_args").no_extra("Beta", 3, ...)
@@ -44,6 +45,16 @@ end
 
 function Beta:entropy()
     return self._dirichlet:entropy()
+end
+
+-- the exponential family's parts (ExponentialFamily's KL; PyTorch's: no carrier measure, so
+-- no Bregman entropy)
+function Beta:_natural_params()
+    return { self.concentration1, self.concentration0 }
+end
+
+function Beta:_log_normalizer(x, y)
+    return x:lgamma() + y:lgamma() - (x + y):lgamma()
 end
 
 return Beta

@@ -3,7 +3,8 @@
 -- log-probabilities (logits - logsumexp), PyTorch's rules: the other is derived (log of probs
 -- clamped to [eps, 1 - eps], or softmax). sample(shape) draws classes (multinomial, no
 -- gradient); log_prob(value) gathers the log-probability of 1-based classes, broadcast against
--- the batch; entropy() is -sum p log p.
+-- the batch; entropy() is -sum p log p. validate_args = false skips the checks of probs and of
+-- the classes (PyTorch's option); expand(batch_shape) broadcasts the batch.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
@@ -21,7 +22,7 @@ local MIN = { float64 = -1.7976931348623157e308, float32 = -3.4028234663852886e3
     float16 = -65504, bfloat16 = -3.3895313892515355e38 }
 
 local function param(who, opts)
-    local o = B.options(who, opts, nil, "{logits = t}")
+    local o = B.options(who, opts, { "validate_args" }, "{logits = t}")
     local t = o.probs or o.logits
     local what = o.probs and "probs" or "logits"
     if not is_tensor(t) or t:dim() < 1 then
@@ -37,9 +38,12 @@ end
 function Categorical:init(opts, ...)
     args.no_extra("Categorical", 2, ...)
     local o = param("Categorical", opts)
+    self._validate = require("tide.distributions._extras").validate_flag("Categorical", o)
     if o.probs then
         local p = o.probs
-        Distribution.require(p:detach():ge(0), "Categorical", "probs must be >= 0")
+        if self._validate then
+            Distribution.require(p:detach():ge(0), "Categorical", "probs must be >= 0")
+        end
         self.probs = p / p:sum(-1, true)
         local eps = EPS[p.dtype]
         self.logits = self.probs:clamp(eps, 1 - eps):log()
@@ -52,6 +56,16 @@ function Categorical:init(opts, ...)
     self.num_events = table.remove(shape)
     self.batch_shape, self.event_shape = shape, {}
     self._params = { o.probs and "probs" or "logits" }
+end
+
+-- the same classes over a batch broadcast to batch_shape
+function Categorical:expand(batch_shape)
+    local X = require("tide.distributions._extras")
+    local s = X.expand_shape(self, batch_shape)
+    local new = X.copy(self)
+    local ps = X.concat(s, { self.num_events })
+    new.probs, new.logits, new.batch_shape = self.probs:expand(ps), self.logits:expand(ps), s
+    return new
 end
 
 function Categorical:mean()
@@ -81,8 +95,10 @@ function Categorical:log_prob(value)
     end
     value = value:long()
     local k = self.num_events
-    Distribution.require(value:ge(1):logical_and(value:le(k)), who,
-        ("the classes must be in 1..%d"):format(k))
+    if self._validate then
+        Distribution.require(value:ge(1):logical_and(value:le(k)), who,
+            ("the classes must be in 1..%d"):format(k))
+    end
     -- value and the batch broadcast together; the classes' dim gathered
     local v = value:unsqueeze(-1)
     local shape = (v:detach():double() + self.logits:detach():sum(-1, true)):size()

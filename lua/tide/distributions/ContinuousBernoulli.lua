@@ -10,9 +10,10 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local B = require("tide.distributions._binary")
 
-local CB = Distribution:extend("ContinuousBernoulli")
+local CB = ExponentialFamily:extend("ContinuousBernoulli") -- (PyTorch's base)
 
 function CB:init(opts, ...)
     local who = "ContinuousBernoulli"
@@ -127,6 +128,23 @@ function CB:entropy()
     local log_probs0 = (-self.probs):log1p()
     local log_probs1 = self.probs:log()
     return self:mean() * (log_probs0 - log_probs1) - self:_cont_bern_log_norm() - log_probs0
+end
+
+-- the exponential family's parts (ExponentialFamily's entropy and KL): PyTorch's, whose
+-- unstable region compares the logits with lims - 0.5
+CB._mean_carrier_measure = 0
+
+function CB:_natural_params()
+    return { self.logits }
+end
+
+function CB:_log_normalizer(x)
+    local xd = x:detach()
+    local outside = xd:le(self._lims[1] - 0.5):logical_or(xd:gt(self._lims[2] - 0.5))
+    local cut = core.where(outside, x, self._lims[1] - 0.5)
+    local log_norm = (cut:exp() - 1):abs():log() - cut:abs():log()
+    local taylor = x * 0.5 + x:pow(2) / 24 - x:pow(4) / 2880
+    return core.where(outside, log_norm, taylor)
 end
 
 return CB

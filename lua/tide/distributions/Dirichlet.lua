@@ -8,9 +8,10 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
 
-local Dirichlet = Distribution:extend("Dirichlet")
+local Dirichlet = ExponentialFamily:extend("Dirichlet") -- (PyTorch's base)
 
 function Dirichlet:init(concentration, ...)
     args.no_extra("Dirichlet", 2, ...)
@@ -62,6 +63,16 @@ function Dirichlet:entropy()
     local a0 = c:sum(-1)
     return c:lgamma():sum(-1) - a0:lgamma() - (-a0 + k) * a0:digamma() -
         ((c - 1) * c:digamma()):sum(-1)
+end
+
+-- the exponential family's parts (ExponentialFamily's KL; PyTorch's: no carrier measure, so
+-- no Bregman entropy)
+function Dirichlet:_natural_params()
+    return { self.concentration }
+end
+
+function Dirichlet:_log_normalizer(x)
+    return x:lgamma():sum(-1) - x:sum(-1):lgamma()
 end
 
 return Dirichlet

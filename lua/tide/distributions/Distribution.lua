@@ -43,6 +43,12 @@ Distribution.entropy = not_defined("entropy")
 Distribution.cdf = not_defined("cdf")
 Distribution.icdf = not_defined("icdf")
 
+-- the constraint the values lie in (PyTorch's support property, a method here as the moments):
+-- a tide.distributions.constraints object; the families' own in tide.distributions._support
+function Distribution:support()
+    return require("tide.distributions._support")(self)
+end
+
 function Distribution:sample(shape)
     self:extended_shape(shape, self.__name .. ".sample") -- (its errors named as this call)
     return autograd.no_grad(function()

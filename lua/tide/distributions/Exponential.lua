@@ -3,8 +3,9 @@
 -- positive; values must be >= 0.
 local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
-local Exponential = Distribution:extend("Exponential")
+local Exponential = ExponentialFamily:extend("Exponential") -- (PyTorch's base)
 
 function Exponential:init(rate, ...)
     require("tide.op_args").no_extra("Exponential", 2, ...)
@@ -56,6 +57,17 @@ end
 
 function Exponential:entropy()
     return -self.rate:log() + 1
+end
+
+-- the exponential family's parts (ExponentialFamily's entropy and KL; PyTorch's)
+Exponential._mean_carrier_measure = 0
+
+function Exponential:_natural_params()
+    return { -self.rate }
+end
+
+function Exponential:_log_normalizer(x)
+    return -(-x):log()
 end
 
 return Exponential

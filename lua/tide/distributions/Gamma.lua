@@ -4,9 +4,10 @@
 -- (tide.distributions.gamma_rsample, as PyTorch's). Both parameters must be positive, values
 -- positive.
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
 
-local Gamma = Distribution:extend("Gamma")
+local Gamma = ExponentialFamily:extend("Gamma") -- (PyTorch's base)
 
 function Gamma:init(concentration, rate, ...)
     require("tide.op_args").no_extra("Gamma", 3, ...)
@@ -63,6 +64,17 @@ end
 function Gamma:entropy()
     local a = self.concentration
     return a - self.rate:log() + a:lgamma() + (-a + 1) * a:digamma()
+end
+
+-- the exponential family's parts (ExponentialFamily's entropy and KL; PyTorch's)
+Gamma._mean_carrier_measure = 0
+
+function Gamma:_natural_params()
+    return { self.concentration - 1, -self.rate }
+end
+
+function Gamma:_log_normalizer(x, y)
+    return (x + 1):lgamma() + (x + 1) * (-y:reciprocal()):log()
 end
 
 return Gamma

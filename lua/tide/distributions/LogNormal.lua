@@ -1,20 +1,21 @@
--- tide.distributions.LogNormal(loc, scale): exp(X) for X ~ Normal(loc, scale), PyTorch's
--- formulas (log_prob is the normal's at log y minus log y, cdf and icdf through the normal's,
--- entropy the normal's plus loc); rsample(shape) is exp(loc + scale eps) (gradients reach loc
--- and scale). scale must be positive, values positive.
+-- tide.distributions.LogNormal(loc, scale): exp(X) for X ~ Normal(loc, scale), PyTorch's: a
+-- TransformedDistribution of Normal(loc, scale) through ExpTransform (log_prob is the normal's
+-- at log y minus log y, cdf and icdf through the normal's, rsample exp(loc + scale eps):
+-- gradients reach loc and scale), with its own moments and entropy (the normal's plus loc).
+-- scale must be positive, values positive (>= 0 for cdf).
 local Distribution = require("tide.distributions.Distribution")
+local TD = require("tide.distributions.TransformedDistribution")
 local Normal = require("tide.distributions.Normal")
 
-local LogNormal = Distribution:extend("LogNormal")
+local LogNormal = TD:extend("LogNormal")
 
 function LogNormal:init(loc, scale, ...)
     require("tide.op_args").no_extra("LogNormal", 3, ...)
-    local p, shape = Distribution.broadcast_params("LogNormal", { "loc", "scale" },
-        { loc, scale })
+    local p = Distribution.broadcast_params("LogNormal", { "loc", "scale" }, { loc, scale })
     self.loc, self.scale = p[1], p[2]
     Distribution.require(self.scale:detach():gt(0), "LogNormal", "scale must be positive")
-    self.base_dist = Normal(self.loc, self.scale)
-    self.batch_shape, self.event_shape = shape, {}
+    TD.init(self, Normal(self.loc, self.scale),
+        require("tide.distributions.transforms.ExpTransform")())
     self._params = { "loc", "scale" }
 end
 
@@ -31,29 +32,16 @@ function LogNormal:stddev()
     return self:variance():sqrt()
 end
 
-function LogNormal:rsample(shape)
-    self:extended_shape(shape, "LogNormal.rsample")
-    return self.base_dist:rsample(shape):exp()
-end
-
-function LogNormal:log_prob(value)
-    local who = "LogNormal.log_prob"
-    value = self:value_tensor(value, who, self.loc)
-    Distribution.require(value:detach():gt(0), who, "the values must be positive")
-    local y = value:log()
-    return self.base_dist:log_prob(y) - y
-end
-
 function LogNormal:cdf(value)
     local who = "LogNormal.cdf"
     value = self:value_tensor(value, who, self.loc)
     Distribution.require(value:detach():ge(0), who, "the values must be >= 0")
-    return self.base_dist:cdf(value:log())
+    return TD.cdf(self, value)
 end
 
 function LogNormal:icdf(value)
     value = self:value_tensor(value, "LogNormal.icdf", self.loc)
-    return self.base_dist:icdf(value):exp()
+    return TD.icdf(self, value)
 end
 
 function LogNormal:entropy()

@@ -4,8 +4,9 @@
 -- scale must be positive.
 local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
-local Normal = Distribution:extend("Normal")
+local Normal = ExponentialFamily:extend("Normal") -- (PyTorch's base)
 
 local LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
@@ -54,6 +55,18 @@ end
 
 function Normal:entropy()
     return self.scale:log():add(0.5 + 0.5 * math.log(2 * math.pi))
+end
+
+-- the exponential family's parts (ExponentialFamily's entropy and KL; PyTorch's)
+Normal._mean_carrier_measure = 0
+
+function Normal:_natural_params()
+    local var = self.scale:pow(2)
+    return { self.loc / var, var:reciprocal() * -0.5 }
+end
+
+function Normal:_log_normalizer(x, y)
+    return x:pow(2) * -0.25 / y + (y:reciprocal() * -math.pi):log() * 0.5
 end
 
 return Normal

@@ -1,7 +1,9 @@
 -- tide.distributions.OneHotCategorical({probs =} or {logits =}): a Categorical over the last dim
 -- whose draws are one-hot vectors (event shape {K}) in the parameters' dtype, PyTorch's: probs
 -- normalized, log_prob reads the class of the 1 (argmax), entropy the Categorical's, mean probs,
--- variance probs (1 - probs). sample(shape) has no gradient. Values must be one-hot.
+-- variance probs (1 - probs), mode the one-hot of the likeliest class. sample(shape) has no
+-- gradient. Values must be one-hot (validate_args = false skips the checks, PyTorch's option).
+-- OneHotCategoricalStraightThrough extends it (its errors named as that class).
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
@@ -12,9 +14,9 @@ local B = require("tide.distributions._binary")
 local OneHotCategorical = Distribution:extend("OneHotCategorical")
 
 function OneHotCategorical:init(opts, ...)
-    local who = "OneHotCategorical"
+    local who = self.__name
     args.no_extra(who, 2, ...)
-    B.options(who, opts, nil, "{logits = t}")
+    B.options(who, opts, { "validate_args" }, "{logits = t}")
     -- the Categorical's checks, named as this class
     local ok, c = pcall(Categorical, opts)
     if not ok then
@@ -24,10 +26,24 @@ function OneHotCategorical:init(opts, ...)
         end
         error(c, 0)
     end
-    self._categorical = c
+    self._categorical, self._validate = c, c._validate
     self.probs, self.logits = c.probs, c.logits
     self.batch_shape, self.event_shape = c.batch_shape, { c.num_events }
     self._params = { opts.probs ~= nil and "probs" or "logits" }
+end
+
+function OneHotCategorical:expand(batch_shape)
+    local X = require("tide.distributions._extras")
+    local s = X.expand_shape(self, batch_shape)
+    local new = X.copy(self)
+    new._categorical = self._categorical:expand(s)
+    new.probs, new.logits, new.batch_shape = new._categorical.probs, new._categorical.logits, s
+    return new
+end
+
+function OneHotCategorical:mode()
+    local k = self.event_shape[1]
+    return require("tide").nn.functional.one_hot(self.probs:argmax(-1), k):to(self.probs.dtype)
 end
 
 function OneHotCategorical:mean()
@@ -43,7 +59,7 @@ function OneHotCategorical:stddev()
 end
 
 function OneHotCategorical:sample(shape)
-    self:extended_shape(shape, "OneHotCategorical.sample")
+    self:extended_shape(shape, self.__name .. ".sample")
     return autograd.no_grad(function()
         local k = self.event_shape[1]
         local idx = self._categorical:sample(shape)
@@ -52,15 +68,17 @@ function OneHotCategorical:sample(shape)
 end
 
 function OneHotCategorical:log_prob(value)
-    local who = "OneHotCategorical.log_prob"
+    local who = self.__name .. ".log_prob"
     value = self:value_tensor(value, who, self.probs)
     local v = value:detach()
     if v:dim() < 1 or v:size(-1) ~= self.event_shape[1] then
         raise(("tide: %s: the values must be one-hot vectors of %d classes (last dim), got %s")
             :format(who, self.event_shape[1], args.shape_str(v:size())))
     end
-    Distribution.require(v:eq(0):logical_or(v:eq(1)):all(-1):logical_and(v:sum(-1):eq(1)), who,
-        "the values must be one-hot (0s and a single 1 along the last dim)")
+    if self._validate then
+        Distribution.require(v:eq(0):logical_or(v:eq(1)):all(-1):logical_and(v:sum(-1):eq(1)),
+            who, "the values must be one-hot (0s and a single 1 along the last dim)")
+    end
     return self._categorical:log_prob(v:argmax(-1))
 end
 

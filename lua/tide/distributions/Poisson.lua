@@ -5,8 +5,9 @@
 -- integers >= 0.
 local autograd = require("tide.autograd")
 local Distribution = require("tide.distributions.Distribution")
+local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
-local Poisson = Distribution:extend("Poisson")
+local Poisson = ExponentialFamily:extend("Poisson") -- (PyTorch's base)
 
 function Poisson:init(rate, ...)
     require("tide.op_args").no_extra("Poisson", 2, ...)
@@ -44,6 +45,16 @@ function Poisson:log_prob(value)
     Distribution.require(v:ge(0):logical_and(v:eq(v:floor())):logical_and(v:lt(math.huge)), who,
         "the values must be integers >= 0")
     return value:xlogy(self.rate) - self.rate - (value + 1):lgamma()
+end
+
+-- the exponential family's parts (ExponentialFamily's KL; PyTorch's: no carrier measure, so
+-- no entropy)
+function Poisson:_natural_params()
+    return { self.rate:log() }
+end
+
+function Poisson:_log_normalizer(x)
+    return x:exp()
 end
 
 return Poisson

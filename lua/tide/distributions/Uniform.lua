@@ -55,6 +55,12 @@ function Uniform:cdf(value)
     return ((value - self.low) / (self.high - self.low)):clamp(0, 1)
 end
 
+-- (PyTorch's: no check of value; Kumaraswamy's icdf goes through it)
+function Uniform:icdf(value)
+    value = self:value_tensor(value, "Uniform.icdf", self.low)
+    return value * (self.high - self.low) + self.low
+end
+
 function Uniform:entropy()
     return (self.high - self.low):log()
 end

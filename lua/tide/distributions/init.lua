@@ -39,11 +39,57 @@ local lazy = {
     Binomial = "tide.distributions.Binomial",
     OneHotCategorical = "tide.distributions.OneHotCategorical",
     ContinuousBernoulli = "tide.distributions.ContinuousBernoulli",
+    -- transforms and the distributions built on them (spec/transforms_spec.lua)
+    TransformedDistribution = "tide.distributions.TransformedDistribution",
+    LogisticNormal = "tide.distributions.LogisticNormal",
+    Pareto = "tide.distributions.Pareto",
+    Kumaraswamy = "tide.distributions.Kumaraswamy",
+    LogitRelaxedBernoulli = "tide.distributions.LogitRelaxedBernoulli",
+    RelaxedBernoulli = "tide.distributions.RelaxedBernoulli",
+    ExpRelaxedCategorical = "tide.distributions.ExpRelaxedCategorical",
+    RelaxedOneHotCategorical = "tide.distributions.RelaxedOneHotCategorical",
+    transforms = "tide.distributions.transforms",
+    constraints = "tide.distributions.constraints",
+    constraint_registry = "tide.distributions.constraint_registry",
+    -- the third batch (spec/distributions3_spec.lua)
+    ExponentialFamily = "tide.distributions.ExponentialFamily",
+    FisherSnedecor = "tide.distributions.FisherSnedecor",
+    LKJCholesky = "tide.distributions.LKJCholesky",
+    MixtureSameFamily = "tide.distributions.MixtureSameFamily",
+    Multinomial = "tide.distributions.Multinomial",
+    NegativeBinomial = "tide.distributions.NegativeBinomial",
+    OneHotCategoricalStraightThrough = "tide.distributions.OneHotCategoricalStraightThrough",
+    VonMises = "tide.distributions.VonMises",
+    Wishart = "tide.distributions.Wishart",
+    LowRankMultivariateNormal = "tide.distributions.LowRankMultivariateNormal",
 }
 
 -- kl_divergence(p, q): KL(p || q) for two distributions of one family (tide.distributions.kl)
 function M.kl_divergence(p, q)
     return require("tide.distributions.kl")(p, q)
+end
+
+-- register_kl(P, Q)(fn): fn(p, q) becomes kl_divergence's closed form for classes P and Q
+-- (and their subclasses; the most specific pair wins), PyTorch's decorator
+function M.register_kl(P, Q, ...)
+    return require("tide.distributions._kl_registry").register_kl(P, Q, ...)
+end
+
+-- the transforms at tide.distributions.X too (PyTorch's `from .transforms import *`), and
+-- identity_transform, biject_to and transform_to
+for _, name in ipairs({ "Transform", "ComposeTransform", "ExpTransform", "PowerTransform",
+    "SigmoidTransform", "TanhTransform", "SoftplusTransform", "AbsTransform", "AffineTransform",
+    "SoftmaxTransform", "StickBreakingTransform", "LowerCholeskyTransform",
+    "CorrCholeskyTransform", "IndependentTransform", "ReshapeTransform", "CatTransform",
+    "StackTransform", "CumulativeDistributionTransform" }) do
+    lazy[name] = "tide.distributions.transforms." .. name
+end
+for _, name in ipairs({ "identity_transform", "biject_to", "transform_to" }) do
+    lazy[name] = function()
+        local from = name == "identity_transform" and "tide.distributions.transforms" or
+            "tide.distributions.constraint_registry"
+        rawset(M, name, require(from)[name])
+    end
 end
 
 return require("tide._lazy")(M, lazy)

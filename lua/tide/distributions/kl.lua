@@ -4,6 +4,10 @@
 -- HalfCauchy, LogNormal, OneHotCategorical, ContinuousBernoulli; Chi2 as a Gamma), and the
 -- pairs across families that PyTorch 1.13 writes in closed form (CROSS below), its formulas,
 -- with its infinities (q giving 0 where p does not) and zeros (p giving 0).
+-- LowRankMultivariateNormal with itself and with MultivariateNormal (both ways) as PyTorch's;
+-- two of one ExponentialFamily without a closed form (Wishart) by its Bregman divergence.
+-- Pareto with itself, Exponential, Gamma, Normal and Uniform; two TransformedDistribution
+-- through the same transforms by their bases; the pairs of register_kl (dispatch below).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -392,8 +396,94 @@ end
 CROSS["Poisson|Bernoulli"] = infinite
 CROSS["Poisson|Binomial"] = infinite
 
+-- LowRankMultivariateNormal's (PyTorch's, in its file)
+local function lowrank(name)
+    return function(p, q)
+        return require("tide.distributions.LowRankMultivariateNormal")._kl[name](p, q)
+    end
+end
+KL.LowRankMultivariateNormal = lowrank("lowrank_lowrank")
+CROSS["MultivariateNormal|LowRankMultivariateNormal"] = lowrank("mvn_lowrank")
+CROSS["LowRankMultivariateNormal|MultivariateNormal"] = lowrank("lowrank_mvn")
+
+-- ---- TransformedDistribution and Pareto (PyTorch 1.13's kl.py) ----
+
+-- the bases' divergence, for the same transforms and event shape (PyTorch raises otherwise)
+function KL.TransformedDistribution(p, q)
+    local same = #p.transforms == #q.transforms
+    for i = 1, #p.transforms do
+        same = same and p.transforms[i] == q.transforms[i]
+    end
+    if not same then
+        raise(("tide: kl_divergence: %s and %s through different transforms have no closed " ..
+            "form (PyTorch: not implemented); give both the same transforms")
+            :format(p.__name, q.__name))
+    end
+    local ep, eq = p.event_shape, q.event_shape
+    same = #ep == #eq
+    for i = 1, #ep do
+        same = same and ep[i] == eq[i]
+    end
+    if not same then
+        raise(("tide: kl_divergence: %s and %s have different event shapes {%s} and {%s}")
+            :format(p.__name, q.__name, table.concat(ep, ", "), table.concat(eq, ", ")))
+    end
+    return kl(p.base_dist, q.base_dist)
+end
+
+function KL.Pareto(p, q)
+    local scale_ratio = p.scale / q.scale
+    local alpha_ratio = q.alpha / p.alpha
+    local r = q.alpha * scale_ratio:log() - alpha_ratio:log() + alpha_ratio - 1
+    return core.where(p.scale:detach():lt(q.scale:detach()), math.huge, r)
+end
+
+CROSS["Pareto|Exponential"] = function(p, q)
+    local prod = p.scale * q.rate
+    local t1 = (p.alpha / prod):log()
+    local t3 = p.alpha * prod / (p.alpha - 1)
+    local r = t1 - p.alpha:reciprocal() + t3 - 1
+    return core.where(p.alpha:detach():le(1), math.huge, r)
+end
+
+CROSS["Pareto|Gamma"] = function(p, q)
+    local common = p.scale:log() + p.alpha:reciprocal()
+    local t1 = p.alpha:log() - common
+    local t2 = q.concentration:lgamma() - q.concentration * q.rate:log()
+    local t3 = (-q.concentration + 1) * common
+    local t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    local r = t1 + t2 + t3 + t4 - 1
+    return core.where(p.alpha:detach():le(1), math.huge, r)
+end
+
+CROSS["Pareto|Normal"] = function(p, q)
+    local var_normal = q.scale:pow(2) * 2
+    local common = p.scale / (p.alpha - 1)
+    local t1 = (q.scale * math.sqrt(2 * math.pi) * p.alpha / p.scale):log()
+    local t3 = p.alpha * common:pow(2) / (p.alpha - 2)
+    local t4 = (p.alpha * common - q.loc):pow(2)
+    local r = t1 - p.alpha:reciprocal() + (t3 + t4) / var_normal - 1
+    return core.where(p.alpha:detach():le(2), math.huge, r)
+end
+
+CROSS["Uniform|Pareto"] = function(p, q)
+    local w = p.high - p.low
+    local t1 = (q.alpha * q.scale:pow(q.alpha) * w):log()
+    local t2 = (x_log_x(p.high) - x_log_x(p.low) - w) / w
+    local r = t2 * (q.alpha + 1) - t1
+    return core.where(p.low:detach():lt(q.scale:detach()), math.huge, r)
+end
+
 -- a subclass falls back on its base's closed forms, as PyTorch's registry looks them up
-local PARENT = { Chi2 = "Gamma" }
+local PARENT = { Chi2 = "Gamma", OneHotCategoricalStraightThrough = "OneHotCategorical" }
+
+-- two of one exponential family (ExponentialFamily's subclasses): the Bregman divergence
+local function expfamily(p, q, fp, fq)
+    local EF = require("tide.distributions.ExponentialFamily")
+    if fp == fq and EF.is_instance(p, EF) and EF.is_instance(q, EF) then
+        return EF._kl
+    end
+end
 
 local function lookup(fp, fq)
     for _, a in ipairs({ fp, PARENT[fp] }) do
@@ -407,6 +497,22 @@ local function lookup(fp, fq)
     end
 end
 
+-- the closed form for p and q: the most specific pair of their classes and bases, p's first
+-- (PyTorch's lookup), one of register_kl before a built-in one of the same pair
+local function dispatch(p, q, fp, fq)
+    local R = require("tide.distributions._kl_registry")
+    local cq = R.classes(q)
+    for _, a in ipairs(R.classes(p)) do
+        for _, b in ipairs(cq) do
+            local f = R.find(a, b) or lookup(rawget(a, "__name"), rawget(b, "__name"))
+            if f then
+                return f
+            end
+        end
+    end
+    return lookup(fp, fq)
+end
+
 kl = function(p, q)
     local function family(d)
         return type(d) == "table" and rawget(getmetatable(d) or {}, "__name")
@@ -416,12 +522,13 @@ kl = function(p, q)
         raise("tide: kl_divergence: expected two distributions, got " .. type(p) .. " and " ..
             type(q))
     end
-    local f = lookup(fp, fq)
+    local f = dispatch(p, q, fp, fq) or expfamily(p, q, fp, fq)
     if not f then
         raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
             "two of one family (but Weibull and StudentT) and PyTorch's closed forms across " ..
             "Beta, ContinuousBernoulli, Exponential, Gamma, Gumbel, Laplace, Normal and " ..
-            "Uniform, and Bernoulli-Poisson")
+            "Uniform, and Bernoulli-Poisson; give one with " ..
+            "tide.distributions.register_kl(P, Q)(fn)")
             :format(fp, fq))
     end
     return f(p, q)

@@ -341,4 +341,44 @@ function init.dirac_(t, ...)
     end)
 end
 
+-- sparse_(t, sparsity[, std = 0.01]): a 2-D t drawn from normal(0, std), then in each column
+-- ceil(sparsity * rows) entries at rows drawn at random (a randperm per column) set to zero
+-- (Martens 2010, PyTorch's algorithm)
+function init.sparse_(t, ...)
+    local sparsity, std = args("sparse_", { "sparsity", "std" }, { nil, 0.01 }, t, ...)
+    if t:dim() ~= 2 then
+        raise("tide: nn.init.sparse_: only 2-D tensors are supported, got " .. t:dim() .. "-D")
+    end
+    if type(sparsity) ~= "number" or not (sparsity >= 0 and sparsity <= 1) then
+        raise("tide: nn.init.sparse_: expected sparsity, the fraction of each column set to " ..
+            "zero, to be a number in [0, 1], got " .. tostring(sparsity))
+    end
+    number("sparse_", "std", std)
+    local rows, cols = t:size(1), t:size(2)
+    local zeros = math.ceil(sparsity * rows)
+    return filling(t, function(dst)
+        dst:normal_(0, std)
+        if zeros == 0 then
+            return
+        end
+        for c = 1, cols do
+            local idx = core.randperm(rows):narrow(1, 1, zeros):to(dst.device) -- (1-based)
+            dst:select(2, c):index_fill_(1, idx, 0)
+        end
+    end)
+end
+
+-- PyTorch's deprecated names without the trailing underscore (nn.init.uniform, ...): the same
+-- functions, warning once each as PyTorch's do
+local warn = require("tide._warn")
+for _, old in ipairs({ "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
+    "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse", "dirac", "eye" }) do
+    local new = init[old .. "_"]
+    init[old] = function(...)
+        warn.once("nn.init." .. old, string.format("nn.init.%s is now deprecated in favor of " ..
+            "nn.init.%s_", old, old))
+        return new(...)
+    end
+end
+
 return init

@@ -103,6 +103,13 @@ function utils.clip_grad_norm_(params, max_norm, norm_type)
     return total
 end
 
+-- clip_grad_norm(...): PyTorch's deprecated name of clip_grad_norm_, warning once as it does
+function utils.clip_grad_norm(...)
+    require("tide._warn").once("clip_grad_norm", "nn.utils.clip_grad_norm is now deprecated " ..
+        "in favor of nn.utils.clip_grad_norm_")
+    return utils.clip_grad_norm_(...)
+end
+
 -- clip_grad_value_(params, clip_value): clamps every gradient in place to
 -- [-clip_value, clip_value]
 function utils.clip_grad_value_(params, clip_value)
@@ -169,12 +176,27 @@ do
     utils.remove_spectral_norm = reparam.remove_spectral_norm
 end
 
+-- a lazy field that installs name from module mod on first use
+local function from(mod, name)
+    return function()
+        rawset(utils, name, require(mod)[name])
+    end
+end
+
 -- nn.utils.parametrize (tensors of a module computed from others on each read),
 -- nn.utils.parametrizations (spectral_norm, orthogonal), nn.utils.stateless (functional_call)
--- and nn.utils.prune (masks on parameters), loaded on first use
+-- and nn.utils.prune (masks on parameters), PyTorch's fusion (a conv and an eval batch norm as
+-- one conv), init (skip_init) and memory_format submodules and their functions, loaded on
+-- first use
 require("tide._lazy")(utils, { parametrize = "tide.nn.parametrize",
     parametrizations = "tide.nn.parametrizations", stateless = "tide.nn.stateless",
-    prune = "tide.nn.prune" })
+    prune = "tide.nn.prune", fusion = "tide.nn.utils_fusion", init = "tide.nn.utils_init",
+    memory_format = "tide.nn.utils_memory_format",
+    fuse_conv_bn_eval = from("tide.nn.utils_fusion", "fuse_conv_bn_eval"),
+    fuse_conv_bn_weights = from("tide.nn.utils_fusion", "fuse_conv_bn_weights"),
+    skip_init = from("tide.nn.utils_init", "skip_init"),
+    convert_conv2d_weight_memory_format = from("tide.nn.utils_memory_format",
+        "convert_conv2d_weight_memory_format") })
 
 -- the tensors of params (a tensor, a list of tensors or a Module), all on one device (PyTorch's
 -- rule for the two below); raises naming the first parameter elsewhere
@@ -244,5 +266,11 @@ function utils.vector_to_parameters(vec, params)
         end
     end)
 end
+
+-- PyTorch's submodules of the functions above: nn.utils.clip_grad, nn.utils.convert_parameters
+utils.clip_grad = { clip_grad_norm_ = utils.clip_grad_norm_, clip_grad_norm = utils.clip_grad_norm,
+    clip_grad_value_ = utils.clip_grad_value_ }
+utils.convert_parameters = { parameters_to_vector = utils.parameters_to_vector,
+    vector_to_parameters = utils.vector_to_parameters }
 
 return utils

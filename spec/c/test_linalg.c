@@ -1,0 +1,227 @@
+/* test_linalg.c — tide_linalg_ldl_factor and tide_linalg_ldl_solve on the CPU (LAPACK's sytrf
+ * and sytrs): PyTorch 1.13's LD and pivots for a 2x2 block and a batch (the values of
+ * spec/fixtures/tensor_gaps_torch.lua), the info of a singular D, 0 x 0 matrices, A x = b past
+ * sytrf's block size in float32 and float64, and the errors, pivots that would send sytrs out
+ * of bounds among them. Runs with TIDE_CPU_DEVICES=2. */
+#include "test_util.h"
+#include "tide.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static tide_device *cpu0, *cpu1;
+
+/* a new contiguous tensor on dev holding vals (n of them, converted to dt) */
+static tide_tensor *make(tide_device *dev, tide_dtype dt, int ndim, const int64_t *shape,
+                         const double *vals) {
+    tide_tensor *t = NULL;
+    if (tide_tensor_empty(NULL, dev, dt, ndim, shape, &t) != TIDE_OK) {
+        fprintf(stderr, "make: %s\n", tide_errmsg());
+        exit(2);
+    }
+    int64_t n = tide_tensor_numel(t);
+    for (int64_t i = 0; vals && i < n; i++) {
+        if (dt == TIDE_DTYPE_F32)
+            ((float *)tide_tensor_data(t))[i] = (float)vals[i];
+        else if (dt == TIDE_DTYPE_F64)
+            ((double *)tide_tensor_data(t))[i] = vals[i];
+        else
+            ((int64_t *)tide_tensor_data(t))[i] = (int64_t)vals[i];
+    }
+    return t;
+}
+
+static double at(const tide_tensor *t, int64_t i) {
+    switch (tide_tensor_dtype(t)) {
+    case TIDE_DTYPE_F32:
+        return ((const float *)tide_tensor_data(t))[i];
+    case TIDE_DTYPE_I64:
+        return (double)((const int64_t *)tide_tensor_data(t))[i];
+    case TIDE_DTYPE_I32:
+        return ((const int32_t *)tide_tensor_data(t))[i];
+    default:
+        return ((const double *)tide_tensor_data(t))[i];
+    }
+}
+
+/* |got - want| <= tol for all n; prints the first miss */
+static int same(const char *what, const tide_tensor *t, const double *want, int64_t n, double tol) {
+    if (!t || tide_tensor_numel(t) != n) {
+        fprintf(stderr, "%s: no result of %lld elements\n", what, (long long)n);
+        return 0;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabs(at(t, i) - want[i]) <= tol)) {
+            fprintf(stderr, "%s[%lld] = %.17g, expected %.17g\n", what, (long long)i, at(t, i),
+                    want[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* LDL_BATCH of the fixture: an SPD matrix, one with a 1x1 swap, one with a 2x2 block; PyTorch's
+ * LD, pivots and solution of B3 */
+static const double batch_a[3][9] = {
+    {4, 2, 0.6, 2, 5, 1, 0.6, 1, 3}, {1, 2, 0, 2, 8, 1, 0, 1, 3}, {0, 1, 2, 1, 0, 3, 2, 3, 0.5}};
+static const double batch_ld[3][9] = {{4, 0, 0, 0.5, 4, 0, 0.15, 0.175, 2.7875},
+                                      {8, 0, 0, 0.25, 0.5, 0, 0.125, -0.5, 2.75},
+                                      {0, 0, 0, 2, 0.5, 0, 1.375, 0.5, -2.875}};
+static const double batch_piv[9] = {1, 2, 3, 2, 2, 3, -3, -3, 3};
+static const double b3[6] = {1, 0.5, 2, -1, 3, 0.25};
+static const double batch_x[18] = {
+    0.004484304932735439, 0.27242152466367714,  0.21255605381165921, -0.33721973094170404,
+    0.92825112107623309,  0.14125560538116591,  1.5454545454545454,  1.6363636363636362,
+    -0.27272727272727271, -0.56818181818181812, 1.0909090909090908,  0.27272727272727271,
+    0.95652173913043481,  -0.80434782608695654, 0.30434782608695654, 0.63043478260869568,
+    0.34782608695652173,  -0.065217391304347838};
+
+static void test_ldl_values(tide_dtype dt, double tol) {
+    int64_t      sa[3] = {3, 3, 3}, sb[3] = {3, 3, 2};
+    double       bb[18];
+    tide_tensor *a = make(cpu0, dt, 3, sa, batch_a[0]), *ld = NULL, *piv = NULL, *info = NULL;
+    for (int i = 0; i < 18; i++) /* B3 for each matrix */
+        bb[i] = b3[i % 6];
+    tide_tensor *b = make(cpu0, dt, 3, sb, bb), *x = NULL;
+    CHECK_OK(tide_linalg_ldl_factor(NULL, a, &ld, &piv, &info));
+    CHECK(ld && tide_tensor_dtype(ld) == dt && tide_tensor_ndim(ld) == 3);
+    CHECK(piv && tide_tensor_dtype(piv) == TIDE_DTYPE_I64 && tide_tensor_ndim(piv) == 2);
+    CHECK(info && tide_tensor_dtype(info) == TIDE_DTYPE_I32 && tide_tensor_ndim(info) == 1);
+    static const double zeros[3] = {0, 0, 0};
+    CHECK(same("LD", ld, batch_ld[0], 27, tol));
+    CHECK(same("pivots", piv, batch_piv, 9, 0));
+    CHECK(same("info", info, zeros, 3, 0));
+    CHECK_OK(tide_linalg_ldl_solve(NULL, ld, piv, b, &x));
+    CHECK(same("x", x, batch_x, 18, tol * 10));
+    tide_tensor *all[6] = {a, ld, piv, info, b, x};
+    for (int i = 0; i < 6; i++)
+        tide_tensor_release(all[i]);
+}
+
+/* a singular D is a result (info: the first zero on its diagonal), not an error; 0 x 0
+ * matrices: info 0 */
+static void test_ldl_singular_and_empty(void) {
+    int64_t      s2[2] = {2, 2}, s00[3] = {2, 0, 0};
+    double       sing[4] = {1, 2, 2, 4}, ld_want[4] = {4, 0, 0.5, 0}, piv_want[2] = {2, 2};
+    tide_tensor *a = make(cpu0, TIDE_DTYPE_F64, 2, s2, sing), *ld = NULL, *piv = NULL;
+    tide_tensor *info = NULL;
+    CHECK_OK(tide_linalg_ldl_factor(NULL, a, &ld, &piv, &info));
+    CHECK(same("singular LD", ld, ld_want, 4, 0));
+    CHECK(same("singular pivots", piv, piv_want, 2, 0));
+    CHECK(info && tide_tensor_ndim(info) == 0 && at(info, 0) == 2);
+    tide_tensor *e = make(cpu0, TIDE_DTYPE_F32, 3, s00, NULL), *eld = NULL, *epiv = NULL;
+    tide_tensor *einfo = NULL;
+    CHECK_OK(tide_linalg_ldl_factor(NULL, e, &eld, &epiv, &einfo));
+    static const double zeros[2] = {0, 0};
+    CHECK(same("0 x 0 info", einfo, zeros, 2, 0));
+    CHECK(epiv && tide_tensor_numel(epiv) == 0 && tide_tensor_shape(epiv)[0] == 2);
+    tide_tensor *all[8] = {a, ld, piv, info, e, eld, epiv, einfo};
+    for (int i = 0; i < 8; i++)
+        tide_tensor_release(all[i]);
+}
+
+/* A x = b for symmetric indefinite matrices larger than sytrf's block (its blocked code) */
+static void test_ldl_residual(tide_dtype dt, int64_t n, double tol) {
+    int64_t  sa[2] = {n, n}, sb[2] = {n, 3};
+    double  *av = malloc(sizeof(double) * (size_t)(n * n)), bv[3 * 200];
+    uint64_t r = 88172645463325252ull;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j <= i; j++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            av[i * n + j] = av[j * n + i] = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
+        }
+    for (int64_t i = 0; i < n * 3; i++)
+        bv[i] = (double)(i % 7) - 3;
+    tide_tensor *a = make(cpu0, dt, 2, sa, av), *b = make(cpu0, dt, 2, sb, bv);
+    tide_tensor *ld = NULL, *piv = NULL, *info = NULL, *x = NULL;
+    CHECK_OK(tide_linalg_ldl_factor(NULL, a, &ld, &piv, &info));
+    CHECK_OK(tide_linalg_ldl_solve(NULL, ld, piv, b, &x));
+    double worst = 0, scale = 0;
+    for (int64_t i = 0; x && i < n; i++)
+        for (int64_t c = 0; c < 3; c++) {
+            double s = -bv[i * 3 + c];
+            for (int64_t k = 0; k < n; k++)
+                s += at(a, i * n + k) * at(x, k * 3 + c);
+            worst = fmax(worst, fabs(s));
+            scale = fmax(scale, fabs(at(x, i * 3 + c)));
+        }
+    CHECK(x != NULL && worst <= tol * (1 + scale) * (double)n);
+    tide_tensor *all[6] = {a, b, ld, piv, info, x};
+    for (int i = 0; i < 6; i++)
+        tide_tensor_release(all[i]);
+    free(av);
+}
+
+static void test_ldl_errors(void) {
+    int64_t       s23[2] = {2, 3}, s33[2] = {3, 3}, s31[2] = {3, 1}, s3[1] = {3}, s23b[2] = {2, 3};
+    int64_t       s233[3] = {2, 3, 3}, s231[3] = {2, 3, 1};
+    const double *spd = batch_a[0];
+    tide_tensor  *rect = make(cpu0, TIDE_DTYPE_F64, 2, s23, NULL);
+    tide_tensor  *ints = make(cpu0, TIDE_DTYPE_I64, 2, s33, spd);
+    tide_tensor  *a = make(cpu0, TIDE_DTYPE_F64, 2, s33, spd),
+                *b = make(cpu0, TIDE_DTYPE_F64, 2, s31, spd);
+    tide_tensor *ld = NULL, *piv = NULL, *info = NULL, *x = NULL;
+    CHECK_ERR(tide_linalg_ldl_factor(NULL, rect, &ld, &piv, &info), TIDE_ESHAPE,
+              "tide: linalg.ldl_factor: expected square matrices, got 2 x 3");
+    CHECK_ERR(tide_linalg_ldl_factor(NULL, ints, &ld, &piv, &info), TIDE_EDTYPE,
+              "tide: linalg.ldl_factor: needs float32 or float64, got int64");
+    CHECK(ld == NULL && piv == NULL && info == NULL);
+    CHECK_OK(tide_linalg_ldl_factor(NULL, a, &ld, &piv, &info));
+    /* pivots sytrs would follow out of the matrix, or into half a 2x2 block */
+    static const double bad[3][3] = {{1, 2, 4}, {1, 0, 3}, {1, 2, -3}};
+    static const char  *msg[3] = {"pivots hold 4 at 3 (matrix 1 of the batch)",
+                                  "pivots hold 0 at 2 (matrix 1 of the batch)",
+                                  "pivots hold -3 at 3 (matrix 1 of the batch)"};
+    for (int i = 0; i < 3; i++) {
+        tide_tensor *p = make(cpu0, TIDE_DTYPE_I64, 1, s3, bad[i]);
+        CHECK_ERR(tide_linalg_ldl_solve(NULL, ld, p, b, &x), TIDE_EINVAL, msg[i]);
+        tide_tensor_release(p);
+    }
+    /* the second matrix of a batch: its number in the message */
+    double       twice[6] = {1, 2, 3, 1, -2, 3}, abatch[18], bbatch[6] = {1, 2, 3, 4, 5, 6};
+    tide_tensor *p2 = make(cpu0, TIDE_DTYPE_I64, 2, s23b, twice);
+    for (int i = 0; i < 18; i++)
+        abatch[i] = spd[i % 9];
+    tide_tensor *ab = make(cpu0, TIDE_DTYPE_F64, 3, s233, abatch);
+    tide_tensor *bb = make(cpu0, TIDE_DTYPE_F64, 3, s231, bbatch);
+    CHECK_ERR(tide_linalg_ldl_solve(NULL, ab, p2, bb, &x), TIDE_EINVAL,
+              "tide: linalg.ldl_solve: pivots hold -2 at 2 (matrix 2 of the batch), which "
+              "ldl_factor does not give; pass ldl_factor's own pivots");
+    /* pivots of another batch, dtype or device */
+    CHECK_ERR(tide_linalg_ldl_solve(NULL, ab, piv, bb, &x), TIDE_ESHAPE,
+              "tide: linalg.ldl_solve: pivots must be ldl_factor's int64 [..., n]");
+    tide_tensor *pf = make(cpu0, TIDE_DTYPE_F64, 1, s3, batch_piv);
+    CHECK_ERR(tide_linalg_ldl_solve(NULL, ld, pf, b, &x), TIDE_ESHAPE,
+              "tide: linalg.ldl_solve: pivots must be ldl_factor's int64 [..., n]");
+    tide_tensor *p1 = make(cpu1, TIDE_DTYPE_I64, 1, s3, batch_piv);
+    CHECK_ERR(tide_linalg_ldl_solve(NULL, ld, p1, b, &x), TIDE_EDEVICE,
+              "tide: linalg.ldl_solve: expected all tensors on the same device");
+    CHECK_ERR(tide_linalg_ldl_solve(NULL, ld, piv, rect, &x), TIDE_ESHAPE,
+              "tide: linalg.ldl_solve: b must be [..., 3, k] with a's batch dims");
+    CHECK(x == NULL);
+    /* lu_solve takes its pivots through the same check: a shorter batch (which it read past
+     * the end of) is refused */
+    int64_t      s13[2] = {1, 3};
+    tide_tensor *lpiv = make(cpu0, TIDE_DTYPE_I64, 2, s13, batch_piv);
+    CHECK_ERR(tide_linalg_lu_solve(NULL, ab, lpiv, bb, &x), TIDE_ESHAPE,
+              "tide: linalg.lu_solve: pivots must be lu_factor's int64 [..., n]");
+    tide_tensor *all[14] = {rect, ints, a, b, ld, piv, info, p2, ab, bb, pf, p1, lpiv, x};
+    for (int i = 0; i < 14; i++)
+        tide_tensor_release(all[i]);
+}
+
+int main(void) {
+    setenv("TIDE_CPU_DEVICES", "2", 1);
+    if (tide_init() != TIDE_OK || tide_device_get("cpu", &cpu0) != TIDE_OK ||
+        tide_device_get("cpu:1", &cpu1) != TIDE_OK) {
+        fprintf(stderr, "init: %s\n", tide_errmsg());
+        printf("0 passed, 1 failed\n");
+        return 1;
+    }
+    test_ldl_values(TIDE_DTYPE_F64, 1e-15);
+    test_ldl_values(TIDE_DTYPE_F32, 1e-6);
+    test_ldl_singular_and_empty();
+    test_ldl_residual(TIDE_DTYPE_F64, 150, 1e-13);
+    test_ldl_residual(TIDE_DTYPE_F32, 150, 1e-5);
+    test_ldl_errors();
+    return tu_finish();
+}
