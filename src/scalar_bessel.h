@@ -20,7 +20,7 @@
  *    and past 30 its asymptotic expansion (DLMF 10.40.2);
  *  - Ai: the same K_1/3 above 1 (Ai(x) = sqrt(x/3) K_1/3(zeta) / pi, DLMF 9.6.1) and the
  *    oscillating expansion (DLMF 9.7.9) below -10.5, with zeta = 2/3 |x|^(3/2) in double-double
- *    (e^-zeta and the phase are then exact to the last bit of x, where PyTorch's lose
+ *    (e^-zeta exact to x's last bit, and the phase down to x = -7e10; PyTorch's lose
  *    ulp(zeta)).
  * The tables of points come from mpmath: spec/fixtures/make_special_bessel.py --tables.
  */
@@ -174,8 +174,7 @@ TIDE_HD const double *tide_airy_ai_point(double x) {
     return t[i];
 }
 
-/* ---- the series -------------------------------------------------------------------------------
- */
+/* ---- the series ------------------------------------------------------------------------- */
 
 /* The Taylor series about a = row[1] + row[2] of the solution of x^2 y'' + x y' + (x^2 - nu2) y
  * = 0 through y(a) = row[3], y'(a) = row[4]: with x = a + h, the coefficients c_k of h^k obey
@@ -385,8 +384,7 @@ TIDE_HD double tide_bessel_k_scaled(double nu, double x) {
 }
 
 /* K0 (n = 0) or K1, times e^x when scaled. NaN below 0, +inf at 0, as PyTorch's. Below 0.5 the
- * power series (DLMF 10.31.1, 10.31.2) with I0, I1; past 700 e^-x joins the logarithm, so that a
- * subnormal result is rounded once. */
+ * power series (DLMF 10.31.1, 10.31.2) with I0, I1. */
 TIDE_HD double tide_bessel_k(int n, int scaled, double x) {
     if (!(x > 0.0))
         return x == 0.0 ? INFINITY : NAN;
@@ -403,7 +401,7 @@ TIDE_HD double tide_bessel_k(int n, int scaled, double x) {
     double ks = tide_bessel_k_scaled(n, x);
     if (scaled)
         return ks;
-    return x < 700.0 ? ks * exp(-x) : exp(log(ks) - x);
+    return ks * exp(-x); /* e^-x exact to its rounding (subnormal past 708: so is K) */
 }
 
 /* ---- the spherical j0 and Ai ------------------------------------------------------------------
@@ -436,8 +434,9 @@ TIDE_HD void tide_airy_zeta(double z, double *hi, double *lo) {
 
 /* Ai(x): the limit 0 at +-inf (PyTorch 1.13 gives NaN). Below -10.5, Ai(-z) = (cos(zeta - pi/4)
  * P + sin(zeta - pi/4) Q) / (sqrt(pi) z^(1/4)), P and Q the even and odd terms u_k / zeta^k
- * with alternating signs (DLMF 9.7.9); past z = 1e200 zeta overflows and the phase is lost: NaN
- * (PyTorch's too). */
+ * with alternating signs (DLMF 9.7.9). The phase zeta, in double-double, is exact to 1e-16
+ * while zeta < 2^53 (z < 7e10) and to zeta 2^-106 beyond (1e-8 at z = 1e16); past 1e16 it is
+ * not known: NaN (PyTorch's phase is lost from z = 1e3 on, its value NaN past 1e200). */
 TIDE_HD double tide_airy_ai(double x) {
     if (x != x)
         return x;
@@ -447,12 +446,12 @@ TIDE_HD double tide_airy_ai(double x) {
         double zh, zl;
         tide_airy_zeta(x, &zh, &zl);
         double f = sqrt(x / 3.0) * 0.31830988618379067154 * tide_bessel_k_scaled(1.0 / 3, zh);
-        return (zh < 700.0 ? f * exp(-zh) : exp(log(f) - zh)) * (1.0 - zl);
+        return f * exp(-zh) * (1.0 - zl);
     }
     if (x >= -10.5)
         return tide_airy_taylor(tide_airy_ai_point(x), x);
     double z = -x;
-    if (z > 1e200)
+    if (z > 1e16)
         return z == INFINITY ? 0.0 : NAN;
     double zh, zl;
     tide_airy_zeta(z, &zh, &zl);

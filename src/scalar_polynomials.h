@@ -105,8 +105,51 @@ TIDE_HD double tide_chebyshev(int kind, double x, double n) {
     }
     return q;
 }
+/* The shifted ones, of y = 2x - 1. From x = 0.25 on y is exact (Sterbenz, then a step of an
+ * integer), and the unshifted function takes it; below, its rounding would cost up to n^2 ulp
+ * next to y = -1, and with phi = asin(sqrt x) (acos y = pi - 2 phi) or t = acosh(1 - 2x) from
+ * -2x exactly they are, for degree k: T = cos 2k phi, U = sin 2(k+1) phi / sin 2 phi,
+ * V = sin (2k+1) phi / sin phi, W = cos (2k+1) phi / cos phi, each times (-1)^k, on (0, 0.25);
+ * on (-0.5, 0) the hyperbolic forms at |y| (V and W swapped), times (-1)^k. */
 TIDE_HD double tide_shifted_chebyshev(int kind, double x, double n) {
-    return tide_chebyshev(kind, x + x - 1, n);
+    long long k = tide_poly_degree(n);
+    if (k < 1 || !(x > -0.5 && x < 0.25) || x == 0.0)
+        return tide_chebyshev(kind, x + x - 1, n);
+    double kd = (double)k, r;
+    if (x > 0) {
+        double p = asin(sqrt(x));
+        switch (kind) {
+        case 0:
+            r = cos(2 * kd * p);
+            break;
+        case 1:
+            r = sin(2 * (kd + 1) * p) / sin(2 * p);
+            break;
+        case 2:
+            r = sin((2 * kd + 1) * p) / sin(p);
+            break;
+        default:
+            r = cos((2 * kd + 1) * p) / cos(p);
+        }
+    } else {
+        double d = -2 * x, t = log1p(d + sqrt(d * (2 + d))); /* acosh(1 + d), d exact */
+        if (kd * t > 745.0)
+            return tide_poly_inf(x, k, 0);
+        switch (kind) {
+        case 0:
+            r = cosh(kd * t);
+            break;
+        case 1:
+            r = sinh((kd + 1) * t) / sinh(t);
+            break;
+        case 2:
+            r = sinh((kd + 0.5) * t) / sinh(0.5 * t);
+            break;
+        default:
+            r = cosh((kd + 0.5) * t) / cosh(0.5 * t);
+        }
+    }
+    return (k & 1) ? -r : r;
 }
 
 /* ---- Hermite, Laguerre, Legendre --------------------------------------------------------------
