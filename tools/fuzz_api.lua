@@ -431,20 +431,34 @@ for _, ns in ipairs({ "rnn", "parametrize", "parametrizations", "stateless", "pr
 end
 -- the namespaces of PyTorch's names: tide.special's functions, tide.autograd.functional's,
 -- tide.utils.checkpoint, the distributions' constructors and kl_divergence
-for _, ns in ipairs({ "special", "autograd.functional", "distributions" }) do
+-- (the sub-namespaces of distributions: transforms, constraints, constraint_registry, are
+-- walked for their own callables, not called themselves)
+local function callable(v)
+    return type(v) == "function" or (getmetatable(v) or {}).__call ~= nil
+end
+local function add_namespace(ns)
     local t = tide
     for part in ns:gmatch("[^.]+") do
         t = t[part]
     end
-    for _, k in ipairs(sorted_keys(t)) do
-        if public(k) then add("tide", "tide." .. ns .. "." .. k, "tide." .. ns .. "." .. k) end
+    local lazy = (getmetatable(t) or {}).__lazy or {}
+    local keys = sorted_keys(t)
+    for _, k in ipairs(sorted_keys(lazy)) do -- every class, loaded or not
+        if rawget(t, k) == nil then
+            keys[#keys + 1] = k
+        end
+    end
+    for _, k in ipairs(keys) do
+        local v = t[k]
+        if public(k) and callable(v) then
+            add("tide", "tide." .. ns .. "." .. k, "tide." .. ns .. "." .. k)
+        elseif public(k) and type(v) == "table" and ns == "distributions" then
+            add_namespace(ns .. "." .. k)
+        end
     end
 end
--- every class, loaded or not (the names tide._lazy keeps in the metatable)
-for _, k in ipairs(sorted_keys(getmetatable(tide.distributions).__lazy)) do
-    if rawget(tide.distributions, k) == nil then
-        add("tide", "tide.distributions." .. k, "tide.distributions." .. k)
-    end
+for _, ns in ipairs({ "special", "autograd.functional", "distributions" }) do
+    add_namespace(ns)
 end
 add("tide", "tide.utils.checkpoint", "tide.utils.checkpoint")
 -- tide.autograd's documented functions; the rest of the table (hook, get_grad, set_grad,
