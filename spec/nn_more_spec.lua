@@ -362,6 +362,16 @@ describe("nn, more of PyTorch's layers: behaviour (" .. DEV .. ")", function()
         assert.is_true(same(counts, xg.grad:reshape(6, 99)))
     end)
 
+    it("fractional pools take an empty batch, with _random_samples too (PyTorch's)", function()
+        local x = tide.randn({ 0, 3, 8, 8 }, { device = DEV })
+        local y = F.fractional_max_pool2d(x, 2, { output_size = 4,
+            _random_samples = tide.rand({ 0, 3, 2 }, { device = DEV }) })
+        assert.are.same({ 0, 3, 4, 4 }, y.shape)
+        local z = F.fractional_max_pool3d(tide.randn({ 0, 2, 4, 4, 4 }, { device = DEV }), 2,
+            { output_size = 2, _random_samples = tide.rand({ 0, 2, 3 }, { device = DEV }) })
+        assert.are.same({ 0, 2, 2, 2, 2 }, z.shape)
+    end)
+
     it("max_unpool3d puts each value back at its index", function()
         local x = tide.randn({ 2, 4, 4, 6 }, { device = DEV })
         local y, i = F.max_pool3d(x, 2, { return_indices = true })
@@ -440,6 +450,34 @@ describe("nn, more of PyTorch's layers: behaviour (" .. DEV .. ")", function()
                 assert.are.equal(2, z:size(#shape - d))
             end
         end)
+
+    it("a lazy module whose layer refuses the input (past its size) stays lazy", function()
+        local cases = {
+            { nn.LazyConv2d(4, 3), tide.randn({ 1, 2, 2, 2 }, { device = DEV }), "Conv2d",
+                tide.randn({ 1, 2, 5, 5 }, { device = DEV }) },
+            { nn.LazyLinear(3), tide.randn({ 2, 4 }, { dtype = "float64", device = DEV }),
+                "Linear", tide.randn({ 2, 4 }, { device = DEV }) },
+            { nn.LazyBatchNorm1d(), tide.randn({ 1, 4 }, { device = DEV }), "BatchNorm1d",
+                tide.randn({ 2, 4 }, { device = DEV }) },
+        }
+        for _, c in ipairs(cases) do
+            local m, bad, base, good = c[1]:to(DEV), c[2], c[3], c[4]
+            tide.manual_seed(3)
+            local before = tide.rand(1):item()
+            tide.manual_seed(3)
+            assert.matches("tide: " .. base .. ":", catch(function() return m(bad) end), 1, true)
+            assert.are.equal("Lazy" .. base, m.__name)
+            assert.are.equal(0, m:num_parameters())
+            assert.are.equal(before, tide.rand(1):item(), base .. ": the generator moved")
+            tide.manual_seed(5)
+            local y = m(good)
+            tide.manual_seed(5)
+            local plain = nn[base](good:size(2), base ~= "BatchNorm1d" and (base == "Conv2d" and
+                4 or 3) or nil, base == "Conv2d" and 3 or nil):to(DEV)
+            assert.are.equal(nn[base], getmetatable(m))
+            assert.is_true(same(plain(good), y), base)
+        end
+    end)
 
     it("RNN, LSTM, GRU and the cells are subclasses of RNNBase and RNNCellBase", function()
         local function is_a(m, cls)

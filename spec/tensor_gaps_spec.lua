@@ -675,3 +675,19 @@ describe("errors name the op and change nothing (" .. DEV .. ")", function()
             err(x.hardshrink, x, { lambd = 1 }))
     end)
 end)
+
+describe("review findings (" .. DEV .. ")", function()
+    it("triangular_solve names itself for a 1-D A, before transposing it", function()
+        assert.are.equal("tide: triangular_solve: b and A must be matrices or batches of " ..
+            "them, got b {3, 1} and A {3}",
+            err(tide.triangular_solve, t64({ { 1 }, { 2 }, { 3 } }), t64({ 1, 2, 3 }), true,
+                true))
+    end)
+
+    it("segment_reduce refuses integer data (PyTorch's too), not filling -inf into it",
+        function()
+            assert.are.equal("tide: segment_reduce: needs a floating-point tensor, got int64; " ..
+                "convert with :to(\"float32\")", err(tide.segment_reduce, on({ 1, 2, 3 }), "max",
+                { lengths = on({ 2, 0, 1 }) }))
+        end)
+end)

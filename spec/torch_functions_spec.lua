@@ -644,6 +644,9 @@ describe("set_printoptions", function()
             '"precision"?)', catch(tide.set_printoptions, { precison = 2 }))
         assert.are.equal("tide: set_printoptions: expected an options table such as " ..
             "{precision = 2}, got number", catch(tide.set_printoptions, 2))
+        assert.are.equal("tide: set_printoptions: edgeitems must be an integer in 0..2^30, " ..
+            "got 4294967296", catch(tide.set_printoptions,
+            { edgeitems = 4294967296 })) -- bounded: 2 * edgeitems in C must not overflow
         assert.are.equal(before, tostring(x))
     end)
 end)

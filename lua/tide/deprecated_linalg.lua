@@ -145,11 +145,11 @@ function F.triangular_solve(b, A, ...)
     check(op, A, 2)
     local f = flags(op, 2, TRIANGULAR, { true, false, false }, ...)
     local upper, transpose = f[1], f[2]
-    local T = transpose and A:transpose(-2, -1) or A
     if A:dim() < 2 or b:dim() < 2 then
         raise(("tide: %s: b and A must be matrices or batches of them, got b %s and A %s")
             :format(op, shape_str(b:size()), shape_str(A:size())))
     end
+    local T = transpose and A:transpose(-2, -1) or A
     local X = args.as_op(op, "linalg.solve_triangular", linalg().solve_triangular, T, b,
         { upper = upper ~= transpose, unitriangular = f[3] })
     return X, A:clone()

@@ -1,6 +1,8 @@
 -- tide.detach_inplace: PyTorch's t:detach_(), t:detach() in place: t leaves the graph (no
 -- grad_fn, requires_grad false) and is returned; a leaf keeps the .grad it has. Ops recorded
--- with t before keep their edge to its history, as in PyTorch. A view (made while recording,
+-- with t before keep their edge to its history, but their gradient formulas read t's
+-- requires_grad when backward runs, so they see t detached and pass no gradient through it
+-- (PyTorch's still do; docs/API.md says so). A view (made while recording,
 -- or of a tensor linked to its root) is refused, as PyTorch refuses views: its base would go
 -- on sharing the storage inside the graph. Loaded on first use (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")

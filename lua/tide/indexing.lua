@@ -295,7 +295,8 @@ with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts, ...)
     local idx = index:to("int64")
     -- checked here: prod, amax and amin run on a padded copy, where the core's own check
     -- would name gather and a size one too large
-    local lo, hi, n = idx:min():item(), idx:max():item(), x:size(d)
+    local mn, mx = idx:aminmax()
+    local lo, hi, n = mn:item(), mx:item(), x:size(d)
     if lo < 1 or hi > n then
         raise(("tide: scatter_reduce: index %d is out of range for dim %d of size %d; " ..
             "indices are 1-based: use 1..%d"):format(lo < 1 and lo or hi, d, n, n))

@@ -48,8 +48,9 @@ function M.functions.set_printoptions(opts, ...)
     if th ~= nil and (type(th) ~= "number" or not (th >= 0)) then
         bad("threshold", th, "a number >= 0 (math.huge: never summarize)")
     end
-    integer_in(o, "edgeitems", 0, nil, "an integer >= 0")
-    integer_in(o, "linewidth", 1, nil, "an integer >= 1")
+    -- bounded so that lua/format.c's arithmetic on them (2 * edgeitems, ...) cannot overflow
+    integer_in(o, "edgeitems", 0, 2 ^ 30, "an integer in 0..2^30")
+    integer_in(o, "linewidth", 1, 2 ^ 30, "an integer in 1..2^30")
     if o.sci_mode ~= nil and type(o.sci_mode) ~= "boolean" then
         bad("sci_mode", o.sci_mode, "true, false or nil (chosen from the values)")
     end

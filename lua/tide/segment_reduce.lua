@@ -1,14 +1,14 @@
 -- tide.segment_reduce: PyTorch's torch.segment_reduce(data, reduce[, {lengths =, offsets =,
--- axis = 1, unsafe = false, initial =}]): data cut along axis into consecutive segments, each
--- reduced to one slice: reduce "sum", "mean", "max", "min" or "prod". lengths (int64 or int32,
--- [B..., S]) gives the segments' sizes, or offsets ([B..., S + 1]) their bounds (0-based, as
--- PyTorch's), for each batch index B... of data's leading dims; axis (1-based) must be lengths'
--- last dim, as PyTorch requires. The result is data's shape with S at axis. An empty segment
--- gives initial, or 0 (sum), 1 (prod), -inf (max), inf (min), NaN (mean); with initial, each
--- segment starts from it (mean: the sum from it over the segment's length). Unless unsafe, the
--- lengths must be >= 0 and sum to data's size at axis. Written as scatter_reduce, whose
--- gradients it takes (max and min share among ties, as PyTorch's). Loaded on first use
--- (lua/tide/_lazy_ops.lua).
+-- axis = 1, unsafe = false, initial =}]): data (a float tensor, as PyTorch's) cut along axis
+-- into consecutive segments, each reduced to one slice: reduce "sum", "mean", "max", "min"
+-- or "prod". lengths (int64 or int32, [B..., S]) gives the segments' sizes, or offsets
+-- ([B..., S + 1]) their bounds (0-based, as PyTorch's), for each batch index B... of data's
+-- leading dims; axis (1-based) must be lengths' last dim, as PyTorch requires. The result is
+-- data's shape with S at axis. An empty segment gives initial, or 0 (sum), 1 (prod), -inf
+-- (max), inf (min), NaN (mean); with initial, each segment starts from it (mean: the sum from
+-- it over the segment's length). Unless unsafe, the lengths must be >= 0 and sum to data's
+-- size at axis. Written as scatter_reduce, whose gradients it takes (max and min share among
+-- ties, as PyTorch's). Loaded on first use (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
 local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
@@ -39,6 +39,7 @@ function M.functions.segment_reduce(data, reduce, opts, ...)
     local op = "segment_reduce"
     args.no_extra(op, 3, ...)
     check(op, data)
+    args.float_input(op, data) -- (PyTorch's too: an empty segment's -inf, inf or NaN needs it)
     if type(reduce) ~= "string" or not REDUCE[reduce] then
         raise(("tide: %s: reduce must be \"sum\", \"mean\", \"max\", \"min\" or \"prod\", got %s")
             :format(op, type(reduce) == "string" and ("%q"):format(reduce) or type(reduce)))

@@ -127,7 +127,10 @@ local function fractional(who, input, kernel_size, opts, nd)
                 "got %s", who, input.dtype, samples.dtype))
         end
         samples = samples:detach():to("cpu"):to(dt)
-        local lo, hi = samples:numel() > 0 and samples:min():item(), samples:max():item()
+        local lo, hi
+        if samples:numel() > 0 then
+            lo, hi = samples:min():item(), samples:max():item()
+        end
         if lo and (lo < 0 or hi >= 1 or lo ~= lo or hi ~= hi) then
             raise(string.format("tide: %s: expected _random_samples in [0, 1), got values " ..
                 "from %.17g to %.17g", who, lo, hi))

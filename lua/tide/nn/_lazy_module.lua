@@ -76,6 +76,7 @@ return function(name, Base, in_size, prepare)
         I.check_tensor(x, name)
         local n = in_size(x, name)
         local args, training = self._lazy_args, self.training
+        local state = core._rng_state()
         local m = build(name, Base, n, args)
         local place -- the first placeholder: where model:to put them all
         for _, list in ipairs({ "_params", "_buffers" }) do
@@ -91,6 +92,14 @@ return function(name, Base, in_size, prepare)
         if place then
             m:to(place.device, place.dtype)
         end
+        m:train(training)
+        -- the layer runs on its own first: an input it refuses (a kernel larger than the input,
+        -- another dtype) leaves this module lazy and the generator where it was
+        local r = compat.pack(pcall(m.forward, m, x, ...))
+        if not r[1] then
+            core._set_rng_state(state)
+            error(r[2], 0)
+        end
         for _, list in ipairs({ "_params", "_buffers", "_modules" }) do
             for _, k in ipairs(self[list]) do -- the placeholders go
                 rawset(self, k, nil)
@@ -101,8 +110,7 @@ return function(name, Base, in_size, prepare)
         end
         rawset(self, "_lazy_args", nil)
         setmetatable(self, Base)
-        self:train(training)
-        return self:forward(x, ...)
+        return compat.unpack(r, 2, r.n)
     end
 
     function Lazy:extra_repr()
