@@ -206,6 +206,28 @@ describe("autocast's op lists", function()
         tide.Tensor.to = to
         assert(ok, err)
     end)
+
+    -- PyTorch's cached cast (ToCopyBackward) saves nothing, so a backward through one use
+    -- leaves the others' graph whole: a training loop, or gradient accumulation, inside one
+    -- region; two forwards in a region, then a backward of each
+    it("backs up through a cached parameter cast more than once", function()
+        local p = tide.ones({ 2, 2 }, { requires_grad = true })
+        local xs = tide.ones({ 1, 2 })
+        tide.autocast("cpu", function()
+            for _ = 1, 3 do
+                F.linear(xs, p):float():sum():backward()
+                xs:matmul(p):float():sum():backward()
+            end
+        end)
+        assert.are.same({ { 6, 6 }, { 6, 6 } }, p.grad:totable())
+        p.grad = nil
+        local a, b = tide.autocast("cpu", function()
+            return F.linear(xs, p), F.linear(xs * 2, p)
+        end)
+        a:float():sum():backward()
+        b:float():sum():backward()
+        assert.are.same({ { 3, 3 }, { 3, 3 } }, p.grad:totable())
+    end)
 end)
 
 describe("autocast's state", function()
@@ -234,6 +256,10 @@ describe("autocast's state", function()
         end, 1, 2)
         assert.are.same({ 3, nil, "x" }, { a, b, c })
         assert.are.equal(tide.autocast, tide.amp.autocast)
+        -- a nil options table (an optional one passed on) stands for none
+        assert.are.same({ true, 5 }, { tide.autocast("cpu", nil, function(u)
+            return tide.is_autocast_enabled("cpu"), u
+        end, 5) })
     end)
 
     it("knows each device type's default dtype and covers only its own type", function()

@@ -20,6 +20,7 @@ local M = { on = false }
 local dtypes = {}         -- device type ("cpu", "cuda") -> the dtype of its region now on
 local cache = nil         -- dtype -> {leaf -> its cast}, the region's casts of parameters
 local cache_enabled = true
+local autograd            -- tide.autograd, at first use (the engine requires this file)
 local depth = 0           -- regions entered and not left, on or off
 
 local function target(t, policy)
@@ -46,11 +47,17 @@ local function caster(t, policy)
         -- keyed by the parameter and its version: an optimizer step inside the region (which
         -- PyTorch's cache would miss) gives a fresh cast of the new values
         local c, v = per[t], version(t)
+        autograd = autograd or require("tide.autograd")
         if not c or c.version ~= v then
-            c = { cast = t:to(to), version = v }
+            c = { cast = autograd.no_grad(function() return t:to(to) end), version = v }
             per[t] = c
         end
-        return c.cast
+        -- the values shared, a node of its own per use: a backward frees only its own (as
+        -- PyTorch's cached cast, whose ToCopyBackward saves nothing, a backward through one use
+        -- leaves the others' graph whole: several forward and backward passes in one region)
+        local out = c.cast:detach()
+        autograd.record("to", out, t)
+        return out
     end
     return t:to(to)
 end

@@ -61,7 +61,8 @@ local function region(device_type, opts, fn, ...)
 end
 
 function F.autocast(device_type, opts, ...)
-    if type(opts) == "table" and not is_callable(opts) then
+    -- a nil in the options' place is an absent options table: the function follows it
+    if opts == nil or (type(opts) == "table" and not is_callable(opts)) then
         return region(device_type, opts, ...)
     end
     return region(device_type, nil, opts, ...)

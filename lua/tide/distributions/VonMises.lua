@@ -3,7 +3,7 @@
 -- modulo 2 pi), log_prob concentration cos(x - loc) - log(2 pi I0(concentration)) with
 -- PyTorch's polynomial fits of log I0 and log I1 (Abramowitz and Stegun 9.8), mean and mode
 -- loc, variance the circular one, 1 - I1 / I0. sample(shape) is Best and Fisher's rejection
--- sampler, PyTorch's (draws in (-pi, pi]; no gradient: PyTorch has no rsample), its proposal
+-- sampler, PyTorch's (draws in [-pi, pi); no gradient: PyTorch has no rsample), its proposal
 -- computed without cancellation. concentration must be positive. No entropy, as PyTorch's.
 local core = require("tide.core")
 local autograd = require("tide.autograd")

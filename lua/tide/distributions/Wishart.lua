@@ -205,9 +205,11 @@ function Wishart:rsample(shape, opts, ...)
     local o = args.options(who, opts, { "max_try_correction" }, "{max_try_correction = 10}")
     local max_try_correction = args.int_option(who, o, "max_try_correction", 10, 0)
     local draw = self:_bartlett_sampling(shape)
-    local pd = X.constraint("positive_definite")
+    local pd = X.support("positive_definite")
     for _ = 1, max_try_correction do
-        local bad = pd:check(draw):logical_not()
+        local bad = autograd.no_grad(function()
+            return pd:check(draw:detach()):logical_not()
+        end)
         if bad:numel() == 0 or not bad:any():item() then
             break
         end

@@ -1,8 +1,8 @@
 -- tide.distributions._extras: what the third batch's classes share (FisherSnedecor,
 -- LKJCholesky, MixtureSameFamily, Multinomial, NegativeBinomial, VonMises, Wishart,
 -- LowRankMultivariateNormal): PyTorch's validate_args option, expand's shape check and copy,
--- the support as a constraint (tide.distributions.constraints' when it has the name, else a
--- small one of this file's with PyTorch's check), and the dtype constants (finfo).
+-- the support as a constraint (tide.distributions.constraints', by name) and the dtype
+-- constants (finfo).
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
@@ -11,10 +11,9 @@ local unpack = require("tide._compat").unpack
 
 local X = {}
 
-X.EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
-    float16 = 0.0009765625, bfloat16 = 0.0078125 }
-X.TINY = { float64 = 2.2250738585072014e-308, float32 = 1.1754943508222875e-38,
-    float16 = 6.103515625e-05, bfloat16 = 1.1754943508222875e-38 }
+-- (the transforms' tables: PyTorch's torch.finfo eps and tiny)
+X.EPS = require("tide.distributions.transforms._util").EPS
+X.TINY = require("tide.distributions.transforms._util").TINY
 
 -- o.validate_args as a flag: nil and true validate, false does not
 function X.validate_flag(who, o)
@@ -107,89 +106,22 @@ end
 
 -- ---- support: PyTorch's constraints by name ----
 
-local function all_last(ok, n) -- ok reduced over its last n dims
-    for _ = 1, n do
-        ok = ok:all(-1)
+-- the support: tide.distributions.constraints' constraint called name (a parametrized one
+-- made with the arguments: multinomial's upper bound)
+function X.support(name, ...)
+    local c = require("tide.distributions.constraints")[name]
+    if select("#", ...) > 0 then
+        return c(...)
     end
-    return ok
-end
-
-local CHECKS = {
-    real = { 0, function(x) return x:eq(x) end },
-    positive = { 0, function(x) return x:gt(0) end },
-    nonnegative_integer = { 0, function(x) return x:ge(0):logical_and(x:eq(x:floor())) end },
-    real_vector = { 1, function(x) return x:eq(x):all(-1) end },
-    one_hot = { 1, function(x)
-        return x:eq(0):logical_or(x:eq(1)):all(-1):logical_and(x:sum(-1):eq(1))
-    end },
-    lower_cholesky = { 2, function(x)
-        return all_last(x:tril():eq(x), 2):logical_and(all_last(x:diagonal(0, -2, -1):gt(0), 1))
-    end },
-    corr_cholesky = { 2, function(x)
-        local tol = X.EPS[x.dtype] * x:size(-1) * 10
-        local unit = all_last((x:norm(2, -1) - 1):abs():le(tol), 1)
-        return all_last(x:tril():eq(x), 2):logical_and(all_last(x:diagonal(0, -2, -1):gt(0), 1))
-            :logical_and(unit)
-    end },
-    positive_definite = { 2, function(x)
-        local sym = all_last(x:isclose(x:transpose(-2, -1), 0, 1e-6), 2)
-        if not sym:all():item() then
-            return sym
-        end
-        local _, info = require("tide.linalg").cholesky_ex(x)
-        return info:eq(0)
-    end },
-}
-
-local Constraint = {}
-Constraint.__index = Constraint
-function Constraint:__tostring()
-    return self.name
-end
-
--- c:check(value): a bool tensor of value's shape less the constraint's event dims
-function Constraint:check(value)
-    return autograd.no_grad(function()
-        return self._check(value:detach())
-    end)
-end
-
--- this file's constraint called name (with PyTorch's arguments: multinomial's upper bound)
-function X.constraint(name, ...)
-    local c = setmetatable({ name = name }, Constraint)
-    if name == "multinomial" then
-        local bound = ...
-        c.upper_bound, c.event_dim, c.is_discrete = bound, 1, true
-        c._check = function(x)
-            return x:ge(0):all(-1):logical_and(x:sum(-1):le(bound))
-        end
-        return c
-    end
-    local spec = assert(CHECKS[name], name)
-    c.event_dim, c._check = spec[1], spec[2]
-    c.is_discrete = name == "nonnegative_integer" or name == "one_hot"
     return c
 end
 
--- the support: tide.distributions.constraints' constraint called name where it has one, else
--- this file's
-function X.support(name, ...)
-    local ok, C = pcall(require, "tide.distributions.constraints")
-    local c = ok and type(C) == "table" and C[name]
-    if c ~= nil and c ~= false then
-        local mt = getmetatable(c)
-        if select("#", ...) == 0 then
-            return c
-        elseif type(c) == "function" or (type(mt) == "table" and mt.__call) then
-            return c(...) -- (a parametrized constraint: its class)
-        end
-    end
-    return X.constraint(name, ...)
-end
-
--- raises unless value (a tensor) lies in this file's constraint name, as the call who
+-- raises unless value (a tensor) lies in the constraint name, as the call who
 function X.require_in(name, value, who, what, ...)
-    local ok = X.constraint(name, ...):check(value)
+    local c = X.support(name, ...)
+    local ok = autograd.no_grad(function()
+        return c:check(value:detach())
+    end)
     if ok:numel() > 0 and not ok:all():item() then
         raise(("tide: %s: %s"):format(who, what))
     end

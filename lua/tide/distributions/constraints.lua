@@ -358,8 +358,7 @@ function LowerCholesky:_text()
 end
 C.lower_cholesky = LowerCholesky()
 
-local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
-    float16 = 0.0009765625, bfloat16 = 0.0078125 }
+local EPS = require("tide.distributions.transforms._util").EPS
 
 local CorrCholesky = Constraint:extend("CorrCholesky")
 CorrCholesky.event_dim = 2
