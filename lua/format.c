@@ -161,17 +161,23 @@ static const print_opts *print_options(lua_State *L) {
 /* core._set_print_options(precision, threshold, edgeitems, linewidth, sci_mode): checked by
  * tide.print_options (lua/tide/print_options.lua); sci_mode nil, true or false */
 static int l_set_print_options(lua_State *L) {
-    print_opts o;
-    o.precision = (int)luaL_checkinteger(L, 1);
-    o.threshold = luaL_checknumber(L, 2);
-    o.edgeitems = (int64_t)luaL_checkinteger(L, 3);
-    o.linewidth = (int64_t)luaL_checkinteger(L, 4);
-    o.sci = lua_isnil(L, 5) ? -1 : lua_toboolean(L, 5);
-    if (o.precision < 0 || o.precision > 100 || o.edgeitems < 0 || o.linewidth < 1)
+    /* the ranges checked before any cast (an int would wrap 2^32 + 4 to 4), edgeitems and
+     * linewidth to 2^30 as print_options.lua's: cut() doubles edgeitems */
+    lua_Integer precision = luaL_checkinteger(L, 1), edgeitems = luaL_checkinteger(L, 3),
+                linewidth = luaL_checkinteger(L, 4);
+    double threshold = luaL_checknumber(L, 2);
+    if (precision < 0 || precision > 100 || edgeitems < 0 || edgeitems > (1 << 30) ||
+        linewidth < 1 || linewidth > (1 << 30))
         return tl_error(L,
-                        "tide: set_printoptions: precision %d, edgeitems %I or linewidth %I "
+                        "tide: set_printoptions: precision %I, edgeitems %I or linewidth %I "
                         "out of range",
-                        o.precision, (lua_Integer)o.edgeitems, (lua_Integer)o.linewidth);
+                        precision, edgeitems, linewidth);
+    print_opts o;
+    o.precision = (int)precision;
+    o.threshold = threshold;
+    o.edgeitems = (int64_t)edgeitems;
+    o.linewidth = (int64_t)linewidth;
+    o.sci = lua_isnil(L, 5) ? -1 : lua_toboolean(L, 5);
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &print_key) != LUA_TUSERDATA) {
         lua_pop(L, 1);
         lua_newuserdata(L, sizeof(print_opts));

@@ -649,4 +649,28 @@ describe("set_printoptions", function()
             { edgeitems = 4294967296 })) -- bounded: 2 * edgeitems in C must not overflow
         assert.are.equal(before, tostring(x))
     end)
+
+    it("the core's setter bounds its integers itself (no wrap into int, no 2 * edgeitems " ..
+        "overflow)", function()
+        local set = tide.core._set_print_options
+        if not set then
+            pending("tide.core was built before print options (lua/format.c): run make")
+            return
+        end
+        local x = tide.arange(0, 5)
+        local before = tostring(x)
+        for _, bad in ipairs({
+            { 4294967300, 1000, 3, 80 }, -- 2^32 + 4: 4 once cast to int
+            { -4294967296, 1000, 3, 80 },
+            { 4, 2, math.maxinteger, 80 },
+            { 4, 2, 4294967296, 80 },
+            { 4, 1000, 3, math.mininteger },
+            { 4, 1000, 3, math.maxinteger },
+        }) do
+            local ok, err = pcall(set, bad[1], bad[2], bad[3], bad[4], nil)
+            assert.is_false(ok, table.concat(bad, ", "))
+            assert.truthy(tostring(err):find("out of range", 1, true), tostring(err))
+        end
+        assert.are.equal(before, tostring(x))
+    end)
 end)

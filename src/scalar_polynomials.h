@@ -20,8 +20,9 @@
  *    long; inside, PyTorch's trigonometric forms past degree 6 (T) or 8 (cos n acos x, ...);
  *  - elsewhere the recurrence carries its own power of two, so that a value past the double
  *    range is +-inf with its sign, not NaN; it runs at most 2^20 steps: a degree above that
- *    whose value has no closed form here (Hermite among its zeros, Laguerre, Legendre inside
- *    (-1, 1) but at 0) gives NaN, where PyTorch loops n times.
+ *    whose value has no closed form here (Hermite among its zeros, Laguerre, Legendre but at
+ *    0 and past the overflow: inside (-1, 1), and beyond 1 where n acosh|x| <= 745) gives NaN,
+ *    where PyTorch loops n times.
  */
 #ifndef TIDE_SCALAR_POLYNOMIALS_H
 #define TIDE_SCALAR_POLYNOMIALS_H
