@@ -662,10 +662,10 @@ describe("set_printoptions", function()
         for _, bad in ipairs({
             { 4294967300, 1000, 3, 80 }, -- 2^32 + 4: 4 once cast to int
             { -4294967296, 1000, 3, 80 },
-            { 4, 2, math.maxinteger, 80 },
+            { 4, 2, 9007199254740992, 80 }, -- 2^53 (math.maxinteger exists on 5.3+ only)
             { 4, 2, 4294967296, 80 },
-            { 4, 1000, 3, math.mininteger },
-            { 4, 1000, 3, math.maxinteger },
+            { 4, 1000, 3, -9007199254740992 },
+            { 4, 1000, 3, 9007199254740992 },
         }) do
             local ok, err = pcall(set, bad[1], bad[2], bad[3], bad[4], nil)
             assert.is_false(ok, table.concat(bad, ", "))
