@@ -366,12 +366,14 @@ TIDE_HD double tide_y1(double x) {
  * below 30 (cosh t = 1 + 2 sinh^2(t/2) for nu = 1), the asymptotic expansion above. */
 TIDE_HD double tide_bessel_k_scaled(double nu, double x) {
     if (x >= 30.0) { /* sqrt(pi/(2x)) times the sum of a_k(nu) / x^k */
-        double mu = 4.0 * nu * nu, t = 1.0, s = 1.0;
-        for (int k = 1; k < 60 && fabs(t) > TIDE_BESSEL_SMALL * s; k++) {
+        /* the terms past the first summed on their own, then added to 1 once: each addition
+         * onto 1 would round at 1's ulp (scaled K1 at 31 was 6 ulp off that way) */
+        double mu = 4.0 * nu * nu, t = 1.0, tail = 0.0;
+        for (int k = 1; k < 60 && fabs(t) > TIDE_BESSEL_SMALL; k++) {
             t *= (mu - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k * x);
-            s += t;
+            tail += t;
         }
-        return s * sqrt(1.57079632679489661923 / x);
+        return (1.0 + tail) * sqrt(1.57079632679489661923 / x);
     }
     double h = fmin(0.25, 9.86960440108935861883 / (40.0 + 2.0 * x)), s = 0.5;
     for (int j = 1; j < 100; j++) {
