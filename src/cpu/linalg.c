@@ -255,28 +255,34 @@ DEFINE_TRANSPOSE(float, s)
         free(ip);                                                                                  \
         return st;                                                                                 \
     }                                                                                              \
-    static tide_status lu_solve_##P(const tide_kview *x, const tide_kview *lu,                     \
-                                    const tide_kview *piv, const tide_kview *b) {                  \
-        lapack_int  n = (lapack_int)lu->shape[lu->ndim - 1];                                       \
+    /* the solve from a pivoted factorisation f (getrf's LU, or sytrf's LD when ldl) and its       \
+     * 1-based pivots: getrs or sytrs on each matrix of the batch, transposed in and out */        \
+    static tide_status pivoted_solve_##P(const tide_kview *x, const tide_kview *f,                 \
+                                         const tide_kview *piv, const tide_kview *b, int ldl) {    \
+        const char *who = ldl ? "linalg.ldl_solve" : "linalg.lu_solve";                            \
+        lapack_int  n = (lapack_int)f->shape[f->ndim - 1];                                         \
         lapack_int  k = (lapack_int)b->shape[b->ndim - 1], info = 0;                               \
-        int64_t     batch = tide_kview_numel(lu) / ((int64_t)n * n);                               \
+        int64_t     batch = tide_kview_numel(f) / ((int64_t)n * n);                                \
         T          *buf = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k));                     \
         lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
         if (!buf || !ip) {                                                                         \
             free(buf);                                                                             \
             free(ip);                                                                              \
-            return tide_seterr(TIDE_ENOMEM, "linalg.lu_solve: no memory for LAPACK");              \
+            return tide_seterr(TIDE_ENOMEM, "%s: no memory for LAPACK", who);                      \
         }                                                                                          \
         T          *rhs = buf + (size_t)n * n;                                                     \
         tide_status st = TIDE_OK;                                                                  \
         for (int64_t m = 0; m < batch; m++) {                                                      \
-            transpose_##P(buf, (const T *)lu->data + m * n * n, n, n);                             \
+            transpose_##P(buf, (const T *)f->data + m * n * n, n, n);                              \
             transpose_##P(rhs, (const T *)b->data + m * n * k, n, k);                              \
             for (lapack_int i = 0; i < n; i++)                                                     \
                 ip[i] = (lapack_int)((const int64_t *)piv->data)[m * n + i];                       \
-            P##getrs_("N", &n, &k, buf, &n, ip, rhs, &n, &info, 1);                                \
+            if (ldl)                                                                               \
+                P##sytrs_("L", &n, &k, buf, &n, ip, rhs, &n, &info, 1);                            \
+            else                                                                                   \
+                P##getrs_("N", &n, &k, buf, &n, ip, rhs, &n, &info, 1);                            \
             if (info != 0) {                                                                       \
-                st = failed("linalg.lu_solve", info);                                              \
+                st = failed(who, info);                                                            \
                 break;                                                                             \
             }                                                                                      \
             transpose_##P((T *)x->data + m * n * k, rhs, k, n);                                    \
@@ -284,6 +290,10 @@ DEFINE_TRANSPOSE(float, s)
         free(buf);                                                                                 \
         free(ip);                                                                                  \
         return st;                                                                                 \
+    }                                                                                              \
+    static tide_status lu_solve_##P(const tide_kview *x, const tide_kview *lu,                     \
+                                    const tide_kview *piv, const tide_kview *b) {                  \
+        return pivoted_solve_##P(x, lu, piv, b, 0);                                                \
     }                                                                                              \
     /* A's row-major lower triangle is the column-major upper one: potrf("U") writes U with        \
      * A = U^T U there, which read row-major is L with A = L L^T */                                \
@@ -424,33 +434,7 @@ DEFINE_QR(float, s)
     }                                                                                              \
     static tide_status ldl_solve_##P(const tide_kview *x, const tide_kview *ld,                    \
                                      const tide_kview *piv, const tide_kview *b) {                 \
-        lapack_int  n = (lapack_int)ld->shape[ld->ndim - 1];                                       \
-        lapack_int  k = (lapack_int)b->shape[b->ndim - 1], info = 0;                               \
-        int64_t     batch = tide_kview_numel(ld) / ((int64_t)n * n);                               \
-        T          *buf = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k));                     \
-        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
-        if (!buf || !ip) {                                                                         \
-            free(buf);                                                                             \
-            free(ip);                                                                              \
-            return tide_seterr(TIDE_ENOMEM, "linalg.ldl_solve: no memory for LAPACK");             \
-        }                                                                                          \
-        T          *rhs = buf + (size_t)n * n;                                                     \
-        tide_status st = TIDE_OK;                                                                  \
-        for (int64_t m = 0; m < batch; m++) {                                                      \
-            transpose_##P(buf, (const T *)ld->data + m * n * n, n, n);                             \
-            transpose_##P(rhs, (const T *)b->data + m * n * k, n, k);                              \
-            for (lapack_int i = 0; i < n; i++)                                                     \
-                ip[i] = (lapack_int)((const int64_t *)piv->data)[m * n + i];                       \
-            P##sytrs_("L", &n, &k, buf, &n, ip, rhs, &n, &info, 1);                                \
-            if (info != 0) {                                                                       \
-                st = failed("linalg.ldl_solve", info);                                             \
-                break;                                                                             \
-            }                                                                                      \
-            transpose_##P((T *)x->data + m * n * k, rhs, k, n);                                    \
-        }                                                                                          \
-        free(buf);                                                                                 \
-        free(ip);                                                                                  \
-        return st;                                                                                 \
+        return pivoted_solve_##P(x, ld, piv, b, 1);                                                \
     }
 DEFINE_LDL(double, d)
 DEFINE_LDL(float, s)
