@@ -5,6 +5,7 @@
  * them are memcpy, but each keeps its own allocator counters (alloc.c).
  */
 #include "cpu.h"
+#include <omp.h>
 #include <string.h>
 
 /* to and from the host: both sides are host memory */
@@ -33,6 +34,15 @@ static tide_status device_info(tide_device *dev, tide_device_info *out) {
     (void)dev;
     out->blas_core = cpu_blas_core();
     out->threads = cpu_threads();
+    return TIDE_OK;
+}
+
+/* Both thread pools at once, here above the iterator and matmul.c that each own one. */
+tide_status tide_cpu_set_threads(int n) {
+    if (n < 1)
+        return tide_seterr(TIDE_EINVAL, "set_num_threads: n must be an integer >= 1, got %d", n);
+    omp_set_num_threads(n); /* the kernels' pool, and OpenBLAS's OpenMP build reads it per call */
+    cpu_blas_set_threads(n);
     return TIDE_OK;
 }
 

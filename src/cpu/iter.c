@@ -150,11 +150,3 @@ void cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg) 
 int cpu_threads(void) {
     return omp_get_max_threads();
 }
-
-tide_status tide_cpu_set_threads(int n) {
-    if (n < 1)
-        return tide_seterr(TIDE_EINVAL, "set_num_threads: n must be an integer >= 1, got %d", n);
-    omp_set_num_threads(n); /* the kernels' pool, and OpenBLAS's OpenMP build reads it per call */
-    cpu_blas_set_threads(n);
-    return TIDE_OK;
-}
