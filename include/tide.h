@@ -201,6 +201,9 @@ tide_status tide_backend_set_library_path(tide_device_type type, const char *pat
  * BLAS does not say, and the threads CPU kernels and BLAS run on (OpenMP's pool). */
 const char *tide_cpu_blas_core(void);
 int         tide_cpu_threads(void);
+/* What multiplies bfloat16 matrices on the CPU: "oneDNN <kernel>" where oneDNN runs them in
+ * hardware (AMX, AVX512-BF16), NULL where they are widened to float32 for sgemm. */
+const char *tide_cpu_bf16_gemm(void);
 /* the threads the CPU kernels and BLAS run on from now, for the calling thread (OpenMP's
  * nthreads, which OpenBLAS follows; n >= 1, else TIDE_EINVAL): PyTorch's set_num_threads */
 tide_status tide_cpu_set_threads(int n);

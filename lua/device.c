@@ -242,20 +242,26 @@ static int l_synchronize(lua_State *L) {
     return 0;
 }
 
-/* tide.cpu_info() -> { blas_core = "SkylakeX" | nil, threads = n }: what the CPU backend runs */
+/* tide.cpu_info() -> { blas_core = "SkylakeX" | nil, threads = n, bf16_gemm = "oneDNN ..." | nil }:
+ * what the CPU backend runs */
 static int l_cpu_info(lua_State *L) {
     tide_device     *dev = NULL;
     tide_device_info info;
     if (tide_device_get_index(TIDE_DEVICE_CPU, 0, &dev) != TIDE_OK ||
         tide_device_get_info(dev, &info) != TIDE_OK)
         return tl_raise(L);
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     if (info.blas_core) {
         lua_pushstring(L, info.blas_core);
         lua_setfield(L, -2, "blas_core");
     }
     lua_pushinteger(L, info.threads);
     lua_setfield(L, -2, "threads");
+    const char *bf16 = tide_cpu_bf16_gemm();
+    if (bf16) {
+        lua_pushstring(L, bf16);
+        lua_setfield(L, -2, "bf16_gemm");
+    }
     return 1;
 }
 

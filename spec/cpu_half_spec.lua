@@ -194,3 +194,78 @@ describe("SentenceEncoder on the CPU in bfloat16", function()
         assert.is_true(cos:min():item() > 0.995, tostring(cos))
     end)
 end)
+
+-- A bfloat16 product is the one op that does not widen where oneDNN multiplies bfloat16 in
+-- hardware (src/cpu/matmul_bf16.c, tide.cpu_info().bf16_gemm): exact products, float32 sums in
+-- oneDNN's order, one rounding. So each element is the widened result but for summation order:
+-- within a bfloat16 rounding of it, plus float32's sum error over |a| @ |b|. Every layout
+-- matmul hands the kernel is checked, those oneDNN declines (widened instead) among them; the
+-- sanitizer build, which has no oneDNN, runs the same cases through the widened path.
+describe("bfloat16 matmul on the CPU", function()
+    local function near_widened(x, y, what)
+        local got = x:matmul(y)
+        local want = x:float():matmul(y:float())
+        assert.are.equal("bfloat16", got.dtype, what)
+        assert.are.same(want.shape, got.shape, what)
+        local scale = x:float():abs():matmul(y:float():abs())
+        local err = (got:float() - want):abs()
+        local bound = want:abs() * 2 ^ -8 + scale * 2 ^ -20
+        assert.is_true(err:le(bound):all():item(), what .. ": off the widened product by "
+            .. (err - bound):max():item())
+        return got
+    end
+    local function m(r, c, seed)
+        return tide.tensor(values(r, c, seed), { dtype = "bfloat16" })
+    end
+
+    it("names what multiplies it: oneDNN's kernel, or nothing where it widens", function()
+        local name = tide.cpu_info().bf16_gemm
+        assert.is_true(name == nil or name:match("^oneDNN %S+$") ~= nil, tostring(name))
+    end)
+
+    it("gives the widened product, but for summation order, on every layout", function()
+        local a, b = m(33, 300, 1), m(300, 17, 2)
+        near_widened(a, b, "row-major")
+        near_widened(m(300, 33, 3):t(), b, "a transposed (column-major)")
+        near_widened(a, m(17, 300, 4):t(), "b transposed")
+        near_widened(m(33, 320, 5):narrow(2, 11, 300), b, "a with a leading dim past its width")
+        local flat = tide.tensor(values(1, 2 * 33 * 300, 6)[1], { dtype = "bfloat16" })
+        near_widened(flat:as_strided({ 33, 300 }, { 600, 2 }), b, "no BLAS layout (widened)")
+        near_widened(tide.stack({ a, a * 2, -a }), tide.stack({ b, b:flip(1), b * 0.5 }),
+            "a batch of products")
+        near_widened(tide.stack({ a, a * 2 }), b, "a batch against one matrix")
+        near_widened(a, tide.stack({ b, b * 3 }), "one matrix against a batch (stride 0)")
+        local at = tide.stack({ a, -a }):transpose(2, 3):contiguous():transpose(2, 3)
+        near_widened(at, m(300, 20, 9):narrow(2, 2, 17):expand(2, 300, 17),
+            "column-major batches against one narrowed matrix, expanded")
+        near_widened(a[1], b, "a vector times a matrix")
+        near_widened(a, b:select(2, 1), "a matrix times a vector")
+        near_widened(a[1], b:select(2, 3), "a dot product")
+    end)
+
+    it("is exact where float32 sums are: small integers", function()
+        local a = tide.arange(0, 60):remainder(7):reshape(6, 10):to("bfloat16")
+        local b = tide.arange(0, 40):remainder(5):reshape(10, 4):to("bfloat16")
+        same_bits(a:long():matmul(b:long()):to("bfloat16"), a:matmul(b), "integers")
+    end)
+
+    it("fills an empty inner dim with zeros and keeps empty shapes", function()
+        local z = m(3, 1, 1):narrow(2, 1, 0):matmul(m(1, 4, 2):narrow(1, 1, 0))
+        same_bits(tide.zeros({ 3, 4 }, { dtype = "bfloat16" }), z, "K = 0")
+        assert.are.same({ 0, 4 }, m(1, 5, 1):narrow(1, 1, 0):matmul(m(5, 4, 2)).shape)
+    end)
+
+    it("carries gradients: those of the widened product, to bfloat16 precision", function()
+        local a = m(20, 64, 7):requires_grad_()
+        local b = m(64, 9, 8):requires_grad_()
+        local g = m(20, 9, 9)
+        a:matmul(b):backward(g)
+        local fa, fb = a:detach():float(), b:detach():float()
+        local ga, gb = g:float():matmul(fb:t()), fa:t():matmul(g:float())
+        for _, c in ipairs({ { a.grad, ga, "a.grad" }, { b.grad, gb, "b.grad" } }) do
+            assert.are.equal("bfloat16", c[1].dtype)
+            local err = (c[1]:float() - c[2]):abs():max():item()
+            assert.is_true(err <= 2 ^ -7 * c[2]:abs():max():item(), c[3] .. " " .. err)
+        end
+    end)
+end)

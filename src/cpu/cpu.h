@@ -122,6 +122,10 @@ void tide_storage_cache_flush(void);
 int         cpu_threads(void);
 const char *cpu_blas_core(void);
 void        cpu_blas_set_threads(int n); /* matmul.c: OpenBLAS's own count, where it keeps one */
+/* matmul_bf16.c: a bfloat16 [B, M, K] @ [B, K, N] into a contiguous out through oneDNN; 1 when
+ * done, 0 when declined (not built with oneDNN, a layout it does not take): then widen */
+int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                    const tide_kview *bm);
 
 /* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file
  * per family (elementwise.c: binary, binary_scalar, unary, copy, fill; reduce.c; matmul.c;

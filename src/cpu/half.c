@@ -10,7 +10,8 @@
  * "opmath" type) and as tide's CUDA kernels do: the same op gives the same values on both devices
  * but for summation order. Every op pays two conversions, vectorised in the copy entry
  * (elementwise.c: F16C for float16), so half runs at about float32's speed and holds half its
- * memory.
+ * memory. The exception is a bfloat16 matmul: oneDNN multiplies bfloat16 itself
+ * (matmul_bf16.c), where the CPU has the instructions several times faster than float32.
  *
  * A failed kernel writes nothing back, so a half tensor is left as it was, as every other
  * tensor is. Inputs are widened before the kernel runs, so an output that aliases an input
@@ -148,6 +149,8 @@ tide_status cpu_matmul_or_half(tide_device *dev, const tide_kview *out, const ti
                                const tide_kview *bm) {
     if (!cpu_is_half(a->dtype))
         return cpu_matmul(dev, out, a, bm);
+    if (cpu_matmul_bf16(dev, out, a, bm)) /* bfloat16 in hardware, where oneDNN takes it */
+        return TIDE_OK;
     const tide_kview *h[] = {out, a, bm};
     const int         mode[] = {OUT, IN, IN};
     THROUGH_FLOAT(cpu_matmul(dev, V(0), V(1), V(2)));
