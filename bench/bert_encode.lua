@@ -10,16 +10,26 @@
 -- vectors for the first --check fortunes of the sample are compared with sentence-transformers'.
 --
 --   lua5.4 bench/bert_encode.lua [--n 1024] [--batch-size 64] [--max-length 128] [--rounds 2]
---       [--check 128] [--model DIR] [--data DIR]
+--       [--check 128] [--model DIR] [--data DIR] [--dtype float32|bfloat16]
+--
+-- --dtype bfloat16: both sides' models in bfloat16 (tide: from_pretrained's dtype; its CPU
+-- matmuls then run on oneDNN's bfloat16 kernels where the CPU has them, tide.cpu_info().bf16_gemm;
+-- PyTorch: the model cast, on its own oneDNN); no ONNX Runtime then (no bfloat16 CPU kernels).
+-- The vectors are checked against sentence-transformers' float32 ones to bfloat16's precision.
 --
 -- Needs models/all-MiniLM-L6-v2 (make models) and, for the references, the pinned venv
 -- (.venv: sh tools/pyenv.sh); without them it says so and exits 0 (benchmarks never gate CI).
 local compare = require("bench.compare")
 
 local o = { n = 1024, batch_size = 64, max_length = 128, rounds = 2, check = 128,
-    model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
+    model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes", dtype = "float32" }
 compare.flags(o, "usage: lua5.4 bench/bert_encode.lua [--n N] [--batch-size N] " ..
-    "[--max-length N] [--rounds N] [--check N] [--model DIR] [--data DIR]")
+    "[--max-length N] [--rounds N] [--check N] [--model DIR] [--data DIR] " ..
+    "[--dtype float32|bfloat16]")
+if o.dtype ~= "float32" and o.dtype ~= "bfloat16" then
+    print("bert_encode: --dtype is float32 or bfloat16, got " .. tostring(o.dtype))
+    os.exit(1)
+end
 
 local exists = compare.exists
 
@@ -41,7 +51,7 @@ local corpus = require("bench.fortunes")
 local fortunes = corpus.read(o.data)
 local sentences = corpus.sample(fortunes, o.n)
 local warm = { table.unpack(sentences, 1, math.min(o.batch_size, #sentences)) }
-local enc = tide.models.SentenceEncoder.from_pretrained(o.model)
+local enc = tide.models.SentenceEncoder.from_pretrained(o.model, { dtype = o.dtype })
 enc.max_seq_length = o.max_length
 
 local function tide_encode(list)
@@ -56,9 +66,11 @@ local function tide_side()
     return { encode = s, encode_ort = s }
 end
 
-print(string.format("bert_encode: all-MiniLM-L6-v2, %d of %d fortunes, batch %d, max length " ..
-    "%d, length-sorted; %d cores, tide on %d threads", #sentences, #fortunes, o.batch_size,
-    o.max_length, compare.nproc(), tide.cpu_info().threads))
+print(string.format("bert_encode: all-MiniLM-L6-v2 in %s, %d of %d fortunes, batch %d, max " ..
+    "length %d, length-sorted; %d cores, tide on %d threads%s", o.dtype, #sentences, #fortunes,
+    o.batch_size, o.max_length, compare.nproc(), tide.cpu_info().threads,
+    o.dtype == "bfloat16" and ", bfloat16 gemm: " .. (tide.cpu_info().bf16_gemm or "widened")
+    or ""))
 
 local function per_s(s)
     return #sentences / s
@@ -72,7 +84,8 @@ if not have_venv then
 end
 
 local ref_args = string.format("bench/bert_encode.py --n %d --batch-size %d --max-length %d " ..
-    "--model '%s' --data '%s'", o.n, o.batch_size, o.max_length, o.model, o.data)
+    "--model '%s' --data '%s' --dtype %s", o.n, o.batch_size, o.max_length, o.model, o.data,
+    o.dtype)
 local res, why = compare.run { rounds = o.rounds, tide = tide_side, reference = ref_args }
 if not res or not res.encode then
     print("bert_encode: references unavailable (" .. tostring(why) .. ")")
@@ -90,7 +103,8 @@ print(string.format("  tide/PyTorch %.2fx (%.2f-%.2f; target <= 0.8x)%s; medians
     "rounds' ratios", pt.ratio, pt.lo, pt.hi, ort and string.format(", tide/ONNX Runtime " ..
     "%.2fx (%.2f-%.2f), ONNX Runtime/PyTorch %.2fx", ort.ratio, ort.lo, ort.hi,
     ort.ref / pt.ref) or "", o.rounds))
-print(string.format("result bert_encode_ratio %.4f", res.encode.ratio))
+print(string.format("result bert_encode%s_ratio %.4f", o.dtype == "float32" and "" or "_bf16",
+    res.encode.ratio))
 
 -- the vectors themselves, beside sentence-transformers' (one thread, the first --check)
 if o.check > 0 then
@@ -107,8 +121,9 @@ if o.check > 0 then
         print("  vectors: no reference (" .. (out:match("[^\n]*Error[^\n]*") or "?") .. ")")
     else
         local mine = tide_encode({ table.unpack(sentences, 1, n) })
-        local diff = (mine - ref.vectors:narrow(1, 1, n)):abs():max():item()
+        local diff = (mine:float() - ref.vectors:narrow(1, 1, n)):abs():max():item()
         print(string.format("  vectors: max |tide - sentence-transformers| = %.2e over %d " ..
-            "fortunes (target <= 1e-5)", diff, n))
+            "fortunes (target <= %s)", diff, n, o.dtype == "float32" and "1e-5" or
+            "bfloat16's precision, the float32 model's vectors"))
     end
 end

@@ -1,6 +1,7 @@
 -- cpu_half_spec.lua — float16 and bfloat16 compute on the CPU (src/cpu/half.c): every op is
 -- its float32 kernel on the widened values with the result rounded once, so each result is bit
--- for bit `op(x:float()):to(dtype)`, through broadcasts, strided views and in-place writes;
+-- for bit `op(x:float()):to(dtype)`, through broadcasts, strided views and in-place writes,
+-- whole or a block at a time (a bfloat16 matmul on oneDNN: to summation order, at the end);
 -- random draws are the float32 draws rounded; the scratch copies are given back; nn layers,
 -- autograd and an optimizer step run in half; SentenceEncoder takes {dtype = "bfloat16"}. The
 -- op table's walk (spec/opinfo_spec.lua) covers every op on both dtypes against the CPU's
@@ -194,6 +195,57 @@ describe("SentenceEncoder on the CPU in bfloat16", function()
         assert.is_true(cos:min():item() > 0.995, tostring(cos))
     end)
 end)
+
+-- Elementwise ops and softmax widen a block at a time on each thread (half.c): checked on
+-- tensors past the thread grain and the block sizes, with broadcast and strided operands, rows
+-- of softmax longer than a block (those widen whole tensors) and in-place writes.
+for _, dt in ipairs(HALF) do
+    describe(dt .. " on the CPU, in blocks", function()
+        local big, wide, col, tr
+        before_each(function()
+            big = tide.tensor(values(90, 301, 5), { dtype = dt })
+            col = tide.tensor(values(90, 1, 6), { dtype = dt })
+            tr = tide.tensor(values(301, 90, 7), { dtype = dt }):t()
+            wide = tide.tensor(values(3, 5000, 8), { dtype = dt })
+        end)
+        local CASES = {
+            add_broadcast = function(x, c) return x + c end,
+            mul_strided = function(x, _, t) return x * t end,
+            sub_scalar = function(x) return 1.5 - x end,
+            gelu = function(x) return F.gelu(x) end,
+            exp_strided = function(_, _, t) return t:exp() end,
+            clamp = function(x) return x:clamp(-0.5, 0.7) end,
+            softmax = function(x) return F.softmax(x, 2) end,
+            softmax_strided_dim = function(_, _, t) return F.log_softmax(t, 1) end,
+        }
+        for name, f in pairs(CASES) do
+            it(name .. ": the float32 result rounded once", function()
+                same_bits(f(big:float(), col:float(), tr:float()):to(dt), f(big, col, tr), name)
+            end)
+        end
+        it("softmax over rows longer than a block, and its gradient", function()
+            same_bits(F.softmax(wide:float(), 2):to(dt), F.softmax(wide, 2), "long rows")
+            local x = big:clone():requires_grad_()
+            local xf = big:float():requires_grad_()
+            local g = tide.tensor(values(90, 301, 9), { dtype = dt })
+            F.log_softmax(x, 2):backward(g)
+            -- the float32 gradient of the rounded result, rounded once
+            local yf = F.log_softmax(xf, 2):to(dt):float()
+            local want = (g:float() - yf:exp() * g:float():sum(2, true)):to(dt)
+            assert.are.equal(dt, x.grad.dtype)
+            local err = (x.grad:float() - want:float()):abs():max():item()
+            assert.is_true(err <= 2 ^ -6, "log_softmax gradient off by " .. err)
+        end)
+        it("in place over itself reads the old values", function()
+            local x = big:clone()
+            x:mul_(x)
+            same_bits((big:float() * big:float()):to(dt), x, "x:mul_(x)")
+            local y = big:clone()
+            y:add_(y:flip(2))
+            same_bits((big:float() + big:float():flip(2)):to(dt), y, "x:add_(x:flip(2))")
+        end)
+    end)
+end
 
 -- A bfloat16 product is the one op that does not widen where oneDNN multiplies bfloat16 in
 -- hardware (src/cpu/matmul_bf16.c, tide.cpu_info().bf16_gemm): exact products, float32 sums in

@@ -105,6 +105,10 @@ tide_status cpu_notsup(const char *op, tide_dtype dt);
 
 /* element conversions (half/bf16, saturating integer casts, load/store as double) are the
  * tide_* inlines of dtype_convert.h, shared with the core */
+/* one strided row of n elements converted from one dtype to another, as the copy entry converts
+ * (elementwise.c; byte strides): half.c widens blocks of half operands with it */
+void cpu_convert_row(tide_dtype to, char *dst, int64_t dst_stride, tide_dtype from, const char *src,
+                     int64_t src_stride, int64_t n);
 
 /* ---- the vtable entries, one file per family ------------------------------------------- */
 

@@ -354,6 +354,14 @@ static void cvt_row(char **p, const int64_t *s, int64_t n, int64_t index, void *
     cvt_to[ca->to](ca->from, p, s, n);
 }
 
+void cpu_convert_row(tide_dtype to, char *dst, int64_t dst_stride, tide_dtype from, const char *src,
+                     int64_t src_stride, int64_t n) {
+    char   *p[2] = {dst, (char *)src};
+    int64_t s[2] = {dst_stride, src_stride};
+    cvt_arg ca = {to, from};
+    cvt_row(p, s, n, 0, &ca);
+}
+
 tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *a) {
     (void)dev;
     if ((unsigned)out->dtype >= TIDE_DTYPE_COUNT || (unsigned)a->dtype >= TIDE_DTYPE_COUNT)

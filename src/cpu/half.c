@@ -8,15 +8,18 @@
  * into the half outputs (to nearest, ties to even: the copy entry's conversion). That is each op
  * computed in float32 and rounded once, as PyTorch's CPU kernels compute these dtypes (their
  * "opmath" type) and as tide's CUDA kernels do: the same op gives the same values on both devices
- * but for summation order. Every op pays two conversions, vectorised in the copy entry
- * (elementwise.c: F16C for float16), so half runs at about float32's speed and holds half its
- * memory. The exception is a bfloat16 matmul: oneDNN multiplies bfloat16 itself
- * (matmul_bf16.c), where the CPU has the instructions several times faster than float32.
+ * but for summation order. The conversions are vectorised (elementwise.c: F16C for float16).
+ * The ops a model runs most, elementwise ops and softmax, widen a block at a time in each
+ * thread's cache instead of whole tensors (below), so they move half the bytes float32 would;
+ * the others pay two passes over memory, at about float32's speed. A bfloat16 matmul does not
+ * widen at all where oneDNN multiplies bfloat16 itself (matmul_bf16.c), several times faster
+ * than float32 on CPUs with the instructions.
  *
  * A failed kernel writes nothing back, so a half tensor is left as it was, as every other
- * tensor is. Inputs are widened before the kernel runs, so an output that aliases an input
- * (x:add_(x)) reads the old values. An input broadcast with stride 0 is widened at its own
- * size (one row for a bias), not at the output's.
+ * tensor is (the block paths ask the float32 kernel first, on one element, whether it takes
+ * the op). Inputs are widened before the kernel writes, so an output that aliases an input
+ * (x:add_(x)) reads the old values: whole, or block by block at the same positions. An input
+ * broadcast with stride 0 is widened at its own size (one row for a bias), not at the output's.
  */
 #include "cpu.h"
 
@@ -108,10 +111,95 @@ static tide_status finish_all(tide_device *dev, int n, const tide_kview *const *
         return finish_all(dev, N, h, mode, w, (CALL));                                             \
     } while (0)
 
+/* ---- elementwise ops, a block at a time ------------------------------------------------------
+ * Widening whole tensors makes an add of half tensors pass over memory three times as often as
+ * the add itself (widen, compute, round back), which is most of a bfloat16 model's time beside
+ * its matmuls. So binary, binary_scalar and unary (bias adds, residuals, activations) widen
+ * BLOCK elements at a time on each thread's stack instead, run the float32 kernel on the block
+ * (one row loop: below its thread grain, inside the iterator's threads) and round the block
+ * back into the output: memory is read and written once, in half. The values are the same bit
+ * for bit: each element is still the float32 op on its widened operands, rounded once. Only
+ * ops whose output has the operands' dtype go this way (a comparison's bool output widens). */
+enum { BLOCK = 2048 };
+typedef enum { EW_BINARY, EW_SCALAR, EW_UNARY } ew_kind;
+typedef struct {
+    ew_kind       kind;
+    tide_device  *dev;
+    tide_op       op;
+    tide_dtype    dt; /* the half dtype of every operand */
+    int           nin;
+    double        s; /* binary_scalar */
+    int           reverse;
+    const double *params; /* unary */
+} ew_arg;
+
+/* v: n contiguous floats at p as a 1-d view (only the fields a 1-d view reads are set: this
+ * runs once a block) */
+static void float_row(tide_kview *v, float *p, int64_t n) {
+    v->data = p;
+    v->dtype = TIDE_DTYPE_F32;
+    v->ndim = 1;
+    v->shape[0] = n;
+    v->strides[0] = 1;
+}
+
+/* the float32 kernel on n contiguous floats */
+static tide_status ew_float(const ew_arg *e, float *o, float *a, float *b, int64_t n) {
+    tide_kview vo, va, vb;
+    float_row(&vo, o, n);
+    float_row(&va, a, n);
+    float_row(&vb, b, n);
+    switch (e->kind) {
+    case EW_BINARY:
+        return cpu_binary(e->dev, e->op, &vo, &va, &vb);
+    case EW_SCALAR:
+        return cpu_binary_scalar(e->dev, e->op, &vo, &va, e->s, e->reverse);
+    default:
+        return cpu_unary(e->dev, e->op, &vo, &va, e->params);
+    }
+}
+
+static void ew_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const ew_arg *e = arg;
+    float         buf[3][BLOCK];
+    for (int64_t at = 0; at < n; at += BLOCK) {
+        int64_t m = n - at < BLOCK ? n - at : BLOCK;
+        for (int k = 1; k <= e->nin; k++)
+            cpu_convert_row(TIDE_DTYPE_F32, (char *)buf[k], sizeof(float), e->dt, p[k] + at * s[k],
+                            s[k], m);
+        (void)ew_float(e, buf[0], buf[1], buf[2], m); /* cannot fail: probed by ew_run */
+        cpu_convert_row(e->dt, p[0] + at * s[0], s[0], TIDE_DTYPE_F32, (const char *)buf[0],
+                        sizeof(float), m);
+    }
+}
+
+/* 1 when the op ran a block at a time (*st its status), 0 when it must widen whole tensors */
+static int ew_run(ew_arg *e, const tide_kview *out, const tide_kview *a, const tide_kview *b,
+                  tide_status *st) {
+    if (out->dtype != a->dtype || (b && b->dtype != a->dtype))
+        return 0;
+    /* the kernel's refusals (an op without a float kernel) come before anything is written */
+    float one[3] = {1.0f, 1.0f, 1.0f};
+    *st = ew_float(e, &one[0], &one[1], &one[2], 1);
+    if (*st != TIDE_OK)
+        return 1;
+    const tide_kview *v[3] = {out, a, b};
+    cpu_iter          it;
+    *st = cpu_iter_init(&it, cpu_op_name(e->op), 1 + e->nin, v);
+    if (*st == TIDE_OK)
+        cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY, ew_row, e);
+    return 1;
+}
+
 tide_status cpu_binary_or_half(tide_device *dev, tide_op op, const tide_kview *out,
                                const tide_kview *a, const tide_kview *b) {
     if (!cpu_is_half(a->dtype))
         return cpu_binary(dev, op, out, a, b);
+    ew_arg      e = {.kind = EW_BINARY, .dev = dev, .op = op, .dt = a->dtype, .nin = 2};
+    tide_status st;
+    if (ew_run(&e, out, a, b, &st))
+        return st;
     const tide_kview *h[] = {out, a, b};
     const int         mode[] = {OUT, IN, IN};
     THROUGH_FLOAT(cpu_binary(dev, op, V(0), V(1), V(2)));
@@ -122,6 +210,16 @@ tide_status cpu_binary_scalar_or_half(tide_device *dev, tide_op op, const tide_k
                                       const tide_kview *a, double s, int reverse) {
     if (!cpu_is_half(a->dtype))
         return cpu_binary_scalar(dev, op, out, a, s, reverse);
+    ew_arg      e = {.kind = EW_SCALAR,
+                     .dev = dev,
+                     .op = op,
+                     .dt = a->dtype,
+                     .nin = 1,
+                     .s = s,
+                     .reverse = reverse};
+    tide_status st;
+    if (ew_run(&e, out, a, NULL, &st))
+        return st;
     const tide_kview *h[] = {out, a};
     const int         mode[] = {OUT, IN};
     THROUGH_FLOAT(cpu_binary_scalar(dev, op, V(0), V(1), s, reverse));
@@ -131,6 +229,10 @@ tide_status cpu_unary_or_half(tide_device *dev, tide_op op, const tide_kview *ou
                               const tide_kview *a, const double *params) {
     if (!cpu_is_half(a->dtype))
         return cpu_unary(dev, op, out, a, params);
+    ew_arg e = {.kind = EW_UNARY, .dev = dev, .op = op, .dt = a->dtype, .nin = 1, .params = params};
+    tide_status st;
+    if (ew_run(&e, out, a, NULL, &st))
+        return st;
     const tide_kview *h[] = {out, a};
     const int         mode[] = {OUT, IN};
     THROUGH_FLOAT(cpu_unary(dev, op, V(0), V(1), params));
@@ -156,10 +258,91 @@ tide_status cpu_matmul_or_half(tide_device *dev, const tide_kview *out, const ti
     THROUGH_FLOAT(cpu_matmul(dev, V(0), V(1), V(2)));
 }
 
+/* ---- softmax and its gradient, rows at a time ------------------------------------------------
+ * The same for softmax over a dim: each thread widens as many whole rows (the dim's elements)
+ * as fit in ROWS_BLOCK floats, runs the float32 kernel on them as one [rows, len] block and rounds
+ * them back. A dim longer than the block widens whole tensors. */
+enum { ROWS_BLOCK = 4096 };
+typedef struct {
+    tide_device *dev;
+    tide_dtype   dt;
+    int          nin; /* 1: softmax (out, a); 2: its gradient (dx, y, g) */
+    int          log;
+    int64_t      len;
+    int64_t      step[3]; /* byte strides along the dim */
+} sm_arg;
+
+static void sm_rows(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+    (void)index;
+    const sm_arg *e = arg;
+    float         buf[3][ROWS_BLOCK];
+    int64_t       per = ROWS_BLOCK / e->len;
+    for (int64_t at = 0; at < n; at += per) {
+        int64_t r = n - at < per ? n - at : per;
+        for (int k = 1; k <= e->nin; k++)
+            for (int64_t i = 0; i < r; i++)
+                cpu_convert_row(TIDE_DTYPE_F32, (char *)(buf[k] + i * e->len), sizeof(float), e->dt,
+                                p[k] + (at + i) * s[k], e->step[k], e->len);
+        tide_kview v[3];
+        for (int k = 0; k < 3; k++)
+            v[k] = (tide_kview){.data = buf[k],
+                                .dtype = TIDE_DTYPE_F32,
+                                .ndim = 2,
+                                .shape = {r, e->len},
+                                .strides = {e->len, 1}};
+        /* cannot fail: probed by sm_run */
+        (void)(e->nin == 1 ? cpu_softmax(e->dev, &v[0], &v[1], 1, e->log)
+                           : cpu_softmax_backward(e->dev, &v[0], &v[1], &v[2], 1, e->log));
+        for (int64_t i = 0; i < r; i++)
+            cpu_convert_row(e->dt, p[0] + (at + i) * s[0], e->step[0], TIDE_DTYPE_F32,
+                            (const char *)(buf[0] + i * e->len), sizeof(float), e->len);
+    }
+}
+
+/* 1 when the rows ran a block at a time (*st its status), 0 when whole tensors must widen */
+static int sm_run(sm_arg *e, int n, const tide_kview *const *v, int dim, tide_status *st) {
+    for (int k = 0; k < n; k++)
+        if (v[k]->dtype != e->dt || dim < 0 || dim >= v[k]->ndim)
+            return 0;
+    e->len = v[0]->shape[dim];
+    if (e->len == 0 || e->len > ROWS_BLOCK)
+        return 0;
+    /* the kernel's refusals come before anything is written: one row of one element */
+    float      one[3] = {1.0f, 1.0f, 1.0f};
+    tide_kview w[3];
+    for (int k = 0; k < 3; k++)
+        w[k] = (tide_kview){
+            .data = &one[k], .dtype = TIDE_DTYPE_F32, .ndim = 1, .shape = {1}, .strides = {1}};
+    *st = e->nin == 1 ? cpu_softmax(e->dev, &w[0], &w[1], 0, e->log)
+                      : cpu_softmax_backward(e->dev, &w[0], &w[1], &w[2], 0, e->log);
+    if (*st != TIDE_OK)
+        return 1;
+    /* the iterator walks the rows' first elements: the dim collapsed to one */
+    tide_kview        starts[3];
+    const tide_kview *sv[3];
+    for (int k = 0; k < n; k++) {
+        starts[k] = *v[k];
+        e->step[k] = v[k]->strides[dim] * (int64_t)cpu_dtype_size(e->dt);
+        starts[k].shape[dim] = 1;
+        starts[k].strides[dim] = 0;
+        sv[k] = &starts[k];
+    }
+    cpu_iter it;
+    *st = cpu_iter_init(&it, e->nin == 1 ? "softmax" : "softmax_backward", n, sv);
+    if (*st == TIDE_OK)
+        cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY / e->len + 1, sm_rows, e);
+    return 1;
+}
+
 tide_status cpu_softmax_or_half(tide_device *dev, const tide_kview *out, const tide_kview *a,
                                 int dim, int log) {
     if (!cpu_is_half(a->dtype))
         return cpu_softmax(dev, out, a, dim, log);
+    sm_arg            e = {.dev = dev, .dt = a->dtype, .nin = 1, .log = log};
+    const tide_kview *v[] = {out, a};
+    tide_status       st;
+    if (sm_run(&e, 2, v, dim, &st))
+        return st;
     const tide_kview *h[] = {out, a};
     const int         mode[] = {OUT, IN};
     THROUGH_FLOAT(cpu_softmax(dev, V(0), V(1), dim, log));
@@ -170,6 +353,11 @@ tide_status cpu_softmax_backward_or_half(tide_device *dev, const tide_kview *dx,
                                          int log) {
     if (!cpu_is_half(y->dtype))
         return cpu_softmax_backward(dev, dx, y, g, dim, log);
+    sm_arg            e = {.dev = dev, .dt = y->dtype, .nin = 2, .log = log};
+    const tide_kview *v[] = {dx, y, g};
+    tide_status       st;
+    if (sm_run(&e, 3, v, dim, &st))
+        return st;
     const tide_kview *h[] = {dx, y, g};
     const int         mode[] = {OUT, IN, IN};
     THROUGH_FLOAT(cpu_softmax_backward(dev, V(0), V(1), V(2), dim, log));

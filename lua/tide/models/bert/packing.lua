@@ -13,11 +13,15 @@ local M = {}
 -- the layout of attention_mask [B, T] (1 where a token takes part); nil when nothing is padding
 function M.of_mask(attention_mask)
     local B, T = attention_mask:size(1), attention_mask:size(2)
-    local index = attention_mask:reshape(B * T):nonzero():view(-1) -- 1-based flat positions
-    if index:size(1) == B * T then
+    local real = attention_mask:reshape(B * T):ne(0)
+    local index = real:nonzero():view(-1) -- 1-based flat positions
+    local N = index:size(1)
+    if N == B * T then
         return nil
     end
-    return { B = B, T = T, index = index }
+    -- each flat position's row in [x; a row of zeros]: its token's, or N + 1 at padding
+    local gather = core.where(real, real:long():cumsum(1), N + 1)
+    return { B = B, T = T, index = index, gather = gather }
 end
 
 -- x [B, T, H] -> [N, H], the real tokens in order
@@ -25,11 +29,12 @@ function M.pack(p, x)
     return x:reshape(p.B * p.T, x:size(3)):index_select(1, p.index)
 end
 
--- x [N, H] -> [B, T, H], zeros at padding
+-- x [N, H] -> [B, T, H], zeros at padding: a gather, which moves values in any dtype (a
+-- scatter-add into zeros would compute, and widen half tensors on the CPU)
 function M.unpack(p, x)
     local H = x:size(2)
-    return core.zeros({ p.B * p.T, H }, { dtype = x.dtype, device = x.device })
-        :index_add_(1, p.index, x):view(p.B, p.T, H)
+    local zero = core.zeros({ 1, H }, { dtype = x.dtype, device = x.device })
+    return core.cat({ x, zero }):index_select(1, p.gather):view(p.B, p.T, H)
 end
 
 return M
