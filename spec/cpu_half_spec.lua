@@ -307,6 +307,41 @@ describe("bfloat16 matmul on the CPU", function()
         assert.are.same({ 0, 4 }, m(1, 5, 1):narrow(1, 1, 0):matmul(m(5, 4, 2)).shape)
     end)
 
+    it("convolves as the widened im2col path, with the gradients, to bfloat16 precision",
+        function()
+            -- oneDNN's bfloat16 convolution where the CPU has the instructions, else im2col and
+            -- the widened gemm: the float32 convolution's values, to bfloat16 rounding
+            local function close(got, want, what)
+                assert.are.equal("bfloat16", got.dtype, what)
+                local err = (got:float() - want):abs():max():item()
+                local tol = 2 ^ -7 * want:abs():max():item()
+                assert.is_true(err <= tol, what .. ": off by " .. err .. " (tolerance " .. tol .. ")")
+            end
+            for _, c in ipairs({ { 3, 8, {}, true }, { 4, 6, { stride = 2, padding = 1 }, true },
+                { 4, 6, { groups = 2, dilation = 2, padding = 2 }, false } }) do
+                local cin, cout, opts, with_bias = c[1], c[2], c[3], c[4]
+                local x = tide.tensor(values(2 * cin * 9, 11, 3), { dtype = "bfloat16" })
+                    :view(2, cin, 9, 11):requires_grad_()
+                local groups = opts.groups or 1
+                local w = tide.tensor(values(cout, cin / groups * 9, 4), { dtype = "bfloat16" })
+                    :view(cout, cin / groups, 3, 3):requires_grad_()
+                local b = with_bias and m(1, cout, 5):view(cout):requires_grad_() or nil
+                local y = F.conv2d(x, w, b, opts)
+                local xf, wf = x:detach():float():requires_grad_(), w:detach():float():requires_grad_()
+                local bf = b and b:detach():float():requires_grad_()
+                local yf = F.conv2d(xf, wf, bf, opts)
+                close(y, yf, "conv2d")
+                local g = tide.tensor(values(y:numel(), 1, 6), { dtype = "bfloat16" }):view(y.shape)
+                y:backward(g)
+                yf:backward(g:float())
+                close(x.grad, xf.grad, "grad of x")
+                close(w.grad, wf.grad, "grad of w")
+                if b then
+                    close(b.grad, bf.grad, "grad of b")
+                end
+            end
+        end)
+
     it("carries gradients: those of the widened product, to bfloat16 precision", function()
         local a = m(20, 64, 7):requires_grad_()
         local b = m(64, 9, 8):requires_grad_()

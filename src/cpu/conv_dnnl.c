@@ -1,5 +1,6 @@
 /*
- * conv_dnnl.c — conv2d and its gradients through oneDNN (float32), when tide is built with it
+ * conv_dnnl.c — conv2d and its gradients through oneDNN (float32, and bfloat16 where the CPU has
+ * bfloat16 instructions), when tide is built with it
  * (the Makefile defines TIDE_HAVE_DNNL where dnnl.h is installed; without it the CPU backend has
  * no conv2d entry and nn runs im2col + gemm).
  *
@@ -21,10 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a shape: the key of a cache entry */
+/* a shape and dtype: the key of a cache entry */
 typedef struct {
     int64_t n, c, h, w, o, groups, bias;
     int     kh, kw, sh, sw, ph, pw, dh, dw;
+    int     bf16; /* bfloat16 tensors (else float32) */
 } conv_key;
 
 /* one argument of a primitive: the user's plain buffer and the layout the primitive wants, with
@@ -190,17 +192,18 @@ static tide_status mds_make(const conv_key *k, conv_mds *m) {
     dnnl_dims_t wei = {k->o, k->c, k->kh, k->kw};
     dnnl_dims_t gwei = {k->groups, k->o / k->groups, k->c / k->groups, k->kh, k->kw};
     int         g = k->groups > 1;
-    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->src, 4, src, dnnl_f32, dnnl_nchw));
-    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->dst, 4, dst, dnnl_f32, dnnl_nchw));
-    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->bias, 1, bias, dnnl_f32, dnnl_x));
-    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->wei, g ? 5 : 4, g ? gwei : wei,
-                                                         dnnl_f32, g ? dnnl_goihw : dnnl_oihw));
+    dnnl_data_type_t dt = k->bf16 ? dnnl_bf16 : dnnl_f32;
+    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->src, 4, src, dt, dnnl_nchw));
+    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->dst, 4, dst, dt, dnnl_nchw));
+    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->bias, 1, bias, dt, dnnl_x));
+    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->wei, g ? 5 : 4, g ? gwei : wei, dt,
+                                                         g ? dnnl_goihw : dnnl_oihw));
     DNNL_TRY("memory desc",
-             dnnl_memory_desc_init_by_tag(&m->src_any, 4, src, dnnl_f32, dnnl_format_tag_any));
+             dnnl_memory_desc_init_by_tag(&m->src_any, 4, src, dt, dnnl_format_tag_any));
     DNNL_TRY("memory desc",
-             dnnl_memory_desc_init_by_tag(&m->dst_any, 4, dst, dnnl_f32, dnnl_format_tag_any));
-    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->wei_any, g ? 5 : 4, g ? gwei : wei,
-                                                         dnnl_f32, dnnl_format_tag_any));
+             dnnl_memory_desc_init_by_tag(&m->dst_any, 4, dst, dt, dnnl_format_tag_any));
+    DNNL_TRY("memory desc", dnnl_memory_desc_init_by_tag(&m->wei_any, g ? 5 : 4, g ? gwei : wei, dt,
+                                                         dnnl_format_tag_any));
     /* oneDNN counts dilation from 0; symmetric padding (its output size rounds down as ours) */
     int64_t geo[8] = {k->sh, k->sw, k->dh - 1, k->dw - 1, k->ph, k->pw, k->ph, k->pw};
     for (int i = 0; i < 2; i++) {
@@ -319,7 +322,10 @@ static tide_status entry_get(const conv_key *key, int need_data, int need_weight
 
 static tide_status key_of(const char *name, const tide_kview *input, const tide_kview *weight,
                           int has_bias, tide_conv_geom g, int groups, conv_key *k) {
-    if (input->dtype != TIDE_DTYPE_F32)
+    /* bfloat16 where the CPU multiplies it in hardware (tide_cpu_bf16_gemm: AMX, AVX512-BF16;
+     * products exact, sums in float32, as the widened im2col path computes) */
+    int bf16 = input->dtype == TIDE_DTYPE_BF16 && tide_cpu_bf16_gemm();
+    if ((input->dtype != TIDE_DTYPE_F32 && !bf16) || weight->dtype != input->dtype)
         return cpu_notsup(name, input->dtype);
     /* oneDNN's kernels index in 32 bits: a padded input or a dilated kernel that spans more goes
      * to im2col + gemm, which indexes in 64 */
@@ -344,6 +350,7 @@ static tide_status key_of(const char *name, const tide_kview *input, const tide_
     k->pw = g.pw;
     k->dh = g.dh ? g.dh : 1;
     k->dw = g.dw ? g.dw : 1;
+    k->bf16 = bf16;
     return TIDE_OK;
 }
 
@@ -437,15 +444,16 @@ static tide_status backward(tide_device *dev, const tide_kview *gx, const tide_k
     }
     if (st == TIDE_OK && gb && !k->bias) { /* a bias gradient from a primitive made without a
                                              bias: sum gy */
-        const float *g = gy->data;
-        float       *bg = gb->data;
-        int64_t      L = gy->shape[2] * gy->shape[3];
+        const char *g = gy->data;
+        size_t      es = cpu_dtype_size(gy->dtype);
+        int64_t     L = gy->shape[2] * gy->shape[3];
         for (int64_t o = 0; o < k->o; o++) {
             double acc = 0;
             for (int64_t n = 0; n < k->n; n++)
                 for (int64_t i = 0; i < L; i++)
-                    acc += g[(n * k->o + o) * L + i];
-            bg[o] = (float)acc;
+                    acc += tide_load_d(gy->dtype, g + (size_t)((n * k->o + o) * L + i) * es);
+            /* rounded once: through float32, as the primitive's own sum */
+            tide_store_d(gb->dtype, (char *)gb->data + (size_t)o * es, (float)acc);
         }
     }
     return st;
