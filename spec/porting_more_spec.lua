@@ -169,6 +169,22 @@ describe("random fills: their distributions, dtype and device (" .. DEV .. ")", 
         local x = empty()
         assert.has_error(function() x:bernoulli_(1.5) end,
             "tide: bernoulli_: p must be a probability in [0, 1] or a tensor of them, got 1.5")
+        -- a tensor of probabilities is checked too (PyTorch's CPU kernel checks), NaN included;
+        -- a refused draw writes nothing and moves no generator
+        local before = x:clone()
+        local state = tide.get_rng_state(x.device)
+        local bad = tide.tensor({ 0.5, 1.25, 0.1 }):to(x.device)
+        assert.has_error(function() x:narrow(1, 1, 3):bernoulli_(bad) end,
+            "tide: bernoulli_: p must hold probabilities in [0, 1], got 1.25; clamp it first " ..
+            "(p:clamp(0, 1)) or check how it was computed")
+        assert.has_error(function() tide.bernoulli(tide.tensor({ 0.2, -0.5 })) end,
+            "tide: bernoulli: the input must hold probabilities in [0, 1], got -0.5; clamp it " ..
+            "first (p:clamp(0, 1)) or check how it was computed")
+        assert.has_error(function() tide.bernoulli(tide.tensor({ 0 / 0 })) end)
+        assert.has_error(function() tide.bernoulli(tide.zeros(2), 0 / 0) end,
+            "tide: bernoulli: p must be in [0, 1], got " .. tostring(0 / 0))
+        assert.are.same(before:cpu():totable(), x:cpu():totable())
+        assert.are.same(state:totable(), tide.get_rng_state(x.device):totable())
         assert.has_error(function() x:exponential_(0) end,
             "tide: exponential_: lambd must be a positive number, got 0")
         assert.has_error(function() x:geometric_() end,

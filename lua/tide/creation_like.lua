@@ -145,8 +145,10 @@ function F.bernoulli(x, p, opts, ...)
     -- p checked before the draw: a refused call moves no generator
     if p ~= nil and type(p) ~= "number" then
         raise(("tide: bernoulli: p must be a number, got %s"):format(type(p)))
-    elseif p ~= nil and (p < 0 or p > 1) then
+    elseif p ~= nil and not (p >= 0 and p <= 1) then
         raise(("tide: bernoulli: p must be in [0, 1], got %s"):format(p))
+    elseif p == nil then
+        args.probabilities("bernoulli", "the input", x)
     end
     local r = autograd.no_grad(function()
         local u = generators.run("bernoulli", g, x.device, core.rand, x:size(),

@@ -239,4 +239,16 @@ function M.float_input(op, x)
     end
 end
 
+-- raises unless every element of the tensor p (argument `what` of op) is a probability in
+-- [0, 1] (NaN is not), as PyTorch's CPU kernels check: one reduction and one value read back
+function M.probabilities(op, what, p)
+    local pd = p:detach()
+    local bad = pd:lt(0):logical_or(pd:gt(1)):logical_or(pd:ne(pd))
+    if bad:any():item() then
+        raise(("tide: %s: %s must hold probabilities in [0, 1], got %s; clamp it first " ..
+            "(p:clamp(0, 1)) or check how it was computed"):format(op, what,
+            tostring(pd:masked_select(bad)[1]:item())))
+    end
+end
+
 return M
