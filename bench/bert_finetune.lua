@@ -10,15 +10,22 @@
 --     difference (PyTorch's libraries alone map hundreds of MB tide's process never has).
 --
 --   lua5.4 bench/bert_finetune.lua [--steps 3] [--rounds 2] [--batch-size 32] [--max-length 128]
+--       [--amp 0|1]
+--
+-- --amp 1: the forward and the loss under autocast to bfloat16 on both sides (tide.autocast,
+-- torch.autocast("cpu")), the step PyTorch's AMP recipe takes on a CPU; the parameters, their
+-- gradients and AdamW stay float32. tide's bfloat16 products run on oneDNN's kernels where the
+-- CPU has bfloat16 instructions (tide.cpu_info().bf16_gemm).
 --
 -- Needs models/all-MiniLM-L6-v2 and, for the reference, .venv (sh tools/pyenv.sh); without them
 -- it says so and exits 0.
 local compare = require("bench.compare")
 
-local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128,
+local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128, amp = 0,
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
 compare.flags(o, "usage: lua5.4 bench/bert_finetune.lua [--steps N] [--rounds N] " ..
-    "[--batch-size N] [--max-length N] [--model DIR] [--data DIR]")
+    "[--batch-size N] [--max-length N] [--model DIR] [--data DIR] [--amp 0|1]")
+local amp = tonumber(o.amp) == 1
 
 local exists = compare.exists
 
@@ -66,11 +73,15 @@ end
 labels = tide.tensor(labels)
 local opt = tide.optim.AdamW(model:parameters(), { lr = 5e-5, weight_decay = 0.01 })
 
-local function step()
-    opt:zero_grad()
+local function forward()
     local logits = model(enc.input_ids, { attention_mask = enc.attention_mask,
         token_type_ids = enc.token_type_ids }).logits
-    local loss = F.cross_entropy(logits, labels)
+    return F.cross_entropy(logits, labels)
+end
+
+local function step()
+    opt:zero_grad()
+    local loss = amp and tide.autocast("cpu", forward) or forward()
     loss:backward()
     opt:step()
     return loss:item()
@@ -90,8 +101,9 @@ local function tide_side()
 end
 
 print(string.format("bert_finetune: all-MiniLM-L6-v2 + a %d-class head, batch %d x %d tokens, " ..
-    "AdamW, train mode; %d cores, tide on %d threads", CLASSES, #texts, o.max_length,
-    compare.nproc(), tide.cpu_info().threads))
+    "AdamW, train mode%s; %d cores, tide on %d threads", CLASSES, #texts, o.max_length,
+    amp and ", autocast to bfloat16 (bfloat16 gemm: " .. (tide.cpu_info().bf16_gemm or
+    "widened") .. ")" or "", compare.nproc(), tide.cpu_info().threads))
 
 local function mb(kb)
     return kb / 1024
@@ -107,8 +119,8 @@ if not exists(VENV) then
 end
 
 local args = string.format("bench/bert_finetune.py --steps %d --batch-size %d " ..
-    "--max-length %d --model '%s' --data '%s'", o.steps, o.batch_size, o.max_length, o.model,
-    o.data)
+    "--max-length %d --model '%s' --data '%s'%s", o.steps, o.batch_size, o.max_length, o.model,
+    o.data, amp and " --amp" or "")
 local res, why = compare.run { rounds = o.rounds, tide = tide_side, reference = args }
 local peak = status_kb("VmHWM")
 if not res or not res.step_s then
@@ -135,4 +147,4 @@ print(string.format("  tide/PyTorch: step time %.2fx (%.2f-%.2f, medians of %d r
     "ratios)%s", r.ratio, r.lo, r.hi, o.rounds, mem and string.format(", peak RSS %.2fx, " ..
     "loop memory %.2fx", peak / mem.rss_peak, (peak - rss_base) /
     math.max(1, mem.rss_peak - mem.rss_base)) or ""))
-print(string.format("result bert_finetune_step_ratio %.4f", r.ratio))
+print(string.format("result bert_finetune%s_step_ratio %.4f", amp and "_amp" or "", r.ratio))

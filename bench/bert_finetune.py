@@ -11,7 +11,10 @@ libraries, model, batch) and "result rss_peak KB" (VmHWM after the loop). Thread
 TIDE_BENCH_THREADS (bench/compare.lua's rule). Runs itself under .venv (tools/pyenv.sh).
 
   .venv/bin/python bench/bert_finetune.py [--steps 3] [--batch-size 32] [--max-length 128]
-      [--model models/all-MiniLM-L6-v2] [--data /usr/share/games/fortunes]
+      [--model models/all-MiniLM-L6-v2] [--data /usr/share/games/fortunes] [--amp]
+
+--amp: the forward and the loss under torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's
+CPU AMP recipe (no GradScaler for bfloat16); parameters, gradients and AdamW stay float32.
 """
 import argparse
 import os
@@ -48,6 +51,7 @@ def main():
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--model", default="models/all-MiniLM-L6-v2")
     ap.add_argument("--data", default="/usr/share/games/fortunes")
+    ap.add_argument("--amp", action="store_true")
     a = ap.parse_args()
 
     torch_ref.setup()
@@ -67,9 +71,10 @@ def main():
 
     def step():
         opt.zero_grad()
-        logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                       token_type_ids=enc["token_type_ids"]).logits
-        loss = loss_fn(logits, labels)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp):
+            logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                           token_type_ids=enc["token_type_ids"]).logits
+            loss = loss_fn(logits, labels)
         loss.backward()
         opt.step()
         return loss.item()

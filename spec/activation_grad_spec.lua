@@ -57,6 +57,31 @@ describe("GELU on " .. D.name, function()
         end)
     end
 
+    -- half tensors take the same one-pass kernels (autocast's bfloat16 GELU and ReLU): the
+    -- gradient of the half inputs, computed wide and rounded once to the half dtype
+    for _, dtype in ipairs({ "float16", "bfloat16" }) do
+        it("its gradient and ReLU's in one pass, " .. dtype .. ", rounded once", function()
+            local x = points():to(dtype):to("float64") -- the half inputs, exactly
+            local g = tide.linspace(-2, 3, x:numel(), { dtype = "float64" }):to(dtype)
+                :to("float64")
+            local want = g:mul(cdf(x):add(x:mul(pdf(x))))
+            local xd = x:to(dtype):to(D.name):requires_grad_(true)
+            xd:gelu():backward(g:to(dtype):to(D.name))
+            assert.are.equal(dtype, xd.grad.dtype)
+            -- within one rounding to the dtype (2^-8 relative for bfloat16, 2^-11 for float16)
+            local ulp = dtype == "bfloat16" and 2 ^ -8 or 2 ^ -11
+            local err = xd.grad:cpu():to("float64"):sub(want):abs()
+            assert.is_true(err:le(want:abs():mul(ulp):add(1e-7)):all():item(),
+                dtype .. " gelu gradient off by " .. err:max():item())
+            local direct = K.gelu_backward(g:to(dtype):to(D.name), x:to(dtype):to(D.name))
+            assert.are.equal(0, direct:sub(xd.grad):abs():max():item())
+            local xr = x:to(dtype):to(D.name):requires_grad_(true)
+            xr:relu():backward(g:to(dtype):to(D.name))
+            local rwant = tide.where(x:gt(0), g, 0):to(dtype)
+            assert.are.same(rwant:totable(), xr.grad:cpu():totable())
+        end)
+    end
+
     it("keeps the limits: gradient 1 at +inf, 0 at -inf, 0.5 at 0, NaN at NaN", function()
         for _, dtype in ipairs({ "float32", "float64" }) do
             local x = tide.tensor({ math.huge, -math.huge, 0, 0 / 0 }, { dtype = dtype })

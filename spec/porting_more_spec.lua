@@ -171,6 +171,7 @@ describe("random fills: their distributions, dtype and device (" .. DEV .. ")", 
             "tide: bernoulli_: p must be a probability in [0, 1] or a tensor of them, got 1.5")
         -- a tensor of probabilities is checked too (PyTorch's CPU kernel checks), NaN included;
         -- a refused draw writes nothing and moves no generator
+        x:fill_(0.25) -- (empty's memory may hold NaN, which compares unequal to itself)
         local before = x:clone()
         local state = tide.get_rng_state(x.device)
         local bad = tide.tensor({ 0.5, 1.25, 0.1 }):to(x.device)

@@ -117,29 +117,35 @@ extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
 
 /* grad_in = input <= 0 ? 0 : grad_out, one pass (map2: vectorized when contiguous); a NaN
  * input passes the gradient, as PyTorch's threshold_backward and the CPU kernel */
-template <typename T> struct relu_back_fn {
+template <int DT> struct relu_back_fn {
+    typedef typename tide_dt<DT>::T T;
     __device__ T operator()(T g, T x) const {
-        return x <= T(0) ? T(0) : g;
+        return tide_load<DT>(x) <= 0 ? tide_store<DT>(0.0f) : g;
     }
 };
 
 /* exact GELU's gradient g * (Phi(x) + x phi(x)), Phi from erfc (no cancellation in the left
- * tail); x phi(x) is 0 where phi underflows, +-inf included */
-template <typename T> struct gelu_back_fn {
+ * tail); x phi(x) is 0 where phi underflows, +-inf included. In double, rounded once to the
+ * dtype (half types too: through float, as every half kernel stores) */
+template <int DT> struct gelu_back_fn {
+    typedef typename tide_dt<DT>::T T;
     __device__ T operator()(T g, T x) const {
-        double xd = (double)x, phi = 0.39894228040143268 * exp(-0.5 * xd * xd);
+        double xd = (double)tide_load<DT>(x), phi = 0.39894228040143268 * exp(-0.5 * xd * xd);
         double d = 0.5 * erfc(-xd * 0.70710678118654752) + (phi == 0 ? 0.0 : xd * phi);
-        return (T)((double)g * d);
+        return tide_store<DT>((double)tide_load<DT>(g) * d);
     }
 };
 
-template <typename T>
-static tide_status act_back(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                            const tide_kview *grad_out, const tide_kview *input) {
-    if (act == TIDE_ACT_GELU)
-        return tide_map2<gelu_back_fn<T>, T, T, T>(dev, {}, grad_in, grad_out, input);
-    return tide_map2<relu_back_fn<T>, T, T, T>(dev, {}, grad_in, grad_out, input);
-}
+struct run_act_back {
+    template <int DT>
+    static tide_status run(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                           const tide_kview *grad_out, const tide_kview *input) {
+        typedef typename tide_dt<DT>::T T;
+        if (act == TIDE_ACT_GELU)
+            return tide_map2<gelu_back_fn<DT>, T, T, T>(dev, {}, grad_in, grad_out, input);
+        return tide_map2<relu_back_fn<DT>, T, T, T>(dev, {}, grad_in, grad_out, input);
+    }
+};
 
 extern "C" tide_status tide_cuda_act_backward(tide_device *dev, tide_act act,
                                               const tide_kview *grad_in, const tide_kview *grad_out,
@@ -149,9 +155,6 @@ extern "C" tide_status tide_cuda_act_backward(tide_device *dev, tide_act act,
         return tide_cuda_seterr(TIDE_EINVAL, "act_backward: unknown activation %d", (int)act);
     if (grad_out->dtype != grad_in->dtype || input->dtype != grad_in->dtype)
         return tide_cuda_seterr(TIDE_EDTYPE, "%s: cuda kernel needs one dtype", name);
-    if (grad_in->dtype == TIDE_DTYPE_F32)
-        return act_back<float>(dev, act, grad_in, grad_out, input);
-    if (grad_in->dtype == TIDE_DTYPE_F64)
-        return act_back<double>(dev, act, grad_in, grad_out, input);
-    return tide_cuda_seterr(TIDE_ENOTSUP, "%s: cuda kernel needs float32 or float64", name);
+    TIDE_CUDA_DISPATCH_FLOAT(grad_in->dtype, run_act_back, dev, act, grad_in, grad_out, input);
+    return tide_cuda_seterr(TIDE_ENOTSUP, "%s: cuda kernel needs a float dtype", name);
 }

@@ -260,7 +260,7 @@ unary("sigmoid", "out", function(y, g) return g:mul(y:mul(y:neg():add(1))) end)
 -- reads the result, as PyTorch does: relu(x) <= 0 exactly where x <= 0 (relu(NaN) is NaN), and
 -- the input, which the next op does not keep either, is not held until backward (a conv's
 -- output before its ReLU); an in-place relu_ needs no copy of its input
-local RELU_FUSED = { float32 = true, float64 = true }
+local RELU_FUSED = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 def {
     name = "relu",
     reads = { "out" },
