@@ -119,8 +119,8 @@ extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
  * input passes the gradient, as PyTorch's threshold_backward and the CPU kernel */
 template <int DT> struct relu_back_fn {
     typedef typename tide_dt<DT>::T T;
-    __device__ T operator()(T g, T x) const {
-        return tide_load<DT>(x) <= 0 ? tide_store<DT>(0.0f) : g;
+    __device__ T                    operator()(T g, T x) const {
+                           return tide_load<DT>(x) <= 0 ? tide_store<DT>(0.0f) : g;
     }
 };
 
@@ -129,10 +129,10 @@ template <int DT> struct relu_back_fn {
  * dtype (half types too: through float, as every half kernel stores) */
 template <int DT> struct gelu_back_fn {
     typedef typename tide_dt<DT>::T T;
-    __device__ T operator()(T g, T x) const {
-        double xd = (double)tide_load<DT>(x), phi = 0.39894228040143268 * exp(-0.5 * xd * xd);
-        double d = 0.5 * erfc(-xd * 0.70710678118654752) + (phi == 0 ? 0.0 : xd * phi);
-        return tide_store<DT>((double)tide_load<DT>(g) * d);
+    __device__ T                    operator()(T g, T x) const {
+                           double xd = (double)tide_load<DT>(x), phi = 0.39894228040143268 * exp(-0.5 * xd * xd);
+                           double d = 0.5 * erfc(-xd * 0.70710678118654752) + (phi == 0 ? 0.0 : xd * phi);
+                           return tide_store<DT>((double)tide_load<DT>(g) * d);
     }
 };
 
