@@ -118,9 +118,9 @@ extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
 /* grad_in = input <= 0 ? 0 : grad_out, one pass (map2: vectorized when contiguous); a NaN
  * input passes the gradient, as PyTorch's threshold_backward and the CPU kernel */
 template <int DT> struct relu_back_fn {
-    typedef typename tide_dt<DT>::T T;
-    __device__ T                    operator()(T g, T x) const {
-                           return tide_load<DT>(x) <= 0 ? tide_store<DT>(0.0f) : g;
+    __device__ typename tide_dt<DT>::T operator()(typename tide_dt<DT>::T g,
+                                                  typename tide_dt<DT>::T x) const {
+        return tide_load<DT>(x) <= 0 ? tide_store<DT>(0.0f) : g;
     }
 };
 
@@ -128,11 +128,12 @@ template <int DT> struct relu_back_fn {
  * tail); x phi(x) is 0 where phi underflows, +-inf included. In double, rounded once to the
  * dtype (half types too: through float, as every half kernel stores) */
 template <int DT> struct gelu_back_fn {
-    typedef typename tide_dt<DT>::T T;
-    __device__ T                    operator()(T g, T x) const {
-                           double xd = (double)tide_load<DT>(x), phi = 0.39894228040143268 * exp(-0.5 * xd * xd);
-                           double d = 0.5 * erfc(-xd * 0.70710678118654752) + (phi == 0 ? 0.0 : xd * phi);
-                           return tide_store<DT>((double)tide_load<DT>(g) * d);
+    __device__ typename tide_dt<DT>::T operator()(typename tide_dt<DT>::T g,
+                                                  typename tide_dt<DT>::T x) const {
+        double xd = (double)tide_load<DT>(x);
+        double phi = 0.39894228040143268 * exp(-0.5 * xd * xd);
+        double d = 0.5 * erfc(-xd * 0.70710678118654752) + (phi == 0 ? 0.0 : xd * phi);
+        return tide_store<DT>((double)tide_load<DT>(g) * d);
     }
 };
 
