@@ -254,3 +254,30 @@ describe("hooks, retain_grad and autograd.grad on " .. D.name, function()
         close(h.grad, { 2, 2, 2 }, 1e-6)
     end)
 end)
+
+-- PyTorch's engine casts each gradient to its input's dtype (validate_outputs): a bfloat16
+-- activation used by a float32 op gets a bfloat16 gradient, so the formulas below it run in
+-- the dtypes their forward ran in (autocast's bfloat16 GELU takes its one-pass kernel)
+describe("gradients take their input's dtype", function()
+    it("along an edge, kept or dropped, and at the leaf", function()
+        local x = tide.tensor({ 0.5, -1.25, 2, 3.5 }, { requires_grad = true })
+        local h = x:to("bfloat16")
+        local seen = {}
+        h:register_hook(function(g) seen[#seen + 1] = g.dtype end)
+        local f = tide.tensor({ 1.5, 2, -1, 0.25 })
+        -- bfloat16 + float32 and bfloat16 * float32 are float32: their formulas give float32
+        local y = (h + f):sum() + (h * f):sum()
+        y:backward()
+        assert.are.same({ "bfloat16" }, seen)
+        assert.are.equal("float32", x.grad.dtype)
+        assert.are.same({ 2.5, 3, 0, 1.25 }, x.grad:totable())
+        local g = tide.tensor({ 1.5, -0.5 }, { requires_grad = true })
+        local gelu_in = g:to("bfloat16")
+        local got
+        gelu_in:register_hook(function(gr) got = gr.dtype end)
+        local out = tide.nn.functional.gelu(gelu_in):float():mul(tide.tensor({ 3, 4 })):sum()
+        out:backward()
+        assert.are.equal("bfloat16", got)
+        assert.are.equal("float32", g.grad.dtype)
+    end)
+end)

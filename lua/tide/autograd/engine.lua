@@ -327,11 +327,15 @@ local function capture_edges(nd, list)
 end
 
 -- the arguments an op's entry frees (drops) leave the node as it is recorded, unless one routes
--- the gradient to a leaf (edge false)
+-- the gradient to a leaf (edge false); the node keeps their dtypes (d1..d4), which their
+-- gradients take (push)
+local DKEY = { "d1", "d2", "d3", "d4" }
 local function drop_args(nd, drops)
     for i = 1, #drops do
         local k = drops[i]
-        if nd[EKEY[k]] ~= false then
+        local x = nd[k]
+        if x ~= nil and nd[EKEY[k]] ~= false then
+            nd[DKEY[k]] = x.dtype
             nd[k] = nil
         end
     end
@@ -976,13 +980,21 @@ local function accumulate(old, g, is_part)
 end
 
 -- g to the input x of a node along its edge e: the node that made x then (e), x's .grad when
--- x was a leaf (e == false), nowhere when x did not require grad then (e == nil)
-local function push(x, e, g)
+-- x was a leaf (e == false), nowhere when x did not require grad then (e == nil); dropped: the
+-- dtype of an x the node let go (drop_args)
+local function push(x, e, g, dropped)
     if e == false and waiting[x] then
         waiting[x] = waiting[x] - 1 -- counted whether g came or not: the edge is done
     end
     if g ~= nil and e ~= nil then
         local part = getmetatable(g) == PART
+        local dt = x ~= nil and x.dtype or dropped
+        if not part and g.dtype ~= dt and FLOAT[dt] then
+            -- a gradient takes its input's dtype (PyTorch's validate_outputs): a bfloat16
+            -- activation under autocast gets a bfloat16 gradient from a float32 consumer, so
+            -- its own formula runs in bfloat16 (its one-pass kernel), not in mixed dtypes
+            g = g:to(dt)
+        end
         if e then
             e.g = accumulate(e.g, g, part)
         elseif needs(x) then
@@ -1164,11 +1176,11 @@ local function pass(roots, grads, retain, create)
                         hold(g, g3)
                         hold(g, g4)
                     end
-                    push(nd[1], nd.e1, g1)
+                    push(nd[1], nd.e1, g1, nd.d1)
                     if nd.n > 1 then
-                        push(nd[2], nd.e2, g2)
-                        push(nd[3], nd.e3, g3)
-                        push(nd[4], nd.e4, g4)
+                        push(nd[2], nd.e2, g2, nd.d2)
+                        push(nd[3], nd.e3, g3, nd.d3)
+                        push(nd[4], nd.e4, g4, nd.d4)
                     end
                 end
                 if n_held and g ~= nil and held[g] == 0 then
