@@ -19,6 +19,10 @@
 --        step's loss printed
 --        --init-head FILE: the new head starts from FILE's classifier.weight and
 --        classifier.bias (safetensors; the PyTorch twin's --save-head writes one)
+--        --amp 1 (0): mixed precision, the forward passes under tide.autocast to bfloat16 (the
+--        weights, their gradients and AdamW stay float32; bfloat16 keeps float32's range, so
+--        no GradScaler): on a CPU with bfloat16 instructions (tide.cpu_info().bf16_gemm) a
+--        step takes about 0.6x the float32 one, and on a GPU it runs on the tensor cores
 --
 -- The split is fixed by --seed: the fortunes of every class file, shuffled together, 80% for
 -- training and 20% for validation. The model is BertForSequenceClassification: the
@@ -38,7 +42,7 @@ local USAGE = [==[
 usage: lua5.4 examples/bert_classify.lua [--epochs N] [--lr X] [--batch-size N]
        [--max-length N] [--limit N] [--val-limit N] [--seed N] [--device DEV] [--model DIR]
        [--data DIR] [--save DIR] [--min-fortunes N] [--logdir DIR] [--exact 1]
-       [--init-head FILE]]==]
+       [--init-head FILE] [--amp 1]]==]
 
 local function die(msg)
     io.stderr:write("bert_classify: ", msg, "\n")
@@ -49,11 +53,12 @@ local function parse(argv)
     local o = { epochs = 3, lr = 5e-5, batch_size = 32, max_length = 128, limit = 0,
         val_limit = 0, seed = 1, model = "models/all-MiniLM-L6-v2",
         data = "/usr/share/games/fortunes", save = "models/fortune-classifier",
-        min_fortunes = 500, exact = 0 }
+        min_fortunes = 500, exact = 0, amp = 0 }
     local kinds = { epochs = "int", lr = "number", ["batch-size"] = "int",
         ["max-length"] = "int", limit = "int", ["val-limit"] = "int", seed = "int",
         device = "string", model = "string", data = "string", save = "string",
-        ["min-fortunes"] = "int", logdir = "string", exact = "int", ["init-head"] = "string" }
+        ["min-fortunes"] = "int", logdir = "string", exact = "int", ["init-head"] = "string",
+        amp = "int" }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -92,6 +97,9 @@ local function parse(argv)
     end
     if o.max_length < 2 then
         die("--max-length must be at least 2 ([CLS] and [SEP])")
+    end
+    if o.amp > 1 then
+        die("--amp is 0 or 1, got " .. o.amp)
     end
     local head = o.init_head and io.open(o.init_head, "rb")
     if o.init_head and not head then -- before the model is loaded
@@ -205,6 +213,14 @@ function Progress:update(step, items, loss)
     io.flush()
 end
 
+-- fn() under autocast to bfloat16 on dev's device type with --amp 1, else as it is
+local function mixed(o, dev, fn)
+    if o.amp == 1 then
+        return tide.autocast(dev.type, { dtype = "bfloat16" }, fn)
+    end
+    return fn()
+end
+
 -- the accuracy of model on the (text, label) pairs, in length-sorted batches
 local function evaluate(model, tok, examples, o, dev)
     model:eval()
@@ -229,8 +245,10 @@ local function evaluate(model, tok, examples, o, dev)
             end
             local enc = tok(texts, { padding = true, truncation = true,
                 max_length = o.max_length, device = dev })
-            local logits = model(enc.input_ids, { attention_mask = enc.attention_mask,
-                token_type_ids = enc.token_type_ids }).logits
+            local logits = mixed(o, dev, function()
+                return model(enc.input_ids, { attention_mask = enc.attention_mask,
+                    token_type_ids = enc.token_type_ids }).logits
+            end)
             local pred = logits:argmax(2):cpu():totable()
             for j, p in ipairs(pred) do
                 if p == labels[j] then
@@ -342,6 +360,11 @@ local function main(argv)
             end
             return n
         end)(), tostring(dev), total, o.batch_size, o.max_length, o.lr, warmup))
+    if o.amp == 1 then
+        print("mixed precision: autocast to bfloat16" .. (dev.type == "cpu" and
+            (", bfloat16 gemm: " .. (tide.cpu_info().bf16_gemm or "none, widened to float32"))
+            or ""))
+    end
 
     local rand = rng(o.seed + 1)
     local acc
@@ -361,9 +384,12 @@ local function main(argv)
             end
             local enc = tok(texts, { padding = true, truncation = true,
                 max_length = o.max_length, device = dev })
-            local logits = model(enc.input_ids, { attention_mask = enc.attention_mask,
-                token_type_ids = enc.token_type_ids }).logits
-            local loss = F.cross_entropy(logits, tide.tensor(labels, { device = dev }))
+            local target = tide.tensor(labels, { device = dev })
+            local loss = mixed(o, dev, function()
+                local logits = model(enc.input_ids, { attention_mask = enc.attention_mask,
+                    token_type_ids = enc.token_type_ids }).logits
+                return F.cross_entropy(logits, target)
+            end)
             opt:zero_grad()
             loss:backward()
             local norm = nn.utils.clip_grad_norm_(model:parameters(), 1.0)

@@ -92,6 +92,39 @@ describe("examples/bert_classify.lua #lua53", function()
         os.execute("rm -rf '" .. dir .. "'")
     end)
 
+    it("trains in mixed precision (--amp 1): bfloat16 forwards, float32 weights", function()
+        -- --exact 1 prints each step's loss: the bfloat16 run follows the float32 one to
+        -- bfloat16's precision, and what it saves is float32
+        local function losses(out)
+            local l = {}
+            for v in out:gmatch("\nstep %d+ loss (%d+%.%d+)") do
+                l[#l + 1] = tonumber(v)
+            end
+            return l
+        end
+        local args = string.format("--model %s --data '%s' --min-fortunes 10 --epochs 1 " ..
+            "--batch-size 8 --max-length 16 --exact 1 --device cpu", MODEL, dir)
+        local ref, ok = run("bert_classify", args .. " --save ''")
+        assert.is_true(ok, ref)
+        local out, ok2 = run("bert_classify", args .. string.format(" --amp 1 --save '%s/amp'",
+            dir))
+        assert.is_true(ok2, out)
+        assert.matches("\nmixed precision: autocast to bfloat16", out)
+        local want, got = losses(ref), losses(out)
+        assert.equal(6, #want)
+        assert.equal(#want, #got)
+        for i = 1, #want do
+            assert.is_true(math.abs(got[i] - want[i]) <= 0.02 * want[i],
+                string.format("step %d: %g against float32's %g", i, got[i], want[i]))
+        end
+        local model = tide.models.bert.BertForSequenceClassification.from_pretrained(dir .. "/amp")
+        assert.equal("float32", model.classifier.weight.dtype)
+        local out3, ok3, code = run("bert_classify", "--amp 2")
+        assert.is_falsy(ok3)
+        assert.equal(2, code)
+        assert.matches("^bert_classify: %-%-amp is 0 or 1, got 2\n", out3)
+    end)
+
     it("fine-tunes, prints the validation accuracy and saves a loadable classifier", function()
         local out, ok = run("bert_classify", string.format("--model %s --data '%s' " ..
             "--min-fortunes 10 --epochs 2 --batch-size 8 --max-length 16 --save '%s/out' " ..
