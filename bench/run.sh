@@ -81,6 +81,19 @@ for src in bench/*.lua; do
         failed="$failed $name"
     fi
 done
+# the two MiniLM twins again in bfloat16 (the models cast for encoding, autocast for the
+# fine-tuning step, on both sides) where the CPU multiplies bfloat16 in hardware
+# (tide.cpu_info().bf16_gemm: oneDNN's AMX or AVX512-BF16 kernels)
+if [ -n "$($LUA -e 'print(require("tide").cpu_info().bf16_gemm or "")' 2>/dev/null)" ]; then
+    for name in bert_encode bert_finetune; do
+        wanted "$name" || continue
+        echo
+        echo "($name in bfloat16)"
+        if [ "$name" = bert_encode ]; then args="--dtype bfloat16"; else args="--amp 1"; fi
+        # shellcheck disable=SC2086 # args is a list of words
+        $LUA "bench/$name.lua" $args || failed="$failed $name(bfloat16)"
+    done
+fi
 # the per-op overhead and the MLP step again under LuaJIT (LÖVE, Neovim), to read beside 5.4's
 # (build-luajit/: make LUA_VERSION=luajit)
 if command -v luajit >/dev/null 2>&1 && [ -f build-luajit/lua/tide/core.so ]; then
