@@ -317,3 +317,14 @@ describe("writes into an expanded view", function()
         end
     end)
 end)
+
+describe("masked_select over empty shapes with huge dims #lua53", function()
+    it("is empty (ASan fuzz seed 1901: the element count overflowed before the 0)", function()
+        local big = 4294967296
+        local x = tide.zeros({ 0 }):expand(big, big, 0)
+        local r = x:masked_select(tide.zeros({ 0 }, { dtype = "bool" }):expand(big, big, 0))
+        assert.are.same({ 0 }, r:size())
+        local m = tide.tensor({ true, false, true })
+        assert.are.same({ 1, 3 }, tide.tensor({ 1, 2, 3 }):masked_select(m):totable())
+    end)
+end)

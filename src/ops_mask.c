@@ -64,8 +64,9 @@ tide_status tide_masked_select(tide_ctx *ctx, const tide_tensor *a, const tide_t
     int     bn;
     int64_t bs[TIDE_MAX_DIMS], total = 1;
     TIDE_TRY(tide_broadcast_shape(op, a->ndim, a->shape, mask->ndim, mask->shape, &bn, bs));
-    for (int i = 0; i < bn; i++)
-        total *= bs[i];
+    /* (a 0 anywhere makes it 0, however large the other dims: no product overflows) */
+    if (tide_shape_numel(bn, bs, &total) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, op);
     tide_device *dev = a->storage->dev, *host = NULL;
     tide_tensor *me = NULL, *posd = NULL, *ae = NULL, *flat = NULL;
     uint8_t     *m = NULL;
