@@ -328,3 +328,18 @@ describe("masked_select over empty shapes with huge dims #lua53", function()
         assert.are.same({ 1, 3 }, tide.tensor({ 1, 2, 3 }):masked_select(m):totable())
     end)
 end)
+
+describe("mvlgamma with a huge p #lua53", function()
+    it("is empty for an empty input, and refused past memory (ASan fuzz seed 1905: hung)",
+        function()
+        local big = 2147483648
+        local r = tide.mvlgamma(tide.zeros({ 0, 1, 3 }), big)
+        assert.are.same({ 0, 1, 3 }, r:size())
+        local err = tide_error(function() return tide.mvlgamma(tide.full({ 2 }, 3e9), big) end)
+        assert.matches("tide: mvlgamma: the 2147483648 terms of 2 elements would take 40.0 GB",
+            err, 1, true)
+        -- PyTorch's values: lgamma's sum over the p terms, plus p (p - 1) / 4 log(pi)
+        local v = tide.mvlgamma(tide.tensor({ 2.5 }, { dtype = "float64" }), 3):item()
+        assert.is_true(math.abs(v - 1.8809954616117746) < 1e-12, tostring(v))
+    end)
+end)

@@ -2,7 +2,8 @@
 -- dimension p: t:mvlgamma(p), t:mvlgamma_(p), tide.mvlgamma(t, p) = p (p - 1) / 4 log(pi) +
 -- sum over j = 0 .. p - 1 of lgamma(t - j / 2) (tide.special.multigammaln's value), for every
 -- element of t above (p - 1) / 2 (else an error, as PyTorch's); integers give the default float
--- dtype. Written in lgamma, so autograd's gradient is PyTorch's (digamma's sum). Loaded on
+-- dtype. Written in lgamma over the p terms at once (their memory checked against the budget
+-- first), so autograd's gradient is PyTorch's (digamma's sum). Loaded on
 -- first use (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
 local args = require("tide.op_args")
@@ -29,10 +30,17 @@ local function mvlgamma(op, x, p)
         raise(("tide: %s: every element must be greater than (p - 1) / 2 = %s (p = %d)")
             :format(op, tostring(low), p))
     end
-    local r = a:lgamma()
-    for j = 1, p - 1 do
-        r = r + (a - j / 2):lgamma()
+    -- the p terms side by side, summed over the last dim, as PyTorch computes them: one pass
+    -- whatever p, and a p too large for memory is refused before anything is built
+    if a:numel() == 0 then
+        return a:mul(0) -- no element, no term: the empty result in a's dtype, recorded
     end
+    local es = (a.dtype == "float64") and 8 or 4
+    -- (the p halves, the terms and their lgamma)
+    args.check_budget(op, (2.0 * a:numel() + 1) * p, es, ("the %d terms of %d elements")
+        :format(p, a:numel()), "use a smaller p or fewer elements")
+    local half_j = core.arange(0, p, { dtype = a.dtype, device = a.device }):div(2)
+    local r = a:unsqueeze(-1):sub(half_j):lgamma():sum(-1)
     return r + p * (p - 1) / 4 * math.log(math.pi)
 end
 
