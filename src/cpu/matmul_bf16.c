@@ -4,8 +4,9 @@
  * Widened to float32 (half.c), a bfloat16 product runs at sgemm's speed plus two conversions.
  * oneDNN multiplies bfloat16 in hardware where the CPU can (AMX tiles, AVX512-BF16's dot
  * products; products exact, sums in float32, rounded once into the bfloat16 output, as the
- * widened path computes): on a Sapphire Rapids core pair 1,000-2,600 GFLOP/s against sgemm's
- * 200. Where the CPU cannot, oneDNN still runs it (converting in its own kernels).
+ * widened path computes): on the two AMX cores tide is developed on, 1,000-2,600 GFLOP/s
+ * against sgemm's 200-330. Where the CPU cannot, oneDNN still runs it (converting in its own
+ * kernels) no faster than sgemm, so that is declined (in_hardware).
  *
  * oneDNN's bfloat16 kernels take dense matrices, row- or column-major, so a transposed view
  * goes as it is; any other layout (a narrowed view, the slices of attention's fused projection)
