@@ -221,6 +221,13 @@ static int c_empty_cache(lua_State *L) {
     return 0;
 }
 
+/* tide.empty_cache(dev): gives the free blocks dev's allocator keeps back to the system */
+static int l_empty_cache(lua_State *L) {
+    if (tide_device_empty_cache(tl_check_device(L, 1, "empty_cache")) != TIDE_OK)
+        return tl_raise(L);
+    return 0;
+}
+
 /* tide.memory_stats(dev) -> {allocated =, reserved =, peak =} for any device */
 static int l_memory_stats(lua_State *L) {
     tide_memory_stats ms;
@@ -300,6 +307,7 @@ void tl_open_device(lua_State *L, int mod) {
                                      {"set_default_device", l_set_default_device},
                                      {"get_default_device", l_get_default_device},
                                      {"memory_stats", l_memory_stats},
+                                     {"empty_cache", l_empty_cache},
                                      {"synchronize", l_synchronize},
                                      {"cpu_info", l_cpu_info},
                                      {"set_num_threads", l_set_num_threads},

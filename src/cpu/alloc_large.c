@@ -14,7 +14,8 @@
  * A segment is mapped with mmap: its pages become resident when first written and stay so while
  * it is kept, so reuse takes no page faults and a segment's untouched tail costs no memory
  * (memory_stats's reserved counts whole segments). A segment is unmapped when all of it is free
- * and the cache holds too much, on empty_cache, or when the system runs short.
+ * and the cache holds too much (alloc.c: more than the most ever in use at once), on
+ * empty_cache, or when the system runs short.
  *
  * The block records live outside the segments (malloc'd), so the free lists touch no page of
  * a tensor. Callers hold alloc.c's lock.
@@ -109,6 +110,8 @@ size_t cpu_large_trim(cpu_large *a, size_t keep) {
         free(s->first);
         free(s);
     }
+    if (keep == 0)
+        a->peak = a->used; /* empty_cache: the loop's high-water mark starts again */
     return freed;
 }
 
@@ -142,6 +145,8 @@ void *cpu_large_alloc(cpu_large *a, size_t bytes) {
         }
     }
     a->used += b->size;
+    if (a->used > a->peak)
+        a->peak = a->used;
     return b->ptr;
 }
 

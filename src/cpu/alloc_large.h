@@ -17,6 +17,7 @@ typedef struct cpu_large {
     large_block *free;   /* free blocks in address order */
     size_t       mapped; /* bytes of segments */
     size_t       used;   /* bytes of blocks handed out (whole pages) */
+    size_t       peak;   /* the most used has been since the last full trim */
 } cpu_large;
 
 /* a block of at least bytes (page-aligned), NULL when the system has no more memory */
