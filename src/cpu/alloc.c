@@ -179,7 +179,7 @@ void cpu_free(tide_device *dev, void *ptr, size_t bytes) {
         /* A training loop frees most of its peak at the end of each step and needs it again in
          * the next: segments unmapped here came back as fresh pages, 85,000 page faults (0.1 s)
          * a step of a BERT fine-tune. So the arena keeps as much as it has had in use at once,
-         * and a quarter more for the segments that fragmentation adds (at least CACHE_LIMIT);
+         * and an eighth more for the segments that fragmentation adds (at least CACHE_LIMIT);
          * empty_cache gives it back. */
         size_t peak = p->large.peak + p->large.peak / 8;
         size_t keep = peak > CACHE_LIMIT ? peak : CACHE_LIMIT;
