@@ -280,4 +280,30 @@ describe("gradients take their input's dtype", function()
         assert.are.equal("bfloat16", got)
         assert.are.equal("float32", g.grad.dtype)
     end)
+
+    it("leaves an op's non-tensor arguments alone, freed or not (a def's frees)", function()
+        local scale = tide.autograd.def {
+            name = "hooks_spec_scale",
+            frees = { 2 },
+            backward = function(_, g) return g * 2 end,
+            forward = function(_, x) return x:mul(2) end,
+        }
+        for _, extra in ipairs({ 3, false, "s", { 1 } }) do
+            local x = tide.tensor({ 1.5, 2.5 }, { requires_grad = true })
+            scale(x, extra):sum():backward()
+            assert.are.same({ 2, 2 }, x.grad:totable())
+        end
+    end)
+
+    it("second derivatives through ReLU in every float dtype (create_graph: no fused kernel)",
+        function()
+            for _, dt in ipairs({ "float32", "float64", "bfloat16", "float16" }) do
+                local x = tide.tensor({ -1.5, 0.5, 2 }, { dtype = dt, requires_grad = true })
+                local z = x:relu():pow(2):sum()
+                local g = tide.autograd.grad({ z }, { x }, { create_graph = true })[1]
+                assert.are.same({ 0, 1, 4 }, g:float():totable(), dt) -- 2 relu(x)
+                g:sum():backward()
+                assert.are.same({ 0, 2, 2 }, x.grad:float():totable(), dt)
+            end
+        end)
 end)

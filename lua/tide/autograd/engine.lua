@@ -334,7 +334,7 @@ local function drop_args(nd, drops)
     for i = 1, #drops do
         local k = drops[i]
         local x = nd[k]
-        if x ~= nil and nd[EKEY[k]] ~= false then
+        if getmetatable(x) == TMT and nd[EKEY[k]] ~= false then
             nd[DKEY[k]] = x.dtype
             nd[k] = nil
         end
@@ -993,7 +993,20 @@ local function push(x, e, g, dropped)
             -- a gradient takes its input's dtype (PyTorch's validate_outputs): a bfloat16
             -- activation under autocast gets a bfloat16 gradient from a float32 consumer, so
             -- its own formula runs in bfloat16 (its one-pass kernel), not in mixed dtypes
+            local src = g
             g = g:to(dt)
+            if held then
+                -- the cast holds this edge's place: the source goes back to the allocator now
+                -- if nothing else holds it (as the node loop releases), the cast is counted
+                local n = held[src]
+                if n then
+                    held[src] = n - 1
+                    if n == 1 then
+                        release(src)
+                    end
+                end
+                held[g] = 1
+            end
         end
         if e then
             e.g = accumulate(e.g, g, part)

@@ -267,7 +267,7 @@ def {
     frees = { 1 },
     backward = function(nd, g, g_free)
         local y = nd.out
-        if RELU_FUSED[y.dtype] and g.dtype == y.dtype then
+        if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
             -- one pass: y <= 0 ? 0 : g (NaN passes g, as PyTorch); into g when the engine says that
             -- nothing else holds it (g_free) and no view shares its memory
             return K.relu_backward(g, y, g_free)
