@@ -223,6 +223,15 @@ for _, dt in ipairs(HALF) do
                 same_bits(f(big:float(), col:float(), tr:float()):to(dt), f(big, col, tr), name)
             end)
         end
+        it("softmax and log_softmax over every dim of a 3-d tensor, rounded once", function()
+            local t = tide.tensor(values(60, 500, 11), { dtype = dt }):mul(3):view(6, 10, 500)
+            for d = 1, 3 do
+                same_bits(F.softmax(t:float(), d):to(dt), F.softmax(t, d), "softmax " .. d)
+                same_bits(F.log_softmax(t:float(), d):to(dt), F.log_softmax(t, d),
+                    "log_softmax " .. d)
+            end
+        end)
+
         it("softmax over rows longer than a block, and its gradient", function()
             same_bits(F.softmax(wide:float(), 2):to(dt), F.softmax(wide, 2), "long rows")
             local x = big:clone():requires_grad_()

@@ -452,7 +452,7 @@ static tide_status backward(tide_device *dev, const tide_kview *gx, const tide_k
             for (int64_t n = 0; n < k->n; n++)
                 for (int64_t i = 0; i < L; i++)
                     acc += tide_load_d(gy->dtype, g + (size_t)((n * k->o + o) * L + i) * es);
-            /* rounded once: through float32, as the primitive's own sum */
+            /* through float32 (the primitive's own sums are float32), then to the dtype */
             tide_store_d(gb->dtype, (char *)gb->data + (size_t)o * es, (float)acc);
         }
     }

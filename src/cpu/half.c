@@ -17,9 +17,10 @@
  *
  * A failed kernel writes nothing back, so a half tensor is left as it was, as every other
  * tensor is (the block paths ask the float32 kernel first, on one element, whether it takes
- * the op). Inputs are widened before the kernel writes, so an output that aliases an input
- * (x:add_(x)) reads the old values: whole, or block by block at the same positions. An input
- * broadcast with stride 0 is widened at its own size (one row for a bias), not at the output's.
+ * the op). Inputs are widened before the kernel writes, so an output that is an input
+ * (x:add_(x)) reads the old values: whole, or block by block at the same positions. (An output
+ * overlapping itself, x:unfold(...):add_(1), is undefined, as in float32.) An input broadcast
+ * with stride 0 is widened at its own size (one row for a bias), not at the output's.
  */
 #include "cpu.h"
 
@@ -120,7 +121,7 @@ static tide_status finish_all(tide_device *dev, int n, const tide_kview *const *
  * back into the output: memory is read and written once, in half. The values are the same bit
  * for bit: each element is still the float32 op on its widened operands, rounded once. Only
  * ops whose output has the operands' dtype go this way (a comparison's bool output widens). */
-enum { BLOCK = 2048 };
+enum { BLOCK = 2048, ROW_MIN = 64 };
 typedef enum { EW_BINARY, EW_SCALAR, EW_UNARY } ew_kind;
 typedef struct {
     ew_kind       kind;
@@ -187,8 +188,12 @@ static int ew_run(ew_arg *e, const tide_kview *out, const tide_kview *a, const t
     const tide_kview *v[3] = {out, a, b};
     cpu_iter          it;
     *st = cpu_iter_init(&it, cpu_op_name(e->op), 1 + e->nin, v);
-    if (*st == TIDE_OK)
-        cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY, ew_row, e);
+    if (*st != TIDE_OK)
+        return 1;
+    /* short strided rows would cost a kernel call each: whole tensors then */
+    if (it.ndim > 1 && it.shape[it.ndim - 1] < ROW_MIN)
+        return 0;
+    cpu_iter_run(&it, CPU_PAR_GRAIN_HEAVY, ew_row, e);
     return 1;
 }
 
@@ -307,6 +312,12 @@ static int sm_run(sm_arg *e, int n, const tide_kview *const *v, int dim, tide_st
     e->len = v[0]->shape[dim];
     if (e->len == 0 || e->len > ROWS_BLOCK)
         return 0;
+    /* only the last dim (or one followed by size-1 dims): the widened whole tensor gives the
+     * float32 kernel rows of stride 1 there, as the blocks do, so both take its vector path;
+     * across another dim the kernel sums in double, and the blocks would not be bit-identical */
+    for (int d = dim + 1; d < v[0]->ndim; d++)
+        if (v[0]->shape[d] != 1)
+            return 0;
     /* the kernel's refusals come before anything is written: one row of one element */
     float      one[3] = {1.0f, 1.0f, 1.0f};
     tide_kview w[3];

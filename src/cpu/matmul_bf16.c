@@ -144,6 +144,8 @@ int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a
     if (a->shape[0] != B || bm->shape[0] != B || a->shape[1] != M || bm->shape[1] != K ||
         bm->shape[2] != N || B == 0 || M == 0 || N == 0 || K == 0)
         return 0; /* the widened path checks shapes, and fills a K == 0 product with zeros */
+    if (N == 1)
+        return 0; /* a matrix-vector product: oneDNN 2.6 has no bfloat16 kernel for it */
     tide_kview da = *a, db = *bm;
     void      *bufa = NULL, *bufb = NULL;
     size_t     na = 0, nb = 0;
