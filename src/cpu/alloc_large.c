@@ -88,20 +88,26 @@ static large_seg *seg_map(cpu_large *a, size_t size) {
     return s;
 }
 
+static int seg_idle(const large_seg *s) {
+    return s->first->free && !s->first->next;
+}
+
 /* unmaps the segments all of whose memory is free (all of them: keep == 0) until at most keep
- * bytes of free segments remain; returns the bytes unmapped */
+ * bytes of free segments remain, the smallest first: a loop's big allocation keeps the segment
+ * it will need again, and the small leftovers of earlier work go; returns the bytes unmapped */
 size_t cpu_large_trim(cpu_large *a, size_t keep) {
-    size_t      freed = 0, idle = 0;
-    large_seg **at = &a->segs;
+    size_t freed = 0, idle = 0;
     for (large_seg *s = a->segs; s; s = s->next)
-        idle += s->first->free && !s->first->next ? s->size : 0;
-    while (*at && idle > keep) {
-        large_seg *s = *at;
-        if (!(s->first->free && !s->first->next)) {
-            at = &s->next;
-            continue;
-        }
-        *at = s->next;
+        idle += seg_idle(s) ? s->size : 0;
+    while (idle > keep) {
+        large_seg **pick = NULL;
+        for (large_seg **at = &a->segs; *at; at = &(*at)->next)
+            if (seg_idle(*at) && (!pick || (*at)->size < (*pick)->size))
+                pick = at;
+        if (!pick)
+            break;
+        large_seg *s = *pick;
+        *pick = s->next;
         free_remove(a, s->first);
         munmap(s->base, s->size);
         idle -= s->size;
