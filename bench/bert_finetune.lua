@@ -25,6 +25,10 @@ local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128, amp = 0,
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
 compare.flags(o, "usage: lua5.4 bench/bert_finetune.lua [--steps N] [--rounds N] " ..
     "[--batch-size N] [--max-length N] [--model DIR] [--data DIR] [--amp 0|1]")
+if o.amp ~= 0 and o.amp ~= 1 and o.amp ~= "0" and o.amp ~= "1" then
+    print("bert_finetune: --amp is 0 or 1, got " .. tostring(o.amp))
+    os.exit(1)
+end
 local amp = tonumber(o.amp) == 1
 
 local exists = compare.exists
