@@ -277,6 +277,25 @@ typedef struct {
     int64_t      step[3]; /* byte strides along the dim */
 } sm_arg;
 
+/* the float32 kernel on rows x len contiguous floats, over the rows (only the fields a 2-d view
+ * reads are set: this runs once a block) */
+static tide_status sm_float(const sm_arg *e, float *o, float *a, float *b, int64_t rows,
+                            int64_t len) {
+    tide_kview v[3];
+    float     *p[3] = {o, a, b};
+    for (int k = 0; k < 3; k++) {
+        v[k].data = p[k];
+        v[k].dtype = TIDE_DTYPE_F32;
+        v[k].ndim = 2;
+        v[k].shape[0] = rows;
+        v[k].shape[1] = len;
+        v[k].strides[0] = len;
+        v[k].strides[1] = 1;
+    }
+    return e->nin == 1 ? cpu_softmax(e->dev, &v[0], &v[1], 1, e->log)
+                       : cpu_softmax_backward(e->dev, &v[0], &v[1], &v[2], 1, e->log);
+}
+
 static void sm_rows(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const sm_arg *e = arg;
@@ -288,16 +307,7 @@ static void sm_rows(char **p, const int64_t *s, int64_t n, int64_t index, void *
             for (int64_t i = 0; i < r; i++)
                 cpu_convert_row(TIDE_DTYPE_F32, (char *)(buf[k] + i * e->len), sizeof(float), e->dt,
                                 p[k] + (at + i) * s[k], e->step[k], e->len);
-        tide_kview v[3];
-        for (int k = 0; k < 3; k++)
-            v[k] = (tide_kview){.data = buf[k],
-                                .dtype = TIDE_DTYPE_F32,
-                                .ndim = 2,
-                                .shape = {r, e->len},
-                                .strides = {e->len, 1}};
-        /* cannot fail: probed by sm_run */
-        (void)(e->nin == 1 ? cpu_softmax(e->dev, &v[0], &v[1], 1, e->log)
-                           : cpu_softmax_backward(e->dev, &v[0], &v[1], &v[2], 1, e->log));
+        (void)sm_float(e, buf[0], buf[1], buf[2], r, e->len); /* cannot fail: probed by sm_run */
         for (int64_t i = 0; i < r; i++)
             cpu_convert_row(e->dt, p[0] + (at + i) * s[0], e->step[0], TIDE_DTYPE_F32,
                             (const char *)(buf[0] + i * e->len), sizeof(float), e->len);
@@ -319,13 +329,8 @@ static int sm_run(sm_arg *e, int n, const tide_kview *const *v, int dim, tide_st
         if (v[0]->shape[d] != 1)
             return 0;
     /* the kernel's refusals come before anything is written: one row of one element */
-    float      one[3] = {1.0f, 1.0f, 1.0f};
-    tide_kview w[3];
-    for (int k = 0; k < 3; k++)
-        w[k] = (tide_kview){
-            .data = &one[k], .dtype = TIDE_DTYPE_F32, .ndim = 1, .shape = {1}, .strides = {1}};
-    *st = e->nin == 1 ? cpu_softmax(e->dev, &w[0], &w[1], 0, e->log)
-                      : cpu_softmax_backward(e->dev, &w[0], &w[1], &w[2], 0, e->log);
+    float one[3] = {1.0f, 1.0f, 1.0f};
+    *st = sm_float(e, &one[0], &one[1], &one[2], 1, 1);
     if (*st != TIDE_OK)
         return 1;
     /* the iterator walks the rows' first elements: the dim collapsed to one */

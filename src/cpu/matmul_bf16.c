@@ -164,12 +164,13 @@ int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a
     return done;
 }
 
-const char *tide_cpu_bf16_gemm(void) {
-    static char name[64];
-    static int  probed;
+static char           kernel_name[64]; /* "oneDNN <kernel>", or empty: bfloat16 widens */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+/* once: the kernel oneDNN picks for a 64^3 product, the size of a training step's products */
+static void probe(void) {
     pthread_mutex_lock(&lock);
-    if (!probed && start()) {
-        /* a 64^3 product's kernel: the one training-sized products get on this CPU */
+    if (start()) {
         dnnl_memory_desc_t    md;
         dnnl_dims_t           dims = {64, 64};
         dnnl_matmul_desc_t    desc;
@@ -179,13 +180,17 @@ const char *tide_cpu_bf16_gemm(void) {
             dnnl_primitive_desc_create(&pd, &desc, NULL, engine, NULL) == dnnl_success) {
             const char *impl = impl_of(pd);
             if (in_hardware(impl))
-                snprintf(name, sizeof name, "oneDNN %s", impl);
+                snprintf(kernel_name, sizeof kernel_name, "oneDNN %s", impl);
             dnnl_primitive_desc_destroy(pd);
         }
     }
-    probed = 1;
     pthread_mutex_unlock(&lock);
-    return name[0] ? name : NULL;
+}
+
+/* asked by every bfloat16 product and convolution: no lock once probed */
+const char *tide_cpu_bf16_gemm(void) {
+    pthread_once(&probe_once, probe);
+    return kernel_name[0] ? kernel_name : NULL;
 }
 
 #else
