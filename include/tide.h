@@ -612,8 +612,9 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
                                  tide_conv_geom g, int groups, tide_tensor **grad_input,
                                  tide_tensor **grad_weight, tide_tensor **grad_bias);
 
-/* the activations whose gradient a backend computes in one pass */
-typedef enum tide_act { TIDE_ACT_RELU, TIDE_ACT_GELU } tide_act;
+/* the activations whose gradient a backend computes in one pass; the linear kernel row's act
+ * (TIDE_ACT_NONE: none) */
+typedef enum tide_act { TIDE_ACT_RELU, TIDE_ACT_GELU, TIDE_ACT_NONE } tide_act;
 /* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);
@@ -640,11 +641,17 @@ typedef enum tide_kernel {
 #define TIDE_KD_F64  (1u << TIDE_DTYPE_F64)
 #define TIDE_KD_F16  (1u << TIDE_DTYPE_F16)
 #define TIDE_KD_BF16 (1u << TIDE_DTYPE_BF16)
-typedef enum tide_kernel_kind { TIDE_KERNEL_ROWS } tide_kernel_kind;
+/* ROWS: input 1 seen as [rows, d], rows = numel / d. PROJ: input 1's last dim is d (rows the
+ * product of the others), and the second parameter n sizes the N classes below */
+typedef enum tide_kernel_kind { TIDE_KERNEL_ROWS, TIDE_KERNEL_PROJ } tide_kernel_kind;
 typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ROWS,  /* input 1's shape ([rows, d] to the kernel) */
     TIDE_KSHAPE_STATS, /* one element per row */
     TIDE_KSHAPE_COLS,  /* d elements */
+    TIDE_KSHAPE_NMAT,  /* PROJ: [n, d], a matrix applied to each row */
+    TIDE_KSHAPE_NCOLS, /* PROJ: n elements */
+    TIDE_KSHAPE_NROWS, /* PROJ, outputs: input 1's shape with last dim n ([rows, n] to the kernel)
+                        */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {
@@ -659,7 +666,7 @@ typedef struct tide_kernel_tensor_info {
 typedef struct tide_kernel_param_info {
     const char       *name;
     tide_kernel_ptype type;
-    double            min; /* the smallest value allowed */
+    double            min, max; /* the values allowed */
 } tide_kernel_param_info;
 /* one row of tide_kernels.def */
 typedef struct tide_kernel_info {
@@ -682,6 +689,13 @@ int                     tide_kernel_find(const char *name);
 tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
                             const tide_kernel_scalar *params, const int *want, tide_tensor **out);
 
+/* nn.Linear in one kernel: y = act(x w^T + bias) for x [..., d] and weight [n, d], bias [n] or
+ * NULL, all of one float dtype on one device; y [..., n]. act: TIDE_ACT_NONE, RELU or GELU (the
+ * exact erf form). TIDE_ENOTSUP where the device has no kernel for the dtype (the CPU's float16,
+ * and bfloat16 without oneDNN's bfloat16 instructions): callers then run tide_matmul and the ops.
+ */
+tide_status tide_linear(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
+                        const tide_tensor *bias, tide_act act, tide_tensor **y);
 /* Layer norm over the trailing d elements of x (x seen as [rows, d], numel divisible by d; float32
  * or float64): y = (x - mean) * rstd * weight + bias with the biased variance and rstd =
  * 1/sqrt(var + eps). weight and bias hold d elements of x's dtype, or are NULL. y has x's shape;

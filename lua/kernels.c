@@ -6,6 +6,7 @@
  * table needs nothing here.
  */
 #include "binding.h"
+#include <math.h>
 #include <stdio.h>
 
 /* <name>(inputs..., params..., want...) -> outputs...: the inputs in the row's order (nil for
@@ -66,7 +67,7 @@ static int l_kernel(lua_State *L) {
     return r->nout;
 }
 
-static const char *const shape_names[] = {"rows", "stats", "cols"};
+static const char *const shape_names[] = {"rows", "stats", "cols", "nmat", "ncols", "nrows"};
 
 /* t.<key> = the names; t.<key>_shape = their shape classes and t.<key>_optional = whether each
  * may be absent (tensors), or t.<key>_type = "int" / "float" (parameters) */
@@ -105,13 +106,24 @@ void tl_open_kernels(lua_State *L, int mod) {
         lua_pushinteger(L, k);
         lua_pushcclosure(L, l_kernel, 2);
         lua_setfield(L, -3, r->name);
-        /* {name =, inputs = {...}, outputs = {...}, params = {...}, ..., dtypes = {...}} */
-        lua_createtable(L, 0, 10);
+        /* {name =, kind =, inputs = {...}, outputs = {...}, params = {...}, ..., dtypes = {...}} */
+        lua_createtable(L, 0, 12);
         lua_pushstring(L, r->name);
         lua_setfield(L, -2, "name");
         push_names(L, "inputs", r->nin, r->in, NULL);
         push_names(L, "outputs", r->nout, r->out, NULL);
         push_names(L, "params", r->nparams, NULL, r->params);
+        lua_pushstring(L, r->kind == TIDE_KERNEL_PROJ ? "proj" : "rows");
+        lua_setfield(L, -2, "kind");
+        lua_createtable(L, r->nparams, 0); /* params_max: the largest value, false for none */
+        for (int i = 0; i < r->nparams; i++) {
+            if (r->params[i].max < HUGE_VAL)
+                lua_pushnumber(L, r->params[i].max);
+            else
+                lua_pushboolean(L, 0);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "params_max");
         lua_newtable(L);
         for (int dt = 0, n = 0; dt < TIDE_DTYPE_COUNT; dt++)
             if (r->dtypes & (1u << dt)) {

@@ -11,8 +11,9 @@ local compat = require("tide._compat")
 local pack, unpack = compat.pack, compat.unpack
 
 local dev = D.name
-local ROWS, D_ = 3, 4
-local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ } }
+local ROWS, D_, N_ = 3, 4, 2
+local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ }, nmat = { N_, D_ },
+    ncols = { N_ }, nrows = { ROWS, N_ } }
 
 local function names()
     local list = {}
@@ -24,7 +25,8 @@ local function names()
 end
 
 -- a call of row r: every input (optional ones too) in its shape class, then the parameters
--- (d first; the float ones at 0.5), then true for every optional output
+-- (d first, then n = 2 for a PROJ row; the float ones at 0.5, the other integers 2), then true
+-- for every optional output
 local function call_args(r, opts)
     opts = opts or {}
     local args, n = {}, 0
@@ -65,6 +67,11 @@ describe("kernel rows on " .. dev, function()
             assert.are.equal("function", type(K[name]), name)
             assert.are.equal("rows", r.inputs_shape[1], name)
             assert.are.equal("d", r.params[1], name)
+            if r.kind == "proj" then
+                assert.are.equal("n", r.params[2], name)
+            else
+                assert.are.equal("rows", r.kind, name)
+            end
             for _, dtype in ipairs(r.dtypes) do
                 local dts = {}
                 for i = 1, #r.inputs do
@@ -118,10 +125,17 @@ describe("kernel rows on " .. dev, function()
             for i = 1, #r.inputs do
                 ints[i] = "int64"
             end
-            assert.matches("tide: " .. name .. ": " .. x .. " must be float32 or float64, got int64",
-                err_of(r, { dtype = ints }), 1, true)
-            assert.matches("tide: " .. name .. ": " .. x .. " of shape [3, 4] does not split into " ..
-                "rows of d = 5 elements", err_of(r, { params = { 5 } }), 1, true)
+            assert.matches("tide: " .. name .. ": " .. x .. " must be " ..
+                table.concat(r.dtypes, " or ") .. ", got int64", err_of(r, { dtype = ints }), 1, true)
+            if r.kind == "proj" then -- the last dim is d
+                assert.matches("tide: " .. name .. ": " .. x .. " of shape [3, 4] must have d = 5 " ..
+                    "elements in its last dim", err_of(r, { params = { 5 } }), 1, true)
+                assert.matches("tide: " .. name .. ": " .. x .. " of shape [12] must have d = 4 " ..
+                    "elements in its last dim", err_of(r, { shape = { { 12 } } }), 1, true)
+            else
+                assert.matches("tide: " .. name .. ": " .. x .. " of shape [3, 4] does not split " ..
+                    "into rows of d = 5 elements", err_of(r, { params = { 5 } }), 1, true)
+            end
             assert.matches("tide: " .. name .. ": d = 0 must be >= 1", err_of(r, { params = { 0 } }),
                 1, true)
             for i = 2, #r.inputs do
@@ -136,6 +150,13 @@ describe("kernel rows on " .. dev, function()
                     "'s dtype float32, got float64", err_of(r, { dtype = dts }), 1, true)
             end
             for i, ty in ipairs(r.params_type) do
+                local max = r.params_max[i]
+                if max then
+                    local ps = { D_, N_, N_, N_ }
+                    ps[i] = max + 1
+                    assert.matches(string.format("tide: %s: %s = %d must be in ", name, r.params[i],
+                        max + 1), err_of(r, { params = ps }), 1, true)
+                end
                 if ty == "float" then
                     local ps = { D_ }
                     ps[i] = -1

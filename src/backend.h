@@ -50,16 +50,33 @@ bool    tide_kview_is_contiguous(const tide_kview *v);
 /* ---- kernel rows (include/tide_kernels.def) ---------------------------------------------- */
 
 /* What a row's kernel gets: the tensors in the row's order, contiguous, of one dtype, already
- * checked against the row (ROWS kind: [rows, d], [rows] or [d] views); in[i] NULL for an absent
+ * checked against the row (ROWS kind: [rows, d], [rows] or [d] views; PROJ kind: also [n, d],
+ * [n] and [rows, n]); in[i] NULL for an absent
  * optional input, out[i] NULL for an output not wanted; p the parameters in the row's order. */
 typedef struct tide_kernel_call {
     tide_kernel        kernel;
     tide_dtype         dtype;
-    int64_t            rows, d; /* ROWS kind: the geometry (rows >= 1) */
+    int64_t            rows, d, n; /* the geometry (rows >= 1); n: PROJ kind only */
     const tide_kview  *in[TIDE_KERNEL_MAX_TENSORS];
     const tide_kview  *out[TIDE_KERNEL_MAX_TENSORS];
     tide_kernel_scalar p[TIDE_KERNEL_MAX_PARAMS];
 } tide_kernel_call;
+
+/* the linear row's product as the matmul entry's 3-D views: y3 [1, rows, n] = x3 [1, rows, d] @
+ * wt [1, d, n], wt the column-major view of the contiguous weight [n, d] (no copy) */
+static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, tide_kview *x3,
+                                     tide_kview *wt) {
+    int64_t rows = c->rows, d = c->d, n = c->n;
+    *y3 = *c->out[0], *x3 = *c->in[0], *wt = *c->in[1];
+    y3->ndim = x3->ndim = wt->ndim = 3;
+    y3->shape[0] = x3->shape[0] = wt->shape[0] = 1;
+    y3->shape[1] = rows, y3->shape[2] = n;
+    y3->strides[0] = rows * n, y3->strides[1] = n, y3->strides[2] = 1;
+    x3->shape[1] = rows, x3->shape[2] = d;
+    x3->strides[0] = rows * d, x3->strides[1] = d, x3->strides[2] = 1;
+    wt->shape[1] = d, wt->shape[2] = n;
+    wt->strides[0] = n * d, wt->strides[1] = 1, wt->strides[2] = d;
+}
 
 typedef struct tide_backend tide_backend;
 
@@ -156,7 +173,7 @@ extern const tide_backend tide_cpu_backend;
  * and include/tide_kernels.def), tide_kview, tide_device and the entry point. <entry>_abi returns
  * the version the plug-in was built with; the core refuses one of another version (or without the
  * function) before calling it. Bump it with every change to those. */
-#define TIDE_BACKEND_ABI        15
+#define TIDE_BACKEND_ABI        16
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

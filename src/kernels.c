@@ -16,9 +16,11 @@
 #define T_OPT(name, shape)                                                                         \
     { #name, TIDE_KSHAPE_##shape, 1 }
 #define P_INT(name, min)                                                                           \
-    { #name, TIDE_KPARAM_INT, (min) }
+    { #name, TIDE_KPARAM_INT, (min), HUGE_VAL }
+#define P_INT_IN(name, min, max)                                                                   \
+    { #name, TIDE_KPARAM_INT, (min), (max) }
 #define P_FLOAT(name, min)                                                                         \
-    { #name, TIDE_KPARAM_FLOAT, (min) }
+    { #name, TIDE_KPARAM_FLOAT, (min), HUGE_VAL }
 #define IN(...)  __VA_ARGS__
 #define OUT(...) __VA_ARGS__
 #define PAR(...) __VA_ARGS__
@@ -86,6 +88,9 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
     for (int i = 0; i < r->nparams; i++) {
         const tide_kernel_param_info *pi = &r->params[i];
         double                        v = pi->type == TIDE_KPARAM_INT ? (double)p[i].i : p[i].f;
+        if (pi->type == TIDE_KPARAM_INT && pi->max < HUGE_VAL && !(v >= pi->min && v <= pi->max))
+            return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be in %g..%g", r->name, pi->name,
+                               (long long)p[i].i, pi->min, pi->max);
         if (!(v >= pi->min)) { /* NaN too */
             if (pi->type == TIDE_KPARAM_INT)
                 return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be >= %g", r->name, pi->name,
@@ -99,7 +104,7 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
 
 /* input i (not the first) against the first: device, dtype, shape class */
 static tide_status check_input(const tide_kernel_info *r, int i, const tide_tensor *x,
-                               const tide_tensor *t, int64_t rows, int64_t d) {
+                               const tide_tensor *t, int64_t rows, int64_t d, int64_t n) {
     const char *what = r->in[i].name;
     TIDE_TRY(tide_check_same_device(r->name, x, t));
     if (t->dtype != x->dtype)
@@ -108,6 +113,8 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     tide_kernel_shape cls = r->in[i].shape;
     bool              ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
                            : cls == TIDE_KSHAPE_STATS ? tide_tensor_numel(t) == rows
+                           : cls == TIDE_KSHAPE_NMAT ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
+                           : cls == TIDE_KSHAPE_NCOLS ? tide_tensor_numel(t) == n
                                                       : tide_tensor_numel(t) == d;
     for (int k = 0; ok && cls == TIDE_KSHAPE_ROWS && k < x->ndim; k++)
         ok = t->shape[k] == x->shape[k];
@@ -122,22 +129,33 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     if (cls == TIDE_KSHAPE_STATS)
         return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold %lld values (one per row)",
                            r->name, what, sb, (long long)rows);
+    if (cls == TIDE_KSHAPE_NMAT)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be [n, d] = [%lld, %lld]", r->name,
+                           what, sb, (long long)n, (long long)d);
+    if (cls == TIDE_KSHAPE_NCOLS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold n = %lld elements", r->name,
+                           what, sb, (long long)n);
     return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold d = %lld elements", r->name, what,
                        sb, (long long)d);
 }
 
-/* the kernel's view of a contiguous tensor in its shape class */
-static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t rows, int64_t d) {
+/* the kernel's view of a contiguous tensor in its shape class: a matrix [r, c] or a vector [c] */
+static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t rows, int64_t d,
+                             int64_t n) {
     tide_kview v = tide_kview_of(t);
-    if (s == TIDE_KSHAPE_ROWS) {
+    int64_t    r = s == TIDE_KSHAPE_NMAT ? n : rows;
+    int64_t    c = s == TIDE_KSHAPE_STATS                             ? rows
+                   : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
+                                                                      : d;
+    if (s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NMAT || s == TIDE_KSHAPE_NROWS) {
         v.ndim = 2;
-        v.shape[0] = rows;
-        v.shape[1] = d;
-        v.strides[0] = d;
+        v.shape[0] = r;
+        v.shape[1] = c;
+        v.strides[0] = c;
         v.strides[1] = 1;
     } else {
         v.ndim = 1;
-        v.shape[0] = s == TIDE_KSHAPE_STATS ? rows : d;
+        v.shape[0] = c;
         v.strides[0] = 1;
     }
     return v;
@@ -156,22 +174,24 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[0].name);
     TIDE_TRY(check_dtype(r, x->dtype));
     TIDE_TRY(check_params(r, params));
-    /* ROWS: params[0] is d */
-    int64_t d = params[0].i, n = tide_tensor_numel(x);
-    if (n % d != 0) {
+    /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim */
+    bool    proj = r->kind == TIDE_KERNEL_PROJ;
+    int64_t d = params[0].i, numel = tide_tensor_numel(x), n = proj ? params[1].i : 0;
+    if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
         return tide_seterr(TIDE_ESHAPE,
-                           "%s: %s of shape %s does not split into rows of d = %lld "
-                           "elements",
+                           proj ? "%s: %s of shape %s must have d = %lld elements in its last dim"
+                                : "%s: %s of shape %s does not split into rows of d = %lld "
+                                  "elements",
                            op, r->in[0].name, sb, (long long)d);
     }
-    int64_t rows = n / d;
+    int64_t rows = numel / d;
     for (int i = 1; i < r->nin; i++) {
         if (!in[i] && !r->in[i].optional)
             return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
         if (in[i])
-            TIDE_TRY(check_input(r, i, x, in[i], rows, d));
+            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n));
     }
     tide_device *dev = x->storage->dev;
     /* the one answer for a backend without the row, before anything is allocated */
@@ -186,9 +206,13 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (r->out[i].optional && want && !want[i])
             continue;
         tide_kernel_shape s = r->out[i].shape;
-        int64_t           len = s == TIDE_KSHAPE_STATS ? rows : d;
-        st = s == TIDE_KSHAPE_ROWS
-                 ? tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, x->shape, &o[i])
+        int64_t           len = s == TIDE_KSHAPE_STATS ? rows : s == TIDE_KSHAPE_NCOLS ? n : d;
+        int64_t           shape[TIDE_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof shape);
+        if (s == TIDE_KSHAPE_NROWS)
+            shape[x->ndim - 1] = n;
+        st = s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS
+                 ? tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, shape, &o[i])
                  : tide_tensor_alloc(ctx, op, dev, x->dtype, 1, &len, &o[i]);
     }
     if (st == TIDE_OK && rows > 0) {
@@ -199,14 +223,15 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         call.dtype = x->dtype;
         call.rows = rows;
         call.d = d;
+        call.n = n;
         for (int i = 0; i < r->nin; i++)
             if (c[i]) {
-                iv[i] = class_view(c[i], r->in[i].shape, rows, d);
+                iv[i] = class_view(c[i], r->in[i].shape, rows, d, n);
                 call.in[i] = &iv[i];
             }
         for (int i = 0; i < r->nout; i++)
             if (o[i]) {
-                ov[i] = class_view(o[i], r->out[i].shape, rows, d);
+                ov[i] = class_view(o[i], r->out[i].shape, rows, d, n);
                 call.out[i] = &ov[i];
             }
         for (int i = 0; i < r->nparams; i++)
@@ -214,7 +239,8 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         st = fn(dev, &call);
     } else if (st == TIDE_OK) { /* no rows: sums over the rows are 0 */
         for (int i = 0; i < r->nout && st == TIDE_OK; i++)
-            if (o[i] && r->out[i].shape == TIDE_KSHAPE_COLS)
+            if (o[i] &&
+                (r->out[i].shape == TIDE_KSHAPE_COLS || r->out[i].shape == TIDE_KSHAPE_NCOLS))
                 st = tide_fill_for(ctx, op, o[i], tide_scalar_f(0));
     }
     tide_release_all(r->nin, c);

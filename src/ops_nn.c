@@ -480,6 +480,15 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
 
 /* ---- layer norm: the kernel rows layer_norm, layer_norm_backward (src/kernels.c) ----------- */
 
+tide_status tide_linear(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
+                        const tide_tensor *bias, tide_act act, tide_tensor **y) {
+    if (!x || !weight || weight->ndim != 2)
+        return tide_seterr(TIDE_EINVAL, "linear: x and a 2-D weight [n, d] are required");
+    const tide_tensor *in[3] = {x, weight, bias};
+    tide_kernel_scalar p[3] = {{.i = weight->shape[1]}, {.i = weight->shape[0]}, {.i = act}};
+    return tide_kernel_run(ctx, TIDE_K_LINEAR, in, p, NULL, y);
+}
+
 tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
                             const tide_tensor *bias, int64_t d, double eps, tide_tensor **y,
                             tide_tensor **mean, tide_tensor **rstd) {

@@ -99,38 +99,71 @@ static int start(void) {
     return !broken;
 }
 
-static int run(const tide_kview *out, const tide_kview *a, const tide_kview *bm) {
+/* the bias [n] as oneDNN's [1, 1, n], broadcast over the batch and the rows */
+static int describe_bias(const tide_kview *bias, dnnl_memory_desc_t *md) {
+    int64_t     n = bias->shape[0];
+    dnnl_dims_t dims = {1, 1, n}, strides = {n, n, 1};
+    return dnnl_memory_desc_init_by_strides(md, 3, dims, dnnl_bf16, strides) == dnnl_success;
+}
+
+/* attr: the activation as an eltwise post-op (none: *attr stays NULL) */
+static int post_ops(tide_act act, dnnl_primitive_attr_t *attr) {
+    *attr = NULL;
+    if (act == TIDE_ACT_NONE)
+        return 1;
+    dnnl_post_ops_t po = NULL;
+    int             ok = dnnl_primitive_attr_create(attr) == dnnl_success &&
+             dnnl_post_ops_create(&po) == dnnl_success &&
+             dnnl_post_ops_append_eltwise(
+                 po, 1.0f, act == TIDE_ACT_GELU ? dnnl_eltwise_gelu_erf : dnnl_eltwise_relu, 0.0f,
+                 0.0f) == dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(*attr, po) == dnnl_success;
+    if (po)
+        dnnl_post_ops_destroy(po);
+    return ok;
+}
+
+/* out = act(a @ bm + bias), bias NULL for none */
+static int run(const tide_kview *out, const tide_kview *a, const tide_kview *bm,
+               const tide_kview *bias, tide_act act) {
     if (!start())
         return 0;
-    dnnl_memory_desc_t ma, mb, mo;
-    if (!describe(a, &ma) || !describe(bm, &mb) || !describe(out, &mo))
+    dnnl_memory_desc_t md[4];
+    if (!describe(a, &md[0]) || !describe(bm, &md[1]) || !describe(out, &md[2]) ||
+        (bias && !describe_bias(bias, &md[3])))
         return 0;
     dnnl_matmul_desc_t    desc;
+    dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t      prim = NULL;
-    dnnl_memory_t         mem[3] = {NULL, NULL, NULL};
-    int                   done = 0;
-    if (dnnl_matmul_desc_init(&desc, &ma, &mb, NULL, &mo) != dnnl_success ||
-        dnnl_primitive_desc_create(&pd, &desc, NULL, engine, NULL) != dnnl_success ||
+    dnnl_memory_t         mem[4] = {NULL, NULL, NULL, NULL};
+    int                   nargs = bias ? 4 : 3, done = 0;
+    if (!post_ops(act, &attr) ||
+        dnnl_matmul_desc_init(&desc, &md[0], &md[1], bias ? &md[3] : NULL, &md[2]) !=
+            dnnl_success ||
+        dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL) != dnnl_success ||
         !in_hardware(impl_of(pd)) || dnnl_primitive_create(&prim, pd) != dnnl_success)
         goto end;
-    const dnnl_memory_desc_t *md[3] = {&ma, &mb, &mo};
-    void *const               data[3] = {a->data, bm->data, out->data};
-    for (int k = 0; k < 3; k++)
-        if (dnnl_memory_create(&mem[k], md[k], engine, data[k]) != dnnl_success)
+    void *const data[4] = {a->data, bm->data, out->data, bias ? bias->data : NULL};
+    for (int k = 0; k < nargs; k++)
+        if (dnnl_memory_create(&mem[k], &md[k], engine, data[k]) != dnnl_success)
             goto end;
-    dnnl_exec_arg_t args[3] = {
-        {DNNL_ARG_SRC, mem[0]}, {DNNL_ARG_WEIGHTS, mem[1]}, {DNNL_ARG_DST, mem[2]}};
-    done = dnnl_primitive_execute(prim, stream, 3, args) == dnnl_success &&
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, mem[0]},
+                               {DNNL_ARG_WEIGHTS, mem[1]},
+                               {DNNL_ARG_DST, mem[2]},
+                               {DNNL_ARG_BIAS, mem[3]}};
+    done = dnnl_primitive_execute(prim, stream, nargs, args) == dnnl_success &&
            dnnl_stream_wait(stream) == dnnl_success;
 end:
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         if (mem[k])
             dnnl_memory_destroy(mem[k]);
     if (prim)
         dnnl_primitive_destroy(prim);
     if (pd)
         dnnl_primitive_desc_destroy(pd);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
     return done;
 }
 
@@ -154,13 +187,24 @@ int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a
     if ((dense(a) || densify(dev, a, &da, &bufa, &na) == TIDE_OK) &&
         (dense(bm) || densify(dev, bm, &db, &bufb, &nb) == TIDE_OK)) {
         pthread_mutex_lock(&lock);
-        done = run(out, &da, &db);
+        done = run(out, &da, &db, NULL, TIDE_ACT_NONE);
         pthread_mutex_unlock(&lock);
     }
     if (bufa)
         cpu_free(dev, bufa, na);
     if (bufb)
         cpu_free(dev, bufb, nb);
+    return done;
+}
+
+int cpu_linear_bf16(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
+                    const tide_kview *wt, const tide_kview *bias, tide_act act) {
+    (void)dev;
+    if (!tide_cpu_bf16_gemm() || y3->shape[2] == 1) /* a matrix-vector product: matmul's reason */
+        return 0;
+    pthread_mutex_lock(&lock);
+    int done = run(y3, x3, wt, bias, act);
+    pthread_mutex_unlock(&lock);
     return done;
 }
 
@@ -201,6 +245,17 @@ int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a
     (void)out;
     (void)a;
     (void)bm;
+    return 0;
+}
+
+int cpu_linear_bf16(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
+                    const tide_kview *wt, const tide_kview *bias, tide_act act) {
+    (void)dev;
+    (void)y3;
+    (void)x3;
+    (void)wt;
+    (void)bias;
+    (void)act;
     return 0;
 }
 

@@ -181,3 +181,56 @@ extern "C" tide_status tide_cuda_matmul(tide_device *dev, const tide_kview *out,
         tide_cuda_free(dev, tb, nb);
     return st;
 }
+
+// ---- the linear kernel row: y = act(x w^T + bias) ---------------------------------------------
+
+TIDE_CUDA_FLOAT_OVERLOADS(lin_gelu, gelu)
+TIDE_CUDA_FLOAT_OVERLOADS(lin_relu, relu)
+
+/* the epilogue of one element, in the compute type (float for the half dtypes, as every half
+ * kernel computes), rounded once to the dtype */
+template <int DT> struct lin_epilogue {
+    typedef typename tide_dt<DT>::T T;
+    typedef typename tide_dt<DT>::C C;
+    int                             act;
+    __device__ __forceinline__ T    apply(C v) const {
+           if (act == TIDE_ACT_GELU)
+            v = lin_gelu(v);
+        else if (act == TIDE_ACT_RELU)
+            v = lin_relu(v);
+        return tide_store<DT>(v);
+    }
+    __device__ __forceinline__ T operator()(T y, T b) const {
+        return apply(tide_load<DT>(y) + tide_load<DT>(b));
+    }
+    __device__ __forceinline__ T operator()(T y) const {
+        return apply(tide_load<DT>(y));
+    }
+};
+
+struct run_linear_epilogue {
+    template <int DT>
+    static tide_status run(tide_device *dev, const tide_kview *y, const tide_kview *bias, int act) {
+        typedef typename tide_dt<DT>::T T;
+        if (!bias)
+            return tide_map1<lin_epilogue<DT>, T, T>(dev, {act}, y, y);
+        tide_kview b2 = *y; /* the bias broadcast over the rows */
+        b2.data = bias->data;
+        b2.strides[0] = 0;
+        b2.strides[1] = 1;
+        return tide_map2<lin_epilogue<DT>, T, T, T>(dev, {act}, y, y, &b2);
+    }
+};
+
+/* cuBLAS's product, then one pass for the bias and the activation */
+extern "C" tide_status tide_cuda_linear(tide_device *dev, const tide_kernel_call *c) {
+    const tide_kview *bias = c->in[2], *y = c->out[0];
+    int               act = (int)c->p[2].i;
+    tide_kview        y3, x3, wt; /* w^T: CUBLAS_OP_T, no copy */
+    tide_linear_views(c, &y3, &x3, &wt);
+    TIDE_TRY(tide_cuda_matmul(dev, &y3, &x3, &wt));
+    if (!bias && act == TIDE_ACT_NONE)
+        return TIDE_OK;
+    TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_linear_epilogue, dev, y, bias, act);
+    return tide_cuda_notsup("linear", c->dtype);
+}

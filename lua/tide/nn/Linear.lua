@@ -19,7 +19,8 @@ function Linear:init(in_features, out_features, bias)
     I.weight_and_bias(self, { out_features, in_features }, out_features, in_features, bias)
 end
 
-function Linear:forward(x)
+-- forward's checks; the weight
+local function checked_weight(self, x)
     I.check_tensor(x, "Linear")
     local n = x:dim() > 0 and x:size(-1) or nil
     if n ~= self.in_features then
@@ -28,7 +29,17 @@ function Linear:forward(x)
     end
     local weight = self.weight -- read once: a parametrized weight is computed per read
     I.check_input(x, weight, "Linear")
-    return fused.linear(x, weight, self.bias)
+    return weight
+end
+
+function Linear:forward(x)
+    return fused.linear(x, checked_weight(self, x), self.bias)
+end
+
+-- act(forward(x)) for act "relu" or "gelu" (the exact form), the activation fused into the
+-- product where the device has the kernel (tide.models.bert's intermediate layers)
+function Linear:_forward_act(x, act)
+    return fused.linear(x, checked_weight(self, x), self.bias, act)
 end
 
 function Linear:extra_repr()

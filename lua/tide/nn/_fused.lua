@@ -36,18 +36,45 @@ end
 -- false: conv2d always runs im2col + gemm (the spec compares the two paths)
 M.native_conv = true
 
--- y = x W^T (+ b); x [..., in], w [out, in], b [out] or nil
-function M.linear(x, w, b)
+-- the linear kernel row's act (include/tide.h's tide_act): relu 0, gelu 1, none 2
+local ACT, NO_ACT = { relu = 0, gelu = 1 }, 2
+local FLOAT = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+-- act(x W^T + b) by the linear kernel row (true second), where the device has it for the dtype:
+-- the bias and the activation in the product's epilogue; else x W^T + b by matmul and an
+-- in-place bias add (false second: act not applied)
+local function product(x, w, b, act)
+    local dt = x.dtype
+    if FLOAT[dt] and w.dtype == dt and (b == nil or b.dtype == dt) then
+        local n, d = w:size(1), w:size(2)
+        if n > 0 and d > 0 then
+            local y = K.linear(x, w, b, d, n, act and ACT[act] or NO_ACT)
+            if y then
+                return y, true
+            end
+        end
+    end
+    local y = x:matmul(w:t())
+    if b then
+        y:add_(b)
+    end
+    return y, false
+end
+
+-- y = act(x W^T (+ b)); x [..., in], w [out, in], b [out] or nil, act nil, "relu" or "gelu"
+-- (the exact form). Recorded, the node is linear's and the activation its own op after it.
+function M.linear(x, w, b, act)
     if autocast.on then -- PyTorch's autocast: linear in the region's dtype
         x, w, b = autocast.lower(x, w, b)
     end
     local rec, xd, wd, bd = detached(x, w, b)
-    local y = xd:matmul(wd:t())
-    if bd then
-        y:add_(bd)
-    end
+    local fuse = not rec and act or nil -- recorded: the activation is a node of its own
+    local y, ran = product(xd, wd, bd, fuse)
     if rec then
         record("linear", y, x, w, b)
+    end
+    if act and not (ran and fuse) then
+        y = act == "gelu" and y:gelu() or y:relu()
     end
     return y
 end

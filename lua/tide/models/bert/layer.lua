@@ -48,7 +48,7 @@ function M.BertIntermediate:init(config)
 end
 
 function M.BertIntermediate:forward(x)
-    return self.act(self.dense(x))
+    return activation.apply(self.act, self.dense, x)
 end
 
 M.BertLayer = nn.Module:extend("BertLayer")

@@ -25,7 +25,7 @@ function Transform:init(config)
 end
 
 function Transform:forward(x)
-    return self.LayerNorm(self.act(self.dense(x)))
+    return self.LayerNorm(activation.apply(self.act, self.dense, x))
 end
 
 local Head = nn.Module:extend("BertLMPredictionHead")
