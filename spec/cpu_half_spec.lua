@@ -257,7 +257,7 @@ for _, dt in ipairs(HALF) do
 end
 
 -- A bfloat16 product is the one op that does not widen where oneDNN multiplies bfloat16 in
--- hardware (src/cpu/matmul_bf16.c, tide.cpu_info().bf16_gemm): exact products, float32 sums in
+-- hardware (src/cpu/matmul_dnnl.c, tide.cpu_info().bf16_gemm): exact products, float32 sums in
 -- oneDNN's order, one rounding. So each element is the widened result but for summation order:
 -- within a bfloat16 rounding of it, plus float32's sum error over |a| @ |b|. Every layout
 -- matmul hands the kernel is checked, those oneDNN declines (widened instead) among them; the

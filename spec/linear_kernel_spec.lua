@@ -60,17 +60,31 @@ describe("the linear kernel on " .. dev, function()
         end
     end)
 
-    it("gives the composite's float32 and float64 values bit for bit", function()
+    it("gives the composite's values bit for bit, or oneDNN's epilogue's within float32 rounding", function()
+        -- float64, and float32 products under 2^19 multiply-adds: the gemm and one pass, each
+        -- element as the add and the activation compute it. Larger float32 products run on
+        -- oneDNN's matmul primitive (where tide has it) with its own GELU in the epilogue.
+        local sizes = { { 33, 40, 24 }, { 96, 128, 64 } } -- 31,680 and 786,432 multiply-adds
         for _, dtype in ipairs({ "float32", "float64" }) do
-            for _, act in ipairs({ false, "relu", "gelu" }) do
-                tide.manual_seed(3)
-                local x, w, b = randn({ 33, 40 }, dtype), randn({ 24, 40 }, dtype), randn({ 24 }, dtype)
-                local composite = x:matmul(w:t()):add(b)
-                if act then
-                    composite = composite[act](composite)
+            for k, sz in ipairs(sizes) do
+                for _, act in ipairs({ false, "relu", "gelu" }) do
+                    tide.manual_seed(3)
+                    local x, w = randn({ sz[1], sz[2] }, dtype), randn({ sz[3], sz[2] }, dtype)
+                    local b = randn({ sz[3] }, dtype)
+                    local composite = x:matmul(w:t()):add(b)
+                    if act then
+                        composite = composite[act](composite)
+                    end
+                    local y = K.linear(x, w, b, sz[2], sz[3], act and ACT[act] or 2)
+                    local what = string.format("%s %dx%dx%d %s", dtype, sz[1], sz[2], sz[3],
+                        tostring(act))
+                    local diff = (y - composite):abs():max():item()
+                    if dtype == "float64" or k == 1 then
+                        assert.are.equal(0, diff, what)
+                    else -- |y| up to ~40: float32's step there is 4e-6
+                        assert.is_true(diff <= 2e-5, what .. ": " .. diff)
+                    end
                 end
-                local y = K.linear(x, w, b, 40, 24, act and ACT[act] or 2)
-                assert.are.equal(0, (y - composite):abs():max():item(), dtype .. " " .. tostring(act))
             end
         end
     end)

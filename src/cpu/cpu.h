@@ -126,13 +126,14 @@ void tide_storage_cache_flush(void);
 int         cpu_threads(void);
 const char *cpu_blas_core(void);
 void        cpu_blas_set_threads(int n); /* matmul.c: OpenBLAS's own count, where it keeps one */
-/* matmul_bf16.c: a bfloat16 [B, M, K] @ [B, K, N] into a contiguous out through oneDNN; 1 when
+/* matmul_dnnl.c: a bfloat16 [B, M, K] @ [B, K, N] into a contiguous out through oneDNN; 1 when
  * done, 0 when declined (not built with oneDNN, a layout it does not take): then widen */
 int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a,
                     const tide_kview *bm);
 /* the same for the linear kernel row: y3 = act(x3 @ wt + bias) on tide_linear_views' views,
- * bfloat16, bias [n] contiguous or NULL for none; the bias and activation as oneDNN post-ops */
-int cpu_linear_bf16(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
+ * float32 or bfloat16, bias [n] contiguous or NULL for none; the bias and activation as
+ * oneDNN post-ops (1 when done, 0 when declined) */
+int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
                     const tide_kview *wt, const tide_kview *bias, tide_act act);
 
 /* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file

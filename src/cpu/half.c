@@ -12,7 +12,7 @@
  * The ops a model runs most, elementwise ops and softmax, widen a block at a time in each
  * thread's cache instead of whole tensors (below), so they move half the bytes float32 would;
  * the others pay two passes over memory, at about float32's speed. A bfloat16 matmul does not
- * widen at all where oneDNN multiplies bfloat16 itself (matmul_bf16.c), several times faster
+ * widen at all where oneDNN multiplies bfloat16 itself (matmul_dnnl.c), several times faster
  * than float32 on CPUs with the instructions.
  *
  * A failed kernel writes nothing back, so a half tensor is left as it was, as every other

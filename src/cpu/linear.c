@@ -2,18 +2,26 @@
  * linear.c — the linear kernel row (include/tide_kernels.def): y = act(x w^T + bias), nn.Linear's
  * product with its bias add and activation fused.
  *
- * float32 and float64: the gemm (matmul.c, w^T as a transposed view: no copy), then one pass over
- * y that adds the bias and applies the activation, where nn ran an add and an activation as two
- * passes. The pass computes each element as those two ops would (the add rounded to the dtype,
- * then the same activation function), so the result is the same bit for bit.
+ * float32 products of at least LINEAR_DNNL_MIN multiply-adds, and bfloat16 ones where the CPU has
+ * bfloat16 instructions: oneDNN's matmul primitive with the bias and the activation as its
+ * post-ops (matmul_dnnl.c), y written once from the kernel's registers. Its GELU is oneDNN's own
+ * erf (within 1e-6 of x Phi(x), as vec_math.h's).
  *
- * bfloat16: oneDNN's matmul primitive, the bias and the activation as its post-ops (matmul_bf16.c),
- * y written once in bfloat16, where the CPU has bfloat16 instructions. float16, and bfloat16
- * elsewhere: through float32 copies, as half.c runs the matmul entry (one rounding at the end).
+ * Otherwise (smaller float32 products, float64, tide without oneDNN): the gemm (matmul.c, w^T as a
+ * transposed view: no copy), then one pass over y that adds the bias and applies the activation,
+ * where nn ran an add and an activation as two passes. The pass computes each element as those
+ * two ops would (the add rounded to the dtype, then the same activation function), so the result
+ * is the composite's bit for bit.
+ *
+ * float16, and bfloat16 without the instructions: through float32 copies, as half.c runs the
+ * matmul entry (one rounding at the end).
  */
 #include "cpu.h"
 #include "scalar_math.h"
 #include "vec_math.h"
+
+/* smaller float32 products go to OpenBLAS's small-matrix kernels and the pass (matmul.c's split) */
+#define LINEAR_DNNL_MIN ((double)(1 << 19))
 
 typedef struct {
     tide_act act;
@@ -129,7 +137,7 @@ static tide_status linear_widened(tide_device *dev, const tide_kernel_call *c) {
         tide_kernel_call fc = *c;
         fc.dtype = TIDE_DTYPE_F32;
         fc.in[0] = &f[0], fc.in[1] = &f[1], fc.in[2] = h[2] ? &f[2] : NULL, fc.out[0] = &f[3];
-        st = linear_float(dev, &fc);
+        st = cpu_linear(dev, &fc);
     }
     if (st == TIDE_OK)
         st = cpu_copy(dev, h[3], &f[3]);
@@ -140,14 +148,17 @@ static tide_status linear_widened(tide_device *dev, const tide_kernel_call *c) {
 }
 
 tide_status cpu_linear(tide_device *dev, const tide_kernel_call *c) {
-    if (c->dtype == TIDE_DTYPE_F32 || c->dtype == TIDE_DTYPE_F64)
-        return linear_float(dev, c);
-    if (!cpu_is_half(c->dtype))
-        return cpu_notsup("linear", c->dtype);
+    tide_dtype dt = c->dtype;
     tide_kview y3, x3, wt;
     tide_linear_views(c, &y3, &x3, &wt);
-    if (c->dtype == TIDE_DTYPE_BF16 &&
-        cpu_linear_bf16(dev, &y3, &x3, &wt, c->in[2], (tide_act)c->p[2].i))
+    int dnnl =
+        dt == TIDE_DTYPE_BF16 ||
+        (dt == TIDE_DTYPE_F32 && (double)c->rows * (double)c->d * (double)c->n >= LINEAR_DNNL_MIN);
+    if (dnnl && cpu_linear_dnnl(dev, &y3, &x3, &wt, c->in[2], (tide_act)c->p[2].i))
         return TIDE_OK;
+    if (dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64)
+        return linear_float(dev, c);
+    if (!cpu_is_half(dt))
+        return cpu_notsup("linear", dt);
     return linear_widened(dev, c);
 }

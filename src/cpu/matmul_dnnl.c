@@ -1,5 +1,8 @@
 /*
- * matmul_bf16.c — bfloat16 gemm through oneDNN's matmul primitive, when tide is built with it.
+ * matmul_dnnl.c — oneDNN's matmul primitive, when tide is built with it: bfloat16 products
+ * (cpu_matmul_bf16), and the linear kernel row's product with its bias and activation as the
+ * primitive's post-ops, in float32 and bfloat16 (cpu_linear_dnnl: y written once, from the
+ * kernel's registers; a separate pass over a float32 y cost 9% of a MiniLM encoding).
  *
  * Widened to float32 (half.c), a bfloat16 product runs at sgemm's speed plus two conversions.
  * oneDNN multiplies bfloat16 in hardware where the CPU can (AMX tiles, AVX512-BF16's dot
@@ -37,6 +40,12 @@ static int in_hardware(const char *impl) {
     return impl && (strstr(impl, "bf16") || strstr(impl, "amx"));
 }
 
+/* the kernel oneDNN picked is worth running: bfloat16 in hardware, float32 anything but its
+ * reference loops */
+static int accepted(tide_dtype dt, const char *impl) {
+    return dt == TIDE_DTYPE_BF16 ? in_hardware(impl) : impl && strncmp(impl, "ref", 3) != 0;
+}
+
 /* v's matrices are dense: row- or column-major with nothing between rows (columns), and batches
  * that follow each other or repeat (stride 0); size-1 dims' strides mean nothing */
 static int dense(const tide_kview *v) {
@@ -47,7 +56,12 @@ static int dense(const tide_kview *v) {
            (v->shape[0] == 1 || v->strides[0] == 0 || v->strides[0] == rows * cols);
 }
 
-/* a dense v's [B, rows, cols] as a oneDNN descriptor; a batch of stride 0 becomes dim 1 */
+static dnnl_data_type_t dnnl_dtype(tide_dtype dt) {
+    return dt == TIDE_DTYPE_F32 ? dnnl_f32 : dnnl_bf16;
+}
+
+/* a dense v's [B, rows, cols] (float32 or bfloat16) as a oneDNN descriptor; a batch of stride 0
+ * becomes dim 1 */
 static int describe(const tide_kview *v, dnnl_memory_desc_t *md) {
     int64_t     rows = v->shape[1], cols = v->shape[2];
     int         col_major = rows > 1 && v->strides[1] == 1 && !(cols > 1 && v->strides[2] == 1);
@@ -55,7 +69,8 @@ static int describe(const tide_kview *v, dnnl_memory_desc_t *md) {
     dnnl_dims_t strides = {rows * cols, col_major ? 1 : cols, col_major ? rows : 1};
     if (v->strides[0] == 0)
         dims[0] = 1;
-    return dnnl_memory_desc_init_by_strides(md, 3, dims, dnnl_bf16, strides) == dnnl_success;
+    return dnnl_memory_desc_init_by_strides(md, 3, dims, dnnl_dtype(v->dtype), strides) ==
+           dnnl_success;
 }
 
 /* *d: a dense row-major bfloat16 copy of v in *buf (the device's allocator; a repeated batch
@@ -103,7 +118,8 @@ static int start(void) {
 static int describe_bias(const tide_kview *bias, dnnl_memory_desc_t *md) {
     int64_t     n = bias->shape[0];
     dnnl_dims_t dims = {1, 1, n}, strides = {n, n, 1};
-    return dnnl_memory_desc_init_by_strides(md, 3, dims, dnnl_bf16, strides) == dnnl_success;
+    return dnnl_memory_desc_init_by_strides(md, 3, dims, dnnl_dtype(bias->dtype), strides) ==
+           dnnl_success;
 }
 
 /* attr: the activation as an eltwise post-op (none: *attr stays NULL) */
@@ -123,7 +139,7 @@ static int post_ops(tide_act act, dnnl_primitive_attr_t *attr) {
     return ok;
 }
 
-/* out = act(a @ bm + bias), bias NULL for none */
+/* out = act(a @ bm + bias), bias NULL for none; 0 where oneDNN's kernel is not accepted */
 static int run(const tide_kview *out, const tide_kview *a, const tide_kview *bm,
                const tide_kview *bias, tide_act act) {
     if (!start())
@@ -142,7 +158,7 @@ static int run(const tide_kview *out, const tide_kview *a, const tide_kview *bm,
         dnnl_matmul_desc_init(&desc, &md[0], &md[1], bias ? &md[3] : NULL, &md[2]) !=
             dnnl_success ||
         dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL) != dnnl_success ||
-        !in_hardware(impl_of(pd)) || dnnl_primitive_create(&prim, pd) != dnnl_success)
+        !accepted(out->dtype, impl_of(pd)) || dnnl_primitive_create(&prim, pd) != dnnl_success)
         goto end;
     void *const data[4] = {a->data, bm->data, out->data, bias ? bias->data : NULL};
     for (int k = 0; k < nargs; k++)
@@ -197,11 +213,13 @@ int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a
     return done;
 }
 
-int cpu_linear_bf16(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
+int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
                     const tide_kview *wt, const tide_kview *bias, tide_act act) {
     (void)dev;
-    if (!tide_cpu_bf16_gemm() || y3->shape[2] == 1) /* a matrix-vector product: matmul's reason */
+    if (y3->dtype != TIDE_DTYPE_F32 && y3->dtype != TIDE_DTYPE_BF16)
         return 0;
+    if ((y3->dtype == TIDE_DTYPE_BF16 && !tide_cpu_bf16_gemm()) || y3->shape[2] == 1)
+        return 0; /* a matrix-vector product: as cpu_matmul_bf16 */
     pthread_mutex_lock(&lock);
     int done = run(y3, x3, wt, bias, act);
     pthread_mutex_unlock(&lock);
@@ -248,7 +266,7 @@ int cpu_matmul_bf16(tide_device *dev, const tide_kview *out, const tide_kview *a
     return 0;
 }
 
-int cpu_linear_bf16(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
+int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3,
                     const tide_kview *wt, const tide_kview *bias, tide_act act) {
     (void)dev;
     (void)y3;
