@@ -645,13 +645,13 @@ typedef enum tide_kernel {
  * product of the others), and the second parameter n sizes the N classes below */
 typedef enum tide_kernel_kind { TIDE_KERNEL_ROWS, TIDE_KERNEL_PROJ } tide_kernel_kind;
 typedef enum tide_kernel_shape {
-    TIDE_KSHAPE_ROWS,  /* input 1's shape ([rows, d] to the kernel) */
-    TIDE_KSHAPE_STATS, /* one element per row */
-    TIDE_KSHAPE_COLS,  /* d elements */
-    TIDE_KSHAPE_NMAT,  /* PROJ: [n, d], a matrix applied to each row */
-    TIDE_KSHAPE_NCOLS, /* PROJ: n elements */
-    TIDE_KSHAPE_NROWS, /* PROJ, outputs: input 1's shape with last dim n ([rows, n] to the kernel)
-                        */
+    TIDE_KSHAPE_ROWS,    /* input 1's shape ([rows, d] to the kernel) */
+    TIDE_KSHAPE_STATS,   /* one element per row */
+    TIDE_KSHAPE_COLS,    /* d elements */
+    TIDE_KSHAPE_NMAT,    /* PROJ: [n, d], a matrix applied to each row */
+    TIDE_KSHAPE_NCOLS,   /* PROJ: n elements */
+    TIDE_KSHAPE_NROWS,   /* PROJ, outputs: input 1's shape, last dim n ([rows, n] to kernels) */
+    TIDE_KSHAPE_OFFSETS, /* int64 1-D, at least one element (the kernel checks the values) */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {

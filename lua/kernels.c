@@ -67,7 +67,8 @@ static int l_kernel(lua_State *L) {
     return r->nout;
 }
 
-static const char *const shape_names[] = {"rows", "stats", "cols", "nmat", "ncols", "nrows"};
+static const char *const shape_names[] = {"rows",  "stats", "cols",   "nmat",
+                                          "ncols", "nrows", "offsets"};
 
 /* t.<key> = the names; t.<key>_shape = their shape classes and t.<key>_optional = whether each
  * may be absent (tensors), or t.<key>_type = "int" / "float" (parameters) */

@@ -107,15 +107,23 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
                                const tide_tensor *t, int64_t rows, int64_t d, int64_t n) {
     const char *what = r->in[i].name;
     TIDE_TRY(tide_check_same_device(r->name, x, t));
+    tide_kernel_shape cls = r->in[i].shape;
+    if (cls == TIDE_KSHAPE_OFFSETS) {
+        if (t->dtype == TIDE_DTYPE_I64 && t->ndim == 1 && t->shape[0] >= 1)
+            return TIDE_OK;
+        char so[200];
+        tide_shape_fmt(so, sizeof so, t->ndim, t->shape);
+        return tide_seterr(TIDE_EDTYPE, "%s: %s must be a 1-D int64 tensor of offsets, got %s %s",
+                           r->name, what, tide_dtype_name(t->dtype), so);
+    }
     if (t->dtype != x->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: %s must have %s's dtype %s, got %s", r->name, what,
                            r->in[0].name, tide_dtype_name(x->dtype), tide_dtype_name(t->dtype));
-    tide_kernel_shape cls = r->in[i].shape;
-    bool              ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
-                           : cls == TIDE_KSHAPE_STATS ? tide_tensor_numel(t) == rows
-                           : cls == TIDE_KSHAPE_NMAT ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
-                           : cls == TIDE_KSHAPE_NCOLS ? tide_tensor_numel(t) == n
-                                                      : tide_tensor_numel(t) == d;
+    bool ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
+              : cls == TIDE_KSHAPE_STATS ? tide_tensor_numel(t) == rows
+              : cls == TIDE_KSHAPE_NMAT  ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
+              : cls == TIDE_KSHAPE_NCOLS ? tide_tensor_numel(t) == n
+                                         : tide_tensor_numel(t) == d;
     for (int k = 0; ok && cls == TIDE_KSHAPE_ROWS && k < x->ndim; k++)
         ok = t->shape[k] == x->shape[k];
     if (ok)
@@ -147,6 +155,8 @@ static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t 
     int64_t    c = s == TIDE_KSHAPE_STATS                             ? rows
                    : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
                                                                       : d;
+    if (s == TIDE_KSHAPE_OFFSETS)
+        c = tide_tensor_numel(t);
     if (s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NMAT || s == TIDE_KSHAPE_NROWS) {
         v.ndim = 2;
         v.shape[0] = r;

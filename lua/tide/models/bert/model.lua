@@ -105,6 +105,9 @@ function BertModel:_forward(input_ids, o, who, skip_padding)
     local h = self.embeddings(input_ids, o.token_type_ids, o.position_ids, who)
     local mask = o.attention_mask and extended_mask(o.attention_mask, h.dtype)
     local pk = skip_padding and o.attention_mask and packing.of_mask(o.attention_mask)
+    if skip_padding and not pk then
+        mask = nil -- no padding anywhere: the mask adds zeros, and attention needs none
+    end
     if pk then
         h = packing.unpack(pk, self.encoder(packing.pack(pk, h), mask, pk))
     else

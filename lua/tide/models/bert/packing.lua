@@ -1,8 +1,9 @@
 -- Packing: a padded batch's real tokens in one [N, H] list, so that the work done token by
 -- token (every Linear, the GELU, the residual adds, the LayerNorms: 97% of a MiniLM forward's
 -- multiply-adds) skips the padding. Only attention needs each sequence's tokens side by side:
--- it unpacks its queries, keys and values to [B, T, H] (zeros at padding, which the mask
--- leaves out) and packs its result again. The real tokens' hidden states are the padded
+-- the attention kernel takes each sequence's packed tokens as they are (offsets); the composite
+-- unpacks its queries, keys and values to [B, T, H] (zeros at padding, which the mask leaves
+-- out) and packs its result again. The real tokens' hidden states are the padded
 -- forward's to rounding; padding positions come back as zeros, not as the values a padded
 -- forward leaves there, which nothing reads (pooling and the [CLS] token skip them). Fortunes
 -- batched as sentence-transformers batches them are 30% padding (38,735 real tokens of 55,104).
@@ -21,7 +22,12 @@ function M.of_mask(attention_mask)
     end
     -- each flat position's row in [x; a row of zeros]: its token's, or N + 1 at padding
     local gather = core.where(real, real:long():cumsum(1), N + 1)
-    return { B = B, T = T, index = index, gather = gather }
+    -- row b's real tokens are packed rows offsets[b]..offsets[b+1]-1 (0-based, the attention
+    -- kernel's layout)
+    local counts = real:view(B, T):long():sum(2)
+    local offsets = core.cat({ core.zeros({ 1 }, { dtype = "int64", device = real.device }),
+        counts:cumsum(1) })
+    return { B = B, T = T, index = index, gather = gather, offsets = offsets }
 end
 
 -- x [B, T, H] -> [N, H], the real tokens in order

@@ -2,7 +2,10 @@
 -- value projections (Hugging Face's names and layout: head h reads features h*d+1..(h+1)*d).
 -- mask: nil or [B, 1, 1, T], added to the scores: 0 where a key takes part, the dtype's lowest
 -- finite value where it is padding (a fully padded row gets uniform weights, not NaN).
--- attention_probs_dropout_prob applies to the attention weights in training.
+-- attention_probs_dropout_prob applies to the attention weights in training. Outside autograd
+-- (inference) the attention is one kernel over the packed tokens (tide._internal.attention).
+local core = require("tide.core")
+local K = core._internal
 local nn = require("tide.nn")
 local I = require("tide.nn._internal")
 local idiv = require("tide._compat").idiv
@@ -22,6 +25,16 @@ function BertSelfAttention:init(config)
     self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
 end
 
+-- the attention kernel row (tide._internal.attention) on q, k, v [N, H]: each sequence of the
+-- packing pk (or, without one, each row of T tokens) attends to itself, no mask or padding;
+-- nil where the device has no kernel
+local function packed_attention(self, q, k, v, pk, B, T)
+    local offsets = pk and pk.offsets or
+        core.arange(0, B * T + 1, T, { dtype = "int64", device = q.device })
+    local d = self.attention_head_size
+    return K.attention(q, k, v, offsets, d, self.num_attention_heads, 1 / math.sqrt(d))
+end
+
 -- hidden [B, T, H] -> [B, T, H]; or, with a packing (tide.models.bert.packing), the real
 -- tokens [N, H] -> [N, H]
 function BertSelfAttention:forward(hidden, mask, pk)
@@ -32,6 +45,17 @@ function BertSelfAttention:forward(hidden, mask, pk)
         B, T = hidden:size(1), hidden:size(2)
     end
     local nh, d = self.num_attention_heads, self.attention_head_size
+    -- one kernel when nothing is recorded and no mask beyond the packing is asked for (inference;
+    -- training's attention dropout and gradients take the composite below)
+    local q, k, v = self.query(hidden), self.key(hidden), self.value(hidden)
+    if (pk or not mask) and not q.requires_grad and not (self.training and self.dropout.p > 0) then
+        local H = self.all_head_size
+        local flat = not pk and function(x) return x:reshape(B * T, H) end or function(x) return x end
+        local out = packed_attention(self, flat(q), flat(k), flat(v), pk, B, T)
+        if out then
+            return pk and out or out:view(B, T, H)
+        end
+    end
     local function heads(x) -- [B, nh, T, d]
         if pk then
             x = packing.unpack(pk, x)
@@ -40,8 +64,8 @@ function BertSelfAttention:forward(hidden, mask, pk)
     end
     -- q scaled before the product (a pass over [B, nh, T, d], not over the [B, nh, T, T]
     -- scores; exact when d is a power of 4, within rounding otherwise)
-    local q = heads(self.query(hidden):mul(1 / math.sqrt(d)))
-    local k, v = heads(self.key(hidden)), heads(self.value(hidden))
+    q = heads(q:mul(1 / math.sqrt(d)))
+    k, v = heads(k), heads(v)
     local scores = q:matmul(k:transpose(3, 4))
     if mask then
         scores = scores:add(mask)

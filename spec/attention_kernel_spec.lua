@@ -1,0 +1,115 @@
+-- attention_kernel_spec.lua — the attention kernel row (include/tide_kernels.def): scaled
+-- dot-product attention over packed sequences, each attending to itself, on the device under
+-- test (spec/support/device.lua). Values against the per-head composite for every float dtype
+-- and for empty sequences, the checks of the offsets, and BERT's inference forward, which runs
+-- it, against BERT's recorded (composite) forward. A device without the row (CUDA: N) answers
+-- nil, and BERT keeps its composite there.
+local tide = require("tide")
+local K = tide.core._internal
+local D = require("spec.support.device")
+
+local dev = D.name
+
+local function long(values)
+    return tide.tensor(values, { dtype = "int64", device = dev })
+end
+
+-- per sequence and head: softmax(q k^T * scale) v, in float64 on the CPU
+local function reference(q, k, v, offsets, heads, d, scale)
+    q, k, v = q:to("cpu"):double(), k:to("cpu"):double(), v:to("cpu"):double()
+    local out = tide.zeros(q.shape, { dtype = "float64" })
+    for b = 1, #offsets - 1 do
+        local first, len = offsets[b] + 1, offsets[b + 1] - offsets[b]
+        for h = 1, heads do
+            if len > 0 then
+                local function head(x) return x:narrow(1, first, len):narrow(2, (h - 1) * d + 1, d) end
+                local o = head(q):matmul(head(k):t()):mul(scale):softmax(-1):matmul(head(v))
+                head(out):copy_(o)
+            end
+        end
+    end
+    return out
+end
+
+local TOL = { float64 = 1e-12, float32 = 1e-6, bfloat16 = 2e-2, float16 = 2e-3 }
+
+describe("the attention kernel on " .. dev, function()
+    local has_kernel = K.attention(tide.zeros({ 1, 2 }, { device = dev }),
+        tide.zeros({ 1, 2 }, { device = dev }), tide.zeros({ 1, 2 }, { device = dev }),
+        long({ 0, 1 }), 2, 1, 1) ~= nil
+
+    it("attends within each packed sequence, empty ones included, in every float dtype", function()
+        if not has_kernel then
+            pending(dev .. " has no attention kernel: BERT runs its composite there")
+            return
+        end
+        local heads, d = 3, 8
+        local offsets = { 0, 5, 5, 7, 19, 20 } -- lengths 5, 0, 2, 12, 1
+        tide.manual_seed(4)
+        for _, dtype in ipairs({ "float32", "float64", "bfloat16", "float16" }) do
+            local function rnd()
+                return tide.randn({ 20, heads * d }, { dtype = "float64", device = dev }):to(dtype)
+            end
+            local q, k, v = rnd(), rnd(), rnd()
+            local y = K.attention(q, k, v, long(offsets), d, heads, 1 / math.sqrt(d))
+            assert.are.same({ 20, heads * d }, y.shape)
+            assert.are.equal(dtype, y.dtype)
+            assert.are.equal(dev, tostring(y.device))
+            local ref = reference(q, k, v, offsets, heads, d, 1 / math.sqrt(d))
+            local err = (y:to("cpu"):double() - ref):abs():max():item()
+            assert.is_true(err <= TOL[dtype], dtype .. ": " .. err)
+        end
+    end)
+
+    it("refuses offsets that do not cut q's tokens into sequences, and heads that do not divide q", function()
+        local q = tide.randn({ 6, 4 }, { device = dev })
+        local function err(offsets, heads)
+            local ok, e = pcall(K.attention, q, q, q, offsets, 2, heads or 2, 0.5)
+            assert.is_false(ok)
+            return e
+        end
+        -- 6 rows of 4 features, 2 heads of d = 2: 6 tokens
+        if has_kernel then
+            assert.matches("tide: attention: offsets must run from 0 to the 6 tokens of q, got 0 to 5",
+                err(long({ 0, 2, 5 })), 1, true)
+            assert.matches("tide: attention: offsets must run from 0 to the 6 tokens of q, got 1 to 6",
+                err(long({ 1, 6 })), 1, true)
+            assert.matches("tide: attention: offsets must not decrease, got 4 then 3",
+                err(long({ 0, 4, 3, 6 })), 1, true)
+            assert.matches("tide: attention: q holds 12 rows of d = 2, not a whole number of " ..
+                "tokens of heads = 5", err(long({ 0, 6 }), 5), 1, true)
+        end
+        assert.matches("tide: attention: offsets must be a 1-D int64 tensor of offsets, got " ..
+            "float32 [2]", err(tide.tensor({ 0, 6 }, { dtype = "float32", device = dev })), 1, true)
+        assert.matches("tide: attention: offsets must be a 1-D int64 tensor of offsets, got " ..
+            "int64 [0]", err(long({})), 1, true)
+    end)
+
+    it("gives BERT's inference forward the recorded forward's values, padded or not", function()
+        local bert = require("tide.models.bert")
+        local config = bert.BertConfig({ vocab_size = 40, hidden_size = 12, num_hidden_layers = 2,
+            num_attention_heads = 3, intermediate_size = 20 })
+        tide.manual_seed(9)
+        local model = bert.BertModel(config):to(dev)
+        model:eval()
+        local ids = tide.randint(1, 40, { 3, 7 }, { device = dev })
+        local mask = tide.tensor({ { 1, 1, 1, 1, 1, 1, 1 }, { 1, 1, 1, 0, 0, 0, 0 },
+            { 1, 1, 1, 1, 1, 0, 0 } }, { dtype = "int64", device = dev })
+        for _, opts in ipairs({ { attention_mask = mask }, {} }) do
+            -- parameters that require grad: the forward is recorded, attention is the composite
+            local recorded = model(ids, opts).last_hidden_state
+            local inferred = tide.no_grad(function() return model(ids, opts).last_hidden_state end)
+            local diff = (recorded:detach() - inferred):abs():max():item()
+            assert.is_true(diff < 1e-5, tostring(diff))
+        end
+        -- SentenceEncoder's path: the padding skipped, packed sequences in the kernel
+        local padded = tide.no_grad(function()
+            return model:_forward(ids, { attention_mask = mask }, "BertModel", true).last_hidden_state
+        end)
+        local full = model(ids, { attention_mask = mask }).last_hidden_state:detach()
+        for b, len in ipairs({ 7, 3, 5 }) do
+            local diff = (padded[b]:narrow(1, 1, len) - full[b]:narrow(1, 1, len)):abs():max():item()
+            assert.is_true(diff < 1e-5, tostring(diff))
+        end
+    end)
+end)
