@@ -696,6 +696,14 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
  */
 tide_status tide_linear(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
                         const tide_tensor *bias, tide_act act, tide_tensor **y);
+/* Scaled dot-product attention over packed sequences, each attending to itself: q, k, v
+ * [N, heads * d] of one float dtype (head h: features h*d..h*d+d-1), offsets int64 [B + 1]
+ * rising from 0 to N (sequence b: rows offsets[b]..offsets[b+1]-1); out [N, heads * d] =
+ * softmax(q k^T * scale) v per sequence and head. TIDE_ENOTSUP where the device has no kernel
+ * (CUDA: callers run the composite). */
+tide_status tide_attention(tide_ctx *ctx, const tide_tensor *q, const tide_tensor *k,
+                           const tide_tensor *v, const tide_tensor *offsets, int64_t heads,
+                           double scale, tide_tensor **out);
 /* Layer norm over the trailing d elements of x (x seen as [rows, d], numel divisible by d; float32
  * or float64): y = (x - mean) * rstd * weight + bias with the biased variance and rstd =
  * 1/sqrt(var + eps). weight and bias hold d elements of x's dtype, or are NULL. y has x's shape;

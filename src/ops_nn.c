@@ -489,6 +489,20 @@ tide_status tide_linear(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *
     return tide_kernel_run(ctx, TIDE_K_LINEAR, in, p, NULL, y);
 }
 
+tide_status tide_attention(tide_ctx *ctx, const tide_tensor *q, const tide_tensor *k,
+                           const tide_tensor *v, const tide_tensor *offsets, int64_t heads,
+                           double scale, tide_tensor **out) {
+    int64_t width = q && q->ndim == 2 ? q->shape[1] : 0;
+    if (heads < 1 || width % heads != 0 || width == 0)
+        return tide_seterr(TIDE_EINVAL,
+                           "attention: q must be [N, heads * d] with heads = %lld dividing its "
+                           "%lld features",
+                           (long long)heads, (long long)width);
+    const tide_tensor *in[4] = {q, k, v, offsets};
+    tide_kernel_scalar p[3] = {{.i = width / heads}, {.i = heads}, {.f = scale}};
+    return tide_kernel_run(ctx, TIDE_K_ATTENTION, in, p, NULL, out);
+}
+
 tide_status tide_layer_norm(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
                             const tide_tensor *bias, int64_t d, double eps, tide_tensor **y,
                             tide_tensor **mean, tide_tensor **rstd) {
