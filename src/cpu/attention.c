@@ -14,6 +14,7 @@
  * as one), so without oneDNN, and for float64 (dgemm), the tasks run on one thread.
  */
 #include "cpu.h"
+#include "dtype_convert.h"
 #include "vec_math.h"
 #include <cblas.h>
 #ifdef TIDE_HAVE_DNNL
@@ -81,6 +82,26 @@ static void head_f64(const double *q, const double *k, const double *v, double *
                 (int)len, v, (int)ld, 0.0, out, (int)ld);
 }
 
+/* a head's row of d half values to floats and back (inline: a call per row of d = 32 cost more
+ * than the conversion) */
+CPU_HOT static void widen_row(float *o, const uint16_t *h, int64_t d, tide_dtype dt) {
+    if (dt == TIDE_DTYPE_BF16)
+        for (int64_t j = 0; j < d; j++)
+            o[j] = tide_bf16_to_float(h[j]);
+    else
+        for (int64_t j = 0; j < d; j++)
+            o[j] = tide_half_to_float(h[j]);
+}
+
+CPU_HOT static void round_row(uint16_t *h, const float *f, int64_t d, tide_dtype dt) {
+    if (dt == TIDE_DTYPE_BF16)
+        for (int64_t j = 0; j < d; j++)
+            h[j] = tide_float_to_bf16(f[j]);
+    else
+        for (int64_t j = 0; j < d; j++)
+            h[j] = tide_float_to_half(f[j]);
+}
+
 /* task t = (sequence, head) with the thread's buffer buf: the scores, and for half dtypes the
  * head's q, k, v and out widened ([len, d] floats each, row stride d) */
 static void run_task(const attn *a, int64_t t, void *buf) {
@@ -107,12 +128,10 @@ static void run_task(const attn *a, int64_t t, void *buf) {
     const char *src[3] = {a->q + at, a->k + at, a->v + at};
     for (int i = 0; i < 3; i++)
         for (int64_t r = 0; r < len; r++)
-            cpu_convert_row(TIDE_DTYPE_F32, (char *)(w[i] + r * d), sizeof(float), a->dt,
-                            src[i] + r * row, esz, d);
+            widen_row(w[i] + r * d, (const uint16_t *)(src[i] + r * row), d, a->dt);
     head_f32(w[0], w[1], w[2], w[3], d, len, d, (float)a->scale, s);
     for (int64_t r = 0; r < len; r++)
-        cpu_convert_row(a->dt, a->out + at + r * row, esz, TIDE_DTYPE_F32,
-                        (const char *)(w[3] + r * d), sizeof(float), d);
+        round_row((uint16_t *)(a->out + at + r * row), w[3] + r * d, d, a->dt);
 }
 
 tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
