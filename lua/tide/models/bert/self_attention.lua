@@ -48,10 +48,13 @@ function BertSelfAttention:forward(hidden, mask, pk)
     -- one kernel when nothing is recorded and no mask beyond the packing is asked for (inference;
     -- training's attention dropout and gradients take the composite below)
     local q, k, v = self.query(hidden), self.key(hidden), self.value(hidden)
-    if (pk or not mask) and not q.requires_grad and not (self.training and self.dropout.p > 0) then
+    if (pk or not mask) and T > 0 and not q.requires_grad and
+        not (self.training and self.dropout.p > 0) then
         local H = self.all_head_size
-        local flat = not pk and function(x) return x:reshape(B * T, H) end or function(x) return x end
-        local out = packed_attention(self, flat(q), flat(k), flat(v), pk, B, T)
+        if not pk then -- [B * T, H]: views (the composite's heads view them back)
+            q, k, v = q:view(B * T, H), k:view(B * T, H), v:view(B * T, H)
+        end
+        local out = packed_attention(self, q, k, v, pk, B, T)
         if out then
             return pk and out or out:view(B, T, H)
         end
