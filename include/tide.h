@@ -700,7 +700,7 @@ tide_status tide_linear(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *
  * [N, heads * d] of one float dtype (head h: features h*d..h*d+d-1), offsets int64 [B + 1]
  * rising from 0 to N (sequence b: rows offsets[b]..offsets[b+1]-1); out [N, heads * d] =
  * softmax(q k^T * scale) v per sequence and head. TIDE_ENOTSUP where the device has no kernel
- * (CUDA: callers run the composite). */
+ * for it (CUDA: heads of more than 128 features); callers then run the composite. */
 tide_status tide_attention(tide_ctx *ctx, const tide_tensor *q, const tide_tensor *k,
                            const tide_tensor *v, const tide_tensor *offsets, int64_t heads,
                            double scale, tide_tensor **out);

@@ -2,8 +2,8 @@
 -- dot-product attention over packed sequences, each attending to itself, on the device under
 -- test (spec/support/device.lua). Values against the per-head composite for every float dtype
 -- and for empty sequences, the checks of the offsets, and BERT's inference forward, which runs
--- it, against BERT's recorded (composite) forward. A device without the row (CUDA: N) answers
--- nil, and BERT keeps its composite there.
+-- it, against BERT's recorded (composite) forward. A device without the row would answer nil,
+-- and BERT would keep its composite there.
 local tide = require("tide")
 local K = tide.core._internal
 local D = require("spec.support.device")

@@ -78,6 +78,27 @@ static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, 
     wt->strides[0] = n * d, wt->strides[1] = 1, wt->strides[2] = d;
 }
 
+/* the attention row's offsets (o[0..nseq], on the host), checked against the tokens of q: 0 when
+ * they rise from 0 to tokens; else 1 (wrong ends: *a, *b the first and last) or 2 (a fall: *a
+ * then *b). *longest: the longest sequence. Shared by the backends, which word the error. */
+static inline int tide_attention_offsets(const int64_t *o, int64_t nseq, int64_t tokens,
+                                         int64_t *longest, int64_t *a, int64_t *b) {
+    *longest = 0;
+    if (o[0] != 0 || o[nseq] != tokens) {
+        *a = o[0], *b = o[nseq];
+        return 1;
+    }
+    for (int64_t i = 0; i < nseq; i++) {
+        if (o[i + 1] < o[i]) {
+            *a = o[i], *b = o[i + 1];
+            return 2;
+        }
+        if (o[i + 1] - o[i] > *longest)
+            *longest = o[i + 1] - o[i];
+    }
+    return 0;
+}
+
 typedef struct tide_backend tide_backend;
 
 /* every row's kernel has this one signature; a backend's table of them is indexed by kernel id */

@@ -148,19 +148,18 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
                            (long long)c->rows, (long long)d, (long long)heads);
     const tide_kview *off = c->in[3];
     const int64_t    *o = off->data;
-    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest = 0;
-    if (o[0] != 0 || o[nseq] != tokens)
+    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest, va, vb;
+    switch (tide_attention_offsets(o, nseq, tokens, &longest, &va, &vb)) {
+    case 1:
         return tide_seterr(TIDE_EINVAL,
                            "attention: offsets must run from 0 to the %lld tokens of q, got %lld "
                            "to %lld",
-                           (long long)tokens, (long long)o[0], (long long)o[nseq]);
-    for (int64_t b = 0; b < nseq; b++) {
-        if (o[b + 1] < o[b])
-            return tide_seterr(TIDE_EINVAL,
-                               "attention: offsets must not decrease, got %lld then %lld",
-                               (long long)o[b], (long long)o[b + 1]);
-        if (o[b + 1] - o[b] > longest)
-            longest = o[b + 1] - o[b];
+                           (long long)tokens, (long long)va, (long long)vb);
+    case 2:
+        return tide_seterr(TIDE_EINVAL, "attention: offsets must not decrease, got %lld then %lld",
+                           (long long)va, (long long)vb);
+    default:
+        break;
     }
     if (longest > INT32_MAX / 4 || heads * d > INT32_MAX)
         return tide_seterr(TIDE_ENOTSUP, "attention: a sequence of %lld tokens is beyond BLAS",
