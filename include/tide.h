@@ -691,9 +691,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
 
 /* nn.Linear in one kernel: y = act(x w^T + bias) for x [..., d] and weight [n, d], bias [n] or
  * NULL, all of one float dtype on one device; y [..., n]. act: TIDE_ACT_NONE, RELU or GELU (the
- * exact erf form). TIDE_ENOTSUP where the device has no kernel for the dtype (the CPU's float16,
- * and bfloat16 without oneDNN's bfloat16 instructions): callers then run tide_matmul and the ops.
- */
+ * exact erf form). The CPU and CUDA have it for every float dtype (the CPU's float16, and
+ * bfloat16 without bfloat16 instructions, through float32 copies); TIDE_ENOTSUP on a device
+ * without it: callers then run tide_matmul and the ops. */
 tide_status tide_linear(tide_ctx *ctx, const tide_tensor *x, const tide_tensor *weight,
                         const tide_tensor *bias, tide_act act, tide_tensor **y);
 /* Scaled dot-product attention over packed sequences, each attending to itself: q, k, v

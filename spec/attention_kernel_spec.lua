@@ -61,6 +61,19 @@ describe("the attention kernel on " .. dev, function()
         end
     end)
 
+    it("gives a later key its weight when the first 32 keys score -inf (float32 overflow)", function()
+        if not has_kernel then
+            pending(dev .. " has no attention kernel")
+            return
+        end
+        -- 33 keys: the first 32 score 1e30 * -1e30 = -inf, the last 0; every query takes v[33]
+        local q = tide.full({ 33, 1 }, 1e30, { device = dev })
+        local k = tide.cat({ tide.full({ 32, 1 }, -1e30), tide.zeros({ 1, 1 }) }):to(dev)
+        local v = tide.arange(1, 34, { dtype = "float32" }):view(33, 1):to(dev)
+        local y = K.attention(q, k, v, long({ 0, 33 }), 1, 1, 1)
+        assert.are.same(tide.full({ 33, 1 }, 33):totable(), y:to("cpu"):totable())
+    end)
+
     it("refuses offsets that do not cut q's tokens into sequences, and heads that do not divide q", function()
         local q = tide.randn({ 6, 4 }, { device = dev })
         local function err(offsets, heads)
@@ -85,6 +98,19 @@ describe("the attention kernel on " .. dev, function()
             "int64 [0]", err(long({})), 1, true)
     end)
 
+    -- how many times K.attention ran while fn did
+    local function kernel_calls(fn)
+        local n, real = 0, K.attention
+        K.attention = function(...)
+            n = n + 1
+            return real(...)
+        end
+        local ok, res = pcall(fn)
+        K.attention = real
+        assert(ok, res)
+        return n, res
+    end
+
     it("gives BERT's inference forward the recorded forward's values, padded or not", function()
         local bert = require("tide.models.bert")
         local config = bert.BertConfig({ vocab_size = 40, hidden_size = 12, num_hidden_layers = 2,
@@ -95,21 +121,75 @@ describe("the attention kernel on " .. dev, function()
         local ids = tide.randint(1, 40, { 3, 7 }, { device = dev })
         local mask = tide.tensor({ { 1, 1, 1, 1, 1, 1, 1 }, { 1, 1, 1, 0, 0, 0, 0 },
             { 1, 1, 1, 1, 1, 0, 0 } }, { dtype = "int64", device = dev })
+        -- parameters that require grad: the forward is recorded, attention is the composite
         for _, opts in ipairs({ { attention_mask = mask }, {} }) do
-            -- parameters that require grad: the forward is recorded, attention is the composite
-            local recorded = model(ids, opts).last_hidden_state
-            local inferred = tide.no_grad(function() return model(ids, opts).last_hidden_state end)
+            local n_rec, recorded = kernel_calls(function() return model(ids, opts).last_hidden_state end)
+            assert.are.equal(0, n_rec)
+            -- no graph: the kernel where no mask is given (a padding mask without packing: the
+            -- composite)
+            local n_inf, inferred = kernel_calls(function()
+                return tide.no_grad(function() return model(ids, opts).last_hidden_state end)
+            end)
+            assert.are.equal(opts.attention_mask and 0 or 2, n_inf) -- a call per layer
             local diff = (recorded:detach() - inferred):abs():max():item()
             assert.is_true(diff < 1e-5, tostring(diff))
         end
-        -- SentenceEncoder's path: the padding skipped, packed sequences in the kernel
-        local padded = tide.no_grad(function()
-            return model:_forward(ids, { attention_mask = mask }, "BertModel", true).last_hidden_state
+        -- SentenceEncoder's path: the padding skipped, packed sequences in the kernel; a fully
+        -- padded row is an empty sequence (zeros come back at its positions, no NaN)
+        local holes = tide.tensor({ { 1, 1, 1, 1, 1, 1, 1 }, { 0, 0, 0, 0, 0, 0, 0 },
+            { 1, 1, 1, 1, 1, 0, 0 } }, { dtype = "int64", device = dev })
+        local full = model(ids, { attention_mask = holes }).last_hidden_state:detach()
+        local n, packed = kernel_calls(function()
+            return tide.no_grad(function()
+                return model:_forward(ids, { attention_mask = holes }, "BertModel", true)
+                    .last_hidden_state
+            end)
         end)
-        local full = model(ids, { attention_mask = mask }).last_hidden_state:detach()
-        for b, len in ipairs({ 7, 3, 5 }) do
-            local diff = (padded[b]:narrow(1, 1, len) - full[b]:narrow(1, 1, len)):abs():max():item()
-            assert.is_true(diff < 1e-5, tostring(diff))
+        assert.are.equal(2, n)
+        assert.is_false(packed:isnan():any():item())
+        for b, len in ipairs({ 7, 0, 5 }) do
+            if len > 0 then
+                local diff = (packed[b]:narrow(1, 1, len) - full[b]:narrow(1, 1, len)):abs():max():item()
+                assert.is_true(diff < 1e-5, tostring(diff))
+            end
         end
+        assert.are.equal(0, packed[2]:abs():max():item())
+        -- an all-ones mask with the padding skipped: nothing to pack, no mask, the kernel
+        local ones = tide.ones({ 3, 7 }, { dtype = "int64", device = dev })
+        local plain = model(ids, { attention_mask = ones }).last_hidden_state:detach()
+        local n1, skipped = kernel_calls(function()
+            return tide.no_grad(function()
+                return model:_forward(ids, { attention_mask = ones }, "BertModel", true).last_hidden_state
+            end)
+        end)
+        assert.are.equal(2, n1)
+        assert.is_true((plain - skipped):abs():max():item() < 1e-5)
+    end)
+
+    it("keeps the composite, with its gradients, when any of q, k, v is recorded", function()
+        local bert = require("tide.models.bert")
+        local config = bert.BertConfig({ vocab_size = 40, hidden_size = 12, num_hidden_layers = 1,
+            num_attention_heads = 3, intermediate_size = 20 })
+        tide.manual_seed(10)
+        local model = bert.BertModel(config):to(dev)
+        model:eval()
+        local ids = tide.randint(1, 40, { 2, 5 }, { device = dev })
+        local attn = model.encoder.layer[1].attention.self
+        local function value_grad()
+            attn.value.weight.grad = nil
+            model(ids).last_hidden_state:sum():backward()
+            return attn.value.weight.grad:clone()
+        end
+        -- only the value projection trains (q needs no gradient; v does)
+        for _, p in ipairs(model:parameters()) do
+            p:requires_grad_(false)
+        end
+        attn.value.weight:requires_grad_(true)
+        local n, g1 = kernel_calls(value_grad)
+        assert.are.equal(0, n)
+        attn.query.weight:requires_grad_(true) -- q recorded too: the same gradient for v
+        local g2 = value_grad()
+        assert.is_true(g1:abs():max():item() > 0)
+        assert.are.equal(0, (g1 - g2):abs():max():item())
     end)
 end)

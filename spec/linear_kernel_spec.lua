@@ -89,6 +89,23 @@ describe("the linear kernel on " .. dev, function()
         end
     end)
 
+    it("keeps NaN through ReLU and GELU, on every path (oneDNN's ReLU would make it 0)", function()
+        -- [512, 32] x [32, 32]: 2^19 multiply-adds, oneDNN's size for float32
+        for _, dtype in ipairs({ "float32", "bfloat16", "float64" }) do
+            for _, act in ipairs({ "relu", "gelu" }) do
+                tide.manual_seed(6)
+                local x = randn({ 512, 32 }, dtype)
+                x[3][5] = 0 / 0
+                local w, b = randn({ 32, 32 }, dtype), randn({ 32 }, dtype)
+                local y = K.linear(x, w, b, 32, 32, ACT[act]):to("cpu"):float()
+                local what = dtype .. " " .. act
+                assert.is_true(y[3]:isnan():all():item(), what) -- the row with the NaN
+                assert.is_false(y:narrow(1, 4, 509):isnan():any():item(), what)
+                assert.is_true(y:narrow(1, 4, 509):min():item() >= (act == "relu" and 0 or -0.2), what)
+            end
+        end
+    end)
+
     it("takes what F.linear passes: batched, 1-D and non-contiguous inputs, a narrowed weight", function()
         tide.manual_seed(11)
         local w, b = randn({ 5, 8 }, "float32"), randn({ 5 }, "float32")
@@ -112,13 +129,29 @@ describe("the linear kernel on " .. dev, function()
         assert.is_true(max_err(y, reference(x, big:narrow(1, 3, 3), b:narrow(1, 1, 3))) < 2e-5)
     end)
 
+    -- the act each K.linear call asks for, while fn runs (the kernel itself, untouched)
+    local function acts_of(fn)
+        local acts, real = {}, K.linear
+        K.linear = function(...)
+            acts[#acts + 1] = select(6, ...)
+            return real(...)
+        end
+        local ok, err = pcall(fn)
+        K.linear = real
+        assert(ok, err)
+        return acts
+    end
+
     it("fuses the activation outside autograd and records linear, then the activation, inside", function()
         tide.manual_seed(5)
         local x = randn({ 6, 10 }, "float32")
         local w, b = randn({ 7, 10 }, "float32"), randn({ 7 }, "float32")
         local ref = reference(x, w, b, "gelu")
         -- no graph: one kernel
-        local y0 = tide.no_grad(function() return fused.linear(x, w, b, "gelu") end)
+        local y0
+        assert.are.same({ ACT.gelu }, acts_of(function()
+            y0 = tide.no_grad(function() return fused.linear(x, w, b, "gelu") end)
+        end))
         assert.is_true(max_err(y0, ref) < 2e-5)
         -- recorded: the gradients of the composite
         local function grads(fn)
@@ -128,7 +161,10 @@ describe("the linear kernel on " .. dev, function()
             y:sum():backward()
             return y, xr.grad, wr.grad, br.grad
         end
-        local y1, gx1, gw1, gb1 = grads(function(xr, wr, br) return fused.linear(xr, wr, br, "gelu") end)
+        local y1, gx1, gw1, gb1
+        assert.are.same({ 2 }, acts_of(function() -- the product alone: gelu is a node of its own
+            y1, gx1, gw1, gb1 = grads(function(xr, wr, br) return fused.linear(xr, wr, br, "gelu") end)
+        end))
         local y2, gx2, gw2, gb2 = grads(function(xr, wr, br)
             return xr:matmul(wr:t()):add(br):gelu()
         end)
@@ -151,12 +187,17 @@ describe("the linear kernel on " .. dev, function()
         end
         local x = randn({ 2, 3, 8 }, "float32")
         local ref = reference(x, m.dense.weight, m.dense.bias, "gelu")
-        local y = tide.no_grad(function() return m(x) end)
+        local y
+        assert.are.same({ ACT.gelu }, acts_of(function()
+            y = tide.no_grad(function() return m(x) end)
+        end))
         assert.is_true(max_err(y, ref) < 2e-5)
         -- a forward hook on dense sees dense's own output, before the GELU
-        local seen
+        local seen, y2
         m.dense:register_forward_hook(function(_, _, out) seen = out end)
-        local y2 = tide.no_grad(function() return m(x) end)
+        assert.are.same({ 2 }, acts_of(function()
+            y2 = tide.no_grad(function() return m(x) end)
+        end))
         assert.is_true(max_err(seen, reference(x, m.dense.weight, m.dense.bias)) < 2e-5)
         assert.are.equal(0, (y2 - y):abs():max():item())
     end)

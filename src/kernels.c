@@ -113,8 +113,9 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
             return TIDE_OK;
         char so[200];
         tide_shape_fmt(so, sizeof so, t->ndim, t->shape);
-        return tide_seterr(TIDE_EDTYPE, "%s: %s must be a 1-D int64 tensor of offsets, got %s %s",
-                           r->name, what, tide_dtype_name(t->dtype), so);
+        return tide_seterr(t->dtype == TIDE_DTYPE_I64 ? TIDE_ESHAPE : TIDE_EDTYPE,
+                           "%s: %s must be a 1-D int64 tensor of offsets, got %s %s", r->name, what,
+                           tide_dtype_name(t->dtype), so);
     }
     if (t->dtype != x->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: %s must have %s's dtype %s, got %s", r->name, what,

@@ -26,6 +26,8 @@
 #include <omp.h>
 #include <stdlib.h>
 
+enum { ATTENTION_MAX_LEN = 4096 };
+
 typedef struct {
     const char    *q, *k, *v;
     char          *out;
@@ -161,9 +163,12 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
     default:
         break;
     }
-    if (longest > INT32_MAX / 4 || heads * d > INT32_MAX)
-        return tide_seterr(TIDE_ENOTSUP, "attention: a sequence of %lld tokens is beyond BLAS",
-                           (long long)longest);
+    /* each thread holds a [L, L] block of scores outside the allocator: longer sequences go to
+     * the composite, whose memory the allocator counts (4,096 tokens: 64 MiB a thread) */
+    if (longest > ATTENTION_MAX_LEN || heads * d > INT32_MAX)
+        return tide_seterr(TIDE_ENOTSUP,
+                           "attention: the cpu kernel takes sequences of up to %d tokens, got %lld",
+                           ATTENTION_MAX_LEN, (long long)longest);
     /* per thread: the [L, L] scores, and four [L, d] float heads for half dtypes */
     size_t  elems = (size_t)(longest * longest + (cpu_is_half(dt) ? 4 * longest * d : 0));
     size_t  bytes = elems * (dt == TIDE_DTYPE_F64 ? sizeof(double) : sizeof(float));

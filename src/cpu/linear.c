@@ -3,9 +3,9 @@
  * product with its bias add and activation fused.
  *
  * float32 products of at least LINEAR_DNNL_MIN multiply-adds, and bfloat16 ones where the CPU has
- * bfloat16 instructions: oneDNN's matmul primitive with the bias and the activation as its
- * post-ops (matmul_dnnl.c), y written once from the kernel's registers. Its GELU is oneDNN's own
- * erf (within 1e-6 of x Phi(x), as vec_math.h's).
+ * bfloat16 instructions: oneDNN's matmul primitive with the bias and the GELU as its post-ops
+ * (matmul_dnnl.c), y written once from the kernel's registers. Its GELU is oneDNN's own erf
+ * (within 1e-6 of x Phi(x), as vec_math.h's). Its ReLU would make NaN 0, so ReLU is tide's.
  *
  * Otherwise (smaller float32 products, float64, tide without oneDNN): the gemm (matmul.c, w^T as a
  * transposed view: no copy), then one pass over y that adds the bias and applies the activation,
@@ -147,15 +147,31 @@ static tide_status linear_widened(tide_device *dev, const tide_kernel_call *c) {
     return st;
 }
 
+/* ReLU in place over n bfloat16 values, tide's relu (x < 0 ? 0 : x): NaN and -0 stay */
+static void relu_bf16(uint16_t *y, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= CPU_PAR_GRAIN)
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t v = y[i], mag = v & 0x7fff;
+        if ((v & 0x8000) && mag != 0 && mag <= 0x7f80) /* negative, -inf included, not NaN */
+            y[i] = 0;
+    }
+}
+
 tide_status cpu_linear(tide_device *dev, const tide_kernel_call *c) {
     tide_dtype dt = c->dtype;
+    tide_act   act = (tide_act)c->p[2].i;
     tide_kview y3, x3, wt;
     tide_linear_views(c, &y3, &x3, &wt);
-    int dnnl =
-        dt == TIDE_DTYPE_BF16 ||
-        (dt == TIDE_DTYPE_F32 && (double)c->rows * (double)c->d * (double)c->n >= LINEAR_DNNL_MIN);
-    if (dnnl && cpu_linear_dnnl(dev, &y3, &x3, &wt, c->in[2], (tide_act)c->p[2].i))
+    /* oneDNN's ReLU is max(x, 0), which makes NaN 0 where tide's and PyTorch's keep it: float32
+     * ReLU takes the gemm and the pass, bfloat16 oneDNN's product and a pass of its own */
+    int big = (double)c->rows * (double)c->d * (double)c->n >= LINEAR_DNNL_MIN;
+    int dnnl = dt == TIDE_DTYPE_BF16 || (dt == TIDE_DTYPE_F32 && big && act != TIDE_ACT_RELU);
+    if (dnnl &&
+        cpu_linear_dnnl(dev, &y3, &x3, &wt, c->in[2], act == TIDE_ACT_RELU ? TIDE_ACT_NONE : act)) {
+        if (act == TIDE_ACT_RELU)
+            relu_bf16(c->out[0]->data, c->rows * c->n);
         return TIDE_OK;
+    }
     if (dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64)
         return linear_float(dev, c);
     if (!cpu_is_half(dt))

@@ -46,7 +46,10 @@ __global__ void k_attention(const typename tide_dt<DT>::T *q, const typename tid
             s = dot * scale;
         }
         C mn = sm_max(m, warp_max(s)); /* finite unless a score is NaN or infinite */
-        C p = j < last ? exp(s - mn) : (C)0, corr = m == -INFINITY ? (C)0 : exp(m - mn);
+        /* while every score so far is -inf there is no weight yet (exp(-inf + inf) is NaN): a
+         * later finite score starts the sum, as softmax's maximum over the whole row does */
+        C p = j < last && mn != -INFINITY ? exp(s - mn) : (C)0;
+        C corr = m == -INFINITY ? (C)0 : exp(m - mn);
         l = l * corr + warp_sum(p);
         __syncthreads(); /* the previous chunk's weights are read */
         w[lane] = p;

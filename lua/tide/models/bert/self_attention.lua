@@ -6,6 +6,7 @@
 -- (inference) the attention is one kernel over the packed tokens (tide._internal.attention).
 local core = require("tide.core")
 local K = core._internal
+local needs_record = require("tide.autograd").needs_record
 local nn = require("tide.nn")
 local I = require("tide.nn._internal")
 local idiv = require("tide._compat").idiv
@@ -48,7 +49,7 @@ function BertSelfAttention:forward(hidden, mask, pk)
     -- one kernel when nothing is recorded and no mask beyond the packing is asked for (inference;
     -- training's attention dropout and gradients take the composite below)
     local q, k, v = self.query(hidden), self.key(hidden), self.value(hidden)
-    if (pk or not mask) and T > 0 and not q.requires_grad and
+    if (pk or not mask) and T > 0 and not needs_record(q, k, v) and
         not (self.training and self.dropout.p > 0) then
         local H = self.all_head_size
         if not pk then -- [B * T, H]: views (the composite's heads view them back)
