@@ -1,0 +1,73 @@
+-- gpu_attention.lua — make gpu-check's look at the attention kernel row on the GPU: the kernel
+-- (src/cuda/attention.cu, one warp per query and head) against the composite BERT runs where it
+-- has no kernel (transposes, a batched matmul, softmax, a batched matmul, cuBLAS for the
+-- products), on MiniLM's shapes (12 heads of 32 features, batch 64 x 128 tokens), per dtype.
+-- The kernel has so far run on the emulated GPU only: these figures say whether it beats the
+-- composite on a real one. Prints "key value" lines for bench/gpu_check.sh's results:
+--   gpu_attention_<dtype>_kernel_ms, _composite_ms, _ratio (kernel / composite), _max_diff
+--
+--   lua5.4 bench/gpu_attention.lua [ITERS] [REPS] [B T]   (the rehearsal: 1 1 2 8)
+local tide = require("tide")
+
+local ITERS = tonumber(arg[1]) or 20
+local REPS = tonumber(arg[2]) or 5
+local B, T = tonumber(arg[3]) or 64, tonumber(arg[4]) or 128
+local NH, D = 12, 32
+local H = NH * D
+local K = tide.core._internal
+local clock = tide.wall_time
+
+if not tide.cuda.is_available() then
+    print("no GPU: " .. tostring(tide.cuda.unavailable_reason()))
+    return
+end
+
+local function median(v)
+    table.sort(v)
+    return v[math.floor((#v + 1) / 2)]
+end
+
+-- the best per-call milliseconds of fn, the GPU drained around each timed run
+local function time_ms(fn)
+    fn()
+    local runs = {}
+    for r = 1, REPS do
+        tide.cuda.synchronize()
+        local t0 = clock()
+        for _ = 1, ITERS do
+            fn()
+        end
+        tide.cuda.synchronize()
+        runs[r] = (clock() - t0) / ITERS * 1000
+    end
+    return median(runs)
+end
+
+local offsets = tide.arange(0, B * T + 1, T, { dtype = "int64", device = "cuda" })
+local scale = 1 / math.sqrt(D)
+tide.manual_seed(1)
+tide.no_grad(function()
+    for _, dtype in ipairs({ "float32", "bfloat16", "float16" }) do
+        local function rnd()
+            return tide.randn({ B * T, H }, { device = "cuda" }):to(dtype)
+        end
+        local q, k, v = rnd(), rnd(), rnd()
+        local function kernel()
+            return K.attention(q, k, v, offsets, D, NH, scale)
+        end
+        local function composite() -- BertSelfAttention's, without a mask
+            local function heads(x)
+                return x:view(B, T, NH, D):transpose(2, 3)
+            end
+            local probs = heads(q:mul(scale)):matmul(heads(k):transpose(3, 4)):softmax(-1)
+            return probs:matmul(heads(v)):transpose(2, 3):reshape(B * T, H)
+        end
+        local diff = (kernel():float() - composite():float()):abs():max():item()
+        local tk, tc = time_ms(kernel), time_ms(composite)
+        local p = "gpu_attention_" .. dtype
+        print(string.format("%s_kernel_ms %.4f", p, tk))
+        print(string.format("%s_composite_ms %.4f", p, tc))
+        print(string.format("%s_ratio %.3f", p, tk / tc))
+        print(string.format("%s_max_diff %.3g", p, diff))
+    end
+end)
