@@ -81,6 +81,84 @@ tide_status cpu_layer_norm(tide_device *dev, const tide_kernel_call *c) {
     return TIDE_OK;
 }
 
+/* the row add_layer_norm: y = layer_norm(x + residual) (in x, residual, weight|NULL, bias|NULL;
+ * out y; p d, eps), a transformer's "add & norm" after inference's projections in one pass. Each
+ * row's sum goes to the thread's buffer and through ln_rows: float32 and float64 give the add's
+ * and layer_norm's values bit for bit; float16 and bfloat16 rows widen there (the sum unrounded,
+ * y rounded once), with the weight and bias widened once a call. */
+tide_status cpu_add_layer_norm(tide_device *dev, const tide_kernel_call *c) {
+    (void)dev;
+    tide_dtype dt = c->dtype;
+    if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64 && !cpu_is_half(dt))
+        return cpu_notsup("add_layer_norm", dt);
+    int64_t rows = c->rows, d = c->d, nb = ln_blocks(rows, d);
+    int     par = nb > 1 && rows * d >= CPU_PAR_GRAIN, half = cpu_is_half(dt);
+    size_t  esz = cpu_dtype_size(dt), tsz = dt == TIDE_DTYPE_F64 ? sizeof(double) : sizeof(float);
+    char   *y = c->out[0]->data;
+    const char *x = c->in[0]->data, *res = c->in[1]->data;
+    const void *w = c->in[2] ? c->in[2]->data : NULL, *b = c->in[3] ? c->in[3]->data : NULL;
+    double      eps = c->p[1].f;
+    float      *wb = NULL; /* half: the weight and bias as floats */
+    if (half && (w || b)) {
+        wb = malloc(2 * (size_t)d * sizeof(float));
+        if (!wb)
+            return tide_seterr(TIDE_ENOMEM, "add_layer_norm: out of memory for %lld floats",
+                               (long long)(2 * d));
+        if (w)
+            cpu_convert_row(TIDE_DTYPE_F32, (char *)wb, sizeof(float), dt, w, (int64_t)esz, d);
+        if (b)
+            cpu_convert_row(TIDE_DTYPE_F32, (char *)(wb + d), sizeof(float), dt, b, (int64_t)esz,
+                            d);
+        w = w ? (const void *)wb : NULL;
+        b = b ? (const void *)(wb + d) : NULL;
+    }
+    int failed = 0;
+#pragma omp parallel if (par) reduction(| : failed)
+    {
+        char *buf = malloc(2 * (size_t)d * tsz); /* the row's sum, and half's float result */
+        if (!buf)
+            failed = 1;
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < nb; blk++) {
+            for (int64_t r = rows * blk / nb; buf && r < rows * (blk + 1) / nb; r++) {
+                const char *xr = x + r * d * (int64_t)esz, *rr = res + r * d * (int64_t)esz;
+                char       *yr = y + r * d * (int64_t)esz;
+                if (dt == TIDE_DTYPE_F64) {
+                    double       *s = (double *)buf, mu, rs;
+                    const double *a = (const double *)xr, *e = (const double *)rr;
+                    for (int64_t j = 0; j < d; j++)
+                        s[j] = a[j] + e[j];
+                    ln_rows_double((double *)yr, &mu, &rs, s, w, b, 0, 1, d, eps);
+                    continue;
+                }
+                float *s = (float *)buf, *o = s + d, mu, rs;
+                if (half) {
+                    cpu_convert_row(TIDE_DTYPE_F32, (char *)s, sizeof(float), dt, xr, (int64_t)esz,
+                                    d);
+                    cpu_convert_row(TIDE_DTYPE_F32, (char *)o, sizeof(float), dt, rr, (int64_t)esz,
+                                    d);
+                    for (int64_t j = 0; j < d; j++)
+                        s[j] += o[j];
+                    ln_rows_float(o, &mu, &rs, s, w, b, 0, 1, d, eps);
+                    cpu_convert_row(dt, yr, (int64_t)esz, TIDE_DTYPE_F32, (const char *)o,
+                                    sizeof(float), d);
+                } else {
+                    const float *a = (const float *)xr, *e = (const float *)rr;
+                    for (int64_t j = 0; j < d; j++)
+                        s[j] = a[j] + e[j];
+                    ln_rows_float((float *)yr, &mu, &rs, s, w, b, 0, 1, d, eps);
+                }
+            }
+        }
+        free(buf);
+    }
+    free(wb);
+    if (failed)
+        return tide_seterr(TIDE_ENOMEM, "add_layer_norm: out of memory for a row of %lld",
+                           (long long)d);
+    return TIDE_OK;
+}
+
 /* ---- backward ----------------------------------------------------------------------------- */
 
 /* per row, with xhat = (x - mean) * rstd and gw = dy * weight:

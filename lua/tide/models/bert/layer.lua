@@ -4,6 +4,9 @@
 --   output: LayerNorm(dropout(dense(i)) + h)
 -- hidden_dropout_prob is the dropout after each dense projection, layer_norm_eps the
 -- LayerNorms' eps, hidden_act the activation (tide.models.bert.activations).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local autocast = require("tide._autocast")
 local nn = require("tide.nn")
 local P = require("tide.models.bert.params")
 local activation = require("tide.models.bert.activations")
@@ -11,8 +14,33 @@ local BertSelfAttention = require("tide.models.bert.self_attention")
 
 local M = {}
 
+local layer_norm_forward = nn.LayerNorm.forward
+
+-- LayerNorm(h + residual) by the add_layer_norm kernel row in one pass, when nothing is
+-- recorded, autocast is off (it runs layer norm in float32) and ln is a plain nn.LayerNorm over
+-- the last dim; nil otherwise, or where the device has no kernel
+local function add_norm(ln, h, residual)
+    local w, b = ln.weight, ln.bias -- read once: a parametrized weight is computed per read
+    if autocast.on or ln.forward ~= layer_norm_forward or rawget(ln, "_forward_pre_hooks") or
+        rawget(ln, "_forward_hooks") or rawget(ln, "_backward_hooks") or
+        #ln.normalized_shape ~= 1 or ln.eps < 0 or autograd.needs_record(h, residual, w, b) then
+        return nil
+    end
+    local dt, hs, rs = h.dtype, h.shape, residual.shape
+    if residual.dtype ~= dt or (w and w.dtype ~= dt) or (b and b.dtype ~= dt) or #hs == 0 or
+        hs[#hs] ~= ln.d or #rs ~= #hs then
+        return nil
+    end
+    for i = 1, #hs do -- the same shape: the composite would broadcast
+        if hs[i] ~= rs[i] then
+            return nil
+        end
+    end
+    return core._internal.add_layer_norm(h, residual, w, b, ln.d, ln.eps)
+end
+
 -- a class: dense (from config[in_field] features to hidden_size), then dropout, then
--- LayerNorm over the sum with the residual
+-- LayerNorm over the sum with the residual (one kernel in inference: add_norm)
 local function dense_add_norm(name, in_field)
     local cls = nn.Module:extend(name)
     function cls:init(config)
@@ -21,7 +49,14 @@ local function dense_add_norm(name, in_field)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
     end
     function cls:forward(x, residual)
-        return self.LayerNorm(self.dropout(self.dense(x)):add(residual))
+        local h = self.dense(x)
+        if not (self.training and self.dropout.p > 0) then
+            local y = add_norm(self.LayerNorm, h, residual)
+            if y then
+                return y
+            end
+        end
+        return self.LayerNorm(self.dropout(h):add(residual))
     end
     return cls
 end
