@@ -1,7 +1,7 @@
 -- add_layer_norm_spec.lua — the add_layer_norm kernel row (include/tide_kernels.def): y =
 -- layer_norm(x + residual) in one pass, on the device under test (spec/support/device.lua), and
--- BERT's "add & norm" layers, which run it in inference. A device without the row (CUDA: N)
--- answers nil, and BERT keeps its composite there.
+-- BERT's "add & norm" layers, which run it in inference. A device without the row would answer
+-- nil, and BERT would keep its composite there.
 local tide = require("tide")
 local K = tide.core._internal
 local F = require("tide.nn.functional")
@@ -47,7 +47,10 @@ describe("the add_layer_norm kernel on " .. dev, function()
                 assert.are.equal(dtype, y.dtype, what)
                 local composite = F.layer_norm(x + r, { 24 }, { weight = w, bias = b, eps = 1e-12 })
                 local diff = (y:to("cpu"):double() - composite:to("cpu"):double()):abs():max():item()
-                if dtype == "float32" or dtype == "float64" then
+                if (dtype == "float32" or dtype == "float64") and D.kind ~= "cpu" then
+                    -- a GPU compiler may contract the two kernels' operations differently
+                    assert.is_true(diff <= (dtype == "float64" and 1e-13 or 1e-5), what)
+                elseif dtype == "float32" or dtype == "float64" then
                     assert.are.equal(0, diff, what)
                 else -- |y| up to ~8: a bfloat16 step is 1/16 there, the sum left unrounded
                     assert.is_true(diff <= (dtype == "bfloat16" and 0.07 or 0.01), what .. ": " .. diff)

@@ -79,7 +79,10 @@ describe("the linear kernel on " .. dev, function()
                     local what = string.format("%s %dx%dx%d %s", dtype, sz[1], sz[2], sz[3],
                         tostring(act))
                     local diff = (y - composite):abs():max():item()
-                    if dtype == "float64" or k == 1 then
+                    if D.kind ~= "cpu" and (dtype == "float64" or k == 1) then
+                        -- a GPU compiler may contract the epilogue's operations differently
+                        assert.is_true(diff <= (dtype == "float64" and 1e-13 or 1e-5), what)
+                    elseif dtype == "float64" or k == 1 then
                         assert.are.equal(0, diff, what)
                     else -- |y| up to ~40: float32's step there is 4e-6
                         assert.is_true(diff <= 2e-5, what .. ": " .. diff)

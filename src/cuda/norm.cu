@@ -252,6 +252,65 @@ extern "C" tide_status tide_cuda_layer_norm_backward(tide_device *dev, const tid
     return ln_entry(dev, "layer_norm_backward", c, 0, LN_RUNS(norm_backward<true>::run));
 }
 
+/* ---- add & norm (the row add_layer_norm): y = layer_norm(x + residual), no statistics kept -- */
+
+/* the sum in the compute type (float for the half dtypes: unrounded, as the CPU's), read twice
+ * for the statistics and once more for y */
+template <int DT, int ROW_THREADS>
+__global__ void k_add_layer_norm(lnparams p, typename tide_dt<DT>::T *y,
+                                 const typename tide_dt<DT>::T *x, const typename tide_dt<DT>::T *r,
+                                 const typename tide_dt<DT>::T *w,
+                                 const typename tide_dt<DT>::T *b) {
+    typedef typename tide_dt<DT>::C C;
+    int                             lane, nthreads;
+    uint32_t                        row = row_of<ROW_THREADS>(&lane, &nthreads);
+    if (row >= p.rows)
+        return; /* whole warps leave together: the shuffles below stay full */
+    int64_t base = (int64_t)row * p.d;
+    C       s = 0, v = 0;
+    for (int64_t j = lane; j < p.d; j += nthreads)
+        s += (C)tide_load<DT>(x[base + j]) + (C)tide_load<DT>(r[base + j]);
+    C mu = row_sum<C, ROW_THREADS>(s) / (C)p.d;
+    for (int64_t j = lane; j < p.d; j += nthreads) {
+        C c = (C)tide_load<DT>(x[base + j]) + (C)tide_load<DT>(r[base + j]) - mu;
+        v += c * c;
+    }
+    C rs = ln_rsqrt(row_sum<C, ROW_THREADS>(v) / (C)p.d + (C)p.eps);
+    for (int64_t j = lane; j < p.d; j += nthreads) {
+        C h = ((C)tide_load<DT>(x[base + j]) + (C)tide_load<DT>(r[base + j]) - mu) * rs;
+        if (w)
+            h = h * (C)tide_load<DT>(w[j]);
+        if (b)
+            h = h + (C)tide_load<DT>(b[j]);
+        y[base + j] = tide_store<DT>(h);
+    }
+}
+
+struct run_add_layer_norm {
+    template <int DT>
+    static tide_status run(cudaStream_t stream, lnparams p, const tide_kernel_call *c) {
+        typedef typename tide_dt<DT>::T T;
+        const T                        *pw = c->in[2] ? (const T *)c->in[2]->data : NULL;
+        const T                        *pb = c->in[3] ? (const T *)c->in[3]->data : NULL;
+        launch_rows(stream, p.rows, p.d, k_add_layer_norm<DT, 32>, k_add_layer_norm<DT, 0>, p,
+                    (T *)c->out[0]->data, (const T *)c->in[0]->data, (const T *)c->in[1]->data, pw,
+                    pb);
+        TIDE_CUDA_LAUNCHED(k_add_layer_norm);
+        return TIDE_OK;
+    }
+};
+
+/* every float dtype (the other rows of this file: float32 and float64) */
+extern "C" tide_status tide_cuda_add_layer_norm(tide_device *dev, const tide_kernel_call *c) {
+    if (c->rows > INT32_MAX)
+        return tide_cuda_seterr(TIDE_ENOTSUP, "add_layer_norm: more than 2^31 rows on cuda");
+    cudaStream_t stream = NULL;
+    TIDE_TRY(tide_cuda_enter(dev, &stream));
+    lnparams p = {(uint32_t)c->rows, c->d, c->p[1].f};
+    TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_add_layer_norm, stream, p, c);
+    return tide_cuda_notsup("add_layer_norm", c->dtype);
+}
+
 /* ---- RMS norm (the rows rms_norm, rms_norm_backward of include/tide_kernels.def) ---------- */
 
 /* y = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
