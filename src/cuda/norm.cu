@@ -31,37 +31,48 @@ struct lnparams {
     double   eps;
 };
 
+/* x (+ r, the add & norm's residual: NULL for layer norm) at index i, in the compute type */
+template <int DT>
+__device__ __forceinline__ typename tide_dt<DT>::C
+           ln_in(const typename tide_dt<DT>::T *x, const typename tide_dt<DT>::T *r, int64_t i) {
+               typedef typename tide_dt<DT>::C C;
+               C                               v = (C)tide_load<DT>(x[i]);
+               return r ? v + (C)tide_load<DT>(r[i]) : v;
+}
+
+/* y = layer_norm(x + r) over each row (r NULL: layer_norm(x)); mean and rstd, when not NULL,
+ * get the row's statistics (the add & norm keeps none) */
 template <int DT, int ROW_THREADS>
 __global__ void k_layer_norm(lnparams p, typename tide_dt<DT>::T *y, typename tide_dt<DT>::T *mean,
                              typename tide_dt<DT>::T *rstd, const typename tide_dt<DT>::T *x,
-                             const typename tide_dt<DT>::T *w, const typename tide_dt<DT>::T *b) {
+                             const typename tide_dt<DT>::T *r, const typename tide_dt<DT>::T *w,
+                             const typename tide_dt<DT>::T *b) {
     typedef typename tide_dt<DT>::C C;
     int                             lane, nthreads;
     uint32_t                        row = row_of<ROW_THREADS>(&lane, &nthreads);
     if (row >= p.rows)
         return; /* whole warps leave together: the shuffles below stay full */
-    const typename tide_dt<DT>::T *xr = x + (int64_t)row * p.d;
-    typename tide_dt<DT>::T       *yr = y + (int64_t)row * p.d;
-    C                              s = 0, v = 0;
+    int64_t base = (int64_t)row * p.d;
+    C       s = 0, v = 0;
     for (int64_t j = lane; j < p.d; j += nthreads)
-        s += (C)tide_load<DT>(xr[j]);
+        s += ln_in<DT>(x, r, base + j);
     C mu = row_sum<C, ROW_THREADS>(s) / (C)p.d;
     for (int64_t j = lane; j < p.d; j += nthreads) {
-        C c = (C)tide_load<DT>(xr[j]) - mu;
+        C c = ln_in<DT>(x, r, base + j) - mu;
         v += c * c;
     }
     C rs = ln_rsqrt(row_sum<C, ROW_THREADS>(v) / (C)p.d + (C)p.eps);
-    if (lane == 0) {
+    if (lane == 0 && mean) {
         mean[row] = tide_store<DT>(mu);
         rstd[row] = tide_store<DT>(rs);
     }
     for (int64_t j = lane; j < p.d; j += nthreads) {
-        C h = ((C)tide_load<DT>(xr[j]) - mu) * rs;
+        C h = (ln_in<DT>(x, r, base + j) - mu) * rs;
         if (w)
             h = h * (C)tide_load<DT>(w[j]);
         if (b)
             h = h + (C)tide_load<DT>(b[j]);
-        yr[j] = tide_store<DT>(h);
+        y[base + j] = tide_store<DT>(h);
     }
 }
 
@@ -148,7 +159,7 @@ static tide_status layer_norm_run(tide_device *, cudaStream_t stream, lnparams p
     const T                        *pb = c->in[2] ? (const T *)c->in[2]->data : NULL;
     launch_rows(stream, p.rows, p.d, k_layer_norm<DT, 32>, k_layer_norm<DT, 0>, p,
                 (T *)c->out[0]->data, (T *)c->out[1]->data, (T *)c->out[2]->data,
-                (const T *)c->in[0]->data, pw, pb);
+                (const T *)c->in[0]->data, (const T *)NULL, pw, pb);
     TIDE_CUDA_LAUNCHED(k_layer_norm);
     return TIDE_OK;
 }
@@ -254,48 +265,18 @@ extern "C" tide_status tide_cuda_layer_norm_backward(tide_device *dev, const tid
 
 /* ---- add & norm (the row add_layer_norm): y = layer_norm(x + residual), no statistics kept -- */
 
-/* the sum in the compute type (float for the half dtypes: unrounded, as the CPU's), read twice
- * for the statistics and once more for y */
-template <int DT, int ROW_THREADS>
-__global__ void k_add_layer_norm(lnparams p, typename tide_dt<DT>::T *y,
-                                 const typename tide_dt<DT>::T *x, const typename tide_dt<DT>::T *r,
-                                 const typename tide_dt<DT>::T *w,
-                                 const typename tide_dt<DT>::T *b) {
-    typedef typename tide_dt<DT>::C C;
-    int                             lane, nthreads;
-    uint32_t                        row = row_of<ROW_THREADS>(&lane, &nthreads);
-    if (row >= p.rows)
-        return; /* whole warps leave together: the shuffles below stay full */
-    int64_t base = (int64_t)row * p.d;
-    C       s = 0, v = 0;
-    for (int64_t j = lane; j < p.d; j += nthreads)
-        s += (C)tide_load<DT>(x[base + j]) + (C)tide_load<DT>(r[base + j]);
-    C mu = row_sum<C, ROW_THREADS>(s) / (C)p.d;
-    for (int64_t j = lane; j < p.d; j += nthreads) {
-        C c = (C)tide_load<DT>(x[base + j]) + (C)tide_load<DT>(r[base + j]) - mu;
-        v += c * c;
-    }
-    C rs = ln_rsqrt(row_sum<C, ROW_THREADS>(v) / (C)p.d + (C)p.eps);
-    for (int64_t j = lane; j < p.d; j += nthreads) {
-        C h = ((C)tide_load<DT>(x[base + j]) + (C)tide_load<DT>(r[base + j]) - mu) * rs;
-        if (w)
-            h = h * (C)tide_load<DT>(w[j]);
-        if (b)
-            h = h + (C)tide_load<DT>(b[j]);
-        y[base + j] = tide_store<DT>(h);
-    }
-}
-
 struct run_add_layer_norm {
     template <int DT>
     static tide_status run(cudaStream_t stream, lnparams p, const tide_kernel_call *c) {
         typedef typename tide_dt<DT>::T T;
         const T                        *pw = c->in[2] ? (const T *)c->in[2]->data : NULL;
         const T                        *pb = c->in[3] ? (const T *)c->in[3]->data : NULL;
-        launch_rows(stream, p.rows, p.d, k_add_layer_norm<DT, 32>, k_add_layer_norm<DT, 0>, p,
-                    (T *)c->out[0]->data, (const T *)c->in[0]->data, (const T *)c->in[1]->data, pw,
-                    pb);
-        TIDE_CUDA_LAUNCHED(k_add_layer_norm);
+        /* layer norm's kernel with the residual and no statistics; the sum stays in the compute
+         * type (float for the half dtypes: unrounded, as the CPU's) */
+        launch_rows(stream, p.rows, p.d, k_layer_norm<DT, 32>, k_layer_norm<DT, 0>, p,
+                    (T *)c->out[0]->data, (T *)NULL, (T *)NULL, (const T *)c->in[0]->data,
+                    (const T *)c->in[1]->data, pw, pb);
+        TIDE_CUDA_LAUNCHED(k_layer_norm);
         return TIDE_OK;
     }
 };
