@@ -7,6 +7,7 @@
 local tide = require("tide")
 local K = tide.core._internal
 local D = require("spec.support.device")
+local calls_of = require("spec.support.kernel_calls")
 
 local dev = D.name
 
@@ -98,17 +99,10 @@ describe("the attention kernel on " .. dev, function()
             "int64 [0]", err(long({})), 1, true)
     end)
 
-    -- how many times K.attention ran while fn did
+    -- how many times K.attention ran while fn did, and fn's result
     local function kernel_calls(fn)
-        local n, real = 0, K.attention
-        K.attention = function(...)
-            n = n + 1
-            return real(...)
-        end
-        local ok, res = pcall(fn)
-        K.attention = real
-        assert(ok, res)
-        return n, res
+        local calls, res = calls_of("attention", fn)
+        return #calls, res
     end
 
     it("gives BERT's inference forward the recorded forward's values, padded or not", function()
