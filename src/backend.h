@@ -78,25 +78,37 @@ static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, 
     wt->strides[0] = n * d, wt->strides[1] = 1, wt->strides[2] = d;
 }
 
-/* the attention row's offsets (o[0..nseq], on the host), checked against the tokens of q: 0 when
- * they rise from 0 to tokens; else 1 (wrong ends: *a, *b the first and last) or 2 (a fall: *a
- * then *b). *longest: the longest sequence. Shared by the backends, which word the error. */
-static inline int tide_attention_offsets(const int64_t *o, int64_t nseq, int64_t tokens,
-                                         int64_t *longest, int64_t *a, int64_t *b) {
+/* the attention row's checks, worded once for every backend (seterr: the backend's): q's rows
+ * [rows, d] must be whole tokens of heads heads; the offsets (o[0..nseq], on the host) must rise
+ * from 0 to those tokens. *longest: the longest sequence. */
+static inline tide_status tide_attention_heads(tide_status (*seterr)(tide_status, const char *,
+                                                                     ...),
+                                               int64_t rows, int64_t d, int64_t heads) {
+    if (rows % heads == 0)
+        return TIDE_OK;
+    return seterr(TIDE_ESHAPE,
+                  "attention: q holds %lld rows of d = %lld, not a whole number of tokens of "
+                  "heads = %lld",
+                  (long long)rows, (long long)d, (long long)heads);
+}
+
+static inline tide_status
+tide_attention_offsets(tide_status (*seterr)(tide_status, const char *, ...), const int64_t *o,
+                       int64_t nseq, int64_t tokens, int64_t *longest) {
     *longest = 0;
-    if (o[0] != 0 || o[nseq] != tokens) {
-        *a = o[0], *b = o[nseq];
-        return 1;
-    }
+    if (o[0] != 0 || o[nseq] != tokens)
+        return seterr(TIDE_EINVAL,
+                      "attention: offsets must run from 0 to the %lld tokens of q, got %lld to "
+                      "%lld",
+                      (long long)tokens, (long long)o[0], (long long)o[nseq]);
     for (int64_t i = 0; i < nseq; i++) {
-        if (o[i + 1] < o[i]) {
-            *a = o[i], *b = o[i + 1];
-            return 2;
-        }
+        if (o[i + 1] < o[i])
+            return seterr(TIDE_EINVAL, "attention: offsets must not decrease, got %lld then %lld",
+                          (long long)o[i], (long long)o[i + 1]);
         if (o[i + 1] - o[i] > *longest)
             *longest = o[i + 1] - o[i];
     }
-    return 0;
+    return TIDE_OK;
 }
 
 typedef struct tide_backend tide_backend;

@@ -143,26 +143,11 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
     if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64 && !cpu_is_half(dt))
         return cpu_notsup(op, dt);
     int64_t heads = c->p[1].i, d = c->d;
-    if (c->rows % heads != 0)
-        return tide_seterr(TIDE_ESHAPE,
-                           "attention: q holds %lld rows of d = %lld, not a whole number of "
-                           "tokens of heads = %lld",
-                           (long long)c->rows, (long long)d, (long long)heads);
+    TIDE_TRY(tide_attention_heads(tide_seterr, c->rows, d, heads));
     const tide_kview *off = c->in[3];
     const int64_t    *o = off->data;
-    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest, va, vb;
-    switch (tide_attention_offsets(o, nseq, tokens, &longest, &va, &vb)) {
-    case 1:
-        return tide_seterr(TIDE_EINVAL,
-                           "attention: offsets must run from 0 to the %lld tokens of q, got %lld "
-                           "to %lld",
-                           (long long)tokens, (long long)va, (long long)vb);
-    case 2:
-        return tide_seterr(TIDE_EINVAL, "attention: offsets must not decrease, got %lld then %lld",
-                           (long long)va, (long long)vb);
-    default:
-        break;
-    }
+    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest;
+    TIDE_TRY(tide_attention_offsets(tide_seterr, o, nseq, tokens, &longest));
     /* each thread holds a [L, L] block of scores outside the allocator: longer sequences go to
      * the composite, whose memory the allocator counts (4,096 tokens: 64 MiB a thread) */
     if (longest > ATTENTION_MAX_LEN || heads * d > INT32_MAX)

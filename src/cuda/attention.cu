@@ -89,11 +89,7 @@ struct run_attention {
 
 extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_call *c) {
     int64_t heads = c->p[1].i, d = c->d;
-    if (c->rows % heads != 0)
-        return tide_cuda_seterr(TIDE_ESHAPE,
-                                "attention: q holds %lld rows of d = %lld, not a whole number of "
-                                "tokens of heads = %lld",
-                                (long long)c->rows, (long long)d, (long long)heads);
+    TIDE_TRY(tide_attention_heads(tide_cuda_seterr, c->rows, d, heads));
     if (d > (int64_t)ATT_WARP * ATT_MAX_PER_LANE || c->rows > INT32_MAX)
         return tide_cuda_seterr(TIDE_ENOTSUP,
                                 "attention: the cuda kernel takes heads of at most %d features "
@@ -102,7 +98,7 @@ extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_c
     cudaStream_t stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
     const tide_kview *off = c->in[3];
-    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest, va, vb;
+    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest;
     int64_t          *o = (int64_t *)malloc((size_t)(nseq + 1) * sizeof(int64_t));
     if (!o)
         return tide_cuda_seterr(TIDE_ENOMEM, "attention: out of memory for %lld offsets",
@@ -111,18 +107,12 @@ extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_c
                                     cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(stream);
-    int bad = e == cudaSuccess ? tide_attention_offsets(o, nseq, tokens, &longest, &va, &vb) : 0;
+    tide_status st = e == cudaSuccess
+                         ? tide_attention_offsets(tide_cuda_seterr, o, nseq, tokens, &longest)
+                         : TIDE_OK;
     free(o);
     TIDE_CUDA_TRY(e);
-    if (bad == 1)
-        return tide_cuda_seterr(TIDE_EINVAL,
-                                "attention: offsets must run from 0 to the %lld tokens of q, got "
-                                "%lld to %lld",
-                                (long long)tokens, (long long)va, (long long)vb);
-    if (bad == 2)
-        return tide_cuda_seterr(TIDE_EINVAL,
-                                "attention: offsets must not decrease, got %lld then %lld",
-                                (long long)va, (long long)vb);
+    TIDE_TRY(st);
     TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_attention, stream, c, (const int64_t *)off->data, nseq,
                              heads);
     return tide_cuda_notsup("attention", c->dtype);
