@@ -642,8 +642,14 @@ typedef enum tide_kernel {
 #define TIDE_KD_F16  (1u << TIDE_DTYPE_F16)
 #define TIDE_KD_BF16 (1u << TIDE_DTYPE_BF16)
 /* ROWS: input 1 seen as [rows, d], rows = numel / d. PROJ: input 1's last dim is d (rows the
- * product of the others), and the second parameter n sizes the N classes below */
-typedef enum tide_kernel_kind { TIDE_KERNEL_ROWS, TIDE_KERNEL_PROJ } tide_kernel_kind;
+ * product of the others), and the second parameter n sizes the N classes below. PACKED: input 1
+ * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut
+ * its N tokens into sequences (include/tide_kernels.def) */
+typedef enum tide_kernel_kind {
+    TIDE_KERNEL_ROWS,
+    TIDE_KERNEL_PROJ,
+    TIDE_KERNEL_PACKED
+} tide_kernel_kind;
 typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ROWS,    /* input 1's shape ([rows, d] to the kernel) */
     TIDE_KSHAPE_STATS,   /* one element per row */
@@ -651,7 +657,7 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_NMAT,    /* PROJ: [n, d], a matrix applied to each row */
     TIDE_KSHAPE_NCOLS,   /* PROJ: n elements */
     TIDE_KSHAPE_NROWS,   /* PROJ, outputs: input 1's shape, last dim n ([rows, n] to kernels) */
-    TIDE_KSHAPE_OFFSETS, /* int64 1-D, at least one element (the kernel checks the values) */
+    TIDE_KSHAPE_OFFSETS, /* PACKED: int64 1-D, rising from 0 to N (the core checks the values) */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {

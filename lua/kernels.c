@@ -114,7 +114,9 @@ void tl_open_kernels(lua_State *L, int mod) {
         push_names(L, "inputs", r->nin, r->in, NULL);
         push_names(L, "outputs", r->nout, r->out, NULL);
         push_names(L, "params", r->nparams, NULL, r->params);
-        lua_pushstring(L, r->kind == TIDE_KERNEL_PROJ ? "proj" : "rows");
+        lua_pushstring(L, r->kind == TIDE_KERNEL_PROJ     ? "proj"
+                          : r->kind == TIDE_KERNEL_PACKED ? "packed"
+                                                          : "rows");
         lua_setfield(L, -2, "kind");
         lua_createtable(L, r->nparams, 0); /* params_max: the largest value, false for none */
         for (int i = 0; i < r->nparams; i++) {

@@ -75,10 +75,11 @@ describe("the attention kernel on " .. dev, function()
         assert.are.same(tide.full({ 33, 1 }, 33):totable(), y:to("cpu"):totable())
     end)
 
-    it("refuses offsets that do not cut q's tokens into sequences, and heads that do not divide q", function()
+    it("refuses offsets that do not cut q's tokens into sequences, and q that is not [N, heads * d]", function()
         local q = tide.randn({ 6, 4 }, { device = dev })
-        local function err(offsets, heads)
-            local ok, e = pcall(K.attention, q, q, q, offsets, 2, heads or 2, 0.5)
+        local function err(offsets, heads, d, x)
+            x = x or q
+            local ok, e = pcall(K.attention, x, x, x, offsets, d or 2, heads or 2, 0.5)
             assert.is_false(ok)
             return e
         end
@@ -90,9 +91,21 @@ describe("the attention kernel on " .. dev, function()
                 err(long({ 1, 6 })), 1, true)
             assert.matches("tide: attention: offsets must not decrease, got 4 then 3",
                 err(long({ 0, 4, 3, 6 })), 1, true)
-            assert.matches("tide: attention: q holds 12 rows of d = 2, not a whole number of " ..
-                "tokens of heads = 5", err(long({ 0, 6 }), 5), 1, true)
+            -- no tokens: the offsets are still read (all 0 or refused)
+            local none = tide.randn({ 0, 4 }, { device = dev })
+            assert.matches("tide: attention: offsets must run from 0 to the 0 tokens of q, got 0 to 1",
+                err(long({ 0, 1 }), 2, 2, none), 1, true)
+            assert.are.same({ 0, 4 }, K.attention(none, none, none, long({ 0, 0, 0 }), 2, 2, 0.5).shape)
         end
+        -- the width is heads * d exactly: 4 features are not 5 heads, nor 1 head of 2, nor 2 of 1
+        assert.matches("tide: attention: q of shape [6, 4] must be [N, heads * d] with heads = 5 and " ..
+            "d = 2", err(long({ 0, 6 }), 5), 1, true)
+        assert.matches("tide: attention: q of shape [6, 4] must be [N, heads * d] with heads = 1 and " ..
+            "d = 2", err(long({ 0, 6 }), 1), 1, true)
+        assert.matches("tide: attention: q of shape [6, 4] must be [N, heads * d] with heads = 2 and " ..
+            "d = 1", err(long({ 0, 6 }), 2, 1), 1, true)
+        assert.matches("tide: attention: q of shape [6, 2, 2] must be [N, heads * d] with heads = 2 " ..
+            "and d = 2", err(long({ 0, 6 }), 2, 2, q:view(6, 2, 2)), 1, true)
         assert.matches("tide: attention: offsets must be a 1-D int64 tensor of offsets, got " ..
             "float32 [2]", err(tide.tensor({ 0, 6 }, { dtype = "float32", device = dev })), 1, true)
         assert.matches("tide: attention: offsets must be a 1-D int64 tensor of offsets, got " ..

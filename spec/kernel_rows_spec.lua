@@ -24,10 +24,10 @@ local function names()
     return list
 end
 
--- a call of row r: every input (optional ones too) in its shape class (offsets: the ROWS rows
--- as two tokens of 2 rows each, attention's heads = 2), then the parameters (d first, then
--- n = 2 for a PROJ row; the float ones at 0.5, the other integers 2), then true for every
--- optional output
+-- a call of row r: every input (optional ones too) in its shape class (offsets: input 1's 4
+-- tokens as two sequences of 2), then the parameters (d first: 4, or 2 for a PACKED row, whose
+-- heads = 2 make input 1's 4 features; then n = 2 for a PROJ row; the float ones at 0.5, the
+-- other integers 2), then true for every optional output
 local function call_args(r, opts)
     opts = opts or {}
     local args, n = {}, 0
@@ -36,10 +36,9 @@ local function call_args(r, opts)
         local device = (opts.device and opts.device[i]) or dev
         n = n + 1
         if cls == "offsets" then
-            local rows = shape and shape[1] or (opts.shape and opts.shape[1] and
-                opts.shape[1][1]) or ROWS
-            args[n] = tide.tensor({ 0, math.floor(rows / 2) }, { dtype = (opts.dtype and opts.dtype[i]) or
-                "int64", device = device })
+            local tokens = (opts.shape and opts.shape[1] and opts.shape[1][1]) or ROWS
+            args[n] = tide.tensor(shape and { 0, 0 } or { 0, math.floor(tokens / 2), tokens },
+                { dtype = (opts.dtype and opts.dtype[i]) or "int64", device = device })
         else
             local t = tide.randn(shape, { device = device, dtype = "float64" })
             t = cls == "stats" and t:abs():add(0.5) or t -- rstd-like statistics stay positive
@@ -48,7 +47,8 @@ local function call_args(r, opts)
     end
     for i, ty in ipairs(r.params_type) do
         n = n + 1
-        args[n] = (opts.params and opts.params[i]) or (i == 1 and D_) or (ty == "float" and 0.5 or 2)
+        args[n] = (opts.params and opts.params[i]) or (i == 1 and (r.kind == "packed" and math.floor(D_ / 2) or D_))
+            or (ty == "float" and 0.5 or 2)
     end
     for _, opt in ipairs(r.outputs_optional) do
         if opt then
@@ -87,6 +87,8 @@ describe("kernel rows on " .. dev, function()
             assert.are.equal("d", r.params[1], name)
             if r.kind == "proj" then
                 assert.are.equal("n", r.params[2], name)
+            elseif r.kind == "packed" then
+                assert.are.equal("heads", r.params[2], name)
             else
                 assert.are.equal("rows", r.kind, name)
             end
@@ -152,6 +154,15 @@ describe("kernel rows on " .. dev, function()
                     "elements in its last dim", err_of(r, { params = { 5 } }), 1, true)
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [12] must have d = 4 " ..
                     "elements in its last dim", err_of(r, { shape = { { 12 } } }), 1, true)
+            elseif r.kind == "packed" then -- [N, heads * d], and nothing else
+                for _, bad in ipairs({ { { 4, 4 }, { 3 } }, { { 4, 6 }, nil }, { { 2, 2, 4 }, nil },
+                    { { 4, 4 }, { 2, 4 } } }) do
+                    local ps = bad[2] or {}
+                    assert.matches(string.format("tide: %s: %s of shape %s must be [N, heads * d] " ..
+                        "with heads = %d and d = %d", name, x,
+                        "[" .. table.concat(bad[1], ", ") .. "]", ps[2] or 2, ps[1] or 2),
+                        err_of(r, { shape = { bad[1] }, params = bad[2] }), 1, true)
+                end
             else
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [4, 4] does not split " ..
                     "into rows of d = 3 elements", err_of(r, { params = { 3 } }), 1, true)
@@ -166,7 +177,7 @@ describe("kernel rows on " .. dev, function()
                 if r.inputs_shape[i] == "offsets" then -- int64, 1-D, not empty
                     dts[i] = "int32"
                     assert.matches("tide: " .. name .. ": " .. what .. " must be a 1-D int64 " ..
-                        "tensor of offsets, got int32 [2]", err_of(r, { dtype = dts }), 1, true)
+                        "tensor of offsets, got int32 [3]", err_of(r, { dtype = dts }), 1, true)
                 else
                     assert.matches("tide: " .. name .. ": " .. what .. " of shape [7]",
                         err_of(r, { shape = shapes }), 1, true)

@@ -78,39 +78,6 @@ static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, 
     wt->strides[0] = n * d, wt->strides[1] = 1, wt->strides[2] = d;
 }
 
-/* the attention row's checks, worded once for every backend (seterr: the backend's): q's rows
- * [rows, d] must be whole tokens of heads heads; the offsets (o[0..nseq], on the host) must rise
- * from 0 to those tokens. *longest: the longest sequence. */
-static inline tide_status tide_attention_heads(tide_status (*seterr)(tide_status, const char *,
-                                                                     ...),
-                                               int64_t rows, int64_t d, int64_t heads) {
-    if (rows % heads == 0)
-        return TIDE_OK;
-    return seterr(TIDE_ESHAPE,
-                  "attention: q holds %lld rows of d = %lld, not a whole number of tokens of "
-                  "heads = %lld",
-                  (long long)rows, (long long)d, (long long)heads);
-}
-
-static inline tide_status
-tide_attention_offsets(tide_status (*seterr)(tide_status, const char *, ...), const int64_t *o,
-                       int64_t nseq, int64_t tokens, int64_t *longest) {
-    *longest = 0;
-    if (o[0] != 0 || o[nseq] != tokens)
-        return seterr(TIDE_EINVAL,
-                      "attention: offsets must run from 0 to the %lld tokens of q, got %lld to "
-                      "%lld",
-                      (long long)tokens, (long long)o[0], (long long)o[nseq]);
-    for (int64_t i = 0; i < nseq; i++) {
-        if (o[i + 1] < o[i])
-            return seterr(TIDE_EINVAL, "attention: offsets must not decrease, got %lld then %lld",
-                          (long long)o[i], (long long)o[i + 1]);
-        if (o[i + 1] - o[i] > *longest)
-            *longest = o[i + 1] - o[i];
-    }
-    return TIDE_OK;
-}
-
 typedef struct tide_backend tide_backend;
 
 /* every row's kernel has this one signature; a backend's table of them is indexed by kernel id */

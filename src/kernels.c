@@ -7,6 +7,7 @@
 #include "tide_impl.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the rows ----------------------------------------------------------------------------- */
@@ -172,6 +173,42 @@ static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t 
     return v;
 }
 
+/* a PACKED row's input 1: [N, heads * d] (no product formed: it could overflow) */
+static tide_status check_packed(const tide_kernel_info *r, const tide_tensor *x, int64_t d,
+                                int64_t heads) {
+    if (x->ndim == 2 && x->shape[1] % heads == 0 && x->shape[1] / heads == d)
+        return TIDE_OK;
+    char sx[200];
+    tide_shape_fmt(sx, sizeof sx, x->ndim, x->shape);
+    return tide_seterr(TIDE_ESHAPE,
+                       "%s: %s of shape %s must be [N, heads * d] with heads = %lld "
+                       "and d = %lld",
+                       r->name, r->in[0].name, sx, (long long)heads, (long long)d);
+}
+
+/* a PACKED row's offsets t (contiguous, int64 [B + 1]): from 0 up to x's N tokens, never
+ * decreasing. Read on the host here, once for every backend, so that kernels may index with
+ * them: rows or none (a bad offsets tensor is refused for an empty q too) */
+static tide_status check_offsets(const tide_kernel_info *r, int i, const tide_tensor *x,
+                                 const tide_tensor *t) {
+    int64_t *o = NULL;
+    TIDE_TRY(tide_host_copy(r->name, t, (void **)&o));
+    int64_t     nseq = t->shape[0] - 1, tokens = x->shape[0];
+    tide_status st = TIDE_OK;
+    if (o[0] != 0 || o[nseq] != tokens)
+        st = tide_seterr(TIDE_EINVAL,
+                         "%s: %s must run from 0 to the %lld tokens of %s, got %lld to "
+                         "%lld",
+                         r->name, r->in[i].name, (long long)tokens, r->in[0].name, (long long)o[0],
+                         (long long)o[nseq]);
+    for (int64_t b = 0; b < nseq && st == TIDE_OK; b++)
+        if (o[b + 1] < o[b])
+            st = tide_seterr(TIDE_EINVAL, "%s: %s must not decrease, got %lld then %lld", r->name,
+                             r->in[i].name, (long long)o[b], (long long)o[b + 1]);
+    free(o);
+    return st;
+}
+
 /* ---- the one dispatch --------------------------------------------------------------------- */
 
 tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
@@ -185,10 +222,13 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[0].name);
     TIDE_TRY(check_dtype(r, x->dtype));
     TIDE_TRY(check_params(r, params));
-    /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim */
+    /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim; PACKED: params[1] is
+     * heads, input 1 [N, heads * d] */
     bool    proj = r->kind == TIDE_KERNEL_PROJ;
     int64_t d = params[0].i, numel = tide_tensor_numel(x), n = proj ? params[1].i : 0;
-    if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
+    if (r->kind == TIDE_KERNEL_PACKED)
+        TIDE_TRY(check_packed(r, x, d, params[1].i));
+    else if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
         return tide_seterr(TIDE_ESHAPE,
@@ -213,6 +253,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     tide_tensor *c[TIDE_KERNEL_MAX_TENSORS] = {NULL}, *o[TIDE_KERNEL_MAX_TENSORS] = {NULL};
     TIDE_TRY(tide_contiguous_all(ctx, r->nin, in, c));
     tide_status st = TIDE_OK;
+    for (int i = 1; i < r->nin && st == TIDE_OK; i++)
+        if (c[i] && r->in[i].shape == TIDE_KSHAPE_OFFSETS)
+            st = check_offsets(r, i, x, c[i]);
     for (int i = 0; i < r->nout && st == TIDE_OK; i++) {
         if (r->out[i].optional && want && !want[i])
             continue;

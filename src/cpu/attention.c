@@ -143,11 +143,13 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
     if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64 && !cpu_is_half(dt))
         return cpu_notsup(op, dt);
     int64_t heads = c->p[1].i, d = c->d;
-    TIDE_TRY(tide_attention_heads(tide_seterr, c->rows, d, heads));
+    /* the core has checked the offsets (a PACKED row): they rise from 0 to the tokens */
     const tide_kview *off = c->in[3];
     const int64_t    *o = off->data;
-    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest;
-    TIDE_TRY(tide_attention_offsets(tide_seterr, o, nseq, tokens, &longest));
+    int64_t           nseq = off->shape[0] - 1, longest = 0;
+    for (int64_t b = 0; b < nseq; b++)
+        if (o[b + 1] - o[b] > longest)
+            longest = o[b + 1] - o[b];
     /* each thread holds a [L, L] block of scores outside the allocator: longer sequences go to
      * the composite, whose memory the allocator counts (4,096 tokens: 64 MiB a thread) */
     if (longest > ATTENTION_MAX_LEN || heads * d > INT32_MAX)
@@ -172,7 +174,7 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
     int     failed = 0;
     /* threads when the heads hold enough work for two (about 2 * len^2 * d multiply-adds each) */
     int par = PARALLEL_SGEMM && dt != TIDE_DTYPE_F64 && tasks > 1 &&
-              (double)tokens * (double)longest * (double)c->rows >= CPU_PAR_GRAIN;
+              (double)(c->rows / heads) * (double)longest * (double)c->rows >= CPU_PAR_GRAIN;
 #pragma omp parallel if (par) reduction(| : failed)
     {
         void *buf = malloc(bytes ? bytes : 1);

@@ -7,7 +7,7 @@
  * rescales its accumulator by exp(old max - new max) and adds the chunk's weighted values, each
  * lane holding up to 4 of the head's d <= 128 features. No [L, L] scores are ever stored, so
  * any sequence length runs in the same memory. Half dtypes compute in float, float64 in double.
- * The offsets are checked on the host first (B + 1 integers copied back, a synchronization).
+ * The core has checked the offsets on the host before the call (a PACKED row).
  */
 #include "rows.cuh"
 
@@ -89,7 +89,6 @@ struct run_attention {
 
 extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_call *c) {
     int64_t heads = c->p[1].i, d = c->d;
-    TIDE_TRY(tide_attention_heads(tide_cuda_seterr, c->rows, d, heads));
     if (d > (int64_t)ATT_WARP * ATT_MAX_PER_LANE || c->rows > INT32_MAX)
         return tide_cuda_seterr(TIDE_ENOTSUP,
                                 "attention: the cuda kernel takes heads of at most %d features "
@@ -97,22 +96,10 @@ extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_c
                                 ATT_WARP * ATT_MAX_PER_LANE);
     cudaStream_t stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
+    /* the core has checked the offsets on the host (a PACKED row): the kernel may index with them
+     */
     const tide_kview *off = c->in[3];
-    int64_t           nseq = off->shape[0] - 1, tokens = c->rows / heads, longest;
-    int64_t          *o = (int64_t *)malloc((size_t)(nseq + 1) * sizeof(int64_t));
-    if (!o)
-        return tide_cuda_seterr(TIDE_ENOMEM, "attention: out of memory for %lld offsets",
-                                (long long)nseq + 1);
-    cudaError_t e = cudaMemcpyAsync(o, off->data, (size_t)(nseq + 1) * sizeof(int64_t),
-                                    cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(stream);
-    tide_status st = e == cudaSuccess
-                         ? tide_attention_offsets(tide_cuda_seterr, o, nseq, tokens, &longest)
-                         : TIDE_OK;
-    free(o);
-    TIDE_CUDA_TRY(e);
-    TIDE_TRY(st);
+    int64_t           nseq = off->shape[0] - 1;
     TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_attention, stream, c, (const int64_t *)off->data, nseq,
                              heads);
     return tide_cuda_notsup("attention", c->dtype);
