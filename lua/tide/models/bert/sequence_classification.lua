@@ -58,16 +58,17 @@ function Cls.loss(config, logits, labels)
     return F.binary_cross_entropy_with_logits(logits, labels:to(logits.dtype))
 end
 
--- In eval mode the encoder skips the padding (tide.models.bert.packing) whenever every row's
--- [CLS] is a real token: the logits read [CLS] alone, so they come out as the padded forward's.
--- Training keeps the padded forward, whose dropout masks cover the padding too.
-local function skip_padding(self, mask)
-    return not self.training and mask ~= nil and mask:select(2, 1):ne(0):all():item()
+-- The encoder skips the padding (tide.models.bert.packing) whenever every row's [CLS] is a real
+-- token: the logits read [CLS] alone, and no real token attends to padding, so they come out as
+-- the padded forward's, and so do the gradients, in training too (where the dropout masks then
+-- cover the real tokens only: the same distribution, other draws).
+local function skip_padding(mask)
+    return mask ~= nil and mask:select(2, 1):ne(0):all():item()
 end
 
 function Cls:forward(input_ids, opts)
     local o = BertModel.check_call(self.bert, input_ids, opts, NAME, "labels")
-    local skip = skip_padding(self, o.attention_mask)
+    local skip = skip_padding(o.attention_mask)
     local pooled = self.bert:_forward(input_ids, o, NAME, skip).pooler_output
     local logits = self.classifier(self.dropout(pooled))
     local out = { logits = logits }
