@@ -53,7 +53,7 @@ tide.no_grad(function()
         end
         local q, k, v = rnd(), rnd(), rnd()
         local function kernel()
-            return K.attention(q, k, v, offsets, D, NH, scale)
+            return K.attention(q, k, v, offsets, D, NH, scale, 0, 0)
         end
         local function composite() -- BertSelfAttention's, without a mask
             local function heads(x)

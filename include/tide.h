@@ -635,7 +635,7 @@ typedef enum tide_kernel {
 } tide_kernel;
 
 #define TIDE_KERNEL_MAX_TENSORS 6 /* inputs, and outputs, of one row */
-#define TIDE_KERNEL_MAX_PARAMS  4
+#define TIDE_KERNEL_MAX_PARAMS  6
 /* a row's DTYPES: 1 << dtype */
 #define TIDE_KD_F32  (1u << TIDE_DTYPE_F32)
 #define TIDE_KD_F64  (1u << TIDE_DTYPE_F64)

@@ -22,6 +22,8 @@
     { #name, TIDE_KPARAM_INT, (min), (max) }
 #define P_FLOAT(name, min)                                                                         \
     { #name, TIDE_KPARAM_FLOAT, (min), HUGE_VAL }
+#define P_FLOAT_IN(name, min, max)                                                                 \
+    { #name, TIDE_KPARAM_FLOAT, (min), (max) }
 #define IN(...)  __VA_ARGS__
 #define OUT(...) __VA_ARGS__
 #define PAR(...) __VA_ARGS__
@@ -90,8 +92,11 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
         const tide_kernel_param_info *pi = &r->params[i];
         double                        v = pi->type == TIDE_KPARAM_INT ? (double)p[i].i : p[i].f;
         if (pi->type == TIDE_KPARAM_INT && pi->max < HUGE_VAL && !(v >= pi->min && v <= pi->max))
-            return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be in %g..%g", r->name, pi->name,
-                               (long long)p[i].i, pi->min, pi->max);
+            return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be in %.17g..%.17g", r->name,
+                               pi->name, (long long)p[i].i, pi->min, pi->max);
+        if (pi->type == TIDE_KPARAM_FLOAT && pi->max < HUGE_VAL && !(v >= pi->min && v <= pi->max))
+            return tide_seterr(TIDE_EINVAL, "%s: %s = %g must be in %g..%g", r->name, pi->name, v,
+                               pi->min, pi->max);
         if (!(v >= pi->min)) { /* NaN too */
             if (pi->type == TIDE_KPARAM_INT)
                 return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be >= %g", r->name, pi->name,

@@ -499,7 +499,9 @@ tide_status tide_attention(tide_ctx *ctx, const tide_tensor *q, const tide_tenso
                            "%lld features",
                            (long long)heads, (long long)width);
     const tide_tensor *in[4] = {q, k, v, offsets};
-    tide_kernel_scalar p[3] = {{.i = width / heads}, {.i = heads}, {.f = scale}};
+    /* no dropout (its seed unused) */
+    tide_kernel_scalar p[5] = {
+        {.i = width / heads}, {.i = heads}, {.f = scale}, {.f = 0}, {.i = 0}};
     return tide_kernel_run(ctx, TIDE_K_ATTENTION, in, p, NULL, out);
 }
 

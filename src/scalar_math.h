@@ -797,6 +797,23 @@ TIDE_HD double tide_rng_unit(unsigned long long bits) {
 TIDE_HD double tide_rng_uniform(unsigned long long seed, unsigned long long counter) {
     return tide_rng_unit(tide_rng_bits(seed, counter));
 }
+/* Attention's dropout (the kernel rows attention and attention_backward): head h's weight of key
+ * token j for query token i (rows of q, n in all) is kept when
+ * tide_rng_uniform(seed, (h * n + i) * n + j) >= p, a pure function of the seed, so the backward
+ * draws the forward's mask again. Tested on integers: key = tide_rng_fmix(seed + 0x9E37...15),
+ * once per call, and threshold the least kept top-52-bits value, ceil(p * 2^52 - 0.5) (2^52 at
+ * p = 1: nothing kept), exactly tide_rng_unit's comparison. */
+TIDE_HD unsigned long long tide_attention_threshold(double p) {
+    double t = ceil(p * 4503599627370496.0 - 0.5);
+    return t <= 0 ? 0ULL : (unsigned long long)t;
+}
+TIDE_HD int tide_attention_keep(unsigned long long key, unsigned long long threshold, long long h,
+                                long long i, long long j, long long n) {
+    unsigned long long c = ((unsigned long long)h * (unsigned long long)n + (unsigned long long)i) *
+                               (unsigned long long)n +
+                           (unsigned long long)j;
+    return (tide_rng_fmix(key + (c + 1) * 0x9E3779B97F4A7C15ULL) >> 12) >= threshold;
+}
 /* standard normal by Box-Muller from the uniforms of the counter's two halves; u1 > 0, so the
  * logarithm is finite and |x| <= sqrt(-2 ln 2^-53) = 8.57 */
 TIDE_HD double tide_rng_normal(unsigned long long seed, unsigned long long counter) {

@@ -1,6 +1,8 @@
 /*
- * attention.c — the attention kernel row (include/tide_kernels.def): scaled dot-product attention
- * over packed sequences, softmax(q k^T * scale) v for each sequence and head.
+ * attention.c — the attention kernel rows (include/tide_kernels.def): scaled dot-product attention
+ * over packed sequences, dropout(softmax(q k^T * scale)) v for each sequence and head, and its
+ * gradients (attention_backward), which compute each head's weights again from q and k: nothing
+ * [L, L] is kept between the two.
  *
  * q, k and v are [N, heads * d] as the projections make them, so nothing is transposed, padded or
  * masked: sequence b's tokens are rows offsets[b]..offsets[b+1]-1, and head h reads columns
@@ -8,12 +10,14 @@
  * Each (sequence, head) is one task on the OpenMP pool: two of oneDNN's sgemms on that thread
  * and a softmax over the [L, L] scores in the thread's buffer, which stays in cache at BERT's
  * lengths. float16 and bfloat16 heads are widened to float32 in the thread's buffers and rounded
- * back once, as half.c's kernels compute.
+ * back once, as half.c's kernels compute. The backward takes five gemms a head (the scores, dv,
+ * the weights' gradient, dq, dk) and FlashAttention's softmax gradient, dS = P (dP - rowsum(P dP)).
  *
  * OpenBLAS called from inside a parallel region serializes its callers (two threads took as long
  * as one), so without oneDNN, and for float64 (dgemm), the tasks run on one thread.
  */
 #include "cpu.h"
+#include "scalar_math.h"
 #include "dtype_convert.h"
 #include "vec_math.h"
 #include <cblas.h>
@@ -28,18 +32,29 @@
 
 enum { ATTENTION_MAX_LEN = 4096 };
 
+/* one call of either row */
 typedef struct {
-    const char    *q, *k, *v;
-    char          *out;
-    const int64_t *offsets;
-    int64_t        nseq, heads, d, ld; /* ld = heads * d, the row stride in elements */
-    tide_dtype     dt;
-    double         scale;
+    const char        *q, *k, *v, *dout;   /* dout: the backward's */
+    char              *out, *dq, *dk, *dv; /* out: the forward's; dq, dk, dv NULL when not asked */
+    const int64_t     *offsets;
+    int64_t            nseq, heads, d, ld, n; /* ld = heads * d, the row stride; n tokens */
+    tide_dtype         dt;
+    double             scale, inv;     /* inv: a kept weight's factor, 1 / (1 - dropout) */
+    int                dropout;        /* whether any weight is dropped (dropout > 0) */
+    unsigned long long key, threshold; /* the mask's (scalar_math.h's tide_attention_keep) */
 } attn;
 
 /* the rows of one head of one sequence: [len, d] at row `first`, row stride ld (elements) */
 static size_t head_at(const attn *a, int64_t first, int64_t h) {
     return (size_t)((first * a->ld + h * a->d) * (int64_t)cpu_dtype_size(a->dt));
+}
+
+/* head h's dropout mask over its sequence's [len, len] weights (rows from token first) */
+static void keep_mask(const attn *a, uint8_t *keep, int64_t len, int64_t first, int64_t h) {
+    for (int64_t r = 0; r < len; r++)
+        for (int64_t c = 0; c < len; c++)
+            keep[r * len + c] =
+                (uint8_t)tide_attention_keep(a->key, a->threshold, h, first + r, first + c, a->n);
 }
 
 CPU_HOT static void softmax_rows_f32(float *s, int64_t len) {
@@ -59,30 +74,86 @@ static void softmax_rows_f64(double *s, int64_t len) {
     }
 }
 
-/* one float32 head: q, k, v [len, d] with row stride ld, out likewise; s [len, len] */
-static void head_f32(const float *q, const float *k, const float *v, float *out, int64_t ld,
-                     int64_t len, int64_t d, float scale, float *s) {
+/* C = alpha op(A) op(B), row-major: oneDNN's sgemm where tide has it (OpenBLAS's serializes
+ * inside a parallel region), OpenBLAS's dgemm */
+static void gemm_f32(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                     int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
 #ifdef TIDE_HAVE_DNNL
-    dnnl_sgemm('N', 'T', len, len, d, scale, q, ld, k, ld, 0.0f, s, len);
-    softmax_rows_f32(s, len);
-    dnnl_sgemm('N', 'N', len, d, len, 1.0f, s, len, v, ld, 0.0f, out, ld);
+    dnnl_sgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, 0.0f, C, ldc);
 #else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)len, (int)len, (int)d, scale, q,
-                (int)ld, k, (int)ld, 0.0f, s, (int)len);
-    softmax_rows_f32(s, len);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)len, (int)d, (int)len, 1.0f, s,
-                (int)len, v, (int)ld, 0.0f, out, (int)ld);
+    cblas_sgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
+                tb == 'T' ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A, (int)lda,
+                B, (int)ldb, 0.0f, C, (int)ldc);
 #endif
 }
 
-static void head_f64(const double *q, const double *k, const double *v, double *out, int64_t ld,
-                     int64_t len, int64_t d, double scale, double *s) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)len, (int)len, (int)d, scale, q,
-                (int)ld, k, (int)ld, 0.0, s, (int)len);
-    softmax_rows_f64(s, len);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)len, (int)d, (int)len, 1.0, s,
-                (int)len, v, (int)ld, 0.0, out, (int)ld);
+static void gemm_f64(char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha,
+                     const double *A, int64_t lda, const double *B, int64_t ldb, double *C,
+                     int64_t ldc) {
+    cblas_dgemm(CblasRowMajor, ta == 'T' ? CblasTrans : CblasNoTrans,
+                tb == 'T' ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A, (int)lda,
+                B, (int)ldb, 0.0, C, (int)ldc);
 }
+
+/* One head of one sequence in float32 or float64 (T, SFX): q, k, v, dout [len, d] with row
+ * stride ld, out / dq, dk, dv likewise; w, g [len, len] buffers, keep [len, len] bytes.
+ *   forward:  P = softmax(scale q k^T), Z = P * mask / (1 - dropout), out = Z v
+ *   backward: P again; dv = Z^T dout; dZ = dout v^T, dP = dZ * mask / (1 - dropout);
+ *             dS = P (dP - rowsum(P dP)); dq = scale dS k, dk = scale dS^T q */
+#define ATTENTION_HEAD(T, SFX)                                                                     \
+    static void head_##SFX(const attn *a, const T *q, const T *k, const T *v, T *out, int64_t ld,  \
+                           int64_t len, int64_t first, int64_t h, T *w, uint8_t *keep) {           \
+        int64_t d = a->d;                                                                          \
+        gemm_##SFX('N', 'T', len, len, d, (T)a->scale, q, ld, k, ld, w, len);                      \
+        softmax_rows_##SFX(w, len);                                                                \
+        if (a->dropout) {                                                                          \
+            keep_mask(a, keep, len, first, h);                                                     \
+            for (int64_t e = 0; e < len * len; e++)                                                \
+                w[e] = keep[e] ? w[e] * (T)a->inv : (T)0;                                          \
+        }                                                                                          \
+        gemm_##SFX('N', 'N', len, d, len, (T)1, w, len, v, ld, out, ld);                           \
+    }                                                                                              \
+    static void head_backward_##SFX(const attn *a, const T *q, const T *k, const T *v,             \
+                                    const T *dout, T *dq, T *dk, T *dv, int64_t ld, int64_t len,   \
+                                    int64_t first, int64_t h, T *w, T *g, uint8_t *keep) {         \
+        int64_t d = a->d;                                                                          \
+        T       inv = (T)a->inv;                                                                   \
+        gemm_##SFX('N', 'T', len, len, d, (T)a->scale, q, ld, k, ld, w, len);                      \
+        softmax_rows_##SFX(w, len);                                                                \
+        if (a->dropout)                                                                            \
+            keep_mask(a, keep, len, first, h);                                                     \
+        if (dv) {                                                                                  \
+            const T *z = w;                                                                        \
+            if (a->dropout) {                                                                      \
+                for (int64_t e = 0; e < len * len; e++)                                            \
+                    g[e] = keep[e] ? w[e] * inv : (T)0;                                            \
+                z = g;                                                                             \
+            }                                                                                      \
+            gemm_##SFX('T', 'N', len, d, len, (T)1, z, len, dout, ld, dv, ld);                     \
+        }                                                                                          \
+        if (!dq && !dk)                                                                            \
+            return;                                                                                \
+        gemm_##SFX('N', 'T', len, len, d, (T)1, dout, ld, v, ld, g, len);                          \
+        for (int64_t r = 0; r < len; r++) {                                                        \
+            T       *gr = g + r * len;                                                             \
+            const T *pr = w + r * len;                                                             \
+            T        dot = 0;                                                                      \
+            if (a->dropout)                                                                        \
+                for (int64_t c = 0; c < len; c++)                                                  \
+                    gr[c] = keep[r * len + c] ? gr[c] * inv : (T)0;                                \
+            for (int64_t c = 0; c < len; c++)                                                      \
+                dot += pr[c] * gr[c];                                                              \
+            for (int64_t c = 0; c < len; c++)                                                      \
+                gr[c] = pr[c] * (gr[c] - dot);                                                     \
+        }                                                                                          \
+        if (dq)                                                                                    \
+            gemm_##SFX('N', 'N', len, d, len, (T)a->scale, g, len, k, ld, dq, ld);                 \
+        if (dk)                                                                                    \
+            gemm_##SFX('T', 'N', len, d, len, (T)a->scale, g, len, q, ld, dk, ld);                 \
+    }
+ATTENTION_HEAD(float, f32)
+ATTENTION_HEAD(double, f64)
+#undef ATTENTION_HEAD
 
 /* a head's row of d half values to floats and back (inline: a call per row of d = 32 cost more
  * than the conversion) */
@@ -104,42 +175,84 @@ CPU_HOT static void round_row(uint16_t *h, const float *f, int64_t d, tide_dtype
             h[j] = tide_float_to_half(f[j]);
 }
 
-/* task t = (sequence, head) with the thread's buffer buf: the scores, and for half dtypes the
- * head's q, k, v and out widened ([len, d] floats each, row stride d) */
-static void run_task(const attn *a, int64_t t, void *buf) {
+/* a half head [len, d] (row stride ld) widened into f ([len, d] floats), and back */
+static void widen_head(float *f, const char *src, const attn *a, int64_t len) {
+    int64_t row = a->ld * (int64_t)cpu_dtype_size(a->dt);
+    for (int64_t r = 0; r < len; r++)
+        widen_row(f + r * a->d, (const uint16_t *)(src + r * row), a->d, a->dt);
+}
+
+static void round_head(char *dst, const float *f, const attn *a, int64_t len) {
+    int64_t row = a->ld * (int64_t)cpu_dtype_size(a->dt);
+    for (int64_t r = 0; r < len; r++)
+        round_row((uint16_t *)(dst + r * row), f + r * a->d, a->d, a->dt);
+}
+
+/* the thread's buffer for sequences of up to len tokens: [len, len] weights (and the backward's
+ * second [len, len] block), the [len, d] float heads of a half dtype (q, k, v, out; the backward:
+ * q, k, v, dout, dq, dk, dv), then the dropout mask's [len, len] bytes */
+static size_t buffer_bytes(const attn *a, int64_t len, int backward) {
+    size_t esz = a->dt == TIDE_DTYPE_F64 ? sizeof(double) : sizeof(float);
+    size_t sq = (size_t)len * (size_t)len;
+    size_t heads = cpu_is_half(a->dt) ? (backward ? 7u : 4u) * (size_t)len * (size_t)a->d : 0;
+    return (sq * (backward ? 2u : 1u) + heads) * esz + sq;
+}
+
+/* task t = (sequence, head) of the forward (backward: the gradients) with the thread's buffer */
+static void run_task(const attn *a, int64_t t, void *buf, int backward) {
     int64_t b = t / a->heads, h = t % a->heads, first = a->offsets[b];
     int64_t len = a->offsets[b + 1] - first, d = a->d;
     if (len == 0)
         return;
-    size_t at = head_at(a, first, h);
-    if (a->dt == TIDE_DTYPE_F64) {
-        head_f64((const double *)(a->q + at), (const double *)(a->k + at),
-                 (const double *)(a->v + at), (double *)(a->out + at), a->ld, len, d, a->scale,
-                 buf);
+    size_t   at = head_at(a, first, h), sq = (size_t)(len * len);
+    uint8_t *keep = (uint8_t *)buf + (buffer_bytes(a, len, backward) - sq);
+    char    *dq = a->dq ? a->dq + at : NULL, *dk = a->dk ? a->dk + at : NULL;
+    char    *dv = a->dv ? a->dv + at : NULL;
+    if (a->dt == TIDE_DTYPE_F64 || a->dt == TIDE_DTYPE_F32) {
+        if (a->dt == TIDE_DTYPE_F64 && backward)
+            head_backward_f64(a, (const double *)(a->q + at), (const double *)(a->k + at),
+                              (const double *)(a->v + at), (const double *)(a->dout + at),
+                              (double *)dq, (double *)dk, (double *)dv, a->ld, len, first, h, buf,
+                              (double *)buf + sq, keep);
+        else if (a->dt == TIDE_DTYPE_F64)
+            head_f64(a, (const double *)(a->q + at), (const double *)(a->k + at),
+                     (const double *)(a->v + at), (double *)(a->out + at), a->ld, len, first, h,
+                     buf, keep);
+        else if (backward)
+            head_backward_f32(a, (const float *)(a->q + at), (const float *)(a->k + at),
+                              (const float *)(a->v + at), (const float *)(a->dout + at),
+                              (float *)dq, (float *)dk, (float *)dv, a->ld, len, first, h, buf,
+                              (float *)buf + sq, keep);
+        else
+            head_f32(a, (const float *)(a->q + at), (const float *)(a->k + at),
+                     (const float *)(a->v + at), (float *)(a->out + at), a->ld, len, first, h, buf,
+                     keep);
         return;
     }
-    if (a->dt == TIDE_DTYPE_F32) {
-        head_f32((const float *)(a->q + at), (const float *)(a->k + at), (const float *)(a->v + at),
-                 (float *)(a->out + at), a->ld, len, d, (float)a->scale, buf);
+    /* half: the heads widened to [len, d] floats after the [len, len] blocks */
+    float *w = buf, *f = w + sq * (backward ? 2 : 1), *hd[7];
+    for (int i = 0; i < 7; i++)
+        hd[i] = f + (size_t)i * (size_t)(len * d);
+    const char *src[4] = {a->q + at, a->k + at, a->v + at, backward ? a->dout + at : NULL};
+    for (int i = 0; i < (backward ? 4 : 3); i++)
+        widen_head(hd[i], src[i], a, len);
+    if (!backward) {
+        head_f32(a, hd[0], hd[1], hd[2], hd[3], d, len, first, h, w, keep);
+        round_head(a->out + at, hd[3], a, len);
         return;
     }
-    float  *s = buf, *w[4]; /* q, k, v, out as [len, d] floats */
-    int64_t esz = (int64_t)cpu_dtype_size(a->dt), row = a->ld * esz;
-    for (int i = 0; i < 4; i++)
-        w[i] = s + len * len + i * len * d;
-    const char *src[3] = {a->q + at, a->k + at, a->v + at};
+    head_backward_f32(a, hd[0], hd[1], hd[2], hd[3], dq ? hd[4] : NULL, dk ? hd[5] : NULL,
+                      dv ? hd[6] : NULL, d, len, first, h, w, w + sq, keep);
+    char *dst[3] = {dq, dk, dv};
     for (int i = 0; i < 3; i++)
-        for (int64_t r = 0; r < len; r++)
-            widen_row(w[i] + r * d, (const uint16_t *)(src[i] + r * row), d, a->dt);
-    head_f32(w[0], w[1], w[2], w[3], d, len, d, (float)a->scale, s);
-    for (int64_t r = 0; r < len; r++)
-        round_row((uint16_t *)(a->out + at + r * row), w[3] + r * d, d, a->dt);
+        if (dst[i])
+            round_head(dst[i], hd[4 + i], a, len);
 }
 
-tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
-    (void)dev;
-    static const char op[] = "attention";
-    tide_dtype        dt = c->dtype;
+/* both rows: the call's geometry, the threads' buffers, one task per (sequence, head) */
+static tide_status run_attention(const tide_kernel_call *c, int backward) {
+    const char *op = backward ? "attention_backward" : "attention";
+    tide_dtype  dt = c->dtype;
     if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64 && !cpu_is_half(dt))
         return cpu_notsup(op, dt);
     int64_t heads = c->p[1].i, d = c->d;
@@ -150,31 +263,42 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
     for (int64_t b = 0; b < nseq; b++)
         if (o[b + 1] - o[b] > longest)
             longest = o[b + 1] - o[b];
-    /* each thread holds a [L, L] block of scores outside the allocator: longer sequences go to
-     * the composite, whose memory the allocator counts (4,096 tokens: 64 MiB a thread) */
+    /* each thread holds [L, L] blocks outside the allocator: longer sequences go to the
+     * composite, whose memory the allocator counts (4,096 tokens: 64 MiB a block) */
     if (longest > ATTENTION_MAX_LEN || heads * d > INT32_MAX)
         return tide_seterr(TIDE_ENOTSUP,
-                           "attention: the cpu kernel takes sequences of up to %d tokens, got %lld",
-                           ATTENTION_MAX_LEN, (long long)longest);
-    /* per thread: the [L, L] scores, and four [L, d] float heads for half dtypes */
-    size_t  elems = (size_t)(longest * longest + (cpu_is_half(dt) ? 4 * longest * d : 0));
-    size_t  bytes = elems * (dt == TIDE_DTYPE_F64 ? sizeof(double) : sizeof(float));
-    attn    a = {(const char *)c->in[0]->data,
-                 (const char *)c->in[1]->data,
-                 (const char *)c->in[2]->data,
-                 (char *)c->out[0]->data,
-                 o,
-                 nseq,
-                 heads,
-                 d,
-                 heads * d,
-                 dt,
-                 c->p[2].f};
+                           "%s: the cpu kernel takes sequences of up to %d tokens, "
+                           "got %lld",
+                           op, ATTENTION_MAX_LEN, (long long)longest);
+    double p = c->p[3].f;
+    attn   a = {
+          .q = c->in[0]->data,
+          .k = c->in[1]->data,
+          .v = c->in[2]->data,
+          .dout = backward ? c->in[4]->data : NULL,
+          .out = backward ? NULL : c->out[0]->data,
+          .dq = backward && c->out[0] ? c->out[0]->data : NULL,
+          .dk = backward && c->out[1] ? c->out[1]->data : NULL,
+          .dv = backward && c->out[2] ? c->out[2]->data : NULL,
+          .offsets = o,
+          .nseq = nseq,
+          .heads = heads,
+          .d = d,
+          .ld = heads * d,
+          .n = c->rows / heads,
+          .dt = dt,
+          .scale = c->p[2].f,
+          .inv = p < 1 ? 1 / (1 - p) : 0,
+          .dropout = p > 0,
+          .key = tide_rng_fmix((unsigned long long)c->p[4].i + 0x9E3779B97F4A7C15ULL),
+          .threshold = tide_attention_threshold(p),
+    };
+    size_t  bytes = buffer_bytes(&a, longest, backward);
     int64_t tasks = nseq * heads;
     int     failed = 0;
     /* threads when the heads hold enough work for two (about 2 * len^2 * d multiply-adds each) */
     int par = PARALLEL_SGEMM && dt != TIDE_DTYPE_F64 && tasks > 1 &&
-              (double)(c->rows / heads) * (double)longest * (double)c->rows >= CPU_PAR_GRAIN;
+              (double)a.n * (double)longest * (double)c->rows >= CPU_PAR_GRAIN;
 #pragma omp parallel if (par) reduction(| : failed)
     {
         void *buf = malloc(bytes ? bytes : 1);
@@ -183,11 +307,21 @@ tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
 #pragma omp for schedule(dynamic)
         for (int64_t t = 0; t < tasks; t++)
             if (buf)
-                run_task(&a, t, buf);
+                run_task(&a, t, buf, backward);
         free(buf);
     }
     if (failed)
-        return tide_seterr(TIDE_ENOMEM, "attention: out of memory for a %lld x %lld score block",
+        return tide_seterr(TIDE_ENOMEM, "%s: out of memory for a %lld x %lld score block", op,
                            (long long)longest, (long long)longest);
     return TIDE_OK;
+}
+
+tide_status cpu_attention(tide_device *dev, const tide_kernel_call *c) {
+    (void)dev;
+    return run_attention(c, 0);
+}
+
+tide_status cpu_attention_backward(tide_device *dev, const tide_kernel_call *c) {
+    (void)dev;
+    return run_attention(c, 1);
 }

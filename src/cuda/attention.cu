@@ -89,6 +89,10 @@ struct run_attention {
 
 extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_call *c) {
     int64_t heads = c->p[1].i, d = c->d;
+    /* training's attention (dropout, and the gradients: no attention_backward here) takes the
+     * composite on CUDA */
+    if (c->p[3].f > 0)
+        return tide_cuda_seterr(TIDE_ENOTSUP, "attention: the cuda kernel has no dropout");
     if (d > (int64_t)ATT_WARP * ATT_MAX_PER_LANE || c->rows > INT32_MAX)
         return tide_cuda_seterr(TIDE_ENOTSUP,
                                 "attention: the cuda kernel takes heads of at most %d features "

@@ -293,6 +293,80 @@ def {
     end,
 }
 
+-- attention over packed sequences (the kernel row `attention`, docs/design.md "Kernel rows"):
+-- q, k, v [N, heads * d], sequence b the tokens offsets[b]..offsets[b+1]-1 (offsets [B + 1],
+-- int64, 0-based), each attending to itself; dropout (0 outside training) on the weights. One
+-- node, whose gradient is the row attention_backward; nil where the device has no kernel for
+-- the call (the caller runs its composite). The dropout mask is a function of a seed drawn here
+-- from tide's generator, so the backward draws the same one again.
+local SEEDS = 4503599627370496 -- 2^52: the rows take seeds below it (exact in every Lua)
+function M.attention(q, k, v, offsets, d, heads, scale, dropout)
+    if autocast.on then
+        q, k, v = autocast.lower(q, k, v)
+    end
+    local seed = 0
+    if dropout > 0 then
+        seed = math.floor(core.rand({}, { dtype = "float64" }):item() * SEEDS)
+    end
+    return M.kernel("attention", q, k, v, offsets, d, heads, scale, dropout, seed)
+end
+
+-- attention's gradients as differentiable ops, for a graph of the gradient (create_graph) or a
+-- device without the backward kernel: every head's [N, N] weights at once, a token's keys
+-- limited to its own sequence; no dropout (the kernel's mask exists only inside the kernels)
+local function attention_backward_ops(nd, g)
+    local q, k, v, offsets = nd[1], nd[2], nd[3], nd[4]
+    if nd.dropout > 0 then
+        error("tide: backward: attention with dropout " .. nd.dropout .. " has no gradient " ..
+            "formula outside its kernel (a graph of the gradient, create_graph, or a device " ..
+            "without attention_backward); set the model's attention dropout to 0, or call " ..
+            "model:eval(), for this backward", 0)
+    end
+    local N, heads, d = q:size(1), nd.heads, nd.d
+    local B = offsets:size(1) - 1
+    local counts = offsets:narrow(1, 2, B):sub(offsets:narrow(1, 1, B))
+    local seq = core.arange(0, B, 1, { dtype = "int64", device = q.device }):repeat_interleave(counts)
+    local other = seq:view(N, 1):ne(seq:view(1, N)) -- [N, N]: keys of another sequence
+    local function split(x) -- [heads, N, d]
+        return x:view(N, heads, d):transpose(1, 2)
+    end
+    local qh, kh, vh, gh = split(q), split(k), split(v), split(g)
+    local p = qh:matmul(kh:transpose(2, 3)):mul(nd.scale):masked_fill(other, -math.huge):softmax(-1)
+    local gq, gk, gv
+    if needs(v) then
+        gv = p:transpose(2, 3):matmul(gh)
+    end
+    if needs(q) or needs(k) then
+        local dp = gh:matmul(vh:transpose(2, 3))
+        local ds = p:mul(dp:sub(p:mul(dp):sum(-1, true))):mul(nd.scale)
+        gq = needs(q) and ds:matmul(kh) or nil
+        gk = needs(k) and ds:transpose(2, 3):matmul(qh) or nil
+    end
+    local function merge(x) -- [N, heads * d]
+        return x and x:transpose(1, 2):reshape(N, heads * d)
+    end
+    return merge(gq), merge(gk), merge(gv)
+end
+
+-- attention (M.kernel keeps q, k, v, offsets as nd[1..4] and nd.d, nd.heads, nd.scale,
+-- nd.dropout, nd.seed): the backward kernel, which computes the weights and the mask again;
+-- the ops above where it cannot run
+def {
+    name = "attention",
+    reads = { 1, 2, 3 },
+    backward = function(nd, g)
+        local q, k, v = nd[1], nd[2], nd[3]
+        if not core.is_grad_enabled() and g.dtype == q.dtype then
+            local gq, gk, gv = K.attention_backward(q, k, v, nd[4], g, nd.d, nd.heads, nd.scale,
+                nd.dropout, nd.seed, needs(q), needs(k), needs(v))
+            if gq or gk or gv then
+                return gq, gk, gv
+            end
+        end
+        return attention_backward_ops(nd, g:to(q.dtype))
+    end,
+}
+
 -- RMS norm over the trailing nd.d elements (M.kernel keeps nd.rstd, nd.d, nd.eps): the backward
 -- kernel, or, when a graph of the gradient is being built or g has another dtype, the same
 -- formula as differentiable ops, with xhat = x * rstd and gy = g * w:

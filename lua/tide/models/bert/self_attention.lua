@@ -2,11 +2,11 @@
 -- value projections (Hugging Face's names and layout: head h reads features h*d+1..(h+1)*d).
 -- mask: nil or [B, 1, 1, T], added to the scores: 0 where a key takes part, the dtype's lowest
 -- finite value where it is padding (a fully padded row gets uniform weights, not NaN).
--- attention_probs_dropout_prob applies to the attention weights in training. Outside autograd
--- (inference) the attention is one kernel over the packed tokens (tide._internal.attention).
+-- attention_probs_dropout_prob applies to the attention weights in training. Where no mask
+-- beyond a packing is asked for, the attention is one kernel over the packed tokens and one
+-- autograd node (tide.nn._fused.attention), its dropout inside; else the composite below.
 local core = require("tide.core")
-local K = core._internal
-local needs_record = require("tide.autograd").needs_record
+local fused = require("tide.nn._fused")
 local nn = require("tide.nn")
 local I = require("tide.nn._internal")
 local idiv = require("tide._compat").idiv
@@ -26,14 +26,15 @@ function BertSelfAttention:init(config)
     self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
 end
 
--- the attention kernel row (tide._internal.attention) on q, k, v [N, H]: each sequence of the
--- packing pk (or, without one, each row of T tokens) attends to itself, no mask or padding;
--- nil where the device has no kernel
+-- the attention kernel row on q, k, v [N, H]: each sequence of the packing pk (or, without one,
+-- each row of T tokens) attends to itself, no mask or padding, the weights dropped out in
+-- training; nil where the device has no kernel for the call
 local function packed_attention(self, q, k, v, pk, B, T)
     local offsets = pk and pk.offsets or
         core.arange(0, B * T + 1, T, { dtype = "int64", device = q.device })
     local d = self.attention_head_size
-    return K.attention(q, k, v, offsets, d, self.num_attention_heads, 1 / math.sqrt(d))
+    return fused.attention(q, k, v, offsets, d, self.num_attention_heads, 1 / math.sqrt(d),
+        self.training and self.dropout.p or 0)
 end
 
 -- hidden [B, T, H] -> [B, T, H]; or, with a packing (tide.models.bert.packing), the real
@@ -46,11 +47,9 @@ function BertSelfAttention:forward(hidden, mask, pk)
         B, T = hidden:size(1), hidden:size(2)
     end
     local nh, d = self.num_attention_heads, self.attention_head_size
-    -- one kernel when nothing is recorded and no mask beyond the packing is asked for (inference;
-    -- training's attention dropout and gradients take the composite below)
+    -- one kernel when no mask beyond the packing is asked for
     local q, k, v = self.query(hidden), self.key(hidden), self.value(hidden)
-    if (pk or not mask) and T > 0 and not needs_record(q, k, v) and
-        not (self.training and self.dropout.p > 0) then
+    if (pk or not mask) and T > 0 then
         local H = self.all_head_size
         if not pk then -- [B * T, H]: views (the composite's heads view them back)
             q, k, v = q:view(B * T, H), k:view(B * T, H), v:view(B * T, H)
