@@ -10,7 +10,11 @@
 --     difference (PyTorch's libraries alone map hundreds of MB tide's process never has).
 --
 --   lua5.4 bench/bert_finetune.lua [--steps 3] [--rounds 2] [--batch-size 32] [--max-length 128]
---       [--amp 0|1]
+--       [--amp 0|1] [--fill 0|1]
+--
+-- The fortunes leave most of a 128-token row as padding, which tide's BertForSequenceClassification
+-- skips (tide.models.bert.packing) and transformers computes. --fill 1 makes each text its
+-- fortune and the next seven, every row cut full: the same work on both sides.
 --
 -- --amp 1: the forward and the loss under autocast to bfloat16 on both sides (tide.autocast,
 -- torch.autocast("cpu")), the step PyTorch's AMP recipe takes on a CPU; the parameters, their
@@ -21,15 +25,20 @@
 -- it says so and exits 0.
 local compare = require("bench.compare")
 
-local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128, amp = 0,
+local o = { steps = 3, rounds = 2, batch_size = 32, max_length = 128, amp = 0, fill = 0,
     model = "models/all-MiniLM-L6-v2", data = "/usr/share/games/fortunes" }
 compare.flags(o, "usage: lua5.4 bench/bert_finetune.lua [--steps N] [--rounds N] " ..
-    "[--batch-size N] [--max-length N] [--model DIR] [--data DIR] [--amp 0|1]")
+    "[--batch-size N] [--max-length N] [--model DIR] [--data DIR] [--amp 0|1] [--fill 0|1]")
 if o.amp ~= 0 and o.amp ~= 1 and o.amp ~= "0" and o.amp ~= "1" then
     print("bert_finetune: --amp is 0 or 1, got " .. tostring(o.amp))
     os.exit(1)
 end
 local amp = tonumber(o.amp) == 1
+if o.fill ~= 0 and o.fill ~= 1 and o.fill ~= "0" and o.fill ~= "1" then
+    print("bert_finetune: --fill is 0 or 1, got " .. tostring(o.fill))
+    os.exit(1)
+end
+local fill = tonumber(o.fill) == 1
 
 local exists = compare.exists
 
@@ -60,7 +69,17 @@ local function status_kb(field)
 end
 
 local fortunes = require("bench.fortunes")
-local texts = fortunes.sample(fortunes.read(o.data), o.batch_size)
+local all = fortunes.read(o.data)
+local texts = fortunes.sample(all, o.batch_size)
+if fill then -- sample's fortune and the next seven (bench/bert_finetune.py --fill)
+    for i = 1, #texts do
+        local parts, first = {}, (i - 1) * #all // #texts
+        for j = 0, 7 do
+            parts[j + 1] = all[(first + j) % #all + 1]
+        end
+        texts[i] = table.concat(parts, " ")
+    end
+end
 
 -- the model of examples/bert_classify.lua: the pretrained encoder under a new head of 13 labels
 tide.manual_seed(0)
@@ -108,6 +127,10 @@ print(string.format("bert_finetune: all-MiniLM-L6-v2 + a %d-class head, batch %d
     "AdamW, train mode%s; %d cores, tide on %d threads", CLASSES, #texts, o.max_length,
     amp and ", autocast to bfloat16 (bfloat16 gemm: " .. (tide.cpu_info().bf16_gemm or
     "widened") .. ")" or "", compare.nproc(), tide.cpu_info().threads))
+local real = enc.attention_mask:sum():item()
+print(string.format("  the batch: %d real tokens of %d (%.0f%% padding, which tide skips and " ..
+    "transformers computes)%s", real, #texts * o.max_length,
+    100 * (1 - real / (#texts * o.max_length)), fill and "" or "; --fill 1: rows cut full"))
 
 local function mb(kb)
     return kb / 1024
@@ -124,7 +147,7 @@ end
 
 local args = string.format("bench/bert_finetune.py --steps %d --batch-size %d " ..
     "--max-length %d --model '%s' --data '%s'%s", o.steps, o.batch_size, o.max_length, o.model,
-    o.data, amp and " --amp" or "")
+    o.data, (amp and " --amp" or "") .. (fill and " --fill" or ""))
 local res, why = compare.run { rounds = o.rounds, tide = tide_side, reference = args }
 local peak = status_kb("VmHWM")
 if not res or not res.step_s then

@@ -3,7 +3,8 @@ all-MiniLM-L6-v2 (models/, `make models`) under a new 13-class head
 (transformers' BertForSequenceClassification.from_pretrained(dir, num_labels=13)), the step of
 examples/bert_classify.lua: forward in train mode (dropout on), cross-entropy, backward,
 AdamW (lr 5e-5, weight decay 0.01). The batch: --batch-size fortunes spread over the corpus
-(bench/bert_encode.py's sample), padded or cut to exactly --max-length tokens, labels k % 13.
+(bench/bert_encode.py's sample), padded or cut to exactly --max-length tokens, labels k % 13;
+with --fill, each text is its fortune and the next seven, so that every row is cut full.
 
 Prints "result step_s SECONDS" (the mean of --steps steps after one warm-up step) and the
 process's memory in kB: "result rss_base KB" (resident before the first step: interpreter,
@@ -11,7 +12,7 @@ libraries, model, batch) and "result rss_peak KB" (VmHWM after the loop). Thread
 TIDE_BENCH_THREADS (bench/compare.lua's rule). Runs itself under .venv (tools/pyenv.sh).
 
   .venv/bin/python bench/bert_finetune.py [--steps 3] [--batch-size 32] [--max-length 128]
-      [--model models/all-MiniLM-L6-v2] [--data /usr/share/games/fortunes] [--amp]
+      [--model models/all-MiniLM-L6-v2] [--data /usr/share/games/fortunes] [--amp] [--fill]
 
 --amp: the forward and the loss under torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's
 CPU AMP recipe (no GradScaler for bfloat16); parameters, gradients and AdamW stay float32.
@@ -52,6 +53,7 @@ def main():
     ap.add_argument("--model", default="models/all-MiniLM-L6-v2")
     ap.add_argument("--data", default="/usr/share/games/fortunes")
     ap.add_argument("--amp", action="store_true")
+    ap.add_argument("--fill", action="store_true")
     a = ap.parse_args()
 
     torch_ref.setup()
@@ -62,7 +64,12 @@ def main():
     tok = BertTokenizerFast.from_pretrained(a.model)
     model = BertForSequenceClassification.from_pretrained(a.model, num_labels=CLASSES)
     model.train()
-    texts = sample(read_fortunes(a.data), a.batch_size)
+    fortunes = read_fortunes(a.data)
+    texts = sample(fortunes, a.batch_size)
+    if a.fill:  # sample's fortune and the next seven: no padding left at 128 tokens
+        n = len(fortunes)
+        texts = [" ".join(fortunes[((i * n) // len(texts) + j) % n] for j in range(8))
+                 for i in range(len(texts))]
     enc = tok(texts, padding="max_length", truncation=True, max_length=a.max_length,
               return_tensors="pt")
     labels = torch.tensor([k % CLASSES for k in range(len(texts))])
