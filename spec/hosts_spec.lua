@@ -27,6 +27,10 @@ end
 
 describe("the library's Lua files", function()
     it("parse under Lua 5.1 and LuaJIT (luac5.1 -p, luajit -bl, where installed)", function()
+        if _VERSION ~= "Lua 5.4" then -- the external parsers' answer is the same under any host
+            pending("checked by the Lua 5.4 suite")
+            return
+        end
         local files = lib_files()
         assert.is_true(#files > 30)
         for _, tool in ipairs({ "luac5.1 -p", "luajit -bl" }) do
