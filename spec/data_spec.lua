@@ -52,6 +52,10 @@ describe("tide.data", function()
         assert.is_table(data.DataLoader) -- a class, called to make a loader
         assert.is_function(data.fashion_mnist)
     end)
+
+    it("is tide.utils.data too, torch.utils.data's place in ported scripts", function()
+        assert.are.equal(tide.data, tide.utils.data)
+    end)
 end)
 
 describe("Dataset", function()

@@ -33,7 +33,11 @@ end
 
 function M.save(path, tensors, metadata)
     if type(path) ~= "string" then
-        error("tide: save: path must be a string, got " .. type(path), 2)
+        -- torch.save(obj, f) takes the file last: a ported call names it here
+        local order = type(path) == "table" and type(tensors) == "string" and
+            "; tide.save takes the path first: tide.save(path, tensors) (torch.save's order is " ..
+            "the other way round)" or ""
+        error("tide: save: path must be a string, got " .. type(path) .. order, 2)
     end
     if type(tensors) ~= "table" then
         error("tide: save: expected a table of name -> tensor (e.g. model:state_dict()), got "
