@@ -226,6 +226,26 @@ describe("lr_scheduler matches PyTorch 1.13", function()
         end
     end)
 
+    it("LambdaLR and MultiplicativeLR take lr_lambda positionally too, as PyTorch's", function()
+        local S = tide.optim.lr_scheduler
+        local function lrs(make_s)
+            local o = sgd()
+            local s, out = make_s(o), {}
+            for e = 1, 4 do
+                o:step()
+                s:step()
+                out[e] = o.param_groups[1].lr
+            end
+            return out
+        end
+        local f = function(e) return 0.5 ^ e end
+        assert.are.same(lrs(function(o) return S.LambdaLR(o, { lr_lambda = f }) end),
+            lrs(function(o) return S.LambdaLR(o, f) end))
+        assert.are.same(lrs(function(o) return S.MultiplicativeLR(o, { lr_lambda = f }) end),
+            lrs(function(o) return S.MultiplicativeLR(o, f) end))
+        assert.are.equal(0.1 * 0.5 ^ 4, lrs(function(o) return S.LambdaLR(o, f) end)[4])
+    end)
+
     it("state_dict resumes a schedule through tide.save", function()
         local path = os.tmpname()
         for name, case in pairs(REF.schedules) do

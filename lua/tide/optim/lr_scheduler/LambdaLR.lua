@@ -1,4 +1,4 @@
--- LambdaLR(opt, {lr_lambda = function(epoch) return 0.95 ^ epoch end}): base_lr *
+-- LambdaLR(opt, {lr_lambda = function(epoch) return 0.95 ^ epoch end}) or LambdaLR(opt, fn): base_lr *
 -- lr_lambda(epoch); lr_lambda may be a list of functions, one per group. Its state_dict keeps
 -- the epoch, not the functions (as PyTorch's, which saves no plain functions)
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
@@ -6,6 +6,18 @@ local raise = require("tide.autograd").raise
 
 local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })
 LambdaLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain function
+
+-- LambdaLR(opt, fn) too, PyTorch's positional lr_lambda (and MultiplicativeLR's): a function
+-- in place of the options is {lr_lambda = fn}
+function LambdaLR._positional_lambda(cls)
+    getmetatable(cls).__call = function(c, opt, opts, ...)
+        if type(opts) == "function" then
+            opts = { lr_lambda = opts }
+        end
+        return LRScheduler.new(c, opt, opts, ...)
+    end
+end
+LambdaLR._positional_lambda(LambdaLR)
 
 function LambdaLR:init(opts)
     local f, n = opts.lr_lambda, #self.optimizer.param_groups
