@@ -102,4 +102,36 @@ describe("tide.utils.checkpoint (" .. D.name .. ")", function()
             { preserve_rng_state = false })
         assert.are.equal(1, seen)
     end)
+
+    it("checkpoint_sequential: the plain Sequential's outputs and gradients, every run but the last checkpointed", function()
+        local m = block()
+        local x0 = tide.randn({ 5, 4 }, { dtype = "float64", device = D.name })
+        local function pass(f)
+            m:zero_grad()
+            local x = x0:clone():requires_grad_(true)
+            tide.manual_seed(7)
+            local y = f(x)
+            local loss = (y * y):sum()
+            loss:backward()
+            return y:detach():to("cpu"):totable(), x.grad:to("cpu"):totable(), grads(m:parameters())
+        end
+        local want_y, want_x, want_p = pass(function(x) return m(x) end)
+        local seq = tide.utils.checkpoint_sequential
+        for segments = 1, 4 do -- 4 layers: runs of 4, 2, 1 (and one left over), 1
+            local y, gx, gp = pass(function(x) return seq(m, segments, x) end)
+            assert.are.same(want_y, y, "segments " .. segments)
+            assert.are.same(want_x, gx, "segments " .. segments)
+            assert.are.same(want_p, gp, "segments " .. segments)
+        end
+        -- a list of functions too, the same values
+        local list = { m[1], function(x) return m[2](x) end, m[3], m[4] }
+        local y = pass(function(x) return seq(list, 2, x, { preserve_rng_state = true }) end)
+        assert.are.same(want_y, y)
+        assert.matches("tide: checkpoint_sequential: segments = 5; expected an integer in 1..4",
+            catch(function() seq(m, 5, x0) end), 1, true)
+        assert.matches("tide: checkpoint_sequential: function 2 is a number",
+            catch(function() seq({ m[1], 3 }, 1, x0) end), 1, true)
+        assert.matches("tide: checkpoint_sequential: unknown option",
+            catch(function() seq(m, 2, x0, { reentrant = true }) end), 1, true)
+    end)
 end)

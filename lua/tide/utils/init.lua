@@ -1,6 +1,7 @@
 -- tide.utils — seeing what training does: make_grid and save_image (torchvision 0.14's), the
 -- lazy field tensorboard (tide.utils.tensorboard.SummaryWriter, PyTorch's), and checkpoint
--- (torch.utils.checkpoint's: recompute a block in backward instead of keeping its activations);
+-- (torch.utils.checkpoint's: recompute a block in backward instead of keeping its activations)
+-- and checkpoint_sequential (the same over the runs of a Sequential);
 -- data is tide.data under torch.utils.data's name, for ported scripts.
 local image = require("tide.utils.image")
 
@@ -10,6 +11,6 @@ local M = {
 }
 
 local lazy = { tensorboard = "tide.utils.tensorboard", checkpoint = "tide.utils.checkpoint",
-    data = "tide.data" }
+    checkpoint_sequential = "tide.utils.checkpoint_sequential", data = "tide.data" }
 
 return require("tide._lazy")(M, lazy)
