@@ -90,6 +90,61 @@ describe("RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta match PyTorch 1.13
     end)
 end)
 
+describe("add_param_group", function()
+    it("adds a group with the optimizer's defaults, its state made as the constructor makes it", function()
+        local a, b = tide.nn.Linear(2, 2), tide.nn.Linear(2, 3)
+        local opt = tide.optim.SGD(a:parameters(), { lr = 0.1, momentum = 0.9 })
+        assert.are.equal(0.1, opt.defaults.lr)
+        opt:add_param_group({ params = b:parameters(), lr = 0.01 })
+        assert.are.equal(2, #opt.param_groups)
+        local g = opt.param_groups[2]
+        assert.are.equal(0.01, g.lr)
+        assert.are.equal(0.9, g.momentum) -- the constructor's, not the class's 0
+        opt:add_param_group({ params = tide.zeros({ 2 }, { requires_grad = true }) }) -- one tensor
+        assert.are.equal(0.1, opt.param_groups[3].lr)
+        assert.are.equal(1, #opt.param_groups[3].params)
+        -- the new groups train
+        local w0 = b.weight:clone()
+        b(tide.ones({ 1, 2 })):sum():backward()
+        opt:step()
+        assert.is_true((b.weight - w0):abs():max():item() > 0)
+        -- Adagrad: the new parameters get their sums, the old keep theirs
+        local ada = tide.optim.Adagrad(a:parameters(), { initial_accumulator_value = 0.5 })
+        local sum_before = ada:state_of(a.weight).sum
+        sum_before:fill_(7)
+        ada:add_param_group({ params = b:parameters() })
+        assert.are.equal(7, ada:state_of(a.weight).sum:max():item())
+        assert.are.equal(0.5, ada:state_of(b.weight).sum:max():item())
+    end)
+
+    it("refuses a parameter twice, a bad option or LBFGS, and leaves the optimizer as it was", function()
+        local a, b = tide.nn.Linear(2, 2), tide.nn.Linear(2, 2)
+        local opt = tide.optim.SGD(a:parameters(), { lr = 0.1 })
+        local function err(f)
+            local ok, e = pcall(f)
+            assert.is_false(ok)
+            return e
+        end
+        assert.matches("tide: SGD:add_param_group: parameter 1 is already in a parameter group",
+            err(function() opt:add_param_group({ params = { a.bias } }) end), 1, true)
+        assert.matches("tide: SGD:add_param_group: expected lr >= 0, got -1",
+            err(function() opt:add_param_group({ params = b:parameters(), lr = -1 }) end), 1, true)
+        assert.matches("tide: SGD: nesterov needs momentum > 0",
+            err(function() opt:add_param_group({ params = b:parameters(), nesterov = true }) end),
+            1, true)
+        assert.matches("tide: SGD:add_param_group: the group has no params",
+            err(function() opt:add_param_group({ lr = 0.1 }) end), 1, true)
+        assert.matches("tide: SGD:add_param_group: expected a table such as {params = ",
+            err(function() opt:add_param_group(b.weight) end), 1, true)
+        assert.are.equal(1, #opt.param_groups)
+        opt:add_param_group({ params = b:parameters() }) -- b is still free
+        assert.are.equal(2, #opt.param_groups)
+        local lbfgs = tide.optim.LBFGS(a:parameters())
+        assert.matches("tide: LBFGS:add_param_group: parameter groups are not supported",
+            err(function() lbfgs:add_param_group({ params = b:parameters() }) end), 1, true)
+    end)
+end)
+
 describe("optimizer state_dict", function()
     local path = os.tmpname()
     after_each(function()

@@ -21,13 +21,15 @@ function Adagrad:state_spec()
     return "sum", { { "step", "number" }, { "sum", "tensor" } }, true
 end
 
-function Adagrad:init_state()
+function Adagrad:init_state() -- (after add_param_group: the new parameters only)
     autograd.no_grad(function()
         for _, g in ipairs(self.param_groups) do
             for _, p in ipairs(g.params) do
                 local st = self:state_of(p)
-                st.step = 0
-                st.sum = Optimizer.zeros_like(p):fill_(g.initial_accumulator_value)
+                if st.sum == nil then
+                    st.step = 0
+                    st.sum = Optimizer.zeros_like(p):fill_(g.initial_accumulator_value)
+                end
             end
         end
     end)

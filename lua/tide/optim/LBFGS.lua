@@ -32,6 +32,11 @@ local function positive_integer(v, what)
     end
 end
 
+function LBFGS:add_param_group()
+    raise("tide: LBFGS:add_param_group: parameter groups are not supported (PyTorch's neither); " ..
+        "make the LBFGS with every parameter in one list")
+end
+
 function LBFGS.new(cls, params, opts)
     if opts ~= nil and type(opts) ~= "table" then
         raise("tide: LBFGS: expected an options table such as {lr = 1}, got " .. type(opts))

@@ -33,6 +33,32 @@ local function param_list(params, who)
     return params
 end
 
+-- a group's parameters as a list (one tensor alone too), its options not given taken from
+-- defaults, each checked (who names the call in errors)
+local function fill_group(who, g, defaults)
+    g.params = is_tensor(g.params) and { g.params } or param_list(g.params, who)
+    for k, v in pairs(defaults) do
+        if g[k] == nil then
+            g[k] = v
+        end
+    end
+    for i, p in ipairs(g.params) do
+        if not is_tensor(p) then
+            raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
+                ", expected a tensor")
+        end
+    end
+    for k, v in pairs(defaults) do
+        if type(v) ~= type(g[k]) then
+            raise("tide: " .. who .. ": expected " .. k .. " to be a " .. type(v) ..
+                ", got " .. type(g[k]))
+        end
+    end
+    if g.lr < 0 then
+        raise("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr))
+    end
+end
+
 function Optimizer.new(cls, params, opts)
     local who = cls.__name
     opts = opts or {}
@@ -46,6 +72,16 @@ function Optimizer.new(cls, params, opts)
     end
     table.sort(known)
     core._check_options(opts, who, known)
+    -- the class's defaults under the constructor's options: what a group leaves out takes
+    -- (add_param_group's too, as PyTorch's optimizer.defaults)
+    local defaults = {}
+    for k, v in pairs(cls.defaults) do
+        if opts[k] == nil then
+            defaults[k] = v
+        else
+            defaults[k] = opts[k]
+        end
+    end
     params = param_list(params, who)
     -- a list of tensors is one group; a list of {params = ..., lr = ...} tables is several
     local groups = {}
@@ -62,43 +98,62 @@ function Optimizer.new(cls, params, opts)
         groups[1] = { params = params }
     end
     for _, g in ipairs(groups) do
-        g.params = param_list(g.params, who)
-        for k, v in pairs(cls.defaults) do
-            if g[k] == nil then
-                local o = opts[k]
-                if o == nil then
-                    o = v
-                end
-                g[k] = o
-            end
-        end
-        for i, p in ipairs(g.params) do
-            if not is_tensor(p) then
-                raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
-                    ", expected a tensor")
-            end
-        end
-        for k, v in pairs(cls.defaults) do
-            if type(v) ~= type(g[k]) then
-                raise("tide: " .. who .. ": expected " .. k .. " to be a " .. type(v) ..
-                    ", got " .. type(g[k]))
-            end
-        end
-        if g.lr < 0 then
-            raise("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr))
-        end
+        fill_group(who, g, defaults)
     end
-    for _, g in ipairs(groups) do
-        for _, k in ipairs(cls.nonnegative or {}) do
+    local self = setmetatable({ param_groups = groups, state = {}, defaults = defaults }, cls)
+    self:check_groups(who)
+    self:init_state()
+    return self
+end
+
+-- every group's nonnegative options (cls.nonnegative), then the class's own checks
+function Optimizer:check_groups(who)
+    for _, g in ipairs(self.param_groups) do
+        for _, k in ipairs(self.nonnegative or {}) do
             if g[k] < 0 then
                 raise("tide: " .. who .. ": expected " .. k .. " >= 0, got " .. tostring(g[k]))
             end
         end
     end
-    local self = setmetatable({ param_groups = groups, state = {} }, cls)
     self:check_options()
+end
+
+-- opt:add_param_group({params = ..., lr = ..., ...}): PyTorch's. The options the group leaves
+-- out are the optimizer's (its constructor's, else the class's defaults); a parameter already
+-- in a group is refused; the new parameters' state is made as the constructor makes it. A
+-- refused group leaves the optimizer as it was.
+function Optimizer:add_param_group(group)
+    local who = self.__name .. ":add_param_group"
+    if type(group) ~= "table" or group.__ismodule or is_tensor(group) then
+        raise("tide: " .. who .. ": expected a table such as {params = model:parameters(), " ..
+            "lr = 0.01}, got " .. (is_tensor(group) and "a tensor" or type(group) == "table" and
+            "a module" or type(group)))
+    end
+    if group.params == nil then
+        raise("tide: " .. who .. ": the group has no params; {params = {...}, lr = 0.01}")
+    end
+    fill_group(who, group, self.defaults)
+    local seen = {}
+    for _, g in ipairs(self.param_groups) do
+        for _, p in ipairs(g.params) do
+            seen[p] = true
+        end
+    end
+    for i, p in ipairs(group.params) do
+        if seen[p] then
+            raise("tide: " .. who .. ": parameter " .. i .. " is already in a parameter group " ..
+                "of this optimizer; a parameter belongs to one group")
+        end
+        seen[p] = true
+    end
+    local groups = self.param_groups
+    groups[#groups + 1] = group
+    local ok, err = pcall(self.check_groups, self, who)
+    if not ok then
+        groups[#groups] = nil
+        error(err, 0)
+    end
     self:init_state()
-    return self
 end
 
 -- cls.nonnegative: the options each group must have >= 0 (checked after lr, before
