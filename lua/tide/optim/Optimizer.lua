@@ -34,8 +34,8 @@ local function param_list(params, who)
 end
 
 -- a group's parameters as a list (one tensor alone too), its options not given taken from
--- defaults, each checked (who names the call in errors)
-local function fill_group(who, g, defaults)
+-- defaults, each of the type of the class's default (types; who names the call in errors)
+local function fill_group(who, g, defaults, types)
     g.params = is_tensor(g.params) and { g.params } or param_list(g.params, who)
     for k, v in pairs(defaults) do
         if g[k] == nil then
@@ -48,7 +48,7 @@ local function fill_group(who, g, defaults)
                 ", expected a tensor")
         end
     end
-    for k, v in pairs(defaults) do
+    for k, v in pairs(types) do
         if type(v) ~= type(g[k]) then
             raise("tide: " .. who .. ": expected " .. k .. " to be a " .. type(v) ..
                 ", got " .. type(g[k]))
@@ -98,7 +98,7 @@ function Optimizer.new(cls, params, opts)
         groups[1] = { params = params }
     end
     for _, g in ipairs(groups) do
-        fill_group(who, g, defaults)
+        fill_group(who, g, defaults, cls.defaults)
     end
     local self = setmetatable({ param_groups = groups, state = {}, defaults = defaults }, cls)
     self:check_groups(who)
@@ -132,7 +132,7 @@ function Optimizer:add_param_group(group)
     if group.params == nil then
         raise("tide: " .. who .. ": the group has no params; {params = {...}, lr = 0.01}")
     end
-    fill_group(who, group, self.defaults)
+    fill_group(who, group, self.defaults, getmetatable(self).defaults)
     local seen = {}
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
