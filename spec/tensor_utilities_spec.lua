@@ -170,6 +170,40 @@ describe("dtype questions (" .. DEV .. ")", function()
             function() return tide.can_cast(nil, "float32") end)
     end)
 
+    it("finfo and iinfo give torch.finfo's and torch.iinfo's fields", function()
+        local f = tide.finfo("float32")
+        assert.are.same({ dtype = "float32", bits = 32, eps = 1.1920928955078125e-07,
+            max = 3.4028234663852886e+38, min = -3.4028234663852886e+38,
+            tiny = 1.1754943508222875e-38, smallest_normal = 1.1754943508222875e-38,
+            resolution = 1e-06 }, f)
+        assert.are.equal(tide.get_default_dtype(), tide.finfo().dtype)
+        assert.are.equal(65504, tide.finfo("float16").max)
+        assert.are.equal(0.0009765625, tide.finfo("float16").eps)
+        assert.are.equal(6.103515625e-05, tide.finfo("float16").tiny)
+        assert.are.equal(0.0078125, tide.finfo("bfloat16").eps)
+        assert.are.equal(2.220446049250313e-16, tide.finfo("float64").eps)
+        -- each limit is the dtype's: max stays finite, the next step up does not
+        for _, dt in ipairs({ "float32", "float16", "bfloat16", "float64" }) do
+            local i = tide.finfo(dt)
+            local t = tide.tensor({ i.max, i.min, i.tiny, 1 + i.eps }, { dtype = dt })
+            assert.are.same({ i.max, i.min, i.tiny, 1 + i.eps }, t:double():totable(), dt)
+            assert.is_true(tide.tensor(i.max, { dtype = dt }):mul(2):isinf():item(), dt)
+        end
+        assert.are.same({ dtype = "int32", bits = 32, min = -2147483648, max = 2147483647 },
+            tide.iinfo("int32"))
+        assert.are.same({ dtype = "uint8", bits = 8, min = 0, max = 255 }, tide.iinfo("uint8"))
+        assert.are.equal(64, tide.iinfo("int64").bits)
+        assert.is_true(tide.iinfo("int64").max > 9.2e18)
+        assert.matches("tide: finfo: int64 is not a floating%-point dtype; use tide.iinfo",
+            select(2, pcall(tide.finfo, "int64")))
+        assert.matches("tide: iinfo: float32 is not an integer dtype; use tide.finfo",
+            select(2, pcall(tide.iinfo, "float32")))
+        assert.matches("tide: iinfo: bool has no limits",
+            select(2, pcall(tide.iinfo, "bool")))
+        assert.matches("tide: finfo: expected a dtype name, got a tensor; use tide.finfo%(t.dtype%)",
+            select(2, pcall(tide.finfo, tide.zeros(1))))
+    end)
+
     it("is_floating_point, numel, detach, positive, isreal", function()
         local x = t64({ { 1, 2, 3 }, { 4, 5, 6 } }):requires_grad_(true)
         assert.is_true(tide.is_floating_point(x))

@@ -111,8 +111,8 @@ return {
     -- PyTorch's small utilities (spec/tensor_utilities_spec.lua)
     ["tide.dtype_queries"] = {
         methods = { "isreal", "positive" },
-        functions = { "can_cast", "detach", "is_floating_point", "isreal", "numel", "positive",
-            "promote_types", "result_type" },
+        functions = { "can_cast", "detach", "finfo", "iinfo", "is_floating_point", "isreal",
+            "numel", "positive", "promote_types", "result_type" },
     },
     ["tide.broadcasting"] = {
         methods = {},

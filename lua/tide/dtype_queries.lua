@@ -1,6 +1,6 @@
 -- tide.dtype_queries: PyTorch's questions about dtypes, by tide's own promotion rules (those of
 -- `add`): tide.result_type(a, b) (tensors or numbers), tide.promote_types(dt1, dt2),
--- tide.can_cast(from, to); and the small functions PyTorch has beside them: tide.is_floating_point,
+-- tide.can_cast(from, to), tide.finfo(dtype), tide.iinfo(dtype); and the small functions PyTorch has beside them: tide.is_floating_point,
 -- tide.numel, tide.detach (the methods), tide.positive / t:positive() (t itself) and
 -- tide.isreal / t:isreal() (all true: tide has no complex dtype). Loaded on first use
 -- (lua/tide/_lazy_ops.lua).
@@ -102,6 +102,63 @@ function F.can_cast(from, to, ...)
     return KIND[from] <= KIND[to]
 end
 
+-- the limits of the floating dtypes (torch.finfo's fields; smallest_normal is tiny)
+local FINFO = {
+    float32 = { bits = 32, eps = 2 ^ -23, max = 3.4028234663852886e38, tiny = 2 ^ -126,
+        resolution = 1e-6 },
+    float64 = { bits = 64, eps = 2 ^ -52, max = 1.7976931348623157e308, tiny = 2 ^ -1022,
+        resolution = 1e-15 },
+    float16 = { bits = 16, eps = 2 ^ -10, max = 65504, tiny = 2 ^ -14, resolution = 1e-3 },
+    bfloat16 = { bits = 16, eps = 2 ^ -7, max = 3.3895313892515355e38, tiny = 2 ^ -126,
+        resolution = 1e-2 },
+}
+
+-- dt, or the default float dtype when nil (torch.finfo() with no argument)
+local function info_dtype(op, dt, kinds)
+    if dt == nil and op == "finfo" then
+        return core.get_default_dtype()
+    end
+    if core.is_tensor(dt) then -- PyTorch wants a dtype; a tensor's is what was meant
+        raise(("tide: %s: expected a dtype name, got a tensor; use tide.%s(t.dtype)")
+            :format(op, op))
+    end
+    dt = dtype_arg(op, dt, 1)
+    if dt == "bool" then
+        raise(("tide: %s: bool has no limits (PyTorch's %s neither)"):format(op, op))
+    end
+    if not kinds[KIND[dt]] then
+        raise(("tide: %s: %s is not %s dtype; use tide.%s"):format(op, dt,
+            op == "finfo" and "a floating-point" or "an integer",
+            op == "finfo" and "iinfo" or "finfo"))
+    end
+    return dt
+end
+
+-- tide.finfo([dtype]): torch.finfo: {dtype, bits, eps, max, min, tiny, smallest_normal,
+-- resolution} of a floating-point dtype (the default float dtype without one)
+function F.finfo(dt, ...)
+    args.no_extra("finfo", 1, ...)
+    dt = info_dtype("finfo", dt, { [2] = true })
+    local f = FINFO[dt]
+    return { dtype = dt, bits = f.bits, eps = f.eps, max = f.max, min = -f.max, tiny = f.tiny,
+        smallest_normal = f.tiny, resolution = f.resolution }
+end
+
+-- tide.iinfo(dtype): torch.iinfo: {dtype, bits, max, min} of an integer dtype. int64's limits
+-- are exact where Lua has integers (5.3, 5.4); 5.1 and LuaJIT hold them as the nearest doubles
+-- (+-2^63)
+function F.iinfo(dt, ...)
+    args.no_extra("iinfo", 1, ...)
+    dt = info_dtype("iinfo", dt, { [1] = true })
+    if dt == "uint8" then
+        return { dtype = dt, bits = 8, min = 0, max = 255 }
+    elseif dt == "int32" then
+        return { dtype = dt, bits = 32, min = -2147483648, max = 2147483647 }
+    end
+    return { dtype = dt, bits = 64, min = math.mininteger or -2 ^ 63,
+        max = math.maxinteger or 2 ^ 63 }
+end
+
 -- positive(): t itself (PyTorch's unary plus); a bool tensor raises, as PyTorch's
 function Tensor.positive(x, ...)
     args.no_extra("positive", 1, ...)
@@ -121,5 +178,5 @@ function Tensor.isreal(x, ...)
 end
 
 M.names = { "result_type", "promote_types", "can_cast", "is_floating_point", "numel", "detach",
-    "positive", "isreal" }
+    "positive", "isreal", "finfo", "iinfo" }
 return M
