@@ -115,7 +115,18 @@ static int where_impl(lua_State *L) {
     return 1;
 }
 
+/* tide.where(cond) alone is torch.where's one-argument form: cond:nonzero({as_tuple = true}) */
 static int l_where(lua_State *L) {
+    if (lua_gettop(L) == 1) {
+        tl_check(L, 1, "where");
+        lua_getfield(L, 1, "nonzero");
+        lua_pushvalue(L, 1);
+        lua_createtable(L, 0, 1);
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "as_tuple");
+        lua_call(L, 2, 1);
+        return 1;
+    }
     return where_impl(L);
 }
 

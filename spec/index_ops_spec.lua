@@ -121,6 +121,17 @@ describe("nonzero on " .. D.name, function()
         assert.are.same({ 0 }, T(0, "float32"):nonzero({ as_tuple = true })[1].shape)
     end)
 
+    it("tide.where(cond) alone is nonzero's tuple, torch.where's one-argument form", function()
+        local x = T({ { true, false }, { false, true } }, "bool")
+        local w = tide.where(x)
+        assert.are.equal(2, #w)
+        assert.are.same({ 1, 2 }, vals(w[1]))
+        assert.are.same({ 1, 2 }, vals(w[2]))
+        assert.are.equal(D.name, tostring(w[1].device))
+        assert.matches("tide: where: argument #2 must be a tensor or a number, got nil",
+            select(2, pcall(tide.where, x, nil, 1)), 1, true)
+    end)
+
     it("takes a non-contiguous view and leaves its input alone", function()
         local base = T({ { 1, 0, 0 }, { 0, 0, 2 }, { 0, 3, 0 } }, "float64")
         local v = base:t():narrow(1, 2, 2) -- rows 2..3 of the transpose, strided
