@@ -55,6 +55,9 @@ end
 -- the extreme integers: math.maxinteger/mininteger, or the exact range of a double (2^53)
 M.maxinteger = math.maxinteger or 2 ^ 53
 M.mininteger = math.mininteger or -2 ^ 53
+-- int64's limits: exact where Lua has integers, the nearest doubles (+-2^63) elsewhere
+M.int64_max = math.maxinteger or 2 ^ 63
+M.int64_min = math.mininteger or -2 ^ 63
 
 -- v rounded to the nearest float32 through string.pack (5.3+); nil before, where the caller
 -- rounds through a float32 tensor

@@ -5,6 +5,7 @@
 -- tide.isreal / t:isreal() (all true: tide has no complex dtype). Loaded on first use
 -- (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
+local compat = require("tide._compat")
 local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
 
@@ -155,8 +156,7 @@ function F.iinfo(dt, ...)
     elseif dt == "int32" then
         return { dtype = dt, bits = 32, min = -2147483648, max = 2147483647 }
     end
-    return { dtype = dt, bits = 64, min = math.mininteger or -2 ^ 63,
-        max = math.maxinteger or 2 ^ 63 }
+    return { dtype = dt, bits = 64, min = compat.int64_min, max = compat.int64_max }
 end
 
 -- positive(): t itself (PyTorch's unary plus); a bool tensor raises, as PyTorch's
