@@ -25,11 +25,15 @@ end
 describe("tensor memory under either collector mode", function()
     -- 5.3, 5.1 and LuaJIT have one collector, incremental, and no option to choose it
     local modes = _VERSION == "Lua 5.4" and { "generational", "incremental" } or { "default" }
+    -- The peak is the live set and one step's activations (4.25-4.62 MB of a 2.46 MB live
+    -- set), and now and then (1 run in 20 on Lua 5.3, whose string hashes, and so the
+    -- collector's timing, change from run to run) one more step's garbage awaiting its cycle:
+    -- 5.42 MB, 2.2x. The bound is 2.5x: the growth this guards against reached 24x.
     for _, mode in ipairs(modes) do
-        it("200 CNN training steps stay below twice the live set (" .. mode .. ")", function()
+        it("200 CNN training steps stay below 2.5 times the live set (" .. mode .. ")", function()
             local live, most, _, out = run(mode, 200)
             assert.is_true(live > 1e6, out) -- the model, its gradients and momentum: ~2.4 MB
-            assert.is_true(most < 2 * live, mode .. ": " .. out)
+            assert.is_true(most < 2.5 * live, mode .. ": " .. out)
         end)
     end
 
