@@ -296,26 +296,29 @@ static tide_status attention_limits(const tide_kernel_call *c, const char *op) {
     return TIDE_OK;
 }
 
-extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_call *c) {
-    int64_t heads = c->p[1].i;
-    TIDE_TRY(attention_limits(c, "attention"));
+/* either row: the limits, the device's stream, one kernel launch per pass */
+static tide_status attention_entry(tide_device *dev, const tide_kernel_call *c, bool backward) {
+    const char *op = backward ? "attention_backward" : "attention";
+    int64_t     heads = c->p[1].i;
+    TIDE_TRY(attention_limits(c, op));
     cudaStream_t stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
     const tide_kview *off = c->in[3];
     int64_t           nseq = off->shape[0] - 1;
-    TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_attention, stream, c, (const int64_t *)off->data, nseq,
-                             heads);
-    return tide_cuda_notsup("attention", c->dtype);
+    const int64_t    *offsets = (const int64_t *)off->data;
+    if (backward) {
+        TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_attention_backward, dev, stream, c, offsets, nseq,
+                                 heads);
+    } else {
+        TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_attention, stream, c, offsets, nseq, heads);
+    }
+    return tide_cuda_notsup(op, c->dtype);
+}
+
+extern "C" tide_status tide_cuda_attention(tide_device *dev, const tide_kernel_call *c) {
+    return attention_entry(dev, c, false);
 }
 
 extern "C" tide_status tide_cuda_attention_backward(tide_device *dev, const tide_kernel_call *c) {
-    int64_t heads = c->p[1].i;
-    TIDE_TRY(attention_limits(c, "attention_backward"));
-    cudaStream_t stream = NULL;
-    TIDE_TRY(tide_cuda_enter(dev, &stream));
-    const tide_kview *off = c->in[3];
-    int64_t           nseq = off->shape[0] - 1;
-    TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_attention_backward, dev, stream, c,
-                             (const int64_t *)off->data, nseq, heads);
-    return tide_cuda_notsup("attention_backward", c->dtype);
+    return attention_entry(dev, c, true);
 }
