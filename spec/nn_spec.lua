@@ -267,6 +267,17 @@ describe("nn.Module", function()
             assert.are.same(before, m.fc1.weight:totable())
             m:load_state_dict(sd, false)
             close(m.fc1.bias, { 1, 1, 1, 1, 1, 1, 1, 1 })
+            -- the options table says the same (from_pretrained's spelling); other values raise
+            sd["fc1.bias"] = tide.full({ 8 }, 2)
+            local r = m:load_state_dict(sd, { strict = false })
+            close(m.fc1.bias, { 2, 2, 2, 2, 2, 2, 2, 2 })
+            assert.are.same({ "fc3.weight" }, r.unexpected_keys)
+            assert.is_false(pcall(m.load_state_dict, m, sd, { strict = true }))
+            ok, err = pcall(m.load_state_dict, m, sd, { strickt = false })
+            assert.matches("tide: load_state_dict: unknown option", err, 1, true)
+            ok, err = pcall(m.load_state_dict, m, sd, "no")
+            assert.matches("tide: load_state_dict: strict must be a boolean or {strict = false}, " ..
+                "got string", err, 1, true)
         end)
 
         it("reports shape mismatches and changes nothing", function()

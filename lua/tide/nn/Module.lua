@@ -606,8 +606,15 @@ function Module:load_state_dict(sd, strict)
     if type(sd) ~= "table" then
         raise("tide: load_state_dict: expected a table of tensors, got " .. type(sd))
     end
+    -- strict: PyTorch's positional boolean, or tide's options table {strict =}
+    if type(strict) == "table" and not is_tensor(strict) then
+        strict = args.options("load_state_dict", strict, { "strict" }, "{strict = false}").strict
+    end
     if strict == nil then
         strict = true
+    elseif type(strict) ~= "boolean" then
+        raise("tide: load_state_dict: strict must be a boolean or {strict = false}, got " ..
+            type(strict))
     end
     local names, vals = state_entries(self)
     local expected, missing, unexpected = {}, {}, {}
