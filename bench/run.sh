@@ -81,6 +81,13 @@ for src in bench/*.lua; do
         failed="$failed $name"
     fi
 done
+# the fine-tuning step again on rows cut full (--fill 1): the same work on both sides, where the
+# run above is mostly padding, which tide skips and transformers computes
+if wanted bert_finetune; then
+    echo
+    echo "(bert_finetune, rows cut full)"
+    $LUA bench/bert_finetune.lua --fill 1 || failed="$failed bert_finetune(fill)"
+fi
 # the two MiniLM twins again in bfloat16 (the models cast for encoding, autocast for the
 # fine-tuning step, on both sides) where the CPU multiplies bfloat16 in hardware
 # (tide.cpu_info().bf16_gemm: oneDNN's AMX or AVX512-BF16 kernels)
