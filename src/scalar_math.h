@@ -798,21 +798,34 @@ TIDE_HD double tide_rng_uniform(unsigned long long seed, unsigned long long coun
     return tide_rng_unit(tide_rng_bits(seed, counter));
 }
 /* Attention's dropout (the kernel rows attention and attention_backward): head h's weight of key
- * token j for query token i (rows of q, n in all) is kept when
- * tide_rng_uniform(seed, (h * n + i) * n + j) >= p, a pure function of the seed, so the backward
- * draws the forward's mask again. Tested on integers: key = tide_rng_fmix(seed + 0x9E37...15),
- * once per call, and threshold the least kept top-52-bits value, ceil(p * 2^52 - 0.5) (2^52 at
- * p = 1: nothing kept), exactly tide_rng_unit's comparison. */
-TIDE_HD unsigned long long tide_attention_threshold(double p) {
-    double t = ceil(p * 4503599627370496.0 - 0.5);
-    return t <= 0 ? 0ULL : (unsigned long long)t;
+ * token j for query token i (rows of q, n in all) is element c = (h * n + i) * n + j of the mask,
+ * kept when its 16 bits, bits 16 (c % 4) .. 16 (c % 4) + 15 of word c / 4 of the seed's stream
+ * (tide_rng_bits(seed, c / 4)), are at least threshold = ceil(p * 2^16): a pure function of the
+ * seed, so the backward draws the forward's mask again, and one hash serves four weights (it had
+ * cost as much as the products). A weight is kept with probability 1 - threshold / 2^16, p to
+ * within 2^-16 (none at p = 1). key = tide_rng_fmix(seed + 0x9E3779B97F4A7C15), once per call. */
+TIDE_HD unsigned tide_attention_threshold(double p) {
+    double t = ceil(p * 65536.0);
+    return t <= 0 ? 0u : t >= 65536 ? 65536u : (unsigned)t;
 }
-TIDE_HD int tide_attention_keep(unsigned long long key, unsigned long long threshold, long long h,
+/* the word of mask element c's group of four */
+TIDE_HD unsigned long long tide_attention_word(unsigned long long key, unsigned long long c) {
+    return tide_rng_fmix(key + ((c >> 2) + 1) * 0x9E3779B97F4A7C15ULL);
+}
+/* element c's decision from its word */
+TIDE_HD int tide_attention_kept(unsigned long long word, unsigned long long c, unsigned threshold) {
+    return (unsigned)((word >> (16 * (c & 3))) & 0xFFFFu) >= threshold;
+}
+TIDE_HD unsigned long long tide_attention_element(long long h, long long i, long long j,
+                                                  long long n) {
+    return ((unsigned long long)h * (unsigned long long)n + (unsigned long long)i) *
+               (unsigned long long)n +
+           (unsigned long long)j;
+}
+TIDE_HD int tide_attention_keep(unsigned long long key, unsigned threshold, long long h,
                                 long long i, long long j, long long n) {
-    unsigned long long c = ((unsigned long long)h * (unsigned long long)n + (unsigned long long)i) *
-                               (unsigned long long)n +
-                           (unsigned long long)j;
-    return (tide_rng_fmix(key + (c + 1) * 0x9E3779B97F4A7C15ULL) >> 12) >= threshold;
+    unsigned long long c = tide_attention_element(h, i, j, n);
+    return tide_attention_kept(tide_attention_word(key, c), c, threshold);
 }
 /* standard normal by Box-Muller from the uniforms of the counter's two halves; u1 > 0, so the
  * logarithm is finite and |x| <= sqrt(-2 ln 2^-53) = 8.57 */

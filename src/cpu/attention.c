@@ -39,9 +39,10 @@ typedef struct {
     const int64_t     *offsets;
     int64_t            nseq, heads, d, ld, n; /* ld = heads * d, the row stride; n tokens */
     tide_dtype         dt;
-    double             scale, inv;     /* inv: a kept weight's factor, 1 / (1 - dropout) */
-    int                dropout;        /* whether any weight is dropped (dropout > 0) */
-    unsigned long long key, threshold; /* the mask's (scalar_math.h's tide_attention_keep) */
+    double             scale, inv; /* inv: a kept weight's factor, 1 / (1 - dropout) */
+    int                dropout;    /* whether any weight is dropped (dropout > 0) */
+    unsigned long long key;        /* the mask's (scalar_math.h's tide_attention_keep) */
+    unsigned           threshold;
 } attn;
 
 /* the rows of one head of one sequence: [len, d] at row `first`, row stride ld (elements) */
@@ -49,12 +50,43 @@ static size_t head_at(const attn *a, int64_t first, int64_t h) {
     return (size_t)((first * a->ld + h * a->d) * (int64_t)cpu_dtype_size(a->dt));
 }
 
-/* head h's dropout mask over its sequence's [len, len] weights (rows from token first) */
-static void keep_mask(const attn *a, uint8_t *keep, int64_t len, int64_t first, int64_t h) {
+/* the 16-bit fields of head h's mask elements for query i and keys first..first+len-1 into
+ * bits[0..len-1]: the words of their groups of four hashed in one loop, then each element's field
+ * taken in another (both vectorize; a branch per element to hash each word once had cost as
+ * much as the products) */
+CPU_HOT static void mask_bits(const attn *a, int64_t h, int64_t i, int64_t first, int64_t len,
+                              uint16_t *bits) {
+    unsigned long long c0 = tide_attention_element(h, i, first, a->n), g0 = c0 >> 2;
+    unsigned long long words[ATTENTION_MAX_LEN / 4 + 2];
+    int64_t            nw = (int64_t)(((c0 + (unsigned long long)len - 1) >> 2) - g0) + 1;
+    for (int64_t w = 0; w < nw; w++)
+        words[w] = tide_attention_word(a->key, (g0 + (unsigned long long)w) << 2);
+    int64_t skip = (int64_t)(c0 & 3); /* element c0's place in its word */
+    for (int64_t col = 0; col < len; col++) {
+        int64_t e = skip + col;
+        bits[col] = (uint16_t)(words[e >> 2] >> (16 * (e & 3)));
+    }
+}
+
+/* head h's dropout mask over its sequence's [len, len] weights (rows from token first), as the
+ * elements' 16-bit fields */
+static void mask_of(const attn *a, uint16_t *mask, int64_t len, int64_t first, int64_t h) {
     for (int64_t r = 0; r < len; r++)
-        for (int64_t c = 0; c < len; c++)
-            keep[r * len + c] =
-                (uint8_t)tide_attention_keep(a->key, a->threshold, h, first + r, first + c, a->n);
+        mask_bits(a, h, first + r, first, len, mask + r * len);
+}
+
+/* out = in * inv where the mask's field is at least threshold, else 0: one row of weights (or
+ * of their gradients) through dropout; out may be in */
+CPU_HOT static void drop_f32(float *out, const float *in, const uint16_t *mask, int64_t n,
+                             unsigned threshold, float inv) {
+    for (int64_t e = 0; e < n; e++)
+        out[e] = mask[e] >= threshold ? in[e] * inv : 0.0f;
+}
+
+static void drop_f64(double *out, const double *in, const uint16_t *mask, int64_t n,
+                     unsigned threshold, double inv) {
+    for (int64_t e = 0; e < n; e++)
+        out[e] = mask[e] >= threshold ? in[e] * inv : 0.0;
 }
 
 CPU_HOT static void softmax_rows_f32(float *s, int64_t len) {
@@ -96,37 +128,35 @@ static void gemm_f64(char ta, char tb, int64_t m, int64_t n, int64_t k, double a
 }
 
 /* One head of one sequence in float32 or float64 (T, SFX): q, k, v, dout [len, d] with row
- * stride ld, out / dq, dk, dv likewise; w, g [len, len] buffers, keep [len, len] bytes.
+ * stride ld, out / dq, dk, dv likewise; w, g [len, len] buffers, mask [len, len] 16-bit fields.
  *   forward:  P = softmax(scale q k^T), Z = P * mask / (1 - dropout), out = Z v
  *   backward: P again; dv = Z^T dout; dZ = dout v^T, dP = dZ * mask / (1 - dropout);
  *             dS = P (dP - rowsum(P dP)); dq = scale dS k, dk = scale dS^T q */
 #define ATTENTION_HEAD(T, SFX)                                                                     \
     static void head_##SFX(const attn *a, const T *q, const T *k, const T *v, T *out, int64_t ld,  \
-                           int64_t len, int64_t first, int64_t h, T *w, uint8_t *keep) {           \
+                           int64_t len, int64_t first, int64_t h, T *w, uint16_t *mask) {          \
         int64_t d = a->d;                                                                          \
         gemm_##SFX('N', 'T', len, len, d, (T)a->scale, q, ld, k, ld, w, len);                      \
         softmax_rows_##SFX(w, len);                                                                \
         if (a->dropout) {                                                                          \
-            keep_mask(a, keep, len, first, h);                                                     \
-            for (int64_t e = 0; e < len * len; e++)                                                \
-                w[e] = keep[e] ? w[e] * (T)a->inv : (T)0;                                          \
+            mask_of(a, mask, len, first, h);                                                       \
+            drop_##SFX(w, w, mask, len *len, a->threshold, (T)a->inv);                             \
         }                                                                                          \
         gemm_##SFX('N', 'N', len, d, len, (T)1, w, len, v, ld, out, ld);                           \
     }                                                                                              \
     static void head_backward_##SFX(const attn *a, const T *q, const T *k, const T *v,             \
                                     const T *dout, T *dq, T *dk, T *dv, int64_t ld, int64_t len,   \
-                                    int64_t first, int64_t h, T *w, T *g, uint8_t *keep) {         \
+                                    int64_t first, int64_t h, T *w, T *g, uint16_t *mask) {        \
         int64_t d = a->d;                                                                          \
         T       inv = (T)a->inv;                                                                   \
         gemm_##SFX('N', 'T', len, len, d, (T)a->scale, q, ld, k, ld, w, len);                      \
         softmax_rows_##SFX(w, len);                                                                \
         if (a->dropout)                                                                            \
-            keep_mask(a, keep, len, first, h);                                                     \
+            mask_of(a, mask, len, first, h);                                                       \
         if (dv) {                                                                                  \
             const T *z = w;                                                                        \
             if (a->dropout) {                                                                      \
-                for (int64_t e = 0; e < len * len; e++)                                            \
-                    g[e] = keep[e] ? w[e] * inv : (T)0;                                            \
+                drop_##SFX(g, w, mask, len *len, a->threshold, inv);                               \
                 z = g;                                                                             \
             }                                                                                      \
             gemm_##SFX('T', 'N', len, d, len, (T)1, z, len, dout, ld, dv, ld);                     \
@@ -139,8 +169,7 @@ static void gemm_f64(char ta, char tb, int64_t m, int64_t n, int64_t k, double a
             const T *pr = w + r * len;                                                             \
             T        dot = 0;                                                                      \
             if (a->dropout)                                                                        \
-                for (int64_t c = 0; c < len; c++)                                                  \
-                    gr[c] = keep[r * len + c] ? gr[c] * inv : (T)0;                                \
+                drop_##SFX(gr, gr, mask + r * len, len, a->threshold, inv);                        \
             for (int64_t c = 0; c < len; c++)                                                      \
                 dot += pr[c] * gr[c];                                                              \
             for (int64_t c = 0; c < len; c++)                                                      \
@@ -190,12 +219,12 @@ static void round_head(char *dst, const float *f, const attn *a, int64_t len) {
 
 /* the thread's buffer for sequences of up to len tokens: [len, len] weights (and the backward's
  * second [len, len] block), the [len, d] float heads of a half dtype (q, k, v, out; the backward:
- * q, k, v, dout, dq, dk, dv), then the dropout mask's [len, len] bytes */
+ * q, k, v, dout, dq, dk, dv), then the dropout mask's [len, len] 16-bit fields */
 static size_t buffer_bytes(const attn *a, int64_t len, int backward) {
     size_t esz = a->dt == TIDE_DTYPE_F64 ? sizeof(double) : sizeof(float);
     size_t sq = (size_t)len * (size_t)len;
     size_t heads = cpu_is_half(a->dt) ? (backward ? 7u : 4u) * (size_t)len * (size_t)a->d : 0;
-    return (sq * (backward ? 2u : 1u) + heads) * esz + sq;
+    return (sq * (backward ? 2u : 1u) + heads) * esz + sq * sizeof(uint16_t);
 }
 
 /* task t = (sequence, head) of the forward (backward: the gradients) with the thread's buffer */
@@ -204,29 +233,29 @@ static void run_task(const attn *a, int64_t t, void *buf, int backward) {
     int64_t len = a->offsets[b + 1] - first, d = a->d;
     if (len == 0)
         return;
-    size_t   at = head_at(a, first, h), sq = (size_t)(len * len);
-    uint8_t *keep = (uint8_t *)buf + (buffer_bytes(a, len, backward) - sq);
-    char    *dq = a->dq ? a->dq + at : NULL, *dk = a->dk ? a->dk + at : NULL;
-    char    *dv = a->dv ? a->dv + at : NULL;
+    size_t    at = head_at(a, first, h), sq = (size_t)(len * len);
+    uint16_t *mask = (uint16_t *)((char *)buf + (buffer_bytes(a, len, backward) - 2 * sq));
+    char     *dq = a->dq ? a->dq + at : NULL, *dk = a->dk ? a->dk + at : NULL;
+    char     *dv = a->dv ? a->dv + at : NULL;
     if (a->dt == TIDE_DTYPE_F64 || a->dt == TIDE_DTYPE_F32) {
         if (a->dt == TIDE_DTYPE_F64 && backward)
             head_backward_f64(a, (const double *)(a->q + at), (const double *)(a->k + at),
                               (const double *)(a->v + at), (const double *)(a->dout + at),
                               (double *)dq, (double *)dk, (double *)dv, a->ld, len, first, h, buf,
-                              (double *)buf + sq, keep);
+                              (double *)buf + sq, mask);
         else if (a->dt == TIDE_DTYPE_F64)
             head_f64(a, (const double *)(a->q + at), (const double *)(a->k + at),
                      (const double *)(a->v + at), (double *)(a->out + at), a->ld, len, first, h,
-                     buf, keep);
+                     buf, mask);
         else if (backward)
             head_backward_f32(a, (const float *)(a->q + at), (const float *)(a->k + at),
                               (const float *)(a->v + at), (const float *)(a->dout + at),
                               (float *)dq, (float *)dk, (float *)dv, a->ld, len, first, h, buf,
-                              (float *)buf + sq, keep);
+                              (float *)buf + sq, mask);
         else
             head_f32(a, (const float *)(a->q + at), (const float *)(a->k + at),
                      (const float *)(a->v + at), (float *)(a->out + at), a->ld, len, first, h, buf,
-                     keep);
+                     mask);
         return;
     }
     /* half: the heads widened to [len, d] floats after the [len, len] blocks */
@@ -237,12 +266,12 @@ static void run_task(const attn *a, int64_t t, void *buf, int backward) {
     for (int i = 0; i < (backward ? 4 : 3); i++)
         widen_head(hd[i], src[i], a, len);
     if (!backward) {
-        head_f32(a, hd[0], hd[1], hd[2], hd[3], d, len, first, h, w, keep);
+        head_f32(a, hd[0], hd[1], hd[2], hd[3], d, len, first, h, w, mask);
         round_head(a->out + at, hd[3], a, len);
         return;
     }
     head_backward_f32(a, hd[0], hd[1], hd[2], hd[3], dq ? hd[4] : NULL, dk ? hd[5] : NULL,
-                      dv ? hd[6] : NULL, d, len, first, h, w, w + sq, keep);
+                      dv ? hd[6] : NULL, d, len, first, h, w, w + sq, mask);
     char *dst[3] = {dq, dk, dv};
     for (int i = 0; i < 3; i++)
         if (dst[i])

@@ -24,7 +24,8 @@ enum { ATT_WARP = 32, ATT_MAX_PER_LANE = 4 }; /* heads of up to 128 features */
 /* the dropout of one call: the mask's key and threshold (scalar_math.h), a kept weight's factor,
  * and the tokens n; none when !on */
 template <typename C> struct att_drop {
-    unsigned long long           key, threshold;
+    unsigned long long           key;
+    unsigned                     threshold;
     C                            inv;
     int64_t                      n;
     int                          on;
