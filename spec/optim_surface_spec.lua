@@ -117,6 +117,32 @@ describe("add_param_group", function()
         assert.are.equal(0.5, ada:state_of(b.weight).sum:max():item())
     end)
 
+    it("leaves a group added after a scheduler to its own lr, as PyTorch's zip does", function()
+        local S = tide.optim.lr_scheduler
+        local makers = {
+            function(o) return S.StepLR(o, { step_size = 1, gamma = 0.5 }) end,
+            function(o) return S.LambdaLR(o, function(e) return 0.5 ^ e end) end,
+            function(o) return S.MultiplicativeLR(o, function() return 0.5 end) end,
+            function(o) return S.CosineAnnealingLR(o, { T_max = 4 }) end,
+            function(o) return S.OneCycleLR(o, { max_lr = 0.2, total_steps = 10 }) end,
+            function(o) return S.CosineAnnealingWarmRestarts(o, 2) end,
+        }
+        for k, make in ipairs(makers) do
+            local a, b = tide.nn.Linear(2, 2), tide.nn.Linear(2, 2)
+            local opt = tide.optim.SGD(a:parameters(), { lr = 0.1, momentum = 0.9 })
+            local s = make(opt)
+            opt:add_param_group({ params = b:parameters(), lr = 0.03 })
+            for _ = 1, 3 do
+                opt:step()
+                s:step()
+            end
+            assert.are.equal(0.03, opt.param_groups[2].lr, "scheduler " .. k)
+            assert.are.equal(1, #s:get_last_lr(), "scheduler " .. k)
+            assert.are.equal(opt.param_groups[1].lr, s:get_last_lr()[1], "scheduler " .. k)
+            assert.are.equal(2, #opt.param_groups)
+        end
+    end)
+
     it("refuses a parameter twice, a bad option or LBFGS, and leaves the optimizer as it was", function()
         local a, b = tide.nn.Linear(2, 2), tide.nn.Linear(2, 2)
         local opt = tide.optim.SGD(a:parameters(), { lr = 0.1 })

@@ -808,6 +808,11 @@ TIDE_HD unsigned tide_attention_threshold(double p) {
     double t = ceil(p * 65536.0);
     return t <= 0 ? 0u : t >= 65536 ? 65536u : (unsigned)t;
 }
+/* a kept weight's factor: 1 / the keep probability the threshold gives (1 / (1 - p) to within
+ * 2^-16), so the expectation is the weights' exactly; 0 when nothing is kept */
+TIDE_HD double tide_attention_inverse(unsigned threshold) {
+    return threshold < 65536u ? 65536.0 / (double)(65536u - threshold) : 0.0;
+}
 /* the word of mask element c's group of four */
 TIDE_HD unsigned long long tide_attention_word(unsigned long long key, unsigned long long c) {
     return tide_rng_fmix(key + ((c >> 2) + 1) * 0x9E3779B97F4A7C15ULL);

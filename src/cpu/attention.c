@@ -39,7 +39,7 @@ typedef struct {
     const int64_t     *offsets;
     int64_t            nseq, heads, d, ld, n; /* ld = heads * d, the row stride; n tokens */
     tide_dtype         dt;
-    double             scale, inv; /* inv: a kept weight's factor, 1 / (1 - dropout) */
+    double             scale, inv; /* inv: a kept weight's factor, about 1 / (1 - dropout) */
     int                dropout;    /* whether any weight is dropped (dropout > 0) */
     unsigned long long key;        /* the mask's (scalar_math.h's tide_attention_keep) */
     unsigned           threshold;
@@ -260,7 +260,7 @@ static void run_task(const attn *a, int64_t t, void *buf, int backward) {
     }
     /* half: the heads widened to [len, d] floats after the [len, len] blocks */
     float *w = buf, *f = w + sq * (backward ? 2 : 1), *hd[7];
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < (backward ? 7 : 4); i++)
         hd[i] = f + (size_t)i * (size_t)(len * d);
     const char *src[4] = {a->q + at, a->k + at, a->v + at, backward ? a->dout + at : NULL};
     for (int i = 0; i < (backward ? 4 : 3); i++)
@@ -317,7 +317,7 @@ static tide_status run_attention(const tide_kernel_call *c, int backward) {
           .n = c->rows / heads,
           .dt = dt,
           .scale = c->p[2].f,
-          .inv = p < 1 ? 1 / (1 - p) : 0,
+          .inv = tide_attention_inverse(tide_attention_threshold(p)),
           .dropout = p > 0,
           .key = tide_rng_fmix((unsigned long long)c->p[4].i + 0x9E3779B97F4A7C15ULL),
           .threshold = tide_attention_threshold(p),

@@ -228,7 +228,7 @@ template <typename C> static att_drop<C> drop_of(const tide_kernel_call *c, int6
     att_drop<C> dr;
     dr.key = tide_rng_fmix((unsigned long long)c->p[4].i + 0x9E3779B97F4A7C15ULL);
     dr.threshold = tide_attention_threshold(p);
-    dr.inv = p < 1 ? (C)(1 / (1 - p)) : (C)0;
+    dr.inv = (C)tide_attention_inverse(dr.threshold);
     dr.n = c->rows / heads;
     dr.on = p > 0;
     return dr;

@@ -71,7 +71,7 @@ function CAWR:step(epoch)
         end
     end
     self.last_epoch = compat.tointeger(math.floor(epoch))
-    self:set_lrs(self:get_lr())
+    self:update_lrs()
 end
 
 -- SequentialLR's step at a milestone: PyTorch calls step(0)

@@ -243,14 +243,36 @@ function LRScheduler:get_lr()
     raise("tide: " .. self.__name .. ": get_lr is not defined")
 end
 
--- writes lrs into the groups' lr and keeps a copy as _last_lr
+-- writes lrs into the groups' lr and keeps a copy as _last_lr: the first #lrs groups, as
+-- PyTorch's zip pairs them (a group added later by add_param_group keeps its own lr)
 function LRScheduler:set_lrs(lrs)
     local last = {}
     for i, g in ipairs(self.optimizer.param_groups) do
+        if lrs[i] == nil then
+            break
+        end
         g.lr = lrs[i]
         last[i] = lrs[i]
     end
     self._last_lr = last
+end
+
+-- set_lrs(get_lr()) over the groups this scheduler was made with: get_lr runs with the
+-- optimizer's groups cut to those (PyTorch zips its lists with the groups), so a group added by
+-- opt:add_param_group afterwards keeps its own lr instead of breaking the step
+function LRScheduler:update_lrs()
+    local opt, n = self.optimizer, #self.base_lrs
+    local all = opt.param_groups
+    if #all <= n then
+        return self:set_lrs(self:get_lr())
+    end
+    opt.param_groups = compat.move(all, 1, n, 1, {})
+    local ok, lrs = pcall(self.get_lr, self)
+    opt.param_groups = all
+    if not ok then
+        error(lrs, 0)
+    end
+    self:set_lrs(lrs)
 end
 
 function LRScheduler:step(epoch)
@@ -260,7 +282,7 @@ function LRScheduler:step(epoch)
     end
     self._step_count = self._step_count + 1
     self.last_epoch = self.last_epoch + 1
-    self:set_lrs(self:get_lr())
+    self:update_lrs()
 end
 
 -- PyTorch's step(epoch), which SequentialLR calls at a milestone (epoch 0): the schedule's
@@ -270,13 +292,12 @@ function LRScheduler:_step_at(epoch)
     self._step_count = self._step_count + 1
     self.last_epoch = epoch
     local lrs
-    if self.closed_lr then
-        lrs = {}
-        for i, base in ipairs(self.base_lrs) do
-            lrs[i] = self:closed_lr(base)
-        end
-    else
-        lrs = self:get_lr()
+    if not self.closed_lr then
+        return self:update_lrs()
+    end
+    lrs = {}
+    for i, base in ipairs(self.base_lrs) do
+        lrs[i] = self:closed_lr(base)
     end
     self:set_lrs(lrs)
 end
