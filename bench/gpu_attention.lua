@@ -3,8 +3,12 @@
 -- has no kernel (transposes, a batched matmul, softmax, a batched matmul, cuBLAS for the
 -- products), on MiniLM's shapes (12 heads of 32 features, batch 64 x 128 tokens), per dtype.
 -- The kernel has so far run on the emulated GPU only: these figures say whether it beats the
--- composite on a real one. Prints "key value" lines for bench/gpu_check.sh's results:
+-- composite on a real one. Then training's forward and backward with attention dropout 0.1
+-- (tide.nn._fused.attention: the forward kernel and attention_backward, three warp passes)
+-- against the composite's under autograd, and the gradients of the two at dropout 0.
+-- Prints "key value" lines for bench/gpu_check.sh's results:
 --   gpu_attention_<dtype>_kernel_ms, _composite_ms, _ratio (kernel / composite), _max_diff
+--   gpu_attention_train_<dtype>_kernel_ms, _composite_ms, _ratio, _grad_max_diff
 --
 --   lua5.4 bench/gpu_attention.lua [ITERS] [REPS] [B T]   (the rehearsal: 1 1 2 8)
 local tide = require("tide")
@@ -15,6 +19,8 @@ local B, T = tonumber(arg[3]) or 64, tonumber(arg[4]) or 128
 local NH, D = 12, 32
 local H = NH * D
 local K = tide.core._internal
+local fused = require("tide.nn._fused")
+local I = require("tide.nn._internal")
 local clock = tide.wall_time
 
 if not tide.cuda.is_available() then
@@ -71,3 +77,42 @@ tide.no_grad(function()
         print(string.format("%s_max_diff %.3g", p, diff))
     end
 end)
+
+-- training: forward and backward through the node, against the composite under autograd
+local function heads(x)
+    return x:view(B, T, NH, D):transpose(2, 3)
+end
+local function composite_train(q, k, v, p)
+    local probs = heads(q:mul(scale)):matmul(heads(k):transpose(3, 4)):softmax(-1)
+    if p > 0 then
+        probs = I.dropout(probs, p)
+    end
+    return probs:matmul(heads(v)):transpose(2, 3):reshape(B * T, H)
+end
+for _, dtype in ipairs({ "float32", "bfloat16" }) do
+    local function leaf()
+        return tide.randn({ B * T, H }, { device = "cuda" }):to(dtype):requires_grad_()
+    end
+    local q, k, v = leaf(), leaf(), leaf()
+    local g = tide.randn({ B * T, H }, { device = "cuda" }):to(dtype)
+    local function grads(f)
+        q.grad, k.grad, v.grad = nil, nil, nil
+        f():backward(g)
+        return { q.grad:float(), k.grad:float(), v.grad:float() }
+    end
+    local a = grads(function() return fused.attention(q, k, v, offsets, D, NH, scale, 0) end)
+    local b = grads(function() return composite_train(q, k, v, 0) end)
+    local diff = 0
+    for i = 1, 3 do
+        diff = math.max(diff, (a[i] - b[i]):abs():max():item())
+    end
+    local tk = time_ms(function()
+        fused.attention(q, k, v, offsets, D, NH, scale, 0.1):backward(g)
+    end)
+    local tc = time_ms(function() composite_train(q, k, v, 0.1):backward(g) end)
+    local p = "gpu_attention_train_" .. dtype
+    print(string.format("%s_kernel_ms %.4f", p, tk))
+    print(string.format("%s_composite_ms %.4f", p, tc))
+    print(string.format("%s_ratio %.3f", p, tk / tc))
+    print(string.format("%s_grad_max_diff %.3g", p, diff))
+end

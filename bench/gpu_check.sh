@@ -14,8 +14,8 @@
 #      beside PyTorch: val loss after 300 steps, time per step), and MiniLM encoding the
 #      fortunes (bench/gpu_bert_encode.lua: its vectors checked against the CPU's, a mismatch
 #      fails the step; sentences/s and TFLOP/s per dtype beside sentence-transformers), and
-#      the attention kernel row against BERT's composite on MiniLM's shapes
-#      (bench/gpu_attention.lua)
+#      the attention kernel rows against BERT's composite on MiniLM's shapes, inference and
+#      training's forward and backward with dropout (bench/gpu_attention.lua)
 #   6. with more than one GPU, bench/nccl_allreduce.lua under mpirun (one rank per GPU): NCCL
 #      all-reduce bus bandwidth at 1 MB and 64 MB; one GPU: "nccl all-reduce: skipped (one GPU)"
 #   7. a table of tide's figures beside their references (gpu_results.txt)
@@ -159,11 +159,11 @@ fi
 # header). The rehearsal: spec/fixtures' tiny sentence-transformers model, the twin on the CPU
 # (it needs sentence-transformers: .venv where tools/pyenv.sh made one, else it says so).
 # Its own file first: a pipe into tee would hide the check's exit status.
-# the attention kernel row against BERT's composite on MiniLM's shapes (the kernel's first GPU
-# figures); the rehearsal at toy sizes
+# the attention kernel rows against BERT's composite on MiniLM's shapes, inference and training
+# (the kernels' first GPU figures); the rehearsal at toy sizes
 if [ "$EMU" = 1 ]; then ATT="1 1 2 8"; else ATT=""; fi
 # shellcheck disable=SC2086,SC2016 # $ATT is four arguments or none
-step "gpu_attention.lua" 60 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_attention.lua $ATT
+step "gpu_attention.lua" 90 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_attention.lua $ATT
 BERT_OUT=$OUT_DIR/gpu_bert_encode.txt
 if [ "$EMU" = 1 ]; then
     BERT="--n 64 --check 16 --max-length 32 --dtypes float32,bfloat16 --model spec/fixtures/sentence_encoder --reference $PY --reference-device cpu"
