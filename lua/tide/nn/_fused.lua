@@ -308,6 +308,11 @@ function M.attention(q, k, v, offsets, d, heads, scale, dropout)
     if dropout > 0 then
         seed = math.floor(core.rand({}, { dtype = "float64" }):item() * SEEDS)
     end
+    if needs_record(q, k, v) then
+        -- the node keeps its own B + 1 offsets: autograd checks the versions of three saved
+        -- tensors (q, k, v), so an offsets tensor rewritten before backward would go unseen
+        offsets = offsets:clone()
+    end
     return M.kernel("attention", q, k, v, offsets, d, heads, scale, dropout, seed)
 end
 
