@@ -49,8 +49,28 @@ local function time_ms(fn)
     return median(runs)
 end
 
+-- the "key value" lines of one comparison (prefix_kernel_ms, _composite_ms, _ratio, and diff's)
+local function report(prefix, tk, tc, diff_key, diff)
+    print(string.format("%s_kernel_ms %.4f", prefix, tk))
+    print(string.format("%s_composite_ms %.4f", prefix, tc))
+    print(string.format("%s_ratio %.3f", prefix, tk / tc))
+    print(string.format("%s_%s %.3g", prefix, diff_key, diff))
+end
+
 local offsets = tide.arange(0, B * T + 1, T, { dtype = "int64", device = "cuda" })
 local scale = 1 / math.sqrt(D)
+-- BertSelfAttention's composite without a mask (dropout p on the weights)
+local function heads(x)
+    return x:view(B, T, NH, D):transpose(2, 3)
+end
+local function composite(q, k, v, p)
+    local probs = heads(q:mul(scale)):matmul(heads(k):transpose(3, 4)):softmax(-1)
+    if p > 0 then
+        probs = I.dropout(probs, p)
+    end
+    return probs:matmul(heads(v)):transpose(2, 3):reshape(B * T, H)
+end
+
 tide.manual_seed(1)
 tide.no_grad(function()
     for _, dtype in ipairs({ "float32", "bfloat16", "float16" }) do
@@ -61,34 +81,16 @@ tide.no_grad(function()
         local function kernel()
             return K.attention(q, k, v, offsets, D, NH, scale, 0, 0)
         end
-        local function composite() -- BertSelfAttention's, without a mask
-            local function heads(x)
-                return x:view(B, T, NH, D):transpose(2, 3)
-            end
-            local probs = heads(q:mul(scale)):matmul(heads(k):transpose(3, 4)):softmax(-1)
-            return probs:matmul(heads(v)):transpose(2, 3):reshape(B * T, H)
+        local function unfused()
+            return composite(q, k, v, 0)
         end
-        local diff = (kernel():float() - composite():float()):abs():max():item()
-        local tk, tc = time_ms(kernel), time_ms(composite)
-        local p = "gpu_attention_" .. dtype
-        print(string.format("%s_kernel_ms %.4f", p, tk))
-        print(string.format("%s_composite_ms %.4f", p, tc))
-        print(string.format("%s_ratio %.3f", p, tk / tc))
-        print(string.format("%s_max_diff %.3g", p, diff))
+        local diff = (kernel():float() - unfused():float()):abs():max():item()
+        local tk, tc = time_ms(kernel), time_ms(unfused)
+        report("gpu_attention_" .. dtype, tk, tc, "max_diff", diff)
     end
 end)
 
 -- training: forward and backward through the node, against the composite under autograd
-local function heads(x)
-    return x:view(B, T, NH, D):transpose(2, 3)
-end
-local function composite_train(q, k, v, p)
-    local probs = heads(q:mul(scale)):matmul(heads(k):transpose(3, 4)):softmax(-1)
-    if p > 0 then
-        probs = I.dropout(probs, p)
-    end
-    return probs:matmul(heads(v)):transpose(2, 3):reshape(B * T, H)
-end
 for _, dtype in ipairs({ "float32", "bfloat16" }) do
     local function leaf()
         return tide.randn({ B * T, H }, { device = "cuda" }):to(dtype):requires_grad_()
@@ -101,7 +103,7 @@ for _, dtype in ipairs({ "float32", "bfloat16" }) do
         return { q.grad:float(), k.grad:float(), v.grad:float() }
     end
     local a = grads(function() return fused.attention(q, k, v, offsets, D, NH, scale, 0) end)
-    local b = grads(function() return composite_train(q, k, v, 0) end)
+    local b = grads(function() return composite(q, k, v, 0) end)
     local diff = 0
     for i = 1, 3 do
         diff = math.max(diff, (a[i] - b[i]):abs():max():item())
@@ -109,10 +111,6 @@ for _, dtype in ipairs({ "float32", "bfloat16" }) do
     local tk = time_ms(function()
         fused.attention(q, k, v, offsets, D, NH, scale, 0.1):backward(g)
     end)
-    local tc = time_ms(function() composite_train(q, k, v, 0.1):backward(g) end)
-    local p = "gpu_attention_train_" .. dtype
-    print(string.format("%s_kernel_ms %.4f", p, tk))
-    print(string.format("%s_composite_ms %.4f", p, tc))
-    print(string.format("%s_ratio %.3f", p, tk / tc))
-    print(string.format("%s_grad_max_diff %.3g", p, diff))
+    local tc = time_ms(function() composite(q, k, v, 0.1):backward(g) end)
+    report("gpu_attention_train_" .. dtype, tk, tc, "grad_max_diff", diff)
 end

@@ -59,6 +59,24 @@ __device__ __forceinline__ typename tide_dt<DT>::C
     return s;
 }
 
+/* this lane's features of a head (e = lane + 32 t < d): acc[t] = acc[t] * corr + the chunk's
+ * weights w[0..n-1] times rows j0..j0+n-1 of x (row stride ld, the head at column off) */
+template <int DT>
+__device__ __forceinline__ void
+add_chunk(typename tide_dt<DT>::C *acc, typename tide_dt<DT>::C corr,
+          const typename tide_dt<DT>::C *w, const typename tide_dt<DT>::T *x, int64_t j0, int64_t n,
+          int64_t ld, int64_t off, int64_t d, int lane) {
+    for (int t = 0; t < ATT_MAX_PER_LANE; t++) {
+        int64_t e = lane + (int64_t)ATT_WARP * t;
+        if (e >= d)
+            break;
+        typename tide_dt<DT>::C a = acc[t] * corr;
+        for (int64_t jj = 0; jj < n; jj++)
+            a += w[jj] * tide_load<DT>(x[(j0 + jj) * ld + off + e]);
+        acc[t] = a;
+    }
+}
+
 /* the forward, and the backward's first pass (STATS: out not written; stats[3 row..] = m, l,
  * dout . out) */
 template <int DT, bool STATS>
@@ -91,15 +109,7 @@ __global__ void k_attention(const typename tide_dt<DT>::T *q, const typename tid
         w[lane] = j < last ? p * drop.factor(h, i, j) : (C)0; /* l sums the undropped weights */
         __syncthreads();
         int64_t n = last - j0 < (int64_t)ATT_WARP ? last - j0 : (int64_t)ATT_WARP;
-        for (int t = 0; t < ATT_MAX_PER_LANE; t++) {
-            int64_t e = lane + (int64_t)ATT_WARP * t;
-            if (e >= d)
-                break;
-            C a = acc[t] * corr;
-            for (int64_t jj = 0; jj < n; jj++)
-                a += w[jj] * tide_load<DT>(v[(j0 + jj) * ld + h * d + e]);
-            acc[t] = a;
-        }
+        add_chunk<DT>(acc, corr, w, v, j0, n, ld, h * d, d, lane);
         m = mn;
     }
     C dot = 0; /* STATS: dout . out */
@@ -149,13 +159,7 @@ k_attention_dq(const typename tide_dt<DT>::T *q, const typename tide_dt<DT>::T *
         w[lane] = ds;
         __syncthreads();
         int64_t n = last - j0 < (int64_t)ATT_WARP ? last - j0 : (int64_t)ATT_WARP;
-        for (int t = 0; t < ATT_MAX_PER_LANE; t++) {
-            int64_t e = lane + (int64_t)ATT_WARP * t;
-            if (e >= d)
-                break;
-            for (int64_t jj = 0; jj < n; jj++)
-                acc[t] += w[jj] * tide_load<DT>(k[(j0 + jj) * ld + h * d + e]);
-        }
+        add_chunk<DT>(acc, (C)1, w, k, j0, n, ld, h * d, d, lane);
     }
     for (int t = 0; t < ATT_MAX_PER_LANE; t++) {
         int64_t e = lane + (int64_t)ATT_WARP * t;
@@ -196,15 +200,8 @@ k_attention_dkv(const typename tide_dt<DT>::T *q, const typename tide_dt<DT>::T 
         wz[lane] = z, ws[lane] = ds;
         __syncthreads();
         int64_t n = last - i0 < (int64_t)ATT_WARP ? last - i0 : (int64_t)ATT_WARP;
-        for (int t = 0; t < ATT_MAX_PER_LANE; t++) {
-            int64_t e = lane + (int64_t)ATT_WARP * t;
-            if (e >= d)
-                break;
-            for (int64_t ii = 0; ii < n; ii++) {
-                av[t] += wz[ii] * tide_load<DT>(dout[(i0 + ii) * ld + h * d + e]);
-                ak[t] += ws[ii] * tide_load<DT>(q[(i0 + ii) * ld + h * d + e]);
-            }
-        }
+        add_chunk<DT>(av, (C)1, wz, dout, i0, n, ld, h * d, d, lane);
+        add_chunk<DT>(ak, (C)1, ws, q, i0, n, ld, h * d, d, lane);
     }
     for (int t = 0; t < ATT_MAX_PER_LANE; t++) {
         int64_t e = lane + (int64_t)ATT_WARP * t;
