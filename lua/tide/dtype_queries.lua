@@ -104,15 +104,7 @@ function F.can_cast(from, to, ...)
 end
 
 -- the limits of the floating dtypes (torch.finfo's fields; smallest_normal is tiny)
-local FINFO = {
-    float32 = { bits = 32, eps = 2 ^ -23, max = 3.4028234663852886e38, tiny = 2 ^ -126,
-        resolution = 1e-6 },
-    float64 = { bits = 64, eps = 2 ^ -52, max = 1.7976931348623157e308, tiny = 2 ^ -1022,
-        resolution = 1e-15 },
-    float16 = { bits = 16, eps = 2 ^ -10, max = 65504, tiny = 2 ^ -14, resolution = 1e-3 },
-    bfloat16 = { bits = 16, eps = 2 ^ -7, max = 3.3895313892515355e38, tiny = 2 ^ -126,
-        resolution = 1e-2 },
-}
+local FINFO = require("tide._dtype_limits")
 
 -- dt, or the default float dtype when nil (torch.finfo() with no argument)
 local function info_dtype(op, dt, kinds)

@@ -122,9 +122,9 @@ with_inplace("addcdiv", function(x, t1, t2, opts, ...)
     return x + (v == 1 and q or q * v)
 end)
 
--- the largest finite value of each float dtype: nan_to_num's default for +inf (and -that: -inf)
-local LARGEST = { float32 = 3.4028234663852886e38, float64 = 1.7976931348623157e308,
-    float16 = 65504, bfloat16 = 3.3895313892515355e38 }
+-- each float dtype's limits: its largest finite value is nan_to_num's default for +inf (and
+-- -that: -inf)
+local LIMITS = require("tide._dtype_limits")
 local NAN_OPTIONS = { "nan", "posinf", "neginf" }
 
 -- nan_to_num([{nan = 0, posinf =, neginf =}]): NaN, +inf and -inf replaced (the dtype's largest
@@ -141,7 +141,7 @@ with_inplace("nan_to_num", function(x, opts, ...)
     if not args.FLOAT[x.dtype] then
         return x:clone()
     end
-    local top = LARGEST[x.dtype]
+    local top = LIMITS[x.dtype].max
     local r = core.where(x:isnan(), o.nan or 0, x)
     r = core.where(x:eq(math.huge), o.posinf or top, r)
     return core.where(x:eq(-math.huge), o.neginf or -top, r)

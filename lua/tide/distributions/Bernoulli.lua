@@ -13,8 +13,7 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Bernoulli = ExponentialFamily:extend("Bernoulli") -- (PyTorch's base)
 
-local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
-    float16 = 0.0009765625, bfloat16 = 0.0078125 }
+local LIMITS = require("tide._dtype_limits") -- each float dtype's eps
 
 -- log(1 + e^x) - x t: binary cross-entropy with logits x and targets t (softplus, the op
 -- table's: no overflow, and sigmoid(x) - t its gradient at 0 too)
@@ -38,7 +37,7 @@ function Bernoulli:init(opts, ...)
         self.probs = p[1]
         Distribution.require(self.probs:detach():ge(0):logical_and(self.probs:detach():le(1)),
             who, "probs must lie in [0, 1]")
-        local eps = EPS[self.probs.dtype]
+        local eps = LIMITS[self.probs.dtype].eps
         local c = self.probs:clamp(eps, 1 - eps)
         self.logits = c:log() - c:neg():log1p()
         self._params = { "probs" }

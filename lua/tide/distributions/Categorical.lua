@@ -16,10 +16,7 @@ local unpack = require("tide._compat").unpack
 
 local Categorical = Distribution:extend("Categorical")
 
-local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
-    float16 = 0.0009765625, bfloat16 = 0.0078125 }
-local MIN = { float64 = -1.7976931348623157e308, float32 = -3.4028234663852886e38,
-    float16 = -65504, bfloat16 = -3.3895313892515355e38 }
+local LIMITS = require("tide._dtype_limits") -- each float dtype's eps and max
 
 local function param(who, opts)
     local o = B.options(who, opts, { "validate_args" }, "{logits = t}")
@@ -45,7 +42,7 @@ function Categorical:init(opts, ...)
             Distribution.require(p:detach():ge(0), "Categorical", "probs must be >= 0")
         end
         self.probs = p / p:sum(-1, true)
-        local eps = EPS[p.dtype]
+        local eps = LIMITS[p.dtype].eps
         self.logits = self.probs:clamp(eps, 1 - eps):log()
     else
         local l = o.logits
@@ -109,7 +106,7 @@ function Categorical:log_prob(value)
 end
 
 function Categorical:entropy()
-    local logits = self.logits:clamp(MIN[self.logits.dtype], nil)
+    local logits = self.logits:clamp(-LIMITS[self.logits.dtype].max, nil)
     return -(logits * self.probs):sum(-1)
 end
 

@@ -672,9 +672,9 @@ function F.layer_norm(input, normalized_shape, opts)
     return I.layer_norm(input, d, weight, bias, number_opt(o.eps, 1e-5, who, "eps"))
 end
 
--- the machine epsilon of each float dtype (PyTorch's torch.finfo(dtype).eps): rms_norm's eps
-local MACHINE_EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16,
-    float16 = 0.0009765625, bfloat16 = 0.0078125 }
+-- each float dtype's limits: the machine epsilon (PyTorch's torch.finfo(dtype).eps) is
+-- rms_norm's eps
+local LIMITS = require("tide._dtype_limits")
 
 -- PyTorch 2's F.rms_norm: input / sqrt(mean(input^2 over the trailing dims normalized_shape) +
 -- eps) * weight; weight nil or of normalized_shape's elements, eps nil for the dtype's machine
@@ -696,7 +696,7 @@ function F.rms_norm(input, normalized_shape, weight, eps)
         raise("tide: rms_norm: expected weight of " .. d .. " elements (normalized_shape " ..
             I.shape_str(ns) .. "), got " .. I.shape_str(weight.shape))
     end
-    eps = number_opt(eps, MACHINE_EPS[input.dtype] or MACHINE_EPS.float32, who, "eps")
+    eps = number_opt(eps, (LIMITS[input.dtype] or LIMITS.float32).eps, who, "eps")
     if args.HALF[input.dtype] then -- in float32, rounded once (tide.op_args.in_float)
         return F.rms_norm(input:float(), normalized_shape, weight and weight:float(), eps)
             :to(input.dtype)

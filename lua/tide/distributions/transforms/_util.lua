@@ -8,10 +8,11 @@ local raise = autograd.raise
 
 local U = {}
 
-U.EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
-    float16 = 0.0009765625, bfloat16 = 0.0078125 }
-U.TINY = { float64 = 2.2250738585072014e-308, float32 = 1.1754943508222875e-38,
-    float16 = 6.103515625e-05, bfloat16 = 1.1754943508222875e-38 }
+-- each float dtype's eps and tiny (torch.finfo's), from tide._dtype_limits
+U.EPS, U.TINY = {}, {}
+for dtype, l in pairs(require("tide._dtype_limits")) do
+    U.EPS[dtype], U.TINY[dtype] = l.eps, l.tiny
+end
 
 -- x summed over its last n dims (n <= 0: x itself)
 function U.sum_rightmost(x, n)

@@ -19,9 +19,9 @@ local raise = autograd.raise
 
 local BertModel = nn.Module:extend("BertModel")
 
--- the lowest finite value of each float dtype: Hugging Face's padding mask (torch.finfo.min)
-local FINFO_MIN = { float32 = -3.4028234663852886e38, float64 = -1.7976931348623157e308,
-    float16 = -65504, bfloat16 = -3.3895313892515355e38 }
+-- each float dtype's limits: the lowest finite value, -max, is Hugging Face's padding mask
+-- (torch.finfo.min)
+local LIMITS = require("tide._dtype_limits")
 
 function BertModel.config_of(config, who)
     if type(config) ~= "table" then
@@ -95,7 +95,7 @@ end
 -- padding, as Hugging Face's get_extended_attention_mask
 local function extended_mask(mask, dtype)
     local B, T = mask:size(1), mask:size(2)
-    return mask:to(dtype):neg():add(1):mul(FINFO_MIN[dtype]):view(B, 1, 1, T)
+    return mask:to(dtype):neg():add(1):mul(-LIMITS[dtype].max):view(B, 1, 1, T)
 end
 
 -- the forward without the checks (the task models have made them). skip_padding: the encoder
