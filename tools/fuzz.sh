@@ -24,6 +24,7 @@ OUT=${FUZZ_OUT:-build/fuzz}
 LUA=${LUA:-lua5.4}
 mkdir -p "$OUT"
 rm -f "$OUT"/finding-*.lua "$OUT"/crash-*.lua "$OUT"/last-*.lua* "$OUT"/run-*.log
+rm -rf "$OUT"/tb "$OUT"/tb-* "$OUT"/image.png # what the pretrained targets write
 if [ ! -f "$B/lua/tide/core.so" ]; then
     echo "fuzz: $B/lua/tide/core.so missing: run make asan (or set FUZZ_BUILD=build)" >&2
     exit 2

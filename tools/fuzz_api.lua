@@ -29,9 +29,10 @@
 -- planted faults instead and passes when each is reported (the checks themselves work).
 -- FUZZ_DEBUG=1 prints every error raised (where calls stop: to tune the generator).
 --
--- Names left out, owned by work in progress elsewhere: tokenizer (tide.text), BERT
--- (tide.models), TensorBoard (tide.utils), nonzero / unique / repeat_interleave; and what
--- writes files or changes the process: save, safetensors_save, set_memory_limit,
+-- The pretrained group calls the tokenizer (tide.text), BERT and SentenceEncoder
+-- (tide.models) on the committed fixtures (spec/fixtures), make_grid / save_image and the
+-- TensorBoard writer (tide.utils), whose files go under --out. Names left out: what writes
+-- files elsewhere or changes the process: save, safetensors_save, set_memory_limit,
 -- set_autograd_hook, DistributedDataParallel, tide.distributed; and the internals: names that
 -- start with _ (tide._internal's kernels), the engine's part of tide.autograd, base classes
 -- (Optimizer, LRScheduler), and classes' helper methods (only the documented ones are called).
@@ -133,6 +134,35 @@ local function T(s)
     end
     return t
 end
+-- the pretrained models, tokenizer and writer of the "pretrained" targets: small committed
+-- fixtures, each loaded once (FIX.tok(), FIX.bert("cls"), FIX.enc(), FIX.writer(dir))
+local FIX = setmetatable({}, { __index = function(fix, k)
+    local cache = {}
+    local make = {
+        tok = function(name)
+            return tide.text.BertTokenizer.from_pretrained("spec/fixtures/tokenizer/" .. (name or "uncased"))
+        end,
+        bert = function(name)
+            local classes = { base = "BertModel", cls = "BertForSequenceClassification",
+                reg = "BertForSequenceClassification", mlm = "BertForMaskedLM" }
+            name = name or "base"
+            return tide.models.bert[classes[name]].from_pretrained("spec/fixtures/bert/" .. name)
+        end,
+        enc = function()
+            return tide.models.SentenceEncoder.from_pretrained("spec/fixtures/sentence_encoder")
+        end,
+        writer = function(dir)
+            return require("tide.utils.tensorboard").SummaryWriter(dir)
+        end,
+    }
+    local f = function(name)
+        local key = tostring(name)
+        if cache[key] == nil then cache[key] = make[k](name) end
+        return cache[key]
+    end
+    rawset(fix, k, f)
+    return f
+end })
 ]==]
 
 -- ---- the fuzzer's own random generator (deterministic for a seed) --------------------------
@@ -171,6 +201,14 @@ local STRINGS = { '"float32"', '"int64"', '"bool"', '"float16"', '"uint8"', '"cp
     '"/nonexistent/x"', '"max"', '"fro"', '"inf"', '"constant"', '"reflect"', '"replicate"',
     '"circular"', '"linear"', '"fan_in"', '"leaky_relu"', '"min"', '"triangular"', '"cos"',
     '"%s%d"', '"1"', '"-1"' }
+-- texts for the tokenizer: accents, CJK, emoji, controls, invalid UTF-8 (cut, overlong,
+-- surrogates), special tokens, a word past max_input_chars_per_word, many words
+local TEXTS = { '"hello world"', '"Héllo, WÖRLD!"', '"\\xff\\xfe"', '"\\xe4\\xb8"', '"中文字 and 日本"',
+    '"a\\0b"', '"[CLS] x [SEP] [MASK] [PAD] [UNK]"', '("x"):rep(150)', '("word "):rep(200)',
+    '"e\\u{301}\\u{301}"', '"\\t\\n\\r\\v"', '"\\u{1F600}!"', '"can\'t"', '""', '"   "',
+    '"\\u{FEFF}x\\u{200B}y"', '"\\u{10FFFF}"', '"\\xed\\xa0\\x80"', '"\\xc0\\xaf"', '"Ⅻ ﬁ ǅ ß"',
+    '"##a ##"', '"\\u{E9}t\\u{E9}"', '"1,000.5%"', '"\\x7f\\u{85}\\u{A0}"' }
+
 local KEYS = { "dim", "keepdim", "dtype", "device", "requires_grad", "copy", "non_blocking",
     "reduction", "weight", "bias", "ignore_index", "label_smoothing", "lr", "momentum",
     "weight_decay", "betas", "eps", "nesterov", "dampening", "amsgrad", "maximize", "alpha",
@@ -212,6 +250,7 @@ do
 end
 
 local gen -- forward
+local run_pretrained -- forward
 
 -- a tensor's source: shapes come from the call's shape pool most of the time, so binary ops
 -- get past their shape checks and into the kernels
@@ -366,13 +405,11 @@ local function args_src(ctx, first_tensor)
 end
 
 -- ---- the surface ----------------------------------------------------------------------------
-local prelude_fn = assert(load(PRELUDE .. "\nreturn tide, T", "=prelude"))
-local tide, T = prelude_fn()
+local prelude_fn = assert(load(PRELUDE .. "\nreturn tide, T, FIX", "=prelude"))
+local tide, T, FIX = prelude_fn()
 local nn = tide.nn
 
 local SKIP = {
-    -- owned by work in progress elsewhere (report lists them)
-    nonzero = true, unique = true, repeat_interleave = true,
     -- write files or change the whole process
     save = true, safetensors_save = true, set_memory_limit = true, set_autograd_hook = true,
     DistributedDataParallel = true, raise = true,
@@ -501,6 +538,29 @@ for _, k in ipairs(sorted_keys(tide.data)) do
     end
 end
 add("data", "DataLoader iteration", "data.DataLoader", "loader")
+-- the pretrained models, the tokenizer, make_grid/save_image and the TensorBoard writer, on the
+-- committed fixtures (PRELUDE's FIX); whatever they write goes under --out
+for _, m in ipairs { "encode", "decode", "tokenize", "token_to_id", "id_to_token", "__call" } do
+    add("pretrained", "BertTokenizer:" .. m, m, "tokenizer")
+end
+add("pretrained", "tide.text.BertTokenizer.from_pretrained", "tide.text.BertTokenizer.from_pretrained",
+    "from_pretrained")
+for _, m in ipairs { "BertModel", "BertForSequenceClassification", "BertForMaskedLM" } do
+    add("pretrained", "bert." .. m .. ".from_pretrained", "tide.models.bert." .. m .. ".from_pretrained",
+        "from_pretrained")
+    add("pretrained", "bert." .. m, "tide.models.bert." .. m, "bert_new")
+end
+add("pretrained", "bert.BertConfig", "tide.models.bert.BertConfig", "bert_new")
+add("pretrained", "bert forward", "forward", "bert")
+add("pretrained", "SentenceEncoder.from_pretrained", "tide.models.SentenceEncoder.from_pretrained",
+    "from_pretrained")
+add("pretrained", "SentenceEncoder:encode", "encode", "encoder")
+add("pretrained", "tide.utils.make_grid", "tide.utils.make_grid", "image")
+add("pretrained", "tide.utils.save_image", "tide.utils.save_image", "image")
+for _, m in ipairs { "add_scalar", "add_scalars", "add_histogram", "add_image", "add_images",
+    "add_text", "add_hparams", "add_embedding", "flush", "close" } do
+    add("pretrained", "SummaryWriter:" .. m, m, "writer")
+end
 
 -- --selftest: three planted faults the fuzzer must report (a message without `tide:`, a failed
 -- call that changes its tensor, a call not in place that changes its argument), nothing else
@@ -522,10 +582,11 @@ for _, t in ipairs(targets) do
     table.insert(by_group[t.group], t)
 end
 local GROUP_WEIGHTS = { { 30, "method" }, { 22, "tide" }, { 10, "F" }, { 12, "module" },
-    { 8, "optim" }, { 6, "data" }, { 5, "meta" }, { 4, "init" }, { 3, "autograd" } }
+    { 8, "optim" }, { 6, "data" }, { 5, "meta" }, { 4, "init" }, { 3, "autograd" },
+    { 6, "pretrained" } }
 
 -- ---- running one step ---------------------------------------------------------------------------
-local env = setmetatable({ T = T, tide = tide, nn = nn, F = nn.functional, optim = tide.optim,
+local env = setmetatable({ T = T, FIX = FIX, tide = tide, nn = nn, F = nn.functional, optim = tide.optim,
     data = tide.data }, { __index = _G })
 
 local INSTR_STEP, INSTR_LIMIT = 1000000, 200
@@ -841,9 +902,136 @@ local function new_ctx(target)
     return ctx
 end
 
+-- ---- the pretrained group: tokenizer, BERT, sentence encoder, images, TensorBoard ----------
+local function text_src(ctx)
+    local r = rnd(10)
+    if r <= 6 then
+        return pick(TEXTS)
+    elseif r <= 8 then
+        return list_src(ctx, 1, function() return pick(TEXTS) end)
+    end
+    return gen(ctx, 0)
+end
+local BERT_KEYS = { "attention_mask", "token_type_ids", "position_ids", "labels", "device",
+    "dtype", "strict", "num_labels", "id2label", "vocab_size", "hidden_size",
+    "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act",
+    "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "pad_token_id",
+    "position_embedding_type", "problem_type", "classifier_dropout", "hidden_dropout_prob",
+    "attention_probs_dropout_prob", "model_type", "add_special_tokens", "max_length",
+    "truncation", "padding", "skip_special_tokens", "clean_up_tokenization_spaces",
+    "batch_size", "normalize", "nrow", "pad_value", "value_range", "scale_each", "bins",
+    "dataformats", "metadata", "label_img", "tag", "global_step", "format" }
+local FIXTURE_DIRS = { '"spec/fixtures/bert/base"', '"spec/fixtures/bert/cls"', '"spec/fixtures/bert/mlm"',
+    '"spec/fixtures/bert/reg"', '"spec/fixtures/sentence_encoder"', '"spec/fixtures/tokenizer/uncased"',
+    '"spec/fixtures/tokenizer/vocab_only"', '"spec/fixtures"', '"/nonexistent"' }
+
+-- ids for a tiny BERT: [B, T] integers of the fixture's vocabulary (64) or outside it
+local function ids_src(ctx)
+    local b, t = rnd(3), pick { 1, 2, 5, 8, 40 }
+    local dtype = pick { "int64", "int64", "int32", "float32", "uint8" }
+    local shape = pick { { b, t }, { b, t }, { t }, { b, t, 2 }, { 0, t } }
+    return ("T{%d, %s, %q, %q, false, nil, %q}"):format(rnd(1000000), shape_src(shape), dtype,
+        chance(0.15) and "cpu:1" or "cpu", chance(0.2) and "s" or "n")
+end
+
+run_pretrained = function(t, ctx, chunks)
+    ctx.keys = BERT_KEYS
+    local out = ("%q"):format(args.out)
+    if t.kind == "tokenizer" then
+        local a = { text_src(ctx) }
+        for i = 2, wpick { { 3, 1 }, { 4, 2 }, { 2, 3 } } do
+            a[i] = chance(0.4) and text_src(ctx) or (chance(0.5) and options_src(ctx, 0) or gen(ctx, 0))
+        end
+        if t.callee == "decode" or t.callee == "id_to_token" then
+            a[1] = chance(0.5) and ids_src(ctx) or list_src(ctx, 1, function() return pick(NUMBERS) end)
+        end
+        local names = call_args("a", a)
+        local tok = ("FIX.tok(%q)"):format(pick { "uncased", "uncased", "cased", "left", "vocab_only",
+            "keep_accents", "no_cjk" })
+        local call = t.callee == "__call" and tok .. "(" or tok .. ":" .. t.callee .. "("
+        step(t.name, assign(names, a) .. "\nR = " .. call .. table.concat(names, ", ") .. ")",
+            chunks, names)
+    elseif t.kind == "from_pretrained" then
+        local a = { chance(0.8) and pick(FIXTURE_DIRS) or gen(ctx, 0) }
+        if chance(0.7) then a[2] = chance(0.8) and options_src(ctx, 0) or gen(ctx, 0) end
+        local names = call_args("a", a)
+        step(t.name, assign(names, a) .. "\nM = " .. t.callee .. "(" .. table.concat(names, ", ") .. ")",
+            chunks, names)
+    elseif t.kind == "bert_new" then
+        -- a config: the tiny fixture's with one to three values changed, or anything
+        local fields = { "vocab_size = 40", "hidden_size = 16", "num_hidden_layers = 1",
+            "num_attention_heads = 2", "intermediate_size = 8", "max_position_embeddings = 16" }
+        for _ = 1, rnd(3) do
+            fields[#fields + 1] = pick(BERT_KEYS) .. " = " .. (chance(0.5) and pick(NUMBERS) or gen(ctx, 1))
+        end
+        local a = { chance(0.85) and "{" .. table.concat(fields, ", ") .. "}" or gen(ctx, 0) }
+        if t.name ~= "bert.BertConfig" and chance(0.7) then
+            a[1] = "tide.models.bert.BertConfig(" .. a[1] .. ")"
+        end
+        local names = call_args("a", a)
+        local ok = step(t.name, assign(names, a) .. "\nM = " .. t.callee .. "(" .. names[1] .. ")",
+            chunks, names)
+        if ok and t.name ~= "bert.BertConfig" then
+            local b = { ids_src(ctx), chance(0.7) and options_src(ctx, 0) or "nil" }
+            local n2 = call_args("b", b)
+            step(t.name, assign(n2, b) .. "\nR = M(" .. table.concat(n2, ", ") .. ")", chunks, n2)
+        end
+    elseif t.kind == "bert" then
+        local name = pick { "base", "cls", "mlm", "reg" }
+        local mode = chance(0.3) and ":train()" or ":eval()"
+        local opts = {}
+        for _ = 1, rnd(3) - 1 do
+            local k = pick { "attention_mask", "token_type_ids", "position_ids", "labels",
+                pick(BERT_KEYS) }
+            opts[#opts + 1] = k .. " = " .. (chance(0.8) and ids_src(ctx) or gen(ctx, 1))
+        end
+        local a = { ids_src(ctx), "{" .. table.concat(opts, ", ") .. "}" }
+        local names = call_args("a", a)
+        local ok = step(t.name, ("M = FIX.bert(%q)%s\n"):format(name, mode) .. assign(names, a) ..
+            "\nR = M(" .. table.concat(names, ", ") .. ")", chunks, { "M", table.unpack(names) })
+        if ok and chance(0.3) then
+            step(t.name, "R = (R.loss or (R.logits or R.last_hidden_state):sum()):backward()", chunks)
+        end
+        if ok and chance(0.2) then follow_up(ctx, t.name, chunks, "M", 1) end
+    elseif t.kind == "encoder" then
+        local a = { text_src(ctx) }
+        if chance(0.7) then a[2] = chance(0.8) and options_src(ctx, 0) or gen(ctx, 0) end
+        local names = call_args("a", a)
+        step(t.name, assign(names, a) .. "\nR = FIX.enc():encode(" .. table.concat(names, ", ") .. ")",
+            chunks, names)
+    elseif t.kind == "image" then
+        ctx.shapes = { { 3, 4, 5 }, { 2, 3, 4, 4 }, { 1, 1, 2, 2 }, { 4, 1, 3, 3 }, { 2, 4, 4 } }
+        local a = { tensor_src(ctx) }
+        if t.name:match("save_image") then
+            a[2] = ("%s .. \"/image.png\""):format(out)
+        end
+        if chance(0.7) then a[#a + 1] = chance(0.8) and options_src(ctx, 0) or gen(ctx, 0) end
+        local names = call_args("a", a)
+        step(t.name, assign(names, a) .. "\nR = " .. t.callee .. "(" .. table.concat(names, ", ") .. ")",
+            chunks, names)
+    elseif t.kind == "writer" then
+        ctx.shapes = { { 3, 4, 5 }, { 2, 3, 4, 4 }, { 5 }, { 4, 3 }, { 1, 4, 4 } }
+        -- a writer of its own for close (the shared one stays open), the shared one otherwise
+        local w = t.callee == "close" and ("require(\"tide.utils.tensorboard\").SummaryWriter(%s .. \"/tb-%d\"%s)")
+            :format(out, rnd(20), chance(0.5) and ", " .. options_src(ctx, 0) or "")
+            or ("FIX.writer(%s .. \"/tb\")"):format(out)
+        local a = {}
+        a[1] = chance(0.8) and pick { '"loss"', '"a/b"', '""', '"x y"' } or gen(ctx, 0)
+        for i = 2, wpick { { 1, 1 }, { 3, 2 }, { 4, 3 }, { 2, 4 } } do
+            a[i] = chance(0.4) and tensor_src(ctx) or gen(ctx, 0)
+        end
+        if t.callee == "add_embedding" then a[1] = tensor_src(ctx) end
+        local names = call_args("a", a)
+        local mcall = t.callee == "close" and "W:close() R = W:" .. pick { "add_scalar", "flush", "close" }
+            or "R = W:" .. t.callee
+        step(t.name, "W = " .. w .. "\n" .. assign(names, a) .. "\n" .. mcall .. "(" ..
+            table.concat(names, ", ") .. ")", chunks, names)
+    end
+end
+
 local function run_target(t)
     target_group = t.group
-    env = setmetatable({ T = T, tide = tide, nn = nn, F = nn.functional, optim = tide.optim,
+    env = setmetatable({ T = T, FIX = FIX, tide = tide, nn = nn, F = nn.functional, optim = tide.optim,
         SELFTEST = SELFTEST,
         data = tide.data, __vars = {} }, { __index = _G })
     local ctx = new_ctx(t)
@@ -952,6 +1140,8 @@ local function run_target(t)
             step(t.name, "R = 0 for x, y in M:iter() do R = R + 1 if R > 4 then break end end", chunks)
             follow_up(ctx, t.name, chunks, "M", rnd(2))
         end
+    else
+        run_pretrained(t, ctx, chunks)
     end
 end
 

@@ -55,6 +55,8 @@ end
 local function py_str(v)
     if type(v) == "number" then
         return compat.is_integer(v) and ("%d"):format(v) or M.py_float(v)
+    elseif type(v) == "boolean" then
+        return v and "True" or "False"
     end
     return tostring(v)
 end
@@ -140,7 +142,8 @@ function M.add(log_dir, infos, mat, opts)
     for i = 1, n do
         local r = rows[i]
         for j = 1, #r do
-            r[j] = int and ("%d"):format(r[j]) or M.py_float(r[j])
+            local v = r[j]
+            r[j] = int and ("%d"):format(v) or type(v) == "boolean" and py_str(v) or M.py_float(v)
         end
         lines[i] = table.concat(r, "\t") .. "\n"
     end

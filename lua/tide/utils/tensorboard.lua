@@ -177,6 +177,15 @@ function SummaryWriter:add_histogram(tag, values, step, opts)
             return values:to("cpu", "float64"):reshape(-1):totable()
         end)
     elseif type(values) == "table" then
+        if #values == 0 then
+            fail("tide: add_histogram: the list has no element")
+        end
+        for i = 1, #values do
+            if type(values[i]) ~= "number" then
+                fail(("tide: add_histogram: values[%d] is a %s; pass a list of numbers or one "
+                    .. "tensor"):format(i, core.is_tensor(values[i]) and "tensor" or type(values[i])))
+            end
+        end
         vals = values
     else
         fail("tide: add_histogram: expected a tensor or a list of numbers, got " .. type(values))

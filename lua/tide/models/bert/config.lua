@@ -9,7 +9,26 @@ local json = require("tide.models._json")
 local files = require("tide._files")
 
 local BertConfig = { __name = "BertConfig" }
-BertConfig.__index = BertConfig
+
+-- the default label names ({["0"] = "LABEL_0", ...}), made when first read: num_labels alone
+-- costs nothing until then, however large
+local function default_labels(c)
+    local id2label, label2id = {}, {}
+    for i = 0, rawget(c, "num_labels") - 1 do
+        id2label[tostring(i)] = "LABEL_" .. i
+        label2id["LABEL_" .. i] = i
+    end
+    rawset(c, "id2label", id2label)
+    rawset(c, "label2id", label2id)
+end
+
+BertConfig.__index = function(c, k)
+    if (k == "id2label" or k == "label2id") and rawget(c, "id2label") == nil then
+        default_labels(c)
+        return rawget(c, k)
+    end
+    return BertConfig[k]
+end
 
 -- transformers 4.46.3's BertConfig defaults
 local DEFAULTS = {
@@ -119,7 +138,7 @@ local function new(t)
     end
     -- labels: id2label wins over num_labels, as transformers' PretrainedConfig does
     local n = c.num_labels
-    if type(c.id2label) == "table" and count(c.id2label) > 0 then
+    if type(rawget(c, "id2label")) == "table" and count(c.id2label) > 0 then
         n = count(c.id2label)
     elseif n ~= nil then
         if not compat.is_integer(n) or n < 1 then
@@ -129,12 +148,8 @@ local function new(t)
     else
         n = 2
     end
-    if type(c.id2label) ~= "table" or count(c.id2label) == 0 then
-        c.id2label, c.label2id = {}, {}
-        for i = 0, n - 1 do
-            c.id2label[tostring(i)] = "LABEL_" .. i
-            c.label2id["LABEL_" .. i] = i
-        end
+    if type(rawget(c, "id2label")) ~= "table" or count(c.id2label) == 0 then
+        c.id2label, c.label2id = nil, nil -- default_labels, when first read
     elseif type(c.label2id) ~= "table" then
         c.label2id = {}
         for k, v in pairs(c.id2label) do
@@ -157,6 +172,7 @@ end })
 
 -- the fields as config.json holds them (num_labels is implied by id2label)
 function BertConfig:to_dict()
+    local _ = self.id2label -- the default names, written as transformers writes them
     local t = {}
     for k, v in pairs(self) do
         if k ~= "num_labels" then
