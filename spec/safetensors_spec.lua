@@ -113,13 +113,27 @@ describe("tide.save / tide.load", function()
         assert.are.same(m1(x):totable(), m2(x):totable())
     end)
 
-    it("refuses what is not a table of tensors, at the caller's line", function()
-        local ok, err = pcall(tide.save, path, { w = 42 })
+    it("refuses what a checkpoint cannot hold, at the caller's line", function()
+        local ok, err = pcall(function() tide.save(path, { w = print }) end)
         assert.is_false(ok)
-        assert.matches("tide: save: .*'w' is not a live tensor %(got number%)", err)
-        ok, err = pcall(tide.save, path, { tide.zeros(1) })
-        assert.is_false(ok)
-        assert.matches("tide: save: .*key 1 is a number; tensor names must be strings", err)
+        assert.matches("safetensors_spec.lua:%d+: tide: save: .*: w is a function; a checkpoint "
+            .. "holds tensors, numbers, strings, booleans and tables of them", err)
+        ok, err = pcall(tide.save, path, { net = tide.nn.Linear(2, 2) })
+        assert.matches("tide: save: .*: net is a Linear object; save its state_dict%(%) instead", err)
+        local loop = {}
+        loop.again = { loop }
+        ok, err = pcall(tide.save, path, { a = loop })
+        assert.matches("tide: save: .*: a%.again%.1 holds the table it is in %(a cycle%); a "
+            .. "checkpoint is a tree", err)
+        ok, err = pcall(tide.save, path, { [{}] = 1 })
+        assert.matches("tide: save: .*: the checkpoint has a key that is a table; keys must be "
+            .. "strings, numbers or booleans", err)
+        ok, err = pcall(tide.save, path, { n = 1 }, { ["tide.tree"] = "x" })
+        assert.matches('tide: save: .*: metadata key "tide.tree" is tide\'s', err)
+        ok, err = pcall(tide.save, path, tide.zeros(1))
+        assert.matches("tide: save: expected a table of name %-> tensor .* got a tensor %(save "
+            .. "{name = tensor}%)", err)
+        assert.is_nil(io.open(path, "rb"))
         ok, err = pcall(function() tide.save("/nonexistent-dir/m.safetensors", { w = tide.zeros(1) }) end)
         assert.is_false(ok)
         assert.matches("safetensors_spec.lua:%d+: tide: save: /nonexistent%-dir/m.safetensors: cannot open for writing", err)
@@ -131,6 +145,97 @@ describe("tide.save / tide.load", function()
         assert.is_nil(io.open(path .. ".swapped", "rb"))
         ok, err = pcall(tide.save, 42, { w = tide.zeros(1) })
         assert.matches("tide: save: path must be a string, got number$", err)
+    end)
+end)
+
+describe("checkpoint trees (torch.save of a dict)", function()
+    local path
+    before_each(function() path = tmpfile() end)
+    after_each(function() os.remove(path) end)
+
+    it("save a model, an optimizer and plain values, and resume training exactly", function()
+        tide.manual_seed(5)
+        local m = tide.nn.Linear(3, 2)
+        local opt = tide.optim.Adam(m:parameters(), { lr = 0.1 })
+        local x = tide.randn(4, 3)
+        local function step(model, o)
+            o:zero_grad()
+            model(x):pow(2):sum():backward()
+            o:step()
+        end
+        step(m, opt)
+        tide.save(path, { model = m:state_dict(), optimizer = opt:state_dict(), epoch = 7,
+            best = 0.125, tag = "run 1", flags = { true, false }, [2] = -3,
+            odd = { 1 / 0, -1 / 0, 2 ^ 60 + 0.0, 1e-310, "tab\tand\0zero", "é" }, empty = {} },
+            { note = "kept" })
+        local ck, meta = tide.load(path)
+        assert.are.equal(7, ck.epoch)
+        assert.are.equal(0.125, ck.best)
+        assert.are.equal("run 1", ck.tag)
+        assert.are.same({ true, false }, ck.flags)
+        assert.are.equal(-3, ck[2])
+        assert.are.same({ 1 / 0, -1 / 0, 2 ^ 60, 1e-310, "tab\tand\0zero", "é" }, ck.odd)
+        assert.are.same({}, ck.empty)
+        assert.are.same({ note = "kept" }, meta)
+        -- a second model resumed from the file takes the same next step as the first
+        local m2 = tide.nn.Linear(3, 2)
+        local opt2 = tide.optim.Adam(m2:parameters(), { lr = 0.1 })
+        m2:load_state_dict(ck.model)
+        opt2:load_state_dict(ck.optimizer)
+        step(m, opt)
+        step(m2, opt2)
+        assert.are.same(m.weight:totable(), m2.weight:totable())
+        assert.are.same(m.bias:totable(), m2.bias:totable())
+    end)
+
+    it("keep integers and floats apart #lua53", function()
+        tide.save(path, { i = 3, f = 3.0, big = math.maxinteger })
+        local ck = tide.load(path)
+        assert.are.equal("integer", math.type(ck.i))
+        assert.are.equal("float", math.type(ck.f))
+        assert.are.equal(math.maxinteger, ck.big)
+    end)
+
+    it("write each tensor once under its path, and a tensor reached twice stays one", function()
+        local w = tide.tensor({ 1.5, 2.5 })
+        tide.save(path, { enc = { w = w }, dec = { w = w }, list = { tide.ones(2) } })
+        local ck = tide.load(path)
+        assert.is_true(rawequal(ck.enc.w, ck.dec.w))
+        assert.are.same({ 1.5, 2.5 }, ck.dec.w:totable())
+        assert.are.same({ 1, 1 }, ck.list[1]:totable())
+        -- what any safetensors reader sees: the tensors under their paths
+        local flat = tide.safetensors_load(path)
+        local names = {}
+        for k in pairs(flat) do names[#names + 1] = k end
+        table.sort(names)
+        assert.are.same({ "dec.w", "list.1" }, names)
+    end)
+
+    it("load onto a device, by device or torch.load's map_location", function()
+        tide.save(path, { m = { w = tide.ones(2) }, step = 1 })
+        local ck = tide.load(path, { map_location = "cpu:1" })
+        assert.are.equal("cpu:1", tostring(ck.m.w.device))
+        assert.are.equal(1, ck.step)
+        local ok, err = pcall(tide.load, path, { map_location = { ["cpu"] = "cpu:1" } })
+        assert.is_false(ok)
+        assert.matches("tide: load: map_location as a table is not supported; give a device", err)
+        ok, err = pcall(tide.load, path, { map_location = "cpu", device = "cpu" })
+        assert.matches("tide: load: device and map_location name the same thing; give one", err)
+    end)
+
+    it("name a malformed tree", function()
+        tide.safetensors_save(path, { "w" }, { tide.ones(1) }, { ["tide.tree"] = '["t","gone"]' })
+        local ok, err = pcall(function() tide.load(path) end)
+        assert.is_false(ok)
+        assert.matches("safetensors_spec.lua:%d+: tide: load: .*: its tide.tree metadata is "
+            .. "malformed %(tensor gone is not in the file%)", err)
+        for _, bad in ipairs({ "[", '["q",1]', '["{",[[["t","w"],["i","1"]]]]', '["x","zz"]',
+            '["i",true]' }) do
+            tide.safetensors_save(path, { "w" }, { tide.ones(1) }, { ["tide.tree"] = bad })
+            ok, err = pcall(tide.load, path)
+            assert.is_false(ok)
+            assert.matches("tide: load: .*: its tide.tree metadata is malformed", err)
+        end
     end)
 end)
 

@@ -4,6 +4,14 @@
 --     local sd, metadata = tide.load("model.safetensors" [, {device = "cuda"}])
 --     model:load_state_dict(sd)
 --
+--     tide.save("ckpt.safetensors", {model = model:state_dict(), optimizer = opt:state_dict(),
+--         epoch = 5, config = {lr = 0.1, name = "run1"}})   -- PyTorch's checkpoint dict
+--
+-- A table of tensors under string names is written as it is (the bytes of Python's
+-- safetensors.save). Any other table (nested tables, numbers, strings, booleans, list keys) is
+-- a checkpoint tree: its tensors are written under their paths joined by "." (as Python's
+-- reader sees them) and the tree itself, leaves and tensor names, as JSON in the metadata key
+-- "tide.tree" (lua/tide/checkpoint_tree.lua), from which load rebuilds it.
 -- save: a table name -> tensor (tensors on any device and with any strides: they are copied to
 -- the host as needed), and optional metadata, a table of strings (numbers are converted).
 -- Tensors are laid out as the reference writer lays them out (by dtype, widest first, then by
@@ -15,6 +23,7 @@
 -- load, and the files tide writes load there (dtypes F32 F64 F16 BF16 I32 I64 U8 BOOL).
 
 local core = require("tide.core")
+local tree = require("tide.checkpoint_tree")
 
 local M = {}
 
@@ -31,6 +40,16 @@ local function check(ok, ...)
     return ...
 end
 
+-- a table of tensors under string names: the plain safetensors layout
+local function flat_tensors(t)
+    for k, v in pairs(t) do
+        if type(k) ~= "string" or not core.is_tensor(v) then
+            return false
+        end
+    end
+    return true
+end
+
 function M.save(path, tensors, metadata)
     if type(path) ~= "string" then
         -- torch.save(obj, f) takes the file last: a ported call names it here
@@ -39,9 +58,18 @@ function M.save(path, tensors, metadata)
             "the other way round)" or ""
         error("tide: save: path must be a string, got " .. type(path) .. order, 2)
     end
-    if type(tensors) ~= "table" then
-        error("tide: save: expected a table of name -> tensor (e.g. model:state_dict()), got "
-            .. type(tensors), 2)
+    if type(tensors) ~= "table" or core.is_tensor(tensors) then
+        error("tide: save: expected a table of name -> tensor (e.g. model:state_dict()) or a "
+            .. "checkpoint table ({model = model:state_dict(), epoch = 3}), got "
+            .. (core.is_tensor(tensors) and "a tensor (save {name = tensor})" or type(tensors)), 2)
+    end
+    local tree_json
+    if not flat_tensors(tensors) then
+        local ok, flat, tj = pcall(tree.flatten, tensors, path)
+        if not ok then
+            error(flat, 2)
+        end
+        tensors, tree_json = flat, tj
     end
     local names = {}
     for k in pairs(tensors) do
@@ -80,6 +108,14 @@ function M.save(path, tensors, metadata)
             end
             meta[tostring(k)] = tostring(v)
         end
+        if meta[tree.KEY] ~= nil then
+            error(("tide: save: %s: metadata key %q is tide's (the checkpoint tree); use "
+                .. "another name"):format(path, tree.KEY), 2)
+        end
+    end
+    if tree_json then
+        meta = meta or {}
+        meta[tree.KEY] = tree_json
     end
     check(pcall(core.safetensors_save, path, names, list, meta))
 end
@@ -92,12 +128,24 @@ function M.load(path, opts)
     if type(opts) ~= "table" then
         error("tide: load: options must be a table, e.g. {device = \"cuda\"}", 2)
     end
-    core._check_options(opts, "load", { "device" })
+    core._check_options(opts, "load", { "device", "map_location" })
+    -- torch.load's map_location, as a device: the one spelling of it tide takes
+    local where = opts.device
+    if opts.map_location ~= nil then
+        if where ~= nil then
+            error("tide: load: device and map_location name the same thing; give one", 2)
+        end
+        if type(opts.map_location) == "table" or type(opts.map_location) == "function" then
+            error("tide: load: map_location as a " .. type(opts.map_location) .. " is not "
+                .. "supported; give a device (\"cpu\", \"cuda:0\") and move tensors after", 2)
+        end
+        where = opts.map_location
+    end
     -- a device only (never a dtype name, which t:to would take as a cast), checked before
     -- the file is read
     local dev
-    if opts.device ~= nil then
-        local ok, d = pcall(core.device, opts.device)
+    if where ~= nil then
+        local ok, d = pcall(core.device, where)
         if not ok then -- the device's message, named after the call the user made
             d = tostring(d):gsub("tide: device: ", "tide: load: ", 1)
         end
@@ -111,6 +159,14 @@ function M.load(path, opts)
             end
         end)
         check(ok, err)
+    end
+    if metadata[tree.KEY] ~= nil then
+        local ok, t = pcall(tree.rebuild, metadata[tree.KEY], tensors, path)
+        if not ok then
+            error(t, 2)
+        end
+        metadata[tree.KEY] = nil
+        return t, metadata
     end
     return tensors, metadata
 end
