@@ -118,6 +118,9 @@ describe("tide.save / tide.load", function()
         assert.is_false(ok)
         assert.matches("safetensors_spec.lua:%d+: tide: save: .*: w is a function; a checkpoint "
             .. "holds tensors, numbers, strings, booleans and tables of them", err)
+        ok, err = pcall(tide.save, path, { cfg = { dev = tide.device("cpu") } })
+        assert.matches("tide: save: .*: cfg%.dev is a userdata %(a tide.Device%); save its name, "
+            .. "tostring%(device%)", err)
         ok, err = pcall(tide.save, path, { net = tide.nn.Linear(2, 2) })
         assert.matches("tide: save: .*: net is a Linear object; save its state_dict%(%) instead", err)
         local loop = {}

@@ -98,7 +98,10 @@ function M.flatten(t, path)
         -- ordered table (a state_dict: __pairs only) is data
         local mt = type(v) == "table" and getmetatable(v)
         if type(v) ~= "table" or (mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__index") ~= nil)) then
-            local fix = type(v) == "table" and "; save its state_dict() instead" or
+            local umt = type(v) == "userdata" and getmetatable(v)
+            local device = type(umt) == "table" and rawget(umt, "__name") == "tide.Device"
+            local fix = type(v) == "table" and "; save its state_dict() instead" or device and
+                " (a tide.Device); save its name, tostring(device)" or
                 "; a checkpoint holds tensors, numbers, strings, booleans and tables of them"
             fail(where, "is " .. what_is(v) .. fix)
         end
