@@ -131,8 +131,8 @@ describe("tide.save / tide.load", function()
         ok, err = pcall(tide.save, path, { [{}] = 1 })
         assert.matches("tide: save: .*: the checkpoint has a key that is a table; keys must be "
             .. "strings, numbers or booleans", err)
-        ok, err = pcall(tide.save, path, { n = 1 }, { ["tide.tree"] = "x" })
-        assert.matches('tide: save: .*: metadata key "tide.tree" is tide\'s', err)
+        ok, err = pcall(tide.save, path, { n = 1 }, { ["tide-tree"] = "x" })
+        assert.matches('tide: save: .*: metadata key "tide%-tree" is tide\'s', err)
         ok, err = pcall(tide.save, path, tide.zeros(1))
         assert.matches("tide: save: expected a table of name %-> tensor .* got a tensor %(save "
             .. "{name = tensor}%)", err)
@@ -227,17 +227,17 @@ describe("checkpoint trees (torch.save of a dict)", function()
     end)
 
     it("name a malformed tree", function()
-        tide.safetensors_save(path, { "w" }, { tide.ones(1) }, { ["tide.tree"] = '["t","gone"]' })
+        tide.safetensors_save(path, { "w" }, { tide.ones(1) }, { ["tide-tree"] = '["t","gone"]' })
         local ok, err = pcall(function() tide.load(path) end)
         assert.is_false(ok)
-        assert.matches("safetensors_spec.lua:%d+: tide: load: .*: its tide.tree metadata is "
+        assert.matches("safetensors_spec.lua:%d+: tide: load: .*: its tide%-tree metadata is "
             .. "malformed %(tensor gone is not in the file%)", err)
         for _, bad in ipairs({ "[", '["q",1]', '["{",[[["t","w"],["i","1"]]]]', '["x","zz"]',
             '["i",true]' }) do
-            tide.safetensors_save(path, { "w" }, { tide.ones(1) }, { ["tide.tree"] = bad })
+            tide.safetensors_save(path, { "w" }, { tide.ones(1) }, { ["tide-tree"] = bad })
             ok, err = pcall(tide.load, path)
             assert.is_false(ok)
-            assert.matches("tide: load: .*: its tide.tree metadata is malformed", err)
+            assert.matches("tide: load: .*: its tide%-tree metadata is malformed", err)
         end
     end)
 end)

@@ -1,6 +1,6 @@
 -- tide.checkpoint_tree: a checkpoint table as PyTorch scripts save one
 -- (torch.save({model = ..., optimizer = ..., epoch = 5}, f)) in what a safetensors file holds:
--- flatten(t, path) -> {name = tensor}, and the tree as JSON for the metadata key "tide.tree";
+-- flatten(t, path) -> {name = tensor}, and the tree as JSON for the metadata key "tide-tree";
 -- rebuild(json, tensors, path) -> the same table, its tensors those the file loaded.
 --
 -- A node is a JSON array: ["t", name] a tensor (written once under the path that first reached
@@ -15,7 +15,7 @@ local core = require("tide.core")
 local compat = require("tide._compat")
 local json = require("tide.models._json")
 
-local M = { KEY = "tide.tree" }
+local M = { KEY = "tide-tree" }
 
 local MAX_DEPTH = 200
 
@@ -155,7 +155,7 @@ function M.flatten(t, path)
 end
 
 --- rebuild(tree_json, tensors, path) -> the checkpoint table, its tensors taken from tensors;
---- a malformed tree raises "tide: load: <path>: its tide.tree metadata ..."
+--- a malformed tree raises "tide: load: <path>: its tide-tree metadata ..."
 function M.rebuild(tree_json, tensors, path)
     local function bad(msg)
         error(("tide: load: %s: its %s metadata is malformed (%s); the file was not written by "

@@ -11,7 +11,7 @@
 -- safetensors.save). Any other table (nested tables, numbers, strings, booleans, list keys) is
 -- a checkpoint tree: its tensors are written under their paths joined by "." (as Python's
 -- reader sees them) and the tree itself, leaves and tensor names, as JSON in the metadata key
--- "tide.tree" (lua/tide/checkpoint_tree.lua), from which load rebuilds it.
+-- "tide-tree" (lua/tide/checkpoint_tree.lua), from which load rebuilds it.
 -- save: a table name -> tensor (tensors on any device and with any strides: they are copied to
 -- the host as needed), and optional metadata, a table of strings (numbers are converted).
 -- Tensors are laid out as the reference writer lays them out (by dtype, widest first, then by

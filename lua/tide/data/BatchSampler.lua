@@ -76,11 +76,35 @@ function BatchSampler:batches()
     return out
 end
 
+-- lazy over a sampler with iter() (PyTorch's): one batch read at a time
 function BatchSampler:iter()
-    local batches, k = self:batches(), 0
+    local s, bs = self.sampler, self.batch_size
+    if type(s.len) ~= "function" or type(s.iter) ~= "function" then
+        local batches, k = self:batches(), 0
+        return function()
+            k = k + 1
+            return batches[k]
+        end
+    end
+    local it, ended = s:iter(), false
     return function()
-        k = k + 1
-        return batches[k]
+        if ended then
+            return nil
+        end
+        local b = {}
+        while #b < bs do
+            local i = it()
+            if i == nil then
+                ended = true
+                break
+            end
+            b[#b + 1] = i
+        end
+        if #b == 0 or (#b < bs and self.drop_last) then
+            ended = true
+            return nil
+        end
+        return b
     end
 end
 

@@ -29,7 +29,23 @@
 -- stream: batch_size samples per batch, collated as above (the last batch smaller, or dropped
 -- with drop_last); shuffle, sampler and batch_sampler do not apply and raise. `#loader` is
 -- then the dataset's len() over batch_size (ceil, floor with drop_last) and raises when the
--- dataset has no len(). There are no worker processes (tide.data.get_worker_info is nil).
+-- dataset has no len().
+--
+-- PyTorch's positional order works too: DataLoader(ds, 64, true) is {batch_size = 64, shuffle =
+-- true} (then sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last, timeout,
+-- worker_init_fn, multiprocessing_context, generator; an options table last). A sampler or
+-- batch sampler with iter() is read lazily, one batch at a time (an "infinite"
+-- RandomSampler(ds, {replacement = true, num_samples = 1e10}) costs nothing up front).
+--
+-- There are no worker processes: every batch is loaded in the calling thread. PyTorch's
+-- multi-process options are accepted and checked as PyTorch 1.13 checks them (num_workers >= 0,
+-- timeout >= 0, persistent_workers, prefetch_factor other than 2 and multiprocessing_context
+-- ("fork", "spawn" or "forkserver") only with num_workers > 0, worker_init_fn a function,
+-- pin_memory_device a string), and change nothing: with num_workers > 0 the batches and their
+-- order are those of num_workers = 0 (for a map-style dataset, PyTorch's for any num_workers).
+-- worker_init_fn is never called and tide.data.get_worker_info() stays nil, as no worker
+-- exists: an IterableDataset written for PyTorch's workers takes its single-process branch and
+-- gives its stream once (PyTorch's workers would each give their share, batches interleaved).
 local compat = require("tide._compat")
 local class = require("tide._class")
 
@@ -38,12 +54,62 @@ local raise = require("tide.autograd").raise
 local args = require("tide.op_args")
 local default_collate = require("tide.data.collate")
 local stream = require("tide.data.generator")
+local merge_positional = require("tide.optim.positional").merge
 
 local DataLoader = { __name = "DataLoader" }
 DataLoader.__index = DataLoader
 
-function DataLoader.new(ds, opts)
-    opts = opts or {}
+-- PyTorch's parameters after the dataset, in its order (all may be positional)
+local POSITIONAL = { "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
+    "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
+    "multiprocessing_context", "generator" }
+
+local CONTEXTS = { fork = true, spawn = true, forkserver = true }
+
+-- PyTorch's multi-process options: checked as PyTorch 1.13 checks them, then unused (tide
+-- loads every batch in the calling thread)
+local function check_worker_options(opts)
+    local workers = args.int_option("DataLoader", opts, "num_workers", 0, 0)
+    local timeout = opts.timeout
+    if timeout ~= nil and (type(timeout) ~= "number" or not (timeout >= 0)) then
+        raise("tide: DataLoader: timeout = " .. tostring(timeout) .. "; expected a number " ..
+            ">= 0 (seconds)")
+    end
+    if opts.worker_init_fn ~= nil and type(opts.worker_init_fn) ~= "function" then
+        raise("tide: DataLoader: worker_init_fn must be a function of the worker id, got " ..
+            type(opts.worker_init_fn))
+    end
+    local pw = opts.persistent_workers
+    if pw ~= nil and type(pw) ~= "boolean" then
+        raise("tide: DataLoader: persistent_workers must be a boolean, got " .. type(pw))
+    end
+    local prefetch = args.int_option("DataLoader", opts, "prefetch_factor", 2, 1)
+    local context = opts.multiprocessing_context
+    if context ~= nil and not CONTEXTS[context] then
+        raise("tide: DataLoader: multiprocessing_context = " .. tostring(context) ..
+            '; expected "fork", "spawn" or "forkserver"')
+    end
+    local device = opts.pin_memory_device
+    if device ~= nil and type(device) ~= "string" then
+        raise("tide: DataLoader: pin_memory_device must be a string, got " .. type(device))
+    end
+    if workers == 0 then
+        if pw then
+            raise("tide: DataLoader: persistent_workers = true needs num_workers > 0 (as " ..
+                "PyTorch's)")
+        elseif prefetch ~= 2 then
+            raise("tide: DataLoader: prefetch_factor applies with num_workers > 0 only (as " ..
+                "PyTorch's); leave it out")
+        elseif context ~= nil then
+            raise("tide: DataLoader: multiprocessing_context applies with num_workers > 0 " ..
+                "only (as PyTorch's); leave it out")
+        end
+    end
+    return workers
+end
+
+function DataLoader.new(ds, ...)
+    local opts = merge_positional("DataLoader", POSITIONAL, ...) or {}
     local iterable = type(ds) == "table" and ds._iterable == true
     if not iterable and (type(ds) ~= "table" or type(ds.len) ~= "function") then
         raise("tide: DataLoader: expected a dataset (tide.data.Dataset, TensorDataset or " ..
@@ -53,7 +119,10 @@ function DataLoader.new(ds, opts)
         raise("tide: DataLoader: options must be a table, e.g. {batch_size = 64}")
     end
     core._check_options(opts, "DataLoader", { "batch_size", "shuffle", "drop_last", "seed",
-        "pin_memory", "collate_fn", "sampler", "batch_sampler", "generator" })
+        "pin_memory", "collate_fn", "sampler", "batch_sampler", "generator", "num_workers",
+        "timeout", "worker_init_fn", "multiprocessing_context", "prefetch_factor",
+        "persistent_workers", "pin_memory_device" })
+    local num_workers = check_worker_options(opts)
     if iterable then
         -- a stream has no indices: what orders or picks them has nothing to act on
         local name = tostring(ds.__name)
@@ -126,6 +195,7 @@ function DataLoader.new(ds, opts)
     end
     self.sampler = sampler
     self.batch_sampler = batch_sampler
+    self.num_workers = num_workers -- (kept for PyTorch's loader.num_workers; no workers run)
     self.epoch = 0
     return self
 end
@@ -217,11 +287,76 @@ function DataLoader:_batched()
     return self:_checked(list), lens
 end
 
--- list checked as 1-based sample indices of the dataset: a 1-based int64 tensor (nil if empty)
-function DataLoader:_checked(list)
+-- a lazy reader of this epoch's sample indices from the sampler's iter(): read(len) gives the
+-- next len indices as a 1-based int64 tensor (checked), and read() at the epoch's end checks the
+-- sampler has no more (the ones drop_last leaves are read first)
+function DataLoader:_sampler_reader()
+    local it, n = self.sampler:iter(), self:_samples()
+    local given = 0
+    local function take(len)
+        local list = {}
+        for k = 1, len do
+            local i = it()
+            if i == nil then
+                raise(string.format("tide: DataLoader: the sampler gave %d indices but its " ..
+                    "len() is %d", given, n))
+            end
+            given = given + 1
+            list[k] = i
+        end
+        return list
+    end
+    return function(len)
+        if len then
+            local offset = given
+            return self:_checked(take(len), offset)
+        end
+        self:_checked(take(n - given), given)
+        if it() ~= nil then
+            raise(string.format("tide: DataLoader: the sampler gave more indices than its " ..
+                "len() (%d)", n))
+        end
+    end
+end
+
+-- the same for a batch sampler's iter(): read() gives the next batch's indices (checked) and
+-- its length; read(true) at the epoch's end checks the batch sampler has no more
+function DataLoader:_batch_reader()
+    local s = self.batch_sampler
+    local it, nb = s:iter(), s:len()
+    local k, given = 0, 0
+    return function(finish)
+        if finish then
+            if it() ~= nil then
+                raise(string.format("tide: DataLoader: the batch sampler gave more batches " ..
+                    "than its len() (%d)", nb))
+            end
+            return
+        end
+        local b = it()
+        k = k + 1
+        if b == nil then
+            raise(string.format("tide: DataLoader: the batch sampler gave %d batches but its " ..
+                "len() is %d", k - 1, nb))
+        end
+        if type(b) ~= "table" or #b == 0 then
+            raise(string.format("tide: DataLoader: batch %d of the batch sampler is %s; a " ..
+                "batch is a non-empty list of sample indices", k,
+                type(b) == "table" and "empty" or ("a " .. type(b))))
+        end
+        local offset = given
+        given = given + #b
+        return self:_checked(b, offset), #b
+    end
+end
+
+-- list checked as 1-based sample indices of the dataset: a 1-based int64 tensor (nil if empty);
+-- offset: the indices the sampler gave before list (0), for the positions errors name
+function DataLoader:_checked(list, offset)
     local n = self.dataset:len()
-    for k = 1, #list do
-        local i = list[k]
+    offset = offset or 0
+    for k0 = 1, #list do
+        local i, k = list[k0], k0 + offset
         if not compat.is_integer(i) then
             -- an integral float (2.0) stands for its integer; anything else is no index
             local int = type(i) == "number" and i == math.floor(i) and compat.tointeger(i)
@@ -310,9 +445,17 @@ function DataLoader:iter()
     local nb = self:len()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
     local lens -- each batch's length, from a batch sampler (nil: bs, the last one shorter)
+    local read_samples, read_batch -- lazy readers of a sampler's or batch sampler's iter()
+    local s = self.sampler
     if self.batch_sampler ~= nil then
-        order, lens = self:_batched()
-    elseif self.sampler ~= nil then
+        if type(self.batch_sampler.iter) == "function" then
+            read_batch = self:_batch_reader()
+        else
+            order, lens = self:_batched()
+        end
+    elseif s ~= nil and type(s.len) == "function" and type(s.iter) == "function" then
+        read_samples = self:_sampler_reader()
+    elseif s ~= nil then
         order = self:_sampled()
     elseif self.shuffle and self.generator ~= nil then
         order = stream.draw(self, function()
@@ -327,10 +470,21 @@ function DataLoader:iter()
     local gather = not collate_fn and ds.batch
     return function()
         if b >= nb then
+            if b == nb then -- the epoch's end: a lazy sampler must have no more
+                b = b + 1
+                if read_samples then
+                    read_samples()
+                elseif read_batch then
+                    read_batch(true)
+                end
+            end
             return nil
         end
         local start, len
-        if lens then
+        local index
+        if read_batch then
+            index, len = read_batch()
+        elseif lens then
             start, len = (b == 0 and 1 or lens.next), lens[b + 1]
             lens.next = start + len
         else
@@ -338,10 +492,12 @@ function DataLoader:iter()
             len = math.min(bs, n - start + 1)
         end
         b = b + 1
-        local index
-        if order then
+        -- (a batch sampler's batch has its index already)
+        if read_samples then
+            index = read_samples(len)
+        elseif index == nil and order then
             index = order:narrow(1, start, len)
-        elseif gather then
+        elseif index == nil and gather then
             index = core.arange(start, start + len, { dtype = "int64" })
         end
         local function finish(...)
@@ -355,7 +511,7 @@ function DataLoader:iter()
         end
         local samples = {}
         for k = 1, len do
-            local i = order and index[k]:item() or (start + k - 1)
+            local i = index and index[k]:item() or (start + k - 1)
             samples[k] = compat.pack(ds:get(compat.tointeger(i)))
         end
         return finish((collate_fn or default_collate)(samples))

@@ -5,6 +5,10 @@
 -- or the sampler's own stream with `generator` (an integer seed or a tide.get_rng_state()
 -- state), which leaves tide's generator as it was; a tide.Generator ("cpu") is drawn from and
 -- advanced, shared with whatever else draws from it. `s:len()`, `s:indices()`, `s:iter()`.
+-- With replacement iter() draws lazily, 32 indices at a time as PyTorch's (the same values as
+-- indices() draws at once), so num_samples may be huge (minGPT's 1e10): a DataLoader reads
+-- it batch by batch. Without a generator those draws come from tide's generator as the
+-- iteration reaches them, after whatever else drew from it meanwhile.
 local compat = require("tide._compat")
 local Sampler = require("tide.data.Sampler")
 local core = require("tide.core")
@@ -68,7 +72,29 @@ function RandomSampler:indices()
     return stream.list(t)
 end
 
-RandomSampler.iter = stream.iter
+local CHUNK = 32 -- PyTorch's draws with replacement: 32 at a time, then the rest
+
+function RandomSampler:iter()
+    if not self.replacement then
+        return stream.iter(self)
+    end
+    local n, num = self.n, self.num_samples
+    local drawn, chunk, k = 0, {}, 0
+    return function()
+        if drawn >= num then
+            return nil
+        end
+        if k >= #chunk then
+            local size = math.min(CHUNK, num - drawn)
+            chunk = stream.list(stream.draw(self, function()
+                return require("tide").randint(1, n + 1, { size })
+            end))
+            k = 0
+        end
+        k, drawn = k + 1, drawn + 1
+        return chunk[k]
+    end
+end
 
 function RandomSampler:__tostring()
     return string.format("RandomSampler(%d, num_samples=%d, replacement=%s)", self.n,

@@ -12,6 +12,7 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Bernoulli = ExponentialFamily:extend("Bernoulli") -- (PyTorch's base)
+Bernoulli.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 local LIMITS = require("tide._dtype_limits") -- each float dtype's eps
 

@@ -15,6 +15,7 @@ local B = require("tide.distributions._binary")
 local unpack = require("tide._compat").unpack
 
 local Categorical = Distribution:extend("Categorical")
+Categorical.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 local LIMITS = require("tide._dtype_limits") -- each float dtype's eps and max
 

@@ -14,6 +14,7 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local B = require("tide.distributions._binary")
 
 local CB = ExponentialFamily:extend("ContinuousBernoulli") -- (PyTorch's base)
+CB.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 function CB:init(opts, ...)
     local who = "ContinuousBernoulli"

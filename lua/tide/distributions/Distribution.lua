@@ -9,16 +9,75 @@ local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
+local compat = require("tide._compat")
 
 local Distribution = {}
 Distribution.__index = Distribution
 Distribution.__name = "Distribution"
 
+-- PyTorch's positional tensor parameters of the classes whose init takes them in an options
+-- table: cls.positional_params = {after = k, names = {...}} reads the arguments after the k
+-- first as names[1], names[2], ... while they are tensors or numbers (nil holds a place), then
+-- an options table for the rest: Categorical(p) is Categorical({probs = p}), Binomial(10, p,
+-- {validate_args = false}) is Binomial(10, {probs = p, validate_args = false}),
+-- Categorical(nil, l) is Categorical({logits = l}). A name given both ways raises; a table in
+-- the first place is today's options form, passed on as it is.
+local function merge_params(c, ...)
+    local spec = c.positional_params
+    local n, a = select("#", ...), { ... }
+    local k, names = spec.after, spec.names
+    local first = a[k + 1]
+    if type(first) == "table" and not is_tensor(first) then
+        return ...
+    end
+    local given, any, at = {}, false, k + 1
+    for i, name in ipairs(names) do
+        local v = a[k + i]
+        if v ~= nil and not (is_tensor(v) or type(v) == "number") then
+            break
+        end
+        given[name], any, at = v, any or v ~= nil, k + i + 1
+    end
+    if not any then
+        return ...
+    end
+    local opts = a[at]
+    if opts ~= nil and (type(opts) ~= "table" or is_tensor(opts)) then
+        return ... -- (init names what is wrong)
+    end
+    local merged = {}
+    for key, v in pairs(opts or {}) do
+        merged[key] = v
+    end
+    for _, name in ipairs(names) do
+        if given[name] ~= nil then
+            if merged[name] ~= nil then
+                raise(("tide: %s: %s is given twice, positionally and in the options table; " ..
+                    "give it once"):format(c.__name, name))
+            end
+            merged[name] = given[name]
+        end
+    end
+    local out = {}
+    for i = 1, k do
+        out[i] = a[i]
+    end
+    out[k + 1] = merged
+    for i = at + 1, n do
+        out[k + 2 + i - at - 1] = a[i]
+    end
+    return compat.unpack(out, 1, k + 1 + math.max(0, n - at))
+end
+
 -- Distribution:extend(name): a subclass; Sub(...) makes an instance and calls Sub.init(self, ...)
 function Distribution:extend(name)
     local cls = setmetatable({}, { __index = self, __call = function(c, ...)
         local obj = setmetatable({}, c)
-        c.init(obj, ...)
+        if c.positional_params then
+            c.init(obj, merge_params(c, ...))
+        else
+            c.init(obj, ...)
+        end
         return obj
     end })
     cls.__index = cls

@@ -9,6 +9,7 @@ local Distribution = require("tide.distributions.Distribution")
 local B = require("tide.distributions._binary")
 
 local Geometric = Distribution:extend("Geometric")
+Geometric.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 local TINY = { float64 = 2.2250738585072014e-308, float32 = 1.1754943508222875e-38,
     float16 = 6.103515625e-05, bfloat16 = 1.1754943508222875e-38 }

@@ -14,6 +14,8 @@ local compat = require("tide._compat")
 local Distribution = require("tide.distributions.Distribution")
 
 local MultivariateNormal = Distribution:extend("MultivariateNormal")
+MultivariateNormal.positional_params = { after = 1,
+    names = { "covariance_matrix", "precision_matrix", "scale_tril" } } -- (PyTorch's order)
 
 local LOG_2PI = math.log(2 * math.pi)
 local WHO = "MultivariateNormal"

@@ -15,6 +15,7 @@ local X = require("tide.distributions._extras")
 local standard_gamma = require("tide.distributions.gamma_sampler")
 
 local NegativeBinomial = Distribution:extend("NegativeBinomial")
+NegativeBinomial.positional_params = { after = 1, names = { "probs", "logits" } }
 NegativeBinomial.has_rsample = false
 
 function NegativeBinomial:init(total_count, opts, ...)

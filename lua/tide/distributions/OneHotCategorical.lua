@@ -12,6 +12,7 @@ local Categorical = require("tide.distributions.Categorical")
 local B = require("tide.distributions._binary")
 
 local OneHotCategorical = Distribution:extend("OneHotCategorical")
+OneHotCategorical.positional_params = { after = 0, names = { "probs", "logits" } }
 
 function OneHotCategorical:init(opts, ...)
     local who = self.__name

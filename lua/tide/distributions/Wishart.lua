@@ -21,6 +21,8 @@ local gamma_rsample = require("tide.distributions.gamma_rsample")
 local X = require("tide.distributions._extras")
 
 local Wishart = ExponentialFamily:extend("Wishart")
+Wishart.positional_params = { after = 1,
+    names = { "covariance_matrix", "precision_matrix", "scale_tril" } } -- (PyTorch's order)
 Wishart.has_rsample = true
 
 local WHO = "Wishart"

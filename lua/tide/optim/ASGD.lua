@@ -7,6 +7,8 @@ local Optimizer = require("tide.optim.Optimizer")
 
 local ASGD = Optimizer:extend("ASGD", {
     lr = 1e-2, lambd = 1e-4, alpha = 0.75, t0 = 1e6, weight_decay = 0, maximize = false,
+}, {
+    "lr", "lambd", "alpha", "t0", "weight_decay", "foreach", "maximize",
 })
 
 ASGD.nonnegative = { "weight_decay" }

@@ -7,6 +7,8 @@ local Optimizer = require("tide.optim.Optimizer")
 
 local Adadelta = Optimizer:extend("Adadelta", {
     lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0, maximize = false,
+}, {
+    "lr", "rho", "eps", "weight_decay", "foreach",
 })
 
 Adadelta.nonnegative = { "eps", "weight_decay" }

@@ -11,6 +11,8 @@ local Optimizer = require("tide.optim.Optimizer")
 local Adagrad = Optimizer:extend("Adagrad", {
     lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
     maximize = false,
+}, {
+    "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "foreach",
 })
 
 Adagrad.nonnegative = { "lr_decay", "weight_decay", "initial_accumulator_value", "eps" }

@@ -10,6 +10,8 @@ local adam_step_ = require("tide.core")._adam_step_
 local Adam = Optimizer:extend("Adam", {
     lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, amsgrad = false,
     maximize = false,
+}, {
+    "lr", "betas", "eps", "weight_decay", "amsgrad",
 })
 
 function Adam:check_options()

@@ -7,6 +7,8 @@ local Adam = require("tide.optim.Adam")
 local AdamW = Optimizer:extend("AdamW", {
     lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 1e-2, amsgrad = false,
     maximize = false,
+}, {
+    "lr", "betas", "eps", "weight_decay", "amsgrad",
 })
 AdamW.check_options = Adam.check_options
 AdamW.adam_update = Adam.adam_update

@@ -6,6 +6,8 @@ local Adam = require("tide.optim.Adam")
 
 local Adamax = Optimizer:extend("Adamax", {
     lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, maximize = false,
+}, {
+    "lr", "betas", "eps", "weight_decay", "foreach",
 })
 
 Adamax.nonnegative = { "eps", "weight_decay" }

@@ -16,8 +16,12 @@ local is_tensor = autograd.is_tensor
 
 local LBFGS = Optimizer:extend("LBFGS", {
     lr = 1, max_iter = 20, tolerance_grad = 1e-7, tolerance_change = 1e-9, history_size = 100,
+}, {
+    "lr", "max_iter", "max_eval", "tolerance_grad", "tolerance_change",
+    "history_size", "line_search_fn",
 })
 
+LBFGS.speed_options = {} -- (PyTorch's LBFGS takes no foreach, fused, ...)
 LBFGS.nonnegative = { "tolerance_grad", "tolerance_change" }
 LBFGS.scalar_state = { func_evals = true, n_iter = true, t = true, H_diag = true,
     prev_loss = true }

@@ -1,6 +1,6 @@
 -- tide.optim.NAdam(params, {lr = 2e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0,
--- momentum_decay = 4e-3}), PyTorch 1.13's update (Adam with Nesterov momentum and Dozat's
--- momentum schedule): mu_t = b1 (1 - 0.96^(t psi) / 2), mu_product *= mu_t; m and v as Adam's;
+-- momentum_decay = 4e-3, maximize = false (PyTorch 2's: the gradient negated first)}),
+-- PyTorch 1.13's update (Adam with Nesterov momentum and Dozat's momentum schedule): mu_t = b1 (1 - 0.96^(t psi) / 2), mu_product *= mu_t; m and v as Adam's;
 -- denom = sqrt(v / (1-b2^t)) + eps; p -= lr (1-mu_t)/(1-mu_product) g / denom
 --   + lr mu_{t+1}/(1-mu_product mu_{t+1}) m / denom. A chain of tensor ops.
 local Optimizer = require("tide.optim.Optimizer")
@@ -8,6 +8,9 @@ local Adam = require("tide.optim.Adam")
 
 local NAdam = Optimizer:extend("NAdam", {
     lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3,
+    maximize = false,
+}, {
+    "lr", "betas", "eps", "weight_decay", "momentum_decay", "foreach",
 })
 
 NAdam.nonnegative = { "eps", "weight_decay", "momentum_decay" }

@@ -5,21 +5,50 @@
 -- key stays valid; the state's tensors follow lazily: each step compares the device and dtype
 -- recorded with the state against the parameter's and moves them when they differ.
 local core = require("tide.core")
-local class = require("tide._class")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
+local merge_positional = require("tide.optim.positional").merge
 
 local Optimizer = {}
 Optimizer.__index = Optimizer
 
--- Optimizer:extend("SGD", defaults) -> a class; SGD(params, opts) makes an optimizer
-function Optimizer:extend(name, defaults)
-    local cls = { __name = name, defaults = defaults }
+-- Optimizer:extend("SGD", defaults, positional) -> a class; SGD(params, opts) makes an
+-- optimizer, and so does SGD(params, 0.1, {momentum = 0.9}): positional lists the option names
+-- torch 1.13 takes positionally after params, in its order (default: lr alone)
+function Optimizer:extend(name, defaults, positional)
+    local cls = { __name = name, defaults = defaults,
+        positional = positional or (defaults.lr ~= nil and { "lr" } or {}) }
     cls.__index = cls
-    return class.class(cls, self)
+    return setmetatable(cls, {
+        __index = self,
+        __call = function(c, params, ...)
+            return c.new(c, params, merge_positional(c.__name, c.positional, ...))
+        end,
+    })
+end
+
+-- PyTorch's options whose only effect is speed (foreach, fused: the kernel a step runs;
+-- capturable: CUDA-graph capture): tide's steps give the same values whatever they say, so
+-- they are checked and dropped. differentiable = true (a step autograd records) is refused.
+-- Each is nil or a boolean. LBFGS, as PyTorch's, takes none (cls.speed_options = {}).
+local SPEED_OPTIONS = { "capturable", "differentiable", "foreach", "fused" }
+Optimizer.speed_options = SPEED_OPTIONS
+
+local function check_speed_options(who, opts, names)
+    for _, k in ipairs(names) do
+        local v = opts[k]
+        if v ~= nil and type(v) ~= "boolean" then
+            raise("tide: " .. who .. ": expected " .. k .. " to be a boolean or nil, got " ..
+                (is_tensor(v) and "a tensor" or type(v)))
+        end
+    end
+    if opts.differentiable then
+        raise("tide: " .. who .. ": differentiable = true is not supported yet (tide's step " ..
+            "runs without recording); leave it out or false")
+    end
 end
 
 local function param_list(params, who)
@@ -70,8 +99,15 @@ function Optimizer.new(cls, params, opts)
     for d in pairs(cls.defaults) do
         known[#known + 1] = d
     end
+    local speed = cls.speed_options
+    for _, k in ipairs(speed) do
+        if cls.defaults[k] == nil then
+            known[#known + 1] = k
+        end
+    end
     table.sort(known)
     core._check_options(opts, who, known)
+    check_speed_options(who, opts, speed)
     -- the class's defaults under the constructor's options: what a group leaves out takes
     -- (add_param_group's too, as PyTorch's optimizer.defaults)
     local defaults = {}

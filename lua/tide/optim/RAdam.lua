@@ -1,4 +1,5 @@
--- tide.optim.RAdam(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0}),
+-- tide.optim.RAdam(params, {lr = 1e-3, betas = {0.9, 0.999}, eps = 1e-8, weight_decay = 0,
+-- maximize = false (PyTorch 2's: the gradient negated first)}),
 -- PyTorch 1.13's update (Adam whose adaptive step is rectified once the variance estimate is
 -- tractable): m and v as Adam's; rho_inf = 2/(1-b2) - 1, rho_t = rho_inf - 2 t b2^t/(1-b2^t);
 -- when rho_t > 5, p -= lr m/(1-b1^t) * sqrt(1-b2^t)/(sqrt(v) + eps) * r_t (the rectification
@@ -7,7 +8,9 @@ local Optimizer = require("tide.optim.Optimizer")
 local Adam = require("tide.optim.Adam")
 
 local RAdam = Optimizer:extend("RAdam", {
-    lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0,
+    lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, maximize = false,
+}, {
+    "lr", "betas", "eps", "weight_decay", "foreach",
 })
 
 RAdam.nonnegative = { "eps", "weight_decay" }

@@ -10,6 +10,9 @@ local Optimizer = require("tide.optim.Optimizer")
 local RMSprop = Optimizer:extend("RMSprop", {
     lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
     maximize = false,
+}, {
+    "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "foreach",
+    "maximize", "differentiable",
 })
 
 RMSprop.nonnegative = { "eps", "momentum", "weight_decay", "alpha" }

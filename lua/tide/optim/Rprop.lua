@@ -8,6 +8,8 @@ local Optimizer = require("tide.optim.Optimizer")
 
 local Rprop = Optimizer:extend("Rprop", {
     lr = 1e-2, etas = { 0.5, 1.2 }, step_sizes = { 1e-6, 50 }, maximize = false,
+}, {
+    "lr", "etas", "step_sizes", "foreach", "maximize",
 })
 
 local function pair(v)

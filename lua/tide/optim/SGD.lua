@@ -7,6 +7,8 @@ local sgd_step_ = require("tide.core")._sgd_step_
 
 local SGD = Optimizer:extend("SGD", {
     lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false,
+}, {
+    "lr", "momentum", "dampening", "weight_decay", "nesterov",
 })
 
 function SGD:check_options()

@@ -1,4 +1,5 @@
--- CosineAnnealingWarmRestarts(opt, T_0[, {T_mult = 1, eta_min = 0}]): PyTorch 1.13's SGDR.
+-- CosineAnnealingWarmRestarts(opt, T_0[, {T_mult = 1, eta_min = 0}]): PyTorch 1.13's SGDR
+-- (also CosineAnnealingWarmRestarts(opt, T_0, T_mult, eta_min) and (opt, {T_0 =, ...})).
 -- The lr follows eta_min + (base - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2, T_cur counting
 -- the epochs since the last restart and T_i the length of the current cycle (T_0, then times
 -- T_mult after each restart). step() advances one epoch; step(epoch) sets the epoch, which may
@@ -10,14 +11,11 @@ local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
 
-local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts", { "T_mult", "eta_min" },
+local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts", { "T_0", "T_mult", "eta_min" },
     { "T_0", "T_i", "T_mult", "eta_min", "T_cur" })
 
-getmetatable(CAWR).__call = function(c, opt, T_0, opts)
-    return LRScheduler.new(c, opt, opts, T_0)
-end
-
-function CAWR:init(opts, T_0)
+function CAWR:init(opts)
+    local T_0 = opts.T_0
     if not compat.is_integer(T_0) or T_0 < 1 then
         raise(string.format("tide: CosineAnnealingWarmRestarts: T_0 = %s; expected a positive " ..
             "integer (the epochs of the first cycle): CosineAnnealingWarmRestarts(opt, 10[, " ..

@@ -14,7 +14,7 @@
 -- load_state_dict checks every value's type before it changes anything, and names the key at
 -- fault.
 local compat = require("tide._compat")
-local class = require("tide._class")
+local merge_positional = require("tide.optim.positional").merge
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -160,11 +160,18 @@ function LRScheduler.copy_value(v)
 end
 
 -- LRScheduler:extend(name, options, saved) -> a class; cls(opt, opts) makes a scheduler.
--- options: the option names; saved: the fields its state_dict keeps beside STATE
+-- options: the option names, in torch 1.13's order of its parameters after the optimizer, so
+-- that they are also the positional ones: StepLR(opt, 30, 0.1) is StepLR(opt, {step_size = 30,
+-- gamma = 0.1}) (tide.optim.positional); saved: the fields its state_dict keeps beside STATE
 function LRScheduler:extend(name, options, saved)
     local cls = { __name = name, options = options, saved = saved or {} }
     cls.__index = cls
-    return class.class(cls, self)
+    return setmetatable(cls, {
+        __index = self,
+        __call = function(c, opt, ...)
+            return c.new(c, opt, merge_positional(c.__name, c.options, ...))
+        end,
+    })
 end
 
 -- checks opt, an optimizer, for the scheduler `who`
@@ -175,7 +182,7 @@ function LRScheduler.check_optimizer(who, opt)
     end
 end
 
--- extra arguments (CosineAnnealingWarmRestarts' T_0) go to init after opts
+-- extra arguments go to init after opts
 function LRScheduler.new(cls, opt, opts, ...)
     local who = cls.__name
     LRScheduler.check_optimizer(who, opt)

@@ -7,17 +7,8 @@ local raise = require("tide.autograd").raise
 local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })
 LambdaLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain function
 
--- LambdaLR(opt, fn) too, PyTorch's positional lr_lambda (and MultiplicativeLR's): a function
--- in place of the options is {lr_lambda = fn}
-function LambdaLR._positional_lambda(cls)
-    getmetatable(cls).__call = function(c, opt, opts, ...)
-        if type(opts) == "function" then
-            opts = { lr_lambda = opts }
-        end
-        return LRScheduler.new(c, opt, opts, ...)
-    end
-end
-LambdaLR._positional_lambda(LambdaLR)
+-- (LambdaLR(opt, fn) and LambdaLR(opt, {f1, f2}) too: PyTorch's positional lr_lambda, as every
+-- scheduler's options are positional in LRScheduler:extend)
 
 function LambdaLR:init(opts)
     local f, n = opts.lr_lambda, #self.optimizer.param_groups

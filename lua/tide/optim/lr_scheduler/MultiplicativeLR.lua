@@ -8,7 +8,6 @@ local raise = require("tide.autograd").raise
 
 local MultiplicativeLR = LRScheduler:extend("MultiplicativeLR", { "lr_lambda" })
 MultiplicativeLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain function
-LambdaLR._positional_lambda(MultiplicativeLR) -- MultiplicativeLR(opt, fn) too
 
 function MultiplicativeLR:init(opts)
     -- LambdaLR's checks, naming this class

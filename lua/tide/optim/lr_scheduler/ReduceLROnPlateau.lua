@@ -16,6 +16,7 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
+local merge_positional = require("tide.optim.positional").merge
 
 local ReduceLROnPlateau = { __name = "ReduceLROnPlateau" }
 ReduceLROnPlateau.__index = ReduceLROnPlateau
@@ -42,10 +43,11 @@ local function check_modes(who, mode, threshold_mode)
     end
 end
 
-function ReduceLROnPlateau.new(opt, opts)
+-- (opt, mode, factor, patience, ...) too: PyTorch's positional parameters, OPTIONS' order
+function ReduceLROnPlateau.new(opt, ...)
     local who = "ReduceLROnPlateau"
     LRScheduler.check_optimizer(who, opt)
-    opts = args.options(who, opts, OPTIONS, "{patience = 5}")
+    local opts = args.options(who, merge_positional(who, OPTIONS, ...), OPTIONS, "{patience = 5}")
     local self = setmetatable({ optimizer = opt }, ReduceLROnPlateau)
     self.factor = self:number(opts, "factor", 0.1, function(v)
         return v < 1
