@@ -87,6 +87,10 @@ void tl_check_options(lua_State *L, int idx, const char *op, const char *const *
                       const char *const *unsupported);
 void tl_open_options(lua_State *L, int mod); /* core._check_options */
 
+/* require(mod)[fname](...) on this call's arguments, for a form written in Lua; its errors
+ * raised again at the user's line (lua/context.c) */
+int tl_call_lua(lua_State *L, const char *mod, const char *fname);
+
 /* ---- record.c ---- */
 /* before an in-place op: refuses a leaf that requires grad; returns the arguments to record
  * after it (0: none), for tl_inplace_done */

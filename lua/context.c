@@ -107,15 +107,15 @@ static int l_frame_info(lua_State *L) {
     return 1;
 }
 
-/* A C function that calls require(modname)[fname](...). Lua drops the frame of a Lua function
- * called in tail position, so a Lua forwarder in init.lua could lose the user's line; a C
- * function keeps its caller's frame, and its errors are raised again at the nearest Lua line. */
-static int forward_call(lua_State *L) {
+/* require(mod)[fname](...) with the arguments on the stack. Lua drops the frame of a Lua
+ * function called in tail position, so a Lua forwarder could lose the user's line; a C function
+ * keeps its caller's frame, and its errors are raised again at the nearest Lua line. */
+int tl_call_lua(lua_State *L, const char *mod, const char *fname) {
     int n = lua_gettop(L);
     lua_getglobal(L, "require");
-    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushstring(L, mod);
     lua_call(L, 1, 1);
-    lua_getfield(L, -1, lua_tostring(L, lua_upvalueindex(3)));
+    lua_getfield(L, -1, fname);
     lua_remove(L, -2);
     lua_insert(L, 1);
     if (lua_pcall(L, n, LUA_MULTRET, 0) == LUA_OK)
@@ -124,6 +124,12 @@ static int forward_call(lua_State *L) {
     if (!msg)
         return lua_error(L);
     return tl_error(L, "%s", p ? p + 2 : msg);
+}
+
+/* the closure core._forward makes: tl_call_lua on its upvalues' module and name */
+static int forward_call(lua_State *L) {
+    return tl_call_lua(L, lua_tostring(L, lua_upvalueindex(2)),
+                       lua_tostring(L, lua_upvalueindex(3)));
 }
 
 /* core._forward(modname, fname) -> a C function forwarding to require(modname)[fname] */

@@ -132,6 +132,9 @@ static int l_full(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int64_t         shape[TIDE_MAX_DIMS];
     int             ndim = 0, vidx;
+    for (int i = 1, n = lua_gettop(L); i <= n; i++)
+        if (tl_test(L, i)) /* a 0-d tensor as the value (PyTorch's), in Lua */
+            return tl_call_lua(L, "tide.creation_like", "full_of_tensors");
     if (lua_type(L, 1) == LUA_TTABLE) {
         tl_shape(L, 1, shape, &ndim, "full", 0);
         vidx = 2;
@@ -352,7 +355,7 @@ static int l_set_rng_state(lua_State *L) {
 
 /* ---- tide.tensor(nested table or number, opts) -------------------------------------------- */
 
-enum { K_INT = 1, K_FLOAT = 2, K_BOOL = 4 };
+enum { K_INT = 1, K_FLOAT = 2, K_BOOL = 4, K_TENSOR = 8 };
 
 /* checks the nesting against shape (depth d) and collects the kinds of leaves */
 static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, int *kinds) {
@@ -371,9 +374,10 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
                      d + 1);
             return;
         default:
-            if (luaL_testudata(L, idx, TL_TENSOR))
-                tl_error(L, "tide: tensor: elements must be numbers or booleans, got a "
-                            "tensor; combine tensors with tide.stack or tide.cat");
+            if (luaL_testudata(L, idx, TL_TENSOR)) { /* PyTorch's one-element tensors */
+                *kinds |= K_TENSOR;
+                return;
+            }
             tl_error(L, "tide: tensor: elements must be numbers or booleans, got %s",
                      luaL_typename(L, idx));
             return;
@@ -462,6 +466,8 @@ static int l_tensor(lua_State *L) {
     int64_t         shape[TIDE_MAX_DIMS];
     int             ndim = 0, kinds = 0;
     int             t = lua_type(L, 1);
+    if (tl_test(L, 1)) /* torch.tensor(t): a copy */
+        return tl_call_lua(L, "tide.creation_like", "tensor_of_tensors");
     if (t != LUA_TTABLE && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
         return tl_error(L, "tide: tensor: expected a number, a boolean or a nested table, got %s",
                         luaL_typename(L, 1));
@@ -477,6 +483,10 @@ static int l_tensor(lua_State *L) {
     }
     lua_pop(L, 1);
     scan(L, 1, 0, ndim, shape, &kinds);
+    if (kinds & K_TENSOR) { /* their values, and PyTorch's dtype of them (in Lua) */
+        lua_settop(L, 2);
+        return tl_call_lua(L, "tide.creation_like", "tensor_of_tensors");
+    }
     if ((kinds & K_BOOL) && (kinds & (K_INT | K_FLOAT)))
         return tl_error(L, "tide: tensor: the table mixes booleans and numbers; use one kind "
                            "(or give opts.dtype)");

@@ -2,9 +2,29 @@
  * normal_. */
 #include "binding.h"
 
+/* t:fill_(v), v a 0-d tensor (PyTorch's fill_ takes one): copied in (converted to t's dtype
+ * and device) and recorded as copy_, whose formula gives v the sum of t's gradient */
+static int fill_from_tensor(lua_State *L, tide_lua_state *S, ltensor *a, ltensor *v) {
+    if (!v->t)
+        return tl_error(L, "tide: fill_: attempt to use a freed tensor");
+    tl_max_args(L, 2, "fill_");
+    if (tide_tensor_ndim(v->t) != 0)
+        return tl_error(L,
+                        "tide: fill_: value must be a number, got a tensor of %d dims; a 0-d "
+                        "tensor works too: pass value:reshape({}) or value:item()",
+                        tide_tensor_ndim(v->t));
+    int rec = tl_check_inplace(L, S, a, "fill_");
+    TL_CALL_AS(L, S, tide_tensor_copy_(S->ctx, a->t, v->t), "copy_", "fill_");
+    tl_inplace_done(L, S, "copy_", rec);
+    lua_settop(L, 1);
+    return 1;
+}
+
 static int o_fill_(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "fill_");
+    ltensor        *a = tl_check(L, 1, "fill_"), *v = tl_test(L, 2);
+    if (v)
+        return fill_from_tensor(L, S, a, v);
     if (!lua_isboolean(L, 2) && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: fill_: value must be a number, got %s", tl_typename(L, 2));
     tl_max_args(L, 2, "fill_");

@@ -82,9 +82,16 @@ static void autocast_fp32(lua_State *L, tide_lua_state *S, tide_op op, int first
         tl_autocast(L, S, TL_AUTOCAST_FP32, first, last);
 }
 
+/* clamp given a tensor bound: PyTorch's tensor form, written in Lua (tide.pointwise) */
+static int tensor_bounds(lua_State *L, tide_op op) {
+    return is_bounded(op) && (tl_test(L, 2) || tl_test(L, 3));
+}
+
 static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
+    if (tensor_bounds(L, op))
+        return tl_call_lua(L, "tide.pointwise", "clamp_tensor_bounds");
     autocast_fp32(L, S, op, 1, 1);
     ltensor *a = tl_check(L, 1, name);
     no_argument(L, op, name); /* the bounds stay at 2 and 3, below the result */
@@ -97,8 +104,10 @@ static int unary(lua_State *L, tide_op op) {
 
 static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, name);
-    tide_tensor    *dst = a->t;
+    if (tensor_bounds(L, op))
+        return tl_call_lua(L, "tide.pointwise", "clamp_tensor_bounds_");
+    ltensor     *a = tl_check(L, 1, name);
+    tide_tensor *dst = a->t;
     no_argument(L, op, name);
     not_differentiable(L, S, op, name, 1);
     int rec = tl_check_inplace(L, S, a, name);

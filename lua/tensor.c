@@ -71,13 +71,41 @@ static int l_gc_pass_end(lua_State *L) {
 
 /* ---- arithmetic --------------------------------------------------------------------------- */
 
+/* alpha at 3 as a number in its place: PyTorch's keyword form {alpha = 2} (1 when the table
+ * has none) and a 0-d tensor (PyTorch's Number arguments take one) give their value; anything
+ * else stays for the caller's check */
+static void alpha_value(lua_State *L, tide_lua_state *S, const char *name) {
+    static const char *const known[] = {"alpha", NULL};
+    if (lua_type(L, 3) == LUA_TTABLE) {
+        tl_check_options(L, 3, name, known, NULL);
+        lua_getfield(L, 3, "alpha");
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushinteger(L, 1);
+        }
+        lua_replace(L, 3);
+    }
+    ltensor *t = tl_test(L, 3);
+    if (t && t->t && tide_tensor_ndim(t->t) == 0) {
+        tide_scalar v;
+        TL_CALL_AS(L, S, tide_tensor_item_x(S->ctx, t->t, &v), "item", name);
+        if (v.is_int)
+            tl_push_int64(L, v.i, name);
+        else
+            lua_pushnumber(L, v.d);
+        lua_replace(L, 3);
+    }
+}
+
 /* t:add(u, alpha) / t:sub(u, alpha): t +- alpha * u, recorded with alpha as args[3]; with
- * inplace, t:add_(u, alpha) / t:sub_(u, alpha) write the result into t */
+ * inplace, t:add_(u, alpha) / t:sub_(u, alpha) write the result into t. alpha may also be
+ * given as {alpha = a} or a 0-d tensor (alpha_value) */
 int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
     tide_lua_state *S = TL_STATE(L);
     const char     *oname = tide_op_name(op);
     const char     *name = inplace ? (op == TIDE_OP_ADD ? "add_" : "sub_") : oname;
     ltensor        *a = tl_check(L, 1, name), *b = tl_test(L, 2);
+    alpha_value(L, S, name);
     if (lua_type(L, 3) != LUA_TNUMBER)
         return tl_error(L,
                         "tide: %s: alpha (argument #3) must be a number, got %s; the scale comes "

@@ -638,7 +638,7 @@ describe("nn, more of PyTorch's layers: errors", function()
         err("tide: LazyInstanceNorm3d: expected {N, C, D, H, W} or {C, D, H, W} input, got " ..
             "{6, 99}", function() return nn.LazyInstanceNorm3d()(x:reshape(6, 99)) end)
         err("tide: LazyBatchNorm2d: unknown option", function()
-            return nn.LazyBatchNorm2d({ track_running_stats = false })
+            return nn.LazyBatchNorm2d({ track_running_stat = false })
         end)
         err("tide: LazyConvTranspose1d: expected a 3-D input {N, C, L} or a 2-D {C, L}, got 4 " ..
             "dims", function() return nn.LazyConvTranspose1d(2, 3)(x) end)

@@ -35,7 +35,7 @@ local function scalar_node(v)
     if tv == "boolean" then
         return { "b", v }
     elseif tv == "number" then
-        if math.type and math.type(v) == "integer" then
+        if compat.is_integer(v) then -- the integer subtype (where Lua has one)
             return { "i", ("%d"):format(v) }
         end
         local s = v ~= v and "nan" or v == math.huge and "inf" or v == -math.huge and "-inf"
@@ -192,7 +192,7 @@ function M.rebuild(tree_json, tensors, path)
             end
             if kind == "i" then
                 n = compat.tointeger(n) or n
-            elseif math.type and math.type(n) == "integer" then
+            else
                 n = n + 0.0 -- a float written as "3" stays a float
             end
             return n

@@ -1,11 +1,15 @@
 -- tide.creation_like: the creation functions of issue 13 written with existing ones (docs/API.md,
 -- "The wider surface"): zeros_like, ones_like, full_like, empty_like, rand_like, randn_like,
--- linspace, randint, bernoulli (also a method).
+-- linspace, randint, bernoulli (also a method); tide.tensor's and tide.full's tensor arguments
+-- (PyTorch's 0-d tensors as values; the binding calls these); and PyTorch's legacy
+-- constructors tide.Tensor(...) (the method table called), tide.FloatTensor, tide.LongTensor
+-- ... (tide.legacy_new builds them).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
-local idiv = require("tide._compat").idiv
+local compat = require("tide._compat")
+local idiv = compat.idiv
 local generators = require("tide.generator_object")
 
 local check, integer = args.check, args.integer
@@ -52,6 +56,7 @@ random_like("randn_like", core.randn)
 
 function F.full_like(t, value, opts)
     local o = like_opts("full_like", t, opts)
+    value = args.scalar(value)
     if type(value) ~= "number" and type(value) ~= "boolean" then
         raise(("tide: full_like: the fill value must be a number, got %s"):format(type(value)))
     end
@@ -206,6 +211,7 @@ function Tensor.new_full(t, shape, value, opts, ...)
     if type(shape) ~= "table" then
         raise("tide: new_full: the shape must be a table such as {2, 3}, got " .. type(shape))
     end
+    value = args.scalar(value)
     if type(value) ~= "number" and type(value) ~= "boolean" then
         raise(("tide: new_full: the fill value must be a number, got %s"):format(type(value)))
     end
@@ -223,6 +229,126 @@ function Tensor.new_tensor(t, data, opts, ...)
     return core.tensor(data, o)
 end
 
+-- ---- tide.tensor's and tide.full's tensors (lua/creation.c calls these) ---------------------
+
+-- tide.tensor(data[, opts]) where data holds tensors: PyTorch 1.13's one-element tensors among
+-- data's elements (torch.tensor([R]), torch.tensor([t1, t2]) of 0-d tensors), each taken as its
+-- value; without a dtype, the result's is PyTorch's inference: the tensors' dtypes and the
+-- numbers' own (int64, the default float dtype, bool) promoted together. A tensor as data is
+-- copied, detached (PyTorch's torch.tensor(t))
+local function promote(a, b)
+    return a and require("tide.dtype_queries").functions.promote_types(a, b) or b
+end
+
+-- the dtype a leaf of data (a number, a boolean or a tensor) infers to
+local function leaf_dtype(v)
+    if core.is_tensor(v) then
+        if v:numel() ~= 1 then
+            raise(("tide: tensor: an element is a tensor of shape %s; only one-element tensors " ..
+                "convert to numbers: combine tensors with tide.stack or tide.cat")
+                :format(args.shape_str(v:size())))
+        end
+        return v.dtype
+    elseif type(v) == "boolean" then
+        return "bool"
+    elseif type(v) == "number" then
+        return compat.is_integer(v) and "int64" or core.get_default_dtype()
+    end
+end
+
+-- the dtype data's leaves promote to (nil when none)
+local function inferred(v, dt)
+    if type(v) == "table" then
+        for i = 1, #v do
+            dt = inferred(v[i], dt)
+        end
+        return dt
+    end
+    local d = leaf_dtype(v)
+    return d and promote(dt, d) or dt
+end
+
+-- data with each tensor replaced by its value, a boolean for a bool dtype, a number otherwise
+local function values(v, bool)
+    if core.is_tensor(v) then
+        local x = v:item()
+        if bool and type(x) == "number" then
+            return x ~= 0
+        elseif not bool and type(x) == "boolean" then
+            return x and 1 or 0
+        end
+        return x
+    elseif type(v) == "table" then
+        local out = {}
+        for i = 1, #v do
+            out[i] = values(v[i], bool)
+        end
+        return out
+    end
+    return v
+end
+
+local TENSOR_OPTIONS = { "dtype", "device", "requires_grad" }
+
+function M.tensor_of_tensors(data, opts)
+    if core.is_tensor(data) then
+        local o = args.options("tensor", opts, TENSOR_OPTIONS, "{dtype = \"float64\"}")
+        local r = data:detach():to(o.device or data.device, { dtype = o.dtype or data.dtype,
+            copy = true })
+        return o.requires_grad and r:requires_grad_(true) or r
+    end
+    local o = {}
+    for k, v in pairs(args.options("tensor", opts, TENSOR_OPTIONS, "{dtype = \"float64\"}")) do
+        o[k] = v
+    end
+    o.dtype = o.dtype or inferred(data)
+    return core.tensor(values(data, o.dtype == "bool"), o)
+end
+
+-- tide.full(shape, value[, opts]) and full(size1, ..., value[, opts]) given a tensor: a 0-d
+-- one (the value, or a size) is its value, as PyTorch's
+function M.full_of_tensors(...)
+    local a = compat.pack(...)
+    for i = 1, a.n do
+        if core.is_tensor(a[i]) then
+            if a[i]:dim() ~= 0 then
+                raise(("tide: full: the fill value must be a number, a boolean or a 0-d " ..
+                    "tensor, got a tensor of shape %s"):format(args.shape_str(a[i]:size())))
+            end
+            a[i] = a[i]:item()
+        end
+    end
+    return core.full(compat.unpack(a, 1, a.n))
+end
+
+-- ---- legacy constructors --------------------------------------------------------------------
+
+-- tide.Tensor(...) (the default float dtype), tide.FloatTensor(...), tide.LongTensor(...) ...:
+-- PyTorch's legacy constructors, t:new's forms (tide.legacy_new): sizes (uninitialized, as
+-- tide.empty), a nested table of data, a tensor of that dtype (itself, detached), nothing (0
+-- elements), and a last {device =}
+local LEGACY = {
+    FloatTensor = "float32", DoubleTensor = "float64", HalfTensor = "float16",
+    BFloat16Tensor = "bfloat16", IntTensor = "int32", LongTensor = "int64", ByteTensor = "uint8",
+    BoolTensor = "bool",
+}
+local legacy_names = {}
+for name, dtype in pairs(LEGACY) do
+    F[name] = function(...)
+        return require("tide.legacy_new").construct(name, dtype, ...)
+    end
+    legacy_names[#legacy_names + 1] = name
+end
+table.sort(legacy_names)
+
+-- tide.Tensor stays the method table (Tensor.foo = ..., tide.Tensor.add): calling it constructs
+setmetatable(Tensor, { __call = function(_, ...)
+    return require("tide.legacy_new").construct("Tensor", core.get_default_dtype(), ...)
+end })
+
 M.names = { "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "linspace", "randint", "bernoulli" }
+for _, name in ipairs(legacy_names) do
+    M.names[#M.names + 1] = name
+end
 return M

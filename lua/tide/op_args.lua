@@ -251,4 +251,14 @@ function M.probabilities(op, what, p)
     end
 end
 
+-- v, or a 0-d tensor's value (a number or a boolean): where PyTorch takes a Python number it
+-- takes a 0-d tensor too (x:add(u, {alpha = t0}), full(shape, t0)); other values come back as
+-- they are, for the caller's own check
+function M.scalar(v)
+    if is_tensor(v) and v:dim() == 0 then
+        return v:item()
+    end
+    return v
+end
+
 return M

@@ -1,8 +1,9 @@
 -- tide.pointwise: element-wise ops PyTorch scripts use that are compositions of tide's own
 -- (docs/API.md, "The wider surface"): clamp_min, clamp_max, lerp, addcmul, addcdiv,
--- nan_to_num (each with an in-place twin), isclose. Each computes in PyTorch 1.13's order of
--- operations, so float64 results agree to the last bit or nearly; autograd differentiates the
--- ops they record. Tensor methods, and tide.X functions.
+-- nan_to_num (each with an in-place twin), isclose; and clamp's tensor bounds over the core's
+-- clamp. Each computes in PyTorch 1.13's order of operations, so float64 results agree to the
+-- last bit or nearly; autograd differentiates the ops they record. Tensor methods, and tide.X
+-- functions.
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
@@ -12,6 +13,7 @@ local no_grad = autograd.no_grad
 local Tensor = core.Tensor
 local check = args.check
 local unpack = require("tide._compat").unpack
+local same_device = require("tide._same_device")
 
 local M = { functions = {} }
 
@@ -87,7 +89,7 @@ end)
 
 local VALUE = { "value" }
 local function value_of(op, opts)
-    local v = args.options(op, opts, VALUE, "{value = 0.5}").value
+    local v = args.scalar(args.options(op, opts, VALUE, "{value = 0.5}").value)
     if v == nil then
         return 1
     end
@@ -127,13 +129,23 @@ end)
 local LIMITS = require("tide._dtype_limits")
 local NAN_OPTIONS = { "nan", "posinf", "neginf" }
 
--- nan_to_num([{nan = 0, posinf =, neginf =}]): NaN, +inf and -inf replaced (the dtype's largest
--- finite values unless given); integer tensors come back as copies
-with_inplace("nan_to_num", function(x, opts, ...)
-    args.no_extra("nan_to_num", 2, ...)
+-- nan_to_num([{nan = 0, posinf =, neginf =}]) or nan_to_num([nan[, posinf[, neginf]]]) as
+-- PyTorch's positional form (nil for a default; a 0-d tensor gives its value): NaN, +inf and
+-- -inf replaced (the dtype's largest finite values unless given); integer tensors come back as
+-- copies
+with_inplace("nan_to_num", function(x, nan, posinf, neginf, ...)
+    args.no_extra("nan_to_num", 4, ...)
     check("nan_to_num", x)
-    local o = args.options("nan_to_num", opts, NAN_OPTIONS, "{nan = 0}")
+    local o
+    if type(nan) == "table" and not core.is_tensor(nan) then
+        args.no_extra("nan_to_num", 2, posinf, neginf) -- the options table ends the arguments
+        o = args.options("nan_to_num", nan, NAN_OPTIONS, "{nan = 0}")
+    else
+        o = { nan = nan, posinf = posinf, neginf = neginf }
+    end
+    o = { nan = o.nan, posinf = o.posinf, neginf = o.neginf }
     for _, k in ipairs(NAN_OPTIONS) do
+        o[k] = args.scalar(o[k])
         if o[k] ~= nil and type(o[k]) ~= "number" then
             raise(("tide: nan_to_num: %s must be a number, got %s"):format(k, type(o[k])))
         end
@@ -256,6 +268,92 @@ end)
 -- result written back
 for _, name in ipairs({ "xlogy", "tril", "triu", "cumsum", "cumprod" }) do
     with_inplace(name, Tensor[name])
+end
+
+-- clamp(min, max) and clamp_: the core's for number bounds (nil for none); PyTorch 1.13's
+-- tensor bounds, broadcast (a 0-d one too): min then max applied with where, NaN in x or a
+-- bound propagating, the result in the dtype x's promotes to with the bounds' (tide's rule for
+-- binary ops: the dims do not count); the gradient goes to x where it lies within its bounds
+-- (ties included) and to a bound where it is taken, as PyTorch's. A number beside a tensor is
+-- PyTorch's number overload: a 0-d tensor converts
+local kernel_clamp, kernel_clamp_ = Tensor.clamp, Tensor.clamp_
+
+-- lo, hi and whether they take the tensor path; a tensor beside a number is PyTorch's number
+-- overload: a 0-d one converts, a larger one is refused
+local function clamp_bounds(op, lo, hi)
+    local tlo, thi = core.is_tensor(lo), core.is_tensor(hi)
+    if (tlo and type(hi) == "number") or (thi and type(lo) == "number") then
+        lo, hi = args.scalar(lo), args.scalar(hi)
+        for _, b in ipairs({ { lo, "min" }, { hi, "max" } }) do
+            if core.is_tensor(b[1]) then
+                raise(("tide: %s: %s must be a number, got a tensor of shape %s (beside a " ..
+                    "number bound; a 0-d tensor converts)"):format(op, b[2],
+                    args.shape_str(b[1]:size())))
+            end
+        end
+        return lo, hi, false
+    end
+    return lo, hi, tlo or thi
+end
+
+local function tensor_clamp(op, x, lo, hi)
+    local dtypes = require("tide.dtype_queries").functions -- (loaded on first use)
+    local dt = x.dtype
+    for _, b in ipairs({ lo, hi }) do
+        if b ~= nil then
+            number_or_tensor(op, b, b == lo and "min" or "max")
+            same_device(op, x, b)
+            dt = dtypes.promote_types(dt, b.dtype)
+        end
+    end
+    local r = x:to(dt)
+    local float = args.FLOAT[dt]
+    if lo ~= nil then
+        lo = lo:to(dt)
+        local below = r:lt(lo)
+        r = core.where(float and below:logical_or(lo:isnan()) or below, lo, r)
+    end
+    if hi ~= nil then
+        hi = hi:to(dt)
+        local above = r:gt(hi)
+        r = core.where(float and above:logical_or(hi:isnan()) or above, hi, r)
+    end
+    return r
+end
+
+-- (lua/op_families.c calls these for clamp and clamp_ given a tensor bound; the kernels are the
+-- core's methods, which take numbers)
+function M.clamp_tensor_bounds(x, lo, hi, ...)
+    local tensors
+    lo, hi, tensors = clamp_bounds("clamp", lo, hi)
+    if not tensors then
+        return kernel_clamp(x, lo, hi, ...)
+    end
+    args.no_extra("clamp", 3, ...)
+    check("clamp", x)
+    return tensor_clamp("clamp", x, lo, hi)
+end
+
+function M.clamp_tensor_bounds_(x, lo, hi, ...)
+    local tensors
+    lo, hi, tensors = clamp_bounds("clamp_", lo, hi)
+    if not tensors then
+        return kernel_clamp_(x, lo, hi, ...)
+    end
+    args.no_extra("clamp_", 3, ...)
+    check("clamp_", x)
+    -- while recording, from a clone: the copy overwrites x
+    local r = tensor_clamp("clamp_", recording(x, lo, hi) and x:clone() or x, lo, hi)
+    if not args.same_shape(r:size(), x:size()) then
+        raise(("tide: clamp_: the bounds broadcast the result to %s, the tensor is %s; an " ..
+            "in-place clamp keeps the tensor's shape"):format(args.shape_str(r:size()),
+            args.shape_str(x:size())))
+    end
+    if r.dtype ~= x.dtype and args.FLOAT[r.dtype] and not args.FLOAT[x.dtype] then
+        raise(("tide: clamp_: the result is %s, which an in-place write into the %s tensor " ..
+            "would truncate; use clamp, or convert the bounds"):format(r.dtype, x.dtype))
+    end
+    return x:copy_(r)
 end
 
 -- PyTorch's other names for tide's: clip (clamp), swapaxes and swapdims (transpose),

@@ -5,7 +5,8 @@
 --   t[idx]    idx an int64 or int32 tensor of 1-based indices into dim 1 (negative from the
 --             end): {idx.shape..., rest...}, as PyTorch's x[idx]
 --   t[{...}]  Torch7's index, an entry per leading dim: a number selects (the dim goes), {a, b}
---             narrows to a..b (inclusive, negative from the end), {a} to a..a, {} keeps the dim
+--             narrows to a..b (inclusive, negative from the end), {a, b, step} keeps every
+--             step-th of those (step >= 1, PyTorch's a-1:b:step), {a} to a..a, {} keeps the dim
 --             whole, and index tensors pick along their dims as PyTorch's advanced indexing
 --             (several broadcast together: q[{rows, actions}]); dims past the list stay whole.
 --             Without an index tensor the result is a view of t.
@@ -175,26 +176,42 @@ end
 
 -- ---- Torch7's tables ------------------------------------------------------------------------
 
--- the range {a, b} (or {a}) of a dim of size n as a start and a length
+-- the range {a, b} (or {a}, or {a, b, step}) of a dim of size n as a start, a length and a
+-- step: the positions a, a + step, ... up to b
 local function range_of(op, r, dim, n)
     args.check_list(op, r, "a range")
-    if #r > 2 then
-        raise(("tide: %s: the range for dim %d has %d entries; write {first, last}, {i} or {}")
-            :format(op, dim, #r))
+    if #r > 3 then
+        raise(("tide: %s: the range for dim %d has %d entries; write {first, last}, " ..
+            "{first, last, step}, {i} or {}"):format(op, dim, #r))
     end
-    local a, b = r[1], r[2] or r[1]
-    for _, v in ipairs({ a, b }) do
+    local a, b, step = r[1], r[2] or r[1], r[3] or 1
+    for _, v in ipairs({ a, b, step }) do
         if type(v) ~= "number" or not is_integer(v) then
             raise(("tide: %s: the range for dim %d must hold integers, got %s"):format(op, dim,
                 describe(v)))
         end
+    end
+    if step < 1 then
+        raise(("tide: %s: the step of the range for dim %d is %d; a step must be >= 1 (as " ..
+            "PyTorch's; flip the tensor to go backwards)"):format(op, dim, step))
     end
     local a0, b0 = a < 0 and n + a + 1 or a, b < 0 and n + b + 1 or b
     if a0 < 1 or b0 > n or b0 < a0 then
         raise(("tide: %s: the range {%d, %d} is outside dim %d of size %d; ranges are 1-based " ..
             "and inclusive, negative from the end, first <= last"):format(op, a, b, dim, n))
     end
-    return a0, b0 - a0 + 1
+    return a0, b0 - a0 + 1, step
+end
+
+-- dim d of v narrowed to length elements from start, every step-th kept: a view (the windows
+-- of one element, step apart, of unfold), as PyTorch's x[a:b:step]
+local function sliced(v, d, start, length, step)
+    v = v:narrow(d, start, length)
+    if step == 1 then
+        return v
+    end
+    local w = v:unfold(d, 1, step)
+    return w:select(w:dim(), 1)
 end
 
 -- the view a table key's numbers and ranges read, and its index tensors as {dim, tensor} in
@@ -214,7 +231,7 @@ local function table_view(op, x, key)
             v = as_op(op, "select", v.select, v, d, k)
         elseif type(k) == "table" then
             if next(k) ~= nil then
-                v = v:narrow(d, range_of(op, k, i, v:size(d)))
+                v = sliced(v, d, range_of(op, k, i, v:size(d)))
             end
             d = d + 1
         elseif is_tensor(k) then

@@ -3,6 +3,7 @@
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local AdaptiveAvgPool1d = Module:extend("AdaptiveAvgPool1d")
 
@@ -17,5 +18,7 @@ function AdaptiveAvgPool1d:forward(x)
     I.check_tensor(x, "AdaptiveAvgPool1d")
     return F.adaptive_avg_pool1d(x, self.output_size)
 end
+
+S.define(AdaptiveAvgPool1d, { names = { "output_size" }, required = 1, flat = true })
 
 return AdaptiveAvgPool1d

@@ -3,6 +3,7 @@
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
 
@@ -17,5 +18,7 @@ function AdaptiveAvgPool2d:forward(x)
     I.check_tensor(x, "AdaptiveAvgPool2d")
     return F.adaptive_avg_pool2d(x, self.output_size)
 end
+
+S.define(AdaptiveAvgPool2d, { names = { "output_size" }, required = 1, flat = true })
 
 return AdaptiveAvgPool2d

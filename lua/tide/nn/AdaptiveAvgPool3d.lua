@@ -5,6 +5,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local T = require("tide.nn._args3d")
+local S = require("tide.nn._signature")
 
 local AdaptiveAvgPool3d = Module:extend("AdaptiveAvgPool3d")
 
@@ -23,5 +24,7 @@ end
 function AdaptiveAvgPool3d:extra_repr()
     return T.output_size_repr(self.output_size)
 end
+
+S.define(AdaptiveAvgPool3d, { names = { "output_size" }, required = 1, flat = true })
 
 return AdaptiveAvgPool3d

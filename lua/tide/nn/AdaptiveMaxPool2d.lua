@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local AdaptiveMaxPool2d = Module:extend("AdaptiveMaxPool2d")
 
@@ -21,5 +22,7 @@ function AdaptiveMaxPool2d:forward(x)
     I.check_tensor(x, "AdaptiveMaxPool2d")
     return F.adaptive_max_pool2d(x, self.output_size, { return_indices = self.return_indices })
 end
+
+S.define(AdaptiveMaxPool2d, { names = { "output_size", "return_indices" }, required = 1 })
 
 return AdaptiveMaxPool2d

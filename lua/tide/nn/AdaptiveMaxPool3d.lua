@@ -6,6 +6,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local T = require("tide.nn._args3d")
+local S = require("tide.nn._signature")
 
 local AdaptiveMaxPool3d = Module:extend("AdaptiveMaxPool3d")
 
@@ -26,5 +27,7 @@ end
 function AdaptiveMaxPool3d:extra_repr()
     return T.output_size_repr(self.output_size)
 end
+
+S.define(AdaptiveMaxPool3d, { names = { "output_size", "return_indices" }, required = 1 })
 
 return AdaptiveMaxPool3d

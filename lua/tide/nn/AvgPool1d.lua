@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local AvgPool1d = Module:extend("AvgPool1d")
 
@@ -29,5 +30,8 @@ end
 function AvgPool1d:extra_repr()
     return "kernel " .. self.kernel_size
 end
+
+S.define(AvgPool1d, { names = { "kernel_size", "stride", "padding", "ceil_mode",
+    "count_include_pad" }, required = 1 })
 
 return AvgPool1d

@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local AvgPool2d = Module:extend("AvgPool2d")
 
@@ -25,5 +26,8 @@ function AvgPool2d:forward(x)
     I.check_tensor(x, "AvgPool2d")
     return F.avg_pool2d(x, self.kernel_size, self.opts)
 end
+
+S.define(AvgPool2d, { names = { "kernel_size", "stride", "padding", "ceil_mode",
+    "count_include_pad", "divisor_override" }, required = 1 })
 
 return AvgPool2d

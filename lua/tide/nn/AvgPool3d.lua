@@ -5,6 +5,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local T = require("tide.nn._args3d")
+local S = require("tide.nn._signature")
 
 local AvgPool3d = Module:extend("AvgPool3d")
 
@@ -31,5 +32,8 @@ function AvgPool3d:extra_repr()
     return string.format("kernel_size=%s, stride=%s, padding=%s", show(self.kernel_size),
         show(self.stride), show(self.padding))
 end
+
+S.define(AvgPool3d, { names = { "kernel_size", "stride", "padding", "ceil_mode",
+    "count_include_pad", "divisor_override" }, required = 1 })
 
 return AvgPool3d

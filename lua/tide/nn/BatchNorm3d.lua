@@ -14,9 +14,9 @@ function BatchNorm3d:forward(x)
 end
 
 function BatchNorm3d:extra_repr()
-    return string.format("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=true",
+    return string.format("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s",
         self.num_features, tostring(self.eps), tostring(self.momentum),
-        tostring(self.weight ~= nil))
+        tostring(self.weight ~= nil), tostring(self.track_running_stats))
 end
 
 return BatchNorm3d

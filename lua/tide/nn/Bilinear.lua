@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local Bilinear = Module:extend("Bilinear")
 
@@ -29,5 +30,8 @@ function Bilinear:extra_repr()
     return string.format("%d, %d -> %d", self.in1_features, self.in2_features,
         self.out_features)
 end
+
+S.define(Bilinear, { names = { "in1_features", "in2_features", "out_features", "bias" },
+    required = 3 })
 
 return Bilinear

@@ -1,5 +1,7 @@
--- nn.Conv1d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]), or
--- Conv1d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =}): input {N, C, L},
+-- nn.Conv1d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, dilation = 1,
+-- groups = 1, bias = true, padding_mode = "zeros"]) in PyTorch's order, the last of them (or all)
+-- in a table by name (tide.nn._signature), padding also "same" or "valid"; tide's older (in, out,
+-- k, stride, padding, bias) with a boolean bias still works. Input {N, C, L},
 -- weight {out, in / groups, k}; runs as Conv2d over a height of 1 (one im2col and one gemm, one
 -- autograd node)
 local idiv = require("tide._compat").idiv
@@ -7,6 +9,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local Conv1d = Module:extend("Conv1d")
 
@@ -16,8 +19,15 @@ function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     I.conv_channels(self, in_channels, out_channels, groups, "Conv1d")
     self.kernel_size = I.check_int(kernel_size, "kernel_size", "Conv1d")
     self.stride = I.check_int(stride or 1, "stride", "Conv1d")
-    self.padding = I.check_int(padding or 0, "padding", "Conv1d", 0)
     self.dilation = I.check_int(dilation or 1, "dilation", "Conv1d")
+    local before, after = S.conv_padding("Conv1d", padding, { self.kernel_size },
+        { self.dilation }, { self.stride })
+    if before then -- "same" or "valid"; an uneven "same" pads the input first, in forward
+        self.same_pad = S.asymmetric_pad(before, after)
+        self.padding = self.same_pad and 0 or before[1]
+    else
+        self.padding = I.check_int(padding or 0, "padding", "Conv1d", 0)
+    end
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, kernel_size }, out_channels, cin * kernel_size,
         bias)
@@ -35,7 +45,9 @@ function Conv1d:forward(x)
     end
     I.check_input(x, self.weight, "Conv1d")
     local padding = self.padding
-    if self.padding_mode ~= "zeros" and padding > 0 then
+    if self.same_pad then
+        x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
+    elseif self.padding_mode ~= "zeros" and padding > 0 then
         x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0
     end
     return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = padding,
@@ -53,5 +65,7 @@ function Conv1d:extra_repr()
     end
     return s
 end
+
+S.define(Conv1d, { names = S.CONV, required = 3, legacy = S.conv_legacy(6) })
 
 return Conv1d

@@ -1,5 +1,8 @@
--- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
--- or Conv2d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =}); weight
+-- nn.Conv2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, dilation = 1,
+-- groups = 1, bias = true, padding_mode = "zeros"]) in PyTorch's order, the last of them (or all)
+-- in a table by name (tide.nn._signature): Conv2d(in, out, k, {stride =, padding =, ...});
+-- padding also "same" or "valid"; tide's older (in, out, k, stride, padding, bias) with a
+-- boolean bias still works. Weight
 -- {out, in / groups, kh, kw}. oneDNN's convolution for float32 on the CPU when tide is built
 -- with it, else im2col + one batched gemm (BLAS on the CPU, cuBLAS on cuda); one autograd node
 -- (tide.nn._fused).
@@ -9,6 +12,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local fused = require("tide.nn._fused")
+local S = require("tide.nn._signature")
 
 local Conv2d = Module:extend("Conv2d")
 
@@ -18,10 +22,17 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     I.conv_channels(self, in_channels, out_channels, groups, "Conv2d")
     self.kh, self.kw = I.pair(kernel_size, "Conv2d", "kernel_size", 1)
     self.sh, self.sw = I.pair(stride or 1, "Conv2d", "stride", 1)
-    self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding", 0)
     self.dh, self.dw = I.pair(dilation or 1, "Conv2d", "dilation", 1)
     I.check_int(self.dh, "dilation", "Conv2d")
     I.check_int(self.dw, "dilation", "Conv2d")
+    local before, after = S.conv_padding("Conv2d", padding, { self.kh, self.kw },
+        { self.dh, self.dw }, { self.sh, self.sw })
+    if before then -- "same" or "valid"; an uneven "same" pads the input first, in forward
+        self.same_pad = S.asymmetric_pad(before, after)
+        self.ph, self.pw = self.same_pad and 0 or before[1], self.same_pad and 0 or before[2]
+    else
+        self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding", 0)
+    end
     self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw }
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, self.kh, self.kw }, out_channels,
@@ -40,7 +51,9 @@ function Conv2d:forward(x)
             cin, x:size(2)))
     end
     local geom, ph, pw = self.geom, self.ph, self.pw
-    if self.padding_mode ~= "zeros" and (ph > 0 or pw > 0) then
+    if self.same_pad then
+        x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
+    elseif self.padding_mode ~= "zeros" and (ph > 0 or pw > 0) then
         -- padded by F.pad's mode first, then a convolution without padding (as PyTorch)
         x = F.pad(x, { pw, pw, ph, ph }, { mode = self.pad_with })
         geom, ph, pw = { self.kh, self.kw, self.sh, self.sw, 0, 0, self.dh, self.dw }, 0, 0
@@ -68,5 +81,7 @@ function Conv2d:extra_repr()
     end
     return s
 end
+
+S.define(Conv2d, { names = S.CONV, required = 3, legacy = S.conv_legacy(6) })
 
 return Conv2d

@@ -1,5 +1,7 @@
--- nn.Conv3d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, bias = true]),
--- or Conv3d(in, out, k, {stride =, padding =, dilation = 1, groups = 1, bias =, padding_mode =});
+-- nn.Conv3d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0, dilation = 1,
+-- groups = 1, bias = true, padding_mode = "zeros"]) in PyTorch's order, the last of them (or all)
+-- in a table by name (tide.nn._signature), padding also "same" or "valid"; tide's older (in, out,
+-- k, stride, padding, bias) with a boolean bias still works;
 -- sizes an integer or {d, h, w}; weight {out, in / groups, kd, kh, kw}, PyTorch's default init.
 -- Input {N, C, D, H, W}; F.conv3d (one conv2d over the depth windows).
 local idiv = require("tide._compat").idiv
@@ -8,6 +10,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local T = require("tide.nn._args3d")
+local S = require("tide.nn._signature")
 
 local Conv3d = Module:extend("Conv3d")
 
@@ -21,8 +24,15 @@ function Conv3d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     I.conv_channels(self, in_channels, out_channels, groups, who)
     self.kernel_size = T.triple(kernel_size, nil, who, "kernel_size", 1)
     self.stride = T.triple(stride, 1, who, "stride", 1)
-    self.padding = T.triple(padding, 0, who, "padding", 0)
     self.dilation = T.triple(dilation, 1, who, "dilation", 1)
+    local before, after = S.conv_padding(who, padding, self.kernel_size, self.dilation,
+        self.stride)
+    if before then -- "same" or "valid"; an uneven "same" pads the input first, in forward
+        self.same_pad = S.asymmetric_pad(before, after)
+        self.padding = self.same_pad and { 0, 0, 0 } or before
+    else
+        self.padding = T.triple(padding, 0, who, "padding", 0)
+    end
     local k = self.kernel_size
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, k[1], k[2], k[3] }, out_channels,
@@ -41,7 +51,9 @@ function Conv3d:forward(x)
     end
     I.check_input(x, self.weight, "Conv3d")
     local p = self.padding
-    if self.padding_mode ~= "zeros" and (p[1] > 0 or p[2] > 0 or p[3] > 0) then
+    if self.same_pad then
+        x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
+    elseif self.padding_mode ~= "zeros" and (p[1] > 0 or p[2] > 0 or p[3] > 0) then
         -- padded by F.pad's mode first, then a convolution without padding (as PyTorch)
         x, p = F.pad(x, { p[3], p[3], p[2], p[2], p[1], p[1] }, { mode = self.pad_with }), 0
     end
@@ -53,5 +65,7 @@ end
 function Conv3d:extra_repr()
     return T.conv_repr(self)
 end
+
+S.define(Conv3d, { names = S.CONV, required = 3, legacy = S.conv_legacy(6) })
 
 return Conv3d

@@ -1,5 +1,7 @@
--- nn.ConvTranspose1d(in_channels, out_channels, kernel_size[, {stride = 1, padding = 0,
--- output_padding = 0, dilation = 1, groups = 1, bias = true}]): the gradient of Conv1d with
+-- nn.ConvTranspose1d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0,
+-- output_padding = 0, groups = 1, bias = true, dilation = 1, padding_mode = "zeros"]) in
+-- PyTorch's order, the last of them (or all) in a table by name (tide.nn._signature): the
+-- gradient of Conv1d with
 -- respect to its input (F.conv_transpose1d); weight {in, out / groups, k} as PyTorch's (its
 -- default init draws from fan_in = out / groups * k)
 local idiv = require("tide._compat").idiv
@@ -8,6 +10,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local ConvTranspose1d = Module:extend("ConvTranspose1d")
 
@@ -54,5 +57,8 @@ function ConvTranspose1d:extra_repr()
     return string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
         self.out_channels, self.kernel_size, self.stride, self.padding)
 end
+
+S.define(ConvTranspose1d, { names = S.CONV_TRANSPOSE, required = 3,
+    legacy = S.conv_legacy(7) })
 
 return ConvTranspose1d

@@ -1,5 +1,7 @@
--- nn.ConvTranspose2d(in_channels, out_channels, kernel_size[, {stride = 1, padding = 0,
--- output_padding = 0, dilation = 1, groups = 1, bias = true}]): the gradient of Conv2d with
+-- nn.ConvTranspose2d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0,
+-- output_padding = 0, groups = 1, bias = true, dilation = 1, padding_mode = "zeros"]) in
+-- PyTorch's order, the last of them (or all) in a table by name (tide.nn._signature): the
+-- gradient of Conv2d with
 -- respect to its input; weight {in, out / groups, kh, kw} as PyTorch's (its default init draws
 -- from fan_in = out / groups * kh * kw)
 local idiv = require("tide._compat").idiv
@@ -8,6 +10,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local ConvTranspose2d = Module:extend("ConvTranspose2d")
 
@@ -53,5 +56,8 @@ function ConvTranspose2d:extra_repr()
         self.in_channels, self.out_channels, self.kernel_size[1], self.kernel_size[2],
         self.stride[1], self.stride[2], self.padding[1], self.padding[2])
 end
+
+S.define(ConvTranspose2d, { names = S.CONV_TRANSPOSE, required = 3,
+    legacy = S.conv_legacy(7) })
 
 return ConvTranspose2d

@@ -1,5 +1,7 @@
--- nn.ConvTranspose3d(in_channels, out_channels, kernel_size[, {stride = 1, padding = 0,
--- output_padding = 0, dilation = 1, groups = 1, bias = true}]): the gradient of Conv3d with
+-- nn.ConvTranspose3d(in_channels, out_channels, kernel_size[, stride = 1, padding = 0,
+-- output_padding = 0, groups = 1, bias = true, dilation = 1, padding_mode = "zeros"]) in
+-- PyTorch's order, the last of them (or all) in a table by name (tide.nn._signature): the
+-- gradient of Conv3d with
 -- respect to its input (F.conv_transpose3d); sizes an integer or {d, h, w}; weight
 -- {in, out / groups, kd, kh, kw} as PyTorch's (its default init draws from fan_in =
 -- out / groups * kd * kh * kw)
@@ -9,6 +11,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 local T = require("tide.nn._args3d")
 
 local ConvTranspose3d = Module:extend("ConvTranspose3d")
@@ -54,5 +57,7 @@ end
 function ConvTranspose3d:extra_repr()
     return T.conv_repr(self)
 end
+
+S.define(ConvTranspose3d, { names = S.CONV_TRANSPOSE, required = 3 })
 
 return ConvTranspose3d

@@ -1,20 +1,19 @@
--- nn.Dropout([p = 0.5]) or Dropout({p =, inplace = false}): in training, zeroes each element
--- with probability p and scales the rest by 1/(1-p); identity in eval mode
+-- nn.Dropout([p = 0.5[, inplace = false]]), any of them by name (Dropout({p =, inplace =}),
+-- Dropout(0.5, {inplace = true})): in training, zeroes each element with probability p and
+-- scales the rest by 1/(1-p); identity in eval mode
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
+local A = require("tide.nn._activation")
 
 local Dropout = Module:extend("Dropout")
 
--- also Dropout2d's (errors name self's class)
-function Dropout:init(p)
+-- also the other dropouts' (errors name self's class)
+function Dropout:init(...)
     local who = self.__name
-    if type(p) == "table" then
-        require("tide.core")._check_options(p, who, { "p", "inplace" })
-        self.inplace = p.inplace
-        p = p.p
-    end
-    p = p or 0.5
+    local o = A.constructor_options(who, { "p", "inplace" }, ...)
+    self.inplace = A.inplace_flag(o.inplace, who)
+    local p = o.p == nil and 0.5 or o.p
     if type(p) ~= "number" or p < 0 or p > 1 then
         raise("tide: " .. who .. ": expected a probability p in [0, 1], got " .. tostring(p))
     end

@@ -7,6 +7,7 @@ local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local Embedding = Module:extend("Embedding")
 
@@ -46,5 +47,8 @@ function Embedding:extra_repr()
     end
     return s
 end
+
+S.define(Embedding, { names = { "num_embeddings", "embedding_dim", "padding_idx", "max_norm",
+    "norm_type", "scale_grad_by_freq", "sparse", "_weight" }, required = 2 })
 
 return Embedding

@@ -6,6 +6,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local EmbeddingBag = Module:extend("EmbeddingBag")
 
@@ -36,5 +37,9 @@ function EmbeddingBag:extra_repr()
     end
     return s
 end
+
+S.define(EmbeddingBag, { names = { "num_embeddings", "embedding_dim", "max_norm", "norm_type",
+    "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset", "padding_idx" },
+    required = 2 })
 
 return EmbeddingBag

@@ -3,6 +3,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local compat = require("tide._compat")
+local S = require("tide.nn._signature")
 
 local Flatten = Module:extend("Flatten")
 
@@ -46,5 +47,7 @@ function Flatten:forward(x)
     end
     return x:reshape(out)
 end
+
+S.define(Flatten, { names = { "start_dim", "end_dim" }, flat = true })
 
 return Flatten

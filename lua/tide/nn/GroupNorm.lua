@@ -5,6 +5,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local GroupNorm = Module:extend("GroupNorm")
 
@@ -43,5 +44,7 @@ end
 function GroupNorm:extra_repr()
     return self.num_groups .. " groups, " .. self.num_channels .. " channels, eps " .. self.eps
 end
+
+S.define(GroupNorm, { names = { "num_groups", "num_channels", "eps", "affine" }, required = 2 })
 
 return GroupNorm

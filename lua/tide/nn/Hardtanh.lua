@@ -1,18 +1,17 @@
--- nn.Hardtanh([min_val = -1[, max_val = 1]]) or Hardtanh({min_val =, max_val =, inplace =}): x
--- clamped to [min_val, max_val]; its gradient 1 strictly inside, 0 at the bounds, as PyTorch's
-local core = require("tide.core")
+-- nn.Hardtanh([min_val = -1[, max_val = 1[, inplace = false]]]), any of them by name
+-- (Hardtanh({min_val =, max_val =, inplace =})): x clamped to [min_val, max_val]; its gradient 1
+-- strictly inside, 0 at the bounds, as PyTorch's
 local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
+local A = require("tide.nn._activation")
 
 local Hardtanh = Module:extend("Hardtanh")
 
-function Hardtanh:init(min_val, max_val)
-    if type(min_val) == "table" then
-        core._check_options(min_val, "Hardtanh", { "min_val", "max_val", "inplace" })
-        self.inplace = min_val.inplace
-        min_val, max_val = min_val.min_val, min_val.max_val
-    end
+function Hardtanh:init(...)
+    local o = A.constructor_options("Hardtanh", { "min_val", "max_val", "inplace" }, ...)
+    local min_val, max_val = o.min_val, o.max_val
+    self.inplace = A.inplace_flag(o.inplace, "Hardtanh")
     self.min_val = I.check_number(min_val, -1, "min_val", "Hardtanh")
     self.max_val = I.check_number(max_val, 1, "max_val", "Hardtanh")
     if self.min_val > self.max_val then

@@ -2,6 +2,7 @@
 -- last dims (biased variance, as PyTorch); weight ones, bias zeros
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
+local S = require("tide.nn._signature")
 
 local LayerNorm = Module:extend("LayerNorm")
 
@@ -22,5 +23,7 @@ end
 function LayerNorm:extra_repr()
     return I.shape_str(self.normalized_shape) .. ", eps " .. self.eps
 end
+
+S.define(LayerNorm, { names = { "normalized_shape", "eps", "elementwise_affine" }, required = 1 })
 
 return LayerNorm

@@ -5,6 +5,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local fused = require("tide.nn._fused")
+local S = require("tide.nn._signature")
 
 local Linear = Module:extend("Linear")
 
@@ -46,5 +47,7 @@ function Linear:extra_repr()
     return string.format("%d -> %d%s", self.in_features, self.out_features,
         self.bias and "" or ", no bias")
 end
+
+S.define(Linear, { names = { "in_features", "out_features", "bias" }, required = 2 })
 
 return Linear

@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local MaxPool1d = Module:extend("MaxPool1d")
 
@@ -34,5 +35,8 @@ end
 function MaxPool1d:extra_repr()
     return string.format("kernel %d, stride %d", self.kernel_size, self.stride)
 end
+
+S.define(MaxPool1d, { names = { "kernel_size", "stride", "padding", "dilation", "return_indices",
+    "ceil_mode" }, required = 1 })
 
 return MaxPool1d

@@ -6,6 +6,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local MaxPool2d = Module:extend("MaxPool2d")
 
@@ -49,5 +50,8 @@ end
 function MaxPool2d:extra_repr()
     return string.format("kernel %dx%d, stride %d,%d", self.kh, self.kw, self.sh, self.sw)
 end
+
+S.define(MaxPool2d, { names = { "kernel_size", "stride", "padding", "dilation", "return_indices",
+    "ceil_mode" }, required = 1 })
 
 return MaxPool2d

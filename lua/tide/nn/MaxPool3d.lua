@@ -6,6 +6,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local T = require("tide.nn._args3d")
+local S = require("tide.nn._signature")
 
 local MaxPool3d = Module:extend("MaxPool3d")
 
@@ -34,5 +35,8 @@ function MaxPool3d:extra_repr()
         show(self.kernel_size), show(self.stride), show(self.padding), show(self.dilation),
         tostring(self.ceil_mode))
 end
+
+S.define(MaxPool3d, { names = { "kernel_size", "stride", "padding", "dilation", "return_indices",
+    "ceil_mode" }, required = 1 })
 
 return MaxPool3d

@@ -19,10 +19,21 @@ Module.__index = Module
 
 local METAMETHODS = { "__call", "__tostring", "__newindex", "__len" }
 
+local signature = require("tide.nn._signature")
+
+-- cls(...): PyTorch's constructor arguments where the class declares its signature
+-- (tide.nn._signature), else those its init takes; an argument past them raises
 local function construct(cls, ...)
     local self = { _params = {}, _buffers = {}, _modules = {}, _kind = {}, training = true }
     setmetatable(self, cls)
-    self:init(...)
+    local init = cls.init
+    local spec = signature.of(init)
+    if spec then
+        signature.call(self, cls.__name, init, spec, ...)
+    else
+        signature.check_init(cls, init, ...)
+        init(self, ...)
+    end
     return self
 end
 
@@ -35,6 +46,10 @@ Module.is_module = is_module
 function Module:extend(name)
     local cls = { __name = name or "Module" }
     cls.__index = cls
+    local index = rawget(self, "__index")
+    if type(index) == "function" then -- a list's (Module.list_index): its subclasses' too
+        cls.__index = index
+    end
     for _, k in ipairs(METAMETHODS) do
         cls[k] = rawget(self, k) or self[k]
     end
@@ -44,6 +59,17 @@ end
 setmetatable(Module, { __call = construct })
 
 function Module:init() end
+
+-- the __index of the lists (Sequential, ModuleList, ParameterList: entries at 1..self.n):
+-- list[-1] is the last entry, list[-n] the first, as PyTorch's; further out nil, as past the
+-- end. Any other key is the class's (methods).
+function Module.list_index(self, k)
+    if compat.is_integer(k) and k < 0 then
+        local n = rawget(self, "n") or 0
+        return k >= -n and rawget(self, n + 1 + k) or nil
+    end
+    return getmetatable(self)[k]
+end
 
 function Module:forward()
     raise("tide: " .. self.__name .. ": forward is not defined; define " .. self.__name ..
@@ -265,45 +291,83 @@ end
 
 -- ---- traversal (registration order, depth first: own parameters, then children) ----
 
-local function each_named(self, listname, prefix, out_names, out_vals, seen)
+-- recurse false: self's own only; dedupe false: a tensor under two names is listed twice
+local function each_named(self, listname, prefix, out_names, out_vals, seen, recurse, dedupe)
     for _, name in ipairs(self[listname]) do
         local v = rawget(self, name)
-        if v ~= nil and not seen[v] then
+        if v ~= nil and not (dedupe ~= false and seen[v]) then
             seen[v] = true
             out_names[#out_names + 1] = prefix .. name
             out_vals[#out_vals + 1] = v
         end
     end
+    if recurse == false then
+        return
+    end
     for _, name in ipairs(self._modules) do
         local m = rawget(self, name)
         if m then
-            each_named(m, listname, prefix .. name .. ".", out_names, out_vals, seen)
+            each_named(m, listname, prefix .. name .. ".", out_names, out_vals, seen, true,
+                dedupe)
         end
     end
 end
 
-function Module:named_parameters()
-    local names, vals = {}, {}
-    each_named(self, "_params", "", names, vals, {})
+-- the arguments of parameters([recurse]) and named_parameters([prefix, recurse,
+-- remove_duplicate]) (buffers alike): PyTorch's, positionally or, the last of them (or all), in
+-- a table by name ({recurse = false}); self is argument #1
+local LISTING = { "recurse" }
+local NAMED_LISTING = { "prefix", "recurse", "remove_duplicate" }
+local function listing(who, names, ...)
+    local o = signature.arguments(who, names, 1, ...)
+    core._check_options(o, who, names)
+    for _, k in ipairs({ "recurse", "remove_duplicate" }) do
+        if o[k] ~= nil and type(o[k]) ~= "boolean" then
+            raise(("tide: %s: expected %s to be a boolean, got %s"):format(who, k,
+                is_tensor(o[k]) and "a tensor" or type(o[k])))
+        end
+    end
+    if o.prefix ~= nil and type(o.prefix) ~= "string" then
+        raise(("tide: %s: expected prefix to be a string, got %s"):format(who, type(o.prefix)))
+    end
+    local prefix = o.prefix or ""
+    return prefix == "" and "" or prefix .. ".", o.recurse, o.remove_duplicate
+end
+
+local function list(self, listname, who, names, ...)
+    local prefix, recurse, dedupe = listing(who, names, ...)
+    local out_names, vals = {}, {}
+    each_named(self, listname, prefix, out_names, vals, {}, recurse, dedupe)
+    return out_names, vals
+end
+
+function Module:named_parameters(...)
+    local names, vals = list(self, "_params", "named_parameters", NAMED_LISTING, ...)
     return named(names, vals, true)
 end
 
-function Module:parameters()
-    local names, vals = {}, {}
-    each_named(self, "_params", "", names, vals, {})
+function Module:parameters(...)
+    local _, vals = list(self, "_params", "parameters", LISTING, ...)
     return vals
 end
 
-function Module:named_buffers()
-    local names, vals = {}, {}
-    each_named(self, "_buffers", "", names, vals, {})
+function Module:named_buffers(...)
+    local names, vals = list(self, "_buffers", "named_buffers", NAMED_LISTING, ...)
     return named(names, vals, true)
 end
 
-function Module:buffers()
-    local names, vals = {}, {}
-    each_named(self, "_buffers", "", names, vals, {})
+function Module:buffers(...)
+    local _, vals = list(self, "_buffers", "buffers", LISTING, ...)
     return vals
+end
+
+-- PyTorch's share_memory(): share_memory_() on every parameter and buffer (and gradient);
+-- returns self
+function Module:share_memory(...)
+    args.no_extra("share_memory", 1, ...)
+    return self:_apply(function(t)
+        t:share_memory_()
+    end)
 end
 
 function Module:children()

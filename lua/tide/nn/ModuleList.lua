@@ -6,6 +6,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 
 local ModuleList = Module:extend("ModuleList")
+ModuleList.__index = Module.list_index -- ml[-1]: the last module
 
 local function check(m, who)
     if not Module.is_module(m) then

@@ -21,6 +21,7 @@ local Linear = require("tide.nn.Linear")
 local idiv = require("tide._compat").idiv
 local I = require("tide.nn._internal")
 local A = require("tide.nn._attention")
+local S = require("tide.nn._signature")
 
 local MHA = Module:extend("MultiheadAttention")
 local WHO = "MultiheadAttention"
@@ -95,10 +96,13 @@ local function check_input(x, who, what, nd)
     end
 end
 
-function MHA:forward(query, key, value, opts)
-    opts = opts or {}
-    core._check_options(opts, WHO, { "attn_mask", "key_padding_mask", "need_weights",
-        "average_attn_weights", "is_causal" })
+-- PyTorch's positional order after query, key and value (is_causal: PyTorch 2's)
+local FORWARD = { "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights",
+    "is_causal" }
+
+function MHA:forward(query, key, value, ...)
+    local opts = S.arguments(WHO, FORWARD, 3, ...)
+    core._check_options(opts, WHO, FORWARD)
     I.check_tensor(query, WHO)
     local nd = query:dim()
     if (nd ~= 2 and nd ~= 3) or query:size(-1) ~= self.embed_dim then
@@ -158,5 +162,8 @@ function MHA:extra_repr()
     if self.batch_first then s = s .. ", batch_first=true" end
     return s
 end
+
+S.define(MHA, { names = { "embed_dim", "num_heads", "dropout", "bias", "add_bias_kv",
+    "add_zero_attn", "kdim", "vdim", "batch_first" }, required = 2 })
 
 return MHA

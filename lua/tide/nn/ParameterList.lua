@@ -11,6 +11,7 @@ local entry = require("tide.nn._param_repr")
 local raise = autograd.raise
 
 local ParameterList = Module:extend("ParameterList")
+ParameterList.__index = Module.list_index -- pl[-1]: the last parameter
 
 local function as_parameter(t, who)
     if not autograd.is_tensor(t) then

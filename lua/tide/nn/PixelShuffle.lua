@@ -2,11 +2,12 @@
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local PixelShuffle = Module:extend("PixelShuffle")
 
 function PixelShuffle:init(upscale_factor)
-    self.upscale_factor = upscale_factor
+    self.upscale_factor = I.check_int(upscale_factor, "upscale_factor", "PixelShuffle")
 end
 
 function PixelShuffle:forward(x)
@@ -17,5 +18,7 @@ end
 function PixelShuffle:extra_repr()
     return "upscale_factor " .. tostring(self.upscale_factor)
 end
+
+S.define(PixelShuffle, { names = { "upscale_factor" }, required = 1, flat = true })
 
 return PixelShuffle

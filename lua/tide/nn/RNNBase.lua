@@ -6,6 +6,7 @@
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local R = require("tide.nn._rnn")
+local S = require("tide.nn._signature")
 
 local RNNBase = Module:extend("RNNBase")
 
@@ -21,5 +22,13 @@ function RNNBase:init(mode, input_size, hidden_size, opts)
 end
 
 RNNBase.extra_repr = R.extra_repr
+
+-- PyTorch's flatten_parameters(): compacts the weights for cuDNN; tide's already are what the
+-- layer computes with, so nothing to do (PyTorch's off cuDNN does nothing too). Returns nothing.
+function RNNBase:flatten_parameters(...)
+    require("tide.op_args").no_extra("flatten_parameters", 1, ...)
+end
+
+S.define(RNNBase, R.signature("RNNBase"))
 
 return RNNBase

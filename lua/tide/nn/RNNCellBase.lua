@@ -7,6 +7,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local R = require("tide.nn._rnn")
+local S = require("tide.nn._signature")
 
 local RNNCellBase = Module:extend("RNNCellBase")
 
@@ -23,5 +24,8 @@ function RNNCellBase:init(input_size, hidden_size, bias, num_chunks)
 end
 
 RNNCellBase.extra_repr = R.cell_extra_repr
+
+S.define(RNNCellBase, { names = { "input_size", "hidden_size", "bias", "num_chunks" },
+    required = 4, flat = true })
 
 return RNNCellBase

@@ -1,20 +1,18 @@
--- nn.RReLU([lower = 1/8[, upper = 1/3]]) or RReLU({lower =, upper =, inplace =}): the
--- randomized leaky ReLU, a slope drawn in [lower, upper] for each negative element while
--- training, (lower + upper) / 2 in eval mode (F.rrelu)
-local core = require("tide.core")
+-- nn.RReLU([lower = 1/8[, upper = 1/3[, inplace = false]]]), any of them by name (RReLU({lower
+-- =, upper =, inplace =})): the randomized leaky ReLU, a slope drawn in [lower, upper] for each
+-- negative element while training, (lower + upper) / 2 in eval mode (F.rrelu)
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local A = require("tide.nn._activation")
 
 local RReLU = Module:extend("RReLU")
 
-function RReLU:init(lower, upper)
-    local o = { lower = lower, upper = upper }
-    if type(lower) == "table" then
-        core._check_options(lower, "RReLU", { "lower", "upper", "inplace" })
-        o = lower
-    end
-    self.lower, self.upper, self.inplace = o.lower or 1 / 8, o.upper or 1 / 3, o.inplace
+function RReLU:init(...)
+    local o = A.constructor_options("RReLU", { "lower", "upper", "inplace" }, ...)
+    self.lower = I.check_number(o.lower, 1 / 8, "lower", "RReLU")
+    self.upper = I.check_number(o.upper, 1 / 3, "upper", "RReLU")
+    self.inplace = A.inplace_flag(o.inplace, "RReLU")
 end
 
 function RReLU:forward(x)

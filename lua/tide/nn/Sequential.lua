@@ -3,6 +3,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 
 local Sequential = Module:extend("Sequential")
+Sequential.__index = Module.list_index -- seq[-1]: the last layer
 
 function Sequential:init(...)
     local mods = { ... }

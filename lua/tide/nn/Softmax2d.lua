@@ -6,6 +6,10 @@ local I = require("tide.nn._internal")
 
 local Softmax2d = Module:extend("Softmax2d")
 
+function Softmax2d:init(...)
+    require("tide.op_args").no_extra("Softmax2d", 0, ...)
+end
+
 function Softmax2d:forward(x)
     I.check_tensor(x, "Softmax2d")
     if x:dim() ~= 3 and x:dim() ~= 4 then

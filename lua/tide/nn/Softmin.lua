@@ -1,13 +1,15 @@
--- nn.Softmin([dim = -1]): softmax of -x along dim (F.softmin)
+-- nn.Softmin([dim = -1]) or Softmin({dim =}): softmax of -x along dim (F.softmin)
 local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local A = require("tide.nn._activation")
 
 local Softmin = Module:extend("Softmin")
 
-function Softmin:init(dim)
+function Softmin:init(...)
+    local dim = A.constructor_options("Softmin", { "dim" }, ...).dim
     if dim ~= nil and not compat.is_integer(dim) then
         raise("tide: Softmin: expected dim to be an integer, got " .. tostring(dim))
     end

@@ -14,6 +14,7 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
+local S = require("tide.nn._signature")
 
 local TF = Module:extend("Transformer")
 local WHO = "Transformer"
@@ -69,16 +70,15 @@ local function shape(t)
     return I.shape_str(t.shape)
 end
 
-function TF:forward(src, tgt, opts)
+-- forward(src, tgt[, src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask,
+-- memory_key_padding_mask, src_is_causal, tgt_is_causal, memory_is_causal]): PyTorch's
+-- positional order, the last of them (or all) in a table by name
+function TF:forward(src, tgt, ...)
     I.check_tensor(src, WHO)
     if not autograd.is_tensor(tgt) then
         raise("tide: " .. WHO .. ": expected tgt to be a tensor, got " .. type(tgt))
     end
-    if autograd.is_tensor(opts) then
-        raise("tide: " .. WHO .. ": expected the masks in an options table ({src_mask =, " ..
-            "tgt_mask =, ...}), got a tensor")
-    end
-    opts = opts or {}
+    local opts = S.arguments(WHO, CALL, 2, ...)
     core._check_options(opts, WHO, CALL)
     local bdim = self.batch_first and 1 or 2
     if src:dim() == 3 and (tgt:dim() ~= 3 or src:size(bdim) ~= tgt:size(bdim)) then
@@ -129,5 +129,7 @@ function TF.generate_square_subsequent_mask(sz, opts, ...)
     return core.full({ sz, sz }, -math.huge, { device = opts.device, dtype = opts.dtype or
         core.get_default_dtype() }):triu(1)
 end
+
+S.define(TF, { names = KNOWN })
 
 return TF

@@ -10,6 +10,7 @@ local Module = require("tide.nn.Module")
 local TDL = require("tide.nn.TransformerDecoderLayer")
 local I = require("tide.nn._internal")
 local T = require("tide.nn._transformer")
+local S = require("tide.nn._signature")
 
 local TD = Module:extend("TransformerDecoder")
 local WHO = "TransformerDecoder"
@@ -31,9 +32,11 @@ function TD:init(decoder_layer, num_layers, opts)
     T.init_stack(self, decoder_layer, num_layers, opts.norm)
 end
 
-function TD:forward(tgt, memory, mask_or_opts)
-    local o = TDL._masks(mask_or_opts, WHO)
+function TD:forward(tgt, memory, ...)
+    local o = TDL._masks(WHO, ...)
     return T.forward_stack(self, tgt, memory, o)
 end
+
+S.define(TD, { names = { "decoder_layer", "num_layers", "norm" }, required = 2 })
 
 return TD

@@ -14,6 +14,7 @@ local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local T = require("tide.nn._transformer")
+local S = require("tide.nn._signature")
 
 local TDL = Module:extend("TransformerDecoderLayer")
 local WHO = "TransformerDecoderLayer"
@@ -32,16 +33,10 @@ function TDL:init(d_model, nhead, opts)
     T.add_children(self, 3, d_model, nhead, opts, ff, p, activation, eps)
 end
 
--- the masks of a call: a tensor is tgt_mask, a table the options
-function TDL._masks(mask_or_opts, who)
-    if autograd.is_tensor(mask_or_opts) then
-        return { tgt_mask = mask_or_opts }
-    end
-    if mask_or_opts ~= nil and type(mask_or_opts) ~= "table" then
-        raise(string.format("tide: %s: expected tgt_mask (a tensor) or an options table, got %s",
-            who, type(mask_or_opts)))
-    end
-    local o = mask_or_opts or {}
+-- the masks of a call (the arguments after tgt and memory): PyTorch's positional order, the
+-- last of them (or all) in a table by name
+function TDL._masks(who, ...)
+    local o = S.arguments(who, MASKS, 2, ...)
     core._check_options(o, who, MASKS)
     for _, k in ipairs({ "tgt_is_causal", "memory_is_causal" }) do
         if o[k] ~= nil and type(o[k]) ~= "boolean" then
@@ -52,13 +47,13 @@ function TDL._masks(mask_or_opts, who)
     return o
 end
 
-function TDL:forward(tgt, memory, mask_or_opts)
+function TDL:forward(tgt, memory, ...)
     I.check_tensor(tgt, WHO)
     if not autograd.is_tensor(memory) then
         raise(string.format("tide: %s: expected memory (the encoder's output) to be a tensor, " ..
             "got %s", WHO, type(memory)))
     end
-    local o = TDL._masks(mask_or_opts, WHO)
+    local o = TDL._masks(WHO, ...)
     local function sa(x)
         return T.attend(self.self_attn, self.dropout1, x, x, o.tgt_mask, o.tgt_key_padding_mask,
             o.tgt_is_causal)
@@ -72,5 +67,8 @@ function TDL:forward(tgt, memory, mask_or_opts)
     end
     return T.residual(self, tgt, { sa, mha, ff })
 end
+
+S.define(TDL, { names = { "d_model", "nhead", "dim_feedforward", "dropout", "activation",
+    "layer_norm_eps", "batch_first", "norm_first" }, required = 2 })
 
 return TDL

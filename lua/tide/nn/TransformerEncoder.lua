@@ -8,13 +8,15 @@ local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local T = require("tide.nn._transformer")
+local S = require("tide.nn._signature")
 
 local TE = Module:extend("TransformerEncoder")
 local WHO = "TransformerEncoder"
 
 function TE:init(encoder_layer, num_layers, opts)
     opts = opts or {}
-    core._check_options(opts, WHO, { "norm", "enable_nested_tensor" })
+    -- enable_nested_tensor and mask_check change nothing here (no nested tensors)
+    core._check_options(opts, WHO, { "norm", "enable_nested_tensor", "mask_check" })
     if not (Module.is_module(encoder_layer) and rawget(encoder_layer, "_args")) then
         raise("tide: " .. WHO .. ": expected an nn.TransformerEncoderLayer, got " ..
             (Module.is_module(encoder_layer) and tostring(encoder_layer) or type(encoder_layer)))
@@ -23,16 +25,21 @@ function TE:init(encoder_layer, num_layers, opts)
     T.init_stack(self, encoder_layer, num_layers, opts.norm)
 end
 
-function TE:forward(src, mask_or_opts)
-    local o = mask_or_opts
-    if autograd.is_tensor(o) then
-        o = { src_mask = o }
-    elseif o ~= nil then
-        core._check_options(o, WHO, { "mask", "src_key_padding_mask", "is_causal" })
-        o = { src_mask = o.mask, src_key_padding_mask = o.src_key_padding_mask,
-            is_causal = o.is_causal }
+local FORWARD = { "mask", "src_key_padding_mask", "is_causal" }
+
+-- forward(src[, mask, src_key_padding_mask, is_causal]): PyTorch's positional order, the last
+-- of them (or all) in a table by name
+function TE:forward(src, ...)
+    local o = S.arguments(WHO, FORWARD, 1, ...)
+    if next(o) == nil then
+        return T.forward_stack(self, src, nil)
     end
-    return T.forward_stack(self, src, o)
+    core._check_options(o, WHO, FORWARD)
+    return T.forward_stack(self, src, { src_mask = o.mask,
+        src_key_padding_mask = o.src_key_padding_mask, is_causal = o.is_causal })
 end
+
+S.define(TE, { names = { "encoder_layer", "num_layers", "norm", "enable_nested_tensor",
+    "mask_check" }, required = 2 })
 
 return TE

@@ -12,6 +12,7 @@ local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local T = require("tide.nn._transformer")
+local S = require("tide.nn._signature")
 
 local TEL = Module:extend("TransformerEncoderLayer")
 local WHO = "TransformerEncoderLayer"
@@ -22,11 +23,7 @@ function TEL:init(d_model, nhead, opts)
     T.add_children(self, 2, d_model, nhead, opts, ff, p, activation, opts.layer_norm_eps or 1e-5)
 end
 
-local function masks(mask_or_opts)
-    if autograd.is_tensor(mask_or_opts) then
-        return mask_or_opts, nil, nil
-    end
-    local o = mask_or_opts or {}
+local function masks(o)
     core._check_options(o, WHO, { "src_mask", "src_key_padding_mask", "is_causal" })
     if o.is_causal ~= nil and type(o.is_causal) ~= "boolean" then
         raise("tide: " .. WHO .. ": expected is_causal to be a boolean, got " .. type(o.is_causal))
@@ -34,12 +31,13 @@ local function masks(mask_or_opts)
     return o.src_mask, o.src_key_padding_mask, o.is_causal
 end
 
--- forward(src[, src_mask | {src_mask =, src_key_padding_mask =, is_causal =}]): is_causal
--- applies the causal mask in the attention (MultiheadAttention's is_causal), with src_mask too
--- if one is given
-function TEL:forward(src, mask_or_opts)
+-- forward(src[, src_mask, src_key_padding_mask, is_causal]), PyTorch's positional order, the
+-- last of them (or all) in a table by name: is_causal applies the causal mask in the attention
+-- (MultiheadAttention's is_causal), with src_mask too if one is given
+local FORWARD = { "src_mask", "src_key_padding_mask", "is_causal" }
+function TEL:forward(src, ...)
     I.check_tensor(src, WHO)
-    local mask, kpm, causal = masks(mask_or_opts)
+    local mask, kpm, causal = masks(S.arguments(WHO, FORWARD, 1, ...))
     local function sa(x)
         return T.attend(self.self_attn, self.dropout1, x, x, mask, kpm, causal)
     end
@@ -48,5 +46,8 @@ function TEL:forward(src, mask_or_opts)
     end
     return T.residual(self, src, { sa, ff })
 end
+
+S.define(TEL, { names = { "d_model", "nhead", "dim_feedforward", "dropout", "activation",
+    "layer_norm_eps", "batch_first", "norm_first" }, required = 2 })
 
 return TEL

@@ -3,6 +3,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local compat = require("tide._compat")
+local S = require("tide.nn._signature")
 
 local Unflatten = Module:extend("Unflatten")
 
@@ -24,5 +25,7 @@ end
 function Unflatten:extra_repr()
     return string.format("dim %d, sizes {%s}", self.dim, table.concat(self.sizes, ", "))
 end
+
+S.define(Unflatten, { names = { "dim", "unflattened_size" }, required = 2, flat = true })
 
 return Unflatten

@@ -4,6 +4,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local Upsample = Module:extend("Upsample")
 
@@ -30,5 +31,8 @@ function Upsample:extra_repr()
         "{" .. table.concat(o.scale_factor, ", ") .. "}" or tostring(o.scale_factor)))
     return what .. ", mode " .. (o.mode or "nearest")
 end
+
+S.define(Upsample, { names = { "size", "scale_factor", "mode", "align_corners",
+    "recompute_scale_factor" } })
 
 return Upsample

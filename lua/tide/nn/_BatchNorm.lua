@@ -6,14 +6,20 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
+local S = require("tide.nn._signature")
 
 local BatchNorm = Module:extend("_BatchNorm")
 
-function BatchNorm:init(num_features, eps, momentum, affine)
+function BatchNorm:init(num_features, eps, momentum, affine, track_running_stats)
     if type(eps) == "table" then
         local o = eps
-        core._check_options(o, self.__name, { "eps", "momentum", "affine" })
-        eps, momentum, affine = o.eps, o.momentum, o.affine
+        core._check_options(o, self.__name, { "eps", "momentum", "affine", "track_running_stats" })
+        eps, momentum, affine, track_running_stats = o.eps, o.momentum, o.affine,
+            o.track_running_stats
+    end
+    if track_running_stats ~= nil and type(track_running_stats) ~= "boolean" then
+        raise("tide: " .. self.__name .. ": expected track_running_stats to be a boolean, got " ..
+            type(track_running_stats))
     end
     I.check_int(num_features, "num_features", self.__name)
     eps = I.check_number(eps, 1e-5, "eps", self.__name)
@@ -22,14 +28,22 @@ function BatchNorm:init(num_features, eps, momentum, affine)
     if affine ~= false then
         I.affine_params(self, { num_features }, true)
     end
-    self:register_buffer("running_mean", core.zeros(num_features))
-    self:register_buffer("running_var", core.ones(num_features))
-    self:register_buffer("num_batches_tracked", core.zeros({}, { dtype = "int64" }))
+    -- track_running_stats = false: no buffers, batch statistics in eval too (PyTorch's)
+    self.track_running_stats = track_running_stats ~= false
+    if self.track_running_stats then
+        self:register_buffer("running_mean", core.zeros(num_features))
+        self:register_buffer("running_var", core.ones(num_features))
+        self:register_buffer("num_batches_tracked", core.zeros({}, { dtype = "int64" }))
+    end
 end
 
 -- x with the channels on dim 2 (the subclass checked its shape)
 function BatchNorm:normalize(x)
     local momentum = self.momentum
+    if not self.track_running_stats then
+        return I.batch_norm(x, nil, nil, self.weight, self.bias, true, momentum or 0, self.eps,
+            self.__name)
+    end
     if momentum == nil and self.training then
         -- nil: the cumulative average over the batches tracked, as PyTorch (update_bn sets it)
         momentum = 1 / (self.num_batches_tracked:item() + 1)
@@ -50,7 +64,7 @@ function BatchNorm:check(x, dims_ok)
         raise("tide: " .. self.__name .. ": expected " .. self.expects .. " input, got " ..
             I.shape_str(x.shape))
     end
-    I.check_device(x, self.running_mean, self.__name)
+    I.check_device(x, self.running_mean or self.weight or x, self.__name)
     if x:size(2) ~= self.num_features then
         raise(string.format("tide: %s: expected input with %d channels (dim 2), got %d",
             self.__name, self.num_features, x:size(2)))
@@ -60,5 +74,8 @@ end
 function BatchNorm:extra_repr()
     return tostring(self.num_features)
 end
+
+S.define(BatchNorm, { names = { "num_features", "eps", "momentum", "affine",
+    "track_running_stats" }, required = 1 })
 
 return BatchNorm

@@ -8,6 +8,7 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local InstanceNorm = Module:extend("_InstanceNorm")
 
@@ -68,5 +69,8 @@ function InstanceNorm:extra_repr()
     return string.format("%d, eps %s, affine %s, track_running_stats %s", self.num_features,
         self.eps, tostring(self.affine), tostring(self.track_running_stats))
 end
+
+S.define(InstanceNorm, { names = { "num_features", "eps", "momentum", "affine",
+    "track_running_stats" }, required = 1 })
 
 return InstanceNorm

@@ -4,6 +4,7 @@ local compat = require("tide._compat")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
+local op_args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
@@ -100,6 +101,42 @@ local function dropout_args(input, opts, who)
     return o, probability(o.p == nil and 0.5 or o.p, who)
 end
 
+-- softmax's, log_softmax's and softmin's input and dim from their options {dim = -1, dtype =,
+-- _stacklevel =}: with dtype (a float dtype) the input is cast first, as PyTorch's; _stacklevel
+-- (Python's warning level, PyTorch's third positional) is checked and unused
+local function softmax_args(input, opts, who)
+    tensor_arg(input, who, "input")
+    local o = options(opts, who, { "dim", "_stacklevel", "dtype" })
+    if o._stacklevel ~= nil then
+        int_arg(o._stacklevel, who, "_stacklevel", 0)
+    end
+    local dim = dim_arg(o.dim, who)
+    if o.dtype ~= nil and o.dtype ~= input.dtype then
+        if not FLOAT_DTYPES[o.dtype] then
+            raise(string.format("tide: %s: expected dtype to be a floating-point dtype " ..
+                "(\"float32\", \"float64\", \"float16\" or \"bfloat16\"), got %s", who,
+                tostring(o.dtype)))
+        end
+        input = input:to(o.dtype)
+    end
+    return input, dim
+end
+
+-- dropout2d's spatial dims: 2, or 0 for a 2-D input {N, C}, PyTorch 1.13's deprecated case
+-- (each element its own channel), warned about once with PyTorch's words
+local DROPOUT2D_2D = "dropout2d: Received a 2-D input to dropout2d, which is deprecated and " ..
+    "will result in an error in a future release. To retain the behavior and silence this " ..
+    "warning, please use dropout instead. Note that dropout2d exists to provide channel-wise " ..
+    "dropout on inputs with 2 spatial dimensions, a channel dimension, and an optional batch " ..
+    "dimension (i.e. 3D or 4D inputs)."
+local function dropout2d_spatial(input)
+    if input:dim() == 2 then
+        require("tide._warn").once("dropout2d.2d", DROPOUT2D_2D)
+        return 0
+    end
+    return 2
+end
+
 local function same_device(x, y, who, what)
     if y ~= nil then
         I.check_device(x, y, who, what)
@@ -184,6 +221,110 @@ local function channel_tensors(who, input, c, list)
     end
 end
 
+-- a table of options by name: a plain table (not a tensor, a Generator or a module), not a list
+-- (a stride {2, 2}, a size {4, 4} are values)
+local function by_name(v)
+    return type(v) == "table" and getmetatable(v) == nil and v[1] == nil
+end
+
+local function position(list, k)
+    for i, v in ipairs(list) do
+        if v == k then
+            return i
+        end
+    end
+end
+
+-- PyTorch's optional parameters of F.<who> as Python takes them: `names` by position, in
+-- PyTorch's order, after the `nfixed` required arguments; then, or in place of any of them, one
+-- table by name. A name given both ways raises, so does anything after the table or past the
+-- names (op_args.no_extra: a trailing nil is an omitted argument). Returns a fresh table of the
+-- options (its keys are checked by the function that reads it).
+local function positional(who, nfixed, names, ...)
+    local o = {}
+    for k = 1, select("#", ...) do
+        local v = select(k, ...)
+        if by_name(v) then
+            op_args.no_extra(who, nfixed + k, select(k + 1, ...))
+            for key, value in pairs(v) do
+                if o[key] ~= nil then
+                    raise(string.format("tide: %s: %s given twice, as argument #%d and by " ..
+                        "name; pass it once", who, key, nfixed + position(names, key)))
+                end
+                o[key] = value
+            end
+            return o
+        end
+        if k > #names then
+            op_args.no_extra(who, nfixed + #names, select(k, ...))
+            return o
+        end
+        if v ~= nil then
+            o[names[k]] = v
+        end
+    end
+    return o
+end
+
+-- body(fixed..., passed..., options) called PyTorch's way: body's own form (its `nfixed`
+-- required arguments, then an options table) also takes the optional parameters `names` by
+-- position (positional above); those in `passed` (a conv's bias) go to body by position after
+-- the fixed ones, the rest in the table (nil when empty)
+local pack, unpack = compat.pack, compat.unpack
+local function pytorch_form(who, nfixed, names, passed, body)
+    local npassed = #passed
+    return function(...)
+        local n = select("#", ...)
+        -- body's own form as it stands (no optional argument, or one options table): no copy
+        if n <= nfixed or (n == nfixed + 1 and npassed == 0 and by_name((select(n, ...)))) then
+            return body(...)
+        end
+        local a = pack(...)
+        local o = positional(who, nfixed, names, unpack(a, nfixed + 1, math.max(a.n, nfixed)))
+        for i, name in ipairs(passed) do
+            a[nfixed + i] = o[name]
+            o[name] = nil
+        end
+        a[nfixed + npassed + 1] = next(o) ~= nil and o or nil
+        return body(unpack(a, 1, nfixed + npassed + 1))
+    end
+end
+
+-- f's number of parameters and whether it ends in `...`: debug.getinfo's (Lua 5.2+, LuaJIT), or
+-- read off string.dump's header on Lua 5.1; nil when neither is at hand
+local function arity(f)
+    local info = debug and debug.getinfo and debug.getinfo(f, "u")
+    if info and info.nparams then
+        return info.nparams, info.isvararg
+    end
+    local ok, code = pcall(string.dump, f)
+    if not ok or code:sub(1, 5) ~= "\27Lua\81" then
+        return nil
+    end
+    local little, int_size, size_t = code:byte(7) == 1, code:byte(8), code:byte(9)
+    local n = 0 -- the length of the source name, after the 12-byte header
+    for i = size_t, 1, -1 do
+        n = n * 256 + code:byte(little and 12 + i or 12 + size_t - i + 1)
+    end
+    local nups = 12 + size_t + n + 2 * int_size + 1 -- after linedefined and lastlinedefined
+    return code:byte(nups + 1), code:byte(nups + 2) % 4 >= 2
+end
+
+-- f, raising for an argument past the parameters it declares (a fixed parameter list drops
+-- extras silently, op_args.no_extra's message); a function ending in `...` checks its own
+local function strict(who, f)
+    local n, vararg = arity(f)
+    if not n or vararg then
+        return f
+    end
+    return function(...)
+        if select("#", ...) > n then
+            op_args.no_extra(who, n, select(n + 1, ...))
+        end
+        return f(...)
+    end
+end
+
 local function pair_opt(v, default, who, what, min)
     local a, b = I.pair(v or default, who, what)
     return int_arg(a, who, what, min), int_arg(b, who, what, min)
@@ -196,4 +337,6 @@ return {
     probability = probability, same_device = same_device, shape_str = shape_str,
     maybe_inplace = maybe_inplace, pair_opt = pair_opt, channel_tensors = channel_tensors,
     dropout_args = dropout_args, feature_dropout = feature_dropout, alpha_dropout = alpha_dropout,
+    by_name = by_name, positional = positional, pytorch_form = pytorch_form, arity = arity,
+    strict = strict, softmax_args = softmax_args, dropout2d_spatial = dropout2d_spatial,
 }

@@ -71,10 +71,11 @@ return function(F)
         end)
     end
 
-    -- softmin(input[, dim = -1]): softmax of -input, as PyTorch's
-    function F.softmin(input, dim)
-        tensor_arg(input, "softmin", "input")
-        return input:neg():softmax(C.dim_arg(dim, "softmin"))
+    -- softmin(input[, dim = -1[, _stacklevel[, dtype]]]), any of them by name: softmax of
+    -- -input (cast to dtype first), as PyTorch's
+    function F.softmin(input, opts)
+        local x, dim = C.softmax_args(input, opts, "softmin")
+        return x:neg():softmax(dim)
     end
 
     -- threshold(input, threshold, value[, {inplace =}]): value where input <= threshold, input

@@ -117,5 +117,6 @@ return function(name, Base, in_size, prepare)
         return "uninitialized: a " .. Base.__name .. " sized by its first input"
     end
 
-    return Lazy
+    -- PyTorch's arguments: the layer's without the size (tide.nn._signature)
+    return require("tide.nn._signature").derive(Lazy, Base)
 end

@@ -58,5 +58,7 @@ return function(name, n, mode, takes_value)
         return "{" .. table.concat(self.padding, ", ") .. "}" ..
             (self.value and ", value " .. self.value or "")
     end
-    return cls
+    -- PyTorch's arguments, positionally or by name (tide.nn._signature)
+    return require("tide.nn._signature").define(cls, { names = takes_value and
+        { "padding", "value" } or { "padding" }, required = takes_value and 2 or 1, flat = true })
 end

@@ -12,6 +12,7 @@ local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require("tide.autograd")
 local fused = require("tide.nn._fused")
 local I = require("tide.nn._internal")
+local S = require("tide.nn._signature")
 local PackedSequence = require("tide.nn.PackedSequence")
 local raise = autograd.raise
 
@@ -317,6 +318,30 @@ end
 -- PyTorch's mode of each kind (RNNBase's first argument, a layer's `mode`)
 local MODES = { rnn_tanh = "RNN_TANH", rnn_relu = "RNN_RELU", lstm = "LSTM", gru = "GRU" }
 
+-- PyTorch's constructor arguments (tide.nn._signature): the layers' (torch 1.13's order; RNN's
+-- nonlinearity a string as argument #4 is PyTorch 2's, which puts it there) and the cells'
+local LAYER_NAMES = { "input_size", "hidden_size", "num_layers", "bias", "batch_first",
+    "dropout", "bidirectional" }
+local RNN2_NAMES = { "input_size", "hidden_size", "num_layers", "nonlinearity", "bias",
+    "batch_first", "dropout", "bidirectional" }
+local SIGNATURES = {
+    RNN = { names = LAYER_NAMES, required = 2, order = function(a)
+        return type(a[4]) == "string" and RNN2_NAMES or LAYER_NAMES
+    end },
+    LSTM = { names = compat.move(LAYER_NAMES, 1, #LAYER_NAMES, 1, { [8] = "proj_size" }),
+        required = 2 },
+    GRU = { names = LAYER_NAMES, required = 2 },
+    RNNCell = { names = { "input_size", "hidden_size", "bias", "nonlinearity" }, required = 2 },
+    LSTMCell = { names = { "input_size", "hidden_size", "bias" }, required = 2 },
+    GRUCell = { names = { "input_size", "hidden_size", "bias" }, required = 2 },
+    RNNBase = { names = { "mode", "input_size", "hidden_size", "num_layers", "bias",
+        "batch_first", "dropout", "bidirectional", "proj_size" }, required = 3 },
+}
+
+function R.signature(name)
+    return SIGNATURES[name]
+end
+
 -- RNN, LSTM and GRU's shared constructor: (input_size, hidden_size[, options])
 function R.init(m, who, kind, input_size, hidden_size, opts)
     local known = { "num_layers", "bias", "batch_first", "dropout", "bidirectional" }
@@ -492,6 +517,7 @@ function R.class(name, kind, cell)
     function cls:init(input_size, hidden_size, opts)
         init(self, name, kind, input_size, hidden_size, opts)
     end
+    S.define(cls, R.signature(name))
     function cls:forward(x, hx)
         return forward(self, name, x, hx)
     end

@@ -198,14 +198,16 @@ function F.hardtanh(input, opts)
     end)
 end
 
-function F.softmax(input, dim)
-    tensor_arg(input, "softmax", "input")
-    return input:softmax(dim_arg(dim, "softmax"))
+-- softmax(input[, dim = -1[, _stacklevel[, dtype]]]), any of them by name ({dim =, dtype =}):
+-- with dtype the input is cast to it first, as PyTorch's
+function F.softmax(input, opts)
+    local x, dim = A.softmax_args(input, opts, "softmax")
+    return x:softmax(dim)
 end
 
-function F.log_softmax(input, dim)
-    tensor_arg(input, "log_softmax", "input")
-    return input:log_softmax(dim_arg(dim, "log_softmax"))
+function F.log_softmax(input, opts)
+    local x, dim = A.softmax_args(input, opts, "log_softmax")
+    return x:log_softmax(dim)
 end
 
 -- ---- linear and convolution ----
@@ -646,12 +648,17 @@ end
 
 -- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, H, W} or {C, H, W}
 -- with probability p and scales the rest by 1/(1-p); the input itself otherwise
+-- A 2-D input {N, C} is PyTorch's deprecated case: a warning, then each element its own channel.
 function F.dropout2d(input, opts)
     local o, p = A.dropout_args(input, opts, "dropout2d")
+    local spatial = A.dropout2d_spatial(input)
     if not bool_opt(o.training, true, "dropout2d", "training") then
-        return I.dropout2d(input, 0, "dropout2d") -- the shape check
+        return spatial == 2 and I.dropout2d(input, 0, "dropout2d") or input -- the shape check
     end
     return maybe_inplace(input, o, "dropout2d", function(x)
+        if spatial == 0 then
+            return p == 0 and x or I.channel_dropout(x, p, 0)
+        end
         return I.dropout2d(x, p, "dropout2d")
     end)
 end
@@ -1409,11 +1416,131 @@ local EXTENSIONS = {
         "max_pool3d_with_indices", "relu_", "rrelu_", "selu_", "threshold_" },
 }
 F._extensions = EXTENSIONS
+
+-- PyTorch's positional order of the optional parameters of F.X, {required, names[, passed]}:
+-- after its `required` arguments F.X takes `names` by position, optionally followed by a table
+-- by name for the rest, as well as its own form (the required arguments, then one options
+-- table); `passed`: the names its body takes by position (a conv's bias). A.pytorch_form.
+local INPLACE = { 1, { "inplace" } }
+local DROPOUT = { 1, { "p", "training", "inplace" } }
+local SOFTMAX = { 1, { "dim", "_stacklevel", "dtype" } }
+local CONV = { 2, { "bias", "stride", "padding", "dilation", "groups" }, { "bias" } }
+local CONV_T = { 2, { "bias", "stride", "padding", "output_padding", "groups", "dilation" },
+    { "bias" } }
+local MAX_POOL = { 2, { "stride", "padding", "dilation", "ceil_mode", "return_indices" } }
+local AVG_POOL = { 2, { "stride", "padding", "ceil_mode", "count_include_pad",
+    "divisor_override" } }
+local ADAPTIVE_MAX = { 2, { "return_indices" } }
+local FRACTIONAL = { 2, { "output_size", "output_ratio", "return_indices", "_random_samples" } }
+local UNPOOL = { 3, { "stride", "padding", "output_size" } }
+local LP_POOL = { 3, { "stride", "ceil_mode" } }
+local REDUCED = { 2, { "size_average", "reduce", "reduction" } } -- the losses with only these
+local WEIGHTED = { 2, { "weight", "size_average", "reduce", "reduction" } }
+local MARGIN3 = { 3, { "margin", "size_average", "reduce", "reduction" } }
+local PYTORCH_ORDER = {
+    relu = INPLACE, relu6 = INPLACE, silu = INPLACE, mish = INPLACE, hardswish = INPLACE,
+    hardsigmoid = INPLACE, selu = INPLACE,
+    leaky_relu = { 1, { "negative_slope", "inplace" } },
+    elu = { 1, { "alpha", "inplace" } }, celu = { 1, { "alpha", "inplace" } },
+    hardtanh = { 1, { "min_val", "max_val", "inplace" } },
+    threshold = { 3, { "inplace" } },
+    rrelu = { 1, { "lower", "upper", "training", "inplace" } },
+    softplus = { 1, { "beta", "threshold" } },
+    hardshrink = { 1, { "lambd" } }, softshrink = { 1, { "lambd" } },
+    gumbel_softmax = { 1, { "tau", "hard", "eps", "dim" } },
+    elu_ = { 1, { "alpha" } }, celu_ = { 1, { "alpha" } },
+    leaky_relu_ = { 1, { "negative_slope" } }, hardtanh_ = { 1, { "min_val", "max_val" } },
+    rrelu_ = { 1, { "lower", "upper", "training" } },
+    softmax = SOFTMAX, log_softmax = SOFTMAX, softmin = SOFTMAX,
+    dropout = DROPOUT, dropout1d = DROPOUT, dropout2d = DROPOUT, dropout3d = DROPOUT,
+    alpha_dropout = DROPOUT, feature_alpha_dropout = DROPOUT,
+    conv1d = CONV, conv2d = CONV, conv3d = CONV,
+    conv_transpose1d = CONV_T, conv_transpose2d = CONV_T, conv_transpose3d = CONV_T,
+    max_pool1d = MAX_POOL, max_pool2d = MAX_POOL, max_pool3d = MAX_POOL,
+    max_pool1d_with_indices = MAX_POOL, max_pool2d_with_indices = MAX_POOL,
+    max_pool3d_with_indices = MAX_POOL,
+    avg_pool1d = { 2, { "stride", "padding", "ceil_mode", "count_include_pad" } },
+    avg_pool2d = AVG_POOL, avg_pool3d = AVG_POOL,
+    adaptive_max_pool1d = ADAPTIVE_MAX, adaptive_max_pool2d = ADAPTIVE_MAX,
+    adaptive_max_pool3d = ADAPTIVE_MAX,
+    fractional_max_pool2d = FRACTIONAL, fractional_max_pool3d = FRACTIONAL,
+    fractional_max_pool2d_with_indices = FRACTIONAL,
+    fractional_max_pool3d_with_indices = FRACTIONAL,
+    max_unpool1d = UNPOOL, max_unpool2d = UNPOOL, max_unpool3d = UNPOOL,
+    lp_pool1d = LP_POOL, lp_pool2d = LP_POOL,
+    unfold = { 2, { "dilation", "padding", "stride" } },
+    fold = { 3, { "dilation", "padding", "stride" } },
+    interpolate = { 1, { "size", "scale_factor", "mode", "align_corners",
+        "recompute_scale_factor", "antialias" } },
+    upsample = { 1, { "size", "scale_factor", "mode", "align_corners" } },
+    grid_sample = { 2, { "mode", "padding_mode", "align_corners" } },
+    affine_grid = { 2, { "align_corners" } },
+    pad = { 2, { "mode", "value" } },
+    layer_norm = { 2, { "weight", "bias", "eps" } },
+    group_norm = { 2, { "weight", "bias", "eps" } },
+    batch_norm = { 3, { "weight", "bias", "training", "momentum", "eps" } },
+    instance_norm = { 3, { "weight", "bias", "use_input_stats", "momentum", "eps" } },
+    local_response_norm = { 2, { "alpha", "beta", "k" } },
+    normalize = { 1, { "p", "dim", "eps", "out" } },
+    embedding = { 2, { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
+        "sparse" } },
+    embedding_bag = { 3, { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+        "per_sample_weights", "include_last_offset", "padding_idx" } },
+    cosine_similarity = { 2, { "dim", "eps" } },
+    pairwise_distance = { 2, { "p", "eps", "keepdim" } },
+    scaled_dot_product_attention = { 3, { "attn_mask", "dropout_p", "is_causal", "scale" } },
+    cross_entropy = { 2, { "weight", "size_average", "ignore_index", "reduce", "reduction",
+        "label_smoothing" } },
+    nll_loss = { 2, { "weight", "size_average", "ignore_index", "reduce", "reduction" } },
+    mse_loss = REDUCED, l1_loss = REDUCED, soft_margin_loss = REDUCED,
+    multilabel_margin_loss = REDUCED,
+    smooth_l1_loss = { 2, { "size_average", "reduce", "reduction", "beta" } },
+    huber_loss = { 2, { "reduction", "delta" } },
+    kl_div = { 2, { "size_average", "reduce", "reduction", "log_target" } },
+    binary_cross_entropy = WEIGHTED, multilabel_soft_margin_loss = WEIGHTED,
+    binary_cross_entropy_with_logits = { 2, { "weight", "size_average", "reduce", "reduction",
+        "pos_weight" } },
+    multi_margin_loss = { 2, { "p", "margin", "weight", "size_average", "reduce",
+        "reduction" } },
+    hinge_embedding_loss = { 2, { "margin", "size_average", "reduce", "reduction" } },
+    poisson_nll_loss = { 2, { "log_input", "full", "size_average", "eps", "reduce",
+        "reduction" } },
+    gaussian_nll_loss = { 3, { "full", "eps", "reduction" } },
+    margin_ranking_loss = MARGIN3, cosine_embedding_loss = MARGIN3,
+    triplet_margin_loss = { 3, { "margin", "p", "eps", "swap", "size_average", "reduce",
+        "reduction" } },
+    ctc_loss = { 4, { "blank", "reduction", "zero_infinity" } },
+}
+
+-- F.name as users call it: PyTorch's positional form where PYTORCH_ORDER lists it, and no
+-- argument past the last it takes dropped in silence (A.strict: a fixed parameter list would)
+local function finish(name)
+    local f = rawget(F, name)
+    if type(f) ~= "function" or name:sub(1, 1) == "_" then
+        return
+    end
+    local order = PYTORCH_ORDER[name]
+    if order then
+        f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f)
+    end
+    rawset(F, name, A.strict(name, f))
+end
+local own = {}
+for name in pairs(F) do
+    own[#own + 1] = name
+end
+for _, name in ipairs(own) do
+    finish(name)
+end
+
 local lazy = {}
 for name, names in pairs(EXTENSIONS) do
     local function install() -- _lazy calls it for a missing name: the file defines them all
         if not package.loaded[name] then
             require(name)(F)
+            for _, k in ipairs(names) do
+                finish(k)
+            end
         end
     end
     for _, k in ipairs(names) do

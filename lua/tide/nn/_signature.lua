@@ -1,0 +1,252 @@
+-- tide.nn._signature: PyTorch's constructor signatures for tide.nn's layers, so that a ported
+-- call runs as written. A class declares its PyTorch arguments in PyTorch's order
+-- (S.define(cls, {names = ..., required = n})); its constructor then takes them positionally,
+-- the last of them (or all, the required ones included) in a table by name, as Python's
+-- keywords: nn.Conv2d(1, 64, {5, 5}, {1, 1}, {2, 2}), nn.Conv2d(1, 10, {kernel_size = 5}) and
+-- nn.Linear({in_features = 4, out_features = 3}). Module's constructor gathers them and calls the
+-- class's init in its canonical form, init(required..., {the others by name}) (or, for the
+-- classes that take every argument positionally, init(all...)). A class without a signature
+-- takes what its init declares: an argument past them raises rather than being dropped.
+local compat = require("tide._compat")
+local raise = require("tide.autograd.raise")
+local core = require("tide.core")
+local is_tensor = core.is_tensor
+
+local S = {}
+
+-- init function -> its signature (weak: a class that goes takes its entry along)
+local SIGNATURES = setmetatable({}, { __mode = "k" })
+
+-- a table of arguments by name: a plain table (not a tensor, a module or another object), not a
+-- list (a stride {2, 2} or a normalized_shape {4} is a value)
+function S.by_name(v)
+    if type(v) ~= "table" or getmetatable(v) ~= nil then
+        return false
+    end
+    for k in pairs(v) do -- {nil, 7} (an output size with a hole) is a value too
+        if type(k) ~= "string" then
+            return false
+        end
+    end
+    return true
+end
+
+local function kind(v)
+    return is_tensor(v) and "tensor" or type(v)
+end
+
+local function plural(n)
+    return n == 1 and "" or "s"
+end
+
+-- spec: names (PyTorch's, in its order), required (how many lead), and optionally flat (init
+-- takes every name positionally: init(a1, ..., an)), legacy(a, n) -> n, {name = value} (tide's
+-- own positional forms that differ from PyTorch's: the first n positionals keep PyTorch's
+-- meaning, the table names the rest), order(a, n) -> names (the names for these arguments, where
+-- PyTorch's order depends on them). Keys by name are checked by init (its options)
+function S.define(cls, spec)
+    spec.required = spec.required or 0
+    SIGNATURES[cls.init] = spec
+    return cls
+end
+
+function S.of(init)
+    return SIGNATURES[init]
+end
+
+-- the signature of a lazy layer: Base's without its first argument (the size read from the
+-- first input)
+function S.derive(cls, Base)
+    local base = SIGNATURES[Base.init]
+    if not base then
+        return cls
+    end
+    local legacy = base.legacy
+    return S.define(cls, {
+        names = compat.move(base.names, 2, #base.names, 1, {}),
+        required = math.max(base.required - 1, 0),
+        legacy = legacy and function(a, n)
+            local b = compat.move(a, 1, n, 2, { false })
+            local m, named = legacy(b, n + 1)
+            return m and m - 1, named
+        end,
+    })
+end
+
+-- raises unless the call (a, n: its arguments) takes at most max; trailing nils are omitted
+-- arguments. The wording is the Tensor methods' (docs/API.md: Conventions)
+function S.check_count(who, max, a, n)
+    for k = max + 1, n do
+        if a[k] ~= nil then
+            local last = n
+            while a[last] == nil do
+                last = last - 1
+            end
+            raise(("tide: %s: expected at most %d argument%s, got %d (argument #%d is a %s); " ..
+                "remove it: %s takes no such argument or option"):format(who, max, plural(max),
+                last, k, kind(a[k]), who))
+        end
+    end
+end
+
+-- a class without a signature: at most what init declares (self apart), unless it takes `...`
+function S.check_init(cls, init, ...)
+    -- nn.Identity takes any arguments and ignores them, as PyTorch's
+    if type(init) ~= "function" or rawequal(cls, package.loaded["tide.nn.Identity"]) then
+        return
+    end
+    local who = cls.__name
+    local info = debug.getinfo(init, "u")
+    -- Lua 5.1 and LuaJIT report no parameter count: nothing to check against there
+    if info.nparams and not info.isvararg then
+        S.check_count(who, info.nparams - 1, compat.pack(...), select("#", ...))
+    end
+end
+
+local function position(names, k)
+    for i, v in ipairs(names) do
+        if v == k then
+            return i
+        end
+    end
+end
+
+-- the arguments (a, n) by name: positionals mapped to names, the last argument, a table by name,
+-- merged in; a name given both ways raises
+function S.gather(who, spec, a, n, offset)
+    offset = offset or 0
+    while n > 0 and a[n] == nil do
+        n = n - 1
+    end
+    local names = spec.order and spec.order(a, n) or spec.names
+    -- a class whose init never took an options table (spec.flat) reads an empty {} as the value
+    -- it is (nn.Flatten(1, {}) is refused as before)
+    local named = n > 0 and S.by_name(a[n]) and not (spec.flat and next(a[n]) == nil) and a[n] or
+        nil
+    local positional = named and n - 1 or n
+    local o, extra = {}, nil
+    if spec.legacy then
+        local m, legacy_named = spec.legacy(a, positional)
+        if m then
+            positional, extra = m, legacy_named
+        end
+    end
+    if positional > #names then
+        local k = #names + 1
+        while a[k] == nil do -- the first argument given past them
+            k = k + 1
+        end
+        raise(("tide: %s: expected at most %d argument%s and an options table, got %d " ..
+            "(argument #%d is a %s); remove it: %s takes no such argument or option"):format(who,
+            #names + offset, plural(#names + offset), n + offset, k + offset, kind(a[k]), who))
+    end
+    if named and spec.flat then
+        core._check_options(named, who, names)
+    end
+    for i = 1, positional do
+        o[names[i]] = a[i]
+    end
+    for k, v in pairs(extra or {}) do
+        o[k] = v
+    end
+    if named then
+        for k, v in pairs(named) do
+            if o[k] ~= nil then
+                raise(("tide: %s: %s given twice, as argument #%d and by name; pass it once")
+                    :format(who, tostring(k), (position(names, k) or positional) + offset))
+            end
+            o[k] = v
+        end
+    end
+    return o, names
+end
+
+-- the arguments after the first `offset` of a call (a forward's masks) by name: names (in
+-- PyTorch's order) positionally, the last of them (or all) in a table by name; a table
+function S.arguments(who, names, offset, ...)
+    return (S.gather(who, { names = names }, compat.pack(...), select("#", ...), offset))
+end
+
+-- init(self, ...) through the signature spec
+function S.call(self, who, init, spec, ...)
+    local o, names = S.gather(who, spec, compat.pack(...), select("#", ...))
+    if spec.flat then
+        local args = {}
+        for i, name in ipairs(names) do
+            args[i] = o[name]
+            o[name] = nil
+        end
+        return init(self, compat.unpack(args, 1, #names))
+    end
+    local args = {}
+    for i = 1, spec.required do
+        args[i] = o[names[i]]
+        o[names[i]] = nil
+    end
+    if next(o) == nil then
+        o = nil
+    end
+    args[spec.required + 1] = o
+    return init(self, compat.unpack(args, 1, spec.required + 1))
+end
+
+-- a convolution's padding given as PyTorch's string (>= 1.9): "valid" is no padding, "same" pads
+-- dilation * (kernel - 1) per dim, half before and the rest (one more when odd) after, as
+-- PyTorch's, with stride 1 only. k, d, s: the kernel, dilation and stride per dim. Returns the
+-- padding before and after each dim (two lists), or nil when padding is not a string.
+function S.conv_padding(who, padding, k, d, s)
+    if type(padding) ~= "string" then
+        return nil
+    end
+    local before, after = {}, {}
+    if padding == "valid" then
+        for i = 1, #k do
+            before[i], after[i] = 0, 0
+        end
+        return before, after
+    end
+    if padding ~= "same" then
+        raise(("tide: %s: unknown padding \"%s\"; use an integer, a size per dim, \"same\" " ..
+            "or \"valid\""):format(who, padding))
+    end
+    for i = 1, #k do
+        if s[i] ~= 1 then
+            raise(("tide: %s: padding = \"same\" needs stride 1 (PyTorch's rule), got stride " ..
+                "%s; give the padding as numbers"):format(who, #s == 1 and tostring(s[1]) or
+                "{" .. table.concat(s, ", ") .. "}"))
+        end
+        local total = d[i] * (k[i] - 1)
+        before[i] = compat.idiv(total, 2)
+        after[i] = total - before[i]
+    end
+    return before, after
+end
+
+-- F.pad's list (last dim first) for the paddings before and after each dim; nil when each dim's
+-- two are equal (the convolution's own symmetric padding does it)
+function S.asymmetric_pad(before, after)
+    local pad, asym = {}, false
+    for i = #before, 1, -1 do
+        pad[#pad + 1], pad[#pad + 2] = before[i], after[i]
+        asym = asym or before[i] ~= after[i]
+    end
+    return asym and pad or nil
+end
+
+-- the convolutions' names, PyTorch's order
+S.CONV = { "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+    "groups", "bias", "padding_mode" }
+S.CONV_TRANSPOSE = { "in_channels", "out_channels", "kernel_size", "stride", "padding",
+    "output_padding", "groups", "bias", "dilation", "padding_mode" }
+
+-- tide's older positional form of a convolution, a boolean bias as argument #at (where
+-- PyTorch's dilation or groups goes: neither is a boolean)
+function S.conv_legacy(at)
+    return function(a, n)
+        if n == at and type(a[at]) == "boolean" then
+            return at - 1, { bias = a[at] }
+        end
+    end
+end
+
+return S
