@@ -66,7 +66,7 @@ describe("every nn class refuses an argument past those it takes", function()
             assert.is_table(cls, name)
             local init = cls.init
             local spec = S.of(init)
-            local info = debug.getinfo(init, "u")
+            local nparams, isvararg = require("tide.op_args").arity(init)
             local msg
             if ANY[name] then
                 assert.is_true(pcall(cls, nn.Identity(), nn.Identity()), name)
@@ -81,8 +81,8 @@ describe("every nn class refuses an argument past those it takes", function()
                     "argument or option"):format(name, n, n == 1 and "" or "s", n + 2, n + 2,
                     name), msg, name)
                 with_signature = with_signature + 1
-            elseif not info.isvararg then
-                local max = info.nparams - 1
+            elseif not isvararg then
+                local max = nparams - 1
                 local a = {}
                 a[max + 1] = 7
                 msg = err(cls, unpack(a, 1, max + 1))

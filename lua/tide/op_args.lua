@@ -145,6 +145,26 @@ local function bytes_str(n)
     return i == 1 and ("%d bytes"):format(n) or ("%.1f %s"):format(n, units[i])
 end
 
+-- f's number of parameters and whether it ends in `...`: debug.getinfo's (Lua 5.2+, LuaJIT), or
+-- read off string.dump's header on Lua 5.1; nil when neither is at hand
+function M.arity(f)
+    local info = debug and debug.getinfo and debug.getinfo(f, "u")
+    if info and info.nparams then
+        return info.nparams, info.isvararg
+    end
+    local ok, code = pcall(string.dump, f)
+    if not ok or code:sub(1, 5) ~= "\27Lua\81" then
+        return nil
+    end
+    local little, int_size, size_t = code:byte(7) == 1, code:byte(8), code:byte(9)
+    local n = 0 -- the length of the source name, after the 12-byte header
+    for i = size_t, 1, -1 do
+        n = n * 256 + code:byte(little and 12 + i or 12 + size_t - i + 1)
+    end
+    local nups = 12 + size_t + n + 2 * int_size + 1 -- after linedefined and lastlinedefined
+    return code:byte(nups + 1), code:byte(nups + 2) % 4 >= 2
+end
+
 -- raises unless n items of bytes_each bytes fit the memory budget (what tide.memory_limit()
 -- leaves, or the machine's memory when no limit is set: tide_ctx_memory_budget): a list, a loop or an output sized by a number the
 -- user gave is checked against it before anything is built, so the call fails at once instead

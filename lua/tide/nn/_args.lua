@@ -290,25 +290,7 @@ local function pytorch_form(who, nfixed, names, passed, body)
     end
 end
 
--- f's number of parameters and whether it ends in `...`: debug.getinfo's (Lua 5.2+, LuaJIT), or
--- read off string.dump's header on Lua 5.1; nil when neither is at hand
-local function arity(f)
-    local info = debug and debug.getinfo and debug.getinfo(f, "u")
-    if info and info.nparams then
-        return info.nparams, info.isvararg
-    end
-    local ok, code = pcall(string.dump, f)
-    if not ok or code:sub(1, 5) ~= "\27Lua\81" then
-        return nil
-    end
-    local little, int_size, size_t = code:byte(7) == 1, code:byte(8), code:byte(9)
-    local n = 0 -- the length of the source name, after the 12-byte header
-    for i = size_t, 1, -1 do
-        n = n * 256 + code:byte(little and 12 + i or 12 + size_t - i + 1)
-    end
-    local nups = 12 + size_t + n + 2 * int_size + 1 -- after linedefined and lastlinedefined
-    return code:byte(nups + 1), code:byte(nups + 2) % 4 >= 2
-end
+local arity = op_args.arity
 
 -- f, raising for an argument past the parameters it declares (a fixed parameter list drops
 -- extras silently, op_args.no_extra's message); a function ending in `...` checks its own

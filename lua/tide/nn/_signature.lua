@@ -11,6 +11,7 @@ local compat = require("tide._compat")
 local raise = require("tide.autograd.raise")
 local core = require("tide.core")
 local is_tensor = core.is_tensor
+local arity = require("tide.op_args").arity
 
 local S = {}
 
@@ -96,10 +97,9 @@ function S.check_init(cls, init, ...)
         return
     end
     local who = cls.__name
-    local info = debug.getinfo(init, "u")
-    -- Lua 5.1 and LuaJIT report no parameter count: nothing to check against there
-    if info.nparams and not info.isvararg then
-        S.check_count(who, info.nparams - 1, compat.pack(...), select("#", ...))
+    local nparams, vararg = arity(init)
+    if nparams and not vararg then
+        S.check_count(who, nparams - 1, compat.pack(...), select("#", ...))
     end
 end
 
