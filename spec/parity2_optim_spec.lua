@@ -330,7 +330,7 @@ describe("new lr schedulers reject bad arguments at the caller's line (issue 27)
                 err_of(S.CosineAnnealingWarmRestarts, o, { T_0 = { 3 } }))
             assert.matches("CosineAnnealingWarmRestarts: T_mult = 1.5; expected an integer >= 1",
                 err_of(S.CosineAnnealingWarmRestarts, o, 3, { T_mult = 1.5 }))
-            assert.matches('CosineAnnealingWarmRestarts: T_0 is given twice',
+            assert.matches('CosineAnnealingWarmRestarts: T_0 given twice',
                 err_of(S.CosineAnnealingWarmRestarts, o, 3, { T_0 = 3 }))
             local c = S.CosineAnnealingWarmRestarts(o, 3)
             assert.matches("CosineAnnealingWarmRestarts:step: expected an epoch >= 0, got %-1",

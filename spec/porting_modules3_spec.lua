@@ -490,3 +490,49 @@ describe("lists index from the end with a negative index", function()
         assert.is_nil(nn.Sequential()[-1])
     end)
 end)
+
+describe("options against values (tide.pytorch_args), the same rule in every call", function()
+    local P = require("tide.pytorch_args")
+    local F = nn.functional
+    -- a config table with defaults behind __index: options, as a plain table is
+    local function config(t)
+        return setmetatable(t, { __index = { unused = true } })
+    end
+
+    it("reads a table of string keys as options, a list or an object as a value", function()
+        assert.is_true(P.is_options({}))
+        assert.is_true(P.is_options({ stride = 2 }))
+        assert.is_true(P.is_options(config({ lr = 0.1 })))
+        assert.is_false(P.is_options({ 2, 2 }))
+        assert.is_false(P.is_options({ nil, 7 }))
+        assert.is_false(P.is_options({ 1, stride = 2 }))
+        assert.is_false(P.is_options(tide.ones(2)))
+        assert.is_false(P.is_options(nn.Linear(1, 1)))
+        assert.is_false(P.is_options(tide.Generator()))
+    end)
+
+    it("takes a config table with a metatable as options everywhere", function()
+        assert.are.equal(1, #nn.Linear(2, 3, config({ bias = false })):parameters())
+        local x = tide.ones(4)
+        assert.is_true(F.dropout(x, config({ p = 0.5, training = false })):equal(x))
+        local opt = tide.optim.SGD(nn.Linear(2, 2):parameters(), config({ lr = 0.25 }))
+        assert.are.equal(0.25, opt.param_groups[1].lr)
+        local s = tide.optim.lr_scheduler.StepLR(opt, config({ step_size = 3 }))
+        assert.are.equal(3, s.step_size)
+    end)
+
+    it("names a parameter given both ways by its argument number, in every family", function()
+        local function msg(f, ...)
+            local ok, e = pcall(f, ...)
+            assert.is_false(ok)
+            return (tostring(e):gsub("^[^\n]-:%d+: ", ""))
+        end
+        local x = tide.ones(2, 3)
+        assert.are.equal("tide: dropout: p given twice, as argument #2 and by name; pass it once",
+            msg(F.dropout, x, 0.5, { p = 0.5 }))
+        assert.are.equal("tide: Conv2d: stride given twice, as argument #4 and by name; pass it "
+            .. "once", msg(nn.Conv2d, 1, 1, 3, 2, { stride = 2 }))
+        assert.are.equal("tide: SGD: lr given twice, as argument #2 and by name; pass it once",
+            msg(tide.optim.SGD, nn.Linear(1, 1):parameters(), 0.1, { lr = 0.1 }))
+    end)
+end)

@@ -237,6 +237,13 @@ describe("0-d tensors as scalar arguments", function()
         assert.matches("porting_tensor3_spec.lua:%d+: tide: clamp: min must be a number, got a " ..
             "tensor of shape {1}", catch(function() return y:clamp(T({ 0.0 }), 2) end))
         assert.are.same({ 2, 5, 6 }, y:totable())
+        -- what the ops inside refuse is named clamp's (or clamp_'s)
+        assert.matches("^tide: clamp: shapes %[3%] and %[2%] cannot be broadcast",
+            msg(catch(function() return y:clamp(T({ 0.0, 1.0 }), T(9.0)) end)))
+        local leaf = T({ 1.0, 2.0 }, { requires_grad = true })
+        assert.matches("^tide: clamp_: in%-place operation on a leaf tensor that requires grad",
+            msg(catch(function() return leaf:clamp_(T(1.5), T(1.8)) end)))
+        assert.are.same({ 1, 2 }, leaf:detach():totable())
     end)
 
     it("addcmul's value and add's alpha take one", function()

@@ -119,10 +119,10 @@ describe("optimizers take PyTorch's positional parameters", function()
 
     it("refuses a name given twice, too many arguments and options not last", function()
         local ps = nn.Linear(2, 2):parameters()
-        raises("tide: SGD: lr is given twice, positionally and in the options table; give it " ..
-            "once", optim.SGD, ps, 0.1, { lr = 0.2 })
-        raises("tide: Adam: betas is given twice, positionally and in the options table; give " ..
-            "it once", optim.Adam, ps, 0.1, { 0.8, 0.9 }, { betas = { 0.8, 0.9 } })
+        raises("tide: SGD: lr given twice, as argument #2 and by name; pass it once", optim.SGD,
+            ps, 0.1, { lr = 0.2 })
+        raises("tide: Adam: betas given twice, as argument #3 and by name; pass it once",
+            optim.Adam, ps, 0.1, { 0.8, 0.9 }, { betas = { 0.8, 0.9 } })
         raises("tide: SGD: got 6 positional arguments; it takes at most 5 (lr, momentum, " ..
             "dampening, weight_decay, nesterov), then an options table",
             optim.SGD, ps, 0.1, 0.9, 0, 0, false, true)
@@ -244,8 +244,8 @@ describe("lr schedulers take PyTorch's positional parameters", function()
         assert.are.same(lrs(function(o) return S.CosineAnnealingWarmRestarts(o, 3) end, 8),
             lrs(function(o) return S.CosineAnnealingWarmRestarts(o, { T_0 = 3 }) end, 8))
         local o = optim.SGD({ tide.zeros(1):requires_grad_() }, { lr = 0.1 })
-        raises("tide: CosineAnnealingWarmRestarts: T_0 is given twice, positionally and in " ..
-            "the options table; give it once", S.CosineAnnealingWarmRestarts, o, 3, { T_0 = 3 })
+        raises("tide: CosineAnnealingWarmRestarts: T_0 given twice, as argument #2 and by name; "
+            .. "pass it once", S.CosineAnnealingWarmRestarts, o, 3, { T_0 = 3 })
     end)
 
     it("ReduceLROnPlateau(opt, mode, factor, patience, ...)", function()
@@ -268,8 +268,8 @@ describe("lr schedulers take PyTorch's positional parameters", function()
         end))
         assert.are_not.same({ 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 }, want)
         local o = optim.SGD({ tide.zeros(1):requires_grad_() }, { lr = 0.1 })
-        raises("tide: ReduceLROnPlateau: factor is given twice, positionally and in the " ..
-            "options table; give it once", S.ReduceLROnPlateau, o, "min", 0.5, { factor = 0.5 })
+        raises("tide: ReduceLROnPlateau: factor given twice, as argument #3 and by name; pass it "
+            .. "once", S.ReduceLROnPlateau, o, "min", 0.5, { factor = 0.5 })
     end)
 
     it("refuses too many positional arguments", function()
@@ -320,6 +320,29 @@ describe("RandomSampler with replacement draws lazily (minGPT's trainer)", funct
         end
         assert.are.same(a, b)
     end)
+
+    it("an epoch's order is its own: other draws meanwhile change nothing (PyTorch's seed)",
+        function()
+            local function epoch(draw_between)
+                tide.manual_seed(0)
+                local out = {}
+                for i in D.RandomSampler(100, { replacement = true, num_samples = 64 }):iter() do
+                    out[#out + 1] = i
+                    if draw_between and #out % 8 == 0 then
+                        tide.rand(3) -- dropout, say
+                    end
+                end
+                return out
+            end
+            assert.are.same(epoch(false), epoch(true))
+            -- one seed drawn per epoch: the next epoch is another order
+            tide.manual_seed(0)
+            local s = D.RandomSampler(100, { replacement = true, num_samples = 64 })
+            assert.are_not.same(s:indices(), s:indices())
+            -- minGPT's num_samples = 1e10, a float, is the integer on every Lua
+            assert.are.equal(HUGE, D.RandomSampler(ds, { replacement = true,
+                num_samples = 1e10 }):len())
+        end)
 
     it("a DataLoader reads it batch by batch", function()
         local s = D.RandomSampler(ds, { replacement = true, num_samples = HUGE, generator = 5 })
@@ -439,8 +462,8 @@ describe("DataLoader's multi-process options", function()
                 multiprocessing_context = "threads" })
         raises("tide: DataLoader: worker_init_fn must be a function of the worker id, got number",
             D.DataLoader, ds, { num_workers = 1, worker_init_fn = 3 })
-        raises("tide: DataLoader: batch_size is given twice, positionally and in the options " ..
-            "table; give it once", D.DataLoader, ds, 4, { batch_size = 4 })
+        raises("tide: DataLoader: batch_size given twice, as argument #2 and by name; pass it "
+            .. "once", D.DataLoader, ds, 4, { batch_size = 4 })
     end)
 end)
 
@@ -455,8 +478,8 @@ describe("distributions take PyTorch's positional parameters", function()
         assert.is_false(dist.Categorical(p, { validate_args = false })._validate)
         assert.is_true(dist.OneHotCategorical(p).probs:equal(dist.OneHotCategorical({ probs = p })
             .probs))
-        raises("tide: Categorical: probs is given twice, positionally and in the options " ..
-            "table; give it once", dist.Categorical, p, { probs = p })
+        raises("tide: Categorical: probs given twice, as argument #1 and by name; pass it once",
+            dist.Categorical, p, { probs = p })
     end)
 
     it("Bernoulli(probs), Binomial(total_count, probs), Geometric, NegativeBinomial, " ..

@@ -169,7 +169,8 @@ describe("checkpoint trees (torch.save of a dict)", function()
         step(m, opt)
         tide.save(path, { model = m:state_dict(), optimizer = opt:state_dict(), epoch = 7,
             best = 0.125, tag = "run 1", flags = { true, false }, [2] = -3,
-            odd = { 1 / 0, -1 / 0, 2 ^ 60 + 0.0, 1e-310, "tab\tand\0zero", "é" }, empty = {} },
+            odd = { 1 / 0, -1 / 0, 2 ^ 60 + 0.0, 1e-310, "tab\tand\0zero", "é" }, empty = {},
+            neg0 = -1 / math.huge }, -- -0.0 (Lua 5.1 folds the literal into 0)
             { note = "kept" })
         local ck, meta = tide.load(path)
         assert.are.equal(7, ck.epoch)
@@ -179,6 +180,7 @@ describe("checkpoint trees (torch.save of a dict)", function()
         assert.are.equal(-3, ck[2])
         assert.are.same({ 1 / 0, -1 / 0, 2 ^ 60, 1e-310, "tab\tand\0zero", "é" }, ck.odd)
         assert.are.same({}, ck.empty)
+        assert.are.equal(-1 / 0, 1 / ck.neg0) -- the sign of zero kept
         assert.are.same({ note = "kept" }, meta)
         -- a second model resumed from the file takes the same next step as the first
         local m2 = tide.nn.Linear(3, 2)

@@ -382,4 +382,15 @@ describe("swa_utils.update_bn", function()
         local m = (seen[1]:mean(1) + seen[2]:mean(1) + seen[3]:mean(1)) / 3
         close(rows(bn.running_mean), rows(m), 1e-12, "running_mean")
     end)
+
+    it("passes over a BatchNorm without running statistics, as PyTorch's", function()
+        local tide = require("tide")
+        local net = tide.nn.Sequential(tide.nn.BatchNorm1d(2),
+            tide.nn.BatchNorm1d(2, { track_running_stats = false }))
+        local x = tide.tensor({ { 1, 10 }, { 3, 30 } }, { dtype = "float64" })
+        net:double()
+        tide.optim.swa_utils.update_bn({ x }, net)
+        assert.are.same({ 2, 20 }, net[1].running_mean:totable())
+        assert.is_nil(net[2].running_mean)
+    end)
 end)

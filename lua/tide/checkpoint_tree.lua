@@ -35,7 +35,9 @@ local function scalar_node(v)
     if tv == "boolean" then
         return { "b", v }
     elseif tv == "number" then
-        if compat.is_integer(v) then -- the integer subtype (where Lua has one)
+        if v == 0 and 1 / v < 0 then
+            return { "f", "-0.0" } -- (an integral value on Lua 5.1, but no integer)
+        elseif compat.is_integer(v) then -- the integer subtype (where Lua has one)
             return { "i", ("%d"):format(v) }
         end
         local s = v ~= v and "nan" or v == math.huge and "inf" or v == -math.huge and "-inf"
@@ -193,7 +195,7 @@ function M.rebuild(tree_json, tensors, path)
             if kind == "i" then
                 n = compat.tointeger(n) or n
             else
-                n = n + 0.0 -- a float written as "3" stays a float
+                n = n * 1.0 -- a float written as "3" stays a float (and -0.0 keeps its sign)
             end
             return n
         elseif kind == "s" then

@@ -28,19 +28,10 @@ local IGNORED = { cudnn_enabled = true, cudnn_enable = true }
 -- PyTorch's reduction enum (at::Reduction), as torch.X takes it positionally
 local REDUCTIONS = { [0] = "none", [1] = "mean", [2] = "sum" }
 
--- a table of options by name: a plain table (not a tensor, a Generator or another object),
--- not a list (a stride {2, 2} is a value)
-local function by_name(v)
-    return type(v) == "table" and getmetatable(v) == nil and v[1] == nil
-end
-
-local function position(list, k)
-    for i, v in ipairs(list) do
-        if v == k then
-            return i
-        end
-    end
-end
+-- options by name against values (a stride {2, 2}), and a parameter given both ways: the rule
+-- every PyTorch-positional call of tide shares
+local P = require("tide.pytorch_args")
+local by_name = P.is_options
 
 -- the options of a call (a, n: its arguments): those after the required ones, by position or,
 -- the last of them, in a table by name; each once
@@ -66,8 +57,7 @@ local function gather(name, required, optional, a, n)
         core._check_options(named, name, optional)
         for k, v in pairs(named) do
             if o[k] ~= nil then
-                raise(("tide: %s: %s given twice, as argument #%d and by name; pass it once")
-                    :format(name, k, nreq + position(optional, k)))
+                P.twice(name, k, nreq + P.position(optional, k))
             end
             o[k] = v
         end

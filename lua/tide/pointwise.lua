@@ -12,7 +12,8 @@ local no_grad = autograd.no_grad
 
 local Tensor = core.Tensor
 local check = args.check
-local unpack = require("tide._compat").unpack
+local compat = require("tide._compat")
+local unpack = compat.unpack
 local same_device = require("tide._same_device")
 
 local M = { functions = {} }
@@ -321,6 +322,16 @@ local function tensor_clamp(op, x, lo, hi)
     return r
 end
 
+-- f(...), an error of the ops it runs (lt, gt, where, copy_: shapes that do not broadcast, an
+-- in-place write autograd refuses) raised as op's own
+local function as_clamp(op, f, ...)
+    local r = compat.pack(args.attempt(f, ...))
+    if not r[1] then
+        raise((tostring(r[2]):gsub("^tide: [%w_]+:", "tide: " .. op .. ":", 1)))
+    end
+    return compat.unpack(r, 2, r.n)
+end
+
 -- (lua/op_families.c calls these for clamp and clamp_ given a tensor bound; the kernels are the
 -- core's methods, which take numbers)
 function M.clamp_tensor_bounds(x, lo, hi, ...)
@@ -331,7 +342,7 @@ function M.clamp_tensor_bounds(x, lo, hi, ...)
     end
     args.no_extra("clamp", 3, ...)
     check("clamp", x)
-    return tensor_clamp("clamp", x, lo, hi)
+    return as_clamp("clamp", tensor_clamp, "clamp", x, lo, hi)
 end
 
 function M.clamp_tensor_bounds_(x, lo, hi, ...)
@@ -343,7 +354,8 @@ function M.clamp_tensor_bounds_(x, lo, hi, ...)
     args.no_extra("clamp_", 3, ...)
     check("clamp_", x)
     -- while recording, from a clone: the copy overwrites x
-    local r = tensor_clamp("clamp_", recording(x, lo, hi) and x:clone() or x, lo, hi)
+    local r = as_clamp("clamp_", tensor_clamp, "clamp_", recording(x, lo, hi) and x:clone() or x,
+        lo, hi)
     if not args.same_shape(r:size(), x:size()) then
         raise(("tide: clamp_: the bounds broadcast the result to %s, the tensor is %s; an " ..
             "in-place clamp keeps the tensor's shape"):format(args.shape_str(r:size()),
@@ -353,7 +365,7 @@ function M.clamp_tensor_bounds_(x, lo, hi, ...)
         raise(("tide: clamp_: the result is %s, which an in-place write into the %s tensor " ..
             "would truncate; use clamp, or convert the bounds"):format(r.dtype, x.dtype))
     end
-    return x:copy_(r)
+    return as_clamp("clamp_", x.copy_, x, r)
 end
 
 -- PyTorch's other names for tide's: clip (clamp), swapaxes and swapdims (transpose),

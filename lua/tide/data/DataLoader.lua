@@ -54,7 +54,7 @@ local raise = require("tide.autograd").raise
 local args = require("tide.op_args")
 local default_collate = require("tide.data.collate")
 local stream = require("tide.data.generator")
-local merge_positional = require("tide.optim.positional").merge
+local merge_positional = require("tide.pytorch_args").merge
 
 local DataLoader = { __name = "DataLoader" }
 DataLoader.__index = DataLoader

@@ -7,8 +7,9 @@
 -- advanced, shared with whatever else draws from it. `s:len()`, `s:indices()`, `s:iter()`.
 -- With replacement iter() draws lazily, 32 indices at a time as PyTorch's (the same values as
 -- indices() draws at once), so num_samples may be huge (minGPT's 1e10): a DataLoader reads
--- it batch by batch. Without a generator those draws come from tide's generator as the
--- iteration reaches them, after whatever else drew from it meanwhile.
+-- it batch by batch. Without a generator an epoch with replacement draws one seed from tide's
+-- generator and then its indices from a stream of its own, as PyTorch's: what else draws from
+-- tide's generator during the epoch (dropout) leaves the order as it was.
 local compat = require("tide._compat")
 local Sampler = require("tide.data.Sampler")
 local core = require("tide.core")
@@ -32,6 +33,8 @@ function RandomSampler.new(data_source, opts)
             type(opts.replacement))
     end
     local num = opts.num_samples == nil and n or opts.num_samples
+    -- an integral float (minGPT's 1e10) is that integer, on every Lua
+    num = type(num) == "number" and compat.tointeger(num) or num
     if not compat.is_integer(num) or num < 1 then
         raise(string.format("tide: RandomSampler: num_samples should be a positive integer, " ..
             "got %s", tostring(num)))
@@ -52,14 +55,26 @@ function RandomSampler:len()
 end
 RandomSampler.__len = RandomSampler.len
 
+-- the stream an epoch with replacement draws from: the sampler's generator, or one of the
+-- epoch's own, seeded by one draw from tide's generator (PyTorch's)
+local function epoch_stream(self)
+    if self.generator then
+        return self
+    end
+    local seed = compat.tointeger(require("tide").randint(0, 2 ^ 52, { 1 })[1]:item())
+    return { generator = stream.own(seed, WHO) }
+end
+
 function RandomSampler:indices()
     local n, num = self.n, self.num_samples
     args.check_budget(WHO, num, 24, ("a list of %d indices"):format(num),
         "ask for fewer num_samples")
-    local t = stream.draw(self, function()
-        if self.replacement then
+    if self.replacement then
+        return stream.list(stream.draw(epoch_stream(self), function()
             return require("tide").randint(1, n + 1, { num })
-        end
+        end, WHO))
+    end
+    local t = stream.draw(self, function()
         local parts = {}
         for _ = 1, math.floor(num / n) do
             parts[#parts + 1] = core.randperm(n) -- 1-based
@@ -80,15 +95,16 @@ function RandomSampler:iter()
     end
     local n, num = self.n, self.num_samples
     local drawn, chunk, k = 0, {}, 0
+    local from = epoch_stream(self)
     return function()
         if drawn >= num then
             return nil
         end
         if k >= #chunk then
             local size = math.min(CHUNK, num - drawn)
-            chunk = stream.list(stream.draw(self, function()
+            chunk = stream.list(stream.draw(from, function()
                 return require("tide").randint(1, n + 1, { size })
-            end))
+            end, WHO))
             k = 0
         end
         k, drawn = k + 1, drawn + 1

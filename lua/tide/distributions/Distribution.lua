@@ -10,6 +10,7 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local compat = require("tide._compat")
+local P = require("tide.pytorch_args")
 
 local Distribution = {}
 Distribution.__index = Distribution
@@ -52,8 +53,7 @@ local function merge_params(c, ...)
     for _, name in ipairs(names) do
         if given[name] ~= nil then
             if merged[name] ~= nil then
-                raise(("tide: %s: %s is given twice, positionally and in the options table; " ..
-                    "give it once"):format(c.__name, name))
+                P.twice(c.__name, name, k + P.position(names, name))
             end
             merged[name] = given[name]
         end

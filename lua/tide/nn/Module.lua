@@ -319,6 +319,9 @@ end
 local LISTING = { "recurse" }
 local NAMED_LISTING = { "prefix", "recurse", "remove_duplicate" }
 local function listing(who, names, ...)
+    if select("#", ...) == 0 then -- the usual call: no argument to read
+        return "", nil, nil
+    end
     local o = signature.arguments(who, names, 1, ...)
     core._check_options(o, who, names)
     for _, k in ipairs({ "recurse", "remove_duplicate" }) do

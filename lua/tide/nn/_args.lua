@@ -106,6 +106,9 @@ end
 -- (Python's warning level, PyTorch's third positional) is checked and unused
 local function softmax_args(input, opts, who)
     tensor_arg(input, who, "input")
+    if type(opts) == "number" then -- F.softmax(x, dim): the usual call, no table
+        return input, dim_arg(opts, who)
+    end
     local o = options(opts, who, { "dim", "_stacklevel", "dtype" })
     if o._stacklevel ~= nil then
         int_arg(o._stacklevel, who, "_stacklevel", 0)
@@ -221,19 +224,8 @@ local function channel_tensors(who, input, c, list)
     end
 end
 
--- a table of options by name: a plain table (not a tensor, a Generator or a module), not a list
--- (a stride {2, 2}, a size {4, 4} are values)
-local function by_name(v)
-    return type(v) == "table" and getmetatable(v) == nil and v[1] == nil
-end
-
-local function position(list, k)
-    for i, v in ipairs(list) do
-        if v == k then
-            return i
-        end
-    end
-end
+local P = require("tide.pytorch_args")
+local by_name = P.is_options
 
 -- PyTorch's optional parameters of F.<who> as Python takes them: `names` by position, in
 -- PyTorch's order, after the `nfixed` required arguments; then, or in place of any of them, one
@@ -248,8 +240,7 @@ local function positional(who, nfixed, names, ...)
             op_args.no_extra(who, nfixed + k, select(k + 1, ...))
             for key, value in pairs(v) do
                 if o[key] ~= nil then
-                    raise(string.format("tide: %s: %s given twice, as argument #%d and by " ..
-                        "name; pass it once", who, key, nfixed + position(names, key)))
+                    P.twice(who, key, nfixed + P.position(names, key))
                 end
                 o[key] = value
             end
@@ -271,13 +262,24 @@ end
 -- position (positional above); those in `passed` (a conv's bias) go to body by position after
 -- the fixed ones, the rest in the table (nil when empty)
 local pack, unpack = compat.pack, compat.unpack
-local function pytorch_form(who, nfixed, names, passed, body)
-    local npassed = #passed
+local function pytorch_form(who, nfixed, names, passed, body, scalar_first)
+    local npassed, first = #passed, names[1]
     return function(...)
         local n = select("#", ...)
-        -- body's own form as it stands (no optional argument, or one options table): no copy
-        if n <= nfixed or (n == nfixed + 1 and npassed == 0 and by_name((select(n, ...)))) then
+        if n <= nfixed then
             return body(...)
+        end
+        if n == nfixed + 1 and npassed == 0 then
+            local last = select(n, ...)
+            -- body's own form as it stands (nothing optional, or one options table): no copy
+            if last == nil or by_name(last) or (scalar_first and type(last) == "number") then
+                return body(...)
+            end
+            -- the one optional parameter PyTorch scripts pass most (softmax's dim, dropout's
+            -- p, an activation's inplace), without the general path's copies
+            if nfixed == 1 and type(last) ~= "table" then
+                return body((...), { [first] = last })
+            end
         end
         local a = pack(...)
         local o = positional(who, nfixed, names, unpack(a, nfixed + 1, math.max(a.n, nfixed)))

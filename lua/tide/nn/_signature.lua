@@ -18,19 +18,10 @@ local S = {}
 -- init function -> its signature (weak: a class that goes takes its entry along)
 local SIGNATURES = setmetatable({}, { __mode = "k" })
 
--- a table of arguments by name: a plain table (not a tensor, a module or another object), not a
--- list (a stride {2, 2} or a normalized_shape {4} is a value)
-function S.by_name(v)
-    if type(v) ~= "table" or getmetatable(v) ~= nil then
-        return false
-    end
-    for k in pairs(v) do -- {nil, 7} (an output size with a hole) is a value too
-        if type(k) ~= "string" then
-            return false
-        end
-    end
-    return true
-end
+-- a table of arguments by name, not a value (a stride {2, 2}, a normalized_shape {4}, an
+-- output size with a hole {nil, 7}): tide.pytorch_args's rule
+local P = require("tide.pytorch_args")
+S.by_name = P.is_options
 
 local function kind(v)
     return is_tensor(v) and "tensor" or type(v)
@@ -103,14 +94,6 @@ function S.check_init(cls, init, ...)
     end
 end
 
-local function position(names, k)
-    for i, v in ipairs(names) do
-        if v == k then
-            return i
-        end
-    end
-end
-
 -- the arguments (a, n) by name: positionals mapped to names, the last argument, a table by name,
 -- merged in; a name given both ways raises
 function S.gather(who, spec, a, n, offset)
@@ -152,8 +135,7 @@ function S.gather(who, spec, a, n, offset)
     if named then
         for k, v in pairs(named) do
             if o[k] ~= nil then
-                raise(("tide: %s: %s given twice, as argument #%d and by name; pass it once")
-                    :format(who, tostring(k), (position(names, k) or positional) + offset))
+                P.twice(who, tostring(k), (P.position(names, k) or positional) + offset)
             end
             o[k] = v
         end

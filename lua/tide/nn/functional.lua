@@ -1428,6 +1428,8 @@ local CONV = { 2, { "bias", "stride", "padding", "dilation", "groups" }, { "bias
 local CONV_T = { 2, { "bias", "stride", "padding", "output_padding", "groups", "dilation" },
     { "bias" } }
 local MAX_POOL = { 2, { "stride", "padding", "dilation", "ceil_mode", "return_indices" } }
+-- (the *_with_indices forms always return the indices: PyTorch's flag there is not tide's)
+local MAX_POOL_WI = { 2, { "stride", "padding", "dilation", "ceil_mode" } }
 local AVG_POOL = { 2, { "stride", "padding", "ceil_mode", "count_include_pad",
     "divisor_override" } }
 local ADAPTIVE_MAX = { 2, { "return_indices" } }
@@ -1457,15 +1459,15 @@ local PYTORCH_ORDER = {
     conv1d = CONV, conv2d = CONV, conv3d = CONV,
     conv_transpose1d = CONV_T, conv_transpose2d = CONV_T, conv_transpose3d = CONV_T,
     max_pool1d = MAX_POOL, max_pool2d = MAX_POOL, max_pool3d = MAX_POOL,
-    max_pool1d_with_indices = MAX_POOL, max_pool2d_with_indices = MAX_POOL,
-    max_pool3d_with_indices = MAX_POOL,
+    max_pool1d_with_indices = MAX_POOL_WI, max_pool2d_with_indices = MAX_POOL_WI,
+    max_pool3d_with_indices = MAX_POOL_WI,
     avg_pool1d = { 2, { "stride", "padding", "ceil_mode", "count_include_pad" } },
     avg_pool2d = AVG_POOL, avg_pool3d = AVG_POOL,
     adaptive_max_pool1d = ADAPTIVE_MAX, adaptive_max_pool2d = ADAPTIVE_MAX,
     adaptive_max_pool3d = ADAPTIVE_MAX,
     fractional_max_pool2d = FRACTIONAL, fractional_max_pool3d = FRACTIONAL,
-    fractional_max_pool2d_with_indices = FRACTIONAL,
-    fractional_max_pool3d_with_indices = FRACTIONAL,
+    fractional_max_pool2d_with_indices = { 2, { "output_size", "output_ratio" } },
+    fractional_max_pool3d_with_indices = { 2, { "output_size", "output_ratio" } },
     max_unpool1d = UNPOOL, max_unpool2d = UNPOOL, max_unpool3d = UNPOOL,
     lp_pool1d = LP_POOL, lp_pool2d = LP_POOL,
     unfold = { 2, { "dilation", "padding", "stride" } },
@@ -1481,7 +1483,7 @@ local PYTORCH_ORDER = {
     batch_norm = { 3, { "weight", "bias", "training", "momentum", "eps" } },
     instance_norm = { 3, { "weight", "bias", "use_input_stats", "momentum", "eps" } },
     local_response_norm = { 2, { "alpha", "beta", "k" } },
-    normalize = { 1, { "p", "dim", "eps", "out" } },
+    normalize = { 1, { "p", "dim", "eps" } }, -- (PyTorch's out: tide writes no out tensors)
     embedding = { 2, { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
         "sparse" } },
     embedding_bag = { 3, { "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
@@ -1512,6 +1514,14 @@ local PYTORCH_ORDER = {
     ctc_loss = { 4, { "blank", "reduction", "zero_infinity" } },
 }
 
+-- the functions whose own form already reads a number in place of the options table as their
+-- first optional parameter (softmax's dim, dropout's p, an activation's slope or alpha): such a
+-- call goes straight to them
+local SCALAR_FIRST = { softmax = true, log_softmax = true, softmin = true, dropout = true,
+    dropout1d = true, dropout2d = true, dropout3d = true, alpha_dropout = true,
+    feature_alpha_dropout = true, leaky_relu = true, elu = true, celu = true, hardshrink = true,
+    softshrink = true }
+
 -- F.name as users call it: PyTorch's positional form where PYTORCH_ORDER lists it, and no
 -- argument past the last it takes dropped in silence (A.strict: a fixed parameter list would)
 local function finish(name)
@@ -1521,7 +1531,7 @@ local function finish(name)
     end
     local order = PYTORCH_ORDER[name]
     if order then
-        f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f)
+        f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f, SCALAR_FIRST[name])
     end
     rawset(F, name, A.strict(name, f))
 end

@@ -10,7 +10,7 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
-local merge_positional = require("tide.optim.positional").merge
+local merge_positional = require("tide.pytorch_args").merge
 
 local Optimizer = {}
 Optimizer.__index = Optimizer

@@ -14,7 +14,7 @@
 -- load_state_dict checks every value's type before it changes anything, and names the key at
 -- fault.
 local compat = require("tide._compat")
-local merge_positional = require("tide.optim.positional").merge
+local merge_positional = require("tide.pytorch_args").merge
 local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -162,7 +162,7 @@ end
 -- LRScheduler:extend(name, options, saved) -> a class; cls(opt, opts) makes a scheduler.
 -- options: the option names, in torch 1.13's order of its parameters after the optimizer, so
 -- that they are also the positional ones: StepLR(opt, 30, 0.1) is StepLR(opt, {step_size = 30,
--- gamma = 0.1}) (tide.optim.positional); saved: the fields its state_dict keeps beside STATE
+-- gamma = 0.1}) (tide.pytorch_args.merge); saved: the fields its state_dict keeps beside STATE
 function LRScheduler:extend(name, options, saved)
     local cls = { __name = name, options = options, saved = saved or {} }
     cls.__index = cls

@@ -16,7 +16,7 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
-local merge_positional = require("tide.optim.positional").merge
+local merge_positional = require("tide.pytorch_args").merge
 
 local ReduceLROnPlateau = { __name = "ReduceLROnPlateau" }
 ReduceLROnPlateau.__index = ReduceLROnPlateau

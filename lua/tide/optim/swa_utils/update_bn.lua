@@ -60,7 +60,9 @@ return function(loader, model, device, ...)
     end
     local momenta, bns = {}, {}
     for _, m in ipairs(model:modules()) do
-        if is_batchnorm(m) then
+        -- a BatchNorm built with track_running_stats = false has no statistics to redo
+        -- (PyTorch's skips it too)
+        if is_batchnorm(m) and rawget(m, "running_mean") ~= nil then
             bns[#bns + 1] = m
         end
     end
