@@ -535,4 +535,15 @@ describe("options against values (tide.pytorch_args), the same rule in every cal
         assert.are.equal("tide: SGD: lr given twice, as argument #2 and by name; pass it once",
             msg(tide.optim.SGD, nn.Linear(1, 1):parameters(), 0.1, { lr = 0.1 }))
     end)
+
+    it("refuses a constructor call without a required argument, as Python's TypeError", function()
+        local ok, e = pcall(nn.LayerNorm)
+        assert.is_false(ok)
+        assert.matches("tide: LayerNorm: missing its required argument normalized_shape " ..
+            "%(argument #1, or {normalized_shape =}%)$", e)
+        ok, e = pcall(nn.Conv2d, 1, 2, { stride = 2 })
+        assert.matches("tide: Conv2d: missing its required argument kernel_size %(argument #3, " ..
+            "or {kernel_size =}%)$", e)
+        assert.are.same({ 4, 3 }, nn.Linear(3, { out_features = 4 }).weight.shape)
+    end)
 end)

@@ -162,6 +162,10 @@ function S.call(self, who, init, spec, ...)
     end
     local args = {}
     for i = 1, spec.required do
+        if o[names[i]] == nil then -- Python's TypeError for a missing positional argument
+            raise(("tide: %s: missing its required argument %s (argument #%d, or {%s =})")
+                :format(who, names[i], i, names[i]))
+        end
         args[i] = o[names[i]]
         o[names[i]] = nil
     end
