@@ -480,6 +480,10 @@ describe("distributions take PyTorch's positional parameters", function()
             .probs))
         raises("tide: Categorical: probs given twice, as argument #1 and by name; pass it once",
             dist.Categorical, p, { probs = p })
+        -- nothing after the options table, counted as written
+        raises("tide: Bernoulli: expected at most 3 arguments, got 4 (argument #4 is a number); "
+            .. "remove it: Bernoulli takes no such argument or option",
+            dist.Bernoulli, 0.3, nil, {}, 5)
     end)
 
     it("Bernoulli(probs), Binomial(total_count, probs), Geometric, NegativeBinomial, " ..

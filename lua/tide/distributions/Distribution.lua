@@ -58,6 +58,8 @@ local function merge_params(c, ...)
             merged[name] = given[name]
         end
     end
+    -- nothing may follow the options table (counted as the user wrote the call)
+    args.no_extra(c.__name, at, compat.unpack(a, at + 1, n))
     local out = {}
     for i = 1, k do
         out[i] = a[i]
