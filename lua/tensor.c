@@ -596,6 +596,50 @@ static int t_newindex(lua_State *L) {
     return 0;
 }
 
+/* a < b and a <= b with a one-element tensor on either side (Python's `if loss < best:`, where
+ * the 0-d result becomes a bool): the values compared, exactly when both are integers. A tensor
+ * of more elements has no single truth value. */
+static tide_scalar compared(lua_State *L, tide_lua_state *S, int idx, const char *op) {
+    ltensor *t = tl_test(L, idx);
+    if (!t) {
+        if (lua_type(L, idx) != LUA_TNUMBER)
+            tl_error(L, "tide: %s: cannot compare a tensor with a %s", op, luaL_typename(L, idx));
+        return tl_scalar(L, idx);
+    }
+    if (!t->t)
+        tl_error(L, "tide: %s: attempt to use a freed tensor", op);
+    int64_t n = tide_tensor_numel(t->t);
+    if (n != 1)
+        tl_error(L,
+                 "tide: %s: a tensor of %I elements has no single truth value; compare "
+                 "elementwise with t:lt(u) or t:le(u) (a bool tensor)",
+                 op, (lua_Integer)n);
+    tide_scalar v;
+    TL_CALL_AS(L, S, tide_tensor_item_x(S->ctx, t->t, &v), "item", op);
+    return v;
+}
+
+static int compare(lua_State *L, int or_equal) {
+    tide_lua_state *S = TL_STATE(L);
+    const char     *op = or_equal ? "<=" : "<";
+    tide_scalar     a = compared(L, S, 1, op), b = compared(L, S, 2, op);
+    int             r;
+    if (a.is_int && b.is_int)
+        r = or_equal ? a.i <= b.i : a.i < b.i;
+    else
+        r = or_equal ? a.d <= b.d : a.d < b.d;
+    lua_pushboolean(L, r);
+    return 1;
+}
+
+static int m_lt(lua_State *L) {
+    return compare(L, 0);
+}
+
+static int m_le(lua_State *L) {
+    return compare(L, 1);
+}
+
 static int t_len(lua_State *L) {
     ltensor *a = tl_check(L, 1, "len");
     if (tide_tensor_ndim(a->t) == 0)
@@ -831,6 +875,8 @@ void tl_open_tensor(lua_State *L, int mod) {
         {"__shr", m_shr},
         {"__bnot", m_bnot},
 #endif
+        {"__lt", m_lt},
+        {"__le", m_le},
         {"__newindex", t_newindex},
         {"__len", t_len},
         {"__gc", t_gc},

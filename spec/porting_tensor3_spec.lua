@@ -395,3 +395,26 @@ describe("nan_to_num positional", function()
             msg(catch(function() return x:nan_to_num(1, 2, 3, 4) end)))
     end)
 end)
+
+describe("one-element tensors in Lua's < and <= (Python's `if loss < best:`)", function()
+    it("compare their values with numbers and with each other #lua53", function()
+        local loss = T(0.5)
+        assert.is_true(loss < 1)
+        assert.is_false(1 < loss)
+        assert.is_true(loss <= 0.5)
+        assert.is_true(loss > 0.25) -- Lua's a > b is b < a
+        assert.is_true(T({ 3 }) < T(4))
+        -- int64 values compare exactly (2^63 - 1 is no double)
+        assert.is_false(T(math.maxinteger) <= math.maxinteger - 1)
+        local best = { T(3.0), T(1.0), T(2.0) }
+        table.sort(best)
+        assert.are.same({ 1, 2, 3 }, { best[1]:item(), best[2]:item(), best[3]:item() })
+    end)
+
+    it("refuse a tensor of more elements, naming the elementwise form", function()
+        local ok, e = pcall(function() return T({ 1.0, 2.0 }) < T({ 2.0, 3.0 }) end)
+        assert.is_false(ok)
+        assert.matches("tide: <: a tensor of 2 elements has no single truth value; compare " ..
+            "elementwise with t:lt%(u%) or t:le%(u%) %(a bool tensor%)", e)
+    end)
+end)

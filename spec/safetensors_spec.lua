@@ -216,6 +216,28 @@ describe("checkpoint trees (torch.save of a dict)", function()
         assert.are.same({ "dec.w", "list.1" }, names)
     end)
 
+    it("keep a tied weight of a state_dict one tensor (two names, one view)", function()
+        local emb = tide.nn.Embedding(5, 3)
+        local head = tide.nn.Linear(3, 5, { bias = false })
+        head.weight = emb.weight
+        local sd = tide.nn.Sequential(emb, head):state_dict()
+        -- two tensor objects of one storage: written once
+        assert.is_false(rawequal(sd["1.weight"], sd["2.weight"]))
+        tide.save(path, { model = sd })
+        local ck = tide.load(path)
+        assert.is_true(rawequal(ck.model["1.weight"], ck.model["2.weight"]))
+        assert.is_true(ck.model["1.weight"]:equal(emb.weight:detach()))
+        local flat = tide.safetensors_load(path)
+        local n = 0
+        for _ in pairs(flat) do n = n + 1 end
+        assert.are.equal(1, n)
+        -- a view elsewhere in the storage is its own tensor
+        local w = tide.ones(4, 2)
+        tide.save(path, { a = w:narrow(1, 1, 2), b = w:narrow(1, 3, 2), step = 1 })
+        ck = tide.load(path)
+        assert.is_false(rawequal(ck.a, ck.b))
+    end)
+
     it("load onto a device, by device or torch.load's map_location", function()
         tide.save(path, { m = { w = tide.ones(2) }, step = 1 })
         local ck = tide.load(path, { map_location = "cpu:1" })

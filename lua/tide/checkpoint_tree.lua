@@ -4,7 +4,7 @@
 -- rebuild(json, tensors, path) -> the same table, its tensors those the file loaded.
 --
 -- A node is a JSON array: ["t", name] a tensor (written once under the path that first reached
--- it: tied weights stay tied), ["i", "12"] an integer, ["f", "0.1"] a float ("%.17g", "inf",
+-- it, or a view of the same place, shape and strides: tied weights stay tied), ["i", "12"] an integer, ["f", "0.1"] a float ("%.17g", "inf",
 -- "-inf", "nan": exact, and what JSON cannot write), ["s", text] a string of printable ASCII,
 -- ["x", hex] any other string (the header stays ASCII, whatever bytes it holds), ["b", true] a
 -- boolean, ["{", [[key, node], ...]] a table, its keys nodes of the scalar kinds (an ordered
@@ -75,12 +75,23 @@ end
 --- that cannot be saved (path names the file in messages)
 function M.flatten(t, path)
     local flat, named, open = {}, {}, {}
+    -- a view's identity: two tensors of one storage with the same place, shape and strides are
+    -- one tensor (a state_dict gives a tied weight under each name as its own tensor object)
+    local function view_key(t)
+        local ok, key = pcall(function()
+            return table.concat({ tostring(t.device), t.dtype, tostring(t:data_ptr()),
+                table.concat(t:size(), "x"), table.concat(t:stride(), "x") }, "|")
+        end)
+        return ok and key or nil
+    end
+    local by_view = {}
     local function fail(where, msg)
         error(("tide: save: %s: %s %s"):format(path, where == "" and "the checkpoint" or where, msg), 0)
     end
     local function walk(v, where, depth)
         if core.is_tensor(v) then
-            local name = named[v]
+            local key = view_key(v)
+            local name = named[v] or (key and by_view[key])
             if name == nil then
                 name = where ~= "" and where or "tensor"
                 local n = 1
@@ -89,6 +100,9 @@ function M.flatten(t, path)
                     name = where .. "#" .. n
                 end
                 named[v], flat[name] = name, v
+                if key then
+                    by_view[key] = name
+                end
             end
             return { "t", name }
         end

@@ -124,6 +124,20 @@ for name, defines in pairs(require("tide._lazy_ops")) do
   end
 end
 
+-- torch.cuda.amp's names, PyTorch's older spelling of tide.amp's: GradScaler, and autocast
+-- on "cuda" (tide.cuda.amp.autocast([opts], fn, ...) is tide.amp.autocast("cuda", ...))
+tide.cuda.amp = setmetatable({}, {
+  __index = function(_, k)
+    local amp = require("tide.amp")
+    if k == "GradScaler" then
+      return amp.GradScaler
+    elseif k == "autocast" then
+      return function(...) return amp.autocast("cuda", ...) end
+    end
+    return nil
+  end,
+})
+
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
   models = "tide.models", text = "tide.text", linalg = "tide.linalg",

@@ -41,6 +41,9 @@ return function(D)
         end,
         matmul = function(x, y) return { x, y:t() } end,
         item = function(x) return { x:sum() } end,
+        -- Lua's < and <= of one-element tensors give Lua booleans (as item does a number)
+        __lt = function(x) return { x:sum(), 1 } end,
+        __le = function(x) return { x:sum(), 1 } end,
         totable = function(x) return D.is_host and { x } or SKIP end,
         backward = function(x) return { x:sum() } end,
         register_hook = function(x) return { x, function() end } end,
