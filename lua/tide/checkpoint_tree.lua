@@ -4,13 +4,14 @@
 -- rebuild(json, tensors, path) -> the same table, its tensors those the file loaded.
 --
 -- A node is a JSON array: ["t", name] a tensor (written once under the path that first reached
--- it, or a view of the same place, shape and strides: tied weights stay tied), ["i", "12"] an integer, ["f", "0.1"] a float ("%.17g", "inf",
--- "-inf", "nan": exact, and what JSON cannot write), ["s", text] a string of printable ASCII,
--- ["x", hex] any other string (the header stays ASCII, whatever bytes it holds), ["b", true] a
--- boolean, ["{", [[key, node], ...]] a table, its keys nodes of the scalar kinds (an ordered
--- table such as a state_dict loads as a plain one). A table reached twice is written twice. A
--- cycle, a function, an object (a table whose metatable has __index: a Module, an Optimizer:
--- save its state_dict()) or other userdata raise, naming where it is.
+-- it, or a view of the same place, shape and strides: tied weights stay tied), ["i", "12"] an
+-- integer, ["f", "0.1"] a float ("%.17g", "inf", "-inf", "nan", "-0.0": exact, and what JSON
+-- cannot write), ["s", text] a string of printable ASCII, ["x", hex] any other string (the
+-- header stays ASCII, whatever bytes it holds), ["b", true] a boolean, ["{", [[key, node], ...]]
+-- a table, its keys nodes of the scalar kinds (an ordered table such as a state_dict loads as a
+-- plain one). A table reached twice is written twice. A cycle, a function, an object (a table
+-- whose metatable names its class, __name: a Module, an Optimizer: save its state_dict()) or
+-- other userdata raise, naming where it is.
 local core = require("tide.core")
 local compat = require("tide._compat")
 local json = require("tide.models._json")
@@ -77,16 +78,17 @@ function M.flatten(t, path)
     local flat, named, open = {}, {}, {}
     -- a view's identity: two tensors of one storage with the same place, shape and strides are
     -- one tensor (a state_dict gives a tied weight under each name as its own tensor object)
-    local function view_key(t)
+    local function view_key(x)
         local ok, key = pcall(function()
-            return table.concat({ tostring(t.device), t.dtype, tostring(t:data_ptr()),
-                table.concat(t:size(), "x"), table.concat(t:stride(), "x") }, "|")
+            return table.concat({ tostring(x.device), x.dtype, tostring(x:data_ptr()),
+                table.concat(x:size(), "x"), table.concat(x:stride(), "x") }, "|")
         end)
         return ok and key or nil
     end
     local by_view = {}
     local function fail(where, msg)
-        error(("tide: save: %s: %s %s"):format(path, where == "" and "the checkpoint" or where, msg), 0)
+        error(("tide: save: %s: %s %s"):format(path, where == "" and "the checkpoint" or where,
+            msg), 0)
     end
     local function walk(v, where, depth)
         if core.is_tensor(v) then
@@ -110,10 +112,12 @@ function M.flatten(t, path)
         if node then
             return node
         end
-        -- a table whose metatable gives it methods is an object (a Module, an Optimizer); an
-        -- ordered table (a state_dict: __pairs only) is data
+        -- a table whose metatable names a class is an object (a Module, an Optimizer:
+        -- tide.pytorch_args's rule); an ordered table (a state_dict) or one with defaults
+        -- behind __index is data (its own fields)
         local mt = type(v) == "table" and getmetatable(v)
-        if type(v) ~= "table" or (mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__index") ~= nil)) then
+        local object = mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__name") ~= nil)
+        if type(v) ~= "table" or object then
             local umt = type(v) == "userdata" and getmetatable(v)
             local device = type(umt) == "table" and rawget(umt, "__name") == "tide.Device"
             local fix = type(v) == "table" and "; save its state_dict() instead" or device and
@@ -139,10 +143,10 @@ function M.flatten(t, path)
         table.sort(keys, key_less)
         local entries = {}
         for i, k in ipairs(keys) do
-            local part = type(k) == "string" and printable(k) and k or
-                type(k) == "number" and (compat.is_integer(k) and ("%d"):format(k) or ("%.17g"):format(k))
-                or "#" .. i
-            entries[i] = { scalar_node(k), walk(v[k], where == "" and part or where .. "." .. part, depth + 1) }
+            local part = type(k) == "string" and printable(k) and k or type(k) == "number" and
+                (compat.is_integer(k) and ("%d"):format(k) or ("%.17g"):format(k)) or "#" .. i
+            local child = where == "" and part or where .. "." .. part
+            entries[i] = { scalar_node(k), walk(v[k], child, depth + 1) }
         end
         open[v] = nil
         return { "{", entries }
@@ -230,7 +234,8 @@ function M.rebuild(tree_json, tensors, path)
             end
             local t = {}
             for _, e in ipairs(a) do
-                if type(e) ~= "table" or type(e[1]) ~= "table" or e[1][1] == "{" or e[1][1] == "t" then
+                local key_kind = type(e) == "table" and type(e[1]) == "table" and e[1][1]
+                if not key_kind or key_kind == "{" or key_kind == "t" then
                     bad("a table entry is not [key, node]")
                 end
                 local k = build(e[1], depth + 1)

@@ -51,7 +51,8 @@ end
 --- 1.13 orders them, names[i] the i-th, optionally followed by an options table for the rest:
 ---
 ---     optim.SGD(params, 0.1, {momentum = 0.9})  ==  optim.SGD(params, {lr = 0.1, momentum = 0.9})
----     lr_scheduler.MultiStepLR(opt, {30, 80}, 0.1)  ==  MultiStepLR(opt, {milestones = {30, 80}, gamma = 0.1})
+---     lr_scheduler.MultiStepLR(opt, {30, 80}, 0.1)
+---         ==  MultiStepLR(opt, {milestones = {30, 80}, gamma = 0.1})
 ---
 --- nil holds a place (the default). Without positional arguments the options table comes back as
 --- it was given (nil, or whatever the caller's checks then refuse).
