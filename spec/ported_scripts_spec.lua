@@ -793,9 +793,8 @@ describe("super_resolution/model.py", function()
             self.conv2 = nn.Conv2d(64, 64, { 3, 3 }, { 1, 1 }, { 1, 1 })
             self.conv3 = nn.Conv2d(64, 32, { 3, 3 }, { 1, 1 }, { 1, 1 })
             -- self.conv4 = nn.Conv2d(32, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
-            -- GAP: Lua's ^ makes a float (4.0), which Conv2d refuses: "tide: Conv2d: expected
-            -- out_channels to be an integer >= 1, got 4.0"; the port multiplies
-            self.conv4 = nn.Conv2d(32, upscale_factor * upscale_factor, { 3, 3 }, { 1, 1 }, { 1, 1 })
+            -- (Lua's ^ makes a float, 4.0 in Lua 5.3+: a size takes it as the integer 4)
+            self.conv4 = nn.Conv2d(32, upscale_factor ^ 2, { 3, 3 }, { 1, 1 }, { 1, 1 })
             self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
             self:_initialize_weights()
         end

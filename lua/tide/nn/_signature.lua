@@ -149,9 +149,48 @@ function S.arguments(who, names, offset, ...)
     return (S.gather(who, { names = names }, compat.pack(...), select("#", ...), offset))
 end
 
+-- the parameters that are sizes, counts, dims or indices: Lua's arithmetic makes floats of them
+-- (hidden / 2 is 128.0, k ^ 2 is 4.0 in Lua 5.3+), which name the same integer, as the core's
+-- own size arguments take them (tide.zeros(2 ^ 2))
+local INTEGRAL = {}
+for name in ([[in_features out_features in1_features in2_features in_channels out_channels
+    kernel_size stride padding output_padding dilation groups num_embeddings embedding_dim
+    padding_idx input_size hidden_size num_layers proj_size num_features num_groups
+    num_channels normalized_shape embed_dim num_heads nhead d_model dim_feedforward
+    num_encoder_layers num_decoder_layers kdim vdim output_size size upscale_factor
+    downscale_factor dim start_dim end_dim unflattened_size]]):gmatch("%S+") do
+    INTEGRAL[name] = true
+end
+
+local function integral_float(x)
+    return type(x) == "number" and not compat.is_integer(x) and compat.tointeger(x)
+end
+
+-- v with its integral floats (alone or in a list) as integers; anything else as it is
+local function integral(v)
+    if integral_float(v) then
+        return compat.tointeger(v)
+    elseif type(v) == "table" and getmetatable(v) == nil then
+        local copy
+        for i, x in pairs(v) do
+            if integral_float(x) then
+                copy = copy or compat.move(v, 1, #v, 1, {})
+                copy[i] = compat.tointeger(x)
+            end
+        end
+        return copy or v
+    end
+    return v
+end
+
 -- init(self, ...) through the signature spec
 function S.call(self, who, init, spec, ...)
     local o, names = S.gather(who, spec, compat.pack(...), select("#", ...))
+    for k, v in pairs(o) do
+        if INTEGRAL[k] then
+            o[k] = integral(v)
+        end
+    end
     if spec.flat then
         local args = {}
         for i, name in ipairs(names) do
