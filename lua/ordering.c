@@ -337,23 +337,32 @@ static int l_one_hot(lua_State *L) {
     return tl_done(L, S, NULL, 2);
 }
 
-/* tide.multinomial(probs, n[, {replacement = false}]) and probs:multinomial(...) -> 1-based
- * int64 categories */
+/* tide.multinomial(probs, n[, replacement][, {replacement = false}]) and
+ * probs:multinomial(...) -> 1-based int64 categories; replacement by position as PyTorch's
+ * multinomial(input, num_samples, replacement=False) */
 static int l_multinomial(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *p = tl_check(L, 1, "multinomial");
     lua_Integer     n = tl_check_int(L, 2, "multinomial", "num_samples");
-    tl_max_args(L, 3, "multinomial");
-    int replacement = 0;
-    if (!lua_isnil(L, 3)) {
-        if (lua_type(L, 3) != LUA_TTABLE)
+    int             positional = lua_type(L, 3) == LUA_TBOOLEAN;
+    int             opts = positional ? 4 : 3;
+    tl_max_args(L, opts, "multinomial");
+    int replacement = positional && lua_toboolean(L, 3);
+    if (!lua_isnil(L, opts)) {
+        if (lua_type(L, opts) != LUA_TTABLE)
             return tl_error(L,
-                            "tide: multinomial: options must be a table such as "
-                            "{replacement = true}, got %s",
-                            tl_typename(L, 3));
+                            positional ? "tide: multinomial: options must be a table such as "
+                                         "{replacement = true}, got %s"
+                                       : "tide: multinomial: replacement (argument #3) must be a "
+                                         "boolean or an options table such as "
+                                         "{replacement = true}, got %s",
+                            tl_typename(L, opts));
         static const char *const known[] = {"replacement", NULL};
-        tl_check_options(L, 3, "multinomial", known, NULL);
-        if (lua_getfield(L, 3, "replacement") != LUA_TNIL) {
+        tl_check_options(L, opts, "multinomial", known, NULL);
+        if (lua_getfield(L, opts, "replacement") != LUA_TNIL) {
+            if (positional)
+                return tl_error(L, "tide: multinomial: replacement given twice, as argument #3 "
+                                   "and by name; pass it once");
             if (lua_type(L, -1) != LUA_TBOOLEAN)
                 return tl_error(L, "tide: multinomial: replacement must be a boolean, got %s",
                                 tl_typename(L, -1));

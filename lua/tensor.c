@@ -337,13 +337,64 @@ static void ag_field(lua_State *L, int idx, const char *k) {
     }
 }
 
-static int push_shape(lua_State *L, const tide_tensor *t) {
-    int n = tide_tensor_ndim(t);
+/* ---- t.shape and t:size(): a fresh list of the sizes with PyTorch's torch.Size behaviour,
+ * one metatable (an upvalue of __index and of size: no lookup per call) that only adds what a
+ * plain list lacks ---- */
+#define INDEX_SIZE_MT lua_upvalueindex(4) /* the tensor's __index */
+#define SIZE_SIZE_MT  lua_upvalueindex(2) /* t:size() */
+
+/* shape[-k] is the k-th size from the end (nil past the first, as a positive index past the
+ * last); every other missing key is nil as in a plain table */
+static int size_index(lua_State *L) {
+    if (lua_isinteger(L, 2)) {
+        lua_Integer k = lua_tointeger(L, 2), n = (lua_Integer)lua_rawlen(L, 1);
+        if (k < 0 && k >= -n) {
+            lua_rawgeti(L, 1, n + 1 + k);
+            return 1;
+        }
+    }
+    lua_pushnil(L);
+    return 1;
+}
+
+/* tide.Size({2, 3}): PyTorch's print of a torch.Size, in tide's spelling */
+static int size_tostring(lua_State *L) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "tide.Size({");
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (i > 1)
+            luaL_addstring(&b, ", ");
+        lua_rawgeti(L, 1, i);
+        luaL_tolstring(L, -1, NULL); /* (the user may have put anything in their copy) */
+        lua_remove(L, -2);
+        luaL_addvalue(&b);
+    }
+    luaL_addstring(&b, "})");
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* pushes the metatable of the lists t.shape and t:size() return */
+static void push_size_metatable(lua_State *L) {
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, size_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, size_tostring);
+    lua_setfield(L, -2, "__tostring");
+}
+
+static int push_shape(lua_State *L, const tide_tensor *t, int size_mt) {
+    int            n = tide_tensor_ndim(t);
+    const int64_t *sizes = tide_tensor_shape(t);
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        lua_pushinteger(L, (lua_Integer)tide_tensor_shape(t)[i]);
+        lua_pushinteger(L, (lua_Integer)sizes[i]);
         lua_rawseti(L, -2, i + 1);
     }
+    lua_pushvalue(L, size_mt);
+    lua_setmetatable(L, -2);
     return 1;
 }
 
@@ -391,7 +442,7 @@ static int property(lua_State *L, int p) {
         lua_pushstring(L, tide_dtype_name(tide_tensor_dtype(u->t)));
         return 1;
     case P_SHAPE:
-        return push_shape(L, u->t);
+        return push_shape(L, u->t, INDEX_SIZE_MT);
     case P_NDIM:
         lua_pushinteger(L, tide_tensor_ndim(u->t));
         return 1;
@@ -666,7 +717,7 @@ static int t_size(lua_State *L) {
     ltensor *a = tl_check(L, 1, "size");
     tl_max_args(L, 2, "size");
     if (lua_isnoneornil(L, 2))
-        return push_shape(L, a->t);
+        return push_shape(L, a->t, SIZE_SIZE_MT);
     int d = tl_dim(L, a->t, tl_check_int(L, 2, "size", "dim"), "size", 0);
     lua_pushinteger(L, (lua_Integer)tide_tensor_shape(a->t)[d]);
     return 1;
@@ -830,7 +881,6 @@ void tl_open_tensor(lua_State *L, int mod) {
     static const luaL_Reg meths[] = {{"dim", t_dim},
                                      {"numel", t_numel},
                                      {"nelement", t_numel},
-                                     {"size", t_size},
                                      {"is_contiguous", t_is_contiguous},
                                      {"stride", t_stride},
                                      {"storage_offset", t_storage_offset},
@@ -848,6 +898,12 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"detach", t_detach},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);
+    push_size_metatable(L);
+    int size_mt = lua_gettop(L);
+    tl_push_state(L); /* size's upvalues: state, the metatable of its lists */
+    lua_pushvalue(L, size_mt);
+    lua_pushcclosure(L, t_size, 2);
+    lua_setfield(L, methods, "size");
     static const luaL_Reg modfuncs[] = {{"_gc_pass_begin", l_gc_pass_begin},
                                         {"_gc_dropped", l_gc_dropped},
                                         {"_gc_young", l_gc_young},
@@ -888,15 +944,16 @@ void tl_open_tensor(lua_State *L, int mod) {
     };
     tl_register(L, mt, metas);
 
-    tl_push_state(L); /* __index upvalues: state, property ids, methods */
+    tl_push_state(L); /* __index upvalues: state, property ids, methods, the shapes' metatable */
     lua_newtable(L);
     for (int p = P_DEVICE; p <= P_LAYOUT; p++) {
         lua_pushinteger(L, p);
         lua_setfield(L, -2, prop_names[p]);
     }
     lua_pushvalue(L, methods);
-    lua_pushcclosure(L, t_index, 3);
+    lua_pushvalue(L, size_mt);
+    lua_pushcclosure(L, t_index, 4);
     lua_setfield(L, mt, "__index");
-    lua_pop(L, 1); /* mt */
+    lua_pop(L, 2); /* mt, the shapes' metatable */
     lua_setfield(L, mod, "Tensor");
 }

@@ -81,7 +81,7 @@ describe("tide.autograd", function()
         assert.matches("tide: no_grad: expected a function, got number",
             tide_error(function() return tide.autograd.no_grad(1) end))
         assert.matches("tide: enable_grad: expected a function, got nil",
-            tide_error(function() return tide.autograd.enable_grad() end))
+            tide_error(function() return tide.autograd.enable_grad(nil) end))
     end)
 end)
 

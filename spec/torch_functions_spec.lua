@@ -531,7 +531,7 @@ describe("PyTorch's global modes", function()
         assert.is_false(tide.is_inference_mode_enabled())
         assert.is_true(tide.is_grad_enabled())
         assert.are.equal("tide: inference_mode: expected a function (or a boolean mode, then a " ..
-            "function), got nil", catch(tide.inference_mode))
+            "function), got nil", catch(tide.inference_mode, nil))
     end)
 
     it("deterministic algorithms, matmul precision, inter-op threads: kept", function()

@@ -300,9 +300,14 @@ local CREATE = { "device", "dtype", "requires_grad" }
 M.functions.rand = with_generator("rand", core.rand, CREATE, after_shape, created_on)
 M.functions.randn = with_generator("randn", core.randn, CREATE, after_shape, created_on)
 M.functions.randperm = with_generator("randperm", core.randperm, CREATE, at(2), created_on)
--- tide.multinomial(probs, n, opts) and probs:multinomial(n, opts): one C function
+-- tide.multinomial(probs, n[, replacement][, opts]) and probs:multinomial(...): one C function;
+-- the options follow PyTorch's positional replacement when it is given
+local function after_replacement(...)
+    local i = type((select(3, ...))) == "boolean" and 4 or 3
+    return i, (select(i, ...))
+end
 M.functions.multinomial = with_generator("multinomial", core.multinomial, { "replacement" },
-    at(3), of_first)
+    after_replacement, of_first)
 Tensor.multinomial = M.functions.multinomial
 
 -- x:uniform_([from, to][, {generator =}]) and x:normal_([mean, std][, {generator =}])

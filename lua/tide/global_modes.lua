@@ -26,7 +26,7 @@ end
 -- inference_mode([mode = true, ]fn, ...): fn(...) with grad mode off and inference mode on;
 -- with mode false, grad mode on and inference mode off (PyTorch's inference_mode(False));
 -- both restored after, also when fn raises
-define("inference_mode", function(mode, ...)
+local function inference_mode(mode, ...)
     local fn, n = mode, 1
     if type(mode) == "boolean" then
         fn, n = (...), 2
@@ -45,6 +45,24 @@ define("inference_mode", function(mode, ...)
         error(r[2], 0) -- fn's own error, position and all
     end
     return compat.unpack(r, 2, r.n)
+end
+
+-- inference_mode() and inference_mode(mode) (no function after): PyTorch's decorator
+-- (@torch.inference_mode() def f), a function that wraps fn to run in that mode
+define("inference_mode", function(...)
+    local mode = ...
+    local n = select("#", ...)
+    if n == 0 or (n == 1 and type(mode) == "boolean") then
+        return function(fn)
+            if not callable(fn) then
+                raise("tide: inference_mode: expected a function, got " .. type(fn))
+            end
+            return function(...)
+                return inference_mode(mode ~= false, fn, ...)
+            end
+        end
+    end
+    return inference_mode(...)
 end)
 
 define("is_inference_mode_enabled", function(...)

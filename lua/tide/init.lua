@@ -67,6 +67,29 @@ function tide.with_device(dev, fn, ...)
   return unpack(res, 2, res.n)
 end
 
+-- PyTorch's dtype names (torch.long, torch.float, ...) as tide's dtype strings, so a ported
+-- {dtype = tide.long} or x:to(tide.float64) means what it says instead of nil (the default)
+for name, dtype in pairs({ float32 = "float32", float = "float32", float64 = "float64",
+  double = "float64", float16 = "float16", half = "float16", bfloat16 = "bfloat16",
+  int32 = "int32", int = "int32", int64 = "int64", long = "int64", uint8 = "uint8",
+  bool = "bool" }) do
+  tide[name] = dtype
+end
+
+-- tide.Size(sizes): PyTorch's torch.Size, a copy of the list with t.shape's metatable (a
+-- negative index counts from the end; it prints as tide.Size({2, 3}))
+local SIZE_MT = getmetatable(core.zeros(0).shape)
+function tide.Size(sizes)
+  if type(sizes) ~= "table" then
+    error("tide: Size: expected a list of sizes, got " .. type(sizes), 2)
+  end
+  local copy = {}
+  for i, s in ipairs(sizes) do
+    copy[i] = s
+  end
+  return setmetatable(copy, SIZE_MT)
+end
+
 -- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep
 -- the user's line in error messages even when called in tail position
 tide.save = core._forward("tide.serialize", "save")

@@ -106,16 +106,18 @@ function M.options(op, opts, known, example)
 end
 
 -- opts[key] (default when nil): an integer >= min, else "tide: <op>: <key> = <v>; expected an
--- integer >= <min>"
+-- integer >= <min>". An integral float (64.0, a ported Python computation's value) is that
+-- integer.
 function M.int_option(op, opts, key, default, min)
     local v = opts[key]
     if v == nil then
         return default
     end
-    if not compat.is_integer(v) or v < min then
+    local i = type(v) == "number" and compat.tointeger(v) or nil -- not a string ("3")
+    if i == nil or i < min then
         raise(("tide: %s: %s = %s; expected an integer >= %d"):format(op, key, tostring(v), min))
     end
-    return v
+    return i
 end
 
 -- v as an integer: an integer, or a float with an exact integer value (2.0); anything else

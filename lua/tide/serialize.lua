@@ -24,6 +24,7 @@
 
 local core = require("tide.core")
 local tree = require("tide.checkpoint_tree")
+local pytorch_args = require("tide.pytorch_args")
 
 local M = {}
 
@@ -120,15 +121,21 @@ function M.save(path, tensors, metadata)
     check(pcall(core.safetensors_save, path, names, list, meta))
 end
 
-function M.load(path, opts)
+-- load(path[, map_location][, {device =, map_location =, weights_only =}]): torch.load's
+-- map_location by position too (a device or its name)
+function M.load(path, ...)
     if type(path) ~= "string" then
         error("tide: load: path must be a string, got " .. type(path), 2)
     end
-    opts = opts or {}
+    local opts = pytorch_args.merge("load", { "map_location" }, ...) or {}
     if type(opts) ~= "table" then
         error("tide: load: options must be a table, e.g. {device = \"cuda\"}", 2)
     end
-    core._check_options(opts, "load", { "device", "map_location" })
+    core._check_options(opts, "load", { "device", "map_location", "weights_only" })
+    -- torch.load's weights_only: tide never runs code from a file, so both load the same
+    if opts.weights_only ~= nil and type(opts.weights_only) ~= "boolean" then
+        error("tide: load: weights_only must be a boolean, got " .. type(opts.weights_only), 2)
+    end
     -- torch.load's map_location, as a device: the one spelling of it tide takes
     local where = opts.device
     if opts.map_location ~= nil then

@@ -9,7 +9,8 @@
 --             step-th of those (step >= 1, PyTorch's a-1:b:step), {a} to a..a, {} keeps the dim
 --             whole, and index tensors pick along their dims as PyTorch's advanced indexing
 --             (several broadcast together: q[{rows, actions}]); dims past the list stay whole.
---             Without an index tensor the result is a view of t.
+--             Without an index tensor the result is a view of t. One "..." stands for as
+--             many {} as the other entries leave dims (PyTorch's t[..., -1]: t[{"...", -1}]).
 -- t[key] = v writes the indexed elements in place: a number fills them, a tensor is broadcast to
 -- their shape (an index repeated in idx takes one of its values, as in PyTorch). Everything is
 -- checked before the write. Autograd records the ops these are written with.
@@ -214,10 +215,42 @@ local function sliced(v, d, start, length, step)
     return w:select(w:dim(), 1)
 end
 
+-- key with its "..." (PyTorch's Ellipsis, t[..., -1]) replaced by as many {} (whole dims) as
+-- x's dims past the key's other entries (none is fine); key itself when it has none
+local function without_ellipsis(op, x, key)
+    local at
+    for i = 1, #key do
+        if key[i] == "..." then
+            if at then
+                raise(('tide: %s: an index holds at most one "..." (indices %d and %d are)')
+                    :format(op, at, i))
+            end
+            at = i
+        end
+    end
+    if not at then
+        return key
+    end
+    local whole = x:dim() - (#key - 1)
+    if whole < 0 then
+        raise(('tide: %s: %d indices besides "..." for a tensor of %d dim%s'):format(op,
+            #key - 1, x:dim(), x:dim() == 1 and "" or "s"))
+    end
+    local out = { unpack(key, 1, at - 1) }
+    for _ = 1, whole do
+        out[#out + 1] = {}
+    end
+    for i = at + 1, #key do
+        out[#out + 1] = key[i]
+    end
+    return out
+end
+
 -- the view a table key's numbers and ranges read, and its index tensors as {dim, tensor} in
 -- that view's dims (PyTorch's order: numbers select first, as basic indices)
 local function table_view(op, x, key)
     args.check_list(op, key, "the index")
+    key = without_ellipsis(op, x, key)
     if #key > x:dim() then
         raise(("tide: %s: %d indices for a tensor of %d dim%s"):format(op, #key, x:dim(),
             x:dim() == 1 and "" or "s"))

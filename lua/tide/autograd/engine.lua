@@ -1265,7 +1265,8 @@ function E.check_requires_grad(t, who, why)
     end
 end
 
-local function run_backward(root, grad, retain)
+-- the seed gradient of root (grad, or ones for a one-element root), checked
+local function seed(root, grad)
     E.check_requires_grad(root, "backward", "tensor does not require grad and has no grad_fn; " ..
         "create its inputs with {requires_grad = true} or call requires_grad_()")
     if grad == nil then
@@ -1274,20 +1275,38 @@ local function run_backward(root, grad, retain)
             raise("tide: backward: grad can be implicitly created only for a one-element " ..
                 "tensor, got shape {" .. s .. "}; pass a gradient: t:backward(grad)")
         end
-        grad = core.ones(root.shape, { device = root.device, dtype = root.dtype })
+        return core.ones(root.shape, { device = root.device, dtype = root.dtype })
     elseif not is_tensor(grad) then
         raise("tide: backward: expected grad to be a tensor, got " .. type(grad))
-    else
-        -- checked here, at the user's call: a gradient elsewhere would land on the leaves
-        local bad = grad_mismatch(grad, root, "grad")
-        if bad then
-            raise("tide: backward: " .. bad)
-        end
-        grad = grad:clone() -- the caller keeps its tensor; leaf grads never alias it
+    end
+    -- checked here, at the user's call: a gradient elsewhere would land on the leaves
+    local bad = grad_mismatch(grad, root, "grad")
+    if bad then
+        raise("tide: backward: " .. bad)
+    end
+    return grad:clone() -- the caller keeps its tensor; leaf grads never alias it
+end
+
+E.seed = seed
+
+-- run_backward(root, grad, retain[, create]) or (roots, grads, ...) with lists: one pass from
+-- every root, accumulating into the leaves' .grad; create (PyTorch's create_graph) records the
+-- pass, so the gradients are differentiable, and retains the graph unless retain is false
+local function run_backward(root, grad, retain, create)
+    local roots, grads = root, grad
+    if is_tensor(root) or type(root) ~= "table" then
+        roots, grads = { root }, { grad }
+    end
+    local seeds = {}
+    for i = 1, #roots do
+        seeds[i] = seed(roots[i], grads[i])
+    end
+    if retain == nil then
+        retain = create
     end
     local outer_capture, outer_captured = capture, captured -- (inside autograd.grad's pass)
     capture, captured = nil, nil
-    local ok, err = pass({ root }, { grad }, retain, false)
+    local ok, err = pass(roots, seeds, retain, create and true or false)
     capture, captured = outer_capture, outer_captured
     if not ok then
         rethrow(err)

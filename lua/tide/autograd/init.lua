@@ -27,13 +27,16 @@ local getmetatable, type = getmetatable, type
 local run_backward = engine.backward
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
+-- tide.pytorch_args requires this module: read it at the call
+local function merge(...)
+    return require("tide.pytorch_args").merge(...)
+end
 
 local function is_tensor(x)
     return getmetatable(x) == TMT
 end
 M.is_tensor = is_tensor
 M.hook = engine.hook
-M.backward = run_backward
 M.register_grad_ready_hook = engine.register_grad_ready_hook
 M.queue_callback = engine.queue_callback
 
@@ -68,21 +71,95 @@ M._in_grad_pass = engine.in_grad_pass
 
 -- ---- user API ----
 
-local BACKWARD_OPTIONS = { "retain_graph" }
+-- PyTorch's parameters of Tensor.backward and autograd.backward after the first, in order
+local BACKWARD_OPTIONS = { "gradient", "retain_graph", "create_graph", "inputs" }
 
-function Tensor.backward(self, grad, opts, ...)
-    args.no_extra("backward", 3, ...)
-    if type(grad) == "table" and not is_tensor(grad) then
-        grad, opts = nil, grad
-    end
-    if opts ~= nil then
-        if type(opts) ~= "table" then
-            raise("tide: backward: options must be a table such as {retain_graph = true}, got " ..
-                type(opts))
+-- backward(roots, seeds, opts) for t:backward and autograd.backward: opts checked; with inputs
+-- the gradients accumulate into those tensors' .grad only (autograd.grad's pass), else into
+-- every leaf's
+local function backward(who, roots, seeds, opts)
+    for _, k in ipairs({ "retain_graph", "create_graph" }) do
+        if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
+            raise(("tide: %s: %s must be a boolean, got %s"):format(who, k, type(opts[k])))
         end
-        core._check_options(opts, "backward", BACKWARD_OPTIONS)
     end
-    run_backward(self, grad, opts and opts.retain_graph)
+    local inputs = opts.inputs
+    if inputs == nil then
+        return run_backward(roots, seeds, opts.retain_graph, opts.create_graph)
+    end
+    if is_tensor(inputs) then
+        inputs = { inputs }
+    end
+    if type(inputs) ~= "table" or #inputs == 0 then
+        raise(("tide: %s: inputs must be a tensor or a non-empty list of tensors, got %s")
+            :format(who, type(inputs) == "table" and "an empty list" or type(inputs)))
+    end
+    for i = 1, #roots do
+        seeds[i] = seeds[i] or engine.seed(roots[i], nil) -- the one-element check, as backward's
+    end
+    local grads = engine.grad(roots, inputs, { grad_outputs = seeds,
+        retain_graph = opts.retain_graph, create_graph = opts.create_graph, allow_unused = true })
+    local function accumulate()
+        for i, x in ipairs(inputs) do
+            local g = grads[i]
+            if g ~= nil then
+                x.grad = x.grad and x.grad:add(g) or g
+            end
+        end
+    end
+    if opts.create_graph then
+        accumulate()
+    else
+        M.no_grad(accumulate)
+    end
+end
+
+--- t:backward([gradient[, retain_graph[, create_graph[, inputs]]]][, {gradient =,
+--- retain_graph =, create_graph =, inputs =}]): PyTorch's Tensor.backward, its parameters by
+--- position or by name
+function Tensor.backward(self, ...)
+    local second = select(2, ...) -- retain_graph, or tide's options after a gradient
+    if second ~= nil and type(second) ~= "boolean" and type(second) ~= "table" then
+        raise("tide: backward: options must be a table such as {retain_graph = true}, got " ..
+            type(second))
+    end
+    local opts = merge("backward", BACKWARD_OPTIONS, ...)
+    opts = opts or {}
+    core._check_options(opts, "backward", BACKWARD_OPTIONS)
+    backward("backward", { self }, { opts.gradient }, opts)
+end
+
+--- tide.autograd.backward(tensors[, grad_tensors[, retain_graph[, create_graph[, inputs]]]][,
+--- {grad_tensors =, retain_graph =, create_graph =, inputs =}]): PyTorch's: tensors a tensor or
+--- a list, grad_tensors likewise (nil for a one-element tensor), one pass from all of them
+function M.backward(tensors, ...)
+    local names = { "grad_tensors", "retain_graph", "create_graph", "inputs" }
+    local opts = merge("autograd.backward", names, ...) or {}
+    if type(opts) ~= "table" then
+        raise("tide: autograd.backward: options must be a table such as {retain_graph = " ..
+            "true}, got " .. type(opts))
+    end
+    core._check_options(opts, "autograd.backward", names)
+    local roots, seeds = tensors, opts.grad_tensors
+    if is_tensor(tensors) then
+        roots = { tensors }
+        seeds = { seeds }
+    elseif type(tensors) ~= "table" or #tensors == 0 then
+        raise("tide: autograd.backward: expected a tensor or a non-empty list of tensors, got " ..
+            type(tensors))
+    elseif is_tensor(seeds) then
+        seeds = { seeds }
+    end
+    seeds = seeds or {}
+    if type(seeds) ~= "table" then
+        raise("tide: autograd.backward: grad_tensors must be a tensor or a list of tensors, " ..
+            "got " .. type(seeds))
+    end
+    local copy = {}
+    for i = 1, #roots do
+        copy[i] = seeds[i]
+    end
+    backward("autograd.backward", roots, copy, opts)
 end
 
 -- fn(...) with gradient recording set to enabled, restored after (also when fn raises)
@@ -99,13 +176,32 @@ local function with_grad(enabled, who, fn, ...)
     return compat.unpack(r, 2, r.n)
 end
 
--- the one no_grad (tide.no_grad is this function)
-function M.no_grad(fn, ...)
-    return with_grad(false, "no_grad", fn, ...)
+-- no_grad() with no argument: PyTorch's decorator (@torch.no_grad() def generate): fn checked,
+-- then wrapped to run with recording set to enabled
+local function decorator(enabled, who)
+    return function(fn)
+        if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
+            raise("tide: " .. who .. ": expected a function, got " .. type(fn))
+        end
+        return function(...)
+            return with_grad(enabled, who, fn, ...)
+        end
+    end
 end
 
-function M.enable_grad(fn, ...)
-    return with_grad(true, "enable_grad", fn, ...)
+-- the one no_grad (tide.no_grad is this function)
+function M.no_grad(...)
+    if select("#", ...) == 0 then
+        return decorator(false, "no_grad")
+    end
+    return with_grad(false, "no_grad", ...)
+end
+
+function M.enable_grad(...)
+    if select("#", ...) == 0 then
+        return decorator(true, "enable_grad")
+    end
+    return with_grad(true, "enable_grad", ...)
 end
 
 -- the gradient of a tensor, and its reset (optimizers, zero_grad, Module:to)

@@ -1,4 +1,5 @@
---- tide.data.BatchSampler(sampler, batch_size, drop_last): PyTorch's: the sampler's indices of
+--- tide.data.BatchSampler(sampler, batch_size, drop_last) (or by name: BatchSampler(sampler,
+-- {batch_size =, drop_last =})): PyTorch's: the sampler's indices of
 -- an epoch in batches of batch_size (the last smaller, or dropped with drop_last), each a Lua
 -- list; a DataLoader takes it as `batch_sampler` (then without batch_size, shuffle, sampler
 -- or drop_last). sampler: a sampler (len() and indices() or iter()) or a list of indices.
@@ -6,13 +7,21 @@
 local compat = require("tide._compat")
 local Sampler = require("tide.data.Sampler")
 local raise = require("tide.autograd").raise
+local args = require("tide.op_args")
+local merge = require("tide.pytorch_args").merge
 
 local BatchSampler = { __name = "BatchSampler", super = Sampler }
 BatchSampler.__index = BatchSampler
 
 local WHO = "BatchSampler"
 
-function BatchSampler.new(sampler, batch_size, drop_last)
+function BatchSampler.new(sampler, ...)
+    local opts = args.options(WHO, merge(WHO, { "batch_size", "drop_last" }, ...),
+        { "batch_size", "drop_last" })
+    -- an integral float (64.0) is that integer
+    local batch_size = type(opts.batch_size) == "number" and
+        compat.tointeger(opts.batch_size) or opts.batch_size
+    local drop_last = opts.drop_last
     if type(sampler) ~= "table" or (type(sampler.len) == "function" and not
             (type(sampler.indices) == "function" or type(sampler.iter) == "function")) then
         raise("tide: BatchSampler: sampler must be a sampler (len() and indices() or iter()) " ..

@@ -5,12 +5,18 @@
 -- returns them packed in a table. A dataset that can gather many samples at once defines
 -- `batch(index)` (index: a 1-based int64 tensor) returning one batched tensor per field; the
 -- DataLoader then builds each batch with that one call instead of one `get` per sample.
--- `ds1 + ds2` is `ConcatDataset({ds1, ds2})`, as in PyTorch.
+-- `ds1 + ds2` is `ConcatDataset({ds1, ds2})`, as in PyTorch. A class that defines
+-- `_slice(range)` (TensorDataset) answers `ds[{a, b}]`, PyTorch's `ds[a-1:b]`; any other key
+-- that is neither an integer nor a string raises rather than reading as nil.
 --
 --     local Squares = tide.data.Dataset:extend("Squares")
 --     function Squares:init(n) self.n = n end
 --     function Squares:len() return self.n end
 --     function Squares:get(i) return tide.tensor({i}), i * i end
+--
+-- A subclass ported from PyTorch may define `__len__()` and `__getitem__(i)` instead (i 1-based,
+-- as get's): len and get then call them, so the DataLoader, random_split, Subset and
+-- ConcatDataset take it as they take one that defines len and get.
 local compat = require("tide._compat")
 local class = require("tide._class")
 local raise = require("tide.autograd.raise")
@@ -20,14 +26,24 @@ local Dataset = { __name = "Dataset" }
 -- metamethods are not inherited through __index: every class gets its own copies
 local function install(cls)
     cls.__index = function(self, k)
-        if compat.is_integer(k) then
+        local i = type(k) == "number" and compat.tointeger(k) or nil -- 2.0 is sample 2
+        if i ~= nil then
             local n = self:len()
-            if k < 1 or k > n then
-                raise(string.format("tide: %s: index %d out of range 1..%d", cls.__name, k, n))
+            if i < 1 or i > n then
+                raise(string.format("tide: %s: index %d out of range 1..%d", cls.__name, i, n))
             end
-            return compat.pack(self:get(k))
+            return compat.pack(self:get(i))
         end
-        return cls[k]
+        if type(k) == "string" then
+            return cls[k] -- a method, or nil for a field the instance lacks (ds.transform)
+        end
+        if type(k) == "table" and cls._slice and getmetatable(k) == nil then
+            return self:_slice(k)
+        end
+        raise(string.format("tide: %s: cannot index a dataset with %s; ds[i] takes a sample's " ..
+            "1-based index%s", cls.__name, type(k) == "number" and tostring(k) or
+            (require("tide.autograd").is_tensor(k) and "a tensor" or "a " .. type(k)),
+            cls._slice and ", ds[{a, b}] the samples a..b" or ""))
     end
     cls.__len = function(self)
         return self:len()
@@ -60,13 +76,23 @@ end
 function Dataset:init() end
 
 function Dataset:len()
+    local pytorch_len = self.__len__
+    if type(pytorch_len) == "function" then
+        return pytorch_len(self)
+    end
     require("tide.autograd").raise(string.format(
-        "tide: %s: len() is not defined; define it in the subclass", self.__name))
+        "tide: %s: len() is not defined; define it (or PyTorch's __len__) in the subclass",
+        self.__name))
 end
 
 function Dataset:get(i)
+    local pytorch_getitem = self.__getitem__
+    if type(pytorch_getitem) == "function" then
+        return pytorch_getitem(self, i)
+    end
     require("tide.autograd").raise(string.format(
-        "tide: %s: get(%s) is not defined; define it in the subclass", self.__name, tostring(i)))
+        "tide: %s: get(%s) is not defined; define it (or PyTorch's __getitem__) in the subclass",
+        self.__name, tostring(i)))
 end
 
 return Dataset

@@ -1,4 +1,5 @@
---- tide.data.RandomSampler(data_source[, {replacement = false, num_samples =, generator =}]):
+--- tide.data.RandomSampler(data_source[, replacement[, num_samples[, generator]]][, {replacement
+-- = false, num_samples =, generator =}]) (PyTorch's order by position, or by name):
 -- PyTorch 1.13's: each epoch a random order of the indices 1..n (a permutation; num_samples
 -- beyond n repeats whole permutations, then part of one), or num_samples indices drawn
 -- uniformly with replacement. Draws come from tide's generator (tide.manual_seed fixes them),
@@ -17,14 +18,16 @@ local args = require("tide.op_args")
 local raise = require("tide.autograd").raise
 local stream = require("tide.data.generator")
 local size_of = require("tide.data.SequentialSampler").size_of
+local merge = require("tide.pytorch_args").merge
 
 local RandomSampler = { __name = "RandomSampler", super = Sampler }
 RandomSampler.__index = RandomSampler
 
 local WHO = "RandomSampler"
 
-function RandomSampler.new(data_source, opts)
+function RandomSampler.new(data_source, ...)
     local n = size_of(data_source, WHO)
+    local opts = merge(WHO, { "replacement", "num_samples", "generator" }, ...)
     opts = args.options(WHO, opts, { "replacement", "num_samples", "generator" },
         "{replacement = true}")
     local replacement = opts.replacement == true

@@ -21,7 +21,16 @@ local function size_of(src, who)
 end
 SequentialSampler.size_of = size_of
 
-function SequentialSampler.new(data_source)
+function SequentialSampler.new(data_source, ...)
+    -- PyTorch's SequentialSampler(data_source) takes nothing else: refuse it, never drop it
+    local n = select("#", ...)
+    while n > 0 and select(n, ...) == nil do
+        n = n - 1
+    end
+    if n > 0 then
+        raise(string.format("tide: SequentialSampler: expected only the data source, got %d " ..
+            "more argument%s; remove %s", n, n == 1 and "" or "s", n == 1 and "it" or "them"))
+    end
     return setmetatable({ n = size_of(data_source, "SequentialSampler") }, SequentialSampler)
 end
 

@@ -1,4 +1,4 @@
---- tide.data.SubsetRandomSampler(indices[, {generator =}]): PyTorch's: the given 1-based
+--- tide.data.SubsetRandomSampler(indices[, generator][, {generator =}]): PyTorch's: the given 1-based
 -- dataset indices (a list or a 1-d integer tensor) in a new random order each epoch, e.g. a
 -- validation split of one dataset. `s:len()`, `s:indices()`, `s:iter()`; generator as
 -- RandomSampler's.
@@ -9,13 +9,15 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local stream = require("tide.data.generator")
+local merge = require("tide.pytorch_args").merge
 
 local SubsetRandomSampler = { __name = "SubsetRandomSampler", super = Sampler }
 SubsetRandomSampler.__index = SubsetRandomSampler
 
 local WHO = "SubsetRandomSampler"
 
-function SubsetRandomSampler.new(indices, opts)
+function SubsetRandomSampler.new(indices, ...)
+    local opts = merge(WHO, { "generator" }, ...)
     local list
     if autograd.is_tensor(indices) then
         if indices:dim() ~= 1 or (indices.dtype ~= "int64" and indices.dtype ~= "int32") then

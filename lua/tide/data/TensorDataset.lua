@@ -1,7 +1,9 @@
 --- tide.data.TensorDataset(t1, t2, ...): sample i is (t1[i], t2[i], ...).
 --
 -- Every tensor has the same size in dim 1. Batches are gathered in C with one index_select per
--- tensor (`batch`), so a DataLoader over it runs no per-sample Lua code.
+-- tensor (`batch`), so a DataLoader over it runs no per-sample Lua code. `ds[{a, b}]` is
+-- PyTorch's `ds[a-1:b]`: the list of the tensors' rows a..b (a range as tensor indexing takes
+-- it: 1-based, inclusive, negative from the end, `{a, b, step}`), sharing their storage.
 local compat = require("tide._compat")
 local raise = require("tide.autograd.raise")
 
@@ -49,6 +51,27 @@ function TensorDataset:get(i)
         out[k] = t[i]
     end
     return compat.unpack(out, 1, #self.tensors)
+end
+
+--- ds[range]: each tensor's rows in range, a list (Dataset's __index calls it for a table key)
+function TensorDataset:_slice(range)
+    local n = 0
+    for k, v in pairs(range) do
+        n = n + 1
+        if not compat.is_integer(k) or not compat.is_integer(v) then
+            n = -1
+            break
+        end
+    end
+    if n < 0 or n > 3 or n ~= #range then
+        raise("tide: TensorDataset: a slice is a range of samples {first, last[, step]} " ..
+            "(1-based, inclusive), such as ds[{1, 4}]")
+    end
+    local out = {}
+    for k, t in ipairs(self.tensors) do
+        out[k] = t[{ range }]
+    end
+    return out
 end
 
 --- One batched tensor per field: `t:index_select(1, index)` (index 1-based int64).

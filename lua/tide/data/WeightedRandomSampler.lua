@@ -1,4 +1,5 @@
---- tide.data.WeightedRandomSampler(weights, num_samples[, {replacement = true, generator =}]):
+--- tide.data.WeightedRandomSampler(weights, num_samples[, replacement[, generator]][,
+-- {replacement = true, generator =}]) (PyTorch's order by position, or by name):
 -- PyTorch 1.13's sampler: each epoch draws num_samples 1-based dataset indices, index i with
 -- probability weights[i] / sum(weights) (tide.multinomial), with or without replacement.
 --
@@ -19,13 +20,16 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local stream = require("tide.data.generator")
+local merge = require("tide.pytorch_args").merge
 
 local WeightedRandomSampler = { __name = "WeightedRandomSampler", super = Sampler }
 WeightedRandomSampler.__index = WeightedRandomSampler
 
 local WHO = "WeightedRandomSampler"
 
-function WeightedRandomSampler.new(weights, num_samples, opts)
+function WeightedRandomSampler.new(weights, ...)
+    local opts = merge(WHO, { "num_samples", "replacement", "generator" }, ...) or {}
+    local num_samples = opts.num_samples
     local w
     if autograd.is_tensor(weights) then
         if weights:dim() ~= 1 or weights.dtype == "bool" then
@@ -62,11 +66,14 @@ function WeightedRandomSampler.new(weights, num_samples, opts)
     if #list == 0 or nonzero == 0 then
         raise("tide: " .. WHO .. ": every weight is 0; give at least one positive weight")
     end
+    -- an integral float (a ported len(ds) * 1.0) is that integer
+    num_samples = type(num_samples) == "number" and compat.tointeger(num_samples) or num_samples
     if not compat.is_integer(num_samples) or num_samples < 1 then
         raise(string.format("tide: %s: num_samples = %s; expected a positive integer", WHO,
             type(num_samples) == "number" and tostring(num_samples) or type(num_samples)))
     end
-    opts = args.options(WHO, opts, { "replacement", "generator" }, "{replacement = false}")
+    opts = args.options(WHO, opts, { "num_samples", "replacement", "generator" },
+        "{replacement = false}")
     local replacement = opts.replacement
     if replacement == nil then
         replacement = true

@@ -1,7 +1,8 @@
---- tide.data.random_split(ds, lengths[, {seed =, generator =}]): ds split into disjoint random
--- Subsets.
+--- tide.data.random_split(ds, lengths[, generator][, {seed =, generator =}]): ds split into
+-- disjoint random Subsets.
 --
 --     local train, val = table.unpack(tide.data.random_split(ds, {0.9, 0.1}, {seed = 42}))
+--     random_split(ds, {0.9, 0.1}, tide.Generator():manual_seed(42))  -- PyTorch's order
 --
 -- lengths are counts that sum to #ds, or fractions that sum to 1 (PyTorch 1.13's rule: each
 -- split gets floor(#ds * fraction) samples, and the remainder is dealt one by one to the
@@ -14,12 +15,51 @@ local core = require("tide.core")
 local raise = require("tide.autograd").raise
 local Subset = require("tide.data.Subset")
 local stream = require("tide.data.generator")
+local pytorch_args = require("tide.pytorch_args")
 
 local function isclose(a, b)
     return math.abs(a - b) <= 1e-9 * math.max(math.abs(a), math.abs(b))
 end
 
-return function(ds, lengths, opts)
+-- the options of random_split(ds, lengths, [generator,] [opts]): PyTorch's random_split(dataset,
+-- lengths, generator) passes the generator by position (argument #3)
+local function options(...)
+    local n = select("#", ...)
+    while n > 0 and select(n, ...) == nil do
+        n = n - 1
+    end
+    local generator, opts = ...
+    if n > 2 then
+        raise(string.format("tide: random_split: got %d arguments after lengths; it takes at " ..
+            "most 2 (generator, then an options table)", n))
+    end
+    if n == 1 and pytorch_args.is_options(generator) then
+        return generator
+    end
+    if n == 2 and not pytorch_args.is_options(opts) then
+        raise("tide: random_split: options must be a table such as {seed = 42}, got " ..
+            (require("tide.autograd").is_tensor(opts) and "a tensor" or type(opts)))
+    end
+    if generator == nil then
+        return opts
+    end
+    if pytorch_args.is_options(generator) then
+        raise("tide: random_split: the options table must come last; got it in the place " ..
+            "of generator")
+    end
+    local merged = {}
+    for k, v in pairs(opts or {}) do
+        merged[k] = v
+    end
+    if merged.generator ~= nil then
+        pytorch_args.twice("random_split", "generator", 3)
+    end
+    merged.generator = generator
+    return merged
+end
+
+return function(ds, lengths, ...)
+    local opts = options(...)
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
         raise("tide: random_split: expected a dataset (tide.data.Dataset or TensorDataset), got " ..
             type(ds))

@@ -17,12 +17,29 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local PackedSequence = require("tide.nn.PackedSequence")
+local merge = require("tide.pytorch_args").merge
 
 local M = {}
 M.PackedSequence = PackedSequence
 
 local function shape_str(s)
     return "{" .. table.concat(s, ", ") .. "}"
+end
+
+-- the options of a call that takes PyTorch's optional parameters `names` by position after its
+-- first `lead` arguments (1 or 2), then optionally a table by name: one table. merge numbers
+-- the arguments after the first, so a second leading argument (lengths) holds its place there.
+local function options(who, lead, names, ...)
+    if lead == 1 then
+        return merge(who, names, ...) or {}
+    end
+    local all = { "lengths" }
+    for i, name in ipairs(names) do
+        all[i + 1] = name
+    end
+    local opts = merge(who, all, true, ...)
+    opts.lengths = nil
+    return opts
 end
 
 local function check_bool(v, what, who)
@@ -141,13 +158,13 @@ local function batch_sizes_of(sorted)
     return bs
 end
 
--- pack_padded_sequence(input, lengths[, {batch_first = false, enforce_sorted = true}]) ->
--- PackedSequence. With enforce_sorted the lengths must not increase along the batch (no
+-- pack_padded_sequence(input, lengths[, batch_first[, enforce_sorted]][, {batch_first = false,
+-- enforce_sorted = true}]) -> PackedSequence. With enforce_sorted the lengths must not increase along the batch (no
 -- sorted_indices then); otherwise the batch is sorted by decreasing length (ties keep their
 -- order).
-function M.pack_padded_sequence(input, lengths, opts)
+function M.pack_padded_sequence(input, lengths, ...)
     local who = "pack_padded_sequence"
-    opts = opts or {}
+    local opts = options(who, 2, { "batch_first", "enforce_sorted" }, ...)
     core._check_options(opts, who, { "batch_first", "enforce_sorted" })
     local bf = check_bool(opts.batch_first, "batch_first", who)
     local enforce = opts.enforce_sorted == nil or check_bool(opts.enforce_sorted,
@@ -206,12 +223,13 @@ function M.pack_padded_sequence(input, lengths, opts)
     return PackedSequence(data, index(bs, "cpu"), sorted_indices)
 end
 
--- pad_packed_sequence(seq[, {batch_first = false, padding_value = 0, total_length =}]) ->
+-- pad_packed_sequence(seq[, batch_first[, padding_value[, total_length]]][, {batch_first = false,
+-- padding_value = 0, total_length =}]) ->
 -- padded [T, B, *] (T = total_length when given) in the batch's first order, and the lengths
 -- (an int64 CPU tensor)
-function M.pad_packed_sequence(seq, opts)
+function M.pad_packed_sequence(seq, ...)
     local who = "pad_packed_sequence"
-    opts = opts or {}
+    local opts = options(who, 1, { "batch_first", "padding_value", "total_length" }, ...)
     core._check_options(opts, who, { "batch_first", "padding_value", "total_length" })
     if not PackedSequence.is_packed(seq) then
         raise(string.format("tide: %s: expected a PackedSequence (from pack_padded_sequence " ..
@@ -295,11 +313,12 @@ local function sequences_of(sequences, who)
     return sequences
 end
 
--- pad_sequence(sequences[, {batch_first = false, padding_value = 0}]): a list of [L_i, *]
+-- pad_sequence(sequences[, batch_first[, padding_value]][, {batch_first = false,
+-- padding_value = 0}]): a list of [L_i, *]
 -- tensors padded to [max L, B, *] ([B, max L, *] with batch_first)
-function M.pad_sequence(sequences, opts)
+function M.pad_sequence(sequences, ...)
     local who = "pad_sequence"
-    opts = opts or {}
+    local opts = options(who, 1, { "batch_first", "padding_value" }, ...)
     core._check_options(opts, who, { "batch_first", "padding_value" })
     local bf = check_bool(opts.batch_first, "batch_first", who)
     local value = check_pad_value(opts.padding_value, who)
@@ -323,10 +342,11 @@ function M.pad_sequence(sequences, opts)
         :view(concat(bf and { B, T } or { T, B }, tail(sequences[1].shape, 2)))
 end
 
--- pack_sequence(sequences[, {enforce_sorted = true}]): pack_padded_sequence of pad_sequence
-function M.pack_sequence(sequences, opts)
+-- pack_sequence(sequences[, enforce_sorted][, {enforce_sorted = true}]): pack_padded_sequence
+-- of pad_sequence
+function M.pack_sequence(sequences, ...)
     local who = "pack_sequence"
-    opts = opts or {}
+    local opts = options(who, 1, { "enforce_sorted" }, ...)
     core._check_options(opts, who, { "enforce_sorted" })
     sequences = sequences_of(sequences, who)
     local lens = {}
@@ -337,11 +357,11 @@ function M.pack_sequence(sequences, opts)
         { enforce_sorted = opts.enforce_sorted })
 end
 
--- unpad_sequence(padded, lengths[, {batch_first = false}]): the list of [L_i, *] sequences
--- (views of padded)
-function M.unpad_sequence(padded, lengths, opts)
+-- unpad_sequence(padded, lengths[, batch_first][, {batch_first = false}]): the list of [L_i, *]
+-- sequences (views of padded)
+function M.unpad_sequence(padded, lengths, ...)
     local who = "unpad_sequence"
-    opts = opts or {}
+    local opts = options(who, 2, { "batch_first" }, ...)
     core._check_options(opts, who, { "batch_first" })
     local bf = check_bool(opts.batch_first, "batch_first", who)
     if not is_tensor(padded) or padded:dim() < 2 then

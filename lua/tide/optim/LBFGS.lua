@@ -29,11 +29,14 @@ LBFGS.scalar_state = { func_evals = true, n_iter = true, t = true, H_diag = true
 local KNOWN = { "lr", "max_iter", "max_eval", "tolerance_grad", "tolerance_change",
     "history_size", "line_search_fn" }
 
+-- v as an integer >= 1 (an integral float, 20.0, is that integer)
 local function positive_integer(v, what)
-    if not compat.is_integer(v) or v < 1 then
+    local i = type(v) == "number" and compat.tointeger(v) or nil
+    if i == nil or i < 1 then
         raise(string.format("tide: LBFGS: expected %s to be an integer >= 1, got %s", what,
             tostring(v)))
     end
+    return i
 end
 
 function LBFGS:add_param_group()
@@ -59,8 +62,8 @@ function LBFGS.new(cls, params, opts)
             "list of parameters")
     end
     local g = self.param_groups[1]
-    positive_integer(g.max_iter, "max_iter")
-    positive_integer(g.history_size, "history_size")
+    g.max_iter = positive_integer(g.max_iter, "max_iter")
+    g.history_size = positive_integer(g.history_size, "history_size")
     local max_eval = opts.max_eval
     if max_eval == nil then
         max_eval = math.floor(g.max_iter * 5 / 4)

@@ -15,8 +15,10 @@ local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts", { "T_0", "T_mult"
     { "T_0", "T_i", "T_mult", "eta_min", "T_cur" })
 
 function CAWR:init(opts)
-    local T_0 = opts.T_0
-    if not compat.is_integer(T_0) or T_0 < 1 then
+    -- an integral float (10.0) is that integer
+    local T_0 = type(opts.T_0) == "number" and compat.tointeger(opts.T_0) or nil
+    if T_0 == nil or T_0 < 1 then
+        T_0 = opts.T_0
         raise(string.format("tide: CosineAnnealingWarmRestarts: T_0 = %s; expected a positive " ..
             "integer (the epochs of the first cycle): CosineAnnealingWarmRestarts(opt, 10[, " ..
             "{T_mult =, eta_min =}])", type(T_0) == "number" and tostring(T_0) or type(T_0)))

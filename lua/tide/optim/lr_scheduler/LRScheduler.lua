@@ -222,10 +222,12 @@ function LRScheduler:number(opts, key, default, check, expected)
     return v
 end
 
+-- an integral float (StepLR(opt, 1.0), a ported Python computation's value) is that integer
 function LRScheduler:integer(opts, key, default, min)
-    return self:number(opts, key, default, function(v)
-        return compat.is_integer(v) and v >= min
-    end, "an integer >= " .. min)
+    return compat.tointeger(self:number(opts, key, default, function(v)
+        local i = compat.tointeger(v) -- v is a number (checked first)
+        return i ~= nil and i >= min
+    end, "an integer >= " .. min))
 end
 
 -- one value per group: a number for all, or a list of #groups numbers

@@ -12,13 +12,16 @@ function MultiStepLR:init(opts)
     if type(m) ~= "table" then
         raise("tide: MultiStepLR: option milestones is required: a list of epochs such as {30, 80}")
     end
+    local milestones = {}
     for i = 1, #m do
-        if not compat.is_integer(m[i]) then
+        -- an integral float (30.0) is that epoch
+        milestones[i] = type(m[i]) == "number" and compat.tointeger(m[i]) or nil
+        if milestones[i] == nil then
             raise("tide: MultiStepLR: milestone " .. i .. " is " .. tostring(m[i]) ..
                 "; expected an integer epoch")
         end
     end
-    self.milestones = compat.move(m, 1, #m, 1, {})
+    self.milestones = milestones
     self.gamma = self:number(opts, "gamma", 0.1)
 end
 

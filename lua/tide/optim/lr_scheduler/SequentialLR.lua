@@ -58,12 +58,16 @@ function SequentialLR.new(opt, schedulers, milestones)
             "schedulers), got %s", who, #schedulers - 1, #schedulers == 2 and "" or "s",
             #schedulers, type(milestones) == "table" and #milestones or type(milestones)))
     end
-    for i = 1, #milestones do
-        local m = milestones[i]
-        if not compat.is_integer(m) or (i > 1 and m < milestones[i - 1]) then
+    local given = milestones
+    milestones = {}
+    for i = 1, #given do
+        -- an integral float (5.0) is that epoch
+        local m = type(given[i]) == "number" and compat.tointeger(given[i]) or nil
+        if m == nil or (i > 1 and m < milestones[i - 1]) then
             raise(string.format("tide: %s: milestone %d is %s; expected increasing integer " ..
-                "epochs", who, i, tostring(m)))
+                "epochs", who, i, tostring(given[i])))
         end
+        milestones[i] = m
     end
     local self = setmetatable({ optimizer = opt, _schedulers = compat.move(schedulers, 1,
         #schedulers, 1, {}), _milestones = compat.move(milestones, 1, #milestones, 1, {}),
