@@ -346,8 +346,10 @@ static void ag_field(lua_State *L, int idx, const char *k) {
 /* shape[-k] is the k-th size from the end (nil past the first, as a positive index past the
  * last); every other missing key is nil as in a plain table */
 static int size_index(lua_State *L) {
-    if (lua_isinteger(L, 2)) {
-        lua_Integer k = lua_tointeger(L, 2), n = (lua_Integer)lua_rawlen(L, 1);
+    int         isint = 0; /* an integral float (-1.0) too, as on every Lua host */
+    lua_Integer k = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : 0;
+    if (isint) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
         if (k < 0 && k >= -n) {
             lua_rawgeti(L, 1, n + 1 + k);
             return 1;

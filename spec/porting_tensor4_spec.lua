@@ -74,6 +74,11 @@ describe("t.shape and t:size() as torch.Size", function()
         assert.are.same({ 12, 5 }, x:reshape(-1, x.shape[-1]).shape)
     end)
 
+    it("counts an integral float index as the integer, on every Lua", function()
+        assert.are.equal(5, x.shape[-1.0])
+        assert.are.equal(4, x.shape[2.0])
+    end)
+
     it("tide.Size makes one from a list (torch.Size([2, 3]))", function()
         local s = tide.Size({ 2, 3 })
         assert.are.equal(3, s[-1])
@@ -285,5 +290,16 @@ describe("multinomial(input, num_samples, replacement)", function()
         assert.are.equal("tide: multinomial: options must be a table such as " ..
             "{replacement = true}, got number",
             msg(catch(function() return tide.multinomial(p, 2, true, 1) end)))
+    end)
+end)
+
+describe("PyTorch's dtypes that tide lacks", function()
+    it("are named, so they raise instead of taking the default", function()
+        assert.are.equal("int16", tide.short)
+        local ok, e = pcall(tide.zeros, 2, { dtype = tide.int16 })
+        assert.is_false(ok)
+        assert.matches('tide: zeros: unknown dtype int16; use "float32"', e)
+        ok, e = pcall(tide.tensor, { 1 }, { dtype = tide.complex64 })
+        assert.matches("tide: tensor: unknown dtype complex64", e)
     end)
 end)

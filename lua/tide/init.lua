@@ -68,11 +68,16 @@ function tide.with_device(dev, fn, ...)
 end
 
 -- PyTorch's dtype names (torch.long, torch.float, ...) as tide's dtype strings, so a ported
--- {dtype = tide.long} or x:to(tide.float64) means what it says instead of nil (the default)
+-- {dtype = tide.long} or x:to(tide.float64) means what it says instead of nil (the default).
+-- The dtypes tide lacks are named too: {dtype = tide.int16} raises "unknown dtype int16"
+-- rather than reading nil and taking the default
 for name, dtype in pairs({ float32 = "float32", float = "float32", float64 = "float64",
   double = "float64", float16 = "float16", half = "float16", bfloat16 = "bfloat16",
   int32 = "int32", int = "int32", int64 = "int64", long = "int64", uint8 = "uint8",
-  bool = "bool" }) do
+  bool = "bool", int8 = "int8", int16 = "int16", short = "int16", uint16 = "uint16",
+  uint32 = "uint32", uint64 = "uint64", complex64 = "complex64", cfloat = "complex64",
+  complex128 = "complex128", cdouble = "complex128", complex32 = "complex32",
+  chalf = "complex32" }) do
   tide[name] = dtype
 end
 

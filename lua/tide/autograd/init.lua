@@ -74,44 +74,21 @@ M._in_grad_pass = engine.in_grad_pass
 -- PyTorch's parameters of Tensor.backward and autograd.backward after the first, in order
 local BACKWARD_OPTIONS = { "gradient", "retain_graph", "create_graph", "inputs" }
 
--- backward(roots, seeds, opts) for t:backward and autograd.backward: opts checked; with inputs
--- the gradients accumulate into those tensors' .grad only (autograd.grad's pass), else into
--- every leaf's
+-- backward(roots, seeds, opts) for t:backward and autograd.backward: opts checked (inputs is
+-- refused, not built yet), then one pass that accumulates into every leaf's .grad
 local function backward(who, roots, seeds, opts)
     for _, k in ipairs({ "retain_graph", "create_graph" }) do
         if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
             raise(("tide: %s: %s must be a boolean, got %s"):format(who, k, type(opts[k])))
         end
     end
-    local inputs = opts.inputs
-    if inputs == nil then
-        return run_backward(roots, seeds, opts.retain_graph, opts.create_graph)
+    -- (accumulating into some leaves only needs the engine's pass to skip the others' hooks
+    -- and copies; autograd.grad's pass would skip the inputs' hooks too)
+    if opts.inputs ~= nil then
+        raise(("tide: %s: option \"inputs\" is not supported yet; use tide.autograd.grad(%s, "
+            .. "inputs) and add the gradients"):format(who, who == "backward" and "t" or "tensors"))
     end
-    if is_tensor(inputs) then
-        inputs = { inputs }
-    end
-    if type(inputs) ~= "table" or #inputs == 0 then
-        raise(("tide: %s: inputs must be a tensor or a non-empty list of tensors, got %s")
-            :format(who, type(inputs) == "table" and "an empty list" or type(inputs)))
-    end
-    for i = 1, #roots do
-        seeds[i] = seeds[i] or engine.seed(roots[i], nil) -- the one-element check, as backward's
-    end
-    local grads = engine.grad(roots, inputs, { grad_outputs = seeds,
-        retain_graph = opts.retain_graph, create_graph = opts.create_graph, allow_unused = true })
-    local function accumulate()
-        for i, x in ipairs(inputs) do
-            local g = grads[i]
-            if g ~= nil then
-                x.grad = x.grad and x.grad:add(g) or g
-            end
-        end
-    end
-    if opts.create_graph then
-        accumulate()
-    else
-        M.no_grad(accumulate)
-    end
+    return run_backward(roots, seeds, opts.retain_graph, opts.create_graph)
 end
 
 --- t:backward([gradient[, retain_graph[, create_graph[, inputs]]]][, {gradient =,
@@ -143,7 +120,8 @@ function M.backward(tensors, ...)
     local roots, seeds = tensors, opts.grad_tensors
     if is_tensor(tensors) then
         roots = { tensors }
-        seeds = { seeds }
+        -- its gradient alone, or in a list of one (torch.autograd.backward(t, [g]))
+        seeds = (seeds == nil or is_tensor(seeds)) and { seeds } or seeds
     elseif type(tensors) ~= "table" or #tensors == 0 then
         raise("tide: autograd.backward: expected a tensor or a non-empty list of tensors, got " ..
             type(tensors))
