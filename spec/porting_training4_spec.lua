@@ -317,7 +317,7 @@ describe("t:backward's parameters", function()
         assert.are.same({ 1, 2, 4 }, x.grad:totable())
         -- torch.autograd.backward(t, [g]): the gradient in a list of one
         x.grad = nil
-        tide.autograd.backward(x * 2, { tide.tensor({ 1.0, 1.0, 1.0 }) })
+        tide.autograd.backward(x * 2, { tide.ones(3) })
         assert.are.same({ 2, 2, 2 }, x.grad:totable())
     end)
     it("raises on a bad or doubled parameter", function()
