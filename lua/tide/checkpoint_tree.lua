@@ -19,6 +19,7 @@ local json = require("tide.models._json")
 local M = { KEY = "tide-tree" }
 
 local MAX_DEPTH = 200
+local SCALAR_TYPE = { b = "boolean", s = "string" } -- the nodes whose value is stored as it is
 
 local function printable(s)
     return not s:find("[^\32-\126]")
@@ -199,9 +200,9 @@ function M.rebuild(tree_json, tensors, path)
                 bad(("tensor %s is not in the file"):format(tostring(a)))
             end
             return t
-        elseif kind == "b" then
-            if type(a) ~= "boolean" then
-                bad("a boolean node holds " .. type(a))
+        elseif SCALAR_TYPE[kind] then -- "b" and "s": the value as it is
+            if type(a) ~= SCALAR_TYPE[kind] then
+                bad(("a %s node holds %s"):format(SCALAR_TYPE[kind], type(a)))
             end
             return a
         elseif kind == "i" or kind == "f" then
@@ -216,11 +217,6 @@ function M.rebuild(tree_json, tensors, path)
                 n = n * 1.0 -- a float written as "3" stays a float (and -0.0 keeps its sign)
             end
             return n
-        elseif kind == "s" then
-            if type(a) ~= "string" then
-                bad("a string node holds " .. type(a))
-            end
-            return a
         elseif kind == "x" then
             if type(a) ~= "string" or #a % 2 ~= 0 or a:find("[^%x]") then
                 bad("a hex string node is not hex")

@@ -148,8 +148,10 @@ local function bytes_str(n)
 end
 
 -- f's number of parameters and whether it ends in `...`: debug.getinfo's (Lua 5.2+, LuaJIT), or
--- read off string.dump's header on Lua 5.1; nil when neither is at hand
-function M.arity(f)
+-- read off string.dump's header on Lua 5.1; nil when neither is at hand. Kept per function
+-- (module constructors ask on every call)
+local ARITY = setmetatable({}, { __mode = "k" })
+local function read_arity(f)
     local info = debug and debug.getinfo and debug.getinfo(f, "u")
     if info and info.nparams then
         return info.nparams, info.isvararg
@@ -165,6 +167,16 @@ function M.arity(f)
     end
     local nups = 12 + size_t + n + 2 * int_size + 1 -- after linedefined and lastlinedefined
     return code:byte(nups + 1), code:byte(nups + 2) % 4 >= 2
+end
+
+function M.arity(f)
+    local a = ARITY[f]
+    if a == nil then
+        local n, vararg = read_arity(f)
+        a = { n, vararg }
+        ARITY[f] = a
+    end
+    return a[1], a[2]
 end
 
 -- raises unless n items of bytes_each bytes fit the memory budget (what tide.memory_limit()

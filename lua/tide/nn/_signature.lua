@@ -12,6 +12,7 @@ local raise = require("tide.autograd.raise")
 local core = require("tide.core")
 local is_tensor = core.is_tensor
 local arity = require("tide.op_args").arity
+local no_extra = require("tide.op_args").no_extra
 
 local S = {}
 
@@ -65,32 +66,16 @@ function S.derive(cls, Base)
     })
 end
 
--- raises unless the call (a, n: its arguments) takes at most max; trailing nils are omitted
--- arguments. The wording is the Tensor methods' (docs/API.md: Conventions)
-function S.check_count(who, max, a, n)
-    for k = max + 1, n do
-        if a[k] ~= nil then
-            local last = n
-            while a[last] == nil do
-                last = last - 1
-            end
-            raise(("tide: %s: expected at most %d argument%s, got %d (argument #%d is a %s); " ..
-                "remove it: %s takes no such argument or option"):format(who, max, plural(max),
-                last, k, kind(a[k]), who))
-        end
-    end
-end
-
 -- a class without a signature: at most what init declares (self apart), unless it takes `...`
 function S.check_init(cls, init, ...)
     -- nn.Identity takes any arguments and ignores them, as PyTorch's
     if type(init) ~= "function" or rawequal(cls, package.loaded["tide.nn.Identity"]) then
         return
     end
-    local who = cls.__name
     local nparams, vararg = arity(init)
-    if nparams and not vararg then
-        S.check_count(who, nparams - 1, compat.pack(...), select("#", ...))
+    -- (the Tensor methods' wording, docs/API.md: Conventions; trailing nils are omitted)
+    if nparams and not vararg and select("#", ...) >= nparams then
+        no_extra(cls.__name, nparams - 1, select(nparams, ...))
     end
 end
 
