@@ -166,7 +166,7 @@ if [ "$EMU" = 1 ]; then ATT="1 1 2 8"; else ATT=""; fi
 step "gpu_attention.lua" 90 sh -c '"$@" | tee -a "$0"' "$RES" $LUA bench/gpu_attention.lua $ATT
 BERT_OUT=$OUT_DIR/gpu_bert_encode.txt
 if [ "$EMU" = 1 ]; then
-    BERT="--n 64 --check 16 --max-length 32 --dtypes float32,bfloat16 --model spec/fixtures/sentence_encoder --reference $PY --reference-device cpu"
+    BERT="--n 16 --check 8 --max-length 32 --dtypes float32,bfloat16 --model spec/fixtures/sentence_encoder --reference $PY --reference-device cpu"
     BERT_LIMIT=180
 else
     BERT="--reference $PY"
