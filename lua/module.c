@@ -38,6 +38,7 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_dist(L, mod);
     tl_open_text(L, mod);
     tl_open_context(L, mod);
+    tl_open_keywords(L, mod);
     lua_settop(L, mod);
     tide_lua_register_io(L);
     tide_lua_register_image_io(L);

@@ -119,6 +119,11 @@ for _, name in ipairs(LUA_OPS) do
   end
 end
 
+-- PyTorch's keyword arguments (x:sum({dim = 2, keepdim = true}), tide.cat(xs, {dim = 1})) over
+-- the methods and functions defined so far; a lazy module's get theirs when it loads, below
+local keywords = require("tide.tensor_keywords")
+keywords.install(tide)
+
 -- and those that load on first use (lua/tide/_lazy_ops.lua): a stub under each of their
 -- names loads the module, which defines its methods over the stubs; its tide.X functions are
 -- then put in place, and the call goes on to the real function
@@ -140,6 +145,8 @@ for name, defines in pairs(require("tide._lazy_ops")) do
         missing(op)
       end
     end
+    keywords.install(tide, defines.methods)
+    keywords.install(tide, defines.functions)
     return what
   end
   for _, op in ipairs(defines.methods) do

@@ -1,0 +1,2 @@
+-- PyTorch's keyword names of the creation functions (tide.tensor_keywords)
+return {}

@@ -1,0 +1,136 @@
+-- tide.tensor_keywords: PyTorch's keyword arguments on Tensor methods and tide.X functions. A
+-- ported x.sum(dim=1, keepdim=True) is x:sum({dim = 1, keepdim = true}), torch.cat(xs, dim=1)
+-- is tide.cat(xs, {dim = 1}), x.topk(3, dim=0) is x:topk(3, {dim = 1}).
+--
+-- A signature lists the parameters after the call's first argument (self, or tide.cat's list)
+-- in PyTorch's order, each taken by tide's function at that position. A call whose last
+-- argument is an options table (tide.pytorch_args.is_options) has each of its names put in its
+-- place; the names in `options` are what tide's function itself reads from an options table
+-- after the parameters (cumsum's dtype), and stay in one. Any other name raises, listing the
+-- names there are; a parameter given by position and by name raises too. A call whose last
+-- argument is not such a table goes straight through the trampoline (lua/keywords.c).
+--
+-- A signature's `call(f, first, p1, ..., pn[, options])`, when tide's positional form is not
+-- PyTorch's, calls f in tide's form with the parameters in PyTorch's places.
+--
+-- The signatures live in this directory's group files, one per family of ops. init.lua
+-- installs them over the methods and functions the eager modules define, and over the lazy
+-- modules' (tide._lazy_ops) when each loads.
+local core = require("tide.core")
+local compat = require("tide._compat")
+local pytorch_args = require("tide.pytorch_args")
+
+local is_options, position, twice = pytorch_args.is_options, pytorch_args.position,
+    pytorch_args.twice
+local unpack = compat.unpack
+
+local GROUPS = {
+    "tide.tensor_keywords.reductions",
+    "tide.tensor_keywords.shapes",
+    "tide.tensor_keywords.creation",
+}
+
+-- name -> { params = {...}, options = {...}, methods = bool, functions = bool }
+local SIGNATURES = {}
+for _, group in ipairs(GROUPS) do
+    for name, sig in pairs(require(group)) do
+        assert(SIGNATURES[name] == nil, name .. " has two keyword signatures")
+        sig.known = {}
+        for _, k in ipairs(sig.params) do
+            sig.known[#sig.known + 1] = k
+        end
+        for _, k in ipairs(sig.options or {}) do
+            sig.known[#sig.known + 1] = k
+        end
+        SIGNATURES[name] = sig
+    end
+end
+
+local M = { signatures = SIGNATURES }
+
+-- the call f(first, ...) whose last argument may be an options table of parameter names
+local function keyword_call(who, sig, f, ...)
+    local v = compat.pack(...)
+    local n = v.n
+    while n > 1 and v[n] == nil do
+        n = n - 1
+    end
+    local params = sig.params
+    local kw = v[n]
+    -- not a keyword call, or more positionals than PyTorch's parameters: tide's function
+    -- answers (a list of dims, a value of its own, its extra-argument error)
+    if n < 2 or n > #params + 2 or not is_options(kw) then
+        return f(unpack(v, 1, v.n))
+    end
+    v[n] = nil
+    local rest
+    core._check_options(kw, who, sig.known)
+    for k, val in pairs(kw) do
+        local i = position(params, k)
+        if i then
+            if v[i + 1] ~= nil then
+                twice(who, k, i + 1)
+            end
+            v[i + 1] = val
+        else
+            rest = rest or {}
+            rest[k] = val
+        end
+    end
+    local last = #params + 1
+    if rest then
+        last = last + 1
+        v[last] = rest
+    end
+    if sig.call then -- tide's own form differs from PyTorch's order: the group's adapter
+        return sig.call(f, unpack(v, 1, last))
+    end
+    return f(unpack(v, 1, last))
+end
+
+--- call(name, f, ...): the trampoline's slow path (core._keywords, lua/keywords.c): f called
+--- with the keyword table of its last argument put in place
+function M.call(name, f, ...)
+    return keyword_call(name, SIGNATURES[name], f, ...)
+end
+
+local wrapped = setmetatable({}, { __mode = "k" }) -- the trampolines made, not wrapped twice
+
+local function install_one(t, name)
+    local f = rawget(t, name)
+    if type(f) ~= "function" or wrapped[f] then
+        return
+    end
+    local w = core._keywords(f, name)
+    wrapped[w] = true
+    rawset(t, name, w)
+end
+
+--- install(tide[, names]): wraps the Tensor methods and tide.X functions that have a signature
+--- (only those in the list names, when given: a lazy module's, once loaded)
+function M.install(tide, names)
+    local Tensor = core.Tensor
+    local function one(name)
+        local sig = SIGNATURES[name]
+        if sig == nil then
+            return
+        end
+        if sig.methods ~= false then
+            install_one(Tensor, name)
+        end
+        if sig.functions ~= false then
+            install_one(tide, name)
+        end
+    end
+    if names then
+        for _, name in ipairs(names) do
+            one(name)
+        end
+    else
+        for name in pairs(SIGNATURES) do
+            one(name)
+        end
+    end
+end
+
+return M
