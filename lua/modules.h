@@ -22,10 +22,10 @@ void tl_open_rnn_cell(lua_State *L, int mod);                 /* rnn_cell.c */
 void tl_open_creation(lua_State *L, int mod);                 /* creation.c */
 void tl_open_optim(lua_State *L, int mod);                    /* optim.c */
 void tl_open_op_table(lua_State *L, int mod);                 /* op_table.c: tide.core._ops */
-void tl_open_kernels(lua_State *L, int mod); /* kernels.c: _internal.<row>, _kernels */
-void tl_open_dist(lua_State *L, int mod);    /* dist.c: core._dist, for tide.distributed */
-void tl_open_text(lua_State *L, int mod);    /* text.c: core._text, for tide.text */
-void tl_open_context(lua_State *L, int mod); /* context.c: transfer stats, guard, memory */
+void tl_open_kernels(lua_State *L, int mod);  /* kernels.c: _internal.<row>, _kernels */
+void tl_open_dist(lua_State *L, int mod);     /* dist.c: core._dist, for tide.distributed */
+void tl_open_text(lua_State *L, int mod);     /* text.c: core._text, for tide.text */
+void tl_open_context(lua_State *L, int mod);  /* context.c: transfer stats, guard, memory */
 void tl_open_keywords(lua_State *L, int mod); /* keywords.c: core._keywords */
 /* io.c: IDX and safetensors; image_io.c: PNG; record_io.c: TensorBoard's record bytes. Each
  * adds its functions to the table on top of the stack. */
