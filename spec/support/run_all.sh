@@ -46,7 +46,7 @@ skipped() {
     return 1
 }
 
-# ---- lane 1, in the background: the emulated GPU, then the sanitizer build --------------
+# ---- lane 1, in the background: the emulated GPU, cpu:1, then the sanitizer build ---------
 # Suites that share no build directory with lane 0 run beside it: on 2 cores a busted suite
 # (one Lua thread) leaves a core to a compile. Lane 1's output is shown after lane 0's; every
 # row reaches the table (suite.sh).
@@ -96,6 +96,12 @@ cuda_specs=$(grep -l -F '#cuda' spec/*_spec.lua 2>/dev/null)
         fi
     fi
 
+    # the device-rule specs on the second virtual CPU device: here rather than in lane 0,
+    # which has the longer list of suites
+    if [ -n "$device_specs" ]; then
+        run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $BUSTED $device_specs
+    fi
+
     unset TIDE_CPU_DEVICES
     # ---- sanitizers ----------------------------------------------------------------------------
     # Without the CUDA backend: ASan and the CUDA runtime do not mix (STYLE.md), and nvcc would
@@ -124,9 +130,6 @@ done
 # ---- busted --------------------------------------------------------------------------------
 run_suite "busted" $BUSTED
 
-if [ -n "$device_specs" ]; then
-    run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $BUSTED $device_specs
-fi
 # the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
 run_suite "busted #cuda" $BUSTED --run=gpu $cuda_specs
 # the Lua API fuzzer (tools/fuzz_api.lua), a short fixed-seed round on this build: no finding
@@ -207,6 +210,6 @@ if ! skipped install; then
 fi
 
 wait "$LANE1"
-echo "---- lane 1 (the emulated GPU, the sanitizer build) ----"
+echo "---- lane 1 (the emulated GPU, cpu:1, the sanitizer build) ----"
 cat "$LOGDIR/lane1.out"
 TIDE_BUILD_SECONDS=$build_seconds finish_suites "tide: all suites"
