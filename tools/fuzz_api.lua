@@ -347,8 +347,8 @@ gen = function(ctx, depth)
         elseif kind == "options" then -- keys many calls take, values they may accept
             local t = {}
             for _ = 1, rnd(2) do
-                local k = pick(COMMON_KEYS)
-                t[#t + 1] = k .. " = " .. pick(COMMON_KEYS[k])
+                local k = pick(ctx.keys and chance(0.6) and ctx.keys or COMMON_KEYS)
+                t[#t + 1] = k .. " = " .. (COMMON_KEYS[k] and pick(COMMON_KEYS[k]) or pick(SMALL))
             end
             return "{" .. table.concat(t, ", ") .. "}"
         else
@@ -960,9 +960,28 @@ local function follow_up(ctx, target, chunks, objname, nsteps)
     end
 end
 
+-- an op with PyTorch's keyword names (tide.tensor_keywords): its options tables draw those
+local KEYWORD_SIGNATURES = require("tide.tensor_keywords").signatures
+
+-- a table of the op's keyword names (now and then one it does not know), plausible values
+-- in tame calls, hostile ones otherwise
+local function keyword_src(ctx)
+    local t = {}
+    for _ = 1, rnd(3) do
+        local k = chance(0.9) and pick(ctx.keys) or pick(KEYS)
+        local key = k:match("^[%a_][%w_]*$") and k or ("[%q]"):format(k)
+        local v = (ctx.tame and COMMON_KEYS[k]) and pick(COMMON_KEYS[k]) or gen(ctx, 1)
+        t[#t + 1] = key .. " = " .. v
+    end
+    return "{" .. table.concat(t, ", ") .. "}"
+end
+
 local function new_ctx(target)
     local ctx = { shapes = {}, tame = chance(0.5) }
     for i = 1, rnd(2) do ctx.shapes[i] = random_shape() end
+    local sig = (target.kind == "fn" or target.kind == "method")
+        and KEYWORD_SIGNATURES[target.callee:match("([%w_]+)$")]
+    if sig then ctx.keys, ctx.keyword = sig.known, true end
     return ctx
 end
 
@@ -1109,11 +1128,14 @@ local function run_target(t)
     local chunks = {}
     if t.kind == "fn" then
         local a = args_src(ctx, chance(0.75))
+        -- PyTorch's keywords after the positionals (tide.tensor_keywords)
+        if ctx.keyword and chance(0.4) then a[#a + 1] = keyword_src(ctx) end
         local names = call_args("a", a)
         step(t.name, assign(names, a) .. "\nR = " .. t.callee .. "(" .. table.concat(names, ", ") .. ")",
             chunks, names)
     elseif t.kind == "method" then
         local a = args_src(ctx, false)
+        if ctx.keyword and chance(0.4) then a[#a + 1] = keyword_src(ctx) end
         local names = call_args("a", a)
         local self = tensor_src(ctx)
         step(t.name, "x = " .. self .. "\n" .. assign(names, a) .. "\nR = x:" .. t.callee .. "(" ..
