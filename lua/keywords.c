@@ -1,43 +1,69 @@
-/* keywords.c — core._keywords(f, name): the trampoline that gives a Tensor method or a tide.X
- * function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose last non-nil
- * argument after the first is a table that is not a list goes to
+/* keywords.c — core._keywords(f, name[, slow, nmax]): the trampoline that gives a Tensor method
+ * or a tide.X function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose
+ * last non-nil argument after the first is a table that is not a list goes to
  * tide.tensor_keywords.call(name, f, ...), which puts the names in their places; every other
  * call runs f at once. A C function of the binding runs on the trampoline's own frame (its
  * state is the trampoline's first upvalue too), so a plain call costs a few tests, not a Lua
- * wrapper's type() calls and argument copies. */
+ * wrapper's type() calls and argument copies.
+ *
+ * With slow (a Lua function doing more than the kernel f: x:sum({1, 2}), a dtype), f is the
+ * kernel and runs directly unless the call needs slow: a table among the arguments, or more
+ * than nmax of them (self counted); such calls go to tide.tensor_keywords.call(name, slow,
+ * ...). The common call x:sum(2) then costs what the kernel costs. */
 #include "binding.h"
 
-/* upvalues: 1 the binding's state, 2 f, 3 name, 4 f is a binding C function reading only
- * upvalue 1 (run directly) */
-static int keywords_call(lua_State *L) {
+enum { UP_STATE = 1, UP_F, UP_NAME, UP_DIRECT, UP_SLOW, UP_NMAX, N_UP };
+
+/* the call's arguments, trailing nils dropped */
+static int last_argument(lua_State *L) {
     int top = lua_gettop(L);
     while (top > 1 && lua_isnil(L, top))
         top--;
-    if (top > 1 && lua_type(L, top) == LUA_TTABLE) {
+    return top;
+}
+
+/* tide.tensor_keywords.call(name, fn, ...) with fn the upvalue at index up */
+static int keyword_path(lua_State *L, int up) {
+    lua_pushvalue(L, lua_upvalueindex(UP_NAME));
+    lua_insert(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(up));
+    lua_insert(L, 2);
+    return tl_call_lua(L, "tide.tensor_keywords", "call");
+}
+
+static int keywords_call(lua_State *L) {
+    int top = last_argument(L);
+    if (!lua_isnil(L, lua_upvalueindex(UP_SLOW))) {
+        int needs_slow = top > (int)lua_tointeger(L, lua_upvalueindex(UP_NMAX));
+        for (int i = 2; i <= top && !needs_slow; i++)
+            needs_slow = lua_type(L, i) == LUA_TTABLE;
+        if (needs_slow)
+            return keyword_path(L, UP_SLOW);
+    } else if (top > 1 && lua_type(L, top) == LUA_TTABLE) {
         /* a list ({1, 2}: dims, sizes) is a value: a keyword table has no [1] */
         lua_rawgeti(L, top, 1);
         int is_list = !lua_isnil(L, -1);
         lua_pop(L, 1);
-        if (!is_list) {
-            lua_pushvalue(L, lua_upvalueindex(3));
-            lua_insert(L, 1);
-            lua_pushvalue(L, lua_upvalueindex(2));
-            lua_insert(L, 2);
-            return tl_call_lua(L, "tide.tensor_keywords", "call");
-        }
+        if (!is_list)
+            return keyword_path(L, UP_F);
     }
-    if (lua_toboolean(L, lua_upvalueindex(4)))
-        return lua_tocfunction(L, lua_upvalueindex(2))(L);
-    lua_pushvalue(L, lua_upvalueindex(2));
+    if (lua_toboolean(L, lua_upvalueindex(UP_DIRECT)))
+        return lua_tocfunction(L, lua_upvalueindex(UP_F))(L);
+    lua_pushvalue(L, lua_upvalueindex(UP_F));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
 }
 
-/* core._keywords(f, name) -> f behind the trampoline */
+/* core._keywords(f, name[, slow, nmax]) -> f behind the trampoline */
 static int l_keywords(lua_State *L) {
     luaL_checktype(L, 1, LUA_TFUNCTION);
     luaL_checkstring(L, 2);
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TFUNCTION);
+        luaL_checkinteger(L, 4);
+    }
+    lua_settop(L, 4);
     tl_push_state(L);
     int state = lua_gettop(L);
     /* direct: f is a C function whose only upvalue is the binding's state */
@@ -53,7 +79,9 @@ static int l_keywords(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
     lua_pushboolean(L, direct);
-    lua_pushcclosure(L, keywords_call, 4);
+    lua_pushvalue(L, 3);
+    lua_pushinteger(L, lua_isnil(L, 3) ? 0 : lua_tointeger(L, 4));
+    lua_pushcclosure(L, keywords_call, N_UP - 1);
     return 1;
 }
 

@@ -270,7 +270,7 @@ describe("the generator's errors", function()
         assert.are.equal('tide: uniform_: unknown option "gen"; options are generator',
             err_of(function() return tide.zeros(2):uniform_(0, 1, { gen = g }) end))
         assert.are.equal('tide: multinomial: unknown option "replace"; options are ' ..
-            'replacement, generator',
+            'num_samples, replacement, generator',
             err_of(tide.multinomial, tide.ones(3), 1, { replace = true }))
         assert.are.equal('tide: randperm: unknown option "seed"; options are device, dtype, ' ..
             'requires_grad, generator', err_of(tide.randperm, 3, { seed = 1 }))

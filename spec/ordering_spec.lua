@@ -348,7 +348,8 @@ describe("one_hot and multinomial on " .. D.name, function()
             function() tide.multinomial(T({ 0, 0 }, "float32"), 1, { replacement = true }) end)
         raises("tide: multinomial: probabilities must be a float tensor, got int64",
             function() tide.multinomial(L({ 1, 2 }), 1) end)
-        raises('tide: multinomial: unknown option "replace"; options are replacement',
+        raises('tide: multinomial: unknown option "replace"; options are num_samples, ' ..
+            'replacement',
             function() tide.multinomial(T({ 1, 2 }, "float32"), 1, { replace = true }) end)
     end)
 end)

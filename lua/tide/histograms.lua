@@ -289,10 +289,9 @@ function F.histogramdd(input, bins, opts, ...)
     end)
 end
 
--- t:bincount([{weights =, minlength =}]): tide.bincount(t, opts)
-function Tensor.bincount(x, opts, ...)
-    args.no_extra("bincount", 2, ...)
-    return require("tide").bincount(x, opts)
+-- t:bincount([{weights =, minlength =}]) or t:bincount(weights[, minlength]): tide.bincount's
+function Tensor.bincount(x, ...)
+    return require("tide.searching").functions.bincount(x, ...)
 end
 
 M.names = { "histogram", "histogramdd" }

@@ -1,7 +1,8 @@
 -- tide.keyword_options: PyTorch's keyword options on two of the core's in-place writes, which
 -- dropped them silently before: index_add_(dim, index, src, {alpha =}) and scatter / scatter_
--- (dim, index, src, {reduce = "add" | "multiply"}). Each wraps the core's method, so it loads
--- with tide (tide.indexing, whose scatter_reduce the reduce option calls, loads on first use).
+-- (dim, index, src, {reduce = "add" | "multiply"}), tide.scatter's too. Each wraps the core's
+-- method, so it loads with tide (tide.indexing, whose scatter_reduce the reduce option calls,
+-- loads on first use).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -60,5 +61,8 @@ end
 scatter_with_reduce("scatter", Tensor.scatter, function(...) return Tensor.scatter_reduce(...) end)
 scatter_with_reduce("scatter_", Tensor.scatter_,
     function(...) return Tensor.scatter_reduce_(...) end)
+-- tide.scatter(x, dim, index, src, {reduce =}) is the method with its reduce (the core's
+-- function took no options)
+M.names[#M.names + 1] = "scatter"
 
 return M

@@ -169,11 +169,14 @@ end
 -- cdist(x2[, {p = 2}]): the p-norm distances between the rows of x1 [*, P, M] and of x2
 -- [*, R, M], as [*, P, R] (computed from the differences, as PyTorch does for up to 25 rows;
 -- its matrix-product shortcut for more rounds differently); p = math.huge the largest
--- difference, p = 0 the count of differing coordinates
+-- difference, p = 0 the count of differing coordinates; cdist(x2, p) is PyTorch's positional p
 function Tensor.cdist(x1, x2, opts, ...)
     args.no_extra("cdist", 3, ...)
     check("cdist", x1)
     check("cdist", x2, 2)
+    if type(opts) == "number" then
+        opts = { p = opts }
+    end
     local p = args.options("cdist", opts, { "p" }, "{p = 1}").p or 2
     if type(p) ~= "number" or p < 0 then
         raise(("tide: cdist: p must be a number >= 0, got %s"):format(tostring(p)))

@@ -2,12 +2,16 @@
 -- surface"): cumsum, cumprod, var, std, logsumexp, norm, any, all, allclose, equal. Each is a
 -- Tensor method and a tide.X function. Composed from recorded ops, so they run on every device
 -- and autograd differentiates them with no formula of their own (cumprod at zeros included).
+-- Also PyTorch's forms of the core's sum, mean, prod (a list of dims, dtype =), softmax and
+-- log_softmax (dtype), sort and argsort (stable): the kernel itself when none is given.
 local core = require("tide.core")
 local fp32_first = require("tide._autocast").fp32_first -- PyTorch's autocast float32 list
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local no_grad = autograd.no_grad -- for results that are never differentiable (any, allclose)
+-- sum, mean, ...: the kernel runs directly for the calls it takes (tide.tensor_keywords.front)
+local front = require("tide.tensor_keywords").front
 
 local Tensor = core.Tensor
 local check, dim_of, float_input, in_float = args.check, args.dim_of, args.float_input,
@@ -84,38 +88,44 @@ local function over(t, dims, how, keep)
     return t
 end
 
--- (dim, keepdim, opts) with dim and keepdim optional: x:var(), x:var({unbiased = false}),
--- x:var(2), x:var(2, true), x:var(2, false, {unbiased = false}); dim may be a list of dims
-local VAR_OPTIONS = { "unbiased", "correction" }
-local function var_args(op, x, dim, keepdim, opts)
-    if type(dim) == "table" and #dim == 0 and opts == nil and keepdim == nil then
-        dim, opts = nil, dim
-    elseif type(keepdim) == "table" and opts == nil then
-        keepdim, opts = nil, keepdim
+-- var's arguments in PyTorch 1.13's order: x:var(), x:var(unbiased) (a boolean first),
+-- x:var(dim[, unbiased[, keepdim]]), and by name (tide.tensor_keywords) x:var({dim =, unbiased
+-- =, keepdim =, correction =}), correction coming in the trailing options table. dim may be a
+-- list of dims. var_form: the boolean-first form as (dim, unbiased, keepdim)
+local function var_form(dim, unbiased, keepdim)
+    if type(dim) == "boolean" and unbiased == nil and keepdim == nil then
+        return nil, dim, nil
     end
-    if opts ~= nil then
-        if type(opts) ~= "table" then
-            raise(("tide: %s: options must be a table such as {unbiased = false}, got %s"):format(
-                op, type(opts)))
+    return dim, unbiased, keepdim
+end
+M.var_form = var_form -- std_mean's and var_mean's (tide.statistics)
+
+local CORRECTION_OPTION = { "correction" }
+local function var_args(op, x, dim, unbiased, keepdim, opts)
+    dim, unbiased, keepdim = var_form(dim, unbiased, keepdim)
+    opts = args.options(op, opts, CORRECTION_OPTION, "{correction = 0}")
+    if unbiased ~= nil and type(unbiased) ~= "boolean" then
+        raise(("tide: %s: unbiased must be a boolean, got %s"):format(op, type(unbiased)))
+    end
+    local correction = unbiased == false and 0 or 1
+    if opts.correction ~= nil then
+        if unbiased ~= nil then
+            raise(("tide: %s: unbiased and correction given together; pass one (unbiased = " ..
+                "false is correction = 0)"):format(op))
         end
-        core._check_options(opts, op, VAR_OPTIONS)
-    end
-    local correction = 1
-    if opts and opts.correction ~= nil then
         correction = args.integer(op, opts.correction, "correction")
-    elseif opts and opts.unbiased == false then
-        correction = 0
     end
     if keepdim ~= nil and type(keepdim) ~= "boolean" then
         raise(("tide: %s: keepdim must be a boolean, got %s"):format(op, type(keepdim)))
     end
-    return dim ~= nil and dims_of(op, x, dim) or nil, keepdim == true, correction
+    local dims = dim ~= nil and dims_of(op, x, dim) or nil
+    return (dims and #dims > 0) and dims or nil, keepdim == true, correction
 end
 
-local function var(op, x, dim, keepdim, opts)
+local function var(op, x, dim, unbiased, keepdim, opts)
     check(op, x)
     float_input(op, x)
-    local dims, keep, correction = var_args(op, x, dim, keepdim, opts)
+    local dims, keep, correction = var_args(op, x, dim, unbiased, keepdim, opts)
     if not dims or x:dim() == 0 then
         local dev = x - x:mean()
         return (dev * dev):sum() / math.max(x:numel() - correction, 0)
@@ -128,14 +138,14 @@ local function var(op, x, dim, keepdim, opts)
     return over(dev * dev, dims, "sum", keep) / math.max(n - correction, 0)
 end
 
-Tensor.var = in_float(function(x, dim, keepdim, opts, ...)
-    args.no_extra("var", 4, ...)
-    return var("var", x, dim, keepdim, opts)
+Tensor.var = in_float(function(x, dim, unbiased, keepdim, opts, ...)
+    args.no_extra("var", 5, ...)
+    return var("var", x, dim, unbiased, keepdim, opts)
 end)
 
-Tensor.std = in_float(function(x, dim, keepdim, opts, ...)
-    args.no_extra("std", 4, ...)
-    return var("std", x, dim, keepdim, opts):sqrt()
+Tensor.std = in_float(function(x, dim, unbiased, keepdim, opts, ...)
+    args.no_extra("std", 5, ...)
+    return var("std", x, dim, unbiased, keepdim, opts):sqrt()
 end)
 
 local function keepdim_arg(op, keepdim)
@@ -143,6 +153,82 @@ local function keepdim_arg(op, keepdim)
         raise(("tide: %s: keepdim must be a boolean, got %s"):format(op, type(keepdim)))
     end
     return keepdim == true
+end
+
+-- sum([dim[, keepdim[, {dtype =}]]]), mean, prod: the core's kernel, over every element or
+-- one dim; PyTorch's dtype = converts x first, and for sum and mean dim may be a list of dims
+-- (PyTorch's tuple: x:mean({3, 4}) pools an image batch globally), each reduced in turn by
+-- the kernel, so the values and gradients are the kernel's on every device. A call with
+-- neither is the kernel's own (its errors, its speed)
+local function with_dims(op, lists)
+    local kernel = Tensor[op]
+    return function(x, dim, keepdim, opts, ...)
+        if type(opts) ~= "table" and type(dim) ~= "table" then -- opts: the kernel's error
+            return kernel(x, dim, keepdim, opts, ...)
+        end
+        args.no_extra(op, 4, ...)
+        check(op, x)
+        local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
+        if dtype ~= nil then
+            x = x:to(dtype)
+        end
+        if type(dim) ~= "table" then
+            return kernel(x, dim, keepdim)
+        end
+        if not lists then
+            raise(("tide: %s: dim must be one integer, got a list; PyTorch's %s reduces one " ..
+                "dim: call it once per dim, as x:%s(1):%s(1)"):format(op, op, op, op))
+        end
+        local keep = keepdim_arg(op, keepdim)
+        local dims = dims_of(op, x, dim)
+        if #dims == 0 then -- {}: every dim, as PyTorch 1.13's x.sum(())
+            return kernel(x)
+        end
+        for _, d in ipairs(dims) do -- descending, so the dims left keep their numbers
+            x = kernel(x, d, true)
+        end
+        if not keep then
+            for _, d in ipairs(dims) do
+                x = x:squeeze(d)
+            end
+        end
+        return x
+    end
+end
+-- (x, dim, keepdim): the kernel's own calls
+Tensor.sum = front(with_dims("sum", true), Tensor.sum, 3)
+Tensor.mean = front(with_dims("mean", true), Tensor.mean, 3)
+Tensor.prod = front(with_dims("prod", false), Tensor.prod, 3)
+
+-- softmax([dim = -1[, dtype]]), log_softmax: the core's, with PyTorch's dtype (x converted
+-- first, as PyTorch's)
+for _, op in ipairs({ "softmax", "log_softmax" }) do
+    local kernel = Tensor[op]
+    Tensor[op] = front(function(x, dim, dtype, ...)
+        if dtype == nil then
+            return kernel(x, dim, ...)
+        end
+        args.no_extra(op, 3, ...)
+        check(op, x)
+        return kernel(x:to(dtype), dim)
+    end, kernel, 2)
+end
+
+-- sort([dim = -1[, descending[, stable]]]), argsort: the core's, which is stable on every
+-- device (equal values keep their order, either direction), so PyTorch's stable = true is
+-- what it does anyway; stable must be a boolean
+for _, op in ipairs({ "sort", "argsort" }) do
+    local kernel = Tensor[op]
+    Tensor[op] = front(function(x, dim, descending, stable, ...)
+        if stable == nil then
+            return kernel(x, dim, descending, ...)
+        end
+        args.no_extra(op, 4, ...)
+        if type(stable) ~= "boolean" then
+            raise(("tide: %s: stable must be a boolean, got %s"):format(op, type(stable)))
+        end
+        return kernel(x, dim, descending)
+    end, kernel, 3)
 end
 
 -- log(sum(exp(x))) shifted by the (detached) max, so large values do not overflow; a row of
@@ -167,24 +253,32 @@ Tensor.logsumexp = fp32_first(in_float(function(x, dim, keepdim, ...)
     return keep and r or over(r, dims, "sum", false)
 end))
 
--- the 2-norm as one node, recorded below (nd[2] the dim or false, nd[3] keepdim): its gradient
--- is x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient; sqrt's would give nan)
+-- the 2-norm as one node, recorded below (nd[2] its dims, descending, or false for all,
+-- nd[3] keepdim): its gradient is x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient;
+-- sqrt's would give nan)
 autograd.def {
     name = "norm",
     reads = { 1, "out" },
     backward = function(nd, g)
-        local x, out, d = nd[1], nd.out, nd[2]
-        if d and not nd[3] then
-            g, out = g:unsqueeze(d), out:unsqueeze(d)
+        local x, out, dims = nd[1], nd.out, nd[2]
+        if dims and not nd[3] then
+            for i = #dims, 1, -1 do -- ascending: each unsqueeze at its final place
+                g, out = g:unsqueeze(dims[i]), out:unsqueeze(dims[i])
+            end
         end
         return x / core.where(out:eq(0), 1, out) * g
     end,
 }
 
--- norm([p[, dim[, keepdim]]]): p a number (math.huge and -math.huge included) or "fro"
-Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, ...)
-    args.no_extra("norm", 4, ...)
+-- norm([p[, dim[, keepdim[, dtype]]]]): p a number (math.huge and -math.huge included) or
+-- "fro"; dim one dim or a list (PyTorch's vector norm over them; nil: every element); dtype
+-- converts x first, as PyTorch's
+Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
+    args.no_extra("norm", 5, ...)
     check("norm", x)
+    if dtype ~= nil then
+        x = x:to(dtype)
+    end
     float_input("norm", x)
     if p == nil or p == "fro" then
         p = 2
@@ -192,20 +286,27 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, ...)
         raise(("tide: norm: p must be a number or \"fro\", got %s"):format(
             type(p) == "string" and ("%q"):format(p) or type(p)))
     end
-    local d = dim ~= nil and dim_of("norm", x, dim) or nil
+    local dims = dim ~= nil and dims_of("norm", x, dim) or nil
+    if dims and #dims == 0 then -- {}: every element
+        dims = nil
+    end
     local keep = keepdim_arg("norm", keepdim)
+    if dims and x:dim() == 0 then
+        dims = nil -- a 0-D tensor's one "dim" reduces nothing
+    end
     local function reduce(t, how)
-        if not d then
+        if not dims then
             return t[how](t)
+        elseif how ~= "sum" then -- amax, amin: all the dims at once (ties split evenly)
+            return t[how](t, dims, keep)
         end
-        local r = t[how](t, d, keep)
-        return r
+        return over(t, dims, how, keep)
     end
     local a = x:abs()
     if p == math.huge then
-        return reduce(a, "max")
+        return reduce(a, "amax")
     elseif p == -math.huge then
-        return reduce(a, "min")
+        return reduce(a, "amin")
     elseif p == 0 then
         return reduce(x:ne(0):to(x.dtype), "sum")
     elseif p == 1 then
@@ -217,7 +318,7 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, ...)
         end
         local xd = x:detach()
         local r = reduce(xd * xd, "sum"):sqrt()
-        autograd.record("norm", r, x, d or false, keep)
+        autograd.record("norm", r, x, dims or false, keep)
         return r
     end
     return reduce(a:pow(p), "sum"):pow(1 / p)
@@ -370,12 +471,16 @@ function Tensor.median(x, dim, keepdim, ...)
     return v, idx
 end
 
--- nansum([dim[, keepdim]]), nanmean: the sum and mean of the values that are not NaN (a mean of
--- none is NaN, as PyTorch's)
+-- nansum([dim[, keepdim[, {dtype =}]]]), nanmean: the sum and mean of the values that are not
+-- NaN (a mean of none is NaN, as PyTorch's); dim one dim or a list; dtype converts x first
 local function nan_reduce(op, mean)
-    return function(x, dim, keepdim, ...)
-        args.no_extra(op, 3, ...)
+    return function(x, dim, keepdim, opts, ...)
+        args.no_extra(op, 4, ...)
         check(op, x)
+        local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
+        if dtype ~= nil then
+            x = x:to(dtype)
+        end
         float_input(op, x)
         local keep = keepdim_arg(op, keepdim)
         local dims = dim ~= nil and dims_of(op, x, dim) or nil
@@ -438,5 +543,6 @@ function Tensor.diff(x, n, dim, opts, ...)
 end
 
 M.names = { "cumsum", "cumprod", "var", "std", "logsumexp", "norm", "any", "all", "allclose",
-    "equal", "amax", "amin", "count_nonzero", "median", "nansum", "nanmean", "trace", "diff" }
+    "equal", "amax", "amin", "count_nonzero", "median", "nansum", "nanmean", "trace", "diff",
+    "sum", "mean", "prod", "softmax", "log_softmax", "sort", "argsort" }
 return M

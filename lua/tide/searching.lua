@@ -166,12 +166,20 @@ end
 
 local BINCOUNT_OPTIONS = { "weights", "minlength" }
 
--- tide.bincount(input[, {weights =, minlength = 0}]): counts[v] = how many elements of the 1-D
+-- tide.bincount(input[, {weights =, minlength = 0}]) (or PyTorch's positional (input,
+-- weights[, minlength])): counts[v] = how many elements of the 1-D
 -- integer input are v (values >= 1; 1-based, as one_hot's classes), of length max(largest
 -- value, minlength); with weights, their sums (float32 weights sum in float32, others in
 -- float64, as PyTorch's); no gradient
-function F.bincount(input, opts)
+function F.bincount(input, opts, minlength_arg, ...)
+    args.no_extra("bincount", 3, ...)
     check("bincount", input)
+    if core.is_tensor(opts) or opts == nil and minlength_arg ~= nil then
+        -- PyTorch's positional bincount(input, weights[, minlength])
+        opts = { weights = opts, minlength = minlength_arg }
+    elseif minlength_arg ~= nil then
+        args.no_extra("bincount", 2, minlength_arg)
+    end
     local o = args.options("bincount", opts, BINCOUNT_OPTIONS, "{minlength = 10}")
     local minlength = args.int_option("bincount", o, "minlength", 0, 0)
     if input:dim() ~= 1 or FLOAT[input.dtype] or input.dtype == "bool" then
@@ -215,12 +223,20 @@ end
 
 local HISTC_OPTIONS = { "bins", "min", "max" }
 
--- tide.histc(input[, {bins = 100, min = 0, max = 0}]) (also input:histc(opts)): the counts of
+-- tide.histc(input[, {bins = 100, min = 0, max = 0}]) or PyTorch's positional (input, bins[,
+-- min[, max]]) (also input:histc(...)): the counts of
 -- input's elements in bins equal-width bins between min and max (the data's own when min ==
 -- max; widened by 1 each way when still equal); elements outside and NaNs are left out, max
 -- falls in the last bin; floats only, in input's dtype, no gradient
-function F.histc(input, opts)
+function F.histc(input, opts, lo_arg, hi_arg, ...)
+    args.no_extra("histc", 4, ...)
     check("histc", input)
+    if type(opts) == "number" or opts == nil and (lo_arg ~= nil or hi_arg ~= nil) then
+        -- PyTorch's positional histc(input, bins[, min[, max]])
+        opts = { bins = opts, min = lo_arg, max = hi_arg }
+    elseif lo_arg ~= nil or hi_arg ~= nil then
+        args.no_extra("histc", 2, lo_arg, hi_arg)
+    end
     local o = args.options("histc", opts, HISTC_OPTIONS, "{bins = 10}")
     local bins = args.int_option("histc", o, "bins", 100, 1)
     local lo, hi = o.min or 0, o.max or 0
@@ -257,9 +273,8 @@ function F.histc(input, opts)
             device = input.device }))
     end)
 end
-core.Tensor.histc = function(x, opts, ...)
-    args.no_extra("histc", 2, ...)
-    return F.histc(x, opts)
+core.Tensor.histc = function(x, ...)
+    return F.histc(x, ...)
 end
 
 -- unique_consecutive([{return_inverse = false, return_counts = false, dim =}]): each run of equal

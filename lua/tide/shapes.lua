@@ -1,7 +1,8 @@
 -- tide.shapes: the shape ops of issue 13 written with views (docs/API.md, "The wider surface"):
 -- chunk, split, unbind (Lua lists of views), tile (PyTorch's repeat), flatten, unflatten. Each
 -- is a Tensor method and a tide.X function; narrow, select, expand and reshape record their
--- gradients, so these need no formula of their own.
+-- gradients, so these need no formula of their own. tide.concat and tide.concatenate are cat's
+-- other names (functions only).
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
@@ -343,6 +344,17 @@ function M.functions.meshgrid(...)
     return out
 end
 
+-- tide.concat(tensors[, dim]) and tide.concatenate(tensors[, dim]): PyTorch's other names of
+-- cat (concatenate's axis = is the keyword alias of dim); errors under their own names
+function M.functions.concat(tensors, dim, ...)
+    args.no_extra("concat", 2, ...)
+    return args.as_op("concat", "cat", core.cat, tensors, dim)
+end
+function M.functions.concatenate(tensors, dim, ...)
+    args.no_extra("concatenate", 2, ...)
+    return args.as_op("concatenate", "cat", core.cat, tensors, dim)
+end
+
 M.names = { "split", "chunk", "unbind", "tile", "flatten", "unflatten", "movedim", "diag",
-    "meshgrid" }
+    "meshgrid", "concat", "concatenate" }
 return M

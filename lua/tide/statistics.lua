@@ -301,20 +301,16 @@ local function mean_over(x, dim, keep)
     return s
 end
 
--- var_mean([dim[, keepdim]][, {unbiased =, correction =}]), std_mean: var (std) and the mean,
--- two results, the arguments as var's
+-- var_mean([dim[, unbiased[, keepdim]]][, {correction =}]), std_mean: var (std) and the
+-- mean, two results, the arguments as var's (PyTorch 1.13's)
+local var_form = require("tide.reductions").var_form
 local function with_mean(op, how)
-    Tensor[op] = function(x, dim, keepdim, opts, ...)
-        args.no_extra(op, 4, ...)
+    Tensor[op] = function(x, dim, unbiased, keepdim, opts, ...)
+        args.no_extra(op, 5, ...)
         check(op, x)
         args.float_input(op, x)
-        local d, k, o = dim, keepdim, opts
-        if type(d) == "table" and not d[1] and k == nil and o == nil then
-            d, o = nil, d
-        elseif type(k) == "table" and o == nil then
-            k, o = nil, k
-        end
-        return x[how](x, d, k, o), mean_over(x, d, k == true)
+        local d, u, k = var_form(dim, unbiased, keepdim)
+        return x[how](x, d, u, k, opts), mean_over(x, d, k == true)
     end
 end
 with_mean("var_mean", "var")

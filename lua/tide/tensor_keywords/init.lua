@@ -59,7 +59,8 @@ local function keyword_call(who, sig, f, ...)
     local kw = v[n]
     -- not a keyword call, or more positionals than PyTorch's parameters: tide's function
     -- answers (a list of dims, a value of its own, its extra-argument error)
-    if n < 2 or n > #params + 2 or not is_options(kw) then
+    -- (an empty table is a value too: x:flip({}) flips no dim)
+    if n < 2 or n > #params + 2 or not is_options(kw) or next(kw) == nil then
         return f(unpack(v, 1, v.n))
     end
     v[n] = nil
@@ -95,13 +96,24 @@ function M.call(name, f, ...)
 end
 
 local wrapped = setmetatable({}, { __mode = "k" }) -- the trampolines made, not wrapped twice
+local fronted = setmetatable({}, { __mode = "k" }) -- Lua function -> { kernel, nmax }
+
+--- front(fn, kernel, nmax) -> fn: fn does what the core's kernel does and more (a list of
+--- dims, a dtype), and a call with no table among its arguments and at most nmax of them (self
+--- counted) is the kernel's own; its trampoline then runs the kernel directly for those calls
+--- and fn for the rest (lua/keywords.c), so the common call costs what the kernel costs
+function M.front(fn, kernel, nmax)
+    fronted[fn] = { kernel, nmax }
+    return fn
+end
 
 local function install_one(t, name)
     local f = rawget(t, name)
     if type(f) ~= "function" or wrapped[f] then
         return
     end
-    local w = core._keywords(f, name)
+    local front = fronted[f]
+    local w = front and core._keywords(front[1], name, f, front[2]) or core._keywords(f, name)
     wrapped[w] = true
     rawset(t, name, w)
 end

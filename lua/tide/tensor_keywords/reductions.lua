@@ -1,10 +1,55 @@
--- PyTorch's keyword names of the reductions (tide.tensor_keywords): x:sum({dim = 2,
--- keepdim = true}), x:max({dim = 1}), tide.argmax(x, {dim = 2, keepdim = true})
+-- PyTorch's keyword names of the reductions, scans, order statistics and sorts
+-- (tide.tensor_keywords): x:sum({dim = 2, keepdim = true}), x:mean({dim = {3, 4}}),
+-- x:std({dim = 2, correction = 0}), x:topk(2, {dim = 1, largest = false}),
+-- x:sort({dim = 2, descending = true}), tide.argmax(x, {dim = 2, keepdim = true}).
+--
+-- std, var, std_mean, var_mean take PyTorch's (dim, unbiased, keepdim), correction by name.
+local DIM_KEEPDIM = { "dim", "keepdim" }
+local DIM = { "dim" }
+local DTYPE = { "dtype" }
+local MOMENTS = { "dim", "unbiased", "keepdim" }
+local CORRECTION = { "correction" }
+
 return {
-    sum = { params = { "dim", "keepdim" } },
-    mean = { params = { "dim", "keepdim" } },
-    max = { params = { "dim", "keepdim" } },
-    min = { params = { "dim", "keepdim" } },
-    argmax = { params = { "dim", "keepdim" } },
-    argmin = { params = { "dim", "keepdim" } },
+    -- the core's sum, mean, prod with tide.reductions' list of dims (not prod's) and dtype
+    sum = { params = DIM_KEEPDIM, options = DTYPE },
+    mean = { params = DIM_KEEPDIM, options = DTYPE },
+    prod = { params = DIM_KEEPDIM, options = DTYPE },
+    nansum = { params = DIM_KEEPDIM, options = DTYPE },
+    nanmean = { params = DIM_KEEPDIM, options = DTYPE },
+    max = { params = DIM_KEEPDIM },
+    min = { params = DIM_KEEPDIM },
+    amax = { params = DIM_KEEPDIM },
+    amin = { params = DIM_KEEPDIM },
+    aminmax = { params = DIM_KEEPDIM },
+    argmax = { params = DIM_KEEPDIM },
+    argmin = { params = DIM_KEEPDIM },
+    std = { params = MOMENTS, options = CORRECTION },
+    var = { params = MOMENTS, options = CORRECTION },
+    std_mean = { params = MOMENTS, options = CORRECTION },
+    var_mean = { params = MOMENTS, options = CORRECTION },
+    logsumexp = { params = DIM_KEEPDIM },
+    norm = { params = { "p", "dim", "keepdim", "dtype" } },
+    all = { params = DIM_KEEPDIM },
+    any = { params = DIM_KEEPDIM },
+    median = { params = DIM_KEEPDIM },
+    nanmedian = { params = DIM_KEEPDIM },
+    mode = { params = DIM_KEEPDIM },
+    kthvalue = { params = { "k", "dim", "keepdim" } },
+    quantile = { params = { "q", "dim", "keepdim" }, options = { "interpolation" } },
+    nanquantile = { params = { "q", "dim", "keepdim" }, options = { "interpolation" } },
+    cumsum = { params = DIM, options = DTYPE },
+    cumprod = { params = DIM, options = DTYPE },
+    cumsum_ = { params = DIM, options = DTYPE, functions = false },
+    cumprod_ = { params = DIM, options = DTYPE, functions = false },
+    cummax = { params = DIM },
+    cummin = { params = DIM },
+    logcumsumexp = { params = DIM },
+    count_nonzero = { params = DIM },
+    softmax = { params = { "dim", "dtype" } },
+    log_softmax = { params = { "dim", "dtype" } },
+    topk = { params = { "k", "dim", "largest", "sorted" } },
+    sort = { params = { "dim", "descending", "stable" } },
+    argsort = { params = { "dim", "descending", "stable" } },
+    msort = { params = {} },
 }

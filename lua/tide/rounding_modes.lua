@@ -1,0 +1,87 @@
+-- tide.rounding_modes: PyTorch's keyword parameters of round and div that tide's core ops lack,
+-- written with them: x:round({decimals = d}) (half to even at the d-th decimal, d < 0 left of
+-- the point) and x:div(other, {rounding_mode = "trunc" | "floor"}), with their in-place twins
+-- and tide.X functions (the keyword signatures in tide.tensor_keywords.creation call these).
+local core = require("tide.core")
+local autograd = require("tide.autograd")
+local args = require("tide.op_args")
+local compat = require("tide._compat")
+
+local raise = autograd.raise
+local FLOAT = args.FLOAT
+
+local M = {}
+
+-- x rounded to `decimals` decimals as PyTorch 1.13's kernel: nearbyint(x * 10^d) / 10^d, or
+-- nearbyint(x / 10^-d) * 10^-d for d < 0, each step in x's dtype; floats only (PyTorch's has
+-- no integer kernel with decimals); a zero gradient, as round's
+function M.round(op, x, decimals)
+    args.check(op, x)
+    if decimals == nil or decimals == 0 then
+        return x:round()
+    end
+    if not compat.is_integer(decimals) then
+        raise(("tide: %s: decimals must be an integer, got %s"):format(op, tostring(decimals)))
+    end
+    if not FLOAT[x.dtype] then
+        raise(("tide: %s: decimals needs a floating-point tensor, got %s; convert with " ..
+            ":to(\"float32\")"):format(op, x.dtype))
+    end
+    if decimals > 0 then
+        local p = 10 ^ decimals
+        return (x * p):round() / p
+    end
+    local p = 10 ^ -decimals
+    return (x / p):round() * p
+end
+
+-- x:round_({decimals = d}): the rounded values written into x
+function M.round_(op, x, decimals)
+    args.check(op, x)
+    if decimals == nil or decimals == 0 then
+        return x:round_()
+    end
+    return x:copy_(M.round(op, x, decimals))
+end
+
+local MODES = { trunc = true, floor = true }
+
+-- x / other rounded by rounding_mode as PyTorch's div: nil the true quotient, "trunc" toward
+-- zero, "floor" toward -inf (floor_divide's); integer inputs give integers (trunc computed as
+-- (x - fmod(x, other)) // other, exact), a division of integers by zero raises
+function M.div(op, x, other, mode)
+    if mode == nil then
+        return core.div(x, other)
+    end
+    if not MODES[mode] then
+        raise(("tide: %s: rounding_mode must be nil, \"trunc\" or \"floor\", got %s"):format(op,
+            type(mode) == "string" and ("\"" .. mode .. "\"") or tostring(mode)))
+    end
+    args.check(op, x)
+    if mode == "floor" then
+        return core.floor_divide(x, other)
+    end
+    if FLOAT[require("tide").result_type(x, other)] then
+        return core.div(x, other):trunc()
+    end
+    -- integers: x - fmod(x, other) is a multiple of other, so floor_divide is exact there
+    return core.floor_divide(x - core.fmod(x, other), other)
+end
+
+-- x:div_(other, {rounding_mode =}): the rounded quotient written into x; a float quotient into
+-- an integer x raises before writing, as PyTorch's
+function M.div_(op, x, other, mode)
+    args.check(op, x)
+    if mode == nil then
+        return x:div_(other)
+    end
+    local r = M.div(op, x, other, mode)
+    if FLOAT[r.dtype] and not FLOAT[x.dtype] then
+        raise(("tide: %s: the result type %s can't be written into the %s tensor; call " ..
+            "div (not in place) or convert it with :to(\"%s\")"):format(op, r.dtype, x.dtype,
+            r.dtype))
+    end
+    return x:copy_(r)
+end
+
+return M
