@@ -314,12 +314,23 @@ local function list_src(ctx, depth, elem)
     return "{" .. table.concat(t, ", ") .. "}"
 end
 
+-- a key's source in a table constructor: ["end"] for a Lua keyword (arange's end) or a name
+-- that is no identifier
+local LUA_KEYWORDS = {}
+for w in ("and break do else elseif end false for function goto if in local nil not or " ..
+    "repeat return then true until while"):gmatch("%a+") do
+    LUA_KEYWORDS[w] = true
+end
+local function key_src(k)
+    return (k:match("^[%a_][%w_]*$") and not LUA_KEYWORDS[k]) and k or ("[%q]"):format(k)
+end
+
 local function options_src(ctx, depth)
     local n = rnd(3)
     local t = {}
     for _ = 1, n do
         local k = pick(ctx.keys and chance(0.5) and ctx.keys or KEYS)
-        local key = k:match("^[%a_][%w_]*$") and k or ("[%q]"):format(k)
+        local key = key_src(k)
         t[#t + 1] = key .. " = " .. gen(ctx, depth + 1)
     end
     if chance(0.1) then t[#t + 1] = "[1] = " .. gen(ctx, depth + 1) end
@@ -348,7 +359,7 @@ gen = function(ctx, depth)
             local t = {}
             for _ = 1, rnd(2) do
                 local k = pick(ctx.keys and chance(0.6) and ctx.keys or COMMON_KEYS)
-                t[#t + 1] = k .. " = " .. (COMMON_KEYS[k] and pick(COMMON_KEYS[k]) or pick(SMALL))
+                t[#t + 1] = key_src(k) .. " = " .. (COMMON_KEYS[k] and pick(COMMON_KEYS[k]) or pick(SMALL))
             end
             return "{" .. table.concat(t, ", ") .. "}"
         else
@@ -969,7 +980,7 @@ local function keyword_src(ctx)
     local t = {}
     for _ = 1, rnd(3) do
         local k = chance(0.9) and pick(ctx.keys) or pick(KEYS)
-        local key = k:match("^[%a_][%w_]*$") and k or ("[%q]"):format(k)
+        local key = key_src(k)
         local v = (ctx.tame and COMMON_KEYS[k]) and pick(COMMON_KEYS[k]) or gen(ctx, 1)
         t[#t + 1] = key .. " = " .. v
     end
@@ -981,7 +992,7 @@ local function new_ctx(target)
     for i = 1, rnd(2) do ctx.shapes[i] = random_shape() end
     local sig = (target.kind == "fn" or target.kind == "method")
         and KEYWORD_SIGNATURES[target.callee:match("([%w_]+)$")]
-    if sig then ctx.keys, ctx.keyword = sig.known, true end
+    if sig and #sig.known > 0 then ctx.keys, ctx.keyword = sig.known, true end
     return ctx
 end
 
