@@ -12,7 +12,11 @@
 #   INTEGER_SYNTAX     files written with integer literals and operators (1 << 62, //) through
 #                      and through, about int64 exactness: 5.3 and 5.4 only
 # (README "Lua hosts" lists every difference.)
+#   SAME_C             specs of the C alone, whose Lua is a harness the other specs cover on
+#                      each host: cpu_devices_bits_spec (every op on cpu and cpu:1, bit for bit):
+#                      5.4 only, as the device-rule specs on cpu:1 (run_all.sh)
 INTEGER_SYNTAX="scalar_spec numerics_spec sanitizer_inputs_spec cuda_spec cuda_memory_spec"
+SAME_C="cpu_devices_bits_spec"
 set -u
 LUA=$1
 BUILD=$2
@@ -35,6 +39,7 @@ for f in spec/*_spec.lua; do
     case $f in *_lua54_spec.lua) continue ;; esac
     name=$(basename "$f" .lua)
     case " $INTEGER_SYNTAX " in *" $name "*) [ $integers = 1 ] || continue ;; esac
+    case " $SAME_C " in *" $name "*) continue ;; esac
     if [ -n "$DEVICE" ] && ! grep -q -E 'spec\.support\.device|TIDE_TEST_DEVICE' "$f"; then
         continue
     fi
