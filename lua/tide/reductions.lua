@@ -184,15 +184,7 @@ local function with_dims(op, lists)
         if #dims == 0 then -- {}: every dim, as PyTorch 1.13's x.sum(())
             return kernel(x)
         end
-        for _, d in ipairs(dims) do -- descending, so the dims left keep their numbers
-            x = kernel(x, d, true)
-        end
-        if not keep then
-            for _, d in ipairs(dims) do
-                x = x:squeeze(d)
-            end
-        end
-        return x
+        return over(x, dims, op, keep) -- descending, so the dims left keep their numbers
     end
 end
 -- (x, dim, keepdim): the kernel's own calls
