@@ -1,10 +1,10 @@
 /* keywords.c — core._keywords(f, name[, slow, nmax]): the trampoline that gives a Tensor method
  * or a tide.X function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose
- * last non-nil argument after the first is a table that is not a list goes to
- * tide.tensor_keywords.call(name, f, ...), which puts the names in their places; every other
- * call runs f at once. A C function of the binding runs on the trampoline's own frame (its
- * state is the trampoline's first upvalue too), so a plain call costs a few tests, not a Lua
- * wrapper's type() calls and argument copies.
+ * last non-nil argument is a table that is not a list (the only argument, too: tide.randint({low
+ * = 0, high = 10, size = {3}})) goes to tide.tensor_keywords.call(name, f, ...), which puts the
+ * names in their places; every other call runs f at once. A C function of the binding runs on
+ * the trampoline's own frame (its state is the trampoline's first upvalue too), so a plain call
+ * costs a few tests, not a Lua wrapper's type() calls and argument copies.
  *
  * With slow (a Lua function doing more than the kernel f: x:sum({1, 2}), a dtype), f is the
  * kernel and runs directly unless the call needs slow: a table among the arguments, or more
@@ -39,7 +39,7 @@ static int keywords_call(lua_State *L) {
             needs_slow = lua_type(L, i) == LUA_TTABLE;
         if (needs_slow)
             return keyword_path(L, UP_SLOW);
-    } else if (top > 1 && lua_type(L, top) == LUA_TTABLE) {
+    } else if (lua_type(L, top) == LUA_TTABLE) { /* the first too: every parameter by name */
         /* a list ({1, 2}: dims, sizes) is a value: a keyword table has no [1] */
         lua_rawgeti(L, top, 1);
         int is_list = !lua_isnil(L, -1);

@@ -157,8 +157,9 @@ describe("PyTorch's keyword arguments on the reductions", function()
             catch(function() return x:var({ dim = 1, unbiased = false, correction = 0 }) end))
         assert.matches("tide: std: unbiased must be a boolean, got number",
             catch(function() return x:std({ unbiased = 0 }) end))
+        -- (axis and keepdims: PyTorch's NumPy names of dim and keepdim)
         assert.matches('tide: std: unknown option "ddof"; options are dim, unbiased, keepdim, ' ..
-            "correction", catch(function() return x:std({ ddof = 0 }) end))
+            "correction, axis, keepdims", catch(function() return x:std({ ddof = 0 }) end))
     end)
 
     it("std_mean and var_mean alike", function()
@@ -237,8 +238,10 @@ describe("PyTorch's keyword arguments on the reductions", function()
         near({ { -4.1429316284999, -0.14293162849989968, -2.1429316284998996 },
             { -2.1429316284998996, -4.142931628499899, -0.1429316284998995 } }, x:log_softmax({ dim = 2 }))
         same(function() return x:softmax(1) end, function() return tide.softmax(x, { dim = 1 }) end)
-        assert.matches('tide: softmax: unknown option "axis"; options are dim, dtype',
-            catch(function() return x:softmax({ axis = 1 }) end))
+        -- x.softmax(axis=0): PyTorch takes NumPy's name axis for dim
+        same(function() return x:softmax({ axis = 1 }) end, function() return x:softmax(1) end)
+        assert.matches('tide: softmax: unknown option "axes" %(did you mean "axis"%?%)',
+            catch(function() return x:softmax({ axes = 1 }) end))
     end)
 
     it("topk, sort, argsort, msort by name, stable included", function()

@@ -59,6 +59,21 @@ describe("PyTorch's keyword arguments (tide.tensor_keywords)", function()
             catch(function() return x:sum({ dim = 1, keepdim = 3 }) end))
     end)
 
+    it("take every parameter in one table where a signature names the first", function()
+        assert.are.same({ 0, 2, 4 }, tide.arange({ start = 0, ["end"] = 6, step = 2 }):totable())
+        assert.are.same({ 0, 0.5, 1 }, tide.linspace({ start = 0, ["end"] = 1, steps = 3,
+            dtype = "float64" }):totable())
+        assert.are.same({ { 1, 0, 0 }, { 0, 1, 0 } }, tide.eye({ n = 2, m = 3 }):totable())
+        assert.are.same({ 7, 7 }, tide.full({ size = { 2 }, fill_value = 7 }):totable())
+        local g1, g2 = tide.Generator():manual_seed(3), tide.Generator():manual_seed(3)
+        assert.are.same(tide.randint(0, 10, { 5 }, { generator = g1 }):totable(),
+            tide.randint({ high = 10, size = { 5 }, generator = g2 }):totable()) -- low 0
+        local n = tide.normal({ mean = tide.zeros({ 3 }) }) -- std 1, PyTorch's default
+        assert.are.same({ 3 }, n:size())
+        assert.matches('tide: arange: unknown option "stop" %(did you mean "step"%?%)',
+            catch(function() return tide.arange({ start = 0, stop = 3 }) end))
+    end)
+
     it("call a Lua function behind the trampoline the same way, and pass objects through", function()
         local seen
         local f = core._keywords(function(...)

@@ -11,7 +11,6 @@ local args = require("tide.op_args")
 local compat = require("tide._compat")
 local idiv = compat.idiv
 local generators = require("tide.generator_object")
-local pytorch_args = require("tide.pytorch_args")
 
 local check, integer = args.check, args.integer
 
@@ -110,25 +109,9 @@ end
 
 local RANDINT_OPTIONS = { "dtype", "device", "requires_grad", "generator" }
 
-local RANDINT_NAMES = { "low", "high", "size", "dtype", "device", "requires_grad", "generator" }
-
 -- randint([low,] high, shape[, opts]): uniform integers in [low, high), int64 by default; from
--- opts.generator's stream when given (a tide.Generator). randint({low =, high =, size =, ...})
--- is PyTorch's all-keyword form (low 0 unless given)
+-- opts.generator's stream when given (a tide.Generator); PyTorch's names: tide.tensor_keywords
 function F.randint(low, high, shape, opts)
-    if high == nil and shape == nil and opts == nil and pytorch_args.is_options(low) then
-        core._check_options(low, "randint", RANDINT_NAMES)
-        local o = {}
-        for k, v in pairs(low) do
-            o[k] = v
-        end
-        low, high, shape = o.low, o.high, o.size
-        o.low, o.high, o.size = nil, nil, nil
-        if low == nil then
-            low = 0
-        end
-        opts = o
-    end
     if type(high) == "table" then
         low, high, shape, opts = 0, low, high, shape
     end

@@ -50,6 +50,9 @@ function F.histogram(input, bins, opts, ...)
                 "range"):format(op))
         end
     else
+        if bins == nil then -- PyTorch's default
+            bins = 100
+        end
         bins = args.integer(op, bins, "bins")
         if bins < 1 then
             raise(("tide: %s: bins = %d; expected a count >= 1 or a tensor of edges")

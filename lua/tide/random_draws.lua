@@ -11,7 +11,6 @@ local compat = require("tide._compat")
 local same_device = require("tide._same_device")
 local zero_grad_op = require("tide._zero_grad_op")
 local generators = require("tide.generator_object")
-local pytorch_args = require("tide.pytorch_args")
 
 local raise = autograd.raise
 local check, FLOAT, shape_str = args.check, args.FLOAT, args.shape_str
@@ -70,25 +69,8 @@ end
 -- a draw of N(mean, std^2) for each element, in their float dtype on their device;
 -- tide.normal(mean, std, size[, {dtype =, device =, requires_grad =, generator =}]) with
 -- numbers; from the generator's stream when given (a tide.Generator)
-local NORMAL_NAMES = { "mean", "std", "size", "dtype", "device", "requires_grad", "generator" }
-
 function F.normal(mean, std, size, opts, ...)
     local op = "normal"
-    if std == nil and size == nil and opts == nil and select("#", ...) == 0
-        and pytorch_args.is_options(mean) then
-        -- normal({mean =, std =[, size =][, dtype = ...]}): PyTorch's all-keyword form
-        core._check_options(mean, op, NORMAL_NAMES)
-        local o = {}
-        for k, v in pairs(mean) do
-            o[k] = v
-        end
-        mean, std, size = o.mean, o.std, o.size
-        o.mean, o.std, o.size = nil, nil, nil
-        if size == nil then
-            return F.normal(mean, std, next(o) ~= nil and o or nil)
-        end
-        return F.normal(mean, std, size, o)
-    end
     if std == nil and core.is_tensor(mean) then -- normal(mean): PyTorch's std = 1
         std = 1
     end

@@ -21,8 +21,9 @@ return function(F)
     -- i < j in row-major order ({N (N - 1) / 2}); p >= 0 (0 counts the differing elements,
     -- math.huge takes the largest). Zero differences are kept out of the powers, so a repeated
     -- row has gradient 0, as PyTorch's
-    function F.pdist(x, p)
+    function F.pdist(x, p, opts)
         local who = "pdist"
+        require("tide.op_args").options(who, opts, { "p" }, "{p = 1}")
         tensor_arg(x, who, "input")
         p = number_opt(p, 2, who, "p")
         if p < 0 or p ~= p then

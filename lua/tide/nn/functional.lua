@@ -57,7 +57,8 @@ function F.silu(input, opts)
 end
 
 -- glu(input[, dim = -1]): a * sigmoid(b), a and b the two halves of input along dim
-function F.glu(input, dim)
+function F.glu(input, dim, opts)
+    require("tide.op_args").options("glu", opts, { "dim" }, "{dim = 2}")
     tensor_arg(input, "glu", "input")
     local d = dim_arg(dim, "glu")
     local n = input:dim()
@@ -213,8 +214,9 @@ end
 -- ---- linear and convolution ----
 
 -- y = x W^T (+ b): x [..., in], weight [out, in], bias [out]; one autograd node
-function F.linear(input, weight, bias)
+function F.linear(input, weight, bias, opts)
     local who = "linear"
+    require("tide.op_args").options(who, opts, { "bias" }, "{bias = b}")
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     optional_tensor(bias, who, "bias")
@@ -809,8 +811,11 @@ end
 
 -- int64 tensor of shape input.shape .. {num_classes}: 1 at each 1-based class; num_classes
 -- (default -1: the largest class in input)
-function F.one_hot(input, num_classes)
+-- (F.one_hot(x, {num_classes = n}) too: PYTORCH_ORDER puts it in place, and any other name
+-- is left in opts, which raises)
+function F.one_hot(input, num_classes, opts)
     local who = "one_hot"
+    require("tide.op_args").options(who, opts, { "num_classes" }, "{num_classes = 10}")
     tensor_arg(input, who, "input")
     if input.dtype ~= "int64" and input.dtype ~= "int32" then
         raise("tide: one_hot: expected integer classes (int64, 1-based), got " .. input.dtype ..
@@ -1512,6 +1517,10 @@ local PYTORCH_ORDER = {
     triplet_margin_loss = { 3, { "margin", "p", "eps", "swap", "size_average", "reduce",
         "reduction" } },
     ctc_loss = { 4, { "blank", "reduction", "zero_infinity" } },
+    one_hot = { 1, { "num_classes" }, { "num_classes" } },
+    glu = { 1, { "dim" }, { "dim" } },
+    linear = { 2, { "bias" }, { "bias" } },
+    pdist = { 1, { "p" }, { "p" } },
 }
 
 -- the functions whose own form already reads a number in place of the options table as their

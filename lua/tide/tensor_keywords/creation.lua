@@ -18,7 +18,7 @@ local S = {}
 -- ---- creation ----
 
 -- arange(start, end, step): PyTorch's arange(end) is start's place alone; a step needs an end
-S.arange = { params = { "end", "step" }, options = CREATE, methods = false,
+S.arange = { first = "start", params = { "end", "step" }, options = CREATE, methods = false,
     call = function(f, start, stop, step, opts)
         if stop == nil and step ~= nil then
             raise(("tide: arange: step needs an end: tide.arange(0, %s, {step = %s}), " ..
@@ -33,27 +33,32 @@ S.arange = { params = { "end", "step" }, options = CREATE, methods = false,
         end
         return f(start, opts)
     end }
-S.linspace = { params = { "end", "steps" }, options = CREATE, methods = false }
-S.logspace = { params = { "end", "steps", "base" }, options = CREATE, methods = false }
-S.eye = { params = { "m" }, options = CREATE, methods = false,
+S.linspace = { first = "start", params = { "end", "steps" }, options = CREATE, methods = false }
+S.logspace = { first = "start", params = { "end", "steps", "base" }, options = CREATE,
+    methods = false }
+S.eye = { first = "n", params = { "m" }, options = CREATE, methods = false,
     call = function(f, n, m, opts)
         if m == nil then -- the core's eye reads its options right after the last size
             return f(n, opts)
         end
         return f(n, m, opts)
     end }
-S.full = { params = { "fill_value" }, options = CREATE, methods = false }
-S.tril_indices = { params = { "col", "offset" }, options = { "dtype", "device" },
+S.full = { first = "size", params = { "fill_value" }, options = CREATE, methods = false }
+S.tril_indices = { first = "row", params = { "col", "offset" }, options = { "dtype", "device" },
     methods = false }
-S.triu_indices = { params = { "col", "offset" }, options = { "dtype", "device" },
+S.triu_indices = { first = "row", params = { "col", "offset" }, options = { "dtype", "device" },
     methods = false }
 
 -- ---- random draws ----
 
 -- randint([low = 0,] high, size): PyTorch's randint(10, (3,)) is (high, size) positionally,
--- randint(10, size=(3,)) high with the size by name, randint(0, 10, size=(3,)) all three
-S.randint = { params = { "high", "size" }, options = RANDOM, methods = false,
+-- randint(10, size=(3,)) high with the size by name, randint(0, 10, size=(3,)) all three,
+-- randint(high=10, size=(3,)) every one by name (low 0)
+S.randint = { first = "low", params = { "high", "size" }, options = RANDOM, methods = false,
     call = function(f, low, high, size, opts)
+        if low == nil and high ~= nil then
+            low = 0
+        end
         if type(high) == "table" and not is_tensor(high) then -- (high, size[, {...}])
             if size ~= nil then
                 twice("randint", "size", 3)
@@ -79,7 +84,7 @@ S.randint_like = { params = { "low", "high" }, options = CREATE, methods = false
     end }
 -- normal(mean, std[, size]): std 1 with a tensor mean (PyTorch's default); the tensor overloads
 -- take only {generator =} after std
-S.normal = { params = { "std", "size" }, options = RANDOM, methods = false,
+S.normal = { first = "mean", params = { "std", "size" }, options = RANDOM, methods = false,
     call = function(f, mean, std, size, opts)
         if size == nil then
             return f(mean, std, opts)
@@ -144,6 +149,8 @@ S.histc = { params = { "bins", "min", "max" },
     call = function(f, x, bins, lo, hi)
         return f(x, { bins = bins, min = lo, max = hi })
     end }
+-- histogram(bins=100, *, range=None, weight=None, density=False): tide.histograms' options
+S.histogram = { params = { "bins" }, options = { "range", "weight", "density" } }
 S.bincount = { params = { "weights", "minlength" },
     call = function(f, x, weights, minlength)
         return f(x, { weights = weights, minlength = minlength })

@@ -10,8 +10,12 @@
 -- names there are; a parameter given by position and by name raises too. A call whose last
 -- argument is not such a table goes straight through the trampoline (lua/keywords.c).
 --
+-- A signature's `aliases` are PyTorch's other names of a parameter (alias -> the parameter:
+-- NumPy's axis for dim, scatter's value for src); two names of one place given raise.
 -- A signature's `call(f, first, p1, ..., pn[, options])`, when tide's positional form is not
--- PyTorch's, calls f in tide's form with the parameters in PyTorch's places.
+-- PyTorch's, calls f in tide's form with the parameters in PyTorch's places. Its `first`, the
+-- first argument's name, lets a call give every parameter in one table (tide.arange({start =
+-- 0, ["end"] = 10})).
 --
 -- The signatures live in this directory's group files, one per family of ops. init.lua
 -- installs them over the methods and functions the eager modules define, and over the lazy
@@ -22,6 +26,7 @@ local pytorch_args = require("tide.pytorch_args")
 
 local is_options, position, twice = pytorch_args.is_options, pytorch_args.position,
     pytorch_args.twice
+local raise = require("tide.autograd.raise")
 local unpack = compat.unpack
 
 local GROUPS = {
@@ -42,11 +47,26 @@ for _, group in ipairs(GROUPS) do
         for _, k in ipairs(sig.options or {}) do
             sig.known[#sig.known + 1] = k
         end
+        local aliases = {}
+        for alias in pairs(sig.aliases or {}) do
+            aliases[#aliases + 1] = alias
+        end
+        table.sort(aliases)
+        for _, k in ipairs(aliases) do
+            sig.known[#sig.known + 1] = k
+        end
+        if sig.first then -- the first argument's name, for a call of one table by name
+            sig.known_first = { sig.first }
+            for _, k in ipairs(sig.known) do
+                sig.known_first[#sig.known_first + 1] = k
+            end
+        end
         SIGNATURES[name] = sig
     end
 end
 
 local M = { signatures = SIGNATURES }
+local NO_ALIASES = {}
 
 -- the call f(first, ...) whose last argument may be an options table of parameter names
 local function keyword_call(who, sig, f, ...)
@@ -57,6 +77,21 @@ local function keyword_call(who, sig, f, ...)
     end
     local params = sig.params
     local kw = v[n]
+    -- every parameter by name, the first too (tide.randint({low = 0, high = 10, size = {3}})):
+    -- the first comes out of the table, the rest as above
+    if n == 1 and sig.first and is_options(kw) and next(kw) ~= nil then
+        core._check_options(kw, who, sig.known_first)
+        local rest = {}
+        for k, val in pairs(kw) do
+            rest[k] = val
+        end
+        local first = rest[sig.first]
+        rest[sig.first] = nil
+        if next(rest) == nil then
+            return keyword_call(who, sig, f, first)
+        end
+        return keyword_call(who, sig, f, first, rest)
+    end
     -- not a keyword call, or more positionals than PyTorch's parameters: tide's function
     -- answers (a list of dims, a value of its own, its extra-argument error)
     -- (an empty table is a value too: x:flip({}) flips no dim)
@@ -66,13 +101,23 @@ local function keyword_call(who, sig, f, ...)
     v[n] = nil
     local rest
     core._check_options(kw, who, sig.known)
+    local aliases, named = sig.aliases or NO_ALIASES, {}
     for k, val in pairs(kw) do
-        local i = position(params, k)
+        local i = position(params, aliases[k] or k)
         if i then
             if v[i + 1] ~= nil then
-                twice(who, k, i + 1)
+                if named[i] == nil and aliases[k] == nil then
+                    twice(who, k, i + 1)
+                end
+                -- two names of one parameter: the other name's, or the alias's, is reported
+                local other = named[i] or params[i]
+                if aliases[k] == nil or (aliases[other] ~= nil and other > k) then
+                    k, other = other, k
+                end
+                raise(("tide: %s: %s given twice, as %s (argument #%d) and by name; pass it " ..
+                    "once"):format(who, k, other, i + 1))
             end
-            v[i + 1] = val
+            v[i + 1], named[i] = val, k
         else
             rest = rest or {}
             rest[k] = val

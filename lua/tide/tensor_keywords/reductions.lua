@@ -4,13 +4,15 @@
 -- x:sort({dim = 2, descending = true}), tide.argmax(x, {dim = 2, keepdim = true}).
 --
 -- std, var, std_mean, var_mean take PyTorch's (dim, unbiased, keepdim), correction by name.
+-- PyTorch's NumPy names are aliases of every op here but norm: axis for dim, keepdims for
+-- keepdim (x:sum({axis = 2, keepdims = true}), as x.sum(axis=1, keepdims=True)).
 local DIM_KEEPDIM = { "dim", "keepdim" }
 local DIM = { "dim" }
 local DTYPE = { "dtype" }
 local MOMENTS = { "dim", "unbiased", "keepdim" }
 local CORRECTION = { "correction" }
 
-return {
+local S = {
     -- the core's sum, mean, prod with tide.reductions' list of dims (not prod's) and dtype
     sum = { params = DIM_KEEPDIM, options = DTYPE },
     mean = { params = DIM_KEEPDIM, options = DTYPE },
@@ -53,3 +55,21 @@ return {
     argsort = { params = { "dim", "descending", "stable" } },
     msort = { params = {} },
 }
+
+-- PyTorch's argument parser takes NumPy's names for dim and keepdim (axis, keepdims) wherever
+-- an op has those parameters; norm is a Python function in PyTorch and takes neither
+local NUMPY_NAMES = { axis = "dim", keepdims = "keepdim" }
+for op, s in pairs(S) do
+    if op ~= "norm" then
+        for alias, name in pairs(NUMPY_NAMES) do
+            for _, p in ipairs(s.params) do
+                if p == name then
+                    s.aliases = s.aliases or {}
+                    s.aliases[alias] = name
+                end
+            end
+        end
+    end
+end
+
+return S

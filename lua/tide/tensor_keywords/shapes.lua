@@ -4,56 +4,18 @@
 -- {diagonal = 1}). Where PyTorch has two names for one place (split's split_size and
 -- torch.split's split_size_or_sections, tensor_split's sections / indices, scatter's src /
 -- value, concatenate's dim / axis) the second name is an alias put in that place.
-local compat = require("tide._compat")
 local raise = require("tide.autograd.raise")
-
-local unpack = compat.unpack
 
 -- the signature of op: params as PyTorch orders them, `aliases` (name -> its place in params)
 -- PyTorch's other names of a parameter, `options` the names tide's function reads itself from
 -- a trailing table, `adapt(f, first, p1, ..., pn, rest)` a call in tide's positional form
 local function sig(op, params, t)
     t = t or {}
-    local s = { params = params, methods = t.methods, functions = t.functions }
-    local options, aliases, adapt = {}, t.aliases, t.adapt
-    for name in pairs(aliases or {}) do
-        options[#options + 1] = name
-    end
-    table.sort(options)
-    for _, name in ipairs(t.options or {}) do
-        options[#options + 1] = name
-    end
-    s.options = options
-    if aliases == nil and adapt == nil then
-        return s
-    end
-    local np = #params
-    s.call = function(f, first, ...)
-        local v = { ... }
-        local rest, kept = v[np + 1], nil
-        v[np + 1] = nil
-        if rest ~= nil then
-            local named = {}
-            for k, val in pairs(rest) do
-                local i = aliases and aliases[k]
-                if i then
-                    if v[i] ~= nil then
-                        raise(("tide: %s: %s given twice, as %s and by name; pass it once")
-                            :format(op, k, named[i] or
-                                ("%s (argument #%d)"):format(params[i], i + 1)))
-                    end
-                    v[i], named[i] = val, k
-                else
-                    kept = kept or {}
-                    kept[k] = val
-                end
-            end
-        end
-        v[np + 1] = kept
-        if adapt then
-            return adapt(f, first, unpack(v, 1, np + 1))
-        end
-        return f(first, unpack(v, 1, kept and np + 1 or np))
+    local s = { params = params, methods = t.methods, functions = t.functions,
+        options = t.options, call = t.adapt }
+    for name, i in pairs(t.aliases or {}) do
+        s.aliases = s.aliases or {}
+        s.aliases[name] = params[i]
     end
     return s
 end
