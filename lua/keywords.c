@@ -12,15 +12,14 @@
  * ...). The common call x:sum(2) then costs what the kernel costs. */
 #include "binding.h"
 
-enum { UP_STATE = 1, UP_F, UP_NAME, UP_DIRECT, UP_SLOW, UP_NMAX, N_UP };
+enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_INFO, N_UP };
 
-/* the call's arguments, trailing nils dropped */
-static int last_argument(lua_State *L) {
-    int top = lua_gettop(L);
-    while (top > 1 && lua_isnil(L, top))
-        top--;
-    return top;
-}
+/* what the fast path reads, in one upvalue: the kernel to call on this frame (NULL: f is not a
+ * binding C function reading only the state), slow's presence and its nmax */
+typedef struct {
+    lua_CFunction direct;
+    int           has_slow, nmax;
+} keywords_info;
 
 /* tide.tensor_keywords.call(name, fn, ...) with fn the upvalue at index up */
 static int keyword_path(lua_State *L, int up) {
@@ -32,9 +31,12 @@ static int keyword_path(lua_State *L, int up) {
 }
 
 static int keywords_call(lua_State *L) {
-    int top = last_argument(L);
-    if (!lua_isnil(L, lua_upvalueindex(UP_SLOW))) {
-        int needs_slow = top > (int)lua_tointeger(L, lua_upvalueindex(UP_NMAX));
+    const keywords_info *k = lua_touserdata(L, lua_upvalueindex(UP_INFO));
+    int                  top = lua_gettop(L);
+    while (top > 1 && lua_type(L, top) == LUA_TNIL) /* trailing nils: omitted */
+        top--;
+    if (k->has_slow) {
+        int needs_slow = top > k->nmax;
         for (int i = 2; i <= top && !needs_slow; i++)
             needs_slow = lua_type(L, i) == LUA_TTABLE;
         if (needs_slow)
@@ -47,8 +49,8 @@ static int keywords_call(lua_State *L) {
         if (!is_list)
             return keyword_path(L, UP_F);
     }
-    if (lua_toboolean(L, lua_upvalueindex(UP_DIRECT)))
-        return lua_tocfunction(L, lua_upvalueindex(UP_F))(L);
+    if (k->direct)
+        return k->direct(L);
     lua_pushvalue(L, lua_upvalueindex(UP_F));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -78,9 +80,11 @@ static int l_keywords(lua_State *L) {
     }
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
-    lua_pushboolean(L, direct);
     lua_pushvalue(L, 3);
-    lua_pushinteger(L, lua_isnil(L, 3) ? 0 : lua_tointeger(L, 4));
+    keywords_info *k = lua_newuserdata(L, sizeof *k);
+    k->direct = direct ? lua_tocfunction(L, 1) : NULL;
+    k->has_slow = !lua_isnil(L, 3);
+    k->nmax = k->has_slow ? (int)lua_tointeger(L, 4) : 0;
     lua_pushcclosure(L, keywords_call, N_UP - 1);
     return 1;
 }
