@@ -589,7 +589,7 @@ static int t_index(lua_State *L) {
     return subscript(L, 0);
 }
 
-/* t.grad = g, t.requires_grad = b, t[i] = number or tensor */
+/* t.grad = g, t.requires_grad = b, t.data = u, t[i] = number or tensor */
 static int t_newindex(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = luaL_checkudata(L, 1, TL_TENSOR);
@@ -610,16 +610,21 @@ static int t_newindex(lua_State *L) {
             lua_setfield(L, -2, "grad");
             return 0;
         }
-        if (strcmp(k, "requires_grad") == 0) {
-            lua_getfield(L, 1, "requires_grad_");
+        if (strcmp(k, "requires_grad") == 0 || strcmp(k, "data") == 0) {
+            /* t.data = u is PyTorch's p.data = q: t takes u's values (t:set_(u)), keeping its
+             * identity, grad and requires_grad */
+            if (k[0] == 'd' && !tl_test(L, 3))
+                return tl_error(L, "tide: t.data = v: v must be a tensor, got %s",
+                                luaL_typename(L, 3));
+            lua_getfield(L, 1, k[0] == 'd' ? "set_" : "requires_grad_");
             lua_pushvalue(L, 1);
             lua_pushvalue(L, 3);
             lua_call(L, 2, 0);
             return 0;
         }
         return tl_error(L,
-                        "tide: cannot set field '%s' of a tensor; only grad, requires_grad and "
-                        "t[i] = value can be assigned",
+                        "tide: cannot set field '%s' of a tensor; only grad, requires_grad, data "
+                        "and t[i] = value can be assigned",
                         k);
     }
     int         isint;

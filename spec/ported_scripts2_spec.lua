@@ -684,8 +684,7 @@ describe("makemore MLP (Building makemore parts 2 and 3)", function()
             local lr = i < 20 and 0.1 or 0.01
             for _, p in ipairs(parameters) do
                 -- p.data += -lr * p.grad
-                -- GAP: Lua has no +=, and tide refuses p.data = ... (C's t_newindex sets only grad
-                -- and requires_grad); the in-place add is what += does to p.data
+                -- GAP: Lua has no +=: the in-place add is what += does to p.data
                 p.data:add_(-lr * p.grad)
             end
             -- lossi.append(loss.log10().item())
@@ -782,6 +781,24 @@ end)
 -- the gaps these ports met, fixed (values from PyTorch 1.13)
 ---------------------------------------------------------------------------------------------
 describe("makemore's other forms", function()
+    it("p.data = p.data - lr * p.grad: p takes the values, keeping its identity and gradient", function()
+        local p = tide.tensor({ 1, 2 }, { dtype = "float64" }):requires_grad_()
+        p:mul(p):sum():backward()
+        local g = p.grad
+        p.data = p.data - 0.5 * p.grad
+        assert.are.same({ 0, 0 }, p:tolist())
+        assert.is_true(p.requires_grad)
+        assert.are.equal(g, p.grad)
+        assert.is_true(p.is_leaf)
+        -- it trains on: the next backward reaches p
+        p.grad = nil
+        p:add(1):pow(2):sum():backward()
+        assert.are.same({ 2, 2 }, p.grad:tolist())
+        assert.has_error(function() p.data = 5 end,
+            "tide: t.data = v: v must be a tensor, got number")
+        assert.are.same({ 0, 0 }, p:tolist())
+    end)
+
     it("keepdims/axis (NumPy's names), F.one_hot(num_classes=), histogram(density=), F.glu/linear/pdist by name",
         function()
             -- makemore part 1: P = N.float(); P /= P.sum(1, keepdims=True)

@@ -1,6 +1,6 @@
 -- tide.tensor_keywords: PyTorch's keyword arguments on Tensor methods and tide.X functions. A
--- ported x.sum(dim=1, keepdim=True) is x:sum({dim = 1, keepdim = true}), torch.cat(xs, dim=1)
--- is tide.cat(xs, {dim = 1}), x.topk(3, dim=0) is x:topk(3, {dim = 1}).
+-- ported x.sum(dim=0, keepdim=True) is x:sum({dim = 1, keepdim = true}), torch.cat(xs, dim=1)
+-- is tide.cat(xs, {dim = 2}), x.topk(3, dim=0) is x:topk(3, {dim = 1}) (dims stay 1-based).
 --
 -- A signature lists the parameters after the call's first argument (self, or tide.cat's list)
 -- in PyTorch's order, each taken by tide's function at that position. A call whose last
@@ -35,7 +35,8 @@ local GROUPS = {
     "tide.tensor_keywords.creation",
 }
 
--- name -> { params = {...}, options = {...}, methods = bool, functions = bool }
+-- name -> { params, options, aliases, first, call, methods = false?, functions = false? }, and
+-- known: every name the op takes (for the unknown-name error)
 local SIGNATURES = {}
 for _, group in ipairs(GROUPS) do
     for name, sig in pairs(require(group)) do
