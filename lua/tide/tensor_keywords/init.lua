@@ -33,6 +33,8 @@ local GROUPS = {
     "tide.tensor_keywords.reductions",
     "tide.tensor_keywords.shapes",
     "tide.tensor_keywords.creation",
+    "tide.tensor_keywords.arithmetic",
+    "tide.tensor_keywords.tensor_methods",
 }
 
 -- name -> { params, options, aliases, first, call, methods = false?, functions = false? }, and

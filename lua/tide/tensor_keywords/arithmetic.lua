@@ -1,0 +1,2 @@
+-- PyTorch's keyword names of the arithmetic (tide.tensor_keywords)
+return {}

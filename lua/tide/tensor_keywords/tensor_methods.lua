@@ -1,0 +1,2 @@
+-- PyTorch's keyword names of the tensor_methods (tide.tensor_keywords)
+return {}
