@@ -1,5 +1,5 @@
-/* keywords.c — core._keywords(f, name[, slow, nmax]): the trampoline that gives a Tensor method
- * or a tide.X function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose
+/* keywords.c — core._keywords(call, f, name[, slow, nmax]): the trampoline that gives a Tensor
+ * method or a tide.X function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose
  * last non-nil argument is a table that is not a list (the only argument, too: tide.randint({low
  * = 0, high = 10, size = {3}})) goes to tide.tensor_keywords.call(name, f, ...), which puts the
  * names in their places; every other call runs f at once. A C function of the binding runs on
@@ -12,7 +12,7 @@
  * ...). The common call x:sum(2) then costs what the kernel costs. */
 #include "binding.h"
 
-enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_INFO, N_UP };
+enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_CALL, UP_INFO, N_UP };
 
 /* what the fast path reads, in one upvalue: the kernel to call on this frame (NULL: f is not a
  * binding C function reading only the state), slow's presence and its nmax */
@@ -21,13 +21,18 @@ typedef struct {
     int           has_slow, nmax;
 } keywords_info;
 
-/* tide.tensor_keywords.call(name, fn, ...) with fn the upvalue at index up */
+/* tide.tensor_keywords.call(name, fn, ...) with fn the upvalue at index up. A plain call, not
+ * tl_call_lua's require and pcall: its errors (raise's, tl_error's) already name the user's
+ * line, and a keyword call costs what its Lua costs */
 static int keyword_path(lua_State *L, int up) {
-    lua_pushvalue(L, lua_upvalueindex(UP_NAME));
+    lua_pushvalue(L, lua_upvalueindex(UP_CALL));
     lua_insert(L, 1);
-    lua_pushvalue(L, lua_upvalueindex(up));
+    lua_pushvalue(L, lua_upvalueindex(UP_NAME));
     lua_insert(L, 2);
-    return tl_call_lua(L, "tide.tensor_keywords", "call");
+    lua_pushvalue(L, lua_upvalueindex(up));
+    lua_insert(L, 3);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
 }
 
 static int keywords_call(lua_State *L) {
@@ -57,34 +62,37 @@ static int keywords_call(lua_State *L) {
     return lua_gettop(L);
 }
 
-/* core._keywords(f, name[, slow, nmax]) -> f behind the trampoline */
+/* core._keywords(call, f, name[, slow, nmax]) -> f behind the trampoline; call is
+ * tide.tensor_keywords.call, the slow path */
 static int l_keywords(lua_State *L) {
     luaL_checktype(L, 1, LUA_TFUNCTION);
-    luaL_checkstring(L, 2);
-    if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TFUNCTION);
-        luaL_checkinteger(L, 4);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    luaL_checkstring(L, 3);
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TFUNCTION);
+        luaL_checkinteger(L, 5);
     }
-    lua_settop(L, 4);
+    lua_settop(L, 5);
     tl_push_state(L);
     int state = lua_gettop(L);
     /* direct: f is a C function whose only upvalue is the binding's state */
     int direct = 0;
-    if (lua_iscfunction(L, 1) && lua_getupvalue(L, 1, 1) != NULL) {
+    if (lua_iscfunction(L, 2) && lua_getupvalue(L, 2, 1) != NULL) {
         direct = lua_rawequal(L, -1, state);
         lua_pop(L, 1);
-        if (direct && lua_getupvalue(L, 1, 2) != NULL) {
+        if (direct && lua_getupvalue(L, 2, 2) != NULL) {
             direct = 0;
             lua_pop(L, 1);
         }
     }
-    lua_pushvalue(L, 1);
-    lua_pushvalue(L, 2);
-    lua_pushvalue(L, 3);
+    lua_pushvalue(L, 2); /* UP_F */
+    lua_pushvalue(L, 3); /* UP_NAME */
+    lua_pushvalue(L, 4); /* UP_SLOW */
+    lua_pushvalue(L, 1); /* UP_CALL */
     keywords_info *k = lua_newuserdata(L, sizeof *k);
-    k->direct = direct ? lua_tocfunction(L, 1) : NULL;
-    k->has_slow = !lua_isnil(L, 3);
-    k->nmax = k->has_slow ? (int)lua_tointeger(L, 4) : 0;
+    k->direct = direct ? lua_tocfunction(L, 2) : NULL;
+    k->has_slow = !lua_isnil(L, 4);
+    k->nmax = k->has_slow ? (int)lua_tointeger(L, 5) : 0;
     lua_pushcclosure(L, keywords_call, N_UP - 1);
     return 1;
 }

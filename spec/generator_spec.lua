@@ -267,7 +267,7 @@ describe("the generator's errors", function()
             end))
         assert.are.equal('tide: randn: unknown option "generatr" (did you mean "generator"?)',
             err_of(tide.randn, { 2 }, { generatr = g }))
-        assert.are.equal('tide: uniform_: unknown option "gen"; options are generator',
+        assert.are.equal('tide: uniform_: unknown option "gen"; options are from, to, generator',
             err_of(function() return tide.zeros(2):uniform_(0, 1, { gen = g }) end))
         assert.are.equal('tide: multinomial: unknown option "replace"; options are ' ..
             'num_samples, replacement, generator',

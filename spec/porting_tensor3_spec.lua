@@ -346,7 +346,7 @@ describe("add / sub with PyTorch's {alpha =}", function()
 
     it("refuses an unknown option, a wrong alpha and an extra argument", function()
         local x = T({ 1.0 })
-        assert.are.equal("tide: add: unknown option \"beta\"; options are alpha",
+        assert.are.equal("tide: add: unknown option \"beta\"; options are other, alpha",
             msg(catch(function() return x:add(x, { alpha = 2, beta = 1 }) end)))
         assert.matches("^tide: add_: alpha %(argument #3%) must be a number, got string",
             msg(catch(function() return x:add_(x, { alpha = "a" }) end)))

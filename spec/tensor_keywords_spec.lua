@@ -76,7 +76,7 @@ describe("PyTorch's keyword arguments (tide.tensor_keywords)", function()
 
     it("call a Lua function behind the trampoline the same way, and pass objects through", function()
         local seen
-        local f = core._keywords(function(...)
+        local f = core._keywords(keywords.call, function(...)
             seen = { n = select("#", ...), ... }
             return "a", "b"
         end, "sum")

@@ -330,17 +330,22 @@ end)
 
 local WRAP = { "wrap" }
 
--- fill_diagonal_(value[, {wrap = false}]): value written on the main diagonal of x in place (2-D,
--- or n-D with all dims equal: the elements [i, i, ..., i]); with wrap, a tall matrix's diagonal
--- starts again every (columns + 1) rows, as PyTorch's. Through diagonal's views, so autograd
--- records it as the in-place fills it is
-function Tensor.fill_diagonal_(x, value, opts, ...)
+-- fill_diagonal_(value[, wrap = false]) (or {wrap =}): value written on the main diagonal of x
+-- in place (2-D, or n-D with all dims equal: the elements [i, i, ..., i]); with wrap, a tall
+-- matrix's diagonal starts again every (columns + 1) rows, as PyTorch's. Through diagonal's
+-- views, so autograd records it as the in-place fills it is
+function Tensor.fill_diagonal_(x, value, wrap, ...)
     args.no_extra("fill_diagonal_", 3, ...)
     check("fill_diagonal_", x)
     if type(value) ~= "number" and type(value) ~= "boolean" then
         raise(("tide: fill_diagonal_: value must be a number, got %s"):format(type(value)))
     end
-    local wrap = args.options("fill_diagonal_", opts, WRAP, "{wrap = true}").wrap
+    if type(wrap) == "table" then -- tide's options table
+        wrap = args.options("fill_diagonal_", wrap, WRAP, "{wrap = true}").wrap
+    end
+    if wrap ~= nil and type(wrap) ~= "boolean" then
+        raise(("tide: fill_diagonal_: wrap must be true or false, got %s"):format(tostring(wrap)))
+    end
     local nd = x:dim()
     if nd < 2 then
         raise(("tide: fill_diagonal_: needs at least 2 dims, got %d"):format(nd))

@@ -386,10 +386,17 @@ function F.combinations(t, r, opts)
     local n = t:size(1)
     -- the rows of positions, built on the host (their count is C(n, r) or C(n + r - 1, r))
     local count, top = 1, rep and n + r - 1 or n
-    for i = 1, r do
-        count = count * (top - r + i) / i
+    if r > top then
+        count = 0 -- fewer elements than r: no combination
+    else
+        -- C(top, r) as C(top, top - r) when that is shorter: a huge r over few elements
+        -- counts in a few steps
+        local k = math.min(r, top - r)
+        for i = 1, k do
+            count = count * (top - k + i) / i
+        end
     end
-    args.check_budget(op, count * math.max(r, 1), 8, ("%d combinations of %d"):format(count, r),
+    args.check_budget(op, count * math.max(r, 1), 8, ("%.0f combinations of %d"):format(count, r),
         "ask for fewer elements or a smaller r")
     local flat, cur = {}, {}
     local function walk(k, from)

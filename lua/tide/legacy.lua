@@ -99,9 +99,14 @@ for dt, name in pairs(TYPE_NAMES) do
     DTYPE_OF[name] = dt
 end
 
-function Tensor.type(t, name, ...)
-    args.no_extra("type", 2, ...)
+-- type([dtype[, non_blocking]]): PyTorch's non_blocking (a boolean) has no use in tide
+function Tensor.type(t, name, non_blocking, ...)
+    args.no_extra("type", 3, ...)
     args.check("type", t)
+    if non_blocking ~= nil and type(non_blocking) ~= "boolean" then
+        raise(("tide: type: non_blocking must be true or false, got %s"):format(
+            tostring(non_blocking)))
+    end
     local cuda = tostring(t.device):match("^cuda") ~= nil
     if name == nil then
         return (cuda and "torch.cuda." or "torch.") .. TYPE_NAMES[t.dtype]

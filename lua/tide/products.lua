@@ -20,15 +20,18 @@ local function rank(op, t, n, what)
     end
 end
 
--- outer(b): the [n, m] products a_i b_j of two 1-D tensors
-function Tensor.outer(a, b, ...)
-    args.no_extra("outer", 2, ...)
-    check("outer", a)
-    check("outer", b, 2)
-    rank("outer", a, 1, "the first vector")
-    rank("outer", b, 1, "the second vector")
-    return a:view(-1, 1) * b
+-- outer(b): the [n, m] products a_i b_j of two 1-D tensors; ger is PyTorch's older name
+local function outer(op)
+    return function(a, b, ...)
+        args.no_extra(op, 2, ...)
+        check(op, a)
+        check(op, b, 2)
+        rank(op, a, 1, "the first vector")
+        rank(op, b, 1, "the second vector")
+        return a:view(-1, 1) * b
+    end
 end
+Tensor.outer, Tensor.ger = outer("outer"), outer("ger")
 
 -- bmm(b): [B, n, m] @ [B, m, p] -> [B, n, p], without broadcasting (op: the name errors
 -- give, baddbmm's and addbmm's too; pos: batch1's argument position)
@@ -84,12 +87,16 @@ function Tensor.addmm(x, m1, m2, opts, ...)
     return p + (beta == 1 and x or x * beta)
 end
 
--- tensordot(b, dims): contracts dims of a with dims of b: an integer k (a's last k with b's
--- first k, in order) or {{a's dims}, {b's dims}} (1-based); a permute, a reshape and a matmul
+-- tensordot(b[, dims = 2]): contracts dims of a with dims of b: an integer k (a's last k with
+-- b's first k, in order; 2 when left out, as PyTorch's) or {{a's dims}, {b's dims}} (1-based);
+-- a permute, a reshape and a matmul
 function Tensor.tensordot(a, b, dims, ...)
     args.no_extra("tensordot", 3, ...)
     check("tensordot", a)
     check("tensordot", b, 2)
+    if dims == nil then
+        dims = 2
+    end
     local da, db = {}, {}
     if type(dims) == "number" then
         local k = args.integer("tensordot", dims, "dims")
@@ -107,8 +114,9 @@ function Tensor.tensordot(a, b, dims, ...)
                 args.dim_of("tensordot", b, dims[2][i])
         end
     else
-        raise("tide: tensordot: dims must be an integer or {{dims of a}, {dims of b}} of equal " ..
-            "length, as tide.tensordot(a, b, {{2}, {1}})")
+        raise(("tide: tensordot: dims must be an integer or {{dims of a}, {dims of b}} of equal " ..
+            "length, as tide.tensordot(a, b, {{2}, {1}}), got %s")
+            :format(core.is_tensor(dims) and "a tensor" or type(dims)))
     end
     local ina, inb = {}, {}
     local perm_a, perm_b, keep_a, keep_b, k_size = {}, {}, {}, {}, 1
@@ -385,6 +393,6 @@ for _, name in ipairs({ "addmm", "addmv", "addr", "baddbmm", "addbmm" }) do
     with_inplace(name, Tensor[name])
 end
 
-M.names = { "outer", "bmm", "addmm", "tensordot", "cdist", "mm", "mv", "dot", "vdot", "inner",
-    "addmv", "addr", "baddbmm", "addbmm", "kron", "chain_matmul" }
+M.names = { "outer", "ger", "bmm", "addmm", "tensordot", "cdist", "mm", "mv", "dot", "vdot",
+    "inner", "addmv", "addr", "baddbmm", "addbmm", "kron", "chain_matmul" }
 return M

@@ -3,10 +3,10 @@
 -- bernoulli_(p = 0.5) (p a number or a tensor of probabilities), exponential_(lambd = 1),
 -- geometric_(p) (trials up to the first success, >= 1), log_normal_(mean = 1, std = 2) (exp of
 -- a normal draw), cauchy_(median = 0, sigma = 1) and random_([from,] to) (integers in
--- [from, to), from 0 when one bound is given; with none, [0, 2^mantissa] for floats and
--- [0, max] for integers). The tensor keeps its dtype and device. Each takes PyTorch's
--- generator as a last options table, {generator = g} (a tide.Generator), which may stand for
--- the omitted arguments: x:exponential_({generator = g}). Loaded on first use
+-- [from, to), from 0 when one bound is given, or only to by name; with none, [0, 2^mantissa]
+-- for floats and [0, max] for integers). The tensor keeps its dtype and device. Each takes
+-- PyTorch's generator as a last options table, {generator = g} (a tide.Generator), which may
+-- stand for the omitted arguments: x:exponential_({generator = g}). Loaded on first use
 -- (lua/tide/_lazy_ops.lua).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -163,6 +163,8 @@ function Tensor.random_(x, from, to, opts, ...)
     end
     if from == nil and to == nil then
         from, to = 0, (TOP[x.dtype] or 2 ^ 24) + 1
+    elseif from == nil then -- random_({to = 5}): PyTorch's from 0
+        from, to = 0, integer("to", to)
     elseif to == nil then
         from, to = 0, integer("to", from)
     else

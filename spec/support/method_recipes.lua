@@ -105,6 +105,7 @@ return function(D)
     RECIPES.addcmul_ = function(_, y, z) return { z, y, y } end
     RECIPES.addcdiv_ = RECIPES.addcmul_
     RECIPES.outer = function(x, y) return { x:view(-1), y:view(-1) } end
+    RECIPES.ger = RECIPES.outer
     RECIPES.bmm = function(x, y) return { x:unsqueeze(1), y:t():unsqueeze(1) } end
     RECIPES.addmm = function(x, y) return { x, y, y:t():matmul(y) } end
     RECIPES.movedim = function(x) return { x, 1, 2 } end

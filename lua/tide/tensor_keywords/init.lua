@@ -24,8 +24,7 @@ local core = require("tide.core")
 local compat = require("tide._compat")
 local pytorch_args = require("tide.pytorch_args")
 
-local is_options, position, twice = pytorch_args.is_options, pytorch_args.position,
-    pytorch_args.twice
+local is_options, twice = pytorch_args.is_options, pytorch_args.twice
 local raise = require("tide.autograd.raise")
 local unpack = compat.unpack
 
@@ -64,6 +63,17 @@ for _, group in ipairs(GROUPS) do
                 sig.known_first[#sig.known_first + 1] = k
             end
         end
+        -- for the call: a parameter's or an alias's place, and the options' names
+        sig.place, sig.option = {}, {}
+        for i, k in ipairs(sig.params) do
+            sig.place[k] = i
+        end
+        for alias, k in pairs(sig.aliases or {}) do
+            sig.place[alias] = sig.place[k]
+        end
+        for _, k in ipairs(sig.options or {}) do
+            sig.option[k] = true
+        end
         SIGNATURES[name] = sig
     end
 end
@@ -73,15 +83,15 @@ local NO_ALIASES = {}
 
 -- the call f(first, ...) whose last argument may be an options table of parameter names
 local function keyword_call(who, sig, f, ...)
-    local v = compat.pack(...)
-    local n = v.n
+    local n = select("#", ...)
+    local v = { ... }
     while n > 1 and v[n] == nil do
         n = n - 1
     end
     local params = sig.params
     local kw = v[n]
     -- every parameter by name, the first too (tide.randint({low = 0, high = 10, size = {3}})):
-    -- the first comes out of the table, the rest as above
+    -- the first comes out of the table, the rest as below
     if n == 1 and sig.first and is_options(kw) and next(kw) ~= nil then
         core._check_options(kw, who, sig.known_first)
         local rest = {}
@@ -96,34 +106,42 @@ local function keyword_call(who, sig, f, ...)
         return keyword_call(who, sig, f, first, rest)
     end
     -- not a keyword call, or more positionals than PyTorch's parameters: tide's function
-    -- answers (a list of dims, a value of its own, its extra-argument error)
-    -- (an empty table is a value too: x:flip({}) flips no dim)
-    if n < 2 or n > #params + 2 or not is_options(kw) or next(kw) == nil then
-        return f(unpack(v, 1, v.n))
+    -- answers (a list of dims, a value of its own, its extra-argument error); an empty table
+    -- is a value too (x:flip({}) flips no dim), and so is an object of a class (a Generator);
+    -- a table with other keys than names raises as options
+    if n < 2 or n > #params + 2 or type(kw) ~= "table" or next(kw) == nil or kw[1] ~= nil then
+        return f(...)
+    end
+    local mt = getmetatable(kw)
+    if mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__name") ~= nil) then
+        return f(...)
     end
     v[n] = nil
-    local rest
-    core._check_options(kw, who, sig.known)
-    local aliases, named = sig.aliases or NO_ALIASES, {}
+    local place, option, aliases = sig.place, sig.option, sig.aliases or NO_ALIASES
+    local rest, named
     for k, val in pairs(kw) do
-        local i = position(params, aliases[k] or k)
+        local i = place[k]
         if i then
             if v[i + 1] ~= nil then
-                if named[i] == nil and aliases[k] == nil then
+                if (named == nil or named[i] == nil) and aliases[k] == nil then
                     twice(who, k, i + 1)
                 end
                 -- two names of one parameter: the other name's, or the alias's, is reported
-                local other = named[i] or params[i]
+                local other = named and named[i] or params[i]
                 if aliases[k] == nil or (aliases[other] ~= nil and other > k) then
                     k, other = other, k
                 end
                 raise(("tide: %s: %s given twice, as %s (argument #%d) and by name; pass it " ..
                     "once"):format(who, k, other, i + 1))
             end
-            v[i + 1], named[i] = val, k
-        else
+            v[i + 1] = val
+            named = named or {}
+            named[i] = k
+        elseif option[k] then
             rest = rest or {}
             rest[k] = val
+        else -- a name the op does not take: the error, with the closest name
+            core._check_options(kw, who, sig.known)
         end
     end
     local last = #params + 1
@@ -161,7 +179,8 @@ local function install_one(t, name)
         return
     end
     local front = fronted[f]
-    local w = front and core._keywords(front[1], name, f, front[2]) or core._keywords(f, name)
+    local w = front and core._keywords(M.call, front[1], name, f, front[2])
+        or core._keywords(M.call, f, name)
     wrapped[w] = true
     rawset(t, name, w)
 end

@@ -1,2 +1,192 @@
--- PyTorch's keyword names of the tensor_methods (tide.tensor_keywords)
-return {}
+-- PyTorch's keyword names of the Tensor methods that make, convert, fill, index and copy
+-- tensors (tide.tensor_keywords): x:new_full({2, 3}, {fill_value = 7}), x:to({dtype =
+-- "float64"}), x:to("cpu", {non_blocking = true}), w:normal_({mean = 0, std = 0.02}),
+-- p:uniform_({from = -0.1, to = 0.1}), x:index_put_({i}, v, {accumulate = true}),
+-- x:unique({return_counts = true}), x:nonzero({as_tuple = true}), x:fill_diagonal_(0,
+-- {wrap = true}), x:as_strided({size = {2, 2}, stride = {1, 2}}), x:clone({memory_format =
+-- "contiguous_format"}).
+--
+-- The names are those PyTorch 1.13's argument parser takes, which are not always its
+-- docstrings' (x.type_as(other=y), x.masked_scatter(mask, source=s), x.take(index=i),
+-- x.copy_(other=s): src, its docs' name, is taken too). memory_format, PyTorch's name as a
+-- string ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"), is
+-- checked and changes nothing: tide's tensors keep their row-major layout, and the values are
+-- PyTorch's. non_blocking is accepted (a boolean) where tide's op has no use for it.
+local core = require("tide.core")
+local raise = require("tide.autograd.raise")
+local twice = require("tide.pytorch_args").twice
+
+local is_tensor = core.is_tensor
+
+local CREATE = { "dtype", "device", "requires_grad" }
+local GENERATOR = { "generator" }
+local MEMORY_FORMAT = { "memory_format" }
+
+-- PyTorch's memory formats, by name: the rank each needs (nil: any)
+local FORMATS = { preserve_format = false, contiguous_format = false, channels_last = 4,
+    channels_last_3d = 5 }
+
+-- memory_format checked as PyTorch checks it (a known name; channels_last on a 4-D tensor,
+-- channels_last_3d on a 5-D one); nothing else to do, tide's layout is row-major
+local function memory_format(op, x, fmt)
+    if fmt == nil then
+        return
+    end
+    local rank = FORMATS[fmt]
+    if rank == nil then
+        raise(("tide: %s: memory_format must be \"contiguous_format\", \"preserve_format\", " ..
+            "\"channels_last\" or \"channels_last_3d\", got %s"):format(op,
+            type(fmt) == "string" and ('"' .. fmt .. '"') or tostring(fmt)))
+    end
+    if rank and is_tensor(x) and x:dim() ~= rank then
+        raise(("tide: %s: memory_format \"%s\" needs a %d-D tensor, got %d-D (as PyTorch's); " ..
+            "leave it out or pass \"contiguous_format\""):format(op, fmt, rank, x:dim()))
+    end
+end
+
+local function boolean(op, name, v)
+    if v ~= nil and type(v) ~= "boolean" then
+        raise(("tide: %s: %s must be true or false, got %s"):format(op, name, tostring(v)))
+    end
+    return v
+end
+
+local DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true, int32 = true,
+    int64 = true, uint8 = true, bool = true }
+
+local S = {}
+
+-- ---- new tensors like self: its dtype and device unless given ----
+
+for _, name in ipairs({ "new_zeros", "new_ones", "new_empty" }) do
+    S[name] = { params = { "size" }, options = CREATE, functions = false }
+end
+S.new_full = { params = { "size", "fill_value" }, options = CREATE, functions = false }
+S.new_tensor = { params = { "data" }, options = CREATE, functions = false }
+
+-- ---- conversions ----
+
+-- to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=): PyTorch's
+-- three forms, to(dtype, ...), to(device, dtype, ...) and to(other, ...), in one: tide's to reads
+-- a device, a dtype or a tensor from its first place; the dtype by name (or second, after a
+-- device), non_blocking and copy go to tide's options table, which checks the dtype
+S.to = { params = { "device", "dtype", "non_blocking", "copy" }, options = MEMORY_FORMAT,
+    functions = false,
+    call = function(f, x, device, dtype, non_blocking, copy, rest)
+        memory_format("to", x, rest and rest.memory_format)
+        if type(dtype) == "boolean" then -- to(dtype, non_blocking, ...) or to(other, ...)
+            raise("tide: to: give non_blocking and copy by name after a dtype or a tensor: " ..
+                "x:to(\"float64\", {non_blocking = true, copy = true})")
+        end
+        if dtype ~= nil then
+            if is_tensor(device) then
+                raise("tide: to: a tensor gives both the device and the dtype; pass one of " ..
+                    "them: x:to(y) or x:to(y.device, {dtype = ...})")
+            elseif type(device) == "string" and DTYPES[device] then
+                twice("to", "dtype", 2)
+            end
+        end
+        local opts = { dtype = dtype, non_blocking = boolean("to", "non_blocking", non_blocking),
+            copy = boolean("to", "copy", copy) }
+        return f(x, device, opts)
+    end }
+
+-- type(dtype=None, non_blocking=False): non_blocking has no use in tide (tide.legacy)
+S.type = { params = { "dtype", "non_blocking" }, functions = false }
+S.type_as = { params = { "other" }, functions = false }
+
+-- float(memory_format=torch.preserve_format), and the other casts
+for _, name in ipairs({ "float", "double", "half", "bfloat16", "long", "int", "short", "char",
+    "byte", "bool" }) do
+    S[name] = { params = {}, options = MEMORY_FORMAT, functions = false,
+        call = function(f, x, rest)
+            memory_format(name, x, rest and rest.memory_format)
+            return f(x)
+        end }
+end
+
+-- clone(*, memory_format=torch.preserve_format), contiguous(memory_format=contiguous_format)
+S.clone = { first = "input", params = {}, options = MEMORY_FORMAT,
+    call = function(f, x, rest)
+        memory_format("clone", x, rest and rest.memory_format)
+        return f(x)
+    end }
+S.contiguous = { params = { "memory_format" }, functions = false,
+    call = function(f, x, fmt)
+        memory_format("contiguous", x, fmt)
+        return f(x)
+    end }
+
+-- ---- views and shapes ----
+
+for _, name in ipairs({ "view_as", "reshape_as", "expand_as" }) do
+    S[name] = { params = { "other" }, functions = false }
+end
+S.expand = { params = { "size" }, functions = false }
+S.tile = { first = "input", params = { "dims" } }
+S.reshape = { first = "input", params = { "shape" } }
+-- view(size) (view(dtype), a reinterpretation of the bits, is not tide's)
+S.view = { params = { "size" }, options = { "dtype" }, functions = false,
+    call = function(f, x, size, rest)
+        if rest and rest.dtype ~= nil then
+            raise(("tide: view: view(dtype) (the bits read as another dtype) is not supported; " ..
+                "x:to(\"%s\") converts the values"):format(tostring(rest.dtype)))
+        end
+        return f(x, size)
+    end }
+S.as_strided = { first = "input", params = { "size", "stride", "storage_offset" } }
+S.as_strided_ = { params = { "size", "stride", "storage_offset" }, functions = false }
+
+-- ---- indexing ----
+
+S.index_put = { params = { "indices", "values", "accumulate" }, functions = false }
+S.index_put_ = { params = { "indices", "values", "accumulate" }, functions = false }
+S.masked_select = { first = "input", params = { "mask" } }
+S.masked_scatter = { first = "input", params = { "mask", "source" } }
+S.masked_scatter_ = { params = { "mask", "source" }, functions = false }
+S.put = { first = "input", params = { "index", "source", "accumulate" } }
+S.put_ = { params = { "index", "source", "accumulate" }, functions = false }
+S.take = { first = "input", params = { "index" } }
+S.fill_diagonal_ = { params = { "fill_value", "wrap" }, functions = false }
+S.renorm = { first = "input", params = { "p", "dim", "maxnorm" } }
+S.renorm_ = { params = { "p", "dim", "maxnorm" }, functions = false }
+
+-- nonzero(*, as_tuple=False): tide's options table
+S.nonzero = { first = "input", params = {}, options = { "as_tuple" } }
+-- unique(sorted=True, return_inverse=False, return_counts=False, dim=None) and
+-- unique_consecutive(return_inverse=False, return_counts=False, dim=None): PyTorch's positional
+-- parameters, which tide's functions read from one options table
+S.unique = { first = "input", params = { "sorted", "return_inverse", "return_counts", "dim" },
+    call = function(f, x, sorted, inverse, counts, dim)
+        return f(x, { sorted = sorted, return_inverse = inverse, return_counts = counts,
+            dim = dim })
+    end }
+S.unique_consecutive = { first = "input", params = { "return_inverse", "return_counts", "dim" },
+    call = function(f, x, inverse, counts, dim)
+        return f(x, { return_inverse = inverse, return_counts = counts, dim = dim })
+    end }
+
+-- ---- fills ----
+
+S.fill_ = { params = { "value" }, functions = false }
+-- copy_(src, non_blocking=False): PyTorch 1.13's parser names src other
+S.copy_ = { params = { "src", "non_blocking" }, aliases = { other = "src" }, functions = false,
+    call = function(f, x, src, non_blocking)
+        boolean("copy_", "non_blocking", non_blocking)
+        return f(x, src)
+    end }
+S.uniform_ = { params = { "from", "to" }, options = GENERATOR, functions = false }
+S.normal_ = { params = { "mean", "std" }, options = GENERATOR, functions = false }
+S.random_ = { params = { "from", "to" }, options = GENERATOR, functions = false }
+S.bernoulli_ = { params = { "p" }, options = GENERATOR, functions = false }
+S.exponential_ = { params = { "lambd" }, options = GENERATOR, functions = false }
+S.geometric_ = { params = { "p" }, options = GENERATOR, functions = false }
+S.log_normal_ = { params = { "mean", "std" }, options = GENERATOR, functions = false }
+S.cauchy_ = { params = { "median", "sigma" }, options = GENERATOR, functions = false }
+
+-- ---- autograd ----
+
+S.requires_grad_ = { params = { "requires_grad" }, functions = false }
+S.register_hook = { params = { "hook" }, functions = false }
+
+return S
