@@ -35,6 +35,12 @@ end
 
 local DTYPE_OPTION = { "dtype" }
 
+-- x converted to opts.dtype first when given (PyTorch's dtype= on the reductions), else x
+local function in_dtype(op, x, opts)
+    local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
+    return dtype ~= nil and x:to(dtype) or x
+end
+
 -- cumsum(dim[, {dtype =}]): with dtype, x converted first (PyTorch's dtype= keyword)
 local function cumulative(op, combine)
     return function(x, dim, opts, ...)
@@ -44,10 +50,7 @@ local function cumulative(op, combine)
             raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
         end
         local d = dim_of(op, x, dim)
-        local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
-        if dtype ~= nil then
-            x = x:to(dtype)
-        end
+        x = in_dtype(op, x, opts)
         -- integers and bools accumulate in int64, as PyTorch's
         local r = INTEGRAL[x.dtype] and x:to("int64") or x:clone()
         if x:dim() == 0 then
@@ -168,10 +171,7 @@ local function with_dims(op, lists)
         end
         args.no_extra(op, 4, ...)
         check(op, x)
-        local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
-        if dtype ~= nil then
-            x = x:to(dtype)
-        end
+        x = in_dtype(op, x, opts)
         if type(dim) ~= "table" then
             return kernel(x, dim, keepdim)
         end
@@ -469,10 +469,7 @@ local function nan_reduce(op, mean)
     return function(x, dim, keepdim, opts, ...)
         args.no_extra(op, 4, ...)
         check(op, x)
-        local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
-        if dtype ~= nil then
-            x = x:to(dtype)
-        end
+        x = in_dtype(op, x, opts)
         float_input(op, x)
         local keep = keepdim_arg(op, keepdim)
         local dims = dim ~= nil and dims_of(op, x, dim) or nil
