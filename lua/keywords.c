@@ -9,7 +9,7 @@
  * With slow (a Lua function doing more than the kernel f: x:sum({1, 2}), a dtype), f is the
  * kernel and runs directly unless the call needs slow: a table among the arguments, or more
  * than nmax of them (self counted); such calls go to tide.tensor_keywords.call(name, slow,
- * ...). The common call x:sum(2) then costs what the kernel costs. */
+ * ...). The common call x:sum(2) then costs the kernel and those few tests. */
 #include "binding.h"
 
 enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_CALL, UP_INFO, N_UP };
