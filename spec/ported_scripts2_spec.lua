@@ -781,6 +781,18 @@ end)
 -- the gaps these ports met, fixed (values from PyTorch 1.13)
 ---------------------------------------------------------------------------------------------
 describe("makemore's other forms", function()
+    it("F.pixel_shuffle(x, upscale_factor=2) and F.pixel_unshuffle by name", function()
+        local x = tide.arange(1, 17):float():view(1, 4, 2, 2)
+        local y = F.pixel_shuffle(x, { upscale_factor = 2 })
+        -- PyTorch 1.13: F.pixel_shuffle(torch.arange(1., 17).view(1, 4, 2, 2), 2)[0, 0, 0]
+        assert.are.same({ 1, 5, 2, 6 }, y[1][1][1]:tolist())
+        assert.is_true(y:equal(F.pixel_shuffle(x, 2)))
+        assert.is_true(F.pixel_unshuffle(y, { downscale_factor = 2 }):equal(x))
+        assert.has_error(function() F.pixel_shuffle(x, 2, { upscale_factor = 2 }) end,
+            "tide: pixel_shuffle: upscale_factor given twice, as argument #2 and by name; " ..
+            "pass it once")
+    end)
+
     it("p.data = p.data - lr * p.grad: p takes the values, keeping its identity and gradient", function()
         local p = tide.tensor({ 1, 2 }, { dtype = "float64" }):requires_grad_()
         p:mul(p):sum():backward()

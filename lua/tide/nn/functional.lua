@@ -1039,9 +1039,11 @@ local function regroup(x, split, perm, out)
 end
 
 -- pixel_shuffle(x, r): [*, C r^2, H, W] -> [*, C, H r, W r], each group of r^2 channels laid
--- out as an r x r block (PyTorch's order); pixel_unshuffle(x, r) is its inverse
-function F.pixel_shuffle(input, r)
+-- out as an r x r block (PyTorch's order); pixel_unshuffle(x, r) is its inverse. r by name
+-- too: F.pixel_shuffle(x, {upscale_factor = 2})
+function F.pixel_shuffle(input, r, opts)
     local who = "pixel_shuffle"
+    require("tide.op_args").options(who, opts, { "upscale_factor" }, "{upscale_factor = 2}")
     tensor_arg(input, who, "input")
     upscale_arg(r, who, "upscale_factor")
     local s, n = input.shape, input:dim()
@@ -1053,8 +1055,9 @@ function F.pixel_shuffle(input, r)
     return regroup(input, { c, r, r, h, w }, { 1, 4, 2, 5, 3 }, { c, h * r, w * r }) -- C H r W r
 end
 
-function F.pixel_unshuffle(input, r)
+function F.pixel_unshuffle(input, r, opts)
     local who = "pixel_unshuffle"
+    require("tide.op_args").options(who, opts, { "downscale_factor" }, "{downscale_factor = 2}")
     tensor_arg(input, who, "input")
     upscale_arg(r, who, "downscale_factor")
     local s, n = input.shape, input:dim()
@@ -1521,6 +1524,8 @@ local PYTORCH_ORDER = {
     glu = { 1, { "dim" }, { "dim" } },
     linear = { 2, { "bias" }, { "bias" } },
     pdist = { 1, { "p" }, { "p" } },
+    pixel_shuffle = { 1, { "upscale_factor" }, { "upscale_factor" } },
+    pixel_unshuffle = { 1, { "downscale_factor" }, { "downscale_factor" } },
 }
 
 -- the functions whose own form already reads a number in place of the options table as their
