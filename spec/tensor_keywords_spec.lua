@@ -93,6 +93,36 @@ describe("PyTorch's keyword arguments (tide.tensor_keywords)", function()
         assert.are.equal(obj, seen[2])
     end)
 
+    -- every signature, as a method and as a tide.X function: the names are checked before the
+    -- op runs, so any first argument will do
+    it("raises for an unknown name and a parameter given twice, on every op", function()
+        local names = {}
+        for name in pairs(keywords.signatures) do
+            names[#names + 1] = name
+        end
+        table.sort(names)
+        for _, name in ipairs(names) do
+            local sig = keywords.signatures[name]
+            local calls = {}
+            if sig.methods ~= false then
+                calls[#calls + 1] = function(...) local t = X() return t[name](t, ...) end
+            end
+            if sig.functions ~= false then
+                calls[#calls + 1] = function(...) return tide[name](X(), ...) end
+            end
+            for _, call in ipairs(calls) do
+                assert.matches(('tide: %s: unknown option "bogus_key"'):format(name),
+                    catch(function() return call({ bogus_key = 1 }) end), 1, true)
+                local p = sig.params[1]
+                if p then
+                    assert.matches(("tide: %s: %s given twice, as argument #2 and by name; " ..
+                        "pass it once"):format(name, p),
+                        catch(function() return call(1, { [p] = 1 }) end), 1, true)
+                end
+            end
+        end
+    end)
+
     it("has a signature only for ops that exist, with its parameters named once", function()
         for name, sig in pairs(keywords.signatures) do
             if sig.methods ~= false then

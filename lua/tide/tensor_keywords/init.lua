@@ -161,7 +161,9 @@ function M.call(name, f, ...)
     return keyword_call(name, SIGNATURES[name], f, ...)
 end
 
-local wrapped = setmetatable({}, { __mode = "k" }) -- the trampolines made, not wrapped twice
+-- the trampolines made: trampoline -> { name, the function behind it }, so an alias set to
+-- another op's trampoline (true_divide = div) gets one of its own name
+local made = setmetatable({}, { __mode = "k" })
 local fronted = setmetatable({}, { __mode = "k" }) -- Lua function -> { kernel, nmax }
 
 --- front(fn, kernel, nmax) -> fn: fn does what the core's kernel does and more (a list of
@@ -175,13 +177,20 @@ end
 
 local function install_one(t, name)
     local f = rawget(t, name)
-    if type(f) ~= "function" or wrapped[f] then
+    if type(f) ~= "function" then
         return
+    end
+    local m = made[f]
+    if m then
+        if m[1] == name then
+            return
+        end
+        f = m[2]
     end
     local front = fronted[f]
     local w = front and core._keywords(M.call, front[1], name, f, front[2])
         or core._keywords(M.call, f, name)
-    wrapped[w] = true
+    made[w] = { name, f }
     rawset(t, name, w)
 end
 
