@@ -21,18 +21,8 @@ local function assert_finite(x, what)
     assert(is_finite(x), (what or "value") .. " is not finite: " .. tostring(x))
 end
 
--- Python's isinstance(m, cls) for tide's classes (a subclass's metatable chains to its base)
-local function isinstance(m, cls)
-    local mt = getmetatable(m)
-    while mt do
-        if mt == cls then
-            return true
-        end
-        local up = getmetatable(mt)
-        mt = up and up.__index
-    end
-    return false
-end
+-- Python's isinstance(m, cls)
+local isinstance = tide.isinstance
 
 ---------------------------------------------------------------------------------------------
 -- 1. vae/main.py
@@ -372,7 +362,6 @@ describe("siamese_network/main.py", function()
 
     function SiameseNetwork:init_weights(m)
         -- if isinstance(m, nn.Linear):
-        -- GAP: tide has no isinstance for modules; the local helper walks the metatables
         if isinstance(m, nn.Linear) then
             -- torch.nn.init.xavier_uniform_(m.weight)
             nn.init.xavier_uniform_(m.weight)
@@ -844,4 +833,18 @@ describe("makemore's other forms", function()
                 'tide: linear: unknown option "bais" (did you mean "bias"?)')
             assert.is_true(tide.equal(F.pdist(y, { p = 1 }), F.pdist(y, 1)))
         end)
+end)
+
+describe("tide.isinstance", function()
+    it("is Python's isinstance for tide's classes and tensors", function()
+        local lin = nn.Linear(2, 2)
+        assert.is_true(tide.isinstance(lin, nn.Linear))
+        assert.is_true(tide.isinstance(lin, nn.Module))
+        assert.is_false(tide.isinstance(lin, nn.Conv2d))
+        assert.is_true(tide.isinstance(optim.SGD(lin:parameters(), { lr = 0.1 }), optim.Optimizer))
+        assert.is_true(tide.isinstance(tide.zeros(2), tide.Tensor))
+        assert.is_false(tide.isinstance(tide.zeros(2), nn.Module))
+        assert.is_false(tide.isinstance(3, nn.Module))
+        assert.is_false(tide.isinstance({}, nn.Module))
+    end)
 end)

@@ -35,18 +35,8 @@ local function all_moved(model, before, what)
     end
 end
 
--- Python's isinstance(m, cls) for tide's classes (a subclass's metatable chains to its base)
-local function isinstance(m, cls)
-    local mt = getmetatable(m)
-    while mt do
-        if mt == cls then
-            return true
-        end
-        local up = getmetatable(mt)
-        mt = up and up.__index
-    end
-    return false
-end
+-- Python's isinstance(m, cls)
+local isinstance = tide.isinstance
 
 ---------------------------------------------------------------------------------------------
 -- 1. dcgan/main.py

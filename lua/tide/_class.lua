@@ -23,4 +23,23 @@ function M.callable(cls)
     })
 end
 
+-- is_instance(obj, cls): obj is an instance of cls or of a class extended from it (Python's
+-- isinstance for tide's classes: an instance's metatable is its class, a subclass's metatable
+-- leads to its base through __index); a tensor is an instance of tide.Tensor
+function M.is_instance(obj, cls)
+    if type(obj) ~= "table" then
+        local core = require("tide.core")
+        return cls ~= nil and cls == core.Tensor and core.is_tensor(obj)
+    end
+    local c = getmetatable(obj)
+    while type(c) == "table" do
+        if c == cls then
+            return true
+        end
+        local mt = getmetatable(c)
+        c = mt and rawget(mt, "__index")
+    end
+    return false
+end
+
 return M

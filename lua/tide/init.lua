@@ -95,6 +95,9 @@ function tide.Size(sizes)
   return setmetatable(copy, SIZE_MT)
 end
 
+-- Python's isinstance(obj, cls) for tide's classes and tensors: tide.isinstance(m, nn.Linear)
+tide.isinstance = require("tide._class").is_instance
+
 -- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep
 -- the user's line in error messages even when called in tail position
 tide.save = core._forward("tide.serialize", "save")

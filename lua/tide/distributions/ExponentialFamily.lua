@@ -31,20 +31,7 @@ function ExponentialFamily:_log_normalizer()
 end
 
 -- true when d is an instance of cls or of a class extended from it
-function ExponentialFamily.is_instance(d, cls)
-    if type(d) ~= "table" then
-        return false
-    end
-    local c = getmetatable(d)
-    while type(c) == "table" do
-        if c == cls then
-            return true
-        end
-        local mt = getmetatable(c)
-        c = mt and rawget(mt, "__index")
-    end
-    return false
-end
+ExponentialFamily.is_instance = require("tide._class").is_instance
 
 -- thetas as leaves of a graph where needed (a theta that needs no gradient becomes one), F at
 -- them and grad F, recorded: the Bregman terms differentiate through both
