@@ -166,6 +166,20 @@ static int l_full(lua_State *L) {
     return 1;
 }
 
+/* where the options table of a creation call stands: first, or past nils given for optional
+ * numbers (tide.arange(3, nil, {dtype = ...}) once read no options there and ran float-less) */
+static int opts_at(lua_State *L, int first) {
+    int top = lua_gettop(L);
+    while (top > first && lua_isnil(L, top))
+        top--;
+    if (top <= first)
+        return first;
+    for (int i = first; i < top; i++)
+        if (!lua_isnil(L, i))
+            return first; /* read_opts reports what stands there */
+    return top;
+}
+
 /* arange([start,] stop[, step], opts): int64 when every number is an integer, else the default
  * float dtype */
 static int l_arange(lua_State *L) {
@@ -181,8 +195,14 @@ static int l_arange(lua_State *L) {
     double start = n >= 2 ? lua_tonumber(L, 1) : 0;
     double stop = n >= 2 ? lua_tonumber(L, 2) : lua_tonumber(L, 1);
     double step = n == 3 ? lua_tonumber(L, 3) : 1;
-    copts  o;
-    read_opts(L, S, n + 1, "arange", &o);
+    int    oi = opts_at(L, n + 1);
+    if (oi > n + 1 && lua_type(L, oi) == LUA_TNUMBER) /* arange(5, nil, 2): a step, no end */
+        return tl_error(L,
+                        "tide: arange: argument #%d, a number, follows a nil; give start, end "
+                        "and step in order, as in tide.arange(0, 5, 2)",
+                        oi);
+    copts o;
+    read_opts(L, S, oi, "arange", &o);
     if (!o.has_dt)
         o.dt = numbers_dtype(allint, &o);
     ltensor *r = tl_push_empty(L);
@@ -211,7 +231,7 @@ static int l_eye(lua_State *L) {
         return tl_error(L, "tide: eye: sizes %I and %I must be non-negative", (lua_Integer)n,
                         (lua_Integer)m);
     copts o;
-    read_opts(L, S, has_m ? 3 : 2, "eye", &o);
+    read_opts(L, S, opts_at(L, has_m ? 3 : 2), "eye", &o);
     ltensor *rows = tl_push_empty(L), *cols = tl_push_empty(L), *rv = tl_push_empty(L),
             *eq = tl_push_empty(L);
     if (n > 0 && m > INT64_MAX / n)

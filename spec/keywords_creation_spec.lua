@@ -377,3 +377,18 @@ describe("keyword arguments: round's decimals and div's rounding_mode", function
         near({ 0.5, -5.5, 6.5, 11 }, x:add(y, { alpha = 2 }))
     end)
 end)
+
+describe("creation calls with nils for the optional numbers (the core's own forms)", function()
+    it("read the options past the nils, and refuse a step after a nil end", function()
+        local core = tide.core
+        assert.are.equal("float64", core.arange(3, nil, { dtype = "float64" }).dtype)
+        assert.are.same({ 0, 1, 2 }, core.arange(3, nil, { dtype = "float64" }):totable())
+        assert.are.equal("float64", core.eye(2, nil, { dtype = "float64" }).dtype)
+        assert.are.same({ 2, 2 }, core.eye(2, nil, { dtype = "float64" }):size())
+        assert.matches("tide: arange: argument #3, a number, follows a nil; give start, end " ..
+            "and step in order, as in tide.arange(0, 5, 2)", catch(function()
+                return core.arange(5, nil, 2)
+            end), 1, true)
+        assert.are.same({ 0, 1, 2, 3, 4 }, tide.arange(5, nil, nil):totable())
+    end)
+end)

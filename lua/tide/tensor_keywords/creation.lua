@@ -25,24 +25,12 @@ S.arange = { first = "start", params = { "end", "step" }, options = CREATE, meth
                 "not tide.arange(%s, {step = %s})"):format(tostring(start), tostring(step),
                 tostring(start), tostring(step)))
         end
-        -- the core's arange reads its options right after the last number given
-        if step ~= nil then
-            return f(start, stop, step, opts)
-        elseif stop ~= nil then
-            return f(start, stop, opts)
-        end
-        return f(start, opts)
+        return f(start, stop, step, opts)
     end }
 S.linspace = { first = "start", params = { "end", "steps" }, options = CREATE, methods = false }
 S.logspace = { first = "start", params = { "end", "steps", "base" }, options = CREATE,
     methods = false }
-S.eye = { first = "n", params = { "m" }, options = CREATE, methods = false,
-    call = function(f, n, m, opts)
-        if m == nil then -- the core's eye reads its options right after the last size
-            return f(n, opts)
-        end
-        return f(n, m, opts)
-    end }
+S.eye = { first = "n", params = { "m" }, options = CREATE, methods = false }
 S.full = { first = "size", params = { "fill_value" }, options = CREATE, methods = false }
 S.tril_indices = { first = "row", params = { "col", "offset" }, options = { "dtype", "device" },
     methods = false }
