@@ -1,4 +1,4 @@
-/* keywords.c — core._keywords(call, f, name[, slow, nmax]): the trampoline that gives a Tensor
+/* keywords.c — core._keywords(call, f, name[, slow][, nmax]): the trampoline that gives a Tensor
  * method or a tide.X function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose
  * last non-nil argument is a table that is not a list (the only argument, too: tide.randint({low
  * = 0, high = 10, size = {3}})) goes to tide.tensor_keywords.call(name, f, ...), which puts the
@@ -9,7 +9,12 @@
  * With slow (a Lua function doing more than the kernel f: x:sum({1, 2}), a dtype), f is the
  * kernel and runs directly unless the call needs slow: a table among the arguments, or more
  * than nmax of them (self counted); such calls go to tide.tensor_keywords.call(name, slow,
- * ...). The common call x:sum(2) then costs the kernel and those few tests. */
+ * ...). The common call x:sum(2) then costs the kernel and those few tests.
+ *
+ * Without slow, nmax (when given) is the most arguments f takes by position (self counted):
+ * a call with more is PyTorch's positional form of a parameter tide's f reads by name
+ * (x:copy_(s, true), x:unique(true, true)) and goes to the Lua path too, whose adapter puts
+ * each in its place. */
 #include "binding.h"
 
 enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_CALL, UP_INFO, N_UP };
@@ -46,6 +51,8 @@ static int keywords_call(lua_State *L) {
             needs_slow = lua_type(L, i) == LUA_TTABLE;
         if (needs_slow)
             return keyword_path(L, UP_SLOW);
+    } else if (k->nmax && top > k->nmax) {
+        return keyword_path(L, UP_F);
     } else if (lua_type(L, top) == LUA_TTABLE) { /* the first too: every parameter by name */
         /* a list ({1, 2}: dims, sizes) is a value: a keyword table has no [1] */
         lua_rawgeti(L, top, 1);
@@ -62,14 +69,16 @@ static int keywords_call(lua_State *L) {
     return lua_gettop(L);
 }
 
-/* core._keywords(call, f, name[, slow, nmax]) -> f behind the trampoline; call is
- * tide.tensor_keywords.call, the slow path */
+/* core._keywords(call, f, name[, slow][, nmax]) -> f behind the trampoline; call is
+ * tide.tensor_keywords.call, the slow path; nmax is required with slow */
 static int l_keywords(lua_State *L) {
     luaL_checktype(L, 1, LUA_TFUNCTION);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     luaL_checkstring(L, 3);
     if (!lua_isnoneornil(L, 4)) {
         luaL_checktype(L, 4, LUA_TFUNCTION);
+        luaL_checkinteger(L, 5);
+    } else if (!lua_isnoneornil(L, 5)) {
         luaL_checkinteger(L, 5);
     }
     lua_settop(L, 5);
@@ -92,7 +101,7 @@ static int l_keywords(lua_State *L) {
     keywords_info *k = lua_newuserdata(L, sizeof *k);
     k->direct = direct ? lua_tocfunction(L, 2) : NULL;
     k->has_slow = !lua_isnil(L, 4);
-    k->nmax = k->has_slow ? (int)lua_tointeger(L, 5) : 0;
+    k->nmax = (int)luaL_optinteger(L, 5, 0);
     lua_pushcclosure(L, keywords_call, N_UP - 1);
     return 1;
 }

@@ -95,8 +95,22 @@ describe("keyword arguments of the tensor methods", function()
             "tide: to: memory_format must be \"contiguous_format\"")
         has(err(function() return x:to("float64", { dtype = "int32" }) end),
             "tide: to: dtype given twice, as argument #2 and by name; pass it once")
-        has(err(function() return x:to("float64", true, { copy = true }) end),
-            "tide: to: give non_blocking and copy by name")
+        -- PyTorch's positional forms: to(dtype, non_blocking, copy), to(device, dtype,
+        -- non_blocking, copy), to(other, non_blocking, copy)
+        local f64 = x:to("float64")
+        assert.are.equal(f64, f64:to("float64", true))
+        assert.are_not.equal(f64, f64:to("float64", false, true))
+        assert.are.same(v, f64:to("float64", true, true):tolist())
+        assert.are_not.equal(f64, f64:to("float64", true, { copy = true }))
+        assert.are.equal("int64", x:to("cpu", "int64", true, false).dtype)
+        assert.are.equal(x, x:to("cpu", nil, true))
+        assert.are.equal(x, x:to(x:float(), true)) -- x's own device and dtype
+        assert.are_not.equal(x, x:to(tide.zeros(1), true, true))
+        assert.are.equal("int64", x:to(long({ 1 }), false).dtype)
+        has(err(function() return x:to("float64", true, true, true) end),
+            "tide: to: after a dtype or a tensor, to takes non_blocking and copy, got three more")
+        has(err(function() return x:to("float64", true, 0) end),
+            "tide: to: copy must be true or false, got 0")
         has(err(function() return x:to(long({ 1 }), { dtype = "int32" }) end),
             "tide: to: a tensor gives both the device and the dtype")
         has(err(function() return x:to({ copy = 1 }) end), "tide: to: copy must be true or false")
@@ -141,6 +155,25 @@ describe("keyword arguments of the tensor methods", function()
             "tide: clone: memory_format \"channels_last_3d\" needs a 5-D tensor, got 2-D")
         has(err(function() return x:contiguous({ memory_format = true }) end),
             "tide: contiguous: memory_format must be")
+        -- x.contiguous(torch.contiguous_format), by position
+        agree({ { 0, 3 }, { 1, 4 }, { 2, 5 } }, x:t():contiguous("contiguous_format"),
+            x:t():contiguous())
+        has(err(function() return x:contiguous("nchw") end),
+            "tide: contiguous: memory_format must be")
+    end)
+
+    it("cuda and cpu (non_blocking, memory_format)", function()
+        assert.are.equal(x, x:cpu({ memory_format = "preserve_format" }))
+        has(err(function() return x:cpu({ memory_format = "channels_last" }) end),
+            "tide: cpu: memory_format \"channels_last\" needs a 4-D tensor, got 2-D")
+        has(err(function() return x:cpu(true) end), "tide: cpu: expected at most 1 argument")
+        -- checked before the device is looked for, so without CUDA too
+        has(err(function() return x:cuda(0, 1) end),
+            "tide: cuda: non_blocking must be true or false, got 1")
+        has(err(function() return x:cuda(0, { memory_format = "x" }) end),
+            "tide: cuda: memory_format must be")
+        has(err(function() return x:cuda({ devic = 0 }) end),
+            "tide: cuda: unknown option \"devic\" (did you mean \"device\"?)")
     end)
 
     it("views and shapes: view_as, reshape_as, expand_as, expand, tile, reshape, view", function()
@@ -258,6 +291,10 @@ describe("keyword arguments of the tensor methods", function()
         local want = { { 1, 2, 3 }, { 3, 1, 3, 2 }, { 1, 1, 2 } }
         assert.are.same(want, lists({ u:unique({ return_inverse = true, return_counts = true }) }))
         assert.are.same(want, lists({ u:unique(true, true, { return_counts = true }) }))
+        assert.are.same(want, lists({ u:unique(true, true, true) })) -- all by position
+        assert.are.same(want, lists({ tide.unique(u, true, true, true) }))
+        assert.are.same({ { 1, 2, 3 }, { 3, 1, 3, 2 } }, lists({ u:unique(true, true) }))
+        assert.are.same({ { 1, 2, 3 } }, lists({ u:unique(false) }))
         assert.are.same(want, lists({ tide.unique(u, { sorted = true, return_inverse = true,
             return_counts = true }) }))
         assert.are.same({ { 1, 2, 3 }, { 1, 1, 2 } }, lists({ u:unique({ return_counts = true }) }))
@@ -272,6 +309,9 @@ describe("keyword arguments of the tensor methods", function()
             return_counts = true }) }))
         assert.are.same(cwant,
             lists({ tide.unique_consecutive(c, true, { return_counts = true }) }))
+        assert.are.same(cwant, lists({ c:unique_consecutive(true, true) }))
+        assert.are.same({ { 1, 2, 3, 1 }, { 2, 2, 1, 1 } },
+            lists({ c:unique_consecutive(false, true, 1) }))
         has(err(function() return u:unique({ return_count = true }) end),
             "tide: unique: unknown option \"return_count\" (did you mean \"return_counts\"?)")
         has(err(function() return u:unique(true, { sorted = true }) end),
@@ -333,9 +373,13 @@ describe("keyword arguments of the tensor methods", function()
         assert.are.same({ { 1, 1, 1 }, { 1, 1, 1 } }, X():copy_({ other = tide.ones(3) }):tolist())
         assert.are.same({ { 1, 1, 1 }, { 1, 1, 1 } },
             X():copy_(tide.ones(3), { non_blocking = false }):tolist())
+        -- x.copy_(src, True): non_blocking by position
+        assert.are.same({ { 1, 1, 1 }, { 1, 1, 1 } }, X():copy_(ones, true):tolist())
         local a = X()
         has(err(function() return a:copy_(ones, { non_blocking = 1 }) end),
             "tide: copy_: non_blocking must be true or false, got 1")
+        has(err(function() return a:copy_(ones, "yes") end),
+            "tide: copy_: non_blocking must be true or false, got yes")
         assert.are.same({ { 0, 1, 2 }, { 3, 4, 5 } }, a:tolist()) -- left unchanged
         has(err(function() return a:copy_(ones, { other = ones }) end),
             "tide: copy_: other given twice, as src (argument #2) and by name; pass it once")

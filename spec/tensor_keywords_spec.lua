@@ -93,6 +93,25 @@ describe("PyTorch's keyword arguments (tide.tensor_keywords)", function()
         assert.are.equal(obj, seen[2])
     end)
 
+    it("send a call with more arguments than nmax to the adapter, as PyTorch's positional form", function()
+        -- copy_'s signature: nmax = 2, and an adapter that checks non_blocking and drops it
+        local seen
+        local f = core._keywords(keywords.call, function(...)
+            seen = { n = select("#", ...), ... }
+            return "done"
+        end, "copy_", nil, 2)
+        assert.are.equal("done", f("x", "s"))
+        assert.are.same({ n = 2, "x", "s" }, seen)
+        seen = nil
+        assert.are.equal("done", f("x", "s", true)) -- x.copy_(s, True)
+        assert.are.same({ n = 2, "x", "s" }, seen)
+        assert.matches("tide: copy_: non_blocking must be true or false, got 7",
+            catch(function() return f("x", "s", 7) end), 1, true)
+        -- more than PyTorch's parameters: the function's own answer
+        f("x", "s", true, "extra")
+        assert.are.same({ n = 4, "x", "s", true, "extra" }, seen)
+    end)
+
     -- every signature, as a method and as a tide.X function: the names are checked before the
     -- op runs, so any first argument will do
     it("raises for an unknown name and a parameter given twice, on every op", function()

@@ -15,7 +15,9 @@
 -- A signature's `call(f, first, p1, ..., pn[, options])`, when tide's positional form is not
 -- PyTorch's, calls f in tide's form with the parameters in PyTorch's places. Its `first`, the
 -- first argument's name, lets a call give every parameter in one table (tide.arange({start =
--- 0, ["end"] = 10})).
+-- 0, ["end"] = 10})). A signature's `nmax`, with `call`, is the most arguments tide's function
+-- takes by position (self counted): a call with more is PyTorch's positional form of what tide
+-- reads by name (x:copy_(s, true), x:unique(true, true)) and goes to `call` too.
 --
 -- The signatures live in this directory's group files, one per family of ops. init.lua
 -- installs them over the methods and functions the eager modules define, and over the lazy
@@ -42,6 +44,7 @@ local SIGNATURES = {}
 for _, group in ipairs(GROUPS) do
     for name, sig in pairs(require(group)) do
         assert(SIGNATURES[name] == nil, name .. " has two keyword signatures")
+        assert(sig.nmax == nil or sig.call, name .. ": a signature's nmax needs its call")
         sig.known = {}
         for _, k in ipairs(sig.params) do
             sig.known[#sig.known + 1] = k
@@ -81,6 +84,15 @@ end
 local M = { signatures = SIGNATURES }
 local NO_ALIASES = {}
 
+-- a call with no keyword table: tide's own, or (more arguments than tide's function takes by
+-- position, sig.nmax) PyTorch's positional form, which the adapter puts in tide's
+local function positional(sig, f, n, v, ...)
+    if sig.nmax and n > sig.nmax and n <= #sig.params + 1 then
+        return sig.call(f, unpack(v, 1, #sig.params + 1))
+    end
+    return f(...)
+end
+
 -- the call f(first, ...) whose last argument may be an options table of parameter names
 local function keyword_call(who, sig, f, ...)
     local n = select("#", ...)
@@ -110,11 +122,11 @@ local function keyword_call(who, sig, f, ...)
     -- is a value too (x:flip({}) flips no dim), and so is an object of a class (a Generator);
     -- a table with other keys than names raises as options
     if n < 2 or n > #params + 2 or type(kw) ~= "table" or next(kw) == nil or kw[1] ~= nil then
-        return f(...)
+        return positional(sig, f, n, v, ...)
     end
     local mt = getmetatable(kw)
     if mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__name") ~= nil) then
-        return f(...)
+        return positional(sig, f, n, v, ...)
     end
     v[n] = nil
     local place, option, aliases = sig.place, sig.option, sig.aliases or NO_ALIASES
@@ -175,7 +187,7 @@ function M.front(fn, kernel, nmax)
     return fn
 end
 
-local function install_one(t, name)
+local function install_one(t, name, sig)
     local f = rawget(t, name)
     if type(f) ~= "function" then
         return
@@ -189,7 +201,7 @@ local function install_one(t, name)
     end
     local front = fronted[f]
     local w = front and core._keywords(M.call, front[1], name, f, front[2])
-        or core._keywords(M.call, f, name)
+        or core._keywords(M.call, f, name, nil, sig.nmax)
     made[w] = { name, f }
     rawset(t, name, w)
 end
@@ -204,10 +216,10 @@ function M.install(tide, names)
             return
         end
         if sig.methods ~= false then
-            install_one(Tensor, name)
+            install_one(Tensor, name, sig)
         end
         if sig.functions ~= false then
-            install_one(tide, name)
+            install_one(tide, name, sig)
         end
     end
     if names then

@@ -67,16 +67,21 @@ S.new_tensor = { params = { "data" }, options = CREATE, functions = false }
 -- ---- conversions ----
 
 -- to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=): PyTorch's
--- three forms, to(dtype, ...), to(device, dtype, ...) and to(other, ...), in one: tide's to reads
--- a device, a dtype or a tensor from its first place; the dtype by name (or second, after a
--- device), non_blocking and copy go to tide's options table, which checks the dtype
+-- three forms, to(dtype, non_blocking, copy), to(device, dtype, non_blocking, copy) and
+-- to(other, non_blocking, copy), in one: tide's to reads a device, a dtype or a tensor from its
+-- first place; the dtype (second, after a device), non_blocking and copy go to tide's options
+-- table, which checks the dtype. x:to(dev) alone is tide's own call (nmax)
 S.to = { params = { "device", "dtype", "non_blocking", "copy" }, options = MEMORY_FORMAT,
-    functions = false,
+    functions = false, nmax = 2,
     call = function(f, x, device, dtype, non_blocking, copy, rest)
         memory_format("to", x, rest and rest.memory_format)
-        if type(dtype) == "boolean" then -- to(dtype, non_blocking, ...) or to(other, ...)
-            raise("tide: to: give non_blocking and copy by name after a dtype or a tensor: " ..
-                "x:to(\"float64\", {non_blocking = true, copy = true})")
+        if type(dtype) == "boolean" then -- to(dtype, non_blocking, copy) or to(other, ...)
+            if copy ~= nil and non_blocking ~= nil then
+                raise("tide: to: after a dtype or a tensor, to takes non_blocking and copy, " ..
+                    "got three more arguments; x:to(\"float64\", {non_blocking = true, " ..
+                    "copy = true})")
+            end
+            dtype, non_blocking, copy = nil, dtype, non_blocking == nil and copy or non_blocking
         end
         if dtype ~= nil then
             if is_tensor(device) then
@@ -89,6 +94,20 @@ S.to = { params = { "device", "dtype", "non_blocking", "copy" }, options = MEMOR
         local opts = { dtype = dtype, non_blocking = boolean("to", "non_blocking", non_blocking),
             copy = boolean("to", "copy", copy) }
         return f(x, device, opts)
+    end }
+
+-- cuda(device=None, non_blocking=False, *, memory_format=) and cpu(*, memory_format=)
+S.cuda = { params = { "device", "non_blocking" }, options = MEMORY_FORMAT, functions = false,
+    nmax = 2,
+    call = function(f, x, device, non_blocking, rest)
+        memory_format("cuda", x, rest and rest.memory_format)
+        boolean("cuda", "non_blocking", non_blocking)
+        return f(x, device)
+    end }
+S.cpu = { params = {}, options = MEMORY_FORMAT, functions = false,
+    call = function(f, x, rest)
+        memory_format("cpu", x, rest and rest.memory_format)
+        return f(x)
     end }
 
 -- type(dtype=None, non_blocking=False): non_blocking has no use in tide (tide.legacy)
@@ -111,7 +130,7 @@ S.clone = { first = "input", params = {}, options = MEMORY_FORMAT,
         memory_format("clone", x, rest and rest.memory_format)
         return f(x)
     end }
-S.contiguous = { params = { "memory_format" }, functions = false,
+S.contiguous = { params = { "memory_format" }, functions = false, nmax = 1,
     call = function(f, x, fmt)
         memory_format("contiguous", x, fmt)
         return f(x)
@@ -155,13 +174,15 @@ S.renorm_ = { params = { "p", "dim", "maxnorm" }, functions = false }
 S.nonzero = { first = "input", params = {}, options = { "as_tuple" } }
 -- unique(sorted=True, return_inverse=False, return_counts=False, dim=None) and
 -- unique_consecutive(return_inverse=False, return_counts=False, dim=None): PyTorch's positional
--- parameters, which tide's functions read from one options table
+-- parameters, which tide's functions read from one options table (x:unique(true, true) too)
 S.unique = { first = "input", params = { "sorted", "return_inverse", "return_counts", "dim" },
+    nmax = 1,
     call = function(f, x, sorted, inverse, counts, dim)
         return f(x, { sorted = sorted, return_inverse = inverse, return_counts = counts,
             dim = dim })
     end }
 S.unique_consecutive = { first = "input", params = { "return_inverse", "return_counts", "dim" },
+    nmax = 1,
     call = function(f, x, inverse, counts, dim)
         return f(x, { return_inverse = inverse, return_counts = counts, dim = dim })
     end }
@@ -171,6 +192,7 @@ S.unique_consecutive = { first = "input", params = { "return_inverse", "return_c
 S.fill_ = { params = { "value" }, functions = false }
 -- copy_(src, non_blocking=False): PyTorch 1.13's parser names src other
 S.copy_ = { params = { "src", "non_blocking" }, aliases = { other = "src" }, functions = false,
+    nmax = 2,
     call = function(f, x, src, non_blocking)
         boolean("copy_", "non_blocking", non_blocking)
         return f(x, src)
