@@ -1,10 +1,11 @@
-/* keywords.c — core._keywords(call, f, name[, slow][, nmax]): the trampoline that gives a Tensor
- * method or a tide.X function PyTorch's keyword arguments (lua/tide/tensor_keywords/). A call whose
- * last non-nil argument is a table that is not a list (the only argument, too: tide.randint({low
- * = 0, high = 10, size = {3}})) goes to tide.tensor_keywords.call(name, f, ...), which puts the
- * names in their places; every other call runs f at once. A C function of the binding runs on
- * the trampoline's own frame (its state is the trampoline's first upvalue too), so a plain call
- * costs a few tests (10 to 30 ns), not a Lua wrapper's type() calls and argument copies.
+/* keywords.c — core._keywords(call, f, name[, slow][, nmax][, out_only]): the trampoline that
+ * gives a Tensor method or a tide.X function PyTorch's keyword arguments
+ * (lua/tide/tensor_keywords/). A call whose last non-nil argument is a table that is not a list
+ * (the only argument, too: tide.randint({low = 0, high = 10, size = {3}})) goes to
+ * tide.tensor_keywords.call(name, f, ...), which puts the names in their places; every other
+ * call runs f at once. A C function of the binding runs on the trampoline's own frame (its
+ * state is the trampoline's first upvalue too), so a plain call costs a few tests (10 to 30
+ * ns), not a Lua wrapper's type() calls and argument copies.
  *
  * With slow (a Lua function doing more than the kernel f: x:sum({1, 2}), a dtype), f is the
  * kernel and runs directly unless the call needs slow: a table among the arguments, or more
@@ -14,16 +15,20 @@
  * Without slow, nmax (when given) is the most arguments f takes by position (self counted):
  * a call with more is PyTorch's positional form of a parameter tide's f reads by name
  * (x:copy_(s, true), x:unique(true, true)) and goes to the Lua path too, whose adapter puts
- * each in its place. */
+ * each in its place.
+ *
+ * With out_only (a tide.X function with no keyword names but PyTorch's out=: tide.sin,
+ * tide.zeros), only a table holding out goes to the Lua path; tide.zeros(3, {dtype = ...})
+ * stays f's own call. */
 #include "binding.h"
 
 enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_CALL, UP_INFO, N_UP };
 
 /* what the fast path reads, in one upvalue: the kernel to call on this frame (NULL: f is not a
- * binding C function reading only the state), slow's presence and its nmax */
+ * binding C function reading only the state), slow's presence, nmax and out_only */
 typedef struct {
     lua_CFunction direct;
-    int           has_slow, nmax;
+    int           has_slow, nmax, out_only;
 } keywords_info;
 
 /* tide.tensor_keywords.call(name, fn, ...) with fn the upvalue at index up. A plain call, not
@@ -58,7 +63,13 @@ static int keywords_call(lua_State *L) {
         lua_rawgeti(L, top, 1);
         int is_list = !lua_isnil(L, -1);
         lua_pop(L, 1);
-        if (!is_list)
+        int keywords = !is_list;
+        if (keywords && k->out_only) {
+            lua_pushliteral(L, "out");
+            keywords = lua_rawget(L, top) != LUA_TNIL;
+            lua_pop(L, 1);
+        }
+        if (keywords)
             return keyword_path(L, UP_F);
     }
     if (k->direct)
@@ -69,8 +80,8 @@ static int keywords_call(lua_State *L) {
     return lua_gettop(L);
 }
 
-/* core._keywords(call, f, name[, slow][, nmax]) -> f behind the trampoline; call is
- * tide.tensor_keywords.call, the slow path; nmax is required with slow */
+/* core._keywords(call, f, name[, slow][, nmax][, out_only]) -> f behind the trampoline; call
+ * is tide.tensor_keywords' slow path; nmax is required with slow */
 static int l_keywords(lua_State *L) {
     luaL_checktype(L, 1, LUA_TFUNCTION);
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -81,6 +92,7 @@ static int l_keywords(lua_State *L) {
     } else if (!lua_isnoneornil(L, 5)) {
         luaL_checkinteger(L, 5);
     }
+    int out_only = lua_toboolean(L, 6);
     lua_settop(L, 5);
     tl_push_state(L);
     int state = lua_gettop(L);
@@ -102,6 +114,7 @@ static int l_keywords(lua_State *L) {
     k->direct = direct ? lua_tocfunction(L, 2) : NULL;
     k->has_slow = !lua_isnil(L, 4);
     k->nmax = (int)luaL_optinteger(L, 5, 0);
+    k->out_only = out_only;
     lua_pushcclosure(L, keywords_call, N_UP - 1);
     return 1;
 }

@@ -360,3 +360,27 @@ describe("combinations with a huge r #lua53", function()
         assert.are.same({ 20, 3 }, tide.combinations(t, 3, { with_replacement = true }):size())
     end)
 end)
+
+describe("adaptive max pooling over no planes and a huge length #lua53", function()
+    it("is empty, building no windows (fuzz seed 4402: hung on a 0 x 2^32 input)", function()
+        local F = tide.nn.functional
+        local x = tide.zeros({ 0, 4294967296 }, { dtype = "bfloat16" })
+        local out, idx = tide.adaptive_max_pool1d(x, 1)
+        assert.are.same({ 0, 1 }, out:size())
+        assert.are.same({ 0, 1 }, idx:size())
+        assert.are.equal("int64", idx.dtype)
+        -- PyTorch 1.13: [0, 2, 3, 4] to (2, 2) is [0, 2, 2, 2], and the gradient reaches the input
+        local y = tide.zeros(0, 2, 3, 4):requires_grad_()
+        local o, i = F.adaptive_max_pool2d(y, { 2, 2 }, { return_indices = true })
+        assert.are.same({ 0, 2, 2, 2 }, o:size())
+        assert.are.same({ 0, 2, 2, 2 }, i:size())
+        o:sum():backward()
+        assert.are.same({ 0, 2, 3, 4 }, y.grad:size())
+        -- the windows, built by tensor arithmetic now: PyTorch's values and 0-based indices
+        -- [1, 3, 6] for adaptive_max_pool1d([[1, 5, 2, 8, 3, 3, 9]], 3)
+        local v, k = F.adaptive_max_pool1d(tide.tensor({ { 1, 5, 2, 8, 3, 3, 9 } }):float(), 3,
+            { return_indices = true })
+        assert.are.same({ { 5, 8, 9 } }, v:totable())
+        assert.are.same({ { 2, 4, 7 } }, k:totable())
+    end)
+end)

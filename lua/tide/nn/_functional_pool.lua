@@ -10,24 +10,22 @@ local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
 
--- [out * k] 1-based positions of PyTorch's adaptive windows over size cells (window i covers
--- floor(i size / out) .. ceil((i + 1) size / out) - 1, 0-based), each window k long: the
--- shorter ones repeat their last cell, which changes neither a maximum nor its first position
-local function window_positions(size, out, device)
-    local k, bounds = 0, {}
-    for i = 0, out - 1 do
-        local s, e = idiv(i * size, out), -idiv(-(i + 1) * size, out)
-        bounds[i + 1] = { s, e }
-        k = math.max(k, e - s)
-    end
-    local pos = {}
-    for i = 1, out do
-        local s, e = bounds[i][1], bounds[i][2]
-        for j = 0, k - 1 do
-            pos[#pos + 1] = math.min(s + j, e - 1) + 1
-        end
-    end
-    return core.tensor(pos, { dtype = "int64", device = device }), k
+-- PyTorch's adaptive windows over size cells into out (window i covers floor(i size / out) ..
+-- ceil((i + 1) size / out) - 1, 0-based): their starts and ends, int64 tensors on the CPU, and
+-- the longest one's length k. Tensor arithmetic, not a Lua loop: size and out may be huge
+local function window_bounds(size, out)
+    local i = core.arange(0, out, { dtype = "int64" })
+    local s = i:mul(size):floor_divide(out)
+    local e = i:add(1):mul(size):neg():floor_divide(out):neg()
+    return s, e, e:sub(s):max():item()
+end
+
+-- [out * k] 1-based positions of the windows, each k long: the shorter ones repeat their last
+-- cell, which changes neither a maximum nor its first position
+local function window_positions(s, e, k, out, device)
+    local j = core.arange(0, k, { dtype = "int64" })
+    return core.minimum(s:view(out, 1):add(j:view(1, k)), e:sub(1):view(out, 1)):add(1)
+        :reshape(out * k):to(device)
 end
 
 local C = require("tide.nn._args")
@@ -68,17 +66,28 @@ return function(F)
     -- gradient reaches that element only.
     local function adaptive_max(who, input, h, w, oh, ow)
         local nd = input:dim()
-        local ph, kh = window_positions(h, oh, input.device)
-        local pw, kw = window_positions(w, ow, input.device)
         local lead = input.shape
         lead[nd - 1], lead[nd] = nil, nil
         local planes = 1
         for i = 1, #lead do
             planes = planes * lead[i]
         end
-        args.check_budget(who, 1.0 * planes * oh * ow * kh * kw, 8,
+        local out_shape = { compat.unpack(lead) }
+        out_shape[#lead + 1], out_shape[#lead + 2] = oh, ow
+        if planes == 0 then -- no windows to look at (and none to build): empty results
+            local corner = input:narrow(nd - 1, 1, 1):narrow(nd, 1, 1)
+            return corner:expand(out_shape):contiguous(),
+                core.zeros(out_shape, { dtype = "int64", device = input.device })
+        end
+        args.check_budget(who, 1.0 * planes * oh * ow, 8, ("%d x %d outputs per plane"):format(oh,
+            ow), "ask for a smaller output_size")
+        local sh, eh, kh = window_bounds(h, oh)
+        local sw, ew, kw = window_bounds(w, ow)
+        args.check_budget(who, 1.0 * planes * oh * ow * kh * kw + 1.0 * oh * kh + ow * kw, 8,
             ("windows of %d x %d at %d x %d outputs per plane"):format(kh, kw, oh, ow),
             "ask for a smaller output_size")
+        local ph = window_positions(sh, eh, kh, oh, input.device)
+        local pw = window_positions(sw, ew, kw, ow, input.device)
         local shape = { compat.unpack(lead) }
         local n = #lead
         shape[n + 1], shape[n + 2], shape[n + 3], shape[n + 4] = oh, kh, ow, kw

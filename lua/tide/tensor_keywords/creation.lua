@@ -17,9 +17,13 @@ local S = {}
 
 -- ---- creation ----
 
--- arange(start, end, step): PyTorch's arange(end) is start's place alone; a step needs an end
+-- arange(start, end, step): PyTorch's arange(end) is start's place alone, and
+-- arange(end=3) by name starts at 0; a step needs an end
 S.arange = { first = "start", params = { "end", "step" }, options = CREATE, methods = false,
     call = function(f, start, stop, step, opts)
+        if start == nil and stop ~= nil then
+            start = 0
+        end
         if stop == nil and step ~= nil then
             raise(("tide: arange: step needs an end: tide.arange(0, %s, {step = %s}), " ..
                 "not tide.arange(%s, {step = %s})"):format(tostring(start), tostring(step),

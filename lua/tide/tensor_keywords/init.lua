@@ -19,12 +19,17 @@
 -- takes by position (self counted): a call with more is PyTorch's positional form of what tide
 -- reads by name (x:copy_(s, true), x:unique(true, true)) and goes to `call` too.
 --
+-- A tide.X function whose torch.X takes out= takes it too (out.lua: tide.add(x, y, {out = z})),
+-- with a signature or without one; a Tensor method does not, as PyTorch's.
+--
 -- The signatures live in this directory's group files, one per family of ops. init.lua
 -- installs them over the methods and functions the eager modules define, and over the lazy
 -- modules' (tide._lazy_ops) when each loads.
 local core = require("tide.core")
 local compat = require("tide._compat")
 local pytorch_args = require("tide.pytorch_args")
+
+local out = require("tide.tensor_keywords.out")
 
 local is_options, twice = pytorch_args.is_options, pytorch_args.twice
 local raise = require("tide.autograd.raise")
@@ -84,10 +89,11 @@ end
 local M = { signatures = SIGNATURES }
 local NO_ALIASES = {}
 
--- a call with no keyword table: tide's own, or (more arguments than tide's function takes by
--- position, sig.nmax) PyTorch's positional form, which the adapter puts in tide's
+-- a call with no keyword table: tide's own (one ending in a table too: tide.unique(x, {})), or
+-- (more arguments than tide's function takes by position, sig.nmax) PyTorch's positional form,
+-- which the adapter puts in tide's
 local function positional(sig, f, n, v, ...)
-    if sig.nmax and n > sig.nmax and n <= #sig.params + 1 then
+    if sig.nmax and n > sig.nmax and n <= #sig.params + 1 and type(v[n]) ~= "table" then
         return sig.call(f, unpack(v, 1, #sig.params + 1))
     end
     return f(...)
@@ -173,6 +179,41 @@ function M.call(name, f, ...)
     return keyword_call(name, SIGNATURES[name], f, ...)
 end
 
+--- call_function(name, f, ...): the slow path of a tide.X function's trampoline: out= taken
+--- out of the keyword table (out.lua), the rest as for a method (a function with no signature
+--- has a trampoline only for out=, and any other call is its own)
+function M.call_function(name, f, ...)
+    local sig = SIGNATURES[name]
+    local n = select("#", ...)
+    local v = { ... }
+    while n > 1 and v[n] == nil do
+        n = n - 1
+    end
+    local kw = v[n]
+    if out.names[name] and is_options(kw) and kw.out ~= nil then
+        local rest
+        for k, val in pairs(kw) do
+            if k ~= "out" then
+                rest = rest or {}
+                rest[k] = val
+            end
+        end
+        rest = out.before(name, kw.out, v, n - 1, rest)
+        v[n] = rest
+        if rest == nil then
+            n = n - 1
+        end
+        if sig == nil then
+            return out.write(name, kw.out, f(unpack(v, 1, n)))
+        end
+        return out.write(name, kw.out, keyword_call(name, sig, f, unpack(v, 1, n)))
+    end
+    if sig == nil then
+        return f(...)
+    end
+    return keyword_call(name, sig, f, ...)
+end
+
 -- the trampolines made: trampoline -> { name, the function behind it }, so an alias set to
 -- another op's trampoline (true_divide = div) gets one of its own name
 local made = setmetatable({}, { __mode = "k" })
@@ -187,7 +228,7 @@ function M.front(fn, kernel, nmax)
     return fn
 end
 
-local function install_one(t, name, sig)
+local function install_one(t, name, sig, call)
     local f = rawget(t, name)
     if type(f) ~= "function" then
         return
@@ -200,8 +241,8 @@ local function install_one(t, name, sig)
         f = m[2]
     end
     local front = fronted[f]
-    local w = front and core._keywords(M.call, front[1], name, f, front[2])
-        or core._keywords(M.call, f, name, nil, sig.nmax)
+    local w = front and core._keywords(call, front[1], name, f, front[2])
+        or core._keywords(call, f, name, nil, sig and sig.nmax, sig == nil)
     made[w] = { name, f }
     rawset(t, name, w)
 end
@@ -212,14 +253,11 @@ function M.install(tide, names)
     local Tensor = core.Tensor
     local function one(name)
         local sig = SIGNATURES[name]
-        if sig == nil then
-            return
+        if sig and sig.methods ~= false then
+            install_one(Tensor, name, sig, M.call)
         end
-        if sig.methods ~= false then
-            install_one(Tensor, name, sig)
-        end
-        if sig.functions ~= false then
-            install_one(tide, name, sig)
+        if (sig and sig.functions ~= false) or out.names[name] then
+            install_one(tide, name, sig, M.call_function)
         end
     end
     if names then
@@ -229,6 +267,11 @@ function M.install(tide, names)
     else
         for name in pairs(SIGNATURES) do
             one(name)
+        end
+        for name in pairs(out.names) do
+            if SIGNATURES[name] == nil then
+                one(name)
+            end
         end
     end
 end
