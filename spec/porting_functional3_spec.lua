@@ -436,7 +436,14 @@ describe("norms, pad and the other functions by PyTorch's positions", function()
             other, { dim = 1 })))
         local E = tide.randn(6, 3)
         assert.is_true(F.embedding(t, E, 2):equal(F.embedding(t, E, { padding_idx = 2 })))
-        raises_here('mse_loss: unknown option "size_average"; options are reduction', F.mse_loss, logits, other, true)
+        -- PyTorch's legacy size_average in its slot: False is reduction="sum", with PyTorch's
+        -- deprecation warning (kept off the terminal here; spec/ported_scripts4_spec.lua)
+        local stderr = io.stderr
+        io.stderr = { write = function() end } -- luacheck: ignore
+        local ok, legacy = pcall(F.mse_loss, logits, other, false)
+        io.stderr = stderr -- luacheck: ignore
+        assert.is_true(ok, legacy)
+        assert.is_true(legacy:equal(F.mse_loss(logits, other, { reduction = "sum" })))
     end)
 end)
 

@@ -8,6 +8,7 @@ local I = require("tide.nn._internal")
 local BCEWithLogitsLoss = Module:extend("BCEWithLogitsLoss")
 
 function BCEWithLogitsLoss:init(opts)
+    opts = I.legacy_reduction(opts, "BCEWithLogitsLoss") -- PyTorch's size_average/reduce
     local weight, pos_weight
     if type(opts) == "table" then
         core._check_options(opts, "BCEWithLogitsLoss", { "reduction", "weight", "pos_weight" })

@@ -6,6 +6,7 @@ local I = require("tide.nn._internal")
 local MSELoss = Module:extend("MSELoss")
 
 function MSELoss:init(opts)
+    opts = I.legacy_reduction(opts, "MSELoss") -- PyTorch's size_average/reduce
     if type(opts) == "table" then
         core._check_options(opts, "MSELoss", { "reduction" })
         opts = opts.reduction

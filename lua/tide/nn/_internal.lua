@@ -259,6 +259,50 @@ function I.check_reduction(r, who)
     return r
 end
 
+-- PyTorch's legacy size_average and reduce (torch.nn._reduction.legacy_get_string): the losses
+-- and loss modules that take them, by the name their errors carry
+local LEGACY = {}
+for name in ([[cross_entropy nll_loss mse_loss l1_loss soft_margin_loss multilabel_margin_loss
+    smooth_l1_loss kl_div binary_cross_entropy multilabel_soft_margin_loss
+    binary_cross_entropy_with_logits multi_margin_loss hinge_embedding_loss poisson_nll_loss
+    margin_ranking_loss cosine_embedding_loss triplet_margin_loss CrossEntropyLoss NLLLoss
+    NLLLoss2d MSELoss L1Loss SoftMarginLoss MultiLabelMarginLoss SmoothL1Loss KLDivLoss BCELoss
+    MultiLabelSoftMarginLoss BCEWithLogitsLoss MultiMarginLoss HingeEmbeddingLoss PoissonNLLLoss
+    MarginRankingLoss CosineEmbeddingLoss TripletMarginLoss]]):gmatch("%S+") do
+    LEGACY[name] = true
+end
+I.LEGACY_REDUCTION = LEGACY
+
+-- opts with PyTorch's legacy pair turned into its reduction, as PyTorch 1.13 does for `who`
+-- (a loss in LEGACY): either given (not nil) overrides `reduction`; nil counts as true; both
+-- true is "mean", reduce alone "sum", reduce false "none". Warns once per reduction, PyTorch's
+-- deprecation message. A fresh table (the caller's is left as it is); opts itself when neither
+-- is given or who takes no such pair (its option check then names them as unknown).
+function I.legacy_reduction(opts, who)
+    if type(opts) ~= "table" or not LEGACY[who] or getmetatable(opts) ~= nil or
+        (opts.size_average == nil and opts.reduce == nil) then
+        return opts
+    end
+    for _, key in ipairs({ "size_average", "reduce" }) do
+        local v = opts[key]
+        if v ~= nil and type(v) ~= "boolean" then
+            local shown = type(v) == "string" and ("%q"):format(v) or tostring(v)
+            raise(("tide: %s: %s must be a boolean (or nil), got %s %s; use reduction = " ..
+                "\"mean\", \"sum\" or \"none\""):format(who, key, type(v), shown))
+        end
+    end
+    local size_average, reduce = opts.size_average ~= false, opts.reduce ~= false
+    local r = (size_average and reduce) and "mean" or (reduce and "sum" or "none")
+    require("tide._warn").once("legacy_reduction_" .. r, "size_average and reduce args will " ..
+        "be deprecated, please use reduction='" .. r .. "' instead.")
+    local o = {}
+    for k, v in pairs(opts) do
+        o[k] = v
+    end
+    o.size_average, o.reduce, o.reduction = nil, nil, r
+    return o
+end
+
 -- loss (each element times weight first, when given) reduced as reduction says
 function I.reduce(loss, reduction, who, weight)
     if weight then

@@ -13,6 +13,7 @@ local L = {}
 function L.pointwise(name, keys, fn, extra_reduction)
     local cls = Module:extend(name)
     function cls:init(opts)
+        opts = I.legacy_reduction(opts, name) -- PyTorch's size_average/reduce
         if opts ~= nil then
             core._check_options(opts, name, keys)
             if opts.reduction ~= nil and opts.reduction ~= extra_reduction then
@@ -33,6 +34,7 @@ end
 function L.class(name, keys, log_probs, base)
     local cls = (base or Module):extend(name) -- base: NLLLoss2d's NLLLoss
     function cls:init(opts)
+        opts = I.legacy_reduction(opts, name) -- PyTorch's size_average/reduce
         if type(opts) == "table" then
             core._check_options(opts, name, keys)
             if opts.weight ~= nil then

@@ -11,6 +11,7 @@ local F = require("tide.nn.functional")
 return function(name, keys, fn)
     local cls = Module:extend(name)
     function cls:init(opts)
+        opts = I.legacy_reduction(opts, name) -- PyTorch's size_average/reduce
         local kept = {}
         if opts ~= nil then
             core._check_options(opts, name, keys)

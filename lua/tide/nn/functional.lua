@@ -1536,6 +1536,20 @@ local SCALAR_FIRST = { softmax = true, log_softmax = true, softmin = true, dropo
     feature_alpha_dropout = true, leaky_relu = true, elu = true, celu = true, hardshrink = true,
     softshrink = true }
 
+-- body(fixed..., opts) with PyTorch's legacy size_average/reduce in opts turned into its
+-- reduction (I.legacy_reduction), for the losses PyTorch gives that pair
+local function legacy_losses(who, nfixed, body)
+    return function(...)
+        local opts = select(nfixed + 1, ...)
+        if type(opts) == "table" and (opts.size_average ~= nil or opts.reduce ~= nil) then
+            local a = compat.pack(...)
+            a[nfixed + 1] = I.legacy_reduction(opts, who)
+            return body(compat.unpack(a, 1, a.n))
+        end
+        return body(...)
+    end
+end
+
 -- F.name as users call it: PyTorch's positional form where PYTORCH_ORDER lists it, and no
 -- argument past the last it takes dropped in silence (A.strict: a fixed parameter list would)
 local function finish(name)
@@ -1544,6 +1558,9 @@ local function finish(name)
         return
     end
     local order = PYTORCH_ORDER[name]
+    if order and I.LEGACY_REDUCTION[name] then
+        f = legacy_losses(name, order[1], A.strict(name, f))
+    end
     if order then
         f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f, SCALAR_FIRST[name])
     end
