@@ -52,12 +52,14 @@ local function flat_tensors(t)
 end
 
 function M.save(path, tensors, metadata)
+    -- torch.save(obj, f)'s order, as a ported script calls it: the file last, unambiguous
+    -- beside tide's (a string is never a table of tensors)
+    if (type(path) == "table" or core.is_tensor(path)) and type(tensors) == "string" and
+        metadata == nil then
+        path, tensors = tensors, path
+    end
     if type(path) ~= "string" then
-        -- torch.save(obj, f) takes the file last: a ported call names it here
-        local order = type(path) == "table" and type(tensors) == "string" and
-            "; tide.save takes the path first: tide.save(path, tensors) (torch.save's order is " ..
-            "the other way round)" or ""
-        error("tide: save: path must be a string, got " .. type(path) .. order, 2)
+        error("tide: save: path must be a string, got " .. type(path), 2)
     end
     if type(tensors) ~= "table" or core.is_tensor(tensors) then
         error("tide: save: expected a table of name -> tensor (e.g. model:state_dict()) or a "

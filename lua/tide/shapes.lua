@@ -129,7 +129,7 @@ local function int_list(op, what, least, first, ...)
 end
 
 -- tile(...): x repeated reps[i] times along dim i; fewer reps than dims count as leading 1s,
--- more reps add leading dims (PyTorch's repeat/tile)
+-- more reps add leading dims (PyTorch's repeat/tile); a new tensor
 function Tensor.tile(x, ...)
     check("tile", x)
     local reps = int_list("tile", "reps", 0, ...)
@@ -152,7 +152,9 @@ function Tensor.tile(x, ...)
         expanded[2 * i - 1], expanded[2 * i] = full_reps[i], full_shape[i]
         result[i] = full_reps[i] * full_shape[i]
     end
-    return x:reshape(view):expand(expanded):reshape(result)
+    -- a copy, as PyTorch's repeat and tile: never a view of x (x:tile(1) included) nor one
+    -- with stride 0 (an in-place op on it must not write through to x or to other copies)
+    return x:reshape(view):expand(expanded):clone():reshape(result)
 end
 
 -- flatten([start[, end]]): dims start..end merged into one; a 0-dim tensor becomes [1]

@@ -71,6 +71,34 @@ function Module.list_index(self, k)
     return getmetatable(self)[k]
 end
 
+-- the positions a list's slice takes, in order: list[{{a, b}}], list[{{a, b, step}}],
+-- list[{{a}}] or list[{{}}], as a tensor's first dim (1-based, inclusive, negative from the
+-- end, cut to 1..n; step >= 1). var and hint name the list and show PyTorch's form beside
+-- tide's, for the error
+function Module.list_slice(self, key, who, var, hint)
+    local n = rawget(self, "n") or 0
+    local r = key[1]
+    if #key ~= 1 or type(r) ~= "table" or (r[1] ~= nil and not compat.is_integer(r[1])) or
+        (r[2] ~= nil and not compat.is_integer(r[2])) or
+        (r[3] ~= nil and (not compat.is_integer(r[3]) or r[3] < 1)) then
+        raise(("tide: %s: a slice is %s[{{first, last}}] or %s[{{first, last, step}}] " ..
+            "(1-based, inclusive, negative from the end; step >= 1), as a tensor's first dim: %s")
+            :format(who, var, var, hint))
+    end
+    local a, b, step = r[1] or 1, r[2] or r[1] or n, r[3] or 1
+    if a < 0 then
+        a = n + 1 + a
+    end
+    if b < 0 then
+        b = n + 1 + b
+    end
+    local at = {}
+    for k = math.max(a, 1), math.min(b, n), step do
+        at[#at + 1] = k
+    end
+    return at
+end
+
 function Module:forward()
     raise("tide: " .. self.__name .. ": forward is not defined; define " .. self.__name ..
         ":forward(x)")

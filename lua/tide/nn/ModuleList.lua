@@ -6,7 +6,16 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 
 local ModuleList = Module:extend("ModuleList")
-ModuleList.__index = Module.list_index -- ml[-1]: the last module
+
+local slice -- below
+
+-- ml[-1]: the last module; ml[{{a, b}}]: a ModuleList of modules a..b (PyTorch's ml[a-1:b])
+function ModuleList.__index(self, k)
+    if type(k) == "table" then
+        return slice(self, k)
+    end
+    return Module.list_index(self, k)
+end
 
 local function check(m, who)
     if not Module.is_module(m) then
@@ -68,6 +77,17 @@ function ModuleList:insert(i, m)
     rawset(self, i, m)
     rawset(self, tostring(i), m)
     return self
+end
+
+-- ml[{{a, b}}], ml[{{a, b, step}}], ml[{{a}}], ml[{{}}]: a new ModuleList of those modules,
+-- renumbered "1".."k" (PyTorch's ml[a-1:b:step]; Module.list_slice)
+slice = function(self, key)
+    local list = {}
+    for _, k in ipairs(Module.list_slice(self, key, "ModuleList", "ml",
+        "PyTorch's ml[:-1] is ml[{{1, -2}}]")) do
+        list[#list + 1] = rawget(self, k)
+    end
+    return ModuleList(list)
 end
 
 function ModuleList:forward()

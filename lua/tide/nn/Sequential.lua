@@ -1,4 +1,5 @@
--- nn.Sequential(m1, m2, ...) or Sequential({m1, m2, ...}): children named "1", "2", ...
+-- nn.Sequential(m1, m2, ...) or Sequential({m1, m2, ...}): children named "1", "2", ...;
+-- nn.Sequential({{"conv1", m1}, {"relu1", m2}}) names them (PyTorch's OrderedDict form).
 -- Edited as PyTorch 1.13's: s:append(m), s:extend({m, ...}), s:insert(i, m), s:pop(i) (i
 -- 1-based, negative from the end).
 local compat = require("tide._compat")
@@ -6,14 +7,105 @@ local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
 
 local Sequential = Module:extend("Sequential")
-Sequential.__index = Module.list_index -- seq[-1]: the last layer
+
+local slice -- below
+
+-- seq[-1]: the last layer; seq[{{a, b}}]: a Sequential of layers a..b (PyTorch's seq[a-1:b])
+function Sequential.__index(self, k)
+    if type(k) == "table" then
+        return slice(self, k)
+    end
+    return Module.list_index(self, k)
+end
+
+-- The layers are the children in registration order, as PyTorch's (whose Sequential runs
+-- self._modules.values()): s[i] is the i-th child whatever its name, so a child added by
+-- s:add_module("conv_1", m) or s.conv_1 = m is run by forward and counted by #s.
+local function names_of(self)
+    local names = {}
+    for _, name in ipairs(self._modules) do
+        if rawget(self, name) ~= nil then
+            names[#names + 1] = name
+        end
+    end
+    return names
+end
+
+local function renumber(self)
+    local n = 0
+    for _, name in ipairs(self._modules) do
+        local m = rawget(self, name)
+        if m ~= nil then
+            n = n + 1
+            rawset(self, n, m)
+        end
+    end
+    for k = n + 1, rawget(self, "n") or 0 do
+        rawset(self, k, nil)
+    end
+    rawset(self, "n", n)
+end
+
+--- s:add_module(name, m) (and register_module): as Module's, and m becomes the next layer
+--- (or keeps its place when it replaces the child of that name), as in PyTorch
+function Sequential:add_module(name, m)
+    Module.add_module(self, name, m)
+    renumber(self)
+    return m
+end
+
+Sequential.register_module = Sequential.add_module
+
+-- s.name = module registers a layer (Module's rule) and places it; s[i] = v past the layers
+-- raises (an existing s[i] is the layer itself: replacing it is s:add_module(name, m) under
+-- that layer's name)
+function Sequential.__newindex(self, k, v)
+    if compat.is_integer(k) and rawget(self, "n") then
+        raise(string.format("tide: Sequential: s[%d] = v: index out of range 1..%d; add a " ..
+            "layer with s:append(m)", k, self.n))
+    end
+    Module.__newindex(self, k, v)
+    if Module.is_module(v) and rawget(self, "n") then
+        renumber(self)
+    end
+end
+
+-- PyTorch's nn.Sequential(OrderedDict([("conv1", m1), ("relu1", m2)])) is a list of {name,
+-- module} pairs: nn.Sequential({{"conv1", m1}, {"relu1", m2}}); all checked before any is added
+local function named_pairs(list)
+    for i = 1, #list do
+        local e = list[i]
+        if type(e) ~= "table" or Module.is_module(e) or type(e[1]) ~= "string" or
+            not Module.is_module(e[2]) or e[3] ~= nil then
+            raise(string.format("tide: Sequential: entry %d is not a {name, module} pair; " ..
+                "give all modules, or all {name, module} pairs (PyTorch's OrderedDict)", i))
+        end
+    end
+    return list
+end
 
 function Sequential:init(...)
     local mods = { ... }
+    rawset(self, "n", 0)
     if select("#", ...) == 1 and type(mods[1]) == "table" and not Module.is_module(mods[1]) then
         mods = mods[1]
+        local n = #mods
+        for k in pairs(mods) do
+            if not (compat.is_integer(k) and k >= 1 and k <= n) then
+                -- {conv1 = m1, relu1 = m2}: a Lua table keeps no order
+                raise("tide: Sequential: got a table with the key " .. tostring(k) .. "; a " ..
+                    "Lua table keeps no order, so named layers are a list of {name, module} " ..
+                    "pairs (PyTorch's OrderedDict): nn.Sequential({{\"conv1\", m1}, " ..
+                    "{\"relu1\", m2}})")
+            end
+        end
+        if type(mods[1]) == "table" and not Module.is_module(mods[1]) then
+            for _, e in ipairs(named_pairs(mods)) do
+                self:add_module(e[1], e[2])
+            end
+            return
+        end
     end
-    rawset(self, "n", 0)
     for i = 1, #mods do
         self:add(mods[i])
     end
@@ -23,10 +115,8 @@ function Sequential:add(m)
     if not Module.is_module(m) then
         raise("tide: Sequential: expected a Module, got " .. type(m))
     end
-    local n = self.n + 1
-    rawset(self, "n", n)
-    self:add_module(tostring(n), m)
-    rawset(self, n, m) -- seq[i] reaches the i-th layer
+    -- the name PyTorch's append gives (str(len(self))), 1-based
+    self:add_module(tostring(self.n + 1), m) -- seq[i] reaches the i-th layer
     return self
 end
 
@@ -99,6 +189,16 @@ function Sequential:insert(i, m)
     if not Module.is_module(m) then
         raise("tide: Sequential:insert: expected a Module, got " .. type(m))
     end
+    local names = names_of(self)
+    for k = 1, self.n do
+        if names[k] ~= tostring(k) then
+            -- PyTorch's insert moves the children named str(k) and raises KeyError here
+            local name = names[k]
+            raise(string.format("tide: Sequential:insert: layer %d is named \"%s\", not \"%d\"; " ..
+                "insert renumbers layers named by their positions; build a new nn.Sequential " ..
+                "(or append)", k, tostring(name), k))
+        end
+    end
     local n = self.n
     self:add(m) -- a new child "n+1", then the modules shift into place
     for k = n + 1, i + 1, -1 do
@@ -114,13 +214,42 @@ function Sequential:pop(i)
     i = position(self, "pop", i, self.n)
     local n = self.n
     local m = rawget(self, i)
-    for k = i, n - 1 do
-        place(self, k, rawget(self, k + 1))
+    local rest = {}
+    for k = 1, n do
+        if k ~= i then
+            rest[#rest + 1] = rawget(self, k)
+        end
     end
-    self:_unregister(tostring(n))
-    rawset(self, n, nil)
-    rawset(self, "n", n - 1)
+    -- PyTorch's del s[i]: the others renamed "1".."n-1" in their order (whatever their names)
+    local names = {}
+    for k, name in ipairs(self._modules) do
+        names[k] = name
+    end
+    for _, name in ipairs(names) do
+        self:_unregister(name)
+    end
+    for k = 1, n do
+        rawset(self, k, nil)
+    end
+    rawset(self, "n", 0)
+    for k = 1, #rest do
+        Module.add_module(self, tostring(k), rest[k])
+    end
+    renumber(self)
     return m
+end
+
+-- s[{{a, b}}], s[{{a, b, step}}], s[{{a}}], s[{{}}]: a new Sequential of those layers under
+-- their names (PyTorch's s[a-1:b:step]; Module.list_slice)
+slice = function(self, key)
+    local out = Sequential()
+    local names = names_of(self)
+    for _, k in ipairs(Module.list_slice(self, key, "Sequential", "s",
+        "PyTorch's s[:i] is s[{{1, i}}]")) do
+        Module.add_module(out, names[k], rawget(self, k))
+    end
+    renumber(out)
+    return out
 end
 
 function Sequential:forward(x, ...)
