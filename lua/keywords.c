@@ -58,7 +58,8 @@ static int keywords_call(lua_State *L) {
             return keyword_path(L, UP_SLOW);
     } else if (k->nmax && top > k->nmax) {
         return keyword_path(L, UP_F);
-    } else if (lua_type(L, top) == LUA_TTABLE) { /* the first too: every parameter by name */
+    } else if (top > 0 && lua_type(L, top) == LUA_TTABLE) {
+        /* the first argument too: every parameter by name */
         /* a list ({1, 2}: dims, sizes) is a value: a keyword table has no [1] */
         lua_rawgeti(L, top, 1);
         int is_list = !lua_isnil(L, -1);

@@ -836,7 +836,8 @@ local function run_src(target, src, chunks, before)
     end
     if (not ok and not hung) or (ok and pure) then
         for _, b in ipairs(before or {}) do
-            if b[3] then
+            -- O, a call's out= (tide.tensor_keywords.out), is written by a call that succeeds
+            if b[3] and not (ok and b[1] == "O") then
                 local now = flat(b[2])
                 local same_, why = true, nil
                 if now then same_, why = same(b[3], now) end
@@ -971,8 +972,10 @@ local function follow_up(ctx, target, chunks, objname, nsteps)
     end
 end
 
--- an op with PyTorch's keyword names (tide.tensor_keywords): its options tables draw those
+-- an op with PyTorch's keyword names (tide.tensor_keywords): its options tables draw those;
+-- a function taking PyTorch's out= draws it now and then
 local KEYWORD_SIGNATURES = require("tide.tensor_keywords").signatures
+local OUT_NAMES = require("tide.tensor_keywords.out").names
 
 -- a table of the op's keyword names (now and then one it does not know), plausible values
 -- in tame calls, hostile ones otherwise
@@ -1139,11 +1142,23 @@ local function run_target(t)
     local chunks = {}
     if t.kind == "fn" then
         local a = args_src(ctx, chance(0.75))
-        -- PyTorch's keywords after the positionals (tide.tensor_keywords)
-        if ctx.keyword and chance(0.4) then a[#a + 1] = keyword_src(ctx) end
+        local out = ""
+        if OUT_NAMES[t.callee] and chance(0.3) then
+            -- PyTorch's out= (a tensor, now and then a list of two or something else), with
+            -- the op's keywords or alone; O's values are checked after a failed call
+            local kw = (ctx.keyword and chance(0.4)) and keyword_src(ctx) or "{}"
+            out = "O = " .. (chance(0.8) and tensor_src(ctx) or chance(0.7) and
+                ("{" .. tensor_src(ctx) .. ", " .. tensor_src(ctx) .. "}") or gen(ctx, 1)) .. "\n"
+            a[#a + 1] = "{out = O" .. (kw == "{}" and "}" or ", " .. kw:sub(2))
+        elseif ctx.keyword and chance(0.4) then
+            -- PyTorch's keywords after the positionals (tide.tensor_keywords)
+            a[#a + 1] = keyword_src(ctx)
+        end
         local names = call_args("a", a)
-        step(t.name, assign(names, a) .. "\nR = " .. t.callee .. "(" .. table.concat(names, ", ") .. ")",
-            chunks, names)
+        local src = out .. assign(names, a) .. "\nR = " .. t.callee .. "(" ..
+            table.concat(names, ", ") .. ")"
+        if out ~= "" then names[#names + 1] = "O" end
+        step(t.name, src, chunks, names)
     elseif t.kind == "method" then
         local a = args_src(ctx, false)
         if ctx.keyword and chance(0.4) then a[#a + 1] = keyword_src(ctx) end
