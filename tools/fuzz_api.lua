@@ -1143,7 +1143,7 @@ local function run_target(t)
     if t.kind == "fn" then
         local a = args_src(ctx, chance(0.75))
         local out = ""
-        if OUT_NAMES[t.callee] and chance(0.3) then
+        if OUT_NAMES[t.callee:match("^tide%.([%w_]+)$") or ""] and chance(0.3) then
             -- PyTorch's out= (a tensor, now and then a list of two or something else), with
             -- the op's keywords or alone; O's values are checked after a failed call
             local kw = (ctx.keyword and chance(0.4)) and keyword_src(ctx) or "{}"
