@@ -270,12 +270,17 @@ int tl_select(lua_State *L, tide_lua_state *S, lua_Integer d, lua_Integer i, con
     int      dim = tl_dim(L, a->t, d, op, 0);
     int64_t  size = tide_tensor_shape(a->t)[dim];
     int64_t  i0 = i >= 1 ? i - 1 : size + i;
-    if (i == 0 || i0 < 0 || i0 >= size)
+    if (i == 0 || i0 < 0 || i0 >= size) {
+        /* t[n + 1]: where ipairs(t) ends (5.3 and 5.4 index a userdata through __index) */
+        const char *hint = strcmp(op, "index") == 0 && i == size + 1 && d == 1
+                               ? "; to loop over the rows: for i, row in ipairs(t:unbind())"
+                               : "";
         return tl_error(L,
                         "tide: %s: index %I is out of range for dim %d of size %I; use "
-                        "1..%I (or -%I..-1)",
+                        "1..%I (or -%I..-1)%s",
                         op, (lua_Integer)i, dim + 1, (lua_Integer)size, (lua_Integer)size,
-                        (lua_Integer)size);
+                        (lua_Integer)size, hint);
+    }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_select(a->t, dim, i0, &r->t));
     return 1;

@@ -308,6 +308,12 @@ describe("indexing", function()
         assert.matches("tensor_spec.lua:%d+: tide: index: index 4 is out of range for dim 1 of size 3",
             catch(function() return t[4] end))
         assert.matches("index 0 is out of range", catch(function() return t[0] end))
+        -- just past the end, where ipairs(t) stops on 5.3 and 5.4: the loop PyTorch's
+        -- `for row in t` ports to
+        assert.matches("index 4 is out of range for dim 1 of size 3; use 1..3 (or -3..-1); to " ..
+            "loop over the rows: for i, row in ipairs(t:unbind())", catch(function() return t[4] end),
+            1, true)
+        assert.is_nil(catch(function() return t[5] end):find("unbind", 1, true))
         assert.are.same({ 3, 4 }, t[2.0]:totable())
         -- any other number raises (it read nil, and the script failed later, far from here)
         assert.matches("tensor_spec.lua:%d+: tide: index: a tensor is indexed by an integer",
