@@ -1,7 +1,8 @@
 -- tide.subscripts: t[key] and t[key] = v for the keys other than an integer and a name (the
 -- binding's __index and __newindex take those, and call these for a tensor or a table key):
 --   t[mask]   mask a bool tensor shaped as t's first k dims: the elements (k = t:dim()) or the
---             slices where it is true, {count, rest...}, as PyTorch's x[mask]
+--             slices where it is true, {count, rest...}, as PyTorch's x[mask]; a uint8 mask
+--             (PyTorch's deprecated byte mask: nonzero is true) too, with PyTorch's warning
 --   t[idx]    idx an int64 or int32 tensor of 1-based indices into dim 1 (negative from the
 --             end): {idx.shape..., rest...}, as PyTorch's x[idx]
 --   t[{...}]  Torch7's index, an entry per leading dim: a number selects (the dim goes), {a, b}
@@ -33,6 +34,17 @@ local function describe(v)
         return tostring(v)
     end
     return is_tensor(v) and ("a %s tensor"):format(v.dtype) or type(v)
+end
+
+-- a uint8 key is PyTorch's deprecated byte mask: its nonzero elements are true, with PyTorch's
+-- warning (once); any other key is returned as it is
+local function byte_mask(key)
+    if is_tensor(key) and key.dtype == "uint8" then
+        require("tide._warn").once("uint8_index", "indexing with dtype uint8 is now " ..
+            "deprecated, please use a dtype bool instead")
+        return key:ne(0)
+    end
+    return key
 end
 
 -- the kind of a tensor key: "mask" or "indices"
@@ -246,6 +258,15 @@ local function without_ellipsis(op, x, key)
     return out
 end
 
+-- k as a number when it is a 0-dim int64/int32 tensor: PyTorch indexes with one as with an
+-- integer (x[t[k, j]] selects, a view, as C[Xb[k, j]] in makemore's backward pass), k otherwise
+local function scalar_index(k)
+    if is_tensor(k) and k:dim() == 0 and INDEX_DTYPES[k.dtype] then
+        return k:item()
+    end
+    return k
+end
+
 -- the view a table key's numbers and ranges read, and its index tensors as {dim, tensor} in
 -- that view's dims (PyTorch's order: numbers select first, as basic indices)
 local function table_view(op, x, key)
@@ -257,6 +278,7 @@ local function table_view(op, x, key)
     end
     local v, d, adv = x, 1, {}
     for i, k in ipairs(key) do
+        k = byte_mask(scalar_index(k))
         if type(k) == "number" then
             if not is_integer(k) then
                 raise(("tide: %s: index %d must be an integer, got %s"):format(op, i, tostring(k)))
@@ -423,6 +445,10 @@ end
 -- ---- the handlers ---------------------------------------------------------------------------
 
 function M.get(x, key)
+    key = byte_mask(key)
+    if is_tensor(key) and x:dim() > 0 and scalar_index(key) ~= key then
+        key = { key } -- a 0-dim int index selects (a view), as a number does
+    end
     if is_tensor(key) then
         if key_kind("index", key) == "mask" then
             return masked_get(x, key)
@@ -441,6 +467,10 @@ end
 function M.set(x, key, value)
     if not is_tensor(value) and type(value) ~= "number" and type(value) ~= "boolean" then
         raise(("tide: setindex: value must be a number or a tensor, got %s"):format(type(value)))
+    end
+    key = byte_mask(key)
+    if is_tensor(key) and x:dim() > 0 and scalar_index(key) ~= key then
+        key = { key }
     end
     if is_tensor(key) then
         if key_kind("setindex", key) == "mask" then

@@ -1062,12 +1062,15 @@ end
 -- and never counted).
 local function drop_saved(nd)
     local op = OPS[nd.name]
+    -- a retained tensor (t:retain_grad()) stays its node's out: t.retains_grad is still true
+    -- after the pass, as PyTorch's (t itself holds the node, so nothing more is kept alive)
+    local kept = nd.retain and nd.out or nil
     local due = not LIST_OPS[nd.name] and core._gc_dropped(nd.e1 and nd[1], nd.e2 and nd[2],
-        nd.e3 and nd[3], nd.e4 and nd[4], nd.out, nd.indices)
+        nd.e3 and nd[3], nd.e4 and nd[4], not kept and nd.out or nil, nd.indices)
     for j = 1, nd.n do
         nd[j] = nil
     end
-    nd.out, nd.indices, nd.inner, nd.view = nil, nil, nil, nil
+    nd.out, nd.indices, nd.inner, nd.view = kept, nil, nil, nil
     nd.e1, nd.e2, nd.e3, nd.e4, nd.es = nil, nil, nil, nil, nil
     local rel = op and op.releases -- the fields the op keeps for itself (conv2d's columns)
     if rel then

@@ -15,6 +15,12 @@ function Flatten:init(start_dim, end_dim)
                 (type(d[2]) == "number" and tostring(d[2]) or type(d[2])))
         end
     end
+    if self.start_dim == 0 or self.end_dim == 0 then
+        -- 0 is no dim in tide: the port kept PyTorch's 0-based dims
+        raise(("tide: Flatten: %s is 0, and dims are 1-based (negative from the end): " ..
+            "PyTorch's nn.Flatten(0, 1) is nn.Flatten(1, 2)"):format(self.start_dim == 0 and
+            "start_dim" or "end_dim"))
+    end
 end
 
 function Flatten:forward(x)

@@ -479,10 +479,10 @@ function Module:eval()
     return self:train(false)
 end
 
-function Module:zero_grad()
-    for _, p in ipairs(self:parameters()) do
-        autograd.set_grad(p, nil)
-    end
+-- m:zero_grad([set_to_none]): nil or true sets the gradients to nil, false zeroes them in
+-- place (PyTorch 1.13's default; tide._set_to_none)
+function Module:zero_grad(...)
+    require("tide._set_to_none")("zero_grad", self:parameters(), ...)
     return self
 end
 

@@ -67,16 +67,35 @@ local function grad_norm(g, p)
     return a:pow(p):sum():pow(1 / p):reshape({ 1 })
 end
 
--- clip_grad_norm_(params, max_norm[, norm_type = 2]): scales every gradient in place by
--- max_norm / (total + 1e-6) when that is below 1, total being the norm of all the gradients
--- together (norm_type math.huge or "inf": the largest magnitude); returns total as a number
-function utils.clip_grad_norm_(params, max_norm, norm_type)
+-- PyTorch's optional parameters after params, by position or in one table by name (a name
+-- outside names raises, naming the known ones)
+local function clip_options(who, names, ...)
+    local nn_args = require("tide.nn._args")
+    local o = nn_args.positional(who, 1, names, ...)
+    require("tide.op_args").options(who, o, names)
+    return o
+end
+
+-- clip_grad_norm_(params, max_norm[, norm_type = 2[, error_if_nonfinite = false]]), each of
+-- them by name too ({max_norm =, norm_type =, error_if_nonfinite =}, PyTorch 1.13's keywords):
+-- scales every gradient in place by max_norm / (total + 1e-6) when that is below 1 (or NaN: a
+-- NaN total makes every gradient NaN, as PyTorch's), total being the norm of all the gradients
+-- together (norm_type math.huge or "inf": the largest magnitude); returns total as a number.
+-- error_if_nonfinite = true raises for a NaN or infinite total, leaving the gradients as they are.
+function utils.clip_grad_norm_(params, ...)
     local who = "clip_grad_norm_"
     local grads = grads_of(params, who)
+    local o = clip_options(who, { "max_norm", "norm_type", "error_if_nonfinite" }, ...)
+    local max_norm = o.max_norm
     if type(max_norm) ~= "number" then
         raise("tide: clip_grad_norm_: expected max_norm to be a number, got " .. type(max_norm))
     end
-    local p = norm_type_of(norm_type, who)
+    local p = norm_type_of(o.norm_type, who)
+    local error_if_nonfinite = o.error_if_nonfinite
+    if error_if_nonfinite ~= nil and type(error_if_nonfinite) ~= "boolean" then
+        raise("tide: clip_grad_norm_: error_if_nonfinite must be a boolean, got " ..
+            type(error_if_nonfinite))
+    end
     if #grads == 0 then
         return 0.0
     end
@@ -93,8 +112,14 @@ function utils.clip_grad_norm_(params, max_norm, norm_type)
         else
             total = grad_norm(all, p):item()
         end
+        if error_if_nonfinite and (total ~= total or total == math.huge) then
+            local order = p == math.huge and "inf" or ("%g"):format(p)
+            raise(("tide: clip_grad_norm_: the total norm of order %s of the gradients is " ..
+                "non-finite (%s), so it cannot be clipped; to scale the gradients by it anyway, " ..
+                "pass error_if_nonfinite = false"):format(order, tostring(total)))
+        end
         local coef = max_norm / (total + 1e-6)
-        if coef < 1 then
+        if coef < 1 or coef ~= coef then
             for _, g in ipairs(grads) do
                 g:mul_(coef)
             end
@@ -111,9 +136,10 @@ function utils.clip_grad_norm(...)
 end
 
 -- clip_grad_value_(params, clip_value): clamps every gradient in place to
--- [-clip_value, clip_value]
-function utils.clip_grad_value_(params, clip_value)
+-- [-clip_value, clip_value]; clip_value by name too ({clip_value = 100}, PyTorch's keyword)
+function utils.clip_grad_value_(params, ...)
     local grads = grads_of(params, "clip_grad_value_")
+    local clip_value = clip_options("clip_grad_value_", { "clip_value" }, ...).clip_value
     if type(clip_value) ~= "number" then
         raise("tide: clip_grad_value_: expected clip_value to be a number, got " ..
             type(clip_value))

@@ -229,12 +229,16 @@ function Optimizer:init_state() end
 local state_dict = require("tide.optim.state_dict")
 Optimizer.state_dict, Optimizer.load_state_dict = state_dict.state_dict, state_dict.load_state_dict
 
-function Optimizer:zero_grad()
+-- opt:zero_grad([set_to_none]): nil or true sets the gradients to nil, false zeroes them in
+-- place (PyTorch 1.13's default; tide._set_to_none)
+function Optimizer:zero_grad(...)
+    local params = {}
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
-            autograd.set_grad(p, nil)
+            params[#params + 1] = p
         end
     end
+    require("tide._set_to_none")("zero_grad", params, ...)
 end
 
 -- the state table of p, its tensors moved to p's device and dtype when p has moved
