@@ -570,7 +570,16 @@ static int t_index(lua_State *L) {
             return property(L, (int)lua_tointeger(L, -1));
         lua_pop(L, 1);
         lua_pushvalue(L, 2);
-        lua_rawget(L, lua_upvalueindex(3));
+        if (lua_rawget(L, lua_upvalueindex(3)) == LUA_TNIL) {
+            /* x:max(2).indices, PyTorch's named tuple: a nil there fails far from the cause */
+            const char *k = lua_tostring(L, 2);
+            if (strcmp(k, "values") == 0 || strcmp(k, "indices") == 0)
+                return tl_error(L,
+                                "tide: a tensor has no field '%s': an op of several results "
+                                "returns them as Lua results, not PyTorch's named tuple: local "
+                                "values, indices = x:max(2)",
+                                k);
+        }
         return 1;
     }
     int         isint;
@@ -601,8 +610,11 @@ static int t_newindex(lua_State *L) {
     if (lua_type(L, 2) == LUA_TSTRING) {
         const char *k = lua_tostring(L, 2);
         if (strcmp(k, "grad") == 0) {
+            if (!lua_isnil(L, 3) && !tl_test(L, 3))
+                return tl_error(L, "tide: t.grad = v: v must be a tensor or nil, got %s",
+                                luaL_typename(L, 3));
             if (!lua_isnil(L, 3))
-                tl_check(L, 3, "grad");
+                tl_check(L, 3, "grad"); /* a freed tensor raises as any op's argument */
             if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
                 if (lua_isnil(L, 3))
                     return 0;

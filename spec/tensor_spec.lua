@@ -200,6 +200,12 @@ describe("properties", function()
         assert.matches("tensor_spec.lua:%d+: tide: cannot set field 'foo' of a tensor",
             catch(function() t.foo = 1 end))
         assert.is_nil(t.foo)
+        -- PyTorch's named tuple (x.max(1).indices): its fields name the Lua form
+        local m = tide.tensor({ { 1, 5 }, { 7, 2 } })
+        assert.matches("tensor_spec.lua:%d+: tide: a tensor has no field 'indices': an op of " ..
+            "several results returns them as Lua results, not PyTorch's named tuple: local " ..
+            "values, indices = x:max%(2%)", catch(function() return m:max(2).indices end))
+        assert.matches("no field 'values'", catch(function() return m:sort().values end))
     end)
 
     it("grad can be set to a tensor and cleared", function()
@@ -208,7 +214,8 @@ describe("properties", function()
         assert.are.same({ 1, 1 }, w.grad:totable())
         w.grad = nil
         assert.is_nil(w.grad)
-        assert.matches("tide: grad: argument #3 must be a tensor", catch(function() w.grad = 3 end))
+        assert.matches("tide: t.grad = v: v must be a tensor or nil, got number",
+            catch(function() w.grad = 3 end), 1, true)
     end)
 
     it("requires_grad_ sets the flag and returns the tensor", function()
