@@ -119,6 +119,30 @@ describe("keyword arguments of the shape ops", function()
         assert.are.same({ 3, 2 }, x:clone():swapaxes_({ axis0 = 1, axis1 = 2 }).shape)
     end)
 
+    it("squeeze takes a list of dims (PyTorch 2's tuple), squeeze_ too", function()
+        -- torch.zeros(2, 1, 3, 1).squeeze((1, 3)) is [2, 3]; a dim not of size 1 stays
+        local z = tide.zeros(2, 1, 3, 1)
+        assert.are.same({ 2, 3 }, z:squeeze({ 2, 4 }).shape)
+        assert.are.same({ 2, 3 }, tide.squeeze(z, { -1, 2 }).shape)
+        assert.are.same({ 2, 3, 1 }, z:squeeze({ 1, 2 }).shape)
+        assert.are.same({ 2, 3 }, z:squeeze({ dim = { 2, 4 } }).shape)
+        local none = z:squeeze({})
+        assert.are.same({ 2, 1, 3, 1 }, none.shape)
+        none:fill_(7) -- a view: writes through
+        assert.are.equal(42, z:sum():item())
+        assert.are.same({}, tide.tensor(3):squeeze({ 1 }).shape)
+        local y = z:clone()
+        assert.are.equal(y, y:squeeze_({ 2, 4 }))
+        assert.are.same({ 2, 3 }, y.shape)
+        local w = tide.zeros(2, 1, 3, 1):requires_grad_()
+        w:squeeze({ 2, 4 }):sum():backward()
+        assert.are.same({ 2, 1, 3, 1 }, w.grad.shape)
+        has(err(function() return z:squeeze({ 2, -3 }) end),
+            "tide: squeeze: dim 2 appears twice in the list (as its entry 2); list each dim once")
+        has(err(function() return z:squeeze({ 5 }) end),
+            "tide: squeeze: dim 5 is out of range for a tensor with 4 dims")
+    end)
+
     it("reorderings: roll, flip, rot90, diff, repeat_interleave", function()
         agree({ { 2, 0, 1 }, { 5, 3, 4 } }, x:roll(1, { dims = 2 }), x:roll(1, 2))
         agree({ { 5, 0, 1 }, { 2, 3, 4 } }, tide.roll(x, { shifts = 1 }), x:roll(1))

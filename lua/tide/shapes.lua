@@ -357,6 +357,37 @@ function M.functions.concatenate(tensors, dim, ...)
     return args.as_op("concatenate", "cat", core.cat, tensors, dim)
 end
 
+-- squeeze([dim]): the core's, and PyTorch 2's list of dims (x:squeeze({2, 4}), its tuple):
+-- each of those dims of size 1 goes, the others stay (as for one dim), squeezed from the last
+-- so the numbers hold; {} squeezes none. A call without a list is the kernel's own; squeeze_
+-- (tide.inplace_views) takes the list through this
+local front = require("tide.tensor_keywords").front
+local squeeze = Tensor.squeeze
+Tensor.squeeze = front(function(x, dim, ...)
+    if type(dim) ~= "table" then
+        return squeeze(x, dim, ...)
+    end
+    args.no_extra("squeeze", 2, ...)
+    check("squeeze", x)
+    local dims, seen = {}, {}
+    for i, d in ipairs(dim) do
+        local n = dim_of("squeeze", x, d)
+        if seen[n] then
+            raise(("tide: squeeze: dim %d appears twice in the list (as its entry %d); list each " ..
+                "dim once"):format(n, i))
+        end
+        seen[n], dims[#dims + 1] = true, n
+    end
+    table.sort(dims, function(a, b) return a > b end)
+    local r = x:view(x:size()) -- a view even when no dim goes, as PyTorch's
+    for _, d in ipairs(dims) do
+        if x:dim() > 0 and r:size(d) == 1 then
+            r = squeeze(r, d)
+        end
+    end
+    return r
+end, squeeze, 2)
+
 M.names = { "split", "chunk", "unbind", "tile", "flatten", "unflatten", "movedim", "diag",
-    "meshgrid", "concat", "concatenate" }
+    "meshgrid", "concat", "concatenate", "squeeze" }
 return M
