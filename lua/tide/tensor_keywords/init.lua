@@ -214,8 +214,8 @@ function M.call_function(name, f, ...)
     return keyword_call(name, sig, f, ...)
 end
 
--- the trampolines made: trampoline -> { name, the function behind it }, so an alias set to
--- another op's trampoline (true_divide = div) gets one of its own name
+-- the trampolines made: trampoline -> { name, the function behind it, its slow path }, so an
+-- alias set to another op's trampoline (true_divide = div) gets one of its own name
 local made = setmetatable({}, { __mode = "k" })
 local fronted = setmetatable({}, { __mode = "k" }) -- Lua function -> { kernel, nmax }
 
@@ -235,7 +235,9 @@ local function install_one(t, name, sig, call)
     end
     local m = made[f]
     if m then
-        if m[1] == name then
+        -- already this name's, as a method or a function: a lazy module's tide.X is often its
+        -- method's trampoline, and a function's slow path (out=) is not a method's
+        if m[1] == name and m[3] == call then
             return
         end
         f = m[2]
@@ -243,7 +245,7 @@ local function install_one(t, name, sig, call)
     local front = fronted[f]
     local w = front and core._keywords(call, front[1], name, f, front[2])
         or core._keywords(call, f, name, nil, sig and sig.nmax, sig == nil)
-    made[w] = { name, f }
+    made[w] = { name, f, call }
     rawset(t, name, w)
 end
 
