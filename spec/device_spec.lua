@@ -159,3 +159,27 @@ describe("default device", function()
         assert.are.equal("cpu", tostring(tide.get_default_device()))
     end)
 end)
+
+describe("tide.accelerator (PyTorch 2.6's torch.accelerator)", function()
+    it("is tide's CUDA under device-neutral names", function()
+        local acc = tide.accelerator
+        assert.are.equal(tide.cuda.is_available(), acc.is_available())
+        assert.are.equal(tide.cuda.device_count(), acc.device_count())
+        -- the current tutorials' first line
+        local device = acc.is_available() and acc.current_accelerator().type or "cpu"
+        if acc.is_available() then
+            assert.are.equal("cuda", device)
+            assert.are.equal(tide.device("cuda:0"), acc.current_accelerator(true))
+        else
+            assert.are.equal("cpu", device)
+            assert.is_nil(acc.current_accelerator())
+            local ok, err = pcall(acc.synchronize)
+            assert.is_false(ok)
+            assert.matches("tide: accelerator.synchronize: no accelerator is available here",
+                err, 1, true)
+        end
+        local ok, err = pcall(acc.current_accelerator, "yes")
+        assert.is_false(ok)
+        assert.matches("check_available must be true or false, got string", err, 1, true)
+    end)
+end)

@@ -180,7 +180,8 @@ local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
   models = "tide.models", text = "tide.text", linalg = "tide.linalg",
   distributions = "tide.distributions", special = "tide.special_functions", amp = "tide.amp",
-  func = "tide.func", backends = "tide.backends", compile = "tide.compile" }
+  func = "tide.func", backends = "tide.backends", compile = "tide.compile",
+  accelerator = "tide.accelerator" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {
