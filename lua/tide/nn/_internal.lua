@@ -439,8 +439,62 @@ function I.class_loss(input, target, reduction, o, logp, who)
     return poison and loss:add(poison) or loss
 end
 
+-- Cross entropy with class probabilities (PyTorch 1.10+): a floating-point target of the
+-- input's shape, {N, C}, {N, C, d1, ...} or an unbatched {C}, each row's weights over the
+-- classes (a one-hot row is its class index's loss). -sum_c w_c * t_c * log_softmax(input)_c
+-- per row; label_smoothing mixes the target with the uniform row first (t * (1 - eps) + eps/C);
+-- "mean" divides by the rows (numel / C), not by the weights (PyTorch's
+-- cross_entropy_loss_prob_target). ignore_index must stay negative, as PyTorch's.
+function I.prob_class_loss(input, target, reduction, o, who)
+    I.same_shape_check(input, target, who)
+    local nd = input:dim()
+    if nd < 1 or not FLOAT_DTYPES[input.dtype] then
+        raise(string.format("tide: %s: class-probability targets need floating-point logits " ..
+            "of shape {N, C}, {N, C, d1, ...} or {C}, got %s %s", who, input.dtype,
+            I.shape_str(input.shape)))
+    end
+    local cd = nd == 1 and 1 or 2
+    local c = input:size(cd)
+    local ignore = o.ignore_index
+    if ignore ~= nil and (not compat.is_integer(ignore) or ignore >= 0) then
+        raise(string.format("tide: %s: ignore_index is not supported with class-probability " ..
+            "targets (a floating-point target of the input's shape), got %s; pass 1-based " ..
+            "integer class targets to ignore a class", who, tostring(ignore)))
+    end
+    local weight = o.weight
+    if weight ~= nil then
+        if not is_tensor(weight) or weight:dim() ~= 1 or weight:size(1) ~= c then
+            raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
+                who, c, is_tensor(weight) and I.shape_str(weight.shape) or type(weight)))
+        end
+        I.check_same_device(input, weight, who)
+    end
+    local eps = o.label_smoothing or 0
+    if type(eps) ~= "number" or eps < 0 or eps > 1 then
+        raise("tide: " .. who .. ": expected label_smoothing in [0, 1], got " .. tostring(eps))
+    end
+    local lp = input:log_softmax(cd)
+    local t = eps > 0 and target:mul(1 - eps):add(eps / c) or target
+    local prod = lp:mul(t)
+    if weight then
+        local wshape = {}
+        for d = 1, nd do
+            wshape[d] = d == cd and c or 1
+        end
+        prod = prod:mul(weight:view(wshape))
+    end
+    if reduction == "none" then
+        return prod:sum(cd):neg()
+    elseif reduction == "sum" then
+        return prod:sum():neg()
+    end
+    -- numel 0: 0/0, NaN, as PyTorch's
+    return prod:sum():neg():div(c > 0 and input:numel() / c or 0)
+end
+
 -- cross entropy (or nll with logp): the bool-target check, then class_loss (which takes the
--- fused one-node path when no option is in play), on every device alike
+-- fused one-node path when no option is in play), on every device alike; cross entropy with a
+-- floating-point target takes class probabilities (prob_class_loss)
 function I.class_loss_entry(input, target, reduction, o, logp, who)
     if autocast.on then -- the losses compute in float32 under autocast, as PyTorch's
         input, target = autocast.fp32(input, target)
@@ -449,6 +503,31 @@ function I.class_loss_entry(input, target, reduction, o, logp, who)
         raise(string.format("tide: %s: the target is a bool tensor; class targets are integer " ..
             "class indices (1-based): convert it with target:long() + 1, or use " ..
             "binary_cross_entropy for true/false targets", who))
+    end
+    if not logp and is_tensor(input) and is_tensor(target) then
+        local a, b = input.shape, target.shape
+        local same = #a == #b
+        for i = 1, #a do
+            same = same and a[i] == b[i]
+        end
+        if FLOAT_DTYPES[target.dtype] then
+            if not same then
+                raise(string.format("tide: %s: expected integer class targets (int64, 1-based), " ..
+                    "got %s of shape %s; convert with target:long() (a floating-point target " ..
+                    "holds class probabilities, of the input's shape %s)", who, target.dtype,
+                    I.shape_str(b), I.shape_str(a)))
+            end
+            I.check_same_device(input, target, who)
+            return I.prob_class_loss(input, target, reduction, o, who)
+        end
+        if same and #a >= 2 then
+            local idx = { compat.unpack(a) }
+            table.remove(idx, 2)
+            raise(string.format("tide: %s: a target of the input's shape %s holds class " ..
+                "probabilities and must be floating point, got %s; convert it with " ..
+                "target:float(), or pass 1-based class indices of shape %s", who,
+                I.shape_str(a), target.dtype, I.shape_str(idx)))
+        end
     end
     return I.class_loss(input, target, reduction, o, logp, who)
 end
