@@ -72,8 +72,9 @@ function Module.list_index(self, k)
 end
 
 -- the positions a list's slice takes, in order: list[{{a, b}}], list[{{a, b, step}}],
--- list[{{a}}] or list[{{}}], as a tensor's first dim (1-based, inclusive, negative from the
--- end, cut to 1..n; step >= 1). var and hint name the list and show PyTorch's form beside
+-- list[{{a}}] or list[{{}}], written as a tensor's first dim (1-based, inclusive, negative from
+-- the end; step >= 1) but cut to 1..n and empty when a > b, as Python's slices of a list are
+-- (a tensor's range past its end raises: its size is data, a list's length is code's). var and hint name the list and show PyTorch's form beside
 -- tide's, for the error
 function Module.list_slice(self, key, who, var, hint)
     local n = rawget(self, "n") or 0
