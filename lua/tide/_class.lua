@@ -23,13 +23,13 @@ function M.callable(cls)
     })
 end
 
--- is_instance(obj, cls): obj is an instance of cls or of a class extended from it (Python's
--- isinstance for tide's classes: an instance's metatable is its class, a subclass's metatable
--- leads to its base through __index); a tensor is an instance of tide.Tensor
-function M.is_instance(obj, cls)
+-- one class: obj is an instance of cls or of a class extended from it (an instance's metatable
+-- is its class, a subclass's metatable leads to its base through __index); a tensor is an
+-- instance of tide.Tensor
+local function is_one(obj, cls)
     if type(obj) ~= "table" then
         local core = require("tide.core")
-        return cls ~= nil and cls == core.Tensor and core.is_tensor(obj)
+        return cls == core.Tensor and core.is_tensor(obj)
     end
     local c = getmetatable(obj)
     while type(c) == "table" do
@@ -40,6 +40,40 @@ function M.is_instance(obj, cls)
         c = mt and rawget(mt, "__index")
     end
     return false
+end
+
+local function describe(v)
+    if type(v) == "string" then
+        return string.format("the string %q", v)
+    end
+    return type(v) == "nil" and "nil" or (type(v) .. " " .. tostring(v))
+end
+
+-- is_instance(obj, cls): Python's isinstance for tide's classes. cls is a class, or a list of
+-- classes (Python's tuple: isinstance(m, (nn.Linear, nn.Embedding)) is
+-- tide.isinstance(m, {nn.Linear, nn.Embedding}), true when obj is an instance of any; lists may
+-- nest, {} is false). A class has a metatable (Module:extend, tide._class.class), a list has none.
+function M.is_instance(obj, cls)
+    if type(cls) ~= "table" then
+        error("tide: isinstance: cls must be a class or a list of classes, got " .. describe(cls)
+            .. " (a class name misspelled? Python's tuple of classes is a list: "
+            .. "tide.isinstance(m, {nn.Linear, nn.Embedding}))", 2)
+    end
+    if getmetatable(cls) == nil and (rawget(cls, 1) ~= nil or next(cls) == nil) then
+        for i = 1, #cls do
+            if type(cls[i]) ~= "table" then
+                error("tide: isinstance: the list of classes holds " .. describe(cls[i])
+                    .. " at position " .. i .. "; each entry must be a class (nn.Linear, ...)", 2)
+            end
+        end
+        for i = 1, #cls do
+            if M.is_instance(obj, cls[i]) then
+                return true
+            end
+        end
+        return false
+    end
+    return is_one(obj, cls)
 end
 
 return M

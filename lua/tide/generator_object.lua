@@ -60,9 +60,20 @@ local function check_self(op, g)
     end
 end
 
---- tide.Generator([device]): a new generator for device ("cpu" by default)
+--- tide.Generator([device]): a new generator for device ("cpu" by default); PyTorch's keyword
+--- form torch.Generator(device=d) is tide.Generator({device = d})
 function Generator.new(device, ...)
     args.no_extra("Generator", 1, ...)
+    if type(device) == "table" and getmetatable(device) == nil then
+        for k in pairs(device) do
+            if k ~= "device" then
+                raise(("tide: Generator: unknown option %s; PyTorch's Generator takes only " ..
+                    "device (tide.Generator({device = \"cpu\"}) or tide.Generator(\"cpu\"))")
+                    :format(type(k) == "string" and k or ("[" .. tostring(k) .. "]")))
+            end
+        end
+        device = device.device
+    end
     local name = device == nil and "cpu" or device_name("Generator", device)
     return setmetatable({ device = core.device(name), _device = name,
         _state = seeded(DEFAULT_SEED) }, Generator)

@@ -420,13 +420,21 @@ function M.cross_entropy(x, onehot, valid, denom)
 end
 
 -- d/dx of -sum(onehot * log_softmax(x)) / denom = (softmax(x) * valid - onehot) / denom
--- (valid marks the rows not ignored, denom nil for a sum); logp and onehot are the node's own
+-- (valid marks the rows not ignored, denom nil for a sum); logp and onehot are the node's own.
+-- An ignored row's gradient is 0 also when every row is ignored (denom 0, the loss 0/0, NaN):
+-- PyTorch's nll_loss backward skips those rows, so one all-ignored batch (minGPT's masked
+-- targets, padding) leaves the weights as they were instead of making them NaN. denom 0 is
+-- read as 1 there (dx is all 0 then), with no value read back.
 def {
     name = "cross_entropy",
     frees = { "logp", "onehot" },
     backward = function(nd, g)
         local dx = nd.logp:exp():mul(nd.valid):sub(nd.onehot)
-        return dx:mul(nd.denom and g:div(nd.denom) or g)
+        local denom = nd.denom
+        if denom then
+            denom = denom:add(denom:eq(0):to(denom.dtype))
+        end
+        return dx:mul(denom and g:div(denom) or g)
     end,
 }
 

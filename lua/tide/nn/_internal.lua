@@ -412,7 +412,15 @@ function I.class_loss(input, target, reduction, o, logp, who)
     local wrow = weight and onehot:to(lp.dtype):mul(weight:view(1, c)) or onehot
     local nll = lp:mul(wrow):sum(2):neg() -- [M]; 0 on ignored rows
     local denom = weight and wrow:sum() or valid:sum():to(lp.dtype)
-    local loss
+    local loss, all_ignored
+    if reduction == "mean" then
+        -- every row ignored (denom 0): the mean is NaN (0/0) and the gradient 0, as PyTorch's,
+        -- whose backward skips ignored rows: the division by 1 there, the NaN added as a
+        -- constant at the end (the fused path's rule, nn/_fused.lua)
+        local none = denom:eq(0)
+        all_ignored = core.where(none, denom:add(0 / 0), denom:mul(0))
+        denom = denom:add(none:to(denom.dtype))
+    end
     if reduction == "none" then
         loss = nll
     elseif reduction == "sum" then
@@ -435,6 +443,8 @@ function I.class_loss(input, target, reduction, o, logp, who)
     end
     if reduction == "none" then
         loss = loss:view(tshape)
+    elseif all_ignored then
+        loss = loss:add(all_ignored)
     end
     return poison and loss:add(poison) or loss
 end
