@@ -191,9 +191,31 @@ describe('"..." in subscripts (PyTorch\'s Ellipsis)', function()
             msg(catch(function() x[{ "...", "..." }] = 1 end)))
         assert.are.equal('tide: index: 4 indices besides "..." for a tensor of 3 dims',
             msg(catch(function() return x[{ 1, 1, "...", 1, 1 }] end)))
-        -- a string other than "..." is refused as before
-        assert.are.equal("tide: index: index 2 must be a number, a range table or a tensor, " ..
-            "got string", msg(catch(function() return x[{ 1, ".." }] end)))
+        -- a string other than "..." and "newaxis" is refused as before
+        assert.are.equal("tide: index: index 2 must be a number, a range table, a tensor, " ..
+            "\"...\" or tide.newaxis, got \"..\"", msg(catch(function() return x[{ 1, ".." }] end)))
+    end)
+
+    it("tide.newaxis is PyTorch's None in an index: a new dim of size 1 there", function()
+        local x = tide.arange(1, 7):reshape(2, 3)
+        -- x[None, ...], x[:, None], x[None, :, None, :] and x[..., None] (PyTorch's shapes)
+        assert.are.same({ 1, 2, 3 }, x[{ tide.newaxis, "..." }].shape)
+        assert.are.same({ 2, 1, 3 }, x[{ {}, tide.newaxis }].shape)
+        assert.are.same({ 1, 2, 1, 3 }, x[{ "newaxis", {}, "newaxis", {} }].shape)
+        assert.are.same({ 2, 3, 1 }, x[{ "...", tide.newaxis }].shape)
+        -- with a number and a range: x[1, None, 0:2] is [[4, 5]]
+        assert.are.same({ { 4, 5 } }, x[{ 2, tide.newaxis, { 1, 2 } }]:totable())
+        -- a view: writes through, and the attention-mask idiom m[:, None, None, :]
+        local m = tide.ones(2, 4)
+        assert.are.same({ 2, 1, 1, 4 }, m[{ {}, tide.newaxis, tide.newaxis, {} }].shape)
+        x[{ tide.newaxis, 1 }] = 0
+        assert.are.same({ { 0, 0, 0 }, { 4, 5, 6 } }, x:totable())
+        -- it takes none of x's dims: three entries besides it still raise
+        assert.are.equal("tide: index: 3 indices for a tensor of 2 dims",
+            msg(catch(function() return x[{ 1, tide.newaxis, 1, 1 }] end)))
+        local w = tide.ones(2, 3):requires_grad_()
+        w[{ tide.newaxis }]:sum():backward()
+        assert.are.same({ { 1, 1, 1 }, { 1, 1, 1 } }, w.grad:totable())
     end)
 end)
 

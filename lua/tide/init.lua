@@ -97,6 +97,8 @@ end
 
 -- Python's isinstance(obj, cls) for tide's classes and tensors: tide.isinstance(m, nn.Linear)
 tide.isinstance = require("tide._class").is_instance
+-- NumPy's newaxis, PyTorch's None in an index (x[{tide.newaxis, "..."}]: tide.subscripts)
+tide.newaxis = "newaxis"
 
 -- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep
 -- the user's line in error messages even when called in tail position

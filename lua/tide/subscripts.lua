@@ -227,10 +227,15 @@ local function sliced(v, d, start, length, step)
     return w:select(w:dim(), 1)
 end
 
+-- NumPy's newaxis (PyTorch's None: x[None, ...], mask[:, None, None, :]): a new dim of size 1
+-- at its place, taking none of x's
+local NEWAXIS = "newaxis"
+
 -- key with its "..." (PyTorch's Ellipsis, t[..., -1]) replaced by as many {} (whole dims) as
 -- x's dims past the key's other entries (none is fine); key itself when it has none
 local function without_ellipsis(op, x, key)
     local at
+    local new = 0 -- newaxis entries, which take no dim of x
     for i = 1, #key do
         if key[i] == "..." then
             if at then
@@ -238,15 +243,17 @@ local function without_ellipsis(op, x, key)
                     :format(op, at, i))
             end
             at = i
+        elseif key[i] == NEWAXIS then
+            new = new + 1
         end
     end
     if not at then
         return key
     end
-    local whole = x:dim() - (#key - 1)
+    local whole = x:dim() - (#key - 1 - new)
     if whole < 0 then
         raise(('tide: %s: %d indices besides "..." for a tensor of %d dim%s'):format(op,
-            #key - 1, x:dim(), x:dim() == 1 and "" or "s"))
+            #key - 1 - new, x:dim(), x:dim() == 1 and "" or "s"))
     end
     local out = { unpack(key, 1, at - 1) }
     for _ = 1, whole do
@@ -272,14 +279,23 @@ end
 local function table_view(op, x, key)
     args.check_list(op, key, "the index")
     key = without_ellipsis(op, x, key)
-    if #key > x:dim() then
-        raise(("tide: %s: %d indices for a tensor of %d dim%s"):format(op, #key, x:dim(),
+    local taking = #key -- the entries that take one of x's dims
+    for i = 1, #key do
+        if key[i] == NEWAXIS then
+            taking = taking - 1
+        end
+    end
+    if taking > x:dim() then
+        raise(("tide: %s: %d indices for a tensor of %d dim%s"):format(op, taking, x:dim(),
             x:dim() == 1 and "" or "s"))
     end
     local v, d, adv = x, 1, {}
     for i, k in ipairs(key) do
         k = byte_mask(scalar_index(k))
-        if type(k) == "number" then
+        if k == NEWAXIS then
+            v = as_op(op, "unsqueeze", v.unsqueeze, v, d)
+            d = d + 1
+        elseif type(k) == "number" then
             if not is_integer(k) then
                 raise(("tide: %s: index %d must be an integer, got %s"):format(op, i, tostring(k)))
             end
@@ -297,8 +313,9 @@ local function table_view(op, x, key)
             adv[#adv + 1] = { d, k }
             d = d + 1
         else
-            raise(("tide: %s: index %d must be a number, a range table or a tensor, got %s")
-                :format(op, i, type(k)))
+            raise(("tide: %s: index %d must be a number, a range table, a tensor, \"...\" or " ..
+                "tide.newaxis, got %s"):format(op, i, type(k) == "string" and ("%q"):format(k)
+                or type(k)))
         end
     end
     return v, adv
