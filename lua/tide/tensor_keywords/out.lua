@@ -25,7 +25,8 @@ end
 
 local M = {}
 
--- the tide.X functions whose torch.X takes out= in PyTorch 1.13 (checked by calling each)
+-- the tide.X functions whose torch.X takes out= in PyTorch 1.13 (from its docstrings, and
+-- checked by calling each with out=)
 M.names = {}
 for name in ([[
 abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin aminmax any
