@@ -384,3 +384,19 @@ describe("adaptive max pooling over no planes and a huge length #lua53", functio
         assert.are.same({ { 2, 4, 7 } }, k:totable())
     end)
 end)
+
+describe("a scheduler's per-group list holding something else than numbers", function()
+    it("raises naming it (ASan fuzz seed 4702: arithmetic on a ReLU value)", function()
+        local M = tide.optim.SGD(tide.nn.Linear(3, 2):parameters(), 1e-12)
+        local err = tide_error(function()
+            return tide.optim.lr_scheduler.OneCycleLR(M, { tide.nn.ReLU() }, 3)
+        end)
+        assert.matches("tide: OneCycleLR: expected max_lr to be a number or a list of 1 numbers " ..
+            "(one per parameter group), got a list holding table at 1", err, 1, true)
+        assert.are.equal(1e-12, M.param_groups[1].lr) -- the optimizer as it was
+        -- a list of numbers, one per group, as before
+        local S = tide.optim.lr_scheduler.OneCycleLR(M, { 0.1 }, 3)
+        assert.are.equal(0.1, M.param_groups[1].max_lr)
+        assert.is_true(S ~= nil)
+    end)
+end)

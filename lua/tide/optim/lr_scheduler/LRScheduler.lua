@@ -245,6 +245,13 @@ function LRScheduler:per_group(value, key)
             "(one per parameter group), got %s", self.__name, key, n,
             type(value) == "table" and ("a list of " .. #value) or type(value)))
     end
+    for i = 1, n do
+        if type(value[i]) ~= "number" then
+            raise(string.format("tide: %s: expected %s to be a number or a list of %d numbers " ..
+                "(one per parameter group), got a list holding %s at %d", self.__name, key, n,
+                type(value[i]), i))
+        end
+    end
     return value
 end
 
