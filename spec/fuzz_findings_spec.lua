@@ -391,8 +391,8 @@ describe("a scheduler's per-group list holding something else than numbers", fun
         local err = tide_error(function()
             return tide.optim.lr_scheduler.OneCycleLR(M, { tide.nn.ReLU() }, 3)
         end)
-        assert.matches("tide: OneCycleLR: expected max_lr to be a number or a list of 1 numbers " ..
-            "(one per parameter group), got a list holding table at 1", err, 1, true)
+        assert.matches("tide: OneCycleLR: expected max_lr to be a number or a list of numbers, " ..
+            "got table at position 1", err, 1, true)
         assert.are.equal(1e-12, M.param_groups[1].lr) -- the optimizer as it was
         -- a list of numbers, one per group, as before
         local S = tide.optim.lr_scheduler.OneCycleLR(M, { 0.1 }, 3)

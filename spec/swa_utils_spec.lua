@@ -276,7 +276,8 @@ describe("swa_utils.SWALR", function()
             "tide: SWALR: expected swa_lr to be a number or a list of 2 numbers (one per " ..
             "parameter group), got a list of 1")
         assert.has_error(function() S.SWALR(opt, { swa_lr = { 0.1, "x" } }) end,
-            "tide: SWALR: swa_lr[2] = x; expected a number")
+            "tide: SWALR: expected swa_lr to be a number or a list of numbers, got string at " ..
+            "position 2")
         assert.has_error(function() S.SWALR(opt, { swa_lr = 0.1, anneal_strategy = "exp" }) end,
             'tide: SWALR: anneal_strategy must be "cos" or "linear", got exp')
         assert.has_error(function() S.SWALR(opt, { swa_lr = 0.1, anneal_epochs = -1 }) end,

@@ -26,27 +26,15 @@ local MODES = {
     exp_range = { "iterations", function(self, x) return self.gamma ^ x end },
 }
 
--- one number per group (a number for all, or a list of #groups numbers), each checked
-local function numbers(self, value, key)
-    local r = self:per_group(value, key)
-    for i = 1, #r do
-        if type(r[i]) ~= "number" or r[i] ~= r[i] then
-            raise(string.format("tide: CyclicLR: expected %s to be a number or a list of " ..
-                "numbers, got %s at position %d", key, r[i] ~= r[i] and "nan" or type(r[i]), i))
-        end
-    end
-    return r
-end
-
 local function positive(self, opts, key, default)
     return self:number(opts, key, default, function(v) return v > 0 end, "a number > 0")
 end
 
 function CyclicLR:init(opts)
     local groups = self.optimizer.param_groups
-    local base_lrs = numbers(self, opts.base_lr == nil and self:number(opts, "base_lr") or
+    local base_lrs = self:per_group(opts.base_lr == nil and self:number(opts, "base_lr") or
         opts.base_lr, "base_lr")
-    self.max_lrs = numbers(self, opts.max_lr == nil and self:number(opts, "max_lr") or
+    self.max_lrs = self:per_group(opts.max_lr == nil and self:number(opts, "max_lr") or
         opts.max_lr, "max_lr")
     local up = positive(self, opts, "step_size_up", 2000)
     local down = opts.step_size_down == nil and up or positive(self, opts, "step_size_down")
@@ -87,9 +75,9 @@ function CyclicLR:init(opts)
             raise(string.format("tide: CyclicLR: the optimizer has no momentum to cycle (%s); " ..
                 "pass cycle_momentum = false", tostring(self.optimizer.__name)))
         end
-        base_m = numbers(self, opts.base_momentum == nil and 0.8 or opts.base_momentum,
+        base_m = self:per_group(opts.base_momentum == nil and 0.8 or opts.base_momentum,
             "base_momentum")
-        self.max_momentums = numbers(self, opts.max_momentum == nil and 0.9 or
+        self.max_momentums = self:per_group(opts.max_momentum == nil and 0.9 or
             opts.max_momentum, "max_momentum")
     end
     -- every option checked: now the groups start at base_lr (and base_momentum)

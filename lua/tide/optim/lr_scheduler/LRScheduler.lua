@@ -230,7 +230,8 @@ function LRScheduler:integer(opts, key, default, min)
     end, "an integer >= " .. min))
 end
 
--- one value per group: a number for all, or a list of #groups numbers
+-- one value per group: a number for all, or a list of #groups numbers (each checked: a NaN or
+-- a non-number raises, naming its position)
 function LRScheduler:per_group(value, key)
     local n = #self.optimizer.param_groups
     if type(value) == "number" then
@@ -246,10 +247,10 @@ function LRScheduler:per_group(value, key)
             type(value) == "table" and ("a list of " .. #value) or type(value)))
     end
     for i = 1, n do
-        if type(value[i]) ~= "number" then
-            raise(string.format("tide: %s: expected %s to be a number or a list of %d numbers " ..
-                "(one per parameter group), got a list holding %s at %d", self.__name, key, n,
-                type(value[i]), i))
+        if type(value[i]) ~= "number" or value[i] ~= value[i] then
+            raise(string.format("tide: %s: expected %s to be a number or a list of numbers, " ..
+                "got %s at position %d", self.__name, key,
+                value[i] ~= value[i] and "nan" or type(value[i]), i))
         end
     end
     return value

@@ -32,13 +32,7 @@ function SWALR:init(opts)
         raise("tide: SWALR: option swa_lr is required (a number, or a list of " .. n ..
             " numbers, one per parameter group)")
     end
-    local swa_lrs = self:per_group(opts.swa_lr, "swa_lr")
-    for i = 1, n do
-        if type(swa_lrs[i]) ~= "number" then
-            raise(string.format("tide: SWALR: swa_lr[%d] = %s; expected a number", i,
-                tostring(swa_lrs[i])))
-        end
-    end
+    local swa_lrs = self:per_group(opts.swa_lr, "swa_lr") -- each a number (checked there)
     local strategy = opts.anneal_strategy
     if strategy == nil then
         strategy = "cos"
