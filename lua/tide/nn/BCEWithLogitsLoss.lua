@@ -24,7 +24,9 @@ function BCEWithLogitsLoss:init(opts)
     end
 end
 
-function BCEWithLogitsLoss:forward(input, target)
+function BCEWithLogitsLoss:forward(...)
+    local input, target = require("tide.nn._loss").forward_args("BCEWithLogitsLoss",
+        { "input", "target" }, ...)
     return I.binary_cross_entropy_with_logits(input, target, self.reduction, "BCEWithLogitsLoss",
         self.weight, self.pos_weight)
 end

@@ -14,7 +14,9 @@ function MSELoss:init(opts)
     self.reduction = I.check_reduction(opts or "mean", "MSELoss")
 end
 
-function MSELoss:forward(input, target)
+function MSELoss:forward(...)
+    local input, target = require("tide.nn._loss").forward_args("MSELoss", { "input", "target" },
+        ...)
     return I.mse_loss(input, target, self.reduction, "MSELoss")
 end
 

@@ -518,6 +518,10 @@ local function parse_to(a, b)
     local dev, dt
     if type(a) == "string" and DTYPES[a] then
         dt = a
+    elseif a == "meta" then
+        raise('tide: Module:to: tide has no "meta" device (tensors with a shape and no ' ..
+            'storage); a stateless copy for tide.func.functional_call needs none: keep ' ..
+            'tide.deepcopy(model) as it is, functional_call swaps in every parameter and buffer')
     elseif type(a) == "string" and not (a:match("^cpu$") or a:match("^cuda$") or a:match("^cpu:") or a:match("^cuda:")) then
         raise(string.format('tide: Module:to: "%s" is neither a device nor a dtype; devices are ' ..
             '"cpu", "cpu:N", "cuda" or "cuda:N", dtypes "float32", "float64", "float16", ' ..

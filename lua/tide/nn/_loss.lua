@@ -1,11 +1,41 @@
 -- tide.nn._loss: the loss modules that differ only in their name, options and functional, out
 -- of the users' sight. Each returns a class (Module:extend(name)).
 local core = require("tide.core")
+local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 
 local L = {}
+
+local P = require("tide.pytorch_args")
+local compat = require("tide._compat")
+
+-- L.forward_args(who, names, ...): a loss call's tensors by position or, last, in a table by
+-- name (Python's keywords: loss(x1, x2, target=y) is loss(x1, x2, {target = y})), names the
+-- forward's parameters in PyTorch's order; returns them by position
+function L.forward_args(who, names, ...)
+    local n = select("#", ...)
+    if n == 0 or not P.is_options((select(n, ...))) then
+        return ...
+    end
+    local out = compat.pack(...)
+    local by_name = out[n]
+    out[n] = nil
+    for k, v in pairs(by_name) do
+        local i = P.position(names, k)
+        if not i then
+            autograd.raise(string.format("tide: %s: unknown argument \"%s\"; its call takes %s " ..
+                "(by position, or the last of them by name)", who, tostring(k),
+                table.concat(names, ", ")))
+        end
+        if i < n then
+            P.twice(who, k, i)
+        end
+        out[i] = v
+    end
+    return compat.unpack(out, 1, #names)
+end
 
 -- a loss that keeps its options table (keys: the options it takes) and calls F[fn](input,
 -- target, opts) after a same-shape check that names the module; extra_reduction: a reduction
@@ -22,7 +52,8 @@ function L.pointwise(name, keys, fn, extra_reduction)
         end
         self.opts = opts
     end
-    function cls:forward(input, target)
+    function cls:forward(...)
+        local input, target = L.forward_args(name, { "input", "target" }, ...)
         I.same_shape_check(input, target, name) -- errors name the module
         return F[fn](input, target, self.opts)
     end
@@ -45,7 +76,8 @@ function L.class(name, keys, log_probs, base)
         end
         self.reduction = I.check_reduction(opts or "mean", name)
     end
-    function cls:forward(input, target)
+    function cls:forward(...)
+        local input, target = L.forward_args(name, { "input", "target" }, ...)
         return I.class_loss_entry(input, target, self.reduction, { weight = self.weight,
             ignore_index = self.ignore_index, label_smoothing = self.label_smoothing },
             log_probs, name)

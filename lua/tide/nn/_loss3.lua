@@ -6,6 +6,15 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 
+-- forward's parameters, PyTorch's names (one of them may come by name, last: {target = y})
+local NAMES = {
+    MarginRankingLoss = { "input1", "input2", "target" },
+    CosineEmbeddingLoss = { "input1", "input2", "target" },
+    TripletMarginLoss = { "anchor", "positive", "negative" },
+    GaussianNLLLoss = { "input", "target", "var" },
+}
+local forward_args = require("tide.nn._loss").forward_args
+
 return function(name, keys, fn)
     local cls = Module:extend(name)
     function cls:init(opts)
@@ -18,7 +27,8 @@ return function(name, keys, fn)
         end
         self.opts = opts
     end
-    function cls:forward(a, b, c)
+    function cls:forward(...)
+        local a, b, c = forward_args(name, NAMES[name] or { "input1", "input2", "target" }, ...)
         return F[fn](a, b, c, self.opts)
     end
     return cls

@@ -32,7 +32,9 @@ return function(name, keys, fn)
         end
         self.opts = kept
     end
-    function cls:forward(input, target)
+    function cls:forward(...)
+        local input, target = require("tide.nn._loss").forward_args(name, { "input", "target" },
+            ...)
         local o = {}
         for k, v in pairs(self.opts) do
             o[k] = v

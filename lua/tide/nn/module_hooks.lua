@@ -11,6 +11,19 @@ local M = {}
 
 local next_id = 0
 
+-- module[list_name] is the list of the hooks themselves, in order (PyTorch's
+-- module._forward_pre_hooks.values(): `for _, hook in ipairs(m._forward_pre_hooks)`), and
+-- module[list_name .. "_ids"] their ids, position for position (one hook may be registered twice)
+local function take(module, list_name, i)
+    local l, ids = rawget(module, list_name), rawget(module, list_name .. "_ids")
+    table.remove(l, i)
+    table.remove(ids, i)
+    if #l == 0 then
+        rawset(module, list_name, nil)
+        rawset(module, list_name .. "_ids", nil)
+    end
+end
+
 local function register(module, list_name, who, fn)
     if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
         raise(("tide: %s: expected a function, got %s"):format(who, type(fn)))
@@ -19,24 +32,37 @@ local function register(module, list_name, who, fn)
     if not list then
         list = {}
         rawset(module, list_name, list)
+        rawset(module, list_name .. "_ids", {})
     end
+    local ids = rawget(module, list_name .. "_ids")
     next_id = next_id + 1
-    local entry = { fn = fn, id = next_id }
-    list[#list + 1] = entry
-    local handle = { id = entry.id }
+    local id = next_id
+    list[#list + 1] = fn
+    ids[#ids + 1] = id
+    local handle = { id = id }
     -- h.remove() or h:remove(): the hook is taken off the list (again: nothing)
     function handle.remove()
-        local l = rawget(module, list_name)
+        local l = rawget(module, list_name .. "_ids")
         for i = #(l or {}), 1, -1 do
-            if l[i] == entry then
-                table.remove(l, i)
+            if l[i] == id then
+                take(module, list_name, i)
+                return
             end
-        end
-        if l and #l == 0 then
-            rawset(module, list_name, nil)
         end
     end
     return handle
+end
+
+-- M.remove_hook(module, list_name, fn): takes the hook fn (the first entry that is fn) off the
+-- module's list; true when it was there (tide.nn.utils.prune's hooks, found by identity)
+function M.remove_hook(module, list_name, fn)
+    for i, h in ipairs(rawget(module, list_name) or {}) do
+        if rawequal(h, fn) then
+            take(module, list_name, i)
+            return true
+        end
+    end
+    return false
 end
 
 -- m:register_forward_pre_hook(fn): fn(module, inputs) before forward, inputs the list of the
@@ -86,7 +112,7 @@ local function wire_backward(module, inputs, run)
         local hooks = rawget(module, "_backward_hooks")
         local result
         for _, h in ipairs(hooks and { compat.unpack(hooks) } or {}) do
-            local r = h.fn(module, grad_input, grad_output)
+            local r = h(module, grad_input, grad_output)
             if r ~= nil then
                 if n_wrapped ~= 1 then
                     raise("tide: register_full_backward_hook: a hook may replace grad_input " ..
@@ -132,7 +158,7 @@ function M.call(module, ...)
     local inputs = compat.pack(...)
     local pre = rawget(module, "_forward_pre_hooks")
     for _, h in ipairs(pre and { compat.unpack(pre) } or {}) do -- (a copy: a hook may remove)
-        local r = h.fn(module, { compat.unpack(inputs, 1, inputs.n) })
+        local r = h(module, { compat.unpack(inputs, 1, inputs.n) })
         if r ~= nil then
             if type(r) == "table" and getmetatable(r) == nil then
                 inputs = compat.pack(compat.unpack(r))
@@ -158,7 +184,7 @@ function M.call(module, ...)
     local output = several and { compat.unpack(outs, 1, outs.n) } or outs[1]
     local args = { compat.unpack(inputs, 1, inputs.n) }
     for _, h in ipairs({ compat.unpack(post) }) do
-        local r = h.fn(module, args, output)
+        local r = h(module, args, output)
         if r ~= nil then
             output = r
         end
