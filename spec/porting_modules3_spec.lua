@@ -105,10 +105,16 @@ describe("every nn class refuses an argument past those it takes", function()
 
     it("a trailing nil is an omitted argument; the user's line is named", function()
         assert.are.equal(12, nn.Linear(3, 4, false, nil, nil):num_parameters())
+        -- (PyTorch's Linear(in_features, out_features, bias, device, dtype): argument #4 is a
+        -- device, #6 is past them)
         local ok, e = pcall(function() return nn.Linear(3, 4, false, 5) end)
         assert.is_false(ok)
-        assert.matches("porting_modules3_spec.lua:%d+: tide: Linear: expected at most 3 " ..
-            "arguments and an options table, got 4 %(argument #4 is a number%)", e)
+        assert.matches("porting_modules3_spec.lua:%d+: tide: Linear: device must be a device " ..
+            "or a device name such as \"cpu\" or \"cuda:0\", got number", e)
+        ok, e = pcall(function() return nn.Linear(3, 4, false, "cpu", "float32", 5) end)
+        assert.is_false(ok)
+        assert.matches("porting_modules3_spec.lua:%d+: tide: Linear: expected at most 5 " ..
+            "arguments and an options table, got 6 %(argument #6 is a number%)", e)
         -- a class without a signature: the count its init declares
         assert.are.equal("tide: ModuleList: expected at most 1 argument, got 2 (argument #2 " ..
             "is a table); remove it: ModuleList takes no such argument or option",
@@ -176,9 +182,9 @@ describe("PyTorch's positional order and construction by name", function()
     it("a name given positionally and by name raises; a count past PyTorch's too", function()
         assert.are.equal("tide: Conv2d: stride given twice, as argument #4 and by name; pass " ..
             "it once", err(nn.Conv2d, 1, 10, 5, 2, { stride = 2 }))
-        assert.are.equal("tide: Conv2d: expected at most 9 arguments and an options table, " ..
-            "got 10 (argument #10 is a number); remove it: Conv2d takes no such argument or " ..
-            "option", err(nn.Conv2d, 1, 10, 5, 1, 0, 1, 1, true, "zeros", 5))
+        assert.are.equal("tide: Conv2d: expected at most 11 arguments and an options table, " ..
+            "got 12 (argument #12 is a number); remove it: Conv2d takes no such argument or " ..
+            "option", err(nn.Conv2d, 1, 10, 5, 1, 0, 1, 1, true, "zeros", "cpu", "float32", 5))
         assert.are.equal("tide: LSTM: num_layers given twice, as argument #3 and by name; pass " ..
             "it once", err(nn.LSTM, 8, 16, 2, { num_layers = 2 }))
         assert.matches('tide: Conv2d: unknown option "strides"',
@@ -267,9 +273,10 @@ describe("PyTorch's positional order and construction by name", function()
             lp.ceil_mode })
         local lz = nn.LazyConv2d({ out_channels = 8, kernel_size = 3 })
         assert.are.equal(8, lz(tide.randn(1, 2, 5, 5)):size(2))
-        assert.are.equal("tide: LazyConv2d: expected at most 8 arguments and an options table, " ..
-            "got 9 (argument #9 is a number); remove it: LazyConv2d takes no such argument or " ..
-            "option", err(nn.LazyConv2d, 8, 3, 1, 0, 1, 1, true, "zeros", 5))
+        assert.are.equal("tide: LazyConv2d: expected at most 10 arguments and an options " ..
+            "table, got 11 (argument #11 is a number); remove it: LazyConv2d takes no such " ..
+            "argument or option", err(nn.LazyConv2d, 8, 3, 1, 0, 1, 1, true, "zeros", "cpu",
+            "float32", 5))
         local ll = nn.LazyLinear(5, false)
         assert.are.same({ 2, 5 }, ll(tide.randn(2, 3)).shape)
         assert.is_nil(ll.bias)

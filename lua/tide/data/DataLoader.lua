@@ -110,10 +110,11 @@ end
 
 function DataLoader.new(ds, ...)
     local opts = merge_positional("DataLoader", POSITIONAL, ...) or {}
+    ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
     local iterable = type(ds) == "table" and ds._iterable == true
     if not iterable and (type(ds) ~= "table" or type(ds.len) ~= "function") then
-        raise("tide: DataLoader: expected a dataset (tide.data.Dataset, TensorDataset or " ..
-            "IterableDataset), got " .. type(ds))
+        raise("tide: DataLoader: expected a dataset (tide.data.Dataset, TensorDataset, " ..
+            "IterableDataset or a plain Lua list of samples), got " .. type(ds))
     end
     if type(opts) ~= "table" then
         raise("tide: DataLoader: options must be a table, e.g. {batch_size = 64}")

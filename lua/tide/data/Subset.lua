@@ -14,9 +14,10 @@ local Dataset = require("tide.data.Dataset")
 local Subset = Dataset:extend("Subset")
 
 function Subset:init(ds, indices)
+    ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
-        raise("tide: Subset: expected a dataset (tide.data.Dataset or TensorDataset), got " ..
-            type(ds))
+        raise("tide: Subset: expected a dataset (tide.data.Dataset, TensorDataset or a plain " ..
+            "Lua list of samples), got " .. type(ds))
     end
     if autograd.is_tensor(indices) then
         if indices:dim() ~= 1 or autograd.FLOAT[indices.dtype] or indices.dtype == "bool" then

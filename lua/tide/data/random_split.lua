@@ -60,9 +60,10 @@ end
 
 return function(ds, lengths, ...)
     local opts = options(...)
+    ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
-        raise("tide: random_split: expected a dataset (tide.data.Dataset or TensorDataset), got " ..
-            type(ds))
+        raise("tide: random_split: expected a dataset (tide.data.Dataset, TensorDataset or a " ..
+            "plain Lua list of samples), got " .. type(ds))
     end
     if type(lengths) ~= "table" or #lengths == 0 then
         raise("tide: random_split: expected lengths as a list of counts or fractions, got " ..

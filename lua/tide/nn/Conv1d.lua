@@ -66,6 +66,6 @@ function Conv1d:extra_repr()
     return s
 end
 
-S.define(Conv1d, { names = S.CONV, required = 3, legacy = S.conv_legacy(6) })
+S.define(Conv1d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })
 
 return Conv1d

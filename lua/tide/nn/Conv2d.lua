@@ -82,6 +82,6 @@ function Conv2d:extra_repr()
     return s
 end
 
-S.define(Conv2d, { names = S.CONV, required = 3, legacy = S.conv_legacy(6) })
+S.define(Conv2d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })
 
 return Conv2d

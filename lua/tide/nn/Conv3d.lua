@@ -66,6 +66,6 @@ function Conv3d:extra_repr()
     return T.conv_repr(self)
 end
 
-S.define(Conv3d, { names = S.CONV, required = 3, legacy = S.conv_legacy(6) })
+S.define(Conv3d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })
 
 return Conv3d

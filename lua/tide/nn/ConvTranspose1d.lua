@@ -58,7 +58,7 @@ function ConvTranspose1d:extra_repr()
         self.out_channels, self.kernel_size, self.stride, self.padding)
 end
 
-S.define(ConvTranspose1d, { names = S.CONV_TRANSPOSE, required = 3,
+S.define(ConvTranspose1d, { names = S.CONV_TRANSPOSE, required = 3, factory = true,
     legacy = S.conv_legacy(7) })
 
 return ConvTranspose1d

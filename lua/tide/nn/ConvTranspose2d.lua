@@ -57,7 +57,7 @@ function ConvTranspose2d:extra_repr()
         self.stride[1], self.stride[2], self.padding[1], self.padding[2])
 end
 
-S.define(ConvTranspose2d, { names = S.CONV_TRANSPOSE, required = 3,
+S.define(ConvTranspose2d, { names = S.CONV_TRANSPOSE, required = 3, factory = true,
     legacy = S.conv_legacy(7) })
 
 return ConvTranspose2d

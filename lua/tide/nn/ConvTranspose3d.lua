@@ -58,6 +58,6 @@ function ConvTranspose3d:extra_repr()
     return T.conv_repr(self)
 end
 
-S.define(ConvTranspose3d, { names = S.CONV_TRANSPOSE, required = 3 })
+S.define(ConvTranspose3d, { names = S.CONV_TRANSPOSE, required = 3, factory = true })
 
 return ConvTranspose3d

@@ -16,7 +16,8 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     I.check_int(embedding_dim, "embedding_dim", "Embedding")
     opts = opts or {}
     core._check_options(opts, "Embedding", { "padding_idx", "max_norm", "norm_type",
-        "scale_grad_by_freq" }, { "sparse", "_weight" })
+        "scale_grad_by_freq", "sparse" }, { "_weight" })
+    I.check_sparse(opts.sparse, "Embedding")
     if opts.scale_grad_by_freq ~= nil and type(opts.scale_grad_by_freq) ~= "boolean" then
         autograd.raise("tide: Embedding: expected scale_grad_by_freq to be a boolean, got " ..
             type(opts.scale_grad_by_freq))
@@ -49,6 +50,7 @@ function Embedding:extra_repr()
 end
 
 S.define(Embedding, { names = { "num_embeddings", "embedding_dim", "padding_idx", "max_norm",
-    "norm_type", "scale_grad_by_freq", "sparse", "_weight" }, required = 2 })
+    "norm_type", "scale_grad_by_freq", "sparse", "_weight", "device", "dtype" }, required = 2,
+    factory = true })
 
 return Embedding

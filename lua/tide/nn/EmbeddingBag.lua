@@ -1,5 +1,5 @@
 -- nn.EmbeddingBag(num_embeddings, embedding_dim[, {mode = "mean", padding_idx =,
--- include_last_offset = false}]): lookups reduced per bag (F.embedding_bag), forward(input[,
+-- include_last_offset = false, sparse = false, scale_grad_by_freq = false, norm_type = 2}]): lookups reduced per bag (F.embedding_bag), forward(input[,
 -- offsets[, per_sample_weights]]) with 1-based ids and offsets; weight ~ N(0, 1) as PyTorch,
 -- the padding_idx row zero
 local core = require("tide.core")
@@ -14,8 +14,13 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
     I.check_int(num_embeddings, "num_embeddings", "EmbeddingBag")
     I.check_int(embedding_dim, "embedding_dim", "EmbeddingBag")
     opts = opts or {}
-    core._check_options(opts, "EmbeddingBag", { "mode", "padding_idx", "include_last_offset" },
-        { "max_norm", "norm_type", "scale_grad_by_freq", "sparse", "_weight" })
+    core._check_options(opts, "EmbeddingBag", { "mode", "padding_idx", "include_last_offset",
+        "sparse", "norm_type", "scale_grad_by_freq" }, { "max_norm", "_weight" })
+    -- PyTorch's defaults pass (its positional EmbeddingBag(n, d, None, 2.0, False, "mean",
+    -- False)): norm_type only acts with max_norm, which raises
+    I.check_sparse(opts.sparse, "EmbeddingBag")
+    I.check_false_only(opts.scale_grad_by_freq, "scale_grad_by_freq", "EmbeddingBag")
+    I.check_number(opts.norm_type, 2, "norm_type", "EmbeddingBag")
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.mode, self.include_last_offset = opts.mode or "mean", opts.include_last_offset == true
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "EmbeddingBag")
@@ -39,7 +44,7 @@ function EmbeddingBag:extra_repr()
 end
 
 S.define(EmbeddingBag, { names = { "num_embeddings", "embedding_dim", "max_norm", "norm_type",
-    "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset", "padding_idx" },
-    required = 2 })
+    "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset", "padding_idx",
+    "device", "dtype" }, required = 2, factory = true })
 
 return EmbeddingBag

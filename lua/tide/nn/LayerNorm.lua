@@ -24,6 +24,7 @@ function LayerNorm:extra_repr()
     return I.shape_str(self.normalized_shape) .. ", eps " .. self.eps
 end
 
-S.define(LayerNorm, { names = { "normalized_shape", "eps", "elementwise_affine" }, required = 1 })
+S.define(LayerNorm, { names = { "normalized_shape", "eps", "elementwise_affine", "device", "dtype" },
+    required = 1, factory = true })
 
 return LayerNorm

@@ -1,4 +1,5 @@
--- nn.Linear(in_features, out_features[, bias = true]), or Linear(in, out, {bias = false}):
+-- nn.Linear(in_features, out_features[, bias = true[, device[, dtype]]]), or Linear(in, out,
+-- {bias = false, device =, dtype =}):
 -- y = x W^T + b (no bias parameter at all when bias is false)
 local core = require("tide.core")
 local raise = require("tide.autograd").raise
@@ -9,15 +10,19 @@ local S = require("tide.nn._signature")
 
 local Linear = Module:extend("Linear")
 
-function Linear:init(in_features, out_features, bias)
+-- (a subclass's init calls it as PyTorch's super().__init__(in_features, out_features, bias,
+-- device, dtype): nn.Linear.init(self, in_features, out_features, bias, device, dtype))
+function Linear:init(in_features, out_features, bias, device, dtype)
     if type(bias) == "table" then
-        core._check_options(bias, "Linear", { "bias" })
-        bias = bias.bias
+        core._check_options(bias, "Linear", { "bias", "device", "dtype" })
+        bias, device, dtype = bias.bias, bias.device or device, bias.dtype or dtype
     end
     I.check_int(in_features, "in_features", "Linear")
     I.check_int(out_features, "out_features", "Linear")
+    S.check_factory("Linear", device, dtype)
     self.in_features, self.out_features = in_features, out_features
     I.weight_and_bias(self, { out_features, in_features }, out_features, in_features, bias)
+    S.factory(self, device, dtype)
 end
 
 -- forward's checks; the weight
@@ -48,6 +53,7 @@ function Linear:extra_repr()
         self.bias and "" or ", no bias")
 end
 
-S.define(Linear, { names = { "in_features", "out_features", "bias" }, required = 2 })
+S.define(Linear, { names = { "in_features", "out_features", "bias", "device", "dtype" },
+    required = 2 })
 
 return Linear

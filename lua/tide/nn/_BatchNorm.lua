@@ -76,6 +76,6 @@ function BatchNorm:extra_repr()
 end
 
 S.define(BatchNorm, { names = { "num_features", "eps", "momentum", "affine",
-    "track_running_stats" }, required = 1 })
+    "track_running_stats", "device", "dtype" }, required = 1, factory = true })
 
 return BatchNorm

@@ -243,7 +243,11 @@ return function(F)
         end
         optional_tensor(offsets, who, "offsets")
         local o = options(opts, who, { "mode", "per_sample_weights", "padding_idx",
-            "include_last_offset" }, { "max_norm", "norm_type", "scale_grad_by_freq", "sparse" })
+            "include_last_offset", "sparse", "norm_type", "scale_grad_by_freq" }, { "max_norm" })
+        -- PyTorch's defaults pass; norm_type only acts with max_norm, which raises
+        I.check_sparse(o.sparse, who)
+        I.check_false_only(o.scale_grad_by_freq, "scale_grad_by_freq", who)
+        I.check_number(o.norm_type, 2, "norm_type", who)
         local mode = o.mode or "mean"
         if mode ~= "sum" and mode ~= "mean" and mode ~= "max" then
             raise(string.format('tide: embedding_bag: mode must be "sum", "mean" or "max", ' ..

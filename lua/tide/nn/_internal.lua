@@ -83,6 +83,25 @@ function I.check_int(v, what, who, min)
     return v
 end
 
+-- a boolean option tide implements only at PyTorch's default false (an embedding's sparse, an
+-- embedding bag's scale_grad_by_freq): nil or false passes; true raises as every option not
+-- built yet does (docs/API.md), a non-boolean names its type
+function I.check_false_only(v, what, who)
+    if v == nil or v == false then
+        return
+    end
+    if type(v) ~= "boolean" then
+        raise("tide: " .. who .. ": expected " .. what .. " to be a boolean, got " .. type(v) ..
+            " (" .. tostring(v) .. ")")
+    end
+    raise("tide: " .. who .. ': option "' .. what .. '" is not supported yet')
+end
+
+-- an embedding's sparse option: false (PyTorch's default, dense gradients) only
+function I.check_sparse(v, who)
+    I.check_false_only(v, "sparse", who)
+end
+
 -- a convolution module's channel counts (integers >= 1) and groups (nil: 1, an integer >= 1
 -- that divides both), checked and set on m
 function I.conv_channels(m, in_channels, out_channels, groups, who)

@@ -59,15 +59,19 @@ return function(name, Base, in_size, prepare)
             error(probe, 0)
         end
         rawset(self, "_lazy_args", args)
+        -- (on the probe's device and dtype: PyTorch's factory arguments, device = and dtype =)
         for _, k in ipairs(probe._params) do
-            if rawget(probe, k) then
-                self:register_parameter(k, core.empty({ 0 }))
+            local p = rawget(probe, k)
+            if p then
+                self:register_parameter(k, core.empty({ 0 }, { dtype = p.dtype,
+                    device = p.device }))
             end
         end
         for _, k in ipairs(probe._buffers) do
             local b = rawget(probe, k)
             if b then
-                self:register_buffer(k, autograd.FLOAT[b.dtype] and core.empty({ 0 }) or b)
+                self:register_buffer(k, autograd.FLOAT[b.dtype] and core.empty({ 0 },
+                    { dtype = b.dtype, device = b.device }) or b)
             end
         end
     end

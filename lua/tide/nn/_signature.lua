@@ -168,14 +168,39 @@ local function integral(v)
     return v
 end
 
--- init(self, ...) through the signature spec
-function S.call(self, who, init, spec, ...)
-    local o, names = S.gather(who, spec, compat.pack(...), select("#", ...))
-    for k, v in pairs(o) do
-        if INTEGRAL[k] then
-            o[k] = integral(v)
+-- PyTorch's factory arguments (device = None, dtype = None, the last two of a layer with
+-- parameters), checked before the layer is built (a bad one draws nothing from the generator):
+-- device a device or a device name, dtype a floating one, as PyTorch's initializers need
+function S.check_factory(who, device, dtype)
+    if device ~= nil then
+        local ok, why = pcall(core.device, device)
+        if not ok then -- core.device's reason, named for the layer
+            raise(("tide: %s: device must be a device or a device name such as \"cpu\" or " ..
+                "\"cuda:0\", got %s%s"):format(who, is_tensor(device) and "a tensor" or
+                type(device) == "string" and ("%q"):format(device) or type(device),
+                type(device) == "string" and (" (" .. tostring(why):gsub("^.-tide: device: ", "")
+                .. ")") or ""))
         end
     end
+    if dtype ~= nil and not (type(dtype) == "string" and
+            require("tide.autograd").FLOAT[dtype]) then
+        raise(("tide: %s: dtype must be a floating-point dtype (tide.float32, tide.float64, " ..
+            "tide.float16, tide.bfloat16), got %s; the parameters are floating point")
+            :format(who, is_tensor(dtype) and "a tensor" or tostring(dtype)))
+    end
+end
+
+-- the module m, built as usual, moved and cast in place to device and dtype (Module:to, so what
+-- holds its parameters and buffers sees the change)
+function S.factory(m, device, dtype)
+    if device ~= nil or dtype ~= nil then
+        m:to({ device = device, dtype = dtype })
+    end
+    return m
+end
+
+-- init(self, o) for the arguments o by name (S.gather's), in init's form
+local function call_init(self, who, init, spec, o, names)
     if spec.flat then
         local args = {}
         for i, name in ipairs(names) do
@@ -198,6 +223,25 @@ function S.call(self, who, init, spec, ...)
     end
     args[spec.required + 1] = o
     return init(self, compat.unpack(args, 1, spec.required + 1))
+end
+
+-- init(self, ...) through the signature spec
+function S.call(self, who, init, spec, ...)
+    local o, names = S.gather(who, spec, compat.pack(...), select("#", ...))
+    for k, v in pairs(o) do
+        if INTEGRAL[k] then
+            o[k] = integral(v)
+        end
+    end
+    if not spec.factory then
+        return call_init(self, who, init, spec, o, names)
+    end
+    -- device and dtype apply once init has built the module
+    local device, dtype = o.device, o.dtype
+    o.device, o.dtype = nil, nil
+    S.check_factory(who, device, dtype)
+    call_init(self, who, init, spec, o, names)
+    S.factory(self, device, dtype)
 end
 
 -- a convolution's padding given as PyTorch's string (>= 1.9): "valid" is no padding, "same" pads
@@ -245,9 +289,9 @@ end
 
 -- the convolutions' names, PyTorch's order
 S.CONV = { "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
-    "groups", "bias", "padding_mode" }
+    "groups", "bias", "padding_mode", "device", "dtype" }
 S.CONV_TRANSPOSE = { "in_channels", "out_channels", "kernel_size", "stride", "padding",
-    "output_padding", "groups", "bias", "dilation", "padding_mode" }
+    "output_padding", "groups", "bias", "dilation", "padding_mode", "device", "dtype" }
 
 -- tide's older positional form of a convolution, a boolean bias as argument #at (where
 -- PyTorch's dilation or groups goes: neither is a boolean)

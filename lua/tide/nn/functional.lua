@@ -786,7 +786,8 @@ function F.embedding(input, weight, opts)
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     local o = options(opts, who, { "padding_idx", "max_norm", "norm_type",
-        "scale_grad_by_freq" }, { "sparse" })
+        "scale_grad_by_freq", "sparse" })
+    I.check_sparse(o.sparse, who)
     if o.scale_grad_by_freq ~= nil and type(o.scale_grad_by_freq) ~= "boolean" then
         raise("tide: embedding: expected scale_grad_by_freq to be a boolean, got " ..
             type(o.scale_grad_by_freq))
