@@ -84,6 +84,19 @@ end
 -- tide.Size(sizes): PyTorch's torch.Size, a copy of the list with t.shape's metatable (a
 -- negative index counts from the end; it prints as tide.Size({2, 3}))
 local SIZE_MT = getmetatable(core.zeros(0).shape)
+-- x.shape == y.shape compares the sizes, as PyTorch's (a shape is a new table at each read, so
+-- Lua's identity was never true); on 5.3 and 5.4 a plain list compares too (x.shape == {2, 3})
+SIZE_MT.__eq = function(a, b)
+  if #a ~= #b then
+    return false
+  end
+  for i = 1, #a do
+    if rawget(a, i) ~= rawget(b, i) then
+      return false
+    end
+  end
+  return true
+end
 function tide.Size(sizes)
   if type(sizes) ~= "table" then
     error("tide: Size: expected a list of sizes, got " .. type(sizes), 2)
@@ -99,6 +112,8 @@ end
 tide.isinstance = require("tide._class").is_instance
 -- NumPy's newaxis, PyTorch's None in an index (x[{tide.newaxis, "..."}]: tide.subscripts)
 tide.newaxis = "newaxis"
+-- torch.inf, torch.nan, torch.pi, torch.e
+tide.inf, tide.nan, tide.pi, tide.e = math.huge, 0 / 0, math.pi, math.exp(1)
 
 -- checkpoints live in tide.serialize (the io part), loaded on first use; C forwarders keep
 -- the user's line in error messages even when called in tail position

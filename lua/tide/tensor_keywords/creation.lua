@@ -111,7 +111,7 @@ S.nan_to_num = { params = { "nan", "posinf", "neginf" } }
 S.nan_to_num_ = { params = { "nan", "posinf", "neginf" }, functions = false }
 -- torch.where(condition, input, other); the method x:where(condition, other) has x as input
 -- (positional only)
-S.where = { params = { "input", "other" }, methods = false }
+S.where = { first = "condition", params = { "input", "other" }, methods = false }
 S.lerp = { params = { "end", "weight" } }
 S.lerp_ = { params = { "end", "weight" }, functions = false }
 for _, name in ipairs({ "addcmul", "addcdiv" }) do
