@@ -1,4 +1,5 @@
--- nn.Parameter(t[, requires_grad = true]): PyTorch's nn.Parameter: a leaf that shares t's
+-- nn.Parameter(t[, requires_grad = true]) or nn.Parameter(t, {requires_grad =}) (PyTorch's
+-- keyword): PyTorch's nn.Parameter: a leaf that shares t's
 -- storage (t:detach()), with requires_grad set, marked as a parameter: assigned as a module's
 -- field it registers as one even with requires_grad = false (a frozen weight still belongs in
 -- parameters() and state_dict())
@@ -7,17 +8,45 @@ local PARAMS = require("tide.nn._parameters")
 
 local raise = autograd.raise
 
+-- a trailing options table: PyTorch's requires_grad= by name
+local function by_name(requires_grad, opts)
+    for k in pairs(opts) do
+        if k ~= "requires_grad" then
+            raise("tide: Parameter: unknown option " .. tostring(k) .. "; the only one is " ..
+                "requires_grad (nn.Parameter(t, {requires_grad = false}))")
+        end
+    end
+    if requires_grad ~= nil and opts.requires_grad ~= nil then
+        raise("tide: Parameter: requires_grad given both by position and by name; give it once")
+    end
+    if opts.requires_grad ~= nil then
+        return opts.requires_grad
+    end
+    return requires_grad
+end
+
+local function is_options(v)
+    return type(v) == "table" and not autograd.is_tensor(v)
+end
+
 return function(t, requires_grad, ...)
     if not autograd.is_tensor(t) then
         raise("tide: Parameter: expected a tensor, got " .. type(t))
+    end
+    local n = select("#", ...)
+    if is_options(requires_grad) and n == 0 then
+        requires_grad = by_name(nil, requires_grad)
+    elseif n == 1 and is_options((...)) then
+        requires_grad = by_name(requires_grad, (...))
+        n = 0
     end
     if requires_grad ~= nil and type(requires_grad) ~= "boolean" then
         raise("tide: Parameter: requires_grad must be true or false, got " ..
             tostring(requires_grad))
     end
-    if select("#", ...) > 0 then
+    if n > 0 then
         raise("tide: Parameter: expected (t[, requires_grad]), got " ..
-            (2 + select("#", ...)) .. " arguments")
+            (2 + n) .. " arguments")
     end
     local p = t:detach()
     if requires_grad ~= false then
