@@ -4,15 +4,28 @@
 local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
+local slots = require("tide.nn._list_slots")
 
 local ModuleList = Module:extend("ModuleList")
 
 local slice -- below
 
+-- the names of slots 1..n: "1".."n"
+local function list_names(self)
+    local names = {}
+    for i = 1, rawget(self, "n") do
+        names[i] = tostring(i)
+    end
+    return names
+end
+
 -- ml[-1]: the last module; ml[{{a, b}}]: a ModuleList of modules a..b (PyTorch's ml[a-1:b])
 function ModuleList.__index(self, k)
     if type(k) == "table" then
         return slice(self, k)
+    end
+    if k == "_modules" then -- ml[i] = m and ml["i"] = m both replace module i (tide.nn._list_slots)
+        return slots.names_list(self, "ModuleList", list_names, function() end)
     end
     return Module.list_index(self, k)
 end
@@ -28,6 +41,7 @@ function ModuleList:init(mods)
         raise("tide: ModuleList: expected a list of modules such as {nn.Linear(2, 2)}, got " ..
             (Module.is_module(mods) and "a Module" or type(mods)))
     end
+    slots.hide(self)
     rawset(self, "n", 0)
     for i = 1, #(mods or {}) do
         check(mods[i], "init")
@@ -43,6 +57,7 @@ function ModuleList:append(m)
     rawset(self, "n", n)
     self:add_module(tostring(n), m)
     rawset(self, n, m)
+    slots.record(self)
     return self
 end
 
@@ -76,6 +91,7 @@ function ModuleList:insert(i, m)
     end
     rawset(self, i, m)
     rawset(self, tostring(i), m)
+    slots.record(self)
     return self
 end
 

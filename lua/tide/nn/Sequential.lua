@@ -5,15 +5,19 @@
 local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
+local slots = require("tide.nn._list_slots")
 
 local Sequential = Module:extend("Sequential")
 
-local slice -- below
+local slice, seq_names, renumber -- below
 
 -- seq[-1]: the last layer; seq[{{a, b}}]: a Sequential of layers a..b (PyTorch's seq[a-1:b])
 function Sequential.__index(self, k)
     if type(k) == "table" then
         return slice(self, k)
+    end
+    if k == "_modules" then -- every walk of the children sees s[i] and s[name] agree
+        return slots.names_list(self, "Sequential", seq_names, renumber)
     end
     return Module.list_index(self, k)
 end
@@ -21,9 +25,13 @@ end
 -- The layers are the children in registration order, as PyTorch's (whose Sequential runs
 -- self._modules.values()): s[i] is the i-th child whatever its name, so a child added by
 -- s:add_module("conv_1", m) or s.conv_1 = m is run by forward and counted by #s.
+local function raw_names(self)
+    return rawget(self, "_slot_names") or rawget(self, "_modules")
+end
+
 local function names_of(self)
     local names = {}
-    for _, name in ipairs(self._modules) do
+    for _, name in ipairs(raw_names(self)) do
         if rawget(self, name) ~= nil then
             names[#names + 1] = name
         end
@@ -31,9 +39,15 @@ local function names_of(self)
     return names
 end
 
-local function renumber(self)
+-- the names of slots 1..n, nil when a child was added or removed under a name (s.conv = nil)
+seq_names = function(self)
+    local names = names_of(self)
+    return #names == rawget(self, "n") and names or nil
+end
+
+renumber = function(self)
     local n = 0
-    for _, name in ipairs(self._modules) do
+    for _, name in ipairs(raw_names(self)) do
         local m = rawget(self, name)
         if m ~= nil then
             n = n + 1
@@ -44,6 +58,7 @@ local function renumber(self)
         rawset(self, k, nil)
     end
     rawset(self, "n", n)
+    slots.record(self)
 end
 
 --- s:add_module(name, m) (and register_module): as Module's, and m becomes the next layer
@@ -86,6 +101,7 @@ end
 
 function Sequential:init(...)
     local mods = { ... }
+    slots.hide(self)
     rawset(self, "n", 0)
     if select("#", ...) == 1 and type(mods[1]) == "table" and not Module.is_module(mods[1]) then
         mods = mods[1]
@@ -205,6 +221,7 @@ function Sequential:insert(i, m)
         place(self, k, rawget(self, k - 1))
     end
     place(self, i, m)
+    slots.record(self)
     return self
 end
 
@@ -225,16 +242,18 @@ function Sequential:pop(i)
     for k, name in ipairs(self._modules) do
         names[k] = name
     end
-    for _, name in ipairs(names) do
-        self:_unregister(name)
-    end
-    for k = 1, n do
-        rawset(self, k, nil)
-    end
-    rawset(self, "n", 0)
-    for k = 1, #rest do
-        Module.add_module(self, tostring(k), rest[k])
-    end
+    slots.busy(self, function()
+        for _, name in ipairs(names) do
+            self:_unregister(name)
+        end
+        for k = 1, n do
+            rawset(self, k, nil)
+        end
+        rawset(self, "n", 0)
+        for k = 1, #rest do
+            Module.add_module(self, tostring(k), rest[k])
+        end
+    end)
     renumber(self)
     return m
 end
@@ -253,6 +272,7 @@ slice = function(self, key)
 end
 
 function Sequential:forward(x, ...)
+    slots.sync(self, "Sequential", seq_names, renumber)
     for i = 1, self.n do
         x = self[i](x, ...)
     end
