@@ -338,6 +338,28 @@ function I.reduce(loss, reduction, who, weight)
         "'; use \"mean\", \"sum\" or \"none\"")
 end
 
+-- the class losses' options: weight (nil, or one per class on the input's device) and
+-- label_smoothing (in [0, 1], 0 when absent)
+local function class_weight(o, c, input, who)
+    local weight = o.weight
+    if weight ~= nil then
+        if not is_tensor(weight) or weight:dim() ~= 1 or weight:size(1) ~= c then
+            raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
+                who, c, is_tensor(weight) and I.shape_str(weight.shape) or type(weight)))
+        end
+        I.check_same_device(input, weight, who)
+    end
+    return weight
+end
+
+local function label_smoothing(o, who)
+    local eps = o.label_smoothing or 0
+    if type(eps) ~= "number" or eps < 0 or eps > 1 then
+        raise("tide: " .. who .. ": expected label_smoothing in [0, 1], got " .. tostring(eps))
+    end
+    return eps
+end
+
 -- Cross entropy and NLL with PyTorch's options (o: weight [C] or nil, ignore_index (default
 -- -100), label_smoothing) on input [N, C] or [N, C, d1, ...] and 1-based targets [N] or
 -- [N, d1, ...]. Rows whose target is ignore_index count for nothing, in the loss and in the
@@ -367,23 +389,13 @@ function I.class_loss(input, target, reduction, o, logp, who)
         raise("tide: " .. who .. ": expected target of shape " .. I.shape_str(ishape) ..
             " for input " .. I.shape_str(input.shape) .. ", got " .. I.shape_str(tshape))
     end
-    local weight = o.weight
-    if weight ~= nil then
-        if not is_tensor(weight) or weight:dim() ~= 1 or weight:size(1) ~= c then
-            raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
-                who, c, is_tensor(weight) and I.shape_str(weight.shape) or type(weight)))
-        end
-        I.check_same_device(input, weight, who)
-    end
+    local weight = class_weight(o, c, input, who)
     local ignore = o.ignore_index == nil and -100 or o.ignore_index
     if not compat.is_integer(ignore) then
         raise("tide: " .. who .. ": expected ignore_index to be an integer, got " ..
             tostring(ignore))
     end
-    local eps = o.label_smoothing or 0
-    if type(eps) ~= "number" or eps < 0 or eps > 1 then
-        raise("tide: " .. who .. ": expected label_smoothing in [0, 1], got " .. tostring(eps))
-    end
+    local eps = label_smoothing(o, who)
     -- classes on the last dim: rows [M, C], targets [M]
     local x = input
     if nd > 2 then
@@ -490,18 +502,8 @@ function I.prob_class_loss(input, target, reduction, o, who)
             "targets (a floating-point target of the input's shape), got %s; pass 1-based " ..
             "integer class targets to ignore a class", who, tostring(ignore)))
     end
-    local weight = o.weight
-    if weight ~= nil then
-        if not is_tensor(weight) or weight:dim() ~= 1 or weight:size(1) ~= c then
-            raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
-                who, c, is_tensor(weight) and I.shape_str(weight.shape) or type(weight)))
-        end
-        I.check_same_device(input, weight, who)
-    end
-    local eps = o.label_smoothing or 0
-    if type(eps) ~= "number" or eps < 0 or eps > 1 then
-        raise("tide: " .. who .. ": expected label_smoothing in [0, 1], got " .. tostring(eps))
-    end
+    local weight = class_weight(o, c, input, who)
+    local eps = label_smoothing(o, who)
     local lp = input:log_softmax(cd)
     local t = eps > 0 and target:mul(1 - eps):add(eps / c) or target
     local prod = lp:mul(t)

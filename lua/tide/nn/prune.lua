@@ -422,11 +422,14 @@ end
 
 local RandomUnstructured = BasePruningMethod:extend("RandomUnstructured")
 RandomUnstructured.PRUNING_TYPE = "unstructured"
---- RandomUnstructured(amount)
-function RandomUnstructured:init(...)
+-- init(...) of the unstructured methods: amount, by position or name, checked
+local function amount_only(self, ...)
     self.amount = args(self, { "amount" }, ...).amount
     check_amount(who_of(self), self.amount)
 end
+
+--- RandomUnstructured(amount)
+RandomUnstructured.init = amount_only
 
 function RandomUnstructured:compute_mask(t, dm)
     local n = t:numel()
@@ -442,10 +445,7 @@ end
 local L1Unstructured = BasePruningMethod:extend("L1Unstructured")
 L1Unstructured.PRUNING_TYPE = "unstructured"
 --- L1Unstructured(amount)
-function L1Unstructured:init(...)
-    self.amount = args(self, { "amount" }, ...).amount
-    check_amount(who_of(self), self.amount)
-end
+L1Unstructured.init = amount_only
 
 function L1Unstructured:compute_mask(t, dm)
     local k = count_to_prune(who_of(self), self.amount, t:numel(), "entries", label_of(self))
