@@ -285,3 +285,34 @@ describe("PyTorch's losses: errors, devices and modules (" .. DEV .. ")", functi
         assert.are.equal("float32", F.multilabel_margin_loss(x, long(T.ML)).dtype)
     end)
 end)
+
+describe("the functional losses take their tensors by PyTorch's names too", function()
+    local function err(f, ...)
+        local ok, e = pcall(f, ...)
+        assert.is_false(ok)
+        return tostring(e)
+    end
+
+    it("F.mse_loss(x, {target = y}), every tensor by name, and given twice", function()
+        -- torch: F.mse_loss(x, target=y) with x = [1., 2.], y = [0., 4.] is 2.5
+        local x, y = tide.tensor({ 1.0, 2.0 }), tide.tensor({ 0.0, 4.0 })
+        assert.are.equal(2.5, F.mse_loss(x, { target = y }):item())
+        assert.are.equal(2.5, F.mse_loss({ input = x, target = y }):item())
+        assert.are.equal(5, F.mse_loss(x, { target = y, reduction = "sum" }):item())
+        assert.matches("tide: mse_loss: target given twice, as argument #2 and by name; pass " ..
+            "it once", err(F.mse_loss, x, y, { target = y }), 1, true)
+        assert.matches("tide: mse_loss: input given twice, as argument #1 and by name",
+            err(F.mse_loss, x, { input = x, target = y }), 1, true)
+        -- three tensors: the knowledge distillation tutorial's cosine loss, gaussian_nll's var
+        local a, b, t = tide.randn(3, 4), tide.randn(3, 4), tide.ones(3)
+        assert.are.equal(F.cosine_embedding_loss(a, b, t):item(),
+            F.cosine_embedding_loss(a, b, { target = t }):item())
+        assert.are.equal(F.triplet_margin_loss(a, b, a:flip({ 1 })):item(),
+            F.triplet_margin_loss({ anchor = a, positive = b, negative = a:flip({ 1 }) }):item())
+        local v = tide.ones(3, 4)
+        assert.are.equal(F.gaussian_nll_loss(a, b, v):item(),
+            F.gaussian_nll_loss(a, b, { var = v }):item())
+        assert.are.equal(F.cross_entropy(a, tide.tensor({ 1, 2, 3 })):item(),
+            F.cross_entropy(a, { target = tide.tensor({ 1, 2, 3 }) }):item())
+    end)
+end)

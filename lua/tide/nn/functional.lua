@@ -1553,6 +1553,65 @@ end
 
 -- F.name as users call it: PyTorch's positional form where PYTORCH_ORDER lists it, and no
 -- argument past the last it takes dropped in silence (A.strict: a fixed parameter list would)
+-- the losses' required tensors by PyTorch's names, which a call may also give in its last
+-- table: F.mse_loss(x, {target = y}), F.cosine_embedding_loss(a, b, {target = t})
+local TWO = { "input", "target" }
+local LOSS_TENSORS = {
+    cross_entropy = TWO, nll_loss = TWO, mse_loss = TWO, l1_loss = TWO, soft_margin_loss = TWO,
+    multilabel_margin_loss = TWO, smooth_l1_loss = TWO, huber_loss = TWO, kl_div = TWO,
+    binary_cross_entropy = TWO, multilabel_soft_margin_loss = TWO,
+    binary_cross_entropy_with_logits = TWO, multi_margin_loss = TWO, hinge_embedding_loss = TWO,
+    poisson_nll_loss = TWO, gaussian_nll_loss = { "input", "target", "var" },
+    margin_ranking_loss = { "input1", "input2", "target" },
+    cosine_embedding_loss = { "input1", "input2", "target" },
+    triplet_margin_loss = { "anchor", "positive", "negative" },
+}
+
+-- f(...) with the required tensors a call's last table names (those after its positional
+-- ones) put in their places; a call without such a name is f's own
+local function tensors_by_name(who, fixed, f)
+    local nf = #fixed
+    local twice = require("tide.pytorch_args").twice
+    return function(...)
+        local n = select("#", ...)
+        local last = n > 0 and select(n, ...) or nil
+        if n == 0 or not A.by_name(last) then
+            return f(...)
+        end
+        if n > nf then -- every tensor by position: one named too is given twice
+            for i = 1, nf do
+                if last[fixed[i]] ~= nil then
+                    twice(who, fixed[i], i)
+                end
+            end
+            return f(...)
+        end
+        local named = false
+        for i = n, nf do
+            named = named or last[fixed[i]] ~= nil
+        end
+        if not named then
+            return f(...)
+        end
+        local a, rest = compat.pack(...), {}
+        a[n] = nil
+        for k, v in pairs(last) do
+            rest[k] = v
+        end
+        for i = 1, nf do
+            local v = rest[fixed[i]]
+            if v ~= nil then
+                if i < n then
+                    twice(who, fixed[i], i)
+                end
+                a[i], rest[fixed[i]] = v, nil
+            end
+        end
+        a[nf + 1] = next(rest) ~= nil and rest or nil
+        return f(compat.unpack(a, 1, nf + 1))
+    end
+end
+
 local function finish(name)
     local f = rawget(F, name)
     if type(f) ~= "function" or name:sub(1, 1) == "_" then
@@ -1564,6 +1623,9 @@ local function finish(name)
     end
     if order then
         f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f, SCALAR_FIRST[name])
+    end
+    if LOSS_TENSORS[name] then
+        f = tensors_by_name(name, LOSS_TENSORS[name], f)
     end
     rawset(F, name, A.strict(name, f))
 end
