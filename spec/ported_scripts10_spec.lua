@@ -15,9 +15,8 @@ local F = nn.functional
 local optim = tide.optim
 local unpack = table.unpack or unpack -- luacheck: ignore
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
+local ported = require("spec.support.ported")
+local is_finite = ported.is_finite
 
 local function near(a, b, tol, what)
     assert(math.abs(a - b) <= (tol or 1e-5), (what or "value") .. ": " .. tostring(a) ..

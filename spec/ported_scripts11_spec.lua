@@ -16,31 +16,13 @@ local tide = require("tide")
 local nn = tide.nn
 local unpack = table.unpack or unpack -- luacheck: ignore
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
+local ported = require("spec.support.ported")
+local is_finite = ported.is_finite
 
 local function assert_close(want, got, tol, what)
     assert(math.abs(want - got) <= (tol or 1e-4),
         ("%s: want %.6f, got %.6f"):format(what or "value", want, got))
 end
-
--- Python's shape_a == shape_b (torch.Size compares its sizes)
-local function same_shape(a, b)
-    if #a ~= #b then
-        return false
-    end
-    for i = 1, #a do
-        if a[i] ~= b[i] then
-            return false
-        end
-    end
-    return true
-end
-
--- GAP: torch.inf and torch.pi are absent (tide.inf, tide.pi are nil; lua/tide/init.lua would
--- define them): math.huge and math.pi stand in
-local torch_inf, torch_pi = math.huge, math.pi
 
 ---------------------------------------------------------------------------------------------
 -- ch03 / ch04: previous_chapters.py (gpt.py)
@@ -91,7 +73,7 @@ function MultiHeadAttention:forward(x)
     local mask_bool = self.mask:bool()[{ { 1, num_tokens }, { 1, num_tokens } }]
 
     -- attn_scores.masked_fill_(mask_bool, -torch.inf)
-    attn_scores:masked_fill_(mask_bool, -torch_inf)
+    attn_scores:masked_fill_(mask_bool, -tide.inf)
 
     -- attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
     local attn_weights = tide.softmax(attn_scores / keys.shape[-1] ^ 0.5, { dim = -1 })
@@ -134,7 +116,7 @@ function GELU:forward(x)
     --     (x + 0.044715 * torch.pow(x, 3))
     -- ))
     return 0.5 * x * (1 + tide.tanh(
-        tide.sqrt(tide.tensor(2.0 / torch_pi)) *
+        tide.sqrt(tide.tensor(2.0 / tide.pi)) *
         (x + 0.044715 * tide.pow(x, 3))
     ))
 end
@@ -396,7 +378,7 @@ describe("LLMs from scratch ch03/ch04: MultiHeadAttention and GPTModel", functio
         -- mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
         local mask = tide.triu(tide.ones(context_length, context_length), { diagonal = 1 })
         -- masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
-        local masked = attn_scores:masked_fill(mask:bool(), -torch_inf)
+        local masked = attn_scores:masked_fill(mask:bool(), -tide.inf)
         attn_weights = tide.softmax(masked / keys.shape[-1] ^ 0.5, { dim = -1 })
         -- the -inf mask and the renormalised tril mask give the same weights
         assert.is_true(tide.allclose(masked_simple_norm, attn_weights, { atol = 1e-6 }))
@@ -433,7 +415,7 @@ describe("LLMs from scratch ch03/ch04: MultiHeadAttention and GPTModel", functio
             local attn_scores_ = queries_:matmul(keys_:transpose(2, 3))
             -- attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
             attn_scores_:masked_fill_(self.mask:bool()[{ { 1, num_tokens }, { 1, num_tokens } }],
-                -torch_inf)
+                -tide.inf)
             local attn_weights_ = tide.softmax(attn_scores_ / keys_.shape[-1] ^ 0.5, { dim = -1 })
             attn_weights_ = self.dropout(attn_weights_)
             return attn_weights_:matmul(values)
@@ -525,9 +507,7 @@ describe("LLMs from scratch ch03/ch04: MultiHeadAttention and GPTModel", functio
                 for _, layer in ipairs(self.layers) do
                     local layer_output = layer(x)
                     -- if self.use_shortcut and x.shape == layer_output.shape:
-                    -- GAP: == on two tide.Size is Lua's identity (false for equal shapes, no
-                    -- error): the shortcut would silently never apply; compare the lists
-                    if self.use_shortcut and same_shape(x.shape, layer_output.shape) then
+                    if self.use_shortcut and x.shape == layer_output.shape then
                         x = x + layer_output
                     else
                         x = layer_output
@@ -1400,10 +1380,8 @@ describe("LLMs from scratch: gaps", function()
         assert.are.same({ 4, 8, 1 }, top_pos:totable())
         -- new_logits = torch.where(condition=next_token_logits < top_logits[-1],
         --     input=torch.tensor(float("-inf")), other=next_token_logits)
-        -- GAP: tide.where({condition =, input =, other =}) raises ("where: argument #1 must be
-        -- a tensor, got table"): condition goes by position
-        local new_logits = tide.where(next_token_logits:lt(top_logits[-1]),
-            { input = tide.tensor(-math.huge), other = next_token_logits })
+        local new_logits = tide.where({ condition = next_token_logits:lt(top_logits[-1]),
+            input = tide.tensor(-tide.inf), other = next_token_logits })
         -- topk_probas = torch.softmax(new_logits, dim=0)
         local topk_probas = tide.softmax(new_logits, { dim = 1 })
         assert.are.equal(6, topk_probas:eq(0):sum():item())

@@ -13,13 +13,8 @@ local F = nn.functional
 local optim = tide.optim
 local unpack = table.unpack or unpack -- luacheck: ignore
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
-
-local function assert_finite(x, what)
-    assert(is_finite(x), (what or "value") .. " is not finite: " .. tostring(x))
-end
+local ported = require("spec.support.ported")
+local assert_finite = ported.assert_finite
 
 -- Python's isinstance(m, cls)
 local isinstance = tide.isinstance

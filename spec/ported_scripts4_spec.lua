@@ -14,13 +14,8 @@ local nn = tide.nn
 local F = nn.functional
 local optim = tide.optim
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
-
-local function assert_finite(x, what)
-    assert(is_finite(x), (what or "value") .. " is not finite: " .. tostring(x))
-end
+local ported = require("spec.support.ported")
+local assert_finite = ported.assert_finite
 
 local function max_abs_diff(a, b)
     return (a - b):abs():max():item()

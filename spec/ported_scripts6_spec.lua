@@ -12,17 +12,8 @@ local nn = tide.nn
 local F = nn.functional
 local unpack = table.unpack or unpack -- luacheck: ignore
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
-
-local function assert_finite(x, what)
-    assert(is_finite(x), (what or "value") .. " is not finite: " .. tostring(x))
-end
-
-local function close(a, b, tol)
-    return math.abs(a - b) <= tol * math.max(1, math.abs(b))
-end
+local ported = require("spec.support.ported")
+local assert_finite, close = ported.assert_finite, ported.close
 
 ---------------------------------------------------------------------------------------------
 -- 1. Learning PyTorch with Examples (beginner_source/examples_*)

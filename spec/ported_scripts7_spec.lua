@@ -15,17 +15,8 @@ local F = nn.functional
 local optim = tide.optim
 local unpack = table.unpack or unpack -- luacheck: ignore
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
-
-local function assert_finite(x, what)
-    assert(is_finite(x), (what or "value") .. " is not finite: " .. tostring(x))
-end
-
-local function close(a, b, tol)
-    return math.abs(a - b) <= tol * math.max(1, math.abs(b))
-end
+local ported = require("spec.support.ported")
+local assert_finite, close = ported.assert_finite, ported.close
 
 local function assert_close(want, got, tol, what)
     assert(close(got, want, tol), ("%s: want %.7g, got %.7g"):format(what or "value", want, got))

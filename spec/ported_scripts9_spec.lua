@@ -15,25 +15,8 @@ local F = nn.functional
 local optim = tide.optim
 local unpack = table.unpack or unpack -- luacheck: ignore
 
-local function is_finite(x)
-    return x == x and x ~= math.huge and x ~= -math.huge
-end
-
-local function assert_finite(x, what)
-    assert(is_finite(x), (what or "value") .. " is not finite: " .. tostring(x))
-end
-
-local function close(a, b, tol)
-    return math.abs(a - b) <= tol * math.max(1, math.abs(b))
-end
-
-local function assert_close_list(want, got, tol, what)
-    assert.are.equal(#want, #got, what)
-    for i = 1, #want do
-        assert(close(got[i], want[i], tol), string.format("%s[%d]: %.8g, PyTorch %.8g",
-            what or "value", i, got[i], want[i]))
-    end
-end
+local ported = require("spec.support.ported")
+local assert_finite, close, assert_close_list = ported.assert_finite, ported.close, ported.assert_close_list
 
 -- a tensor's values as a flat Lua list
 local function flat(t)
