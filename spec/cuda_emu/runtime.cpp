@@ -160,7 +160,7 @@ struct Fiber {
     FiberState state;
     unsigned   linear;
     uint3      tid;
-    char      *stack;
+    char      *stack; /* NULL until the thread first runs, and again once it is done */
 #if defined(__x86_64__)
     void *sp; /* saved stack pointer while switched out */
 #else
@@ -170,7 +170,11 @@ struct Fiber {
 
 const size_t kStack = 64 << 10;
 
-std::vector<Fiber>                    g_fibers;
+std::vector<Fiber> g_fibers;
+/* Stacks no thread holds. A thread takes one when it first runs and gives it back when it is
+ * done, so a kernel without barriers runs every thread on one stack, warm in cache, rather than
+ * on a stack each, 64 KB apart (64 MB for 1024 threads). */
+std::vector<char *>                   g_free_stacks;
 unsigned                              g_cur, g_live, g_arrived, g_nthreads;
 std::vector<unsigned>                 g_warp_live, g_warp_arrived;
 std::vector<std::array<char[16], 32>> g_shfl;
@@ -194,7 +198,10 @@ void fiber_main();
 
 /* Context switches. swapcontext makes a system call (the signal mask) each time, and a launch
  * switches twice per GPU thread; on x86-64 a switch is a few instructions: push the callee-saved
- * registers and the floating-point control words, swap stack pointers, pop. */
+ * registers, swap stack pointers, pop. The floating-point control words (MXCSR, x87), which the
+ * ABI also has callee preserve, stay as they are: every fiber runs on the one host thread, no
+ * kernel changes them (a GPU has no such state), and storing and loading them was three
+ * quarters of a switch. */
 #if defined(__x86_64__)
 extern "C" void tide_emu_switch(void **save_sp, void *load_sp);
 asm(R"(
@@ -208,14 +215,8 @@ tide_emu_switch:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -243,9 +244,6 @@ void fiber_start(Fiber &f) {
     *--sp = (void *)&fiber_entry; /* popped by ret: 16-byte aligned, as after a call */
     for (int r = 0; r < 6; r++)   /* rbp rbx r12 r13 r14 r15 */
         *--sp = NULL;
-    uint32_t *ctl = (uint32_t *)--sp; /* MXCSR and x87 control word: the defaults */
-    ctl[0] = 0x1f80;
-    ctl[1] = 0x037f;
     f.sp = sp;
 }
 
@@ -316,7 +314,7 @@ void run_block() {
         f.tid =
             make_uint3(i % blockDim.x, i / blockDim.x % blockDim.y, i / (blockDim.x * blockDim.y));
         g_warp_live[i / 32]++;
-        fiber_start(f);
+        f.stack = NULL;
     }
     unsigned done = 0;
     while (done < g_nthreads) {
@@ -325,12 +323,23 @@ void run_block() {
             unsigned i = g_reverse ? g_nthreads - 1 - k : k;
             if (g_fibers[i].state != READY)
                 continue;
+            Fiber &f = g_fibers[i];
             g_cur = i;
-            threadIdx = g_fibers[i].tid;
-            fiber_resume(g_fibers[i]);
+            threadIdx = f.tid;
+            if (!f.stack) {
+                if (g_free_stacks.empty())
+                    g_free_stacks.push_back((char *)malloc(kStack));
+                f.stack = g_free_stacks.back();
+                g_free_stacks.pop_back();
+                fiber_start(f);
+            }
+            fiber_resume(f);
             progress = true;
-            if (g_fibers[i].state == DONE)
+            if (f.state == DONE) {
                 done++;
+                g_free_stacks.push_back(f.stack); /* never resumed again: free to reuse */
+                f.stack = NULL;
+            }
         }
         if (!progress) {
             fprintf(stderr,
@@ -407,12 +416,8 @@ bool run_grid(const char *kernel, dim3 grid, dim3 block, size_t shared_bytes, cu
                kernel, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes);
         return false;
     }
-    if (g_fibers.size() < threads) {
-        size_t old = g_fibers.size();
+    if (g_fibers.size() < threads)
         g_fibers.resize(threads);
-        for (size_t i = old; i < threads; i++)
-            g_fibers[i].stack = (char *)malloc(kStack);
-    }
     g_nthreads = (unsigned)threads;
     g_body = &body;
     g_kernel = kernel;
