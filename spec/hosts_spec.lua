@@ -26,23 +26,25 @@ local function lib_files()
 end
 
 describe("the library's Lua files", function()
-    it("parse under Lua 5.1 and LuaJIT (luac5.1 -p, luajit -bl, where installed)", function()
+    it("parse under Lua 5.1 and LuaJIT (luac5.1 -p, LuaJIT's loadfile)", function()
         if _VERSION ~= "Lua 5.4" then -- the external parsers' answer is the same under any host
             pending("checked by the Lua 5.4 suite")
             return
         end
         local files = lib_files()
         assert.is_true(#files > 30)
-        for _, tool in ipairs({ "luac5.1 -p", "luajit -bl" }) do
-            local exe = tool:match("^%S+")
-            if os.execute("command -v " .. exe .. " >/dev/null 2>&1") == true
-                or os.execute("command -v " .. exe .. " >/dev/null 2>&1") == 0 then
-                for _, f in ipairs(files) do
-                    local p = io.popen(tool .. " " .. f .. " 2>&1 >/dev/null")
-                    local out = p:read("*a")
-                    p:close()
-                    assert.are.equal("", out, tool .. " " .. f)
-                end
+        -- one process a parser (a process a file took 3.6 s): luac5.1 -p takes every file and
+        -- names the one that fails; LuaJIT loads each with loadfile and prints what fails
+        local list = table.concat(files, " ")
+        local jit_check = "luajit -e 'for _, f in ipairs({\"" .. table.concat(files, "\", \"") ..
+            "\"}) do local ok, e = loadfile(f) if not ok then print(e) end end'"
+        for _, tool in ipairs({ { "luac5.1", "luac5.1 -p " .. list }, { "luajit", jit_check } }) do
+            if os.execute("command -v " .. tool[1] .. " >/dev/null 2>&1") == true
+                or os.execute("command -v " .. tool[1] .. " >/dev/null 2>&1") == 0 then
+                local p = io.popen(tool[2] .. " 2>&1")
+                local out = p:read("*a")
+                p:close()
+                assert.are.equal("", out, tool[1])
             end
         end
     end)

@@ -19,11 +19,12 @@
 #                      host, trained for a few steps (the slowest specs under PUC 5.1): 5.4 and
 #                      LuaJIT, the 5.1 dialect that LÖVE and Neovim embed, not 5.3 and PUC 5.1
 # With TIDE_HOST_SHARE=k/n, only the k-th of every n spec files (in the sorted list of all of
-# them) runs, besides EVERY_SHARE's, which run in each share, and the ported scripts. PUC 5.1 and LuaJIT are one
-# dialect, the same language without integers, and one C API (LUA_VERSION_NUM 501): run_all.sh
-# gives each half of the files (1/2 and 2/2), saving a minute of the test run; what differs
-# between the two runs in each share: the collector and its pacing (memory_spec, grad_release,
-# tensor lifetimes), the host checks, and iterable datasets' coroutines.
+# them) runs, besides EVERY_SHARE's, which run in each share, and the ported scripts. PUC 5.1
+# and LuaJIT are one dialect, the same language without integers, and one C API
+# (LUA_VERSION_NUM 501): run_all.sh gives each half of the files (1/2 and 2/2), saving a minute
+# of the test run; what differs between the two runs in each share: the collector and its
+# pacing (memory_spec, grad_release, tensor lifetimes), the host checks, and iterable datasets'
+# coroutines.
 EVERY_SHARE="hosts_spec memory_spec grad_release_spec tensor_spec iterable_dataset_spec"
 INTEGER_SYNTAX="scalar_spec numerics_spec sanitizer_inputs_spec cuda_spec cuda_memory_spec"
 SAME_C="cpu_devices_bits_spec"
