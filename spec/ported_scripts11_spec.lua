@@ -203,18 +203,11 @@ function GPTModel:forward(in_idx)
     return logits
 end
 
--- Python's idx[:, -n:]: the last n columns, all of them when there are fewer
--- GAP: tide's range {-n, -1} raises when n is past the dim's size ("the range {-8, -1} is
--- outside dim 2 of size 4") where Python's slice clamps; math.min clamps by hand
-local function last_cols(idx, n)
-    return idx[{ {}, { -math.min(n, idx.shape[2]), -1 } }]
-end
-
 -- def generate_text_simple(model, idx, max_new_tokens, context_size):
 local function generate_text_simple(model, idx, max_new_tokens, context_size)
     for _ = 1, max_new_tokens do
         -- idx_cond = idx[:, -context_size:]
-        local idx_cond = last_cols(idx, context_size)
+        local idx_cond = idx[{ {}, { -context_size, -1 } }]
 
         -- with torch.no_grad():
         --     logits = model(idx_cond)
@@ -744,7 +737,7 @@ local function generate(model, idx, max_new_tokens, context_size, temperature, t
     temperature = temperature or 0.0
     for _ = 1, max_new_tokens do
         -- idx_cond = idx[:, -context_size:]
-        local idx_cond = last_cols(idx, context_size)
+        local idx_cond = idx[{ {}, { -context_size, -1 } }]
         local logits = tide.no_grad(function()
             return model(idx_cond)
         end)

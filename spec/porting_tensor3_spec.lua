@@ -93,11 +93,29 @@ describe("slices with a step, {first, last, step}", function()
         assert.are.equal("tide: index: the range for dim 2 has 4 entries; write {first, last}, " ..
             "{first, last, step}, {i} or {}",
             msg(catch(function() return tide.zeros(2, 3)[{ {}, { 1, 2, 1, 1 } }] end)))
-        -- the ends follow {first, last}'s rules (out of range raises)
-        assert.are.equal("tide: index: the range {1, 11} is outside dim 1 of size 10; ranges " ..
-            "are 1-based and inclusive, negative from the end, first <= last",
-            msg(catch(function() return x[{ { 1, 11, 2 } }] end)))
         assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, x:totable())
+    end)
+
+    it("clamp their ends to the dim, as Python's slices do", function()
+        -- PyTorch 1.13, x = torch.arange(1., 11.): x[0:11:2], x[-20:], x[8:20], then empty:
+        -- x[10:20], x[5:5], x[11:20:3], x[2:1]
+        local x = tide.arange(1, 11, { dtype = "float32" })
+        assert.are.same({ 1, 3, 5, 7, 9 }, x[{ { 1, 11, 2 } }]:totable())
+        assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, x[{ { -20, -1 } }]:totable())
+        assert.are.same({ 9, 10 }, x[{ { 9, 20 } }]:totable())
+        for _, r in ipairs({ { 11, 20 }, { 6, 5 }, { 12, 20, 3 }, { 3, 1 } }) do
+            local e = x[{ r }]
+            assert.are.same({ 1, 0 }, { e:dim(), e:numel() }, "{" .. table.concat(r, ", ") .. "}")
+        end
+        -- a generate loop's idx[:, -block_size:] on a context shorter than block_size
+        local idx = tide.tensor({ { 5, 6, 7 } })
+        assert.are.same({ { 5, 6, 7 } }, idx[{ {}, { -8, -1 } }]:totable())
+        -- writes clamp alike (x[8:20] = 0): a view, so x changes
+        x[{ { 9, 20 } }] = 0
+        assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8, 0, 0 }, x:totable())
+        local y = tide.zeros(3, 3)
+        y[{ { 2, 10 }, { 2, 10 } }] = tide.ones(2, 2)
+        assert.are.same({ { 0, 0, 0 }, { 0, 1, 1 }, { 0, 1, 1 } }, y:totable())
     end)
 end)
 

@@ -208,19 +208,20 @@ local function range_of(op, r, dim, n)
         raise(("tide: %s: the step of the range for dim %d is %d; a step must be >= 1 (as " ..
             "PyTorch's; flip the tensor to go backwards)"):format(op, dim, step))
     end
+    -- the ends clamp to the dim, as Python's slices do (a generate loop's idx[:, -block_size:]
+    -- is idx[{{}, {-block_size, -1}}] however short idx is); a range ending before it starts,
+    -- or past the dim, is empty
     local a0, b0 = a < 0 and n + a + 1 or a, b < 0 and n + b + 1 or b
-    if a0 < 1 or b0 > n or b0 < a0 then
-        raise(("tide: %s: the range {%d, %d} is outside dim %d of size %d; ranges are 1-based " ..
-            "and inclusive, negative from the end, first <= last"):format(op, a, b, dim, n))
-    end
-    return a0, b0 - a0 + 1, step
+    a0 = math.max(1, math.min(a0, n + 1))
+    b0 = math.min(b0, n)
+    return a0, math.max(0, b0 - a0 + 1), step
 end
 
 -- dim d of v narrowed to length elements from start, every step-th kept: a view (the windows
 -- of one element, step apart, of unfold), as PyTorch's x[a:b:step]
 local function sliced(v, d, start, length, step)
     v = v:narrow(d, start, length)
-    if step == 1 then
+    if step == 1 or length == 0 then
         return v
     end
     local w = v:unfold(d, 1, step)
