@@ -243,6 +243,44 @@ describe("softmax, log_softmax and softmin", function()
         assert.is_true(F.softmax(x, 1):equal(x:softmax(1)))
     end)
 
+    it("choose the dim PyTorch 1.13 chooses when none is given, with its warning once", function()
+        local function captured(who, f)
+            local lines, real = {}, io.stderr
+            io.stderr = { write = function(_, s) lines[#lines + 1] = s end } -- luacheck: ignore
+            warn.reset("implicit_dim." .. who)
+            local ok, a = pcall(f)
+            io.stderr = real -- luacheck: ignore
+            assert(ok, a)
+            return a, table.concat(lines)
+        end
+        local function msg(who)
+            return "tide: warning: Implicit dimension choice for " .. who .. " has been " ..
+                "deprecated. Change the call to include dim=X as an argument.\n"
+        end
+        -- x = (torch.arange(24.).reshape(2, 3, 4) / 10).sin(): F.softmax(x)[:, 0, 0] (dim 0)
+        local x3 = (tide.arange(24, { dtype = "float64" }):reshape(2, 3, 4) / 10):sin()
+        local line = debug.getinfo(1, "l").currentline + 1
+        local s3, text = captured("softmax", function() local r = F.softmax(x3) return r end)
+        assert.are.equal(SPEC .. line .. ": " .. msg("softmax"), text)
+        close(s3[{ {}, 1, 1 }], { 0.28251121134510415, 0.7174887886548958 }, 1e-15)
+        local _, again = captured("softmax", function() return F.softmax(x3) end)
+        assert.are.equal(msg("softmax"), again:gsub("^.-: tide", "tide")) -- reset: warned again
+        -- y = (torch.arange(24.).reshape(1, 2, 3, 4) / 7).cos(): dim 1, the channels
+        local y = (tide.arange(24, { dtype = "float64" }):reshape(1, 2, 3, 4) / 7):cos()
+        local l4, t2 = captured("log_softmax", function() return nn.LogSoftmax()(y) end)
+        assert.is_truthy(t2:find(msg("log_softmax"), 1, true))
+        close(l4[{ 1, {}, 2, 3 }], { -0.20206869251536466, -1.6984811790272463 }, 1e-15)
+        local m4 = captured("softmin", function() return nn.Softmin()(y) end)
+        close(m4[{ 1, {}, 3, 4 }], { 0.2711096026774552, 0.7288903973225447 }, 1e-15)
+        -- a 1-D input's only dim, a 2-D input's last
+        local v = tide.tensor({ 1, 2, 3 }, { dtype = "float64" })
+        close(captured("softmax", function() return F.softmax(v) end),
+            { 0.09003057317038045, 0.2447284710547976, 0.6652409557748218 }, 1e-15)
+        assert.is_true(captured("softmax", function() return nn.Softmax()(x) end)
+            :equal(x:softmax(2)))
+        assert.are.equal("Softmax(dim nil)", tostring(nn.Softmax()):match("^%S+ %S+"))
+    end)
+
     it("check dim and dtype", function()
         raises_here("softmax: expected dim to be an integer, got 1.5", F.softmax, x, 1.5)
         raises_here("log_softmax: expected dim to be an integer, got 1.5", F.log_softmax, x,
@@ -260,7 +298,7 @@ describe("softmax, log_softmax and softmin", function()
         assert.is_true(nn.LogSoftmax({ dim = 1 })(x):equal(x:log_softmax(1)))
         assert.is_true(nn.Softmin({ dim = 1 })(x):equal(F.softmin(x, 1)))
         assert.is_true(nn.Softmax(2)(x):equal(x:softmax(2)))
-        assert.are.equal(-1, nn.LogSoftmax().dim)
+        assert.is_nil(nn.LogSoftmax().dim) -- PyTorch's None: the implicit choice at each call
         raises_here("Softmax: expected dim to be an integer, got x", nn.Softmax, { dim = "x" })
         raises_here(too_many("LogSoftmax", 1, 2, 2, "number"), nn.LogSoftmax, 1, 2)
         raises_here(too_many("Softmax2d", 0, 1, 1, "number"), nn.Softmax2d, 1)

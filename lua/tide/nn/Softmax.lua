@@ -1,4 +1,4 @@
--- nn.Softmax([dim = -1])
+-- nn.Softmax([dim]): without one, PyTorch's implicit choice (F.softmax)
 local A = require("tide.nn._activation")
 
 return A.along_dim("Softmax", "softmax")

@@ -1,4 +1,4 @@
--- nn.Softmin([dim = -1]) or Softmin({dim =}): softmax of -x along dim (F.softmin)
+-- nn.Softmin([dim]) or Softmin({dim =}): softmax of -x along dim (F.softmin)
 local compat = require("tide._compat")
 local raise = require("tide.autograd").raise
 local Module = require("tide.nn.Module")
@@ -13,7 +13,7 @@ function Softmin:init(...)
     if dim ~= nil and not compat.is_integer(dim) then
         raise("tide: Softmin: expected dim to be an integer, got " .. tostring(dim))
     end
-    self.dim = dim or -1
+    self.dim = dim -- nil: PyTorch's implicit choice at each call (F.softmin's)
 end
 
 function Softmin:forward(x)
@@ -22,7 +22,7 @@ function Softmin:forward(x)
 end
 
 function Softmin:extra_repr()
-    return "dim " .. self.dim
+    return "dim " .. tostring(self.dim)
 end
 
 return Softmin

@@ -75,14 +75,17 @@ function A.along_dim(name, method)
         if dim ~= nil and not compat.is_integer(dim) then
             raise("tide: " .. name .. ": expected dim to be an integer, got " .. tostring(dim))
         end
-        self.dim = dim or -1
+        self.dim = dim -- nil: PyTorch's implicit choice at each call (nn.functional's)
     end
     function cls:forward(x)
         I.check_tensor(x, name)
+        if self.dim == nil then
+            return require("tide.nn.functional")[method](x)
+        end
         return x[method](x, self.dim)
     end
     function cls:extra_repr()
-        return "dim " .. self.dim
+        return "dim " .. tostring(self.dim)
     end
     return cls
 end

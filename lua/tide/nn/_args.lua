@@ -101,9 +101,22 @@ local function dropout_args(input, opts, who)
     return o, probability(o.p == nil and 0.5 or o.p, who)
 end
 
--- softmax's, log_softmax's and softmin's input and dim from their options {dim = -1, dtype =,
+-- softmax's, log_softmax's and softmin's input and dim from their options {dim =, dtype =,
 -- _stacklevel =}: with dtype (a float dtype) the input is cast first, as PyTorch's; _stacklevel
 -- (Python's warning level, PyTorch's third positional) is checked and unused
+-- Without a dim, PyTorch 1.13's deprecated implicit choice (_get_softmax_dim), with its warning
+-- once: the first dim of a 0-, 1- or 3-D input, the second of any other (a 4-D batch of
+-- images: the channels). A 2-D input's is its last dim, as before.
+local function implicit_softmax_dim(input, who)
+    require("tide._warn").once("implicit_dim." .. who, "Implicit dimension choice for " .. who ..
+        " has been deprecated. Change the call to include dim=X as an argument.")
+    local n = input:dim()
+    if n == 0 then
+        return -1
+    end
+    return (n == 1 or n == 3) and 1 or 2
+end
+
 local function softmax_args(input, opts, who)
     tensor_arg(input, who, "input")
     if type(opts) == "number" then -- F.softmax(x, dim): the usual call, no table
@@ -113,7 +126,7 @@ local function softmax_args(input, opts, who)
     if o._stacklevel ~= nil then
         int_arg(o._stacklevel, who, "_stacklevel", 0)
     end
-    local dim = dim_arg(o.dim, who)
+    local dim = o.dim == nil and implicit_softmax_dim(input, who) or dim_arg(o.dim, who)
     if o.dtype ~= nil and o.dtype ~= input.dtype then
         if not FLOAT_DTYPES[o.dtype] then
             raise(string.format("tide: %s: expected dtype to be a floating-point dtype " ..

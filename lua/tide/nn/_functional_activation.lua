@@ -71,7 +71,7 @@ return function(F)
         end)
     end
 
-    -- softmin(input[, dim = -1[, _stacklevel[, dtype]]]), any of them by name: softmax of
+    -- softmin(input[, dim[, _stacklevel[, dtype]]]), any of them by name: softmax of
     -- -input (cast to dtype first), as PyTorch's
     function F.softmin(input, opts)
         local x, dim = C.softmax_args(input, opts, "softmin")

@@ -199,7 +199,7 @@ function F.hardtanh(input, opts)
     end)
 end
 
--- softmax(input[, dim = -1[, _stacklevel[, dtype]]]), any of them by name ({dim =, dtype =}):
+-- softmax(input[, dim[, _stacklevel[, dtype]]]), any of them by name ({dim =, dtype =}):
 -- with dtype the input is cast to it first, as PyTorch's
 function F.softmax(input, opts)
     local x, dim = A.softmax_args(input, opts, "softmax")
