@@ -57,13 +57,31 @@ describe("the scale of add/sub and their in-place twins on " .. D.name, function
         assert.are.same({ 1, 2, 3 }, vals(i))
     end)
 
-    it("a tensor where the scale goes raises, naming the method, and changes nothing", function()
+    it("a number then a tensor is PyTorch's deprecated add_(alpha, other), with its warning",
+        function()
+        -- PyTorch 1.13: torch.tensor([1., 2.]).add(2, torch.tensor([3., 4.])) is [7, 10], with
+        -- "This overload of add is deprecated" once (Torch7's x:add(value, y) means the same)
+        local warn = require("tide._warn")
+        local want = { add = { 7, 10 }, sub = { -5, -6 }, add_ = { 7, 10 }, sub_ = { -5, -6 } }
+        for _, m in ipairs({ "add", "sub", "add_", "sub_" }) do
+            local t, x = T({ 1, 2 }), T({ 3, 4 })
+            local lines, real = {}, io.stderr
+            io.stderr = { write = function(_, s) lines[#lines + 1] = s end } -- luacheck: ignore
+            warn.reset("legacy_alpha." .. m)
+            local ok, r = pcall(function() local r = t[m](t, 2, x) return r end)
+            io.stderr = real -- luacheck: ignore
+            assert(ok, r)
+            assert.are.same(want[m], vals(r))
+            assert.are.same(m:sub(-1) == "_" and want[m] or { 1, 2 }, vals(t))
+            assert.matches("numerics_spec.lua:%d+: tide: warning: This overload of " .. m ..
+                " is deprecated: " .. m .. "%(Number alpha, Tensor other%)", table.concat(lines))
+        end
+    end)
+
+    it("a scale that is not a number raises, naming the method, and changes nothing", function()
         local t, x = T({ 1, 2 }), T({ 3, 4 })
         for _, m in ipairs({ "add", "sub", "add_", "sub_" }) do
-            local err = catch(function() return t[m](t, 2, x) end)
-            assert.matches("numerics_spec.lua:%d+: tide: " .. m .. ": alpha %(argument #3%) must " ..
-                "be a number, got a tensor; the scale comes after the other operand", err)
-            err = catch(function() return t[m](t, x, "2") end)
+            local err = catch(function() return t[m](t, x, "2") end)
             assert.matches("tide: " .. m .. ": alpha %(argument #3%) must be a number, got string",
                 err)
         end

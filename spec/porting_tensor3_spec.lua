@@ -274,6 +274,41 @@ describe("0-d tensors as scalar arguments", function()
     end)
 end)
 
+describe("PyTorch 1.13's deprecated value-first overloads", function()
+    it("addcmul(value, t1, t2) and addcdiv(value, t1, t2), as old optimizers write them", function()
+        local warn = require("tide._warn")
+        local lines, real = {}, io.stderr
+        io.stderr = { write = function(_, s) lines[#lines + 1] = s end } -- luacheck: ignore
+        warn.reset("legacy_value.addcmul")
+        warn.reset("legacy_value.addcdiv")
+        local g = tide.full({ 3 }, 2, { dtype = "float32" })
+        -- torch.ones(3).addcmul_(0.5, g, g): [3, 3, 3]; .addcdiv_(-0.5, g, g + 2): [0.75, ...];
+        -- torch.addcmul(torch.ones(3), 2, g, g): [9, 9, 9]
+        local ok, err = pcall(function()
+            local a = tide.ones(3)
+            assert.are.equal(a, a:addcmul_(0.5, g, g))
+            assert.are.same({ 3, 3, 3 }, a:totable())
+            assert.are.same({ 0.75, 0.75, 0.75 }, tide.ones(3):addcdiv_(-0.5, g, g + 2):totable())
+            assert.are.same({ 9, 9, 9 }, tide.addcmul(tide.ones(3), 2, g, g):totable())
+            -- the exp_avg_sq line of a hand-written Adam, with grad requiring grad
+            local w = tide.tensor({ 1.0, -2.0 }, { requires_grad = true, dtype = "float64" })
+            local y = tide.zeros(2, { dtype = "float64" }):addcmul(0.25, w, w)
+            y:sum():backward()
+            assert.are.same({ 0.5, -1 }, w.grad:totable())
+        end)
+        io.stderr = real -- luacheck: ignore
+        assert(ok, err)
+        local text = table.concat(lines)
+        assert.is_truthy(text:find("tide: warning: This overload of addcmul is deprecated: " ..
+            "addcmul(Number value, Tensor tensor1, Tensor tensor2). Consider using one of the " ..
+            "following signatures instead: addcmul(Tensor tensor1, Tensor tensor2, *, Number " ..
+            "value)", 1, true))
+        assert.is_truthy(text:find("This overload of addcdiv is deprecated", 1, true))
+        local _, n = text:gsub("This overload of addcmul", "")
+        assert.are.equal(1, n) -- once
+    end)
+end)
+
 describe("legacy constructors", function()
     it("tide.Tensor(sizes) is tide.empty's, of the default float dtype", function()
         local t = tide.Tensor(4, 3)

@@ -100,10 +100,25 @@ local function value_of(op, opts)
     return v
 end
 
+-- PyTorch 1.13's deprecated overloads addcmul(Number value, Tensor tensor1, Tensor tensor2)
+-- and addcdiv's, which old optimizers write (exp_avg_sq.addcmul_(1 - beta2, grad, grad)):
+-- (t1, t2, value) with PyTorch's warning once; any other call as it is
+local function legacy_value(op, t1, t2, opts)
+    if type(t1) == "number" and core.is_tensor(t2) and core.is_tensor(opts) then
+        require("tide._warn").once("legacy_value." .. op, ("This overload of %s is " ..
+            "deprecated: %s(Number value, Tensor tensor1, Tensor tensor2). Consider using one " ..
+            "of the following signatures instead: %s(Tensor tensor1, Tensor tensor2, *, " ..
+            "Number value) (tide: x:%s(t1, t2, {value = v}))"):format(op, op, op, op))
+        return t2, opts, { value = t1 }
+    end
+    return t1, t2, opts
+end
+
 -- addcmul(t1, t2[, {value = 1}]): x + value t1 t2; addcdiv: x + value t1 / t2 (floats only, as
 -- PyTorch 1.13)
 with_inplace("addcmul", function(x, t1, t2, opts, ...)
     args.no_extra("addcmul", 4, ...)
+    t1, t2, opts = legacy_value("addcmul", t1, t2, opts)
     check("addcmul", x)
     check("addcmul", t1, 2)
     check("addcmul", t2, 3)
@@ -112,6 +127,7 @@ with_inplace("addcmul", function(x, t1, t2, opts, ...)
 end)
 with_inplace("addcdiv", function(x, t1, t2, opts, ...)
     args.no_extra("addcdiv", 4, ...)
+    t1, t2, opts = legacy_value("addcdiv", t1, t2, opts)
     check("addcdiv", x)
     check("addcdiv", t1, 2)
     check("addcdiv", t2, 3)
