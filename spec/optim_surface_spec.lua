@@ -327,6 +327,20 @@ describe("lr_scheduler matches PyTorch 1.13", function()
         assert.are.equal(0.1 * 0.5 ^ 4, lrs(function(o) return S.LambdaLR(o, f) end)[4])
     end)
 
+    it("a schedule whose first step fails leaves the optimizer's groups as they were", function()
+        -- found by the fuzzer (seed 25006): the groups kept initial_lr after the error
+        local o = sgd()
+        local lr = o.param_groups[1].lr
+        raises_here("LambdaLR: lr_lambda 1 returned a nil for epoch 0, expected a number",
+            tide.optim.lr_scheduler.LambdaLR, o, function() end)
+        assert.is_nil(o.param_groups[1].initial_lr)
+        assert.are.equal(lr, o.param_groups[1].lr)
+        raises_here("LambdaLR: lr_lambda 1 returned a string for epoch 0",
+            tide.optim.lr_scheduler.LambdaLR, o, function() return "x" end)
+        local g = o.param_groups[1]
+        assert.are.same({ lr = lr }, { lr = g.lr, initial_lr = g.initial_lr })
+    end)
+
     it("state_dict resumes a schedule through tide.save", function()
         local path = os.tmpname()
         for name, case in pairs(REF.schedules) do

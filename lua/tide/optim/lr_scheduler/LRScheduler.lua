@@ -189,7 +189,11 @@ function LRScheduler.new(cls, opt, opts, ...)
     opts = args.options(who, opts, cls.options)
     local self = setmetatable({ optimizer = opt }, cls)
     self:init(opts, ...)
-    for _, g in ipairs(opt.param_groups) do
+    -- the groups as they were: the first step can still fail (a lr_lambda returning nil), and a
+    -- failed construction leaves the optimizer as it found it
+    local before = {}
+    for i, g in ipairs(opt.param_groups) do
+        before[i] = { lr = g.lr, initial_lr = g.initial_lr }
         if g.initial_lr == nil then
             g.initial_lr = g.lr
         end
@@ -200,7 +204,13 @@ function LRScheduler.new(cls, opt, opts, ...)
     end
     self.last_epoch = -1
     self._step_count = 0
-    self:step()
+    local ok, err = pcall(self.step, self)
+    if not ok then
+        for i, g in ipairs(opt.param_groups) do
+            g.lr, g.initial_lr = before[i].lr, before[i].initial_lr
+        end
+        error(err, 0)
+    end
     return self
 end
 
