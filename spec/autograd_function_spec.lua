@@ -113,9 +113,9 @@ describe("autograd.Function (" .. DEV .. ")", function()
         assert.matches("tide: Many.backward returned 2 gradients for 1 arguments of apply",
             catch(function() Many.apply(x):sum():backward() end), 1, true)
         local Two = Function:extend("Two")
-        function Two.forward(_, t) return t * 2, t * 3 end
-        assert.matches("tide: Two.forward returned 2 tensors that take gradients",
-            catch(function() Two.apply(x) end), 1, true)
+        function Two.forward(_, t) return t * 2, t:to("float32") end
+        assert.matches("tide: Two.forward: the outputs that take gradients must share a " ..
+            "dtype and device (output 1 is float64", catch(function() Two.apply(x) end), 1, true)
         local Saved = Function:extend("Saved")
         function Saved.forward(ctx, t)
             local c = t:detach():clone()

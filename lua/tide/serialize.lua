@@ -28,6 +28,9 @@ local pytorch_args = require("tide.pytorch_args")
 
 local M = {}
 
+-- the metadata key of the devices the tensors were saved from
+local DEVICES = "tide-devices"
+
 -- the reference writer's order: dtypes in descending order of its Dtype enum, then names
 local RANK = { int64 = 8, float64 = 7, float32 = 6, int32 = 5, bfloat16 = 4, float16 = 3,
     uint8 = 2, bool = 1 }
@@ -120,6 +123,24 @@ function M.save(path, tensors, metadata)
         meta = meta or {}
         meta[tree.KEY] = tree_json
     end
+    -- torch.save records each storage's device and torch.load restores it: the names of the
+    -- tensors not on "cpu", one "device\tname" a line (none for an all-CPU file, whose bytes
+    -- stay those of Python's safetensors.save)
+    local placed = {}
+    for _, k in ipairs(names) do
+        local ok, d = pcall(function() return tostring(tensors[k].device) end)
+        if ok and d ~= "cpu" then
+            placed[#placed + 1] = d .. "\t" .. k
+        end
+    end
+    if #placed > 0 then
+        meta = meta or {}
+        if meta[DEVICES] ~= nil then
+            error(("tide: save: %s: metadata key %q is tide's (the tensors' devices); use "
+                .. "another name"):format(path, DEVICES), 2)
+        end
+        meta[DEVICES] = table.concat(placed, "\n")
+    end
     check(pcall(core.safetensors_save, path, names, list, meta))
 end
 
@@ -140,15 +161,32 @@ function M.load(path, ...)
     end
     -- torch.load's map_location, as a device: the one spelling of it tide takes
     local where = opts.device
+    local mapper -- torch.load's callable map_location(storage, location)
     if opts.map_location ~= nil then
         if where ~= nil then
             error("tide: load: device and map_location name the same thing; give one", 2)
         end
-        if type(opts.map_location) == "table" or type(opts.map_location) == "function" then
-            error("tide: load: map_location as a " .. type(opts.map_location) .. " is not "
-                .. "supported; give a device (\"cpu\", \"cuda:0\") and move tensors after", 2)
+        local ml = opts.map_location
+        if type(ml) == "table" and not core.is_tensor(ml) and getmetatable(ml) == nil then
+            -- torch.load's dict: saved location -> location ({["cuda:1"] = "cuda:0"})
+            for k, v in pairs(ml) do
+                local okk = type(k) == "string" and pcall(core.device, k)
+                local okv = (type(v) == "string" or type(v) == "userdata") and pcall(core.device, v)
+                if not (okk and okv) then
+                    error(("tide: load: map_location[%s] = %s: a dict map_location maps device "
+                        .. "names to devices ({[\"cuda:1\"] = \"cuda:0\"})"):format(tostring(k),
+                        tostring(v)), 2)
+                end
+            end
+            mapper = function(t, loc)
+                local to = ml[loc]
+                return to ~= nil and t:to(to) or nil
+            end
+        elseif type(ml) == "function" then
+            mapper = ml
+        else
+            where = opts.map_location
         end
-        where = opts.map_location
     end
     -- a device only (never a dtype name, which t:to would take as a cast), checked before
     -- the file is read
@@ -161,6 +199,46 @@ function M.load(path, ...)
         dev = check(ok, d)
     end
     local tensors, metadata = check(pcall(core.safetensors_load, path))
+    -- each tensor's saved device ("cpu" unless the file records another)
+    local saved = {}
+    if metadata[DEVICES] ~= nil then
+        for line in tostring(metadata[DEVICES]):gmatch("[^\n]+") do
+            local d, name = line:match("^([^\t]+)\t(.*)$")
+            if d then
+                saved[name] = d
+            end
+        end
+        metadata[DEVICES] = nil
+    end
+    if dev == nil then
+        -- PyTorch's map_location function is called with each storage, read onto the CPU, and
+        -- its saved location; nil (or no map_location) restores it to that location
+        local mapped, order = {}, {}
+        for name in pairs(tensors) do
+            order[#order + 1] = name
+        end
+        table.sort(order) -- the map_location calls (and a bad result's message) in name order
+        for _, name in ipairs(order) do
+            local t = tensors[name]
+            local loc = saved[name] or "cpu"
+            local r = mapper and mapper(t, loc)
+            if r ~= nil and not core.is_tensor(r) then
+                error(("tide: load: %s: map_location returned a %s for %s; return a tensor "
+                    .. "(storage:to(device)) or nil"):format(path, type(r), name), 2)
+            end
+            if r == nil and loc ~= "cpu" then
+                local ok, moved = pcall(function() return t:to(loc) end)
+                if not ok then
+                    error(("tide: load: %s: %s was saved on %s, which is not available here "
+                        .. "(%s); pass map_location = \"cpu\" (or another device)"):format(path,
+                        name, loc, tostring(moved):match("tide:.*") or tostring(moved)), 2)
+                end
+                r = moved
+            end
+            mapped[name] = r or t
+        end
+        tensors = mapped
+    end
     if dev ~= nil then
         local ok, err = pcall(function()
             for name, t in pairs(tensors) do

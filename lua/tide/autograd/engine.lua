@@ -1344,14 +1344,40 @@ end
 -- tide.autograd.grad(outputs, inputs[, opts]): the gradients of the outputs with respect to
 -- each input, as a list; .grad is left alone. opts: grad_outputs (a tensor or list, nil for
 -- one-element outputs), retain_graph (default create_graph), create_graph = false (true:
--- the gradients are themselves recorded, for higher derivatives), allow_unused = false
-function E.grad(outputs, inputs, opts)
+-- the gradients are themselves recorded, for higher derivatives), allow_unused = false.
+-- grad_outputs may also come third, as PyTorch's positional parameter: grad(outputs, inputs,
+-- grad_outputs[, opts]) (a tensor, a list of tensors, or nil).
+function E.grad(outputs, inputs, opts, opts2)
     if inputs == nil then
         raise("tide: autograd.grad: expected (outputs, inputs[, options]); the gradient a " ..
             "backward pass left on a tensor is t.grad")
     end
     local outs = tensor_list(outputs, "outputs")
     local ins = tensor_list(inputs, "inputs")
+    -- grad_outputs third: a tensor, a list of tensors, or nil (or {}) before the options
+    local list_third = type(opts) == "table" and
+        (is_tensor(opts[1]) or (next(opts) == nil and opts2 ~= nil))
+    if is_tensor(opts) or (opts == nil and opts2 ~= nil) or list_third then
+        local gouts = opts
+        opts = opts2 or {}
+        if type(opts) ~= "table" or is_tensor(opts) then
+            raise("tide: autograd.grad: expected an options table after grad_outputs, got " ..
+                type(opts))
+        end
+        if opts.grad_outputs ~= nil then
+            raise("tide: autograd.grad: grad_outputs given twice, third and by name; pass it " ..
+                "one way")
+        end
+        local o = {}
+        for k, v in pairs(opts) do
+            o[k] = v
+        end
+        o.grad_outputs = gouts
+        opts = o
+    elseif opts2 ~= nil then
+        raise("tide: autograd.grad: expected (outputs, inputs[, grad_outputs][, options]), " ..
+            "got a " .. type(opts) .. " third; grad_outputs is a tensor or a list of tensors")
+    end
     opts = opts or {}
     if type(opts) ~= "table" or is_tensor(opts) then
         raise("tide: autograd.grad: expected an options table, got " .. type(opts))

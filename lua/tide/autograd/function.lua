@@ -88,11 +88,26 @@ local function backward(cls)
     return function(nd, g)
         local ctx = nd.ctx
         check_saved(ctx)
-        local grads = compat.pack(cls.backward(ctx, g))
+        local grads
+        local parts = nd.parts
+        if parts then -- several differentiable outputs: g is the packed one's, split it
+            local gs = {}
+            for i, p in ipairs(parts) do
+                gs[i] = g:narrow(1, p.offset, p.numel):view(p.shape)
+            end
+            grads = compat.pack(cls.backward(ctx, compat.unpack(gs, 1, #parts)))
+        else
+            grads = compat.pack(cls.backward(ctx, g))
+        end
         local positions, nargs = nd.positions, nd.nargs
+        -- PyTorch drops extra gradients when all of them are None
+        while grads.n > nargs and grads[grads.n] == nil do
+            grads.n = grads.n - 1
+        end
         if grads.n > nargs then
             raise(string.format("tide: %s.backward returned %d gradients for %d arguments " ..
-                "of apply; return one per argument (nil where none)", ctx._name, grads.n, nargs))
+                "of apply; return one per argument (nil where none; extra ones must be nil)",
+                ctx._name, grads.n, nargs))
         end
         local out = {}
         for k, pos in ipairs(positions) do
@@ -147,6 +162,100 @@ function Function.backward(ctx)
         ".backward(ctx, grad)")
 end
 
+-- several differentiable outputs (PyTorch's Sinh returning exp(x) and exp(-x) as well): the
+-- node records one packed tensor, their values flattened end to end, and each output is a view
+-- of it, so that backward gets one gradient per output (zeros for an unused one); the saved
+-- tensors that are outputs become those views, which double backward differentiates through.
+function Function._record_several(cls, op, ctx, res, diff_at, inputs, positions, nargs)
+    local first = res[diff_at[1]]
+    local flat, parts, offset = {}, {}, 1
+    for k, i in ipairs(diff_at) do
+        local r = res[i]
+        if not FLOAT[r.dtype] then
+            raise(string.format("tide: %s.forward: output %d is a %s tensor, which cannot take " ..
+                "a gradient; mark it with ctx:mark_non_differentiable", cls.__name, i - 1,
+                r.dtype))
+        end
+        if r.dtype ~= first.dtype or tostring(r.device) ~= tostring(first.device) then
+            raise(string.format("tide: %s.forward: the outputs that take gradients must share " ..
+                "a dtype and device (output 1 is %s on %s, output %d %s on %s); convert them " ..
+                "in forward, or mark one with ctx:mark_non_differentiable", cls.__name,
+                first.dtype, tostring(first.device), i - 1, r.dtype, tostring(r.device)))
+        end
+        local n = r:numel()
+        flat[k] = r:reshape({ n })
+        parts[k] = { offset = offset, numel = n, shape = r.shape }
+        offset = offset + n
+    end
+    local packed = core.cat(flat, 1)
+    local nd = engine.record(op, packed, inputs)
+    nd.ctx, nd.positions, nd.nargs, nd.parts = ctx, positions, nargs, parts
+    nd.torch_name = cls.__name .. "Backward"
+    local outs = {}
+    for k, i in ipairs(diff_at) do
+        local p = parts[k]
+        outs[k] = packed:narrow(1, p.offset, p.numel):view(p.shape)
+    end
+    local saved = ctx.saved_tensors
+    for j = 1, saved and saved.n or 0 do
+        for k, i in ipairs(diff_at) do
+            if rawequal(saved[j], res[i]) then
+                saved[j] = outs[k]
+                ctx._versions[j] = version(outs[k])
+            end
+        end
+    end
+    for k, i in ipairs(diff_at) do
+        res[i] = outs[k]
+    end
+end
+
+-- once_differentiable(backward): PyTorch's @once_differentiable, a backward that runs with grad
+-- mode off; when a graph is being built (create_graph) its gradients raise if differentiated.
+local OnceDifferentiable
+
+function Function.once_differentiable(fn)
+    if type(fn) ~= "function" then
+        raise("tide: autograd.Function.once_differentiable: expected the backward function, " ..
+            "got a " .. type(fn) .. "; write Cls.backward = once_differentiable(function(ctx, " ..
+            "grad) ... end)")
+    end
+    return function(ctx, ...)
+        local grad_on = core.is_grad_enabled()
+        local prev = core.set_grad_enabled(false)
+        local res = compat.pack(pcall(fn, ctx, ...))
+        core.set_grad_enabled(prev)
+        if not res[1] then
+            error(res[2], 0)
+        end
+        local needs = false
+        for i = 1, select("#", ...) do
+            local g = select(i, ...)
+            needs = needs or (is_tensor(g) and g.requires_grad)
+        end
+        if grad_on and needs then
+            if not OnceDifferentiable then -- the gradients' node, whose backward raises
+                OnceDifferentiable = Function:extend("OnceDifferentiable")
+                function OnceDifferentiable.forward(c, out, name)
+                    c.fn_name = name
+                    return out
+                end
+                function OnceDifferentiable.backward(c)
+                    raise("tide: " .. c.fn_name .. ".backward: trying to differentiate twice " ..
+                        "a function that was marked with once_differentiable; drop " ..
+                        "once_differentiable and write its backward in tide's ops")
+                end
+            end
+            for i = 2, res.n do
+                if is_tensor(res[i]) and FLOAT[res[i].dtype] then
+                    res[i] = OnceDifferentiable.apply(res[i], ctx._name, ...)
+                end
+            end
+        end
+        return compat.unpack(res, 2, res.n)
+    end
+end
+
 function Function._apply(cls, op, ...)
     local args = compat.pack(...)
     local grad_on = core.is_grad_enabled()
@@ -168,20 +277,18 @@ function Function._apply(cls, op, ...)
     if not res[1] then
         error(res[2], 0)
     end
-    -- the one differentiable output
-    local out_at
+    -- the differentiable outputs
+    local diff_at = {}
     for i = 2, res.n do
         local r = res[i]
         if is_tensor(r) and not ctx._non_diff[r] then
-            if out_at then
-                raise(string.format("tide: %s.forward returned %d tensors that take gradients; " ..
-                    "tide's autograd.Function takes one (mark the others with " ..
-                    "ctx:mark_non_differentiable, or split the op)", cls.__name, res.n - 1))
-            end
-            out_at = i
+            diff_at[#diff_at + 1] = i
         end
     end
-    if any and out_at then
+    if any and #diff_at > 1 then
+        Function._record_several(cls, op, ctx, res, diff_at, inputs, positions, args.n)
+    elseif any and diff_at[1] then
+        local out_at = diff_at[1]
         local out = res[out_at]
         for _, x in ipairs(inputs) do
             if rawequal(out, x) then -- an input returned as it is: a new tensor of its data

@@ -32,8 +32,28 @@ local function sorted_keys(t)
     return r
 end
 
+-- PyTorch's nested view of a flat sd, built on reading sd.state or sd.param_groups (the
+-- what_is_state_dict recipe's optimizer.state_dict()["param_groups"]): state[i][name] (the
+-- tensor, or step as a number) and param_groups[g] ({lr = 0.001, params = {1, 2}, ...}). The
+-- flat names stay the table's keys, so pairs, tide.save and load_state_dict see them only.
+local VIEW = {}
+function VIEW.__index(sd, key)
+    if key ~= "state" and key ~= "param_groups" then
+        return nil
+    end
+    local out = flat.nested(sd, key) or {}
+    for _, entry in pairs(out) do
+        for name, v in pairs(entry) do
+            if key == "param_groups" or SCALAR[name] then
+                entry[name] = flat.decode(v, "state_dict", key .. "." .. name)
+            end
+        end
+    end
+    return out
+end
+
 function M.state_dict(self)
-    local sd, index = {}, 0
+    local sd, index = setmetatable({}, VIEW), 0
     for gi, g in ipairs(self.param_groups) do
         local ids = {}
         for _, p in ipairs(g.params) do

@@ -104,7 +104,7 @@ local function read_checkpoint(dir, cls_name, who)
     end
     local tensors, from = {}, {}
     for _, f in ipairs(shards) do
-        local ok, t = pcall(serialize.load, f)
+        local ok, t = pcall(serialize.load, f, "cpu") -- a Hugging Face file is device-free
         if not ok then
             raise("tide: " .. who .. ": " .. message(t):gsub("^tide: load: ", ""))
         end
@@ -320,7 +320,8 @@ function M.save(model, cls_name, dir)
     local order, tensor = parameter_names(model)
     local sd, dtype = {}, nil
     for _, name in ipairs(order) do
-        sd[name] = tensor[name]:detach()
+        -- on the host, as a Hugging Face file is (tide.save records other devices)
+        sd[name] = tensor[name]:detach():to("cpu")
         dtype = dtype or sd[name].dtype
     end
     local cfg = model.config:to_dict()
