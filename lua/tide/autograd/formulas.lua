@@ -1160,8 +1160,16 @@ def {
     name = "im2col",
     backward = function(nd, g)
         local x = nd[1]
-        return K.col2im(g, x:size(2), x:size(3), x:size(4), nd[2], nd[3], nd[4] or 1, nd[5] or 1,
-            nd[6] or 0, nd[7] or 0, nd[8], nd[9])
+        local geom = { nd[2], nd[3], nd[4] or 1, nd[5] or 1, nd[6] or 0, nd[7] or 0, nd[8], nd[9] }
+        local y = K.col2im(g:detach(), x:size(2), x:size(3), x:size(4), compat.unpack(geom, 1, 8))
+        -- create_graph: the gradient is differentiable again (col2im's node, defined with
+        -- F.fold, whose gradient is im2col's: second and higher derivatives through F.unfold)
+        local engine = require("tide.autograd.engine")
+        if engine.needs_record(g) then
+            require("tide.nn.functional")
+            engine.record("col2im", y, g).geom = geom
+        end
+        return y
     end,
 }
 

@@ -18,9 +18,9 @@ local M = {}
 
 local OPTIONS = { "argnums", "has_aux" }
 
-local function transform(who, f, opts, with_value, ...)
+local function transform(who, f, with_value, ...)
     options.callable(who, f)
-    args.no_extra(who, 2, ...)
+    local opts = options.positional(who, { "argnums", "has_aux" }, ...)
     local o = options.options(who, opts, OPTIONS, "{argnums = 1, has_aux = false}")
     local argnums, single = options.argnums(who, o.argnums)
     local has_aux = options.boolean(who, o, "has_aux")
@@ -55,12 +55,12 @@ local function transform(who, f, opts, with_value, ...)
     end
 end
 
-function M.grad(f, opts, ...)
-    return transform("func.grad", f, opts, false, ...)
+function M.grad(f, ...)
+    return transform("func.grad", f, false, ...)
 end
 
-function M.grad_and_value(f, opts, ...)
-    return transform("func.grad_and_value", f, opts, true, ...)
+function M.grad_and_value(f, ...)
+    return transform("func.grad_and_value", f, true, ...)
 end
 
 return M

@@ -166,18 +166,23 @@ function M.jacfwd_as(who, f, opts, ...)
     end
 end
 
-function M.jacrev(f, opts, ...)
-    return M.jacrev_as("func.jacrev", f, opts, ...)
+-- PyTorch's positional parameters: jacrev(func, argnums=0, *, has_aux, chunk_size),
+-- jacfwd(func, argnums=0, has_aux=False, *, randomness), hessian(func, argnums=0)
+function M.jacrev(f, ...)
+    options.callable("func.jacrev", f)
+    return M.jacrev_as("func.jacrev", f, options.positional("func.jacrev", { "argnums" }, ...))
 end
 
-function M.jacfwd(f, opts, ...)
-    return M.jacfwd_as("func.jacfwd", f, opts, ...)
+function M.jacfwd(f, ...)
+    options.callable("func.jacfwd", f)
+    return M.jacfwd_as("func.jacfwd", f,
+        options.positional("func.jacfwd", { "argnums", "has_aux" }, ...))
 end
 
-function M.hessian(f, opts, ...)
+function M.hessian(f, ...)
     local who = "func.hessian"
     options.callable(who, f)
-    args.no_extra(who, 2, ...)
+    local opts = options.positional(who, { "argnums" }, ...)
     local o = options.options(who, opts, { "argnums" }, "{argnums = 1}")
     options.argnums(who, o.argnums)
     local inner = M.jacrev_as(who, f, { argnums = o.argnums })

@@ -6,6 +6,7 @@ local args = require("tide.op_args")
 local compat = require("tide._compat")
 local raise = require("tide.autograd.raise")
 local pytree = require("tide.func.pytree")
+local P = require("tide.pytorch_args")
 
 local M = {}
 
@@ -15,6 +16,15 @@ function M.callable(who, f)
             "got %s"):format(who, pytree.what(f)))
     end
     return f
+end
+
+-- PyTorch's optional parameters of a transform by position: vmap(f, (None, 0)) is
+-- vmap(f, {nil, 1}), jacrev(f, 2) is jacrev(f, 3); names[i] the i-th after f, then (or in
+-- place of any) one options table. A table with only string keys is the options table; a list
+-- (number keys: in_dims, argnums) is a positional value. Returns one options table (nil when
+-- nothing was given); a name given both ways raises.
+function M.positional(who, names, ...)
+    return P.merge(who, names, ...)
 end
 
 -- opts (nil: {}) with only the known keys

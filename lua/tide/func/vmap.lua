@@ -259,9 +259,11 @@ local function stacked(out_dims, rs, i, n)
     return (pytree.unflatten(spec, out))
 end
 
-function M.vmap(f, opts, ...)
+-- PyTorch's vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size): the first
+-- three by position too (vmap(f, {nil, 1}) is in_dims=(None, 0))
+function M.vmap(f, ...)
     options.callable(who, f)
-    args.no_extra(who, 2, ...)
+    local opts = options.positional(who, { "in_dims", "out_dims", "randomness" }, ...)
     local o = options.options(who, opts, { "in_dims", "out_dims", "randomness", "chunk_size" },
         "{in_dims = 1, out_dims = 1}")
     local in_dims, out_dims = o.in_dims, o.out_dims

@@ -157,6 +157,34 @@ function M.conv2d(x, w, b, geom, oh, ow, groups)
     return recorded_conv2d(rec, y:reshape(n, cout, oh, ow), x, w, b, geom, groups, cols)
 end
 
+-- conv2d's gradient as a graph (create_graph: jvp, hessian, a gradient penalty): recorded
+-- im2col of x (its gradient a recorded col2im, so any order), one batched gemm per gradient,
+-- and col2im's node for the input's
+local function conv2d_graph(x, w, b, g, k, G)
+    local n, cout, c = g:size(1), g:size(2), x:size(2)
+    local l = g:size(3) * g:size(4)
+    local geom = { k[1], k[2], k[3], k[4], k[5], k[6], k[7] or 1, k[8] or 1 }
+    local g4 = g:reshape(n, G, idiv(cout, G), l)
+    local gx, gw, gb
+    if needs(w) then
+        local cols = K.im2col(x, unpack(geom, 1, 8)) -- [N, C kh kw, L]
+        gw = g4:matmul(cols:view(n, G, -1, l):transpose(3, 4)):sum(1):view(w.shape)
+    end
+    if needs(b) then
+        gb = g4:sum(4):sum(1):reshape(cout)
+    end
+    if needs(x) then
+        local gcols = w:reshape(G, idiv(cout, G), -1):transpose(2, 3):matmul(g4)
+            :reshape(n, c * k[1] * k[2], l)
+        gx = K.col2im(gcols:detach(), c, x:size(3), x:size(4), unpack(geom, 1, 8))
+        if needs_record(gcols) then
+            require("tide.nn.functional") -- col2im's node is defined with F.fold
+            record("col2im", gx, gcols).geom = geom
+        end
+    end
+    return gx, gw, gb
+end
+
 -- conv2d as one gemm over the batch-folded columns [C*kh*kw, N*L] (M.conv2d): g folded the
 -- same way makes the weight gradient and the columns' gradient one gemm each (one batched gemm
 -- over the groups when nd.groups > 1). The columns are the node's own (released once the
@@ -170,6 +198,9 @@ def {
     backward = function(nd, g)
         local x, w, b = nd[1], nd[2], nd[3]
         local k, G = nd.geom, nd.groups or 1
+        if core.is_grad_enabled() then
+            return conv2d_graph(x, w, b, g, k, G)
+        end
         if nd.native then
             -- the forward's kernels (oneDNN); a graph of the gradient (create_graph) takes the
             -- gemm path below, whose columns are made here
