@@ -388,6 +388,65 @@ Tensor.squeeze = front(function(x, dim, ...)
     return r
 end, squeeze, 2)
 
+-- a shape (tide.Size, x.shape, x:size()) sliced as PyTorch's torch.Size: x:size()[{{2, -1}}] is
+-- x.size()[1:], a tide.Size again, its ends clamped as a Python slice's ({a} alone runs to the
+-- end, {} is all of it); s:numel() is torch.Size.numel(), the product of the sizes
+do
+    local SIZE_MT = getmetatable(core.zeros(0).shape)
+    local size_index = SIZE_MT.__index
+    local function where_of(v)
+        return type(v) == "string" and ("%q"):format(v) or tostring(v)
+    end
+    local function whole(v)
+        return type(v) == "number" and v == math.floor(v) and v > -math.huge and v < math.huge
+    end
+    local function slice(s, range)
+        local n = #s
+        local a, b = range[1], range[2]
+        if #range > 2 or (a ~= nil and not whole(a)) or (b ~= nil and not whole(b)) then
+            local parts = {}
+            for i = 1, #range do
+                parts[i] = where_of(range[i])
+            end
+            raise(("tide: Size: a slice is a range {start, stop} of integers, as " ..
+                "x:size()[{{2, -1}}] for x.size()[1:], got {{%s}}")
+                :format(table.concat(parts, ", ")))
+        end
+        a, b = a or 1, b or n
+        if a < 0 then a = n + 1 + a end
+        if b < 0 then b = n + 1 + b end
+        if a < 1 then a = 1 end
+        if b > n then b = n end
+        local out = {}
+        for i = a, b do
+            out[#out + 1] = rawget(s, i)
+        end
+        return setmetatable(out, SIZE_MT)
+    end
+    local function numel(s)
+        local p = 1
+        for i = 1, #s do
+            p = p * rawget(s, i)
+        end
+        return p
+    end
+    SIZE_MT.__index = function(s, k)
+        if type(k) == "table" then
+            if #k ~= 1 or type(k[1]) ~= "table" then
+                raise("tide: Size: slice a shape with a range in a list, x:size()[{{2, -1}}] " ..
+                    "(PyTorch's x.size()[1:]), got a table that is not {{start, stop}}")
+            end
+            return slice(s, k[1])
+        elseif k == "numel" then
+            return numel
+        end
+        if type(size_index) == "function" then
+            return size_index(s, k)
+        end
+        return size_index and size_index[k]
+    end
+end
+
 M.names = { "split", "chunk", "unbind", "tile", "flatten", "unflatten", "movedim", "diag",
     "meshgrid", "concat", "concatenate", "squeeze" }
 return M

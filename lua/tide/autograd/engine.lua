@@ -177,6 +177,58 @@ local function matmul_name(a, b)
 end
 E.NODE = NODE
 
+-- PyTorch's grad_fn.next_functions, as tide.autograd.next_functions(grad_fn): a list with a
+-- pair {node, 0} for each tensor input of the op, in its argument order (1-based:
+-- next_functions(loss.grad_fn)[1][1] is PyTorch's loss.grad_fn.next_functions[0][0]). The node
+-- is the input's grad_fn as it was when the op was recorded, an AccumulateGrad (its .variable
+-- the leaf) for a leaf that requires grad, nil for an input that does not. A function, not a
+-- field: a field computed on reading needs an __index on every node, which each absent-field
+-- read of the engine's would pay (7% of a backward pass over 400 small ops). After a backward
+-- that freed the graph it raises: the edges are gone (PyTorch keeps them).
+local ACCUMULATE = { __tostring = function()
+    return "AccumulateGrad"
+end }
+local function edge_pair(edge, x)
+    if edge then
+        return { edge, 0 }
+    elseif edge == false and not (is_tensor(x) and not x.requires_grad) then
+        return { setmetatable({ variable = x }, ACCUMULATE), 0 }
+    end
+    return { nil, 0 }
+end
+local EKEY_OF = { "e1", "e2", "e3", "e4" }
+local DKEY_OF = { "d1", "d2", "d3", "d4" }
+function E.next_functions(nd)
+    if getmetatable(nd) == ACCUMULATE then
+        return {}
+    end
+    if getmetatable(nd) ~= NODE then
+        raise("tide: autograd.next_functions: expected a grad_fn (t.grad_fn), got " ..
+            (is_tensor(nd) and "a tensor; pass its grad_fn" or type(nd)))
+    end
+    if nd.freed then
+        raise(("tide: autograd.next_functions: backward() freed the graph of %s (tide keeps " ..
+            "no edges after it); read next_functions before backward, or call " ..
+            "backward({retain_graph = true})"):format(tostring(nd)))
+    end
+    local list = {}
+    if nd.es then -- a list op (cat, stack): one edge per tensor of the list
+        local ts = nd[1]
+        for j = 1, #nd.es do
+            list[#list + 1] = edge_pair(nd.es[j], ts[j])
+        end
+        return list
+    end
+    local n = nd.n or 0
+    for i = 1, n < 4 and n or 4 do
+        local edge, x = nd[EKEY_OF[i]], nd[i]
+        if edge ~= nil or is_tensor(x) or nd[DKEY_OF[i]] then
+            list[#list + 1] = edge_pair(edge, x)
+        end
+    end
+    return list
+end
+
 local function no_backward(nd)
     error("tide: backward: no gradient formula for op '" .. tostring(nd.name) ..
         "'; compute it under tide.no_grad or detach() its inputs", 0)

@@ -191,6 +191,9 @@ end
 -- allow_unused =}]): the gradients as a list, .grad untouched
 M.grad = engine.grad
 
+-- tide.autograd.next_functions(grad_fn): PyTorch's grad_fn.next_functions (engine.lua)
+M.next_functions = engine.next_functions
+
 -- t:retain_grad(): a non-leaf keeps its gradient in t.grad after backward (a no-op on leaves)
 function Tensor.retain_grad(self, ...)
     args.no_extra("retain_grad", 1, ...)
