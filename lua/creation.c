@@ -77,14 +77,44 @@ static ltensor *push_new(lua_State *L, tide_lua_state *S, const copts *o, int nd
     return r;
 }
 
+/* PyTorch's size= by name, the call's one argument a table holding it (tide.zeros({size = {2,
+ * 3}, dtype = "float64"}), torch.zeros(size=(2, 3), dtype=...)): replaced by the size, then
+ * the table's other keys as the options */
+static void size_by_name(lua_State *L, const char *op) {
+    if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TTABLE)
+        return;
+    if (lua_getfield(L, 1, "size") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_rawlen(L, 1) > 0)
+        tl_error(L, "tide: %s: the shape given twice, as a list and as size; pass it once", op);
+    if (lua_type(L, -1) != LUA_TTABLE && lua_type(L, -1) != LUA_TNUMBER)
+        tl_error(L, "tide: %s: size must be a list of sizes such as {2, 3}, got %s", op,
+                 luaL_typename(L, -1));
+    lua_newtable(L); /* the options: every key but size */
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "size") == 0) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    lua_remove(L, 1); /* size, options */
+}
+
 /* zeros/ones/empty/rand/randn(shape..., opts); made filled by the core, so that a new tensor
  * has counted no in-place write (version 0) */
 static int filled(lua_State *L, const char *op, int kind) {
     tide_lua_state *S = TL_STATE(L);
     int64_t         shape[TIDE_MAX_DIMS];
     int             ndim;
-    int             used = tl_shape(L, 1, shape, &ndim, op, 0);
-    copts           o;
+    size_by_name(L, op);
+    int   used = tl_shape(L, 1, shape, &ndim, op, 0);
+    copts o;
     read_opts(L, S, 1 + used, op, &o);
     ltensor *r;
     switch (kind) {

@@ -78,6 +78,26 @@ describe("keyword arguments: creation functions", function()
         end))
     end)
 
+    it("zeros, ones, empty, rand, randn take PyTorch's size by name", function()
+        -- torch.zeros(size=(2, 3), dtype=torch.float64), torch.empty(size=(4,))
+        local z = tide.zeros({ size = { 2, 3 }, dtype = "float64" })
+        assert.are.same({ { 0, 0, 0 }, { 0, 0, 0 } }, z:totable())
+        assert.are.equal("float64", z.dtype)
+        assert.are.same({ 4 }, tide.empty({ size = { 4 } }).shape)
+        assert.are.same({ 1, 1 }, tide.ones({ size = 2 }):totable())
+        -- with a generator, the draw is the positional call's
+        local a = tide.randn({ size = { 3 }, generator = tide.Generator():manual_seed(5) })
+        local b = tide.randn(3, { generator = tide.Generator():manual_seed(5) })
+        assert.are.same(b:totable(), a:totable())
+        assert.are.same({ 2, 2 }, tide.rand({ size = { 2, 2 }, device = "cpu:1" }).shape)
+        assert.matches("tide: ones: the shape given twice, as a list and as size; pass it once",
+            catch(function() tide.ones({ 2, size = { 3 } }) end))
+        assert.matches("tide: zeros: size must be a list of sizes such as {2, 3}, got string",
+            catch(function() tide.zeros({ size = "x" }) end))
+        assert.matches('tide: empty: unknown option "bogus"',
+            catch(function() tide.empty({ size = { 2 }, bogus = 1 }) end))
+    end)
+
     it("raise for an unknown name and for a parameter given twice", function()
         assert.matches('tide: linspace: unknown option "step"', catch(function()
             tide.linspace(0, 1, { step = 5 })

@@ -97,11 +97,9 @@ describe("gat/main.py", function()
             self.n_hidden = out_features
         end
         -- self.W = nn.Parameter(torch.empty(size=(in_features, self.n_hidden * n_heads)))
-        -- GAP: torch.empty(size=...) by name is refused (tensor_keywords/creation.lua has no
-        -- empty entry): the size goes positionally
-        self.W = nn.Parameter(tide.empty({ in_features, self.n_hidden * n_heads }))
+        self.W = nn.Parameter(tide.empty({ size = { in_features, self.n_hidden * n_heads } }))
         -- self.a = nn.Parameter(torch.empty(size=(n_heads, 2 * self.n_hidden, 1)))
-        self.a = nn.Parameter(tide.empty({ n_heads, 2 * self.n_hidden, 1 }))
+        self.a = nn.Parameter(tide.empty({ size = { n_heads, 2 * self.n_hidden, 1 } }))
         self.leakyrelu = nn.LeakyReLU(leaky_relu_slope)
         -- self.softmax = nn.Softmax(dim=1)
         self.softmax = nn.Softmax({ dim = 2 })

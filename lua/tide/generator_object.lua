@@ -275,9 +275,13 @@ local function with_generator(op, kernel, known, where, device_of)
     end
 end
 
--- rand / randn(shape..., opts): a shape table then the options, or sizes then the options
+-- rand / randn(shape..., opts): a shape table then the options, or sizes then the options, or
+-- one table of options holding the shape as size (PyTorch's size=: the kernel takes it out)
 local function after_shape(...)
-    if type((...)) == "table" then
+    local first = ...
+    if type(first) == "table" and not is_tensor(first) and rawget(first, "size") ~= nil then
+        return 1, first
+    elseif type(first) == "table" then
         return 2, (select(2, ...))
     end
     local n = select("#", ...)
@@ -308,8 +312,9 @@ local function of_first(a)
 end
 
 local CREATE = { "device", "dtype", "requires_grad" }
-M.functions.rand = with_generator("rand", core.rand, CREATE, after_shape, created_on)
-M.functions.randn = with_generator("randn", core.randn, CREATE, after_shape, created_on)
+local SIZED = { "device", "dtype", "requires_grad", "size" }
+M.functions.rand = with_generator("rand", core.rand, SIZED, after_shape, created_on)
+M.functions.randn = with_generator("randn", core.randn, SIZED, after_shape, created_on)
 M.functions.randperm = with_generator("randperm", core.randperm, CREATE, at(2), created_on)
 -- tide.multinomial(probs, n[, replacement][, opts]) and probs:multinomial(...): one C function;
 -- the options follow PyTorch's positional replacement when it is given
