@@ -83,7 +83,8 @@ static ltensor *push_new(lua_State *L, tide_lua_state *S, const copts *o, int nd
 static void size_by_name(lua_State *L, const char *op) {
     if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TTABLE)
         return;
-    if (lua_getfield(L, 1, "size") == LUA_TNIL) {
+    lua_pushliteral(L, "size");
+    if (lua_rawget(L, 1) == LUA_TNIL) { /* raw: a tide.Size (x.shape) has no such key */
         lua_pop(L, 1);
         return;
     }
