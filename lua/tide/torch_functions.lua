@@ -157,4 +157,26 @@ end)
 define("t", Tensor.t)
 define("is_complex", Tensor.is_complex)
 
+-- PyTorch's in-place torch.X_(input, ...) functions (torch.sin_(b), torch.clamp_(x, 0, 1)):
+-- input:X_(...), the method, with its checks (a leaf that requires grad raises)
+M.INPLACE = {
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_",
+    "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_",
+    "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_"
+}
+for _, name in ipairs(M.INPLACE) do
+    define(name, function(input, ...)
+        if not is_tensor(input) then
+            raise(("tide: %s: expected a tensor as input, got %s; torch.%s changes a tensor " ..
+                "in place"):format(name, shown(input), name))
+        end
+        return input[name](input, ...)
+    end)
+end
+
 return M

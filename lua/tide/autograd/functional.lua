@@ -227,6 +227,19 @@ local function start(who, f, inputs, v, opts, several_ok)
     if opts == nil and type(v) == "table" and not is_tensor(v) and v[1] == nil then
         v, opts = nil, v
     end
+    if type(opts) == "table" and opts.v ~= nil then -- PyTorch's v= keyword: vjp(f, x, {v = u})
+        if v ~= nil then
+            raise(("tide: %s: v given twice, positionally and as {v = ...}; keep one")
+                :format(who))
+        end
+        local rest = {}
+        for k, val in pairs(opts) do
+            if k ~= "v" then
+                rest[k] = val
+            end
+        end
+        v, opts = opts.v, rest
+    end
     local create, strict = options(who, opts)
     local xs, ins_list = prepare(who, inputs, create)
     local outs, outs_list = outputs_of(who, f, xs)
