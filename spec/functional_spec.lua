@@ -224,7 +224,7 @@ describe("nn.functional pooling", function()
     end)
 
     it("check their arguments at the user's line", function()
-        raises_here("max_pool2d: expected 4-D input {N, C, H, W}, got {2, 3}", F.max_pool2d, x, 2)
+        raises_here("max_pool2d: expected input {N, C, H, W} or {C, H, W}, got {2, 3}", F.max_pool2d, x, 2)
         raises_here("max_pool2d: expected ceil_mode to be a boolean, got number", F.max_pool2d,
             img, 2, { ceil_mode = 1 })
         raises_here("avg_pool2d: expected divisor_override to be a non-zero integer, got 0",

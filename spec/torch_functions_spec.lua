@@ -310,7 +310,8 @@ describe("tide.X, PyTorch's torch.X for nn.functional's ops (" .. DEV .. ")", fu
             catch(tide.constant_pad_nd, x, { 1, 1, 1 }))
         assert.are.equal("tide: constant_pad_nd: expected at most 3 arguments (input, pad, " ..
             "value), got 4", catch(tide.constant_pad_nd, x, { 1, 1 }, 0, 0))
-        assert.are.equal("tide: max_pool1d_with_indices: expected 3-D input {N, C, L}, got {12}",
+        assert.are.equal("tide: max_pool1d_with_indices: expected input {N, C, L} or {C, L}, " ..
+            "got {12}",
             catch(tide.max_pool1d_with_indices, x, 2))
     end)
 end)

@@ -41,9 +41,12 @@ end
 
 function Conv2d:forward(x)
     I.check_tensor(x, "Conv2d")
+    if x:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
+        return self:forward(x:unsqueeze(1)):squeeze(1)
+    end
     if x:dim() ~= 4 then
-        raise("tide: Conv2d: expected 4-D input {N, C, H, W}, got " .. I.shape_str(x.shape) ..
-            "; add a batch dim with x:unsqueeze(1)")
+        raise("tide: Conv2d: expected input {N, C, H, W} or unbatched {C, H, W}, got " ..
+            I.shape_str(x.shape))
     end
     local cin = self.in_channels
     if x:size(2) ~= cin then

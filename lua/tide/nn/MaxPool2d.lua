@@ -34,10 +34,12 @@ end
 
 function MaxPool2d:forward(x)
     I.check_tensor(x, "MaxPool2d")
-    if x:dim() ~= 4 then
-        raise("tide: MaxPool2d: expected 4-D input {N, C, H, W}, got " .. I.shape_str(x.shape))
+    local nd = x:dim()
+    if nd ~= 4 and nd ~= 3 then
+        raise("tide: MaxPool2d: expected input {N, C, H, W} or {C, H, W}, got " ..
+            I.shape_str(x.shape))
     end
-    local h, w = x:size(3) + 2 * self.ph, x:size(4) + 2 * self.pw
+    local h, w = x:size(nd - 1) + 2 * self.ph, x:size(nd) + 2 * self.pw
     if h < self.kh or w < self.kw then
         raise(string.format("tide: MaxPool2d: kernel %dx%d is larger than the padded input " ..
             "%dx%d; use a smaller kernel or more padding", self.kh, self.kw, h, w))

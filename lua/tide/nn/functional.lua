@@ -444,7 +444,8 @@ F._pool_out = pool_out -- also the 3-D pools' (_functional_3d.lua)
 local function pool_args(who, input, kernel_size, o)
     tensor_arg(input, who, "input")
     if input:dim() ~= 4 then
-        raise("tide: " .. who .. ": expected 4-D input {N, C, H, W}, got " .. shape_str(input))
+        raise("tide: " .. who .. ": expected input {N, C, H, W} or {C, H, W}, got " ..
+            shape_str(input))
     end
     if not FLOAT_DTYPES[input.dtype] then
         raise("tide: " .. who .. ": expected a floating-point input, got " .. input.dtype)
@@ -491,6 +492,14 @@ local MAX_POOL_OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return
 function F.max_pool2d(input, kernel_size, opts)
     local who = "max_pool2d"
     local o = options(opts, who, MAX_POOL_OPTIONS)
+    tensor_arg(input, who, "input")
+    if input:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
+        local y, ix = F.max_pool2d(input:unsqueeze(1), kernel_size, o)
+        if ix ~= nil then
+            return y:squeeze(1), ix:squeeze(1)
+        end
+        return y:squeeze(1)
+    end
     local g = pool_args(who, input, kernel_size, o)
     local y, ix = K.maxpool2d(input, g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9])
     if bool_opt(o.return_indices, false, who, "return_indices") then
@@ -505,8 +514,15 @@ function F.max_pool1d(input, kernel_size, opts)
     local who = "max_pool1d"
     local o = options(opts, who, MAX_POOL_OPTIONS)
     tensor_arg(input, who, "input")
+    if input:dim() == 2 then -- unbatched {C, L}, as PyTorch
+        local y, ix = F.max_pool1d(input:unsqueeze(1), kernel_size, o)
+        if ix ~= nil then
+            return y:squeeze(1), ix:squeeze(1)
+        end
+        return y:squeeze(1)
+    end
     if input:dim() ~= 3 then
-        raise("tide: max_pool1d: expected 3-D input {N, C, L}, got " .. shape_str(input))
+        raise("tide: max_pool1d: expected input {N, C, L} or {C, L}, got " .. shape_str(input))
     end
     int_arg(kernel_size, who, "kernel_size", 1)
     local s = int_arg(o.stride or kernel_size, who, "stride", 1)
@@ -605,6 +621,10 @@ function F.avg_pool2d(input, kernel_size, opts)
     local who = "avg_pool2d"
     local o = options(opts, who, { "stride", "padding", "count_include_pad", "ceil_mode",
         "divisor_override" })
+    tensor_arg(input, who, "input")
+    if input:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
+        return F.avg_pool2d(input:unsqueeze(1), kernel_size, o):squeeze(1)
+    end
     local g = pool_args(who, input, kernel_size, o)
     local include_pad, divisor = avg_divisor_args(who, o)
     local kh, kw, sh, sw, ph, pw, oh, ow = g[1], g[2], g[3], g[4], g[5], g[6], g[10], g[11]
