@@ -57,7 +57,23 @@ local stream = require("tide.data.generator")
 local merge_positional = require("tide.pytorch_args").merge
 
 local DataLoader = { __name = "DataLoader" }
-DataLoader.__index = DataLoader
+
+-- PyTorch's `for batch in loader` has no Lua form on the loader itself: `ipairs(loader)` (which
+-- reads loader[1], loader[2], ... on Lua 5.3/5.4) and `loader[i]` would silently give nothing,
+-- and `for batch in loader do` calls the loader. Both raise, naming `loader:iter()`.
+local ITER_FIX = "iterate a DataLoader with `for x, y in loader:iter() do` (PyTorch's "
+    .. "`for x, y in loader`; `for i, batch in enumerate(loader)` is a counter around it)"
+DataLoader.__index = function(_, k)
+    if type(k) == "number" then
+        error(string.format("tide: DataLoader: loader[%s]: a DataLoader is not a list and has "
+            .. "no index; %s", tostring(k), ITER_FIX), 2)
+    end
+    return DataLoader[k]
+end
+DataLoader.__call = function()
+    error("tide: DataLoader: a DataLoader is not a function or an iterator (`for b in loader do`); "
+        .. ITER_FIX, 2)
+end
 
 -- PyTorch's parameters after the dataset, in its order (all may be positional)
 local POSITIONAL = { "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
