@@ -23,6 +23,20 @@ local raise = require("tide.autograd.raise")
 
 local Dataset = { __name = "Dataset" }
 
+-- ds[i]: the sample's fields packed in a list; one field that is itself a plain table (PyTorch's
+-- dict or list sample, {image = t, landmarks = l}), or the one value a PyTorch-style
+-- __getitem__ returns, is ds[i] as it is, as PyTorch's dataset[i] is what __getitem__ returns
+local function sample_of(packed, cls)
+    if packed.n == 1 then
+        local v = packed[1]
+        local plain = type(v) == "table" and getmetatable(v) == nil
+        if plain or type(cls.__getitem__) == "function" then
+            return v
+        end
+    end
+    return packed
+end
+
 -- metamethods are not inherited through __index: every class gets its own copies
 local function install(cls)
     cls.__index = function(self, k)
@@ -32,7 +46,7 @@ local function install(cls)
             if i < 1 or i > n then
                 raise(string.format("tide: %s: index %d out of range 1..%d", cls.__name, i, n))
             end
-            return compat.pack(self:get(i))
+            return sample_of(compat.pack(self:get(i)), cls)
         end
         if type(k) == "string" then
             return cls[k] -- a method, or nil for a field the instance lacks (ds.transform)
