@@ -486,6 +486,16 @@ end
 
 local MAX_POOL_OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
 
+-- PyTorch's unbatched input ({C, H, W}, {C, L}) as a batch of one: fn's results (a pool's
+-- values, and its indices when asked for) with that batch dim dropped
+local function batch_of_one(fn, input, ...)
+    local y, ix = fn(input:unsqueeze(1), ...)
+    if ix ~= nil then
+        return y:squeeze(1), ix:squeeze(1)
+    end
+    return y:squeeze(1)
+end
+
 -- max over each window; {stride = kernel_size, padding = 0, dilation = 1, ceil_mode = false,
 -- return_indices = false}; with return_indices also the int64 1-based position of each maximum
 -- within its plane (h - 1) * W + w, as PyTorch's flat index plus one
@@ -494,11 +504,7 @@ function F.max_pool2d(input, kernel_size, opts)
     local o = options(opts, who, MAX_POOL_OPTIONS)
     tensor_arg(input, who, "input")
     if input:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
-        local y, ix = F.max_pool2d(input:unsqueeze(1), kernel_size, o)
-        if ix ~= nil then
-            return y:squeeze(1), ix:squeeze(1)
-        end
-        return y:squeeze(1)
+        return batch_of_one(F.max_pool2d, input, kernel_size, o)
     end
     local g = pool_args(who, input, kernel_size, o)
     local y, ix = K.maxpool2d(input, g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9])
@@ -515,11 +521,7 @@ function F.max_pool1d(input, kernel_size, opts)
     local o = options(opts, who, MAX_POOL_OPTIONS)
     tensor_arg(input, who, "input")
     if input:dim() == 2 then -- unbatched {C, L}, as PyTorch
-        local y, ix = F.max_pool1d(input:unsqueeze(1), kernel_size, o)
-        if ix ~= nil then
-            return y:squeeze(1), ix:squeeze(1)
-        end
-        return y:squeeze(1)
+        return batch_of_one(F.max_pool1d, input, kernel_size, o)
     end
     if input:dim() ~= 3 then
         raise("tide: max_pool1d: expected input {N, C, L} or {C, L}, got " .. shape_str(input))
@@ -623,7 +625,7 @@ function F.avg_pool2d(input, kernel_size, opts)
         "divisor_override" })
     tensor_arg(input, who, "input")
     if input:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
-        return F.avg_pool2d(input:unsqueeze(1), kernel_size, o):squeeze(1)
+        return batch_of_one(F.avg_pool2d, input, kernel_size, o)
     end
     local g = pool_args(who, input, kernel_size, o)
     local include_pad, divisor = avg_divisor_args(who, o)
