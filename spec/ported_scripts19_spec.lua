@@ -17,21 +17,7 @@ local isinstance = tide.isinstance
 local unpack = table.unpack or unpack -- luacheck: ignore
 
 -- Python's plain classes (class X(object)): X(...) runs __init__ on a new instance, x(...) __call__
-local function class(name)
-    local cls = { __name = name }
-    cls.__index = cls
-    cls.__call = function(self, ...)
-        return self:__call__(...)
-    end
-    cls.__init__ = function() end
-    return setmetatable(cls, {
-        __call = function(c, ...)
-            local o = setmetatable({}, c)
-            o:__init__(...)
-            return o
-        end,
-    })
-end
+local class = ported.class
 
 ---------------------------------------------------------------------------------------------
 -- 1. data_loading_tutorial.py

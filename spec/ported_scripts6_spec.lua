@@ -969,21 +969,7 @@ end)
 ---------------------------------------------------------------------------------------------
 describe("makemore part 5: building a WaveNet", function()
     -- Python's plain classes: cls(...) runs __init__ on a new instance, instance(...) __call__
-    local function class(name)
-        local cls = { __name = name }
-        cls.__index = cls
-        cls.__call = function(self, ...)
-            return self:__call__(...)
-        end
-        cls.__init__ = function() end
-        return setmetatable(cls, {
-            __call = function(c, ...)
-                local o = setmetatable({}, c)
-                o:__init__(...)
-                return o
-            end,
-        })
-    end
+    local class = ported.class
 
     -- class Linear:
     local Linear = class("Linear")
