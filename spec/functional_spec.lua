@@ -156,7 +156,8 @@ describe("nn.functional linear and convolutions", function()
         raises_here("linear: expected input with last dim 3 (weight {2, 3}), got {3, 2}",
             F.linear, tide.randn(3, 2), w)
         raises_here("linear: expected bias of shape {2}, got {3}", F.linear, x, w, tide.randn(3))
-        raises_here("conv2d: expected 4-D input {N, C, H, W}, got {2, 3}", F.conv2d, x,
+        raises_here("conv2d: expected 4-D input {N, C, H, W} or unbatched {C, H, W}, got {2, 3}",
+            F.conv2d, x,
             tide.randn(1, 1, 1, 1))
         raises_here('conv2d: unknown option "padding_mode"; options are stride, padding, ' ..
             'dilation, groups', F.conv2d,

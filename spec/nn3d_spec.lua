@@ -228,8 +228,8 @@ describe("nn 3-D layers: modules, dropout and errors (" .. DEV .. ")", function(
         local function says(want, f)
             assert.matches(want, catch(f), 1, true)
         end
-        says("tide: conv3d: expected 5-D input {N, C, D, H, W}, got {2, 3, 4, 4}",
-            function() return F.conv3d(x[1], w) end)
+        says("tide: conv3d: expected 5-D input {N, C, D, H, W} or unbatched {C, D, H, W}, got " ..
+            "{3, 4, 4}", function() return F.conv3d(x[1][1], w) end)
         says("tide: conv3d: expected input with 4 channels (dim 2, as weight {3, 4, 2, 2, 2})" ..
             ", got 2", function()
                 return F.conv3d(x, tide.zeros({ 3, 4, 2, 2, 2 }, { dtype = "float64",
@@ -250,8 +250,9 @@ describe("nn 3-D layers: modules, dropout and errors (" .. DEV .. ")", function(
                 return F.conv_transpose3d(x, w:narrow(1, 1, 2), nil, { stride = { 2, 1, 1 },
                     output_padding = { 2, 0, 0 } })
             end)
-        says("tide: conv_transpose3d: expected input {N, Cin, D, H, W} and weight {Cin, " ..
-            "Cout / groups, kd, kh, kw} with the same Cin, got {1, 2, 3, 4, 4} and " ..
+        says("tide: conv_transpose3d: expected input {N, Cin, D, H, W} (or unbatched {Cin, D, " ..
+            "H, W}) and weight {Cin, Cout / groups, kd, kh, kw} with the same Cin, got " ..
+            "{1, 2, 3, 4, 4} and " ..
             "{3, 2, 2, 2, 2}", function() return F.conv_transpose3d(x, w) end)
         says("tide: max_pool3d: expected input {N, C, D, H, W} or {C, D, H, W}, got {4, 4}",
             function() return F.max_pool3d(x[1][1][1], 2) end)
@@ -276,8 +277,8 @@ describe("nn 3-D layers: modules, dropout and errors (" .. DEV .. ")", function(
         end)
         says("tide: dropout3d: expected input {N, C, D, H, W} or {C, D, H, W} (channels of " ..
             "three spatial dims), got {3, 4, 4}", function() return F.dropout3d(x[1][1]) end)
-        says("tide: Conv3d: expected 5-D input {N, C, D, H, W}, got {2, 3, 4, 4}; add a batch " ..
-            "dim with x:unsqueeze(1)", function() return nn.Conv3d(2, 3, 2)(x[1]) end)
+        says("tide: Conv3d: expected input {N, C, D, H, W} or unbatched {C, D, H, W}, got " ..
+            "{3, 4, 4}", function() return nn.Conv3d(2, 3, 2)(x[1][1]) end)
         says("tide: Conv3d: unknown option", function()
             return nn.Conv3d(2, 3, 2, { stride = 1, bias = false, pad = 1 })
         end)

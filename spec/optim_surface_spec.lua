@@ -473,3 +473,58 @@ describe("scheduler state_dict", function()
         end)
     end)
 end)
+
+-- PyTorch's StepLR(optimizer=opt, step_size=2): in Lua one table holds every argument by name
+describe("schedulers take every argument by name in one table", function()
+    local function sgd(lr)
+        return optim.SGD({ nn.Parameter(tide.ones(2)) }, { lr = lr })
+    end
+    local function raises(msg, f, ...)
+        local ok, err = pcall(f, ...)
+        assert.is_false(ok)
+        assert.matches(msg, err, 1, true)
+    end
+
+    it("StepLR, LambdaLR, OneCycleLR, ReduceLROnPlateau and SequentialLR, as positionally", function()
+        local a, b = sgd(1), sgd(1)
+        local named = S.StepLR({ optimizer = a, step_size = 2, gamma = 0.5 })
+        local positional = S.StepLR(b, 2, 0.5)
+        for _ = 1, 5 do
+            named:step()
+            positional:step()
+        end
+        assert.are.equal(0.25, a.param_groups[1].lr)
+        assert.are.equal(b.param_groups[1].lr, a.param_groups[1].lr)
+        local l = sgd(0.5)
+        S.LambdaLR({ optimizer = l, lr_lambda = function(e) return 0.1 * (e + 1) end })
+        assert.is_true(math.abs(l.param_groups[1].lr - 0.05) < 1e-15)
+        local c = sgd(0.1)
+        S.OneCycleLR({ optimizer = c, max_lr = 1, total_steps = 10 })
+        assert.is_true(math.abs(c.param_groups[1].lr - 0.04) < 1e-12) -- max_lr / div_factor 25
+        local r = sgd(1)
+        local plateau = S.ReduceLROnPlateau({ optimizer = r, patience = 0, factor = 0.5 })
+        plateau:step(1)
+        plateau:step(2)
+        assert.are.equal(0.5, r.param_groups[1].lr)
+        local q = sgd(1)
+        local s1 = S.ConstantLR(q, { factor = 0.5, total_iters = 1 })
+        local s2 = S.ExponentialLR(q, { gamma = 0.5 })
+        S.SequentialLR({ optimizer = q, schedulers = { s1, s2 }, milestones = { 1 } })
+        assert.are.equal(0.5, q.param_groups[1].lr)
+    end)
+
+    it("rejects more arguments after that table, and unknown names, leaving the lr", function()
+        local o = sgd(0.3)
+        raises("tide: StepLR: the optimizer came by name in a table and 1 more " ..
+            "argument(s) followed it; put them all in that table: StepLR({optimizer = opt, ...})",
+            S.StepLR, { optimizer = o, step_size = 2 }, 0.5)
+        raises('tide: StepLR: unknown option "stepsize"', S.StepLR,
+            { optimizer = o, stepsize = 2 })
+        raises('tide: SequentialLR: unknown option "milestone"', S.SequentialLR,
+            { optimizer = o, schedulers = {}, milestone = { 1 } })
+        raises("tide: ReduceLROnPlateau: the optimizer came by name in a table",
+            S.ReduceLROnPlateau, { optimizer = o }, "max")
+        assert.are.equal(0.3, o.param_groups[1].lr)
+        assert.is_nil(o.param_groups[1].initial_lr)
+    end)
+end)

@@ -465,8 +465,8 @@ describe("nn layers: errors and devices (" .. DEV .. ")", function()
             "tide: conv_transpose1d: output_padding 1 must be smaller than the stride 1 or " ..
             "the dilation 1")
         assert.has_error(function() F.conv_transpose1d(x, cw:narrow(1, 1, 2)) end,
-            "tide: conv_transpose1d: expected input {N, Cin, L} (or {Cin, L}) and weight " ..
-            "{Cin, Cout / groups, k} with the same Cin, got {2, 3, 4} and {2, 2, 3}")
+            "tide: conv_transpose1d: expected input {N, Cin, L} (or unbatched {Cin, L}) and " ..
+            "weight {Cin, Cout / groups, k} with the same Cin, got {2, 3, 4} and {2, 2, 3}")
         local img = tide.zeros({ 1, 2, 3, 4 }, { dtype = "float64", device = DEV })
         assert.has_error(function() F.unfold(img, 4) end,
             "tide: unfold: the kernel 4x4 (dilation 1,1) does not fit in the padded input " ..

@@ -5,6 +5,7 @@
 -- float32 inputs: matrix products, linear and the convolutions compute in dtype (float16 on
 -- "cuda", bfloat16 on "cpu" by default), and the ops that need range or precision (exp, log,
 -- pow, sum, softmax, the norms, the losses) in float32; the others follow their inputs.
+-- PyTorch's keyword form tide.autocast({device_type = "cpu", dtype =}, fn, ...) also works.
 -- Also tide.autocast; tide.is_autocast_enabled([device_type = "cuda"]) and
 -- tide.get_autocast_dtype(device_type).
 local ac = require("tide._autocast")
@@ -61,6 +62,27 @@ local function region(device_type, opts, fn, ...)
 end
 
 function F.autocast(device_type, opts, ...)
+    -- torch.autocast(device_type="cpu", dtype=...): every argument by name in one table
+    if type(device_type) == "table" and not is_callable(device_type) and
+        getmetatable(device_type) == nil then
+        local named, rest = device_type, {}
+        if named.device_type == nil then
+            raise("tide: autocast: the options table has no device_type; write " ..
+                "tide.autocast({device_type = \"cpu\", dtype = tide.bfloat16}, fn) or " ..
+                "tide.autocast(\"cpu\", {dtype = tide.bfloat16}, fn)")
+        end
+        for k, v in pairs(named) do
+            if k ~= "device_type" then
+                rest[k] = v
+            end
+        end
+        if type(opts) == "table" and not is_callable(opts) then
+            raise("tide: autocast: the options came twice (a table with device_type, then " ..
+                "another table); put them all in the first: tide.autocast({device_type = " ..
+                "\"cpu\", dtype = tide.bfloat16}, fn)")
+        end
+        return region(named.device_type, rest, opts, ...)
+    end
     -- a nil in the options' place is an absent options table: the function follows it
     if opts == nil or (type(opts) == "table" and not is_callable(opts)) then
         return region(device_type, opts, ...)

@@ -210,6 +210,12 @@ function DataLoader.new(ds, ...)
                 "with len() and indices() or iter(), got " .. type(sampler))
         end
     end
+    if self.shuffle and not iterable and ds:len() == 0 then
+        -- PyTorch 1.13's DataLoader(shuffle=True) builds a RandomSampler, which refuses an empty
+        -- dataset ("num_samples should be a positive integer value, but got num_samples=0")
+        raise("tide: DataLoader: shuffle = true needs samples to draw, but the dataset's len() is " ..
+            "0; give the dataset samples or leave shuffle out")
+    end
     self.sampler = sampler
     self.batch_sampler = batch_sampler
     self.num_workers = num_workers -- (kept for PyTorch's loader.num_workers; no workers run)

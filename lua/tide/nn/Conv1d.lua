@@ -35,9 +35,12 @@ end
 
 function Conv1d:forward(x)
     I.check_tensor(x, "Conv1d")
+    if x:dim() == 2 then -- unbatched {C, L}, as PyTorch
+        return self:forward(x:unsqueeze(1)):squeeze(1)
+    end
     if x:dim() ~= 3 then
-        raise("tide: Conv1d: expected 3-D input {N, C, L}, got " .. I.shape_str(x.shape) ..
-            "; add a batch dim with x:unsqueeze(1)")
+        raise("tide: Conv1d: expected input {N, C, L} or unbatched {C, L}, got " ..
+            I.shape_str(x.shape))
     end
     if x:size(2) ~= self.in_channels then
         raise(string.format("tide: Conv1d: expected input with %d channels (dim 2), got %d",

@@ -41,9 +41,12 @@ end
 
 function Conv3d:forward(x)
     I.check_tensor(x, "Conv3d")
+    if x:dim() == 4 then -- unbatched {C, D, H, W}, as PyTorch
+        return self:forward(x:unsqueeze(1)):squeeze(1)
+    end
     if x:dim() ~= 5 then
-        raise("tide: Conv3d: expected 5-D input {N, C, D, H, W}, got " .. I.shape_str(x.shape) ..
-            "; add a batch dim with x:unsqueeze(1)")
+        raise("tide: Conv3d: expected input {N, C, D, H, W} or unbatched {C, D, H, W}, got " ..
+            I.shape_str(x.shape))
     end
     if x:size(2) ~= self.in_channels then
         raise(string.format("tide: Conv3d: expected input with %d channels (dim 2), got %d",

@@ -41,9 +41,12 @@ end
 
 function ConvTranspose2d:forward(x)
     I.check_tensor(x, "ConvTranspose2d")
+    if x:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
+        return self:forward(x:unsqueeze(1)):squeeze(1)
+    end
     if x:dim() ~= 4 or x:size(2) ~= self.in_channels then
-        raise(string.format("tide: ConvTranspose2d: expected input {N, %d, H, W}, got %s",
-            self.in_channels, I.shape_str(x.shape)))
+        raise(string.format("tide: ConvTranspose2d: expected input {N, %d, H, W} or unbatched " ..
+            "{%d, H, W}, got %s", self.in_channels, self.in_channels, I.shape_str(x.shape)))
     end
     I.check_input(x, self.weight, "ConvTranspose2d")
     return F.conv_transpose2d(x, self.weight, self.bias, { stride = self.stride,

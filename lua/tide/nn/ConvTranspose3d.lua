@@ -43,9 +43,13 @@ end
 
 function ConvTranspose3d:forward(x)
     I.check_tensor(x, "ConvTranspose3d")
+    if x:dim() == 4 then -- unbatched {C, D, H, W}, as PyTorch
+        return self:forward(x:unsqueeze(1)):squeeze(1)
+    end
     if x:dim() ~= 5 or x:size(2) ~= self.in_channels then
-        raise(string.format("tide: ConvTranspose3d: expected input {N, %d, D, H, W}, got %s",
-            self.in_channels, I.shape_str(x.shape)))
+        raise(string.format("tide: ConvTranspose3d: expected input {N, %d, D, H, W} or " ..
+            "unbatched {%d, D, H, W}, got %s", self.in_channels, self.in_channels,
+            I.shape_str(x.shape)))
     end
     I.check_input(x, self.weight, "ConvTranspose3d")
     return F.conv_transpose3d(x, self.weight, self.bias, { stride = self.stride,

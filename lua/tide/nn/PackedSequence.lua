@@ -14,8 +14,22 @@ local PackedSequence = { __name = "PackedSequence" }
 -- the fields live in a private table, so assigning one reaches __newindex (read-only)
 local FIELDS = setmetatable({}, { __mode = "k" })
 
+-- PyTorch's PackedSequence is a namedtuple: seq[0] is data (hiddens[0] in a script), seq[1]
+-- batch_sizes, ...; tide's are 1-based: seq[1] data, seq[2] batch_sizes, seq[3] sorted_indices,
+-- seq[4] unsorted_indices (nil when the batch came sorted, as PyTorch's None)
+local TUPLE = { "data", "batch_sizes", "sorted_indices", "unsorted_indices" }
+
 function PackedSequence.__index(self, k)
     local f = FIELDS[self]
+    if type(k) == "number" then
+        local name = TUPLE[k]
+        if not name then
+            autograd.raise(string.format("tide: PackedSequence: index %s out of range; a " ..
+                "PackedSequence is the 4-tuple (data, batch_sizes, sorted_indices, " ..
+                "unsorted_indices), 1-based: seq[1] is data (PyTorch's seq[0])", tostring(k)))
+        end
+        return f and f[name]
+    end
     local v = f and f[k]
     if v ~= nil then
         return v

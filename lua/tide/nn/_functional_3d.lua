@@ -44,6 +44,10 @@ return function(F)
     -- does the rest.
     function F.conv3d(input, weight, bias, opts)
         local who = "conv3d"
+        tensor_arg(input, who, "input")
+        if input:dim() == 4 then -- unbatched {C, D, H, W}, as PyTorch
+            return F._batch_of_one(F.conv3d, input, weight, bias, opts)
+        end
         local o, groups = F._conv_args(who, input, weight, bias, opts, 5, "{N, C, D, H, W}")
         float_input(input, who)
         local k = { weight:size(3), weight:size(4), weight:size(5) }
@@ -84,10 +88,14 @@ return function(F)
     function F.conv_transpose3d(input, weight, bias, opts)
         local who = "conv_transpose3d"
         local o = F._conv_transpose_args(who, input, weight, bias, opts)
+        if input:dim() == 4 then -- unbatched {Cin, D, H, W}, as PyTorch
+            return F._batch_of_one(F.conv_transpose3d, input, weight, bias, o)
+        end
         local groups = int_arg(o.groups or 1, who, "groups", 1)
         if input:dim() ~= 5 or weight:dim() ~= 5 or input:size(2) ~= weight:size(1) then
-            raise(string.format("tide: %s: expected input {N, Cin, D, H, W} and weight {Cin, " ..
-                "Cout / groups, kd, kh, kw} with the same Cin, got %s and %s", who,
+            raise(string.format("tide: %s: expected input {N, Cin, D, H, W} (or unbatched {Cin, " ..
+                "D, H, W}) and weight {Cin, Cout / groups, kd, kh, kw} with the same Cin, got " ..
+                "%s and %s", who,
                 shape_str(input), shape_str(weight)))
         end
         local cout = F._conv_transpose_channels(who, weight, bias, groups)

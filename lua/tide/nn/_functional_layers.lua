@@ -176,8 +176,8 @@ return function(F)
         local groups = int_arg(o.groups or 1, who, "groups", 1)
         local nd = input:dim()
         if (nd ~= 2 and nd ~= 3) or weight:dim() ~= 3 or input:size(nd - 1) ~= weight:size(1) then
-            raise(string.format("tide: %s: expected input {N, Cin, L} (or {Cin, L}) and weight " ..
-                "{Cin, Cout / groups, k} with the same Cin, got %s and %s", who,
+            raise(string.format("tide: %s: expected input {N, Cin, L} (or unbatched {Cin, L}) and " ..
+                "weight {Cin, Cout / groups, k} with the same Cin, got %s and %s", who,
                 shape_str(input), shape_str(weight)))
         end
         F._conv_transpose_channels(who, weight, bias, groups)

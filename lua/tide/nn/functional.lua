@@ -14,6 +14,7 @@ local I = require("tide.nn._internal")
 local args = require("tide.op_args")
 local fused = require("tide.nn._fused")
 local raise = autograd.raise
+local warn = require("tide._warn")
 
 local F = {}
 
@@ -40,12 +41,18 @@ function F.relu(input, opts)
     return input:relu()
 end
 
+-- F.sigmoid and F.tanh are deprecated in PyTorch 1.13, which warns (once, by Python's default
+-- filter) and computes them: so does tide, after checking the input
 function F.sigmoid(input)
-    return tensor_arg(input, "sigmoid", "input"):sigmoid()
+    tensor_arg(input, "sigmoid", "input")
+    warn.once("F.sigmoid", "nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
+    return input:sigmoid()
 end
 
 function F.tanh(input)
-    return tensor_arg(input, "tanh", "input"):tanh()
+    tensor_arg(input, "tanh", "input")
+    warn.once("F.tanh", "nn.functional.tanh is deprecated. Use torch.tanh instead.")
+    return input:tanh()
 end
 
 -- x * sigmoid(x)
@@ -239,6 +246,19 @@ end
 
 local CONV_OPTIONS = { "stride", "padding", "dilation", "groups" }
 
+-- PyTorch's unbatched input ({C, L}, {C, H, W}, {C, D, H, W}) as a batch of one: fn's results
+-- (a convolution's or pool's values, and a pool's indices when asked for) with that batch dim
+-- dropped
+local function batch_of_one(fn, input, ...)
+    local y, ix = fn(input:unsqueeze(1), ...)
+    if ix ~= nil then
+        return y:squeeze(1), ix:squeeze(1)
+    end
+    return y:squeeze(1)
+end
+
+F._batch_of_one = batch_of_one -- also the 3-D convolutions'
+
 -- checks a convolution's tensors; returns the options and the groups
 local function conv_args(who, input, weight, bias, opts, nd, layout)
     tensor_arg(input, who, "input")
@@ -247,8 +267,8 @@ local function conv_args(who, input, weight, bias, opts, nd, layout)
     local o = options(opts, who, CONV_OPTIONS) -- no padding_mode: PyTorch's modules pad first
     local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= nd then
-        raise(string.format("tide: %s: expected %d-D input %s, got %s", who, nd, layout,
-            shape_str(input)))
+        raise(string.format("tide: %s: expected %d-D input %s or unbatched %s, got %s", who, nd,
+            layout, "{" .. layout:sub(5), shape_str(input)))
     end
     if weight:dim() ~= nd then
         raise(string.format("tide: %s: expected %d-D weight {out_channels, in_channels / " ..
@@ -292,6 +312,10 @@ F._conv_out = conv_out
 -- dilation =} (an integer or {h, w}), groups =; one autograd node, as nn.Conv2d
 function F.conv2d(input, weight, bias, opts)
     local who = "conv2d"
+    tensor_arg(input, who, "input")
+    if input:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
+        return batch_of_one(F.conv2d, input, weight, bias, opts)
+    end
     local o, groups = conv_args(who, input, weight, bias, opts, 4, "{N, C, H, W}")
     local kh, kw = weight:size(3), weight:size(4)
     local sh, sw = pair_opt(o.stride, 1, who, "stride", 1)
@@ -305,6 +329,10 @@ end
 -- groups =}: conv2d on a height of 1
 function F.conv1d(input, weight, bias, opts)
     local who = "conv1d"
+    tensor_arg(input, who, "input")
+    if input:dim() == 2 then -- unbatched {C, L}, as PyTorch
+        return batch_of_one(F.conv1d, input, weight, bias, opts)
+    end
     local o, groups = conv_args(who, input, weight, bias, opts, 3, "{N, C, L}")
     local k = weight:size(3)
     local s = int_arg(o.stride or 1, who, "stride", 1)
@@ -360,10 +388,14 @@ function F.conv_transpose2d(input, weight, bias, opts)
     end
     local who = "conv_transpose2d"
     local o = conv_transpose_args(who, input, weight, bias, opts)
+    if input:dim() == 3 then -- unbatched {Cin, H, W}, as PyTorch
+        return batch_of_one(F.conv_transpose2d, input, weight, bias, o)
+    end
     local groups = int_arg(o.groups or 1, who, "groups", 1)
     if input:dim() ~= 4 or weight:dim() ~= 4 or input:size(2) ~= weight:size(1) then
-        raise(string.format("tide: %s: expected input {N, Cin, H, W} and weight {Cin, Cout / " ..
-            "groups, kh, kw} with the same Cin, got %s and %s", who, shape_str(input),
+        raise(string.format("tide: %s: expected input {N, Cin, H, W} (or unbatched {Cin, H, " ..
+            "W}) and weight {Cin, Cout / groups, kh, kw} with the same Cin, got %s and %s", who,
+            shape_str(input),
             shape_str(weight)))
     end
     local cout = conv_transpose_channels(who, weight, bias, groups)
@@ -485,16 +517,6 @@ local function pool_args(who, input, kernel_size, o)
 end
 
 local MAX_POOL_OPTIONS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
-
--- PyTorch's unbatched input ({C, H, W}, {C, L}) as a batch of one: fn's results (a pool's
--- values, and its indices when asked for) with that batch dim dropped
-local function batch_of_one(fn, input, ...)
-    local y, ix = fn(input:unsqueeze(1), ...)
-    if ix ~= nil then
-        return y:squeeze(1), ix:squeeze(1)
-    end
-    return y:squeeze(1)
-end
 
 -- max over each window; {stride = kernel_size, padding = 0, dilation = 1, ceil_mode = false,
 -- return_indices = false}; with return_indices also the int64 1-based position of each maximum
@@ -1340,7 +1362,8 @@ function F.binary_cross_entropy_with_logits(input, target, opts)
 end
 
 -- input: log-probabilities; target: probabilities (log-probabilities with {log_target = true});
--- pointwise target (log target - input), 0 where target is 0; reduction also "batchmean" (the
+-- pointwise xlogy(target, target) - target * input (0 where target is 0 and input finite, nan
+-- where input is -inf, as PyTorch's); reduction also "batchmean" (the
 -- sum over the batch size, the KL divergence proper)
 function F.kl_div(input, target, opts)
     if autocast.on then
@@ -1358,8 +1381,11 @@ function F.kl_div(input, target, opts)
     if log_target then
         loss = target:exp():mul(target:sub(input))
     else
+        -- PyTorch's xlogy(target, target) - target * input: a zero target adds 0 * -input, so
+        -- an input of -inf there (log(0), the Annotated Transformer's label-smoothing example)
+        -- is nan, as PyTorch's
         local tiny = target:clamp(1e-38) -- log of the unused branch stays finite
-        loss = core.where(target:gt(0), target:mul(tiny:log():sub(input)), 0)
+        loss = core.where(target:gt(0), target:mul(tiny:log()), 0):sub(target:mul(input))
     end
     if reduction == "batchmean" then
         local n = input:dim() > 0 and input:size(1) or 1

@@ -169,9 +169,34 @@ function LRScheduler:extend(name, options, saved)
     return setmetatable(cls, {
         __index = self,
         __call = function(c, opt, ...)
+            local named, rest = LRScheduler.named_optimizer(c.__name, opt, select("#", ...))
+            if named then
+                return c.new(c, named, rest)
+            end
             return c.new(c, opt, merge_positional(c.__name, c.options, ...))
         end,
     })
+end
+
+-- PyTorch's StepLR(optimizer=opt, step_size=2), every argument by name, is one table in Lua:
+-- StepLR({optimizer = opt, step_size = 2}). Returns its optimizer and the other names as the
+-- options; nil when opt is not such a table (an optimizer has param_groups, that table has not)
+function LRScheduler.named_optimizer(who, opt, nextra)
+    if type(opt) ~= "table" or opt.param_groups ~= nil or opt.optimizer == nil then
+        return nil
+    end
+    if nextra > 0 then
+        raise(string.format("tide: %s: the optimizer came by name in a table and %d more " ..
+            "argument(s) followed it; put them all in that table: %s({optimizer = opt, ...})",
+            who, nextra, who))
+    end
+    local rest = {}
+    for k, v in pairs(opt) do
+        if k ~= "optimizer" then
+            rest[k] = v
+        end
+    end
+    return opt.optimizer, rest
 end
 
 -- checks opt, an optimizer, for the scheduler `who`

@@ -46,8 +46,14 @@ end
 -- (opt, mode, factor, patience, ...) too: PyTorch's positional parameters, OPTIONS' order
 function ReduceLROnPlateau.new(opt, ...)
     local who = "ReduceLROnPlateau"
+    local named, opts = LRScheduler.named_optimizer(who, opt, select("#", ...))
+    if named then
+        opt = named
+    else
+        opts = merge_positional(who, OPTIONS, ...)
+    end
     LRScheduler.check_optimizer(who, opt)
-    local opts = args.options(who, merge_positional(who, OPTIONS, ...), OPTIONS, "{patience = 5}")
+    opts = args.options(who, opts, OPTIONS, "{patience = 5}")
     local self = setmetatable({ optimizer = opt }, ReduceLROnPlateau)
     self.factor = self:number(opts, "factor", 0.1, function(v)
         return v < 1

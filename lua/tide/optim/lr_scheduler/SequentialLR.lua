@@ -11,6 +11,7 @@
 -- the schedulers' own state dicts (lr_scheduler.to_tensors(sd) flattens it for tide.save).
 local compat = require("tide._compat")
 local class = require("tide._class")
+local args = require("tide.op_args")
 local raise = require("tide.autograd").raise
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local flat = require("tide.optim.flat_state")
@@ -42,8 +43,14 @@ function SequentialLR.check_schedulers(who, schedulers, opt)
     return opt
 end
 
-function SequentialLR.new(opt, schedulers, milestones)
+function SequentialLR.new(opt, schedulers, milestones, ...)
     local who = "SequentialLR"
+    local named, rest = LRScheduler.named_optimizer(who, opt,
+        select("#", ...) + (schedulers ~= nil and 1 or 0) + (milestones ~= nil and 1 or 0))
+    if named then
+        rest = args.options(who, rest, { "schedulers", "milestones" })
+        opt, schedulers, milestones = named, rest.schedulers, rest.milestones
+    end
     LRScheduler.check_optimizer(who, opt)
     SequentialLR.check_schedulers(who, schedulers, opt)
     for i, s in ipairs(schedulers) do
