@@ -342,6 +342,20 @@ describe("keyword arguments of the tensor methods", function()
         -- x.random_(to=3): from 0
         a = same(function(t) return t:random_({ to = 3 }) end, function(t) return t:random_(3) end)
         assert.is_true(a:min():item() >= 0 and a:max():item() <= 2)
+        -- x.random_(from=3) alone: PyTorch 1.13's parser refuses it (no overload takes only from;
+        -- Lua cannot write its to=None), where reading it as to = 3 would fill [0, 3) silently
+        local t = tide.full({ 4 }, 9)
+        local refused, msg = pcall(function() return t:random_({ from = 3 }) end)
+        assert.is_false(refused)
+        assert.matches("tide: random_: from given by name needs to too, as PyTorch's " ..
+            "random_(from, to); write x:random_({from = 3, to = n}) for [3, n), or " ..
+            "x:random_(3) for [0, 3)", msg, 1, true)
+        assert.are.same({ 9, 9, 9, 9 }, t:tolist())
+        local g0 = tide.Generator()
+        assert.has_error(function() t:random_({ from = 3, generator = g0 }) end)
+        assert.are.same({ 9, 9, 9, 9 }, t:tolist())
+        -- a positional to with a generator by name is PyTorch's random_(3, generator=g)
+        assert.is_true(tide.zeros(64):random_(3, { generator = g0 }):max():item() <= 2)
         same(function(t) return t:bernoulli_({ p = 0.3 }) end,
             function(t) return t:bernoulli_(0.3) end)
         same(function(t) return t:exponential_({ lambd = 4 }) end,

@@ -19,6 +19,10 @@
 -- takes by position (self counted): a call with more is PyTorch's positional form of what tide
 -- reads by name (x:copy_(s, true), x:unique(true, true)) and goes to `call` too.
 --
+-- A signature's `needs` maps a parameter to the one PyTorch's parser requires beside it when it
+-- comes by name (random_'s from needs to: no overload takes from alone); alone it raises with
+-- `needs_fix` ({v} its value) rather than being read as another overload's argument.
+--
 -- A tide.X function whose torch.X takes out= takes it too (out.lua: tide.add(x, y, {out = z})),
 -- with a signature or without one; a Tensor method does not, as PyTorch's.
 --
@@ -99,6 +103,18 @@ local function positional(sig, f, n, v, ...)
     return f(...)
 end
 
+-- raises when a parameter came by name without the one PyTorch requires beside it (sig.needs)
+local function check_needs(who, sig, named, v)
+    for i, k in pairs(named) do
+        local partner = sig.needs[k]
+        if partner and v[sig.place[partner] + 1] == nil then
+            local fix = sig.needs_fix:gsub("{v}", tostring(v[i + 1]))
+            raise(("tide: %s: %s given by name needs %s too, as PyTorch's %s(%s); %s"):format(who,
+                k, partner, who, table.concat(sig.params, ", "), fix))
+        end
+    end
+end
+
 -- the call f(first, ...) whose last argument may be an options table of parameter names
 local function keyword_call(who, sig, f, ...)
     local n = select("#", ...)
@@ -161,6 +177,9 @@ local function keyword_call(who, sig, f, ...)
         else -- a name the op does not take: the error, with the closest name
             core._check_options(kw, who, sig.known)
         end
+    end
+    if sig.needs and named then
+        check_needs(who, sig, named, v)
     end
     local last = #params + 1
     if rest then

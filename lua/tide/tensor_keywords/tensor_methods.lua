@@ -199,7 +199,9 @@ S.copy_ = { params = { "src", "non_blocking" }, aliases = { other = "src" }, fun
     end }
 S.uniform_ = { params = { "from", "to" }, options = GENERATOR, functions = false }
 S.normal_ = { params = { "mean", "std" }, options = GENERATOR, functions = false }
-S.random_ = { params = { "from", "to" }, options = GENERATOR, functions = false }
+S.random_ = { params = { "from", "to" }, options = GENERATOR, functions = false,
+    needs = { from = "to" },
+    needs_fix = "write x:random_({from = {v}, to = n}) for [{v}, n), or x:random_({v}) for [0, {v})" }
 S.bernoulli_ = { params = { "p" }, options = GENERATOR, functions = false }
 S.exponential_ = { params = { "lambd" }, options = GENERATOR, functions = false }
 S.geometric_ = { params = { "p" }, options = GENERATOR, functions = false }
