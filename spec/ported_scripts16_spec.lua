@@ -626,6 +626,18 @@ describe("gaps met porting these scripts", function()
         assert.is_false(ok)
         assert.is_truthy(tostring(err):find("x:size()[{{2, -1}}]", 1, true))
         assert.are.same({ 2, 3, 4 }, x.shape)
+        -- x.shape[:-1] + (-1, 2): a Size and a list (or two Sizes) concatenate to a Size
+        assert.are.equal(tide.Size({ 2, 3, -1, 2 }), x.shape[{ { 1, -2 } }] + { -1, 2 })
+        assert.are.equal(tide.Size({ 5, 2, 3, 4 }), { 5 } + x.shape)
+        assert.are.equal(tide.Size({ 2, 3, 4, 2, 3, 4 }), x.shape + x:size())
+        for _, bad in ipairs({ 1, { 1.5 }, tide.ones(1), { a = 1 } }) do
+            ok, err = pcall(function() return x.shape + bad end)
+            assert.is_false(ok)
+            assert.is_truthy(tostring(err):find("tide: Size + ", 1, true))
+            assert.is_truthy(tostring(err):find("as Python's tuples: x.shape[{{1, -2}}] + {-1, 2}",
+                1, true))
+        end
+        assert.are.same({ 2, 3, 4 }, x.shape)
     end)
 
     it("autograd.next_functions(grad_fn): {node, 0} per tensor input, AccumulateGrad for a leaf",

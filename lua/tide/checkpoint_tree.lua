@@ -9,12 +9,25 @@
 -- cannot write), ["s", text] a string of printable ASCII, ["x", hex] any other string (the
 -- header stays ASCII, whatever bytes it holds), ["b", true] a boolean, ["{", [[key, node], ...]]
 -- a table, its keys nodes of the scalar kinds (an ordered table such as a state_dict loads as a
--- plain one). A table reached twice is written twice. A cycle, a function, an object (a table
--- whose metatable names its class, __name: a Module, an Optimizer: save its state_dict()) or
--- other userdata raise, naming where it is.
+-- plain one). A table reached twice is written twice.
+--
+-- A whole module saves as torch.save(model, f) pickles one: ["m", class, entries] holds its own
+-- fields (children, parameters, its bookkeeping) as a table's, and class the name its class
+-- is found by again (lua/tide/checkpoint_names.lua: "tide.nn.Linear", or "Net" for a class
+-- made by nn.Module:extend("Net")). Every "{" and "m" node has a number, its place in the
+-- order the nodes open (from 1); a module reached again, or a table reached again inside a
+-- module (a Sequential's child is its entry and in its _modules), is ["r", "n"]: the same
+-- table again, so the loaded module's sharing (and any cycle) is the saved one's. A function
+-- of tide's is ["fn", "tide.nn.functional.relu"] (a TransformerEncoderLayer's activation). A
+-- tensor that requires grad is ["t", name, "g"], a parameter ["t", name, "p"] (and "pg" when
+-- it requires grad), so a loaded module's parameters are parameters again.
+-- A cycle outside a module, another function (code is never saved: a closure, a hook), another
+-- object (an Optimizer: save its state_dict()) or other userdata raise, naming where it is.
 local core = require("tide.core")
 local compat = require("tide._compat")
 local json = require("tide.models._json")
+local names = require("tide.checkpoint_names")
+local PARAMS = require("tide.nn._parameters")
 
 local M = { KEY = "tide-tree" }
 
@@ -91,7 +104,40 @@ function M.flatten(t, path)
         error(("tide: save: %s: %s %s"):format(path, where == "" and "the checkpoint" or where,
             msg), 0)
     end
-    local function walk(v, where, depth)
+    -- ids: each table's node number (the first node written for it); inside: how many modules
+    -- the walk is in
+    local ids, count, inside = {}, 0, 0
+    local walk
+    -- a table's entries, [key node, value node] in key order: a module's own fields (raw), a
+    -- table's as pairs gives them
+    local function entries_of(v, where, depth, raw)
+        local keys = {}
+        local iter, state, init = next, v, nil
+        if not raw then
+            iter, state, init = pairs(v)
+        end
+        for k in iter, state, init do
+            if not KEY_RANK[type(k)] or k ~= k then
+                fail(where, ("has a key that is %s; keys must be strings, numbers or booleans")
+                    :format(what_is(k)))
+            end
+            keys[#keys + 1] = k
+        end
+        table.sort(keys, key_less)
+        local entries = {}
+        for i, k in ipairs(keys) do
+            local part = type(k) == "string" and printable(k) and k or type(k) == "number" and
+                (compat.is_integer(k) and ("%d"):format(k) or ("%.17g"):format(k)) or "#" .. i
+            local child = where == "" and part or where .. "." .. part
+            local val = v[k]
+            if raw then
+                val = rawget(v, k)
+            end
+            entries[i] = { scalar_node(k), walk(val, child, depth + 1) }
+        end
+        return entries
+    end
+    function walk(v, where, depth)
         if core.is_tensor(v) then
             local key = view_key(v)
             local name = named[v] or (key and by_view[key])
@@ -107,18 +153,39 @@ function M.flatten(t, path)
                     by_view[key] = name
                 end
             end
-            return { "t", name }
+            local grad = v.requires_grad and "g" or ""
+            return PARAMS[v] and { "t", name, "p" .. grad } or grad ~= "" and { "t", name, grad }
+                or { "t", name }
         end
         local node = scalar_node(v)
         if node then
             return node
+        end
+        if type(v) == "function" then
+            local fname = names.function_name(v)
+            if fname == nil then
+                fail(where, "is a function that is not one of tide's (a closure, a hook, your " ..
+                    "own); a checkpoint holds no code, as PyTorch's pickle holds no lambda: " ..
+                    "remove it, or save the state_dict() and build the model in code")
+            end
+            return { "fn", fname }
         end
         -- a table whose metatable names a class is an object (a Module, an Optimizer:
         -- tide.pytorch_args's rule); an ordered table (a state_dict) or one with defaults
         -- behind __index is data (its own fields)
         local mt = type(v) == "table" and getmetatable(v)
         local object = mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__name") ~= nil)
-        if type(v) ~= "table" or object then
+        local module = object and type(v) == "table" and rawget(v, "_params") ~= nil and
+            v.__ismodule == true
+        if (module or inside > 0) and ids[v] then
+            return { "r", ("%d"):format(ids[v]) }
+        end
+        if inside > 0 and mt and not module and not object then
+            -- a module's table with behaviour (a metatable): loaded back plain, it would lose it
+            fail(where, "is a table with a metatable, which a checkpoint cannot name; save " ..
+                "the module's state_dict() instead")
+        end
+        if type(v) ~= "table" or object and not module then
             local umt = type(v) == "userdata" and getmetatable(v)
             local device = type(umt) == "table" and rawget(umt, "__name") == "tide.Device"
             local fix = type(v) == "table" and "; save its state_dict() instead" or device and
@@ -132,23 +199,34 @@ function M.flatten(t, path)
         if depth > MAX_DEPTH then
             fail(where, ("nests more than %d tables"):format(MAX_DEPTH))
         end
-        open[v] = true
-        local keys = {}
-        for k in pairs(v) do
-            if not KEY_RANK[type(k)] or k ~= k then
-                fail(where, ("has a key that is %s; keys must be strings, numbers or booleans")
-                    :format(what_is(k)))
+        count = count + 1
+        ids[v] = ids[v] or count
+        if module then
+            local class = names.class_name(mt)
+            if rawget(mt, "_parametrize_base") then
+                fail(where, ("is a parametrized module (%s); as PyTorch's, it saves through its " ..
+                    "state_dict() only"):format(tostring(rawget(mt, "__name"))))
             end
-            keys[#keys + 1] = k
+            for k in next, v do
+                local reparam = type(k) == "string" and k:match("^_reparam_(.*)")
+                if reparam then
+                    fail(where, ("has a weight_norm or spectral_norm on '%s', whose code a " ..
+                        "checkpoint cannot hold; remove it first (nn.utils.remove_weight_norm) " ..
+                        "or save the state_dict()"):format(reparam))
+                end
+            end
+            if class == nil then
+                fail(where, ("is a %s module whose class tide.load cannot find by its name; " ..
+                    "make the class with nn.Module:extend(\"Name\"), or save its state_dict()")
+                    :format(tostring(rawget(mt, "__name"))))
+            end
+            inside = inside + 1
+            local entries = entries_of(v, where, depth, true)
+            inside = inside - 1
+            return { "m", class, entries }
         end
-        table.sort(keys, key_less)
-        local entries = {}
-        for i, k in ipairs(keys) do
-            local part = type(k) == "string" and printable(k) and k or type(k) == "number" and
-                (compat.is_integer(k) and ("%d"):format(k) or ("%.17g"):format(k)) or "#" .. i
-            local child = where == "" and part or where .. "." .. part
-            entries[i] = { scalar_node(k), walk(v[k], child, depth + 1) }
-        end
+        open[v] = true
+        local entries = entries_of(v, where, depth)
         open[v] = nil
         return { "{", entries }
     end
@@ -186,6 +264,7 @@ function M.rebuild(tree_json, tensors, path)
     if not ok then
         bad("not JSON")
     end
+    local built = {} -- the "{" and "m" nodes' tables, by number
     local function build(node, depth)
         if type(node) ~= "table" or type(node[1]) ~= "string" then
             bad("a node is not [kind, value]")
@@ -198,6 +277,18 @@ function M.rebuild(tree_json, tensors, path)
             local t = type(a) == "string" and tensors[a]
             if not core.is_tensor(t) then
                 bad(("tensor %s is not in the file"):format(tostring(a)))
+            end
+            local flags = node[3]
+            if flags ~= nil then
+                if type(flags) ~= "string" or not flags:match("^p?g?$") then
+                    bad(("tensor %s's flags %s"):format(a, tostring(flags)))
+                end
+                if flags:find("p", 1, true) then
+                    PARAMS[t] = true
+                end
+                if flags:find("g", 1, true) and not t.requires_grad then
+                    t:requires_grad_(true)
+                end
             end
             return t
         elseif SCALAR_TYPE[kind] then -- "b" and "s": the value as it is
@@ -224,11 +315,38 @@ function M.rebuild(tree_json, tensors, path)
             return (a:gsub("%x%x", function(h)
                 return string.char(tonumber(h, 16))
             end))
-        elseif kind == "{" then
+        elseif kind == "r" then
+            local t = type(a) == "string" and built[tonumber(a)]
+            if not t then
+                bad(("a reference to table %s, which comes later or not at all"):format(
+                    tostring(a)))
+            end
+            return t
+        elseif kind == "fn" then
+            local f = type(a) == "string" and names.function_of(a)
+            if not f then
+                error(("tide: load: %s: the file names the function %s, which this tide does " ..
+                    "not have"):format(path, tostring(a)), 0)
+            end
+            return f
+        elseif kind == "{" or kind == "m" then
+            local class
+            if kind == "m" then
+                class = type(a) == "string" and names.class_of(a)
+                if not class then
+                    error(("tide: load: %s: the file holds a module of class %s, which this " ..
+                        "Lua state has not defined; define it first (%s = nn.Module:extend(%q) " ..
+                        "and its methods, as Python imports a pickled model's class), or load " ..
+                        "a state_dict into a model built in code"):format(path, tostring(a),
+                        tostring(a), tostring(a)), 0)
+                end
+                a = node[3]
+            end
             if type(a) ~= "table" then
                 bad("a table node holds " .. type(a))
             end
             local t = {}
+            built[#built + 1] = t
             for _, e in ipairs(a) do
                 local key_kind = type(e) == "table" and type(e[1]) == "table" and e[1][1]
                 if not key_kind or key_kind == "{" or key_kind == "t" then
@@ -239,6 +357,9 @@ function M.rebuild(tree_json, tensors, path)
                     bad("a key is NaN")
                 end
                 t[k] = build(e[2], depth + 1)
+            end
+            if class then
+                setmetatable(t, class)
             end
             return t
         end

@@ -144,7 +144,7 @@ function M.save(path, tensors, metadata)
     check(pcall(core.safetensors_save, path, names, list, meta))
 end
 
--- load(path[, map_location][, {device =, map_location =, weights_only =}]): torch.load's
+-- load(path[, map_location][, {device =, map_location =, weights_only =, mmap =}]): torch.load's
 -- map_location by position too (a device or its name)
 function M.load(path, ...)
     if type(path) ~= "string" then
@@ -154,7 +154,12 @@ function M.load(path, ...)
     if type(opts) ~= "table" then
         error("tide: load: options must be a table, e.g. {device = \"cuda\"}", 2)
     end
-    core._check_options(opts, "load", { "device", "map_location", "weights_only" })
+    core._check_options(opts, "load", { "device", "map_location", "weights_only", "mmap" })
+    -- torch.load's mmap: tide reads the file's tensors into memory either way (the values are
+    -- the same; only when the bytes are read differs), so true and false load alike
+    if opts.mmap ~= nil and type(opts.mmap) ~= "boolean" then
+        error("tide: load: mmap must be a boolean, got " .. tostring(opts.mmap), 2)
+    end
     -- torch.load's weights_only: tide never runs code from a file, so both load the same
     if opts.weights_only ~= nil and type(opts.weights_only) ~= "boolean" then
         error("tide: load: weights_only must be a boolean, got " .. type(opts.weights_only), 2)

@@ -390,7 +390,8 @@ end, squeeze, 2)
 
 -- a shape (tide.Size, x.shape, x:size()) sliced as PyTorch's torch.Size: x:size()[{{2, -1}}] is
 -- x.size()[1:], a tide.Size again, its ends clamped as a Python slice's ({a} alone runs to the
--- end, {} is all of it); s:numel() is torch.Size.numel(), the product of the sizes
+-- end, {} is all of it); s:numel() is torch.Size.numel(), the product of the sizes; s + {-1, 2}
+-- concatenates, as a torch.Size and a tuple
 do
     local SIZE_MT = getmetatable(core.zeros(0).shape)
     local size_index = SIZE_MT.__index
@@ -429,6 +430,41 @@ do
             p = p * rawget(s, i)
         end
         return p
+    end
+    -- s + {-1, 2}: Python's tuple concatenation of a torch.Size (x.shape[:-1] + (-1, 2)), a
+    -- Size of a's sizes then b's; the other side a Size or a list of integers
+    local function sizes_of(v)
+        if type(v) ~= "table" or (getmetatable(v) ~= nil and getmetatable(v) ~= SIZE_MT) then
+            return nil
+        end
+        local n, keys = #v, 0
+        for i = 1, n do
+            if not whole(rawget(v, i)) then
+                return nil
+            end
+        end
+        for _ in next, v do
+            keys = keys + 1
+        end
+        return keys == n and n or nil -- a list, no other keys
+    end
+    SIZE_MT.__add = function(a, b)
+        local na, nb = sizes_of(a), sizes_of(b)
+        if not na or not nb then
+            local other = sizes_of(a) and b or a
+            raise(("tide: Size + %s: a shape concatenates with a list of integers or another " ..
+                "shape, as Python's tuples: x.shape[{{1, -2}}] + {-1, 2}"):format(
+                core.is_tensor(other) and "a tensor" or type(other) == "table" and
+                "a table that is not a list of integers" or type(other)))
+        end
+        local out = {}
+        for i = 1, na do
+            out[i] = rawget(a, i)
+        end
+        for i = 1, nb do
+            out[na + i] = rawget(b, i)
+        end
+        return setmetatable(out, SIZE_MT)
     end
     SIZE_MT.__index = function(s, k)
         if type(k) == "table" then

@@ -42,9 +42,14 @@ local function is_module(v)
 end
 Module.is_module = is_module
 
+local CLASSES = require("tide.nn._classes")
+
 -- Module:extend("Name") -> a subclass; calling the class constructs an instance
 function Module:extend(name)
     local cls = { __name = name or "Module" }
+    if name ~= nil then
+        CLASSES[name] = cls
+    end
     cls.__index = cls
     local index = rawget(self, "__index")
     if type(index) == "function" then -- a list's (Module.list_index): its subclasses' too
@@ -154,12 +159,39 @@ function Module:register_parameter(name, p)
     return p
 end
 
-function Module:register_buffer(name, b)
+-- register_buffer(name, tensor[, persistent]) or (name, tensor, {persistent =}): PyTorch's
+-- persistent = false keeps the buffer out of state_dict() (and load_state_dict's keys); it
+-- still moves with model:to() and is listed by buffers()
+function Module:register_buffer(name, b, persistent)
     check_name(name, "register_buffer")
+    if type(persistent) == "table" and getmetatable(persistent) == nil then
+        for k in pairs(persistent) do
+            if k ~= "persistent" then
+                raise("tide: register_buffer: unknown option '" .. tostring(k) ..
+                    "'; it takes (name, tensor, persistent) or (name, tensor, {persistent = false})")
+            end
+        end
+        persistent = persistent.persistent
+    end
+    if persistent ~= nil and type(persistent) ~= "boolean" then
+        raise("tide: register_buffer: persistent must be true or false, got " ..
+            (type(persistent) == "number" and tostring(persistent) or type(persistent)) ..
+            " for '" .. tostring(name) .. "'")
+    end
     if b ~= nil and not is_tensor(b) then
         raise("tide: register_buffer: expected a tensor for '" .. name .. "', got " .. type(b))
     end
     add(self, self._buffers, "buffer", name, b)
+    local np = rawget(self, "_non_persistent")
+    if persistent == false then
+        if not np then
+            np = {}
+            rawset(self, "_non_persistent", np)
+        end
+        np[name] = true
+    elseif np then
+        np[name] = nil
+    end
     return b
 end
 
@@ -188,6 +220,10 @@ function Module:_unregister(name)
         end
     end
     self._kind[name] = nil
+    local np = rawget(self, "_non_persistent")
+    if np then
+        np[name] = nil
+    end
     local v = rawget(self, name)
     rawset(self, name, nil)
     return v
@@ -629,15 +665,20 @@ end
 
 -- Every name a tensor has, as PyTorch's state_dict: a tied weight (decoder.weight =
 -- embedding.weight) is under both keys, one tensor (parameters() yields it once)
-local function state_entries(self)
+-- owners (optional): filled with {module, attribute name, is a parameter} per entry
+local function state_entries(self, owners)
     local names, vals = {}, {}
     local function walk(m, prefix)
-        for _, list in ipairs({ m._params, m._buffers }) do
+        local np = rawget(m, "_non_persistent")
+        for li, list in ipairs({ m._params, m._buffers }) do
             for _, name in ipairs(list) do
                 local v = rawget(m, name)
-                if v ~= nil then
+                if v ~= nil and not (li == 2 and np and np[name]) then
                     names[#names + 1] = prefix .. name
                     vals[#vals + 1] = v
+                    if owners then
+                        owners[#names] = { m, name, li == 1 }
+                    end
                 end
             end
         end
@@ -701,14 +742,27 @@ local function keys_advice(unexpected, expected)
 end
 
 -- copies values in place (any device/dtype to the parameter's); all checks happen first, so a
--- failed load changes nothing
-function Module:load_state_dict(sd, strict)
+-- failed load changes nothing. assign (PyTorch's load_state_dict(sd, strict, assign)): the
+-- module takes the state dict's tensors themselves (their dtype and device) instead of copying
+-- into its own; a parameter stays a parameter with its requires_grad (nn.Parameter(v,
+-- p.requires_grad), sharing v's storage), so an optimizer must be built after such a load
+function Module:load_state_dict(sd, strict, assign)
     if type(sd) ~= "table" then
         raise("tide: load_state_dict: expected a table of tensors, got " .. type(sd))
     end
-    -- strict: PyTorch's positional boolean, or tide's options table {strict =}
+    -- strict: PyTorch's positional boolean, or tide's options table {strict =, assign =}
     if type(strict) == "table" and not is_tensor(strict) then
-        strict = args.options("load_state_dict", strict, { "strict" }, "{strict = false}").strict
+        if assign ~= nil then
+            raise("tide: load_state_dict: expected (state_dict[, strict[, assign]]) or " ..
+                "(state_dict, {strict =, assign =}), got an options table and then " ..
+                type(assign))
+        end
+        local o = args.options("load_state_dict", strict, { "strict", "assign" },
+            "{strict = false, assign = true}")
+        strict, assign = o.strict, o.assign
+    elseif type(assign) == "table" and not is_tensor(assign) then
+        local o = args.options("load_state_dict", assign, { "assign" }, "{assign = true}")
+        assign = o.assign
     end
     if strict == nil then
         strict = true
@@ -716,7 +770,14 @@ function Module:load_state_dict(sd, strict)
         raise("tide: load_state_dict: strict must be a boolean or {strict = false}, got " ..
             type(strict))
     end
-    local names, vals = state_entries(self)
+    if assign == nil then
+        assign = false
+    elseif type(assign) ~= "boolean" then
+        raise("tide: load_state_dict: assign must be a boolean ({assign = true}), got " ..
+            tostring(assign))
+    end
+    local owners = assign and {} or nil
+    local names, vals = state_entries(self, owners)
     local expected, missing, unexpected = {}, {}, {}
     for i = 1, #names do
         expected[names[i]] = vals[i]
@@ -744,6 +805,27 @@ function Module:load_state_dict(sd, strict)
     end
     -- every value converted first, then copied: a failure leaves the model as it was (the
     -- fill_(0):add_(v) this replaced zeroed a float16 parameter, then failed in add_)
+    if assign then
+        local Parameter = require("tide.nn.Parameter")
+        -- one parameter per place in memory: weights tied in sd (a state_dict gives each name
+        -- its own view of the one storage) stay tied
+        local made = {}
+        for i = 1, #names do
+            local v = rawget(sd, names[i])
+            if v ~= nil then
+                local o = owners[i]
+                if o[3] then
+                    local place = v:numel() > 0 and table.concat({ tostring(v.device),
+                        v.dtype, tostring(v:data_ptr()), table.concat(v:size(), "x"),
+                        table.concat(v:stride(), "x") }, "|") or i
+                    made[place] = made[place] or Parameter(v, vals[i].requires_grad)
+                    v = made[place]
+                end
+                rawset(o[1], o[2], v)
+            end
+        end
+        return { missing_keys = missing, unexpected_keys = unexpected }
+    end
     local ready = {}
     for i = 1, #names do
         local v = rawget(sd, names[i])
