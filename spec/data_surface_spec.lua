@@ -228,3 +228,48 @@ describe("tide.data.text", function()
         assert.matches("tide: data.text: the io library is not available in this Lua host", err)
     end)
 end)
+
+-- Python's `for i, (x, y) in enumerate(loader)`: loader:enumerate() numbers the batches from 1
+-- (Lua's lists), loader:enumerate(0) from 0 as Python's does
+describe("DataLoader:enumerate", function()
+    it("yields the batch number and the batch's values, from 1 or from start", function()
+        local loader = data.DataLoader(range_ds(5), { batch_size = 2 })
+        local seen = {}
+        for i, x, y in loader:enumerate() do
+            seen[#seen + 1] = { i, x:size(1), y[1]:item() }
+        end
+        assert.are.same({ { 1, 2, 10 }, { 2, 2, 30 }, { 3, 1, 50 } }, seen)
+        local from0 = {}
+        for batch_idx, x in loader:enumerate(0) do
+            from0[#from0 + 1] = batch_idx
+            assert.are.equal(2 * batch_idx + 1, x[1][1]:item())
+        end
+        assert.are.same({ 0, 1, 2 }, from0)
+        -- a stream (an IterableDataset) too
+        local Stream = data.IterableDataset:extend("EnumerateStream")
+        function Stream:iter()
+            local k = 0
+            return function()
+                k = k + 1
+                if k <= 3 then
+                    return tide.tensor({ k })
+                end
+            end
+        end
+        local n = 0
+        for i, b in data.DataLoader(Stream(), { batch_size = 2 }):enumerate() do
+            n = n + 1
+            assert.are.equal(n, i)
+            assert.are.equal(2 * i - 1, b[1][1]:item())
+        end
+        assert.are.equal(2, n)
+    end)
+
+    it("refuses a start that is not an integer", function()
+        local loader = data.DataLoader(range_ds(2), { batch_size = 1 })
+        raises_here("DataLoader:enumerate: start must be an integer %(1 by default; 0 numbers " ..
+            "the batches as Python's enumerate%), got 0.5", loader.enumerate, loader, 0.5)
+        raises_here("DataLoader:enumerate: start must be an integer", loader.enumerate, loader,
+            "0")
+    end)
+end)

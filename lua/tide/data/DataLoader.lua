@@ -541,6 +541,29 @@ function DataLoader:iter()
     end
 end
 
+--- Python's `for i, (x, y) in enumerate(loader)`: `for i, x, y in loader:enumerate() do`, the
+--- batches of one epoch numbered from start (1 by default, Lua's; 0 numbers them as Python's)
+function DataLoader:enumerate(start)
+    if start == nil then
+        start = 1
+    elseif type(start) ~= "number" or not compat.tointeger(start) then
+        raise(("tide: DataLoader:enumerate: start must be an integer (1 by default; 0 numbers " ..
+            "the batches as Python's enumerate), got %s"):format(type(start) == "number" and
+            tostring(start) or type(start)))
+    end
+    local it, i = self:iter(), start - 1
+    local function numbered(...)
+        if select("#", ...) == 0 or (...) == nil then
+            return nil
+        end
+        i = i + 1
+        return i, ...
+    end
+    return function()
+        return numbered(it())
+    end
+end
+
 function DataLoader:__tostring()
     if self.iterable and self.dataset:_lenless() then
         return string.format("DataLoader(%s, batch_size=%d, drop_last=%s)",
