@@ -36,9 +36,20 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
             tl_raise(L);
         return dev;
     }
+    /* PyTorch's integer device i is cuda:i (torch.device(0), x.to(0), model.to(0)) */
+    int         isint = 0;
+    lua_Integer i = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
+    if (isint && i >= 0 && i < 1000000) {
+        char         name[32];
+        tide_device *dev;
+        snprintf(name, sizeof name, "cuda:%d", (int)i);
+        if (tide_device_get(name, &dev) != TIDE_OK)
+            tl_raise(L);
+        return dev;
+    }
     tl_error(L,
-             "tide: %s: expected a device or a device name such as \"cpu\" or \"cuda:0\", "
-             "got %s",
+             "tide: %s: expected a device, a device name such as \"cpu\" or \"cuda:0\", or "
+             "an integer i (cuda:i), got %s",
              op, luaL_typename(L, idx));
     return NULL;
 }

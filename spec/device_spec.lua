@@ -42,11 +42,35 @@ describe("devices", function()
         assert.is_false(ok)
         assert.matches("tide: ", err, 1, true)
         assert.matches("cpu:2", err, 1, true)
-        ok, err = pcall(function() return tide.device(42) end)
+        ok, err = pcall(function() return tide.device(true) end)
         assert.is_false(ok)
-        assert.matches("device_spec.lua:%d+: tide: device: expected a device or a device name", err)
+        assert.matches("device_spec.lua:%d+: tide: device: expected a device, a device name " ..
+            "such as \"cpu\" or \"cuda:0\", or an integer i %(cuda:i%), got boolean", err)
+        ok, err = pcall(function() return tide.zeros(2):to(-1) end)
+        assert.matches("device_spec.lua:%d+: tide: to: expected a device", err)
         ok, err = pcall(function() return tide.device("cpu", -1) end)
         assert.matches("device_spec.lua:%d+: tide: device: index %-1 is invalid", err)
+    end)
+end)
+
+-- PyTorch's integer device: torch.device(0), x.to(0), model.to(0) are cuda:0
+describe("an integer device", function()
+    it("is cuda:i, or the reason CUDA is not here", function()
+        local x = tide.zeros(2)
+        if tide.cuda.is_available() then
+            assert.are.equal(tide.device("cuda:0"), tide.device(0))
+            assert.are.equal("cuda:0", tostring(x:to(0).device))
+            assert.are.equal("cuda:0", tostring(tide.nn.Linear(1, 1):to(0).weight.device))
+        else
+            for _, f in ipairs({ function() return tide.device(0) end,
+                function() return x:to(0) end,
+                function() return tide.zeros(2, { device = 1 }) end }) do
+                local ok, err = pcall(f)
+                assert.is_false(ok)
+                assert.matches("device_spec.lua:%d+: tide: %a+: CUDA is not available", err)
+            end
+            assert.are.equal("cpu", tostring(x.device))
+        end
     end)
 end)
 
