@@ -43,8 +43,13 @@ tide_device *tl_check_device(lua_State *L, int idx, const char *op) {
         char         name[32];
         tide_device *dev;
         snprintf(name, sizeof name, "cuda:%d", (int)i);
-        if (tide_device_get(name, &dev) != TIDE_OK)
-            tl_raise(L);
+        if (tide_device_get(name, &dev) != TIDE_OK) {
+            const char *msg = tide_errmsg();
+            if (strncmp(msg, "tide: device: ", 14) == 0)
+                msg += 14;
+            tl_error(L, "tide: %s: the integer device %d is PyTorch's %s: %s", op, (int)i, name,
+                     msg);
+        }
         return dev;
     }
     tl_error(L,

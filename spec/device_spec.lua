@@ -67,7 +67,8 @@ describe("an integer device", function()
                 function() return tide.zeros(2, { device = 1 }) end }) do
                 local ok, err = pcall(f)
                 assert.is_false(ok)
-                assert.matches("device_spec.lua:%d+: tide: %a+: CUDA is not available", err)
+                assert.matches("device_spec.lua:%d+: tide: %a+: the integer device %d is " ..
+                    "PyTorch's cuda:%d: CUDA is not available", err)
             end
             assert.are.equal("cpu", tostring(x.device))
         end

@@ -125,14 +125,16 @@ describe("nn.DataParallel", function()
     end)
 
     it("refuses a model off the first device and unknown devices", function()
+        -- as PyTorch, checked at each forward (the model may be moved after wrapping)
+        local dp = nn.DataParallel(model(), { devices = { "cpu:1", "cpu:0" } })
         assert.has_error(function()
-            nn.DataParallel(model(), { devices = { "cpu:1", "cpu:0" } })
+            dp(tide.zeros({ 4, 4 }))
         end, 'tide: DataParallel: the model\'s parameters are on cpu, not on the first device ' ..
             'cpu:1; move the model first with model:to("cpu:1")')
         local ok, err = pcall(nn.DataParallel, model(), { devices = { "cpu:0", "cpu:9" } })
         assert.is_false(ok)
         assert.matches("tide: device: cpu:9 does not exist", err)
-        assert.matches("%(DataParallel devices%[2%]%)$", err)
+        assert.matches("%(DataParallel device_ids%[2%]%)$", err)
     end)
 end)
 

@@ -135,8 +135,15 @@ local function rules(D1)
                 return tide.ones(1):to("cpu:7")
             end))
             assert.matches("tide: to: expected a device", catch(function()
-                return tide.ones(1):to(12)
+                return tide.ones(1):to(1.5)
             end))
+            -- an integer is PyTorch's cuda:i
+            if not tide.cuda.is_available() then
+                assert.matches("tide: to: the integer device 12 is PyTorch's cuda:12: CUDA is " ..
+                    "not available", catch(function()
+                    return tide.ones(1):to(12)
+                end), 1, true)
+            end
         end)
 
         it("a name that is neither a device nor a dtype says so and lists both", function()

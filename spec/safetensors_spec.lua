@@ -382,10 +382,10 @@ describe("tide.load options", function()
         local ok, err = pcall(tide.load, path, { device = "float64" })
         assert.is_false(ok)
         assert.matches("tide: load: unknown device \"float64\"; use \"cpu\"", err, 1, true)
-        ok, err = pcall(function() return tide.load(path, { device = 3 }) end)
+        ok, err = pcall(function() return tide.load(path, { device = 2.5 }) end)
         assert.is_false(ok)
-        assert.matches("safetensors_spec.lua:%d+: tide: load: expected a device or a device "
-            .. "name such as \"cpu\" or \"cuda:0\", got number", err)
+        assert.matches("safetensors_spec.lua:%d+: tide: load: expected a device, a device "
+            .. "name such as \"cpu\" or \"cuda:0\", or an integer i %(cuda:i%), got number", err)
         ok, err = pcall(function() return tide.load(path, { device = "cpu:9" }) end)
         assert.is_false(ok)
         assert.matches("safetensors_spec.lua:%d+: tide: load: ", err)

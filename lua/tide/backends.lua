@@ -73,8 +73,63 @@ local matmul = settings("backends.cuda.matmul", {
     },
 })
 
+-- PyTorch 2.0's SDPA switches: tide has one implementation (math) and runs it whatever they say;
+-- each is kept and read back. sdp_kernel({enable_flash =, enable_math =, enable_mem_efficient =},
+-- fn) sets them for the call fn() (Python's `with` block) and restores them.
+local sdp = { flash = true, math = true, mem_efficient = true }
+local cuda = { matmul = matmul }
+for _, k in ipairs({ "flash", "math", "mem_efficient" }) do
+    cuda["enable_" .. k .. "_sdp"] = function(v)
+        if type(v) ~= "boolean" then
+            raise(("tide: backends.cuda.enable_%s_sdp: expected true or false, got %s")
+                :format(k, type(v)))
+        end
+        sdp[k] = v
+    end
+    cuda[k .. "_sdp_enabled"] = function()
+        return sdp[k]
+    end
+end
+function cuda.sdp_kernel(opts, fn)
+    if type(opts) == "function" and fn == nil then
+        opts, fn = {}, opts
+    end
+    if type(opts) ~= "table" then
+        raise("tide: backends.cuda.sdp_kernel: expected {enable_flash =, enable_math =, "
+            .. "enable_mem_efficient =} then the body as a function, got " .. type(opts))
+    end
+    local new = {}
+    for k, v in pairs(opts) do
+        local name = type(k) == "string" and k:match("^enable_(.*)$")
+        if not name or sdp[name] == nil then
+            raise(("tide: backends.cuda.sdp_kernel: unknown option %s; expected enable_flash, "
+                .. "enable_math or enable_mem_efficient"):format(tostring(k)))
+        end
+        if type(v) ~= "boolean" then
+            raise(("tide: backends.cuda.sdp_kernel: %s must be true or false, got %s")
+                :format(k, type(v)))
+        end
+        new[name] = v
+    end
+    if type(fn) ~= "function" then
+        raise("tide: backends.cuda.sdp_kernel: expected the body as a function (Python's "
+            .. "`with` block), got " .. type(fn))
+    end
+    local old = { flash = sdp.flash, math = sdp.math, mem_efficient = sdp.mem_efficient }
+    for k, v in pairs(new) do
+        sdp[k] = v
+    end
+    local compat = require("tide._compat")
+    local res = compat.pack(pcall(fn))
+    sdp.flash, sdp.math, sdp.mem_efficient = old.flash, old.math, old.mem_efficient
+    if not res[1] then
+        error(res[2], 0)
+    end
+    return compat.unpack(res, 2, res.n)
+end
+
 return {
     cudnn = cudnn,
-    cuda = { matmul = matmul },
+    cuda = cuda,
     mps = { is_available = no, is_built = no },
 }

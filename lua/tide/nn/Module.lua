@@ -512,6 +512,13 @@ function Module:train(mode)
     return self
 end
 
+--- model:compile([opts]): PyTorch 2.2's in-place nn.Module.compile. tide runs every op eagerly
+--- (tide.compile gives the module back), so this checks torch.compile's options and changes
+--- nothing; returns nothing, as PyTorch's.
+function Module:compile(opts, ...)
+    require("tide.compile")(self, opts, ...)
+end
+
 function Module:eval()
     return self:train(false)
 end

@@ -53,6 +53,7 @@ local lazy = {}
 for _, name in ipairs(CLASSES) do
     lazy[name] = "tide.nn." .. name
 end
+lazy.attention = "tide.nn.attention" -- torch.nn.attention: sdpa_kernel, SDPBackend
 
 nn.Module = require("tide.nn.Module")
 nn.functional = require("tide.nn.functional")

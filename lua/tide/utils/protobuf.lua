@@ -67,6 +67,19 @@ function M.packed_doubles(num, list)
     return key(num, 2) .. varint(#s) .. s
 end
 
+--- a packed repeated float field; "" when the list is empty
+function M.packed_floats(num, list)
+    if #list == 0 then
+        return ""
+    end
+    local parts = {}
+    for i = 1, #list do
+        parts[i] = float(list[i])
+    end
+    local s = concat(parts)
+    return key(num, 2) .. varint(#s) .. s
+end
+
 --- a message from its encoded fields, in order (nil entries skipped)
 function M.message(...)
     local parts, n = {}, select("#", ...)

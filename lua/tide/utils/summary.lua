@@ -179,6 +179,37 @@ function M.text(tag, s)
         bytes(9, plugin_metadata("text", ""), true)))
 end
 
+-- TensorProto { dtype = 1 (DT_FLOAT = 1), tensor_shape = 2 { dim = 2 { size = 1 } } (6, n),
+-- float_val = 5 } under the pr_curves plugin with PrCurvePluginData { version = 1 (0),
+-- num_thresholds = 2 }; rows: the 6 lists tp, fp, tn, fn, precision, recall
+function M.pr_curve(tag, rows, num_thresholds)
+    local flat = {}
+    for _, r in ipairs(rows) do
+        for _, v in ipairs(r) do
+            flat[#flat + 1] = v
+        end
+    end
+    local shape = message(bytes(2, varint(1, 6), true), bytes(2, varint(1, num_thresholds), true))
+    local tensor = message(varint(1, 1), bytes(2, shape, true), pb.packed_floats(5, flat))
+    return summary(message(bytes(1, tag), bytes(8, tensor, true),
+        bytes(9, plugin_metadata("pr_curves", varint(2, num_thresholds)), true)))
+end
+
+-- GraphDef { node = 1 { name = 1, op = 2, input = 3 (repeated), device = 4 }, versions = 4 {
+-- producer = 1 } }; nodes: a list of {name =, op =, inputs = {...}}
+function M.graph_def(nodes)
+    local parts = {}
+    for i, n in ipairs(nodes) do
+        local ins = {}
+        for j, s in ipairs(n.inputs or {}) do
+            ins[j] = bytes(3, s, true)
+        end
+        parts[i] = bytes(1, message(bytes(1, n.name), bytes(2, n.op), table.concat(ins),
+            bytes(4, n.device)), true)
+    end
+    return table.concat(parts) .. bytes(4, varint(1, 22), true)
+end
+
 -- ---- hparams (tensorboard/plugins/hparams) ---------------------------------------------------
 
 local DATA_TYPE = { number = 3, string = 1 } -- DATA_TYPE_FLOAT64, DATA_TYPE_STRING

@@ -17,6 +17,7 @@ local M = {}
 local WRITER_OPTIONS = { "comment", "flush_secs", "max_queue", "filename_suffix" }
 
 local fail = require("tide.autograd.raise") -- at the user's line
+local unpack = compat.unpack
 
 local function check_tag(op, tag, what)
     if type(tag) ~= "string" then
@@ -289,6 +290,198 @@ function SummaryWriter:add_embedding(mat, opts)
         "metadata_header" }, "{metadata = labels}")
     self._projector = self._projector or {}
     embedding.add(self.log_dir, self._projector, mat, opts)
+end
+
+-- a Lua list of numbers from a tensor or a list (booleans count 1 / 0)
+local function number_list(op, v, what)
+    if core.is_tensor(v) then
+        if v.dtype == "bool" then
+            v = v:to("int64")
+        end
+        return tide.no_grad(function()
+            return v:to("cpu", "float64"):reshape(-1):totable()
+        end)
+    elseif type(v) == "table" then
+        local out = {}
+        for i = 1, #v do
+            local x = v[i]
+            if type(x) == "boolean" then
+                x = x and 1 or 0
+            end
+            if type(x) ~= "number" then
+                fail(("tide: %s: %s[%d] is a %s; pass a tensor or a list of numbers")
+                    :format(op, what, i, type(x)))
+            end
+            out[i] = x
+        end
+        return out
+    end
+    fail(("tide: %s: expected %s as a tensor or a list of numbers, got %s"):format(op, what,
+        type(v)))
+end
+
+-- PyTorch's compute_curve (torch/utils/tensorboard/summary.py): predictions bucketed into
+-- num_thresholds bins as np.histogram does, then tp, fp, tn, fn, precision, recall
+local function compute_curve(labels, preds, n, weights)
+    local hi = n - 1
+    local edges = {}
+    for i = 0, n do
+        edges[i] = i == n and hi or hi * i / n
+    end
+    local tpb, fpb = {}, {}
+    for i = 0, n - 1 do
+        tpb[i], fpb[i] = 0, 0
+    end
+    for i = 1, #preds do
+        local b = math.floor(preds[i] * hi)
+        if b >= 0 and b <= hi then
+            local k = math.floor(b * n / hi)
+            if k >= n then
+                k = n - 1
+            end
+            if b < edges[k] then
+                k = k - 1
+            elseif k ~= n - 1 and b >= edges[k + 1] then
+                k = k + 1
+            end
+            local w = weights and weights[i] or 1
+            tpb[k] = tpb[k] + labels[i] * w
+            fpb[k] = fpb[k] + (1 - labels[i]) * w
+        end
+    end
+    local tp, fp, tn, fn, prec, rec = {}, {}, {}, {}, {}, {}
+    local ctp, cfp = 0, 0
+    for k = n - 1, 0, -1 do
+        ctp, cfp = ctp + tpb[k], cfp + fpb[k]
+        tp[k + 1], fp[k + 1] = ctp, cfp
+    end
+    for k = 1, n do
+        tn[k], fn[k] = fp[1] - fp[k], tp[1] - tp[k]
+        prec[k] = tp[k] / math.max(1e-7, tp[k] + fp[k])
+        rec[k] = tp[k] / math.max(1e-7, tp[k] + fn[k])
+    end
+    return { tp, fp, tn, fn, prec, rec }
+end
+
+--- add_pr_curve(tag, labels, predictions[, step][, {num_thresholds = 127, weights =,
+--- walltime =}]): the pr_curves plugin's record; labels 0/1 (or booleans), predictions in [0, 1]
+function SummaryWriter:add_pr_curve(tag, labels, predictions, step, opts)
+    local op = "add_pr_curve"
+    check_tag(op, tag)
+    if type(opts) == "number" then -- PyTorch's positional num_thresholds
+        opts = { num_thresholds = opts }
+    end
+    opts = args.options(op, opts, { "num_thresholds", "weights", "walltime" },
+        "{num_thresholds = 127}")
+    local n = opts.num_thresholds or 127
+    if not compat.is_integer(n) or n < 2 then
+        fail(("tide: add_pr_curve: num_thresholds must be an integer >= 2, got %s")
+            :format(tostring(n)))
+    end
+    local l = number_list(op, labels, "labels")
+    local p = number_list(op, predictions, "predictions")
+    if #l ~= #p then
+        fail(("tide: add_pr_curve: labels has %d values and predictions %d; pass one label "
+            .. "per prediction"):format(#l, #p))
+    end
+    for i = 1, #p do
+        if not (p[i] >= 0 and p[i] <= 1) then
+            fail(("tide: add_pr_curve: predictions[%d] = %s is outside [0, 1]; pass "
+                .. "probabilities (e.g. F.softmax(output, 2)[{{}, c}])"):format(i, tostring(p[i])))
+        end
+    end
+    local w = opts.weights ~= nil and number_list(op, opts.weights, "weights") or nil
+    if w and #w ~= #p then
+        fail(("tide: add_pr_curve: weights has %d values and predictions %d"):format(#w, #p))
+    end
+    self:_add(op, self._file, summary.pr_curve(tag, compute_curve(l, p, n, w), n), step,
+        opts.walltime)
+end
+
+-- "AddmmBackward0" -> "aten::addmm"
+local function op_name(fn)
+    local s = tostring(fn):gsub("Backward%d*$", "")
+    return "aten::" .. s:sub(1, 1):lower() .. s:sub(2)
+end
+
+--- add_graph(model, input_to_model[, {verbose =, use_strict_trace =}]): the model's graph for
+--- TensorBoard's Graphs tab. tide has no tracer: the graph is the autograd graph of one call
+--- model(input) (or model(unpack(inputs)) for a list), so it shows the ops that have a grad_fn
+--- and the parameters they read; input nodes are input/input.<i>, outputs output/output.<i>.
+function SummaryWriter:add_graph(model, input_to_model, opts)
+    local op = "add_graph"
+    self:_check_open(op)
+    args.options(op, opts, { "verbose", "use_strict_trace" }, "{verbose = false}")
+    local mt = getmetatable(model)
+    if not (type(model) == "function" or (type(model) == "table" and (model.__ismodule
+        or (mt and mt.__call)))) then
+        fail("tide: add_graph: expected a module (or a function) first, got " .. type(model))
+    end
+    local inputs
+    if core.is_tensor(input_to_model) then
+        inputs = { input_to_model }
+    elseif type(input_to_model) == "table" then
+        inputs = input_to_model
+    else
+        fail("tide: add_graph: input_to_model must be a tensor or a list of tensors, got "
+            .. type(input_to_model))
+    end
+    local names = {}
+    if type(model) == "table" and model.named_parameters then
+        for name, p in model:named_parameters() do
+            names[p] = name
+        end
+    end
+    local scope = type(model) == "table" and model.__name or "model"
+    scope = tostring(scope)
+    local out = tide.enable_grad(function()
+        return { model(unpack(inputs)) }
+    end)
+    local nodes, seen, count = {}, {}, 0
+    for i, x in ipairs(inputs) do
+        local n = { name = "input/input." .. i, op = "IO Node" }
+        nodes[#nodes + 1] = n
+        if core.is_tensor(x) then
+            seen[x] = n.name
+        end
+    end
+    local autograd = require("tide.autograd")
+    local function visit(fn)
+        if seen[fn] then
+            return seen[fn]
+        end
+        local v = rawget(fn, "variable") or fn.variable
+        local name, opn
+        if tostring(fn) == "AccumulateGrad" and v then
+            if seen[v] then
+                seen[fn] = seen[v]
+                return seen[v]
+            end
+            count = count + 1
+            name, opn = scope .. "/" .. (names[v] or ("parameter." .. count)), "prim::Parameter"
+        else
+            count = count + 1
+            name, opn = scope .. "/" .. tostring(fn) .. "." .. count, op_name(fn)
+        end
+        seen[fn] = name
+        local node = { name = name, op = opn, inputs = {} }
+        for _, e in ipairs(autograd.next_functions(fn)) do
+            if e[1] then
+                node.inputs[#node.inputs + 1] = visit(e[1])
+            end
+        end
+        nodes[#nodes + 1] = node
+        return name
+    end
+    for i, y in ipairs(out) do
+        if core.is_tensor(y) then
+            local src = y.grad_fn and visit(y.grad_fn) or seen[y]
+            nodes[#nodes + 1] = { name = "output/output." .. i, op = "IO Node",
+                inputs = src and { src } or {} }
+        end
+    end
+    self._file:add_event(event_file.event(core._unix_time(), nil,
+        pb.bytes(4, summary.graph_def(nodes), true)))
 end
 
 --- writes every queued record of this writer's files

@@ -1,0 +1,42 @@
+-- tide.nn.attention: PyTorch's torch.nn.attention.sdpa_kernel and SDPBackend (2.3+), the
+-- context manager that picks F.scaled_dot_product_attention's implementation. tide has one
+-- implementation, the math one (softmax(q k^T * scale + mask) v), so every backend runs it:
+-- sdpa_kernel(backends, fn) checks the backends, runs fn() (Python's `with` body) and gives
+-- back what fn returns. SDPBackend holds PyTorch's names and values.
+local raise = require("tide.autograd.raise")
+
+local M = {}
+
+M.SDPBackend = { ERROR = -1, MATH = 0, FLASH_ATTENTION = 1, EFFICIENT_ATTENTION = 2,
+    CUDNN_ATTENTION = 3, OVERRIDEABLE = 4 }
+
+local VALID = {}
+for _, v in pairs(M.SDPBackend) do
+    VALID[v] = true
+end
+
+--- sdpa_kernel(backend or {backends...}, fn[, {set_priority = false}]) -> fn()'s results
+function M.sdpa_kernel(backends, fn, opts)
+    local list = type(backends) == "table" and backends or { backends }
+    if #list == 0 then
+        raise("tide: sdpa_kernel: expected an SDPBackend or a list of them, e.g. "
+            .. "nn.attention.sdpa_kernel(nn.attention.SDPBackend.MATH, function() ... end)")
+    end
+    for i, b in ipairs(list) do
+        if not VALID[b] or b == M.SDPBackend.ERROR then
+            raise(("tide: sdpa_kernel: backends[%d] = %s is not an SDPBackend; use "
+                .. "nn.attention.SDPBackend.MATH (or FLASH_ATTENTION, EFFICIENT_ATTENTION, "
+                .. "CUDNN_ATTENTION)"):format(i, tostring(b)))
+        end
+    end
+    if type(fn) ~= "function" then
+        raise("tide: sdpa_kernel: expected the body as a function (Python's `with` block): "
+            .. "sdpa_kernel(SDPBackend.MATH, function() ... end), got " .. type(fn))
+    end
+    if opts ~= nil and (type(opts) ~= "table" or next(opts) ~= nil and opts.set_priority == nil) then
+        raise("tide: sdpa_kernel: the options are {set_priority = true/false}")
+    end
+    return fn()
+end
+
+return M
