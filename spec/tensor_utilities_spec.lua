@@ -139,17 +139,42 @@ end)
 describe("dtype questions (" .. DEV .. ")", function()
     local DTYPES = { "bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32",
         "float64" }
+    -- PyTorch 1.13's torch.result_type(torch.zeros(2, dtype=a), torch.zeros((), dtype=b)),
+    -- b in DTYPES' order
+    local ZERO_DIM = {
+        bool = { "bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64" },
+        uint8 = { "uint8", "uint8", "uint8", "uint8", "float16", "bfloat16", "float32", "float64" },
+        int32 = { "int32", "int32", "int32", "int32", "float16", "bfloat16", "float32", "float64" },
+        int64 = { "int64", "int64", "int64", "int64", "float16", "bfloat16", "float32", "float64" },
+        float16 = { "float16", "float16", "float16", "float16", "float16", "float16", "float16",
+            "float16" },
+        bfloat16 = { "bfloat16", "bfloat16", "bfloat16", "bfloat16", "bfloat16", "bfloat16",
+            "bfloat16", "bfloat16" },
+        float32 = { "float32", "float32", "float32", "float32", "float32", "float32", "float32",
+            "float32" },
+        float64 = { "float64", "float64", "float64", "float64", "float64", "float64", "float64",
+            "float64" },
+    }
     it("promote_types, can_cast and result_type follow PyTorch and tide's add", function()
         for _, a in ipairs(DTYPES) do
-            for _, b in ipairs(DTYPES) do
+            for j, b in ipairs(DTYPES) do
                 assert.are.equal(T.values.promote_types[a][b], tide.promote_types(a, b), a .. b)
                 assert.are.equal(T.values.can_cast[a][b], tide.can_cast(a, b), a .. b)
                 local x = tide.zeros({ 2 }, { dtype = a, device = DEV })
                 local y = tide.zeros({ 1 }, { dtype = b, device = DEV })
                 assert.are.equal((x + y).dtype, tide.result_type(x, y), a .. b)
-                -- a 0-D tensor promotes by its dtype, as tide's add (PyTorch ranks it lower)
+                -- a 0-d tensor beside one with dims counts as a number of its dtype (PyTorch's
+                -- dimension categories): add, where and result_type agree with PyTorch
                 local z = tide.zeros({}, { dtype = b, device = DEV })
-                assert.are.equal((x + z).dtype, tide.result_type(x, z), a .. b)
+                local want = ZERO_DIM[a][j]
+                assert.are.equal(want, (x + z).dtype, a .. " + 0-d " .. b)
+                assert.are.equal(want, (z * x).dtype, "0-d " .. b .. " * " .. a)
+                assert.are.equal(want, tide.result_type(x, z), a .. b)
+                assert.are.equal(want, tide.result_type(z, x), b .. a)
+                assert.are.equal(want, tide.where(x:eq(x), x, z).dtype, "where " .. a .. b)
+                -- two 0-d tensors promote by dtype, as two with dims
+                assert.are.equal(T.values.promote_types[a][b],
+                    (tide.zeros({}, { dtype = a, device = DEV }) + z).dtype, a .. b)
             end
             local x = tide.zeros({ 2 }, { dtype = a, device = DEV })
             local want = T.values.result_type_number[a]

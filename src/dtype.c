@@ -88,6 +88,23 @@ tide_dtype tide_promote(tide_dtype a, tide_dtype b) {
     return ra > rb ? a : b;
 }
 
+/* bool 0, the integers 1, the floats 2 */
+static int kind(tide_dtype dt) {
+    return dt == TIDE_DTYPE_BOOL ? 0 : tide_dtype_is_float(dt) ? 2 : 1;
+}
+
+/* PyTorch's dimension categories: tensors with dims promote among themselves; a 0-d tensor
+ * beside them (x * torch.tensor(0.5, dtype=float64) stays float32, a float16 model's
+ * h * logit_scale.exp() float16) counts only when of a higher kind (int32 + a float64 0-d is
+ * float64), as a number does */
+tide_dtype tide_promote_operands(const tide_tensor *a, const tide_tensor *b) {
+    bool za = a->ndim == 0, zb = b->ndim == 0;
+    if (za == zb)
+        return tide_promote(a->dtype, b->dtype);
+    tide_dtype dims = za ? b->dtype : a->dtype, zero = za ? a->dtype : b->dtype;
+    return kind(zero) > kind(dims) ? zero : dims;
+}
+
 /* ---- ops ---------------------------------------------------------------------------------- */
 
 static const char *const op_names[] = {

@@ -103,7 +103,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
         TIDE_TRY(tide_check_same_device(name, a, *out));
     tide_device *dev = a->storage->dev;
 
-    tide_dtype cdt = tide_promote(a->dtype, b->dtype);
+    tide_dtype cdt = tide_promote_operands(a, b);
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = tide_default_float();
     if (tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY) { /* (the message formatted only here) */
@@ -647,7 +647,7 @@ tide_status tide_where(tide_ctx *ctx, const tide_tensor *cond, const tide_tensor
                            "comparison such as t:gt(0)",
                            tide_dtype_name(cond->dtype));
     tide_device *dev = cond->storage->dev;
-    tide_dtype   cdt = tide_promote(a->dtype, b->dtype);
+    tide_dtype   cdt = tide_promote_operands(a, b);
     TIDE_TRY(out_dtype(name, *out, cdt, &cdt));
     int     n1, n;
     int64_t s1[TIDE_MAX_DIMS], shape[TIDE_MAX_DIMS], numel;

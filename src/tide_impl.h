@@ -203,6 +203,9 @@ tide_status tide_err_op(tide_status st, const char *op);
 /* TIDE_EDEVICE "expected all tensors on the same device ..." unless a and b share a device */
 tide_status tide_check_same_device(const char *op, const tide_tensor *a, const tide_tensor *b);
 tide_dtype  tide_promote(tide_dtype a, tide_dtype b);
+/* the dtype two tensor operands compute in, PyTorch's rule: a 0-d tensor beside one with dims
+ * counts as a scalar of its dtype, setting the result only when of a higher kind */
+tide_dtype tide_promote_operands(const tide_tensor *a, const tide_tensor *b);
 /* *dim, negative counting from the end, made 0-based in [0, ndim), else EINDEX with 1-based dims
  * (tensor.c); _0d: a 0-d tensor takes dim 1 or -1 as a 1-d one does */
 tide_status tide_norm_dim(const char *op, int *dim, int ndim);

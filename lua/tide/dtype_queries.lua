@@ -67,10 +67,12 @@ local function of_kind(k)
     return k == 0 and "bool" or k == 1 and "int64" or core.get_default_dtype()
 end
 
--- tide.result_type(a, b): the dtype of tide.add(a, b): tensors promote by dtype (whatever
--- their dims); a number changes a tensor's dtype only when of a higher kind (an integer
--- makes bool int64, a float makes bool or integers the default float dtype); two numbers:
--- int64 or the default float dtype
+-- tide.result_type(a, b): the dtype of tide.add(a, b): tensors promote by dtype, but a 0-d
+-- tensor beside one with dims counts as a number of its dtype (PyTorch's dimension
+-- categories: it changes the other's dtype only when of a higher kind, and then to its own);
+-- a number changes a tensor's dtype only when of a higher kind (an integer makes bool int64,
+-- a float makes bool or integers the default float dtype); two numbers: int64 or the default
+-- float dtype
 function F.result_type(a, b, ...)
     args.no_extra("result_type", 2, ...)
     local function arg(v, pos)
@@ -85,6 +87,11 @@ function F.result_type(a, b, ...)
     local da, ka = arg(a, 1)
     local db, kb = arg(b, 2)
     if da and db then
+        local za, zb = a:dim() == 0, b:dim() == 0
+        if za ~= zb then
+            local dims, zero = za and db or da, za and da or db
+            return KIND[zero] > KIND[dims] and zero or dims
+        end
         return promote(da, db)
     end
     if not da and not db then

@@ -46,14 +46,22 @@ function Conv1d:forward(x)
         raise(string.format("tide: Conv1d: expected input with %d channels (dim 2), got %d",
             self.in_channels, x:size(2)))
     end
-    I.check_input(x, self.weight, "Conv1d")
+    return self:_conv_forward(x, self.weight, self.bias)
+end
+
+-- PyTorch's Conv1d._conv_forward(input, weight, bias): the convolution (after padding_mode's
+-- padding) with the weight and bias given, which a subclass overrides to change them (whisper's
+-- Conv1d casts them to the input's dtype: super()._conv_forward(x, weight.to(x.dtype), ...)
+-- is nn.Conv1d._conv_forward(self, x, weight:to(x.dtype), ...))
+function Conv1d:_conv_forward(x, weight, bias)
+    I.check_input(x, weight, "Conv1d")
     local padding = self.padding
     if self.same_pad then
         x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
     elseif self.padding_mode ~= "zeros" and padding > 0 then
         x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0
     end
-    return F.conv1d(x, self.weight, self.bias, { stride = self.stride, padding = padding,
+    return F.conv1d(x, weight, bias, { stride = self.stride, padding = padding,
         dilation = self.dilation, groups = self.groups })
 end
 

@@ -138,6 +138,16 @@ function Timer:_run(number)
     return now() - t0
 end
 
+-- one block of `number` runs: its seconds, added to raw and given to callback
+function Timer:_block(number, raw, callback)
+    local t = self:_run(number)
+    raw[#raw + 1] = t
+    if callback then
+        callback(number, t)
+    end
+    return t
+end
+
 local function check_number(v, what, default)
     if v == nil then
         return default
@@ -263,12 +273,7 @@ function Timer:blocked_autorange(opts)
     local number = self:_block_size()
     local raw, total = {}, 0
     repeat
-        local t = self:_run(number)
-        raw[#raw + 1] = t
-        total = total + t
-        if o.callback then
-            o.callback(number, t)
-        end
+        total = total + self:_block(number, raw, o.callback)
     until total >= min_run_time
     return measurement(self, number, raw)
 end
@@ -283,12 +288,7 @@ function Timer:adaptive_autorange(opts)
     local number = self:_block_size()
     local raw, total = {}, 0
     while true do
-        local t = self:_run(number)
-        raw[#raw + 1] = t
-        total = total + t
-        if o.callback then
-            o.callback(number, t)
-        end
+        total = total + self:_block(number, raw, o.callback)
         if total >= max_run_time then
             break
         end
