@@ -1068,6 +1068,9 @@ run_pretrained = function(t, ctx, chunks)
         -- (never the default config: BERT-base's 110M weights cost seconds, minutes under ASan)
         local tiny = "{" .. table.concat(fields, ", ") .. "}"
         local other = gen(ctx, 0)
+        if other:sub(1, 1) == "{" and other ~= "{}" then -- other keys beside the tiny sizes
+            other = "{" .. table.concat(fields, ", ") .. ", " .. other:sub(2)
+        end
         local a = { (chance(0.85) or other == "nil" or other == "{}") and tiny or other }
         if t.name ~= "bert.BertConfig" and chance(0.7) then
             a[1] = "tide.models.bert.BertConfig(" .. a[1] .. ")"

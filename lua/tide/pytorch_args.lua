@@ -12,7 +12,8 @@ local M = {}
 
 --- is_options(v): v is a table of options by name rather than a value: a table, not a tensor
 --- nor an object of a class (its metatable names the class, __name: a Module, a Generator, a
---- Sampler), whose keys are all strings ({} included). A list ({2, 2}, {30, 80}, {nil, 7}) is a
+--- Sampler) nor a class (nn.BatchNorm2d: its own __name and __index), whose keys are all
+--- strings ({} included). A list ({2, 2}, {30, 80}, {nil, 7}) is a
 --- value. A table whose metatable names no class (a config with __index defaults) is options.
 function M.is_options(v)
     if type(v) ~= "table" or is_tensor(v) then
@@ -20,6 +21,10 @@ function M.is_options(v)
     end
     local mt = getmetatable(v)
     if mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__name") ~= nil) then
+        return false
+    end
+    -- a class itself (nn.BatchNorm2d passed as a norm_layer argument): a value
+    if mt ~= nil and type(rawget(v, "__name")) == "string" and rawget(v, "__index") ~= nil then
         return false
     end
     for k in pairs(v) do

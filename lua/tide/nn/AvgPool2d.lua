@@ -20,11 +20,20 @@ function AvgPool2d:init(kernel_size, stride, padding)
     end
     I.pair(kernel_size, "AvgPool2d", "kernel_size")
     self.kernel_size, self.opts = kernel_size, o
+    -- PyTorch's attributes, as given (stride = kernel_size when not given); forward reads them
+    self.stride, self.padding = o.stride == nil and kernel_size or o.stride, o.padding or 0
+    self.ceil_mode, self.count_include_pad = o.ceil_mode or false, o.count_include_pad ~= false
+    self.divisor_override = o.divisor_override
 end
 
 function AvgPool2d:forward(x)
     I.check_tensor(x, "AvgPool2d")
-    return F.avg_pool2d(x, self.kernel_size, self.opts)
+    local o = self.opts
+    if self.padding ~= nil then -- (a module saved before these attributes has none)
+        o = { stride = self.stride, padding = self.padding, ceil_mode = self.ceil_mode,
+            count_include_pad = self.count_include_pad, divisor_override = self.divisor_override }
+    end
+    return F.avg_pool2d(x, self.kernel_size, o)
 end
 
 S.define(AvgPool2d, { names = { "kernel_size", "stride", "padding", "ceil_mode",

@@ -34,13 +34,60 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
         self.ph, self.pw = I.pair(padding or 0, "Conv2d", "padding", 0)
     end
     self.geom = { self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw }
+    -- PyTorch's attributes, read by ported code (conv.stride, m.kernel_size[1]) and, for
+    -- stride, padding and dilation, set by it too (m.dilation = {2, 2}; m.padding = {2, 2}):
+    -- forward follows them
+    self.kernel_size, self.stride = { self.kh, self.kw }, { self.sh, self.sw }
+    self.dilation = { self.dh, self.dw }
+    self.padding = type(padding) == "string" and padding or { self.ph, self.pw }
+    self._padding_given = self.padding
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, self.kh, self.kw }, out_channels,
         cin * self.kh * self.kw, bias)
 end
 
+-- the geometry from PyTorch's attributes when ported code has set them since (checked as the
+-- constructor checks them; a bad value raises and leaves the module as it was)
+local function same2(v, a, b)
+    if type(v) == "table" then
+        return v[1] == a and (v[2] or v[1]) == b and v[3] == nil
+    end
+    return v == a and v == b
+end
+
+local function follow_attributes(self)
+    local s, p, d, g = self.stride, self.padding, self.dilation, self.geom
+    if self.kernel_size == nil then -- a module saved before these attributes
+        return
+    end
+    local p_same = type(p) == "string" and p == self._padding_given or same2(p, g[5], g[6])
+    if p_same and same2(s, g[3], g[4]) and same2(d, g[7], g[8]) and
+        same2(self.kernel_size, g[1], g[2]) then
+        return
+    end
+    if not same2(self.kernel_size, self.kh, self.kw) then
+        raise("tide: Conv2d: kernel_size is the weight's shape {" .. self.kh .. ", " .. self.kw ..
+            "} and cannot be set; make a new nn.Conv2d for another kernel")
+    end
+    local sh, sw = I.pair(s, "Conv2d", "stride", 1)
+    local dh, dw = I.pair(d, "Conv2d", "dilation", 1)
+    local ph, pw = g[5], g[6]
+    if type(p) == "string" then
+        if p ~= self._padding_given then
+            raise("tide: Conv2d: padding " .. string.format("%q", p) .. " can only be given to " ..
+                "the constructor; set padding to {h, w} integers instead")
+        end
+    elseif not p_same then
+        ph, pw = I.pair(p, "Conv2d", "padding", 0)
+        self._padding_given, self.same_pad = nil, nil
+    end
+    self.sh, self.sw, self.ph, self.pw, self.dh, self.dw = sh, sw, ph, pw, dh, dw
+    self.geom = { self.kh, self.kw, sh, sw, ph, pw, dh, dw }
+end
+
 function Conv2d:forward(x)
     I.check_tensor(x, "Conv2d")
+    follow_attributes(self)
     if x:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
         return self:forward(x:unsqueeze(1)):squeeze(1)
     end

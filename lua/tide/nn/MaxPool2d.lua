@@ -28,6 +28,10 @@ function MaxPool2d:init(kernel_size, stride, padding)
     end
     self.ph, self.pw = I.pair(o.padding or 0, "MaxPool2d", "padding")
     self.dh, self.dw = I.pair(o.dilation or 1, "MaxPool2d", "dilation")
+    -- PyTorch's attributes, as given (stride = kernel_size when not given); forward reads them,
+    -- so ported code may read or set them (m.stride = 1)
+    self.kernel_size, self.stride = kernel_size, o.stride == nil and kernel_size or o.stride
+    self.padding, self.dilation = o.padding or 0, o.dilation or 1
     self.ceil_mode = o.ceil_mode or false
     self.return_indices = o.return_indices or false
 end
@@ -35,6 +39,14 @@ end
 function MaxPool2d:forward(x)
     I.check_tensor(x, "MaxPool2d")
     local nd = x:dim()
+    if self.kernel_size ~= nil then -- (a module saved before these attributes has none)
+        local kh, kw = I.pair(self.kernel_size, "MaxPool2d", "kernel_size")
+        local sh, sw = I.pair(self.stride, "MaxPool2d", "stride")
+        local ph, pw = I.pair(self.padding, "MaxPool2d", "padding")
+        local dh, dw = I.pair(self.dilation, "MaxPool2d", "dilation")
+        self.kh, self.kw, self.sh, self.sw = kh, kw, sh, sw
+        self.ph, self.pw, self.dh, self.dw = ph, pw, dh, dw
+    end
     if nd ~= 4 and nd ~= 3 then
         raise("tide: MaxPool2d: expected input {N, C, H, W} or {C, H, W}, got " ..
             I.shape_str(x.shape))

@@ -27,7 +27,7 @@ local function construct(cls, ...)
     local self = { _params = {}, _buffers = {}, _modules = {}, _kind = {}, training = true }
     setmetatable(self, cls)
     local init = cls.init
-    local spec = signature.of(init)
+    local spec = signature.of(init) or signature.of_class(cls)
     if spec then
         signature.call(self, cls.__name, init, spec, ...)
     else

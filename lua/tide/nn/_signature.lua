@@ -47,6 +47,102 @@ function S.of(init)
     return SIGNATURES[init]
 end
 
+-- a user's class -> the signature it declared with nn.signature (S.declare)
+local CLASS_SIGNATURES = setmetatable({}, { __mode = "k" })
+
+function S.of_class(cls)
+    return CLASS_SIGNATURES[cls]
+end
+
+-- Python's literal default (None, True, False, a number, a string, a tuple or list of them)
+local function python_literal(who, name, text)
+    text = text:match("^%s*(.-)%s*$")
+    if text == "None" then
+        return nil
+    elseif text == "True" or text == "False" then
+        return text == "True"
+    elseif tonumber(text) then
+        return tonumber(text)
+    end
+    local q = text:match("^'(.*)'$") or text:match('^"(.*)"$')
+    if q then
+        return q
+    end
+    local inner = text:match("^%((.*)%)$") or text:match("^%[(.*)%]$")
+    if inner then
+        local list = {}
+        for item in (inner .. ","):gmatch("([^,]*),") do
+            if item:match("%S") then
+                list[#list + 1] = python_literal(who, name, item)
+            end
+        end
+        return list
+    end
+    raise(("tide: nn.signature: %s: the default %s=%s is not a Python literal (None, True, " ..
+        "False, a number, a string or a tuple of them); write %s=None and set it in init, as " ..
+        "PyTorch's own `if norm_layer is None:` does"):format(who, name, text, name))
+end
+
+-- nn.signature(cls, "inplanes, planes, stride=1, downsample=None, ...") declares a user's class's
+-- PyTorch constructor, Python's parameter list as text (self, annotations and a bare * are
+-- skipped): cls(...) then takes those arguments positionally, the last of them (or all) in a
+-- table by name, as Python's keywords, and calls init(self, each in order) with the defaults
+-- filled in. A name it does not list, one given twice or a missing required one raises.
+function S.declare(cls, text)
+    if type(cls) ~= "table" or type(rawget(cls, "__name")) ~= "string" then
+        raise("tide: nn.signature: expected a class made by nn.Module:extend(\"Name\") as " ..
+            "argument #1, got " .. kind(cls))
+    end
+    if type(text) ~= "string" then
+        raise("tide: nn.signature: expected Python's parameter list as a string (argument #2), " ..
+            "as in nn.signature(Block, \"inplanes, planes, stride=1\"), got " .. kind(text))
+    end
+    local who = cls.__name
+    local parts, depth, start = {}, 0, 1
+    for i = 1, #text + 1 do
+        local c = text:sub(i, i)
+        if c == "(" or c == "[" then
+            depth = depth + 1
+        elseif c == ")" or c == "]" then
+            depth = depth - 1
+        elseif (c == "," and depth == 0) or i == #text + 1 then
+            parts[#parts + 1] = text:sub(start, i - 1)
+            start = i + 1
+        end
+    end
+    local names, defaults, required = {}, {}, 0
+    for _, part in ipairs(parts) do
+        local name, rest = part:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
+        if part:match("^%s*%*") then
+            if part:match("^%s*%*%s*$") then
+                name = nil -- a bare *: what follows is keyword-only, by name here as well
+            else
+                raise(("tide: nn.signature: %s: %s is not supported; list the parameters by " ..
+                    "name"):format(who, part:match("^%s*(.-)%s*$")))
+            end
+        elseif not name then
+            if part:match("%S") then
+                raise(("tide: nn.signature: %s: cannot read the parameter %q"):format(who, part))
+            end
+        end
+        if name and name ~= "self" then
+            -- an annotation (inp: int = 1) is dropped
+            local default = rest:match("=%s*(.*)$")
+            names[#names + 1] = name
+            if default then
+                defaults[name] = python_literal(who, name, default)
+            elseif required == #names - 1 then
+                required = #names
+            else
+                raise(("tide: nn.signature: %s: the parameter %s without a default follows " ..
+                    "one with a default (Python's SyntaxError)"):format(who, name))
+            end
+        end
+    end
+    CLASS_SIGNATURES[cls] = { names = names, required = required, flat = true, defaults = defaults }
+    return cls
+end
+
 -- the signature of a lazy layer: Base's without its first argument (the size read from the
 -- first input)
 function S.derive(cls, Base)
@@ -206,6 +302,13 @@ local function call_init(self, who, init, spec, o, names)
         for i, name in ipairs(names) do
             args[i] = o[name]
             o[name] = nil
+            if args[i] == nil and spec.defaults then -- a user class's (S.declare)
+                args[i] = spec.defaults[name]
+                if i <= spec.required then -- Python's TypeError for a missing argument
+                    raise(("tide: %s: missing its required argument %s (argument #%d, or {%s =})")
+                        :format(who, name, i, name))
+                end
+            end
         end
         return init(self, compat.unpack(args, 1, #names))
     end

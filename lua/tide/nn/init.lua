@@ -59,5 +59,9 @@ nn.Module = require("tide.nn.Module")
 nn.functional = require("tide.nn.functional")
 nn.init = require("tide.nn.initializers") -- not tide/nn/init.lua: that file is tide.nn itself
 nn.utils = require("tide.nn.utils")
+-- nn.signature(cls, "a, b, c=1, d=None"): a user's class takes Python's keywords (_signature)
+function nn.signature(cls, text)
+    return require("tide.nn._signature").declare(cls, text)
+end
 
 return require("tide._lazy")(nn, lazy)
