@@ -188,8 +188,61 @@ function M.get_grad(t)
 end
 
 -- tide.autograd.grad(outputs, inputs[, {grad_outputs =, retain_graph =, create_graph =,
--- allow_unused =}]): the gradients as a list, .grad untouched
-M.grad = engine.grad
+-- allow_unused =}]): the gradients as a list, .grad untouched. Every parameter may also come by
+-- name in one table, as PyTorch's grad(outputs=..., inputs=..., grad_outputs=..., ...), and
+-- only_inputs (PyTorch's deprecated option) is taken as PyTorch does: true is the only
+-- behaviour, false warns that it is ignored
+local engine_grad = engine.grad
+local GRAD_NAMED = { outputs = true, inputs = true, grad_outputs = true, retain_graph = true,
+    create_graph = true, only_inputs = true, allow_unused = true, is_grads_batched = true }
+local function strip_only_inputs(opts)
+    if type(opts) ~= "table" or getmetatable(opts) == TMT or opts.only_inputs == nil then
+        return opts
+    end
+    if type(opts.only_inputs) ~= "boolean" then
+        error("tide: autograd.grad: only_inputs must be a boolean, got " ..
+            type(opts.only_inputs) .. " (PyTorch's deprecated option; leave it out)", 3)
+    end
+    if opts.only_inputs == false then
+        require("tide._warn").once("autograd.grad.only_inputs", "autograd.grad: only_inputs " ..
+            "argument is deprecated and is ignored now (defaults to true). To accumulate " ..
+            "gradient for other parts of the graph, please use tide.autograd.backward")
+    end
+    local o = {}
+    for k, v in pairs(opts) do
+        if k ~= "only_inputs" then
+            o[k] = v
+        end
+    end
+    return o
+end
+function M.grad(outputs, inputs, opts, opts2)
+    if inputs == nil and opts == nil and type(outputs) == "table" and
+        getmetatable(outputs) ~= TMT and outputs[1] == nil and
+        (outputs.outputs ~= nil or outputs.inputs ~= nil) then
+        -- grad{outputs = ..., inputs = ..., ...}: all by name
+        local named, o = outputs, {}
+        for k, v in pairs(named) do
+            if not GRAD_NAMED[k] then
+                error(("tide: autograd.grad: unknown argument '%s'; PyTorch's are outputs, " ..
+                    "inputs, grad_outputs, retain_graph, create_graph, only_inputs, " ..
+                    "allow_unused, is_grads_batched"):format(tostring(k)), 2)
+            end
+            if k ~= "outputs" and k ~= "inputs" then
+                o[k] = v
+            end
+        end
+        if named.outputs == nil or named.inputs == nil then
+            error("tide: autograd.grad: by name it needs both outputs = and inputs =, got only " ..
+                (named.outputs == nil and "inputs" or "outputs"), 2)
+        end
+        return engine_grad(named.outputs, named.inputs, strip_only_inputs(o))
+    end
+    if opts2 ~= nil then
+        return engine_grad(outputs, inputs, opts, strip_only_inputs(opts2))
+    end
+    return engine_grad(outputs, inputs, strip_only_inputs(opts))
+end
 
 -- tide.autograd.next_functions(grad_fn): PyTorch's grad_fn.next_functions (engine.lua)
 M.next_functions = engine.next_functions

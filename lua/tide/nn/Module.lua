@@ -16,6 +16,10 @@ local PARAMS = require("tide.nn._parameters") -- nn.Parameter's tensors
 
 local Module = { __name = "Module", __ismodule = true }
 Module.__index = Module
+-- Python's m.__class__ (the class) and m.__class__.__name__ (its name, as m.__name):
+-- classname = m.__class__.__name__ reads the same in Lua
+Module.__class__ = Module
+Module.__name__ = "Module"
 
 local METAMETHODS = { "__call", "__tostring", "__newindex", "__len" }
 
@@ -47,6 +51,8 @@ local CLASSES = require("tide.nn._classes")
 -- Module:extend("Name") -> a subclass; calling the class constructs an instance
 function Module:extend(name)
     local cls = { __name = name or "Module" }
+    cls.__class__ = cls
+    cls.__name__ = cls.__name
     if name ~= nil then
         CLASSES[name] = cls
     end

@@ -88,7 +88,11 @@ end
 -- skipped): cls(...) then takes those arguments positionally, the last of them (or all) in a
 -- table by name, as Python's keywords, and calls init(self, each in order) with the defaults
 -- filled in. A name it does not list, one given twice or a missing required one raises.
-function S.declare(cls, text)
+-- With a method name (nn.signature(KAN, "self, x, update_grid=False", "forward")) the text is
+-- that method's parameter list instead: cls.method, defined before, is wrapped so that
+-- model(x, {update_grid = true}) / m:method(a, {name = v}) take Python's keywords as well.
+local call_init
+function S.declare(cls, text, method)
     if type(cls) ~= "table" or type(rawget(cls, "__name")) ~= "string" then
         raise("tide: nn.signature: expected a class made by nn.Module:extend(\"Name\") as " ..
             "argument #1, got " .. kind(cls))
@@ -97,7 +101,21 @@ function S.declare(cls, text)
         raise("tide: nn.signature: expected Python's parameter list as a string (argument #2), " ..
             "as in nn.signature(Block, \"inplanes, planes, stride=1\"), got " .. kind(text))
     end
-    local who = cls.__name
+    if method ~= nil and (type(method) ~= "string" or method == "init") then
+        raise("tide: nn.signature: argument #3 must be the name of a method of " .. cls.__name ..
+            " such as \"forward\", got " .. (method == "init" and "\"init\" (leave argument #3 " ..
+            "out to declare the constructor)" or kind(method)))
+    end
+    local original = method and cls[method]
+    local base = package.loaded["tide.nn.Module"]
+    if method and (type(original) ~= "function" or (base and rawequal(original, base[method]) and
+            not rawequal(cls, base))) then -- nn.Module's own forward raises: not the user's
+        raise(("tide: nn.signature: %s has no method %s (%s); define function %s:%s(...) " ..
+            "before nn.signature(%s, ..., %q)"):format(cls.__name, method,
+            type(original) == "function" and "only nn.Module's" or "got " .. kind(original),
+            cls.__name, method, cls.__name, method))
+    end
+    local who = method and (cls.__name .. "." .. method) or cls.__name
     local parts, depth, start = {}, 0, 1
     for i = 1, #text + 1 do
         local c = text:sub(i, i)
@@ -139,7 +157,16 @@ function S.declare(cls, text)
             end
         end
     end
-    CLASS_SIGNATURES[cls] = { names = names, required = required, flat = true, defaults = defaults }
+    local spec = { names = names, required = required, flat = true, defaults = defaults }
+    if method then
+        -- the method's own arguments after self, gathered as the constructor's are
+        cls[method] = function(self, ...)
+            local o, ordered = S.gather(who, spec, compat.pack(...), select("#", ...))
+            return call_init(self, who, original, spec, o, ordered)
+        end
+        return cls
+    end
+    CLASS_SIGNATURES[cls] = spec
     return cls
 end
 
@@ -296,7 +323,7 @@ function S.factory(m, device, dtype)
 end
 
 -- init(self, o) for the arguments o by name (S.gather's), in init's form
-local function call_init(self, who, init, spec, o, names)
+function call_init(self, who, init, spec, o, names)
     if spec.flat then
         local args = {}
         for i, name in ipairs(names) do

@@ -33,9 +33,8 @@ function M.sdpa_kernel(backends, fn, opts)
         raise("tide: sdpa_kernel: expected the body as a function (Python's `with` block): "
             .. "sdpa_kernel(SDPBackend.MATH, function() ... end), got " .. type(fn))
     end
-    if opts ~= nil and (type(opts) ~= "table" or next(opts) ~= nil and opts.set_priority == nil) then
-        raise("tide: sdpa_kernel: the options are {set_priority = true/false}")
-    end
+    require("tide.op_args").options("sdpa_kernel", opts, { "set_priority" },
+        "{set_priority = true}")
     return fn()
 end
 

@@ -59,9 +59,10 @@ nn.Module = require("tide.nn.Module")
 nn.functional = require("tide.nn.functional")
 nn.init = require("tide.nn.initializers") -- not tide/nn/init.lua: that file is tide.nn itself
 nn.utils = require("tide.nn.utils")
--- nn.signature(cls, "a, b, c=1, d=None"): a user's class takes Python's keywords (_signature)
-function nn.signature(cls, text)
-    return require("tide.nn._signature").declare(cls, text)
+-- nn.signature(cls, "a, b, c=1, d=None"[, method]): a user's class (or its method) takes
+-- Python's keywords (_signature)
+function nn.signature(cls, text, method)
+    return require("tide.nn._signature").declare(cls, text, method)
 end
 
 return require("tide._lazy")(nn, lazy)
