@@ -589,14 +589,30 @@ static int t_index(lua_State *L) {
         lua_pop(L, 1);
         lua_pushvalue(L, 2);
         if (lua_rawget(L, lua_upvalueindex(3)) == LUA_TNIL) {
-            /* x:max(2).indices, PyTorch's named tuple: a nil there fails far from the cause */
-            const char *k = lua_tostring(L, 2);
-            if (strcmp(k, "values") == 0 || strcmp(k, "indices") == 0)
-                return tl_error(L,
-                                "tide: a tensor has no field '%s': an op of several results "
-                                "returns them as Lua results, not PyTorch's named tuple: local "
-                                "values, indices = x:max(2)",
-                                k);
+            /* x:max(2).indices, linalg.lstsq(A, B).solution: the fields of PyTorch's named
+             * tuples, read off a tensor; a nil there fails far from the cause */
+            static const char *const NAMED[] = {"values",      "indices",
+                                                "solution",    "residuals",
+                                                "rank",        "singular_values",
+                                                "eigenvalues", "eigenvectors",
+                                                "logabsdet",   "mantissa",
+                                                "exponent",    "LU",
+                                                "pivots",      "info",
+                                                "Q",           "R",
+                                                "L",           "U",
+                                                "S",           "Vh",
+                                                "P",           "counts",
+                                                NULL};
+            const char              *k = lua_tostring(L, 2);
+            for (int n = 0; NAMED[n]; n++)
+                if (strcmp(k, NAMED[n]) == 0)
+                    return tl_error(L,
+                                    "tide: a tensor has no field '%s': an op of several results "
+                                    "returns them as Lua results, not PyTorch's named tuple "
+                                    "(local values, indices = x:max(2)), and an op of one "
+                                    "result returns the tensor itself (linalg.lstsq(A, B) is "
+                                    "the solution)",
+                                    k);
         }
         return 1;
     }

@@ -203,9 +203,24 @@ describe("properties", function()
         -- PyTorch's named tuple (x.max(1).indices): its fields name the Lua form
         local m = tide.tensor({ { 1, 5 }, { 7, 2 } })
         assert.matches("tensor_spec.lua:%d+: tide: a tensor has no field 'indices': an op of " ..
-            "several results returns them as Lua results, not PyTorch's named tuple: local " ..
-            "values, indices = x:max%(2%)", catch(function() return m:max(2).indices end))
+            "several results returns them as Lua results, not PyTorch's named tuple %(local " ..
+            "values, indices = x:max%(2%)%), and an op of one result returns the tensor itself " ..
+            "%(linalg.lstsq%(A, B%) is the solution%)",
+            catch(function() return m:max(2).indices end))
         assert.matches("no field 'values'", catch(function() return m:sort().values end))
+        -- torch.linalg.lstsq(A, B).solution, slogdet's .logabsdet, eigh's .eigenvectors: each
+        -- of PyTorch's named-tuple fields raises rather than reading nil
+        local a = tide.tensor({ { 2, 0 }, { 0, 4 } }, { dtype = "float64" })
+        for _, k in ipairs({ "solution", "residuals", "rank", "singular_values", "eigenvalues",
+            "eigenvectors", "logabsdet", "mantissa", "exponent", "LU", "pivots", "info", "Q",
+            "R", "L", "U", "S", "Vh", "P", "counts" }) do
+            assert.matches("tide: a tensor has no field '" .. k .. "'",
+                catch(function() return a[k] end), 1, true)
+        end
+        assert.matches("no field 'solution'",
+            catch(function() return tide.linalg.lstsq(a, a).solution end), 1, true)
+        -- a method of the same name is the method (x.sign)
+        assert.are.equal("function", type(a.sign))
     end)
 
     it("grad can be set to a tensor and cleared", function()

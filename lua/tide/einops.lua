@@ -4,8 +4,9 @@
 -- groups on either side (composition "(h w)" and decomposition with sizes given by name),
 -- "..." for the dims the pattern does not name, "1" and "()" unit axes, and for repeat_ new axes
 -- (named with a size, or anonymous numbers) on the right. Sizes are a trailing table:
--- Python's rearrange(t, 'b n (h d) -> b h n d', h = 8) is einops.rearrange(t, "b n (h d) -> b h n d",
--- {h = 8}). A list of tensors as input is stacked on a new first dim first, as einops does.
+-- Python's rearrange(t, 'b n (h d) -> b h n d', h = 8) is
+-- einops.rearrange(t, "b n (h d) -> b h n d", {h = 8}). A list of tensors as input is stacked
+-- on a new first dim first, as einops does.
 -- Patterns are parsed once per (operation, pattern) and planned once per (rank, sizes, shape).
 local raise = require("tide.autograd.raise")
 local unpack = require("tide._compat").unpack
@@ -86,7 +87,8 @@ local function parse_side(op, pattern, text, side, anon)
             i = i + 1
         elseif c == ")" then
             if not cur then
-                fail(op, pattern, ("a ) on the %s side closes no ( : balance the parentheses"):format(side))
+                fail(op, pattern,
+                    ("a ) on the %s side closes no ( : balance the parentheses"):format(side))
             end
             groups[#groups + 1] = cur
             cur = nil
@@ -102,8 +104,8 @@ local function parse_side(op, pattern, text, side, anon)
             local num = text:match("^%d+", i)
             i = i + #num
             if text:sub(i, i):match("[%a_]") then
-                fail(op, pattern, ("axis name %s starts with a digit: names start with a letter or _")
-                    :format(text:match("^[%w_]+", i - #num)))
+                fail(op, pattern, ("axis name %s starts with a digit: names start with a " ..
+                    "letter or _"):format(text:match("^[%w_]+", i - #num)))
             end
             local v = tonumber(num)
             if v == 1 then
@@ -119,12 +121,13 @@ local function parse_side(op, pattern, text, side, anon)
                 add(name)
             end
         else
-            fail(op, pattern, ("unexpected character '%s' on the %s side: a pattern has axis names, " ..
-                "numbers, ( ), ... and one ->"):format(c, side))
+            fail(op, pattern, ("unexpected character '%s' on the %s side: a pattern has " ..
+                "axis names, numbers, ( ), ... and one ->"):format(c, side))
         end
     end
     if cur then
-        fail(op, pattern, ("a ( on the %s side is not closed: balance the parentheses"):format(side))
+        fail(op, pattern,
+            ("a ( on the %s side is not closed: balance the parentheses"):format(side))
     end
     return res
 end
@@ -133,8 +136,8 @@ local parsed_cache, parsed_count = {}, 0
 
 local function parse(op, pattern)
     if type(pattern) ~= "string" then
-        raise(("tide: einops.%s: expected the pattern to be a string such as \"b c h w -> b (c h w)\", got %s")
-            :format(op, type(pattern)))
+        raise(("tide: einops.%s: expected the pattern to be a string such as " ..
+            "\"b c h w -> b (c h w)\", got %s"):format(op, type(pattern)))
     end
     local key = op .. "\0" .. pattern
     local p = parsed_cache[key]
@@ -144,8 +147,8 @@ local function parse(op, pattern)
     M._stats.parses = M._stats.parses + 1
     local a, b = pattern:find("->", 1, true)
     if not a or pattern:find("->", b + 1, true) then
-        fail(op, pattern, "a pattern has exactly one -> between the input axes and the output axes, " ..
-            "e.g. \"b c h w -> b (c h w)\"")
+        fail(op, pattern, "a pattern has exactly one -> between the input axes and the output " ..
+            "axes, e.g. \"b c h w -> b (c h w)\"")
     end
     local anon = { k = 0, sizes = {} }
     local lhs = parse_side(op, pattern, pattern:sub(1, a - 1), "left", anon)
@@ -161,22 +164,22 @@ local function parse(op, pattern)
         -- ("b (h 2) -> b h") and new on the right of repeat ("h -> (h 2)"); elsewhere refused
         if (on_left and op ~= "reduce") or (not on_left and op ~= "repeat") then
             local v = name:match("_(%d+)$")
-            fail(op, pattern, ("the anonymous axis %s on the %s side: %s only 1 is allowed there; name " ..
-                "the axis and give its size, e.g. (h h%s) with {h%s = %s}"):format(v,
+            fail(op, pattern, ("the anonymous axis %s on the %s side: %s only 1 is allowed " ..
+                "there; name the axis and give its size, e.g. (h h%s) with {h%s = %s}"):format(v,
                 on_left and "left" or "right", on_left and "(only reduce drops such an axis)" or
                 "(only repeat_ makes such an axis)", v, v, v))
         end
     end
     if lhs.ellipsis_in_group then
-        fail(op, pattern, "... inside parentheses on the left side: it is allowed only on the right, " ..
-            "e.g. \"b ... -> b (...)\"")
+        fail(op, pattern, "... inside parentheses on the left side: it is allowed only on the " ..
+            "right, e.g. \"b ... -> b (...)\"")
     end
     if rhs.ellipsis and not lhs.ellipsis then
         fail(op, pattern, "... is on the right side only: put ... on the left side too")
     end
     if lhs.ellipsis and not rhs.ellipsis and op ~= "reduce" then
-        fail(op, pattern, "... is on the left side only: put ... on the right side too (only reduce " ..
-            "drops the dims ... stands for)")
+        fail(op, pattern, "... is on the left side only: put ... on the right side too (only " ..
+            "reduce drops the dims ... stands for)")
     end
     -- identifiers on each side
     local left, right = {}, {}
@@ -214,27 +217,30 @@ local function parse(op, pattern)
     left_only, right_only = sorted_names(left_only), sorted_names(right_only)
     if op == "rearrange" then
         if #left_only > 0 then
-            fail(op, pattern, ("axis %s is on the left side only: name it on the right too (rearrange " ..
-                "keeps every element), or use einops.reduce(x, pattern, \"sum\") to reduce it")
-                :format(table.concat(left_only, ", ")))
+            fail(op, pattern, ("axis %s is on the left side only: name it on the right too " ..
+                "(rearrange keeps every element), or use einops.reduce(x, pattern, \"sum\") " ..
+                "to reduce it"):format(table.concat(left_only, ", ")))
         end
         if #right_only > 0 then
-            fail(op, pattern, ("axis %s is on the right side only: rearrange makes no new axes; use " ..
-                "einops.repeat_(x, pattern, {%s = size})"):format(table.concat(right_only, ", "), right_only[1]))
+            fail(op, pattern, ("axis %s is on the right side only: rearrange makes no new axes; " ..
+                "use einops.repeat_(x, pattern, {%s = size})")
+                :format(table.concat(right_only, ", "), right_only[1]))
         end
     elseif op == "reduce" then
         if #right_only > 0 then
-            fail(op, pattern, ("axis %s is on the right side only: reduce makes no new axes; use " ..
-                "einops.repeat_ for that"):format(table.concat(right_only, ", ")))
+            fail(op, pattern, ("axis %s is on the right side only: reduce makes no new axes; " ..
+                "use einops.repeat_ for that"):format(table.concat(right_only, ", ")))
         end
     else
         if #left_only > 0 then
-            fail(op, pattern, ("axis %s is on the left side only: repeat_ keeps every input axis; " ..
-                "name it on the right too, or use einops.reduce"):format(table.concat(left_only, ", ")))
+            fail(op, pattern, ("axis %s is on the left side only: repeat_ keeps every input " ..
+                "axis; name it on the right too, or use einops.reduce")
+                :format(table.concat(left_only, ", ")))
         end
     end
     p = { lhs = lhs, rhs = rhs, anon = anon.sizes, new_axes = right_only, recipes = {} }
-    if parsed_count >= 256 then -- patterns built on the fly: keep the cache bounded, as einops' lru_cache
+    -- patterns built on the fly: keep the cache bounded, as einops' lru_cache
+    if parsed_count >= 256 then
         parsed_cache, parsed_count = {}, 0
     end
     parsed_cache[key], parsed_count = p, parsed_count + 1
@@ -249,15 +255,17 @@ local function recipe(op, pattern, p, rank, sizes)
     local names = {}
     if sizes ~= nil then
         if type(sizes) ~= "table" then
-            fail(op, pattern, ("expected the sizes as a table such as {h = 2}, got %s"):format(type(sizes)))
+            fail(op, pattern,
+                ("expected the sizes as a table such as {h = 2}, got %s"):format(type(sizes)))
         end
         for k, v in pairs(sizes) do
             if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
-                fail(op, pattern, ("sizes has the key %s, which is no axis name: give sizes by name, " ..
-                    "{h = 2}"):format(tostring(k)))
+                fail(op, pattern, ("sizes has the key %s, which is no axis name: give sizes by " ..
+                    "name, {h = 2}"):format(tostring(k)))
             end
             if not is_int(v) or v < 1 then
-                fail(op, pattern, ("the size %s = %s is not a positive integer"):format(k, tostring(v)))
+                fail(op, pattern,
+                    ("the size %s = %s is not a positive integer"):format(k, tostring(v)))
             end
             names[#names + 1] = k
         end
@@ -277,13 +285,13 @@ local function recipe(op, pattern, p, rank, sizes)
     local nell = 0
     if lhs.ellipsis then
         if rank < named then
-            fail(op, pattern, ("the input is %d-D but the left side names %d dims besides ...: give an " ..
-                "input with at least %d dims"):format(rank, named, named))
+            fail(op, pattern, ("the input is %d-D but the left side names %d dims besides ...: " ..
+                "give an input with at least %d dims"):format(rank, named, named))
         end
         nell = rank - named
     elseif rank ~= named then
-        fail(op, pattern, ("the input is %d-D but the left side names %d dims: give one name or group " ..
-            "per dim, or ... for the rest"):format(rank, named))
+        fail(op, pattern, ("the input is %d-D but the left side names %d dims: give one name or " ..
+            "group per dim, or ... for the rest"):format(rank, named))
     end
     -- a bare ... on the left is its own entry in groups; on the right it may sit in a group
     local function expand(groups)
@@ -333,15 +341,15 @@ local function recipe(op, pattern, p, rank, sizes)
     end
     for _, k in ipairs(names) do
         if not used[k] then
-            fail(op, pattern, ("the size %s = %d names no axis of the pattern: remove it from the sizes")
-                :format(k, sizes[k]))
+            fail(op, pattern, ("the size %s = %d names no axis of the pattern: remove it from " ..
+                "the sizes"):format(k, sizes[k]))
         end
         known[k] = math.floor(sizes[k])
     end
     for _, ax in ipairs(p.new_axes) do
         if not known[ax] then
-            fail(op, pattern, ("the new axis %s on the right has no size: give it, einops.repeat_(x, " ..
-                "pattern, {%s = 3})"):format(ax, ax))
+            fail(op, pattern, ("the new axis %s on the right has no size: give it, " ..
+                "einops.repeat_(x, pattern, {%s = 3})"):format(ax, ax))
         end
     end
     local laxes = {}
@@ -350,7 +358,8 @@ local function recipe(op, pattern, p, rank, sizes)
             laxes[#laxes + 1] = ax
         end
     end
-    r = { lgroups = lgroups, rgroups = rgroups, laxes = laxes, known = known, plans = {}, nplans = 0 }
+    r = { lgroups = lgroups, rgroups = rgroups, laxes = laxes, known = known, plans = {},
+        nplans = 0 }
     p.recipes[key] = r
     return r
 end
@@ -373,8 +382,8 @@ local function plan(op, pattern, r, shape)
         local n = shape[d]
         if #g == 0 then
             if n ~= 1 then
-                fail(op, pattern, ("dim %d has length %d, but the pattern has a unit axis (1 or ()) there: " ..
-                    "a unit axis must have length 1"):format(d, n))
+                fail(op, pattern, ("dim %d has length %d, but the pattern has a unit axis " ..
+                    "(1 or ()) there: a unit axis must have length 1"):format(d, n))
             end
         else
             local prod, unknown = 1, {}
@@ -385,26 +394,29 @@ local function plan(op, pattern, r, shape)
                     unknown[#unknown + 1] = ax
                 end
             end
-            local what = #g == 1 and ("axis " .. group_str(g):sub(2, -2)) or ("axis group " .. group_str(g))
+            local what = #g == 1 and ("axis " .. group_str(g):sub(2, -2)) or
+                ("axis group " .. group_str(g))
             if #unknown == 0 then
                 if prod ~= n then
                     if #g == 1 then
-                        fail(op, pattern, ("axis %s has length %d in the input (dim %d), but the sizes give " ..
-                            "%s = %d"):format(g[1], n, d, g[1], prod))
+                        fail(op, pattern, ("axis %s has length %d in the input (dim %d), but " ..
+                            "the sizes give %s = %d"):format(g[1], n, d, g[1], prod))
                     end
-                    fail(op, pattern, ("%s has length %d in the input (dim %d), but its sizes multiply to %d: " ..
-                        "give sizes whose product is %d"):format(what, n, d, prod, n))
+                    fail(op, pattern, ("%s has length %d in the input (dim %d), but its sizes " ..
+                        "multiply to %d: give sizes whose product is %d")
+                        :format(what, n, d, prod, n))
                 end
             elseif #unknown == 1 then
                 if n % prod ~= 0 then
-                    fail(op, pattern, ("%s has length %d in the input (dim %d), which the known sizes " ..
-                        "(product %d) do not divide: give sizes that divide %d"):format(what, n, d, prod, n))
+                    fail(op, pattern, ("%s has length %d in the input (dim %d), which the known " ..
+                        "sizes (product %d) do not divide: give sizes that divide %d")
+                        :format(what, n, d, prod, n))
                 end
                 len[unknown[1]] = math.floor(n / prod)
             else
-                fail(op, pattern, ("cannot infer the sizes of %s in %s from its length %d: give all but " ..
-                    "one by name, e.g. {%s = ...}"):format(table.concat(unknown, " and "), group_str(g), n,
-                    unknown[1]))
+                fail(op, pattern, ("cannot infer the sizes of %s in %s from its length %d: give " ..
+                    "all but one by name, e.g. {%s = ...}"):format(table.concat(unknown, " and "),
+                    group_str(g), n, unknown[1]))
             end
         end
     end
@@ -507,11 +519,13 @@ local function apply(op, x, pattern, reduction, sizes)
     local p = parse(op, pattern)
     if type(x) == "table" and not is_tensor(x) then
         if #x == 0 then
-            fail(op, pattern, "the input is an empty list: give a tensor or a list of tensors to stack")
+            fail(op, pattern,
+                "the input is an empty list: give a tensor or a list of tensors to stack")
         end
         for i = 1, #x do
             if not is_tensor(x[i]) then
-                fail(op, pattern, ("the input list's item %d is a %s, not a tensor"):format(i, type(x[i])))
+                fail(op, pattern,
+                    ("the input list's item %d is a %s, not a tensor"):format(i, type(x[i])))
             end
         end
         local tide = package.loaded["tide"] or require("tide")
@@ -543,9 +557,9 @@ end
 local function check_reduction(pattern, reduction)
     if type(reduction) ~= "function" and not REDUCTIONS[reduction] then
         parse("reduce", pattern)
-        fail("reduce", pattern, ("unknown reduction %s: use \"mean\", \"sum\", \"max\", \"min\", \"prod\" " ..
-            "or a function(x, dims)"):format(type(reduction) == "string" and ('"' .. reduction .. '"')
-            or tostring(reduction)))
+        fail("reduce", pattern, ("unknown reduction %s: use \"mean\", \"sum\", \"max\", " ..
+            "\"min\", \"prod\" or a function(x, dims)"):format(type(reduction) == "string" and
+            ('"' .. reduction .. '"') or tostring(reduction)))
     end
 end
 
@@ -638,7 +652,8 @@ end
 function M.pack(tensors, pattern)
     local nb, na = star_pattern("pack", pattern)
     if type(tensors) ~= "table" or is_tensor(tensors) or #tensors == 0 then
-        fail("pack", pattern, "expected a non-empty list of tensors, e.g. einops.pack({cls, x}, \"b * d\")")
+        fail("pack", pattern,
+            "expected a non-empty list of tensors, e.g. einops.pack({cls, x}, \"b * d\")")
     end
     local flat, ps = {}, {}
     for i, t in ipairs(tensors) do
@@ -648,8 +663,8 @@ function M.pack(tensors, pattern)
         local shape = t.shape
         local n = #shape
         if n < nb + na then
-            fail("pack", pattern, ("tensor %d is %d-D but the pattern names %d dims besides *: give it " ..
-                "at least %d dims"):format(i, n, nb + na, nb + na))
+            fail("pack", pattern, ("tensor %d is %d-D but the pattern names %d dims besides *: " ..
+                "give it at least %d dims"):format(i, n, nb + na, nb + na))
         end
         local star, new = {}, {}
         for d = nb + 1, n - na do
@@ -680,8 +695,8 @@ function M.unpack(x, ps, pattern)
     end
     local shape = x.shape
     if #shape ~= nb + na + 1 then
-        fail("unpack", pattern, ("the input is %d-D but the pattern names %d dims: one per name and one " ..
-            "for *"):format(#shape, nb + na + 1))
+        fail("unpack", pattern, ("the input is %d-D but the pattern names %d dims: one per name " ..
+            "and one for *"):format(#shape, nb + na + 1))
     end
     local total, sizes, unknown, known = shape[nb + 1], {}, nil, 0
     for i, s in ipairs(ps) do
@@ -693,7 +708,8 @@ function M.unpack(x, ps, pattern)
         for _, v in ipairs(s) do
             if v == -1 then
                 if neg or unknown then
-                    fail("unpack", pattern, "ps has more than one -1: at most one length can be inferred")
+                    fail("unpack", pattern,
+                        "ps has more than one -1: at most one length can be inferred")
                 end
                 neg = true
             else
@@ -715,8 +731,8 @@ function M.unpack(x, ps, pattern)
         local rest = total - known
         local m = sizes[unknown]
         if rest < 0 or m == 0 or rest % m ~= 0 then
-            fail("unpack", pattern, ("dim %d has length %d, which ps cannot fill: the known shapes take %d")
-                :format(nb + 1, total, known))
+            fail("unpack", pattern, ("dim %d has length %d, which ps cannot fill: the known " ..
+                "shapes take %d"):format(nb + 1, total, known))
         end
         local s = {}
         for j, v in ipairs(ps[unknown]) do
@@ -724,8 +740,8 @@ function M.unpack(x, ps, pattern)
         end
         shapes[unknown], sizes[unknown] = s, rest
     elseif known ~= total then
-        fail("unpack", pattern, ("dim %d has length %d but the shapes in ps hold %d elements there: give " ..
-            "the ps that einops.pack returned"):format(nb + 1, total, known))
+        fail("unpack", pattern, ("dim %d has length %d but the shapes in ps hold %d elements " ..
+            "there: give the ps that einops.pack returned"):format(nb + 1, total, known))
     end
     local out, start = {}, 1
     for i, s in ipairs(shapes) do
@@ -761,12 +777,14 @@ function M.einsum(...)
     elseif type(all[1]) == "string" then -- einops' old order: einsum(pattern, *tensors)
         pattern = table.remove(all, 1)
     else
-        raise("tide: einops.einsum: expected the pattern last, einops.einsum(q, k, \"b i d, b j d -> b i j\")")
+        raise("tide: einops.einsum: expected the pattern last, einops.einsum(q, k, " ..
+            "\"b i d, b j d -> b i j\")")
     end
     local eq = einsum_cache[pattern]
     if not eq then
         if not pattern:find("->", 1, true) then
-            fail("einsum", pattern, "einops.einsum needs the output after ->, e.g. \"b i d, b j d -> b i j\"")
+            fail("einsum", pattern,
+                "einops.einsum needs the output after ->, e.g. \"b i d, b j d -> b i j\"")
         end
         local map, k = {}, 0
         eq = pattern:gsub("%.%.%.", "\1"):gsub("[%a_][%w_]*", function(name)

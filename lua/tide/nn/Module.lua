@@ -85,8 +85,8 @@ end
 -- the positions a list's slice takes, in order: list[{{a, b}}], list[{{a, b, step}}],
 -- list[{{a}}] or list[{{}}], written as a tensor's first dim (1-based, inclusive, negative from
 -- the end; step >= 1) but cut to 1..n and empty when a > b, as Python's slices of a list are
--- (a tensor's range past its end raises: its size is data, a list's length is code's). var and hint name the list and show PyTorch's form beside
--- tide's, for the error
+-- (a tensor's range past its end raises: its size is data, a list's length is code's). var and
+-- hint name the list and show PyTorch's form beside tide's, for the error
 function Module.list_slice(self, key, who, var, hint)
     local n = rawget(self, "n") or 0
     local r = key[1]
@@ -174,7 +174,8 @@ function Module:register_buffer(name, b, persistent)
         for k in pairs(persistent) do
             if k ~= "persistent" then
                 raise("tide: register_buffer: unknown option '" .. tostring(k) ..
-                    "'; it takes (name, tensor, persistent) or (name, tensor, {persistent = false})")
+                    "'; it takes (name, tensor, persistent) or (name, tensor, " ..
+                    "{persistent = false})")
             end
         end
         persistent = persistent.persistent
@@ -571,7 +572,8 @@ local function parse_to(a, b)
         raise('tide: Module:to: tide has no "meta" device (tensors with a shape and no ' ..
             'storage); a stateless copy for tide.func.functional_call needs none: keep ' ..
             'tide.deepcopy(model) as it is, functional_call swaps in every parameter and buffer')
-    elseif type(a) == "string" and not (a:match("^cpu$") or a:match("^cuda$") or a:match("^cpu:") or a:match("^cuda:")) then
+    elseif type(a) == "string" and not (a:match("^cpu$") or a:match("^cuda$") or a:match("^cpu:") or
+        a:match("^cuda:")) then
         raise(string.format('tide: Module:to: "%s" is neither a device nor a dtype; devices are ' ..
             '"cpu", "cpu:N", "cuda" or "cuda:N", dtypes "float32", "float64", "float16", ' ..
             '"bfloat16", "int32", "int64", "uint8" or "bool"', a))

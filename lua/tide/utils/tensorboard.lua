@@ -184,7 +184,8 @@ function SummaryWriter:add_histogram(tag, values, step, opts)
         for i = 1, #values do
             if type(values[i]) ~= "number" then
                 fail(("tide: add_histogram: values[%d] is a %s; pass a list of numbers or one "
-                    .. "tensor"):format(i, core.is_tensor(values[i]) and "tensor" or type(values[i])))
+                    .. "tensor"):format(i, core.is_tensor(values[i]) and "tensor" or
+                    type(values[i])))
             end
         end
         vals = values
