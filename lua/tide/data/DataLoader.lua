@@ -213,8 +213,8 @@ function DataLoader.new(ds, ...)
     if self.shuffle and not iterable and ds:len() == 0 then
         -- PyTorch 1.13's DataLoader(shuffle=True) builds a RandomSampler, which refuses an empty
         -- dataset ("num_samples should be a positive integer value, but got num_samples=0")
-        raise("tide: DataLoader: shuffle = true needs samples to draw, but the dataset's len() is " ..
-            "0; give the dataset samples or leave shuffle out")
+        raise("tide: DataLoader: shuffle = true needs samples to draw, but the dataset's len() " ..
+            "is 0; give the dataset samples or leave shuffle out")
     end
     self.sampler = sampler
     self.batch_sampler = batch_sampler
@@ -491,6 +491,7 @@ function DataLoader:iter()
     local b = 0
     local collate_fn = self.collate_fn
     local gather = not collate_fn and ds.batch
+    local sample_of = collate_fn and require("tide.data.Dataset")._sample_of
     return function()
         if b >= nb then
             if b == nb then -- the epoch's end: a lazy sampler must have no more
@@ -536,6 +537,12 @@ function DataLoader:iter()
         for k = 1, len do
             local i = index and index[k]:item() or (start + k - 1)
             samples[k] = compat.pack(ds:get(compat.tointeger(i)))
+            -- a collate_fn gets sample k as ds[i] reads it, PyTorch's dataset[i]: the one value
+            -- a PyTorch-style __getitem__ returns (a list of token ids) is itself, not a list
+            -- around it
+            if collate_fn and sample_of then
+                samples[k] = sample_of(samples[k], getmetatable(ds))
+            end
         end
         return finish((collate_fn or default_collate)(samples))
     end

@@ -36,6 +36,9 @@ local function sample_of(packed, cls)
     end
     return packed
 end
+-- the DataLoader hands a collate_fn each sample as ds[i] reads it (PyTorch's batch holds what
+-- __getitem__ returns: a list sample is the list, not a list around it)
+Dataset._sample_of = sample_of
 
 -- metamethods are not inherited through __index: every class gets its own copies
 local function install(cls)

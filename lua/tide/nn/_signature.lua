@@ -37,9 +37,37 @@ end
 -- own positional forms that differ from PyTorch's: the first n positionals keep PyTorch's
 -- meaning, the table names the rest), order(a, n) -> names (the names for these arguments, where
 -- PyTorch's order depends on them). Keys by name are checked by init (its options)
+--
+-- A subclass's super().__init__(*args, **kwargs) is Base.init(self, ...) in Lua: cls.init
+-- becomes a wrapper that takes PyTorch's arguments as the constructor does (positionally, the
+-- last of them or all in a table by name; the factory device and dtype applied), and passes the
+-- canonical form init(required..., {the others by name}) straight on, as before
+-- (MaskedConv2d's nn.Conv2d.init(self, 1, 64, 7, 1, 3, {bias = false}) has no bias)
+local function canonical(spec, n, last)
+    if spec.flat then
+        return not (n > 0 and S.by_name(last) and next(last) ~= nil)
+    end
+    return n <= spec.required or (n == spec.required + 1 and S.by_name(last))
+end
+
 function S.define(cls, spec)
     spec.required = spec.required or 0
-    SIGNATURES[cls.init] = spec
+    local raw = cls.init
+    SIGNATURES[raw] = spec
+    if type(raw) == "function" then
+        local function init(self, ...)
+            local n = select("#", ...)
+            while n > 0 and select(n, ...) == nil do
+                n = n - 1
+            end
+            if canonical(spec, n, n > 0 and (select(n, ...)) or nil) then
+                return raw(self, ...)
+            end
+            return S.call(self, cls.__name, raw, spec, ...)
+        end
+        SIGNATURES[init] = spec
+        cls.init = init
+    end
     return cls
 end
 
