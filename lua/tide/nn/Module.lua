@@ -301,6 +301,32 @@ function Module.__newindex(self, k, v)
     rawset(self, k, v)
 end
 
+-- Python's self.__setattr__(name, value) and self.__getattr__(name), as DLA's Tree registers
+-- and reads its subtrees by a computed name ('level_%d' % i): __setattr__ is self[name] = value
+-- (a Module becomes a child, a Parameter a parameter, as an assignment does); __getattr__ is
+-- self[name], and raises (as PyTorch's AttributeError) where the module has no such attribute
+function Module:__setattr__(name, value)
+    if type(name) ~= "string" then
+        raise(("tide: %s.__setattr__: the attribute name must be a string, got %s %s; write " ..
+            "self:__setattr__(string.format(\"level_%%d\", i), m)"):format(self.__name, type(name),
+            tostring(name)))
+    end
+    self[name] = value
+end
+
+function Module:__getattr__(name)
+    if type(name) ~= "string" then
+        raise(("tide: %s.__getattr__: the attribute name must be a string, got %s %s")
+            :format(self.__name, type(name), tostring(name)))
+    end
+    local v = self[name]
+    if v == nil then
+        raise(("tide: '%s' object has no attribute '%s' (%s.__getattr__)"):format(self.__name, name,
+            self.__name))
+    end
+    return v
+end
+
 -- ---- ordered name -> value tables ----
 -- named_parameters(), named_buffers(), named_children() and state_dict() return a table t with
 -- t[name] = value whose iteration follows registration order: pairs(t) and `for name, v in t`

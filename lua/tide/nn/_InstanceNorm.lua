@@ -4,7 +4,8 @@
 -- and num_batches_tracked (which PyTorch 1.13 never advances), used in eval. An unbatched input
 -- (one dim fewer) runs as a batch of one.
 local core = require("tide.core")
-local raise = require("tide.autograd").raise
+local autograd = require("tide.autograd")
+local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
@@ -38,6 +39,37 @@ function InstanceNorm:init(num_features, eps, momentum, affine, track_running_st
         self:register_buffer("running_mean", core.zeros(num_features))
         self:register_buffer("running_var", core.ones(num_features))
         self:register_buffer("num_batches_tracked", core.zeros({}, { dtype = "int64" }))
+    end
+end
+
+-- PyTorch's reset_running_stats(): running_mean to 0, running_var to 1, num_batches_tracked
+-- to 0 (nothing without track_running_stats); reset_parameters() also sets weight to 1 and
+-- bias to 0 (affine)
+function InstanceNorm:reset_running_stats(...)
+    if select("#", ...) > 0 then
+        raise("tide: " .. self.__name .. ":reset_running_stats() takes no arguments, got " ..
+            select("#", ...) .. "; call m:reset_running_stats()")
+    end
+    if self.running_mean ~= nil then
+        autograd.no_grad(function()
+            self.running_mean:zero_()
+            self.running_var:fill_(1)
+            self.num_batches_tracked:zero_()
+        end)
+    end
+end
+
+function InstanceNorm:reset_parameters(...)
+    if select("#", ...) > 0 then
+        raise("tide: " .. self.__name .. ":reset_parameters() takes no arguments, got " ..
+            select("#", ...) .. "; call m:reset_parameters()")
+    end
+    self:reset_running_stats()
+    if self.weight ~= nil then
+        autograd.no_grad(function()
+            self.weight:fill_(1)
+            self.bias:zero_()
+        end)
     end
 end
 

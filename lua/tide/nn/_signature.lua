@@ -106,9 +106,23 @@ local function python_literal(who, name, text)
         end
         return list
     end
+    -- a class as the default (DLA's block=BasicBlock, norm_layer=nn.BatchNorm2d): nn.X is tide.nn's
+    -- layer, a bare name the Module:extend("Name") class of that name defined before the call
+    local layer = text:match("^nn%.([%a_][%w_]*)$")
+    local cls
+    if layer then
+        cls = rawget(require("tide.nn"), layer) or require("tide.nn")[layer]
+    elseif text:match("^[%a_][%w_]*$") then
+        cls = require("tide.nn._classes")[text]
+    end
+    if type(cls) == "table" and cls.__ismodule then
+        return cls
+    end
     raise(("tide: nn.signature: %s: the default %s=%s is not a Python literal (None, True, " ..
-        "False, a number, a string or a tuple of them); write %s=None and set it in init, as " ..
-        "PyTorch's own `if norm_layer is None:` does"):format(who, name, text, name))
+        "False, a number, a string or a tuple of them) nor an nn.Module class (nn.X, or a " ..
+        "Module:extend(\"%s\") class defined before nn.signature); define it first, or write " ..
+        "%s=None and set it in init, as PyTorch's own `if norm_layer is None:` does")
+        :format(who, name, text, text, name))
 end
 
 -- nn.signature(cls, "inplanes, planes, stride=1, downsample=None, ...") declares a user's class's
@@ -242,6 +256,21 @@ function S.gather(who, spec, a, n, offset)
     -- it is (nn.Flatten(1, {}) is refused as before)
     local named = n > 0 and S.by_name(a[n]) and not (spec.flat and next(a[n]) == nil) and a[n] or
         nil
+    -- a user class's (nn.signature) dict argument, EfficientNet(cfg) with cfg = {num_blocks = ...}:
+    -- a table that names none of the parameters, taking the place of a missing required one, is
+    -- that argument's value as Python's dict is
+    if named and spec.defaults and n - 1 < spec.required then
+        local names_one = false
+        for k in pairs(named) do
+            if P.position(spec.names, k) then
+                names_one = true
+                break
+            end
+        end
+        if not names_one then
+            named = nil
+        end
+    end
     local positional = named and n - 1 or n
     local o, extra = {}, nil
     if spec.legacy then

@@ -1615,6 +1615,20 @@ local LOSS_TENSORS = {
     triplet_margin_loss = { "anchor", "positive", "negative" },
 }
 
+-- the pools' required kernel_size (output_size, norm_type) by PyTorch's name, which a call may
+-- give in its last table as Python's keyword: F.max_pool2d(x, {kernel_size = 3, stride = 1})
+local POOL = { "input", "kernel_size" }
+local ADAPTIVE = { "input", "output_size" }
+local REQUIRED_BY_NAME = {
+    max_pool1d = POOL, max_pool2d = POOL, max_pool3d = POOL, max_pool1d_with_indices = POOL,
+    max_pool2d_with_indices = POOL, max_pool3d_with_indices = POOL, avg_pool1d = POOL,
+    avg_pool2d = POOL, avg_pool3d = POOL, lp_pool1d = { "input", "norm_type", "kernel_size" },
+    lp_pool2d = { "input", "norm_type", "kernel_size" }, adaptive_avg_pool1d = ADAPTIVE,
+    adaptive_avg_pool2d = ADAPTIVE, adaptive_avg_pool3d = ADAPTIVE,
+    adaptive_max_pool1d = ADAPTIVE, adaptive_max_pool2d = ADAPTIVE,
+    adaptive_max_pool3d = ADAPTIVE,
+}
+
 -- f(...) with the required tensors a call's last table names (those after its positional
 -- ones) put in their places; a call without such a name is f's own
 local function tensors_by_name(who, fixed, f)
@@ -1672,8 +1686,11 @@ local function finish(name)
     if order then
         f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f, SCALAR_FIRST[name])
     end
-    if LOSS_TENSORS[name] then
-        f = tensors_by_name(name, LOSS_TENSORS[name], f)
+    if LOSS_TENSORS[name] or REQUIRED_BY_NAME[name] then
+        if not order then -- its own parameter list counts the arguments (the wrapper's cannot)
+            f = A.strict(name, f)
+        end
+        f = tensors_by_name(name, LOSS_TENSORS[name] or REQUIRED_BY_NAME[name], f)
     end
     rawset(F, name, A.strict(name, f))
 end
