@@ -620,6 +620,11 @@ static int t_index(lua_State *L) {
     lua_Integer i = lua_tointegerx(L, 2, &isint);
     if (isint && lua_type(L, 2) == LUA_TNUMBER) {
         lua_settop(L, 1);
+        if (tide_tensor_ndim(((ltensor *)lua_touserdata(L, 1))->t) == 0) /* PyTorch's x[0] too */
+            return tl_error(L,
+                            "tide: index: a 0-d tensor has no dim to index with %I; its value "
+                            "is t:item()",
+                            i);
         tl_select(L, S, 1, i, "index");
         ltensor *a = lua_touserdata(L, 1);
         if (a->requires_grad && S->grad_enabled) { /* recorded as t:select(1, i) */

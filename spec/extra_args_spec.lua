@@ -33,7 +33,7 @@ local RECIPES = setmetatable({
 -- (a shape that does not fit, a dim given twice). A table there still raises.
 local VARARGS = {
     view = true, reshape = true, expand = true, broadcast_to = true, sum_to = true,
-    permute = true, flip = true, tile = true, new_zeros = true, new_ones = true, new_empty = true,
+    permute = true, flip = true, tile = true, ["repeat"] = true, new_zeros = true, new_ones = true, new_empty = true,
     -- to(device, dtype, opts) in any order: each argument is read by its type
     to = true,
     -- sizes as integers too (spec/tensor_gaps_spec.lua)

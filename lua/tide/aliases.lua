@@ -10,6 +10,7 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 
 local Tensor = core.Tensor
+local compat_unpack = require("tide._compat").unpack
 local check = args.check
 local M = { functions = {}, names = {} }
 
@@ -77,6 +78,40 @@ function Tensor.is_same_size(x, other, ...)
     check("is_same_size", other, 2)
     return args.same_shape(x:size(), other:size())
 end
+-- x["repeat"](x, ...) (repeat is a Lua keyword, so x:repeat(...) does not parse): PyTorch's
+-- Tensor.repeat, tile with at least as many repeats as x has dims (sizes as integers or one
+-- table / tide.Size); fewer raise, as PyTorch's does
+Tensor["repeat"] = function(x, ...)
+    check("repeat", x)
+    local n = select("#", ...)
+    while n > 0 and select(n, ...) == nil do
+        n = n - 1 -- trailing nils are omitted arguments
+    end
+    local first = ...
+    local reps = { ... }
+    if n == 1 and type(first) == "table" and not core.is_tensor(first) then
+        reps, n = {}, #first
+        for i = 1, n do
+            reps[i] = first[i]
+        end
+    end
+    for i = 1, n do
+        local r = reps[i]
+        if type(r) ~= "number" or r ~= math.floor(r) then
+            raise(("tide: repeat: repeat %d must be an integer, got %s; x[\"repeat\"](x, 2, 1) " ..
+                "or x[\"repeat\"](x, {2, 1})"):format(i, type(r) == "number" and tostring(r) or
+                (core.is_tensor(r) and "a tensor" or type(r))))
+        elseif r < 0 then
+            raise(("tide: repeat: repeat %d is %d; repeats must be >= 0"):format(i, r))
+        end
+    end
+    if n < x:dim() then
+        raise(("tide: repeat: %d repeats for a tensor of %d dims; PyTorch's repeat takes at " ..
+            "least one per dim (x:tile(...) pads leading 1s)"):format(n, x:dim()))
+    end
+    return x:tile(compat_unpack(reps, 1, n))
+end
+
 local UNSIGNED = { uint8 = true, bool = true }
 function Tensor.is_signed(x, ...)
     args.no_extra("is_signed", 1, ...)

@@ -341,6 +341,53 @@ for name, dtype in pairs(LEGACY) do
 end
 table.sort(legacy_names)
 
+-- tide.cuda.FloatTensor(...), tide.cuda.LongTensor(...) ...: torch.cuda's legacy constructors,
+-- the same forms on "cuda" (the scripts' `Tensor = torch.cuda.FloatTensor if cuda else
+-- torch.FloatTensor`); without CUDA they raise, as PyTorch's do
+local cuda_names = core.cuda
+if type(cuda_names) == "table" then
+    for name, dtype in pairs(LEGACY) do
+        if cuda_names[name] == nil then
+            cuda_names[name] = function(...)
+                local n = select("#", ...)
+                local last = n > 0 and select(n, ...) or nil
+                local given = type(last) == "table" and not core.is_tensor(last) and last.device
+                if not cuda_names.is_available() then
+                    raise(("tide: cuda.%s: CUDA is not available here " ..
+                        "(tide.cuda.is_available() is false); use tide.%s(...) for the cpu, as " ..
+                        "in `local Tensor = cuda and tide.cuda.%s or tide.%s`"):format(name, name,
+                        name, name))
+                end
+                if given ~= nil and not tostring(core.device(given)):match("^cuda") then
+                    raise(("tide: cuda.%s: device %s is not a cuda device; use tide.%s(..., " ..
+                        "{device = %q}) for it"):format(name, tostring(given), name,
+                        tostring(given)))
+                end
+                local a = compat.pack(...)
+                local opts = false
+                if type(last) == "table" and not core.is_tensor(last) then
+                    for k in pairs(last) do
+                        opts = opts or type(k) == "string"
+                    end
+                end
+                if not opts then
+                    a.n = a.n + 1
+                    a[a.n] = { device = "cuda" }
+                elseif given == nil then
+                    local o = {}
+                    for k, v in pairs(last) do
+                        o[k] = v
+                    end
+                    o.device = "cuda"
+                    a[a.n] = o
+                end
+                return require("tide.legacy_new").construct("cuda." .. name, dtype,
+                    compat.unpack(a, 1, a.n))
+            end
+        end
+    end
+end
+
 -- tide.Tensor stays the method table (Tensor.foo = ..., tide.Tensor.add): calling it constructs
 setmetatable(Tensor, { __call = function(_, ...)
     return require("tide.legacy_new").construct("Tensor", core.get_default_dtype(), ...)

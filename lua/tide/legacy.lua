@@ -111,9 +111,23 @@ function Tensor.type(t, name, non_blocking, ...)
     if name == nil then
         return (cuda and "torch.cuda." or "torch.") .. TYPE_NAMES[t.dtype]
     end
+    if type(name) == "function" then
+        -- t:type(tide.FloatTensor), t:type(tide.cuda.LongTensor): PyTorch's type objects
+        local tide = require("tide")
+        for _, tn in pairs(TYPE_NAMES) do
+            if tide[tn] == name then
+                name = "torch." .. tn
+                break
+            elseif type(tide.cuda) == "table" and rawget(tide.cuda, tn) == name then
+                name = "torch.cuda." .. tn
+                break
+            end
+        end
+    end
     if type(name) ~= "string" then
-        raise(("tide: type: expected a type name such as \"torch.FloatTensor\" or a dtype " ..
-            "name, got %s"):format(type(name)))
+        raise(("tide: type: expected a type name such as \"torch.FloatTensor\", a dtype " ..
+            "name or a constructor such as tide.FloatTensor, got %s"):format(
+            type(name) == "function" and "a function that is no tensor type" or type(name)))
     end
     local dt = TYPE_NAMES[name] and name
     local to_cuda

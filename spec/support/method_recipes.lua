@@ -25,6 +25,7 @@ return function(D)
         view = function(x) return { x, 3, 2 } end,
         reshape = function(x) return { x, 3, 2 } end,
         expand = function(x) return { x, 2, 2, 3 } end,
+        ["repeat"] = function(x) return { x, 2, 1 } end, -- x["repeat"](x, ...): Tensor.repeat
         sum_to = function(x) return { x, 1, 3 } end,
         permute = function(x) return { x, 2, 1 } end,
         transpose = function(x) return { x, 1, 2 } end,

@@ -128,6 +128,12 @@ function Optimizer.new(cls, params, opts)
                     (type(g) == "table" and "module" or type(g)) .. "; expected a table such as " ..
                     "{params = {...}, lr = 0.1}")
             end
+            if g.params == nil and is_tensor(g[1]) then
+                raise("tide: " .. who .. ": parameter group " .. i .. " is a list of " .. #g ..
+                    " tensors without a params key: a list of parameter lists is not a " ..
+                    "parameter list; join them as itertools.chain does with " ..
+                    "tide.utils.chain(a, b), or give groups {{params = a}, {params = b}}")
+            end
             groups[i] = g
         end
     else

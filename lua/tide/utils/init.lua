@@ -11,6 +11,24 @@ local M = {
     save_image = image.save_image,
 }
 
+-- chain(a, b, ...): Python's itertools.chain over lists, as one new list (a's items, then b's,
+-- ...): optim.Adam(tide.utils.chain(G:parameters(), D:parameters()), {lr = ...}) is
+-- Adam(itertools.chain(G.parameters(), D.parameters()), lr=...)
+function M.chain(...)
+    local out, n = {}, select("#", ...)
+    for i = 1, n do
+        local l = select(i, ...)
+        if type(l) ~= "table" or l.__ismodule then
+            error(("tide: utils.chain: argument %d is a %s, expected a list (model:parameters())")
+                :format(i, type(l) == "table" and "module" or type(l)), 2)
+        end
+        for _, v in ipairs(l) do
+            out[#out + 1] = v
+        end
+    end
+    return out
+end
+
 local lazy = { tensorboard = "tide.utils.tensorboard", checkpoint = "tide.utils.checkpoint",
     checkpoint_sequential = "tide.utils.checkpoint_sequential", data = "tide.data",
     benchmark = "tide.utils.benchmark" }
