@@ -42,36 +42,8 @@ function InstanceNorm:init(num_features, eps, momentum, affine, track_running_st
     end
 end
 
--- PyTorch's reset_running_stats(): running_mean to 0, running_var to 1, num_batches_tracked
--- to 0 (nothing without track_running_stats); reset_parameters() also sets weight to 1 and
--- bias to 0 (affine)
-function InstanceNorm:reset_running_stats(...)
-    if select("#", ...) > 0 then
-        raise("tide: " .. self.__name .. ":reset_running_stats() takes no arguments, got " ..
-            select("#", ...) .. "; call m:reset_running_stats()")
-    end
-    if self.running_mean ~= nil then
-        autograd.no_grad(function()
-            self.running_mean:zero_()
-            self.running_var:fill_(1)
-            self.num_batches_tracked:zero_()
-        end)
-    end
-end
-
-function InstanceNorm:reset_parameters(...)
-    if select("#", ...) > 0 then
-        raise("tide: " .. self.__name .. ":reset_parameters() takes no arguments, got " ..
-            select("#", ...) .. "; call m:reset_parameters()")
-    end
-    self:reset_running_stats()
-    if self.weight ~= nil then
-        autograd.no_grad(function()
-            self.weight:fill_(1)
-            self.bias:zero_()
-        end)
-    end
-end
+-- PyTorch's reset_running_stats() and reset_parameters()
+I.define_norm_resets(InstanceNorm)
 
 function InstanceNorm:forward(x)
     local who = self.__name

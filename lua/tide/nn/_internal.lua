@@ -944,4 +944,37 @@ function I.embedding_renorm_(weight, ids, max_norm, norm_type)
     end)
 end
 
+-- PyTorch's reset_running_stats() (running_mean 0, running_var 1, num_batches_tracked 0;
+-- nothing without track_running_stats) and reset_parameters() (also weight 1 and bias 0 when
+-- affine), installed on a norm layer's class (BatchNorm's and InstanceNorm's bases)
+function I.define_norm_resets(cls)
+    function cls:reset_running_stats(...)
+        if select("#", ...) > 0 then
+            raise("tide: " .. self.__name .. ":reset_running_stats() takes no arguments, got " ..
+                select("#", ...) .. "; call m:reset_running_stats()")
+        end
+        if self.running_mean ~= nil then
+            autograd.no_grad(function()
+                self.running_mean:zero_()
+                self.running_var:fill_(1)
+                self.num_batches_tracked:zero_()
+            end)
+        end
+    end
+
+    function cls:reset_parameters(...)
+        if select("#", ...) > 0 then
+            raise("tide: " .. self.__name .. ":reset_parameters() takes no arguments, got " ..
+                select("#", ...) .. "; call m:reset_parameters()")
+        end
+        self:reset_running_stats()
+        if self.weight ~= nil then
+            autograd.no_grad(function()
+                self.weight:fill_(1)
+                self.bias:zero_()
+            end)
+        end
+    end
+end
+
 return I
