@@ -851,6 +851,11 @@ describe("PyTorch-GAN stargan", function()
         assert.are.same({ 3, 2, 5 }, c["repeat"](c, { 3, 1, 1 }).shape)
         assert.has_error(function() c["repeat"](c, 2) end, "tide: repeat: 1 repeats for a tensor " ..
             "of 2 dims; PyTorch's repeat takes at least one per dim (x:tile(...) pads leading 1s)")
+        -- (fuzz seed 2) an infinite repeat is no integer, a negative one names itself
+        assert.has_error(function() c["repeat"](c, { -1 / 0, 1 }) end, "tide: repeat: repeat 1 " ..
+            "must be an integer, got -inf; x[\"repeat\"](x, 2, 1) or x[\"repeat\"](x, {2, 1})")
+        assert.has_error(function() c["repeat"](c, -2, 1) end,
+            "tide: repeat: repeat 1 is -2; repeats must be >= 0")
 
         -- stargan.py's sample_images (val_dataloader's batch of 10 made 2, saved to a temporary file)
         local c_dim = 5

@@ -906,6 +906,24 @@ local function assign(names, srcs)
     for i, n in ipairs(names) do lines[i] = n .. " = " .. srcs[i] end
     return table.concat(lines, "\n")
 end
+-- obj:name(args) as source; a method named by a Lua keyword (t["repeat"], PyTorch's
+-- Tensor.repeat) is called as obj["name"](obj, args)
+local LUA_KEYWORDS = { ["and"] = true, ["break"] = true, ["do"] = true, ["else"] = true,
+    ["elseif"] = true, ["end"] = true, ["false"] = true, ["for"] = true, ["function"] = true,
+    ["goto"] = true, ["if"] = true, ["in"] = true, ["local"] = true, ["nil"] = true,
+    ["not"] = true, ["or"] = true, ["repeat"] = true, ["return"] = true, ["then"] = true,
+    ["true"] = true, ["until"] = true, ["while"] = true }
+local function method_call(obj, name, names)
+    if LUA_KEYWORDS[name] then
+        local all = { obj }
+        for k = 1, #names do
+            all[k + 1] = names[k]
+        end
+        return ("%s[%q](%s)"):format(obj, name, table.concat(all, ", "))
+    end
+    return obj .. ":" .. name .. "(" .. table.concat(names, ", ") .. ")"
+end
+
 local function call_args(prefix, srcs)
     local names = {}
     for i = 1, #srcs do names[i] = prefix .. i end
@@ -1167,16 +1185,16 @@ local function run_target(t)
         if ctx.keyword and chance(0.4) then a[#a + 1] = keyword_src(ctx) end
         local names = call_args("a", a)
         local self = tensor_src(ctx)
-        step(t.name, "x = " .. self .. "\n" .. assign(names, a) .. "\nR = x:" .. t.callee .. "(" ..
-            table.concat(names, ", ") .. ")", chunks, { "x", table.unpack(names) })
+        step(t.name, "x = " .. self .. "\n" .. assign(names, a) .. "\nR = " ..
+            method_call("x", t.callee, names), chunks, { "x", table.unpack(names) })
         -- a chain: a method of the result (views of views, graphs of results)
         for _ = 1, 3 do
             if not (tide.is_tensor(rawget(env, "R")) and chance(0.4)) then break end
             local m = pick(by_group.method)
             local a2 = args_src(ctx, false)
             local n2 = call_args("c", a2)
-            local ok2 = step(m.name, "x = R\n" .. assign(n2, a2) .. "\nR = x:" .. m.callee .. "(" ..
-                table.concat(n2, ", ") .. ")", chunks, n2)
+            local ok2 = step(m.name, "x = R\n" .. assign(n2, a2) .. "\nR = " ..
+                method_call("x", m.callee, n2), chunks, n2)
             if not ok2 then break end
         end
         if tide.is_tensor(rawget(env, "R")) and rawget(env, "R").requires_grad and chance(0.3) then

@@ -10,7 +10,8 @@ local args = require("tide.op_args")
 local autograd = require("tide.autograd")
 
 local Tensor = core.Tensor
-local compat_unpack = require("tide._compat").unpack
+local compat = require("tide._compat")
+local compat_unpack = compat.unpack
 local check = args.check
 local M = { functions = {}, names = {} }
 
@@ -97,12 +98,12 @@ Tensor["repeat"] = function(x, ...)
     end
     for i = 1, n do
         local r = reps[i]
-        if type(r) ~= "number" or r ~= math.floor(r) then
+        if type(r) ~= "number" or not compat.tointeger(r) then -- (inf and nan too)
             raise(("tide: repeat: repeat %d must be an integer, got %s; x[\"repeat\"](x, 2, 1) " ..
                 "or x[\"repeat\"](x, {2, 1})"):format(i, type(r) == "number" and tostring(r) or
                 (core.is_tensor(r) and "a tensor" or type(r))))
         elseif r < 0 then
-            raise(("tide: repeat: repeat %d is %d; repeats must be >= 0"):format(i, r))
+            raise(("tide: repeat: repeat %d is %s; repeats must be >= 0"):format(i, tostring(r)))
         end
     end
     if n < x:dim() then
