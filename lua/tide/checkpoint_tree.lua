@@ -92,13 +92,7 @@ function M.flatten(t, path)
     local flat, named, open = {}, {}, {}
     -- a view's identity: two tensors of one storage with the same place, shape and strides are
     -- one tensor (a state_dict gives a tied weight under each name as its own tensor object)
-    local function view_key(x)
-        local ok, key = pcall(function()
-            return table.concat({ tostring(x.device), x.dtype, tostring(x:data_ptr()),
-                table.concat(x:size(), "x"), table.concat(x:stride(), "x") }, "|")
-        end)
-        return ok and key or nil
-    end
+    local view_key = require("tide.op_args").view_place
     local by_view = {}
     local function fail(where, msg)
         error(("tide: save: %s: %s %s"):format(path, where == "" and "the checkpoint" or where,

@@ -295,4 +295,15 @@ function M.scalar(v)
     return v
 end
 
+--- view_place(x): the elements x views, as a string (device, dtype, storage address, sizes,
+--- strides): two tensors of one place are one tensor to whoever keeps them (tied weights, which
+--- a state_dict gives as a view under each name); nil for a tensor without storage to name
+function M.view_place(x)
+    local ok, key = pcall(function()
+        return table.concat({ tostring(x.device), x.dtype, tostring(x:data_ptr()),
+            table.concat(x:size(), "x"), table.concat(x:stride(), "x") }, "|")
+    end)
+    return ok and key or nil
+end
+
 return M

@@ -856,9 +856,7 @@ function Module:load_state_dict(sd, strict, assign)
             if v ~= nil then
                 local o = owners[i]
                 if o[3] then
-                    local place = v:numel() > 0 and table.concat({ tostring(v.device),
-                        v.dtype, tostring(v:data_ptr()), table.concat(v:size(), "x"),
-                        table.concat(v:stride(), "x") }, "|") or i
+                    local place = v:numel() > 0 and args.view_place(v) or i
                     made[place] = made[place] or Parameter(v, vals[i].requires_grad)
                     v = made[place]
                 end
