@@ -29,7 +29,7 @@ return {
         },
     },
     ["tide.legacy"] = {
-        methods = { "apply", "apply_", "map", "map2", "map2_", "map_", "type" },
+        methods = { "apply", "apply_", "map", "map2", "map2_", "map_", "numpy", "type" },
         functions = {},
     },
     ["tide.subscripts"] = {

@@ -6,6 +6,7 @@
 --   t:type([name]): PyTorch's type string ("torch.FloatTensor", "torch.cuda.FloatTensor"), or
 --     with a name (one of those, or a dtype name) t cast to it (moved to CUDA for a
 --     "torch.cuda." name), t itself when it already is one.
+--   t:numpy() raises naming t:detach():cpu():tolist(), the Lua form of PyTorch's ndarray.
 local core = require("tide.core")
 local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
@@ -148,6 +149,14 @@ function Tensor.type(t, name, non_blocking, ...)
         r = r:to("cpu")
     end
     return r.dtype == dt and r or r:to(dt)
+end
+
+-- numpy(): tide has no NumPy; PyTorch's t.numpy() (an ndarray of the values) names the Lua form
+function Tensor.numpy(t)
+    args.check("numpy", t)
+    raise(("tide: numpy: tide has no NumPy arrays; for the values of this %s tensor of shape " ..
+        "{%s} as nested Lua lists use t:detach():cpu():tolist()"):format(t.dtype,
+        table.concat(t.shape, ", ")))
 end
 
 M.names = {}

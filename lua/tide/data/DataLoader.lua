@@ -124,7 +124,27 @@ local function check_worker_options(opts)
     return workers
 end
 
+-- PyTorch's DataLoader(dataset=ds, batch_size=..., ...): every argument by name, the dataset
+-- too, is one table holding `dataset` (a plain table: not a dataset, not a list of samples)
+local function dataset_by_name(ds, n)
+    if n ~= 0 or type(ds) ~= "table" or getmetatable(ds) ~= nil or ds[1] ~= nil or
+        ds.dataset == nil then
+        return nil
+    end
+    local opts = {}
+    for k, v in pairs(ds) do
+        if k ~= "dataset" then
+            opts[k] = v
+        end
+    end
+    return ds.dataset, opts
+end
+
 function DataLoader.new(ds, ...)
+    local named_ds, named_opts = dataset_by_name(ds, select("#", ...))
+    if named_ds ~= nil then
+        return DataLoader.new(named_ds, named_opts)
+    end
     local opts = merge_positional("DataLoader", POSITIONAL, ...) or {}
     ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
     local iterable = type(ds) == "table" and ds._iterable == true

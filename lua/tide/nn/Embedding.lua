@@ -1,13 +1,15 @@
 -- nn.Embedding(num_embeddings, embedding_dim[, {padding_idx =, max_norm =, norm_type = 2,
 -- scale_grad_by_freq = false}]): a
 -- lookup table of rows, ids 1-based (as every index in tide); weight ~ N(0, 1) as PyTorch, the
--- padding_idx row zero (and left without gradient); F.embedding's options
+-- padding_idx row zero (and left without gradient); F.embedding's options; _weight = an n x d
+-- tensor used as the weight (tide.nn._from_pretrained); nn.Embedding.from_pretrained(t, ...)
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local S = require("tide.nn._signature")
+local FP = require("tide.nn._from_pretrained")
 
 local Embedding = Module:extend("Embedding")
 
@@ -16,7 +18,7 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     I.check_int(embedding_dim, "embedding_dim", "Embedding")
     opts = opts or {}
     core._check_options(opts, "Embedding", { "padding_idx", "max_norm", "norm_type",
-        "scale_grad_by_freq", "sparse" }, { "_weight" })
+        "scale_grad_by_freq", "sparse", "_weight" })
     I.check_sparse(opts.sparse, "Embedding")
     if opts.scale_grad_by_freq ~= nil and type(opts.scale_grad_by_freq) ~= "boolean" then
         autograd.raise("tide: Embedding: expected scale_grad_by_freq to be a boolean, got " ..
@@ -26,8 +28,14 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "Embedding")
     self.max_norm, self.norm_type = opts.max_norm, opts.norm_type
-    self:register_parameter("weight", I.embedding_weight(num_embeddings, embedding_dim,
-        self.padding_idx))
+    -- _weight: the given n x dim tensor as the weight (PyTorch's; from_pretrained passes it)
+    self:register_parameter("weight", FP.weight(opts._weight, num_embeddings, embedding_dim,
+        "Embedding") or I.embedding_weight(num_embeddings, embedding_dim, self.padding_idx))
+end
+
+-- nn.Embedding.from_pretrained(embeddings[, freeze = true, ...][, {...}]): PyTorch's classmethod
+function Embedding.from_pretrained(embeddings, ...)
+    return FP.from_pretrained(Embedding, "Embedding", embeddings, ...)
 end
 
 function Embedding:forward(ids)

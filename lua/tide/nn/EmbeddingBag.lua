@@ -7,6 +7,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local S = require("tide.nn._signature")
+local FP = require("tide.nn._from_pretrained")
 
 local EmbeddingBag = Module:extend("EmbeddingBag")
 
@@ -15,7 +16,7 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
     I.check_int(embedding_dim, "embedding_dim", "EmbeddingBag")
     opts = opts or {}
     core._check_options(opts, "EmbeddingBag", { "mode", "padding_idx", "include_last_offset",
-        "sparse", "norm_type", "scale_grad_by_freq" }, { "max_norm", "_weight" })
+        "sparse", "norm_type", "scale_grad_by_freq", "_weight" }, { "max_norm" })
     -- PyTorch's defaults pass (its positional EmbeddingBag(n, d, None, 2.0, False, "mean",
     -- False)): norm_type only acts with max_norm, which raises
     I.check_sparse(opts.sparse, "EmbeddingBag")
@@ -24,8 +25,14 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.mode, self.include_last_offset = opts.mode or "mean", opts.include_last_offset == true
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "EmbeddingBag")
-    self:register_parameter("weight", I.embedding_weight(num_embeddings, embedding_dim,
-        self.padding_idx))
+    -- _weight: the given n x dim tensor as the weight (PyTorch's; from_pretrained passes it)
+    self:register_parameter("weight", FP.weight(opts._weight, num_embeddings, embedding_dim,
+        "EmbeddingBag") or I.embedding_weight(num_embeddings, embedding_dim, self.padding_idx))
+end
+
+-- nn.EmbeddingBag.from_pretrained(embeddings[, freeze = true, ...][, {...}]): PyTorch's classmethod
+function EmbeddingBag.from_pretrained(embeddings, ...)
+    return FP.from_pretrained(EmbeddingBag, "EmbeddingBag", embeddings, ...)
 end
 
 function EmbeddingBag:forward(input, offsets, per_sample_weights)

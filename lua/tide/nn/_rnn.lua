@@ -361,6 +361,12 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
     if type(p) ~= "number" or p < 0 or p > 1 then
         raise(string.format("tide: %s: expected dropout in [0, 1], got %s", who, tostring(p)))
     end
+    if p > 0 and L == 1 then
+        -- PyTorch's UserWarning: dropout acts between layers only, so one layer drops nothing
+        require("tide._warn").once("rnn_dropout_one_layer", "dropout option adds dropout after " ..
+            "all but last recurrent layer, so non-zero dropout expects num_layers greater than " ..
+            "1, but got dropout=" .. tostring(p) .. " and num_layers=1")
+    end
     if who == "RNN" then
         local nl = opts.nonlinearity or "tanh"
         if nl ~= "tanh" and nl ~= "relu" then
