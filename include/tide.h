@@ -244,6 +244,9 @@ void       tide_ctx_manual_seed(tide_ctx *ctx, uint64_t seed);
 void       tide_ctx_set_memory_limit(tide_ctx *ctx, size_t bytes); /* 0: no limit */
 size_t     tide_ctx_memory_limit(tide_ctx *ctx);
 size_t     tide_ctx_memory_in_use(tide_ctx *ctx); /* bytes of live storages made in ctx */
+/* bytes of every storage made in ctx so far, freed or not: the difference over a call is what
+ * it allocated (tide.profiler's memory column) */
+uint64_t tide_ctx_memory_allocated(tide_ctx *ctx);
 /* what a result sized by a caller's number may take before the call refuses it: what the
  * memory limit leaves, or the machine's physical memory when no limit is set */
 size_t tide_ctx_memory_budget(tide_ctx *ctx);

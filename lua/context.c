@@ -79,6 +79,12 @@ static int l_memory_in_use(lua_State *L) {
     return 1;
 }
 
+/* core._memory_allocated() -> bytes of every storage made so far (tide.profiler's memory) */
+static int l_memory_allocated(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)tide_ctx_memory_allocated(TL_STATE(L)->ctx));
+    return 1;
+}
+
 /* core._memory_budget() -> bytes: what a call may build from a number the user gave (a list
  * of views, an index table, an output) before it raises instead (tide_ctx_memory_budget) */
 static int l_memory_budget(lua_State *L) {
@@ -168,17 +174,13 @@ static int l_mark_lib(lua_State *L) {
 void tl_open_context(lua_State *L, int mod) {
     static const luaL_Reg trace[] = {
         {"trace_transfers", l_trace_transfers}, {"_mark_lib", l_mark_lib}, {NULL, NULL}};
-    static const luaL_Reg funcs[] = {{"transfer_stats", l_transfer_stats},
-                                     {"reset_transfer_stats", l_reset_transfer_stats},
-                                     {"transfer_guard", l_transfer_guard},
-                                     {"set_memory_limit", l_set_memory_limit},
-                                     {"memory_limit", l_memory_limit},
-                                     {"memory_in_use", l_memory_in_use},
-                                     {"_memory_budget", l_memory_budget},
-                                     {"is_tensor", l_is_tensor},
-                                     {"_forward", l_forward},
-                                     {"_frame_info", l_frame_info},
-                                     {NULL, NULL}};
+    static const luaL_Reg funcs[] = {
+        {"transfer_stats", l_transfer_stats}, {"reset_transfer_stats", l_reset_transfer_stats},
+        {"transfer_guard", l_transfer_guard}, {"set_memory_limit", l_set_memory_limit},
+        {"memory_limit", l_memory_limit},     {"memory_in_use", l_memory_in_use},
+        {"_memory_budget", l_memory_budget},  {"_memory_allocated", l_memory_allocated},
+        {"is_tensor", l_is_tensor},           {"_forward", l_forward},
+        {"_frame_info", l_frame_info},        {NULL, NULL}};
     tl_register(L, mod, trace);
     tl_register(L, mod, funcs);
 }

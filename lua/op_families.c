@@ -125,6 +125,9 @@ static void one_based(lua_State *L, tide_lua_state *S, ltensor *idx) {
 
 /* t:sum([dim[, keepdim]]) and friends; max/min over a dim return values, 1-based indices */
 static int reduce(lua_State *L, tide_op op) {
+    /* PyTorch's max(a, b) / min(a, b) with a tensor b: maximum / minimum, elementwise */
+    if ((op == TIDE_OP_MAX || op == TIDE_OP_MIN) && tl_test(L, 2))
+        return tl_binary(L, op == TIDE_OP_MAX ? TIDE_OP_MAXIMUM : TIDE_OP_MINIMUM);
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     autocast_fp32(L, S, op, 1, 1);

@@ -131,6 +131,20 @@ describe("PyTorch's keyword arguments on the reductions", function()
         near({ 3, 3 }, tide.count_nonzero(x, { dim = 2 }))
     end)
 
+    it("max(a, b) and min(a, b) with a tensor b are maximum and minimum, as PyTorch's", function()
+        local a = tide.tensor({ 1, 5, 3 }, { requires_grad = true, dtype = "float64" })
+        local b = tide.tensor({ { 2, 2, 2 }, { 6, 0, 3 } }, { dtype = "float64" })
+        local m = tide.max(a, b) -- broadcast, as torch.max(a, b)
+        near({ { 2, 5, 3 }, { 6, 5, 3 } }, m)
+        near({ { 1, 2, 2 }, { 1, 0, 3 } }, a:min(b))
+        assert.are.equal("MaximumBackward0", tostring(m.grad_fn))
+        m:sum():backward()
+        near({ 0, 2, 1.5 }, a.grad) -- a tie (3, 3) splits the gradient, as PyTorch's maximum
+        local e = catch(function() return tide.max(a, b, true) end)
+        assert.truthy(e:find("tide: maximum: takes one other operand", 1, true))
+        near(5, tide.max(a)) -- the other forms unchanged
+    end)
+
     it("std and var: dim, correction, unbiased, keepdim by name, and PyTorch's positional forms", function()
         local x = X()
         near({ 1.632993161855452, 1.632993161855452 }, x:std({ dim = 2, correction = 0 }))

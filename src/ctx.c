@@ -174,6 +174,11 @@ size_t tide_ctx_memory_in_use(tide_ctx *ctx) {
                                         memory_order_relaxed);
 }
 
+uint64_t tide_ctx_memory_allocated(tide_ctx *ctx) {
+    return (uint64_t)atomic_load_explicit(&tide_ctx_or_default(ctx)->mem_allocated,
+                                          memory_order_relaxed);
+}
+
 void tide_ctx_set_log(tide_ctx *ctx, void (*fn)(void *ud, const char *msg), void *ud) {
     ctx = tide_ctx_or_default(ctx);
     ctx->log = fn ? fn : log_stderr;

@@ -132,6 +132,7 @@ static tide_status storage_init(tide_storage *s, tide_ctx *ctx, tide_device *dev
             return st;
         }
     }
+    atomic_fetch_add_explicit(&ctx->mem_allocated, nbytes, memory_order_relaxed);
     atomic_init(&s->refs, 1);
     s->dev = dev;
     s->ctx = ctx;
@@ -388,6 +389,7 @@ tide_status tide_tensor_alloc_pinned(tide_ctx *ctx, const char *op, const tide_b
     r->storage->allocator = be;
     r->storage->pinned = true;
     atomic_fetch_add_explicit(&ctx->mem_in_use, nbytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ctx->mem_allocated, nbytes, memory_order_relaxed);
     *out = r;
     return TIDE_OK;
 }

@@ -54,6 +54,7 @@ static inline long long tide_index_1based(int64_t v, tide_dtype dt) {
 struct tide_ctx {
     atomic_int           refs;
     atomic_uint_fast64_t mem_in_use;
+    atomic_uint_fast64_t mem_allocated; /* every storage's bytes, a running total (profiler) */
     size_t               mem_limit;
     tide_guard           guard;
     uint64_t             seed, rng_offset;

@@ -238,15 +238,38 @@ function M.functions.einsum(eq, ...)
     for i = 1, E do
         size_of[dot_label[i]] = dot_size[i]
     end
+    -- a subscript's sizes across operands broadcast as PyTorch's: size 1 stretches to the
+    -- others' size (torch.einsum('ijb,jbd->ibd', a, b) with a's b of size 1)
     for k = 1, ops.n do
         local x = ops[k]
+        local own = {}
         for i, c in ipairs(terms[k]) do
             count[c] = (count[c] or 0) + 1
-            if size_of[c] and size_of[c] ~= x:size(i) then
-                raise(("tide: einsum: subscript %s has sizes %d and %d"):format(c, size_of[c],
-                    x:size(i)))
+            local n = x:size(i)
+            if own[c] and own[c] ~= n then
+                raise(("tide: einsum: subscript %s has sizes %d and %d"):format(c, own[c], n))
             end
-            size_of[c] = x:size(i)
+            own[c] = n
+            if size_of[c] and size_of[c] ~= n and size_of[c] ~= 1 and n ~= 1 then
+                raise(("tide: einsum: subscript %s has sizes %d and %d (operands must agree on a " ..
+                    "subscript's size, or have size 1 there to broadcast)"):format(c, size_of[c], n))
+            end
+            if not size_of[c] or size_of[c] == 1 then
+                size_of[c] = n
+            end
+        end
+    end
+    for k = 1, ops.n do
+        local x, ls = ops[k], terms[k]
+        local sizes, stretch = {}, false
+        for i, c in ipairs(ls) do
+            sizes[i] = size_of[c]
+            if x:size(i) ~= size_of[c] then
+                stretch = true
+            end
+        end
+        if stretch then
+            ops[k] = x:expand(sizes)
         end
     end
     local out

@@ -533,7 +533,9 @@ static void test_memory_limit(void) {
     CHECK(b == NULL);
     tide_tensor_release(a);
     CHECK(tide_ctx_memory_in_use(ctx) == 0);
+    CHECK(tide_ctx_memory_allocated(ctx) == 80); /* what was made, freed or not; refusals aside */
     CHECK_OK(tide_tensor_empty(ctx, cpu0, TIDE_DTYPE_F32, 1, s10, &b));
+    CHECK(tide_ctx_memory_allocated(ctx) == 120);
     tide_ctx_set_memory_limit(ctx, 0); /* no limit */
     tide_tensor_release(b);
     tide_ctx_release(ctx);

@@ -103,6 +103,15 @@ function E.anomaly_mode()
     return anomaly, anomaly_nan
 end
 
+-- ---- the profiler (tide.profiler sets it while it records) ----
+-- On, each formula that runs is a range "autograd::engine::evaluate_function: <node>", as in
+-- PyTorch's tables; off, backward pays one test per node.
+local prof_open, prof_close = nil, nil
+
+function E.set_profiler(open, close)
+    prof_open, prof_close = open, close
+end
+
 local traceback = debug and debug.traceback -- (nil where the debug library is not opened)
 
 -- the traceback of the forward call recording a node, without the engine's own frames
@@ -1212,6 +1221,8 @@ local function pass(roots, grads, retain, create)
                 if nd.hooks then
                     n_held = nil -- a hook may have kept it, or given another
                 end
+                local range = run and prof_open and
+                    prof_open("autograd::engine::evaluate_function: " .. tostring(nd))
                 if not run then -- captured, and nothing below it is wanted
                     g = nil
                 elseif LIST_OPS[nd.name] then
@@ -1250,6 +1261,9 @@ local function pass(roots, grads, retain, create)
                         push(nd[3], nd.e3, g3, nd.d3)
                         push(nd[4], nd.e4, g4, nd.d4)
                     end
+                end
+                if range then
+                    prof_close(range)
                 end
                 if n_held and g ~= nil and held[g] == 0 then
                     release(g) -- its formula has run and nothing holds it

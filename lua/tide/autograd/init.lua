@@ -302,4 +302,5 @@ return require("tide._lazy")(M, { functional = "tide.autograd.functional",
     gradcheck = from("tide.autograd.gradcheck", GRADCHECK),
     gradgradcheck = from("tide.autograd.gradcheck", GRADCHECK),
     Variable = "tide.autograd.variable", grad_mode = "tide.autograd.grad_mode",
+    profiler = "tide.autograd.profiler",
     inference_mode = from("tide.global_modes", { "inference_mode" }) })

@@ -182,6 +182,7 @@ local function quote(v)
         return string.format("\\u%04x", c:byte())
     end) .. '"'
 end
+json.quote = quote -- a string as a JSON string (tide.profiler's traces)
 
 -- the shortest form that reads back to v (Python's repr of a float); integers without a point
 local function number(v)

@@ -170,10 +170,18 @@ function S.declare(cls, text, method)
             start = i + 1
         end
     end
-    local names, defaults, required = {}, {}, 0
-    for _, part in ipairs(parts) do
+    local names, defaults, required, kwargs = {}, {}, 0, nil
+    for i, part in ipairs(parts) do
         local name, rest = part:match("^%s*([%a_][%w_]*)%s*(.-)%s*$")
-        if part:match("^%s*%*") then
+        local kw = part:match("^%s*%*%*%s*([%a_][%w_]*)%s*$")
+        if kw then
+            -- **kwargs: the names the list does not hold, gathered in a table passed last
+            if parts[i + 1] and parts[i + 1]:match("%S") then
+                raise(("tide: nn.signature: %s: **%s must be the last parameter (Python's " ..
+                    "SyntaxError)"):format(who, kw))
+            end
+            kwargs, name = kw, nil
+        elseif part:match("^%s*%*") then
             if part:match("^%s*%*%s*$") then
                 name = nil -- a bare *: what follows is keyword-only, by name here as well
             else
@@ -199,7 +207,8 @@ function S.declare(cls, text, method)
             end
         end
     end
-    local spec = { names = names, required = required, flat = true, defaults = defaults }
+    local spec = { names = names, required = required, flat = true, defaults = defaults,
+        kwargs = kwargs }
     if method then
         -- the method's own arguments after self, gathered as the constructor's are
         cls[method] = function(self, ...)
@@ -288,7 +297,7 @@ function S.gather(who, spec, a, n, offset)
             "(argument #%d is a %s); remove it: %s takes no such argument or option"):format(who,
             #names + offset, plural(#names + offset), n + offset, k + offset, kind(a[k]), who))
     end
-    if named and spec.flat then
+    if named and spec.flat and not spec.kwargs then
         core._check_options(named, who, names)
     end
     for i = 1, positional do
@@ -393,6 +402,14 @@ function call_init(self, who, init, spec, o, names)
                         :format(who, name, i, name))
                 end
             end
+        end
+        if spec.kwargs then -- Python's **kwargs: every other name, a table (empty when none)
+            local kw = {}
+            for k, v in pairs(o) do
+                kw[k] = v
+            end
+            args[#names + 1] = kw
+            return init(self, compat.unpack(args, 1, #names + 1))
         end
         return init(self, compat.unpack(args, 1, #names))
     end

@@ -4,7 +4,7 @@
 -- The sums exist from construction (filled with initial_accumulator_value), as in PyTorch.
 -- One fused kernel per parameter (core._adagrad_step_); formula_update is the same as a chain
 -- of tensor ops.
-local adagrad_step_ = require("tide.core")._adagrad_step_
+local core = require("tide.core") -- _adagrad_step_ read at each call (tide.profiler wraps it)
 local autograd = require("tide.autograd")
 local Optimizer = require("tide.optim.Optimizer")
 
@@ -44,7 +44,7 @@ function Adagrad:update(group, p, g)
     end
     local step = st.step + 1
     st.step = step
-    adagrad_step_(p, g, st.sum, group.lr / (1 + (step - 1) * group.lr_decay), group.eps,
+    core._adagrad_step_(p, g, st.sum, group.lr / (1 + (step - 1) * group.lr_decay), group.eps,
         group.weight_decay, group.maximize)
 end
 

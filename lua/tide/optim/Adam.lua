@@ -5,7 +5,7 @@
 -- max_exp_avg_sq = max(max_exp_avg_sq, v), which takes v's place in the denominator.
 local raise = require("tide.autograd").raise
 local Optimizer = require("tide.optim.Optimizer")
-local adam_step_ = require("tide.core")._adam_step_
+local core = require("tide.core") -- _adam_step_ read at each call (tide.profiler wraps it)
 
 local Adam = Optimizer:extend("Adam", {
     lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, amsgrad = false,
@@ -88,7 +88,7 @@ function Adam:adam_update(group, p, g, decoupled)
     end
     local _, m, v, t = step_state(self, group, p)
     local b1, b2 = group.betas[1], group.betas[2]
-    adam_step_(p, g, m, v, group.lr, b1, b2, group.eps, group.weight_decay, 1 - b1 ^ t,
+    core._adam_step_(p, g, m, v, group.lr, b1, b2, group.eps, group.weight_decay, 1 - b1 ^ t,
         1 - b2 ^ t, decoupled, group.maximize)
 end
 

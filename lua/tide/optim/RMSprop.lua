@@ -4,7 +4,7 @@
 -- avg = sqrt(v - m^2) + eps, else avg = sqrt(v) + eps; with momentum:
 -- buf = momentum*buf + g/avg and p -= lr*buf, else p -= lr*g/avg. One fused kernel per
 -- parameter (core._rmsprop_step_); formula_update is the same as a chain of tensor ops.
-local rmsprop_step_ = require("tide.core")._rmsprop_step_
+local core = require("tide.core") -- _rmsprop_step_ read at each call (tide.profiler wraps it)
 local Optimizer = require("tide.optim.Optimizer")
 
 local RMSprop = Optimizer:extend("RMSprop", {
@@ -60,7 +60,7 @@ function RMSprop:update(group, p, g)
         return self:formula_update(group, p, g)
     end
     state(p, group, st)
-    rmsprop_step_(p, g, st.square_avg, mom and st.momentum_buffer or nil,
+    core._rmsprop_step_(p, g, st.square_avg, mom and st.momentum_buffer or nil,
         centered and st.grad_avg or nil, group.lr, group.alpha, group.eps, group.weight_decay,
         group.momentum, group.maximize)
 end

@@ -3,7 +3,7 @@
 -- step); g = nesterov and g + momentum*buf or buf; p -= lr*g
 local raise = require("tide.autograd").raise
 local Optimizer = require("tide.optim.Optimizer")
-local sgd_step_ = require("tide.core")._sgd_step_
+local core = require("tide.core") -- _sgd_step_ read at each call (tide.profiler wraps it)
 
 local SGD = Optimizer:extend("SGD", {
     lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false,
@@ -73,7 +73,7 @@ function SGD:update(group, p, g)
             st.momentum_buffer = buf
         end
     end
-    sgd_step_(p, g, buf, group.lr, mom, group.dampening, group.weight_decay, group.nesterov,
+    core._sgd_step_(p, g, buf, group.lr, mom, group.dampening, group.weight_decay, group.nesterov,
         group.maximize, first)
 end
 

@@ -1,0 +1,240 @@
+-- tide.profiler (torch.profiler): ops timed by name, ranges, backward nodes, memory, shapes,
+-- stacks, schedules, PyTorch's table layout and the trace exports; nothing left wrapped after.
+local tide = require("tide")
+local json = require("tide.models._json")
+local nn = tide.nn
+local P = tide.profiler
+
+local function by_key(list)
+    local r = {}
+    for _, e in ipairs(list) do
+        r[e.key] = e
+    end
+    return r
+end
+
+local function mlp()
+    tide.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+end
+
+describe("tide.profiler.profile", function()
+    it("times each op tide runs, by tide's op names, inside record_function's range", function()
+        local m, x = mlp(), tide.randn({5, 8})
+        local prof = P.profile({ activities = { P.ProfilerActivity.CPU } }, function()
+            P.record_function("model_inference", function()
+                return m(x)
+            end)
+        end)
+        local avg = by_key(prof:key_averages())
+        assert.are.equal(1, avg.model_inference.count)
+        assert.are.equal(2, avg.linear.count)
+        assert.are.equal(1, avg.relu.count)
+        for _, e in ipairs(prof:events()) do
+            assert.is_true(e.self_cpu_time_total <= e.cpu_time_total + 1e-9)
+            if e.name ~= "model_inference" then
+                assert.are.equal("model_inference", e.cpu_parent.name) -- nested by time
+            end
+        end
+        local range, children = avg.model_inference, 0
+        for _, e in ipairs(prof:events()) do
+            children = children + (e.cpu_parent and e.cpu_time_total or 0)
+        end
+        assert.is_true(range.cpu_time_total >= children)
+        assert.is_true(math.abs(range.self_cpu_time_total - (range.cpu_time_total - children))
+            < 1e-6)
+    end)
+
+    it("records backward nodes as PyTorch's evaluate_function ranges and the optimizer's step", function()
+        local m, x = mlp(), tide.randn({5, 8})
+        local opt = tide.optim.Adam(m:parameters())
+        local prof = P.profile({}, function()
+            m(x):sum():backward()
+            opt:step()
+        end)
+        local avg = by_key(prof:key_averages())
+        assert.are.equal(1, avg["autograd::engine::evaluate_function: SumBackward0"].count)
+        assert.are.equal(1, avg["autograd::engine::evaluate_function: ReluBackward0"].count)
+        assert.are.equal(4, avg.adam_step_.count) -- one fused kernel per parameter
+    end)
+
+    it("counts the bytes each op allocates with profile_memory, and its input shapes", function()
+        local x = tide.randn({4, 8})
+        local prof = P.profile({ profile_memory = true, record_shapes = true }, function()
+            P.record_function("two", function()
+                local y = tide.zeros({4, 8}) -- 128 bytes
+                return x + y                 -- 128 more
+            end)
+        end)
+        local avg = by_key(prof:key_averages({ group_by_input_shape = true }))
+        assert.are.equal(128, avg.zeros.cpu_memory_usage)
+        assert.are.equal(128, avg.add.cpu_memory_usage)
+        assert.are.equal(256, avg.two.cpu_memory_usage)
+        assert.are.equal(0, avg.two.self_cpu_memory_usage)
+        assert.are.same({ { 4, 8 }, { 4, 8 } }, avg.add.input_shapes)
+        assert.are.equal("", by_key(prof:key_averages()).add.input_shapes) -- not grouped
+        local text = prof:key_averages({ group_by_input_shape = true }):table()
+        assert.truthy(text:find("CPU Mem  Self CPU Mem    # of Calls", 1, true))
+        assert.truthy(text:find("add  .*  128 b         128 b             1      " ..
+            "%[%[4, 8%], %[4, 8%]%]  \n"))
+    end)
+
+    it("prints PyTorch's table: columns, sort_by, row_limit, the total", function()
+        local x = tide.randn({64, 64})
+        local prof = P.profile({}, function()
+            for _ = 1, 3 do
+                x = x:matmul(x):tanh()
+            end
+            x:sum()
+        end)
+        local avg = prof:key_averages()
+        local text = avg:table({ sort_by = "cpu_time_total", row_limit = 2 })
+        local lines = {}
+        for l in text:gmatch("[^\n]+") do
+            lines[#lines + 1] = l
+        end
+        assert.are.equal(7, #lines) -- rule, header, rule, 2 rows, rule, total
+        local sep = ("-"):rep(12) .. "  "
+        assert.are.equal(("-"):rep(10) .. "  " .. sep:rep(6), lines[1]) -- "matmul" + 4
+        assert.are.equal("      Name    Self CPU %      Self CPU   CPU total %     CPU " ..
+            "total  CPU time avg    # of Calls  ", lines[2])
+        assert.truthy(lines[7]:match("^Self CPU time total: [%d.]+[mu]?s$"))
+        local first, second = lines[4]:match("^%s*(%S+)"), lines[5]:match("^%s*(%S+)")
+        local a = by_key(avg)
+        assert.is_true(a[first].cpu_time_total >= a[second].cpu_time_total)
+        assert.truthy(lines[4]:find("%d%.%d%d%%") and lines[4]:find("  3  $"))
+        assert.are.equal(text, tostring(avg:table({ sort_by = "cpu_time_total", row_limit = 2 })))
+        assert.has_error(function() avg:table({ sort_by = "cpu_total" }) end,
+            "tide: table: sort_by = cpu_total; expected one of cpu_time_total, " ..
+            "self_cpu_time_total, cpu_time, cuda_time_total, self_cuda_time_total, cuda_time, " ..
+            "cpu_memory_usage, self_cpu_memory_usage, cuda_memory_usage, " ..
+            "self_cuda_memory_usage, count")
+        assert.has_error(function() avg:table({ sortby = "count" }) end)
+    end)
+
+    it("leaves every function as it was after stop, also when the profiled code raises", function()
+        local core = tide.core
+        local add, mt_add = core.add, getmetatable(tide.ones({ 1 })).__add
+        local relu, tensor_add = tide.relu, core.Tensor.add
+        assert.has_error(function()
+            P.profile({}, function()
+                assert.are_not.equal(add, core.add) -- wrapped while recording
+                error("stop here")
+            end)
+        end, "stop here")
+        assert.are.equal(add, core.add)
+        assert.are.equal(mt_add, getmetatable(tide.ones({ 1 })).__add)
+        assert.are.equal(relu, tide.relu)
+        assert.are.equal(tensor_add, core.Tensor.add)
+        -- an op that raises while recording leaves no event and no open frame behind it
+        local prof = P.profile({}, function()
+            pcall(function() return tide.ones({ 2 }) + tide.ones({ 3 }) end)
+            tide.ones({ 2 }):exp()
+        end)
+        for _, e in ipairs(prof:events()) do
+            assert.is_nil(e.cpu_parent)
+        end
+        assert.is_nil(by_key(prof:key_averages()).add)
+        assert.are.equal(1, by_key(prof:key_averages()).exp.count)
+    end)
+
+    it("follows a schedule: steps ranges, one on_trace_ready per cycle", function()
+        local ready, x = {}, tide.ones({ 3 })
+        local prof = P.profile({
+            schedule = P.schedule({ wait = 1, warmup = 1, active = 2, ["repeat"] = 2 }),
+            on_trace_ready = function(p)
+                ready[#ready + 1] = by_key(p:key_averages())
+            end,
+        })
+        prof:start()
+        for _ = 1, 10 do
+            x = x:exp():log()
+            prof:step()
+        end
+        prof:stop()
+        assert.are.equal(2, #ready)
+        for c, avg in ipairs(ready) do
+            assert.are.equal(2, avg.exp.count)
+            local first = (c - 1) * 4 + 2
+            assert.are.equal(1, avg["ProfilerStep#" .. first].count)
+            assert.are.equal(1, avg["ProfilerStep#" .. first + 1].count)
+        end
+        local s = P.schedule({ wait = 1, warmup = 1, active = 2, skip_first = 1 })
+        local got = {}
+        for step = 0, 5 do
+            got[#got + 1] = s(step)
+        end
+        assert.are.same({ "NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE", "NONE" }, got)
+        assert.has_error(function() P.schedule({ wait = 1, active = 2 }) end,
+            "tide: schedule: warmup is required, as in {wait = 1, warmup = 1, active = 3}")
+    end)
+
+    it("refuses a second profiler, unknown options and what it cannot do", function()
+        local prof = P.profile({}):start()
+        assert.has_error(function() P.profile({}, function() end) end,
+            "tide: profile: a profiler is already running in this Lua state; stop it first " ..
+            "(prof:stop())")
+        assert.has_error(function() prof:key_averages() end,
+            "tide: key_averages: the profiler is still recording; call prof:stop() first")
+        prof:stop()
+        assert.has_error(function() P.profile({ record_shape = true }) end)
+        assert.has_error(function() P.profile({ with_flops = true }) end,
+            "tide: profile: with_flops is not supported by tide's profiler; leave it false")
+        assert.has_error(function() P.profile({ activities = { "TPU" } }) end,
+            "tide: profile: unknown activity TPU; expected ProfilerActivity.CPU or " ..
+            "ProfilerActivity.CUDA")
+    end)
+
+    it("exports a Chrome trace, a TensorBoard trace file and flame-graph stacks", function()
+        local dir = os.tmpname()
+        os.remove(dir)
+        local seen
+        local prof = P.profile({ with_stack = true, record_shapes = true,
+            on_trace_ready = P.tensorboard_trace_handler(dir, "worker0") }, function()
+            P.record_function("block \"one\"", function() -- a name JSON must escape
+                return tide.ones({ 2, 3 }):exp()
+            end)
+        end)
+        local path = dir .. "/trace.json"
+        prof:export_chrome_trace(path)
+        local f = assert(io.open(path))
+        local trace = json.decode(f:read("*a"), path)
+        f:close()
+        local names = {}
+        for _, e in ipairs(trace.traceEvents) do
+            assert.are.equal("X", e.ph)
+            assert.is_true(e.dur >= 0 and e.ts >= 0)
+            names[e.name] = e
+        end
+        assert.truthy(names['block "one"'])
+        assert.are.same({ { 2, 3 } }, names.exp.args["Input Dims"])
+        local p = io.popen("ls " .. dir)
+        for name in p:lines() do
+            seen = seen or name:match("^worker0%.%d+%.pt%.trace%.json$")
+        end
+        p:close()
+        assert.truthy(seen)
+        local exp = by_key(prof:events()).exp
+        assert.truthy(exp.stack[1]:match("profiler_spec%.lua%(%d+%)"))
+        prof:export_stacks(dir .. "/stacks.txt", "self_cpu_time_total")
+        os.execute("rm -rf " .. dir)
+    end)
+
+    it("answers to PyTorch's other names: autograd.profiler, a range object, a decorator", function()
+        local x = tide.ones({ 2 })
+        local prof = tide.autograd.profiler.profile({ use_cuda = false, record_shapes = true },
+            function()
+                local r = P.record_function("manual"):__enter()
+                x:exp()
+                r:__exit()
+                local f = P.record_function("decorated")(function(y) return y:log() end)
+                f(x)
+            end)
+        local avg = by_key(prof:key_averages())
+        assert.are.equal(1, avg.manual.count)
+        assert.are.equal(1, avg.decorated.count)
+        assert.are.equal(avg.manual, by_key(prof:key_averages()).manual and avg.manual)
+        assert.is_true(prof.self_cpu_time_total > 0)
+        assert.are.equal(1, P.record_function("off", function() return 1 end)) -- no profiler
+    end)
+end)
