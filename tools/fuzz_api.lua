@@ -716,8 +716,14 @@ local last_file = args.last
 
 -- a scenario as a script: the prelude, the earlier steps each under pcall (a step that raised a
 -- tide: error did not stop the fuzzer either), then the step of the finding as it is
+-- the profiler's options while one records (windows of calls run under tide.profiler, so its
+-- timed closures meet every input too), written into a reproducer; nil while none records
+local profiling = nil
 local function reproducer(chunks)
     local parts = { PRELUDE }
+    if profiling then
+        parts[#parts + 1] = "tide.profiler.profile(" .. profiling .. "):start()"
+    end
     for i = 1, #chunks - 1 do
         parts[#parts + 1] = "pcall(function()\n" .. chunks[i] .. "\nend)"
     end
@@ -1294,6 +1300,7 @@ if not args.quiet then
 end
 local groups_seen = {}
 local nrun = 0
+local PROFILER, nprofiled = nil, 0
 while tide.wall_time() < deadline and ncalls < args.calls do
     local g = args.selftest and "tide" or wpick(GROUP_WEIGHTS)
     local t = pick(by_group[g])
@@ -1301,12 +1308,25 @@ while tide.wall_time() < deadline and ncalls < args.calls do
     run_target(t)
     nrun = nrun + 1
     if nrun % 200 == 0 then collectgarbage() end
+    if nrun % 300 == 0 then -- every other window of calls, on average, under the profiler
+        if profiling then
+            PROFILER:stop()
+            profiling = nil
+        elseif chance(0.5) then
+            profiling = ("{record_shapes = %s, profile_memory = %s, with_stack = %s}"):format(
+                tostring(chance(0.5)), tostring(chance(0.5)), tostring(chance(0.3)))
+            PROFILER = tide.profiler.profile(load("return " .. profiling)()):start()
+            nprofiled = nprofiled + 1
+        end
+    end
 end
+if profiling then PROFILER:stop() end
 local covered = 0
 for _ in pairs(groups_seen) do covered = covered + 1 end
 io.stdout:write(("fuzz: seed %s: %d calls in %.1f s (%d returned, the rest raised), %d of %d "
-    .. "targets called, %d findings (%d kinds)\n"):format(tostring(args.seed), ncalls,
-    tide.wall_time() - t_start, nsucceeded, covered, #targets, #findings, nfind))
+    .. "targets called, %d windows of 300 under the profiler, %d findings (%d kinds)\n"):format(
+    tostring(args.seed), ncalls, tide.wall_time() - t_start, nsucceeded, covered, #targets,
+    nprofiled, #findings, nfind))
 if last_file then os.remove(last_file) os.remove(last_file .. ".tmp") end
 if args.selftest then
     local classes = {}
