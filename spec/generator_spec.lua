@@ -275,7 +275,8 @@ describe("the generator's errors", function()
         assert.are.equal('tide: randperm: unknown option "seed"; options are device, dtype, ' ..
             'requires_grad, generator', err_of(tide.randperm, 3, { seed = 1 }))
         assert.are.equal('tide: rand_like: unknown option "generator"; options are dtype, ' ..
-            'device, requires_grad', err_of(tide.rand_like, tide.ones(3), { generator = g }))
+            'device, requires_grad, memory_format',
+            err_of(tide.rand_like, tide.ones(3), { generator = g }))
         assert.are.equal("tide: Generator:manual_seed: the seed must be an integer, got 2.5",
             err_of(function() return g:manual_seed(2.5) end))
         assert.are.equal("tide: Generator:seed: expected a Generator as self, got nil; call it " ..

@@ -93,6 +93,32 @@ describe("keyword arguments of the tensor methods", function()
             "tide: to: memory_format \"channels_last\" needs a 4-D tensor, got 2-D")
         has(err(function() return x:to({ memory_format = "nchw" }) end),
             "tide: to: memory_format must be \"contiguous_format\"")
+        -- PyTorch's constants (torch.channels_last, ...) are those names, never nil
+        assert.are.same({ "contiguous_format", "preserve_format", "channels_last",
+            "channels_last_3d" }, { tide.contiguous_format, tide.preserve_format,
+            tide.channels_last, tide.channels_last_3d })
+        has(err(function() return x:to({ memory_format = tide.channels_last }) end),
+            "tide: to: memory_format \"channels_last\" needs a 4-D tensor, got 2-D")
+        -- is_contiguous(memory_format): the strides of that layout, as PyTorch 1.13 answers
+        local y = tide.ones({ 2, 3, 4, 5 })
+        assert.is_true(y:is_contiguous({ memory_format = tide.contiguous_format }))
+        assert.is_false(y:is_contiguous({ memory_format = tide.channels_last }))
+        assert.is_true(y:is_contiguous(tide.preserve_format))
+        local nhwc = y:permute(1, 3, 4, 2):contiguous():permute(1, 4, 2, 3) -- strides 60,1,15,3
+        assert.is_true(nhwc:is_contiguous(tide.channels_last))
+        assert.is_false(nhwc:is_contiguous())
+        assert.is_true(tide.ones({ 2, 1, 4, 5 }):is_contiguous(tide.channels_last)) -- C = 1
+        assert.is_false(x:is_contiguous(tide.channels_last)) -- another rank: false, not an error
+        assert.is_true(tide.ones({ 1, 2, 3, 4, 5 }):permute(1, 3, 4, 5, 2):contiguous()
+            :permute(1, 5, 2, 3, 4):is_contiguous(tide.channels_last_3d))
+        has(err(function() return y:is_contiguous("nchw") end),
+            "tide: is_contiguous: memory_format must be \"contiguous_format\"")
+        -- the *_like functions take it too (labml_nn's zeros_like(p, memory_format=...))
+        local zl = tide.zeros_like(y, { memory_format = tide.channels_last })
+        assert.are.same({ 2, 3, 4, 5 }, { zl:size(1), zl:size(2), zl:size(3), zl:size(4) })
+        assert.is_true(tide.ones_like(x, { memory_format = tide.preserve_format }):eq(1):all():item())
+        has(err(function() return tide.zeros_like(x, { memory_format = tide.channels_last }) end),
+            "tide: zeros_like: memory_format \"channels_last\" needs a 4-D tensor, got 2-D")
         has(err(function() return x:to("float64", { dtype = "int32" }) end),
             "tide: to: dtype given twice, as argument #2 and by name; pass it once")
         -- PyTorch's positional forms: to(dtype, non_blocking, copy), to(device, dtype,

@@ -21,11 +21,14 @@ local Tensor = core.Tensor
 local fround32 = args.fround32
 
 local OPTIONS = { "dtype", "device", "requires_grad" }
+local LIKE_OPTIONS = { "dtype", "device", "requires_grad", "memory_format" }
 
--- the options of a *_like call: t's dtype and device unless opts says otherwise
+-- the options of a *_like call: t's dtype and device unless opts says otherwise (memory_format
+-- checked, as PyTorch's; the result is row-major whatever it says)
 local function like_opts(op, t, opts)
     check(op, t)
-    opts = args.options(op, opts, OPTIONS, "{dtype = \"float64\"}")
+    opts = args.options(op, opts, LIKE_OPTIONS, "{dtype = \"float64\"}")
+    args.memory_format(op, t, opts.memory_format)
     return { dtype = opts.dtype or t.dtype, device = opts.device or t.device,
         requires_grad = opts.requires_grad }
 end

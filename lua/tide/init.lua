@@ -80,6 +80,11 @@ for name, dtype in pairs({ float32 = "float32", float = "float32", float64 = "fl
   chalf = "complex32" }) do
   tide[name] = dtype
 end
+-- PyTorch's memory formats (torch.channels_last, ...) as the names tide's memory_format takes
+for _, name in ipairs({ "contiguous_format", "preserve_format", "channels_last",
+  "channels_last_3d" }) do
+  tide[name] = name
+end
 
 -- tide.Size(sizes): PyTorch's torch.Size, a copy of the list with t.shape's metatable (a
 -- negative index counts from the end; it prints as tide.Size({2, 3}))

@@ -306,4 +306,27 @@ function M.view_place(x)
     return ok and key or nil
 end
 
+-- PyTorch's memory formats, by name: the rank each needs (nil: any)
+local FORMATS = { preserve_format = false, contiguous_format = false, channels_last = 4,
+    channels_last_3d = 5 }
+
+-- memory_format checked as PyTorch checks it (a known name; channels_last on a 4-D tensor,
+-- channels_last_3d on a 5-D one; x nil: the name only); nothing else to do, tide's layout is
+-- row-major (the tensor methods' memory_format, the *_like functions')
+function M.memory_format(op, x, fmt)
+    if fmt == nil then
+        return
+    end
+    local rank = FORMATS[fmt]
+    if rank == nil then
+        raise(("tide: %s: memory_format must be \"contiguous_format\", \"preserve_format\", " ..
+            "\"channels_last\" or \"channels_last_3d\", got %s"):format(op,
+            type(fmt) == "string" and ('"' .. fmt .. '"') or tostring(fmt)))
+    end
+    if rank and is_tensor(x) and x:dim() ~= rank then
+        raise(("tide: %s: memory_format \"%s\" needs a %d-D tensor, got %d-D (as PyTorch's); " ..
+            "leave it out or pass \"contiguous_format\""):format(op, fmt, rank, x:dim()))
+    end
+end
+
 return M

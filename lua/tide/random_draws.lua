@@ -157,10 +157,10 @@ end
 
 -- ---- randint_like ----
 
-local LIKE_OPTIONS = { "dtype", "device", "requires_grad" }
+local LIKE_OPTIONS = { "dtype", "device", "requires_grad", "memory_format" }
 
--- tide.randint_like(t, [low = 0,] high[, {dtype =, device =, requires_grad =}]): integers in
--- [low, high) of t's shape, in t's dtype on t's device unless opts says otherwise
+-- tide.randint_like(t, [low = 0,] high[, {dtype =, device =, requires_grad =, memory_format =}]):
+-- integers in [low, high) of t's shape, in t's dtype on t's device unless opts says otherwise
 function F.randint_like(t, low, high, opts, ...)
     local op = "randint_like"
     check(op, t)
@@ -175,6 +175,7 @@ function F.randint_like(t, low, high, opts, ...)
             :format(type(high) ~= "number" and type(high) or type(low)))
     end
     local o = args.options(op, opts, LIKE_OPTIONS, "{dtype = \"int64\"}")
+    args.memory_format(op, t, o.memory_format)
     local dtype = o.dtype or t.dtype
     if o.requires_grad and not FLOAT[dtype] then
         raise(("tide: randint_like: %s tensors cannot require grad; drop requires_grad")

@@ -11,6 +11,10 @@ local AvgPool1d = Module:extend("AvgPool1d")
 
 function AvgPool1d:init(kernel_size, stride, padding)
     local o
+    -- a positional stride given as PyTorch's 1-tuple (2,): {2}, not an options table
+    if type(stride) == "table" and #stride == 1 and type(stride[1]) == "number" then
+        stride = stride[1]
+    end
     if type(stride) == "table" then
         core._check_options(stride, "AvgPool1d", { "stride", "padding", "ceil_mode",
             "count_include_pad" })
@@ -18,6 +22,10 @@ function AvgPool1d:init(kernel_size, stride, padding)
     else
         o = { stride = stride, padding = padding }
     end
+    -- PyTorch's 1-tuples: kernel_size=(3,), stride=(2,), ...
+    kernel_size = I.single(kernel_size, "kernel_size", "AvgPool1d")
+    I.single(o.stride, "stride", "AvgPool1d")
+    I.single(o.padding, "padding", "AvgPool1d")
     self.kernel_size = I.check_int(kernel_size, "kernel_size", "AvgPool1d")
     self.opts = o
 end

@@ -17,6 +17,11 @@ function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     local dilation, groups
     stride, padding, dilation, groups, bias = I.conv_options(self, "Conv1d", stride, padding, bias)
     I.conv_channels(self, in_channels, out_channels, groups, "Conv1d")
+    -- PyTorch's 1-tuples: kernel_size=(3,), padding=(2,), ...
+    kernel_size = I.single(kernel_size, "kernel_size", "Conv1d")
+    stride = I.single(stride, "stride", "Conv1d")
+    padding = I.single(padding, "padding", "Conv1d")
+    dilation = I.single(dilation, "dilation", "Conv1d")
     self.kernel_size = I.check_int(kernel_size, "kernel_size", "Conv1d")
     self.stride = I.check_int(stride or 1, "stride", "Conv1d")
     self.dilation = I.check_int(dilation or 1, "dilation", "Conv1d")

@@ -30,6 +30,10 @@ function ConvTranspose1d:init(in_channels, out_channels, kernel_size, stride, pa
         dilation, groups = o.dilation, o.groups
     end
     I.conv_channels(self, in_channels, out_channels, groups, who)
+    -- PyTorch's 1-tuples: kernel_size=(4,), stride=(2,), ...
+    kernel_size, stride = I.single(kernel_size, "kernel_size", who), I.single(stride, "stride", who)
+    padding, dilation = I.single(padding, "padding", who), I.single(dilation, "dilation", who)
+    output_padding = I.single(output_padding, "output_padding", who)
     self.kernel_size = I.check_int(kernel_size, "kernel_size", who)
     self.stride = I.check_int(stride or 1, "stride", who)
     self.padding = I.check_int(padding or 0, "padding", who, 0)

@@ -17,10 +17,15 @@ function MaxPool1d:init(kernel_size, stride, padding)
         o = stride
         stride, padding = o.stride, o.padding
     end
+    -- PyTorch's 1-tuples: kernel_size=(3,), stride=(2,), ...
+    kernel_size = I.single(kernel_size, "kernel_size", "MaxPool1d")
+    stride = I.single(stride, "stride", "MaxPool1d")
+    padding = I.single(padding, "padding", "MaxPool1d")
+    local dilation = I.single(o.dilation, "dilation", "MaxPool1d")
     self.kernel_size = I.check_int(kernel_size, "kernel_size", "MaxPool1d")
     self.stride = I.check_int(stride or kernel_size, "stride", "MaxPool1d")
     self.padding = I.check_int(padding or 0, "padding", "MaxPool1d", 0)
-    self.dilation = I.check_int(o.dilation or 1, "dilation", "MaxPool1d")
+    self.dilation = I.check_int(dilation or 1, "dilation", "MaxPool1d")
     self.ceil_mode = o.ceil_mode or false
     self.return_indices = o.return_indices or false
 end

@@ -613,7 +613,9 @@ local function parse_to(a, b)
         dt = b.dtype or dt
     end
     if type(a) == "table" then
-        core._check_options(a, "Module:to", { "device", "dtype" })
+        -- PyTorch's model.to(memory_format=torch.channels_last): checked, layouts stay row-major
+        core._check_options(a, "Module:to", { "device", "dtype", "memory_format" })
+        require("tide.op_args").memory_format("Module:to", nil, a.memory_format)
         dt = a.dtype or dt
         dev = a.device and device_of(a.device) or dev
     end

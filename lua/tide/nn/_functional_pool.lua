@@ -8,6 +8,7 @@ local core = require("tide.core")
 local K = core._internal
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
+local I = require("tide.nn._internal")
 local raise = autograd.raise
 
 -- PyTorch's adaptive windows over size cells into out (window i covers floor(i size / out) ..
@@ -192,8 +193,9 @@ return function(F)
             kernel_size = kernel_size[1]
         end
         local k = int_arg(kernel_size, who, "kernel_size", 1)
-        local s = int_arg(o.stride or k, who, "stride", 1)
-        local p = int_arg(o.padding or 0, who, "padding", 0)
+        -- PyTorch's 1-tuples: stride=(2,), padding=(1,)
+        local s = int_arg(I.single(o.stride, "stride", who) or k, who, "stride", 1)
+        local p = int_arg(I.single(o.padding, "padding", who) or 0, who, "padding", 0)
         if 2 * p > k then
             raise(string.format("tide: avg_pool1d: padding %d should be at most half the " ..
                 "kernel %d", p, k))

@@ -83,6 +83,25 @@ function I.check_int(v, what, who, min)
     return v
 end
 
+-- a 1-d module's size option (Conv1d's, ConvTranspose1d's kernel_size, stride, padding,
+-- dilation): an integer, or PyTorch's 1-tuple (kernel_size=(3,)) as a 1-element list {3},
+-- which _single unwraps; a string (padding "same"/"valid") passes as it is
+function I.single(v, what, who)
+    if type(v) == "table" and not autograd.is_tensor(v) then
+        if #v ~= 1 or next(v, #v > 0 and #v or nil) ~= nil then
+            local parts = {}
+            for i = 1, #v do
+                parts[i] = tostring(v[i])
+            end
+            raise("tide: " .. who .. ": expected " .. what .. " to be an integer or a " ..
+                "1-element list such as {3} (PyTorch's (3,)), got {" ..
+                table.concat(parts, ", ") .. "}")
+        end
+        return v[1]
+    end
+    return v
+end
+
 -- a boolean option tide implements only at PyTorch's default false (an embedding's sparse, an
 -- embedding bag's scale_grad_by_freq): nil or false passes; true raises as every option not
 -- built yet does (docs/API.md), a non-boolean names its type

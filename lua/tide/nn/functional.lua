@@ -335,9 +335,10 @@ function F.conv1d(input, weight, bias, opts)
     end
     local o, groups = conv_args(who, input, weight, bias, opts, 3, "{N, C, L}")
     local k = weight:size(3)
-    local s = int_arg(o.stride or 1, who, "stride", 1)
-    local p = int_arg(o.padding or 0, who, "padding", 0)
-    local d = int_arg(o.dilation or 1, who, "dilation", 1)
+    -- PyTorch's 1-tuples: stride=(1,), padding=(2,), dilation=(1,)
+    local s = int_arg(I.single(o.stride, "stride", who) or 1, who, "stride", 1)
+    local p = int_arg(I.single(o.padding, "padding", who) or 0, who, "padding", 0)
+    local d = int_arg(I.single(o.dilation, "dilation", who) or 1, who, "dilation", 1)
     local _, ol = conv_out(who, 1, input:size(3), 1, k, 1, s, 0, p, 1, d)
     local y = fused.conv2d(input:unsqueeze(3), weight:unsqueeze(3), bias,
         { 1, k, 1, s, 0, p, 1, d }, 1, ol, groups)
@@ -548,10 +549,12 @@ function F.max_pool1d(input, kernel_size, opts)
     if input:dim() ~= 3 then
         raise("tide: max_pool1d: expected input {N, C, L} or {C, L}, got " .. shape_str(input))
     end
+    -- PyTorch's 1-tuples: kernel_size=(3,), stride=(2,), ...
+    kernel_size = I.single(kernel_size, "kernel_size", who)
     int_arg(kernel_size, who, "kernel_size", 1)
-    local s = int_arg(o.stride or kernel_size, who, "stride", 1)
-    local p = int_arg(o.padding or 0, who, "padding", 0)
-    local d = int_arg(o.dilation or 1, who, "dilation", 1)
+    local s = int_arg(I.single(o.stride, "stride", who) or kernel_size, who, "stride", 1)
+    local p = int_arg(I.single(o.padding, "padding", who) or 0, who, "padding", 0)
+    local d = int_arg(I.single(o.dilation, "dilation", who) or 1, who, "dilation", 1)
     local x = input:unsqueeze(3)
     local g = pool_args(who, x, { 1, kernel_size }, { stride = { 1, s }, padding = { 0, p },
         dilation = { 1, d }, ceil_mode = o.ceil_mode })

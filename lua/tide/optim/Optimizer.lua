@@ -18,14 +18,41 @@ Optimizer.__index = Optimizer
 -- Optimizer:extend("SGD", defaults, positional) -> a class; SGD(params, opts) makes an
 -- optimizer, and so does SGD(params, 0.1, {momentum = 0.9}): positional lists the option names
 -- torch 1.13 takes positionally after params, in its order (default: lr alone)
+--
+-- A class that defines its own constructor, as a torch.optim.Optimizer subclass defines
+-- __init__: Optimizer:extend(name) then function Cls:init(params, ...) ... end, which calls
+-- PyTorch's super().__init__(params, defaults) as Optimizer.init(self, params, defaults)
+-- (labml_nn's GenericAdaptiveOptimizer). Cls(...) makes the object and runs its init with the
+-- arguments as given.
 function Optimizer:extend(name, defaults, positional)
+    if defaults ~= nil and type(defaults) ~= "table" then
+        raise("tide: Optimizer:extend: expected defaults to be a table such as {lr = 0.01} " ..
+            "or nil (a class whose init calls Optimizer.init(self, params, defaults)), got " ..
+            type(defaults))
+    end
     local cls = { __name = name, defaults = defaults,
-        positional = positional or (defaults.lr ~= nil and { "lr" } or {}) }
+        positional = positional or (defaults and (defaults.lr ~= nil and { "lr" } or {})) }
     cls.__index = cls
     return setmetatable(cls, {
         __index = self,
         __call = function(c, params, ...)
-            return c.new(c, params, merge_positional(c.__name, c.positional, ...))
+            if c.init ~= Optimizer.init then
+                local obj = setmetatable({}, c)
+                c.init(obj, params, ...)
+                if obj.param_groups == nil then
+                    raise("tide: " .. c.__name .. ": its init did not call " ..
+                        "Optimizer.init(self, params, defaults) (PyTorch's " ..
+                        "super().__init__(params, defaults)); the optimizer has no param_groups")
+                end
+                return obj
+            end
+            if c.defaults == nil then
+                raise("tide: " .. c.__name .. ": the class has no defaults and no init; " ..
+                    "give Optimizer:extend(name, {lr = 0.01, ...}) its defaults, or define " ..
+                    "function " .. c.__name .. ":init(params, ...) that calls " ..
+                    "Optimizer.init(self, params, defaults)")
+            end
+            return c.new(c, params, merge_positional(c.__name, c.positional or {}, ...))
         end,
     })
 end
@@ -86,6 +113,50 @@ local function fill_group(who, g, defaults, types)
     if g.lr < 0 then
         raise("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr))
     end
+end
+
+-- PyTorch's Optimizer.__init__(params, defaults), for a subclass's own init (super().__init__):
+-- self.defaults is defaults, self.param_groups the groups of params (a list of parameters or
+-- of {params = ..., lr = ...} groups), each option a group leaves out taken from defaults, and
+-- self.state PyTorch's defaultdict(dict): self.state[p] is an empty table on first read. The
+-- state and update are the subclass's (its step); tide's init_state hook is not called.
+function Optimizer.init(self, params, defaults)
+    local who = self.__name or "Optimizer"
+    if type(defaults) ~= "table" or is_tensor(defaults) then
+        raise("tide: " .. who .. ": Optimizer.init(self, params, defaults): expected defaults " ..
+            "to be a table such as {lr = 0.01}, got " ..
+            (is_tensor(defaults) and "a tensor" or type(defaults)))
+    end
+    params = param_list(params, who)
+    if params[1] == nil then
+        raise("tide: " .. who .. ": optimizer got an empty parameter list")
+    end
+    local groups = {}
+    if not is_tensor(params[1]) then
+        for i, g in ipairs(params) do
+            if type(g) ~= "table" or g.__ismodule or g.params == nil then
+                raise("tide: " .. who .. ": parameter group " .. i .. " is not a table such " ..
+                    "as {params = {...}, lr = 0.1}")
+            end
+            groups[i] = g
+        end
+    else
+        groups[1] = { params = params }
+    end
+    for _, g in ipairs(groups) do
+        fill_group(who, g, defaults, {})
+    end
+    self.defaults = defaults
+    self.param_groups = groups
+    self.state = setmetatable({}, { __index = function(st, p)
+        if not is_tensor(p) then
+            return nil
+        end
+        local t = {}
+        rawset(st, p, t)
+        return t
+    end })
+    self._python_init = true
 end
 
 function Optimizer.new(cls, params, opts)
@@ -174,7 +245,7 @@ function Optimizer:add_param_group(group)
     if group.params == nil then
         raise("tide: " .. who .. ": the group has no params; {params = {...}, lr = 0.01}")
     end
-    fill_group(who, group, self.defaults, getmetatable(self).defaults)
+    fill_group(who, group, self.defaults, self._python_init and {} or getmetatable(self).defaults)
     local seen = {}
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
@@ -195,7 +266,10 @@ function Optimizer:add_param_group(group)
         groups[#groups] = nil
         error(err, 0)
     end
-    self:init_state()
+    -- (a subclass with its own init keeps its state as PyTorch's do: its step makes it)
+    if not self._python_init then
+        self:init_state()
+    end
 end
 
 -- cls.nonnegative: the options each group must have >= 0 (checked after lr, before

@@ -311,6 +311,15 @@ function Profile:export_chrome_trace(path)
     f:close()
 end
 
+-- export_memory_timeline(path[, device]): PyTorch 2.1's plot of memory by category over time
+-- needs the allocator's frees, which tide does not record: it raises, naming what to use
+function Profile:export_memory_timeline(path)
+    fail(("tide: export_memory_timeline(%s): not supported by tide's profiler (tide does not " ..
+        "record when storage is freed); profile with profile_memory = true and read " ..
+        "prof:key_averages():table({sort_by = \"self_cpu_memory_usage\"}), or " ..
+        "prof:export_chrome_trace(path)"):format(tostring(path)))
+end
+
 function Profile:export_stacks(path, metric)
     finished(self, "export_stacks"):export_stacks(path, metric or "self_cpu_time_total")
 end

@@ -67,7 +67,8 @@ S.randint = { first = "low", params = { "high", "size" }, options = RANDOM, meth
         return f(low, high, size, opts)
     end }
 -- randint_like(t, [low = 0,] high): one integer after t is high
-S.randint_like = { params = { "low", "high" }, options = CREATE, methods = false,
+S.randint_like = { params = { "low", "high" }, options = { "dtype", "device", "requires_grad",
+    "memory_format" }, methods = false,
     call = function(f, t, low, high, opts)
         if high == nil then
             return f(t, low, opts)

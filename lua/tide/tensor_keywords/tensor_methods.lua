@@ -22,27 +22,7 @@ local CREATE = { "dtype", "device", "requires_grad" }
 local GENERATOR = { "generator" }
 local MEMORY_FORMAT = { "memory_format" }
 
--- PyTorch's memory formats, by name: the rank each needs (nil: any)
-local FORMATS = { preserve_format = false, contiguous_format = false, channels_last = 4,
-    channels_last_3d = 5 }
-
--- memory_format checked as PyTorch checks it (a known name; channels_last on a 4-D tensor,
--- channels_last_3d on a 5-D one); nothing else to do, tide's layout is row-major
-local function memory_format(op, x, fmt)
-    if fmt == nil then
-        return
-    end
-    local rank = FORMATS[fmt]
-    if rank == nil then
-        raise(("tide: %s: memory_format must be \"contiguous_format\", \"preserve_format\", " ..
-            "\"channels_last\" or \"channels_last_3d\", got %s"):format(op,
-            type(fmt) == "string" and ('"' .. fmt .. '"') or tostring(fmt)))
-    end
-    if rank and is_tensor(x) and x:dim() ~= rank then
-        raise(("tide: %s: memory_format \"%s\" needs a %d-D tensor, got %d-D (as PyTorch's); " ..
-            "leave it out or pass \"contiguous_format\""):format(op, fmt, rank, x:dim()))
-    end
-end
+local memory_format = require("tide.op_args").memory_format
 
 local function boolean(op, name, v)
     if v ~= nil and type(v) ~= "boolean" then
@@ -134,6 +114,31 @@ S.contiguous = { params = { "memory_format" }, functions = false, nmax = 1,
     call = function(f, x, fmt)
         memory_format("contiguous", x, fmt)
         return f(x)
+    end }
+
+-- is_contiguous(memory_format=torch.contiguous_format): channels_last(_3d) asks whether the
+-- strides are that layout's, (C H W, 1, W C, C) for {N, C, H, W} (a size-1 dim's stride aside;
+-- false for another rank), as PyTorch's; tide makes row-major tensors, so only a permuted view
+-- can be. preserve_format asks as contiguous_format does (PyTorch 1.13's answer)
+local CHANNELS_LAST_ORDER = { channels_last = { 2, 4, 3, 1 }, channels_last_3d = { 2, 5, 4, 3, 1 } }
+S.is_contiguous = { params = { "memory_format" }, functions = false, nmax = 1,
+    call = function(f, x, fmt)
+        memory_format("is_contiguous", nil, fmt) -- the name only: another rank is false
+        local order = CHANNELS_LAST_ORDER[fmt]
+        if not order then
+            return f(x)
+        elseif x:dim() ~= #order then
+            return false
+        end
+        local expected = 1 -- innermost first: C, then W, H (, D), then N
+        for _, d in ipairs(order) do
+            local n = x:size(d)
+            if n ~= 1 and x:stride(d) ~= expected then
+                return false
+            end
+            expected = expected * n
+        end
+        return true
     end }
 
 -- ---- views and shapes ----
