@@ -293,4 +293,25 @@ describe("tide.profiler.profile", function()
         end)
         assert.is_true(checked > 400, "checked " .. checked)
     end)
+
+    it("with the CUDA activity, makes each op on a CUDA tensor wait for its kernels #cuda", function()
+        if not tide.cuda.is_available() then
+            pending("no CUDA device: " .. tostring(tide.cuda.unavailable_reason()))
+            return
+        end
+        local x = tide.randn({ 64, 64 }, { device = "cuda" })
+        local cpu = tide.randn({ 4 })
+        local both = { P.ProfilerActivity.CPU, P.ProfilerActivity.CUDA }
+        local prof = P.profile({ activities = both }, function()
+            x:matmul(x):relu()
+            cpu:exp()
+        end)
+        local avg = by_key(prof:key_averages())
+        assert.is_true(avg.matmul.cuda_time_total > 0)
+        assert.are.equal(avg.matmul.cpu_time_total, avg.matmul.cuda_time_total)
+        assert.are.equal(0, avg.exp.cuda_time_total) -- a CPU tensor's op is no CUDA time
+        local text = prof:key_averages():table()
+        assert.truthy(text:find("Self CUDA %", 1, true))
+        assert.truthy(text:find("Self CUDA time total: ", 1, true))
+    end)
 end)
