@@ -294,7 +294,7 @@ describe("tide.profiler.profile", function()
         assert.is_true(checked > 400, "checked " .. checked)
     end)
 
-    it("with the CUDA activity, makes each op on a CUDA tensor wait for its kernels #cuda", function()
+    it("with the CUDA activity, makes an op on a CUDA tensor wait for its kernels #cuda", function()
         if not tide.cuda.is_available() then
             pending("no CUDA device: " .. tostring(tide.cuda.unavailable_reason()))
             return
