@@ -115,6 +115,34 @@ local function fill_group(who, g, defaults, types)
     end
 end
 
+-- the groups of params (a list of tensors is one group; a list of {params = ..., lr = ...}
+-- tables is several), each option a group leaves out taken from defaults (fill_group)
+local function param_groups(who, params, defaults, types)
+    local groups = {}
+    if params[1] ~= nil and not is_tensor(params[1]) then
+        for i, g in ipairs(params) do
+            if type(g) ~= "table" or g.__ismodule then
+                raise("tide: " .. who .. ": parameter group " .. i .. " is a " ..
+                    (type(g) == "table" and "module" or type(g)) .. "; expected a table such as " ..
+                    "{params = {...}, lr = 0.1}")
+            end
+            if g.params == nil and is_tensor(g[1]) then
+                raise("tide: " .. who .. ": parameter group " .. i .. " is a list of " .. #g ..
+                    " tensors without a params key: a list of parameter lists is not a " ..
+                    "parameter list; join them as itertools.chain does with " ..
+                    "tide.utils.chain(a, b), or give groups {{params = a}, {params = b}}")
+            end
+            groups[i] = g
+        end
+    else
+        groups[1] = { params = params }
+    end
+    for _, g in ipairs(groups) do
+        fill_group(who, g, defaults, types)
+    end
+    return groups
+end
+
 -- PyTorch's Optimizer.__init__(params, defaults), for a subclass's own init (super().__init__):
 -- self.defaults is defaults, self.param_groups the groups of params (a list of parameters or
 -- of {params = ..., lr = ...} groups), each option a group leaves out taken from defaults, and
@@ -131,21 +159,7 @@ function Optimizer.init(self, params, defaults)
     if params[1] == nil then
         raise("tide: " .. who .. ": optimizer got an empty parameter list")
     end
-    local groups = {}
-    if not is_tensor(params[1]) then
-        for i, g in ipairs(params) do
-            if type(g) ~= "table" or g.__ismodule or g.params == nil then
-                raise("tide: " .. who .. ": parameter group " .. i .. " is not a table such " ..
-                    "as {params = {...}, lr = 0.1}")
-            end
-            groups[i] = g
-        end
-    else
-        groups[1] = { params = params }
-    end
-    for _, g in ipairs(groups) do
-        fill_group(who, g, defaults, {})
-    end
+    local groups = param_groups(who, params, defaults, {})
     self.defaults = defaults
     self.param_groups = groups
     self.state = setmetatable({}, { __index = function(st, p)
@@ -189,30 +203,7 @@ function Optimizer.new(cls, params, opts)
             defaults[k] = opts[k]
         end
     end
-    params = param_list(params, who)
-    -- a list of tensors is one group; a list of {params = ..., lr = ...} tables is several
-    local groups = {}
-    if params[1] ~= nil and not is_tensor(params[1]) then
-        for i, g in ipairs(params) do
-            if type(g) ~= "table" or g.__ismodule then
-                raise("tide: " .. who .. ": parameter group " .. i .. " is a " ..
-                    (type(g) == "table" and "module" or type(g)) .. "; expected a table such as " ..
-                    "{params = {...}, lr = 0.1}")
-            end
-            if g.params == nil and is_tensor(g[1]) then
-                raise("tide: " .. who .. ": parameter group " .. i .. " is a list of " .. #g ..
-                    " tensors without a params key: a list of parameter lists is not a " ..
-                    "parameter list; join them as itertools.chain does with " ..
-                    "tide.utils.chain(a, b), or give groups {{params = a}, {params = b}}")
-            end
-            groups[i] = g
-        end
-    else
-        groups[1] = { params = params }
-    end
-    for _, g in ipairs(groups) do
-        fill_group(who, g, defaults, cls.defaults)
-    end
+    local groups = param_groups(who, param_list(params, who), defaults, cls.defaults)
     local self = setmetatable({ param_groups = groups, state = {}, defaults = defaults }, cls)
     self:check_groups(who)
     self:init_state()
