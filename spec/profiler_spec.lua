@@ -50,6 +50,7 @@ describe("tide.profiler.profile", function()
         local m, x = mlp(), tide.randn({5, 8})
         local opt = tide.optim.Adam(m:parameters())
         local prof = P.profile({}, function()
+            opt:zero_grad()
             m(x):sum():backward()
             opt:step()
         end)
@@ -57,6 +58,10 @@ describe("tide.profiler.profile", function()
         assert.are.equal(1, avg["autograd::engine::evaluate_function: SumBackward0"].count)
         assert.are.equal(1, avg["autograd::engine::evaluate_function: ReluBackward0"].count)
         assert.are.equal(4, avg.adam_step_.count) -- one fused kernel per parameter
+        local step = avg["Optimizer.step#Adam.step"] -- PyTorch's range around the whole step
+        assert.are.equal(1, step.count)
+        assert.is_true(step.cpu_time_total >= avg.adam_step_.cpu_time_total)
+        assert.are.equal(1, avg["Optimizer.zero_grad#Adam.zero_grad"].count)
     end)
 
     it("counts the bytes each op allocates with profile_memory, and its input shapes", function()

@@ -103,14 +103,10 @@ function E.anomaly_mode()
     return anomaly, anomaly_nan
 end
 
--- ---- the profiler (tide.profiler sets it while it records) ----
+-- ---- the profiler (tide.profiler.hooks, set while one records) ----
 -- On, each formula that runs is a range "autograd::engine::evaluate_function: <node>", as in
 -- PyTorch's tables; off, backward pays one test per node.
-local prof_open, prof_close = nil, nil
-
-function E.set_profiler(open, close)
-    prof_open, prof_close = open, close
-end
+local prof = require("tide.profiler.hooks")
 
 local traceback = debug and debug.traceback -- (nil where the debug library is not opened)
 
@@ -1221,8 +1217,8 @@ local function pass(roots, grads, retain, create)
                 if nd.hooks then
                     n_held = nil -- a hook may have kept it, or given another
                 end
-                local range = run and prof_open and
-                    prof_open("autograd::engine::evaluate_function: " .. tostring(nd))
+                local range = run and prof.open and
+                    prof.open("autograd::engine::evaluate_function: " .. tostring(nd))
                 if not run then -- captured, and nothing below it is wanted
                     g = nil
                 elseif LIST_OPS[nd.name] then
@@ -1263,7 +1259,7 @@ local function pass(roots, grads, retain, create)
                     end
                 end
                 if range then
-                    prof_close(range)
+                    prof.close(range)
                 end
                 if n_held and g ~= nil and held[g] == 0 then
                     release(g) -- its formula has run and nothing holds it

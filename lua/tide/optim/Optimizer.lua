@@ -11,6 +11,8 @@ local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
 local merge_positional = require("tide.pytorch_args").merge
+-- a recording profiler's ranges: PyTorch's "Optimizer.step#Adam.step" and zero_grad's
+local prof = require("tide.profiler.hooks")
 
 local Optimizer = {}
 Optimizer.__index = Optimizer
@@ -303,6 +305,7 @@ Optimizer.state_dict, Optimizer.load_state_dict = state_dict.state_dict, state_d
 -- opt:zero_grad([set_to_none]): nil or true sets the gradients to nil, false zeroes them in
 -- place (PyTorch 1.13's default; tide._set_to_none)
 function Optimizer:zero_grad(...)
+    local range = prof.open and prof.open("Optimizer.zero_grad#" .. self.__name .. ".zero_grad")
     local params = {}
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
@@ -310,6 +313,9 @@ function Optimizer:zero_grad(...)
         end
     end
     require("tide._set_to_none")("zero_grad", params, ...)
+    if range then
+        prof.close(range)
+    end
 end
 
 -- the state table of p, its tensors moved to p's device and dtype when p has moved
@@ -472,12 +478,16 @@ function Optimizer:step(closure)
         raise("tide: " .. self.__name .. ": step: expected a closure function, got " ..
             (is_tensor(closure) and "tide.Tensor" or type(closure)))
     end
+    local range = prof.open and prof.open("Optimizer.step#" .. self.__name .. ".step")
     if closure then
         loss = closure()
     end
     local prev = set_grad_enabled(false)
     local ok, err = pcall(run, self)
     set_grad_enabled(prev)
+    if range then
+        prof.close(range)
+    end
     if not ok then
         error(err, 0)
     end

@@ -5,6 +5,7 @@
 -- Ranges (record_function, a backward node, a profiler step) are events too; nesting comes from
 -- the times afterwards (tide.profiler.event_list), so a call that raises leaves no open frame.
 local core = require("tide.core")
+local hooks = require("tide.profiler.hooks")
 
 local R = {}
 
@@ -283,12 +284,12 @@ function R.start(o)
     detail = shapes_on or memory_on or stack_on or cuda_on
     install()
     on = true
-    require("tide.autograd.engine").set_profiler(R.open, R.close)
+    hooks.open, hooks.close = R.open, R.close
 end
 
 function R.stop()
     on = false
-    require("tide.autograd.engine").set_profiler(nil, nil)
+    hooks.open, hooks.close = nil, nil
     uninstall()
     local t = clock()
     for i = 1, n do -- a range still open (a profiler step) ends here
