@@ -204,6 +204,33 @@ function Tensor.sum_to_size(x, ...)
     return x:sum_to(s)
 end
 
+-- tide._assert(condition, message): PyTorch's torch._assert (torchvision's models use it), Lua's
+-- assert for a boolean or a one-element tensor: raises message (as Python's AssertionError) when
+-- the condition is false, nil, zero or a false bool tensor; returns nothing otherwise
+function M.functions._assert(condition, message, ...)
+    args.no_extra("_assert", 3, ...)
+    if message ~= nil and type(message) ~= "string" then
+        raise(("tide: _assert: message must be a string, got a %s; write tide._assert(h == 32, " ..
+            "\"Wrong image height!\")"):format(type(message)))
+    end
+    local ok = condition
+    if core.is_tensor(condition) then
+        if condition:numel() ~= 1 then
+            raise(("tide: _assert: a condition tensor must have one element (its truth is " ..
+                "ambiguous otherwise), got shape %s; reduce it first: tide._assert(x:all(), msg)")
+                :format(args.shape_str(condition:size())))
+        end
+        ok = condition:item()
+        ok = ok ~= 0 and ok ~= false
+    elseif type(condition) == "number" then
+        ok = condition ~= 0
+    end
+    if not ok then
+        error(message or "assertion failed", 2)
+    end
+end
+M.names[#M.names + 1] = "_assert"
+
 local sorted = {}
 for alias in pairs(ALIASES) do
     sorted[#sorted + 1] = alias

@@ -100,8 +100,44 @@ end
 local FORWARD = { "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights",
     "is_causal" }
 
-function MHA:forward(query, key, value, ...)
-    local opts = S.arguments(WHO, FORWARD, 3, ...)
+-- Python's self_attention(query=x, key=x, value=x, need_weights=False): query, key and value
+-- by name in the table that ends the call (mha({query = x, key = x, value = x}) or
+-- mha(x, {key = x, value = x})), the other options beside them
+local QKV = { "query", "key", "value" }
+local function qkv_by_name(query, key, value, ...)
+    if select("#", ...) > 0 then
+        return query, key, value, ...
+    end
+    local pos, last = { query, key, value }, nil
+    for i = 3, 1, -1 do
+        if pos[i] ~= nil then
+            last = i
+            break
+        end
+    end
+    if not last or core.is_tensor(pos[last]) or not S.by_name(pos[last]) then
+        return query, key, value
+    end
+    local o = {}
+    for k, v in pairs(pos[last]) do
+        o[k] = v
+    end
+    pos[last] = nil
+    for i, name in ipairs(QKV) do
+        if o[name] ~= nil then
+            if pos[i] ~= nil then
+                raise(string.format("tide: %s: got %s both as argument #%d and by name {%s =}; " ..
+                    "give it once", WHO, name, i, name))
+            end
+            pos[i], o[name] = o[name], nil
+        end
+    end
+    return pos[1], pos[2], pos[3], next(o) ~= nil and o or nil
+end
+
+function MHA:forward(...)
+    local query, key, value = qkv_by_name(...)
+    local opts = S.arguments(WHO, FORWARD, 3, select(4, qkv_by_name(...)))
     core._check_options(opts, WHO, FORWARD)
     I.check_tensor(query, WHO)
     local nd = query:dim()

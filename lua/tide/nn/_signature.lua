@@ -77,6 +77,8 @@ end
 
 -- a user's class -> the signature it declared with nn.signature (S.declare)
 local CLASS_SIGNATURES = setmetatable({}, { __mode = "k" })
+-- a user class's init wrapper (nn.signature's) -> the init it wraps
+local RAW_INIT = setmetatable({}, { __mode = "k" })
 
 function S.of_class(cls)
     return CLASS_SIGNATURES[cls]
@@ -218,6 +220,32 @@ function S.declare(cls, text, method)
         return cls
     end
     CLASS_SIGNATURES[cls] = spec
+    -- Python's super().__init__(in_dim, [mlp_dim, in_dim], activation_layer=nn.GELU) from a
+    -- subclass is Base.init(self, ...) in Lua: the class's init (defined before or after this
+    -- call) becomes a wrapper that takes the arguments as the constructor does, positionally and
+    -- the last of them (or all) in a table by name, defaults filled in (without it the table
+    -- reached init as its next positional argument); the constructor calls the raw init
+    local function wrap(raw)
+        raw = RAW_INIT[raw] or raw
+        local function init(self, ...)
+            local o, ordered = S.gather(who, spec, compat.pack(...), select("#", ...))
+            return call_init(self, who, raw, spec, o, ordered)
+        end
+        RAW_INIT[init] = raw
+        return init
+    end
+    if type(rawget(cls, "init")) == "function" then
+        rawset(cls, "init", wrap(rawget(cls, "init")))
+    end
+    local mt = getmetatable(cls)
+    if type(mt) == "table" and rawget(mt, "__newindex") == nil then
+        mt.__newindex = function(c, k, v)
+            if k == "init" and type(v) == "function" and CLASS_SIGNATURES[c] == spec then
+                v = wrap(v)
+            end
+            rawset(c, k, v)
+        end
+    end
     return cls
 end
 
@@ -431,6 +459,7 @@ end
 
 -- init(self, ...) through the signature spec
 function S.call(self, who, init, spec, ...)
+    init = RAW_INIT[init] or init
     local o, names = S.gather(who, spec, compat.pack(...), select("#", ...))
     for k, v in pairs(o) do
         if INTEGRAL[k] then
