@@ -466,6 +466,30 @@ do
         end
         return setmetatable(out, SIZE_MT)
     end
+    -- s * 3 (or 3 * s): Python's tuple repetition (torch.Size([1]) * (ndim - 1), torchvision's
+    -- stochastic_depth), a Size of s's sizes n times over (none for n <= 0, as Python's)
+    SIZE_MT.__mul = function(a, b)
+        local s, n = a, b
+        if getmetatable(a) ~= SIZE_MT then
+            s, n = b, a
+        end
+        if type(n) ~= "number" or not whole(n) then
+            raise(("tide: Size * %s: a shape repeats a whole number of times, as Python's " ..
+                "tuples: tide.Size({1}) * 3"):format(core.is_tensor(n) and "a tensor" or
+                tostring(n)))
+        end
+        local out, k = {}, #s
+        if k * n > 1e6 then -- a shape that long is a mistake (no tensor has so many dims)
+            raise(("tide: Size * %s: %d sizes repeated %s times is no shape; did you mean " ..
+                "tide.Size({%s})?"):format(tostring(n), k, tostring(n), tostring(n)))
+        end
+        for r = 0, n - 1 do
+            for i = 1, k do
+                out[r * k + i] = rawget(s, i)
+            end
+        end
+        return setmetatable(out, SIZE_MT)
+    end
     SIZE_MT.__index = function(s, k)
         if type(k) == "table" then
             if #k ~= 1 or type(k[1]) ~= "table" then

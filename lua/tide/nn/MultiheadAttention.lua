@@ -135,9 +135,14 @@ local function qkv_by_name(query, key, value, ...)
     return pos[1], pos[2], pos[3], next(o) ~= nil and o or nil
 end
 
+local attend
+
 function MHA:forward(...)
-    local query, key, value = qkv_by_name(...)
-    local opts = S.arguments(WHO, FORWARD, 3, select(4, qkv_by_name(...)))
+    return attend(self, qkv_by_name(...))
+end
+
+function attend(self, query, key, value, ...)
+    local opts = S.arguments(WHO, FORWARD, 3, ...)
     core._check_options(opts, WHO, FORWARD)
     I.check_tensor(query, WHO)
     local nd = query:dim()
