@@ -9,7 +9,36 @@ typedef struct copts {
     tide_dtype   dt;
     int          has_dt;
     int          requires_grad;
+    const char  *layout; /* empty's memory_format: "channels_last"(_3d), else NULL */
 } copts;
+
+/* empty's memory_format, PyTorch's names: "contiguous_format" (tide's layout), "channels_last"
+ * (4-D) or "channels_last_3d" (5-D), both checked by rank and made row-major; "preserve_format"
+ * is refused as PyTorch refuses it. Anything else raises naming the four. */
+static const char *read_memory_format(lua_State *L, int idx, const char *op) {
+    const char *name = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+    if (name && strcmp(name, "contiguous_format") == 0)
+        return NULL;
+    if (name && strcmp(name, "channels_last") == 0)
+        return "channels_last"; /* static: the Lua string may go */
+    if (name && strcmp(name, "channels_last_3d") == 0)
+        return "channels_last_3d";
+    if (name && strcmp(name, "preserve_format") == 0)
+        tl_error(L,
+                 "tide: %s: memory_format \"preserve_format\" is not supported by %s (as "
+                 "PyTorch's); leave it out or pass \"contiguous_format\"",
+                 op, op);
+    if (name)
+        tl_error(L,
+                 "tide: %s: memory_format must be \"contiguous_format\", \"preserve_format\", "
+                 "\"channels_last\" or \"channels_last_3d\", got \"%s\"",
+                 op, name);
+    tl_error(L,
+             "tide: %s: memory_format must be \"contiguous_format\", \"preserve_format\", "
+             "\"channels_last\" or \"channels_last_3d\", got %s",
+             op, luaL_typename(L, idx));
+    return NULL;
+}
 
 /* opts = {device =, dtype =, requires_grad =} at idx (absent: defaults) */
 static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, copts *o) {
@@ -17,14 +46,22 @@ static void read_opts(lua_State *L, tide_lua_state *S, int idx, const char *op, 
     o->dt = tide_default_float();
     o->has_dt = 0;
     o->requires_grad = 0;
+    o->layout = NULL;
     if (lua_isnoneornil(L, idx))
         return;
     if (lua_type(L, idx) != LUA_TTABLE)
         tl_error(L, "tide: %s: options must be a table such as {device = \"cuda\"}, got %s", op,
                  luaL_typename(L, idx));
     static const char *const known[] = {"device", "dtype", "requires_grad", NULL};
-    tl_check_options(L, idx, op, known, NULL);
+    static const char *const known_empty[] = {"device", "dtype", "requires_grad", "memory_format",
+                                              NULL};
+    int                      is_empty = strcmp(op, "empty") == 0;
+    tl_check_options(L, idx, op, is_empty ? known_empty : known, NULL);
     idx = lua_absindex(L, idx);
+    if (is_empty && lua_getfield(L, idx, "memory_format") != LUA_TNIL)
+        o->layout = read_memory_format(L, -1, op);
+    if (is_empty)
+        lua_pop(L, 1);
     if (lua_getfield(L, idx, "device") != LUA_TNIL)
         o->dev = tl_check_device(L, -1, op);
     lua_pop(L, 1);
@@ -135,6 +172,14 @@ static int filled(lua_State *L, const char *op, int kind) {
                                    &r->t));
         break;
     default:
+        if (o.layout) {
+            int rank = strcmp(o.layout, "channels_last") == 0 ? 4 : 5;
+            if (ndim != rank)
+                tl_error(L,
+                         "tide: %s: memory_format \"%s\" needs a %d-D tensor, got %d-D (as "
+                         "PyTorch's); leave it out or pass \"contiguous_format\"",
+                         op, o.layout, rank, ndim);
+        }
         push_new(L, S, &o, ndim, shape, op); /* empty */
         break;
     }

@@ -116,9 +116,23 @@ describe("keyword arguments of the tensor methods", function()
         -- the *_like functions take it too (labml_nn's zeros_like(p, memory_format=...))
         local zl = tide.zeros_like(y, { memory_format = tide.channels_last })
         assert.are.same({ 2, 3, 4, 5 }, { zl:size(1), zl:size(2), zl:size(3), zl:size(4) })
-        assert.is_true(tide.ones_like(x, { memory_format = tide.preserve_format }):eq(1):all():item())
+        local ol = tide.ones_like(x, { memory_format = tide.preserve_format })
+        assert.is_true(ol:eq(1):all():item())
         has(err(function() return tide.zeros_like(x, { memory_format = tide.channels_last }) end),
             "tide: zeros_like: memory_format \"channels_last\" needs a 4-D tensor, got 2-D")
+        -- tide.empty(..., memory_format=): PyTorch's names; preserve_format refused as PyTorch's
+        local e4 = tide.empty({ 1, 2, 3, 4 }, { memory_format = tide.channels_last })
+        assert.are.equal(4, e4:dim())
+        assert.are.equal(5, tide.empty(1, 2, 3, 4, 5, { memory_format = "channels_last_3d" }):dim())
+        assert.are.equal(2, tide.empty({ 2, 3 }, { memory_format = tide.contiguous_format }):dim())
+        has(err(function() return tide.empty({ 2, 3 }, { memory_format = tide.channels_last }) end),
+            "tide: empty: memory_format \"channels_last\" needs a 4-D tensor, got 2-D")
+        has(err(function() return tide.empty({ 2 }, { memory_format = tide.preserve_format }) end),
+            "tide: empty: memory_format \"preserve_format\" is not supported by empty")
+        has(err(function() return tide.empty({ 2 }, { memory_format = "nhwc" }) end),
+            "tide: empty: memory_format must be \"contiguous_format\"")
+        has(err(function() return tide.zeros({ 2 }, { memory_format = "channels_last" }) end),
+            "tide: zeros: unknown option \"memory_format\"")
         has(err(function() return x:to("float64", { dtype = "int32" }) end),
             "tide: to: dtype given twice, as argument #2 and by name; pass it once")
         -- PyTorch's positional forms: to(dtype, non_blocking, copy), to(device, dtype,
