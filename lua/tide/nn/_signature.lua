@@ -109,8 +109,9 @@ local function python_literal(who, name, text)
         return list
     end
     -- a class as the default (DLA's block=BasicBlock, norm_layer=nn.BatchNorm2d): nn.X is tide.nn's
-    -- layer, a bare name the Module:extend("Name") class of that name defined before the call
-    local layer = text:match("^nn%.([%a_][%w_]*)$")
+    -- layer (torch.nn.X too, as torchvision's ops/misc.py writes activation=torch.nn.ReLU), a bare
+    -- name the Module:extend("Name") class of that name defined before the call
+    local layer = text:match("^nn%.([%a_][%w_]*)$") or text:match("^torch%.nn%.([%a_][%w_]*)$")
     local cls
     if layer then
         cls = rawget(require("tide.nn"), layer) or require("tide.nn")[layer]
