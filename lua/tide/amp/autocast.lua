@@ -6,8 +6,9 @@
 -- "cuda", bfloat16 on "cpu" by default), and the ops that need range or precision (exp, log,
 -- pow, sum, softmax, the norms, the losses) in float32; the others follow their inputs.
 -- PyTorch's keyword form tide.autocast({device_type = "cpu", dtype =}, fn, ...) also works.
--- Also tide.autocast; tide.is_autocast_enabled([device_type = "cuda"]) and
--- tide.get_autocast_dtype(device_type).
+-- Without a function it is PyTorch's decorator: tide.autocast("cuda", {enabled = false})(fn)
+-- returns fn wrapped (each call runs under autocast). Also tide.autocast;
+-- tide.is_autocast_enabled([device_type = "cuda"]) and tide.get_autocast_dtype(device_type).
 local ac = require("tide._autocast")
 local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
@@ -37,7 +38,7 @@ local function is_callable(fn)
     return type(fn) == "function" or (getmetatable(fn) or {}).__call ~= nil
 end
 
-local function region(device_type, opts, fn, ...)
+local function region(decorate, device_type, opts, fn, ...)
     local who = "autocast"
     device_type = device_type_arg(who, device_type)
     opts = args.options(who, opts, { "dtype", "enabled", "cache_enabled" },
@@ -53,6 +54,21 @@ local function region(device_type, opts, fn, ...)
             raise(("tide: %s: %s must be a boolean, got %s"):format(who, key, type(opts[key])))
         end
     end
+    if decorate then
+        -- PyTorch's decorator: @torch.autocast("cuda", enabled=False) def f(...) is
+        -- f = tide.autocast("cuda", {enabled = false})(function(...) ... end)
+        return function(f, ...)
+            if not is_callable(f) or select("#", ...) > 0 then
+                raise(("tide: %s: the decorator form takes one function, got %s%s; write " ..
+                    "f = tide.autocast(\"%s\", {enabled = false})(function(...) ... end)")
+                    :format(who, type(f), select("#", ...) > 0 and " and more arguments" or "",
+                    device_type))
+            end
+            return function(...)
+                return region(false, device_type, opts, f, ...)
+            end
+        end
+    end
     if not is_callable(fn) then
         raise(("tide: %s: expected a function to run under autocast, got %s; write " ..
             "tide.autocast(\"%s\", function() ... end)"):format(who, type(fn), device_type))
@@ -61,7 +77,7 @@ local function region(device_type, opts, fn, ...)
     return ac.run(device_type, enabled and dtype or nil, opts.cache_enabled ~= false, fn, ...)
 end
 
-function F.autocast(device_type, opts, ...)
+local function autocast(n, device_type, opts, ...)
     -- torch.autocast(device_type="cpu", dtype=...): every argument by name in one table
     if type(device_type) == "table" and not is_callable(device_type) and
         getmetatable(device_type) == nil then
@@ -81,13 +97,19 @@ function F.autocast(device_type, opts, ...)
                 "another table); put them all in the first: tide.autocast({device_type = " ..
                 "\"cpu\", dtype = tide.bfloat16}, fn)")
         end
-        return region(named.device_type, rest, opts, ...)
+        -- tide.autocast({device_type = ...}) alone: the decorator
+        return region(n == 1, named.device_type, rest, opts, ...)
     end
     -- a nil in the options' place is an absent options table: the function follows it
     if opts == nil or (type(opts) == "table" and not is_callable(opts)) then
-        return region(device_type, opts, ...)
+        -- tide.autocast("cuda") or tide.autocast("cuda", {enabled = false}) alone: the decorator
+        return region(n == 1 or (n == 2 and opts ~= nil), device_type, opts, ...)
     end
-    return region(device_type, nil, opts, ...)
+    return region(false, device_type, nil, opts, ...)
+end
+
+function F.autocast(...)
+    return autocast(select("#", ...), ...)
 end
 
 function F.is_autocast_enabled(device_type)

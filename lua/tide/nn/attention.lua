@@ -15,8 +15,31 @@ for _, v in pairs(M.SDPBackend) do
     VALID[v] = true
 end
 
---- sdpa_kernel(backend or {backends...}, fn[, {set_priority = false}]) -> fn()'s results
+--- sdpa_kernel(backend or {backends...}, fn[, {set_priority = false}]) -> fn()'s results;
+--- PyTorch's keywords in one table: sdpa_kernel({backends = {...}, set_priority = false}, fn)
+--- (Python's sdpa_kernel(backends=[...]), e.g. sdpa_kernel(**config._asdict()))
 function M.sdpa_kernel(backends, fn, opts)
+    if type(backends) == "table" and next(backends) ~= nil and backends[1] == nil then
+        for k in pairs(backends) do
+            if k ~= "backends" and k ~= "set_priority" then
+                raise(("tide: sdpa_kernel: unknown keyword %s; PyTorch's are backends and " ..
+                    "set_priority: sdpa_kernel({backends = {SDPBackend.MATH}}, function() ... " ..
+                    "end)"):format(tostring(k)))
+            end
+        end
+        if backends.backends == nil then
+            raise("tide: sdpa_kernel: missing backends; pass sdpa_kernel({backends = "
+                .. "{SDPBackend.MATH}}, function() ... end)")
+        end
+        if opts ~= nil and backends.set_priority ~= nil then
+            raise("tide: sdpa_kernel: set_priority given twice, in the first table and in the " ..
+                "third argument; pass it once")
+        end
+        if backends.set_priority ~= nil then
+            opts = { set_priority = backends.set_priority }
+        end
+        backends = backends.backends
+    end
     local list = type(backends) == "table" and backends or { backends }
     if #list == 0 then
         raise("tide: sdpa_kernel: expected an SDPBackend or a list of them, e.g. "
