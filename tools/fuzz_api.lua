@@ -443,7 +443,10 @@ local function public(k)
 end
 
 for _, k in ipairs(sorted_keys(tide)) do
-    if type(tide[k]) == "function" and public(k) then add("tide", "tide." .. k, "tide." .. k) end
+    -- PyTorch's _foreach_* ops are public under their underscore names
+    if type(tide[k]) == "function" and (public(k) or k:match("^_foreach_")) then
+        add("tide", "tide." .. k, "tide." .. k)
+    end
 end
 for _, k in ipairs(sorted_keys(tide.cuda)) do
     if type(tide.cuda[k]) == "function" then add("tide", "tide.cuda." .. k, "tide.cuda." .. k) end

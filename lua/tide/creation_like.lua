@@ -295,6 +295,10 @@ local TENSOR_OPTIONS = { "dtype", "device", "requires_grad" }
 
 function M.tensor_of_tensors(data, opts)
     if core.is_tensor(data) then
+        -- PyTorch's UserWarning for torch.tensor(sourceTensor) (it copies and detaches, as here)
+        require("tide._warn").once("tensor_of_tensor", "To copy construct from a tensor, it is " ..
+            "recommended to use t:clone():detach() or t:clone():detach():requires_grad_(true), " ..
+            "rather than tide.tensor(t)")
         local o = args.options("tensor", opts, TENSOR_OPTIONS, "{dtype = \"float64\"}")
         local r = data:detach():to(o.device or data.device, { dtype = o.dtype or data.dtype,
             copy = true })

@@ -87,9 +87,21 @@ end
 function Categorical:log_prob(value)
     local who = "Categorical.log_prob"
     value = self:value_tensor(value, who, self.logits)
-    if args.FLOAT[value.dtype] or value.dtype == "bool" then
+    if value.dtype == "bool" then
         raise(("tide: %s: the value must hold 1-based classes (int64), got %s"):format(who,
             value.dtype))
+    end
+    if args.FLOAT[value.dtype] then
+        -- PyTorch takes whole float classes (a float action buffer, spinningup's PPOBuffer) as
+        -- their integers; a fraction is outside the support
+        local frac = value:detach() - value:detach():floor()
+        if value:numel() > 0 and frac:ne(0):any():item() then
+            local at = frac:reshape(-1):ne(0):nonzero():reshape(-1)[1]
+            local bad = value:detach():reshape(-1)[at]
+            raise(("tide: %s: the value must hold whole 1-based classes, got %s in a %s " ..
+                "tensor; round it (value:round()) or give int64 classes"):format(who,
+                tostring(bad:item()), value.dtype))
+        end
     end
     value = value:long()
     local k = self.num_events

@@ -92,4 +92,49 @@ for _, name in ipairs({ "identity_transform", "biject_to", "transform_to" }) do
     end
 end
 
+-- PyTorch's submodules, for `from torch.distributions.normal import Normal`:
+-- tide.distributions.normal.Normal is tide.distributions.Normal (each submodule holds its file's
+-- classes; another name there raises, naming what it holds)
+local SUBMODULES = {
+    distribution = { "Distribution" }, normal = { "Normal" }, categorical = { "Categorical" },
+    bernoulli = { "Bernoulli" }, uniform = { "Uniform" }, exponential = { "Exponential" },
+    laplace = { "Laplace" }, independent = { "Independent" },
+    multivariate_normal = { "MultivariateNormal" }, gamma = { "Gamma" }, beta = { "Beta" },
+    dirichlet = { "Dirichlet" }, cauchy = { "Cauchy" }, half_cauchy = { "HalfCauchy" },
+    half_normal = { "HalfNormal" }, log_normal = { "LogNormal" }, gumbel = { "Gumbel" },
+    weibull = { "Weibull" }, chi2 = { "Chi2" }, studentT = { "StudentT" },
+    poisson = { "Poisson" }, geometric = { "Geometric" }, binomial = { "Binomial" },
+    one_hot_categorical = { "OneHotCategorical", "OneHotCategoricalStraightThrough" },
+    continuous_bernoulli = { "ContinuousBernoulli" },
+    transformed_distribution = { "TransformedDistribution" },
+    logistic_normal = { "LogisticNormal" }, pareto = { "Pareto" }, kumaraswamy = { "Kumaraswamy" },
+    relaxed_bernoulli = { "LogitRelaxedBernoulli", "RelaxedBernoulli" },
+    relaxed_categorical = { "ExpRelaxedCategorical", "RelaxedOneHotCategorical" },
+    exp_family = { "ExponentialFamily" }, fishersnedecor = { "FisherSnedecor" },
+    lkj_cholesky = { "LKJCholesky" }, mixture_same_family = { "MixtureSameFamily" },
+    multinomial = { "Multinomial" }, negative_binomial = { "NegativeBinomial" },
+    von_mises = { "VonMises" }, wishart = { "Wishart" },
+    lowrank_multivariate_normal = { "LowRankMultivariateNormal" },
+}
+for sub, classes in pairs(SUBMODULES) do
+    lazy[sub] = function()
+        local holds = {}
+        for _, name in ipairs(classes) do
+            holds[name] = true
+        end
+        rawset(M, sub, setmetatable({}, {
+            __index = function(self, k)
+                if holds[k] then
+                    local cls = M[k]
+                    rawset(self, k, cls)
+                    return cls
+                end
+                error(("tide: tide.distributions.%s has no %s; it holds %s, as " ..
+                    "tide.distributions does"):format(sub, tostring(k),
+                    table.concat(classes, ", ")), 2)
+            end,
+        }))
+    end
+end
+
 return require("tide._lazy")(M, lazy)
