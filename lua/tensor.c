@@ -698,11 +698,25 @@ static int t_newindex(lua_State *L) {
     if (v && !v->t)
         return tl_error(L, "tide: setindex: attempt to use a freed tensor");
     lua_settop(L, 3);
+    if (v && tide_tensor_ndim(v->t) > 0 && tide_tensor_shape(v->t)[0] == 1) {
+        /* PyTorch's setitem drops a value's leading size-1 dims (a[0] = ones(1, 2)): squeezed
+         * in Lua (tide.subscripts.strip_leading_ones), recorded, so v's gradient keeps its
+         * shape */
+        lua_getglobal(L, "require");
+        lua_pushliteral(L, "tide.subscripts");
+        lua_call(L, 1, 1);
+        lua_getfield(L, -1, "strip_leading_ones");
+        lua_pushvalue(L, 3);
+        lua_call(L, 1, 1);
+        lua_replace(L, 3);
+        lua_settop(L, 3);
+        v = tl_test(L, 3);
+    }
     int rec = tl_check_inplace(L, S, a, "t[i] = v");
     tl_select(L, S, 1, i, "setindex");
     ltensor *view = lua_touserdata(L, -1);
     if (v) {
-        TL_CALL(L, S, tide_tensor_copy_(S->ctx, view->t, v->t));
+        TL_CALL_AS(L, S, tide_tensor_copy_(S->ctx, view->t, v->t), "copy_", "setindex");
     } else {
         TL_CALL(L, S, tide_fill_x_(S->ctx, view->t, tl_scalar(L, 3)));
     }

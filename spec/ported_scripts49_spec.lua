@@ -307,9 +307,9 @@ describe("cleanrl ppo.py", function()
                     local delta = rewards[t] + args.gamma * nextvalues * nextnonterminal - values[t]
                     -- advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
                     lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
-                    -- GAP: PyTorch's x[t] = v drops v's leading size-1 dims (lastgaelam is
-                    -- [1, num_envs] from next_value); tide's setindex raises, so view(-1) here
-                    advantages[t] = lastgaelam:view(-1)
+                    -- (lastgaelam is [1, num_envs] from next_value: setindex drops its leading
+                    -- size-1 dims, as PyTorch's setitem)
+                    advantages[t] = lastgaelam
                 end
                 returns = advantages + values
             end)

@@ -188,6 +188,31 @@ describe("several index tensors, PyTorch's advanced indexing (" .. D.name .. ")"
     end)
 end)
 
+describe("t[k] = v drops v's leading size-1 dims, PyTorch's setitem (" .. D.name .. ")", function()
+    it("for an integer, a range, a mask and an index key, the gradient in v's shape", function()
+        local a = tide.zeros({ 3, 2 }, { device = D.name })
+        a[1] = tide.ones({ 1, 2 }, { device = D.name }) -- cleanrl's advantages[t] = lastgaelam
+        assert.are.same({ { 1, 1 }, { 0, 0 }, { 0, 0 } }, host(a))
+        local b = tide.zeros({ 4, 2, 2 }, { device = D.name })
+        b[{ { 2, 3 } }] = tide.ones({ 1, 1, 2, 2 }, { device = D.name })
+        assert.are.equal(8, b:sum():item())
+        local m = tide.zeros({ 3, 2 }, { device = D.name })
+        m[tide.tensor({ true, false, true }, { device = D.name })] = tide.ones({ 1, 2 },
+            { device = D.name })
+        assert.are.same({ { 1, 1 }, { 0, 0 }, { 1, 1 } }, host(m))
+        local v = tide.ones({ 1, 2 }, { device = D.name, requires_grad = true })
+        local d = tide.zeros({ 3, 2 }, { device = D.name })
+        d[2] = v * 2
+        d:sum():backward()
+        assert.are.same({ { 2, 2 } }, host(v.grad))
+        local e = tide.zeros({ 3, 2 }, { device = D.name })
+        assert.matches("tide: setindex: cannot copy a tensor of shape [2, 2] into one of " ..
+            "shape [2]", catch(function() e[1] = tide.ones({ 2, 2 }, { device = D.name }) end),
+            1, true)
+        assert.are.same({ { 0, 0 }, { 0, 0 }, { 0, 0 } }, host(e))
+    end)
+end)
+
 describe("subscript errors (" .. D.name .. ")", function()
     local x = X()
 

@@ -482,9 +482,22 @@ function M.get(x, key)
     return v
 end
 
+-- value without its leading size-1 dims, as PyTorch's setitem takes it (a[0] = ones(1, 2),
+-- a[1:3] = ones(1, 1, 2, 2)): squeeze views, so a gradient reaches value in its own shape;
+-- broadcasting puts back what the target needs (also for t[i] = v, lua/tensor.c)
+function M.strip_leading_ones(value)
+    while value:dim() > 0 and value:size(1) == 1 do
+        value = value:squeeze(1)
+    end
+    return value
+end
+
 function M.set(x, key, value)
     if not is_tensor(value) and type(value) ~= "number" and type(value) ~= "boolean" then
         raise(("tide: setindex: value must be a number or a tensor, got %s"):format(type(value)))
+    end
+    if is_tensor(value) then
+        value = M.strip_leading_ones(value)
     end
     key = byte_mask(key)
     if is_tensor(key) and x:dim() > 0 and scalar_index(key) ~= key then
