@@ -132,6 +132,12 @@ describe("tide.profiler.profile", function()
         assert.are.equal(mt_add, getmetatable(tide.ones({ 1 })).__add)
         assert.are.equal(relu, tide.relu)
         assert.are.equal(tensor_add, core.Tensor.add)
+        -- a tide module loaded while recording, holding a timed closure, gets the original back
+        P.profile({}, function()
+            package.loaded["tide.profiler_spec_late"] = { add = core.add }
+        end)
+        assert.are.equal(add, package.loaded["tide.profiler_spec_late"].add)
+        package.loaded["tide.profiler_spec_late"] = nil
         -- an op that raises while recording leaves no event and no open frame behind it
         local prof = P.profile({}, function()
             pcall(function() return tide.ones({ 2 }) + tide.ones({ 3 }) end)

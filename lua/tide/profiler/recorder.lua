@@ -269,6 +269,18 @@ local function uninstall()
         end
         swapped[i] = nil
     end
+    -- a tide module loaded while recording may have copied a timed closure into its table
+    local original = {}
+    for f, w in pairs(WRAPPED) do
+        original[w] = f
+    end
+    for _, mod in ipairs(loaded_modules()) do
+        for k, v in pairs(mod) do
+            if original[v] then
+                rawset(mod, k, original[v])
+            end
+        end
+    end
 end
 
 -- ---- the recorder's life ----
