@@ -93,6 +93,61 @@ local function cubic_index(in_size, out_size, scale, align, single)
     return idx, w
 end
 
+-- antialias (PyTorch 1.13's _compute_weights_aa, as PIL resamples): each output's taps are the
+-- cells within the filter's support around its centre scale * (o + 1/2), the support widened
+-- by the scale when downscaling, the weights a triangle (bilinear) or Keys' cubic with
+-- A = -0.5 (bicubic) normalised to sum 1; taps past an output's cells weigh 0
+local function aa_filter(mode)
+    if mode == "bilinear" then
+        return 2, function(x)
+            x = math.abs(x)
+            return x < 1 and 1 - x or 0
+        end
+    end
+    local a = -0.5
+    return 4, function(x)
+        x = math.abs(x)
+        if x < 1 then
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        elseif x < 2 then
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        end
+        return 0
+    end
+end
+
+local function aa_index(mode, in_size, out_size, scale, single)
+    local r = single and fround32 or function(v) return v end
+    local interp, filter = aa_filter(mode)
+    scale = r(scale)
+    local support = r(scale >= 1 and (interp * 0.5) * scale or interp * 0.5)
+    local ntaps = math.ceil(support) * 2 + 1
+    local invscale = scale >= 1 and r(1 / scale) or 1
+    local idx, w = {}, {}
+    for j = 1, ntaps do
+        idx[j], w[j] = {}, {}
+    end
+    for o = 0, out_size - 1 do
+        local center = r(scale * (o + 0.5))
+        local function trunc(v) -- C's cast toward zero
+            return v < 0 and math.ceil(v) or math.floor(v)
+        end
+        local xmin = math.max(trunc(r(center - support + 0.5)), 0)
+        local xsize = math.min(trunc(r(center + support + 0.5)), in_size) - xmin
+        local ws, total = {}, 0
+        for j = 0, xsize - 1 do
+            ws[j + 1] = r(filter(r(r(j + xmin - center + 0.5) * invscale)))
+            total = total + ws[j + 1]
+        end
+        for j = 1, ntaps do
+            idx[j][o + 1] = math.min(xmin + j - 1, in_size - 1) + 1
+            w[j][o + 1] = (j <= xsize and total ~= 0) and ws[j] / total or
+                (j <= xsize and ws[j] or 0)
+        end
+    end
+    return idx, w
+end
+
 return function(F)
     local tensor_arg, options, int_arg = C.tensor_arg, C.options, C.int_arg
     local bool_opt, shape_str = C.bool_opt, C.shape_str
@@ -195,9 +250,10 @@ return function(F)
             raise(string.format("tide: interpolate: align_corners is for the linear and cubic " ..
                 "modes; leave it out with mode %q", mode))
         end
-        if bool_opt(o.antialias, false, who, "antialias") then
-            raise("tide: interpolate: antialias (PyTorch's smoothing before a downscale) is " ..
-                "not in tide yet; leave it out, or blur the input first")
+        local antialias = bool_opt(o.antialias, false, who, "antialias")
+        if antialias and mode ~= "bilinear" and mode ~= "bicubic" then
+            raise(string.format("tide: interpolate: antialias is for the modes \"bilinear\" " ..
+                "and \"bicubic\" (as PyTorch's), not %q; leave it out", mode))
         end
         local align = bool_opt(o.align_corners, false, who, "align_corners")
         if (o.size == nil) == (o.scale_factor == nil) then
@@ -223,6 +279,9 @@ return function(F)
                 local idx = nearest_index(in_size, n, scale, mode == "nearest-exact")
                 out = out:index_select(d, core.tensor(idx, { dtype = "int64",
                     device = input.device }))
+            elseif antialias then
+                local idx, w = aa_index(mode, in_size, n, scale, single)
+                out = taps(out, d, idx, w, n)
             elseif mode == "bicubic" then
                 local idx, w = cubic_index(in_size, n, scale, align, single)
                 out = taps(out, d, idx, w, n)

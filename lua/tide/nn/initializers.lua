@@ -110,6 +110,30 @@ local function fans(t, who)
     return shape[2] * receptive, shape[1] * receptive
 end
 
+-- PyTorch's private helpers that timm, torchvision and many scripts call:
+-- nn.init._calculate_fan_in_and_fan_out(tensor) -> fan_in, fan_out (two values, Python's tuple)
+-- and nn.init._calculate_correct_fan(tensor, mode) -> the fan of mode "fan_in" or "fan_out"
+function init._calculate_fan_in_and_fan_out(t)
+    if not autograd.is_tensor(t) then
+        raise(string.format("tide: nn.init._calculate_fan_in_and_fan_out: expected a tensor, " ..
+            "got %s", type(t)))
+    end
+    return fans(t, "_calculate_fan_in_and_fan_out")
+end
+
+function init._calculate_correct_fan(t, mode)
+    local who = "_calculate_correct_fan"
+    if not autograd.is_tensor(t) then
+        raise(string.format("tide: nn.init.%s: expected a tensor, got %s", who, type(t)))
+    end
+    if mode ~= "fan_in" and mode ~= "fan_out" then
+        raise(string.format('tide: nn.init.%s: mode %s is not supported; use "fan_in" or ' ..
+            '"fan_out"', who, tostring(mode)))
+    end
+    local fan_in, fan_out = fans(t, who)
+    return mode == "fan_in" and fan_in or fan_out
+end
+
 local function empty(t)
     return t:numel() == 0 -- PyTorch: initializing a zero-element tensor does nothing
 end
