@@ -204,7 +204,8 @@ local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributions = "tide.distributions", special = "tide.special_functions", amp = "tide.amp",
   func = "tide.func", backends = "tide.backends", compile = "tide.compile",
   accelerator = "tide.accelerator", _dynamo = "tide._dynamo", einops = "tide.einops",
-  profiler = "tide.profiler", multiprocessing = "tide.multiprocessing", jit = "tide.jit" }
+  profiler = "tide.profiler", multiprocessing = "tide.multiprocessing", jit = "tide.jit",
+  onnx = "tide.onnx" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {

@@ -26,11 +26,39 @@ local function need_callable(op, obj)
     end
 end
 
+-- a scripted or traced module gets what a ScriptModule reads: .code and .graph (strings that say
+-- tide keeps no TorchScript, so print(traced.code) prints that and not nil) on it and each of
+-- its submodules, and .save (tide.save itself, so traced:save(path) is tide.jit.save(traced,
+-- path) and the field survives a save of the whole module); a field the module already has stays
+local function as_script_module(obj, how)
+    if not (type(obj) == "table" and obj.__ismodule == true and
+        type(obj.modules) == "function") then
+        return obj
+    end
+    local tide = require("tide")
+    for _, m in ipairs(obj:modules()) do
+        local mt = getmetatable(m)
+        local name = type(mt) == "table" and rawget(mt, "__name") or "Module"
+        local note = ("tide.jit: %s was %s and runs its Lua forward eagerly; tide keeps no " ..
+            "TorchScript %%s (no IR: there is nothing to print but this)"):format(name, how)
+        if m.code == nil then
+            m.code = note:format("code")
+        end
+        if m.graph == nil then
+            m.graph = note:format("graph")
+        end
+        if m.save == nil then
+            m.save = tide.save
+        end
+    end
+    return obj
+end
+
 -- script(obj[, {optimize =, _frames_up =, _rcb =, example_inputs =}]): obj itself
 function J.script(obj, opts)
     args.options("jit.script", opts, { "optimize", "_frames_up", "_rcb", "example_inputs" })
     need_callable("script", obj)
-    return obj
+    return as_script_module(obj, "scripted")
 end
 
 -- the example inputs of trace: one tensor, or a list of them (Python's tuple)
@@ -57,7 +85,7 @@ function J.trace(func, example_inputs, opts)
     autograd.no_grad(function()
         func(compat.unpack(ins, 1, ins.n))
     end)
-    return func
+    return as_script_module(func, "traced")
 end
 
 -- trace_module(mod, {method = example_inputs, ...}): mod, each method run once
@@ -78,7 +106,7 @@ function J.trace_module(mod, inputs, opts)
             f(mod, compat.unpack(ins, 1, ins.n))
         end)
     end
-    return mod
+    return as_script_module(mod, "traced")
 end
 
 -- save(m, path) / load(path[, map_location]): the whole module, by tide.save and tide.load

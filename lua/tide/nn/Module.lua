@@ -784,6 +784,57 @@ local function keys_advice(unexpected, expected)
         "1): load nn.utils.state_dict_from_torch(sd)"
 end
 
+-- PyTorch's per-module hook, called by load_state_dict before it reads any key:
+-- _load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+-- unexpected_keys, error_msgs). A class overrides it to edit the state dict (a copy of the
+-- caller's, as PyTorch's) under its prefix ("layer1.bn1.", list entries 1-based): Python's
+-- `del state_dict[k]` is `state_dict[k] = nil` (torchvision's FrozenBatchNorm2d drops
+-- num_batches_tracked so). The keys in the copy are then loaded as usual; keys the hook appends to
+-- missing_keys / unexpected_keys join the result (and a strict load's check), and any message
+-- in error_msgs makes the load raise, changing nothing. This default does nothing, so an
+-- override may call Module._load_from_state_dict(self, ...) as Python's super() does.
+function Module:_load_from_state_dict(...) -- luacheck: ignore
+    -- (state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+end
+
+-- the modules (self first, then depth first) whose class overrides _load_from_state_dict run it
+-- on a copy of sd; returns the copy (or sd itself when none does) and the keys they report
+local function run_load_hooks(self, sd, strict)
+    local hooked = {}
+    local function walk(m, prefix)
+        if m._load_from_state_dict ~= Module._load_from_state_dict then
+            hooked[#hooked + 1] = { m, prefix }
+        end
+        for _, name in ipairs(m._modules) do
+            local c = rawget(m, name)
+            if c then
+                walk(c, prefix .. name .. ".")
+            end
+        end
+    end
+    walk(self, "")
+    if #hooked == 0 then
+        return sd, {}, {}
+    end
+    local copy = {}
+    for k, v in next, sd do
+        copy[k] = v
+    end
+    local missing, unexpected, error_msgs = {}, {}, {}
+    for _, h in ipairs(hooked) do
+        h[1]:_load_from_state_dict(copy, h[2], {}, strict, missing, unexpected, error_msgs)
+    end
+    if #error_msgs > 0 then
+        local msgs = {}
+        for i, m in ipairs(error_msgs) do
+            msgs[i] = tostring(m)
+        end
+        raise("tide: load_state_dict: a module's _load_from_state_dict reported: " ..
+            table.concat(msgs, "; ") .. " (nothing was loaded)")
+    end
+    return copy, missing, unexpected
+end
+
 -- copies values in place (any device/dtype to the parameter's); all checks happen first, so a
 -- failed load changes nothing. assign (PyTorch's load_state_dict(sd, strict, assign)): the
 -- module takes the state dict's tensors themselves (their dtype and device) instead of copying
@@ -819,6 +870,8 @@ function Module:load_state_dict(sd, strict, assign)
         raise("tide: load_state_dict: assign must be a boolean ({assign = true}), got " ..
             tostring(assign))
     end
+    local hook_missing, hook_unexpected
+    sd, hook_missing, hook_unexpected = run_load_hooks(self, sd, strict)
     local owners = assign and {} or nil
     local names, vals = state_entries(self, owners)
     local expected, missing, unexpected = {}, {}, {}
@@ -841,7 +894,13 @@ function Module:load_state_dict(sd, strict, assign)
             unexpected[#unexpected + 1] = tostring(k)
         end
     end
+    for _, k in ipairs(hook_unexpected) do
+        unexpected[#unexpected + 1] = tostring(k)
+    end
     table.sort(unexpected)
+    for _, k in ipairs(hook_missing) do
+        missing[#missing + 1] = tostring(k)
+    end
     local mismatch = strict and args.keys_mismatch(missing, unexpected)
     if mismatch then
         raise("tide: load_state_dict: " .. mismatch .. keys_advice(unexpected, expected))

@@ -169,4 +169,17 @@ local function checkpoint(fn, ...)
     return compat.unpack(results, 1, outs.n)
 end
 
-return checkpoint
+-- torch.utils.checkpoint is a module: tide.utils.checkpoint is callable (tide's short form) and
+-- holds PyTorch's names, so torch.utils.checkpoint.checkpoint(fn, x) and
+-- torch.utils.checkpoint.checkpoint_sequential(fns, segments, x) port as they are
+return setmetatable({ checkpoint = checkpoint }, {
+    __call = function(_, ...)
+        return checkpoint(...)
+    end,
+    __index = function(_, k)
+        if k == "checkpoint_sequential" then
+            return require("tide.utils.checkpoint_sequential")
+        end
+        return nil
+    end,
+})
