@@ -704,6 +704,16 @@ function Module:bfloat16()
     return self:to("bfloat16")
 end
 
+-- m:type(dst_type): PyTorch's Module.type, every parameter and buffer cast as t:type(dst_type)
+-- casts a tensor (a dtype name, "torch.DoubleTensor", tide.cuda.FloatTensor, ... moving to CUDA
+-- for a cuda type); returns m. Parameters stay floating point (Module:to's rule).
+function Module:type(dst_type, ...)
+    require("tide.op_args").no_extra("Module:type", 1, ...)
+    local probe = core.empty({ 0 }):type(dst_type) -- t:type's names and errors
+    local cuda = tostring(probe.device):match("^cuda") ~= nil
+    return self:to({ dtype = probe.dtype, device = cuda and "cuda" or nil })
+end
+
 -- ---- state ----
 
 -- Every name a tensor has, as PyTorch's state_dict: a tied weight (decoder.weight =
