@@ -50,13 +50,18 @@ local function cumulative(op, combine)
             raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
         end
         local d = dim_of(op, x, dim)
+        local given = type(opts) == "table" and opts.dtype ~= nil
         x = in_dtype(op, x, opts)
-        -- integers and bools accumulate in int64, as PyTorch's
+        -- integers and bools accumulate in int64, as PyTorch's; a dtype given is the result's
+        -- (PyTorch's b.cumsum(0, dtype=torch.int32) is int32)
         local r = INTEGRAL[x.dtype] and x:to("int64") or x:clone()
-        if x:dim() == 0 then
-            return r
+        if x:dim() ~= 0 then
+            r = scan(r, d, combine)
         end
-        return scan(r, d, combine)
+        if given and r.dtype ~= x.dtype then
+            r = r:to(x.dtype)
+        end
+        return r
     end
 end
 
@@ -158,6 +163,23 @@ local function keepdim_arg(op, keepdim)
     return keepdim == true
 end
 
+-- the reduction of x over dim (an integer, nil, or a list where lists), by the kernel
+local function reduce_dims(op, kernel, lists, x, dim, keepdim)
+    if type(dim) ~= "table" then
+        return kernel(x, dim, keepdim)
+    end
+    if not lists then
+        raise(("tide: %s: dim must be one integer, got a list; PyTorch's %s reduces one " ..
+            "dim: call it once per dim, as x:%s(1):%s(1)"):format(op, op, op, op))
+    end
+    local keep = keepdim_arg(op, keepdim)
+    local dims = dims_of(op, x, dim)
+    if #dims == 0 then -- {}: every dim, as PyTorch 1.13's x.sum(())
+        return kernel(x)
+    end
+    return over(x, dims, op, keep) -- descending, so the dims left keep their numbers
+end
+
 -- sum([dim[, keepdim[, {dtype =}]]]), mean, prod: the core's kernel, over every element or
 -- one dim; PyTorch's dtype = converts x first, and for sum and mean dim may be a list of dims
 -- (PyTorch's tuple: x:mean({3, 4}) pools an image batch globally), each reduced in turn by
@@ -171,20 +193,15 @@ local function with_dims(op, lists)
         end
         args.no_extra(op, 4, ...)
         check(op, x)
+        local given = type(opts) == "table" and opts.dtype ~= nil
         x = in_dtype(op, x, opts)
-        if type(dim) ~= "table" then
-            return kernel(x, dim, keepdim)
+        local r = reduce_dims(op, kernel, lists, x, dim, keepdim)
+        -- the kernel accumulates integers in int64; a dtype given is the result's, as PyTorch's
+        -- (b.sum(-1, dtype=torch.int32) is int32: segment-anything's amg.py counts so)
+        if given and r.dtype ~= x.dtype and INTEGRAL[x.dtype] then
+            r = r:to(x.dtype)
         end
-        if not lists then
-            raise(("tide: %s: dim must be one integer, got a list; PyTorch's %s reduces one " ..
-                "dim: call it once per dim, as x:%s(1):%s(1)"):format(op, op, op, op))
-        end
-        local keep = keepdim_arg(op, keepdim)
-        local dims = dims_of(op, x, dim)
-        if #dims == 0 then -- {}: every dim, as PyTorch 1.13's x.sum(())
-            return kernel(x)
-        end
-        return over(x, dims, op, keep) -- descending, so the dims left keep their numbers
+        return r
     end
 end
 -- (x, dim, keepdim): the kernel's own calls
