@@ -1194,7 +1194,9 @@ end)
 ---------------------------------------------------------------------------------------------
 local function calculate_stability_score(masks, mask_threshold, threshold_offset)
     -- (masks > (mask_threshold + threshold_offset)).sum(-1, dtype=torch.int16).sum(-1, dtype=torch.int32)
-    -- GAP: tide has no int16 (known); int32 for both sums
+    -- tide has no int16 (int32 for both sums here); asking for it raises naming tide's dtypes
+    local ok, err = pcall(function() return masks:gt(0):sum(-1, { dtype = tide.int16 }) end)
+    assert(not ok and err:find('tide: sum: dtype "int16" is not one of tide\'s', 1, true), err)
     local intersections = masks:gt(mask_threshold + threshold_offset)
         :sum(-1, { dtype = tide.int32 })
         :sum(-1, { dtype = tide.int32 })

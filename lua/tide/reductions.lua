@@ -36,8 +36,17 @@ end
 local DTYPE_OPTION = { "dtype" }
 
 -- x converted to opts.dtype first when given (PyTorch's dtype= on the reductions), else x
+-- PyTorch's dtypes tide lacks (tide.int16, ...: their names are defined), named by the op
+local TIDE_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true,
+    int32 = true, int64 = true, uint8 = true, bool = true }
+
 local function in_dtype(op, x, opts)
     local dtype = args.options(op, opts, DTYPE_OPTION, '{dtype = "float64"}').dtype
+    if type(dtype) == "string" and not TIDE_DTYPES[dtype] then
+        raise(("tide: %s: dtype %q is not one of tide's (float32, float64, float16, " ..
+            "bfloat16, int32, int64, uint8, bool); for counts use {dtype = tide.int32} or " ..
+            "tide.int64"):format(op, dtype))
+    end
     return dtype ~= nil and x:to(dtype) or x
 end
 
