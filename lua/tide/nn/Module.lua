@@ -21,7 +21,7 @@ Module.__index = Module
 Module.__class__ = Module
 Module.__name__ = "Module"
 
-local METAMETHODS = { "__call", "__tostring", "__newindex", "__len" }
+local METAMETHODS = { "__call", "__tostring", "__newindex", "__len", "__add", "__mul" }
 
 local signature = require("tide.nn._signature")
 

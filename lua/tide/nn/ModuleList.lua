@@ -61,7 +61,13 @@ function ModuleList:append(m)
     return self
 end
 
-function ModuleList:extend(mods)
+--- ml:extend(mods) appends each module of mods (PyTorch's extend) and returns ml. On a class
+--- it stays Module.extend: nn.ModuleList:extend("BlockChunk") makes a subclass (PyTorch's
+--- class BlockChunk(nn.ModuleList)).
+function ModuleList:extend(mods, ...)
+    if not Module.is_module(self) then
+        return Module.extend(self, mods, ...)
+    end
     if type(mods) ~= "table" or Module.is_module(mods) then
         raise("tide: ModuleList:extend: expected a list of modules, got " ..
             (Module.is_module(mods) and "a Module" or type(mods)))
@@ -96,12 +102,20 @@ function ModuleList:insert(i, m)
 end
 
 -- ml[{{a, b}}], ml[{{a, b, step}}], ml[{{a}}], ml[{{}}]: a new ModuleList of those modules,
--- renumbered "1".."k" (PyTorch's ml[a-1:b:step]; Module.list_slice)
+-- renumbered "1".."k" (PyTorch's ml[a-1:b:step]; Module.list_slice); of a subclass's list without
+-- its own init, that subclass (PyTorch's self.__class__)
 slice = function(self, key)
     local list = {}
     for _, k in ipairs(Module.list_slice(self, key, "ModuleList", "ml",
         "PyTorch's ml[:-1] is ml[{{1, -2}}]")) do
         list[#list + 1] = rawget(self, k)
+    end
+    -- PyTorch's self.__class__(...): a subclass's slice is that subclass (class
+    -- BlockChunk(nn.ModuleList) keeps its forward), unless it has its own init (that may take
+    -- other arguments)
+    local cls = getmetatable(self)
+    if cls ~= ModuleList and cls.init == ModuleList.init then
+        return cls(list)
     end
     return ModuleList(list)
 end
@@ -112,6 +126,29 @@ end
 
 function ModuleList.__len(self)
     return self.n
+end
+
+-- a + b: a new ModuleList of a's modules then b's, renumbered (PyTorch 1.13's __add__; either
+-- side a ModuleList or a Lua list of modules)
+function ModuleList.__add(a, b)
+    local function items(x, side)
+        if type(x) ~= "table" or (Module.is_module(x) and rawget(x, "n") == nil) then
+            raise("tide: ModuleList +: the " .. side .. " operand is " ..
+                (Module.is_module(x) and "a Module" or ("a " .. type(x))) ..
+                ", expected a ModuleList or a list of modules")
+        end
+        local list = {}
+        for i = 1, #x do
+            check(x[i], "+")
+            list[i] = x[i]
+        end
+        return list
+    end
+    local la, lb = items(a, "left"), items(b, "right")
+    for _, m in ipairs(lb) do
+        la[#la + 1] = m
+    end
+    return ModuleList(la)
 end
 
 return ModuleList

@@ -50,7 +50,11 @@ function ParameterList:append(t)
     return self
 end
 
-function ParameterList:extend(ts)
+--- pl:extend(ts) appends each tensor; on a class it stays Module.extend (a subclass)
+function ParameterList:extend(ts, ...)
+    if not Module.is_module(self) then
+        return Module.extend(self, ts, ...)
+    end
     list_arg(ts, "extend")
     for i = 1, #ts do
         self:append(ts[i])

@@ -261,7 +261,10 @@ end
 -- s[{{a, b}}], s[{{a, b, step}}], s[{{a}}], s[{{}}]: a new Sequential of those layers under
 -- their names (PyTorch's s[a-1:b:step]; Module.list_slice)
 slice = function(self, key)
-    local out = Sequential()
+    -- PyTorch's self.__class__(...): a subclass's slice is that subclass (its forward kept), unless
+    -- it has its own init (that may take other arguments)
+    local cls = getmetatable(self)
+    local out = (cls ~= Sequential and cls.init == Sequential.init) and cls() or Sequential()
     local names = names_of(self)
     for _, k in ipairs(Module.list_slice(self, key, "Sequential", "s",
         "PyTorch's s[:i] is s[{{1, i}}]")) do
@@ -281,6 +284,60 @@ end
 
 function Sequential.__len(self)
     return self.n
+end
+
+local function seq_layers(s)
+    slots.sync(s, "Sequential", seq_names, renumber)
+    local list = {}
+    for i = 1, s.n do
+        list[i] = s[i]
+    end
+    return list
+end
+
+-- a + b: a new Sequential of a's layers then b's (PyTorch 1.13's __add__; b must be a Sequential)
+function Sequential.__add(a, b)
+    local function is_seq(x)
+        return Module.is_module(x) and rawget(x, "n") ~= nil and x.append == Sequential.append
+    end
+    if not is_seq(a) or not is_seq(b) then
+        local other = is_seq(a) and b or a
+        raise("tide: Sequential +: add operator supports only objects of Sequential class, but " ..
+            (Module.is_module(other) and ("a " .. tostring(other.__name or "Module")) or
+            type(other)) .. " is given")
+    end
+    local ret = Sequential()
+    for _, s in ipairs({ a, b }) do
+        for _, layer in ipairs(seq_layers(s)) do
+            ret:append(layer)
+        end
+    end
+    return ret
+end
+
+-- s * n and n * s: a new Sequential of s's layers n times over, the same modules (PyTorch 1.13's
+-- __mul__/__rmul__; n a positive integer)
+function Sequential.__mul(a, b)
+    local s, n = a, b
+    if not Module.is_module(a) then s, n = b, a end
+    if not compat.is_integer(n) then
+        raise("tide: Sequential *: unsupported operand type(s) for *: 'Sequential' and '" ..
+            (Module.is_module(n) and "Module" or type(n)) .. "'; expected an integer count")
+    end
+    if n <= 0 then
+        raise(string.format("tide: Sequential *: Non-positive multiplication factor %d for " ..
+            "Sequential", n))
+    end
+    local layers = seq_layers(s)
+    local combined = Sequential()
+    local offset = 0
+    for _ = 1, n do
+        for _, module in ipairs(layers) do
+            offset = offset + 1
+            combined:add_module(tostring(offset), module)
+        end
+    end
+    return combined
 end
 
 return Sequential

@@ -191,6 +191,7 @@ function I.norm_init(m, who, normalized_shape, eps, affine, default_eps, bias)
     end
     m.normalized_shape, m.d = I.normalized_shape(normalized_shape, who)
     m.eps = I.check_number(eps, default_eps, "eps", who)
+    m.elementwise_affine = affine ~= false -- PyTorch's attribute (LayerNorm, RMSNorm)
     if affine ~= false then
         I.affine_params(m, m.normalized_shape, bias)
     end
