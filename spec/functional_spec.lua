@@ -473,7 +473,8 @@ describe("nn.functional.scaled_dot_product_attention", function()
             "and value {..., S, Ev}, got {2, 2}, {3, 2} and {2, 1}",
             F.scaled_dot_product_attention, q, k, tide.zeros(2, 1))
         raises_here('scaled_dot_product_attention: unknown option "causal"; options are ' ..
-            "attn_mask, is_causal, dropout_p, scale", F.scaled_dot_product_attention, q, k, v, { causal = true })
+            "attn_mask, is_causal, dropout_p, scale, enable_gqa", F.scaled_dot_product_attention,
+            q, k, v, { causal = true })
     end)
 end)
 

@@ -82,7 +82,7 @@ local MOST = {
     multilabel_margin_loss = 5, multilabel_soft_margin_loss = 6, nll_loss = 7, normalize = 4,
     one_hot = 2, pad = 4, pairwise_distance = 5, pdist = 2, pixel_shuffle = 2,
     pixel_unshuffle = 2, poisson_nll_loss = 8, prelu = 2, relu = 2, relu6 = 2, relu_ = 1,
-    rms_norm = 4, rrelu = 5, rrelu_ = 4, scaled_dot_product_attention = 7, selu = 2, selu_ = 2,
+    rms_norm = 4, rrelu = 5, rrelu_ = 4, scaled_dot_product_attention = 8, selu = 2, selu_ = 2,
     sigmoid = 1, silu = 2, smooth_l1_loss = 6, soft_margin_loss = 5, softmax = 4, softmin = 4,
     softplus = 3, softshrink = 2, softsign = 1, tanh = 1, tanhshrink = 1, threshold = 4,
     threshold_ = 3, triplet_margin_loss = 10, triplet_margin_with_distance_loss = 4, unfold = 5,

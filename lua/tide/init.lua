@@ -77,7 +77,8 @@ for name, dtype in pairs({ float32 = "float32", float = "float32", float64 = "fl
   bool = "bool", int8 = "int8", int16 = "int16", short = "int16", uint16 = "uint16",
   uint32 = "uint32", uint64 = "uint64", complex64 = "complex64", cfloat = "complex64",
   complex128 = "complex128", cdouble = "complex128", complex32 = "complex32",
-  chalf = "complex32" }) do
+  chalf = "complex32", float8_e4m3fn = "float8_e4m3fn", float8_e5m2 = "float8_e5m2",
+  float8_e4m3fnuz = "float8_e4m3fnuz", float8_e5m2fnuz = "float8_e5m2fnuz" }) do
   tide[name] = dtype
 end
 -- PyTorch's memory formats (torch.channels_last, ...) as the names tide's memory_format takes
@@ -205,7 +206,7 @@ local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   func = "tide.func", backends = "tide.backends", compile = "tide.compile",
   accelerator = "tide.accelerator", _dynamo = "tide._dynamo", einops = "tide.einops",
   profiler = "tide.profiler", multiprocessing = "tide.multiprocessing", jit = "tide.jit",
-  onnx = "tide.onnx" }
+  onnx = "tide.onnx", compiler = "tide.compiler" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {

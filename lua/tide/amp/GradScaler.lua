@@ -1,5 +1,6 @@
 -- tide.amp.GradScaler([{init_scale = 65536, growth_factor = 2, backoff_factor = 0.5,
--- growth_interval = 2000, enabled = true}]): PyTorch 1.13's torch.cuda.amp.GradScaler, loss
+-- growth_interval = 2000, enabled = true}]): PyTorch 1.13's torch.cuda.amp.GradScaler (and 2.x's
+-- torch.amp.GradScaler(device, ...): tide.amp.GradScaler("cuda", {enabled = ...})), loss
 -- scaling for float16 training. The loss is multiplied by the scale before backward, so that
 -- small float16 gradients do not underflow; step unscales the gradients, checks them for inf
 -- and NaN, and skips the optimizer's step when it finds any; update halves the scale after
@@ -97,8 +98,45 @@ local function option(opts, key, default)
     return checked(WHO, key, v, ("pass e.g. {%s = %s}"):format(key, SHOWN[key]))
 end
 
+-- PyTorch 2.x's torch.amp.GradScaler(device="cuda", ...): the device first by position
+-- ("cuda", "cpu", "cuda:N" or a tide.device) or {device =} by name; kept as scaler.device (the
+-- scale is made on the device of the first tensor scaled, as before)
+local function device_name(v)
+    local s = (type(v) == "string" or (type(v) == "table" or type(v) == "userdata") and
+        not is_tensor(v)) and tostring(v) or nil
+    if s and (s:match("^cpu$") or s:match("^cuda$") or s:match("^cuda:%d+$") or
+        s:match("^cpu:%d+$")) then
+        return s
+    end
+    raise(("tide: GradScaler: device must be \"cuda\", \"cpu\", \"cuda:N\" or a tide.device, " ..
+        "got %s; write tide.amp.GradScaler(\"cuda\", {enabled = true}) or " ..
+        "tide.amp.GradScaler(\"cpu\")"):format(type(v) == "string" and ("%q"):format(v) or
+        shown(v)))
+end
+
 function GradScaler.new(cls, opts, ...)
-    args.no_extra(WHO, 1, ...)
+    local device
+    if type(opts) == "string" or (type(opts) == "table" or type(opts) == "userdata") and
+        getmetatable(opts) ~= nil and not is_tensor(opts) then
+        device = device_name(opts)
+        opts = ...
+        args.no_extra(WHO, 2, select(2, ...))
+    else
+        args.no_extra(WHO, 1, ...)
+    end
+    if type(opts) == "table" and getmetatable(opts) == nil and opts.device ~= nil then
+        if device ~= nil then
+            raise("tide: GradScaler: device given both by position and by name; give it once")
+        end
+        local rest = {}
+        for k, v in pairs(opts) do
+            if k ~= "device" then
+                rest[k] = v
+            end
+        end
+        device = device_name(opts.device)
+        opts = rest
+    end
     opts = args.options(WHO, opts, OPTIONS, "{init_scale = 1024}")
     local enabled = opts.enabled
     if enabled == nil then
@@ -107,6 +145,7 @@ function GradScaler.new(cls, opts, ...)
         raise("tide: GradScaler: enabled must be true or false, got " .. shown(enabled))
     end
     return setmetatable({
+        device = device or "cuda",
         _enabled = enabled,
         _init_scale = option(opts, "init_scale", 65536.0),
         _growth_factor = option(opts, "growth_factor", 2.0),

@@ -13,6 +13,7 @@ local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
 local PARAMS = require("tide.nn._parameters") -- nn.Parameter's tensors
+local BUFFERS = require("tide.nn._buffers") -- nn.Buffer's tensors
 
 local Module = { __name = "Module", __ismodule = true }
 Module.__index = Module
@@ -286,12 +287,15 @@ function Module:get_buffer(target)
     return get_tensor(self, "get_buffer", "buffer", target)
 end
 
--- first assignment of a field: a Module becomes a child, a tensor that requires grad (or an
--- nn.Parameter) a parameter
+-- first assignment of a field: a Module becomes a child, an nn.Buffer a buffer, a tensor that
+-- requires grad (or an nn.Parameter) a parameter
 function Module.__newindex(self, k, v)
     if type(k) == "string" and rawget(self, "_kind") and not self._kind[k] then
         if is_module(v) then
             add(self, self._modules, "module", k, v)
+            return
+        elseif is_tensor(v) and BUFFERS[v] ~= nil and not PARAMS[v] then -- nn.Buffer(t)
+            self:register_buffer(k, v, BUFFERS[v])
             return
         elseif is_tensor(v) and (PARAMS[v] or v.requires_grad and v.is_leaf ~= false) then
             add(self, self._params, "parameter", k, v)

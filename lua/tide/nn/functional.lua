@@ -1401,15 +1401,17 @@ end
 
 -- softmax(q k^T * scale + mask) v over q [..., L, E], k [..., S, E], v [..., S, Ev];
 -- {attn_mask = bool [L, S] (true takes part) or float (added), is_causal = false,
--- dropout_p = 0, scale = 1/sqrt(E)}
+-- dropout_p = 0, scale = 1/sqrt(E), enable_gqa = false (key/value heads shared by groups of
+-- query heads, PyTorch 2.5)}
 function F.scaled_dot_product_attention(q, k, v, opts)
     local who = "scaled_dot_product_attention"
     tensor_arg(q, who, "query")
     tensor_arg(k, who, "key")
     tensor_arg(v, who, "value")
-    local o = options(opts, who, { "attn_mask", "is_causal", "dropout_p", "scale" })
+    local o = options(opts, who, { "attn_mask", "is_causal", "dropout_p", "scale", "enable_gqa" })
     local mask = optional_tensor(o.attn_mask, who, "attn_mask")
     local causal = bool_opt(o.is_causal, false, who, "is_causal")
+    local gqa = bool_opt(o.enable_gqa, false, who, "enable_gqa")
     local p = probability(o.dropout_p or 0, who)
     if q:dim() < 2 or k:dim() < 2 or v:dim() < 2 then
         raise(string.format("tide: %s: expected query, key and value with at least 2 dims, " ..
@@ -1421,6 +1423,26 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     end
     if mask and causal then
         raise("tide: scaled_dot_product_attention: pass attn_mask or is_causal, not both")
+    end
+    if gqa then -- PyTorch 2.5's grouped-query attention: each key/value head serves
+        -- q.size(-3) / k.size(-3) query heads (repeat_interleave along dim -3)
+        if q:dim() < 3 or k:dim() < 3 or v:dim() < 3 then
+            raise(string.format("tide: %s: enable_gqa=true needs query, key and value with " ..
+                "a heads dim {..., H, L, E}, got %s, %s and %s", who, shape_str(q),
+                shape_str(k), shape_str(v)))
+        end
+        local hq, hk, hv = q:size(-3), k:size(-3), v:size(-3)
+        if hk ~= hv or hq % hk ~= 0 then
+            raise(string.format("tide: %s: enable_gqa=true needs key and value with the same " ..
+                "number of heads, dividing the query's: got %d query, %d key and %d value " ..
+                "heads (shapes %s, %s, %s)", who, hq, hk, hv, shape_str(q), shape_str(k),
+                shape_str(v)))
+        end
+        if hq ~= hk then
+            local rep = math.floor(hq / hk)
+            k = k:repeat_interleave(rep, { dim = -3 })
+            v = v:repeat_interleave(rep, { dim = -3 })
+        end
     end
     same_device(q, k, who, "key")
     same_device(q, v, who, "value")
@@ -1550,7 +1572,8 @@ local PYTORCH_ORDER = {
         "per_sample_weights", "include_last_offset", "padding_idx" } },
     cosine_similarity = { 2, { "dim", "eps" } },
     pairwise_distance = { 2, { "p", "eps", "keepdim" } },
-    scaled_dot_product_attention = { 3, { "attn_mask", "dropout_p", "is_causal", "scale" } },
+    scaled_dot_product_attention = { 3, { "attn_mask", "dropout_p", "is_causal", "scale",
+        "enable_gqa" } },
     cross_entropy = { 2, { "weight", "size_average", "ignore_index", "reduce", "reduction",
         "label_smoothing" } },
     nll_loss = { 2, { "weight", "size_average", "ignore_index", "reduce", "reduction" } },

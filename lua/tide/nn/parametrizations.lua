@@ -1,4 +1,4 @@
--- tide.nn.utils.parametrizations: spectral_norm and orthogonal as parametrizations
+-- tide.nn.utils.parametrizations: weight_norm, spectral_norm and orthogonal as parametrizations
 -- (tide.nn.parametrize), as torch.nn.utils.parametrizations in PyTorch 1.13: the weight is
 -- computed from parametrizations.weight.original on each read, the parametrization's state
 -- (spectral_norm's _u and _v, orthogonal's base) is a buffer of its module, "...weight.1._u".
@@ -111,6 +111,61 @@ function M.spectral_norm(module, opts)
     end
     return parametrize.register_parametrization(module, name,
         SpectralNorm(w, iters, dim, eps))
+end
+
+-- ---- weight_norm ----
+
+-- ||w|| over every dim but `dim` (1-based), kept as size 1 (PyTorch's norm_except_dim), or of
+-- the whole tensor when dim is false
+local function norm_except(w, dim)
+    if not dim then
+        return w:norm()
+    end
+    local d = dim < 0 and w:dim() + 1 + dim or dim
+    local shape = {}
+    for i = 1, w:dim() do
+        shape[i] = i == d and w:size(i) or 1
+    end
+    return w:transpose(1, d):reshape(w:size(d), -1):norm(2, 2):reshape(shape)
+end
+
+local WeightNorm = Module:extend("_WeightNorm")
+
+function WeightNorm:init(dim)
+    self.dim = dim
+end
+
+-- forward(weight_g, weight_v) = v g / ||v|| (PyTorch's torch._weight_norm)
+function WeightNorm:forward(weight_g, weight_v)
+    return weight_v:mul(weight_g:div(norm_except(weight_v, self.dim)))
+end
+
+-- right_inverse(weight) = {g, v}: original0 = ||weight||, original1 = weight
+function WeightNorm:right_inverse(weight)
+    return { norm_except(weight, self.dim), weight }
+end
+
+-- weight_norm(module[, {name = "weight", dim = 1}]): PyTorch 2.1's
+-- torch.nn.utils.parametrizations.weight_norm: module[name] = g v / ||v|| computed on each
+-- read from parametrizations[name].original0 (g, PyTorch 1.13's weight_g) and original1 (v,
+-- weight_v); the norm is over every dim but dim (1-based; false, Python's None: the whole tensor)
+function M.weight_norm(module, opts, ...)
+    local who = "parametrizations.weight_norm"
+    if type(opts) == "string" then -- weight_norm(module, name[, dim]) by position
+        opts = { name = opts, dim = (...) }
+    end
+    opts = opts or {}
+    core._check_options(opts, who, { "name", "dim" })
+    local name = opts.name or "weight"
+    local w = weight_of(module, name, who)
+    local dim = opts.dim
+    if dim == nil then
+        dim = 1
+    elseif dim ~= false and (not compat.is_integer(dim) or dim == 0 or math.abs(dim) > w:dim()) then
+        raise(string.format("tide: %s: dim must be a dim of the %d-D weight (1-based) or " ..
+            "false for the whole tensor (Python's dim=None), got %s", who, w:dim(), tostring(dim)))
+    end
+    return parametrize.register_parametrization(module, name, WeightNorm(dim), { unsafe = true })
 end
 
 -- ---- orthogonal ----
