@@ -1311,7 +1311,7 @@ while tide.wall_time() < deadline and ncalls < args.calls do
     run_target(t)
     nrun = nrun + 1
     if nrun % 200 == 0 then collectgarbage() end
-    if nrun % 300 == 0 then -- about one window of calls in three under the profiler (after one, never two in a row)
+    if nrun % 300 == 0 then -- a window of calls in three, about, under the profiler
         if profiling then
             PROFILER:stop()
             profiling = nil
