@@ -12,13 +12,7 @@ local OPTIONS = { "fullgraph", "dynamic", "backend", "mode", "options", "disable
 local MODES = { default = true, ["reduce-overhead"] = true, ["max-autotune"] = true,
     ["max-autotune-no-cudagraphs"] = true }
 
-local function callable(v)
-    if type(v) == "function" then
-        return true
-    end
-    local mt = getmetatable(v)
-    return type(v) == "table" and (v.__ismodule or (mt and mt.__call ~= nil)) or false
-end
+local callable = require("tide.op_args").is_callable
 
 local function check(opts)
     local o = args.options("compile", opts, OPTIONS, '{mode = "max-autotune"}')

@@ -20,13 +20,7 @@ local function check(opts, who)
     end
 end
 
-local function callable(f)
-    if type(f) == "function" then
-        return true
-    end
-    local mt = getmetatable(f)
-    return type(mt) == "table" and mt.__call ~= nil
-end
+local callable = require("tide.op_args").is_callable
 
 function M.disable(fn, opts, ...)
     if select("#", ...) > 0 then

@@ -239,36 +239,42 @@ function M.functions.einsum(eq, ...)
         size_of[dot_label[i]] = dot_size[i]
     end
     -- a subscript's sizes across operands broadcast as PyTorch's: size 1 stretches to the
-    -- others' size (torch.einsum('ijb,jbd->ibd', a, b) with a's b of size 1)
+    -- others' size (torch.einsum('ijb,jbd->ibd', a, b) with a's b of size 1); within one
+    -- operand (a diagonal, 'ii->i') they must agree
+    local stretched = false
     for k = 1, ops.n do
-        local x = ops[k]
-        local own = {}
-        for i, c in ipairs(terms[k]) do
+        local x, ls = ops[k], terms[k]
+        for i, c in ipairs(ls) do
             count[c] = (count[c] or 0) + 1
             local n = x:size(i)
-            if own[c] and own[c] ~= n then
-                raise(("tide: einsum: subscript %s has sizes %d and %d"):format(c, own[c], n))
+            for j = 1, i - 1 do
+                if ls[j] == c and x:size(j) ~= n then
+                    raise(("tide: einsum: subscript %s has sizes %d and %d"):format(c,
+                        x:size(j), n))
+                end
             end
-            own[c] = n
-            if size_of[c] and size_of[c] ~= n and size_of[c] ~= 1 and n ~= 1 then
-                raise(("tide: einsum: subscript %s has sizes %d and %d (operands must agree on a " ..
-                    "subscript's size, or have size 1 there to broadcast)"):format(c, size_of[c], n))
+            local m = size_of[c]
+            if m and m ~= n then
+                if m ~= 1 and n ~= 1 then
+                    raise(("tide: einsum: subscript %s has sizes %d and %d (operands must agree " ..
+                        "on a subscript's size, or have size 1 there to broadcast)"):format(c, m,
+                        n))
+                end
+                stretched = true
             end
-            if not size_of[c] or size_of[c] == 1 then
+            if not m or m == 1 then
                 size_of[c] = n
             end
         end
     end
-    for k = 1, ops.n do
+    for k = 1, stretched and ops.n or 0 do -- only when an operand has a size-1 subscript to widen
         local x, ls = ops[k], terms[k]
-        local sizes, stretch = {}, false
+        local sizes, differs = {}, false
         for i, c in ipairs(ls) do
             sizes[i] = size_of[c]
-            if x:size(i) ~= size_of[c] then
-                stretch = true
-            end
+            differs = differs or x:size(i) ~= sizes[i]
         end
-        if stretch then
+        if differs then
             ops[k] = x:expand(sizes)
         end
     end

@@ -11,13 +11,7 @@ local raise = autograd.raise
 
 local J = {}
 
-local function callable(v)
-    if type(v) == "function" then
-        return true
-    end
-    local mt = getmetatable(v)
-    return type(v) == "table" and (v.__ismodule or (mt and mt.__call ~= nil)) or false
-end
+local callable = require("tide.op_args").is_callable
 
 local function need_callable(op, obj)
     if not callable(obj) then

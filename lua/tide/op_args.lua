@@ -329,4 +329,14 @@ function M.memory_format(op, x, fmt)
     end
 end
 
+-- v can be called: a function, or a table or userdata whose metatable has __call (a module, a
+-- class, a functools.partial); tide.compile's, tide.jit's and tide.compiler's argument check
+function M.is_callable(v)
+    if type(v) == "function" then
+        return true
+    end
+    local mt = getmetatable(v)
+    return type(mt) == "table" and mt.__call ~= nil
+end
+
 return M

@@ -115,19 +115,9 @@ end
 
 -- ---- weight_norm ----
 
--- ||w|| over every dim but `dim` (1-based), kept as size 1 (PyTorch's norm_except_dim), or of
--- the whole tensor when dim is false
-local function norm_except(w, dim)
-    if not dim then
-        return w:norm()
-    end
-    local d = dim < 0 and w:dim() + 1 + dim or dim
-    local shape = {}
-    for i = 1, w:dim() do
-        shape[i] = i == d and w:size(i) or 1
-    end
-    return w:transpose(1, d):reshape(w:size(d), -1):norm(2, 2):reshape(shape)
-end
+-- ||w|| over every dim but `dim`, kept as size 1 (PyTorch's norm_except_dim): nn.utils'
+-- weight_norm's
+local norm_except = require("tide.nn.utils_reparam").norm_except_dim
 
 local WeightNorm = Module:extend("_WeightNorm")
 

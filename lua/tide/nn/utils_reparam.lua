@@ -186,4 +186,6 @@ function M.remove_spectral_norm(module, name)
     return remove("remove_spectral_norm", "spectral_norm", module, name, { "_orig", "_u", "_v" })
 end
 
+M.norm_except_dim = norm_except -- nn.utils.parametrizations.weight_norm's too
+
 return M

@@ -396,8 +396,9 @@ function EventList:chrome_trace(pid)
         table.concat(parts, ",\n") .. "\n]}\n"
 end
 
-function EventList:export_chrome_trace(path)
-    write_file(path, self:chrome_trace(), "export_chrome_trace")
+-- (pid: the process id the trace names, 0 when not given)
+function EventList:export_chrome_trace(path, pid)
+    write_file(path, self:chrome_trace(pid), "export_chrome_trace")
 end
 
 -- flame-graph input (Brendan Gregg's folded stacks): "outer;...;inner <metric>" per event

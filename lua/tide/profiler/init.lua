@@ -302,13 +302,7 @@ end
 
 function Profile:export_chrome_trace(path)
     local _, pid = core._host_info()
-    local text = finished(self, "export_chrome_trace"):chrome_trace(pid)
-    local f, err = io.open(path, "w")
-    if not f then
-        fail(("tide: export_chrome_trace: cannot write %s: %s"):format(tostring(path), err))
-    end
-    f:write(text)
-    f:close()
+    finished(self, "export_chrome_trace"):export_chrome_trace(path, pid)
 end
 
 -- export_memory_timeline(path[, device]): PyTorch 2.1's plot of memory by category over time
