@@ -213,13 +213,20 @@ void tl_gc_pass_end(lua_State *L, tide_lua_state *S) {
     S->gc_since += S->gc_debt;
     S->gc_debt = 0;
     S->gc_passes = 1;
+    size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT, 0) << 10;
     if (S->gc_aged) {
         /* a collection during the pass aged the graph alive then (a full one makes it old, two
          * minor ones too), and a minor collection would leave it: a small CNN step's 19 MB
-         * stayed until the next step's collection, on top of that step's memory */
-        full_if_generational(L, S);
+         * stayed until the next step's collection, on top of that step's memory. A full
+         * collection walks the whole Lua heap, so it runs when the tensors made since the last
+         * collection are at least the heap's size: a host's 60 MB heap (a game's, busted's)
+         * behind a small model had paid a full collection a step, 2-3 times the step's time.
+         * Otherwise the graph waits, old, for the slack's test below, as other garbage does. */
         S->gc_aged = 0;
-        return;
+        if (S->gc_since >= heap) {
+            full_if_generational(L, S);
+            return;
+        }
     }
     if (S->gc_since < GC_STEP_BYTES)
         return;
@@ -229,7 +236,7 @@ void tl_gc_pass_end(lua_State *L, tide_lua_state *S) {
      * promoted old by the next minor collection) grew ~2 KB a step, 12 MB over 5000 MLP steps.
      * So the test is here, as Lua makes it (genmajormul, 100%: the heap doubled since the last
      * full collection), besides the tensors' own. */
-    size_t heap = (size_t)lua_gc(L, LUA_GCCOUNT, 0) << 10;
+    heap = (size_t)lua_gc(L, LUA_GCCOUNT, 0) << 10;
     if (tide_ctx_memory_in_use(S->ctx) >= S->gc_live + slack(L, S) || heap > 2 * S->gc_heap)
         full_if_generational(L, S);
     S->gc_since = 0;
