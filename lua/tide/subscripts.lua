@@ -275,6 +275,13 @@ local function scalar_index(k)
     return k
 end
 
+-- raises for entry i of an index that is none of the kinds an index takes
+local function bad_index(op, i, k)
+    raise(("tide: %s: index %d must be a number, a range table, a tensor, \"...\" or " ..
+        "tide.newaxis, got %s"):format(op, i, type(k) == "string" and ("%q"):format(k)
+        or type(k)))
+end
+
 -- the view a table key's numbers and ranges read, and its index tensors as {dim, tensor} in
 -- that view's dims (PyTorch's order: numbers select first, as basic indices)
 local function table_view(op, x, key)
@@ -284,6 +291,8 @@ local function table_view(op, x, key)
     for i = 1, #key do
         if key[i] == NEWAXIS then
             taking = taking - 1
+        elseif type(key[i]) == "string" then -- a stray string ("None") before the dim count
+            bad_index(op, i, key[i])
         end
     end
     if taking > x:dim() then
@@ -314,9 +323,7 @@ local function table_view(op, x, key)
             adv[#adv + 1] = { d, k }
             d = d + 1
         else
-            raise(("tide: %s: index %d must be a number, a range table, a tensor, \"...\" or " ..
-                "tide.newaxis, got %s"):format(op, i, type(k) == "string" and ("%q"):format(k)
-                or type(k)))
+            bad_index(op, i, k)
         end
     end
     return v, adv
