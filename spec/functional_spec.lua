@@ -233,6 +233,23 @@ describe("nn.functional pooling", function()
         raises_here("avg_pool2d: kernel 5x5 is larger than the padded input 4x4; use a smaller " ..
             "kernel or more padding", F.avg_pool2d, img, 5)
     end)
+
+    -- PyTorch's size rule: with ceil_mode a window that starts inside the input counts, so a
+    -- 1-wide input pools to 1 under kernel 2, stride 2 (timm's downsample_avg on a last 1x1
+    -- stage); where none starts inside, the same error as without ceil_mode
+    it("with ceil_mode pool an input narrower than the kernel when a window starts in it", function()
+        local one = tide.tensor({ { { { 3.0 } } } }, { dtype = "float32" })
+        close(F.avg_pool2d(one, 2, { stride = 2, ceil_mode = true }), { { { { 3 } } } })
+        close(F.max_pool2d(one, 2, { stride = 2, ceil_mode = true }), { { { { 3 } } } })
+        close(nn.MaxPool2d(2, 2, { ceil_mode = true })(one), { { { { 3 } } } })
+        close(F.avg_pool1d(one[1], 2, { stride = 2, ceil_mode = true }), { { { 3 } } })
+        raises_here("avg_pool2d: kernel 3x3 is larger than the padded input 1x1; use a smaller " ..
+            "kernel or more padding", F.avg_pool2d, one, 3, { stride = 2, ceil_mode = true })
+        raises_here("avg_pool1d: kernel 3 is larger than the padded input 1; use a smaller " ..
+            "kernel or more padding", F.avg_pool1d, one[1], 3, { stride = 2, ceil_mode = true })
+        raises_here("avg_pool1d: kernel 2 is larger than the padded input 1; use a smaller " ..
+            "kernel or more padding", F.avg_pool1d, one[1], 2, { stride = 2 })
+    end)
 end)
 
 describe("nn.functional dropout and normalization", function()

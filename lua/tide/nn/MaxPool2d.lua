@@ -52,7 +52,7 @@ function MaxPool2d:forward(x)
             I.shape_str(x.shape))
     end
     local h, w = x:size(nd - 1) + 2 * self.ph, x:size(nd) + 2 * self.pw
-    if h < self.kh or w < self.kw then
+    if not self.ceil_mode and (h < self.kh or w < self.kw) then -- ceil_mode: F's own check
         raise(string.format("tide: MaxPool2d: kernel %dx%d is larger than the padded input " ..
             "%dx%d; use a smaller kernel or more padding", self.kh, self.kw, h, w))
     end

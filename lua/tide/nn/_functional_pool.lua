@@ -201,11 +201,12 @@ return function(F)
                 "kernel %d", p, k))
         end
         local l = input:size(nd)
-        if l + 2 * p < k then
+        local ceil = bool_opt(o.ceil_mode, false, who, "ceil_mode")
+        -- no window fits (with ceil_mode, none starts inside the input: PyTorch's size rule)
+        if l + 2 * p - k + (ceil and s - 1 or 0) < 0 then
             raise(string.format("tide: avg_pool1d: kernel %d is larger than the padded input " ..
                 "%d; use a smaller kernel or more padding", k, l + 2 * p))
         end
-        local ceil = bool_opt(o.ceil_mode, false, who, "ceil_mode")
         local include_pad = bool_opt(o.count_include_pad, true, who, "count_include_pad")
         local x = nd == 2 and input:unsqueeze(1) or input
         local y = F.avg_pool2d(x:unsqueeze(3), { 1, k }, { stride = { 1, s }, padding = { 0, p },

@@ -457,13 +457,14 @@ end
 -- ---- pooling ----
 
 -- PyTorch's pooled size of one dim (0 when the window does not fit): with ceil_mode the size
--- rounds up, but the last window still starts inside the input or its left padding
+-- rounds up, but the last window still starts inside the input or its left padding (a 1x1
+-- input pools to 1x1 under kernel 2, stride 2, ceil_mode, as timm's downsample_avg does)
 local function pool_out(size, k, s, p, d, ceil_mode)
     local span = size + 2 * p - d * (k - 1) - 1
-    if span < 0 then
+    local n = idiv(span + (ceil_mode and s - 1 or 0), s) + 1
+    if n < 1 then
         return 0
     end
-    local n = idiv(span + (ceil_mode and s - 1 or 0), s) + 1
     if ceil_mode and (n - 1) * s >= size + p then
         n = n - 1
     end
