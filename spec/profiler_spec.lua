@@ -190,11 +190,61 @@ describe("tide.profiler.profile", function()
             "tide: key_averages: the profiler is still recording; call prof:stop() first")
         prof:stop()
         assert.has_error(function() P.profile({ record_shape = true }) end)
-        assert.has_error(function() P.profile({ with_flops = true }) end,
-            "tide: profile: with_flops is not supported by tide's profiler; leave it false")
+        assert.has_error(function() P.profile({ with_modules = true }) end,
+            "tide: profile: with_modules is not supported by tide's profiler; leave it false")
+        assert.has_error(function() P.profile({ with_flops = 1 }) end,
+            "tide: profile: with_flops must be true or false, got 1")
         assert.has_error(function() P.profile({ activities = { "TPU" } }) end,
             "tide: profile: unknown activity TPU; expected ProfilerActivity.CPU or " ..
             "ProfilerActivity.CUDA")
+    end)
+
+    -- PyTorch 1.13's numbers for the same calls (with_flops=True): conv2d 442368, addmm 720
+    -- (its linear's 400 and the direct 320), mm 640 (the direct and matmul's), bmm and baddbmm
+    -- 240, mul and add 40 a call. tide's linear and matmul are one op each, so their FLOPs
+    -- are theirs; an op inside another with a count (addmm's add, bmm's matmul) adds none.
+    it("counts FLOPs with with_flops, by PyTorch's formulas, once per op", function()
+        tide.manual_seed(0)
+        local x = tide.randn(8, 3, 16, 16)
+        local conv = nn.Conv2d(3, 4, 3, { padding = 1 })
+        local lin = nn.Linear(10, 5)
+        local a, b, c = tide.randn(4, 10), tide.randn(2, 3, 4), tide.randn(2, 4, 5)
+        local prof = P.profile({ with_flops = true }, function()
+            conv(x)
+            lin(a)
+            tide.bmm(b, c)
+            tide.mm(a, a:t())
+            tide.matmul(a, a:t())
+            tide.addmm(tide.zeros(4, 4), a, a:t())
+            tide.baddbmm(tide.zeros(2, 3, 5), b, c)
+            local _ = a * a + a
+            a:add(1)
+        end)
+        local k = by_key(prof:key_averages())
+        assert.are.equal(442368, k.conv2d.flops)
+        assert.are.equal(400, k.linear.flops)
+        assert.are.equal(320, k.mm.flops)
+        assert.are.equal(320, k.matmul.flops) -- the direct call only (mm and bmm run matmul)
+        assert.are.equal(320, k.addmm.flops)
+        assert.are.equal(240, k.bmm.flops)
+        assert.are.equal(240, k.baddbmm.flops)
+        assert.are.equal(40, k.mul.flops)
+        assert.are.equal(80, k.add.flops) -- the two direct adds, not addmm's or baddbmm's
+        assert.are.equal(0, k.t.flops)
+        -- with_flops records the shapes too, as PyTorch's
+        assert.are.same({ { 4, 10 }, {} }, prof:events()[#prof:events()].input_shapes) -- a:add(1)
+        -- the column, scaled by the smallest count as PyTorch's auto_scale_flops
+        local text = prof:key_averages():table({ sort_by = "cpu_time_total" })
+        assert.truthy(text:find("Total FLOPs", 1, true))
+        assert.truthy(text:find("442368.000", 1, true))
+        local t2 = P.profile({ with_flops = true }, function() conv(x) end)
+        local lines = t2:key_averages():table()
+        assert.truthy(lines:find("Total KFLOPs", 1, true))
+        assert.truthy(lines:find("     442.368  ", 1, true))
+        -- without with_flops, no column and no counts
+        local t3 = P.profile({}, function() conv(x) end)
+        assert.is_nil(t3:key_averages():table():find("FLOPs", 1, true))
+        assert.are.equal(0, by_key(t3:key_averages()).conv2d.flops)
     end)
 
     it("exports a Chrome trace, a TensorBoard trace file and flame-graph stacks", function()

@@ -1316,8 +1316,9 @@ while tide.wall_time() < deadline and ncalls < args.calls do
             PROFILER:stop()
             profiling = nil
         elseif chance(0.5) then
-            profiling = ("{record_shapes = %s, profile_memory = %s, with_stack = %s}"):format(
-                tostring(chance(0.5)), tostring(chance(0.5)), tostring(chance(0.3)))
+            profiling = ("{record_shapes = %s, profile_memory = %s, with_stack = %s, " ..
+                "with_flops = %s}"):format(tostring(chance(0.5)), tostring(chance(0.5)),
+                tostring(chance(0.3)), tostring(chance(0.5)))
             PROFILER = tide.profiler.profile(load("return " .. profiling)()):start()
             nprofiled = nprofiled + 1
         end

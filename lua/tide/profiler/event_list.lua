@@ -29,7 +29,8 @@ end
 
 -- the events of a recording (recorder.take()): each with its parent (the innermost event whose
 -- time holds it), children, and self times and memory (its own, less its children's); an
--- event that raised (no end) is left out, its children go to its parent
+-- event that raised (no end) is left out, its children go to its parent. An op's FLOPs count
+-- once: not again for the ops it runs inside (addmm's add, bmm's matmul)
 function M.from_recording(rec)
     local events, stack = {}, {}
     local t_first = rec.t0[1]
@@ -49,6 +50,9 @@ function M.from_recording(rec)
             e.self_cpu_memory_usage = e.cpu_memory_usage
             e.self_cuda_time_total = e.cuda_time_total
             local parent = stack[#stack]
+            local counted = parent and parent.counted
+            e.counted = counted or rec.flops[i] ~= nil
+            e.flops = not counted and rec.flops[i] or 0
             if parent then
                 e.cpu_parent = parent
                 parent.cpu_children[#parent.cpu_children + 1] = e
@@ -67,7 +71,7 @@ function M.from_recording(rec)
         e.self_cuda_time_total = math.max(e.self_cuda_time_total, 0)
     end
     local l = list(events)
-    l.profile_memory = rec.memory_on
+    l.profile_memory, l.with_flops = rec.memory_on, rec.flops_on
     return l
 end
 
@@ -75,7 +79,7 @@ end
 
 local SUMMED = { "cpu_time_total", "self_cpu_time_total", "cuda_time_total",
     "self_cuda_time_total", "cpu_memory_usage", "self_cpu_memory_usage", "cuda_memory_usage",
-    "self_cuda_memory_usage", "count" }
+    "self_cuda_memory_usage", "count", "flops" }
 
 -- key_averages([{group_by_input_shape =, group_by_stack_n =}]): one FunctionEventAvg a name
 -- (and input shapes, and top stack frames, when asked), in the order the keys first ran
@@ -116,7 +120,7 @@ function EventList:key_averages(opts)
         a.cuda_time = a.cuda_time_total / a.count
     end
     local l = list(avgs)
-    l.profile_memory = self.profile_memory
+    l.profile_memory, l.with_flops = self.profile_memory, self.with_flops
     return l
 end
 
@@ -221,6 +225,26 @@ end
 -- table([{sort_by =, row_limit = 100, header =, top_level_events_only = false,
 -- max_name_column_width = 55, max_shapes_column_width = 80, max_src_column_width = 75}]): the
 -- text PyTorch's table() prints, column for column
+-- the FLOPs column's unit, {scale, name}, as PyTorch's auto_scale_flops: by the smallest count
+-- above 0 (FLOPs, KFLOPs, ... PFLOPs); nil when no event has one
+local FLOP_UNITS = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" }
+local function flops_unit(events)
+    local least
+    for _, e in ipairs(events) do
+        if e.flops > 0 and (not least or e.flops < least) then
+            least = e.flops
+        end
+    end
+    if not least then
+        return nil
+    end
+    local k = 0 -- floor(log10(least) / 3), in integers
+    while k < #FLOP_UNITS - 1 and least >= 10 ^ (3 * (k + 1)) do
+        k = k + 1
+    end
+    return { 10 ^ (-3 * k), FLOP_UNITS[k + 1] }
+end
+
 function EventList:table(opts)
     local o = op_args.options("table", opts, { "sort_by", "row_limit", "header",
         "top_level_events_only", "max_name_column_width", "max_shapes_column_width",
@@ -268,6 +292,11 @@ function EventList:table(opts)
     if has_shapes then
         headers[#headers + 1] = "Input Shapes"
         widths[#headers] = shapes_w
+    end
+    local flops_scale = self.with_flops and flops_unit(events)
+    if flops_scale then -- (PyTorch 1.13 puts its header after Source Location, not its values)
+        headers[#headers + 1] = "Total " .. flops_scale[2]
+        widths[#headers] = 12
     end
     if has_stack then
         headers[#headers + 1] = "Source Location"
@@ -339,6 +368,9 @@ function EventList:table(opts)
                 local s = type(e.input_shapes) == "table" and shapes_text(e.input_shapes) or
                     tostring(e.input_shapes)
                 v[#v + 1] = s:sub(1, shapes_w)
+            end
+            if flops_scale then
+                v[#v + 1] = e.flops > 0 and ("%8.3f"):format(e.flops * flops_scale[1]) or "--"
             end
             if has_stack then
                 v[#v + 1] = cut_path(e.stack[1] or "", src_w)

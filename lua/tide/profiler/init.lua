@@ -157,15 +157,12 @@ end
 
 -- profile(opts): a profiler to start()/stop() (or __enter/__exit); profile(opts, fn): fn(prof)
 -- run while it records, and prof returned. opts as PyTorch's: activities, schedule,
--- on_trace_ready, record_shapes, profile_memory, with_stack (with_flops and with_modules only
--- false; torch.autograd.profiler's use_cuda and enabled too)
+-- on_trace_ready, record_shapes, profile_memory, with_stack, with_flops (which records shapes
+-- too, as PyTorch's; with_modules only false; torch.autograd.profiler's use_cuda and enabled)
 function P.profile(opts, fn)
     local o = op_args.options("profile", opts, OPTIONS, "{record_shapes = true}")
-    for _, k in ipairs({ "with_flops", "with_modules" }) do
-        if flag(o, k) then
-            fail(("tide: profile: %s is not supported by tide's profiler; leave it false")
-                :format(k))
-        end
+    if flag(o, "with_modules") then
+        fail("tide: profile: with_modules is not supported by tide's profiler; leave it false")
     end
     if o.experimental_config ~= nil then
         fail("tide: profile: experimental_config is not supported by tide's profiler")
@@ -180,8 +177,9 @@ function P.profile(opts, fn)
     end
     local prof = setmetatable({
         enabled = o.enabled ~= false,
-        record = { shapes = flag(o, "record_shapes"), memory = flag(o, "profile_memory"),
-            stack = flag(o, "with_stack"), cuda = cuda_activity(o) },
+        record = { shapes = flag(o, "record_shapes") or flag(o, "with_flops"),
+            memory = flag(o, "profile_memory"), stack = flag(o, "with_stack"),
+            cuda = cuda_activity(o), flops = flag(o, "with_flops") },
         schedule = o.schedule, record_steps = o.schedule ~= nil,
         on_trace_ready = o.on_trace_ready, step_num = 0, action = NONE,
         events_list = setmetatable({}, event_list.EventList),

@@ -6,6 +6,7 @@
 -- the times afterwards (tide.profiler.event_list), so a call that raises leaves no open frame.
 local core = require("tide.core")
 local hooks = require("tide.profiler.hooks")
+local FLOP_RULES = require("tide.profiler.flops")
 
 local R = {}
 
@@ -18,12 +19,13 @@ local getinfo = debug and debug.getinfo
 
 -- the events, one index each in the order they began: name, start and end (seconds), and what
 -- the options asked for: input shapes, bytes allocated (storage made, on any device; tide frees
--- at collection, not at an op), the user's stack, CUDA time
-local NAME, T0, T1, SHAPES, MEM, STACK, CUDA = {}, {}, {}, {}, {}, {}, {}
+-- at collection, not at an op), the user's stack, CUDA time, floating-point
+-- operations (FARGS: the arguments of an op with a FLOPs rule, until it returns)
+local NAME, T0, T1, SHAPES, MEM, STACK, CUDA, FLOPS, FARGS = {}, {}, {}, {}, {}, {}, {}, {}, {}
 local n = 0
 local on = false
 local detail = false -- any of the options below
-local shapes_on, memory_on, stack_on, cuda_on = false, false, false, false
+local shapes_on, memory_on, stack_on, cuda_on, flops_on = false, false, false, false, false
 
 -- ---- what is an op ----
 
@@ -98,6 +100,9 @@ local function note(i, ...)
     if cuda_on then
         now_cuda(i, ...)
     end
+    if flops_on and FLOP_RULES[NAME[i]] then
+        FARGS[i] = { n = select("#", ...), ... }
+    end
     if memory_on then
         MEM[i] = memory_allocated()
     end
@@ -111,6 +116,11 @@ local function finish(i, ...)
     T1[i] = clock()
     if memory_on then
         MEM[i] = memory_allocated() - MEM[i]
+    end
+    local args = FARGS[i]
+    if args then
+        FARGS[i] = nil
+        FLOPS[i] = FLOP_RULES[NAME[i]](args, (...))
     end
     return ...
 end
@@ -289,11 +299,13 @@ function R.running()
     return on
 end
 
--- starts recording, the events kept so far forgotten. o: shapes, memory, stack, cuda (booleans)
+-- starts recording, the events kept so far forgotten. o: shapes, memory, stack, cuda, flops
+-- (booleans)
 function R.start(o)
     R.clear()
     shapes_on, memory_on, stack_on, cuda_on = o.shapes, o.memory, o.stack, o.cuda
-    detail = shapes_on or memory_on or stack_on or cuda_on
+    flops_on = o.flops
+    detail = shapes_on or memory_on or stack_on or cuda_on or flops_on
     install()
     on = true
     hooks.open, hooks.close = R.open, R.close
@@ -312,14 +324,14 @@ function R.stop()
 end
 
 function R.clear()
-    NAME, T0, T1, SHAPES, MEM, STACK, CUDA = {}, {}, {}, {}, {}, {}, {}
+    NAME, T0, T1, SHAPES, MEM, STACK, CUDA, FLOPS, FARGS = {}, {}, {}, {}, {}, {}, {}, {}, {}
     n = 0
 end
 
 -- the events recorded (arrays by event index), for tide.profiler.event_list
 function R.take()
     return { n = n, name = NAME, t0 = T0, t1 = T1, shapes = SHAPES, memory = MEM,
-        stack = STACK, cuda = CUDA, memory_on = memory_on }
+        stack = STACK, cuda = CUDA, flops = FLOPS, memory_on = memory_on, flops_on = flops_on }
 end
 
 return R
