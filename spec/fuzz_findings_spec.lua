@@ -131,6 +131,18 @@ describe("lists of views sized by a huge dim of an empty or expanded tensor", fu
             tide_error(function() return x:unbind() end))
         assert.are.equal(3, #tide.zeros(0, 3):unbind(2)) -- small ones as before
     end)
+
+    -- fuzz seed 37015: a sequence of 2^31 empty steps; pad_sequence placed each row in Lua
+    it("pad a sequence of many empty steps at once, and refuse to pack it, as PyTorch", function()
+        local R = nn.utils.rnn
+        local x = tide.zeros(2, 2147483648, 0, 3, { dtype = "uint8" })[2]
+        assert.are.same({ 2147483648, 2, 0, 3 }, R.pad_sequence({ x, x }).shape)
+        assert.are.same({ 2, 2147483648, 0, 3 }, R.pad_sequence({ x, x }, true).shape)
+        assert.are.same({ 5, 2, 0 }, R.pad_sequence({ tide.zeros(3, 0), tide.zeros(5, 0) }).shape)
+        assert.matches("tide: pack_padded_sequence: cannot pack an empty tensor %(shape " ..
+            "{2147483648, 1, 0, 3}%); a packed sequence needs elements at each step",
+            tide_error(function() return R.pack_sequence({ x }) end))
+    end)
 end)
 
 describe("totable of a view whose values do not fit in Lua tables", function()

@@ -178,6 +178,10 @@ function M.pack_padded_sequence(input, lengths, ...)
     if bf then
         T, B = B, T
     end
+    if B > 0 and input:numel() == 0 then -- PyTorch's refusal too; no loop over empty steps
+        raise(string.format("tide: %s: cannot pack an empty tensor (shape %s); a packed " ..
+            "sequence needs elements at each step", who, shape_str(input.shape)))
+    end
     local lens = lengths_list(lengths, B, who)
     local order = {}
     for i = 1, B do
@@ -331,6 +335,11 @@ function M.pad_sequence(sequences, ...)
         start[b] = off
         off = off + L
         parts[b] = s
+    end
+    local row_shape = tail(sequences[1].shape, 2)
+    if sequences[1]:numel() == 0 and off > 0 then -- empty rows: nothing to place, however many
+        return core.full(concat(bf and { B, T } or { T, B }, row_shape), value,
+            { dtype = sequences[1].dtype, device = sequences[1].device })
     end
     parts[#parts + 1] = pad_row(sequences[1], value)
     local pad = off + 1
