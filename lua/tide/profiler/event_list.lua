@@ -222,9 +222,6 @@ local function cut_path(path, width)
     return path
 end
 
--- table([{sort_by =, row_limit = 100, header =, top_level_events_only = false,
--- max_name_column_width = 55, max_shapes_column_width = 80, max_src_column_width = 75}]): the
--- text PyTorch's table() prints, column for column
 -- the FLOPs column's unit, {scale, name}, as PyTorch's auto_scale_flops: by the smallest count
 -- above 0 (FLOPs, KFLOPs, ... PFLOPs); nil when no event has one
 local FLOP_UNITS = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" }
@@ -245,6 +242,9 @@ local function flops_unit(events)
     return { 10 ^ (-3 * k), FLOP_UNITS[k + 1] }
 end
 
+-- table([{sort_by =, row_limit = 100, header =, top_level_events_only = false,
+-- max_name_column_width = 55, max_shapes_column_width = 80, max_src_column_width = 75}]): the
+-- text PyTorch's table() prints, column for column
 function EventList:table(opts)
     local o = op_args.options("table", opts, { "sort_by", "row_limit", "header",
         "top_level_events_only", "max_name_column_width", "max_shapes_column_width",
