@@ -130,6 +130,24 @@ describe("optimizers take PyTorch's positional parameters", function()
             optim.SGD, ps, { momentum = 0.9 }, 0.1)
         raises("tide: SGD: expected lr to be a number, got string", optim.SGD, ps, "0.1")
     end)
+
+    -- PyTorch's Adam(params=ps, lr=5e-4): one table of names, params among them (it was read
+    -- as the parameter list: an optimizer of nothing whose steps changed nothing)
+    it("takes every argument by name in one table, params included; refuses no parameters",
+        function()
+        local p = tide.ones(2):requires_grad_()
+        local o = optim.Adam({ params = { p }, lr = 5e-4, betas = { 0.8, 0.9 } })
+        assert.are.equal(p, o.param_groups[1].params[1])
+        assert.are.same({ 5e-4, 0.8, 0.9 }, { o.param_groups[1].lr,
+            o.param_groups[1].betas[1], o.param_groups[1].betas[2] })
+        p:sum():backward()
+        o:step()
+        assert.is_true(math.abs(p[1]:item() - (1 - 5e-4)) < 1e-6)
+        raises('tide: SGD: unknown option "momentm" (did you mean "momentum"?)', optim.SGD,
+            { params = { p }, lr = 0.1, momentm = 0.9 })
+        raises("tide: Adam: optimizer got an empty parameter list", optim.Adam, {})
+        raises("tide: SGD: optimizer got an empty parameter list", optim.SGD, {}, 0.1)
+    end)
 end)
 
 describe("optimizer options whose only effect is speed", function()

@@ -19,7 +19,8 @@ Optimizer.__index = Optimizer
 
 -- Optimizer:extend("SGD", defaults, positional) -> a class; SGD(params, opts) makes an
 -- optimizer, and so does SGD(params, 0.1, {momentum = 0.9}): positional lists the option names
--- torch 1.13 takes positionally after params, in its order (default: lr alone)
+-- torch 1.13 takes positionally after params, in its order (default: lr alone); SGD({params = ps,
+-- lr = 0.1}) takes every argument by name (PyTorch's SGD(params=ps, lr=0.1))
 --
 -- A class that defines its own constructor, as a torch.optim.Optimizer subclass defines
 -- __init__: Optimizer:extend(name) then function Cls:init(params, ...) ... end, which calls
@@ -53,6 +54,15 @@ function Optimizer:extend(name, defaults, positional)
                     "give Optimizer:extend(name, {lr = 0.01, ...}) its defaults, or define " ..
                     "function " .. c.__name .. ":init(params, ...) that calls " ..
                     "Optimizer.init(self, params, defaults)")
+            end
+            if select("#", ...) == 0 and type(params) == "table" and not params.__ismodule
+                and not is_tensor(params) and params[1] == nil and params.params ~= nil then
+                -- PyTorch's Adam(params=ps, lr=1e-3): one table holds every argument by name
+                local opts = {}
+                for k, v in pairs(params) do
+                    if k ~= "params" then opts[k] = v end
+                end
+                return c.new(c, params.params, opts)
             end
             return c.new(c, params, merge_positional(c.__name, c.positional or {}, ...))
         end,
@@ -205,7 +215,11 @@ function Optimizer.new(cls, params, opts)
             defaults[k] = opts[k]
         end
     end
-    local groups = param_groups(who, param_list(params, who), defaults, cls.defaults)
+    params = param_list(params, who)
+    if params[1] == nil then
+        raise("tide: " .. who .. ": optimizer got an empty parameter list")
+    end
+    local groups = param_groups(who, params, defaults, cls.defaults)
     local self = setmetatable({ param_groups = groups, state = {}, defaults = defaults }, cls)
     self:check_groups(who)
     self:init_state()
