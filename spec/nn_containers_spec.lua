@@ -377,3 +377,41 @@ describe("nn.utils gradient clipping", function()
         end)
     end)
 end)
+
+-- Lua calls __newindex for an absent key only: a field init first set to a plain value and then
+-- to a Module or an nn.Parameter was a plain field, its parameters missing from parameters()
+-- and state_dict() without an error (karpathy's MADE: self.net = [] ... self.net =
+-- nn.Sequential(*self.net); RealNVP's AffineHalfFlow: a lambda, then an MLP)
+describe("a field init turns from a plain value into a Module", function()
+    local Flow = nn.Module:extend("Flow")
+    function Flow:init(scale)
+        self.net = {}
+        self.net[#self.net + 1] = nn.Linear(2, 3)
+        self.net = nn.Sequential(table.unpack and table.unpack(self.net) or unpack(self.net))
+        self.s_cond = function(x) return x:mul(0) end
+        if scale then
+            self.s_cond = nn.Linear(3, 3)
+        end
+        self.w = 0
+        self.w = nn.Parameter(tide.ones(2))
+        self.dim = 2
+    end
+
+    it("is registered when init returns, in the order of first assignments", function()
+        local f = Flow(true)
+        local names = {}
+        for _, pair in ipairs(f:named_parameters()) do -- {name, value} (5.1 has no __pairs)
+            names[#names + 1] = pair[1]
+        end
+        assert.are.same({ "w", "net.1.weight", "net.1.bias", "s_cond.weight", "s_cond.bias" },
+            names)
+        assert.are.equal(5, #f:parameters())
+        assert.is_not_nil(f:state_dict()["s_cond.weight"])
+        assert.are.equal(2, #f:children())
+        assert.is_nil(rawget(f, "_plain"))
+        assert.are.equal(2, f.dim)
+        local plain = Flow(false) -- s_cond stays a function, not a child
+        assert.are.equal(3, #plain:parameters())
+        assert.are.equal("function", type(plain.s_cond))
+    end)
+end)

@@ -28,8 +28,11 @@ local signature = require("tide.nn._signature")
 
 -- cls(...): PyTorch's constructor arguments where the class declares its signature
 -- (tide.nn._signature), else those its init takes; an argument past them raises
+local adopt_replaced -- (self): the fields init turned from plain values into modules
+
 local function construct(cls, ...)
-    local self = { _params = {}, _buffers = {}, _modules = {}, _kind = {}, training = true }
+    local self = { _params = {}, _buffers = {}, _modules = {}, _kind = {}, training = true,
+        _plain = {} }
     setmetatable(self, cls)
     local init = cls.init
     local spec = signature.of(init) or signature.of_class(cls)
@@ -39,6 +42,7 @@ local function construct(cls, ...)
         signature.check_init(cls, init, ...)
         init(self, ...)
     end
+    adopt_replaced(self)
     return self
 end
 
@@ -288,7 +292,10 @@ function Module:get_buffer(target)
 end
 
 -- first assignment of a field: a Module becomes a child, an nn.Buffer a buffer, a tensor that
--- requires grad (or an nn.Parameter) a parameter
+-- requires grad (or an nn.Parameter) a parameter. Lua calls this for an absent key only, so a
+-- field that init first sets to a plain value and then to a Module (Python's self.net = []
+-- ... self.net = nn.Sequential(*self.net)) is noted while init runs (_plain) and registered
+-- when it returns (adopt_replaced), in the order of the fields' first assignments
 function Module.__newindex(self, k, v)
     if type(k) == "string" and rawget(self, "_kind") and not self._kind[k] then
         if is_module(v) then
@@ -301,8 +308,27 @@ function Module.__newindex(self, k, v)
             add(self, self._params, "parameter", k, v)
             return
         end
+        local plain = rawget(self, "_plain")
+        if plain and v ~= nil then
+            plain[#plain + 1] = k
+        end
     end
     rawset(self, k, v)
+end
+
+function adopt_replaced(self)
+    local plain = rawget(self, "_plain")
+    rawset(self, "_plain", nil)
+    for _, k in ipairs(plain) do
+        local v = rawget(self, k)
+        if not self._kind[k] then
+            if is_module(v) then
+                add(self, self._modules, "module", k, v)
+            elseif is_tensor(v) and PARAMS[v] then -- nn.Parameter, as PyTorch's __setattr__
+                add(self, self._params, "parameter", k, v)
+            end
+        end
+    end
 end
 
 -- Python's self.__setattr__(name, value) and self.__getattr__(name), as DLA's Tree registers
