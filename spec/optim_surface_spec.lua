@@ -248,6 +248,46 @@ describe("optimizer state_dict", function()
             return one:load_state_dict({ lr = tide.tensor(1) })
         end)
     end)
+
+    -- PyTorch's sd["param_groups"][0]["lr"] = 0.01 before optimizer.load_state_dict(sd)
+    it("takes what a script writes into its nested view, on load and on save", function()
+        local _, o = run(optim.Adam, { lr = 0.1 }, "cpu", 2)
+        local sd = o:state_dict()
+        local g = sd["param_groups"][1]
+        g.lr = 0.01
+        sd.param_groups[1].betas = { 0.5, 0.6 }
+        sd.state[1].step = 7
+        assert.are.equal(g, sd.param_groups[1]) -- one view, read again
+        assert.are.equal(0.01, sd["param_groups.1.lr"]:item())
+        o:load_state_dict(sd)
+        local p = o.param_groups[1].params[1]
+        assert.are.equal(0.01, o.param_groups[1].lr)
+        assert.are.same({ 0.5, 0.6 }, o.param_groups[1].betas)
+        assert.are.equal(7, o.state[p].step)
+        -- a flat name written after the view was read shows when the view is read again
+        sd["param_groups.1.lr"] = tide.tensor(0.02, { dtype = "float64" })
+        assert.are.equal(0.02, sd.param_groups[1].lr)
+        assert.are.equal(0.02, g.lr)
+        -- saved as written, in a checkpoint tree too
+        g.lr = 0.03
+        tide.save(path, { optimizer = sd, epoch = 3 })
+        assert.are.equal(0.03, tide.load(path).optimizer["param_groups.1.lr"]:item())
+        -- a value with no tensor form stays in the view and is named on load, changing nothing
+        g.lr = "fast"
+        assert.are.equal("fast", sd.param_groups[1].lr)
+        raises_here("Adam:load_state_dict: param_groups.1.lr was set to a string, which has " ..
+            "no place in a state dict", function()
+                return o:load_state_dict(sd)
+            end)
+        assert.are.equal(0.01, o.param_groups[1].lr)
+        assert.are.equal(7, o.state[p].step)
+        g.lr, g.params = 0.04, { 1, 2 }
+        raises_here("Adam:load_state_dict: parameter group 1 has 2 parameters in the state " ..
+            "dict and 1 in the optimizer", function()
+                return o:load_state_dict(sd)
+            end)
+        assert.are.equal(0.01, o.param_groups[1].lr)
+    end)
 end)
 
 describe("lr_scheduler matches PyTorch 1.13", function()

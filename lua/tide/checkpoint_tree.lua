@@ -88,6 +88,15 @@ end
 
 --- flatten(t, path) -> tensors {name = tensor}, tree (a JSON string); raises naming the part
 --- that cannot be saved (path names the file in messages)
+-- a table that keeps views of itself (an optimizer's state dict: sd.param_groups) writes what a
+-- script changed in them into its own entries before they are read for saving
+function M.settle(t)
+    local mt = getmetatable(t)
+    if type(mt) == "table" and type(rawget(mt, "__settle")) == "function" then
+        mt.__settle(t)
+    end
+end
+
 function M.flatten(t, path)
     local flat, named, open = {}, {}, {}
     -- a view's identity: two tensors of one storage with the same place, shape and strides are
@@ -108,6 +117,7 @@ function M.flatten(t, path)
         local keys = {}
         local iter, state, init = next, v, nil
         if not raw then
+            M.settle(v)
             iter, state, init = pairs(v)
         end
         for k in iter, state, init do

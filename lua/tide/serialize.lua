@@ -70,6 +70,7 @@ function M.save(path, tensors, metadata)
             .. (core.is_tensor(tensors) and "a tensor (save {name = tensor})" or type(tensors)), 2)
     end
     local tree_json
+    tree.settle(tensors)
     if not flat_tensors(tensors) then
         local ok, flat, tj = pcall(tree.flatten, tensors, path)
         if not ok then

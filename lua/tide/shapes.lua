@@ -306,7 +306,9 @@ local MESHGRID = { "indexing" }
 function M.functions.meshgrid(...)
     local a = { n = select("#", ...), ... }
     local ts, opts = a, nil
-    if a.n > 0 and type(a[a.n]) == "table" and not core.is_tensor(a[a.n]) then
+    -- the last table is opts unless it is the list of tensors (meshgrid({t1, t2}))
+    if a.n > 0 and type(a[a.n]) == "table" and not core.is_tensor(a[a.n])
+        and not core.is_tensor(a[a.n][1]) then
         opts, a.n = a[a.n], a.n - 1
     end
     if a.n == 1 and type(a[1]) == "table" and not core.is_tensor(a[1]) then

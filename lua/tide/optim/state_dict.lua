@@ -36,11 +36,13 @@ end
 -- what_is_state_dict recipe's optimizer.state_dict()["param_groups"]): state[i][name] (the
 -- tensor, or step as a number) and param_groups[g] ({lr = 0.001, params = {1, 2}, ...}). The
 -- flat names stay the table's keys, so pairs, tide.save and load_state_dict see them only.
-local VIEW = {}
-function VIEW.__index(sd, key)
-    if key ~= "state" and key ~= "param_groups" then
-        return nil
-    end
+-- A view is kept per sd (weakly) and is PyTorch's dict to write into: what a script changes
+-- in it (sd.param_groups[1].lr = 0.01 before opt:load_state_dict(sd)) goes into the flat names
+-- when the sd is next read, loaded or saved (M.settle).
+local views = setmetatable({}, { __mode = "k" })
+
+-- the view's Lua values as plain tables: the names' tensors decoded
+local function build(sd, key)
     local out = flat.nested(sd, key) or {}
     for _, entry in pairs(out) do
         for name, v in pairs(entry) do
@@ -50,6 +52,134 @@ function VIEW.__index(sd, key)
         end
     end
     return out
+end
+
+-- a copy of a view, one level of lists deep, to tell what a script changed since
+local function snapshot(view)
+    local out = {}
+    for i, entry in pairs(view) do
+        if type(entry) == "table" then
+            out[i] = {}
+            for name, v in pairs(entry) do
+                if type(v) == "table" and not is_tensor(v) then
+                    local list = {}
+                    for j, x in pairs(v) do
+                        list[j] = x
+                    end
+                    v = list
+                end
+                out[i][name] = v
+            end
+        end
+    end
+    return out
+end
+
+local function same(a, b)
+    if type(a) == "table" and type(b) == "table" and not is_tensor(a) and not is_tensor(b) then
+        for k, x in pairs(a) do
+            if b[k] ~= x then
+                return false
+            end
+        end
+        for k in pairs(b) do
+            if a[k] == nil then
+                return false
+            end
+        end
+        return true
+    end
+    return rawequal(a, b)
+end
+
+-- writes what a script changed in sd's views into its flat names; all values are checked
+-- before any is written. Reading a view again (lenient) writes the good ones and keeps the
+-- others in the view (returned as {[key] = {[i] = {[name] = true}}}) for load or save to name.
+function M.settle(sd, lenient, who)
+    local cache = views[sd]
+    if not cache then
+        return {}
+    end
+    local writes, kept = {}, {}
+    for key, c in pairs(cache) do
+        kept[key] = {}
+        for i, entry in pairs(c.view) do
+            for name, v in pairs(type(entry) == "table" and entry or {}) do
+                if not same(v, c.was[i] and c.was[i][name]) then
+                    local flat_name = key .. "." .. tostring(i) .. "." .. tostring(name)
+                    local t = is_tensor(v) and v or flat.encode(v)
+                    if t ~= nil and compat.is_integer(i) then
+                        writes[flat_name] = t
+                    elseif lenient then
+                        kept[key][i] = kept[key][i] or {}
+                        kept[key][i][name] = true
+                    else
+                        raise(string.format("tide: %s: %s was set to a %s, which has no " ..
+                            "place in a state dict (numbers, booleans, lists of numbers and " ..
+                            "tensors under 1-based indices have)", who or "save", flat_name,
+                            type(v)))
+                    end
+                end
+            end
+        end
+    end
+    for name, t in pairs(writes) do
+        sd[name] = t
+    end
+    for _, c in pairs(cache) do
+        c.was = snapshot(c.view)
+    end
+    return kept
+end
+
+local VIEW = { __settle = M.settle }
+function VIEW.__index(sd, key)
+    if key ~= "state" and key ~= "param_groups" then
+        return nil
+    end
+    local kept = M.settle(sd, true)[key] or {}
+    local cache = views[sd] or {}
+    views[sd] = cache
+    local fresh = build(sd, key)
+    local c = cache[key]
+    if not c then
+        c = { view = fresh }
+        cache[key] = c
+    else -- the same tables as before, brought up to the flat names' values
+        for i in pairs(c.view) do
+            if fresh[i] == nil and not kept[i] then
+                c.view[i] = nil
+            end
+        end
+        for i, entry in pairs(fresh) do
+            local old = c.view[i]
+            if type(old) ~= "table" then
+                c.view[i] = entry
+            else
+                for name in pairs(old) do
+                    if not (kept[i] and kept[i][name]) then
+                        old[name] = entry[name]
+                    end
+                end
+                for name, v in pairs(entry) do
+                    if not (kept[i] and kept[i][name]) then
+                        old[name] = v
+                    end
+                end
+            end
+        end
+    end
+    -- what could not be written stays a change, for load or save to name
+    local was = snapshot(c.view)
+    for i, names in pairs(kept) do
+        for name in pairs(names) do
+            if was[i] then
+                was[i][name] = nil
+            end
+        end
+    end
+    c.was = was
+    return c.view
 end
 
 function M.state_dict(self)
@@ -111,6 +241,7 @@ function M.load_state_dict(self, sd)
         raise("tide: " .. who .. ": expected a state dict (opt:state_dict() or tide.load's " ..
             "table), got " .. type(sd))
     end
+    M.settle(sd, false, who) -- what the script wrote into sd.param_groups / sd.state
     -- parse every key first
     local groups, states, defaults = {}, {}, self.defaults or {}
     local scalar = self.scalar_state or SCALAR
