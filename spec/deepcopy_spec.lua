@@ -68,4 +68,49 @@ describe("tide.deepcopy (" .. DEV .. ")", function()
             true)
         assert.is_false(tide.deepcopy(x:detach() * 2).requires_grad)
     end)
+
+    -- BYOL's target encoder: the online net's forward hook stores into self.hidden; Python's
+    -- deepcopy copies the bound method's self, so the copy's hook fills the copy's table
+    it("rebinds a hook that closes over the copied model to the copy", function()
+        local Wrapper = nn.Module:extend("Wrapper")
+        function Wrapper:init()
+            self.net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)):to(DEV)
+            self.hidden = {}
+            local calls = 0
+            self.net[2]:register_forward_hook(function(_, _, out)
+                calls = calls + 1
+                self.hidden.out = out
+            end)
+            self.calls = function()
+                return calls
+            end
+            self.scale = tide.full({ 1 }, 2, { device = DEV })
+            self.scaled = function(x)
+                return x * self.scale -- a copied tensor: the copy's
+            end
+        end
+        function Wrapper:forward(x)
+            self.hidden = {}
+            self.net(x)
+            return self.hidden.out
+        end
+        local online = Wrapper()
+        local target = tide.deepcopy(online)
+        local x = tide.ones({ 1, 2 }, { device = DEV })
+        assert.is_not_nil(target(x), "the copy's hook wrote into the copy")
+        assert.is_nil(online.hidden.out)
+        assert.is_not_nil(online(x))
+        target.scale:fill_(3)
+        assert.are.same({ 2 }, online.scaled(tide.ones({ 1 }, { device = DEV })):cpu():totable())
+        assert.are.same({ 3 }, target.scaled(tide.ones({ 1 }, { device = DEV })):cpu():totable())
+        -- an upvalue that is not part of the copy stays the original's variable (Lua 5.1: its
+        -- value at the copy)
+        local shared = debug.upvaluejoin ~= nil
+        assert.are.equal(shared and 2 or 1, online.calls())
+        assert.are.equal(shared and 2 or 1, target.calls())
+        -- tide's own functions are shared
+        local m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        m.act = tide.nn.functional.relu
+        assert.are.equal(tide.nn.functional.relu, tide.deepcopy(m).act)
+    end)
 end)

@@ -537,6 +537,35 @@ describe("tide.func (" .. DEV .. ")", function()
                     "options), got a number", func.functional_call, m, {}, x, 3)
             end)
 
+        it("functional_call's tensors are the module's parameters while the call runs",
+            function()
+                -- a forward that lists its parameters (next(self.parameters()).device in
+                -- PyTorch) sees the stand-ins, and the module's own after the call
+                local Probe = nn.Module:extend("Probe")
+                function Probe:init()
+                    self.lin = nn.Linear(2, 2)
+                end
+                function Probe:forward(x)
+                    self.seen = self:parameters()[1]
+                    return self.lin(x)
+                end
+                local m = Probe()
+                local w = tide.zeros(2, 2) -- a plain tensor, not a parameter
+                func.functional_call(m, { ["lin.weight"] = w }, tide.ones(1, 2))
+                assert.are.equal(w, m.seen)
+                assert.are.equal(m.lin.weight, m:parameters()[1])
+                -- nested calls with one tensor leave it a stand-in until the outer one ends
+                function Probe:forward(x)
+                    if x:numel() > 2 then
+                        func.functional_call(self, { ["lin.weight"] = w }, x[1])
+                    end
+                    self.seen = self:parameters()[1]
+                    return self.lin(x)
+                end
+                func.functional_call(m, { ["lin.weight"] = w }, tide.ones(2, 2))
+                assert.are.equal(w, m.seen)
+            end)
+
         it("stack_module_state checks the models", function()
             raises("tide: func.stack_module_state: expected at least one model, got an " ..
                 "empty list", func.stack_module_state, {})

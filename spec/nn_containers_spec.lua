@@ -415,3 +415,57 @@ describe("a field init turns from a plain value into a Module", function()
         assert.are.equal("function", type(plain.s_cond))
     end)
 end)
+
+-- every parameter a module registers is an nn.Parameter, as in PyTorch (whose register_parameter
+-- takes Parameters only): tide.isinstance says so, copies keep it, and a plain tensor assigned
+-- over one after construction (which Lua's __newindex does not see) is named when the
+-- parameters are listed, where PyTorch's assignment raises, instead of silently not training
+describe("a module's parameters are nn.Parameters", function()
+    it("for tide.isinstance, in copies too", function()
+        local m = nn.Linear(2, 2)
+        assert.is_true(tide.isinstance(m.weight, nn.Parameter))
+        assert.is_true(tide.isinstance(nn.Parameter(tide.ones(2)), nn.Parameter))
+        assert.is_false(tide.isinstance(tide.ones(2), nn.Parameter))
+        assert.is_false(tide.isinstance(m, nn.Parameter))
+        assert.is_true(tide.isinstance(m.weight, { nn.Linear, nn.Parameter }))
+        assert.is_true(tide.isinstance(m.weight, tide.Tensor))
+        local Raw = nn.Module:extend("Raw")
+        function Raw:init()
+            self.w = tide.ones({ 2 }, { requires_grad = true }) -- registered by requires_grad
+            self:register_parameter("v", tide.zeros(2))
+        end
+        local r = Raw()
+        assert.is_true(tide.isinstance(r.w, nn.Parameter))
+        assert.is_true(tide.isinstance(r.v, nn.Parameter))
+        -- a frozen copy (a DQN's target network) is a Parameter still: it registers elsewhere
+        local target = tide.deepcopy(m)
+        target.weight:requires_grad_(false)
+        assert.is_true(tide.isinstance(target.weight, nn.Parameter))
+        local host = nn.Module()
+        host.w = target.weight
+        assert.are.equal(1, #host:parameters())
+    end)
+
+    it("a plain tensor assigned over one raises when they are listed", function()
+        local m = nn.Sequential(nn.Linear(2, 2))
+        m[1].weight = tide.ones(2, 2)
+        raises_here("Linear.weight was set to a plain tensor after it was registered as a " ..
+            "parameter %(PyTorch refuses m.weight = t%); assign nn.Parameter%(t%), or copy the " ..
+            "values into the parameter: m.weight.data:copy_%(t%)", function()
+                return m[1]:parameters()
+            end)
+        raises_here("1.weight was set to a plain tensor after it was registered as a " ..
+            "parameter %(PyTorch refuses m.1.weight = t%)", function()
+                return m:named_parameters()
+            end)
+        raises_here("1.weight was set to a plain tensor", function()
+            return tide.optim.SGD(m:parameters(), { lr = 0.1 })
+        end)
+        -- PyTorch's ways: a new Parameter, or None
+        m[1].weight = nn.Parameter(tide.ones(2, 2))
+        assert.are.equal(2, #m:parameters())
+        m[1].bias = nil
+        assert.are.equal(1, #m:parameters())
+        assert.are.equal(m[1].weight, m:parameters()[1])
+    end)
+end)

@@ -100,8 +100,10 @@ describe("tide.save(model) and tide.load: a whole module, as torch.save/torch.lo
         local host = nn.Module()
         host.w = ck.model.gate
         assert.are.equal(1, #host:parameters())
-        host.v = ck.model.linear1.weight -- a frozen weight that was no nn.Parameter stays a field
-        assert.are.equal(1, #host:parameters())
+        -- a module's registered weight is a parameter too (PyTorch's are nn.Parameters), frozen
+        host.v = ck.model.linear1.weight
+        assert.are.equal(2, #host:parameters())
+        assert.is_true(tide.isinstance(host.v, nn.Parameter))
         assert.is_true(ck.model.linear2.weight.requires_grad)
     end)
 

@@ -27,6 +27,10 @@ end
 -- is its class, a subclass's metatable leads to its base through __index); a tensor is an
 -- instance of tide.Tensor
 local function is_one(obj, cls)
+    local check = rawget(cls, "__instancecheck") -- Python's __instancecheck__ (nn.Parameter)
+    if check ~= nil then
+        return check(cls, obj) == true
+    end
     if type(obj) ~= "table" then
         local core = require("tide.core")
         return cls == core.Tensor and core.is_tensor(obj)

@@ -13,6 +13,8 @@ local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
 local PARAMS = require("tide.nn._parameters") -- nn.Parameter's tensors
+-- tensors that stand in a parameter's field for one call (functional_call's), weak
+local STAND_INS = setmetatable({}, { __mode = "k" })
 local BUFFERS = require("tide.nn._buffers") -- nn.Buffer's tensors
 
 local Module = { __name = "Module", __ismodule = true }
@@ -50,6 +52,7 @@ local function is_module(v)
     return type(v) == "table" and v.__ismodule == true and rawget(v, "_params") ~= nil
 end
 Module.is_module = is_module
+Module._stand_ins = STAND_INS
 
 local CLASSES = require("tide.nn._classes")
 
@@ -167,6 +170,9 @@ function Module:register_parameter(name, p)
         p:requires_grad_(true)
     end
     add(self, self._params, "parameter", name, p)
+    if p ~= nil then
+        PARAMS[p] = true
+    end
     return p
 end
 
@@ -306,6 +312,7 @@ function Module.__newindex(self, k, v)
             return
         elseif is_tensor(v) and (PARAMS[v] or v.requires_grad and v.is_leaf ~= false) then
             add(self, self._params, "parameter", k, v)
+            PARAMS[v] = true -- a parameter now, as PyTorch's would be (isinstance, a frozen copy)
             return
         end
         local plain = rawget(self, "_plain")
@@ -423,6 +430,15 @@ end
 local function each_named(self, listname, prefix, out_names, out_vals, seen, recurse, dedupe)
     for _, name in ipairs(self[listname]) do
         local v = rawget(self, name)
+        if listname == "_params" and v ~= nil and not PARAMS[v] and not STAND_INS[v] then
+            -- Lua's __newindex does not see m.weight = t on a field already set: the listing
+            -- does, where PyTorch's assignment raises
+            local path = prefix .. name
+            raise(("tide: %s was set to %s after it was registered as a parameter (PyTorch " ..
+                "refuses m.%s = t); assign nn.Parameter(t), or copy the values into the " ..
+                "parameter: m.%s.data:copy_(t)"):format(prefix == "" and self.__name .. "." ..
+                name or path, is_tensor(v) and "a plain tensor" or "a " .. type(v), path, path))
+        end
         if v ~= nil and not (dedupe ~= false and seen[v]) then
             seen[v] = true
             out_names[#out_names + 1] = prefix .. name
@@ -633,6 +649,8 @@ local function parse_to(a, b)
         raise(string.format('tide: Module:to: "%s" is neither a device nor a dtype; devices are ' ..
             '"cpu", "cpu:N", "cuda" or "cuda:N", dtypes "float32", "float64", "float16", ' ..
             '"bfloat16", "int32", "int64", "uint8" or "bool"', a))
+    elseif is_tensor(a) then -- PyTorch's module.to(tensor): its device and dtype
+        dev, dt = a.device, a.dtype
     elseif a ~= nil and type(a) ~= "table" then
         dev = device_of(a)
     end

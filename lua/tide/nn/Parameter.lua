@@ -29,7 +29,16 @@ local function is_options(v)
     return type(v) == "table" and not autograd.is_tensor(v)
 end
 
-return function(t, requires_grad, ...)
+-- nn.Parameter is a class as tide.isinstance sees it: tide.isinstance(p, nn.Parameter) is
+-- Python's isinstance(p, nn.Parameter), true for the tensors nn.Parameter made and for every
+-- tensor a module registered as a parameter (PyTorch registers Parameters only)
+local Parameter = { __name = "Parameter" }
+
+function Parameter.__instancecheck(_, obj)
+    return autograd.is_tensor(obj) and PARAMS[obj] == true
+end
+
+local function new(t, requires_grad, ...)
     if not autograd.is_tensor(t) then
         raise("tide: Parameter: expected a tensor, got " .. type(t))
     end
@@ -55,3 +64,9 @@ return function(t, requires_grad, ...)
     PARAMS[p] = true
     return p
 end
+
+return setmetatable(Parameter, {
+    __call = function(_, ...)
+        return new(...)
+    end,
+})

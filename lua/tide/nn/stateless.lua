@@ -62,10 +62,11 @@ function M.functional_call(module, tensors, call_args, ...)
         local owner, field = owner_of(module, name, who)
         swaps[#swaps + 1] = { owner, field, t }
     end
-    local saved = {}
+    local saved, stand_ins = {}, Module._stand_ins
     for i, s in ipairs(swaps) do
         saved[i] = rawget(s[1], s[2])
         rawset(s[1], s[2], s[3])
+        stand_ins[s[3]] = (stand_ins[s[3]] or 0) + 1 -- listed as the parameter while it runs
     end
     local args_list
     if is_tensor(call_args) or type(call_args) ~= "table" then
@@ -76,6 +77,8 @@ function M.functional_call(module, tensors, call_args, ...)
     local res = compat.pack(pcall(module, compat.unpack(args_list, 1, args_list.n)))
     for i = #swaps, 1, -1 do
         rawset(swaps[i][1], swaps[i][2], saved[i])
+        local t = swaps[i][3]
+        stand_ins[t] = stand_ins[t] > 1 and stand_ins[t] - 1 or nil
     end
     if not res[1] then
         error(res[2], 0)
