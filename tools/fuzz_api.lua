@@ -986,10 +986,24 @@ local function follow_up(ctx, target, chunks, objname, nsteps)
                 :format(objname, table.concat(names, ", "))
         elseif r == 5 and type(obj.state_dict) == "function" and type(obj.load_state_dict) == "function" then
             -- its own state_dict back, perturbed or not
+            -- (an optimizer's nested view, PyTorch's sd["param_groups"][0]["lr"] = ..., is
+            -- written into as the dict it stands for)
+            local view = 'if type(sd.param_groups) == "table" and type(sd.param_groups[1]) == ' ..
+                '"table" then sd.param_groups[1].' .. pick { "lr", "params", "betas", "momentum" } ..
+                " = " .. gen(ctx, 1) .. " end"
+            local state = 'if type(sd.state) == "table" then sd.state[' .. pick { "1", "2", '"x"' } ..
+                "] = " .. gen(ctx, 1) .. " end"
             local edit = pick { "", "for k in pairs(sd) do sd[k] = " .. gen(ctx, 1) .. " break end",
-                "sd[" .. pick { '"bogus"', "1", '"state"', '"param_groups"', '"weight"' } .. "] = " .. gen(ctx, 1) }
+                "sd[" .. pick { '"bogus"', "1", '"state"', '"param_groups"', '"weight"' } .. "] = " .. gen(ctx, 1),
+                view, state }
             mcall = ("(function() local sd = %s:state_dict() %s return %s:load_state_dict(sd) end)()")
                 :format(objname, edit, objname)
+        elseif r == 6 and type(obj.named_parameters) == "function" then
+            -- a value assigned over one of its own parameters, then the parameters listed
+            -- (Lua's __newindex does not see it: the listing names a plain tensor)
+            mcall = ("(function() local m = %s for _, pr in ipairs(m:named_parameters()) do " ..
+                'if not pr[1]:find(".", 1, true) then m[pr[1]] = %s break end end ' ..
+                "return m:parameters() end)()"):format(objname, gen(ctx, 1))
         elseif #ms > 0 then
             mcall = objname .. ":" .. pick(ms) .. "(" .. table.concat(names, ", ") .. ")"
         else
