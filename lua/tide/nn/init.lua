@@ -54,6 +54,7 @@ for _, name in ipairs(CLASSES) do
     lazy[name] = "tide.nn." .. name
 end
 lazy.attention = "tide.nn.attention" -- torch.nn.attention: sdpa_kernel, SDPBackend
+lazy.grad = "tide.nn.grad" -- torch.nn.grad: conv1d/2d/3d_input and _weight
 lazy.Buffer = "tide.nn._buffer_class" -- nn.Buffer(t[, {persistent =}]): a function, not a class
 
 nn.Module = require("tide.nn.Module")
