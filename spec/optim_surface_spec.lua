@@ -272,6 +272,11 @@ describe("optimizer state_dict", function()
         g.lr = 0.03
         tide.save(path, { optimizer = sd, epoch = 3 })
         assert.are.equal(0.03, tide.load(path).optimizer["param_groups.1.lr"]:item())
+        -- and what tide.load gives back reads as the nested dict again
+        assert.are.equal(0.03, tide.load(path).optimizer["param_groups"][1].lr)
+        assert.are.equal(7, tide.load(path).optimizer.state[1].step)
+        tide.save(path, sd)
+        assert.are.same({ 0.5, 0.6 }, tide.load(path).param_groups[1].betas)
         -- a value with no tensor form stays in the view and is named on load, changing nothing
         g.lr = "fast"
         assert.are.equal("fast", sd.param_groups[1].lr)

@@ -147,6 +147,20 @@ end
 
 -- load(path[, map_location][, {device =, map_location =, weights_only =, mmap =}]): torch.load's
 -- map_location by position too (a device or its name)
+-- an optimizer's state dict in what was loaded (the file itself, or a checkpoint's entry)
+-- reads as PyTorch's nested dict again: sd["param_groups"][1].lr (optim/state_dict.lua)
+local function adopt_state_dicts(t, depth, seen)
+    if seen[t] or depth > 16 or require("tide.optim.state_dict").adopt(t) then
+        return
+    end
+    seen[t] = true
+    for _, v in pairs(t) do
+        if type(v) == "table" and getmetatable(v) == nil then
+            adopt_state_dicts(v, depth + 1, seen)
+        end
+    end
+end
+
 function M.load(path, ...)
     if type(path) ~= "string" then
         error("tide: load: path must be a string, got " .. type(path), 2)
@@ -259,8 +273,10 @@ function M.load(path, ...)
             error(t, 2)
         end
         metadata[tree.KEY] = nil
+        adopt_state_dicts(t, 1, {})
         return t, metadata
     end
+    adopt_state_dicts(tensors, 1, {})
     return tensors, metadata
 end
 

@@ -182,6 +182,28 @@ function VIEW.__index(sd, key)
     return c.view
 end
 
+-- a plain table of the names state_dict writes (tide.load's, a checkpoint's "optimizer" entry)
+-- reads as PyTorch's nested dict too: it takes the view; true when it did
+function M.adopt(t)
+    if type(t) ~= "table" or getmetatable(t) ~= nil then
+        return false
+    end
+    local groups = false
+    for k, v in pairs(t) do
+        if type(k) ~= "string" or not is_tensor(v) then
+            return false
+        elseif k:match("^param_groups%.%d+%.") then
+            groups = true
+        elseif not k:match("^state%.%d+%.") then
+            return false
+        end
+    end
+    if groups then
+        setmetatable(t, VIEW)
+    end
+    return groups
+end
+
 function M.state_dict(self)
     local sd, index = setmetatable({}, VIEW), 0
     for gi, g in ipairs(self.param_groups) do
