@@ -318,6 +318,13 @@ describe("torch functions, PyTorch's values (" .. DEV .. ")", function()
         assert.are.equal("tide: histogramdd: bins must be a count, or a list of 2 counts or of " ..
             "2 1-D tensors of edges (one per dim of the points), got 3 entries",
             err(tide.histogramdd, t64(T.HDD), { 1, 2, 3 }))
+        -- more coordinates than a tensor has dims raises before any loop over them (an empty
+        -- {0, 2^32} input looped four billion times: a fuzz finding)
+        assert.are.equal("tide: histogramdd: points of 4294967296 coordinates (input {0, " ..
+            "4294967296}) would make a histogram of 4294967296 dims; tide supports at most 8",
+            err(tide.histogramdd, tide.zeros({ 0, 4294967296 }), 2))
+        assert.are.same({ 1, 1, 1, 1, 1, 1, 1, 1 }, tide.histogramdd(tide.zeros({ 1, 8 }), 1)
+            .shape)
     end)
 
     it("segment_reduce: every reduce, offsets, initial, a batch", function()

@@ -150,6 +150,8 @@ local function dd_edges(op, col, j, given, count, range, dtype)
     return require("tide").linspace(lo, hi, count + 1, { dtype = dtype, device = col.device })
 end
 
+local MAX_DIMS = 8 -- a tensor's dims at most (TIDE_MAX_DIMS, include/tide.h)
+
 -- histogramdd's bins: an integer for every dim, a list of D integers, or a list of D 1-D
 -- tensors of increasing edges; counts (or nil) and edges (or nil), one per dim
 local function dd_bins(op, bins, D)
@@ -212,6 +214,11 @@ function F.histogramdd(input, bins, opts, ...)
     end
     local o = args.options(op, opts, OPTIONS, "{density = true}")
     local D = input:size(-1)
+    if D > MAX_DIMS then -- before any loop over the dims (a last dim of 2^32 never ends)
+        raise(("tide: %s: points of %d coordinates (input %s) would make a histogram of %d " ..
+            "dims; tide supports at most %d"):format(op, D, shape_str(input:size()), D,
+            MAX_DIMS))
+    end
     local counts, given = dd_bins(op, bins, D)
     local r, w = o.range, o.weight
     if r ~= nil then
