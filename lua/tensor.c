@@ -133,7 +133,7 @@ int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
         return tl_error(L, "tide: %s: attempt to use a freed tensor", name);
     if (!b && lua_type(L, 2) != LUA_TNUMBER)
         return tl_error(L, "tide: %s: expected a tensor or a number, got %s", name,
-                        luaL_typename(L, 2));
+                        tl_typename(L, 2));
     tl_max_args(L, 3, name);
     int           rec = inplace ? tl_check_inplace(L, S, a, name) : 0;
     tide_scalar   alpha = tl_scalar(L, 3);
@@ -201,7 +201,7 @@ int tl_binary(lua_State *L, tide_op op) {
             return tl_error(L,
                             "tide: %s: expected a tensor or a number, got %s; convert it with "
                             "tonumber() or tide.tensor()",
-                            tide_op_name(op), luaL_typename(L, other));
+                            tide_op_name(op), tl_typename(L, other));
         if (!u->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
         r = tl_push_like(L, a ? 1 : 2);

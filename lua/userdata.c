@@ -53,7 +53,7 @@ ltensor *tl_check(lua_State *L, int idx, const char *op) {
     ltensor *u = tl_test(L, idx);
     if (!u)
         tl_error(L, "tide: %s: argument #%d must be a tensor, got %s", op, idx,
-                 luaL_typename(L, idx));
+                 tl_typename(L, idx));
     else if (!u->t)
         tl_error(L, "tide: %s: attempt to use a freed tensor", op);
     return u;
@@ -95,7 +95,7 @@ tide_tensor *tide_lua_to_tensor(lua_State *L, int idx) {
 tide_tensor *tide_lua_check_tensor(lua_State *L, int idx) {
     ltensor *u = luaL_testudata(L, idx, TL_TENSOR);
     if (!u)
-        tl_error(L, "tide: expected a tensor at argument #%d, got %s", idx, luaL_typename(L, idx));
+        tl_error(L, "tide: expected a tensor at argument #%d, got %s", idx, tl_typename(L, idx));
     else if (!u->t)
         tl_error(L, "tide: attempt to use a freed tensor (argument #%d)", idx);
     return u->t;

@@ -36,8 +36,7 @@ local function tiny_graph(n, n_features, n_classes)
     -- scale_vector[scale_vector == float('inf')] = 0
     scale_vector[scale_vector:eq(tide.inf)] = 0
     -- scale_vector = torch.diag(scale_vector).to_sparse(); features = scale_vector @ features
-    -- GAP: no sparse tensors (to_sparse): the dense diagonal matrix does the same product
-    features = tide.diag(scale_vector):matmul(features)
+    features = tide.diag(scale_vector):to_sparse():matmul(features)
     local edges = tide.rand(n, n):lt(0.3):to(tide.int64)
     local adj_mat = tide.eye(n) + ((edges + edges:t()):gt(0)):to(tide.int64)
     local labels = tide.randint(1, n_classes + 1, { n })
@@ -252,8 +251,7 @@ describe("gat/main.py", function()
 end)
 
 ---------------------------------------------------------------------------------------------
--- 2. gcn/main.py (dense: tide has no sparse tensors; torch.spmm(adj_mat, support) is
--- torch.mm on the dense normalized adjacency, .to_sparse() is left out)
+-- 2. gcn/main.py (the sparse features and normalized adjacency load_cora returns, torch.spmm)
 ---------------------------------------------------------------------------------------------
 describe("gcn/main.py", function()
     -- class GraphConv(nn.Module):
@@ -274,8 +272,7 @@ describe("gcn/main.py", function()
     function GraphConv:forward(input_tensor, adj_mat)
         local support = tide.mm(input_tensor, self.kernel)
         -- output = torch.spmm(adj_mat, support)
-        -- GAP: no torch.spmm (no sparse tensors): the dense product
-        local output = tide.mm(adj_mat, support)
+        local output = tide.spmm(adj_mat, support)
         -- if self.bias is not None:
         if self.bias ~= nil then
             output = output + self.bias
@@ -313,11 +310,10 @@ describe("gcn/main.py", function()
         -- degree_mat[degree_mat == float('inf')] = 0
         degree_mat[degree_mat:eq(tide.inf)] = 0
         -- degree_mat = torch.diag(degree_mat).to_sparse()
-        -- GAP: no to_sparse: the dense diagonal
-        degree_mat = tide.diag(degree_mat)
+        degree_mat = tide.diag(degree_mat):to_sparse()
         -- adj_mat = degree_mat @ adj_mat @ degree_mat
-        -- (Lua has no @: matmul)
-        adj_mat = degree_mat:matmul(adj_mat):matmul(degree_mat)
+        -- (Lua has no @: mm, which takes a sparse operand on either side)
+        adj_mat = tide.mm(tide.mm(degree_mat, adj_mat), degree_mat)
         return adj_mat
     end
 
@@ -341,6 +337,8 @@ describe("gcn/main.py", function()
         local device = tide.device("cpu")
         local features, labels, adj_mat = tiny_graph(12, 6, 3)
         adj_mat = normalize(adj_mat)
+        -- return features.to_sparse().to(device), labels.to(device), adj_mat.to_sparse().to(device)
+        features, adj_mat = features:to_sparse():to(device), adj_mat:to_sparse():to(device)
         -- idx = torch.randperm(len(labels)).to(device)
         local idx = tide.randperm(#labels):to(device)
         -- idx_test, idx_val, idx_train = idx[:1000], idx[1000:1500], idx[1500:]

@@ -163,6 +163,10 @@ return {
     },
     ["tide.finite_differences"] = { methods = {}, functions = { "gradient" } },
     ["tide.deepcopy"] = { methods = {}, functions = { "deepcopy" } },
+    ["tide.sparse.ops"] = {
+        methods = { "to_dense", "to_sparse" },
+        functions = { "sparse_coo_tensor", "spmm" },
+    },
     -- PyTorch's torch.X names of nn.functional's ops (spec/torch_functions_spec.lua)
     ["tide.nn_functions"] = {
         methods = {},

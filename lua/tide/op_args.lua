@@ -11,9 +11,22 @@ local is_tensor = core.is_tensor
 -- raises unless t is a tensor (argument pos of op, 1 = self)
 function M.check(op, t, pos)
     if not is_tensor(t) then
-        raise(("tide: %s: expected a tensor at argument #%d, got %s"):format(op, pos or 1, type(t)))
+        raise(("tide: %s: expected a tensor at argument #%d, got %s"):format(op, pos or 1,
+            M.typename(t)))
     end
     return t
+end
+
+-- what v is, in an error: a tensor, a sparse one (a table: lua/tide/sparse/coo.lua), or its type
+function M.typename(v)
+    if is_tensor(v) then
+        return "a tensor"
+    end
+    local mt = type(v) == "table" and getmetatable(v)
+    if type(mt) == "table" and rawget(mt, "__name") == "SparseTensor" then
+        return "a sparse tensor (t:to_dense() makes it dense)"
+    end
+    return type(v)
 end
 
 -- raises "tide: <op>: not differentiable ..." when autograd would record op on these arguments

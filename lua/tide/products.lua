@@ -209,6 +209,12 @@ end
 -- mm(b): [n, m] @ [m, p], both 2-D (matmul alone would broadcast)
 function Tensor.mm(a, b, ...)
     args.no_extra("mm", 2, ...)
+    if type(a) == "table" then -- torch.mm(sparse, dense) (lua/tide/sparse/coo.lua)
+        return require("tide.sparse.coo").mm(a, b, "mm")
+    elseif type(b) == "table" and require("tide.sparse.coo").is(b) then -- dense @ sparse
+        check("mm", a)
+        return require("tide.sparse.coo").mm(b:t(), a:t(), "mm"):t()
+    end
     check("mm", a)
     check("mm", b, 2)
     same_device("mm", a, b)
