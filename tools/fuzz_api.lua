@@ -370,7 +370,7 @@ gen = function(ctx, depth)
         { 34, "tensor" }, { 14, "small" }, { 10, "number" }, { 6, "string" }, { 3, "bool" },
         { 3, "nil" }, { depth < 2 and 8 or 0, "shape" }, { depth < 2 and 6 or 0, "options" },
         { depth < 2 and 4 or 0, "tlist" }, { depth < 1 and 2 or 0, "nested" },
-        { 1, "function" }, { 1, "device" }, { 1, "module" }, { 1, "empty" },
+        { 1, "function" }, { 1, "device" }, { 1, "module" }, { 1, "empty" }, { 1, "sparse" },
     }
     if kind == "tensor" then
         return tensor_src(ctx)
@@ -399,6 +399,9 @@ gen = function(ctx, depth)
         return pick { 'tide.device("cpu:1")', 'tide.device("cpu")' }
     elseif kind == "module" then
         return pick { "nn.Linear(3, 3)", "nn.ReLU()", "nn.Conv2d(1, 2, 3)", "nn.Sequential()" }
+    elseif kind == "sparse" then -- a COO tensor (a Lua table that is no dense tensor)
+        return pick { "tide.sparse_coo_tensor({{1, 2, 1}, {3, 1, 3}}, {1.5, -2, 0.5}, {2, 4})",
+            "(" .. tensor_src(ctx) .. "):to_sparse()" }
     else
         return "{}"
     end
