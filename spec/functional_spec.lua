@@ -359,8 +359,10 @@ describe("nn.functional embeddings, one_hot and pad", function()
         close(F.embedding(ids, emb.weight), emb(ids))
         raises_here("embedding: id 6 out of range for 5 embeddings; ids are 1-based, in 1..5",
             F.embedding, tide.tensor({ 6 }), emb.weight)
-        raises_here('embedding: option "sparse" is not supported yet', F.embedding,
-            ids, emb.weight, { sparse = true })
+        -- sparse = true: the same values, the weight's gradient dense (optim.SparseAdam)
+        close(F.embedding(ids, emb.weight, { sparse = true }), emb(ids))
+        raises_here("embedding: expected sparse to be a boolean, got number (1)", F.embedding,
+            ids, emb.weight, { sparse = 1 })
         raises_here("embedding: expected scale_grad_by_freq to be a boolean, got number",
             F.embedding, ids, emb.weight, { scale_grad_by_freq = 1 })
     end)

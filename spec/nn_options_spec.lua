@@ -354,8 +354,9 @@ describe("embedding options", function()
             "from the end; got 0", nn.Embedding, 5, 2, { padding_idx = 0 })
         raises_here("embedding: expected max_norm > 0 and norm_type > 0, got 1 and -1",
             F.embedding, ids, w, { max_norm = 1, norm_type = -1 })
-        raises_here('Embedding: option "sparse" is not supported yet', nn.Embedding, 5, 2,
-            { sparse = true })
+        assert.is_true(nn.Embedding(5, 2, { sparse = true }).sparse)
+        raises_here("Embedding: expected sparse to be a boolean, got string (yes)", nn.Embedding, 5, 2,
+            { sparse = "yes" })
     end)
 end)
 

@@ -295,6 +295,63 @@ describe("optimizer state_dict", function()
     end)
 end)
 
+-- optim.SparseAdam over nn.Embedding(..., {sparse = true}): PyTorch 1.13's values (its lazy
+-- Adam: only the rows a step touches move, their moments alone decay)
+describe("optim.SparseAdam", function()
+    local function rows(t)
+        local out = {}
+        for _, r in ipairs(t:totable()) do
+            for _, x in ipairs(r) do
+                out[#out + 1] = x
+            end
+        end
+        return out
+    end
+
+    it("updates the rows an embedding's lookups touched, as PyTorch's", function()
+        local emb = nn.Embedding(5, 3, { sparse = true })
+        assert.are.equal("Embedding(5, 3, sparse=True)  [15 parameters]", tostring(emb))
+        tide.no_grad(function()
+            emb.weight:copy_(tide.arange(15, { dtype = tide.float32 }):view(5, 3):sin())
+        end)
+        local o = optim.SparseAdam(emb:parameters(), { lr = 0.1, betas = { 0.8, 0.9 },
+            eps = 1e-6 })
+        local w = tide.tensor({ { 1, -2, 0.5 } })
+        local want = {
+            { 0, 0.741471, 0.8092981, 0.14112, -0.7568025, -0.9589243, -0.1794158, 0.5569866,
+                0.8893586, 0.4121185, -0.5440211, -0.9999902, -0.5365729, 0.420167, 0.9906074 },
+            { 0, 0.741471, 0.8092981, 0.0645428, -0.6802245, -0.8823467, -0.0936996, 0.4667881,
+                0.7982137, 0.4121185, -0.5440211, -0.9999902, -0.5365729, 0.420167, 0.9906074 },
+            { 0, 0.741471, 0.8092981, 0.0645428, -0.6802245, -0.8823467, -0.0936996, 0.4667881,
+                0.7982137, 0.4121185, -0.5440211, -0.9999902, -0.4691056, 0.3526995, 0.9231403 },
+        }
+        for k, idx in ipairs({ { 1, 3, 3 }, { 2, 3 }, { 5 } }) do
+            o:zero_grad()
+            emb(tide.tensor(idx)):mul(w):pow(2):sum():backward()
+            o:step()
+            close(rows(emb.weight:detach()), want[k], 2e-6, "step " .. k)
+        end
+        local st = o.state[emb.weight]
+        assert.are.equal(3, st.step)
+        close(rows(st.exp_avg), { 0, 1.3463535, 0.0909297, 0.056448, -1.210884, -0.0958924,
+            -0.2505922, 2.5730643, 0.2472332, 0, 0, 0, -0.2146292, 0.6722673, 0.0990607 }, 2e-6,
+            "exp_avg")
+        -- maximize, through F.embedding with sparse = true
+        local w2 = nn.Parameter(tide.arange(8, { dtype = tide.float32 }):view(4, 2):cos())
+        local o2 = optim.SparseAdam({ w2 }, { lr = 0.05, maximize = true })
+        for _, idx in ipairs({ { 4, 2 }, { 2 } }) do
+            o2:zero_grad()
+            nn.functional.embedding(tide.tensor(idx), w2, { sparse = true }):sum():backward()
+            o2:step()
+        end
+        close(rows(w2:detach()), { 1, 0.5403023, -0.3161469, -0.8899926, -0.6536436, 0.2836622,
+            1.0101702, 0.8039022 }, 2e-6, "maximize")
+        raises_here("SparseAdam: unknown option", function()
+            return optim.SparseAdam(emb:parameters(), { weight_decay = 0.1 })
+        end)
+    end)
+end)
+
 describe("lr_scheduler matches PyTorch 1.13", function()
     local CLASSES = {
         step = S.StepLR, multistep = S.MultiStepLR, exponential = S.ExponentialLR,

@@ -294,8 +294,9 @@ describe("tide.X, PyTorch's torch.X for nn.functional's ops (" .. DEV .. ")", fu
         assert.are.equal("tide: embedding: weight is int64 and indices float64: " ..
             "torch.embedding takes (weight, indices), F.embedding (input, weight); swap them",
             catch(tide.embedding, ids({ 0, 1 }), r(x, 6, 2)))
-        assert.are.equal('tide: embedding: option "sparse" is not supported yet',
-            catch(tide.embedding, r(x, 6, 2), ids({ 0, 1 }), nil, false, true))
+        -- sparse = true: the same lookups (the gradient dense)
+        assert.is_true(tide.equal(tide.embedding(r(x, 6, 2), ids({ 0, 1 })),
+            tide.embedding(r(x, 6, 2), ids({ 0, 1 }), nil, false, true)))
         assert.are.equal('tide: kl_div: reduction must be "none", "mean" or "sum" (or ' ..
             "PyTorch's 0, 1, 2), got 3", catch(tide.kl_div, x, x, 3))
         assert.are.equal("tide: layer_norm: expected cudnn_enable to be a boolean (it changes " ..

@@ -52,7 +52,7 @@ local UNSUPPORTED = {
     check_batched_grad = "needs vmap, which tide has not",
     check_batched_forward_grad = "needs forward-mode AD and vmap, which tide has not",
     check_forward_ad = "needs forward-mode AD, which tide has not",
-    check_sparse_nnz = "is for sparse tensors, which tide has not",
+    check_sparse_nnz = "is for sparse gradients, which tide has not (its gradients are dense)",
     check_fwd_over_rev = "needs forward-mode AD, which tide has not",
     gen_non_contig_grad_outputs = "is not supported; pass non-contiguous grad_outputs yourself",
 }

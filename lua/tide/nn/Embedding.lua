@@ -19,7 +19,7 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     opts = opts or {}
     core._check_options(opts, "Embedding", { "padding_idx", "max_norm", "norm_type",
         "scale_grad_by_freq", "sparse", "_weight" })
-    I.check_sparse(opts.sparse, "Embedding")
+    self.sparse = I.check_sparse(opts.sparse, "Embedding")
     if opts.scale_grad_by_freq ~= nil and type(opts.scale_grad_by_freq) ~= "boolean" then
         autograd.raise("tide: Embedding: expected scale_grad_by_freq to be a boolean, got " ..
             type(opts.scale_grad_by_freq))
@@ -53,6 +53,9 @@ function Embedding:extra_repr()
     local s = string.format("%d, %d", self.num_embeddings, self.embedding_dim)
     if self.padding_idx then
         s = s .. ", padding_idx=" .. self.padding_idx
+    end
+    if self.sparse then
+        s = s .. ", sparse=True"
     end
     return s
 end

@@ -19,7 +19,7 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
         "sparse", "norm_type", "scale_grad_by_freq", "_weight" }, { "max_norm" })
     -- PyTorch's defaults pass (its positional EmbeddingBag(n, d, None, 2.0, False, "mean",
     -- False)): norm_type only acts with max_norm, which raises
-    I.check_sparse(opts.sparse, "EmbeddingBag")
+    self.sparse = I.check_sparse(opts.sparse, "EmbeddingBag")
     I.check_false_only(opts.scale_grad_by_freq, "scale_grad_by_freq", "EmbeddingBag")
     I.check_number(opts.norm_type, 2, "norm_type", "EmbeddingBag")
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -46,6 +46,9 @@ function EmbeddingBag:extra_repr()
     local s = string.format("%d, %d, mode=%s", self.num_embeddings, self.embedding_dim, self.mode)
     if self.padding_idx then
         s = s .. ", padding_idx=" .. self.padding_idx
+    end
+    if self.sparse then
+        s = s .. ", sparse=True"
     end
     return s
 end

@@ -116,9 +116,15 @@ function I.check_false_only(v, what, who)
     raise("tide: " .. who .. ': option "' .. what .. '" is not supported yet')
 end
 
--- an embedding's sparse option: false (PyTorch's default, dense gradients) only
+-- an embedding's sparse option, a boolean: true is taken with the weight's gradient dense (the
+-- values PyTorch's sparse gradient has, made dense; optim.SparseAdam updates its rows). Returns
+-- it as true or false
 function I.check_sparse(v, who)
-    I.check_false_only(v, "sparse", who)
+    if v ~= nil and type(v) ~= "boolean" then
+        raise("tide: " .. who .. ": expected sparse to be a boolean, got " .. type(v) .. " (" ..
+            tostring(v) .. ")")
+    end
+    return v == true
 end
 
 -- a convolution module's channel counts (integers >= 1) and groups (nil: 1, an integer >= 1
