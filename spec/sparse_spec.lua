@@ -101,6 +101,13 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
         same({ { 0, 4, 0, 0 }, { 6, 0, 0, 0 }, { 8, 0, 0, -4 } }, (s * 2):to_dense())
         same({ { 0, 4, 0, 0 }, { 6, 0, 0, 0 }, { 8, 0, 0, -4 } }, (2 * s):to_dense())
         same({ { 0, 1, 0, 0 }, { 1.5, 0, 0, 0 }, { 2, 0, 0, -1 } }, (s / 2):to_dense())
+        -- sparse + sparse: both entries (uncoalesced); sparse + dense: the dense sum
+        local twice = s + s
+        assert.are.equal(10, twice:_nnz())
+        same({ { 0, 4, 0, 0 }, { 6, 0, 0, 0 }, { 8, 0, 0, -4 } }, twice:to_dense())
+        same({ 0, 0, 0, 0 }, (s - s):coalesce():values())
+        same({ { 1, 3, 1, 1 }, { 4, 1, 1, 1 }, { 5, 1, 1, -1 } },
+            s + tide.ones({ 3, 4 }, { dtype = tide.float64, device = DEV }))
         -- the size inferred from the largest index of each dim; values with dense dims
         assert.are.same({ 3, 4 }, tide.sparse_coo_tensor(I, V).shape)
         local h = tide.sparse_coo_tensor({ { 1, 2, 1 } }, { { 1, 2 }, { 3, 4 }, { 5, 6 } },
@@ -153,6 +160,12 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
             catch(tide.sparse.mm, s, tide.ones({ 3, 2 }, { device = DEV })), 1, true)
         assert.matches("tide: indices: the sparse tensor is not coalesced",
             catch(s.indices, s), 1, true)
+        -- a dense tensor's method a sparse one has not: a tide error, not Lua's nil call
+        assert.matches("tide: gt: a sparse tensor has no gt; convert it with t:to_dense()",
+            catch(function() return s:gt(s) end), 1, true)
+        assert.matches("tide: add: sparse tensors of sizes {3, 4} and {1, 1} (2 and 2 sparse dims)",
+            catch(function() return s + tide.sparse_coo_tensor({ { 1 }, { 1 } }, { 1 }) end), 1,
+            true)
         -- dense ops name a sparse operand and how to make it dense
         assert.matches("tide: matmul: argument #1 must be a tensor, got a sparse tensor " ..
             "(t:to_dense() makes it dense)", catch(tide.matmul, s, x), 1, true)

@@ -183,12 +183,25 @@ function Sparse:is_coalesced()
     return self._coalesced
 end
 
--- requires_grad is the values'
+-- requires_grad is the values'; a dense tensor's method that a sparse tensor has not raises
+-- when called, naming it and to_dense() (rather than Lua's "attempt to call a nil value")
+local missing = {}
 function Sparse.__index(self, k)
     if k == "requires_grad" then
         return rawget(self, "_v").requires_grad
     end
-    return Sparse[k]
+    local v = Sparse[k]
+    if v == nil and type(k) == "string" and core.Tensor[k] ~= nil then
+        v = missing[k]
+        if v == nil then
+            v = function()
+                raise(("tide: %s: a sparse tensor has no %s; convert it with t:to_dense() (a " ..
+                    "sparse tensor's methods: docs/API.md, \"Sparse tensors\")"):format(k, k))
+            end
+            missing[k] = v
+        end
+    end
+    return v
 end
 
 function Sparse:requires_grad_(flag)
@@ -376,6 +389,42 @@ function Sparse.div(a, b)
     return scaled("div", a, b, function(v, s) return v / s end)
 end
 Sparse.__div = Sparse.div
+
+-- sparse + sparse of one shape: a sparse tensor of both entries (PyTorch's, uncoalesced);
+-- sparse + dense: the dense sum (a dense tensor first is the dense ops', which refuse it)
+local function sum_with(op, a, b, sign)
+    if not is_sparse(a) then
+        raise(("tide: %s: a number or a dense tensor first and a sparse tensor second: " ..
+            "write the sparse one first, or convert it with t:to_dense()"):format(op))
+    end
+    if is_tensor(b) then
+        local d = a:to_dense()
+        return sign > 0 and d + b or d - b
+    elseif not is_sparse(b) then
+        raise(("tide: %s: a sparse tensor adds a sparse or a dense tensor, got %s"):format(op,
+            type(b)))
+    end
+    if not args.same_shape(a.shape, b.shape) or a._i:size(1) ~= b._i:size(1) then
+        raise(("tide: %s: sparse tensors of sizes %s and %s (%d and %d sparse dims); they must " ..
+            "match"):format(op, shape_str(a.shape), shape_str(b.shape), a._i:size(1),
+            b._i:size(1)))
+    end
+    same_device(op, a._v, b._v)
+    local bv = sign > 0 and b._v or -b._v
+    local tide = require("tide")
+    return make(tide.cat({ a._i, b._i:to(a._i.device) }, 2), tide.cat({ a._v, bv:to(a.dtype) }),
+        a:size(), false)
+end
+
+function Sparse.__add(a, b)
+    return sum_with("add", a, b, 1)
+end
+Sparse.add = Sparse.__add
+
+function Sparse.__sub(a, b)
+    return sum_with("sub", a, b, -1)
+end
+Sparse.sub = Sparse.__sub
 
 function Sparse.__unm(a)
     return make(a._i, -a._v, a:size(), a._coalesced)
