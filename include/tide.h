@@ -425,7 +425,8 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
 /* values and 0-based int64 indices of a sorted along dim (stable, NaN largest) */
 tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
                       tide_tensor **values, tide_tensor **indices);
-/* mask (bool) ? value (0-d) : a, mask broadcast to a's shape */
+/* mask (bool) ? value (0-d) : a, in the broadcast shape of a and mask; with *out given (a
+ * itself: in place) the mask must broadcast to a's shape */
 tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,
                              const tide_tensor *value, tide_tensor **out);
 /* the elements of a (broadcast with mask) where mask is true, 1-d; *positions (may be NULL):

@@ -4,29 +4,7 @@
  * raise "bad argument #1 to 'size' (number expected, got table)", without `tide:`, the op's
  * name or the fix.
  */
-#include <string.h>
 #include "args.h"
-
-/* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
-/* a sparse COO tensor (lua/tide/sparse/coo.lua) is a table whose metatable's __name is
- * "SparseTensor": the dense ops' errors say so, and how to make it dense */
-static int is_sparse_table(lua_State *L, int idx) {
-    int sparse = 0;
-    if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
-        lua_getfield(L, -1, "__name");
-        sparse = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "SparseTensor");
-        lua_pop(L, 2);
-    }
-    return sparse;
-}
-
-const char *tl_typename(lua_State *L, int idx) {
-    if (tl_test(L, idx))
-        return "a tensor";
-    if (is_sparse_table(L, idx))
-        return "a sparse tensor (t:to_dense() makes it dense)";
-    return luaL_typename(L, idx);
-}
 
 /* the one wording for an argument past the last one op takes (nil there is an omitted one) */
 void tl_max_args_slow(lua_State *L, int n, const char *op) {

@@ -2,6 +2,7 @@
  * userdata.c — the tensor userdata: pushing a new one (empty, then filled by the core), the type
  * test and the check of a live tensor, and the same for hosts (include/tide_lua.h).
  */
+#include <string.h>
 #include "args.h"
 #include "tide_lua.h"
 
@@ -47,6 +48,27 @@ ltensor *tl_test(lua_State *L, int idx) {
     if (!u || lua_rawlen(L, idx) != sizeof *u || u->tag != &tensor_tag)
         return NULL;
     return u;
+}
+
+/* a sparse COO tensor (lua/tide/sparse/coo.lua) is a table whose metatable's __name is
+ * "SparseTensor": the dense ops' errors say so, and how to make it dense */
+static int is_sparse_table(lua_State *L, int idx) {
+    int sparse = 0;
+    if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
+        lua_getfield(L, -1, "__name");
+        sparse = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "SparseTensor");
+        lua_pop(L, 2);
+    }
+    return sparse;
+}
+
+/* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
+const char *tl_typename(lua_State *L, int idx) {
+    if (tl_test(L, idx))
+        return "a tensor";
+    if (is_sparse_table(L, idx))
+        return "a sparse tensor (t:to_dense() makes it dense)";
+    return luaL_typename(L, idx);
 }
 
 ltensor *tl_check(lua_State *L, int idx, const char *op) {

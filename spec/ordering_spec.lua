@@ -235,8 +235,15 @@ describe("masked_fill / masked_select / tril / triu / flip / roll against PyTorc
         local x = T({ { 1, 2 }, { 3, 4 } }, "float32")
         raises("tide: masked_fill: mask must be a bool tensor, got float32; make one with a " ..
             "comparison or :bool()", function() x:masked_fill(T({ 1, 0 }, "float32"), 1) end)
-        raises("tide: masked_fill: mask of shape [3, 2, 2] does not broadcast to the shape [2, 2]",
-            function() x:masked_fill(B({ { { true } } }):expand(3, 2, 2), 1) end)
+        -- out of place the result takes the broadcast shape (PyTorch 1.13's); in place the mask
+        -- must fit t, and t is left as it was
+        local wide = x:masked_fill(B({ { { true } }, { { false } }, { { true } } }):expand(3, 2, 2),
+            9)
+        assert.are.same({ 3, 2, 2 }, wide.shape)
+        same({ { { 9, 9 }, { 9, 9 } }, { { 1, 2 }, { 3, 4 } }, { { 9, 9 }, { 9, 9 } } }, vals(wide))
+        raises("tide: masked_fill_: mask of shape [3, 2, 2] does not broadcast to the shape " ..
+            "[2, 2]", function() x:masked_fill_(B({ { { true } } }):expand(3, 2, 2), 1) end)
+        same({ { 1, 2 }, { 3, 4 } }, vals(x))
         raises("tide: masked_fill_: mask must be a bool tensor",
             function() x:masked_fill_(T({ 1, 0 }, "int64"), 1) end)
         raises("tide: masked_select: mask must be a bool tensor, got float32",

@@ -26,8 +26,10 @@ tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_ten
     int     bn;
     int64_t bs[TIDE_MAX_DIMS];
     TIDE_TRY(tide_broadcast_shape(op, a->ndim, a->shape, mask->ndim, mask->shape, &bn, bs));
-    bool same = bn == a->ndim;
-    for (int i = 0; same && i < bn; i++)
+    /* out of place, the result has the broadcast shape of a and mask (PyTorch's); in place
+     * (*out is a), the mask must broadcast to a's */
+    bool same = bn == a->ndim || *out == NULL;
+    for (int i = 0; same && *out != NULL && i < bn; i++)
         same = bs[i] == a->shape[i];
     if (!same) {
         tide_shape_strs sh = tide_shapes_fmt(mask->ndim, mask->shape, a->ndim, a->shape);

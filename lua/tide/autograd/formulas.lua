@@ -982,8 +982,8 @@ def {
     reads = { 2 },
     backward = function(nd, g)
         local gt, gv
-        if needs(nd[1]) then
-            gt = g:masked_fill(nd[2], 0)
+        if needs(nd[1]) then -- (summed back where t was broadcast to the mask)
+            gt = reduce(g:masked_fill(nd[2], 0), nd[1])
         end
         if needs(nd[3]) then
             gv = to_source(g:mul(nd[2]):sum(), nd[3])
