@@ -1002,10 +1002,13 @@ local function follow_up(ctx, target, chunks, objname, nsteps)
             mcall = ("(function() local sd = %s:state_dict() %s return %s:load_state_dict(sd) end)()")
                 :format(objname, edit, objname)
         elseif r == 6 and type(obj.named_parameters) == "function" then
-            -- a value assigned over one of its own parameters, then the parameters listed
-            -- (Lua's __newindex does not see it: the listing names a plain tensor)
+            -- a value assigned over one of its own parameters, the parameters listed (Lua's
+            -- __newindex does not see it: the listing names a plain tensor), the parameter put
+            -- back (the assignment is the script's change, not the failed call's)
             mcall = ("(function() local m = %s for _, pr in ipairs(m:named_parameters()) do " ..
-                'if not pr[1]:find(".", 1, true) then m[pr[1]] = %s break end end ' ..
+                'if not pr[1]:find(".", 1, true) then local old = m[pr[1]] m[pr[1]] = %s ' ..
+                "local ok, err = pcall(m.parameters, m) m[pr[1]] = old " ..
+                "if not ok then error(err, 0) end break end end " ..
                 "return m:parameters() end)()"):format(objname, gen(ctx, 1))
         elseif #ms > 0 then
             mcall = objname .. ":" .. pick(ms) .. "(" .. table.concat(names, ", ") .. ")"
