@@ -64,6 +64,9 @@ end
 
 -- the argument lists to try for m, made from fresh inputs
 local function candidates(m)
+    -- the same inputs at every call: a list that works once works again (a random probability
+    -- in [0.5, 1.5) passed bernoulli_ and geometric_ now and then: a flaky test)
+    tide.manual_seed(20261206)
     local x, y, z = R.inputs()
     if RECIPES[m] then
         local a = RECIPES[m](x, y, z)

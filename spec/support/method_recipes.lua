@@ -84,6 +84,8 @@ return function(D)
     RECIPES.tolist = RECIPES.totable
     RECIPES.polygamma = function(x) return { x, 1 } end
     RECIPES.fill_diagonal_ = function(_, _, z) return { z, 0.5 } end
+    -- a probability: the inputs lie in [0.5, 1.5), valid for bernoulli_ only now and then
+    RECIPES.bernoulli_ = function(_, _, z) return { z, 0.5 } end
     -- tide.linalg's methods take square matrices: x's first two columns, well-conditioned
     local function square(x)
         return x:narrow(2, 1, 2) + tide.eye(2, { dtype = x.dtype, device = x.device }) * 3
