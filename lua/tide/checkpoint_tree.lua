@@ -86,8 +86,6 @@ local function what_is(v)
     return "a " .. type(v)
 end
 
---- flatten(t, path) -> tensors {name = tensor}, tree (a JSON string); raises naming the part
---- that cannot be saved (path names the file in messages)
 -- a table that keeps views of itself (an optimizer's state dict: sd.param_groups) writes what a
 -- script changed in them into its own entries before they are read for saving
 function M.settle(t)
@@ -97,6 +95,8 @@ function M.settle(t)
     end
 end
 
+--- flatten(t, path) -> tensors {name = tensor}, tree (a JSON string); raises naming the part
+--- that cannot be saved (path names the file in messages)
 function M.flatten(t, path)
     local flat, named, open = {}, {}, {}
     -- a view's identity: two tensors of one storage with the same place, shape and strides are

@@ -145,8 +145,6 @@ function M.save(path, tensors, metadata)
     check(pcall(core.safetensors_save, path, names, list, meta))
 end
 
--- load(path[, map_location][, {device =, map_location =, weights_only =, mmap =}]): torch.load's
--- map_location by position too (a device or its name)
 -- an optimizer's state dict in what was loaded (the file itself, or a checkpoint's entry)
 -- reads as PyTorch's nested dict again: sd["param_groups"][1].lr (optim/state_dict.lua)
 local function adopt_state_dicts(t, depth, seen)
@@ -161,6 +159,8 @@ local function adopt_state_dicts(t, depth, seen)
     end
 end
 
+-- load(path[, map_location][, {device =, map_location =, weights_only =, mmap =}]): torch.load's
+-- map_location by position too (a device or its name)
 function M.load(path, ...)
     if type(path) ~= "string" then
         error("tide: load: path must be a string, got " .. type(path), 2)
