@@ -139,6 +139,7 @@ end
 Module.register_forward_pre_hook = hooks.register_forward_pre_hook
 Module.register_forward_hook = hooks.register_forward_hook
 Module.register_full_backward_hook = hooks.register_full_backward_hook
+Module.register_backward_hook = hooks.register_backward_hook
 
 local function check_name(name, what)
     if type(name) ~= "string" or name == "" or name:find(".", 1, true) then

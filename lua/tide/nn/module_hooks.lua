@@ -86,6 +86,23 @@ function M.register_full_backward_hook(module, fn)
     return register(module, "_backward_hooks", "register_full_backward_hook", fn)
 end
 
+-- m:register_backward_hook(fn), PyTorch's deprecated non-full hook: its grad_input is the last
+-- autograd node's. On a module without parameters (a ReLU, a pooling: guided backprop's hooks)
+-- that is the module's input gradient, so it is the full hook there, with PyTorch's warning; on
+-- one with parameters it holds their gradients too, which the full hook does not: it raises
+function M.register_backward_hook(module, fn)
+    if #module:parameters() > 0 then
+        raise(("tide: register_backward_hook: the deprecated non-full backward hook of a module " ..
+            "with parameters (%s) gives its last operation's gradients, weights' included, " ..
+            "which tide does not build; use register_full_backward_hook(fn) (grad_input[1] is " ..
+            "the gradient of the module's first input)"):format(module.__name))
+    end
+    require("tide._warn").once("register_backward_hook", "register_backward_hook is " ..
+        "deprecated (PyTorch's words: use register_full_backward_hook); on this module without " ..
+        "parameters it is the full hook")
+    return register(module, "_backward_hooks", "register_backward_hook", fn)
+end
+
 local function is_tensor(v)
     return require("tide.core").is_tensor(v)
 end
