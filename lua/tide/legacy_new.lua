@@ -15,6 +15,8 @@ local Tensor = core.Tensor
 local M = { functions = {} }
 
 local DEVICE = { "device" }
+-- the metatable of t.shape / t:size() / tide.Size: PyTorch's torch.Size, which new takes as sizes
+local SIZE_MT = getmetatable(core.zeros(0).shape)
 
 -- true when v is an options table (a string key) rather than a list of data
 local function is_options(v)
@@ -41,6 +43,14 @@ local function build(op, dtype, device, a, alias)
         args.no_extra(op, 2, compat.unpack(a, 2, a.n))
         alias(first)
         return first:detach()
+    end
+    if type(first) == "table" and getmetatable(first) == SIZE_MT then
+        args.no_extra(op, 2, compat.unpack(a, 2, a.n)) -- torch.BoolTensor(x.size()): sizes
+        a = compat.pack(compat.unpack(first))
+        first = a[1]
+        if a.n == 0 then
+            return core.empty({}, o)
+        end
     end
     if type(first) == "table" then
         args.no_extra(op, 2, compat.unpack(a, 2, a.n))

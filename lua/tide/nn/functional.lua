@@ -980,6 +980,10 @@ function F.pad(input, pad, opts)
             "\"reflect\", \"replicate\" or \"circular\"")
     end
     local value = number_opt(o.value, 0, who, "value")
+    if type(pad) == "table" and A.by_name(pad) then -- F.pad(x, {value = 0}): pad not given
+        raise("tide: pad: missing pad: give the sizes as argument #2 ({left, right, ...}) " ..
+            "or by name (F.pad(x, {pad = {left, right}, value = 0}))")
+    end
     if type(pad) ~= "table" or #pad % 2 ~= 0 or #pad > 2 * input:dim() then
         raise(string.format("tide: pad: expected pad as a table of 2 sizes per padded dim " ..
             "(at most %d for a %d-D input), got %s", 2 * input:dim(), input:dim(),
@@ -1654,6 +1658,7 @@ local REQUIRED_BY_NAME = {
     adaptive_avg_pool2d = ADAPTIVE, adaptive_avg_pool3d = ADAPTIVE,
     adaptive_max_pool1d = ADAPTIVE, adaptive_max_pool2d = ADAPTIVE,
     adaptive_max_pool3d = ADAPTIVE,
+    pad = { "input", "pad" }, -- F.pad(x, {pad = {0, 1}, value = 0}): F.pad(x, pad=..., value=0)
 }
 
 -- f(...) with the required tensors a call's last table names (those after its positional
