@@ -503,6 +503,10 @@ describe("tide.models.bert", function()
             raises(function() bert.BertConfig({ position_embedding_type = "relative_key" }) end,
                 '"relative_key"', '"absolute" only')
             raises(function() bert.BertConfig({ is_decoder = true }) end, "is_decoder")
+            -- an object is no config (a Module's fields built BERT-base in silence: a fuzz
+            -- finding)
+            raises(function() bert.BertModel(tide.nn.Conv2d(1, 2, 3)) end,
+                "expected a BertConfig or a plain table of config.json's fields, got a Conv2d")
             raises(function() bert.BertConfig({ hidden_act = "mish" }) end, '"mish"')
             raises(function() bert.BertConfig({ hidden_size = 30, num_attention_heads = 4 }) end,
                 "hidden_size 30", "num_attention_heads 4")

@@ -635,7 +635,9 @@ local function flat(t)
         local vals
         if c:numel() > 65536 then
             local d = c:to("float64"):reshape(-1)
-            local w = tide.arange(1, d:numel(), { dtype = "float64" }):remainder(97)
+            -- (arange(n): n weights; arange(1, n) was one short, so mul raised and every large
+            -- tensor compared as "?")
+            local w = tide.arange(d:numel(), { dtype = "float64" }):remainder(97)
             local e = d:nan_to_num({ nan = 7, posinf = 8, neginf = 9 })
             vals = { e:sum():item(), (e * w):sum():item(), d:isnan():sum():item() }
         else

@@ -70,6 +70,11 @@ local function new(t)
     end
     if t ~= nil and getmetatable(t) == BertConfig then
         t = t:to_dict()
+    elseif t ~= nil and getmetatable(t) ~= nil then -- an object: a Module, a tensor's table...
+        local mt = getmetatable(t)
+        bad("expected a BertConfig or a plain table of config.json's fields, got " ..
+            (type(mt) == "table" and type(rawget(mt, "__name")) == "string" and
+            "a " .. mt.__name or "a table with a metatable") .. " (its fields are no config)")
     end
     local c = setmetatable({}, BertConfig)
     for k, v in pairs(DEFAULTS) do
