@@ -32,10 +32,10 @@ end
 local function gather_features(image_features, text_features, opts)
     opts = opts or {}
     local world_size, rank = opts.world_size or 1, opts.rank or 0
-    -- GAP: world_size > 1 runs only under mpirun (tide.distributed.all_gather(t) returns the
-    -- list, without autograd); gather_with_grad's torch.distributed.nn.all_gather (a gather
-    -- that backpropagates) has no tide counterpart. At world_size 1 the list holds the local
-    -- features (gathered[rank] = features) and the cat of one is a copy.
+    -- (world_size > 1 runs only under mpirun: gather_with_grad's
+    -- torch.distributed.nn.all_gather is tide.distributed.nn.all_gather, checked in
+    -- spec/dist/collectives_mpi.lua.) At world_size 1 the list holds the local features
+    -- (gathered[rank] = features) and the cat of one is a copy.
     -- gathered_image_features = [torch.zeros_like(image_features) for _ in range(world_size)]
     local gathered_image_features, gathered_text_features = {}, {}
     for r = 1, world_size do

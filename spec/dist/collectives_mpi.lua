@@ -94,6 +94,34 @@ for _, dev in ipairs(DEVICES) do
             end
         end)
 
+        -- dist.nn: PyTorch's torch.distributed.nn.functional, the gradient of the sum of
+        -- every rank's loss (open_clip's gather_with_grad)
+        it("dist.nn.all_gather and all_reduce take gradients across the ranks", function()
+            local t = tide.tensor({ R + 1, 2 * (R + 1) }, { device = dev, dtype = "float64" })
+                :requires_grad_(true)
+            local parts = dist.nn.all_gather(t)
+            assert.are.equal(W, #parts)
+            local loss
+            for r = 0, W - 1 do
+                assert.are.same({ r + 1, 2 * (r + 1) }, values(parts[r + 1]:detach()))
+                local term = parts[r + 1]:sum() * (r + 1)
+                loss = loss and loss + term or term
+            end
+            loss:backward()
+            -- every rank's loss weighs rank R's part by R + 1: W of them
+            assert.are.same({ W * (R + 1), W * (R + 1) }, values(t.grad))
+            local u = tide.tensor({ 1, -1 }, { device = dev, dtype = "float64" })
+                :requires_grad_(true)
+            local s = dist.nn.all_reduce(u * (R + 1))
+            assert.are.same({ W * (W + 1) / 2, -W * (W + 1) / 2 }, values(s:detach()))
+            s:sum():backward()
+            assert.are.same({ W * (R + 1), W * (R + 1) }, values(u.grad))
+            assert.has_error(function()
+                dist.nn.all_reduce(u, { op = "max" })
+            end, 'tide: dist.nn.all_reduce: op max has no gradient here; use "sum" ' ..
+                "(dist.all_reduce takes the others, without gradients)")
+        end)
+
         it("reduce_scatter gives each rank its chunk of the sum", function()
             local t = tide.arange(0, 2 * W, { device = dev }):float():view({ W, 2 })
             local c = dist.reduce_scatter(t)

@@ -151,4 +151,7 @@ function dist.finalize()
     C.finalize()
 end
 
+-- dist.nn: the collectives with gradients (PyTorch's torch.distributed.nn.functional)
+dist.nn = require("tide.distributed.nn")
+
 return dist
