@@ -1604,6 +1604,7 @@ local PYTORCH_ORDER = {
     glu = { 1, { "dim" }, { "dim" } },
     linear = { 2, { "bias" }, { "bias" } },
     pdist = { 1, { "p" }, { "p" } },
+    bilinear = { 3, { "bias" }, { "bias" } },
     pixel_shuffle = { 1, { "upscale_factor" }, { "upscale_factor" } },
     pixel_unshuffle = { 1, { "downscale_factor" }, { "downscale_factor" } },
 }
@@ -1650,6 +1651,9 @@ local LOSS_TENSORS = {
 -- give in its last table as Python's keyword: F.max_pool2d(x, {kernel_size = 3, stride = 1})
 local POOL = { "input", "kernel_size" }
 local ADAPTIVE = { "input", "output_size" }
+local UNPOOL_BY_NAME = { "input", "indices", "kernel_size" }
+local WEIGHT, SHAPE = { "input", "weight" }, { "input", "normalized_shape" }
+local RUNNING = { "input", "running_mean", "running_var" }
 local REQUIRED_BY_NAME = {
     max_pool1d = POOL, max_pool2d = POOL, max_pool3d = POOL, max_pool1d_with_indices = POOL,
     max_pool2d_with_indices = POOL, max_pool3d_with_indices = POOL, avg_pool1d = POOL,
@@ -1659,10 +1663,37 @@ local REQUIRED_BY_NAME = {
     adaptive_max_pool1d = ADAPTIVE, adaptive_max_pool2d = ADAPTIVE,
     adaptive_max_pool3d = ADAPTIVE,
     pad = { "input", "pad" }, -- F.pad(x, {pad = {0, 1}, value = 0}): F.pad(x, pad=..., value=0)
+    adaptive_max_pool1d_with_indices = ADAPTIVE, adaptive_max_pool2d_with_indices = ADAPTIVE,
+    adaptive_max_pool3d_with_indices = ADAPTIVE,
+    fractional_max_pool2d = POOL, fractional_max_pool3d = POOL,
+    fractional_max_pool2d_with_indices = POOL, fractional_max_pool3d_with_indices = POOL,
+    max_unpool1d = UNPOOL_BY_NAME, max_unpool2d = UNPOOL_BY_NAME, max_unpool3d = UNPOOL_BY_NAME,
+    unfold = POOL, fold = { "input", "output_size", "kernel_size" },
+    -- the other required arguments after the first, F.conv2d(x, {weight = w, stride = 2}) too
+    threshold = { "input", "threshold", "value" }, threshold_ = { "input", "threshold", "value" },
+    prelu = WEIGHT, linear = WEIGHT, bilinear = { "input1", "input2", "weight" },
+    conv1d = WEIGHT, conv2d = WEIGHT, conv3d = WEIGHT, conv_transpose1d = WEIGHT,
+    conv_transpose2d = WEIGHT, conv_transpose3d = WEIGHT, embedding = WEIGHT,
+    embedding_bag = { "input", "weight", "offsets" },
+    affine_grid = { "theta", "size" }, grid_sample = { "input", "grid" },
+    channel_shuffle = { "input", "groups" }, local_response_norm = { "input", "size" },
+    layer_norm = SHAPE, rms_norm = SHAPE, group_norm = { "input", "num_groups" },
+    batch_norm = RUNNING, instance_norm = RUNNING,
+    cosine_similarity = { "x1", "x2" }, pairwise_distance = { "x1", "x2" },
+    scaled_dot_product_attention = { "query", "key", "value" },
+    triplet_margin_with_distance_loss = { "anchor", "positive", "negative" },
+    ctc_loss = { "log_probs", "targets", "input_lengths", "target_lengths" },
 }
 
+-- the arguments PyTorch requires but lets be None (F.batch_norm's running stats), or does not
+-- require (F.embedding_bag's offsets): a call by name may leave them out
+local MAY_BE_NIL = { running_mean = true, running_var = true, offsets = true }
+local OWN_MISSING = { pad = true } -- F.pad says how to give its missing sizes itself
+
 -- f(...) with the required tensors a call's last table names (those after its positional
--- ones) put in their places; a call without such a name is f's own
+-- ones) put in their places; a call without such a name is f's own. A table by name in place
+-- of a required argument that it does not hold raises, as Python's missing argument:
+-- F.layer_norm(x, {eps = 1e-3}) would otherwise take the table for normalized_shape
 local function tensors_by_name(who, fixed, f)
     local nf = #fixed
     local twice = require("tide.pytorch_args").twice
@@ -1671,6 +1702,12 @@ local function tensors_by_name(who, fixed, f)
         local last = n > 0 and select(n, ...) or nil
         if n == 0 or not A.by_name(last) then
             return f(...)
+        end
+        for i = n, OWN_MISSING[who] and 0 or nf do
+            if last[fixed[i]] == nil and not MAY_BE_NIL[fixed[i]] then
+                raise(("tide: %s: missing required argument %s (argument #%d); pass it by " ..
+                    "position or by name in the last table"):format(who, fixed[i], i))
+            end
         end
         if n > nf then -- every tensor by position: one named too is given twice
             for i = 1, nf do
@@ -1714,6 +1751,9 @@ local function finish(name)
     local order = PYTORCH_ORDER[name]
     if order and I.LEGACY_REDUCTION[name] then
         f = legacy_losses(name, order[1], A.strict(name, f))
+    end
+    if order and order[3] and A.arity(f) == order[1] + #order[3] then
+        f = A.strict(name, f) -- a body without an options table (bilinear): none dropped
     end
     if order then
         f = A.pytorch_form(name, order[1], order[2], order[3] or {}, f, SCALAR_FIRST[name])
