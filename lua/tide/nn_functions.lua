@@ -80,12 +80,46 @@ local function gather(name, required, optional, a, n)
     return o
 end
 
+-- required arguments by name, as Python's keywords: a table by name in a required argument's
+-- place (tide.layer_norm(x, {normalized_shape = {6}, eps = 1e-3})) gives that one and those
+-- after it, the optional ones staying in it; a is the call's arguments, put in place
+local function required_by_name(name, required, a)
+    local last = a.n
+    while last > 1 and a[last] == nil do
+        last = last - 1
+    end
+    local kw = a[last]
+    if last > #required or not by_name(kw) or next(kw) == nil then
+        return a
+    end
+    local rest
+    for k, v in pairs(kw) do
+        local i = P.position(required, k)
+        if i and i < last then
+            P.twice(name, k, i)
+        elseif i == nil then
+            rest = rest or {}
+            rest[k] = v
+        end
+    end
+    for i = last, #required do
+        a[i] = kw[required[i]]
+        if a[i] == nil then
+            raise(("tide: %s: missing %s: give it as argument #%d or by name"):format(name,
+                required[i], i))
+        end
+    end
+    a[#required + 1] = rest
+    a.n = #required + 1
+    return a
+end
+
 -- tide.<name>(required..., optional...): call(o, required...), o the options by name; errors
 -- of the F function fname are raised as name's
 local function define(name, required, optional, call, fname)
     local nreq = #required
     M.functions[name] = function(...)
-        local a = pack(...)
+        local a = required_by_name(name, required, pack(...))
         local o = gather(name, required, optional, a, a.n)
         if fname and fname ~= name then
             return args.as_op(name, fname, call, o, unpack(a, 1, nreq))

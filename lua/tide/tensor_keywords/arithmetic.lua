@@ -42,6 +42,36 @@ with_twin("addmv", { "mat", "vec" }, SCALES)
 with_twin("addr", { "vec1", "vec2" }, SCALES)
 with_twin("baddbmm", { "batch1", "batch2" }, SCALES)
 with_twin("addbmm", { "batch1", "batch2" }, SCALES)
+-- ---- linear algebra, PyTorch's older functions (PyTorch 1.13's parser's names) ----
+
+with_twin("cholesky", { "upper" }, { twin = false })
+with_twin("cholesky_inverse", { "upper" }, { twin = false })
+with_twin("cholesky_solve", { "input2", "upper" }, { twin = false })
+with_twin("pinverse", { "rcond" }, { twin = false })
+with_twin("qr", { "some" }, { twin = false })
+with_twin("svd", { "some" }, { twin = false })
+with_twin("triangular_solve", { "A", "upper", "transpose", "unitriangular" }, { twin = false })
+-- lu_solve(b, LU_data, LU_pivots): b first, torch's order
+with_twin("lu_solve", { "LU_data", "LU_pivots" }, { twin = false })
+S.lu_unpack = { first = "LU_data", params = { "LU_pivots" },
+    options = { "unpack_data", "unpack_pivots" }, methods = false }
+S.frobenius_norm = { first = "input", params = { "dim", "keepdim" }, methods = false }
+S.nuclear_norm = { first = "input", params = { "dim", "keepdim" }, methods = false }
+-- orgqr(input, input2) and ormqr(input, input2, input3, left, transpose): the parser's names
+-- (tau and other, as PyTorch's docs call them, are not taken by PyTorch 1.13)
+with_twin("orgqr", { "input2" }, { twin = false })
+with_twin("ormqr", { "input2", "input3", "left", "transpose" }, { twin = false })
+
+-- ---- unary ops with a parameter ----
+
+with_twin("logit", { "eps" })
+with_twin("mvlgamma", { "p" })
+with_twin("hardshrink", { "lambd" }, { twin = false })
+with_twin("prelu", { "weight" }, { twin = false })
+-- polygamma(n, input) as a function (n first), input.polygamma(n) as a method: the method's
+S.polygamma = { params = { "n" }, functions = false }
+S.polygamma_ = { params = { "n" }, functions = false }
+
 -- tensordot(a, b, dims=2): a Python function in PyTorch, its parameters a, b, dims
 S.tensordot = { first = "a", params = { "b", "dims" } }
 
@@ -66,6 +96,10 @@ for _, name in ipairs({
     "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
 }) do
+    with_twin(name, { "other" })
+end
+-- (gcd_, lcm_, igamma_, igammac_: the twins tide has)
+for _, name in ipairs({ "gcd", "lcm", "igamma", "igammac" }) do
     with_twin(name, { "other" })
 end
 with_twin("pow", { "exponent" })

@@ -36,6 +36,8 @@ S.logspace = { first = "start", params = { "end", "steps", "base" }, options = C
     methods = false }
 S.eye = { first = "n", params = { "m" }, options = CREATE, methods = false }
 S.full = { first = "size", params = { "fill_value" }, options = CREATE, methods = false }
+S.full_like = { first = "input", params = { "fill_value" },
+    options = { "dtype", "device", "requires_grad", "memory_format" }, methods = false }
 S.tril_indices = { first = "row", params = { "col", "offset" }, options = { "dtype", "device" },
     methods = false }
 S.triu_indices = { first = "row", params = { "col", "offset" }, options = { "dtype", "device" },
@@ -149,9 +151,11 @@ S.bincount = { params = { "weights", "minlength" },
         return f(x, { weights = weights, minlength = minlength })
     end }
 S.bucketize = { params = { "boundaries" }, options = { "out_int32", "right" }, methods = false }
-S.searchsorted = { params = { "values" }, options = { "out_int32", "right", "side", "sorter" },
-    methods = false }
-S.isin = { params = { "test_elements" }, options = { "assume_unique", "invert" },
+-- searchsorted(sorted_sequence, input): PyTorch 1.13's parser names the values input
+S.searchsorted = { params = { "values" }, aliases = { input = "values" },
+    options = { "out_int32", "right", "side", "sorter" }, methods = false }
+S.isin = { first = "elements", params = { "test_elements" },
+    options = { "assume_unique", "invert" },
     methods = false }
 for _, name in ipairs({ "isclose", "allclose" }) do
     S[name] = { params = { "other", "rtol", "atol", "equal_nan" } }

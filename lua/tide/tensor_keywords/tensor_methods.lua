@@ -146,6 +146,10 @@ S.is_contiguous = { params = { "memory_format" }, functions = false, nmax = 1,
 for _, name in ipairs({ "view_as", "reshape_as", "expand_as" }) do
     S[name] = { params = { "other" }, functions = false }
 end
+S.resize_ = { params = { "size" }, functions = false }
+S.resize_as_ = { params = { "the_template" } }
+S.equal = { first = "input", params = { "other" } }
+S.is_same_size = { first = "input", params = { "other" } }
 S.expand = { params = { "size" }, functions = false }
 S.tile = { first = "input", params = { "dims" } }
 S.reshape = { first = "input", params = { "shape" } }
