@@ -215,4 +215,7 @@ function ASM:extra_repr()
         tostring(self.div_value), tostring(self.head_bias))
 end
 
+require("tide.nn._signature").define(ASM, { names = { "in_features", "n_classes", "cutoffs",
+    "div_value", "head_bias", "device", "dtype" }, required = 3, factory = true })
+
 return ASM

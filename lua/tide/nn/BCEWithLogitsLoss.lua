@@ -31,4 +31,4 @@ function BCEWithLogitsLoss:forward(...)
         self.weight, self.pos_weight)
 end
 
-return BCEWithLogitsLoss
+return require("tide.nn._loss").signature(BCEWithLogitsLoss)

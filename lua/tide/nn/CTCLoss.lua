@@ -23,4 +23,4 @@ function CTCLoss:forward(log_probs, targets, input_lengths, target_lengths)
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.opts)
 end
 
-return CTCLoss
+return require("tide.nn._loss").signature(CTCLoss)

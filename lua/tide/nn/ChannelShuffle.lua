@@ -19,4 +19,7 @@ function ChannelShuffle:extra_repr()
     return "groups " .. self.groups
 end
 
+require("tide.nn._signature").define(ChannelShuffle, { names = { "groups" }, required = 1,
+    flat = true })
+
 return ChannelShuffle

@@ -27,4 +27,6 @@ function CosineSimilarity:extra_repr()
     return string.format("dim %d, eps %g", self.dim, self.eps)
 end
 
+require("tide.nn._signature").define(CosineSimilarity, { names = { "dim", "eps" } })
+
 return CosineSimilarity

@@ -140,4 +140,7 @@ function CrossMapLRN2d:extra_repr()
         tostring(self.beta), tostring(self.k))
 end
 
+require("tide.nn._signature").define(CrossMapLRN2d, { names = { "size", "alpha", "beta", "k" },
+    required = 1, flat = true })
+
 return CrossMapLRN2d

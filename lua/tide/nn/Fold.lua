@@ -19,4 +19,7 @@ function Fold:forward(x)
     return F.fold(x, self.output_size, self.kernel_size, self.opts)
 end
 
+require("tide.nn._signature").define(Fold, { names = { "output_size", "kernel_size", "dilation",
+    "padding", "stride" }, required = 2 })
+
 return Fold

@@ -19,4 +19,6 @@ function GLU:extra_repr()
     return "dim " .. self.dim
 end
 
+require("tide.nn._signature").define(GLU, { names = { "dim" }, flat = true })
+
 return GLU

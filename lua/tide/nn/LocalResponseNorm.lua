@@ -26,4 +26,7 @@ function LocalResponseNorm:extra_repr()
         tostring(self.beta), tostring(self.k))
 end
 
+require("tide.nn._signature").define(LocalResponseNorm, { names = { "size", "alpha", "beta", "k" },
+    required = 1 })
+
 return LocalResponseNorm

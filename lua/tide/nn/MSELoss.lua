@@ -20,4 +20,4 @@ function MSELoss:forward(...)
     return I.mse_loss(input, target, self.reduction, "MSELoss")
 end
 
-return MSELoss
+return require("tide.nn._loss").signature(MSELoss)

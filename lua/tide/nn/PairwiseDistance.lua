@@ -14,4 +14,6 @@ function PairwiseDistance:forward(x1, x2)
     return F.pairwise_distance(x1, x2, self.opts)
 end
 
+require("tide.nn._signature").define(PairwiseDistance, { names = { "p", "eps", "keepdim" } })
+
 return PairwiseDistance

@@ -343,4 +343,7 @@ function SyncBatchNorm.convert_sync_batchnorm(module, process_group, ...)
     return convert(module, {})
 end
 
+require("tide.nn._signature").define(SyncBatchNorm, { names = { "num_features", "eps", "momentum",
+    "affine", "track_running_stats", "process_group", "device", "dtype" }, required = 1 })
+
 return SyncBatchNorm

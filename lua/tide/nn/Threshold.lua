@@ -30,4 +30,7 @@ function Threshold:extra_repr()
     return "threshold " .. self.threshold .. ", value " .. self.value
 end
 
+require("tide.nn._signature").define(Threshold, { names = { "threshold", "value", "inplace" },
+    required = 2 })
+
 return Threshold

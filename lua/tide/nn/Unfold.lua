@@ -18,4 +18,7 @@ function Unfold:forward(x)
     return F.unfold(x, self.kernel_size, self.opts)
 end
 
+require("tide.nn._signature").define(Unfold, { names = { "kernel_size", "dilation", "padding",
+    "stride" }, required = 1 })
+
 return Unfold

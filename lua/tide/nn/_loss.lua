@@ -11,6 +11,38 @@ local L = {}
 local P = require("tide.pytorch_args")
 local compat = require("tide._compat")
 
+-- PyTorch's constructor parameters, in its order, of the losses that take them by position
+-- (nn.CrossEntropyLoss(w), nn.MultiMarginLoss(2, 0.5)); GaussianNLLLoss and
+-- TripletMarginWithDistanceLoss take theirs by name only, as PyTorch's
+local LEGACY = "size_average reduce reduction"
+local NAMES = {
+    BCELoss = "weight " .. LEGACY, BCEWithLogitsLoss = "weight " .. LEGACY .. " pos_weight",
+    CTCLoss = "blank reduction zero_infinity", CosineEmbeddingLoss = "margin " .. LEGACY,
+    CrossEntropyLoss = "weight size_average ignore_index reduce reduction label_smoothing",
+    HingeEmbeddingLoss = "margin " .. LEGACY, HuberLoss = "reduction delta",
+    KLDivLoss = LEGACY .. " log_target", L1Loss = LEGACY, MSELoss = LEGACY,
+    MarginRankingLoss = "margin " .. LEGACY, MultiLabelMarginLoss = LEGACY,
+    MultiLabelSoftMarginLoss = "weight " .. LEGACY,
+    MultiMarginLoss = "p margin weight " .. LEGACY,
+    NLLLoss = "weight size_average ignore_index reduce reduction",
+    NLLLoss2d = "weight size_average ignore_index reduce reduction",
+    PoissonNLLLoss = "log_input full size_average eps reduce reduction",
+    SmoothL1Loss = LEGACY .. " beta", SoftMarginLoss = LEGACY,
+    TripletMarginLoss = "margin p eps swap " .. LEGACY,
+}
+
+-- declares a loss class's PyTorch signature (nn._signature): its options by position too
+function L.signature(cls)
+    if NAMES[cls.__name] == nil then
+        return cls
+    end
+    local names = {}
+    for n in NAMES[cls.__name]:gmatch("%S+") do
+        names[#names + 1] = n
+    end
+    return require("tide.nn._signature").define(cls, { names = names })
+end
+
 -- L.forward_args(who, names, ...): a loss call's tensors by position or, last, in a table by
 -- name (Python's keywords: loss(x1, x2, target=y) is loss(x1, x2, {target = y})), names the
 -- forward's parameters in PyTorch's order; returns them by position
@@ -57,7 +89,7 @@ function L.pointwise(name, keys, fn, extra_reduction)
         I.same_shape_check(input, target, name) -- errors name the module
         return F[fn](input, target, self.opts)
     end
-    return cls
+    return L.signature(cls)
 end
 
 -- a loss over class targets (CrossEntropyLoss, NLLLoss: log_probs true); the weight is a
@@ -82,7 +114,7 @@ function L.class(name, keys, log_probs, base)
             ignore_index = self.ignore_index, label_smoothing = self.label_smoothing },
             log_probs, name)
     end
-    return cls
+    return L.signature(cls)
 end
 
 return L

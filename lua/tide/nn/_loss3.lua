@@ -31,5 +31,5 @@ return function(name, keys, fn)
         local a, b, c = forward_args(name, NAMES[name] or { "input1", "input2", "target" }, ...)
         return F[fn](a, b, c, self.opts)
     end
-    return cls
+    return require("tide.nn._loss").signature(cls)
 end

@@ -42,5 +42,5 @@ return function(name, keys, fn)
         o.weight = self.weight
         return F[fn](input, target, o)
     end
-    return cls
+    return require("tide.nn._loss").signature(cls)
 end

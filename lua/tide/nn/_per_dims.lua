@@ -7,6 +7,7 @@ local raise = autograd.raise
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local S = require("tide.nn._signature")
 
 local M = {}
 
@@ -59,6 +60,8 @@ function M.max_unpool(d)
         return string.format("kernel_size=%s, stride=%s, padding=%s", show(self.kernel_size),
             show(self.stride), show(self.padding))
     end
+    -- MaxUnpool2d({kernel_size = 2, stride = 2}) by name as PyTorch's
+    S.define(cls, { names = { "kernel_size", "stride", "padding" }, required = 1, flat = true })
     return cls
 end
 
@@ -135,6 +138,8 @@ function M.fractional_max_pool(d)
         end
         return s .. ", output_ratio=" .. show(self.output_ratio)
     end
+    S.define(cls, { names = { "kernel_size", "output_size", "output_ratio", "return_indices",
+        "_random_samples" }, required = 1 })
     return cls
 end
 
