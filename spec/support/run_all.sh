@@ -84,6 +84,10 @@ cuda_specs=$(grep -l -F '#cuda' spec/*_spec.lua 2>/dev/null)
     # 0 leaves idle, instead of taking one from lane 0's two-thread kernels, whose parallel loops
     # then waited on a thread without a core (lane 0's busted took 114 s against 60 alone)
     renice -n 10 -p "$(sh -c 'echo $PPID')" >/dev/null 2>&1 || true
+    # and on one thread: its OpenMP loops (kernels, OpenBLAS) otherwise spin for a second thread
+    # that lane 0 holds the core of. Two busted suites side by side took 101 s at two threads
+    # each, 71 s with this one niced at one thread; lane 0 keeps testing the parallel loops.
+    export OMP_NUM_THREADS=1
     # ---- the CUDA backend on the emulated runtime (spec/cuda_emu/) -----------------------------
     # The same src/cuda/ files built for the CPU against an emulated CUDA runtime with two devices:
     # the vtable smoke test, the #cuda specs and the device-rule specs on cuda:0 run here on every
