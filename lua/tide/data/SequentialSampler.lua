@@ -22,6 +22,11 @@ end
 SequentialSampler.size_of = size_of
 
 function SequentialSampler.new(data_source, ...)
+    if require("tide.pytorch_args").is_options(data_source) and next(data_source) ~= nil then
+        -- PyTorch's SequentialSampler(data_source=ds): one table by name (read as a list of 0)
+        data_source = args.options("SequentialSampler", data_source,
+            { "data_source" }, "{data_source = ds}").data_source
+    end
     -- PyTorch's SequentialSampler(data_source) takes nothing else: refuse it, never drop it
     local n = select("#", ...)
     while n > 0 and select(n, ...) == nil do

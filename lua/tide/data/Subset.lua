@@ -13,7 +13,19 @@ local Dataset = require("tide.data.Dataset")
 
 local Subset = Dataset:extend("Subset")
 
-function Subset:init(ds, indices)
+function Subset:init(ds, indices, ...)
+    local is_options = require("tide.pytorch_args").is_options
+    if indices == nil and is_options(ds) and ds.dataset ~= nil then
+        -- PyTorch's Subset(dataset=ds, indices=ix): one table by name
+        local o = require("tide.op_args").options("Subset", ds, { "dataset", "indices" })
+        ds, indices = o.dataset, o.indices
+    elseif is_options(indices) and next(indices) ~= nil then
+        -- Subset(ds, indices=ix): indices by name (it was read as an empty list)
+        indices = require("tide.op_args").options("Subset", indices, { "indices" }).indices
+    end
+    if select("#", ...) > 0 then
+        raise("tide: Subset: expected (dataset, indices), got more arguments")
+    end
     ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
         raise("tide: Subset: expected a dataset (tide.data.Dataset, TensorDataset or a plain " ..

@@ -18,6 +18,17 @@ local WHO = "SubsetRandomSampler"
 
 function SubsetRandomSampler.new(indices, ...)
     local opts = merge(WHO, { "generator" }, ...)
+    if require("tide.pytorch_args").is_options(indices) and next(indices) ~= nil then
+        -- PyTorch's SubsetRandomSampler(indices=ix, generator=g): one table by name (it was
+        -- read as an empty list of indices)
+        if select("#", ...) > 0 then
+            raise("tide: " .. WHO .. ": the indices came by name in a table and more " ..
+                "arguments followed it; put them all in that table")
+        end
+        opts = args.options(WHO, indices, { "indices", "generator" }, "{indices =, generator =}")
+        indices = opts.indices
+        opts = { generator = opts.generator }
+    end
     local list
     if autograd.is_tensor(indices) then
         if indices:dim() ~= 1 or (indices.dtype ~= "int64" and indices.dtype ~= "int32") then
