@@ -8,6 +8,7 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local Dirichlet = require("tide.distributions.Dirichlet")
 
 local Beta = ExponentialFamily:extend("Beta") -- (PyTorch's base)
+Beta.arg_names = { "concentration1", "concentration0" } -- (PyTorch's, by name too)
 
 function Beta:init(concentration1, concentration0, ...)
     require("tide.op_args").no_extra("Beta", 3, ...)

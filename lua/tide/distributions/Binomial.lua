@@ -15,6 +15,7 @@ local Distribution = require("tide.distributions.Distribution")
 local B = require("tide.distributions._binary")
 
 local Binomial = Distribution:extend("Binomial")
+Binomial.arg_names = { "total_count", options = true } -- (PyTorch's, by name too)
 Binomial.positional_params = { after = 1, names = { "probs", "logits" } } -- (PyTorch's order)
 
 function Binomial:init(total_count, opts, ...)

@@ -6,6 +6,7 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Cauchy = Distribution:extend("Cauchy")
+Cauchy.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 function Cauchy:init(loc, scale, ...)
     require("tide.op_args").no_extra("Cauchy", 3, ...)

@@ -5,6 +5,7 @@ local Distribution = require("tide.distributions.Distribution")
 local Gamma = require("tide.distributions.Gamma")
 
 local Chi2 = Gamma:extend("Chi2")
+Chi2.arg_names = { "df" } -- (PyTorch's, by name too)
 
 function Chi2:init(df, ...)
     require("tide.op_args").no_extra("Chi2", 2, ...)

@@ -12,6 +12,7 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Dirichlet = ExponentialFamily:extend("Dirichlet") -- (PyTorch's base)
+Dirichlet.arg_names = { "concentration" } -- (PyTorch's, by name too)
 
 function Dirichlet:init(concentration, ...)
     args.no_extra("Dirichlet", 2, ...)

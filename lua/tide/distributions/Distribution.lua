@@ -71,10 +71,62 @@ local function merge_params(c, ...)
     return compat.unpack(out, 1, k + 1 + math.max(0, n - at))
 end
 
+-- PyTorch's leading parameters by name: cls.arg_names = {names..., options = true when init
+-- takes an options table after them} reads them from a trailing table, as Python's keywords:
+-- Normal({loc = 0, scale = 1}), Independent(base, {reinterpreted_batch_ndims = 1}),
+-- MultivariateNormal({loc = m, scale_tril = L}). validate_args is accepted (tide checks always).
+local function lift_names(c, names, ...)
+    local n, a = select("#", ...), { ... }
+    local t = a[n]
+    if n == 0 or n > #names + 1 or not P.is_options(t) then
+        return ...
+    end
+    local rest, lifted = {}, false
+    for key, v in pairs(t) do
+        rest[key] = v
+    end
+    for i, name in ipairs(names) do
+        if rest[name] ~= nil then
+            if i < n and a[i] ~= nil then
+                if names.options then
+                    return compat.unpack(a, 1, n) -- (init's own "unknown option")
+                end
+                P.twice(c.__name, name, i)
+            end
+            a[i], rest[name], lifted = rest[name], nil, true
+        elseif i >= n then
+            a[i] = nil
+        end
+    end
+    if not lifted and (names.options or next(t) == nil and n <= #names) then
+        return ... -- (a table in a parameter's place: init names what is wrong)
+    end
+    if names.options then
+        a[#names + 1] = rest
+        return compat.unpack(a, 1, #names + 1)
+    end
+    for key, v in pairs(rest) do
+        if key ~= "validate_args" or (v ~= nil and type(v) ~= "boolean") then
+            raise(("tide: %s: unknown option %s; it takes %s and validate_args"):format(
+                c.__name, tostring(key), table.concat(names, ", ")))
+        end
+    end
+    return compat.unpack(a, 1, #names)
+end
+
 -- Distribution:extend(name): a subclass; Sub(...) makes an instance and calls Sub.init(self, ...)
 function Distribution:extend(name)
     local cls = setmetatable({}, { __index = self, __call = function(c, ...)
         local obj = setmetatable({}, c)
+        local names = rawget(c, "arg_names")
+        if names then
+            if c.positional_params then
+                c.init(obj, merge_params(c, lift_names(c, names, ...)))
+            else
+                c.init(obj, lift_names(c, names, ...))
+            end
+            return obj
+        end
         if c.positional_params then
             c.init(obj, merge_params(c, ...))
         else
@@ -124,6 +176,15 @@ function Distribution:extended_shape(shape, who)
         raise(("tide: %s: the sample shape must be a list of sizes such as {10}, got %s")
             :format(who, is_tensor(shape) and "a tensor" or type(shape)))
     end
+    if shape ~= nil and shape[1] == nil and next(shape) ~= nil then -- {sample_shape =}, by name
+        for key in pairs(shape) do
+            if key ~= "sample_shape" then
+                raise(("tide: %s: unknown option %s; it takes sample_shape"):format(who,
+                    tostring(key)))
+            end
+        end
+        return self:extended_shape(shape.sample_shape, who)
+    end
     local out = {}
     for i, s in ipairs(shape or {}) do
         out[i] = args.integer(who, s, "a sample size")
@@ -135,6 +196,30 @@ function Distribution:extended_shape(shape, who)
         out[#out + 1] = s
     end
     return out
+end
+
+-- d:expand(batch_shape): PyTorch's, for the families without an expand of their own: the
+-- distribution with its batch broadcast to batch_shape (tide.distributions._expanded: draws,
+-- log_prob, cdf, icdf, entropy and the moments of the new shape), an instance of that wrapper
+-- rather than of d's class; the families with their own (Categorical, ...) keep theirs
+function Distribution:expand(batch_shape, ...)
+    local who = self.__name .. ":expand"
+    if select("#", ...) > 0 and select(1, ...) ~= nil then -- PyTorch's private _instance
+        raise(("tide: %s: expected (batch_shape), got %d more argument(s)"):format(who,
+            select("#", ...)))
+    end
+    if type(batch_shape) == "table" and batch_shape.batch_shape ~= nil then
+        batch_shape = batch_shape.batch_shape -- {batch_shape = ...}, PyTorch's keyword
+    end
+    if type(batch_shape) ~= "table" then
+        raise(("tide: %s: batch_shape must be a list of sizes, got %s"):format(who,
+            type(batch_shape)))
+    end
+    local shape = {}
+    for i = 1, #batch_shape do
+        shape[i] = batch_shape[i]
+    end
+    return require("tide.distributions._expanded")(self, shape, who)
 end
 
 function Distribution:__tostring()
@@ -200,6 +285,10 @@ end
 
 -- value as a tensor on the distribution's device (a number in its dtype)
 function Distribution:value_tensor(value, who, like)
+    if type(value) == "table" and not is_tensor(value) and value.value ~= nil
+        and next(value, next(value)) == nil then
+        value = value.value -- (PyTorch's keyword: log_prob({value = x}))
+    end
     if type(value) == "number" then
         return core.full({}, value, { dtype = like.dtype, device = like.device })
     elseif not is_tensor(value) then

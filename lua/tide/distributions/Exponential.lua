@@ -6,6 +6,7 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Exponential = ExponentialFamily:extend("Exponential") -- (PyTorch's base)
+Exponential.arg_names = { "rate" } -- (PyTorch's, by name too)
 
 function Exponential:init(rate, ...)
     require("tide.op_args").no_extra("Exponential", 2, ...)

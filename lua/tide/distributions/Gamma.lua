@@ -8,6 +8,7 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Gamma = ExponentialFamily:extend("Gamma") -- (PyTorch's base)
+Gamma.arg_names = { "concentration", "rate" } -- (PyTorch's, by name too)
 
 function Gamma:init(concentration, rate, ...)
     require("tide.op_args").no_extra("Gamma", 3, ...)

@@ -6,6 +6,7 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Gumbel = Distribution:extend("Gumbel")
+Gumbel.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 local EULER = 0.57721566490153286061
 local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,

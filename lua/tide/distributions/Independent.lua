@@ -7,6 +7,7 @@ local raise = autograd.raise
 local Distribution = require("tide.distributions.Distribution")
 
 local Independent = Distribution:extend("Independent")
+Independent.arg_names = { "base_distribution", "reinterpreted_batch_ndims" }
 
 -- x summed over its last n dims
 local function sum_rightmost(x, n)

@@ -11,6 +11,7 @@ local TD = require("tide.distributions.TransformedDistribution")
 local T = require("tide.distributions.transforms")
 
 local Kumaraswamy = TD:extend("Kumaraswamy")
+Kumaraswamy.arg_names = { "concentration1", "concentration0" } -- (PyTorch's, by name too)
 
 local EULER = 0.57721566490153286060
 

@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Laplace = Distribution:extend("Laplace")
+Laplace.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
     float16 = 0.0009765625, bfloat16 = 0.0078125 }

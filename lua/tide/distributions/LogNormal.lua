@@ -8,6 +8,7 @@ local TD = require("tide.distributions.TransformedDistribution")
 local Normal = require("tide.distributions.Normal")
 
 local LogNormal = TD:extend("LogNormal")
+LogNormal.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 function LogNormal:init(loc, scale, ...)
     require("tide.op_args").no_extra("LogNormal", 3, ...)

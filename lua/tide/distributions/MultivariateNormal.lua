@@ -14,6 +14,7 @@ local compat = require("tide._compat")
 local Distribution = require("tide.distributions.Distribution")
 
 local MultivariateNormal = Distribution:extend("MultivariateNormal")
+MultivariateNormal.arg_names = { "loc", options = true } -- (PyTorch's, by name too)
 MultivariateNormal.positional_params = { after = 1,
     names = { "covariance_matrix", "precision_matrix", "scale_tril" } } -- (PyTorch's order)
 

@@ -7,6 +7,7 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Normal = ExponentialFamily:extend("Normal") -- (PyTorch's base)
+Normal.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 local LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 

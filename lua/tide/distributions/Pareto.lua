@@ -10,6 +10,7 @@ local TD = require("tide.distributions.TransformedDistribution")
 local T = require("tide.distributions.transforms")
 
 local Pareto = TD:extend("Pareto")
+Pareto.arg_names = { "scale", "alpha" } -- (PyTorch's, by name too)
 
 function Pareto:init(scale, alpha, ...)
     args.no_extra("Pareto", 3, ...)

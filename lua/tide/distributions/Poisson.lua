@@ -8,6 +8,7 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Poisson = ExponentialFamily:extend("Poisson") -- (PyTorch's base)
+Poisson.arg_names = { "rate" } -- (PyTorch's, by name too)
 
 function Poisson:init(rate, ...)
     require("tide.op_args").no_extra("Poisson", 2, ...)

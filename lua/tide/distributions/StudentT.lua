@@ -8,6 +8,7 @@ local Distribution = require("tide.distributions.Distribution")
 local Chi2 = require("tide.distributions.Chi2")
 
 local StudentT = Distribution:extend("StudentT")
+StudentT.arg_names = { "df", "loc", "scale" } -- (PyTorch's, by name too)
 
 local HALF_LOG_PI = 0.5 * math.log(math.pi)
 

@@ -18,6 +18,7 @@ local Transform = require("tide.distributions.transforms.Transform")
 local U = require("tide.distributions.transforms._util")
 
 local TD = Distribution:extend("TransformedDistribution")
+TD.arg_names = { "base_distribution", "transforms" } -- (PyTorch's, by name too)
 
 local function is_distribution(d)
     return type(d) == "table" and getmetatable(d) ~= nil and type(d.batch_shape) == "table"

@@ -6,6 +6,7 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Uniform = Distribution:extend("Uniform")
+Uniform.arg_names = { "low", "high" } -- (PyTorch's, by name too)
 
 function Uniform:init(low, high, ...)
     require("tide.op_args").no_extra("Uniform", 3, ...)

@@ -12,6 +12,7 @@ local Distribution = require("tide.distributions.Distribution")
 local X = require("tide.distributions._extras")
 
 local VonMises = Distribution:extend("VonMises")
+VonMises.arg_names = { "loc", "concentration", options = true } -- (PyTorch's, by name too)
 VonMises.has_rsample = false
 
 local I0_SMALL = { 1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2 }

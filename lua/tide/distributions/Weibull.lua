@@ -6,6 +6,7 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Weibull = Distribution:extend("Weibull")
+Weibull.arg_names = { "scale", "concentration" } -- (PyTorch's, by name too)
 
 local EULER = 0.57721566490153286061
 

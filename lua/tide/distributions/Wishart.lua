@@ -21,6 +21,7 @@ local gamma_rsample = require("tide.distributions.gamma_rsample")
 local X = require("tide.distributions._extras")
 
 local Wishart = ExponentialFamily:extend("Wishart")
+Wishart.arg_names = { "df", options = true } -- (PyTorch's, by name too)
 Wishart.positional_params = { after = 1,
     names = { "covariance_matrix", "precision_matrix", "scale_tril" } } -- (PyTorch's order)
 Wishart.has_rsample = true

@@ -9,6 +9,7 @@ local Distribution = require("tide.distributions.Distribution")
 -- half(name, Base): the class `name` folding Base(0, scale)
 return function(name, Base)
     local Half = Distribution:extend(name)
+    Half.arg_names = { "scale" } -- (PyTorch's, by name too)
 
     function Half:init(scale, ...)
         require("tide.op_args").no_extra(name, 2, ...)

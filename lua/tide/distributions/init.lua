@@ -65,8 +65,31 @@ local lazy = {
 }
 
 -- kl_divergence(p, q): KL(p || q) for two distributions of one family (tide.distributions.kl)
-function M.kl_divergence(p, q)
-    return require("tide.distributions.kl")(p, q)
+-- (p and q by name too, PyTorch's keywords: kl_divergence(p, {q = q}), kl_divergence({p =, q =}))
+function M.kl_divergence(p, q, ...)
+    local P = require("tide.pytorch_args")
+    local n = select("#", ...)
+    local opts = n == 0 and (q == nil and P.is_options(p) and p or P.is_options(q) and q)
+    if opts then
+        if opts == p then
+            p = nil
+        end
+        q = nil
+        for key, v in pairs(opts) do
+            if key == "p" and p ~= nil then
+                P.twice("kl_divergence", "p", 1)
+            elseif key ~= "p" and key ~= "q" then
+                require("tide.autograd").raise(("tide: kl_divergence: unknown option %s; it " ..
+                    "takes p and q"):format(key))
+            end
+            if key == "p" then
+                p = v
+            else
+                q = v
+            end
+        end
+    end
+    return require("tide.distributions.kl")(p, q, ...)
 end
 
 -- register_kl(P, Q)(fn): fn(p, q) becomes kl_divergence's closed form for classes P and Q

@@ -13,6 +13,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 
+local P = require("tide.pytorch_args")
 local init = {}
 
 -- the positional and named arguments of `who` as values in the order of names
@@ -72,7 +73,16 @@ local LINEAR = { linear = true, conv1d = true, conv2d = true, conv3d = true,
     conv_transpose1d = true, conv_transpose2d = true, conv_transpose3d = true, sigmoid = true }
 
 -- calculate_gain(nonlinearity[, param]): the recommended gain for a nonlinearity
-function init.calculate_gain(nonlinearity, param)
+function init.calculate_gain(nonlinearity, param, ...)
+    local o = P.merge("nn.init.calculate_gain", { "nonlinearity", "param" }, nonlinearity,
+        param, ...) -- (PyTorch's keywords: calculate_gain("leaky_relu", {param = 0.2}))
+    for key in pairs(o or {}) do
+        if key ~= "nonlinearity" and key ~= "param" then
+            error(("tide: nn.init.calculate_gain: unknown option %s; it takes nonlinearity " ..
+                "and param"):format(key), 2)
+        end
+    end
+    nonlinearity, param = o and o.nonlinearity, o and o.param
     if LINEAR[nonlinearity] then
         return 1
     elseif nonlinearity == "tanh" then
