@@ -352,6 +352,38 @@ describe("optim.SparseAdam", function()
     end)
 end)
 
+-- every scheduler's last two parameters in PyTorch 1.13, last_epoch = -1 and verbose (a line
+-- per group and step, PyTorch's print_lr), by position and by name
+describe("lr_scheduler's last_epoch and verbose", function()
+    it("take PyTorch's defaults and verbose's lines; another last_epoch names the fix",
+        function()
+            local o = optim.SGD({ nn.Parameter(tide.ones(2)) }, { lr = 0.1 })
+            local lines, real_print = {}, _G.print
+            _G.print = function(s) lines[#lines + 1] = s end -- (busted gives a spec its own env)
+            local ok, err = pcall(function()
+                local s = S.StepLR(o, 1, 0.5, -1, true) -- PyTorch's positional order
+                s:step()
+            end)
+            _G.print = real_print
+            assert.is_true(ok, tostring(err))
+            assert.are.same({ "Adjusting learning rate of group 1 to 1.0000e-01.",
+                "Adjusting learning rate of group 1 to 5.0000e-02." }, lines)
+            local quiet = S.StepLR(o, { step_size = 1, gamma = 0.5, last_epoch = -1,
+                verbose = false })
+            quiet:step()
+            assert.are.equal(0.025, o.param_groups[1].lr)
+            assert.is_nil(quiet:state_dict().verbose)
+            raises_here("StepLR: last_epoch = 3: a schedule resumes from its state_dict " ..
+                "%(scheduler:load_state_dict%(sd%)%); last_epoch = %-1, PyTorch's default, " ..
+                "starts it", function()
+                    return S.StepLR(o, { step_size = 1, last_epoch = 3 })
+                end)
+            raises_here("CosineAnnealingLR: verbose must be true or false, got string", function()
+                return S.CosineAnnealingLR(o, 10, 0, -1, "yes")
+            end)
+        end)
+end)
+
 describe("lr_scheduler matches PyTorch 1.13", function()
     local CLASSES = {
         step = S.StepLR, multistep = S.MultiStepLR, exponential = S.ExponentialLR,

@@ -292,8 +292,9 @@ describe("lr schedulers take PyTorch's positional parameters", function()
 
     it("refuses too many positional arguments", function()
         local o = optim.SGD({ tide.zeros(1):requires_grad_() }, { lr = 0.1 })
-        raises("tide: StepLR: got 3 positional arguments; it takes at most 2 (step_size, " ..
-            "gamma), then an options table", S.StepLR, o, 30, 0.1, -1)
+        raises("tide: StepLR: got 5 positional arguments; it takes at most 4 (step_size, " ..
+            "gamma, last_epoch, verbose), then an options table", S.StepLR, o, 30, 0.1, -1,
+            false, 1)
         raises("tide: StepLR: step_size = x; expected an integer >= 1", S.StepLR, o, "x")
     end)
 end)

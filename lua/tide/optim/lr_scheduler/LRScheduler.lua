@@ -164,7 +164,18 @@ end
 -- that they are also the positional ones: StepLR(opt, 30, 0.1) is StepLR(opt, {step_size = 30,
 -- gamma = 0.1}) (tide.pytorch_args.merge); saved: the fields its state_dict keeps beside STATE
 function LRScheduler:extend(name, options, saved)
-    local cls = { __name = name, options = options, saved = saved or {} }
+    -- PyTorch's last two parameters of every scheduler, last_epoch (-1) and verbose, unless the
+    -- class reads last_epoch itself (SWALR resumes from one, and has no verbose)
+    local all, has = {}, {}
+    for i, k in ipairs(options) do
+        all[i], has[k] = k, true
+    end
+    local generic = not has.last_epoch
+    if generic then
+        all[#all + 1], all[#all + 2] = "last_epoch", "verbose"
+    end
+    local cls = { __name = name, options = all, saved = saved or {},
+        _generic_last_epoch = generic, _generic_verbose = generic }
     cls.__index = cls
     return setmetatable(cls, {
         __index = self,
@@ -212,7 +223,19 @@ function LRScheduler.new(cls, opt, opts, ...)
     local who = cls.__name
     LRScheduler.check_optimizer(who, opt)
     opts = args.options(who, opts, cls.options)
+    if cls._generic_last_epoch and opts.last_epoch ~= nil and opts.last_epoch ~= -1 then
+        raise(("tide: %s: last_epoch = %s: a schedule resumes from its state_dict " ..
+            "(scheduler:load_state_dict(sd)); last_epoch = -1, PyTorch's default, starts it")
+            :format(who, tostring(opts.last_epoch)))
+    end
+    if cls._generic_verbose and opts.verbose ~= nil and type(opts.verbose) ~= "boolean" then
+        raise(("tide: %s: verbose must be true or false, got %s"):format(who,
+            type(opts.verbose)))
+    end
     local self = setmetatable({ optimizer = opt }, cls)
+    if cls._generic_verbose then
+        self.verbose = opts.verbose == true
+    end
     self:init(opts, ...)
     -- the groups as they were: the first step can still fail (a lr_lambda returning nil), and a
     -- failed construction leaves the optimizer as it found it
@@ -305,6 +328,9 @@ function LRScheduler:set_lrs(lrs)
         end
         g.lr = lrs[i]
         last[i] = lrs[i]
+        if self.verbose == true and self._generic_verbose then -- PyTorch 1.13's print_lr
+            print(("Adjusting learning rate of group %d to %.4e."):format(i, lrs[i]))
+        end
     end
     self._last_lr = last
 end
