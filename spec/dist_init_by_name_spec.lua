@@ -172,3 +172,29 @@ describe("Distribution:expand", function()
             err, 1, true)
     end)
 end)
+
+-- nn.utils' calls with every argument by PyTorch's name in one table, and weight_norm's
+-- positional (module, name, dim): they raised
+describe("nn.utils in PyTorch's keyword forms", function()
+    local R = U.rnn
+    it("pad_sequence, pack_padded_sequence and weight_norm", function()
+        local a, b = tide.ones(3, 2), tide.ones(2, 2) * 2
+        assert.is_true(tide.equal(R.pad_sequence({ a, b }, { batch_first = true }),
+            R.pad_sequence({ sequences = { a, b }, batch_first = true })))
+        local x = tide.arange(24, { dtype = tide.float32 }):reshape(3, 2, 4)
+        local want = R.pack_padded_sequence(x, { 3, 2 }, { enforce_sorted = false })
+        local k = R.pack_padded_sequence(x, { lengths = { 3, 2 }, enforce_sorted = false })
+        assert.is_true(tide.equal(want.data, k.data))
+        k = R.pack_padded_sequence({ input = x, lengths = { 3, 2 } })
+        assert.is_true(tide.equal(want.data, k.data))
+        local ok, err = pcall(R.pack_padded_sequence, x, { lengths = { 3, 2 }, sorted = false })
+        assert.is_false(ok)
+        assert.matches('tide: pack_padded_sequence: unknown option "sorted"', err, 1, true)
+        local m = tide.nn.Linear(3, 2)
+        U.weight_norm(m, "weight", 1) -- dims 1-based: PyTorch's dim=0, the output's
+        assert.are.same({ 2, 1 }, m.weight_g:size())
+        ok, err = pcall(U.weight_norm, tide.nn.Linear(3, 2), "weight", 1, 5)
+        assert.is_false(ok)
+        assert.matches("tide: weight_norm: expected at most 3 arguments", err, 1, true)
+    end)
+end)

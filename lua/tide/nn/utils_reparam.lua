@@ -90,8 +90,14 @@ end
 -- weight_norm(module[, {name = "weight", dim = 1}]): module[name] = g v / ||v||, the norm over
 -- every dim but dim (1, the output's, by default; dim = false: the whole tensor); g and v are
 -- the parameters name_g and name_v, initialized so that the weight is unchanged
-function M.weight_norm(module, opts)
+function M.weight_norm(module, opts, dim, ...)
     local who = "weight_norm"
+    if type(opts) == "string" or (opts == nil and dim ~= nil) then -- PyTorch's (module, name, dim)
+        require("tide.op_args").no_extra(who, 3, ...)
+        opts = { name = opts, dim = dim }
+    elseif dim ~= nil or select("#", ...) > 0 then
+        raise("tide: weight_norm: expected (module[, name[, dim]]) or (module, {name =, dim =})")
+    end
     opts = opts or {}
     core._check_options(opts, who, { "name", "dim" })
     local name = opts.name or "weight"

@@ -162,8 +162,36 @@ end
 -- enforce_sorted = true}]) -> PackedSequence. With enforce_sorted the lengths must not increase along the batch (no
 -- sorted_indices then); otherwise the batch is sorted by decreasing length (ties keep their
 -- order).
+-- a table of PyTorch's keywords standing where `key`'s value goes (pad_sequence({sequences =
+-- s}), pack_padded_sequence(x, {lengths = l, ...})): the value, and the table without it as the
+-- options; anything else as it is
+local function by_name(v, key, ...)
+    if type(v) == "table" and not is_tensor(v) and v[key] ~= nil and select("#", ...) == 0 then
+        local rest = {}
+        for k, x in pairs(v) do
+            if k ~= key then
+                rest[k] = x
+            end
+        end
+        return v[key], rest
+    end
+    return v, ...
+end
+
 function M.pack_padded_sequence(input, lengths, ...)
     local who = "pack_padded_sequence"
+    if select("#", ...) == 0 then -- PyTorch's keywords: (x, {lengths =, ...}), ({input =, ...})
+        local x, rest = input, nil
+        if type(input) == "table" and not is_tensor(input) and input.input ~= nil then
+            x, rest = by_name(input, "input")
+            rest.lengths, lengths = nil, rest.lengths
+        else
+            lengths, rest = by_name(lengths, "lengths")
+        end
+        if rest ~= nil then
+            return M.pack_padded_sequence(x, lengths, rest)
+        end
+    end
     local opts = options(who, 2, { "batch_first", "enforce_sorted" }, ...)
     core._check_options(opts, who, { "batch_first", "enforce_sorted" })
     local bf = check_bool(opts.batch_first, "batch_first", who)
@@ -322,6 +350,12 @@ end
 -- tensors padded to [max L, B, *] ([B, max L, *] with batch_first)
 function M.pad_sequence(sequences, ...)
     local who = "pad_sequence"
+    if select("#", ...) == 0 then -- PyTorch's pad_sequence(sequences=s, ...): one table
+        local seqs, rest = by_name(sequences, "sequences")
+        if rest ~= nil then
+            return M.pad_sequence(seqs, rest)
+        end
+    end
     local opts = options(who, 1, { "batch_first", "padding_value" }, ...)
     core._check_options(opts, who, { "batch_first", "padding_value" })
     local bf = check_bool(opts.batch_first, "batch_first", who)
