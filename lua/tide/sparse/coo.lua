@@ -62,10 +62,18 @@ function Sparse.new(op, indices, values, shape)
             shape_str(indices:size())))
     end
     indices = indices:to("int64")
-    local maxes = nnz > 0 and indices:amax(2):to("cpu"):totable() or nil
-    if nnz > 0 and indices:min():item() < 1 then
-        raise(("tide: %s: indices are 1-based: found %d; use 1..size"):format(op,
-            indices:min():item()))
+    -- each sparse dim's largest and smallest index, in one copy to the host
+    local maxes, least
+    if nnz > 0 then
+        local ext = require("tide").stack({ indices:amax(2), indices:amin(2) }):to("cpu")
+            :totable()
+        maxes, least = ext[1], math.huge
+        for d = 1, sdim do
+            least = math.min(least, ext[2][d])
+        end
+        if least < 1 then
+            raise(("tide: %s: indices are 1-based: found %d; use 1..size"):format(op, least))
+        end
     end
     local dense_dims = values:dim() - 1
     if shape == nil then
