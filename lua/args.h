@@ -56,6 +56,12 @@ int tl_new_tensor_metatable(lua_State *L);
 /* ---- args.c ---- */
 /* "a tensor" for a tide tensor at idx, else luaL_typename (for argument errors) */
 const char *tl_typename(lua_State *L, int idx);
+/* whether the value at idx is a table whose metatable's __name is `name` (the Lua tensor
+ * classes: "SparseTensor", "ComplexTensor") */
+int tl_is_class_table(lua_State *L, int idx, const char *name);
+/* whether the value at idx asks for a complex result: a dtype name "complex...", an options
+ * table whose dtype is one, or a complex tensor (the Lua class "ComplexTensor") */
+int tl_wants_complex(lua_State *L, int idx);
 /* raises `tide: <op>: expected at most n arguments, got m (...)` when an argument past n (self
  * counted) is not nil, then sets the top to n: a method's `lua_settop(L, n)` that drops nothing */
 void tl_max_args_slow(lua_State *L, int n, const char *op);

@@ -144,12 +144,30 @@ static void size_by_name(lua_State *L, const char *op) {
     lua_remove(L, 1); /* size, options */
 }
 
+/* a complex dtype in the trailing options (tide.zeros(2, {dtype = tide.cfloat})): complex tensors
+ * are a Lua class over a real [..., 2] tensor (lua/tide/complex/tensor.lua), so the call goes to
+ * require("tide.complex").factory(op, ...) with its arguments */
+static int wants_complex(lua_State *L) {
+    int top = lua_gettop(L);
+    while (top > 0 && lua_isnil(L, top))
+        top--;
+    return top >= 2 && lua_type(L, top) == LUA_TTABLE && tl_wants_complex(L, top);
+}
+
+static int complex_factory(lua_State *L, const char *op) {
+    lua_pushstring(L, op);
+    lua_insert(L, 1);
+    return tl_call_lua(L, "tide.complex", "factory");
+}
+
 /* zeros/ones/empty/rand/randn(shape..., opts); made filled by the core, so that a new tensor
  * has counted no in-place write (version 0) */
 static int filled(lua_State *L, const char *op, int kind) {
     tide_lua_state *S = TL_STATE(L);
     int64_t         shape[TIDE_MAX_DIMS];
     int             ndim;
+    if (wants_complex(L))
+        return complex_factory(L, op);
     size_by_name(L, op);
     int   used = tl_shape(L, 1, shape, &ndim, op, 0);
     copts o;
@@ -208,6 +226,8 @@ static int l_full(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int64_t         shape[TIDE_MAX_DIMS];
     int             ndim = 0, vidx;
+    if (wants_complex(L))
+        return complex_factory(L, "full");
     for (int i = 1, n = lua_gettop(L); i <= n; i++)
         if (tl_test(L, i)) /* a 0-d tensor as the value (PyTorch's), in Lua */
             return tl_call_lua(L, "tide.creation_like", "full_of_tensors");
@@ -562,6 +582,8 @@ static int l_tensor(lua_State *L) {
     int64_t         shape[TIDE_MAX_DIMS];
     int             ndim = 0, kinds = 0;
     int             t = lua_type(L, 1);
+    if (wants_complex(L))
+        return complex_factory(L, "tensor");
     if (tl_test(L, 1)) /* torch.tensor(t): a copy */
         return tl_call_lua(L, "tide.creation_like", "tensor_of_tensors");
     if (t != LUA_TTABLE && t != LUA_TNUMBER && t != LUA_TBOOLEAN)

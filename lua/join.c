@@ -1,6 +1,12 @@
 /* join.c — tide.cat(tensors[, dim]) and tide.stack(tensors[, dim]). */
 #include "binding.h"
 
+/* a list with a complex tensor (lua/tide/complex/tensor.lua, a Lua class): joined in Lua */
+static int join_complex(lua_State *L, int nargs, const char *op) {
+    lua_settop(L, nargs);
+    return tl_call_lua(L, "tide.complex", op);
+}
+
 static int l_cat(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             nargs = lua_gettop(L) < 2 ? lua_gettop(L) : 2;
@@ -15,6 +21,8 @@ static int l_cat(lua_State *L) {
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, -1);
+        if (!u && tl_is_class_table(L, -1, "ComplexTensor"))
+            return join_complex(L, nargs, "cat");
         if (!u || !u->t)
             return tl_error(L, "tide: cat: element %d of the table is %s; expected a tensor", i + 1,
                             u ? "a freed tensor" : luaL_typename(L, -1));
@@ -42,6 +50,8 @@ static int l_stack(lua_State *L) {
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, -1);
+        if (!u && tl_is_class_table(L, -1, "ComplexTensor"))
+            return join_complex(L, nargs, "stack");
         if (!u || !u->t)
             return tl_error(L, "tide: stack: element %d of the table is %s; expected a tensor",
                             i + 1, u ? "a freed tensor" : luaL_typename(L, -1));

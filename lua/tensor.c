@@ -173,6 +173,28 @@ int tl_no_extra_operand(lua_State *L, const char *name) {
                     name, tl_typename(L, 3));
 }
 
+/* a real tensor op a complex one (lua/tide/complex/tensor.lua, a Lua class): the complex
+ * tensor's metamethod computes it, as Lua would have called it had the complex one come first */
+static int complex_operand(lua_State *L, tide_op op, int other) {
+    static const struct {
+        tide_op     op;
+        const char *event;
+    } events[] = {{TIDE_OP_ADD, "__add"},
+                  {TIDE_OP_SUB, "__sub"},
+                  {TIDE_OP_MUL, "__mul"},
+                  {TIDE_OP_DIV, "__div"},
+                  {TIDE_OP_POW, "__pow"}};
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+        if (events[i].op == op && luaL_getmetafield(L, other, events[i].event) != LUA_TNIL) {
+            lua_insert(L, 1);
+            lua_call(L, 2, 1);
+            return 1;
+        }
+    }
+    return tl_error(L, "tide: %s: complex tensors do not support it; use z.real and z.imag",
+                    tide_op_name(op));
+}
+
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
 int tl_binary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
@@ -197,6 +219,8 @@ int tl_binary(lua_State *L, tide_op op) {
     } else if (a || b) {
         ltensor *u = a ? a : b;
         int      other = a ? 2 : 1;
+        if (tl_is_class_table(L, other, "ComplexTensor"))
+            return complex_operand(L, op, other);
         if (lua_type(L, other) != LUA_TNUMBER)
             return tl_error(L,
                             "tide: %s: expected a tensor or a number, got %s; convert it with "

@@ -31,6 +31,9 @@ static int dtype_arg(lua_State *L, int idx, tide_dtype *dt) {
 static int o_to(lua_State *L) {
     int nargs = lua_gettop(L);
     tl_check(L, 1, "to");
+    for (int i = 2; i <= nargs; i++) /* x:to(tide.cfloat): complex tensors are a Lua class */
+        if (tl_wants_complex(L, i))
+            return tl_call_lua(L, "tide.complex", "real_to");
     tide_device *dev = NULL;
     tide_dtype   dt = TIDE_DTYPE_F32;
     int          has_dt = 0, copy = 0, nb = 0;

@@ -50,24 +50,46 @@ ltensor *tl_test(lua_State *L, int idx) {
     return u;
 }
 
-/* a sparse COO tensor (lua/tide/sparse/coo.lua) is a table whose metatable's __name is
- * "SparseTensor": the dense ops' errors say so, and how to make it dense */
-static int is_sparse_table(lua_State *L, int idx) {
-    int sparse = 0;
+/* whether the value at idx is a table whose metatable's __name is `name`: a sparse COO tensor
+ * (lua/tide/sparse/coo.lua, "SparseTensor") or a complex one (lua/tide/complex/tensor.lua,
+ * "ComplexTensor"), which the dense real ops' errors name, with the way to a real tensor */
+int tl_is_class_table(lua_State *L, int idx, const char *name) {
+    int is = 0;
     if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
         lua_getfield(L, -1, "__name");
-        sparse = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "SparseTensor");
+        is = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), name);
         lua_pop(L, 2);
     }
-    return sparse;
+    return is;
+}
+
+/* whether the value at idx asks for a complex result: a dtype name "complex...", an options
+ * table whose dtype is one, or a complex tensor (lua/tide/complex/tensor.lua) */
+int tl_wants_complex(lua_State *L, int idx) {
+    int         type = lua_type(L, idx), complex = 0;
+    const char *name = NULL;
+    if (type == LUA_TSTRING)
+        return strncmp(lua_tostring(L, idx), "complex", 7) == 0;
+    if (type != LUA_TTABLE)
+        return 0;
+    if (tl_is_class_table(L, idx, "ComplexTensor"))
+        return 1;
+    lua_pushliteral(L, "dtype");
+    lua_rawget(L, idx < 0 ? idx - 1 : idx);
+    name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    complex = name && strncmp(name, "complex", 7) == 0;
+    lua_pop(L, 1);
+    return complex;
 }
 
 /* "a tensor" for a tide tensor, else the Lua type name: for messages about a wrong argument */
 const char *tl_typename(lua_State *L, int idx) {
     if (tl_test(L, idx))
         return "a tensor";
-    if (is_sparse_table(L, idx))
+    if (tl_is_class_table(L, idx, "SparseTensor"))
         return "a sparse tensor (t:to_dense() makes it dense)";
+    if (tl_is_class_table(L, idx, "ComplexTensor"))
+        return "a complex tensor (z.real, z.imag and tide.view_as_real(z) are real tensors)";
     return luaL_typename(L, idx);
 }
 

@@ -78,7 +78,7 @@ local MOST = {
     logsigmoid = 1, lp_pool1d = 5, lp_pool2d = 5, margin_ranking_loss = 7, max_pool1d = 7,
     max_pool1d_with_indices = 6, max_pool2d = 7, max_pool2d_with_indices = 6, max_pool3d = 7,
     max_pool3d_with_indices = 6, max_unpool1d = 6, max_unpool2d = 6, max_unpool3d = 6,
-    mish = 2, mse_loss = 5, multi_head_attention_forward = 14, multi_margin_loss = 8,
+    mish = 2, mse_loss = 5, multi_head_attention_forward = 24, multi_margin_loss = 8,
     multilabel_margin_loss = 5, multilabel_soft_margin_loss = 6, nll_loss = 7, normalize = 4,
     one_hot = 2, pad = 4, pairwise_distance = 5, pdist = 2, pixel_shuffle = 2,
     pixel_unshuffle = 2, poisson_nll_loss = 8, prelu = 2, relu = 2, relu6 = 2, relu_ = 1,

@@ -275,6 +275,7 @@ local function random_shape()
     return dims
 end
 
+local complex_src -- a complex tensor's source (below tensor_src, which it uses)
 local function tensor_src(ctx, opts)
     opts = opts or {}
     local dims
@@ -305,6 +306,23 @@ local function tensor_src(ctx, opts)
     local mode = chance(0.25) and "s" or "n"
     return ("T{%d, %s, %q, %q, %s, %s, %q}"):format(rnd(1000000), shape_src(dims), dtype, dev,
         tostring(rg and true or false), view and ("%q"):format(view) or "nil", mode)
+end
+
+-- a complex tensor: from parts, a factory with a complex dtype, a view of a [..., 2] pair, a
+-- real tensor converted, or an fft
+complex_src = function(ctx)
+    local r = rnd(5)
+    if r == 1 then
+        return "tide.complex(tide.randn(3), tide.randn(3))"
+    elseif r == 2 then
+        return pick { "tide.zeros(2, 3, {dtype = tide.cfloat})",
+            "tide.randn(4, {dtype = tide.cdouble})", "tide.ones({2, 2}, {dtype = \"complex64\"})" }
+    elseif r == 3 then
+        return "tide.view_as_complex(tide.randn(2, 3, 2))"
+    elseif r == 4 then
+        return "(" .. tensor_src(ctx) .. "):to(tide.cfloat)"
+    end
+    return "tide.fft.fft(tide.randn(" .. pick { "5", "8", "2, 6" } .. "))"
 end
 
 local function list_src(ctx, depth, elem)
@@ -371,6 +389,7 @@ gen = function(ctx, depth)
         { 3, "nil" }, { depth < 2 and 8 or 0, "shape" }, { depth < 2 and 6 or 0, "options" },
         { depth < 2 and 4 or 0, "tlist" }, { depth < 1 and 2 or 0, "nested" },
         { 1, "function" }, { 1, "device" }, { 1, "module" }, { 1, "empty" }, { 1, "sparse" },
+        { 2, "complex" },
     }
     if kind == "tensor" then
         return tensor_src(ctx)
@@ -399,6 +418,8 @@ gen = function(ctx, depth)
         return pick { 'tide.device("cpu:1")', 'tide.device("cpu")' }
     elseif kind == "module" then
         return pick { "nn.Linear(3, 3)", "nn.ReLU()", "nn.Conv2d(1, 2, 3)", "nn.Sequential()" }
+    elseif kind == "complex" then -- a complex tensor (a Lua class over a real [..., 2] pair)
+        return complex_src(ctx)
     elseif kind == "sparse" then -- a COO tensor (a Lua table that is no dense tensor)
         return pick { "tide.sparse_coo_tensor({{1, 2, 1}, {3, 1, 3}}, {1.5, -2, 0.5}, {2, 4})",
             "(" .. tensor_src(ctx) .. "):to_sparse()" }
@@ -459,6 +480,10 @@ for _, k in ipairs(sorted_keys(tide.Tensor)) do
         add("method", "Tensor:" .. k, k, "method")
     end
 end
+-- a complex tensor's methods (lua/tide/complex/tensor.lua), each on a complex receiver
+for _, k in ipairs(sorted_keys(require("tide.complex.tensor").methods)) do
+    if public(k) then add("complex", "Complex:" .. k, k, "cmethod") end
+end
 for _, op in ipairs { "+", "-", "*", "/", "%", "^", "//", "&", "|", "~", "<<", ">>" } do
     add("meta", "a " .. op .. " b", op, "binop")
 end
@@ -511,7 +536,7 @@ local function add_namespace(ns)
         end
     end
 end
-for _, ns in ipairs({ "special", "autograd.functional", "distributions" }) do
+for _, ns in ipairs({ "special", "autograd.functional", "distributions", "fft" }) do
     add_namespace(ns)
 end
 add("tide", "tide.utils.checkpoint", "tide.utils.checkpoint")
@@ -598,7 +623,7 @@ for _, t in ipairs(targets) do
     by_group[t.group] = by_group[t.group] or {}
     table.insert(by_group[t.group], t)
 end
-local GROUP_WEIGHTS = { { 30, "method" }, { 22, "tide" }, { 10, "F" }, { 12, "module" },
+local GROUP_WEIGHTS = { { 30, "method" }, { 22, "tide" }, { 10, "F" }, { 12, "module" }, { 4, "complex" },
     { 8, "optim" }, { 6, "data" }, { 5, "meta" }, { 4, "init" }, { 3, "autograd" },
     { 6, "pretrained" } }
 
@@ -1211,11 +1236,11 @@ local function run_target(t)
             table.concat(names, ", ") .. ")"
         if out ~= "" then names[#names + 1] = "O" end
         step(t.name, src, chunks, names)
-    elseif t.kind == "method" then
+    elseif t.kind == "method" or t.kind == "cmethod" then
         local a = args_src(ctx, false)
         if ctx.keyword and chance(0.4) then a[#a + 1] = keyword_src(ctx) end
         local names = call_args("a", a)
-        local self = tensor_src(ctx)
+        local self = t.kind == "cmethod" and complex_src(ctx) or tensor_src(ctx)
         step(t.name, "x = " .. self .. "\n" .. assign(names, a) .. "\nR = " ..
             method_call("x", t.callee, names), chunks, { "x", table.unpack(names) })
         -- a chain: a method of the result (views of views, graphs of results)

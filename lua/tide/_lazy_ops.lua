@@ -163,6 +163,12 @@ return {
     },
     ["tide.finite_differences"] = { methods = {}, functions = { "gradient" } },
     ["tide.deepcopy"] = { methods = {}, functions = { "deepcopy" } },
+    ["tide.complex"] = {
+        methods = {},
+        functions = { "view_as_real", "view_as_complex", "complex", "polar", "real", "imag",
+            "conj", "angle" },
+    },
+    ["tide.fft"] = { methods = {}, functions = { "stft", "istft" } },
     ["tide.sparse.ops"] = {
         methods = { "to_dense", "to_sparse" },
         functions = { "sparse_coo_tensor", "spmm" },

@@ -134,8 +134,18 @@ function M.functions.einsum(eq, ...)
             :format(type(eq)))
     end
     local ops = compat.pack(...)
-    if ops.n == 1 and type(ops[1]) == "table" and not core.is_tensor(ops[1]) then
+    if ops.n == 1 and type(ops[1]) == "table" and not core.is_tensor(ops[1]) and
+        getmetatable(ops[1]) == nil then
         ops = compat.pack(compat.unpack(ops[1]))
+    end
+    -- a complex operand (a table, lua/tide/complex/tensor.lua): the sum of real einsums
+    for k = 1, ops.n do
+        if type(ops[k]) == "table" then
+            local mt = getmetatable(ops[k])
+            if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+                return require("tide.complex").einsum(M.functions.einsum, eq, ops)
+            end
+        end
     end
     local spec = eq:gsub("%s", "")
     local lhs, rhs = spec:match("^(.-)%->(.*)$")

@@ -206,7 +206,7 @@ local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   func = "tide.func", backends = "tide.backends", compile = "tide.compile",
   accelerator = "tide.accelerator", _dynamo = "tide._dynamo", einops = "tide.einops",
   profiler = "tide.profiler", multiprocessing = "tide.multiprocessing", jit = "tide.jit",
-  onnx = "tide.onnx", compiler = "tide.compiler", sparse = "tide.sparse",
+  onnx = "tide.onnx", compiler = "tide.compiler", sparse = "tide.sparse", fft = "tide.fft",
   SparseTensor = "tide.sparse.coo" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)

@@ -26,6 +26,9 @@ function M.typename(v)
     if type(mt) == "table" and rawget(mt, "__name") == "SparseTensor" then
         return "a sparse tensor (t:to_dense() makes it dense)"
     end
+    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+        return "a complex tensor (for the real ops: z.real, z.imag, tide.view_as_real(z))"
+    end
     return type(v)
 end
 

@@ -20,6 +20,12 @@ local PROFILES = {
 }
 
 local current = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80 }
+local sci_mode -- nil (automatic), true or false
+
+-- the options set now, and sci_mode (for layouts written in Lua: complex tensors')
+function M.current()
+    return current, sci_mode
+end
 
 local function bad(what, v, want)
     raise(("tide: set_printoptions: %s must be %s, got %s"):format(what, want,
@@ -73,7 +79,7 @@ function M.functions.set_printoptions(opts, ...)
         end
     end
     set(new.precision, new.threshold, new.edgeitems, new.linewidth, o.sci_mode)
-    current = new
+    current, sci_mode = new, o.sci_mode
 end
 
 return M

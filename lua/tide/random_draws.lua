@@ -268,6 +268,19 @@ end
 -- geometric gaps, or BTRS rejection). The result needs no grad (PyTorch's has no gradient).
 function F.binomial(count, prob, opts, ...)
     local op = "binomial"
+    local P = require("tide.pytorch_args")
+    if opts == nil and select("#", ...) == 0 then
+        -- torch.binomial(count=c, prob=p, generator=g): all by name, or after count
+        local named = prob == nil and P.is_options(count) and next(count) ~= nil and count or
+            P.is_options(prob) and next(prob) ~= nil and prob
+        if named then
+            local o = args.options(op, named, { "count", "prob", "generator" })
+            if named == count then
+                count = o.count
+            end
+            prob, opts = o.prob, o.generator ~= nil and { generator = o.generator } or nil
+        end
+    end
     args.no_extra(op, 3, ...)
     check(op, count)
     check(op, prob, 2)

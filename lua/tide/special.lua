@@ -60,7 +60,15 @@ for _, op in ipairs({ "igamma", "igammac" }) do
 end
 
 -- polygamma(n, x) as PyTorch orders its arguments; t:polygamma(n) as its method does
-function M.functions.polygamma(n, x)
+function M.functions.polygamma(n, x, ...)
+    local P = require("tide.pytorch_args")
+    if x == nil and select("#", ...) == 0 and P.is_options(n) and next(n) ~= nil then
+        -- torch.polygamma(n=1, input=x): both by name
+        local o = args.options("polygamma", n, { "n", "input" })
+        n, x = o.n, o.input
+    elseif P.is_options(x) and next(x) ~= nil and select("#", ...) == 0 then
+        x = args.options("polygamma", x, { "input" }).input -- polygamma(1, {input = x})
+    end
     order(n)
     args.check("polygamma", x, 2)
     if n == 0 then

@@ -153,9 +153,16 @@ define("rsub", function(input, other, alpha, ...)
     return args.as_op("rsub", "add", scaled.add, scaled:neg(), other)
 end)
 
--- t(input) and is_complex(input): the methods (tide has no complex dtypes: always false)
+-- t(input) and is_complex(input): the methods (is_complex: true for a complex tensor,
+-- lua/tide/complex/tensor.lua; false for every real one)
 define("t", Tensor.t)
-define("is_complex", Tensor.is_complex)
+define("is_complex", function(input, ...)
+    local mt = type(input) == "table" and getmetatable(input)
+    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+        return true
+    end
+    return Tensor.is_complex(input, ...)
+end)
 
 -- PyTorch's in-place torch.X_(input, ...) functions (torch.sin_(b), torch.clamp_(x, 0, 1)):
 -- input:X_(...), the method, with its checks (a leaf that requires grad raises)

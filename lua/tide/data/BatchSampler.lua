@@ -15,7 +15,13 @@ BatchSampler.__index = BatchSampler
 
 local WHO = "BatchSampler"
 
-function BatchSampler.new(sampler, ...)
+function BatchSampler.new(...)
+    -- BatchSampler({sampler = s, batch_size = 4, drop_last = false}): every parameter by name
+    return BatchSampler._new(require("tide.data._by_name").first(WHO,
+        { "sampler", "batch_size", "drop_last" }, ...))
+end
+
+function BatchSampler._new(sampler, ...)
     local opts = args.options(WHO, merge(WHO, { "batch_size", "drop_last" }, ...),
         { "batch_size", "drop_last" })
     -- an integral float (64.0) is that integer

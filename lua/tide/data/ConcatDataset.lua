@@ -14,7 +14,14 @@ local Dataset = require("tide.data.Dataset")
 
 local ConcatDataset = Dataset:extend("ConcatDataset")
 
-function ConcatDataset:init(datasets)
+function ConcatDataset:init(...)
+    -- ConcatDataset({datasets = {a, b}}): PyTorch's keyword form
+    local datasets, rest = require("tide.data._by_name").first("ConcatDataset", { "datasets" },
+        ...)
+    if select("#", ...) > 1 or rest ~= nil then
+        raise("tide: ConcatDataset: expected one list of datasets such as {train, extra}, got " ..
+            "more arguments; put them all in the list")
+    end
     if type(datasets) ~= "table" or getmetatable(datasets) ~= nil then
         raise("tide: ConcatDataset: expected a list of datasets such as {train, extra}, got " ..
             (type(datasets) == "table" and "a dataset (put it in a list)" or type(datasets)))

@@ -181,9 +181,11 @@ function DataLoader.new(ds, ...)
     end
     local batch_sampler = opts.batch_sampler
     if batch_sampler ~= nil then
-        if opts.batch_size ~= nil or opts.shuffle or opts.sampler ~= nil or opts.drop_last then
+        -- PyTorch's: batch_size = 1 (its default), shuffle = false, drop_last = false pass
+        if (opts.batch_size ~= nil and opts.batch_size ~= 1) or opts.shuffle or
+            opts.sampler ~= nil or opts.drop_last then
             raise("tide: DataLoader: batch_sampler excludes batch_size, shuffle, sampler and " ..
-                "drop_last (the batch sampler makes the batches)")
+                "drop_last (the batch sampler makes the batches; batch_size may be 1, the default)")
         end
         if type(batch_sampler) ~= "table" or type(batch_sampler.len) ~= "function" or
             (type(batch_sampler.batches) ~= "function" and

@@ -1,4 +1,6 @@
 --- tide.data.DistributedSampler(ds[, opts]): this rank's shard of a dataset, itself a dataset.
+-- PyTorch's order by position (ds, num_replicas, rank, shuffle, seed, drop_last), or by name
+-- (num_replicas or tide's world_size; {dataset = ds, ...} alone); ranks are 0-based, PyTorch's.
 --
 --     local shard = tide.data.DistributedSampler(train, {shuffle = true, seed = 1})
 --     local loader = tide.data.DataLoader(shard, {batch_size = 64})
@@ -18,24 +20,52 @@ local Dataset = require("tide.data.Dataset")
 
 local DistributedSampler = Dataset:extend("DistributedSampler")
 
-function DistributedSampler:init(ds, opts)
+-- PyTorch's parameters after the dataset, in its order (num_replicas is tide's world_size)
+local NAMES = { "num_replicas", "rank", "shuffle", "seed", "drop_last" }
+
+-- the options of (ds, ...): PyTorch's positional order, then optionally a table by name
+local function options(who, ...)
+    local opts = require("tide.pytorch_args").merge(who, NAMES, ...)
+    opts = args.options(who, opts, { "shuffle", "seed", "rank", "world_size", "num_replicas",
+        "drop_last" }, "{shuffle = true}")
+    if opts.num_replicas ~= nil and opts.world_size ~= nil then
+        raise("tide: DistributedSampler: num_replicas and world_size name one option (the " ..
+            "number of ranks); pass one of them")
+    end
+    return opts
+end
+
+function DistributedSampler:init(...)
+    local who = "DistributedSampler"
+    -- DistributedSampler({dataset = ds, num_replicas = 2, ...}): every parameter by name
+    local ds, opts = require("tide.data._by_name").first(who,
+        { "dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last", "world_size" }, ...)
+    if select("#", ...) > 1 then
+        opts = options(who, select(2, ...))
+    else
+        opts = options(who, opts)
+    end
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
         raise("tide: DistributedSampler: expected a dataset (tide.data.Dataset or " ..
             "TensorDataset), got " .. type(ds))
     end
-    local who = "DistributedSampler"
-    opts = args.options(who, opts, { "shuffle", "seed", "rank", "world_size", "drop_last" },
-        "{shuffle = true}")
     local dist = require("tide.distributed")
     self.dataset = ds
+    for _, k in ipairs({ "shuffle", "drop_last" }) do
+        if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
+            raise(("tide: DistributedSampler: %s must be a boolean, got %s"):format(k,
+                type(opts[k])))
+        end
+    end
     self.shuffle = opts.shuffle ~= false
     self.drop_last = opts.drop_last and true or false
     self.seed = args.int_option(who, opts, "seed", 0, compat.mininteger)
-    self.world_size = args.int_option(who, opts, "world_size", dist.world_size(), 1)
+    local ws = opts.num_replicas ~= nil and "num_replicas" or "world_size"
+    self.world_size = args.int_option(who, opts, ws, dist.world_size(), 1)
     self.rank = args.int_option(who, opts, "rank", dist.rank(), 0)
     if self.rank >= self.world_size then
-        raise(("tide: DistributedSampler: rank = %d does not exist among world_size = %d ranks " ..
-            "(0 to %d)"):format(self.rank, self.world_size, self.world_size - 1))
+        raise(("tide: DistributedSampler: rank = %d does not exist among %s = %d ranks " ..
+            "(0 to %d)"):format(self.rank, ws, self.world_size, self.world_size - 1))
     end
     self.epoch = 0
     if not ds.batch then

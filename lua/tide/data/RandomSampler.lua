@@ -25,7 +25,13 @@ RandomSampler.__index = RandomSampler
 
 local WHO = "RandomSampler"
 
-function RandomSampler.new(data_source, ...)
+function RandomSampler.new(...)
+    -- RandomSampler({data_source = ds, ...}): every parameter by name
+    return RandomSampler._new(require("tide.data._by_name").first(WHO,
+        { "data_source", "replacement", "num_samples", "generator" }, ...))
+end
+
+function RandomSampler._new(data_source, ...)
     local n = size_of(data_source, WHO)
     local opts = merge(WHO, { "replacement", "num_samples", "generator" }, ...)
     opts = args.options(WHO, opts, { "replacement", "num_samples", "generator" },

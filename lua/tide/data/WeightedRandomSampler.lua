@@ -27,7 +27,13 @@ WeightedRandomSampler.__index = WeightedRandomSampler
 
 local WHO = "WeightedRandomSampler"
 
-function WeightedRandomSampler.new(weights, ...)
+function WeightedRandomSampler.new(...)
+    -- WeightedRandomSampler({weights = w, num_samples = n, ...}): every parameter by name
+    return WeightedRandomSampler._new(require("tide.data._by_name").first(WHO,
+        { "weights", "num_samples", "replacement", "generator" }, ...))
+end
+
+function WeightedRandomSampler._new(weights, ...)
     local opts = merge(WHO, { "num_samples", "replacement", "generator" }, ...) or {}
     local num_samples = opts.num_samples
     local w

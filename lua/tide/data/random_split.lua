@@ -59,7 +59,25 @@ local function options(...)
 end
 
 return function(ds, lengths, ...)
-    local opts = options(...)
+    local opts
+    local by_name = require("tide.data._by_name")
+    if lengths == nil and select("#", ...) == 0 then
+        -- random_split({dataset = ds, lengths = {0.9, 0.1}, generator = g}): all by name
+        ds, opts = by_name.first("random_split", { "dataset", "lengths", "generator", "seed" }, ds)
+        lengths = opts and opts.lengths
+        if opts then
+            opts.lengths = nil
+        end
+    elseif pytorch_args.is_options(lengths) and lengths.lengths ~= nil then
+        -- random_split(ds, {lengths = {0.9, 0.1}, generator = g}): the rest by name
+        if select("#", ...) > 0 then
+            raise("tide: random_split: got arguments after the options table; it comes last")
+        end
+        core._check_options(lengths, "random_split", { "lengths", "generator", "seed" })
+        opts, lengths = { generator = lengths.generator, seed = lengths.seed }, lengths.lengths
+    else
+        opts = options(...)
+    end
     ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
     if type(ds) ~= "table" or type(ds.len) ~= "function" then
         raise("tide: random_split: expected a dataset (tide.data.Dataset, TensorDataset or a " ..

@@ -29,7 +29,8 @@ function Bernoulli:init(opts, ...)
         raise(("tide: %s: expected {probs = ...} or {logits = ...}, got %s"):format(who,
             is_tensor(opts) and "a tensor" or type(opts)))
     end
-    local o = args.options(who, opts, { "probs", "logits" }, "{probs = 0.3}")
+    local o = args.options(who, opts, { "probs", "logits", "validate_args" },
+        "{probs = 0.3}")
     if (o.probs == nil) == (o.logits == nil) then
         raise(("tide: %s: give exactly one of probs and logits"):format(who))
     end

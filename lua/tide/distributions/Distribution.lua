@@ -114,9 +114,69 @@ local function lift_names(c, names, ...)
     return compat.unpack(a, 1, #names)
 end
 
+-- PyTorch's validate_args by position, its last parameter (Normal(loc, scale, True)): a
+-- trailing boolean after at least one argument becomes {validate_args = b}, merged into an
+-- options table just before it (given both ways, it raises)
+local function trailing_validate(c, ...)
+    local n = select("#", ...)
+    if n < 2 or type((select(n, ...))) ~= "boolean" then
+        return ...
+    end
+    local a = { ... }
+    local last, opts = a[n], a[n - 1]
+    if P.is_options(opts) then
+        if opts.validate_args ~= nil then
+            P.twice(c.__name, "validate_args", n)
+        end
+        local merged = { validate_args = last }
+        for key, v in pairs(opts) do
+            merged[key] = v
+        end
+        a[n - 1] = merged
+        return compat.unpack(a, 1, n - 1)
+    end
+    a[n] = { validate_args = last }
+    return compat.unpack(a, 1, n)
+end
+
+-- PyTorch's validate_args = false: the parameter checks (Distribution.require) skipped while
+-- such a distribution is built; Distribution.set_default_validate_args(false) skips every check
+local unvalidated, validate_default = 0, true
+
+local function without_checks(c, ...)
+    unvalidated = unvalidated + 1
+    local ok, obj = pcall(c._call, c, ...)
+    unvalidated = unvalidated - 1
+    if not ok then
+        error(obj, 0)
+    end
+    return obj
+end
+
+local function construct(c, ...)
+    local n = select("#", ...)
+    local last = n > 0 and select(n, ...) or nil
+    if type(last) == "table" and not is_tensor(last) and rawget(last, "validate_args") == false then
+        return without_checks(c, ...)
+    end
+    return c._call(c, ...)
+end
+
+-- PyTorch's Distribution.set_default_validate_args(value): whether checks run by default
+function Distribution.set_default_validate_args(value, ...)
+    args.no_extra("set_default_validate_args", 1, ...)
+    if type(value) ~= "boolean" then
+        raise(("tide: set_default_validate_args: expected a boolean, got %s"):format(type(value)))
+    end
+    validate_default = value
+end
+
 -- Distribution:extend(name): a subclass; Sub(...) makes an instance and calls Sub.init(self, ...)
 function Distribution:extend(name)
     local cls = setmetatable({}, { __index = self, __call = function(c, ...)
+        return construct(c, trailing_validate(c, ...))
+    end })
+    rawset(cls, "_call", function(c, ...)
         local obj = setmetatable({}, c)
         local names = rawget(c, "arg_names")
         if names then
@@ -133,7 +193,7 @@ function Distribution:extend(name)
             c.init(obj, ...)
         end
         return obj
-    end })
+    end)
     cls.__index = cls
     cls.__name = name
     cls.__tostring = Distribution.__tostring
@@ -278,6 +338,9 @@ end
 
 -- raises unless ok (a bool tensor) holds everywhere: the validation PyTorch's validate_args does
 function Distribution.require(ok, who, what)
+    if unvalidated > 0 or not validate_default then
+        return
+    end
     if ok:numel() > 0 and not ok:all():item() then
         raise(("tide: %s: %s"):format(who, what))
     end

@@ -36,8 +36,8 @@ function MultivariateNormal:init(loc, opts, ...)
         raise("tide: MultivariateNormal: expected {covariance_matrix =}, {precision_matrix =} " ..
             "or {scale_tril =} after loc, got " .. (is_tensor(opts) and "a tensor" or type(opts)))
     end
-    local o = args.options(WHO, opts, { "covariance_matrix", "precision_matrix", "scale_tril" },
-        "{covariance_matrix = C}")
+    local o = args.options(WHO, opts, { "covariance_matrix", "precision_matrix", "scale_tril",
+        "validate_args" }, "{covariance_matrix = C}")
     local given, m = 0, nil
     for _, k in ipairs({ "covariance_matrix", "precision_matrix", "scale_tril" }) do
         if o[k] ~= nil then

@@ -20,7 +20,7 @@ function B.options(who, opts, extra, example)
         raise(("tide: %s: expected {probs = ...} or {logits = ...}, got %s"):format(who,
             is_tensor(opts) and "a tensor" or type(opts)))
     end
-    local known = { "probs", "logits" }
+    local known = { "probs", "logits", "validate_args" }
     for _, k in ipairs(extra or {}) do
         known[#known + 1] = k
     end

@@ -316,6 +316,10 @@ function Module.__newindex(self, k, v)
             PARAMS[v] = true -- a parameter now, as PyTorch's would be (isinstance, a frozen copy)
             return
         end
+        local mt = type(v) == "table" and getmetatable(v)
+        if type(mt) == "table" and rawget(mt, "is_complex_tensor") and v.requires_grad then
+            raise(require("tide.nn.Parameter").COMPLEX_ERROR)
+        end
         local plain = rawget(self, "_plain")
         if plain and v ~= nil then
             plain[#plain + 1] = k

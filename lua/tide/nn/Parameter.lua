@@ -38,7 +38,15 @@ function Parameter.__instancecheck(_, obj)
     return autograd.is_tensor(obj) and PARAMS[obj] == true
 end
 
+local COMPLEX = "tide: nn.Parameter: complex parameters are not supported; register " ..
+    "tide.view_as_real(w) as the parameter and use tide.view_as_complex(self.w) in forward"
+Parameter.COMPLEX_ERROR = COMPLEX
+
 local function new(t, requires_grad, ...)
+    local mt = type(t) == "table" and getmetatable(t)
+    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+        raise(COMPLEX)
+    end
     if not autograd.is_tensor(t) then
         raise("tide: Parameter: expected a tensor, got " .. type(t))
     end

@@ -44,7 +44,10 @@ return function(F)
     function F.multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
                                             in_proj_weight, in_proj_bias, bias_k, bias_v,
                                             add_zero_attn, dropout_p, out_proj_weight,
-                                            out_proj_bias, opts)
+                                            out_proj_bias, ...)
+        -- training, key_padding_mask, ... by position in PyTorch 1.13's order and/or by name
+        require("tide.op_args").no_extra(WHO, 24, select(12, ...))
+        local opts = require("tide.pytorch_args").merge(WHO, OPTIONS, ...)
         C.tensor_arg(query, WHO, "query")
         C.tensor_arg(key, WHO, "key")
         C.tensor_arg(value, WHO, "value")

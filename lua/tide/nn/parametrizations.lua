@@ -8,6 +8,21 @@ local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local parametrize = require("tide.nn.parametrize")
 local linalg = require("tide.linalg")
+
+-- PyTorch's parameters after the module, by position in its order (names) and/or by name in a
+-- trailing table (tide.pytorch_args.merge), plus keyword-only ones (by name only); any other
+-- name raises
+local function by_name(who, names, kw_only, ...)
+    local opts = require("tide.pytorch_args").merge(who, names, ...) or {}
+    local known = {}
+    for _, list in ipairs({ names, kw_only or {} }) do
+        for _, k in ipairs(list) do
+            known[#known + 1] = k
+        end
+    end
+    core._check_options(opts, who, known)
+    return opts
+end
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
@@ -89,10 +104,9 @@ end
 -- module[name] = W / sigma, sigma = u . (W v) with W the weight as a matrix {size(dim), -1}
 -- (dim 1, or 2 for the ConvTranspose layers); u and v start after 15 power iterations from
 -- normalized N(0, 1) draws, and each read in training mode runs n_power_iterations more
-function M.spectral_norm(module, opts)
+function M.spectral_norm(module, ...)
     local who = "parametrizations.spectral_norm"
-    opts = opts or {}
-    core._check_options(opts, who, { "name", "n_power_iterations", "eps", "dim" })
+    local opts = by_name(who, { "name", "n_power_iterations", "eps", "dim" }, nil, ...)
     local name = opts.name or "weight"
     local w = weight_of(module, name, who)
     local iters = opts.n_power_iterations or 1
@@ -139,13 +153,9 @@ end
 -- torch.nn.utils.parametrizations.weight_norm: module[name] = g v / ||v|| computed on each
 -- read from parametrizations[name].original0 (g, PyTorch 1.13's weight_g) and original1 (v,
 -- weight_v); the norm is over every dim but dim (1-based; false, Python's None: the whole tensor)
-function M.weight_norm(module, opts, ...)
+function M.weight_norm(module, ...)
     local who = "parametrizations.weight_norm"
-    if type(opts) == "string" then -- weight_norm(module, name[, dim]) by position
-        opts = { name = opts, dim = (...) }
-    end
-    opts = opts or {}
-    core._check_options(opts, who, { "name", "dim" })
+    local opts = by_name(who, { "name", "dim" }, nil, ...)
     local name = opts.name or "weight"
     local w = weight_of(module, name, who)
     local dim = opts.dim
@@ -276,10 +286,10 @@ end
 -- orthogonal_map "matrix_exp" (the default for square matrices) or "cayley" of a
 -- skew-symmetric matrix, or "householder" (the default otherwise), times the stored base
 -- (the weight made orthogonal by QR at registration) with the trivialization
-function M.orthogonal(module, opts)
+function M.orthogonal(module, ...)
     local who = "parametrizations.orthogonal"
-    opts = opts or {}
-    core._check_options(opts, who, { "name", "orthogonal_map", "use_trivialization" })
+    -- use_trivialization is keyword-only in PyTorch: by name only
+    local opts = by_name(who, { "name", "orthogonal_map" }, { "use_trivialization" }, ...)
     local name = opts.name or "weight"
     local w = weight_of(module, name, who)
     if w:dim() < 2 then

@@ -203,6 +203,10 @@ end
 
 -- P.is_parametrized(module[, name]): whether any tensor, or that one, is parametrized
 function P.is_parametrized(module, name)
+    if type(name) == "table" and not autograd.is_tensor(name) then -- {tensor_name =}
+        name = require("tide.op_args").options("is_parametrized", name, { "tensor_name" })
+            .tensor_name
+    end
     local dict = Module.is_module(module) and rawget(module, "parametrizations")
     if not dict or not Module.is_module(dict) then
         return false
@@ -307,6 +311,9 @@ function P.register_parametrization(module, name, parametrization, opts)
     if not Module.is_module(parametrization) then
         raise("tide: " .. who .. ": the parametrization must be a Module with a forward(X) " ..
             "(PyTorch's nn.Module), got " .. describe(parametrization))
+    end
+    if type(opts) == "boolean" then -- PyTorch's unsafe by position
+        opts = { unsafe = opts }
     end
     local unsafe = options(opts, who, { unsafe = true }).unsafe == true
     parametrization:train(module.training)

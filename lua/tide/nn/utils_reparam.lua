@@ -23,6 +23,14 @@ local function module_and_name(module, name, who)
     end
 end
 
+-- PyTorch's parameters after the module, by position in its order (names) and/or by name in a
+-- trailing table (tide.pytorch_args.merge); a name outside names raises
+local function by_name(who, names, ...)
+    local opts = require("tide.pytorch_args").merge(who, names, ...) or {}
+    core._check_options(opts, who, names)
+    return opts
+end
+
 local function module_weight(module, name, who)
     module_and_name(module, name, who)
     local w = rawget(module, name)
@@ -90,16 +98,10 @@ end
 -- weight_norm(module[, {name = "weight", dim = 1}]): module[name] = g v / ||v||, the norm over
 -- every dim but dim (1, the output's, by default; dim = false: the whole tensor); g and v are
 -- the parameters name_g and name_v, initialized so that the weight is unchanged
-function M.weight_norm(module, opts, dim, ...)
+function M.weight_norm(module, ...)
     local who = "weight_norm"
-    if type(opts) == "string" or (opts == nil and dim ~= nil) then -- PyTorch's (module, name, dim)
-        require("tide.op_args").no_extra(who, 3, ...)
-        opts = { name = opts, dim = dim }
-    elseif dim ~= nil or select("#", ...) > 0 then
-        raise("tide: weight_norm: expected (module[, name[, dim]]) or (module, {name =, dim =})")
-    end
-    opts = opts or {}
-    core._check_options(opts, who, { "name", "dim" })
+    require("tide.op_args").no_extra(who, 3, select(3, ...))
+    local opts = by_name(who, { "name", "dim" }, ...)
     local name = opts.name or "weight"
     local w = module_weight(module, name, who)
     local dim = opts.dim
@@ -123,7 +125,8 @@ function M.weight_norm(module, opts, dim, ...)
 end
 
 -- remove_weight_norm(module[, name = "weight"]): the computed weight as a parameter again
-function M.remove_weight_norm(module, name)
+function M.remove_weight_norm(module, ...)
+    local name = by_name("remove_weight_norm", { "name" }, ...).name
     return remove("remove_weight_norm", "weight_norm", module, name, { "_g", "_v" })
 end
 
@@ -137,10 +140,9 @@ end
 -- (dim 1, or 2 for the ConvTranspose layers); in training mode each forward first runs
 -- n_power_iterations of v = W^T u / ||.||, u = W v / ||.|| (no gradient), PyTorch's order. u
 -- and v start as normalized N(0, 1) draws (tide's generator).
-function M.spectral_norm(module, opts)
+function M.spectral_norm(module, ...)
     local who = "spectral_norm"
-    opts = opts or {}
-    core._check_options(opts, who, { "name", "n_power_iterations", "eps", "dim" })
+    local opts = by_name(who, { "name", "n_power_iterations", "eps", "dim" }, ...)
     local name = opts.name or "weight"
     local w = module_weight(module, name, who)
     local iters = opts.n_power_iterations or 1
@@ -188,7 +190,8 @@ function M.spectral_norm(module, opts)
 end
 
 -- remove_spectral_norm(module[, name = "weight"]): the normalized weight as a parameter again
-function M.remove_spectral_norm(module, name)
+function M.remove_spectral_norm(module, ...)
+    local name = by_name("remove_spectral_norm", { "name" }, ...).name
     return remove("remove_spectral_norm", "spectral_norm", module, name, { "_orig", "_u", "_v" })
 end
 

@@ -28,6 +28,10 @@ function ChainedScheduler.new(schedulers, extra)
         raise("tide: ChainedScheduler: expected one argument, the list of schedulers " ..
             "(PyTorch's ChainedScheduler(schedulers) takes no optimizer), got a second")
     end
+    -- ChainedScheduler({schedulers = {...}}): PyTorch's keyword
+    if require("tide.pytorch_args").is_options(schedulers) and next(schedulers) ~= nil then
+        schedulers = require("tide.op_args").options(who, schedulers, { "schedulers" }).schedulers
+    end
     local opt = SequentialLR.check_schedulers(who, schedulers)
     local self = setmetatable({ optimizer = opt, _schedulers = compat.move(schedulers, 1,
         #schedulers, 1, {}) }, ChainedScheduler)

@@ -22,6 +22,8 @@ SequentialLR.__index = SequentialLR
 local KEYS = { "_milestones", "last_epoch", "_last_lr" }
 
 -- a list of schedulers of one optimizer (`opt`, else the first's), checked for `who`
+local NAMES = { "schedulers", "milestones", "last_epoch", "verbose" }
+
 function SequentialLR.check_schedulers(who, schedulers, opt)
     if type(schedulers) ~= "table" or getmetatable(schedulers) ~= nil or #schedulers == 0 then
         raise(string.format("tide: %s: expected a list of schedulers such as {warmup, decay}, " ..
@@ -43,14 +45,23 @@ function SequentialLR.check_schedulers(who, schedulers, opt)
     return opt
 end
 
-function SequentialLR.new(opt, schedulers, milestones, ...)
+-- SequentialLR(optimizer, schedulers, milestones[, last_epoch[, verbose]]), any of them after
+-- the optimizer by name in a trailing table (PyTorch 1.13's keywords), or all in one table
+function SequentialLR.new(opt, ...)
     local who = "SequentialLR"
-    local named, rest = LRScheduler.named_optimizer(who, opt,
-        select("#", ...) + (schedulers ~= nil and 1 or 0) + (milestones ~= nil and 1 or 0))
+    local named, rest = LRScheduler.named_optimizer(who, opt, select("#", ...))
     if named then
-        rest = args.options(who, rest, { "schedulers", "milestones" })
-        opt, schedulers, milestones = named, rest.schedulers, rest.milestones
+        opt = named
+    else
+        rest = require("tide.pytorch_args").merge(who, NAMES, ...)
     end
+    rest = args.options(who, rest, NAMES)
+    if rest.last_epoch ~= nil and rest.last_epoch ~= -1 then
+        raise(("tide: %s: last_epoch = %s: a schedule resumes from its state_dict " ..
+            "(scheduler:load_state_dict(sd)); last_epoch = -1, PyTorch's default, starts it")
+            :format(who, tostring(rest.last_epoch)))
+    end
+    local schedulers, milestones = rest.schedulers, rest.milestones
     LRScheduler.check_optimizer(who, opt)
     SequentialLR.check_schedulers(who, schedulers, opt)
     for i, s in ipairs(schedulers) do

@@ -25,8 +25,11 @@ local function default_avg(averaged, model, num_averaged)
     return averaged + (model - averaged) / (num_averaged + 1)
 end
 
-function AveragedModel:init(model, opts, ...)
-    args.no_extra(WHO, 2, ...)
+-- AveragedModel(model[, device[, avg_fn[, use_buffers]]]), any of them by name in a trailing
+-- table (PyTorch 1.13's keywords)
+function AveragedModel:init(model, ...)
+    local opts = require("tide.pytorch_args").merge(WHO, { "device", "avg_fn", "use_buffers" },
+        ...)
     if not Module.is_module(model) then
         raise("tide: " .. WHO .. ": expected a model (an nn.Module), got " .. type(model))
     end

@@ -49,8 +49,9 @@ local function each_batch(loader, fn)
     end
 end
 
-return function(loader, model, device, ...)
-    args.no_extra(WHO, 3, ...)
+return function(loader, model, ...)
+    local device = require("tide.pytorch_args").merge(WHO, { "device" }, ...)
+    device = args.options(WHO, device, { "device" }).device
     if not Module.is_module(model) then
         raise("tide: " .. WHO .. ": expected a model (an nn.Module) as the second argument, " ..
             "got " .. type(model))

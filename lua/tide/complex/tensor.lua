@@ -1,0 +1,797 @@
+-- tide.complex.tensor: PyTorch's complex tensors (complex64, complex128) as a table over one real
+-- tensor of shape [..., 2] (the real and imaginary parts side by side, torch.view_as_real's
+-- layout) on one device: view_as_real(z) is that tensor and view_as_complex(x) wraps x, so both
+-- share storage as PyTorch's do, and every complex op is tide's real ops over the pair, so
+-- gradients and device rules are the real ones'. Dims are those of the complex shape (the
+-- pair's without its last): 1-based, negative from the end. docs/API.md, "Complex tensors".
+local core = require("tide.core")
+local compat = require("tide._compat")
+local raise = require("tide.autograd.raise")
+
+local is_tensor = core.is_tensor
+local unpack = compat.unpack
+
+local Complex = { __name = "ComplexTensor", is_complex_tensor = true }
+
+local COMPLEX_OF = { float32 = "complex64", float64 = "complex128" }
+local REAL_OF = { complex64 = "float32", complex128 = "float64" }
+
+local function is_complex(v)
+    return type(v) == "table" and getmetatable(v) == Complex
+end
+Complex.is = is_complex
+
+-- the complex tensor over ri, a float32 or float64 tensor whose last dim has size 2 (checked by
+-- the caller)
+local function wrap(ri)
+    assert(is_tensor(ri) and ri:size(-1) == 2, "complex.wrap: expected a [..., 2] real tensor")
+    return setmetatable({ _ri = ri }, Complex)
+end
+Complex.wrap = wrap
+
+-- z's real tensor [..., 2]
+function Complex.ri(z)
+    return z._ri
+end
+
+Complex.COMPLEX_OF = COMPLEX_OF
+Complex.REAL_OF = REAL_OF
+
+local M = {} -- the methods (the metatable's __index looks here)
+Complex.methods = M
+
+local function tide()
+    return require("tide")
+end
+
+local function shape_str(s)
+    return "[" .. table.concat(s, ", ") .. "]"
+end
+
+-- ---- dims of the complex shape ----
+local function complex_sizes(z)
+    local s = z._ri:size()
+    local out = {}
+    for i = 1, #s - 1 do
+        out[i] = s[i]
+    end
+    return out
+end
+
+-- d (1-based, negative from the end) as a positive dim of a complex tensor of n dims
+local function norm_dim(op, d, n)
+    local i = type(d) == "number" and compat.tointeger(d) or nil
+    if i == nil then
+        raise(("tide: %s: dim must be an integer, got %s"):format(op, tostring(d)))
+    end
+    local p = i < 0 and i + n + 1 or i
+    if p < 1 or p > n then
+        raise(("tide: %s: dim %d is out of range for a complex tensor of %d dims (dims are " ..
+            "1-based, -1 the last)"):format(op, i, n))
+    end
+    return p
+end
+Complex.norm_dim = norm_dim
+
+-- the varargs sizes of view / reshape / expand (numbers, or one list or tide.Size), with the
+-- pair's 2 appended
+local function sizes_of(...)
+    local first = ...
+    local s = type(first) == "table" and first or { ... }
+    local out = {}
+    for i = 1, #s do
+        out[i] = s[i]
+    end
+    out[#out + 1] = 2
+    return out
+end
+
+-- ---- properties ----
+local PROPS = {}
+
+function PROPS.shape(z)
+    return tide().Size(complex_sizes(z))
+end
+
+function PROPS.dtype(z)
+    return COMPLEX_OF[z._ri.dtype]
+end
+
+function PROPS.device(z)
+    return z._ri.device
+end
+
+function PROPS.real(z)
+    return z._ri:select(-1, 1)
+end
+
+function PROPS.imag(z)
+    return z._ri:select(-1, 2)
+end
+
+function PROPS.requires_grad(z)
+    return z._ri.requires_grad
+end
+
+function PROPS.is_leaf(z)
+    return z._ri.is_leaf
+end
+
+function PROPS.grad(z)
+    local g = z._ri.grad
+    return g ~= nil and wrap(g) or nil
+end
+
+function PROPS.is_cuda(z)
+    return z._ri.is_cuda
+end
+
+function PROPS.is_cpu(z)
+    return z._ri.is_cpu
+end
+
+-- PyTorch's z.ndim (the complex dims, as z:dim())
+function PROPS.ndim(z)
+    return z._ri:dim() - 1
+end
+
+-- the method names, for the error of a real-only one
+local supported
+local function supported_list()
+    if not supported then
+        local names = {}
+        for k in pairs(M) do
+            names[#names + 1] = k
+        end
+        for k in pairs(PROPS) do
+            names[#names + 1] = k
+        end
+        table.sort(names)
+        supported = table.concat(names, ", ")
+    end
+    return supported
+end
+
+local missing = {}
+local function unsupported(k)
+    local f = missing[k]
+    if f == nil then
+        f = function()
+            raise(("tide: %s: complex tensors support %s; use z.real / z.imag or " ..
+                "tide.view_as_real(z) for the real ops"):format(k, supported_list()))
+        end
+        missing[k] = f
+    end
+    return f
+end
+Complex.unsupported = unsupported
+
+local index_read -- below
+
+function Complex.__index(z, k)
+    local m = M[k]
+    if m ~= nil then
+        return m
+    end
+    local p = PROPS[k]
+    if p ~= nil then
+        return p(z)
+    end
+    if type(k) == "string" then
+        if core.Tensor[k] ~= nil then
+            return unsupported(k)
+        end
+        return nil
+    end
+    return index_read(z, k)
+end
+
+-- ---- queries ----
+function M.size(z, d)
+    if d == nil then
+        return PROPS.shape(z)
+    end
+    return z._ri:size(norm_dim("size", d, z._ri:dim() - 1))
+end
+
+function M.dim(z)
+    return z._ri:dim() - 1
+end
+M.ndimension = M.dim
+
+function M.numel(z)
+    return math.floor(z._ri:numel() / 2)
+end
+
+function M.is_complex()
+    return true
+end
+
+function M.is_floating_point()
+    return false
+end
+
+function M.element_size(z)
+    return 2 * z._ri:element_size()
+end
+
+function M.is_contiguous(z)
+    return z._ri:is_contiguous()
+end
+
+function M.stride(z, d)
+    local s = z._ri:stride()
+    local out = {}
+    for i = 1, #s - 1 do
+        out[i] = math.floor(s[i] / 2) -- in complex elements, as PyTorch's
+    end
+    if d == nil then
+        return out
+    end
+    return out[norm_dim("stride", d, #out)]
+end
+
+-- ---- autograd and copies ----
+function M.requires_grad_(z, flag)
+    z._ri:requires_grad_(flag == nil and true or flag)
+    return z
+end
+
+function M.detach(z)
+    return wrap(z._ri:detach())
+end
+
+function M.clone(z)
+    return wrap(z._ri:clone())
+end
+
+function M.contiguous(z)
+    local ri = z._ri:contiguous()
+    return rawequal(ri, z._ri) and z or wrap(ri)
+end
+
+function M.backward()
+    raise("tide: backward: a complex tensor has no backward(); reduce it to a real loss first " ..
+        "(z:abs():sum(), z.real:sum())")
+end
+
+-- ---- moves and casts ----
+local REAL_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true,
+    int32 = true, int64 = true, uint8 = true, bool = true, int8 = true, int16 = true }
+
+local function to_real_dtype(op, dt)
+    if REAL_OF[dt] then
+        return REAL_OF[dt]
+    end
+    raise(("tide: %s: converting a complex tensor to %s would drop its imaginary part " ..
+        "(PyTorch warns and discards it); take z.real (or z:abs()) for a real tensor"):format(op,
+        dt))
+end
+
+-- z:to(device), z:to(dtype), z:to(device, dtype), z:to(other), z:to({device =, dtype =})
+function M.to(z, ...)
+    local a = compat.pack(...)
+    local device, dtype, opts
+    for i = 1, a.n do
+        local v = a[i]
+        if is_complex(v) then
+            device, dtype = v.device, v._ri.dtype
+        elseif is_tensor(v) then
+            device = v.device
+            dtype = to_real_dtype("to", v.dtype)
+        elseif type(v) == "string" and (REAL_OF[v] or REAL_DTYPES[v]) then
+            dtype = to_real_dtype("to", v)
+        elseif type(v) == "table" then
+            opts = {}
+            for k, x in pairs(v) do
+                opts[k] = x
+            end
+            if opts.dtype ~= nil then
+                opts.dtype = to_real_dtype("to", opts.dtype)
+            end
+        elseif v ~= nil then
+            device = v
+        end
+    end
+    local ri = z._ri
+    if device ~= nil and dtype ~= nil then
+        ri = ri:to(device, dtype)
+    elseif device ~= nil then
+        ri = ri:to(device)
+    elseif dtype ~= nil then
+        ri = ri:to(dtype)
+    end
+    if opts ~= nil then
+        ri = ri:to(opts)
+    end
+    return rawequal(ri, z._ri) and z or wrap(ri)
+end
+
+function M.cpu(z)
+    return M.to(z, "cpu")
+end
+
+function M.cuda(z, dev)
+    return wrap(z._ri:cuda(dev))
+end
+
+function M.float()
+    to_real_dtype("float", "float32")
+end
+
+function M.double()
+    to_real_dtype("double", "float64")
+end
+
+function M.half()
+    to_real_dtype("half", "float16")
+end
+
+function M.cfloat(z)
+    return M.to(z, "complex64")
+end
+
+function M.cdouble(z)
+    return M.to(z, "complex128")
+end
+
+-- ---- arithmetic ----
+local function stack2(re, im)
+    return tide().stack({ re, im }, -1)
+end
+Complex.stack2 = stack2
+
+local function what(v)
+    if is_complex(v) then
+        return "a complex tensor"
+    end
+    return is_tensor(v) and "a tensor" or type(v)
+end
+
+local function check_operand(op, v)
+    if not (is_complex(v) or is_tensor(v) or type(v) == "number") then
+        raise(("tide: %s: a complex tensor combines with a complex tensor, a real tensor or a " ..
+            "number, got %s"):format(op, what(v)))
+    end
+end
+
+-- a real tensor x as a complex one's pair [..., 2] (imaginary part 0)
+local function real_pair(x)
+    return stack2(x, x:mul(0))
+end
+
+local function add(a, b)
+    check_operand("add", a)
+    check_operand("add", b)
+    if not is_complex(a) then
+        a, b = b, a
+    end
+    if is_complex(b) then
+        return wrap(a._ri + b._ri)
+    elseif is_tensor(b) then
+        return wrap(a._ri + real_pair(b))
+    end
+    local ri = a._ri
+    return wrap(stack2(ri:select(-1, 1) + b, ri:select(-1, 2)))
+end
+
+local function neg(a)
+    return wrap(-a._ri)
+end
+
+local function sub(a, b)
+    check_operand("sub", a)
+    check_operand("sub", b)
+    if is_complex(b) then
+        return add(a, neg(b))
+    end
+    return add(a, -b)
+end
+
+local function mul(a, b)
+    check_operand("mul", a)
+    check_operand("mul", b)
+    if not is_complex(a) then
+        a, b = b, a
+    end
+    if is_complex(b) then
+        local ar, ai = a._ri:select(-1, 1), a._ri:select(-1, 2)
+        local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
+        return wrap(stack2(ar * br - ai * bi, ar * bi + ai * br))
+    elseif is_tensor(b) then
+        return wrap(a._ri * b:unsqueeze(-1))
+    end
+    return wrap(a._ri * b)
+end
+
+local function abs2(z)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    return re * re + im * im
+end
+
+local function reciprocal(z)
+    local d = abs2(z)
+    return wrap(stack2(z._ri:select(-1, 1) / d, -z._ri:select(-1, 2) / d))
+end
+
+local function div(a, b)
+    check_operand("div", a)
+    check_operand("div", b)
+    if is_complex(b) then
+        if is_complex(a) then
+            local ar, ai = a._ri:select(-1, 1), a._ri:select(-1, 2)
+            local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
+            local d = br * br + bi * bi
+            return wrap(stack2((ar * br + ai * bi) / d, (ai * br - ar * bi) / d))
+        end
+        return mul(reciprocal(b), a)
+    elseif is_tensor(b) then
+        return wrap(a._ri / b:unsqueeze(-1))
+    end
+    return wrap(a._ri / b)
+end
+
+Complex.__add, Complex.__sub, Complex.__mul, Complex.__div, Complex.__unm = add, sub, mul, div,
+    neg
+M.add, M.sub, M.mul, M.div, M.neg = add, sub, mul, div, neg
+M.multiply, M.divide, M.subtract, M.negative = mul, div, sub, neg
+M.reciprocal = reciprocal
+
+function M.conj(z)
+    local ri = z._ri
+    return wrap(stack2(ri:select(-1, 1), -ri:select(-1, 2)))
+end
+M.conj_physical, M.resolve_conj = M.conj, M.clone
+
+-- |z|: its gradient at 0 is 0, as PyTorch's (sgn(0) = 0), not sqrt's NaN
+function M.abs(z)
+    local s = abs2(z)
+    local zero = s:eq(0)
+    local T = tide()
+    return T.where(zero, 0, T.where(zero, 1, s):sqrt())
+end
+M.absolute = M.abs
+
+-- arg z = atan2(im, re); its gradient at 0 is 0, as PyTorch's
+function M.angle(z)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    local T = tide()
+    local zero = re:eq(0):logical_and(im:eq(0))
+    return T.atan2(T.where(zero, 0, im), T.where(zero, 1, re))
+end
+
+function M.exp(z)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    local r = re:exp()
+    return wrap(stack2(r * im:cos(), r * im:sin()))
+end
+
+function M.square(z)
+    return mul(z, z)
+end
+
+-- z ^ p for a number p: repeated products for an integer p (exact as PyTorch's), the polar
+-- form otherwise
+function M.pow(z, p)
+    if type(p) ~= "number" then
+        raise(("tide: pow: a complex tensor's exponent must be a number, got %s"):format(
+            what(p)))
+    end
+    local n = compat.tointeger(p)
+    if n ~= nil and math.abs(n) <= 16 then
+        if n == 0 then
+            local ri = z._ri
+            return wrap(stack2(ri:select(-1, 1):mul(0):add(1), ri:select(-1, 2):mul(0)))
+        end
+        local base, out = z, nil
+        local k = math.abs(n)
+        while k > 0 do
+            if k % 2 == 1 then
+                out = out and mul(out, base) or base
+            end
+            k = (k - k % 2) / 2
+            if k > 0 then
+                base = mul(base, base)
+            end
+        end
+        return n < 0 and reciprocal(out) or out
+    end
+    local r, t = M.abs(z):pow(p), M.angle(z) * p
+    return wrap(stack2(r * t:cos(), r * t:sin()))
+end
+Complex.__pow = M.pow
+
+-- ---- reductions ----
+-- (z[, dim | dims | {dim =, keepdim =}][, keepdim]) -> the pair's dims and keepdim
+local function reduce_args(op, z, dim, keepdim)
+    if type(dim) == "table" and dim[1] == nil and getmetatable(dim) == nil then
+        dim, keepdim = dim.dim, dim.keepdim
+    end
+    local n = z:dim()
+    if dim == nil then
+        return nil, keepdim
+    end
+    if type(dim) == "table" then
+        local dims = {}
+        for i = 1, #dim do
+            dims[i] = norm_dim(op, dim[i], n)
+        end
+        return dims, keepdim
+    end
+    return norm_dim(op, dim, n), keepdim
+end
+
+local function reduce(op, z, dim, keepdim)
+    local d, k = reduce_args(op, z, dim, keepdim)
+    if d == nil then
+        return wrap(z._ri:reshape(-1, 2)[op](z._ri:reshape(-1, 2), 1))
+    end
+    return wrap(z._ri[op](z._ri, d, k == true))
+end
+
+function M.sum(z, dim, keepdim)
+    return reduce("sum", z, dim, keepdim)
+end
+
+function M.mean(z, dim, keepdim)
+    return reduce("mean", z, dim, keepdim)
+end
+
+-- ---- products ----
+function M.matmul(a, b)
+    if is_complex(b) then
+        local ar, ai = a._ri:select(-1, 1), a._ri:select(-1, 2)
+        local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
+        return wrap(stack2(ar:matmul(br) - ai:matmul(bi), ar:matmul(bi) + ai:matmul(br)))
+    elseif is_tensor(b) then
+        return wrap(stack2(a._ri:select(-1, 1):matmul(b), a._ri:select(-1, 2):matmul(b)))
+    end
+    raise(("tide: matmul: expected a complex or real tensor, got %s"):format(what(b)))
+end
+M.mm, M.bmm = M.matmul, M.matmul
+
+-- ---- shape ops (on the pair, its last dim kept) ----
+function M.view(z, ...)
+    return wrap(z._ri:view(sizes_of(...)))
+end
+
+function M.reshape(z, ...)
+    return wrap(z._ri:reshape(sizes_of(...)))
+end
+
+function M.expand(z, ...)
+    return wrap(z._ri:expand(sizes_of(...)))
+end
+
+-- other's shape, for view_as / reshape_as / expand_as: a tensor's, real or complex
+local function shape_of(op, other)
+    if not (is_tensor(other) or is_complex(other)) then
+        raise(("tide: %s: expected a tensor (real or complex), got %s"):format(op, what(other)))
+    end
+    return other:size()
+end
+
+function M.view_as(z, other)
+    return M.view(z, shape_of("view_as", other))
+end
+
+function M.reshape_as(z, other)
+    return M.reshape(z, shape_of("reshape_as", other))
+end
+
+function M.expand_as(z, other)
+    return M.expand(z, shape_of("expand_as", other))
+end
+
+function M.permute(z, ...)
+    local first = ...
+    local dims = type(first) == "table" and first or { ... }
+    local n = z:dim()
+    local perm = {}
+    for i = 1, #dims do
+        perm[i] = norm_dim("permute", dims[i], n)
+    end
+    perm[#perm + 1] = n + 1
+    return wrap(z._ri:permute(perm))
+end
+
+function M.transpose(z, a, b)
+    local n = z:dim()
+    return wrap(z._ri:transpose(norm_dim("transpose", a, n), norm_dim("transpose", b, n)))
+end
+M.swapaxes, M.swapdims = M.transpose, M.transpose
+
+function M.t(z)
+    if z:dim() < 2 then
+        return z
+    end
+    return M.transpose(z, 1, 2)
+end
+
+function M.unsqueeze(z, d)
+    return wrap(z._ri:unsqueeze(norm_dim("unsqueeze", d, z:dim() + 1)))
+end
+
+function M.squeeze(z, d)
+    if d == nil then
+        local s = complex_sizes(z)
+        local keep = {}
+        for i = 1, #s do
+            if s[i] ~= 1 then
+                keep[#keep + 1] = s[i]
+            end
+        end
+        keep[#keep + 1] = 2
+        return wrap(z._ri:reshape(keep))
+    end
+    return wrap(z._ri:squeeze(norm_dim("squeeze", d, z:dim())))
+end
+
+function M.flatten(z, s, e)
+    local n = z:dim()
+    if n == 0 then
+        return wrap(z._ri:reshape(1, 2))
+    end
+    s = norm_dim("flatten", s or 1, n)
+    e = norm_dim("flatten", e or -1, n)
+    return wrap(z._ri:flatten(s, e))
+end
+
+function M.narrow(z, d, start, length)
+    return wrap(z._ri:narrow(norm_dim("narrow", d, z:dim()), start, length))
+end
+
+function M.select(z, d, i)
+    return wrap(z._ri:select(norm_dim("select", d, z:dim()), i))
+end
+
+function M.unbind(z, d)
+    -- the real unbind: its check of the count (a dim of 2^32 slices raises, not loops)
+    local out = z._ri:unbind(norm_dim("unbind", d or 1, z:dim()))
+    for i = 1, #out do
+        out[i] = wrap(out[i])
+    end
+    return out
+end
+
+function M.chunk(z, chunks, d)
+    local parts = z._ri:chunk(chunks, norm_dim("chunk", d or 1, z:dim()))
+    for i = 1, #parts do
+        parts[i] = wrap(parts[i])
+    end
+    return parts
+end
+
+function M.roll(z, shifts, dims)
+    if type(dims) == "number" then
+        dims = norm_dim("roll", dims, z:dim())
+    elseif type(dims) == "table" then
+        local d = {}
+        for i = 1, #dims do
+            d[i] = norm_dim("roll", dims[i], z:dim())
+        end
+        dims = d
+    else
+        raise("tide: roll: give the dims to roll a complex tensor over (z:roll(shifts, dims))")
+    end
+    return wrap(z._ri:roll(shifts, dims))
+end
+
+function M.flip(z, dims)
+    dims = type(dims) == "table" and dims or { dims }
+    local d = {}
+    for i = 1, #dims do
+        d[i] = norm_dim("flip", dims[i], z:dim())
+    end
+    return wrap(z._ri:flip(d))
+end
+
+-- ---- in-place writes ----
+function M.copy_(z, other)
+    if is_complex(other) then
+        z._ri:copy_(other._ri)
+    elseif is_tensor(other) then
+        z._ri:select(-1, 1):copy_(other)
+        z._ri:select(-1, 2):zero_()
+    else
+        raise(("tide: copy_: expected a complex or real tensor, got %s"):format(what(other)))
+    end
+    return z
+end
+
+function M.zero_(z)
+    z._ri:zero_()
+    return z
+end
+
+-- ---- indexing: z[i], z[{...}], z[mask], z[idx], reads and writes ----
+local function ri_key(z, k)
+    if type(k) == "number" then
+        if z:dim() == 0 then
+            raise("tide: index: a 0-dim complex tensor cannot be indexed by a number")
+        end
+        return k
+    elseif is_tensor(k) then
+        return k
+    elseif type(k) == "table" and getmetatable(k) == nil then
+        local dots, count = false, 0
+        for i = 1, #k do
+            if k[i] == "..." then
+                dots = true
+            elseif k[i] ~= "newaxis" then
+                count = count + 1
+            end
+        end
+        if dots then -- "..." stands for complex dims only: the pair's stays whole
+            local out = { unpack(k, 1, #k) }
+            out[#out + 1] = {}
+            return out
+        end
+        if count > z:dim() then
+            raise(("tide: index: %d indices for a complex tensor of %d dims"):format(count,
+                z:dim()))
+        end
+        return k
+    end
+    raise(("tide: index: a complex tensor is indexed by an integer, a table of per-dim " ..
+        "indices, a bool mask or an index tensor, got %s"):format(what(k)))
+end
+
+function index_read(z, k)
+    return wrap(z._ri[ri_key(z, k)])
+end
+
+function Complex.__newindex(z, k, v)
+    if type(k) == "string" then
+        if k == "real" or k == "imag" then
+            PROPS[k](z):copy_(v)
+            return
+        end
+        raise(("tide: a complex tensor's fields cannot be set (%s)"):format(k))
+    end
+    local rk = ri_key(z, k)
+    if is_complex(v) then
+        z._ri[rk] = v._ri
+    elseif is_tensor(v) then
+        z._ri[rk] = real_pair(v)
+    elseif type(v) == "number" then
+        local ri = z._ri
+        z._ri[rk] = core.tensor({ v, 0 }, { dtype = ri.dtype, device = ri.device })
+    else
+        raise(("tide: index: a complex tensor's elements are set from a complex tensor, a " ..
+            "real tensor or a number, got %s"):format(what(v)))
+    end
+end
+
+-- ---- printing (PyTorch's layout of complex values, tide's last line) ----
+function Complex.__tostring(z)
+    return require("tide.complex.format")(z)
+end
+
+function M.tolist(z)
+    local function conv(t)
+        if type(t[1]) == "number" then
+            return { t[1], t[2] }
+        end
+        local out = {}
+        for i = 1, #t do
+            out[i] = conv(t[i])
+        end
+        return out
+    end
+    return conv(z._ri:detach():to("cpu"):totable())
+end
+
+function M.item(z)
+    if z:numel() ~= 1 then
+        raise(("tide: item: expected a complex tensor of one element, got shape %s"):format(
+            shape_str(complex_sizes(z))))
+    end
+    local v = z._ri:detach():reshape(2):to("cpu"):totable()
+    return v[1], v[2]
+end
+
+Complex.shape_str = shape_str
+Complex.complex_sizes = complex_sizes
+
+return Complex
