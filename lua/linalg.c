@@ -3,6 +3,9 @@
 
 static int o_matmul(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
+    /* a complex operand (lua/tide/complex/tensor.lua, a Lua class): four real matmuls there */
+    if (tl_is_class_table(L, 1, "ComplexTensor") || tl_is_class_table(L, 2, "ComplexTensor"))
+        return tl_call_lua(L, "tide.complex.tensor", "matmul");
     TL_AUTOCAST(L, S, TL_AUTOCAST_LOWER, 1, 2);
     ltensor *a = tl_check(L, 1, "matmul"), *b = tl_check(L, 2, "matmul");
     tl_max_args(L, 2, "matmul");

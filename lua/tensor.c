@@ -232,6 +232,9 @@ int tl_binary(lua_State *L, tide_op op) {
         TL_CALL(L, S,
                 tide_binary_scalar_x(S->ctx, op, u->t, tl_scalar(L, other), a == NULL, &r->t));
         rg = u->requires_grad;
+    } else if (tl_is_class_table(L, 1, "ComplexTensor") ||
+               tl_is_class_table(L, 2, "ComplexTensor")) {
+        return complex_operand(L, op, tl_is_class_table(L, 1, "ComplexTensor") ? 1 : 2);
     } else {
         return tl_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
                         luaL_typename(L, 1), luaL_typename(L, 2));

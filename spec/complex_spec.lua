@@ -21,6 +21,19 @@ local function close(t, want, tol)
     end
 end
 
+-- the list a real-only method's error gives: every method and property of the class
+local function supported_names()
+    local Cl, names = require("tide.complex.tensor"), {}
+    for k in pairs(Cl.methods) do
+        names[#names + 1] = k
+    end
+    for k in pairs(Cl.props) do
+        names[#names + 1] = k
+    end
+    table.sort(names)
+    return table.concat(names, ", ")
+end
+
 local function err(f, msg)
     local ok, e = pcall(f)
     assert.is_false(ok)
@@ -291,14 +304,47 @@ describe("complex tensors", function()
             "tensor, a real tensor or a number, got string")
         err(function() return tide.ones(3) % z end,
             "tide: remainder: complex tensors do not support it; use z.real and z.imag")
-        err(function() return tide.abs(z) end, "tide: abs: argument #1 must be a tensor, got a " ..
-            "complex tensor (z.real, z.imag and tide.view_as_real(z) are real tensors)")
+        err(function() return tide.relu(z) end, "tide: relu: " .. sup ..
+            supported_names() .. "; use z.real / z.imag or tide.view_as_real(z) for the real ops")
+        err(function() return tide.cumsum(z, 1) end, "tide: cumsum: expected a tensor at " ..
+            "argument #1, got a complex tensor (for the real ops: z.real, z.imag, " ..
+            "tide.view_as_real(z))")
         err(function() return tide.cat({ tide.ones(3), z }) end, "tide: cat: element 1 is a " ..
             "float32 tensor; convert real ones with tide.complex(x, tide.zeros_like(x))")
         err(function() return tide.ones(2):to("complex32") end,
             "tide: to: expected a complex dtype (complex64, complex128), got complex32")
         err(function() return tide.zeros(2, { dtype = "complex32" }) end,
             "tide: zeros: expected a complex dtype (complex64, complex128), got complex32")
+    end)
+
+    -- torch 1.13: z = torch.complex(torch.tensor([-4., 3., 0.]), torch.tensor([0., 4., -2.]))
+    it("computes sqrt, log, sin, cos, norm, addcmul, masked_fill and in-place ops", function()
+        local f32 = { dtype = "float32" }
+        local z = tide.complex(tide.tensor({ -4, 3, 0 }, f32), tide.tensor({ 0, 4, -2 }, f32))
+        close(z:sqrt(), { 0, 2, 2, 1, 1, -1 })
+        close(z:log(), { 1.3863, 3.1416, 1.6094, 0.9273, 0.6931, -1.5708 })
+        close(z:sin(), { 0.7568, 0, 3.8537, -27.0168, 0, -3.6269 }, 1e-3)
+        close(z:cos(), { -0.6536, 0, -27.0349, -3.8512, 3.7622, 0 }, 1e-3)
+        close(z:norm(), { 6.7082 })
+        close(z:addcmul(z, z, { value = 2 }), { 28, 0, -11, 52, -8, -2 })
+        close(z:masked_fill(tide.tensor({ true, false, false }), 7), { 7, 0, 3, 4, 0, -2 })
+        assert.are.same({ true, true, true }, z:eq(z):totable())
+        assert.is_true(z:allclose(z + 1e-9))
+        assert.is_false(z:allclose(z + 1e-3))
+        assert.are.same({ 3, 3 }, { z:outer(z):size(1), z:outer(z):size(2) })
+        close(tide.zeros_like(z), { 0, 0, 0, 0, 0, 0 })
+        assert.are.equal("complex64", tide.randn_like(z).dtype)
+        assert.are.equal("complex128", z:new_zeros(2, { dtype = tide.cdouble }).dtype)
+        local w = z:clone()
+        assert.are.equal(w, w:mul_(z)) -- torch: w.mul_(z) is [16-0j, -7+24j, -4-0j]
+        close(w, { 16, 0, -7, 24, -4, 0 })
+        w:add_(1):div_(2)
+        close(w, { 8.5, 0, -3, 12, -1.5, 0 })
+        err(function() return w:add_(tide.ones(2, 3)) end,
+            "tide: add_: output with shape [3] doesn't match the broadcast shape [2, 3]")
+        close(tide.mul(z, 2), { -8, 0, 6, 8, 0, -4 })
+        close(tide.matmul(z:view(1, 3), z:view(3, 1)), { 5, 24 }) -- 16 + (-7 + 24j) + (-4)
+        close(tide.mm(tide.ones(1, 3), z:view(3, 1)), { -1, 2 })
     end)
 
     -- the binding's hand-offs (lua/tensor.c, join.c, transfers.c): a real tensor on the left of

@@ -578,6 +578,15 @@ describe("tide.fft (" .. DEV .. ")", function()
             REF.long_hfft_16384_big)
     end)
 
+    it("rfft of many rows of 129..512 points (one half-size matmul) = fft's first half", function()
+        local x = long_sig(136 * 136):view(136, 136) -- 136 rows >= n: the direct matmul
+        local half = C.ri(F.rfft(x, nil, nil, "ortho"))
+        assert.are.same({ 136, 69, 2 }, half:size())
+        local full = C.ri(F.fft(x, nil, nil, "ortho")):narrow(2, 1, 69) -- the four-step
+        same(full:to("cpu"):totable(), half)
+        same(x:to("cpu"):totable(), F.irfft(C.wrap(half), 136, nil, "ortho"))
+    end)
+
     it("fftfreq and rfftfreq", function()
         same({ 0, 0.2, 0.4, -0.4, -0.2 }, F.fftfreq(5), 1e-7)
         same({ 0, 0.5, -1, -0.5 }, F.fftfreq(4, 0.5), 0)
@@ -690,3 +699,28 @@ describe("tide.fft (" .. DEV .. ")", function()
             .. "got string", catch(F.fft, "x"))
     end)
 end)
+
+-- torch.stft(x, 32, 8, 24, w, return_complex=True): PyTorch's positional order, by name, mixed
+describe("tide.stft / istft argument forms", function()
+    it("takes PyTorch's positions, n_fft by name, and raises for a parameter given twice", function()
+        local x = (tide.arange(0, 400, { dtype = "float64" }) * 0.37):sin():view(2, 200)
+        local w = tide.hann_window(24, { dtype = "float64" })
+        local a = tide.stft(x, 32, 8, 24, w, { return_complex = true })
+        local b = tide.stft(x, { n_fft = 32, hop_length = 8, win_length = 24, window = w,
+            return_complex = true })
+        local c = tide.stft(x, 32, { hop_length = 8, win_length = 24, window = w,
+            return_complex = true })
+        local ra = tide.view_as_real(a)
+        assert.are.same({ 2, 17, 26, 2 }, { ra:size(1), ra:size(2), ra:size(3), ra:size(4) })
+        assert.are.equal(0, (ra - tide.view_as_real(b)):abs():max():item())
+        assert.are.equal(0, (ra - tide.view_as_real(c)):abs():max():item())
+        -- torch.istft(a, 32, 8, 24, w, True, False, None, 200) gives x back
+        local y = tide.istft(a, 32, 8, 24, w, true, false, nil, 200)
+        assert.is_true((y - x):abs():max():item() < 1e-12)
+        local ok, e = pcall(tide.stft, x, 32, 8, { hop_length = 8 })
+        assert.is_false(ok)
+        assert.matches("tide: stft: hop_length given twice, as argument #3 and by name; pass it " ..
+            "once", e, 1, true)
+    end)
+end)
+

@@ -23,6 +23,15 @@ local fround32 = args.fround32
 local OPTIONS = { "dtype", "device", "requires_grad" }
 local LIKE_OPTIONS = { "dtype", "device", "requires_grad", "memory_format" }
 
+-- a complex t (lua/tide/complex/tensor.lua, a Lua class), or a complex dtype asked for: the
+-- complex factory makes it (tide.zeros_like(z) is complex, as PyTorch's)
+local function complex_like(op, t, ...)
+    local mt = type(t) == "table" and getmetatable(t)
+    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+        return require("tide.complex").factory(op, t, ...)
+    end
+end
+
 -- the options of a *_like call: t's dtype and device unless opts says otherwise (memory_format
 -- checked, as PyTorch's; the result is row-major whatever it says)
 local function like_opts(op, t, opts)
@@ -35,6 +44,10 @@ end
 
 local function like(op, make)
     F[op] = function(t, opts)
+        local z = complex_like(op, t, opts)
+        if z then
+            return z
+        end
         local o = like_opts(op, t, opts) -- first: it checks t is a tensor
         return make(t:size(), o)
     end
@@ -45,6 +58,10 @@ like("ones_like", core.ones)
 like("empty_like", core.empty)
 local function random_like(op, make)
     F[op] = function(t, opts)
+        local z = complex_like(op, t, opts)
+        if z then
+            return z
+        end
         local o = like_opts(op, t, opts)
         if not args.FLOAT[o.dtype] then
             raise(("tide: %s: random values need a floating-point dtype, got %s; pass " ..
@@ -58,6 +75,10 @@ random_like("rand_like", core.rand)
 random_like("randn_like", core.randn)
 
 function F.full_like(t, value, opts)
+    local z = complex_like("full_like", t, value, opts)
+    if z then
+        return z
+    end
     local o = like_opts("full_like", t, opts)
     value = args.scalar(value)
     if type(value) ~= "number" and type(value) ~= "boolean" then

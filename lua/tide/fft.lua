@@ -12,7 +12,8 @@
 -- then cast to the input's dtype and device. A longer dim takes the fast path (`fast`, below):
 -- the four-step Cooley-Tukey FFT over matmuls (n = n1 n2, recursively, down to DFT matmuls of
 -- <= 128 points) and Bluestein's chirp-z for prime lengths: O(n (sum of the factors)) time, O(n)
--- memory. rfft / ihfft of a long dim take the complex transform of the real input, irfft / hfft
+-- memory (a real input's half spectrum of <= DIRECT_MAX points over many rows stays one matmul,
+-- below). rfft / ihfft of a long dim take the complex transform of the real input, irfft / hfft
 -- that of the rebuilt Hermitian spectrum. Everything is tide's real ops on [..., 2] pairs (no
 -- C), so gradients are those of tide's matmul / mul / cat, on every device.
 local core = require("tide.core")
@@ -20,6 +21,7 @@ local compat = require("tide._compat")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
 local C = require("tide.complex.tensor")
+local P = require("tide.pytorch_args")
 
 local M = {}
 
@@ -205,6 +207,10 @@ end
 -- twiddles, DFT along n2, the result read transposed), recursively; n prime: Bluestein's
 -- chirp-z, a convolution of power-of-two length by the four-step FFT.
 local BASE = 128
+-- a real input's half spectrum (rfft, ihfft; stft's frames) of n <= DIRECT_MAX points over at
+-- least n rows: one matmul by the [n, 2 (n/2 + 1)] matrix (the rows amortise it; measured
+-- faster than the four-step there: stft of 8 x 126 frames of 512 points)
+local DIRECT_MAX = 512
 
 -- the float64 cpu tensors make() returns, cast for x, cached under key
 local function cached(key, x, make)
@@ -310,52 +316,6 @@ function bluestein(x, P, n, Q, sign)
     return cmul(dft(a, P, m, Q, 1):narrow(3, 1, n), wc, ws)
 end
 
--- the packed real FFT's split step (n even, N = n / 2): cos and sign sin of 2 pi k / n for
--- k = 0..N, [N + 1] each, float64 (exact at the quarter turns), times mult
-local function split_twiddles(n, sign, mult, x)
-    return cached(("split %d %d %.17g"):format(n, sign, mult), x, function()
-        local c, s = twiddles(1, floor(n / 2) + 1, n)
-        return c:view(-1) * mult, (s * (sign * mult)):view(-1)
-    end)
-end
-
--- the packed real transform of x [P, n] (n even, N = n / 2): z = x[2j] + i x[2j+1] through
--- the N-point complex dft, then X_k = E_k + w^k O_k (w = e^(sign 2 pi i / n)) from
--- E_k = (Z_k + conj Z_(N-k)) / 2, O_k = (Z_k - conj Z_(N-k)) / 2i, k = 0..N: [P, N + 1, 2]
-local function packed_r2c(re, P, n, sign, scale)
-    local N = floor(n / 2)
-    local p = re:view(P, N, 2):movedim(3, 1):contiguous():view(2, P, N, 1)
-    local z = dft(p, P, N, 1, sign):view(2, P, N)
-    local a = core.cat({ z, z:narrow(3, 1, 1) }, 3) -- Z_0..Z_N (Z_N = Z_0)
-    local b = a:flip(3)                              -- Z_N..Z_0
-    local ar, ai, br, bi = a:select(1, 1), a:select(1, 2), b:select(1, 1), b:select(1, 2)
-    local hc, hs = split_twiddles(n, sign, scale / 2, re)
-    local half = scale / 2
-    local sp, dm, ap, dn = ar + br, ai - bi, ai + bi, br - ar
-    return core.stack({ sp * half + ap * hc - dn * hs, dm * half + dn * hc + ap * hs }, -1)
-end
-
--- the packed inverse: the bins 0..N of a Hermitian spectrum X [P, N + 1, 2] (their imaginary
--- parts at bins 0 and N ignored, as a c2r transform's) to n = 2N real points [P, n]: z_m =
--- x[2m] + i x[2m+1] is the N-point dft of Z_k = (X_k + conj X_(N-k)) + i w^k (X_k - conj
--- X_(N-k)), k = 0..N-1
-local function packed_c2r(X, P, n, sign, scale)
-    local N = floor(n / 2)
-    local mask = cached(("c2rmask %d %.17g"):format(N, scale), X, function()
-        local m = core.full({ N + 1, 2 }, scale, { dtype = "float64" })
-        m[1][2], m[N + 1][2] = 0, 0
-        return m
-    end)
-    X = X * mask
-    local a, b = X:narrow(2, 1, N), X:narrow(2, 2, N):flip(2) -- bins 0..N-1, N..1
-    local ar, ai, br, bi = a:select(3, 1), a:select(3, 2), b:select(3, 1), b:select(3, 2)
-    local c, s = split_twiddles(n, sign, 1, X)
-    c, s = c:narrow(1, 1, N), s:narrow(1, 1, N)
-    local sr, si, dr, di = ar + br, ai - bi, ar - br, ai + bi
-    local p = core.stack({ sr - dr * s - di * c, si + dr * c - di * s }):view(2, P, N, 1)
-    return dft(p, P, N, 1, sign):view(2, P, N):movedim(1, 3):reshape({ P, n })
-end
-
 -- along's fast path (below): x with the transformed dim last (complex: [..., L, 2]; real:
 -- [..., L]), as planar [2, P, L', 1] (L' what the transform reads: cropped or zero-padded),
 -- transformed, back: kind "c2c" / "r2c" / "r2c_full" -> [..., n_out, 2]; "c2r" -> [..., n]
@@ -375,14 +335,6 @@ local function fast(kind, x, complex, n, sign, scale)
     local P = 1
     for i = 1, pdim - 1 do
         P = P * lead[i]
-    end
-    if n % 2 == 0 and (kind == "r2c" or kind == "c2r") then -- the packed real transforms
-        if kind == "r2c" then
-            lead[pdim], lead[pdim + 1] = h, 2
-            return packed_r2c(x:reshape({ P, n }), P, n, sign, scale):reshape(lead)
-        end
-        lead[pdim], lead[pdim + 1] = n, nil
-        return packed_c2r(x:reshape({ P, h, 2 }), P, n, sign, scale):reshape(lead)
     end
     local p
     if complex then
@@ -421,7 +373,8 @@ local function along(kind, x, complex, nd, d, n, sign, scale)
     else
         x = x:movedim(d, -1)
     end
-    if n > BASE then
+    local rows = len > 0 and floor(x:numel() / (len * (complex and 2 or 1))) or 0
+    if n > BASE and not (kind == "r2c" and n <= DIRECT_MAX and rows >= n) then
         local y = fast(kind, x, complex, n, sign, scale)
         return y:movedim(kind == "c2r" and -1 or nd, d)
     end
@@ -748,9 +701,27 @@ local STFT = { "hop_length", "win_length", "window", "center", "pad_mode", "norm
 -- return_complex}): PyTorch 1.13's torch.stft. input [L] or [B, L], real or complex; the result
 -- [B?, freq, frames] complex (return_complex = true), or its view_as_real [..., 2] tensor
 -- (false; nil for a real input warns as PyTorch 1.13 does and returns that)
-function M.stft(v, n_fft, opts, ...)
+-- PyTorch's stft / istft arguments after the input: n_fft and the rest by position in torch
+-- 1.13's order (torch.stft(x, 512, 128, 512, w)), by name in a last table, or mixed; n_fft by
+-- name too (tide.stft(x, {n_fft = 512, hop_length = 128}), hifi-gan's keyword call)
+local function stft_args(op, names, v, ...)
+    local all = { "n_fft" }
+    for i, k in ipairs(names) do
+        all[i + 1] = k
+    end
+    local o = {}
+    for k, w in pairs(P.merge(op, all, ...) or {}) do -- a copy: the caller's table stays
+        o[k] = w
+    end
+    local n_fft = o.n_fft
+    o.n_fft = nil
+    return v, n_fft, o
+end
+
+function M.stft(v, ...)
     local op = "stft"
-    args.no_extra(op, 3, ...)
+    local n_fft, opts
+    v, n_fft, opts = stft_args(op, STFT, v, ...)
     local o = args.options(op, opts, STFT, "{hop_length = 128, window = tide.hann_window(512)}")
     local x, complex = input(op, v, false)
     local nd = x:dim() - (complex and 1 or 0)
@@ -811,9 +782,10 @@ local ISTFT = { "hop_length", "win_length", "window", "center", "normalized", "o
 -- istft(input, n_fft, {hop_length, win_length, window, center = true, normalized = false,
 -- onesided, length, return_complex = false}): PyTorch 1.13's torch.istft, the inverse of stft
 -- by overlap-add (divided by the window's squared overlap-add, which must not vanish)
-function M.istft(v, n_fft, opts, ...)
+function M.istft(v, ...)
     local op = "istft"
-    args.no_extra(op, 3, ...)
+    local n_fft, opts
+    v, n_fft, opts = stft_args(op, ISTFT, v, ...)
     local o = args.options(op, opts, ISTFT, "{hop_length = 128, window = tide.hann_window(512)}")
     if not C.is(v) then
         raise(("tide: %s: expected a complex tensor (stft's return_complex = true result), got %s")

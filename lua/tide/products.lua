@@ -209,7 +209,10 @@ end
 -- mm(b): [n, m] @ [m, p], both 2-D (matmul alone would broadcast)
 function Tensor.mm(a, b, ...)
     args.no_extra("mm", 2, ...)
-    if type(a) == "table" then -- torch.mm(sparse, dense) (lua/tide/sparse/coo.lua)
+    local C = require("tide.complex.tensor")
+    if C.is(a) or C.is(b) then -- a complex operand (lua/tide/complex/tensor.lua)
+        return C.matmul(a, b)
+    elseif type(a) == "table" then -- torch.mm(sparse, dense) (lua/tide/sparse/coo.lua)
         return require("tide.sparse.coo").mm(a, b, "mm")
     elseif type(b) == "table" and require("tide.sparse.coo").is(b) then -- dense @ sparse
         check("mm", a)

@@ -88,6 +88,7 @@ end
 
 -- ---- properties ----
 local PROPS = {}
+Complex.props = PROPS
 
 function PROPS.shape(z)
     return tide().Size(complex_sizes(z))
@@ -133,6 +134,49 @@ end
 -- PyTorch's z.ndim (the complex dims, as z:dim())
 function PROPS.ndim(z)
     return z._ri:dim() - 1
+end
+
+-- the real tensor's other properties, over the complex dims (each would read nil otherwise)
+function PROPS.T(z)
+    local n, perm = z._ri:dim() - 1, {}
+    for i = 1, n do
+        perm[i] = n + 1 - i
+    end
+    return n < 2 and z or M.permute(z, perm)
+end
+
+-- a wrong dim count raises the real property's error (z.real has the complex dims)
+local function check_dims(z, k, ok)
+    if not ok then
+        return z.real[k]
+    end
+end
+
+function PROPS.mT(z)
+    check_dims(z, "mT", z:dim() >= 2)
+    return M.transpose(z, -2, -1)
+end
+
+function PROPS.H(z)
+    check_dims(z, "H", z:dim() == 2)
+    return M.conj(M.t(z))
+end
+
+function PROPS.mH(z)
+    check_dims(z, "mH", z:dim() >= 2)
+    return M.conj(M.transpose(z, -2, -1))
+end
+
+function PROPS.nbytes(z)
+    return z._ri.nbytes
+end
+
+function PROPS.itemsize(z)
+    return 2 * z._ri.itemsize
+end
+
+for _, k in ipairs({ "layout", "is_meta", "is_sparse", "is_quantized", "retains_grad" }) do
+    PROPS[k] = function(z) return z._ri[k] end
 end
 
 -- the method names, for the error of a real-only one
@@ -355,9 +399,9 @@ local function check_operand(op, v)
     end
 end
 
--- a real tensor x as a complex one's pair [..., 2] (imaginary part 0)
+-- a real tensor x as a complex one's pair [..., 2] (imaginary part 0, an infinite x's too)
 local function real_pair(x)
-    return stack2(x, x:mul(0))
+    return stack2(x, tide().zeros_like(x))
 end
 
 local function add(a, b)
@@ -480,8 +524,8 @@ function M.pow(z, p)
     local n = compat.tointeger(p)
     if n ~= nil and math.abs(n) <= 16 then
         if n == 0 then
-            local ri = z._ri
-            return wrap(stack2(ri:select(-1, 1):mul(0):add(1), ri:select(-1, 2):mul(0)))
+            local re = z._ri:select(-1, 1)
+            return wrap(stack2(tide().ones_like(re), tide().zeros_like(re)))
         end
         local base, out = z, nil
         local k = math.abs(n)
@@ -500,6 +544,188 @@ function M.pow(z, p)
     return wrap(stack2(r * t:cos(), r * t:sin()))
 end
 Complex.__pow = M.pow
+
+-- the principal square root: sqrt((|z| + re) / 2) + i sgn(im) sqrt((|z| - re) / 2), im = +0
+-- taken as positive (sqrt(-4 + 0j) = 2j, PyTorch's); exact on the axes, unlike the polar form
+function M.sqrt(z)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    local r, T = M.abs(z), tide()
+    local sign = T.where(im:lt(0), -1, 1):to(re.dtype)
+    return wrap(stack2(((r + re) * 0.5):clamp(0):sqrt(), ((r - re) * 0.5):clamp(0):sqrt() * sign))
+end
+
+-- log |z| + i arg z
+function M.log(z)
+    return wrap(stack2(M.abs(z):log(), M.angle(z)))
+end
+
+-- sin(a + bi) = sin a cosh b + i cos a sinh b; cos(a + bi) = cos a cosh b - i sin a sinh b
+function M.sin(z)
+    local a, b = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    return wrap(stack2(a:sin() * b:cosh(), a:cos() * b:sinh()))
+end
+
+function M.cos(z)
+    local a, b = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    return wrap(stack2(a:cos() * b:cosh(), -(a:sin() * b:sinh())))
+end
+
+-- PyTorch's p-norms of a complex tensor are those of |z|
+function M.norm(z, ...)
+    return M.abs(z):norm(...)
+end
+
+-- z (+) value * t1 * t2 and z + value * t1 / t2 (value a number: PyTorch's keyword, by position
+-- or {value =})
+local function value_of(op, v, ...)
+    if select("#", ...) > 0 and select(1, ...) ~= nil then
+        raise(("tide: %s: takes tensor1, tensor2 and value, got more"):format(op))
+    end
+    if type(v) == "table" and not is_tensor(v) and not is_complex(v) then
+        for k in pairs(v) do
+            if k ~= "value" then
+                raise(("tide: %s: unknown option %s; it takes value"):format(op, tostring(k)))
+            end
+        end
+        v = v.value
+    end
+    if v ~= nil and type(v) ~= "number" then
+        raise(("tide: %s: value must be a number, got %s"):format(op, what(v)))
+    end
+    return v or 1
+end
+
+function M.addcmul(z, t1, t2, value, ...)
+    local v = value_of("addcmul", value, ...)
+    return add(z, mul(mul(t1, t2), v))
+end
+
+function M.addcdiv(z, t1, t2, value, ...)
+    local v = value_of("addcdiv", value, ...)
+    return add(z, mul(div(t1, t2), v))
+end
+
+-- elementwise comparisons: both parts equal (a real operand has imaginary part 0)
+local function parts(v)
+    if is_complex(v) then
+        return v._ri:select(-1, 1), v._ri:select(-1, 2)
+    elseif is_tensor(v) or type(v) == "number" then
+        return v, 0
+    end
+    raise(("tide: eq: expected a complex tensor, a real tensor or a number, got %s"):format(
+        what(v)))
+end
+
+function M.eq(z, other)
+    local ar, ai = parts(z)
+    local br, bi = parts(other)
+    return ar:eq(br):logical_and(ai:eq(bi))
+end
+
+function M.ne(z, other)
+    return M.eq(z, other):logical_not()
+end
+
+-- PyTorch's complex isclose: |z - other| <= atol + rtol |other|, NaN as given by equal_nan
+function M.isclose(z, other, opts, ...)
+    if select("#", ...) > 0 then
+        raise("tide: isclose: takes other and an options table {rtol =, atol =, equal_nan =}")
+    end
+    local o = opts or {}
+    for k in pairs(o) do
+        if k ~= "rtol" and k ~= "atol" and k ~= "equal_nan" then
+            raise(("tide: isclose: unknown option %s; it takes rtol, atol, equal_nan"):format(
+                tostring(k)))
+        end
+    end
+    local rtol, atol = o.rtol or 1e-5, o.atol or 1e-8
+    local b = is_complex(other) and other or add(z:mul(0), other)
+    local close = M.abs(sub(z, b)):le(M.abs(b) * rtol + atol):logical_or(M.eq(z, b))
+    if o.equal_nan then
+        local zn, bn = z._ri:isnan():any(-1), b._ri:isnan():any(-1)
+        close = close:logical_or(zn:logical_and(bn))
+    end
+    return close
+end
+
+function M.allclose(z, other, opts, ...)
+    return M.isclose(z, other, opts, ...):all():item()
+end
+
+-- masked_fill(mask, value): value a number (the real part) or a 0-dim complex tensor
+function M.masked_fill(z, mask, value)
+    local vr, vi = value, 0
+    if is_complex(value) then
+        vr, vi = value._ri:select(-1, 1), value._ri:select(-1, 2)
+    elseif type(value) ~= "number" then
+        raise(("tide: masked_fill: a complex tensor's fill value is a number or a complex " ..
+            "tensor, got %s"):format(what(value)))
+    end
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    return wrap(stack2(re:masked_fill(mask, vr), im:masked_fill(mask, vi)))
+end
+
+function M.index_select(z, d, index)
+    return wrap(z._ri:index_select(norm_dim("index_select", d, z:dim()), index))
+end
+
+-- outer(z, w) of two 1-D tensors (either complex)
+function M.outer(z, w)
+    if z:dim() ~= 1 or not (is_complex(w) or is_tensor(w)) or w:dim() ~= 1 then
+        raise(("tide: outer: expected two 1-D tensors, got %s and %s"):format(
+            shape_str(complex_sizes(z)), what(w)))
+    end
+    local col = M.unsqueeze(z, 2)
+    return mul(col, is_complex(w) and M.unsqueeze(w, 1) or w:unsqueeze(1))
+end
+M.ger = M.outer
+
+-- type_as(other): other's complex dtype (a real other would drop the imaginary part: raises)
+function M.type_as(z, other)
+    if is_complex(other) then
+        return M.to(z, other.dtype)
+    end
+    raise(("tide: type_as: converting a complex tensor to %s would drop its imaginary part; " ..
+        "take z.real (or z:abs()) for a real tensor"):format(what(other)))
+end
+
+-- new_zeros / new_ones / new_empty / new_full(size...[, opts]): complex in z's dtype and device
+for _, k in ipairs({ "zeros", "ones", "empty", "full" }) do
+    M["new_" .. k] = function(z, ...)
+        local a = compat.pack(...)
+        local last = a[a.n]
+        local o = { dtype = z.dtype, device = z.device }
+        if type(last) == "table" and not is_tensor(last) and (last.dtype or last.device or
+            last.requires_grad ~= nil) then
+            for key, v in pairs(last) do
+                o[key] = v
+            end
+            a.n = a.n - 1
+        end
+        a[a.n + 1] = o
+        return require("tide.complex").factory(k, unpack(a, 1, a.n + 1))
+    end
+end
+
+-- ---- in-place arithmetic: the result written into z's pair (z:mul_(w), PyTorch's); the
+-- result must keep z's shape (a broadcast that grows it raises, as PyTorch's) ----
+local function inplace(name, f)
+    M[name .. "_"] = function(z, ...)
+        local r = f(z, ...)
+        local want, got = complex_sizes(z), complex_sizes(r)
+        if #want ~= #got or table.concat(want, ",") ~= table.concat(got, ",") then
+            raise(("tide: %s_: output with shape %s doesn't match the broadcast shape %s"):format(
+                name, shape_str(want), shape_str(got)))
+        end
+        z._ri:copy_(r._ri)
+        return z
+    end
+end
+for _, k in ipairs({ "add", "sub", "mul", "div", "neg", "reciprocal", "pow", "exp", "square",
+    "sqrt", "log", "sin", "cos", "addcmul", "addcdiv", "masked_fill" }) do
+    inplace(k, M[k])
+end
+M.multiply_, M.divide_, M.subtract_, M.negative_ = M.mul_, M.div_, M.sub_, M.neg_
 
 -- ---- reductions ----
 -- (z[, dim | dims | {dim =, keepdim =}][, keepdim]) -> the pair's dims and keepdim
@@ -539,6 +765,12 @@ end
 
 -- ---- products ----
 function M.matmul(a, b)
+    if is_tensor(a) and is_complex(b) then -- a real a (tide.matmul(x, z)): x re + i x im
+        local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
+        return wrap(stack2(a:matmul(br), a:matmul(bi)))
+    elseif not is_complex(a) then
+        raise(("tide: matmul: expected a complex or real tensor, got %s"):format(what(a)))
+    end
     if is_complex(b) then
         local ar, ai = a._ri:select(-1, 1), a._ri:select(-1, 2)
         local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
@@ -549,6 +781,7 @@ function M.matmul(a, b)
     raise(("tide: matmul: expected a complex or real tensor, got %s"):format(what(b)))
 end
 M.mm, M.bmm = M.matmul, M.matmul
+Complex.matmul = M.matmul -- tide.matmul(a, b) with a complex operand (lua/linalg.c)
 
 -- ---- shape ops (on the pair, its last dim kept) ----
 function M.view(z, ...)
@@ -604,6 +837,8 @@ M.swapaxes, M.swapdims = M.transpose, M.transpose
 function M.t(z)
     if z:dim() < 2 then
         return z
+    elseif z:dim() > 2 then
+        return z.real:t() -- raises the real t's error
     end
     return M.transpose(z, 1, 2)
 end
