@@ -345,6 +345,14 @@ describe("complex tensors", function()
         close(tide.mul(z, 2), { -8, 0, 6, 8, 0, -4 })
         close(tide.matmul(z:view(1, 3), z:view(3, 1)), { 5, 24 }) -- 16 + (-7 + 24j) + (-4)
         close(tide.mm(tide.ones(1, 3), z:view(3, 1)), { -1, 2 })
+        -- fuzz: an exponent of math.mininteger (whose math.abs is negative) took the product
+        -- path and indexed nil; torch: (1+0.5j, 2) ** -3 = (0.128-0.704j, 0.125)
+        local y = tide.complex(tide.tensor({ 1, 2 }, f32), tide.tensor({ 0.5, 0 }, f32))
+        close(y:pow(-3), { 0.128, -0.704, 0.125, 0 })
+        if math.mininteger then
+            close(y:pow(math.mininteger), { 0, 0, 0, 0 })
+        end
+        err(function() return y:pow(2, 3) end, "tide: pow: takes one exponent, got more arguments")
     end)
 
     -- the binding's hand-offs (lua/tensor.c, join.c, transfers.c): a real tensor on the left of

@@ -439,4 +439,20 @@ describe("nn constructors by PyTorch's keyword names", function()
         assert.has_error(function() nn.CrossEntropyLoss(w, { weight = w }) end,
             "tide: CrossEntropyLoss: weight given twice, as argument #1 and by name; pass it once")
     end)
+
+    -- nn.BCELoss("sum") in PyTorch makes "sum" the weight (it fails at the first call); tide
+    -- raises at construction, naming the keyword (BCELoss once built and failed at forward)
+    it("a reduction's name in the weight's place raises at construction, naming the fix", function()
+        assert.has_error(function() nn.CrossEntropyLoss("sum") end,
+            "tide: CrossEntropyLoss: weight must be a tensor, got the string \"sum\"; the first " ..
+            "parameter is weight, as PyTorch's: pass the reduction by name, " ..
+            "nn.CrossEntropyLoss({reduction = \"sum\"})")
+        assert.has_error(function() nn.BCELoss("mean") end,
+            "tide: BCELoss: weight must be a tensor, got the string \"mean\"; the first " ..
+            "parameter is weight, as PyTorch's: pass the reduction by name, " ..
+            "nn.BCELoss({reduction = \"mean\"})")
+        assert.has_error(function() nn.NLLLoss({ weight = 3 }) end,
+            "tide: NLLLoss: weight must be a tensor, got number")
+        assert.are.equal("sum", nn.BCELoss({ reduction = "sum" }).opts.reduction)
+    end)
 end)

@@ -516,13 +516,16 @@ end
 
 -- z ^ p for a number p: repeated products for an integer p (exact as PyTorch's), the polar
 -- form otherwise
-function M.pow(z, p)
+function M.pow(z, p, ...)
+    if select("#", ...) > 0 and select(1, ...) ~= nil then
+        raise("tide: pow: takes one exponent, got more arguments")
+    end
     if type(p) ~= "number" then
         raise(("tide: pow: a complex tensor's exponent must be a number, got %s"):format(
             what(p)))
     end
     local n = compat.tointeger(p)
-    if n ~= nil and math.abs(n) <= 16 then
+    if n ~= nil and n >= -16 and n <= 16 then -- (math.abs(math.mininteger) is negative)
         if n == 0 then
             local re = z._ri:select(-1, 1)
             return wrap(stack2(tide().ones_like(re), tide().zeros_like(re)))

@@ -69,6 +69,20 @@ function L.forward_args(who, names, ...)
     return compat.unpack(out, 1, #names)
 end
 
+-- a loss's weight option: a tensor or nil. A reduction's name in its place (nn.BCELoss("sum"):
+-- PyTorch's first parameter is weight) raises at construction, naming the keyword form
+local REDUCTIONS = { mean = true, sum = true, none = true, batchmean = true }
+local function check_weight(name, w)
+    if w == nil or autograd.is_tensor(w) then
+        return
+    end
+    local hint = (type(w) == "string" and REDUCTIONS[w])
+        and ("; the first parameter is weight, as PyTorch's: pass the reduction by name, " ..
+            "nn.%s({reduction = \"%s\"})"):format(name, w) or ""
+    autograd.raise(("tide: %s: weight must be a tensor, got %s%s"):format(name,
+        type(w) == "string" and ("the string \"" .. w .. "\"") or type(w), hint))
+end
+
 -- a loss that keeps its options table (keys: the options it takes) and calls F[fn](input,
 -- target, opts) after a same-shape check that names the module; extra_reduction: a reduction
 -- beyond "mean" | "sum" | "none" that F[fn] takes (KLDivLoss's "batchmean")
@@ -78,6 +92,7 @@ function L.pointwise(name, keys, fn, extra_reduction)
         opts = I.legacy_reduction(opts, name) -- PyTorch's size_average/reduce
         if opts ~= nil then
             core._check_options(opts, name, keys)
+            check_weight(name, opts.weight)
             if opts.reduction ~= nil and opts.reduction ~= extra_reduction then
                 I.check_reduction(opts.reduction, name)
             end
@@ -100,6 +115,7 @@ function L.class(name, keys, log_probs, base)
         opts = I.legacy_reduction(opts, name) -- PyTorch's size_average/reduce
         if type(opts) == "table" then
             core._check_options(opts, name, keys)
+            check_weight(name, opts.weight)
             if opts.weight ~= nil then
                 self:register_buffer("weight", opts.weight)
             end
