@@ -89,9 +89,11 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
 /* ---- options.c ---- */
 /* raises `tide: <op>: unknown option "x" (did you mean "y"?)` for a key of the table at idx
  * outside known, "not supported yet" for one in unsupported; both lists end with NULL */
-void tl_check_options(lua_State *L, int idx, const char *op, const char *const *known,
-                      const char *const *unsupported);
-void tl_open_options(lua_State *L, int mod); /* core._check_options */
+/* the name of names within two edits of key (the closest), or NULL: for "did you mean" */
+const char *tl_closest(const char *key, const char *const *names);
+void        tl_check_options(lua_State *L, int idx, const char *op, const char *const *known,
+                             const char *const *unsupported);
+void        tl_open_options(lua_State *L, int mod); /* core._check_options */
 
 /* require(mod)[fname](...) on this call's arguments, for a form written in Lua; its errors
  * raised again at the user's line (lua/context.c) */

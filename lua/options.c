@@ -38,6 +38,19 @@ static int listed(const char *key, const char *const *names) {
     return 0;
 }
 
+const char *tl_closest(const char *key, const char *const *names) {
+    const char *best = NULL;
+    int         bd = 3; /* within two edits, and never a whole rewrite */
+    for (int i = 0; names[i]; i++) {
+        int d = distance(key, names[i]);
+        if (d < bd && d < (int)strlen(names[i])) {
+            best = names[i];
+            bd = d;
+        }
+    }
+    return best;
+}
+
 /* raises for the key on top of the stack, which is not in known */
 static void unknown(lua_State *L, const char *op, const char *const *known,
                     const char *const *unsupported) {
@@ -52,15 +65,7 @@ static void unknown(lua_State *L, const char *op, const char *const *known,
         tl_error(L, "tide: %s: option \"%s\" is not supported yet", op, key);
         return;
     }
-    const char *best = NULL;
-    int         bd = 3; /* suggest only within two edits, and never a whole rewrite */
-    for (int i = 0; known[i]; i++) {
-        int d = distance(key, known[i]);
-        if (d < bd && d < (int)strlen(known[i])) {
-            best = known[i];
-            bd = d;
-        }
-    }
+    const char *best = tl_closest(key, known);
     if (best) {
         tl_error(L, "tide: %s: unknown option \"%s\" (did you mean \"%s\"?)", op, key, best);
         return;

@@ -606,6 +606,19 @@ static int set_subscripts(lua_State *L) {
     return 0;
 }
 
+/* a field a script set on the tensor at 1 (PyTorch's setattr: p._optim = {...}, kept in its
+ * autograd table's __attrs) for the name at 2: pushed and 1, or 0 with the stack as it was */
+static int user_field(lua_State *L) {
+    int top = lua_gettop(L);
+    if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE && lua_getfield(L, -1, "__attrs") == LUA_TTABLE) {
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, -2) != LUA_TNIL)
+            return 1;
+    }
+    lua_settop(L, top);
+    return 0;
+}
+
 /* __index: properties first, then core.Tensor, then t[i], then tide.subscripts */
 static int t_index(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
@@ -616,6 +629,8 @@ static int t_index(lua_State *L) {
         lua_pop(L, 1);
         lua_pushvalue(L, 2);
         if (lua_rawget(L, lua_upvalueindex(3)) == LUA_TNIL) {
+            if (user_field(L)) /* p._no_weight_decay = true, set by the script */
+                return 1;
             /* x:max(2).indices, linalg.lstsq(A, B).solution: the fields of PyTorch's named
              * tuples, read off a tensor; a nil there fails far from the cause */
             static const char *const NAMED[] = {"values",      "indices",
@@ -669,6 +684,47 @@ static int t_index(lua_State *L) {
     return subscript(L, 0);
 }
 
+/* t.k = v for a name that is none of the assignable ones: PyTorch's setattr on a tensor (a
+ * script's own mark, p._no_weight_decay = true), kept in the autograd table's __attrs and read
+ * by __index. A method's or a property's name raises (a field would hide it), and so does a name
+ * two edits from grad, requires_grad or data (t.require_grad = false: a typo, not a mark). */
+static int set_user_field(lua_State *L, const char *k) {
+    static const char *const ASSIGNABLE[] = {"grad", "requires_grad", "data", NULL};
+    const char              *near = tl_closest(k, ASSIGNABLE);
+    if (near)
+        return tl_error(L, "tide: cannot set field '%s' of a tensor (did you mean '%s'?)", k, near);
+    luaL_getmetafield(L, 1, "__index");
+    for (int up = 2; up <= 3; up++) { /* the properties, then core.Tensor's methods */
+        if (lua_getupvalue(L, -1, up) != NULL) {
+            lua_pushvalue(L, 2);
+            int taken = lua_rawget(L, -2) != LUA_TNIL;
+            lua_pop(L, 2);
+            if (taken)
+                return tl_error(L,
+                                "tide: cannot set field '%s' of a tensor: it is the tensor's %s; "
+                                "keep your value elsewhere (a table keyed by the tensor)",
+                                k, up == 2 ? "property" : "method");
+        }
+    }
+    lua_pop(L, 1); /* __index */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, 1, 1);
+    }
+    if (lua_getfield(L, -1, "__attrs") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "__attrs");
+    }
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, 3);
+    lua_rawset(L, -3);
+    return 0;
+}
+
 /* t.grad = g, t.requires_grad = b, t.data = u, t[i] = number or tensor */
 static int t_newindex(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
@@ -705,10 +761,7 @@ static int t_newindex(lua_State *L) {
             lua_call(L, 2, 0);
             return 0;
         }
-        return tl_error(L,
-                        "tide: cannot set field '%s' of a tensor; only grad, requires_grad, data "
-                        "and t[i] = value can be assigned",
-                        k);
+        return set_user_field(L, k);
     }
     int         isint;
     lua_Integer i = lua_tointegerx(L, 2, &isint);

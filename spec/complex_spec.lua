@@ -382,4 +382,22 @@ describe("complex tensors", function()
         z:abs():sum():backward() -- torch: x.to(torch.cfloat).abs().sum() grads sign(x)
         close(x.grad, { 1.0, -1.0 })
     end)
+
+    -- torch.save({"w": z}) / torch.load: a complex tensor in a checkpoint comes back complex
+    it("saves and loads in a checkpoint table, sharing storage with its pair", function()
+        local path = os.tmpname()
+        local f32 = { dtype = "float32" }
+        local z = tide.complex(tide.tensor({ 1, 1 }, f32), tide.tensor({ 1, -2 }, f32))
+        tide.save({ w = z, pair = tide.view_as_real(z), epoch = 3 }, path)
+        local r = tide.load(path)
+        os.remove(path)
+        assert.is_true(tide.is_complex(r.w))
+        assert.are.equal("complex64", r.w.dtype)
+        close(r.w, { 1, 1, 1, -2 })
+        r.pair[1][1] = 5 -- one tensor in the file: the view is the pair again
+        close(r.w, { 5, 1, 1, -2 })
+        err(function() tide.save(z, path) end, "tide: save: expected a table of name -> tensor " ..
+            "(e.g. model:state_dict()) or a checkpoint table ({model = model:state_dict(), " ..
+            "epoch = 3}), got a complex tensor (save {name = z})")
+    end)
 end)

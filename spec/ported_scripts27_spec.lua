@@ -524,7 +524,7 @@ describe("openai/whisper whisper/model.py", function()
         k = k:view(k.shape[1], k.shape[2], self.n_head, -1):permute(1, 3, 2, 4)
         v = v:view(v.shape[1], v.shape[2], self.n_head, -1):permute(1, 3, 2, 4)
 
-        local out
+        local out, qk
         if MultiHeadAttention.use_sdpa then
             -- a = scaled_dot_product_attention(q, k, v, is_causal=mask is not None and n_ctx > 1)
             local a = F.scaled_dot_product_attention(q, k, v, { is_causal = mask ~= nil and n_ctx > 1 })

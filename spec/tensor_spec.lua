@@ -196,10 +196,23 @@ describe("properties", function()
         assert.is_false(t:t():is_contiguous())
     end)
 
-    it("refuses unknown fields", function()
-        assert.matches("tensor_spec.lua:%d+: tide: cannot set field 'foo' of a tensor",
-            catch(function() t.foo = 1 end))
-        assert.is_nil(t.foo)
+    it("keeps a script's own fields (PyTorch's setattr), refusing names it would hide", function()
+        local p = tide.ones(2)
+        assert.is_nil(p.foo)
+        p._no_weight_decay, p.foo = true, { lr = 1 } -- p._optim = {...} (HazyResearch's Hyena)
+        assert.is_true(p._no_weight_decay)
+        assert.are.equal(1, p.foo.lr)
+        assert.is_nil(tide.ones(2).foo) -- per tensor object
+        p.foo = nil
+        assert.is_nil(p.foo)
+        assert.matches("tensor_spec.lua:%d+: tide: cannot set field 'require_grad' of a tensor " ..
+            "%(did you mean 'requires_grad'%?%)", catch(function() p.require_grad = false end))
+        assert.matches("tide: cannot set field 'add' of a tensor: it is the tensor's method; " ..
+            "keep your value elsewhere %(a table keyed by the tensor%)",
+            catch(function() p.add = 1 end))
+        assert.matches("tide: cannot set field 'shape' of a tensor: it is the tensor's property",
+            catch(function() p.shape = 1 end))
+        assert.are.same({ 2 }, { p:size(1) })
         -- PyTorch's named tuple (x.max(1).indices): its fields name the Lua form
         local m = tide.tensor({ { 1, 5 }, { 7, 2 } })
         assert.matches("tensor_spec.lua:%d+: tide: a tensor has no field 'indices': an op of " ..

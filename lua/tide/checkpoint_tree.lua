@@ -21,6 +21,8 @@
 -- of tide's is ["fn", "tide.nn.functional.relu"] (a TransformerEncoderLayer's activation). A
 -- tensor that requires grad is ["t", name, "g"], a parameter ["t", name, "p"] (and "pg" when
 -- it requires grad), so a loaded module's parameters are parameters again.
+-- A complex tensor (lua/tide/complex/tensor.lua) is ["c", name, flags]: its real [..., 2] pair
+-- as a tensor node, wrapped again at load.
 -- A cycle outside a module, another function (code is never saved: a closure, a hook), another
 -- object (an Optimizer: save its state_dict()) or other userdata raise, naming where it is.
 local core = require("tide.core")
@@ -28,6 +30,7 @@ local compat = require("tide._compat")
 local json = require("tide.models._json")
 local names = require("tide.checkpoint_names")
 local PARAMS = require("tide.nn._parameters")
+local Complex = require("tide.complex.tensor")
 
 local M = { KEY = "tide-tree" }
 
@@ -161,6 +164,11 @@ function M.flatten(t, path)
             return PARAMS[v] and { "t", name, "p" .. grad } or grad ~= "" and { "t", name, grad }
                 or { "t", name }
         end
+        if Complex.is(v) then -- a complex tensor: its real pair, wrapped again by rebuild
+            local pair = walk(v._ri, where, depth)
+            pair[1] = "c"
+            return pair
+        end
         local node = scalar_node(v)
         if node then
             return node
@@ -277,7 +285,7 @@ function M.rebuild(tree_json, tensors, path)
             bad(("tables nested more than %d deep"):format(MAX_DEPTH))
         end
         local kind, a = node[1], node[2]
-        if kind == "t" then
+        if kind == "t" or kind == "c" then
             local t = type(a) == "string" and tensors[a]
             if not core.is_tensor(t) then
                 bad(("tensor %s is not in the file"):format(tostring(a)))
@@ -293,6 +301,12 @@ function M.rebuild(tree_json, tensors, path)
                 if flags:find("g", 1, true) and not t.requires_grad then
                     t:requires_grad_(true)
                 end
+            end
+            if kind == "c" then -- a complex tensor's [..., 2] pair
+                if t:dim() == 0 or t:size(-1) ~= 2 or not Complex.COMPLEX_OF[t.dtype] then
+                    bad(("complex tensor %s is not a float [..., 2] pair"):format(a))
+                end
+                return Complex.wrap(t)
             end
             return t
         elseif SCALAR_TYPE[kind] then -- "b" and "s": the value as it is
@@ -353,7 +367,7 @@ function M.rebuild(tree_json, tensors, path)
             built[#built + 1] = t
             for _, e in ipairs(a) do
                 local key_kind = type(e) == "table" and type(e[1]) == "table" and e[1][1]
-                if not key_kind or key_kind == "{" or key_kind == "t" then
+                if not key_kind or key_kind == "{" or key_kind == "t" or key_kind == "c" then
                     bad("a table entry is not [key, node]")
                 end
                 local k = build(e[1], depth + 1)

@@ -64,10 +64,12 @@ function M.save(path, tensors, metadata)
     if type(path) ~= "string" then
         error("tide: save: path must be a string, got " .. type(path), 2)
     end
-    if type(tensors) ~= "table" or core.is_tensor(tensors) then
+    local complex = require("tide.complex.tensor").is(tensors)
+    if type(tensors) ~= "table" or core.is_tensor(tensors) or complex then
         error("tide: save: expected a table of name -> tensor (e.g. model:state_dict()) or a "
             .. "checkpoint table ({model = model:state_dict(), epoch = 3}), got "
-            .. (core.is_tensor(tensors) and "a tensor (save {name = tensor})" or type(tensors)), 2)
+            .. (core.is_tensor(tensors) and "a tensor (save {name = tensor})" or complex and
+                "a complex tensor (save {name = z})" or type(tensors)), 2)
     end
     local tree_json
     tree.settle(tensors)

@@ -463,16 +463,23 @@ local function div(a, b)
     check_operand("div", b)
     if is_complex(b) then
         if is_complex(a) then
+            if a._ri.dtype == "float64" then
+                b = M.to(b, "complex128") -- |b|^2 in the promoted dtype, as PyTorch's
+            end
             local ar, ai = a._ri:select(-1, 1), a._ri:select(-1, 2)
             local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
             local d = br * br + bi * bi
             return wrap(stack2((ar * br + ai * bi) / d, (ai * br - ar * bi) / d))
         end
+        if is_tensor(a) and a.dtype == "float64" then
+            b = M.to(b, "complex128") -- computed in the promoted dtype, as PyTorch's
+        end
         return mul(reciprocal(b), a)
-    elseif is_tensor(b) then
-        return wrap(a._ri / b:unsqueeze(-1))
+    elseif is_tensor(b) then -- PyTorch divides by b + 0j: a zero b gives nan + nanj, not inf
+        local d = b:unsqueeze(-1)
+        return wrap(tide().where(d:eq(0), 0 / 0, a._ri / d))
     end
-    return wrap(a._ri / b)
+    return wrap(b == 0 and a._ri * (0 / 0) or a._ri / b)
 end
 
 Complex.__add, Complex.__sub, Complex.__mul, Complex.__div, Complex.__unm = add, sub, mul, div,
@@ -487,21 +494,31 @@ function M.conj(z)
 end
 M.conj_physical, M.resolve_conj = M.conj, M.clone
 
--- |z|: its gradient at 0 is 0, as PyTorch's (sgn(0) = 0), not sqrt's NaN
-function M.abs(z)
-    local s = abs2(z)
-    local zero = s:eq(0)
+-- hypot(re, im) (no overflow at 3e20 nor underflow at 1e-30 in float32); its gradient at 0 is
+-- 0, as PyTorch's (sgn(0) = 0), not NaN
+local function modulus(re, im, zero)
     local T = tide()
-    return T.where(zero, 0, T.where(zero, 1, s):sqrt())
+    return T.where(zero, 0, T.where(zero, 1, re):hypot(im))
+end
+
+local function is_zero(re, im)
+    return re:eq(0):logical_and(im:eq(0))
+end
+
+-- |z|: std::abs's (hypot: |inf + nanj| = inf)
+function M.abs(z)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    return modulus(re, im, is_zero(re, im))
 end
 M.absolute = M.abs
 
--- arg z = atan2(im, re); its gradient at 0 is 0, as PyTorch's
+-- arg z = atan2(im, re), signed zeros as PyTorch's (arg(-0 + 0j) = pi); gradient 0 at 0
 function M.angle(z)
     local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
     local T = tide()
-    local zero = re:eq(0):logical_and(im:eq(0))
-    return T.atan2(T.where(zero, 0, im), T.where(zero, 1, re))
+    local zero = is_zero(re, im)
+    return T.where(zero, T.atan2(im:detach(), re:detach()),
+        T.atan2(T.where(zero, 0, im), T.where(zero, 1, re)))
 end
 
 function M.exp(z)
@@ -520,9 +537,21 @@ function M.pow(z, p, ...)
     if select("#", ...) > 0 and select(1, ...) ~= nil then
         raise("tide: pow: takes one exponent, got more arguments")
     end
+    if type(z) == "number" and is_complex(p) then -- x ^ z = exp(z log x), log x of x + 0j
+        if z == 0 then
+            raise("tide: pow: 0 ^ z of a complex z is not supported; compute it as " ..
+                "tide.where(z:eq(0), 1, 0) for the exact powers, or give a positive base")
+        end
+        local l, th = math.log(math.abs(z)), z < 0 and math.pi or 0
+        local pr, pim = p._ri:select(-1, 1), p._ri:select(-1, 2)
+        return M.exp(wrap(stack2(pr * l - pim * th, pr * th + pim * l)))
+    end
     if type(p) ~= "number" then
         raise(("tide: pow: a complex tensor's exponent must be a number, got %s"):format(
             what(p)))
+    end
+    if p == 0.5 then
+        return M.sqrt(z) -- PyTorch's pow(z, 0.5) is sqrt (exact on the axes)
     end
     local n = compat.tointeger(p)
     if n ~= nil and n >= -16 and n <= 16 then -- (math.abs(math.mininteger) is negative)
@@ -548,13 +577,21 @@ function M.pow(z, p, ...)
 end
 Complex.__pow = M.pow
 
--- the principal square root: sqrt((|z| + re) / 2) + i sgn(im) sqrt((|z| - re) / 2), im = +0
--- taken as positive (sqrt(-4 + 0j) = 2j, PyTorch's); exact on the axes, unlike the polar form
+-- the principal square root, without cancellation: t = sqrt((|re| + |z|) / 2); re >= 0:
+-- t + i im / 2t, else |im| / 2t + i copysign(t, im) (sqrt(-4 - 0j) = -2j, PyTorch's); 0 and an
+-- infinite im as PyTorch's (sqrt(x + inf j) = inf + inf j, sqrt(inf + 0j) = inf + 0j)
 function M.sqrt(z)
     local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
-    local r, T = M.abs(z), tide()
-    local sign = T.where(im:lt(0), -1, 1):to(re.dtype)
-    return wrap(stack2(((r + re) * 0.5):clamp(0):sqrt(), ((r - re) * 0.5):clamp(0):sqrt() * sign))
+    local T, zero = tide(), is_zero(re, im)
+    local t = ((re:abs() + modulus(re, im, zero)) * 0.5):sqrt()
+    local t2 = T.where(zero, 1, t) * 2
+    local pos = re:ge(0)
+    local a = T.where(pos, t, im:abs() / t2)
+    local b = T.where(pos, im / t2, T.where(im:signbit(), -t, t))
+    local im_inf = im:abs():eq(1 / 0)
+    a = T.where(im_inf, 1 / 0, T.where(zero, 0, a))
+    b = T.where(im_inf:logical_or(zero), im, b)
+    return wrap(stack2(a, b))
 end
 
 -- log |z| + i arg z

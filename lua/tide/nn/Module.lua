@@ -165,7 +165,7 @@ function Module:register_parameter(name, p)
     check_name(name, "register_parameter")
     if p ~= nil and not is_tensor(p) then
         raise("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
-            type(p))
+            args.typename(p))
     end
     if p ~= nil and not p.requires_grad and not PARAMS[p] then -- nn.Parameter's as it is
         p:requires_grad_(true)
@@ -198,7 +198,9 @@ function Module:register_buffer(name, b, persistent)
             " for '" .. tostring(name) .. "'")
     end
     if b ~= nil and not is_tensor(b) then
-        raise("tide: register_buffer: expected a tensor for '" .. name .. "', got " .. type(b))
+        -- a sparse or complex tensor (Lua classes) is named, with the way to a dense real one
+        raise("tide: register_buffer: expected a tensor for '" .. name .. "', got " ..
+            args.typename(b))
     end
     add(self, self._buffers, "buffer", name, b)
     local np = rawget(self, "_non_persistent")
