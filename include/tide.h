@@ -117,6 +117,7 @@ enum {
     /* no gradient formula (PyTorch has none either): with grad mode on, an input that requires
      * grad raises `tide: <op>: not differentiable` rather than giving a detached result */
     TIDE_OPF_NOT_DIFFERENTIABLE = 1 << 8,
+    TIDE_OPF_INT_POWER = 1 << 9, /* an integer exponent below 0 raises (PyTorch's int pow) */
 };
 /* a row's DTYPES column as flags */
 #define TIDE_OP_DTYPES_ALL      0

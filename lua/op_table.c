@@ -27,7 +27,8 @@ static void set_flag(lua_State *L, const char *key, int on) {
 }
 
 /* {name, family, arity, float_only, integer_only, no_bool, int_exact, no_grad,
- *  not_differentiable, cheap, int_wrap, int_division, bool_result, inplace, autocast_fp32} */
+ *  not_differentiable, cheap, int_wrap, int_division, int_power, bool_result, inplace,
+ *  autocast_fp32} */
 static void push_row(lua_State *L, tide_op op) {
     tide_op_family f = tide_op_family_of(op);
     unsigned       fl = tide_op_flags(op);
@@ -48,6 +49,7 @@ static void push_row(lua_State *L, tide_op op) {
     set_flag(L, "cheap", (fl & TIDE_OPF_CHEAP) != 0);
     set_flag(L, "int_wrap", (fl & TIDE_OPF_INT_WRAP) != 0);
     set_flag(L, "int_division", (fl & TIDE_OPF_INT_DIVISION) != 0);
+    set_flag(L, "int_power", (fl & TIDE_OPF_INT_POWER) != 0);
     set_flag(L, "autocast_fp32", (fl & TIDE_OPF_AUTOCAST_FP32) != 0);
     set_flag(L, "bool_result", f == TIDE_FAMILY_COMPARE || f == TIDE_FAMILY_PREDICATE);
     /* the `name_` method exists (ops.c's REG_ tables) */

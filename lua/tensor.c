@@ -693,20 +693,18 @@ static int set_user_field(lua_State *L, const char *k) {
     const char              *near = tl_closest(k, ASSIGNABLE);
     if (near)
         return tl_error(L, "tide: cannot set field '%s' of a tensor (did you mean '%s'?)", k, near);
-    luaL_getmetafield(L, 1, "__index");
-    for (int up = 2; up <= 3; up++) { /* the properties, then core.Tensor's methods */
-        if (lua_getupvalue(L, -1, up) != NULL) {
-            lua_pushvalue(L, 2);
-            int taken = lua_rawget(L, -2) != LUA_TNIL;
-            lua_pop(L, 2);
-            if (taken)
-                return tl_error(L,
-                                "tide: cannot set field '%s' of a tensor: it is the tensor's %s; "
-                                "keep your value elsewhere (a table keyed by the tensor)",
-                                k, up == 2 ? "property" : "method");
-        }
+    for (int up = 2; up <= 3; up++) { /* __newindex's upvalues: the properties, the methods */
+        if (lua_type(L, lua_upvalueindex(up)) != LUA_TTABLE)
+            continue;
+        lua_pushvalue(L, 2);
+        int taken = lua_rawget(L, lua_upvalueindex(up)) != LUA_TNIL;
+        lua_pop(L, 1);
+        if (taken)
+            return tl_error(L,
+                            "tide: cannot set field '%s' of a tensor: it is the tensor's %s; keep "
+                            "your value elsewhere (a table keyed by the tensor)",
+                            k, up == 2 ? "property" : "method");
     }
-    lua_pop(L, 1); /* __index */
     if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
         lua_pop(L, 1);
         lua_newtable(L);
@@ -1090,7 +1088,6 @@ void tl_open_tensor(lua_State *L, int mod) {
 #endif
         {"__lt", m_lt},
         {"__le", m_le},
-        {"__newindex", t_newindex},
         {"__len", t_len},
         {"__gc", t_gc},
 #if LUA_VERSION_NUM >= 504
@@ -1109,6 +1106,13 @@ void tl_open_tensor(lua_State *L, int mod) {
     }
     lua_pushvalue(L, methods);
     lua_pushvalue(L, size_mt);
+    /* __newindex's upvalues: the state, the property ids and the methods (the names a field
+     * would hide) */
+    lua_pushvalue(L, -4);
+    lua_pushvalue(L, -4);
+    lua_pushvalue(L, -4);
+    lua_pushcclosure(L, t_newindex, 3);
+    lua_setfield(L, mt, "__newindex");
     lua_pushcclosure(L, t_index, 4);
     lua_setfield(L, mt, "__index");
     lua_pop(L, 2); /* mt, the shapes' metatable */

@@ -400,4 +400,23 @@ describe("complex tensors", function()
             "(e.g. model:state_dict()) or a checkpoint table ({model = model:state_dict(), " ..
             "epoch = 3}), got a complex tensor (save {name = z})")
     end)
+
+    -- fuzz findings (ASan round of seeds 44030+): Lua errors where a tide: error belongs
+    it("raises tide: errors for hostile arguments, and takes isclose's positions", function()
+        local z = tide.complex(tide.ones(2), tide.ones(2))
+        err(function() return z:reshape(nil, -1) end,
+            "tide: reshape: sizes must be integers, got nil at position 1")
+        err(function() return z:new_zeros(nil, 3) end,
+            "tide: zeros: sizes must be integers, got nil at position 1")
+        err(function() return z:addcmul(2, z) end,
+            "tide: addcmul: tensor1 must be a tensor (complex or real), got number")
+        err(function() return z:addcdiv_(z, 3) end,
+            "tide: addcdiv: tensor2 must be a tensor (complex or real), got number")
+        err(function() return z:isclose(z, tide.ones(1)) end,
+            "tide: isclose: rtol must be a number, got a tensor")
+        -- torch: z.isclose(z + 1e-3, 1e-2) is true, allclose(z + 1e-3) false
+        assert.is_true(z:isclose(z + 1e-3, 1e-2):all():item())
+        assert.is_true(z:allclose(z + 1e-3, 0, 1e-2))
+        assert.is_false(z:allclose(z + 1e-3))
+    end)
 end)

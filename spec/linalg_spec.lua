@@ -121,6 +121,10 @@ describe("tide.linalg, PyTorch's values and gradients (" .. DEV .. ")", function
         P.close(V.lu_pivots_batch, pb, 0, "batch pivots")
         P.close(V.vnorm0, L.vector_norm(t64(A), { ord = 0 }):reshape(1), 0, "ord 0")
         P.close(V.matrix_power0, L.matrix_power(t64(A), 0), 0, "k = 0")
+        if math.mininteger then -- (fuzz: -k wrapped and the call recursed without end)
+            local i2 = tide.eye(2, { dtype = "float64" })
+            assert.are.same(i2:totable(), L.matrix_power(i2, math.mininteger):totable())
+        end
         P.close(V.logdet_negative, t64(A):logdet():reshape(1), 0, "logdet of a negative det")
     end)
 

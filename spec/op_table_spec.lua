@@ -29,7 +29,11 @@ describe("tide.core._ops", function()
         assert.are.same({ name = "add", family = "binary", arity = 2, float_only = false,
             integer_only = false, no_bool = false, int_exact = true, no_grad = false,
             not_differentiable = false, cheap = true, int_wrap = true, int_division = false,
-            bool_result = false, inplace = true, autocast_fp32 = false }, row("add"))
+            int_power = false, bool_result = false, inplace = true, autocast_fp32 = false },
+            row("add"))
+        -- integer pow stays integer, as PyTorch's; a negative integer exponent raises
+        assert.is_false(row("pow").float_only)
+        assert.is_true(row("pow").int_power)
         assert.is_true(row("exp").autocast_fp32) -- PyTorch's autocast float32 list
         assert.is_true(row("sum").autocast_fp32)
         local div = row("div")

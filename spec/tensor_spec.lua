@@ -212,6 +212,16 @@ describe("properties", function()
             catch(function() p.add = 1 end))
         assert.matches("tide: cannot set field 'shape' of a tensor: it is the tensor's property",
             catch(function() p.shape = 1 end))
+        -- under the profiler, which wraps the metamethods (fuzz: this crashed reading the
+        -- wrapped __index's upvalues)
+        local prof = tide.profiler.profile({ record_shapes = true })
+        prof:start()
+        local ok, err = pcall(function() p.shape = tide.ones(1) end)
+        p.bar = 4
+        prof:stop()
+        assert.is_false(ok)
+        assert.matches("it is the tensor's property", err)
+        assert.are.equal(4, p.bar)
         assert.are.same({ 2 }, { p:size(1) })
         -- PyTorch's named tuple (x.max(1).indices): its fields name the Lua form
         local m = tide.tensor({ { 1, 5 }, { 7, 2 } })

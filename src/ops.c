@@ -344,6 +344,16 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
                            "float dtype for inf/nan results",
                            name, v, tide_dtype_name(cdt));
     }
+    /* an integer tensor to a negative integer power: PyTorch's refusal, known here at no cost */
+    if ((flags & TIDE_OPF_INT_POWER) && !reverse && !tide_dtype_is_float(cdt) && s.d < 0) {
+        char v[32];
+        scalar_fmt(v, sizeof v, s);
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: integers to negative integer powers are not allowed (as "
+                           "PyTorch's): %s tensor ^ %s; convert the base to a float dtype first "
+                           "(x:double() ^ %s)",
+                           name, tide_dtype_name(cdt), v, v);
+    }
     if (needs_operand(cdt, s)) {
         tide_tensor *e;
         TIDE_TRY(int64_operand(ctx, name, dev, s.i, &e));

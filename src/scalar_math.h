@@ -624,6 +624,29 @@ TIDE_HD uint8_t tide_fmod_u8(uint8_t a, uint8_t b) {
     return tide_remainder_u8(a, b);
 }
 
+/* integer powers by squaring, wrapping as two's complement (PyTorch's int pow: 3 ** 41 wraps in
+ * int64). An exponent below 0 gives 1 for a base of 1, +-1 for -1 and 0 otherwise (the CPU
+ * raises before it computes, as PyTorch's; CUDA cannot know without a synchronisation) */
+#define TIDE_DEF_INT_POW(S, T, U)                                                                  \
+    TIDE_HD T tide_pow_##S(T a, T e) {                                                             \
+        if (e < 0)                                                                                 \
+            return (T)(a == 1 ? 1 : a == (T)-1 ? ((e & 1) ? -1 : 1) : 0);                          \
+        U r = 1, b = (U)a;                                                                         \
+        for (U k = (U)e; k; k >>= 1, b *= b)                                                       \
+            if (k & 1)                                                                             \
+                r *= b;                                                                            \
+        return (T)r;                                                                               \
+    }
+TIDE_DEF_INT_POW(i32, int32_t, uint32_t)
+TIDE_DEF_INT_POW(i64, int64_t, uint64_t)
+TIDE_HD uint8_t tide_pow_u8(uint8_t a, uint8_t e) {
+    unsigned r = 1, b = a;
+    for (unsigned k = e; k; k >>= 1, b = (b * b) & 0xffu)
+        if (k & 1)
+            r = (r * b) & 0xffu;
+    return (uint8_t)r;
+}
+
 /* what integers share with every dtype: rounding is the identity (PyTorch returns the integer
  * tensor unchanged) and no integer is NaN or infinite */
 #define TIDE_DEF_INT_SAME(NAME, S, T)                                                              \
@@ -664,6 +687,7 @@ TIDE_DEF_BOOL_BINARY(floordiv)
 TIDE_DEF_BOOL_BINARY(remainder)
 TIDE_DEF_BOOL_BINARY(fmod)
 TIDE_DEF_BOOL_BINARY(maximum)
+TIDE_DEF_BOOL_BINARY(pow) /* a ** b of 0 and 1: 0 ** 0 is 1 */
 TIDE_DEF_BOOL_BINARY(minimum)
 TIDE_DEF_BOOL_UNARY(neg)
 TIDE_DEF_BOOL_UNARY(abs)

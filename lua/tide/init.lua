@@ -199,6 +199,11 @@ tide.cuda.amp = setmetatable({}, {
   end,
 })
 
+-- torch.cuda.manual_seed(seed) / manual_seed_all(seed): tide has one generator for every
+-- device, which tide.manual_seed seeds (returns nothing, as torch.cuda's)
+tide.cuda.manual_seed = function(seed) tide.manual_seed(seed) end
+tide.cuda.manual_seed_all = tide.cuda.manual_seed
+
 local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   distributed = "tide.distributed", autograd = "tide.autograd", utils = "tide.utils",
   models = "tide.models", text = "tide.text", linalg = "tide.linalg",

@@ -1019,7 +1019,11 @@ function L.matrix_power(A, k)
         raise(("tide: %s: k must be an integer, got %s"):format(op, tostring(k)))
     end
     if k < 0 then
-        return L.matrix_power(L.inv(A), -k)
+        local inv = L.inv(A)
+        if -k < 0 then -- math.mininteger, whose negation wraps (fuzz: it recursed without end)
+            return L.matrix_power(inv, -(k + 1)):matmul(inv)
+        end
+        return L.matrix_power(inv, -k)
     end
     local result
     local base = A

@@ -330,9 +330,19 @@ static void test_binary_int(void) {
     /* float-only rows (tide_ops.def DTYPES FLOAT) have no integer kernel: the core promotes
      * first, and the backend refuses rather than compute a value */
     o[0] = 77;
-    CHECK(B->binary(&dev0, TIDE_OP_POW, &vo, &va, &vb) == TIDE_ENOTSUP &&
-              strstr(tide_errmsg(), "pow: int64 is not supported on the CPU") && o[0] == 77,
-          "int pow refused: %s", tide_errmsg());
+    CHECK(B->binary(&dev0, TIDE_OP_DIV, &vo, &va, &vb) == TIDE_ENOTSUP &&
+              strstr(tide_errmsg(), "div: int64 is not supported on the CPU") && o[0] == 77,
+          "int div refused: %s", tide_errmsg());
+    /* integer pow: exact, wrapping; an exponent holding a negative raises before any write */
+    CHECK(B->binary(&dev0, TIDE_OP_POW, &vo, &va, &vnz) == TIDE_EINVAL &&
+              strstr(tide_errmsg(), "pow: integers to negative integer powers") && o[0] == 77,
+          "int pow of a negative exponent: %s", tide_errmsg());
+    CHECK(tide_pow_i64(3, 41) == INT64_C(-420491770248316829), "3 ^ 41 wraps as PyTorch's");
+    CHECK(tide_pow_i64(-2, 3) == -8 && tide_pow_i64(7, 0) == 1 &&
+              tide_pow_i32(2, 31) == INT32_MIN && tide_pow_u8(3, 5) == 243 &&
+              tide_pow_u8(2, 9) == 0 && tide_pow_i64(-1, -3) == -1 && tide_pow_i64(1, -5) == 1 &&
+              tide_pow_i64(2, -1) == 0 && tide_pow_b(0, 0) == 1 && tide_pow_b(0, 1) == 0,
+          "int pow edge cases");
     CHECK_OK(B->binary(&dev0, TIDE_OP_SUB, &vo, &va, &vb));
     CHECK(o[3] == INT64_MIN + 1 && o[0] == -9, "int sub");
     /* int32 wraps instead of trapping */

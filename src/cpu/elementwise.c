@@ -67,34 +67,58 @@ static int is_int_division(tide_op op, tide_dtype dt) {
            dt != TIDE_DTYPE_F64;
 }
 
-typedef struct zero_arg {
+/* the integer operand's elements that raise: a zero divisor, or a negative exponent of a signed
+ * dtype (an int32 / int64 element below 0; uint8 and bool have none) */
+typedef struct bad_arg {
     size_t es;
+    int    negative; /* look for negatives rather than zeros */
     int    found;
-} zero_arg;
+} bad_arg;
 
-static void zero_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+static void bad_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
-    zero_arg   *za = arg;
+    bad_arg    *ba = arg;
     const char *pb = p[0];
-    for (int64_t i = 0; i < n && !za->found; i++, pb += s[0])
-        za->found = za->es == 8   ? *(const int64_t *)pb == 0
-                    : za->es == 4 ? *(const int32_t *)pb == 0
-                                  : *(const uint8_t *)pb == 0;
+    for (int64_t i = 0; i < n && !ba->found; i++, pb += s[0]) {
+        int64_t v = ba->es == 8   ? *(const int64_t *)pb
+                    : ba->es == 4 ? *(const int32_t *)pb
+                                  : *(const uint8_t *)pb;
+        ba->found = ba->negative ? v < 0 : v == 0;
+    }
+}
+
+static int found_in(const char *name, const tide_kview *b, int negative, tide_status *st) {
+    const tide_kview *v[1] = {b};
+    cpu_iter          it;
+    *st = cpu_iter_init(&it, name, 1, v);
+    if (*st != TIDE_OK)
+        return 0;
+    bad_arg ba = {cpu_dtype_size(b->dtype), negative, 0};
+    cpu_iter_run(&it, 0, bad_row, &ba);
+    return ba.found;
 }
 
 /* A zero divisor raises before anything is written. Here the check is one compare per element
  * next to a division; a GPU backend would need a device synchronisation (docs/API.md). */
 static tide_status check_divisor(const char *name, const tide_kview *b) {
-    const tide_kview *v[1] = {b};
-    cpu_iter          it;
-    TIDE_TRY(cpu_iter_init(&it, name, 1, v));
-    zero_arg za = {cpu_dtype_size(b->dtype), 0};
-    cpu_iter_run(&it, 0, zero_row, &za);
-    if (za.found)
+    tide_status st;
+    if (found_in(name, b, 0, &st))
         return tide_seterr(TIDE_EINVAL,
                            "%s: integer division by zero; the divisor holds a 0 (convert to a "
                            "float dtype for inf/nan results, or replace the zeros with where)",
                            name);
+    return st;
+}
+
+/* an integer exponent below 0 raises, as PyTorch's integer pow */
+static tide_status check_exponent(const char *name, const tide_kview *e) {
+    tide_status st;
+    if ((e->dtype == TIDE_DTYPE_I32 || e->dtype == TIDE_DTYPE_I64) && found_in(name, e, 1, &st))
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: integers to negative integer powers are not allowed (as "
+                           "PyTorch's); the exponent holds a negative %s; convert the base to a "
+                           "float dtype (x:double() ^ e)",
+                           name, tide_dtype_name(e->dtype));
     return TIDE_OK;
 }
 
@@ -112,6 +136,8 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
                            name);
     if (is_int_division(op, a->dtype))
         TIDE_TRY(check_divisor(name, b));
+    if ((tide_op_flags(op) & TIDE_OPF_INT_POWER) && !tide_dtype_is_float(a->dtype))
+        TIDE_TRY(check_exponent(name, b));
     /* the common case first: three contiguous operands of one shape, below the thread grain,
      * are one row; the iterator's setup cost more than a small op's loop */
     int64_t n = cpu_numel(out);

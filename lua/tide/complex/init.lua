@@ -260,15 +260,13 @@ function M.factory(op, ...)
                     :format(what(value)))
             end
         end
-        local sizes = {}
-        if type(a[1]) == "table" then
-            for i = 1, #a[1] do
-                sizes[i] = a[1][i]
+        local sizes, list = {}, type(a[1]) == "table" and a[1] or a
+        for i = 1, type(a[1]) == "table" and #list or a.n do
+            if type(list[i]) ~= "number" then
+                raise(("tide: %s: sizes must be integers, got %s at position %d"):format(op,
+                    what(list[i]), i))
             end
-        else
-            for i = 1, a.n do
-                sizes[i] = a[i]
-            end
+            sizes[i] = list[i]
         end
         sizes[#sizes + 1] = 2
         if op == "zeros" or op == "ones" or op == "full" then

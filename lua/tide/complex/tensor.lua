@@ -74,15 +74,22 @@ end
 Complex.norm_dim = norm_dim
 
 -- the varargs sizes of view / reshape / expand (numbers, or one list or tide.Size), with the
--- pair's 2 appended
-local function sizes_of(...)
-    local first = ...
-    local s = type(first) == "table" and first or { ... }
+-- pair's 2 appended; a size that is no number (a nil in the middle) raises naming it
+local function sizes_of(op, ...)
+    local n, first = select("#", ...), ...
+    local s = { ... }
+    if n == 1 and type(first) == "table" then
+        s, n = first, #first
+    end
     local out = {}
-    for i = 1, #s do
+    for i = 1, n do
+        if type(s[i]) ~= "number" then
+            raise(("tide: %s: sizes must be integers, got %s at position %d"):format(op,
+                type(s[i]), i))
+        end
         out[i] = s[i]
     end
-    out[#out + 1] = 2
+    out[n + 1] = 2
     return out
 end
 
@@ -635,12 +642,24 @@ local function value_of(op, v, ...)
     return v or 1
 end
 
+-- tensor1 and tensor2 of addcmul / addcdiv: tensors, complex or real
+local function tensor_operands(op, t1, t2)
+    for i, t in ipairs({ t1, t2 }) do
+        if not (is_complex(t) or is_tensor(t)) then
+            raise(("tide: %s: tensor%d must be a tensor (complex or real), got %s"):format(op, i,
+                what(t)))
+        end
+    end
+end
+
 function M.addcmul(z, t1, t2, value, ...)
+    tensor_operands("addcmul", t1, t2)
     local v = value_of("addcmul", value, ...)
     return add(z, mul(mul(t1, t2), v))
 end
 
 function M.addcdiv(z, t1, t2, value, ...)
+    tensor_operands("addcdiv", t1, t2)
     local v = value_of("addcdiv", value, ...)
     return add(z, mul(div(t1, t2), v))
 end
@@ -667,15 +686,17 @@ function M.ne(z, other)
 end
 
 -- PyTorch's complex isclose: |z - other| <= atol + rtol |other|, NaN as given by equal_nan
-function M.isclose(z, other, opts, ...)
-    if select("#", ...) > 0 then
-        raise("tide: isclose: takes other and an options table {rtol =, atol =, equal_nan =}")
-    end
-    local o = opts or {}
-    for k in pairs(o) do
+local ISCLOSE = { "rtol", "atol", "equal_nan" }
+function M.isclose(z, other, ...)
+    -- PyTorch's isclose(other, rtol=1e-05, atol=1e-08, equal_nan=False): by position, by name
+    -- in a last table, or mixed
+    local o = require("tide.pytorch_args").merge("isclose", ISCLOSE, ...) or {}
+    for k, v in pairs(o) do
         if k ~= "rtol" and k ~= "atol" and k ~= "equal_nan" then
             raise(("tide: isclose: unknown option %s; it takes rtol, atol, equal_nan"):format(
                 tostring(k)))
+        elseif k ~= "equal_nan" and type(v) ~= "number" then
+            raise(("tide: isclose: %s must be a number, got %s"):format(k, what(v)))
         end
     end
     local rtol, atol = o.rtol or 1e-5, o.atol or 1e-8
@@ -825,15 +846,15 @@ Complex.matmul = M.matmul -- tide.matmul(a, b) with a complex operand (lua/linal
 
 -- ---- shape ops (on the pair, its last dim kept) ----
 function M.view(z, ...)
-    return wrap(z._ri:view(sizes_of(...)))
+    return wrap(z._ri:view(sizes_of("view", ...)))
 end
 
 function M.reshape(z, ...)
-    return wrap(z._ri:reshape(sizes_of(...)))
+    return wrap(z._ri:reshape(sizes_of("reshape", ...)))
 end
 
 function M.expand(z, ...)
-    return wrap(z._ri:expand(sizes_of(...)))
+    return wrap(z._ri:expand(sizes_of("expand", ...)))
 end
 
 -- other's shape, for view_as / reshape_as / expand_as: a tensor's, real or complex

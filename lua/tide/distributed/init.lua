@@ -82,7 +82,7 @@ end
 
 local function check_tensor(t, fname)
     if not core.is_tensor(t) then
-        raise("tide: " .. fname .. ": expected a tensor, got " .. type(t))
+        raise("tide: " .. fname .. ": expected a tensor, got " .. args.typename(t))
     end
 end
 

@@ -122,7 +122,7 @@ local function fill_group(who, g, defaults, types)
                 ", got " .. type(g[k]))
         end
     end
-    if g.lr < 0 then
+    if g.lr ~= nil and g.lr < 0 then -- nil: a subclass's lr=None default (Adafactor's)
         raise("tide: " .. who .. ": expected lr >= 0, got " .. tostring(g.lr))
     end
 end

@@ -41,8 +41,7 @@ end
 function Sparse.new(op, indices, values, shape)
     if not is_tensor(indices) or not is_tensor(values) then
         raise(("tide: %s: expected indices and values tensors, got %s and %s"):format(op,
-            is_tensor(indices) and "a tensor" or type(indices),
-            is_tensor(values) and "a tensor" or type(values)))
+            args.typename(indices), args.typename(values)))
     end
     if indices.dtype ~= "int64" and indices.dtype ~= "int32" then
         raise(("tide: %s: indices must be int64 (or int32), got %s"):format(op, indices.dtype))

@@ -11,7 +11,7 @@ local Tensor = core.Tensor
 
 -- a Lua list given for indices or values becomes a tensor as tide.tensor makes it
 local function as_tensor(v, opts)
-    if type(v) == "table" and not Sparse.is(v) and not core.is_tensor(v) then
+    if type(v) == "table" and getmetatable(v) == nil then -- not a complex / sparse tensor
         return core.tensor(v, opts)
     end
     return v

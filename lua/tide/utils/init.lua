@@ -58,7 +58,8 @@ function M.partial(fn, ...)
         n = n - 1
     end
     local p = { func = fn, args = args, keywords = keywords }
-    return setmetatable(p, { __call = function(_, ...)
+    -- __name: an object, so a partial given by position is a value, not an options table
+    return setmetatable(p, { __name = "functools.partial", __call = function(_, ...)
         local call, m = {}, 0
         for i = 1, n do
             m = m + 1

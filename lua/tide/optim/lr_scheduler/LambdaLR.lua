@@ -3,6 +3,7 @@
 -- the epoch, not the functions (as PyTorch's, which saves no plain functions)
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local raise = require("tide.autograd").raise
+local is_callable = require("tide.op_args").is_callable
 
 local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })
 LambdaLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain function
@@ -12,7 +13,7 @@ LambdaLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain fu
 
 function LambdaLR:init(opts)
     local f, n = opts.lr_lambda, #self.optimizer.param_groups
-    if type(f) == "function" then
+    if is_callable(f) then -- a function, or a callable (tide.utils.partial, transformers')
         local fs = {}
         for i = 1, n do
             fs[i] = f
@@ -24,7 +25,7 @@ function LambdaLR:init(opts)
             type(f) == "table" and ("a list of " .. #f) or type(f)))
     end
     for i = 1, n do
-        if type(f[i]) ~= "function" then
+        if not is_callable(f[i]) then
             raise("tide: LambdaLR: lr_lambda " .. i .. " is a " .. type(f[i]) ..
                 ", expected a function")
         end
