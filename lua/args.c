@@ -91,9 +91,31 @@ int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, in
                     op, (lua_Integer)d, n, n, n);
 }
 
+/* a 0-d integer tensor given as a size (PyTorch's torch.zeros(n) with n = t.sum()): its value,
+ * read through t:item() (a copy to the host for a device tensor, as PyTorch's) */
+static int is_size_tensor(lua_State *L, int idx) {
+    ltensor *u = tl_test(L, idx);
+    return u && u->t && tide_tensor_ndim(u->t) == 0 &&
+           !tide_dtype_is_float(tide_tensor_dtype(u->t));
+}
+
+static lua_Integer size_tensor_value(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_getfield(L, idx, "item");
+    lua_pushvalue(L, idx);
+    lua_call(L, 1, 1);
+    lua_Integer v = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
 static int64_t shape_entry(lua_State *L, int idx, int pos, const char *op, int allow_neg1) {
     int         isint;
     lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint && is_size_tensor(L, idx)) {
+        v = size_tensor_value(L, idx);
+        isint = 1;
+    }
     if (!isint) {
         if (lua_type(L, idx) == LUA_TNUMBER)
             return tl_error(L, "tide: %s: size %s at position %d is not an integer", op,
@@ -130,7 +152,7 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
         *ndim = n;
         return 1;
     }
-    while (lua_type(L, idx + n) == LUA_TNUMBER) {
+    while (lua_type(L, idx + n) == LUA_TNUMBER || is_size_tensor(L, idx + n)) {
         if (n == TIDE_MAX_DIMS)
             return tl_error(L, "tide: %s: more than %d dims given; tide supports at most %d", op,
                             TIDE_MAX_DIMS, TIDE_MAX_DIMS);

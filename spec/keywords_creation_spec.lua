@@ -414,4 +414,17 @@ describe("creation calls with nils for the optional numbers (the core's own form
             end), 1, true)
         assert.are.same({ 0, 1, 2, 3, 4 }, tide.arange(5, nil, nil):totable())
     end)
+
+    -- torch.zeros(n) with n a 0-d integer tensor (DDSP's upsample: a size from a buffer's sum)
+    it("takes a 0-d integer tensor as a size, in the factories and in view", function()
+        local n = tide.tensor(3)
+        assert.are.same({ 2, 4, 3 }, { tide.rand(2, 4, n):size(1), 4, tide.rand(2, 4, n):size(3) })
+        assert.are.same({ 3, 2 }, { tide.zeros({ n, 2 }):size(1), 2 })
+        local v = tide.ones(2, 3):view(n, -1)
+        assert.are.same({ 3, 2 }, { v:size(1), v:size(2) })
+        assert.are.equal("int64", tide.zeros(n, { dtype = "int64" }).dtype)
+        -- a float or a 1-d tensor is no size
+        assert.has_error(function() tide.zeros(tide.tensor(2.5)) end)
+        assert.has_error(function() tide.zeros(tide.tensor({ 2, 3 })) end)
+    end)
 end)

@@ -141,9 +141,10 @@ function Tensor.tile(x, ...)
     local shape = x:size()
     local n = math.max(#reps, #shape)
     local full_reps, full_shape = {}, {}
-    for i = 1, n do
-        full_reps[i] = reps[i - (n - #reps)] or 1
-        full_shape[i] = shape[i - (n - #shape)] or 1
+    for i = 1, n do -- (index > 0 only: a tide.Size reads shape[-1] as its last size)
+        local ri, si = i - (n - #reps), i - (n - #shape)
+        full_reps[i] = ri > 0 and reps[ri] or 1
+        full_shape[i] = si > 0 and shape[si] or 1
     end
     -- [1, s1, 1, s2, ...] expanded to [r1, s1, r2, s2, ...], then merged pairwise
     local view, expanded, result = {}, {}, {}

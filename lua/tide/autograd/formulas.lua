@@ -99,7 +99,8 @@ def {
 
 def {
     name = "div",
-    reads = { 2, { "out", 2 } },
+    -- b's gradient reads a, not the result, as PyTorch's (x:div_(s) then x:mul_(w) backprops)
+    reads = { 2, { 1, 2 } },
     backward = function(nd, g)
         local a, b = nd[1], nd[2]
         local ga, gb
@@ -108,7 +109,8 @@ def {
         end
         if needs(b) then
             -- d(a/b)/db = -(a/b)/b
-            gb = reduce(g:mul(nd.out):div(b):neg(), b)
+            local q = type(a) == "number" and b:reciprocal():mul(a) or a:div(b)
+            gb = reduce(g:mul(q:div(b)):neg(), b)
         end
         return ga, gb
     end,

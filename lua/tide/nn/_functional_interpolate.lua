@@ -155,6 +155,8 @@ return function(F)
     -- the output sizes, and the scales given (1 / scale_factor, unless recomputed), per dim
     local function output_sizes(who, input, o, nsp)
         local function per_dim(v, what)
+            -- a 0-d tensor stands for its value (PyTorch's size=x.shape[-1] * t0)
+            v = args.scalar(v)
             local list = type(v) == "table" and v or {}
             if type(v) ~= "table" then
                 for i = 1, nsp do
@@ -166,6 +168,7 @@ return function(F)
                     what, nsp, nsp + 2, #list))
             end
             for i = 1, nsp do
+                list[i] = args.scalar(list[i])
                 if type(list[i]) ~= "number" or list[i] <= 0 then
                     raise(string.format("tide: %s: %s must be positive numbers, got %s", who, what,
                         tostring(list[i])))
