@@ -286,4 +286,29 @@ describe("integer division on " .. D.name, function()
                 assert.are.same({ 10, 0 }, vals(10 // T({ 1, 0 }, "int32")))
             end)
     end
+
+    -- PyTorch 1.13: torch.tensor([2, 3, -2]) ** 2 is int64 [4, 9, 4]; an integer to a negative
+    -- integer power raises ("Integers to negative integer powers are not allowed.")
+    it("integer pow stays integer and refuses a negative integer exponent", function()
+        local a = T({ 2, 3, -2 }, "int64")
+        assert.are.same({ 4, 9, 4 }, vals(a ^ 2))
+        assert.are.equal("int64", (a ^ 2).dtype)
+        assert.are.same({ 4, 27, -8 }, vals(a ^ T({ 2, 3, 3 }, "int64")))
+        assert.are.same({ 4, 8, 8 }, vals(2 ^ T({ 2, 3, 3 }, "int64")))
+        assert.are.equal("int32", (T({ 2 }, "int32") ^ 3).dtype)
+        assert.are.equal("float32", (a ^ 0.5).dtype)
+        assert.matches("numerics_spec.lua:%d+: tide: pow: integers to negative integer powers " ..
+            "are not allowed %(as PyTorch's%): int64 tensor %^ %-1", catch(function()
+                return a ^ -1
+            end))
+        if D.kind == "cpu" then -- an exponent tensor's negative raises before any write
+            local out = T({ 7, 7, 7 }, "int64")
+            assert.matches("tide: pow: integers to negative integer powers are not allowed",
+                catch(function() return tide.pow(a, T({ 1, -1, 2 }, "int64"), { out = out }) end))
+            assert.are.same({ 7, 7, 7 }, vals(out))
+        else -- CUDA gives NumPy's values there (finding one would need a synchronisation)
+            assert.are.same({ 2, 0, 4 }, vals(a ^ T({ 1, -1, 2 }, "int64")))
+            assert.are.same({ 1, -1, 1 }, vals(T({ 1, -1, 1 }, "int64") ^ T({ -3, -3, -2 }, "int64")))
+        end
+    end)
 end)
