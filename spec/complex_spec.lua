@@ -419,4 +419,18 @@ describe("complex tensors", function()
         assert.is_true(z:allclose(z + 1e-3, 0, 1e-2))
         assert.is_false(z:allclose(z + 1e-3))
     end)
+
+    -- torch.complex(real=a, imag=b), torch.polar(abs=, angle=), torch.view_as_real(input=z)
+    it("takes PyTorch's keyword names for the functions' tensors", function()
+        local a = tide.tensor({ 1, 2 }, { dtype = "float32" })
+        close(tide.complex({ real = a, imag = a * 2 }), { 1, 2, 2, 4 })
+        close(tide.complex(a, { imag = a }), { 1, 1, 2, 2 })
+        close(tide.polar({ abs = a, angle = a * 0 }), { 1, 0, 2, 0 })
+        close(tide.view_as_complex({ input = tide.ones(1, 2) }), { 1, 1 })
+        assert.are.equal(2, tide.view_as_real({ input = tide.complex(a, a) }):dim())
+        err(function() return tide.complex(a, a, { imag = a }) end,
+            "tide: complex: imag given twice, as argument #2 and by name; pass it once")
+        err(function() return tide.complex({ real = a, img = a }) end,
+            "tide: complex: unknown argument img; it takes real, imag")
+    end)
 end)

@@ -28,7 +28,32 @@ local function tide()
 end
 
 -- tide.view_as_real(z): z's pair [..., 2] itself (shares storage)
-function F.view_as_real(z)
+-- PyTorch's keyword names for the functions' tensors (torch.complex(real=a, imag=b),
+-- torch.view_as_real(input=z)): a last options table holds those not given by position; a name
+-- given both ways or unknown raises
+local function by_name(op, names, ...)
+    local n = select("#", ...)
+    local last = n > 0 and select(n, ...) or nil
+    if not (pytorch_args.is_options(last) and next(last) ~= nil) then
+        return ...
+    end
+    local a = { ... }
+    a[n] = nil
+    for k, v in pairs(last) do
+        local i = pytorch_args.position(names, k)
+        if not i then
+            raise(("tide: %s: unknown argument %s; it takes %s"):format(op, tostring(k),
+                table.concat(names, ", ")))
+        elseif a[i] ~= nil then
+            pytorch_args.twice(op, k, i)
+        end
+        a[i] = v
+    end
+    return unpack(a, 1, #names)
+end
+
+function F.view_as_real(...)
+    local z = by_name("view_as_real", { "input" }, ...)
     if not is_complex(z) then
         raise(("tide: view_as_real: expected a complex tensor, got %s (view_as_real is only " ..
             "for complex tensors)"):format(what(z)))
@@ -37,7 +62,8 @@ function F.view_as_real(z)
 end
 
 -- tide.view_as_complex(x): x float32 / float64 [..., 2], its last dim contiguous
-function F.view_as_complex(x)
+function F.view_as_complex(...)
+    local x = by_name("view_as_complex", { "input" }, ...)
     local op = "view_as_complex"
     if not is_tensor(x) then
         raise(("tide: %s: expected a float32 or float64 tensor of shape [..., 2], got %s")
@@ -60,7 +86,8 @@ function F.view_as_complex(x)
 end
 
 -- tide.complex(real, imag): same float dtype, broadcast
-function F.complex(re, im)
+function F.complex(...)
+    local re, im = by_name("complex", { "real", "imag" }, ...)
     local op = "complex"
     if not is_tensor(re) or not is_tensor(im) then
         raise(("tide: %s: expected real and imag tensors, got %s and %s"):format(op, what(re),
@@ -82,7 +109,8 @@ function F.complex(re, im)
 end
 
 -- tide.polar(abs, angle): abs * (cos angle + i sin angle)
-function F.polar(r, theta)
+function F.polar(...)
+    local r, theta = by_name("polar", { "abs", "angle" }, ...)
     local op = "polar"
     if not is_tensor(r) or not is_tensor(theta) then
         raise(("tide: %s: expected abs and angle tensors, got %s and %s"):format(op, what(r),
