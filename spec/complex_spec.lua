@@ -433,4 +433,19 @@ describe("complex tensors", function()
         err(function() return tide.complex({ real = a, img = a }) end,
             "tide: complex: unknown argument img; it takes real, imag")
     end)
+
+    -- RetNet's complex swish and ComplexGroupNorm: torch 1.13 values for
+    -- z = complex([[0.5, -1], [2, 0.3]], [[1, 0.2], [-0.5, 0.7]])
+    it("computes sigmoid, tanh, var and std as PyTorch's", function()
+        local f32 = { dtype = "float32" }
+        local z = tide.complex(tide.tensor({ { 0.5, -1 }, { 2, 0.3 } }, f32),
+            tide.tensor({ { 1, 0.2 }, { -0.5, 0.7 } }, f32))
+        close(z:sigmoid(), { 0.6562, 0.2523, 0.2671, 0.0394, 0.8908, -0.0517, 0.5841, 0.1779 })
+        close(tide.sigmoid(z), flat(z:sigmoid()))
+        close(z:tanh(), { 1.0428, 0.8069, -0.7744, 0.0832, 0.9799, -0.0302, 0.4697, 0.7270 })
+        close(z:var(2), { 1.4450, 2.1650 })
+        close(z:var(), { 1.9400 })
+        close(z:std({ dim = 1 }), { 1.5000, 0.9849 })
+        assert.are.equal("float32", z:var().dtype)
+    end)
 end)

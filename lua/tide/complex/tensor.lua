@@ -617,6 +617,17 @@ function M.cos(z)
     return wrap(stack2(a:cos() * b:cosh(), -(a:sin() * b:sinh())))
 end
 
+-- sigmoid(z) = 1 / (1 + exp(-z)); tanh(z) = (exp(2z) - 1) / (exp(2z) + 1): RetNet's complex
+-- swish gate
+function M.sigmoid(z)
+    return reciprocal(add(M.exp(neg(z)), 1))
+end
+
+function M.tanh(z)
+    local e = M.exp(mul(z, 2))
+    return div(sub(e, 1), add(e, 1))
+end
+
 -- PyTorch's p-norms of a complex tensor are those of |z|
 function M.norm(z, ...)
     return M.abs(z):norm(...)
@@ -783,7 +794,7 @@ local function inplace(name, f)
     end
 end
 for _, k in ipairs({ "add", "sub", "mul", "div", "neg", "reciprocal", "pow", "exp", "square",
-    "sqrt", "log", "sin", "cos", "addcmul", "addcdiv", "masked_fill" }) do
+    "sqrt", "log", "sin", "cos", "sigmoid", "tanh", "addcmul", "addcdiv", "masked_fill" }) do
     inplace(k, M[k])
 end
 M.multiply_, M.divide_, M.subtract_, M.negative_ = M.mul_, M.div_, M.sub_, M.neg_
@@ -822,6 +833,18 @@ end
 
 function M.mean(z, dim, keepdim)
     return reduce("mean", z, dim, keepdim)
+end
+
+-- var / std as PyTorch's for complex tensors: real, the variances of the two parts added
+-- (|z - mean|^2 = (re - mean_re)^2 + (im - mean_im)^2); the arguments are the real var's (dim,
+-- unbiased or {correction =}, keepdim): the parts have the complex shape, so its dims
+function M.var(z, ...)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    return re:var(...) + im:var(...)
+end
+
+function M.std(z, ...)
+    return M.var(z, ...):sqrt()
 end
 
 -- ---- products ----
