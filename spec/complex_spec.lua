@@ -448,4 +448,31 @@ describe("complex tensors", function()
         close(z:std({ dim = 1 }), { 1.5000, 0.9849 })
         assert.are.equal("float32", z:var().dtype)
     end)
+
+    -- the docs review's findings (torch 1.13 values)
+    it("promotes 0-d tensors as scalars, raises for the orderless operators, takes any exponent",
+        function()
+            local z = tide.complex(tide.ones(2), tide.ones(2))
+            local d = tide.tensor(2.0, { dtype = "float64" })
+            for _, r in ipairs({ z * d, z + d, z / d, d * z, z - d }) do
+                assert.are.equal("complex64", r.dtype) -- torch: complex64 (a 0-d float64)
+            end
+            local x = tide.tensor({ 1, 2 }, { dtype = "float32" })
+            close(z:addcmul(x, x), { 2, 1, 5, 1 })
+            close(z:addcdiv(x, x, 2), { 3, 1, 3, 1 })
+            close(x ^ z, { 1, 0, 1.5385, 1.2779 }) -- torch: x ** z
+            close(z ^ z, { 0.2740, 0.5837, 0.2740, 0.5837 })
+            close(z ^ x, { 1, 1, 0, 2 })
+            err(function() return z % 2 end, "tide: remainder: complex tensors do not support " ..
+                "it (no order on complex numbers); use z.real and z.imag")
+            err(function() return z < z end, "tide: lt: complex tensors do not support it (no " ..
+                "order on complex numbers); use z.real and z.imag")
+            if _VERSION ~= "Lua 5.1" then -- (5.1 and LuaJIT take no __len for a table)
+                assert.are.equal(2, #z)
+            end
+            assert.are.equal("complex64", tide.rand_like(x, { dtype = tide.cfloat }).dtype)
+            local leaf = tide.view_as_complex(tide.ones(2, 2, { requires_grad = true }))
+            err(function() return leaf:mul_(2) end, "tide: mul_: in-place operation on a leaf " ..
+                "tensor that requires grad; wrap it in tide.no_grad or use detach()")
+        end)
 end)

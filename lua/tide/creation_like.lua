@@ -63,6 +63,9 @@ local function random_like(op, make)
             return z
         end
         local o = like_opts(op, t, opts)
+        if type(o.dtype) == "string" and o.dtype:sub(1, 7) == "complex" then -- the complex factory
+            return make(t:size(), o)
+        end
         if not args.FLOAT[o.dtype] then
             raise(("tide: %s: random values need a floating-point dtype, got %s; pass " ..
                 "{dtype = \"float32\"}"):format(op, o.dtype))

@@ -419,9 +419,10 @@ local function add(a, b)
     end
     if is_complex(b) then
         return wrap(a._ri + b._ri)
-    elseif is_tensor(b) then
+    elseif is_tensor(b) and b:dim() > 0 then
         return wrap(a._ri + real_pair(b))
     end
+    -- a number or a 0-d tensor: PyTorch's promotion takes neither's precision over a complex64
     local ri = a._ri
     return wrap(stack2(ri:select(-1, 1) + b, ri:select(-1, 2)))
 end
@@ -449,8 +450,8 @@ local function mul(a, b)
         local ar, ai = a._ri:select(-1, 1), a._ri:select(-1, 2)
         local br, bi = b._ri:select(-1, 1), b._ri:select(-1, 2)
         return wrap(stack2(ar * br - ai * bi, ar * bi + ai * br))
-    elseif is_tensor(b) then
-        return wrap(a._ri * b:unsqueeze(-1))
+    elseif is_tensor(b) then -- (a 0-d b as it is: it promotes as a scalar, PyTorch's rule)
+        return wrap(a._ri * (b:dim() > 0 and b:unsqueeze(-1) or b))
     end
     return wrap(a._ri * b)
 end
@@ -483,7 +484,7 @@ local function div(a, b)
         end
         return mul(reciprocal(b), a)
     elseif is_tensor(b) then -- PyTorch divides by b + 0j: a zero b gives nan + nanj, not inf
-        local d = b:unsqueeze(-1)
+        local d = b:dim() > 0 and b:unsqueeze(-1) or b
         return wrap(tide().where(d:eq(0), 0 / 0, a._ri / d))
     end
     return wrap(b == 0 and a._ri * (0 / 0) or a._ri / b)
@@ -553,9 +554,19 @@ function M.pow(z, p, ...)
         local pr, pim = p._ri:select(-1, 1), p._ri:select(-1, 2)
         return M.exp(wrap(stack2(pr * l - pim * th, pr * th + pim * l)))
     end
+    if is_complex(p) or (is_tensor(p) and is_complex(z)) then
+        -- z ^ w = exp(w log z) (a real tensor base or exponent taken as x + 0j), PyTorch's
+        local base = is_complex(z) and z or (is_tensor(z) and wrap(real_pair(z)))
+        if not base then
+            raise(("tide: pow: expected a number, a tensor or a complex tensor as the base, " ..
+                "got %s"):format(what(z)))
+        end
+        local w = is_complex(p) and p or wrap(real_pair(p))
+        return M.exp(mul(w, M.log(base)))
+    end
     if type(p) ~= "number" then
-        raise(("tide: pow: a complex tensor's exponent must be a number, got %s"):format(
-            what(p)))
+        raise(("tide: pow: a complex tensor's exponent must be a number, a tensor or a complex " ..
+            "tensor, got %s"):format(what(p)))
     end
     if p == 0.5 then
         return M.sqrt(z) -- PyTorch's pow(z, 0.5) is sqrt (exact on the axes)
@@ -583,6 +594,28 @@ function M.pow(z, p, ...)
     return wrap(stack2(r * t:cos(), r * t:sin()))
 end
 Complex.__pow = M.pow
+
+-- what complex numbers lack (PyTorch refuses them too): a tide: error, not Lua's
+local function refused(op, what_)
+    return function()
+        raise(("tide: %s: complex tensors do not support it (%s); use z.real and z.imag")
+            :format(op, what_))
+    end
+end
+Complex.__mod = refused("remainder", "no order on complex numbers")
+Complex.__idiv = refused("floor_divide", "no order on complex numbers")
+Complex.__lt = refused("lt", "no order on complex numbers")
+Complex.__le = refused("le", "no order on complex numbers")
+
+-- #z: the length of the first dim, as a real tensor's (a 0-d one raises)
+function Complex.__len(z)
+    return #z._ri:select(-1, 1)
+end
+
+function M.retain_grad(z)
+    z._ri:retain_grad()
+    return z
+end
 
 -- the principal square root, without cancellation: t = sqrt((|re| + |z|) / 2); re >= 0:
 -- t + i im / 2t, else |im| / 2t + i copysign(t, im) (sqrt(-4 - 0j) = -2j, PyTorch's); 0 and an
@@ -666,13 +699,15 @@ end
 function M.addcmul(z, t1, t2, value, ...)
     tensor_operands("addcmul", t1, t2)
     local v = value_of("addcmul", value, ...)
-    return add(z, mul(mul(t1, t2), v))
+    local prod = (is_complex(t1) or is_complex(t2)) and mul(t1, t2) or t1 * t2
+    return add(z, is_complex(prod) and mul(prod, v) or prod * v)
 end
 
 function M.addcdiv(z, t1, t2, value, ...)
     tensor_operands("addcdiv", t1, t2)
     local v = value_of("addcdiv", value, ...)
-    return add(z, mul(div(t1, t2), v))
+    local q = (is_complex(t1) or is_complex(t2)) and div(t1, t2) or t1 / t2
+    return add(z, is_complex(q) and mul(q, v) or q * v)
 end
 
 -- elementwise comparisons: both parts equal (a real operand has imaginary part 0)
@@ -783,6 +818,11 @@ end
 -- result must keep z's shape (a broadcast that grows it raises, as PyTorch's) ----
 local function inplace(name, f)
     M[name .. "_"] = function(z, ...)
+        local ri = z._ri
+        if ri.requires_grad and ri.is_leaf and require("tide.autograd").is_grad_enabled() then
+            raise(("tide: %s_: in-place operation on a leaf tensor that requires grad; wrap it in " ..
+                "tide.no_grad or use detach()"):format(name))
+        end
         local r = f(z, ...)
         local want, got = complex_sizes(z), complex_sizes(r)
         if #want ~= #got or table.concat(want, ",") ~= table.concat(got, ",") then
