@@ -187,7 +187,10 @@ static int l_relu_backward(lua_State *L) {
         tide_lua_state *S = TL_STATE(L);
         ltensor        *g = tl_check(L, 1, "relu_backward"), *y = tl_check(L, 2, "relu_backward");
         tl_not_differentiable(L, S, "relu_backward", 2);
-        if (tide_tensor_is_sole_owner(g->t) && !tide_tensor_same_storage(g->t, y->t)) {
+        /* in place only into a contiguous g: an expanded one (loss:sum() / n's gradient) has
+         * one element under many, and writing each would zero them all (ported_scripts127) */
+        if (tide_tensor_is_sole_owner(g->t) && !tide_tensor_same_storage(g->t, y->t) &&
+            tide_tensor_is_contiguous(g->t)) {
             TL_CALL(L, S, tide_relu_backward_(S->ctx, g->t, y->t));
             lua_settop(L, 1);
             return 1;

@@ -1075,3 +1075,26 @@ describe("a NaN gradient reaches only the elements an op selected (PyTorch's whe
         assert.are.same({ 0, "nan", 0 }, grads(t.grad))
     end)
 end)
+
+-- relu's one-pass backward writes into the incoming gradient when nothing else holds it; an
+-- expanded one (sum's gradient, loss:sum() / n) has one element under all, and writing it zeroed
+-- every gradient (YOLOv8's cls loss, ported_scripts127). torch: relu(x).sum() / 3 gives
+-- [0, 1/3, 1/3]; a hinge loss relu(1 - y) sums likewise
+describe("relu's gradient through an expanded incoming gradient", function()
+    it("is PyTorch's, not zeros", function()
+        for _, f in ipairs({
+            function(y) return y:sum() / 3 end,
+            function(y) return y:sum() end,
+            function(y) return (y:sum(1) * 2):sum() end,
+        }) do
+            local x = tide.tensor({ -1, 2, 3 }, { dtype = "float32", requires_grad = true })
+            f(tide.relu(x)):backward()
+            local g = x.grad:totable()
+            assert.are.equal(0, g[1])
+            assert.is_true(g[2] > 0.3 and g[3] > 0.3 and g[2] == g[3])
+        end
+        local w = tide.tensor({ 0.5, 2 }, { dtype = "float32", requires_grad = true })
+        tide.nn.functional.relu(1 - w):sum():backward() -- hinge: d/dw = -1 where 1 - w > 0
+        assert.are.same({ -1, 0 }, w.grad:totable())
+    end)
+end)

@@ -342,6 +342,11 @@ tide_status tide_relu_backward_(tide_ctx *ctx, tide_tensor *grad_out, const tide
     (void)ctx;
     static const char op[] = "relu_backward_";
     TIDE_TRY(act_backward_check(op, grad_out, input));
+    if (!tide_tensor_is_contiguous(grad_out)) /* expanded: elements overlap, each write is all */
+        return tide_seterr(TIDE_EINVAL,
+                           "%s: the gradient is not contiguous (an expanded one shares its "
+                           "elements); use relu_backward, which writes a new tensor",
+                           op);
     tide_device *dev = input->storage->dev;
     if (tide_tensor_numel(grad_out) == 0)
         return TIDE_OK;

@@ -1128,6 +1128,13 @@ static void test_relu_backward_inplace(void) {
     tide_tensor *elsewhere = mk(cpu2, TIDE_DTYPE_F32, 1, s4, NULL);
     CHECK(tide_relu_backward_(NULL, elsewhere, y) == TIDE_EDEVICE);
     tide_tensor_release(elsewhere);
+    /* an expanded gradient (sum's): one element under all four; in place it would be zeroed */
+    tide_tensor *one = mk(cpu1, TIDE_DTYPE_F32, 1, (int64_t[]){1}, (double[]){3}), *ex = NULL;
+    CHECK_OK(tide_tensor_expand(one, 1, s4, &ex));
+    CHECK_ERR(tide_relu_backward_(NULL, ex, y), TIDE_EINVAL,
+              "relu_backward_: the gradient is not contiguous");
+    tide_tensor_release(ex);
+    tide_tensor_release(one);
     tide_tensor_release(wrong);
     tide_tensor_release(h);
     tide_tensor_release(fresh);
