@@ -412,6 +412,8 @@ describe("complex tensors", function()
             "tide: addcmul: tensor1 must be a tensor (complex or real), got number")
         err(function() return z:addcdiv_(z, 3) end,
             "tide: addcdiv: tensor2 must be a tensor (complex or real), got number")
+        err(function() return z:addcdiv(nil, z) end, -- (CI's fuzz seed 1)
+            "tide: addcdiv: tensor1 must be a tensor (complex or real), got nil")
         err(function() return z:isclose(z, tide.ones(1)) end,
             "tide: isclose: rtol must be a number, got a tensor")
         -- torch: z.isclose(z + 1e-3, 1e-2) is true, allclose(z + 1e-3) false

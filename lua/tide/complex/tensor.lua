@@ -688,7 +688,9 @@ end
 
 -- tensor1 and tensor2 of addcmul / addcdiv: tensors, complex or real
 local function tensor_operands(op, t1, t2)
-    for i, t in ipairs({ t1, t2 }) do
+    local operands = { t1, t2 }
+    for i = 1, 2 do -- (not ipairs: it stops at a nil tensor1)
+        local t = operands[i]
         if not (is_complex(t) or is_tensor(t)) then
             raise(("tide: %s: tensor%d must be a tensor (complex or real), got %s"):format(op, i,
                 what(t)))
