@@ -18,9 +18,15 @@ M._stats = { parses = 0, recipes = 0, plans = 0 }
 
 local REDUCTIONS = { mean = true, sum = true, max = true, min = true, prod = true }
 
+-- a tensor, real or complex (lua/tide/complex/: its reshape / permute / expand / cat are the
+-- ops einops runs, so a complex tensor is rearranged / repeated as PyTorch's)
 local function is_tensor(x)
     local tide = package.loaded["tide"] or require("tide")
-    return tide.is_tensor(x)
+    if tide.is_tensor(x) then
+        return true
+    end
+    local mt = type(x) == "table" and getmetatable(x)
+    return type(mt) == "table" and rawget(mt, "is_complex_tensor") ~= nil
 end
 
 local function fail(op, pattern, msg)
