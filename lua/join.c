@@ -21,7 +21,7 @@ static int l_cat(lua_State *L) {
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, -1);
-        if (!u && tl_is_class_table(L, -1, "ComplexTensor"))
+        if (!u && tl_is_class_table(L, -1, TL_COMPLEX_CLASS))
             return join_complex(L, nargs, "cat");
         if (!u || !u->t)
             return tl_error(L, "tide: cat: element %d of the table is %s; expected a tensor", i + 1,
@@ -50,7 +50,7 @@ static int l_stack(lua_State *L) {
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 1, i + 1);
         ltensor *u = tl_test(L, -1);
-        if (!u && tl_is_class_table(L, -1, "ComplexTensor"))
+        if (!u && tl_is_class_table(L, -1, TL_COMPLEX_CLASS))
             return join_complex(L, nargs, "stack");
         if (!u || !u->t)
             return tl_error(L, "tide: stack: element %d of the table is %s; expected a tensor",

@@ -4,7 +4,7 @@
 static int o_matmul(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     /* a complex operand (lua/tide/complex/tensor.lua, a Lua class): four real matmuls there */
-    if (tl_is_class_table(L, 1, "ComplexTensor") || tl_is_class_table(L, 2, "ComplexTensor"))
+    if (tl_is_class_table(L, 1, TL_COMPLEX_CLASS) || tl_is_class_table(L, 2, TL_COMPLEX_CLASS))
         return tl_call_lua(L, "tide.complex.tensor", "matmul");
     TL_AUTOCAST(L, S, TL_AUTOCAST_LOWER, 1, 2);
     ltensor *a = tl_check(L, 1, "matmul"), *b = tl_check(L, 2, "matmul");

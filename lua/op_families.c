@@ -96,8 +96,8 @@ static int complex_method(lua_State *L, const char *name) {
     return lua_gettop(L);
 }
 
-static int is_complex_input(lua_State *L) {
-    return !tl_test(L, 1) && tl_is_class_table(L, 1, "ComplexTensor");
+static int is_complex_input(lua_State *L) { /* (a tensor is userdata: one type check) */
+    return tl_is_class_table(L, 1, TL_COMPLEX_CLASS);
 }
 
 static int unary(lua_State *L, tide_op op) {

@@ -219,22 +219,23 @@ int tl_binary(lua_State *L, tide_op op) {
     } else if (a || b) {
         ltensor *u = a ? a : b;
         int      other = a ? 2 : 1;
-        if (tl_is_class_table(L, other, "ComplexTensor"))
-            return complex_operand(L, op, other);
-        if (lua_type(L, other) != LUA_TNUMBER)
+        if (lua_type(L, other) != LUA_TNUMBER) {
+            if (tl_is_class_table(L, other, TL_COMPLEX_CLASS)) /* off the number path */
+                return complex_operand(L, op, other);
             return tl_error(L,
                             "tide: %s: expected a tensor or a number, got %s; convert it with "
                             "tonumber() or tide.tensor()",
                             tide_op_name(op), tl_typename(L, other));
+        }
         if (!u->t)
             return tl_error(L, "tide: %s: attempt to use a freed tensor", tide_op_name(op));
         r = tl_push_like(L, a ? 1 : 2);
         TL_CALL(L, S,
                 tide_binary_scalar_x(S->ctx, op, u->t, tl_scalar(L, other), a == NULL, &r->t));
         rg = u->requires_grad;
-    } else if (tl_is_class_table(L, 1, "ComplexTensor") ||
-               tl_is_class_table(L, 2, "ComplexTensor")) {
-        return complex_operand(L, op, tl_is_class_table(L, 1, "ComplexTensor") ? 1 : 2);
+    } else if (tl_is_class_table(L, 1, TL_COMPLEX_CLASS) ||
+               tl_is_class_table(L, 2, TL_COMPLEX_CLASS)) {
+        return complex_operand(L, op, tl_is_class_table(L, 1, TL_COMPLEX_CLASS) ? 1 : 2);
     } else {
         return tl_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
                         luaL_typename(L, 1), luaL_typename(L, 2));

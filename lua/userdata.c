@@ -72,7 +72,7 @@ int tl_wants_complex(lua_State *L, int idx) {
         return strncmp(lua_tostring(L, idx), "complex", 7) == 0;
     if (type != LUA_TTABLE)
         return 0;
-    if (tl_is_class_table(L, idx, "ComplexTensor"))
+    if (tl_is_class_table(L, idx, TL_COMPLEX_CLASS))
         return 1;
     lua_pushliteral(L, "dtype");
     lua_rawget(L, idx < 0 ? idx - 1 : idx);
@@ -88,7 +88,7 @@ const char *tl_typename(lua_State *L, int idx) {
         return "a tensor";
     if (tl_is_class_table(L, idx, "SparseTensor"))
         return "a sparse tensor (t:to_dense() makes it dense)";
-    if (tl_is_class_table(L, idx, "ComplexTensor"))
+    if (tl_is_class_table(L, idx, TL_COMPLEX_CLASS))
         return "a complex tensor (z.real, z.imag and tide.view_as_real(z) are real tensors)";
     return luaL_typename(L, idx);
 }

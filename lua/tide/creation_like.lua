@@ -9,6 +9,7 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local compat = require("tide._compat")
+local is_complex = require("tide.complex.tensor").is
 local idiv = compat.idiv
 local generators = require("tide.generator_object")
 
@@ -26,8 +27,7 @@ local LIKE_OPTIONS = { "dtype", "device", "requires_grad", "memory_format" }
 -- a complex t (lua/tide/complex/tensor.lua, a Lua class), or a complex dtype asked for: the
 -- complex factory makes it (tide.zeros_like(z) is complex, as PyTorch's)
 local function complex_like(op, t, ...)
-    local mt = type(t) == "table" and getmetatable(t)
-    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+    if is_complex(t) then
         return require("tide.complex").factory(op, t, ...)
     end
 end

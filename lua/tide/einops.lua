@@ -10,6 +10,7 @@
 -- Patterns are parsed once per (operation, pattern) and planned once per (rank, sizes, shape).
 local raise = require("tide.autograd.raise")
 local unpack = require("tide._compat").unpack
+local is_complex = require("tide.complex.tensor").is
 
 local M = {}
 
@@ -22,11 +23,7 @@ local REDUCTIONS = { mean = true, sum = true, max = true, min = true, prod = tru
 -- ops einops runs, so a complex tensor is rearranged / repeated as PyTorch's)
 local function is_tensor(x)
     local tide = package.loaded["tide"] or require("tide")
-    if tide.is_tensor(x) then
-        return true
-    end
-    local mt = type(x) == "table" and getmetatable(x)
-    return type(mt) == "table" and rawget(mt, "is_complex_tensor") ~= nil
+    return tide.is_tensor(x) or is_complex(x)
 end
 
 local function fail(op, pattern, msg)

@@ -9,6 +9,7 @@ local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local args = require("tide.op_args")
 local compat = require("tide._compat")
+local is_complex = require("tide.complex.tensor").is
 
 local M = { functions = {}, names = { "einsum" } }
 
@@ -140,11 +141,8 @@ function M.functions.einsum(eq, ...)
     end
     -- a complex operand (a table, lua/tide/complex/tensor.lua): the sum of real einsums
     for k = 1, ops.n do
-        if type(ops[k]) == "table" then
-            local mt = getmetatable(ops[k])
-            if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
-                return require("tide.complex").einsum(M.functions.einsum, eq, ops)
-            end
+        if is_complex(ops[k]) then
+            return require("tide.complex").einsum(M.functions.einsum, eq, ops)
         end
     end
     local spec = eq:gsub("%s", "")

@@ -113,21 +113,24 @@ local function scale_of(norm, n, forward)
     return 1
 end
 
--- the data tensor of v (a real tensor or the [..., 2] of a complex one), whether it is complex,
--- its dtype checked: integers and bools are taken in the default dtype, as PyTorch's
-local function input(op, v, real_only)
-    local x, complex
+-- the data tensor of v (a real tensor or the [..., 2] of a complex one) and whether it is complex
+local function data_of(op, v)
     if C.is(v) then
-        if real_only then
-            raise(("tide: %s: %s expects a real input tensor, but got a complex tensor (%s)")
-                :format(op, op:match("[^.]+$"), C.COMPLEX_OF[C.ri(v).dtype] or "complex"))
-        end
-        x, complex = C.ri(v), true
+        return C.ri(v), true
     elseif is_tensor(v) then
-        x, complex = v, false
-    else
-        raise(("tide: %s: expected a tensor or a complex tensor at argument #1, got %s")
-            :format(op, args.typename(v)))
+        return v, false
+    end
+    raise(("tide: %s: expected a tensor or a complex tensor at argument #1, got %s")
+        :format(op, args.typename(v)))
+end
+
+-- data_of with the transforms' checks: a real input where real_only, the dtype float32 or
+-- float64 (integers and bools are taken in the default dtype, as PyTorch's), a dim at least
+local function input(op, v, real_only)
+    local x, complex = data_of(op, v)
+    if complex and real_only then
+        raise(("tide: %s: %s expects a real input tensor, but got a complex tensor (%s)")
+            :format(op, op:match("[^.]+$"), C.COMPLEX_OF[x.dtype] or "complex"))
     end
     local dt = x.dtype
     if dt == "float16" or dt == "bfloat16" then
@@ -625,15 +628,7 @@ local function shift(name, inverse)
         else
             args.no_extra(op, 2, ...)
         end
-        local x, complex
-        if C.is(v) then
-            x, complex = C.ri(v), true
-        elseif is_tensor(v) then
-            x, complex = v, false
-        else
-            raise(("tide: %s: expected a tensor or a complex tensor at argument #1, got %s")
-                :format(op, args.typename(v)))
-        end
+        local x, complex = data_of(op, v) -- (any dtype: a roll)
         local nd = x:dim() - (complex and 1 or 0)
         local dims = {}
         if dim == nil then

@@ -3,6 +3,7 @@
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local compat = require("tide._compat")
+local is_complex = require("tide.complex.tensor").is
 
 local M = {}
 
@@ -26,7 +27,7 @@ function M.typename(v)
     if type(mt) == "table" and rawget(mt, "__name") == "SparseTensor" then
         return "a sparse tensor (t:to_dense() makes it dense)"
     end
-    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+    if is_complex(v) then
         return "a complex tensor (for the real ops: z.real, z.imag, tide.view_as_real(z))"
     end
     return type(v)

@@ -5,6 +5,7 @@ local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local compat = require("tide._compat")
+local is_complex = require("tide.complex.tensor").is
 local raise = autograd.raise
 
 local Tensor = core.Tensor
@@ -157,11 +158,7 @@ end)
 -- lua/tide/complex/tensor.lua; false for every real one)
 define("t", Tensor.t)
 define("is_complex", function(input, ...)
-    local mt = type(input) == "table" and getmetatable(input)
-    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
-        return true
-    end
-    return Tensor.is_complex(input, ...)
+    return is_complex(input) or Tensor.is_complex(input, ...)
 end)
 
 -- PyTorch's in-place torch.X_(input, ...) functions (torch.sin_(b), torch.clamp_(x, 0, 1)):

@@ -85,18 +85,23 @@ function F.view_as_complex(...)
     return wrap(x)
 end
 
+-- the two real tensors of complex / polar (names: theirs, for the messages): one float dtype
+local function float_parts(op, names, a, b)
+    if not is_tensor(a) or not is_tensor(b) then
+        raise(("tide: %s: expected %s and %s tensors, got %s and %s"):format(op, names[1],
+            names[2], what(a), what(b)))
+    end
+    if not Complex.COMPLEX_OF[a.dtype] or a.dtype ~= b.dtype then
+        raise(("tide: %s: %s and %s must both be float32 or both float64, got %s and %s")
+            :format(op, names[1], names[2], a.dtype, b.dtype))
+    end
+end
+
 -- tide.complex(real, imag): same float dtype, broadcast
+local COMPLEX_NAMES, POLAR_NAMES = { "real", "imag" }, { "abs", "angle" }
 function F.complex(...)
-    local re, im = by_name("complex", { "real", "imag" }, ...)
-    local op = "complex"
-    if not is_tensor(re) or not is_tensor(im) then
-        raise(("tide: %s: expected real and imag tensors, got %s and %s"):format(op, what(re),
-            what(im)))
-    end
-    if not Complex.COMPLEX_OF[re.dtype] or re.dtype ~= im.dtype then
-        raise(("tide: %s: real and imag must both be float32 or both float64, got %s and %s")
-            :format(op, re.dtype, im.dtype))
-    end
+    local re, im = by_name("complex", COMPLEX_NAMES, ...)
+    float_parts("complex", COMPLEX_NAMES, re, im)
     local rs, is = re:size(), im:size()
     local same = #rs == #is
     for i = 1, same and #rs or 0 do
@@ -110,16 +115,8 @@ end
 
 -- tide.polar(abs, angle): abs * (cos angle + i sin angle)
 function F.polar(...)
-    local r, theta = by_name("polar", { "abs", "angle" }, ...)
-    local op = "polar"
-    if not is_tensor(r) or not is_tensor(theta) then
-        raise(("tide: %s: expected abs and angle tensors, got %s and %s"):format(op, what(r),
-            what(theta)))
-    end
-    if not Complex.COMPLEX_OF[r.dtype] or r.dtype ~= theta.dtype then
-        raise(("tide: %s: abs and angle must both be float32 or both float64, got %s and %s")
-            :format(op, r.dtype, theta.dtype))
-    end
+    local r, theta = by_name("polar", POLAR_NAMES, ...)
+    float_parts("polar", POLAR_NAMES, r, theta)
     return F.complex(r * theta:cos(), r * theta:sin())
 end
 

@@ -11,7 +11,7 @@ local raise = require("tide.autograd.raise")
 local is_tensor = core.is_tensor
 local unpack = compat.unpack
 
-local Complex = { __name = "ComplexTensor", is_complex_tensor = true }
+local Complex = { __name = "ComplexTensor" }
 
 local COMPLEX_OF = { float32 = "complex64", float64 = "complex128" }
 local REAL_OF = { complex64 = "float32", complex128 = "float64" }
@@ -105,10 +105,6 @@ function PROPS.dtype(z)
     return COMPLEX_OF[z._ri.dtype]
 end
 
-function PROPS.device(z)
-    return z._ri.device
-end
-
 function PROPS.real(z)
     return z._ri:select(-1, 1)
 end
@@ -117,25 +113,9 @@ function PROPS.imag(z)
     return z._ri:select(-1, 2)
 end
 
-function PROPS.requires_grad(z)
-    return z._ri.requires_grad
-end
-
-function PROPS.is_leaf(z)
-    return z._ri.is_leaf
-end
-
 function PROPS.grad(z)
     local g = z._ri.grad
     return g ~= nil and wrap(g) or nil
-end
-
-function PROPS.is_cuda(z)
-    return z._ri.is_cuda
-end
-
-function PROPS.is_cpu(z)
-    return z._ri.is_cpu
 end
 
 -- PyTorch's z.ndim (the complex dims, as z:dim())
@@ -174,15 +154,13 @@ function PROPS.mH(z)
     return M.conj(M.transpose(z, -2, -1))
 end
 
-function PROPS.nbytes(z)
-    return z._ri.nbytes
-end
-
 function PROPS.itemsize(z)
     return 2 * z._ri.itemsize
 end
 
-for _, k in ipairs({ "layout", "is_meta", "is_sparse", "is_quantized", "retains_grad" }) do
+-- the pair's own: the same for the complex tensor it holds
+for _, k in ipairs({ "device", "requires_grad", "is_leaf", "is_cuda", "is_cpu", "nbytes", "layout",
+    "is_meta", "is_sparse", "is_quantized", "retains_grad" }) do
     PROPS[k] = function(z) return z._ri[k] end
 end
 

@@ -9,6 +9,7 @@ local compat = require("tide._compat")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
+local is_complex = require("tide.complex.tensor").is
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
@@ -318,8 +319,7 @@ function Module.__newindex(self, k, v)
             PARAMS[v] = true -- a parameter now, as PyTorch's would be (isinstance, a frozen copy)
             return
         end
-        local mt = type(v) == "table" and getmetatable(v)
-        if type(mt) == "table" and rawget(mt, "is_complex_tensor") and v.requires_grad then
+        if is_complex(v) and v.requires_grad then
             raise(require("tide.nn.Parameter").COMPLEX_ERROR)
         end
         local plain = rawget(self, "_plain")

@@ -5,6 +5,7 @@
 -- parameters() and state_dict())
 local autograd = require("tide.autograd")
 local PARAMS = require("tide.nn._parameters")
+local is_complex = require("tide.complex.tensor").is
 
 local raise = autograd.raise
 
@@ -43,8 +44,7 @@ local COMPLEX = "tide: nn.Parameter: complex parameters are not supported; regis
 Parameter.COMPLEX_ERROR = COMPLEX
 
 local function new(t, requires_grad, ...)
-    local mt = type(t) == "table" and getmetatable(t)
-    if type(mt) == "table" and rawget(mt, "is_complex_tensor") then
+    if is_complex(t) then
         raise(COMPLEX)
     end
     if not autograd.is_tensor(t) then
