@@ -34,7 +34,7 @@ typedef struct ltensor {
 /* ---- view_links.c: views of tensors that need no grad, linked to their root ---- */
 /* view (at the top of the stack), of base (at base_idx), is linked to base's root */
 void tl_link_view(lua_State *L, int base_idx, ltensor *base, ltensor *view);
-void tl_unlink_views(lua_State *L, ltensor *u); /* u is being collected */
+void tl_unlink_views(ltensor *u); /* u is being collected */
 /* u (at idx) follows its root: autograd gives it its view node */
 void tl_follow_root(lua_State *L, int idx, ltensor *u);
 void tl_open_view_links(lua_State *L, int mod); /* core._internal.view_root, views_follow, ... */

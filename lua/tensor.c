@@ -26,7 +26,7 @@ static int t_free(lua_State *L) {
 static int t_gc(lua_State *L) {
     ltensor *u = tl_test(L, 1);
     if (u && u->link)
-        tl_unlink_views(L, u);
+        tl_unlink_views(u);
     return t_free(L);
 }
 

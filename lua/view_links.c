@@ -6,11 +6,13 @@
  * written into it (`out:select(1, i):copy_(h)`) or into its base (`z:copy_(w)` with `v = z[2]`
  * made before): the root (the tensor whose storage the view views) must take the change, and
  * every view of the root must follow it. So, with grad mode on and autograd loaded, such a view
- * is linked to its root in C, at the cost of a few pointer stores: view->root, and the root's
- * list of its views (first_view, then each view's next_view / prev_view), unlinked by the
- * collector (tl_unlink_views). Lua sees the links only when autograd asks (engine.lua): the
- * root is found by its address in a registry table with weak values, written once, at its first
- * view; while views follow a root (views_follow), a registry reference keeps the root alive.
+ * is linked to its root in C (view->root, and the root's list of its views: first_view, then
+ * each view's next_view / prev_view), unlinked by the collector (tl_unlink_views), and holds
+ * its root in its autograd table (ROOT_FIELD), as a PyTorch view holds its _base: Lua reaches
+ * the root from the view when autograd asks (engine.lua), and the root lives while its views
+ * do. The reference is one the collector sees: a registry reference that kept a root alive
+ * while views followed it was never let go of once the root's graph reached one of them
+ * (index_put_'s own permuted view), and kept the graph and the library that made it alive.
  */
 #include "args.h"
 #include <stdlib.h>
@@ -21,10 +23,9 @@ struct tl_link {
     ltensor *root;                  /* a view's root; NULL for a root, or once it is collected */
     ltensor *first_view;            /* a root's views */
     ltensor *next_view, *prev_view; /* a view's neighbours in its root's list */
-    int      keep_ref;              /* a root that views follow: its registry reference, else 0 */
 };
 
-static const char roots_key = 'r';    /* registry: a root's address -> the root (weak values) */
+#define ROOT_FIELD "_root"            /* a linked view's autograd table: its root */
 static const char follower_key = 'f'; /* registry: autograd's fn(view, root) making a view follow */
 
 static struct tl_link *link_of(ltensor *u) {
@@ -37,17 +38,43 @@ static ltensor *root_of(const ltensor *u) {
     return u->link ? u->link->root : NULL;
 }
 
+/* the autograd table of the tensor at idx, made if it has none, pushed */
+static void push_autograd_table(lua_State *L, int idx) {
+    if (lua_getiuservalue(L, idx, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, idx, 1);
+    }
+}
+
+/* pushes the root of the linked view at idx (its autograd table's), or nil (none, or one
+ * already being collected) */
+static void push_root(lua_State *L, int idx, const ltensor *u) {
+    if (!root_of(u) || lua_getiuservalue(L, idx, 1) != LUA_TTABLE) {
+        lua_pop(L, root_of(u) ? 1 : 0);
+        lua_pushnil(L);
+        return;
+    }
+    lua_getfield(L, -1, ROOT_FIELD);
+    lua_remove(L, -2);
+}
+
+/* the view at the top of the stack, of base (at base_idx) */
 void tl_link_view(lua_State *L, int base_idx, ltensor *base, ltensor *view) {
+    base_idx = lua_absindex(L, base_idx);
+    int             view_idx = lua_gettop(L);
     ltensor        *root = root_of(base) ? root_of(base) : base;
     struct tl_link *rl = link_of(root), *vl = link_of(view);
     if (!rl || !vl)
-        return;            /* no memory for the links: the view stays unlinked, as under no_grad */
-    if (!rl->first_view) { /* its first view: the root is base, found by its address from now */
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &roots_key);
+        return; /* no memory for the links: the view stays unlinked, as under no_grad */
+    push_autograd_table(L, view_idx);
+    if (root == base)
         lua_pushvalue(L, base_idx);
-        lua_rawsetp(L, -2, root);
-        lua_pop(L, 1);
-    }
+    else
+        push_root(L, base_idx, base);
+    lua_setfield(L, -2, ROOT_FIELD);
+    lua_pop(L, 1);
     vl->root = root;
     vl->prev_view = NULL;
     vl->next_view = rl->first_view;
@@ -56,20 +83,9 @@ void tl_link_view(lua_State *L, int base_idx, ltensor *base, ltensor *view) {
     rl->first_view = view;
 }
 
-/* pushes u's root, or nil (none, or one already being collected) */
-static void push_root(lua_State *L, const ltensor *u) {
-    if (!root_of(u)) {
-        lua_pushnil(L);
-        return;
-    }
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &roots_key);
-    lua_rawgetp(L, -1, root_of(u));
-    lua_remove(L, -2);
-}
-
 /* u is being collected: it leaves its root's list, its own views lose their root, and its
  * links are freed */
-void tl_unlink_views(lua_State *L, ltensor *u) {
+void tl_unlink_views(ltensor *u) {
     struct tl_link *l = u->link;
     if (l->root) {
         struct tl_link *rl = l->root->link;
@@ -79,10 +95,6 @@ void tl_unlink_views(lua_State *L, ltensor *u) {
             rl->first_view = l->next_view;
         if (l->next_view)
             l->next_view->link->prev_view = l->prev_view;
-        if (!rl->first_view && rl->keep_ref) { /* its last view: nothing follows it now */
-            luaL_unref(L, LUA_REGISTRYINDEX, rl->keep_ref);
-            rl->keep_ref = 0;
-        }
     }
     for (ltensor *v = l->first_view, *next; v; v = next) {
         next = v->link->next_view;
@@ -105,10 +117,6 @@ static int views_follow(lua_State *L) {
             v->follows = 1;
             n++;
         }
-    if (n && !u->link->keep_ref) {
-        lua_pushvalue(L, 1);
-        u->link->keep_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    }
     lua_pushinteger(L, n);
     return 1;
 }
@@ -117,7 +125,7 @@ void tl_follow_root(lua_State *L, int idx, ltensor *u) {
     u->follows = 0;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &follower_key);
     lua_pushvalue(L, idx);
-    push_root(L, u);
+    push_root(L, idx, u);
     if (lua_isnil(L, -1) || lua_isnil(L, -3)) {
         lua_pop(L, 3);
         return;
@@ -127,7 +135,7 @@ void tl_follow_root(lua_State *L, int idx, ltensor *u) {
 
 /* core._internal.view_root(t): the root t is a view of (made while it needed no grad), or nil */
 static int view_root(lua_State *L) {
-    push_root(L, tl_check(L, 1, "view_root"));
+    push_root(L, 1, tl_check(L, 1, "view_root"));
     return 1;
 }
 
@@ -141,12 +149,6 @@ static int set_view_follower(lua_State *L) {
 }
 
 void tl_open_view_links(lua_State *L, int mod) {
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &roots_key);
     static const luaL_Reg internal[] = {{"view_root", view_root},
                                         {"views_follow", views_follow},
                                         {"set_view_follower", set_view_follower},

@@ -905,6 +905,40 @@ describe("writes that require grad into views of tensors that need none (PyTorch
         close(w.grad, { 3, 3 })
     end)
 
+    it("keep their root alive, and nothing else does: the collector takes both together", function()
+        -- the root's graph reaches a view that follows it (index_put_'s own permuted view, a
+        -- view's node): a registry reference kept the root, its graph and the library that
+        -- made them alive to the end of the program (a leak per call)
+        local gone = setmetatable({}, { __mode = "v" })
+        do
+            local z = tide.zeros(2, 3, { dtype = "float64" })
+            local y = T({ { 1, 2, 3 } }):requires_grad_(true)
+            z:index_put_({ tide.tensor({ 1, 2 }), tide.tensor({ 3, 1 }) }, y[1]:narrow(1, 1, 2))
+            assert.is_true(z.requires_grad)
+            local row = z[1]
+            local z2 = tide.zeros(3, { dtype = "float64" })
+            local v = z2:narrow(1, 1, 2)
+            z2:copy_(y[1] * 2)
+            gone[1], gone[2], gone[3] = z, row, z2
+            assert.are.equal("AsStridedBackward0", tostring(v.grad_fn))
+        end
+        collectgarbage()
+        collectgarbage()
+        assert.are.same({}, { gone[1], gone[2], gone[3] })
+        -- a view alone keeps its root (PyTorch's _base): its gradient still reaches the write
+        local w = T({ 4, 5 }):requires_grad_(true)
+        local first
+        do
+            local z = tide.zeros(2, { dtype = "float64" })
+            first = z[1]
+            z:copy_(w)
+        end
+        collectgarbage()
+        collectgarbage()
+        ;(first * 3):backward()
+        close(w.grad, { 3, 0 })
+    end)
+
     it("no_grad and views of tensors that require grad keep their own rules", function()
         local z = tide.zeros(3, { dtype = "float64" })
         local v = z:narrow(1, 2, 2)

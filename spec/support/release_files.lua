@@ -12,11 +12,13 @@ local function release(element)
     for _, child in ipairs(busted.children(element)) do
         release(child)
         child.run = nil
+        child.env = nil
     end
 end
 
 -- the file's own block stays: busted reads it again when the next file starts
 busted.subscribe({ "file", "end" }, function(file)
     release(file)
+    file.env = nil
     return nil, true
 end)
