@@ -23,6 +23,19 @@ void tl_max_args_slow(lua_State *L, int n, const char *op) {
 
 /* a table given where a list goes must be a plain list: another key means an options table or
  * a typo, which rawlen would read as an empty list ({bogus = 1} as {}) and run silently */
+void tl_byte_mask_to_bool(lua_State *L, int idx, const char *key, const char *msg) {
+    ltensor *m = tl_test(L, idx);
+    if (!m || !m->t || tide_tensor_dtype(m->t) != TIDE_DTYPE_U8)
+        return;
+    tl_warn_once(L, key, msg);
+    tide_lua_state *S = TL_STATE(L);
+    idx = lua_absindex(L, idx);
+    ltensor *b = tl_push_like(L, idx);
+    TL_CALL(L, S,
+            tide_tensor_to(S->ctx, m->t, tide_tensor_device(m->t), TIDE_DTYPE_BOOL, 0, &b->t));
+    lua_replace(L, idx);
+}
+
 int tl_check_list(lua_State *L, int idx, const char *op, const char *what) {
     int len = (int)lua_rawlen(L, idx);
     idx = lua_absindex(L, idx);

@@ -64,6 +64,9 @@ int tl_is_class_table(lua_State *L, int idx, const char *name);
 /* whether the value at idx asks for a complex result: a dtype name "complex...", an options
  * table whose dtype is one, or a complex tensor (the Lua class "ComplexTensor") */
 int tl_wants_complex(lua_State *L, int idx);
+/* PyTorch 1.13's deprecated byte mask: a uint8 tensor at idx is replaced there by its bool
+ * version (nonzero is true), with PyTorch's warning (key, msg) once; any other value is left */
+void tl_byte_mask_to_bool(lua_State *L, int idx, const char *key, const char *msg);
 /* raises `tide: <op>: expected at most n arguments, got m (...)` when an argument past n (self
  * counted) is not nil, then sets the top to n: a method's `lua_settop(L, n)` that drops nothing */
 void tl_max_args_slow(lua_State *L, int n, const char *op);

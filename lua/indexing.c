@@ -88,6 +88,12 @@ static int where_impl(lua_State *L) {
     ltensor        *c = tl_check(L, 1, "where");
     ltensor        *ab[2];
     tl_max_args(L, 3, "where");
+    /* PyTorch 1.13's deprecated byte condition (pytorch-crf's masks) */
+    tl_byte_mask_to_bool(L, 1, "uint8_where",
+                         "where received a uint8 condition tensor. This behavior is deprecated "
+                         "and will be removed in a future version of PyTorch. Use a boolean "
+                         "condition instead.");
+    c = tl_test(L, 1);
     for (int k = 0; k < 2; k++)
         ab[k] = tl_test(L, 2 + k);
     for (int k = 0; k < 2; k++) {

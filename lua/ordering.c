@@ -2,6 +2,8 @@
  * masked_select, tril, triu, flip and roll (1-based dims and indices). */
 #include "binding.h"
 
+#include <string.h>
+
 /* the 0-based form of the 1-based integer index tensor at idx */
 static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char *op) {
     ltensor *ix = tl_test(L, idx);
@@ -162,6 +164,17 @@ static int o_topk(lua_State *L) {
 static ltensor *check_mask_arg(lua_State *L, int idx, const char *op) {
     if (!tl_test(L, idx))
         tl_error(L, "tide: %s: mask must be a bool tensor, got %s", op, tl_typename(L, idx));
+    tl_check(L, idx, op);
+    /* PyTorch 1.13's deprecated byte mask, with its words (masked_fill's name is its twin's) */
+    const char *name = strncmp(op, "masked_fill", 11) ? op : "masked_fill_";
+    const char *key = lua_pushfstring(L, "uint8_mask.%s", name);
+    const char *msg = lua_pushfstring(L,
+                                      "%s received a mask with dtype torch.uint8, this behavior "
+                                      "is now deprecated,please use a mask with dtype torch.bool "
+                                      "instead.",
+                                      name);
+    tl_byte_mask_to_bool(L, idx, key, msg);
+    lua_pop(L, 2);
     return tl_check(L, idx, op);
 }
 

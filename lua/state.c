@@ -182,6 +182,19 @@ int tl_error(lua_State *L, const char *fmt, ...) {
     return lua_error(L);
 }
 
+/* PyTorch's UserWarning: "tide: warning: msg" with the user's line, once per key and Lua state
+ * (tide._warn.once, which Lua code calls too) */
+void tl_warn_once(lua_State *L, const char *key, const char *msg) {
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "tide._warn");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "once");
+    lua_pushstring(L, key);
+    lua_pushstring(L, msg);
+    lua_call(L, 2, 0);
+    lua_pop(L, 1);
+}
+
 int tl_raise(lua_State *L) {
     return tl_error(L, "%s", tide_errmsg());
 }

@@ -79,6 +79,7 @@ void            tl_push_internal(lua_State *L, int mod); /* mod._internal, made 
 void            tl_register_internal(lua_State *L, int mod, const luaL_Reg *l); /* mod._internal */
 int             tl_raise(lua_State *L);                                         /* tide_errmsg() */
 int             tl_error(lua_State *L, const char *fmt, ...); /* luaL_error, the user's line */
+void            tl_warn_once(lua_State *L, const char *key, const char *msg);
 int             tl_raise_as(lua_State *L, const char *from, const char *to);
 void            tl_reclaim(lua_State *L, tide_lua_state *S); /* before a retry */
 

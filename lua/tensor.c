@@ -108,18 +108,15 @@ int tl_binary_alpha(lua_State *L, tide_op op, int inplace) {
         /* PyTorch 1.13's deprecated overload add_(Number alpha, Tensor other), which old
          * optimizers write (p.data.add_(-lr, p.grad)), and Torch7's x:add(value, y): the same
          * x + alpha * other, with PyTorch's warning once */
-        lua_getglobal(L, "require");
-        lua_pushliteral(L, "tide._warn");
-        lua_call(L, 1, 1);
-        lua_getfield(L, -1, "once");
-        lua_pushfstring(L, "legacy_alpha.%s", name);
-        lua_pushfstring(L,
-                        "This overload of %s is deprecated: %s(Number alpha, Tensor other). "
-                        "Consider using one of the following signatures instead: %s(Tensor "
-                        "other, *, Number alpha) (tide: t:%s(other, alpha))",
-                        name, name, name, name);
-        lua_call(L, 2, 0);
-        lua_pop(L, 1);
+        const char *key = lua_pushfstring(L, "legacy_alpha.%s", name);
+        const char *msg = lua_pushfstring(
+            L,
+            "This overload of %s is deprecated: %s(Number alpha, Tensor other). Consider using "
+            "one of the following signatures instead: %s(Tensor other, *, Number alpha) (tide: "
+            "t:%s(other, alpha))",
+            name, name, name, name);
+        tl_warn_once(L, key, msg);
+        lua_pop(L, 2);
         lua_insert(L, 2); /* (t, alpha, other) -> (t, other, alpha) */
     }
     ltensor *a = tl_check(L, 1, name), *b = tl_test(L, 2);

@@ -231,6 +231,49 @@ describe("masked_fill / masked_select / tril / triu / flip / roll against PyTorc
         same({ { { 1, 2 }, { 0, 4 } }, { { 5, 6 }, { 0, 8 } } }, vals(x:triu()))
     end)
 
+    it("take PyTorch 1.13's deprecated uint8 mask (nonzero is true) with its warning, once", function()
+        local W = require("tide._warn")
+        local function warned(f)
+            local seen, saved = {}, io.stderr
+            io.stderr = { write = function(_, s) seen[#seen + 1] = s end } -- luacheck: ignore
+            local ok, err = pcall(f)
+            io.stderr = saved -- luacheck: ignore
+            assert(ok, err)
+            return table.concat(seen)
+        end
+        local byte = T({ 1, 0, 2 }, "uint8")
+        local x = T({ 1, 2, 3 }, "float32")
+        for _, k in ipairs({ "uint8_where", "uint8_mask.masked_fill_", "uint8_mask.masked_select" }) do
+            W.reset(k)
+        end
+        local r
+        local text = warned(function() r = tide.where(byte, x, 0) end)
+        same({ 1, 0, 3 }, vals(r))
+        assert.is_truthy(text:find("tide: warning: where received a uint8 condition tensor. This " ..
+            "behavior is deprecated and will be removed in a future version of PyTorch. Use a " ..
+            "boolean condition instead.", 1, true), text)
+        assert.are.equal("", warned(function() r = x:where(byte, -1) end)) -- once
+        same({ 1, -1, 3 }, vals(r))
+        text = warned(function() r = x:masked_fill(byte, 9) end)
+        same({ 9, 2, 9 }, vals(r))
+        assert.is_truthy(text:find("tide: warning: masked_fill_ received a mask with dtype " ..
+            "torch.uint8, this behavior is now deprecated,please use a mask with dtype " ..
+            "torch.bool instead.", 1, true), text)
+        text = warned(function() r = x:masked_select(byte) end)
+        same({ 1, 3 }, vals(r))
+        assert.is_truthy(text:find("masked_select received a mask with dtype torch.uint8", 1,
+            true), text)
+        local y = x:clone()
+        assert.are.equal(y, y:masked_fill_(byte, 0))
+        same({ 0, 2, 0 }, vals(y))
+        -- the mask itself is left as it was, and gradients flow as with a bool one
+        same({ 1, 0, 2 }, vals(byte))
+        assert.are.equal("uint8", byte.dtype)
+        local w = T({ 1, 2, 3 }, "float64"):requires_grad_(true)
+        tide.where(byte, w * 2, w):sum():backward()
+        same({ 2, 1, 2 }, vals(w.grad))
+    end)
+
     it("raises on a non-bool mask, a mask that does not fit, a bad dim or shift", function()
         local x = T({ { 1, 2 }, { 3, 4 } }, "float32")
         raises("tide: masked_fill: mask must be a bool tensor, got float32; make one with a " ..

@@ -274,12 +274,17 @@ slice = function(self, key)
     return out
 end
 
+-- the last layer's results all come back (PyTorch's returns an MDN head's (pi, sigma, mu) tuple)
 function Sequential:forward(x, ...)
     slots.sync(self, "Sequential", seq_names, renumber)
-    for i = 1, self.n do
+    local n = self.n
+    for i = 1, n - 1 do
         x = self[i](x, ...)
     end
-    return x
+    if n == 0 then
+        return x
+    end
+    return self[n](x, ...)
 end
 
 function Sequential.__len(self)

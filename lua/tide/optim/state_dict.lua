@@ -322,11 +322,15 @@ function M.load_state_dict(self, sd)
         end
     end
     -- then change things: the state, moved onto each parameter's device and dtype
+    -- a subclass's own state table (Optimizer.init's defaultdict(dict), Lookahead's) stays one,
+    -- its entries PyTorch's plain ones (no device / dtype)
+    local meta = getmetatable(self.state)
+    local plain = self._python_init or meta ~= nil
     local new_state = {}
     autograd.no_grad(function()
         for i, st in pairs(states) do
             local p = params[i]
-            local out = { device = p.device, dtype = p.dtype }
+            local out = plain and {} or { device = p.device, dtype = p.dtype }
             for k, v in pairs(st) do
                 if is_tensor(v) then
                     if autograd.FLOAT[v.dtype] and v.dtype ~= p.dtype then
@@ -339,7 +343,7 @@ function M.load_state_dict(self, sd)
             new_state[p] = out
         end
     end)
-    self.state = new_state
+    self.state = setmetatable(new_state, meta)
     for gi, g in ipairs(self.param_groups) do
         for k, v in pairs(groups[gi]) do
             if k ~= "params" then
