@@ -61,6 +61,8 @@ const char *tl_typename(lua_State *L, int idx);
 int tl_is_class_table(lua_State *L, int idx, const char *name);
 /* the __name of the complex tensors' class (lua/tide/complex/tensor.lua) */
 #define TL_COMPLEX_CLASS "ComplexTensor"
+/* the __name of the sparse COO tensors' class (lua/tide/sparse/coo.lua) */
+#define TL_SPARSE_CLASS "SparseTensor"
 /* whether the value at idx asks for a complex result: a dtype name "complex...", an options
  * table whose dtype is one, or a complex tensor (the Lua class "ComplexTensor") */
 int tl_wants_complex(lua_State *L, int idx);

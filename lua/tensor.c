@@ -170,9 +170,11 @@ int tl_no_extra_operand(lua_State *L, const char *name) {
                     name, tl_typename(L, 3));
 }
 
-/* a real tensor op a complex one (lua/tide/complex/tensor.lua, a Lua class): the complex
- * tensor's metamethod computes it, as Lua would have called it had the complex one come first */
-static int complex_operand(lua_State *L, tide_op op, int other) {
+/* a dense tensor op a tensor of a Lua class (lua/tide/complex/tensor.lua, a complex one; or
+ * lua/tide/sparse/coo.lua, a sparse one, for add and sub: a dense sum, PyTorch's dense +
+ * sparse): the class's metamethod computes it, as Lua would have called it had that operand
+ * come first (is_class_operand tells which) */
+static int class_operand(lua_State *L, tide_op op, int other) {
     static const struct {
         tide_op     op;
         const char *event;
@@ -190,6 +192,12 @@ static int complex_operand(lua_State *L, tide_op op, int other) {
     }
     return tl_error(L, "tide: %s: complex tensors do not support it; use z.real and z.imag",
                     tide_op_name(op));
+}
+
+/* whether class_operand computes op with the operand at idx */
+static int is_class_operand(lua_State *L, tide_op op, int idx) {
+    return tl_is_class_table(L, idx, TL_COMPLEX_CLASS) ||
+           ((op == TIDE_OP_ADD || op == TIDE_OP_SUB) && tl_is_class_table(L, idx, TL_SPARSE_CLASS));
 }
 
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */
@@ -217,8 +225,8 @@ int tl_binary(lua_State *L, tide_op op) {
         ltensor *u = a ? a : b;
         int      other = a ? 2 : 1;
         if (lua_type(L, other) != LUA_TNUMBER) {
-            if (tl_is_class_table(L, other, TL_COMPLEX_CLASS)) /* off the number path */
-                return complex_operand(L, op, other);
+            if (is_class_operand(L, op, other)) /* off the number path */
+                return class_operand(L, op, other);
             return tl_error(L,
                             "tide: %s: expected a tensor or a number, got %s; convert it with "
                             "tonumber() or tide.tensor()",
@@ -232,7 +240,7 @@ int tl_binary(lua_State *L, tide_op op) {
         rg = u->requires_grad;
     } else if (tl_is_class_table(L, 1, TL_COMPLEX_CLASS) ||
                tl_is_class_table(L, 2, TL_COMPLEX_CLASS)) {
-        return complex_operand(L, op, tl_is_class_table(L, 1, TL_COMPLEX_CLASS) ? 1 : 2);
+        return class_operand(L, op, tl_is_class_table(L, 1, TL_COMPLEX_CLASS) ? 1 : 2);
     } else {
         return tl_error(L, "tide: %s: expected a tensor, got %s and %s", tide_op_name(op),
                         luaL_typename(L, 1), luaL_typename(L, 2));

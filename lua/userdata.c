@@ -86,7 +86,7 @@ int tl_wants_complex(lua_State *L, int idx) {
 const char *tl_typename(lua_State *L, int idx) {
     if (tl_test(L, idx))
         return "a tensor";
-    if (tl_is_class_table(L, idx, "SparseTensor"))
+    if (tl_is_class_table(L, idx, TL_SPARSE_CLASS))
         return "a sparse tensor (t:to_dense() makes it dense)";
     if (tl_is_class_table(L, idx, TL_COMPLEX_CLASS))
         return "a complex tensor (z.real, z.imag and tide.view_as_real(z) are real tensors)";

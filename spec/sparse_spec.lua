@@ -108,6 +108,19 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
         same({ 0, 0, 0, 0 }, (s - s):coalesce():values())
         same({ { 1, 3, 1, 1 }, { 4, 1, 1, 1 }, { 5, 1, 1, -1 } },
             s + tide.ones({ 3, 4 }, { dtype = tide.float64, device = DEV }))
+        -- dense + sparse and dense - sparse too (PyTorch's, pygcn's eye(n) + adj), a gradient
+        -- reaching the dense one; a number first raises as PyTorch's
+        local e = tide.ones({ 3, 4 }, { dtype = tide.float64, device = DEV }):requires_grad_(true)
+        same({ { 1, 3, 1, 1 }, { 4, 1, 1, 1 }, { 5, 1, 1, -1 } }, e + s)
+        same({ { 1, -1, 1, 1 }, { -2, 1, 1, 1 }, { -3, 1, 1, 3 } }, e - s)
+        same({ { 1, 3, 1, 1 }, { 4, 1, 1, 1 }, { 5, 1, 1, -1 } }, e:add(s))
+        ;(e - s):sum():backward()
+        same({ { 1, 1, 1, 1 }, { 1, 1, 1, 1 }, { 1, 1, 1, 1 } }, e.grad)
+        assert.has_error(function() return 1 + s end, "tide: add: a number first and a sparse " ..
+            "tensor second: write the sparse one first, or convert it with t:to_dense()")
+        assert.has_error(function() return e * s end, "tide: mul: expected a tensor or a " ..
+            "number, got a sparse tensor (t:to_dense() makes it dense); convert it with " ..
+            "tonumber() or tide.tensor()")
         -- the size inferred from the largest index of each dim; values with dense dims
         assert.are.same({ 3, 4 }, tide.sparse_coo_tensor(I, V).shape)
         local h = tide.sparse_coo_tensor({ { 1, 2, 1 } }, { { 1, 2 }, { 3, 4 }, { 5, 6 } },
@@ -169,7 +182,10 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
         -- dense ops name a sparse operand and how to make it dense
         assert.matches("tide: matmul: argument #1 must be a tensor, got a sparse tensor " ..
             "(t:to_dense() makes it dense)", catch(tide.matmul, s, x), 1, true)
-        assert.matches("tide: add: expected a tensor or a number, got a sparse tensor",
+        assert.matches("tide: mul: expected a tensor or a number, got a sparse tensor",
+            catch(function() return x:t() * s end), 1, true)
+        -- a dense tensor plus a sparse one is the dense sum: shapes must broadcast
+        assert.matches("tide: add: shapes [2, 4] and [3, 4] cannot be broadcast",
             catch(function() return x:t() + s end), 1, true)
     end)
 end)

@@ -398,11 +398,14 @@ end
 Sparse.__div = Sparse.div
 
 -- sparse + sparse of one shape: a sparse tensor of both entries (PyTorch's, uncoalesced);
--- sparse + dense: the dense sum (a dense tensor first is the dense ops', which refuse it)
+-- sparse + dense and dense + sparse (handed here by the dense op): the dense sum
 local function sum_with(op, a, b, sign)
-    if not is_sparse(a) then
-        raise(("tide: %s: a number or a dense tensor first and a sparse tensor second: " ..
-            "write the sparse one first, or convert it with t:to_dense()"):format(op))
+    if is_tensor(a) and is_sparse(b) then
+        local d = b:to_dense()
+        return sign > 0 and a + d or a - d
+    elseif not is_sparse(a) then
+        raise(("tide: %s: a number first and a sparse tensor second: write the sparse one " ..
+            "first, or convert it with t:to_dense()"):format(op))
     end
     if is_tensor(b) then
         local d = a:to_dense()
