@@ -171,9 +171,9 @@ int tl_no_extra_operand(lua_State *L, const char *name) {
 }
 
 /* a dense tensor op a tensor of a Lua class (lua/tide/complex/tensor.lua, a complex one; or
- * lua/tide/sparse/coo.lua, a sparse one, for add and sub: a dense sum, PyTorch's dense +
- * sparse): the class's metamethod computes it, as Lua would have called it had that operand
- * come first (is_class_operand tells which) */
+ * lua/tide/sparse/coo.lua, a sparse one, for add and sub (a dense sum, PyTorch's dense +
+ * sparse) and mul (a sparse product)): the class's metamethod computes it, as Lua would have called
+ * it had that operand come first (is_class_operand tells which) */
 static int class_operand(lua_State *L, tide_op op, int other) {
     static const struct {
         tide_op     op;
@@ -197,7 +197,8 @@ static int class_operand(lua_State *L, tide_op op, int other) {
 /* whether class_operand computes op with the operand at idx */
 static int is_class_operand(lua_State *L, tide_op op, int idx) {
     return tl_is_class_table(L, idx, TL_COMPLEX_CLASS) ||
-           ((op == TIDE_OP_ADD || op == TIDE_OP_SUB) && tl_is_class_table(L, idx, TL_SPARSE_CLASS));
+           ((op == TIDE_OP_ADD || op == TIDE_OP_SUB || op == TIDE_OP_MUL) &&
+            tl_is_class_table(L, idx, TL_SPARSE_CLASS));
 }
 
 /* a op b for tensors and numbers in either order; `+` and t:add(u) are this one function. */

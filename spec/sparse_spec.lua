@@ -118,7 +118,21 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
         same({ { 1, 1, 1, 1 }, { 1, 1, 1, 1 }, { 1, 1, 1, 1 } }, e.grad)
         assert.has_error(function() return 1 + s end, "tide: add: a number first and a sparse " ..
             "tensor second: write the sparse one first, or convert it with t:to_dense()")
-        assert.has_error(function() return e * s end, "tide: mul: expected a tensor or a " ..
+        -- a dense tensor of its shape times it (either side): the same entries, each value
+        -- times the dense element there (PyTorch's sparse product), its gradient to the dense one
+        local w = f64({ { 1, 2, 3, 4 }, { 5, 6, 7, 8 }, { 9, 10, 11, 12 } }):requires_grad_(true)
+        local p = w * s
+        assert.is_true(p.is_sparse)
+        assert.are.equal(s:_nnz(), p:_nnz())
+        same({ { 0, 4, 0, 0 }, { 15, 0, 0, 0 }, { 36, 0, 0, -24 } }, p:to_dense())
+        same({ { 0, 4, 0, 0 }, { 15, 0, 0, 0 }, { 36, 0, 0, -24 } }, (s * w):to_dense())
+        same({ { 0, 4, 0, 0 }, { 6, 0, 0, 0 }, { 8, 0, 0, -4 } }, (s * f64(2)):to_dense())
+        p:to_dense():sum():backward()
+        same({ { 0, 2, 0, 0 }, { 3, 0, 0, 0 }, { 4, 0, 0, -2 } }, w.grad)
+        assert.has_error(function() return e:narrow(1, 1, 2) * s end, "tide: mul: a sparse " ..
+            "tensor of size {3, 4} times a dense one of size {2, 4}; they must match (or the " ..
+            "dense one be 0-d)")
+        assert.has_error(function() return e / s end, "tide: div: expected a tensor or a " ..
             "number, got a sparse tensor (t:to_dense() makes it dense); convert it with " ..
             "tonumber() or tide.tensor()")
         -- the size inferred from the largest index of each dim; values with dense dims
@@ -182,8 +196,8 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
         -- dense ops name a sparse operand and how to make it dense
         assert.matches("tide: matmul: argument #1 must be a tensor, got a sparse tensor " ..
             "(t:to_dense() makes it dense)", catch(tide.matmul, s, x), 1, true)
-        assert.matches("tide: mul: expected a tensor or a number, got a sparse tensor",
-            catch(function() return x:t() * s end), 1, true)
+        assert.matches("tide: div: expected a tensor or a number, got a sparse tensor",
+            catch(function() return x:t() / s end), 1, true)
         -- a dense tensor plus a sparse one is the dense sum: shapes must broadcast
         assert.matches("tide: add: shapes [2, 4] and [3, 4] cannot be broadcast",
             catch(function() return x:t() + s end), 1, true)

@@ -384,7 +384,29 @@ local function scaled(op, s, x, f)
     return make(x._i, f(x._v, s), x:size(), x._coalesced)
 end
 
+-- a sparse tensor times a dense one of its shape (either side, PyTorch's): a sparse tensor of
+-- the same entries, each value times the dense element at its index (a 0-d tensor scales all)
+local function times_dense(s, d)
+    same_device("mul", s._v, d)
+    if d:dim() == 0 then
+        return make(s._i, s._v * d, s:size(), s._coalesced)
+    elseif not args.same_shape(s.shape, d.shape) then
+        raise(("tide: mul: a sparse tensor of size %s times a dense one of size %s; they must " ..
+            "match (or the dense one be 0-d)"):format(shape_str(s.shape), shape_str(d.shape)))
+    end
+    local at = {}
+    for k = 1, s._i:size(1) do
+        at[k] = s._i[k]
+    end
+    return make(s._i, s._v * d[at], s:size(), s._coalesced)
+end
+
 function Sparse.mul(a, b)
+    if is_sparse(a) and is_tensor(b) then
+        return times_dense(a, b)
+    elseif is_tensor(a) and is_sparse(b) then
+        return times_dense(b, a)
+    end
     return scaled("mul", a, b, function(v, s) return v * s end)
 end
 Sparse.__mul = Sparse.mul
