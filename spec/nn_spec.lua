@@ -144,6 +144,20 @@ describe("nn.Module", function()
         assert.is_false(m[2].training)
         m:train()
         assert.is_true(m[2].training)
+        -- each child's own train(mode) runs, as PyTorch's recursion: an override (loralib's
+        -- merge on eval) is called from its parent's eval(), with the mode
+        local Merging = nn.Linear:extend("Merging")
+        local seen = {}
+        function Merging:train(mode)
+            seen[#seen + 1] = mode
+            return nn.Module.train(self, mode)
+        end
+        local inner = Merging(2, 2)
+        local outer = nn.Sequential(nn.Sequential(inner), nn.ReLU())
+        outer:eval()
+        outer:train()
+        assert.are.same({ false, true }, seen)
+        assert.is_true(inner.training)
     end)
 
     it("zero_grad clears gradients", function()

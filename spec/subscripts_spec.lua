@@ -245,8 +245,38 @@ describe("subscript errors (" .. D.name .. ")", function()
             catch(function() return x[{ 1, 1, 1 }] end), 1, true)
         assert.matches("tide: index: index 5 is out of range for dim 2 of size 4",
             catch(function() return x[{ T({ 1 }), T({ 5 }) }] end), 1, true)
-        assert.matches("tide: index: a bool mask indexes a tensor alone",
+        assert.matches("tide: index: the mask at index 2 has size 1 in its dim 1, the dim it " ..
+            "stands for has 4; a mask's shape matches the dims it covers",
             catch(function() return x[{ {}, T({ true }, "bool") }] end), 1, true)
+    end)
+
+    it("take a bool mask inside a table for the dims it stands for (PyTorch's t[mask, :])", function()
+        local m = T({ true, false, true }, "bool")
+        local y = tide.arange(12, { device = D.name }):reshape(3, 4)
+        assert.are.same({ { 0, 1, 2, 3 }, { 8, 9, 10, 11 } }, y[{ m, {} }]:to("cpu"):totable())
+        assert.are.same({ { 1, 2 }, { 5, 6 }, { 9, 10 } },
+            y[{ "...", T({ false, true, true, false }, "bool") }]:to("cpu"):totable())
+        -- a 2-D mask covers two dims: its true elements in row-major order, as PyTorch's
+        local m2 = T({ { true, false, false, true }, { false, false, false, false },
+            { false, true, false, false } }, "bool")
+        assert.are.same({ 0, 3, 9 }, y[{ m2 }]:to("cpu"):totable())
+        -- written too: loralib's lora_ind[enable_lora, :] = True, a number or a tensor
+        local ind = tide.zeros(3, 2, { dtype = "bool", device = D.name })
+        ind[{ m, {} }] = true
+        assert.are.same({ { true, true }, { false, false }, { true, true } },
+            ind:to("cpu"):totable())
+        local z = tide.zeros(2, 3, 4, { device = D.name })
+        z[{ 2, m }] = 7
+        assert.are.equal(56, z:sum():item())
+        assert.are.equal(0, z[1]:sum():item())
+        -- gradients flow through the picked elements
+        local w = tide.ones(3, 4, { dtype = "float64", device = D.name }):requires_grad_(true)
+        ;(w[{ m, {} }] * 2):sum():backward()
+        assert.are.same({ { 2, 2, 2, 2 }, { 0, 0, 0, 0 }, { 2, 2, 2, 2 } },
+            w.grad:to("cpu"):totable())
+        assert.matches("tide: setindex: the mask at index 3 has size 3 in its dim 1, the dim " ..
+            "it stands for has 4", catch(function() z[{ 1, 1, m }] = 1 end), 1, true)
+        assert.are.equal(56, z:sum():item())
     end)
 
     it("need the key on the tensor's device", function()

@@ -282,10 +282,37 @@ local function bad_index(op, i, k)
         or type(k)))
 end
 
+-- PyTorch's bool mask inside an index (loralib's lora_ind[enable_lora, :] = True): its k dims
+-- as the k index tensors of its true elements (mask:nonzero()'s columns); each such tensor maps
+-- to {mask, j, i} (the mask, its dim, its entry) for the check of the dim it stands for
+local function masks_as_indices(op, key)
+    local out, from
+    for i = 1, #key do
+        local k = is_tensor(key[i]) and byte_mask(key[i]) or key[i]
+        if is_tensor(k) and k.dtype == "bool" then
+            if k:dim() == 0 then
+                raise(("tide: %s: a 0-dim bool mask indexes nothing (index %d); index with " ..
+                    "a mask of the dims it picks"):format(op, i))
+            end
+            out, from = out or { unpack(key, 1, i - 1) }, from or {}
+            local nz = k:nonzero()
+            for j = 1, k:dim() do
+                out[#out + 1] = nz:select(2, j)
+                from[out[#out]] = { k, j, i }
+            end
+        elseif out then
+            out[#out + 1] = key[i]
+        end
+    end
+    return out or key, from
+end
+
 -- the view a table key's numbers and ranges read, and its index tensors as {dim, tensor} in
 -- that view's dims (PyTorch's order: numbers select first, as basic indices)
 local function table_view(op, x, key)
     args.check_list(op, key, "the index")
+    local from
+    key, from = masks_as_indices(op, key)
     key = without_ellipsis(op, x, key)
     local taking = #key -- the entries that take one of x's dims
     for i = 1, #key do
@@ -316,9 +343,12 @@ local function table_view(op, x, key)
             end
             d = d + 1
         elseif is_tensor(k) then
-            if key_kind(op, k) == "mask" then
-                raise(("tide: %s: a bool mask indexes a tensor alone, t[mask], not inside a " ..
-                    "table (index %d)"):format(op, i))
+            key_kind(op, k)
+            local m = from and from[k]
+            if m and m[1]:size(m[2]) ~= v:size(d) then
+                raise(("tide: %s: the mask at index %d has size %d in its dim %d, the dim it " ..
+                    "stands for has %d; a mask's shape matches the dims it covers"):format(op,
+                    m[3], m[1]:size(m[2]), m[2], v:size(d)))
             end
             adv[#adv + 1] = { d, k }
             d = d + 1
@@ -505,6 +535,8 @@ function M.set(x, key, value)
     end
     if is_tensor(value) then
         value = M.strip_leading_ones(value)
+    elseif type(value) == "boolean" then -- (a mask's m[idx] = true, as PyTorch's True)
+        value = value and 1 or 0
     end
     key = byte_mask(key)
     if is_tensor(key) and x:dim() > 0 and scalar_index(key) ~= key then

@@ -84,4 +84,9 @@ end
 
 S.define(Conv1d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })
 
+-- m:reset_parameters(): PyTorch's, the weight and bias drawn again in place
+function Conv1d:reset_parameters()
+    I.reset_weight_and_bias(self)
+end
+
 return Conv1d

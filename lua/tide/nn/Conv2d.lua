@@ -100,6 +100,13 @@ function Conv2d:forward(x)
         raise(string.format("tide: Conv2d: expected input with %d channels (dim 2), got %d",
             cin, x:size(2)))
     end
+    return self:_conv_forward(x, self.weight, self.bias)
+end
+
+-- PyTorch's Conv2d._conv_forward(input, weight, bias): the convolution (after padding_mode's
+-- padding) with the weight and bias given, which a subclass overrides or calls with its own
+-- (loralib's ConvLoRA: self.conv._conv_forward(x, weight + delta, bias))
+function Conv2d:_conv_forward(x, weight, bias)
     local geom, ph, pw = self.geom, self.ph, self.pw
     if self.same_pad then
         x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
@@ -110,8 +117,8 @@ function Conv2d:forward(x)
     end
     local oh, ow = F._conv_out("Conv2d", x:size(3), x:size(4), self.kh, self.kw, self.sh, self.sw,
         ph, pw, self.dh, self.dw)
-    I.check_input(x, self.weight, "Conv2d")
-    return fused.conv2d(x, self.weight, self.bias, geom, oh, ow, self.groups)
+    I.check_input(x, weight, "Conv2d")
+    return fused.conv2d(x, weight, bias, geom, oh, ow, self.groups)
 end
 
 function Conv2d:extra_repr()
@@ -133,5 +140,10 @@ function Conv2d:extra_repr()
 end
 
 S.define(Conv2d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })
+
+-- m:reset_parameters(): PyTorch's, the weight and bias drawn again in place
+function Conv2d:reset_parameters()
+    I.reset_weight_and_bias(self)
+end
 
 return Conv2d

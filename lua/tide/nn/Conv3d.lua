@@ -71,4 +71,9 @@ end
 
 S.define(Conv3d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })
 
+-- m:reset_parameters(): PyTorch's, the weight and bias drawn again in place
+function Conv3d:reset_parameters()
+    I.reset_weight_and_bias(self)
+end
+
 return Conv3d

@@ -64,4 +64,9 @@ S.define(Embedding, { names = { "num_embeddings", "embedding_dim", "padding_idx"
     "norm_type", "scale_grad_by_freq", "sparse", "_weight", "device", "dtype" }, required = 2,
     factory = true })
 
+-- m:reset_parameters(): PyTorch's, the weight drawn again from N(0, 1) in place (padding row 0)
+function Embedding:reset_parameters()
+    I.embedding_weight(self.num_embeddings, self.embedding_dim, self.padding_idx, self.weight)
+end
+
 return Embedding

@@ -56,4 +56,9 @@ end
 S.define(Linear, { names = { "in_features", "out_features", "bias", "device", "dtype" },
     required = 2 })
 
+-- m:reset_parameters(): PyTorch's, the weight and bias drawn again in place
+function Linear:reset_parameters()
+    I.reset_weight_and_bias(self)
+end
+
 return Linear

@@ -592,8 +592,10 @@ function Module:train(mode)
     if mode == nil then
         mode = true
     end
-    for _, m in ipairs(self:modules()) do
-        rawset(m, "training", mode and true or false)
+    -- PyTorch's recursion: each child's own train runs (a subclass's override: loralib's merge)
+    rawset(self, "training", mode and true or false)
+    for _, m in ipairs(self:children()) do
+        m:train(mode)
     end
     return self
 end

@@ -38,6 +38,20 @@ function I.weight_and_bias(m, shape, n, fan_in, bias)
     end
 end
 
+-- m:reset_parameters() of Linear and the convolutions: weight and bias drawn again in place
+-- from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in the weight's elements per dim-1 slice
+-- (PyTorch's kaiming_uniform_(a = sqrt(5)) has that bound)
+function I.reset_weight_and_bias(m)
+    local w, b = m.weight, m.bias
+    local bound = w:numel() > 0 and 1 / math.sqrt(w:numel() / w:size(1)) or 0
+    autograd.no_grad(function()
+        w:uniform_(-bound, bound)
+        if b then
+            b:uniform_(-bound, bound)
+        end
+    end)
+end
+
 -- a normalization layer's affine parameters of shape: weight ones and, with bias, bias zeros
 function I.affine_params(m, shape, bias)
     m:register_parameter("weight", I.const_param(shape, 1))
@@ -938,15 +952,17 @@ function I.padding_idx(p, n, who)
 end
 
 -- an embedding table {n, dim} requiring grad: N(0, 1) as PyTorch's, the padding row zero
-function I.embedding_weight(n, dim, padding_idx)
-    local w = core.empty({ n, dim })
+-- (fills w in place, its requires_grad kept, when given: Embedding:reset_parameters)
+function I.embedding_weight(n, dim, padding_idx, w)
+    local given = w
+    w = w or core.empty({ n, dim })
     autograd.no_grad(function()
         w:normal_(0, 1)
         if padding_idx then
             w:select(1, padding_idx):fill_(0)
         end
     end)
-    return w:requires_grad_(true)
+    return given or w:requires_grad_(true)
 end
 
 -- rescales in place (no gradient) each row of weight that ids look up whose norm_type-norm
