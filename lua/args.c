@@ -104,6 +104,36 @@ int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, in
                     op, (lua_Integer)d, n, n, n);
 }
 
+int tl_scalar_dim(lua_State *L, const char *name) {
+    ltensor *a = tl_test(L, 1);
+    int      isint;
+    if (!a || !a->t || tide_tensor_ndim(a->t) != 0)
+        return -1;
+    lua_Integer d = lua_tointegerx(L, 2, &isint);
+    if (!isint || (d != 1 && d != -1))
+        return -1;
+    int top = lua_gettop(L);
+    lua_getfield(L, 1, name);
+    lua_getfield(L, 1, "reshape");
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 1);
+    lua_call(L, 2, 1);
+    for (int i = 2; i <= top; i++)
+        lua_pushvalue(L, i);
+    lua_call(L, top, LUA_MULTRET);
+    int n = lua_gettop(L) - top;
+    for (int i = top + 1; i <= top + n; i++) {
+        if (!tl_test(L, i))
+            continue;
+        lua_getfield(L, i, "reshape");
+        lua_pushvalue(L, i);
+        lua_newtable(L);
+        lua_call(L, 2, 1);
+        lua_replace(L, i);
+    }
+    return n;
+}
+
 /* a 0-d integer tensor given as a size (PyTorch's torch.zeros(n) with n = t.sum()): its value,
  * read through t:item() (a copy to the host for a device tensor, as PyTorch's) */
 static int is_size_tensor(lua_State *L, int idx) {

@@ -66,6 +66,11 @@ int tl_is_class_table(lua_State *L, int idx, const char *name);
 /* whether the value at idx asks for a complex result: a dtype name "complex...", an options
  * table whose dtype is one, or a complex tensor (the Lua class "ComplexTensor") */
 int tl_wants_complex(lua_State *L, int idx);
+/* PyTorch wraps dim 0 and -1 of a 0-d tensor as those of its one element (torch.tensor(3).sum(0)
+ * is tensor(3)): with a 0-d tensor at 1 and a dim of 1 or -1 at 2, the method `name` runs on its
+ * 1-d view and each tensor result is viewed 0-d again (gradients flow through both views);
+ * returns the number of results pushed, or -1 (nothing pushed) where that is not the case */
+int tl_scalar_dim(lua_State *L, const char *name);
 /* PyTorch 1.13's deprecated byte mask: a uint8 tensor at idx is replaced there by its bool
  * version (nonzero is true), with PyTorch's warning (key, msg) once; any other value is left */
 void tl_byte_mask_to_bool(lua_State *L, int idx, const char *key, const char *msg);

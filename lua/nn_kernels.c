@@ -13,6 +13,15 @@ static int softmax_impl(lua_State *L, int log) {
     TL_AUTOCAST(L, S, TL_AUTOCAST_FP32, 1, 1);
     ltensor *a = tl_check(L, 1, name);
     tl_max_args(L, 2, name);
+    if (tide_tensor_ndim(a->t) == 0) { /* a 0-d tensor's dim 1 (or -1, the default) */
+        if (lua_isnil(L, 2)) {
+            lua_pushinteger(L, -1);
+            lua_replace(L, 2);
+        }
+        int n = tl_scalar_dim(L, name);
+        if (n >= 0)
+            return n;
+    }
     int dim =
         tl_dim(L, a->t, lua_isnoneornil(L, 2) ? -1 : tl_check_int(L, 2, name, "dim"), name, 0);
     ltensor *r = tl_push_empty(L);

@@ -151,8 +151,12 @@ static int reduce(lua_State *L, tide_op op) {
     ltensor *a = tl_check(L, 1, name);
     int      dim = TIDE_ALL_DIMS, nargs = 3;
     tl_max_args(L, 3, name);
-    if (!lua_isnoneornil(L, 2))
+    if (!lua_isnoneornil(L, 2)) {
+        int n = tide_tensor_ndim(a->t) == 0 ? tl_scalar_dim(L, name) : -1;
+        if (n >= 0)
+            return n;
         dim = tl_dim(L, a->t, tl_check_int(L, 2, name, "dim"), name, 0);
+    }
     if (!lua_isnil(L, 3) && !lua_isboolean(L, 3))
         return tl_error(L, "tide: %s: keepdim must be a boolean, got %s", name, tl_typename(L, 3));
     int      keepdim = lua_toboolean(L, 3);

@@ -156,6 +156,33 @@ describe("gradients of the reductions and shape ops on " .. D.name, function()
     end)
 end)
 
+describe("a 0-d tensor reduced over dim 1 or -1 (PyTorch's dim 0 / -1) on " .. D.name, function()
+    it("is reduced over its one element: a 0-d result, gradients as PyTorch's", function()
+        local x = tide.tensor(3, { dtype = "float64", device = D.name }):requires_grad_(true)
+        for _, op in ipairs({ "sum", "mean", "prod", "amax", "amin", "nansum", "logsumexp" }) do
+            local r = x[op](x, -1)
+            assert.are.same({}, r.shape, op)
+            assert.are.equal(3, r:item(), op)
+            assert.are.same({}, x[op](x, 1, true).shape, op .. " keepdim")
+        end
+        local v, i = x:max(1)
+        assert.are.same({ 3, 1 }, { v:item(), i:item() })
+        assert.are.equal(1, x:argmax(-1):item())
+        assert.are.equal(1, tide.softmax(x, 1):item())
+        assert.are.equal(0, x:log_softmax():item())
+        assert.is_true(tide.tensor(true, { device = D.name }):all(1):item())
+        assert.are.equal(3, x:sum({ dim = 1 }):item())
+        -- torch.autograd: d/dx (softmax(x, 0) * 2 + x.sum(0) * 3 + x.max(0)[0] + x.amax(-1)) = 5
+        ;(x:softmax(1) * 2 + x:sum(1) * 3 + x:max(1) + x:amax(-1)):backward()
+        assert.are.equal(5, x.grad:item())
+        -- another dim raises, as PyTorch's (Dimension out of range)
+        assert.has_error(function() x:sum(2) end,
+            "tide: sum: dim 2 is out of range for a tensor with no dims")
+        assert.has_error(function() x:amax(2) end,
+            "tide: amax: dim 2 is out of range for a tensor with no dims; use 1 or -1")
+    end)
+end)
+
 describe("creation ops on " .. D.name, function()
     it("*_like take the shape, dtype and device, or the ones given", function()
         local x = tide.zeros({ 2, 3 }, { dtype = "float64", device = D.name })

@@ -81,6 +81,14 @@ Tensor.cumprod = fp32_first(in_float(cumulative("cumprod", function(a, b) return
 local function dims_of(op, x, dim)
     local list, out, seen = type(dim) == "table" and args.check_list(op, dim, "dim") or { dim },
         {}, {}
+    if x:dim() == 0 then -- dim 1 or -1 of a 0-d tensor is its one element's (PyTorch's): none
+        for i = 1, #list do
+            if list[i] ~= 1 and list[i] ~= -1 then
+                dim_of(op, x, list[i])
+            end
+        end
+        return out
+    end
     for i = 1, #list do
         local d = dim_of(op, x, list[i])
         if seen[d] then
