@@ -44,9 +44,10 @@ ltensor *tl_push_empty(lua_State *L);         /* t == NULL, metatable set */
 ltensor *tl_push_like(lua_State *L, int idx); /* the same, given a tensor at idx (faster) */
 ltensor *tl_test(lua_State *L, int idx);      /* NULL when not a tensor */
 ltensor *tl_check(lua_State *L, int idx, const char *op); /* live tensor */
-/* a 0-d tensor of value on dev (for numbers mixed with tensors) */
+/* a 0-d tensor of value on dev (for numbers mixed with tensors); a value past dt's range raises
+ * naming op, as PyTorch's checked conversion */
 ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
-                        tide_device *dev);
+                        tide_device *dev, const char *op);
 /* the integer indices t with base 1 (t + 1: the core's 0-based ones as tide returns them) or
  * base 0 (t - 1: the user's 1-based ones for the core) */
 ltensor *tl_push_index_base(lua_State *L, tide_lua_state *S, const tide_tensor *t, int base);

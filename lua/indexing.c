@@ -110,7 +110,7 @@ static int where_impl(lua_State *L) {
                         : lua_isinteger(L, 2 + k) && ab[1 - k] == NULL && lua_isinteger(L, 3 - k)
                             ? TIDE_DTYPE_I64
                             : tide_default_float();
-        ab[k] = tl_push_scalar(L, S, tl_scalar(L, 2 + k), dt, tide_tensor_device(c->t));
+        ab[k] = tl_push_scalar(L, S, tl_scalar(L, 2 + k), dt, tide_tensor_device(c->t), "where");
     }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_where(S->ctx, c->t, ab[0]->t, ab[1]->t, &r->t));

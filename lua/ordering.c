@@ -34,7 +34,7 @@ static int o_gather(lua_State *L) {
 static ltensor *check_src(lua_State *L, tide_lua_state *S, ltensor *self, const char *op) {
     if (lua_type(L, 4) == LUA_TNUMBER || lua_type(L, 4) == LUA_TBOOLEAN)
         return tl_push_scalar(L, S, tl_scalar(L, 4), tide_tensor_dtype(self->t),
-                              tide_tensor_device(self->t));
+                              tide_tensor_device(self->t), op);
     if (!tl_test(L, 4))
         tl_error(L, "tide: %s: src must be a tensor or a number, got %s", op, tl_typename(L, 4));
     return tl_check(L, 4, op);
@@ -184,7 +184,7 @@ static ltensor *fill_value(lua_State *L, tide_lua_state *S, ltensor *a, const ch
     int t = lua_type(L, 3);
     if (t == LUA_TNUMBER || t == LUA_TBOOLEAN)
         return tl_push_scalar(L, S, tl_scalar(L, 3), tide_tensor_dtype(a->t),
-                              tide_tensor_device(a->t));
+                              tide_tensor_device(a->t), op);
     if (!tl_test(L, 3))
         tl_error(L, "tide: %s: value must be a number or a 0-d tensor, got %s", op,
                  tl_typename(L, 3));

@@ -104,9 +104,9 @@ ltensor *tl_check(lua_State *L, int idx, const char *op) {
 }
 
 ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dtype dt,
-                        tide_device *dev) {
+                        tide_device *dev, const char *op) {
     ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_tensor_full(S->ctx, dev, dt, 0, NULL, v, &r->t));
+    TL_CALL_AS(L, S, tide_tensor_full(S->ctx, dev, dt, 0, NULL, v, &r->t), "full", op);
     return r;
 }
 

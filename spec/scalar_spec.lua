@@ -46,9 +46,12 @@ describe("int64 scalars stay exact beyond 2^53 on " .. D.name, function()
         -- float tensors round as a float of that value would
         assert.are.same({ 2.0 ^ 62 },
             values(tide.full({ 1 }, big, { dtype = "float64", device = D.name })))
-        -- int32 saturates (as tide.tensor and fill_ do for every out-of-range value)
-        assert.are.same({ 2147483647 },
-            values(tide.zeros(1, { dtype = "int32", device = D.name }):fill_(big)))
+        -- past int32's range fill_ raises, as PyTorch's checked conversion, and changes nothing
+        local small = tide.zeros(1, { dtype = "int32", device = D.name })
+        assert.has_error(function() small:fill_(big) end, "tide: fill_: the value " ..
+            "4.6116860184273879e+18 cannot be converted to int32 without overflow (its range " ..
+            "is -2.14748365e+09 to 2.14748365e+09); give a value in range or another dtype")
+        assert.are.same({ 0 }, values(small))
     end)
 
     it("scalar arithmetic: t + k, k - t, t * k, t:add_(k), %, //", function()

@@ -46,7 +46,7 @@ describe("creation", function()
         assert.are.same({ -7 }, tide.tensor({ -7 }, { dtype = "int32" }):totable())
     end)
 
-    it("saturates out-of-range values into integer dtypes, as fill_ does #lua53", function()
+    it("saturates out-of-range values into integer dtypes #lua53", function()
         -- these used to wrap (300 -> 44) or hit C's undefined float -> integer cast (2^63)
         assert.are.same({ 255, 0, 255, 2 },
             tide.tensor({ 300, -5, 3e9, 2.5 }, { dtype = "uint8" }):totable())
@@ -54,7 +54,29 @@ describe("creation", function()
             tide.tensor({ 3e9, -3e9, math.maxinteger }, { dtype = "int32" }):totable())
         assert.are.same({ math.maxinteger, math.mininteger, 0, 5 },
             tide.tensor({ 2 ^ 63, -1e300, 0 / 0, 5.7 }, { dtype = "int64" }):totable())
-        assert.are.same({ 255 }, tide.zeros({ 1 }, { dtype = "uint8" }):fill_(300):totable())
+        -- a fill (fill_, full, masked_fill, a number in where) raises instead, as PyTorch's
+        -- checked conversion; -1 wraps into uint8 as PyTorch's, infinities fit the floats
+        local u = tide.zeros({ 1 }, { dtype = "uint8" })
+        assert.has_error(function() u:fill_(300) end, "tide: fill_: the value 300 cannot be " ..
+            "converted to uint8 without overflow (its range is -255 to 255); give a value in " ..
+            "range or another dtype")
+        assert.are.same({ 0 }, u:totable())
+        assert.are.same({ 255 }, u:fill_(-1):totable())
+        assert.has_error(function() tide.full({ 2 }, 1e5, { dtype = "float16" }) end,
+            "tide: full: the value 100000 cannot be converted to float16 without overflow " ..
+            "(its range is -65504 to 65504); give a value in range or another dtype")
+        assert.has_error(function() tide.full({ 1 }, 0 / 0, { dtype = "int64" }) end)
+        assert.are.same({ math.huge }, tide.full({ 1 }, math.huge):totable())
+        local x = tide.zeros(2)
+        local mask = tide.tensor({ true, false })
+        assert.has_error(function() x:masked_fill_(mask, 1e300) end, "tide: masked_fill_: " ..
+            "the value 1.0000000000000001e+300 cannot be converted to float32 without " ..
+            "overflow (its range is -3.40282347e+38 to 3.40282347e+38); give a value in range " ..
+            "or another dtype")
+        assert.has_error(function() tide.where(mask, x, -1e300) end)
+        assert.are.same({ 0, 0 }, x:totable())
+        -- arithmetic with a number is no fill: it overflows to inf, as PyTorch's
+        assert.are.same({ math.huge, math.huge }, (x + 1e300):totable())
     end)
 
     it("rejects ragged and mixed tables with the caller's line", function()

@@ -1,6 +1,8 @@
 /* ops.c — the elementwise and reduction ops: validate, same-device check, promote and cast,
  * allocate the output on the inputs' device, dispatch to its backend. */
 #include "tide_impl.h"
+
+#include <float.h>
 #include "dtype_convert.h"
 
 #include <math.h>
@@ -697,10 +699,14 @@ static tide_scalar fill_value(tide_dtype dt, tide_scalar v) {
         if (!v.is_int)
             return tide_scalar_i(tide_sat_i32(v.d));
         return tide_scalar_i(v.i < INT32_MIN ? INT32_MIN : v.i > INT32_MAX ? INT32_MAX : v.i);
-    case TIDE_DTYPE_U8:
+    case TIDE_DTYPE_U8: /* check_fits let -255..255 through: a negative one wraps, as PyTorch's */
         if (!v.is_int)
-            return tide_scalar_i(tide_sat_u8(v.d));
-        return tide_scalar_i(v.i < 0 ? 0 : v.i > 255 ? 255 : v.i);
+            return tide_scalar_i(isfinite(v.d) && v.d > -256 && v.d < 0 ? (int64_t)v.d & 0xff
+                                                                        : tide_sat_u8(v.d));
+        return tide_scalar_i(v.i < 0 && v.i > -256 ? v.i & 0xff
+                             : v.i < 0             ? 0
+                             : v.i > 255           ? 255
+                                                   : v.i);
     case TIDE_DTYPE_BOOL:
         return tide_scalar_i(v.is_int ? v.i != 0 : v.d != 0);
     default:
@@ -708,9 +714,52 @@ static tide_scalar fill_value(tide_dtype dt, tide_scalar v) {
     }
 }
 
+/* PyTorch's checked conversion of a value that fills a tensor (full, fill_, masked_fill, a
+ * number in where): one past the dtype's range raises instead of becoming inf or saturating.
+ * Infinities and NaN fit the float dtypes; negative integers down to -255 wrap into uint8 (-1
+ * is 255), as PyTorch's two's complement rule lets them */
+static tide_status check_fits(const char *op, tide_dtype dt, tide_scalar v) {
+    double d = v.is_int ? (double)v.i : v.d;
+    double lo, hi;
+    switch (dt) {
+    case TIDE_DTYPE_F32:
+        lo = -FLT_MAX, hi = FLT_MAX;
+        break;
+    case TIDE_DTYPE_F16:
+        lo = -65504.0, hi = 65504.0;
+        break;
+    case TIDE_DTYPE_BF16:
+        lo = -3.3895313892515355e38, hi = 3.3895313892515355e38;
+        break;
+    case TIDE_DTYPE_I64:
+        if (v.is_int)
+            return TIDE_OK;
+        lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+        break;
+    case TIDE_DTYPE_I32:
+        lo = INT32_MIN, hi = INT32_MAX;
+        break;
+    case TIDE_DTYPE_U8: /* a negative integer wraps (-1 is 255), a negative fraction does not */
+        lo = d < 0 && d != floor(d) ? 0.0 : -255.0, hi = 255.0;
+        break;
+    default: /* float64, bool: every value */
+        return TIDE_OK;
+    }
+    /* (NaN fails every comparison: it fits no integer dtype; 2^63, int64's hi as a double, is
+     * past its range) */
+    if (tide_dtype_is_float(dt) ? !isfinite(d) || (d >= lo && d <= hi)
+                                : d >= lo && (dt == TIDE_DTYPE_I64 ? d < hi : d <= hi))
+        return TIDE_OK;
+    return tide_seterr(TIDE_EINVAL,
+                       "%s: the value %.17g cannot be converted to %s without overflow (its "
+                       "range is %.9g to %.9g); give a value in range or another dtype",
+                       op, d, tide_dtype_name(dt), lo, hi);
+}
+
 /* fill without counting a write (a new tensor has version 0) */
 tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v) {
     tide_device *dev = t->storage->dev;
+    TIDE_TRY(check_fits(op, t->dtype, scalar_norm(v)));
     if (tide_tensor_numel(t) == 0)
         return TIDE_OK;
     v = fill_value(t->dtype, scalar_norm(v));

@@ -189,6 +189,15 @@ end
 
 -- ---- Torch7's tables ------------------------------------------------------------------------
 
+-- k as a number when it is a 0-dim int64/int32 tensor: PyTorch indexes with one as with an
+-- integer (x[t[k, j]] selects, a view, as C[Xb[k, j]] in makemore's backward pass), k otherwise
+local function scalar_index(k)
+    if is_tensor(k) and k:dim() == 0 and INDEX_DTYPES[k.dtype] then
+        return k:item()
+    end
+    return k
+end
+
 -- the range {a, b} (or {a}, or {a, b, step}) of a dim of size n as a start, a length and a
 -- step: the positions a, a + step, ... up to b
 local function range_of(op, r, dim, n)
@@ -197,7 +206,8 @@ local function range_of(op, r, dim, n)
         raise(("tide: %s: the range for dim %d has %d entries; write {first, last}, " ..
             "{first, last, step}, {i} or {}"):format(op, dim, #r))
     end
-    local a, b, step = r[1], r[2] or r[1], r[3] or 1
+    -- a 0-dim int tensor stands for its integer (PyTorch's gen_seq[i][:seq_lens[i]])
+    local a, b, step = scalar_index(r[1]), scalar_index(r[2] or r[1]), scalar_index(r[3] or 1)
     for _, v in ipairs({ a, b, step }) do
         if type(v) ~= "number" or not is_integer(v) then
             raise(("tide: %s: the range for dim %d must hold integers, got %s"):format(op, dim,
@@ -264,15 +274,6 @@ local function without_ellipsis(op, x, key)
         out[#out + 1] = key[i]
     end
     return out
-end
-
--- k as a number when it is a 0-dim int64/int32 tensor: PyTorch indexes with one as with an
--- integer (x[t[k, j]] selects, a view, as C[Xb[k, j]] in makemore's backward pass), k otherwise
-local function scalar_index(k)
-    if is_tensor(k) and k:dim() == 0 and INDEX_DTYPES[k.dtype] then
-        return k:item()
-    end
-    return k
 end
 
 -- raises for entry i of an index that is none of the kinds an index takes
