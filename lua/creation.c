@@ -584,7 +584,7 @@ static int l_tensor(lua_State *L) {
     int             t = lua_type(L, 1);
     if (wants_complex(L))
         return complex_factory(L, "tensor");
-    if (tl_test(L, 1)) /* torch.tensor(t): a copy */
+    if (tl_test(L, 1) || tl_is_class_table(L, 1, TL_COMPLEX_CLASS)) /* torch.tensor(t): a copy */
         return tl_call_lua(L, "tide.creation_like", "tensor_of_tensors");
     if (t != LUA_TTABLE && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
         return tl_error(L, "tide: tensor: expected a number, a boolean or a nested table, got %s",

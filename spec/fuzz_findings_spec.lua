@@ -412,3 +412,56 @@ describe("a scheduler's per-group list holding something else than numbers", fun
         assert.is_true(S ~= nil)
     end)
 end)
+
+describe("default_collate given a complex tensor", function()
+    it("raises naming it; complex fields stack (ASan fuzz seed 44429: looped over #z = 2^32)",
+        function()
+        local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+        local z = tide.zeros(2, 3, { dtype = tide.cfloat })
+        local err = tide_error(function() return tide.data.default_collate(z) end)
+        assert.matches("tide: default_collate: expected a non-empty list of packed samples " ..
+            "({compat.pack(ds:get(i)), ...}), got a tensor", err, 1, true)
+        local huge = tide.zeros(4294967296, 4294967296, 0):to(tide.cfloat)
+        assert.matches("got a tensor", tide_error(function()
+            return tide.data.default_collate(huge)
+        end), 1, true)
+        -- a complex field of the samples is stacked as a real one is, alone or in a table
+        local b, n = tide.data.default_collate({ pack(z[1], 1), pack(z[2], 2) })
+        assert.are.same({ 2, 3 }, b.shape)
+        assert.are.equal("complex64", b.dtype)
+        assert.are.same({ 1, 2 }, n:totable())
+        local t = tide.data.default_collate({ pack({ a = z[1] }), pack({ a = z[2] }) })
+        assert.are.same({ 2, 3 }, t.a.shape)
+    end)
+end)
+
+describe("a complex tensor where a list is read (a Lua table: its rows by #z)", function()
+    it("is copied by tide.tensor, kept by as_tensor, refused by optimizers naming the fix",
+        function()
+        local z = tide.complex(tide.tensor({ 1, 2 }, { dtype = "float32" }),
+            tide.tensor({ 3, 4 }, { dtype = "float32" }))
+        -- tide.tensor(z) gave an empty float32 tensor: a copy now, complex, detached
+        local c = tide.tensor(z:requires_grad_())
+        assert.are.equal("complex64", c.dtype)
+        assert.is_false(rawequal(c, z))
+        assert.is_false(c.requires_grad)
+        assert.are.same({ { 1, 3 }, { 2, 4 } }, tide.view_as_real(c):totable())
+        assert.are.equal("complex128", tide.tensor(z, { dtype = tide.cdouble }).dtype)
+        assert.is_true(rawequal(z, tide.as_tensor(z)))
+        assert.are.equal("complex128", tide.as_tensor(z, { dtype = tide.cdouble }).dtype)
+        -- SGD(z) looped over #z rows (2^32 of them for a huge empty one)
+        local huge = tide.zeros(4294967296, 4294967296, 0):to(tide.cfloat)
+        local fix = "is a complex tensor; optimizers step real tensors: make " ..
+            "tide.view_as_real(w) the parameter and use tide.view_as_complex(w) where the " ..
+            "complex value is needed"
+        assert.matches("tide: SGD: params " .. fix, tide_error(function()
+            return tide.optim.SGD(huge, 0.1)
+        end), 1, true)
+        assert.matches("tide: Adam: parameter 1 " .. fix, tide_error(function()
+            return tide.optim.Adam({ z }, 0.1)
+        end), 1, true)
+        assert.matches("tide: SGD: parameter 1 " .. fix, tide_error(function()
+            return tide.optim.SGD({ { params = { z } } }, 0.1)
+        end), 1, true)
+    end)
+end)

@@ -5,6 +5,7 @@
 -- constructors tide.Tensor(...) (the method table called), tide.FloatTensor, tide.LongTensor
 -- ... (tide.legacy_new builds them).
 local core = require("tide.core")
+local Complex = require("tide.complex.tensor")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
@@ -318,11 +319,20 @@ end
 local TENSOR_OPTIONS = { "dtype", "device", "requires_grad" }
 
 function M.tensor_of_tensors(data, opts)
-    if core.is_tensor(data) then
+    if core.is_tensor(data) or Complex.is(data) then
         -- PyTorch's UserWarning for torch.tensor(sourceTensor) (it copies and detaches, as here)
         require("tide._warn").once("tensor_of_tensor", "To copy construct from a tensor, it is " ..
             "recommended to use t:clone():detach() or t:clone():detach():requires_grad_(true), " ..
             "rather than tide.tensor(t)")
+    end
+    if Complex.is(data) then -- a copy too, complex (a table: not a nested list of numbers)
+        local o = args.options("tensor", opts, TENSOR_OPTIONS, "{dtype = \"complex128\"}")
+        local r = data:detach():clone()
+        r = o.dtype and r:to(o.dtype) or r
+        r = o.device and r:to(o.device) or r
+        return o.requires_grad and r:requires_grad_(true) or r
+    end
+    if core.is_tensor(data) then
         local o = args.options("tensor", opts, TENSOR_OPTIONS, "{dtype = \"float64\"}")
         local r = data:detach():to(o.device or data.device, { dtype = o.dtype or data.dtype,
             copy = true })

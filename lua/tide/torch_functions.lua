@@ -41,6 +41,20 @@ local function as_tensor(op, data, opts, known)
         raise(("tide: %s: expected copy to be true, false or nil, got %s"):format(op,
             shown(o.copy)))
     end
+    if is_complex(data) then -- (a table: its rows otherwise) converted as t:to does
+        local r = data
+        if o.dtype ~= nil and o.dtype ~= data.dtype then
+            r = r:to(o.dtype)
+        end
+        if o.device ~= nil and device_of(op, o.device) ~= data.device then
+            r = r:to(o.device)
+        end
+        if o.copy == false and not rawequal(r, data) then
+            raise(("tide: %s: copy = false, but the complex tensor must be converted; leave " ..
+                "copy unset to convert it"):format(op))
+        end
+        return (o.copy and rawequal(r, data)) and r:clone() or r
+    end
     if is_tensor(data) then
         local dev = o.device ~= nil and device_of(op, o.device) or data.device
         local dtype = o.dtype or data.dtype

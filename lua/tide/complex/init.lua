@@ -269,7 +269,10 @@ function M.factory(op, ...)
     else
         o, rg = real_opts(op, opts)
     end
-    if op == "tensor" then
+    if op == "tensor" and is_complex(a[1]) then -- a copy of a complex tensor's pair
+        local pair = a[1]._ri
+        ri = pair:detach():to(o.device or pair.device, { dtype = o.dtype, copy = true })
+    elseif op == "tensor" then
         local data = a[1]
         local x = is_tensor(data) and data:to(o.dtype) or core.tensor(data, o)
         if o.device then

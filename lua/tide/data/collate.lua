@@ -9,6 +9,13 @@
 local compat = require("tide._compat")
 local core = require("tide.core")
 local raise = require("tide.autograd").raise
+local Complex = require("tide.complex.tensor")
+
+-- a tensor, real or of a Lua tensor class (complex, sparse: a table that is no container)
+local function tensor_like(v)
+    local mt = type(v) == "table" and getmetatable(v)
+    return core.is_tensor(v) or Complex.is(v) or (mt and mt.is_sparse == true) or false
+end
 
 local collate_values
 
@@ -31,7 +38,7 @@ local function collate_tables(col, path)
     end)
     for s = 2, #col do
         local t = col[s]
-        if type(t) ~= "table" or core.is_tensor(t) then
+        if type(t) ~= "table" or tensor_like(t) then
             fail(path, "sample " .. s .. " has a " .. type(t) .. " where sample 1 has a table")
         end
         local n = 0
@@ -66,7 +73,7 @@ function collate_values(col, path)
             end
         end
         return compat.move(col, 1, #col, 1, {})
-    elseif kind == "table" and not core.is_tensor(v) then
+    elseif kind == "table" and not tensor_like(v) then
         return collate_tables(col, path)
     end
     local ok, r
@@ -83,9 +90,10 @@ function collate_values(col, path)
 end
 
 return function(samples)
-    if type(samples) ~= "table" or type(samples[1]) ~= "table" then
+    if type(samples) ~= "table" or tensor_like(samples) or type(samples[1]) ~= "table" then
         raise("tide: default_collate: expected a non-empty list of packed samples " ..
-            "({compat.pack(ds:get(i)), ...}), got " .. type(samples))
+            "({compat.pack(ds:get(i)), ...}), got " .. (tensor_like(samples) and "a tensor" or
+            type(samples)))
     end
     -- every sample a packed table: a string or a hole among them failed inside a loop below
     local last = #samples

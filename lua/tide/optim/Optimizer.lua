@@ -10,6 +10,7 @@ local args = require("tide.op_args")
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
+local Complex = require("tide.complex.tensor")
 local merge_positional = require("tide.pytorch_args").merge
 -- a recording profiler's ranges: PyTorch's "Optimizer.step#Adam.step" and zero_grad's
 local prof = require("tide.profiler.hooks")
@@ -90,10 +91,21 @@ local function check_speed_options(who, opts, names)
     end
 end
 
+-- complex parameters, as nn.Parameter's: refused, with the real view that an optimizer steps
+-- as PyTorch's steps a complex one (a complex tensor is a table: a list of its rows otherwise)
+local function no_complex(who, v, what)
+    if Complex.is(v) then
+        raise("tide: " .. who .. ": " .. what .. " is a complex tensor; optimizers step real " ..
+            "tensors: make tide.view_as_real(w) the parameter and use tide.view_as_complex(w) " ..
+            "where the complex value is needed")
+    end
+end
+
 local function param_list(params, who)
     if type(params) == "table" and params.__ismodule then
         return params:parameters()
     end
+    no_complex(who, params, "params")
     if type(params) ~= "table" then
         raise("tide: " .. who .. ": expected a list of parameters " ..
             "(model:parameters()), got " .. type(params))
@@ -111,6 +123,7 @@ local function fill_group(who, g, defaults, types)
         end
     end
     for i, p in ipairs(g.params) do
+        no_complex(who, p, "parameter " .. i)
         if not is_tensor(p) then
             raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
                 ", expected a tensor")
@@ -131,6 +144,8 @@ end
 -- tables is several), each option a group leaves out taken from defaults (fill_group)
 local function param_groups(who, params, defaults, types)
     local groups = {}
+    no_complex(who, params, "params")
+    no_complex(who, params[1], "parameter 1")
     if params[1] ~= nil and not is_tensor(params[1]) then
         for i, g in ipairs(params) do
             if type(g) ~= "table" or g.__ismodule then
