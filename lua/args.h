@@ -33,6 +33,9 @@ typedef struct ltensor {
 
 /* ---- view_links.c: views of tensors that need no grad, linked to their root ---- */
 /* view (at the top of the stack), of base (at base_idx), is linked to base's root */
+/* a tensor's user values (5.4): its autograd table, and a linked view's root (view_links.c) */
+#define TL_TENSOR_UVS 2
+#define TL_ROOT_UV    2
 void tl_link_view(lua_State *L, int base_idx, ltensor *base, ltensor *view);
 void tl_unlink_views(ltensor *u); /* u is being collected */
 /* u (at idx) follows its root: autograd gives it its view node */

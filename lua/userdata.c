@@ -15,7 +15,7 @@ static const char tensor_mt_key = 't'; /* registry: the metatable, by address (f
 static const char tensor_tag = 'T';
 
 ltensor *tl_push_empty(lua_State *L) {
-    ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
+    ltensor *u = lua_newuserdatauv(L, sizeof *u, TL_TENSOR_UVS);
     u->tag = &tensor_tag;
     u->t = NULL;
     u->requires_grad = u->follows = u->no_grad_view = 0;
@@ -30,7 +30,7 @@ ltensor *tl_push_empty(lua_State *L) {
  * and reading it is cheaper than the registry lookup (about 120 instructions an op) */
 ltensor *tl_push_like(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
-    ltensor *u = lua_newuserdatauv(L, sizeof *u, 1);
+    ltensor *u = lua_newuserdatauv(L, sizeof *u, TL_TENSOR_UVS);
     u->tag = &tensor_tag;
     u->t = NULL;
     u->requires_grad = u->follows = u->no_grad_view = 0;

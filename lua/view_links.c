@@ -8,7 +8,7 @@
  * every view of the root must follow it. So, with grad mode on and autograd loaded, such a view
  * is linked to its root in C (view->root, and the root's list of its views: first_view, then
  * each view's next_view / prev_view), unlinked by the collector (tl_unlink_views), and holds
- * its root in its autograd table (ROOT_FIELD), as a PyTorch view holds its _base: Lua reaches
+ * its root (set_root), as a PyTorch view holds its _base: Lua reaches
  * the root from the view when autograd asks (engine.lua), and the root lives while its views
  * do. The reference is one the collector sees: a registry reference that kept a root alive
  * while views followed it was never let go of once the root's graph reached one of them
@@ -25,8 +25,42 @@ struct tl_link {
     ltensor *next_view, *prev_view; /* a view's neighbours in its root's list */
 };
 
-#define ROOT_FIELD "_root"            /* a linked view's autograd table: its root */
 static const char follower_key = 'f'; /* registry: autograd's fn(view, root) making a view follow */
+
+#if LUA_VERSION_NUM >= 504
+/* the view's root in its second user value (userdata.c gives tensors two): a store, where a
+ * table per view (below) made x[i] in grad mode twice as slow */
+static void set_root(lua_State *L, int view_idx) { /* pops the root */
+    lua_setiuservalue(L, view_idx, TL_ROOT_UV);
+}
+static int get_root(lua_State *L, int idx) { /* pushes it (nil when none) */
+    return lua_getiuservalue(L, idx, TL_ROOT_UV);
+}
+#else
+/* one user value (5.3), an environment table (5.1, LuaJIT): the root in the autograd table */
+#define ROOT_FIELD "_root"
+static void set_root(lua_State *L, int view_idx) {
+    if (lua_getiuservalue(L, view_idx, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, view_idx, 1);
+    }
+    lua_insert(L, -2);
+    lua_setfield(L, -2, ROOT_FIELD);
+    lua_pop(L, 1);
+}
+static int get_root(lua_State *L, int idx) {
+    if (lua_getiuservalue(L, idx, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        return LUA_TNIL;
+    }
+    int t = lua_getfield(L, -1, ROOT_FIELD);
+    lua_remove(L, -2);
+    return t;
+}
+#endif
 
 static struct tl_link *link_of(ltensor *u) {
     if (!u->link)
@@ -38,26 +72,12 @@ static ltensor *root_of(const ltensor *u) {
     return u->link ? u->link->root : NULL;
 }
 
-/* the autograd table of the tensor at idx, made if it has none, pushed */
-static void push_autograd_table(lua_State *L, int idx) {
-    if (lua_getiuservalue(L, idx, 1) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setiuservalue(L, idx, 1);
-    }
-}
-
-/* pushes the root of the linked view at idx (its autograd table's), or nil (none, or one
- * already being collected) */
+/* pushes the root of the linked view at idx, or nil (none, or one already being collected) */
 static void push_root(lua_State *L, int idx, const ltensor *u) {
-    if (!root_of(u) || lua_getiuservalue(L, idx, 1) != LUA_TTABLE) {
-        lua_pop(L, root_of(u) ? 1 : 0);
+    if (!root_of(u))
         lua_pushnil(L);
-        return;
-    }
-    lua_getfield(L, -1, ROOT_FIELD);
-    lua_remove(L, -2);
+    else
+        get_root(L, idx);
 }
 
 /* the view at the top of the stack, of base (at base_idx) */
@@ -68,13 +88,11 @@ void tl_link_view(lua_State *L, int base_idx, ltensor *base, ltensor *view) {
     struct tl_link *rl = link_of(root), *vl = link_of(view);
     if (!rl || !vl)
         return; /* no memory for the links: the view stays unlinked, as under no_grad */
-    push_autograd_table(L, view_idx);
     if (root == base)
         lua_pushvalue(L, base_idx);
     else
         push_root(L, base_idx, base);
-    lua_setfield(L, -2, ROOT_FIELD);
-    lua_pop(L, 1);
+    set_root(L, view_idx);
     vl->root = root;
     vl->prev_view = NULL;
     vl->next_view = rl->first_view;
