@@ -21,8 +21,6 @@ void tl_max_args_slow(lua_State *L, int n, const char *op) {
     lua_settop(L, n);
 }
 
-/* a table given where a list goes must be a plain list: another key means an options table or
- * a typo, which rawlen would read as an empty list ({bogus = 1} as {}) and run silently */
 void tl_byte_mask_to_bool(lua_State *L, int idx, const char *key, const char *msg) {
     ltensor *m = tl_test(L, idx);
     if (!m || !m->t || tide_tensor_dtype(m->t) != TIDE_DTYPE_U8)
@@ -36,6 +34,8 @@ void tl_byte_mask_to_bool(lua_State *L, int idx, const char *key, const char *ms
     lua_replace(L, idx);
 }
 
+/* a table given where a list goes must be a plain list: another key means an options table or
+ * a typo, which rawlen would read as an empty list ({bogus = 1} as {}) and run silently */
 int tl_check_list(lua_State *L, int idx, const char *op, const char *what) {
     int len = (int)lua_rawlen(L, idx);
     idx = lua_absindex(L, idx);
