@@ -480,6 +480,311 @@ local function conv2d_resample(x, w, opts)
     return x
 end
 
+---------------------------------------------------------------------------------------------
+-- 4. training/networks.py
+---------------------------------------------------------------------------------------------
+-- def normalize_2nd_moment(x, dim=1, eps=1e-8):  (dim 1-based: PyTorch's dim=1 is 2)
+local function normalize_2nd_moment(x, dim, eps)
+    dim, eps = dim or 2, eps or 1e-8
+    -- return x * (x.square().mean(dim=dim, keepdim=True) + eps).rsqrt()
+    return x * (x:square():mean(dim, true) + eps):rsqrt()
+end
+
+-- def modulated_conv2d(x, weight, styles, noise=None, up=1, down=1, padding=0,
+--     resample_filter=None, demodulate=True, flip_weight=True, fused_modconv=True):
+local function modulated_conv2d(x, weight, styles, opts)
+    local noise, up, down, padding = opts.noise, opts.up or 1, opts.down or 1, opts.padding or 0
+    local resample_filter = opts.resample_filter
+    local demodulate, flip_weight = opts.demodulate ~= false, opts.flip_weight ~= false
+    local fused_modconv = opts.fused_modconv ~= false
+    local batch_size = x:size(1)
+    -- out_channels, in_channels, kh, kw = weight.shape
+    local in_channels, kh, kw = weight:size(2), weight:size(3), weight:size(4)
+    -- (the float16 pre-normalization is left out: these tests run float32)
+
+    -- Calculate per-sample weights and demodulation coefficients.
+    local w, dcoefs
+    if demodulate or fused_modconv then
+        -- w = weight.unsqueeze(0) # [NOIkk]
+        w = weight:unsqueeze(1)
+        w = w * styles:reshape({ batch_size, 1, -1, 1, 1 })
+    end
+    if demodulate then
+        -- dcoefs = (w.square().sum(dim=[2,3,4]) + 1e-8).rsqrt() # [NO]
+        dcoefs = (w:square():sum({ 3, 4, 5 }) + 1e-8):rsqrt()
+    end
+    if demodulate and fused_modconv then
+        w = w * dcoefs:reshape({ batch_size, -1, 1, 1, 1 })
+    end
+
+    -- Execute by scaling the activations before and after the convolution.
+    if not fused_modconv then
+        -- x = x * styles.to(x.dtype).reshape(batch_size, -1, 1, 1)
+        x = x * styles:to(x.dtype):reshape({ batch_size, -1, 1, 1 })
+        x = conv2d_resample(x, weight:to(x.dtype), { f = resample_filter, up = up, down = down,
+            padding = padding, flip_weight = flip_weight })
+        if demodulate and noise ~= nil then
+            x = fma(x, dcoefs:to(x.dtype):reshape({ batch_size, -1, 1, 1 }), noise:to(x.dtype))
+        elseif demodulate then
+            x = x * dcoefs:to(x.dtype):reshape({ batch_size, -1, 1, 1 })
+        elseif noise ~= nil then
+            x = x:add_(noise:to(x.dtype))
+        end
+        return x
+    end
+
+    -- Execute as one fused op using grouped convolution.
+    -- x = x.reshape(1, -1, *x.shape[2:])
+    x = x:reshape({ 1, -1, x:size(3), x:size(4) })
+    w = w:reshape({ -1, in_channels, kh, kw })
+    x = conv2d_resample(x, w:to(x.dtype), { f = resample_filter, up = up, down = down,
+        padding = padding, groups = batch_size, flip_weight = flip_weight })
+    -- x = x.reshape(batch_size, -1, *x.shape[2:])
+    x = x:reshape({ batch_size, -1, x:size(3), x:size(4) })
+    if noise ~= nil then
+        x = x:add_(noise)
+    end
+    return x
+end
+
+-- class FullyConnectedLayer(torch.nn.Module):
+local FullyConnectedLayer = nn.Module:extend("FullyConnectedLayer")
+-- def __init__(self, in_features, out_features, bias=True, activation='linear',
+--              lr_multiplier=1, bias_init=0):
+function FullyConnectedLayer:init(in_features, out_features, opts)
+    opts = opts or {}
+    local lr_multiplier = opts.lr_multiplier or 1
+    self.activation = opts.activation or "linear"
+    -- self.weight = torch.nn.Parameter(torch.randn([out_features, in_features]) / lr_multiplier)
+    self.weight = nn.Parameter(tide.randn({ out_features, in_features }) / lr_multiplier)
+    if opts.bias ~= false then
+        -- torch.nn.Parameter(torch.full([out_features], np.float32(bias_init)))
+        self.bias = nn.Parameter(tide.full({ out_features }, opts.bias_init or 0,
+            { dtype = "float32" }))
+    end
+    self.weight_gain = lr_multiplier / math.sqrt(in_features)
+    self.bias_gain = lr_multiplier
+end
+
+function FullyConnectedLayer:forward(x)
+    local w = self.weight:to(x.dtype) * self.weight_gain
+    local b = self.bias
+    if b ~= nil then
+        b = b:to(x.dtype)
+        if self.bias_gain ~= 1 then
+            b = b * self.bias_gain
+        end
+    end
+
+    if self.activation == "linear" and b ~= nil then
+        -- x = torch.addmm(b.unsqueeze(0), x, w.t())
+        x = tide.addmm(b:unsqueeze(1), x, w:t())
+    else
+        x = x:matmul(w:t())
+        x = bias_act(x, b, { act = self.activation })
+    end
+    return x
+end
+
+-- class Conv2dLayer(torch.nn.Module):
+local Conv2dLayer = nn.Module:extend("Conv2dLayer")
+-- def __init__(self, in_channels, out_channels, kernel_size, bias=True, activation='linear',
+--     up=1, down=1, resample_filter=[1,3,3,1], conv_clamp=None, channels_last=False,
+--     trainable=True):  (channels_last is not ported: tide has no memory formats)
+function Conv2dLayer:init(in_channels, out_channels, kernel_size, opts)
+    opts = opts or {}
+    self.activation = opts.activation or "linear"
+    self.up = opts.up or 1
+    self.down = opts.down or 1
+    self.conv_clamp = opts.conv_clamp
+    self:register_buffer("resample_filter", setup_filter(opts.resample_filter or { 1, 3, 3, 1 }))
+    -- self.padding = kernel_size // 2
+    self.padding = floor(kernel_size / 2)
+    self.weight_gain = 1 / math.sqrt(in_channels * (kernel_size ^ 2))
+    self.act_gain = activation_funcs[self.activation].def_gain
+
+    local weight = tide.randn({ out_channels, in_channels, kernel_size, kernel_size })
+    local bias = (opts.bias ~= false) and tide.zeros({ out_channels }) or nil
+    if opts.trainable ~= false then
+        self.weight = nn.Parameter(weight)
+        self.bias = bias ~= nil and nn.Parameter(bias) or nil
+    else
+        self:register_buffer("weight", weight)
+        if bias ~= nil then
+            self:register_buffer("bias", bias)
+        end
+    end
+end
+
+function Conv2dLayer:forward(x, gain)
+    gain = gain or 1
+    local w = self.weight * self.weight_gain
+    local b = self.bias ~= nil and self.bias:to(x.dtype) or nil
+    local flip_weight = (self.up == 1) -- slightly faster
+    x = conv2d_resample(x, w:to(x.dtype), { f = self.resample_filter, up = self.up,
+        down = self.down, padding = self.padding, flip_weight = flip_weight })
+
+    local act_gain = self.act_gain * gain
+    local act_clamp = self.conv_clamp ~= nil and self.conv_clamp * gain or nil
+    x = bias_act(x, b, { act = self.activation, gain = act_gain, clamp = act_clamp })
+    return x
+end
+
+-- class MappingNetwork(torch.nn.Module):
+local MappingNetwork = nn.Module:extend("MappingNetwork")
+-- def __init__(self, z_dim, c_dim, w_dim, num_ws, num_layers=8, embed_features=None,
+--     layer_features=None, activation='lrelu', lr_multiplier=0.01, w_avg_beta=0.995):
+-- (num_ws = None and w_avg_beta = None are false here: Lua's nil is "use the default")
+function MappingNetwork:init(z_dim, c_dim, w_dim, num_ws, opts)
+    opts = opts or {}
+    local num_layers = opts.num_layers or 8
+    local embed_features, layer_features = opts.embed_features, opts.layer_features
+    local activation, lr_multiplier = opts.activation or "lrelu", opts.lr_multiplier or 0.01
+    local w_avg_beta = opts.w_avg_beta
+    if w_avg_beta == nil then w_avg_beta = 0.995 end
+    self.z_dim = z_dim
+    self.c_dim = c_dim
+    self.w_dim = w_dim
+    self.num_ws = num_ws
+    self.num_layers = num_layers
+    self.w_avg_beta = w_avg_beta
+
+    if embed_features == nil then
+        embed_features = w_dim
+    end
+    if c_dim == 0 then
+        embed_features = 0
+    end
+    if layer_features == nil then
+        layer_features = w_dim
+    end
+    -- features_list = [z_dim + embed_features] + [layer_features] * (num_layers - 1) + [w_dim]
+    local features_list = { z_dim + embed_features }
+    for _ = 1, num_layers - 1 do features_list[#features_list + 1] = layer_features end
+    features_list[#features_list + 1] = w_dim
+
+    if c_dim > 0 then
+        self.embed = FullyConnectedLayer(c_dim, embed_features)
+    end
+    -- for idx in range(num_layers):
+    for idx = 0, num_layers - 1 do
+        local in_features = features_list[idx + 1]
+        local out_features = features_list[idx + 2]
+        local layer = FullyConnectedLayer(in_features, out_features, { activation = activation,
+            lr_multiplier = lr_multiplier })
+        -- setattr(self, f'fc{idx}', layer)
+        self["fc" .. idx] = layer
+    end
+
+    if num_ws and w_avg_beta then
+        self:register_buffer("w_avg", tide.zeros({ w_dim }))
+    end
+end
+
+-- def forward(self, z, c, truncation_psi=1, truncation_cutoff=None, skip_w_avg_update=False):
+function MappingNetwork:forward(z, c, opts)
+    opts = opts or {}
+    local truncation_psi, truncation_cutoff = opts.truncation_psi or 1, opts.truncation_cutoff
+    -- Embed, normalize, and concat inputs.
+    local x
+    if self.z_dim > 0 then
+        x = normalize_2nd_moment(z:to("float32"))
+    end
+    if self.c_dim > 0 then
+        local y = normalize_2nd_moment(self.embed(c:to("float32")))
+        -- x = torch.cat([x, y], dim=1) if x is not None else y
+        x = x ~= nil and tide.cat({ x, y }, 2) or y
+    end
+
+    -- Main layers.
+    for idx = 0, self.num_layers - 1 do
+        local layer = self["fc" .. idx]
+        x = layer(x)
+    end
+
+    -- Update moving average of W.
+    if self.w_avg_beta and self.training and not opts.skip_w_avg_update then
+        -- self.w_avg.copy_(x.detach().mean(dim=0).lerp(self.w_avg, self.w_avg_beta))
+        self.w_avg:copy_(x:detach():mean(1):lerp(self.w_avg, self.w_avg_beta))
+    end
+
+    -- Broadcast.
+    if self.num_ws then
+        -- x = x.unsqueeze(1).repeat([1, self.num_ws, 1])
+        local xu = x:unsqueeze(2)
+        x = xu["repeat"](xu, { 1, self.num_ws, 1 })
+    end
+
+    -- Apply truncation.
+    if truncation_psi ~= 1 then
+        assert(self.w_avg_beta)
+        if not self.num_ws or truncation_cutoff == nil then
+            x = self.w_avg:lerp(x, truncation_psi)
+        else
+            -- x[:, :truncation_cutoff] = self.w_avg.lerp(x[:, :truncation_cutoff], truncation_psi)
+            x[{ {}, { 1, truncation_cutoff } }] =
+                self.w_avg:lerp(x[{ {}, { 1, truncation_cutoff } }], truncation_psi)
+        end
+    end
+    return x
+end
+
+-- class SynthesisLayer(torch.nn.Module):
+local SynthesisLayer = nn.Module:extend("SynthesisLayer")
+-- def __init__(self, in_channels, out_channels, w_dim, resolution, kernel_size=3, up=1,
+--     use_noise=True, activation='lrelu', resample_filter=[1,3,3,1], conv_clamp=None,
+--     channels_last=False):
+function SynthesisLayer:init(in_channels, out_channels, w_dim, resolution, opts)
+    opts = opts or {}
+    local kernel_size = opts.kernel_size or 3
+    self.resolution = resolution
+    self.up = opts.up or 1
+    self.use_noise = opts.use_noise ~= false
+    self.activation = opts.activation or "lrelu"
+    self.conv_clamp = opts.conv_clamp
+    self:register_buffer("resample_filter", setup_filter(opts.resample_filter or { 1, 3, 3, 1 }))
+    self.padding = floor(kernel_size / 2)
+    self.act_gain = activation_funcs[self.activation].def_gain
+
+    self.affine = FullyConnectedLayer(w_dim, in_channels, { bias_init = 1 })
+    self.weight = nn.Parameter(tide.randn({ out_channels, in_channels, kernel_size,
+        kernel_size }))
+    if self.use_noise then
+        self:register_buffer("noise_const", tide.randn({ resolution, resolution }))
+        -- self.noise_strength = torch.nn.Parameter(torch.zeros([]))
+        self.noise_strength = nn.Parameter(tide.zeros({}))
+    end
+    self.bias = nn.Parameter(tide.zeros({ out_channels }))
+end
+
+-- def forward(self, x, w, noise_mode='random', fused_modconv=True, gain=1):
+function SynthesisLayer:forward(x, w, opts)
+    opts = opts or {}
+    local noise_mode, gain = opts.noise_mode or "random", opts.gain or 1
+    assert(noise_mode == "random" or noise_mode == "const" or noise_mode == "none")
+    local styles = self.affine(w)
+
+    local noise
+    if self.use_noise and noise_mode == "random" then
+        noise = tide.randn({ x:size(1), 1, self.resolution, self.resolution },
+            { device = x.device }) * self.noise_strength
+    end
+    if self.use_noise and noise_mode == "const" then
+        noise = self.noise_const * self.noise_strength
+    end
+
+    local flip_weight = (self.up == 1) -- slightly faster
+    x = modulated_conv2d(x, self.weight, styles, { noise = noise, up = self.up,
+        padding = self.padding, resample_filter = self.resample_filter,
+        flip_weight = flip_weight, fused_modconv = opts.fused_modconv })
+
+    local act_gain = self.act_gain * gain
+    local act_clamp = self.conv_clamp ~= nil and self.conv_clamp * gain or nil
+    x = bias_act(x, self.bias:to(x.dtype), { act = self.activation, gain = act_gain,
+        clamp = act_clamp })
+    return x
+end
+
 describe("stylegan2-ada upfirdn2d / bias_act (impl='ref')", function()
     it("setup_filter normalizes, flips, scales, goes separable at 8 taps", function()
         check(REF.filt, setup_filter({ 1, 3, 3, 1 }), "filt")
@@ -527,8 +832,6 @@ end)
 
 describe("stylegan2-ada conv2d_resample (Conv2dLayer.forward's body)", function()
     it("up 1 / up 2 (transposed conv) / down 2, with bias, lrelu gain and clamp", function()
-        -- GAP: networks.py's classes (Conv2dLayer, modulated_conv2d, FullyConnectedLayer,
-        -- MappingNetwork, SynthesisLayer) are not ported yet (time); REF holds their values
         local xm = det({ 2, 3, 5, 5 })
         local f = setup_filter({ 1, 3, 3, 1 })
         for _, ud in ipairs({ { 1, 1 }, { 2, 1 }, { 1, 2 } }) do
@@ -542,5 +845,91 @@ describe("stylegan2-ada conv2d_resample (Conv2dLayer.forward's body)", function(
             x = bias_act(x, b, { act = "lrelu", gain = math.sqrt(2) * 1.2, clamp = 0.8 * 1.2 })
             check(REF["conv_" .. up .. "_" .. down], x, "conv " .. up .. " " .. down)
         end
+    end)
+end)
+
+describe("stylegan2-ada training/networks.py", function()
+    local xm = det({ 2, 3, 5, 5 })
+    local wm = det({ 4, 3, 3, 3 }, 0.53, 0.7, "cos")
+    local noise = det({ 5, 5 }, 0.29, 0.2) * 0.1
+
+    it("modulated_conv2d fused / unfused: demodulate, no demodulate, up 2, d/styles", function()
+        local f = setup_filter({ 1, 3, 3, 1 })
+        for _, fused in ipairs({ true, false }) do
+            local k = fused and "True" or "False"
+            local st = (det({ 2, 3 }, 0.81, 0.4) + 1.5):requires_grad_()
+            local y = modulated_conv2d(xm, wm, st, { noise = noise, padding = 1,
+                fused_modconv = fused })
+            check(REF["mod_" .. k], y, "mod " .. k)
+            local loss = (y * det(y.shape, 0.17, 0.9, "cos")):sum()
+            loss:backward()
+            check(REF["mod_" .. k .. "_gst"], st.grad, "mod grad " .. k)
+            local st2 = det({ 2, 3 }, 0.81, 0.4) + 1.5
+            check(REF["mod_nodemod_" .. k], modulated_conv2d(xm, wm, st2, { padding = 1,
+                demodulate = false, fused_modconv = fused }), "mod nodemod " .. k)
+            check(REF["mod_up_" .. k], modulated_conv2d(xm, wm, st2, { up = 2, padding = 1,
+                resample_filter = f, flip_weight = false, fused_modconv = fused }), "mod up " .. k)
+        end
+    end)
+
+    it("FullyConnectedLayer: lrelu with lr_multiplier and bias_init, linear by addmm", function()
+        local fc = FullyConnectedLayer(3, 4, { activation = "lrelu", lr_multiplier = 0.5,
+            bias_init = 0.2 })
+        tide.no_grad(function() fc.weight:copy_(det({ 4, 3 }, 0.6, 0.1)) end)
+        check(REF.fc, fc(det({ 2, 3 }, 0.3, 0.5)), "fc")
+        local fc2 = FullyConnectedLayer(3, 4, { bias_init = 0.2 })
+        tide.no_grad(function() fc2.weight:copy_(det({ 4, 3 }, 0.6, 0.1)) end)
+        check(REF.fc_lin, fc2(det({ 2, 3 }, 0.3, 0.5)), "fc_lin")
+        assert.equal(2, #fc:parameters())
+        assert.is_nil(FullyConnectedLayer(3, 4, { bias = false }).bias)
+    end)
+
+    it("Conv2dLayer up 1 / up 2 (transposed conv) / down 2, lrelu gain and clamp", function()
+        for _, ud in ipairs({ { 1, 1 }, { 2, 1 }, { 1, 2 } }) do
+            local up, down = ud[1], ud[2]
+            local cl = Conv2dLayer(3, 2, 3, { activation = "lrelu", up = up, down = down,
+                conv_clamp = 0.8 })
+            tide.no_grad(function()
+                cl.weight:copy_(det({ 2, 3, 3, 3 }, 0.44, 0.3))
+                cl.bias:copy_(tide.tensor({ 0.1, -0.2 }))
+            end)
+            check(REF["conv_" .. up .. "_" .. down], cl(xm, 1.2), "conv " .. up .. " " .. down)
+        end
+        local frozen = Conv2dLayer(3, 2, 1, { trainable = false })
+        assert.equal(0, #frozen:parameters())
+        assert.equal(3, #frozen:buffers())
+    end)
+
+    it("MappingNetwork: embed, w_avg tracking, truncation with and without a cutoff", function()
+        local mp = MappingNetwork(4, 2, 4, 3, { num_layers = 2, w_avg_beta = 0.9 })
+        tide.no_grad(function()
+            mp.embed.weight:copy_(det({ 4, 2 }, 0.5, 0.2))
+            mp.fc0.weight:copy_(det({ 4, 8 }, 0.3, 0.1) * 100)
+            mp.fc1.weight:copy_(det({ 4, 4 }, 0.7, 0.6) * 100)
+        end)
+        local z, c = det({ 2, 4 }, 0.9, 0.3), det({ 2, 2 }, 0.4, 1.0)
+        check(REF.map_ws, mp(z, c), "map_ws")
+        mp(z * 0.5, c)
+        check(REF.map_wavg, mp.w_avg, "map_wavg")
+        mp:eval()
+        check(REF.map_trunc, mp(z, c, { truncation_psi = 0.7 }), "map_trunc")
+        check(REF.map_cut, mp(z, c, { truncation_psi = 0.5, truncation_cutoff = 2 }), "map_cut")
+        check(REF.map_wavg2, mp.w_avg, "map_wavg2")
+    end)
+
+    it("SynthesisLayer: const noise fused / unfused, no noise", function()
+        local sl = SynthesisLayer(3, 4, 4, 5, { conv_clamp = 1.0 })
+        tide.no_grad(function()
+            sl.weight:copy_(wm)
+            sl.affine.weight:copy_(det({ 3, 4 }, 0.2, 0.2))
+            sl.noise_const:copy_(noise * 10)
+            sl.noise_strength:fill_(0.3)
+            sl.bias:copy_(tide.tensor({ 0.1, -0.1, 0.2, 0.0 }))
+        end)
+        local wl = det({ 2, 4 }, 0.35, 0.15)
+        check(REF.syn_fused, sl(xm, wl, { noise_mode = "const" }), "syn_fused")
+        check(REF.syn_unfused, sl(xm, wl, { noise_mode = "const", fused_modconv = false }),
+            "syn_unfused")
+        check(REF.syn_none, sl(xm, wl, { noise_mode = "none" }), "syn_none")
     end)
 end)
