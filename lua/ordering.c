@@ -164,7 +164,9 @@ static int o_topk(lua_State *L) {
 static ltensor *check_mask_arg(lua_State *L, int idx, const char *op) {
     if (!tl_test(L, idx))
         tl_error(L, "tide: %s: mask must be a bool tensor, got %s", op, tl_typename(L, idx));
-    tl_check(L, idx, op);
+    ltensor *m = tl_check(L, idx, op);
+    if (tide_tensor_dtype(m->t) != TIDE_DTYPE_U8) /* the common case: no strings made */
+        return m;
     /* PyTorch 1.13's deprecated byte mask, with its words (masked_fill's name is its twin's) */
     const char *name = strncmp(op, "masked_fill", 11) ? op : "masked_fill_";
     const char *key = lua_pushfstring(L, "uint8_mask.%s", name);

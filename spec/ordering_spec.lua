@@ -233,14 +233,7 @@ describe("masked_fill / masked_select / tril / triu / flip / roll against PyTorc
 
     it("take PyTorch 1.13's deprecated uint8 mask (nonzero is true) with its warning, once", function()
         local W = require("tide._warn")
-        local function warned(f)
-            local seen, saved = {}, io.stderr
-            io.stderr = { write = function(_, s) seen[#seen + 1] = s end } -- luacheck: ignore
-            local ok, err = pcall(f)
-            io.stderr = saved -- luacheck: ignore
-            assert(ok, err)
-            return table.concat(seen)
-        end
+        local warned = require("spec.support.warnings")
         local byte = T({ 1, 0, 2 }, "uint8")
         local x = T({ 1, 2, 3 }, "float32")
         for _, k in ipairs({ "uint8_where", "uint8_mask.masked_fill_", "uint8_mask.masked_select" }) do

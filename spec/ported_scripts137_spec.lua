@@ -345,12 +345,8 @@ describe("ported_scripts137: arcface-pytorch margin heads", function()
     it("SphereProduct's lambda schedule and outputs match PyTorch", function()
         -- nn.init.xavier_uniform warns as PyTorch's does; the warning is checked here
         local warn = require("tide._warn")
-        local lines, real = {}, io.stderr
-        io.stderr = { write = function(_, l) lines[#lines + 1] = l end } -- luacheck: ignore
         warn.reset("nn.init.xavier_uniform")
-        local ok, made = pcall(SphereProduct, 6, 4)
-        io.stderr = real -- luacheck: ignore
-        assert(ok, made)
+        local _, lines, made = require("spec.support.warnings")(SphereProduct, 6, 4)
         assert.are.equal(1, #lines)
         assert.is_truthy(lines[1]:find("tide: warning: nn.init.xavier_uniform is now deprecated "
             .. "in favor of nn.init.xavier_uniform_", 1, true))

@@ -388,12 +388,8 @@ describe("ported pytorch-cnn-visualizations (vanilla, guided, smooth grad, Grad-
 
     it("GuidedBackprop's ReLU hooks match PyTorch's", function()
         -- register_backward_hook on a ReLU warns once as PyTorch's deprecation does (captured)
-        local warn, stderr, said = require("tide._warn"), io.stderr, {}
-        warn.reset("register_backward_hook")
-        io.stderr = { write = function(_, msg) said[#said + 1] = msg end }
-        local ok, GBP = pcall(GuidedBackprop, make_model())
-        io.stderr = stderr
-        assert(ok, GBP)
+        require("tide._warn").reset("register_backward_hook")
+        local _, said, GBP = require("spec.support.warnings")(GuidedBackprop, make_model())
         assert.equal(1, #said)
         assert.truthy(said[1]:find("tide: warning: register_backward_hook is deprecated", 1, true))
         local guided_grads = GBP:generate_gradients(make_img(), 3)

@@ -292,14 +292,7 @@ describe("intermediate/reinforcement_q_learning.py", function()
         end)
 
     -- the warnings tide writes to io.stderr, caught
-    local function catching_warnings(f)
-        local seen, saved = {}, io.stderr
-        io.stderr = { write = function(_, s) seen[#seen + 1] = s end } -- luacheck: ignore
-        local ok, err = pcall(f)
-        io.stderr = saved -- luacheck: ignore
-        assert(ok, err)
-        return table.concat(seen)
-    end
+    local catching_warnings = require("spec.support.warnings")
 
     it("the older tutorial's forms: a uint8 mask, param.grad.data.clamp_, RMSprop, F.smooth_l1_loss", function()
         tide.manual_seed(2)
