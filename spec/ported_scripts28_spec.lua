@@ -844,6 +844,54 @@ describe("gaps met porting torchvision's models", function()
         assert.are.same({ 1, 3, 3, 3 }, { unpack(conv(x):size()) })
     end)
 
+    it("nn.Conv1d and nn.ConvTranspose1d have PyTorch's 1-tuples, and forward follows a set", function()
+        tide.manual_seed(0)
+        local x = tide.randn(1, 2, 9)
+        local conv = nn.Conv1d(2, 3, 3, { stride = 2, padding = 1, bias = false })
+        assert.are.same({ { 3 }, { 2 }, { 1 }, { 1 } },
+            { conv.kernel_size, conv.stride, conv.padding, conv.dilation })
+        assert.are.equal("same", nn.Conv1d(2, 3, 4, { padding = "same" }).padding)
+        -- WaveGlow: time_cutoff = self.upsample.kernel_size[0] - self.upsample.stride[0]
+        local up = nn.ConvTranspose1d(2, 2, 8, { stride = 4 })
+        assert.are.equal(4, up.kernel_size[1] - up.stride[1])
+        assert.are.same({ { 0 }, { 0 }, { 1 } }, { up.padding, up.output_padding, up.dilation })
+        conv.stride, conv.dilation, conv.padding = { 1 }, { 2 }, { 2 }
+        local want = F.conv1d(x, conv.weight, nil, { stride = 1, padding = 2, dilation = 2 })
+        assert.are.same({ 1, 3, 9 }, { unpack(conv(x):size()) })
+        assert.is_true((conv(x) - want):abs():max():item() < 1e-6)
+        conv.stride = 3 -- a number, as F.conv1d takes
+        assert.are.same({ 1, 3, 3 }, { unpack(conv(x):size()) })
+        assert.are.equal("Conv1d(2 -> 3, kernel 3, stride 3, padding 2, dilation 2)  " ..
+            "[18 parameters]", tostring(conv))
+        -- bad values raise naming the value; the geometry stays as it was
+        conv.stride = { 0 }
+        assert.has_error(function() conv(x) end,
+            "tide: Conv1d: expected stride to be an integer >= 1, got 0")
+        conv.stride = { 3, 3 }
+        assert.has_error(function() conv(x) end, "tide: Conv1d: expected stride to be an " ..
+            "integer or a 1-element list such as {3} (PyTorch's (3,)), got {3, 3}")
+        conv.stride = 3
+        conv.kernel_size = { 5 }
+        assert.has_error(function() conv(x) end, "tide: Conv1d: kernel_size is the weight's " ..
+            "shape {3} and cannot be set; make a new nn.Conv1d for another kernel")
+        conv.kernel_size = { 3 }
+        conv.padding = "same"
+        assert.has_error(function() conv(x) end, 'tide: Conv1d: padding "same" can only be ' ..
+            "given to the constructor; set padding to {n} instead")
+        conv.padding = { 2 }
+        assert.are.same({ 1, 3, 3 }, { unpack(conv(x):size()) })
+        -- an uneven "same" pads the input itself; a padding set since replaces it
+        local same = nn.Conv1d(2, 3, 4, { padding = "same", bias = false })
+        assert.are.same({ 1, 3, 9 }, { unpack(same(x):size()) })
+        same.padding = { 0 }
+        assert.are.same({ 1, 3, 6 }, { unpack(same(x):size()) })
+        up.output_padding = { 1 }
+        assert.are.same({ 1, 2, 41 }, { unpack(up(x):size()) })
+        up.kernel_size = 4
+        assert.has_error(function() up(x) end, "tide: ConvTranspose1d: kernel_size is the " ..
+            "weight's shape {8} and cannot be set; make a new nn.ConvTranspose1d for another kernel")
+    end)
+
     it("nn.MaxPool2d has PyTorch's kernel_size/stride/padding/dilation as given", function()
         -- nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
         local pool = nn.MaxPool2d({ kernel_size = 3, stride = 2, padding = 1 })

@@ -276,6 +276,36 @@ describe("PyTorch's losses: errors, devices and modules (" .. DEV .. ")", functi
         assert.is_true(v ~= v)
     end)
 
+    -- a masked class (-inf logit, wav2vec 2.0's contrastive logits[neg_is_pos] = -inf) gives
+    -- PyTorch's finite loss and gradient: the target's log-probability is picked, never
+    -- multiplied by a one-hot row (-inf * 0 is NaN)
+    it("cross_entropy and nll_loss with -inf logits are finite, as PyTorch's", function()
+        local inf = math.huge
+        local x = tide.tensor({ { 1, -inf, 2 }, { 0.5, 1, -inf } },
+            { device = DEV, requires_grad = true })
+        local t = long({ 1, 2 })
+        -- PyTorch 1.13: F.cross_entropy(x, t, **o); l.sum().backward()
+        local cases = {
+            { {}, { 0.8937 }, { -0.3655, 0, 0.3655, 0.1888, -0.1888, 0 } },
+            { { reduction = "sum" }, { 1.7873 }, { -0.7311, 0, 0.7311, 0.3775, -0.3775, 0 } },
+            { { reduction = "none" }, { 1.3133, 0.4741 },
+                { -0.7311, 0, 0.7311, 0.3775, -0.3775, 0 } },
+            { { weight = tide.tensor({ 1, 2, 3 }, { device = DEV }) }, { 0.7538 },
+                { -0.2437, 0, 0.2437, 0.2517, -0.2517, 0 } },
+            { { ignore_index = 2 }, { 1.3133 }, { -0.7311, 0, 0.7311, 0, 0, 0 } },
+        }
+        for _, c in ipairs(cases) do
+            local loss = F.cross_entropy(x, t, c[1])
+            loss:sum():backward()
+            P.close(c[2], loss:view(-1), 1e-4, "loss")
+            P.close(c[3], x.grad:view(-1), 1e-4, "grad")
+            x.grad = nil
+        end
+        P.close(0.8937, F.nll_loss(x:log_softmax(2), t), 1e-4, "nll_loss")
+        -- label smoothing spreads the target over every class, -inf included: inf, as PyTorch's
+        assert.are.equal(inf, F.cross_entropy(x, t, { label_smoothing = 0.1 }):cpu():item())
+    end)
+
     it("float32 in, float32 out", function()
         local x = t64(X):float()
         local y = t64(T.Y):float()

@@ -176,7 +176,7 @@ describe("PyTorch's positional order and construction by name", function()
         local e3 = nn.Conv3d(2, 4, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 0, 1 }, 1, 2, false)
         assert.are.same({ 1, 0, 1 }, e3.padding)
         assert.are.equal(2, e3.groups)
-        assert.are.equal(2, nn.Conv1d(2, 4, 3, 1, 0, 2).dilation)
+        assert.are.same({ 2 }, nn.Conv1d(2, 4, 3, 1, 0, 2).dilation)
     end)
 
     it("a name given positionally and by name raises; a count past PyTorch's too", function()

@@ -22,20 +22,48 @@ function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     stride = I.single(stride, "stride", "Conv1d")
     padding = I.single(padding, "padding", "Conv1d")
     dilation = I.single(dilation, "dilation", "Conv1d")
-    self.kernel_size = I.check_int(kernel_size, "kernel_size", "Conv1d")
-    self.stride = I.check_int(stride or 1, "stride", "Conv1d")
-    self.dilation = I.check_int(dilation or 1, "dilation", "Conv1d")
-    local before, after = S.conv_padding("Conv1d", padding, { self.kernel_size },
-        { self.dilation }, { self.stride })
+    kernel_size = I.check_int(kernel_size, "kernel_size", "Conv1d")
+    -- PyTorch's attributes are 1-tuples, read by ported code (conv.kernel_size[1]) and, for
+    -- stride, padding and dilation, set by it too: forward follows them (conv_geometry)
+    self.kernel_size = { kernel_size }
+    self.stride = { I.check_int(stride or 1, "stride", "Conv1d") }
+    self.dilation = { I.check_int(dilation or 1, "dilation", "Conv1d") }
+    local before, after = S.conv_padding("Conv1d", padding, self.kernel_size, self.dilation,
+        self.stride)
     if before then -- "same" or "valid"; an uneven "same" pads the input first, in forward
         self.same_pad = S.asymmetric_pad(before, after)
-        self.padding = self.same_pad and 0 or before[1]
+        self.padding, self._padding_string = padding, padding -- kept as given, as PyTorch
+        self._string_pad = self.same_pad and 0 or before[1]
     else
-        self.padding = I.check_int(padding or 0, "padding", "Conv1d", 0)
+        self.padding = { I.check_int(padding or 0, "padding", "Conv1d", 0) }
     end
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, kernel_size }, out_channels, cin * kernel_size,
         bias)
+end
+
+-- stride, padding, dilation (numbers) and the asymmetric "same" padding from the attributes as
+-- they are now ({n} or a number; a module saved before the 1-tuples has numbers), checked as the
+-- constructor checks them: a bad value raises naming it and the module stays as it was
+local function conv_geometry(self, weight)
+    local who = "Conv1d"
+    local k = I.single(self.kernel_size, "kernel_size", who)
+    if weight and k ~= weight:size(3) then
+        raise(string.format("tide: Conv1d: kernel_size is the weight's shape {%d} and cannot " ..
+            "be set; make a new nn.Conv1d for another kernel", weight:size(3)))
+    end
+    local p, same_pad = self.padding, self.same_pad
+    if type(p) == "string" then
+        if p ~= self._padding_string then
+            raise(string.format("tide: Conv1d: padding %q can only be given to the " ..
+                "constructor; set padding to {n} instead", p))
+        end
+        p = self._string_pad
+    elseif type(p) == "table" or self._padding_string then -- set since: no "same" any more
+        p, same_pad = I.check_int(I.single(p, "padding", who), "padding", who, 0), nil
+    end
+    return I.check_int(I.single(self.stride, "stride", who), "stride", who), p,
+        I.check_int(I.single(self.dilation, "dilation", who), "dilation", who), same_pad
 end
 
 function Conv1d:forward(x)
@@ -60,21 +88,22 @@ end
 -- is nn.Conv1d._conv_forward(self, x, weight:to(x.dtype), ...))
 function Conv1d:_conv_forward(x, weight, bias)
     I.check_input(x, weight, "Conv1d")
-    local padding = self.padding
-    if self.same_pad then
-        x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
+    local stride, padding, dilation, same_pad = conv_geometry(self, weight)
+    if same_pad then
+        x = F.pad(x, same_pad, { mode = self.pad_with or "constant" })
     elseif self.padding_mode ~= "zeros" and padding > 0 then
         x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0
     end
-    return F.conv1d(x, weight, bias, { stride = self.stride, padding = padding,
-        dilation = self.dilation, groups = self.groups })
+    return F.conv1d(x, weight, bias, { stride = stride, padding = padding, dilation = dilation,
+        groups = self.groups })
 end
 
 function Conv1d:extra_repr()
+    local stride, padding, dilation = conv_geometry(self, nil)
     local s = string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
-        self.out_channels, self.kernel_size, self.stride, self.padding)
-    if self.dilation ~= 1 then
-        s = s .. ", dilation " .. self.dilation
+        self.out_channels, I.single(self.kernel_size, "kernel_size", "Conv1d"), stride, padding)
+    if dilation ~= 1 then
+        s = s .. ", dilation " .. dilation
     end
     if self.groups ~= 1 then
         s = s .. ", groups " .. self.groups

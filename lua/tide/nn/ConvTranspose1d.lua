@@ -34,14 +34,34 @@ function ConvTranspose1d:init(in_channels, out_channels, kernel_size, stride, pa
     kernel_size, stride = I.single(kernel_size, "kernel_size", who), I.single(stride, "stride", who)
     padding, dilation = I.single(padding, "padding", who), I.single(dilation, "dilation", who)
     output_padding = I.single(output_padding, "output_padding", who)
-    self.kernel_size = I.check_int(kernel_size, "kernel_size", who)
-    self.stride = I.check_int(stride or 1, "stride", who)
-    self.padding = I.check_int(padding or 0, "padding", who, 0)
-    self.output_padding = I.check_int(output_padding or 0, "output_padding", who, 0)
-    self.dilation = I.check_int(dilation or 1, "dilation", who)
+    kernel_size = I.check_int(kernel_size, "kernel_size", who)
+    -- PyTorch's attributes are 1-tuples, read by ported code (conv.kernel_size[1]) and, but
+    -- kernel_size, set by it too: forward follows them (conv_geometry)
+    self.kernel_size = { kernel_size }
+    self.stride = { I.check_int(stride or 1, "stride", who) }
+    self.padding = { I.check_int(padding or 0, "padding", who, 0) }
+    self.output_padding = { I.check_int(output_padding or 0, "output_padding", who, 0) }
+    self.dilation = { I.check_int(dilation or 1, "dilation", who) }
     local coutg = idiv(out_channels, self.groups)
-    I.weight_and_bias(self, { in_channels, coutg, self.kernel_size }, out_channels,
-        coutg * self.kernel_size, bias)
+    I.weight_and_bias(self, { in_channels, coutg, kernel_size }, out_channels,
+        coutg * kernel_size, bias)
+end
+
+-- the geometry (numbers) from the attributes as they are now ({n} or a number; a module saved
+-- before the 1-tuples has numbers), checked as the constructor checks them: a bad value raises
+-- naming it and the module stays as it was
+local function conv_geometry(self, weight)
+    local who = "ConvTranspose1d"
+    local function get(name, min)
+        return I.check_int(I.single(self[name], name, who), name, who, min)
+    end
+    local k = get("kernel_size")
+    if weight and k ~= weight:size(3) then
+        raise(string.format("tide: ConvTranspose1d: kernel_size is the weight's shape {%d} " ..
+            "and cannot be set; make a new nn.ConvTranspose1d for another kernel",
+            weight:size(3)))
+    end
+    return k, get("stride"), get("padding", 0), get("output_padding", 0), get("dilation")
 end
 
 function ConvTranspose1d:forward(x)
@@ -52,14 +72,15 @@ function ConvTranspose1d:forward(x)
             self.in_channels, self.in_channels, I.shape_str(x.shape)))
     end
     I.check_input(x, self.weight, "ConvTranspose1d")
-    return F.conv_transpose1d(x, self.weight, self.bias, { stride = self.stride,
-        padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
-        groups = self.groups })
+    local _, stride, padding, output_padding, dilation = conv_geometry(self, self.weight)
+    return F.conv_transpose1d(x, self.weight, self.bias, { stride = stride, padding = padding,
+        output_padding = output_padding, dilation = dilation, groups = self.groups })
 end
 
 function ConvTranspose1d:extra_repr()
+    local k, stride, padding = conv_geometry(self, nil)
     return string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
-        self.out_channels, self.kernel_size, self.stride, self.padding)
+        self.out_channels, k, stride, padding)
 end
 
 S.define(ConvTranspose1d, { names = S.CONV_TRANSPOSE, required = 3, factory = true,

@@ -441,7 +441,8 @@ function M.cross_entropy(x, onehot, valid, denom)
     local rec = needs_record(x)
     local xd = rec and x:detach() or x
     local logp = xd:log_softmax(2)
-    local loss = logp:mul(onehot):sum()
+    -- where, not mul: a -inf logit (a masked class) is -inf in logp, and -inf * 0 is NaN
+    local loss = core.where(onehot, logp, 0):sum()
     loss = denom and loss:div(denom):neg() or loss:neg()
     if rec then
         local nd = record("cross_entropy", loss, x)

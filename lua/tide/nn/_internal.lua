@@ -480,9 +480,11 @@ function I.class_loss(input, target, reduction, o, logp, who)
         return poison and loss:add(poison) or loss
     end
     local lp = logp and x or x:log_softmax(2)
-    local wrow = weight and onehot:to(lp.dtype):mul(weight:view(1, c)) or onehot
-    local nll = lp:mul(wrow):sum(2):neg() -- [M]; 0 on ignored rows
-    local denom = weight and wrow:sum() or valid:sum():to(lp.dtype)
+    -- the target's log-probability picked by where, not a product with the one-hot row: a
+    -- -inf logit (a masked class) is -inf in lp, and -inf * 0 is NaN (PyTorch gathers)
+    local nll = core.where(onehot, weight and lp:mul(weight:view(1, c)) or lp, 0):sum(2):neg()
+    local denom = weight and onehot:to(lp.dtype):mul(weight:view(1, c)):sum() or
+        valid:sum():to(lp.dtype)
     local loss, all_ignored
     if reduction == "mean" then
         -- every row ignored (denom 0): the mean is NaN (0/0) and the gradient 0, as PyTorch's,
