@@ -105,7 +105,8 @@ cuda_specs=$(grep -l -F '#cuda' spec/*_spec.lua 2>/dev/null)
             # a 256 MiB device: the out-of-memory specs fill it in a moment
             run_suite "busted #cuda (emu)" $EMU TIDE_CUDA_EMU_MEMORY=268435456 $BUSTED --run=gpu $cuda_specs
             if [ -n "$device_specs" ]; then
-                run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 $BUSTED $device_specs
+                run_suite "busted cuda:0 (emu)" $EMU TIDE_TEST_DEVICE=cuda:0 \
+                    sh spec/support/busted_chunks.sh $BUSTED -- $device_specs
             fi
             # tide's NCCL plug-in end to end on the emulated GPU with an emulated NCCL (over MPI,
             # spec/nccl_emu/): CUDA tensors go through libtide_nccl.so; then the same job with
@@ -157,7 +158,12 @@ for exe in build/test_*; do
 done
 
 # ---- busted --------------------------------------------------------------------------------
-run_suite "busted" $BUSTED
+# in processes of 10 files each (spec/support/busted_chunks.sh: a long run's heap slows each
+# collection); the same files and order as a plain `lua5.4 /usr/bin/busted`
+CHUNKS="sh spec/support/busted_chunks.sh"
+all_specs=$(ls spec/*_spec.lua)
+# shellcheck disable=SC2086 # the lists of files are meant to split
+run_suite "busted" $CHUNKS $BUSTED -- $all_specs
 
 # the #cuda specs: on a machine without a GPU they report pending (counted, not passed)
 run_suite "busted #cuda" $BUSTED --run=gpu $cuda_specs
@@ -181,7 +187,7 @@ done
 # the device-rule specs on the second virtual CPU device: in lane 0 since lane 1 yields the CPU
 # (nice, above), which left lane 1 the longer one (its sanitizer build and suite come last)
 if [ -n "$device_specs" ]; then
-    run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $BUSTED $device_specs
+    run_suite "busted cpu:1" env TIDE_TEST_DEVICE=cpu:1 $CHUNKS $BUSTED -- $device_specs
 fi
 if [ -f build-luajit/lua/tide/core.so ]; then
     run_check "LÖVE (examples/love)" sh spec/support/hosts_check.sh love

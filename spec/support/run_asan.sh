@@ -44,7 +44,9 @@ for f in spec/*_spec.lua; do
 done
 checkout_lua_env "$B"
 # shellcheck disable=SC2086 # $specs is the list of files
+# (in processes of 10 files each: spec/support/busted_chunks.sh)
 run_suite "asan busted" env TIDE_CPU_DEVICES=2 LD_PRELOAD="$PRELOAD" \
-    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $LUA /usr/bin/busted --cpath="$B/lua/?.so" $specs
+    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 sh spec/support/busted_chunks.sh \
+    $LUA /usr/bin/busted --cpath="$B/lua/?.so" -- $specs
 
 finish_suites "clang ASan+UBSan ($B)"
