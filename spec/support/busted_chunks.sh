@@ -6,11 +6,12 @@
 # command (lua5.4 /usr/bin/busted --cpath=...), FILE... the spec files in their order.
 #
 # Why: the 5.4 suite took 93 s of CPU in one process, 69 s in processes of 20 files and 67 s
-# in processes of 10 (LuaJIT's share: 79 s wall in four processes, 40 s in twenty-four). The
-# collector's cycles cost what the heap holds, and a long run's heap keeps what busted keeps of
-# every file it ran (each test's block, trace and result) and what each file's tests made on
-# top; tide paces the collector by tensor bytes, so that cost came back with every few
-# megabytes of tensors. A new process starts with an empty heap, for about 0.15 s of start-up.
+# in processes of 10; LuaJIT's share 79 s in processes of 100 files, 72 s of 10, 60 s of 3 and
+# 57 s of 1 (so host_suite.sh gives LuaJIT 3). The collector's cycles cost what the heap holds,
+# and a long run's heap keeps what busted keeps of every file it ran (each test's block, trace
+# and result) and what each file's tests made on top; tide paces the collector by tensor bytes,
+# so that cost came back with every few megabytes of tensors. A new process starts with an
+# empty heap, for about 0.15 s of start-up.
 set -u
 cmd=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do

@@ -71,8 +71,9 @@ done
 export TIDE_TEST_LUA="$LUA" TIDE_CPU_DEVICES=2
 [ -n "$DEVICE" ] && export TIDE_TEST_DEVICE="$DEVICE"
 
-# in busted processes of 10 files each, one after the other (spec/support/busted_chunks.sh):
-# LuaJIT's share took 79 s in four processes, 40 s in twenty-four
+# in busted processes of 10 files each, one after the other (spec/support/busted_chunks.sh);
+# LuaJIT's of 3 (its share took 72 s of CPU in processes of 10 files, 60 s in processes of 3)
+[ "$LUA" = luajit ] && export TIDE_CHUNK_FILES="${TIDE_CHUNK_FILES:-3}"
 # shellcheck disable=SC2086 # the list of files is meant to split
 exec sh spec/support/busted_chunks.sh $LUA /usr/bin/busted --cpath="$BUILD/lua/?.so" \
     --exclude-tags="$tags" -- $specs
