@@ -379,7 +379,7 @@ describe("nn constructors by PyTorch's keyword names", function()
         local input = tide.arange(1, 17):float():view(1, 1, 4, 4)
         local out, idx = nn.functional.max_pool2d(input, 2, { stride = 2, return_indices = true })
         local u = nn.MaxUnpool2d({ kernel_size = 2, stride = 2 })
-        assert.are.equal(2, u.stride)
+        assert.are.same({ 2, 2 }, u.stride) -- PyTorch's (2, 2)
         close(u(out, idx), { { { { 0, 0, 0, 0 }, { 0, 6, 0, 8 }, { 0, 0, 0, 0 },
             { 0, 14, 0, 16 } } } })
     end)

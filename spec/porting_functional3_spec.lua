@@ -204,7 +204,7 @@ describe("the dropouts take PyTorch's (x, p, training, inplace)", function()
             assert.is_true(m.inplace)
             assert.is_true(nn[name](0.25, { inplace = true }).inplace)
             assert.is_true(nn[name]({ p = 0.25, inplace = true }).inplace)
-            assert.is_nil(nn[name](0.25).inplace)
+            assert.is_false(nn[name](0.25).inplace) -- PyTorch's default, False
         end
         local x0 = tide.randn(4, 5)
         local x = x0:clone()
@@ -357,7 +357,7 @@ describe("inplace as PyTorch's positional boolean", function()
             assert.is_true(x:equal(want), c[1])
         end
         assert.is_true(nn.ReLU({ inplace = true }).inplace)
-        assert.is_nil(nn.ReLU().inplace)
+        assert.is_false(nn.ReLU().inplace)
         assert.are.equal(0.2, nn.LeakyReLU(0.2, true).negative_slope)
         assert.is_true(nn.ELU(1.0, { inplace = true }).inplace)
         assert.is_true(nn.Threshold(0.1, 20, { inplace = true }).inplace)

@@ -23,20 +23,27 @@ function AvgPool1d:init(kernel_size, stride, padding)
         o = { stride = stride, padding = padding }
     end
     -- PyTorch's 1-tuples: kernel_size=(3,), stride=(2,), ...
-    kernel_size = I.single(kernel_size, "kernel_size", "AvgPool1d")
-    I.single(o.stride, "stride", "AvgPool1d")
-    I.single(o.padding, "padding", "AvgPool1d")
-    self.kernel_size = I.check_int(kernel_size, "kernel_size", "AvgPool1d")
-    self.opts = o
+    kernel_size = I.check_int(I.single(kernel_size, "kernel_size", "AvgPool1d"), "kernel_size",
+        "AvgPool1d")
+    -- PyTorch's attributes, its 1-tuples (pool.kernel_size[1]); forward reads them
+    self.kernel_size = { kernel_size }
+    self.stride = { I.single(o.stride, "stride", "AvgPool1d") or kernel_size }
+    self.padding = { I.single(o.padding, "padding", "AvgPool1d") or 0 }
+    self.ceil_mode = o.ceil_mode == true
+    self.count_include_pad = o.count_include_pad ~= false
 end
 
 function AvgPool1d:forward(x)
     I.check_tensor(x, "AvgPool1d")
-    return F.avg_pool1d(x, self.kernel_size, self.opts)
+    local who = "AvgPool1d"
+    return F.avg_pool1d(x, I.single(self.kernel_size, "kernel_size", who), {
+        stride = I.single(self.stride, "stride", who),
+        padding = I.single(self.padding, "padding", who), ceil_mode = self.ceil_mode,
+        count_include_pad = self.count_include_pad })
 end
 
 function AvgPool1d:extra_repr()
-    return "kernel " .. self.kernel_size
+    return "kernel " .. I.single(self.kernel_size, "kernel_size", "AvgPool1d")
 end
 
 S.define(AvgPool1d, { names = { "kernel_size", "stride", "padding", "ceil_mode",

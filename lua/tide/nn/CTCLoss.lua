@@ -5,6 +5,7 @@ local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
+local L = require("tide.nn._loss")
 
 local CTCLoss = Module:extend("CTCLoss")
 
@@ -16,11 +17,13 @@ function CTCLoss:init(opts)
         end
     end
     self.opts = opts
+    L.keep(self, "CTCLoss", opts) -- PyTorch's attributes (blank 1-based)
 end
 
 function CTCLoss:forward(log_probs, targets, input_lengths, target_lengths)
     I.check_tensor(log_probs, "CTCLoss")
-    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.opts)
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths,
+        L.options(self, "CTCLoss"))
 end
 
-return require("tide.nn._loss").signature(CTCLoss)
+return L.signature(CTCLoss)

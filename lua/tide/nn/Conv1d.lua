@@ -37,6 +37,7 @@ function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     else
         self.padding = { I.check_int(padding or 0, "padding", "Conv1d", 0) }
     end
+    self.transposed, self.output_padding = false, { 0 } -- PyTorch's _ConvNd attributes
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, kernel_size }, out_channels, cin * kernel_size,
         bias)

@@ -39,6 +39,7 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     -- forward follows them
     self.kernel_size, self.stride = { self.kh, self.kw }, { self.sh, self.sw }
     self.dilation = { self.dh, self.dw }
+    self.transposed, self.output_padding = false, { 0, 0 } -- PyTorch's _ConvNd attributes
     self.padding = type(padding) == "string" and padding or { self.ph, self.pw }
     self._padding_given = self.padding
     local cin = idiv(in_channels, self.groups)

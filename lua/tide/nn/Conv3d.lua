@@ -33,6 +33,7 @@ function Conv3d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     else
         self.padding = T.triple(padding, 0, who, "padding", 0)
     end
+    self.transposed, self.output_padding = false, { 0, 0, 0 } -- PyTorch's _ConvNd attributes
     local k = self.kernel_size
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, k[1], k[2], k[3] }, out_channels,

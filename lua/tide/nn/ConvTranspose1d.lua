@@ -37,6 +37,7 @@ function ConvTranspose1d:init(in_channels, out_channels, kernel_size, stride, pa
     kernel_size = I.check_int(kernel_size, "kernel_size", who)
     -- PyTorch's attributes are 1-tuples, read by ported code (conv.kernel_size[1]) and, but
     -- kernel_size, set by it too: forward follows them (conv_geometry)
+    self.transposed, self.padding_mode = true, "zeros" -- PyTorch's _ConvNd attributes
     self.kernel_size = { kernel_size }
     self.stride = { I.check_int(stride or 1, "stride", who) }
     self.padding = { I.check_int(padding or 0, "padding", who, 0) }

@@ -29,6 +29,7 @@ function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, pa
         dilation, groups = o.dilation, o.groups
     end
     I.conv_channels(self, in_channels, out_channels, groups, "ConvTranspose2d")
+    self.transposed, self.padding_mode = true, "zeros" -- PyTorch's _ConvNd attributes
     self.kernel_size = { I.pair(kernel_size, "ConvTranspose2d", "kernel_size") }
     self.stride = { I.pair(stride or 1, "ConvTranspose2d", "stride") }
     self.padding = { I.pair(padding or 0, "ConvTranspose2d", "padding") }

@@ -30,6 +30,7 @@ function ConvTranspose3d:init(in_channels, out_channels, kernel_size, opts)
             "PyTorch), got \"%s\"", who, tostring(o.padding_mode)))
     end
     I.conv_channels(self, in_channels, out_channels, o.groups, who)
+    self.transposed, self.padding_mode = true, "zeros" -- PyTorch's _ConvNd attributes
     self.kernel_size = T.triple(kernel_size, nil, who, "kernel_size", 1)
     self.stride = T.triple(o.stride, 1, who, "stride", 1)
     self.padding = T.triple(o.padding, 0, who, "padding", 0)

@@ -27,7 +27,7 @@ function Embedding:init(num_embeddings, embedding_dim, opts)
     self.scale_grad_by_freq = opts.scale_grad_by_freq == true
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "Embedding")
-    self.max_norm, self.norm_type = opts.max_norm, opts.norm_type
+    self.max_norm, self.norm_type = opts.max_norm, opts.norm_type or 2 -- PyTorch's default 2.0
     -- _weight: the given n x dim tensor as the weight (PyTorch's; from_pretrained passes it)
     self:register_parameter("weight", FP.weight(opts._weight, num_embeddings, embedding_dim,
         "Embedding") or I.embedding_weight(num_embeddings, embedding_dim, self.padding_idx))

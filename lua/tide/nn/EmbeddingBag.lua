@@ -21,7 +21,9 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
     -- False)): norm_type only acts with max_norm, which raises
     self.sparse = I.check_sparse(opts.sparse, "EmbeddingBag")
     I.check_false_only(opts.scale_grad_by_freq, "scale_grad_by_freq", "EmbeddingBag")
-    I.check_number(opts.norm_type, 2, "norm_type", "EmbeddingBag")
+    -- PyTorch's attributes (max_norm is nil: it raises above)
+    self.norm_type = I.check_number(opts.norm_type, 2, "norm_type", "EmbeddingBag")
+    self.scale_grad_by_freq = false
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.mode, self.include_last_offset = opts.mode or "mean", opts.include_last_offset == true
     self.padding_idx = I.padding_idx(opts.padding_idx, num_embeddings, "EmbeddingBag")

@@ -12,11 +12,15 @@ function Fold:init(output_size, kernel_size, opts)
     I.pair(output_size, "Fold", "output_size", 1)
     I.pair(kernel_size, "Fold", "kernel_size", 1)
     self.output_size, self.kernel_size, self.opts = output_size, kernel_size, opts
+    -- PyTorch's attributes, as given (int or pair); forward reads them
+    local o = opts or {}
+    self.dilation, self.padding, self.stride = o.dilation or 1, o.padding or 0, o.stride or 1
 end
 
 function Fold:forward(x)
     I.check_tensor(x, "Fold")
-    return F.fold(x, self.output_size, self.kernel_size, self.opts)
+    return F.fold(x, self.output_size, self.kernel_size, { dilation = self.dilation,
+        padding = self.padding, stride = self.stride })
 end
 
 require("tide.nn._signature").define(Fold, { names = { "output_size", "kernel_size", "dilation",

@@ -22,7 +22,8 @@ function GroupNorm:init(num_groups, num_channels, eps, affine)
     end
     self.num_groups, self.num_channels = num_groups, num_channels
     self.eps = I.check_number(eps, 1e-5, "eps", "GroupNorm")
-    if affine ~= false then
+    self.affine = affine ~= false -- PyTorch's attribute (read by ported code)
+    if self.affine then
         I.affine_params(self, { num_channels }, true)
     end
 end

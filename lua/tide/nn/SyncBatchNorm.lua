@@ -61,6 +61,7 @@ function SyncBatchNorm:init(num_features, eps, momentum, affine, track_running_s
     self.momentum = I.check_number(momentum, 0.1, "momentum", WHO)
     affine = check_bool(affine, "affine")
     track_running_stats = check_bool(track_running_stats, "track_running_stats")
+    self.affine, self.track_running_stats = affine, track_running_stats -- PyTorch's attributes
     if dtype ~= nil and not FLOAT[dtype] then
         raise(string.format("tide: %s: dtype = %s; expected a floating dtype (\"float32\", " ..
             "\"float64\", \"float16\" or \"bfloat16\")", WHO, tostring(dtype)))

@@ -23,6 +23,8 @@ function TE:init(encoder_layer, num_layers, opts)
     end
     I.check_int(num_layers, "num_layers", WHO)
     T.init_stack(self, encoder_layer, num_layers, opts.norm)
+    self.enable_nested_tensor = opts.enable_nested_tensor ~= false -- PyTorch's attributes
+    self.mask_check = opts.mask_check ~= false
 end
 
 local FORWARD = { "mask", "src_key_padding_mask", "is_causal" }

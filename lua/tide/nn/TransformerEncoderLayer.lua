@@ -21,6 +21,13 @@ function TEL:init(d_model, nhead, opts)
     opts = opts or {}
     local ff, p, activation = T.layer_options(opts, d_model, nhead, WHO)
     T.add_children(self, 2, d_model, nhead, opts, ff, p, activation, opts.layer_norm_eps or 1e-5)
+    -- PyTorch's stash of the activation: 1 relu, 2 gelu (function or module), else 0
+    local nn_F = require("tide.nn.functional")
+    local is = function(cls)
+        return Module.is_module(activation) and activation.__name == cls
+    end
+    self.activation_relu_or_gelu = (activation == nn_F.relu or is("ReLU")) and 1
+        or (activation == nn_F.gelu or is("GELU")) and 2 or 0
 end
 
 local function masks(o)

@@ -14,16 +14,18 @@ function Unflatten:init(dim, sizes)
     if type(sizes) ~= "table" or #sizes == 0 then
         raise("tide: Unflatten: expected sizes as a list such as {2, 3}, got " .. type(sizes))
     end
-    self.dim, self.sizes = dim, sizes
+    -- unflattened_size: PyTorch's name (the same list as sizes); forward reads it
+    self.dim, self.sizes, self.unflattened_size = dim, sizes, sizes
 end
 
 function Unflatten:forward(x)
     I.check_tensor(x, "Unflatten")
-    return x:unflatten(self.dim, self.sizes)
+    return x:unflatten(self.dim, self.unflattened_size)
 end
 
 function Unflatten:extra_repr()
-    return string.format("dim %d, sizes {%s}", self.dim, table.concat(self.sizes, ", "))
+    return string.format("dim %d, sizes {%s}", self.dim,
+        table.concat(self.unflattened_size, ", "))
 end
 
 S.define(Unflatten, { names = { "dim", "unflattened_size" }, required = 2, flat = true })

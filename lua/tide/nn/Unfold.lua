@@ -11,11 +11,15 @@ function Unfold:init(kernel_size, opts)
     core._check_options(opts or {}, "Unfold", { "dilation", "padding", "stride" })
     I.pair(kernel_size, "Unfold", "kernel_size", 1)
     self.kernel_size, self.opts = kernel_size, opts
+    -- PyTorch's attributes, as given (int or pair); forward reads them
+    local o = opts or {}
+    self.dilation, self.padding, self.stride = o.dilation or 1, o.padding or 0, o.stride or 1
 end
 
 function Unfold:forward(x)
     I.check_tensor(x, "Unfold")
-    return F.unfold(x, self.kernel_size, self.opts)
+    return F.unfold(x, self.kernel_size, { dilation = self.dilation, padding = self.padding,
+        stride = self.stride })
 end
 
 require("tide.nn._signature").define(Unfold, { names = { "kernel_size", "dilation", "padding",

@@ -11,20 +11,32 @@ local Upsample = Module:extend("Upsample")
 local OPTIONS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }
 
 function Upsample:init(opts)
-    core._check_options(opts or {}, "Upsample", OPTIONS)
-    self.opts = {}
+    opts = opts or {}
+    core._check_options(opts, "Upsample", OPTIONS)
+    -- PyTorch's attributes (name, size, scale_factor, mode, ...); forward reads them
+    self.name = "Upsample"
     for _, k in ipairs(OPTIONS) do
-        self.opts[k] = (opts or {})[k]
+        self[k] = opts[k]
     end
+    self.mode = self.mode or "nearest"
+end
+
+-- the options F.interpolate gets, from the attributes
+function Upsample:_interpolate_options()
+    local o = {}
+    for _, k in ipairs(OPTIONS) do
+        o[k] = self[k]
+    end
+    return o
 end
 
 function Upsample:forward(x)
     I.check_tensor(x, "Upsample")
-    return F.interpolate(x, self.opts)
+    return F.interpolate(x, self:_interpolate_options())
 end
 
 function Upsample:extra_repr()
-    local o = self.opts
+    local o = self
     local what = o.size ~= nil and ("size " .. (type(o.size) == "table" and
         "{" .. table.concat(o.size, ", ") .. "}" or tostring(o.size)))
         or ("scale_factor " .. (type(o.scale_factor) == "table" and

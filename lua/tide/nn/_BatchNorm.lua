@@ -25,7 +25,8 @@ function BatchNorm:init(num_features, eps, momentum, affine, track_running_stats
     eps = I.check_number(eps, 1e-5, "eps", self.__name)
     momentum = I.check_number(momentum, 0.1, "momentum", self.__name)
     self.num_features, self.eps, self.momentum = num_features, eps, momentum
-    if affine ~= false then
+    self.affine = affine ~= false -- PyTorch's attribute (read by ported code)
+    if self.affine then
         I.affine_params(self, { num_features }, true)
     end
     -- track_running_stats = false: no buffers, batch statistics in eval too (PyTorch's)

@@ -23,7 +23,7 @@ local function inplace_flag(v, name)
     if v ~= nil and type(v) ~= "boolean" then
         raise("tide: " .. name .. ": expected inplace to be a boolean, got " .. type(v))
     end
-    return v
+    return v == true -- PyTorch's attribute: false unless given
 end
 A.inplace_flag = inplace_flag
 

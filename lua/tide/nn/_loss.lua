@@ -31,6 +31,43 @@ local NAMES = {
     TripletMarginLoss = "margin p eps swap " .. LEGACY,
 }
 
+-- PyTorch's attributes of each loss beyond reduction and weight, with their defaults: init
+-- sets them (L.keep) and forward reads them (L.options), so a set one (loss.margin = 2) counts
+local ATTRS = {
+    CTCLoss = { blank = 1, zero_infinity = false }, -- blank 1-based (PyTorch's 0)
+    CosineEmbeddingLoss = { margin = 0 }, GaussianNLLLoss = { full = false, eps = 1e-6 },
+    HingeEmbeddingLoss = { margin = 1 }, HuberLoss = { delta = 1 },
+    KLDivLoss = { log_target = false }, MarginRankingLoss = { margin = 0 },
+    MultiMarginLoss = { p = 1, margin = 1 },
+    PoissonNLLLoss = { log_input = true, full = false, eps = 1e-8 },
+    SmoothL1Loss = { beta = 1 },
+    TripletMarginLoss = { margin = 1, p = 2, eps = 1e-6, swap = false },
+}
+
+-- sets a loss's PyTorch attributes from its options (or the defaults): reduction, the ATTRS of
+-- its class; opts: the options table (legacy size_average/reduce already resolved) or nil
+function L.keep(self, name, opts)
+    opts = type(opts) == "table" and opts or {}
+    self.reduction = opts.reduction or "mean"
+    for k, v in pairs(ATTRS[name] or {}) do
+        if opts[k] == nil then
+            self[k] = v
+        else
+            self[k] = opts[k]
+        end
+    end
+end
+
+-- the options table F's loss takes, from the attributes L.keep set (and weight, a buffer, when
+-- the loss has one)
+function L.options(self, name)
+    local o = { reduction = self.reduction, weight = self.weight }
+    for k in pairs(ATTRS[name] or {}) do
+        o[k] = self[k]
+    end
+    return o
+end
+
 -- declares a loss class's PyTorch signature (nn._signature): its options by position too
 function L.signature(cls)
     if NAMES[cls.__name] == nil then
@@ -97,12 +134,16 @@ function L.pointwise(name, keys, fn, extra_reduction)
                 I.check_reduction(opts.reduction, name)
             end
         end
-        self.opts = opts
+        self.opts = opts -- as given (read by older code); forward reads the attributes
+        L.keep(self, name, opts)
+        if opts ~= nil and opts.weight ~= nil then
+            self:register_buffer("weight", opts.weight) -- a buffer, as PyTorch's
+        end
     end
     function cls:forward(...)
         local input, target = L.forward_args(name, { "input", "target" }, ...)
         I.same_shape_check(input, target, name) -- errors name the module
-        return F[fn](input, target, self.opts)
+        return F[fn](input, target, L.options(self, name))
     end
     return L.signature(cls)
 end
@@ -123,12 +164,18 @@ function L.class(name, keys, log_probs, base)
             opts = opts.reduction
         end
         self.reduction = I.check_reduction(opts or "mean", name)
+        -- PyTorch's defaults as attributes (label_smoothing: CrossEntropyLoss's only)
+        self.ignore_index = self.ignore_index == nil and -100 or self.ignore_index
+        if self.label_smoothing == nil and not log_probs then
+            self.label_smoothing = 0
+        end
     end
     function cls:forward(...)
         local input, target = L.forward_args(name, { "input", "target" }, ...)
+        local ignore, eps = self.ignore_index, self.label_smoothing
         return I.class_loss_entry(input, target, self.reduction, { weight = self.weight,
-            ignore_index = self.ignore_index, label_smoothing = self.label_smoothing },
-            log_probs, name)
+            ignore_index = ignore ~= -100 and ignore or nil, -- the defaults: the fused path
+            label_smoothing = eps ~= 0 and eps or nil }, log_probs, name)
     end
     return L.signature(cls)
 end

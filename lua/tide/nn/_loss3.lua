@@ -26,10 +26,11 @@ return function(name, keys, fn)
             end
         end
         self.opts = opts
+        require("tide.nn._loss").keep(self, name, opts) -- PyTorch's attributes
     end
     function cls:forward(...)
         local a, b, c = forward_args(name, NAMES[name] or { "input1", "input2", "target" }, ...)
-        return F[fn](a, b, c, self.opts)
+        return F[fn](a, b, c, require("tide.nn._loss").options(self, name))
     end
     return require("tide.nn._loss").signature(cls)
 end

@@ -31,16 +31,12 @@ return function(name, keys, fn)
             kept.weight = nil
         end
         self.opts = kept
+        require("tide.nn._loss").keep(self, name, kept) -- PyTorch's attributes
     end
     function cls:forward(...)
-        local input, target = require("tide.nn._loss").forward_args(name, { "input", "target" },
-            ...)
-        local o = {}
-        for k, v in pairs(self.opts) do
-            o[k] = v
-        end
-        o.weight = self.weight
-        return F[fn](input, target, o)
+        local L = require("tide.nn._loss")
+        local input, target = L.forward_args(name, { "input", "target" }, ...)
+        return F[fn](input, target, L.options(self, name))
     end
     return require("tide.nn._loss").signature(cls)
 end

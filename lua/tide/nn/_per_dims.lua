@@ -15,6 +15,35 @@ local function show(v)
     return type(v) == "table" and "{" .. table.concat(v, ", ") .. "}" or tostring(v)
 end
 
+-- PyTorch's d-tuple attribute of an int-or-tuple argument: 2 -> {2, 2}; a table is copied
+-- (checked where it is used); nil stays nil
+local function tuple(v, d)
+    if type(v) ~= "table" then
+        if v == nil then
+            return nil
+        end
+        local t = {}
+        for i = 1, d do
+            t[i] = v
+        end
+        return t
+    end
+    return { require("tide._compat").unpack(v) }
+end
+
+-- a tuple attribute in a repr: {2, 2} as 2 (as it was given), {3, 2} as is
+local function show_compact(v)
+    if type(v) == "table" then
+        for i = 2, #v do
+            if v[i] ~= v[1] then
+                return show(v)
+            end
+        end
+        return tostring(v[1])
+    end
+    return tostring(v)
+end
+
 -- nn.LPPool<d>d(norm_type, kernel_size[, {stride = kernel_size, ceil_mode = false}])
 function M.lp_pool(d)
     local name, fn = "LPPool" .. d .. "d", "lp_pool" .. d .. "d"
@@ -48,8 +77,9 @@ function M.max_unpool(d)
             core._check_options(stride, name, { "stride", "padding" })
             stride, padding = stride.stride, stride.padding
         end
-        self.kernel_size, self.stride = kernel_size, stride or kernel_size
-        self.padding = padding or 0
+        -- PyTorch's d-tuples (MaxUnpool2d(2).stride is (2, 2)); forward passes them on
+        self.kernel_size = tuple(kernel_size, d)
+        self.stride, self.padding = tuple(stride or kernel_size, d), tuple(padding or 0, d)
     end
     function cls:forward(x, indices, output_size)
         I.check_tensor(x, name)
@@ -57,8 +87,8 @@ function M.max_unpool(d)
             padding = self.padding, output_size = output_size })
     end
     function cls:extra_repr()
-        return string.format("kernel_size=%s, stride=%s, padding=%s", show(self.kernel_size),
-            show(self.stride), show(self.padding))
+        return string.format("kernel_size=%s, stride=%s, padding=%s",
+            show_compact(self.kernel_size), show_compact(self.stride), show_compact(self.padding))
     end
     -- MaxUnpool2d({kernel_size = 2, stride = 2}) by name as PyTorch's
     S.define(cls, { names = { "kernel_size", "stride", "padding" }, required = 1, flat = true })
@@ -118,8 +148,9 @@ function M.fractional_max_pool(d)
             raise(("tide: %s: expected _random_samples to be a tensor {N, C, %d}, got %s")
                 :format(name, d, type(samples)))
         end
-        self.kernel_size, self.output_size = kernel_size, o.output_size
-        self.output_ratio = (type(r) == "table" and #r == 1) and r[1] or r
+        -- PyTorch's d-tuples (pool.kernel_size[1], pool.output_ratio[1])
+        self.kernel_size, self.output_size = tuple(kernel_size, d), tuple(o.output_size, d)
+        self.output_ratio = tuple((type(r) == "table" and #r == 1) and r[1] or r, d)
         self.return_indices = bool == true
         if samples ~= nil then
             self:register_buffer("_random_samples", samples)
@@ -132,11 +163,11 @@ function M.fractional_max_pool(d)
             _random_samples = rawget(self, "_random_samples") })
     end
     function cls:extra_repr()
-        local s = "kernel_size=" .. show(self.kernel_size)
+        local s = "kernel_size=" .. show_compact(self.kernel_size)
         if self.output_size ~= nil then
-            return s .. ", output_size=" .. show(self.output_size)
+            return s .. ", output_size=" .. show_compact(self.output_size)
         end
-        return s .. ", output_ratio=" .. show(self.output_ratio)
+        return s .. ", output_ratio=" .. show_compact(self.output_ratio)
     end
     S.define(cls, { names = { "kernel_size", "output_size", "output_ratio", "return_indices",
         "_random_samples" }, required = 1 })

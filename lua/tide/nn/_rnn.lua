@@ -392,6 +392,8 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
                 "(0 turns the projection off)", who, P, hidden_size))
         end
         m.proj_size = P
+    else
+        m.proj_size = 0 -- PyTorch's attribute on every RNNBase
     end
     local D = m.bidirectional and 2 or 1
     local out_size = (m.proj_size or 0) > 0 and m.proj_size or hidden_size

@@ -23,15 +23,16 @@ return function(name, mode, align_corners)
         if (opts.size == nil) == (opts.scale_factor == nil) then
             raise("tide: " .. name .. ": give size or scale_factor (one of them)")
         end
-        self.opts = { size = opts.size, scale_factor = opts.scale_factor, mode = mode,
-            align_corners = align_corners }
+        -- PyTorch's attributes, as nn.Upsample's
+        self.name, self.size, self.scale_factor = name, opts.size, opts.scale_factor
+        self.mode, self.align_corners = mode, align_corners
     end
     function cls:forward(x)
-        check_resize(name, x, self.opts.size, self.opts.scale_factor)
+        check_resize(name, x, self.size, self.scale_factor)
         return Upsample.forward(self, x)
     end
     function cls:extra_repr()
-        local o = self.opts
+        local o = self
         local what = o.scale_factor ~= nil and "scale_factor=" .. list(o.scale_factor) or
             "size=" .. list(o.size)
         return what .. ", mode=" .. mode
