@@ -372,10 +372,6 @@ local CASES = {
 
 -- the differences left, each a pending with its reason: [constructor][attribute]
 local LEFT = {
-    ['nn.Conv3d(2, 4, {3, 1, 2}, {padding="same", bias=false, padding_mode="circular"})'] = {
-        padding = "Conv3d keeps padding = \"same\" as {0, 0, 0} (forward reads the numbers; " ..
-            "Conv1d/Conv2d keep the string)",
-    },
     ['nn.BatchNorm1d(3, {eps=1e-3, momentum=nil, affine=false, track_running_stats=false})'] = {
         momentum = "momentum = None (cumulative average) cannot be spelled: {momentum = nil} " ..
             "is an absent key in Lua, so the default 0.1 is taken",

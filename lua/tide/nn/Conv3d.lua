@@ -29,7 +29,8 @@ function Conv3d:init(in_channels, out_channels, kernel_size, stride, padding, bi
         self.stride)
     if before then -- "same" or "valid"; an uneven "same" pads the input first, in forward
         self.same_pad = S.asymmetric_pad(before, after)
-        self.padding = self.same_pad and { 0, 0, 0 } or before
+        self.padding = padding -- kept as given, as PyTorch (forward reads _string_pad)
+        self._string_pad = self.same_pad and { 0, 0, 0 } or before
     else
         self.padding = T.triple(padding, 0, who, "padding", 0)
     end
@@ -55,6 +56,9 @@ function Conv3d:forward(x)
     end
     I.check_input(x, self.weight, "Conv3d")
     local p = self.padding
+    if type(p) == "string" then
+        p = self._string_pad
+    end
     if self.same_pad then
         x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
     elseif self.padding_mode ~= "zeros" and (p[1] > 0 or p[2] > 0 or p[3] > 0) then
