@@ -127,7 +127,8 @@ local EXEMPT = {
     set_ = "set_ swaps the tensor a userdata holds (p.data = q in PyTorch), not a computation",
     free = "releases the tensor", __gc = "releases the tensor", __close = "releases the tensor",
 }
-for _, m in ipairs({ "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new" }) do
+for _, m in ipairs({ "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new",
+    "new_empty_strided" }) do
     EXEMPT[m] = "makes a new tensor (t's dtype and device only), as tide.zeros does"
 end
 

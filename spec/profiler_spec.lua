@@ -309,7 +309,8 @@ describe("tide.profiler.profile", function()
         local R = require("spec.support.method_recipes")(require("spec.support.device"))
         local names, fns = R.walk()
         -- fresh memory each run: its address, its uninitialized values
-        local DIFFERENT = { data_ptr = true, new_empty = true, __gc = true, __close = true }
+        local DIFFERENT = { data_ptr = true, new_empty = true, new_empty_strided = true,
+            __gc = true, __close = true }
         local function run(m)
             tide.manual_seed(7)
             local x, y, z = R.inputs()

@@ -231,6 +231,126 @@ function M.functions._assert(condition, message, ...)
 end
 M.names[#M.names + 1] = "_assert"
 
+-- PyTorch 1.13's attributes of a dense strided CPU/CUDA tensor that tide's tensors share:
+-- is_xpu ... is_sparse_csr are false, as PyTorch's on every tensor tide can make (plain values
+-- of core.Tensor, read as t.is_xpu; setting one raises, as PyTorch's read-only properties)
+for _, k in ipairs({ "is_ipu", "is_mkldnn", "is_mps", "is_nested", "is_ort", "is_sparse_csr",
+    "is_vulkan", "is_xpu" }) do
+    Tensor[k] = false
+end
+
+-- PyTorch's methods of a real tensor with nothing to do: conj, conj_physical(_), resolve_conj
+-- and resolve_neg return the tensor itself (a complex tensor has its own conj); is_conj,
+-- is_neg, is_inference, is_distributed and has_names are false (tide has no lazy conjugate or
+-- negation bits, no inference tensors: tide.inference_mode is no_grad, no named dims)
+for _, name in ipairs({ "conj", "conj_physical", "conj_physical_", "resolve_conj",
+    "resolve_neg" }) do
+    Tensor[name] = function(x, ...)
+        args.no_extra(name, 1, ...)
+        check(name, x)
+        return x
+    end
+end
+for _, name in ipairs({ "is_conj", "is_neg", "is_inference", "is_distributed", "has_names" }) do
+    Tensor[name] = function(x, ...)
+        args.no_extra(name, 1, ...)
+        check(name, x)
+        return false
+    end
+end
+
+-- adjoint(): PyTorch's x.adjoint(), the conjugate transpose of the last two dims (x.mH: tide's
+-- real tensors conjugate to themselves); fewer than 2 dims raise as PyTorch's
+function Tensor.adjoint(x, ...)
+    args.no_extra("adjoint", 1, ...)
+    check("adjoint", x)
+    if x:dim() < 2 then
+        raise(("tide: adjoint: only supported on matrices or batches of matrices, got a " ..
+            "tensor of %d dims"):format(x:dim()))
+    end
+    return x:transpose(-2, -1)
+end
+
+-- angle() (tide.angle: pi below 0, 0 elsewhere, NaN kept, float32 for an integer tensor),
+-- stft(...) (tide.stft(x, ...)), cfloat() and cdouble() (x:to("complex64" / "complex128"):
+-- a complex tensor with imaginary 0), as PyTorch's methods
+local function tide_fn(name)
+    return function(x, ...)
+        check(name, x)
+        return require("tide")[name](x, ...)
+    end
+end -- (tide.stft checks its own arguments)
+Tensor.stft = tide_fn("stft")
+function Tensor.angle(x, ...)
+    args.no_extra("angle", 1, ...)
+    check("angle", x)
+    return require("tide").angle(x)
+end
+function Tensor.cfloat(x, ...)
+    args.no_extra("cfloat", 1, ...)
+    check("cfloat", x)
+    return x:to("complex64")
+end
+function Tensor.cdouble(x, ...)
+    args.no_extra("cdouble", 1, ...)
+    check("cdouble", x)
+    return x:to("complex128")
+end
+
+-- is_set_to(other): PyTorch's test that both tensors are the same memory with the same
+-- geometry (first element's address, dtype, device, sizes and strides; x:view(...) of the
+-- same shape is, a clone or another offset is not)
+function Tensor.is_set_to(x, other, ...)
+    args.no_extra("is_set_to", 2, ...)
+    check("is_set_to", x)
+    check("is_set_to", other, 2)
+    return rawequal(x, other) or (x:numel() > 0 and x:data_ptr() == other:data_ptr() and
+        x.dtype == other.dtype and tostring(x.device) == tostring(other.device) and
+        args.same_shape(x:size(), other:size()) and args.same_shape(x:stride(), other:stride()))
+end
+
+-- new_empty_strided(size, stride[, opts]): PyTorch's, a new tensor of x's dtype and device
+-- (unless opts says) with those sizes and strides, over a fresh storage just large enough
+function Tensor.new_empty_strided(x, size, stride, opts, ...)
+    args.no_extra("new_empty_strided", 4, ...)
+    check("new_empty_strided", x)
+    for _, l in ipairs({ { size, "size" }, { stride, "stride" } }) do
+        if type(l[1]) ~= "table" then
+            raise(("tide: new_empty_strided: %s must be a list such as {2, 3}, got %s")
+                :format(l[2], type(l[1])))
+        end
+        args.check_list("new_empty_strided", l[1], l[2])
+    end
+    if #size ~= #stride then
+        raise(("tide: new_empty_strided: %d sizes and %d strides; give one stride per size")
+            :format(#size, #stride))
+    end
+    local n = 1
+    for i = 1, #size do
+        if size[i] == 0 then
+            n = 0
+            break
+        end
+        n = n + (size[i] - 1) * stride[i]
+    end
+    if opts ~= nil then
+        core._check_options(opts, "new_empty_strided", { "dtype", "device", "requires_grad" })
+    end
+    local o, grad = {}, false
+    for k, v in pairs(opts or {}) do
+        if k == "requires_grad" then grad = v else o[k] = v end
+    end
+    local y = x:new_empty({ n }, o):as_strided(size, stride, 0)
+    return grad and y:requires_grad_() or y
+end
+
+-- unsafe_split_with_sizes: PyTorch's split_with_sizes without its alias checks
+function Tensor.unsafe_split_with_sizes(x, sizes, dim, ...)
+    args.no_extra("unsafe_split_with_sizes", 3, ...)
+    return args.as_op("unsafe_split_with_sizes", "split_with_sizes", split_with_sizes, x, sizes,
+        dim)
+end
+
 local sorted = {}
 for alias in pairs(ALIASES) do
     sorted[#sorted + 1] = alias

@@ -241,6 +241,12 @@ return function(D)
     RECIPES.prelu = function(x, y) return { x, y[1]:narrow(1, 1, 1) } end
     RECIPES.split_with_sizes = RECIPES.split
     RECIPES.unsafe_split = RECIPES.split
+    RECIPES.unsafe_split_with_sizes = RECIPES.split
+    RECIPES.new_empty_strided = function(x) return { x, { 2, 2 }, { 1, 2 } } end
+    RECIPES.stft = function(x)
+        local window = tide.ones(4, { device = x.device })
+        return { x:flatten(), 4, { return_complex = true, window = window } }
+    end
     RECIPES.unsafe_chunk = RECIPES.chunk
     RECIPES.resize_ = function(_, _, z) return { z, 3, 2 } end
     RECIPES.resize_as_ = function(_, _, z) return { z, z:t() } end

@@ -63,10 +63,13 @@ local DataLoader = { __name = "DataLoader" }
 -- and `for batch in loader do` calls the loader. Both raise, naming `loader:iter()`.
 local ITER_FIX = "iterate a DataLoader with `for x, y in loader:iter() do` (PyTorch's "
     .. "`for x, y in loader`; `for i, batch in enumerate(loader)` is a counter around it)"
-DataLoader.__index = function(_, k)
+local DEFAULTS -- PyTorch's loader.sampler and loader.batch_sampler when none was given
+DataLoader.__index = function(self, k)
     if type(k) == "number" then
         error(string.format("tide: DataLoader: loader[%s]: a DataLoader is not a list and has "
             .. "no index; %s", tostring(k), ITER_FIX), 2)
+    elseif DEFAULTS[k] then
+        return DEFAULTS[k](self)
     end
     return DataLoader[k]
 end
@@ -121,7 +124,7 @@ local function check_worker_options(opts)
                 "only (as PyTorch's); leave it out")
         end
     end
-    return workers
+    return workers, prefetch
 end
 
 -- PyTorch's DataLoader(dataset=ds, batch_size=..., ...): every argument by name, the dataset
@@ -159,7 +162,7 @@ function DataLoader.new(ds, ...)
         "pin_memory", "collate_fn", "sampler", "batch_sampler", "generator", "num_workers",
         "timeout", "worker_init_fn", "multiprocessing_context", "prefetch_factor",
         "persistent_workers", "pin_memory_device" })
-    local num_workers = check_worker_options(opts)
+    local num_workers, prefetch_factor = check_worker_options(opts)
     if iterable then
         -- a stream has no indices: what orders or picks them has nothing to act on
         local name = tostring(ds.__name)
@@ -219,7 +222,8 @@ function DataLoader.new(ds, ...)
         raise("tide: DataLoader: collate_fn must be a function of the list of samples, got " ..
             type(opts.collate_fn))
     end
-    self.collate_fn = opts.collate_fn
+    -- PyTorch's loader.collate_fn is default_collate when none is given (iter() reads it then)
+    self.collate_fn = opts.collate_fn or default_collate
     local sampler = opts.sampler
     if sampler ~= nil then
         if self.shuffle then
@@ -241,6 +245,16 @@ function DataLoader.new(ds, ...)
     self.sampler = sampler
     self.batch_sampler = batch_sampler
     self.num_workers = num_workers -- (kept for PyTorch's loader.num_workers; no workers run)
+    -- PyTorch's attributes of the other worker options, as given or its defaults (unused)
+    self.timeout = opts.timeout or 0
+    self.worker_init_fn = opts.worker_init_fn
+    self.multiprocessing_context = opts.multiprocessing_context
+    self.prefetch_factor = prefetch_factor
+    self.persistent_workers = opts.persistent_workers or false
+    self.pin_memory_device = opts.pin_memory_device or ""
+    if batch_sampler ~= nil then
+        self.batch_size = nil -- PyTorch's: the batch sampler makes the batches
+    end
     self.epoch = 0
     return self
 end
@@ -249,8 +263,8 @@ class.callable(DataLoader)
 
 --- number of batches per epoch
 function DataLoader:len()
-    if self.batch_sampler then
-        return self.batch_sampler:len()
+    if rawget(self, "batch_sampler") then
+        return rawget(self, "batch_sampler"):len()
     end
     if self.iterable then
         local lenless = self.dataset:_lenless()
@@ -272,7 +286,7 @@ DataLoader.__len = DataLoader.len
 
 -- the number of samples an epoch reads
 function DataLoader:_samples()
-    local s = self.sampler
+    local s = rawget(self, "sampler")
     if s == nil then
         return self.dataset:len()
     elseif type(s.len) ~= "function" then -- a list
@@ -283,7 +297,7 @@ end
 
 -- this epoch's sample indices from the sampler, as a 1-based int64 tensor (checked)
 function DataLoader:_sampled()
-    local s, list = self.sampler, nil
+    local s, list = rawget(self, "sampler"), nil
     if type(s.len) ~= "function" then -- a list
         list = s
     elseif type(s.indices) == "function" then
@@ -304,7 +318,7 @@ end
 -- this epoch's batches from the batch sampler: the indices of all, as a 1-based int64 tensor
 -- (checked), and each batch's length
 function DataLoader:_batched()
-    local s, batches = self.batch_sampler, nil
+    local s, batches = rawget(self, "batch_sampler"), nil
     if type(s.batches) == "function" then
         batches = s:batches()
     else
@@ -336,7 +350,7 @@ end
 -- next len indices as a 1-based int64 tensor (checked), and read() at the epoch's end checks the
 -- sampler has no more (the ones drop_last leaves are read first)
 function DataLoader:_sampler_reader()
-    local it, n = self.sampler:iter(), self:_samples()
+    local it, n = rawget(self, "sampler"):iter(), self:_samples()
     local given = 0
     local function take(len)
         local list = {}
@@ -367,7 +381,7 @@ end
 -- the same for a batch sampler's iter(): read() gives the next batch's indices (checked) and
 -- its length; read(true) at the epoch's end checks the batch sampler has no more
 function DataLoader:_batch_reader()
-    local s = self.batch_sampler
+    local s = rawget(self, "batch_sampler")
     local it, nb = s:iter(), s:len()
     local k, given = 0, 0
     return function(finish)
@@ -491,9 +505,9 @@ function DataLoader:iter()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
     local lens -- each batch's length, from a batch sampler (nil: bs, the last one shorter)
     local read_samples, read_batch -- lazy readers of a sampler's or batch sampler's iter()
-    local s = self.sampler
-    if self.batch_sampler ~= nil then
-        if type(self.batch_sampler.iter) == "function" then
+    local s = rawget(self, "sampler")
+    if rawget(self, "batch_sampler") ~= nil then
+        if type(rawget(self, "batch_sampler").iter) == "function" then
             read_batch = self:_batch_reader()
         else
             order, lens = self:_batched()
@@ -512,6 +526,9 @@ function DataLoader:iter()
     self.epoch = self.epoch + 1
     local b = 0
     local collate_fn = self.collate_fn
+    if collate_fn == default_collate then
+        collate_fn = nil -- (a TensorDataset's batch is then gathered in one call per field)
+    end
     local gather = not collate_fn and ds.batch
     local sample_of = collate_fn and require("tide.data.Dataset")._sample_of
     return function()
@@ -595,12 +612,38 @@ end
 
 function DataLoader:__tostring()
     if self.iterable and self.dataset:_lenless() then
-        return string.format("DataLoader(%s, batch_size=%d, drop_last=%s)",
-            tostring(self.dataset), self.batch_size, tostring(self.drop_last))
+        return string.format("DataLoader(%s, batch_size=%s, drop_last=%s)",
+            tostring(self.dataset), tostring(self.batch_size), tostring(self.drop_last))
     end
-    return string.format("DataLoader(%s, batch_size=%d, shuffle=%s, drop_last=%s, %d batches)",
-        tostring(self.dataset), self.batch_size, tostring(self.shuffle),
+    return string.format("DataLoader(%s, batch_size=%s, shuffle=%s, drop_last=%s, %d batches)",
+        tostring(self.dataset), tostring(self.batch_size), tostring(self.shuffle),
         tostring(self.drop_last), self:len())
+end
+
+-- PyTorch's loader.sampler (SequentialSampler, or RandomSampler with shuffle, over the dataset)
+-- and loader.batch_sampler (BatchSampler(loader.sampler, batch_size, drop_last)) when none was
+-- given, made when first read (`len(loader.sampler)`, `loader.batch_sampler.batch_size`); the
+-- loader's own epochs do not draw from them. An IterableDataset has neither (nil).
+DEFAULTS = {}
+function DEFAULTS.sampler(self)
+    local made = rawget(self, "_default_sampler")
+    if made == nil and not rawget(self, "iterable") then
+        local data = require("tide.data")
+        made = rawget(self, "shuffle") and
+            data.RandomSampler(rawget(self, "dataset"), { generator = rawget(self, "generator") })
+            or data.SequentialSampler(rawget(self, "dataset"))
+        rawset(self, "_default_sampler", made)
+    end
+    return made
+end
+function DEFAULTS.batch_sampler(self)
+    local made = rawget(self, "_default_batch_sampler")
+    if made == nil and not rawget(self, "iterable") then
+        made = require("tide.data.BatchSampler")(self.sampler, rawget(self, "batch_size"),
+            rawget(self, "drop_last"))
+        rawset(self, "_default_batch_sampler", made)
+    end
+    return made
 end
 
 return DataLoader

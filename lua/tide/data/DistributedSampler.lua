@@ -62,6 +62,7 @@ function DistributedSampler:init(...)
     self.seed = args.int_option(who, opts, "seed", 0, compat.mininteger)
     local ws = opts.num_replicas ~= nil and "num_replicas" or "world_size"
     self.world_size = args.int_option(who, opts, ws, dist.world_size(), 1)
+    self.num_replicas = self.world_size -- PyTorch's name
     self.rank = args.int_option(who, opts, "rank", dist.rank(), 0)
     if self.rank >= self.world_size then
         raise(("tide: DistributedSampler: rank = %d does not exist among %s = %d ranks " ..
@@ -98,6 +99,7 @@ function DistributedSampler:_deal()
     end
     self.index = index
     self.n = k
+    self.num_samples, self.total_size = k, per * w -- PyTorch's attributes
 end
 
 --- the dataset indices of this rank's shard this epoch, as a Lua list

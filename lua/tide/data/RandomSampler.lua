@@ -51,8 +51,8 @@ function RandomSampler._new(data_source, ...)
     if n == 0 then
         raise("tide: RandomSampler: the data source is empty; there is nothing to sample")
     end
-    local self = setmetatable({ n = n, num_samples = num, replacement = replacement },
-        RandomSampler)
+    local self = setmetatable({ n = n, num_samples = num, replacement = replacement,
+        data_source = data_source }, RandomSampler) -- (data_source: PyTorch's attribute)
     self.generator = stream.own(opts.generator, WHO)
     return self
 end

@@ -36,7 +36,9 @@ function SequentialSampler.new(data_source, ...)
         raise(string.format("tide: SequentialSampler: expected only the data source, got %d " ..
             "more argument%s; remove %s", n, n == 1 and "" or "s", n == 1 and "it" or "them"))
     end
-    return setmetatable({ n = size_of(data_source, "SequentialSampler") }, SequentialSampler)
+    -- data_source: PyTorch's attribute, the dataset (or list, or count) given
+    return setmetatable({ n = size_of(data_source, "SequentialSampler"),
+        data_source = data_source }, SequentialSampler)
 end
 
 Sampler._callable(SequentialSampler, Sampler) -- (a tide.data.Sampler)

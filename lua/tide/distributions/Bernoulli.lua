@@ -12,6 +12,9 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Bernoulli = ExponentialFamily:extend("Bernoulli") -- (PyTorch's base)
+Bernoulli.arg_constraints = require("tide.distributions._arg_constraints").Bernoulli
+Bernoulli.has_enumerate_support = true -- (PyTorch's class field)
+Bernoulli.has_rsample = false -- (PyTorch's class field)
 Bernoulli.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 local LIMITS = require("tide._dtype_limits") -- each float dtype's eps
@@ -89,6 +92,19 @@ end
 
 function Bernoulli:_log_normalizer(x)
     return (x:exp() + 1):log()
+end
+
+-- PyTorch 1.13's mode: 1 where probs >= 0.5, NaN at 0.5
+function Bernoulli:mode()
+    local p = self.probs
+    local m = p:ge(0.5):to(p.dtype)
+    return m:masked_fill(p:eq(0.5), 0 / 0)
+end
+
+-- PyTorch's enumerate_support([expand = true]): the values 0 and 1
+function Bernoulli:enumerate_support(expand)
+    local p = self.probs
+    return self:_enumerate(core.tensor({ 0, 1 }, { dtype = p.dtype, device = p.device }), 0, expand)
 end
 
 return Bernoulli

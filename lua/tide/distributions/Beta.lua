@@ -8,6 +8,8 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local Dirichlet = require("tide.distributions.Dirichlet")
 
 local Beta = ExponentialFamily:extend("Beta") -- (PyTorch's base)
+Beta.arg_constraints = require("tide.distributions._arg_constraints").Beta
+Beta.has_rsample = true -- (PyTorch's class field)
 Beta.arg_names = { "concentration1", "concentration0" } -- (PyTorch's, by name too)
 
 function Beta:init(concentration1, concentration0, ...)
@@ -56,6 +58,12 @@ end
 
 function Beta:_log_normalizer(x, y)
     return x:lgamma() + y:lgamma() - (x + y):lgamma()
+end
+
+-- PyTorch 1.13's mode: the Dirichlet's of (concentration1, concentration0), first entry
+function Beta:mode()
+    local a, b = self.concentration1, self.concentration0
+    return Dirichlet._mode(core.stack({ a, b }, -1)):select(-1, 1)
 end
 
 return Beta

@@ -15,6 +15,9 @@ local Distribution = require("tide.distributions.Distribution")
 local B = require("tide.distributions._binary")
 
 local Binomial = Distribution:extend("Binomial")
+Binomial.arg_constraints = require("tide.distributions._arg_constraints").Binomial
+Binomial.has_enumerate_support = true -- (PyTorch's class field)
+Binomial.has_rsample = false -- (PyTorch's class field)
 Binomial.arg_names = { "total_count", options = true } -- (PyTorch's, by name too)
 Binomial.positional_params = { after = 1, names = { "probs", "logits" } } -- (PyTorch's order)
 
@@ -173,6 +176,25 @@ function Binomial:entropy()
         device = self.logits.device }):reshape(dims)
     local lp = self:log_prob(values)
     return -(lp:exp() * lp):sum(1)
+end
+
+-- PyTorch 1.13's mode: floor((n + 1) p), at most n
+function Binomial:mode()
+    local n = self.total_count
+    return ((n + 1) * self.probs):floor():minimum(n)
+end
+
+-- PyTorch's enumerate_support([expand = true]): 0..total_count, one total_count for the batch
+function Binomial:enumerate_support(expand)
+    local n = self.total_count:detach()
+    local hi = n:max():item()
+    if n:min():item() ~= hi then
+        raise(("tide: %s.enumerate_support: total_count differs across the batch " ..
+            "(inhomogeneous total count), as PyTorch's"):format(self.__name))
+    end
+    local p = self.probs
+    return self:_enumerate(core.arange(0, hi + 1, { dtype = p.dtype, device = p.device }), 0,
+        expand)
 end
 
 return Binomial

@@ -15,6 +15,9 @@ local B = require("tide.distributions._binary")
 local unpack = require("tide._compat").unpack
 
 local Categorical = Distribution:extend("Categorical")
+Categorical.arg_constraints = require("tide.distributions._arg_constraints").Categorical
+Categorical.has_enumerate_support = true -- (PyTorch's class field)
+Categorical.has_rsample = false -- (PyTorch's class field)
 Categorical.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 local LIMITS = require("tide._dtype_limits") -- each float dtype's eps and max
@@ -121,6 +124,23 @@ end
 function Categorical:entropy()
     local logits = self.logits:clamp(-LIMITS[self.logits.dtype].max, nil)
     return -(logits * self.probs):sum(-1)
+end
+
+-- PyTorch 1.13's mode: the likeliest class (1-based, int64)
+function Categorical:mode()
+    return self.probs:argmax(-1)
+end
+
+-- PyTorch's enumerate_support([expand = true]): the classes 1..K (1-based)
+function Categorical:enumerate_support(expand)
+    local p = self.probs
+    return self:_enumerate(core.arange(1, self.num_events + 1, { device = p.device }), 0, expand)
+end
+
+-- PyTorch's variance and stddev: NaN, as its mean
+function Categorical:variance()
+    local p = self.probs
+    return core.full(self.batch_shape, 0 / 0, { dtype = p.dtype, device = p.device })
 end
 
 return Categorical

@@ -6,6 +6,8 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Cauchy = Distribution:extend("Cauchy")
+Cauchy.arg_constraints = require("tide.distributions._arg_constraints").Cauchy
+Cauchy.has_rsample = true -- (PyTorch's class field)
 Cauchy.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 function Cauchy:init(loc, scale, ...)
@@ -57,6 +59,11 @@ end
 
 function Cauchy:entropy()
     return self.scale:log() + math.log(4 * math.pi)
+end
+
+-- PyTorch 1.13's mode: loc
+function Cauchy:mode()
+    return self.loc
 end
 
 return Cauchy

@@ -5,6 +5,7 @@ local Distribution = require("tide.distributions.Distribution")
 local Gamma = require("tide.distributions.Gamma")
 
 local Chi2 = Gamma:extend("Chi2")
+Chi2.arg_constraints = require("tide.distributions._arg_constraints").Chi2
 Chi2.arg_names = { "df" } -- (PyTorch's, by name too)
 
 function Chi2:init(df, ...)

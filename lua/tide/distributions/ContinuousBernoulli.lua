@@ -14,6 +14,8 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local B = require("tide.distributions._binary")
 
 local CB = ExponentialFamily:extend("ContinuousBernoulli") -- (PyTorch's base)
+CB.arg_constraints = require("tide.distributions._arg_constraints").ContinuousBernoulli
+CB.has_rsample = true -- (PyTorch's class field)
 CB.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 function CB:init(opts, ...)

@@ -12,6 +12,8 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Dirichlet = ExponentialFamily:extend("Dirichlet") -- (PyTorch's base)
+Dirichlet.arg_constraints = require("tide.distributions._arg_constraints").Dirichlet
+Dirichlet.has_rsample = true -- (PyTorch's class field)
 Dirichlet.arg_names = { "concentration" } -- (PyTorch's, by name too)
 
 function Dirichlet:init(concentration, ...)
@@ -75,5 +77,21 @@ end
 function Dirichlet:_log_normalizer(x)
     return x:lgamma():sum(-1) - x:sum(-1):lgamma()
 end
+
+-- PyTorch 1.13's mode: (alpha - 1)+ normalized; one-hot at the largest where all alpha < 1
+local function dirichlet_mode(conc)
+    local cm1 = (conc - 1):clamp(0, math.huge)
+    local mode = cm1 / cm1:sum(-1, true)
+    local k = conc:size(-1)
+    local mask = conc:lt(1):all(-1, true)
+    local at = mode:argmax(-1, true) -- (1-based; PyTorch's argmax of its NaN rows)
+    local hot = core.arange(1, k + 1, { device = conc.device }):eq(at):to(mode.dtype)
+    return core.where(mask, hot, mode)
+end
+
+function Dirichlet:mode()
+    return dirichlet_mode(self.concentration)
+end
+Dirichlet._mode = dirichlet_mode
 
 return Dirichlet

@@ -216,6 +216,52 @@ Distribution.entropy = not_defined("entropy")
 Distribution.cdf = not_defined("cdf")
 Distribution.icdf = not_defined("icdf")
 
+-- PyTorch's class field: whether enumerate_support() lists the values (Bernoulli,
+-- Categorical, Binomial, OneHotCategorical); their arg_constraints are in each class file
+Distribution.has_enumerate_support = false
+
+-- PyTorch's base stddev: the square root of the variance
+function Distribution:stddev()
+    return self:variance():sqrt()
+end
+
+-- PyTorch's param_shape of the probs/logits families: the shape of the parameters
+function Distribution:param_shape()
+    local p = self.probs or self.logits
+    if not is_tensor(p) then
+        raise(("tide: %s: param_shape is not defined for this distribution (no probs or " ..
+            "logits)"):format(self.__name))
+    end
+    return p:size()
+end
+
+-- d:enumerate_support([expand = true]) (or {expand =}): every value of the support along a
+-- new first dim, shape {n, 1..., event} (batch dims as 1s) or expanded to {n, batch, event};
+-- `values` the list as a tensor {n, event...}, event_nd its event dims
+function Distribution:_enumerate(values, event_nd, expand)
+    local who = self.__name .. ".enumerate_support"
+    if type(expand) == "table" and not is_tensor(expand) then
+        for key in pairs(expand) do
+            if key ~= "expand" then
+                raise(("tide: %s: unknown option %s; it takes expand"):format(who, tostring(key)))
+            end
+        end
+        expand = expand.expand
+    end
+    if expand ~= nil and type(expand) ~= "boolean" then
+        raise(("tide: %s: expand must be true or false, got %s"):format(who, type(expand)))
+    end
+    local vs, shape, full = values:size(), { values:size(1) }, { values:size(1) }
+    for _, s in ipairs(self.batch_shape) do
+        shape[#shape + 1], full[#full + 1] = 1, s
+    end
+    for i = 2, 1 + event_nd do
+        shape[#shape + 1], full[#full + 1] = vs[i], vs[i]
+    end
+    values = values:reshape(shape)
+    return expand == false and values or values:expand(full)
+end
+
 -- the constraint the values lie in (PyTorch's support property, a method here as the moments):
 -- a tide.distributions.constraints object; the families' own in tide.distributions._support
 function Distribution:support()

@@ -15,6 +15,7 @@ local B = require("tide.distributions._binary")
 local LRB = require("tide.distributions.LogitRelaxedBernoulli")
 
 local ERC = Distribution:extend("ExpRelaxedCategorical")
+ERC.arg_constraints = require("tide.distributions._arg_constraints").ExpRelaxedCategorical
 ERC.arg_names = { "temperature", options = true } -- (PyTorch's, by name too)
 ERC.positional_params = { after = 1, names = { "probs", "logits" } } -- (PyTorch's order)
 ERC.has_rsample = true

@@ -6,6 +6,8 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Exponential = ExponentialFamily:extend("Exponential") -- (PyTorch's base)
+Exponential.arg_constraints = require("tide.distributions._arg_constraints").Exponential
+Exponential.has_rsample = true -- (PyTorch's class field)
 Exponential.arg_names = { "rate" } -- (PyTorch's, by name too)
 
 function Exponential:init(rate, ...)
@@ -69,6 +71,12 @@ end
 
 function Exponential:_log_normalizer(x)
     return -(-x):log()
+end
+
+-- PyTorch 1.13's mode: 0
+function Exponential:mode()
+    local x = self.rate
+    return core.zeros(x:size(), { dtype = x.dtype, device = x.device })
 end
 
 return Exponential

@@ -10,6 +10,7 @@ local gamma_rsample = require("tide.distributions.gamma_rsample")
 local X = require("tide.distributions._extras")
 
 local FisherSnedecor = Distribution:extend("FisherSnedecor")
+FisherSnedecor.arg_constraints = require("tide.distributions._arg_constraints").FisherSnedecor
 FisherSnedecor.arg_names = { "df1", "df2", options = true } -- (PyTorch's, by name too)
 FisherSnedecor.has_rsample = true
 

@@ -8,6 +8,8 @@ local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
 
 local Gamma = ExponentialFamily:extend("Gamma") -- (PyTorch's base)
+Gamma.arg_constraints = require("tide.distributions._arg_constraints").Gamma
+Gamma.has_rsample = true -- (PyTorch's class field)
 Gamma.arg_names = { "concentration", "rate" } -- (PyTorch's, by name too)
 
 function Gamma:init(concentration, rate, ...)
@@ -76,6 +78,11 @@ end
 
 function Gamma:_log_normalizer(x, y)
     return (x + 1):lgamma() + (x + 1) * (-y:reciprocal()):log()
+end
+
+-- PyTorch 1.13's mode: (concentration - 1) / rate, at least 0
+function Gamma:mode()
+    return ((self.concentration - 1) / self.rate):clamp(0, math.huge)
 end
 
 return Gamma

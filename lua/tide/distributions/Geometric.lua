@@ -9,6 +9,8 @@ local Distribution = require("tide.distributions.Distribution")
 local B = require("tide.distributions._binary")
 
 local Geometric = Distribution:extend("Geometric")
+Geometric.arg_constraints = require("tide.distributions._arg_constraints").Geometric
+Geometric.has_rsample = false -- (PyTorch's class field)
 Geometric.positional_params = { after = 0, names = { "probs", "logits" } } -- (PyTorch's order)
 
 local TINY = { float64 = 2.2250738585072014e-308, float32 = 1.1754943508222875e-38,
@@ -66,6 +68,12 @@ end
 
 function Geometric:entropy()
     return (self.logits:softplus() - self.logits * self.probs) / self.probs
+end
+
+-- PyTorch 1.13's mode: 0
+function Geometric:mode()
+    local x = self.probs
+    return core.zeros(x:size(), { dtype = x.dtype, device = x.device })
 end
 
 return Geometric

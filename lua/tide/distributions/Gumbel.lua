@@ -6,6 +6,8 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Gumbel = Distribution:extend("Gumbel")
+Gumbel.arg_constraints = require("tide.distributions._arg_constraints").Gumbel
+Gumbel.has_rsample = true -- (PyTorch's class field)
 Gumbel.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 local EULER = 0.57721566490153286061
@@ -64,6 +66,11 @@ end
 
 function Gumbel:entropy()
     return self.scale:log() + (1 + EULER)
+end
+
+-- PyTorch 1.13's mode: loc
+function Gumbel:mode()
+    return self.loc
 end
 
 return Gumbel

@@ -25,4 +25,10 @@ function HalfCauchy:stddev()
     return full(self, math.huge)
 end
 
+-- PyTorch 1.13's mode: 0
+function HalfCauchy:mode()
+    local x = self.scale
+    return core.zeros(x:size(), { dtype = x.dtype, device = x.device })
+end
+
 return HalfCauchy

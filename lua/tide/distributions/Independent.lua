@@ -7,6 +7,7 @@ local raise = autograd.raise
 local Distribution = require("tide.distributions.Distribution")
 
 local Independent = Distribution:extend("Independent")
+Independent.arg_constraints = require("tide.distributions._arg_constraints").Independent
 Independent.arg_names = { "base_distribution", "reinterpreted_batch_ndims" }
 
 -- x summed over its last n dims
@@ -27,6 +28,10 @@ function Independent:init(base, n, ...)
             "dims), got %s"):format(#base.batch_shape, tostring(n)))
     end
     self.base_dist, self.reinterpreted_batch_ndims = base, n
+    if type(base.has_rsample) == "boolean" then -- (PyTorch's properties: the base's)
+        self.has_rsample = base.has_rsample
+    end
+    self.has_enumerate_support = n == 0 and base.has_enumerate_support or false
     local batch, event = {}, {}
     local cut = #base.batch_shape - n
     for i, s in ipairs(base.batch_shape) do
@@ -75,4 +80,9 @@ function Independent:__tostring()
 end
 
 Independent.sum_rightmost = sum_rightmost
+-- PyTorch 1.13's mode: the base's
+function Independent:mode()
+    return self.base_dist:mode()
+end
+
 return Independent

@@ -11,6 +11,8 @@ local TD = require("tide.distributions.TransformedDistribution")
 local T = require("tide.distributions.transforms")
 
 local Kumaraswamy = TD:extend("Kumaraswamy")
+Kumaraswamy.arg_constraints = require("tide.distributions._arg_constraints").Kumaraswamy
+Kumaraswamy.has_rsample = true -- (PyTorch's class field)
 Kumaraswamy.arg_names = { "concentration1", "concentration0" } -- (PyTorch's, by name too)
 
 local EULER = 0.57721566490153286060
@@ -56,6 +58,13 @@ function Kumaraswamy:entropy()
     local t0 = -self.concentration0:reciprocal() + 1
     local h0 = (self.concentration0 + 1):digamma() + EULER
     return t0 + t1 * h0 - self.concentration1:log() - self.concentration0:log()
+end
+
+-- PyTorch 1.13's mode: in log space, NaN where a concentration is < 1
+function Kumaraswamy:mode()
+    local a, b = self.concentration1, self.concentration0
+    local lm = b:reciprocal() * b:neg():log1p() - (b:neg() * a):log1p()
+    return lm:masked_fill(b:lt(1):logical_or(a:lt(1)), 0 / 0):exp()
 end
 
 return Kumaraswamy

@@ -18,6 +18,7 @@ local Distribution = require("tide.distributions.Distribution")
 local X = require("tide.distributions._extras")
 
 local LKJCholesky = Distribution:extend("LKJCholesky")
+LKJCholesky.arg_constraints = require("tide.distributions._arg_constraints").LKJCholesky
 LKJCholesky.arg_names = { "dim", "concentration", options = true } -- (PyTorch's, by name too)
 LKJCholesky.has_rsample = false
 

@@ -5,6 +5,8 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Laplace = Distribution:extend("Laplace")
+Laplace.arg_constraints = require("tide.distributions._arg_constraints").Laplace
+Laplace.has_rsample = true -- (PyTorch's class field)
 Laplace.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 local EPS = { float64 = 2.220446049250313e-16, float32 = 1.1920928955078125e-07,
@@ -58,6 +60,11 @@ end
 
 function Laplace:entropy()
     return (self.scale * 2):log() + 1
+end
+
+-- PyTorch 1.13's mode: loc
+function Laplace:mode()
+    return self.loc
 end
 
 return Laplace

@@ -8,6 +8,8 @@ local TD = require("tide.distributions.TransformedDistribution")
 local Normal = require("tide.distributions.Normal")
 
 local LogNormal = TD:extend("LogNormal")
+LogNormal.arg_constraints = require("tide.distributions._arg_constraints").LogNormal
+LogNormal.has_rsample = true -- (PyTorch's class field)
 LogNormal.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 function LogNormal:init(loc, scale, ...)
@@ -47,6 +49,11 @@ end
 
 function LogNormal:entropy()
     return self.base_dist:entropy() + self.loc
+end
+
+-- PyTorch 1.13's mode: exp(loc - scale^2)
+function LogNormal:mode()
+    return (self.loc - self.scale:pow(2)):exp()
 end
 
 return LogNormal

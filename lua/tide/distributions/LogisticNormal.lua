@@ -9,6 +9,7 @@ local TD = require("tide.distributions.TransformedDistribution")
 local T = require("tide.distributions.transforms")
 
 local LogisticNormal = TD:extend("LogisticNormal")
+LogisticNormal.arg_constraints = require("tide.distributions._arg_constraints").LogisticNormal
 LogisticNormal.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 function LogisticNormal:init(loc, scale, ...)

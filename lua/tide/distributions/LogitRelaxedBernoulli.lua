@@ -14,6 +14,7 @@ local Distribution = require("tide.distributions.Distribution")
 local B = require("tide.distributions._binary")
 
 local LRB = Distribution:extend("LogitRelaxedBernoulli")
+LRB.arg_constraints = require("tide.distributions._arg_constraints").LogitRelaxedBernoulli
 LRB.arg_names = { "temperature", options = true } -- (PyTorch's, by name too)
 LRB.positional_params = { after = 1, names = { "probs", "logits" } } -- (PyTorch's order)
 LRB.has_rsample = false

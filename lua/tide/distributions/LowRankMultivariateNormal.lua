@@ -17,6 +17,8 @@ local MVN = require("tide.distributions.MultivariateNormal")
 local X = require("tide.distributions._extras")
 
 local LowRankMultivariateNormal = Distribution:extend("LowRankMultivariateNormal")
+LowRankMultivariateNormal.arg_constraints =
+    require("tide.distributions._arg_constraints").LowRankMultivariateNormal
 LowRankMultivariateNormal.arg_names = { "loc", "cov_factor", "cov_diag", options = true }
 LowRankMultivariateNormal.has_rsample = true
 

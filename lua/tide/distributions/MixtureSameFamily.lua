@@ -16,6 +16,7 @@ local Categorical = require("tide.distributions.Categorical")
 local X = require("tide.distributions._extras")
 
 local MixtureSameFamily = Distribution:extend("MixtureSameFamily")
+MixtureSameFamily.arg_constraints = require("tide.distributions._arg_constraints").MixtureSameFamily
 MixtureSameFamily.arg_names = { "mixture_distribution", "component_distribution", options = true }
 MixtureSameFamily.has_rsample = false
 

@@ -17,6 +17,7 @@ local B = require("tide.distributions._binary")
 local X = require("tide.distributions._extras")
 
 local Multinomial = Distribution:extend("Multinomial")
+Multinomial.arg_constraints = require("tide.distributions._arg_constraints").Multinomial
 Multinomial.arg_names = { "total_count", options = true } -- (PyTorch's, by name too)
 Multinomial.positional_params = { after = 1, names = { "probs", "logits" } } -- (PyTorch's order)
 Multinomial.has_rsample = false

@@ -14,6 +14,9 @@ local compat = require("tide._compat")
 local Distribution = require("tide.distributions.Distribution")
 
 local MultivariateNormal = Distribution:extend("MultivariateNormal")
+MultivariateNormal.arg_constraints =
+    require("tide.distributions._arg_constraints").MultivariateNormal
+MultivariateNormal.has_rsample = true -- (PyTorch's class field)
 MultivariateNormal.arg_names = { "loc", options = true } -- (PyTorch's, by name too)
 MultivariateNormal.positional_params = { after = 1,
     names = { "covariance_matrix", "precision_matrix", "scale_tril" } } -- (PyTorch's order)
@@ -164,4 +167,9 @@ function MultivariateNormal:entropy()
 end
 
 MultivariateNormal.mahalanobis, MultivariateNormal.half_log_det = mahalanobis, half_log_det
+-- PyTorch 1.13's mode: loc
+function MultivariateNormal:mode()
+    return self.loc
+end
+
 return MultivariateNormal

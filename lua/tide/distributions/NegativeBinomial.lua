@@ -15,6 +15,7 @@ local X = require("tide.distributions._extras")
 local standard_gamma = require("tide.distributions.gamma_sampler")
 
 local NegativeBinomial = Distribution:extend("NegativeBinomial")
+NegativeBinomial.arg_constraints = require("tide.distributions._arg_constraints").NegativeBinomial
 NegativeBinomial.arg_names = { "total_count", options = true } -- (PyTorch's, by name too)
 NegativeBinomial.positional_params = { after = 1, names = { "probs", "logits" } }
 NegativeBinomial.has_rsample = false

@@ -7,6 +7,8 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Normal = ExponentialFamily:extend("Normal") -- (PyTorch's base)
+Normal.arg_constraints = require("tide.distributions._arg_constraints").Normal
+Normal.has_rsample = true -- (PyTorch's class field)
 Normal.arg_names = { "loc", "scale" } -- (PyTorch's, by name too)
 
 local LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
@@ -68,6 +70,11 @@ end
 
 function Normal:_log_normalizer(x, y)
     return x:pow(2) * -0.25 / y + (y:reciprocal() * -math.pi):log() * 0.5
+end
+
+-- PyTorch 1.13's mode: loc
+function Normal:mode()
+    return self.loc
 end
 
 return Normal

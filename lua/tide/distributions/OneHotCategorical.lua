@@ -7,11 +7,15 @@
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local raise = autograd.raise
+local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 local Categorical = require("tide.distributions.Categorical")
 local B = require("tide.distributions._binary")
 
 local OneHotCategorical = Distribution:extend("OneHotCategorical")
+OneHotCategorical.arg_constraints = require("tide.distributions._arg_constraints").OneHotCategorical
+OneHotCategorical.has_enumerate_support = true -- (PyTorch's class field)
+OneHotCategorical.has_rsample = false -- (PyTorch's class field)
 OneHotCategorical.positional_params = { after = 0, names = { "probs", "logits" } }
 
 function OneHotCategorical:init(opts, ...)
@@ -85,6 +89,13 @@ end
 
 function OneHotCategorical:entropy()
     return self._categorical:entropy()
+end
+
+-- PyTorch's enumerate_support([expand = true]): the K one-hot vectors
+function OneHotCategorical:enumerate_support(expand)
+    local p = self.probs
+    local k = p:size(-1)
+    return self:_enumerate(core.eye(k, { dtype = p.dtype, device = p.device }), 1, expand)
 end
 
 return OneHotCategorical

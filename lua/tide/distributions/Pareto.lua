@@ -10,6 +10,8 @@ local TD = require("tide.distributions.TransformedDistribution")
 local T = require("tide.distributions.transforms")
 
 local Pareto = TD:extend("Pareto")
+Pareto.arg_constraints = require("tide.distributions._arg_constraints").Pareto
+Pareto.has_rsample = true -- (PyTorch's class field)
 Pareto.arg_names = { "scale", "alpha" } -- (PyTorch's, by name too)
 
 function Pareto:init(scale, alpha, ...)

@@ -8,6 +8,8 @@ local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 
 local Poisson = ExponentialFamily:extend("Poisson") -- (PyTorch's base)
+Poisson.arg_constraints = require("tide.distributions._arg_constraints").Poisson
+Poisson.has_rsample = false -- (PyTorch's class field)
 Poisson.arg_names = { "rate" } -- (PyTorch's, by name too)
 
 function Poisson:init(rate, ...)
@@ -56,6 +58,11 @@ end
 
 function Poisson:_log_normalizer(x)
     return x:exp()
+end
+
+-- PyTorch 1.13's mode: floor(rate)
+function Poisson:mode()
+    return self.rate:floor()
 end
 
 return Poisson

@@ -7,6 +7,7 @@ local TD = require("tide.distributions.TransformedDistribution")
 local LRB = require("tide.distributions.LogitRelaxedBernoulli")
 
 local RelaxedBernoulli = TD:extend("RelaxedBernoulli")
+RelaxedBernoulli.arg_constraints = require("tide.distributions._arg_constraints").RelaxedBernoulli
 RelaxedBernoulli.arg_names = { "temperature", options = true } -- (PyTorch's, by name too)
 RelaxedBernoulli.positional_params = { after = 1, names = { "probs", "logits" } }
 

@@ -7,6 +7,7 @@ local TD = require("tide.distributions.TransformedDistribution")
 local ERC = require("tide.distributions.ExpRelaxedCategorical")
 
 local ROHC = TD:extend("RelaxedOneHotCategorical")
+ROHC.arg_constraints = require("tide.distributions._arg_constraints").RelaxedOneHotCategorical
 ROHC.arg_names = { "temperature", options = true } -- (PyTorch's, by name too)
 ROHC.positional_params = { after = 1, names = { "probs", "logits" } } -- (PyTorch's order)
 

@@ -8,6 +8,8 @@ local Distribution = require("tide.distributions.Distribution")
 local Chi2 = require("tide.distributions.Chi2")
 
 local StudentT = Distribution:extend("StudentT")
+StudentT.arg_constraints = require("tide.distributions._arg_constraints").StudentT
+StudentT.has_rsample = true -- (PyTorch's class field)
 StudentT.arg_names = { "df", "loc", "scale" } -- (PyTorch's, by name too)
 
 local HALF_LOG_PI = 0.5 * math.log(math.pi)
@@ -68,6 +70,11 @@ function StudentT:entropy()
     local lbeta = (df * 0.5):lgamma() + HALF_LOG_PI - ((df + 1) * 0.5):lgamma()
     return self.scale:log() + (df + 1) * 0.5 * (((df + 1) * 0.5):digamma() -
         (df * 0.5):digamma()) + df:log() * 0.5 + lbeta
+end
+
+-- PyTorch 1.13's mode: loc
+function StudentT:mode()
+    return self.loc
 end
 
 return StudentT

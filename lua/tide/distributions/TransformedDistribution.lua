@@ -18,6 +18,7 @@ local Transform = require("tide.distributions.transforms.Transform")
 local U = require("tide.distributions.transforms._util")
 
 local TD = Distribution:extend("TransformedDistribution")
+TD.arg_constraints = require("tide.distributions._arg_constraints").TransformedDistribution
 TD.arg_names = { "base_distribution", "transforms" } -- (PyTorch's, by name too)
 
 local function is_distribution(d)

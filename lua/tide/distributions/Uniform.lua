@@ -6,6 +6,8 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Uniform = Distribution:extend("Uniform")
+Uniform.arg_constraints = require("tide.distributions._arg_constraints").Uniform
+Uniform.has_rsample = true -- (PyTorch's class field)
 Uniform.arg_names = { "low", "high" } -- (PyTorch's, by name too)
 
 function Uniform:init(low, high, ...)
@@ -64,6 +66,11 @@ end
 
 function Uniform:entropy()
     return (self.high - self.low):log()
+end
+
+-- PyTorch 1.13's mode: NaN
+function Uniform:mode()
+    return self.high * (0 / 0)
 end
 
 return Uniform

@@ -12,6 +12,7 @@ local Distribution = require("tide.distributions.Distribution")
 local X = require("tide.distributions._extras")
 
 local VonMises = Distribution:extend("VonMises")
+VonMises.arg_constraints = require("tide.distributions._arg_constraints").VonMises
 VonMises.arg_names = { "loc", "concentration", options = true } -- (PyTorch's, by name too)
 VonMises.has_rsample = false
 

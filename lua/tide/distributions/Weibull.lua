@@ -6,6 +6,8 @@ local core = require("tide.core")
 local Distribution = require("tide.distributions.Distribution")
 
 local Weibull = Distribution:extend("Weibull")
+Weibull.arg_constraints = require("tide.distributions._arg_constraints").Weibull
+Weibull.has_rsample = true -- (PyTorch's class field)
 Weibull.arg_names = { "scale", "concentration" } -- (PyTorch's, by name too)
 
 local EULER = 0.57721566490153286061
@@ -69,6 +71,12 @@ end
 function Weibull:entropy()
     local r = self.concentration_reciprocal
     return (-r + 1) * EULER + (self.scale * r):log() + 1
+end
+
+-- PyTorch 1.13's mode: scale ((k - 1) / k)^(1 / k)
+function Weibull:mode()
+    local k = self.concentration
+    return self.scale * ((k - 1) / k):pow(k:reciprocal())
 end
 
 return Weibull

@@ -21,6 +21,7 @@ local gamma_rsample = require("tide.distributions.gamma_rsample")
 local X = require("tide.distributions._extras")
 
 local Wishart = ExponentialFamily:extend("Wishart")
+Wishart.arg_constraints = require("tide.distributions._arg_constraints").Wishart
 Wishart.arg_names = { "df", options = true } -- (PyTorch's, by name too)
 Wishart.positional_params = { after = 1,
     names = { "covariance_matrix", "precision_matrix", "scale_tril" } } -- (PyTorch's order)
@@ -124,6 +125,13 @@ function Wishart:init(df, opts, ...)
     self._unbroadcasted_scale_tril = L
     self._validate = validate
     self.batch_shape, self.event_shape = batch, { p, p }
+    -- PyTorch's instance arg_constraints: df > p - 1 (1.13 writes it into its class table)
+    local ac = {}
+    for k, c in pairs(Wishart.arg_constraints) do
+        ac[k] = c
+    end
+    ac.df = require("tide.distributions.constraints").greater_than(p - 1)
+    self.arg_constraints = ac
     self._params = { "df" }
 end
 

@@ -10,6 +10,8 @@ local Distribution = require("tide.distributions.Distribution")
 return function(name, Base)
     local Half = Distribution:extend(name)
     Half.arg_names = { "scale" } -- (PyTorch's, by name too)
+    Half.arg_constraints = require("tide.distributions._arg_constraints")[name]
+    Half.has_rsample = true -- (PyTorch's class field)
 
     function Half:init(scale, ...)
         require("tide.op_args").no_extra(name, 2, ...)

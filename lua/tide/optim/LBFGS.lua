@@ -76,6 +76,7 @@ function LBFGS.new(cls, params, opts)
             (type(ls) == "string" and '"' .. ls .. '"' or type(ls)))
     end
     g.max_eval, g.line_search_fn = max_eval, ls
+    self.defaults.max_eval, self.defaults.line_search_fn = max_eval, ls -- PyTorch's defaults
     local ps = g.params
     for i = 2, #ps do
         if ps[i].device ~= ps[1].device or ps[i].dtype ~= ps[1].dtype then

@@ -41,6 +41,7 @@ function CyclicLR:init(opts)
     self.total_size = up + down
     self.step_ratio = up / self.total_size
     self.gamma = self:number(opts, "gamma", 1.0)
+    self.mode = opts.mode or "triangular" -- PyTorch's attribute (scale_fn, if given, wins)
     local fn = opts.scale_fn
     if fn ~= nil then
         if type(fn) ~= "function" then

@@ -43,6 +43,8 @@ function OneCycleLR:init(opts)
             tostring(strategy))
     end
     self.anneal_strategy = strategy
+    -- PyTorch's attribute: anneal_func(start, end, pct); one set later is what steps call
+    self.anneal_func = strategy == "cos" and anneal_cos or anneal_linear
     local div = self:number(opts, "div_factor", 25.0)
     local final_div = self:number(opts, "final_div_factor", 1e4)
     local n = self.total_steps
@@ -102,7 +104,10 @@ function OneCycleLR:get_lr()
         raise(string.format("tide: OneCycleLR: tried to step %d times; the specified number " ..
             "of total steps is %d", step + 1, self.total_steps))
     end
-    local anneal = self.anneal_strategy == "cos" and anneal_cos or anneal_linear
+    local anneal = self.anneal_func
+    if anneal == nil or anneal == anneal_cos or anneal == anneal_linear then
+        anneal = self.anneal_strategy == "cos" and anneal_cos or anneal_linear
+    end
     local r = {}
     for i, g in ipairs(self.optimizer.param_groups) do
         local start, lr, momentum = 0, nil, nil
