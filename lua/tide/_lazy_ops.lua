@@ -193,6 +193,17 @@ return {
         methods = {},
         functions = { "as_tensor", "asarray", "fill", "is_complex", "rsub", "scalar_tensor",
             "t",
+            -- PyTorch 1.13's other top-level functions (spec/namespace_torch_spec.lua)
+            "adjoint", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg",
+            "is_conj", "is_neg", "is_inference", "get_device", "index_put",
+            "unsafe_split_with_sizes", "as_strided_copy", "diagonal_copy", "expand_copy",
+            "permute_copy", "select_copy", "split_copy", "split_with_sizes_copy",
+            "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy",
+            "unsqueeze_copy", "view_copy", "alias_copy", "detach_copy", "view_as_real_copy",
+            "view_as_complex_copy", "celu_", "selu_", "rrelu_", "threshold_", "dropout_",
+            "alpha_dropout_", "feature_alpha_dropout_", "range", "empty_strided",
+            "convolution", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+            "affine_grid_generator", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
             -- PyTorch's torch.X_ in-place functions (torch.sin_(b) is b:sin_())
             "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
             "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_",

@@ -197,4 +197,192 @@ for _, name in ipairs(M.INPLACE) do
     end)
 end
 
+-- PyTorch 1.13's other top-level functions (spec/namespace_torch_spec.lua): methods as
+-- functions (dispatched on the tensor, a complex one included), the *_copy twins of the view
+-- ops (the view, cloned: a new tensor, contiguous, its gradient the view's), the in-place
+-- nn.functional forms, and thin wrappers over tide's ops
+for _, name in ipairs({ "adjoint", "conj_physical", "conj_physical_", "resolve_conj",
+    "resolve_neg", "is_conj", "is_neg", "is_inference", "get_device", "index_put" }) do
+    define(name, function(input, ...)
+        if not is_tensor(input) and not is_complex(input) then
+            raise(("tide: %s: expected a tensor as input, got %s"):format(name, shown(input)))
+        end
+        return input[name](input, ...)
+    end)
+end
+define("unsafe_split_with_sizes", function(input, ...)
+    args.check("unsafe_split_with_sizes", input)
+    return input:unsafe_split_with_sizes(...)
+end)
+
+local function cloned(r)
+    if is_tensor(r) or is_complex(r) then
+        return r:clone()
+    end
+    local out = {}
+    for i, v in ipairs(r) do
+        out[i] = v:clone()
+    end
+    return out
+end
+for _, op in ipairs({ "as_strided", "diagonal", "expand", "permute", "select", "split",
+    "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze",
+    "view" }) do
+    local name = op .. "_copy"
+    define(name, function(input, ...)
+        if not is_tensor(input) and not is_complex(input) then
+            raise(("tide: %s: expected a tensor as input, got %s"):format(name, shown(input)))
+        end
+        return cloned(input[op](input, ...))
+    end)
+end
+define("alias_copy", function(input, ...)
+    args.no_extra("alias_copy", 1, ...)
+    return cloned(input)
+end)
+define("detach_copy", function(input, ...)
+    args.no_extra("detach_copy", 1, ...)
+    return cloned(input:detach())
+end)
+for _, op in ipairs({ "view_as_real", "view_as_complex" }) do
+    define(op .. "_copy", function(input, ...)
+        return cloned(require("tide")[op](input, ...))
+    end)
+end
+
+local function F()
+    return require("tide.nn.functional")
+end
+-- torch.celu_(x[, alpha]), selu_(x), rrelu_(x[, lower, upper, training]),
+-- threshold_(x, threshold, value): nn.functional's in-place forms
+for _, name in ipairs({ "celu_", "selu_", "rrelu_", "threshold_" }) do
+    define(name, function(input, ...)
+        return F()[name](input, ...)
+    end)
+end
+-- torch.dropout_(x, p, train), alpha_dropout_, feature_alpha_dropout_: F.X in place
+for _, op in ipairs({ "dropout", "alpha_dropout", "feature_alpha_dropout" }) do
+    define(op .. "_", function(input, p, train, ...)
+        args.no_extra(op .. "_", 3, ...)
+        return F()[op](input, { p = p, training = train, inplace = true })
+    end)
+end
+
+-- range(start, end[, step = 1][, {dtype =, device =, requires_grad =}]): PyTorch's deprecated
+-- torch.range, end included: floor((end - start) / step) + 1 values start + i step, of the
+-- default float dtype unless dtype says
+define("range", function(start, stop, step, opts, ...)
+    if type(step) == "table" then
+        step, opts = nil, step
+    end
+    step = step == nil and 1 or step
+    for _, v in ipairs({ { "start", start }, { "end", stop }, { "step", step } }) do
+        if type(v[2]) ~= "number" then
+            raise(("tide: range: expected %s to be a number, got %s"):format(v[1], shown(v[2])))
+        end
+    end
+    if step == 0 or (stop - start) * step < 0 then
+        raise(("tide: range: upper bound and larger bound inconsistent with step sign " ..
+            "(start %s, end %s, step %s)"):format(tostring(start), tostring(stop),
+            tostring(step)))
+    end
+    local o = args.options("range", opts, { "dtype", "device", "requires_grad" },
+        '{dtype = "float64"}')
+    local n = math.floor((stop - start) / step) + 1
+    local r = core.arange(0, n, { dtype = "float64", device = o.device }):mul(step):add(start)
+    r = r:to(o.dtype or core.get_default_dtype())
+    if o.requires_grad then
+        r:requires_grad_(true)
+    end
+    return r
+end)
+
+-- empty_strided(size, stride[, {dtype =, device =, requires_grad =}]): an uninitialised
+-- tensor with those sizes and strides (t:new_empty_strided's)
+define("empty_strided", function(size, stride, opts, ...)
+    args.no_extra("empty_strided", 3, ...)
+    local o = args.options("empty_strided", opts, { "dtype", "device", "requires_grad" },
+        '{dtype = "float64"}')
+    local proto = core.empty({ 0 }, { dtype = o.dtype, device = o.device })
+    return proto:new_empty_strided(size, stride, o)
+end)
+
+-- convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+-- groups): conv{1,2,3}d or conv_transpose{1,2,3}d by the weight's dims, as PyTorch's
+define("convolution", function(input, weight, bias, stride, padding, dilation, transposed,
+                               output_padding, groups, ...)
+    args.no_extra("convolution", 9, ...)
+    args.check("convolution", weight)
+    local n = weight:dim() - 2
+    if n < 1 or n > 3 then
+        raise(("tide: convolution: expected a 3-D, 4-D or 5-D weight, got %d-D")
+            :format(weight:dim()))
+    end
+    if transposed then
+        return F()["conv_transpose" .. n .. "d"](input, weight, bias, stride, padding,
+            output_padding, groups, dilation)
+    end
+    return F()["conv" .. n .. "d"](input, weight, bias, stride, padding, dilation, groups)
+end)
+
+-- grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners) (and _2d, _3d),
+-- affine_grid_generator(theta, size, align_corners): F.grid_sample and F.affine_grid with
+-- PyTorch's integer codes (mode 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border,
+-- 2 reflection)
+local MODES = { [0] = "bilinear", [1] = "nearest", [2] = "bicubic" }
+local PADDINGS = { [0] = "zeros", [1] = "border", [2] = "reflection" }
+for _, name in ipairs({ "grid_sampler", "grid_sampler_2d", "grid_sampler_3d" }) do
+    define(name, function(input, grid, mode, padding, align_corners, ...)
+        args.no_extra(name, 5, ...)
+        if MODES[mode] == nil or PADDINGS[padding] == nil then
+            raise(("tide: %s: expected interpolation_mode 0, 1 or 2 and padding_mode 0, 1 or " ..
+                "2, got %s and %s"):format(name, shown(mode), shown(padding)))
+        end
+        return F().grid_sample(input, grid, { mode = MODES[mode], padding_mode = PADDINGS[padding],
+            align_corners = align_corners == true })
+    end)
+end
+define("affine_grid_generator", function(theta, size, align_corners, ...)
+    args.no_extra("affine_grid_generator", 3, ...)
+    return F().affine_grid(theta, size, { align_corners = align_corners == true })
+end)
+
+-- the recurrent cells as functions: rnn_tanh_cell / rnn_relu_cell / gru_cell(input, hx,
+-- w_ih, w_hh[, b_ih, b_hh]) return h'; lstm_cell(input, {h, c}, w_ih, w_hh[, b_ih, b_hh])
+-- returns h', c' (PyTorch's tuple as two values); gates in PyTorch's order
+local function gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    local lin = F().linear
+    return lin(input, w_ih, b_ih), lin(hx, w_hh, b_hh)
+end
+define("rnn_tanh_cell", function(input, hx, w_ih, w_hh, b_ih, b_hh, ...)
+    args.no_extra("rnn_tanh_cell", 6, ...)
+    local gi, gh = gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return gi:add(gh):tanh()
+end)
+define("rnn_relu_cell", function(input, hx, w_ih, w_hh, b_ih, b_hh, ...)
+    args.no_extra("rnn_relu_cell", 6, ...)
+    local gi, gh = gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return gi:add(gh):relu()
+end)
+define("lstm_cell", function(input, hx, w_ih, w_hh, b_ih, b_hh, ...)
+    args.no_extra("lstm_cell", 6, ...)
+    if type(hx) ~= "table" or is_tensor(hx) or not is_tensor(hx[1]) or not is_tensor(hx[2]) then
+        raise("tide: lstm_cell: expected hx to be a list {h, c} of two tensors, got " ..
+            shown(hx))
+    end
+    local gi, gh = gates(input, hx[1], w_ih, w_hh, b_ih, b_hh)
+    local g = gi:add(gh):chunk(4, -1)
+    local c = g[2]:sigmoid():mul(hx[2]):add(g[1]:sigmoid():mul(g[3]:tanh()))
+    return g[4]:sigmoid():mul(c:tanh()), c
+end)
+define("gru_cell", function(input, hx, w_ih, w_hh, b_ih, b_hh, ...)
+    args.no_extra("gru_cell", 6, ...)
+    local gi, gh = gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    local i, h = gi:chunk(3, -1), gh:chunk(3, -1)
+    local r = i[1]:add(h[1]):sigmoid()
+    local z = i[2]:add(h[2]):sigmoid()
+    local n = i[3]:add(r:mul(h[3])):tanh()
+    return n:add(z:mul(hx:sub(n)))
+end)
+
 return M

@@ -97,24 +97,50 @@ return function(F)
 
     -- channel_shuffle(input [N, C, *], groups): the channels read as {groups, C / groups} and
     -- transposed, as PyTorch's (whose 1.13 has no gradient for it; this one has)
-    function F.channel_shuffle(input, groups)
-        local who = "channel_shuffle"
+    local function shuffle(who, input, groups)
         tensor_arg(input, who, "input")
         int_arg(groups, who, "groups", 1)
         if input:dim() < 3 then
-            raise("tide: channel_shuffle: expected input {N, C, *} with at least 3 dims, got " ..
+            raise("tide: " .. who .. ": expected input {N, C, *} with at least 3 dims, got " ..
                 shape_str(input))
         end
         local n, c = input:size(1), input:size(2)
         if c % groups ~= 0 then
-            raise(string.format("tide: channel_shuffle: %d channels (input %s) are not " ..
-                "divisible by groups %d", c, shape_str(input), groups))
+            raise(string.format("tide: %s: %d channels (input %s) are not " ..
+                "divisible by groups %d", who, c, shape_str(input), groups))
         end
         local shape, rest = input.shape, 1
         for d = 3, #shape do
             rest = rest * shape[d] -- not -1: an empty batch leaves -1 undetermined
         end
         return input:reshape(n, groups, idiv(c, groups), rest):transpose(2, 3):reshape(shape)
+    end
+    function F.channel_shuffle(input, groups)
+        return shuffle("channel_shuffle", input, groups)
+    end
+    -- PyTorch 1.13's F.native_channel_shuffle (torch.native_channel_shuffle): the same values
+    function F.native_channel_shuffle(input, groups)
+        return shuffle("native_channel_shuffle", input, groups)
+    end
+
+    -- conv_tbc(input [T, B, C_in], weight [K, C_in, C_out], bias [C_out][, pad = 0]): conv1d
+    -- over time with batch and channels after it (PyTorch's), as [T + 2 pad - K + 1, B, C_out]
+    function F.conv_tbc(input, weight, bias, pad)
+        local who = "conv_tbc"
+        tensor_arg(input, who, "input")
+        tensor_arg(weight, who, "weight")
+        tensor_arg(bias, who, "bias")
+        if type(pad) == "table" then -- or {pad =}
+            pad = options(pad, who, { "pad" }).pad
+        end
+        pad = pad == nil and 0 or int_arg(pad, who, "pad", 0)
+        if input:dim() ~= 3 or weight:dim() ~= 3 or bias:dim() ~= 1 then
+            raise(string.format("tide: conv_tbc: expected input {T, B, C_in}, weight {K, C_in, " ..
+                "C_out} and bias {C_out}, got %s, %s and %s", shape_str(input),
+                shape_str(weight), shape_str(bias)))
+        end
+        return F.conv1d(input:permute(2, 3, 1), weight:permute(3, 2, 1), bias,
+            { padding = pad }):permute(3, 1, 2)
     end
 
     -- bilinear(input1 [..., in1], input2 [..., in2], weight [out, in1, in2][, bias [out]]):
