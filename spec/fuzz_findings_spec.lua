@@ -465,3 +465,19 @@ describe("a complex tensor where a list is read (a Lua table: its rows by #z)", 
         end), 1, true)
     end)
 end)
+
+describe("an FFT of an empty batch (fuzz seed 44522: rfftn looped over a huge size's factors)", function()
+    it("skips the transform of nothing; a size past memory raises", function()
+        -- rfftn(zeros(0, 1), {1, 2^62}) factored 2^62 (2^31 trial divisions) for an empty batch
+        -- (tide_error: a tide: error at this line; the output's size is past any memory)
+        tide_error(function()
+            return tide.fft.rfftn(tide.zeros(0, 1), { 1, 4611686018427387904 })
+        end)
+        -- the empty batches' shapes, as PyTorch's
+        assert.are.same({ 0, 3 }, { tide.fft.fft(tide.zeros(0, 3)):size(1),
+            tide.fft.fft(tide.zeros(0, 3)):size(2) })
+        local r = tide.fft.rfft(tide.zeros(2, 0, 8))
+        assert.are.same({ 2, 0, 5 }, { r:size(1), r:size(2), r:size(3) })
+        assert.are.equal(5, tide.fft.fft(tide.zeros(0, 3), 5):size(2))
+    end)
+end)

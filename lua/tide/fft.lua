@@ -266,6 +266,9 @@ local bluestein
 
 -- the unscaled DFT (sign -1 forward, +1 inverse) along dim 3 of x [2, P, n, Q], contiguous
 local function dft(x, P, n, Q, sign)
+    if P == 0 or Q == 0 then -- nothing to transform (and no factoring of a huge n for it)
+        return core.zeros({ 2, P, n, Q }, { dtype = x.dtype, device = x.device })
+    end
     local r
     if n <= BASE then
         if Q == 1 then -- [2P, n] [n, 2n]
