@@ -201,12 +201,15 @@ end
 -- functions (dispatched on the tensor, a complex one included), the *_copy twins of the view
 -- ops (the view, cloned: a new tensor, contiguous, its gradient the view's), the in-place
 -- nn.functional forms, and thin wrappers over tide's ops
+local function tensor_input(name, input) -- a real or a complex tensor, else the error
+    if not is_tensor(input) and not is_complex(input) then
+        raise(("tide: %s: expected a tensor as input, got %s"):format(name, shown(input)))
+    end
+end
 for _, name in ipairs({ "adjoint", "conj_physical", "conj_physical_", "resolve_conj",
     "resolve_neg", "is_conj", "is_neg", "is_inference", "get_device", "index_put" }) do
     define(name, function(input, ...)
-        if not is_tensor(input) and not is_complex(input) then
-            raise(("tide: %s: expected a tensor as input, got %s"):format(name, shown(input)))
-        end
+        tensor_input(name, input)
         return input[name](input, ...)
     end)
 end
@@ -230,9 +233,7 @@ for _, op in ipairs({ "as_strided", "diagonal", "expand", "permute", "select", "
     "view" }) do
     local name = op .. "_copy"
     define(name, function(input, ...)
-        if not is_tensor(input) and not is_complex(input) then
-            raise(("tide: %s: expected a tensor as input, got %s"):format(name, shown(input)))
-        end
+        tensor_input(name, input)
         return cloned(input[op](input, ...))
     end)
 end

@@ -51,18 +51,20 @@ end
 -- the geometry (numbers) from the attributes as they are now ({n} or a number; a module saved
 -- before the 1-tuples has numbers), checked as the constructor checks them: a bad value raises
 -- naming it and the module stays as it was
-local function conv_geometry(self, weight)
+local function attribute(self, name, min)
     local who = "ConvTranspose1d"
-    local function get(name, min)
-        return I.check_int(I.single(self[name], name, who), name, who, min)
-    end
-    local k = get("kernel_size")
+    return I.check_int(I.single(self[name], name, who), name, who, min)
+end
+
+local function conv_geometry(self, weight)
+    local k = attribute(self, "kernel_size")
     if weight and k ~= weight:size(3) then
         raise(string.format("tide: ConvTranspose1d: kernel_size is the weight's shape {%d} " ..
             "and cannot be set; make a new nn.ConvTranspose1d for another kernel",
             weight:size(3)))
     end
-    return k, get("stride"), get("padding", 0), get("output_padding", 0), get("dilation")
+    return k, attribute(self, "stride"), attribute(self, "padding", 0),
+        attribute(self, "output_padding", 0), attribute(self, "dilation")
 end
 
 function ConvTranspose1d:forward(x)

@@ -44,12 +44,14 @@ local ATTRS = {
     TripletMarginLoss = { margin = 1, p = 2, eps = 1e-6, swap = false },
 }
 
+local NONE = {} -- the ATTRS of a loss with none (never written)
+
 -- sets a loss's PyTorch attributes from its options (or the defaults): reduction, the ATTRS of
 -- its class; opts: the options table (legacy size_average/reduce already resolved) or nil
 function L.keep(self, name, opts)
     opts = type(opts) == "table" and opts or {}
     self.reduction = opts.reduction or "mean"
-    for k, v in pairs(ATTRS[name] or {}) do
+    for k, v in pairs(ATTRS[name] or NONE) do
         if opts[k] == nil then
             self[k] = v
         else
@@ -62,7 +64,7 @@ end
 -- the loss has one)
 function L.options(self, name)
     local o = { reduction = self.reduction, weight = self.weight }
-    for k in pairs(ATTRS[name] or {}) do
+    for k in pairs(ATTRS[name] or NONE) do
         o[k] = self[k]
     end
     return o
