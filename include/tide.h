@@ -564,6 +564,13 @@ tide_status tide_rnn_cell_backward(tide_ctx *ctx, tide_rnn_kind kind, const tide
  * converge (a NaN or inf in a). */
 tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tide_tensor **w,
                              tide_tensor **v);
+/* the eigenvalues and right eigenvectors of the general (real, non-symmetric) a [..., n, n],
+ * float32 or float64, by the device's own solver (LAPACK's geev on the CPU): w [..., n, 2] holds
+ * each eigenvalue as its (real, imaginary) pair, v [..., n, n, 2] the eigenvectors as columns in
+ * the same pairs, each of norm 1 with its largest component real (v NULL: the eigenvalues
+ * alone). A complex conjugate pair of eigenvalues comes together, the positive imaginary part
+ * first. Errors as tide_linalg_eigh */
+tide_status tide_linalg_eig(tide_ctx *ctx, const tide_tensor *a, tide_tensor **w, tide_tensor **v);
 /* the reduced SVD a = u diag(s) vh of a [..., m, n]: u [..., m, k], s [..., k] descending, vh
  * [..., k, n], k = min(m, n), by the device's own solver (LAPACK's gesdd on the CPU); errors as
  * tide_linalg_eigh */

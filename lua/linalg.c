@@ -54,6 +54,20 @@ static int l_eigh(lua_State *L) {
     TWO_RESULTS(L, S, w, v, tide_linalg_eigh(S->ctx, a->t, upper, &w->t, &v->t));
 }
 
+/* eig(a, vectors): w (and v when vectors) from the device's own solver, as (real, imaginary)
+ * pairs, or nil where it has none (tide.linalg then runs it on the host) */
+static int l_eig(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "linalg.eig");
+    int             vectors = lua_toboolean(L, 2);
+    lua_settop(L, 2);
+    ltensor *w = tl_push_empty(L);
+    if (!vectors)
+        ONE_RESULT(L, S, w, tide_linalg_eig(S->ctx, a->t, &w->t, NULL));
+    ltensor *v = tl_push_empty(L);
+    TWO_RESULTS(L, S, w, v, tide_linalg_eig(S->ctx, a->t, &w->t, &v->t));
+}
+
 /* svd(a): u, s and vh of the reduced SVD from the device's own solver, or nil */
 static int l_svd(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
@@ -154,6 +168,7 @@ void tl_open_linalg(lua_State *L, int mod, int methods) {
     static const luaL_Reg funcs[] = {{"matmul", o_matmul}, {NULL, NULL}};
     tl_register(L, mod, funcs);
     static const luaL_Reg internal[] = {{"eigh", l_eigh},
+                                        {"eig", l_eig},
                                         {"svd", l_svd},
                                         {"qr", l_qr},
                                         {"lu_factor", l_lu_factor},

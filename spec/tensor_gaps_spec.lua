@@ -445,8 +445,8 @@ describe("the deprecated linear-algebra functions (" .. DEV .. ")", function()
             "removed (PyTorch 1.13 raises too); use tide.linalg.lstsq(A, B) (A first; its " ..
             "first result is the solution)", err(tide.lstsq, a, a))
         assert.are.equal("tide: eig: torch.eig was deprecated in PyTorch 1.9 and is removed " ..
-            "(PyTorch 1.13 raises too); use tide.linalg.eigh(A) for a symmetric A (tide has " ..
-            "no complex dtypes, which linalg.eig's results need)", err(a.eig, a))
+            "(PyTorch 1.13 raises too); use tide.linalg.eig(A) (complex eigenvalues and " ..
+            "eigenvectors), or tide.linalg.eigh(A) for a symmetric A", err(a.eig, a))
         assert.are.equal("tide: matrix_rank: torch.matrix_rank was deprecated in PyTorch 1.9 " ..
             "and is removed (PyTorch 1.13 raises too); use tide.linalg.matrix_rank(A)",
             err(tide.matrix_rank, a))

@@ -251,6 +251,37 @@ tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tid
     return st;
 }
 
+tide_status tide_linalg_eig(tide_ctx *ctx, const tide_tensor *a, tide_tensor **w, tide_tensor **v) {
+    static const char op[] = "linalg.eig";
+    TIDE_TRY(decomposable(op, a, true));
+    tide_device      *dev = a->storage->dev;
+    tide_entry_eig_fn fn;
+    TIDE_TRY(tide_entry_eig(dev, op, &fn));
+    int64_t n = a->shape[a->ndim - 1], shapes[2][TIDE_MAX_DIMS], lw[2] = {n, 2}, lv[3] = {n, n, 2};
+    int     ndims[2] = {batch_shape(a, 2, lw, shapes[0]), batch_shape(a, 3, lv, shapes[1])};
+    int     nout = v ? 2 : 1;
+    tide_tensor *c, *out[2] = {NULL, NULL};
+    TIDE_TRY(tide_contiguous_all(ctx, 1, &a, &c));
+    tide_status st = alloc_outputs(ctx, op, a, nout, ndims, shapes, out);
+    if (st == TIDE_OK && tide_tensor_numel(out[0]) > 0) {
+        tide_kview wv = tide_kview_of(out[0]), av = tide_kview_of(c), vv;
+        if (v)
+            vv = tide_kview_of(out[1]);
+        st = fn(dev, &wv, v ? &vv : NULL, &av);
+        if (st != TIDE_OK) {
+            tide_release_all(nout, out);
+            st = tide_err_op(st, op);
+        }
+    }
+    tide_tensor_release(c);
+    if (st == TIDE_OK) {
+        *w = out[0];
+        if (v)
+            *v = out[1];
+    }
+    return st;
+}
+
 tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u, tide_tensor **s,
                             tide_tensor **vh) {
     static const char op[] = "linalg.svd";

@@ -55,8 +55,8 @@ end
 local REMOVED = {
     solve = "tide.linalg.solve(A, B) (A first: X with A X = B)",
     lstsq = "tide.linalg.lstsq(A, B) (A first; its first result is the solution)",
-    eig = "tide.linalg.eigh(A) for a symmetric A (tide has no complex dtypes, which " ..
-        "linalg.eig's results need)",
+    eig = "tide.linalg.eig(A) (complex eigenvalues and eigenvectors), or tide.linalg.eigh(A) " ..
+        "for a symmetric A",
     matrix_rank = "tide.linalg.matrix_rank(A)",
 }
 for name, instead in pairs(REMOVED) do

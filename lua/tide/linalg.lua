@@ -1338,15 +1338,19 @@ end
 
 -- pinv(A[, {atol =, rtol =, hermitian =}]): the pseudo-inverse V diag(1 / S) U^T over the
 -- singular values above the cutoff (hermitian is accepted and the SVD used either way)
+-- pinv_svd: the pseudo-inverse, the singular values and the mask of those kept
+local function pinv_svd(op, A, opts)
+    local U, S, Vh = L.svd(A, { full_matrices = false })
+    local keep = S:gt((cutoff(op, A, S, opts)))
+    local inv = core.where(keep, 1 / core.where(keep, S, 1), 0)
+    return (Vh:transpose(-2, -1) * inv:unsqueeze(-2)):matmul(U:transpose(-2, -1)), S, keep
+end
+
 function L.pinv(A, opts)
     local op = "linalg.pinv"
     matrix(op, A, 1, true)
     float_only(op, A)
-    local U, S, Vh = L.svd(A, { full_matrices = false })
-    local tol = cutoff(op, A, S, opts)
-    local keep = S:gt(tol)
-    local inv = core.where(keep, 1 / core.where(keep, S, 1), 0)
-    return (Vh:transpose(-2, -1) * inv:unsqueeze(-2)):matmul(U:transpose(-2, -1))
+    return (pinv_svd(op, A, opts))
 end
 
 -- matrix_rank(A[, {atol =, rtol =, hermitian =}]): the singular values above the cutoff, int64
@@ -1356,15 +1360,20 @@ function L.matrix_rank(A, opts)
     float_only(op, A)
     return autograd.no_grad(function()
         local S = L.svdvals(A)
-        return S:gt(cutoff(op, A, S, opts)):to("int64"):sum(-1)
+        return S:gt((cutoff(op, A, S, opts))):to("int64"):sum(-1)
     end)
 end
 
 local LSTSQ_OPTIONS = { "rcond", "driver" }
 
--- lstsq(A, B[, {rcond =}]): the X minimising |A X - B| (B [..., m, k] or [..., m]), through the
--- pseudo-inverse (singular values below rcond times the largest dropped; PyTorch's gelsd
--- driver's answer, for any rank). Returns the solution only: PyTorch's .solution
+local DRIVERS = { gels = true, gelsy = true, gelsd = true, gelss = true }
+
+-- lstsq(A, B[, {rcond =, driver =}]): the X minimising |A X - B| (B [..., m, k] or [..., m]),
+-- through the pseudo-inverse (singular values below rcond times the largest dropped; PyTorch's
+-- gelsd driver's answer, for any rank). Returns PyTorch's solution, residuals, rank and
+-- singular_values, each as the driver (default "gelsy" on the CPU, "gels" elsewhere) gives:
+-- residuals [..., k] when m > n, every A has rank n and the driver is not gelsy; rank (int64)
+-- but for gels; singular_values for gelsd and gelss; otherwise an empty tensor
 function L.lstsq(A, B, opts)
     local op = "linalg.lstsq"
     matrix(op, A, 1, true)
@@ -1380,8 +1389,25 @@ function L.lstsq(A, B, opts)
         raise(("tide: %s: A is %s, B %s: B's rows must match A's %d rows"):format(op,
             shape_str(A:size()), shape_str(B:size()), A:size(-2)))
     end
-    local X = L.pinv(A, o.rcond and { rtol = o.rcond } or nil):matmul(B)
-    return vector and X:squeeze(-1) or X
+    local driver = o.driver or (A.is_cpu and "gelsy" or "gels")
+    if not DRIVERS[driver] then
+        raise(("tide: %s: driver = %s; expected \"gels\", \"gelsy\", \"gelsd\" or \"gelss\"")
+            :format(op, tostring(driver)))
+    end
+    local P, S, keep = pinv_svd(op, A, o.rcond and { rtol = o.rcond } or nil)
+    local X = P:matmul(B)
+    local empty = core.zeros({ 0 }, { dtype = A.dtype, device = A.device })
+    local rank = autograd.no_grad(function() return keep:to("int64"):sum(-1) end)
+    local m, n = A:size(-2), A:size(-1)
+    local residuals = empty
+    if m > n and driver ~= "gelsy" and rank:eq(n):all():item() then
+        residuals = (A:matmul(X) - B):square():sum(-2)
+    end
+    local sv = (driver == "gelsd" or driver == "gelss") and S:detach() or empty
+    if driver == "gels" then
+        rank = core.zeros({ 0 }, { dtype = "int64", device = A.device })
+    end
+    return vector and X:squeeze(-1) or X, residuals, rank, sv
 end
 
 -- cond(A[, p]): the condition number; p nil or 2: the largest singular value over the
@@ -1511,5 +1537,7 @@ end
 require("tide._linalg_more")(L, matrix, is_vector_rhs)
 -- ldl_factor, ldl_factor_ex and ldl_solve (lua/tide/linalg_ldl.lua)
 require("tide.linalg_ldl")(L, matrix)
+-- eig and eigvals, complex results (lua/tide/linalg_eig.lua)
+require("tide.linalg_eig")(L, matrix)
 
 return L

@@ -1,8 +1,9 @@
-/* test_linalg.c — tide_linalg_ldl_factor and tide_linalg_ldl_solve on the CPU (LAPACK's sytrf
- * and sytrs): PyTorch 1.13's LD and pivots for a 2x2 block and a batch (the values of
- * spec/fixtures/tensor_gaps_torch.lua), the info of a singular D, 0 x 0 matrices, A x = b past
- * sytrf's block size in float32 and float64, and the errors, pivots that would send sytrs out
- * of bounds among them. Runs with TIDE_CPU_DEVICES=2. */
+/* test_linalg.c — tide_linalg_eig (LAPACK's geev: PyTorch 1.13's eigenvalues and eigenvectors of
+ * a matrix with a complex pair, the eigenvalues alone, 0 x 0 and NaN), and tide_linalg_ldl_factor
+ * and tide_linalg_ldl_solve on the CPU (LAPACK's sytrf and sytrs): PyTorch 1.13's LD and pivots for
+ * a 2x2 block and a batch (the values of spec/fixtures/tensor_gaps_torch.lua), the info of a
+ * singular D, 0 x 0 matrices, A x = b past sytrf's block size in float32 and float64, and the
+ * errors, pivots that would send sytrs out of bounds among them. Runs with TIDE_CPU_DEVICES=2. */
 #include "test_util.h"
 #include "tide.h"
 
@@ -209,6 +210,50 @@ static void test_ldl_errors(void) {
         tide_tensor_release(all[i]);
 }
 
+/* eig of a 4 x 4 with a conjugate pair: PyTorch 1.13's values (torch.linalg.eig), as
+ * (real, imaginary) pairs (in float32 sgeev's pair comes out negated, in PyTorch too); then the
+ * eigenvalues alone (no v), a 0 x 0 batch and a NaN */
+static void test_eig(tide_dtype dt, double tol) {
+    static const double a[16] = {1, 2, 0, -1, -3, 1, 2, 0, 0.5, -1, 2, 1, 1, 0, -2, 0.5};
+    static const double w_want[8] = {
+        0.96535505836, 3.24626643355, 0.96535505836, -3.24626643355, 1.56928988328, 0, 1, 0};
+    static const double v_re[16] = {
+        0.0102840286366,  0.0102840286366,  0.420830222354,  -0.207390338946,
+        0.693204840683,   0.693204840683,   -0.216216454579, 0.414780677892,
+        0.00341802232998, 0.00341802232998, 0.569700413435,  -0.311085508419,
+        -0.35516245699,   -0.35516245699,   -0.672007297322, 0.829561355784};
+    static const double v_im[16] = {
+        -0.536594411945,  0.536594411945,  0, 0, 0, 0, 0, 0, 0.320272185023, -0.320272185023, 0, 0,
+        -0.0519749790506, 0.0519749790506, 0, 0};
+    double v_want[32];
+    for (int i = 0; i < 16; i++) {
+        double sign = dt == TIDE_DTYPE_F32 && i % 4 < 2 ? -1 : 1;
+        v_want[2 * i] = sign * v_re[i];
+        v_want[2 * i + 1] = sign * v_im[i];
+    }
+    int64_t      s44[2] = {4, 4}, s200[3] = {2, 0, 0}, s22[2] = {2, 2};
+    tide_tensor *m = make(cpu0, dt, 2, s44, a), *w = NULL, *v = NULL, *w2 = NULL;
+    CHECK_OK(tide_linalg_eig(NULL, m, &w, &v));
+    CHECK(w && tide_tensor_ndim(w) == 2 && tide_tensor_shape(w)[1] == 2);
+    CHECK(v && tide_tensor_ndim(v) == 3 && tide_tensor_shape(v)[2] == 2);
+    CHECK(same("eig w", w, w_want, 8, tol));
+    CHECK(same("eig v", v, v_want, 32, tol));
+    CHECK_OK(tide_linalg_eig(NULL, m, &w2, NULL));
+    CHECK(same("eigvals w", w2, w_want, 8, tol));
+    tide_tensor *e = make(cpu0, dt, 3, s200, NULL), *ew = NULL, *ev = NULL;
+    CHECK_OK(tide_linalg_eig(NULL, e, &ew, &ev));
+    CHECK(ew && tide_tensor_numel(ew) == 0 && tide_tensor_ndim(ew) == 3);
+    CHECK(ev && tide_tensor_numel(ev) == 0 && tide_tensor_ndim(ev) == 4);
+    double       nan_a[4] = {NAN, 1, 0, 1};
+    tide_tensor *bad = make(cpu0, dt, 2, s22, nan_a), *bw = NULL;
+    CHECK_ERR(tide_linalg_eig(NULL, bad, &bw, NULL), TIDE_EINVAL,
+              "tide: linalg.eig: the input has NaN or inf");
+    CHECK(bw == NULL);
+    tide_tensor *all[8] = {m, w, v, w2, e, ew, ev, bad};
+    for (int i = 0; i < 8; i++)
+        tide_tensor_release(all[i]);
+}
+
 int main(void) {
     setenv("TIDE_CPU_DEVICES", "2", 1);
     if (tide_init() != TIDE_OK || tide_device_get("cpu", &cpu0) != TIDE_OK ||
@@ -217,6 +262,8 @@ int main(void) {
         printf("0 passed, 1 failed\n");
         return 1;
     }
+    test_eig(TIDE_DTYPE_F64, 1e-10);
+    test_eig(TIDE_DTYPE_F32, 1e-5);
     test_ldl_values(TIDE_DTYPE_F64, 1e-15);
     test_ldl_values(TIDE_DTYPE_F32, 1e-6);
     test_ldl_singular_and_empty();

@@ -1,9 +1,9 @@
 /*
  * linalg.c — the CPU's decompositions by LAPACK (OpenBLAS ships it): eigh by syevd
  * (divide and conquer), the reduced SVD by gesdd, LU by getrf and its solve by getrs, Cholesky
- * by potrf, QR by geqrf and orgqr, Bunch-Kaufman LDL^T by sytrf and its solve by sytrs, and
- * triangular solves by BLAS's trsm. One matrix of the batch at a time, each call on OpenBLAS's
- * own threads.
+ * by potrf, QR by geqrf and orgqr, the general eigendecomposition by geev, Bunch-Kaufman LDL^T by
+ * sytrf and its solve by sytrs, and triangular solves by BLAS's trsm. One matrix of the batch at a
+ * time, each call on OpenBLAS's own threads.
  *
  * LAPACK is column-major and a row-major matrix read column-major is its transpose, so no
  * input is transposed: the symmetric A read as A^T has its lower triangle where A has its upper
@@ -34,6 +34,15 @@ void        sgesdd_(const char *jobz, const lapack_int *m, const lapack_int *n, 
                     const lapack_int *lda, float *s, float *u, const lapack_int *ldu, float *vt,
                     const lapack_int *ldvt, float *work, const lapack_int *lwork, lapack_int *iwork,
                     lapack_int *info, size_t);
+
+void dgeev_(const char *jobvl, const char *jobvr, const lapack_int *n, double *a,
+            const lapack_int *lda, double *wr, double *wi, double *vl, const lapack_int *ldvl,
+            double *vr, const lapack_int *ldvr, double *work, const lapack_int *lwork,
+            lapack_int *info, size_t, size_t);
+void sgeev_(const char *jobvl, const char *jobvr, const lapack_int *n, float *a,
+            const lapack_int *lda, float *wr, float *wi, float *vl, const lapack_int *ldvl,
+            float *vr, const lapack_int *ldvr, float *work, const lapack_int *lwork,
+            lapack_int *info, size_t, size_t);
 
 void dgetrf_(const lapack_int *m, const lapack_int *n, double *a, const lapack_int *lda,
              lapack_int *ipiv, lapack_int *info);
@@ -494,4 +503,81 @@ tide_status cpu_ldl_solve(tide_device *dev, const tide_kview *x, const tide_kvie
     TIDE_TRY(fits_int("linalg.ldl_solve", b->shape[b->ndim - 1]));
     return BY_DTYPE("linalg.ldl_solve", ld->dtype, ldl_solve_d(x, ld, pivots, b),
                     ldl_solve_s(x, ld, pivots, b));
+}
+
+/* ---- the general eigendecomposition ------------------------------------------------------- */
+
+/* geev on the column-major copy of each matrix (as PyTorch calls it, so the eigenvectors'
+ * phases are LAPACK's own): wr and wi become w's pairs; a conjugate pair j, j + 1 (wi[j] > 0)
+ * has the vectors VR[:, j] +- i VR[:, j + 1], a real eigenvalue the real VR[:, j] */
+#define DEFINE_EIG(T, P)                                                                           \
+    static tide_status eig_##P(const tide_kview *w, const tide_kview *v, const tide_kview *a) {    \
+        lapack_int  n = (lapack_int)a->shape[a->ndim - 1], lwork = -1, info = 0, one = 1;          \
+        int64_t     batch = tide_kview_numel(a) / ((int64_t)n * n);                                \
+        const char *jobvr = v ? "V" : "N";                                                         \
+        T           wq, vl;                                                                        \
+        TIDE_TRY(finite_##P("linalg.eig", (const T *)a->data, batch *n *n));                       \
+        P##geev_("N", jobvr, &n, NULL, &n, NULL, NULL, &vl, &one, NULL, &n, &wq, &lwork, &info, 1, \
+                 1);                                                                               \
+        if (info != 0)                                                                             \
+            return failed("linalg.eig", info);                                                     \
+        lwork = (lapack_int)wq;                                                                    \
+        size_t nn = (size_t)n * n;                                                                 \
+        T     *buf = malloc(sizeof(T) * (2 * nn + 2 * (size_t)n + (size_t)lwork));                 \
+        if (!buf)                                                                                  \
+            return tide_seterr(TIDE_ENOMEM, "linalg.eig: no memory for LAPACK's workspace");       \
+        T          *vr = buf + nn, *wr = vr + nn, *wi = wr + n, *work = wi + n;                    \
+        tide_status st = TIDE_OK;                                                                  \
+        for (int64_t b = 0; b < batch; b++) {                                                      \
+            transpose_##P(buf, (const T *)a->data + b * n * n, n, n);                              \
+            P##geev_("N", jobvr, &n, buf, &n, wr, wi, &vl, &one, vr, &n, work, &lwork, &info, 1,   \
+                     1);                                                                           \
+            if (info != 0) {                                                                       \
+                st = failed("linalg.eig", info);                                                   \
+                break;                                                                             \
+            }                                                                                      \
+            T *wb = (T *)w->data + b * 2 * n;                                                      \
+            for (lapack_int j = 0; j < n; j++) {                                                   \
+                wb[2 * j] = wr[j];                                                                 \
+                wb[2 * j + 1] = wi[j];                                                             \
+            }                                                                                      \
+            if (!v)                                                                                \
+                continue;                                                                          \
+            T *vb = (T *)v->data + b * 2 * (int64_t)nn; /* row-major [n, n, 2] */                  \
+            for (lapack_int j = 0; j < n; j++) {                                                   \
+                const T *re = vr + (int64_t)j * n;                                                 \
+                if (wi[j] > 0 && j + 1 < n) {                                                      \
+                    const T *im = re + n;                                                          \
+                    for (lapack_int i = 0; i < n; i++) {                                           \
+                        T *row = vb + 2 * ((int64_t)i * n + j);                                    \
+                        row[0] = re[i];                                                            \
+                        row[1] = im[i];                                                            \
+                        row[2] = re[i];                                                            \
+                        row[3] = -im[i];                                                           \
+                    }                                                                              \
+                    j++;                                                                           \
+                    continue;                                                                      \
+                }                                                                                  \
+                for (lapack_int i = 0; i < n; i++) {                                               \
+                    T *row = vb + 2 * ((int64_t)i * n + j);                                        \
+                    row[0] = re[i];                                                                \
+                    row[1] = 0;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        free(buf);                                                                                 \
+        return st;                                                                                 \
+    }
+DEFINE_EIG(double, d)
+DEFINE_EIG(float, s)
+
+tide_status cpu_eig(tide_device *dev, const tide_kview *w, const tide_kview *v,
+                    const tide_kview *a) {
+    (void)dev;
+    TIDE_TRY(fits_int("linalg.eig", a->shape[a->ndim - 1]));
+    if (a->dtype == TIDE_DTYPE_F64)
+        return eig_d(w, v, a);
+    if (a->dtype == TIDE_DTYPE_F32)
+        return eig_s(w, v, a);
+    return tide_seterr(TIDE_ENOTSUP, "linalg.eig: no CPU kernel for %s", tide_dtype_name(a->dtype));
 }

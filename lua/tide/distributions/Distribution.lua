@@ -215,6 +215,10 @@ Distribution.log_prob = not_defined("log_prob")
 Distribution.entropy = not_defined("entropy")
 Distribution.cdf = not_defined("cdf")
 Distribution.icdf = not_defined("icdf")
+-- PyTorch's base properties raise NotImplementedError where a family defines none
+Distribution.mean = not_defined("mean")
+Distribution.variance = not_defined("variance")
+Distribution.mode = not_defined("mode")
 
 -- PyTorch's class field: whether enumerate_support() lists the values (Bernoulli,
 -- Categorical, Binomial, OneHotCategorical); their arg_constraints are in each class file

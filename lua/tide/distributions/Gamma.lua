@@ -2,7 +2,7 @@
 -- (log_prob with xlogy, so x^0 at 0 is 1); rsample(shape) draws by rejection (tide's generator)
 -- with gradients to both parameters, the concentration's by implicit reparametrization
 -- (tide.distributions.gamma_rsample, as PyTorch's). Both parameters must be positive, values
--- positive.
+-- positive or zero (log_prob; cdf positive).
 local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
@@ -45,7 +45,8 @@ end
 function Gamma:log_prob(value)
     local who = self.__name .. ".log_prob"
     value = self:value_tensor(value, who, self.rate)
-    Distribution.require(value:detach():gt(0), who, "the values must be positive")
+    -- PyTorch's support: nonnegative, 0 included (the message kept: specs match it)
+    Distribution.require(value:detach():ge(0), who, "the values must be positive")
     local a, b = self.concentration, self.rate
     return a:xlogy(b) + (a - 1):xlogy(value) - b * value - a:lgamma()
 end

@@ -149,6 +149,15 @@ local function check_name(name, what)
     end
 end
 
+-- PyTorch's register_parameter/register_buffer/add_module refuse a name the module already has
+-- as something else (a plain field, a method such as train): it would hide it
+local function check_free(self, name, who)
+    if self._kind[name] == nil and self[name] ~= nil then
+        raise(("tide: %s: attribute '%s' already exists on %s; use another name"):format(who,
+            name, self.__name))
+    end
+end
+
 local function add(self, list, kind, name, v)
     local k = self._kind[name]
     if k and k ~= kind then
@@ -164,6 +173,7 @@ end
 
 function Module:register_parameter(name, p)
     check_name(name, "register_parameter")
+    check_free(self, name, "register_parameter")
     if p ~= nil and not is_tensor(p) then
         raise("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
             args.typename(p))
@@ -183,6 +193,7 @@ end
 -- still moves with model:to() and is listed by buffers()
 function Module:register_buffer(name, b, persistent)
     check_name(name, "register_buffer")
+    check_free(self, name, "register_buffer")
     if type(persistent) == "table" and getmetatable(persistent) == nil then
         for k in pairs(persistent) do
             if k ~= "persistent" then
@@ -219,6 +230,7 @@ end
 
 function Module:add_module(name, m)
     check_name(name, "add_module")
+    check_free(self, name, "add_module")
     if m ~= nil and not is_module(m) then
         raise("tide: add_module: expected a Module for '" .. name .. "', got " .. type(m))
     end
@@ -547,12 +559,15 @@ function Module:named_children()
 end
 
 -- self and every descendant, depth first, each once (a module shared by two parents is
--- listed at its first place, as in PyTorch); names are dotted paths, "" for self
+-- listed at its first place, as in PyTorch); names are dotted paths, "" for self. seen false:
+-- PyTorch's remove_duplicate=False, a shared module under each of its names
 local function walk_modules(m, prefix, names, vals, seen)
-    if seen[m] then
-        return
+    if seen then
+        if seen[m] then
+            return
+        end
+        seen[m] = true
     end
-    seen[m] = true
     names[#names + 1], vals[#vals + 1] = prefix, m
     for _, name in ipairs(m._modules) do
         local c = rawget(m, name)
@@ -568,9 +583,30 @@ function Module:modules()
     return vals
 end
 
-function Module:named_modules()
+-- named_modules([memo, prefix, remove_duplicate]) (PyTorch's, positionally or by name): memo a
+-- table whose keys are modules to leave out (filled with those listed), prefix before each name
+local NAMED_MODULES = { "memo", "prefix", "remove_duplicate" }
+function Module:named_modules(...)
+    local memo, prefix, dedupe = nil, "", true
+    if select("#", ...) > 0 then
+        local o = signature.arguments("named_modules", NAMED_MODULES, 1, ...)
+        core._check_options(o, "named_modules", NAMED_MODULES)
+        if o.memo ~= nil and type(o.memo) ~= "table" then
+            raise("tide: named_modules: expected memo to be a table (modules as keys), got " ..
+                type(o.memo))
+        end
+        if o.prefix ~= nil and type(o.prefix) ~= "string" then
+            raise("tide: named_modules: expected prefix to be a string, got " .. type(o.prefix))
+        end
+        if o.remove_duplicate ~= nil and type(o.remove_duplicate) ~= "boolean" then
+            raise("tide: named_modules: expected remove_duplicate to be a boolean, got " ..
+                type(o.remove_duplicate))
+        end
+        memo, prefix = o.memo, o.prefix or ""
+        dedupe = o.remove_duplicate ~= false
+    end
     local names, vals = {}, {}
-    walk_modules(self, "", names, vals, {})
+    walk_modules(self, prefix, names, vals, dedupe and (memo or {}) or nil)
     return named(names, vals, true)
 end
 
@@ -591,6 +627,9 @@ end
 function Module:train(mode)
     if mode == nil then
         mode = true
+    elseif type(mode) ~= "boolean" then
+        raise("tide: " .. self.__name .. ":train: training mode is expected to be boolean " ..
+            "(true or false), got " .. type(mode))
     end
     -- PyTorch's recursion: each child's own train runs (a subclass's override: loralib's merge)
     rawset(self, "training", mode and true or false)
@@ -803,13 +842,47 @@ local function state_entries(self, owners)
     return names, vals
 end
 
-function Module:state_dict()
-    local names, vals = state_entries(self)
-    local detached = {}
-    for i = 1, #names do
-        detached[i] = vals[i]:detach()
+-- state_dict([{destination =, prefix =, keep_vars =}]) (also PyTorch's deprecated positional
+-- (destination, prefix, keep_vars)): prefix before each key; keep_vars true gives the
+-- parameters and buffers themselves (not detached); destination a table filled and returned
+local STATE_DICT = { destination = true, prefix = true, keep_vars = true }
+function Module:state_dict(...)
+    local destination, prefix, keep_vars = ...
+    if select("#", ...) == 1 and type(destination) == "table" and next(destination) ~= nil and
+        getmetatable(destination) == nil and not is_module(destination) then
+        local o = destination
+        for k in pairs(o) do
+            if not STATE_DICT[k] then
+                raise("tide: state_dict: unknown option '" .. tostring(k) .. "'; it takes " ..
+                    "{destination =, prefix =, keep_vars =}")
+            end
+        end
+        destination, prefix, keep_vars = o.destination, o.prefix, o.keep_vars
     end
-    return named(names, detached, false)
+    if destination ~= nil and type(destination) ~= "table" then
+        raise("tide: state_dict: expected destination to be a table, got " .. type(destination))
+    end
+    if prefix ~= nil and type(prefix) ~= "string" then
+        raise("tide: state_dict: expected prefix to be a string, got " .. type(prefix))
+    end
+    if keep_vars ~= nil and type(keep_vars) ~= "boolean" then
+        raise("tide: state_dict: expected keep_vars to be a boolean, got " .. type(keep_vars))
+    end
+    local names, vals = state_entries(self)
+    local out = {}
+    for i = 1, #names do
+        out[i] = keep_vars and vals[i] or vals[i]:detach()
+        if prefix and prefix ~= "" then
+            names[i] = prefix .. names[i]
+        end
+    end
+    if destination then
+        for i = 1, #names do
+            destination[names[i]] = out[i]
+        end
+        return destination
+    end
+    return named(names, out, false)
 end
 
 local shape_str, same_shape = args.shape_str, args.same_shape
@@ -902,6 +975,12 @@ local function run_load_hooks(self, sd, strict)
     return copy, missing, unexpected
 end
 
+-- PyTorch's _IncompatibleKeys: missing_keys and unexpected_keys, also at 1 and 2 (its
+-- NamedTuple's r[0], r[1]: local missing, unexpected = table.unpack(r))
+local function incompatible(missing, unexpected)
+    return { missing_keys = missing, unexpected_keys = unexpected, missing, unexpected }
+end
+
 -- copies values in place (any device/dtype to the parameter's); all checks happen first, so a
 -- failed load changes nothing. assign (PyTorch's load_state_dict(sd, strict, assign)): the
 -- module takes the state dict's tensors themselves (their dtype and device) instead of copying
@@ -991,7 +1070,7 @@ function Module:load_state_dict(sd, strict, assign)
                 rawset(o[1], o[2], v)
             end
         end
-        return { missing_keys = missing, unexpected_keys = unexpected }
+        return incompatible(missing, unexpected)
     end
     local ready = {}
     for i = 1, #names do
@@ -1007,7 +1086,7 @@ function Module:load_state_dict(sd, strict, assign)
             end
         end
     end)
-    return { missing_keys = missing, unexpected_keys = unexpected }
+    return incompatible(missing, unexpected)
 end
 
 -- ---- printing ----

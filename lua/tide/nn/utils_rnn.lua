@@ -430,4 +430,23 @@ function M.unpack_sequence(seq)
     return M.unpad_sequence(padded, lengths, { batch_first = true })
 end
 
+-- invert_permutation(permutation): the inverse of a 1-d permutation tensor of 1-based indices
+-- (out[permutation[i]] = i, PyTorch's with tide's indices; the dtype and device kept), or nil
+-- for nil, as PyTorch's None
+function M.invert_permutation(permutation)
+    if permutation == nil then
+        return nil
+    end
+    if not is_tensor(permutation) or permutation:dim() ~= 1 or permutation.dtype == "bool"
+        or permutation:is_floating_point() then
+        raise("tide: invert_permutation: expected a 1-d integer tensor of 1-based indices, got " ..
+            (is_tensor(permutation) and (permutation:dim() .. "-d " .. permutation.dtype) or
+            type(permutation)))
+    end
+    local n = permutation:numel()
+    local pos = core.arange(1, n + 1, { dtype = permutation.dtype, device = permutation.device })
+    return core.empty({ n }, { dtype = permutation.dtype, device = permutation.device })
+        :scatter_(1, permutation, pos)
+end
+
 return M
