@@ -263,8 +263,10 @@ describe("errors of the reductions and shape ops on " .. D.name, function()
             catch(function() x:var({ unbaised = false }) end))
         assert.matches(line .. "tide: std: needs a floating%-point tensor, got int64",
             catch(function() x:long():std() end))
-        assert.matches(line .. "tide: norm: p must be a number or \"fro\", got \"nuc\"",
-            catch(function() x:norm("nuc") end))
+        assert.matches(line .. "tide: norm: p must be a number, \"fro\" or \"nuc\", got \"nuk\"",
+            catch(function() x:norm("nuk") end))
+        assert.matches(line .. "tide: norm: p = \"nuc\" needs a matrix or two dims, got 1 dims",
+            catch(function() x:norm("nuc", 1) end))
         assert.matches(line .. "tide: split: the sizes sum to 3 but dim 2 has size 4; give sizes " ..
             "that sum to 4", catch(function() x:split({ 1, 2 }, 2) end))
         assert.matches(line .. "tide: chunk: chunks must be > 0, got 0",

@@ -483,12 +483,9 @@ tide_status tide_clamp(tide_ctx *ctx, const tide_tensor *a, tide_scalar lo, tide
     static const char name[] = "clamp";
     lo = scalar_norm(lo);
     hi = scalar_norm(hi);
-    if (lo.is_int && hi.is_int ? lo.i > hi.i : lo.d > hi.d) {
-        char s1[32], s2[32];
-        scalar_fmt(s1, sizeof s1, lo);
-        scalar_fmt(s2, sizeof s2, hi);
-        return tide_seterr(TIDE_EINVAL, "clamp: min %s is greater than max %s", s1, s2);
-    }
+    /* min above max: every element becomes max (NaN stays NaN), as PyTorch documents */
+    if (lo.is_int && hi.is_int ? lo.i > hi.i : lo.d > hi.d)
+        lo = hi;
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
     /* PyTorch's type promotion: an int32 1 clamped to [0.5, 0.7] is a float32 0.7 (rounding the

@@ -256,6 +256,12 @@ local xlogy = autograd.def {
 
 function Tensor.xlogy(x, other, ...)
     args.no_extra("xlogy", 2, ...)
+    -- PyTorch's number overloads: a number beside a tensor is a 0-d tensor of its dtype
+    if type(other) == "number" and core.is_tensor(x) then
+        other = core.full({}, other, { dtype = x.dtype, device = x.device })
+    elseif type(x) == "number" and core.is_tensor(other) then
+        x = core.full({}, x, { dtype = other.dtype, device = other.device })
+    end
     check("xlogy", x)
     check("xlogy", other, 2)
     args.float_input("xlogy", x)

@@ -273,6 +273,9 @@ Tensor.logsumexp = fp32_first(in_float(function(x, dim, keepdim, ...)
     if x:dim() == 0 then
         return x:clone()
     end
+    if x:numel() == 0 then -- the log of an empty sum: -inf, as PyTorch's
+        return over(x, dims, "sum", keep) - math.huge
+    end
     local m = over(x:detach(), dims, "max", true)
     m = core.where(m:isinf(), 0, m)
     local r = over((x - m):exp(), dims, "sum", true):log() + m
@@ -296,8 +299,8 @@ autograd.def {
     end,
 }
 
--- norm([p[, dim[, keepdim[, dtype]]]]): p a number (math.huge and -math.huge included) or
--- "fro"; dim one dim or a list (PyTorch's vector norm over them; nil: every element); dtype
+-- norm([p[, dim[, keepdim[, dtype]]]]): p a number (math.huge and -math.huge included), "fro"
+-- or "nuc" (linalg.matrix_norm's, over the two dims given or a matrix's); dim one dim or a list (PyTorch's vector norm over them; nil: every element); dtype
 -- converts x first, as PyTorch's
 Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
     args.no_extra("norm", 5, ...)
@@ -306,10 +309,19 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
         x = x:to(dtype)
     end
     float_input("norm", x)
-    if p == nil or p == "fro" then
+    if p == "nuc" then -- the nuclear norm of the matrices over two dims (the last two)
+        local mdims = dim == nil and { -2, -1 } or dims_of("norm", x, dim)
+        if #mdims ~= 2 or (dim == nil and x:dim() ~= 2) then
+            raise(("tide: norm: p = \"nuc\" needs a matrix or two dims, got %s; pass two dims " ..
+                "(x:norm(\"nuc\", {1, 2}))"):format(dim == nil and (x:dim() .. "-D input") or
+                (#mdims .. " dims")))
+        end
+        return require("tide.linalg").matrix_norm(x, { ord = "nuc", dim = mdims,
+            keepdim = keepdim_arg("norm", keepdim) })
+    elseif p == nil or p == "fro" then
         p = 2
     elseif type(p) ~= "number" then
-        raise(("tide: norm: p must be a number or \"fro\", got %s"):format(
+        raise(("tide: norm: p must be a number, \"fro\" or \"nuc\", got %s"):format(
             type(p) == "string" and ("%q"):format(p) or type(p)))
     end
     local dims = dim ~= nil and dims_of("norm", x, dim) or nil
@@ -475,7 +487,9 @@ function Tensor.median(x, dim, keepdim, ...)
         d = dim_of("median", x, dim)
     end
     local n = t:size(d)
-    if n == 0 then
+    if n == 0 and flat and x.dtype:find("^float") then -- of no element at all: NaN, PyTorch's
+        return core.full({}, 0 / 0, { dtype = x.dtype, device = x.device })
+    elseif n == 0 then
         raise(("tide: median: dim %d has size 0, and the median of nothing is undefined")
             :format(d))
     end
@@ -504,9 +518,12 @@ local function nan_reduce(op, mean)
         args.no_extra(op, 4, ...)
         check(op, x)
         x = in_dtype(op, x, opts)
-        float_input(op, x)
         local keep = keepdim_arg(op, keepdim)
         local dims = dim ~= nil and dims_of(op, x, dim) or nil
+        if not mean and INTEGRAL[x.dtype] then -- no NaN to skip: PyTorch's nansum is sum
+            return dims and over(x, dims, "sum", keep) or x:sum()
+        end
+        float_input(op, x)
         local nan = x:isnan()
         local v = core.where(nan, 0, x)
         local s = dims and over(v, dims, "sum", keep) or v:sum()
