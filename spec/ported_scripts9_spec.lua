@@ -1125,8 +1125,8 @@ describe("text_sentiment_ngrams_tutorial.py", function()
             catch(nn.EmbeddingBag, 12, 4, { sparse = 1 }), 1, true)
         assert.matches("tide: EmbeddingBag: expected norm_type to be a number, got string",
             catch(nn.EmbeddingBag, 12, 4, { norm_type = "2" }), 1, true)
-        assert.matches('tide: EmbeddingBag: option "max_norm" is not supported yet',
-            catch(nn.EmbeddingBag, 12, 4, { max_norm = 1.0 }), 1, true)
+        -- max_norm is taken (PyTorch's; spec/module_options_spec.lua has its values)
+        assert.are.equal(1.0, nn.EmbeddingBag(12, 4, { max_norm = 1.0 }).max_norm)
         -- the bad input changed nothing
         assert.is_true(tide.equal(w, fill({ 12, 4 }, 0.61, 0.2)))
     end)

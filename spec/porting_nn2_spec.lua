@@ -243,9 +243,9 @@ describe("nn layers II: draws, modules and errors (" .. DEV .. ")", function()
                     device = DEV }))
             end), 1, true)
         local grid = tide.zeros({ 1, 1, 1, 2 }, { dtype = "float64", device = DEV })
-        assert.matches('tide: grid_sample: mode must be "bilinear" or "nearest", got bicubic ' ..
-            "(bicubic is not supported yet)", catch(function()
-                return F.grid_sample(img, grid, { mode = "bicubic" })
+        assert.matches('tide: grid_sample: mode must be "bilinear", "nearest" or "bicubic", ' ..
+            "got area", catch(function()
+                return F.grid_sample(img, grid, { mode = "area" })
             end), 1, true)
         assert.matches('tide: grid_sample: padding_mode must be "zeros", "border" or ' ..
             '"reflection", got wrap', catch(function()

@@ -22,6 +22,7 @@ local raise = autograd.raise
 local args = require("tide.op_args")
 local same_device = require("tide._same_device")
 local compat = require("tide._compat")
+local pytorch_args = require("tide.pytorch_args")
 
 local Tensor = core.Tensor
 local K = core._internal -- the decompositions' kernels (lua/linalg.c)
@@ -1207,10 +1208,47 @@ end
 
 local NORM_OPTIONS = { "ord", "dim", "keepdim" }
 
--- vector_norm(x[, {ord = 2, dim =, keepdim = false}]): over dim (one or a list; all when nil):
+-- (sum |x|^p)^(1/p) over dims (descending, kept when keep) as one node with PyTorch 1.13's
+-- norm_backward: 0 where the norm is 0 (the zero vector's subgradient; the chain rule through
+-- pow(1/p) gives NaN there), and for p < 1 also 0 at x's zeros
+local pnorm = autograd.def {
+    name = "linalg_vector_pnorm",
+    reads = { 1, "out" },
+    forward = function(_, x, p, dims, keep)
+        local r = p == 2 and x * x or x:abs():pow(p)
+        for _, d in ipairs(dims) do
+            r = r:sum(d, true)
+        end
+        if not keep then
+            for _, d in ipairs(dims) do
+                r = r:squeeze(d)
+            end
+        end
+        return p == 2 and r:sqrt() or r:pow(1 / p)
+    end,
+    backward = function(nd, g)
+        local x, p, dims, out = nd[1], nd[2], nd[3], nd.out
+        if not nd[4] then
+            for i = #dims, 1, -1 do -- ascending: each unsqueeze at its final place
+                g, out = g:unsqueeze(dims[i]), out:unsqueeze(dims[i])
+            end
+        end
+        if p < 1 then
+            local s = core.where(x:eq(0), 0, x:sign() * x:abs():pow(p - 1))
+            return s * g * out:pow(1 - p)
+        end
+        local s = p == 2 and x or (p < 2 and x:sign() * x:abs():pow(p - 1) or
+            x * x:abs():pow(p - 2))
+        return s * core.where(out:eq(0), 0, g / (p == 2 and out or out:pow(p - 1)))
+    end,
+}
+
+-- vector_norm(x[, {ord = 2, dim =, keepdim = false}]) (or PyTorch's positional (x, ord, dim,
+-- keepdim); matrix_norm and norm too): over dim (one or a list; all when nil):
 -- (sum |x|^ord)^(1/ord), max |x| (inf), min |x| (-inf), the count of non-zeros (0)
-function L.vector_norm(x, opts)
+function L.vector_norm(x, ...)
     local op = "linalg.vector_norm"
+    local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
     check(op, x)
     args.float_input(op, x)
     local o = args.options(op, opts, NORM_OPTIONS, "{ord = 1}")
@@ -1245,27 +1283,24 @@ function L.vector_norm(x, opts)
         end
         return r
     end
-    if ord == math.huge then
-        return over("amax")
-    elseif ord == -math.huge then
-        return over("amin")
+    if ord == math.huge or ord == -math.huge then
+        -- all dims in one reduction: ties anywhere share the gradient evenly, as PyTorch's
+        local f = ord > 0 and "amax" or "amin"
+        return #dims == 0 and a or a[f](a, dims, keep)
     elseif ord == 0 then
         a = a:ne(0):to(x.dtype)
         return over("sum")
     elseif ord == 1 then
         return over("sum")
-    elseif ord == 2 then
-        a = a * a
-        return over("sum"):sqrt()
     end
-    a = a:pow(ord)
-    return over("sum"):pow(1 / ord)
+    return pnorm(x, ord, dims, keep)
 end
 
 -- matrix_norm(A[, {ord = "fro", dim = {-2, -1}, keepdim = false}]): "fro", 1 / -1 (max / min
 -- column sum), inf / -inf (max / min row sum)
-function L.matrix_norm(A, opts)
+function L.matrix_norm(A, ...)
     local op = "linalg.matrix_norm"
+    local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
     matrix(op, A, 1, true)
     local o = args.options(op, opts, NORM_OPTIONS, '{ord = "fro"}')
     local ord, keep = o.ord == nil and "fro" or o.ord, o.keepdim == true
@@ -1304,8 +1339,9 @@ end
 
 -- norm(x[, {ord =, dim =, keepdim =}]): matrix_norm when ord is a string or dim has two dims,
 -- else vector_norm (of the flattened x when neither is given), as PyTorch's linalg.norm
-function L.norm(x, opts)
+function L.norm(x, ...)
     local op = "linalg.norm"
+    local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
     check(op, x)
     local o = args.options(op, opts, NORM_OPTIONS, "{ord = 2}")
     if type(o.ord) == "string" or (type(o.dim) == "table" and #o.dim == 2) then

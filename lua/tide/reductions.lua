@@ -7,6 +7,7 @@
 local core = require("tide.core")
 local fp32_first = require("tide._autocast").fp32_first -- PyTorch's autocast float32 list
 local autograd = require("tide.autograd")
+local evenly = require("tide._evenly")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local no_grad = autograd.no_grad -- for results that are never differentiable (any, allclose)
@@ -168,9 +169,26 @@ Tensor.var = in_float(function(x, dim, unbiased, keepdim, opts, ...)
     return var("var", x, dim, unbiased, keepdim, opts)
 end)
 
+-- std's square root as one node: its gradient is 0 where std is 0, as PyTorch's std_backward
+-- (sqrt's own would give inf * 0 = nan for a constant row)
+autograd.def {
+    name = "std_sqrt",
+    reads = { "out" },
+    backward = function(nd, g)
+        local out = nd.out
+        return core.where(out:eq(0), 0, g / (out * 2))
+    end,
+}
+
 Tensor.std = in_float(function(x, dim, unbiased, keepdim, opts, ...)
     args.no_extra("std", 5, ...)
-    return var("std", x, dim, unbiased, keepdim, opts):sqrt()
+    local v = var("std", x, dim, unbiased, keepdim, opts)
+    if not autograd.needs_record(v) then
+        return v:sqrt()
+    end
+    local r = v:detach():sqrt()
+    autograd.record("std_sqrt", r, v)
+    return r
 end)
 
 local function keepdim_arg(op, keepdim)
@@ -359,7 +377,8 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
         autograd.record("norm", r, x, dims or false, keep)
         return r
     end
-    return reduce(a:pow(p), "sum"):pow(1 / p)
+    -- any other p: linalg.vector_norm's, whose gradient is 0 at a zero vector (PyTorch's)
+    return require("tide.linalg").vector_norm(x, { ord = p, dim = dims, keepdim = keep })
 end))
 
 -- any/all([dim[, keepdim]]): bool results (uint8 for uint8 input, as PyTorch 1.13)
@@ -501,10 +520,10 @@ function Tensor.median(x, dim, keepdim, ...)
                 device = x.device }))
         return order:gather(d, at)
     end)
-    local v = t:gather(d, idx)
-    if flat then
-        return v:reshape({})
+    if flat then -- ties share the gradient (tide._evenly)
+        return evenly(x, t:detach():gather(d, idx):reshape({}))
     end
+    local v = t:gather(d, idx)
     if not keep then
         v, idx = v:squeeze(d), idx:squeeze(d)
     end

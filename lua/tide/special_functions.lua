@@ -66,7 +66,7 @@ function S.entr(x, ...)
 end
 
 -- xlog1py(x, y): x log(1 + y), 0 where x is 0 and y is not NaN (PyTorch's), with PyTorch's
--- gradients: log(1 + y) to x (at x = 0 too), x / (1 + y) to y
+-- gradients: xlog1py(g, y) to x (at x = 0 too, but 0 where x = 0 and y <= -1), x / (1 + y) to y
 local xlog1py = require("tide.autograd").def {
     name = "special_xlog1py",
     reads = { 1, 2 },
@@ -76,7 +76,9 @@ local xlog1py = require("tide.autograd").def {
     end,
     backward = function(nd, g)
         local x, y = nd[1], nd[2]
-        return (g * y:log1p()):sum_to(x.shape), (g * x / (y + 1)):sum_to(y.shape)
+        local gx = core.where(g:eq(0):logical_and(y:isnan():logical_not()), 0, g * y:log1p())
+        gx = core.where(x:eq(0):logical_and(y:le(-1)), 0, gx)
+        return gx:sum_to(x.shape), (g * x / (y + 1)):sum_to(y.shape)
     end,
 }
 

@@ -7,6 +7,7 @@
 -- functions.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
+local evenly = require("tide._evenly")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local same_device = require("tide._same_device")
@@ -126,10 +127,10 @@ function Tensor.nanmedian(x, dim, keepdim, ...)
         local at = (ok - 1):clamp(0, nil):floor_divide(2) + 1
         return order:gather(d, at)
     end)
-    local v, i = taken(t, d, idx, keep)
-    if flat then
-        return v:reshape({})
+    if flat then -- ties share the gradient (tide._evenly)
+        return evenly(x, t:detach():gather(d, idx):reshape({}))
     end
+    local v, i = taken(t, d, idx, keep)
     if x:dim() == 0 then
         return v:reshape({}), i:reshape({})
     end

@@ -122,20 +122,32 @@ def {
     backward = function(nd, g)
         local a, b = nd[1], nd[2]
         local ga, gb
+        -- PyTorch's pow_backward: 0 where the exponent is 0 (pow(0, 0) too), and the exponent's
+        -- gradient 0 where the base is 0 and the exponent >= 0 (not 0 * log(0) = NaN)
         if needs(a) then
             if type(b) == "number" then
                 if b == 2 then
                     ga = g:mul(a):mul(2)
+                elseif b == 0 then
+                    ga = zeros_like(a, g)
                 else
                     ga = g:mul(a:pow(b - 1):mul(b))
                 end
             else
-                ga = reduce(g:mul(b):mul(a:pow(b - 1)), a)
+                ga = reduce(core.where(b:eq(0), 0, g:mul(b):mul(a:pow(b - 1))), a)
             end
         end
         if needs(b) then
-            local la = type(a) == "number" and math.log(a) or a:log()
-            gb = reduce(g:mul(nd.out):mul(la), b)
+            local gl
+            if type(a) == "number" then
+                gl = g:mul(nd.out):mul(math.log(a))
+                if a == 0 then
+                    gl = core.where(b:ge(0), 0, gl)
+                end
+            else
+                gl = core.where(a:eq(0):logical_and(b:ge(0)), 0, g:mul(nd.out):mul(a:log()))
+            end
+            gb = reduce(gl, b)
         end
         return ga, gb
     end,
@@ -191,25 +203,27 @@ def {
     end,
 }
 
--- elementwise maximum/minimum: ties share the gradient equally (as PyTorch)
+-- elementwise maximum/minimum: ties share the gradient equally, and where a or b is NaN both
+-- take all of it (PyTorch 1.13's where(a == b, g / 2, g) with the strict loser's masked to 0)
 local function extremum(nd, g, cmp)
     local a, b = nd[1], nd[2]
     local ga, gb
-    local win, tie
+    local rev = cmp == "gt" and "lt" or "gt"
+    local win, lose, tie
     if is_tensor(a) then
-        win, tie = a[cmp](a, b), a:eq(b)
+        win, lose, tie = a[cmp](a, b), a[rev](a, b), a:eq(b)
     else
-        local rev = cmp == "gt" and "lt" or "gt"
-        win, tie = b[rev](b, a), b:eq(a)
+        win, lose, tie = b[rev](b, a), b[cmp](b, a), b:eq(a)
     end
-    -- a's share: 1 where it wins, 1/2 on ties; the loser gets 0 even where g is NaN (where,
-    -- not a product, as PyTorch)
-    local wa = win:type_as(g):add(tie:type_as(g):mul(0.5))
+    -- a's share: 0 where it loses, 1/2 on ties, else 1; the loser gets 0 even where g is NaN
+    -- (where, not a product, as PyTorch)
+    local half = tie:type_as(g):mul(0.5)
     if needs(a) then
+        local wa = lose:type_as(g):add(half):neg():add(1)
         ga = reduce(core.where(wa:eq(0), 0, g:mul(wa)), a)
     end
     if needs(b) then
-        local wb = wa:neg():add(1)
+        local wb = win:type_as(g):add(half):neg():add(1)
         gb = reduce(core.where(wb:eq(0), 0, g:mul(wb)), b)
     end
     return ga, gb

@@ -1,7 +1,8 @@
 -- nn.EmbeddingBag(num_embeddings, embedding_dim[, {mode = "mean", padding_idx =,
--- include_last_offset = false, sparse = false, scale_grad_by_freq = false, norm_type = 2}]): lookups reduced per bag (F.embedding_bag), forward(input[,
--- offsets[, per_sample_weights]]) with 1-based ids and offsets; weight ~ N(0, 1) as PyTorch,
--- the padding_idx row zero
+-- include_last_offset = false, sparse = false, scale_grad_by_freq = false, max_norm =,
+-- norm_type = 2}]): lookups reduced per bag (F.embedding_bag), forward(input[, offsets[,
+-- per_sample_weights]]) with 1-based ids and offsets; weight ~ N(0, 1) as PyTorch, the
+-- padding_idx row zero; with max_norm the looked-up rows are renormed in weight first
 local core = require("tide.core")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
@@ -16,13 +17,12 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, opts)
     I.check_int(embedding_dim, "embedding_dim", "EmbeddingBag")
     opts = opts or {}
     core._check_options(opts, "EmbeddingBag", { "mode", "padding_idx", "include_last_offset",
-        "sparse", "norm_type", "scale_grad_by_freq", "_weight" }, { "max_norm" })
-    -- PyTorch's defaults pass (its positional EmbeddingBag(n, d, None, 2.0, False, "mean",
-    -- False)): norm_type only acts with max_norm, which raises
+        "sparse", "norm_type", "scale_grad_by_freq", "_weight", "max_norm" })
     self.sparse = I.check_sparse(opts.sparse, "EmbeddingBag")
     I.check_false_only(opts.scale_grad_by_freq, "scale_grad_by_freq", "EmbeddingBag")
-    -- PyTorch's attributes (max_norm is nil: it raises above)
+    -- PyTorch's attributes (max_norm nil: PyTorch's None); forward reads both
     self.norm_type = I.check_number(opts.norm_type, 2, "norm_type", "EmbeddingBag")
+    self.max_norm = I.check_number(opts.max_norm, nil, "max_norm", "EmbeddingBag")
     self.scale_grad_by_freq = false
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     self.mode, self.include_last_offset = opts.mode or "mean", opts.include_last_offset == true
@@ -41,11 +41,16 @@ function EmbeddingBag:forward(input, offsets, per_sample_weights)
     I.check_tensor(input, "EmbeddingBag")
     return F.embedding_bag(input, self.weight, offsets, { mode = self.mode,
         padding_idx = self.padding_idx, include_last_offset = self.include_last_offset,
-        per_sample_weights = per_sample_weights })
+        per_sample_weights = per_sample_weights, max_norm = self.max_norm,
+        norm_type = self.norm_type })
 end
 
 function EmbeddingBag:extra_repr()
-    local s = string.format("%d, %d, mode=%s", self.num_embeddings, self.embedding_dim, self.mode)
+    local s = string.format("%d, %d", self.num_embeddings, self.embedding_dim)
+    if self.max_norm ~= nil then -- PyTorch's order: max_norm before mode
+        s = s .. ", max_norm=" .. tostring(self.max_norm)
+    end
+    s = s .. ", mode=" .. self.mode
     if self.padding_idx then
         s = s .. ", padding_idx=" .. self.padding_idx
     end

@@ -45,6 +45,9 @@ return function(F)
     function F.conv3d(input, weight, bias, opts)
         local who = "conv3d"
         tensor_arg(input, who, "input")
+        if type(opts) == "table" and type(opts.padding) == "string" then
+            return F._string_padding(F.conv3d, who, input, weight, bias, opts, 3)
+        end
         if input:dim() == 4 then -- unbatched {C, D, H, W}, as PyTorch
             return F._batch_of_one(F.conv3d, input, weight, bias, opts)
         end

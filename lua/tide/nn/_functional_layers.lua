@@ -269,11 +269,9 @@ return function(F)
         end
         optional_tensor(offsets, who, "offsets")
         local o = options(opts, who, { "mode", "per_sample_weights", "padding_idx",
-            "include_last_offset", "sparse", "norm_type", "scale_grad_by_freq" }, { "max_norm" })
-        -- PyTorch's defaults pass; norm_type only acts with max_norm, which raises
+            "include_last_offset", "sparse", "norm_type", "scale_grad_by_freq", "max_norm" })
         I.check_sparse(o.sparse, who)
         I.check_false_only(o.scale_grad_by_freq, "scale_grad_by_freq", who)
-        I.check_number(o.norm_type, 2, "norm_type", who)
         local mode = o.mode or "mean"
         if mode ~= "sum" and mode ~= "mean" and mode ~= "max" then
             raise(string.format('tide: embedding_bag: mode must be "sum", "mean" or "max", ' ..
@@ -294,6 +292,18 @@ return function(F)
         end
         same_device(weight, input, who, "input")
         same_device(weight, offsets, who, "offsets")
+        if o.max_norm ~= nil then -- PyTorch's: the looked-up rows renormed in weight, first
+            local max_norm = C.number_opt(o.max_norm, nil, who, "max_norm")
+            local p = C.number_opt(o.norm_type, 2, who, "norm_type")
+            if max_norm <= 0 or p <= 0 then
+                raise(string.format("tide: embedding_bag: expected max_norm > 0 and norm_type " ..
+                    "> 0, got %s and %s", tostring(max_norm), tostring(p)))
+            end
+            I.embedding_ids(input, weight, who)
+            I.embedding_renorm_(weight, input, max_norm, p)
+        else
+            I.check_number(o.norm_type, 2, "norm_type", who)
+        end
         same_device(weight, psw, who, "per_sample_weights")
         local last = bool_opt(o.include_last_offset, false, who, "include_last_offset")
         local pad = I.padding_idx(o.padding_idx, weight:size(1), who)

@@ -364,6 +364,10 @@ return function(F)
                     N, L, shape_str(targets.shape)))
             end
             tg = targets:narrow(2, 1, math.max(L, 1)):long()
+            -- PyTorch reads no label past a row's length, so its padding may hold any value
+            local lens = core.tensor(tg_len, { dtype = "int64", device = dev }):view(N, 1)
+            local pos = core.arange(1, tg:size(2) + 1, { dtype = "int64", device = dev })
+            tg = tg:masked_fill(pos:view(1, -1):gt(lens), 1)
         elseif targets:dim() == 1 then
             local total = 0
             for i = 1, N do

@@ -1,9 +1,9 @@
 -- Spatial transforms for tide.nn.functional, as PyTorch 1.13 computes them: affine_grid (the
--- sampling grid of an affine map) and grid_sample (an image read at a grid's points, bilinear or
--- nearest, with zeros, border or reflection padding), the pair a spatial transformer network is
--- made of. 4-D inputs (images). Written with gather and elementwise ops: autograd gives the
--- gradients to the input, the grid and theta, PyTorch's formulas. Required from the end of
--- functional.lua; its argument checks are tide.nn._args (C).
+-- sampling grid of an affine map) and grid_sample (an image read at a grid's points, bilinear,
+-- nearest or bicubic, with zeros, border or reflection padding), the pair a spatial transformer
+-- network is made of. 4-D inputs (images). Written with gather and elementwise ops: autograd
+-- gives the gradients to the input, the grid and theta, PyTorch's formulas. Required from the
+-- end of functional.lua; its argument checks are tide.nn._args (C).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -97,9 +97,9 @@ return function(F)
         tensor_arg(grid, who, "grid")
         local o = options(opts, who, { "mode", "padding_mode", "align_corners" })
         local mode, pmode = o.mode or "bilinear", o.padding_mode or "zeros"
-        if mode ~= "bilinear" and mode ~= "nearest" then
-            raise('tide: grid_sample: mode must be "bilinear" or "nearest", got ' ..
-                tostring(mode) .. (mode == "bicubic" and " (bicubic is not supported yet)" or ""))
+        if mode ~= "bilinear" and mode ~= "nearest" and mode ~= "bicubic" then
+            raise('tide: grid_sample: mode must be "bilinear", "nearest" or "bicubic", got ' ..
+                tostring(mode))
         end
         if pmode ~= "zeros" and pmode ~= "border" and pmode ~= "reflection" then
             raise('tide: grid_sample: padding_mode must be "zeros", "border" or "reflection", ' ..
@@ -129,6 +129,36 @@ return function(F)
             local idx = yi:clamp(0, h - 1):mul(w):add(xi:clamp(0, w - 1)):add(1):to("int64")
             local v = flat:gather(3, idx:reshape(n, 1, ho * wo):expand(n, c, ho * wo))
             return v:reshape(n, c, ho, wo), inside:to(input.dtype):unsqueeze(2)
+        end
+        if mode == "bicubic" then -- PyTorch's: the 4 x 4 cells around the unpadded point,
+            -- each cell's coordinates padded, Keys' cubic convolution (A = -0.75) weights
+            local ux = unnormalize(grid:select(4, 1), w, align)
+            local uy = unnormalize(grid:select(4, 2), h, align)
+            local bx, by = ux:floor():detach(), uy:floor():detach()
+            local A = -0.75
+            local function coeffs(t)
+                local function near(v) -- |v| <= 1
+                    return v:mul(A + 2):sub(A + 3):mul(v):mul(v):add(1)
+                end
+                local function far(v) -- 1 < |v| < 2
+                    return v:mul(A):sub(5 * A):mul(v):add(8 * A):mul(v):sub(4 * A)
+                end
+                return { far(t:add(1)), near(t), near(t:neg():add(1)), far(t:neg():add(2)) }
+            end
+            local cx, cy = coeffs(ux:sub(bx)), coeffs(uy:sub(by))
+            local out
+            for j = 1, 4 do
+                local yj = pad_coordinate(by:add(j - 2), h, pmode, align)
+                local row
+                for i = 1, 4 do
+                    local v, inside = at(pad_coordinate(bx:add(i - 2), w, pmode, align), yj)
+                    local term = v:mul(inside):mul(cx[i]:unsqueeze(2))
+                    row = row and row:add(term) or term
+                end
+                local term = row:mul(cy[j]:unsqueeze(2))
+                out = out and out:add(term) or term
+            end
+            return out
         end
         if mode == "nearest" then
             local v, inside = at(x:round():detach(), y:round():detach())

@@ -259,6 +259,38 @@ end
 
 F._batch_of_one = batch_of_one -- also the 3-D convolutions'
 
+-- F.conv1d/2d/3d with PyTorch's string padding (>= 1.9): "valid" is none, "same" the modules'
+-- rule (tide.nn._signature's conv_padding: stride 1, half the dilated kernel before, the rest
+-- after); an uneven "same" pads the input with F.pad first, as PyTorch's _convolution_mode.
+-- nil when opts' padding is not a string
+local function string_padding(fn, who, input, weight, bias, opts, nd)
+    if type(opts) ~= "table" or type(opts.padding) ~= "string" then
+        return nil
+    end
+    local S = require("tide.nn._signature")
+    local function per(v, i)
+        return type(v) == "table" and (v[i] or v[1]) or v or 1
+    end
+    local k, d, s = {}, {}, {}
+    for i = 1, nd do
+        k[i] = weight:size(weight:dim() - nd + i)
+        d[i], s[i] = per(opts.dilation, i), per(opts.stride, i)
+    end
+    local before, after = S.conv_padding(who, opts.padding, k, d, s)
+    local o = {}
+    for key, v in pairs(opts) do
+        o[key] = v
+    end
+    local pad = S.asymmetric_pad(before, after)
+    if pad then
+        input, o.padding = F.pad(input, pad), 0
+    else
+        o.padding = nd == 1 and before[1] or before
+    end
+    return fn(input, weight, bias, o)
+end
+F._string_padding = string_padding -- also conv3d's
+
 -- checks a convolution's tensors; returns the options and the groups
 local function conv_args(who, input, weight, bias, opts, nd, layout)
     tensor_arg(input, who, "input")
@@ -313,6 +345,9 @@ F._conv_out = conv_out
 function F.conv2d(input, weight, bias, opts)
     local who = "conv2d"
     tensor_arg(input, who, "input")
+    if type(opts) == "table" and type(opts.padding) == "string" then
+        return string_padding(F.conv2d, who, input, weight, bias, opts, 2)
+    end
     if input:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
         return batch_of_one(F.conv2d, input, weight, bias, opts)
     end
@@ -330,6 +365,9 @@ end
 function F.conv1d(input, weight, bias, opts)
     local who = "conv1d"
     tensor_arg(input, who, "input")
+    if type(opts) == "table" and type(opts.padding) == "string" then
+        return string_padding(F.conv1d, who, input, weight, bias, opts, 1)
+    end
     if input:dim() == 2 then -- unbatched {C, L}, as PyTorch
         return batch_of_one(F.conv1d, input, weight, bias, opts)
     end
