@@ -521,3 +521,20 @@ describe("nn.utils.stateless, fusion, skip_init, memory format", function()
     pending("convert_conv2d_weight_memory_format: tide keeps one (contiguous) memory format, " ..
         "so the weight is not channels_last as PyTorch's (documented in docs/API.md)")
 end)
+
+describe("nn.utils.state_dict_to_torch of a named listing", function()
+    it("takes named_buffers() / named_parameters() on every host (their list entries skipped)",
+        function()
+            local m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+            local keys = {}
+            for k in pairs(U.state_dict_to_torch(m:named_buffers())) do
+                keys[#keys + 1] = k
+            end
+            table.sort(keys)
+            assert.are.same({ "1.num_batches_tracked", "1.running_mean", "1.running_var" }, keys)
+            local sd = U.state_dict_from_torch(m:named_parameters())
+            assert.is_not_nil(sd["2.weight"])
+            assert.has_error(function() U.state_dict_to_torch({ [1] = 2 }) end,
+                "tide: state_dict_to_torch: state_dict keys are strings, got a number key")
+        end)
+end)

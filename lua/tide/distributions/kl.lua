@@ -388,13 +388,37 @@ CROSS["Uniform|ContinuousBernoulli"] = function(p, q)
     return core.where(p.high:detach():ge(1):logical_or(p.low:detach():le(0)), math.huge, r)
 end
 
--- p's support not inside q's: inf everywhere, of p's batch shape (PyTorch's _infinite_like)
+-- p's support not inside q's: inf everywhere, of p's batch shape (PyTorch's _infinite_like of
+-- the parameter PyTorch names)
+local LIKE = { Beta = "concentration1", ContinuousBernoulli = "probs", Exponential = "rate",
+    Gamma = "concentration", Gumbel = "loc", Laplace = "loc", Normal = "loc", Pareto = "scale",
+    Poisson = "rate" }
 local function infinite(p)
-    local like = p.rate or p.loc
+    local like = p[LIKE[rawget(getmetatable(p), "__name")] or "loc"]
+    if like == nil then -- a subclass (Chi2 of Gamma): its base's parameter
+        for _, k in pairs(LIKE) do
+            like = like or p[k]
+        end
+    end
     return core.full(like:size(), math.huge, { dtype = like.dtype, device = like.device })
 end
 CROSS["Poisson|Bernoulli"] = infinite
 CROSS["Poisson|Binomial"] = infinite
+-- PyTorch 1.13's pairs whose q cannot cover p's support (an unbounded or wider p against a
+-- bounded or half-line q)
+for p, qs in pairs({
+    Beta = { "Pareto" }, ContinuousBernoulli = { "Pareto" },
+    Exponential = { "Beta", "ContinuousBernoulli", "Pareto", "Uniform" },
+    Gamma = { "Beta", "ContinuousBernoulli", "Pareto", "Uniform" },
+    Gumbel = { "Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Pareto", "Uniform" },
+    Laplace = { "Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Pareto", "Uniform" },
+    Normal = { "Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Pareto", "Uniform" },
+    Pareto = { "Beta", "ContinuousBernoulli", "Uniform" },
+}) do
+    for _, q in ipairs(qs) do
+        CROSS[p .. "|" .. q] = infinite
+    end
+end
 
 -- LowRankMultivariateNormal's (PyTorch's, in its file)
 local function lowrank(name)
@@ -526,8 +550,8 @@ kl = function(p, q)
     if not f then
         raise(("tide: kl_divergence: no closed form for %s and %s; tide has those between " ..
             "two of one family (but Weibull and StudentT) and PyTorch's closed forms across " ..
-            "Beta, ContinuousBernoulli, Exponential, Gamma, Gumbel, Laplace, Normal and " ..
-            "Uniform, and Bernoulli-Poisson; give one with " ..
+            "Beta, ContinuousBernoulli, Exponential, Gamma, Gumbel, Laplace, Normal, Pareto " ..
+            "and Uniform, and Bernoulli-Poisson; give one with " ..
             "tide.distributions.register_kl(P, Q)(fn)")
             :format(fp, fq))
     end

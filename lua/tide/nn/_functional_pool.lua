@@ -237,30 +237,37 @@ return function(F)
         return bh, bw
     end
 
-    -- unfold(input [N, C, H, W], kernel_size[, {dilation =, padding =, stride =}]): the
-    -- sliding blocks as columns [N, C kh kw, L] (im2col), L the number of blocks
+    -- unfold(input [N, C, H, W] or unbatched [C, H, W], kernel_size[, {dilation =, padding =,
+    -- stride =}]): the sliding blocks as columns [N, C kh kw, L] (im2col; [C kh kw, L]
+    -- unbatched), L the number of blocks
     function F.unfold(input, kernel_size, opts)
         local who = "unfold"
         tensor_arg(input, who, "input")
         local g = geometry(kernel_size, opts, who)
-        if input:dim() ~= 4 then
-            raise("tide: unfold: expected 4-D input {N, C, H, W}, got " .. shape_str(input))
+        if input:dim() == 3 then -- PyTorch's unbatched input: a batch of one
+            return F.unfold(input:unsqueeze(1), kernel_size, opts):squeeze(1)
+        elseif input:dim() ~= 4 then
+            raise("tide: unfold: expected 4-D input {N, C, H, W} (or 3-D {C, H, W}), got " ..
+                shape_str(input))
         end
         float_input(input, who)
         blocks(g, input:size(3), input:size(4), who)
         return K.im2col(input, g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8])
     end
 
-    -- fold(input [N, C kh kw, L], output_size, kernel_size[, {dilation =, padding =,
-    -- stride =}]): each column added back into its block of an [N, C, H, W] output (col2im,
-    -- the adjoint of unfold)
+    -- fold(input [N, C kh kw, L] or unbatched [C kh kw, L], output_size, kernel_size[,
+    -- {dilation =, padding =, stride =}]): each column added back into its block of an
+    -- [N, C, H, W] output ([C, H, W] unbatched; col2im, the adjoint of unfold)
     function F.fold(input, output_size, kernel_size, opts)
         local who = "fold"
         tensor_arg(input, who, "input")
         local g = geometry(kernel_size, opts, who)
         local h, w = C.pair_opt(output_size, nil, who, "output_size", 1)
-        if input:dim() ~= 3 then
-            raise("tide: fold: expected 3-D input {N, C * kh * kw, L}, got " .. shape_str(input))
+        if input:dim() == 2 then -- PyTorch's unbatched input: a batch of one
+            return F.fold(input:unsqueeze(1), output_size, kernel_size, opts):squeeze(1)
+        elseif input:dim() ~= 3 then
+            raise("tide: fold: expected 3-D input {N, C * kh * kw, L} (or 2-D {C * kh * kw, " ..
+                "L}), got " .. shape_str(input))
         end
         float_input(input, who)
         local k = g[1] * g[2]

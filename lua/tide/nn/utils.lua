@@ -160,7 +160,11 @@ local function shift_keys(sd, by, who)
             who, type(sd)))
     end
     local out = {}
-    for k, v in pairs(sd) do
+    -- a named_parameters() / named_buffers() listing also holds {name, value} at 1..n, which
+    -- PUC 5.1 and LuaJIT's pairs (without __pairs) show: not keys
+    local mt = getmetatable(sd)
+    local listing = type(mt) == "table" and rawget(mt, "keys") ~= nil
+    local function add(k, v)
         if type(k) ~= "string" then
             raise(string.format("tide: %s: state_dict keys are strings, got a %s key", who,
                 type(k)))
@@ -178,6 +182,11 @@ local function shift_keys(sd, by, who)
             raise(string.format("tide: %s: two keys convert to \"%s\"", who, name))
         end
         out[name] = v
+    end
+    for k, v in pairs(sd) do
+        if not (listing and type(k) == "number") then
+            add(k, v)
+        end
     end
     return out
 end
