@@ -481,3 +481,20 @@ describe("an FFT of an empty batch (fuzz seed 44522: rfftn looped over a huge si
         assert.are.equal(5, tide.fft.fft(tide.zeros(0, 3), 5):size(2))
     end)
 end)
+
+describe("fuzz seeds 44540-44548: alias_copy, detach_copy, a 1-d pool's size given an object",
+    function()
+        it("raise tide: errors naming the argument", function()
+            assert.matches("tide: alias_copy: expected a tensor as input, got nil",
+                tide_error(function() return tide.alias_copy(nil) end), 1, true)
+            assert.matches("tide: detach_copy: expected a tensor as input, got 3",
+                tide_error(function() return tide.detach_copy(3) end), 1, true)
+            -- a complex tensor as kernel_size: its # (a length) made next() fail ("invalid
+            -- key to 'next'"); now the integer check names it
+            local z = tide.complex(tide.ones(2), tide.zeros(2))
+            assert.matches("tide: max_pool1d: expected kernel_size to be an integer >= 1",
+                tide_error(function() return tide.nn.functional.max_pool1d(tide.ones(1, 2, 4), z)
+                end), 1, true)
+            assert.is_true(tide.equal(tide.alias_copy(tide.ones(2)), tide.ones(2)))
+        end)
+    end)

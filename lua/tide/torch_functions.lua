@@ -238,10 +238,12 @@ for _, op in ipairs({ "as_strided", "diagonal", "expand", "permute", "select", "
     end)
 end
 define("alias_copy", function(input, ...)
+    tensor_input("alias_copy", input)
     args.no_extra("alias_copy", 1, ...)
     return cloned(input)
 end)
 define("detach_copy", function(input, ...)
+    tensor_input("detach_copy", input)
     args.no_extra("detach_copy", 1, ...)
     return cloned(input:detach())
 end)

@@ -101,7 +101,9 @@ end
 -- dilation): an integer, or PyTorch's 1-tuple (kernel_size=(3,)) as a 1-element list {3},
 -- which _single unwraps; a string (padding "same"/"valid") passes as it is
 function I.single(v, what, who)
-    if type(v) == "table" and not autograd.is_tensor(v) then
+    -- a plain list only: an object (a complex tensor, whose # is its length) goes on to the
+    -- caller's integer check, which names it
+    if type(v) == "table" and not autograd.is_tensor(v) and getmetatable(v) == nil then
         if #v ~= 1 or next(v, #v > 0 and #v or nil) ~= nil then
             local parts = {}
             for i = 1, #v do
