@@ -605,14 +605,13 @@ static int l_tensor(lua_State *L) {
         lua_settop(L, 2);
         return tl_call_lua(L, "tide.creation_like", "tensor_of_tensors");
     }
-    if ((kinds & K_BOOL) && (kinds & (K_INT | K_FLOAT)))
-        return tl_error(L, "tide: tensor: the table mixes booleans and numbers; use one kind "
-                           "(or give opts.dtype)");
     copts o;
     read_opts(L, S, 2, "tensor", &o);
+    /* booleans among numbers count as 0 and 1, as PyTorch's ({true, 2} is int64 {1, 2}) */
     if (!o.has_dt)
-        o.dt = (kinds & K_BOOL) ? TIDE_DTYPE_BOOL
-                                : numbers_dtype(!(kinds & K_FLOAT) && kinds != 0, &o);
+        o.dt = !(kinds & (K_INT | K_FLOAT)) && (kinds & K_BOOL)
+                   ? TIDE_DTYPE_BOOL
+                   : numbers_dtype(!(kinds & K_FLOAT) && kinds != 0, &o);
     /* written in place on a CPU device (host memory); staged on the host for others; half
      * types are written as float32 and converted on the target device */
     int          half = o.dt == TIDE_DTYPE_F16 || o.dt == TIDE_DTYPE_BF16;

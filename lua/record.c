@@ -137,9 +137,26 @@ static int l_set_autograd_hook(lua_State *L) {
     return 1;
 }
 
+/* set_grad_enabled(mode): sets it, returns the previous mode; set_grad_enabled(mode, fn, ...):
+ * PyTorch's `with torch.set_grad_enabled(mode):`, fn(...) run in that mode, the previous one
+ * restored after it (also on error), fn's results returned */
 static int l_set_grad_enabled(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             prev = S->grad_enabled;
+    int             n = lua_gettop(L);
+    if (n >= 2 && !lua_isnil(L, 2)) {
+        if (lua_type(L, 2) != LUA_TFUNCTION)
+            return tl_error(L,
+                            "tide: set_grad_enabled: expected a function after the mode "
+                            "(set_grad_enabled(false, fn, ...)), got %s",
+                            luaL_typename(L, 2));
+        S->grad_enabled = lua_toboolean(L, 1);
+        int st = lua_pcall(L, n - 2, LUA_MULTRET, 0);
+        S->grad_enabled = prev;
+        if (st != 0)
+            return lua_error(L);
+        return lua_gettop(L) - 1;
+    }
     S->grad_enabled = lua_toboolean(L, 1);
     lua_pushboolean(L, prev);
     return 1;

@@ -111,10 +111,28 @@ tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double s
                            "arange: start, stop and step must be finite, got %g, %g "
                            "and %g",
                            start, stop, step);
-    if (step == 0)
-        return tide_seterr(TIDE_EINVAL, "arange: step must not be zero");
     if ((unsigned)dt >= TIDE_DTYPE_COUNT)
         return tide_seterr(TIDE_EDTYPE, "arange: invalid dtype %d", (int)dt);
+    /* an integer dtype counts in integers, as PyTorch's: start, end and step truncated first
+     * (arange(0, 5, 1.5) as int64 is 0, 1, 2, 3, 4) */
+    double given = step;
+    if (!tide_dtype_is_float(dt)) {
+        start = trunc(start);
+        stop = trunc(stop);
+        step = trunc(step);
+    }
+    if (step == 0)
+        return given == 0 ? tide_seterr(TIDE_EINVAL, "arange: step must not be zero")
+                          : tide_seterr(TIDE_EINVAL,
+                                        "arange: step %g is 0 as %s (an integer dtype truncates "
+                                        "it, as PyTorch's); use a float dtype or a step >= 1",
+                                        given, tide_dtype_name(dt));
+    if ((step > 0 && stop < start) || (step < 0 && stop > start))
+        return tide_seterr(TIDE_EINVAL,
+                           "arange: end %g lies on the other side of start %g from step %g (as "
+                           "PyTorch's: upper bound and larger bound inconsistent with step "
+                           "sign); swap start and end or change step's sign",
+                           stop, start, step);
     double count = ceil((stop - start) / step);
     if (count < 0)
         count = 0;

@@ -94,6 +94,22 @@ static tide_status unalias(tide_ctx *ctx, const char *op, const tide_tensor **x,
     return TIDE_OK;
 }
 
+/* PyTorch's refusals of a bool operand where the result would be arithmetic on truth values:
+ * subtraction (either side) and negation, with its advice for inverting a mask */
+static tide_status no_bool_arith(tide_op op, tide_dtype a, tide_dtype b) {
+    if (op == TIDE_OP_SUB && (a == TIDE_DTYPE_BOOL || b == TIDE_DTYPE_BOOL))
+        return tide_seterr(TIDE_EDTYPE,
+                           "sub: subtraction, the - operator, with a bool tensor is not supported "
+                           "(as PyTorch's); to invert a mask use logical_not() or ~, else convert "
+                           "with :long() or :float() first");
+    if (op == TIDE_OP_NEG && a == TIDE_DTYPE_BOOL)
+        return tide_seterr(TIDE_EDTYPE,
+                           "neg: negation, the - operator, on a bool tensor is not supported (as "
+                           "PyTorch's); to invert a mask use logical_not() or ~, else convert "
+                           "with :long() or :float() first");
+    return TIDE_OK;
+}
+
 tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const tide_tensor *b,
                         tide_tensor **out) {
     const char    *name = tide_op_name(op);
@@ -103,6 +119,7 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     TIDE_TRY(tide_check_same_device(name, a, b));
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
+    TIDE_TRY(no_bool_arith(op, a->dtype, b->dtype));
     tide_device *dev = a->storage->dev;
 
     tide_dtype cdt = tide_promote_operands(a, b);
@@ -309,6 +326,7 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
         return tide_seterr(TIDE_EINVAL, "binary: %s is not a binary op", name);
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
+    TIDE_TRY(no_bool_arith(op, a->dtype, a->dtype));
     tide_device *dev = a->storage->dev;
     unsigned     flags = tide_op_flags(op);
     s = scalar_norm(s);
@@ -421,6 +439,7 @@ tide_status tide_unary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const do
                           tide_scalar_f(params ? params[1] : INFINITY), out);
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
+    TIDE_TRY(no_bool_arith(op, a->dtype, a->dtype));
     tide_dtype cdt = a->dtype;
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = tide_default_float();

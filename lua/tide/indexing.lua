@@ -28,13 +28,26 @@ local function index_tensor(op, index, pos)
     end
 end
 
--- take(index): the elements of x flattened, at the 1-based positions of index, in its shape
+-- take(index): the elements of x flattened, at the 1-based positions of index (-n..-1 from
+-- the end, as PyTorch's), in its shape
 function Tensor.take(x, index, ...)
     args.no_extra("take", 2, ...)
     check("take", x)
     index_tensor("take", index, 2)
     same_device("take", x, index)
-    return x:reshape(-1):index_select(1, index:reshape(-1)):reshape(index:size())
+    local i, n = index:reshape(-1), x:numel()
+    if i:numel() > 0 then
+        local lo, hi = no_grad(function() return i:min():item(), i:max():item() end)
+        if lo < -n or hi > n or (lo <= 0 and i:eq(0):any():item()) then
+            local bad = lo < -n and lo or (hi > n and hi or 0)
+            raise(("tide: take: index %d is out of range for %d elements; use 1..%d or -%d..-1")
+                :format(bad, n, n, n))
+        end
+        if lo < 0 then
+            i = core.where(i:lt(0), i + (n + 1), i)
+        end
+    end
+    return x:reshape(-1):index_select(1, i):reshape(index:size())
 end
 
 -- take_along_dim(indices[, dim]): gather along dim, x and indices broadcast to each other in
@@ -425,12 +438,20 @@ local function whole(op, name, v)
     return v
 end
 
--- slice_scatter's positions: start and end 1-based and inclusive (negative from the end)
+-- slice_scatter's positions: start and end 1-based and inclusive (negative from the end);
+-- also PyTorch's positional slice_scatter(src, dim, start, end, step), nil for a default
 function Tensor.slice_scatter(x, src, opts, ...)
     local op = "slice_scatter"
-    args.no_extra(op, 3, ...)
+    local o
+    if type(opts) == "number" or (opts == nil and select("#", ...) > 0) then
+        local start, last, step = ...
+        args.no_extra(op, 6, select(4, ...))
+        o = { dim = opts, start = start, ["end"] = last, step = step }
+    else
+        args.no_extra(op, 3, ...)
+        o = args.options(op, opts, SLICE, "{dim = 1, start = 1, step = 2}")
+    end
     check(op, x)
-    local o = args.options(op, opts, SLICE, "{dim = 1, start = 1, step = 2}")
     local d = dim_of(op, x, whole(op, "dim", o.dim) or 1)
     local n = x:size(d)
     local first = whole(op, "start", o.start) or 1

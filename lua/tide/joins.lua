@@ -309,6 +309,11 @@ end
 -- tide.block_diag(t1, t2, ...): the tensors (0-D as [1, 1], 1-D as one row) on the diagonal of
 -- one matrix, zeros elsewhere; the dtypes promoted as cat promotes them
 function F.block_diag(...)
+    local first = ...
+    if select("#", ...) == 0 or select("#", ...) == 1 and type(first) == "table"
+        and not core.is_tensor(first) and #first == 0 then
+        return core.zeros({ 1, 0 }) -- no tensors: PyTorch's empty [1, 0] of the default dtype
+    end
     local ts, n = tensor_list("block_diag", ...)
     local blocks, cols, dev = {}, 0, ts[1].device
     for i = 1, n do
@@ -415,8 +420,10 @@ function F.combinations(t, r, opts)
         walk(1, 1)
     end
     local rows = #flat / math.max(r, 1)
-    if r == 0 or rows == 0 then
-        return core.empty({ r == 0 and 0 or 0, r }, { dtype = t.dtype, device = t.device })
+    if r == 0 then -- PyTorch's empty 1-D result
+        return core.empty({ 0 }, { dtype = t.dtype, device = t.device })
+    elseif rows == 0 then
+        return core.empty({ 0, r }, { dtype = t.dtype, device = t.device })
     end
     local pos = core.tensor(flat, { dtype = "int64", device = t.device })
     return t:index_select(1, pos):view(rows, r)

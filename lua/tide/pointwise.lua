@@ -73,6 +73,18 @@ with_inplace("clamp_max", function(x, v, ...)
     return type(v) == "number" and x:clamp(nil, v) or core.minimum(x, v)
 end)
 
+-- the real dtypes (a complex tensor's ops are its own)
+local REAL = { bool = true, uint8 = true, int32 = true, int64 = true, float16 = true,
+    bfloat16 = true, float32 = true, float64 = true }
+
+-- raises unless tensor v (a number passes) has x's dtype, as PyTorch's lerp
+local function same_dtype(op, x, v, what)
+    if core.is_tensor(v) and v.dtype ~= x.dtype and REAL[v.dtype] and REAL[x.dtype] then
+        raise(("tide: %s: expected dtype %s for `%s` but got dtype %s (as PyTorch's); " ..
+            "convert it with :to(\"%s\")"):format(op, x.dtype, what, v.dtype, x.dtype))
+    end
+end
+
 -- lerp(end, weight): x + weight (end - x), as PyTorch's kernel: from x when |weight| < 0.5,
 -- from end (end - (end - x)(1 - weight)) otherwise, so weight 1 gives end exactly
 with_inplace("lerp", function(x, e, w, ...)
@@ -81,6 +93,8 @@ with_inplace("lerp", function(x, e, w, ...)
     check("lerp", e, 2)
     args.float_input("lerp", x)
     number_or_tensor("lerp", w, "weight")
+    same_dtype("lerp", x, e, "end")
+    same_dtype("lerp", x, w, "weight")
     local diff = e - x
     if type(w) == "number" then
         return math.abs(w) < 0.5 and x + diff * w or e - diff * (1 - w)
@@ -98,6 +112,21 @@ local function value_of(op, opts)
         raise(("tide: %s: value must be a number, got %s"):format(op, type(v)))
     end
     return v
+end
+
+-- t1 and t2 in the dtype x, t1 and t2 promote to (PyTorch computes the product there, so
+-- uint8 factors do not wrap before a wider x); bool raises, as PyTorch's kernels
+local function in_common(op, x, t1, t2)
+    if not (REAL[x.dtype] and REAL[t1.dtype] and REAL[t2.dtype]) then
+        return t1, t2
+    end
+    local promote = require("tide.dtype_queries").functions.promote_types
+    local dt = promote(promote(x.dtype, t1.dtype), t2.dtype)
+    if dt == "bool" then
+        raise(("tide: %s: not defined for bool tensors (as PyTorch's); convert them with " ..
+            ":to(\"int64\")"):format(op))
+    end
+    return t1:to(dt), t2:to(dt)
 end
 
 -- PyTorch 1.13's deprecated overloads addcmul(Number value, Tensor tensor1, Tensor tensor2)
@@ -123,6 +152,7 @@ with_inplace("addcmul", function(x, t1, t2, opts, ...)
     check("addcmul", t1, 2)
     check("addcmul", t2, 3)
     local v = value_of("addcmul", opts)
+    t1, t2 = in_common("addcmul", x, t1, t2)
     return x + (v == 1 and t1 or t1 * v) * t2
 end)
 with_inplace("addcdiv", function(x, t1, t2, opts, ...)
@@ -137,6 +167,7 @@ with_inplace("addcdiv", function(x, t1, t2, opts, ...)
             :format(t1.dtype, t2.dtype))
     end
     local v = value_of("addcdiv", opts)
+    t1, t2 = in_common("addcdiv", x, t1, t2)
     local q = t1 / t2
     return x + (v == 1 and q or q * v)
 end)
@@ -206,7 +237,7 @@ function M.close(op, x, other, rtol, atol, equal_nan)
         if equal_nan then
             close = close:logical_or(x:isnan():logical_and(other:isnan()))
         end
-        if rtol == 0 and atol == 0 then
+        if (rtol == 0 and atol == 0) or x.dtype == "bool" then -- bools: equal or not
             return close
         end
         local err = (x - other):abs()
@@ -328,6 +359,10 @@ local function tensor_clamp(op, x, lo, hi)
             same_device(op, x, b)
             dt = dtypes.promote_types(dt, b.dtype)
         end
+    end
+    if dt == "bool" then
+        raise(("tide: %s: not defined for bool tensors (as PyTorch's); convert them with " ..
+            ":to(\"int64\")"):format(op))
     end
     local r = x:to(dt)
     local float = args.FLOAT[dt]

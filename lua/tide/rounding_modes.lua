@@ -61,8 +61,12 @@ function M.div(op, x, other, mode)
     if mode == "floor" then
         return core.floor_divide(x, other)
     end
-    if FLOAT[require("tide").result_type(x, other)] then
+    local rt = require("tide").result_type(x, other)
+    if FLOAT[rt] then
         return core.div(x, other):trunc()
+    end
+    if x.dtype == "bool" then -- (a bool cannot be subtracted from)
+        x = x:to(rt)
     end
     -- integers: x - fmod(x, other) is a multiple of other, so floor_divide is exact there
     return core.floor_divide(x - core.fmod(x, other), other)

@@ -573,15 +573,27 @@ function core.Tensor.index_put_(x, indices, values, accumulate, ...)
             :format(op, is_tensor(indices) and "a tensor (wrap it: {idx})" or type(indices)))
     end
     args.check_list(op, indices, "indices")
+    for i, idx in ipairs(indices) do
+        if not is_tensor(idx) or not (INDEX_DTYPES[idx.dtype] or idx.dtype == "bool"
+                or idx.dtype == "uint8") then
+            raise(("tide: %s: indices[%d] must be an int64, int32 or bool tensor, got %s")
+                :format(op, i, describe(idx)))
+        end
+    end
+    -- a bool mask stands for as many dims as it has (PyTorch's): its true elements' indices
+    local from
+    indices, from = masks_as_indices(op, indices)
     if #indices > x:dim() then
         raise(("tide: %s: %d index tensors for a tensor of %d dims"):format(op, #indices,
             x:dim()))
     end
     local adv = {}
     for i, idx in ipairs(indices) do
-        if not is_tensor(idx) or not INDEX_DTYPES[idx.dtype] then
-            raise(("tide: %s: indices[%d] must be an int64 or int32 tensor, got %s"):format(op,
-                i, describe(idx)))
+        local m = from and from[idx]
+        if m and m[1]:size(m[2]) ~= x:size(i) then
+            raise(("tide: %s: the mask at indices[%d] has size %d in its dim %d, the dim it " ..
+                "stands for has %d; a mask's shape matches the dims it covers"):format(op,
+                m[3], m[1]:size(m[2]), m[2], x:size(i)))
         end
         adv[i] = { i, idx }
     end
@@ -602,5 +614,12 @@ function core.Tensor.index_put(x, indices, values, accumulate, ...)
 end
 
 core._internal.set_subscripts(M.get, M.set)
+
+-- a first table key (lua/tensor.c) loads this module without index_put(_)'s lazy stub, which
+-- would install their keyword form (x:index_put_({i}, v, {accumulate = true})): do it here
+local keywords = package.loaded["tide.tensor_keywords"]
+if keywords then
+    keywords.install(package.loaded.tide or {}, { "index_put", "index_put_" })
+end
 
 return M

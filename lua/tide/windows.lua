@@ -13,6 +13,42 @@ local F = M.functions
 
 local COMMON = { "periodic", "dtype", "device", "requires_grad" }
 
+-- PyTorch's positional parameters after n (periodic, then the window's own: hamming_window(n,
+-- periodic, alpha, beta), kaiser_window(n, periodic, beta)) and a last options table, as one
+-- options table; a parameter given both ways raises
+local function gather(op, own, ...)
+    local nargs = select("#", ...)
+    local opts = nargs > 0 and select(nargs, ...) or nil
+    if type(opts) == "table" then
+        nargs = nargs - 1
+    else
+        opts = nil
+    end
+    if nargs == 0 then
+        return opts
+    end
+    local names = { "periodic", compat.unpack(own or {}) }
+    if nargs > #names then
+        raise(("tide: %s: takes at most %d positional parameters after window_length (%s), got %d")
+            :format(op, #names, table.concat(names, ", "), nargs))
+    end
+    local o = {}
+    for k, v in pairs(opts or {}) do
+        o[k] = v
+    end
+    for i = 1, nargs do
+        local v = select(i, ...)
+        if v ~= nil then
+            if o[names[i]] ~= nil then
+                raise(("tide: %s: %s given both by position and in the options table")
+                    :format(op, names[i]))
+            end
+            o[names[i]] = v
+        end
+    end
+    return o
+end
+
 -- the options of window `op` (its own keys after the common ones) and the length n
 local function window_args(op, n, opts, own, example)
     n = args.integer(op, n, "window_length")
@@ -22,9 +58,6 @@ local function window_args(op, n, opts, own, example)
     local known = { compat.unpack(COMMON) }
     for _, k in ipairs(own or {}) do
         known[#known + 1] = k
-    end
-    if type(opts) == "boolean" then -- PyTorch's positional periodic: hann_window(400, false)
-        opts = { periodic = opts }
     end
     opts = args.options(op, opts, known, example)
     local dtype = opts.dtype or core.get_default_dtype()
@@ -42,8 +75,8 @@ end
 
 -- the window: shape(k, m) over the float64 positions k = 0..n-1 of a symmetric window of m
 -- points (m = n + 1 when periodic)
-local function window(op, n, opts, own, example, shape)
-    local len, o, periodic = window_args(op, n, opts, own, example)
+local function window(op, n, own, example, shape, ...)
+    local len, o, periodic = window_args(op, n, gather(op, own, ...), own, example)
     local make = { dtype = o.dtype or core.get_default_dtype(), device = o.device }
     local r
     if len <= 1 then
@@ -69,46 +102,46 @@ local function number_option(op, o, key, default)
 end
 
 -- alpha - beta cos(2 pi k / (m - 1))
-function F.hamming_window(n, opts)
-    return window("hamming_window", n, opts, { "alpha", "beta" }, "{alpha = 0.54, beta = 0.46}",
+function F.hamming_window(n, ...)
+    return window("hamming_window", n, { "alpha", "beta" }, "{alpha = 0.54, beta = 0.46}",
         function(k, m, o)
             local alpha = number_option("hamming_window", o, "alpha", 0.54)
             local beta = number_option("hamming_window", o, "beta", 0.46)
             return (k * (TWO_PI / (m - 1))):cos():mul(-beta):add(alpha)
-        end)
+        end, ...)
 end
 
 -- 1/2 - 1/2 cos(2 pi k / (m - 1))
-function F.hann_window(n, opts)
-    return window("hann_window", n, opts, nil, "{periodic = false}", function(k, m)
+function F.hann_window(n, ...)
+    return window("hann_window", n, nil, "{periodic = false}", function(k, m)
         return (k * (TWO_PI / (m - 1))):cos():mul(-0.5):add(0.5)
-    end)
+    end, ...)
 end
 
 -- 0.42 - 0.5 cos(2 pi k / (m - 1)) + 0.08 cos(4 pi k / (m - 1))
-function F.blackman_window(n, opts)
-    return window("blackman_window", n, opts, nil, "{periodic = false}", function(k, m)
+function F.blackman_window(n, ...)
+    return window("blackman_window", n, nil, "{periodic = false}", function(k, m)
         local t = k * (TWO_PI / (m - 1))
         return t:cos():mul(-0.5):add((t * 2):cos():mul(0.08)):add(0.42)
-    end)
+    end, ...)
 end
 
 -- 1 - |2k / (m - 1) - 1|
-function F.bartlett_window(n, opts)
-    return window("bartlett_window", n, opts, nil, "{periodic = false}", function(k, m)
+function F.bartlett_window(n, ...)
+    return window("bartlett_window", n, nil, "{periodic = false}", function(k, m)
         return (k * (2 / (m - 1))):sub(1):abs():neg():add(1)
-    end)
+    end, ...)
 end
 
 -- I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta), a = (m - 1) / 2
-function F.kaiser_window(n, opts)
-    return window("kaiser_window", n, opts, { "beta" }, "{beta = 12}", function(k, m, o)
+function F.kaiser_window(n, ...)
+    return window("kaiser_window", n, { "beta" }, "{beta = 12}", function(k, m, o)
         local beta = number_option("kaiser_window", o, "beta", 12)
         local a = (m - 1) / 2
         local r = (k - a) / a
         local inside = (r * r):neg():add(1):clamp(0, nil):sqrt():mul(beta)
         return inside:i0():div(core.full({}, beta, { dtype = "float64", device = k.device }):i0())
-    end)
+    end, ...)
 end
 
 M.names = { "hann_window", "hamming_window", "blackman_window", "bartlett_window",

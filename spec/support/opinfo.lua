@@ -34,6 +34,17 @@ local INTEGRAL = {
     cuda = { "int32", "int64", "uint8", "bool" },
 }
 local INTEGER = { cpu = { "int32", "int64", "uint8" }, cuda = { "int32", "int64", "uint8" } }
+-- every dtype but bool: sub and neg refuse it, as PyTorch's ("Subtraction, the `-` operator,
+-- with a bool tensor is not supported")
+local NOT_BOOL = {}
+for kind, dts in pairs(M.device_dtypes) do
+    NOT_BOOL[kind] = {}
+    for _, dt in ipairs(dts) do
+        if dt ~= "bool" then
+            NOT_BOOL[kind][#NOT_BOOL[kind] + 1] = dt
+        end
+    end
+end
 
 -- I0 and I1 grow without bound: tide gives their limits at +-inf, PyTorch 1.13 NaN
 local BESSEL_INF = {
@@ -85,7 +96,7 @@ local MODULO = { { 2.3, 2.7 }, { 1.0, 1.1 } } -- a / b in [2.09, 2.7]: away from
 M.ops = {
     -- binary
     add = { grad = {} },
-    sub = { grad = {} },
+    sub = { grad = {}, dtypes = NOT_BOOL },
     mul = { grad = {} },
     div = { grad = { domain = DIVISOR } },
     pow = { grad = { domain = { POS, { -2, 2 } } } },
@@ -135,7 +146,7 @@ M.ops = {
     gcd = { dtypes = INTEGER, torch_differs = WRAPPED_SIGN },
     lcm = { dtypes = INTEGER, torch_differs = WRAPPED_SIGN },
     -- unary
-    neg = { grad = {} },
+    neg = { grad = {}, dtypes = NOT_BOOL },
     abs = { grad = { avoid = { 0 } } },
     exp = { grad = {} },
     log = { grad = { domain = POS } },

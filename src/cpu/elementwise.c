@@ -67,8 +67,8 @@ static int is_int_division(tide_op op, tide_dtype dt) {
            dt != TIDE_DTYPE_F64;
 }
 
-/* the integer operand's elements that raise: a zero divisor, or a negative exponent of a signed
- * dtype (an int32 / int64 element below 0; uint8 and bool have none) */
+/* the integer operand's elements that raise: a zero divisor (an exponent tensor's negative
+ * elements do not: PyTorch raises only for a number exponent, tide_binary_scalar_x) */
 typedef struct bad_arg {
     size_t es;
     int    negative; /* look for negatives rather than zeros */
@@ -110,18 +110,6 @@ static tide_status check_divisor(const char *name, const tide_kview *b) {
     return st;
 }
 
-/* an integer exponent below 0 raises, as PyTorch's integer pow */
-static tide_status check_exponent(const char *name, const tide_kview *e) {
-    tide_status st;
-    if ((e->dtype == TIDE_DTYPE_I32 || e->dtype == TIDE_DTYPE_I64) && found_in(name, e, 1, &st))
-        return tide_seterr(TIDE_EINVAL,
-                           "%s: integers to negative integer powers are not allowed (as "
-                           "PyTorch's); the exponent holds a negative %s; convert the base to a "
-                           "float dtype (x:double() ^ e)",
-                           name, tide_dtype_name(e->dtype));
-    return TIDE_OK;
-}
-
 tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, const tide_kview *a,
                        const tide_kview *b) {
     (void)dev;
@@ -136,8 +124,6 @@ tide_status cpu_binary(tide_device *dev, tide_op op, const tide_kview *out, cons
                            name);
     if (is_int_division(op, a->dtype))
         TIDE_TRY(check_divisor(name, b));
-    if ((tide_op_flags(op) & TIDE_OPF_INT_POWER) && !tide_dtype_is_float(a->dtype))
-        TIDE_TRY(check_exponent(name, b));
     /* the common case first: three contiguous operands of one shape, below the thread grain,
      * are one row; the iterator's setup cost more than a small op's loop */
     int64_t n = cpu_numel(out);

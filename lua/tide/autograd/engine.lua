@@ -1403,6 +1403,65 @@ local function tensor_list(v, what)
     return v
 end
 
+-- autograd.grad with is_grads_batched = true (PyTorch's): each grad_output has a first (batch)
+-- dim of one size B; the gradients are those of the B slices, stacked along a first dim (one
+-- pass per slice, the graph kept between them; PyTorch's vmap computes the same values)
+local function grads_batched(outs, ins, opts)
+    local b = opts.is_grads_batched
+    if type(b) ~= "boolean" then
+        raise("tide: autograd.grad: is_grads_batched must be a boolean, got " .. type(b))
+    end
+    local o = {}
+    for k, v in pairs(opts) do
+        if k ~= "is_grads_batched" then
+            o[k] = v
+        end
+    end
+    if not b then
+        return E.grad(outs, ins, o)
+    end
+    local gouts = o.grad_outputs
+    if is_tensor(gouts) then
+        gouts = { gouts }
+    end
+    if type(gouts) ~= "table" or not is_tensor(gouts[1]) or gouts[1]:dim() == 0 then
+        raise("tide: autograd.grad: is_grads_batched needs grad_outputs, each with a first " ..
+            "(batch) dim")
+    end
+    local n = gouts[1]:size(1)
+    local retain = o.retain_graph
+    if retain == nil then
+        retain = o.create_graph == true
+    end
+    local per = {}
+    for i = 1, n do
+        local gi = {}
+        for j = 1, #outs do
+            local g = gouts[j]
+            if g ~= nil then
+                if not is_tensor(g) or g:dim() == 0 or g:size(1) ~= n then
+                    raise(string.format("tide: autograd.grad: is_grads_batched: grad_outputs[%d]" ..
+                        " must have the batch size %d first, as grad_outputs[1]", j, n))
+                end
+                gi[j] = g:select(1, i)
+            end
+        end
+        o.grad_outputs, o.retain_graph = gi, i < n or retain
+        per[i] = E.grad(outs, ins, o)
+    end
+    local res = {}
+    for k = 1, #ins do
+        if n > 0 and per[1][k] ~= nil then
+            local parts = {}
+            for i = 1, n do
+                parts[i] = per[i][k]
+            end
+            res[k] = core.stack(parts, 1)
+        end
+    end
+    return res
+end
+
 -- tide.autograd.grad(outputs, inputs[, opts]): the gradients of the outputs with respect to
 -- each input, as a list; .grad is left alone. opts: grad_outputs (a tensor or list, nil for
 -- one-element outputs), retain_graph (default create_graph), create_graph = false (true:
@@ -1443,6 +1502,9 @@ function E.grad(outputs, inputs, opts, opts2)
     opts = opts or {}
     if type(opts) ~= "table" or is_tensor(opts) then
         raise("tide: autograd.grad: expected an options table, got " .. type(opts))
+    end
+    if opts.is_grads_batched ~= nil then
+        return grads_batched(outs, ins, opts)
     end
     core._check_options(opts, "autograd.grad",
         { "grad_outputs", "retain_graph", "create_graph", "allow_unused" })

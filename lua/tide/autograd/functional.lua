@@ -22,7 +22,7 @@ local M = {}
 
 local OPTIONS = { "create_graph", "strict" }
 -- jacobian's and hessian's: vectorize (PyTorch's speed hint: the results are the same) and
--- strategy (reverse mode only)
+-- strategy (jacobian's "forward-mode" gives reverse mode's values)
 local MATRIX_OPTIONS = { "create_graph", "strict", "vectorize", "strategy" }
 
 local function options(who, opts, known)
@@ -32,7 +32,17 @@ local function options(who, opts, known)
             raise(("tide: %s: %s must be a boolean, got %s"):format(who, k, type(o[k])))
         end
     end
-    if o.strategy ~= nil and o.strategy ~= "reverse-mode" then
+    if who == "jacobian" and o.strategy == "forward-mode" then
+        -- PyTorch's forward-mode jacobian: its checks, the same values (computed by reverse mode)
+        local bad = o.create_graph and "create_graph" or o.strict and "strict"
+        if bad then
+            raise(("tide: jacobian: %s = true and strategy = \"forward-mode\" are not supported " ..
+                "together; set %s = false or strategy = \"reverse-mode\""):format(bad, bad))
+        elseif not o.vectorize then
+            raise("tide: jacobian: strategy = \"forward-mode\" is only implemented for " ..
+                "vectorize = true")
+        end
+    elseif o.strategy ~= nil and o.strategy ~= "reverse-mode" then
         raise(("tide: %s: strategy %s is not supported; tide computes %ss by reverse mode " ..
             "(\"reverse-mode\")"):format(who, tostring(o.strategy), who))
     end

@@ -30,7 +30,10 @@ function ConcatDataset:init(...)
         raise("tide: ConcatDataset: datasets should not be an empty list")
     end
     local sizes, total, batch = {}, 0, true
+    datasets = compat.move(datasets, 1, #datasets, 1, {})
     for k, ds in ipairs(datasets) do
+        ds = require("tide.data._list").dataset(ds) -- a plain Lua list, as PyTorch takes a list
+        datasets[k] = ds
         if type(ds) == "table" and ds._iterable == true then
             raise(string.format("tide: ConcatDataset: dataset %d is a %s, an IterableDataset, " ..
                 "but ConcatDataset (and + on map-style datasets) joins map-style ones; chain " ..
@@ -44,7 +47,7 @@ function ConcatDataset:init(...)
         sizes[k] = total
         batch = batch and type(ds.batch) == "function"
     end
-    self.datasets = compat.move(datasets, 1, #datasets, 1, {})
+    self.datasets = datasets
     self.cumulative_sizes = sizes
     if not batch then
         self.batch = false -- the DataLoader then reads samples one by one with get
@@ -72,6 +75,14 @@ end
 
 function ConcatDataset:get(i)
     local n = self:len()
+    if compat.is_integer(i) and i < 0 then
+        -- PyTorch's negative index: -1 is the last sample
+        if -i > n then
+            raise(string.format("tide: ConcatDataset: absolute value of index should not " ..
+                "exceed dataset length (index %d, length %d)", i, n))
+        end
+        i = n + i + 1
+    end
     if not compat.is_integer(i) or i < 1 or i > n then
         raise(string.format("tide: ConcatDataset: index %s out of range 1..%d", tostring(i), n))
     end

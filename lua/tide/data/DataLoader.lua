@@ -3,7 +3,9 @@
 --     local loader = tide.data.DataLoader(train, {batch_size = 128, shuffle = true, seed = 1})
 --     for x, y in loader:iter() do ... end      -- one epoch; #loader batches
 --
--- opts: batch_size (1), shuffle (false), drop_last (false: the last batch may be smaller),
+-- opts: batch_size (1; false is PyTorch's None: no batching, each sample's fields through
+-- default_convert, or collate_fn of the sample), shuffle (false), drop_last (false: the last
+-- batch may be smaller),
 -- seed (shuffle order; each iter() call draws the next epoch's order from it, so a given seed
 -- gives the same sequence of epochs; default: drawn from tide's generator, so tide.manual_seed
 -- fixes it), generator (PyTorch's, instead of seed: each shuffled epoch's order is drawn from
@@ -190,17 +192,29 @@ function DataLoader.new(ds, ...)
             raise("tide: DataLoader: batch_sampler excludes batch_size, shuffle, sampler and " ..
                 "drop_last (the batch sampler makes the batches; batch_size may be 1, the default)")
         end
-        if type(batch_sampler) ~= "table" or type(batch_sampler.len) ~= "function" or
+        -- (or a plain list of batches, each a list of indices, as PyTorch takes a list)
+        if type(batch_sampler) ~= "table" or (not require("tide.data._list").is_list(
+            batch_sampler) and (type(batch_sampler.len) ~= "function" or
             (type(batch_sampler.batches) ~= "function" and
-                type(batch_sampler.iter) ~= "function") then
+                type(batch_sampler.iter) ~= "function"))) then
             raise("tide: DataLoader: batch_sampler must have len() and batches() or iter() " ..
-                "(tide.data.BatchSampler), got " .. type(batch_sampler))
+                "(tide.data.BatchSampler) or be a list of batches, got " .. type(batch_sampler))
         end
     end
     local self = setmetatable({}, DataLoader)
     self.dataset = ds
     self.iterable = iterable
-    self.batch_size = args.int_option("DataLoader", opts, "batch_size", 1, 1)
+    if opts.batch_size == false then
+        -- PyTorch's batch_size=None: no batching, each sample given as converted by collate_fn
+        -- (default_convert when none is given)
+        if opts.drop_last then
+            raise("tide: DataLoader: batch_size = false (PyTorch's batch_size=None) disables " ..
+                "auto-batching and is mutually exclusive with drop_last")
+        end
+        self._unbatched = true
+    else
+        self.batch_size = args.int_option("DataLoader", opts, "batch_size", 1, 1)
+    end
     self.shuffle = opts.shuffle and true or false
     self.drop_last = opts.drop_last and true or false
     self.seed = args.int_option("DataLoader", opts, "seed", nil, compat.mininteger)
@@ -223,7 +237,8 @@ function DataLoader.new(ds, ...)
             type(opts.collate_fn))
     end
     -- PyTorch's loader.collate_fn is default_collate when none is given (iter() reads it then)
-    self.collate_fn = opts.collate_fn or default_collate
+    self.collate_fn = opts.collate_fn or
+        (self._unbatched and require("tide.data.default_convert") or default_collate)
     local sampler = opts.sampler
     if sampler ~= nil then
         if self.shuffle then
@@ -263,8 +278,9 @@ class.callable(DataLoader)
 
 --- number of batches per epoch
 function DataLoader:len()
-    if rawget(self, "batch_sampler") then
-        return rawget(self, "batch_sampler"):len()
+    local bsampler = rawget(self, "batch_sampler")
+    if bsampler then
+        return type(bsampler.len) == "function" and bsampler:len() or #bsampler
     end
     if self.iterable then
         local lenless = self.dataset:_lenless()
@@ -274,7 +290,7 @@ function DataLoader:len()
                 "count the batches as you iterate", lenless))
         end
     end
-    local n, bs = self:_samples(), self.batch_size
+    local n, bs = self:_samples(), self.batch_size or 1
     local full = compat.idiv(n, bs)
     -- ceil(n / bs) without n + bs - 1, which overflows for a batch_size near math.maxinteger
     if self.drop_last or n - full * bs == 0 then
@@ -319,7 +335,9 @@ end
 -- (checked), and each batch's length
 function DataLoader:_batched()
     local s, batches = rawget(self, "batch_sampler"), nil
-    if type(s.batches) == "function" then
+    if type(s.len) ~= "function" then -- a list of batches
+        batches = s
+    elseif type(s.batches) == "function" then
         batches = s:batches()
     else
         batches = {}
@@ -327,9 +345,9 @@ function DataLoader:_batched()
             batches[#batches + 1] = b
         end
     end
-    if #batches ~= s:len() then
+    if #batches ~= self:len() then
         raise(string.format("tide: DataLoader: the batch sampler gave %d batches but its " ..
-            "len() is %d", #batches, s:len()))
+            "len() is %d", #batches, self:len()))
     end
     local list, lens = {}, {}
     for k, b in ipairs(batches) do
@@ -471,6 +489,19 @@ function DataLoader:_iter_stream()
     local collate_fn = self.collate_fn or default_collate
     self.epoch = self.epoch + 1
     local ended = false
+    if self._unbatched then
+        return function()
+            local sample = not ended and read()
+            if not sample then
+                ended = true
+                return nil
+            end
+            if self.pin_memory then
+                return pin(self:_convert(sample))
+            end
+            return self:_convert(sample)
+        end
+    end
     return function()
         if ended then
             return nil
@@ -499,7 +530,7 @@ function DataLoader:iter()
     if self.iterable then
         return self:_iter_stream()
     end
-    local ds, bs = self.dataset, self.batch_size
+    local ds, bs = self.dataset, self.batch_size or 1
     local n = self:_samples()
     local nb = self:len()
     local order -- int64 1-based sample ids of this epoch (nil: 1..n in order)
@@ -529,7 +560,7 @@ function DataLoader:iter()
     if collate_fn == default_collate then
         collate_fn = nil -- (a TensorDataset's batch is then gathered in one call per field)
     end
-    local gather = not collate_fn and ds.batch
+    local gather = not collate_fn and not self._unbatched and ds.batch
     local sample_of = collate_fn and require("tide.data.Dataset")._sample_of
     return function()
         if b >= nb then
@@ -572,6 +603,10 @@ function DataLoader:iter()
         if gather then
             return finish(gather(ds, index))
         end
+        if self._unbatched then -- PyTorch's batch_size=None: the one sample, converted
+            local i = index and index[1]:item() or start
+            return finish(self:_convert(compat.pack(ds:get(compat.tointeger(i)))))
+        end
         local samples = {}
         for k = 1, len do
             local i = index and index[k]:item() or (start + k - 1)
@@ -585,6 +620,17 @@ function DataLoader:iter()
         end
         return finish((collate_fn or default_collate)(samples))
     end
+end
+
+-- batch_size = false (PyTorch's None): a packed sample as the loader gives it, its fields
+-- through default_convert, or collate_fn's value of the sample as ds[i] reads it
+function DataLoader:_convert(sample)
+    local f = self.collate_fn
+    if f == require("tide.data.default_convert") then
+        local out = f(sample)
+        return compat.unpack(out, 1, sample.n or #sample)
+    end
+    return f(require("tide.data.Dataset")._sample_of(sample, getmetatable(self.dataset)))
 end
 
 --- Python's `for i, (x, y) in enumerate(loader)`: `for i, x, y in loader:enumerate() do`, the
@@ -638,7 +684,7 @@ function DEFAULTS.sampler(self)
 end
 function DEFAULTS.batch_sampler(self)
     local made = rawget(self, "_default_batch_sampler")
-    if made == nil and not rawget(self, "iterable") then
+    if made == nil and not rawget(self, "iterable") and not rawget(self, "_unbatched") then
         made = require("tide.data.BatchSampler")(self.sampler, rawget(self, "batch_size"),
             rawget(self, "drop_last"))
         rawset(self, "_default_batch_sampler", made)

@@ -111,6 +111,17 @@ function DistributedSampler:indices()
     return out
 end
 
+-- PyTorch's `for i in sampler`: this rank's 1-based sample indices of the epoch
+function DistributedSampler:iter()
+    local k, n = 0, self.n
+    return function()
+        if k < n then
+            k = k + 1
+            return compat.tointeger(self.index[k]:item())
+        end
+    end
+end
+
 function DistributedSampler:len()
     return self.n
 end

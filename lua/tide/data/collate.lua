@@ -3,9 +3,10 @@
 --
 -- samples[k] is the k-th sample's fields, packed (`table.pack(ds:get(i))`, as `ds[i]` gives).
 -- Field by field: tensors are stacked along a new dim 1, numbers and booleans become one
--- tensor, strings a list of strings, and a Lua table (`{input = t, mask = m}`, or a list) is
--- collated key by key, nested tables included, into a table of the same keys. A custom
--- collate_fn may call it for the fields it does not treat itself.
+-- tensor (PyTorch's dtypes: integers int64, floats float64, booleans bool), strings a list
+-- of strings, and a Lua table (`{input = t, mask = m}`, or a list) is collated key by key,
+-- nested tables included, into a table of the same keys. A custom collate_fn may call it for
+-- the fields it does not treat itself.
 local compat = require("tide._compat")
 local core = require("tide.core")
 local raise = require("tide.autograd").raise
@@ -77,7 +78,10 @@ function collate_values(col, path)
         return collate_tables(col, path)
     end
     local ok, r
-    if kind == "number" or kind == "boolean" then
+    if kind == "number" and not compat.is_integer(v) then
+        -- PyTorch's: a batch of Python floats is float64 (of ints, int64: core.tensor's own)
+        ok, r = pcall(core.tensor, col, { dtype = "float64" })
+    elseif kind == "number" or kind == "boolean" then
         ok, r = pcall(core.tensor, col)
     else
         ok, r = pcall(core.stack, col, 1)

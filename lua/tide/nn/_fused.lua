@@ -461,7 +461,8 @@ def {
     name = "cross_entropy",
     frees = { "logp", "onehot" },
     backward = function(nd, g)
-        local dx = nd.logp:exp():mul(nd.valid):sub(nd.onehot)
+        local p = nd.logp:exp():mul(nd.valid)
+        local dx = p:sub(nd.onehot:to(p.dtype)) -- onehot is a bool mask: 1 at the targets
         local denom = nd.denom
         if denom then
             denom = denom:add(denom:eq(0):to(denom.dtype))

@@ -129,7 +129,15 @@ local function wire_backward(module, inputs, run)
         local hooks = rawget(module, "_backward_hooks")
         local result
         for _, h in ipairs(hooks and { compat.unpack(hooks) } or {}) do
-            local r = h(module, grad_input, grad_output)
+            -- each hook its own copy, as PyTorch's tuples: one the hook keeps stays as given
+            local gi, go = {}, {}
+            for k, v in pairs(grad_input) do
+                gi[k] = v
+            end
+            for k, v in pairs(grad_output) do
+                go[k] = v
+            end
+            local r = h(module, gi, go)
             if r ~= nil then
                 if n_wrapped ~= 1 then
                     raise("tide: register_full_backward_hook: a hook may replace grad_input " ..
