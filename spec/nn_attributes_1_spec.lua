@@ -160,7 +160,7 @@ local CASES = {
         { affine = true, eps = 1e-05, momentum = 0.1, num_features = 3, track_running_stats =
           true, weight = T({3}), bias = T({3}), running_mean = T({3}), running_var = T({3}),
           num_batches_tracked = T({}) } },
-    { 'nn.BatchNorm1d(3, {eps=1e-3, momentum=nil, affine=false, track_running_stats=false})',
+    { 'nn.BatchNorm1d(3, {eps=1e-3, momentum=false, affine=false, track_running_stats=false})',
         { affine = false, eps = 0.001, momentum = NIL, num_features = 3, track_running_stats =
           false, weight = NIL, bias = NIL, running_mean = NIL, running_var = NIL,
           num_batches_tracked = NIL } },
@@ -371,12 +371,7 @@ local CASES = {
 }
 
 -- the differences left, each a pending with its reason: [constructor][attribute]
-local LEFT = {
-    ['nn.BatchNorm1d(3, {eps=1e-3, momentum=nil, affine=false, track_running_stats=false})'] = {
-        momentum = "momentum = None (cumulative average) cannot be spelled: {momentum = nil} " ..
-            "is an absent key in Lua, so the default 0.1 is taken",
-    },
-}
+local LEFT = {}
 
 describe("nn modules' attributes as PyTorch 1.13's (part 1)", function()
     for _, case in ipairs(CASES) do

@@ -23,7 +23,12 @@ function BatchNorm:init(num_features, eps, momentum, affine, track_running_stats
     end
     I.check_int(num_features, "num_features", self.__name)
     eps = I.check_number(eps, 1e-5, "eps", self.__name)
-    momentum = I.check_number(momentum, 0.1, "momentum", self.__name)
+    -- momentum = false is PyTorch's momentum=None (a cumulative average; nil is the default)
+    if momentum == false then
+        momentum = nil
+    else
+        momentum = I.check_number(momentum, 0.1, "momentum", self.__name)
+    end
     self.num_features, self.eps, self.momentum = num_features, eps, momentum
     self.affine = affine ~= false -- PyTorch's attribute (read by ported code)
     if self.affine then
