@@ -730,6 +730,51 @@ static int set_user_field(lua_State *L, const char *k) {
     return 0;
 }
 
+/* a tensor's shape as "{2, 3}" (tide's shape notation) */
+static void shape_text(char *buf, size_t size, const tide_tensor *t) {
+    const int64_t *sh = tide_tensor_shape(t);
+    size_t         used = (size_t)snprintf(buf, size, "{");
+    for (int i = 0; i < tide_tensor_ndim(t) && used < size; i++)
+        used +=
+            (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "", (long long)sh[i]);
+    if (used < size)
+        snprintf(buf + used, size - used, "}");
+}
+
+/* t.grad = g: g of t's shape, dtype and device, as PyTorch's assigned grad (a gradient that
+ * fits none of them would fail later in an optimizer's step, or broadcast into it) */
+static int grad_fits(lua_State *L, const tide_tensor *t, const tide_tensor *g) {
+    int            n = tide_tensor_ndim(t);
+    const int64_t *ts = tide_tensor_shape(t), *gs = tide_tensor_shape(g);
+    int            same = n == tide_tensor_ndim(g);
+    for (int i = 0; same && i < n; i++)
+        same = ts[i] == gs[i];
+    if (!same) {
+        char want[160], got[160];
+        shape_text(want, sizeof want, t);
+        shape_text(got, sizeof got, g);
+        return tl_error(L,
+                        "tide: t.grad = g: g has shape %s, the tensor %s (as PyTorch's: "
+                        "assigned grad has data of a different size)",
+                        got, want);
+    }
+    if (tide_tensor_dtype(g) != tide_tensor_dtype(t))
+        return tl_error(L,
+                        "tide: t.grad = g: g is %s, the tensor %s (as PyTorch's: assigned grad has "
+                        "data of a different type); convert it with :to(\"%s\")",
+                        tide_dtype_name(tide_tensor_dtype(g)),
+                        tide_dtype_name(tide_tensor_dtype(t)),
+                        tide_dtype_name(tide_tensor_dtype(t)));
+    if (tide_tensor_device(g) != tide_tensor_device(t))
+        return tl_error(L,
+                        "tide: t.grad = g: g is on %s, the tensor on %s (as PyTorch's: assigned "
+                        "grad has data located on a different device); move it with :to(\"%s\")",
+                        tide_device_name(tide_tensor_device(g)),
+                        tide_device_name(tide_tensor_device(t)),
+                        tide_device_name(tide_tensor_device(t)));
+    return 0;
+}
+
 /* t.grad = g, t.requires_grad = b, t.data = u, t[i] = number or tensor */
 static int t_newindex(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
@@ -740,8 +785,10 @@ static int t_newindex(lua_State *L) {
             if (!lua_isnil(L, 3) && !tl_test(L, 3))
                 return tl_error(L, "tide: t.grad = v: v must be a tensor or nil, got %s",
                                 luaL_typename(L, 3));
-            if (!lua_isnil(L, 3))
-                tl_check(L, 3, "grad"); /* a freed tensor raises as any op's argument */
+            if (!lua_isnil(L, 3)) {
+                ltensor *g = tl_check(L, 3, "grad"); /* a freed tensor raises as any op's */
+                grad_fits(L, tl_check(L, 1, "grad")->t, g->t);
+            }
             if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
                 if (lua_isnil(L, 3))
                     return 0;

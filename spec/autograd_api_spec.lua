@@ -334,3 +334,22 @@ describe("gradcheck, anomaly mode, tide.func (PyTorch 1.13)", function()
         same({ { 3, 0 }, { 0, 12 } }, F.jacfwd(cube)(xx))
     end)
 end)
+
+describe("t.grad = g (PyTorch 1.13's assigned-grad checks)", function()
+    it("refuses a gradient of another shape, dtype or device, leaving the old one", function()
+        local p = tide.ones(3):requires_grad_()
+        p.grad = tide.full({ 3 }, 2.5)
+        assert.has_error(function() p.grad = tide.ones(2) end,
+            "tide: t.grad = g: g has shape {2}, the tensor {3} (as PyTorch's: assigned grad " ..
+            "has data of a different size)")
+        assert.has_error(function() p.grad = tide.ones(3, { dtype = "float64" }) end,
+            "tide: t.grad = g: g is float64, the tensor float32 (as PyTorch's: assigned grad " ..
+            "has data of a different type); convert it with :to(\"float32\")")
+        assert.has_error(function() p.grad = tide.ones(3, { device = "cpu:1" }) end,
+            "tide: t.grad = g: g is on cpu:1, the tensor on cpu (as PyTorch's: assigned grad " ..
+            "has data located on a different device); move it with :to(\"cpu\")")
+        assert.are.same({ 2.5, 2.5, 2.5 }, p.grad:totable())
+        p.grad = nil
+        assert.is_nil(p.grad)
+    end)
+end)
