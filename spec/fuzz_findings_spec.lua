@@ -498,3 +498,13 @@ describe("fuzz seeds 44540-44548: alias_copy, detach_copy, a 1-d pool's size giv
             assert.is_true(tide.equal(tide.alias_copy(tide.ones(2)), tide.ones(2)))
         end)
     end)
+
+describe("fuzz seed 44565: a BertConfig's id2label holding a NaN", function()
+    it("raises a tide: error naming the label", function()
+        local ok, err = pcall(tide.models.bert.BertConfig, { vocab_size = 40, hidden_size = 16,
+            num_hidden_layers = 1, num_attention_heads = 2, id2label = { a = 0 / 0 } })
+        assert.is_false(ok)
+        assert.matches("tide: BertConfig: id2label maps ids to label names (strings), got nan " ..
+            "at a", tostring(err), 1, true)
+    end)
+end)

@@ -158,6 +158,10 @@ local function new(t)
     elseif type(c.label2id) ~= "table" then
         c.label2id = {}
         for k, v in pairs(c.id2label) do
+            if type(v) ~= "string" and (type(v) ~= "number" or v ~= v) then -- (NaN: no key)
+                bad(string.format("id2label maps ids to label names (strings), got %s at %s",
+                    type(v) == "number" and "nan" or type(v), tostring(k)))
+            end
             c.label2id[v] = compat.tointeger(tonumber(k)) or k
         end
     end
