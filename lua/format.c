@@ -236,6 +236,13 @@ static void measure(fmt *f, int d, int64_t off, int pass) {
                 f->amin = v < f->amin ? v : f->amin;
             }
         } else {
+            /* PyTorch's _Formatter: a float tensor's width is that of its nonzero finite
+             * values (at least 1; a 0, nan or inf longer than it is not cut) */
+            if (f->isfloat) {
+                double v = rd(t, off);
+                if (!isfinite(v) || v == 0)
+                    return;
+            }
             char buf[ELEM_BUF];
             int  w = fmt_elem(f, off, buf, sizeof buf);
             f->width = w > f->width ? w : f->width;
@@ -316,11 +323,14 @@ int tl_tostring(lua_State *L) {
     else {
         if (f.isfloat) {
             measure(&f, 0, 0, 0);
-            f.sci = f.amax > 0 && (f.amax >= 1e8 || f.amin < 1e-4 || f.amax / f.amin > 1e3);
-            if (o->sci >= 0)
-                f.sci = o->sci;
+            f.sci = f.amax > 0 && (f.amax > 1e8 || f.amin < 1e-4 || f.amax / f.amin > 1e3);
+            f.width = 1;
         }
+        /* the width is measured in the notation the values choose, a forced sci_mode applied
+         * after, as PyTorch's _Formatter does */
         measure(&f, 0, 0, 1);
+        if (f.isfloat && o->sci >= 0)
+            f.sci = o->sci;
         emit(&b, &f, 0, 0);
     }
     char buf[64];

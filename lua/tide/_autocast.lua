@@ -131,12 +131,21 @@ local function refresh()
     K.set_autocast(M.on and caster or nil)
 end
 
--- fn(...) with device_type's region set to dtype (nil: off) and the cache setting; the
--- previous state back afterwards, also on error. The cache lives until the outermost region
--- ends.
+-- whether the parameters' casts are cached now (PyTorch's torch.is_autocast_cache_enabled():
+-- true outside every region)
+function M.cache_enabled()
+    return cache_enabled
+end
+
+-- fn(...) with device_type's region set to dtype (nil: off) and the cache setting (nil: the
+-- enclosing region's, as PyTorch's cache_enabled=None); the previous state back afterwards,
+-- also on error. The cache lives until the outermost region ends.
 function M.run(device_type, dtype, cache_on, fn, ...)
     local prev_dtype, prev_cache = dtypes[device_type], cache_enabled
-    dtypes[device_type], cache_enabled = dtype, cache_on
+    dtypes[device_type] = dtype
+    if cache_on ~= nil then
+        cache_enabled = cache_on
+    end
     depth = depth + 1
     if depth == 1 then
         cache = {}

@@ -129,7 +129,54 @@ local function contract(a, la, b, lb, keep, size_of)
     return r:reshape(shape), ls
 end
 
+-- PyTorch's sublist form, einsum(a, {0, 1}, b, {1, 2}[, {0, 2}]): each operand followed by its
+-- subscripts as integers in [0, 52) (0-25 are 'A'-'Z', 26-51 'a'-'z', as torch's) or "...", then
+-- the output's; returns the equation and the operands
+local function sublist_label(k, v)
+    if v == "..." then
+        return "..."
+    end
+    if type(v) ~= "number" or v ~= math.floor(v) or v < 0 or v >= 52 then
+        raise(("tide: einsum: subscript %s in sublist %d is not within the valid range [0, 52) " ..
+            "(or \"...\")"):format(tostring(v), k))
+    end
+    return v < 26 and string.char(65 + v) or string.char(71 + v) -- 71 + 26 = 'a'
+end
+local function sublist_equation(all)
+    local function subscripts(k, list)
+        if type(list) ~= "table" or getmetatable(list) ~= nil then
+            raise(("tide: einsum: sublist %d must be a list of integers in [0, 52) or \"...\", " ..
+                "as tide.einsum(a, {0, 1}, b, {1, 2}, {0, 2}), got %s"):format(k,
+                core.is_tensor(list) and "a tensor" or type(list)))
+        end
+        local out = {}
+        for i = 1, #list do
+            out[i] = sublist_label(k, list[i])
+        end
+        return table.concat(out)
+    end
+    local ops, terms, i = {}, {}, 1
+    while i < all.n and (core.is_tensor(all[i]) or is_complex(all[i])) do
+        ops[#ops + 1] = all[i]
+        terms[#terms + 1] = subscripts(#terms + 1, all[i + 1])
+        i = i + 2
+    end
+    local eq = table.concat(terms, ",")
+    if i == all.n then
+        eq = eq .. "->" .. subscripts(#terms + 1, all[i])
+    elseif i < all.n or #ops == 0 then
+        raise("tide: einsum: expected an equation string such as \"ij,jk->ik\", or operands " ..
+            "each followed by its sublist, as tide.einsum(a, {0, 1}, b, {1, 2}, {0, 2})")
+    end
+    return eq, ops
+end
+
 function M.functions.einsum(eq, ...)
+    if core.is_tensor(eq) or is_complex(eq) then
+        local ops
+        eq, ops = sublist_equation(compat.pack(eq, ...))
+        return M.functions.einsum(eq, compat.unpack(ops))
+    end
     if type(eq) ~= "string" then
         raise(("tide: einsum: expected an equation string such as \"ij,jk->ik\", got %s")
             :format(type(eq)))

@@ -7,8 +7,9 @@
 --     tide.save("ckpt.safetensors", {model = model:state_dict(), optimizer = opt:state_dict(),
 --         epoch = 5, config = {lr = 0.1, name = "run1"}})   -- PyTorch's checkpoint dict
 --
--- A table of tensors under string names is written as it is (the bytes of Python's
--- safetensors.save). Any other table (nested tables, numbers, strings, booleans, list keys) is
+-- A table of tensors under string names, none requiring grad, is written as it is (the bytes of
+-- Python's safetensors.save). Any other table (nested tables, numbers, strings, booleans, list
+-- keys, a tensor that requires grad or an nn.Parameter, which load gives back as such) is
 -- a checkpoint tree: its tensors are written under their paths joined by "." (as Python's
 -- reader sees them) and the tree itself, leaves and tensor names, as JSON in the metadata key
 -- "tide-tree" (lua/tide/checkpoint_tree.lua), from which load rebuilds it.
@@ -54,6 +55,18 @@ local function flat_tensors(t)
     return true
 end
 
+-- a table of tensors of which one requires grad or is an nn.Parameter: torch.save keeps both
+-- (torch.load gives a Parameter that requires grad back), which the checkpoint tree records
+local function grad_flags(t)
+    local params = require("tide.nn._parameters")
+    for _, v in pairs(t) do
+        if v.requires_grad or params[v] then
+            return true
+        end
+    end
+    return false
+end
+
 function M.save(path, tensors, metadata)
     -- torch.save(obj, f)'s order, as a ported script calls it: the file last, unambiguous
     -- beside tide's (a string is never a table of tensors)
@@ -73,7 +86,7 @@ function M.save(path, tensors, metadata)
     end
     local tree_json
     tree.settle(tensors)
-    if not flat_tensors(tensors) then
+    if not flat_tensors(tensors) or grad_flags(tensors) then
         local ok, flat, tj = pcall(tree.flatten, tensors, path)
         if not ok then
             error(flat, 2)

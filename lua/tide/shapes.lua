@@ -158,7 +158,8 @@ function Tensor.tile(x, ...)
     return x:reshape(view):expand(expanded):clone():reshape(result)
 end
 
--- flatten([start[, end]]): dims start..end merged into one; a 0-dim tensor becomes [1]
+-- flatten([start[, end]]): dims start..end merged into one (a view when reshape gives one); a
+-- 0-dim tensor becomes [1]; start == end gives x itself
 function Tensor.flatten(x, start_dim, end_dim, ...)
     args.no_extra("flatten", 3, ...)
     check("flatten", x)
@@ -172,6 +173,9 @@ function Tensor.flatten(x, start_dim, end_dim, ...)
     if s > e then
         raise(("tide: flatten: start dim %d comes after end dim %d; give start <= end")
             :format(s, e))
+    end
+    if s == e then -- x itself (1-D x:flatten() too), as PyTorch's
+        return x
     end
     local shape, out = x:size(), {}
     for i = 1, s - 1 do

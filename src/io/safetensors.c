@@ -131,8 +131,14 @@ static int parse_entry(const char *path, const cJSON *j, entry *e, tide_status *
         cJSON_ArrayForEach(d, sh) {
             uint64_t v;
             if (!json_uint(d, &v)) {
-                ok = !BAD("load: %s: tensor '%s': shape entry %d is not a non-negative integer",
-                          path, name, i + 1);
+                if (cJSON_IsNumber(d) && d->valuedouble > 9007199254740992.0)
+                    ok = !BAD("load: %s: tensor '%s': shape entry %d (%.0f) is past 2^53 "
+                              "elements, more than any tensor holds; the file is damaged",
+                              path, name, i + 1, d->valuedouble);
+                else
+                    ok = !BAD("load: %s: tensor '%s': shape entry %d is not a non-negative "
+                              "integer",
+                              path, name, i + 1);
                 break;
             }
             /* overflow: numel * size must fit int64 */
@@ -412,6 +418,11 @@ tide_status tide_st_read(tide_st_file *f, int i, tide_tensor *dst) {
                            "load: %s: tensor '%s': read error: %s; the file changed "
                            "or is damaged",
                            f->path, e->name, ferror(f->fp) ? strerror(errno) : "end of file");
+    if (e->dtype == TIDE_DTYPE_BOOL) { /* a byte other than 0 is true: 1, as tide's bools */
+        uint8_t *b = tide_tensor_data(dst);
+        for (size_t k = 0; k < n; k++)
+            b[k] = b[k] != 0;
+    }
     return TIDE_OK;
 }
 

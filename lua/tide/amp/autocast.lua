@@ -74,7 +74,8 @@ local function region(decorate, device_type, opts, fn, ...)
             "tide.autocast(\"%s\", function() ... end)"):format(who, type(fn), device_type))
     end
     local enabled = opts.enabled ~= false
-    return ac.run(device_type, enabled and dtype or nil, opts.cache_enabled ~= false, fn, ...)
+    -- cache_enabled absent: the enclosing region's setting (PyTorch's cache_enabled=None)
+    return ac.run(device_type, enabled and dtype or nil, opts.cache_enabled, fn, ...)
 end
 
 local function autocast(n, device_type, opts, ...)
@@ -124,5 +125,26 @@ function F.get_autocast_dtype(device_type)
     return ac.dtype_of(device_type) or DEFAULT_DTYPE[device_type]
 end
 
-M.names = { "autocast", "is_autocast_enabled", "get_autocast_dtype" }
+-- PyTorch 1.13's per-device spellings: torch.is_autocast_cpu_enabled(),
+-- torch.get_autocast_cpu_dtype() and torch.get_autocast_gpu_dtype()
+function F.is_autocast_cpu_enabled()
+    return ac.dtype_of("cpu") ~= nil
+end
+
+function F.get_autocast_cpu_dtype()
+    return F.get_autocast_dtype("cpu")
+end
+
+function F.get_autocast_gpu_dtype()
+    return F.get_autocast_dtype("cuda")
+end
+
+-- torch.is_autocast_cache_enabled(): whether the region now on caches its parameters' casts
+-- (true outside every region)
+function F.is_autocast_cache_enabled()
+    return ac.cache_enabled()
+end
+
+M.names = { "autocast", "is_autocast_enabled", "get_autocast_dtype", "is_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cache_enabled" }
 return M

@@ -15,6 +15,10 @@ local lazy = {
     autocast = autocast_functions,
     is_autocast_enabled = autocast_functions,
     get_autocast_dtype = autocast_functions,
+    is_autocast_cpu_enabled = autocast_functions,
+    get_autocast_cpu_dtype = autocast_functions,
+    get_autocast_gpu_dtype = autocast_functions,
+    is_autocast_cache_enabled = autocast_functions,
 }
 
 return require("tide._lazy")(amp, lazy)

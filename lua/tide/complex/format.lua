@@ -3,6 +3,42 @@
 -- the "tensor(" around it and with tide's last line, as tostring(t) of a real tensor.
 local Complex = require("tide.complex.tensor")
 
+-- LuaJIT's string.format rounds a value exactly halfway up ("%.0f" of 2.5 is "3", "%.4e" of
+-- 149.625 "1.4963e+02"); Python's (PyTorch's) and C's round it to even ("2", "1.4962e+02")
+local HALF_UP = ("%.0f"):format(2.5) == "3"
+
+-- whether |v| lies exactly halfway between two values of `digits` digits after the point: then
+-- 2 |v| 10^digits is an odd integer (digits < 0: places before the point)
+local function halfway(a, digits)
+    if digits >= 0 then
+        local y = a * 2 ^ (digits + 1) -- exact; y >= 2^53 is even
+        return y < 2 ^ 53 and y % 2 == 1
+    end
+    local k = -digits
+    local y, five = a / 2 ^ (k - 1), 5 ^ k -- y odd times 5^k, so y < 2^53
+    return y < 2 ^ 53 and y % 1 == 0 and five < 2 ^ 53 and y % five == 0 and (y / five) % 2 == 1
+end
+
+-- spec ("%.Nf" / "%.Ne") of v with an exact tie rounded to even, as Python's format
+local function tie_even(spec, v)
+    local s = spec:format(v)
+    local n, kind = spec:match("^%%%.(%d+)([ef])$")
+    if not n or v == 0 then
+        return s
+    end
+    local a, digits = math.abs(v), tonumber(n)
+    if kind == "e" then
+        digits = digits - tonumber(("%.17e"):format(a):match("e(.*)$"))
+    end
+    if not halfway(a, digits) then
+        return s
+    end
+    local _, e = math.frexp(a)
+    local down = spec:format((a - 2 ^ (e - 53)) * (v < 0 and -1 or 1)) -- the tie toward zero
+    local last = down:match(kind == "e" and "(%d)e" or "(%d)$")
+    return tonumber(last) % 2 == 0 and down or s
+end
+
 -- Python's "{:.Nf}" / "{:.Ne}" / "{:.0f}" of v (nan and inf as Python spells them)
 local function fmt(spec, v)
     if v ~= v then
@@ -11,6 +47,9 @@ local function fmt(spec, v)
         return "inf"
     elseif v == -math.huge then
         return "-inf"
+    end
+    if HALF_UP then
+        return tie_even(spec, v)
     end
     return spec:format(v)
 end

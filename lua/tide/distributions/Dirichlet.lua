@@ -10,6 +10,7 @@ local is_tensor = autograd.is_tensor
 local Distribution = require("tide.distributions.Distribution")
 local ExponentialFamily = require("tide.distributions.ExponentialFamily")
 local gamma_rsample = require("tide.distributions.gamma_rsample")
+local U = require("tide.distributions.transforms._util")
 
 local Dirichlet = ExponentialFamily:extend("Dirichlet") -- (PyTorch's base)
 Dirichlet.arg_constraints = require("tide.distributions._arg_constraints").Dirichlet
@@ -47,7 +48,10 @@ end
 function Dirichlet:rsample(shape)
     local s = self:extended_shape(shape, "Dirichlet.rsample")
     local g = gamma_rsample.sample(self.concentration:expand(s):contiguous())
-    return g / g:sum(-1, true)
+    local r = g / g:sum(-1, true)
+    -- PyTorch's _sample_dirichlet: values in [tiny, 1 - eps / 2] (the gradient is r's)
+    local d = r:detach()
+    return r + (d:clamp(U.TINY[d.dtype], 1 - U.EPS[d.dtype] / 2) - d)
 end
 
 function Dirichlet:log_prob(value)

@@ -8,6 +8,7 @@
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local standard_gamma = require("tide.distributions.gamma_sampler")
+local TINY = require("tide.distributions.transforms._util").TINY
 
 local M = {}
 
@@ -28,9 +29,11 @@ function M.grad(alpha, z)
     end)
 end
 
--- draws of alpha's shape (alpha contiguous, float), differentiable to alpha
+-- draws of alpha's shape (alpha contiguous, float), differentiable to alpha; at least the
+-- dtype's smallest normal (PyTorch's _standard_gamma: a tiny concentration underflows, 0 never)
 function M.sample(alpha)
     local z = standard_gamma(alpha:detach())
+    z = z:clamp(TINY[z.dtype], nil)
     if not autograd.needs_record(alpha) then
         return z
     end

@@ -11,6 +11,7 @@ local core = require("tide.core")
 local K = core._internal -- the internal kernels (tide._internal in docs/API.md)
 local autograd = require("tide.autograd")
 local fused = require("tide.nn._fused")
+local autocast = require("tide._autocast")
 local I = require("tide.nn._internal")
 local S = require("tide.nn._signature")
 local PackedSequence = require("tide.nn.PackedSequence")
@@ -170,6 +171,9 @@ end
 -- one cell step from x [B, in] and the state; returns h (and c for the LSTM)
 function R.cell(kind, x, h, c, w_ih, w_hh, b_ih, b_hh)
     local H = w_hh:size(2)
+    if autocast.on then -- the cells are in PyTorch's lower-precision list: one dtype for all
+        h, c = autocast.lower(h, c)
+    end
     local gi = fused.linear(x, w_ih, b_ih)
     local gh = fused.linear(h, w_hh, b_hh)
     if kind == "lstm" then
@@ -212,7 +216,9 @@ function R.check_state(t, want, x, who, what)
         raise(string.format("tide: %s: expected %s of shape %s, got %s", who, what,
             I.shape_str(want), shape_of(t)))
     end
-    if t.device ~= x.device or t.dtype ~= x.dtype then
+    -- (under autocast a state of the region's dtype beside a float32 input is cast, as in
+    -- PyTorch's region)
+    if t.device ~= x.device or (t.dtype ~= x.dtype and not autocast.same_cast(x, t)) then
         raise(string.format("tide: %s: expected %s on %s as %s like the input, got %s on %s",
             who, what, tostring(x.device), x.dtype, t.dtype, tostring(t.device)))
     end
@@ -302,6 +308,10 @@ function R.run(m, kind, x, h0, c0)
             if proj and b_ih then
                 -- the LSTM's gates add both biases: once, into the input projection
                 b_ih, b_hh = b_ih:add(b_hh), nil
+            end
+            if autocast.on then -- as the cells: the state and weights in the region's dtype,
+                -- cast by recorded `to`s that bring the gradients back to the parameters
+                w_hh, b_hh, w_hr, s0 = autocast.lower(w_hh, b_hh, w_hr, s0)
             end
             local gi = fused.linear(inp:reshape(T * B, inp:size(3)), w_ih, b_ih):view(T, B, G * H)
             local Y = R.layer(kind, gi, w_hh, b_hh, s0, d == 1, w_hr)
