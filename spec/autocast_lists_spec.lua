@@ -164,9 +164,16 @@ describe("autocast's CPU lists against PyTorch 1.13's torch.autocast(\"cpu\")", 
         assert.are.same(TORCH_CPU.bf16, dtypes_of(names, "bfloat16", "bfloat16"))
     end)
 
-    pending("addmm, baddbmm, addbmm: PyTorch bfloat16 (its lower list, CPU and CUDA), tide " ..
-        "float32: products.lua adds the float32 input to the bfloat16 product (not cast), and " ..
-        "addbmm's batch sum is in the float32 list; needs products.lua")
+    it("runs addmm, baddbmm, addbmm in the region's dtype (PyTorch's lower list)", function()
+        local got = tide.autocast("cpu", function()
+            local x = tide.randn(2, 3)
+            return { addmm = tide.addmm(x, tide.randn(2, 4), tide.randn(4, 3)).dtype,
+                baddbmm = tide.baddbmm(tide.randn(2, 2, 3), tide.randn(2, 2, 4),
+                    tide.randn(2, 4, 3)).dtype,
+                addbmm = tide.addbmm(x, tide.randn(2, 2, 4), tide.randn(2, 4, 3)).dtype }
+        end)
+        assert.are.same({ addmm = "bfloat16", baddbmm = "bfloat16", addbmm = "bfloat16" }, got)
+    end)
     pending("conv_transpose1d/2d/3d: PyTorch's CPU float32 list gives float32, tide bfloat16 " ..
         "(docs/API.md: a \"cpu\" region follows the CUDA lists, where they are lowered)")
     pending("exp, log, pow, softmax, log_softmax, softplus, layer_norm, group_norm, norm, sum, " ..
@@ -310,8 +317,15 @@ describe("autocast's CUDA lists (PyTorch 1.13's, float16)", function()
             "index_put", "bilinear" }, "float32"), got)
     end)
 
-    pending("addmm, baddbmm, addbmm, addmv, addr, prelu (CUDA lower list): tide leaves float32 " ..
-        "inputs in float32 (products.lua and F.prelu cast nothing); needs those files")
+    it("runs addmv and addr in the region's dtype (CUDA's lower list)", function()
+        local got = tide.autocast("cpu", { dtype = "float16" }, function()
+            return { addmv = tide.addmv(tide.randn(2), tide.randn(2, 3), tide.randn(3)).dtype,
+                addr = tide.addr(tide.randn(2, 3), tide.randn(2), tide.randn(3)).dtype }
+        end)
+        assert.are.same({ addmv = "float16", addr = "float16" }, got)
+    end)
+    pending("prelu (CUDA lower list): tide leaves float32 inputs in float32 (F.prelu casts " ..
+        "nothing)")
     pending("log10 (CUDA float32 list): tide keeps float16 (its op lacks the autocast_fp32 " ..
         "flag; needs elementwise.lua or the op table)")
     pending("dot and grid_sample (CUDA promote list) raise on float16 + float32 inside a " ..

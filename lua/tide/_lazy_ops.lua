@@ -8,7 +8,9 @@
 return {
     ["tide.amp.autocast"] = {
         methods = {},
-        functions = { "autocast", "get_autocast_dtype", "is_autocast_enabled" },
+        functions = { "autocast", "get_autocast_dtype", "is_autocast_enabled",
+            "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+            "is_autocast_cache_enabled" },
     },
     ["tide.random_fills"] = {
         methods = { "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_",

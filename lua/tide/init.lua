@@ -199,6 +199,19 @@ tide.cuda.amp = setmetatable({}, {
   end,
 })
 
+-- torch.cpu.amp's autocast (PyTorch 1.13's spelling of torch.autocast("cpu")):
+-- tide.cpu.amp.autocast([opts], fn, ...) is tide.amp.autocast("cpu", ...)
+tide.cpu = {
+  amp = setmetatable({}, {
+    __index = function(_, k)
+      if k == "autocast" then
+        return function(...) return require("tide.amp").autocast("cpu", ...) end
+      end
+      return nil
+    end,
+  }),
+}
+
 -- torch.cuda.manual_seed(seed) / manual_seed_all(seed): tide has one generator for every
 -- device, which tide.manual_seed seeds (returns nothing, as torch.cuda's)
 tide.cuda.manual_seed = function(seed) tide.manual_seed(seed) end

@@ -8,6 +8,7 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local same_device = require("tide._same_device")
+local autocast = require("tide._autocast")
 
 local Tensor = core.Tensor
 local check, shape_str = args.check, args.shape_str
@@ -52,6 +53,24 @@ function Tensor.bmm(a, b, ...)
     return bmm("bmm", a, b, 1)
 end
 
+-- beta x + alpha p, PyTorch's way: beta = 0 leaves x out (its NaNs too); x must broadcast to p
+local function scaled_sum(op, x, p, beta, alpha)
+    if not pcall(x.expand, x, p:size()) then
+        raise(("tide: %s: input %s does not broadcast to the product's shape %s")
+            :format(op, shape_str(x:size()), shape_str(p:size())))
+    end
+    if autocast.on then -- PyTorch's lower-precision list: the whole op in the region's dtype
+        x, p = autocast.lower(x, p)
+    end
+    if alpha ~= 1 then
+        p = p * alpha
+    end
+    if beta == 0 then
+        return p
+    end
+    return p + (beta == 1 and x or x * beta)
+end
+
 local ADDMM_OPTIONS = { "beta", "alpha" }
 
 -- addmm(m1, m2[, {beta = 1, alpha = 1}]): beta x + alpha (m1 @ m2), m1 and m2 2-D, x
@@ -72,19 +91,7 @@ function Tensor.addmm(x, m1, m2, opts, ...)
         raise(("tide: addmm: mat1 %s and mat2 %s cannot be multiplied (%d columns, %d rows)")
             :format(shape_str(m1:size()), shape_str(m2:size()), m1:size(2), m2:size(1)))
     end
-    local out = { m1:size(1), m2:size(2) }
-    if not pcall(x.expand, x, out) then
-        raise(("tide: addmm: input %s does not broadcast to the product's shape %s")
-            :format(shape_str(x:size()), shape_str(out)))
-    end
-    local p = m1:matmul(m2)
-    if alpha ~= 1 then
-        p = p * alpha
-    end
-    if beta == 0 then
-        return p
-    end
-    return p + (beta == 1 and x or x * beta)
+    return scaled_sum("addmm", x, m1:matmul(m2), beta, alpha)
 end
 
 -- tensordot(b[, dims = 2]): contracts dims of a with dims of b: an integer k (a's last k with
@@ -299,20 +306,6 @@ local function scales(op, opts)
     return beta, alpha
 end
 
--- beta x + alpha p, PyTorch's way: beta = 0 leaves x out (its NaNs too); x must broadcast to p
-local function scaled_sum(op, x, p, beta, alpha)
-    if not pcall(x.expand, x, p:size()) then
-        raise(("tide: %s: input %s does not broadcast to the product's shape %s")
-            :format(op, shape_str(x:size()), shape_str(p:size())))
-    end
-    if alpha ~= 1 then
-        p = p * alpha
-    end
-    if beta == 0 then
-        return p
-    end
-    return p + (beta == 1 and x or x * beta)
-end
 
 -- addmv(mat, vec[, {beta = 1, alpha = 1}]): beta x + alpha (mat @ vec)
 function Tensor.addmv(x, m, v, opts, ...)
