@@ -364,14 +364,16 @@ enum {
     P_IS_META,
     P_IS_SPARSE,
     P_IS_QUANTIZED,
-    P_LAYOUT
+    P_LAYOUT,
+    P_REAL,
+    P_IMAG
 };
 static const char *const prop_names[] = {
     NULL,        "device",       "dtype",    "shape",        "requires_grad",
     "grad",      "grad_fn",      "is_leaf",  "ndim",         "is_cuda",
     "is_cpu",    "data",         "T",        "mT",           "H",
     "mH",        "nbytes",       "itemsize", "retains_grad", "is_meta",
-    "is_sparse", "is_quantized", "layout"};
+    "is_sparse", "is_quantized", "layout",   "real",         "imag"};
 
 static int t_detach(lua_State *L);
 
@@ -550,6 +552,13 @@ static int property(lua_State *L, int p) {
     case P_LAYOUT: /* PyTorch's torch.strided, as a name (tide's dtypes are names too) */
         lua_pushliteral(L, "strided");
         return 1;
+    case P_REAL: /* a real tensor's real part is itself, as PyTorch's x.real */
+        lua_settop(L, 1);
+        return 1;
+    case P_IMAG:
+        return tl_error(L, "tide: imag: imag is not implemented for tensors with non-complex "
+                           "dtypes (as PyTorch's); a real tensor's imaginary part is "
+                           "tide.zeros_like(t)");
     case P_MT:
     case P_MH: {
         int n = tide_tensor_ndim(u->t);
@@ -1154,7 +1163,7 @@ void tl_open_tensor(lua_State *L, int mod) {
 
     tl_push_state(L); /* __index upvalues: state, property ids, methods, the shapes' metatable */
     lua_newtable(L);
-    for (int p = P_DEVICE; p <= P_LAYOUT; p++) {
+    for (int p = P_DEVICE; p <= P_IMAG; p++) {
         lua_pushinteger(L, p);
         lua_setfield(L, -2, prop_names[p]);
     }

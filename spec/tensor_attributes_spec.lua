@@ -70,8 +70,6 @@ describe("tensor attributes as PyTorch 1.13's", function()
 
     pending("z.is_xpu ... is_sparse_csr, z.data: nil on a complex tensor (PyTorch: False, the " ..
         "tensor); lua/tide/complex/tensor.lua's PROPS needs them (not this file's owner)")
-    pending("t.real of a real tensor is nil (PyTorch: t itself) and t.imag nil (PyTorch " ..
-        "raises): a property in lua/tensor.c")
     pending("t.output_nr nil (PyTorch 0; the output's index for a multi-output op): needs C")
     pending("t.names nil (PyTorch (None, None): a tuple of None, which a Lua list cannot hold)")
     pending("t._version is tide's method t:_version() (PyTorch an int attribute); kept: tide " ..

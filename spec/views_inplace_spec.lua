@@ -358,8 +358,12 @@ describe("views and in-place ops (PyTorch 1.13's)", function()
         assert.are.same({ { 1, 3 }, { 2, 4 } }, b:totable())
     end)
 
-    it("have PyTorch's missing view forms", function()
-        pending("x.real of a real tensor is nil (PyTorch's is x itself; tide.real(x) works); " ..
-            "x:view(dtype) raises (the C view takes sizes only)")
+    it("x.real of a real tensor is x itself; x.imag raises, as PyTorch's", function()
+        local x = tide.ones(2, 3)
+        assert.is_true(rawequal(x, x.real))
+        assert.has_error(function() return x.imag end, "tide: imag: imag is not implemented " ..
+            "for tensors with non-complex dtypes (as PyTorch's); a real tensor's imaginary " ..
+            "part is tide.zeros_like(t)")
+        pending("x:view(dtype) raises (the C view takes sizes only)")
     end)
 end)
