@@ -25,6 +25,7 @@ local args = require("tide.op_args")
 local compat = require("tide._compat")
 local class = require("tide._class")
 local flat = require("tide.optim.flat_state")
+local Optimizer = require("tide.optim.Optimizer")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 
@@ -350,6 +351,28 @@ local function any_inf(st)
     return false
 end
 
+-- a step that will raise (a gradient or state that does not fit its parameter) raises before
+-- the gradients are unscaled, so the refused call changes nothing; only for tide's own
+-- Optimizer:step (which runs the same check), and only when every gradient is finite: with an
+-- inf or NaN the step is skipped without running, as PyTorch's (its found_inf is the same test)
+local function precheck_step(optimizer, devices)
+    if optimizer.step ~= Optimizer.step or type(optimizer.check_step) ~= "function" then
+        return
+    end
+    local ok, err = pcall(optimizer.check_step, optimizer)
+    if ok then
+        return
+    end
+    for _, d in ipairs(devices) do
+        for _, g in ipairs(d.grads) do
+            if not g:isfinite():all():item() then
+                return
+            end
+        end
+    end
+    error(err, 0)
+end
+
 -- step(optimizer, ...): unscale_ unless done, then optimizer:step(...) (returning its result)
 -- unless a gradient had an inf or NaN; disabled: optimizer:step(...)
 function GradScaler:step(optimizer, ...)
@@ -373,6 +396,7 @@ function GradScaler:step(optimizer, ...)
         if #devices == 0 then -- checked first: a refused step changes nothing
             raise("tide: GradScaler:step: " .. none)
         end
+        precheck_step(optimizer, devices)
         local found = unscale_grads(self, devices)
         st = self:_state_of(optimizer)
         st.found_inf_per_device = found

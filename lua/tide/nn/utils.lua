@@ -36,6 +36,12 @@ local function grads_of(params, who)
         end
         local g = p.grad
         if g then
+            -- checked before any gradient is changed: a refused call leaves them all as they were
+            if not autograd.FLOAT[g.dtype] then
+                raise(("tide: %s: the gradient of parameter %d has dtype %s; gradients to " ..
+                    "clip are floating point: give p.grad the parameter's dtype"):format(who, i,
+                    g.dtype))
+            end
             out[#out + 1] = g
         end
     end

@@ -117,7 +117,7 @@ function Sparse.new(op, indices, values, shape)
         raise(("tide: %s: size %s has %d dims; tide supports at most 8"):format(op,
             shape_str(shape), #shape))
     end
-    return make(indices, values, shape, false)
+    return make(indices, values, shape, nnz <= 1) -- PyTorch's: 0 or 1 entries are coalesced
 end
 
 -- ---- queries ----
@@ -155,6 +155,14 @@ end
 
 function Sparse:numel()
     return prod(self.shape, 1, #self.shape)
+end
+Sparse.nelement = Sparse.numel
+
+-- dtype queries are the values'
+for _, k in ipairs({ "is_floating_point", "is_complex", "element_size" }) do
+    Sparse[k] = function(self)
+        return self._v[k](self._v)
+    end
 end
 
 function Sparse:_nnz()
@@ -196,6 +204,10 @@ local missing = {}
 function Sparse.__index(self, k)
     if k == "requires_grad" then
         return rawget(self, "_v").requires_grad
+    elseif k == "ndim" then
+        return #rawget(self, "shape")
+    elseif k == "is_cuda" then
+        return rawget(self, "_v").is_cuda
     end
     local v = Sparse[k]
     if v == nil and type(k) == "string" and core.Tensor[k] ~= nil then
@@ -372,6 +384,124 @@ function Sparse.matmul(a, b)
     return Sparse.mm(a, b, "matmul")
 end
 
+-- s:mv(vec): torch.Tensor.mv of a sparse matrix
+function Sparse.mv(a, b)
+    if is_tensor(b) and b:dim() ~= 1 then
+        raise(("tide: mv: expected a 1-D dense vector, got %s"):format(shape_str(b:size())))
+    end
+    return Sparse.mm(a, b, "mv")
+end
+
+-- ---- selections: a sparse tensor of the entries kept (PyTorch's index_select, narrow_copy) ----
+-- indices with sparse dim d's row replaced by row
+local function with_row(ii, d, row)
+    local rows = {}
+    for k = 1, ii:size(1) do
+        rows[k] = k == d and row or ii:select(1, k)
+    end
+    return require("tide").stack(rows)
+end
+
+-- s:index_select(dim, index): index 1-based; entries in index order (then stored order), as
+-- PyTorch's, uncoalesced
+function Sparse:index_select(dim, index, ...)
+    local op = "index_select"
+    args.no_extra(op, 3, ...)
+    local d = args.dim_of(op, self, dim)
+    if type(index) == "table" and getmetatable(index) == nil then
+        index = core.tensor(index, { dtype = "int64", device = self.device })
+    end
+    if not is_tensor(index) or index:dim() ~= 1 or index.dtype:find("int") == nil then
+        raise(("tide: %s: expected index a 1-D integer tensor, got %s"):format(op,
+            is_tensor(index) and (index.dtype .. " " .. shape_str(index:size())) or type(index)))
+    end
+    same_device(op, self._v, index)
+    index = index:to("int64")
+    local m, size = index:numel(), self.shape[d]
+    if m > 0 then
+        local lo, hi = index:amin():item(), index:amax():item()
+        if lo < 1 or hi > size then
+            raise(("tide: %s: index %d is out of range for dim %d of size %d; indices are " ..
+                "1-based: use 1..%d"):format(op, lo < 1 and lo or hi, d, size, size))
+        end
+    end
+    local shape = self:size()
+    shape[d] = m
+    local sdim = self._i:size(1)
+    if d > sdim then -- a dense dim: the values' slices
+        return make(self._i, self._v:index_select(d - sdim + 1, index), shape, self._coalesced)
+    end
+    local nnz = self._i:size(2)
+    args.check_budget(op, m * nnz, 1, "matching " .. m .. " indices to " .. nnz .. " entries",
+        "select fewer indices at a time")
+    local pairs_ = index:unsqueeze(2):eq(self._i:select(1, d):unsqueeze(1)):nonzero()
+    local pos, e = pairs_:select(2, 1), pairs_:select(2, 2)
+    return make(with_row(self._i:index_select(2, e), d, pos), self._v:index_select(1, e), shape,
+        false)
+end
+
+-- s:narrow_copy(dim, start, length): start 1-based
+function Sparse:narrow_copy(dim, start, length, ...)
+    local op = "narrow_copy"
+    args.no_extra(op, 4, ...)
+    local d = args.dim_of(op, self, dim)
+    local size = self.shape[d]
+    start, length = args.integer(op, start, "start"), args.integer(op, length, "length")
+    start = start < 0 and start + size + 1 or start
+    if start < 1 or length < 0 or start + length - 1 > size then
+        raise(("tide: %s: start %d and length %d are out of range for dim %d of size %d; " ..
+            "start is 1-based"):format(op, start, length, d, size))
+    end
+    local shape = self:size()
+    shape[d] = length
+    local sdim = self._i:size(1)
+    if d > sdim then
+        return make(self._i, self._v:narrow(d - sdim + 1, start, length), shape, self._coalesced)
+    end
+    local row = self._i:select(1, d)
+    local e = row:ge(start):logical_and(row:lt(start + length)):nonzero():select(2, 1)
+    return make(with_row(self._i:index_select(2, e), d, row:index_select(1, e) - (start - 1)),
+        self._v:index_select(1, e), shape, self._coalesced)
+end
+
+-- torch.sparse.softmax / log_softmax(t, dim): over each line along dim of the stored entries
+-- only (the others are -inf), a coalesced sparse tensor of t's indices; gradients reach the
+-- values
+function Sparse._softmax(op, self, dim, log)
+    if not is_sparse(self) then
+        raise(("tide: %s: expected a sparse tensor, got %s"):format(op, args.typename(self)))
+    end
+    local d = args.dim_of(op, self, dim)
+    local c = self:coalesce()
+    local v = c._v
+    if not args.FLOAT[v.dtype] then
+        raise(("tide: %s: expected floating-point values, got %s"):format(op, v.dtype))
+    end
+    local sdim, nnz = c._i:size(1), c._i:size(2)
+    if d > sdim then -- a dense dim: the values' own softmax
+        local vd = d - sdim + 1
+        return make(c._i, log and v:log_softmax(vd) or v:softmax(vd), c:size(), true)
+    elseif nnz == 0 then
+        return c
+    end
+    -- each entry's line: its linear index over the other sparse dims
+    local key = core.zeros({ nnz }, { dtype = "int64", device = c.device })
+    for k = 1, sdim do
+        if k ~= d then
+            key = key * c.shape[k] + (c._i:select(1, k) - 1)
+        end
+    end
+    local tide = require("tide")
+    local uniq, line = tide.unique(key, { return_inverse = true })
+    local gshape = v:size()
+    gshape[1] = uniq:numel()
+    local zeros = core.zeros(gshape, { dtype = v.dtype, device = v.device })
+    local top = zeros:index_reduce(1, line, v:detach(), "amax", { include_self = false })
+    local z = v - top:index_select(1, line)
+    local total = zeros:index_add(1, line, z:exp()):index_select(1, line)
+    return make(c._i, log and z - total:log() or z:exp() / total, c:size(), true)
+end
+
 -- a scalar times a sparse tensor (either side), a sparse tensor over a scalar
 local function scaled(op, s, x, f)
     if type(x) == "number" then
@@ -444,8 +574,10 @@ local function sum_with(op, a, b, sign)
     same_device(op, a._v, b._v)
     local bv = sign > 0 and b._v or -b._v
     local tide = require("tide")
-    return make(tide.cat({ a._i, b._i:to(a._i.device) }, 2), tide.cat({ a._v, bv:to(a.dtype) }),
-        a:size(), false)
+    local out = make(tide.cat({ a._i, b._i:to(a._i.device) }, 2),
+        tide.cat({ a._v, bv:to(a.dtype) }), a:size(), false)
+    -- two coalesced ones give a coalesced sum, as PyTorch's
+    return (a._coalesced and b._coalesced) and out:coalesce() or out
 end
 
 function Sparse.__add(a, b)
@@ -465,10 +597,26 @@ end
 -- the sum of every entry (a 0-d dense tensor), or over one sparse dim of a 2-D matrix: a
 -- dense vector (torch.sparse.sum gives a sparse one; to_dense() of it is this)
 function Sparse:sum(dim)
+    local n = #self.shape
+    if type(dim) == "table" and not is_tensor(dim) then -- a list of dims: all of them, or one
+        local seen, count = {}, 0
+        for k = 1, #dim do
+            local dk = args.dim_of("sum", self, dim[k])
+            count = count + (seen[dk] and 0 or 1)
+            seen[dk] = true
+        end
+        if count == n then
+            dim = nil
+        elseif count == 1 then
+            dim = dim[1]
+        else
+            raise(("tide: sum: over a list of dims, a sparse tensor sums over all of them or " ..
+                "one, got %d of %d"):format(count, n))
+        end
+    end
     if dim == nil then
         return self._v:sum()
     end
-    local n = #self.shape
     local d = args.integer("sum", dim, "dim")
     d = d < 0 and d + n + 1 or d
     if self._i:size(1) ~= 2 or n ~= 2 or (d ~= 1 and d ~= 2) then

@@ -45,6 +45,17 @@ function M.sum(t, dim, ...)
     return t:sum(dim)
 end
 
+-- torch.sparse.softmax(t, dim) / log_softmax(t, dim): over the stored entries of each line
+function M.softmax(t, dim, ...)
+    args.no_extra("sparse.softmax", 2, ...)
+    return Sparse._softmax("sparse.softmax", t, dim, false)
+end
+
+function M.log_softmax(t, dim, ...)
+    args.no_extra("sparse.log_softmax", 2, ...)
+    return Sparse._softmax("sparse.log_softmax", t, dim, true)
+end
+
 -- torch.sparse.FloatTensor(indices, values, size), the legacy constructor: values in float32
 -- (DoubleTensor: float64)
 local function legacy(name, dtype)

@@ -58,18 +58,36 @@ function F.spmm(a, b, ...)
     return Sparse.mm(a, b, "spmm")
 end
 
--- t:to_sparse(): the nonzero entries of a dense tensor as a coalesced COO tensor (gradients
--- reach t through the values)
-function Tensor.to_sparse(t, ...)
+-- t:to_sparse([sparse_dim]): the nonzero entries of a dense tensor as a coalesced COO tensor
+-- (gradients reach t through the values); with sparse_dim, an entry is a slice over the first
+-- sparse_dim dims with a nonzero in it (values [nnz, the other dims...]), as PyTorch's
+function Tensor.to_sparse(t, sparse_dim, ...)
     local op = "to_sparse"
-    args.no_extra(op, 1, ...)
+    args.no_extra(op, 2, ...)
     args.check(op, t)
-    if t:dim() == 0 then
+    local n = t:dim()
+    if n == 0 then
         raise("tide: to_sparse: a 0-d tensor has no dims to index; reshape it to {1} first")
     end
+    local k = sparse_dim == nil and n or args.integer(op, sparse_dim, "sparse_dim")
+    if k < 1 or k > n then
+        raise(("tide: to_sparse: sparse_dim must be 1..%d (the tensor's dims), got %d"):format(n,
+            k))
+    end
     local mask = t:ne(0)
+    if k == n then
+        local indices = mask:nonzero():t():contiguous()
+        return Sparse.new(op, indices, t:masked_select(mask), t:size()):coalesce()
+    end
+    for d = n, k + 1, -1 do
+        mask = mask:any(d)
+    end
     local indices = mask:nonzero():t():contiguous()
-    return Sparse.new(op, indices, t:masked_select(mask), t:size()):coalesce()
+    local at = {}
+    for d = 1, k do
+        at[d] = indices[d]
+    end
+    return Sparse.new(op, indices, t[at], t:size()):coalesce()
 end
 
 -- t:to_dense() of a dense tensor: t itself (PyTorch's, for code that takes either layout)

@@ -20,10 +20,28 @@ local function host(x)
     return x:to("cpu")
 end
 
-local function check_tensor(op, x)
-    if not core.is_tensor(x) then
-        fail(("tide: %s: expected a tensor, got %s"):format(op, type(x)))
+-- x, a tensor or a list of tensors of one shape (torchvision stacks a list: a batch)
+local function check_images(op, x)
+    if core.is_tensor(x) then
+        return x
     end
+    if type(x) ~= "table" then
+        fail(("tide: %s: expected a tensor or a list of tensors, got %s"):format(op, type(x)))
+    end
+    args.check_list(op, x, "the images")
+    if #x == 0 then
+        fail(("tide: %s: expected a tensor or a non-empty list of tensors, got an empty list")
+            :format(op))
+    end
+    for k = 1, #x do
+        if not core.is_tensor(x[k]) then
+            fail(("tide: %s: expected a tensor or a list of tensors, got a list containing a %s "
+                .. "(element %d)"):format(op, type(x[k]), k))
+        end
+    end
+    return tide.no_grad(function()
+        return args.as_op(op, "stack", tide.stack, x, 1)
+    end)
 end
 
 local function norm_ip(img, low, high)
@@ -65,11 +83,11 @@ end
 
 --- make_grid(tensor[, {nrow = 8, padding = 2, normalize = false, value_range =, scale_each =
 --- false, pad_value = 0}]) -> a (C, H', W') image grid, as torchvision 0.14's: 2-D (H, W), 3-D
---- (C, H, W) and 4-D (N, C, H, W) inputs; one channel is repeated to three; a single image
---- comes back without padding.
+--- (C, H, W) and 4-D (N, C, H, W) inputs, or a list of same-shaped tensors (stacked into a
+--- batch); one channel is repeated to three; a single image comes back without padding.
 function M.make_grid(tensor, opts)
     local op = "make_grid"
-    check_tensor(op, tensor)
+    tensor = check_images(op, tensor)
     opts = args.options(op, opts, GRID_OPTIONS, "{nrow = 8}")
     local nrow, padding = opts.nrow or 8, opts.padding or 2
     local pad_value = opts.pad_value or 0
@@ -123,18 +141,41 @@ local function to_uint8_hwc(grid)
     return grid:mul(255):add_(0.5):clamp_(0, 255):permute(2, 3, 1):to("cpu", "uint8"):contiguous()
 end
 
---- save_image(tensor, path[, make_grid's options]) writes make_grid(tensor, opts) as an 8-bit
---- PNG, each value v as floor(v * 255 + 0.5) clamped to [0, 255], as torchvision.
-function M.save_image(tensor, path, opts)
-    check_tensor("save_image", tensor)
-    if type(path) ~= "string" then
-        fail(("tide: save_image: expected a file path (string), got %s"):format(type(path)))
+--- save_image(tensor, fp[, make_grid's options and format = "png"]) writes make_grid(tensor, opts)
+--- as an 8-bit PNG (RGB; LA for 2 channels, RGBA for 4, as PIL), each value v as floor(v * 255 +
+--- 0.5) clamped to [0, 255], as torchvision; fp is a path or an open Lua file (Python's file
+--- object), format (torchvision's third argument, also as a string there) "png" or nil.
+function M.save_image(tensor, fp, opts)
+    tensor = check_images("save_image", tensor)
+    local handle = io.type(fp) == "file"
+    if type(fp) ~= "string" and not handle then
+        fail(("tide: save_image: expected a file path (string) or an open file, got %s")
+            :format(io.type(fp) or type(fp)))
+    end
+    if type(opts) == "string" then -- save_image(t, fp, "png"): torchvision's positional format
+        opts = { format = opts }
+    end
+    if type(opts) == "table" and opts.format ~= nil then
+        local f = opts.format
+        if type(f) ~= "string" or f:lower() ~= "png" then
+            fail(("tide: save_image: format %s is not written; only \"png\" is (PNG bytes)")
+                :format(type(f) == "string" and ("%q"):format(f) or type(f)))
+        end
+        local rest = {}
+        for k, v in pairs(opts) do
+            rest[k] = v
+        end
+        rest.format, opts = nil, rest
     end
     local grid = M.make_grid(tensor, opts)
     local bytes = tide.no_grad(function()
         return core._png_encode(to_uint8_hwc(host(grid)))
     end)
-    files.write(path, bytes, "save_image")
+    if handle then
+        fp:write(bytes)
+    else
+        files.write(fp, bytes, "save_image")
+    end
 end
 
 -- ---- TensorBoard's conversions -------------------------------------------------------------

@@ -26,6 +26,15 @@ function M.scalar(tag, v)
     return summary(message(bytes(1, tag), pb.float(2, v)))
 end
 
+--- add_scalar's new_style: TensorProto { dtype = 1 (DT_FLOAT 1 / DT_DOUBLE 2), float_val = 5 |
+--- double_val = 6 (packed) } under the scalars plugin
+function M.scalar_tensor(tag, v, double_precision)
+    local tensor = double_precision and message(varint(1, 2), pb.packed_doubles(6, { v }))
+        or message(varint(1, 1), pb.packed_floats(5, { v }))
+    return summary(message(bytes(1, tag), bytes(8, tensor, true),
+        bytes(9, plugin_metadata("scalars", ""), true)))
+end
+
 -- PyTorch's default_bins for bins = "tensorflow": +-1e-12 * 1.1^k up to 1e20, and 0
 local tf_bins
 local function tensorflow_bins()
@@ -96,7 +105,41 @@ local function pairwise_sum(a, i, n)
     return pairwise_sum(a, i, n2) + pairwise_sum(a, i + n2, n - n2)
 end
 
-function M.histogram_values(vals, bins)
+-- numpy.percentile(sorted s, q) with its linear method (numpy 1.24's _lerp)
+local function percentile(s, q)
+    local idx = q / 100 * (#s - 1)
+    local i = math.floor(idx)
+    local t = idx - i
+    local a, b = s[i + 1], s[math.min(i + 2, #s)]
+    if t >= 0.5 then
+        return b - (b - a) * (1 - t)
+    end
+    return a + (b - a) * t
+end
+
+-- numpy's bin width estimators ("auto": the smaller of "fd" and "sturges", "sturges" when the
+-- interquartile range is 0), then np.histogram's ceil(range / width) equal bins
+local function estimated_bins(vals, lo, hi, how)
+    local n = #vals
+    local sturges = (hi - lo) / (math.log(n) / math.log(2) + 1)
+    local width = sturges
+    if how ~= "sturges" then
+        local s = {}
+        for i = 1, n do
+            s[i] = vals[i]
+        end
+        table.sort(s)
+        local fd = 2 * (percentile(s, 75) - percentile(s, 25)) * n ^ (-1 / 3)
+        width = (how == "fd" or (fd > 0 and fd < sturges)) and fd or sturges
+    end
+    local first, last = lo, hi
+    if first == last then
+        first, last = first - 0.5, last + 0.5
+    end
+    return uniform_bins(first, last, width > 0 and math.ceil((last - first) / width) or 1)
+end
+
+function M.histogram_values(vals, bins, max_bins)
     local n = #vals
     local lo, hi, sq = math.huge, -math.huge, 0
     for i = 1, n do
@@ -106,7 +149,16 @@ function M.histogram_values(vals, bins)
         sq = sq + v * v -- PyTorch: values.dot(values), in BLAS's order (not reproducible here)
     end
     local sum = 0 + pairwise_sum(vals, 1, n)
-    local edges = bins == "tensorflow" and tensorflow_bins() or uniform_bins(lo, hi, bins)
+    local edges
+    if bins == "tensorflow" then
+        edges = tensorflow_bins()
+    elseif type(bins) == "string" then
+        edges = estimated_bins(vals, lo, hi, bins)
+    elseif type(bins) == "table" then
+        edges = bins
+    else
+        edges = uniform_bins(lo, hi, bins)
+    end
     local nb = #edges - 1
     local counts = {}
     for b = 1, nb do
@@ -124,6 +176,19 @@ function M.histogram_values(vals, bins)
             end
             counts[a] = counts[a] + 1
         end
+    end
+    if max_bins and nb > max_bins then -- PyTorch: sums of `sub` neighbouring bins (0-padded)
+        local sub = math.floor(nb / max_bins)
+        local c, e = {}, {}
+        for b = 1, nb, sub do
+            local t = 0
+            for k = b, math.min(b + sub - 1, nb) do
+                t = t + counts[k]
+            end
+            c[#c + 1], e[#e + 1] = t, edges[b]
+        end
+        e[#e + 1] = edges[nb + 1]
+        counts, edges, nb = c, e, #c
     end
     -- start: the first non-empty bin, stop: the last (1-based); cut to counts[start-1..stop]
     local start, stop
@@ -183,16 +248,72 @@ end
 -- float_val = 5 } under the pr_curves plugin with PrCurvePluginData { version = 1 (0),
 -- num_thresholds = 2 }; rows: the 6 lists tp, fp, tn, fn, precision, recall
 function M.pr_curve(tag, rows, num_thresholds)
-    local flat = {}
+    local flat, width = {}, #rows[1] -- the tensor's shape is (6, #rows[1]), as np.stack makes
     for _, r in ipairs(rows) do
         for _, v in ipairs(r) do
             flat[#flat + 1] = v
         end
     end
-    local shape = message(bytes(2, varint(1, 6), true), bytes(2, varint(1, num_thresholds), true))
+    local shape = message(bytes(2, varint(1, 6), true), bytes(2, varint(1, width), true))
     local tensor = message(varint(1, 1), bytes(2, shape, true), pb.packed_floats(5, flat))
     return summary(message(bytes(1, tag), bytes(8, tensor, true),
         bytes(9, plugin_metadata("pr_curves", varint(2, num_thresholds)), true)))
+end
+
+-- a little-endian unsigned integer of n bytes (Lua 5.1 has no string.pack)
+local function le(v, n)
+    local t = {}
+    for i = 1, n do
+        t[i] = string.char(v % 256)
+        v = math.floor(v / 256)
+    end
+    return table.concat(t)
+end
+
+--- M.audio(tag, samples, sample_rate): samples already int16 values; Python's wave module's
+--- mono 16-bit WAV in Audio { sample_rate = 1 (float), num_channels = 2, length_frames = 3,
+--- encoded_audio_string = 4, content_type = 5 } (Value field 6)
+function M.audio(tag, samples, sample_rate)
+    local data = {}
+    for i, v in ipairs(samples) do
+        data[i] = le(v % 65536, 2)
+    end
+    data = table.concat(data)
+    local wav = "RIFF" .. le(36 + #data, 4) .. "WAVEfmt " .. le(16, 4) .. le(1, 2) .. le(1, 2)
+        .. le(sample_rate, 4) .. le(sample_rate * 2, 4) .. le(2, 2) .. le(16, 2) .. "data"
+        .. le(#data, 4) .. data
+    local audio = message(pb.float(1, sample_rate), varint(2, 1), varint(3, #samples),
+        bytes(4, wav), bytes(5, "audio/wav"))
+    return summary(message(bytes(1, tag), bytes(6, audio, true)))
+end
+
+--- M.custom_scalars(categories): categories a list of {title, charts = {{title, kind, tags}}};
+--- Layout { category = 2 { title = 1, chart = 2 { title = 1, multiline = 2 { tag = 1 } |
+--- margin = 3 { series = 1 { value = 1, lower = 2, upper = 3 } } } } } in a DT_STRING tensor
+--- of shape () tagged custom_scalars__config__
+function M.custom_scalars(categories)
+    local cats = {}
+    for _, c in ipairs(categories) do
+        local charts = {}
+        for _, ch in ipairs(c.charts) do
+            local content
+            if ch.kind == "Margin" then
+                content = bytes(3, bytes(1, message(bytes(1, ch.tags[1]), bytes(2, ch.tags[2]),
+                    bytes(3, ch.tags[3])), true), true)
+            else
+                local tags = {}
+                for i, t in ipairs(ch.tags) do
+                    tags[i] = bytes(1, t, true)
+                end
+                content = bytes(2, table.concat(tags), true)
+            end
+            charts[#charts + 1] = bytes(2, message(bytes(1, ch.title), content), true)
+        end
+        cats[#cats + 1] = bytes(2, message(bytes(1, c.title), table.concat(charts)), true)
+    end
+    local tensor = message(varint(1, 7), bytes(2, "", true), bytes(8, table.concat(cats), true))
+    return summary(message(bytes(1, "custom_scalars__config__"), bytes(8, tensor, true),
+        bytes(9, plugin_metadata("custom_scalars", ""), true)))
 end
 
 -- GraphDef { node = 1 { name = 1, op = 2, input = 3 (repeated), device = 4 }, versions = 4 {

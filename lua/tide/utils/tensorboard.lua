@@ -14,7 +14,7 @@ local pb = require("tide.utils.protobuf")
 
 local M = {}
 
-local WRITER_OPTIONS = { "comment", "flush_secs", "max_queue", "filename_suffix" }
+local WRITER_OPTIONS = { "comment", "flush_secs", "max_queue", "filename_suffix", "purge_step" }
 
 local fail = require("tide.autograd.raise") -- at the user's line
 local unpack = compat.unpack
@@ -92,9 +92,23 @@ function M.SummaryWriter(log_dir, opts)
     if log_dir == nil or log_dir == "" then
         log_dir = default_log_dir(comment)
     end
-    local w = setmetatable({ log_dir = log_dir, _opts = fw, _writers = {}, _order = {} },
-        SummaryWriter)
+    local purge = opts.purge_step
+    if purge ~= nil and not (compat.is_integer(purge) and purge >= 0) then
+        fail(("tide: SummaryWriter: purge_step must be an integer >= 0, got %s")
+            :format(tostring(purge)))
+    end
+    -- PyTorch's attributes: max_queue, flush_secs, filename_suffix (purge_step is None once the
+    -- file is open, so nil here)
+    local w = setmetatable({ log_dir = log_dir, _opts = fw, _writers = {}, _order = {},
+        max_queue = fw.max_queue, flush_secs = fw.flush_secs,
+        filename_suffix = fw.filename_suffix }, SummaryWriter)
     w._file = event_file.open(log_dir, fw, op)
+    if purge then -- TensorBoard drops the records of steps >= purge_step written before
+        local now = core._unix_time()
+        w._file:add_event(event_file.event(now, purge, pb.bytes(3, "brain.Event:2")))
+        -- SessionLog { status = 1 (START = 1) } as the Event's session_log = 7
+        w._file:add_event(event_file.event(now, purge, pb.bytes(7, pb.varint(1, 1), true)))
+    end
     return w
 end
 
@@ -128,11 +142,25 @@ function SummaryWriter:_add(op, fw, sum, step, walltime)
     fw:add_event(event_file.event(walltime or core._unix_time(), step, pb.bytes(5, sum, true)))
 end
 
---- add_scalar(tag, value, step[, walltime]); value a number or a one-element tensor
+--- the log directory (PyTorch's get_logdir)
+function SummaryWriter:get_logdir()
+    return self.log_dir
+end
+
+--- add_scalar(tag, value, step[, walltime | {walltime =, new_style = false,
+--- double_precision = false}]); value a number or a one-element tensor
 function SummaryWriter:add_scalar(tag, value, step, walltime)
-    check_tag("add_scalar", tag)
-    value = scalar_of("add_scalar", value, "value")
-    self:_add("add_scalar", self._file, summary.scalar(tag, value), step, walltime)
+    local op = "add_scalar"
+    check_tag(op, tag)
+    value = scalar_of(op, value, "value")
+    local sum
+    if type(walltime) == "table" then
+        local o = args.options(op, walltime, { "walltime", "new_style", "double_precision" },
+            "{new_style = true}")
+        walltime = o.walltime
+        sum = o.new_style and summary.scalar_tensor(tag, value, o.double_precision)
+    end
+    self:_add(op, self._file, sum or summary.scalar(tag, value), step, walltime)
 end
 
 --- add_scalars(main_tag, {tag = value, ...}, step[, walltime]): each tag in its own run
@@ -144,30 +172,55 @@ function SummaryWriter:add_scalars(main_tag, values, step, walltime)
     if type(values) ~= "table" then
         fail("tide: add_scalars: expected a table {tag = value, ...}, got " .. type(values))
     end
+    -- every value, the step and the walltime checked before any sub-writer is made or written
+    -- (a refused call leaves no run behind)
+    check_step(op, step)
+    if walltime ~= nil then
+        check_number(op, walltime, "walltime")
+    end
     walltime = walltime or core._unix_time()
-    local tags = {}
+    local tags, vals = {}, {}
     for k in pairs(values) do
         check_tag(op, k, "tags (the table's keys)")
         tags[#tags + 1] = k
     end
     table.sort(tags)
-    for _, k in ipairs(tags) do
-        local v = scalar_of(op, values[k], "the value of " .. k)
+    for i, k in ipairs(tags) do
+        vals[i] = scalar_of(op, values[k], "the value of " .. k)
+    end
+    for i, k in ipairs(tags) do
         local dir = self.log_dir .. "/" .. main_tag:gsub("/", "_") .. "_" .. k
-        self:_add(op, self:_sub_writer(dir), summary.scalar(main_tag, v), step, walltime)
+        self:_add(op, self:_sub_writer(dir), summary.scalar(main_tag, vals[i]), step, walltime)
     end
 end
 
 --- add_histogram(tag, values, step[, {bins = "tensorflow", walltime =}]); bins "tensorflow"
 --- (PyTorch's default) or a number of equal bins between the minimum and the maximum
+local BIN_NAMES = { tensorflow = true, auto = true, fd = true, sturges = true }
+
+--- bins: "tensorflow", numpy's "auto" / "fd" / "sturges", a count of equal bins, or a list of
+--- increasing edges; max_bins: at most that many (neighbouring bins summed, as PyTorch)
 function SummaryWriter:add_histogram(tag, values, step, opts)
     local op = "add_histogram"
     check_tag(op, tag)
-    opts = args.options(op, opts, { "bins", "walltime" }, "{bins = \"tensorflow\"}")
+    opts = args.options(op, opts, { "bins", "walltime", "max_bins" },
+        "{bins = \"tensorflow\"}")
     local bins = opts.bins or "tensorflow"
-    if bins ~= "tensorflow" and not (compat.is_integer(bins) and bins >= 1) then
-        fail(("tide: add_histogram: bins must be \"tensorflow\" or a positive integer, got %s")
-            :format(tostring(bins)))
+    local ok = BIN_NAMES[bins] or (compat.is_integer(bins) and bins >= 1)
+    if type(bins) == "table" then
+        ok = #bins >= 2
+        for i = 1, #bins do
+            ok = ok and type(bins[i]) == "number" and (i == 1 or bins[i] >= bins[i - 1])
+        end
+    end
+    if not ok then
+        fail(("tide: add_histogram: bins must be \"tensorflow\", \"auto\", \"fd\", \"sturges\", "
+            .. "a positive integer or a list of increasing edges, got %s"):format(tostring(bins)))
+    end
+    local max_bins = opts.max_bins
+    if max_bins ~= nil and not (compat.is_integer(max_bins) and max_bins >= 1) then
+        fail(("tide: add_histogram: max_bins must be a positive integer, got %s")
+            :format(tostring(max_bins)))
     end
     local vals
     if core.is_tensor(values) then
@@ -192,7 +245,7 @@ function SummaryWriter:add_histogram(tag, values, step, opts)
     else
         fail("tide: add_histogram: expected a tensor or a list of numbers, got " .. type(values))
     end
-    local h = summary.histogram_values(vals, bins)
+    local h = summary.histogram_values(vals, bins, max_bins)
     self:_add(op, self._file, summary.histogram(tag, h), step, opts.walltime)
 end
 
@@ -249,7 +302,8 @@ local function sorted_keys(op, t, what, allow)
     for k, v in pairs(t) do
         if type(k) ~= "string" or not allow[type(v)] then
             fail(("tide: %s: %s must map names to %s; %s = %s"):format(op, what,
-                allow.string and "numbers, strings or booleans" or "numbers", tostring(k), type(v)))
+                allow.string and "numbers, strings or booleans" or allow.table and "tables"
+                or "numbers", tostring(k), type(v)))
         end
         keys[#keys + 1] = k
     end
@@ -397,6 +451,127 @@ function SummaryWriter:add_pr_curve(tag, labels, predictions, step, opts)
     end
     self:_add(op, self._file, summary.pr_curve(tag, compute_curve(l, p, n, w), n), step,
         opts.walltime)
+end
+
+--- add_histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts[, step]
+--- [, walltime]): a histogram from its statistics, as PyTorch's (the two lists equally long)
+function SummaryWriter:add_histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits,
+                                         bucket_counts, step, walltime)
+    local op = "add_histogram_raw"
+    check_tag(op, tag)
+    local h = { min = min, max = max, num = num, sum = sum, sum_squares = sum_squares }
+    for _, k in ipairs({ "min", "max", "num", "sum", "sum_squares" }) do
+        h[k] = scalar_of(op, h[k], k)
+    end
+    h.bucket_limit = number_list(op, bucket_limits, "bucket_limits")
+    h.bucket = number_list(op, bucket_counts, "bucket_counts")
+    if #h.bucket_limit ~= #h.bucket then
+        fail(("tide: add_histogram_raw: bucket_limits has %d values and bucket_counts %d; they "
+            .. "must be equally long"):format(#h.bucket_limit, #h.bucket))
+    end
+    self:_add(op, self._file, summary.histogram(tag, h), step, walltime)
+end
+
+--- add_pr_curve_raw(tag, tp, fp, tn, fn, precision, recall[, step][, {num_thresholds = 127,
+--- weights =, walltime =}]): the pr_curves record from its six lists (equally long)
+function SummaryWriter:add_pr_curve_raw(tag, tp, fp, tn, fn, precision, recall, step, opts)
+    local op = "add_pr_curve_raw"
+    check_tag(op, tag)
+    if type(opts) == "number" then -- PyTorch's positional num_thresholds
+        opts = { num_thresholds = opts }
+    end
+    opts = args.options(op, opts, { "num_thresholds", "weights", "walltime" },
+        "{num_thresholds = 127}")
+    local n = opts.num_thresholds or 127
+    if not compat.is_integer(n) or n < 1 then
+        fail(("tide: add_pr_curve_raw: num_thresholds must be a positive integer, got %s")
+            :format(tostring(n)))
+    end
+    local rows, names = { tp, fp, tn, fn, precision, recall },
+        { "true_positive_counts", "false_positive_counts", "true_negative_counts",
+            "false_negative_counts", "precision", "recall" }
+    for i = 1, 6 do
+        rows[i] = number_list(op, rows[i], names[i])
+        if #rows[i] ~= #rows[1] or #rows[i] == 0 then
+            fail(("tide: add_pr_curve_raw: %s has %d values and %s %d; pass six equally long, "
+                .. "non-empty lists"):format(names[i], #rows[i], names[1], #rows[1]))
+        end
+    end
+    -- PyTorch caps num_thresholds at 127 (the plugin data only; weights are not used)
+    self:_add(op, self._file, summary.pr_curve(tag, rows, math.min(n, 127)), step, opts.walltime)
+end
+
+--- add_audio(tag, snd, step[, {sample_rate = 44100, walltime =}]): a 1-D tensor (after
+--- squeeze) in [-1, 1] (clipped), written as 16-bit mono WAV
+function SummaryWriter:add_audio(tag, snd, step, opts)
+    local op = "add_audio"
+    check_tag(op, tag)
+    opts = args.options(op, opts, { "sample_rate", "walltime" }, "{sample_rate = 16000}")
+    local rate = opts.sample_rate or 44100
+    if not (compat.is_integer(rate) and rate >= 1) then
+        fail("tide: add_audio: sample_rate must be a positive integer, got " .. tostring(rate))
+    end
+    if not core.is_tensor(snd) or snd:squeeze():dim() ~= 1 then
+        fail("tide: add_audio: expected a tensor of one dimension (after squeeze) of samples")
+    end
+    local vals = tide.no_grad(function() -- the product in the tensor's dtype, as numpy's
+        local x = snd:to("cpu"):squeeze()
+        if not x:is_floating_point() then
+            x = x:to("float64")
+        end
+        return x:clamp(-1, 1):mul(32767):to("float64"):totable()
+    end)
+    for i, v in ipairs(vals) do
+        vals[i] = v < 0 and math.ceil(v) or math.floor(v) -- astype("<i2") truncates
+    end
+    self:_add(op, self._file, summary.audio(tag, vals, rate), step, opts.walltime)
+end
+
+--- add_custom_scalars(layout): the custom_scalars plugin's layout, layout =
+--- {category = {chart = {"Multiline", {tags}} | {"Margin", {value, lower, upper}}}};
+--- categories and charts in sorted order (a Lua table has no insertion order)
+function SummaryWriter:add_custom_scalars(layout)
+    local op = "add_custom_scalars"
+    self:_check_open(op)
+    if type(layout) ~= "table" then
+        fail("tide: add_custom_scalars: expected a layout table {category = {chart = {\"Multiline\""
+            .. ", {tags}}}}, got " .. type(layout))
+    end
+    local cats = {}
+    for _, title in ipairs(sorted_keys(op, layout, "layout", { table = true })) do
+        local charts = {}
+        for _, ct in ipairs(sorted_keys(op, layout[title], "layout." .. title,
+            { table = true })) do
+            local spec = layout[title][ct]
+            local kind, tags = spec[1], spec[2]
+            if (kind ~= "Multiline" and kind ~= "Margin") or type(tags) ~= "table"
+                or (kind == "Margin" and #tags ~= 3) then
+                fail(("tide: add_custom_scalars: layout.%s.%s must be {\"Multiline\", {tags}} or "
+                    .. "{\"Margin\", {value, lower, upper}}"):format(title, ct))
+            end
+            charts[#charts + 1] = { title = ct, kind = kind, tags = tags }
+        end
+        cats[#cats + 1] = { title = title, charts = charts }
+    end
+    self._file:add_event(event_file.event(core._unix_time(), nil,
+        pb.bytes(5, summary.custom_scalars(cats), true)))
+end
+
+--- add_custom_scalars_multilinechart(tags[, {category = "default", title = "untitled"}])
+function SummaryWriter:add_custom_scalars_multilinechart(tags, opts)
+    opts = args.options("add_custom_scalars_multilinechart", opts, { "category", "title" },
+        "{title = \"loss\"}")
+    self:add_custom_scalars({ [opts.category or "default"] = {
+        [opts.title or "untitled"] = { "Multiline", tags } } })
+end
+
+--- add_custom_scalars_marginchart({value, lower, upper}[, {category = "default", title =
+--- "untitled"}])
+function SummaryWriter:add_custom_scalars_marginchart(tags, opts)
+    opts = args.options("add_custom_scalars_marginchart", opts, { "category", "title" },
+        "{title = \"loss\"}")
+    self:add_custom_scalars({ [opts.category or "default"] = {
+        [opts.title or "untitled"] = { "Margin", tags } } })
 end
 
 -- "AddmmBackward0" -> "aten::addmm"
