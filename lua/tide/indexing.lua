@@ -89,9 +89,12 @@ local function slices(op, x, d, index)
     end
     return no_grad(function()
         local n = x:dim() == 0 and 1 or x:size(d) -- a 0-D x: one slice, index 1
-        local hit = core.zeros({ n }, { dtype = "int64", device = x.device })
-            :index_add_(1, index:reshape(-1):to("int64"), core.ones({ index:numel() },
-                { dtype = "int64", device = x.device })):gt(0)
+        -- (an index out of range raises naming op, not the index_add_ it is counted by)
+        local hit = args.as_op(op, "index_add_", function()
+            return core.zeros({ n }, { dtype = "int64", device = x.device }):index_add_(1,
+                index:reshape(-1):to("int64"), core.ones({ index:numel() },
+                    { dtype = "int64", device = x.device }))
+        end):gt(0)
         local shape = {}
         for i = 1, x:dim() do
             shape[i] = i == d and n or 1

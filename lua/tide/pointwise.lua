@@ -95,6 +95,8 @@ with_inplace("lerp", function(x, e, w, ...)
     number_or_tensor("lerp", w, "weight")
     same_dtype("lerp", x, e, "end")
     same_dtype("lerp", x, w, "weight")
+    args.as_op("lerp", "broadcast_shapes", require("tide").broadcast_shapes, x:size(), e:size(),
+        core.is_tensor(w) and w:size() or {})
     local diff = e - x
     if type(w) == "number" then
         return math.abs(w) < 0.5 and x + diff * w or e - diff * (1 - w)
@@ -117,6 +119,9 @@ end
 -- t1 and t2 in the dtype x, t1 and t2 promote to (PyTorch computes the product there, so
 -- uint8 factors do not wrap before a wider x); bool raises, as PyTorch's kernels
 local function in_common(op, x, t1, t2)
+    -- the three shapes broadcast, or the error names op (not the add or mul it is made of)
+    args.as_op(op, "broadcast_shapes", require("tide").broadcast_shapes, x:size(), t1:size(),
+        t2:size())
     if not (REAL[x.dtype] and REAL[t1.dtype] and REAL[t2.dtype]) then
         return t1, t2
     end
