@@ -394,3 +394,21 @@ describe("SummaryWriter:add_scalars refused", function()
         os.execute("rm -rf " .. dir)
     end)
 end)
+
+describe("out= of several results", function()
+    it("refuses an out of another dtype for an integer result, writing nothing", function()
+        local m = tide.tensor({ { 1, 5, 2 }, { 7, 3, 4 } }, { dtype = "float32" })
+        local v, i = tide.full({ 2 }, 9.5), tide.full({ 2 }, 9.5)
+        assert.has_error(function() tide.max(m, 2, { out = { v, i } }) end,
+            "tide: max: out[2] must be int64, as the result it takes (as PyTorch's: expected " ..
+            "out tensor to have dtype int64, but got float32)")
+        assert.are.same({ 9.5, 9.5 }, v:totable())
+        local e = tide.zeros(2, 3)
+        assert.has_error(function() tide.frexp(m, { out = { tide.zeros(2, 3), e } }) end,
+            "tide: frexp: out[2] must be int32, as the result it takes (as PyTorch's: expected " ..
+            "out tensor to have dtype int32, but got float32)")
+        local ii = tide.zeros({ 2 }, { dtype = "int64" })
+        tide.max(m, 2, { out = { v, ii } })
+        assert.are.same({ 2, 1 }, ii:totable())
+    end)
+end)

@@ -188,6 +188,14 @@ function M.write(who, out, ...)
     end
     for i = 1, n do
         check(who, n > 1 and "[" .. i .. "]" or "", outs[i], results[i])
+        -- an integer result beside others (max's and sort's indices, frexp's exponent) takes
+        -- an out of its own dtype only, as PyTorch's ("expected out tensor to have dtype long")
+        local r, o = results[i], outs[i]
+        if n > 1 and r.dtype ~= o.dtype and (r.dtype == "int64" or r.dtype == "int32") then
+            raise(("tide: %s: out[%d] must be %s, as the result it takes (as PyTorch's: " ..
+                "expected out tensor to have dtype %s, but got %s)"):format(who, i, r.dtype,
+                r.dtype, o.dtype))
+        end
     end
     -- neither out nor the result requires grad (checked), so the copy records nothing
     for i = 1, n do
