@@ -412,3 +412,13 @@ describe("out= of several results", function()
         assert.are.same({ 2, 1 }, ii:totable())
     end)
 end)
+
+describe("resize_ past any memory", function()
+    it("raises naming resize_ and the shape, the tensor as it was", function()
+        local t = tide.tensor({ 1, 2 }, { dtype = "float32" })
+        assert.has_error(function() t:resize_(1048576, 1073741824, 16) end,
+            "tide: resize_: a tensor of shape {1048576, 1073741824, 16} has more elements " ..
+            "than any memory holds")
+        assert.are.same({ 1, 2 }, t:totable())
+    end)
+end)

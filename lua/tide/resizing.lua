@@ -46,9 +46,13 @@ local function contiguous_strides(shape)
     return strides
 end
 
+-- the element count of shape, or nil past 2^53 (where the product would wrap or round)
 local function numel(shape)
     local n = 1
     for i = 1, #shape do
+        if shape[i] ~= 0 and n > 2 ^ 53 / shape[i] then
+            return nil
+        end
         n = n * shape[i]
     end
     return n
@@ -98,6 +102,10 @@ local function resize(op, t, shape)
         return t
     end
     local offset, n = t:storage_offset(), numel(shape)
+    if n == nil then
+        raise(("tide: %s: a tensor of shape %s has more elements than any memory holds")
+            :format(op, args.shape_str(shape)))
+    end
     local strides = contiguous_strides(shape)
     if storage_holds(t, offset + n) then
         return t:set_(t:as_strided(shape, strides, offset))
