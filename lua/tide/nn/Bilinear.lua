@@ -34,4 +34,16 @@ end
 S.define(Bilinear, { names = { "in1_features", "in2_features", "out_features", "bias" },
     required = 3 })
 
+-- m:reset_parameters(): PyTorch's, weight and bias drawn again in place from
+-- U(-1/sqrt(in1_features), 1/sqrt(in1_features))
+function Bilinear:reset_parameters()
+    local bound = 1 / math.sqrt(self.weight:size(2))
+    require("tide.autograd").no_grad(function()
+        self.weight:uniform_(-bound, bound)
+        if self.bias ~= nil then
+            self.bias:uniform_(-bound, bound)
+        end
+    end)
+end
+
 return Bilinear

@@ -64,4 +64,10 @@ end
 S.define(ConvTranspose2d, { names = S.CONV_TRANSPOSE, required = 3, factory = true,
     legacy = S.conv_legacy(7) })
 
+-- m:reset_parameters(): PyTorch's, the weight and bias drawn again in place from
+-- U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = out_channels / groups * kernel elements
+function ConvTranspose2d:reset_parameters()
+    I.reset_weight_and_bias(self)
+end
+
 return ConvTranspose2d

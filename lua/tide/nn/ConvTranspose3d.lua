@@ -65,4 +65,10 @@ end
 
 S.define(ConvTranspose3d, { names = S.CONV_TRANSPOSE, required = 3, factory = true })
 
+-- m:reset_parameters(): PyTorch's, the weight and bias drawn again in place from
+-- U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = out_channels / groups * kernel elements
+function ConvTranspose3d:reset_parameters()
+    I.reset_weight_and_bias(self)
+end
+
 return ConvTranspose3d

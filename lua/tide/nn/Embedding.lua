@@ -69,4 +69,13 @@ function Embedding:reset_parameters()
     I.embedding_weight(self.num_embeddings, self.embedding_dim, self.padding_idx, self.weight)
 end
 
+-- m:_fill_padding_idx_with_zero(): PyTorch's, the padding_idx row set to zero in place
+function Embedding:_fill_padding_idx_with_zero()
+    if self.padding_idx then
+        require("tide.autograd").no_grad(function()
+            self.weight:select(1, self.padding_idx):fill_(0)
+        end)
+    end
+end
+
 return Embedding

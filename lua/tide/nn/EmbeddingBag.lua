@@ -64,4 +64,9 @@ S.define(EmbeddingBag, { names = { "num_embeddings", "embedding_dim", "max_norm"
     "scale_grad_by_freq", "mode", "sparse", "_weight", "include_last_offset", "padding_idx",
     "device", "dtype" }, required = 2, factory = true })
 
+-- m:reset_parameters(): PyTorch's, the weight drawn again from N(0, 1) in place (padding row 0)
+function EmbeddingBag:reset_parameters()
+    I.embedding_weight(self.num_embeddings, self.embedding_dim, self.padding_idx, self.weight)
+end
+
 return EmbeddingBag

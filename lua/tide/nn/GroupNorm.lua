@@ -48,4 +48,16 @@ end
 
 S.define(GroupNorm, { names = { "num_groups", "num_channels", "eps", "affine" }, required = 2 })
 
+-- m:reset_parameters(): PyTorch's, weight ones and bias zeros again (with affine parameters)
+function GroupNorm:reset_parameters()
+    require("tide.autograd").no_grad(function()
+        if self.weight ~= nil then
+            self.weight:fill_(1)
+        end
+        if self.bias ~= nil then
+            self.bias:zero_()
+        end
+    end)
+end
+
 return GroupNorm

@@ -27,4 +27,16 @@ end
 S.define(LayerNorm, { names = { "normalized_shape", "eps", "elementwise_affine", "device", "dtype" },
     required = 1, factory = true })
 
+-- m:reset_parameters(): PyTorch's, weight ones and bias zeros again (with affine parameters)
+function LayerNorm:reset_parameters()
+    require("tide.autograd").no_grad(function()
+        if self.weight ~= nil then
+            self.weight:fill_(1)
+        end
+        if self.bias ~= nil then
+            self.bias:zero_()
+        end
+    end)
+end
+
 return LayerNorm

@@ -207,4 +207,25 @@ end
 S.define(MHA, { names = { "embed_dim", "num_heads", "dropout", "bias", "add_bias_kv",
     "add_zero_attn", "kdim", "vdim", "batch_first" }, required = 2 })
 
+-- m:_reset_parameters(): PyTorch's, the input projections drawn again by xavier_uniform_ (each
+-- weight over its own fans), in_proj_bias and out_proj.bias zeros, bias_k and bias_v by
+-- xavier_normal_ (out_proj.weight keeps its value, as PyTorch's)
+function MHA:_reset_parameters()
+    local init = require("tide.nn.initializers")
+    local weights = { "in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight" }
+    for _, name in ipairs(weights) do
+        if self[name] ~= nil then
+            init.xavier_uniform_(self[name])
+        end
+    end
+    for _, b in ipairs({ self.in_proj_bias, self.out_proj.bias }) do
+        init.zeros_(b)
+    end
+    for _, name in ipairs({ "bias_k", "bias_v" }) do
+        if self[name] ~= nil then
+            init.xavier_normal_(self[name])
+        end
+    end
+end
+
 return MHA

@@ -31,4 +31,15 @@ end
 
 S.define(RNNBase, R.signature("RNNBase"))
 
+-- m:reset_parameters(): PyTorch's, every parameter drawn again in place from
+-- U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) (RNN, LSTM, GRU and, by RNNCellBase, the cells)
+function RNNBase:reset_parameters()
+    local stdv = self.hidden_size > 0 and 1 / math.sqrt(self.hidden_size) or 0
+    require("tide.autograd").no_grad(function()
+        for _, w in ipairs(self:parameters()) do
+            w:uniform_(-stdv, stdv)
+        end
+    end)
+end
+
 return RNNBase

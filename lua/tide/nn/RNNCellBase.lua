@@ -28,4 +28,7 @@ RNNCellBase.extra_repr = R.cell_extra_repr
 S.define(RNNCellBase, { names = { "input_size", "hidden_size", "bias", "num_chunks" },
     required = 4, flat = true })
 
+-- m:reset_parameters(): PyTorch's, as RNNBase's (U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)))
+RNNCellBase.reset_parameters = require("tide.nn.RNNBase").reset_parameters
+
 return RNNCellBase

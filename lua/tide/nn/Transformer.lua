@@ -57,12 +57,7 @@ function TF:init(opts)
     end
     self.encoder = part(opts.custom_encoder, nn.TransformerEncoderLayer, nn.TransformerEncoder, ne)
     self.decoder = part(opts.custom_decoder, nn.TransformerDecoderLayer, nn.TransformerDecoder, nd)
-    -- PyTorch's _reset_parameters: every matrix (and larger) xavier-uniform
-    for _, p in ipairs(self:parameters()) do
-        if p:dim() > 1 then
-            nn.init.xavier_uniform_(p)
-        end
-    end
+    self:_reset_parameters() -- (a subclass's override runs, as PyTorch's)
     self.d_model, self.nhead, self.batch_first = d_model, nhead, opts.batch_first == true
 end
 
@@ -131,5 +126,16 @@ function TF.generate_square_subsequent_mask(sz, opts, ...)
 end
 
 S.define(TF, { names = KNOWN })
+
+-- m:_reset_parameters(): PyTorch's, every parameter of 2 or more dims drawn again by
+-- xavier_uniform_ (the constructor calls it)
+function TF:_reset_parameters()
+    local init = require("tide.nn.initializers")
+    for _, p in ipairs(self:parameters()) do
+        if p:dim() > 1 then
+            init.xavier_uniform_(p)
+        end
+    end
+end
 
 return TF
