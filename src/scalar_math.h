@@ -50,7 +50,23 @@ TIDE_DEF_LIBM_BINARY(pow)
 TIDE_DEF_LIBM_BINARY(atan2)
 /* fmod: truncated, the sign of the dividend (a - trunc(a/b)*b), as C, math.fmod and PyTorch */
 TIDE_DEF_LIBM_BINARY(fmod)
-TIDE_DEF_FLOAT_BINARY(floordiv, floor(a / b), floorf(a / b))
+/* floor division as PyTorch's div_floor (Python's //): from fmod, so an infinite dividend gives
+ * NaN, a finite one over an infinite divisor of the other sign -1, and a zero quotient keeps the
+ * sign a / b has; floor(a / b) gave inf and -0 there */
+#define TIDE_DEF_FLOORDIV(S, T, FMOD, FLOOR, COPYSIGN)                                             \
+    TIDE_HD T tide_floordiv_##S(T a, T b) {                                                        \
+        if (b == 0)                                                                                \
+            return a / b;                                                                          \
+        T m = FMOD(a, b), q = (a - m) / b;                                                         \
+        if (m != 0 && (b < 0) != (m < 0))                                                          \
+            q -= 1;                                                                                \
+        if (q == 0)                                                                                \
+            return COPYSIGN((T)0, a / b);                                                          \
+        T f = FLOOR(q);                                                                            \
+        return q - f > (T)0.5 ? f + 1 : f;                                                         \
+    }
+TIDE_DEF_FLOORDIV(d, double, fmod, floor, copysign)
+TIDE_DEF_FLOORDIV(f, float, fmodf, floorf, copysignf)
 /* NaN wins, as in PyTorch */
 TIDE_DEF_FLOAT_BINARY(maximum, (a != a || a > b) ? a : b, (a != a || a > b) ? a : b)
 TIDE_DEF_FLOAT_BINARY(minimum, (a != a || a < b) ? a : b, (a != a || a < b) ? a : b)

@@ -243,6 +243,7 @@ with_inplace("rad2deg", function(x, ...)
 end)
 
 local LN10 = 2.302585092994046
+local LIMITS = require("tide._dtype_limits")
 
 -- log10(): log(x) / ln 10, and exactly k where x is 10^k (the quotient can miss by an ulp);
 -- PyTorch's gradient g / (x ln 10)
@@ -260,7 +261,9 @@ with_inplace("log10", args.in_float(function(x, ...)
     local out = no_grad(function()
         local r = x:log() / LN10
         local k = r:round()
-        return core.where(core.pow(10, k):eq(x), k, r)
+        -- (a subnormal x is no power of ten: float32's 10^-45 rounds to its smallest subnormal)
+        local exact = core.pow(10, k):eq(x):logical_and(x:ge(LIMITS[x.dtype].tiny))
+        return core.where(exact, k, r)
     end)
     return node("log10", out, nil, x)
 end))

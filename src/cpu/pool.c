@@ -35,12 +35,13 @@ static void taps(int64_t start, int k, int d, int64_t size, int *lo, int *hi) {
 #define POOL_VECTORIZE
 #endif
 
-/* v replaces the best when larger, or a NaN over a number; written as selects, not branches
- * (random data makes the branch a coin toss) */
+/* v replaces the best when larger, or when it is NaN (the last NaN of a window wins, as
+ * PyTorch's `val > maxval || isnan(val)`); written as selects, not branches (random data makes
+ * the branch a coin toss) */
 #define POOL_TAKE(T, v, i)                                                                         \
     do {                                                                                           \
         T   v_ = (v);                                                                              \
-        int t_ = v_ > best || (v_ != v_ && best == best);                                          \
+        int t_ = v_ > best || v_ != v_;                                                            \
         best = t_ ? v_ : best;                                                                     \
         bi = t_ ? (i) : bi;                                                                        \
     } while (0)
@@ -75,7 +76,7 @@ static void taps(int64_t start, int k, int d, int64_t size, int *lo, int *hi) {
         (void)sw;                                                                                  \
         for (int64_t k = 0; k < n; k++) {                                                          \
             T   v = p[k * (SW)], b = best[k];                                                      \
-            int t = v > b || (v != v && b == b);                                                   \
+            int t = v > b || v != v;                                                               \
             best[k] = t ? v : b;                                                                   \
             code[k] = t ? c : code[k];                                                             \
         }                                                                                          \

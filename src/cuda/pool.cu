@@ -34,7 +34,7 @@ __global__ void k_maxpool2d(win_geom q, typename tide_dt<DT>::T *out, int64_t *i
                 if (w < 0 || w >= q.W)
                     continue;
                 C v = tide_load<DT>(plane[h * q.is[2] + w * q.is[3]]);
-                if (at < 0 || (v != v && best == best) || v > best) {
+                if (at < 0 || v != v || v > best) { /* the last NaN wins, as PyTorch's */
                     best = v;
                     at = h * q.W + w;
                 }

@@ -67,7 +67,11 @@ return function(F)
             raise("tide: celu: alpha must not be 0 (it divides the input); use a non-zero alpha")
         end
         return maybe_inplace(input, o, who, function(x)
-            return core.where(x:gt(0), x, x:clamp(nil, 0):mul(1 / alpha):exp():sub(1):mul(alpha))
+            -- in float32 for the half dtypes, rounded once (as F.elu, PyTorch's kernels)
+            local half = x.dtype == "float16" or x.dtype == "bfloat16"
+            local v = half and x:float() or x
+            local r = core.where(v:gt(0), v, v:clamp(nil, 0):mul(1 / alpha):exp():sub(1):mul(alpha))
+            return half and r:to(x.dtype) or r
         end)
     end
 

@@ -90,12 +90,22 @@ function F.mish(input, opts)
     end)
 end
 
+-- f(x) computed in float32 for a float16 or bfloat16 x and rounded once, as PyTorch's kernels
+-- compute the half dtypes (each step rounded to half lost small values: elu(-2^-24) gave 0,
+-- softplus(-2.5) 5%, hardswish(65504) inf)
+local function opmath(x, f)
+    if x.dtype == "float16" or x.dtype == "bfloat16" then
+        return f(x:float()):to(x.dtype)
+    end
+    return f(x)
+end
+
 -- hardswish: x min(max(x + 3, 0), 6) / 6
 function F.hardswish(input, opts)
     tensor_arg(input, "hardswish", "input")
     return maybe_inplace(input, options(opts, "hardswish", { "inplace" }), "hardswish",
         function(x)
-            return x:mul(x:add(3):clamp(0, 6)):div(6)
+            return opmath(x, function(v) return v:mul(v:add(3):clamp(0, 6)):div(6) end)
         end)
 end
 
@@ -106,8 +116,10 @@ local SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717,
 function F.selu(input, opts)
     tensor_arg(input, "selu", "input")
     return maybe_inplace(input, options(opts, "selu", { "inplace" }), "selu", function(x)
-        return core.where(x:gt(0), x:mul(SELU_SCALE),
-            x:clamp(nil, 0):exp():sub(1):mul(SELU_ALPHA * SELU_SCALE))
+        return opmath(x, function(v)
+            return core.where(v:gt(0), v:mul(SELU_SCALE),
+                v:clamp(nil, 0):exp():sub(1):mul(SELU_ALPHA * SELU_SCALE))
+        end)
     end)
 end
 
@@ -128,7 +140,9 @@ function F.hardsigmoid(input, opts)
     return maybe_inplace(input, options(opts, "hardsigmoid", { "inplace" }), "hardsigmoid",
         function(x)
             local inside = x:gt(-3):logical_and(x:lt(3))
-            return core.where(inside, x:add(3):div(6), x:ge(3):to(x.dtype))
+            -- outside: 0 or 1, and NaN stays NaN (PyTorch's; its gradient 0 there too)
+            local outside = core.where(x:ne(x), x:detach(), x:ge(3):to(x.dtype))
+            return core.where(inside, x:add(3):div(6), outside)
         end)
 end
 
@@ -138,7 +152,9 @@ function F.logsigmoid(input)
     -- 0); each side on its clamped half, so the side where() leaves out stays finite (a NaN
     -- there would reach the gradient as 0 * NaN)
     local neg, pos = input:clamp(nil, 0), input:clamp(0, nil)
-    return core.where(input:lt(0), neg:sub(neg:exp():log1p()), pos:neg():exp():log1p():neg())
+    -- (+ 0: a zero on the positive side is +0, PyTorch's min(x, 0) - 0, not -0)
+    return core.where(input:lt(0), neg:sub(neg:exp():log1p()),
+        pos:neg():exp():log1p():neg():add(0))
 end
 
 function F.softsign(input)
@@ -177,7 +193,9 @@ function F.elu(input, opts)
     local o = number_or_options(opts, "alpha", "elu", { "alpha", "inplace" })
     local alpha = number_opt(o.alpha, 1, "elu", "alpha")
     return maybe_inplace(input, o, "elu", function(x)
-        return core.where(x:gt(0), x, x:clamp(nil, 0):exp():sub(1):mul(alpha))
+        return opmath(x, function(v)
+            return core.where(v:gt(0), v, v:clamp(nil, 0):exp():sub(1):mul(alpha))
+        end)
     end)
 end
 
@@ -187,9 +205,14 @@ function F.softplus(input, opts)
     local o = options(opts, "softplus", { "beta", "threshold" })
     local beta = number_opt(o.beta, 1, "softplus", "beta")
     local threshold = number_opt(o.threshold, 20, "softplus", "threshold")
-    local bx = input:mul(beta)
-    local soft = bx:clamp(nil, threshold):exp():add(1):log():div(beta)
-    return core.where(bx:gt(threshold), input, soft)
+    if autocast.on then -- in PyTorch's float32 list
+        input = autocast.fp32(input)
+    end
+    -- PyTorch's kernel: log1p(exp(beta x)) / beta below the threshold
+    return opmath(input, function(x)
+        local bx = x:mul(beta)
+        return core.where(bx:gt(threshold), x, bx:clamp(nil, threshold):exp():log1p():div(beta))
+    end)
 end
 
 -- x clamped to [min_val, max_val]; {min_val = -1, max_val = 1}
