@@ -290,6 +290,11 @@ local function string_padding(fn, who, input, weight, bias, opts, nd)
     if type(opts) ~= "table" or type(opts.padding) ~= "string" then
         return nil
     end
+    tensor_arg(weight, who, "weight") -- (read for its kernel size before conv_args checks it)
+    if weight:dim() < nd + 1 then
+        raise(string.format("tide: %s: expected %d-D weight {out_channels, in_channels / " ..
+            "groups, kernel...}, got %s", who, nd + 2, shape_str(weight)))
+    end
     local S = require("tide.nn._signature")
     local function per(v, i)
         return type(v) == "table" and (v[i] or v[1]) or v or 1
