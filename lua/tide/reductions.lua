@@ -52,7 +52,9 @@ local function in_dtype(op, x, opts)
 end
 
 -- cumsum(dim[, {dtype =}]): with dtype, x converted first (PyTorch's dtype= keyword)
-local function cumulative(op, combine)
+-- first(x): the scan's start from a float x (cumsum's x + 0: PyTorch's sum starts from +0, so
+-- a running sum of -0.0s is 0.0)
+local function cumulative(op, combine, first)
     return function(x, dim, opts, ...)
         args.no_extra(op, 3, ...)
         check(op, x)
@@ -64,7 +66,7 @@ local function cumulative(op, combine)
         x = in_dtype(op, x, opts)
         -- integers and bools accumulate in int64, as PyTorch's; a dtype given is the result's
         -- (PyTorch's b.cumsum(0, dtype=torch.int32) is int32)
-        local r = INTEGRAL[x.dtype] and x:to("int64") or x:clone()
+        local r = INTEGRAL[x.dtype] and x:to("int64") or first(x)
         if x:dim() ~= 0 then
             r = scan(r, d, combine)
         end
@@ -75,8 +77,10 @@ local function cumulative(op, combine)
     end
 end
 
-Tensor.cumsum = fp32_first(in_float(cumulative("cumsum", function(a, b) return a + b end)))
-Tensor.cumprod = fp32_first(in_float(cumulative("cumprod", function(a, b) return a * b end)))
+Tensor.cumsum = fp32_first(in_float(cumulative("cumsum", function(a, b) return a + b end,
+    function(x) return x + 0 end)))
+Tensor.cumprod = fp32_first(in_float(cumulative("cumprod", function(a, b) return a * b end,
+    function(x) return x:clone() end)))
 
 -- a dim argument (one dim or a list) as distinct positive dims, in descending order
 local function dims_of(op, x, dim)
@@ -148,20 +152,36 @@ local function var_args(op, x, dim, unbiased, keepdim, opts)
     return (dims and #dims > 0) and dims or nil, keepdim == true, correction
 end
 
+-- the sum of squares s2 of dev (x less its mean, n values each) less (sum of dev)^2 / n: the
+-- corrected two-pass form (Chan, Golub and LeVeque), which takes out the error of a mean rounded
+-- to x's dtype (float32 values near 1e4: var off by 1e-5 relative, now 1e-8, PyTorch's
+-- Welford's). The correction is detached (mathematically 0, it changes no gradient), at most
+-- s2 (a constant row stays 0, never a rounded -1e-20 whose std is NaN), and 0 where it overflows
+local function centered(dev, s2, n, dims, keep)
+    local c = no_grad(function()
+        local d = dev:detach()
+        local s1 = dims and over(d, dims, "sum", keep) or d:sum()
+        local c = core.minimum(s1 * s1 / math.max(n, 1), s2:detach())
+        return core.where(c:isinf(), 0, c)
+    end)
+    return s2 - c
+end
+
 local function var(op, x, dim, unbiased, keepdim, opts)
     check(op, x)
     float_input(op, x)
     local dims, keep, correction = var_args(op, x, dim, unbiased, keepdim, opts)
     if not dims or x:dim() == 0 then
         local dev = x - x:mean()
-        return (dev * dev):sum() / math.max(x:numel() - correction, 0)
+        return centered(dev, (dev * dev):sum(), x:numel()) / math.max(x:numel() - correction, 0)
     end
     local n = 1
     for _, d in ipairs(dims) do
         n = n * x:size(d)
     end
     local dev = x - over(x, dims, "sum", true) / n
-    return over(dev * dev, dims, "sum", keep) / math.max(n - correction, 0)
+    return centered(dev, over(dev * dev, dims, "sum", keep), n, dims, keep) /
+        math.max(n - correction, 0)
 end
 
 Tensor.var = in_float(function(x, dim, unbiased, keepdim, opts, ...)
@@ -480,6 +500,9 @@ function Tensor.count_nonzero(x, dim, ...)
     args.no_extra("count_nonzero", 2, ...)
     check("count_nonzero", x)
     local dims = dim ~= nil and dims_of("count_nonzero", x, dim) or nil
+    if dims and #dims == 0 then -- {}: every dim, as PyTorch 1.13's x.count_nonzero(())
+        dims = nil
+    end
     return no_grad(function()
         local nz = x:ne(0):to("int64")
         return dims and over(nz, dims, "sum", false) or nz:sum()
@@ -539,6 +562,9 @@ local function nan_reduce(op, mean)
         x = in_dtype(op, x, opts)
         local keep = keepdim_arg(op, keepdim)
         local dims = dim ~= nil and dims_of(op, x, dim) or nil
+        if dims and #dims == 0 then -- {}: every dim, as PyTorch 1.13's x.nansum(())
+            dims = nil
+        end
         if not mean and INTEGRAL[x.dtype] then -- no NaN to skip: PyTorch's nansum is sum
             return dims and over(x, dims, "sum", keep) or x:sum()
         end
