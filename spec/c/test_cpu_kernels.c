@@ -1028,8 +1028,8 @@ static void test_maxpool(void) {
 }
 
 /* the kernel against a plain loop of the documented rule (first largest in row-major order, the
- * first NaN over any number, -inf and -1 for an empty window), on data with ties, NaNs and
- * -infs: the branch-free 2x2 path and the general one (dilation, ceil_mode, padding) */
+ * last NaN over anything, as PyTorch's, -inf and -1 for an empty window), on data with ties, NaNs
+ * and -infs: the branch-free 2x2 path and the general one (dilation, ceil_mode, padding) */
 static void maxpool_against_loop(tide_pool_geom g, int64_t H, int64_t W) {
     enum { MAXN = 2 * 3 * 16 * 16 };
     static float   x[MAXN], o[MAXN];
@@ -1057,7 +1057,7 @@ static void maxpool_against_loop(tide_pool_geom g, int64_t H, int64_t W) {
                         if (h < 0 || h >= H || w < 0 || w >= W)
                             continue;
                         float v = x[pl * H * W + h * W + w];
-                        if (bi < 0 || v > best || (isnan(v) && !isnan(best))) {
+                        if (bi < 0 || v > best || isnan(v)) {
                             best = v;
                             bi = h * W + w;
                         }

@@ -4,7 +4,8 @@
  * Layouts: input [N, C, H, W], out and indices [N, C, OH, OW], all contiguous; the output size
  * (ceil_mode included) is the core's, read from out. Work splits over the N*C planes, so threads
  * never share an output element. Each window's maximum: the first largest value in row-major
- * order, a NaN winning over numbers (the first NaN); its index is h*W + w within the plane.
+ * order, a NaN winning over numbers (the last NaN, as PyTorch's); its index is h*W + w within
+ * the plane.
  */
 #include "cpu.h"
 #include <string.h>
