@@ -326,8 +326,12 @@ describe("autocast's CUDA lists (PyTorch 1.13's, float16)", function()
     end)
     pending("prelu (CUDA lower list): tide leaves float32 inputs in float32 (F.prelu casts " ..
         "nothing)")
-    pending("log10 (CUDA float32 list): tide keeps float16 (its op lacks the autocast_fp32 " ..
-        "flag; needs elementwise.lua or the op table)")
+    it("runs log10 in float32 (CUDA's float32 list)", function()
+        assert.are.equal("float32", tide.autocast("cpu", { dtype = "float16" }, function()
+            return tide.log10(tide.ones(3):half()).dtype
+        end))
+        assert.are.equal("float16", tide.log10(tide.ones(3):half()).dtype)
+    end)
     pending("dot and grid_sample (CUDA promote list) raise on float16 + float32 inside a " ..
         "region; tensordot gives float16 where PyTorch promotes to float32")
 end)

@@ -254,7 +254,8 @@ autograd.def {
         return g / (nd[1] * LN10)
     end,
 }
-with_inplace("log10", args.in_float(function(x, ...)
+-- (in PyTorch's autocast float32 list: a half x is cast to float32 in a region)
+with_inplace("log10", require("tide._autocast").fp32_first(args.in_float(function(x, ...)
     check("log10", x)
     no_more("log10", ...)
     x = floating(x)
@@ -266,7 +267,7 @@ with_inplace("log10", args.in_float(function(x, ...)
         return core.where(exact, k, r)
     end)
     return node("log10", out, nil, x)
-end))
+end)))
 
 -- exp2(): 2^x
 with_inplace("exp2", function(x, ...)
