@@ -29,14 +29,7 @@ S.define(LayerNorm, { names = { "normalized_shape", "eps", "elementwise_affine",
 
 -- m:reset_parameters(): PyTorch's, weight ones and bias zeros again (with affine parameters)
 function LayerNorm:reset_parameters()
-    require("tide.autograd").no_grad(function()
-        if self.weight ~= nil then
-            self.weight:fill_(1)
-        end
-        if self.bias ~= nil then
-            self.bias:zero_()
-        end
-    end)
+    I.reset_affine(self)
 end
 
 return LayerNorm

@@ -52,6 +52,19 @@ function I.reset_weight_and_bias(m)
     end)
 end
 
+-- a norm's reset_parameters (PyTorch's LayerNorm / GroupNorm): weight ones and bias zeros
+-- again, in place, where the module has them
+function I.reset_affine(m)
+    autograd.no_grad(function()
+        if m.weight ~= nil then
+            m.weight:fill_(1)
+        end
+        if m.bias ~= nil then
+            m.bias:zero_()
+        end
+    end)
+end
+
 -- a normalization layer's affine parameters of shape: weight ones and, with bias, bias zeros
 function I.affine_params(m, shape, bias)
     m:register_parameter("weight", I.const_param(shape, 1))

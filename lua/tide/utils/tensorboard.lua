@@ -418,21 +418,29 @@ local function compute_curve(labels, preds, n, weights)
     return { tp, fp, tn, fn, prec, rec }
 end
 
---- add_pr_curve(tag, labels, predictions[, step][, {num_thresholds = 127, weights =,
---- walltime =}]): the pr_curves plugin's record; labels 0/1 (or booleans), predictions in [0, 1]
-function SummaryWriter:add_pr_curve(tag, labels, predictions, step, opts)
-    local op = "add_pr_curve"
-    check_tag(op, tag)
-    if type(opts) == "number" then -- PyTorch's positional num_thresholds
+-- a pr curve's options ({num_thresholds = 127, weights =, walltime =}, or PyTorch's positional
+-- num_thresholds) and its num_thresholds, an integer >= least
+local function pr_options(op, opts, least)
+    if type(opts) == "number" then
         opts = { num_thresholds = opts }
     end
     opts = args.options(op, opts, { "num_thresholds", "weights", "walltime" },
         "{num_thresholds = 127}")
     local n = opts.num_thresholds or 127
-    if not compat.is_integer(n) or n < 2 then
-        fail(("tide: add_pr_curve: num_thresholds must be an integer >= 2, got %s")
-            :format(tostring(n)))
+    if not compat.is_integer(n) or n < least then
+        fail(("tide: %s: num_thresholds must be an integer >= %d, got %s"):format(op, least,
+            tostring(n)))
     end
+    return opts, n
+end
+
+--- add_pr_curve(tag, labels, predictions[, step][, {num_thresholds = 127, weights =,
+--- walltime =}]): the pr_curves plugin's record; labels 0/1 (or booleans), predictions in [0, 1]
+function SummaryWriter:add_pr_curve(tag, labels, predictions, step, opts)
+    local op = "add_pr_curve"
+    check_tag(op, tag)
+    local n
+    opts, n = pr_options(op, opts, 2)
     local l = number_list(op, labels, "labels")
     local p = number_list(op, predictions, "predictions")
     if #l ~= #p then
@@ -477,16 +485,8 @@ end
 function SummaryWriter:add_pr_curve_raw(tag, tp, fp, tn, fn, precision, recall, step, opts)
     local op = "add_pr_curve_raw"
     check_tag(op, tag)
-    if type(opts) == "number" then -- PyTorch's positional num_thresholds
-        opts = { num_thresholds = opts }
-    end
-    opts = args.options(op, opts, { "num_thresholds", "weights", "walltime" },
-        "{num_thresholds = 127}")
-    local n = opts.num_thresholds or 127
-    if not compat.is_integer(n) or n < 1 then
-        fail(("tide: add_pr_curve_raw: num_thresholds must be a positive integer, got %s")
-            :format(tostring(n)))
-    end
+    local n
+    opts, n = pr_options(op, opts, 1)
     local rows, names = { tp, fp, tn, fn, precision, recall },
         { "true_positive_counts", "false_positive_counts", "true_negative_counts",
             "false_negative_counts", "precision", "recall" }
