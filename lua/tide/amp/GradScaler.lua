@@ -357,16 +357,16 @@ end
 -- inf or NaN the step is skipped without running, as PyTorch's (its found_inf is the same test)
 local function precheck_step(optimizer, devices)
     if optimizer.step ~= Optimizer.step or type(optimizer.check_step) ~= "function" then
-        return
+        return false
     end
     local ok, err = pcall(optimizer.check_step, optimizer)
     if ok then
-        return
+        return true
     end
     for _, d in ipairs(devices) do
         for _, g in ipairs(d.grads) do
             if not g:isfinite():all():item() then
-                return
+                return false
             end
         end
     end
@@ -389,6 +389,7 @@ function GradScaler:step(optimizer, ...)
         raise("tide: GradScaler:step: step() has already been called since the last " ..
             "update(); call scaler:update() once per iteration, after the steps")
     end
+    local checked = false -- the step's checks made here (unscaling keeps shapes and dtypes)
     local none = "no inf checks were recorded for this optimizer: none of its parameters has " ..
         "a gradient; call scaler:scale(loss):backward() before scaler:step(optimizer)"
     if stage == READY then
@@ -396,7 +397,7 @@ function GradScaler:step(optimizer, ...)
         if #devices == 0 then -- checked first: a refused step changes nothing
             raise("tide: GradScaler:step: " .. none)
         end
-        precheck_step(optimizer, devices)
+        checked = precheck_step(optimizer, devices)
         local found = unscale_grads(self, devices)
         st = self:_state_of(optimizer)
         st.found_inf_per_device = found
@@ -406,6 +407,8 @@ function GradScaler:step(optimizer, ...)
     end
     local retval
     if not any_inf(st) then
+        -- (the step then skips the checks precheck_step made: once per step, not twice)
+        rawset(optimizer, "_step_checked", checked or nil)
         retval = optimizer:step(...)
     end
     st.stage = STEPPED

@@ -489,7 +489,11 @@ end
 
 -- step() runs update(group, p, grad) for each parameter with a gradient, without recording
 local function run(self)
-    self:check_step()
+    if rawget(self, "_step_checked") then -- GradScaler:step checked just before unscaling
+        rawset(self, "_step_checked", nil)
+    else
+        self:check_step()
+    end
     local update = self.update
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
