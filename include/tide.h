@@ -297,6 +297,10 @@ int tide_tensor_is_sole_owner(const tide_tensor *t);
 /* Views (share storage; never copy). Negative sizes: -1 in view means "infer". */
 tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *shape,
                              tide_tensor **out);
+/* t's bytes read as dtype dt, sharing its storage (PyTorch's view(dtype)): the same sizes when
+ * the element sizes agree, else the last dim (stride 1) scaled by their ratio; TIDE_EINVAL when
+ * a size, stride or the offset does not fall on whole elements of dt */
+tide_status tide_tensor_view_dtype(const tide_tensor *t, tide_dtype dt, tide_tensor **out);
 /* view when the strides allow it, else a contiguous copy */
 tide_status tide_tensor_reshape(tide_ctx *ctx, const tide_tensor *t, int ndim, const int64_t *shape,
                                 tide_tensor **out);

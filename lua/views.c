@@ -79,7 +79,27 @@ static int shaped(lua_State *L, int kind) {
     return tl_done_view(L, S, a, name, nargs);
 }
 
+/* t:view(dtype): t's bytes read as another dtype (no gradient flows through, as PyTorch's) */
+static int view_dtype(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "view");
+    const char     *name = lua_tostring(L, 2);
+    tide_dtype      dt;
+    tl_max_args(L, 2, "view");
+    if (tide_dtype_from_name(name, &dt) != TIDE_OK)
+        return tl_error(L,
+                        "tide: view: '%s' is neither sizes nor one of tide's real dtypes "
+                        "(float32, float64, float16, bfloat16, int32, int64, uint8, bool); a "
+                        "complex view is tide.view_as_complex(x)",
+                        name);
+    ltensor *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_view_dtype(a->t, dt, &r->t));
+    return 1;
+}
+
 static int o_view(lua_State *L) {
+    if (lua_type(L, 2) == LUA_TSTRING)
+        return view_dtype(L);
     return shaped(L, 0);
 }
 static int o_reshape(lua_State *L) {

@@ -200,8 +200,21 @@ describe("views and in-place ops (PyTorch 1.13's)", function()
     end)
 
     it("fill an expanded tensor as PyTorch's fill_ and zero_ do", function()
-        pending("PyTorch's fill_/zero_ on an expanded tensor succeed (one value everywhere: no " ..
-            "overlap check); tide raises 'the output tensor is an expanded view' (src/tensor.c)")
+        -- one value everywhere: the shared elements agree (PyTorch: b = [5, 5, 5], then zeros)
+        local b = tide.zeros(3)
+        local e = b:expand(2, 3)
+        assert.is_true(rawequal(e, e:fill_(5)))
+        assert.are.same({ 5, 5, 5 }, b:totable())
+        assert.are.same({ { 5, 5, 5 }, { 5, 5, 5 } }, e:totable())
+        e:zero_()
+        assert.are.same({ 0, 0, 0 }, b:totable())
+        local c = tide.zeros(2, 1, { dtype = "int64" })
+        c:expand(2, 4):fill_(2 ^ 40)
+        assert.are.same({ { 2 ^ 40 }, { 2 ^ 40 } }, c:totable())
+        -- a value out of the dtype's range still changes nothing
+        local u = tide.zeros(1, { dtype = "uint8" })
+        assert.has_error(function() u:expand(3):fill_(300) end)
+        assert.are.same({ 0 }, u:totable())
     end)
 
     it("write between a view and its base both ways", function()
@@ -364,6 +377,42 @@ describe("views and in-place ops (PyTorch 1.13's)", function()
         assert.has_error(function() return x.imag end, "tide: imag: imag is not implemented " ..
             "for tensors with non-complex dtypes (as PyTorch's); a real tensor's imaginary " ..
             "part is tide.zeros_like(t)")
-        pending("x:view(dtype) raises (the C view takes sizes only)")
+    end)
+
+    it("x:view(dtype) reads the same bytes as another dtype, as PyTorch's", function()
+        -- torch.arange(6.).view(2, 3).view(torch.int32) / .view(torch.float16)
+        local x = tide.arange(6):float():view(2, 3)
+        local i = x:view("int32")
+        assert.are.same({ { 0, 1065353216, 1073741824 }, { 1077936128, 1082130432, 1084227584 } },
+            i:totable())
+        assert.is_true(x:is_set_to(x) and i:data_ptr() == x:data_ptr())
+        local h = x:view("float16")
+        assert.are.same({ 2, 6 }, h:size())
+        assert.are.same({ 6, 1 }, h:stride())
+        assert.are.same({ 0, 1.875, 0, 2 }, h[1]:narrow(1, 3, 4):totable())
+        -- float32 {2, 2} as float64: PyTorch gives [[7.8125e-03], [3.2000e+01]], strides (1, 1)
+        local d = tide.arange(4):float():view(2, 2):view("float64")
+        assert.are.same({ { 0.0078125 }, { 32.00000762939453125 } }, d:totable())
+        -- a write through the view is a write of the base (one storage, one version counter)
+        local z = tide.zeros(2)
+        z:view("int32"):fill_(1065353216)
+        assert.are.same({ 1, 1 }, z:totable())
+        assert.are.equal(z:_version(), 1)
+        assert.is_false(tide.ones(2, { requires_grad = true }):view("int32").requires_grad)
+        assert.are.same({ 1, 0 }, tide.tensor({ true, false }):view("uint8"):totable())
+        -- PyTorch's conditions, in its words
+        assert.has_error(function() return x:view("float64") end, "tide: view: the last dim's " ..
+            "size must be divisible by 2 to view float32 as float64 (different element sizes), " ..
+            "got 3")
+        assert.has_error(function() return x:t():view("float16") end, "tide: view: the last " ..
+            "dim's stride must be 1 to view float32 as float16 (different element sizes), got " ..
+            "3; call :contiguous() first")
+        assert.has_error(function() return tide.arange(8):float():narrow(1, 2, 6):view("float64")
+        end, "tide: view: the storage offset must be divisible by 2 to view float32 as " ..
+            "float64 (different element sizes), got 1")
+        assert.has_error(function() return tide.tensor(1.5):view("float16") end, "tide: view: " ..
+            "a 0-d tensor cannot be viewed as float16 from float32 (different element sizes); " ..
+            "reshape it to 1 dim first")
+        assert.are.equal(1069547520, tide.tensor(1.5):view("int32"):item())
     end)
 end)

@@ -797,9 +797,28 @@ tide_status tide_fill_(tide_ctx *ctx, tide_tensor *t, double value) {
     return tide_fill_x_(ctx, t, tide_scalar_f(value));
 }
 
+/* t with each expanded dim (stride 0) narrowed to one element: one value written everywhere
+ * reaches every element of t (PyTorch's fill_ and zero_ accept expanded tensors); NULL when t
+ * has no expanded dim */
+static tide_status unexpanded_view(const tide_tensor *t, tide_tensor **out) {
+    int64_t shape[TIDE_MAX_DIMS];
+    bool    expanded = false;
+    *out = NULL;
+    for (int i = 0; i < t->ndim; i++) {
+        shape[i] = t->strides[i] == 0 && t->shape[i] > 1 ? 1 : t->shape[i];
+        expanded |= shape[i] != t->shape[i];
+    }
+    if (!expanded || tide_tensor_numel(t) == 0)
+        return TIDE_OK;
+    return tide_tensor_as_strided(t, t->ndim, shape, t->strides, t->offset, out);
+}
+
 tide_status tide_fill_x_(tide_ctx *ctx, tide_tensor *t, tide_scalar value) {
-    TIDE_TRY(tide_check_writable("fill_", t));
-    tide_status st = tide_fill_for(ctx, "fill_", t, value);
+    tide_tensor *one;
+    TIDE_TRY(unexpanded_view(t, &one));
+    tide_status st = tide_fill_for(ctx, "fill_", one ? one : t, value);
+    if (one)
+        tide_tensor_release(one);
     if (st == TIDE_OK) /* counted once written: a failed call changes nothing */
         tide_mark_written(t);
     return st;

@@ -349,6 +349,65 @@ tide_status tide_tensor_view(const tide_tensor *t, int ndim, const int64_t *in, 
     return tide_view_make(t, ndim, shape, st, t->offset, out);
 }
 
+/* t's bytes read as dtype dt (PyTorch's view(dtype)): the same sizes and strides when the
+ * element sizes agree; otherwise the last dim (stride 1) is split or joined, PyTorch's
+ * conditions and messages for the rest */
+tide_status tide_tensor_view_dtype(const tide_tensor *t, tide_dtype dt, tide_tensor **out) {
+    int64_t     os = (int64_t)tide_dtype_size(t->dtype), ns = (int64_t)tide_dtype_size(dt);
+    const char *from = tide_dtype_name(t->dtype), *to = tide_dtype_name(dt);
+    tide_status st;
+    if (os == ns) {
+        TIDE_TRY(tide_view_make(t, t->ndim, t->shape, t->strides, t->offset, out));
+        (*out)->dtype = dt;
+        return TIDE_OK;
+    }
+    if (t->ndim == 0)
+        return tide_seterr(TIDE_EINVAL,
+                           "view: a 0-d tensor cannot be viewed as %s from %s (different "
+                           "element sizes); reshape it to 1 dim first",
+                           to, from);
+    int     last = t->ndim - 1;
+    int64_t shape[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
+    if (t->strides[last] != 1 && t->shape[last] > 1)
+        return tide_seterr(TIDE_EINVAL,
+                           "view: the last dim's stride must be 1 to view %s as %s (different "
+                           "element sizes), got %lld; call :contiguous() first",
+                           from, to, (long long)t->strides[last]);
+    /* every size, stride and the offset in bytes must fall on whole elements of dt */
+    if ((t->shape[last] * os) % ns)
+        return tide_seterr(TIDE_EINVAL,
+                           "view: the last dim's size must be divisible by %lld to view %s as %s "
+                           "(different element sizes), got %lld",
+                           (long long)(ns / os), from, to, (long long)t->shape[last]);
+    if ((t->offset * os) % ns)
+        return tide_seterr(TIDE_EINVAL,
+                           "view: the storage offset must be divisible by %lld to view %s as %s "
+                           "(different element sizes), got %lld",
+                           (long long)(ns / os), from, to, (long long)t->offset);
+    for (int i = 0; i < last; i++)
+        if ((t->strides[i] * os) % ns)
+            return tide_seterr(TIDE_EINVAL,
+                               "view: the stride of dim %d must be divisible by %lld to view %s "
+                               "as %s (different element sizes), got %lld",
+                               i + 1, (long long)(ns / os), from, to, (long long)t->strides[i]);
+    /* from_blob data need not be aligned to the larger element */
+    if (((uintptr_t)t->storage->data + (uintptr_t)(t->offset * os)) % (uintptr_t)ns)
+        return tide_seterr(TIDE_EINVAL,
+                           "view: the data is not aligned to %s's %lld bytes; view a copy "
+                           "(:clone()) instead",
+                           to, (long long)ns);
+    for (int i = 0; i < last; i++) {
+        shape[i] = t->shape[i];
+        strides[i] = t->strides[i] * os / ns;
+    }
+    shape[last] = t->shape[last] * os / ns;
+    strides[last] = 1;
+    st = tide_view_make(t, t->ndim, shape, strides, t->offset * os / ns, out);
+    if (st == TIDE_OK)
+        (*out)->dtype = dt;
+    return st;
+}
+
 tide_status tide_tensor_reshape(tide_ctx *ctx, const tide_tensor *t, int ndim, const int64_t *in,
                                 tide_tensor **out) {
     int64_t shape[TIDE_MAX_DIMS], st[TIDE_MAX_DIMS];

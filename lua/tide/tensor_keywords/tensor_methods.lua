@@ -153,12 +153,14 @@ S.is_same_size = { first = "input", params = { "other" } }
 S.expand = { params = { "size" }, functions = false }
 S.tile = { first = "input", params = { "dims" } }
 S.reshape = { first = "input", params = { "shape" } }
--- view(size) (view(dtype), a reinterpretation of the bits, is not tide's)
+-- view(size) and view(dtype) (the bits read as another dtype): x:view({dtype = "int32"})
 S.view = { params = { "size" }, options = { "dtype" }, functions = false,
     call = function(f, x, size, rest)
         if rest and rest.dtype ~= nil then
-            raise(("tide: view: view(dtype) (the bits read as another dtype) is not supported; " ..
-                "x:to(\"%s\") converts the values"):format(tostring(rest.dtype)))
+            if size ~= nil then
+                raise("tide: view: give sizes or a dtype, not both")
+            end
+            return f(x, rest.dtype)
         end
         return f(x, size)
     end }
