@@ -310,15 +310,18 @@ local xlogy = autograd.def {
 
 function Tensor.xlogy(x, other, ...)
     args.no_extra("xlogy", 2, ...)
-    -- PyTorch's number overloads: a number beside a tensor is a 0-d tensor of its dtype
-    if type(other) == "number" and core.is_tensor(x) then
-        other = core.full({}, other, { dtype = x.dtype, device = x.device })
-    elseif type(x) == "number" and core.is_tensor(other) then
-        x = core.full({}, x, { dtype = other.dtype, device = other.device })
+    local tx, to = core.is_tensor(x), core.is_tensor(other)
+    if tx or to then
+        -- PyTorch's: the dtype the two promote to (a number beside a tensor a 0-d tensor of it),
+        -- the default float dtype for integers and bools
+        local rt = require("tide").result_type(x, other)
+        rt = args.FLOAT[rt] and rt or core.get_default_dtype()
+        local place = { dtype = rt, device = tx and x.device or other.device }
+        x = tx and (x.dtype == rt and x or x:to(rt)) or core.full({}, x, place)
+        other = to and (other.dtype == rt and other or other:to(rt)) or core.full({}, other, place)
     end
     check("xlogy", x)
     check("xlogy", other, 2)
-    args.float_input("xlogy", x)
     return xlogy(x, other)
 end
 
@@ -345,6 +348,17 @@ end)
 -- result written back
 for _, name in ipairs({ "xlogy", "tril", "triu", "cumsum", "cumprod" }) do
     with_inplace(name, Tensor[name])
+end
+-- xlogy_ of an integer or bool tensor: its float result cannot be written back (PyTorch's
+-- "result type Float can't be cast to the desired output type Long"), raised before writing
+local xlogy_ = Tensor.xlogy_
+function Tensor.xlogy_(x, ...)
+    if core.is_tensor(x) and not args.FLOAT[x.dtype] and REAL[x.dtype] then
+        raise(("tide: xlogy_: the result has a floating-point dtype, which cannot be written " ..
+            "into a %s tensor in place; use the out-of-place op or cast with :to()")
+            :format(x.dtype))
+    end
+    return xlogy_(x, ...)
 end
 
 -- clamp(min, max) and clamp_: the core's for number bounds (nil for none); PyTorch 1.13's

@@ -189,6 +189,8 @@ function Tensor.cdist(x1, x2, opts, ...)
     args.no_extra("cdist", 3, ...)
     check("cdist", x1)
     check("cdist", x2, 2)
+    args.float_input("cdist", x1) -- (PyTorch's "cdist only supports floating-point dtypes")
+    args.float_input("cdist", x2)
     if type(opts) == "number" then
         opts = { p = opts }
     end

@@ -48,7 +48,27 @@ local MODES = { trunc = true, floor = true }
 
 -- x / other rounded by rounding_mode as PyTorch's div: nil the true quotient, "trunc" toward
 -- zero, "floor" toward -inf (floor_divide's); integer inputs give integers (trunc computed as
--- (x - fmod(x, other)) // other, exact), a division of integers by zero raises
+-- (x - fmod(x, other)) // other, exact), two bools raise (PyTorch has no bool kernel), and an
+-- error of the ops it is made of (a division of integers by zero) is raised as op's own
+local function rounded(op, x, other, mode)
+    local rt = require("tide").result_type(x, other)
+    if rt == "bool" then
+        raise(("tide: %s: rounding_mode \"%s\" is not implemented for bool tensors (as " ..
+            "PyTorch's); convert them with :to(\"int64\")"):format(op, mode))
+    end
+    if mode == "floor" then
+        return core.floor_divide(x, other)
+    end
+    if FLOAT[rt] then
+        return core.div(x, other):trunc()
+    end
+    if x.dtype == "bool" then -- (a bool cannot be subtracted from)
+        x = x:to(rt)
+    end
+    -- integers: x - fmod(x, other) is a multiple of other, so floor_divide is exact there
+    return core.floor_divide(x - core.fmod(x, other), other)
+end
+
 function M.div(op, x, other, mode)
     if mode == nil then
         return core.div(x, other)
@@ -58,18 +78,11 @@ function M.div(op, x, other, mode)
             type(mode) == "string" and ("\"" .. mode .. "\"") or tostring(mode)))
     end
     args.check(op, x)
-    if mode == "floor" then
-        return core.floor_divide(x, other)
+    local ok, r = args.attempt(rounded, op, x, other, mode)
+    if not ok then
+        raise((tostring(r):gsub("^tide: [%w_]+:", "tide: " .. op .. ":", 1)))
     end
-    local rt = require("tide").result_type(x, other)
-    if FLOAT[rt] then
-        return core.div(x, other):trunc()
-    end
-    if x.dtype == "bool" then -- (a bool cannot be subtracted from)
-        x = x:to(rt)
-    end
-    -- integers: x - fmod(x, other) is a multiple of other, so floor_divide is exact there
-    return core.floor_divide(x - core.fmod(x, other), other)
+    return r
 end
 
 -- x:div_(other, {rounding_mode =}): the rounded quotient written into x; a float quotient into

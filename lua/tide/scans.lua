@@ -37,12 +37,10 @@ local function running(op, better_or_equal)
         if dim == nil then
             raise(("tide: %s: dim is required, as in x:%s(1)"):format(op, op))
         end
-        if x.dtype == "bool" then
-            raise(("tide: %s: not defined for bool tensors; convert with :to(\"int64\")")
-                :format(op))
-        end
         local t = x:dim() == 0 and x:reshape(1) or x
         local d = dim_of(op, t, dim)
+        -- bool compares as uint8 (false < true), as PyTorch's bool cummax/cummin
+        local c = x.dtype == "bool" and t:to("uint8") or t
         local idx = no_grad(function()
             local shape = {}
             for k = 1, t:dim() do
@@ -50,7 +48,7 @@ local function running(op, better_or_equal)
             end
             local i = core.arange(1, t:size(d) + 1, { dtype = "int64", device = t.device })
                 :reshape(shape):expand(t:size()):contiguous()
-            local _, r = scan_pairs(t, i, d, function(a, b)
+            local _, r = scan_pairs(c, i, d, function(a, b)
                 return b:isnan():logical_or(a:isnan():logical_not():logical_and(
                     better_or_equal(b, a)))
             end)

@@ -51,6 +51,8 @@ function MHA:init(embed_dim, num_heads, opts)
     end
     self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, idiv(embed_dim, num_heads)
     self.kdim, self.vdim = kdim, vdim
+    -- PyTorch's flag: one in_proj_weight (true) or q/k/v_proj_weight (false); informational
+    self._qkv_same_embed_dim = kdim == E and vdim == E
     self.batch_first, self.dropout = opts.batch_first == true, p
     self.add_zero_attn = opts.add_zero_attn == true
     -- xavier-uniform over each weight's own fans, as PyTorch's _reset_parameters

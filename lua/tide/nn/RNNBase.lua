@@ -9,6 +9,9 @@ local R = require("tide.nn._rnn")
 local S = require("tide.nn._signature")
 
 local RNNBase = Module:extend("RNNBase")
+-- PyTorch's properties all_weights and _flat_weights (tide.nn._rnn's R.base_index); RNN, LSTM,
+-- GRU and their subclasses inherit this __index (Module:extend copies a function __index)
+RNNBase.__index = R.base_index
 
 local MODES = { RNN_TANH = "rnn_tanh", RNN_RELU = "rnn_relu", LSTM = "lstm", GRU = "gru" }
 

@@ -46,22 +46,31 @@ end
 -- PyTorch's reset_running_stats() and reset_parameters()
 I.define_norm_resets(BatchNorm)
 
--- x with the channels on dim 2 (the subclass checked its shape)
+-- x with the channels on dim 2 (the subclass checked its shape). PyTorch 1.13's forward, reading
+-- the attributes as it does: with track_running_stats set false later the buffers stay but
+-- training leaves them, eval still uses them; running_mean and running_var set nil: batch
+-- statistics in eval; momentum nil (or false, the constructor's spelling of None): the
+-- cumulative average (update_bn sets it)
 function BatchNorm:normalize(x)
-    local momentum = self.momentum
-    if not self.track_running_stats then
-        return I.batch_norm(x, nil, nil, self.weight, self.bias, true, momentum or 0, self.eps,
-            self.__name)
+    local momentum, training = self.momentum or nil, self.training
+    local nbt = self.num_batches_tracked
+    local factor = momentum or 0
+    if training and self.track_running_stats and nbt ~= nil then
+        factor = momentum or 1 / (nbt:item() + 1)
     end
-    if momentum == nil and self.training then
-        -- nil: the cumulative average over the batches tracked, as PyTorch (update_bn sets it)
-        momentum = 1 / (self.num_batches_tracked:item() + 1)
+    local use_stats = not training or self.track_running_stats
+    local rm = use_stats and self.running_mean or nil
+    local rv = use_stats and self.running_var or nil
+    local bn_training = training or (self.running_mean == nil and self.running_var == nil)
+    if not bn_training and (rm == nil or rv == nil) then
+        raise("tide: " .. self.__name .. ": running_mean and running_var must both be set or " ..
+            "both nil in eval")
     end
-    local y = I.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-        self.training, momentum, self.eps, self.__name)
-    if self.training then
+    local y = I.batch_norm(x, rm, rv, self.weight, self.bias, bn_training, factor, self.eps,
+        self.__name)
+    if training and self.track_running_stats and nbt ~= nil then
         autograd.no_grad(function()
-            self.num_batches_tracked:add_(1)
+            nbt:add_(1)
         end)
     end
     return y

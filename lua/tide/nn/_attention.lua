@@ -110,8 +110,14 @@ function A.attend(p, q, k, v, o, who, nd)
         local m = attn_mask
         if not ((m:dim() == 2 and m:size(1) == L and m:size(2) == Sk) or
                 (m:dim() == 3 and m:size(1) == N * H and m:size(2) == L and m:size(3) == Sk)) then
+            -- PyTorch's sentence after tide's
+            local torch_msg = (m:dim() == 2 or m:dim() == 3) and string.format(
+                "The shape of the %dD attn_mask is %s, but should be %s", m:dim(),
+                I.shape_str(m.shape), I.shape_str(m:dim() == 2 and { L, Sk } or { N * H, L, Sk }))
+                or string.format("attn_mask's dimension %d is not supported", m:dim())
             raise(string.format("tide: %s: expected attn_mask of shape {%d, %d} or " ..
-                "{%d, %d, %d}, got %s", who, L, Sk, N * H, L, Sk, I.shape_str(m.shape)))
+                "{%d, %d, %d}, got %s (%s)", who, L, Sk, N * H, L, Sk, I.shape_str(m.shape),
+                torch_msg))
         end
     end
     if kpm ~= nil then

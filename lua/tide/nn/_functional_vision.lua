@@ -1,12 +1,13 @@
 -- Spatial transforms for tide.nn.functional, as PyTorch 1.13 computes them: affine_grid (the
 -- sampling grid of an affine map) and grid_sample (an image read at a grid's points, bilinear,
 -- nearest or bicubic, with zeros, border or reflection padding), the pair a spatial transformer
--- network is made of. 4-D inputs (images). Written with gather and elementwise ops: autograd
--- gives the gradients to the input, the grid and theta, PyTorch's formulas. Required from the
--- end of functional.lua; its argument checks are tide.nn._args (C).
+-- network is made of. 4-D inputs (images) and 5-D (volumes). Written with gather and elementwise
+-- ops: autograd gives the gradients to the input, the grid and theta, PyTorch's formulas.
+-- Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
+local unpack = require("tide._compat").unpack
 
 local C = require("tide.nn._args")
 
@@ -52,45 +53,67 @@ return function(F)
     local shape_str, same_device = C.shape_str, C.same_device
 
     -- affine_grid(theta [N, 2, 3], size {N, C, H, W}[, {align_corners = false}]): the grid
-    -- [N, H, W, 2] of the points theta maps the output's pixel centres to, x first
+    -- [N, H, W, 2] of the points theta maps the output's pixel centres to, x first; theta
+    -- [N, 3, 4] and size {N, C, D, H, W} give [N, D, H, W, 3] (x, y, z), as PyTorch's
     function F.affine_grid(theta, size, opts)
         local who = "affine_grid"
         tensor_arg(theta, who, "theta")
         local o = options(opts, who, { "align_corners" })
         local align = bool_opt(o.align_corners, false, who, "align_corners")
-        if type(size) ~= "table" or #size ~= 4 then
-            raise("tide: affine_grid: size must be the output's {N, C, H, W}, got " ..
+        if type(size) ~= "table" or (#size ~= 4 and #size ~= 5) then
+            raise("tide: affine_grid: size must be the output's {N, C, H, W} or " ..
+                "{N, C, D, H, W}, got " ..
                 (type(size) == "table" and ("a list of " .. #size) or type(size)))
         end
-        local n, h, w = size[1], size[3], size[4]
-        if theta:dim() ~= 3 or theta:size(1) ~= n or theta:size(2) ~= 2 or theta:size(3) ~= 3 then
-            raise(string.format("tide: affine_grid: expected theta {%d, 2, 3} for size {%s}, got %s",
-                n, table.concat(size, ", "), shape_str(theta)))
+        local k = #size - 2 -- spatial dims
+        local n = size[1]
+        if theta:dim() ~= 3 or theta:size(1) ~= n or theta:size(2) ~= k or
+            theta:size(3) ~= k + 1 then
+            raise(string.format("tide: affine_grid: expected theta {%d, %d, %d} for size {%s}, " ..
+                "got %s", n, k, k + 1, table.concat(size, ", "), shape_str(theta)))
         end
         if not C.FLOAT_DTYPES[theta.dtype] then
             raise("tide: affine_grid: expected a floating-point theta, got " .. theta.dtype)
         end
-        local function axis(k)
-            local opt = { dtype = theta.dtype, device = theta.device }
-            if k == 1 then
+        local opt = { dtype = theta.dtype, device = theta.device }
+        local function axis(m)
+            if m == 1 then
                 return core.zeros({ 1 }, opt)
             end
-            local i = core.arange(0, k, opt)
+            local i = core.arange(0, m, opt)
             if align then
-                return i:mul(2 / (k - 1)):sub(1)
+                return i:mul(2 / (m - 1)):sub(1)
             end
-            return i:mul(2):add(1):div(k):sub(1)
+            return i:mul(2):add(1):div(m):sub(1)
         end
-        local xs = axis(w):view(1, w):expand(h, w)
-        local ys = axis(h):view(h, 1):expand(h, w)
-        local ones = core.ones({ h, w }, { dtype = theta.dtype, device = theta.device })
-        local base = core.stack({ xs, ys, ones }, 3):reshape(h * w, 3) -- [H W, 3]
-        return base:matmul(theta:transpose(2, 3)):view(n, h, w, 2)
+        local sp, cells = {}, 1 -- the spatial sizes, D H W (or H W)
+        for i = 1, k do
+            sp[i], cells = size[2 + i], cells * size[2 + i]
+        end
+        local cols = {} -- x (the last dim) first, then y (, z), then ones
+        for c = 1, k do
+            local d = k - c + 1 -- the spatial dim coordinate c runs along
+            local view = {}
+            for i = 1, k do
+                view[i] = i == d and sp[i] or 1
+            end
+            cols[c] = axis(sp[d]):view(view):expand(sp)
+        end
+        cols[k + 1] = core.ones(sp, opt)
+        local base = core.stack(cols, k + 1):reshape(cells, k + 1) -- [cells, k + 1]
+        local out_shape = { n }
+        for i = 1, k do
+            out_shape[1 + i] = sp[i]
+        end
+        out_shape[k + 2] = k
+        return base:matmul(theta:transpose(2, 3)):view(out_shape)
     end
 
     -- grid_sample(input [N, C, H, W], grid [N, Ho, Wo, 2][, {mode = "bilinear", padding_mode =
     -- "zeros", align_corners = false}]): [N, C, Ho, Wo], input read at the grid's points (x, y
-    -- in [-1, 1]); outside, zeros (0), border (the nearest edge pixel) or reflection
+    -- in [-1, 1]); outside, zeros (0), border (the nearest edge pixel) or reflection. A volume
+    -- [N, C, D, H, W] with grid [N, Do, Ho, Wo, 3] (x, y, z) gives [N, C, Do, Ho, Wo]
+    -- (bilinear is then trilinear; bicubic is for 4-D only, as PyTorch's)
     function F.grid_sample(input, grid, opts)
         local who = "grid_sample"
         tensor_arg(input, who, "input")
@@ -106,34 +129,56 @@ return function(F)
                 "got " .. tostring(pmode))
         end
         local align = bool_opt(o.align_corners, false, who, "align_corners")
-        if input:dim() ~= 4 or grid:dim() ~= 4 or grid:size(4) ~= 2 or
+        local nd = input:dim()
+        if (nd ~= 4 and nd ~= 5) or grid:dim() ~= nd or grid:size(nd) ~= nd - 2 or
             grid:size(1) ~= input:size(1) then
             raise(string.format("tide: grid_sample: expected input {N, C, H, W} and grid " ..
-                "{N, Ho, Wo, 2} with the same N, got %s and %s", shape_str(input),
-                shape_str(grid)))
+                "{N, Ho, Wo, 2} with the same N, got %s and %s (or input {N, C, D, H, W} and " ..
+                "grid {N, Do, Ho, Wo, 3})", shape_str(input), shape_str(grid)))
+        end
+        if mode == "bicubic" and nd == 5 then
+            raise("tide: grid_sample: bicubic interpolation only supports 4-D input, got " ..
+                shape_str(input))
         end
         same_device(input, grid, who, "grid")
         if not C.FLOAT_DTYPES[input.dtype] or grid.dtype ~= input.dtype then
             raise(string.format("tide: grid_sample: expected floating-point input and grid of " ..
                 "one dtype, got %s and %s", input.dtype, grid.dtype))
         end
-        local n, c, h, w = input:size(1), input:size(2), input:size(3), input:size(4)
-        local ho, wo = grid:size(2), grid:size(3)
-        local x = pad_coordinate(unnormalize(grid:select(4, 1), w, align), w, pmode, align)
-        local y = pad_coordinate(unnormalize(grid:select(4, 2), h, align), h, pmode, align)
-        local flat = input:reshape(n, c, h * w)
-        -- input at integer pixels (xi, yi) [N, Ho, Wo], 0 where outside the image
-        local function at(xi, yi)
-            local inside = xi:ge(0):logical_and(xi:le(w - 1)):logical_and(yi:ge(0))
-                :logical_and(yi:le(h - 1))
-            local idx = yi:clamp(0, h - 1):mul(w):add(xi:clamp(0, w - 1)):add(1):to("int64")
-            local v = flat:gather(3, idx:reshape(n, 1, ho * wo):expand(n, c, ho * wo))
-            return v:reshape(n, c, ho, wo), inside:to(input.dtype):unsqueeze(2)
+        local k = nd - 2
+        local n, c = input:size(1), input:size(2)
+        -- sizes[j]: the input's size along grid coordinate j (x: the last dim)
+        local sizes, cells, out_sp, npts = {}, 1, {}, 1
+        for j = 1, k do
+            sizes[j] = input:size(nd - j + 1)
+            cells = cells * sizes[j]
+            out_sp[j] = grid:size(1 + j)
+            npts = npts * out_sp[j]
+        end
+        local function coord(j)
+            return unnormalize(grid:select(nd, j), sizes[j], align)
+        end
+        local flat = input:reshape(n, c, cells)
+        local out_shape = { n, c, unpack(out_sp) }
+        local mask_shape = { n, 1, unpack(out_sp) }
+        -- input at integer cells pts (one per coordinate) [N, C, ...], and 1 where inside
+        local function at(pts)
+            local inside, idx
+            for j = k, 1, -1 do
+                local p, s = pts[j], sizes[j]
+                local ok = p:ge(0):logical_and(p:le(s - 1))
+                inside = inside and inside:logical_and(ok) or ok
+                local pc = p:clamp(0, s - 1)
+                idx = idx and idx:mul(s):add(pc) or pc
+            end
+            idx = idx:add(1):to("int64")
+            local v = flat:gather(3, idx:reshape(n, 1, npts):expand(n, c, npts))
+            return v:reshape(out_shape), inside:to(input.dtype):reshape(mask_shape)
         end
         if mode == "bicubic" then -- PyTorch's: the 4 x 4 cells around the unpadded point,
             -- each cell's coordinates padded, Keys' cubic convolution (A = -0.75) weights
-            local ux = unnormalize(grid:select(4, 1), w, align)
-            local uy = unnormalize(grid:select(4, 2), h, align)
+            local w, h = sizes[1], sizes[2]
+            local ux, uy = coord(1), coord(2)
             local bx, by = ux:floor():detach(), uy:floor():detach()
             local A = -0.75
             local function coeffs(t)
@@ -151,7 +196,7 @@ return function(F)
                 local yj = pad_coordinate(by:add(j - 2), h, pmode, align)
                 local row
                 for i = 1, 4 do
-                    local v, inside = at(pad_coordinate(bx:add(i - 2), w, pmode, align), yj)
+                    local v, inside = at({ pad_coordinate(bx:add(i - 2), w, pmode, align), yj })
                     local term = v:mul(inside):mul(cx[i]:unsqueeze(2))
                     row = row and row:add(term) or term
                 end
@@ -160,18 +205,42 @@ return function(F)
             end
             return out
         end
-        if mode == "nearest" then
-            local v, inside = at(x:round():detach(), y:round():detach())
-            return v:mul(inside)
+        local pts = {}
+        for j = 1, k do
+            pts[j] = pad_coordinate(coord(j), sizes[j], pmode, align)
         end
-        local x0, y0 = x:floor():detach(), y:floor():detach()
-        local wx1, wy1 = x:sub(x0), y:sub(y0)
-        local wx0, wy0 = wx1:neg():add(1), wy1:neg():add(1)
+        if mode == "nearest" then
+            local r = {}
+            for j = 1, k do
+                r[j] = pts[j]:round():detach()
+            end
+            local v, inside = at(r)
+            local out = v:mul(inside)
+            if autograd.needs_record(grid) then -- PyTorch's zero gradient for the grid
+                local none = core.zeros(grid.shape, { dtype = "bool", device = grid.device })
+                out = out:add(core.where(none, grid, 0):sum(nd, true):movedim(nd, 2))
+            end
+            return out
+        end
+        -- (tri)linear: the 2^k corners around each point, each weighted by the product of its
+        -- 1-d weights
+        local lo, w1, w0 = {}, {}, {}
+        for j = 1, k do
+            lo[j] = pts[j]:floor():detach()
+            w1[j] = pts[j]:sub(lo[j])
+            w0[j] = w1[j]:neg():add(1)
+        end
         local out
-        for _, corner in ipairs({ { x0, y0, wx0, wy0 }, { x0 + 1, y0, wx1, wy0 },
-            { x0, y0 + 1, wx0, wy1 }, { x0 + 1, y0 + 1, wx1, wy1 } }) do
-            local v, inside = at(corner[1], corner[2])
-            local term = v:mul(corner[3]:mul(corner[4]):unsqueeze(2)):mul(inside)
+        for corner = 0, 2 ^ k - 1 do
+            local cp, wt = {}, nil
+            for j = 1, k do
+                local up = math.floor(corner / 2 ^ (j - 1)) % 2 == 1
+                cp[j] = up and lo[j]:add(1) or lo[j]
+                local wj = up and w1[j] or w0[j]
+                wt = wt and wt:mul(wj) or wj
+            end
+            local v, inside = at(cp)
+            local term = v:mul(wt:unsqueeze(2)):mul(inside)
             out = out and out:add(term) or term
         end
         return out

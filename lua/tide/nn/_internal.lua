@@ -522,10 +522,8 @@ function I.class_loss(input, target, reduction, o, logp, who)
             smooth = smooth
         elseif reduction == "sum" then
             smooth = smooth:sum()
-        elseif weight then
+        else -- over the kept rows (their weights' sum with a weight), as PyTorch 1.13's
             smooth = smooth:sum():div(denom)
-        else
-            smooth = smooth:mean() -- over every row, ignored ones too (PyTorch 1.13)
         end
         loss = loss:mul(1 - eps):add(smooth:mul(eps / c))
     end

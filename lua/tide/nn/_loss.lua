@@ -150,6 +150,45 @@ function L.pointwise(name, keys, fn, extra_reduction)
     return L.signature(cls)
 end
 
+-- a class loss (I.class_loss_entry's arguments) that also takes PyTorch's unbatched form: input
+-- {C} with a 0-d class target (or {C} probabilities) runs as a batch of one, "none" giving 0-d
+function L.class_entry(input, target, reduction, o, logp, who)
+    if autograd.is_tensor(input) and autograd.is_tensor(target) and input:dim() == 1 and
+        (target:dim() == 0 or (target:dim() == 1 and target:is_floating_point())) then
+        local loss = I.class_loss_entry(input:unsqueeze(1), target:unsqueeze(1), reduction, o,
+            logp, who)
+        return reduction == "none" and loss:view({}) or loss
+    end
+    return I.class_loss_entry(input, target, reduction, o, logp, who)
+end
+
+-- binary cross entropy's elementwise -(t log x + (1 - t) log(1 - x)), each log clamped at -100,
+-- with PyTorch's gradients: (x - t) / max(x (1 - x), 1e-12) for x (finite at x = 0 or 1, where
+-- the clamped logs' chain gives NaN) and log(1 - x) - log(x) for t; both differentiate again
+local BCE
+function L.bce_terms(input, target)
+    if BCE == nil then
+        BCE = autograd.Function:extend("BinaryCrossEntropy")
+        function BCE.forward(ctx, x, t)
+            ctx:save_for_backward(x, t)
+            return t:mul(x:log():clamp(-100)):add(t:neg():add(1):mul(
+                x:neg():add(1):log():clamp(-100))):neg()
+        end
+        function BCE.backward(ctx, g)
+            local x, t = ctx.saved_tensors[1], ctx.saved_tensors[2]
+            local gx, gt
+            if ctx.needs_input_grad[1] then
+                gx = g:mul(x:sub(t)):div(x:mul(x:neg():add(1)):clamp_min(1e-12))
+            end
+            if ctx.needs_input_grad[2] then
+                gt = g:mul(x:neg():log1p():sub(x:log()))
+            end
+            return gx, gt
+        end
+    end
+    return BCE.apply(input, target)
+end
+
 -- a loss over class targets (CrossEntropyLoss, NLLLoss: log_probs true); the weight is a
 -- buffer, as PyTorch's: it follows the module's :to()
 function L.class(name, keys, log_probs, base)
@@ -175,7 +214,7 @@ function L.class(name, keys, log_probs, base)
     function cls:forward(...)
         local input, target = L.forward_args(name, { "input", "target" }, ...)
         local ignore, eps = self.ignore_index, self.label_smoothing
-        return I.class_loss_entry(input, target, self.reduction, { weight = self.weight,
+        return L.class_entry(input, target, self.reduction, { weight = self.weight,
             ignore_index = ignore ~= -100 and ignore or nil, -- the defaults: the fused path
             label_smoothing = eps ~= 0 and eps or nil }, log_probs, name)
     end

@@ -392,7 +392,7 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
     m.input_size, m.hidden_size, m.num_layers = input_size, hidden_size, L
     m.bias = opts.bias ~= false
     m.batch_first = opts.batch_first == true
-    m.dropout = p
+    m.dropout = p + 0.0 -- a float, as PyTorch's float(dropout) (0.0 on Lua 5.3+)
     m.bidirectional = opts.bidirectional == true
     if lstm then
         -- h projected to proj_size values a step (0: no projection), as PyTorch's
@@ -407,12 +407,59 @@ function R.init(m, who, kind, input_size, hidden_size, opts)
     end
     local D = m.bidirectional and 2 or 1
     local out_size = (m.proj_size or 0) > 0 and m.proj_size or hidden_size
+    -- PyTorch's name lists: _all_weights (one list a layer and direction) and
+    -- _flat_weights_names (all of them, in that order)
+    local all, flat = {}, {}
     for l = 0, L - 1 do
         for d = 0, D - 1 do
-            R.add_params(m, R.suffix(l, d), l == 0 and input_size or out_size * D, hidden_size,
+            local sfx = R.suffix(l, d)
+            R.add_params(m, sfx, l == 0 and input_size or out_size * D, hidden_size,
                 R.GATES[kind], m.bias, m.proj_size)
+            local names = { "weight_ih" .. sfx, "weight_hh" .. sfx }
+            if m.bias then
+                names[3], names[4] = "bias_ih" .. sfx, "bias_hh" .. sfx
+            end
+            if m.proj_size > 0 then
+                names[#names + 1] = "weight_hr" .. sfx
+            end
+            all[#all + 1] = names
+            for _, n in ipairs(names) do
+                flat[#flat + 1] = n
+            end
         end
     end
+    m._all_weights, m._flat_weights_names = all, flat
+end
+
+-- PyTorch's properties of RNNBase, read through the class's __index (tide.nn.RNNBase):
+-- all_weights, the parameters as _all_weights lists them (one list a layer and direction),
+-- and _flat_weights, those of _flat_weights_names; both read the module's current tensors
+local PROPS = {
+    all_weights = function(m)
+        local all = {}
+        for i, names in ipairs(rawget(m, "_all_weights") or {}) do
+            all[i] = {}
+            for j, n in ipairs(names) do
+                all[i][j] = m[n]
+            end
+        end
+        return all
+    end,
+    _flat_weights = function(m)
+        local flat = {}
+        for i, n in ipairs(rawget(m, "_flat_weights_names") or {}) do
+            flat[i] = m[n]
+        end
+        return flat
+    end,
+}
+
+function R.base_index(m, k)
+    local prop = PROPS[k]
+    if prop then
+        return prop(m)
+    end
+    return getmetatable(m)[k]
 end
 
 -- RNN, LSTM and GRU's shared forward: out, h_n (LSTM: out, {h_n, c_n}); a PackedSequence

@@ -1285,14 +1285,15 @@ end
 function F.cross_entropy(input, target, opts)
     local o, reduction = loss_options(opts, "cross_entropy",
         { "reduction", "weight", "ignore_index", "label_smoothing" })
-    return I.class_loss_entry(input, target, reduction, o, false, "cross_entropy")
+    return require("tide.nn._loss").class_entry(input, target, reduction, o, false,
+        "cross_entropy")
 end
 
 -- log-probabilities [N, C] or [N, C, d1, ...], 1-based class targets; {weight =,
 -- ignore_index = -100}
 function F.nll_loss(input, target, opts)
     local o, reduction = loss_options(opts, "nll_loss", { "reduction", "weight", "ignore_index" })
-    return I.class_loss_entry(input, target, reduction, o, true, "nll_loss")
+    return require("tide.nn._loss").class_entry(input, target, reduction, o, true, "nll_loss")
 end
 
 function F.mse_loss(input, target, opts)
@@ -1310,6 +1311,10 @@ function F.margin_ranking_loss(x1, x2, y, opts)
     tensor_arg(x1, who, "input1")
     tensor_arg(x2, who, "input2")
     tensor_arg(y, who, "target")
+    if x1:dim() ~= x2:dim() or x1:dim() ~= y:dim() then -- PyTorch's check: no broadcast by rank
+        raise(string.format("tide: %s: expected input1, input2 and target of one rank, got %s, " ..
+            "%s and %s", who, shape_str(x1), shape_str(x2), shape_str(y)))
+    end
     local margin = number_opt(o.margin, 0, who, "margin")
     return I.reduce(y:neg():mul(x1 - x2):add(margin):clamp(0, nil), reduction, who)
 end
@@ -1421,8 +1426,7 @@ function F.binary_cross_entropy(input, target, opts)
     I.same_shape_check(input, target, who)
     local weight = optional_tensor(o.weight, who, "weight")
     same_device(input, weight, who, "weight")
-    local loss = target:mul(input:log():clamp(-100)):add(target:neg():add(1):mul(
-        input:neg():add(1):log():clamp(-100))):neg()
+    local loss = require("tide.nn._loss").bce_terms(input, target) -- PyTorch's gradients
     return I.reduce(loss, reduction, who, weight)
 end
 
