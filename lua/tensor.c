@@ -1051,9 +1051,21 @@ static int t_requires_grad_(lua_State *L) {
 }
 
 /* t:set_(u): t's userdata takes u's core tensor (model:to moves parameters in place). A metadata
- * swap, like PyTorch's `p.data = q`: allowed under grad mode. */
+ * swap, like PyTorch's `p.data = q`: allowed under grad mode. t:set_() with no argument takes an
+ * empty storage: size {0}, as PyTorch's. */
 static int t_set_(lua_State *L) {
-    ltensor *a = tl_check(L, 1, "set_"), *b = tl_check(L, 2, "set_");
+    ltensor *a = tl_check(L, 1, "set_");
+    if (lua_isnoneornil(L, 2)) {
+        tide_lua_state *S = TL_STATE(L);
+        int64_t         zero = 0;
+        tl_max_args(L, 1, "set_");
+        lua_settop(L, 1);
+        ltensor *e = tl_push_empty(L);
+        TL_CALL(L, S,
+                tide_tensor_empty(S->ctx, tide_tensor_device(a->t), tide_tensor_dtype(a->t), 1,
+                                  &zero, &e->t));
+    }
+    ltensor *b = tl_check(L, 2, "set_");
     tl_max_args(L, 2, "set_");
     uint64_t was = tide_tensor_version(a->t);
     tide_tensor_retain(b->t);

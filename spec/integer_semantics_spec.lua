@@ -510,6 +510,7 @@ local SHIFTED = { ["i64 argmax"] = { dtype = "int64", v = 2 } }
 -- what tide's error says where PyTorch raises (the `tide: op:` prefix and the gist)
 local TIDE_ERR = {
     ["-bool"] = "tide: neg: negation, the %- operator, on a bool tensor is not supported",
+    ["bool abs"] = "tide: abs: not implemented for bool tensors %(as PyTorch's%)",
     ["bool - bool"] = "tide: sub: subtraction, the %- operator, with a bool tensor",
     ["i32 sub bool"] = "tide: sub: subtraction, the %- operator, with a bool tensor",
     ["bool div trunc"] = "tide: div: rounding_mode \"trunc\" is not implemented for bool tensors",
@@ -554,8 +555,6 @@ local KNOWN = {
     ["i64 add 2.0"] = INTEGRAL, ["i64 floor_divide 2.0"] = INTEGRAL,
     ["i64 floor_divide float"] = INTEGRAL, ["i64 div trunc 2.0"] = INTEGRAL,
     ["i64 mean"] = MEAN, ["i32 mean"] = MEAN, ["bool mean"] = MEAN,
-    ["bool abs"] = "abs of bool: PyTorch raises '\"abs_cpu\" not implemented for 'Bool''; tide " ..
-        "gives the bools back (core abs, C)",
     ["bool mm"] = "mm of bool tensors: PyTorch raises '\"addmm_impl_cpu_\" not implemented for " ..
         "'Bool''; tide gives the logical product (matmul, C; mm alone would disagree with it)",
     ["i32 mm i64"] = "mm of int32 with int64: PyTorch raises 'expected scalar type Int but " ..

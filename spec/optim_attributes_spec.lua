@@ -83,13 +83,13 @@ local OPT = {
         lr = 0.01, maximize = false } },
     { "LBFGS", {}, { history_size = 100, lr = 1, max_eval = 25, max_iter = 20,
         tolerance_change = 1e-09, tolerance_grad = 1e-07 },
-        { "H_diag", "d", "func_evals", "n_iter", "old_dirs", "old_stps", "prev_flat_grad",
-            "prev_loss", "ro", "t" } },
+        { "H_diag", "al", "d", "func_evals", "n_iter", "old_dirs", "old_stps",
+            "prev_flat_grad", "prev_loss", "ro", "t" } },
     { "LBFGS", { lr = 0.5, history_size = 5, line_search_fn = "strong_wolfe" },
         { history_size = 5, line_search_fn = "strong_wolfe", lr = 0.5, max_eval = 25,
             max_iter = 20, tolerance_change = 1e-09, tolerance_grad = 1e-07 },
-        { "H_diag", "d", "func_evals", "n_iter", "old_dirs", "old_stps", "prev_flat_grad",
-            "prev_loss", "ro", "t" } },
+        { "H_diag", "al", "d", "func_evals", "n_iter", "old_dirs", "old_stps",
+            "prev_flat_grad", "prev_loss", "ro", "t" } },
 }
 
 -- tide's own bookkeeping in opt.state[p] (the device and dtype the state was made for)
@@ -139,7 +139,6 @@ describe("optimizers' attributes as PyTorch 1.13's", function()
     pending("foreach = None in defaults: a Lua table cannot hold nil")
     pending("state step (and ASGD's eta/mu, NAdam's mu_product, LBFGS's H_diag) a 0-d tensor " ..
         "in PyTorch 1.13: tide keeps Lua numbers (Cls.scalar_state, docs/API.md)")
-    pending("LBFGS state 'al' (the two-loop's scratch list): tide keeps it local to the step")
     pending("SGD without momentum: PyTorch's state_dict()['state'][i] is {momentum_buffer = " ..
         "None} ({} in Lua); tide's sd.state[i] is nil after a step (docs/API.md says {})")
     pending("LBFGS state_dict()'s param_groups[1].line_search_fn = 'strong_wolfe': nil in " ..

@@ -2518,12 +2518,9 @@ describe("type promotion: every pair of dtypes as PyTorch 1.13", function()
         "(x86 masks the count); tide gives 0, as PyTorch 2 (needs nothing)")
     pending("matmul of mixed dtypes: PyTorch raises 'expected both vectors to have same " ..
         "dtype' (and bool matmul 'not implemented'); tide promotes (core matmul, C: src/)")
-    pending("pow of two bool tensors: PyTorch raises 'pow not implemented for Bool'; tide " ..
-        "gives bool (C)")
 end)
 
 local SKNOWN = {
-    abs_bool = "abs of bool: PyTorch raises 'abs_cpu not implemented for Bool'; tide gives it",
     mean_bool = "mean of bool: PyTorch raises 'mean(): could not infer output dtype'; tide " ..
         "gives float32 (reductions, not owned)",
     mean_int = "mean of int64: PyTorch raises 'mean(): could not infer output dtype'; tide " ..

@@ -319,9 +319,15 @@ describe("views and in-place ops (PyTorch 1.13's)", function()
     end)
 
     it("set_() with no source empties the tensor, as PyTorch's", function()
-        pending("PyTorch's t.set_() gives t size [0], stride [1]; tide's set_ needs a tensor " ..
-            "(tide: set_: argument #2 must be a tensor, got no value), and has no " ..
-            "set_(storage, offset, size, stride) form (no untyped_storage)")
+        -- t = torch.ones(2, 3); t.set_(): size [0], stride [1], dtype kept, the same object
+        local t = tide.ones(2, 3, { dtype = "float64" })
+        local v0 = t:_version()
+        assert.is_true(rawequal(t, t:set_()))
+        assert.are.same({ 0 }, t:size())
+        assert.are.same({ 1 }, t:stride())
+        assert.are.equal("float64", t.dtype)
+        assert.is_true(t:_version() > v0)
+        pending("set_(storage, offset, size, stride): tide has no untyped_storage")
     end)
 
     it("resize_ shrinking, growing, keeping the offset", function()

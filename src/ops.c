@@ -95,7 +95,8 @@ static tide_status unalias(tide_ctx *ctx, const char *op, const tide_tensor **x,
 }
 
 /* PyTorch's refusals of a bool operand where the result would be arithmetic on truth values:
- * subtraction (either side) and negation, with its advice for inverting a mask */
+ * subtraction (either side) and negation, with its advice for inverting a mask; abs and relu
+ * (pow of two bool tensors: tide_binary) */
 static tide_status no_bool_arith(tide_op op, tide_dtype a, tide_dtype b) {
     if (op == TIDE_OP_SUB && (a == TIDE_DTYPE_BOOL || b == TIDE_DTYPE_BOOL))
         return tide_seterr(TIDE_EDTYPE,
@@ -107,6 +108,11 @@ static tide_status no_bool_arith(tide_op op, tide_dtype a, tide_dtype b) {
                            "neg: negation, the - operator, on a bool tensor is not supported (as "
                            "PyTorch's); to invert a mask use logical_not() or ~, else convert "
                            "with :long() or :float() first");
+    if ((op == TIDE_OP_ABS || op == TIDE_OP_RELU) && a == TIDE_DTYPE_BOOL)
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: not implemented for bool tensors (as PyTorch's); convert with "
+                           ":long() or :float() first",
+                           tide_op_name(op));
     return TIDE_OK;
 }
 
@@ -120,6 +126,10 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     if (*out)
         TIDE_TRY(tide_check_same_device(name, a, *out));
     TIDE_TRY(no_bool_arith(op, a->dtype, b->dtype));
+    if (op == TIDE_OP_POW && a->dtype == TIDE_DTYPE_BOOL && b->dtype == TIDE_DTYPE_BOOL)
+        return tide_seterr(TIDE_EDTYPE,
+                           "pow: not implemented for two bool tensors (as PyTorch's); convert "
+                           "with :long() or :float() first");
     tide_device *dev = a->storage->dev;
 
     tide_dtype cdt = tide_promote_operands(a, b);

@@ -186,12 +186,18 @@ local function inv_t(A)
     return L.inv(A):transpose(-2, -1)
 end
 
--- det: g det inv(A)^T (A invertible: a singular A runs the ops above, whose gradient is exact)
+-- det: g det inv(A)^T; 0 where g det is 0 (a singular A's: PyTorch 1.13's lu_solve of a zero
+-- right side), inv_ex's NaN there masked
 autograd.def {
     name = "linalg_det",
     reads = { 1, "out" },
     backward = function(nd, g)
-        return (g * nd.out):unsqueeze(-1):unsqueeze(-1) * inv_t(nd[1])
+        local d = (g * nd.out):unsqueeze(-1):unsqueeze(-1)
+        local zero = d:eq(0)
+        if not zero:any():item() then
+            return d * inv_t(nd[1])
+        end
+        return (d * L.inv_ex(nd[1]):transpose(-2, -1)):masked_fill(zero, 0)
     end,
 }
 
@@ -293,10 +299,7 @@ function L.det(A)
     local kd = autograd.no_grad(function()
         local LU, _, sign, d = kernel_lu(A)
         if LU then
-            local det = sign * d:prod(-1)
-            if not (recording(A) and det:eq(0):any():item()) then
-                return det
-            end
+            return sign * d:prod(-1) -- recorded: linalg_det's gradient is 0 where it is 0
         end
     end)
     if kd then
@@ -310,9 +313,15 @@ function L.det(A)
 end
 
 -- raises when U has a zero on its diagonal (one read back: the error needs the host)
-local function check_invertible(op, LU)
+local function check_invertible(op, LU, At)
     local zero = diag_of(LU):eq(0)
     if zero:any():item() then
+        if At then -- inv's: PyTorch 1.13 factors a row-major A transposed and names its element
+            local zt = autograd.no_grad(function()
+                return diag_of(K.lu_factor(At) or lu(At)):eq(0)
+            end)
+            zero = zt:any():item() and zt or zero
+        end
         local first = zero:to("int64"):argmax(-1):reshape(-1)[1]:item()
         raise(("tide: %s: the matrix is singular (U's diagonal element %d is zero after " ..
             "pivoting); check the input, or regularise it (add a small multiple of the " ..
@@ -356,11 +365,11 @@ local function lu_solve(LU, perm, B)
 end
 
 -- X = solve(A, B) by the device's LU (nil where it has none), recorded as one node
-local function kernel_solve(op, A, B)
+local function kernel_solve(op, A, B, named)
     local X = autograd.no_grad(function()
         local LU, piv = K.lu_factor(A)
         if LU then
-            check_invertible(op, LU)
+            check_invertible(op, LU, named and A:transpose(-2, -1))
             return K.lu_solve(LU, piv, B)
         end
     end)
@@ -428,12 +437,12 @@ function L.inv(A)
     matrix(op, A)
     local n = A:size(-1)
     local I = core.eye(n, { dtype = A.dtype, device = A.device }):expand(A:size())
-    local X = kernel_solve(op, A, I)
+    local X = kernel_solve(op, A, I, true)
     if X then
         return X
     end
     local LU, _, perm = lu(A)
-    check_invertible(op, LU)
+    check_invertible(op, LU, A:transpose(-2, -1))
     return lu_solve(LU, perm, I)
 end
 
@@ -899,9 +908,9 @@ local SVD_OPTIONS = { "full_matrices" }
 
 -- svd(A[, {full_matrices = true}]): U, S (descending) and Vh with A = U diag(S) Vh; reduced
 -- (U [..., m, k], Vh [..., k, n], k = min(m, n)) with full_matrices = false. A pair of
--- singular vectors' sign is arbitrary (LAPACK's may differ). The gradient is for the reduced
--- form: with full_matrices = true (PyTorch's default, whose extra columns are arbitrary), a
--- gradient is refused, as PyTorch refuses it
+-- singular vectors' sign is arbitrary (LAPACK's may differ). The gradient is the reduced
+-- form's: with full_matrices = true (PyTorch's default) the extra columns, arbitrary, get none
+-- (PyTorch 1.13 narrows gU and gVh the same way)
 function L.svd(A, opts)
     local op = "linalg.svd"
     matrix(op, A, 1, true)
@@ -910,10 +919,6 @@ function L.svd(A, opts)
     full = full == nil or full
     local m, n = A:size(-2), A:size(-1)
     local k = math.min(m, n)
-    if full and autograd.needs_record(A) then
-        raise(("tide: %s: the gradient of the full U and Vh is not defined (their extra " ..
-            "columns are arbitrary; nor in PyTorch); pass {full_matrices = false}"):format(op))
-    end
     local packed = autograd.no_grad(function()
         local ku, ks, kvh = K.svd(A) -- the device's own solver (LAPACK on the CPU)
         if ku then
@@ -947,9 +952,14 @@ function L.svd(A, opts)
         nd.svd_m, nd.svd_k, nd.svd_n = m, k, n
     end
     local U, S, Vh = unpack_svd(packed, m, k, n)
+    local function extra(Q) -- the completion's columns, not differentiated
+        return autograd.no_grad(function()
+            return complete_columns(Q:detach()):narrow(-1, k + 1, Q:size(-2) - k)
+        end)
+    end
     if full then
-        U = m > k and complete_columns(U) or U
-        Vh = n > k and complete_columns(Vh:transpose(-2, -1)):transpose(-2, -1) or Vh
+        U = m > k and core.cat({ U, extra(U) }, -1) or U
+        Vh = n > k and core.cat({ Vh, extra(Vh:transpose(-2, -1)):transpose(-2, -1) }, -2) or Vh
     end
     return U, S, Vh
 end
@@ -1194,6 +1204,10 @@ function L.cross(a, b, opts)
     check(op, b, 2)
     same_device(op, a, b)
     local dim = args.options(op, opts, DIM, "{dim = 1}").dim or -1
+    if a:dim() ~= b:dim() then
+        raise(("tide: %s: inputs must have the same number of dimensions (PyTorch's rule), " ..
+            "got %s and %s"):format(op, shape_str(a:size()), shape_str(b:size())))
+    end
     local d = args.dim_of(op, a, dim)
     if a:size(d) ~= 3 or b:size(d) ~= 3 then
         raise(("tide: %s: dim %d must have size 3 in both, got %s and %s"):format(op, d,
@@ -1207,6 +1221,8 @@ function L.cross(a, b, opts)
 end
 
 local NORM_OPTIONS = { "ord", "dim", "keepdim" }
+-- and the keyword-only dtype (PyTorch's: x is converted to it first)
+local NORM_KEYWORDS = { "ord", "dim", "keepdim", "dtype" }
 
 -- (sum |x|^p)^(1/p) over dims (descending, kept when keep) as one node with PyTorch 1.13's
 -- norm_backward: 0 where the norm is 0 (the zero vector's subgradient; the chain rule through
@@ -1250,8 +1266,11 @@ function L.vector_norm(x, ...)
     local op = "linalg.vector_norm"
     local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
     check(op, x)
+    local o = args.options(op, opts, NORM_KEYWORDS, "{ord = 1}")
+    if o.dtype ~= nil then
+        x = x:to(o.dtype)
+    end
     args.float_input(op, x)
-    local o = args.options(op, opts, NORM_OPTIONS, "{ord = 1}")
     local ord, keep = o.ord == nil and 2 or o.ord, o.keepdim == true
     if type(ord) ~= "number" then
         raise(("tide: %s: ord must be a number (inf for the max), got %s"):format(op,
@@ -1288,8 +1307,13 @@ function L.vector_norm(x, ...)
         local f = ord > 0 and "amax" or "amin"
         return #dims == 0 and a or a[f](a, dims, keep)
     elseif ord == 0 then
-        a = a:ne(0):to(x.dtype)
-        return over("sum")
+        a = a:ne(0):to(x.dtype) -- (over reads a)
+        local r = over("sum")
+        if autograd.needs_record(x) then -- a count: its gradient is 0, as PyTorch's (no error)
+            a = x:masked_fill(core.ones(x:size(), { dtype = "bool", device = x.device }), 0)
+            r = r + over("sum")
+        end
+        return r
     elseif ord == 1 then
         return over("sum")
     end
@@ -1302,7 +1326,10 @@ function L.matrix_norm(A, ...)
     local op = "linalg.matrix_norm"
     local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
     matrix(op, A, 1, true)
-    local o = args.options(op, opts, NORM_OPTIONS, '{ord = "fro"}')
+    local o = args.options(op, opts, NORM_KEYWORDS, '{ord = "fro"}')
+    if o.dtype ~= nil then
+        A = A:to(o.dtype)
+    end
     local ord, keep = o.ord == nil and "fro" or o.ord, o.keepdim == true
     local dims = o.dim or { -2, -1 }
     if type(dims) ~= "table" or #dims ~= 2 then
@@ -1343,9 +1370,13 @@ function L.norm(x, ...)
     local op = "linalg.norm"
     local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
     check(op, x)
-    local o = args.options(op, opts, NORM_OPTIONS, "{ord = 2}")
+    local o = args.options(op, opts, NORM_KEYWORDS, "{ord = 2}")
     if type(o.ord) == "string" or (type(o.dim) == "table" and #o.dim == 2) then
         return L.matrix_norm(x, o)
+    end
+    if o.ord ~= nil and o.dim == nil and x:dim() > 2 then
+        raise(("tide: %s: If dim is not specified but ord is, the input must be 1D or 2D. " ..
+            "Got %dD. (PyTorch's rule; pass dim)"):format(op, x:dim()))
     end
     if o.ord ~= nil and o.dim == nil and x:dim() == 2 then -- ord without dim: a 2-D matrix norm
         return L.matrix_norm(x, o)
@@ -1353,13 +1384,18 @@ function L.norm(x, ...)
     return L.vector_norm(x, o)
 end
 
-local RANK_OPTIONS = { "atol", "rtol", "hermitian" }
+local RANK_OPTIONS = { "atol", "rtol", "hermitian", "tol", "rcond" }
 
 -- the tolerance below which a singular value counts as 0: max(atol, rtol * the largest), rtol
 -- eps * max(m, n) when neither is given (PyTorch's rule); S [..., k]
 local function cutoff(op, A, S, opts)
     local o = args.options(op, opts, RANK_OPTIONS, "{rtol = 1e-10}")
     local atol, rtol = o.atol or 0, o.rtol
+    if o.tol ~= nil then -- matrix_rank's older tol (PyTorch 1.13's): atol = tol, rtol = 0
+        atol, rtol = o.tol, o.rtol or 0
+    elseif o.rcond ~= nil then -- pinv's older rcond: rtol
+        rtol = o.rcond
+    end
     if rtol == nil then
         rtol = o.atol ~= nil and 0 or (EPS[A.dtype] or EPS.float32) *
             math.max(A:size(-2), A:size(-1))
@@ -1384,6 +1420,9 @@ end
 
 function L.pinv(A, opts)
     local op = "linalg.pinv"
+    if type(opts) == "number" then -- PyTorch's positional rcond
+        opts = { rcond = opts }
+    end
     matrix(op, A, 1, true)
     float_only(op, A)
     return (pinv_svd(op, A, opts))
@@ -1392,6 +1431,9 @@ end
 -- matrix_rank(A[, {atol =, rtol =, hermitian =}]): the singular values above the cutoff, int64
 function L.matrix_rank(A, opts)
     local op = "linalg.matrix_rank"
+    if type(opts) == "number" then -- PyTorch's positional tol
+        opts = { tol = opts }
+    end
     matrix(op, A, 1, true)
     float_only(op, A)
     return autograd.no_grad(function()
@@ -1457,7 +1499,14 @@ function L.cond(A, p)
         return p == -2 and 1 / r or r
     end
     matrix(op, A)
-    return L.matrix_norm(A, { ord = p }) * L.matrix_norm(L.inv(A), { ord = p })
+    if p ~= "fro" and p ~= "nuc" and p ~= 1 and p ~= -1 and p ~= math.huge and
+        p ~= -math.huge then
+        L.matrix_norm(A, { ord = p }) -- raises for an unknown p
+    end
+    -- a singular matrix's is inf, as PyTorch's (inv_ex: no error)
+    local Ainv, info = L.inv_ex(A)
+    local c = L.matrix_norm(A, { ord = p }) * L.matrix_norm(Ainv, { ord = p })
+    return c:masked_fill(info:ne(0), math.huge)
 end
 
 -- PyTorch's Tensor methods and torch.X functions over these (an argument they do not take

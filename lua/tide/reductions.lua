@@ -384,7 +384,12 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
     elseif p == -math.huge then
         return reduce(a, "amin")
     elseif p == 0 then
-        return reduce(x:ne(0):to(x.dtype), "sum")
+        local r = reduce(x:ne(0):to(x.dtype), "sum")
+        if autograd.needs_record(x) then -- a count: its gradient is 0, as PyTorch's (no error)
+            local all = core.ones(x:size(), { dtype = "bool", device = x.device })
+            r = r + reduce(x:masked_fill(all, 0), "sum")
+        end
+        return r
     elseif p == 1 then
         return reduce(a, "sum")
     elseif p == 2 then

@@ -34,8 +34,8 @@ local INTEGRAL = {
     cuda = { "int32", "int64", "uint8", "bool" },
 }
 local INTEGER = { cpu = { "int32", "int64", "uint8" }, cuda = { "int32", "int64", "uint8" } }
--- every dtype but bool: sub and neg refuse it, as PyTorch's ("Subtraction, the `-` operator,
--- with a bool tensor is not supported")
+-- every dtype but bool: sub, neg, abs, relu and pow refuse it, as PyTorch's ("Subtraction, the `-`
+-- operator, with a bool tensor is not supported", "abs_cpu" not implemented for 'Bool')
 local NOT_BOOL = {}
 for kind, dts in pairs(M.device_dtypes) do
     NOT_BOOL[kind] = {}
@@ -99,7 +99,7 @@ M.ops = {
     sub = { grad = {}, dtypes = NOT_BOOL },
     mul = { grad = {} },
     div = { grad = { domain = DIVISOR } },
-    pow = { grad = { domain = { POS, { -2, 2 } } } },
+    pow = { grad = { domain = { POS, { -2, 2 } } }, dtypes = NOT_BOOL }, -- 2 bools raise
     remainder = { grad = { domain = MODULO } },
     fmod = { grad = { domain = MODULO } },
     floor_divide = {
@@ -147,14 +147,14 @@ M.ops = {
     lcm = { dtypes = INTEGER, torch_differs = WRAPPED_SIGN },
     -- unary
     neg = { grad = {}, dtypes = NOT_BOOL },
-    abs = { grad = { avoid = { 0 } } },
+    abs = { grad = { avoid = { 0 } }, dtypes = NOT_BOOL },
     exp = { grad = {} },
     log = { grad = { domain = POS } },
     sqrt = { grad = { domain = POS } },
     rsqrt = { grad = { domain = POS } },
     tanh = { grad = {} },
     sigmoid = { grad = {} },
-    relu = { grad = { avoid = { 0 } } },
+    relu = { grad = { avoid = { 0 } }, dtypes = NOT_BOOL },
     gelu = { grad = {} },
     sin = { grad = {} },
     cos = { grad = {} },

@@ -288,7 +288,24 @@ def {
             -- nothing else holds it (g_free) and no view shares its memory
             return K.relu_backward(g, y, g_free)
         end
+        if needs(y) then -- create_graph: PyTorch's threshold_backward node, y's gradient 0
+            return require("tide.autograd.engine").define("relu_backward")(g, y)
+        end
         return core.where(y:le(0), 0, g)
+    end,
+}
+
+-- relu's gradient where its own graph is recorded: g's gradient masked as g was, y's zero (so
+-- the first gradient requires grad with y and a second backward reaches y, as PyTorch's)
+def {
+    name = "relu_backward",
+    reads = { 2 },
+    forward = function(_, g, y)
+        return core.where(y:le(0), 0, g)
+    end,
+    backward = function(nd, gg)
+        local g, y = nd[1], nd[2]
+        return needs(g) and core.where(y:le(0), 0, gg) or nil, needs(y) and zeros_like(y, gg) or nil
     end,
 }
 

@@ -24,6 +24,9 @@ local OPTIONS = { "create_graph", "strict" }
 -- jacobian's and hessian's: vectorize (PyTorch's speed hint: the results are the same) and
 -- strategy (jacobian's "forward-mode" gives reverse mode's values)
 local MATRIX_OPTIONS = { "create_graph", "strict", "vectorize", "strategy" }
+-- hessian's: PyTorch's outer_jacobian_strategy too (the outer jacobian's strategy)
+local HESSIAN_OPTIONS = { "create_graph", "strict", "vectorize", "strategy",
+    "outer_jacobian_strategy" }
 
 local function options(who, opts, known)
     local o = args.options(who, opts, known or OPTIONS, "{create_graph = true}")
@@ -179,14 +182,22 @@ end
 
 function M.hessian(f, inputs, opts)
     local who = "hessian"
-    local create, strict = options(who, opts, MATRIX_OPTIONS)
+    local create, strict = options(who, opts, HESSIAN_OPTIONS)
+    local outer = opts and opts.outer_jacobian_strategy
+    if outer ~= nil and outer ~= "reverse-mode" and outer ~= "forward-mode" then
+        raise(("tide: hessian: outer_jacobian_strategy must be \"forward-mode\" or " ..
+            "\"reverse-mode\", got %s"):format(tostring(outer)))
+    end
     local function gradient_of(...)
         local xs = { ... }
         local outs, outs_list = outputs_of(who, f, xs)
         local out = scalar_output(who, outs, outs_list)
         return gradients(who, out:reshape({}), xs, nil, true, strict)
     end
-    local r = M.jacobian(gradient_of, inputs, { create_graph = create, strict = strict })
+    -- the outer jacobian takes the strategy (and its checks: forward-mode's values are reverse
+    -- mode's, as jacobian's)
+    local r = M.jacobian(gradient_of, inputs, { create_graph = create, strict = strict,
+        vectorize = opts and opts.vectorize, strategy = outer })
     if is_tensor(inputs) then
         return r[1]
     end

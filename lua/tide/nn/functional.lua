@@ -250,6 +250,14 @@ function F.linear(input, weight, bias, opts)
     tensor_arg(input, who, "input")
     tensor_arg(weight, who, "weight")
     optional_tensor(bias, who, "bias")
+    if weight:dim() == 1 and input:dim() > 0 and input:size(-1) == weight:size(1) then
+        if bias then -- (PyTorch 1.13 raises too: "mat2 must be a matrix")
+            raise("tide: linear: a 1-D weight takes no bias; got bias " .. shape_str(bias))
+        end
+        same_device(input, weight, who, "weight")
+        I.check_dtype(input, weight, who)
+        return input:matmul(weight) -- PyTorch's: x @ w, the last dim dropped
+    end
     if weight:dim() ~= 2 then
         raise("tide: linear: expected a 2-D weight {out, in}, got " .. shape_str(weight))
     end

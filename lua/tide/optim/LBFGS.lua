@@ -5,7 +5,8 @@
 -- enabled) as PyTorch's does: the closure zeroes the gradients, computes the loss, calls
 -- backward and returns the loss; step returns the first loss. One parameter group; every
 -- parameter on one device, in one dtype. The state, PyTorch's, is kept on the first parameter;
--- its history (old_dirs, old_stps: lists of vectors) saves as {k, n} tensors and ro as a list.
+-- its history (old_dirs, old_stps: lists of vectors) saves as {k, n} tensors, ro and al (the
+-- two-loop recursion's coefficients, PyTorch's state['al']) as lists.
 local compat = require("tide._compat")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -340,7 +341,10 @@ local function run(self, closure)
             end
             -- the two-loop recursion: the inverse Hessian estimate times the gradient
             local num_old = #old_dirs
-            local al = {}
+            -- PyTorch's state['al'] (its list of history_size slots; the slots never written
+            -- are its Nones, left out here)
+            local al = state.al or {}
+            state.al = al
             local q = flat_grad:neg()
             for i = num_old, 1, -1 do
                 al[i] = dot(old_stps[i], q) * ro[i]
@@ -424,7 +428,9 @@ function LBFGS:step(closure)
     return res
 end
 
--- ---- state dict: the history lists as {k, n} tensors and ro as a list of numbers ----
+-- ---- state dict: the history lists as {k, n} tensors, ro and al as lists of numbers ----
+
+local NUMBER_LISTS = { "ro", "al" }
 
 function LBFGS:state_dict()
     local p = self.param_groups[1].params[1]
@@ -440,8 +446,11 @@ function LBFGS:state_dict()
         local list = st[k]
         flat[k] = list and #list > 0 and core.stack(list, 1) or nil
     end
-    if st.ro then
-        flat.ro = #st.ro > 0 and core.tensor(st.ro, { dtype = "float64", device = "cpu" }) or nil
+    for _, k in ipairs(NUMBER_LISTS) do
+        local list = st[k]
+        if list then
+            flat[k] = #list > 0 and core.tensor(list, { dtype = "float64", device = "cpu" }) or nil
+        end
     end
     self.state[p] = flat
     local ok, sd = pcall(base_state_dict.state_dict, self)
@@ -468,6 +477,7 @@ function LBFGS:load_state_dict(sd)
             st[k] = list
         end
         st.ro = st.ro and st.ro:to("float64"):cpu():totable() or {}
+        st.al = st.al and st.al:to("float64"):cpu():totable() or nil
     end
 end
 

@@ -81,7 +81,8 @@ function U.broadcast_shapes(who, ...)
     for i = 1, n do
         local size = 1
         for _, s in ipairs(shapes) do
-            local v = s[#s - n + i]
+            local j = #s - n + i -- (a size table reads s[-1] as its last size: j >= 1 only)
+            local v = j >= 1 and s[j] or nil
             if v ~= nil and v ~= 1 then
                 if size ~= 1 and size ~= v then
                     local strs = {}

@@ -38,7 +38,7 @@ function CyclicLR:init(opts)
         opts.max_lr, "max_lr")
     local up = positive(self, opts, "step_size_up", 2000)
     local down = opts.step_size_down == nil and up or positive(self, opts, "step_size_down")
-    self.total_size = up + down
+    self.total_size = up + down + 0.0 -- a float, as PyTorch's float(step_size_up) + ...
     self.step_ratio = up / self.total_size
     self.gamma = self:number(opts, "gamma", 1.0)
     self.mode = opts.mode or "triangular" -- PyTorch's attribute (scale_fn, if given, wins)

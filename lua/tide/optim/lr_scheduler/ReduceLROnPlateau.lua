@@ -123,6 +123,7 @@ function ReduceLROnPlateau:step(metric, epoch)
         raise("tide: " .. who .. ": expected the metric as a number (such as the validation " ..
             "loss), got " .. type(metric))
     end
+    metric = metric + 0.0 -- PyTorch's float(metrics): best is a float (5.4's 1 is 1.0)
     self.last_epoch = self.last_epoch + 1
     if self:is_better(metric, self.best) then
         self.best = metric
