@@ -156,11 +156,29 @@ static int o_contiguous(lua_State *L) {
     return tl_done(L, S, a->requires_grad ? "contiguous" : NULL, 1);
 }
 
+/* narrow's start: an integer, or a 0-d integer tensor holding one (PyTorch's; 1-based too) */
+static lua_Integer narrow_start(lua_State *L, tide_lua_state *S) {
+    ltensor *s = tl_test(L, 3);
+    if (!s)
+        return tl_check_int(L, 3, "narrow", "start");
+    if (!s->t)
+        return tl_error(L, "tide: narrow: attempt to use a freed tensor");
+    tide_dtype dt = tide_tensor_dtype(s->t);
+    if (tide_tensor_ndim(s->t) != 0 || tide_dtype_is_float(dt) || dt == TIDE_DTYPE_BOOL)
+        return tl_error(L,
+                        "tide: narrow: start must be an integer or a 0-d integer tensor, got a "
+                        "%s tensor with %d dims",
+                        tide_dtype_name(dt), tide_tensor_ndim(s->t));
+    tide_scalar v;
+    TL_CALL(L, S, tide_tensor_item_x(S->ctx, s->t, &v));
+    return (lua_Integer)v.i;
+}
+
 static int o_narrow(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "narrow");
     int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "narrow", "dim"), "narrow", 0);
-    lua_Integer     start = tl_check_int(L, 3, "narrow", "start");
+    lua_Integer     start = narrow_start(L, S);
     lua_Integer     len = tl_check_int(L, 4, "narrow", "length");
     int64_t         size = tide_tensor_shape(a->t)[dim];
     int64_t         s0 = start >= 1 ? start - 1 : size + start;
@@ -241,8 +259,12 @@ static int o_squeeze(lua_State *L) {
     int             nargs = 2;
     tl_max_args(L, 2, "squeeze");
     int d = -1;
-    if (!lua_isnoneornil(L, 2))
-        d = tl_dim(L, a->t, tl_check_int(L, 2, "squeeze", "dim"), "squeeze", 0);
+    if (!lua_isnoneornil(L, 2)) {
+        lua_Integer v = tl_check_int(L, 2, "squeeze", "dim");
+        /* a 0-d tensor takes dim 1 or -1 and stays as it is (PyTorch's squeeze(0) and (-1)) */
+        if (tide_tensor_ndim(a->t) > 0 || (v != 1 && v != -1))
+            d = tl_dim(L, a->t, v, "squeeze", 0);
+    }
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_squeeze(a->t, d, &r->t));
     return tl_done_view(L, S, a, "squeeze", nargs);

@@ -377,7 +377,9 @@ describe("Transformer layers as PyTorch 1.13's", function()
         local names = setp(st)
         -- PyTorch's names with tide's 1-based lists (docs/API.md)
         for i, n in ipairs(E.stack.names) do
-            E.stack.names[i] = n:gsub("layers%.(%d)", function(d) return "layers." .. (d + 1) end)
+            E.stack.names[i] = n:gsub("layers%.(%d)", function(d)
+                return "layers." .. (tonumber(d) + 1) -- (5.3: "0" + 1 is 1.0)
+            end)
         end
         assert.are.same(E.stack.names, names)
         check(E.stack.out, st(inp({ 3, 2, 4 }, 1), { mask = inp({ 3, 3 }, 4) }), "out")

@@ -730,15 +730,7 @@ local FT = {
 }
 
 -- PyTorch differs here; each is a pending() below with its reason
-local KNOWN = {
-    -- composites of where() in tide.nn.functional: the first gradient is where(mask, g, 0),
-    -- constant in x and not requiring grad; PyTorch's native op records
-    -- HardtanhBackwardBackward / LeakyReluBackwardBackward, whose gradient to x is zeros
-    hardtanh = "F.hardtanh is where-composed (nn/functional.lua): its first gradient does not " ..
-        "require grad, PyTorch's does (second derivative zeros, not nil)",
-    leaky_relu = "F.leaky_relu is where-composed (nn/functional.lua): its first gradient does " ..
-        "not require grad, PyTorch's does (second derivative zeros, not nil)",
-}
+local KNOWN = {}
 
 local function flat(t)
     return t:contiguous():reshape(-1):totable()

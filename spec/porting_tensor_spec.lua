@@ -730,7 +730,7 @@ describe("scans, reductions and searches, PyTorch's values (" .. DEV .. ")", fun
             "tide.no_grad or on detach()ed tensors")
         x = t64(X)
         assert.has_error(function() x:cov({ fweights = x }) end,
-            'tide: cov: option "fweights" is not supported yet')
+            'tide: cov: fweights must be 1-D, got {3, 4}')
         assert.has_error(function() tide.trapezoid(x, t64({ 1, 2 })) end,
             "tide: trapezoid: x has 2 points but dim 2 of y has 4")
         assert.has_error(function() tide.bincount(on({ 0, 1 })) end,

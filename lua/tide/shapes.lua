@@ -306,8 +306,8 @@ end
 local MESHGRID = { "indexing" }
 
 -- tide.meshgrid(t1, t2, ...[, {indexing = "ij"}]) or meshgrid({t1, t2, ...}[, opts]): the 1-D
--- tensors expanded to a grid of their sizes, one view each; "xy" swaps the first two dims
--- (NumPy's and Matlab's order)
+-- tensors (of one dtype, as PyTorch's) expanded to a grid of their sizes, one view each; "xy"
+-- swaps the first two dims (NumPy's and Matlab's order)
 function M.functions.meshgrid(...)
     local a = { n = select("#", ...), ... }
     local ts, opts = a, nil
@@ -334,6 +334,10 @@ function M.functions.meshgrid(...)
         if ts[i]:dim() > 1 then
             raise(("tide: meshgrid: tensor %d must be 0-D or 1-D, got %d-D"):format(i,
                 ts[i]:dim()))
+        end
+        if ts[i].dtype ~= ts[1].dtype then
+            raise(("tide: meshgrid: expects all tensors to have the same dtype; tensor 1 is " ..
+                "%s, tensor %d is %s"):format(ts[1].dtype, i, ts[i].dtype))
         end
         sizes[i] = ts[i]:numel()
     end

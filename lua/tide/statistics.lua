@@ -362,17 +362,34 @@ require("tide.pointwise").with_inplace("renorm", renorm)
 
 local COV_OPTIONS = { "correction", "fweights", "aweights" }
 
--- cov([{correction = 1}]): the covariance of the rows (variables) of a 1-D or 2-D x, whose
--- columns are observations; a 0-D result for one variable. fweights and aweights are not
--- supported yet
+-- a weight vector of cov (fweights: integral counts; aweights: floats), 1-D of n values >= 0
+local function cov_weights(name, w, n, integral)
+    if w == nil then
+        return nil
+    end
+    if not core.is_tensor(w) then
+        raise(("tide: cov: %s must be a tensor, got %s"):format(name, type(w)))
+    elseif w:dim() > 1 then
+        raise(("tide: cov: %s must be 1-D, got %s"):format(name, shape_str(w:size())))
+    elseif w:numel() ~= n then
+        raise(("tide: cov: %s has %d values for %d observations (the columns)")
+            :format(name, w:numel(), n))
+    elseif (FLOAT[w.dtype] == nil) ~= integral then
+        raise(("tide: cov: %s must be %s, got %s"):format(name,
+            integral and "an integer tensor" or "a float tensor", w.dtype))
+    elseif no_grad(function() return w:lt(0):any():item() end) then
+        raise(("tide: cov: %s cannot be negative"):format(name))
+    end
+    return w:reshape(-1)
+end
+
+-- cov([{correction = 1, fweights =, aweights =}]): the covariance of the rows (variables) of a
+-- 1-D or 2-D x, whose columns are observations, weighted by fweights (integer repeat counts)
+-- and aweights (float importances), PyTorch's formula; a 0-D result for one variable
 function Tensor.cov(x, opts, ...)
     args.no_extra("cov", 2, ...)
     check("cov", x)
     local o = args.options("cov", opts, COV_OPTIONS, "{correction = 0}")
-    if o.fweights ~= nil or o.aweights ~= nil then
-        raise(("tide: cov: option \"%s\" is not supported yet"):format(
-            o.fweights ~= nil and "fweights" or "aweights"))
-    end
     local correction = o.correction == nil and 1 or integer("cov", o.correction, "correction")
     if x:dim() > 2 then
         raise(("tide: cov: expected a 1-D or 2-D input, got %s"):format(shape_str(x:size())))
@@ -382,9 +399,33 @@ function Tensor.cov(x, opts, ...)
         v = v:to(core.get_default_dtype())
     end
     local n = v:size(2)
-    local norm = math.max(n - correction, 0)
-    local c = v - v:mean(2, true)
-    local r = c:matmul(c:t()) / norm
+    local fw = cov_weights("fweights", o.fweights, n, true)
+    local aw = cov_weights("aweights", o.aweights, n, false)
+    local w = fw and fw:to(v.dtype)
+    if aw then
+        same_device("cov", v, aw)
+        w = w and w * aw:to(v.dtype) or aw:to(v.dtype)
+    end
+    local c, norm
+    if w then
+        same_device("cov", v, w)
+        local wsum = w:sum()
+        c = v - ((v * w):sum(2, true) / wsum)
+        if correction == 0 then
+            norm = wsum
+        elseif aw then
+            norm = wsum - (w * aw:to(v.dtype)):sum() * correction / wsum
+        else
+            norm = wsum - correction
+        end
+        norm = norm:clamp(0, nil)
+        c = c:matmul((c * w):t())
+    else
+        norm = math.max(n - correction, 0)
+        c = v - v:mean(2, true)
+        c = c:matmul(c:t())
+    end
+    local r = c / norm
     return (r:numel() == 1) and r:reshape({}) or r
 end
 

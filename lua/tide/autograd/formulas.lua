@@ -309,6 +309,36 @@ def {
     end,
 }
 
+-- a piecewise-linear activation, one op each under PyTorch's name (so grad_fn prints as
+-- PyTorch's: HardtanhBackward0, ...), recorded by tide.nn.functional with node.slope, a
+-- function of x giving its per-element slopes (a tensor of x's dtype, PyTorch's choice at each
+-- kink): the gradient is g * slope(x), recorded as piecewise_linear_backward when its own graph
+-- is (create_graph), as PyTorch's hardtanh_backward, leaky_relu_backward, threshold_backward...:
+-- g's gradient gg * slope(x), x's zero, so a second backward reaches x (zeros), not raising
+for _, name in ipairs({ "hardtanh", "leaky_relu", "threshold", "hardshrink", "softshrink",
+    "prelu", "rrelu_with_noise" }) do
+    def {
+        name = name,
+        reads = { 1 },
+        backward = function(nd, g)
+            return require("tide.autograd.engine").define("piecewise_linear_backward")(g, nd[1],
+                nd.slope)
+        end,
+    }
+end
+
+def {
+    name = "piecewise_linear_backward",
+    reads = { 2 },
+    forward = function(_, g, x, slope)
+        return g:mul(slope(x))
+    end,
+    backward = function(nd, gg)
+        local g, x = nd[1], nd[2]
+        return needs(g) and gg:mul(nd[3](x)) or nil, needs(x) and zeros_like(x, gg) or nil
+    end,
+}
+
 -- exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x): one kernel pass, or, when the gradient's
 -- own graph is recorded (create_graph), ops (Phi from erfc: no cancellation in the left tail)
 def {

@@ -10,6 +10,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local S = require("tide.nn._signature")
+local Conv2d = require("tide.nn.Conv2d")
 
 local Conv1d = Module:extend("Conv1d")
 
@@ -38,6 +39,8 @@ function Conv1d:init(in_channels, out_channels, kernel_size, stride, padding, bi
         self.padding = { I.check_int(padding or 0, "padding", "Conv1d", 0) }
     end
     self.transposed, self.output_padding = false, { 0 } -- PyTorch's _ConvNd attributes
+    self._reversed_padding_repeated_twice = Conv2d._reversed_twice(before or self.padding,
+        after or self.padding)
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, kernel_size }, out_channels, cin * kernel_size,
         bias)
@@ -90,7 +93,10 @@ end
 function Conv1d:_conv_forward(x, weight, bias)
     I.check_input(x, weight, "Conv1d")
     local stride, padding, dilation, same_pad = conv_geometry(self, weight)
-    if same_pad then
+    local padded = Conv2d._mode_pad(self, x)
+    if padded then
+        x, padding = padded, 0
+    elseif same_pad then
         x = F.pad(x, same_pad, { mode = self.pad_with or "constant" })
     elseif self.padding_mode ~= "zeros" and padding > 0 then
         x, padding = F.pad(x, { padding, padding }, { mode = self.pad_with }), 0

@@ -16,6 +16,32 @@ local S = require("tide.nn._signature")
 
 local Conv2d = Module:extend("Conv2d")
 
+-- PyTorch's _reversed_padding_repeated_twice from the padding before and after each dim: the
+-- last dim first, F.pad's order ({left, right, top, bottom} in 2-d)
+function Conv2d._reversed_twice(before, after)
+    local r = {}
+    for i = #before, 1, -1 do
+        r[#r + 1], r[#r + 2] = before[i], after[i]
+    end
+    return r
+end
+
+-- PyTorch's _conv_forward for a padding_mode other than "zeros": x padded by F.pad in that mode
+-- over m._reversed_padding_repeated_twice (read when forward runs, as PyTorch's), then a
+-- convolution without padding; nil for "zeros" (or a module saved before the attribute)
+function Conv2d._mode_pad(m, x)
+    local r = m._reversed_padding_repeated_twice
+    if m.padding_mode == "zeros" or m.padding_mode == nil or type(r) ~= "table" then
+        return nil
+    end
+    for i = 1, #r do
+        if r[i] ~= 0 then
+            return F.pad(x, r, { mode = m.pad_with })
+        end
+    end
+    return x
+end
+
 function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bias)
     local dilation, groups
     stride, padding, dilation, groups, bias = I.conv_options(self, "Conv2d", stride, padding, bias)
@@ -42,6 +68,8 @@ function Conv2d:init(in_channels, out_channels, kernel_size, stride, padding, bi
     self.transposed, self.output_padding = false, { 0, 0 } -- PyTorch's _ConvNd attributes
     self.padding = type(padding) == "string" and padding or { self.ph, self.pw }
     self._padding_given = self.padding
+    self._reversed_padding_repeated_twice = Conv2d._reversed_twice(before or self.padding,
+        after or self.padding)
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, self.kh, self.kw }, out_channels,
         cin * self.kh * self.kw, bias)
@@ -109,7 +137,11 @@ end
 -- (loralib's ConvLoRA: self.conv._conv_forward(x, weight + delta, bias))
 function Conv2d:_conv_forward(x, weight, bias)
     local geom, ph, pw = self.geom, self.ph, self.pw
-    if self.same_pad then
+    local padded = Conv2d._mode_pad(self, x)
+    if padded then
+        x, ph, pw = padded, 0, 0
+        geom = { self.kh, self.kw, self.sh, self.sw, 0, 0, self.dh, self.dw }
+    elseif self.same_pad then
         x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
     elseif self.padding_mode ~= "zeros" and (ph > 0 or pw > 0) then
         -- padded by F.pad's mode first, then a convolution without padding (as PyTorch)

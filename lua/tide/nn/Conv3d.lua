@@ -11,6 +11,7 @@ local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local T = require("tide.nn._args3d")
 local S = require("tide.nn._signature")
+local Conv2d = require("tide.nn.Conv2d")
 
 local Conv3d = Module:extend("Conv3d")
 
@@ -35,6 +36,8 @@ function Conv3d:init(in_channels, out_channels, kernel_size, stride, padding, bi
         self.padding = T.triple(padding, 0, who, "padding", 0)
     end
     self.transposed, self.output_padding = false, { 0, 0, 0 } -- PyTorch's _ConvNd attributes
+    self._reversed_padding_repeated_twice = Conv2d._reversed_twice(before or self.padding,
+        after or self.padding)
     local k = self.kernel_size
     local cin = idiv(in_channels, self.groups)
     I.weight_and_bias(self, { out_channels, cin, k[1], k[2], k[3] }, out_channels,
@@ -59,7 +62,10 @@ function Conv3d:forward(x)
     if type(p) == "string" then
         p = self._string_pad
     end
-    if self.same_pad then
+    local padded = Conv2d._mode_pad(self, x)
+    if padded then
+        x, p = padded, 0
+    elseif self.same_pad then
         x = F.pad(x, self.same_pad, { mode = self.pad_with or "constant" })
     elseif self.padding_mode ~= "zeros" and (p[1] > 0 or p[2] > 0 or p[3] > 0) then
         -- padded by F.pad's mode first, then a convolution without padding (as PyTorch)

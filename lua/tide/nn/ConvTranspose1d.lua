@@ -11,6 +11,7 @@ local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local S = require("tide.nn._signature")
+local ConvTranspose2d = require("tide.nn.ConvTranspose2d")
 
 local ConvTranspose1d = Module:extend("ConvTranspose1d")
 
@@ -43,6 +44,7 @@ function ConvTranspose1d:init(in_channels, out_channels, kernel_size, stride, pa
     self.padding = { I.check_int(padding or 0, "padding", who, 0) }
     self.output_padding = { I.check_int(output_padding or 0, "output_padding", who, 0) }
     self.dilation = { I.check_int(dilation or 1, "dilation", who) }
+    self._reversed_padding_repeated_twice = { self.padding[1], self.padding[1] } -- PyTorch's
     local coutg = idiv(out_channels, self.groups)
     I.weight_and_bias(self, { in_channels, coutg, kernel_size }, out_channels,
         coutg * kernel_size, bias)
@@ -67,7 +69,8 @@ local function conv_geometry(self, weight)
         attribute(self, "output_padding", 0), attribute(self, "dilation")
 end
 
-function ConvTranspose1d:forward(x)
+-- m(x[, output_size]): output_size {l} (or {N, C, l}) picks the output_padding, as PyTorch's
+function ConvTranspose1d:forward(x, output_size)
     I.check_tensor(x, "ConvTranspose1d")
     local nd = x:dim()
     if (nd ~= 2 and nd ~= 3) or x:size(nd - 1) ~= self.in_channels then
@@ -75,7 +78,11 @@ function ConvTranspose1d:forward(x)
             self.in_channels, self.in_channels, I.shape_str(x.shape)))
     end
     I.check_input(x, self.weight, "ConvTranspose1d")
-    local _, stride, padding, output_padding, dilation = conv_geometry(self, self.weight)
+    local k, stride, padding, output_padding, dilation = conv_geometry(self, self.weight)
+    if output_size ~= nil then
+        output_padding = ConvTranspose2d._output_padding("ConvTranspose1d", x, output_size, 1,
+            { k }, { stride }, { padding }, { dilation })[1]
+    end
     return F.conv_transpose1d(x, self.weight, self.bias, { stride = stride, padding = padding,
         output_padding = output_padding, dilation = dilation, groups = self.groups })
 end

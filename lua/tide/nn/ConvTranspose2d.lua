@@ -14,6 +14,41 @@ local S = require("tide.nn._signature")
 
 local ConvTranspose2d = Module:extend("ConvTranspose2d")
 
+local function list(t)
+    return "{" .. table.concat(t, ", ") .. "}"
+end
+
+-- PyTorch's _ConvTransposeNd._output_padding: the output_padding per dim that gives forward's
+-- output_size (nsp spatial sizes, or {N, C, ...} / {C, ...} with them) from x and the geometry
+-- k, s, p, d (tables); also the spatial sizes. Each size within [minimum, minimum + stride - 1]
+function ConvTranspose2d._output_padding(who, x, output_size, nsp, k, s, p, d)
+    local nonsp = x:dim() == nsp + 2 and 2 or 1
+    local n = type(output_size) == "table" and #output_size or -1
+    if n ~= nsp and n ~= nsp + nonsp then
+        raise(string.format("tide: %s: for %dD input, output_size must have %d or %d elements " ..
+            "(got %s)", who, x:dim(), nsp, nsp + nonsp, n >= 0 and n or type(output_size)))
+    end
+    local size, lo, hi, op = {}, {}, {}, {}
+    for i = 1, nsp do
+        size[i] = output_size[n - nsp + i]
+        lo[i] = (x:size(nonsp + i) - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1
+        hi[i] = lo[i] + s[i] - 1
+    end
+    for i = 1, nsp do
+        if type(size[i]) ~= "number" or size[i] < lo[i] or size[i] > hi[i] then
+            local input = {}
+            for j = 1, nsp do
+                input[j] = x:size(nonsp + j)
+            end
+            raise(string.format("tide: %s: requested an output size of %s, but valid sizes " ..
+                "range from %s to %s (for an input of %s)", who, list(size), list(lo), list(hi),
+                list(input)))
+        end
+        op[i] = size[i] - lo[i]
+    end
+    return op, size
+end
+
 function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, padding,
                               output_padding, bias)
     local dilation, groups
@@ -35,15 +70,24 @@ function ConvTranspose2d:init(in_channels, out_channels, kernel_size, stride, pa
     self.padding = { I.pair(padding or 0, "ConvTranspose2d", "padding") }
     self.output_padding = { I.pair(output_padding or 0, "ConvTranspose2d", "output_padding") }
     self.dilation = { I.pair(dilation or 1, "ConvTranspose2d", "dilation") }
+    self._reversed_padding_repeated_twice = { self.padding[2], self.padding[2],
+        self.padding[1], self.padding[1] } -- PyTorch's (its forward does not read it)
     local kh, kw = self.kernel_size[1], self.kernel_size[2]
     local coutg = idiv(out_channels, self.groups)
     I.weight_and_bias(self, { in_channels, coutg, kh, kw }, out_channels, coutg * kh * kw, bias)
 end
 
-function ConvTranspose2d:forward(x)
+-- m(x[, output_size]): output_size {h, w} (or {N, C, h, w}) picks the output_padding, as
+-- PyTorch's
+function ConvTranspose2d:forward(x, output_size)
     I.check_tensor(x, "ConvTranspose2d")
+    local output_padding = self.output_padding
+    if output_size ~= nil and (x:dim() == 3 or x:dim() == 4) then
+        output_padding, output_size = ConvTranspose2d._output_padding("ConvTranspose2d", x,
+            output_size, 2, self.kernel_size, self.stride, self.padding, self.dilation)
+    end
     if x:dim() == 3 then -- unbatched {C, H, W}, as PyTorch
-        return self:forward(x:unsqueeze(1)):squeeze(1)
+        return self:forward(x:unsqueeze(1), output_size):squeeze(1)
     end
     if x:dim() ~= 4 or x:size(2) ~= self.in_channels then
         raise(string.format("tide: ConvTranspose2d: expected input {N, %d, H, W} or unbatched " ..
@@ -51,7 +95,7 @@ function ConvTranspose2d:forward(x)
     end
     I.check_input(x, self.weight, "ConvTranspose2d")
     return F.conv_transpose2d(x, self.weight, self.bias, { stride = self.stride,
-        padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
+        padding = self.padding, output_padding = output_padding, dilation = self.dilation,
         groups = self.groups })
 end
 

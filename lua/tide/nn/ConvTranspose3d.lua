@@ -13,6 +13,7 @@ local I = require("tide.nn._internal")
 local F = require("tide.nn.functional")
 local S = require("tide.nn._signature")
 local T = require("tide.nn._args3d")
+local ConvTranspose2d = require("tide.nn.ConvTranspose2d")
 
 local ConvTranspose3d = Module:extend("ConvTranspose3d")
 
@@ -36,16 +37,25 @@ function ConvTranspose3d:init(in_channels, out_channels, kernel_size, opts)
     self.padding = T.triple(o.padding, 0, who, "padding", 0)
     self.output_padding = T.triple(o.output_padding, 0, who, "output_padding", 0)
     self.dilation = T.triple(o.dilation, 1, who, "dilation", 1)
+    local p = self.padding -- PyTorch's (its forward does not read it)
+    self._reversed_padding_repeated_twice = { p[3], p[3], p[2], p[2], p[1], p[1] }
     local k = self.kernel_size
     local coutg = idiv(out_channels, self.groups)
     I.weight_and_bias(self, { in_channels, coutg, k[1], k[2], k[3] }, out_channels,
         coutg * k[1] * k[2] * k[3], o.bias)
 end
 
-function ConvTranspose3d:forward(x)
+-- m(x[, output_size]): output_size {d, h, w} (or {N, C, d, h, w}) picks the output_padding, as
+-- PyTorch's
+function ConvTranspose3d:forward(x, output_size)
     I.check_tensor(x, "ConvTranspose3d")
+    local output_padding = self.output_padding
+    if output_size ~= nil and (x:dim() == 4 or x:dim() == 5) then
+        output_padding, output_size = ConvTranspose2d._output_padding("ConvTranspose3d", x,
+            output_size, 3, self.kernel_size, self.stride, self.padding, self.dilation)
+    end
     if x:dim() == 4 then -- unbatched {C, D, H, W}, as PyTorch
-        return self:forward(x:unsqueeze(1)):squeeze(1)
+        return self:forward(x:unsqueeze(1), output_size):squeeze(1)
     end
     if x:dim() ~= 5 or x:size(2) ~= self.in_channels then
         raise(string.format("tide: ConvTranspose3d: expected input {N, %d, D, H, W} or " ..
@@ -54,7 +64,7 @@ function ConvTranspose3d:forward(x)
     end
     I.check_input(x, self.weight, "ConvTranspose3d")
     return F.conv_transpose3d(x, self.weight, self.bias, { stride = self.stride,
-        padding = self.padding, output_padding = self.output_padding, dilation = self.dilation,
+        padding = self.padding, output_padding = output_padding, dilation = self.dilation,
         groups = self.groups })
 end
 

@@ -5,6 +5,7 @@ local autograd = require("tide.autograd")
 local Module = require("tide.nn.Module")
 local I = require("tide.nn._internal")
 local A = require("tide.nn._activation")
+local F = require("tide.nn.functional")
 
 local Hardtanh = Module:extend("Hardtanh")
 
@@ -22,12 +23,13 @@ end
 
 function Hardtanh:forward(x)
     I.check_tensor(x, "Hardtanh")
+    local o = { min_val = self.min_val, max_val = self.max_val }
     if self.inplace then
         return I.inplace(x, function(t)
-            return I.ramp(t, self.min_val, self.max_val)
+            return F.hardtanh(t, o)
         end, "Hardtanh")
     end
-    return I.ramp(x, self.min_val, self.max_val)
+    return F.hardtanh(x, o) -- its gradient's graph is PyTorch's hardtanh_backward
 end
 
 function Hardtanh:extra_repr()

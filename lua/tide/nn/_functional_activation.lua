@@ -7,17 +7,17 @@ local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
 local raise = autograd.raise
 
--- softshrink's gradient is PyTorch's: g outside [-lambd, lambd] (NaN included, whose value is
--- 0), 0 inside, its bounds included
-autograd.def {
-    name = "softshrink",
-    reads = { 1 },
-    backward = function(nd, g)
-        local x, lambd = nd[1], nd.lambd
-        local inside = x:ge(-lambd):logical_and(x:le(lambd))
-        return core.where(inside, 0, g)
-    end,
-}
+-- value(x), recorded as the piecewise-linear op `name` (autograd/formulas.lua, PyTorch's
+-- name) with slope(x) its per-element slopes: a second backward gives zeros, as PyTorch's
+-- threshold_backward, hardshrink_backward, softshrink_backward...
+local function piecewise(name, x, value, slope)
+    if not autograd.needs_record(x) then
+        return value(x)
+    end
+    local out = value(x:detach())
+    autograd.record(name, out, x).slope = slope
+    return out
+end
 
 local C = require("tide.nn._args")
 
@@ -53,7 +53,16 @@ return function(F)
             end
             w = weight:reshape(shape)
         end
-        return core.where(input:gt(0), input, w:mul(input))
+        if autograd.needs_record(weight) then
+            return core.where(input:gt(0), input, w:mul(input))
+        end
+        -- a constant weight: piecewise linear in input (a second backward gives zeros, as
+        -- PyTorch's prelu_backward)
+        return piecewise("prelu", input, function(v)
+            return core.where(v:gt(0), v, w:mul(v))
+        end, function(v)
+            return core.where(v:gt(0), 1, w):expand(v.shape)
+        end)
     end
 
     -- celu: x where x > 0, else alpha (exp(x / alpha) - 1); PyTorch's elu with input_scale
@@ -93,7 +102,11 @@ return function(F)
                 type(value)))
         end
         return maybe_inplace(input, options(opts, who, { "inplace" }), who, function(x)
-            return core.where(x:le(threshold), value, x)
+            return piecewise("threshold", x, function(v)
+                return core.where(v:le(threshold), value, v)
+            end, function(v)
+                return v:le(threshold):logical_not():to(v.dtype)
+            end)
         end)
     end
 
@@ -106,7 +119,14 @@ return function(F)
     function F.hardshrink(input, opts)
         tensor_arg(input, "hardshrink", "input")
         local lambd = lambd_of(opts, "hardshrink")
-        return core.where(input:ge(-lambd):logical_and(input:le(lambd)), 0, input)
+        local function inside(v)
+            return v:ge(-lambd):logical_and(v:le(lambd))
+        end
+        return piecewise("hardshrink", input, function(v)
+            return core.where(inside(v), 0, v)
+        end, function(v)
+            return inside(v):logical_not():to(v.dtype)
+        end)
     end
 
     -- softshrink(input[, lambd = 0.5]): input - lambd above lambd, input + lambd below -lambd,
@@ -117,13 +137,14 @@ return function(F)
         if lambd < 0 then
             raise("tide: softshrink: lambd must be >= 0, got " .. tostring(lambd))
         end
-        local x = input:detach()
-        local out = core.where(x:gt(lambd), x:sub(lambd), core.where(x:lt(-lambd),
-            x:add(lambd), 0))
-        if autograd.needs_record(input) then
-            autograd.record("softshrink", out, input).lambd = lambd
-        end
-        return out
+        -- its gradient is PyTorch's: g outside [-lambd, lambd] (NaN included, whose value is
+        -- 0), 0 inside, its bounds included
+        return piecewise("softshrink", input, function(x)
+            return core.where(x:gt(lambd), x:sub(lambd), core.where(x:lt(-lambd),
+                x:add(lambd), 0))
+        end, function(x)
+            return x:ge(-lambd):logical_and(x:le(lambd)):logical_not():to(x.dtype)
+        end)
     end
 
     -- tanhshrink: input - tanh(input), PyTorch's own composition
@@ -147,14 +168,18 @@ return function(F)
         end
         local training = C.bool_opt(o.training, false, who, "training")
         return maybe_inplace(input, o, who, function(x)
-            if not training then
-                return core.where(x:gt(0), x, x:mul((lower + upper) / 2))
+            if not training then -- leaky_relu's, its gradient's graph too
+                return F.leaky_relu(x, (lower + upper) / 2)
             end
             local slope = autograd.no_grad(function()
                 local u = core.rand(x.shape, { dtype = x.dtype, device = x.device })
                 return core.where(x:le(0), u:mul(upper - lower):add(lower), 1)
             end)
-            return x:mul(slope)
+            return piecewise("rrelu_with_noise", x, function(v)
+                return v:mul(slope)
+            end, function()
+                return slope
+            end)
         end)
     end
 

@@ -85,17 +85,6 @@ function I.on_host(t)
     return d.type == "cpu" and d.index == 0
 end
 
--- clamp(x, lo, hi) with PyTorch's hardtanh gradient (F.hardtanh, relu6, nn.Hardtanh): 1
--- strictly inside (lo, hi), 0 at the bounds and beyond, where clamp's own counts the bounds in;
--- NaN stays NaN. One clamp when autograd does not record
-function I.ramp(x, lo, hi)
-    if not (x.requires_grad and core.is_grad_enabled()) then
-        return x:clamp(lo, hi)
-    end
-    local inside = x:gt(lo):logical_and(x:lt(hi))
-    return core.where(inside, x, core.where(x:ge(hi), hi, core.where(x:le(lo), lo, x)))
-end
-
 function I.check_tensor(x, who)
     if not is_tensor(x) then
         raise("tide: " .. who .. ": expected a tensor input, got " .. type(x))

@@ -123,15 +123,13 @@ function F.selu(input, opts)
     end)
 end
 
-local ramp = I.ramp
-
 -- relu6: min(max(x, 0), 6); hardsigmoid: (x + 3) / 6 clamped to [0, 1], its gradient 1/6
 -- strictly inside (-3, 3), as PyTorch's; logsigmoid: min(x, 0) - log1p(exp(-|x|)), PyTorch's
 -- kernel; softsign: x / (1 + |x|)
 function F.relu6(input, opts)
     tensor_arg(input, "relu6", "input")
     return maybe_inplace(input, options(opts, "relu6", { "inplace" }), "relu6", function(x)
-        return ramp(x, 0, 6)
+        return F.hardtanh(x, { min_val = 0, max_val = 6 }) -- PyTorch's (its gradient too)
     end)
 end
 
@@ -182,8 +180,19 @@ function F.leaky_relu(input, opts)
     local o = number_or_options(opts, "negative_slope", "leaky_relu",
         { "negative_slope", "inplace" })
     local slope = number_opt(o.negative_slope, 0.01, "leaky_relu", "negative_slope")
-    return maybe_inplace(input, o, "leaky_relu", function(x)
+    local function value(x)
         return core.where(x:gt(0), x, x:mul(slope))
+    end
+    return maybe_inplace(input, o, "leaky_relu", function(x)
+        if not autograd.needs_record(x) then
+            return value(x)
+        end
+        -- the gradient's own graph is PyTorch's leaky_relu_backward (autograd/formulas.lua)
+        local out = value(x:detach())
+        autograd.record("leaky_relu", out, x).slope = function(v)
+            return v:gt(0):to(v.dtype):mul(1 - slope):add(slope) -- NaN: slope, as PyTorch
+        end
+        return out
     end)
 end
 
@@ -225,7 +234,16 @@ function F.hardtanh(input, opts)
         raise(string.format("tide: hardtanh: expected min_val <= max_val, got %s > %s", lo, hi))
     end
     return maybe_inplace(input, o, "hardtanh", function(x)
-        return ramp(x, lo, hi)
+        if not autograd.needs_record(x) then
+            return x:clamp(lo, hi)
+        end
+        -- gradient 0 at and beyond the bounds (NaN passes it), recorded as PyTorch's
+        -- hardtanh_backward when its own graph is (create_graph; autograd/formulas.lua)
+        local out = x:detach():clamp(lo, hi)
+        autograd.record("hardtanh", out, x).slope = function(v)
+            return v:le(lo):logical_or(v:ge(hi)):logical_not():to(v.dtype)
+        end
+        return out
     end)
 end
 
@@ -630,6 +648,18 @@ function F.max_pool1d(input, kernel_size, opts)
     local s = int_arg(I.single(o.stride, "stride", who) or kernel_size, who, "stride", 1)
     local p = int_arg(I.single(o.padding, "padding", who) or 0, who, "padding", 0)
     local d = int_arg(I.single(o.dilation, "dilation", who) or 1, who, "dilation", 1)
+    -- the 1-d pool's own messages (not the 2-d pool's "kernel 1x3" below)
+    if 2 * p > kernel_size then
+        raise(("tide: max_pool1d: padding %d should be at most half the kernel %d"):format(p,
+            kernel_size))
+    end
+    local l, span = input:size(3) + 2 * p, d * (kernel_size - 1) + 1
+    if pool_out(input:size(3), kernel_size, s, p, d, o.ceil_mode == true) < 1 then
+        raise(("tide: max_pool1d: kernel %d%s larger than the padded input %d; use a " ..
+            "smaller kernel%s or more padding"):format(kernel_size, d > 1 and
+            (" with dilation %d spans %d,"):format(d, span) or " is", l, d > 1 and ", dilation"
+            or ""))
+    end
     local x = input:unsqueeze(3)
     local g = pool_args(who, x, { 1, kernel_size }, { stride = { 1, s }, padding = { 0, p },
         dilation = { 1, d }, ceil_mode = o.ceil_mode })
