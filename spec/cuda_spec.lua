@@ -839,7 +839,7 @@ describe("cuda: every op, every dtype #cuda", function()
         for _, op in ipairs(ops) do
           -- an integer to a negative integer power raises on the CPU and gives 0 on CUDA
           -- (docs/API.md, as a zero divisor): the exponents are made non-negative
-          local int_pow = op == "pow" and not is_float(dt)
+          local int_pow = op == "pow" and not is_float(dt) and dt ~= "bool"
           local e, e54, ea = int_pow and b:abs() or b, int_pow and b54:abs() or b54,
             int_pow and a:abs() or a
           check(op .. " " .. dt, tol, call(op), a, e)
