@@ -657,6 +657,8 @@ typedef enum tide_kernel {
 #define TIDE_KD_F64  (1u << TIDE_DTYPE_F64)
 #define TIDE_KD_F16  (1u << TIDE_DTYPE_F16)
 #define TIDE_KD_BF16 (1u << TIDE_DTYPE_BF16)
+#define TIDE_KD_I32  (1u << TIDE_DTYPE_I32)
+#define TIDE_KD_I64  (1u << TIDE_DTYPE_I64)
 /* ROWS: input 1 seen as [rows, d], rows = numel / d. PROJ: input 1's last dim is d (rows the
  * product of the others), and the second parameter n sizes the N classes below. PACKED: input 1
  * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut

@@ -402,7 +402,11 @@ describe("reductions' accuracy, as PyTorch 1.13's", function()
         -- PyTorch: last 9.9e-9, the largest relative error of any prefix 5.9e-8 (of 10^6:
         -- 3.1e-8 and 6.0e-8)
         assert.is_true(rel(cs[200000], ref[200000]) < 1e-7)
-        pending("cumsum's largest prefix error is 1.9e-7 (float32 Hillis-Steele scan), " ..
-            "PyTorch's 5.9e-8 (a float64 accumulator on the CPU): 3.2x")
+        -- every prefix within PyTorch's 5.9e-8 (the kernel row cumsum's float64 accumulator;
+        -- on a device without the row, the scan's 1.9e-7)
+        local worst = cs:double():sub(ref):abs():div(ref:abs()):max():item()
+        if x.device.type == "cpu" then
+            assert.is_true(worst < 6e-8, tostring(worst))
+        end
     end)
 end)

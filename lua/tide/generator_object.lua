@@ -52,6 +52,11 @@ local function device_name(op, device)
     return tostring(dev)
 end
 
+-- g's 16 state bytes: tide's own generator's for tide.default_generator
+local function state_of(g)
+    return g._global and core._rng_state() or g._state
+end
+
 -- raises unless self is a Generator: a method called with a dot (g.seed()) gets no self
 local function check_self(op, g)
     if not is_generator(g) then
@@ -85,7 +90,12 @@ require("tide._class").callable(Generator)
 function Generator:manual_seed(seed, ...)
     check_self("manual_seed", self)
     args.no_extra("Generator:manual_seed", 2, ...)
-    self._state = seeded(args.integer("Generator:manual_seed", seed, "the seed"))
+    seed = args.integer("Generator:manual_seed", seed, "the seed")
+    if self._global then
+        core.manual_seed(seed)
+    else
+        self._state = seeded(seed)
+    end
     return self
 end
 
@@ -95,6 +105,9 @@ function Generator:seed(...)
     args.no_extra("Generator:seed", 1, ...)
     local saved = core._rng_state()
     local s = require("tide.random_draws").functions.seed()
+    if self._global then
+        return s
+    end
     self._state = core._rng_state()
     core._set_rng_state(saved)
     return s
@@ -105,7 +118,7 @@ end
 function Generator:initial_seed(...)
     check_self("initial_seed", self)
     args.no_extra("Generator:initial_seed", 1, ...)
-    local b = { self._state:byte(1, 8) }
+    local b = { state_of(self):byte(1, 8) }
     local lo = b[1] + b[2] * 256 + b[3] * 65536 + b[4] * 16777216
     local hi = b[5] + b[6] * 256 + b[7] * 65536 + b[8] * 16777216
     if hi >= 2147483648 then
@@ -119,7 +132,7 @@ end
 function Generator:get_state(...)
     check_self("get_state", self)
     args.no_extra("Generator:get_state", 1, ...)
-    local bytes = { self._state:byte(1, 16) }
+    local bytes = { state_of(self):byte(1, 16) }
     for i = 1, #self._device do
         bytes[16 + i] = self._device:byte(i)
     end
@@ -154,7 +167,11 @@ function Generator:set_state(state, ...)
     for i = 1, 16 do
         chars[i] = string.char(bytes[i])
     end
-    self._state = table.concat(chars, "", 1, 16)
+    if self._global then
+        core._set_rng_state(table.concat(chars, "", 1, 16))
+    else
+        self._state = table.concat(chars, "", 1, 16)
+    end
     return self
 end
 
@@ -163,6 +180,18 @@ function Generator:__tostring()
 end
 
 M.functions.Generator = Generator
+
+-- tide.default_generator, PyTorch's torch.default_generator: tide's own stream as a Generator
+-- (its methods seed, read and restore tide.manual_seed's generator; a draw given it draws as
+-- one given none); tide.manual_seed(seed) returns it, as torch.manual_seed does
+local default = setmetatable({ device = core.device("cpu"), _device = "cpu", _global = true },
+    Generator)
+M.functions.default_generator = default
+
+function M.functions.manual_seed(seed, ...)
+    core.manual_seed(seed, ...)
+    return default
+end
 
 -- ---- drawing from one ----
 
@@ -199,7 +228,7 @@ function M.run(op, g, device, fn, ...)
     end
     M.check(op, g)
     M.check_device(op, g, device)
-    if g._drawing then -- a draw within one of g's own: its state is already in
+    if g._drawing or g._global then -- a draw within one of g's own, or tide's own stream
         return fn(...)
     end
     local saved = core._rng_state()
@@ -344,5 +373,6 @@ end
 fill("uniform_")
 fill("normal_")
 
-M.names = { "Generator", "rand", "randn", "randperm", "multinomial" }
+M.names = { "Generator", "rand", "randn", "randperm", "multinomial", "default_generator",
+    "manual_seed" }
 return M

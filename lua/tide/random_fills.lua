@@ -150,6 +150,13 @@ end
 local TOP = { float32 = 2 ^ 24, float64 = 2 ^ 53, float16 = 2 ^ 11, bfloat16 = 2 ^ 8,
     int32 = 2 ^ 31 - 1, int64 = 2 ^ 53, uint8 = 255, bool = 1 }
 
+-- the values of each dtype (PyTorch's check_from_to; float32's and float64's any Lua number)
+local RANGE = { uint8 = { 0, 255 }, bool = { 0, 1 }, int32 = { -2 ^ 31, 2 ^ 31 - 1 },
+    float16 = { -65504, 65504 } }
+local function fmt(v)
+    return ("%.0f"):format(v)
+end
+
 function Tensor.random_(x, from, to, opts, ...)
     args.no_extra("random_", 4, ...)
     check("random_", x)
@@ -173,6 +180,16 @@ function Tensor.random_(x, from, to, opts, ...)
     if from >= to then
         raise(("tide: random_: from (%s) must be below to (%s): the draws are in [from, to)")
             :format(tostring(from), tostring(to)))
+    end
+    -- PyTorch's bounds: from and to - 1 must be values of x's dtype
+    local range = RANGE[x.dtype]
+    if range then
+        local bad = from < range[1] and "from" or to - 1 > range[2] and "to - 1" or nil
+        if bad then
+            raise(("tide: random_: %s (%s) is out of bounds for %s (its values are %s to %s)")
+                :format(bad, fmt(bad == "from" and from or to - 1), x.dtype,
+                    fmt(range[1]), fmt(range[2])))
+        end
     end
     return drawn("random_", x, opts, function()
         return x:copy_(uniform_like(x):mul(to - from):floor():add(from))

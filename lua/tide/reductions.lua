@@ -5,6 +5,7 @@
 -- Also PyTorch's forms of the core's sum, mean, prod (a list of dims, dtype =), softmax and
 -- log_softmax (dtype), sort and argsort (stable): the kernel itself when none is given.
 local core = require("tide.core")
+local K = core._internal -- the kernel rows (include/tide_kernels.def)
 local fp32_first = require("tide._autocast").fp32_first -- PyTorch's autocast float32 list
 local autograd = require("tide.autograd")
 local evenly = require("tide._evenly")
@@ -51,10 +52,39 @@ local function in_dtype(op, x, opts)
     return dtype ~= nil and x:to(dtype) or x
 end
 
+-- cumsum by the kernel row cumsum (include/tide_kernels.def), x (float32, float64, int32 or
+-- int64, not empty) seen as [outer, len, inner] along d: one node, whose gradient is g's running
+-- sum from the end. nil where the device has no such kernel (the caller then scans)
+local ROW_DTYPES = { float32 = true, float64 = true, int32 = true, int64 = true }
+
+local function cumsum_row(x, d)
+    if not ROW_DTYPES[x.dtype] or x:numel() == 0 then
+        return nil
+    end
+    local len, inner = x:size(d), 1
+    for i = d + 1, x:dim() do
+        inner = inner * x:size(i)
+    end
+    local rec = autograd.needs_record(x)
+    local y = K.cumsum(rec and x:detach() or x, len * inner, inner)
+    if y and rec then
+        autograd.record("cumsum", y, x, d)
+    end
+    return y
+end
+
+autograd.def {
+    name = "cumsum",
+    backward = function(nd, g)
+        local d = nd[2]
+        return g:flip(d):cumsum(d):flip(d)
+    end,
+}
+
 -- cumsum(dim[, {dtype =}]): with dtype, x converted first (PyTorch's dtype= keyword)
 -- first(x): the scan's start from a float x (cumsum's x + 0: PyTorch's sum starts from +0, so
--- a running sum of -0.0s is 0.0)
-local function cumulative(op, combine, first)
+-- a running sum of -0.0s is 0.0); row(x, d): the op's kernel, or nil (then the scan)
+local function cumulative(op, combine, first, row)
     return function(x, dim, opts, ...)
         args.no_extra(op, 3, ...)
         check(op, x)
@@ -66,9 +96,14 @@ local function cumulative(op, combine, first)
         x = in_dtype(op, x, opts)
         -- integers and bools accumulate in int64, as PyTorch's; a dtype given is the result's
         -- (PyTorch's b.cumsum(0, dtype=torch.int32) is int32)
-        local r = INTEGRAL[x.dtype] and x:to("int64") or first(x)
-        if x:dim() ~= 0 then
-            r = scan(r, d, combine)
+        local r = INTEGRAL[x.dtype] and x:to("int64") or x
+        if x:dim() == 0 then
+            r = INTEGRAL[x.dtype] and r or first(r)
+        elseif row and x.dtype:find("^b?float16$") then -- in float32, rounded once at the end
+            r = row(r:float(), d)
+            r = r and r:to(x.dtype) or scan(first(x), d, combine)
+        else
+            r = row and row(r, d) or scan(INTEGRAL[x.dtype] and r or first(r), d, combine)
         end
         if given and r.dtype ~= x.dtype then
             r = r:to(x.dtype)
@@ -78,7 +113,7 @@ local function cumulative(op, combine, first)
 end
 
 Tensor.cumsum = fp32_first(in_float(cumulative("cumsum", function(a, b) return a + b end,
-    function(x) return x + 0 end)))
+    function(x) return x + 0 end, cumsum_row)))
 Tensor.cumprod = fp32_first(in_float(cumulative("cumprod", function(a, b) return a * b end,
     function(x) return x:clone() end)))
 

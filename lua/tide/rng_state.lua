@@ -15,6 +15,7 @@
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local is_tensor = require("tide.autograd").is_tensor
+local compat = require("tide._compat")
 
 local M = { functions = {} }
 local F = M.functions
@@ -68,5 +69,22 @@ function F.set_rng_state(state, device)
     core._set_rng_state(table.concat(chars, "", 1, 16))
 end
 
-M.names = { "get_rng_state", "set_rng_state" }
+-- tide.fork_rng(fn, ...): fn(...)'s results, tide's generator put back afterwards as it was
+-- before (also on error), as PyTorch's `with torch.random.fork_rng():` block (tide has one
+-- generator for every device, so every device's is restored)
+function F.fork_rng(fn, ...)
+    if type(fn) ~= "function" then
+        raise("tide: fork_rng: expected a function to run (tide.fork_rng(function() ... " ..
+            "end)), got " .. (is_tensor(fn) and "a tensor" or type(fn)))
+    end
+    local saved = core._rng_state()
+    local r = compat.pack(pcall(fn, ...))
+    core._set_rng_state(saved)
+    if not r[1] then
+        error(r[2], 0)
+    end
+    return compat.unpack(r, 2, r.n)
+end
+
+M.names = { "get_rng_state", "set_rng_state", "fork_rng" }
 return M

@@ -279,11 +279,6 @@ function M.contiguous(z)
     return rawequal(ri, z._ri) and z or wrap(ri)
 end
 
-function M.backward()
-    raise("tide: backward: a complex tensor has no backward(); reduce it to a real loss first " ..
-        "(z:abs():sum(), z.real:sum())")
-end
-
 -- ---- moves and casts ----
 local REAL_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true,
     int32 = true, int64 = true, uint8 = true, bool = true, int8 = true, int16 = true }
@@ -756,6 +751,40 @@ function M.index_select(z, d, index)
     return wrap(z._ri:index_select(norm_dim("index_select", d, z:dim()), index))
 end
 
+-- gather(dim, index): the pair's, index over the complex dims (grad scattered back, both parts)
+function M.gather(z, d, index, ...)
+    d = norm_dim("gather", d, z:dim())
+    local s = index:size()
+    s[#s + 1] = 2
+    return wrap(z._ri:gather(d, index:unsqueeze(-1):expand(unpack(s)), ...))
+end
+
+-- sgn(z) = z / |z| (0 at 0), PyTorch's; its gradient the quotient's (0 at 0)
+function M.sgn(z)
+    local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    local zero = is_zero(re, im)
+    local r = tide().where(zero, 1, modulus(re, im, zero)):unsqueeze(-1)
+    return wrap(z._ri:div(r):masked_fill(zero:unsqueeze(-1), 0))
+end
+
+-- dot(z, w) and vdot(z, w) (conj(z) . w, PyTorch's) of two 1-D tensors
+local function dot_args(op, z, w)
+    if z:dim() ~= 1 or not (is_complex(w) or is_tensor(w)) or w:dim() ~= 1 then
+        raise(("tide: %s: 1D tensors expected, but got %s and %s"):format(op,
+            shape_str(complex_sizes(z)), what(w)))
+    end
+end
+
+function M.dot(z, w)
+    dot_args("dot", z, w)
+    return M.sum(mul(z, w))
+end
+
+function M.vdot(z, w)
+    dot_args("vdot", z, w)
+    return M.sum(mul(M.conj(z), w))
+end
+
 -- outer(z, w) of two 1-D tensors (either complex)
 function M.outer(z, w)
     if z:dim() ~= 1 or not (is_complex(w) or is_tensor(w)) or w:dim() ~= 1 then
@@ -853,6 +882,52 @@ end
 
 function M.mean(z, dim, keepdim)
     return reduce("mean", z, dim, keepdim)
+end
+
+-- z:backward([gradient][, ...]): PyTorch 1.13's, the pair's backward with view_as_real of the
+-- complex gradient (the leaf's grad is then dL/dre + i dL/dim of L = Re(sum(conj(g) z))); a
+-- one-element z without one takes 1 + 0j, as PyTorch 1.13's; any other raises PyTorch's error
+function M.backward(z, gradient, ...)
+    local ri = z._ri
+    if gradient == nil then
+        if ri:numel() ~= 2 then
+            raise("tide: backward: grad can be implicitly created only for scalar outputs")
+        end
+        gradient = tide().zeros_like(ri)
+        gradient:select(-1, 1):fill_(1)
+    elseif is_complex(gradient) then
+        gradient = gradient._ri
+    elseif is_tensor(gradient) then
+        raise(("tide: backward: For complex Tensors, both grad_output and output are required " ..
+            "to have the same dtype. Mismatch in dtype: grad_output[0] has a dtype of %s and " ..
+            "output[0] has a dtype of %s."):format(gradient.dtype, PROPS.dtype(z)))
+    end
+    return ri:backward(gradient, ...)
+end
+
+-- prod([dim][, keepdim]): the complex products along dim, one slice at a time (its gradient
+-- the products', PyTorch's away from zeros)
+function M.prod(z, dim, keepdim)
+    local d, k = reduce_args("prod", z, dim, keepdim)
+    if type(d) == "table" then
+        raise("tide: prod: dim must be an integer")
+    end
+    if d == nil then
+        z, d = M.reshape(z, -1), 1
+    end
+    local p = M.select(z, d, 1)
+    for i = 2, z:size(d) do
+        p = mul(p, M.select(z, d, i))
+    end
+    return k == true and M.unsqueeze(p, d) or p
+end
+
+-- cumsum(dim): the pair's, over the complex dims
+function M.cumsum(z, dim, ...)
+    if type(dim) == "table" and getmetatable(dim) == nil then
+        dim = dim.dim
+    end
+    return wrap(z._ri:cumsum(norm_dim("cumsum", dim, z:dim()), ...))
 end
 
 -- var / std as PyTorch's for complex tensors: real, the variances of the two parts added

@@ -1,7 +1,8 @@
 -- tide.func.jvp: PyTorch's torch.func.jvp. jvp(f, primals, tangents[, {has_aux = false}]):
 -- primals the list of f's arguments (tensors or tables of tensors; a tensor for one),
 -- tangents the same structure and shapes; returns (f(primals...), J tangents[, aux]), the
--- second of the output's structure. tide has no forward mode: J v comes from
+-- second of the output's structure. strict = true: an output that does not depend on the
+-- primals raises (PyTorch's zeros otherwise). tide has no forward mode: J v comes from
 -- tide.autograd.functional.jvp (the double-backward trick), on f's output leaves flattened
 -- into one tensor.
 local core = require("tide.core")
@@ -54,8 +55,9 @@ local function split(jv, outs)
 end
 
 -- f(a...) and J v, v the tangents (tleaves: one per tensor of the arguments nums): returns
--- {out =, jv =, aux =, outs =, jvs = (the leaves of out and jv), out_spec =}
-function M.run(who, f, a, nums, tleaves, has_aux)
+-- {out =, jv =, aux =, outs =, jvs = (the leaves of out and jv), out_spec =}. strict: an
+-- output leaf that does not depend on the inputs (no graph) raises, as PyTorch's strict=True
+function M.run(who, f, a, nums, tleaves, has_aux, strict)
     local grad_on = core.is_grad_enabled()
     local specs, inputs, own, outer = {}, {}, {}, false
     for j, i in ipairs(nums) do
@@ -110,6 +112,15 @@ function M.run(who, f, a, nums, tleaves, has_aux)
         error(msg, 0)
     end
     got.jvs = split(jv, got.outs)
+    if strict then
+        local paths = pytree.paths(got.out_spec)
+        for k = 1, got.outs.n do
+            if not got.outs[k].requires_grad then
+                raise(("tide: %s: {strict = true}: f's output%s does not depend on the " ..
+                    "primals"):format(who, paths[k]))
+            end
+        end
+    end
     local tensors = {}
     for k = 1, got.outs.n do
         tensors[k] = got.outs[k]
@@ -143,8 +154,9 @@ function M.jvp(f, primals, tangents, opts, ...)
     local who = "func.jvp"
     options.callable(who, f)
     args.no_extra(who, 4, ...)
-    local o = options.options(who, opts, { "has_aux" }, "{has_aux = true}")
+    local o = options.options(who, opts, { "has_aux", "strict" }, "{has_aux = true}")
     local has_aux = options.boolean(who, o, "has_aux")
+    local strict = options.boolean(who, o, "strict")
     local a = arguments(who, primals, "primals")
     local t = arguments(who, tangents, "tangents")
     if t.n ~= a.n then
@@ -165,7 +177,7 @@ function M.jvp(f, primals, tangents, opts, ...)
             tleaves[#tleaves + 1] = ts[k]
         end
     end
-    local r = M.run(who, f, a, nums, tleaves, has_aux)
+    local r = M.run(who, f, a, nums, tleaves, has_aux, strict)
     if has_aux then
         return r.out, r.jv, r.aux
     end

@@ -45,8 +45,9 @@ local function module_weight(module, name, who)
 end
 
 -- runs compute(module, true) before each call of the module's own forward, and
--- compute(module, false) now (false: no power iteration), reparametrization `kind` of name
-local function before_forward(module, name, kind, compute)
+-- compute(module, false) now (false: no power iteration), reparametrization `kind` of name;
+-- with `initial`, module[name] is that tensor until the first forward instead (spectral_norm)
+local function before_forward(module, name, kind, compute, initial)
     local forward = module.forward
     rawset(module, "_reparam_" .. name, { forward = rawget(module, "forward"), compute = compute,
         kind = kind })
@@ -54,7 +55,11 @@ local function before_forward(module, name, kind, compute)
         compute(self, true)
         return forward(self, ...)
     end)
-    compute(module, false)
+    if initial then
+        rawset(module, name, initial)
+    else
+        compute(module, false)
+    end
 end
 
 -- removes reparametrization `kind` of module[name], whose parameters and buffers are name ..
@@ -82,9 +87,10 @@ local function remove(who, kind, module, name, parts)
 end
 
 -- ||w|| over every dim but `dim` (1-based), kept as size 1 (PyTorch's norm_except_dim), or of
--- the whole tensor when dim is false
+-- the whole tensor when dim is false or -1 (PyTorch's norm_except_dim: weight_norm's dim=-1 and
+-- dim=None are the whole tensor's norm, g a 0-D tensor)
 local function norm_except(w, dim)
-    if not dim then
+    if not dim or dim == -1 then
         return w:norm()
     end
     local d = dim < 0 and w:dim() + 1 + dim or dim
@@ -96,7 +102,8 @@ local function norm_except(w, dim)
 end
 
 -- weight_norm(module[, {name = "weight", dim = 1}]): module[name] = g v / ||v||, the norm over
--- every dim but dim (1, the output's, by default; dim = false: the whole tensor); g and v are
+-- every dim but dim (1, the output's, by default; dim = false or -1: the whole tensor, as
+-- PyTorch's dim=None and dim=-1); g and v are
 -- the parameters name_g and name_v, initialized so that the weight is unchanged
 function M.weight_norm(module, ...)
     local who = "weight_norm"
@@ -185,7 +192,7 @@ function M.spectral_norm(module, ...)
         end
         local sigma = bu:clone():dot(W:mv(bv:clone()))
         rawset(self, name, rawget(self, name .. "_orig"):div(sigma))
-    end)
+    end, w:detach()) -- PyTorch's weight.data until the first forward
     return module
 end
 

@@ -1,0 +1,55 @@
+-- scan.lua — cumsum (the kernel row cumsum: a float64 accumulator for float32, as PyTorch's CPU
+-- kernel) against PyTorch's torch.cumsum at its best thread setting (bench/compare.lua), float32:
+-- one long vector, a matrix along each dim, and the small rows of a sequence model's batch.
+--   lua5.4 bench/scan.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
+local tide = require("tide")
+local compare = require("bench.compare")
+
+local REPS = tonumber(arg[1]) or 20
+local ROUNDS = tonumber(arg[2]) or 3
+local clock = tide.wall_time or os.clock
+
+-- name, shape, dim (1-based; bench/scan.py's are 0-based)
+local CASES = {
+    { "n1e6", { 1000000 }, 1 },
+    { "m1000_last", { 1000, 1000 }, 2 },
+    { "m1000_first", { 1000, 1000 }, 1 },
+    { "b64x128_last", { 64, 128 }, 2 },
+}
+
+-- the values bench/scan.py builds: sin of the element's index
+local function input(shape)
+    local n = 1
+    for _, s in ipairs(shape) do
+        n = n * s
+    end
+    return tide.arange(n, { dtype = "float32" }):sin():view(shape)
+end
+
+local function run_tide()
+    local out = {}
+    for _, c in ipairs(CASES) do
+        local x, d = input(c[2]), c[3]
+        x:cumsum(d) -- warm up
+        local best = math.huge
+        for _ = 1, REPS do
+            local t0 = clock()
+            x:cumsum(d)
+            best = math.min(best, clock() - t0)
+        end
+        out[c[1]] = best * 1e3
+    end
+    return out
+end
+
+local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
+    reference = string.format("bench/scan.py %d", REPS) }
+print(string.format("cumsum: float32, fastest of %d calls per round", REPS))
+for _, c in ipairs(CASES) do
+    local r = res and res[c[1]]
+    if r then
+        compare.print_line("cumsum " .. c[1], r, "ms", 1, ROUNDS)
+    else
+        print(string.format("cumsum %s: pytorch n/a (%s)", c[1], why or "no figure"))
+    end
+end
