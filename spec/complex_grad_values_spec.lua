@@ -938,9 +938,6 @@ local WANT = {
 
 -- what tide lacks (each a pending below, with the file that needs it)
 local PENDING = {
-    linalg_norm = "tide.linalg.norm(z) raises for a complex z (lua/tide/linalg.lua: PyTorch's " ..
-        "is the norm of |z|; z:norm() works)",
-    vector_norm = "tide.linalg.vector_norm(z) raises for a complex z (lua/tide/linalg.lua)",
     solve = "tide.linalg.solve of complex matrices is not implemented (lua/tide/linalg.lua)",
     inv = "tide.linalg.inv of a complex matrix is not implemented (lua/tide/linalg.lua)",
     det = "tide.linalg.det of a complex matrix is not implemented (lua/tide/linalg.lua)",

@@ -1262,9 +1262,18 @@ local pnorm = autograd.def {
 -- vector_norm(x[, {ord = 2, dim =, keepdim = false}]) (or PyTorch's positional (x, ord, dim,
 -- keepdim); matrix_norm and norm too): over dim (one or a list; all when nil):
 -- (sum |x|^ord)^(1/ord), max |x| (inf), min |x| (-inf), the count of non-zeros (0)
+-- a complex z's vector norms are those of |z|, as PyTorch's (its gradient through abs)
+local function modulus(x)
+    if type(x) == "table" and not core.is_tensor(x) and require("tide.complex.tensor").is(x) then
+        return x:abs()
+    end
+    return x
+end
+
 function L.vector_norm(x, ...)
     local op = "linalg.vector_norm"
     local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
+    x = modulus(x)
     check(op, x)
     local o = args.options(op, opts, NORM_KEYWORDS, "{ord = 1}")
     if o.dtype ~= nil then
@@ -1369,8 +1378,11 @@ end
 function L.norm(x, ...)
     local op = "linalg.norm"
     local opts = pytorch_args.merge(op, NORM_OPTIONS, ...) -- PyTorch's positional form too
-    check(op, x)
     local o = args.options(op, opts, NORM_KEYWORDS, "{ord = 2}")
+    if o.ord == nil or o.ord == "fro" then -- a vector norm of |z| for a complex z
+        x = modulus(x)
+    end
+    check(op, x)
     if type(o.ord) == "string" or (type(o.dim) == "table" and #o.dim == 2) then
         return L.matrix_norm(x, o)
     end
