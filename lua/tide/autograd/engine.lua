@@ -275,11 +275,16 @@ local function check_node(nd)
             if was and (when == nil or needs(nd[when])) then
                 local now = version(nd[what])
                 if now ~= was then
+                    -- the tensor as PyTorch names it: its dtype and shape
+                    local t, dims = nd[what], {}
+                    for i = 1, t:dim() do
+                        dims[i] = tostring(t:size(i))
+                    end
                     error(string.format("tide: backward: a tensor needed for the gradient " ..
                         "of %s (%s) was modified in place after it was used (version %d, " ..
-                        "expected %d); clone it before modifying, or modify it under " ..
-                        "tide.no_grad before the forward pass", nd.name,
-                        describe_saved(what), now, was), 0)
+                        "expected %d): a %s tensor of shape {%s}; clone it before modifying, " ..
+                        "or modify it under tide.no_grad before the forward pass", nd.name,
+                        describe_saved(what), now, was, t.dtype, table.concat(dims, ", ")), 0)
                 end
             end
         end

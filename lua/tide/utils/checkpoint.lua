@@ -4,9 +4,12 @@
 -- with recording (the random generators of the arguments' devices and the CPU set back as
 -- they were, so dropout draws the same masks) and differentiates that: gradients reach the
 -- tensor arguments and every parameter fn uses, as without the checkpoint. Memory for time:
--- fn runs twice. fn returns a tensor or several (each a floating-point tensor). The options
--- table, when given, is the last argument and holds only those keys (use_reentrant is
--- accepted and has no effect: tide has one way).
+-- fn runs twice. fn returns a tensor or several (at least one floating-point tensor; the others,
+-- integer tensors or any value, come back as they are). The options table, when given, is the
+-- last argument; its other keys (PyTorch's **kwargs) stay in it as fn's last argument, as
+-- use_reentrant = false passes them (use_reentrant = true refuses them, as PyTorch's). tide has
+-- one way, PyTorch's use_reentrant = false, save that use_reentrant = true with no input
+-- requiring grad warns and gives outputs without grad, as PyTorch 1.13's default does.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
@@ -79,7 +82,7 @@ autograd.def {
             local outs = compat.pack(nd.fn_(compat.unpack(again, 1, argv.n)))
             local sum, at = nil, 1
             for k = 1, #nd.sizes do
-                local o, n = outs[k], nd.sizes[k]
+                local o, n = outs[nd.slots[k]], nd.sizes[k]
                 if is_tensor(o) and o.requires_grad then
                     local term = (o * g:narrow(1, at, n):view(o.shape)):sum()
                     sum = sum and sum + term or term
@@ -111,60 +114,94 @@ autograd.def {
     end,
 }
 
+-- the options at the end of argv (a plain table holding one of OPTIONS' keys), taken off it;
+-- the table's other keys (PyTorch's **kwargs for fn) stay as fn's last argument, a table
+local function take_options(who, argv)
+    local last = argv[argv.n]
+    if argv.n == 0 or type(last) ~= "table" or is_tensor(last) or getmetatable(last) ~= nil then
+        return {}
+    end
+    local opts, rest, has_opt, others = {}, {}, false, {}
+    for k, v in pairs(last) do
+        if OPTIONS[k] then
+            opts[k], has_opt = v, true
+        else
+            rest[k], others[#others + 1] = v, tostring(k)
+        end
+    end
+    if not has_opt then
+        return {}
+    end
+    if #others > 0 then
+        if opts.use_reentrant == true then
+            table.sort(others)
+            raise(("tide: %s: Unexpected keyword arguments: %s (use_reentrant = true passes " ..
+                "none to fn, as PyTorch's)"):format(who, table.concat(others, ",")))
+        end
+        argv[argv.n] = rest
+    else
+        argv.n, argv[argv.n] = argv.n - 1, nil
+    end
+    return args.options(who, opts, { "preserve_rng_state", "use_reentrant" })
+end
+
 local function checkpoint(fn, ...)
     local who = "checkpoint"
     if type(fn) ~= "function" and not (getmetatable(fn) or {}).__call then
         raise(("tide: %s: expected a function (or a module) first, got %s"):format(who, type(fn)))
     end
     local argv = compat.pack(...)
-    local last = argv[argv.n]
-    local preserve = true
-    if argv.n > 0 and type(last) == "table" and not is_tensor(last) and getmetatable(last) == nil
-        and next(last) ~= nil then
-        local only = true
-        for k in pairs(last) do
-            only = only and OPTIONS[k] == true
-        end
-        if only then
-            local o = args.options(who, last, { "preserve_rng_state", "use_reentrant" })
-            if o.preserve_rng_state ~= nil then
-                preserve = o.preserve_rng_state == true
-            end
-            argv.n, argv[argv.n] = argv.n - 1, nil
-        end
-    end
-    local tensors = {}
+    local o = take_options(who, argv)
+    local tensors, any_grad = {}, false
     for i = 1, argv.n do
         if is_tensor(argv[i]) then
             tensors[#tensors + 1] = argv[i]
+            any_grad = any_grad or argv[i].requires_grad
         end
     end
+    local preserve = o.preserve_rng_state == nil or o.preserve_rng_state == true
     local states = preserve and rng_states(tensors) or nil
     local outs = compat.pack(autograd.no_grad(fn, compat.unpack(argv, 1, argv.n)))
     if not core.is_grad_enabled() then
         return compat.unpack(outs, 1, outs.n)
     end
-    local flat, sizes = {}, {}
+    if o.use_reentrant == true and not any_grad then
+        -- PyTorch's reentrant checkpoint: no input requires grad, no output does (the
+        -- parameters fn uses get none either)
+        require("tide._warn").once("checkpoint.no_grad_inputs",
+            "None of the inputs have requires_grad=True. Gradients will be None")
+        return compat.unpack(outs, 1, outs.n)
+    end
+    -- the floating-point tensor results (slots: their places) go through the node; the
+    -- others (integer tensors, numbers, tables) come back as they are, as PyTorch's
+    local flat, sizes, slots = {}, {}, {}
     for k = 1, outs.n do
-        local o = outs[k]
-        if not is_tensor(o) or not args.FLOAT[o.dtype] then
-            raise(("tide: %s: the function must return floating-point tensors; result %d is %s")
-                :format(who, k, is_tensor(o) and o.dtype or type(o)))
+        local v = outs[k]
+        if is_tensor(v) and args.FLOAT[v.dtype] then
+            local n = #slots + 1
+            flat[n], sizes[n], slots[n] = v:reshape(-1), v:numel(), k
         end
-        flat[k], sizes[k] = o:reshape(-1), o:numel()
     end
     if outs.n == 0 then
         raise("tide: checkpoint: the function returned nothing; it must return a tensor")
     end
-    local packed = outs.n == 1 and flat[1] or core.cat(flat, 1)
+    if #slots == 0 then
+        local v = outs[1]
+        raise(("tide: %s: the function must return floating-point tensors; result 1 is %s")
+            :format(who, is_tensor(v) and v.dtype or type(v)))
+    end
+    local packed = #slots == 1 and flat[1] or core.cat(flat, 1)
     local nd = autograd.record("checkpoint", packed, tensors)
-    nd.argv, nd.fn_, nd.sizes, nd.states = argv, fn, sizes, states
+    nd.argv, nd.fn_, nd.sizes, nd.slots, nd.states = argv, fn, sizes, slots, states
     nd.autocast = autocast.snapshot()
     -- the outputs as views of the packed result: their gradients reach the node
     local results, at = {}, 1
     for k = 1, outs.n do
-        results[k] = packed:narrow(1, at, sizes[k]):view(outs[k].shape)
-        at = at + sizes[k]
+        results[k] = outs[k]
+    end
+    for n, k in ipairs(slots) do
+        results[k] = packed:narrow(1, at, sizes[n]):view(outs[k].shape)
+        at = at + sizes[n]
     end
     return compat.unpack(results, 1, outs.n)
 end
