@@ -520,3 +520,23 @@ describe("fuzz seed 44623: F.conv1d with string padding and a weight that is no 
         end), 1, true)
     end)
 end)
+
+describe("session 34's findings (ASan fuzz seeds 44681-44688)", function()
+    it("special.multigammaln of an empty tensor with a huge p returns at once (it looped p " ..
+        "times: a hang)", function()
+        local x = tide.zeros(2, 0, 3):select(1, 1)
+        assert.are.same({ 0, 3 }, tide.special.multigammaln(x, 2147483648):size())
+        -- PyTorch's special.multigammaln is mvlgamma: one computation, one message
+        assert.has_error(function() tide.special.multigammaln(tide.tensor({ 0.5 }), 3) end,
+            "tide: special.multigammaln: every element must be greater than (p - 1) / 2 = 1 " ..
+            "(p = 3)")
+    end)
+
+    it("a complex gather with an index that is not a tensor raises tide's error", function()
+        local z = tide.view_as_complex(tide.randn(2, 3, 2))
+        assert.has_error(function() z:gather(2, -1 / 0) end,
+            "tide: gather: index must be an int64 tensor, got number")
+        assert.has_error(function() z:gather(1, function() end) end,
+            "tide: gather: index must be an int64 tensor, got function")
+    end)
+end)

@@ -155,7 +155,7 @@ describe("ported: PyTorch's Complex Numbers note", function()
         -- torch.svd / torch.solve / torch.linalg.*: PyTorch supports complex; tide refuses
         -- (documented: the real ops given a complex tensor), each a clear tide: error
         local ops = { "svd", "svdvals", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh",
-            "qr", "cholesky", "norm", "matrix_norm", "vector_norm", "pinv", "lstsq", "lu_factor",
+            "qr", "cholesky", "matrix_norm", "pinv", "lstsq", "lu_factor",
             "matrix_exp", "matrix_power", "matrix_rank", "cond" }
         for _, n in ipairs(ops) do
             local ok, err = pcall(tide.linalg[n], a, b)
@@ -163,6 +163,11 @@ describe("ported: PyTorch's Complex Numbers note", function()
             assert.matches("tide: linalg%.[%w_]+: expected a tensor at argument #1, got a " ..
                 "complex tensor %(for the real ops", tostring(err))
         end
+        -- but vector norms are those of |a|, as PyTorch's: torch.linalg.norm(a) = 5.9372,
+        -- torch.linalg.vector_norm(a, 1) = 10.9597
+        assert.is_true(math.abs(tide.linalg.norm(a):item() - math.sqrt(35.25)) < 1e-5)
+        assert.is_true(math.abs(tide.linalg.vector_norm(a, 1):item() - (math.sqrt(1.25) +
+            math.sqrt(5) + math.sqrt(13) + 4)) < 1e-5)
         raises("tide: linalg.multi_dot: expected a tensor at argument #1, got a complex tensor",
             function() tide.linalg.multi_dot({ a, b }) end)
         raises("tide: linalg.solve: expected a tensor at argument #2, got a complex tensor",

@@ -27,8 +27,8 @@ local function mvlgamma(op, x, p)
     local a = args.FLOAT[x.dtype] and x or x:to(core.get_default_dtype())
     local low = (p - 1) / 2
     if a:numel() > 0 and not no_grad(function() return a:gt(low):all():item() end) then
-        raise(("tide: %s: every element must be greater than (p - 1) / 2 = %s (p = %d)")
-            :format(op, tostring(low), p))
+        raise(("tide: %s: every element must be greater than (p - 1) / 2 = %g (p = %d)")
+            :format(op, low, p))
     end
     -- the p terms side by side, summed over the last dim, as PyTorch computes them: one pass
     -- whatever p, and a p too large for memory is refused before anything is built
@@ -63,6 +63,9 @@ M.functions.mvlgamma = function(x, p, ...)
     args.no_extra("mvlgamma", 2, ...)
     return mvlgamma("mvlgamma", x, p)
 end
+
+-- (op, x, p): tide.special.multigammaln's computation too, under its own name
+M.compute = mvlgamma
 
 M.names = { "mvlgamma" }
 return M

@@ -97,26 +97,13 @@ function S.xlog1py(x, y, ...)
     return xlog1py(as_tensor(x, 1), as_tensor(y, 2))
 end
 
--- multigammaln(a, p): log of the multivariate gamma function of dimension p, p (p - 1) / 4
--- log pi + sum over j < p of lgamma(a - j / 2); every element of a must exceed (p - 1) / 2
+-- multigammaln(a, p): PyTorch's alias of mvlgamma, p (p - 1) / 4 log pi + sum over j < p of
+-- lgamma(a - j / 2), every element of a above (p - 1) / 2 (tide.multivariate_lgamma: the p terms
+-- in one pass, a p too large for memory refused)
 function S.multigammaln(a, p, ...)
     local who = "special.multigammaln"
     args.no_extra(who, 2, ...)
-    check(who, a)
-    p = args.integer(who, p, "p")
-    if p < 1 then
-        raise(("tide: %s: p must be an integer >= 1, got %d"):format(who, p))
-    end
-    a = floated(a)
-    if a:numel() > 0 and not a:gt((p - 1) / 2):all():item() then
-        raise(("tide: %s: all elements must be greater than (p - 1) / 2 = %s"):format(who,
-            tostring((p - 1) / 2)))
-    end
-    local r = a:lgamma()
-    for j = 1, p - 1 do
-        r = r + (a - j / 2):lgamma()
-    end
-    return r + p * (p - 1) / 4 * math.log(math.pi)
+    return require("tide.multivariate_lgamma").compute(who, a, p)
 end
 
 return S

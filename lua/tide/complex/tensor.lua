@@ -754,6 +754,9 @@ end
 -- gather(dim, index): the pair's, index over the complex dims (grad scattered back, both parts)
 function M.gather(z, d, index, ...)
     d = norm_dim("gather", d, z:dim())
+    if not is_tensor(index) then
+        raise(("tide: gather: index must be an int64 tensor, got %s"):format(what(index)))
+    end
     local s = index:size()
     s[#s + 1] = 2
     return wrap(z._ri:gather(d, index:unsqueeze(-1):expand(unpack(s)), ...))

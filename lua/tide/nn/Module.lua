@@ -129,9 +129,10 @@ local hooks = require("tide.nn.module_hooks")
 
 -- model(x): a tail call, so error levels inside forward see the user's line as level 2; a
 -- module with forward hooks runs them around it (tide.nn.module_hooks)
+local global_hooks = hooks.globals
 function Module.__call(self, ...)
     if rawget(self, "_forward_pre_hooks") or rawget(self, "_forward_hooks") or
-        rawget(self, "_backward_hooks") then
+        rawget(self, "_backward_hooks") or next(global_hooks) then
         return hooks.call(self, ...)
     end
     return self:forward(...)
@@ -141,6 +142,31 @@ Module.register_forward_pre_hook = hooks.register_forward_pre_hook
 Module.register_forward_hook = hooks.register_forward_hook
 Module.register_full_backward_hook = hooks.register_full_backward_hook
 Module.register_backward_hook = hooks.register_backward_hook
+Module._register_state_dict_hook = hooks._register_state_dict_hook
+Module._register_load_state_dict_pre_hook = hooks._register_load_state_dict_pre_hook
+Module.register_load_state_dict_post_hook = hooks.register_load_state_dict_post_hook
+
+-- {module, prefix} for self and each module under it that has hooks in list_name: parents
+-- before their children (post = true: after them, as state_dict runs its hooks)
+local function hooked_modules(self, list_name, prefix, post)
+    local found = {}
+    local function walk(m, p)
+        if not post and rawget(m, list_name) then
+            found[#found + 1] = { m, p }
+        end
+        for _, name in ipairs(m._modules) do
+            local c = rawget(m, name)
+            if c then
+                walk(c, p .. name .. ".")
+            end
+        end
+        if post and rawget(m, list_name) then
+            found[#found + 1] = { m, p }
+        end
+    end
+    walk(self, prefix or "")
+    return found
+end
 
 local function check_name(name, what)
     if type(name) ~= "string" or name == "" or name:find(".", 1, true) then
@@ -876,13 +902,23 @@ function Module:state_dict(...)
             names[i] = prefix .. names[i]
         end
     end
+    local sd = destination
     if destination then
         for i = 1, #names do
             destination[names[i]] = out[i]
         end
-        return destination
+    else
+        sd = named(names, out, false)
     end
-    return named(names, out, false)
+    for _, mp in ipairs(hooked_modules(self, "_state_dict_hooks", prefix, true)) do
+        for _, h in ipairs({ compat.unpack(rawget(mp[1], "_state_dict_hooks") or {}) }) do
+            local r = h(mp[1], sd, mp[2], {})
+            if r ~= nil and mp[1] == self then -- (a child's result is dropped, as PyTorch's)
+                sd = r
+            end
+        end
+    end
+    return sd
 end
 
 local shape_str, same_shape = args.shape_str, args.same_shape
@@ -953,7 +989,8 @@ local function run_load_hooks(self, sd, strict)
         end
     end
     walk(self, "")
-    if #hooked == 0 then
+    local pre = hooked_modules(self, "_load_state_dict_pre_hooks")
+    if #hooked == 0 and #pre == 0 then
         return sd, {}, {}
     end
     local copy = {}
@@ -961,6 +998,11 @@ local function run_load_hooks(self, sd, strict)
         copy[k] = v
     end
     local missing, unexpected, error_msgs = {}, {}, {}
+    for _, h in ipairs(pre) do -- PyTorch's pre hooks run first in _load_from_state_dict
+        for _, f in ipairs({ compat.unpack(rawget(h[1], "_load_state_dict_pre_hooks") or {}) }) do
+            f(copy, h[2], {}, strict, missing, unexpected, error_msgs)
+        end
+    end
     for _, h in ipairs(hooked) do
         h[1]:_load_from_state_dict(copy, h[2], {}, strict, missing, unexpected, error_msgs)
     end
@@ -1047,9 +1089,33 @@ function Module:load_state_dict(sd, strict, assign)
     for _, k in ipairs(hook_missing) do
         missing[#missing + 1] = tostring(k)
     end
-    local mismatch = strict and args.keys_mismatch(missing, unexpected)
-    if mismatch then
-        raise("tide: load_state_dict: " .. mismatch .. keys_advice(unexpected, expected))
+    -- with post hooks, as PyTorch: the load, then the hooks (they may edit the keys in place),
+    -- then a strict load's check of the keys (which then raises after loading)
+    local post = hooked_modules(self, "_load_state_dict_post_hooks")
+    local function check(miss, unexp)
+        local mismatch = strict and args.keys_mismatch(miss, unexp)
+        if mismatch then
+            raise("tide: load_state_dict: " .. mismatch .. keys_advice(unexp, expected))
+        end
+    end
+    local function finish()
+        local inc = incompatible(missing, unexpected)
+        for _, mp in ipairs(post) do
+            for _, h in ipairs({ compat.unpack(rawget(mp[1], "_load_state_dict_post_hooks")) }) do
+                if h(mp[1], inc) ~= nil then
+                    raise("tide: load_state_dict: a hook registered with " ..
+                        "register_load_state_dict_post_hook returned a value; it should edit " ..
+                        "incompatible_keys in place and return nothing")
+                end
+            end
+        end
+        if #post > 0 then
+            check(inc.missing_keys, inc.unexpected_keys)
+        end
+        return inc
+    end
+    if #post == 0 then
+        check(missing, unexpected)
     end
     -- every value converted first, then copied: a failure leaves the model as it was (the
     -- fill_(0):add_(v) this replaced zeroed a float16 parameter, then failed in add_)
@@ -1070,7 +1136,7 @@ function Module:load_state_dict(sd, strict, assign)
                 rawset(o[1], o[2], v)
             end
         end
-        return incompatible(missing, unexpected)
+        return finish()
     end
     local ready = {}
     for i = 1, #names do
@@ -1086,7 +1152,7 @@ function Module:load_state_dict(sd, strict, assign)
             end
         end
     end)
-    return incompatible(missing, unexpected)
+    return finish()
 end
 
 -- ---- printing ----

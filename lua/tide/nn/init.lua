@@ -56,6 +56,7 @@ end
 lazy.attention = "tide.nn.attention" -- torch.nn.attention: sdpa_kernel, SDPBackend
 lazy.grad = "tide.nn.grad" -- torch.nn.grad: conv1d/2d/3d_input and _weight
 lazy.Buffer = "tide.nn._buffer_class" -- nn.Buffer(t[, {persistent =}]): a function, not a class
+lazy.modules = "tide.nn.modules" -- torch.nn.modules.module's global hooks
 
 nn.Module = require("tide.nn.Module")
 nn.functional = require("tide.nn.functional")

@@ -53,6 +53,37 @@ local function register(module, list_name, who, fn)
     return handle
 end
 
+-- the module-global hooks (PyTorch's nn.modules.module.register_module_forward_pre_hook,
+-- register_module_forward_hook, register_module_full_backward_hook): every module's call runs
+-- them, before the module's own; M.globals holds their lists as a module holds its own (empty
+-- when there is none, so Module.__call looks at it with one next())
+M.globals = {}
+
+function M.register_module_forward_pre_hook(fn)
+    return register(M.globals, "_forward_pre_hooks", "register_module_forward_pre_hook", fn)
+end
+
+function M.register_module_forward_hook(fn)
+    return register(M.globals, "_forward_hooks", "register_module_forward_hook", fn)
+end
+
+function M.register_module_full_backward_hook(fn)
+    return register(M.globals, "_backward_hooks", "register_module_full_backward_hook", fn)
+end
+
+-- the global hooks of a kind, then the module's own: a copy (a hook may remove one)
+local function hooks_of(module, list_name)
+    local g, own = rawget(M.globals, list_name), rawget(module, list_name)
+    local l = {}
+    for _, h in ipairs(g or {}) do
+        l[#l + 1] = h
+    end
+    for _, h in ipairs(own or {}) do
+        l[#l + 1] = h
+    end
+    return l
+end
+
 -- M.remove_hook(module, list_name, fn): takes the hook fn (the first entry that is fn) off the
 -- module's list; true when it was there (tide.nn.utils.prune's hooks, found by identity)
 function M.remove_hook(module, list_name, fn)
@@ -103,6 +134,47 @@ function M.register_backward_hook(module, fn)
     return register(module, "_backward_hooks", "register_backward_hook", fn)
 end
 
+-- the largest integer key of t ({g1, nil, g3} counts 3, as PyTorch's tuple (g1, None, g3))
+local function maxn(t)
+    local n = 0
+    for k in pairs(t) do
+        if type(k) == "number" and k > n then
+            n = k
+        end
+    end
+    return n
+end
+
+-- PyTorch's state dict hooks, Module.state_dict and load_state_dict run them:
+-- m:_register_state_dict_hook(fn): fn(module, state_dict, prefix, local_metadata) once the
+-- state dict holds the module's keys (prefix: "layer1.0."); it may edit the table, and a non-nil
+-- result of the module whose state_dict() was called replaces it
+function M._register_state_dict_hook(module, fn)
+    return register(module, "_state_dict_hooks", "_register_state_dict_hook", fn)
+end
+
+-- m:_register_load_state_dict_pre_hook(fn[, with_module]): fn(state_dict, prefix,
+-- local_metadata, strict, missing_keys, unexpected_keys, error_msgs) before the load reads a key
+-- (state_dict: the load's own copy), with the module first when with_module is true
+function M._register_load_state_dict_pre_hook(module, fn, with_module)
+    local hook = fn
+    if with_module and (type(fn) == "function" or (getmetatable(fn) or {}).__call) then
+        hook = function(...)
+            return fn(module, ...)
+        end
+    end
+    return register(module, "_load_state_dict_pre_hooks", "_register_load_state_dict_pre_hook",
+        hook)
+end
+
+-- m:register_load_state_dict_post_hook(fn): fn(module, incompatible_keys) after the load, before
+-- a strict load's check of the keys; it may edit incompatible_keys.missing_keys and
+-- .unexpected_keys in place, and must return nil
+function M.register_load_state_dict_post_hook(module, fn)
+    return register(module, "_load_state_dict_post_hooks", "register_load_state_dict_post_hook",
+        fn)
+end
+
 local function is_tensor(v)
     return require("tide.core").is_tensor(v)
 end
@@ -126,9 +198,8 @@ local function wire_backward(module, inputs, run)
     local outs = run(inputs)
     local grad_output, grad_input, seen_in = {}, {}, 0
     local function fire()
-        local hooks = rawget(module, "_backward_hooks")
         local result
-        for _, h in ipairs(hooks and { compat.unpack(hooks) } or {}) do
+        for _, h in ipairs(hooks_of(module, "_backward_hooks")) do
             -- each hook its own copy, as PyTorch's tuples: one the hook keeps stays as given
             local gi, go = {}, {}
             for k, v in pairs(grad_input) do
@@ -139,6 +210,14 @@ local function wire_backward(module, inputs, run)
             end
             local r = h(module, gi, go)
             if r ~= nil then
+                -- (one value, not a list, stands for the one input that needs grad: tide's)
+                local count = type(r) == "table" and getmetatable(r) == nil and
+                    (r.n or maxn(r)) or nil
+                if count and count ~= inputs.n then
+                    raise(("tide: register_full_backward_hook: the hook returned %d grad_input, " ..
+                        "expected %d (PyTorch's \"Backward hook returned an invalid number of " ..
+                        "grad_input\")"):format(count, inputs.n))
+                end
                 if n_wrapped ~= 1 then
                     raise("tide: register_full_backward_hook: a hook may replace grad_input " ..
                         "only for a module with one input that needs grad")
@@ -181,8 +260,7 @@ end
 -- the call of a module that has hooks
 function M.call(module, ...)
     local inputs = compat.pack(...)
-    local pre = rawget(module, "_forward_pre_hooks")
-    for _, h in ipairs(pre and { compat.unpack(pre) } or {}) do -- (a copy: a hook may remove)
+    for _, h in ipairs(hooks_of(module, "_forward_pre_hooks")) do
         local r = h(module, { compat.unpack(inputs, 1, inputs.n) })
         if r ~= nil then
             if type(r) == "table" and getmetatable(r) == nil then
@@ -196,19 +274,19 @@ function M.call(module, ...)
         return compat.pack(module:forward(compat.unpack(args, 1, args.n)))
     end
     local outs
-    if rawget(module, "_backward_hooks") then
+    if rawget(module, "_backward_hooks") or rawget(M.globals, "_backward_hooks") then
         outs = wire_backward(module, inputs, run)
     else
         outs = run(inputs)
     end
-    local post = rawget(module, "_forward_hooks")
-    if not post then
+    local post = hooks_of(module, "_forward_hooks")
+    if #post == 0 then
         return compat.unpack(outs, 1, outs.n)
     end
     local several = outs.n > 1
     local output = several and { compat.unpack(outs, 1, outs.n) } or outs[1]
     local args = { compat.unpack(inputs, 1, inputs.n) }
-    for _, h in ipairs({ compat.unpack(post) }) do
+    for _, h in ipairs(post) do
         local r = h(module, args, output)
         if r ~= nil then
             output = r

@@ -289,15 +289,36 @@ function BertTokenizer.from_pretrained(dir, opts)
     pair = { { cls, 0 }, { -1, 0 }, { sep, 0 }, { -2, 1 }, { sep, 1 } }
   end
   wp:set_template(single, pair)
+  -- the special tokens each template adds (transformers' num_special_tokens_to_add)
+  local n_special = { 0, 0 }
+  for k, list in ipairs({ single, pair }) do
+    for _, item in ipairs(list) do
+      if item[1] >= 0 then
+        n_special[k] = n_special[k] + 1
+      end
+    end
+  end
 
   self._wp = wp
   self._special_ids = special_ids
   self._decoder = decoder
   self._clean_up = cfg.clean_up_tokenization_spaces == true
-  self._trunc_left = trunc_left
-  self._pad_left = pad_left
+  self._n_special = n_special
   self._pad_type = pad_type
-  self._pad_id = wp:token_to_id(special.pad)
+  -- Hugging Face's names; padding_side, truncation_side and pad_token_id are read by each call
+  self.padding_side = pad_left and "left" or "right"
+  self.truncation_side = trunc_left and "left" or "right"
+  self.do_lower_case = lowercase
+  self.model_input_names = { "input_ids", "token_type_ids", "attention_mask" }
+  self.all_special_tokens, self.all_special_ids = {}, {}
+  for _, k in ipairs({ "unk", "sep", "pad", "cls", "mask" }) do
+    local id = wp:token_to_id(special[k])
+    self[k .. "_token"], self[k .. "_token_id"] = special[k], id
+    if id ~= nil then
+      self.all_special_tokens[#self.all_special_tokens + 1] = special[k]
+      self.all_special_ids[#self.all_special_ids + 1] = id
+    end
+  end
   self.vocab_size = nvocab
   local mml = cfg.model_max_length
   self.model_max_length = type(mml) == "number" and mml < NO_LIMIT and math.floor(mml) or nil
@@ -343,7 +364,7 @@ local function check_max_length(v, who)
 end
 
 -- transformers' _get_padding_truncation_strategies: the truncation code and its max_length
-local function strategies(self, opts, pad, who)
+local function strategies(self, opts, pad, who, is_pair)
   local max_length = check_max_length(opts.max_length, who)
   local trunc = trunc_code(opts.truncation, who)
   if trunc == nil then
@@ -360,7 +381,25 @@ local function strategies(self, opts, pad, who)
       trunc = TRUNC.none
     end
   end
+  if trunc ~= TRUNC.none and max_length ~= nil then
+    local nadd = opts.add_special_tokens ~= false and self._n_special[is_pair and 2 or 1] or 0
+    if max_length == nadd then
+      -- no room for any text: tokenizers empties every sequence whatever the strategy (no
+      -- only_first / only_second error, and only_second needs no pair)
+      trunc = TRUNC.longest_first
+    end
+  end
   return trunc, max_length, pad
+end
+
+-- tok.padding_side / tok.truncation_side ("left" or "right", settable as in transformers)
+local function side(self, name, who)
+  local v = self[name]
+  if v ~= "left" and v ~= "right" then
+    raise(("tide: %s: %s = %s is not valid; use \"left\" or \"right\""):format(who, name,
+      tostring(v)))
+  end
+  return v == "left"
 end
 
 local function check_text(s, who, what)
@@ -384,9 +423,9 @@ function BertTokenizer:encode(s, pair, opts)
       pair = nil -- transformers drops an empty second text (tokenizer(a, "") == tokenizer(a))
     end
   end
-  local trunc, max_length = strategies(self, opts, 0, who)
+  local trunc, max_length = strategies(self, opts, 0, who, pair ~= nil)
   local ids = self._wp:encode(s, pair, opts.add_special_tokens ~= false, trunc, max_length,
-    self._trunc_left)
+    side(self, "truncation_side", who))
   return ids
 end
 
@@ -400,6 +439,38 @@ end
 function BertTokenizer:token_to_id(s)
   check_text(s, "BertTokenizer:token_to_id", "the token")
   return self._wp:token_to_id(s)
+end
+
+--- transformers' convert_tokens_to_ids: a token or a list; an unknown token gives unk_token_id
+function BertTokenizer:convert_tokens_to_ids(tokens)
+  local function one(t)
+    check_text(t, "BertTokenizer:convert_tokens_to_ids", "a token")
+    local id = self._wp:token_to_id(t)
+    if id == nil then
+      return self.unk_token_id
+    end
+    return id
+  end
+  if type(tokens) ~= "table" then
+    return one(tokens)
+  end
+  local out = {}
+  for i, t in ipairs(tokens) do
+    out[i] = one(t)
+  end
+  return out
+end
+
+--- transformers' convert_ids_to_tokens: an id or a list (an id outside the vocabulary: nil)
+function BertTokenizer:convert_ids_to_tokens(ids)
+  if type(ids) ~= "table" then
+    return self:id_to_token(ids)
+  end
+  local out = {}
+  for i, id in ipairs(ids) do
+    out[i] = self:id_to_token(id)
+  end
+  return out
 end
 
 function BertTokenizer:id_to_token(i)
@@ -497,6 +568,22 @@ function BertTokenizer:decode(ids, opts)
   return text
 end
 
+--- transformers' batch_decode: decode over a list of id lists (or a 2-D tensor)
+function BertTokenizer:batch_decode(seqs, opts)
+  if core.is_tensor(seqs) then
+    seqs = seqs:totable()
+  end
+  if type(seqs) ~= "table" then
+    raise(("tide: BertTokenizer:batch_decode: expected a list of id lists, got %s"):format(
+      type(seqs)))
+  end
+  local out = {}
+  for i, ids in ipairs(seqs) do
+    out[i] = self:decode(ids, opts)
+  end
+  return out
+end
+
 --- tok(batch[, pairs][, opts]) -> {input_ids, attention_mask, token_type_ids}, int64 [B, T]
 function BertTokenizer.__call(self, batch, pairs, opts)
   local who = "BertTokenizer"
@@ -529,18 +616,24 @@ function BertTokenizer.__call(self, batch, pairs, opts)
   end
   local pad = pad_code(opts.padding, who)
   local trunc, max_length
-  trunc, max_length, pad = strategies(self, opts, pad, who)
-  if pad > 0 and self._pad_id == nil then
+  trunc, max_length, pad = strategies(self, opts, pad, who, pairs ~= nil)
+  local pad_id = self.pad_token_id
+  if pad > 0 and type(pad_id) ~= "number" then
     raise(("tide: %s: padding needs a pad token, and %q is not in the vocabulary"):format(who,
       tostring(self.special_tokens.pad)))
   end
   local ids, mask, types = self._wp:batch(batch, pairs, opts.add_special_tokens ~= false, trunc,
-    max_length, self._trunc_left, pad, max_length, self._pad_id or 0, self._pad_type,
-    self._pad_left)
+    max_length, side(self, "truncation_side", who), pad, max_length, pad_id or 0,
+    self._pad_type, side(self, "padding_side", who))
   if opts.device ~= nil then
     ids, mask, types = ids:to(opts.device), mask:to(opts.device), types:to(opts.device)
   end
   return { input_ids = ids, attention_mask = mask, token_type_ids = types }
+end
+
+-- len(tokenizer): the vocabulary with the added tokens (#tok on Lua 5.2+)
+function BertTokenizer.__len(self)
+  return self._wp:id_count()
 end
 
 function BertTokenizer.__tostring(self)

@@ -6,6 +6,7 @@
 local nn = require("tide.nn")
 local F = require("tide.nn.functional")
 local raise = require("tide.autograd").raise
+local hooks = require("tide.nn.module_hooks") -- globals: every module's hooks
 
 local function gelu_tanh(x)
     return F.gelu(x, { approximate = "tanh" })
@@ -41,7 +42,8 @@ local M = setmetatable({}, {
 function M.apply(act, dense, x)
     local fused = FUSED[act]
     if fused and dense.forward == linear_forward and not rawget(dense, "_forward_pre_hooks") and
-        not rawget(dense, "_forward_hooks") and not rawget(dense, "_backward_hooks") then
+        not rawget(dense, "_forward_hooks") and not rawget(dense, "_backward_hooks") and
+        not next(hooks.globals) then
         return dense:_forward_act(x, fused)
     end
     return act(dense(x))

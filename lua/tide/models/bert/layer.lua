@@ -11,6 +11,7 @@ local nn = require("tide.nn")
 local P = require("tide.models.bert.params")
 local activation = require("tide.models.bert.activations")
 local BertSelfAttention = require("tide.models.bert.self_attention")
+local hooks = require("tide.nn.module_hooks") -- globals: every module's hooks
 
 local M = {}
 
@@ -22,7 +23,7 @@ local layer_norm_forward = nn.LayerNorm.forward
 local function add_norm(ln, h, residual)
     local w, b = ln.weight, ln.bias -- read once: a parametrized weight is computed per read
     if autocast.on or ln.forward ~= layer_norm_forward or rawget(ln, "_forward_pre_hooks") or
-        rawget(ln, "_forward_hooks") or rawget(ln, "_backward_hooks") or
+        rawget(ln, "_forward_hooks") or rawget(ln, "_backward_hooks") or next(hooks.globals) or
         #ln.normalized_shape ~= 1 or ln.eps < 0 or autograd.needs_record(h, residual, w, b) then
         return nil
     end
