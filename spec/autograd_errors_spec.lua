@@ -68,7 +68,7 @@ describe("autograd errors (PyTorch 1.13)", function()
         local e = X():exp()
         e:add_(1)
         raises(function() e:sum():backward() end, "of exp (its result)", "version 1, expected 0",
-            "a float32 tensor of shape {2}")
+            "float32 tensor of shape {2}")
         -- through detach (shared version counter), as PyTorch's
         local e2 = X():exp()
         e2:detach():add_(1)

@@ -467,8 +467,8 @@ describe("a tensor modified in place after autograd saved it (on " .. D.name .. 
         assert.is_false(ok)
         assert.are.equal("autograd_spec.lua:" .. line .. ": tide: backward: a tensor needed for "
             .. "the gradient of mul (its argument 2) was modified in place after it was used "
-            .. "(version 1, expected 0): a float32 tensor of shape {2}; clone it before "
-            .. "modifying, or modify it under tide.no_grad before the forward pass",
+            .. "(version 1, expected 0): the " .. x.dtype .. " tensor of shape {2}; clone it "
+            .. "before modifying, or modify it under tide.no_grad before the forward pass",
             err:match("[^/]*$"))
         assert.is_nil(w.grad) -- nothing was accumulated
         assert.is_true(autograd.is_grad_enabled())

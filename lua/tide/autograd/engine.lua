@@ -282,7 +282,7 @@ local function check_node(nd)
                     end
                     error(string.format("tide: backward: a tensor needed for the gradient " ..
                         "of %s (%s) was modified in place after it was used (version %d, " ..
-                        "expected %d): a %s tensor of shape {%s}; clone it before modifying, " ..
+                        "expected %d): the %s tensor of shape {%s}; clone it before modifying, " ..
                         "or modify it under tide.no_grad before the forward pass", nd.name,
                         describe_saved(what), now, was, t.dtype, table.concat(dims, ", ")), 0)
                 end
