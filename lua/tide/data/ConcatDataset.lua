@@ -54,6 +54,25 @@ function ConcatDataset:init(...)
     end
 end
 
+--- ConcatDataset.cumsum(sequence): PyTorch's static helper, the running totals of the lengths
+-- of a list of datasets (or plain lists), the cumulative_sizes a ConcatDataset of them has
+function ConcatDataset.cumsum(sequence)
+    if type(sequence) ~= "table" or getmetatable(sequence) ~= nil then
+        raise("tide: ConcatDataset.cumsum: expected a list of datasets, got " .. type(sequence))
+    end
+    local out, total = {}, 0
+    for k, ds in ipairs(sequence) do
+        ds = require("tide.data._list").dataset(ds)
+        if type(ds) ~= "table" or type(ds.len) ~= "function" then
+            raise(string.format("tide: ConcatDataset.cumsum: element %d is a %s, expected a " ..
+                "dataset (with len())", k, type(ds)))
+        end
+        total = total + ds:len()
+        out[k] = total
+    end
+    return out
+end
+
 function ConcatDataset:len()
     return self.cumulative_sizes[#self.cumulative_sizes]
 end

@@ -2,7 +2,8 @@
 --
 --     local val = tide.data.Subset(train, {1, 5, 9})    -- #val == 3, val:get(2) is train:get(5)
 --
--- indices is a Lua list of integers or a 1-d integer tensor. The subset has `len()`, `get(i)`,
+-- indices is a Lua list of integers or a 1-d integer tensor. The subset has `len()`, `get(i)`
+-- (a negative i counts from the end, -1 the last, as PyTorch's list of indices),
 -- and `batch(index)` when ds has it (so a DataLoader over a Subset of a TensorDataset still
 -- gathers each batch in C).
 local compat = require("tide._compat")
@@ -65,6 +66,9 @@ end
 
 function Subset:get(i)
     local n = #self.indices
+    if compat.is_integer(i) and i < 0 and -i <= n then
+        i = n + i + 1 -- PyTorch's negative index into its indices list: -1 is the last sample
+    end
     if not compat.is_integer(i) or i < 1 or i > n then
         raise(string.format("tide: Subset: index %s out of range 1..%d", tostring(i), n))
     end

@@ -5,7 +5,8 @@
 -- Field by field: tensors are stacked along a new dim 1, numbers and booleans become one
 -- tensor (PyTorch's dtypes: integers int64, floats float64, booleans bool), strings a list
 -- of strings, and a Lua table (`{input = t, mask = m}`, or a list) is collated key by key,
--- nested tables included, into a table of the same keys. A custom collate_fn may call it for
+-- nested tables included, into a table of the same keys (PyTorch's: lists of one length each,
+-- a dict by sample 1's keys; nil, PyTorch's None, raises). A custom collate_fn may call it for
 -- the fields it does not treat itself.
 local compat = require("tide._compat")
 local core = require("tide.core")
@@ -26,56 +27,72 @@ local function fail(path, msg)
         "of those with the same keys", path, msg))
 end
 
--- the batch of the tables in col (every one with the same keys)
-local function collate_tables(col, path)
+-- the batch of the tables in col (n samples): PyTorch's rules. A list (keys 1..#t) is
+-- transposed, every sample's of one length; a dict is collated by the first sample's keys, which
+-- every sample must have (PyTorch's KeyError), other keys of later samples left out as PyTorch's
+local function collate_tables(col, path, n)
     local first = col[1]
     local keys, count = {}, 0
     for k in pairs(first) do
         keys[#keys + 1] = k
         count = count + 1
     end
+    local list = count > 0 and count == #first
     table.sort(keys, function(a, b)
         return tostring(a) < tostring(b)
     end)
-    for s = 2, #col do
+    for s = 2, n do
         local t = col[s]
         if type(t) ~= "table" or tensor_like(t) then
             fail(path, "sample " .. s .. " has a " .. type(t) .. " where sample 1 has a table")
         end
-        local n = 0
-        for k in pairs(t) do
-            if first[k] == nil then
-                fail(path, "sample " .. s .. " has key " .. tostring(k) .. " that sample 1 lacks")
+        if list then
+            local m = 0
+            for _ in pairs(t) do
+                m = m + 1
             end
-            n = n + 1
-        end
-        if n ~= count then
-            fail(path, "sample " .. s .. " has " .. n .. " keys, sample 1 has " .. count)
+            if m ~= count or #t ~= count then
+                fail(path, "sample " .. s .. " has " .. m .. " elements, sample 1 has " .. count ..
+                    ": each element in list of batch should be of equal size")
+            end
+        else
+            for _, k in ipairs(keys) do
+                if t[k] == nil then
+                    fail(path, "sample " .. s .. " lacks key " .. tostring(k) ..
+                        " that sample 1 has")
+                end
+            end
         end
     end
     local out = {}
     for _, k in ipairs(keys) do
         local sub = {}
-        for s = 1, #col do
+        for s = 1, n do
             sub[s] = col[s][k]
         end
-        out[k] = collate_values(sub, path .. "." .. tostring(k))
+        out[k] = collate_values(sub, path .. "." .. tostring(k), n)
     end
     return out
 end
 
-function collate_values(col, path)
+function collate_values(col, path, n)
+    for s = 1, n do
+        if col[s] == nil then
+            -- PyTorch's TypeError (batch must contain tensors, ...; found NoneType)
+            fail(path, "sample " .. s .. " has nil (PyTorch's None), which cannot be batched")
+        end
+    end
     local v = col[1]
     local kind = type(v)
     if kind == "string" then
-        for s = 2, #col do
+        for s = 2, n do
             if type(col[s]) ~= "string" then
                 fail(path, "sample " .. s .. " has a " .. type(col[s]) .. ", sample 1 a string")
             end
         end
-        return compat.move(col, 1, #col, 1, {})
+        return compat.move(col, 1, n, 1, {})
     elseif kind == "table" and not tensor_like(v) then
-        return collate_tables(col, path)
+        return collate_tables(col, path, n)
     end
     local ok, r
     if kind == "number" and not compat.is_integer(v) then
@@ -120,7 +137,7 @@ return function(samples)
         for s = 1, #samples do
             col[s] = samples[s][f]
         end
-        out[f] = collate_values(col, tostring(f))
+        out[f] = collate_values(col, tostring(f), #samples)
     end
     return compat.unpack(out, 1, nfields)
 end

@@ -141,7 +141,10 @@ end
 
 -- PyTorch's validate_args = false: the parameter checks (Distribution.require) skipped while
 -- such a distribution is built; Distribution.set_default_validate_args(false) skips every check
-local unvalidated, validate_default = 0, true
+-- (Distribution._validate_args, PyTorch's class attribute, true by default as 1.13's __debug__;
+-- setting it directly does the same)
+local unvalidated = 0
+Distribution._validate_args = true
 
 local function without_checks(c, ...)
     unvalidated = unvalidated + 1
@@ -168,7 +171,7 @@ function Distribution.set_default_validate_args(value, ...)
     if type(value) ~= "boolean" then
         raise(("tide: set_default_validate_args: expected a boolean, got %s"):format(type(value)))
     end
-    validate_default = value
+    Distribution._validate_args = value
 end
 
 -- Distribution:extend(name): a subclass; Sub(...) makes an instance and calls Sub.init(self, ...)
@@ -223,6 +226,11 @@ Distribution.mode = not_defined("mode")
 -- PyTorch's class field: whether enumerate_support() lists the values (Bernoulli,
 -- Categorical, Binomial, OneHotCategorical); their arg_constraints are in each class file
 Distribution.has_enumerate_support = false
+
+-- PyTorch's perplexity(): the exponential of the entropy
+function Distribution:perplexity()
+    return self:entropy():exp()
+end
 
 -- PyTorch's base stddev: the square root of the variance
 function Distribution:stddev()
@@ -388,7 +396,7 @@ end
 
 -- raises unless ok (a bool tensor) holds everywhere: the validation PyTorch's validate_args does
 function Distribution.require(ok, who, what)
-    if unvalidated > 0 or not validate_default then
+    if unvalidated > 0 or not Distribution._validate_args then
         return
     end
     if ok:numel() > 0 and not ok:all():item() then
@@ -412,7 +420,49 @@ function Distribution:value_tensor(value, who, like)
             ":to(\"%s\")"):format(who, tostring(value.device), tostring(like.device),
             tostring(like.device)))
     end
+    if Distribution._validate_args and (who:find("%.log_prob$") or who:find("%.cdf$")) then
+        self:_validate_shape(value, who)
+    end
     return value
+end
+
+local function size_str(s)
+    local o = {}
+    for i, n in ipairs(s) do
+        o[i] = tostring(n)
+    end
+    return "[" .. table.concat(o, ", ") .. "]"
+end
+
+-- PyTorch's _validate_sample shape check: a value whose last dims are the event shape
+-- broadcasts with batch_shape .. event_shape
+function Distribution:_validate_shape(value, who)
+    local vs, bs, es = value:size(), self.batch_shape, self.event_shape
+    if type(bs) ~= "table" or type(es) ~= "table" then
+        return
+    end
+    local nv, ne = #vs, #es
+    local ok = nv >= ne
+    for i = 1, ne do
+        ok = ok and vs[nv - ne + i] == es[i]
+    end
+    if not ok then
+        return -- (each family names its event shape: "the values must be one-hot vectors of 2")
+    end
+    local full = {}
+    for i, n in ipairs(bs) do
+        full[i] = n
+    end
+    for i = 1, ne do
+        full[#full + 1] = es[i]
+    end
+    for k = 0, math.min(nv, #full) - 1 do
+        local a, b = vs[nv - k], full[#full - k]
+        if a ~= 1 and b ~= 1 and a ~= b then
+            raise(("tide: %s: Value is not broadcastable with batch_shape+event_shape: %s " ..
+                "vs %s."):format(who, size_str(vs), size_str(full)))
+        end
+    end
 end
 
 -- Distribution(...) itself: its init says what to use instead (a call, not Lua's "attempt to

@@ -47,6 +47,19 @@ function Independent:init(base, n, ...)
     self.batch_shape, self.event_shape = batch, event
 end
 
+-- PyTorch's: the base's values where no batch dim is reinterpreted
+function Independent:enumerate_support(expand)
+    if self.reinterpreted_batch_ndims > 0 then
+        raise("tide: Independent.enumerate_support: Enumeration over cartesian product is not " ..
+            "implemented")
+    end
+    if not self.base_dist.enumerate_support then
+        raise(("tide: %s.enumerate_support: not defined for this distribution"):format(
+            self.base_dist.__name))
+    end
+    return self.base_dist:enumerate_support(expand)
+end
+
 function Independent:sample(shape)
     return self.base_dist:sample(shape)
 end

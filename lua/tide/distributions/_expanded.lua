@@ -25,6 +25,17 @@ function Expanded:init(base, batch_shape, who)
     self.base_dist, self._lead = base, k
     self.batch_shape, self.event_shape = batch_shape, base.event_shape
     self.has_rsample = base.has_rsample
+    self.has_enumerate_support = base.has_enumerate_support or false
+end
+
+-- PyTorch's: the base's values along the first dim, over the new batch shape
+function Expanded:enumerate_support(expand)
+    local v = self.base_dist:enumerate_support(false) -- {n, 1 per base batch dim, event}
+    local vs, flat = v:size(), { v:size(1) }
+    for i = 2 + #self.base_dist.batch_shape, #vs do
+        flat[#flat + 1] = vs[i]
+    end
+    return Distribution._enumerate(self, v:reshape(flat), #self.event_shape, expand)
 end
 
 -- draws of shape sample_shape .. batch_shape .. event_shape from draw(base, shape)

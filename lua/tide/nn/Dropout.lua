@@ -22,8 +22,8 @@ end
 
 function Dropout:forward(x)
     I.check_tensor(x, "Dropout")
-    if not self.training then
-        return x
+    if not self.training or self.p == 0 then
+        return x -- as PyTorch's: the input itself (no write, even with inplace)
     end
     if self.inplace then
         return I.inplace(x, function(t)
@@ -33,8 +33,9 @@ function Dropout:forward(x)
     return I.dropout(x, self.p)
 end
 
+-- as PyTorch prints it (all the dropouts)
 function Dropout:extra_repr()
-    return "p " .. self.p
+    return string.format("p=%s, inplace=%s", tostring(self.p), tostring(self.inplace == true))
 end
 
 return Dropout

@@ -46,6 +46,21 @@ function ModuleDict:contains(name)
     return self._kind[name] == "module" and rawget(self, name) ~= nil
 end
 
+-- removes the module name and returns it (PyTorch's pop; a missing name raises, its KeyError)
+function ModuleDict:pop(name)
+    if not self:contains(name) then
+        raise("tide: ModuleDict:pop: no module '" .. tostring(name) .. "'")
+    end
+    return self:_unregister(name)
+end
+
+-- removes every module (PyTorch's clear)
+function ModuleDict:clear()
+    for _, name in ipairs(self:keys()) do
+        self:_unregister(name)
+    end
+end
+
 function ModuleDict:forward()
     raise("tide: ModuleDict: has no forward; call its modules (md.name(x))")
 end

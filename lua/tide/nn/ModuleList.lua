@@ -68,9 +68,16 @@ function ModuleList:extend(mods, ...)
     if not Module.is_module(self) then
         return Module.extend(self, mods, ...)
     end
-    if type(mods) ~= "table" or Module.is_module(mods) then
+    if type(mods) ~= "table" or (Module.is_module(mods) and rawget(mods, "n") == nil) then
         raise("tide: ModuleList:extend: expected a list of modules, got " ..
             (Module.is_module(mods) and "a Module" or type(mods)))
+    end
+    if Module.is_module(mods) then -- PyTorch's extend takes any iterable of modules
+        local list = {}
+        for i = 1, rawget(mods, "n") do
+            list[i] = rawget(mods, i)
+        end
+        mods = list
     end
     for i = 1, #mods do
         check(mods[i], "extend")
@@ -99,6 +106,32 @@ function ModuleList:insert(i, m)
     rawset(self, tostring(i), m)
     slots.record(self)
     return self
+end
+
+--- ml:pop(i): removes the i-th module (negative from the end) and returns it; the later ones
+--- move down, renumbered "1".."n-1" (PyTorch 1.13's pop, its del ml[i])
+function ModuleList:pop(i)
+    local n = self.n
+    if compat.is_integer(i) and i < 0 and i >= -n then
+        i = n + 1 + i
+    end
+    if not compat.is_integer(i) or i < 1 or i > n then
+        raise(string.format("tide: ModuleList:pop: index %s out of range 1..%d (or -%d..-1)",
+            tostring(i), n, n))
+    end
+    local m = rawget(self, i)
+    slots.busy(self, function()
+        for k = i, n - 1 do
+            local nxt = rawget(self, k + 1)
+            rawset(self, k, nxt)
+            rawset(self, tostring(k), nxt)
+        end
+        rawset(self, n, nil)
+        self:_unregister(tostring(n))
+        rawset(self, "n", n - 1)
+    end)
+    slots.record(self)
+    return m
 end
 
 -- ml[{{a, b}}], ml[{{a, b, step}}], ml[{{a}}], ml[{{}}]: a new ModuleList of those modules,

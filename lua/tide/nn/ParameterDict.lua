@@ -84,6 +84,53 @@ function ParameterDict:pop(name)
     return self:_unregister(name)
 end
 
+-- pd:get(name[, default]): the parameter, or default (nil) when there is none (PyTorch's get)
+function ParameterDict:get(name, default)
+    if self:contains(name) then
+        return rawget(self, name)
+    end
+    return default
+end
+
+-- pd:setdefault(name[, t]): the parameter name, added as t first when missing (PyTorch's)
+function ParameterDict:setdefault(name, t)
+    if not self:contains(name) then
+        dict_entries.check_entry(KIND, name, t, "setdefault")
+        set(self, name, t)
+    end
+    return rawget(self, name)
+end
+
+-- removes the last added parameter; returns its name and it (PyTorch's popitem, LIFO)
+function ParameterDict:popitem()
+    local name = self._params[#self._params]
+    if name == nil then
+        raise("tide: ParameterDict:popitem: the ParameterDict is empty")
+    end
+    return name, self:_unregister(name)
+end
+
+-- removes every parameter (PyTorch's clear)
+function ParameterDict:clear()
+    for _, name in ipairs(self:keys()) do
+        self:_unregister(name)
+    end
+end
+
+-- a new ParameterDict of the same parameters (not copied), in order (PyTorch's copy)
+function ParameterDict:copy()
+    return ParameterDict(self:items())
+end
+
+-- pd:fromkeys(names[, t]): a new ParameterDict with each name set to t (PyTorch's fromkeys)
+function ParameterDict:fromkeys(names, t)
+    local list = {}
+    for i, name in ipairs(names) do
+        list[i] = { name, t }
+    end
+    return ParameterDict(list)
+end
+
 function ParameterDict:forward()
     raise("tide: ParameterDict: has no forward; use its parameters (pd.name)")
 end

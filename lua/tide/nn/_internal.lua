@@ -706,20 +706,6 @@ function I.dropout(x, p)
     return x:mul(keep:_keep_mask_(p, 1 / (1 - p)))
 end
 
--- zeroes whole channels of x ({N, C, H, W} or {C, H, W}) with probability p, scaling the rest
--- by 1/(1-p): one draw per channel, broadcast over H and W (who names the caller in errors)
-function I.dropout2d(x, p, who)
-    local nd = x:dim()
-    if nd ~= 3 and nd ~= 4 then
-        raise("tide: " .. who .. ": expected input {N, C, H, W} or {C, H, W}, got " ..
-            I.shape_str(x.shape))
-    end
-    if p == 0 then
-        return x
-    end
-    return I.channel_dropout(x, p, 2)
-end
-
 -- in training, for p > 0: zeroes whole channels of x with probability p, scaling the rest by
 -- 1/(1-p): one draw per channel, broadcast over its last `spatial` dims (dropout1d's 1,
 -- dropout2d's 2, dropout3d's 3)

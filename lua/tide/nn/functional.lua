@@ -792,8 +792,8 @@ end
 -- the rest by 1/(1-p); the input itself otherwise
 function F.dropout(input, opts)
     local o, p = A.dropout_args(input, opts, "dropout")
-    if not bool_opt(o.training, true, "dropout", "training") then
-        return input
+    if p == 0 or not bool_opt(o.training, true, "dropout", "training") then
+        return input -- as PyTorch's: p = 0 in training is the input itself, even with inplace
     end
     return maybe_inplace(input, o, "dropout", function(x)
         return I.dropout(x, p)
@@ -805,15 +805,35 @@ end
 -- A 2-D input {N, C} is PyTorch's deprecated case: a warning, then each element its own channel.
 function F.dropout2d(input, opts)
     local o, p = A.dropout_args(input, opts, "dropout2d")
-    local spatial = A.dropout2d_spatial(input)
-    if not bool_opt(o.training, true, "dropout2d", "training") then
-        return spatial == 2 and I.dropout2d(input, 0, "dropout2d") or input -- the shape check
+    local nd = input:dim()
+    -- PyTorch 1.13's rules: a rank other than 3 or 4 is warned about (a 2-D one as before),
+    -- a 3-D input is read as {N, C, L} (one draw per (n, c)), with PyTorch's warnings once
+    if nd == 2 then
+        A.dropout2d_spatial(input)
+    elseif nd ~= 3 and nd ~= 4 then
+        require("tide._warn").once("dropout2d." .. nd .. "d", "dropout2d: Received a " .. nd ..
+            "-D input to dropout2d, which is deprecated and will result in an error in a " ..
+            "future release. To retain the behavior and silence this warning, please use " ..
+            "dropout instead. Note that dropout2d exists to provide channel-wise dropout on " ..
+            "inputs with 2 spatial dimensions, a channel dimension, and an optional batch " ..
+            "dimension (i.e. 3D or 4D inputs).")
+    elseif nd == 3 then
+        require("tide._warn").once("dropout2d.3d", "dropout2d: Received a 3D input to " ..
+            "dropout2d and assuming that channel-wise 1D dropout behavior is desired - input " ..
+            "is interpreted as shape (N, C, L), where C is the channel dim. This behavior will " ..
+            "change in a future release to interpret the input as one without a batch " ..
+            "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout " ..
+            "behavior, please switch to using dropout1d instead.")
+    end
+    if p == 0 or not bool_opt(o.training, true, "dropout2d", "training") then
+        return input
+    end
+    if nd < 2 and p < 1 then
+        raise("tide: dropout2d: expected input {N, C, H, W} or {C, H, W}, got " ..
+            shape_str(input))
     end
     return maybe_inplace(input, o, "dropout2d", function(x)
-        if spatial == 0 then
-            return p == 0 and x or I.channel_dropout(x, p, 0)
-        end
-        return I.dropout2d(x, p, "dropout2d")
+        return I.channel_dropout(x, p, math.max(nd - 2, 0)) -- one draw per (n, c)
     end)
 end
 
