@@ -380,6 +380,11 @@ static inline tide_scalar tide_scalar_i(int64_t i) {
 
 /* tide_tensor_item as a tide_scalar: exact (is_int) for integer and bool dtypes */
 tide_status tide_tensor_item_x(tide_ctx *ctx, const tide_tensor *t, tide_scalar *out);
+/* TIDE_OK when v converts to dtype dt without overflow, PyTorch's checked conversion of a value
+ * written into a tensor (fill_, full, tide.tensor's integers): infinities and NaN fit the float
+ * dtypes, negative integers down to -255 wrap into uint8; else TIDE_EINVAL naming op, the value
+ * and the dtype's range */
+tide_status tide_scalar_fits(const char *op, tide_dtype dt, tide_scalar v);
 
 /* ---- ops ---------------------------------------------------------------------------------- */
 

@@ -534,7 +534,18 @@ static lua_Integer sat(lua_State *L, int idx, lua_Integer lo, lua_Integer hi) {
 }
 
 static void put(void *data, tide_dtype dt, int64_t i, lua_State *L, int idx) {
-    int         isbool = lua_isboolean(L, idx);
+    int isbool = lua_isboolean(L, idx);
+    /* a number out of an integer dtype's range raises, as PyTorch's torch.tensor([3e9],
+     * dtype=torch.int32) (it saturated); a negative one down to -255 wraps into uint8 */
+    if (!isbool && (dt == TIDE_DTYPE_I32 || dt == TIDE_DTYPE_I64 || dt == TIDE_DTYPE_U8)) {
+        tide_scalar v = tl_scalar(L, idx);
+        if (tide_scalar_fits("tensor", dt, v) != TIDE_OK)
+            tl_error(L, "%s", tide_errmsg());
+        if (dt == TIDE_DTYPE_U8 && (v.is_int ? v.i : v.d) < 0) {
+            ((uint8_t *)data)[i] = (uint8_t)((v.is_int ? v.i : (int64_t)v.d) & 0xff);
+            return;
+        }
+    }
     lua_Integer iv = isbool                 ? lua_toboolean(L, idx)
                      : dt == TIDE_DTYPE_I32 ? sat(L, idx, INT32_MIN, INT32_MAX)
                      : dt == TIDE_DTYPE_U8  ? sat(L, idx, 0, UINT8_MAX)

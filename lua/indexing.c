@@ -1,5 +1,6 @@
 /* indexing.c — index_select, index_add_ (1-based indices, a tensor or a table) and where. */
 #include "binding.h"
+#include <math.h>
 
 /* Pushes the 0-based int64 form of the 1-based index at idx (an integer tensor or a table),
  * on a's device for a table, checked against size where the values are readable here. */
@@ -110,6 +111,13 @@ static int where_impl(lua_State *L) {
                         : lua_isinteger(L, 2 + k) && ab[1 - k] == NULL && lua_isinteger(L, 3 - k)
                             ? TIDE_DTYPE_I64
                             : tide_default_float();
+        if (o && o->t && !tide_dtype_is_float(dt)) {
+            /* beside an integer or bool tensor the number promotes, as in arithmetic: 2.5 makes
+             * the default float (it was cut to 2), an integer makes a bool one int64 */
+            tide_scalar v = tl_scalar(L, 2 + k);
+            int         integral = v.is_int || (v.d == floor(v.d) && isfinite(v.d));
+            dt = !integral ? tide_default_float() : dt == TIDE_DTYPE_BOOL ? TIDE_DTYPE_I64 : dt;
+        }
         ab[k] = tl_push_scalar(L, S, tl_scalar(L, 2 + k), dt, tide_tensor_device(c->t), "where");
     }
     ltensor *r = tl_push_empty(L);

@@ -46,14 +46,20 @@ describe("creation", function()
         assert.are.same({ -7 }, tide.tensor({ -7 }, { dtype = "int32" }):totable())
     end)
 
-    it("saturates out-of-range values into integer dtypes #lua53", function()
-        -- these used to wrap (300 -> 44) or hit C's undefined float -> integer cast (2^63)
-        assert.are.same({ 255, 0, 255, 2 },
-            tide.tensor({ 300, -5, 3e9, 2.5 }, { dtype = "uint8" }):totable())
-        assert.are.same({ 2147483647, -2147483648, 2147483647 },
-            tide.tensor({ 3e9, -3e9, math.maxinteger }, { dtype = "int32" }):totable())
-        assert.are.same({ math.maxinteger, math.mininteger, 0, 5 },
-            tide.tensor({ 2 ^ 63, -1e300, 0 / 0, 5.7 }, { dtype = "int64" }):totable())
+    it("refuses out-of-range values for integer dtypes, as PyTorch's #lua53", function()
+        -- torch.tensor([300], dtype=torch.uint8): "value cannot be converted to type uint8
+        -- without overflow"; -5 wraps to 251 as PyTorch's; fractions truncate
+        assert.are.same({ 251, 2, 255 }, tide.tensor({ -5, 2.5, 255 }, { dtype = "uint8" })
+            :totable())
+        for _, c in ipairs({ { 300, "uint8" }, { 3e9, "int32" }, { -3e9, "int32" },
+            { math.maxinteger, "int32" }, { 2 ^ 63, "int64" }, { -1e300, "int64" },
+            { 0 / 0, "int64" }, { -0.5, "uint8" } }) do
+            assert.has_error(function() tide.tensor({ 1, c[1] }, { dtype = c[2] }) end)
+        end
+        assert.has_error(function() tide.tensor({ 300 }, { dtype = "uint8" }) end,
+            "tide: tensor: the value 300 cannot be converted to uint8 without overflow (its " ..
+            "range is -255 to 255); give a value in range or another dtype")
+        assert.are.same({ 5 }, tide.tensor({ 5.7 }, { dtype = "int64" }):totable())
         -- a fill (fill_, full, masked_fill, a number in where) raises instead, as PyTorch's
         -- checked conversion; -1 wraps into uint8 as PyTorch's, infinities fit the floats
         local u = tide.zeros({ 1 }, { dtype = "uint8" })

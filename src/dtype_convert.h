@@ -97,8 +97,10 @@ TIDE_CONV_HD float tide_double_to_float_odd(double d) {
     if (f != f || (double)f == d)
         return f; /* NaN or exact */
     uint32_t x = tide_f32_to_bits(f);
-    if (f > 0 ? (double)f > d : (double)f < d)
-        x--; /* rounded away from zero (to inf, too): step back toward it */
+    double   af = f < 0 ? -(double)f : (double)f, ad = d < 0 ? -d : d;
+    if (af > ad)
+        x--; /* rounded away from zero (to inf, too): step back toward it. (A d that rounded to
+              * a zero f is below it already: a step would turn +0's bits into a NaN's.) */
     return tide_bits_to_f32(x | 1u);
 }
 

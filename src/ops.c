@@ -744,7 +744,7 @@ static tide_scalar fill_value(tide_dtype dt, tide_scalar v) {
  * number in where): one past the dtype's range raises instead of becoming inf or saturating.
  * Infinities and NaN fit the float dtypes; negative integers down to -255 wrap into uint8 (-1
  * is 255), as PyTorch's two's complement rule lets them */
-static tide_status check_fits(const char *op, tide_dtype dt, tide_scalar v) {
+tide_status tide_scalar_fits(const char *op, tide_dtype dt, tide_scalar v) {
     double d = v.is_int ? (double)v.i : v.d;
     double lo, hi;
     switch (dt) {
@@ -785,7 +785,7 @@ static tide_status check_fits(const char *op, tide_dtype dt, tide_scalar v) {
 /* fill without counting a write (a new tensor has version 0) */
 tide_status tide_fill_for(tide_ctx *ctx, const char *op, tide_tensor *t, tide_scalar v) {
     tide_device *dev = t->storage->dev;
-    TIDE_TRY(check_fits(op, t->dtype, scalar_norm(v)));
+    TIDE_TRY(tide_scalar_fits(op, t->dtype, scalar_norm(v)));
     if (tide_tensor_numel(t) == 0)
         return TIDE_OK;
     v = fill_value(t->dtype, scalar_norm(v));

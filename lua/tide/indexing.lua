@@ -162,6 +162,10 @@ with_inplace("masked_scatter", function(x, mask, src, ...)
         raise(("tide: masked_scatter: mask must be a bool tensor, got %s; compare with " ..
             ":ne(0)"):format(mask.dtype))
     end
+    if src.dtype ~= x.dtype then -- (PyTorch 1.13 raises too; it converts nothing)
+        raise(("tide: masked_scatter: expected self and source to have the same dtype, got " ..
+            "%s and %s; convert source with :to(\"%s\")"):format(x.dtype, src.dtype, x.dtype))
+    end
     local m = mask
     if not args.same_shape(m:size(), x:size()) then
         if not pcall(m.expand, m, x:size()) then

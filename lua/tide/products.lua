@@ -53,7 +53,8 @@ function Tensor.bmm(a, b, ...)
     return bmm("bmm", a, b, 1)
 end
 
--- beta x + alpha p, PyTorch's way: beta = 0 leaves x out (its NaNs too); x must broadcast to p
+-- beta x + alpha p, PyTorch's way: beta = 0 leaves x out (its NaNs too; its gradient zeros);
+-- x must broadcast to p
 local function scaled_sum(op, x, p, beta, alpha)
     if not pcall(x.expand, x, p:size()) then
         raise(("tide: %s: input %s does not broadcast to the product's shape %s")
@@ -65,7 +66,10 @@ local function scaled_sum(op, x, p, beta, alpha)
     if alpha ~= 1 then
         p = p * alpha
     end
-    if beta == 0 then
+    if beta == 0 then -- x's gradient is zeros, as PyTorch's (a false where: no NaN reaches p)
+        if autograd.needs_record(x) then
+            return p + x:where(x:new_zeros({}, { dtype = "bool" }), 0)
+        end
         return p
     end
     return p + (beta == 1 and x or x * beta)

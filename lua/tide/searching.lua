@@ -151,6 +151,10 @@ function F.isin(elements, test, opts)
             core.full({ 1 }, test, { dtype = like.dtype, device = like.device }) or test
         local s = t:reshape(-1):sort()
         local n = s:numel()
+        if args.FLOAT[s.dtype] then -- NaN (sorted last) matches nothing: dropped, so that the
+            n = n - s:isnan():sum():item() -- binary search sees ordered values only
+            s = s:narrow(1, 1, n)
+        end
         local r
         if n == 0 then
             r = core.zeros(e:size(), { dtype = "bool", device = e.device })

@@ -1184,6 +1184,16 @@ static void test_double_to_half_rows(void) {
                 CHECK(0, "%.17g to %s: %04x, expected %04x", d[i], bf ? "bfloat16" : "float16",
                       h[i], want[i]);
         }
+        /* doubles that round to a zero float32 (below 2^-150) are zeros of their sign; the
+         * round-to-odd step once turned +0's bits into a NaN's (0xfe00, 0xffff) */
+        const double tiny[6] = {1e-46, 1e-300, 0x1p-1074, -1e-46, -1e-300, -0x1p-1074};
+        int64_t      n6[1] = {6};
+        tide_kview   vt = kv((void *)tiny, TIDE_DTYPE_F64, 1, n6, NULL), vt16 = vh;
+        vt16.shape[0] = 6;
+        CHECK_OK(B->copy(&dev0, &vt16, &vt));
+        for (int i = 0; i < 6; i++)
+            CHECK(h[i] == (i < 3 ? 0x0000 : 0x8000), "%g to %s: %04x", tiny[i],
+                  bf ? "bfloat16" : "float16", h[i]);
     }
     free(d);
     free(h);
