@@ -1022,6 +1022,16 @@ static void test_exact_scalars(void) {
     CHECK_OK(tide_fill_x_(NULL, t, tide_scalar_i(odd)));
     CHECK(i64_at(t, 1) == odd);
     CHECK(tide_tensor_version(t) == 2);
+    /* PyTorch's checked conversion (tide.tensor's integers, fill_, full): int64 takes any
+     * integer, a float past 2^63 or NaN no integer dtype; uint8 wraps -255..-1 */
+    CHECK_OK(tide_scalar_fits("tensor", TIDE_DTYPE_I64, tide_scalar_i(INT64_MIN)));
+    CHECK(tide_scalar_fits("tensor", TIDE_DTYPE_I64, tide_scalar_f(0x1p63)) == TIDE_EINVAL);
+    CHECK(tide_scalar_fits("tensor", TIDE_DTYPE_I32, tide_scalar_f(NAN)) == TIDE_EINVAL);
+    CHECK(strstr(tide_errmsg(), "tensor: the value nan cannot be converted to int32") != NULL);
+    CHECK_OK(tide_scalar_fits("tensor", TIDE_DTYPE_U8, tide_scalar_i(-255)));
+    CHECK(tide_scalar_fits("tensor", TIDE_DTYPE_U8, tide_scalar_i(256)) == TIDE_EINVAL);
+    CHECK(tide_scalar_fits("tensor", TIDE_DTYPE_U8, tide_scalar_f(-0.5)) == TIDE_EINVAL);
+    CHECK_OK(tide_scalar_fits("tensor", TIDE_DTYPE_F32, tide_scalar_f(INFINITY)));
     /* the double API rounds, as a double does */
     CHECK_OK(tide_fill_(NULL, t, (double)odd));
     CHECK(i64_at(t, 0) == odd - 1);
