@@ -250,6 +250,10 @@ describe("cumsum on " .. dev, function()
                 end
             end
         end
+        -- a row long enough for the CPU's two-pass blocks (4 * 2^14 elements and more): the
+        -- same sums as the integers'
+        local long = tide.arange(70000):remainder(7):sub(3)
+        assert.is_true(long:float():to(dev):cumsum(1):cpu():long():equal(long:cumsum(1)))
         -- PyTorch's x.cumsum(0) of uniform float32 draws: every prefix within 6e-8 of float64's
         tide.manual_seed(0)
         local u = tide.rand(20000)
