@@ -69,8 +69,8 @@ describe("lazy modules (" .. DEV .. ")", function()
         assert.are.equal(a, tide.rand(1):item())
         assert.matches("tide: LazyLinear: expected out_features to be an integer >= 1, got 0",
             catch(function() nn.LazyLinear(0) end), 1, true)
-        assert.matches("tide: LazyConv2d: expected a 4-D input {N, C, ...}, got 3 dims",
-            catch(function() nn.LazyConv2d(4, 3)(tide.randn(2, 5, 5)) end), 1, true)
+        assert.matches("tide: LazyConv2d: expected a 4-D input {N, C, H, W} or a 3-D {C, H, " ..
+            "W}, got 2 dims", catch(function() nn.LazyConv2d(4, 3)(tide.randn(5, 5)) end), 1, true)
         assert.matches("tide: LazyLinear: expected an input with at least 1 dim",
             catch(function() nn.LazyLinear(2)(tide.tensor(1.5)) end), 1, true)
     end)

@@ -127,7 +127,7 @@ describe("torch namespace (PyTorch 1.13 names)", function()
         "native_norm, norm_except_dim: ATen internals returning saved stats (not done in time)")
     pending("slice_copy, as_strided_scatter, feature_dropout(_), embedding_renorm_, " ..
         "align_tensors: slice_copy's start needs a 0/1-based decision; others not done in time")
-    pending("typename, is_storage, set_default_tensor_type, set_warn_always, " ..
+    pending("is_storage, set_default_tensor_type, set_warn_always, " ..
         "is_warn_always_enabled, set_flush_denormal (needs C), deterministic_debug_mode: " ..
         "runtime machinery, not done")
     pending("from_numpy, frombuffer, from_file, from_dlpack, to_dlpack, fork, wait: no Lua " ..

@@ -134,6 +134,13 @@ function Tensor.get_device(x, ...)
     local dev = x.device
     return dev.type == "cpu" and -1 or dev.index
 end
+-- tide.typename(v): PyTorch's torch.typename: a tensor's type string (t:type(),
+-- "torch.FloatTensor"), anything else its Lua type name (PyTorch's gives the Python type's)
+function M.functions.typename(v, ...)
+    args.no_extra("typename", 1, ...)
+    return core.is_tensor(v) and v:type() or type(v)
+end
+M.names[#M.names + 1] = "typename"
 M.names[#M.names + 1] = "moveaxis"
 M.names[#M.names + 1] = "narrow_copy"
 M.names[#M.names + 1] = "is_nonzero"

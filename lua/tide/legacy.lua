@@ -32,7 +32,14 @@ local function each(op, t, others, fn)
         raise(("tide: %s: calls a Lua function on each element, which needs the tensor on the " ..
             "host; it is on %s: move it with :to(\"cpu\") and back"):format(op, tostring(t.device)))
     end
-    args.not_differentiable(op, t, others[1], others[2])
+    -- PyTorch refuses a tensor that requires grad also under no_grad ("Can't call apply_() on
+    -- Variable that requires grad. Use var.detach().apply_() instead.")
+    for k, u in ipairs({ t, others[1], others[2] }) do
+        if core.is_tensor(u) and u.requires_grad then
+            raise(("tide: %s: not differentiable: argument #%d requires grad (also under " ..
+                "tide.no_grad, as PyTorch's); use t:detach():%s(...) instead"):format(op, k, op))
+        end
+    end
     local shape = t:size()
     local lists = {}
     for k, u in ipairs(others) do

@@ -3,9 +3,10 @@
 local raise = require("tide.autograd").raise
 
 return require("tide.nn._lazy_module")("LazyConv1d", require("tide.nn.Conv1d"), function(x, who)
-    if x:dim() ~= 3 then
-        raise(string.format("tide: %s: expected a 3-D input {N, C, ...}, got %d dims", who,
-            x:dim()))
+    local nd = x:dim()
+    if nd ~= 3 and nd ~= 2 then -- batched, or unbatched {C, L}, as PyTorch's
+        raise(string.format("tide: %s: expected a 3-D input {N, C, L} or a 2-D {C, L}, " ..
+            "got %d dims", who, nd))
     end
-    return x:size(2)
+    return x:size(nd - 1)
 end)

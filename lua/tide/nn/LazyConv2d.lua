@@ -3,9 +3,10 @@
 local raise = require("tide.autograd").raise
 
 return require("tide.nn._lazy_module")("LazyConv2d", require("tide.nn.Conv2d"), function(x, who)
-    if x:dim() ~= 4 then
-        raise(string.format("tide: %s: expected a 4-D input {N, C, ...}, got %d dims", who,
-            x:dim()))
+    local nd = x:dim()
+    if nd ~= 4 and nd ~= 3 then -- batched, or unbatched {C, H, W}, as PyTorch's
+        raise(string.format("tide: %s: expected a 4-D input {N, C, H, W} or a 3-D {C, H, W}, " ..
+            "got %d dims", who, nd))
     end
-    return x:size(2)
+    return x:size(nd - 2)
 end)
