@@ -146,12 +146,12 @@ Module._register_state_dict_hook = hooks._register_state_dict_hook
 Module._register_load_state_dict_pre_hook = hooks._register_load_state_dict_pre_hook
 Module.register_load_state_dict_post_hook = hooks.register_load_state_dict_post_hook
 
--- {module, prefix} for self and each module under it that has hooks in list_name: parents
+-- {module, prefix} for self and each module under it for which keep(module) holds: parents
 -- before their children (post = true: after them, as state_dict runs its hooks)
-local function hooked_modules(self, list_name, prefix, post)
+local function modules_where(self, keep, prefix, post)
     local found = {}
     local function walk(m, p)
-        if not post and rawget(m, list_name) then
+        if not post and keep(m) then
             found[#found + 1] = { m, p }
         end
         for _, name in ipairs(m._modules) do
@@ -160,12 +160,17 @@ local function hooked_modules(self, list_name, prefix, post)
                 walk(c, p .. name .. ".")
             end
         end
-        if post and rawget(m, list_name) then
+        if post and keep(m) then
             found[#found + 1] = { m, p }
         end
     end
     walk(self, prefix or "")
     return found
+end
+
+-- the modules with hooks in list_name
+local function hooked_modules(self, list_name, prefix, post)
+    return modules_where(self, function(m) return rawget(m, list_name) end, prefix, post)
 end
 
 local function check_name(name, what)
@@ -976,19 +981,9 @@ end
 -- the modules (self first, then depth first) whose class overrides _load_from_state_dict run it
 -- on a copy of sd; returns the copy (or sd itself when none does) and the keys they report
 local function run_load_hooks(self, sd, strict)
-    local hooked = {}
-    local function walk(m, prefix)
-        if m._load_from_state_dict ~= Module._load_from_state_dict then
-            hooked[#hooked + 1] = { m, prefix }
-        end
-        for _, name in ipairs(m._modules) do
-            local c = rawget(m, name)
-            if c then
-                walk(c, prefix .. name .. ".")
-            end
-        end
-    end
-    walk(self, "")
+    local hooked = modules_where(self, function(m)
+        return m._load_from_state_dict ~= Module._load_from_state_dict
+    end)
     local pre = hooked_modules(self, "_load_state_dict_pre_hooks")
     if #hooked == 0 and #pre == 0 then
         return sd, {}, {}

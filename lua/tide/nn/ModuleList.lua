@@ -112,13 +112,7 @@ end
 --- move down, renumbered "1".."n-1" (PyTorch 1.13's pop, its del ml[i])
 function ModuleList:pop(i)
     local n = self.n
-    if compat.is_integer(i) and i < 0 and i >= -n then
-        i = n + 1 + i
-    end
-    if not compat.is_integer(i) or i < 1 or i > n then
-        raise(string.format("tide: ModuleList:pop: index %s out of range 1..%d (or -%d..-1)",
-            tostring(i), n, n))
-    end
+    i = slots.position(n, "ModuleList:pop", i, n)
     local m = rawget(self, i)
     slots.busy(self, function()
         for k = i, n - 1 do

@@ -181,15 +181,7 @@ end
 
 -- i as a position 1..last (negative from the end: -1 is the n-th), else raises
 local function position(self, who, i, last)
-    local n = self.n
-    if compat.is_integer(i) and i < 0 and i >= -n then
-        i = n + 1 + i
-    end
-    if not compat.is_integer(i) or i < 1 or i > last then
-        raise(string.format("tide: Sequential:%s: index %s out of range 1..%d (or -%d..-1)",
-            who, tostring(i), last, n))
-    end
-    return i
+    return slots.position(self.n, "Sequential:" .. who, i, last)
 end
 
 -- puts m as child i (its name "i" and s[i])

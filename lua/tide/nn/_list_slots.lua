@@ -10,6 +10,7 @@
 -- and is written into the other. A value that is not a Module (s[1] = 5, s[1] = nil) is put
 -- back and raises, as PyTorch's `cannot assign 'int' as child module`.
 local raise = require("tide.autograd").raise
+local is_integer = require("tide._compat").is_integer
 
 local M = {}
 
@@ -104,6 +105,19 @@ end
 function M.names_list(self, who, names, rebuild)
     M.sync(self, who, names, rebuild)
     return rawget(self, "_slot_names")
+end
+
+-- i as a position 1..last of a list with n entries (negative from the end: -1 is the n-th),
+-- else raises naming the class and the method (who: "Sequential:insert")
+function M.position(n, who, i, last)
+    if is_integer(i) and i < 0 and i >= -n then
+        i = n + 1 + i
+    end
+    if not is_integer(i) or i < 1 or i > last then
+        raise(string.format("tide: %s: index %s out of range 1..%d (or -%d..-1)", who,
+            tostring(i), last, n))
+    end
+    return i
 end
 
 return M
