@@ -237,7 +237,8 @@ describe("optimizer state_dict", function()
             function()
                 return one:load_state_dict(sd)
             end)
-        local other = optim.SGD({ { params = a:parameters() }, { params = a:parameters() } })
+        local other = optim.SGD({ { params = a:parameters() },
+            { params = nn.Linear(2, 2):parameters() } })
         raises_here("SGD:load_state_dict: parameter group 2 has 3 parameters in the state dict and 2 in the optimizer",
             function()
                 sd["param_groups.2.params"] = tide.tensor({ 3, 4, 5 })

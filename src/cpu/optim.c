@@ -42,9 +42,11 @@ typedef void (*step_fn)(const step_ops *o, int64_t i0, int64_t i1);
 
 #define ADAM_LOOP(T)                                                                               \
     do {                                                                                           \
-        T        *p = (T *)o->param, *m = (T *)o->state1, *v = (T *)o->state2;                     \
-        const T  *g = (const T *)o->grad;                                                          \
-        const T   wd = (T)h->weight_decay, b1 = (T)h->beta1, b2 = (T)h->beta2, eps = (T)h->eps;    \
+        T       *p = (T *)o->param, *m = (T *)o->state1, *v = (T *)o->state2;                      \
+        const T *g = (const T *)o->grad;                                                           \
+        const T  wd = (T)h->weight_decay, b1 = (T)h->beta1, b2 = (T)h->beta2, eps = (T)h->eps;     \
+        /* 1 - beta in double, then rounded, as PyTorch's value = 1 - beta2 (not 1 - (T)beta2) */  \
+        const T   ob1 = (T)(1 - h->beta1), ob2 = (T)(1 - h->beta2);                                \
         const T   decay = (T)(1 - h->lr * h->weight_decay), sign = h->maximize ? (T)-1 : (T)1;     \
         const T   step = (T)(h->lr / h->bias_correction1);                                         \
         const T   inv_sqrt_bc2 = (T)(1 / sqrt(h->bias_correction2));                               \
@@ -57,8 +59,8 @@ typedef void (*step_fn)(const step_ops *o, int64_t i0, int64_t i1);
                 else                                                                               \
                     gi += pi * wd;                                                                 \
             }                                                                                      \
-            T mi = m[i] * b1 + gi * ((T)1 - b1);                                                   \
-            T vi = v[i] * b2 + gi * gi * ((T)1 - b2);                                              \
+            T mi = m[i] * b1 + gi * ob1;                                                           \
+            T vi = v[i] * b2 + gi * gi * ob2;                                                      \
             m[i] = mi;                                                                             \
             v[i] = vi;                                                                             \
             p[i] = pi - mi / (SQRT_##T(vi) * inv_sqrt_bc2 + eps) * step;                           \
@@ -73,15 +75,16 @@ typedef void (*step_fn)(const step_ops *o, int64_t i0, int64_t i1);
         const T *g = (const T *)o->grad;                                                           \
         const T  lr = (T)h->lr, wd = (T)h->weight_decay, mom = (T)h->momentum;                     \
         const T  alpha = (T)h->alpha, eps = (T)h->eps, sign = h->maximize ? (T)-1 : (T)1;          \
+        const T  oa = (T)(1 - h->alpha);                                                           \
         for (int64_t i = i0; i < i1; i++) {                                                        \
             T gi = sign * g[i];                                                                    \
             if (wd != 0)                                                                           \
                 gi += p[i] * wd;                                                                   \
-            T vi = v[i] * alpha + gi * gi * ((T)1 - alpha);                                        \
+            T vi = v[i] * alpha + gi * gi * oa;                                                    \
             v[i] = vi;                                                                             \
             T avg;                                                                                 \
             if (a) {                                                                               \
-                T ai = a[i] * alpha + gi * ((T)1 - alpha);                                         \
+                T ai = a[i] * alpha + gi * oa;                                                     \
                 a[i] = ai;                                                                         \
                 avg = SQRT_##T(vi - ai * ai) + eps;                                                \
             } else {                                                                               \

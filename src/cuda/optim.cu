@@ -8,6 +8,7 @@
 /* the hyperparameters in the element type, computed once on the host */
 template <typename T> struct optim_args {
     T    lr, wd, mom, keep, sign, b1, b2, eps, decay, step, inv_sqrt_bc2, alpha;
+    T    ob1, ob2, oa; /* 1 - b1, 1 - b2, 1 - alpha in double, then rounded (PyTorch's values) */
     bool first, nesterov, decoupled;
 };
 
@@ -35,8 +36,8 @@ __global__ void k_adam(optim_args<T> a, int64_t n, T *p, const T *g, T *m, T *v)
             else
                 gi += pi * a.wd;
         }
-        T mi = m[i] * a.b1 + gi * (T(1) - a.b1);
-        T vi = v[i] * a.b2 + gi * gi * (T(1) - a.b2);
+        T mi = m[i] * a.b1 + gi * a.ob1;
+        T vi = v[i] * a.b2 + gi * gi * a.ob2;
         m[i] = mi;
         v[i] = vi;
         p[i] = pi - mi / (sqrt(vi) * a.inv_sqrt_bc2 + a.eps) * a.step;
@@ -50,11 +51,11 @@ __global__ void k_rmsprop(optim_args<T> a, int64_t n, T *p, const T *g, T *v, T 
         T gi = a.sign * g[i];
         if (a.wd != T(0))
             gi += p[i] * a.wd;
-        T vi = v[i] * a.alpha + gi * gi * (T(1) - a.alpha);
+        T vi = v[i] * a.alpha + gi * gi * a.oa;
         v[i] = vi;
         T avg;
         if (ga) {
-            T ai = ga[i] * a.alpha + gi * (T(1) - a.alpha);
+            T ai = ga[i] * a.alpha + gi * a.oa;
             ga[i] = ai;
             avg = sqrt(vi - ai * ai) + a.eps;
         } else {
@@ -97,6 +98,9 @@ static tide_status launch(cudaStream_t stream, const tide_optim_hparams *h, cons
     a.eps = (T)h->eps;
     a.decay = (T)(1 - h->lr * h->weight_decay);
     a.alpha = (T)h->alpha;
+    a.ob1 = (T)(1 - h->beta1);
+    a.ob2 = (T)(1 - h->beta2);
+    a.oa = (T)(1 - h->alpha);
     a.step = h->kind == TIDE_OPTIM_ADAM ? (T)(h->lr / h->bias_correction1) : T(0);
     a.inv_sqrt_bc2 = h->kind == TIDE_OPTIM_ADAM ? (T)(1 / sqrt(h->bias_correction2)) : T(0);
     a.first = h->first_step != 0;

@@ -1,6 +1,7 @@
 -- nn.Transformer([{d_model = 512, nhead = 8, num_encoder_layers = 6, num_decoder_layers = 6,
 -- dim_feedforward = 2048, dropout = 0.1, activation = "relu", custom_encoder =, custom_decoder =,
--- layer_norm_eps = 1e-5, batch_first = false, norm_first = false}]), PyTorch 1.13's: an encoder
+-- layer_norm_eps = 1e-5, batch_first = false, norm_first = false, device =, dtype =}]), PyTorch
+-- 1.13's (device and dtype: the built layers' and norms', not the custom modules'): an encoder
 -- (TransformerEncoder of num_encoder_layers TransformerEncoderLayers, then a LayerNorm) and a
 -- decoder (TransformerDecoder, the same way), or the custom modules given; every parameter of
 -- more than one dim then drawn by xavier_uniform_ (PyTorch's _reset_parameters). state_dict keys
@@ -20,7 +21,7 @@ local TF = Module:extend("Transformer")
 local WHO = "Transformer"
 local KNOWN = { "d_model", "nhead", "num_encoder_layers", "num_decoder_layers",
     "dim_feedforward", "dropout", "activation", "custom_encoder", "custom_decoder",
-    "layer_norm_eps", "batch_first", "norm_first" }
+    "layer_norm_eps", "batch_first", "norm_first", "device", "dtype" }
 local CALL = { "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask",
     "tgt_key_padding_mask", "memory_key_padding_mask", "src_is_causal", "tgt_is_causal",
     "memory_is_causal" }
@@ -34,6 +35,7 @@ function TF:init(opts)
     core._check_options(opts, WHO, KNOWN)
     local d_model = I.check_int(opts.d_model or 512, "d_model", WHO)
     local nhead = I.check_int(opts.nhead or 8, "nhead", WHO)
+    S.check_factory(WHO, opts.device, opts.dtype)
     local ne = I.check_int(opts.num_encoder_layers or 6, "num_encoder_layers", WHO)
     local nd = I.check_int(opts.num_decoder_layers or 6, "num_decoder_layers", WHO)
     for _, k in ipairs({ "custom_encoder", "custom_decoder" }) do
@@ -45,7 +47,8 @@ function TF:init(opts)
     local nn = require("tide.nn")
     local layer_opts = { dim_feedforward = opts.dim_feedforward, dropout = opts.dropout,
         activation = opts.activation, layer_norm_eps = opts.layer_norm_eps,
-        batch_first = opts.batch_first, norm_first = opts.norm_first }
+        batch_first = opts.batch_first, norm_first = opts.norm_first, device = opts.device,
+        dtype = opts.dtype }
     local eps = opts.layer_norm_eps or 1e-5
     -- the custom module, else n copies of a Layer in a Stack ending in a LayerNorm
     local function part(custom, Layer, Stack, n)
@@ -53,7 +56,8 @@ function TF:init(opts)
             return custom
         end
         return Stack(Layer(d_model, nhead, layer_opts), n,
-            { norm = nn.LayerNorm(d_model, { eps = eps }) })
+            { norm = nn.LayerNorm(d_model, { eps = eps, device = opts.device,
+                dtype = opts.dtype }) })
     end
     self.encoder = part(opts.custom_encoder, nn.TransformerEncoderLayer, nn.TransformerEncoder, ne)
     self.decoder = part(opts.custom_decoder, nn.TransformerDecoderLayer, nn.TransformerDecoder, nd)

@@ -69,6 +69,6 @@ function TDL:forward(tgt, memory, ...)
 end
 
 S.define(TDL, { names = { "d_model", "nhead", "dim_feedforward", "dropout", "activation",
-    "layer_norm_eps", "batch_first", "norm_first" }, required = 2 })
+    "layer_norm_eps", "batch_first", "norm_first", "device", "dtype" }, required = 2 })
 
 return TDL

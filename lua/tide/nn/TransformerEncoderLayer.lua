@@ -55,6 +55,6 @@ function TEL:forward(src, ...)
 end
 
 S.define(TEL, { names = { "d_model", "nhead", "dim_feedforward", "dropout", "activation",
-    "layer_norm_eps", "batch_first", "norm_first" }, required = 2 })
+    "layer_norm_eps", "batch_first", "norm_first", "device", "dtype" }, required = 2 })
 
 return TEL

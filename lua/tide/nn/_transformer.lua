@@ -8,17 +8,19 @@ local ModuleList = require("tide.nn.ModuleList")
 local nn_F = require("tide.nn.functional")
 local I = require("tide.nn._internal")
 local compat = require("tide._compat")
+local S = require("tide.nn._signature")
 
 local T = {}
 
 local KNOWN = { "dim_feedforward", "dropout", "activation", "batch_first", "norm_first",
-    "layer_norm_eps" }
+    "layer_norm_eps", "device", "dtype" }
 
 -- a layer's checked arguments: dim_feedforward, dropout and the activation function (or module)
 function T.layer_options(opts, d_model, nhead, who)
     core._check_options(opts, who, KNOWN)
     I.check_int(d_model, "d_model", who)
     I.check_int(nhead, "nhead", who)
+    S.check_factory(who, opts.device, opts.dtype)
     local ff = I.check_int(opts.dim_feedforward or 2048, "dim_feedforward", who)
     local p = opts.dropout or 0.1
     local act = opts.activation or "relu"
@@ -59,6 +61,10 @@ function T.add_children(layer, blocks, d_model, nhead, opts, ff, p, activation, 
         layer["dropout" .. i] = nn.Dropout(p)
     end
     layer.activation = activation
+    -- PyTorch's factory arguments: the layer built, then moved and cast (as nn.Linear's)
+    if opts.device ~= nil or opts.dtype ~= nil then
+        layer:to({ device = opts.device, dtype = opts.dtype })
+    end
 end
 
 -- dropout(attn(q, kv, kv)), the attention's output without its weights

@@ -106,11 +106,30 @@ local function param_list(params, who)
         return params:parameters()
     end
     no_complex(who, params, "params")
+    if is_tensor(params) then -- PyTorch's TypeError for SGD(w): one tensor is no list
+        raise("tide: " .. who .. ": expected a list of parameters (model:parameters()), got a " ..
+            "tensor; params argument given to the optimizer should be an iterable of Tensors " ..
+            "or dicts: pass {w}")
+    end
     if type(params) ~= "table" then
         raise("tide: " .. who .. ": expected a list of parameters " ..
             "(model:parameters()), got " .. type(params))
     end
     return params
+end
+
+-- PyTorch 1.13's warning for a parameter twice in one group (each copy is stepped)
+local function warn_duplicates(g)
+    local seen = {}
+    for _, p in ipairs(g.params) do
+        if seen[p] then
+            require("tide._warn").once("optim.duplicate_params", "optimizer contains a " ..
+                "parameter group with duplicate parameters; in future, this will cause an " ..
+                "error; see github.com/pytorch/pytorch/issues/40967 for more information")
+            return
+        end
+        seen[p] = true
+    end
 end
 
 -- a group's parameters as a list (one tensor alone too), its options not given taken from
@@ -126,9 +145,10 @@ local function fill_group(who, g, defaults, types)
         no_complex(who, p, "parameter " .. i)
         if not is_tensor(p) then
             raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
-                ", expected a tensor")
+                ", expected a tensor (optimizer can only optimize Tensors)")
         end
     end
+    warn_duplicates(g)
     for k, v in pairs(types) do
         if type(v) ~= type(g[k]) then
             raise("tide: " .. who .. ": expected " .. k .. " to be a " .. type(v) ..
@@ -146,7 +166,12 @@ local function param_groups(who, params, defaults, types)
     local groups = {}
     no_complex(who, params, "params")
     no_complex(who, params[1], "parameter 1")
-    if params[1] ~= nil and not is_tensor(params[1]) then
+    local first = params[1]
+    if first ~= nil and type(first) ~= "table" and not is_tensor(first) then
+        raise("tide: " .. who .. ": optimizer can only optimize Tensors, but one of the " ..
+            "params is " .. type(first))
+    end
+    if first ~= nil and not is_tensor(first) then
         for i, g in ipairs(params) do
             if type(g) ~= "table" or g.__ismodule then
                 raise("tide: " .. who .. ": parameter group " .. i .. " is a " ..
@@ -170,6 +195,21 @@ local function param_groups(who, params, defaults, types)
     return groups
 end
 
+-- PyTorch's ValueError for a parameter in two groups (after the class's own checks: LBFGS
+-- names its refusal of groups first)
+local function check_disjoint(who, groups)
+    local owner = {}
+    for gi, g in ipairs(groups) do
+        for _, p in ipairs(g.params) do
+            if owner[p] and owner[p] ~= gi then
+                raise("tide: " .. who .. ": some parameters appear in more than one " ..
+                    "parameter group (groups " .. owner[p] .. " and " .. gi .. ")")
+            end
+            owner[p] = gi
+        end
+    end
+end
+
 -- PyTorch's Optimizer.__init__(params, defaults), for a subclass's own init (super().__init__):
 -- self.defaults is defaults, self.param_groups the groups of params (a list of parameters or
 -- of {params = ..., lr = ...} groups), each option a group leaves out taken from defaults, and
@@ -187,6 +227,7 @@ function Optimizer.init(self, params, defaults)
         raise("tide: " .. who .. ": optimizer got an empty parameter list")
     end
     local groups = param_groups(who, params, defaults, {})
+    check_disjoint(who, groups)
     self.defaults = defaults
     self.param_groups = groups
     self.state = setmetatable({}, { __index = function(st, p)
@@ -237,6 +278,7 @@ function Optimizer.new(cls, params, opts)
     local groups = param_groups(who, params, defaults, cls.defaults)
     local self = setmetatable({ param_groups = groups, state = {}, defaults = defaults }, cls)
     self:check_groups(who)
+    check_disjoint(who, groups)
     self:init_state()
     return self
 end
@@ -274,12 +316,13 @@ function Optimizer:add_param_group(group)
             seen[p] = true
         end
     end
+    -- one in another group raises (PyTorch's ValueError); twice in this group warned (fill_group)
     for i, p in ipairs(group.params) do
         if seen[p] then
             raise("tide: " .. who .. ": parameter " .. i .. " is already in a parameter group " ..
-                "of this optimizer; a parameter belongs to one group")
+                "of this optimizer; a parameter belongs to one group (some parameters appear " ..
+                "in more than one parameter group)")
         end
-        seen[p] = true
     end
     local groups = self.param_groups
     groups[#groups + 1] = group

@@ -297,7 +297,8 @@ function M.load_state_dict(self, sd)
     for gi in pairs(groups) do
         if gi < 1 or gi > n then
             raise(string.format("tide: %s: the state dict has parameter group %d, the optimizer " ..
-                "has %d group%s", who, gi, n, n == 1 and "" or "s"))
+                "has %d group%s (loaded state dict has a different number of parameter " ..
+                "groups)", who, gi, n, n == 1 and "" or "s"))
         end
     end
     local params = {}
@@ -305,12 +306,14 @@ function M.load_state_dict(self, sd)
         local saved = groups[gi]
         if not saved or type(saved.params) ~= "table" then
             raise(string.format("tide: %s: the state dict lacks parameter group %d (it has a " ..
-                "different number of groups)", who, gi))
+                "different number of groups: loaded state dict has a different number of " ..
+                "parameter groups)", who, gi))
         end
         if #saved.params ~= #g.params then
             raise(string.format("tide: %s: parameter group %d has %d parameters in the state " ..
-                "dict and %d in the optimizer; build the optimizer over the same parameters",
-                who, gi, #saved.params, #g.params))
+                "dict and %d in the optimizer (loaded state dict contains a parameter group " ..
+                "that doesn't match the size of optimizer's group); build the optimizer " ..
+                "over the same parameters", who, gi, #saved.params, #g.params))
         end
         for j, id in ipairs(saved.params) do
             params[id] = g.params[j]
