@@ -611,9 +611,7 @@ local function freq(name)
         else
             r = core.arange(0, floor(n / 2) + 1, make)
         end
-        if n > 0 then
-            r = r:mul(1.0 / (n * d))
-        end
+        r = r:mul(1.0 / (n * d)) -- as PyTorch's mul_(1 / (n d)): rfftfreq(0) is {nan}
         return o.requires_grad and r:requires_grad_(true) or r
     end
 end

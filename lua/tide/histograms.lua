@@ -78,8 +78,8 @@ function F.histogram(input, bins, opts, ...)
                 lo, hi = r[1], r[2]
             elseif flat:numel() > 0 then
                 lo, hi = flat:min():item(), flat:max():item()
-            else
-                lo, hi = 0, 0
+            else -- no elements: PyTorch's [0, 1]
+                lo, hi = 0, 1
             end
             if lo > hi then
                 raise(("tide: %s: range {%s, %s}: max must be >= min"):format(op, tostring(lo),

@@ -77,6 +77,12 @@ function M.div(op, x, other, mode)
         raise(("tide: %s: rounding_mode must be nil, \"trunc\" or \"floor\", got %s"):format(op,
             type(mode) == "string" and ("\"" .. mode .. "\"") or tostring(mode)))
     end
+    if type(x) == "number" and core.is_tensor(other) then
+        -- a number dividend (torch.div(7, t, rounding_mode=...)): a 0-d tensor of the dtype the
+        -- two promote to, on other's device, as PyTorch's wrapped number
+        x = core.full({}, x, { dtype = require("tide").result_type(x, other),
+            device = other.device })
+    end
     args.check(op, x)
     local ok, r = args.attempt(rounded, op, x, other, mode)
     if not ok then

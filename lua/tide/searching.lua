@@ -174,7 +174,7 @@ local BINCOUNT_OPTIONS = { "weights", "minlength" }
 -- weights[, minlength])): counts[v] = how many elements of the 1-D
 -- integer input are v (values >= 1; 1-based, as one_hot's classes), of length max(largest
 -- value, minlength); with weights, their sums (float32 weights sum in float32, others in
--- float64, as PyTorch's); no gradient
+-- float64, as PyTorch's; an empty input: int64 zeros, as PyTorch's); no gradient
 function F.bincount(input, opts, minlength_arg, ...)
     args.no_extra("bincount", 3, ...)
     check("bincount", input)
@@ -214,7 +214,9 @@ function F.bincount(input, opts, minlength_arg, ...)
     args.check_budget("bincount", n, 8, ("%d counts"):format(n),
         "check the largest value of input")
     return no_grad(function()
-        local dtype = w == nil and "int64" or (w.dtype == "float32" and "float32" or "float64")
+        -- an empty input gives int64 zeros even with weights, as PyTorch's
+        local dtype = (w == nil or input:numel() == 0) and "int64" or
+            (w.dtype == "float32" and "float32" or "float64")
         local out = core.zeros({ n }, { dtype = dtype, device = input.device })
         if input:numel() == 0 then
             return out
@@ -298,7 +300,11 @@ function Tensor.unique_consecutive(x, opts, ...)
     if o.dim ~= nil then
         d = dim_of(op, x, o.dim)
         rows = x:movedim(d, 1)
-        rows = rows:reshape(rows:size(1), -1)
+        local inner = 1 -- not -1: a dim of size 0 leaves -1 undetermined
+        for i = 2, rows:dim() do
+            inner = inner * rows:size(i)
+        end
+        rows = rows:reshape(rows:size(1), inner)
     else
         rows = x:reshape(-1, 1)
     end
@@ -328,11 +334,12 @@ function Tensor.unique_consecutive(x, opts, ...)
         local inv = keep:long():cumsum(1)
         out[#out + 1] = d and inv or inv:view(x:size())
     end
-    if o.return_counts then
-        local ends = core.cat({ starts:narrow(1, 2, math.max(starts:numel() - 1, 0)),
+    if o.return_counts and m == 0 then -- no runs (narrow cannot start past an empty dim)
+        out[#out + 1] = core.zeros({ 0 }, { dtype = "int64", device = x.device })
+    elseif o.return_counts then
+        local ends = core.cat({ starts:narrow(1, 2, starts:numel() - 1),
             core.full({ 1 }, m + 1, { dtype = "int64", device = x.device }) }, 1)
-        out[#out + 1] = starts:numel() > 0 and (ends - starts) or
-            core.zeros({ 0 }, { dtype = "int64", device = x.device })
+        out[#out + 1] = ends - starts
     end
     return compat_unpack(out, 1, #out)
 end
