@@ -101,9 +101,8 @@ local CASES = {
         err = [[tide: floor_divide: integer division by zero: the divisor 0 is 0 as int64]] },
     { "floor_divide_float_zero", function() return tide.floor_divide(F(), 0.0) end, "float32",
         { -math.huge, -math.huge, -math.huge, math.huge, math.huge, math.huge, math.huge } },
-    { "floor_divide_bool", pending =
-        [[floor_divide of two bools gives bool; PyTorch raises "div_floor_cpu" not ]] ..
-        [[implemented for "Bool" (core op in C)]] },
+    { "floor_divide_bool", function() return tide.floor_divide(tide.tensor({true, false}), tide.tensor({true, true})) end,
+        err = [[tide: floor_divide: not implemented for two bool tensors (as PyTorch's)]] },
     { "fmod_float_3", function() return tide.fmod(F(), 3) end, "float32", { -1.5, -2.5, -0.5, 0.5,
         1.5, 2.5, 1.0 } },
     { "fmod_float_-3", function() return tide.fmod(F(), -3) end, "float32", { -1.5, -2.5, -0.5,
@@ -118,9 +117,8 @@ local CASES = {
         0.5, 2.0 } },
     { "fmod_float_tensor_neg0", function() return tide.fmod(t({-6, 6, NZ}, "float32"), t({3, -3,
         2}, "float32")) end, "float32", { NZ, 0.0, NZ } },
-    { "fmod_bool", pending =
-        [[fmod of two bools gives bool; PyTorch raises "fmod_cpu" not implemented for ]] ..
-        [["Bool" (core op in C)]] },
+    { "fmod_bool", function() return tide.fmod(tide.tensor({true, false}), tide.tensor({true, true})) end,
+        err = [[tide: fmod: not implemented for two bool tensors (as PyTorch's)]] },
     { "remainder_float_3", function() return tide.remainder(F(), 3) end, "float32", { 1.5, 0.5,
         2.5, 0.5, 1.5, 2.5, 1.0 } },
     { "remainder_float_-3", function() return tide.remainder(F(), -3) end, "float32", { -1.5,
@@ -136,9 +134,8 @@ local CASES = {
         2.0, 0.0, 0.5, 2.0 } },
     { "remainder_float_tensor_neg0", function() return tide.remainder(t({-6, 6, NZ}, "float32"),
         t({3, -3, 2}, "float32")) end, "float32", { NZ, 0.0, NZ } },
-    { "remainder_bool", pending =
-        [[remainder of two bools gives bool; PyTorch raises "remainder_cpu" not ]] ..
-        [[implemented for "Bool" (core op in C)]] },
+    { "remainder_bool", function() return tide.remainder(tide.tensor({true, false}), tide.tensor({true, true})) end,
+        err = [[tide: remainder: not implemented for two bool tensors (as PyTorch's)]] },
     { "round_dec_0", function() return tide.round(R(), {decimals=0}) end, "float64", { 0.0, 0.0,
         1.0, 2.0, -2.0, 4.0, 15.0, 25.0, 35.0, -25.0, 1235.0 } },
     { "round_method_dec_0", function() return R():round({decimals=0}) end, "float64", { 0.0, 0.0,
@@ -169,45 +166,40 @@ local CASES = {
     { "trunc_int_method", function() return I():trunc() end, "int64", { -7, -3, 0, 3, 7 } },
     { "trunc_uint8", function() return tide.trunc(t({0, 3, 255}, "uint8")) end, "uint8", { 0, 3,
         255 } },
-    { "trunc_bool", pending =
-        [[trunc of bool gives bool; PyTorch raises "trunc_vml_cpu" not implemented for ]] ..
-        [["Bool" (core op in C)]] },
+    { "trunc_bool", function() return tide.trunc(tide.tensor({true, false})) end,
+        err = [[tide: trunc: not implemented for bool tensors (as PyTorch's)]] },
     { "trunc_float", function() return tide.trunc(F()) end, "float32", { -7.0, -2.0, NZ, 0.0, 1.0,
         2.0, 7.0 } },
     { "fix_int", function() return tide.fix(I()) end, "int64", { -7, -3, 0, 3, 7 } },
     { "fix_int_method", function() return I():fix() end, "int64", { -7, -3, 0, 3, 7 } },
     { "fix_uint8", function() return tide.fix(t({0, 3, 255}, "uint8")) end, "uint8", { 0, 3,
         255 } },
-    { "fix_bool", pending =
-        [[fix of bool gives bool; PyTorch raises "trunc_vml_cpu" not implemented for ]] ..
-        [["Bool" (core op in C)]] },
+    { "fix_bool", function() return tide.fix(tide.tensor({true, false})) end,
+        err = [[tide: trunc: not implemented for bool tensors (as PyTorch's)]] },
     { "fix_float", function() return tide.fix(F()) end, "float32", { -7.0, -2.0, NZ, 0.0, 1.0,
         2.0, 7.0 } },
     { "ceil_int", function() return tide.ceil(I()) end, "int64", { -7, -3, 0, 3, 7 } },
     { "ceil_int_method", function() return I():ceil() end, "int64", { -7, -3, 0, 3, 7 } },
     { "ceil_uint8", function() return tide.ceil(t({0, 3, 255}, "uint8")) end, "uint8", { 0, 3,
         255 } },
-    { "ceil_bool", pending =
-        [[ceil of bool gives bool; PyTorch raises "ceil_vml_cpu" not implemented for ]] ..
-        [["Bool" (core op in C)]] },
+    { "ceil_bool", function() return tide.ceil(tide.tensor({true, false})) end,
+        err = [[tide: ceil: not implemented for bool tensors (as PyTorch's)]] },
     { "ceil_float", function() return tide.ceil(F()) end, "float32", { -7.0, -2.0, NZ, 1.0, 2.0,
         3.0, 7.0 } },
     { "floor_int", function() return tide.floor(I()) end, "int64", { -7, -3, 0, 3, 7 } },
     { "floor_int_method", function() return I():floor() end, "int64", { -7, -3, 0, 3, 7 } },
     { "floor_uint8", function() return tide.floor(t({0, 3, 255}, "uint8")) end, "uint8", { 0, 3,
         255 } },
-    { "floor_bool", pending =
-        [[floor of bool gives bool; PyTorch raises "floor_vml_cpu" not implemented for ]] ..
-        [["Bool" (core op in C)]] },
+    { "floor_bool", function() return tide.floor(tide.tensor({true, false})) end,
+        err = [[tide: floor: not implemented for bool tensors (as PyTorch's)]] },
     { "floor_float", function() return tide.floor(F()) end, "float32", { -8.0, -3.0, -1.0, 0.0,
         1.0, 2.0, 7.0 } },
     { "round_int", function() return tide.round(I()) end, "int64", { -7, -3, 0, 3, 7 } },
     { "round_int_method", function() return I():round() end, "int64", { -7, -3, 0, 3, 7 } },
     { "round_uint8", function() return tide.round(t({0, 3, 255}, "uint8")) end, "uint8", { 0, 3,
         255 } },
-    { "round_bool", pending =
-        [[round of bool gives bool; PyTorch raises "round_vml_cpu" not implemented for ]] ..
-        [["Bool" (core op in C)]] },
+    { "round_bool", function() return tide.round(tide.tensor({true, false})) end,
+        err = [[tide: round: not implemented for bool tensors (as PyTorch's)]] },
     { "round_float", function() return tide.round(F()) end, "float32", { -8.0, -2.0, NZ, 0.0, 2.0,
         2.0, 7.0 } },
     { "sgn_int", function() return tide.sgn(I()) end, "int64", { -1, -1, 0, 1, 1 } },
@@ -225,18 +217,14 @@ local CASES = {
         false } },
     { "sign_float", function() return tide.sign(F()) end, "float32", { -1.0, -1.0, -1.0, 1.0, 1.0,
         1.0, 1.0 } },
-    { "frac_int", pending =
-        [[frac of int64 gives float32 zeros; PyTorch raises "frac_cpu" not implemented for]] ..
-        [[ "Long" (core op)]] },
-    { "frac_int_method", pending =
-        [[x:frac() of int64 gives float32 zeros; PyTorch raises "frac_cpu" not implemented]] ..
-        [[ for "Long"]] },
-    { "frac_uint8", pending =
-        [[frac of uint8 gives float32 zeros; PyTorch raises "frac_cpu" not implemented for]] ..
-        [[ "Byte"]] },
-    { "frac_bool", pending =
-        [[frac of bool gives float32 zeros; PyTorch raises "frac_cpu" not implemented for ]] ..
-        [["Bool"]] },
+    { "frac_int", function() return tide.frac(I()) end,
+        err = [[tide: frac: not implemented for int64 tensors (as PyTorch's); convert with :float() first]] },
+    { "frac_int_method", function() return I():frac() end,
+        err = [[tide: frac: not implemented for int64 tensors (as PyTorch's)]] },
+    { "frac_uint8", function() return tide.frac(t({0, 3, 255}, "uint8")) end,
+        err = [[tide: frac: not implemented for uint8 tensors (as PyTorch's)]] },
+    { "frac_bool", function() return tide.frac(tide.tensor({true, false})) end,
+        err = [[tide: frac: not implemented for bool tensors (as PyTorch's)]] },
     { "frac_float", function() return tide.frac(F()) end, "float32", { -0.5, -0.5, -0.5, 0.5, 0.5,
         0.5, 0.0 } },
     { "frexp_mantissa", function() return select(1, tide.frexp(FR())) end, "float32", { 0.0, NZ,
@@ -337,10 +325,10 @@ local CASES = {
     { "logaddexp2_bool", function() return tide.logaddexp2(tide.tensor({true, false}),
         tide.tensor({true, true})) end,
         err = [[tide: logaddexp2: needs a floating-point tensor, got bool]] },
-    { "logaddexp2_f64", pending =
-        [[logaddexp2(float64, float32) scales the float32 side by ln 2 in float32 before ]] ..
-        [[promoting (2.5849625043849, PyTorch 2.5849625007212): lua/tide/pointwise.lua, ]] ..
-        [[not this file"s]] },
+    { "logaddexp2_f64", function() return tide.logaddexp2(t({1}, "float64"), t({2}, "float32"))
+        end, "float64", { 2.584962500721156 } },
+    { "logaddexp2_f32_f64", function() return tide.logaddexp2(t({1, 0.1}, "float32"), t({2, -3.3},
+        "float64")) end, "float64", { 2.584962500721156, 0.2305781061301383 } },
     { "div_trunc_inplace_int", function() return t({-7, 7}, "int64"):div_(2,
         {rounding_mode='trunc'}) end, "int64", { -3, 3 } },
     { "div_none_inplace_int", function() return t({-7, 7}, "int64"):div_(2) end,
@@ -350,16 +338,22 @@ local CASES = {
     { "remainder_inplace_int", function() return t({-7, 7}, "int64"):remainder_(-3) end, "int64",
         { -1, -2 } },
     { "fmod_inplace_int", function() return t({-7, 7}, "int64"):fmod_(-3) end, "int64", { -1, 1 } },
-    { "copysign_inplace_int", pending =
-        [[int64:copysign_(-1) writes int64 {-1, -2}; PyTorch raises: result type Float ]] ..
-        [[can"t be cast to the desired output type Long (lua/tide/elementwise.lua)]] },
+    { "copysign_inplace_int", function() return t({1, 2}, "int64"):copysign_(-1) end,
+        err = [[tide: copysign_: the result's dtype float32 can't be cast to the tensor's ]] ..
+        [[int64 (as PyTorch's); use the out-of-place copysign, or convert the tensor with ]] ..
+        [[:to("float32") first]] },
+    { "copysign_inplace_bool", function() return tide.tensor({true, false}):copysign_(-1) end,
+        err = [[tide: copysign_: the result's dtype float32 can't be cast to the tensor's bool ]] },
     { "float_power_inplace_f32", function() return t({1, 2}, "float32"):float_power_(2) end,
         err = [[tide: float_power_: the base has dtype float32, but the result is float64]] },
     { "float_power_inplace_f64", function() return t({1, 2}, "float64"):float_power_(2) end,
         "float64", { 1.0, 4.0 } },
-    { "ldexp_inplace_int", pending =
-        [[int64:ldexp_(t) writes int64 {2, 4}; PyTorch raises: result type Float can"t be ]] ..
-        [[cast to the desired output type Long (lua/tide/pointwise.lua)]] },
+    { "ldexp_inplace_int", function() return t({1, 2}, "int64"):ldexp_(t({1, 1}, "int64")) end,
+        err = [[tide: ldexp_: the result's dtype float32 can't be cast to the tensor's int64 ]] ..
+        [[(as PyTorch's); use the out-of-place ldexp, or convert the tensor with ]] ..
+        [[:to("float32") first]] },
+    { "ldexp_inplace_float", function() return t({1, 2}, "float32"):ldexp_(t({1, 1}, "int64"))
+        end, "float32", { 2.0, 4.0 } },
     { "trunc_inplace_int", function() return t({1, -2}, "int64"):trunc_() end, "int64", { 1, -2 } },
     { "floor_divide_inplace_int", function() return t({-7, 7}, "int64"):floor_divide_(2) end,
         "int64", { -4, 3 } },
@@ -557,7 +551,21 @@ describe("rounding and float parts match PyTorch 1.13", function()
             assert.are.equal("float32", r.dtype)
             assert.are.same({ -4, 3 }, r:tolist())
         end)
-    pending("div(x, y, {}) (what {rounding_mode = nil} is) raises 'div: takes one other " ..
-        "operand, got an extra argument #3 (table)'; PyTorch's rounding_mode=None is true " ..
-        "division (the keyword dispatch, lua/tide/tensor_keywords/, not this file's)")
+    it("div(x, y, {}) (what {rounding_mode = nil} is) is true division, as rounding_mode=None",
+        function()
+            -- PyTorch: div(tensor([-7, 7]), 2, rounding_mode=None) is tensor([-3.5, 3.5])
+            for _, r in ipairs({ I():div(2, {}), tide.div(I(), 2, {}), tide.divide(I(), 2, {}),
+                    t({ -7, 7 }, "float32"):div_(2, {}) }) do
+                assert.are.equal("float32", r.dtype)
+                assert.are.same(r:numel() == 2 and { -3.5, 3.5 } or { -3.5, -1.5, 0, 1.5, 3.5 },
+                    r:tolist())
+            end
+            local x = t({ -7, 7 }, "int64")
+            assert.has_error(function() x:div_(2, {}) end, "tide: div_: the result has dtype " ..
+                "float32, which cannot be written into a int64 tensor in place; use the " ..
+                "out-of-place op or cast with :to()")
+            assert.are.same({ -7, 7 }, x:tolist())
+            assert.has_error(function() I():div(2, { rounding = "floor" }) end,
+                'tide: div: unknown option "rounding"; options are other, rounding_mode')
+        end)
 end)

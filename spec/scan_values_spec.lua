@@ -432,9 +432,35 @@ describe("the scans' names and forms", function()
             " -inf), pytorch#49724's family); tide gives the true derivative 1 and keeps it")
     end)
 
-    it("cumsum_ / cumprod_ with a dtype other than the tensor's, and on bool", function()
-        pending("PyTorch raises 'Bad in-place call: input tensor dtype long int and output" ..
-            " tensor dtype double should match' (and 'cumsum_out_cpu not implemented for Bool');" ..
-            " tide writes the result back cast (lua/tide/pointwise.lua's with_inplace)")
+    it("cumsum_ / cumprod_ with a dtype other than the tensor's, and on bool, raise", function()
+        -- PyTorch: "Bad in-place call: input tensor dtype long int and output tensor dtype
+        -- double should match", and "cumsum_out_cpu" not implemented for 'Bool'
+        for _, name in ipairs({ "cumsum", "cumprod" }) do
+            local op = name .. "_"
+            local z = T({ 1, 2, 3 }, "int64")
+            assert.has_error(function() z[op](z, 1, { dtype = "float64" }) end, ("tide: %s: " ..
+                "dtype float64 differs from the tensor's int64, and an in-place %s keeps the " ..
+                "tensor's (as PyTorch's); leave dtype out, or use the out-of-place %s(dim, " ..
+                "{dtype = \"float64\"})"):format(op, name, name))
+            local f = T({ 1, 2, 3 })
+            assert.has_error(function() f[op](f, 1, { dtype = "float32" }) end, ("tide: %s: " ..
+                "dtype float32 differs from the tensor's float64, and an in-place %s keeps the " ..
+                "tensor's (as PyTorch's); leave dtype out, or use the out-of-place %s(dim, " ..
+                "{dtype = \"float32\"})"):format(op, name, name))
+            local b = tide.tensor({ true, false, true })
+            assert.has_error(function() b[op](b, 1) end, ("tide: %s: not defined for bool " ..
+                "tensors (as PyTorch's); use the out-of-place %s (int64), or convert the tensor " ..
+                "with :to(\"int64\") first"):format(op, name))
+            -- nothing written
+            assert.are.same({ 1, 2, 3 }, z:tolist())
+            assert.are.same({ 1, 2, 3 }, f:tolist())
+            assert.are.same({ true, false, true }, b:tolist())
+        end
+        -- the tensor's own dtype given, and an int32 tensor, keep working (PyTorch: [1, 3, 6])
+        local own = T({ 1, 2, 3 }, "int64"):cumsum_(1, { dtype = "int64" })
+        assert.are.same({ 1, 3, 6 }, own:tolist())
+        local i32 = T({ 1, 2, 3 }, "int32"):cumprod_(1)
+        assert.are.equal("int32", i32.dtype)
+        assert.are.same({ 1, 2, 6 }, i32:tolist())
     end)
 end)

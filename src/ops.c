@@ -95,8 +95,8 @@ static tide_status unalias(tide_ctx *ctx, const char *op, const tide_tensor **x,
 }
 
 /* PyTorch's refusals of a bool operand where the result would be arithmetic on truth values:
- * subtraction (either side) and negation, with its advice for inverting a mask; abs and relu
- * (pow of two bool tensors: tide_binary) */
+ * subtraction (either side) and negation, with its advice for inverting a mask; abs, relu and
+ * the roundings; the divisions of two bools (pow of two bool tensors: tide_binary) */
 static tide_status no_bool_arith(tide_op op, tide_dtype a, tide_dtype b) {
     if (op == TIDE_OP_SUB && (a == TIDE_DTYPE_BOOL || b == TIDE_DTYPE_BOOL))
         return tide_seterr(TIDE_EDTYPE,
@@ -108,11 +108,25 @@ static tide_status no_bool_arith(tide_op op, tide_dtype a, tide_dtype b) {
                            "neg: negation, the - operator, on a bool tensor is not supported (as "
                            "PyTorch's); to invert a mask use logical_not() or ~, else convert "
                            "with :long() or :float() first");
-    if ((op == TIDE_OP_ABS || op == TIDE_OP_RELU) && a == TIDE_DTYPE_BOOL)
+    int rounds =
+        op == TIDE_OP_FLOOR || op == TIDE_OP_CEIL || op == TIDE_OP_ROUND || op == TIDE_OP_TRUNC;
+    if ((op == TIDE_OP_ABS || op == TIDE_OP_RELU || rounds) && a == TIDE_DTYPE_BOOL)
         return tide_seterr(TIDE_EDTYPE,
                            "%s: not implemented for bool tensors (as PyTorch's); convert with "
                            ":long() or :float() first",
                            tide_op_name(op));
+    int divides = op == TIDE_OP_REMAINDER || op == TIDE_OP_FMOD || op == TIDE_OP_FLOORDIV;
+    if (divides && a == TIDE_DTYPE_BOOL && b == TIDE_DTYPE_BOOL)
+        return tide_seterr(TIDE_EDTYPE,
+                           "%s: not implemented for two bool tensors (as PyTorch's); convert "
+                           "with :long() or :float() first",
+                           tide_op_name(op));
+    /* frac of an integer is 0 by definition: PyTorch refuses it rather than promoting */
+    if (op == TIDE_OP_FRAC && !tide_dtype_is_float(a))
+        return tide_seterr(TIDE_EDTYPE,
+                           "frac: not implemented for %s tensors (as PyTorch's); convert with "
+                           ":float() first",
+                           tide_dtype_name(a));
     return TIDE_OK;
 }
 

@@ -211,7 +211,7 @@ with_inplace("copysign", function(x, y, ...)
         return core.where(sign_bit(y), ax:neg(), ax)
     end)
     return node("copysign", out, nil, x, y)
-end)
+end, true)
 
 -- heaviside(values): 0 where x < 0, 1 where x > 0, values where x == 0 (NaN gives 0); one
 -- dtype for both, as PyTorch; no gradient

@@ -9,8 +9,8 @@
 --   _foreach_norm(xs[, ord = 2]): a list of 0-d tensors; _foreach_zero_(xs);
 --   _foreach_copy_(xs, srcs[, non_blocking])
 -- Each returns a new list of results; its in-place twin _foreach_X_ changes xs's tensors and
--- returns nothing, as PyTorch's. A Lua loop of the per-tensor ops: same values, same
--- gradients, the same errors naming the element.
+-- returns nothing, as PyTorch's; an empty list raises, as PyTorch's. A Lua loop of the
+-- per-tensor ops: same values, same gradients, the same errors naming the element.
 local core = require("tide.core")
 local raise = require("tide.autograd.raise")
 local op_args = require("tide.op_args")
@@ -38,6 +38,10 @@ local function tensors(op, xs, what)
     if type(xs) ~= "table" or is_tensor(xs) then
         raise(("tide: %s: %s must be a list of tensors, got %s"):format(op, what,
             is_tensor(xs) and "a tensor" or type(xs)))
+    end
+    if #xs == 0 and what == "self" then -- PyTorch's foreach ops need a tensor to dispatch on
+        raise(("tide: %s: the tensor list is empty; PyTorch's foreach ops need at least one " ..
+            "tensor (skip the call when there are none)"):format(op))
     end
     for i = 1, #xs do
         if not is_tensor(xs[i]) then

@@ -42,12 +42,28 @@ end
 -- the copy, as for every in-place op. While recording, the result is computed from a clone of
 -- x: a gradient that reads x (maximum's, x:addcmul_(x, y)'s product) must see the values x
 -- had, which the copy overwrites
-local function with_inplace(name, fn)
+-- r, raised when op's result r cannot be written back into x by PyTorch's casting rule
+-- (tide.can_cast: a float result into an integer or bool tensor), before anything is written
+local function cast_back(op, x, r)
+    if r.dtype ~= x.dtype and not require("tide.dtype_queries").functions.can_cast(r.dtype,
+            x.dtype) then
+        raise(("tide: %s: the result's dtype %s can't be cast to the tensor's %s (as " ..
+            "PyTorch's); use the out-of-place %s, or convert the tensor with :to(\"%s\") " ..
+            "first"):format(op, r.dtype, x.dtype, op:sub(1, -2), r.dtype))
+    end
+    return r
+end
+
+-- (checked: the result's dtype is checked against x's with cast_back, for an op whose result
+-- may be a float one of an integer x)
+local function with_inplace(name, fn, checked)
     Tensor[name] = fn
-    Tensor[name .. "_"] = function(x, ...)
-        check(name .. "_", x)
+    local op = name .. "_"
+    Tensor[op] = function(x, ...)
+        check(op, x)
         if not recording(x, ...) then
-            return x:copy_(fn(x, ...))
+            local r = fn(x, ...)
+            return x:copy_(checked and cast_back(op, x, r) or r)
         end
         local src, a = x:clone(), { n = select("#", ...), ... }
         for i = 1, a.n do
@@ -55,7 +71,8 @@ local function with_inplace(name, fn)
                 a[i] = src
             end
         end
-        return x:copy_(fn(src, unpack(a, 1, a.n)))
+        local r = fn(src, unpack(a, 1, a.n))
+        return x:copy_(checked and cast_back(op, x, r) or r)
     end
 end
 
@@ -332,6 +349,12 @@ function Tensor.logaddexp2(x, other, ...)
     check("logaddexp2", x)
     check("logaddexp2", other, 2)
     args.float_input("logaddexp2", x)
+    -- both in the dtype they promote to first (PyTorch's: a float32 side beside a float64 one
+    -- is scaled by ln 2 in float64)
+    if core.is_tensor(other) and other.dtype ~= x.dtype then
+        local rt = require("tide").result_type(x, other)
+        x, other = x:to(rt), other:to(rt)
+    end
     return (x * LN2):logaddexp(other * LN2) / LN2
 end
 
@@ -342,12 +365,33 @@ with_inplace("ldexp", function(x, other, ...)
     check("ldexp", other, 2)
     local dt = args.FLOAT[x.dtype] and x.dtype or core.get_default_dtype()
     return x:to(dt):mul(core.pow(2, other:to(args.FLOAT[other.dtype] and other.dtype or dt)))
-end)
+end, true)
 
 -- the in-place twins PyTorch has of the core's xlogy, tril, triu, cumsum and cumprod: the
 -- result written back
 for _, name in ipairs({ "xlogy", "tril", "triu", "cumsum", "cumprod" }) do
     with_inplace(name, Tensor[name])
+end
+-- cumsum_ and cumprod_ keep the tensor's dtype: a dtype option other than it, or a bool tensor,
+-- raises before writing (PyTorch's "Bad in-place call" and "not implemented for 'Bool'")
+for _, name in ipairs({ "cumsum", "cumprod" }) do
+    local op, scan_ = name .. "_", Tensor[name .. "_"]
+    Tensor[op] = function(x, dim, opts, ...)
+        if core.is_tensor(x) then
+            local dt = type(opts) == "table" and opts.dtype
+            if x.dtype == "bool" then
+                raise(("tide: %s: not defined for bool tensors (as PyTorch's); use the " ..
+                    "out-of-place %s (int64), or convert the tensor with :to(\"int64\") first")
+                    :format(op, name))
+            elseif type(dt) == "string" and dt ~= x.dtype then
+                raise(("tide: %s: dtype %s differs from the tensor's %s, and an in-place %s " ..
+                    "keeps the tensor's (as PyTorch's); leave dtype out, or use the " ..
+                    "out-of-place %s(dim, {dtype = \"%s\"})"):format(op, dt, x.dtype, name, name,
+                    dt))
+            end
+        end
+        return scan_(x, dim, opts, ...)
+    end
 end
 -- xlogy_ of an integer or bool tensor: its float result cannot be written back (PyTorch's
 -- "result type Float can't be cast to the desired output type Long"), raised before writing

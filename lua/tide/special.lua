@@ -79,7 +79,11 @@ function M.functions.polygamma(n, x, ...)
         factorial = factorial * k
     end
     local sign = n % 2 == 1 and 1 or -1
-    return core.zeta(n + 1, x):mul(sign * factorial)
+    local r = core.zeta(n + 1, x):mul(sign * factorial)
+    if n == 1 and args.FLOAT[r.dtype] then -- PyTorch's trigamma: 0 at inf, NaN at -inf
+        r = core.where(x:eq(math.huge), 0, core.where(x:eq(-math.huge), 0 / 0, r))
+    end
+    return r
 end
 
 function Tensor.polygamma(x, n, ...)

@@ -54,15 +54,25 @@ function S.ndtr(x, ...)
     return floated(x):neg():div(math.sqrt(2)):erfc():mul(0.5)
 end
 
--- entr(x): -x log x for x > 0, 0 at 0, -inf below (NaN stays)
+-- entr(x): -x log x for x > 0, 0 at 0, -inf below (NaN stays); PyTorch's gradient
+-- -(1 + log x): inf at 0, NaN below 0 (and where x is NaN), -inf at inf
+local entr = require("tide.autograd").def {
+    name = "special_entr",
+    reads = { 1 },
+    forward = function(_, x)
+        local pos = x:gt(0)
+        return core.where(pos, -x * core.where(pos, x, 1):log(), core.where(x:eq(0), 0,
+            core.where(x:lt(0), -math.huge, x)))
+    end,
+    backward = function(nd, g)
+        return g * (nd[1]:log() + 1):neg()
+    end,
+}
+
 function S.entr(x, ...)
     args.no_extra("special.entr", 1, ...)
     check("special.entr", x)
-    x = floated(x)
-    local pos = x:gt(0)
-    local safe = core.where(pos, x, 1) -- log reads 1 off the positive part: no NaN gradient
-    return core.where(pos, -x * safe:log(), core.where(x:eq(0), 0, core.where(x:lt(0),
-        -math.huge, x)))
+    return entr(floated(x))
 end
 
 -- xlog1py(x, y): x log(1 + y), 0 where x is 0 and y is not NaN (PyTorch's), with PyTorch's

@@ -8,7 +8,7 @@ EMU_LIB      := $(EMU_DIR)/libtide_cuda.so
 EMU_CUBLAS   := $(EMU_DIR)/libcublas_emu.so
 EMU_OBJ      := $(CUDA_SRC:src/cuda/%.cu=$(EMU_DIR)/%.o) $(EMU_DIR)/runtime.o
 EMU_CXX      ?= g++
-EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow $(WERROR) \
+EMU_CXXFLAGS := -std=c++17 -O1 $(DEBUG_INFO) -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow $(WERROR) \
                 -Wno-unused-parameter -Wno-unknown-pragmas -isystem $(CUDA_HOME)/include -Iinclude -Isrc \
                 -include spec/cuda_emu/cuda_emu.h -DTIDE_CUBLAS_LIB='"libcublas_emu.so"'
 

@@ -34,8 +34,9 @@ local INTEGRAL = {
     cuda = { "int32", "int64", "uint8", "bool" },
 }
 local INTEGER = { cpu = { "int32", "int64", "uint8" }, cuda = { "int32", "int64", "uint8" } }
--- every dtype but bool: sub, neg, abs, relu and pow refuse it, as PyTorch's ("Subtraction, the `-`
--- operator, with a bool tensor is not supported", "abs_cpu" not implemented for 'Bool')
+-- every dtype but bool: sub, neg, abs, relu, the roundings and pow (and the divisions of two
+-- bools) refuse it, as PyTorch's ("Subtraction, the `-` operator, with a bool tensor is not
+-- supported", "abs_cpu" not implemented for 'Bool')
 local NOT_BOOL = {}
 for kind, dts in pairs(M.device_dtypes) do
     NOT_BOOL[kind] = {}
@@ -45,6 +46,10 @@ for kind, dts in pairs(M.device_dtypes) do
         end
     end
 end
+-- the floating dtypes alone: frac refuses integers, as PyTorch's ("frac_cpu" not implemented
+-- for 'Long')
+local FLOATING = { cpu = { "float32", "float64", "float16", "bfloat16" },
+    cuda = { "float32", "float64", "float16", "bfloat16" } }
 
 -- I0 and I1 grow without bound: tide gives their limits at +-inf, PyTorch 1.13 NaN
 local BESSEL_INF = {
@@ -100,10 +105,11 @@ M.ops = {
     mul = { grad = {} },
     div = { grad = { domain = DIVISOR } },
     pow = { grad = { domain = { POS, { -2, 2 } } }, dtypes = NOT_BOOL }, -- 2 bools raise
-    remainder = { grad = { domain = MODULO } },
-    fmod = { grad = { domain = MODULO } },
+    remainder = { grad = { domain = MODULO }, dtypes = NOT_BOOL },
+    fmod = { grad = { domain = MODULO }, dtypes = NOT_BOOL },
     floor_divide = {
         grad = { domain = MODULO },
+        dtypes = NOT_BOOL,
         torch_differs = {
             why = "tide's float // is floor(a / b) (IEEE, docs/API.md): inf // 1 is inf and " ..
                 "1 // -inf is -0; PyTorch 1.13 (and Python's float //) give nan and -1",
@@ -209,11 +215,11 @@ M.ops = {
     log1p = { grad = { domain = POS } },
     expm1 = { grad = {} },
     log2 = { grad = { domain = POS } },
-    floor = { grad = { avoid = { -1, 0, 1 } } },
-    ceil = { grad = { avoid = { -1, 0, 1 } } },
-    round = { grad = { avoid = { -1.5, -0.5, 0.5, 1.5 } } },
-    trunc = { grad = { avoid = { -1, 0, 1 } } },
-    frac = { grad = { avoid = { -1, 0, 1 } } },
+    floor = { grad = { avoid = { -1, 0, 1 } }, dtypes = NOT_BOOL },
+    ceil = { grad = { avoid = { -1, 0, 1 } }, dtypes = NOT_BOOL },
+    round = { grad = { avoid = { -1.5, -0.5, 0.5, 1.5 } }, dtypes = NOT_BOOL },
+    trunc = { grad = { avoid = { -1, 0, 1 } }, dtypes = NOT_BOOL },
+    frac = { grad = { avoid = { -1, 0, 1 } }, dtypes = FLOATING },
     reciprocal = { grad = { domain = POS } },
     square = {
         grad = {},

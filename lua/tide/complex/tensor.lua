@@ -196,6 +196,7 @@ end
 Complex.unsupported = unsupported
 
 local index_read -- below
+local ORDERED -- below: the order-based names, refused
 
 function Complex.__index(z, k)
     local m = M[k]
@@ -207,6 +208,10 @@ function Complex.__index(z, k)
         return p(z)
     end
     if type(k) == "string" then
+        local o = ORDERED[k]
+        if o ~= nil then
+            return o
+        end
         if core.Tensor[k] ~= nil then
             return unsupported(k)
         end
@@ -580,6 +585,16 @@ Complex.__idiv = refused("floor_divide", "no order on complex numbers")
 Complex.__lt = refused("lt", "no order on complex numbers")
 Complex.__le = refused("le", "no order on complex numbers")
 
+-- the order-based methods PyTorch refuses on complex tensors: the same error as z < w's
+ORDERED = {}
+for _, k in ipairs({ "lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal",
+    "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "maximum", "minimum", "fmax",
+    "fmin", "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+    "cummax", "cummin", "clamp", "clip", "clamp_min", "clamp_max", "remainder", "fmod",
+    "floor_divide" }) do
+    ORDERED[k] = refused(k, "no order on complex numbers")
+end
+
 -- #z: the length of the first dim, as a real tensor's (a 0-d one raises)
 function Complex.__len(z)
     return #z._ri:select(-1, 1)
@@ -705,6 +720,29 @@ end
 function M.ne(z, other)
     return M.eq(z, other):logical_not()
 end
+
+-- PyTorch's complex isnan / isinf / isfinite / isreal: bool tensors of z's shape, from the parts
+function M.isnan(z)
+    return z._ri:select(-1, 1):isnan():logical_or(z._ri:select(-1, 2):isnan())
+end
+
+function M.isinf(z)
+    return z._ri:select(-1, 1):isinf():logical_or(z._ri:select(-1, 2):isinf())
+end
+
+function M.isfinite(z)
+    return z._ri:select(-1, 1):isfinite():logical_and(z._ri:select(-1, 2):isfinite())
+end
+
+function M.isreal(z)
+    return z._ri:select(-1, 2):eq(0)
+end
+
+-- tide's conj is physical (PyTorch's is a lazy view): nothing to resolve, no conj / neg bit
+function M.is_conj()
+    return false
+end
+M.is_neg = M.is_conj
 
 -- PyTorch's complex isclose: |z - other| <= atol + rtol |other|, NaN as given by equal_nan
 local ISCLOSE = { "rtol", "atol", "equal_nan" }

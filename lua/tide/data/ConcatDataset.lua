@@ -73,6 +73,8 @@ function ConcatDataset.cumsum(sequence)
     return out
 end
 
+ConcatDataset._negative_index = true -- ds[-1] is the last sample (Dataset's __index)
+
 function ConcatDataset:len()
     return self.cumulative_sizes[#self.cumulative_sizes]
 end

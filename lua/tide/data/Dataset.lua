@@ -46,7 +46,8 @@ local function install(cls)
         local i = type(k) == "number" and compat.tointeger(k) or nil -- 2.0 is sample 2
         if i ~= nil then
             local n = self:len()
-            if i < 1 or i > n then
+            -- Subset and ConcatDataset take PyTorch's negative index (-1 the last): their get
+            if (i < 1 or i > n) and not (i < 0 and cls._negative_index) then
                 raise(string.format("tide: %s: index %d out of range 1..%d", cls.__name, i, n))
             end
             return sample_of(compat.pack(self:get(i)), cls)

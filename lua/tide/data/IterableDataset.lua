@@ -64,11 +64,17 @@ end
 function IterableDataset:init() end
 
 function IterableDataset:iter()
+    if type(self.__iter__) == "function" then
+        return self:__iter__() -- PyTorch's spelling: an iterator function, as iter() returns
+    end
     raise(string.format("tide: %s: iter() is not defined; define it in the subclass, returning " ..
         "an iterator function that gives a sample per call and nil at the end", self.__name))
 end
 
 function IterableDataset:len()
+    if type(self.__len__) == "function" then
+        return self:__len__() -- PyTorch's spelling
+    end
     raise(string.format("tide: %s: len() is not defined; an IterableDataset's len() is " ..
         "optional: define it in the subclass to give the dataset a length", self.__name))
 end
@@ -82,7 +88,7 @@ end
 -- nil when the dataset has a len(), else the name of what lacks one (the DataLoader's and
 -- ChainDataset's messages name it)
 function IterableDataset:_lenless()
-    if self.len == IterableDataset.len then
+    if self.len == IterableDataset.len and type(self.__len__) ~= "function" then
         return self.__name
     end
     return nil

@@ -53,6 +53,7 @@ function RandomSampler._new(data_source, ...)
     end
     local self = setmetatable({ n = n, num_samples = num, replacement = replacement,
         data_source = data_source }, RandomSampler) -- (data_source: PyTorch's attribute)
+    self._num_samples = opts.num_samples -- PyTorch's: as given, nil (None) for len(data_source)
     self.generator = stream.own(opts.generator, WHO)
     return self
 end

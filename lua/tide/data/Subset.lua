@@ -60,6 +60,8 @@ function Subset:init(ds, indices, ...)
     end
 end
 
+Subset._negative_index = true -- ds[-1] is the last sample (Dataset's __index)
+
 function Subset:len()
     return #self.indices
 end

@@ -183,7 +183,7 @@ S.round_ = { params = {}, options = { "decimals" }, functions = false,
         return require("tide.rounding_modes").round_("round_", x, d)
     end }
 for _, name in ipairs({ "div", "divide" }) do
-    S[name] = { params = { "other" }, options = { "rounding_mode" },
+    S[name] = { params = { "other" }, options = { "rounding_mode" }, empty_options = true,
         call = function(f, x, other, opts)
             if opts == nil or opts.rounding_mode == nil then
                 return f(x, other)
@@ -191,7 +191,7 @@ for _, name in ipairs({ "div", "divide" }) do
             return require("tide.rounding_modes").div("div", x, other, opts.rounding_mode)
         end }
     S[name .. "_"] = { params = { "other" }, options = { "rounding_mode" }, functions = false,
-        call = function(f, x, other, opts)
+        empty_options = true, call = function(f, x, other, opts)
             if opts == nil or opts.rounding_mode == nil then
                 return f(x, other)
             end

@@ -139,6 +139,11 @@ local function keyword_call(who, sig, f, ...)
         end
         return keyword_call(who, sig, f, first, rest)
     end
+    -- an empty table where the options of an op with no value of its own for one go
+    -- (sig.empty_options: div(x, y, {}), what {rounding_mode = nil} is): no options
+    if sig.empty_options and n == #params + 2 and next(kw) == nil and is_options(kw) then
+        return keyword_call(who, sig, f, unpack(v, 1, n - 1))
+    end
     -- not a keyword call, or more positionals than PyTorch's parameters: tide's function
     -- answers (a list of dims, a value of its own, its extra-argument error); an empty table
     -- is a value too (x:flip({}) flips no dim), and so is an object of a class (a Generator);
