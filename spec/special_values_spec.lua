@@ -422,17 +422,13 @@ local function known(name, kind, dtype, i, want, got)
     if name:find("polynomial") and i > 35 and i <= 45 then
         return "orthogonal polynomials at x = +-inf: PyTorch NaN, tide +-inf (C kernels)"
     end
-    if (name == "digamma" or name == "psi" or name == "polygamma") and got ~= want and
-        (math.abs(want) > 1e14 or math.abs(got) == I or want ~= want or got ~= got) then
-        return "trigamma at poles (PyTorch huge finite, tide inf) and digamma's gradient at " ..
-            "+-inf (PyTorch 0 and NaN, tide NaN and inf: formulas.lua's zeta(2, x))"
+    if (name == "digamma" or name == "psi" or name == "polygamma") and want == want and
+        math.abs(want) < I and math.abs(got) == I then
+        return "trigamma at the poles 0, -1, -2, ...: PyTorch a huge finite value, tide inf " ..
+            "(the limit)"
     end
     if (name == "i1" or name == "i1e") and kind == "grad" and i == 21 then
         return "i1's and i1e's gradient at NaN: PyTorch 0.5 (its x = 0 case), tide NaN (formulas.lua)"
-    end
-    if name == "xlogy" and kind ~= "value" then
-        return "xlogy's gradients where x or y is 0: PyTorch's y grad x / y (NaN at 0/0), x " ..
-            "grad 0 where x = 0 (pointwise.lua)"
     end
     if name == "ndtr" and want == 0 and got > 0 and got < 1e-20 then
         return "ndtr(-10): tide keeps the left tail (7.6e-24), PyTorch 0 (docs/API.md)"
@@ -559,13 +555,11 @@ describe("tide.special against PyTorch 1.13 at special values", function()
         cmp("polygamma", "int", "float32", T.polygamma.int.v, S.polygamma(1, t({ 1, 2 }, "int64")),
             "float32")
         for _, c in ipairs(T.multigammaln) do
-            local n = #T.MG - 1 -- GAP: a NaN element raises in tide (PyTorch: NaN), below
-            local x = t({ table.unpack(T.MG, 1, n) }, c.dtype):requires_grad_()
+            local x = t(T.MG, c.dtype):requires_grad_() -- a NaN element gives NaN, as PyTorch's
             local y = S.multigammaln(x, c.p)
             y:sum():backward()
-            cmp("multigammaln", "value p=" .. c.p, c.dtype, { table.unpack(c.v, 1, n) }, y,
-                c.dtype)
-            cmp("multigammaln", "grad p=" .. c.p, c.dtype, { table.unpack(c.g, 1, n) }, x.grad)
+            cmp("multigammaln", "value p=" .. c.p, c.dtype, c.v, y, c.dtype)
+            cmp("multigammaln", "grad p=" .. c.p, c.dtype, c.g, x.grad)
         end
     end)
 
@@ -600,22 +594,60 @@ describe("tide.special against PyTorch 1.13 at special values", function()
         assert.are.same({ 1, 1 }, { r.shape[1], r.shape[2] })
     end)
 
+    it("xlogy's and xlog1py's gradients where x is 0, y <= 0 or NaN (PyTorch's masks)", function()
+        local X = { 0, 0, 0, 0, 1, -1, 2 }
+        local Y = { -2, -I, I, -0.5, -2, -3, N }
+        local want = { -- PyTorch 1.13's x.grad, y.grad of xlogy(x, y):sum() and xlog1py's
+            xlogy = { { 0, 0, I, 0, N, N, N }, { NZ, NZ, 0, NZ, -0.5, 1 / 3, N } },
+            xlog1py = { { 0, 0, I, -0.69314718055994529, N, N, N }, { NZ, NZ, 0, 0, -1, 0.5, N } },
+        }
+        for name, w in pairs(want) do
+            local x, y = t(X, "float64"):requires_grad_(), t(Y, "float64"):requires_grad_()
+            S[name](x, y):sum():backward()
+            cmp(name, "grad x", "float64", w[1], x.grad)
+            cmp(name, "grad y", "float64", w[2], y.grad)
+            for i, v in ipairs(w[2]) do -- the signed zeros of x / y
+                if v == 0 then
+                    assert.are.equal(1 / v, 1 / y.grad[i]:item(), name .. " grad y sign " .. i)
+                end
+            end
+        end
+    end)
+
+    it("digamma's first and second gradients at 2.5 and +-inf (PyTorch's)", function()
+        local x = t({ 2.5, I, -I }, "float64"):requires_grad_()
+        local g = tide.autograd.grad(S.digamma(x):sum(), x, { create_graph = true })[1]
+        cmp("digamma", "grad", "float64", { 0.4903577562398206, 0, N }, g)
+        cmp("digamma", "grad 2", "float64", { -0.23620405164172736, N, -I },
+            tide.autograd.grad(g:sum(), x)[1])
+    end)
+
+    it("multigammaln: a NaN passes, another element at (p - 1) / 2 still raises", function()
+        local r = S.multigammaln(t({ N, 2 }, "float64"), 3)
+        cmp("multigammaln", "NaN p=3", "float64", { N, 1.5963125911388552 }, r, "float64")
+        assert.has_error(function() S.multigammaln(t({ N, 0.5 }, "float64"), 2) end,
+            "tide: special.multigammaln: every element must be greater than (p - 1) / 2 = 0.5 " ..
+            "(p = 2)")
+    end)
+
+    it("round of integers with decimals raises (PyTorch 1.13: not implemented for 'Long')",
+        function()
+            assert.has_error(function() S.round(t({ 1, 2 }, "int64"), { decimals = 1 }) end,
+                "tide: round: decimals needs a floating-point tensor, got int64; convert with " ..
+                ":to(\"float32\")")
+        end)
+
     it("leaves these differences (pending below)", function()
         assert.is_true(next(PENDING) ~= nil)
     end)
 end)
 
 describe("tide.special: differences left", function()
-    pending("multigammaln: a NaN element raises `every element must be greater than (p - 1) / 2` " ..
-        "(PyTorch 1.13 gives NaN): tide/multivariate_lgamma.lua's check")
-    pending("round(int, {decimals = 1}) raises (PyTorch 1.13 raises for integers too)")
     for _, why in ipairs({
         "Bessel functions at +-inf: PyTorch 1.13 gives NaN (values, gradients), tide the limit (C kernels)",
         "orthogonal polynomials at x = +-inf: PyTorch NaN, tide +-inf (C kernels)",
-        "trigamma at poles (PyTorch huge finite, tide inf) and digamma's gradient at " ..
-            "+-inf (PyTorch 0 and NaN, tide NaN and inf: formulas.lua's zeta(2, x))",
-        "xlogy's gradients where x or y is 0: PyTorch's y grad x / y (NaN at 0/0), x " ..
-            "grad 0 where x = 0 (pointwise.lua)",
+        "trigamma at the poles 0, -1, -2, ...: PyTorch a huge finite value, tide inf " ..
+            "(the limit)",
         "i1's and i1e's gradient at NaN: PyTorch 0.5 (its x = 0 case), tide NaN (formulas.lua)",
         "ndtr(-10): tide keeps the left tail (7.6e-24), PyTorch 0 (docs/API.md)",
         "log_ndtr's float32 gradient at -700: PyTorch 710.1, tide 699.1 (both off 700)",

@@ -137,6 +137,13 @@ function M.cache_enabled()
     return cache_enabled
 end
 
+-- torch.clear_autocast_cache(): drop the casts of parameters kept so far (made again at next use)
+function M.clear_cache()
+    if cache ~= nil then
+        cache = {}
+    end
+end
+
 -- fn(...) with device_type's region set to dtype (nil: off) and the cache setting (nil: the
 -- enclosing region's, as PyTorch's cache_enabled=None); the previous state back afterwards,
 -- also on error. The cache lives until the outermost region ends.

@@ -10,7 +10,7 @@ return {
         methods = {},
         functions = { "autocast", "get_autocast_dtype", "is_autocast_enabled",
             "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
-            "is_autocast_cache_enabled" },
+            "is_autocast_cache_enabled", "clear_autocast_cache" },
     },
     ["tide.random_fills"] = {
         methods = { "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_",

@@ -169,8 +169,12 @@ function Tensor.positive(x, ...)
     return x
 end
 
--- isreal(): a bool tensor of t's shape, all true (tide has no complex dtype)
+-- isreal(): a bool tensor of t's shape, all true for a real tensor (a complex one's own
+-- isreal: true where the imaginary part is 0)
 function Tensor.isreal(x, ...)
+    if require("tide.complex.tensor").is(x) then
+        return x:isreal(...)
+    end
     args.no_extra("isreal", 1, ...)
     check("isreal", x)
     return core.ones(x:size(), { dtype = "bool", device = x.device })

@@ -1,7 +1,7 @@
 -- tide.multivariate_lgamma: PyTorch's mvlgamma, the log of the multivariate gamma function of
 -- dimension p: t:mvlgamma(p), t:mvlgamma_(p), tide.mvlgamma(t, p) = p (p - 1) / 4 log(pi) +
 -- sum over j = 0 .. p - 1 of lgamma(t - j / 2) (tide.special.multigammaln's value), for every
--- element of t above (p - 1) / 2 (else an error, as PyTorch's); integers give the default float
+-- element of t above (p - 1) / 2 or NaN (else an error); integers give the default float
 -- dtype. Written in lgamma over the p terms at once (their memory checked against the budget
 -- first), so autograd's gradient is PyTorch's (digamma's sum). Loaded on
 -- first use (lua/tide/_lazy_ops.lua).
@@ -26,7 +26,8 @@ local function mvlgamma(op, x, p)
     end
     local a = args.FLOAT[x.dtype] and x or x:to(core.get_default_dtype())
     local low = (p - 1) / 2
-    if a:numel() > 0 and not no_grad(function() return a:gt(low):all():item() end) then
+    -- (a NaN passes, and gives NaN, as PyTorch's)
+    if a:numel() > 0 and no_grad(function() return a:le(low):any():item() end) then
         raise(("tide: %s: every element must be greater than (p - 1) / 2 = %g (p = %d)")
             :format(op, low, p))
     end

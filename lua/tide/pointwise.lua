@@ -306,9 +306,9 @@ function Tensor.logaddexp(x, other, ...)
 end
 
 -- xlogy(other): x log(other), 0 where x is 0 (even where other is 0 or inf), NaN where other is
--- NaN. Gradients: log(other) for x, at x = 0 too (the product is linear in x; 0 where other is
--- 0 as well), as PyTorch 1.13's; x / other for other, 0 where x is 0 (the product is 0 along
--- x = 0 whatever other is; PyTorch's 0 / 0 gives NaN where both are 0)
+-- NaN. Gradients, PyTorch 1.13's: xlogy(g, other) for x (log(other), at x = 0 too), but 0 where
+-- x is 0 and other <= 0; g x / other for other (a signed 0 where x is 0, NaN where both
+-- are 0)
 local xlogy = autograd.def {
     name = "xlogy",
     reads = { 1, 2 },
@@ -319,8 +319,9 @@ local xlogy = autograd.def {
     end,
     backward = function(nd, g)
         local x, other = nd[1], nd[2]
-        local gx = g * core.where(x:eq(0):logical_and(other:eq(0)), 0, other:log())
-        local gother = core.where(x:eq(0), 0, g * x / other)
+        local gx = core.where(g:eq(0):logical_and(other:isnan():logical_not()), 0, g * other:log())
+        gx = core.where(x:eq(0):logical_and(other:le(0)), 0, gx)
+        local gother = g * x / other
         return gx:sum_to(x.shape), gother:sum_to(other.shape)
     end,
 }

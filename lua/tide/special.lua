@@ -59,6 +59,21 @@ for _, op in ipairs({ "igamma", "igammac" }) do
         "pass it as a number")
 end
 
+-- trigamma, polygamma(1, x): zeta(2, x) but PyTorch's 0 at inf and NaN at -inf (the zeta's are
+-- NaN and inf there), its gradient polygamma(2, x) everywhere (-inf at -inf, as PyTorch's);
+-- digamma's gradient (tide.autograd.formulas)
+local trigamma = require("tide.autograd").def {
+    name = "trigamma",
+    reads = { 1 },
+    forward = function(_, x)
+        local r = core.zeta(2, x)
+        return core.where(x:eq(math.huge), 0, core.where(x:eq(-math.huge), 0 / 0, r))
+    end,
+    backward = function(nd, g)
+        return g:mul(core.zeta(3, nd[1]):mul(-2))
+    end,
+}
+
 -- polygamma(n, x) as PyTorch orders its arguments; t:polygamma(n) as its method does
 function M.functions.polygamma(n, x, ...)
     local P = require("tide.pytorch_args")
@@ -78,12 +93,11 @@ function M.functions.polygamma(n, x, ...)
     for k = 2, n > 170 and 1 or n do
         factorial = factorial * k
     end
-    local sign = n % 2 == 1 and 1 or -1
-    local r = core.zeta(n + 1, x):mul(sign * factorial)
-    if n == 1 and args.FLOAT[r.dtype] then -- PyTorch's trigamma: 0 at inf, NaN at -inf
-        r = core.where(x:eq(math.huge), 0, core.where(x:eq(-math.huge), 0 / 0, r))
+    if n == 1 then
+        return trigamma(x)
     end
-    return r
+    local sign = n % 2 == 1 and 1 or -1
+    return core.zeta(n + 1, x):mul(sign * factorial)
 end
 
 function Tensor.polygamma(x, n, ...)

@@ -108,7 +108,7 @@ function S.xlog1py(x, y, ...)
 end
 
 -- multigammaln(a, p): PyTorch's alias of mvlgamma, p (p - 1) / 4 log pi + sum over j < p of
--- lgamma(a - j / 2), every element of a above (p - 1) / 2 (tide.multivariate_lgamma: the p terms
+-- lgamma(a - j / 2), every element of a above (p - 1) / 2 or NaN (tide.multivariate_lgamma: the p terms
 -- in one pass, a p too large for memory refused)
 function S.multigammaln(a, p, ...)
     local who = "special.multigammaln"

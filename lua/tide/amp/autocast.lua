@@ -145,6 +145,14 @@ function F.is_autocast_cache_enabled()
     return ac.cache_enabled()
 end
 
+-- torch.clear_autocast_cache(): the casts of the parameters kept in the region now on are
+-- dropped (the next use casts again); nothing outside a region
+function F.clear_autocast_cache(...)
+    args.no_extra("clear_autocast_cache", 0, ...)
+    ac.clear_cache()
+end
+
 M.names = { "autocast", "is_autocast_enabled", "get_autocast_dtype", "is_autocast_cpu_enabled",
-    "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cache_enabled" }
+    "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cache_enabled",
+    "clear_autocast_cache" }
 return M

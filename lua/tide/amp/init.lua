@@ -19,6 +19,7 @@ local lazy = {
     get_autocast_cpu_dtype = autocast_functions,
     get_autocast_gpu_dtype = autocast_functions,
     is_autocast_cache_enabled = autocast_functions,
+    clear_autocast_cache = autocast_functions,
 }
 
 return require("tide._lazy")(amp, lazy)

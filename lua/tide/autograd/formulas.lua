@@ -382,9 +382,10 @@ unary("log2", 1, function(x, g) return g:div(x:mul(0.6931471805599453)) end)
 unary("reciprocal", "out", function(y, g) return g:mul(y:mul(y)):neg() end)
 unary("square", 1, function(x, g) return g:mul(x:mul(2)) end)
 
--- lgamma' = digamma; digamma' = polygamma(1, x) = zeta(2, x); erfinv' = sqrt(pi)/2 e^(erfinv^2)
+-- lgamma' = digamma; digamma' = polygamma(1, x) (zeta(2, x), PyTorch's 0 at inf and NaN at -inf:
+-- tide.special's); erfinv' = sqrt(pi)/2 e^(erfinv^2)
 unary("lgamma", 1, function(x, g) return g:mul(x:digamma()) end)
-unary("digamma", 1, function(x, g) return g:mul(core.zeta(2, x)) end)
+unary("digamma", 1, function(x, g) return g:mul(x:polygamma(1)) end)
 unary("erfinv", "out", function(y, g) return g:mul(y:mul(y):exp():mul(0.88622692545275801)) end)
 -- the modified Bessel functions: i0' = i1, i1' = i0 - i1 / x (1/2 at 0); the scaled ones
 -- (e^-|x| times) subtract sign(x) times themselves. x's zeros are replaced before the division,
