@@ -181,10 +181,57 @@ describe("nn containers' values (PyTorch 1.13)", function()
         assert.are.equal(1, pl[-1]:numel())
     end)
 
-    it("ParameterList: pl[i] = t on an existing entry", function()
-        -- PyTorch: pl[0] = torch.ones(1) registers a Parameter under '0' (named_parameters sees it)
-        pending("a Lua assignment to an existing slot is raw: pl[1] keeps the plain tensor and " ..
-            "named_parameters() the old one (needs _list_slots-style reconciling)")
+    -- a Lua assignment to an existing slot is raw: every walk reconciles it
+    it("ParameterList: pl[i] = t on an existing entry registers t", function()
+        local pl = nn.ParameterList({ tide.zeros(2), tide.zeros(3) })
+        local m = nn.Module()
+        m.pl = pl
+        local t = tide.ones(4)
+        pl[1] = t  -- pl[0] = torch.ones(4): a Parameter (not t), '0' of size 4 in named_parameters
+        local got = m:named_parameters()
+        assert.are.same({ "pl.1", "pl.2" }, { got[1][1], got[2][1] })
+        assert.are.same({ 4 }, got[1][2]:size())
+        assert.is_true(rawequal(pl[1], got[1][2]))
+        assert.is_false(rawequal(t, pl[1]))
+        assert.is_true(pl[1].requires_grad)
+        assert.are.same({ 1, 1, 1, 1 }, m:state_dict()["pl.1"]:totable())
+        local p = nn.Parameter(tide.full({ 2 }, 0.5))
+        pl[2] = p                               -- pl[1] = p: pl[1] is p
+        assert.is_true(rawequal(p, m:parameters()[2]))
+        pl[-1] = tide.ones(7)                   -- pl[-1] = torch.ones(7): a Parameter of size 7
+        assert.are.same({ 7 }, pl[2]:size())
+        m:to("float64")                         -- pl.double(): float64
+        assert.are.equal("float64", pl[1].dtype)
+        assert.are.equal("float64", pl[2].dtype)
+        local opt = tide.optim.SGD(m:parameters(), { lr = 1 }) -- 2 params, the new ones
+        assert.is_true(rawequal(pl[2], opt.param_groups[1].params[2]))
+        pl[1]:sum():backward()
+        m:zero_grad()
+        -- pl[0] = 5: TypeError cannot assign 'int' as parameter '0' (torch.nn.Parameter or None
+        -- expected)
+        local old = pl[1]
+        pl[1] = 5
+        raises("ParameterList: cannot assign 'number' as parameter 1 %(a tensor or nn.Parameter " ..
+            "expected%); the parameter is put back", function() return m:parameters() end)
+        assert.is_true(rawequal(old, pl[1]))
+        assert.are.equal(2, #m:parameters())
+    end)
+
+    it("ParameterDict: pd[k] = t on an existing key registers t as a Parameter",
+        function()
+        local pd = nn.ParameterDict({ a = tide.zeros(2) })
+        local t = tide.ones(3)
+        pd.a = t        -- pd['a'] = torch.ones(3): a Parameter, named_parameters [('a', [3])]
+        local got = pd:named_parameters()
+        assert.are.equal("a", got[1][1])
+        assert.are.same({ 3 }, got[1][2]:size())
+        assert.is_true(got[1][2].requires_grad)
+        assert.is_true(rawequal(pd.a, got[1][2]))
+        assert.are.same({ "a" }, pd:keys())
+        pd.a = 5        -- TypeError cannot assign 'int' as parameter 'a' (...)
+        raises("ParameterDict: cannot assign 'number' as parameter 'a' %(a tensor or " ..
+            "nn.Parameter expected%); the parameter is put back", function() return pd:values() end)
+        assert.are.same({ 3 }, pd.a:size())
     end)
 
     it("ParameterList of a non-tensor", function()

@@ -112,19 +112,50 @@ describe("tide.data datasets as PyTorch 1.13's", function()
 
     it("Subset and ConcatDataset: indexing, negative indices, cumulative_sizes", function()
         local sub = D.Subset({ 10, 11, 12, 13, 14 }, { 5, 1, 3 }) -- (3, 14, 12, [4, 0, 2])
-        assert.same({ 3, 14, 12, { 5, 1, 3 } }, { sub:len(), sub[1][1], sub[-1][1], sub.indices })
+        assert.same({ 3, 14, 12, { 5, 1, 3 } }, { sub:len(), sub[1], sub[-1], sub.indices })
         assert.equal(12, sub:get(-1))
         local cd = D.ConcatDataset({ { 10, 11, 12 }, { 20, 21, 22, 23 } })
         -- len 7, [3, 7]; cd[0], cd[2], cd[3], cd[6], cd[-1], cd[-7], cd[-4]
         assert.same({ 7, { 3, 7 }, 10, 12, 20, 23, 23, 10, 20 }, { cd:len(), cd.cumulative_sizes,
-            cd[1][1], cd[3][1], cd[4][1], cd[7][1], cd[-1][1], cd[-7][1], cd[-4][1] })
+            cd[1], cd[3], cd[4], cd[7], cd[-1], cd[-7], cd[-4] })
         assert.has_error(function() return cd[-8] end, "tide: ConcatDataset: absolute value of " ..
             "index should not exceed dataset length (index -8, length 7)")
         assert.has_error(function() return cd[8] end, "tide: ConcatDataset: index 8 out of range 1..7")
     end)
 
-    pending("ds[i] of a dataset whose sample is one number (a plain Lua list of numbers, a " ..
-        "Subset of one) is {n}, tide's packed fields, where PyTorch's dataset[i] is the number")
+    it("a list's one-number sample is the number: ds[i], Subset, ConcatDataset, collate_fn",
+        function()
+        local unpack = table.unpack or unpack -- luacheck: ignore
+        local l = { 10, 11, 12, 13, 14 }
+        local sub = D.Subset(l, { 5, 1, 3 })           -- Subset(l, [4, 0, 2])
+        assert.same({ 14, 12 }, { sub[1], sub[-1] })   -- s[0], s[-1]: 14 12
+        local cd = D.ConcatDataset({ { 10, 11, 12 }, { { 20, 21 }, { 22, 23 } } })
+        assert.equal(10, cd[1])                        -- c[0]: 10
+        assert.same({ 20, 21 }, { unpack(cd[4], 1, 2) }) -- c[3]: (20, 21), fields packed
+        assert.same({ 22, 23 }, { unpack(cd[-1], 1, 2) })
+        local function batches(ds, o)
+            o.collate_fn = o.collate_fn or function(b) return b end
+            return list(D.DataLoader(ds, o):iter())
+        end
+        -- DataLoader(l, batch_size=2, collate_fn=lambda b: b): [[10, 11], [12, 13], [14]]
+        assert.same({ { 10, 11 }, { 12, 13 }, { 14 } }, batches(l, { batch_size = 2 }))
+        -- batch_size=None, collate_fn=lambda x: x: [10, 11, 12, 13, 14]
+        assert.same(l, batches(l, { batch_size = false }))
+        -- DataLoader(c, batch_size=5, collate_fn=lambda b: b): [[10, 11, 12, (20, 21), (22, 23)]]
+        local got = batches(cd, { batch_size = 5 })[1]
+        assert.same({ 10, 11, 12, 20, 23 }, { got[1], got[2], got[3], got[4][1], got[5][2] })
+        -- the default collate of numbers, DataLoader(s, batch_size=2):
+        -- [tensor([14, 10]), tensor([12])]
+        local b = list(D.DataLoader(sub, { batch_size = 2 }):iter())
+        assert.same({ { 14, 10 }, { 12 } }, { b[1]:totable(), b[2]:totable() })
+        assert.equal("int64", b[1].dtype)
+        -- a get-defined dataset keeps its packed fields (docs/API.md): ds[i] is {i}
+        local G = D.Dataset:extend("DataValuesOne")
+        function G:len() return 2 end
+        function G:get(i) return i * 7 end
+        assert.same({ 14 }, { unpack(G()[2], 1, 1) })
+        assert.equal("table", type(D.Subset(G(), { 2 })[1]))
+    end)
 
     it("ChainDataset of IterableDatasets spelled with __iter__/__len__; TensorDataset", function()
         local It = D.IterableDataset:extend("It")

@@ -251,6 +251,8 @@ describe("lr schedulers' attributes as PyTorch 1.13's", function()
         o:step(); s:step()
         assert.are.equal(0.004, s:get_last_lr()[1])
     end)
+    pending("verbose and _get_lr_called_within_step in every LRScheduler's state_dict(): " ..
+        "tide's holds neither (both accepted on load)")
     pending("MultiStepLR.milestones is PyTorch's Counter {[1] = 1, [3] = 1}; tide's a sorted " ..
         "list {1, 3} (a Counter table is accepted on load)")
     pending("CyclicLR/OneCycleLR state_dict: PyTorch's option keys (max_lrs, mode, gamma, " ..

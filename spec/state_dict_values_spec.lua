@@ -202,13 +202,16 @@ describe("state_dict values against PyTorch 1.13", function()
     pending("param_groups' foreach (None in PyTorch: nil in Lua, so absent), differentiable " ..
         "(SGD, Adam, RMSprop), capturable (Adam, AdamW) and fused (Adam) = false: tide's " ..
         "optimizers (SGD.lua, Adam.lua, ...) keep no such defaults")
+    pending("verbose and _get_lr_called_within_step in a scheduler's state_dict: tide leaves " ..
+        "both out, since their presence marks a state dict as PyTorch's (MultiStepLR then reads " ..
+        "milestones as a Counter; SequentialLR its schedulers' dicts); both load")
     pending("Adam/AdamW/Adagrad state 'step' is a float32 0-d tensor in PyTorch 1.13 (2.0); " ..
         "tide's view gives the number 2 (a 0-d tensor in the flat names), as RMSprop's int")
 
     it("LR schedulers' state_dict keys and values", function()
-        -- PyTorch's sorted keys (less lr_lambdas, pending) and its values after 3 steps
-        local common = { "_get_lr_called_within_step", "_last_lr", "_step_count", "base_lrs",
-            "last_epoch", "verbose" }
+        -- PyTorch's sorted keys (less lr_lambdas, and verbose and _get_lr_called_within_step:
+        -- pending) and its values after 3 steps
+        local common = { "_last_lr", "_step_count", "base_lrs", "last_epoch" }
         local function with(...)
             local r = { ... }
             for _, k in ipairs(common) do

@@ -187,7 +187,7 @@ function M.flatten(t, path)
         -- behind __index is data (its own fields)
         local mt = type(v) == "table" and getmetatable(v)
         local object = mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__name") ~= nil)
-        local module = object and type(v) == "table" and rawget(v, "_params") ~= nil and
+        local module = object and type(v) == "table" and rawget(v, "_kind") ~= nil and
             v.__ismodule == true
         if (module or inside > 0) and ids[v] then
             return { "r", ("%d"):format(ids[v]) }

@@ -61,7 +61,7 @@ end
 
 -- trigamma, polygamma(1, x): zeta(2, x) but PyTorch's 0 at inf and NaN at -inf (the zeta's are
 -- NaN and inf there), its gradient polygamma(2, x) everywhere (-inf at -inf, as PyTorch's);
--- digamma's gradient (tide.autograd.formulas)
+-- digamma's gradient (its formula in the autograd registry)
 local trigamma = require("tide.autograd").def {
     name = "trigamma",
     reads = { 1 },

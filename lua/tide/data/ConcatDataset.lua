@@ -111,6 +111,16 @@ function ConcatDataset:get(i)
     return self.datasets[d]:get(j)
 end
 
+-- ds[i] follows the dataset the sample comes from (Subset's rule)
+function ConcatDataset._value_sample(ds, i)
+    local n = ds:len()
+    if compat.is_integer(i) and i < 0 and -i <= n then
+        i = n + i + 1
+    end
+    local d, j = ds:locate(i)
+    return Dataset._value_sample_of(ds.datasets[d], j)
+end
+
 --- One batched tensor per field: each part's samples gathered with its batch(), then put back
 -- in the order of index (1-based int64)
 function ConcatDataset:batch(index)

@@ -605,7 +605,8 @@ function DataLoader:iter()
         end
         if self._unbatched then -- PyTorch's batch_size=None: the one sample, converted
             local i = index and index[1]:item() or start
-            return finish(self:_convert(compat.pack(ds:get(compat.tointeger(i)))))
+            i = compat.tointeger(i)
+            return finish(self:_convert(compat.pack(ds:get(i)), i))
         end
         local samples = {}
         for k = 1, len do
@@ -615,7 +616,7 @@ function DataLoader:iter()
             -- a PyTorch-style __getitem__ returns (a list of token ids) is itself, not a list
             -- around it
             if collate_fn and sample_of then
-                samples[k] = sample_of(samples[k], getmetatable(ds))
+                samples[k] = sample_of(samples[k], ds, compat.tointeger(i))
             end
         end
         return finish((collate_fn or default_collate)(samples))
@@ -624,13 +625,13 @@ end
 
 -- batch_size = false (PyTorch's None): a packed sample as the loader gives it, its fields
 -- through default_convert, or collate_fn's value of the sample as ds[i] reads it
-function DataLoader:_convert(sample)
+function DataLoader:_convert(sample, i)
     local f = self.collate_fn
     if f == require("tide.data.default_convert") then
         local out = f(sample)
         return compat.unpack(out, 1, sample.n or #sample)
     end
-    return f(require("tide.data.Dataset")._sample_of(sample, getmetatable(self.dataset)))
+    return f(require("tide.data.Dataset")._sample_of(sample, self.dataset, i))
 end
 
 --- Python's `for i, (x, y) in enumerate(loader)`: `for i, x, y in loader:enumerate() do`, the

@@ -25,19 +25,32 @@ local Dataset = { __name = "Dataset" }
 
 -- ds[i]: the sample's fields packed in a list; one field that is itself a plain table (PyTorch's
 -- dict or list sample, {image = t, landmarks = l}), or the one value a PyTorch-style
--- __getitem__ returns, is ds[i] as it is, as PyTorch's dataset[i] is what __getitem__ returns
-local function sample_of(packed, cls)
+-- __getitem__ returns, is ds[i] as it is, as PyTorch's dataset[i] is what __getitem__ returns.
+-- A class may decide per sample with cls._value_sample(ds, i) (a plain Lua list's number is the
+-- sample itself; Subset and ConcatDataset ask the dataset the sample comes from).
+local function value_sample(ds, i)
+    local cls = getmetatable(ds)
+    if type(cls) ~= "table" then
+        return false
+    end
+    local f = cls._value_sample
+    if type(f) == "function" then
+        return f(ds, i)
+    end
+    return type(cls.__getitem__) == "function"
+end
+
+local function sample_of(packed, ds, i)
     if packed.n == 1 then
         local v = packed[1]
         local plain = type(v) == "table" and getmetatable(v) == nil
-        if plain or type(cls.__getitem__) == "function" then
+        if plain or value_sample(ds, i) then
             return v
         end
     end
     return packed
 end
--- the DataLoader hands a collate_fn each sample as ds[i] reads it (PyTorch's batch holds what
--- __getitem__ returns: a list sample is the list, not a list around it)
+Dataset._value_sample_of = value_sample
 Dataset._sample_of = sample_of
 
 -- metamethods are not inherited through __index: every class gets its own copies
@@ -50,7 +63,7 @@ local function install(cls)
             if (i < 1 or i > n) and not (i < 0 and cls._negative_index) then
                 raise(string.format("tide: %s: index %d out of range 1..%d", cls.__name, i, n))
             end
-            return sample_of(compat.pack(self:get(i)), cls)
+            return sample_of(compat.pack(self:get(i)), self, i)
         end
         if type(k) == "string" then
             return cls[k] -- a method, or nil for a field the instance lacks (ds.transform)

@@ -77,6 +77,16 @@ function Subset:get(i)
     return self.dataset:get(self.indices[i])
 end
 
+-- ds[i] follows the dataset the sample comes from (one value of a list or a PyTorch-style
+-- __getitem__ is the sample itself, as PyTorch's Subset returns dataset[indices[i]])
+function Subset._value_sample(ds, i)
+    local n = #ds.indices
+    if compat.is_integer(i) and i < 0 and -i <= n then
+        i = n + i + 1
+    end
+    return Dataset._value_sample_of(ds.dataset, ds.indices[i])
+end
+
 function Subset:batch(index)
     return self.dataset:batch(self.index:index_select(1, index:to("cpu")))
 end

@@ -3,7 +3,8 @@
 -- (DataLoader(list_of_pairs, batch_size=8, collate_fn=collate_batch), the text classification
 -- tutorial's to_map_style_dataset result); tide's take a Lua list the same way: sample i is
 -- list[i], a plain table with [1] (a Python tuple such as {label, text}) read as its fields, so
--- a collate_fn's batch holds {label, text} per sample as PyTorch's holds (label, text).
+-- a collate_fn's batch holds {label, text} per sample as PyTorch's holds (label, text); a
+-- sample that is not a table (a number) is ds[i] itself, PyTorch's list[i].
 local compat = require("tide._compat")
 local core = require("tide.core")
 local Dataset = require("tide.data.Dataset")
@@ -24,6 +25,12 @@ function ListDataset:get(i)
         return compat.unpack(s, 1, #s)
     end
     return s
+end
+
+-- a sample that is not a table (a number, a string) is ds[i] itself, as PyTorch's list[i]
+-- (Dataset's sample_of); a table's fields are packed as before
+function ListDataset._value_sample(ds, i)
+    return type(ds.list[i]) ~= "table"
 end
 
 local M = { ListDataset = ListDataset }

@@ -50,7 +50,7 @@ local function construct(cls, ...)
 end
 
 local function is_module(v)
-    return type(v) == "table" and v.__ismodule == true and rawget(v, "_params") ~= nil
+    return type(v) == "table" and v.__ismodule == true and rawget(v, "_kind") ~= nil
 end
 Module.is_module = is_module
 Module._stand_ins = STAND_INS

@@ -25,9 +25,48 @@ local function set(self, name, t)
     else
         self:register_parameter(name, t)
     end
+    local shadow = rawget(self, "_slot_shadow")
+    if shadow then
+        shadow[name] = t
+    end
+end
+
+-- pd.name = t on an existing name is a raw Lua assignment: the dict hides `_params` and every
+-- walk first makes such a tensor an nn.Parameter (PyTorch's pd[k] = t); another value is put
+-- back and raises (tide.nn.ParameterList's sync)
+
+local function sync(self)
+    local shadow = rawget(self, "_slot_shadow")
+    for _, name in ipairs(rawget(self, "_slot_params")) do
+        local v = rawget(self, name)
+        if v ~= shadow[name] or (v ~= nil and not PARAMS[v]) then
+            if not is_tensor(v) then
+                rawset(self, name, shadow[name])
+                raise(("tide: ParameterDict: cannot assign '%s' as parameter '%s' (a tensor or " ..
+                    "nn.Parameter expected); the parameter is put back"):format(
+                    v == nil and "nil" or type(v), name))
+            end
+            v = PARAMS[v] and v or Parameter(v)
+            rawset(self, name, v)
+            shadow[name] = v
+        end
+    end
+end
+
+function ParameterDict.__index(self, k)
+    if k == "_params" and rawget(self, "_slot_params") then
+        sync(self)
+        return rawget(self, "_slot_params")
+    end
+    return getmetatable(self)[k]
 end
 
 function ParameterDict:init(ts)
+    if rawget(self, "_slot_params") == nil then
+        rawset(self, "_slot_params", rawget(self, "_params"))
+        rawset(self, "_params", nil)
+        rawset(self, "_slot_shadow", {})
+    end
     if ts ~= nil then
         self:update(ts)
     end

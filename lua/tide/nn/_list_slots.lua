@@ -15,7 +15,7 @@ local is_integer = require("tide._compat").is_integer
 local M = {}
 
 local function is_module(v)
-    return type(v) == "table" and v.__ismodule == true and rawget(v, "_params") ~= nil
+    return type(v) == "table" and v.__ismodule == true and rawget(v, "_kind") ~= nil
 end
 
 -- moves self._modules behind __index (call first in init)

@@ -926,7 +926,7 @@ end
 
 -- is_pruned(module): true when module or a module inside it has a pruned parameter
 function M.is_pruned(module)
-    if type(module) ~= "table" or not module.__ismodule or rawget(module, "_params") == nil then
+    if type(module) ~= "table" or not module.__ismodule or rawget(module, "_kind") == nil then
         raise("tide: is_pruned: expected a Module, got " .. type_of(module))
     end
     for _, m in ipairs(module:modules()) do

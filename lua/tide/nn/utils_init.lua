@@ -17,7 +17,7 @@ local M = {}
 
 function M.skip_init(module_class, ...)
     if type(module_class) ~= "table" or not module_class.__ismodule or
-        rawget(module_class, "_params") ~= nil then
+        rawget(module_class, "_kind") ~= nil then
         raise("tide: skip_init: expected a Module class (such as nn.Linear), got " ..
             (type(module_class) == "table" and module_class.__ismodule and "a module instance"
                 or type(module_class)) .. "; pass the class and its constructor's arguments")

@@ -16,7 +16,7 @@ local FORMATS = { channels_last = true, contiguous_format = true }
 function M.convert_conv2d_weight_memory_format(module, memory_format, ...)
     local who = "convert_conv2d_weight_memory_format"
     args.no_extra(who, 2, ...)
-    if type(module) ~= "table" or not module.__ismodule or rawget(module, "_params") == nil then
+    if type(module) ~= "table" or not module.__ismodule or rawget(module, "_kind") == nil then
         raise("tide: " .. who .. ": expected a module, got " .. type(module))
     end
     if not FORMATS[memory_format] then

@@ -391,15 +391,10 @@ function LRScheduler:state_keys()
     return compat.move(self.saved, 1, #self.saved, #keys + 1, keys)
 end
 
--- beside the state keys, PyTorch's verbose and _get_lr_called_within_step (false between
--- steps) for every scheduler that takes verbose
 function LRScheduler:state_dict()
     local sd = {}
     for _, k in ipairs(self:state_keys()) do
         sd[k] = LRScheduler.copy_value(self[k])
-    end
-    if self._generic_verbose then
-        sd.verbose, sd._get_lr_called_within_step = self.verbose == true, false
     end
     return sd
 end
@@ -407,13 +402,8 @@ end
 -- the checked values of sd; nothing changes until apply_state (SequentialLR and
 -- ChainedScheduler check every scheduler's part before they apply any)
 function LRScheduler:read_state_dict(sd)
-    local who = self.__name .. ":load_state_dict"
-    local values = LRScheduler.read_state(who, sd, self:state_keys(),
+    return LRScheduler.read_state(self.__name .. ":load_state_dict", sd, self:state_keys(),
         #self.optimizer.param_groups, nil, self.torch_only)
-    if self._generic_verbose and sd.verbose ~= nil then -- PyTorch's load sets it too
-        values.verbose = LRScheduler.check_value(who, "verbose", sd.verbose)
-    end
-    return values
 end
 
 function LRScheduler:apply_state(values)
