@@ -1,6 +1,6 @@
 /*
  * nn_kernels.c — the kernels nn builds on: softmax / log_softmax (methods and functions), and
- * tide.core's softmax_backward, im2col, col2im, maxpool2d and maxpool2d_backward (autograd and
+ * tide.core's im2col, col2im, maxpool2d and maxpool2d_backward (autograd and
  * nn call them); layer_norm and its gradient are kernel rows (lua/kernels.c).
  */
 #include "binding.h"
@@ -212,22 +212,6 @@ static int l_gelu_backward(lua_State *L) {
     return act_backward(L, "gelu_backward", TIDE_ACT_GELU);
 }
 
-/* softmax's (log: log_softmax's) gradient in one pass per row: y (the op's result), g, dim
- * (1-based or negative), log (the backward of autograd's softmax and
- * log_softmax) */
-static int l_softmax_backward(lua_State *L) {
-    static const char op[] = "softmax_backward";
-    tide_lua_state   *S = TL_STATE(L);
-    ltensor          *y = tl_check(L, 1, op), *g = tl_check(L, 2, op);
-    int               dim = tl_dim(L, y->t, tl_check_int(L, 3, op, "dim"), op, 0);
-    int               log = lua_toboolean(L, 4);
-    lua_settop(L, 4);
-    tl_not_differentiable(L, S, op, 2);
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S, tide_softmax_backward(S->ctx, y->t, g->t, dim, log, &r->t));
-    return tl_done(L, S, NULL, 4);
-}
-
 /* maxpool2d(x, kh, kw, sh, sw, ph, pw[, dh = 1, dw = 1, ceil_mode = false]): values and
  * 0-based argmax positions */
 static int l_maxpool2d(lua_State *L) {
@@ -278,7 +262,6 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
                                         {"col2im_folded", l_col2im_folded},
                                         {"relu_backward", l_relu_backward},
                                         {"gelu_backward", l_gelu_backward},
-                                        {"softmax_backward", l_softmax_backward},
                                         {"maxpool2d", l_maxpool2d},
                                         {"maxpool2d_backward", l_maxpool2d_backward},
                                         {NULL, NULL}};

@@ -303,7 +303,11 @@ describe("cuda #cuda", function()
         local i = tide.tensor({ { 0, 3, 7 }, { 1, 200, 46341 } }):to(dt)
         for _, op in ipairs({ "floor", "ceil", "round", "trunc", "square", "isnan", "isinf",
           "isfinite", "logical_not", "erf", "reciprocal" }) do
-          same(on(i)[op](on(i)), i[op](i), 1e-6, op .. " " .. dt)
+          -- (the roundings of bool raise on every device, as PyTorch's)
+          local rounds = op == "floor" or op == "ceil" or op == "round" or op == "trunc"
+          if not (rounds and dt == "bool") then
+            same(on(i)[op](on(i)), i[op](i), 1e-6, op .. " " .. dt)
+          end
         end
         local j = i:narrow(2, 2, 2)
         same(on(j):logical_and(on(i):narrow(2, 1, 2)), j:logical_and(i:narrow(2, 1, 2)), 0,

@@ -540,3 +540,16 @@ describe("session 34's findings (ASan fuzz seeds 44681-44688)", function()
             "tide: gather: index must be an int64 tensor, got function")
     end)
 end)
+
+describe("session 35's findings (ASan fuzz seeds 44711-44720)", function()
+    it("div and divide with a number where an empty options table may go raise tide's error " ..
+        "(next() of a number was called)", function()
+        for _, name in ipairs({ "div", "divide" }) do
+            assert.has_error(function() tide[name](tide.ones(2), tide.ones(2), 4) end,
+                "tide: div: takes one other operand, got an extra argument #3 (number); only " ..
+                "add and sub take a scale (alpha)")
+            assert.has_error(function() tide[name](tide.ones(2), tide.ones(2), tide.ones(2)) end)
+            assert.are.same({ 0.5, 0.5 }, tide[name](tide.ones(2), 2, {}):totable())
+        end
+    end)
+end)

@@ -27,7 +27,7 @@ end
 -- a call of row r: every input (optional ones too) in its shape class (offsets: input 1's 4
 -- tokens as two sequences of 2), then the parameters (d first: 4, or 2 for a PACKED row, whose
 -- heads = 2 make input 1's 4 features; then n = 2 for a PROJ row; the float ones at 0.5, the
--- other integers 2), then true for every optional output
+-- other integers 2, or their largest value below it), then true for every optional output
 local function call_args(r, opts)
     opts = opts or {}
     local args, n = {}, 0
@@ -48,7 +48,7 @@ local function call_args(r, opts)
     for i, ty in ipairs(r.params_type) do
         n = n + 1
         args[n] = (opts.params and opts.params[i]) or (i == 1 and (r.kind == "packed" and math.floor(D_ / 2) or D_))
-            or (ty == "float" and 0.5 or 2)
+            or (ty == "float" and 0.5 or math.min(2, r.params_max[i] or 2))
     end
     for _, opt in ipairs(r.outputs_optional) do
         if opt then

@@ -197,6 +197,20 @@ tide_status tide_stack(tide_ctx *ctx, int n, const tide_tensor *const *ts, int d
     return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
+/* softmax along dim of a contiguous tensor of `shape` as the rows' [rows, len, inner] lines:
+ * p = {d = len * inner, inner, log} */
+static void softmax_params(int ndim, const int64_t *shape, int dim, int log,
+                           tide_kernel_scalar p[3]) {
+    int64_t inner = 1;
+    for (int k = dim + 1; k < ndim; k++)
+        inner *= shape[k];
+    p[0].i = shape[dim] * inner;
+    p[1].i = inner;
+    p[2].i = log;
+}
+
+/* the kernel row softmax (include/tide_kernels.def) over a float copy of an integer a; its
+ * result is the op's, or is copied into a given *out */
 tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, tide_tensor **out) {
     const char *op = log ? "log_softmax" : "softmax";
     if (*out)
@@ -206,31 +220,28 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
     TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
     tide_device *dev = a->storage->dev;
     tide_dtype   dt = tide_dtype_is_float(a->dtype) ? a->dtype : tide_default_float();
-    bool         created;
-    TIDE_TRY(tide_prepare_out(ctx, op, dev, dt, a->ndim, a->shape, out, &created));
-    if (tide_tensor_numel(*out) == 0)
-        return TIDE_OK;
-    tide_tensor          *ca = NULL, *res = NULL;
-    tide_entry_softmax_fn fn;
-    tide_status           st = tide_entry_softmax(dev, op, &fn);
-    if (st == TIDE_OK)
-        st = tide_cast(ctx, op, a, dt, &ca);
-    if (st == TIDE_OK) {
-        if (tide_tensor_is_contiguous(*out)) {
-            tide_tensor_retain(*out);
-            res = *out;
-        } else {
-            st = tide_tensor_alloc(ctx, op, dev, dt, a->ndim, a->shape, &res);
-        }
+    bool         created = false;
+    if (*out || tide_tensor_numel(a) == 0) {
+        TIDE_TRY(tide_prepare_out(ctx, op, dev, dt, a->ndim, a->shape, out, &created));
+        if (tide_tensor_numel(a) == 0)
+            return TIDE_OK;
     }
+    tide_tensor       *ca = NULL, *y = NULL;
+    tide_kernel_scalar p[3];
+    softmax_params(a->ndim, a->shape, dim, log, p);
+    tide_status st = tide_cast(ctx, op, a, dt, &ca);
     if (st == TIDE_OK) {
-        tide_kview ov = tide_kview_of(res), av = tide_kview_of(ca);
-        st = fn(dev, &ov, &av, dim, log);
-        if (st == TIDE_OK && res != *out)
-            st = tide_copy_into(ctx, *out, res);
+        const tide_tensor *in[1] = {ca};
+        st = tide_kernel_run(ctx, TIDE_K_SOFTMAX, in, p, NULL, &y);
     }
     tide_tensor_release(ca);
-    tide_tensor_release(res);
+    if (st == TIDE_OK && !*out) {
+        *out = y;
+        return TIDE_OK;
+    }
+    if (st == TIDE_OK)
+        st = tide_copy_into(ctx, *out, y);
+    tide_tensor_release(y);
     if (st != TIDE_OK) {
         tide_out_failed(out, created);
         return tide_err_op(st, op);
@@ -238,6 +249,7 @@ tide_status tide_softmax(tide_ctx *ctx, const tide_tensor *a, int dim, int log, 
     return TIDE_OK;
 }
 
+/* the kernel row softmax_backward, after the checks of its own (a float dtype, one shape) */
 tide_status tide_softmax_backward(tide_ctx *ctx, const tide_tensor *y, const tide_tensor *g,
                                   int dim, int log, tide_tensor **dx) {
     const char *op = log ? "log_softmax_backward" : "softmax_backward";
@@ -255,20 +267,11 @@ tide_status tide_softmax_backward(tide_ctx *ctx, const tide_tensor *y, const tid
     if (y->ndim == 0)
         return tide_seterr(TIDE_ESHAPE, "%s: needs at least 1 dim, got a 0-d tensor", op);
     TIDE_TRY(tide_norm_dim(op, &dim, y->ndim));
-    tide_device *dev = y->storage->dev;
-    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, y->dtype, y->ndim, y->shape, dx));
-    if (tide_tensor_numel(*dx) == 0)
-        return TIDE_OK;
-    tide_entry_softmax_backward_fn fn;
-    tide_status                    st = tide_entry_softmax_backward(dev, op, &fn);
-    if (st == TIDE_OK) {
-        tide_kview ov = tide_kview_of(*dx), yv = tide_kview_of(y), gv = tide_kview_of(g);
-        st = fn(dev, &ov, &yv, &gv, dim, log);
-    }
-    if (st != TIDE_OK) {
-        tide_tensor_release(*dx);
-        *dx = NULL;
-        return tide_err_op(st, op);
-    }
-    return TIDE_OK;
+    if (tide_tensor_numel(y) == 0)
+        return tide_tensor_alloc(ctx, op, y->storage->dev, y->dtype, y->ndim, y->shape, dx);
+    tide_kernel_scalar p[3];
+    softmax_params(y->ndim, y->shape, dim, log, p);
+    const tide_tensor *in[2] = {y, g};
+    tide_status        st = tide_kernel_run(ctx, TIDE_K_SOFTMAX_BACKWARD, in, p, NULL, dx);
+    return st == TIDE_OK ? st : tide_err_op(st, op);
 }

@@ -753,33 +753,56 @@ static void test_matmul(void) {
 
 /* ---- softmax / index / where -------------------------------------------------------------- */
 
+/* the kernel row softmax (or softmax_backward: two inputs) on contiguous views, as the core's
+ * dispatch calls it: each row's lines [len, inner] with d = len * inner */
+static tide_status run_softmax_row(tide_kernel k, tide_kview *out, tide_kview *a, tide_kview *g,
+                                   int64_t rows, int64_t d, int64_t inner, int log) {
+    tide_kernel_call c = {.kernel = k, .dtype = a->dtype, .rows = rows, .d = d};
+    c.in[0] = a, c.in[1] = g, c.out[0] = out;
+    c.p[0].i = d, c.p[1].i = inner, c.p[2].i = log;
+    return B->kernels[k](&dev0, &c);
+}
+
 static void test_softmax(void) {
     int64_t    sh[2] = {2, 3};
     float      a[6] = {1, 2, 3, 1000, 1001, 1002}, o[6];
     tide_kview va = kv(a, TIDE_DTYPE_F32, 2, sh, NULL), vo = kv(o, TIDE_DTYPE_F32, 2, sh, NULL);
-    CHECK_OK(B->softmax(&dev0, &vo, &va, 1, 0));
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX, &vo, &va, NULL, 2, 3, 1, 0));
     double z = exp(-2.0) + exp(-1.0) + 1;
     float  e[6] = {(float)(exp(-2.0) / z), (float)(exp(-1.0) / z), (float)(1 / z),
                    (float)(exp(-2.0) / z), (float)(exp(-1.0) / z), (float)(1 / z)};
     CHECK(all_close_f(o, e, 6, 1e-6), "softmax rows, stable at 1000");
-    CHECK_OK(B->softmax(&dev0, &vo, &va, 1, 1));
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX, &vo, &va, NULL, 2, 3, 1, 1));
     CHECK(close_f(o[2], -log(z), 1e-6) && close_f(o[3], -2 - log(z), 1e-6), "log_softmax");
-    /* over dim 0 of a transposed view: columns of the transpose are rows of a */
-    int64_t    sht[2] = {3, 2}, stt[2] = {1, 3};
-    tide_kview vt = kv(a, TIDE_DTYPE_F32, 2, sht, stt), vot = kv(o, TIDE_DTYPE_F32, 2, sht, NULL);
-    CHECK_OK(B->softmax(&dev0, &vot, &vt, 0, 0));
+    /* over the first dim of the transpose [3, 2]: one row of 3 lines 2 apart */
+    float      at[6] = {1, 1000, 2, 1001, 3, 1002};
+    tide_kview vt = kv(at, TIDE_DTYPE_F32, 2, (int64_t[]){3, 2}, NULL);
+    tide_kview vot = kv(o, TIDE_DTYPE_F32, 2, (int64_t[]){3, 2}, NULL);
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX, &vot, &vt, NULL, 1, 6, 2, 0));
     CHECK(close_f(o[0], e[0], 1e-6) && close_f(o[4], e[2], 1e-6) && close_f(o[5], e[5], 1e-6),
-          "softmax over dim 0 of a transposed view");
+          "softmax over the lines of inner 2");
+    CHECK(run_softmax_row(TIDE_K_SOFTMAX, &vot, &vt, NULL, 1, 6, 4, 0) == TIDE_EINVAL &&
+              strstr(tide_errmsg(), "softmax: inner 4 does not divide the row's 6") != NULL,
+          "inner not dividing d: %s", tide_errmsg());
     /* float64, with -inf (a masked entry) giving exactly 0 */
     double     d[3] = {0, -INFINITY, log(3.0)}, dout[3];
     int64_t    n3[1] = {3};
     tide_kview vd = kv(d, TIDE_DTYPE_F64, 1, n3, NULL), vdo = kv(dout, TIDE_DTYPE_F64, 1, n3, NULL);
-    CHECK_OK(B->softmax(&dev0, &vdo, &vd, 0, 0));
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX, &vdo, &vd, NULL, 1, 3, 1, 0));
     CHECK(close_f(dout[0], 0.25, 1e-15) && dout[1] == 0 && close_f(dout[2], 0.75, 1e-15),
           "f64 softmax with -inf: %g %g %g", dout[0], dout[1], dout[2]);
-    CHECK_OK(B->softmax(&dev0, &vdo, &vd, 0, 1));
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX, &vdo, &vd, NULL, 1, 3, 1, 1));
     CHECK(close_f(dout[0], log(0.25), 1e-15) && isinf(dout[1]) && dout[1] < 0,
           "f64 log_softmax with -inf");
+    /* the gradient from softmax's y = {0.25, 0, 0.75} and g = {1, 2, 3}: y (g - sum(g y)) */
+    double     g[3] = {1, 2, 3}, dx[3];
+    tide_kview vg = kv(g, TIDE_DTYPE_F64, 1, n3, NULL), vdx = kv(dx, TIDE_DTYPE_F64, 1, n3, NULL);
+    double     y[3] = {0.25, 0, 0.75};
+    tide_kview vy = kv(y, TIDE_DTYPE_F64, 1, n3, NULL);
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX_BACKWARD, &vdx, &vy, &vg, 1, 3, 1, 0));
+    CHECK(close_f(dx[0], 0.25 * (1 - 2.5), 1e-15) && dx[1] == 0 &&
+              close_f(dx[2], 0.75 * (3 - 2.5), 1e-15),
+          "softmax_backward: %g %g %g", dx[0], dx[1], dx[2]);
 }
 
 static void test_index_where(void) {
@@ -1089,7 +1112,8 @@ static void test_errors(void) {
     int32_t    i[2] = {1, 2}, io[2];
     int64_t    n2[1] = {2}, n3[1] = {3};
     tide_kview vi = kv(i, TIDE_DTYPE_I32, 1, n2, NULL), vio = kv(io, TIDE_DTYPE_I32, 1, n2, NULL);
-    CHECK(B->softmax(&dev0, &vio, &vi, 0, 0) == TIDE_ENOTSUP, "int32 softmax unsupported");
+    CHECK(run_softmax_row(TIDE_K_SOFTMAX, &vio, &vi, NULL, 1, 2, 1, 0) == TIDE_ENOTSUP,
+          "int32 softmax unsupported");
     CHECK(strstr(tide_errmsg(), "tide: softmax: int32 is not supported on the CPU yet") != NULL,
           "message: %s", tide_errmsg());
     float      f[3] = {1, 2, 3}, fo[3];
@@ -1208,7 +1232,7 @@ static void test_half(void) {
     tide_kview vh = kv(h, TIDE_DTYPE_F16, 1, n2, NULL), vho = kv(ho, TIDE_DTYPE_F16, 1, n2, NULL);
     CHECK_OK(B->binary(&dev0, TIDE_OP_ADD, &vho, &vh, &vh));
     CHECK(ho[0] == 0x4000 && ho[1] == 0x4200, "float16 1+1, 1.5+1.5: %04x %04x", ho[0], ho[1]);
-    CHECK_OK(B->softmax(&dev0, &vho, &vh, 0, 0));
+    CHECK_OK(run_softmax_row(TIDE_K_SOFTMAX, &vho, &vh, NULL, 1, 2, 1, 0));
     float p0 = 1.0f / (1.0f + expf(0.5f));
     CHECK(ho[0] == tide_float_to_half(p0) && ho[1] == tide_float_to_half(1.0f - p0),
           "float16 softmax %04x %04x", ho[0], ho[1]);

@@ -138,7 +138,7 @@ int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3
 
 /* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file
  * per family (elementwise.c: binary, binary_scalar, unary, copy, fill; reduce.c; matmul.c;
- * index.c: softmax, softmax_backward, index_select, index_add, where; gather.c: gather, scatter,
+ * index.c: index_select, index_add, where; gather.c: gather, scatter,
  * sort; random.c: random, arange; nn.c: im2col, col2im, act_backward; conv_dnnl.c: conv2d,
  * conv2d_backward; pool.c: maxpool2d, maxpool2d_backward; rnn.c; optim.c). DNNL in the column: only
  * when built with oneDNN (TIDE_HAVE_DNNL); without it the entry is NULL and nn runs im2col +
@@ -160,6 +160,19 @@ int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3
 #define E(name, cpu, cuda, params) TIDE_ENTRY_PROTO(cpu, cpu_##name, params)
 #include "backend_entries.def"
 #undef E
+
+/* softmax.c: softmax (log: log_softmax) and its gradient along dim of views of any strides, one
+ * dtype (float32, float64; the _or_half forms in half.c widen float16 and bfloat16), under the
+ * kernel rows softmax and softmax_backward */
+tide_status cpu_softmax_dim(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
+                            int log);
+tide_status cpu_softmax_backward_dim(tide_device *dev, const tide_kview *dx, const tide_kview *y,
+                                     const tide_kview *g, int dim, int log);
+tide_status cpu_softmax_dim_or_half(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                                    int dim, int log);
+tide_status cpu_softmax_backward_dim_or_half(tide_device *dev, const tide_kview *dx,
+                                             const tide_kview *y, const tide_kview *g, int dim,
+                                             int log);
 
 /* half.c: float16 and bfloat16 through the float32 kernels (the HALF rows above); copy, fill,
  * index_select and gather move elements without arithmetic and take half as it is */

@@ -292,8 +292,8 @@ static tide_status sm_float(const sm_arg *e, float *o, float *a, float *b, int64
         v[k].strides[0] = len;
         v[k].strides[1] = 1;
     }
-    return e->nin == 1 ? cpu_softmax(e->dev, &v[0], &v[1], 1, e->log)
-                       : cpu_softmax_backward(e->dev, &v[0], &v[1], &v[2], 1, e->log);
+    return e->nin == 1 ? cpu_softmax_dim(e->dev, &v[0], &v[1], 1, e->log)
+                       : cpu_softmax_backward_dim(e->dev, &v[0], &v[1], &v[2], 1, e->log);
 }
 
 static void sm_rows(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
@@ -350,10 +350,10 @@ static int sm_run(sm_arg *e, int n, const tide_kview *const *v, int dim, tide_st
     return 1;
 }
 
-tide_status cpu_softmax_or_half(tide_device *dev, const tide_kview *out, const tide_kview *a,
-                                int dim, int log) {
+tide_status cpu_softmax_dim_or_half(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                                    int dim, int log) {
     if (!cpu_is_half(a->dtype))
-        return cpu_softmax(dev, out, a, dim, log);
+        return cpu_softmax_dim(dev, out, a, dim, log);
     sm_arg            e = {.dev = dev, .dt = a->dtype, .nin = 1, .log = log};
     const tide_kview *v[] = {out, a};
     tide_status       st;
@@ -361,14 +361,14 @@ tide_status cpu_softmax_or_half(tide_device *dev, const tide_kview *out, const t
         return st;
     const tide_kview *h[] = {out, a};
     const int         mode[] = {OUT, IN};
-    THROUGH_FLOAT(cpu_softmax(dev, V(0), V(1), dim, log));
+    THROUGH_FLOAT(cpu_softmax_dim(dev, V(0), V(1), dim, log));
 }
 
-tide_status cpu_softmax_backward_or_half(tide_device *dev, const tide_kview *dx,
-                                         const tide_kview *y, const tide_kview *g, int dim,
-                                         int log) {
+tide_status cpu_softmax_backward_dim_or_half(tide_device *dev, const tide_kview *dx,
+                                             const tide_kview *y, const tide_kview *g, int dim,
+                                             int log) {
     if (!cpu_is_half(y->dtype))
-        return cpu_softmax_backward(dev, dx, y, g, dim, log);
+        return cpu_softmax_backward_dim(dev, dx, y, g, dim, log);
     sm_arg            e = {.dev = dev, .dt = y->dtype, .nin = 2, .log = log};
     const tide_kview *v[] = {dx, y, g};
     tide_status       st;
@@ -376,7 +376,7 @@ tide_status cpu_softmax_backward_or_half(tide_device *dev, const tide_kview *dx,
         return st;
     const tide_kview *h[] = {dx, y, g};
     const int         mode[] = {OUT, IN, IN};
-    THROUGH_FLOAT(cpu_softmax_backward(dev, V(0), V(1), V(2), dim, log));
+    THROUGH_FLOAT(cpu_softmax_backward_dim(dev, V(0), V(1), V(2), dim, log));
 }
 
 tide_status cpu_index_add_or_half(tide_device *dev, const tide_kview *dst, int dim,

@@ -2,7 +2,9 @@
  * softmax.cu — softmax and log_softmax over one dim: three passes over each row (max, sum of
  * exp(x - max), write), in float for float32/float16/bfloat16 and double for float64, with the
  * exp/log of scalar_math.h. A warp per row for rows up to 1024 long, a block per row beyond.
- * Their gradient from the result y: one sum per row, then dx in one more pass.
+ * Their gradient from the result y: one sum per row, then dx in one more pass. The kernel rows
+ * softmax and softmax_backward (include/tide_kernels.def) see their contiguous lines as a
+ * [rows, len, inner] view, the dim in the middle.
  */
 #include "map.cuh"
 #include "rows.cuh"
@@ -91,8 +93,8 @@ struct run_softmax {
     }
 };
 
-extern "C" tide_status tide_cuda_softmax(tide_device *dev, const tide_kview *out,
-                                         const tide_kview *a, int dim, int log) {
+static tide_status softmax_dim(tide_device *dev, const tide_kview *out, const tide_kview *a,
+                               int dim, int log) {
     const char       *name = log ? "log_softmax" : "softmax";
     const tide_kview *v[2] = {out, a};
     cudaStream_t      stream = NULL;
@@ -148,9 +150,8 @@ struct run_softmax_backward {
     }
 };
 
-extern "C" tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_kview *dx,
-                                                  const tide_kview *y, const tide_kview *g, int dim,
-                                                  int log) {
+static tide_status softmax_backward_dim(tide_device *dev, const tide_kview *dx, const tide_kview *y,
+                                        const tide_kview *g, int dim, int log) {
     const char *name = log ? "log_softmax_backward" : "softmax_backward";
     if (dx->dtype != y->dtype || g->dtype != y->dtype)
         return tide_cuda_seterr(TIDE_EDTYPE, "%s: cuda kernel needs dx, y and g of one dtype",
@@ -164,4 +165,37 @@ extern "C" tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_k
         return TIDE_OK;
     TIDE_CUDA_DISPATCH_FLOAT(y->dtype, run_softmax_backward, stream, p, dx, y, g);
     return tide_cuda_notsup(name, y->dtype);
+}
+
+/* ---- the kernel rows softmax and softmax_backward ----------------------------------------- */
+
+/* a row's contiguous [rows, d] view as [rows, len, inner], the line along dim 1 */
+static tide_status sm_lines_view(const char *op, const tide_kernel_call *c, const tide_kview *v,
+                                 tide_kview *v3) {
+    int64_t inner = c->p[1].i;
+    if (c->d % inner)
+        return tide_cuda_seterr(TIDE_EINVAL, "%s: inner %lld does not divide the row's %lld", op,
+                                (long long)inner, (long long)c->d);
+    *v3 = *v;
+    v3->ndim = 3;
+    v3->shape[0] = c->rows, v3->shape[1] = c->d / inner, v3->shape[2] = inner;
+    v3->strides[0] = c->d, v3->strides[1] = inner, v3->strides[2] = 1;
+    return TIDE_OK;
+}
+
+extern "C" tide_status tide_cuda_softmax(tide_device *dev, const tide_kernel_call *c) {
+    int        log = (int)c->p[2].i;
+    tide_kview y3 = {}, x3 = {};
+    TIDE_TRY(sm_lines_view("softmax", c, c->out[0], &y3));
+    TIDE_TRY(sm_lines_view("softmax", c, c->in[0], &x3));
+    return softmax_dim(dev, &y3, &x3, 1, log);
+}
+
+extern "C" tide_status tide_cuda_softmax_backward(tide_device *dev, const tide_kernel_call *c) {
+    int        log = (int)c->p[2].i;
+    tide_kview dx3 = {}, y3 = {}, g3 = {};
+    TIDE_TRY(sm_lines_view("softmax_backward", c, c->out[0], &dx3));
+    TIDE_TRY(sm_lines_view("softmax_backward", c, c->in[0], &y3));
+    TIDE_TRY(sm_lines_view("softmax_backward", c, c->in[1], &g3));
+    return softmax_backward_dim(dev, &dx3, &y3, &g3, 1, log);
 }

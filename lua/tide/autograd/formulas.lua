@@ -1178,8 +1178,9 @@ def {
     end,
 }
 
--- one kernel pass per row (tide._internal.softmax_backward); the composite(y, g, dim) when a
--- graph of the gradient is being built (create_graph) or for other dtypes
+-- one kernel pass per line (the kernel row softmax_backward: y's lines along dim as [len,
+-- inner], d = len * inner); the composite(y, g, dim) when a graph of the gradient is being built
+-- (create_graph), for other dtypes and for a tensor with no elements
 local function softmax_def(name, log, composite)
     def {
         name = name,
@@ -1187,8 +1188,14 @@ local function softmax_def(name, log, composite)
         frees = { 1 },
         backward = function(nd, g)
             local y, dim = nd.out, nd[2] or -1
-            if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
-                return K.softmax_backward(y, g, dim, log)
+            local n = y:dim()
+            if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() and
+                y:numel() > 0 then
+                local at, inner = dim < 0 and n + 1 + dim or dim, 1
+                for k = at + 1, n do
+                    inner = inner * y:size(k)
+                end
+                return K.softmax_backward(y, g, y:size(at) * inner, inner, log and 1 or 0)
             end
             return composite(y, g, dim)
         end,

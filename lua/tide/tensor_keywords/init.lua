@@ -141,7 +141,8 @@ local function keyword_call(who, sig, f, ...)
     end
     -- an empty table where the options of an op with no value of its own for one go
     -- (sig.empty_options: div(x, y, {}), what {rounding_mode = nil} is): no options
-    if sig.empty_options and n == #params + 2 and next(kw) == nil and is_options(kw) then
+    if sig.empty_options and n == #params + 2 and type(kw) == "table" and next(kw) == nil and
+        is_options(kw) then
         return keyword_call(who, sig, f, unpack(v, 1, n - 1))
     end
     -- not a keyword call, or more positionals than PyTorch's parameters: tide's function
