@@ -1,0 +1,57 @@
+-- softmax.lua — softmax and log_softmax (the kernel row softmax) against PyTorch's at its best
+-- thread setting (bench/compare.lua), float32: a matrix along each dim, the channels of an NCHW
+-- batch (a segmentation model's log_softmax over dim 2: lines H * W apart) and the small rows of
+-- a sequence model's attention.
+--   lua5.4 bench/softmax.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
+local tide = require("tide")
+local compare = require("bench.compare")
+
+local REPS = tonumber(arg[1]) or 20
+local ROUNDS = tonumber(arg[2]) or 3
+local clock = tide.wall_time or os.clock
+
+-- name, op, shape, dim (1-based; bench/softmax.py's are 0-based)
+local CASES = {
+    { "m1000_last", "softmax", { 1000, 1000 }, 2 },
+    { "m1000_first", "softmax", { 1000, 1000 }, 1 },
+    { "nchw_channels", "log_softmax", { 16, 21, 64, 64 }, 2 },
+    { "b64x128_last", "softmax", { 64, 128 }, 2 },
+}
+
+-- the values bench/softmax.py builds: sin of the element's index, times 4
+local function input(shape)
+    local n = 1
+    for _, s in ipairs(shape) do
+        n = n * s
+    end
+    return tide.arange(n, { dtype = "float32" }):sin():mul(4):view(shape)
+end
+
+local function run_tide()
+    local out = {}
+    for _, c in ipairs(CASES) do
+        local x, op, d = input(c[3]), c[2], c[4]
+        x[op](x, d) -- warm up
+        local best = math.huge
+        for _ = 1, REPS do
+            local t0 = clock()
+            x[op](x, d)
+            best = math.min(best, clock() - t0)
+        end
+        out[c[1]] = best * 1e3
+    end
+    return out
+end
+
+local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
+    reference = string.format("bench/softmax.py %d", REPS) }
+print(string.format("softmax: float32, fastest of %d calls per round", REPS))
+for _, c in ipairs(CASES) do
+    local r = res and res[c[1]]
+    local name = c[2] .. " " .. c[1]
+    if r then
+        compare.print_line(name, r, "ms", 1, ROUNDS)
+    else
+        print(string.format("%s: pytorch n/a (%s)", name, why or "no figure"))
+    end
+end
