@@ -60,8 +60,8 @@ host_suite() {
     # each); the 5.4 build above is the LTO build the suites test, the binding is the same
     if run_check "lua $host: build" $MAKE --no-print-directory -s -j"$JOBS" LUA_VERSION=$host \
         NVCC_FOUND= LTO= all; then
-        # PUC 5.1 and LuaJIT, one dialect, share the spec files: LuaJIT runs every other ported
-        # scripts, so PUC 5.1 takes two thirds of the others (host_suite.sh). 5.3 runs every
+        # PUC 5.1 and LuaJIT, one dialect, share the spec files: LuaJIT runs every other
+        # ported script, so PUC 5.1 takes two thirds of the others (host_suite.sh). 5.3 runs every
         # other file: its language is 5.4's but at the edges (string coercion to float, no
         # <close>, the C API's userdata and resume), which the library's code meets in either
         # half; the whole suite on 5.3 took 38 s of a 5 min 13 s make test
