@@ -82,4 +82,25 @@ function M.functions.set_printoptions(opts, ...)
     current, sci_mode = new, o.sci_mode
 end
 
+-- PyTorch's torch._tensor_str.PRINT_OPTS: the options in force, read as fields (precision,
+-- threshold, edgeitems, linewidth, sci_mode); a field set goes through set_printoptions (checked
+-- as there, the other options kept: PRINT_OPTS.precision = 2 prints with 2 digits)
+M.PRINT_OPTS = setmetatable({}, {
+    __index = function(_, k)
+        if k == "sci_mode" then
+            return sci_mode
+        end
+        return current[k]
+    end,
+    __newindex = function(_, k, v)
+        if k ~= "sci_mode" and PROFILES.default[k] == nil then
+            raise(("tide: PRINT_OPTS: no option %s (precision, threshold, edgeitems, " ..
+                "linewidth, sci_mode)"):format(tostring(k)))
+        end
+        local o = { sci_mode = sci_mode }
+        o[k] = v
+        M.functions.set_printoptions(o)
+    end,
+})
+
 return M

@@ -211,12 +211,18 @@ function Tensor.cdist(x1, x2, opts, ...)
         return d:norm(2, -1)
     elseif p == math.huge then
         return largest(d:abs())
-    elseif p == 0 then
-        return d:ne(0):to(d.dtype):sum(-1)
+    elseif p == 0 then -- (the 0 keeps the graph: gradient 0, as PyTorch's)
+        return d:ne(0):to(d.dtype):add(d:mul(0)):sum(-1)
     elseif p == 1 then
         return d:abs():sum(-1)
     end
-    return d:abs():pow(p):sum(-1):pow(1 / p)
+    -- zero differences kept out of the powers (F.pdist's way), so a pair at zero distance has
+    -- gradient 0, as PyTorch's, not 0 * inf
+    local a = d:abs()
+    local nz = a:gt(0)
+    local sum = core.where(nz, core.where(nz, a, 1):pow(p), 0):sum(-1)
+    local pos = sum:gt(0)
+    return core.where(pos, core.where(pos, sum, 1):pow(1 / p), 0)
 end
 
 -- mm(b): [n, m] @ [m, p], both 2-D (matmul alone would broadcast)

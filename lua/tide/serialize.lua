@@ -174,6 +174,25 @@ local function adopt_state_dicts(t, depth, seen)
     end
 end
 
+-- what a file torch.save wrote is, named when tide.load cannot read it: PyTorch's zip archive
+-- (torch.save since 1.6) or its legacy pickle (a protocol 2-5 opcode first)
+local function torch_file_hint(path)
+    local f = io.open(path, "rb")
+    local head = f and f:read(2) or ""
+    if f then
+        f:close()
+    end
+    local zip, pickle = head == "PK", head:byte(1) == 128 and (head:byte(2) or 0) >= 2 and
+        (head:byte(2) or 0) <= 5
+    if not (zip or pickle) then
+        return ""
+    end
+    return ("; it looks like a file of torch.save (%s), which tide does not read (unpickling "
+        .. "runs code): convert it in Python with safetensors.torch.save_file(torch.load(f), "
+        .. "\"model.safetensors\") (a state_dict: a dict of tensors)"):format(zip and
+        "a zip archive of pickles" or "a legacy pickle")
+end
+
 -- load(path[, map_location][, {device =, map_location =, weights_only =, mmap =}]): torch.load's
 -- map_location by position too (a device or its name)
 function M.load(path, ...)
@@ -205,7 +224,10 @@ function M.load(path, ...)
         if type(ml) == "table" and not core.is_tensor(ml) and getmetatable(ml) == nil then
             -- torch.load's dict: saved location -> location ({["cuda:1"] = "cuda:0"})
             for k, v in pairs(ml) do
-                local okk = type(k) == "string" and pcall(core.device, k)
+                -- a key is a saved location, matched as a string (torch.load's dict): it need
+                -- not exist here ({["cuda:0"] = "cpu"} on a machine without CUDA)
+                local okk = type(k) == "string" and (k:match("^cpu:?%d*$") or
+                    k:match("^cuda:?%d*$") or pcall(core.device, k))
                 local okv = (type(v) == "string" or type(v) == "userdata") and pcall(core.device, v)
                 if not (okk and okv) then
                     error(("tide: load: map_location[%s] = %s: a dict map_location maps device "
@@ -233,7 +255,12 @@ function M.load(path, ...)
         end
         dev = check(ok, d)
     end
-    local tensors, metadata = check(pcall(core.safetensors_load, path))
+    local okl, tensors, metadata = pcall(core.safetensors_load, path)
+    if not okl then
+        local msg = tostring(tensors)
+        msg = (msg:match("tide:.*") or msg) .. torch_file_hint(path)
+        error(msg, 2)
+    end
     -- each tensor's saved device ("cpu" unless the file records another)
     local saved = {}
     if metadata[DEVICES] ~= nil then

@@ -14,9 +14,11 @@
 --     end
 --     local y = Exp.apply(x)
 --
--- forward(ctx, ...) runs with grad mode off and returns one tensor (and, after
--- ctx:mark_non_differentiable, other tensors); backward(ctx, g) returns one gradient per
--- argument of apply (nil for those that take none), each of its argument's shape.
+-- forward(ctx, ...) runs with grad mode off and returns tensors (integer ones and those marked
+-- with ctx:mark_non_differentiable take no gradient; ctx:mark_dirty(x) for an input modified in
+-- place and returned); backward(ctx, g1, ...) gets one gradient per output of forward and
+-- returns one per argument of apply (nil for those that take none, and for non-tensors), each
+-- of a shape its argument's expands to (summed down to it, cast to its dtype).
 local compat = require("tide._compat")
 local core = require("tide.core")
 local registry = require("tide.autograd.registry")
@@ -47,6 +49,7 @@ function Ctx:save_for_backward(...)
         end
     end
     self.saved_tensors = saved
+    self.to_save = saved
     local versions = {}
     for i = 1, saved.n do
         versions[i] = saved[i] ~= nil and version(saved[i]) or false
@@ -54,21 +57,35 @@ function Ctx:save_for_backward(...)
     self._versions = versions
 end
 
--- ctx:mark_non_differentiable(t, ...): outputs that take no gradient (indices, masks)
+-- ctx:mark_non_differentiable(t, ...): outputs that take no gradient (indices, masks);
+-- ctx.non_differentiable lists them (PyTorch's attribute)
 function Ctx:mark_non_differentiable(...)
-    for i = 1, select("#", ...) do
-        self._non_diff[(select(i, ...))] = true
+    local list = compat.pack(...)
+    for i = 1, list.n do
+        self._non_diff[list[i]] = true
     end
+    self.non_differentiable = list
 end
 
--- with one differentiable output its gradient is always there: nothing to materialize
+-- set_materialize_grads(false): backward gets nil, not zeros, for the gradient of an output
+-- marked non-differentiable (several differentiable outputs always get zeros: they are parts
+-- of one packed tensor)
 function Ctx:set_materialize_grads(v)
     self.materialize_grads = v and true or false
 end
 
-function Ctx:mark_dirty()
-    raise("tide: " .. self._name .. ".forward: mark_dirty (an input modified in place) is not " ..
-        "in tide's autograd.Function; return a new tensor instead")
+-- ctx:mark_dirty(t, ...): inputs forward modified in place and returns; each becomes the
+-- Function's output (its history rebased on the Function's node), ctx.dirty_tensors lists them
+function Ctx:mark_dirty(...)
+    local list = compat.pack(...)
+    for i = 1, list.n do
+        if not is_tensor(list[i]) then
+            raise(string.format("tide: %s.forward: mark_dirty takes the tensors modified in " ..
+                "place, argument %d is a %s", self._name, i, type(list[i])))
+        end
+        self._dirty[list[i]] = true
+    end
+    self.dirty_tensors = list
 end
 
 -- ---- the op behind each class ----
@@ -77,9 +94,13 @@ local function check_saved(ctx)
     local saved, versions = ctx.saved_tensors, ctx._versions
     for i = 1, saved and saved.n or 0 do
         if versions[i] and version(saved[i]) ~= versions[i] then
+            local t = saved[i]
             raise(string.format("tide: %s.backward: saved tensor %d was modified in place " ..
-                "after save_for_backward (version %d, now %d); save a clone, or modify it " ..
-                "after backward", ctx._name, i, versions[i], version(saved[i])))
+                "after save_for_backward: one of the variables needed for gradient " ..
+                "computation has been modified by an inplace operation: the %s tensor of " ..
+                "shape {%s}, saved tensor %d of %sBackward, is at version %d; expected version " ..
+                "%d instead; save a clone, or modify it after backward", ctx._name, i, t.dtype,
+                table.concat(t.shape, ", "), i, ctx._name, version(t), versions[i]))
         end
     end
 end
@@ -88,26 +109,44 @@ local function backward(cls)
     return function(nd, g)
         local ctx = nd.ctx
         check_saved(ctx)
-        local grads
-        local parts = nd.parts
+        local gp, parts = { g }, nd.parts
         if parts then -- several differentiable outputs: g is the packed one's, split it
-            local gs = {}
             for i, p in ipairs(parts) do
-                gs[i] = g:narrow(1, p.offset, p.numel):view(p.shape)
+                gp[i] = g:narrow(1, p.offset, p.numel):view(p.shape)
             end
-            grads = compat.pack(cls.backward(ctx, compat.unpack(gs, 1, #parts)))
-        else
-            grads = compat.pack(cls.backward(ctx, g))
         end
+        -- one gradient per output of forward, as PyTorch: a non-differentiable output's is
+        -- zeros of its shape and dtype (nil after set_materialize_grads(false)), nil for others
+        local gs, slots = {}, nd.slots
+        for j = 1, slots.n do
+            local sl = slots[j]
+            if sl and sl.part then
+                gs[j] = gp[sl.part]
+            elseif sl and ctx.materialize_grads then
+                gs[j] = core.zeros(sl.shape, { dtype = sl.dtype, device = sl.device })
+            end
+        end
+        local grads = compat.pack(cls.backward(ctx, compat.unpack(gs, 1, slots.n)))
         local positions, nargs = nd.positions, nd.nargs
         -- PyTorch drops extra gradients when all of them are None
         while grads.n > nargs and grads[grads.n] == nil do
             grads.n = grads.n - 1
         end
+        -- (fewer than nargs: PyTorch raises; tide's SyncBatchNorm returns 3 for 4 arguments)
         if grads.n > nargs then
             raise(string.format("tide: %s.backward returned %d gradients for %d arguments " ..
                 "of apply; return one per argument (nil where none; extra ones must be nil)",
                 ctx._name, grads.n, nargs))
+        end
+        local at = {}
+        for _, pos in ipairs(positions) do
+            at[pos] = true
+        end
+        for pos = 1, nargs do
+            if grads[pos] ~= nil and not at[pos] then
+                raise(string.format("tide: %s.backward returned a gradient different than nil " ..
+                    "for argument %d, but the argument was not a tensor", ctx._name, pos))
+            end
         end
         local out = {}
         for k, pos in ipairs(positions) do
@@ -117,14 +156,27 @@ local function backward(cls)
                     raise(string.format("tide: %s.backward: the gradient of argument %d must " ..
                         "be a tensor or nil, got a %s", ctx._name, pos, type(gx)))
                 end
-                local same = #gx.shape == #x.shape
-                for d = 1, #x.shape do
-                    same = same and gx.shape[d] == x.shape[d]
+                -- PyTorch sums a gradient that x's shape expands to down to x's shape
+                local gs_, xs = gx.shape, x.shape
+                local fits, off = #gs_ >= #xs, #gs_ - #xs
+                for d = 1, fits and #xs or 0 do
+                    fits = fits and (xs[d] == gs_[d + off] or xs[d] == 1)
+                end
+                if not fits then
+                    raise(string.format("tide: %s.backward: the gradient of argument %d has " ..
+                        "shape {%s}, the argument {%s} (an invalid gradient: expected a shape " ..
+                        "compatible with the argument's)", ctx._name, pos,
+                        table.concat(gs_, ", "), table.concat(xs, ", ")))
+                end
+                local same = off == 0
+                for d = 1, same and #xs or 0 do
+                    same = same and xs[d] == gs_[d]
                 end
                 if not same then
-                    raise(string.format("tide: %s.backward: the gradient of argument %d has " ..
-                        "shape {%s}, the argument {%s}", ctx._name, pos,
-                        table.concat(gx.shape, ", "), table.concat(x.shape, ", ")))
+                    gx = gx:sum_to(xs)
+                end
+                if gx.dtype ~= x.dtype and FLOAT[gx.dtype] then
+                    gx = gx:to(x.dtype) -- PyTorch casts a gradient to its input's dtype
                 end
             elseif ctx.needs_input_grad[pos] then
                 gx = core.zeros(x.shape, { dtype = x.dtype, device = x.device })
@@ -171,11 +223,6 @@ function Function._record_several(cls, op, ctx, res, diff_at, inputs, positions,
     local flat, parts, offset = {}, {}, 1
     for k, i in ipairs(diff_at) do
         local r = res[i]
-        if not FLOAT[r.dtype] then
-            raise(string.format("tide: %s.forward: output %d is a %s tensor, which cannot take " ..
-                "a gradient; mark it with ctx:mark_non_differentiable", cls.__name, i - 1,
-                r.dtype))
-        end
         if r.dtype ~= first.dtype or tostring(r.device) ~= tostring(first.device) then
             raise(string.format("tide: %s.forward: the outputs that take gradients must share " ..
                 "a dtype and device (output 1 is %s on %s, output %d %s on %s); convert them " ..
@@ -208,6 +255,7 @@ function Function._record_several(cls, op, ctx, res, diff_at, inputs, positions,
     for k, i in ipairs(diff_at) do
         res[i] = outs[k]
     end
+    return nd
 end
 
 -- once_differentiable(backward): PyTorch's @once_differentiable, a backward that runs with grad
@@ -259,8 +307,8 @@ end
 function Function._apply(cls, op, ...)
     local args = compat.pack(...)
     local grad_on = core.is_grad_enabled()
-    local ctx = setmetatable({ _name = cls.__name, _non_diff = {}, needs_input_grad = {},
-        materialize_grads = true }, Ctx)
+    local ctx = setmetatable({ _name = cls.__name, _non_diff = {}, _dirty = {},
+        needs_input_grad = {}, materialize_grads = true }, Ctx)
     local inputs, positions, any = {}, {}, false
     for i = 1, args.n do
         local a = args[i]
@@ -277,33 +325,70 @@ function Function._apply(cls, op, ...)
     if not res[1] then
         error(res[2], 0)
     end
-    -- the differentiable outputs
-    local diff_at = {}
+    -- the differentiable outputs: tensors of a floating dtype not marked non-differentiable
+    -- (PyTorch's: an integer output takes no gradient)
+    local diff_at, slots, returned = {}, { n = res.n - 1 }, {}
     for i = 2, res.n do
         local r = res[i]
-        if is_tensor(r) and not ctx._non_diff[r] then
-            diff_at[#diff_at + 1] = i
+        slots[i - 1] = false
+        if is_tensor(r) then
+            returned[r] = true
+            if not ctx._non_diff[r] and FLOAT[r.dtype] then
+                diff_at[#diff_at + 1] = i
+                slots[i - 1] = { part = #diff_at }
+            else
+                slots[i - 1] = { shape = r.shape, dtype = r.dtype, device = r.device }
+            end
         end
     end
+    local dirty = ctx.dirty_tensors
+    for i = 1, dirty and dirty.n or 0 do
+        if not returned[dirty[i]] then
+            raise("tide: " .. cls.__name .. ".forward: a tensor marked with mark_dirty was not " ..
+                "returned; the inputs modified in place must all be outputs of the Function")
+        end
+    end
+    local nd
     if any and #diff_at > 1 then
-        Function._record_several(cls, op, ctx, res, diff_at, inputs, positions, args.n)
+        if dirty then
+            raise("tide: " .. cls.__name .. ".forward: mark_dirty with several outputs that " ..
+                "take gradients is not in tide's autograd.Function; return one, or new tensors")
+        end
+        nd = Function._record_several(cls, op, ctx, res, diff_at, inputs, positions, args.n)
     elseif any and diff_at[1] then
         local out_at = diff_at[1]
         local out = res[out_at]
-        for _, x in ipairs(inputs) do
-            if rawequal(out, x) then -- an input returned as it is: a new tensor of its data
-                out = x:detach()
-                res[out_at] = out
-                break
+        if ctx._dirty[out] then -- modified in place: out takes the Function's node
+            if out.requires_grad and not out.grad_fn then
+                raise("tide: " .. cls.__name .. ".forward: a leaf tensor that requires grad " ..
+                    "has been used in an in-place operation (mark_dirty); modify a clone")
+            end
+            local why = engine.inplace_refusal(out)
+            if why or engine.is_view(out) then
+                raise("tide: " .. cls.__name .. ".forward: mark_dirty on a view is not in " ..
+                    "tide's autograd.Function; modify the base, or a clone")
+            end
+            local saved = ctx.saved_tensors -- saved as it is returned
+            for j = 1, saved and saved.n or 0 do
+                if rawequal(saved[j], out) then
+                    ctx._versions[j] = version(out)
+                end
+            end
+        else
+            for _, x in ipairs(inputs) do
+                if rawequal(out, x) then -- an input returned as it is: a new tensor of its data
+                    out = x:detach()
+                    res[out_at] = out
+                    break
+                end
             end
         end
-        if not FLOAT[out.dtype] then
-            raise(string.format("tide: %s.forward returned a %s tensor, which cannot take a " ..
-                "gradient; mark it with ctx:mark_non_differentiable", cls.__name, out.dtype))
-        end
-        local nd = engine.record(op, out, inputs)
+        nd = engine.record(op, out, inputs)
         nd.ctx, nd.positions, nd.nargs = ctx, positions, args.n
         nd.torch_name = cls.__name .. "Backward" -- PyTorch's name for a Function's node
+    end
+    if nd then
+        nd.slots = slots
     end
     return compat.unpack(res, 2, res.n)
 end

@@ -1173,12 +1173,14 @@ function F.normalize(input, opts)
         raise("tide: normalize: expected dim to be an integer, got " .. tostring(dim))
     end
     local eps = number_opt(o.eps, 1e-12, who, "eps")
-    if p <= 0 then
-        raise("tide: normalize: expected p > 0, got " .. tostring(p))
+    if p < 0 then
+        raise("tide: normalize: expected p >= 0, got " .. tostring(p))
     end
     local a = input:abs()
     local norm
-    if p == math.huge then
+    if p == 0 then -- the count of nonzero elements (a constant: PyTorch's gradient 1 / count)
+        norm = a:detach():ne(0):to(a.dtype):sum(dim, true):clamp(eps)
+    elseif p == math.huge then
         norm = a:max(dim, true):clamp(eps)
     elseif p == 1 then
         norm = a:sum(dim, true):clamp(eps)
