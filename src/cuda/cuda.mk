@@ -55,8 +55,8 @@ NVCC_WARN     := -Werror all-warnings -Xcompiler -Wall,-Wextra,-Wshadow,-Werror
 # objects are written under a temporary name and renamed: a concurrent `make` (several people
 # build this checkout at once) never links a half-written object; --threads 0 compiles the
 # gencode targets in parallel
-NVCCFLAGS     ?= -std=c++17 -O3 -Xcompiler $(DEBUG_INFO) -lineinfo --threads 0 $(CUDA_GENCODE) $(NVCC_WARN) \
-                 -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -Isrc
+NVCCFLAGS     ?= -std=c++17 -O3 $(if $(DEBUG_INFO),-Xcompiler $(DEBUG_INFO)) -lineinfo --threads 0 \
+                 $(CUDA_GENCODE) $(NVCC_WARN) -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -Isrc
 NVCC_FOUND    := $(shell command -v $(NVCC) 2>/dev/null)
 
 .PHONY: cuda
