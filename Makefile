@@ -76,8 +76,8 @@ endif
 # EXACT_ALLOC=1: every CPU tensor buffer its own exact-size allocation, freed at once (on by
 # default under ASan, src/cpu/alloc.c), so ASan sees over-reads and uses after free of tensor data
 CFLAGS_ALL += $(if $(EXACT_ALLOC),-DTIDE_EXACT_ALLOC=$(EXACT_ALLOC))
-SAN        := -O1 $(DEBUG_INFO) -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
-              -shared-libasan
+SAN        := -O1 $(DEBUG_INFO) -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=all -shared-libasan
 
 CORE_SRC   := $(wildcard src/*.c src/cpu/*.c src/io/*.c src/text/*.c)
 BIND_SRC   := $(wildcard lua/*.c)

@@ -65,7 +65,12 @@ host_suite() {
         # other file: its language is 5.4's but at the edges (string coercion to float, no
         # <close>, the C API's userdata and resume), which the library's code meets in either
         # half; the whole suite on 5.3 took 38 s of a 5 min 13 s make test
-        case $host in 5.1) share=1,2/3 ;; luajit) share=3/3 ;; 5.3) share=1/2 ;; *) share=1/1 ;; esac
+        case $host in
+        5.1) share=1,2/3 ;;
+        luajit) share=3/3 ;;
+        5.3) share=1/2 ;;
+        *) share=1/1 ;;
+        esac
         run_suite "busted (lua $host)" env TIDE_HOST_SHARE=$share \
             sh spec/support/host_suite.sh "$hlua" "$hbuild"
     fi
