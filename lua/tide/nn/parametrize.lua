@@ -79,7 +79,7 @@ P.ParametrizationList = ParametrizationList
 -- the list's value: the first parametrization on the original(s), each next on the result
 function ParametrizationList:forward()
     local x
-    if rawget(self, "ntensors") then
+    if rawget(self, "is_tensor") == false then
         local originals = {}
         for i = 1, self.ntensors do
             originals[i] = self["original" .. (i - 1)]
@@ -130,7 +130,7 @@ function ParametrizationList:right_inverse(value)
     end
     autograd.no_grad(function()
         local new = inverse_chain(mods, value, true, who)
-        if rawget(self, "ntensors") then
+        if rawget(self, "is_tensor") == false then
             if type(new) ~= "table" or is_tensor(new) or #new ~= self.ntensors then
                 raise(string.format("tide: %s: right_inverse must return a list of %d tensors, " ..
                     "got %s", who, self.ntensors, describe(new)))
@@ -279,9 +279,11 @@ local function first_list(module, name, parametrization, unsafe, who)
     end
     local list = ParametrizationList({ parametrization })
     rawset(list, "unsafe", unsafe)
+    -- PyTorch's is_tensor (one original tensor) and ntensors (how many originals)
+    rawset(list, "is_tensor", originals == nil)
+    rawset(list, "ntensors", originals and #originals or 1)
     local register = kind == "parameter" and list.register_parameter or list.register_buffer
     if originals then
-        rawset(list, "ntensors", #originals)
         for i, v in ipairs(originals) do
             local o = v:detach()
             if kind == "parameter" or original.requires_grad then
@@ -331,6 +333,21 @@ function P.register_parametrization(module, name, parametrization, opts)
                     "pass {unsafe = true} to allow it", who, name, y.dtype, shape_str(y),
                     x.dtype, shape_str(x)))
             end
+            -- PyTorch checks right_inverse(X) too (a right_inverse = false: none, the identity)
+            if parametrization.right_inverse then
+                local z = autograd.no_grad(function()
+                    return parametrization:right_inverse(x)
+                end)
+                if not is_tensor(z) then
+                    raise("tide: " .. who .. ": right_inverse must return a tensor, got " ..
+                        describe(z))
+                end
+                if z.dtype ~= y.dtype or not same_shape(z, y) then
+                    raise(string.format("tide: %s: right_inverse changes %s (%s %s -> %s %s); " ..
+                        "pass {unsafe = true} to allow it", who, name, y.dtype, shape_str(y),
+                        z.dtype, shape_str(z)))
+                end
+            end
         end
         list:append(parametrization)
         rawset(list, "unsafe", list.unsafe or unsafe)
@@ -372,7 +389,7 @@ function P.remove_parametrizations(module, name, leave)
     local list = rawget(module.parametrizations, name)
     local kind = list._kind.original0 or list._kind.original
     local original
-    if rawget(list, "ntensors") then
+    if rawget(list, "is_tensor") == false then
         if not leave then
             raise("tide: " .. who .. ": '" .. name .. "' is parametrized by several tensors; " ..
                 "only leave_parametrized = true can remove it")

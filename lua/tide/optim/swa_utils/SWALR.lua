@@ -7,8 +7,11 @@
 --
 --     local swa_sched = tide.optim.swa_utils.SWALR(opt, {swa_lr = 0.05})
 --
--- state_dict() holds PyTorch's keys; PyTorch's anneal_func (a function) is not kept: the
--- strategy comes from the options, and a PyTorch state dict's anneal_func is skipped on load.
+-- PyTorch's attributes: anneal_epochs, anneal_func (t -> the anneal fraction at progress t,
+-- read by every step, so one set later is what the next step uses) and verbose (false); the
+-- class's static _cosine_anneal, _linear_anneal and _get_initial_lr. state_dict() holds
+-- PyTorch's keys; anneal_func (a function) is not kept: the strategy comes from the options,
+-- and a PyTorch state dict's anneal_func is skipped on load.
 local compat = require("tide._compat")
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local raise = require("tide.autograd").raise
@@ -25,6 +28,8 @@ local ANNEAL = {
         return t
     end,
 }
+SWALR._cosine_anneal = ANNEAL.cos
+SWALR._linear_anneal = ANNEAL.linear
 
 function SWALR:init(opts)
     local n = #self.optimizer.param_groups
@@ -54,6 +59,8 @@ function SWALR:init(opts)
         end
     end
     self.anneal_strategy = strategy
+    self.anneal_func = ANNEAL[strategy]
+    self.verbose = false -- PyTorch 1.13's SWALR has no verbose parameter; its base sets False
     self._resume_epoch = last
     for i, g in ipairs(self.optimizer.param_groups) do
         g.swa_lr = swa_lrs[i]
@@ -75,13 +82,14 @@ local function initial_lr(lr, swa_lr, alpha)
     end
     return (lr - alpha * swa_lr) / (1 - alpha)
 end
+SWALR._get_initial_lr = initial_lr
 
 local function clamp01(t)
     return math.max(0, math.min(1, t))
 end
 
 function SWALR:get_lr()
-    local anneal = ANNEAL[self.anneal_strategy]
+    local anneal = self.anneal_func or ANNEAL[self.anneal_strategy]
     local step = self._step_count - 1
     if self.anneal_epochs == 0 then
         step = math.max(1, step)

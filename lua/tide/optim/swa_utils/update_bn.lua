@@ -61,8 +61,8 @@ return function(loader, model, ...)
     end
     local momenta, bns = {}, {}
     for _, m in ipairs(model:modules()) do
-        -- a BatchNorm built with track_running_stats = false has no statistics to redo
-        -- (PyTorch's skips it too)
+        -- a BatchNorm built with track_running_stats = false has no statistics to redo: it is
+        -- skipped (PyTorch 1.13's raises a TypeError from zeros_like(None) there)
         if is_batchnorm(m) and rawget(m, "running_mean") ~= nil then
             bns[#bns + 1] = m
         end
