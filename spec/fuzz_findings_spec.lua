@@ -541,7 +541,7 @@ describe("session 34's findings (ASan fuzz seeds 44681-44688)", function()
     end)
 end)
 
-describe("session 35's findings (ASan fuzz seeds 44711-44720)", function()
+describe("session 35's findings (ASan fuzz seeds 44711-44729)", function()
     it("div and divide with a number where an empty options table may go raise tide's error " ..
         "(next() of a number was called)", function()
         for _, name in ipairs({ "div", "divide" }) do
@@ -551,5 +551,14 @@ describe("session 35's findings (ASan fuzz seeds 44711-44720)", function()
             assert.has_error(function() tide[name](tide.ones(2), tide.ones(2), tide.ones(2)) end)
             assert.are.same({ 0.5, 0.5 }, tide[name](tide.ones(2), 2, {}):totable())
         end
+    end)
+
+    it("repeat_interleave and unique along a dim of a tensor whose other dims multiply past " ..
+        "2^63 beside a 0 (UBSan: a signed overflow in their product)", function()
+        local x = tide.zeros(0):view(1, 1, 0):expand(4294967296, 4294967296, 0)
+        assert.are.same({ 4294967296, 4294967296, 0 }, x:repeat_interleave(1, 3):size())
+        assert.are.same({ 4294967296, 4294967296, 0 },
+            x:repeat_interleave(tide.tensor({ 1 }), { dim = 3 }):size())
+        assert.are.same({ 4294967296, 4294967296, 0 }, x:unique({ dim = 3 }):size())
     end)
 end)

@@ -278,7 +278,11 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
         for (int j = 0; j < nd; j++)
             back[perm[j]] = j;
         n = a->shape[dim];
-        for (int d = 0; d < nd; d++)
+        /* (a 0 in the other dims first: their product may overflow, as in repeat_interleave) */
+        for (int d = 0; d < nd && rest; d++)
+            if (d != dim && a->shape[d] == 0)
+                rest = 0;
+        for (int d = 0; d < nd && rest; d++)
             if (d != dim)
                 rest *= a->shape[d];
         shape2[0] = n;
@@ -440,7 +444,12 @@ tide_status tide_repeat_interleave(tide_ctx *ctx, const tide_tensor *a, int dim,
                                op, dim < 0 ? dim : dim + 1);
         TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
         n = a->shape[dim];
-        for (int d = 0; d < a->ndim; d++)
+        /* the other dims' product: a tensor with elements bounds it, but one with a 0 in its
+         * shape may have others whose product overflows ({2^32, 2^32, 0}) */
+        for (int d = 0; d < a->ndim && rest; d++)
+            if (d != dim && a->shape[d] == 0)
+                rest = 0;
+        for (int d = 0; d < a->ndim && rest; d++)
             if (d != dim)
                 rest *= a->shape[d];
     } else {
