@@ -177,7 +177,7 @@ end
 -- what a file torch.save wrote is, named when tide.load cannot read it: PyTorch's zip archive
 -- (torch.save since 1.6) or its legacy pickle (a protocol 2-5 opcode first)
 local function torch_file_hint(path)
-    local f = io.open(path, "rb")
+    local f = io and io.open(path, "rb") -- (a sandboxed host may have no io library)
     local head = f and f:read(2) or ""
     if f then
         f:close()
