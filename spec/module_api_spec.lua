@@ -252,6 +252,4 @@ describe("nn.Module methods as PyTorch 1.13's", function()
         "(PyTorch lists them as the state dict's order)")
     pending("Module:type casts integer buffers too in PyTorch 1.13 (num_batches_tracked " ..
         "becomes float32); tide keeps Module:to's floating-point-only rule")
-    pending("nn.Linear(2, 3):extra_repr() is '2 -> 3'; PyTorch's 'in_features=2, " ..
-        "out_features=3, bias=True' (Linear.lua, not this audit's file)")
 end)

@@ -132,9 +132,11 @@ describe("nn.Module", function()
     it("prints a tree with parameter counts", function()
         local s = tostring(Net(16))
         assert.matches("^Net  %[12730 parameters%]", s)
-        assert.matches("\n  fc1: Linear%(784 %-> 16%)  %[12560 parameters%]", s)
+        assert.matches("\n  fc1: Linear%(in_features=784, out_features=16, bias=true%)  " ..
+            "%[12560 parameters%]", s)
         assert.matches("\n  act: ReLU  %[0 parameters%]", s)
-        assert.matches("\n  fc2: Linear%(16 %-> 10%)  %[170 parameters%]", s)
+        assert.matches("\n  fc2: Linear%(in_features=16, out_features=10, bias=true%)  " ..
+            "%[170 parameters%]", s)
     end)
 
     it("train() and eval() reach every child", function()

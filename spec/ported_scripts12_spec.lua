@@ -326,7 +326,8 @@ describe("list modules: s[i] = m and s[name] = m replace the layer everywhere", 
             table.sort(r)
             return r
         end)())
-        assert.is_truthy(tostring(s):find("Linear(2 -> 4)", 1, true))
+        assert.is_truthy(tostring(s):find("Linear(in_features=2, out_features=4, bias=true)", 1,
+            true))
     end)
 
     it("Sequential: setattr(seq, name, m) (s[\"1\"] = m, s.conv = m) is the layer forward runs", function()

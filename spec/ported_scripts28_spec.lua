@@ -861,8 +861,8 @@ describe("gaps met porting torchvision's models", function()
         assert.is_true((conv(x) - want):abs():max():item() < 1e-6)
         conv.stride = 3 -- a number, as F.conv1d takes
         assert.are.same({ 1, 3, 3 }, { unpack(conv(x):size()) })
-        assert.are.equal("Conv1d(2 -> 3, kernel 3, stride 3, padding 2, dilation 2)  " ..
-            "[18 parameters]", tostring(conv))
+        assert.are.equal("Conv1d(2, 3, kernel_size={3}, stride=3, padding={2}, dilation={2}, " ..
+            "bias=false)  [18 parameters]", tostring(conv))
         -- bad values raise naming the value; the geometry stays as it was
         conv.stride = { 0 }
         assert.has_error(function() conv(x) end,

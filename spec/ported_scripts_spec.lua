@@ -137,7 +137,7 @@ describe("dcgan/main.py", function()
 
         local netD = Discriminator(1):to(device)
         netD:apply(weights_init)
-        assert.matches("ConvTranspose2d%(4 %-> 16, kernel 4x4, stride 1,1, padding 0,0%)",
+        assert.matches("ConvTranspose2d%(4, 16, kernel_size={4, 4}, stride={1, 1}, bias=false%)",
             tostring(netG))
 
         -- weights_init reached every layer: normal(0, 0.02) convs, normal(1, 0.02) norms

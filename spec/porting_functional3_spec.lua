@@ -279,7 +279,7 @@ describe("softmax, log_softmax and softmin", function()
             { 0.09003057317038045, 0.2447284710547976, 0.6652409557748218 }, 1e-15)
         assert.is_true(captured("softmax", function() return nn.Softmax()(x) end)
             :equal(x:softmax(2)))
-        assert.are.equal("Softmax(dim nil)", tostring(nn.Softmax()):match("^%S+ %S+"))
+        assert.are.equal("Softmax(dim=nil)", tostring(nn.Softmax()):match("^%S+"))
     end)
 
     it("check dim and dtype", function()

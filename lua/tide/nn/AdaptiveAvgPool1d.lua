@@ -21,4 +21,8 @@ end
 
 S.define(AdaptiveAvgPool1d, { names = { "output_size" }, required = 1, flat = true })
 
+function AdaptiveAvgPool1d:extra_repr() -- PyTorch's
+    return "output_size=" .. require("tide.nn._args3d").show(self.output_size)
+end
+
 return AdaptiveAvgPool1d

@@ -25,4 +25,8 @@ end
 
 S.define(AdaptiveMaxPool1d, { names = { "output_size", "return_indices" }, required = 1 })
 
+function AdaptiveMaxPool1d:extra_repr() -- PyTorch's
+    return "output_size=" .. require("tide.nn._args3d").show(self.output_size)
+end
+
 return AdaptiveMaxPool1d

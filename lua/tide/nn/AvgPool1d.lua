@@ -42,8 +42,10 @@ function AvgPool1d:forward(x)
         count_include_pad = self.count_include_pad })
 end
 
-function AvgPool1d:extra_repr()
-    return "kernel " .. I.single(self.kernel_size, "kernel_size", "AvgPool1d")
+function AvgPool1d:extra_repr() -- PyTorch's
+    local show = require("tide.nn._args3d").show
+    return string.format("kernel_size=%s, stride=%s, padding=%s", show(self.kernel_size),
+        show(self.stride), show(self.padding))
 end
 
 S.define(AvgPool1d, { names = { "kernel_size", "stride", "padding", "ceil_mode",

@@ -39,4 +39,10 @@ end
 S.define(AvgPool2d, { names = { "kernel_size", "stride", "padding", "ceil_mode",
     "count_include_pad", "divisor_override" }, required = 1 })
 
+function AvgPool2d:extra_repr() -- PyTorch's
+    local show = require("tide.nn._args3d").show
+    return string.format("kernel_size=%s, stride=%s, padding=%s", show(self.kernel_size),
+        show(self.stride), show(self.padding))
+end
+
 return AvgPool2d

@@ -26,9 +26,9 @@ function Bilinear:forward(x1, x2)
     return F.bilinear(x1, x2, weight, self.bias)
 end
 
-function Bilinear:extra_repr()
-    return string.format("%d, %d -> %d", self.in1_features, self.in2_features,
-        self.out_features)
+function Bilinear:extra_repr() -- PyTorch's
+    return string.format("in1_features=%d, in2_features=%d, out_features=%d, bias=%s",
+        self.in1_features, self.in2_features, self.out_features, tostring(self.bias ~= nil))
 end
 
 S.define(Bilinear, { names = { "in1_features", "in2_features", "out_features", "bias" },

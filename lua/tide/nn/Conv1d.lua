@@ -105,17 +105,8 @@ function Conv1d:_conv_forward(x, weight, bias)
         groups = self.groups })
 end
 
-function Conv1d:extra_repr()
-    local stride, padding, dilation = conv_geometry(self, nil)
-    local s = string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
-        self.out_channels, I.single(self.kernel_size, "kernel_size", "Conv1d"), stride, padding)
-    if dilation ~= 1 then
-        s = s .. ", dilation " .. dilation
-    end
-    if self.groups ~= 1 then
-        s = s .. ", groups " .. self.groups
-    end
-    return s
+function Conv1d:extra_repr() -- PyTorch's _ConvNd one
+    return require("tide.nn._args3d").conv_repr(self)
 end
 
 S.define(Conv1d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })

@@ -154,22 +154,8 @@ function Conv2d:_conv_forward(x, weight, bias)
     return fused.conv2d(x, weight, bias, geom, oh, ow, self.groups)
 end
 
-function Conv2d:extra_repr()
-    local s = string.format("%d -> %d, kernel %dx%d", self.in_channels, self.out_channels,
-        self.kh, self.kw)
-    if self.sh ~= 1 or self.sw ~= 1 then
-        s = s .. string.format(", stride %d,%d", self.sh, self.sw)
-    end
-    if self.ph ~= 0 or self.pw ~= 0 then
-        s = s .. string.format(", padding %d,%d", self.ph, self.pw)
-    end
-    if self.dh ~= 1 or self.dw ~= 1 then
-        s = s .. string.format(", dilation %d,%d", self.dh, self.dw)
-    end
-    if self.groups ~= 1 then
-        s = s .. string.format(", groups %d", self.groups)
-    end
-    return s
+function Conv2d:extra_repr() -- PyTorch's _ConvNd one
+    return require("tide.nn._args3d").conv_repr(self)
 end
 
 S.define(Conv2d, { names = S.CONV, required = 3, factory = true, legacy = S.conv_legacy(6) })

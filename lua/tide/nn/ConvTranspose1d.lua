@@ -87,10 +87,8 @@ function ConvTranspose1d:forward(x, output_size)
         output_padding = output_padding, dilation = dilation, groups = self.groups })
 end
 
-function ConvTranspose1d:extra_repr()
-    local k, stride, padding = conv_geometry(self, nil)
-    return string.format("%d -> %d, kernel %d, stride %d, padding %d", self.in_channels,
-        self.out_channels, k, stride, padding)
+function ConvTranspose1d:extra_repr() -- PyTorch's _ConvNd one
+    return require("tide.nn._args3d").conv_repr(self)
 end
 
 S.define(ConvTranspose1d, { names = S.CONV_TRANSPOSE, required = 3, factory = true,

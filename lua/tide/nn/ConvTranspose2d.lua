@@ -99,10 +99,8 @@ function ConvTranspose2d:forward(x, output_size)
         groups = self.groups })
 end
 
-function ConvTranspose2d:extra_repr()
-    return string.format("%d -> %d, kernel %dx%d, stride %d,%d, padding %d,%d",
-        self.in_channels, self.out_channels, self.kernel_size[1], self.kernel_size[2],
-        self.stride[1], self.stride[2], self.padding[1], self.padding[2])
+function ConvTranspose2d:extra_repr() -- PyTorch's _ConvNd one
+    return require("tide.nn._args3d").conv_repr(self)
 end
 
 S.define(ConvTranspose2d, { names = S.CONV_TRANSPOSE, required = 3, factory = true,

@@ -49,13 +49,22 @@ function Embedding:forward(ids)
         scale_grad_by_freq = self.scale_grad_by_freq })
 end
 
-function Embedding:extra_repr()
+function Embedding:extra_repr() -- PyTorch's (tide's 1-based padding_idx)
     local s = string.format("%d, %d", self.num_embeddings, self.embedding_dim)
     if self.padding_idx then
         s = s .. ", padding_idx=" .. self.padding_idx
     end
+    if self.max_norm ~= nil then
+        s = s .. ", max_norm=" .. tostring(self.max_norm)
+    end
+    if self.norm_type ~= 2 then
+        s = s .. ", norm_type=" .. tostring(self.norm_type)
+    end
+    if self.scale_grad_by_freq then
+        s = s .. ", scale_grad_by_freq=true"
+    end
     if self.sparse then
-        s = s .. ", sparse=True"
+        s = s .. ", sparse=True" -- GAP: PyTorch's spelling, Lua's would be true (specs read it)
     end
     return s
 end

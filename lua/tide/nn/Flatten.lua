@@ -56,4 +56,8 @@ end
 
 S.define(Flatten, { names = { "start_dim", "end_dim" }, flat = true })
 
+function Flatten:extra_repr() -- PyTorch's (tide's 1-based dims)
+    return string.format("start_dim=%d, end_dim=%d", self.start_dim, self.end_dim)
+end
+
 return Flatten

@@ -26,8 +26,8 @@ function GELU:forward(x)
 end
 
 -- the approximation, when not the exact form
-function GELU:extra_repr()
-    return self.approximate == "none" and "" or "approximate " .. self.approximate
+function GELU:extra_repr() -- PyTorch's
+    return "approximate='" .. self.approximate .. "'"
 end
 
 return GELU

@@ -42,8 +42,9 @@ function GroupNorm:forward(x)
         eps = self.eps })
 end
 
-function GroupNorm:extra_repr()
-    return self.num_groups .. " groups, " .. self.num_channels .. " channels, eps " .. self.eps
+function GroupNorm:extra_repr() -- PyTorch's
+    return string.format("%d, %d, eps=%s, affine=%s", self.num_groups, self.num_channels,
+        tostring(self.eps), tostring(self.affine))
 end
 
 S.define(GroupNorm, { names = { "num_groups", "num_channels", "eps", "affine" }, required = 2 })

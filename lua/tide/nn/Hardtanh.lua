@@ -32,8 +32,9 @@ function Hardtanh:forward(x)
     return F.hardtanh(x, o) -- its gradient's graph is PyTorch's hardtanh_backward
 end
 
-function Hardtanh:extra_repr()
-    return "min_val " .. self.min_val .. ", max_val " .. self.max_val
+function Hardtanh:extra_repr() -- PyTorch's
+    return "min_val=" .. tostring(self.min_val) .. ", max_val=" .. tostring(self.max_val)
+        .. (self.inplace and ", inplace=true" or "")
 end
 
 return Hardtanh

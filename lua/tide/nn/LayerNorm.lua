@@ -20,8 +20,9 @@ function LayerNorm:forward(x)
     return I.layer_norm(x, self.d, weight, self.bias, self.eps)
 end
 
-function LayerNorm:extra_repr()
-    return I.shape_str(self.normalized_shape) .. ", eps " .. self.eps
+function LayerNorm:extra_repr() -- PyTorch's
+    return I.shape_str(self.normalized_shape) .. ", eps=" .. tostring(self.eps) ..
+        ", elementwise_affine=" .. tostring(self.elementwise_affine)
 end
 
 S.define(LayerNorm, { names = { "normalized_shape", "eps", "elementwise_affine", "device", "dtype" },

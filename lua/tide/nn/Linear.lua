@@ -48,9 +48,9 @@ function Linear:_forward_act(x, act)
     return fused.linear(x, checked_weight(self, x), self.bias, act)
 end
 
-function Linear:extra_repr()
-    return string.format("%d -> %d%s", self.in_features, self.out_features,
-        self.bias and "" or ", no bias")
+function Linear:extra_repr() -- PyTorch's
+    return string.format("in_features=%d, out_features=%d, bias=%s", self.in_features,
+        self.out_features, tostring(self.bias ~= nil))
 end
 
 S.define(Linear, { names = { "in_features", "out_features", "bias", "device", "dtype" },

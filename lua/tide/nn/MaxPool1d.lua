@@ -37,8 +37,11 @@ function MaxPool1d:forward(x)
         return_indices = self.return_indices })
 end
 
-function MaxPool1d:extra_repr()
-    return string.format("kernel %d, stride %d", self.kernel_size, self.stride)
+function MaxPool1d:extra_repr() -- PyTorch's
+    local show = require("tide.nn._args3d").show
+    return string.format("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s",
+        show(self.kernel_size), show(self.stride), show(self.padding), show(self.dilation),
+        tostring(self.ceil_mode))
 end
 
 S.define(MaxPool1d, { names = { "kernel_size", "stride", "padding", "dilation", "return_indices",

@@ -61,8 +61,11 @@ function MaxPool2d:forward(x)
         ceil_mode = self.ceil_mode, return_indices = self.return_indices })
 end
 
-function MaxPool2d:extra_repr()
-    return string.format("kernel %dx%d, stride %d,%d", self.kh, self.kw, self.sh, self.sw)
+function MaxPool2d:extra_repr() -- PyTorch's
+    local show = require("tide.nn._args3d").show
+    return string.format("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s",
+        show(self.kernel_size), show(self.stride), show(self.padding), show(self.dilation),
+        tostring(self.ceil_mode))
 end
 
 S.define(MaxPool2d, { names = { "kernel_size", "stride", "padding", "dilation", "return_indices",

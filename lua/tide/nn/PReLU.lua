@@ -24,8 +24,8 @@ function PReLU:forward(x)
     return F.prelu(x, weight)
 end
 
-function PReLU:extra_repr()
-    return "num_parameters " .. self.num_parameters
+function PReLU:extra_repr() -- PyTorch's
+    return "num_parameters=" .. tostring(self.num_parameters)
 end
 
 return PReLU

@@ -15,8 +15,8 @@ function PixelShuffle:forward(x)
     return F.pixel_shuffle(x, self.upscale_factor)
 end
 
-function PixelShuffle:extra_repr()
-    return "upscale_factor " .. tostring(self.upscale_factor)
+function PixelShuffle:extra_repr() -- PyTorch's
+    return "upscale_factor=" .. tostring(self.upscale_factor)
 end
 
 S.define(PixelShuffle, { names = { "upscale_factor" }, required = 1, flat = true })

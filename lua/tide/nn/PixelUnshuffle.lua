@@ -15,8 +15,8 @@ function PixelUnshuffle:forward(x)
     return F.pixel_unshuffle(x, self.downscale_factor)
 end
 
-function PixelUnshuffle:extra_repr()
-    return "downscale_factor " .. tostring(self.downscale_factor)
+function PixelUnshuffle:extra_repr() -- PyTorch's
+    return "downscale_factor=" .. tostring(self.downscale_factor)
 end
 
 S.define(PixelUnshuffle, { names = { "downscale_factor" }, required = 1, flat = true })

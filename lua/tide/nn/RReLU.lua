@@ -21,8 +21,9 @@ function RReLU:forward(x)
         inplace = self.inplace })
 end
 
-function RReLU:extra_repr()
+function RReLU:extra_repr() -- PyTorch's
     return string.format("lower=%s, upper=%s", tostring(self.lower), tostring(self.upper))
+        .. (self.inplace and ", inplace=true" or "")
 end
 
 return RReLU

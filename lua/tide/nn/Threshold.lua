@@ -26,8 +26,9 @@ function Threshold:forward(x)
     return F.threshold(x, self.threshold, self.value, { inplace = self.inplace })
 end
 
-function Threshold:extra_repr()
-    return "threshold " .. self.threshold .. ", value " .. self.value
+function Threshold:extra_repr() -- PyTorch's
+    return "threshold=" .. tostring(self.threshold) .. ", value=" .. tostring(self.value)
+        .. (self.inplace and ", inplace=true" or "")
 end
 
 require("tide.nn._signature").define(Threshold, { names = { "threshold", "value", "inplace" },

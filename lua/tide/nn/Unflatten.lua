@@ -23,8 +23,8 @@ function Unflatten:forward(x)
     return x:unflatten(self.dim, self.unflattened_size)
 end
 
-function Unflatten:extra_repr()
-    return string.format("dim %d, sizes {%s}", self.dim,
+function Unflatten:extra_repr() -- PyTorch's (tide's 1-based dim)
+    return string.format("dim=%d, unflattened_size={%s}", self.dim,
         table.concat(self.unflattened_size, ", "))
 end
 

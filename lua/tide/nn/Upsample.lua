@@ -35,13 +35,11 @@ function Upsample:forward(x)
     return F.interpolate(x, self:_interpolate_options())
 end
 
-function Upsample:extra_repr()
-    local o = self
-    local what = o.size ~= nil and ("size " .. (type(o.size) == "table" and
-        "{" .. table.concat(o.size, ", ") .. "}" or tostring(o.size)))
-        or ("scale_factor " .. (type(o.scale_factor) == "table" and
-        "{" .. table.concat(o.scale_factor, ", ") .. "}" or tostring(o.scale_factor)))
-    return what .. ", mode " .. (o.mode or "nearest")
+function Upsample:extra_repr() -- PyTorch's: size or scale_factor, then mode
+    local A3 = require("tide.nn._args3d")
+    local what = self.size ~= nil and ("size=" .. A3.show(self.size))
+        or ("scale_factor=" .. A3.show(self.scale_factor))
+    return what .. ", mode=" .. (self.mode or "nearest")
 end
 
 S.define(Upsample, { names = { "size", "scale_factor", "mode", "align_corners",

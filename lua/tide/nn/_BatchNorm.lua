@@ -89,8 +89,10 @@ function BatchNorm:check(x, dims_ok)
     end
 end
 
-function BatchNorm:extra_repr()
-    return tostring(self.num_features)
+function BatchNorm:extra_repr() -- PyTorch's
+    return string.format("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s",
+        self.num_features, tostring(self.eps), tostring(self.momentum), tostring(self.affine),
+        tostring(self.track_running_stats))
 end
 
 S.define(BatchNorm, { names = { "num_features", "eps", "momentum", "affine",

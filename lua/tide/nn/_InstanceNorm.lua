@@ -69,9 +69,10 @@ function InstanceNorm:forward(x)
     return nd == self.dims and y or y:squeeze(1)
 end
 
-function InstanceNorm:extra_repr()
-    return string.format("%d, eps %s, affine %s, track_running_stats %s", self.num_features,
-        self.eps, tostring(self.affine), tostring(self.track_running_stats))
+function InstanceNorm:extra_repr() -- PyTorch's (_NormBase's)
+    return string.format("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s",
+        self.num_features, tostring(self.eps), tostring(self.momentum), tostring(self.affine),
+        tostring(self.track_running_stats))
 end
 
 S.define(InstanceNorm, { names = { "num_features", "eps", "momentum", "affine",

@@ -64,6 +64,9 @@ function A.inplace(name, fn, method)
         end
         return F[fn](x)
     end
+    function cls:extra_repr() -- PyTorch's: "inplace=true" when set, else nothing
+        return self.inplace and "inplace=true" or ""
+    end
     return cls
 end
 
@@ -84,8 +87,8 @@ function A.along_dim(name, method)
         end
         return x[method](x, self.dim)
     end
-    function cls:extra_repr()
-        return "dim " .. tostring(self.dim)
+    function cls:extra_repr() -- PyTorch's
+        return "dim=" .. tostring(self.dim)
     end
     return cls
 end
@@ -119,10 +122,16 @@ function A.parametric(name, params, fn, inplace)
         end
         return F[fn](x, o)
     end
-    function cls:extra_repr()
+    function cls:extra_repr() -- PyTorch's: "alpha=1.0, inplace=true", Hardshrink's "0.5"
+        if name == "Hardshrink" or name == "Softshrink" then
+            return tostring(self.lambd)
+        end
         local parts = {}
         for i, p in ipairs(params) do
-            parts[i] = p[1] .. " " .. self[p[1]]
+            parts[i] = p[1] .. "=" .. tostring(self[p[1]])
+        end
+        if self.inplace then
+            parts[#parts + 1] = "inplace=true"
         end
         return table.concat(parts, ", ")
     end

@@ -85,16 +85,20 @@ function M.output_size_repr(o)
     return "output_size=" .. tostring(o)
 end
 
--- Conv3d's and ConvTranspose3d's extra_repr, PyTorch's _ConvNd one: the channels, kernel_size
--- and stride, then padding, dilation, output_padding, groups, bias and padding_mode where set
--- to other than the default
+-- the convolutions' extra_repr (Conv1d/2d/3d, ConvTranspose1d/2d/3d), PyTorch's _ConvNd one:
+-- the channels, kernel_size and stride, then padding, dilation, output_padding, groups, bias
+-- and padding_mode where set to other than the default
 local CONV_DEFAULTS = { { "padding", 0 }, { "dilation", 1 }, { "output_padding", 0 } }
 function M.conv_repr(m)
     local s = string.format("%d, %d, kernel_size=%s, stride=%s", m.in_channels,
         m.out_channels, M.show(m.kernel_size), M.show(m.stride))
     for _, f in ipairs(CONV_DEFAULTS) do
         local t, v = m[f[1]], f[2]
-        if t and (t[1] ~= v or t[2] ~= v or t[3] ~= v) then
+        local differs = type(t) ~= "table" and t ~= nil and t ~= v -- "same", or a number
+        for i = 1, type(t) == "table" and #t or 0 do
+            differs = differs or t[i] ~= v
+        end
+        if differs then
             s = s .. ", " .. f[1] .. "=" .. M.show(t)
         end
     end

@@ -55,8 +55,8 @@ return function(name, n, mode, takes_value)
         return F.pad(x, self.padding, { mode = mode, value = self.value })
     end
     function cls:extra_repr()
-        return "{" .. table.concat(self.padding, ", ") .. "}" ..
-            (self.value and ", value " .. self.value or "")
+        local p = "{" .. table.concat(self.padding, ", ") .. "}" -- PyTorch's
+        return self.value and "padding=" .. p .. ", value=" .. tostring(self.value) or p
     end
     -- PyTorch's arguments, positionally or by name (tide.nn._signature)
     return require("tide.nn._signature").define(cls, { names = takes_value and

@@ -508,15 +508,15 @@ function R.forward(m, who, x, hx)
     return out, h_n
 end
 
+-- PyTorch's RNNBase one, in its order (nonlinearity is not shown)
 function R.extra_repr(m)
     local s = string.format("%d, %d", m.input_size, m.hidden_size)
+    if (m.proj_size or 0) > 0 then s = s .. ", proj_size=" .. m.proj_size end
     if m.num_layers ~= 1 then s = s .. ", num_layers=" .. m.num_layers end
-    if m.nonlinearity and m.nonlinearity ~= "tanh" then s = s .. ", nonlinearity=relu" end
     if not m.bias then s = s .. ", bias=false" end
     if m.batch_first then s = s .. ", batch_first=true" end
     if m.dropout ~= 0 then s = s .. ", dropout=" .. m.dropout end
     if m.bidirectional then s = s .. ", bidirectional=true" end
-    if (m.proj_size or 0) > 0 then s = s .. ", proj_size=" .. m.proj_size end
     return s
 end
 
@@ -565,8 +565,10 @@ function R.cell_forward(m, who, x, hx)
     return h1
 end
 
-function R.cell_extra_repr(m)
-    return string.format("%d, %d%s", m.input_size, m.hidden_size, m.bias and "" or ", bias=false")
+function R.cell_extra_repr(m) -- PyTorch's RNNCellBase one
+    local nl = m.nonlinearity and m.nonlinearity ~= "tanh" and ", nonlinearity=" .. m.nonlinearity
+    return string.format("%d, %d%s%s", m.input_size, m.hidden_size, m.bias and "" or
+        ", bias=false", nl or "")
 end
 local cell_extra_repr = R.cell_extra_repr
 
