@@ -278,13 +278,13 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
         for (int j = 0; j < nd; j++)
             back[perm[j]] = j;
         n = a->shape[dim];
-        /* (a 0 in the other dims first: their product may overflow, as in repeat_interleave) */
+        /* (the other dims' product, as repeat_interleave's: an overflow means n is 0) */
         for (int d = 0; d < nd && rest; d++)
             if (d != dim && a->shape[d] == 0)
                 rest = 0;
         for (int d = 0; d < nd && rest; d++)
-            if (d != dim)
-                rest *= a->shape[d];
+            if (d != dim && __builtin_mul_overflow(rest, a->shape[d], &rest))
+                rest = 0;
         shape2[0] = n;
         shape2[1] = rest;
         st = tide_tensor_permute(a, perm, &moved);
@@ -445,13 +445,14 @@ tide_status tide_repeat_interleave(tide_ctx *ctx, const tide_tensor *a, int dim,
         TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
         n = a->shape[dim];
         /* the other dims' product: a tensor with elements bounds it, but one with a 0 in its
-         * shape may have others whose product overflows ({2^32, 2^32, 0}) */
+         * shape may have others whose product overflows ({2^32, 2^32, 0}); past a 0 among
+         * them, an overflow means the 0 is the dim's own: no elements, so rest is 0 too */
         for (int d = 0; d < a->ndim && rest; d++)
             if (d != dim && a->shape[d] == 0)
                 rest = 0;
         for (int d = 0; d < a->ndim && rest; d++)
-            if (d != dim)
-                rest *= a->shape[d];
+            if (d != dim && __builtin_mul_overflow(rest, a->shape[d], &rest))
+                rest = 0;
     } else {
         n = tide_tensor_numel(a);
     }
