@@ -419,12 +419,13 @@ describe("ported: torch.stft / torch.istft doc notes", function()
                 tide.istft(S8, 8, { hop_length = 8, window = w })
             end)
         -- torch.istft(..., onesided=False, return_complex=True, length=16) -> complex64, x back
-        -- GAP (documented limit): istft's return_complex = true
         local Sf = tide.stft(x, 8, { hop_length = 2, window = w, return_complex = true,
             onesided = false })
-        raises("tide: istft: return_complex = true is not supported yet; use false", function()
-            tide.istft(Sf, 8, { hop_length = 2, window = w, onesided = false,
-                return_complex = true, length = 16 })
-        end)
+        local z = tide.istft(Sf, 8, { hop_length = 2, window = w, onesided = false,
+            return_complex = true, length = 16 })
+        assert.are.equal("complex64", z.dtype)
+        assert.are.same({ 16 }, z.real:size())
+        assert.is_true((z.real - x):abs():max():item() < 1e-6)
+        assert.is_true(z.imag:abs():max():item() < 1e-6)
     end)
 end)

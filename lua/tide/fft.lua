@@ -677,9 +677,10 @@ end
 -- n_fft, hop_length and win_length of stft / istft, checked
 local function stft_sizes(op, n_fft, o)
     n_fft = args.integer(op, n_fft, "n_fft")
-    local hop = args.int_option(op, o, "hop_length", floor(n_fft / 4), 1)
-    local win = args.int_option(op, o, "win_length", n_fft, 1)
-    if n_fft < 1 or win > n_fft then
+    -- no lower bound here: the checks below raise PyTorch's messages
+    local hop = args.int_option(op, o, "hop_length", floor(n_fft / 4), -math.huge)
+    local win = args.int_option(op, o, "win_length", n_fft, -math.huge)
+    if n_fft < 1 or win < 1 or win > n_fft then
         raise(("tide: %s: expected 0 < win_length <= n_fft, but got win_length=%d, n_fft=%d")
             :format(op, win, n_fft))
     end
@@ -777,15 +778,25 @@ local ISTFT = { "hop_length", "win_length", "window", "center", "normalized", "o
 
 -- istft(input, n_fft, {hop_length, win_length, window, center = true, normalized = false,
 -- onesided, length, return_complex = false}): PyTorch 1.13's torch.istft, the inverse of stft
--- by overlap-add (divided by the window's squared overlap-add, which must not vanish)
+-- by overlap-add (divided by the window's squared overlap-add, which must not vanish); input
+-- complex or (1.13's deprecated form, warned once) its view_as_real [..., 2] tensor;
+-- return_complex = true (two-sided input only) gives a complex signal
 function M.istft(v, ...)
     local op = "istft"
     local n_fft, opts
     v, n_fft, opts = stft_args(op, ISTFT, v, ...)
     local o = args.options(op, opts, ISTFT, "{hop_length = 128, window = tide.hann_window(512)}")
     if not C.is(v) then
-        raise(("tide: %s: expected a complex tensor (stft's return_complex = true result), got %s")
-            :format(op, args.typename(v)))
+        -- PyTorch 1.13 still takes stft's real [..., 2] result (view_as_real), warning once
+        if not is_tensor(v) or v:dim() < 1 or v:size(-1) ~= 2 or v:is_complex() then
+            raise(("tide: %s: expected a complex tensor (stft's return_complex = true result) "
+                .. "or its view_as_real [..., 2] tensor, got %s"):format(op, is_tensor(v) and
+                ("a tensor of shape " .. args.shape_str(v:size())) or args.typename(v)))
+        end
+        require("tide._warn").once("istft.real_input", "istft will require a complex-valued "
+            .. "input tensor in a future PyTorch release. Matching the output from stft with "
+            .. "return_complex=True. (PyTorch 1.13's warning)")
+        v = C.wrap(v)
     end
     local z = input(op, v, false)
     local nd = z:dim() - 1
@@ -808,27 +819,30 @@ function M.istft(v, ...)
         raise(("tide: %s: expected the frequency dim to have size %d (n_fft = %d, onesided = %s),"
             .. " got %d"):format(op, want, n_fft, tostring(onesided), n_freq))
     end
-    if o.return_complex then
-        raise(("tide: %s: return_complex = true is not supported yet; use false"):format(op))
+    local rc = o.return_complex
+    if rc and onesided then
+        raise(("tide: %s: Cannot have onesided output if window or input is complex"):format(op))
     end
     local norm = o.normalized and "ortho" or "backward"
     z = C.wrap(z:transpose(2, 3)) -- [B, frames, freq, 2]
-    local frames
+    local frames -- [B, frames, n_fft, P]: P = 2 (real, imaginary) for return_complex, else 1
     if onesided then
-        frames = M.irfft(z, n_fft, -1, norm)
+        frames = M.irfft(z, n_fft, -1, norm):unsqueeze(-1)
     else
-        frames = C.ri(M.ifft(z, nil, -1, norm)):select(-1, 1)
+        frames = C.ri(M.ifft(z, nil, -1, norm))
+        frames = rc and frames or frames:narrow(-1, 1, 1)
     end
+    local P = frames:size(4)
     local window = stft_window(op, o.window, win, n_fft, frames)
-    frames = frames * window
+    frames = frames * window:view(n_fft, 1)
     local total = n_fft + hop * (n_frames - 1)
     local B = frames:size(1)
     local idx = (core.arange(0, n_frames, { dtype = "int64", device = frames.device })
         :view(n_frames, 1) * hop + core.arange(1, n_fft + 1, { dtype = "int64",
         device = frames.device }):view(1, n_fft)):reshape({ n_frames * n_fft })
     local make = { dtype = frames.dtype, device = frames.device }
-    local y = core.zeros({ B, total }, make):index_add(2, idx,
-        frames:reshape({ B, n_frames * n_fft }))
+    local y = core.zeros({ B, total, P }, make):index_add(2, idx,
+        frames:reshape({ B, n_frames * n_fft, P }))
     local env = core.zeros({ total }, make):index_add(1, idx,
         (window * window):view(1, n_fft):expand(n_frames, n_fft):reshape({ n_frames * n_fft }))
     local center = o.center == nil or o.center
@@ -846,11 +860,12 @@ function M.istft(v, ...)
         raise(("tide: %s: window overlap add min: %g; the window's squared overlap-add must not "
             .. "vanish (NOLA)"):format(op, least))
     end
-    y = y / env
+    y = y / env:view(keep, 1)
     if stop > total then
-        y = core.cat({ y, core.zeros({ B, stop - total }, make) }, 2)
+        y = core.cat({ y, core.zeros({ B, stop - total, P }, make) }, 2)
     end
-    return nd == 2 and y:squeeze(1) or y
+    y = nd == 2 and y:squeeze(1) or y
+    return rc and C.wrap(y) or y:squeeze(-1)
 end
 
 -- tide.stft / tide.istft (lua/tide/_lazy_ops.lua: their stubs load this module)

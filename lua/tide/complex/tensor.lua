@@ -744,6 +744,11 @@ function M.is_conj()
 end
 M.is_neg = M.is_conj
 
+-- z:istft(n_fft, ...) (PyTorch's method of a complex spectrogram): tide.fft.istft
+function M.istft(z, ...)
+    return require("tide.fft").istft(z, ...)
+end
+
 -- PyTorch's complex isclose: |z - other| <= atol + rtol |other|, NaN as given by equal_nan
 local ISCLOSE = { "rtol", "atol", "equal_nan" }
 function M.isclose(z, other, ...)
