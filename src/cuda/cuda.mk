@@ -16,7 +16,6 @@ CUDA_SRC      := $(wildcard src/cuda/*.cu)
 CUDA_UNITY    ?= 1
 # its objects are the core's (CORE_BUILD): another Lua's build only links them
 ifeq ($(CUDA_UNITY),1)
-CUDA_UNITY_SRC := $(CORE_BUILD)/gen/cuda_unity.cu
 CUDA_OBJ      := $(CORE_BUILD)/obj/cuda_unity.o
 else
 CUDA_OBJ      := $(CUDA_SRC:%.cu=$(CORE_BUILD)/obj/%.o)
@@ -61,19 +60,21 @@ NVCC_FOUND    := $(shell command -v $(NVCC) 2>/dev/null)
 
 .PHONY: cuda
 
+# the unity file lists the .cu files by path (-I. finds them); rewritten only when the list
+# changes, so that it alone never triggers a rebuild (the emulated backend's build reads it too,
+# with or without nvcc: spec/cuda_emu/cuda_emu.mk)
+CUDA_UNITY_SRC ?= $(CORE_BUILD)/gen/cuda_unity.cu
+$(CUDA_UNITY_SRC): FORCE
+	@mkdir -p $(dir $@)
+	@for f in $(CUDA_SRC); do echo "#include \"$$f\""; done >$@.$$$$.tmp; \
+	    if cmp -s $@.$$$$.tmp $@; then rm -f $@.$$$$.tmp; else mv -f $@.$$$$.tmp $@; fi
+
 ifneq ($(NVCC_FOUND),)
 cuda: $(CUDA_LIB)
 
 $(CORE_BUILD)/obj/src/cuda/%.o: src/cuda/%.cu $(CUDA_HEADERS) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
-
-# the unity file lists the .cu files by path (-I. finds them); rewritten only when the list
-# changes, so that it alone never triggers a rebuild
-$(CUDA_UNITY_SRC): FORCE
-	@mkdir -p $(dir $@)
-	@for f in $(CUDA_SRC); do echo "#include \"$$f\""; done >$@.$$$$.tmp; \
-	    if cmp -s $@.$$$$.tmp $@; then rm -f $@.$$$$.tmp; else mv -f $@.$$$$.tmp $@; fi
 
 $(CORE_BUILD)/obj/cuda_unity.o: $(CUDA_UNITY_SRC) $(CUDA_SRC) $(CUDA_HEADERS) $(CUDA_ARCH_STAMP)
 	@mkdir -p $(dir $@)
