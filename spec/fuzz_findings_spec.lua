@@ -541,7 +541,7 @@ describe("session 34's findings (ASan fuzz seeds 44681-44688)", function()
     end)
 end)
 
-describe("session 35's findings (ASan fuzz seeds 44711-44729)", function()
+describe("session 35's findings (ASan fuzz seeds 44711-44746)", function()
     it("div and divide with a number where an empty options table may go raise tide's error " ..
         "(next() of a number was called)", function()
         for _, name in ipairs({ "div", "divide" }) do
@@ -560,5 +560,22 @@ describe("session 35's findings (ASan fuzz seeds 44711-44729)", function()
         assert.are.same({ 4294967296, 4294967296, 0 },
             x:repeat_interleave(tide.tensor({ 1 }), { dim = 3 }):size())
         assert.are.same({ 4294967296, 4294967296, 0 }, x:unique({ dim = 3 }):size())
+    end)
+
+    it("stft and istft with a hop_length or win_length that is not an integer raise tide's " ..
+        "error (string.format was handed -inf; seeds 44740-44746)", function()
+        local x = tide.randn(16)
+        for _, v in ipairs({ true, 1.5, tide.ones(2) }) do
+            local ok, err = pcall(tide.stft, x, 4, { hop_length = v, return_complex = true })
+            assert.is_false(ok)
+            assert.matches("tide: stft: hop_length = .*; expected an integer$", err)
+            ok, err = pcall(tide.stft, x, 4, { win_length = v, return_complex = true })
+            assert.matches("tide: stft: win_length = .*; expected an integer$", err)
+        end
+        local z = tide.stft(x, 4, { hop_length = 1, window = tide.hann_window(4),
+            return_complex = true })
+        local ok, err = pcall(function() return z:istft(4, { hop_length = false }) end)
+        assert.is_false(ok)
+        assert.matches("tide: istft: hop_length = false; expected an integer", err, 1, true)
     end)
 end)

@@ -677,9 +677,16 @@ end
 -- n_fft, hop_length and win_length of stft / istft, checked
 local function stft_sizes(op, n_fft, o)
     n_fft = args.integer(op, n_fft, "n_fft")
-    -- no lower bound here: the checks below raise PyTorch's messages
-    local hop = args.int_option(op, o, "hop_length", floor(n_fft / 4), -math.huge)
-    local win = args.int_option(op, o, "win_length", n_fft, -math.huge)
+    -- any integer here: the checks below raise PyTorch's messages for the bounds
+    local function size(key, default)
+        local v = o[key]
+        local i = v == nil and default or type(v) == "number" and compat.tointeger(v) or nil
+        if i == nil then
+            raise(("tide: %s: %s = %s; expected an integer"):format(op, key, tostring(v)))
+        end
+        return i
+    end
+    local hop, win = size("hop_length", floor(n_fft / 4)), size("win_length", n_fft)
     if n_fft < 1 or win < 1 or win > n_fft then
         raise(("tide: %s: expected 0 < win_length <= n_fft, but got win_length=%d, n_fft=%d")
             :format(op, win, n_fft))
