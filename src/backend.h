@@ -78,6 +78,21 @@ static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, 
     wt->strides[0] = n * d, wt->strides[1] = 1, wt->strides[2] = d;
 }
 
+/* an along-a-dim row's contiguous [rows, d] view as [rows, len, inner] (d = len * inner, the
+ * row's parameter p[inner_at]), the line along dim 1: the cumsum-like rows' geometry (softmax);
+ * 0 when inner does not divide d */
+static inline int tide_lines_view(const tide_kernel_call *c, int inner_at, const tide_kview *v,
+                                  tide_kview *v3) {
+    int64_t inner = c->p[inner_at].i;
+    if (inner < 1 || c->d % inner)
+        return 0;
+    *v3 = *v;
+    v3->ndim = 3;
+    v3->shape[0] = c->rows, v3->shape[1] = c->d / inner, v3->shape[2] = inner;
+    v3->strides[0] = c->d, v3->strides[1] = inner, v3->strides[2] = 1;
+    return 1;
+}
+
 typedef struct tide_backend tide_backend;
 
 /* every row's kernel has this one signature; a backend's table of them is indexed by kernel id */

@@ -251,6 +251,20 @@ static tide_status unique_rows(tide_ctx *ctx, const char *op, const tide_tensor 
     return TIDE_OK;
 }
 
+/* the product of a's sizes but dim's: a tensor with elements bounds it, but one with a 0 in its
+ * shape may have others whose product overflows ({2^32, 2^32, 0}); past a 0 among them, an
+ * overflow means the 0 is dim's own: no elements, so 0 as well */
+static int64_t other_dims_numel(const tide_tensor *a, int dim) {
+    int64_t rest = 1;
+    for (int d = 0; d < a->ndim && rest; d++)
+        if (d != dim && a->shape[d] == 0)
+            rest = 0;
+    for (int d = 0; d < a->ndim && rest; d++)
+        if (d != dim && __builtin_mul_overflow(rest, a->shape[d], &rest))
+            rest = 0;
+    return rest;
+}
+
 /* torch.unique, sorted: over the flattened a (dim == TIDE_ALL_DIMS) or the slices along dim
  * (0-based, may be negative); inverse (a's shape, or [size of dim]) and counts ([k]) int64, each
  * may be NULL. NaN differs from every value, itself included. */
@@ -278,13 +292,7 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
         for (int j = 0; j < nd; j++)
             back[perm[j]] = j;
         n = a->shape[dim];
-        /* (the other dims' product, as repeat_interleave's: an overflow means n is 0) */
-        for (int d = 0; d < nd && rest; d++)
-            if (d != dim && a->shape[d] == 0)
-                rest = 0;
-        for (int d = 0; d < nd && rest; d++)
-            if (d != dim && __builtin_mul_overflow(rest, a->shape[d], &rest))
-                rest = 0;
+        rest = other_dims_numel(a, dim);
         shape2[0] = n;
         shape2[1] = rest;
         st = tide_tensor_permute(a, perm, &moved);
@@ -444,15 +452,7 @@ tide_status tide_repeat_interleave(tide_ctx *ctx, const tide_tensor *a, int dim,
                                op, dim < 0 ? dim : dim + 1);
         TIDE_TRY(tide_norm_dim(op, &dim, a->ndim));
         n = a->shape[dim];
-        /* the other dims' product: a tensor with elements bounds it, but one with a 0 in its
-         * shape may have others whose product overflows ({2^32, 2^32, 0}); past a 0 among
-         * them, an overflow means the 0 is the dim's own: no elements, so rest is 0 too */
-        for (int d = 0; d < a->ndim && rest; d++)
-            if (d != dim && a->shape[d] == 0)
-                rest = 0;
-        for (int d = 0; d < a->ndim && rest; d++)
-            if (d != dim && __builtin_mul_overflow(rest, a->shape[d], &rest))
-                rest = 0;
+        rest = other_dims_numel(a, dim);
     } else {
         n = tide_tensor_numel(a);
     }

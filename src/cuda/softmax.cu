@@ -169,17 +169,12 @@ static tide_status softmax_backward_dim(tide_device *dev, const tide_kview *dx, 
 
 /* ---- the kernel rows softmax and softmax_backward ----------------------------------------- */
 
-/* a row's contiguous [rows, d] view as [rows, len, inner], the line along dim 1 */
+/* the row's tensors as [rows, len, inner] (backend.h), or the one error */
 static tide_status sm_lines_view(const char *op, const tide_kernel_call *c, const tide_kview *v,
                                  tide_kview *v3) {
-    int64_t inner = c->p[1].i;
-    if (c->d % inner)
+    if (!tide_lines_view(c, 1, v, v3))
         return tide_cuda_seterr(TIDE_EINVAL, "%s: inner %lld does not divide the row's %lld", op,
-                                (long long)inner, (long long)c->d);
-    *v3 = *v;
-    v3->ndim = 3;
-    v3->shape[0] = c->rows, v3->shape[1] = c->d / inner, v3->shape[2] = inner;
-    v3->strides[0] = c->d, v3->strides[1] = inner, v3->strides[2] = 1;
+                                (long long)c->p[1].i, (long long)c->d);
     return TIDE_OK;
 }
 

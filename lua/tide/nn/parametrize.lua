@@ -328,11 +328,15 @@ function P.register_parametrization(module, name, parametrization, opts)
                 raise("tide: " .. who .. ": a parametrization must return a tensor, got " ..
                     describe(x))
             end
-            if x.dtype ~= y.dtype or not same_shape(x, y) then
-                raise(string.format("tide: %s: the parametrization changes %s (%s %s -> %s %s); " ..
-                    "pass {unsafe = true} to allow it", who, name, y.dtype, shape_str(y),
-                    x.dtype, shape_str(x)))
+            -- what keeps y's dtype and shape, as PyTorch checks without unsafe
+            local function keeps(what, got)
+                if got.dtype ~= y.dtype or not same_shape(got, y) then
+                    raise(string.format("tide: %s: %s changes %s (%s %s -> %s %s); pass " ..
+                        "{unsafe = true} to allow it", who, what, name, y.dtype, shape_str(y),
+                        got.dtype, shape_str(got)))
+                end
             end
+            keeps("the parametrization", x)
             -- PyTorch checks right_inverse(X) too (a right_inverse = false: none, the identity)
             if parametrization.right_inverse then
                 local z = autograd.no_grad(function()
@@ -342,11 +346,7 @@ function P.register_parametrization(module, name, parametrization, opts)
                     raise("tide: " .. who .. ": right_inverse must return a tensor, got " ..
                         describe(z))
                 end
-                if z.dtype ~= y.dtype or not same_shape(z, y) then
-                    raise(string.format("tide: %s: right_inverse changes %s (%s %s -> %s %s); " ..
-                        "pass {unsafe = true} to allow it", who, name, y.dtype, shape_str(y),
-                        z.dtype, shape_str(z)))
-                end
+                keeps("right_inverse", z)
             end
         end
         list:append(parametrization)
