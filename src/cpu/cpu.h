@@ -163,7 +163,7 @@ int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3
 
 /* softmax.c: softmax (log: log_softmax) and its gradient along dim of views of any strides, one
  * dtype (float32, float64; the _or_half forms in half.c widen float16 and bfloat16), under the
- * kernel rows softmax and softmax_backward */
+ * kernel rows softmax and softmax_backward (softmax_rows.c) */
 tide_status cpu_softmax_dim(tide_device *dev, const tide_kview *out, const tide_kview *a, int dim,
                             int log);
 tide_status cpu_softmax_backward_dim(tide_device *dev, const tide_kview *dx, const tide_kview *y,
