@@ -1,11 +1,14 @@
 /*
- * vec_math.h — float32 exp, sigmoid, tanh and GELU written so a loop of them vectorizes: no libm
- * calls, no branches, no float-to-int conversion (the exponent comes from the bits of a
- * float rounded by adding 1.5 * 2^23). glibc's expf/tanhf are scalar calls: in an LSTM step
- * they took a quarter of the time (issue 15). Accuracy, checked over the whole float range in
- * spec/c/test_cpu_kernels.c: exp within 3 ulp (below 88.3; clamped above: these serve
- * sigmoid and tanh), sigmoid and tanh within 2e-7 absolute and 5e-7 relative; NaN stays NaN, +-inf
- * give the limits. Used by the CPU kernels only; the CUDA kernels keep CUDA's own functions.
+ * vec_math.h — float32 exp, log, sigmoid, SiLU, tanh and GELU written so a loop of them
+ * vectorizes: no libm calls, no branches, no float-to-int conversion (the exponent comes from
+ * the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf are scalar calls:
+ * in an LSTM step they took a quarter of the time (issue 15), and tide.exp of a million floats
+ * took 6x PyTorch's (Sleef's vector functions). The polynomials are Cephes' single-precision
+ * minimax fits (S. Moshier), the same as many vector libraries'. Accuracy, checked over the
+ * whole float range, subnormals included, in spec/c/test_vec_math.c: exp and log within 1 ulp,
+ * tanh within 2 ulp, sigmoid and SiLU within 2 ulp plus the ulp of their smallest normal; NaN
+ * stays NaN, +-inf give the limits. Used by the CPU kernels only; the CUDA kernels keep CUDA's
+ * own functions.
  */
 #ifndef TIDE_CPU_VEC_MATH_H
 #define TIDE_CPU_VEC_MATH_H
@@ -26,47 +29,96 @@ static inline uint32_t cpu_float_to_bits(float f) {
     return u;
 }
 
-/* e^x: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial (Taylor terms, error
- * below 1 ulp on that interval), 2^n from the exponent bits; x clamped to [-87.3, 88.3], where
- * n stays in [-126, 127], and 0 below (so a softmax gives masked entries exactly 0) (NaN passes the
- * clamps: comparisons with NaN are false) */
+/* e^x over the whole range: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so n * ln2_hi
+ * is exact), e^r = 1 + r + r^2 P(r), and 2^n applied as two powers of two 2^(n/2) 2^(n - n/2),
+ * so that n may run from -150 (subnormal results, rounded once, by the second product) to 128
+ * (+inf, by the same product). x is clamped to [-104, 89] first, where e^x is 0 or +inf
+ * already (NaN passes the clamps: comparisons with NaN are false), and -inf gives exactly 0, so
+ * a softmax gives masked entries 0. */
 static inline float cpu_vexpf(float x0) {
     const float shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    float       x = x0 > 88.3f ? 88.3f : x0;
-    x = x < -87.3f ? -87.3f : x;
+    float       x = x0 > 89.0f ? 89.0f : x0;
+    x = x < -104.0f ? -104.0f : x;
     float t = x * 1.44269504088896341f + shift;
     float n = t - shift;
-    /* ln2 in two parts so n * ln2_hi is exact */
     float r = x - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
-    float p = 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    uint32_t k = cpu_float_to_bits(t) - cpu_float_to_bits(shift); /* n as an integer */
-    float    e = p * cpu_bits_to_float((k + 127u) << 23);
-    return x0 < -87.3f ? 0.0f : e; /* below: 0 (libm's denormals differ by < 2^-126) */
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    /* n as an integer (t's unit in the last place is 1), halved by an arithmetic shift; the
+     * exponent fields in unsigned arithmetic, so a NaN's garbage wraps instead of overflowing */
+    int32_t  k = (int32_t)(cpu_float_to_bits(t) - cpu_float_to_bits(shift));
+    int32_t  k1 = k >> 1;
+    uint32_t e1 = ((uint32_t)k1 + 127u) << 23, e2 = ((uint32_t)(k - k1) + 127u) << 23;
+    return p * cpu_bits_to_float(e1) * cpu_bits_to_float(e2);
 }
 
+/* log(x) over the whole range: x = m 2^e with m in [sqrt(1/2), sqrt(2)) (a subnormal scaled by
+ * 2^23 first), log(m) = f - f^2/2 + f^3 P(f) with f = m - 1, and e ln2 added in two parts;
+ * 0 gives -inf, a negative x NaN, +inf +inf */
+static inline float cpu_vlogf(float x0) {
+    int      sub = x0 < 1.17549435e-38f; /* subnormal, 0 or negative (the last two fixed below) */
+    float    x = sub ? x0 * 8388608.0f : x0;
+    uint32_t u = cpu_float_to_bits(x);
+    int32_t  e = (int32_t)((u >> 23) & 0xffu) - 126 - (sub ? 23 : 0);
+    float    m = cpu_bits_to_float((u & 0x007fffffu) | 0x3f000000u); /* [1/2, 1) */
+    int      low = m < 0.707106781186547524f;
+    e -= low;
+    float f = low ? m + m - 1.0f : m - 1.0f;
+    float z = f * f;
+    float y = 7.0376836292e-2f;
+    y = y * f - 1.1514610310e-1f;
+    y = y * f + 1.1676998740e-1f;
+    y = y * f - 1.2420140846e-1f;
+    y = y * f + 1.4249322787e-1f;
+    y = y * f - 1.6668057665e-1f;
+    y = y * f + 2.0000714765e-1f;
+    y = y * f - 2.4999993993e-1f;
+    y = y * f + 3.3333331174e-1f;
+    y = y * f * z;
+    float fe = (float)e;
+    y += -2.12194440e-4f * fe;
+    y += -0.5f * z;
+    float r = f + y;
+    r += 0.693359375f * fe;
+    r = x0 == INFINITY ? x0 : r;
+    r = x0 == 0 ? -INFINITY : r;
+    r = x0 < 0 ? NAN : r;
+    return x0 != x0 ? x0 : r;
+}
+
+/* 1 / (1 + e^-x), from e = e^-|x| on either side of 0 (e / (1 + e) on the left), so that no
+ * exp overflows and the left tail keeps its relative accuracy down to the subnormals */
 static inline float cpu_vsigmoidf(float x) {
-    return 1.0f / (1.0f + cpu_vexpf(-x));
+    float e = cpu_vexpf(x < 0 ? x : -x);
+    return (x < 0 ? e : 1.0f) / (1.0f + e);
 }
 
-/* tanh(x) = 1 - 2 / (e^2x + 1) loses its relative accuracy near 0, where the odd Taylor
- * polynomial up to x^9 takes over (|x| < 0.25: error below 1e-9 relative); a blend, no branch */
+/* x / (1 + e^-x): PyTorch's form (-0 where e^-x overflows, NaN at -inf) */
+static inline float cpu_vsiluf(float x) {
+    return x / (1.0f + cpu_vexpf(-x));
+}
+
+/* tanh(x) = 1 - 2 / (e^2x + 1) loses its relative accuracy near 0, where Cephes' odd
+ * polynomial x + x^3 P(x^2) takes over (|x| < 0.625); a blend, no branch */
 static inline float cpu_vtanhf(float x) {
-    float ax = x < 0 ? -x : x;
+    float ax = fabsf(x); /* fabsf and copysignf: bit operations, inlined */
     float big = 1.0f - 2.0f / (cpu_vexpf(2.0f * ax) + 1.0f);
-    float x2 = x * x;
-    float small =
-        ax *
-        (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
-    float v = ax < 0.25f ? small : big;
-    v = x != x ? x : v; /* NaN: the blend above would make it 1 */
-    return x < 0 ? -v : v;
+    float z = ax * ax;
+    float q = -5.70498872745e-3f;
+    q = q * z + 2.06390887954e-2f;
+    q = q * z - 5.37397155531e-2f;
+    q = q * z + 1.33314422036e-1f;
+    q = q * z - 3.33332819422e-1f;
+    float small = q * z * ax + ax;
+    float v = ax < 0.625f ? small : big;
+    v = x != x ? x : v;     /* NaN: the blend above would make it 1 */
+    return copysignf(v, x); /* -0 stays -0 */
 }
 
 /* erfc(z) for z >= 0 by the Chebyshev fit of Numerical Recipes' erfcc: t = 1 / (1 + z/2),
