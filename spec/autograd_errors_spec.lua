@@ -140,9 +140,6 @@ describe("autograd errors (PyTorch 1.13)", function()
         same(x.grad, { 6, 12 })
     end)
 
-    pending("backward{inputs = {a}} (PyTorch: a.grad [3.0, 4.0], b.grad None): tide refuses " ..
-        "the option (documented; spec/porting_training4_spec.lua:304 asserts the refusal)")
-
     it("retain_grad, .grad of non-leaves, requires_grad_", function()
         -- PyTorch: ([4.0, 8.0], True, False)
         local x = X()

@@ -110,7 +110,8 @@ describe("autograd.Function (" .. DEV .. ")", function()
         local Many = Function:extend("Many")
         function Many.forward(_, t) return t * 2 end
         function Many.backward(_, g) return g, g end
-        assert.matches("tide: Many.backward returned 2 gradients for 1 arguments of apply",
+        assert.matches("tide: Many.backward returned an incorrect number of gradients " ..
+            "(expected 1, got 2); return one gradient (or nil) per forward argument",
             catch(function() Many.apply(x):sum():backward() end), 1, true)
         local Two = Function:extend("Two")
         function Two.forward(_, t) return t * 2, t:to("float32") end

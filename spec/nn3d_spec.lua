@@ -269,9 +269,9 @@ describe("nn 3-D layers: modules, dropout and errors (" .. DEV .. ")", function(
         says("tide: avg_pool3d: unknown option", function()
             return F.avg_pool3d(x, 2, { dilation = 2 })
         end)
-        says("tide: adaptive_avg_pool3d: expected output_size to be an integer >= 1 or " ..
-            "{d, h, w} of them (nil keeps a size), got 0",
-            function() return F.adaptive_avg_pool3d(x, 0) end)
+        says("tide: adaptive_avg_pool3d: expected output_size to be an integer >= 0 or " ..
+            "{d, h, w} of them (nil keeps a size), got -1",
+            function() return F.adaptive_avg_pool3d(x, -1) end)
         says("tide: adaptive_max_pool3d: unknown option", function()
             return F.adaptive_max_pool3d(x, 2, { indices = true })
         end)

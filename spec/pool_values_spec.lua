@@ -512,10 +512,7 @@ local ERRS = {
      {divisor_override = 0}) end, pt='divisor must be not zero',
    tide='tide: avg_pool2d: expected divisor_override to be a non-zero integer, got 0'},
   {name='adaptive_avg_pool2d size 0', call=function() return F.adaptive_avg_pool2d(Z(1,1,2,2), 0)
-     end, shape={1,1,0,0},
-   pending="PyTorch 1.13's adaptive pools (1d/2d/3d, avg and max) take output_size 0 and return " ..
-     "an empty tensor; tide raises 'expected output_size to be an integer >= 1' (six functions " ..
-     "and their kernels to change)"},
+     end, shape={1,1,0,0}},
 }
 local ATTRS = {
   {'MaxPool1d(3)', function() return nn.MaxPool1d(3) end, {kernel_size = 3, stride = 3, padding = 0,

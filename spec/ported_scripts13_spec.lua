@@ -774,8 +774,9 @@ describe("gaps found porting these tutorials", function()
         local Bad = tide.autograd.Function:extend("ExtraGrad")
         function Bad.forward(ctx, t) return t * 2 end
         function Bad.backward(ctx, g) return g * 2, g end
-        assert.matches("tide: ExtraGrad.backward returned 2 gradients for 1 arguments of " ..
-            "apply; return one per argument (nil where none; extra ones must be nil)",
+        assert.matches("tide: ExtraGrad.backward returned an incorrect number of gradients " ..
+            "(expected 1, got 2); return one gradient (or nil) per forward argument (any " ..
+            "beyond them must be nil)",
             catch(function() Bad.apply(x):sum():backward() end), 1, true)
     end)
 

@@ -418,8 +418,8 @@ describe("nn layers: errors and devices (" .. DEV .. ")", function()
             "tide: InstanceNorm1d: expected input with 4 channels (dim 2), got 3")
         assert.has_error(function() nn.InstanceNorm2d(3, { afine = true }) end,
             'tide: InstanceNorm2d: unknown option "afine" (did you mean "affine"?)')
-        assert.has_error(function() F.adaptive_max_pool2d(x, 0) end,
-            "tide: adaptive_max_pool2d: expected output_size to be an integer >= 1, got 0")
+        assert.has_error(function() F.adaptive_max_pool2d(x, -1) end,
+            "tide: adaptive_max_pool2d: expected output_size to be an integer >= 0, got -1")
         assert.has_error(function() F.adaptive_max_pool1d(x:reshape(24), 2) end,
             "tide: adaptive_max_pool1d: expected input {N, C, L} or {C, L}, got {24}")
         assert.has_error(function() nn.AdaptiveMaxPool2d(2, { return_indice = true }) end,

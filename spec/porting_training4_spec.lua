@@ -297,16 +297,16 @@ describe("t:backward's parameters", function()
         g:backward()
         assert.are.same({ 6, 12 }, x.grad:totable())
     end)
-    it("inputs is not built yet: it raises, by name or by position, and changes nothing", function()
+    it("inputs fills only those tensors' .grad, by name or by position", function()
         local x = tide.tensor({ 1.0, 2.0 }, { requires_grad = true })
         local w = tide.tensor({ 3.0 }, { requires_grad = true })
         local y = (x * w):sum()
-        local want = 'tide: backward: option "inputs" is not supported yet; use ' ..
-            "tide.autograd.grad(t, inputs) and add the gradients"
-        assert.are.equal(want, err(function() y:backward({ inputs = { x } }) end))
-        assert.are.equal(want, err(function() y:backward(nil, nil, nil, { w }) end))
-        assert.is_nil(x.grad)
+        y:backward({ inputs = { x }, retain_graph = true })
+        assert.are.same({ 3, 3 }, x.grad:totable()) -- PyTorch: x.grad [3, 3], w.grad None
         assert.is_nil(w.grad)
+        y:backward(nil, nil, nil, { w })
+        assert.are.same({ 3 }, w.grad:totable()) -- PyTorch: w.grad [3]
+        assert.are.same({ 3, 3 }, x.grad:totable())
     end)
     it("tide.autograd.backward(tensors, grad_tensors, ...)", function()
         local x = tide.ones(3, { requires_grad = true })

@@ -341,6 +341,9 @@ function Tensor.float_power_(x, e, ...)
     return x:pow_(type(e) == "number" and e or (core.is_tensor(e) and e:double() or e))
 end
 
+M.functions = { sgn = function(x, ...) -- tide.sgn(z) of a complex z: its own (z / |z|)
+    return (type(x) == "table" and x.sgn or Tensor.sgn)(x, ...)
+end }
 M.names = { "logit", "sinc", "hypot", "copysign", "heaviside", "deg2rad", "rad2deg", "log10",
     "exp2", "sgn", "fix", "true_divide", "signbit", "isposinf", "isneginf", "fmax", "fmin",
     "float_power" }

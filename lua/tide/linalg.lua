@@ -31,6 +31,11 @@ local unpack = compat.unpack
 
 local L = {} -- tide.linalg
 
+-- a complex operand (a table; a tensor is userdata): lua/tide/complex/linalg.lua
+local function complex_linalg()
+    return require("tide.complex.linalg")
+end
+
 local FLOAT = args.FLOAT
 
 -- A as a float matrix or batch of them, square unless rect
@@ -272,6 +277,9 @@ end
 
 -- slogdet(A): sign and log|det|, PyTorch's (a singular matrix: sign 0, logabsdet -inf)
 function L.slogdet(A)
+    if type(A) == "table" then
+        return complex_linalg().slogdet(A)
+    end
     matrix("linalg.slogdet", A)
     local ks, kl = autograd.no_grad(function()
         local LU, _, sign, d = kernel_lu(A)
@@ -295,6 +303,9 @@ end
 
 -- det(A): the permutation's sign times the product of U's diagonal
 function L.det(A)
+    if type(A) == "table" then
+        return complex_linalg().det(A)
+    end
     matrix("linalg.det", A)
     local kd = autograd.no_grad(function()
         local LU, _, sign, d = kernel_lu(A)
@@ -404,6 +415,9 @@ end
 -- (a vector), A's and B's batches broadcast
 function L.solve(A, B, opts)
     local op = "linalg.solve"
+    if type(A) == "table" or type(B) == "table" then
+        return complex_linalg().solve(A, B, opts, is_vector_rhs)
+    end
     matrix(op, A)
     check(op, B, 2)
     same_device(op, A, B)
@@ -433,6 +447,9 @@ end
 
 -- inv(A): solve(A, I)
 function L.inv(A)
+    if type(A) == "table" then
+        return complex_linalg().inv(A)
+    end
     local op = "linalg.inv"
     matrix(op, A)
     local n = A:size(-1)
@@ -1531,6 +1548,9 @@ function Tensor.det(A, ...)
 end
 function Tensor.logdet(A, ...) -- log det: NaN for a negative determinant, -inf for 0, as PyTorch's
     no_extra("logdet", 1, ...)
+    if type(A) == "table" then -- a complex A: log det, complex (lua/tide/complex/linalg.lua)
+        return complex_linalg().logdet(A)
+    end
     local s, l = L.slogdet(A)
     return core.where(s:lt(0), 0 / 0, l)
 end

@@ -24,6 +24,9 @@ end
 -- outer(b): the [n, m] products a_i b_j of two 1-D tensors; ger is PyTorch's older name
 local function outer(op)
     return function(a, b, ...)
+        if type(a) == "table" and require("tide.complex.tensor").is(a) then -- complex: its own
+            return a[op](a, b, ...)
+        end
         args.no_extra(op, 2, ...)
         check(op, a)
         check(op, b, 2)
@@ -272,6 +275,9 @@ end
 -- has no complex dtypes, where vdot conjugates a)
 local function dot(op)
     return function(a, b, ...)
+        if type(a) == "table" and require("tide.complex.tensor").is(a) then -- complex: its own
+            return a[op](a, b, ...)
+        end
         args.no_extra(op, 2, ...)
         check(op, a)
         check(op, b, 2)

@@ -86,6 +86,9 @@ autograd.def {
 -- a running sum of -0.0s is 0.0); row(x, d): the op's kernel, or nil (then the scan)
 local function cumulative(op, combine, first, row)
     return function(x, dim, opts, ...)
+        if type(x) == "table" and require("tide.complex.tensor").is(x) then -- complex: its own
+            return x[op](x, dim, opts, ...)
+        end
         args.no_extra(op, 3, ...)
         check(op, x)
         if dim == nil then

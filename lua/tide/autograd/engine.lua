@@ -936,8 +936,10 @@ function E.queue_callback(fn)
     queued[#queued + 1] = fn
 end
 
+local capture
+
 local function count_edge(x, e)
-    if e == false and ready_hooks[x] then
+    if e == false and ready_hooks[x] and (not capture or capture[x]) then
         waiting[x] = (waiting[x] or 0) + 1
     end
 end
@@ -962,17 +964,22 @@ local function count_waiting(order)
 end
 
 -- autograd.grad's pass: the gradients of the inputs go to `capture` (leaf -> slot, node ->
--- slot) and into `captured`, never into .grad
-local capture, captured
+-- slot) and into `captured`, never into .grad. backward's inputs (cap_acc): the same pass, the
+-- captured leaves' gradients going to their .grad (hooks first), the nodes' as retain_grad's.
+local captured, cap_acc
 
 local function to_leaf(x, g)
     if capture then
         local k = capture[x]
-        if k then
+        if not k then
+            return
+        elseif not cap_acc then
             local old = captured[k]
             captured[k] = old and old:add(g) or g
+            return
         end
-    elseif leaf_hooks[x] then
+    end
+    if leaf_hooks[x] then
         local old = pending_leaf[x]
         pending_leaf[x] = old and old:add(g) or g
     else
@@ -1184,7 +1191,7 @@ local function pass(roots, grads, retain, create)
             leads, runs = needed_nodes(order)
         end
         check_versions(order)
-        if next(ready_hooks) and not capture then
+        if next(ready_hooks) and (not capture or cap_acc) then
             count_waiting(order)
         end
         for i = #order, 1, -1 do
@@ -1210,7 +1217,7 @@ local function pass(roots, grads, retain, create)
                 if nd.hooks then
                     g = run_hooks(nd.hooks, g)
                 end
-                if nd.retain and not capture then
+                if nd.retain and (not capture or cap_acc) then
                     local a = nd.out:_ag()
                     a.grad = a.grad and a.grad:add(g) or g:clone()
                 end
@@ -1270,7 +1277,8 @@ local function pass(roots, grads, retain, create)
                     release(g) -- its formula has run and nothing holds it
                 end
             end
-            if not retain and (run or not runs) then
+            -- (backward's inputs: PyTorch runs, so frees, every node that leads to one)
+            if not retain and (run or not runs or (cap_acc and leads[nd])) then
                 nd.freed = true
                 if drop_saved(nd) then
                     core._gc_young() -- what the pass dropped so far adds up (lua/gc.c)
@@ -1359,10 +1367,13 @@ end
 
 E.seed = seed
 
--- run_backward(root, grad, retain[, create]) or (roots, grads, ...) with lists: one pass from
--- every root, accumulating into the leaves' .grad; create (PyTorch's create_graph) records the
--- pass, so the gradients are differentiable, and retains the graph unless retain is false
-local function run_backward(root, grad, retain, create)
+-- run_backward(root, grad, retain[, create[, inputs]]) or (roots, grads, ...) with lists: one
+-- pass from every root, accumulating into the leaves' .grad; create (PyTorch's create_graph)
+-- records the pass, so the gradients are differentiable, and retains the graph unless retain is
+-- false. inputs (a checked list of tensors that require grad): only their .grad is filled, by
+-- autograd.grad's pass (the nodes that lead to none of them neither run nor are freed); a
+-- non-leaf among them is made to retain its grad, as PyTorch's
+local function run_backward(root, grad, retain, create, inputs)
     local roots, grads = root, grad
     if is_tensor(root) or type(root) ~= "table" then
         roots, grads = { root }, { grad }
@@ -1374,18 +1385,30 @@ local function run_backward(root, grad, retain, create)
     if retain == nil then
         retain = create
     end
-    local outer_capture, outer_captured = capture, captured -- (inside autograd.grad's pass)
-    capture, captured = nil, nil
+    local outer_capture, outer_captured, outer_acc = capture, captured, cap_acc
+    capture, captured, cap_acc = nil, nil, nil -- (inside autograd.grad's pass)
+    if inputs then
+        capture, captured, cap_acc = {}, {}, true
+        for i = 1, #inputs do
+            local x = inputs[i]
+            local f = grad_fn(x)
+            if f then
+                E.retain_grad(x)
+            end
+            capture[f or x] = i
+        end
+    end
     local ok, err = pass(roots, seeds, retain, create and true or false)
-    capture, captured = outer_capture, outer_captured
+    capture, captured, cap_acc = outer_capture, outer_captured, outer_acc
     if not ok then
         rethrow(err)
     end
 end
 E.backward = run_backward
 
--- true while autograd.grad's pass runs (a formula that runs a backward of its own, as
--- tide.utils.checkpoint's, cannot serve it: that backward accumulates into .grad)
+-- true while autograd.grad's pass runs, or backward's with inputs (a formula that runs a
+-- backward of its own, as tide.utils.checkpoint's, cannot serve them: that backward accumulates
+-- into every leaf's .grad; PyTorch's reentrant checkpoint refuses both)
 function E.in_grad_pass()
     return capture ~= nil
 end
@@ -1563,11 +1586,11 @@ function E.grad(outputs, inputs, opts, opts2)
         end
         cap[grad_fn(x) or x] = i
     end
-    local outer_capture, outer_captured = capture, captured -- (a pass inside a pass)
-    capture, captured = cap, {}
+    local outer_capture, outer_captured, outer_acc = capture, captured, cap_acc
+    capture, captured, cap_acc = cap, {}, nil -- (a pass inside a pass)
     local ok, err = pass(outs, grads, retain, create)
     local res = captured
-    capture, captured = outer_capture, outer_captured
+    capture, captured, cap_acc = outer_capture, outer_captured, outer_acc
     if not ok then
         rethrow(err, "tide: autograd.grad:")
     end

@@ -17,8 +17,9 @@
 -- forward(ctx, ...) runs with grad mode off and returns tensors (integer ones and those marked
 -- with ctx:mark_non_differentiable take no gradient; ctx:mark_dirty(x) for an input modified in
 -- place and returned); backward(ctx, g1, ...) gets one gradient per output of forward and
--- returns one per argument of apply (nil for those that take none, and for non-tensors), each
--- of a shape its argument's expands to (summed down to it, cast to its dtype).
+-- returns one per argument of apply (nil for those that take none, and for non-tensors; fewer,
+-- or extra ones not nil, raise as PyTorch), each of a shape its argument's expands to (summed
+-- down to it, cast to its dtype).
 local compat = require("tide._compat")
 local core = require("tide.core")
 local registry = require("tide.autograd.registry")
@@ -128,16 +129,18 @@ local function backward(cls)
         end
         local grads = compat.pack(cls.backward(ctx, compat.unpack(gs, 1, slots.n)))
         local positions, nargs = nd.positions, nd.nargs
-        -- PyTorch drops extra gradients when all of them are None
-        while grads.n > nargs and grads[grads.n] == nil do
-            grads.n = grads.n - 1
+        -- PyTorch's count: one per argument of apply (nil counts: `return gx, nil` is 2); more
+        -- only when all the extra ones are nil, which it drops
+        local extra = false
+        for i = nargs + 1, grads.n do
+            extra = extra or grads[i] ~= nil
         end
-        -- (fewer than nargs: PyTorch raises; tide's SyncBatchNorm returns 3 for 4 arguments)
-        if grads.n > nargs then
-            raise(string.format("tide: %s.backward returned %d gradients for %d arguments " ..
-                "of apply; return one per argument (nil where none; extra ones must be nil)",
-                ctx._name, grads.n, nargs))
+        if grads.n < nargs or extra then
+            raise(string.format("tide: %s.backward returned an incorrect number of gradients " ..
+                "(expected %d, got %d); return one gradient (or nil) per forward argument%s",
+                ctx._name, nargs, grads.n, extra and " (any beyond them must be nil)" or ""))
         end
+        grads.n = nargs
         local at = {}
         for _, pos in ipairs(positions) do
             at[pos] = true

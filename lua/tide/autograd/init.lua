@@ -66,7 +66,7 @@ M.is_view = engine.is_view
 M._inplace_refusal = engine.inplace_refusal
 -- _alias(t), _take_view(t, v, torch_name): an in-place view op's recording (internal)
 M._alias, M._take_view = engine.alias, engine.take_view
--- _in_grad_pass(): true inside autograd.grad's backward pass (internal)
+-- _in_grad_pass(): true inside autograd.grad's pass or backward{inputs =}'s (internal)
 M._in_grad_pass = engine.in_grad_pass
 
 -- ---- user API ----
@@ -74,21 +74,44 @@ M._in_grad_pass = engine.in_grad_pass
 -- PyTorch's parameters of Tensor.backward and autograd.backward after the first, in order
 local BACKWARD_OPTIONS = { "gradient", "retain_graph", "create_graph", "inputs" }
 
--- backward(roots, seeds, opts) for t:backward and autograd.backward: opts checked (inputs is
--- refused, not built yet), then one pass that accumulates into every leaf's .grad
+-- inputs (backward's option): a tensor or a list of tensors that require grad, as a list
+local function backward_inputs(who, v)
+    if is_tensor(v) then
+        v = { v }
+    elseif type(v) ~= "table" then
+        raise(("tide: %s: inputs must be a tensor or a list of tensors, got %s"):format(who,
+            type(v)))
+    end
+    if #v == 0 then
+        raise(("tide: %s: inputs cannot be empty; list the tensors whose .grad to fill, or " ..
+            "leave inputs out to fill every leaf's"):format(who))
+    end
+    for i = 1, #v do
+        local x = v[i]
+        if not is_tensor(x) then
+            raise(("tide: %s: expected inputs[%d] to be a tensor, got %s"):format(who, i,
+                type(x)))
+        elseif not x.requires_grad then
+            raise(("tide: %s: inputs[%d] does not require grad; create it with " ..
+                "{requires_grad = true}"):format(who, i))
+        end
+    end
+    return v
+end
+
+-- backward(roots, seeds, opts) for t:backward and autograd.backward: opts checked, then one
+-- pass that accumulates into every leaf's .grad, or only into inputs' (opts.inputs)
 local function backward(who, roots, seeds, opts)
     for _, k in ipairs({ "retain_graph", "create_graph" }) do
         if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
             raise(("tide: %s: %s must be a boolean, got %s"):format(who, k, type(opts[k])))
         end
     end
-    -- (accumulating into some leaves only needs the engine's pass to skip the others' hooks
-    -- and copies; autograd.grad's pass would skip the inputs' hooks too)
-    if opts.inputs ~= nil then
-        raise(("tide: %s: option \"inputs\" is not supported yet; use tide.autograd.grad(%s, "
-            .. "inputs) and add the gradients"):format(who, who == "backward" and "t" or "tensors"))
+    local inputs = opts.inputs
+    if inputs ~= nil then
+        inputs = backward_inputs(who, inputs)
     end
-    return run_backward(roots, seeds, opts.retain_graph, opts.create_graph)
+    return run_backward(roots, seeds, opts.retain_graph, opts.create_graph, inputs)
 end
 
 --- t:backward([gradient[, retain_graph[, create_graph[, inputs]]]][, {gradient =,

@@ -988,6 +988,14 @@ function M.std(z, ...)
     return M.var(z, ...):sqrt()
 end
 
+-- det(), slogdet(), logdet(), inverse(): tide.linalg's (lua/tide/complex/linalg.lua)
+for name, fn in pairs({ det = "det", slogdet = "slogdet", logdet = "logdet", inverse = "inv" }) do
+    M[name] = function(z, ...)
+        require("tide.op_args").no_extra(name, 1, ...)
+        return require("tide.complex.linalg")[fn](z)
+    end
+end
+
 -- ---- products ----
 function M.matmul(a, b)
     if is_tensor(a) and is_complex(b) then -- a real a (tide.matmul(x, z)): x re + i x im

@@ -11,7 +11,7 @@ function AdaptiveAvgPool1d:init(output_size)
     if type(output_size) == "table" and #output_size == 1 then
         output_size = output_size[1]
     end
-    self.output_size = I.check_int(output_size, "output_size", "AdaptiveAvgPool1d")
+    self.output_size = I.check_int(output_size, "output_size", "AdaptiveAvgPool1d", 0)
 end
 
 function AdaptiveAvgPool1d:forward(x)

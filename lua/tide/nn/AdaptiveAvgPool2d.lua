@@ -9,7 +9,7 @@ local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
 
 function AdaptiveAvgPool2d:init(output_size)
     if type(output_size) ~= "table" then
-        I.check_int(output_size, "output_size", "AdaptiveAvgPool2d")
+        I.check_int(output_size, "output_size", "AdaptiveAvgPool2d", 0)
     end
     self.output_size = output_size
 end

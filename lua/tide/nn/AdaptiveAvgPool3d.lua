@@ -11,7 +11,7 @@ local AdaptiveAvgPool3d = Module:extend("AdaptiveAvgPool3d")
 
 function AdaptiveAvgPool3d:init(output_size)
     if type(output_size) ~= "table" then
-        I.check_int(output_size, "output_size", "AdaptiveAvgPool3d")
+        I.check_int(output_size, "output_size", "AdaptiveAvgPool3d", 0)
     end
     self.output_size = output_size
 end

@@ -11,7 +11,7 @@ local AdaptiveMaxPool1d = Module:extend("AdaptiveMaxPool1d")
 
 function AdaptiveMaxPool1d:init(output_size, opts)
     if type(output_size) ~= "table" then
-        I.check_int(output_size, "output_size", "AdaptiveMaxPool1d")
+        I.check_int(output_size, "output_size", "AdaptiveMaxPool1d", 0)
     end
     core._check_options(opts or {}, "AdaptiveMaxPool1d", { "return_indices" })
     self.output_size = output_size

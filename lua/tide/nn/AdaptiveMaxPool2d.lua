@@ -11,7 +11,7 @@ local AdaptiveMaxPool2d = Module:extend("AdaptiveMaxPool2d")
 
 function AdaptiveMaxPool2d:init(output_size, opts)
     if type(output_size) ~= "table" then
-        I.check_int(output_size, "output_size", "AdaptiveMaxPool2d")
+        I.check_int(output_size, "output_size", "AdaptiveMaxPool2d", 0)
     end
     core._check_options(opts or {}, "AdaptiveMaxPool2d", { "return_indices" })
     self.output_size = output_size

@@ -12,7 +12,7 @@ local AdaptiveMaxPool3d = Module:extend("AdaptiveMaxPool3d")
 
 function AdaptiveMaxPool3d:init(output_size, opts)
     if type(output_size) ~= "table" then
-        I.check_int(output_size, "output_size", "AdaptiveMaxPool3d")
+        I.check_int(output_size, "output_size", "AdaptiveMaxPool3d", 0)
     end
     core._check_options(opts or {}, "AdaptiveMaxPool3d", { "return_indices" })
     self.output_size = output_size

@@ -11,7 +11,46 @@ local ModuleDict = Module:extend("ModuleDict")
 local KIND = { name = "ModuleDict", class = ModuleDict, item = "module", an_item = "a Module",
     is_item = Module.is_module }
 
+-- md.name = v on an existing name is a raw Lua assignment: a Module there is the new child (the
+-- walks read it), any other value (md.a = 5) is put back and raises at the next walk, as
+-- PyTorch's md['a'] = 5. So the dict hides `_modules` (as ParameterDict its `_params`) and every
+-- walk checks the names' values first; md.name = nil removes the child (contains is false)
+local function sync(self)
+    local shadow = rawget(self, "_slot_shadow")
+    for _, name in ipairs(rawget(self, "_slot_modules")) do
+        local v = rawget(self, name)
+        if v ~= nil and not Module.is_module(v) then
+            rawset(self, name, shadow[name])
+            raise(("tide: ModuleDict: cannot assign '%s' as module '%s' (a Module expected; " ..
+                "md:pop('%s') removes it); the module is put back"):format(type(v), name, name))
+        end
+        shadow[name] = v
+    end
+end
+
+function ModuleDict.__index(self, k)
+    if k == "_modules" and rawget(self, "_slot_modules") then
+        sync(self)
+        return rawget(self, "_slot_modules")
+    end
+    return getmetatable(self)[k]
+end
+
+-- a new name: Module's rule (a Module becomes a child), then recorded for sync
+function ModuleDict.__newindex(self, k, v)
+    Module.__newindex(self, k, v)
+    local shadow = rawget(self, "_slot_shadow")
+    if shadow and type(k) == "string" and Module.is_module(v) then
+        shadow[k] = v
+    end
+end
+
 function ModuleDict:init(mods)
+    if rawget(self, "_slot_modules") == nil then
+        rawset(self, "_slot_modules", rawget(self, "_modules"))
+        rawset(self, "_modules", nil)
+        rawset(self, "_slot_shadow", {})
+    end
     if mods ~= nil then
         self:update(mods)
     end
@@ -21,6 +60,7 @@ end
 function ModuleDict:update(mods)
     for _, e in ipairs(dict_entries.entries(KIND, mods, "update")) do
         self:add_module(e[1], e[2])
+        rawget(self, "_slot_shadow")[e[1]] = e[2]
     end
     return self
 end

@@ -214,7 +214,7 @@ function Fn.backward(ctx, g)
         end
         gx = g:sub(mean_g):sub(xhat:mul(mean_gx)):mul(scale)
     end
-    return gx, gw, gb
+    return gx, gw, gb, nil -- one per argument of forward (s, the settings, takes none)
 end
 
 function SyncBatchNorm:check(x)

@@ -357,12 +357,10 @@ return function(F)
         return y:reshape(out_shape(input, out))
     end
 
-    -- output_size an integer or {d, h, w} (nil, or a hole, keeps that size), each >= 1
+    -- output_size an integer or {d, h, w} (nil, or a hole, keeps that size), each >= 0 (0: an
+    -- empty output); every dim of input but the batch non-empty (PyTorch 1.13)
     local function adaptive_out(who, size, output_size, input)
-        if size[1] == 0 or size[2] == 0 or size[3] == 0 then
-            raise(string.format("tide: %s: expected non-empty spatial dims, got input %s", who,
-                shape_str(input)))
-        end
+        F._adaptive_nonempty(who, input, 2)
         local out = {}
         for i = 1, 3 do
             local v = output_size
@@ -372,8 +370,8 @@ return function(F)
                     v = size[i]
                 end
             end
-            if not compat.is_integer(v) or v < 1 then
-                raise(string.format("tide: %s: expected output_size to be an integer >= 1 or " ..
+            if not compat.is_integer(v) or v < 0 then
+                raise(string.format("tide: %s: expected output_size to be an integer >= 0 or " ..
                     "{d, h, w} of them (nil keeps a size), got %s", who, T.show(output_size)))
             end
             out[i] = v
@@ -391,6 +389,9 @@ return function(F)
         local b = x:size(1)
         args.check_budget(who, 1.0 * b * (out[1] + size[1]) * out[2] * out[3], 8,
             ("an output of %s per plane"):format(by(out)), "ask for a smaller output_size")
+        if out[1] * out[2] * out[3] == 0 then -- output_size 0: an empty output
+            return core.zeros(out_shape(input, out), { dtype = input.dtype, device = input.device })
+        end
         local y = F.adaptive_avg_pool2d(x, { out[2], out[3] })
         if out[1] ~= size[1] then -- [B, D, oh ow] as {C, H, W}: its H is the depth
             y = F.adaptive_avg_pool2d(y:reshape(b, size[1], out[2] * out[3]),
@@ -410,6 +411,14 @@ return function(F)
         local out = adaptive_out(who, size, output_size, input)
         args.check_budget(who, 1.0 * x:size(1) * out[1] * out[2] * out[3] + out[1], 8,
             ("an output of %s per plane"):format(by(out)), "ask for a smaller output_size")
+        if out[1] * out[2] * out[3] == 0 then -- output_size 0: empty results
+            local shape = out_shape(input, out)
+            local y = core.zeros(shape, { dtype = input.dtype, device = input.device })
+            if want then
+                return y, core.zeros(shape, { dtype = "int64", device = input.device })
+            end
+            return y
+        end
         local y, ix = F.adaptive_max_pool2d(x, { out[2], out[3] }, { return_indices = true })
         -- window i covers depths floor(i D / od) .. ceil((i + 1) D / od) - 1 (0-based), each
         -- listed kd long (the shorter repeat their last), built by tensor ops as adaptive_matrix

@@ -41,22 +41,20 @@ return function(F)
         end
     end
 
-    -- the input's last two dims, each non-empty, and the output size (nil in a table: keep)
+    -- the input's last two dims and the output size (nil in a table: keep; 0: empty); every
+    -- dim but the batch non-empty (PyTorch 1.13's max pools)
     local function adaptive_sizes(input, output_size, who)
         local nd = input:dim()
         local h, w = input:size(nd - 1), input:size(nd)
-        if h == 0 or w == 0 then
-            raise(string.format("tide: %s: expected non-empty spatial dims, got input %s", who,
-                shape_str(input)))
-        end
+        F._adaptive_nonempty(who, input, 2)
         local oh, ow
         if type(output_size) == "table" then
             oh, ow = output_size[1] or h, output_size[2] or w
         else
             oh, ow = output_size, output_size
         end
-        int_arg(oh, who, "output_size", 1)
-        int_arg(ow, who, "output_size", 1)
+        int_arg(oh, who, "output_size", 0)
+        int_arg(ow, who, "output_size", 0)
         return h, w, oh, ow
     end
 
@@ -75,7 +73,7 @@ return function(F)
         end
         local out_shape = { compat.unpack(lead) }
         out_shape[#lead + 1], out_shape[#lead + 2] = oh, ow
-        if planes == 0 then -- no windows to look at (and none to build): empty results
+        if planes * oh * ow == 0 then -- no windows (a 0 batch or output_size): empty results
             local corner = input:narrow(nd - 1, 1, 1):narrow(nd, 1, 1)
             return corner:expand(out_shape):contiguous(),
                 core.zeros(out_shape, { dtype = "int64", device = input.device })
@@ -149,7 +147,8 @@ return function(F)
         if type(output_size) == "table" and #output_size == 1 then
             output_size = output_size[1]
         end
-        int_arg(output_size, who, "output_size", 1)
+        int_arg(output_size, who, "output_size", 0)
+        F._adaptive_nonempty(who, input, 2)
         local x = input:unsqueeze(nd)
         local h, w, oh, ow = adaptive_sizes(x, { 1, output_size }, who)
         local out, idx = adaptive_max(who, x, h, w, oh, ow)
@@ -172,8 +171,9 @@ return function(F)
         if type(output_size) == "table" and #output_size == 1 then
             output_size = output_size[1]
         end
-        int_arg(output_size, who, "output_size", 1)
+        int_arg(output_size, who, "output_size", 0)
         float_input(input, who)
+        F._adaptive_nonempty(who, input, nd)
         return F.adaptive_avg_pool2d(input:unsqueeze(nd), { 1, output_size }):squeeze(nd)
     end
 

@@ -690,8 +690,21 @@ local function adaptive_matrix(out, size, like)
     return m
 end
 
--- input [N, C, H, W] or [C, H, W] to output_size (an integer or {h, w}, nil keeping a size):
--- the windows are separable, so the pooling is two small matmuls, Ah x Aw^T
+-- PyTorch 1.13's check of an adaptive pool's input: dims first..last non-empty (its avg_pool1d
+-- / 2d: the spatial ones; the max pools and adaptive_avg_pool3d: all but the first, the batch)
+function F._adaptive_nonempty(who, input, first)
+    for d = first, input:dim() do
+        if input:size(d) == 0 then
+            raise(("tide: %s: expected a non-empty size in dim %d (only %s may be 0), got " ..
+                "input %s; skip the pool for an empty input"):format(who, d, first == 2 and
+                "dim 1, the batch," or "the batch and channel dims", shape_str(input)))
+        end
+    end
+end
+
+-- input [N, C, H, W] or [C, H, W] to output_size (an integer or {h, w}, nil keeping a size;
+-- 0 gives an empty output): the windows are separable, so the pooling is two small matmuls,
+-- Ah x Aw^T
 function F.adaptive_avg_pool2d(input, output_size)
     local who = "adaptive_avg_pool2d"
     tensor_arg(input, who, "input")
@@ -707,15 +720,21 @@ function F.adaptive_avg_pool2d(input, output_size)
     else
         oh, ow = output_size, output_size
     end
-    int_arg(oh, who, "output_size", 1)
-    int_arg(ow, who, "output_size", 1)
+    int_arg(oh, who, "output_size", 0)
+    int_arg(ow, who, "output_size", 0)
     if not FLOAT_DTYPES[input.dtype] then
         raise("tide: adaptive_avg_pool2d: expected a floating-point input, got " .. input.dtype)
     end
+    F._adaptive_nonempty(who, input, nd - 1)
     -- the output and the two window matrices are sized by output_size: checked before either
     local planes = nd == 4 and input:size(1) * input:size(2) or input:size(1)
     args.check_budget(who, 1.0 * planes * oh * ow + 1.0 * oh * h + 1.0 * ow * w, 8,
         ("an output of %d x %d per plane"):format(oh, ow), "ask for a smaller output_size")
+    if oh * ow == 0 then -- output_size 0: an empty output
+        local shape = input.shape
+        shape[nd - 1], shape[nd] = oh, ow
+        return core.zeros(shape, { dtype = input.dtype, device = input.device })
+    end
     local y = input
     if oh ~= h then
         y = adaptive_matrix(oh, h, input):matmul(y)
