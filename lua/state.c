@@ -37,6 +37,7 @@ static tide_lua_state *state_push(lua_State *L) {
     S->gc_passes = 0;
     S->gc_aged = 0;
     S->gc_dropped = 0;
+    S->gc_pinned = 0;
     lua_createtable(L, 0, 1);
     lua_pushcfunction(L, state_gc);
     lua_setfield(L, -2, "__gc");

@@ -30,6 +30,7 @@ typedef struct tide_lua_state {
     int          gc_passes;   /* minor collections wait for the end of a backward pass (gc.c) */
     int          gc_aged;     /* a collection ran since the last pass ended (gc.c) */
     size_t       gc_dropped;  /* tensor bytes autograd let go of in the pass under way (gc.c) */
+    size_t       gc_pinned;   /* tensor bytes a full collection aged as they were made (gc.c) */
     /* tide.amp's caster while an autocast region is on, else LUA_NOREF (autocast.c) */
     int autocast_ref;
     /* trace.c: what to note after a core call (TL_WATCH_*), the stats when last noted, the
