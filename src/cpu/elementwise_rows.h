@@ -67,9 +67,16 @@ typedef struct op_arg {
 #define BOUNDED_LOOP(TA, TO, F, S)                                                                 \
     do {                                                                                           \
         const TA lo_ = oa->lo.S, hi_ = oa->hi.S;                                                   \
-        char    *po_ = p[0], *pa_ = p[1];                                                          \
-        for (int64_t i = 0; i < n; i++, po_ += s[0], pa_ += s[1])                                  \
-            *(TO *)po_ = F(*(const TA *)pa_, lo_, hi_);                                            \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(TA)) {                                            \
+            TO       *o_ = (TO *)p[0];                                                             \
+            const TA *a_ = (const TA *)p[1];                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                o_[i] = F(a_[i], lo_, hi_);                                                        \
+        } else {                                                                                   \
+            char *po_ = p[0], *pa_ = p[1];                                                         \
+            for (int64_t i = 0; i < n; i++, po_ += s[0], pa_ += s[1])                              \
+                *(TO *)po_ = F(*(const TA *)pa_, lo_, hi_);                                        \
+        }                                                                                          \
     } while (0)
 
 /* for has_kernel: a case exists */

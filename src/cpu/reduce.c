@@ -18,6 +18,9 @@ typedef struct red_arg {
     int        has_vals, has_idx;
 } red_arg;
 
+/* float sums: independent double accumulators, a multiple of every SIMD width */
+#define SUM_LANES 32
+
 typedef struct acc {
     double  d;
     int64_t i; /* integer sums and products, wrapping */
@@ -37,16 +40,19 @@ static int is_float(tide_dtype dt) {
         case TIDE_OP_MEAN:                                                                         \
             if (FLT) {                                                                             \
                 double sum = 0;                                                                    \
-                if (ra->sd == sizeof(T)) { /* 8 chains hide the add latency */                     \
+                if (ra->sd == sizeof(T)) { /* SUM_LANES chains hide the add latency */             \
                     const T *x = (const T *)q;                                                     \
-                    double   c[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
+                    double   c[SUM_LANES] = {0};                                                   \
                     int64_t  j = 0;                                                                \
-                    for (; j + 8 <= len; j += 8)                                                   \
-                        for (int u = 0; u < 8; u++)                                                \
+                    for (; j + SUM_LANES <= len; j += SUM_LANES)                                   \
+                        for (int u = 0; u < SUM_LANES; u++)                                        \
                             c[u] += (double)x[j + u];                                              \
                     for (; j < len; j++)                                                           \
                         c[0] += (double)x[j];                                                      \
-                    sum = ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));       \
+                    for (int w = SUM_LANES / 2; w > 0; w /= 2) /* pairwise */                      \
+                        for (int u = 0; u < w; u++)                                                \
+                            c[u] += c[u + w];                                                      \
+                    sum = c[0];                                                                    \
                 } else {                                                                           \
                     for (int64_t j = 0; j < len; j++, q += ra->sd)                                 \
                         sum += (double)*(const T *)q;                                              \
@@ -75,7 +81,12 @@ static int is_float(tide_dtype dt) {
             }                                                                                      \
             break;                                                                                 \
         default: { /* max min argmax argmin: first extreme wins; a NaN beats everything */         \
-            int     is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                    \
+            int is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                        \
+            if (FLT && !ra->has_idx && ra->sd == sizeof(T) && len >= EXT_LANES) {                  \
+                r.d = is_max ? (double)EXT_NAME(T, max)((const T *)q, len)                         \
+                             : (double)EXT_NAME(T, min)((const T *)q, len);                        \
+                break;                                                                             \
+            }                                                                                      \
             T       best = *(const T *)q;                                                          \
             int64_t bi = 0;                                                                        \
             q += ra->sd;                                                                           \
@@ -94,6 +105,41 @@ static int is_float(tide_dtype dt) {
         }                                                                                          \
         }                                                                                          \
     } while (0)
+
+/* The extreme of a contiguous float row without its index: one SIMD reduction (the
+ * index-keeping loop above is one compare chain) and a NaN flag; a NaN (the row's first) or an
+ * extreme of 0 (the first of -0 and +0, as above) is then read again from the row. */
+#define EXT_LANES          16 /* the shortest row worth it */
+#define EXT_NAME(T, which) ext_##which##_##T
+#define EXT_FN(T, which, BETTER, SIMD)                                                             \
+    __attribute__((always_inline)) static inline T EXT_NAME(T, which)(const T *x, int64_t len) {   \
+        T   best = x[0];                                                                           \
+        int nan = 0;                                                                               \
+        _Pragma(SIMD) for (int64_t j = 0; j < len; j++) {                                          \
+            best = BETTER(x[j], best) ? x[j] : best;                                               \
+            nan |= x[j] != x[j];                                                                   \
+        }                                                                                          \
+        if (nan || best == 0)                                                                      \
+            for (int64_t j = 0; j < len; j++)                                                      \
+                if (nan ? x[j] != x[j] : x[j] == 0)                                                \
+                    return x[j];                                                                   \
+        return best;                                                                               \
+    }
+#define EXT_GT(a, b) ((a) > (b))
+#define EXT_LT(a, b) ((a) < (b))
+#define EXT_MAX      "omp simd reduction(max : best) reduction(| : nan)"
+#define EXT_MIN      "omp simd reduction(min : best) reduction(| : nan)"
+EXT_FN(float, max, EXT_GT, EXT_MAX)
+EXT_FN(float, min, EXT_LT, EXT_MIN)
+EXT_FN(double, max, EXT_GT, EXT_MAX)
+EXT_FN(double, min, EXT_LT, EXT_MIN)
+/* the integer rows never take that path (FLT is 0): these only keep the macro compiling */
+#define ext_max_int32_t(x, len) 0
+#define ext_min_int32_t(x, len) 0
+#define ext_max_int64_t(x, len) 0
+#define ext_min_int64_t(x, len) 0
+#define ext_max_uint8_t(x, len) 0
+#define ext_min_uint8_t(x, len) 0
 
 CPU_HOT static acc reduce_one(const red_arg *ra, const char *pa) {
     acc     r = {0, 0, 0};
@@ -180,6 +226,44 @@ CPU_HOT static void colsum_row(char **p, const int64_t *s, int64_t n, int64_t in
     }
 }
 
+/* A float sum, mean, max or min of a whole contiguous row (a full reduction) in chunks of
+ * RED_CHUNK elements on the threads, their results combined in order: one row had kept one
+ * thread (a million floats: 0.08 ms against PyTorch's 0.03 on two). The chunks do not depend
+ * on the thread count, so neither does the result. */
+#define RED_CHUNK ((int64_t)1 << 15)
+
+static int by_chunks(const red_arg *ra, const tide_kview *prim) {
+    return is_float(ra->adt) && !ra->has_idx && ra->op != TIDE_OP_PROD &&
+           ra->sd == (int64_t)cpu_dtype_size(ra->adt) && ra->len >= 2 * RED_CHUNK &&
+           cpu_numel(prim) == 1;
+}
+
+static tide_status reduce_chunks(const red_arg *ra, const tide_kview *out, const tide_kview *a) {
+    int64_t len = ra->len, nc = (len + RED_CHUNK - 1) / RED_CHUNK, es = ra->sd;
+    acc    *part = malloc(sizeof(acc) * (size_t)nc);
+    if (!part)
+        return tide_seterr(TIDE_ENOMEM, "%s: out of host memory for %lld partial results",
+                           cpu_op_name(ra->op), (long long)nc);
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nc; c++) {
+        red_arg rc = *ra;
+        rc.len = len - c * RED_CHUNK < RED_CHUNK ? len - c * RED_CHUNK : RED_CHUNK;
+        part[c] = reduce_one(&rc, (const char *)a->data + c * RED_CHUNK * es);
+    }
+    acc r = part[0];
+    int is_max = ra->op == TIDE_OP_MAX;
+    for (int64_t c = 1; c < nc; c++) {
+        double v = part[c].d;
+        if (ra->op == TIDE_OP_SUM || ra->op == TIDE_OP_MEAN)
+            r.d += v;
+        else if (r.d == r.d && (v != v || (is_max ? v > r.d : v < r.d)))
+            r.d = v; /* a NaN wins, else the first extreme */
+    }
+    free(part);
+    store(ra, out->data, r);
+    return TIDE_OK;
+}
+
 tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
                        const tide_kview *indices, const tide_kview *a, int dim) {
     (void)dev;
@@ -214,6 +298,8 @@ tide_status cpu_reduce(tide_device *dev, tide_op op, const tide_kview *out,
                            "%s: cannot reduce over an empty dim %d; %s needs at least one "
                            "element",
                            name, dim, name);
+    if (by_chunks(&ra, prim))
+        return reduce_chunks(&ra, out, a);
     /* input view over the output positions: the reduced dim collapses to size 1 */
     tide_kview ain = *a;
     ain.shape[dim] = 1;

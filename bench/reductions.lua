@@ -1,0 +1,52 @@
+-- reductions.lua — float32 sum, mean, max and min of a whole tensor and along the last dim,
+-- against PyTorch's at its best thread setting (bench/compare.lua): a million elements (a
+-- loss over a large batch, a norm) and 4096.
+--   lua5.4 bench/reductions.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
+local tide = require("tide")
+local compare = require("bench.compare")
+
+local REPS = tonumber(arg[1]) or 20
+local ROUNDS = tonumber(arg[2]) or 3
+local clock = tide.wall_time or os.clock
+
+local OPS = { "sum", "mean", "max", "min" }
+-- name, elements, the dim (nil: the whole tensor; 2: the last of [rows, 1000])
+local CASES = { { "1m", 1000000 }, { "1m_rows", 1000000, 2 }, { "4k", 4096 } }
+
+local function run_tide()
+    local out = {}
+    for _, c in ipairs(CASES) do
+        -- bench/reductions.py's values: sin of the element's index
+        local x = tide.arange(c[2], { dtype = "float32" }):sin()
+        if c[3] then
+            x = x:view(-1, 1000)
+        end
+        for _, op in ipairs(OPS) do
+            local f = c[3] and function() return x[op](x, c[3]) end or function() return x[op](x) end
+            f() -- warm up
+            local best = math.huge
+            for _ = 1, REPS do
+                local t0 = clock()
+                f()
+                best = math.min(best, clock() - t0)
+            end
+            out[op .. "_" .. c[1]] = best * 1e3
+        end
+    end
+    return out
+end
+
+local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
+    reference = string.format("bench/reductions.py %d", REPS) }
+print(string.format("reductions: float32, fastest of %d calls per round", REPS))
+for _, c in ipairs(CASES) do
+    for _, op in ipairs(OPS) do
+        local key = op .. "_" .. c[1]
+        local r = res and res[key]
+        if r then
+            compare.print_line(key, r, "ms", 1, ROUNDS)
+        else
+            print(string.format("%s: pytorch n/a (%s)", key, why or "no figure"))
+        end
+    end
+end
