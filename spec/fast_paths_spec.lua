@@ -1,8 +1,8 @@
 -- fast_paths_spec.lua — the CPU's fast paths give what the general loops gave, and PyTorch
 -- 1.13's values: pow by 2, 3, -2, 0.5, -0.5 and -1 (products, a square root, a reciprocal,
--- as PyTorch's pow_tensor_scalar), a whole-row max / min (one SIMD reduction and a NaN flag),
--- full sums, means, maxima and minima of 65,536 elements and more (chunks on the threads), and
--- clamp's contiguous rows. Each case runs on a row long enough for its fast path and on a
+-- as PyTorch's pow_tensor_scalar), a row's max / min / argmax / argmin (one SIMD reduction and a
+-- NaN flag, then a scan for the first), full sums, means, maxima and minima of 65,536 elements
+-- and more (chunks on the threads), and clamp's contiguous rows. Each case runs on a row long enough for its fast path and on a
 -- strided view (the general loop), float32 and float64.
 local tide = require("tide")
 -- -0, made at run time: PUC 5.1 and LuaJIT keep one constant for 0 and -0 in a function
@@ -72,6 +72,35 @@ describe("CPU fast paths", function()
                 z:narrow(1, 1, 1):neg_()
                 assert.are.equal(math.huge, 1 / z:max():item(), dt .. " " .. n)
                 assert.are.equal(math.huge, 1 / z:min():item(), dt .. " " .. n)
+            end
+        end
+    end)
+
+    it("argmax / argmin and max / min along a dim: the first extreme's index", function()
+        for _, dt in ipairs({ "float32", "float64" }) do
+            for _, n in ipairs({ 40, 100000 }) do
+                local x = tide.zeros(n, { dtype = dt })
+                x[7], x[n - 1], x[9], x[n] = 5, 5, -5, -5 -- ties: the first wins
+                assert.are.equal(7, x:argmax():item())
+                assert.are.equal(9, x:argmin():item())
+                local v, i = x:view(1, n):max(2)
+                assert.are.same({ 5, 7 }, { v:item(), i:item() })
+                v, i = x:view(1, n):min(2)
+                assert.are.same({ -5, 9 }, { v:item(), i:item() })
+                x[n - 2], x[n - 3] = 0 / 0, 0 / 0 -- a NaN wins, the first of them
+                assert.are.equal(n - 3, x:argmax():item())
+                assert.are.equal(n - 3, x:argmin():item())
+                -- zeros of both signs: the first, and its sign
+                local z = tide.zeros(n, { dtype = dt })
+                z:narrow(1, 3, 2):neg_()
+                z[1] = -1
+                v, i = z:view(1, n):max(2)
+                assert.are.equal(2, i:item())
+                assert.are.equal(math.huge, 1 / v:item())
+                z[2] = -1
+                v, i = z:view(1, n):max(2)
+                assert.are.equal(3, i:item())
+                assert.are.equal(-math.huge, 1 / v:item())
             end
         end
     end)

@@ -82,9 +82,10 @@ static int is_float(tide_dtype dt) {
             break;                                                                                 \
         default: { /* max min argmax argmin: first extreme wins; a NaN beats everything */         \
             int is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                        \
-            if (FLT && !ra->has_idx && ra->sd == sizeof(T) && len >= EXT_LANES) {                  \
-                r.d = is_max ? (double)EXT_NAME(T, max)((const T *)q, len)                         \
-                             : (double)EXT_NAME(T, min)((const T *)q, len);                        \
+            if (FLT && ra->sd == sizeof(T) && len >= EXT_LANES) {                                  \
+                int64_t *at = ra->has_idx ? &r.idx : NULL;                                         \
+                r.d = is_max ? (double)EXT_NAME(T, max)((const T *)q, len, at)                     \
+                             : (double)EXT_NAME(T, min)((const T *)q, len, at);                    \
                 break;                                                                             \
             }                                                                                      \
             T       best = *(const T *)q;                                                          \
@@ -106,24 +107,28 @@ static int is_float(tide_dtype dt) {
         }                                                                                          \
     } while (0)
 
-/* The extreme of a contiguous float row without its index: one SIMD reduction (the
- * index-keeping loop above is one compare chain) and a NaN flag; a NaN (the row's first) or an
- * extreme of 0 (the first of -0 and +0, as above) is then read again from the row. */
+/* The extreme of a contiguous float row: one SIMD reduction (the loop above is one compare
+ * chain) and a NaN flag, then, when the index is wanted or the value is a NaN (the row's first)
+ * or 0 (the first of -0 and +0, as above), a scan for its first occurrence, which *at gets */
 #define EXT_LANES          16 /* the shortest row worth it */
 #define EXT_NAME(T, which) ext_##which##_##T
 #define EXT_FN(T, which, BETTER, SIMD)                                                             \
-    __attribute__((always_inline)) static inline T EXT_NAME(T, which)(const T *x, int64_t len) {   \
+    __attribute__((always_inline)) static inline T EXT_NAME(T, which)(const T *x, int64_t len,     \
+                                                                      int64_t *at) {               \
         T   best = x[0];                                                                           \
         int nan = 0;                                                                               \
         _Pragma(SIMD) for (int64_t j = 0; j < len; j++) {                                          \
             best = BETTER(x[j], best) ? x[j] : best;                                               \
             nan |= x[j] != x[j];                                                                   \
         }                                                                                          \
-        if (nan || best == 0)                                                                      \
-            for (int64_t j = 0; j < len; j++)                                                      \
-                if (nan ? x[j] != x[j] : x[j] == 0)                                                \
-                    return x[j];                                                                   \
-        return best;                                                                               \
+        if (!at && !nan && best != 0)                                                              \
+            return best;                                                                           \
+        int64_t j = 0;                                                                             \
+        while (j < len - 1 && (nan ? x[j] == x[j] : x[j] != best))                                 \
+            j++;                                                                                   \
+        if (at)                                                                                    \
+            *at = j;                                                                               \
+        return x[j];                                                                               \
     }
 #define EXT_GT(a, b) ((a) > (b))
 #define EXT_LT(a, b) ((a) < (b))
@@ -134,12 +139,12 @@ EXT_FN(float, min, EXT_LT, EXT_MIN)
 EXT_FN(double, max, EXT_GT, EXT_MAX)
 EXT_FN(double, min, EXT_LT, EXT_MIN)
 /* the integer rows never take that path (FLT is 0): these only keep the macro compiling */
-#define ext_max_int32_t(x, len) 0
-#define ext_min_int32_t(x, len) 0
-#define ext_max_int64_t(x, len) 0
-#define ext_min_int64_t(x, len) 0
-#define ext_max_uint8_t(x, len) 0
-#define ext_min_uint8_t(x, len) 0
+#define ext_max_int32_t(x, len, at) ((void)(at), 0)
+#define ext_min_int32_t(x, len, at) ((void)(at), 0)
+#define ext_max_int64_t(x, len, at) ((void)(at), 0)
+#define ext_min_int64_t(x, len, at) ((void)(at), 0)
+#define ext_max_uint8_t(x, len, at) ((void)(at), 0)
+#define ext_min_uint8_t(x, len, at) ((void)(at), 0)
 
 CPU_HOT static acc reduce_one(const red_arg *ra, const char *pa) {
     acc     r = {0, 0, 0};
