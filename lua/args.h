@@ -65,6 +65,10 @@ const char *tl_typename(lua_State *L, int idx);
 int tl_is_class_table(lua_State *L, int idx, const char *name);
 /* the __name of the complex tensors' class (lua/tide/complex/tensor.lua) */
 #define TL_COMPLEX_CLASS "ComplexTensor"
+/* (userdata.c) tide.abs(z), tide.gather(z, ...) ... of a complex tensor at 1 (a Lua class):
+ * calls its method `name` with the arguments, which computes it or raises naming what complex
+ * tensors support; returns the results' count */
+int tl_complex_method(lua_State *L, const char *name);
 /* the __name of the sparse COO tensors' class (lua/tide/sparse/coo.lua) */
 #define TL_SPARSE_CLASS "SparseTensor"
 /* whether the value at idx asks for a complex result: a dtype name "complex...", an options

@@ -57,9 +57,29 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, const tide_tensor *
     return tl_push_index_base(L, S, ix->t, 0);
 }
 
+/* a 0-d index is PyTorch's one-element index: its [1] view replaces it at 3 */
+static void index_as_1d(lua_State *L) {
+    ltensor *ix = tl_test(L, 3);
+    if (!ix || !ix->t || tide_tensor_ndim(ix->t) != 0)
+        return;
+    lua_getfield(L, 3, "reshape");
+    lua_pushvalue(L, 3);
+    lua_pushinteger(L, 1);
+    lua_call(L, 2, 1);
+    lua_replace(L, 3);
+}
+
 static int o_index_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "index_select");
+    index_as_1d(L);
+    /* a 0-d tensor is its one element at dim 1 (or -1), its result 0-d, as PyTorch's */
+    ltensor *ix1 = tl_test(L, 3);
+    if (tide_tensor_ndim(a->t) == 0 && ix1 && ix1->t && tide_tensor_numel(ix1->t) == 1) {
+        int n = tl_scalar_dim(L, "index_select");
+        if (n >= 0)
+            return n;
+    }
     int dim = tl_dim(L, a->t, tl_check_int(L, 2, "index_select", "dim"), "index_select", 0);
     tl_max_args(L, 3, "index_select");
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_select");

@@ -87,15 +87,6 @@ static int tensor_bounds(lua_State *L, tide_op op) {
     return is_bounded(op) && (tl_test(L, 2) || tl_test(L, 3));
 }
 
-/* tide.abs(z), tide.sum(z) ... of a complex tensor (lua/tide/complex/tensor.lua, a Lua class):
- * its method of that name, which computes it or raises naming what complex tensors support */
-static int complex_method(lua_State *L, const char *name) {
-    lua_getfield(L, 1, name);
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
 static int is_complex_input(lua_State *L) { /* (a tensor is userdata: one type check) */
     return tl_is_class_table(L, 1, TL_COMPLEX_CLASS);
 }
@@ -104,7 +95,7 @@ static int unary(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     if (is_complex_input(L))
-        return complex_method(L, name);
+        return tl_complex_method(L, name);
     if (tensor_bounds(L, op))
         return tl_call_lua(L, "tide.pointwise", "clamp_tensor_bounds");
     autocast_fp32(L, S, op, 1, 1);
@@ -146,7 +137,7 @@ static int reduce(lua_State *L, tide_op op) {
     tide_lua_state *S = TL_STATE(L);
     const char     *name = tide_op_name(op);
     if (is_complex_input(L))
-        return complex_method(L, name);
+        return tl_complex_method(L, name);
     autocast_fp32(L, S, op, 1, 1);
     ltensor *a = tl_check(L, 1, name);
     int      dim = TIDE_ALL_DIMS, nargs = 3;

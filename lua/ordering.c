@@ -21,8 +21,10 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char
 
 static int o_gather(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
-    ltensor        *a = tl_check(L, 1, "gather");
-    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, "gather", "dim"), "gather", 0);
+    if (tl_is_class_table(L, 1, TL_COMPLEX_CLASS)) /* tide.gather(z, dim, index) */
+        return tl_complex_method(L, "gather");
+    ltensor *a = tl_check(L, 1, "gather");
+    int      dim = tl_dim(L, a->t, tl_check_int(L, 2, "gather", "dim"), "gather", 0);
     tl_max_args(L, 3, "gather");
     ltensor *ix = push_index0(L, S, 3, "gather");
     ltensor *r = tl_push_empty(L);

@@ -63,6 +63,13 @@ int tl_is_class_table(lua_State *L, int idx, const char *name) {
     return is;
 }
 
+int tl_complex_method(lua_State *L, const char *name) {
+    lua_getfield(L, 1, name);
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 /* whether the value at idx asks for a complex result: a dtype name "complex...", an options
  * table whose dtype is one, or a complex tensor (lua/tide/complex/tensor.lua) */
 int tl_wants_complex(lua_State *L, int idx) {

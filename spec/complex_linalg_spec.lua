@@ -135,7 +135,7 @@ describe("complex linalg", function()
             err(function() return tide.linalg.solve(A, A:to("complex64")) end))
     end)
 
-    it("the function forms dot, vdot, outer, cumsum, sgn of complex tensors", function()
+    it("the function forms dot, vdot, outer, cumsum, sgn, gather of complex tensors", function()
         local z, w = C({ 1, 2, 3 }, { 0.5, -1, 2 }), C({ 0, 1, -1 }, { 2, 0.5, 1 })
         close(tide.dot(z, w), { -3.5, 3 }, 1e-12, "dot")
         close(tide.vdot(z, w), { 1.5, 9 }, 1e-12, "vdot")
@@ -146,8 +146,8 @@ describe("complex linalg", function()
         local zg = z:detach():requires_grad_()
         ;(tide.cumsum(zg, 1):abs() ^ 2):sum():backward()
         close(zg.grad, { 20, 3, 18, 2, 12, 3 }, 1e-12, "cumsum grad")
+        -- torch.gather(z, 0, torch.tensor([2, 0])) -> [3+2j, 1+0.5j]
+        close(tide.gather(z, 1, tide.tensor({ 3, 1 })), { 3, 2, 1, 0.5 }, 0, "gather")
     end)
 
-    pending("tide.gather(z, dim, index) of a complex z: needs a dispatch in C (lua/ordering.c, " ..
-        "as op_families.c's complex_method); z:gather(dim, index) works")
 end)

@@ -153,8 +153,47 @@ describe("parity gaps 3", function()
     pending("t:max() / t:min() of {-0.0, 0.0}: PyTorch 1.13's full reduction returns 0.0 (and " ..
         "-0.0 for {0.0, -0.0}: its vectorized kernel keeps the later of equal values), tide the " ..
         "first (src/cpu/reduce.c:84, 'first extreme wins'); along a dim both keep the first")
-    pending("index_select of a 0-d tensor: PyTorch's tensor(5.).index_select(0, tensor([0])) " ..
-        "(or a 0-d index) is tensor(5.), and a 0-d index on a 1-D input gives size [1]; tide " ..
-        "raises (lua/indexing.c:63 via lua/args.c:99 for the 0-d input, lua/indexing.c:42 for " ..
-        "the 0-d index): C to change")
+    it("index_select of a 0-d tensor, and with a 0-d index, as PyTorch 1.13's", function()
+        -- tensor(5.).index_select(0, tensor([0])), (-1, tensor(0)): tensor(5.), 0-d
+        local s = tide.tensor(5.0)
+        for _, r in ipairs({ s:index_select(1, tide.tensor({ 1 })),
+            s:index_select(-1, tide.tensor(1)) }) do
+            assert.are.equal(0, r:dim())
+            assert.are.equal(5, r:item())
+        end
+        -- tensor([1., 2, 3]).index_select(0, tensor(1)): tensor([2.]), size [1]
+        local r = tide.tensor({ 1.0, 2, 3 }):index_select(1, tide.tensor(2))
+        assert.are.same({ 1 }, r:size())
+        assert.are.equal(2, r[1]:item())
+        -- the gradient flows to the 0-d input
+        local g = tide.tensor(5.0, { requires_grad = true })
+        g:index_select(1, tide.tensor({ 1 })):mul(3):backward()
+        assert.are.equal(3, g.grad:item())
+        assert.has_error(function() s:index_select(1, tide.tensor({ 2 })) end, "tide: " ..
+            "index_select: index 2 is out of range for dim 1 of size 1; indices are 1-based: " ..
+            "use 1..1")
+    end)
+    it("a registered child set to a non-Module raises where a walk meets it", function()
+        -- PyTorch 1.13: m.fc = 5 raises TypeError "cannot assign 'int' as child module 'fc'
+        -- (torch.nn.Module or None expected)"; m.fc = None removes it
+        local Net = nn.Module:extend("Net")
+        function Net:init()
+            self.fc = nn.Linear(2, 2)
+        end
+        local m = Net()
+        m.fc = 5
+        local want = "tide: Net.fc was set to a number after it was registered as a child " ..
+            "module (PyTorch refuses it: cannot assign 'number' as child module 'fc'); assign " ..
+            "a Module, or nil to remove it"
+        for _, walk in ipairs({ "parameters", "state_dict", "modules", "children" }) do
+            assert.has_error(function() m[walk](m) end, want)
+        end
+        m.fc = nil
+        assert.are.equal(0, #m:parameters())
+        m.fc = nn.Linear(2, 3)
+        assert.are.equal(2, #m:parameters())
+    end)
+    pending("index_select of a 0-d tensor with several indices: PyTorch 1.13's " ..
+        "tensor(5.).index_select(0, tensor([0, 0])) is tensor(5.) (0-d); tide raises 'dim 1 is " ..
+        "out of range for a tensor with no dims'")
 end)

@@ -53,6 +53,19 @@ local function is_module(v)
     return type(v) == "table" and v.__ismodule == true and rawget(v, "_kind") ~= nil
 end
 Module.is_module = is_module
+
+-- m's registered child `name`, or nil; one set to anything but a Module (m.fc = 5 on a field
+-- already set passes __newindex) raises where a walk meets it, as PyTorch's assignment does
+local function child(m, name)
+    local c = rawget(m, name)
+    if c ~= nil and not is_module(c) then
+        raise(("tide: %s.%s was set to %s after it was registered as a child module (PyTorch " ..
+            "refuses it: cannot assign '%s' as child module '%s'); assign a Module, or nil to " ..
+            "remove it"):format(m.__name, name, is_tensor(c) and "a tensor" or "a " .. type(c),
+            type(c), name))
+    end
+    return c
+end
 Module._stand_ins = STAND_INS
 
 local CLASSES = require("tide.nn._classes")
@@ -155,7 +168,7 @@ local function modules_where(self, keep, prefix, post)
             found[#found + 1] = { m, p }
         end
         for _, name in ipairs(m._modules) do
-            local c = rawget(m, name)
+            local c = child(m, name)
             if c then
                 walk(c, p .. name .. ".")
             end
@@ -499,7 +512,7 @@ local function each_named(self, listname, prefix, out_names, out_vals, seen, rec
         return
     end
     for _, name in ipairs(self._modules) do
-        local m = rawget(self, name)
+        local m = child(self, name)
         if m then
             each_named(m, listname, prefix .. name .. ".", out_names, out_vals, seen, true,
                 dedupe)
@@ -570,7 +583,7 @@ end
 function Module:children()
     local r = {}
     for _, name in ipairs(self._modules) do
-        local m = rawget(self, name)
+        local m = child(self, name)
         if m then
             r[#r + 1] = m
         end
@@ -581,7 +594,7 @@ end
 function Module:named_children()
     local names, vals = {}, {}
     for _, name in ipairs(self._modules) do
-        local m = rawget(self, name)
+        local m = child(self, name)
         if m then
             names[#names + 1], vals[#vals + 1] = name, m
         end
@@ -601,7 +614,7 @@ local function walk_modules(m, prefix, names, vals, seen)
     end
     names[#names + 1], vals[#vals + 1] = prefix, m
     for _, name in ipairs(m._modules) do
-        local c = rawget(m, name)
+        local c = child(m, name)
         if c then
             walk_modules(c, prefix == "" and name or (prefix .. "." .. name), names, vals, seen)
         end
@@ -863,7 +876,7 @@ local function state_entries(self, owners)
             end
         end
         for _, name in ipairs(m._modules) do
-            local c = rawget(m, name)
+            local c = child(m, name)
             if c then
                 walk(c, prefix .. name .. ".")
             end
