@@ -1,7 +1,7 @@
 -- softmax.lua — softmax and log_softmax (the kernel row softmax) against PyTorch's at its best
 -- thread setting (bench/compare.lua), float32: a matrix along each dim, the channels of an NCHW
--- batch (a segmentation model's log_softmax over dim 2: lines H * W apart) and the small rows of
--- a sequence model's attention.
+-- batch (a segmentation model's log_softmax over dim 2: lines H * W apart), the small rows of
+-- a sequence model's attention, and cross_entropy over 1000 classes (log_softmax and the picks).
 --   lua5.4 bench/softmax.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
 local tide = require("tide")
 local compare = require("bench.compare")
@@ -16,6 +16,7 @@ local CASES = {
     { "m1000_first", "softmax", { 1000, 1000 }, 1 },
     { "nchw_channels", "log_softmax", { 16, 21, 64, 64 }, 2 },
     { "b64x128_last", "softmax", { 64, 128 }, 2 },
+    { "ce_256x1000", "cross_entropy", { 256, 1000 } },
 }
 
 -- the values bench/softmax.py builds: sin of the element's index, times 4
@@ -27,15 +28,24 @@ local function input(shape)
     return tide.arange(n, { dtype = "float32" }):sin():mul(4):view(shape)
 end
 
+-- cross_entropy's targets: class (i * 7) % 1000 of row i, 1-based (softmax.py's, 0-based)
+local function call(c, x)
+    if c[2] == "cross_entropy" then
+        local t = tide.arange(c[3][1]):mul(7):remainder(c[3][2]):add(1):long()
+        return function() return tide.nn.functional.cross_entropy(x, t) end
+    end
+    return function() return x[c[2]](x, c[4]) end
+end
+
 local function run_tide()
     local out = {}
     for _, c in ipairs(CASES) do
-        local x, op, d = input(c[3]), c[2], c[4]
-        x[op](x, d) -- warm up
+        local f = call(c, input(c[3]))
+        f() -- warm up
         local best = math.huge
         for _ = 1, REPS do
             local t0 = clock()
-            x[op](x, d)
+            f()
             best = math.min(best, clock() - t0)
         end
         out[c[1]] = best * 1e3

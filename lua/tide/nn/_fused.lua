@@ -437,32 +437,35 @@ def {
 -- log_softmax fused in, one node. valid [M, 1] (bool) marks the rows not ignored; the gradient
 -- of the others is 0. Every device runs this same sequence of ops (no value is read back), so
 -- every CPU device gives the same bits.
-function M.cross_entropy(x, onehot, valid, denom)
+-- x [M, C] logits, pick [M, 1] each row's 1-based class (any class in range for an ignored
+-- row), valid [M, 1] the rows not ignored, denom their count (nil for a sum)
+function M.cross_entropy(x, pick, valid, denom)
     local rec = needs_record(x)
     local xd = rec and x:detach() or x
     local logp = xd:log_softmax(2)
     -- where, not mul: a -inf logit (a masked class) is -inf in logp, and -inf * 0 is NaN
-    local loss = core.where(onehot, logp, 0):sum()
+    local loss = core.where(valid, logp:gather(2, pick), 0):sum()
     loss = denom and loss:div(denom):neg() or loss:neg()
     if rec then
         local nd = record("cross_entropy", loss, x)
-        nd.logp, nd.onehot, nd.valid, nd.denom = logp, onehot, valid, denom
+        nd.logp, nd.pick, nd.valid, nd.denom = logp, pick, valid, denom
     end
     return loss
 end
 
--- d/dx of -sum(onehot * log_softmax(x)) / denom = (softmax(x) * valid - onehot) / denom
--- (valid marks the rows not ignored, denom nil for a sum); logp and onehot are the node's own.
+-- d/dx of -sum(log_softmax(x) at the picks of valid rows) / denom = (softmax(x) - onehot) *
+-- valid / denom (denom nil for a sum): softmax(x) * valid, then -1 scattered at each valid
+-- row's pick; logp is the node's own.
 -- An ignored row's gradient is 0 also when every row is ignored (denom 0, the loss 0/0, NaN):
 -- PyTorch's nll_loss backward skips those rows, so one all-ignored batch (minGPT's masked
 -- targets, padding) leaves the weights as they were instead of making them NaN. denom 0 is
 -- read as 1 there (dx is all 0 then), with no value read back.
 def {
     name = "cross_entropy",
-    frees = { "logp", "onehot" },
+    frees = { "logp", "pick" },
     backward = function(nd, g)
-        local p = nd.logp:exp():mul(nd.valid)
-        local dx = p:sub(nd.onehot:to(p.dtype)) -- onehot is a bool mask: 1 at the targets
+        local dx = nd.logp:exp():mul(nd.valid)
+        dx:scatter_add_(2, nd.pick, nd.valid:to(dx.dtype):neg())
         local denom = nd.denom
         if denom then
             denom = denom:add(denom:eq(0):to(denom.dtype))
