@@ -2,8 +2,8 @@
 -- 1.13's values: pow by 2, 3, -2, 0.5, -0.5 and -1 (products, a square root, a reciprocal,
 -- as PyTorch's pow_tensor_scalar), a row's max / min / argmax / argmin (one SIMD reduction and a
 -- NaN flag, then a scan for the first), full sums, means, maxima and minima of 65,536 elements
--- and more (chunks on the threads), and clamp's contiguous rows. Each case runs on a row long enough for its fast path and on a
--- strided view (the general loop), float32 and float64.
+-- and more (chunks on the threads), and clamp's contiguous rows. Each case runs on a row long
+-- enough for its fast path and on a strided view (the general loop), float32 and float64.
 local tide = require("tide")
 -- -0, made at run time: PUC 5.1 and LuaJIT keep one constant for 0 and -0 in a function
 local NZ = -1 / math.huge
