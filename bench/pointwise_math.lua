@@ -1,5 +1,5 @@
 -- pointwise_math.lua — float32 exp, sigmoid, tanh, silu and log (the activations and
--- exponentials a model's every step runs), pow(2) and clamp, against PyTorch's at its best
+-- exponentials a model's every step runs), sin, pow(2) and clamp, against PyTorch's at its best
 -- thread setting (bench/compare.lua): a million elements (a large activation) and 4096 (a small
 -- model's), each result dropped as a loop's temporary is.
 --   lua5.4 bench/pointwise_math.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
@@ -10,7 +10,7 @@ local REPS = tonumber(arg[1]) or 20
 local ROUNDS = tonumber(arg[2]) or 3
 local clock = tide.wall_time or os.clock
 
-local OPS = { "exp", "sigmoid", "tanh", "silu", "log", "pow2", "clamp" }
+local OPS = { "exp", "sigmoid", "tanh", "silu", "log", "sin", "pow2", "clamp" }
 local SIZES = { { "1m", 1000000 }, { "4k", 4096 } }
 
 -- the values bench/pointwise_math.py builds: sin of the element's index, times 8 (log: its

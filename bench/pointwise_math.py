@@ -1,5 +1,5 @@
 """pointwise_math.py — the PyTorch reference for bench/pointwise_math.lua: float32 exp,
-sigmoid, tanh, silu, log, pow(2) and clamp in the thread setting bench/compare.lua picked. Same inputs, same
+sigmoid, tanh, silu, log, sin, pow(2) and clamp in the thread setting bench/compare.lua picked. Same inputs, same
 repetitions as pointwise_math.lua's side.
 
 Prints "result <case> <fastest run's ms per call>". Run by pointwise_math.lua in rounds, with
@@ -22,6 +22,7 @@ OPS = {
     "tanh": torch.tanh,
     "silu": torch.nn.functional.silu,
     "log": torch.log,
+    "sin": torch.sin,
     "pow2": lambda x: x.pow(2),
     "clamp": lambda x: x.clamp(-1, 1),
 }
