@@ -1,6 +1,6 @@
 """pointwise_math.py — the PyTorch reference for bench/pointwise_math.lua: float32 exp,
-sigmoid, tanh, silu, log, sin, pow(2) and clamp in the thread setting bench/compare.lua picked. Same inputs, same
-repetitions as pointwise_math.lua's side.
+sigmoid, tanh, silu, log, sin, pow(2) and clamp in the thread setting bench/compare.lua picked.
+Same inputs, same repetitions as pointwise_math.lua's side.
 
 Prints "result <case> <fastest run's ms per call>". Run by pointwise_math.lua in rounds, with
 Debian's /usr/bin/python3 and python3-torch.
