@@ -4,10 +4,10 @@
 #include "scalar_math.h"
 #include "vec_math.h"
 
-/* float32 exp, log, sigmoid, SiLU, tanh, GELU, sin and cos by vec_math.h's functions, which
- * vectorize (libm's expf, logf, tanhf, erff, sinf and cosf are scalar calls: tide.exp of a million
- * floats took 6x PyTorch's time); within 1-2 ulp, as PyTorch's Sleef functions. float16 and
- * bfloat16 reach them through half.c's float32 rows. */
+/* float32 exp, log, sigmoid, SiLU, tanh and GELU by vec_math.h's functions, which vectorize
+ * (libm's expf, logf, tanhf and erff are scalar calls: tide.exp of a million floats took 6x
+ * PyTorch's time); within 1-2 ulp, as PyTorch's Sleef functions. float16 and bfloat16 reach
+ * them through half.c's float32 rows. */
 #define VEC_ROW_F32(name, F)                                                                       \
     static CPU_HOT                                                                                 \
         __attribute__((noinline)) void name##_row_f32(char **p, const int64_t *s, int64_t n) {     \
@@ -27,31 +27,6 @@ VEC_ROW_F32(sigmoid, cpu_vsigmoidf)
 VEC_ROW_F32(silu, cpu_vsiluf)
 VEC_ROW_F32(tanh, cpu_vtanhf)
 VEC_ROW_F32(gelu, cpu_vgeluf)
-
-/* sin and cos: vec_math.h's below CPU_VSINCOS_MAX; a row holding a larger magnitude, an inf or a
- * NaN takes libm's sinf / cosf whole (one pass to look, as the row is read anyway) */
-#define SINCOS_ROW_F32(name, want_cos, LIBM)                                                       \
-    static CPU_HOT                                                                                 \
-        __attribute__((noinline)) void name##_row_f32(char **p, const int64_t *s, int64_t n) {     \
-        int big = 0;                                                                               \
-        for (int64_t i = 0; i < n; i++)                                                            \
-            big |= !(fabsf(*(const float *)(p[1] + i * s[1])) < CPU_VSINCOS_MAX);                  \
-        if (big) {                                                                                 \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                *(float *)(p[0] + i * s[0]) = LIBM(*(const float *)(p[1] + i * s[1]));             \
-        } else if (s[0] == sizeof(float) && s[1] == sizeof(float)) {                               \
-            float       *o = (float *)p[0];                                                        \
-            const float *a = (const float *)p[1];                                                  \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                o[i] = cpu_vsincosf(a[i], want_cos);                                               \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                *(float *)(p[0] + i * s[0]) =                                                      \
-                    cpu_vsincosf(*(const float *)(p[1] + i * s[1]), want_cos);                     \
-        }                                                                                          \
-    }
-SINCOS_ROW_F32(sin, 0, sinf)
-SINCOS_ROW_F32(cos, 1, cosf)
 
 /* the float32 row of an op vec_math.h has, or 0 */
 static int vec_row_f32(tide_op op, char **p, const int64_t *s, int64_t n) {
@@ -73,12 +48,6 @@ static int vec_row_f32(tide_op op, char **p, const int64_t *s, int64_t n) {
         return 1;
     case TIDE_OP_GELU:
         gelu_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_SIN:
-        sin_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_COS:
-        cos_row_f32(p, s, n);
         return 1;
     default:
         return 0;

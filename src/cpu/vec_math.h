@@ -104,37 +104,6 @@ static inline float cpu_vsiluf(float x) {
     return x / (1.0f + cpu_vexpf(-x));
 }
 
-/* sin (want_cos 0) or cos (1) of |x| < CPU_VSINCOS_MAX (larger, inf and NaN: the caller's libm
- * call): x = j pi/4 + r with j even and |r| <= pi/4, r computed in double (pi/4 as a float-sized
- * head, j times it exact, and a tail), then Cephes' sine or cosine polynomial by the octant,
- * within 1.6 ulp (spec/c/test_vec_math.c) */
-#define CPU_VSINCOS_MAX 1048576.0f
-static inline float cpu_vsincosf(float x0, int want_cos) {
-    float ax = fabsf(x0);
-    ax = ax < CPU_VSINCOS_MAX ? ax : 0.0f; /* (no float-to-int conversion out of range) */
-    int32_t j = (int32_t)(ax * 1.27323954473516268f);
-    j += j & 1;
-    double jd = (double)j;
-    float  r = (float)(((double)ax - jd * 0.7853981852531433) - jd * -2.1855695000931213e-08);
-    float  z = r * r;
-    float  pc = 2.443315711809948e-5f;
-    pc = pc * z - 1.388731625493765e-3f;
-    pc = pc * z + 4.166664568298827e-2f;
-    pc = pc * z * z - 0.5f * z + 1.0f;
-    float ps = -1.9515295891e-4f;
-    ps = ps * z + 8.3321608736e-3f;
-    ps = ps * z - 1.6666654611e-1f;
-    ps = ps * z * r + r;
-    int32_t  oct = j & 7;            /* 0, 2, 4 or 6 */
-    int      other = (oct & 2) != 0; /* octants 2 and 6: the other function's polynomial */
-    uint32_t neg = want_cos ? (uint32_t)((oct == 2) | (oct == 4)) : (uint32_t)(oct >= 4);
-    float    v = (want_cos ? !other : other) ? pc : ps;
-    uint32_t sign = neg << 31;
-    if (!want_cos) /* sin is odd: -0 stays -0 */
-        sign ^= cpu_float_to_bits(x0) & 0x80000000u;
-    return cpu_bits_to_float(cpu_float_to_bits(v) ^ sign);
-}
-
 /* tanh(x) = 1 - 2 / (e^2x + 1) loses its relative accuracy near 0, where Cephes' odd
  * polynomial x + x^3 P(x^2) takes over (|x| < 0.625); a blend, no branch */
 static inline float cpu_vtanhf(float x) {
