@@ -5,6 +5,7 @@
  * name or the fix.
  */
 #include "args.h"
+#include <math.h>
 
 /* the one wording for an argument past the last one op takes (nil there is an omitted one) */
 void tl_max_args_slow(lua_State *L, int n, const char *op) {
@@ -206,8 +207,17 @@ int tl_shape(lua_State *L, int idx, int64_t *shape, int *ndim, const char *op, i
     return n;
 }
 
+int tl_isinteger(lua_State *L, int idx) {
+#if TL_NO_INTEGERS
+    if (lua_type(L, idx) == LUA_TNUMBER && lua_tonumber(L, idx) == 0 &&
+        signbit(lua_tonumber(L, idx)))
+        return 0;
+#endif
+    return lua_isinteger(L, idx);
+}
+
 tide_scalar tl_scalar(lua_State *L, int idx) {
-    if (lua_isinteger(L, idx))
+    if (tl_isinteger(L, idx))
         return tide_scalar_i((int64_t)lua_tointeger(L, idx));
     if (lua_isboolean(L, idx))
         return tide_scalar_i(lua_toboolean(L, idx));

@@ -101,6 +101,9 @@ double      tl_check_number(lua_State *L, int idx, const char *op, const char *w
 const char *tl_check_string(lua_State *L, int idx, const char *op, const char *what);
 /* the number or boolean at idx (already checked) as a tide_scalar: a Lua integer stays exact */
 tide_scalar tl_scalar(lua_State *L, int idx);
+/* lua_isinteger, save that on 5.1 and LuaJIT (an integral double reads as an integer) -0.0 is
+ * a float, as on 5.3+: t[i] = -0.0, tide.tensor(-0.0), tide.full(s, -0.0) keep its sign */
+int tl_isinteger(lua_State *L, int idx);
 /* the 0-based dim of 1-based (or negative) d for t (with extra more dims), or raises */
 int tl_dim(lua_State *L, const tide_tensor *t, lua_Integer d, const char *op, int extra);
 /* reads a shape given as integers or one table starting at idx; returns the number of args used */

@@ -255,7 +255,7 @@ static int l_full(lua_State *L) {
     copts       o;
     read_opts(L, S, vidx + 1, "full", &o);
     if (!o.has_dt)
-        o.dt = isbool ? TIDE_DTYPE_BOOL : numbers_dtype(lua_isinteger(L, vidx), &o);
+        o.dt = isbool ? TIDE_DTYPE_BOOL : numbers_dtype(tl_isinteger(L, vidx), &o);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_tensor_full(S->ctx, o.dev, o.dt, ndim, shape, v, &r->t));
     finish(L, S, &o, "full");
@@ -282,7 +282,7 @@ static int l_arange(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     int             n = 0, allint = 1;
     while (n < 3 && lua_type(L, 1 + n) == LUA_TNUMBER) {
-        allint &= lua_isinteger(L, 1 + n);
+        allint &= tl_isinteger(L, 1 + n);
         n++;
     }
     if (n == 0)
@@ -478,7 +478,7 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
     if (d == ndim) {
         switch (lua_type(L, idx)) {
         case LUA_TNUMBER:
-            *kinds |= lua_isinteger(L, idx) ? K_INT : K_FLOAT;
+            *kinds |= tl_isinteger(L, idx) ? K_INT : K_FLOAT;
             return;
         case LUA_TBOOLEAN:
             *kinds |= K_BOOL;
@@ -519,7 +519,7 @@ static void scan(lua_State *L, int idx, int d, int ndim, const int64_t *shape, i
 /* v clamped to [lo, hi] (NaN -> 0), as the core's casts and fill_ saturate: a plain C cast
  * of an out-of-range float is undefined */
 static lua_Integer sat(lua_State *L, int idx, lua_Integer lo, lua_Integer hi) {
-    if (lua_isinteger(L, idx)) {
+    if (tl_isinteger(L, idx)) {
         lua_Integer v = lua_tointeger(L, idx);
         return v < lo ? lo : v > hi ? hi : v;
     }
