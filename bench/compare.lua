@@ -189,4 +189,28 @@ function M.print_line(label, r, unit, scale, rounds)
         r.ref * scale, unit, r.setting, r.ratio, rounds, r.lo, r.hi))
 end
 
+-- the fastest of reps calls of f after one to warm up, in ms (clock: tide.wall_time)
+function M.best_ms(f, reps, clock)
+    f()
+    local best = math.huge
+    for _ = 1, reps do
+        local t0 = clock()
+        f()
+        best = math.min(best, clock() - t0)
+    end
+    return best * 1e3
+end
+
+-- a line per key of res (compare.run's figures, in ms), or why the reference has none
+function M.print_lines(keys, res, why, rounds)
+    for _, key in ipairs(keys) do
+        local r = res and res[key]
+        if r then
+            M.print_line(key, r, "ms", 1, rounds)
+        else
+            print(string.format("%s: pytorch n/a (%s)", key, why or "no figure"))
+        end
+    end
+end
+
 return M

@@ -36,14 +36,8 @@ local function run_tide()
     for _, size in ipairs(SIZES) do
         for _, op in ipairs(OPS) do
             local x = input(size[2], op)
-            call(op, x) -- warm up
-            local best = math.huge
-            for _ = 1, REPS do
-                local t0 = clock()
-                call(op, x)
-                best = math.min(best, clock() - t0)
-            end
-            out[op .. "_" .. size[1]] = best * 1e3
+            out[op .. "_" .. size[1]] = compare.best_ms(function() return call(op, x) end, REPS,
+                clock)
         end
     end
     return out
@@ -52,14 +46,10 @@ end
 local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
     reference = string.format("bench/pointwise_math.py %d", REPS) }
 print(string.format("pointwise math: float32, fastest of %d calls per round", REPS))
+local keys = {}
 for _, size in ipairs(SIZES) do
     for _, op in ipairs(OPS) do
-        local key = op .. "_" .. size[1]
-        local r = res and res[key]
-        if r then
-            compare.print_line(key, r, "ms", 1, ROUNDS)
-        else
-            print(string.format("%s: pytorch n/a (%s)", key, why or "no figure"))
-        end
+        keys[#keys + 1] = op .. "_" .. size[1]
     end
 end
+compare.print_lines(keys, res, why, ROUNDS)

@@ -22,15 +22,9 @@ local function run_tide()
             x = x:view(-1, 1000)
         end
         for _, op in ipairs(OPS) do
-            local f = function() return x[op](x, c[3]) end -- (c[3] nil: the whole tensor)
-            f() -- warm up
-            local best = math.huge
-            for _ = 1, REPS do
-                local t0 = clock()
-                f()
-                best = math.min(best, clock() - t0)
-            end
-            out[op .. "_" .. c[1]] = best * 1e3
+            -- (c[3] nil: the whole tensor)
+            out[op .. "_" .. c[1]] = compare.best_ms(function() return x[op](x, c[3]) end, REPS,
+                clock)
         end
     end
     return out
@@ -39,14 +33,10 @@ end
 local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
     reference = string.format("bench/reductions.py %d", REPS) }
 print(string.format("reductions: float32, fastest of %d calls per round", REPS))
+local keys = {}
 for _, c in ipairs(CASES) do
     for _, op in ipairs(OPS) do
-        local key = op .. "_" .. c[1]
-        local r = res and res[key]
-        if r then
-            compare.print_line(key, r, "ms", 1, ROUNDS)
-        else
-            print(string.format("%s: pytorch n/a (%s)", key, why or "no figure"))
-        end
+        keys[#keys + 1] = op .. "_" .. c[1]
     end
 end
+compare.print_lines(keys, res, why, ROUNDS)
