@@ -129,3 +129,24 @@ describe("CPU fast paths", function()
         same({ -1, -1, 0, 0.5, 1, 0 / 0 }, list(w:clamp(-1, 1)), "strided clamp")
     end)
 end)
+
+describe("pow by the special exponents: cuda against cpu #cuda", function()
+    it("the same edges and values (-0, -inf, 0, 4, -4, a range)", function()
+        if not tide.cuda.is_available() then
+            pending("no CUDA device")
+            return
+        end
+        local vals = { NZ, -math.huge, 0, 4, -4, 0.37, 1e-3, 123.5 }
+        for _, dt in ipairs({ "float32", "float64" }) do
+            local x = tide.tensor(vals, { dtype = dt })
+            local xg = x:to("cuda")
+            for _, e in ipairs({ 2, 0.5, -0.5, -1 }) do
+                same(list(x:pow(e)), list(xg:pow(e):cpu()), dt .. " cuda pow " .. e)
+            end
+            -- 3 and -2: pow on the GPU, within its rounding of the CPU's products
+            for _, e in ipairs({ 3, -2 }) do
+                assert.is_true(tide.allclose(x:pow(e), xg:pow(e):cpu(), 1e-6, 0, true))
+            end
+        end
+    end)
+end)

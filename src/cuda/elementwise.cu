@@ -221,6 +221,21 @@ extern "C" tide_status tide_cuda_binary_scalar(tide_device *dev, tide_op op, con
                                                const tide_kview *a, double s, int reverse) {
     if (!has_kernel(op, a->dtype, TIDE_FAMILY_BINARY, TIDE_FAMILY_COMPARE))
         return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
+    /* a float to the power 2, 0.5, -0.5 or -1: x * x, sqrt, rsqrt, reciprocal, as the CPU's
+     * (src/cpu/elementwise.c) and PyTorch's kernels, whose edges differ from pow's (pow(-0, 0.5)
+     * is -0, pow(-inf, 0.5) NaN); 3 and -2 keep pow, within its rounding of the CPU's products */
+    bool fl = a->dtype == TIDE_DTYPE_F32 || a->dtype == TIDE_DTYPE_F64 ||
+              a->dtype == TIDE_DTYPE_F16 || a->dtype == TIDE_DTYPE_BF16;
+    if (op == TIDE_OP_POW && !reverse && fl && out->dtype == a->dtype) {
+        if (s == 2)
+            return tide_cuda_binary(dev, TIDE_OP_MUL, out, a, a);
+        tide_op un = s == 0.5    ? TIDE_OP_SQRT
+                     : s == -0.5 ? TIDE_OP_RSQRT
+                     : s == -1   ? TIDE_OP_RECIPROCAL
+                                 : TIDE_OP_POW;
+        if (un != TIDE_OP_POW)
+            return tide_cuda_unary(dev, un, out, a, NULL);
+    }
     TIDE_CUDA_DISPATCH_ALL(a->dtype, run_binary_scalar, dev, op, out, a, s, reverse);
     return tide_cuda_notsup(tide_cuda_op_name(op), a->dtype);
 }
