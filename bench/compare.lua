@@ -189,9 +189,12 @@ function M.print_line(label, r, unit, scale, rounds)
         r.ref * scale, unit, r.setting, r.ratio, rounds, r.lo, r.hi))
 end
 
--- the fastest of reps calls of f after one to warm up, in ms (clock: tide.wall_time)
+-- the fastest of reps calls of f after three to warm up (the collector's pace settles over the
+-- first few large results), in ms (clock: tide.wall_time)
 function M.best_ms(f, reps, clock)
-    f()
+    for _ = 1, 3 do
+        f()
+    end
     local best = math.huge
     for _ = 1, reps do
         local t0 = clock()
