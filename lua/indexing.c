@@ -73,9 +73,23 @@ static int o_index_select(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, "index_select");
     index_as_1d(L);
-    /* a 0-d tensor is its one element at dim 1 (or -1), its result 0-d, as PyTorch's */
+    /* a 0-d tensor is its one element at dim 1 (or -1), its result 0-d, as PyTorch's, which
+     * gives the element once for several indices too (each checked: 1 is the only one) */
     ltensor *ix1 = tl_test(L, 3);
-    if (tide_tensor_ndim(a->t) == 0 && ix1 && ix1->t && tide_tensor_numel(ix1->t) == 1) {
+    if (tide_tensor_ndim(a->t) == 0 && ix1 && ix1->t && tide_tensor_numel(ix1->t) >= 1) {
+        if (tide_tensor_numel(ix1->t) > 1) {
+            lua_settop(L, 3);
+            lua_getfield(L, 1, "reshape");
+            lua_pushvalue(L, 1);
+            lua_pushinteger(L, 1);
+            lua_call(L, 2, 1); /* a's [1] view, at 4 */
+            push_index0(L, S, tl_check(L, 4, "index_select")->t, 0, 3, "index_select");
+            lua_settop(L, 3);
+            lua_createtable(L, 1, 0);
+            lua_pushinteger(L, 1);
+            lua_rawseti(L, -2, 1);
+            lua_replace(L, 3);
+        }
         int n = tl_scalar_dim(L, "index_select");
         if (n >= 0)
             return n;

@@ -205,7 +205,17 @@ describe("parity gaps 3", function()
         assert.are.equal(-math.huge, 1 / tide.full({ 2 }, nz)[1]:item())
         assert.are.equal(-math.huge, 1 / tide.zeros(2):fill_(nz)[2]:item())
     end)
-    pending("index_select of a 0-d tensor with several indices: PyTorch 1.13's " ..
-        "tensor(5.).index_select(0, tensor([0, 0])) is tensor(5.) (0-d); tide raises 'dim 1 is " ..
-        "out of range for a tensor with no dims'")
+    it("index_select of a 0-d tensor with several indices: the element once, 0-d", function()
+        -- PyTorch 1.13: tensor(5.).index_select(0, tensor([0, 0])) is tensor(5.) (its backward
+        -- then fails, "Dimension specified as 0 but tensor has no dimensions"; tide's gives 3)
+        local g = tide.tensor(5.0, { requires_grad = true })
+        local r = g:index_select(1, tide.tensor({ 1, 1, 1 }))
+        assert.are.equal(0, r:dim())
+        assert.are.equal(5, r:item())
+        r:mul(3):backward()
+        assert.are.equal(3, g.grad:item())
+        assert.has_error(function() tide.tensor(5.0):index_select(1, tide.tensor({ 1, 2 })) end,
+            "tide: index_select: index 2 is out of range for dim 1 of size 1; indices are " ..
+            "1-based: use 1..1")
+    end)
 end)
