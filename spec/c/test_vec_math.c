@@ -1,7 +1,8 @@
-/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, sigmoid, SiLU and tanh (the rows of
- * tide.exp, tide.log, ... and the recurrent cells' activations) in ulps of the double-precision
- * libm value over every 2039th float (2.1 million, subnormals included), then at NaN, +-inf and
- * 0; GELU and its derivative; its softmax row (the CPU softmax's contiguous float32 path). */
+/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log1p, expm1, sigmoid, SiLU and tanh
+ * (the rows of tide.exp, tide.log, ... and the recurrent cells' activations) in ulps of the
+ * double-precision libm value over every 2039th float (2.1 million, subnormals included), then at
+ * NaN, +-inf and 0; GELU and its derivative; its softmax row (the CPU softmax's contiguous float32
+ * path). */
 #include "cpu/vec_math.h"
 #include "test_util.h"
 #include <float.h>
@@ -18,9 +19,9 @@ static double ulps(float got, double want) {
 }
 
 int main(void) {
-    enum { EXP, LOG, SIGMOID, SILU, TANH, NF };
-    const char  *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh"};
-    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5}; /* PyTorch's Sleef functions: 1 ulp */
+    enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, NF };
+    const char  *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh", "log1p", "expm1"};
+    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5}; /* PyTorch's Sleef: 1 ulp */
     double       worst[NF] = {0};
     float        at[NF] = {0};
     for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 2039) {
@@ -34,6 +35,8 @@ int main(void) {
         /* below -88.7 e^-x overflows and SiLU is -0, PyTorch's float result */
         err[SILU] = x > -88 ? ulps(cpu_vsiluf(x), xd / (1 + exp(-xd))) : 0;
         err[TANH] = ulps(cpu_vtanhf(x), tanh(xd));
+        err[LOG1P] = x > -1 ? ulps(cpu_vlog1pf(x), log1p(xd)) : 0;
+        err[EXPM1] = ulps(cpu_vexpm1f(x), expm1(xd));
         for (int f = 0; f < NF; f++)
             if (err[f] > worst[f])
                 worst[f] = err[f], at[f] = x;
@@ -56,6 +59,10 @@ int main(void) {
     CHECK(cpu_vsigmoidf(INFINITY) == 1.0f && cpu_vsigmoidf(-INFINITY) == 0.0f);
     CHECK(cpu_vexpf(0) == 1.0f && cpu_vsigmoidf(0) == 0.5f);
     CHECK(cpu_vsiluf(INFINITY) == INFINITY && cpu_vsiluf(-100.0f) == 0.0f);
+    CHECK(cpu_vlog1pf(-1.0f) == -INFINITY && isnan(cpu_vlog1pf(-2.0f)) && isnan(cpu_vlog1pf(NAN)));
+    CHECK(cpu_vlog1pf(INFINITY) == INFINITY && signbit(cpu_vlog1pf(-0.0f)));
+    CHECK(cpu_vexpm1f(-INFINITY) == -1.0f && cpu_vexpm1f(INFINITY) == INFINITY);
+    CHECK(signbit(cpu_vexpm1f(-0.0f)) && isnan(cpu_vexpm1f(NAN)));
     for (float x = 1e-30f; x < 1; x *= 1.7f)
         CHECK(cpu_vtanhf(-x) == -cpu_vtanhf(x)); /* odd, exactly */
     /* GELU against double precision (x Phi(x), Phi from erfc), relative to its value; its

@@ -4,10 +4,10 @@
 #include "scalar_math.h"
 #include "vec_math.h"
 
-/* float32 exp, log, sigmoid, SiLU, tanh and GELU by vec_math.h's functions, which vectorize
- * (libm's expf, logf, tanhf and erff are scalar calls: tide.exp of a million floats took 6x
- * PyTorch's time); within 1-2 ulp, as PyTorch's Sleef functions. float16 and bfloat16 reach
- * them through half.c's float32 rows. */
+/* float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh and GELU by vec_math.h's functions, which
+ * vectorize (libm's expf, logf, log1pf, expm1f, tanhf and erff are scalar calls: tide.exp of a
+ * million floats took 6x PyTorch's time); within 1-2 ulp, as PyTorch's Sleef functions. float16 and
+ * bfloat16 reach them through half.c's float32 rows. */
 #define VEC_ROW_F32(name, F)                                                                       \
     static CPU_HOT                                                                                 \
         __attribute__((noinline)) void name##_row_f32(char **p, const int64_t *s, int64_t n) {     \
@@ -23,6 +23,8 @@
     }
 VEC_ROW_F32(exp, cpu_vexpf)
 VEC_ROW_F32(log, cpu_vlogf)
+VEC_ROW_F32(log1p, cpu_vlog1pf)
+VEC_ROW_F32(expm1, cpu_vexpm1f)
 VEC_ROW_F32(sigmoid, cpu_vsigmoidf)
 VEC_ROW_F32(silu, cpu_vsiluf)
 VEC_ROW_F32(tanh, cpu_vtanhf)
@@ -36,6 +38,12 @@ static int vec_row_f32(tide_op op, char **p, const int64_t *s, int64_t n) {
         return 1;
     case TIDE_OP_LOG:
         log_row_f32(p, s, n);
+        return 1;
+    case TIDE_OP_LOG1P:
+        log1p_row_f32(p, s, n);
+        return 1;
+    case TIDE_OP_EXPM1:
+        expm1_row_f32(p, s, n);
         return 1;
     case TIDE_OP_SIGMOID:
         sigmoid_row_f32(p, s, n);

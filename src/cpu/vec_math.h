@@ -1,12 +1,12 @@
 /*
- * vec_math.h — float32 exp, log, sigmoid, SiLU, tanh and GELU written so a loop of them
- * vectorizes: no libm calls, no branches, no float-to-int conversion (the exponent comes from
- * the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf are scalar calls:
+ * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh and GELU written so a loop
+ * of them vectorizes: no libm calls, no branches, no float-to-int conversion (the exponent comes
+ * from the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf are scalar calls:
  * in an LSTM step they took a quarter of the time (issue 15), and tide.exp of a million floats
  * took 6x PyTorch's (Sleef's vector functions). The polynomials are Cephes' single-precision
  * minimax fits (S. Moshier), the same as many vector libraries'. Accuracy, checked over the
  * whole float range, subnormals included, in spec/c/test_vec_math.c: exp and log within 1 ulp,
- * tanh within 2 ulp, sigmoid and SiLU within 2 ulp plus the ulp of their smallest normal; NaN
+ * log1p 1.5, tanh 1.5, expm1 2.3, sigmoid and SiLU 2.5; NaN
  * stays NaN, +-inf give the limits. Used by the CPU kernels only; the CUDA kernels keep CUDA's
  * own functions.
  */
@@ -17,13 +17,17 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float cpu_bits_to_float(uint32_t u) {
+/* always inlined: a call per element would keep a caller's loop from vectorizing (GCC declined
+ * to inline log into log1p's row, and that row ran a call an element) */
+#define CPU_VEC_FN static inline __attribute__((always_inline))
+
+CPU_VEC_FN float cpu_bits_to_float(uint32_t u) {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-static inline uint32_t cpu_float_to_bits(float f) {
+CPU_VEC_FN uint32_t cpu_float_to_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
@@ -35,7 +39,7 @@ static inline uint32_t cpu_float_to_bits(float f) {
  * (+inf, by the same product). x is clamped to [-104, 89] first, where e^x is 0 or +inf
  * already (NaN passes the clamps: comparisons with NaN are false), and -inf gives exactly 0, so
  * a softmax gives masked entries 0. */
-static inline float cpu_vexpf(float x0) {
+CPU_VEC_FN float cpu_vexpf(float x0) {
     const float shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float       x = x0 > 89.0f ? 89.0f : x0;
     x = x < -104.0f ? -104.0f : x;
@@ -61,7 +65,7 @@ static inline float cpu_vexpf(float x0) {
 /* log(x) over the whole range: x = m 2^e with m in [sqrt(1/2), sqrt(2)) (a subnormal scaled by
  * 2^23 first), log(m) = f - f^2/2 + f^3 P(f) with f = m - 1, and e ln2 added in two parts;
  * 0 gives -inf, a negative x NaN, +inf +inf */
-static inline float cpu_vlogf(float x0) {
+CPU_VEC_FN float cpu_vlogf(float x0) {
     int      sub = x0 < 1.17549435e-38f; /* subnormal, 0 or negative (the last two fixed below) */
     float    x = sub ? x0 * 8388608.0f : x0;
     uint32_t u = cpu_float_to_bits(x);
@@ -92,21 +96,44 @@ static inline float cpu_vlogf(float x0) {
     return x0 != x0 ? x0 : r;
 }
 
+/* log(1 + u): log of v = 1 + u, corrected by (u - (v - 1)) / v, the part of u the sum rounded
+ * away (Goldberg's trick), within 1.5 ulp; u itself where v rounds to 1 (-0 stays -0), -1 gives
+ * -inf, +inf +inf, below -1 NaN */
+CPU_VEC_FN float cpu_vlog1pf(float u) {
+    float v = 1.0f + u;
+    float r = cpu_vlogf(v);
+    r = v == 1.0f ? u : r + (u - (v - 1.0f)) / v;
+    r = u == INFINITY ? u : r;
+    return v == 0.0f ? -INFINITY : r;
+}
+
+/* e^x - 1: Kahan's (u - 1) x / log(u) with u = e^x, which cancels the rounding of u, within
+ * 2.3 ulp; x where u rounds to 1 (-0 stays -0), u - 1 below -1 (no cancellation there, and u
+ * may be subnormal), -1 at -inf, +inf past the overflow */
+CPU_VEC_FN float cpu_vexpm1f(float x) {
+    float u = cpu_vexpf(x);
+    float r = (u - 1.0f) * (x / cpu_vlogf(u));
+    r = u == 1.0f ? x : r;
+    r = x < -1.0f ? u - 1.0f : r;
+    r = x > 88.72f ? INFINITY : r;
+    return x != x ? x : r;
+}
+
 /* 1 / (1 + e^-x), from e = e^-|x| on either side of 0 (e / (1 + e) on the left), so that no
  * exp overflows and the left tail keeps its relative accuracy down to the subnormals */
-static inline float cpu_vsigmoidf(float x) {
+CPU_VEC_FN float cpu_vsigmoidf(float x) {
     float e = cpu_vexpf(x < 0 ? x : -x);
     return (x < 0 ? e : 1.0f) / (1.0f + e);
 }
 
 /* x / (1 + e^-x): PyTorch's form (-0 where e^-x overflows, NaN at -inf) */
-static inline float cpu_vsiluf(float x) {
+CPU_VEC_FN float cpu_vsiluf(float x) {
     return x / (1.0f + cpu_vexpf(-x));
 }
 
 /* tanh(x) = 1 - 2 / (e^2x + 1) loses its relative accuracy near 0, where Cephes' odd
  * polynomial x + x^3 P(x^2) takes over (|x| < 0.625); a blend, no branch */
-static inline float cpu_vtanhf(float x) {
+CPU_VEC_FN float cpu_vtanhf(float x) {
     float ax = fabsf(x); /* fabsf and copysignf: bit operations, inlined */
     float big = 1.0f - 2.0f / (cpu_vexpf(2.0f * ax) + 1.0f);
     float z = ax * ax;
@@ -124,7 +151,7 @@ static inline float cpu_vtanhf(float x) {
 /* erfc(z) for z >= 0 by the Chebyshev fit of Numerical Recipes' erfcc: t = 1 / (1 + z/2),
  * erfc = t exp(-z^2 + P(t)); relative error 1.1e-7 in exact arithmetic at every z (the tail
  * included, where 1 - erf loses everything), a few ulp more in float */
-static inline float cpu_verfcf_pos(float z) {
+CPU_VEC_FN float cpu_verfcf_pos(float z) {
     float t = 1.0f / (1.0f + 0.5f * z);
     float p = 0.17087277f;
     p = p * t - 0.82215223f;
@@ -141,18 +168,18 @@ static inline float cpu_verfcf_pos(float z) {
 
 /* Phi(x), the standard normal's CDF: erfc(|x| / sqrt 2) / 2 on the left, 1 minus it on the
  * right (no cancellation in the left tail, unlike 1 + erf) */
-static inline float cpu_vnormcdff(float x) {
+CPU_VEC_FN float cpu_vnormcdff(float x) {
     float q = 0.5f * cpu_verfcf_pos((x < 0 ? -x : x) * 0.70710678118654752f);
     return x < 0 ? q : 1.0f - q;
 }
 
 /* exact GELU, x Phi(x) (PyTorch's default; the tanh form is another function) */
-static inline float cpu_vgeluf(float x) {
+CPU_VEC_FN float cpu_vgeluf(float x) {
     return x * cpu_vnormcdff(x);
 }
 
 /* GELU's derivative Phi(x) + x phi(x); x phi(x) is 0 where phi underflows, +-inf included */
-static inline float cpu_vgelu_gradf(float x) {
+CPU_VEC_FN float cpu_vgelu_gradf(float x) {
     float phi = 0.39894228040143268f * cpu_vexpf(-0.5f * x * x);
     float xphi = phi == 0 ? 0.0f : x * phi;
     return cpu_vnormcdff(x) + xphi;
