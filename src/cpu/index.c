@@ -115,9 +115,31 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
             *(T *)po = *(const uint8_t *)pc ? *(const T *)pa : *(const T *)pb;                     \
     } while (0)
 
-static void where_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
+/* contiguous rows (the common case: a mask of the operands' own shape): both sides read, one
+ * select a lane, which vectorizes (a read under the condition would not) */
+#define WHERE_CONTIG(T)                                                                            \
+    do {                                                                                           \
+        T             *o = (T *)p[0];                                                              \
+        const uint8_t *c = (const uint8_t *)p[1];                                                  \
+        const T       *x = (const T *)p[2], *y = (const T *)p[3];                                  \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T xv = x[i], yv = y[i];                                                                \
+            o[i] = c[i] ? xv : yv;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+CPU_HOT static void where_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
-    CPU_BY_SIZE(*(const size_t *)arg, WHERE_LOOP)
+    size_t es = *(const size_t *)arg;
+    if ((es == 4 || es == 8) && s[0] == (int64_t)es && s[1] == 1 && s[2] == (int64_t)es &&
+        s[3] == (int64_t)es) {
+        if (es == 4)
+            WHERE_CONTIG(uint32_t);
+        else
+            WHERE_CONTIG(uint64_t);
+        return;
+    }
+    CPU_BY_SIZE(es, WHERE_LOOP)
 }
 
 tide_status cpu_where(tide_device *dev, const tide_kview *out, const tide_kview *cond,
