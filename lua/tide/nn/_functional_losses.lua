@@ -290,13 +290,19 @@ return function(F)
         -- listed: the entries before a row's first 0
         local listed = t:eq(0):long():cumsum(2):eq(0) -- [N, K]
         local tc = t:clamp(1, c)
-        local classes = core.arange(1, c + 1, { device = t.device, dtype = t.dtype })
-        local is_target = tc:view(n, c, 1):eq(classes:view(1, 1, c))
-            :logical_and(listed:view(n, c, 1)):long():sum(2):gt(0) -- [N, C]
-        local z = x:gather(2, tc):neg():add(1):view(n, c, 1):add(x:view(n, 1, c)) -- [N, K, C]
-        local keep = z:gt(0):logical_and(listed:view(n, c, 1))
+        -- a class is a target where a listed entry names it: [N, C], no [N, K, C] compare
+        local is_target = core.zeros({ n, c }, { device = t.device, dtype = "int64" })
+            :scatter_add(2, tc, listed:long()):gt(0) -- [N, C]
+        -- on the host, only the first k entries (the longest list) can be listed
+        local k = c
+        if n > 0 and I.on_host(target) then
+            k = math.max(1, compat.tointeger(listed:long():sum(2):max():item()))
+            listed, tc = listed:narrow(2, 1, k), tc:narrow(2, 1, k)
+        end
+        local z = x:gather(2, tc):neg():add(1):view(n, k, 1):add(x:view(n, 1, c)) -- [N, K, C]
+        local keep = z:gt(0):logical_and(listed:view(n, k, 1))
             :logical_and(is_target:logical_not():view(n, 1, c))
-        local loss = core.where(keep, z, 0):reshape(n, c * c):sum(2):div(c)
+        local loss = core.where(keep, z, 0):reshape(n, k * c):sum(2):div(c)
         if nd == 1 then
             loss = loss:view({})
         end
