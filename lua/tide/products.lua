@@ -188,10 +188,25 @@ local function largest(a)
     return r
 end
 
--- cdist(x2[, {p = 2}]): the p-norm distances between the rows of x1 [*, P, M] and of x2
--- [*, R, M], as [*, P, R] (computed from the differences, as PyTorch does for up to 25 rows;
--- its matrix-product shortcut for more rounds differently); p = math.huge the largest
--- difference, p = 0 the count of differing coordinates; cdist(x2, p) is PyTorch's positional p
+-- PyTorch's _euclidean_dist: |a|^2 + |b|^2 - 2 a.b as one product of [-2 a, |a|^2, 1] and
+-- [b, 1, |b|^2], clamped at 1e-30 before the root (so a zero distance is 1e-15, as PyTorch's)
+local function euclidean_by_product(x1, x2)
+    local n1, n2 = x1:pow(2):sum(-1, true), x2:pow(2):sum(-1, true)
+    local a = core.cat({ x1:mul(-2), n1, n1:mul(0):add(1) }, -1)
+    local b = core.cat({ x2, n2:mul(0):add(1), n2 }, -1)
+    return a:matmul(b:transpose(-1, -2)):clamp_min(1e-30):sqrt()
+end
+
+local COMPUTE_MODES = { use_mm_for_euclid_dist_if_necessary = true, use_mm_for_euclid_dist = true,
+    donot_use_mm_for_euclid_dist = true }
+
+-- cdist(x2[, {p = 2, compute_mode =}]): the p-norm distances between the rows of x1 [*, P, M]
+-- and of x2 [*, R, M], as [*, P, R]; p = 2 by PyTorch's matrix-product shortcut when either side
+-- has more than 25 rows (compute_mode "use_mm_for_euclid_dist_if_necessary", the default; a
+-- product of [*, P, M + 2] and [*, M + 2, R], not [*, P, R, M] differences), always
+-- ("use_mm_for_euclid_dist") or never ("donot_use_mm_for_euclid_dist"); p = math.huge the
+-- largest difference, p = 0 the count of differing coordinates; cdist(x2, p) is PyTorch's
+-- positional p
 function Tensor.cdist(x1, x2, opts, ...)
     args.no_extra("cdist", 3, ...)
     check("cdist", x1)
@@ -201,13 +216,23 @@ function Tensor.cdist(x1, x2, opts, ...)
     if type(opts) == "number" then
         opts = { p = opts }
     end
-    local p = args.options("cdist", opts, { "p" }, "{p = 1}").p or 2
+    local o = args.options("cdist", opts, { "p", "compute_mode" }, "{p = 1}")
+    local p, mode = o.p or 2, o.compute_mode or "use_mm_for_euclid_dist_if_necessary"
     if type(p) ~= "number" or p < 0 then
         raise(("tide: cdist: p must be a number >= 0, got %s"):format(tostring(p)))
+    end
+    if not COMPUTE_MODES[mode] then
+        raise(("tide: cdist: compute_mode must be \"use_mm_for_euclid_dist_if_necessary\", " ..
+            "\"use_mm_for_euclid_dist\" or \"donot_use_mm_for_euclid_dist\", got %s")
+            :format(tostring(mode)))
     end
     if x1:dim() < 2 or x2:dim() < 2 or x1:size(-1) ~= x2:size(-1) then
         raise(("tide: cdist: expected x1 {*, P, M} and x2 {*, R, M} with the same M, got %s " ..
             "and %s"):format(shape_str(x1:size()), shape_str(x2:size())))
+    end
+    if p == 2 and (mode == "use_mm_for_euclid_dist" or (mode ~= "donot_use_mm_for_euclid_dist"
+        and (x1:size(-2) > 25 or x2:size(-2) > 25))) then
+        return euclidean_by_product(x1, x2)
     end
     local d = x1:unsqueeze(-2) - x2:unsqueeze(-3)
     if p == 2 then

@@ -123,17 +123,13 @@ for _, name in ipairs({ "addcmul", "addcdiv" }) do
         functions = false }
 end
 S.dist = { params = { "other", "p" } }
-local COMPUTE_MODES = { use_mm_for_euclid_dist_if_necessary = true,
-    use_mm_for_euclid_dist = true, donot_use_mm_for_euclid_dist = true }
--- cdist(x1, x2, p=2.0, compute_mode=...): tide computes from the differences in every mode
+-- cdist(x1, x2, p=2.0, compute_mode=...): the method checks and takes both
 S.cdist = { params = { "x2", "p", "compute_mode" },
     call = function(f, x1, x2, p, mode)
-        if mode ~= nil and not COMPUTE_MODES[mode] then
-            raise(("tide: cdist: compute_mode must be \"use_mm_for_euclid_dist_if_necessary\", " ..
-                "\"use_mm_for_euclid_dist\" or \"donot_use_mm_for_euclid_dist\", got %s")
-                :format(tostring(mode)))
+        if p == nil and mode == nil then
+            return f(x1, x2)
         end
-        return f(x1, x2, p ~= nil and { p = p } or nil)
+        return f(x1, x2, { p = p, compute_mode = mode })
     end }
 S.cross = { params = { "other", "dim" } }
 for _, name in ipairs({ "trapezoid", "trapz", "cumulative_trapezoid" }) do
