@@ -97,6 +97,38 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
     int64_t n = index->shape[0];
     if (src->ndim != dst->ndim || src->shape[dim] != n)
         return tide_seterr(TIDE_ESHAPE, "index_add_: cpu kernel got a wrong source shape");
+    /* slices that are one block each (a 1-D dst: bincount's counts; rows of a matrix): the sums
+     * in a loop here, in order, so duplicate indices accumulate as below; a binary op call per
+     * index cost 36 ms for 10^6 one-element slices (PyTorch: 0.8) */
+    int64_t inner = dense_slice_numel(dst, dim);
+    if (inner >= 0 && inner == dense_slice_numel(src, dim) && src->dtype == dst->dtype) {
+        size_t      es = cpu_dtype_size(dst->dtype);
+        int64_t     sd = dst->strides[dim] * (int64_t)es, ss = src->strides[dim] * (int64_t)es;
+        char       *pd = dst->data;
+        const char *ps = src->data;
+/* (integers wrap, as the binary add's: in unsigned arithmetic, no signed overflow) */
+#define IADD_LOOP(T, U)                                                                            \
+    for (int64_t j = 0; j < n; j++) {                                                              \
+        T       *d = (T *)(pd + index_at(index, j) * sd);                                          \
+        const T *x = (const T *)(ps + j * ss);                                                     \
+        for (int64_t q = 0; q < inner; q++)                                                        \
+            d[q] = (T)((U)d[q] + (U)x[q]);                                                         \
+    }                                                                                              \
+    return TIDE_OK;
+        switch (dst->dtype) {
+        case TIDE_DTYPE_F32:
+            IADD_LOOP(float, float)
+        case TIDE_DTYPE_F64:
+            IADD_LOOP(double, double)
+        case TIDE_DTYPE_I64:
+            IADD_LOOP(int64_t, uint64_t)
+        case TIDE_DTYPE_I32:
+            IADD_LOOP(int32_t, uint32_t)
+        default:
+            break;
+        }
+#undef IADD_LOOP
+    }
     /* in order, so duplicate indices accumulate */
     for (int64_t j = 0; j < n; j++) {
         int64_t    k = index_at(index, j);
