@@ -416,11 +416,10 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
         end
         return over(t, dims, how, keep)
     end
-    local a = x:abs()
     if p == math.huge then
-        return reduce(a, "amax")
+        return reduce(x:abs(), "amax")
     elseif p == -math.huge then
-        return reduce(a, "amin")
+        return reduce(x:abs(), "amin")
     elseif p == 0 then
         local r = reduce(x:ne(0):to(x.dtype), "sum")
         if autograd.needs_record(x) then -- a count: its gradient is 0, as PyTorch's (no error)
@@ -429,7 +428,7 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
         end
         return r
     elseif p == 1 then
-        return reduce(a, "sum")
+        return reduce(x:abs(), "sum")
     elseif p == 2 then
         -- one node with its own formula: sqrt's gradient at a zero norm would give nan
         if not autograd.needs_record(x) then

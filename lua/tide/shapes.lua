@@ -294,11 +294,8 @@ function Tensor.diag(x, k, ...)
         return core.zeros({ m * m }, { dtype = x.dtype, device = dev }):index_add_(1, at, x)
             :view(m, m)
     elseif x:dim() == 2 then
-        local r, c = x:size(1), x:size(2)
-        local n = k >= 0 and math.max(0, math.min(r, c - k)) or math.max(0, math.min(r + k, c))
-        local i = core.arange(0, n, { dtype = "int64", device = dev })
-        local row, col = k >= 0 and i or i - k, k >= 0 and i + k or i
-        return x:reshape(r * c):index_select(1, row * c + col + 1)
+        -- a copy of the diagonal view (one strided copy; an empty one past the matrix's edge)
+        return x:diagonal(k):clone()
     end
     raise(("tide: diag: needs a 1-D or 2-D tensor, got %d-D"):format(x:dim()))
 end

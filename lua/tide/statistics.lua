@@ -68,18 +68,17 @@ function Tensor.kthvalue(x, k, dim, keepdim, ...)
     return v, i
 end
 
--- the first and one-past-last sorted positions (0-based counts, [..., n]) of each element's
--- run of equal values in s, sorted along the last dim
-local function runs(s)
+-- the length of each run of equal values in s, sorted along the last dim, in run order
+-- ([..., n], int64; 0 past the last run): a run starts where a value differs from the one
+-- before, its number the running count of starts, and scatter_add counts its elements (one
+-- pass each, where two running max/min scans over the positions took log2 n rounds)
+local function run_lengths(s)
     local n = s:size(-1)
-    local pos = core.arange(0, n, { dtype = "int64", device = s.device })
     local starts = core.cat({ core.ones(s:size(), { dtype = "bool", device = s.device })
         :narrow(-1, 1, 1), s:narrow(-1, 2, n - 1):ne(s:narrow(-1, 1, n - 1)) }, -1)
-    local ends = core.cat({ starts:narrow(-1, 2, n - 1), starts:narrow(-1, 1, 1) }, -1)
-    -- a run's start reaches its later elements by a running max of the starts' positions
-    local first = core.where(starts, pos, 0)
-    local last = core.where(ends, pos + 1, n)
-    return first:cummax(-1), last:flip(-1):cummin(-1):flip(-1)
+    local run = starts:to("int64"):cumsum(-1) -- each element's 1-based run number
+    return core.zeros(run:size(), { dtype = "int64", device = s.device })
+        :scatter_add(-1, run, core.ones(run:size(), { dtype = "int64", device = s.device }))
 end
 
 -- mode([dim = -1[, keepdim]]): the most frequent value along dim (the smallest of equally
@@ -94,10 +93,10 @@ function Tensor.mode(x, dim, keepdim, ...)
     local idx = no_grad(function()
         local m = t:movedim(d, -1)
         local s, order = m:sort(-1)
-        local first, last = runs(s)
-        local count = last - first
+        local count = run_lengths(s)
         local best = count:argmax(-1, true) -- the first of the longest runs: the smallest value
-        local at = last:gather(-1, best) -- one past its last sorted position
+        -- the elements up to the end of that run: the 1-based sorted position of its last one
+        local at = count:cumsum(-1):gather(-1, best)
         return order:gather(-1, at):movedim(-1, d)
     end)
     local v, i = taken(t, d, idx, keep or x:dim() == 0)
