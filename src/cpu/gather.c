@@ -6,6 +6,7 @@
  * Serial: scatter's duplicates then land in index order (the last write wins, sums are ordered).
  */
 #include "cpu.h"
+#include <omp.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -133,25 +134,45 @@ static int int_order(const sort_key *a, const sort_key *b) {
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* ties by position in both directions, as a stable sort keeps them */
-static int or_position(int order, const sort_key *a, const sort_key *b) {
-    return order ? order : (a->at > b->at) - (a->at < b->at);
+/* a strictly before b by value (ascending, or descending when desc) */
+static inline int key_before(const sort_key *a, const sort_key *b, int isf, int desc) {
+    int o = isf ? float_order(a, b) : int_order(a, b);
+    return desc ? o > 0 : o < 0;
 }
 
-static int cmp_float(const void *a, const void *b) {
-    return or_position(float_order(a, b), a, b);
-}
-
-static int cmp_int(const void *a, const void *b) {
-    return or_position(int_order(a, b), a, b);
-}
-
-static int cmp_float_desc(const void *a, const void *b) {
-    return or_position(float_order(b, a), a, b);
-}
-
-static int cmp_int_desc(const void *a, const void *b) {
-    return or_position(int_order(b, a), a, b);
+/* A stable merge sort of the keys (a run of 16 by insertion, then merges), its comparison
+ * inlined: qsort's comparator call per comparison took most of a row's sort. Equal keys keep
+ * their order, which is their position: the same order as cmp_* give. tmp: n keys. */
+static void sort_keys(sort_key *k, sort_key *tmp, int64_t n, int isf, int desc) {
+    enum { RUN = 16 };
+    for (int64_t lo = 0; lo < n; lo += RUN) {
+        int64_t hi = lo + RUN < n ? lo + RUN : n;
+        for (int64_t i = lo + 1; i < hi; i++) {
+            sort_key x = k[i];
+            int64_t  j = i;
+            for (; j > lo && key_before(&x, &k[j - 1], isf, desc); j--)
+                k[j] = k[j - 1];
+            k[j] = x;
+        }
+    }
+    sort_key *src = k, *dst = tmp;
+    for (int64_t w = RUN; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = key_before(&src[j], &src[i], isf, desc) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+        }
+        sort_key *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != k)
+        memcpy(k, src, (size_t)n * sizeof *k);
 }
 
 static int64_t load_i(tide_dtype dt, const char *p) {
@@ -181,15 +202,20 @@ tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kvie
         inner *= a->shape[d];
     if (len == 0 || outer * inner == 0)
         return TIDE_OK;
-    sort_key *keys = malloc((size_t)len * sizeof *keys);
-    if (!keys)
+    /* the rows on the threads (topk and sort of a [256, 1000] batch), a key buffer each */
+    int64_t rows = outer * inner;
+    int     nt = rows > 1 && rows * len >= CPU_PAR_GRAIN ? omp_get_max_threads() : 1;
+    nt = (int64_t)nt > rows ? (int)rows : nt;
+    sort_key *all = malloc((size_t)nt * 2 * (size_t)len * sizeof *all); /* keys and merge space */
+    if (!all)
         return tide_seterr(TIDE_ENOMEM, "sort: out of host memory for %lld keys", (long long)len);
     int    isf = dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64;
     size_t es = cpu_dtype_size(dt);
-    int (*cmp)(const void *, const void *) =
-        isf ? (descending ? cmp_float_desc : cmp_float) : (descending ? cmp_int_desc : cmp_int);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t in = 0; in < inner; in++) {
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        sort_key *keys = all + (size_t)omp_get_thread_num() * 2 * (size_t)len;
+        int64_t   o = r / inner, in = r % inner;
+        {
             /* the row's start in a: coordinates (o, ., in) through a's strides */
             int64_t rest = o, off = 0;
             for (int d = dim - 1; d >= 0; d--) {
@@ -210,7 +236,7 @@ tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kvie
                 else
                     keys[j].i = dt == TIDE_DTYPE_BOOL ? *(const uint8_t *)p != 0 : load_i(dt, p);
             }
-            qsort(keys, (size_t)len, sizeof *keys, cmp);
+            sort_keys(keys, keys + len, len, isf, descending);
             int64_t base = o * len * inner + in;
             for (int64_t j = 0; j < len; j++) {
                 int64_t at = base + j * inner;
@@ -219,6 +245,7 @@ tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kvie
                        row + keys[j].at * a->strides[dim] * (int64_t)es, es);
             }
         }
-    free(keys);
+    }
+    free(all);
     return TIDE_OK;
 }
