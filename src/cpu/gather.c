@@ -14,32 +14,52 @@
 /* ---- gather / scatter --------------------------------------------------------------------- */
 
 /* calls step(y offset, x offset) in bytes for each element of index, in row-major order: y is
- * walked at the index's coordinates, x at the same coordinates but index's value at dim */
+ * walked at the index's coordinates, x at the same coordinates but index's value at dim. The
+ * offsets of the dims before the last are summed once a row, the last dim stepped by its
+ * strides (a sum over every dim for each element cost gather 13x PyTorch's time). */
 #define WALK_INDEX(index, y, x, dim, BODY)                                                         \
     do {                                                                                           \
+        int     nd_ = (index)->ndim, last_ = nd_ - 1;                                              \
         int64_t n_ = 1, c_[TIDE_MAX_DIMS] = {0};                                                   \
-        for (int d_ = 0; d_ < (index)->ndim; d_++)                                                 \
+        for (int d_ = 0; d_ < nd_; d_++)                                                           \
             n_ *= (index)->shape[d_];                                                              \
-        size_t ys_ = cpu_dtype_size((y)->dtype), xs_ = cpu_dtype_size((x)->dtype);                 \
-        for (int64_t i_ = 0; i_ < n_; i_++) {                                                      \
-            int64_t yo = 0, xo = 0, io_ = 0;                                                       \
-            for (int d_ = 0; d_ < (index)->ndim; d_++) {                                           \
-                yo += c_[d_] * (y)->strides[d_];                                                   \
-                io_ += c_[d_] * (index)->strides[d_];                                              \
+        if (n_ == 0)                                                                               \
+            break;                                                                                 \
+        size_t  ys_ = cpu_dtype_size((y)->dtype), xs_ = cpu_dtype_size((x)->dtype);                \
+        int64_t len_ = (index)->shape[last_], ysl_ = (y)->strides[last_];                          \
+        int64_t isl_ = (index)->strides[last_], xsl_ = last_ == (dim) ? 0 : (x)->strides[last_];   \
+        int64_t xsd_ = (x)->strides[dim];                                                          \
+        const int64_t *ix_ = (const int64_t *)(index)->data;                                       \
+        for (int64_t r_ = 0; r_ < n_ / len_; r_++) {                                               \
+            int64_t yb_ = 0, xb_ = 0, ib_ = 0;                                                     \
+            for (int d_ = 0; d_ < last_; d_++) {                                                   \
+                yb_ += c_[d_] * (y)->strides[d_];                                                  \
+                ib_ += c_[d_] * (index)->strides[d_];                                              \
                 if (d_ != (dim))                                                                   \
-                    xo += c_[d_] * (x)->strides[d_];                                               \
+                    xb_ += c_[d_] * (x)->strides[d_];                                              \
             }                                                                                      \
-            xo += ((const int64_t *)(index)->data)[io_] * (x)->strides[dim];                       \
-            yo *= (int64_t)ys_;                                                                    \
-            xo *= (int64_t)xs_;                                                                    \
-            BODY;                                                                                  \
-            for (int d_ = (index)->ndim - 1; d_ >= 0; d_--) {                                      \
+            for (int64_t k_ = 0; k_ < len_; k_++) {                                                \
+                int64_t yo = (yb_ + k_ * ysl_) * (int64_t)ys_;                                     \
+                int64_t xo = (xb_ + k_ * xsl_ + ix_[ib_ + k_ * isl_] * xsd_) * (int64_t)xs_;       \
+                BODY;                                                                              \
+            }                                                                                      \
+            for (int d_ = last_ - 1; d_ >= 0; d_--) {                                              \
                 if (++c_[d_] < (index)->shape[d_])                                                 \
                     break;                                                                         \
                 c_[d_] = 0;                                                                        \
             }                                                                                      \
         }                                                                                          \
     } while (0)
+
+/* one element moved: 4 and 8 bytes as one load and store (a memcpy call each was most of it) */
+static inline void move_elem(char *dst, const char *src, size_t es) {
+    if (es == 4)
+        memcpy(dst, src, 4);
+    else if (es == 8)
+        memcpy(dst, src, 8);
+    else
+        memcpy(dst, src, es);
+}
 
 static tide_status check_views(const char *name, const tide_kview *index, int ndim, int dim) {
     if (index->dtype != TIDE_DTYPE_I64)
@@ -57,7 +77,8 @@ tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview
     if (out->dtype != a->dtype)
         return tide_seterr(TIDE_EINVAL, "gather: cpu kernel needs out and a of one dtype");
     size_t es = cpu_dtype_size(a->dtype);
-    WALK_INDEX(index, out, a, dim, memcpy((char *)out->data + yo, (const char *)a->data + xo, es));
+    WALK_INDEX(index, out, a, dim,
+               move_elem((char *)out->data + yo, (const char *)a->data + xo, es));
     return TIDE_OK;
 }
 
@@ -83,7 +104,7 @@ tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const 
     if (!accumulate) {
         size_t es = cpu_dtype_size(dst->dtype);
         WALK_INDEX(index, src, dst, dim,
-                   memcpy((char *)dst->data + xo, (const char *)src->data + yo, es));
+                   move_elem((char *)dst->data + xo, (const char *)src->data + yo, es));
         return TIDE_OK;
     }
     switch (dst->dtype) {
