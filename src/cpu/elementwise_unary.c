@@ -8,9 +8,20 @@
  * vectorize (libm's expf, logf, log1pf, expm1f, tanhf and erff are scalar calls: tide.exp of a
  * million floats took 6x PyTorch's time); within 1-2 ulp, as PyTorch's Sleef functions. float16 and
  * bfloat16 reach them through half.c's float32 rows. */
-#define VEC_ROW_F32(name, F)                                                                       \
+/* the ops and their vec_math.h function, one list for the rows and the dispatch below */
+#define VEC_OPS(X)                                                                                 \
+    X(EXP, cpu_vexpf)                                                                              \
+    X(LOG, cpu_vlogf)                                                                              \
+    X(LOG1P, cpu_vlog1pf)                                                                          \
+    X(EXPM1, cpu_vexpm1f)                                                                          \
+    X(SIGMOID, cpu_vsigmoidf)                                                                      \
+    X(SILU, cpu_vsiluf)                                                                            \
+    X(TANH, cpu_vtanhf)                                                                            \
+    X(GELU, cpu_vgeluf)
+
+#define VEC_ROW_F32(E, F)                                                                          \
     static CPU_HOT                                                                                 \
-        __attribute__((noinline)) void name##_row_f32(char **p, const int64_t *s, int64_t n) {     \
+        __attribute__((noinline)) void vec_row_##E(char **p, const int64_t *s, int64_t n) {        \
         if (s[0] == sizeof(float) && s[1] == sizeof(float)) {                                      \
             float       *o = (float *)p[0];                                                        \
             const float *a = (const float *)p[1];                                                  \
@@ -21,42 +32,18 @@
                 *(float *)(p[0] + i * s[0]) = F(*(const float *)(p[1] + i * s[1]));                \
         }                                                                                          \
     }
-VEC_ROW_F32(exp, cpu_vexpf)
-VEC_ROW_F32(log, cpu_vlogf)
-VEC_ROW_F32(log1p, cpu_vlog1pf)
-VEC_ROW_F32(expm1, cpu_vexpm1f)
-VEC_ROW_F32(sigmoid, cpu_vsigmoidf)
-VEC_ROW_F32(silu, cpu_vsiluf)
-VEC_ROW_F32(tanh, cpu_vtanhf)
-VEC_ROW_F32(gelu, cpu_vgeluf)
+VEC_OPS(VEC_ROW_F32)
+#undef VEC_ROW_F32
 
 /* the float32 row of an op vec_math.h has, or 0 */
 static int vec_row_f32(tide_op op, char **p, const int64_t *s, int64_t n) {
     switch (op) {
-    case TIDE_OP_EXP:
-        exp_row_f32(p, s, n);
+#define VEC_CASE(E, F)                                                                             \
+    case TIDE_OP_##E:                                                                              \
+        vec_row_##E(p, s, n);                                                                      \
         return 1;
-    case TIDE_OP_LOG:
-        log_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_LOG1P:
-        log1p_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_EXPM1:
-        expm1_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_SIGMOID:
-        sigmoid_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_SILU:
-        silu_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_TANH:
-        tanh_row_f32(p, s, n);
-        return 1;
-    case TIDE_OP_GELU:
-        gelu_row_f32(p, s, n);
-        return 1;
+        VEC_OPS(VEC_CASE)
+#undef VEC_CASE
     default:
         return 0;
     }
