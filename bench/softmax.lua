@@ -40,15 +40,7 @@ end
 local function run_tide()
     local out = {}
     for _, c in ipairs(CASES) do
-        local f = call(c, input(c[3]))
-        f() -- warm up
-        local best = math.huge
-        for _ = 1, REPS do
-            local t0 = clock()
-            f()
-            best = math.min(best, clock() - t0)
-        end
-        out[c[1]] = best * 1e3
+        out[c[1]] = compare.best_ms(call(c, input(c[3])), REPS, clock)
     end
     return out
 end

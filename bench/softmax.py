@@ -31,7 +31,8 @@ for case, (op, shape, dim) in CASES.items():
         f = lambda: op(x, t)  # noqa: E731
     else:
         f = lambda: op(x, dim)  # noqa: E731
-    f()  # warm up
+    for _ in range(3):  # warm up, as the Lua side
+        f()
     best = math.inf
     for _ in range(REPS):
         t0 = time.perf_counter()
