@@ -656,7 +656,7 @@ typedef enum tide_kernel {
 } tide_kernel;
 
 #define TIDE_KERNEL_MAX_TENSORS 6 /* inputs, and outputs, of one row */
-#define TIDE_KERNEL_MAX_PARAMS  6
+#define TIDE_KERNEL_MAX_PARAMS  12
 /* a row's DTYPES: 1 << dtype */
 #define TIDE_KD_F32  (1u << TIDE_DTYPE_F32)
 #define TIDE_KD_F64  (1u << TIDE_DTYPE_F64)
@@ -667,11 +667,13 @@ typedef enum tide_kernel {
 /* ROWS: input 1 seen as [rows, d], rows = numel / d. PROJ: input 1's last dim is d (rows the
  * product of the others), and the second parameter n sizes the N classes below. PACKED: input 1
  * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut
- * its N tokens into sequences (include/tide_kernels.def) */
+ * its N tokens into sequences. ELEMENTWISE: no d parameter; every ROWS tensor has input 1's
+ * shape, seen as [numel, 1] (rows = numel, d = 1) (include/tide_kernels.def) */
 typedef enum tide_kernel_kind {
     TIDE_KERNEL_ROWS,
     TIDE_KERNEL_PROJ,
-    TIDE_KERNEL_PACKED
+    TIDE_KERNEL_PACKED,
+    TIDE_KERNEL_ELEMENTWISE
 } tide_kernel_kind;
 typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ROWS,    /* input 1's shape ([rows, d] to the kernel) */
@@ -691,6 +693,8 @@ typedef struct tide_kernel_tensor_info {
     const char       *name;
     tide_kernel_shape shape;
     int               optional; /* inputs: may be NULL; outputs: made only when wanted */
+    int               inout;    /* inputs: written in place (contiguous; marked written after) */
+    int               index;    /* int64, not input 1's dtype (outputs: indices) */
 } tide_kernel_tensor_info;
 typedef struct tide_kernel_param_info {
     const char       *name;
@@ -713,8 +717,10 @@ int                     tide_kernel_find(const char *name);
 /* Runs the kernel of row k on the device of in[0]: in[nin] (NULL where an optional input is
  * absent), params[nparams] as the row types them, want[nout] (NULL: every output; an output the
  * row does not mark optional is always made). out[nout] receives new tensors, NULL where not
- * wanted. Checks devices, dtypes, shapes and parameters from the row; TIDE_ENOTSUP "<name>: not
- * implemented on <device>" where the device's backend has no kernel for the row. */
+ * wanted. Checks devices, dtypes, shapes and parameters from the row, all before anything is
+ * written; TIDE_ENOTSUP "<name>: not implemented on <device>" where the device's backend has no
+ * kernel for the row. The row's inout inputs are written in place (cast away their const: they
+ * must be writable tensors of the caller's) and must be contiguous. */
 tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
                             const tide_kernel_scalar *params, const int *want, tide_tensor **out);
 

@@ -7,13 +7,15 @@
  */
 #include "binding.h"
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* <name>(inputs..., params..., want...) -> outputs...: the inputs in the row's order (nil for
- * an absent optional one), its parameters, then one flag per optional output (absent: made;
- * false or nil: not made, nil in its place). nil alone where the device has no kernel for the
- * row or the dtype (nn then runs its composite). Inputs must not require grad in grad mode:
- * the Lua library records its own node (tide.nn._fused). */
+ * an absent optional one), its parameters (a flag, 0..1, may be false or true), then one flag
+ * per optional output (absent: made; false or nil: not made, nil in its place). nil alone where
+ * the device has no kernel for the row or the dtype (nn then runs its composite). Inputs must
+ * not require grad in grad mode: the Lua library records its own node (tide.nn._fused). A row
+ * that writes in place (inout inputs, no outputs) returns nothing. */
 static int l_kernel(lua_State *L) {
     tide_lua_state         *S = TL_STATE(L);
     tide_kernel             k = (tide_kernel)lua_tointeger(L, lua_upvalueindex(2));
@@ -27,7 +29,11 @@ static int l_kernel(lua_State *L) {
         if (!(r->in[i].optional && lua_isnoneornil(L, idx)))
             in[i] = tl_check(L, idx, op)->t;
     for (int i = 0; i < r->nparams; i++, idx++) {
-        if (r->params[i].type == TIDE_KPARAM_INT)
+        const tide_kernel_param_info *pi = &r->params[i];
+        bool flag = pi->type == TIDE_KPARAM_INT && pi->min == 0 && pi->max == 1;
+        if (flag && lua_isboolean(L, idx))
+            p[i].i = lua_toboolean(L, idx);
+        else if (pi->type == TIDE_KPARAM_INT)
             p[i].i = (int64_t)tl_check_int(L, idx, op, r->params[i].name);
         else
             p[i].f = tl_check_number(L, idx, op, r->params[i].name);
@@ -70,17 +76,19 @@ static int l_kernel(lua_State *L) {
 static const char *const shape_names[] = {"rows",  "stats", "cols",   "nmat",
                                           "ncols", "nrows", "offsets"};
 
-/* t.<key> = the names; t.<key>_shape = their shape classes and t.<key>_optional = whether each
- * may be absent (tensors), or t.<key>_type = "int" / "float" (parameters) */
+/* t.<key> = the names; t.<key>_shape = their shape classes, t.<key>_optional = whether each
+ * may be absent, t.<key>_inout = whether each is written in place and t.<key>_index = whether
+ * each is int64 (tensors), or t.<key>_type = "int" / "float" (parameters) */
 static void push_names(lua_State *L, const char *key, int n, const tide_kernel_tensor_info *t,
                        const tide_kernel_param_info *p) {
+    static const char *const fields[] = {"shape", "optional", "inout", "index"};
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         lua_pushstring(L, t ? t[i].name : p[i].name);
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, key);
-    for (int k = 0; k < (t ? 2 : 1); k++) {
+    for (int k = 0; k < (t ? 4 : 1); k++) {
         lua_createtable(L, n, 0);
         for (int i = 0; i < n; i++) {
             if (!t)
@@ -88,11 +96,11 @@ static void push_names(lua_State *L, const char *key, int n, const tide_kernel_t
             else if (k == 0)
                 lua_pushstring(L, shape_names[t[i].shape]);
             else
-                lua_pushboolean(L, t[i].optional);
+                lua_pushboolean(L, k == 1 ? t[i].optional : k == 2 ? t[i].inout : t[i].index);
             lua_rawseti(L, -2, i + 1);
         }
         char field[32];
-        snprintf(field, sizeof field, "%s_%s", key, !t ? "type" : k == 0 ? "shape" : "optional");
+        snprintf(field, sizeof field, "%s_%s", key, t ? fields[k] : "type");
         lua_setfield(L, -2, field);
     }
 }
@@ -114,9 +122,10 @@ void tl_open_kernels(lua_State *L, int mod) {
         push_names(L, "inputs", r->nin, r->in, NULL);
         push_names(L, "outputs", r->nout, r->out, NULL);
         push_names(L, "params", r->nparams, NULL, r->params);
-        lua_pushstring(L, r->kind == TIDE_KERNEL_PROJ     ? "proj"
-                          : r->kind == TIDE_KERNEL_PACKED ? "packed"
-                                                          : "rows");
+        lua_pushstring(L, r->kind == TIDE_KERNEL_PROJ          ? "proj"
+                          : r->kind == TIDE_KERNEL_PACKED      ? "packed"
+                          : r->kind == TIDE_KERNEL_ELEMENTWISE ? "elementwise"
+                                                               : "rows");
         lua_setfield(L, -2, "kind");
         lua_createtable(L, r->nparams, 0); /* params_max: the largest value, false for none */
         for (int i = 0; i < r->nparams; i++) {
@@ -127,6 +136,15 @@ void tl_open_kernels(lua_State *L, int mod) {
             lua_rawseti(L, -2, i + 1);
         }
         lua_setfield(L, -2, "params_max");
+        lua_createtable(L, r->nparams, 0); /* params_min: the least value, false for none */
+        for (int i = 0; i < r->nparams; i++) {
+            if (r->params[i].min > -HUGE_VAL)
+                lua_pushnumber(L, r->params[i].min);
+            else
+                lua_pushboolean(L, 0);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "params_min");
         lua_newtable(L);
         for (int dt = 0, n = 0; dt < TIDE_DTYPE_COUNT; dt++)
             if (r->dtypes & (1u << dt)) {

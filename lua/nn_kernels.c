@@ -177,41 +177,6 @@ static int l_conv2d_backward(lua_State *L) {
     return 4;
 }
 
-/* relu's and gelu's gradients in one pass (the backward of autograd's relu and gelu) */
-static int act_backward(lua_State *L, const char *name, tide_act act) {
-    tide_lua_state *S = TL_STATE(L);
-    ltensor        *g = tl_check(L, 1, name), *x = tl_check(L, 2, name);
-    lua_settop(L, 2);
-    tl_not_differentiable(L, S, name, 2);
-    ltensor *r = tl_push_empty(L);
-    TL_CALL(L, S,
-            act == TIDE_ACT_GELU ? tide_gelu_backward(S->ctx, g->t, x->t, &r->t)
-                                 : tide_relu_backward(S->ctx, g->t, x->t, &r->t));
-    return tl_done(L, S, NULL, 2);
-}
-/* relu_backward(g, y[, overwrite]): with overwrite (autograd's engine, which holds g alone),
- * into g itself when nothing else shares its memory: g is returned */
-static int l_relu_backward(lua_State *L) {
-    if (lua_toboolean(L, 3)) {
-        tide_lua_state *S = TL_STATE(L);
-        ltensor        *g = tl_check(L, 1, "relu_backward"), *y = tl_check(L, 2, "relu_backward");
-        tl_not_differentiable(L, S, "relu_backward", 2);
-        /* in place only into a contiguous g: an expanded one (loss:sum() / n's gradient) has
-         * one element under many, and writing each would zero them all (ported_scripts127) */
-        if (tide_tensor_is_sole_owner(g->t) && !tide_tensor_same_storage(g->t, y->t) &&
-            tide_tensor_is_contiguous(g->t)) {
-            TL_CALL(L, S, tide_relu_backward_(S->ctx, g->t, y->t));
-            lua_settop(L, 1);
-            return 1;
-        }
-    }
-    lua_settop(L, 2);
-    return act_backward(L, "relu_backward", TIDE_ACT_RELU);
-}
-static int l_gelu_backward(lua_State *L) {
-    return act_backward(L, "gelu_backward", TIDE_ACT_GELU);
-}
-
 /* maxpool2d(x, kh, kw, sh, sw, ph, pw[, dh = 1, dw = 1, ceil_mode = false]): values and
  * 0-based argmax positions */
 static int l_maxpool2d(lua_State *L) {
@@ -260,8 +225,6 @@ void tl_open_nn_kernels(lua_State *L, int mod, int methods) {
                                         {"conv2d", l_conv2d},
                                         {"conv2d_backward", l_conv2d_backward},
                                         {"col2im_folded", l_col2im_folded},
-                                        {"relu_backward", l_relu_backward},
-                                        {"gelu_backward", l_gelu_backward},
                                         {"maxpool2d", l_maxpool2d},
                                         {"maxpool2d_backward", l_maxpool2d_backward},
                                         {NULL, NULL}};

@@ -1092,6 +1092,14 @@ static int t_shares_storage(lua_State *L) {
     return 1;
 }
 
+/* t:_sole_owner(): true when nothing else (no view, no other tensor) holds t's memory, so an
+ * op may write into it (autograd's engine, for a gradient it holds alone) */
+static int t_sole_owner(lua_State *L) {
+    ltensor *a = tl_check(L, 1, "_sole_owner");
+    lua_pushboolean(L, tide_tensor_is_sole_owner(a->t));
+    return 1;
+}
+
 static int t_detach(lua_State *L) {
     ltensor *a = tl_check(L, 1, "detach");
     tl_max_args(L, 1, "detach");
@@ -1125,6 +1133,7 @@ void tl_open_tensor(lua_State *L, int mod) {
                                      {"set_", t_set_},
                                      {"_version", t_version},
                                      {"_shares_storage", t_shares_storage},
+                                     {"_sole_owner", t_sole_owner},
                                      {"detach", t_detach},
                                      {NULL, NULL}};
     tl_register(L, methods, meths);

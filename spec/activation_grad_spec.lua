@@ -107,7 +107,7 @@ describe("GELU on " .. D.name, function()
         local ok, err = pcall(K.gelu_backward, tide.ones(2, { device = D.name }),
             tide.ones(2, { dtype = "float64", device = D.name }))
         assert.is_false(ok)
-        assert.matches("tide: gelu_backward: grad_out and input must share a float dtype, got " ..
-            "float32 and float64", err)
+        assert.is_truthy(err:find("tide: gelu_backward: input must have grad_out's dtype float32, "
+            .. "got float64", 1, true), err)
     end)
 end)

@@ -188,23 +188,30 @@ describe("autograd", function()
             close(z.grad, { 6 * math.cos(1.5) })
         end)
 
-        it("relu's gradient overwrites the incoming gradient only when nothing shares it", function()
-            local core = require("tide.core")
+        it("relu's gradient goes into the incoming gradient only where it may", function()
             -- float32 spelled out: 1.0 is an integer to Lua 5.1 and LuaJIT
             local F32 = { dtype = "float32", device = D.name }
             local F32G = { dtype = "float32", requires_grad = true, device = D.name }
             local y = tide.tensor({ { 1.0, -1.0 }, { 0.0, 2.0 } }, F32)
             local g = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, F32)
-            local r = K.relu_backward(g, y, true)
-            assert.is_true(rawequal(g, r)) -- into g: nothing else holds its memory
+            local v0 = g:_version()
+            assert.are.equal(0, select("#", K.relu_backward_(g, y))) -- in place: returns nothing
             close(g, { 5, 0, 0, 8 })
+            assert.is_true(g:_version() > v0) -- marked written
+            assert.is_false(rawequal(g, K.relu_backward(g, y))) -- relu_backward: a new tensor
+            -- an expanded gradient has one element under many: refused, left as it was
+            local e = tide.tensor({ 3.0 }, F32):expand(2, 2)
+            local ok, err = pcall(K.relu_backward_, e, y)
+            assert.is_false(ok)
+            assert.is_truthy(err:find("tide: relu_backward_: grad_out is written in place and must "
+                .. "be contiguous", 1, true), err)
+            close(e, { 3, 3, 3, 3 })
+            -- who may be written: only a contiguous gradient that nothing else shares
             local g2 = tide.tensor({ { 5.0, 6.0 }, { 7.0, 8.0 } }, F32)
+            assert.is_true(g2:_sole_owner())
             local view = g2:t()
-            local r2 = K.relu_backward(g2, y, true)
-            assert.is_false(rawequal(g2, r2)) -- a view shares g2: a new tensor
-            close(r2, { 5, 0, 0, 8 })
+            assert.is_false(g2:_sole_owner())
             close(view, { 5, 7, 6, 8 })
-            assert.is_false(rawequal(g, K.relu_backward(g, y))) -- not asked: never in place
             -- through autograd: one gradient reaches two relus, directly and as a transposed
             -- view; each relu's mask applies to its own path only
             local a = tide.tensor({ { 1.0, -2.0 }, { 3.0, -4.0 } }, F32G)

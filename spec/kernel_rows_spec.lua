@@ -1,8 +1,9 @@
 -- kernel_rows_spec.lua — every row of include/tide_kernels.def, walked from tide.core._kernels
 -- on the device under test (spec/support/device.lua): the generic binding exists and makes its
 -- outputs in their shape classes, and the one dispatch's rules hold for each row by itself
--- (dtype, device, d, the shape of each further input, parameters below their least value, no
--- rows). A new row is checked here without a line of its own.
+-- (dtype, device, d, the shape of each further input, parameters out of their range or NaN, no
+-- rows, inout inputs written in place and only when contiguous). A new row is checked here
+-- without a line of its own.
 local tide = require("tide")
 local core = require("tide.core")
 local K = core._internal
@@ -45,9 +46,11 @@ local function call_args(r, opts)
             args[n] = t:to((opts.dtype and opts.dtype[i]) or r.dtypes[1])
         end
     end
+    local has_d = r.kind ~= "elementwise"
     for i, ty in ipairs(r.params_type) do
         n = n + 1
-        args[n] = (opts.params and opts.params[i]) or (i == 1 and (r.kind == "packed" and math.floor(D_ / 2) or D_))
+        args[n] = (opts.params and opts.params[i])
+            or (has_d and i == 1 and (r.kind == "packed" and math.floor(D_ / 2) or D_))
             or (ty == "float" and 0.5 or math.min(2, r.params_max[i] or 2))
     end
     for _, opt in ipairs(r.outputs_optional) do
@@ -60,13 +63,15 @@ local function call_args(r, opts)
 end
 
 -- whether the device under test has row r's kernel (the CPU has every row; a device without
--- one answers nil, its callers run their composite)
+-- one answers nil, its callers run their composite; a row that writes in place and has one
+-- returns nothing)
 local function has_row(r)
     local args, n = call_args(r)
-    local ok, y = pcall(K[r.name], unpack(args, 1, n))
-    assert.is_true(ok, r.name .. ": " .. tostring(y))
-    assert.is_true(y ~= nil or D.kind ~= "cpu", r.name .. " has no kernel on " .. dev)
-    return y ~= nil
+    local res = pack(pcall(K[r.name], unpack(args, 1, n)))
+    assert.is_true(res[1], r.name .. ": " .. tostring(res[2]))
+    local has = #r.outputs == 0 and res.n == 1 or res[2] ~= nil
+    assert.is_true(has or D.kind ~= "cpu", r.name .. " has no kernel on " .. dev)
+    return has
 end
 
 local function err_of(r, opts)
@@ -84,8 +89,12 @@ describe("kernel rows on " .. dev, function()
             assert.are.equal(name, r.name)
             assert.are.equal("function", type(K[name]), name)
             assert.are.equal("rows", r.inputs_shape[1], name)
-            assert.are.equal("d", r.params[1], name)
-            if r.kind == "proj" then
+            assert.is_true(r.kind == "elementwise" or r.params[1] == "d", name)
+            if r.kind == "elementwise" then -- every tensor in input 1's shape
+                for i, cls in ipairs(r.inputs_shape) do
+                    assert.are.equal("rows", cls, name .. " " .. r.inputs[i])
+                end
+            elseif r.kind == "proj" then
                 assert.are.equal("n", r.params[2], name)
             elseif r.kind == "packed" then
                 assert.are.equal("heads", r.params[2], name)
@@ -164,12 +173,14 @@ describe("kernel rows on " .. dev, function()
                         "[" .. table.concat(bad[1], ", ") .. "]", ps[2] or 2, ps[1] or 2),
                         err_of(r, { shape = { bad[1] }, params = bad[2] }), 1, true)
                 end
-            else
+            elseif r.kind == "rows" then
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [4, 4] does not split " ..
                     "into rows of d = 3 elements", err_of(r, { params = { 3 } }), 1, true)
             end
-            assert.matches("tide: " .. name .. ": d = 0 must be >= 1", err_of(r, { params = { 0 } }),
-                1, true)
+            if r.kind ~= "elementwise" then
+                assert.matches("tide: " .. name .. ": d = 0 must be >= 1",
+                    err_of(r, { params = { 0 } }), 1, true)
+            end
             for i = 2, #r.inputs do
                 local what = r.inputs[i]
                 local devs, shapes, dts = {}, {}, {}
@@ -195,11 +206,48 @@ describe("kernel rows on " .. dev, function()
                     assert.matches(string.format("tide: %s: %s = %d must be in ", name, r.params[i],
                         max + 1), err_of(r, { params = ps }), 1, true)
                 end
-                if ty == "float" then
+                local min = r.params_min[i]
+                if ty == "float" and min and min > -1 then
                     local ps = {}
                     ps[i] = -1
                     assert.matches("tide: " .. name .. ": " .. r.params[i] .. " = -1 must be " ..
-                        (max and "in " or ">= 0"), err_of(r, { params = ps }), 1, true)
+                        (max and "in " or (">= %g"):format(min)), err_of(r, { params = ps }), 1, true)
+                end
+                if ty == "float" then
+                    local ps = {}
+                    ps[i] = 0 / 0
+                    assert.matches("tide: " .. name .. ": " .. r.params[i] .. " is NaN; give a " ..
+                        "number", err_of(r, { params = ps }), 1, true)
+                end
+            end
+        end
+    end)
+
+    it("writes inout inputs in place, marked written, and refuses them not contiguous", function()
+        for _, name in ipairs(names()) do
+            local r = core._kernels[name]
+            for i, inout in ipairs(has_row(r) and r.inputs_inout or {}) do
+                if inout then
+                    local args, n = call_args(r)
+                    local t, v0 = args[i], args[i]:_version()
+                    local before = t:clone()
+                    K[name](unpack(args, 1, n))
+                    assert.is_true(t:_version() > v0, name .. " " .. r.inputs[i])
+                    assert.is_true(t:ne(before):any():item(), name .. " " .. r.inputs[i])
+                    -- a transposed view: refused before any tensor is written
+                    args = call_args(r)
+                    local copies = {}
+                    for j = 1, #r.inputs do
+                        copies[j] = args[j]:clone()
+                    end
+                    args[i] = args[i]:t():contiguous():t()
+                    local ok, err = pcall(K[name], unpack(args, 1, n))
+                    assert.is_false(ok, name)
+                    assert.is_truthy(err:find("tide: " .. name .. ": " .. r.inputs[i] .. " is " ..
+                        "written in place and must be contiguous", 1, true), err)
+                    for j = 1, #r.inputs do
+                        assert.is_true(args[j]:eq(copies[j]):all():item(), name .. " " .. j)
+                    end
                 end
             end
         end

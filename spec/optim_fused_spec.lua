@@ -143,7 +143,7 @@ describe("fused optimizer steps", function()
         ok, err = pcall(core._adagrad_step_, p, tide.ones({ 2, 3 }), tide.zeros({ 3 }), 0.1, 1e-10,
             0, false)
         assert.is_false(ok)
-        assert.is_truthy(err:find("tide: adagrad_step_: sum has shape [3] but the parameter has "
+        assert.is_truthy(err:find("tide: adagrad_step_: sum of shape [3] must have param's shape "
             .. "[2, 3]", 1, true), err)
         assert.are.same({ 1, 1, 1 }, p[2]:totable())
     end)
@@ -164,7 +164,7 @@ describe("fused optimizer steps", function()
         local ok, err = pcall(core._sgd_step_, p, tide.zeros({ 3 }), nil, 0.1, 0, 0, 0, false,
             false, false)
         assert.is_false(ok)
-        assert.is_truthy(err:find("tide: sgd_step_: grad has shape [3] but the parameter has "
+        assert.is_truthy(err:find("tide: sgd_step_: grad of shape [3] must have param's shape "
             .. "[2, 3]", 1, true), err)
         assert.are.same({ 0, 0, 0 }, p[1]:totable())
     end)

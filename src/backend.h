@@ -11,6 +11,7 @@
 
 #include "tide.h"
 #include <stdbool.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,38 @@ typedef struct tide_kernel_call {
     const tide_kview  *out[TIDE_KERNEL_MAX_TENSORS];
     tide_kernel_scalar p[TIDE_KERNEL_MAX_PARAMS];
 } tide_kernel_call;
+
+/* the optimizer rows' parameters (sgd_step_, adam_step_, rmsprop_step_, adagrad_step_, in each
+ * row's order) as the hyperparameters of tide_optim_step_; the states are in[2], in[3], in[4]
+ * in tide_optim_step_'s order (NULL where absent), and the loops go by the states given */
+static inline tide_optim_hparams tide_optim_hparams_of(const tide_kernel_call *c) {
+    const tide_kernel_scalar *p = c->p;
+    tide_optim_hparams        h;
+    memset(&h, 0, sizeof h);
+    switch (c->kernel) {
+    case TIDE_K_SGD_STEP:
+        h.kind = TIDE_OPTIM_SGD;
+        h.lr = p[0].f, h.momentum = p[1].f, h.dampening = p[2].f, h.weight_decay = p[3].f;
+        h.nesterov = (int)p[4].i, h.maximize = (int)p[5].i, h.first_step = (int)p[6].i;
+        break;
+    case TIDE_K_ADAM_STEP:
+        h.kind = TIDE_OPTIM_ADAM;
+        h.lr = p[0].f, h.beta1 = p[1].f, h.beta2 = p[2].f, h.eps = p[3].f;
+        h.weight_decay = p[4].f, h.bias_correction1 = p[5].f, h.bias_correction2 = p[6].f;
+        h.decoupled = (int)p[7].i, h.maximize = (int)p[8].i;
+        break;
+    case TIDE_K_RMSPROP_STEP:
+        h.kind = TIDE_OPTIM_RMSPROP;
+        h.lr = p[0].f, h.alpha = p[1].f, h.eps = p[2].f, h.weight_decay = p[3].f;
+        h.momentum = p[4].f, h.maximize = (int)p[5].i, h.centered = c->in[4] != NULL;
+        break;
+    default: /* TIDE_K_ADAGRAD_STEP */
+        h.kind = TIDE_OPTIM_ADAGRAD;
+        h.lr = p[0].f, h.eps = p[1].f, h.weight_decay = p[2].f, h.maximize = (int)p[3].i;
+        break;
+    }
+    return h;
+}
 
 /* the linear row's product as the matmul entry's 3-D views: y3 [1, rows, n] = x3 [1, rows, d] @
  * wt [1, d, n], wt the column-major view of the contiguous weight [n, d] (no copy) */
@@ -188,7 +221,7 @@ extern const tide_backend tide_cpu_backend;
  * and include/tide_kernels.def), tide_kview, tide_device and the entry point. <entry>_abi returns
  * the version the plug-in was built with; the core refuses one of another version (or without the
  * function) before calling it. Bump it with every change to those. */
-#define TIDE_BACKEND_ABI        20
+#define TIDE_BACKEND_ABI        21
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

@@ -5,6 +5,7 @@
  * A kernel added to the table needs nothing here.
  */
 #include "tide_impl.h"
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,19 @@
 /* ---- the rows ----------------------------------------------------------------------------- */
 
 #define T(name, shape)                                                                             \
-    { #name, TIDE_KSHAPE_##shape, 0 }
+    { #name, TIDE_KSHAPE_##shape, 0, 0, 0 }
 #define T_OPT(name, shape)                                                                         \
-    { #name, TIDE_KSHAPE_##shape, 1 }
+    { #name, TIDE_KSHAPE_##shape, 1, 0, 0 }
+#define T_INOUT(name, shape)                                                                       \
+    { #name, TIDE_KSHAPE_##shape, 0, 1, 0 }
+#define T_INOUT_OPT(name, shape)                                                                   \
+    { #name, TIDE_KSHAPE_##shape, 1, 1, 0 }
+#define T_INDEX(name, shape)                                                                       \
+    { #name, TIDE_KSHAPE_##shape, 0, 0, 1 }
+#define P_REAL(name)                                                                               \
+    { #name, TIDE_KPARAM_FLOAT, -HUGE_VAL, HUGE_VAL }
+#define P_FLAG(name)                                                                               \
+    { #name, TIDE_KPARAM_INT, 0, 1 }
 #define P_INT(name, min)                                                                           \
     { #name, TIDE_KPARAM_INT, (min), HUGE_VAL }
 #define P_INT_IN(name, min, max)                                                                   \
@@ -28,15 +39,17 @@
 #define OUT(...) __VA_ARGS__
 #define PAR(...) __VA_ARGS__
 
-/* per row: its inputs, outputs and parameters as arrays */
+/* per row: its inputs, outputs and parameters as arrays, each after a placeholder element (C11
+ * has no empty initializer, and an in-place row has no outputs, an ELEMENTWISE row may have no
+ * parameters) */
 #define K(NAME, name, kind, dtypes, cpu, cuda, ins, outs, pars)                                    \
-    static const tide_kernel_tensor_info name##_in[] = {ins};                                      \
-    static const tide_kernel_tensor_info name##_out[] = {outs};                                    \
-    static const tide_kernel_param_info  name##_par[] = {pars};
+    static const tide_kernel_tensor_info name##_in[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0}, ins};   \
+    static const tide_kernel_tensor_info name##_out[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0}, outs}; \
+    static const tide_kernel_param_info  name##_par[] = {{NULL, TIDE_KPARAM_INT, 0, 0}, pars};
 #include "tide_kernels.def"
 #undef K
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1) /* the placeholder not counted */
 static const tide_kernel_info table[TIDE_KERNEL_COUNT] = {
 #define K(NAME, name, kind, dtypes, ...)                                                           \
     [TIDE_K_##NAME] = {#name,                                                                      \
@@ -45,18 +58,22 @@ static const tide_kernel_info table[TIDE_KERNEL_COUNT] = {
                        COUNT(name##_in),                                                           \
                        COUNT(name##_out),                                                          \
                        COUNT(name##_par),                                                          \
-                       name##_in,                                                                  \
-                       name##_out,                                                                 \
-                       name##_par},
+                       name##_in + 1,                                                              \
+                       name##_out + 1,                                                             \
+                       name##_par + 1},
 #include "tide_kernels.def"
 #undef K
 };
 
-/* a row must fit the call's fixed arrays: checked when the table is compiled */
-#define K(NAME, name, ...)                                                                         \
-    _Static_assert(COUNT(name##_in) <= TIDE_KERNEL_MAX_TENSORS &&                                  \
+/* a row must fit the call's fixed arrays, and a kind that reads d from the first parameter must
+ * have one: checked when the table is compiled */
+#define K(NAME, name, kind, ...)                                                                   \
+    _Static_assert(COUNT(name##_in) >= 1 && COUNT(name##_in) <= TIDE_KERNEL_MAX_TENSORS &&         \
                        COUNT(name##_out) <= TIDE_KERNEL_MAX_TENSORS &&                             \
-                       COUNT(name##_par) <= TIDE_KERNEL_MAX_PARAMS,                                \
+                       COUNT(name##_par) <= TIDE_KERNEL_MAX_PARAMS &&                              \
+                       COUNT(name##_par) >= (TIDE_KERNEL_##kind == TIDE_KERNEL_ELEMENTWISE ? 0     \
+                                             : TIDE_KERNEL_##kind == TIDE_KERNEL_ROWS      ? 1     \
+                                                                                           : 2),        \
                    #name ": too many tensors or parameters for tide_kernel_call");
 #include "tide_kernels.def"
 #undef K
@@ -91,6 +108,8 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
     for (int i = 0; i < r->nparams; i++) {
         const tide_kernel_param_info *pi = &r->params[i];
         double                        v = pi->type == TIDE_KPARAM_INT ? (double)p[i].i : p[i].f;
+        if (isnan(v))
+            return tide_seterr(TIDE_EINVAL, "%s: %s is NaN; give a number", r->name, pi->name);
         if (pi->type == TIDE_KPARAM_INT && pi->max < HUGE_VAL && !(v >= pi->min && v <= pi->max))
             return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be in %.17g..%.17g", r->name,
                                pi->name, (long long)p[i].i, pi->min, pi->max);
@@ -123,7 +142,10 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
                            "%s: %s must be a 1-D int64 tensor of offsets, got %s %s", r->name, what,
                            tide_dtype_name(t->dtype), so);
     }
-    if (t->dtype != x->dtype)
+    if (r->in[i].index && t->dtype != TIDE_DTYPE_I64)
+        return tide_seterr(TIDE_EDTYPE, "%s: %s must be an int64 tensor of indices, got %s",
+                           r->name, what, tide_dtype_name(t->dtype));
+    if (!r->in[i].index && t->dtype != x->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: %s must have %s's dtype %s, got %s", r->name, what,
                            r->in[0].name, tide_dtype_name(x->dtype), tide_dtype_name(t->dtype));
     bool ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
@@ -214,6 +236,16 @@ static tide_status check_offsets(const tide_kernel_info *r, int i, const tide_te
     return st;
 }
 
+/* an inout input is written where it lies: a copy would leave the caller's tensor as it was */
+static tide_status check_inout(const tide_kernel_info *r, int i, const tide_tensor *t) {
+    if (tide_tensor_is_contiguous(t))
+        return TIDE_OK;
+    return tide_seterr(TIDE_EINVAL,
+                       "%s: %s is written in place and must be contiguous; give a contiguous "
+                       "tensor (t:contiguous()) and use the one it returns",
+                       r->name, r->in[i].name);
+}
+
 /* ---- the one dispatch --------------------------------------------------------------------- */
 
 tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
@@ -228,9 +260,10 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     TIDE_TRY(check_dtype(r, x->dtype));
     TIDE_TRY(check_params(r, params));
     /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim; PACKED: params[1] is
-     * heads, input 1 [N, heads * d] */
+     * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1 */
     bool    proj = r->kind == TIDE_KERNEL_PROJ;
-    int64_t d = params[0].i, numel = tide_tensor_numel(x), n = proj ? params[1].i : 0;
+    int64_t d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : params[0].i;
+    int64_t numel = tide_tensor_numel(x), n = proj ? params[1].i : 0;
     if (r->kind == TIDE_KERNEL_PACKED)
         TIDE_TRY(check_packed(r, x, d, params[1].i));
     else if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
@@ -249,6 +282,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (in[i])
             TIDE_TRY(check_input(r, i, x, in[i], rows, d, n));
     }
+    for (int i = 0; i < r->nin; i++)
+        if (in[i] && r->in[i].inout)
+            TIDE_TRY(check_inout(r, i, in[i]));
     tide_device *dev = x->storage->dev;
     /* the one answer for a backend without the row, before anything is allocated */
     const tide_kernel_fn *table_of = dev->backend->kernels;
@@ -270,9 +306,10 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         memcpy(shape, x->shape, sizeof shape);
         if (s == TIDE_KSHAPE_NROWS)
             shape[x->ndim - 1] = n;
+        tide_dtype dt = r->out[i].index ? TIDE_DTYPE_I64 : x->dtype;
         st = s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS
-                 ? tide_tensor_alloc(ctx, op, dev, x->dtype, x->ndim, shape, &o[i])
-                 : tide_tensor_alloc(ctx, op, dev, x->dtype, 1, &len, &o[i]);
+                 ? tide_tensor_alloc(ctx, op, dev, dt, x->ndim, shape, &o[i])
+                 : tide_tensor_alloc(ctx, op, dev, dt, 1, &len, &o[i]);
     }
     if (st == TIDE_OK && rows > 0) {
         tide_kview       iv[TIDE_KERNEL_MAX_TENSORS], ov[TIDE_KERNEL_MAX_TENSORS];
@@ -307,6 +344,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         tide_release_all(r->nout, o);
         return tide_err_op(st, op);
     }
+    for (int i = 0; i < r->nin; i++)
+        if (in[i] && r->in[i].inout && rows > 0)
+            tide_mark_written((tide_tensor *)in[i]); /* the caller's own: tide_kernel_run's rule */
     for (int i = 0; i < r->nout; i++)
         out[i] = o[i];
     return TIDE_OK;

@@ -295,74 +295,24 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     return st;
 }
 
-static tide_status act_backward_check(const char *op, const tide_tensor *grad_out,
-                                      const tide_tensor *input) {
-    TIDE_TRY(tide_check_same_device(op, grad_out, input));
-    if (!tide_dtype_is_float(grad_out->dtype) || input->dtype != grad_out->dtype)
-        return tide_seterr(TIDE_EDTYPE,
-                           "%s: grad_out and input must share a float dtype, got %s and %s", op,
-                           tide_dtype_name(grad_out->dtype), tide_dtype_name(input->dtype));
-    bool same = grad_out->ndim == input->ndim;
-    for (int d = 0; same && d < input->ndim; d++)
-        same = grad_out->shape[d] == input->shape[d];
-    if (!same) {
-        tide_shape_strs sh =
-            tide_shapes_fmt(grad_out->ndim, grad_out->shape, input->ndim, input->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: grad_out %s and input %s must have one shape", op,
-                           sh.a, sh.b);
-    }
-    return TIDE_OK;
-}
-
-static tide_status act_backward(tide_ctx *ctx, const char *op, tide_act act,
-                                const tide_tensor *grad_out, const tide_tensor *input,
-                                tide_tensor **grad_in) {
-    TIDE_TRY(act_backward_check(op, grad_out, input));
-    tide_device *dev = input->storage->dev;
-    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, input->dtype, input->ndim, input->shape, grad_in));
-    if (tide_tensor_numel(*grad_in) == 0)
-        return TIDE_OK;
-    tide_entry_act_backward_fn fn;
-    tide_status                st = tide_entry_act_backward(dev, op, &fn);
-    if (st != TIDE_OK)
-        return fail(st, op, grad_in);
-    tide_kview ov = tide_kview_of(*grad_in), gv = tide_kview_of(grad_out),
-               xv = tide_kview_of(input);
-    st = fn(dev, act, &ov, &gv, &xv);
-    return st == TIDE_OK ? TIDE_OK : fail(st, op, grad_in);
-}
-
+/* the rows relu_backward, gelu_backward and relu_backward_ (include/tide_kernels.def) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in) {
-    return act_backward(ctx, "relu_backward", TIDE_ACT_RELU, grad_out, input, grad_in);
+    const tide_tensor *in[] = {grad_out, input};
+    return tide_kernel_run(ctx, TIDE_K_RELU_BACKWARD, in, NULL, NULL, grad_in);
 }
 
-/* elementwise, so the kernel may write the gradient it reads */
+/* elementwise, so the kernel may write the gradient it reads; an expanded gradient (elements
+ * shared, each write all of them) is refused by the row: it is not contiguous */
 tide_status tide_relu_backward_(tide_ctx *ctx, tide_tensor *grad_out, const tide_tensor *input) {
-    (void)ctx;
-    static const char op[] = "relu_backward_";
-    TIDE_TRY(act_backward_check(op, grad_out, input));
-    if (!tide_tensor_is_contiguous(grad_out)) /* expanded: elements overlap, each write is all */
-        return tide_seterr(TIDE_EINVAL,
-                           "%s: the gradient is not contiguous (an expanded one shares its "
-                           "elements); use relu_backward, which writes a new tensor",
-                           op);
-    tide_device *dev = input->storage->dev;
-    if (tide_tensor_numel(grad_out) == 0)
-        return TIDE_OK;
-    tide_entry_act_backward_fn fn;
-    TIDE_TRY(tide_entry_act_backward(dev, op, &fn));
-    tide_kview  gv = tide_kview_of(grad_out), xv = tide_kview_of(input);
-    tide_status st = fn(dev, TIDE_ACT_RELU, &gv, &gv, &xv);
-    if (st != TIDE_OK)
-        return tide_err_op(st, op);
-    tide_mark_written(grad_out);
-    return TIDE_OK;
+    const tide_tensor *in[] = {grad_out, input};
+    return tide_kernel_run(ctx, TIDE_K_RELU_BACKWARD_, in, NULL, NULL, NULL);
 }
 
 tide_status tide_gelu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in) {
-    return act_backward(ctx, "gelu_backward", TIDE_ACT_GELU, grad_out, input, grad_in);
+    const tide_tensor *in[] = {grad_out, input};
+    return tide_kernel_run(ctx, TIDE_K_GELU_BACKWARD, in, NULL, NULL, grad_in);
 }
 
 /* ---- conv2d by the backend's own convolution ---------------------------------------------- */

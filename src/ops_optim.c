@@ -1,26 +1,8 @@
-/* ops_optim.c — tide_optim_step_: the fused optimizer updates (formulas in tide.h). The core
- * checks that parameter, gradient and state agree and gives the backend contiguous views; the
- * backend does the one pass. */
+/* ops_optim.c — tide_optim_step_: the fused optimizer updates (formulas in tide.h), the kernel
+ * rows sgd_step_, adam_step_, rmsprop_step_ and adagrad_step_ (include/tide_kernels.def). The
+ * rows check devices, dtypes, shapes and contiguity; this adds what a row cannot say: which
+ * states go with the options. */
 #include "tide_impl.h"
-
-static tide_status check_like(const char *op, const tide_tensor *param, const tide_tensor *t,
-                              const char *what, bool need_contiguous) {
-    TIDE_TRY(tide_check_same_device(op, param, t));
-    if (t->dtype != param->dtype)
-        return tide_seterr(TIDE_EDTYPE, "%s: %s is %s but the parameter is %s; use one dtype", op,
-                           what, tide_dtype_name(t->dtype), tide_dtype_name(param->dtype));
-    bool same = t->ndim == param->ndim;
-    for (int d = 0; same && d < t->ndim; d++)
-        same = t->shape[d] == param->shape[d];
-    if (!same) {
-        tide_shape_strs sh = tide_shapes_fmt(t->ndim, t->shape, param->ndim, param->shape);
-        return tide_seterr(TIDE_ESHAPE, "%s: %s has shape %s but the parameter has %s", op, what,
-                           sh.a, sh.b);
-    }
-    if (need_contiguous && !tide_tensor_is_contiguous(t))
-        return tide_seterr(TIDE_EINVAL, "%s: %s must be contiguous", op, what);
-    return TIDE_OK;
-}
 
 static tide_status check_hparams(const char *op, const tide_optim_hparams *h) {
     if (h->kind < TIDE_OPTIM_SGD || h->kind > TIDE_OPTIM_ADAGRAD)
@@ -81,9 +63,6 @@ tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_te
     if (!h || !param || !grad)
         return tide_seterr(TIDE_EINVAL, "%s: hparams, param and grad are required", op);
     TIDE_TRY(check_hparams(op, h));
-    if (!tide_dtype_is_float(param->dtype))
-        return tide_seterr(TIDE_EDTYPE, "%s: the parameter must be floating point, got %s", op,
-                           tide_dtype_name(param->dtype));
     if (h->kind == TIDE_OPTIM_ADAM && (!state1 || !state2))
         return tide_seterr(TIDE_EINVAL, "%s: Adam needs both moment tensors", op);
     if (h->kind == TIDE_OPTIM_SGD && state2)
@@ -91,45 +70,35 @@ tide_status tide_optim_step_(tide_ctx *ctx, const tide_optim_hparams *h, tide_te
     if (h->kind == TIDE_OPTIM_SGD && (state1 != NULL) != (h->momentum != 0))
         return tide_seterr(TIDE_EINVAL, "%s: a momentum buffer goes with momentum != 0 only", op);
     TIDE_TRY(check_states(op, h, state1, state2, state3));
-    if (!tide_tensor_is_contiguous(param))
-        return tide_seterr(TIDE_EINVAL, "%s: the parameter must be contiguous", op);
-    TIDE_TRY(check_like(op, param, grad, "grad", false));
-    static const char *const names[][3] = {{"momentum_buffer", "", ""},
-                                           {"exp_avg", "exp_avg_sq", ""},
-                                           {"square_avg", "momentum_buffer", "grad_avg"},
-                                           {"sum", "", ""}};
-    const char *const       *nm = names[h->kind];
-    if (state1)
-        TIDE_TRY(check_like(op, param, state1, nm[0], true));
-    if (state2)
-        TIDE_TRY(check_like(op, param, state2, nm[1], true));
-    if (state3)
-        TIDE_TRY(check_like(op, param, state3, nm[2], true));
-    tide_device             *dev = param->storage->dev;
-    tide_entry_optim_step_fn fn;
-    TIDE_TRY(tide_entry_optim_step(dev, op, &fn));
-    if (tide_tensor_numel(param) == 0)
-        return TIDE_OK;
-    tide_tensor *g;
-    TIDE_TRY(tide_tensor_contiguous(ctx, grad, &g));
-    tide_kview pv = tide_kview_of(param), gv = tide_kview_of(g), s1v, s2v, s3v;
-    if (state1)
-        s1v = tide_kview_of(state1);
-    if (state2)
-        s2v = tide_kview_of(state2);
-    if (state3)
-        s3v = tide_kview_of(state3);
-    tide_status st =
-        fn(dev, h, &pv, &gv, state1 ? &s1v : NULL, state2 ? &s2v : NULL, state3 ? &s3v : NULL);
-    tide_tensor_release(g);
-    if (st != TIDE_OK)
-        return tide_err_op(st, op);
-    tide_mark_written(param);
-    if (state1)
-        tide_mark_written(state1);
-    if (state2)
-        tide_mark_written(state2);
-    if (state3)
-        tide_mark_written(state3);
-    return TIDE_OK;
+    /* each row's inputs and parameters, in its order */
+    const tide_tensor *in[TIDE_KERNEL_MAX_TENSORS] = {param, grad};
+    tide_kernel_scalar p[TIDE_KERNEL_MAX_PARAMS];
+    tide_kernel        k;
+    switch (h->kind) {
+    case TIDE_OPTIM_SGD:
+        k = TIDE_K_SGD_STEP;
+        in[2] = state1;
+        p[0].f = h->lr, p[1].f = h->momentum, p[2].f = h->dampening, p[3].f = h->weight_decay;
+        p[4].i = h->nesterov != 0, p[5].i = h->maximize != 0, p[6].i = h->first_step != 0;
+        break;
+    case TIDE_OPTIM_ADAM:
+        k = TIDE_K_ADAM_STEP;
+        in[2] = state1, in[3] = state2;
+        p[0].f = h->lr, p[1].f = h->beta1, p[2].f = h->beta2, p[3].f = h->eps;
+        p[4].f = h->weight_decay, p[5].f = h->bias_correction1, p[6].f = h->bias_correction2;
+        p[7].i = h->decoupled != 0, p[8].i = h->maximize != 0;
+        break;
+    case TIDE_OPTIM_RMSPROP:
+        k = TIDE_K_RMSPROP_STEP;
+        in[2] = state1, in[3] = state2, in[4] = state3;
+        p[0].f = h->lr, p[1].f = h->alpha, p[2].f = h->eps, p[3].f = h->weight_decay;
+        p[4].f = h->momentum, p[5].i = h->maximize != 0;
+        break;
+    default:
+        k = TIDE_K_ADAGRAD_STEP;
+        in[2] = state1;
+        p[0].f = h->lr, p[1].f = h->eps, p[2].f = h->weight_decay, p[3].i = h->maximize != 0;
+        break;
+    }
+    return tide_kernel_run(ctx, k, in, p, NULL, NULL);
 }

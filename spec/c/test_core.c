@@ -1138,7 +1138,7 @@ static void test_relu_backward_inplace(void) {
     check_values(h, 4, (double[]){5, 0, 0, 8}, 0);
     tide_tensor *wrong = mk(cpu1, TIDE_DTYPE_F32, 1, (int64_t[]){3}, NULL);
     CHECK_ERR(tide_relu_backward_(NULL, wrong, y), TIDE_ESHAPE,
-              "relu_backward_: grad_out [3] and input [4] must have one shape");
+              "relu_backward_: input of shape [4] must have grad_out's shape [3]");
     tide_tensor *elsewhere = mk(cpu2, TIDE_DTYPE_F32, 1, s4, NULL);
     CHECK(tide_relu_backward_(NULL, elsewhere, y) == TIDE_EDEVICE);
     tide_tensor_release(elsewhere);
@@ -1146,7 +1146,7 @@ static void test_relu_backward_inplace(void) {
     tide_tensor *one = mk(cpu1, TIDE_DTYPE_F32, 1, (int64_t[]){1}, (double[]){3}), *ex = NULL;
     CHECK_OK(tide_tensor_expand(one, 1, s4, &ex));
     CHECK_ERR(tide_relu_backward_(NULL, ex, y), TIDE_EINVAL,
-              "relu_backward_: the gradient is not contiguous");
+              "relu_backward_: grad_out is written in place and must be contiguous");
     tide_tensor_release(ex);
     tide_tensor_release(one);
     tide_tensor_release(wrong);
@@ -1154,6 +1154,45 @@ static void test_relu_backward_inplace(void) {
     tide_tensor_release(fresh);
     tide_tensor_release(g);
     tide_tensor_release(y);
+}
+
+/* the optimizer rows through the C API: param and state written in place (versions bumped),
+ * and a call the rows refuse leaves every tensor as it was */
+static void test_optim_step_rows(void) {
+    int64_t            s4[] = {4}, s3[] = {3};
+    tide_tensor       *p = mk(cpu0, TIDE_DTYPE_F32, 1, s4, (double[]){1, 2, 3, 4});
+    tide_tensor       *g = mk(cpu0, TIDE_DTYPE_F32, 1, s4, (double[]){1, 1, 2, 2});
+    tide_tensor       *buf = mk(cpu0, TIDE_DTYPE_F32, 1, s4, (double[]){0, 0, 0, 0});
+    tide_optim_hparams h = {.kind = TIDE_OPTIM_SGD, .lr = 0.5, .momentum = 0.9, .first_step = 1};
+    uint64_t           vp = tide_tensor_version(p), vb = tide_tensor_version(buf);
+    CHECK_OK(tide_optim_step_(NULL, &h, p, g, buf, NULL, NULL));
+    check_values(p, 4, (double[]){0.5, 1.5, 2, 3}, 0);
+    check_values(buf, 4, (double[]){1, 1, 2, 2}, 0); /* the first step: buf = g */
+    CHECK(tide_tensor_version(p) == vp + 1 && tide_tensor_version(buf) == vb + 1);
+    /* Adam with a first moment of another shape: refused, nothing written */
+    tide_tensor       *m = mk(cpu0, TIDE_DTYPE_F32, 1, s3, (double[]){7, 7, 7});
+    tide_tensor       *v = mk(cpu0, TIDE_DTYPE_F32, 1, s4, (double[]){0, 0, 0, 0});
+    tide_optim_hparams a = {.kind = TIDE_OPTIM_ADAM,
+                            .lr = 0.1,
+                            .beta1 = 0.9,
+                            .beta2 = 0.999,
+                            .eps = 1e-8,
+                            .bias_correction1 = 0.1,
+                            .bias_correction2 = 0.001};
+    CHECK_ERR(tide_optim_step_(NULL, &a, p, g, m, v, NULL), TIDE_ESHAPE,
+              "adam_step_: exp_avg of shape [3] must have param's shape [4]");
+    check_values(p, 4, (double[]){0.5, 1.5, 2, 3}, 0);
+    check_values(m, 3, (double[]){7, 7, 7}, 0);
+    /* an expanded parameter cannot be written where it lies */
+    tide_tensor *one = mk(cpu0, TIDE_DTYPE_F32, 1, (int64_t[]){1}, (double[]){3}), *ex = NULL;
+    CHECK_OK(tide_tensor_expand(one, 1, s4, &ex));
+    h.momentum = 0;
+    CHECK_ERR(tide_optim_step_(NULL, &h, ex, g, NULL, NULL, NULL), TIDE_EINVAL,
+              "sgd_step_: param is written in place and must be contiguous");
+    check_values(one, 1, (double[]){3}, 0);
+    tide_tensor *all[] = {p, g, buf, m, v, one, ex};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tide_tensor_release(all[i]);
 }
 
 static void test_versions(void) {
@@ -1406,6 +1445,7 @@ int main(void) {
     test_stack();
     test_versions();
     test_relu_backward_inplace();
+    test_optim_step_rows();
     test_header_cache();
     test_header_cache_threads();
     test_ctx_refs_threads();

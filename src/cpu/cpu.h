@@ -174,6 +174,22 @@ tide_status cpu_softmax_backward_dim_or_half(tide_device *dev, const tide_kview 
                                              const tide_kview *y, const tide_kview *g, int dim,
                                              int log);
 
+/* optim.c: the fused optimizer steps (the kernel rows sgd_step_, adam_step_, rmsprop_step_,
+ * adagrad_step_) on contiguous views of one dtype, param and the states written in place; nn.c:
+ * an activation's gradient over views of any strides (the rows relu_backward, gelu_backward,
+ * relu_backward_). The _or_half forms in half.c widen float16 and bfloat16 */
+tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
+                           const tide_kview *grad, const tide_kview *state1,
+                           const tide_kview *state2, const tide_kview *state3);
+tide_status cpu_optim_step_or_half(tide_device *dev, const tide_optim_hparams *h,
+                                   const tide_kview *param, const tide_kview *grad,
+                                   const tide_kview *state1, const tide_kview *state2,
+                                   const tide_kview *state3);
+tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                             const tide_kview *grad_out, const tide_kview *input);
+tide_status cpu_act_backward_or_half(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                                     const tide_kview *grad_out, const tide_kview *input);
+
 /* half.c: float16 and bfloat16 through the float32 kernels (the HALF rows above); copy, fill,
  * index_select and gather move elements without arithmetic and take half as it is */
 static inline int cpu_is_half(tide_dtype dt) {

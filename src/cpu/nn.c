@@ -227,3 +227,14 @@ tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *g
         cpu_iter_run(&it, CPU_PAR_GRAIN, relu_back_row, &f32);
     return TIDE_OK;
 }
+
+/* the kernel rows: elementwise, so relu_backward_ may write the gradient it reads */
+tide_status cpu_relu_backward(tide_device *dev, const tide_kernel_call *c) {
+    return cpu_act_backward_or_half(dev, TIDE_ACT_RELU, c->out[0], c->in[0], c->in[1]);
+}
+tide_status cpu_gelu_backward(tide_device *dev, const tide_kernel_call *c) {
+    return cpu_act_backward_or_half(dev, TIDE_ACT_GELU, c->out[0], c->in[0], c->in[1]);
+}
+tide_status cpu_relu_backward_(tide_device *dev, const tide_kernel_call *c) {
+    return cpu_act_backward_or_half(dev, TIDE_ACT_RELU, c->in[0], c->in[0], c->in[1]);
+}

@@ -182,3 +182,22 @@ tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const 
     }
     return TIDE_OK;
 }
+
+/* ---- the kernel rows sgd_step_, adam_step_, rmsprop_step_, adagrad_step_ ------------------ */
+
+static tide_status optim_row(tide_device *dev, const tide_kernel_call *c) {
+    tide_optim_hparams h = tide_optim_hparams_of(c);
+    return cpu_optim_step_or_half(dev, &h, c->in[0], c->in[1], c->in[2], c->in[3], c->in[4]);
+}
+tide_status cpu_sgd_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}
+tide_status cpu_adam_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}
+tide_status cpu_rmsprop_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}
+tide_status cpu_adagrad_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}

@@ -148,9 +148,8 @@ struct run_act_back {
     }
 };
 
-extern "C" tide_status tide_cuda_act_backward(tide_device *dev, tide_act act,
-                                              const tide_kview *grad_in, const tide_kview *grad_out,
-                                              const tide_kview *input) {
+static tide_status act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                                const tide_kview *grad_out, const tide_kview *input) {
     const char *name = act == TIDE_ACT_GELU ? "gelu_backward" : "relu_backward";
     if (act != TIDE_ACT_RELU && act != TIDE_ACT_GELU)
         return tide_cuda_seterr(TIDE_EINVAL, "act_backward: unknown activation %d", (int)act);
@@ -158,4 +157,15 @@ extern "C" tide_status tide_cuda_act_backward(tide_device *dev, tide_act act,
         return tide_cuda_seterr(TIDE_EDTYPE, "%s: cuda kernel needs one dtype", name);
     TIDE_CUDA_DISPATCH_FLOAT(grad_in->dtype, run_act_back, dev, act, grad_in, grad_out, input);
     return tide_cuda_seterr(TIDE_ENOTSUP, "%s: cuda kernel needs a float dtype", name);
+}
+
+/* the kernel rows: elementwise, so relu_backward_ may write the gradient it reads */
+extern "C" tide_status tide_cuda_relu_backward(tide_device *dev, const tide_kernel_call *c) {
+    return act_backward(dev, TIDE_ACT_RELU, c->out[0], c->in[0], c->in[1]);
+}
+extern "C" tide_status tide_cuda_gelu_backward(tide_device *dev, const tide_kernel_call *c) {
+    return act_backward(dev, TIDE_ACT_GELU, c->out[0], c->in[0], c->in[1]);
+}
+extern "C" tide_status tide_cuda_relu_backward_(tide_device *dev, const tide_kernel_call *c) {
+    return act_backward(dev, TIDE_ACT_RELU, c->in[0], c->in[0], c->in[1]);
 }

@@ -136,15 +136,28 @@ static tide_status launch(cudaStream_t stream, const tide_optim_hparams *h, cons
     return TIDE_OK;
 }
 
-extern "C" tide_status tide_cuda_optim_step(tide_device *dev, const tide_optim_hparams *h,
-                                            const tide_kview *param, const tide_kview *grad,
-                                            const tide_kview *state1, const tide_kview *state2,
-                                            const tide_kview *state3) {
+/* the kernel rows sgd_step_, adam_step_, rmsprop_step_ and adagrad_step_: the states in[2..4] */
+static tide_status optim_row(tide_device *dev, const tide_kernel_call *c) {
+    const tide_optim_hparams h = tide_optim_hparams_of(c);
+    const tide_kview        *param = c->in[0];
     if (param->dtype != TIDE_DTYPE_F32 && param->dtype != TIDE_DTYPE_F64)
         return tide_cuda_seterr(TIDE_ENOTSUP, "optim_step: cuda kernel needs float32 or float64");
     cudaStream_t stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
     if (param->dtype == TIDE_DTYPE_F32)
-        return launch<float>(stream, h, param, grad, state1, state2, state3);
-    return launch<double>(stream, h, param, grad, state1, state2, state3);
+        return launch<float>(stream, &h, param, c->in[1], c->in[2], c->in[3], c->in[4]);
+    return launch<double>(stream, &h, param, c->in[1], c->in[2], c->in[3], c->in[4]);
+}
+
+extern "C" tide_status tide_cuda_sgd_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}
+extern "C" tide_status tide_cuda_adam_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}
+extern "C" tide_status tide_cuda_rmsprop_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
+}
+extern "C" tide_status tide_cuda_adagrad_step_(tide_device *dev, const tide_kernel_call *c) {
+    return optim_row(dev, c);
 }

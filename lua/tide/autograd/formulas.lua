@@ -285,8 +285,17 @@ def {
         local y = nd.out
         if RELU_FUSED[y.dtype] and g.dtype == y.dtype and not core.is_grad_enabled() then
             -- one pass: y <= 0 ? 0 : g (NaN passes g, as PyTorch); into g when the engine says that
-            -- nothing else holds it (g_free) and no view shares its memory
-            return K.relu_backward(g, y, g_free)
+            -- nothing else holds it (g_free) and no view shares its memory, and g is contiguous:
+            -- an expanded one (loss:sum() / n's gradient) has one element under many, and writing
+            -- each would zero them all (ported_scripts127). nil: the device has no kernel
+            if g_free and g:is_contiguous() and g:_sole_owner() and not g:_shares_storage(y) then
+                K.relu_backward_(g, y)
+                return g
+            end
+            local r = K.relu_backward(g, y)
+            if r then
+                return r
+            end
         end
         if needs(y) then -- create_graph: PyTorch's threshold_backward node, y's gradient 0
             return require("tide.autograd.engine").define("relu_backward")(g, y)
@@ -346,8 +355,10 @@ def {
     reads = { 1 },
     backward = function(nd, g)
         local x = nd[1]
-        if RELU_FUSED[x.dtype] and g.dtype == x.dtype and not core.is_grad_enabled() then
-            return K.gelu_backward(g, x)
+        local r = RELU_FUSED[x.dtype] and g.dtype == x.dtype and not core.is_grad_enabled()
+            and K.gelu_backward(g, x) -- nil: the device has no kernel
+        if r then
+            return r
         end
         local cdf = x:mul(-0.7071067811865476):erfc():mul(0.5)
         local pdf = x:mul(x):mul(-0.5):exp():mul(0.3989422804014327)
