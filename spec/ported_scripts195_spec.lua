@@ -788,7 +788,13 @@ describe("denoising-diffusion-pytorch building blocks", function()
         m = ResnetBlock(8, 16, { time_emb_dim = 32 }); set_params(m)
         y = m(x8, fixed({ 2, 32 }, 0.21))
         assert.are.same({ 2, 16, 8, 8 }, shape(y))
-        assert_close_list(WANT.resnet, cs(y), 1e-5, "resnet")
+        -- its cos-weighted sum cancels to 1e-4 of the abs sum: float32's rounding (which moves
+        -- with the SIMD width of the kernels) is bounded relative to the abs sum, not to the sum
+        local got = cs(y)
+        for i = 1, 3 do
+            assert(math.abs(got[i] - WANT.resnet[i]) <= 1e-6 * WANT.resnet[2],
+                string.format("resnet[%d]: %.8g, PyTorch %.8g", i, got[i], WANT.resnet[i]))
+        end
     end)
 
     it("LinearAttention, Attention, Downsample, Upsample match PyTorch", function()
