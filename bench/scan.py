@@ -1,5 +1,5 @@
-"""scan.py — the PyTorch reference for bench/scan.lua: torch.cumsum on float32, in the thread
-setting bench/compare.lua picked. Same inputs, same repetitions as scan.lua's side.
+"""scan.py — the PyTorch reference for bench/scan.lua: torch.cumsum, cumprod, cummax and
+logcumsumexp on float32, in the thread setting bench/compare.lua picked. Same inputs, same repetitions as scan.lua's side.
 
 Prints "result <case> <fastest run's ms per call>". Run by scan.lua in rounds, with Debian's
 /usr/bin/python3 and python3-torch.
@@ -22,12 +22,33 @@ CASES = {
     "m1000_first": ((1000, 1000), 0),
     "b64x128_last": ((64, 128), 1),
 }
-for case, (shape, dim) in CASES.items():
-    x = torch.arange(math.prod(shape), dtype=torch.float32).sin().view(shape)
-    x.cumsum(dim)  # warm up
+# name: (op, dim) on the 1000x1000 matrix, scan.lua's OPS with 0-based dims
+OPS = {
+    "cumprod_last": ("cumprod", 1),
+    "cummax_last": ("cummax", 1),
+    "cummax_first": ("cummax", 0),
+    "logcumsumexp_last": ("logcumsumexp", 1),
+}
+
+
+def best_of(x, op, dim):
+    f = getattr(x, op)
+    f(dim)  # warm up
     best = math.inf
     for _ in range(REPS):
         t0 = time.perf_counter()
-        x.cumsum(dim)
+        f(dim)
         best = min(best, time.perf_counter() - t0)
-    torch_ref.report(case, best * 1e3)
+    return best * 1e3
+
+
+def matrix(shape):
+    return torch.arange(math.prod(shape), dtype=torch.float32).sin().view(shape)
+
+
+for case, (shape, dim) in CASES.items():
+    torch_ref.report(case, best_of(matrix(shape), "cumsum", dim))
+m = matrix((1000, 1000))
+for case, (op, dim) in OPS.items():
+    # cumprod of values near 1, so that the products stay finite
+    torch_ref.report(case, best_of(m * 0.001 + 1 if op == "cumprod" else m, op, dim))

@@ -53,24 +53,37 @@ local function in_dtype(op, x, opts)
 end
 
 -- cumsum by the kernel row cumsum (include/tide_kernels.def), x (float32, float64, int32 or
--- int64, not empty) seen as [outer, len, inner] along d: one node, whose gradient is g's running
--- sum from the end. nil where the device has no such kernel (the caller then scans)
+-- int64, not empty) seen as [outer, len, inner] along d (row_scan): one node, whose gradient is
+-- g's running sum from the end. nil where the device has no such kernel (the caller then scans)
 local ROW_DTYPES = { float32 = true, float64 = true, int32 = true, int64 = true }
+
+local function row_scan(name, x, d)
+    local len, inner = x:size(d), 1
+    for i = d + 1, x:dim() do
+        inner = inner * x:size(i)
+    end
+    return K[name](x, len * inner, inner)
+end
 
 local function cumsum_row(x, d)
     if not ROW_DTYPES[x.dtype] or x:numel() == 0 then
         return nil
     end
-    local len, inner = x:size(d), 1
-    for i = d + 1, x:dim() do
-        inner = inner * x:size(i)
-    end
     local rec = autograd.needs_record(x)
-    local y = K.cumsum(rec and x:detach() or x, len * inner, inner)
+    local y = row_scan("cumsum", rec and x:detach() or x, d)
     if y and rec then
         autograd.record("cumsum", y, x, d)
     end
     return y
+end
+
+-- cumprod by the kernel row cumprod where no gradient is recorded (the recorded scan's ops give
+-- PyTorch's gradient through zeros), same dtypes
+local function cumprod_row(x, d)
+    if not ROW_DTYPES[x.dtype] or x:numel() == 0 or autograd.needs_record(x) then
+        return nil
+    end
+    return row_scan("cumprod", x, d)
 end
 
 autograd.def {
@@ -118,7 +131,7 @@ end
 Tensor.cumsum = fp32_first(in_float(cumulative("cumsum", function(a, b) return a + b end,
     function(x) return x + 0 end, cumsum_row)))
 Tensor.cumprod = fp32_first(in_float(cumulative("cumprod", function(a, b) return a * b end,
-    function(x) return x:clone() end)))
+    function(x) return x:clone() end, cumprod_row)))
 
 -- a dim argument (one dim or a list) as distinct positive dims, in descending order
 local function dims_of(op, x, dim)
