@@ -683,6 +683,8 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_NCOLS,   /* PROJ: n elements */
     TIDE_KSHAPE_NROWS,   /* PROJ, outputs: input 1's shape, last dim n ([rows, n] to kernels) */
     TIDE_KSHAPE_OFFSETS, /* PACKED: int64 1-D, rising from 0 to N (the core checks the values) */
+    TIDE_KSHAPE_CHANNELS, /* ROWS, the second parameter inner: C = d / inner elements, the
+                           * channels of each row seen as [C, inner] (outputs: [C]) */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {

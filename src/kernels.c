@@ -129,7 +129,8 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
 
 /* input i (not the first) against the first: device, dtype, shape class */
 static tide_status check_input(const tide_kernel_info *r, int i, const tide_tensor *x,
-                               const tide_tensor *t, int64_t rows, int64_t d, int64_t n) {
+                               const tide_tensor *t, int64_t rows, int64_t d, int64_t n,
+                               int64_t channels) {
     const char *what = r->in[i].name;
     TIDE_TRY(tide_check_same_device(r->name, x, t));
     tide_kernel_shape cls = r->in[i].shape;
@@ -151,8 +152,9 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     bool ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
               : cls == TIDE_KSHAPE_STATS ? tide_tensor_numel(t) == rows
               : cls == TIDE_KSHAPE_NMAT  ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
-              : cls == TIDE_KSHAPE_NCOLS ? tide_tensor_numel(t) == n
-                                         : tide_tensor_numel(t) == d;
+              : cls == TIDE_KSHAPE_NCOLS    ? tide_tensor_numel(t) == n
+              : cls == TIDE_KSHAPE_CHANNELS ? tide_tensor_numel(t) == channels
+                                            : tide_tensor_numel(t) == d;
     for (int k = 0; ok && cls == TIDE_KSHAPE_ROWS && k < x->ndim; k++)
         ok = t->shape[k] == x->shape[k];
     if (ok)
@@ -172,17 +174,21 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     if (cls == TIDE_KSHAPE_NCOLS)
         return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold n = %lld elements", r->name,
                            what, sb, (long long)n);
+    if (cls == TIDE_KSHAPE_CHANNELS)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold %lld elements (one per "
+                           "channel)", r->name, what, sb, (long long)channels);
     return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold d = %lld elements", r->name, what,
                        sb, (long long)d);
 }
 
 /* the kernel's view of a contiguous tensor in its shape class: a matrix [r, c] or a vector [c] */
 static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t rows, int64_t d,
-                             int64_t n) {
+                             int64_t n, int64_t channels) {
     tide_kview v = tide_kview_of(t);
     int64_t    r = s == TIDE_KSHAPE_NMAT ? n : rows;
     int64_t    c = s == TIDE_KSHAPE_STATS                             ? rows
                    : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
+                   : s == TIDE_KSHAPE_CHANNELS                        ? channels
                                                                       : d;
     if (s == TIDE_KSHAPE_OFFSETS)
         c = tide_tensor_numel(t);
@@ -246,6 +252,17 @@ static tide_status check_inout(const tide_kernel_info *r, int i, const tide_tens
                        r->name, r->in[i].name);
 }
 
+/* whether a tensor of row r is in the CHANNELS class (its rows are then [C, inner]) */
+static bool has_channels(const tide_kernel_info *r) {
+    for (int i = 0; i < r->nin; i++)
+        if (r->in[i].shape == TIDE_KSHAPE_CHANNELS)
+            return true;
+    for (int i = 0; i < r->nout; i++)
+        if (r->out[i].shape == TIDE_KSHAPE_CHANNELS)
+            return true;
+    return false;
+}
+
 /* ---- the one dispatch --------------------------------------------------------------------- */
 
 tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
@@ -275,12 +292,19 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
                                   "elements",
                            op, r->in[0].name, sb, (long long)d);
     }
-    int64_t rows = numel / d;
+    int64_t rows = numel / d, channels = 0;
+    if (has_channels(r)) { /* [rows, C, inner]: inner, the second parameter, divides d */
+        int64_t inner = params[1].i;
+        if (d % inner)
+            return tide_seterr(TIDE_EINVAL, "%s: inner = %lld does not divide d = %lld", op,
+                               (long long)inner, (long long)d);
+        channels = d / inner;
+    }
     for (int i = 1; i < r->nin; i++) {
         if (!in[i] && !r->in[i].optional)
             return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
         if (in[i])
-            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n));
+            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels));
     }
     for (int i = 0; i < r->nin; i++)
         if (in[i] && r->in[i].inout)
@@ -301,7 +325,10 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (r->out[i].optional && want && !want[i])
             continue;
         tide_kernel_shape s = r->out[i].shape;
-        int64_t           len = s == TIDE_KSHAPE_STATS ? rows : s == TIDE_KSHAPE_NCOLS ? n : d;
+        int64_t           len = s == TIDE_KSHAPE_STATS      ? rows
+                                    : s == TIDE_KSHAPE_NCOLS    ? n
+                                    : s == TIDE_KSHAPE_CHANNELS ? channels
+                                                                : d;
         int64_t           shape[TIDE_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
         if (s == TIDE_KSHAPE_NROWS)
@@ -322,12 +349,12 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         call.n = n;
         for (int i = 0; i < r->nin; i++)
             if (c[i]) {
-                iv[i] = class_view(c[i], r->in[i].shape, rows, d, n);
+                iv[i] = class_view(c[i], r->in[i].shape, rows, d, n, channels);
                 call.in[i] = &iv[i];
             }
         for (int i = 0; i < r->nout; i++)
             if (o[i]) {
-                ov[i] = class_view(o[i], r->out[i].shape, rows, d, n);
+                ov[i] = class_view(o[i], r->out[i].shape, rows, d, n, channels);
                 call.out[i] = &ov[i];
             }
         for (int i = 0; i < r->nparams; i++)
@@ -335,8 +362,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         st = fn(dev, &call);
     } else if (st == TIDE_OK) { /* no rows: sums over the rows are 0 */
         for (int i = 0; i < r->nout && st == TIDE_OK; i++)
-            if (o[i] &&
-                (r->out[i].shape == TIDE_KSHAPE_COLS || r->out[i].shape == TIDE_KSHAPE_NCOLS))
+            if (o[i] && (r->out[i].shape == TIDE_KSHAPE_COLS ||
+                         r->out[i].shape == TIDE_KSHAPE_NCOLS ||
+                         r->out[i].shape == TIDE_KSHAPE_CHANNELS))
                 st = tide_fill_for(ctx, op, o[i], tide_scalar_f(0));
     }
     tide_release_all(r->nin, c);

@@ -474,4 +474,144 @@ def {
     end,
 }
 
+-- ---- batch norm: the kernel rows channel_stats, channel_affine, channel_grad_sums ----------
+
+local BN_DTYPES = { float32 = true, float64 = true }
+
+-- x [N, C, ...] normalized per channel by composite ops with the statistics given, or the
+-- batch's (mean nil): a gradient's own graph (create_graph) differentiates through these
+local function bn_normalized(x, mean, invstd)
+    local c, bshape, dims = x:size(2), { 1, x:size(2) }, { 1 }
+    for d = 3, x:dim() do
+        bshape[d], dims[#dims + 1] = 1, d
+    end
+    if mean then
+        return x:sub(mean:view(bshape)):mul(invstd:view(bshape)), bshape, dims
+    end
+    local m = x
+    for _, d in ipairs(dims) do
+        m = m:mean(d, true)
+    end
+    local xc = x:sub(m)
+    local v = xc:mul(xc)
+    for _, d in ipairs(dims) do
+        v = v:mean(d, true)
+    end
+    assert(c > 0)
+    return xc:mul(v:add(invstd):rsqrt()), bshape, dims -- invstd: eps here
+end
+
+-- batch norm (tide.nn._internal's checks done) by the rows, one node: y, or nil where they do
+-- not apply (a dtype other than float32 / float64, tensors of mixed dtypes, no elements, a
+-- device without the rows). training: the batch's statistics, the running ones updated in
+-- place (the unbiased variance, as PyTorch's); else the running ones
+function M.batch_norm(x, running_mean, running_var, w, b, training, momentum, eps)
+    local dt = x.dtype
+    if not BN_DTYPES[dt] or x:numel() == 0 or (w and w.dtype ~= dt) or (b and b.dtype ~= dt) then
+        return nil
+    end
+    local c = x:size(2)
+    local inner = idiv(x:numel(), x:size(1) * c)
+    local d, xd = c * inner, x:detach()
+    local mean, invstd
+    if training then
+        local m, v = K.channel_stats(xd, d, inner)
+        if not m then
+            return nil
+        end
+        local n = x:numel() / c
+        autograd.no_grad(function()
+            if running_mean then
+                running_mean:mul_(1 - momentum):add_(m:mul(momentum):to(running_mean.dtype))
+            end
+            if running_var then
+                running_var:mul_(1 - momentum):add_(v:mul(momentum * n / (n - 1))
+                    :to(running_var.dtype))
+            end
+        end)
+        mean, invstd = m, v:add(eps):rsqrt()
+    else
+        mean = running_mean:detach():reshape(c):to(dt):clone() -- kept: the buffer may change
+        invstd = running_var:detach():reshape(c):to(dt):add(eps):rsqrt()
+    end
+    local wd = w and w:detach():reshape(c)
+    local scale = wd and invstd:mul(wd) or invstd
+    local shift = b and b:detach():reshape(c) or core.zeros({ c }, { dtype = dt, device = x.device })
+    local y = K.channel_affine(xd, scale, shift, mean, nil, nil, d, inner)
+    if y and needs_record(x, w, b) then
+        local nd = record("batch_norm", y, x, w, b)
+        nd.mean, nd.invstd, nd.training, nd.spatial, nd.eps = mean, invstd, training, inner, eps
+    end
+    return y
+end
+
+-- PyTorch's batch_norm_backward: with the batch's statistics dx = k1 g + k2 (x - mean) + k3 per
+-- channel (k1 = w invstd, k2 = -k1 invstd^2 sum(g (x - mean)) / M, k3 = -k1 sum(g) / M, M the
+-- values per channel), one channel_affine pass after one channel_grad_sums pass; with the
+-- running ones dx = k1 g. dweight = invstd sum(g (x - mean)), dbias = sum(g)
+def {
+    name = "batch_norm",
+    reads = { 1, 2 },
+    backward = function(nd, g)
+        local x, w, b = nd[1], nd[2], nd[3]
+        local mean, invstd, inner = nd.mean, nd.invstd, nd.spatial
+        local c = mean:numel()
+        local d = c * inner
+        local sum_g, sum_gx
+        if not core.is_grad_enabled() and g.dtype == x.dtype then
+            sum_g, sum_gx = K.channel_grad_sums(g, x:detach(), mean, d, inner)
+        end
+        if not sum_g then -- a graph of the gradient: the composite's, recorded
+            local ins, which = {}, {}
+            for i, t in ipairs({ x, w }) do
+                if needs(t) then
+                    ins[#ins + 1], which[#ins + 1] = t, i
+                end
+            end
+            local out = {}
+            if #ins > 0 then
+                local y = autograd.enable_grad(function()
+                    local xhat, bshape = bn_normalized(x, (not nd.training) and mean or nil,
+                        nd.training and nd.eps or invstd)
+                    return w and xhat:mul(w:view(bshape)) or xhat
+                end)
+                local grads = pack(autograd.grad({ y }, ins, { g },
+                    { create_graph = core.is_grad_enabled(), allow_unused = true }))
+                grads = type(grads[1]) == "table" and grads[1] or grads
+                for k, i in ipairs(which) do
+                    out[i] = grads[k]
+                end
+            end
+            if needs(b) then
+                local dims = { 1 }
+                for k = 3, g:dim() do
+                    dims[#dims + 1] = k
+                end
+                out[3] = g:sum(dims):view(b.shape)
+            end
+            return out[1], out[2], out[3]
+        end
+        local gx, gw, gb
+        if needs(x) then
+            local k1 = w and invstd:mul(w:detach():reshape(c)) or invstd
+            if nd.training then
+                local m = x:numel() / c
+                local k2 = k1:mul(invstd):mul(invstd):mul(sum_gx):div(-m)
+                local k3 = k1:mul(sum_g):div(-m)
+                gx = K.channel_affine(x:detach(), k2, k3, mean, g, k1, d, inner)
+            else
+                local zero = core.zeros({ c }, { dtype = k1.dtype, device = k1.device })
+                gx = K.channel_affine(g, k1, zero, nil, nil, nil, d, inner)
+            end
+        end
+        if needs(w) then
+            gw = sum_gx:mul(invstd):view(w.shape)
+        end
+        if needs(b) then
+            gb = sum_g:view(b.shape)
+        end
+        return gx, gw, gb
+    end,
+}
+
 return M

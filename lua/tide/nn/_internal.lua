@@ -859,7 +859,16 @@ function I.batch_norm(x, running_mean, running_var, weight, bias, training, mome
     for d = 3, x:dim() do
         bshape[d], dims[#dims + 1] = 1, d
     end
-    local y
+    if training and x:numel() < 2 * c then
+        raise("tide: " .. who .. ": expected more than 1 value per channel in training, " ..
+            "got input " .. I.shape_str(x.shape))
+    end
+    -- one pass for the statistics, one for the result, one node (the rows); else the ops below
+    local y = fused.batch_norm(x, running_mean, running_var, weight, bias, training, momentum,
+        eps)
+    if y then
+        return y
+    end
     if training then
         local m, n = x, 1
         for _, d in ipairs(dims) do
