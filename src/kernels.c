@@ -149,9 +149,9 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     if (!r->in[i].index && t->dtype != x->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: %s must have %s's dtype %s, got %s", r->name, what,
                            r->in[0].name, tide_dtype_name(x->dtype), tide_dtype_name(t->dtype));
-    bool ok = cls == TIDE_KSHAPE_ROWS    ? t->ndim == x->ndim
-              : cls == TIDE_KSHAPE_STATS ? tide_tensor_numel(t) == rows
-              : cls == TIDE_KSHAPE_NMAT  ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
+    bool ok = cls == TIDE_KSHAPE_ROWS       ? t->ndim == x->ndim
+              : cls == TIDE_KSHAPE_STATS    ? tide_tensor_numel(t) == rows
+              : cls == TIDE_KSHAPE_NMAT     ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
               : cls == TIDE_KSHAPE_NCOLS    ? tide_tensor_numel(t) == n
               : cls == TIDE_KSHAPE_CHANNELS ? tide_tensor_numel(t) == channels
                                             : tide_tensor_numel(t) == d;
@@ -175,8 +175,10 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
         return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold n = %lld elements", r->name,
                            what, sb, (long long)n);
     if (cls == TIDE_KSHAPE_CHANNELS)
-        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold %lld elements (one per "
-                           "channel)", r->name, what, sb, (long long)channels);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s of shape %s must hold %lld elements (one per "
+                           "channel)",
+                           r->name, what, sb, (long long)channels);
     return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold d = %lld elements", r->name, what,
                        sb, (long long)d);
 }
@@ -326,9 +328,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
             continue;
         tide_kernel_shape s = r->out[i].shape;
         int64_t           len = s == TIDE_KSHAPE_STATS      ? rows
-                                    : s == TIDE_KSHAPE_NCOLS    ? n
-                                    : s == TIDE_KSHAPE_CHANNELS ? channels
-                                                                : d;
+                                : s == TIDE_KSHAPE_NCOLS    ? n
+                                : s == TIDE_KSHAPE_CHANNELS ? channels
+                                                            : d;
         int64_t           shape[TIDE_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
         if (s == TIDE_KSHAPE_NROWS)
@@ -362,9 +364,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         st = fn(dev, &call);
     } else if (st == TIDE_OK) { /* no rows: sums over the rows are 0 */
         for (int i = 0; i < r->nout && st == TIDE_OK; i++)
-            if (o[i] && (r->out[i].shape == TIDE_KSHAPE_COLS ||
-                         r->out[i].shape == TIDE_KSHAPE_NCOLS ||
-                         r->out[i].shape == TIDE_KSHAPE_CHANNELS))
+            if (o[i] &&
+                (r->out[i].shape == TIDE_KSHAPE_COLS || r->out[i].shape == TIDE_KSHAPE_NCOLS ||
+                 r->out[i].shape == TIDE_KSHAPE_CHANNELS))
                 st = tide_fill_for(ctx, op, o[i], tide_scalar_f(0));
     }
     tide_release_all(r->nin, c);
