@@ -79,7 +79,7 @@ tide_status tide_topk(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t k, i
     if (k < 0 || k > len)
         return tide_seterr(TIDE_EINVAL,
                            "%s: k = %lld is out of range for dim %d of size %lld; use 0..%lld", op,
-                           (long long)k, dim, (long long)len, (long long)len);
+                           (long long)k, dim + 1, (long long)len, (long long)len);
     tide_entry_topk_fn fn = a->storage->dev->backend->topk;
     if (!fn)
         return sorted_narrow(ctx, a, dim, largest, 0, k, values, indices);
@@ -152,11 +152,11 @@ tide_status tide_kthvalue(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t 
     int64_t len = a->ndim ? a->shape[dim] : 1;
     if (len == 0)
         return tide_seterr(TIDE_EINVAL, "%s: dim %d has size 0, and it has no element to take", op,
-                           dim);
+                           dim + 1);
     if (k > len || (k < 1 && k != TIDE_KTH_MEDIAN && k != TIDE_KTH_NANMEDIAN))
         return tide_seterr(TIDE_EINVAL,
                            "%s: k = %lld is out of range for dim %d of size %lld; use 1..%lld", op,
-                           (long long)k, dim, (long long)len, (long long)len);
+                           (long long)k, dim + 1, (long long)len, (long long)len);
     tide_entry_kthvalue_fn fn = a->storage->dev->backend->kthvalue;
     if (!fn)
         return kth_by_sort(ctx, a, dim, k, values, indices);
