@@ -1,4 +1,4 @@
-"""ordering.py — the PyTorch reference for bench/ordering.lua: topk, kthvalue, median,
+"""ordering.py — the PyTorch reference for bench/ordering.lua: sort, topk, kthvalue, median,
 nanmedian and sorted unique, in the thread setting bench/compare.lua picked. Same inputs, same
 repetitions as ordering.lua's side.
 
@@ -20,6 +20,8 @@ flat = torch.arange(1000000, dtype=torch.float32).sin()
 rows = flat.view(1000, 1000)
 ints = torch.arange(1000000, dtype=torch.int64).mul(7919).remainder(100003)
 CASES = (
+    ("sort_rows", lambda: rows.sort(1)),
+    ("sort_1m", lambda: flat.sort()),
     ("topk_rows", lambda: rows.topk(10, 1)),
     ("topk_1m", lambda: flat.topk(100)),
     ("kthvalue_rows", lambda: rows.kthvalue(500, 1)),

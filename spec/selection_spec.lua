@@ -243,6 +243,57 @@ describe("the selection gives sort's answer", function()
     end)
 end)
 
+-- sort's own order on rows long enough for its radix sort, against table.sort of (value,
+-- position) pairs: NaN largest, -0 equal to 0, equal values in their order, both directions
+describe("sort of long rows (the radix sort)", function()
+    local function order(vals, desc)
+        local p = {}
+        for j = 1, #vals do
+            p[j] = j
+        end
+        local function key(v) -- NaN largest
+            return v ~= v and math.huge or v
+        end
+        table.sort(p, function(a, b)
+            local x, y = vals[a], vals[b]
+            local xn, yn = x ~= x, y ~= y
+            if xn ~= yn then
+                return (xn and desc) or (yn and not desc)
+            end
+            if not xn and key(x) ~= key(y) then
+                return (key(x) > key(y)) == desc
+            end
+            return a < b
+        end)
+        return p
+    end
+    for _, dt in ipairs({ "float32", "float64", "int32", "int64", "uint8" }) do
+        it(dt, function()
+            tide.manual_seed(11)
+            local x = (tide.rand({ 3, 700 }) * 40):floor()
+            if dt:find("^float") then
+                x = x:sub(20):mul(1.5):masked_fill(tide.rand({ 3, 700 }):lt(0.05), nan)
+                x[1][3] = -1 / math.huge
+                x[1][4] = 0
+                x[2][9] = -math.huge
+            elseif dt ~= "uint8" then
+                x = x:sub(20)
+            end
+            x = x:to(dt)
+            if dt == "int64" then
+                x[3][1] = math.floor(-2 ^ 53)
+                x[3][2] = math.floor(2 ^ 53)
+            end
+            for _, desc in ipairs({ false, true }) do
+                local _, i = x:sort(2, desc)
+                for r = 1, 3 do
+                    same(order(x[r]:totable(), desc), i[r]:totable())
+                end
+            end
+        end)
+    end
+end)
+
 -- a backend without the topk and kthvalue entries (CUDA): the core sorts, narrows and gathers
 describe("topk, kthvalue, median, nanmedian: cuda against cpu #cuda", function()
     it("the same values and indices", function()

@@ -1,6 +1,7 @@
 /*
- * select.c — CPU topk and kthvalue (with the two medians): the first k, or the k-th, of each
- * row along dim in the order of sort's stable sort (NaN largest), without sorting the row.
+ * select.c — CPU sort, topk and kthvalue (with the two medians): each row along dim in the
+ * order of a stable sort (NaN largest), all of it, its first k, or its k-th element, the last
+ * two without sorting the row.
  *
  * Each value becomes an unsigned key whose integer order is sort's order (a float by its bits,
  * -0 as 0, every NaN one key above +inf; a signed integer with its sign bit flipped; descending:
@@ -10,10 +11,11 @@
  * bits (float32, int32, uint8, bool) pack with the position into one uint64, key << 32 |
  * position, in rows below 2^32; float64 and int64 keys pair with it in a struct (wk).
  *
- * A row's k smallest pairs: a heap of k over one pass when k is small beside the row (as
- * PyTorch's topk, whose partial sort of a million values for k = 100 took 1.9 ms to the full
- * sort's 150), else a quickselect for the k-th and a sort of the k before it; both fall back to
- * a heapsort past a depth limit, so no input takes quadratic time.
+ * sort: a radix sort of the keys on long rows (a merge sort of 24-byte keys took 150 ms for a
+ * million float32), an introsort on short ones. A row's k smallest pairs: a heap of k over one
+ * pass when k is small beside the row (as PyTorch's topk), else a quickselect for the k-th and
+ * a sort of the k before it; both fall back to a heapsort past a depth limit, so no input takes
+ * quadratic time.
  */
 #include "cpu.h"
 #include <omp.h>
@@ -237,12 +239,52 @@ static int64_t kth_of(int64_t k, int64_t n, int64_t nan) {
     return n > nan ? (n - nan - 1) / 2 + 1 : 1;
 }
 
+enum { BY_SORT, BY_TOPK, BY_KTH };
+enum { RADIX_MIN = 256 }; /* shorter rows: the comparison sort */
+
 typedef struct select_job {
     const tide_kview *values, *indices, *a;
-    int               dim, topk;
-    int64_t           k, len, inner, out_len; /* out_len: k for topk, 1 for kthvalue */
+    int               dim, by, desc;
+    int64_t           k, len, inner, out_len; /* out_len: len for sort, k for topk, 1 for kth */
     uint64_t          flip;
 } select_job;
+
+/* A stable LSD radix sort of v by the bytes lo..hi-1 of KEY (tmp: n more), so by (key,
+ * position) from pairs in position order; a byte all keys share costs no pass (int64 values
+ * below 2^24 take three). Long rows: a tenth of the comparison sort's time on a million. */
+#define DEFINE_RADIX(T, KEY, LO, HI)                                                               \
+    static void T##_radix(T *v, T *tmp, int64_t n) {                                               \
+        int64_t cnt[HI - LO][256];                                                                 \
+        memset(cnt, 0, sizeof cnt);                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            uint64_t key = KEY(v[i]);                                                              \
+            for (int b = 0; b < HI - LO; b++)                                                      \
+                cnt[b][(key >> (8 * (LO + b))) & 255]++;                                           \
+        }                                                                                          \
+        T *src = v, *dst = tmp;                                                                    \
+        for (int b = 0; b < HI - LO; b++) {                                                        \
+            int     shift = 8 * (LO + b);                                                          \
+            int64_t at[256], sum = 0;                                                              \
+            if (cnt[b][(KEY(src[0]) >> shift) & 255] == n)                                         \
+                continue;                                                                          \
+            for (int d = 0; d < 256; d++) {                                                        \
+                at[d] = sum;                                                                       \
+                sum += cnt[b][d];                                                                  \
+            }                                                                                      \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                dst[at[(KEY(src[i]) >> shift) & 255]++] = src[i];                                  \
+            T *t = src;                                                                            \
+            src = dst;                                                                             \
+            dst = t;                                                                               \
+        }                                                                                          \
+        if (src != v)                                                                              \
+            memcpy(v, src, (size_t)n * sizeof *v);                                                 \
+    }
+
+#define PK_KEY(x) (x)
+#define WK_KEY(x) ((x).key)
+DEFINE_RADIX(pk, PK_KEY, 4, 8)
+DEFINE_RADIX(wk, WK_KEY, 0, 8)
 
 /* the start of row r (outer coordinate r / inner, inner coordinate r % inner) in a */
 static const char *row_start(const tide_kview *a, int dim, int64_t inner, int64_t r, size_t es) {
@@ -268,7 +310,11 @@ static const char *row_start(const tide_kview *a, int dim, int64_t inner, int64_
         const char       *row = row_start(a, s->dim, s->inner, r, es);                             \
         int64_t           nan = T##_load(v, a->dtype, row, step, n, s->flip);                      \
         int64_t           first = 0;                                                               \
-        if (s->topk) {                                                                             \
+        if (s->by == BY_SORT && n >= RADIX_MIN) {                                                  \
+            T##_radix(v, v + n, n);                                                                \
+        } else if (s->by == BY_SORT) {                                                             \
+            T##_sort(v, n);                                                                        \
+        } else if (s->by == BY_TOPK) {                                                             \
             T##_smallest(v, n, s->k);                                                              \
         } else {                                                                                   \
             first = kth_of(s->k, n, nan) - 1;                                                      \
@@ -305,12 +351,13 @@ static tide_status select_rows(const char *op, select_job *s) {
     int packed = dt != TIDE_DTYPE_F64 && dt != TIDE_DTYPE_I64 && len <= (int64_t)UINT32_MAX;
     s->len = len;
     s->inner = inner;
-    s->flip = !s->topk || !s->flip ? 0 : packed ? UINT32_MAX : UINT64_MAX;
-    /* the rows on the threads, as sort's, a buffer of len pairs each */
+    s->flip = !s->desc ? 0 : packed ? UINT32_MAX : UINT64_MAX;
+    /* the rows on the threads (topk and sort of a [256, 1000] batch), a buffer of len pairs
+     * each, twice that for the radix sort's */
     int64_t rows = outer * inner;
     int     nt = rows > 1 && rows * len >= CPU_PAR_GRAIN ? omp_get_max_threads() : 1;
     nt = (int64_t)nt > rows ? (int)rows : nt;
-    size_t each = (size_t)len * (packed ? sizeof(pk) : sizeof(wk));
+    size_t each = (size_t)len * (packed ? sizeof(pk) : sizeof(wk)) * (s->by == BY_SORT ? 2 : 1);
     char  *all = malloc((size_t)nt * each);
     if (!all)
         return tide_seterr(TIDE_ENOMEM, "%s: out of host memory for %lld keys", op, (long long)len);
@@ -326,6 +373,19 @@ static tide_status select_rows(const char *op, select_job *s) {
     return TIDE_OK;
 }
 
+tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
+                     const tide_kview *a, int dim, int descending) {
+    (void)dev;
+    select_job s = {.values = values,
+                    .indices = indices,
+                    .a = a,
+                    .dim = dim,
+                    .by = BY_SORT,
+                    .desc = descending,
+                    .out_len = dim >= 0 && dim < a->ndim ? a->shape[dim] : 0};
+    return select_rows("sort", &s);
+}
+
 tide_status cpu_topk(tide_device *dev, const tide_kview *values, const tide_kview *indices,
                      const tide_kview *a, int dim, int64_t k, int largest) {
     (void)dev;
@@ -333,16 +393,22 @@ tide_status cpu_topk(tide_device *dev, const tide_kview *values, const tide_kvie
                     .indices = indices,
                     .a = a,
                     .dim = dim,
-                    .topk = 1,
+                    .by = BY_TOPK,
+                    .desc = largest,
                     .k = k,
-                    .out_len = k,
-                    .flip = (uint64_t)(largest != 0)};
+                    .out_len = k};
     return select_rows("topk", &s);
 }
 
 tide_status cpu_kthvalue(tide_device *dev, const tide_kview *values, const tide_kview *indices,
                          const tide_kview *a, int dim, int64_t k) {
     (void)dev;
-    select_job s = {.values = values, .indices = indices, .a = a, .dim = dim, .k = k, .out_len = 1};
+    select_job s = {.values = values,
+                    .indices = indices,
+                    .a = a,
+                    .dim = dim,
+                    .by = BY_KTH,
+                    .k = k,
+                    .out_len = 1};
     return select_rows("kthvalue", &s);
 }
