@@ -301,6 +301,14 @@ static const char *row_start(const tide_kview *a, int dim, int64_t inner, int64_
     return (const char *)a->data + off * (int64_t)es;
 }
 
+/* the row's chosen pairs (from v[first]) into the outputs: positions and values, as CT */
+#define PUT_ROW(AT, CT)                                                                            \
+    for (int64_t j = 0; j < s->out_len; j++) {                                                     \
+        int64_t at = base + j * s->inner, src = AT(v[first + j]);                                  \
+        ((int64_t *)s->indices->data)[at] = src;                                                   \
+        ((CT *)s->values->data)[at] = *(const CT *)(row + src * step);                             \
+    }
+
 /* row r of the job with buffer v: its selection's positions and values into the outputs */
 #define DEFINE_ROW(T, AT)                                                                          \
     static void T##_row(const select_job *s, T *v, int64_t r) {                                    \
@@ -321,10 +329,16 @@ static const char *row_start(const tide_kview *a, int dim, int64_t inner, int64_
             T##_nth(v, n, first);                                                                  \
         }                                                                                          \
         int64_t base = (r / s->inner) * s->out_len * s->inner + r % s->inner;                      \
-        for (int64_t j = 0; j < s->out_len; j++) {                                                 \
-            int64_t at = base + j * s->inner, src = AT(v[first + j]);                              \
-            ((int64_t *)s->indices->data)[at] = src;                                               \
-            memcpy((char *)s->values->data + at * (int64_t)es, row + src * step, es);              \
+        switch (es) { /* the element's own width: memcpy of a run-time size is a call each */      \
+        case 1:                                                                                    \
+            PUT_ROW(AT, uint8_t);                                                                  \
+            break;                                                                                 \
+        case 4:                                                                                    \
+            PUT_ROW(AT, uint32_t);                                                                 \
+            break;                                                                                 \
+        default:                                                                                   \
+            PUT_ROW(AT, uint64_t);                                                                 \
+            break;                                                                                 \
         }                                                                                          \
     }
 
