@@ -435,6 +435,19 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
 /* values and 0-based int64 indices of a sorted along dim (stable, NaN largest) */
 tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
                       tide_tensor **values, tide_tensor **indices);
+/* the first k (0..size of dim) of that order along dim, descending when largest (PyTorch's
+ * topk, sorted): values and 0-based int64 indices, a's shape but k at dim */
+tide_status tide_topk(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t k, int largest,
+                      tide_tensor **values, tide_tensor **indices);
+/* one element of each row along dim of that order, ascending: the k-th (1-based, 1..size of
+ * dim), or for k = TIDE_KTH_MEDIAN the lower median (of an even count the smaller middle value;
+ * the first NaN of a row that holds one), for k = TIDE_KTH_NANMEDIAN the lower median of the
+ * values that are not NaN (the first NaN of a row of NaN): values and 0-based int64 indices,
+ * a's shape but 1 at dim (a 0-d a: 0-d results) */
+#define TIDE_KTH_MEDIAN    0
+#define TIDE_KTH_NANMEDIAN (-1)
+tide_status tide_kthvalue(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t k,
+                          tide_tensor **values, tide_tensor **indices);
 /* mask (bool) ? value (0-d) : a, in the broadcast shape of a and mask; with *out given (a
  * itself: in place) the mask must broadcast to a's shape */
 tide_status tide_masked_fill(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *mask,

@@ -96,25 +96,8 @@ static int opt_dim(lua_State *L, ltensor *a, int idx, const char *op) {
     return tl_dim(L, a->t, d, op, 0);
 }
 
-/* pushes values and 1-based indices sorted along dim; keeps k of them when k >= 0 */
-static void push_sorted(lua_State *L, tide_lua_state *S, ltensor *a, int dim, int desc,
-                        lua_Integer k, const char *op) {
-    ltensor *v = tl_push_empty(L);
-    ltensor *i0 = tl_push_empty(L);
-    TL_CALL_AS(L, S, tide_sort(S->ctx, a->t, dim, desc, &v->t, &i0->t), "sort", op);
-    if (k >= 0 && tide_tensor_ndim(a->t) > 0) {
-        ltensor     *vk = tl_push_empty(L);
-        ltensor     *ik = tl_push_empty(L);
-        tide_tensor *nv = NULL, *ni = NULL;
-        TL_CALL(L, S, tide_tensor_narrow(v->t, dim, 0, k, &nv));
-        vk->t = nv;
-        TL_CALL(L, S, tide_tensor_narrow(i0->t, dim, 0, k, &ni));
-        ik->t = ni;
-        v = tl_push_empty(L);
-        TL_CALL(L, S, tide_tensor_contiguous(S->ctx, vk->t, &v->t));
-        i0 = tl_push_empty(L);
-        TL_CALL(L, S, tide_tensor_contiguous(S->ctx, ik->t, &i0->t));
-    }
+/* pushes values and 1-based indices: the pair at the top (values, 0-based indices) */
+static void push_pair(lua_State *L, tide_lua_state *S, ltensor *i0) {
     lua_pushvalue(L, -2); /* values */
     tl_push_index_base(L, S, i0->t, 1);
 }
@@ -125,9 +108,12 @@ static int sort(lua_State *L, int with_values) {
     tide_lua_state *S = TL_STATE(L);
     ltensor        *a = tl_check(L, 1, op);
     tl_max_args(L, 3, op);
-    int dim = opt_dim(L, a, 2, op);
-    int desc = opt_bool(L, 3, 0, op, "descending");
-    push_sorted(L, S, a, dim, desc, -1, op);
+    int      dim = opt_dim(L, a, 2, op);
+    int      desc = opt_bool(L, 3, 0, op, "descending");
+    ltensor *v = tl_push_empty(L);
+    ltensor *i0 = tl_push_empty(L);
+    TL_CALL_AS(L, S, tide_sort(S->ctx, a->t, dim, desc, &v->t, &i0->t), "sort", op);
+    push_pair(L, S, i0);
     if (!with_values)
         return 1;
     if (a->requires_grad && S->grad_enabled)
@@ -155,9 +141,29 @@ static int o_topk(lua_State *L) {
     if (k < 0 || k > len)
         return tl_error(L, "tide: topk: k = %I is out of range for dim %d of size %I; use 0..%I", k,
                         dim + 1, (lua_Integer)len, (lua_Integer)len);
-    push_sorted(L, S, a, dim, largest, k, "topk");
+    ltensor *v = tl_push_empty(L);
+    ltensor *i0 = tl_push_empty(L);
+    TL_CALL(L, S, tide_topk(S->ctx, a->t, dim, (int64_t)k, largest, &v->t, &i0->t));
+    push_pair(L, S, i0);
     if (a->requires_grad && S->grad_enabled)
         tl_record(L, S, "topk", 5, -2, -1);
+    return 2;
+}
+
+/* tide._kthvalue(t, k[, dim]) -> values, 1-based indices, dim kept (size 1): the k-th smallest
+ * (k >= 1), or for k = 0 the lower median (NaN first), for k = -1 the lower median of the values
+ * that are not NaN (include/tide.h, tide_kthvalue), for kthvalue, median and nanmedian
+ * (lua/tide/statistics.lua), which gather the values again for the gradient: not recorded */
+static int l_kthvalue(lua_State *L) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, "kthvalue");
+    lua_Integer     k = tl_check_int(L, 2, "kthvalue", "k");
+    tl_max_args(L, 3, "kthvalue");
+    int      dim = opt_dim(L, a, 3, "kthvalue");
+    ltensor *v = tl_push_empty(L);
+    ltensor *i0 = tl_push_empty(L);
+    TL_CALL(L, S, tide_kthvalue(S->ctx, a->t, dim, (int64_t)k, &v->t, &i0->t));
+    push_pair(L, S, i0);
     return 2;
 }
 
@@ -425,6 +431,7 @@ void tl_open_ordering(lua_State *L, int mod, int methods) {
                                      {"flip", o_flip},
                                      {"roll", o_roll},
                                      {"one_hot", l_one_hot},
+                                     {"_kthvalue", l_kthvalue},
                                      {"multinomial", l_multinomial},
                                      {NULL, NULL}};
     tl_register(L, mod, funcs);

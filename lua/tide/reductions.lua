@@ -590,14 +590,7 @@ function Tensor.median(x, dim, keepdim, ...)
         raise(("tide: median: dim %d has size 0, and the median of nothing is undefined")
             :format(d))
     end
-    local idx = no_grad(function()
-        local _, order = t:sort(d)
-        local nans = t:isnan():sum(d, true) -- NaNs sort last, in their order
-        local at = core.where(nans:gt(0), nans:neg():add(n + 1),
-            core.full(nans:size(), math.floor((n - 1) / 2) + 1, { dtype = "int64",
-                device = x.device }))
-        return order:gather(d, at)
-    end)
+    local idx = select(2, core._kthvalue(t, 0, d))
     if flat then -- ties share the gradient (tide._evenly)
         return evenly(x, t:detach():gather(d, idx):reshape({}))
     end

@@ -1,10 +1,11 @@
 -- tide.statistics: order statistics, moments and integrals by PyTorch's names (docs/API.md,
 -- "The op list"): kthvalue, mode, nanmedian, quantile, nanquantile, msort, aminmax, std_mean,
 -- var_mean, dist, renorm, cov, corrcoef, trapezoid, cumulative_trapezoid, vander; and the
--- scans cummax, cummin, logcumsumexp. Indices are 1-based. The order statistics sort (stable: among equal values the
--- first in x comes first) and gather from x, so the gradient reaches the element taken, as
--- PyTorch's; quantile interpolates with lerp as PyTorch's does. Tensor methods, and tide.X
--- functions.
+-- scans cummax, cummin, logcumsumexp. Indices are 1-based. The order statistics take the
+-- element a stable sort puts in their place (among equal values the first in x comes first:
+-- kthvalue and nanmedian by the core's selection, tide._kthvalue, the others by sorting) and
+-- gather it from x, so the gradient reaches the element taken, as PyTorch's; quantile
+-- interpolates with lerp as PyTorch's does. Tensor methods, and tide.X functions.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local evenly = require("tide._evenly")
@@ -57,10 +58,7 @@ function Tensor.kthvalue(x, k, dim, keepdim, ...)
         raise(("tide: kthvalue: k = %d is out of range for dim %d of size %d; use 1..%d")
             :format(k, d, t:size(d), t:size(d)))
     end
-    local idx = no_grad(function()
-        local _, order = t:sort(d)
-        return order:narrow(d, k, 1)
-    end)
+    local idx = select(2, core._kthvalue(t, k, d))
     local v, i = taken(t, d, idx, keep or x:dim() == 0)
     if x:dim() == 0 then
         return v:reshape({}), i:reshape({})
@@ -120,12 +118,7 @@ function Tensor.nanmedian(x, dim, keepdim, ...)
         d = dim_of("nanmedian", x, dim)
     end
     nonempty("nanmedian", t, d)
-    local idx = no_grad(function()
-        local _, order = t:sort(d)
-        local ok = t:isnan():logical_not():to("int64"):sum(d, true)
-        local at = (ok - 1):clamp(0, nil):floor_divide(2) + 1
-        return order:gather(d, at)
-    end)
+    local idx = select(2, core._kthvalue(t, -1, d))
     if flat then -- ties share the gradient (tide._evenly)
         return evenly(x, t:detach():gather(d, idx):reshape({}))
     end

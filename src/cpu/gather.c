@@ -1,14 +1,12 @@
 /*
- * gather.c — CPU gather, scatter / scatter_add and sort.
+ * gather.c — CPU gather and scatter / scatter_add (sort: select.c).
  *
  * gather and scatter walk the index's shape with an odometer: element i of the index names, at
  * dim, the position in the indexed side; the other side is read or written at i's coordinates.
  * Serial: scatter's duplicates then land in index order (the last write wins, sums are ordered).
  */
 #include "cpu.h"
-#include <omp.h>
 
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- gather / scatter --------------------------------------------------------------------- */
@@ -130,143 +128,5 @@ tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const 
     default:
         return cpu_notsup(name, dst->dtype);
     }
-    return TIDE_OK;
-}
-
-/* ---- sort --------------------------------------------------------------------------------- */
-
-typedef struct sort_key {
-    double  d; /* the value, for float dtypes */
-    int64_t i; /* the value, for integer dtypes (exact beyond 2^53) */
-    int64_t at;
-} sort_key;
-
-/* the order of two keys' values, ascending (NaN largest): < 0, 0 (equal, or both NaN) or > 0 */
-static int float_order(const sort_key *a, const sort_key *b) {
-    int an = a->d != a->d, bn = b->d != b->d;
-    if (an != bn)
-        return an - bn;
-    if (an || a->d == b->d)
-        return 0;
-    return a->d < b->d ? -1 : 1;
-}
-
-static int int_order(const sort_key *a, const sort_key *b) {
-    return (a->i > b->i) - (a->i < b->i);
-}
-
-/* a strictly before b by value (ascending, or descending when desc) */
-static inline int key_before(const sort_key *a, const sort_key *b, int isf, int desc) {
-    int o = isf ? float_order(a, b) : int_order(a, b);
-    return desc ? o > 0 : o < 0;
-}
-
-/* A stable merge sort of the keys (a run of 16 by insertion, then merges), its comparison
- * inlined: qsort's comparator call per comparison took most of a row's sort. Equal keys keep
- * their order, which is their position: the same order as cmp_* give. tmp: n keys. */
-static void sort_keys(sort_key *k, sort_key *tmp, int64_t n, int isf, int desc) {
-    enum { RUN = 16 };
-    for (int64_t lo = 0; lo < n; lo += RUN) {
-        int64_t hi = lo + RUN < n ? lo + RUN : n;
-        for (int64_t i = lo + 1; i < hi; i++) {
-            sort_key x = k[i];
-            int64_t  j = i;
-            for (; j > lo && key_before(&x, &k[j - 1], isf, desc); j--)
-                k[j] = k[j - 1];
-            k[j] = x;
-        }
-    }
-    sort_key *src = k, *dst = tmp;
-    for (int64_t w = RUN; w < n; w *= 2) {
-        for (int64_t lo = 0; lo < n; lo += 2 * w) {
-            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            int64_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi)
-                dst[o++] = key_before(&src[j], &src[i], isf, desc) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < hi)
-                dst[o++] = src[j++];
-        }
-        sort_key *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != k)
-        memcpy(k, src, (size_t)n * sizeof *k);
-}
-
-static int64_t load_i(tide_dtype dt, const char *p) {
-    switch (dt) {
-    case TIDE_DTYPE_I32:
-        return *(const int32_t *)p;
-    case TIDE_DTYPE_I64:
-        return *(const int64_t *)p;
-    default:
-        return *(const uint8_t *)p;
-    }
-}
-
-tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                     const tide_kview *a, int dim, int descending) {
-    (void)dev;
-    tide_dtype dt = a->dtype;
-    if (dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16)
-        return cpu_notsup("sort", dt);
-    if (dim < 0 || dim >= a->ndim || values->dtype != dt || indices->dtype != TIDE_DTYPE_I64 ||
-        !tide_kview_is_contiguous(values) || !tide_kview_is_contiguous(indices))
-        return tide_seterr(TIDE_EINVAL, "sort: cpu kernel got views it cannot take");
-    int64_t len = a->shape[dim], outer = 1, inner = 1;
-    for (int d = 0; d < dim; d++)
-        outer *= a->shape[d];
-    for (int d = dim + 1; d < a->ndim; d++)
-        inner *= a->shape[d];
-    if (len == 0 || outer * inner == 0)
-        return TIDE_OK;
-    /* the rows on the threads (topk and sort of a [256, 1000] batch), a key buffer each */
-    int64_t rows = outer * inner;
-    int     nt = rows > 1 && rows * len >= CPU_PAR_GRAIN ? omp_get_max_threads() : 1;
-    nt = (int64_t)nt > rows ? (int)rows : nt;
-    sort_key *all = malloc((size_t)nt * 2 * (size_t)len * sizeof *all); /* keys and merge space */
-    if (!all)
-        return tide_seterr(TIDE_ENOMEM, "sort: out of host memory for %lld keys", (long long)len);
-    int    isf = dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64;
-    size_t es = cpu_dtype_size(dt);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t r = 0; r < rows; r++) {
-        sort_key *keys = all + (size_t)omp_get_thread_num() * 2 * (size_t)len;
-        int64_t   o = r / inner, in = r % inner;
-        {
-            /* the row's start in a: coordinates (o, ., in) through a's strides */
-            int64_t rest = o, off = 0;
-            for (int d = dim - 1; d >= 0; d--) {
-                off += (rest % a->shape[d]) * a->strides[d];
-                rest /= a->shape[d];
-            }
-            rest = in;
-            for (int d = a->ndim - 1; d > dim; d--) {
-                off += (rest % a->shape[d]) * a->strides[d];
-                rest /= a->shape[d];
-            }
-            const char *row = (const char *)a->data + off * (int64_t)es;
-            for (int64_t j = 0; j < len; j++) {
-                const char *p = row + j * a->strides[dim] * (int64_t)es;
-                keys[j].at = j;
-                if (isf)
-                    keys[j].d = dt == TIDE_DTYPE_F32 ? *(const float *)p : *(const double *)p;
-                else
-                    keys[j].i = dt == TIDE_DTYPE_BOOL ? *(const uint8_t *)p != 0 : load_i(dt, p);
-            }
-            sort_keys(keys, keys + len, len, isf, descending);
-            int64_t base = o * len * inner + in;
-            for (int64_t j = 0; j < len; j++) {
-                int64_t at = base + j * inner;
-                ((int64_t *)indices->data)[at] = keys[j].at;
-                memcpy((char *)values->data + at * (int64_t)es,
-                       row + keys[j].at * a->strides[dim] * (int64_t)es, es);
-            }
-        }
-    }
-    free(all);
     return TIDE_OK;
 }
