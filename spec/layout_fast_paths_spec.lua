@@ -245,3 +245,46 @@ describe("clamp with tensor bounds against PyTorch 1.13", function()
         same(want_neg, x:clamp(rep(0), rep(1)))
     end)
 end)
+
+-- the same ops on the GPU (its copy entry read with negative strides; index_add_, masked_fill_,
+-- where, maximum and minimum) against the CPU's results
+describe("roll, flip, t[{rows}] = src, embedding_bag max, tensor clamp: cuda against cpu #cuda",
+    function()
+        it("gives the CPU's values", function()
+            if not tide.cuda.is_available() then
+                pending("no CUDA device")
+                return
+            end
+            local function both(f)
+                local c, g = f("cpu"), f("cuda")
+                same(c:totable(), g:cpu())
+            end
+            local function X(dev)
+                local x = tide.arange(60, { dtype = "float32", device = dev }):view(3, 4, 5)
+                x[{ 2, 3, 4 }] = nan
+                return x:transpose(1, 3)
+            end
+            both(function(dev) return X(dev):roll({ -7, 2 }, { 1, 3 }) end)
+            both(function(dev) return X(dev):contiguous():roll(1, 3) end)
+            both(function(dev) return X(dev):flip({ 1, 3 }) end)
+            both(function(dev) return X(dev):to("int32"):flip(2) end)
+            both(function(dev)
+                local z = X(dev):contiguous()
+                z[{ tide.tensor({ 4, 1 }, { dtype = "int64", device = dev }) }] =
+                    tide.full({ 2, 4, 3 }, NZ, { device = dev })
+                return z
+            end)
+            both(function(dev)
+                local w = tide.tensor({ { 1, nan }, { nan, 2 }, { 0, NZ }, { NZ, 0 } },
+                    { device = dev })
+                local ids = tide.tensor({ 1, 2, 4, 3, 4, 1, 3 }, { dtype = "int64", device = dev })
+                return F.embedding_bag(ids, w, tide.tensor({ 1, 3, 3, 4 }, { dtype = "int64",
+                    device = dev }), { mode = "max", padding_idx = 2 })
+            end)
+            both(function(dev)
+                local x = tide.tensor({ 1, nan, 3, 0.5, -2, 7, NZ }, { device = dev })
+                return x:clamp(tide.tensor({ nan, 0, 2, 1, 0, 8, 0 }, { device = dev }),
+                    tide.tensor({ 5, 5, nan, 0, 3, 2, 1 }, { device = dev }))
+            end)
+        end)
+    end)
