@@ -288,3 +288,40 @@ describe("roll, flip, t[{rows}] = src, embedding_bag max, tensor clamp: cuda aga
             end)
         end)
     end)
+
+describe("scatter_reduce amax and amin against PyTorch 1.13", function()
+    -- x.scatter_reduce(0, idx, src, reduce, include_self=...)
+    local function X() return tide.tensor({ 5, -1, nan, 1, 0, 2 }) end
+    local IDX = { 1, 2, 2, 4, 4, 5, 5, 1, 6 } -- PyTorch's {0, 1, 1, 3, 3, 4, 4, 0, 5}
+    local function S() return tide.tensor({ 7, 0, 3, nan, 2, -0.5, 0.5, 9, -1 }) end
+
+    it("propagates NaN from src and self", function()
+        local want = {
+            amax = { [true] = { 9, 3, nan, nan, 0.5, 2 }, [false] = { 9, 3, nan, nan, 0.5, -1 } },
+            amin = { [true] = { 5, -1, nan, nan, -0.5, -1 },
+                [false] = { 7, 0, nan, nan, -0.5, -1 } },
+        }
+        for _, how in ipairs({ "amax", "amin" }) do
+            for _, inc in ipairs({ true, false }) do
+                same(want[how][inc], X():scatter_reduce(1, long(IDX), S(), how,
+                    { include_self = inc }), how .. (inc and " with self" or " without self"))
+            end
+        end
+    end)
+
+    it("reduces integers, duplicates included", function()
+        local x, i, s = long({ 5, 0, -3, 1 }), long({ 1, 2, 2, 3, 3 }), long({ 2, -7, 4, -9, -9 })
+        same({ 5, 4, -3, 1 }, x:scatter_reduce(1, i, s, "amax"))
+        same({ 2, 4, -9, 1 }, x:scatter_reduce(1, i, s, "amax", { include_self = false }))
+        same({ 2, -7, -9, 1 }, x:scatter_reduce(1, i, s, "amin"))
+        same({ 2, -7, -9, 1 }, x:scatter_reduce(1, i, s, "amin", { include_self = false }))
+    end)
+
+    it("splits the gradient evenly among ties", function()
+        local x = tide.tensor({ 1, 2, 3, 4 }, { dtype = "float32", requires_grad = true })
+        local s = tide.tensor({ 4, 4, 1, 4, 3 }, { dtype = "float32", requires_grad = true })
+        x:scatter_reduce(1, long({ 1, 1, 2, 4, 4 }), s, "amax"):sum():backward()
+        same({ 0, 1, 1, 0.5 }, x.grad)
+        same({ 0.5, 0.5, 0, 0.5, 0 }, s.grad)
+    end)
+end)
