@@ -1,5 +1,5 @@
 /* ops_mask.c — masked_fill, masked_select, tril/triu, flip and roll, built from the kernels of
- * where, index_select and arange (so every backend with those has them). */
+ * where, index_select, arange and copy (so every backend with those has them). */
 #include "tide_impl.h"
 
 #include <stdlib.h>
@@ -143,48 +143,62 @@ tide_status tide_tri(tide_ctx *ctx, const tide_tensor *a, int64_t k, int upper, 
     return st == TIDE_OK ? st : tide_err_op(st, op);
 }
 
-/* a.index_select(dim, index) where index[i] = (start + i) mod size (arange on the device) */
-static tide_status select_shifted(tide_ctx *ctx, const char *op, const tide_tensor *a, int dim,
-                                  int64_t start, int64_t step, tide_tensor **out) {
-    int64_t      size = a->shape[dim];
-    tide_tensor *ix = NULL, *ixm = NULL;
-    double       first = (double)start, last = (double)(start + step * size);
-    tide_status  st =
-        tide_arange(ctx, a->storage->dev, TIDE_DTYPE_I64, first, last, (double)step, &ix);
-    if (st == TIDE_OK)
-        st = tide_binary_scalar_x(ctx, TIDE_OP_REMAINDER, ix, tide_scalar_i(size), 0, &ixm);
-    if (st == TIDE_OK)
-        st = tide_index_select(ctx, a, dim, ixm, out);
-    tide_tensor_release(ix);
-    tide_tensor_release(ixm);
-    return st == TIDE_OK ? st : tide_err_op(st, op);
-}
-
-/* a copy of a with each dim ds[i] (normalized) reversed when shifts is NULL, else rolled by
- * shifts[i] */
-static tide_status shift_dims(tide_ctx *ctx, const char *op, const tide_tensor *a, int ndims,
-                              const int *ds, const int64_t *shifts, tide_tensor **out) {
-    tide_tensor *cur = NULL;
-    tide_status  st = tide_tensor_clone(ctx, a, &cur);
-    for (int i = 0; st == TIDE_OK && i < ndims; i++) {
-        int64_t size = cur->shape[ds[i]];
-        if (size == 0)
-            continue;
-        int64_t start = size - 1, step = -1;
-        if (shifts) {
-            start = size - ((shifts[i] % size) + size) % size;
-            step = 1;
+/* a copy of a with the dims where flip[d] reversed and those where shift[d] (in [0, size)) is
+ * nonzero rolled, by the copy entry alone: a flipped dim is read with a negative stride (the
+ * backends' iterators walk int64 strides), a rolled dim splits into the part that wraps to the
+ * front and the rest, so k rolled dims take 2^k block copies (an index_select per dim cost
+ * roll 35x PyTorch's time) */
+static tide_status shift_dims(tide_ctx *ctx, const char *op, const tide_tensor *a, const bool *flip,
+                              const int64_t *shift, tide_tensor **out) {
+    tide_device       *dev = a->storage->dev;
+    tide_entry_copy_fn fn;
+    TIDE_TRY(tide_entry_copy(dev, op, &fn));
+    tide_tensor *r;
+    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, a->ndim, a->shape, &r));
+    tide_kview src = tide_kview_of(a), dst = tide_kview_of(r);
+    int64_t    es = (int64_t)tide_dtype_size(a->dtype);
+    int        rolled[TIDE_MAX_DIMS], k = 0;
+    for (int d = 0; d < a->ndim; d++) {
+        if (flip[d] && a->shape[d] > 1) {
+            src.data = (char *)src.data + (a->shape[d] - 1) * src.strides[d] * es;
+            src.strides[d] = -src.strides[d];
         }
-        tide_tensor *next = NULL;
-        st = select_shifted(ctx, op, cur, ds[i], start, step, &next);
-        tide_tensor_release(cur);
-        cur = next;
+        if (shift[d])
+            rolled[k++] = d;
+    }
+    /* the innermost rolled dim's rows, each copied a few elements on from its source, ran 6x
+     * slower than a plain copy (the stores alias the next loads modulo 4 KiB): where the dim
+     * outside it is whole and dense with it, the rows' moves run as one block spanning both,
+     * which writes the rows' first m elements wrong, and the parts that wrap (copied after it:
+     * the innermost dim's bit is the highest) write them right */
+    int inner = k ? rolled[k - 1] : 0;
+    int merge = k && inner > 0 && !shift[inner - 1] && a->shape[inner - 1] > 1 &&
+                src.strides[inner - 1] == a->shape[inner] * src.strides[inner];
+    tide_status st = TIDE_OK;
+    for (uint32_t part = 0; st == TIDE_OK && tide_tensor_numel(a) > 0 && part < 1u << k; part++) {
+        tide_kview s = src, o = dst;
+        for (int j = 0; j < k; j++) {
+            int     d = rolled[j];
+            int64_t n = a->shape[d], m = shift[d];
+            if (part >> j & 1) { /* a's last m elements of d go to the front */
+                s.data = (char *)s.data + (n - m) * s.strides[d] * es;
+                s.shape[d] = o.shape[d] = m;
+            } else { /* the others move m places on */
+                o.data = (char *)o.data + m * o.strides[d] * es;
+                s.shape[d] = o.shape[d] = n - m;
+                if (d == inner && merge) {
+                    s.shape[d] = o.shape[d] = a->shape[d - 1] * n - m;
+                    s.shape[d - 1] = o.shape[d - 1] = 1;
+                }
+            }
+        }
+        st = fn(dev, &o, &s);
     }
     if (st != TIDE_OK) {
-        tide_tensor_release(cur);
-        return st;
+        tide_tensor_release(r);
+        return tide_err_op(st, op);
     }
-    *out = cur;
+    *out = r;
     return TIDE_OK;
 }
 
@@ -203,7 +217,8 @@ tide_status tide_flip(tide_ctx *ctx, const tide_tensor *a, int ndims, const int 
             return tide_seterr(TIDE_EINVAL, "flip: dim %d appears more than once", ds[i] + 1);
         seen[ds[i]] = true;
     }
-    return shift_dims(ctx, op, a, ndims, ds, NULL, out);
+    int64_t none[TIDE_MAX_DIMS] = {0};
+    return shift_dims(ctx, op, a, seen, none, out);
 }
 
 /* roll: element i of dim moves to i + shift (mod size); ndims 0 rolls the flattened tensor */
@@ -224,12 +239,16 @@ tide_status tide_roll(tide_ctx *ctx, const tide_tensor *a, int ndims, const int6
         }
         return st;
     }
-    int ds[TIDE_MAX_DIMS];
     if (ndims > TIDE_MAX_DIMS)
         return tide_seterr(TIDE_EINVAL, "roll: %d dims given, at most %d", ndims, TIDE_MAX_DIMS);
+    int64_t shift[TIDE_MAX_DIMS] = {0};
+    bool    none[TIDE_MAX_DIMS] = {0};
     for (int i = 0; i < ndims; i++) {
-        ds[i] = dims[i];
-        TIDE_TRY(tide_norm_dim(op, &ds[i], a->ndim));
+        int d = dims[i];
+        TIDE_TRY(tide_norm_dim(op, &d, a->ndim));
+        int64_t n = a->shape[d]; /* a dim named twice rolls by the sum, as PyTorch's */
+        if (n > 0)
+            shift[d] = ((shift[d] + shifts[i] % n) % n + n) % n;
     }
-    return shift_dims(ctx, op, a, ndims, ds, shifts, out);
+    return shift_dims(ctx, op, a, none, shift, out);
 }
