@@ -427,7 +427,16 @@ tide_status tide_index_select(tide_ctx *ctx, const tide_tensor *a, int dim,
 tide_status tide_index_add_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
                             const tide_tensor *src);
 /* gather/scatter as PyTorch's (index of the input's rank, 0-based values, int64 or int32);
- * scatter_ writes src (a 0-d src: one value for all) and accumulate sums duplicates */
+ * scatter_ writes src (a 0-d src: one value for all); accumulate, a tide_scatter_mode, sums
+ * duplicates (1) or keeps the larger (TIDE_SCATTER_AMAX) or smaller (TIDE_SCATTER_AMIN) of the
+ * element and each value sent to it, in index order, as PyTorch's scatter_reduce: a NaN value
+ * replaces it, a NaN element stays, a tie keeps it (the CPU only) */
+typedef enum tide_scatter_mode {
+    TIDE_SCATTER_WRITE,
+    TIDE_SCATTER_ADD,
+    TIDE_SCATTER_AMAX,
+    TIDE_SCATTER_AMIN
+} tide_scatter_mode;
 tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide_tensor *index,
                         tide_tensor **out);
 tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,

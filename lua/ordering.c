@@ -45,12 +45,13 @@ static ltensor *check_src(lua_State *L, tide_lua_state *S, ltensor *self, const 
 /* self:scatter[_add](dim, index, src) and the in-place twins; the out-of-place one scatters
  * into a copy of self */
 static int scatter(lua_State *L, int accumulate, int inplace) {
-    static const char *const names[2][2] = {{"scatter", "scatter_add"},
-                                            {"scatter_", "scatter_add_"}};
-    const char              *op = names[inplace][accumulate];
-    tide_lua_state          *S = TL_STATE(L);
-    ltensor                 *a = tl_check(L, 1, op);
-    int                      dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
+    static const char *const names[2][4] = {
+        {"scatter", "scatter_add", "scatter_reduce", "scatter_reduce"},
+        {"scatter_", "scatter_add_", "scatter_reduce_", "scatter_reduce_"}};
+    const char     *op = names[inplace][accumulate];
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, op);
+    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, op, "dim"), op, 0);
     tl_max_args(L, 4, op);
     ltensor *src = check_src(L, S, a, op);
     ltensor *ix = push_index0(L, S, 3, op);
@@ -79,6 +80,14 @@ static int o_scatter(lua_State *L) {
 }
 static int o_scatter_add(lua_State *L) {
     return scatter(L, 1, 0);
+}
+/* self:_scatter_amax_(dim, index, src) and _scatter_amin_: tide.indexing's scatter_reduce on
+ * the CPU (PyTorch's amax and amin with include_self; the message names scatter_reduce_) */
+static int o_scatter_amax_(lua_State *L) {
+    return scatter(L, TIDE_SCATTER_AMAX, 1);
+}
+static int o_scatter_amin_(lua_State *L) {
+    return scatter(L, TIDE_SCATTER_AMIN, 1);
 }
 
 static int opt_bool(lua_State *L, int idx, int def, const char *op, const char *what) {
@@ -405,6 +414,8 @@ void tl_open_ordering(lua_State *L, int mod, int methods) {
                                      {"scatter_", o_scatter_},
                                      {"scatter_add", o_scatter_add},
                                      {"scatter_add_", o_scatter_add_},
+                                     {"_scatter_amax_", o_scatter_amax_},
+                                     {"_scatter_amin_", o_scatter_amin_},
                                      {"sort", o_sort},
                                      {"argsort", o_argsort},
                                      {"topk", o_topk},

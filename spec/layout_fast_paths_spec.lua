@@ -325,3 +325,17 @@ describe("scatter_reduce amax and amin against PyTorch 1.13", function()
         same({ 0.5, 0.5, 0, 0.5, 0 }, s.grad)
     end)
 end)
+
+describe("scatter_reduce amax and amin at ties of zeros, as PyTorch 1.13", function()
+    it("keeps self, or without self the first value sent", function()
+        -- x [0, -0, 0, -0], index [0, 0, 1, 1, 2, 2, 3, 3], src [-0, 0, 0, -0, -0, 0, 0, -0]
+        local function run(how, inc)
+            return tide.tensor({ 0, NZ, 0, NZ }):scatter_reduce(1, long({ 1, 1, 2, 2, 3, 3, 4, 4 }),
+                tide.tensor({ NZ, 0, 0, NZ, NZ, 0, 0, NZ }), how, { include_self = inc })
+        end
+        for _, how in ipairs({ "amax", "amin" }) do
+            same({ 0, NZ, 0, NZ }, run(how, true), how .. " with self")
+            same({ NZ, 0, NZ, 0 }, run(how, false), how .. " without self")
+        end
+    end)
+end)

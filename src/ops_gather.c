@@ -46,7 +46,11 @@ tide_status tide_gather(tide_ctx *ctx, const tide_tensor *a, int dim, const tide
 
 tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_tensor *index,
                           const tide_tensor *src, int accumulate) {
-    const char *op = accumulate ? "scatter_add_" : "scatter_";
+    static const char *const names[] = {"scatter_", "scatter_add_", "scatter_reduce_",
+                                        "scatter_reduce_"};
+    if (accumulate < TIDE_SCATTER_WRITE || accumulate > TIDE_SCATTER_AMIN)
+        return tide_seterr(TIDE_EINVAL, "scatter_: mode %d is not a tide_scatter_mode", accumulate);
+    const char *op = names[accumulate];
     TIDE_TRY(tide_check_same_device(op, dst, index));
     TIDE_TRY(tide_check_same_device(op, dst, src));
     TIDE_TRY(tide_norm_dim_0d(op, &dim, dst->ndim));

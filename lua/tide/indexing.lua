@@ -201,6 +201,12 @@ end
 -- ---- scatter_reduce ----
 
 local REDUCTIONS = { sum = true, prod = true, mean = true, amax = true, amin = true }
+
+-- amax and amin on the CPU: the core's kernel (PyTorch's loop, in index order; the sort and scan
+-- of reduce_into cost 200x PyTorch's time), after, where include_self is false, the identity
+-- PyTorch writes first (a float's infinity; integers take src's own values: equal ones are alike)
+local PICKS = { amax = { kernel = "_scatter_amax_", identity = -math.huge },
+    amin = { kernel = "_scatter_amin_", identity = math.huge } }
 local SCATTER_OPTIONS = { "include_self" }
 
 -- the reduction of the region of src that index covers, into x, without recording: a stable
@@ -339,6 +345,14 @@ with_inplace("scatter_reduce", function(x, dim, index, src, reduce, opts, ...)
         return FLOAT[x.dtype] and r / count or r:floor_divide(count)
     end
     local out = no_grad(function()
+        local pick = PICKS[reduce]
+        if pick and x.device.type == "cpu" then
+            local r = x:clone()
+            if not include_self then
+                r:scatter_(d, idx, FLOAT[x.dtype] and pick.identity or region)
+            end
+            return r[pick.kernel](r, d, idx, region)
+        end
         return reduce_into(x, d, idx, region, reduce, include_self)
     end)
     if autograd.needs_record(x, region) then

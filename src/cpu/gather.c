@@ -92,6 +92,39 @@ tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview
         *d_ = (T)((U)*d_ + (U) * (const T *)((const char *)src->data + yo));                       \
     })
 
+/* PyTorch's scatter_reduce amax and amin: a NaN from src replaces, a NaN in dst stays (no
+ * comparison with it holds), a tie keeps dst */
+#define SCATTER_PICK(T, BETTER)                                                                    \
+    WALK_INDEX(index, src, dst, dim, {                                                             \
+        T *d_ = (T *)((char *)dst->data + xo);                                                     \
+        T  s_ = *(const T *)((const char *)src->data + yo);                                        \
+        if (s_ != s_ || BETTER(s_, *d_))                                                           \
+            *d_ = s_;                                                                              \
+    })
+#define ABOVE(a, b) ((a) > (b))
+#define BELOW(a, b) ((a) < (b))
+#define SCATTER_PICK_ALL(BETTER)                                                                   \
+    switch (dst->dtype) {                                                                          \
+    case TIDE_DTYPE_F32:                                                                           \
+        SCATTER_PICK(float, BETTER);                                                               \
+        break;                                                                                     \
+    case TIDE_DTYPE_F64:                                                                           \
+        SCATTER_PICK(double, BETTER);                                                              \
+        break;                                                                                     \
+    case TIDE_DTYPE_I32:                                                                           \
+        SCATTER_PICK(int32_t, BETTER);                                                             \
+        break;                                                                                     \
+    case TIDE_DTYPE_I64:                                                                           \
+        SCATTER_PICK(int64_t, BETTER);                                                             \
+        break;                                                                                     \
+    case TIDE_DTYPE_U8:                                                                            \
+    case TIDE_DTYPE_BOOL:                                                                          \
+        SCATTER_PICK(uint8_t, BETTER);                                                             \
+        break;                                                                                     \
+    default:                                                                                       \
+        return cpu_notsup("scatter_reduce_", dst->dtype);                                          \
+    }
+
 tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
                         const tide_kview *src, int accumulate) {
     (void)dev;
@@ -103,6 +136,14 @@ tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const 
         size_t es = cpu_dtype_size(dst->dtype);
         WALK_INDEX(index, src, dst, dim,
                    move_elem((char *)dst->data + xo, (const char *)src->data + yo, es));
+        return TIDE_OK;
+    }
+    if (accumulate == TIDE_SCATTER_AMAX) {
+        SCATTER_PICK_ALL(ABOVE)
+        return TIDE_OK;
+    }
+    if (accumulate == TIDE_SCATTER_AMIN) {
+        SCATTER_PICK_ALL(BELOW)
         return TIDE_OK;
     }
     switch (dst->dtype) {

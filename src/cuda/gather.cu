@@ -85,6 +85,8 @@ extern "C" tide_status tide_cuda_scatter(tide_device *dev, const tide_kview *dst
                                          const tide_kview *index, const tide_kview *src,
                                          int accumulate) {
     const char *name = accumulate ? "scatter_add_" : "scatter_";
+    if (accumulate > TIDE_SCATTER_ADD) /* (tide.indexing's scatter_reduce sorts there) */
+        return tide_cuda_seterr(TIDE_ENOTSUP, "scatter_reduce_: amax and amin have no cuda kernel");
     if (index->dtype != TIDE_DTYPE_I64 || index->ndim != dst->ndim || src->dtype != dst->dtype)
         return tide_cuda_seterr(TIDE_EINVAL, "%s: cuda kernel got views it cannot take", name);
     cudaStream_t stream = NULL;
