@@ -55,6 +55,12 @@ static int scatter(lua_State *L, int accumulate, int inplace) {
     tl_max_args(L, 4, op);
     ltensor *src = check_src(L, S, a, op);
     ltensor *ix = push_index0(L, S, 3, op);
+    if (inplace && accumulate >= TIDE_SCATTER_AMAX) { /* tide.indexing's kernels: no formula */
+        tl_not_differentiable(L, S, op, 4);
+        TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));
+        lua_settop(L, 1);
+        return 1;
+    }
     if (inplace) {
         int rec = tl_check_inplace(L, S, a, op);
         TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));

@@ -62,6 +62,9 @@ return function(D)
         scatter_add = function(x, y) return { x, 2, IDX(), y } end,
         scatter_ = function(_, y, z) return { z, 2, IDX(), y } end,
         scatter_add_ = function(_, y, z) return { z, 2, IDX(), y } end,
+        -- scatter_reduce's CPU kernels (tide.indexing), in place as scatter_
+        _scatter_amax_ = function(_, y, z) return { z, 2, IDX(), y } end,
+        _scatter_amin_ = function(_, y, z) return { z, 2, IDX(), y } end,
         masked_fill = function(x) return { x, x:gt(1), 0.5 } end,
         masked_fill_ = function(_, y, z) return { z, z:gt(1), y:sum() } end,
         masked_select = function(x) return { x, x:gt(1) } end,
