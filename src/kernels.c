@@ -74,7 +74,8 @@ static const tide_kernel_info table[TIDE_KERNEL_COUNT] = {
                        COUNT(name##_par) >= (TIDE_KERNEL_##kind == TIDE_KERNEL_ELEMENTWISE ? 0     \
                                              : TIDE_KERNEL_##kind == TIDE_KERNEL_ROWS      ? 1     \
                                                                                            : 2),        \
-                   #name ": too many tensors or parameters for tide_kernel_call");
+                   #name ": too many tensors or parameters for tide_kernel_call, or too few "      \
+                         "parameters for its kind (d, and PROJ's n or PACKED's heads)");
 #include "tide_kernels.def"
 #undef K
 
