@@ -155,6 +155,10 @@ static tide_status shift_dims(tide_ctx *ctx, const char *op, const tide_tensor *
     TIDE_TRY(tide_entry_copy(dev, op, &fn));
     tide_tensor *r;
     TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, a->ndim, a->shape, &r));
+    if (tide_tensor_numel(a) == 0) { /* nothing to move (and no memory to point into) */
+        *out = r;
+        return TIDE_OK;
+    }
     tide_kview src = tide_kview_of(a), dst = tide_kview_of(r);
     int64_t    es = (int64_t)tide_dtype_size(a->dtype);
     int        rolled[TIDE_MAX_DIMS], k = 0;
@@ -175,7 +179,7 @@ static tide_status shift_dims(tide_ctx *ctx, const char *op, const tide_tensor *
     int merge = k && inner > 0 && !shift[inner - 1] && a->shape[inner - 1] > 1 &&
                 src.strides[inner - 1] == a->shape[inner] * src.strides[inner];
     tide_status st = TIDE_OK;
-    for (uint32_t part = 0; st == TIDE_OK && tide_tensor_numel(a) > 0 && part < 1u << k; part++) {
+    for (uint32_t part = 0; st == TIDE_OK && part < 1u << k; part++) {
         tide_kview s = src, o = dst;
         for (int j = 0; j < k; j++) {
             int     d = rolled[j];
