@@ -478,16 +478,10 @@ def {
 
 local BN_DTYPES = { float32 = true, float64 = true }
 
--- x [N, C, ...] normalized per channel by composite ops with the statistics given, or the
--- batch's (mean nil): a gradient's own graph (create_graph) differentiates through these
-local function bn_normalized(x, mean, invstd)
-    local c, bshape, dims = x:size(2), { 1, x:size(2) }, { 1 }
-    for d = 3, x:dim() do
-        bshape[d], dims[#dims + 1] = 1, d
-    end
-    if mean then
-        return x:sub(mean:view(bshape)):mul(invstd:view(bshape)), bshape, dims
-    end
+-- x [N, C, ...]'s batch statistics per channel by composite ops, over dims (1 and 3..): the mean
+-- m, x less it, and the biased variance v, m and v with the dims kept (tide.nn._internal's
+-- composite batch norm too)
+function M.batch_stats(x, dims)
     local m = x
     for _, d in ipairs(dims) do
         m = m:mean(d, true)
@@ -497,8 +491,21 @@ local function bn_normalized(x, mean, invstd)
     for _, d in ipairs(dims) do
         v = v:mean(d, true)
     end
-    assert(c > 0)
-    return xc:mul(v:add(invstd):rsqrt()), bshape, dims -- invstd: eps here
+    return m, xc, v
+end
+
+-- x normalized per channel by composite ops, by the given mean and invstd [C] or (mean nil) by
+-- the batch's statistics and eps: a gradient's own graph (create_graph) differentiates these
+local function bn_normalized(x, mean, invstd, eps)
+    local bshape, dims = { 1, x:size(2) }, { 1 }
+    for d = 3, x:dim() do
+        bshape[d], dims[#dims + 1] = 1, d
+    end
+    if mean then
+        return x:sub(mean:view(bshape)):mul(invstd:view(bshape)), bshape
+    end
+    local _, xc, v = M.batch_stats(x, dims)
+    return xc:mul(v:add(eps):rsqrt()), bshape
 end
 
 -- batch norm (tide.nn._internal's checks done) by the rows, one node: y, or nil where they do
@@ -572,7 +579,7 @@ def {
             if #ins > 0 then
                 local y = autograd.enable_grad(function()
                     local xhat, bshape = bn_normalized(x, (not nd.training) and mean or nil,
-                        nd.training and nd.eps or invstd)
+                        invstd, nd.eps)
                     return w and xhat:mul(w:view(bshape)) or xhat
                 end)
                 local grads = pack(autograd.grad({ y }, ins, { g },

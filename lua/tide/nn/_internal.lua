@@ -870,20 +870,8 @@ function I.batch_norm(x, running_mean, running_var, weight, bias, training, mome
         return y
     end
     if training then
-        local m, n = x, 1
-        for _, d in ipairs(dims) do
-            m = m:mean(d, true)
-            n = n * x:size(d)
-        end
-        local xc = x:sub(m)
-        local v = xc:mul(xc)
-        for _, d in ipairs(dims) do
-            v = v:mean(d, true)
-        end
-        if n < 2 then
-            raise("tide: " .. who .. ": expected more than 1 value per channel in training, " ..
-                "got input " .. I.shape_str(x.shape))
-        end
+        local m, xc, v = fused.batch_stats(x, dims)
+        local n = x:numel() / c
         autograd.no_grad(function()
             if running_mean then
                 running_mean:mul_(1 - momentum):add_(m:reshape(c):mul(momentum))
