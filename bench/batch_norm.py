@@ -6,9 +6,7 @@ repetitions as batch_norm.lua's side.
 Prints "result <case> <fastest run's ms per call>". Run by batch_norm.lua in rounds, with
 Debian's /usr/bin/python3 and python3-torch.
 """
-import math
 import sys
-import time
 
 import torch
 
@@ -51,11 +49,4 @@ CASES = (
 )
 
 for name, f in CASES:
-    for _ in range(3):  # warm up, as the Lua side
-        f()
-    best = math.inf
-    for _ in range(REPS):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    torch_ref.report(name, best * 1e3)
+    torch_ref.report(name, torch_ref.best_ms(f, REPS))

@@ -6,9 +6,7 @@ same repetitions as indexing.lua's side (its indices are 1-based, these 0-based)
 Prints "result <case> <fastest run's ms per call>". Run by indexing.lua in rounds, with
 Debian's /usr/bin/python3 and python3-torch.
 """
-import math
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -48,11 +46,4 @@ CASES = (
 )
 
 for name, f in CASES:
-    for _ in range(3):  # warm up, as the Lua side
-        f()
-    best = math.inf
-    for _ in range(REPS):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    torch_ref.report(name, best * 1e3)
+    torch_ref.report(name, torch_ref.best_ms(f, REPS))

@@ -5,9 +5,7 @@ Same inputs, same repetitions as pointwise_math.lua's side.
 Prints "result <case> <fastest run's ms per call>". Run by pointwise_math.lua in rounds, with
 Debian's /usr/bin/python3 and python3-torch.
 """
-import math
 import sys
-import time
 
 import torch
 
@@ -31,11 +29,4 @@ for size, n in (("1m", 1000000), ("4k", 4096)):
         x = torch.arange(n, dtype=torch.float32).sin().mul(8)
         if name == "log":
             x = x.abs().add(0.01)
-        for _ in range(3):  # warm up, as the Lua side
-            op(x)
-        best = math.inf
-        for _ in range(REPS):
-            t0 = time.perf_counter()
-            op(x)
-            best = min(best, time.perf_counter() - t0)
-        torch_ref.report(name + "_" + size, best * 1e3)
+        torch_ref.report(name + "_" + size, torch_ref.best_ms(lambda: op(x), REPS))

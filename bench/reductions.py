@@ -6,9 +6,7 @@ and indices in both).
 Prints "result <case> <fastest run's ms per call>". Run by reductions.lua in rounds, with
 Debian's /usr/bin/python3 and python3-torch.
 """
-import math
 import sys
-import time
 
 import torch
 
@@ -24,11 +22,4 @@ for case, n, dim in (("1m", 1000000, None), ("1m_rows", 1000000, 1), ("4k", 4096
     for name in ("sum", "mean", "max", "min"):
         op = getattr(torch, name)
         f = (lambda: op(x, dim)) if dim is not None else (lambda: op(x))
-        for _ in range(3):  # warm up, as the Lua side
-            f()
-        best = math.inf
-        for _ in range(REPS):
-            t0 = time.perf_counter()
-            f()
-            best = min(best, time.perf_counter() - t0)
-        torch_ref.report(name + "_" + case, best * 1e3)
+        torch_ref.report(name + "_" + case, torch_ref.best_ms(f, REPS))

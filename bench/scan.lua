@@ -36,14 +36,7 @@ local OPS = {
 }
 
 local function best_of(x, op, d)
-    x[op](x, d) -- warm up
-    local best = math.huge
-    for _ = 1, REPS do
-        local t0 = clock()
-        x[op](x, d)
-        best = math.min(best, clock() - t0)
-    end
-    return best * 1e3
+    return compare.best_ms(function() return x[op](x, d) end, REPS, clock)
 end
 
 local function run_tide()

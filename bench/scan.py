@@ -1,12 +1,12 @@
 """scan.py — the PyTorch reference for bench/scan.lua: torch.cumsum, cumprod, cummax and
-logcumsumexp on float32, in the thread setting bench/compare.lua picked. Same inputs, same repetitions as scan.lua's side.
+logcumsumexp on float32, in the thread setting bench/compare.lua picked. Same inputs, same
+repetitions as scan.lua's side.
 
 Prints "result <case> <fastest run's ms per call>". Run by scan.lua in rounds, with Debian's
 /usr/bin/python3 and python3-torch.
 """
 import math
 import sys
-import time
 
 import torch
 
@@ -33,13 +33,7 @@ OPS = {
 
 def best_of(x, op, dim):
     f = getattr(x, op)
-    f(dim)  # warm up
-    best = math.inf
-    for _ in range(REPS):
-        t0 = time.perf_counter()
-        f(dim)
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
+    return torch_ref.best_ms(lambda: f(dim), REPS)
 
 
 def matrix(shape):

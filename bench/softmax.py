@@ -7,7 +7,6 @@ Prints "result <case> <fastest run's ms per call>". Run by softmax.lua in rounds
 """
 import math
 import sys
-import time
 
 import torch
 
@@ -31,11 +30,4 @@ for case, (op, shape, dim) in CASES.items():
         f = lambda: op(x, t)  # noqa: E731
     else:
         f = lambda: op(x, dim)  # noqa: E731
-    for _ in range(3):  # warm up, as the Lua side
-        f()
-    best = math.inf
-    for _ in range(REPS):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    torch_ref.report(case, best * 1e3)
+    torch_ref.report(case, torch_ref.best_ms(f, REPS))
