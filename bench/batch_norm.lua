@@ -20,7 +20,11 @@ local function run_tide()
     local xg, x1g = x:clone():requires_grad_(true), x1:clone():requires_grad_(true)
     local cases = {
         bn2d_train = function() bn:train(); return bn(x) end,
-        bn2d_eval = function() bn:eval(); return bn(x) end,
+        -- inference as users write it on both sides: under no_grad (the weights require grad)
+        bn2d_eval = function()
+            bn:eval()
+            return tide.no_grad(function() return bn(x) end)
+        end,
         bn2d_train_backward = function()
             bn:train()
             bn(xg):sum():backward()

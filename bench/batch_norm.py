@@ -28,7 +28,7 @@ def train():
 
 def evaluate():
     bn.eval()
-    with torch.no_grad():  # tide's eval forward records nothing either: x needs no gradient
+    with torch.no_grad():  # inference as users write it, as bench/batch_norm.lua's tide.no_grad
         return bn(x)
 
 
