@@ -46,7 +46,18 @@ tide_status tide_cpu_set_threads(int n) {
     return TIDE_OK;
 }
 
-/* the kernels of include/tide_kernels.def whose CPU column is Y, by kernel id */
+/* the rows whose CPU column is HALF: cpu_<name>_or_half, the float32 kernel for half tensors */
+#define TIDE_KERNEL_HALF_Y(name)
+#define TIDE_KERNEL_HALF_N(name)
+#define TIDE_KERNEL_HALF_HALF(name)                                                                \
+    static tide_status cpu_##name##_or_half(tide_device *dev, const tide_kernel_call *c) {         \
+        return cpu_kernel_or_half(dev, c, cpu_##name);                                             \
+    }
+#define K(NAME, name, kind, dtypes, cpu, ...) TIDE_KERNEL_HALF_##cpu(name)
+#include "tide_kernels.def"
+#undef K
+
+/* the kernels of include/tide_kernels.def whose CPU column is Y or HALF, by kernel id */
 static const tide_kernel_fn cpu_kernels[TIDE_KERNEL_COUNT] = {
 #define K(NAME, name, kind, dtypes, cpu, ...) [TIDE_K_##NAME] = TIDE_ENTRY_IF(cpu, cpu_##name),
 #include "tide_kernels.def"

@@ -139,8 +139,8 @@ int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3
 /* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file
  * per family (elementwise.c: binary, binary_scalar, unary, copy, fill; reduce.c; matmul.c;
  * index.c: index_select, index_add, where; gather.c: gather, scatter;
- * select.c: sort, topk, kthvalue; random.c: random, arange; nn.c: im2col, col2im, act_backward;
- * conv_dnnl.c: conv2d, conv2d_backward; pool.c: maxpool2d, maxpool2d_backward; rnn.c; optim.c).
+ * select.c: sort, topk, kthvalue; random.c: random, arange; nn.c: im2col, col2im;
+ * conv_dnnl.c: conv2d, conv2d_backward; pool.c: maxpool2d, maxpool2d_backward; rnn.c).
  * DNNL in the column: only when built with oneDNN (TIDE_HAVE_DNNL); without it the entry is NULL
  * and nn runs im2col + gemm. HALF: the kernels compute float16 and bfloat16 through float32
  * (half.c): the table holds cpu_<name>_or_half, which widens half operands and calls cpu_<name>,
@@ -174,22 +174,6 @@ tide_status cpu_softmax_backward_dim_or_half(tide_device *dev, const tide_kview 
                                              const tide_kview *y, const tide_kview *g, int dim,
                                              int log);
 
-/* optim.c: the fused optimizer steps (the kernel rows sgd_step_, adam_step_, rmsprop_step_,
- * adagrad_step_) on contiguous views of one dtype, param and the states written in place; nn.c:
- * an activation's gradient over views of any strides (the rows relu_backward, gelu_backward,
- * relu_backward_). The _or_half forms in half.c widen float16 and bfloat16 */
-tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
-                           const tide_kview *grad, const tide_kview *state1,
-                           const tide_kview *state2, const tide_kview *state3);
-tide_status cpu_optim_step_or_half(tide_device *dev, const tide_optim_hparams *h,
-                                   const tide_kview *param, const tide_kview *grad,
-                                   const tide_kview *state1, const tide_kview *state2,
-                                   const tide_kview *state3);
-tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                             const tide_kview *grad_out, const tide_kview *input);
-tide_status cpu_act_backward_or_half(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                                     const tide_kview *grad_out, const tide_kview *input);
-
 /* half.c: float16 and bfloat16 through the float32 kernels (the HALF rows above); copy, fill,
  * index_select and gather move elements without arithmetic and take half as it is */
 static inline int cpu_is_half(tide_dtype dt) {
@@ -198,6 +182,11 @@ static inline int cpu_is_half(tide_dtype dt) {
 
 /* the kernels of include/tide_kernels.def with a Y in the CPU column: cpu_<lua name>, one
  * signature (backend.h's tide_kernel_fn) */
+/* The kernel rows. HALF in the CPU column, as for the entries above: cpu_<name> computes float32
+ * and float64 only, and the table holds cpu_<name>_or_half (made in backend.c), which runs it on
+ * float32 copies of a call's float16 or bfloat16 tensors (cpu_kernel_or_half, half.c) */
+#define TIDE_KERNEL_PROTO_HALF(fn) TIDE_KERNEL_PROTO_Y(fn)
+tide_status cpu_kernel_or_half(tide_device *dev, const tide_kernel_call *c, tide_kernel_fn fn);
 #define K(NAME, name, kind, dtypes, cpu, ...) TIDE_KERNEL_PROTO(cpu, cpu_##name)
 #include "tide_kernels.def"
 #undef K

@@ -502,15 +502,6 @@ tide_status cpu_maxpool2d_backward_or_half(tide_device *dev, const tide_kview *g
     THROUGH_FLOAT(cpu_maxpool2d_backward(dev, V(0), V(1), V(2)));
 }
 
-tide_status cpu_act_backward_or_half(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                                     const tide_kview *grad_out, const tide_kview *input) {
-    if (!cpu_is_half(grad_out->dtype))
-        return cpu_act_backward(dev, act, grad_in, grad_out, input);
-    const tide_kview *h[] = {grad_in, grad_out, input};
-    const int         mode[] = {OUT, IN, IN};
-    THROUGH_FLOAT(cpu_act_backward(dev, act, V(0), V(1), V(2)));
-}
-
 tide_status cpu_rnn_cell_or_half(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
                                  const tide_kview *saved, const tide_kview *gi,
                                  const tide_kview *gh, const tide_kview *prev) {
@@ -533,14 +524,31 @@ tide_status cpu_rnn_cell_backward_or_half(tide_device *dev, tide_rnn_kind kind,
     THROUGH_FLOAT(cpu_rnn_cell_backward(dev, kind, V(0), V(1), V(2), V(3), V(4), V(5), V(6)));
 }
 
-/* the step in float32; the parameter and the optimizer's state rounded once per step */
-tide_status cpu_optim_step_or_half(tide_device *dev, const tide_optim_hparams *hp,
-                                   const tide_kview *param, const tide_kview *grad,
-                                   const tide_kview *state1, const tide_kview *state2,
-                                   const tide_kview *state3) {
-    if (!cpu_is_half(param->dtype))
-        return cpu_optim_step(dev, hp, param, grad, state1, state2, state3);
-    const tide_kview *h[] = {param, grad, state1, state2, state3};
-    const int         mode[] = {INOUT, IN, INOUT, INOUT, INOUT};
-    THROUGH_FLOAT(cpu_optim_step(dev, hp, V(0), V(1), V(2), V(3), V(4)));
+/* ---- kernel rows ----------------------------------------------------------------------------
+ * A row's CPU kernel that computes in float32 only passes itself here: every half tensor of the
+ * call is widened (inputs and inout inputs with their values, outputs without), fn runs on a
+ * copy of the call that names the float32 copies, and the outputs and inout inputs are rounded
+ * back once (an optimizer step: the parameter and its state rounded once per step). The row's
+ * own file calls this and nothing here calls back into it. */
+tide_status cpu_kernel_or_half(tide_device *dev, const tide_kernel_call *c, tide_kernel_fn fn) {
+    if (!cpu_is_half(c->dtype))
+        return fn(dev, c);
+    const tide_kernel_info *r = tide_kernel_info_of(c->kernel);
+    enum { N = 2 * TIDE_KERNEL_MAX_TENSORS };
+    const tide_kview *h[N];
+    int               mode[N];
+    int               n = 0;
+    for (int i = 0; i < r->nin; i++, n++)
+        h[n] = c->in[i], mode[n] = r->in[i].inout ? INOUT : IN;
+    for (int i = 0; i < r->nout; i++, n++)
+        h[n] = c->out[i], mode[n] = OUT;
+    wide w[N];
+    TIDE_TRY(widen_all(dev, n, h, mode, w));
+    tide_kernel_call f = *c;
+    f.dtype = TIDE_DTYPE_F32;
+    for (int i = 0; i < r->nin; i++)
+        f.in[i] = V(i);
+    for (int i = 0; i < r->nout; i++)
+        f.out[i] = V(r->nin + i);
+    return finish_all(dev, n, h, mode, w, fn(dev, &f));
 }

@@ -208,8 +208,8 @@ CPU_HOT static void gelu_back_row(char **p, const int64_t *s, int64_t n, int64_t
     }
 }
 
-tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
-                             const tide_kview *grad_out, const tide_kview *input) {
+static tide_status act_backward(tide_device *dev, tide_act act, const tide_kview *grad_in,
+                                const tide_kview *grad_out, const tide_kview *input) {
     (void)dev;
     const char *name = act == TIDE_ACT_GELU ? "gelu_backward" : "relu_backward";
     if (act != TIDE_ACT_RELU && act != TIDE_ACT_GELU)
@@ -228,13 +228,14 @@ tide_status cpu_act_backward(tide_device *dev, tide_act act, const tide_kview *g
     return TIDE_OK;
 }
 
-/* the kernel rows: elementwise, so relu_backward_ may write the gradient it reads */
+/* the kernel rows (CPU column HALF: half tensors come as float32 copies); elementwise, so
+ * relu_backward_ may write the gradient it reads */
 tide_status cpu_relu_backward(tide_device *dev, const tide_kernel_call *c) {
-    return cpu_act_backward_or_half(dev, TIDE_ACT_RELU, c->out[0], c->in[0], c->in[1]);
+    return act_backward(dev, TIDE_ACT_RELU, c->out[0], c->in[0], c->in[1]);
 }
 tide_status cpu_gelu_backward(tide_device *dev, const tide_kernel_call *c) {
-    return cpu_act_backward_or_half(dev, TIDE_ACT_GELU, c->out[0], c->in[0], c->in[1]);
+    return act_backward(dev, TIDE_ACT_GELU, c->out[0], c->in[0], c->in[1]);
 }
 tide_status cpu_relu_backward_(tide_device *dev, const tide_kernel_call *c) {
-    return cpu_act_backward_or_half(dev, TIDE_ACT_RELU, c->in[0], c->in[0], c->in[1]);
+    return act_backward(dev, TIDE_ACT_RELU, c->in[0], c->in[0], c->in[1]);
 }

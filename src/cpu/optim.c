@@ -139,9 +139,10 @@ static char *data_of(const tide_kview *v) {
     return v ? (char *)v->data : NULL;
 }
 
-tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const tide_kview *param,
-                           const tide_kview *grad, const tide_kview *state1,
-                           const tide_kview *state2, const tide_kview *state3) {
+static tide_status optim_step(tide_device *dev, const tide_optim_hparams *h,
+                              const tide_kview *param, const tide_kview *grad,
+                              const tide_kview *state1, const tide_kview *state2,
+                              const tide_kview *state3) {
     (void)dev;
     int64_t n = cpu_numel(param);
     int     f32 = param->dtype == TIDE_DTYPE_F32;
@@ -185,9 +186,10 @@ tide_status cpu_optim_step(tide_device *dev, const tide_optim_hparams *h, const 
 
 /* ---- the kernel rows sgd_step_, adam_step_, rmsprop_step_, adagrad_step_ ------------------ */
 
+/* (CPU column HALF: a half parameter and its state come as float32 copies, rounded once a step) */
 static tide_status optim_row(tide_device *dev, const tide_kernel_call *c) {
     tide_optim_hparams h = tide_optim_hparams_of(c);
-    return cpu_optim_step_or_half(dev, &h, c->in[0], c->in[1], c->in[2], c->in[3], c->in[4]);
+    return optim_step(dev, &h, c->in[0], c->in[1], c->in[2], c->in[3], c->in[4]);
 }
 tide_status cpu_sgd_step_(tide_device *dev, const tide_kernel_call *c) {
     return optim_row(dev, c);
