@@ -719,6 +719,7 @@ typedef struct tide_kernel_tensor_info {
     int               optional; /* inputs: may be NULL; outputs: made only when wanted */
     int               inout;    /* inputs: written in place (contiguous; marked written after) */
     int               index;    /* int64, not input 1's dtype (outputs: indices) */
+    int               width;    /* ROWS: width * d values a row (1 but for a cell's gates) */
 } tide_kernel_tensor_info;
 typedef struct tide_kernel_param_info {
     const char       *name;

@@ -77,24 +77,27 @@ static const char *const shape_names[] = {"rows",  "stats", "cols",    "nmat",
                                           "ncols", "nrows", "offsets", "channels"};
 
 /* t.<key> = the names; t.<key>_shape = their shape classes, t.<key>_optional = whether each
- * may be absent, t.<key>_inout = whether each is written in place and t.<key>_index = whether
- * each is int64 (tensors), or t.<key>_type = "int" / "float" (parameters) */
+ * may be absent, t.<key>_inout = whether each is written in place, t.<key>_index = whether
+ * each is int64 and t.<key>_width = each one's width (tensors), or t.<key>_type = "int" /
+ * "float" (parameters) */
 static void push_names(lua_State *L, const char *key, int n, const tide_kernel_tensor_info *t,
                        const tide_kernel_param_info *p) {
-    static const char *const fields[] = {"shape", "optional", "inout", "index"};
+    static const char *const fields[] = {"shape", "optional", "inout", "index", "width"};
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         lua_pushstring(L, t ? t[i].name : p[i].name);
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, key);
-    for (int k = 0; k < (t ? 4 : 1); k++) {
+    for (int k = 0; k < (t ? 5 : 1); k++) {
         lua_createtable(L, n, 0);
         for (int i = 0; i < n; i++) {
             if (!t)
                 lua_pushstring(L, p[i].type == TIDE_KPARAM_INT ? "int" : "float");
             else if (k == 0)
                 lua_pushstring(L, shape_names[t[i].shape]);
+            else if (k == 4)
+                lua_pushinteger(L, t[i].width);
             else
                 lua_pushboolean(L, k == 1 ? t[i].optional : k == 2 ? t[i].inout : t[i].index);
             lua_rawseti(L, -2, i + 1);

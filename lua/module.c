@@ -28,7 +28,6 @@ int luaopen_tide_core(lua_State *L) {
     tl_open_fills(L, methods);
     tl_open_transfers(L, methods);
     tl_open_nn_kernels(L, mod, methods);
-    tl_open_rnn_cell(L, mod);
     lua_pop(L, 1);
     tl_open_creation(L, mod);
     tl_open_options(L, mod);

@@ -18,7 +18,6 @@ void tl_open_join(lua_State *L, int mod);                     /* join.c */
 void tl_open_fills(lua_State *L, int methods);                /* fills.c */
 void tl_open_transfers(lua_State *L, int methods);            /* transfers.c */
 void tl_open_nn_kernels(lua_State *L, int mod, int methods);  /* nn_kernels.c */
-void tl_open_rnn_cell(lua_State *L, int mod);                 /* rnn_cell.c */
 void tl_open_creation(lua_State *L, int mod);                 /* creation.c */
 void tl_open_optim(lua_State *L, int mod);                    /* optim.c */
 void tl_open_op_table(lua_State *L, int mod);                 /* op_table.c: tide.core._ops */

@@ -18,6 +18,23 @@ local ROWS, D_, N_ = 4, 4, 2
 local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ }, nmat = { N_, D_ },
     ncols = { N_ }, nrows = { ROWS, N_ }, channels = { D_ / 2 } }
 
+-- whether row r has a wide tensor (T_WIDE: a recurrent cell's gates, width * d values a row)
+local function is_wide(r)
+    for _, side in ipairs({ r.inputs_width, r.outputs_width }) do
+        for _, w in ipairs(side) do
+            if w ~= 1 then
+                return true
+            end
+        end
+    end
+    return false
+end
+
+-- the shape of a tensor of class cls and width w in the calls below (rows: w * d values a row)
+local function shape_of(cls, w)
+    return cls == "rows" and { ROWS, (w or 1) * D_ } or SHAPE[cls]
+end
+
 local function names()
     local list = {}
     for name in pairs(core._kernels) do
@@ -35,7 +52,7 @@ local function call_args(r, opts)
     opts = opts or {}
     local args, n = {}, 0
     for i, cls in ipairs(r.inputs_shape) do
-        local shape = (opts.shape and opts.shape[i]) or SHAPE[cls]
+        local shape = (opts.shape and opts.shape[i]) or shape_of(cls, r.inputs_width[i])
         local device = (opts.device and opts.device[i]) or dev
         n = n + 1
         if cls == "offsets" then
@@ -83,6 +100,19 @@ local function err_of(r, opts)
     return err
 end
 
+-- rows whose kernel on a device lacks a dtype the row lists: the binding answers nil there (the
+-- caller's own error or composite), checked below as it is
+local NO_DTYPE = {
+    cuda = { rnn_step = true, rnn_step_backward = true, lstm_step = true,
+        lstm_step_backward = true, gru_step = true, gru_step_backward = true,
+        why = "the recurrent cells' CUDA kernels (src/cuda/rnn.cu) are float32 and float64 " ..
+            "only, as the rnn_cell entry was: nn's RNNs raise for float16 and bfloat16 there" },
+}
+local function lacks(name, dtype)
+    local gap = NO_DTYPE[D.kind]
+    return gap and gap[name] and (dtype == "float16" or dtype == "bfloat16")
+end
+
 describe("kernel rows on " .. dev, function()
     it("lists each row with its binding, and makes the outputs in their shape classes", function()
         assert.is_true(#names() >= 4)
@@ -110,10 +140,15 @@ describe("kernel rows on " .. dev, function()
                 end
                 local args, n = call_args(r, { dtype = dts })
                 local outs = pack(K[name](unpack(args, 1, n)))
-                for i, cls in ipairs(r.outputs_shape) do
+                if lacks(name, dtype) then -- NO_DTYPE
+                    assert.is_nil(outs[1], name .. " " .. dtype)
+                    outs = nil
+                end
+                for i, cls in ipairs(outs and r.outputs_shape or {}) do
                     local o = outs[i]
                     assert.is_not_nil(o, name .. " output " .. r.outputs[i])
-                    assert.are.same(SHAPE[cls], o.shape, name .. " " .. r.outputs[i])
+                    assert.are.same(shape_of(cls, r.outputs_width[i]), o.shape,
+                        name .. " " .. r.outputs[i])
                     assert.are.equal(r.outputs_index[i] and "int64" or dtype, o.dtype)
                     assert.are.equal(dev, tostring(o.device))
                 end
@@ -175,6 +210,11 @@ describe("kernel rows on " .. dev, function()
                         "[" .. table.concat(bad[1], ", ") .. "]", ps[2] or 2, ps[1] or 2),
                         err_of(r, { shape = { bad[1] }, params = bad[2] }), 1, true)
                 end
+            elseif r.kind == "rows" and is_wide(r) then -- the last dim is width * d
+                local w = r.inputs_width[1]
+                assert.matches(("tide: %s: %s of shape [4, %d] must have %d * d = %d elements in " ..
+                    "its last dim"):format(name, x, 4 * w, w, 3 * w), err_of(r, { params = { 3 } }),
+                    1, true)
             elseif r.kind == "rows" then
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [4, 4] does not split " ..
                     "into rows of d = 3 elements", err_of(r, { params = { 3 } }), 1, true)
@@ -260,7 +300,8 @@ describe("kernel rows on " .. dev, function()
             local r = core._kernels[name]
             local shapes = {}
             for i, cls in ipairs(r.inputs_shape) do
-                shapes[i] = cls == "rows" and { 0, D_ } or cls == "stats" and { 0 } or nil
+                shapes[i] = cls == "rows" and { 0, r.inputs_width[i] * D_ } or
+                    cls == "stats" and { 0 } or nil
             end
             local args, n = call_args(r, { shape = shapes })
             local outs = pack(K[name](unpack(args, 1, n)))

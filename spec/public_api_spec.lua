@@ -327,7 +327,7 @@ describe("the public namespace (docs/API.md)", function()
         assert.are.equal("table", type(tide._internal))
         for _, k in ipairs({ "im2col", "col2im", "maxpool2d", "maxpool2d_backward",
             "conv2d_backward", "layer_norm_backward", "softmax_backward", "relu_backward",
-            "rnn_cell" }) do
+            "lstm_step" }) do
             assert.are.equal("function", type(tide._internal[k]), k)
             assert.is_nil(rawget(tide, k), "tide." .. k .. " is public")
         end

@@ -95,6 +95,42 @@ static inline tide_optim_hparams tide_optim_hparams_of(const tide_kernel_call *c
     return h;
 }
 
+/* a recurrent-cell row's call (rnn_step, lstm_step, gru_step and their _backward rows) as the
+ * views of the cell kernels, which take every kind: NULL where the kind has none */
+typedef struct tide_rnn_views {
+    tide_rnn_kind     kind;
+    const tide_kview *out, *saved, *gi, *gh, *prev; /* the step */
+    const tide_kview *dgi, *dgh, *dprev, *grad_out; /* its gradient (out, saved, prev too) */
+} tide_rnn_views;
+static inline tide_rnn_views tide_rnn_views_of(const tide_kernel_call *c) {
+    tide_rnn_views v;
+    memset(&v, 0, sizeof v);
+    switch (c->kernel) {
+    case TIDE_K_RNN_STEP:
+        v.kind = c->p[1].i ? TIDE_RNN_RELU : TIDE_RNN_TANH;
+        v.gi = c->in[0], v.gh = c->in[1], v.out = c->out[0];
+        break;
+    case TIDE_K_RNN_STEP_BACKWARD:
+        v.kind = c->p[1].i ? TIDE_RNN_RELU : TIDE_RNN_TANH;
+        v.out = c->in[0], v.grad_out = c->in[1], v.dgi = c->out[0];
+        break;
+    case TIDE_K_LSTM_STEP:
+    case TIDE_K_GRU_STEP:
+        v.kind = c->kernel == TIDE_K_LSTM_STEP ? TIDE_RNN_LSTM : TIDE_RNN_GRU;
+        v.gi = c->in[0], v.gh = c->in[1], v.prev = c->in[2];
+        v.out = c->out[0], v.saved = c->out[1];
+        break;
+    default: /* TIDE_K_LSTM_STEP_BACKWARD, TIDE_K_GRU_STEP_BACKWARD */
+        v.kind = c->kernel == TIDE_K_LSTM_STEP_BACKWARD ? TIDE_RNN_LSTM : TIDE_RNN_GRU;
+        v.out = c->in[0], v.grad_out = c->in[1], v.saved = c->in[2], v.prev = c->in[3];
+        v.dgi = c->out[0];
+        v.dgh = v.kind == TIDE_RNN_GRU ? c->out[1] : NULL;
+        v.dprev = c->out[v.kind == TIDE_RNN_GRU ? 2 : 1];
+        break;
+    }
+    return v;
+}
+
 /* the linear row's product as the matmul entry's 3-D views: y3 [1, rows, n] = x3 [1, rows, d] @
  * wt [1, d, n], wt the column-major view of the contiguous weight [n, d] (no copy) */
 static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, tide_kview *x3,
@@ -221,7 +257,7 @@ extern const tide_backend tide_cpu_backend;
  * and include/tide_kernels.def), tide_kview, tide_device and the entry point. <entry>_abi returns
  * the version the plug-in was built with; the core refuses one of another version (or without the
  * function) before calling it. Bump it with every change to those. */
-#define TIDE_BACKEND_ABI        21
+#define TIDE_BACKEND_ABI        22
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

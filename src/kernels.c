@@ -14,15 +14,17 @@
 /* ---- the rows ----------------------------------------------------------------------------- */
 
 #define T(name, shape)                                                                             \
-    { #name, TIDE_KSHAPE_##shape, 0, 0, 0 }
+    { #name, TIDE_KSHAPE_##shape, 0, 0, 0, 1 }
 #define T_OPT(name, shape)                                                                         \
-    { #name, TIDE_KSHAPE_##shape, 1, 0, 0 }
+    { #name, TIDE_KSHAPE_##shape, 1, 0, 0, 1 }
 #define T_INOUT(name, shape)                                                                       \
-    { #name, TIDE_KSHAPE_##shape, 0, 1, 0 }
+    { #name, TIDE_KSHAPE_##shape, 0, 1, 0, 1 }
 #define T_INOUT_OPT(name, shape)                                                                   \
-    { #name, TIDE_KSHAPE_##shape, 1, 1, 0 }
+    { #name, TIDE_KSHAPE_##shape, 1, 1, 0, 1 }
 #define T_INDEX(name, shape)                                                                       \
-    { #name, TIDE_KSHAPE_##shape, 0, 0, 1 }
+    { #name, TIDE_KSHAPE_##shape, 0, 0, 1, 1 }
+#define T_WIDE(name, width)                                                                        \
+    { #name, TIDE_KSHAPE_ROWS, 0, 0, 0, (width) }
 #define P_REAL(name)                                                                               \
     { #name, TIDE_KPARAM_FLOAT, -HUGE_VAL, HUGE_VAL }
 #define P_FLAG(name)                                                                               \
@@ -43,8 +45,10 @@
  * has no empty initializer, and an in-place row has no outputs, an ELEMENTWISE row may have no
  * parameters) */
 #define K(NAME, name, kind, dtypes, cpu, cuda, ins, outs, pars)                                    \
-    static const tide_kernel_tensor_info name##_in[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0}, ins};   \
-    static const tide_kernel_tensor_info name##_out[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0}, outs}; \
+    static const tide_kernel_tensor_info name##_in[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0, 1},      \
+                                                        ins};                                      \
+    static const tide_kernel_tensor_info name##_out[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0, 1},     \
+                                                         outs};                                    \
     static const tide_kernel_param_info  name##_par[] = {{NULL, TIDE_KPARAM_INT, 0, 0}, pars};
 #include "tide_kernels.def"
 #undef K
@@ -131,7 +135,7 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
 /* input i (not the first) against the first: device, dtype, shape class */
 static tide_status check_input(const tide_kernel_info *r, int i, const tide_tensor *x,
                                const tide_tensor *t, int64_t rows, int64_t d, int64_t n,
-                               int64_t channels) {
+                               int64_t channels, bool wide) {
     const char *what = r->in[i].name;
     TIDE_TRY(tide_check_same_device(r->name, x, t));
     tide_kernel_shape cls = r->in[i].shape;
@@ -156,13 +160,20 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
               : cls == TIDE_KSHAPE_NCOLS    ? tide_tensor_numel(t) == n
               : cls == TIDE_KSHAPE_CHANNELS ? tide_tensor_numel(t) == channels
                                             : tide_tensor_numel(t) == d;
+    int  last = x->ndim - 1, w = r->in[i].width;
     for (int k = 0; ok && cls == TIDE_KSHAPE_ROWS && k < x->ndim; k++)
-        ok = t->shape[k] == x->shape[k];
+        ok = wide && k == last ? t->shape[k] % w == 0 && t->shape[k] / w == d
+                               : t->shape[k] == x->shape[k];
     if (ok)
         return TIDE_OK;
     char sb[200], sx[200]; /* the messages only */
     tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
     tide_shape_fmt(sx, sizeof sx, x->ndim, x->shape);
+    if (cls == TIDE_KSHAPE_ROWS && wide)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s of shape %s must have %s's shape %s but %d * d = %lld in "
+                           "its last dim",
+                           r->name, what, sb, r->in[0].name, sx, w, (long long)(w * d));
     if (cls == TIDE_KSHAPE_ROWS)
         return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must have %s's shape %s", r->name, what,
                            sb, r->in[0].name, sx);
@@ -185,14 +196,16 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
 }
 
 /* the kernel's view of a contiguous tensor in its shape class: a matrix [r, c] or a vector [c] */
-static tide_kview class_view(const tide_tensor *t, tide_kernel_shape s, int64_t rows, int64_t d,
-                             int64_t n, int64_t channels) {
-    tide_kview v = tide_kview_of(t);
-    int64_t    r = s == TIDE_KSHAPE_NMAT ? n : rows;
-    int64_t    c = s == TIDE_KSHAPE_STATS                             ? rows
-                   : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
-                   : s == TIDE_KSHAPE_CHANNELS                        ? channels
-                                                                      : d;
+static tide_kview class_view(const tide_tensor *t, const tide_kernel_tensor_info *ti, int64_t rows,
+                             int64_t d, int64_t n, int64_t channels) {
+    tide_kview        v = tide_kview_of(t);
+    tide_kernel_shape s = ti->shape;
+    int64_t           r = s == TIDE_KSHAPE_NMAT ? n : rows;
+    int64_t           c = s == TIDE_KSHAPE_STATS                             ? rows
+                          : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
+                          : s == TIDE_KSHAPE_CHANNELS                        ? channels
+                          : s == TIDE_KSHAPE_ROWS                            ? ti->width * d
+                                                                             : d;
     if (s == TIDE_KSHAPE_OFFSETS)
         c = tide_tensor_numel(t);
     if (s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NMAT || s == TIDE_KSHAPE_NROWS) {
@@ -266,6 +279,18 @@ static bool has_channels(const tide_kernel_info *r) {
     return false;
 }
 
+/* whether row r has a T_WIDE tensor (a recurrent cell's gates): its ROWS tensors then share
+ * input 1's shape but the last dim, width * d */
+static bool is_wide(const tide_kernel_info *r) {
+    for (int i = 0; i < r->nin; i++)
+        if (r->in[i].width != 1)
+            return true;
+    for (int i = 0; i < r->nout; i++)
+        if (r->out[i].width != 1)
+            return true;
+    return false;
+}
+
 /* ---- the one dispatch --------------------------------------------------------------------- */
 
 tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *const *in,
@@ -281,12 +306,20 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     TIDE_TRY(check_params(r, params));
     /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim; PACKED: params[1] is
      * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1 */
-    bool    proj = r->kind == TIDE_KERNEL_PROJ;
+    bool    proj = r->kind == TIDE_KERNEL_PROJ, wide = is_wide(r);
     int64_t d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : params[0].i;
-    int64_t numel = tide_tensor_numel(x), n = proj ? params[1].i : 0;
+    int64_t numel = tide_tensor_numel(x), n = proj ? params[1].i : 0, w1 = r->in[0].width;
+    int64_t last = x->ndim ? x->shape[x->ndim - 1] : 1;
     if (r->kind == TIDE_KERNEL_PACKED)
         TIDE_TRY(check_packed(r, x, d, params[1].i));
-    else if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
+    else if (wide && (last % w1 != 0 || last / w1 != d || x->ndim == 0)) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s of shape %s must have %lld * d = %lld elements in its last "
+                           "dim",
+                           op, r->in[0].name, sb, (long long)w1, (long long)(w1 * d));
+    } else if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
         return tide_seterr(TIDE_ESHAPE,
@@ -295,7 +328,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
                                   "elements",
                            op, r->in[0].name, sb, (long long)d);
     }
-    int64_t rows = numel / d, channels = 0;
+    int64_t rows = wide ? numel / last : numel / d, channels = 0;
     if (has_channels(r)) { /* [rows, C, inner]: inner, the second parameter, divides d */
         int64_t inner = params[1].i;
         if (d % inner)
@@ -307,7 +340,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (!in[i] && !r->in[i].optional)
             return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
         if (in[i])
-            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels));
+            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels, wide));
     }
     for (int i = 0; i < r->nin; i++)
         if (in[i] && r->in[i].inout)
@@ -336,6 +369,8 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         memcpy(shape, x->shape, sizeof shape);
         if (s == TIDE_KSHAPE_NROWS)
             shape[x->ndim - 1] = n;
+        if (s == TIDE_KSHAPE_ROWS && wide)
+            shape[x->ndim - 1] = r->out[i].width * d;
         tide_dtype dt = r->out[i].index ? TIDE_DTYPE_I64 : x->dtype;
         st = s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS
                  ? tide_tensor_alloc(ctx, op, dev, dt, x->ndim, shape, &o[i])
@@ -352,12 +387,12 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         call.n = n;
         for (int i = 0; i < r->nin; i++)
             if (c[i]) {
-                iv[i] = class_view(c[i], r->in[i].shape, rows, d, n, channels);
+                iv[i] = class_view(c[i], &r->in[i], rows, d, n, channels);
                 call.in[i] = &iv[i];
             }
         for (int i = 0; i < r->nout; i++)
             if (o[i]) {
-                ov[i] = class_view(o[i], r->out[i].shape, rows, d, n, channels);
+                ov[i] = class_view(o[i], &r->out[i], rows, d, n, channels);
                 call.out[i] = &ov[i];
             }
         for (int i = 0; i < r->nparams; i++)

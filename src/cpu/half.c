@@ -502,28 +502,6 @@ tide_status cpu_maxpool2d_backward_or_half(tide_device *dev, const tide_kview *g
     THROUGH_FLOAT(cpu_maxpool2d_backward(dev, V(0), V(1), V(2)));
 }
 
-tide_status cpu_rnn_cell_or_half(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
-                                 const tide_kview *saved, const tide_kview *gi,
-                                 const tide_kview *gh, const tide_kview *prev) {
-    if (!cpu_is_half(gi->dtype))
-        return cpu_rnn_cell(dev, kind, out, saved, gi, gh, prev);
-    const tide_kview *h[] = {out, saved, gi, gh, prev};
-    const int         mode[] = {OUT, OUT, IN, IN, IN};
-    THROUGH_FLOAT(cpu_rnn_cell(dev, kind, V(0), V(1), V(2), V(3), V(4)));
-}
-
-tide_status cpu_rnn_cell_backward_or_half(tide_device *dev, tide_rnn_kind kind,
-                                          const tide_kview *dgi, const tide_kview *dgh,
-                                          const tide_kview *dprev, const tide_kview *saved,
-                                          const tide_kview *prev, const tide_kview *out,
-                                          const tide_kview *grad_out) {
-    if (!cpu_is_half(grad_out->dtype))
-        return cpu_rnn_cell_backward(dev, kind, dgi, dgh, dprev, saved, prev, out, grad_out);
-    const tide_kview *h[] = {dgi, dgh, dprev, saved, prev, out, grad_out};
-    const int         mode[] = {OUT, OUT, OUT, IN, IN, IN, IN};
-    THROUGH_FLOAT(cpu_rnn_cell_backward(dev, kind, V(0), V(1), V(2), V(3), V(4), V(5), V(6)));
-}
-
 /* ---- kernel rows ----------------------------------------------------------------------------
  * A row's CPU kernel that computes in float32 only passes itself here: every half tensor of the
  * call is widened (inputs and inout inputs with their values, outputs without), fn runs on a

@@ -87,9 +87,9 @@ RNN_ROW_FNS(double, d)
         }                                                                                          \
     } while (0)
 
-tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
-                         const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
-                         const tide_kview *prev) {
+static tide_status cell_step(tide_device *dev, tide_rnn_kind kind, const tide_kview *out,
+                             const tide_kview *saved, const tide_kview *gi, const tide_kview *gh,
+                             const tide_kview *prev) {
     (void)dev;
     const char             *name = "rnn_cell";
     const tide_kview *const v[] = {out, saved, gi, gh, prev};
@@ -129,10 +129,10 @@ tide_status cpu_rnn_cell(tide_device *dev, tide_rnn_kind kind, const tide_kview 
         }                                                                                          \
     } while (0)
 
-tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
-                                  const tide_kview *dgh, const tide_kview *dprev,
-                                  const tide_kview *saved, const tide_kview *prev,
-                                  const tide_kview *out, const tide_kview *grad_out) {
+static tide_status cell_step_backward(tide_device *dev, tide_rnn_kind kind, const tide_kview *dgi,
+                                      const tide_kview *dgh, const tide_kview *dprev,
+                                      const tide_kview *saved, const tide_kview *prev,
+                                      const tide_kview *out, const tide_kview *grad_out) {
     (void)dev;
     const char             *name = "rnn_cell_backward";
     const tide_kview *const v[] = {dgi, dgh, dprev, saved, prev, out, grad_out};
@@ -148,4 +148,34 @@ tide_status cpu_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind, const ti
     else
         RNN_BWD(double, d);
     return TIDE_OK;
+}
+
+/* ---- the kernel rows rnn_step, lstm_step, gru_step and their gradients (CPU column HALF) ---- */
+
+static tide_status step_row(tide_device *dev, const tide_kernel_call *c) {
+    tide_rnn_views v = tide_rnn_views_of(c);
+    return cell_step(dev, v.kind, v.out, v.saved, v.gi, v.gh, v.prev);
+}
+static tide_status step_backward_row(tide_device *dev, const tide_kernel_call *c) {
+    tide_rnn_views v = tide_rnn_views_of(c);
+    return cell_step_backward(dev, v.kind, v.dgi, v.dgh, v.dprev, v.saved, v.prev, v.out,
+                              v.grad_out);
+}
+tide_status cpu_rnn_step(tide_device *dev, const tide_kernel_call *c) {
+    return step_row(dev, c);
+}
+tide_status cpu_rnn_step_backward(tide_device *dev, const tide_kernel_call *c) {
+    return step_backward_row(dev, c);
+}
+tide_status cpu_lstm_step(tide_device *dev, const tide_kernel_call *c) {
+    return step_row(dev, c);
+}
+tide_status cpu_lstm_step_backward(tide_device *dev, const tide_kernel_call *c) {
+    return step_backward_row(dev, c);
+}
+tide_status cpu_gru_step(tide_device *dev, const tide_kernel_call *c) {
+    return step_row(dev, c);
+}
+tide_status cpu_gru_step_backward(tide_device *dev, const tide_kernel_call *c) {
+    return step_backward_row(dev, c);
 }

@@ -94,10 +94,6 @@ rnn_bwd_typed(cudaStream_t stream, tide_rnn_kind kind, int64_t B, int64_t H, con
     return TIDE_OK;
 }
 
-static bool gated(tide_rnn_kind kind) {
-    return kind == TIDE_RNN_LSTM || kind == TIDE_RNN_GRU;
-}
-
 /* f(T(), stream, B, H) on dev for a cell step whose out is [B, H] (LSTM's [B, 2H]: h and c) of
  * T float32 or float64; nothing for an empty step, ENOTSUP naming op for another dtype */
 template <typename F>
@@ -115,30 +111,37 @@ static tide_status run_step(tide_device *dev, tide_rnn_kind kind, const tide_kvi
     return tide_cuda_notsup(op, out->dtype);
 }
 
-extern "C" tide_status tide_cuda_rnn_cell(tide_device *dev, tide_rnn_kind kind,
-                                          const tide_kview *out, const tide_kview *saved,
-                                          const tide_kview *gi, const tide_kview *gh,
-                                          const tide_kview *prev) {
-    if (out->ndim != 2 || (gated(kind) && (!saved || !prev)))
-        return tide_cuda_seterr(TIDE_EINVAL, "rnn_cell: expected 2-d views and saved, prev");
-    return run_step(
-        dev, kind, out, "rnn_cell", [&](auto z, cudaStream_t stream, int64_t B, int64_t H) {
-            return rnn_fwd_typed<decltype(z)>(stream, kind, B, H, out, saved, gi, gh, prev);
-        });
+static tide_status step_row(tide_device *dev, const tide_kernel_call *c, const char *op) {
+    tide_rnn_views v = tide_rnn_views_of(c);
+    return run_step(dev, v.kind, v.out, op, [&](auto z, cudaStream_t stream, int64_t B, int64_t H) {
+        return rnn_fwd_typed<decltype(z)>(stream, v.kind, B, H, v.out, v.saved, v.gi, v.gh, v.prev);
+    });
 }
 
-extern "C" tide_status tide_cuda_rnn_cell_backward(tide_device *dev, tide_rnn_kind kind,
-                                                   const tide_kview *dgi, const tide_kview *dgh,
-                                                   const tide_kview *dprev, const tide_kview *saved,
-                                                   const tide_kview *prev, const tide_kview *out,
-                                                   const tide_kview *grad_out) {
-    if (out->ndim != 2 ||
-        (gated(kind) && (!saved || !prev || !dprev || (kind == TIDE_RNN_GRU && !dgh))))
-        return tide_cuda_seterr(TIDE_EINVAL,
-                                "rnn_cell_backward: expected 2-d views and saved, prev, dprev");
-    return run_step(dev, kind, out, "rnn_cell_backward",
-                    [&](auto z, cudaStream_t stream, int64_t B, int64_t H) {
-                        return rnn_bwd_typed<decltype(z)>(stream, kind, B, H, dgi, dgh, dprev,
-                                                          saved, prev, out, grad_out);
-                    });
+static tide_status step_backward_row(tide_device *dev, const tide_kernel_call *c, const char *op) {
+    tide_rnn_views v = tide_rnn_views_of(c);
+    return run_step(dev, v.kind, v.out, op, [&](auto z, cudaStream_t stream, int64_t B, int64_t H) {
+        return rnn_bwd_typed<decltype(z)>(stream, v.kind, B, H, v.dgi, v.dgh, v.dprev, v.saved,
+                                          v.prev, v.out, v.grad_out);
+    });
+}
+
+/* the kernel rows rnn_step, lstm_step, gru_step and their gradients */
+extern "C" tide_status tide_cuda_rnn_step(tide_device *dev, const tide_kernel_call *c) {
+    return step_row(dev, c, "rnn_step");
+}
+extern "C" tide_status tide_cuda_rnn_step_backward(tide_device *dev, const tide_kernel_call *c) {
+    return step_backward_row(dev, c, "rnn_step_backward");
+}
+extern "C" tide_status tide_cuda_lstm_step(tide_device *dev, const tide_kernel_call *c) {
+    return step_row(dev, c, "lstm_step");
+}
+extern "C" tide_status tide_cuda_lstm_step_backward(tide_device *dev, const tide_kernel_call *c) {
+    return step_backward_row(dev, c, "lstm_step_backward");
+}
+extern "C" tide_status tide_cuda_gru_step(tide_device *dev, const tide_kernel_call *c) {
+    return step_row(dev, c, "gru_step");
+}
+extern "C" tide_status tide_cuda_gru_step_backward(tide_device *dev, const tide_kernel_call *c) {
+    return step_backward_row(dev, c, "gru_step_backward");
 }

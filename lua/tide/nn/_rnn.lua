@@ -1,8 +1,8 @@
 -- tide.nn._rnn: what RNN, LSTM, GRU and their cells share. A layer projects the input of all
--- time steps with one gemm, then runs one fused C step a time step (tide._internal.rnn_cell: the
--- hidden projection's gemm, then the gates in one kernel), recorded as one autograd node a step
--- or one a layer; both gradients (defs rnn_cell and rnn_layer, tide._internal.rnn_cell_backward
--- a step) are declared here, next to their forwards. Parameters and their layouts are
+-- time steps with one gemm, then runs one fused C step a time step (R.kernel_step: the hidden
+-- projection's gemm, then the gates in one kernel row), recorded as one autograd node a step
+-- or one a layer; both gradients (defs rnn_cell and rnn_layer, R.kernel_step_backward a step)
+-- are declared here, next to their forwards. Parameters and their layouts are
 -- PyTorch's: weight_ih_l<k>[_reverse] [G*H, in], weight_hh_l<k> [G*H, H], bias_ih_l<k>,
 -- bias_hh_l<k> [G*H], gates i, f, g, o (LSTM) or r, z, n (GRU), all drawn from
 -- U(-1/sqrt(H), 1/sqrt(H)).
@@ -28,14 +28,56 @@ local function detached(t)
     return t and t.requires_grad and t:detach() or t
 end
 
+-- the fused step's kernel rows (include/tide_kernels.def: rnn_step, lstm_step, gru_step and their
+-- _backward rows), d = H. nil from a row: the device has no kernel for the dtype, and RNNs have
+-- no composite to fall back on
+local function stepped(row, x, ...)
+    if select("#", ...) == 0 or (...) == nil then
+        raise(("tide: %s: no fused kernel for %s on %s; use float32 or float64 there"):format(
+            row, x.dtype, x.device))
+    end
+    return ...
+end
+
+-- H from a tensor's last dim of G * H values (at least 1: a size that does not divide is then
+-- refused by the row, naming the shape)
+local function hidden(t, G)
+    return math.max(1, t:dim() > 0 and compat.idiv(t:size(t:dim()), G) or 0)
+end
+
+-- one step: out (LSTM: [h', c']) and the gates the gradient reads (nil for the plain RNN)
+function R.kernel_step(kind, gi, gh, prev)
+    if kind == "lstm" then
+        return stepped("lstm_step", gi, K.lstm_step(gi, gh, prev, hidden(gi, 4)))
+    elseif kind == "gru" then
+        return stepped("gru_step", gi, K.gru_step(gi, gh, prev, hidden(gi, 3)))
+    end
+    return stepped("rnn_step", gi, K.rnn_step(gi, gh, hidden(gi, 1), kind == "rnn_relu"))
+end
+
+-- its gradient from the step's result and grad_out: dgi, dgh (GRU only; nil: dgi's), dprev
+-- (nil for the plain RNN)
+function R.kernel_step_backward(kind, saved, prev, out, grad_out)
+    if kind == "lstm" then
+        local dgi, dc = stepped("lstm_step_backward", out,
+            K.lstm_step_backward(out, grad_out, saved, prev, hidden(out, 2)))
+        return dgi, nil, dc
+    elseif kind == "gru" then
+        return stepped("gru_step_backward", out,
+            K.gru_step_backward(out, grad_out, saved, prev, hidden(out, 1)))
+    end
+    return stepped("rnn_step_backward", out,
+        K.rnn_step_backward(out, grad_out, hidden(out, 1), kind == "rnn_relu")), nil, nil
+end
+
 -- one fused step: out = h' [B, H] (LSTM: [B, 2H] = h', c'), from gi, gh [B, G*H] and prev
 -- (LSTM: c, GRU: h, RNN: nil)
 function R.step(kind, gi, gh, prev)
     if not needs_record(gi, gh, prev) then
-        return (K.rnn_cell(kind, gi, gh, prev))
+        return (R.kernel_step(kind, gi, gh, prev))
     end
     local pd = detached(prev)
-    local out, saved = K.rnn_cell(kind, detached(gi), detached(gh), pd)
+    local out, saved = R.kernel_step(kind, detached(gi), detached(gh), pd)
     local od = out:detach()
     local nd = record("rnn_cell", out, gi, gh, prev)
     nd.kind, nd.saved, nd.prev_d, nd.out_d = kind, saved, pd, od
@@ -49,7 +91,7 @@ def {
     name = "rnn_cell",
     reads = { 3, "out" },
     backward = function(nd, g)
-        local dgi, dgh, dprev = K.rnn_cell_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
+        local dgi, dgh, dprev = R.kernel_step_backward(nd.kind, nd.saved, nd.prev_d, nd.out_d, g)
         return dgi, dgh or dgi, dprev
     end,
 }
@@ -80,7 +122,7 @@ local function layer_backward(nd, gY)
         end
         local before = s > 1 and Y:select(1, rev and t + 1 or t - 1) or s0
         local prev = lstm and before:narrow(2, P + 1, H) or (gru and before or nil)
-        local dgi, dgh, dprev = K.rnn_cell_backward(kind, nd.saved[t], prev,
+        local dgi, dgh, dprev = R.kernel_step_backward(kind, nd.saved[t], prev,
             cells:select(1, t), gcur)
         dgh = dgh or dgi
         dgis[t], dghs[t] = dgi, dgh
@@ -152,7 +194,7 @@ function R.layer(kind, gi, w_hh, b_hh, s0, reverse, w_hr)
             gh:add_(b)
         end
         local prev = lstm and st:narrow(2, P + 1, H) or (kind == "gru" and h or nil)
-        cells[t], saved[t] = K.rnn_cell(kind, g:select(1, t), gh, prev)
+        cells[t], saved[t] = R.kernel_step(kind, g:select(1, t), gh, prev)
         ys[t] = whr and core.cat({ cells[t]:narrow(2, 1, H):matmul(whr_t),
             cells[t]:narrow(2, H + 1, H) }, 2) or cells[t]
         st = ys[t]
