@@ -85,10 +85,15 @@ end
 -- that one node records them all: its gradient arrives packed the same way
 local function pack(parts)
     local b = batch_of(parts[1])
-    b[#b + 1] = -1
     local flat = {}
     for i = 1, #parts do
+        local len = 1 -- the count of a part's trailing dims (not -1: an empty batch has none)
+        for d = #b + 1, parts[i]:dim() do
+            len = len * parts[i]:size(d)
+        end
+        b[#b + 1] = len
         flat[i] = parts[i]:reshape(b)
+        b[#b] = nil
     end
     return core.cat(flat, -1)
 end
@@ -993,8 +998,11 @@ function L.svd(A, opts)
     return U, S, Vh
 end
 
--- svdvals(A): the singular values, descending
+-- svdvals(A): the singular values, descending (of a complex A: lua/tide/complex/linalg.lua)
 function L.svdvals(A)
+    if type(A) == "table" then
+        return complex_linalg().svdvals(A)
+    end
     local _, S = L.svd(A, { full_matrices = false })
     return S
 end
