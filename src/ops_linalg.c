@@ -431,10 +431,10 @@ tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tens
     TIDE_TRY(decomposable(op, a, false));
     tide_entry_lu_factor_fn fn;
     TIDE_TRY(tide_entry_lu_factor(a->storage->dev, op, &fn));
-    int64_t    m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
-    int64_t    shapes[2][TIDE_MAX_DIMS], last[2] = {m, n};
-    int        ndims[2] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, &k, shapes[1])};
-    tide_dtype dts[2] = {a->dtype, TIDE_DTYPE_I64};
+    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
+    int64_t      shapes[2][TIDE_MAX_DIMS], last[2] = {m, n};
+    int          ndims[2] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, &k, shapes[1])};
+    tide_dtype   dts[2] = {a->dtype, TIDE_DTYPE_I64};
     tide_tensor *out[2];
     TIDE_TRY(
         run_solver(ctx, op, (any_fn)fn, call_lu_factor, 1, &a, 2, ndims, shapes, dts, NULL, out));

@@ -216,16 +216,21 @@ static void test_ldl_errors(void) {
  * still needs a square LU */
 static void test_lu_rect(tide_dtype dt, double tol) {
     static const double tall[8] = {1, 2, 3, 4, 5, 6.5, 7, 8};
-    static const double tall_lu[8] = {
-        7, 8, 0.14285714285714285, 0.8571428571428572, 0.7142857142857142, 0.9166666666666674,
-        0.42857142857142855, 0.6666666666666669};
+    static const double tall_lu[8] = {7,
+                                      8,
+                                      0.14285714285714285,
+                                      0.8571428571428572,
+                                      0.7142857142857142,
+                                      0.9166666666666674,
+                                      0.42857142857142855,
+                                      0.6666666666666669};
     static const double tall_piv[2] = {4, 4};
     static const double wide[12] = {1, 2, 3, 4, 5, 6.5, 2, -1, 0.5, 1, 3, -2};
     static const double wide_lu[12] = {4, 5, 6.5, 0.25, 0.75, 1.375, 2, -1, 0.5, 0.5, 3.5, -2.25};
     static const double wide_piv[4] = {2, 2, 1, 2};
-    int64_t      s42[2] = {4, 2}, s223[3] = {2, 2, 3}, s30[2] = {3, 0}, s202[3] = {2, 0, 2};
-    int64_t      s41[2] = {4, 1};
-    tide_tensor *a = make(cpu0, dt, 2, s42, tall), *lu = NULL, *piv = NULL;
+    int64_t             s42[2] = {4, 2}, s223[3] = {2, 2, 3}, s30[2] = {3, 0}, s202[3] = {2, 0, 2};
+    int64_t             s41[2] = {4, 1};
+    tide_tensor        *a = make(cpu0, dt, 2, s42, tall), *lu = NULL, *piv = NULL;
     CHECK_OK(tide_linalg_lu_factor(NULL, a, &lu, &piv));
     CHECK(lu && tide_tensor_ndim(lu) == 2 && tide_tensor_shape(lu)[0] == 4);
     CHECK(piv && tide_tensor_ndim(piv) == 1);
