@@ -613,9 +613,10 @@ tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u
  * min(m, n), or m when complete; errors as tide_linalg_eigh */
 tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, tide_tensor **q,
                            tide_tensor **r);
-/* LU with partial pivoting of a [..., n, n] (float32 / float64) by the device's own solver
- * (LAPACK's getrf on the CPU): lu [..., n, n] and pivots [..., n] int64, 1-based; a singular a
- * factors (U has a zero on its diagonal). TIDE_ENOTSUP where the device has no solver. */
+/* LU with partial pivoting of a [..., m, n] (float32 / float64) by the device's own solver
+ * (LAPACK's getrf on the CPU): lu [..., m, n] (L [m, k] unit lower below its diagonal, U [k, n]
+ * on and above it) and pivots [..., k] int64, 1-based, k = min(m, n); a singular a factors (U
+ * has a zero on its diagonal). TIDE_ENOTSUP where the device has no solver. */
 tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **lu,
                                   tide_tensor **pivots);
 /* x [..., n, k] with A x = b, A given by tide_linalg_lu_factor; b's batch dims equal lu's */

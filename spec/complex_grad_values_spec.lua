@@ -937,18 +937,12 @@ local WANT = {
 }
 
 -- what tide lacks (each a pending below, with the file that needs it)
-local PENDING = {
-    solve = "tide.linalg.solve of complex matrices is not implemented (lua/tide/linalg.lua)",
-    inv = "tide.linalg.inv of a complex matrix is not implemented (lua/tide/linalg.lua)",
-    det = "tide.linalg.det of a complex matrix is not implemented (lua/tide/linalg.lua)",
-    svdvals = "tide.linalg.svd / svdvals of a complex matrix is not implemented " ..
-        "(lua/tide/linalg.lua)",
-}
+local PENDING = {}
 
 -- the cases also run in complex64 (the rest only in complex128, to keep the file fast)
 local C64 = {}
 for name in ("div_cc div_rc mul_cr abs angle log sqrt pow_real pow_cc sgn prod vdot mm fft " ..
-    "rfft irfft real_graph gather"):gmatch("%S+") do
+    "rfft irfft real_graph gather solve inv det svdvals"):gmatch("%S+") do
     C64[name] = true
 end
 

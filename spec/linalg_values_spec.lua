@@ -241,6 +241,41 @@ local E = {
         {0.14285714285714285, 1}, {0.71428571428571419, 0.91666666666666741}, {0.42857142857142855,
         0.66666666666666685}}, {{7, 8}, {0, 0.85714285714285721}}},
     lu_factor_rect = {{{4, 5, 6.5}, {0.25, 0.75, 1.375}}, {2, 2}},
+    lu_wide = {{{0, 1}, {1, 0}}, {{1, 0}, {0.25, 1}}, {{4, 5, 6.5}, {0, 0.75, 1.375}}},
+    lu_factor_tall = {{{7, 8}, {0.14285714285714285, 0.8571428571428572}, {0.7142857142857142,
+        0.9166666666666674}, {0.42857142857142855, 0.6666666666666669}}, {4, 4}},
+    lu_unpack_wide = {{{0, 1}, {1, 0}}, {{1, 0}, {0.25, 1}}, {{4, 5, 6.5}, {0, 0.75, 1.375}}},
+    lu_rect_batch = {{{{0, 1, 0}, {0, 0, 1}, {1, 0, 0}}, {{1, 0, 0}, {0, 0, 1}, {0, 1, 0}}}, {{{1,
+        0}, {0.2, 1}, {0.6000000000000001, 0.14285714285714235}}, {{1, 0}, {0, 1}, {0,
+        0.6666666666666666}}}, {{{5, 6.5}, {0, 0.7}}, {{0, 1}, {0, 3}}}},
+    lu_wide_singular = {{{0, 1}, {1, 0}}, {{1, 0}, {0.5, 1}}, {{2, 4, 6}, {0, 0, 0}}},
+    lu_tall_empty = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, {shape={3, 0}}, {shape={0, 0}}},
+    lu_wide_empty = {{shape={0, 0}}, {shape={0, 0}}, {shape={0, 2}}},
+    lu_factor_batch_empty = {{shape={0, 2, 3}}, {shape={0, 2}}},
+    lu_rect_grad = {{{-1.9444444444444433, 1.951388888888888}, {2.809523809523809,
+        -2.333333333333333}, {-2.1071428571428568, 1.7499999999999998}, {2.0787981859410425,
+        -1.028769841269841}}},
+    lu_wide_grad = {{{-1.4375, -0.75, 1.5}, {0.859375, -0.8125, 1.625}}},
+    lu_factor_rect_grad = {{{-1.4375, -0.75, 1.5}, {0.859375, -0.8125, 1.625}}},
+    lu_factor_tall_grad = {{{0.05555555555555656, 0.201388888888888}, {2.809523809523809,
+        -2.333333333333333}, {-2.1071428571428568, 1.7499999999999998}, {0.7930839002267567,
+        -1.2787698412698407}}},
+    lu_rect_batch_grad = {{{{-0.4081632653061279, 0.7755102040816368}, {-10.142857142857144,
+        8.571428571428571}, {7.667346938775513, -5.797959183673471}}, {{1.8316115702479339,
+        0.5867768595041323}, {1.4917355371900827, 0.016528925619834534}, {1.4090909090909092,
+        2.1818181818181817}}}},
+    lu_solve_rect = err('torch.linalg.lu_solve: A must be batches of square matrices, but they ' ..
+        'are 4 by 2 matrices'),
+    solve_nonsquare = err('linalg.solve: A must be batches of square matrices, but they are 4 ' ..
+        'by 2 matrices'),
+    slogdet_nonsquare = err('linalg.slogdet: A must be batches of square matrices, but they ' ..
+        'are 2 by 3 matrices'),
+    lu_factor_rect_batch = {{{{5, 6.5}, {0.2, 0.7}, {0.6000000000000001, 0.14285714285714235}}, {{2,
+        1}, {0.25, 2.75}, {-0.5, 0.9090909090909092}}}, {{3, 3}, {1, 2}}},
+    lu_rect_recorded = {{{0, 1, 0, 0}, {0, 0, 0, 1}, {0, 0, 1, 0}, {1, 0, 0, 0}}, {{1, 0},
+        {0.14285714285714285, 1}, {0.7142857142857142, 0.9166666666666674}, {0.42857142857142855,
+        0.6666666666666669}}, {{7, 8}, {0, 0.8571428571428572}}},
+    lu_factor_wide_recorded = {{{4, 5, 6.5}, {0.25, 0.75, 1.375}}, {2, 2}},
     lu_solve = {{4.4545454545454604, -1.272727272727274}, {-12.50000000000002, 5.0000000000000062},
         {7.1818181818181932, -2.9090909090909127}},
     lu_solve_adj = {{6.0000000000000195, -1.0000000000000095}, {-13.18181818181821,
@@ -455,6 +490,38 @@ case("lu_factor", function() return R(LA.lu_factor(t(G))) end)
 case("lu", function() return R(LA.lu(t(G))) end)
 case("lu_rect", function() return R(LA.lu(t(TALL))) end)
 case("lu_factor_rect", function() return R(LA.lu_factor(t(WIDE))) end)
+case("lu_wide", function() return R(LA.lu(t(WIDE))) end)
+case("lu_factor_tall", function() return R(LA.lu_factor(t(TALL))) end)
+case("lu_unpack_wide", function() return R(tide.lu_unpack(LA.lu_factor(t(WIDE)))) end)
+local RB = {{{1,2},{3,4},{5,6.5}},{{0,1},{0,2},{0,3}}} -- the second: a zero first column
+case("lu_rect_batch", function() return R(LA.lu(t(RB))) end)
+case("lu_wide_singular", function() return R(LA.lu(t{{1,2,3},{2,4,6}})) end)
+local F64 = {dtype="float64"}
+case("lu_tall_empty", function() return R(LA.lu(tide.zeros(3, 0, F64))) end)
+case("lu_wide_empty", function() return R(LA.lu(tide.zeros(0, 2, F64))) end)
+case("lu_factor_batch_empty", function() return R(LA.lu_factor(tide.zeros(0, 2, 3, F64))) end)
+local W42 = t{{0.5,-1},{2,0.25},{-0.75,1.5},{1,-2}}
+local W22 = t{{1.5,-0.5},{0.25,2}}
+local W23 = t{{0.5,-1,2},{0.25,-0.75,1.5}}
+case("lu_rect_grad", function() return grad(function(A) local _, Lm, U = LA.lu(A)
+  return (Lm*W42):sum() + (U*W22):sum() end, TALL) end)
+case("lu_wide_grad", function() return grad(function(A) local _, Lm, U = LA.lu(A)
+  return (Lm*W22):sum() + (U*W23):sum() end, WIDE) end)
+case("lu_factor_rect_grad", function() return grad(function(A)
+  return (LA.lu_factor(A)*W23):sum() end, WIDE) end)
+case("lu_factor_tall_grad", function() return grad(function(A)
+  return (LA.lu_factor(A)*W42):sum() end, TALL) end)
+local RB2 = {{{1,2},{3,4},{5,6.5}},{{2,1},{0.5,3},{-1,2}}}
+case("lu_rect_batch_grad", function() return grad(function(A) local _, Lm, U = LA.lu(A)
+  return (Lm*t{{1,2},{3,4},{5,6}}):sum() + (U*W22):sum() end, RB2) end)
+case("lu_factor_rect_batch", function() return R(LA.lu_factor(t(RB2))) end)
+-- the recorded call runs the ops (the composite), not the kernel: the same values
+case("lu_rect_recorded", function() return R(LA.lu(t(TALL):requires_grad_())) end)
+case("lu_factor_wide_recorded", function() return R(LA.lu_factor(t(WIDE):requires_grad_())) end)
+case("lu_solve_rect", function() local a, p = LA.lu_factor(t(TALL))
+  return LA.lu_solve(a, p, t(B4)) end)
+case("solve_nonsquare", function() return LA.solve(t(TALL), t(B4)) end)
+case("slogdet_nonsquare", function() return R(LA.slogdet(t(WIDE))) end)
 case("lu_solve", function() local a, p = LA.lu_factor(t(G)); return LA.lu_solve(a, p, t(B3)) end)
 case("lu_solve_adj", function() local a, p = LA.lu_factor(t(G)); return LA.lu_solve(a, p, t(B3),
     {adjoint=true}) end)
@@ -497,13 +564,13 @@ local ERRS = {
     det_nonsquare = "tide: linalg.det: expected square matrices [..., n, n], got {4, 2}",
     solve_shape = "tide: linalg.solve: A is {3, 3}, B {4, 1}: B's rows must match",
     inv_nonsquare = "tide: linalg.inv: expected square matrices [..., n, n], got {4, 2}",
+    lu_solve_rect = "tide: linalg.lu_solve: expected square matrices [..., n, n], got {4, 2}",
+    solve_nonsquare = "tide: linalg.solve: expected square matrices [..., n, n], got {4, 2}",
+    slogdet_nonsquare = "tide: linalg.slogdet: expected square matrices [..., n, n], got {2, 3}",
 }
 
 -- left as they are (the reason)
-local PENDING = {
-    lu_rect = "linalg.lu of a rectangular A: tide's LU kernel (C) takes square matrices only",
-    lu_factor_rect = "linalg.lu_factor of a rectangular A: tide's LU kernel (C) is square only",
-}
+local PENDING = {}
 
 local function conv(v)
     if type(v) == "table" and not getmetatable(v) then

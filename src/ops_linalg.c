@@ -428,12 +428,13 @@ tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, ti
 tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **lu,
                                   tide_tensor **pivots) {
     static const char op[] = "linalg.lu_factor";
-    TIDE_TRY(decomposable(op, a, true));
+    TIDE_TRY(decomposable(op, a, false));
     tide_entry_lu_factor_fn fn;
     TIDE_TRY(tide_entry_lu_factor(a->storage->dev, op, &fn));
-    int64_t    n = a->shape[a->ndim - 1], shapes[2][TIDE_MAX_DIMS], last[2] = {n, n};
-    int        ndims[2] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, last, shapes[1])};
-    tide_dtype dts[2] = {a->dtype, TIDE_DTYPE_I64};
+    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
+    int64_t      shapes[2][TIDE_MAX_DIMS], last[2] = {m, n};
+    int          ndims[2] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, &k, shapes[1])};
+    tide_dtype   dts[2] = {a->dtype, TIDE_DTYPE_I64};
     tide_tensor *out[2];
     TIDE_TRY(
         run_solver(ctx, op, (any_fn)fn, call_lu_factor, 1, &a, 2, ndims, shapes, dts, NULL, out));

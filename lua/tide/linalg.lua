@@ -60,6 +60,14 @@ local function matrix(op, A, pos, rect)
     return A
 end
 
+-- A of float32 or float64 (the dtypes of PyTorch's LAPACK ops)
+local function float_only(op, A)
+    if A.dtype ~= "float32" and A.dtype ~= "float64" then
+        raise(("tide: %s: needs float32 or float64, got %s; convert with :to(\"float32\")")
+            :format(op, A.dtype))
+    end
+end
+
 -- the batch dims of [..., m, n]
 local function batch_of(A)
     local s = A:size()
@@ -77,10 +85,15 @@ end
 -- that one node records them all: its gradient arrives packed the same way
 local function pack(parts)
     local b = batch_of(parts[1])
-    b[#b + 1] = -1
     local flat = {}
     for i = 1, #parts do
+        local len = 1 -- the count of a part's trailing dims (not -1: an empty batch has none)
+        for d = #b + 1, parts[i]:dim() do
+            len = len * parts[i]:size(d)
+        end
+        b[#b + 1] = len
         flat[i] = parts[i]:reshape(b)
+        b[#b] = nil
     end
     return core.cat(flat, -1)
 end
@@ -127,37 +140,46 @@ local function row_ids(A, n)
     return core.arange(1, n + 1, { dtype = "int64", device = A.device }):view(shape)
 end
 
--- LU with partial pivoting, as LAPACK's getrf: PA = LU, L unit lower (below the diagonal of
--- lu), U upper (on and above it). Returns lu, pivots ([..., n] int64, 1-based: row k was
--- swapped with row pivots[k] at step k, LAPACK's and PyTorch's convention), perm ([..., n, 1]:
--- row i of PA is row perm[i] of A) and the permutation's sign ([..., 1, 1]). A zero pivot (a
--- singular matrix) eliminates nothing, as getrf, so det comes out 0, not NaN.
+-- LU with partial pivoting of [..., m, n], as LAPACK's getrf: PA = LU, L unit lower [m, k]
+-- (below the diagonal of lu), U upper [k, n] (on and above it), k = min(m, n). Returns lu,
+-- pivots ([..., k] int64, 1-based: row j was swapped with row pivots[j] at step j, LAPACK's and
+-- PyTorch's convention), perm ([..., m, 1]: row i of PA is row perm[i] of A) and the
+-- permutation's sign ([..., 1, 1]). A zero pivot (a singular matrix) eliminates nothing, as
+-- getrf, so det comes out 0, not NaN.
 local function lu(A)
-    local n = A:size(-1)
-    local ids = row_ids(A, n)
-    local U, perm = A, ids:expand(with_batch(batch_of(A), n, 1))
+    local m, n = A:size(-2), A:size(-1)
+    local k = math.min(m, n)
+    local ids = row_ids(A, m)
+    local U, perm = A, ids:expand(with_batch(batch_of(A), m, 1))
     local sign = core.ones({ 1 }, { dtype = A.dtype, device = A.device })
     local pivots = {}
-    for k = 1, n do
-        -- the pivot: the largest |U[i, k]| for i >= k (the first on ties, as LAPACK's idamax)
-        local p = U:narrow(-1, k, 1):narrow(-2, k, n - k + 1):abs():argmax(-2, true) + (k - 1)
-        pivots[k] = p
-        local swap = core.where(ids:eq(k), p, core.where(ids:eq(p), k, ids))
+    for j = 1, k do
+        -- the pivot: the largest |U[i, j]| for i >= j (the first on ties, as LAPACK's idamax)
+        local p = U:narrow(-1, j, 1):narrow(-2, j, m - j + 1):abs():argmax(-2, true) + (j - 1)
+        pivots[j] = p
+        local swap = core.where(ids:eq(j), p, core.where(ids:eq(p), j, ids))
         U = U:gather(-2, swap:expand(U:size()))
         perm = perm:gather(-2, swap:expand(perm:size()))
-        sign = core.where(p:eq(k), sign, -sign)
-        if k < n then
-            local row = U:narrow(-2, k, 1)
-            local pivot = row:narrow(-1, k, 1)
-            local rest = U:narrow(-2, k + 1, n - k)
-            local l = rest:narrow(-1, k, 1) / core.where(pivot:eq(0), 1, pivot)
-            local right = rest:narrow(-1, k + 1, n - k) - l * row:narrow(-1, k + 1, n - k)
-            local parts = { l, right }
-            if k > 1 then
-                table.insert(parts, 1, rest:narrow(-1, 1, k - 1))
+        sign = core.where(p:eq(j), sign, -sign)
+        if j < m then
+            local row = U:narrow(-2, j, 1)
+            local pivot = row:narrow(-1, j, 1)
+            local rest = U:narrow(-2, j + 1, m - j)
+            local l = rest:narrow(-1, j, 1) / core.where(pivot:eq(0), 1, pivot)
+            local parts = { l }
+            if j < n then
+                parts[2] = rest:narrow(-1, j + 1, n - j) - l * row:narrow(-1, j + 1, n - j)
             end
-            U = core.cat({ U:narrow(-2, 1, k), core.cat(parts, -1) }, -2)
+            if j > 1 then
+                table.insert(parts, 1, rest:narrow(-1, 1, j - 1))
+            end
+            U = core.cat({ U:narrow(-2, 1, j), core.cat(parts, -1) }, -2)
         end
+    end
+    if k == 0 then -- no steps: no pivots
+        local shape = batch_of(A)
+        shape[#shape + 1] = 0
+        return U, core.zeros(shape, { dtype = "int64", device = A.device }), perm, sign
     end
     return U, core.cat(pivots, -1):squeeze(-2), perm, sign
 end
@@ -262,9 +284,11 @@ autograd.def {
     end,
 }
 
--- lu_factor(A): LU, pivots as PyTorch's torch.linalg.lu_factor (pivots 1-based, int64)
+-- lu_factor(A): LU [..., m, n], pivots [..., min(m, n)] as PyTorch's torch.linalg.lu_factor
+-- (pivots 1-based, int64)
 function L.lu_factor(A)
-    matrix("linalg.lu_factor", A)
+    matrix("linalg.lu_factor", A, 1, true)
+    float_only("linalg.lu_factor", A)
     if not recording(A) then -- the kernel has no gradient: a recorded call runs the ops
         local LU, piv = K.lu_factor(A)
         if LU then
@@ -786,13 +810,6 @@ local function pad_even(A, cols_only)
     return A
 end
 
-local function float_only(op, A)
-    if A.dtype ~= "float32" and A.dtype ~= "float64" then
-        raise(("tide: %s: needs float32 or float64, got %s; convert with :to(\"float32\")")
-            :format(op, A.dtype))
-    end
-end
-
 -- the values and the eigenvectors / singular vectors of a decomposition travel as one packed
 -- tensor through autograd (the engine's nodes have one result); these split it
 local function unpack_eigh(packed, n)
@@ -981,8 +998,11 @@ function L.svd(A, opts)
     return U, S, Vh
 end
 
--- svdvals(A): the singular values, descending
+-- svdvals(A): the singular values, descending (of a complex A: lua/tide/complex/linalg.lua)
 function L.svdvals(A)
+    if type(A) == "table" then
+        return complex_linalg().svdvals(A)
+    end
     local _, S = L.svd(A, { full_matrices = false })
     return S
 end
@@ -1095,49 +1115,57 @@ function L.matrix_exp(A)
     return P
 end
 
--- the row order of LAPACK's sequential swaps pivots [..., n] (1-based): perm [..., n, 1], row i
--- of P A being row perm[i] of A
-local function order_of(pivots, n)
-    local ids = row_ids(pivots:unsqueeze(-1), n)
-    local perm = ids:expand(with_batch(batch_of(pivots:unsqueeze(-1)), n, 1))
-    for k = 1, n do
-        local p = pivots:narrow(-1, k, 1):unsqueeze(-1)
-        local swap = core.where(ids:eq(k), p, core.where(ids:eq(p), k, ids))
+-- the row order of LAPACK's sequential swaps pivots [..., k] (1-based) of m rows: perm
+-- [..., m, 1], row i of P A being row perm[i] of A
+local function order_of(pivots, m)
+    local ids = row_ids(pivots:unsqueeze(-1), m)
+    local perm = ids:expand(with_batch(batch_of(pivots:unsqueeze(-1)), m, 1))
+    for j = 1, pivots:size(-1) do
+        local p = pivots:narrow(-1, j, 1):unsqueeze(-1)
+        local swap = core.where(ids:eq(j), p, core.where(ids:eq(p), j, ids))
         perm = perm:gather(-2, swap:expand(perm:size()))
     end
     return perm
 end
 
-local function lu_pivots(op, LU, pivots)
-    matrix(op, LU)
+-- LU's row order from its pivots, checked: [..., min(m, n)] int64 (int32 taken); LU square
+-- unless rect
+local function lu_pivots(op, LU, pivots, rect)
+    matrix(op, LU, 1, rect)
+    float_only(op, LU)
     check(op, pivots, 2)
     same_device(op, LU, pivots)
-    local n = LU:size(-1)
+    local m = LU:size(-2)
+    local k = math.min(m, LU:size(-1))
     if pivots.dtype ~= "int64" and pivots.dtype ~= "int32" or pivots:dim() < 1 or
-        pivots:size(-1) ~= n then
+        pivots:size(-1) ~= k then
         raise(("tide: %s: pivots must be the int64 [..., %d] of lu_factor, got %s %s")
-            :format(op, n, pivots.dtype, shape_str(pivots:size())))
+            :format(op, k, pivots.dtype, shape_str(pivots:size())))
     end
-    return order_of(pivots:to("int64"), n)
+    return order_of(pivots:to("int64"), m)
 end
 
--- lu_unpack(LU, pivots): P, L, U with A = P L U from lu_factor's LU and pivots (torch's
--- lu_unpack): P the permutation matrix, L unit lower, U upper
+-- lu_unpack(LU, pivots): P [..., m, m], L [..., m, k], U [..., k, n] with A = P L U from
+-- lu_factor's LU [..., m, n] and pivots (torch's lu_unpack), k = min(m, n): P the
+-- permutation matrix, L unit lower, U upper
 function L.lu_unpack(LU, pivots)
-    local perm = lu_pivots("lu_unpack", LU, pivots)
-    local n = LU:size(-1)
-    local ids = row_ids(LU, n)
+    local perm = lu_pivots("lu_unpack", LU, pivots, true)
+    local m, n = LU:size(-2), LU:size(-1)
+    local k = math.min(m, n)
+    local ids = row_ids(LU, m)
     local P = autograd.no_grad(function() -- P[r, i] = 1 where r = perm[i]: no gradient
         return ids:eq(perm:transpose(-2, -1)):to(LU.dtype)
     end)
-    local eye = core.eye(n, { dtype = LU.dtype, device = LU.device })
-    return P, LU:tril(-1):add(eye), LU:triu()
+    local eye = core.eye(m, k, { dtype = LU.dtype, device = LU.device })
+    return P, LU:narrow(-1, 1, k):tril(-1):add(eye), LU:narrow(-2, 1, k):triu()
 end
 
--- lu(A[, {pivot = true}]): P, L, U with A = P L U (PyTorch's torch.linalg.lu; square A)
+-- lu(A[, {pivot = true}]): P [..., m, m], L [..., m, k], U [..., k, n] with A = P L U, k =
+-- min(m, n) (PyTorch's torch.linalg.lu)
 function L.lu(A, opts)
     local op = "linalg.lu"
-    matrix(op, A)
+    matrix(op, A, 1, true)
+    float_only(op, A)
     local o = args.options(op, opts, { "pivot" }, "{pivot = true}")
     if o.pivot == false then
         raise("tide: linalg.lu: pivot = false is not supported (nor on PyTorch's CPU); an LU " ..

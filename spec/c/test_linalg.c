@@ -3,7 +3,8 @@
  * and tide_linalg_ldl_solve on the CPU (LAPACK's sytrf and sytrs): PyTorch 1.13's LD and pivots for
  * a 2x2 block and a batch (the values of spec/fixtures/tensor_gaps_torch.lua), the info of a
  * singular D, 0 x 0 matrices, A x = b past sytrf's block size in float32 and float64, and the
- * errors, pivots that would send sytrs out of bounds among them. Runs with TIDE_CPU_DEVICES=2. */
+ * errors, pivots that would send sytrs out of bounds among them; tide_linalg_lu_factor of tall,
+ * wide and empty matrices. Runs with TIDE_CPU_DEVICES=2. */
 #include "test_util.h"
 #include "tide.h"
 
@@ -210,6 +211,53 @@ static void test_ldl_errors(void) {
         tide_tensor_release(all[i]);
 }
 
+/* tide_linalg_lu_factor of rectangular matrices (getrf on m x n): PyTorch 1.13's LU and pivots
+ * of a tall 4 x 2 and a batch of two wide 2 x 3, empty 3 x 0 and [2, 0, 2] matrices; lu_solve
+ * still needs a square LU */
+static void test_lu_rect(tide_dtype dt, double tol) {
+    static const double tall[8] = {1, 2, 3, 4, 5, 6.5, 7, 8};
+    static const double tall_lu[8] = {7,
+                                      8,
+                                      0.14285714285714285,
+                                      0.8571428571428572,
+                                      0.7142857142857142,
+                                      0.9166666666666674,
+                                      0.42857142857142855,
+                                      0.6666666666666669};
+    static const double tall_piv[2] = {4, 4};
+    static const double wide[12] = {1, 2, 3, 4, 5, 6.5, 2, -1, 0.5, 1, 3, -2};
+    static const double wide_lu[12] = {4, 5, 6.5, 0.25, 0.75, 1.375, 2, -1, 0.5, 0.5, 3.5, -2.25};
+    static const double wide_piv[4] = {2, 2, 1, 2};
+    int64_t             s42[2] = {4, 2}, s223[3] = {2, 2, 3}, s30[2] = {3, 0}, s202[3] = {2, 0, 2};
+    int64_t             s41[2] = {4, 1};
+    tide_tensor        *a = make(cpu0, dt, 2, s42, tall), *lu = NULL, *piv = NULL;
+    CHECK_OK(tide_linalg_lu_factor(NULL, a, &lu, &piv));
+    CHECK(lu && tide_tensor_ndim(lu) == 2 && tide_tensor_shape(lu)[0] == 4);
+    CHECK(piv && tide_tensor_ndim(piv) == 1);
+    CHECK(same("tall lu", lu, tall_lu, 8, tol));
+    CHECK(same("tall pivots", piv, tall_piv, 2, 0));
+    tide_tensor *w = make(cpu0, dt, 3, s223, wide), *wlu = NULL, *wpiv = NULL;
+    CHECK_OK(tide_linalg_lu_factor(NULL, w, &wlu, &wpiv));
+    CHECK(wpiv && tide_tensor_ndim(wpiv) == 2 && tide_tensor_shape(wpiv)[1] == 2);
+    CHECK(same("wide lu", wlu, wide_lu, 12, tol));
+    CHECK(same("wide pivots", wpiv, wide_piv, 4, 0));
+    tide_tensor *e = make(cpu0, dt, 2, s30, NULL), *elu = NULL, *epiv = NULL;
+    CHECK_OK(tide_linalg_lu_factor(NULL, e, &elu, &epiv));
+    CHECK(elu && tide_tensor_numel(elu) == 0 && tide_tensor_shape(elu)[0] == 3);
+    CHECK(epiv && tide_tensor_ndim(epiv) == 1 && tide_tensor_numel(epiv) == 0);
+    tide_tensor *e2 = make(cpu0, dt, 3, s202, NULL), *e2lu = NULL, *e2piv = NULL;
+    CHECK_OK(tide_linalg_lu_factor(NULL, e2, &e2lu, &e2piv));
+    CHECK(e2lu && tide_tensor_ndim(e2lu) == 3 && tide_tensor_shape(e2lu)[2] == 2);
+    CHECK(e2piv && tide_tensor_ndim(e2piv) == 2 && tide_tensor_shape(e2piv)[1] == 0);
+    tide_tensor *b = make(cpu0, dt, 2, s41, tall), *x = NULL;
+    CHECK_ERR(tide_linalg_lu_solve(NULL, lu, piv, b, &x), TIDE_ESHAPE,
+              "tide: linalg.lu_solve: expected square matrices, got 4 x 2");
+    CHECK(x == NULL);
+    tide_tensor *all[13] = {a, lu, piv, w, wlu, wpiv, e, elu, epiv, e2, e2lu, e2piv, b};
+    for (int i = 0; i < 13; i++)
+        tide_tensor_release(all[i]);
+}
+
 /* eig of a 4 x 4 with a conjugate pair: PyTorch 1.13's values (torch.linalg.eig), as
  * (real, imaginary) pairs (in float32 sgeev's pair comes out negated, in PyTorch too); then the
  * eigenvalues alone (no v), a 0 x 0 batch and a NaN */
@@ -270,5 +318,7 @@ int main(void) {
     test_ldl_residual(TIDE_DTYPE_F64, 150, 1e-13);
     test_ldl_residual(TIDE_DTYPE_F32, 150, 1e-5);
     test_ldl_errors();
+    test_lu_rect(TIDE_DTYPE_F64, 1e-15);
+    test_lu_rect(TIDE_DTYPE_F32, 1e-6);
     return tu_finish();
 }

@@ -237,12 +237,14 @@ DEFINE_TRANSPOSE(double, d)
 DEFINE_TRANSPOSE(float, s)
 
 #define DEFINE_LU(T, P)                                                                            \
+    /* a [..., m, n]: getrf factors an m x n matrix, k = min(m, n) pivots */                       \
     static tide_status lu_factor_##P(const tide_kview *lu, const tide_kview *piv,                  \
                                      const tide_kview *a) {                                        \
-        lapack_int  n = (lapack_int)a->shape[a->ndim - 1], info = 0;                               \
-        int64_t     batch = tide_kview_numel(a) / ((int64_t)n * n);                                \
-        T          *buf = malloc(sizeof(T) * (size_t)n * n);                                       \
-        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)n);                                   \
+        lapack_int  m = (lapack_int)a->shape[a->ndim - 2], info = 0;                               \
+        lapack_int  n = (lapack_int)a->shape[a->ndim - 1], k = m < n ? m : n;                      \
+        int64_t     batch = tide_kview_numel(a) / ((int64_t)m * n);                                \
+        T          *buf = malloc(sizeof(T) * (size_t)m * n);                                       \
+        lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)k);                                   \
         if (!buf || !ip) {                                                                         \
             free(buf);                                                                             \
             free(ip);                                                                              \
@@ -250,15 +252,15 @@ DEFINE_TRANSPOSE(float, s)
         }                                                                                          \
         tide_status st = TIDE_OK;                                                                  \
         for (int64_t b = 0; b < batch; b++) {                                                      \
-            transpose_##P(buf, (const T *)a->data + b * n * n, n, n);                              \
-            P##getrf_(&n, &n, buf, &n, ip, &info);                                                 \
+            transpose_##P(buf, (const T *)a->data + b * m * n, m, n);                              \
+            P##getrf_(&m, &n, buf, &m, ip, &info);                                                 \
             if (info < 0) { /* > 0: a zero pivot, still a factorisation */                         \
                 st = failed("linalg.lu_factor", info);                                             \
                 break;                                                                             \
             }                                                                                      \
-            transpose_##P((T *)lu->data + b * n * n, buf, n, n);                                   \
-            for (lapack_int i = 0; i < n; i++)                                                     \
-                ((int64_t *)piv->data)[b * n + i] = ip[i];                                         \
+            transpose_##P((T *)lu->data + b * m * n, buf, n, m);                                   \
+            for (lapack_int i = 0; i < k; i++)                                                     \
+                ((int64_t *)piv->data)[b * k + i] = ip[i];                                         \
         }                                                                                          \
         free(buf);                                                                                 \
         free(ip);                                                                                  \
@@ -460,6 +462,7 @@ tide_status cpu_lu_factor(tide_device *dev, const tide_kview *lu, const tide_kvi
                           const tide_kview *a) {
     (void)dev;
     TIDE_TRY(fits_int("linalg.lu_factor", a->shape[a->ndim - 1]));
+    TIDE_TRY(fits_int("linalg.lu_factor", a->shape[a->ndim - 2]));
     return BY_DTYPE("linalg.lu_factor", a->dtype, lu_factor_d(lu, pivots, a),
                     lu_factor_s(lu, pivots, a));
 }

@@ -1,7 +1,8 @@
--- tide.complex.linalg: tide.linalg's solve, inv, det and slogdet of complex matrices
+-- tide.complex.linalg: tide.linalg's solve, inv, det, slogdet and svdvals of complex matrices
 -- (lua/tide/linalg.lua hands a complex operand here), written with real ops on the pair:
 --   solve and inv: the complex system A X = B is the real one [[Ar, -Ai], [Ai, Ar]] [Xr; Xi] =
 --     [Br; Bi] (2n x 2n), solved by tide.linalg.solve (batched, differentiable, every device);
+--   svdvals: the singular values of that real block matrix are A's, each twice;
 --   det and slogdet: a complex LU with partial pivoting (the row of largest |a|), n steps of
 --     tensor ops over the whole batch; det is the pivots' product times the permutation's sign.
 -- Gradients come from autograd through these ops; a complex tensor's grad holds d/dre + i d/dim,
@@ -28,19 +29,28 @@ local function what(v)
     return core.is_tensor(v) and (v.dtype .. " tensor") or type(v)
 end
 
--- A complex, a (batch of) square matri(ces) [..., n, n]: its real and imaginary parts
-local function square(op, A, pos)
+-- A complex, a (batch of) matri(ces) [..., m, n], square unless rect: its real and imaginary
+-- parts
+local function parts(op, A, pos, rect)
     if not is_complex(A) then
         args.check(op, A, pos) -- (not a tensor: its error)
         raise(("tide: %s: argument #%d: expected a complex tensor with the other one, got %s; " ..
             "convert it with :to(\"complex128\")"):format(op, pos or 1, what(A)))
     end
     local s = A:size()
-    if #s < 2 or s[#s] ~= s[#s - 1] then
+    if #s < 2 then
+        raise(("tide: %s: expected a matrix or a batch of matrices [..., m, n], got %s")
+            :format(op, shape_str(s)))
+    end
+    if not rect and s[#s] ~= s[#s - 1] then
         raise(("tide: %s: expected square matrices [..., n, n], got %s"):format(op,
             shape_str(s)))
     end
     return A._ri:select(-1, 1), A._ri:select(-1, 2)
+end
+
+local function square(op, A, pos)
+    return parts(op, A, pos, false)
 end
 
 -- the real block matrix [[Ar, -Ai], [Ai, Ar]] of the complex A = Ar + i Ai
@@ -102,6 +112,10 @@ function M.det(A)
         local pr, pi = piv[k][1], piv[k][2]
         dr, di = dr * pr - di * pi, dr * pi + di * pr
     end
+    -- a zero det has PyTorch 1.13's zero gradient (its lu_solve of a zero right side), as the
+    -- real det's, not the adjugate the ops would give
+    local zero = dr:eq(0):logical_and(di:eq(0))
+    dr, di = core.where(zero, dr:detach(), dr), core.where(zero, di:detach(), di)
     return wrap(stack2(dr, di))
 end
 
@@ -155,7 +169,7 @@ local function block_solve(op, Ar, Ai, Br, Bi)
             local z = piv[k][1]:eq(0):logical_and(piv[k][2]:eq(0))
             any = any and any:logical_or(z) or z
         end
-        return any:any():item()
+        return any and any:any():item() -- none: a 0 x 0 A
     end)
     if zero then
         singular(op, Ar, Ai)
@@ -202,6 +216,16 @@ function M.inv(A)
     local Ar, Ai = square(op, A)
     local I = core.eye(Ar:size(-1), { dtype = Ar.dtype, device = Ar.device }):expand(Ar:size())
     return block_solve(op, Ar, Ai, I, I * 0)
+end
+
+-- svdvals(A): A's k = min(m, n) singular values (real, descending), each the mean of the block
+-- matrix's equal pair: the pair's gradient is well defined where one value's of a pair is not
+function M.svdvals(A)
+    local Ar, Ai = parts("linalg.svdvals", A, 1, true)
+    local S = require("tide.linalg").svdvals(block(Ar, Ai))
+    local shape = S:size()
+    shape[#shape], shape[#shape + 1] = shape[#shape] / 2, 2
+    return S:reshape(shape):mean(-1)
 end
 
 return M
