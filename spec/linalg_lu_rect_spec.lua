@@ -73,6 +73,24 @@ describe("linalg.lu of rectangular matrices (" .. DEV .. ")", function()
         end
     end)
 
+    it("lu_factor_ex and tide.lu take rectangular A too, with PyTorch 1.13's values", function()
+        local A = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, { dtype = "float64", device = DEV })
+        local LU, piv, info = LA.lu_factor_ex(A)
+        -- torch.linalg.lu_factor_ex(A): LU [[4, 5, 6], [0.25, 0.75, 1.5]], pivots [2, 2], info 0
+        assert.is_true(maxdiff(LU, tide.tensor({ { 4, 5, 6 }, { 0.25, 0.75, 1.5 } },
+            { dtype = "float64", device = DEV })) < 1e-15)
+        assert.are.same({ 2, 2 }, piv:cpu():totable())
+        assert.are.equal(0, info:item())
+        -- torch.lu(A^T): LU [[3, 6], [1/3, 2], [2/3, 0.5]], pivots [3, 3]
+        local LU2, piv2 = tide.lu(A:t():contiguous())
+        assert.is_true(maxdiff(LU2, tide.tensor({ { 3, 6 }, { 1 / 3, 2 }, { 2 / 3, 0.5 } },
+            { dtype = "float64", device = DEV })) < 1e-15)
+        assert.are.same({ 3, 3 }, piv2:cpu():totable())
+        assert.matches("linalg.lu_factor_ex: needs a floating-point tensor, got int64",
+            catch(function() LA.lu_factor_ex(tide.ones({ 2, 3 }, { dtype = "int64" })) end),
+            1, true)
+    end)
+
     it("the gradient of a tall A's L and U is PyTorch's", function()
         local A = P.t64({ { 1, 2 }, { 3, 4 }, { 5, 6.5 }, { 7, 8 } }, DEV):requires_grad_()
         local _, Lm, U = LA.lu(A)

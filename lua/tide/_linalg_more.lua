@@ -340,7 +340,7 @@ return function(L, matrix, is_vector_rhs)
     -- there is none; check_errors raises for the first such matrix
     function L.lu_factor_ex(A, opts)
         local op = "linalg.lu_factor_ex"
-        matrix(op, A)
+        matrix(op, A, 1, true) -- [..., m, n], as lu_factor's
         local o = args.options(op, opts, { "pivot", "check_errors" }, "{check_errors = true}")
         if o.pivot ~= nil and boolean(op, "pivot", o.pivot) == false then
             raise(("tide: %s: pivot = false is not supported (nor on PyTorch's CPU); an LU " ..
