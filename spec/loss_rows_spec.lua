@@ -271,3 +271,47 @@ describe("pointwise losses on the kernel rows", function()
         assert.is_true(math.abs(y2:item() - 1.0909438858951315) < 1e-12)
     end)
 end)
+
+describe("pointwise losses CPU against CUDA #cuda", function()
+    it("gives the CPU's values and gradients on cuda, each loss and reduction", function()
+        if not tide.cuda.is_available() then
+            pending("no CUDA device")
+            return
+        end
+        local LOSSES = { { F.mse_loss }, { F.l1_loss }, { F.smooth_l1_loss, { beta = 0.5 } },
+            { F.huber_loss, { delta = 1.5 } }, { F.binary_cross_entropy_with_logits },
+            { F.soft_margin_loss } }
+        for _, dtype in ipairs({ "float32", "float64" }) do
+            local tol = dtype == "float32" and 1e-5 or 1e-12
+            -- 5000 elements: the sum's blocks (4096 a block on cuda) and a partial one
+            for _, n in ipairs({ 7, 5000 }) do
+                local x = tide.randn({ n }, { dtype = dtype }):mul(2)
+                local t = tide.rand({ n }, { dtype = dtype })
+                for _, l in ipairs(LOSSES) do
+                    for _, red in ipairs({ "mean", "sum", "none" }) do
+                        local o = { reduction = red }
+                        for k, v in pairs(l[2] or {}) do
+                            o[k] = v
+                        end
+                        local res = {}
+                        for _, where in ipairs({ "cpu", "cuda" }) do
+                            local xl = x:to(where):detach():requires_grad_(true)
+                            local tl = t:to(where):detach():requires_grad_(true)
+                            local y = l[1](xl, tl, o)
+                            assert.are.equal("pointwise_loss", y.grad_fn.name)
+                            y:mul(y:detach():mul(0):add(0.75)):sum():backward()
+                            res[where] = { y, xl.grad, tl.grad }
+                        end
+                        for i = 1, 3 do
+                            local a, b = res.cuda[i]:cpu():double(), res.cpu[i]:double()
+                            local err = a:sub(b):abs():max():item()
+                            assert.is_true(err <= tol * math.max(1, b:abs():max():item()),
+                                dtype .. " " .. n .. " " .. red .. " output " .. i .. " off by " ..
+                                err)
+                        end
+                    end
+                end
+            end
+        end
+    end)
+end)
