@@ -668,8 +668,8 @@ def {
         if not core.is_grad_enabled() then
             local gx, gt = K.pointwise_loss_backward(x, t, g:to(x.dtype), nd.d, nd.kind, nd.beta,
                 nd.scale, nx, nt)
-            if gx or gt then
-                return gx and gx:view(x.shape), gt and gt:view(t.shape)
+            if gx or gt then -- of the input's shape already (the row's ROWS outputs)
+                return gx, gt
             end
         end
         local ins, which = {}, {}
