@@ -21,7 +21,8 @@ local X = { 0.5, -1.2, 2.0, 0.0, 3.0, -0.3 }
 local T = { reg = { 0.1, -1.2, 1.0, 1.0, 0.0, 0.2 }, bce = { 0.1, 0.0, 1.0, 1.0, 0.0, 0.2 },
     sm = { 1.0, -1.0, 1.0, -1.0, 1.0, -1.0 } }
 local XS = { nan, inf, -inf, 1.0, inf, -inf, 1.0 }
-local TS = { reg = { 0.5, 0.5, 0.5, nan, inf, -inf, -inf }, bce = { 0.5, 1.0, 1.0, nan, 0.0, 0.0, 0.5 },
+local TS = { reg = { 0.5, 0.5, 0.5, nan, inf, -inf, -inf },
+    bce = { 0.5, 1.0, 1.0, nan, 0.0, 0.0, 0.5 },
     sm = { 1.0, 1.0, -1.0, nan, -1.0, 1.0, 1.0 } }
 local TARGETS = { bce_with_logits = "bce", soft_margin = "sm" }
 
@@ -125,7 +126,8 @@ end
 
 describe("pointwise losses on the kernel rows", function()
     for _, c in ipairs(CASES) do
-        local label = c.name .. ", reduction " .. c.reduction .. (c.special and ", NaN and inf" or "")
+        local label = c.name .. ", reduction " .. c.reduction ..
+            (c.special and ", NaN and inf" or "")
         it(label .. ": PyTorch's values and gradients in float64", function()
             run_case(c, "float64", 1e-12)
         end)
@@ -157,7 +159,8 @@ describe("pointwise losses on the kernel rows", function()
         huber = "huber_loss", bce_with_logits = "binary_cross_entropy_with_logits",
         soft_margin = "soft_margin_loss" }
 
-    for _, name in ipairs({ "mse", "l1", "smooth_l1", "huber", "bce_with_logits", "soft_margin" }) do
+    local ALL = { "mse", "l1", "smooth_l1", "huber", "bce_with_logits", "soft_margin" }
+    for _, name in ipairs(ALL) do
         it(name .. ": a large float32 tensor (300001 elements) as the float64 composite, each " ..
             "reduction", function()
             tide.manual_seed(7)
@@ -245,7 +248,8 @@ describe("pointwise losses on the kernel rows", function()
             F.binary_cross_entropy_with_logits, F.soft_margin_loss }) do
             local ok, err = pcall(f, x, t)
             assert.is_false(ok)
-            assert.truthy(tostring(err):find("tide: [%w_]+: expected target of the input's shape {3}, got {2}"))
+            assert.truthy(tostring(err):find(
+                "tide: [%w_]+: expected target of the input's shape {3}, got {2}"))
         end
         local ok, err = pcall(F.smooth_l1_loss, x, x:detach(), { beta = -1 })
         assert.is_false(ok)
@@ -260,7 +264,7 @@ describe("pointwise losses on the kernel rows", function()
         check_list({ 0.5, -1, 2 }, flat(x), 0, "input")
     end)
 
-    it("keeps the weighted bce_with_logits (weight, pos_weight broadcast) on the composite", function()
+    it("keeps bce_with_logits with weight or pos_weight (broadcast) on the composite", function()
         local x = tide.tensor({ { 0.5, -1.0, 2.0 }, { 0.0, 1.5, -0.5 } }, { dtype = "float64" })
         local t = tide.tensor({ { 0.0, 1.0, 1.0 }, { 0.5, 0.0, 1.0 } }, { dtype = "float64" })
         local w = tide.tensor({ 1.0, 2.0, 0.5 }, { dtype = "float64" })
