@@ -659,6 +659,18 @@ tide_status tide_conv2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
 /* the activations whose gradient a backend computes in one pass; the linear kernel row's act
  * (TIDE_ACT_NONE: none) */
 typedef enum tide_act { TIDE_ACT_RELU, TIDE_ACT_GELU, TIDE_ACT_NONE } tide_act;
+/* the losses of the kernel rows pointwise_loss and pointwise_loss_backward (their parameter
+ * kind), each a function of one input element x and one target element t, d = x - t, beta the
+ * row's parameter; the formulas and gradients are PyTorch 1.13's (src/pointwise_loss_math.h) */
+typedef enum tide_loss {
+    TIDE_LOSS_MSE,             /* d^2 */
+    TIDE_LOSS_L1,              /* |d| */
+    TIDE_LOSS_SMOOTH_L1,       /* 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta */
+    TIDE_LOSS_HUBER,           /* 0.5 d^2 where |d| < beta (delta), else beta (|d| - 0.5 beta) */
+    TIDE_LOSS_BCE_WITH_LOGITS, /* (1 - t) x + m + log(e^-m + e^(-x - m)), m = max(-x, 0) */
+    TIDE_LOSS_SOFT_MARGIN,     /* log(1 + e^(-x t)) */
+    TIDE_LOSS_COUNT
+} tide_loss;
 /* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);

@@ -79,7 +79,9 @@ return function(F)
         local who = "soft_margin_loss"
         local _, reduction = loss_options(opts, who, { "reduction" })
         I.same_shape_check(input, target, who)
-        return I.reduce(input:neg():mul(target):exp():log1p(), reduction, who)
+        return I.pointwise_loss("soft_margin", input, target, reduction, 0, who, function(x, t)
+            return x:neg():mul(t):exp():log1p()
+        end)
     end
 
     -- hinge_embedding_loss(input, target[, {margin = 1, reduction}]): input where target is 1,

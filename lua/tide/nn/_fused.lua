@@ -621,4 +621,73 @@ def {
     end,
 }
 
+-- ---- pointwise losses: the kernel rows pointwise_loss and pointwise_loss_backward ------------
+
+-- include/tide.h's tide_loss
+local LOSS_KIND = { mse = 0, l1 = 1, smooth_l1 = 2, huber = 3, bce_with_logits = 4,
+    soft_margin = 5 }
+local LOSS_DTYPES = { float32 = true, float64 = true }
+
+-- the loss kind (LOSS_KIND's key) of input and target (one shape, checked) with reduction
+-- ("mean", "sum" or "none") and beta (smooth_l1's beta, huber's delta, else 0) by the row: one
+-- node, whose gradient is the backward row; composite(input, target) gives the same loss as
+-- differentiable ops, for a graph of the gradient (create_graph). nil where the row does not
+-- apply (a dtype other than float32 or float64, mixed dtypes, no elements, a device without the
+-- row): the caller runs its composite.
+function M.pointwise_loss(kind, input, target, reduction, beta, composite)
+    local dt, n = input.dtype, input:numel()
+    if not LOSS_DTYPES[dt] or target.dtype ~= dt or n == 0 then
+        return nil
+    end
+    local d, scale = n, reduction == "mean" and 1 / n or 1
+    if reduction == "none" then
+        d = 1
+    end
+    local rec = needs_record(input, target)
+    local y = K.pointwise_loss(rec and det(input) or input, rec and det(target) or target, d,
+        LOSS_KIND[kind], beta, scale)
+    if not y then
+        return nil
+    end
+    y = reduction == "none" and y:view(input.shape) or y:view({})
+    if rec then
+        local nd = record("pointwise_loss", y, input, target)
+        nd.d, nd.kind, nd.beta, nd.scale, nd.composite = d, LOSS_KIND[kind], beta, scale, composite
+    end
+    return y
+end
+
+-- the backward row (g one value per row: the loss's shape), or, for a graph of the gradient or
+-- a device without the row, the gradient of the node's composite
+def {
+    name = "pointwise_loss",
+    reads = { 1, 2 },
+    backward = function(nd, g)
+        local x, t = nd[1], nd[2]
+        local nx, nt = needs(x), needs(t)
+        if not core.is_grad_enabled() then
+            local gx, gt = K.pointwise_loss_backward(x, t, g:to(x.dtype), nd.d, nd.kind, nd.beta,
+                nd.scale, nx, nt)
+            if gx or gt then -- of the input's shape already (the row's ROWS outputs)
+                return gx, gt
+            end
+        end
+        local ins, which = {}, {}
+        for i, v in ipairs({ x, t }) do
+            if needs(v) then
+                ins[#ins + 1], which[#ins + 1] = v, i
+            end
+        end
+        local y = autograd.enable_grad(function() return nd.composite(x, t) end)
+        local grads = pack(autograd.grad({ y }, ins, { g },
+            { create_graph = core.is_grad_enabled(), allow_unused = true }))
+        grads = type(grads[1]) == "table" and grads[1] or grads
+        local out = {}
+        for k, i in ipairs(which) do
+            out[i] = grads[k]
+        end
+        return out[1], out[2]
+    end,
+}
+
 return M

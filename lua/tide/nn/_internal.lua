@@ -629,13 +629,28 @@ function I.same_shape_check(input, target, who)
     end
 end
 
+-- the pointwise loss kind (tide.nn._fused.pointwise_loss's) of input and target, already
+-- checked, by the kernel row where it applies, else by the composite: elementwise(input,
+-- target) reduced
+function I.pointwise_loss(kind, input, target, reduction, beta, who, elementwise)
+    local function composite(x, t)
+        return I.reduce(elementwise(x, t), reduction, who)
+    end
+    return fused.pointwise_loss(kind, input, target, reduction, beta, composite) or
+        composite(input, target)
+end
+
+local function squared_error(x, t)
+    local d = x:sub(t)
+    return d:mul(d)
+end
+
 function I.mse_loss(input, target, reduction, who)
     if autocast.on then
         input, target = autocast.fp32(input, target)
     end
     I.same_shape_check(input, target, who)
-    local d = input:sub(target)
-    return I.reduce(d:mul(d), reduction, who)
+    return I.pointwise_loss("mse", input, target, reduction, 0, who, squared_error)
 end
 
 -- max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|
@@ -659,8 +674,19 @@ local function broadcasts_to(t, x, who, what)
     I.check_device(x, t, who, what)
 end
 
+-- log(1 + exp(-|x|))
+local function softplus_abs(x)
+    return x:abs():neg():exp():add(1):log()
+end
+
+-- max(x, 0) - x y + log(1 + exp(-|x|)), without weights
+local function bce_logits(x, t)
+    return x:relu():sub(x:mul(t)):add(softplus_abs(x))
+end
+
 -- (1 - y) x + lw (log(1 + exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1) y: PyTorch's
--- stable form; weight (broadcast) scales each element's loss
+-- stable form; weight (broadcast) scales each element's loss. Without either, the kernel row
+-- (PyTorch's own formula)
 function I.binary_cross_entropy_with_logits(input, target, reduction, who, weight, pos_weight)
     if autocast.on then
         input, target, weight, pos_weight = autocast.fp32(input, target, weight, pos_weight)
@@ -668,13 +694,16 @@ function I.binary_cross_entropy_with_logits(input, target, reduction, who, weigh
     I.same_shape_check(input, target, who)
     broadcasts_to(weight, input, who, "weight")
     broadcasts_to(pos_weight, input, who, "pos_weight")
-    local soft = input:abs():neg():exp():add(1):log()
+    if not pos_weight and not weight then
+        return I.pointwise_loss("bce_with_logits", input, target, reduction, 0, who, bce_logits)
+    end
     local loss
     if pos_weight then
         local lw = pos_weight:sub(1):mul(target):add(1)
-        loss = target:neg():add(1):mul(input):add(lw:mul(soft:add(input:neg():relu())))
+        loss = target:neg():add(1):mul(input):add(lw:mul(softplus_abs(input)
+            :add(input:neg():relu())))
     else
-        loss = input:relu():sub(input:mul(target)):add(soft)
+        loss = bce_logits(input, target)
     end
     return I.reduce(loss, reduction, who, weight)
 end

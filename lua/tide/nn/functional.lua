@@ -1453,7 +1453,9 @@ function F.l1_loss(input, target, opts)
     end
     local _, reduction = loss_options(opts, "l1_loss")
     I.same_shape_check(input, target, "l1_loss")
-    return I.reduce(input:sub(target):abs(), reduction, "l1_loss")
+    return I.pointwise_loss("l1", input, target, reduction, 0, "l1_loss", function(x, t)
+        return x:sub(t):abs()
+    end)
 end
 
 -- 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere; {beta = 1}
@@ -1468,12 +1470,13 @@ function F.smooth_l1_loss(input, target, opts)
         raise("tide: smooth_l1_loss: expected beta >= 0, got " .. tostring(beta))
     end
     I.same_shape_check(input, target, who)
-    local a = input:sub(target):abs()
-    local loss = a
-    if beta > 0 then
-        loss = core.where(a:lt(beta), a:mul(a):mul(0.5 / beta), a:sub(0.5 * beta))
-    end
-    return I.reduce(loss, reduction, who)
+    return I.pointwise_loss("smooth_l1", input, target, reduction, beta, who, function(x, t)
+        local a = x:sub(t):abs()
+        if beta > 0 then
+            return core.where(a:lt(beta), a:mul(a):mul(0.5 / beta), a:sub(0.5 * beta))
+        end
+        return a
+    end)
 end
 
 -- 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere; {delta = 1}
@@ -1488,10 +1491,11 @@ function F.huber_loss(input, target, opts)
         raise("tide: huber_loss: expected delta > 0, got " .. tostring(delta))
     end
     I.same_shape_check(input, target, who)
-    local d = input:sub(target)
-    local a = d:abs()
-    local loss = core.where(a:lt(delta), d:mul(d):mul(0.5), a:sub(0.5 * delta):mul(delta))
-    return I.reduce(loss, reduction, who)
+    return I.pointwise_loss("huber", input, target, reduction, delta, who, function(x, t)
+        local d = x:sub(t)
+        local a = d:abs()
+        return core.where(a:lt(delta), d:mul(d):mul(0.5), a:sub(0.5 * delta):mul(delta))
+    end)
 end
 
 -- probabilities input and targets in [0, 1]; each log clamped at -100, as PyTorch; {weight =}
