@@ -158,7 +158,6 @@ local PENDING = {
     ['topk_small'] = "searching.lua (another helper's): a forward tie-break: PyTorch's CPU topk picks the later tied indices (2 and 4, 0-based), tide the first",
     ['xlogy'] = "pointwise.lua (another helper's): PyTorch's y gradient is g x / y unmasked, NaN at x = y = 0; tide gives 0",
     ['digamma'] = "PyTorch 1.13's trigamma is 5.7e32 at the pole -1 (sin(pi x) rounding) and 5e-10 off at 1; tide's inf and exact value are kept",
-    ['smooth_l1_b0'] = "nn/functional.lua (another helper's): with beta = 0 PyTorch gives -g to both input and target where the difference is 0 (x <= -beta first)",
 }
 
 -- PyTorch 1.13's values (/work/main/.venv/bin/python): name, inputs, result, gradients
