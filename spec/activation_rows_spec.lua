@@ -177,6 +177,8 @@ describe("activation rows on " .. D.name .. ": nn.functional against PyTorch", f
         end)
     end
 
+    -- (softsign and tanhshrink are PyTorch's compositions of ops, each step rounded in a half
+    -- dtype: they run the ops there, pointwise_edges_spec checks their values)
     it("float16 and bfloat16: computed in float32, rounded once (value and gradient)", function()
         local finite = {}
         for i, v in ipairs(X) do
@@ -186,16 +188,18 @@ describe("activation rows on " .. D.name .. ": nn.functional against PyTorch", f
         end
         for _, dt in ipairs({ "float16", "bfloat16" }) do
             for _, c in ipairs(CASES) do
-                local x = on(finite, dt, true)
-                local w = on(finite, dt):cos()
-                local y = c.f(x)
-                local g = A.grad({ y }, { x }, { w })[1]
-                local x32 = x:detach():float():requires_grad_(true)
-                local y32 = c.f(x32)
-                local g32 = A.grad({ y32 }, { x32 }, { w:float() })[1]
-                assert.are.equal(dt, y.dtype)
-                assert.are.same(flat(y32:to(dt)), flat(y), c.name .. " " .. dt .. " value")
-                assert.are.same(flat(g32:to(dt)), flat(g), c.name .. " " .. dt .. " gradient")
+                if c.name ~= "softsign" and c.name ~= "tanhshrink" then
+                    local x = on(finite, dt, true)
+                    local w = on(finite, dt):cos()
+                    local y = c.f(x)
+                    local g = A.grad({ y }, { x }, { w })[1]
+                    local x32 = x:detach():float():requires_grad_(true)
+                    local y32 = c.f(x32)
+                    local g32 = A.grad({ y32 }, { x32 }, { w:float() })[1]
+                    assert.are.equal(dt, y.dtype)
+                    assert.are.same(flat(y32:to(dt)), flat(y), c.name .. " " .. dt .. " value")
+                    assert.are.same(flat(g32:to(dt)), flat(g), c.name .. " " .. dt .. " gradient")
+                end
             end
         end
     end)
@@ -225,7 +229,9 @@ describe("activation rows on " .. D.name .. ": nn.functional against PyTorch", f
             elu = function(h) return F.elu(h, { inplace = true }) end,
             hardswish = function(h) return F.hardswish(h, { inplace = true }) end,
             hardtanh = function(h) return F.hardtanh(h, { inplace = true }) end,
-            leaky_relu = function(h) return F.leaky_relu(h, { negative_slope = 0.2, inplace = true }) end,
+            leaky_relu = function(h)
+                return F.leaky_relu(h, { negative_slope = 0.2, inplace = true })
+            end,
             silu = function(h) return F.silu(h, { inplace = true }) end,
             threshold = function(h) return F.threshold(h, 0.5, -1, { inplace = true }) end,
         }

@@ -75,9 +75,9 @@ ACT_HD ACT_T ACT_FN(hardsigmoid_grad)(ACT_T g, ACT_T x, ACT_FN(coefs) k) {
 }
 
 /* elu, selu and celu: k.a = alpha * scale, k.b = scale, k.c = input_scale; exp(x) - 1 (not
- * expm1), PyTorch 1.13's */
+ * expm1), PyTorch 1.13's (-0 gives +0) */
 ACT_HD ACT_T ACT_FN(elu)(ACT_T x, ACT_FN(coefs) k) {
-    return x >= 0 ? x * k.b : (ACT_EXP(x * k.c) - 1) * k.a;
+    return x <= 0 ? (ACT_EXP(x * k.c) - 1) * k.a : x * k.b;
 }
 ACT_HD ACT_T ACT_FN(elu_grad)(ACT_T g, ACT_T x, ACT_FN(coefs) k) {
     return x <= 0 ? g * k.c * k.a * ACT_EXP(x * k.c) : g * k.b;

@@ -62,8 +62,8 @@ typedef struct act_op {
 
 CPU_HOT static void act_range_f32(const act_op *o, int64_t i0, int64_t i1) {
     const float *restrict x = (const float *)o->x, *restrict g = (const float *)o->g;
-    float *restrict       y = (float *)o->y;
-    tide_act_coefs_f      k = tide_act_coefs_of_f(o->kind, o->p1, o->p2, o->p3);
+    float *restrict y = (float *)o->y;
+    tide_act_coefs_f k = tide_act_coefs_of_f(o->kind, o->p1, o->p2, o->p3);
     switch (o->kind) {
         TIDE_ACTIVATION_KINDS(ACT_CASE_F)
     default:
@@ -73,8 +73,8 @@ CPU_HOT static void act_range_f32(const act_op *o, int64_t i0, int64_t i1) {
 
 CPU_HOT static void act_range_f64(const act_op *o, int64_t i0, int64_t i1) {
     const double *restrict x = (const double *)o->x, *restrict g = (const double *)o->g;
-    double *restrict       y = (double *)o->y;
-    tide_act_coefs_d       k = tide_act_coefs_of_d(o->kind, o->p1, o->p2, o->p3);
+    double *restrict y = (double *)o->y;
+    tide_act_coefs_d k = tide_act_coefs_of_d(o->kind, o->p1, o->p2, o->p3);
     switch (o->kind) {
         TIDE_ACTIVATION_KINDS(ACT_CASE_D)
     default:
@@ -132,16 +132,13 @@ static int act_heavy(int kind) {
 }
 
 static tide_status act_run(const tide_kernel_call *c, int backward) {
-    const tide_kview *x = c->in[backward ? 1 : 0], *y = c->out[0];
-    act_op            o = {(int)c->p[0].i,
-                           backward,
-                           c->p[1].f,
-                           c->p[2].f,
-                           c->p[3].f,
-                           (const char *)x->data,
-                           backward ? (const char *)c->in[0]->data : NULL,
-                           (char *)y->data};
-    tide_dtype        dt = x->dtype;
+    const tide_kview *x = c->in[backward ? 1 : 0];
+    act_op            o;
+    o.kind = (int)c->p[0].i, o.backward = backward;
+    o.p1 = c->p[1].f, o.p2 = c->p[2].f, o.p3 = c->p[3].f;
+    o.x = (const char *)x->data, o.y = (char *)c->out[0]->data;
+    o.g = backward ? (const char *)c->in[0]->data : NULL;
+    tide_dtype dt = x->dtype;
     if (dt != TIDE_DTYPE_F32 && dt != TIDE_DTYPE_F64 && !cpu_is_half(dt))
         return cpu_notsup(backward ? "activation_backward" : "activation", dt);
     int64_t n = cpu_numel(x), grain = act_heavy(o.kind) ? CPU_PAR_GRAIN_HEAVY : CPU_PAR_GRAIN;

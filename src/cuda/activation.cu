@@ -37,8 +37,8 @@
 template <typename C> struct act_math;
 template <> struct act_math<float> {
     typedef tide_act_coefs_f K;
-    static K coefs(int kind, const tide_kernel_call *c) {
-        return tide_act_coefs_of_f(kind, c->p[1].f, c->p[2].f, c->p[3].f);
+    static K                 coefs(int kind, const tide_kernel_call *c) {
+                        return tide_act_coefs_of_f(kind, c->p[1].f, c->p[2].f, c->p[3].f);
     }
     __device__ static float apply(int kind, int backward, float g, float x, K k) {
         return tide_act_apply_f(kind, backward, g, x, k);
@@ -46,8 +46,8 @@ template <> struct act_math<float> {
 };
 template <> struct act_math<double> {
     typedef tide_act_coefs_d K;
-    static K coefs(int kind, const tide_kernel_call *c) {
-        return tide_act_coefs_of_d(kind, c->p[1].f, c->p[2].f, c->p[3].f);
+    static K                 coefs(int kind, const tide_kernel_call *c) {
+                        return tide_act_coefs_of_d(kind, c->p[1].f, c->p[2].f, c->p[3].f);
     }
     __device__ static double apply(int kind, int backward, double g, double x, K k) {
         return tide_act_apply_d(kind, backward, g, x, k);
@@ -60,7 +60,7 @@ template <int DT> struct activation_fn {
     int                             kind;
     typename act_math<C>::K         k;
     __device__ T                    operator()(T x) const {
-        return tide_store<DT>(act_math<C>::apply(kind, 0, C(0), tide_load<DT>(x), k));
+                           return tide_store<DT>(act_math<C>::apply(kind, 0, C(0), tide_load<DT>(x), k));
     }
 };
 
@@ -70,7 +70,7 @@ template <int DT> struct activation_grad_fn {
     int                             kind;
     typename act_math<C>::K         k;
     __device__ T                    operator()(T g, T x) const {
-        return tide_store<DT>(act_math<C>::apply(kind, 1, tide_load<DT>(g), tide_load<DT>(x), k));
+                           return tide_store<DT>(act_math<C>::apply(kind, 1, tide_load<DT>(g), tide_load<DT>(x), k));
     }
 };
 

@@ -629,6 +629,9 @@ M.ACTIVATION = { hardswish = 0, hardsigmoid = 1, elu = 2, leaky_relu = 3, hardta
     softplus = 5, silu = 6, mish = 7, logsigmoid = 8, softsign = 9, tanhshrink = 10,
     softshrink = 11, hardshrink = 12, threshold = 13 }
 local ACT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+-- PyTorch's own compositions of ops: in a half dtype each of its steps rounds, so they run ops
+local COMPOSED = { softsign = true, tanhshrink = true }
+local HALF = { float16 = true, bfloat16 = true }
 
 -- activation act of x by the row (kind M.ACTIVATION[act], parameters p1..p3 as tide.h says, nil
 -- for unused) as one node named torch_name (PyTorch's grad_fn: "EluBackward0"), whose gradient
@@ -637,7 +640,8 @@ local ACT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = 
 -- graph (create_graph), so second derivatives are the composite's
 function M.activation(act, x, ops, torch_name, p1, p2, p3)
     -- (a NaN parameter: PyTorch computes with it, the row refuses it)
-    if not ACT_DTYPES[x.dtype] or p1 ~= p1 or p2 ~= p2 or p3 ~= p3 then
+    if not ACT_DTYPES[x.dtype] or (COMPOSED[act] and HALF[x.dtype]) or p1 ~= p1 or p2 ~= p2 or
+        p3 ~= p3 then
         return ops(x)
     end
     local rec = needs_record(x)
