@@ -224,6 +224,36 @@ describe("activation rows on " .. D.name .. ": nn.functional against PyTorch", f
         end
     end)
 
+    it("float32 from -100 to 100 and tiny values: float64's, within 16 ulp of its size", function()
+        local v = {}
+        for i = -20000, 20000 do
+            v[#v + 1] = i / 200
+        end
+        for e = -45, -1 do
+            v[#v + 1], v[#v + 2] = 10 ^ e, -10 ^ e
+        end
+        local x32 = on(v, "float32")
+        local x64 = x32:double()
+        local w = x32:cos()
+        for _, c in ipairs(CASES) do
+            local a, b = c.f(x32), c.f(x64):float()
+            local xr32, xr64 = x32:clone():requires_grad_(true), x64:clone():requires_grad_(true)
+            local ga = A.grad({ c.f(xr32) }, { xr32 }, { w })[1]
+            local gb = A.grad({ c.f(xr64) }, { xr64 }, { w:double() })[1]:float()
+            -- (to the largest of the result, the input (the gradient's: w) and 1: a result that
+            -- cancels to near 0, exp(x) - 1 or x - tanh(x) at small x, keeps the absolute error
+            -- of its terms, in PyTorch's float32 as well)
+            for _, ab in ipairs({ { a, b, "value", x32 }, { ga, gb, "gradient", w } }) do
+                local d = ab[1]:sub(ab[2]):abs()
+                local scale = core.maximum(ab[2]:abs(), ab[4]:abs()):clamp(1, nil)
+                local bad = d:gt(scale:mul(2e-6))
+                    :logical_and(ab[1]:ne(ab[2])) -- (inf - inf)
+                    :logical_or(ab[1]:isnan():ne(ab[2]:isnan()))
+                assert.is_false(bad:any():item(), c.name .. " " .. ab[3])
+            end
+        end
+    end)
+
     it("the in-place forms under autograd: the gradient of the out-of-place form", function()
         local calls = {
             elu = function(h) return F.elu(h, { inplace = true }) end,
