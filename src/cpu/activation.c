@@ -60,10 +60,43 @@ typedef struct act_op {
 #define ACT_CASE_F(E, name) ACT_LOOP_CASE(f, float, E, name)
 #define ACT_CASE_D(E, name) ACT_LOOP_CASE(d, double, E, name)
 
+/* activation_math.h's kinds in two stages (float32): stage 1 over a block into a buffer that
+ * stays in L1, then stage 2 */
+#define ACT_STAGE 256
+#define ACT_STAGED_LOOP(E, U1, OUT)                                                                \
+    case TIDE_ACTIVATION_##E:                                                                      \
+        for (int64_t b = i0; b < i1; b += ACT_STAGE) {                                             \
+            float   u[ACT_STAGE];                                                                  \
+            int64_t m = i1 - b < ACT_STAGE ? i1 - b : ACT_STAGE;                                   \
+            for (int64_t j = 0; j < m; j++)                                                        \
+                u[j] = tide_act_##U1##_f(x[b + j], k);                                             \
+            for (int64_t j = 0; j < m; j++)                                                        \
+                y[b + j] = OUT;                                                                    \
+        }                                                                                          \
+        return;
+#define ACT_STAGED_V(E, name, u1)                                                                  \
+    ACT_STAGED_LOOP(E, u1, tide_act_##name##_from_f(x[b + j], u[j], k))
+#define ACT_STAGED_G(E, name, u1)                                                                  \
+    ACT_STAGED_LOOP(E, u1, tide_act_##name##_from_f(g[b + j], x[b + j], u[j], k))
+#define ACT_NONE(E, name, u1)
+
 CPU_HOT static void act_range_f32(const act_op *o, int64_t i0, int64_t i1) {
     const float *restrict x = (const float *)o->x, *restrict g = (const float *)o->g;
     float *restrict y = (float *)o->y;
     tide_act_coefs_f k = tide_act_coefs_of_f(o->kind, o->p1, o->p2, o->p3);
+    if (o->backward) {
+        switch (o->kind) {
+            TIDE_ACTIVATION_STAGED(ACT_NONE, ACT_STAGED_G)
+        default:
+            break;
+        }
+    } else {
+        switch (o->kind) {
+            TIDE_ACTIVATION_STAGED(ACT_STAGED_V, ACT_NONE)
+        default:
+            break;
+        }
+    }
     switch (o->kind) {
         TIDE_ACTIVATION_KINDS(ACT_CASE_F)
     default:
