@@ -671,6 +671,28 @@ typedef enum tide_loss {
     TIDE_LOSS_SOFT_MARGIN,     /* log(1 + e^(-x t)) */
     TIDE_LOSS_COUNT
 } tide_loss;
+/* the activations of the kernel rows activation and activation_backward (include/
+ * tide_kernels.def), with the meaning of the rows' parameters p1, p2, p3 (unused ones ignored);
+ * values and gradients as PyTorch 1.13's (src/activation_math.h) */
+typedef enum tide_activation {
+    TIDE_ACTIVATION_HARDSWISH,   /* x min(max(x + 3, 0), 6) / 6 */
+    TIDE_ACTIVATION_HARDSIGMOID, /* min(max(x + 3, 0), 6) / 6 */
+    /* x scale where x >= 0, else alpha scale (exp(x input_scale) - 1): p1 alpha, p2 scale, p3
+     * input_scale (elu: alpha, 1, 1; selu: its constants, 1; celu: alpha, 1, 1 / alpha) */
+    TIDE_ACTIVATION_ELU,
+    TIDE_ACTIVATION_LEAKY_RELU, /* x where x > 0, else x p1 (negative_slope) */
+    TIDE_ACTIVATION_HARDTANH,   /* x clamped to [p1, p2] (min_val <= max_val) */
+    TIDE_ACTIVATION_SOFTPLUS,   /* log1p(exp(p1 x)) / p1, x where p1 x > p2 (beta, threshold) */
+    TIDE_ACTIVATION_SILU,       /* x / (1 + exp(-x)) */
+    TIDE_ACTIVATION_MISH,       /* x tanh(log1p(exp(x))) */
+    TIDE_ACTIVATION_LOGSIGMOID, /* min(x, 0) - log1p(exp(-|x|)) */
+    TIDE_ACTIVATION_SOFTSIGN,   /* x / (|x| + 1) */
+    TIDE_ACTIVATION_TANHSHRINK, /* x - tanh(x) */
+    TIDE_ACTIVATION_SOFTSHRINK, /* x -+ p1 beyond +-p1 (lambd), 0 between */
+    TIDE_ACTIVATION_HARDSHRINK, /* 0 in [-p1, p1] (lambd), x elsewhere */
+    TIDE_ACTIVATION_THRESHOLD,  /* p2 (value) where x <= p1 (threshold), x elsewhere */
+    TIDE_ACTIVATION_COUNT
+} tide_activation;
 /* relu's gradient in one pass: grad_in = input > 0 ? grad_out : 0 (one float dtype, one shape) */
 tide_status tide_relu_backward(tide_ctx *ctx, const tide_tensor *grad_out, const tide_tensor *input,
                                tide_tensor **grad_in);

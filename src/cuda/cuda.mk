@@ -25,7 +25,7 @@ CUDA_LIB      := $(BUILD)/lua/tide/libtide_cuda.so
 CUDA_HEADERS  := $(wildcard src/cuda/*.cuh) include/tide.h include/tide_ops.def include/tide_kernels.def \
                  src/backend.h src/backend_entries.def src/scalar_math.h src/scalar_bessel.h \
                  src/scalar_polynomials.h src/rnn_cell_math.h src/dtype_convert.h \
-                 src/pointwise_loss_math.h
+                 src/pointwise_loss_math.h src/activation_math.h
 # Which GPU code to build. TIDE_CUDA_ARCH=90 (say) builds sm_90 machine code plus compute_90 PTX;
 # unset, the compute capability of the GPU nvidia-smi reports is used; with no GPU, one PTX
 # target (compute_75, the oldest CUDA 13 supports) that the driver compiles at first load and

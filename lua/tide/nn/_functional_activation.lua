@@ -1,10 +1,13 @@
 -- More activations for tide.nn.functional, as PyTorch 1.13 computes them (values, and the
 -- gradient at each kink): prelu, celu, softmin, threshold, hardshrink, softshrink, tanhshrink,
--- rrelu and gumbel_softmax.
+-- rrelu and gumbel_softmax. celu, threshold and the shrinks run the kernel row activation
+-- (tide.nn._fused.activation), with the composite each passes where the row does not apply and
+-- for the gradient's own graph.
 -- Required from the end of functional.lua; its argument checks are tide.nn._args (C).
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local I = require("tide.nn._internal")
+local fused = require("tide.nn._fused")
 local raise = autograd.raise
 
 -- value(x), recorded as the piecewise-linear op `name` (autograd/formulas.lua, PyTorch's
@@ -75,12 +78,15 @@ return function(F)
         if alpha == 0 then
             raise("tide: celu: alpha must not be 0 (it divides the input); use a non-zero alpha")
         end
-        return maybe_inplace(input, o, who, function(x)
+        local function ops(x)
             -- in float32 for the half dtypes, rounded once (as F.elu, PyTorch's kernels)
             local half = x.dtype == "float16" or x.dtype == "bfloat16"
             local v = half and x:float() or x
             local r = core.where(v:gt(0), v, v:clamp(nil, 0):mul(1 / alpha):exp():sub(1):mul(alpha))
             return half and r:to(x.dtype) or r
+        end
+        return maybe_inplace(input, o, who, function(x)
+            return fused.activation("elu", x, ops, "CeluBackward0", alpha, 1, 1 / alpha)
         end)
     end
 
@@ -101,12 +107,15 @@ return function(F)
                 "got %s and %s; call F.threshold(x, threshold, value)", type(threshold),
                 type(value)))
         end
-        return maybe_inplace(input, options(opts, who, { "inplace" }), who, function(x)
+        local function ops(x)
             return piecewise("threshold", x, function(v)
                 return core.where(v:le(threshold), value, v)
             end, function(v)
                 return v:le(threshold):logical_not():to(v.dtype)
             end)
+        end
+        return maybe_inplace(input, options(opts, who, { "inplace" }), who, function(x)
+            return fused.activation("threshold", x, ops, "ThresholdBackward0", threshold, value)
         end)
     end
 
@@ -122,11 +131,13 @@ return function(F)
         local function inside(v)
             return v:ge(-lambd):logical_and(v:le(lambd))
         end
-        return piecewise("hardshrink", input, function(v)
-            return core.where(inside(v), 0, v)
-        end, function(v)
-            return inside(v):logical_not():to(v.dtype)
-        end)
+        return fused.activation("hardshrink", input, function(x)
+            return piecewise("hardshrink", x, function(v)
+                return core.where(inside(v), 0, v)
+            end, function(v)
+                return inside(v):logical_not():to(v.dtype)
+            end)
+        end, "HardshrinkBackward0", lambd)
     end
 
     -- softshrink(input[, lambd = 0.5]): input - lambd above lambd, input + lambd below -lambd,
@@ -139,18 +150,22 @@ return function(F)
         end
         -- its gradient is PyTorch's: g outside [-lambd, lambd] (NaN included, whose value is
         -- 0), 0 inside, its bounds included
-        return piecewise("softshrink", input, function(x)
-            return core.where(x:gt(lambd), x:sub(lambd), core.where(x:lt(-lambd),
-                x:add(lambd), 0))
-        end, function(x)
-            return x:ge(-lambd):logical_and(x:le(lambd)):logical_not():to(x.dtype)
-        end)
+        return fused.activation("softshrink", input, function(v)
+            return piecewise("softshrink", v, function(x)
+                return core.where(x:gt(lambd), x:sub(lambd), core.where(x:lt(-lambd),
+                    x:add(lambd), 0))
+            end, function(x)
+                return x:ge(-lambd):logical_and(x:le(lambd)):logical_not():to(x.dtype)
+            end)
+        end, "SoftshrinkBackward0", lambd)
     end
 
-    -- tanhshrink: input - tanh(input), PyTorch's own composition
+    -- tanhshrink: input - tanh(input), PyTorch's own composition (its grad_fn the subtraction's)
     function F.tanhshrink(input)
         tensor_arg(input, "tanhshrink", "input")
-        return input:sub(input:tanh())
+        return fused.activation("tanhshrink", input, function(x)
+            return x:sub(x:tanh())
+        end, "SubBackward0")
     end
 
     -- rrelu(input[, {lower = 1/8, upper = 1/3, training = false, inplace = false}]): input

@@ -690,4 +690,59 @@ def {
     end,
 }
 
+-- ---- activations: the kernel rows activation and activation_backward -----------------------
+
+-- the rows' kind of each activation (include/tide.h's tide_activation)
+M.ACTIVATION = { hardswish = 0, hardsigmoid = 1, elu = 2, leaky_relu = 3, hardtanh = 4,
+    softplus = 5, silu = 6, mish = 7, logsigmoid = 8, softsign = 9, tanhshrink = 10,
+    softshrink = 11, hardshrink = 12, threshold = 13 }
+local ACT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+-- PyTorch's own compositions of ops: in a half dtype each of its steps rounds, so they run ops
+local COMPOSED = { softsign = true, tanhshrink = true }
+local HALF = { float16 = true, bfloat16 = true }
+
+-- activation act of x by the row (kind M.ACTIVATION[act], parameters p1..p3 as tide.h says, nil
+-- for unused) as one node named torch_name (PyTorch's grad_fn: "EluBackward0"), whose gradient
+-- is the row activation_backward. ops(x) is the same function by ops: run where the row does
+-- not apply (another dtype, a device without it), and differentiated for the gradient's own
+-- graph (create_graph), so second derivatives are the composite's
+function M.activation(act, x, ops, torch_name, p1, p2, p3)
+    -- (a NaN parameter: PyTorch computes with it, the row refuses it)
+    if not ACT_DTYPES[x.dtype] or (COMPOSED[act] and HALF[x.dtype]) or p1 ~= p1 or p2 ~= p2 or
+        p3 ~= p3 then
+        return ops(x)
+    end
+    local rec = needs_record(x)
+    local y = K.activation(rec and x:detach() or x, M.ACTIVATION[act], p1 or 0, p2 or 0, p3 or 0)
+    if not y then
+        return ops(x)
+    end
+    if rec then
+        local nd = record("activation", y, x)
+        nd.kind, nd.p1, nd.p2, nd.p3 = M.ACTIVATION[act], p1 or 0, p2 or 0, p3 or 0
+        nd.ops, nd.torch_name = ops, torch_name
+    end
+    return y
+end
+
+-- the row's gradient, or (a graph of the gradient, g of another dtype, a device without the row)
+-- the composite's, by autograd through ops run again on x
+def {
+    name = "activation",
+    reads = { 1 },
+    backward = function(nd, g)
+        local x = nd[1]
+        if not core.is_grad_enabled() and g.dtype == x.dtype then
+            local r = K.activation_backward(g, x, nd.kind, nd.p1, nd.p2, nd.p3)
+            if r then
+                return r
+            end
+        end
+        local y = autograd.enable_grad(function()
+            return nd.ops(x)
+        end)
+        return autograd.grad({ y }, { x }, { g }, { create_graph = core.is_grad_enabled() })[1]
+    end,
+}
+
 return M

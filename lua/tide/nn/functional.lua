@@ -55,11 +55,19 @@ function F.tanh(input)
     return input:tanh()
 end
 
+-- The activations below run the kernel row activation (tide.nn._fused.activation: one pass,
+-- one node named as PyTorch's, its gradient the row activation_backward); the composite each
+-- passes is the same function by ops, for a dtype or device without the row and for the
+-- gradient's own graph (create_graph).
+
 -- x * sigmoid(x)
+local function silu_ops(x)
+    return x:mul(x:sigmoid())
+end
 function F.silu(input, opts)
     tensor_arg(input, "silu", "input")
     return maybe_inplace(input, options(opts, "silu", { "inplace" }), "silu", function(x)
-        return x:mul(x:sigmoid())
+        return fused.activation("silu", x, silu_ops, "SiluBackward0")
     end)
 end
 
@@ -83,10 +91,13 @@ function F.glu(input, dim, opts)
 end
 
 -- mish: x tanh(log(1 + exp(x))), as PyTorch's kernel; {inplace = true} writes into input
+local function mish_ops(x)
+    return x:mul(x:exp():log1p():tanh())
+end
 function F.mish(input, opts)
     tensor_arg(input, "mish", "input")
     return maybe_inplace(input, options(opts, "mish", { "inplace" }), "mish", function(x)
-        return x:mul(x:exp():log1p():tanh())
+        return fused.activation("mish", x, mish_ops, "MishBackward0")
     end)
 end
 
@@ -101,11 +112,14 @@ local function opmath(x, f)
 end
 
 -- hardswish: x min(max(x + 3, 0), 6) / 6
+local function hardswish_ops(x)
+    return opmath(x, function(v) return v:mul(v:add(3):clamp(0, 6)):div(6) end)
+end
 function F.hardswish(input, opts)
     tensor_arg(input, "hardswish", "input")
     return maybe_inplace(input, options(opts, "hardswish", { "inplace" }), "hardswish",
         function(x)
-            return opmath(x, function(v) return v:mul(v:add(3):clamp(0, 6)):div(6) end)
+            return fused.activation("hardswish", x, hardswish_ops, "HardswishBackward0")
         end)
 end
 
@@ -113,13 +127,17 @@ end
 -- constants of Klambauer et al. (PyTorch's)
 local SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717,
     1.0507009873554804934193349852946
+local function selu_ops(x)
+    return opmath(x, function(v)
+        return core.where(v:gt(0), v:mul(SELU_SCALE),
+            v:clamp(nil, 0):exp():sub(1):mul(SELU_ALPHA * SELU_SCALE))
+    end)
+end
 function F.selu(input, opts)
     tensor_arg(input, "selu", "input")
     return maybe_inplace(input, options(opts, "selu", { "inplace" }), "selu", function(x)
-        return opmath(x, function(v)
-            return core.where(v:gt(0), v:mul(SELU_SCALE),
-                v:clamp(nil, 0):exp():sub(1):mul(SELU_ALPHA * SELU_SCALE))
-        end)
+        -- PyTorch's selu is its elu with these alpha and scale (grad_fn EluBackward0)
+        return fused.activation("elu", x, selu_ops, "EluBackward0", SELU_ALPHA, SELU_SCALE, 1)
     end)
 end
 
@@ -133,31 +151,40 @@ function F.relu6(input, opts)
     end)
 end
 
+local function hardsigmoid_ops(x)
+    local inside = x:gt(-3):logical_and(x:lt(3))
+    -- outside: 0 or 1, and NaN stays NaN (PyTorch's; its gradient 0 there too)
+    local outside = core.where(x:ne(x), x:detach(), x:ge(3):to(x.dtype))
+    return core.where(inside, x:add(3):div(6), outside)
+end
 function F.hardsigmoid(input, opts)
     tensor_arg(input, "hardsigmoid", "input")
     return maybe_inplace(input, options(opts, "hardsigmoid", { "inplace" }), "hardsigmoid",
         function(x)
-            local inside = x:gt(-3):logical_and(x:lt(3))
-            -- outside: 0 or 1, and NaN stays NaN (PyTorch's; its gradient 0 there too)
-            local outside = core.where(x:ne(x), x:detach(), x:ge(3):to(x.dtype))
-            return core.where(inside, x:add(3):div(6), outside)
+            return fused.activation("hardsigmoid", x, hardsigmoid_ops, "HardsigmoidBackward0")
         end)
 end
 
-function F.logsigmoid(input)
-    tensor_arg(input, "logsigmoid", "input")
+local function logsigmoid_ops(x)
     -- min(x, 0) - log1p(exp(-|x|)) by sign, so the gradient is sigmoid(-x) everywhere (0.5 at
     -- 0); each side on its clamped half, so the side where() leaves out stays finite (a NaN
     -- there would reach the gradient as 0 * NaN)
-    local neg, pos = input:clamp(nil, 0), input:clamp(0, nil)
+    local neg, pos = x:clamp(nil, 0), x:clamp(0, nil)
     -- (+ 0: a zero on the positive side is +0, PyTorch's min(x, 0) - 0, not -0)
-    return core.where(input:lt(0), neg:sub(neg:exp():log1p()),
-        pos:neg():exp():log1p():neg():add(0))
+    return core.where(x:lt(0), neg:sub(neg:exp():log1p()), pos:neg():exp():log1p():neg():add(0))
+end
+function F.logsigmoid(input)
+    tensor_arg(input, "logsigmoid", "input")
+    return fused.activation("logsigmoid", input, logsigmoid_ops, "LogSigmoidBackward0")
 end
 
+-- (PyTorch's is this composition: its grad_fn is the division's)
+local function softsign_ops(x)
+    return x:div(x:abs():add(1))
+end
 function F.softsign(input)
     tensor_arg(input, "softsign", "input")
-    return input:div(input:abs():add(1))
+    return fused.activation("softsign", input, softsign_ops, "DivBackward0")
 end
 
 -- exact (the erf form), or {approximate = "tanh"}: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -183,7 +210,7 @@ function F.leaky_relu(input, opts)
     local function value(x)
         return core.where(x:gt(0), x, x:mul(slope))
     end
-    return maybe_inplace(input, o, "leaky_relu", function(x)
+    local function ops(x)
         if not autograd.needs_record(x) then
             return value(x)
         end
@@ -193,6 +220,9 @@ function F.leaky_relu(input, opts)
             return v:gt(0):to(v.dtype):mul(1 - slope):add(slope) -- NaN: slope, as PyTorch
         end
         return out
+    end
+    return maybe_inplace(input, o, "leaky_relu", function(x)
+        return fused.activation("leaky_relu", x, ops, "LeakyReluBackward0", slope)
     end)
 end
 
@@ -201,10 +231,13 @@ function F.elu(input, opts)
     tensor_arg(input, "elu", "input")
     local o = number_or_options(opts, "alpha", "elu", { "alpha", "inplace" })
     local alpha = number_opt(o.alpha, 1, "elu", "alpha")
-    return maybe_inplace(input, o, "elu", function(x)
+    local function ops(x)
         return opmath(x, function(v)
             return core.where(v:gt(0), v, v:clamp(nil, 0):exp():sub(1):mul(alpha))
         end)
+    end
+    return maybe_inplace(input, o, "elu", function(x)
+        return fused.activation("elu", x, ops, "EluBackward0", alpha, 1, 1)
     end)
 end
 
@@ -218,10 +251,14 @@ function F.softplus(input, opts)
         input = autocast.fp32(input)
     end
     -- PyTorch's kernel: log1p(exp(beta x)) / beta below the threshold
-    return opmath(input, function(x)
-        local bx = x:mul(beta)
-        return core.where(bx:gt(threshold), x, bx:clamp(nil, threshold):exp():log1p():div(beta))
-    end)
+    local function ops(v)
+        return opmath(v, function(x)
+            local bx = x:mul(beta)
+            return core.where(bx:gt(threshold), x,
+                bx:clamp(nil, threshold):exp():log1p():div(beta))
+        end)
+    end
+    return fused.activation("softplus", input, ops, "SoftplusBackward0", beta, threshold)
 end
 
 -- x clamped to [min_val, max_val]; {min_val = -1, max_val = 1}
@@ -233,7 +270,7 @@ function F.hardtanh(input, opts)
     if lo > hi then
         raise(string.format("tide: hardtanh: expected min_val <= max_val, got %s > %s", lo, hi))
     end
-    return maybe_inplace(input, o, "hardtanh", function(x)
+    local function ops(x)
         if not autograd.needs_record(x) then
             return x:clamp(lo, hi)
         end
@@ -244,6 +281,9 @@ function F.hardtanh(input, opts)
             return v:le(lo):logical_or(v:ge(hi)):logical_not():to(v.dtype)
         end
         return out
+    end
+    return maybe_inplace(input, o, "hardtanh", function(x)
+        return fused.activation("hardtanh", x, ops, "HardtanhBackward0", lo, hi)
     end)
 end
 
