@@ -153,7 +153,6 @@ local function check(c)
 end
 
 local PENDING = {
-    ['hardsigmoid'] = "PyTorch 1.13's CPU kernel multiplies by float32's 1/6 in float64 too (0.20666667282 for 0.20666666667); tide keeps the exact 1/6",
     ['topk'] = "searching.lua (another helper's): a forward tie-break: PyTorch's CPU topk picks the later tied indices (2 and 4, 0-based), tide the first",
     ['topk_small'] = "searching.lua (another helper's): a forward tie-break: PyTorch's CPU topk picks the later tied indices (2 and 4, 0-based), tide the first",
     ['xlogy'] = "pointwise.lua (another helper's): PyTorch's y gradient is g x / y unmasked, NaN at x = y = 0; tide gives 0",
