@@ -28,13 +28,20 @@ describe("tensor memory under either collector mode", function()
     -- The peak is the live set and one step's activations (4.25-4.62 MB of a 2.46 MB live
     -- set), and now and then (1 run in 20 on Lua 5.3, whose string hashes, and so the
     -- collector's timing, change from run to run) one more step's garbage awaiting its cycle:
-    -- 5.42 MB, 2.2x. The bound is 2.5x: the growth this guards against reached 24x.
+    -- 5.42 MB, 2.2x. The bound is 2.5x: the growth this guards against reached 24x. The hosts
+    -- with one collector, incremental ("default"), pace its cycles by the Lua heap's size, so
+    -- where a step's garbage waits for the next cycle moves with the library's size: on Lua 5.3
+    -- a Lua heap 50 KB larger (2.41 -> 2.46 MB, the same C) took this loop's peak from 5.7-6.0
+    -- to 7.5 MB in most runs, one step's garbage more, the same at 50, 200 and 800 steps: 3.2x
+    -- there.
     for _, mode in ipairs(modes) do
-        it("200 CNN training steps stay below 2.5 times the live set (" .. mode .. ")", function()
-            local live, most, _, out = run(mode, 200)
-            assert.is_true(live > 1e6, out) -- the model, its gradients and momentum: ~2.4 MB
-            assert.is_true(most < 2.5 * live, mode .. ": " .. out)
-        end)
+        local bound = mode == "default" and 3.2 or 2.5
+        it(("200 CNN training steps stay below %g times the live set (%s)"):format(bound, mode),
+            function()
+                local live, most, _, out = run(mode, 200)
+                assert.is_true(live > 1e6, out) -- the model, its gradients and momentum: ~2.4 MB
+                assert.is_true(most < bound * live, mode .. ": " .. out)
+            end)
     end
 
     -- Inference makes big tensors that die young, and no backward pass paces the collector:
@@ -155,8 +162,11 @@ describe("the CPU allocator's cache of large blocks", function()
     end
 
     it("keeps what a loop's peak used (past 1 GiB) until tide.empty_cache", function()
-        tide.empty_cache("cpu")
+        -- the garbage earlier specs left is collected first, then the cache emptied: the other
+        -- way round their freed blocks filled it again, and the probe below took one of them,
+        -- so the cache looked absent
         drop()
+        tide.empty_cache("cpu")
         local base = reserved()
         local probe = tide.empty({ 1024 * 1024 })
         local caching = reserved() > base
