@@ -292,6 +292,11 @@ describe("the fused step (the rows rnn_step, lstm_step, gru_step)", function()
         raises_here("lstm_step: argument #3 must be a tensor, got nil", function()
             R.kernel_step("lstm", tide.zeros(2, 8), tide.zeros(2, 8))
         end)
+        -- a huge d is named, not multiplied in int64
+        raises_here("lstm_step: gi of shape %[2, 8%] must have 4 %* d = 18446744073709551616 " ..
+            "elements in its last dim", function()
+                K.lstm_step(tide.zeros(2, 8), tide.zeros(2, 8), tide.zeros(2, 2), 2 ^ 62)
+            end)
         raises_here("rnn_step: not differentiable", function()
             K.rnn_step(tide.zeros(2, 2):requires_grad_(true), tide.zeros(2, 2), 2, false)
         end)

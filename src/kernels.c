@@ -313,12 +313,12 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     if (r->kind == TIDE_KERNEL_PACKED)
         TIDE_TRY(check_packed(r, x, d, params[1].i));
     else if (wide && (last % w1 != 0 || last / w1 != d || x->ndim == 0)) {
-        char sb[200];
+        char sb[200]; /* (w1 * d in floating point: d is the caller's, and may be huge) */
         tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
         return tide_seterr(TIDE_ESHAPE,
-                           "%s: %s of shape %s must have %lld * d = %lld elements in its last "
+                           "%s: %s of shape %s must have %lld * d = %.0f elements in its last "
                            "dim",
-                           op, r->in[0].name, sb, (long long)w1, (long long)(w1 * d));
+                           op, r->in[0].name, sb, (long long)w1, (double)w1 * (double)d);
     } else if (proj ? x->ndim == 0 || x->shape[x->ndim - 1] != d : numel % d != 0) {
         char sb[200];
         tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
