@@ -621,6 +621,27 @@ def {
     end,
 }
 
+-- the gradients of f(inputs...) to those inputs that require grad (nil for the others), by
+-- autograd through f run again: the fused nodes' gradient where their backward row does not
+-- apply, and their gradient's own graph under create_graph (so second derivatives are f's)
+local function composite_grad(f, inputs, g)
+    local ins, which = {}, {}
+    for i, v in ipairs(inputs) do
+        if needs(v) then
+            ins[#ins + 1], which[#ins + 1] = v, i
+        end
+    end
+    local y = autograd.enable_grad(function() return f(unpack(inputs)) end)
+    local grads = pack(autograd.grad({ y }, ins, { g },
+        { create_graph = core.is_grad_enabled(), allow_unused = true }))
+    grads = type(grads[1]) == "table" and grads[1] or grads
+    local out = {}
+    for k, i in ipairs(which) do
+        out[i] = grads[k]
+    end
+    return unpack(out, 1, #inputs)
+end
+
 -- ---- pointwise losses: the kernel rows pointwise_loss and pointwise_loss_backward ------------
 
 -- include/tide.h's tide_loss
@@ -672,21 +693,7 @@ def {
                 return gx, gt
             end
         end
-        local ins, which = {}, {}
-        for i, v in ipairs({ x, t }) do
-            if needs(v) then
-                ins[#ins + 1], which[#ins + 1] = v, i
-            end
-        end
-        local y = autograd.enable_grad(function() return nd.composite(x, t) end)
-        local grads = pack(autograd.grad({ y }, ins, { g },
-            { create_graph = core.is_grad_enabled(), allow_unused = true }))
-        grads = type(grads[1]) == "table" and grads[1] or grads
-        local out = {}
-        for k, i in ipairs(which) do
-            out[i] = grads[k]
-        end
-        return out[1], out[2]
+        return composite_grad(nd.composite, { x, t }, g)
     end,
 }
 
@@ -738,10 +745,7 @@ def {
                 return r
             end
         end
-        local y = autograd.enable_grad(function()
-            return nd.ops(x)
-        end)
-        return autograd.grad({ y }, { x }, { g }, { create_graph = core.is_grad_enabled() })[1]
+        return (composite_grad(nd.ops, { x }, g))
     end,
 }
 
