@@ -60,8 +60,15 @@ comma      := ,
 # OpenBLAS's OpenMP build shares tide's OpenMP pool (one pool; the pthreads build spins its own
 # threads against tide's kernels). Debian installs it beside the pthreads build and
 # update-alternatives prefers pthreads, so it is named by directory, with a run path.
-OPENBLAS_OMP ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0 \
-                /usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0))
+# Debian's OpenMP OpenBLAS is built for gcc's runtime (libgomp); clang's -fopenmp brings LLVM's
+# libomp: a clang build (make asan) had both pools in one process, and a threaded sgemm waited
+# forever on a worker of the other pool (the fuzzer, seed 44816). Such a build takes the
+# pthreads OpenBLAS, which needs no OpenMP runtime.
+CC_IS_CLANG := $(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1))
+OPENBLAS_VARIANT ?= $(if $(CC_IS_CLANG),pthread,openmp)
+OPENBLAS_OMP ?= $(firstword $(wildcard \
+                /usr/lib/x86_64-linux-gnu/openblas-$(OPENBLAS_VARIANT)/libopenblas.so.0 \
+                /usr/lib/aarch64-linux-gnu/openblas-$(OPENBLAS_VARIANT)/libopenblas.so.0))
 OPENBLAS_DIR := $(patsubst %/,%,$(dir $(OPENBLAS_OMP)))
 BLAS_LIBS  := $(if $(OPENBLAS_OMP),-L$(OPENBLAS_DIR) -Wl$(comma)-rpath$(comma)$(OPENBLAS_DIR)) \
               -lopenblas
@@ -73,6 +80,8 @@ ifneq ($(DNNL_H),)
 CFLAGS_ALL += -DTIDE_HAVE_DNNL
 LIBS       += -ldnnl
 endif
+# what `make asan` links in besides (the sanitizer runtime and its run path)
+LIBS       += $(SAN_LDFLAGS)
 # EXACT_ALLOC=1: every CPU tensor buffer its own exact-size allocation, freed at once (on by
 # default under ASan, src/cpu/alloc.c), so ASan sees over-reads and uses after free of tensor data
 CFLAGS_ALL += $(if $(EXACT_ALLOC),-DTIDE_EXACT_ALLOC=$(EXACT_ALLOC))
@@ -211,7 +220,7 @@ test:
 ASAN_RT_DIR = $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null | xargs dirname 2>/dev/null)
 asan:
 	$(MAKE) BUILD=build-asan CC=clang OPT="$(SAN)" LTO= DNNL_H= NVCC_FOUND= \
-	    LIBS="$(filter-out -ldnnl,$(LIBS)) $(SAN) -Wl,-rpath,$(ASAN_RT_DIR)" \
+	    SAN_LDFLAGS="$(SAN) -Wl,-rpath,$(ASAN_RT_DIR)" \
 	    all ctests
 	@sh spec/support/run_asan.sh build-asan
 
