@@ -34,7 +34,8 @@ local function boolean(op, name, v)
     return v == true
 end
 
-return function(L, matrix, is_vector_rhs)
+-- factor(A[, op]): lu_factor's LU and pivots without its check; check_lu(op, LU): its check
+return function(L, matrix, is_vector_rhs, factor, check_lu)
     -- vecdot(x, y[, {dim = -1}]): sum(x * y) over dim, x and y broadcast (real tensors: no
     -- conjugate)
     function L.vecdot(x, y, opts)
@@ -140,7 +141,7 @@ return function(L, matrix, is_vector_rhs)
     -- transpose, which LAPACK reads without a copy
     local function lu_info(A)
         return autograd.no_grad(function()
-            local LU = L.lu_factor(A:transpose(-2, -1))
+            local LU = factor(A:transpose(-2, -1))
             local zero = LU:diagonal(0, -2, -1):eq(0)
             local first = zero:to("int64"):argmax(-1, true) -- 1-based
             return info_of(A, core.where(zero:any(-1, true), first, 0))
@@ -347,15 +348,15 @@ return function(L, matrix, is_vector_rhs)
                 "without row swaps fails on a zero pivot"):format(op))
         end
         local check_errors = boolean(op, "check_errors", o.check_errors)
-        local LU, pivots = args.as_op(op, "linalg.lu_factor", L.lu_factor, A)
+        local LU, pivots = factor(A, op)
+        if check_errors then
+            check_lu(op, LU)
+        end
         local info = autograd.no_grad(function()
             local zero = LU:diagonal(0, -2, -1):eq(0)
             local first = zero:to("int64"):argmax(-1, true) -- 1-based
             return info_of(A, core.where(zero:any(-1, true), first, 0))
         end)
-        if check_errors and info:ne(0):any():item() then
-            singular(op, A, info)
-        end
         return LU, pivots, info
     end
 
