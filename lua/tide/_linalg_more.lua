@@ -1,7 +1,7 @@
 -- tide._linalg_more: more of PyTorch 1.13's torch.linalg, written over tide.linalg's solvers
 -- and tensor ops (autograd differentiates the composites): vecdot, diagonal, vander,
--- cholesky_ex, inv_ex, solve_ex and lu_factor_ex (an int32 info instead of an error),
--- tensorinv, tensorsolve, householder_product and matmul (tide.matmul's other name).
+-- cholesky_ex, inv_ex, solve_ex (complex A too) and lu_factor_ex (an int32 info instead of an
+-- error), tensorinv, tensorsolve, householder_product and matmul (tide.matmul's other name).
 -- linalg.lua calls this file with its table and its argument check at its end.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -227,9 +227,23 @@ return function(L, matrix, is_vector_rhs, factor, check_lu)
         return nan_where(L.cholesky(identity_where(A, bad), { upper = upper }), bad), info
     end
 
+    -- a complex inv_ex's or solve_ex's X and info, check_errors raising for the first failing
+    -- matrix (its info of A's own LU, as PyTorch's)
+    local function complex_checked(op, A, check_errors, X, info)
+        if check_errors and info:ne(0):any():item() then
+            singular(op, A, info)
+        end
+        return X, info
+    end
+
     -- inv_ex(A[, {check_errors = false}]): info the first zero pivot of A's LU (getrf's)
     function L.inv_ex(A, opts)
         local op = "linalg.inv_ex"
+        if type(A) == "table" then -- complex (lua/tide/complex/linalg.lua)
+            local o = args.options(op, opts, EX, "{check_errors = true}")
+            local check_errors = boolean(op, "check_errors", o.check_errors)
+            return complex_checked(op, A, check_errors, require("tide.complex.linalg").inv(A, true))
+        end
         matrix(op, A)
         local o = args.options(op, opts, EX, "{check_errors = true}")
         local check_errors = boolean(op, "check_errors", o.check_errors)
@@ -245,6 +259,12 @@ return function(L, matrix, is_vector_rhs, factor, check_lu)
     -- A's LU
     function L.solve_ex(A, B, opts)
         local op = "linalg.solve_ex"
+        if type(A) == "table" or type(B) == "table" then -- complex
+            local o = args.options(op, opts, SOLVE_EX, "{check_errors = true}")
+            local check_errors = boolean(op, "check_errors", o.check_errors)
+            return complex_checked(op, A, check_errors, require("tide.complex.linalg").solve(A,
+                B, { left = o.left }, is_vector_rhs, true))
+        end
         matrix(op, A)
         local o = args.options(op, opts, SOLVE_EX, "{check_errors = true}")
         local check_errors = boolean(op, "check_errors", o.check_errors)

@@ -830,6 +830,52 @@ local function jacobi_svd(A)
     return A, V
 end
 
+-- W = Wr + i Wi [..., m, n] complex, m >= n, n even: jacobi_svd on complex columns (the complex
+-- svd's, lua/tide/complex/svd.lua): each pair's q column first turned by the phase that makes
+-- w_p^H w_q real (conj(g) / |g|, taken from the p side), then rotated as a real pair; V (unitary)
+-- likewise. Returns W V's parts and V's.
+local function jacobi_svd_complex(Wr, Wi)
+    local n = Wr:size(-1)
+    local Vr = core.eye(n, { dtype = Wr.dtype, device = Wr.device })
+        :expand(with_batch(batch_of(Wr), n, n)):clone()
+    local Vi = Vr * 0
+    local rounds = pairings(n, Wr.device)
+    local eps = EPS[Wr.dtype] or EPS.float32
+    local function turn(Xr, Xi, cr, ci) -- each column times cr + i ci
+        cr, ci = cr:unsqueeze(-2), ci:unsqueeze(-2)
+        return Xr * cr - Xi * ci, Xr * ci + Xi * cr
+    end
+    for _ = 1, MAX_SWEEPS do
+        local rotated = false
+        for _, round in ipairs(rounds) do
+            local partner, first = round.partner, round.first
+            local Pr, Pi = Wr:index_select(-1, partner), Wi:index_select(-1, partner)
+            local norms = (Wr * Wr + Wi * Wi):sum(-2)
+            local dr, di = (Wr * Pr + Wi * Pi):sum(-2), (Wr * Pi - Wi * Pr):sum(-2) -- w^H w_partner
+            local pn = at_partner(norms, partner)
+            local ad = (dr * dr + di * di):sqrt()
+            local small = ad:le((norms * pn):sqrt() * eps)
+            if not rotated and not small:all():item() then
+                rotated = true
+            end
+            ad = core.where(small, 0, ad)
+            local safe = core.where(small, 1, ad)
+            local cr, ci = core.where(small, 1, dr / safe), core.where(small, 0, -di / safe)
+            cr = core.where(first, 1, at_partner(cr, partner))
+            ci = core.where(first, 0, at_partner(ci, partner))
+            Wr, Wi = turn(Wr, Wi, cr, ci)
+            Vr, Vi = turn(Vr, Vi, cr, ci)
+            local c, sn = rotation(norms, pn, ad, partner, first)
+            Wr, Wi = rotate(Wr, -1, partner, c, sn), rotate(Wi, -1, partner, c, sn)
+            Vr, Vi = rotate(Vr, -1, partner, c, sn), rotate(Vi, -1, partner, c, sn)
+        end
+        if not rotated then
+            break
+        end
+    end
+    return Wr, Wi, Vr, Vi
+end
+
 -- a matrix padded to an even size with one more index that no rotation touches (its
 -- off-diagonal terms are 0): padded [..., n + 1, n + 1] (or columns only when cols_only)
 local function pad_even(A, cols_only)
@@ -978,9 +1024,15 @@ local SVD_OPTIONS = { "full_matrices" }
 -- (U [..., m, k], Vh [..., k, n], k = min(m, n)) with full_matrices = false. A pair of
 -- singular vectors' sign is arbitrary (LAPACK's may differ). The gradient is the reduced
 -- form's: with full_matrices = true (PyTorch's default) the extra columns, arbitrary, get none
--- (PyTorch 1.13 narrows gU and gVh the same way)
+-- (PyTorch 1.13 narrows gU and gVh the same way). A complex A: lua/tide/complex/svd.lua
 function L.svd(A, opts)
     local op = "linalg.svd"
+    if type(A) == "table" then -- complex: lua/tide/complex/svd.lua
+        local full = args.options(op, opts, SVD_OPTIONS, "{full_matrices = false}")
+            .full_matrices
+        return require("tide.complex.svd")(A, full == nil or full, jacobi_svd_complex,
+            pad_even)
+    end
     matrix(op, A, 1, true)
     float_only(op, A)
     local full = args.options(op, opts, SVD_OPTIONS, "{full_matrices = false}").full_matrices
