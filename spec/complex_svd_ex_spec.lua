@@ -151,7 +151,8 @@ describe("complex linalg.svd", function()
         close(Vh, { 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0 }, 0, "empty Vh")
     end)
 
-    it("gradients of a phase-independent loss are PyTorch's; a phase-dependent one raises",
+    it("gradients of a phase-independent loss are PyTorch's; a phase-dependent one and bad " ..
+        "arguments raise",
         function()
             for name, A0 in pairs(matrices()) do
                 local A = A0:detach():requires_grad_()
@@ -168,6 +169,12 @@ describe("complex linalg.svd", function()
                 L:backward()
                 close(A.grad, WANT[name].grad, 1e-9, name .. " grad")
             end
+            assert.are.equal("tide: linalg.svd: expected a matrix or a batch of matrices " ..
+                "[..., m, n], got [3]", err(function()
+                    return tide.linalg.svd(C({ 1, 2, 3 }, { 0, 1, 0 }))
+                end))
+            assert.are.equal("tide: linalg.svd: expected a tensor at argument #1, got table",
+                err(function() return tide.linalg.svd({ 1, 2 }) end))
             local A = C(A_RE, A_IM):requires_grad_()
             local U = tide.linalg.svd(A)
             assert.matches("tide: linalg.svd: backward: the loss depends on the singular " ..

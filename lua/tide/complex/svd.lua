@@ -217,6 +217,9 @@ autograd.def {
 -- svd(A, full, jacobi, pad_even): A complex [..., m, n]; linalg.lua's complex Jacobi and pad
 return function(A, full, jacobi, pad_even)
     local op = "linalg.svd"
+    if not Complex.is(A) then
+        require("tide.op_args").check(op, A, 1) -- a table that is no tensor: its error
+    end
     local s = A:size()
     if #s < 2 then
         raise(("tide: %s: expected a matrix or a batch of matrices [..., m, n], got %s")
