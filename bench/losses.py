@@ -1,5 +1,5 @@
 """losses.py — the PyTorch reference for bench/losses.lua: mse, l1, smooth_l1, huber,
-binary_cross_entropy_with_logits and soft_margin losses (reduction "mean") on float32, the
+binary_cross_entropy_with_logits (with a weight too: bce_with_logits_w) and soft_margin losses (reduction "mean") on float32, the
 forward and a forward and backward to the input, in the thread setting bench/compare.lua picked.
 Same inputs, same repetitions as losses.lua's side.
 
@@ -22,6 +22,7 @@ LOSSES = {
     "smooth_l1": F.smooth_l1_loss,
     "huber": F.huber_loss,
     "bce_with_logits": F.binary_cross_entropy_with_logits,
+    "bce_with_logits_w": None,  # inputs() sets it: its weight depends on n
     "soft_margin": F.soft_margin_loss,
 }
 
@@ -29,16 +30,20 @@ LOSSES = {
 def inputs(n, loss):
     i = torch.arange(n, dtype=torch.float32)
     x, t = i.sin().mul(2), i.cos().mul(2)
-    if loss == "bce_with_logits":
+    if loss in ("bce_with_logits", "bce_with_logits_w"):
         t = t.add(2).div(4)
     elif loss == "soft_margin":
         t = t.sign()
+    if loss == "bce_with_logits_w":
+        w = i.mul(3).sin().add(1.5)
+        LOSSES[loss] = lambda a, b: F.binary_cross_entropy_with_logits(a, b, weight=w)
     return x, t
 
 
 for size, n in (("1m", 1000000), ("4k", 4096)):
-    for name, f in LOSSES.items():
+    for name in list(LOSSES):
         x, t = inputs(n, name)
+        f = LOSSES[name]
         xg = x.clone().requires_grad_(True)
 
         def fwd_bwd(f=f, xg=xg, t=t):

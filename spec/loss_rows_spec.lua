@@ -264,15 +264,61 @@ describe("pointwise losses on the kernel rows", function()
         check_list({ 0.5, -1, 2 }, flat(x), 0, "input")
     end)
 
-    it("keeps bce_with_logits with weight or pos_weight (broadcast) on the composite", function()
+    it("runs bce_with_logits with weight (broadcast) on the row: PyTorch's values and " ..
+        "gradients", function()
+        -- PyTorch 1.13: F.binary_cross_entropy_with_logits(x, t, weight=w, reduction=r), and
+        -- the gradients of sum(y * g), g = 0.5, 0.87, ... over y (/tmp/kw/parity_bce.py)
+        local CASES_W = {
+  { dtype = "float64", reduction = "mean", y = {11.628894033699229},
+    gx = {0.03458107395565859, -0.08122873095888944, -0.003311192278392158, 0.0, 0.0908416084659604, -0.017290536977829295, 0.044444444444439256, -0.1, 0.015616013913494391},
+    gt = {-0.027777777777777776, 0.1111111111111111, -0.05555555555555555, -0.0, -0.16666666666666666, 0.013888888888888888, -1.6666666666666667, 4.444444444444445, -0.006944444444444444} },
+  { dtype = "float64", reduction = "sum", y = {104.66004630329306},
+    gx = {0.3112296656009273, -0.7310585786300049, -0.02980073050552942, 0.0, 0.8175744761936437, -0.15561483280046365, 0.3999999999999533, -0.9, 0.14054412522144952},
+    gt = {-0.25, 1.0, -0.5, -0.0, -1.5, 0.125, -15.0, 40.0, -0.0625} },
+  { dtype = "float64", reduction = "none", y = {0.9740769841801067, 2.6265233750364456, 0.0634640055214863, 0.6931471805599453, 3.402826555965505, 0.48703849209005334, 24.000000000000092, 72.0, 0.41296970993942184},
+    gx = {0.3112296656009273, -1.2720419268162084, -0.07390581165371296, 0.0, 3.2375949257268286, -0.7313897141621791, 2.1759999999997457, -5.562, 0.9725653465324307},
+    gt = {-0.25, 1.74, -1.24, -0.0, -5.9399999999999995, 0.5875, -81.6, 247.2, -0.4325} },
+  { dtype = "float32", reduction = "mean", y = {11.628894805908203},
+    gx = {0.034581076353788376, -0.08122873306274414, -0.00331119354814291, 0.0, 0.09084160625934601, -0.01729053631424904, 0.04444444552063942, -0.09999999403953552, 0.01561601459980011},
+    gt = {-0.02777777798473835, 0.1111111119389534, -0.0555555559694767, -0.0, -0.1666666716337204, 0.013888888992369175, -1.6666666269302368, 4.44444465637207, -0.0069444444961845875} },
+  { dtype = "float32", reduction = "sum", y = {104.66004943847656},
+    gx = {0.3112296760082245, -0.7310585975646973, -0.029800742864608765, 0.0, 0.8175744414329529, -0.15561482310295105, 0.4000000059604645, -0.8999999761581421, 0.140544131398201},
+    gt = {-0.25, 1.0, -0.5, -0.0, -1.5, 0.125, -15.0, 40.0, -0.0625} },
+  { dtype = "float32", reduction = "none", y = {0.9740769863128662, 2.62652325630188, 0.06346402317285538, 0.6931471824645996, 3.4028267860412598, 0.4870384931564331, 24.0, 72.0, 0.412969708442688},
+    gx = {0.3112296760082245, -1.272041916847229, -0.0739058405160904, 0.0, 3.2375948429107666, -0.7313896417617798, 2.1760001182556152, -5.562000274658203, 0.9725654125213623},
+    gt = {-0.25, 1.7400000095367432, -1.2400000095367432, -0.0, -5.940000057220459, 0.5874999761581421, -81.5999984741211, 247.20001220703125, -0.4325000047683716} },
+        }
+        for _, c in ipairs(CASES_W) do
+            local o = { dtype = c.dtype }
+            local tol = c.dtype == "float32" and 1e-6 or 1e-12
+            local x = tide.tensor({ { 0.5, -1.0, 2.0 }, { 0.0, 1.5, -0.5 }, { 30.0, -40.0, 0.25 } },
+                o):requires_grad_()
+            local t = tide.tensor({ { 0.0, 1.0, 1.0 }, { 0.5, 0.0, 1.0 }, { 0.2, 0.9, 0.0 } }, o)
+                :requires_grad_()
+            local w = tide.tensor({ 1.0, 2.0, 0.5 }, o)
+            local y = F.binary_cross_entropy_with_logits(x, t, { weight = w,
+                reduction = c.reduction })
+            local what = c.dtype .. " " .. c.reduction
+            check_list(c.y, flat(y), tol, what .. " y")
+            local g = tide.arange(0, y:numel(), o):reshape(y.shape):mul(0.37):add(0.5)
+            y:mul(g):sum():backward()
+            check_list(c.gx, flat(x.grad), tol, what .. " gx")
+            check_list(c.gt, flat(t.grad), tol, what .. " gt")
+        end
+    end)
+
+    it("keeps bce_with_logits with pos_weight (broadcast) on the composite", function()
         local x = tide.tensor({ { 0.5, -1.0, 2.0 }, { 0.0, 1.5, -0.5 } }, { dtype = "float64" })
         local t = tide.tensor({ { 0.0, 1.0, 1.0 }, { 0.5, 0.0, 1.0 } }, { dtype = "float64" })
         local w = tide.tensor({ 1.0, 2.0, 0.5 }, { dtype = "float64" })
         -- PyTorch 1.13: F.binary_cross_entropy_with_logits(x, t, weight=w) and pos_weight=w
         local y1 = F.binary_cross_entropy_with_logits(x, t, { weight = w })
         local y2 = F.binary_cross_entropy_with_logits(x, t, { pos_weight = w })
+        local y3 = F.binary_cross_entropy_with_logits(x, t, { pos_weight = w, weight = w })
         assert.is_true(math.abs(y1:item() - 1.3745127655589233) < 1e-12)
         assert.is_true(math.abs(y2:item() - 1.0909438858951315) < 1e-12)
+        -- with both: PyTorch's 1.7663914532640363
+        assert.is_true(math.abs(y3:item() - 1.7663914532640363) < 1e-12)
     end)
 end)
 

@@ -1,7 +1,7 @@
 -- tide._linalg_more: more of PyTorch 1.13's torch.linalg, written over tide.linalg's solvers
 -- and tensor ops (autograd differentiates the composites): vecdot, diagonal, vander,
--- cholesky_ex, inv_ex, solve_ex and lu_factor_ex (an int32 info instead of an error),
--- tensorinv, tensorsolve, householder_product and matmul (tide.matmul's other name).
+-- cholesky_ex, inv_ex, solve_ex (complex A too) and lu_factor_ex (an int32 info instead of an
+-- error), tensorinv, tensorsolve, householder_product and matmul (tide.matmul's other name).
 -- linalg.lua calls this file with its table and its argument check at its end.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -34,7 +34,8 @@ local function boolean(op, name, v)
     return v == true
 end
 
-return function(L, matrix, is_vector_rhs)
+-- factor(A[, op]): lu_factor's LU and pivots without its check; check_lu(op, LU): its check
+return function(L, matrix, is_vector_rhs, factor, check_lu)
     -- vecdot(x, y[, {dim = -1}]): sum(x * y) over dim, x and y broadcast (real tensors: no
     -- conjugate)
     function L.vecdot(x, y, opts)
@@ -140,7 +141,7 @@ return function(L, matrix, is_vector_rhs)
     -- transpose, which LAPACK reads without a copy
     local function lu_info(A)
         return autograd.no_grad(function()
-            local LU = L.lu_factor(A:transpose(-2, -1))
+            local LU = factor(A:transpose(-2, -1))
             local zero = LU:diagonal(0, -2, -1):eq(0)
             local first = zero:to("int64"):argmax(-1, true) -- 1-based
             return info_of(A, core.where(zero:any(-1, true), first, 0))
@@ -226,9 +227,23 @@ return function(L, matrix, is_vector_rhs)
         return nan_where(L.cholesky(identity_where(A, bad), { upper = upper }), bad), info
     end
 
+    -- a complex inv_ex's or solve_ex's X and info, check_errors raising for the first failing
+    -- matrix (its info of A's own LU, as PyTorch's)
+    local function complex_checked(op, A, check_errors, X, info)
+        if check_errors and info:ne(0):any():item() then
+            singular(op, A, info)
+        end
+        return X, info
+    end
+
     -- inv_ex(A[, {check_errors = false}]): info the first zero pivot of A's LU (getrf's)
     function L.inv_ex(A, opts)
         local op = "linalg.inv_ex"
+        if type(A) == "table" then -- complex (lua/tide/complex/linalg.lua)
+            local o = args.options(op, opts, EX, "{check_errors = true}")
+            local check_errors = boolean(op, "check_errors", o.check_errors)
+            return complex_checked(op, A, check_errors, require("tide.complex.linalg").inv(A, true))
+        end
         matrix(op, A)
         local o = args.options(op, opts, EX, "{check_errors = true}")
         local check_errors = boolean(op, "check_errors", o.check_errors)
@@ -244,6 +259,12 @@ return function(L, matrix, is_vector_rhs)
     -- A's LU
     function L.solve_ex(A, B, opts)
         local op = "linalg.solve_ex"
+        if type(A) == "table" or type(B) == "table" then -- complex
+            local o = args.options(op, opts, SOLVE_EX, "{check_errors = true}")
+            local check_errors = boolean(op, "check_errors", o.check_errors)
+            return complex_checked(op, A, check_errors, require("tide.complex.linalg").solve(A,
+                B, { left = o.left }, is_vector_rhs, true))
+        end
         matrix(op, A)
         local o = args.options(op, opts, SOLVE_EX, "{check_errors = true}")
         local check_errors = boolean(op, "check_errors", o.check_errors)
@@ -347,15 +368,15 @@ return function(L, matrix, is_vector_rhs)
                 "without row swaps fails on a zero pivot"):format(op))
         end
         local check_errors = boolean(op, "check_errors", o.check_errors)
-        local LU, pivots = args.as_op(op, "linalg.lu_factor", L.lu_factor, A)
+        local LU, pivots = factor(A, op)
+        if check_errors then
+            check_lu(op, LU)
+        end
         local info = autograd.no_grad(function()
             local zero = LU:diagonal(0, -2, -1):eq(0)
             local first = zero:to("int64"):argmax(-1, true) -- 1-based
             return info_of(A, core.where(zero:any(-1, true), first, 0))
         end)
-        if check_errors and info:ne(0):any():item() then
-            singular(op, A, info)
-        end
         return LU, pivots, info
     end
 

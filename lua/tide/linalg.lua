@@ -284,11 +284,12 @@ autograd.def {
     end,
 }
 
--- lu_factor(A): LU [..., m, n], pivots [..., min(m, n)] as PyTorch's torch.linalg.lu_factor
--- (pivots 1-based, int64)
-function L.lu_factor(A)
-    matrix("linalg.lu_factor", A, 1, true)
-    float_only("linalg.lu_factor", A)
+-- LU and pivots of the matrices A, whatever U's diagonal holds (lu_factor_ex's and lu's); A's
+-- dtype checked for op when given
+local function factor(A, op)
+    if op then
+        float_only(op, A)
+    end
     if not recording(A) then -- the kernel has no gradient: a recorded call runs the ops
         local LU, piv = K.lu_factor(A)
         if LU then
@@ -296,6 +297,39 @@ function L.lu_factor(A)
         end
     end
     local LU, pivots = lu(A)
+    return LU, pivots
+end
+
+-- zero [..., k] (bool, some true): the first true of the first batch element holding one,
+-- and " (batch element e)" naming that one for a batch, "" for one matrix (both 1-based)
+local function first_zero(zero)
+    local flat = zero:reshape(-1, zero:size(-1)):to("int64")
+    local at = flat:amax(2):argmax(1):item()
+    return flat[at]:argmax(1):item(), zero:dim() > 1 and (" (batch element %d)"):format(at) or ""
+end
+
+-- PyTorch's check_errors of lu_factor: a zero on U's diagonal raises, naming the first one;
+-- one read back
+local function check_lu(op, LU)
+    local zero = autograd.no_grad(function()
+        return diag_of(LU):eq(0)
+    end)
+    if not zero:any():item() then
+        return
+    end
+    local j, where = first_zero(zero)
+    raise(("tide: %s: U[%d,%d] is zero%s and using it on lu_solve would divide by zero; " ..
+        "to factor such a matrix anyway, call linalg.lu_factor_ex(A) (its info names the " ..
+        "zero) or linalg.lu(A)"):format(op, j, j, where))
+end
+
+-- lu_factor(A): LU [..., m, n], pivots [..., min(m, n)] as PyTorch's torch.linalg.lu_factor
+-- (pivots 1-based, int64); a zero on U's diagonal raises, as PyTorch's (lu_factor_ex and lu
+-- return such factors)
+function L.lu_factor(A)
+    matrix("linalg.lu_factor", A, 1, true)
+    local LU, pivots = factor(A, "linalg.lu_factor")
+    check_lu("linalg.lu_factor", LU)
     return LU, pivots
 end
 
@@ -357,10 +391,10 @@ local function check_invertible(op, LU, At)
             end)
             zero = zt:any():item() and zt or zero
         end
-        local first = zero:to("int64"):argmax(-1):reshape(-1)[1]:item()
+        local first, where = first_zero(zero)
         raise(("tide: %s: the matrix is singular (U's diagonal element %d is zero after " ..
-            "pivoting); check the input, or regularise it (add a small multiple of the " ..
-            "identity)"):format(op, first))
+            "pivoting)%s; check the input, or regularise it (add a small multiple of the " ..
+            "identity)"):format(op, first, where))
     end
 end
 
@@ -796,6 +830,52 @@ local function jacobi_svd(A)
     return A, V
 end
 
+-- W = Wr + i Wi [..., m, n] complex, m >= n, n even: jacobi_svd on complex columns (the complex
+-- svd's, lua/tide/complex/svd.lua): each pair's q column first turned by the phase that makes
+-- w_p^H w_q real (conj(g) / |g|, taken from the p side), then rotated as a real pair; V (unitary)
+-- likewise. Returns W V's parts and V's.
+local function jacobi_svd_complex(Wr, Wi)
+    local n = Wr:size(-1)
+    local Vr = core.eye(n, { dtype = Wr.dtype, device = Wr.device })
+        :expand(with_batch(batch_of(Wr), n, n)):clone()
+    local Vi = Vr * 0
+    local rounds = pairings(n, Wr.device)
+    local eps = EPS[Wr.dtype] or EPS.float32
+    local function turn(Xr, Xi, cr, ci) -- each column times cr + i ci
+        cr, ci = cr:unsqueeze(-2), ci:unsqueeze(-2)
+        return Xr * cr - Xi * ci, Xr * ci + Xi * cr
+    end
+    for _ = 1, MAX_SWEEPS do
+        local rotated = false
+        for _, round in ipairs(rounds) do
+            local partner, first = round.partner, round.first
+            local Pr, Pi = Wr:index_select(-1, partner), Wi:index_select(-1, partner)
+            local norms = (Wr * Wr + Wi * Wi):sum(-2)
+            local dr, di = (Wr * Pr + Wi * Pi):sum(-2), (Wr * Pi - Wi * Pr):sum(-2) -- w^H w_partner
+            local pn = at_partner(norms, partner)
+            local ad = (dr * dr + di * di):sqrt()
+            local small = ad:le((norms * pn):sqrt() * eps)
+            if not rotated and not small:all():item() then
+                rotated = true
+            end
+            ad = core.where(small, 0, ad)
+            local safe = core.where(small, 1, ad)
+            local cr, ci = core.where(small, 1, dr / safe), core.where(small, 0, -di / safe)
+            cr = core.where(first, 1, at_partner(cr, partner))
+            ci = core.where(first, 0, at_partner(ci, partner))
+            Wr, Wi = turn(Wr, Wi, cr, ci)
+            Vr, Vi = turn(Vr, Vi, cr, ci)
+            local c, sn = rotation(norms, pn, ad, partner, first)
+            Wr, Wi = rotate(Wr, -1, partner, c, sn), rotate(Wi, -1, partner, c, sn)
+            Vr, Vi = rotate(Vr, -1, partner, c, sn), rotate(Vi, -1, partner, c, sn)
+        end
+        if not rotated then
+            break
+        end
+    end
+    return Wr, Wi, Vr, Vi
+end
+
 -- a matrix padded to an even size with one more index that no rotation touches (its
 -- off-diagonal terms are 0): padded [..., n + 1, n + 1] (or columns only when cols_only)
 local function pad_even(A, cols_only)
@@ -944,9 +1024,15 @@ local SVD_OPTIONS = { "full_matrices" }
 -- (U [..., m, k], Vh [..., k, n], k = min(m, n)) with full_matrices = false. A pair of
 -- singular vectors' sign is arbitrary (LAPACK's may differ). The gradient is the reduced
 -- form's: with full_matrices = true (PyTorch's default) the extra columns, arbitrary, get none
--- (PyTorch 1.13 narrows gU and gVh the same way)
+-- (PyTorch 1.13 narrows gU and gVh the same way). A complex A: lua/tide/complex/svd.lua
 function L.svd(A, opts)
     local op = "linalg.svd"
+    if type(A) == "table" then -- complex: lua/tide/complex/svd.lua
+        local full = args.options(op, opts, SVD_OPTIONS, "{full_matrices = false}")
+            .full_matrices
+        return require("tide.complex.svd")(A, full == nil or full, jacobi_svd_complex,
+            pad_even)
+    end
     matrix(op, A, 1, true)
     float_only(op, A)
     local full = args.options(op, opts, SVD_OPTIONS, "{full_matrices = false}").full_matrices
@@ -1052,9 +1138,9 @@ function L.cholesky(A, opts)
     local Lm = core.cat(cols, -1)
     local bad = diag_of(Lm):gt(0):logical_not() -- one read back: the error needs the host
     if bad:any():item() then
-        local j = bad:to("int64"):reshape(-1, n):amax(1):argmax(1):item() -- the first column
+        local j, where = first_zero(bad) -- the first failing matrix's first column
         raise(("tide: %s: the matrix is not positive-definite (its leading minor of order " ..
-            "%d is not positive)"):format(op, j))
+            "%d is not positive)%s"):format(op, j, where))
     end
     return upper and Lm:transpose(-2, -1) or Lm
 end
@@ -1171,8 +1257,7 @@ function L.lu(A, opts)
         raise("tide: linalg.lu: pivot = false is not supported (nor on PyTorch's CPU); an LU " ..
             "without row swaps fails on a zero pivot")
     end
-    local LU, pivots = L.lu_factor(A)
-    return L.lu_unpack(LU, pivots)
+    return L.lu_unpack(factor(A))
 end
 
 -- lu_solve(LU, pivots, B[, {left = true, adjoint = false}]): X with A X = B (A^T X = B with
@@ -1658,6 +1743,16 @@ function Tensor.cholesky_inverse(F, upper, ...)
     no_extra("cholesky_inverse", 2, ...)
     matrix("cholesky_inverse", F)
     boolean("cholesky_inverse", "upper", upper)
+    -- a zero on the factor's diagonal raises, as PyTorch's (potri's info); one read back
+    local zero = autograd.no_grad(function()
+        return diag_of(F):eq(0)
+    end)
+    if zero:any():item() then
+        local j, where = first_zero(zero)
+        raise(("tide: cholesky_inverse: the factor's diagonal element %d is zero%s, so the " ..
+            "matrix it factors is singular and has no inverse; check the factor " ..
+            "(linalg.cholesky_ex's info names where a factorisation failed)"):format(j, where))
+    end
     local n = F:size(-1)
     local I = core.eye(n, { dtype = F.dtype, device = F.device }):expand(F:size())
     return Tensor.cholesky_solve(I, F, upper)
@@ -1679,7 +1774,7 @@ end
 
 -- vecdot, diagonal, vander, cholesky_ex, inv_ex, solve_ex, tensorinv, tensorsolve and
 -- householder_product (lua/tide/_linalg_more.lua)
-require("tide._linalg_more")(L, matrix, is_vector_rhs)
+require("tide._linalg_more")(L, matrix, is_vector_rhs, factor, check_lu)
 -- ldl_factor, ldl_factor_ex and ldl_solve (lua/tide/linalg_ldl.lua)
 require("tide.linalg_ldl")(L, matrix)
 -- eig and eigvals, complex results (lua/tide/linalg_eig.lua)

@@ -315,6 +315,12 @@ DEFINE_TRANSPOSE(float, s)
             T *lm = (T *)l->data + m * n * n;                                                      \
             memcpy(lm, (const T *)a->data + m * n * n, sizeof(T) * (size_t)n * n);                 \
             P##potrf_("U", &n, lm, &n, &info, 1);                                                  \
+            if (info > 0 && a->ndim > 2)                                                           \
+                return tide_seterr(TIDE_EINVAL,                                                    \
+                                   "linalg.cholesky: the matrix is not positive-definite (its "    \
+                                   "leading minor of order %d is not positive) (batch element "    \
+                                   "%lld)",                                                        \
+                                   (int)info, (long long)m + 1);                                   \
             if (info > 0)                                                                          \
                 return tide_seterr(TIDE_EINVAL,                                                    \
                                    "linalg.cholesky: the matrix is not positive-definite (its "    \

@@ -1,4 +1,5 @@
--- tide.complex.linalg: tide.linalg's solve, inv, det, slogdet and svdvals of complex matrices
+-- tide.complex.linalg: tide.linalg's solve, inv (and their _ex forms), det, slogdet and svdvals of
+-- complex matrices
 -- (lua/tide/linalg.lua hands a complex operand here), written with real ops on the pair:
 --   solve and inv: the complex system A X = B is the real one [[Ar, -Ai], [Ai, Ar]] [Xr; Xi] =
 --     [Br; Bi] (2n x 2n), solved by tide.linalg.solve (batched, differentiable, every device);
@@ -160,28 +161,47 @@ local function singular(op, Ar, Ai)
         "identity)"):format(op, first or 1))
 end
 
--- X from the real block system; a singular A raises first, as PyTorch's complex LU finds it
--- (the real block LU's pivot can be a rounding error instead of 0): one read back
-local function block_solve(op, Ar, Ai, Br, Bi)
-    local zero = autograd.no_grad(function()
-        local piv, any = pivots(Ar, Ai), nil
-        for k = 1, #piv do
-            local z = piv[k][1]:eq(0):logical_and(piv[k][2]:eq(0))
-            any = any and any:logical_or(z) or z
+-- info of A's LU (int64, the batch shape): its first zero pivot (1-based), 0 where none
+local function info_of(Ar, Ai)
+    return autograd.no_grad(function()
+        local piv = pivots(Ar, Ai)
+        local s = Ar:size()
+        s[#s], s[#s - 1] = nil, nil
+        local info = core.zeros(s, { dtype = "int64", device = Ar.device })
+        for k = #piv, 1, -1 do
+            info = core.where(piv[k][1]:eq(0):logical_and(piv[k][2]:eq(0)), k, info)
         end
-        return any and any:any():item() -- none: a 0 x 0 A
+        return info
     end)
-    if zero then
+end
+
+-- X from the real block system; a singular A raises first, as PyTorch's complex LU finds it
+-- (the real block LU's pivot can be a rounding error instead of 0): one read back. ex (inv_ex
+-- and solve_ex): no error; a singular matrix's X is NaN, solved as the identity, and the info
+-- of A's LU (PyTorch's for a complex A: its own, not its transpose's) comes second
+local function block_solve(op, Ar, Ai, Br, Bi, ex)
+    local info = info_of(Ar, Ai)
+    local bad
+    if ex then
+        bad = info:ne(0):unsqueeze(-1):unsqueeze(-1)
+        local I = core.eye(Ar:size(-1), { dtype = Ar.dtype, device = Ar.device })
+        Ar, Ai = core.where(bad, I, Ar), core.where(bad, 0, Ai)
+    elseif info:ne(0):any():item() then
         singular(op, Ar, Ai)
     end
     local X = require("tide.linalg").solve(block(Ar, Ai), core.cat({ Br, Bi }, -2))
     local n = Ar:size(-1)
-    return wrap(stack2(X:narrow(-2, 1, n), X:narrow(-2, n + 1, n)))
+    local Xr, Xi = X:narrow(-2, 1, n), X:narrow(-2, n + 1, n)
+    if ex then
+        Xr, Xi = core.where(bad, 0 / 0, Xr), core.where(bad, 0 / 0, Xi)
+    end
+    return wrap(stack2(Xr, Xi)), info:to("int32")
 end
 
--- solve(A, B[, {left = true}]) for a complex A and B (is_vector_rhs: linalg.lua's rule)
-function M.solve(A, B, opts, is_vector_rhs)
-    local op = "linalg.solve"
+-- solve(A, B[, {left = true}]) for a complex A and B (is_vector_rhs: linalg.lua's rule); ex:
+-- solve_ex's X and info (no error for a singular A)
+function M.solve(A, B, opts, is_vector_rhs, ex)
+    local op = ex and "linalg.solve_ex" or "linalg.solve"
     local Ar, Ai = square(op, A)
     if not is_complex(B) then
         args.check(op, B, 2)
@@ -194,8 +214,8 @@ function M.solve(A, B, opts, is_vector_rhs)
     end
     local left = args.options(op, opts, { "left" }, "{left = false}").left
     if left == false then -- X A = B is A^T X^T = B^T
-        return M.solve(A:transpose(-2, -1), B:transpose(-2, -1), nil, is_vector_rhs)
-            :transpose(-2, -1)
+        local X, info = M.solve(A:transpose(-2, -1), B:transpose(-2, -1), nil, is_vector_rhs, ex)
+        return X:transpose(-2, -1), info
     end
     local vector = is_vector_rhs(A, B)
     if vector then
@@ -206,16 +226,24 @@ function M.solve(A, B, opts, is_vector_rhs)
         raise(("tide: %s: A is %s, B %s: B's rows must match A's size %d")
             :format(op, shape_str(A:size()), shape_str(B:size()), n))
     end
-    local X = block_solve(op, Ar, Ai, B._ri:select(-1, 1), B._ri:select(-1, 2))
-    return vector and X:squeeze(-1) or X
+    local X, info = block_solve(op, Ar, Ai, B._ri:select(-1, 1), B._ri:select(-1, 2), ex)
+    X = vector and X:squeeze(-1) or X
+    if ex then
+        return X, info
+    end
+    return X
 end
 
--- inv(A): solve(A, I)
-function M.inv(A)
-    local op = "linalg.inv"
+-- inv(A): solve(A, I); ex: inv_ex's X and info
+function M.inv(A, ex)
+    local op = ex and "linalg.inv_ex" or "linalg.inv"
     local Ar, Ai = square(op, A)
     local I = core.eye(Ar:size(-1), { dtype = Ar.dtype, device = Ar.device }):expand(Ar:size())
-    return block_solve(op, Ar, Ai, I, I * 0)
+    local X, info = block_solve(op, Ar, Ai, I, I * 0, ex)
+    if ex then
+        return X, info
+    end
+    return X
 end
 
 -- svdvals(A): A's k = min(m, n) singular values (real, descending), each the mean of the block

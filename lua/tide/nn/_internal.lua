@@ -685,8 +685,8 @@ local function bce_logits(x, t)
 end
 
 -- (1 - y) x + lw (log(1 + exp(-|x|)) + max(-x, 0)), lw = 1 + (pos_weight - 1) y: PyTorch's
--- stable form; weight (broadcast) scales each element's loss. Without either, the kernel row
--- (PyTorch's own formula)
+-- stable form; weight (broadcast) scales each element's loss. Without pos_weight, the kernel row
+-- (PyTorch's own formula; its losses times weight, then reduced, as PyTorch's)
 function I.binary_cross_entropy_with_logits(input, target, reduction, who, weight, pos_weight)
     if autocast.on then
         input, target, weight, pos_weight = autocast.fp32(input, target, weight, pos_weight)
@@ -694,17 +694,18 @@ function I.binary_cross_entropy_with_logits(input, target, reduction, who, weigh
     I.same_shape_check(input, target, who)
     broadcasts_to(weight, input, who, "weight")
     broadcasts_to(pos_weight, input, who, "pos_weight")
-    if not pos_weight and not weight then
-        return I.pointwise_loss("bce_with_logits", input, target, reduction, 0, who, bce_logits)
+    if not pos_weight then
+        if not weight then
+            return I.pointwise_loss("bce_with_logits", input, target, reduction, 0, who,
+                bce_logits)
+        end
+        local loss = I.pointwise_loss("bce_with_logits", input, target, "none", 0, who,
+            bce_logits)
+        return I.reduce(loss, reduction, who, weight)
     end
-    local loss
-    if pos_weight then
-        local lw = pos_weight:sub(1):mul(target):add(1)
-        loss = target:neg():add(1):mul(input):add(lw:mul(softplus_abs(input)
-            :add(input:neg():relu())))
-    else
-        loss = bce_logits(input, target)
-    end
+    local lw = pos_weight:sub(1):mul(target):add(1)
+    local loss = target:neg():add(1):mul(input):add(lw:mul(softplus_abs(input)
+        :add(input:neg():relu())))
     return I.reduce(loss, reduction, who, weight)
 end
 
