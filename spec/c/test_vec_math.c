@@ -1,4 +1,5 @@
-/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log1p, expm1, sigmoid, SiLU and tanh
+/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh,
+ * sin and cos
  * (the rows of tide.exp, tide.log, ... and the recurrent cells' activations) in ulps of the
  * double-precision libm value over every 2039th float (2.1 million, subnormals included), then at
  * NaN, +-inf and 0; GELU and its derivative; its softmax row (the CPU softmax's contiguous float32
@@ -19,9 +20,10 @@ static double ulps(float got, double want) {
 }
 
 int main(void) {
-    enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, NF };
-    const char  *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh", "log1p", "expm1"};
-    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5}; /* PyTorch's Sleef: 1 ulp */
+    enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, SIN, COS, NF };
+    const char *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh", "log1p", "expm1", "sin", "cos"};
+    /* PyTorch's Sleef: 1 ulp; sin and cos round a double once (0.501 seen) */
+    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5, 0.51, 0.51};
     double       worst[NF] = {0};
     float        at[NF] = {0};
     for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 2039) {
@@ -37,6 +39,10 @@ int main(void) {
         err[TANH] = ulps(cpu_vtanhf(x), tanh(xd));
         err[LOG1P] = x > -1 ? ulps(cpu_vlog1pf(x), log1p(xd)) : 0;
         err[EXPM1] = ulps(cpu_vexpm1f(x), expm1(xd));
+        /* past CPU_VTRIG_MAX the rows take libm's (elementwise_unary.c) */
+        int trig = fabsf(x) <= CPU_VTRIG_MAX;
+        err[SIN] = trig ? ulps(cpu_vsinf(x), sin(xd)) : 0;
+        err[COS] = trig ? ulps(cpu_vcosf(x), cos(xd)) : 0;
         for (int f = 0; f < NF; f++)
             if (err[f] > worst[f])
                 worst[f] = err[f], at[f] = x;
@@ -65,6 +71,14 @@ int main(void) {
     CHECK(signbit(cpu_vexpm1f(-0.0f)) && isnan(cpu_vexpm1f(NAN)));
     for (float x = 1e-30f; x < 1; x *= 1.7f)
         CHECK(cpu_vtanhf(-x) == -cpu_vtanhf(x)); /* odd, exactly */
+    /* sin odd and cos even exactly, at the range's end too; sin(-0) = -0, sin(0) = 0, cos(0) = 1;
+     * the quadrants' signs (pi/2 and pi rounded to float lie above them: cos and sin negative) */
+    for (float x = 1e-30f; x <= CPU_VTRIG_MAX; x *= 1.7f)
+        CHECK(cpu_vsinf(-x) == -cpu_vsinf(x) && cpu_vcosf(-x) == cpu_vcosf(x));
+    CHECK(signbit(cpu_vsinf(-0.0f)) && cpu_vsinf(0.0f) == 0.0f && !signbit(cpu_vsinf(0.0f)));
+    CHECK(cpu_vcosf(0.0f) == 1.0f && cpu_vcosf(-0.0f) == 1.0f && cpu_vsinf(1e-40f) == 1e-40f);
+    CHECK(cpu_vsinf(1.5707964f) == 1.0f && cpu_vcosf(1.5707964f) < 0);
+    CHECK(cpu_vsinf(3.1415927f) < 0 && cpu_vcosf(3.1415927f) == -1.0f);
     /* GELU against double precision (x Phi(x), Phi from erfc), relative to its value; its
      * derivative Phi + x phi (between 0 and 1.13, with a root near -0.75) absolutely */
     double gelu_err = 0, grad_err = 0, gelu_near = 0;

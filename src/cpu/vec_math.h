@@ -185,6 +185,58 @@ CPU_VEC_FN float cpu_vgelu_gradf(float x) {
     return cpu_vnormcdff(x) + xphi;
 }
 
+/* sin and cos of a float32 |x| <= CPU_VTRIG_MAX, in double: x = n pi/2 + r with |r| <= pi/4 (pi/2
+ * in two parts, 33 bits and the rest, so n * the first part is exact for |n| < 2^20: the
+ * reduction is exact to about 2^-65, past any float's distance from a multiple of pi/2), then
+ * the minimax polynomials of FreeBSD's k_sinf.c and k_cosf.c (|error| < 2^-37 on [-pi/4, pi/4])
+ * and the result rounded to float once. The quadrant n & 3 picks sin or cos of r and the sign
+ * without a branch. sin is computed on |x| and given x's sign, so it is odd exactly (-0 stays
+ * -0). Past CPU_VTRIG_MAX (and for NaN and +-inf) the callers take libm's sinf and cosf, whose
+ * reduction holds over the whole range (src/cpu/elementwise_unary.c). */
+#define CPU_VTRIG_MAX 1.0e6f
+
+CPU_VEC_FN double cpu_vtrig_reduce(float ax, uint64_t *quadrant) {
+    const double shift = 6755399441055744.0; /* 1.5 * 2^52: adding it rounds to an integer */
+    double       t = (double)ax * 0.63661977236758134308 + shift;
+    double       n = t - shift;
+    uint64_t     bits;
+    memcpy(&bits, &t, sizeof bits);
+    *quadrant = bits & 3; /* n's low bits (t's unit in the last place is 1) */
+    return ((double)ax - n * 1.57079632673412561417) - n * 6.07710050650619224932e-11;
+}
+
+CPU_VEC_FN double cpu_vtrig_sin_poly(double r) {
+    double z = r * r, w = z * z, s = z * r;
+    return (r + s * (-0.166666666416265235595 + z * 0.0083333293858894631756)) +
+           s * w * (-0.000198393348360966317347 + z * 0.0000027183114939898219064);
+}
+
+CPU_VEC_FN double cpu_vtrig_cos_poly(double r) {
+    double z = r * r, w = z * z;
+    return ((1.0 + z * -0.499999997251031003120) + w * 0.0416666233237390631894) +
+           (w * z) * (-0.00138867637746099294692 + z * 0.0000243904487962774090654);
+}
+
+/* by quadrant: sin r, cos r, -sin r, -cos r (sin of n pi/2 + r); cos(x) is sin's at quadrant + 1 */
+CPU_VEC_FN float cpu_vtrig_pick(double r, uint64_t q) {
+    double   v = (q & 1) ? cpu_vtrig_cos_poly(r) : cpu_vtrig_sin_poly(r);
+    uint32_t neg = (uint32_t)(q & 2) << 30; /* bit 1 of the quadrant to the sign bit */
+    return cpu_bits_to_float(cpu_float_to_bits((float)v) ^ neg);
+}
+
+CPU_VEC_FN float cpu_vsinf(float x) {
+    uint64_t q;
+    double   r = cpu_vtrig_reduce(fabsf(x), &q);
+    uint32_t sign = cpu_float_to_bits(x) & 0x80000000u;
+    return cpu_bits_to_float(cpu_float_to_bits(cpu_vtrig_pick(r, q)) ^ sign);
+}
+
+CPU_VEC_FN float cpu_vcosf(float x) {
+    uint64_t q;
+    double   r = cpu_vtrig_reduce(fabsf(x), &q);
+    return cpu_vtrig_pick(r, q + 1);
+}
+
 /* softmax and log-softmax of one contiguous float32 row, PyTorch's way: the max first, so exp
  * never overflows; a NaN anywhere makes the row NaN; the sum accumulates in float lanes, as
  * PyTorch's vectorized kernel does. Always inlined, so each ISA copy of a caller (CPU_HOT)
