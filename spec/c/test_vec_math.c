@@ -21,7 +21,8 @@ static double ulps(float got, double want) {
 
 int main(void) {
     enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, SIN, COS, NF };
-    const char *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh", "log1p", "expm1", "sin", "cos"};
+    const char *name[NF] = {"exp",   "log",   "sigmoid", "silu", "tanh",
+                            "log1p", "expm1", "sin",     "cos"};
     /* PyTorch's Sleef: 1 ulp; sin and cos round a double once (0.501 seen) */
     const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5, 0.51, 0.51};
     double       worst[NF] = {0};
