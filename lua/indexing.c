@@ -99,6 +99,7 @@ static int o_index_select(lua_State *L) {
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_select");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_index_select(S->ctx, a->t, dim, ix->t, &r->t));
+    tl_free_temporary(ix);
     return tl_done(L, S, a->requires_grad ? "index_select" : NULL, 3);
 }
 
@@ -111,6 +112,7 @@ static int o_index_add_(lua_State *L) {
     int      rec = tl_check_inplace(L, S, a, "index_add_");
     ltensor *ix = push_index0(L, S, a->t, dim, 3, "index_add_");
     TL_CALL(L, S, tide_index_add_(S->ctx, a->t, dim, ix->t, src->t));
+    tl_free_temporary(ix);
     tl_inplace_done(L, S, "index_add_", rec);
     lua_settop(L, 1);
     return 1;

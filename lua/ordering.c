@@ -29,6 +29,7 @@ static int o_gather(lua_State *L) {
     ltensor *ix = push_index0(L, S, 3, "gather");
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_gather(S->ctx, a->t, dim, ix->t, &r->t));
+    tl_free_temporary(ix);
     return tl_done(L, S, a->requires_grad ? "gather" : NULL, 3);
 }
 
@@ -58,12 +59,14 @@ static int scatter(lua_State *L, int accumulate, int inplace) {
     if (inplace && accumulate >= TIDE_SCATTER_AMAX) { /* tide.indexing's kernels: no formula */
         tl_not_differentiable(L, S, op, 4);
         TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));
+        tl_free_temporary(ix);
         lua_settop(L, 1);
         return 1;
     }
     if (inplace) {
         int rec = tl_check_inplace(L, S, a, op);
         TL_CALL(L, S, tide_scatter_(S->ctx, a->t, dim, ix->t, src->t, accumulate));
+        tl_free_temporary(ix);
         tl_inplace_done(L, S, op, rec);
         lua_settop(L, 1);
         return 1;
@@ -72,6 +75,7 @@ static int scatter(lua_State *L, int accumulate, int inplace) {
     TL_CALL(L, S, tide_tensor_clone(S->ctx, a->t, &r->t));
     TL_CALL_AS(L, S, tide_scatter_(S->ctx, r->t, dim, ix->t, src->t, accumulate),
                names[1][accumulate], op);
+    tl_free_temporary(ix);
     return tl_done(L, S, op, 4);
 }
 
@@ -372,6 +376,7 @@ static int l_one_hot(lua_State *L) {
     ltensor *c0 = tl_push_index_base(L, S, t->t, 0);
     ltensor *r = tl_push_empty(L);
     TL_CALL(L, S, tide_one_hot(S->ctx, c0->t, (int64_t)n, &r->t));
+    tl_free_temporary(c0);
     return tl_done(L, S, NULL, 2);
 }
 

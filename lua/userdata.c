@@ -123,6 +123,11 @@ ltensor *tl_push_index_base(lua_State *L, tide_lua_state *S, const tide_tensor *
     return r;
 }
 
+void tl_free_temporary(ltensor *u) {
+    tide_tensor_release(u->t);
+    u->t = NULL;
+}
+
 int tl_new_tensor_metatable(lua_State *L) {
     luaL_newmetatable(L, TL_TENSOR);
     lua_pushvalue(L, -1);

@@ -82,10 +82,12 @@ static int is_float(tide_dtype dt) {
             break;                                                                                 \
         default: { /* max min argmax argmin: first extreme wins; a NaN beats everything */         \
             int is_max = ra->op == TIDE_OP_MAX || ra->op == TIDE_OP_ARGMAX;                        \
-            if (FLT && ra->sd == sizeof(T) && len >= EXT_LANES) {                                  \
+            if (ra->sd == sizeof(T) && len >= EXT_LANES) {                                         \
                 int64_t *at = ra->has_idx ? &r.idx : NULL;                                         \
-                r.d = is_max ? (double)EXT_NAME(T, max)((const T *)q, len, at)                     \
-                             : (double)EXT_NAME(T, min)((const T *)q, len, at);                    \
+                T        ext = is_max ? EXT_NAME(T, max)((const T *)q, len, at)                    \
+                                      : EXT_NAME(T, min)((const T *)q, len, at);                   \
+                r.d = (double)ext;                                                                 \
+                r.i = FLT ? 0 : (int64_t)ext; /* a NaN or inf does not convert (UB) */             \
                 break;                                                                             \
             }                                                                                      \
             T       best = *(const T *)q;                                                          \
@@ -107,9 +109,10 @@ static int is_float(tide_dtype dt) {
         }                                                                                          \
     } while (0)
 
-/* The extreme of a contiguous float row: one SIMD reduction (the loop above is one compare
- * chain) and a NaN flag, then, when the index is wanted or the value is a NaN (the row's first)
- * or 0 (the first of -0 and +0, as above), a scan for its first occurrence, which *at gets */
+/* The extreme of a contiguous row: one SIMD reduction (the loop above is one compare chain:
+ * an int64 max of a million took 4x a float32's) and a NaN flag, then, when the index is wanted
+ * or the value is a NaN (the row's first) or 0 (the first of -0 and +0, as above), a scan for
+ * its first occurrence, which *at gets (integers have no NaN and one 0) */
 #define EXT_LANES          16 /* the shortest row worth it */
 #define EXT_NAME(T, which) ext_##which##_##T
 #define EXT_FN(T, which, BETTER, SIMD)                                                             \
@@ -138,13 +141,12 @@ EXT_FN(float, max, EXT_GT, EXT_MAX)
 EXT_FN(float, min, EXT_LT, EXT_MIN)
 EXT_FN(double, max, EXT_GT, EXT_MAX)
 EXT_FN(double, min, EXT_LT, EXT_MIN)
-/* the integer rows never take that path (FLT is 0): these only keep the macro compiling */
-#define ext_max_int32_t(x, len, at) ((void)(at), 0)
-#define ext_min_int32_t(x, len, at) ((void)(at), 0)
-#define ext_max_int64_t(x, len, at) ((void)(at), 0)
-#define ext_min_int64_t(x, len, at) ((void)(at), 0)
-#define ext_max_uint8_t(x, len, at) ((void)(at), 0)
-#define ext_min_uint8_t(x, len, at) ((void)(at), 0)
+EXT_FN(int32_t, max, EXT_GT, EXT_MAX)
+EXT_FN(int32_t, min, EXT_LT, EXT_MIN)
+EXT_FN(int64_t, max, EXT_GT, EXT_MAX)
+EXT_FN(int64_t, min, EXT_LT, EXT_MIN)
+EXT_FN(uint8_t, max, EXT_GT, EXT_MAX)
+EXT_FN(uint8_t, min, EXT_LT, EXT_MIN)
 
 CPU_HOT static acc reduce_one(const red_arg *ra, const char *pa) {
     acc     r = {0, 0, 0};
