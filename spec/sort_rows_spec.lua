@@ -85,6 +85,12 @@ describe("the sort rows", function()
         v = K.topk(tide.ones(2, 1, 1, 3), 3, 3, 1, true)
         assert.are.same({ 2, 1, 1, 3 }, v.shape)
         assert.are.same({ 2, 0, 3 }, (K.topk(tide.ones(2, 5, 3), 15, 3, 0, false)).shape)
+        -- a 0-d tensor is one element: PyTorch's tensor(5.).topk(0) is (tensor(5.), tensor(0))
+        for k = 0, 1 do
+            local zv, zi = tide.tensor(5):topk(k)
+            assert.are.same({}, zv.shape)
+            assert.are.same({ 5, 1 }, { zv:item(), zi:item() })
+        end
     end)
 
     it("answers a bad call with the dispatch's tide: errors, before any kernel runs", function()
@@ -124,5 +130,32 @@ describe("the sort rows", function()
             assert.is_true(ti:equal(select(2, K.sort(x, 4, 1, true)):narrow(2, 1, 2)), dt)
             assert.is_true(tv:equal(x:gather(2, ti:add(1))), dt)
         end
+    end)
+end)
+
+-- CUDA has the sort row (a stable merge sort per line) but no topk or kthvalue: the generic
+-- binding answers nil for those, and the methods take sort's answer there
+describe("the sort rows on cuda #cuda", function()
+    it("sort: the CPU's order along a middle dim; topk and kthvalue by sort", function()
+        if not tide.cuda.is_available() then
+            pending("no CUDA device")
+            return
+        end
+        local _, xt = both_layouts(X)
+        for _, desc in ipairs({ false, true }) do
+            local v, i = K.sort(xt, 12, 2, desc)
+            local gv, gi = K.sort(xt:to("cuda"), 12, 2, desc)
+            assert.are.equal("cuda:0", tostring(gi.device))
+            assert.is_true(gi:cpu():equal(i))
+            assert.is_true(same_nan(gv:cpu(), v))
+        end
+        assert.is_nil(K.topk(xt:to("cuda"), 12, 2, 3, true))
+        assert.is_nil(K.kthvalue(xt:to("cuda"), 12, 2, 2))
+        local tv, ti = xt:to("cuda"):topk(3, 1)
+        assert.is_true(ti:cpu():equal((select(2, xt:topk(3, 1)))))
+        assert.is_true(same_nan(tv:cpu(), (xt:topk(3, 1))))
+        local mv, mi = xt:to("cuda"):median(1)
+        assert.is_true(mi:cpu():equal((select(2, xt:median(1)))))
+        assert.is_true(same_nan(mv:cpu(), (xt:median(1))))
     end)
 end)
