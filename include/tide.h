@@ -721,6 +721,8 @@ typedef enum tide_kernel {
 #define TIDE_KD_BF16 (1u << TIDE_DTYPE_BF16)
 #define TIDE_KD_I32  (1u << TIDE_DTYPE_I32)
 #define TIDE_KD_I64  (1u << TIDE_DTYPE_I64)
+#define TIDE_KD_U8   (1u << TIDE_DTYPE_U8)
+#define TIDE_KD_BOOL (1u << TIDE_DTYPE_BOOL)
 /* ROWS: input 1 seen as [rows, d], rows = numel / d. PROJ: input 1's last dim is d (rows the
  * product of the others), and the second parameter n sizes the N classes below. PACKED: input 1
  * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut
@@ -742,6 +744,9 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_OFFSETS,  /* PACKED: int64 1-D, rising from 0 to N (the core checks the values) */
     TIDE_KSHAPE_CHANNELS, /* ROWS, the second parameter inner: C = d / inner elements, the
                            * channels of each row seen as [C, inner] (outputs: [C]) */
+    TIDE_KSHAPE_ALONG,    /* ROWS, outputs: input 1's shape with m at the dim the row runs along
+                           * (d / inner elements, inner the second parameter, after it): m the
+                           * width, or the third parameter k for width 0 ([rows, m * inner]) */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {
@@ -754,7 +759,8 @@ typedef struct tide_kernel_tensor_info {
     int               optional; /* inputs: may be NULL; outputs: made only when wanted */
     int               inout;    /* inputs: written in place (contiguous; marked written after) */
     int               index;    /* int64, not input 1's dtype (outputs: indices) */
-    int               width;    /* ROWS: width * d values a row (1 but for a cell's gates) */
+    int               width;    /* ROWS: width * d values a row (1 but for a cell's gates);
+                                 * ALONG: m, or 0 for the parameter k */
 } tide_kernel_tensor_info;
 typedef struct tide_kernel_param_info {
     const char       *name;

@@ -73,8 +73,8 @@ static int l_kernel(lua_State *L) {
     return r->nout;
 }
 
-static const char *const shape_names[] = {"rows",  "stats", "cols",    "nmat",
-                                          "ncols", "nrows", "offsets", "channels"};
+static const char *const shape_names[] = {"rows",  "stats",   "cols",     "nmat", "ncols",
+                                          "nrows", "offsets", "channels", "along"};
 
 /* t.<key> = the names; t.<key>_shape = their shape classes, t.<key>_optional = whether each
  * may be absent, t.<key>_inout = whether each is written in place, t.<key>_index = whether

@@ -3,7 +3,8 @@
 -- outputs in their shape classes, and the one dispatch's rules hold for each row by itself
 -- (dtype, device, d, the shape of each further input, parameters out of their range or NaN, no
 -- rows, inout inputs written in place and only when contiguous). A new row is checked here
--- without a line of its own.
+-- without a line of its own. A row with ALONG outputs (sort's selections: topk, kthvalue) runs
+-- along the last dim here (inner = 1, its second parameter), k = 2 (its third).
 local tide = require("tide")
 local core = require("tide.core")
 local K = core._internal
@@ -20,9 +21,9 @@ local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ }, nmat = { N
 
 -- whether row r has a wide tensor (T_WIDE: a recurrent cell's gates, width * d values a row)
 local function is_wide(r)
-    for _, side in ipairs({ r.inputs_width, r.outputs_width }) do
-        for _, w in ipairs(side) do
-            if w ~= 1 then
+    for _, side in ipairs({ "inputs", "outputs" }) do
+        for i, w in ipairs(r[side .. "_width"]) do
+            if w ~= 1 and r[side .. "_shape"][i] == "rows" then
                 return true
             end
         end
@@ -30,9 +31,23 @@ local function is_wide(r)
     return false
 end
 
--- the shape of a tensor of class cls and width w in the calls below (rows: w * d values a row)
+-- the shape of a tensor of class cls and width w in the calls below (rows: w * d values a row;
+-- along: w, or k = 2 for w = 0, at the last dim)
 local function shape_of(cls, w)
+    if cls == "along" then
+        return { ROWS, w == 0 and 2 or w }
+    end
     return cls == "rows" and { ROWS, (w or 1) * D_ } or SHAPE[cls]
+end
+
+-- whether row r has ALONG outputs: it runs along a dim (inner, its second parameter, is 1 here)
+local function is_along(r)
+    for _, cls in ipairs(r.outputs_shape) do
+        if cls == "along" then
+            return true
+        end
+    end
+    return false
 end
 
 local function names()
@@ -70,6 +85,7 @@ local function call_args(r, opts)
         n = n + 1
         args[n] = (opts.params and opts.params[i])
             or (has_d and i == 1 and (r.kind == "packed" and math.floor(D_ / 2) or D_))
+            or (i == 2 and is_along(r) and 1)
             or (ty == "float" and 0.5 or math.min(2, r.params_max[i] or 2))
     end
     for _, opt in ipairs(r.outputs_optional) do
@@ -189,13 +205,18 @@ describe("kernel rows on " .. dev, function()
         for _, name in ipairs(names()) do
             local r = core._kernels[name]
             local x = r.inputs[1]
-            local bytes = {} -- uint8: no row takes it (cumsum takes int64)
+            local bytes, takes = {}, {} -- uint8: no row takes it but sort's (every dtype)
             for i = 1, #r.inputs do
                 bytes[i] = "uint8"
             end
-            assert.matches("tide: " .. name .. ": " .. x .. " must be " ..
-                table.concat(r.dtypes, " or ") .. ", got uint8", err_of(r, { dtype = bytes }), 1,
-                true)
+            for _, dt in ipairs(r.dtypes) do
+                takes[dt] = true
+            end
+            if not takes.uint8 then
+                assert.matches("tide: " .. name .. ": " .. x .. " must be " ..
+                    table.concat(r.dtypes, " or ") .. ", got uint8", err_of(r, { dtype = bytes }),
+                    1, true)
+            end
             if r.kind == "proj" then -- the last dim is d
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [4, 4] must have d = 5 " ..
                     "elements in its last dim", err_of(r, { params = { 5 } }), 1, true)

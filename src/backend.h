@@ -257,7 +257,7 @@ extern const tide_backend tide_cpu_backend;
  * and include/tide_kernels.def), tide_kview, tide_device and the entry point. <entry>_abi returns
  * the version the plug-in was built with; the core refuses one of another version (or without the
  * function) before calling it. Bump it with every change to those. */
-#define TIDE_BACKEND_ABI        22
+#define TIDE_BACKEND_ABI        23
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

@@ -1,5 +1,5 @@
 /* index_common.c — what the indexing ops share (ops_index.c: index_select, index_add_;
- * ops_gather.c: gather, scatter_, sort): the index check, the pick into a prepared output, the
+ * ops_gather.c: gather, scatter_): the index check, the pick into a prepared output, the
  * source read by a kernel that writes its destination. Neither ops file calls the other. */
 #include "tide_impl.h"
 

@@ -25,6 +25,13 @@
     { #name, TIDE_KSHAPE_##shape, 0, 0, 1, 1 }
 #define T_WIDE(name, width)                                                                        \
     { #name, TIDE_KSHAPE_ROWS, 0, 0, 0, (width) }
+/* m along the row's dim: a count, or k (width 0: the third parameter) */
+#define ALONG_1 1
+#define ALONG_k 0
+#define T_ALONG(name, m)                                                                           \
+    { #name, TIDE_KSHAPE_ALONG, 0, 0, 0, ALONG_##m }
+#define T_INDEX_ALONG(name, m)                                                                     \
+    { #name, TIDE_KSHAPE_ALONG, 0, 0, 1, ALONG_##m }
 #define P_REAL(name)                                                                               \
     { #name, TIDE_KPARAM_FLOAT, -HUGE_VAL, HUGE_VAL }
 #define P_FLAG(name)                                                                               \
@@ -208,7 +215,10 @@ static tide_kview class_view(const tide_tensor *t, const tide_kernel_tensor_info
                                                                              : d;
     if (s == TIDE_KSHAPE_OFFSETS)
         c = tide_tensor_numel(t);
-    if (s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NMAT || s == TIDE_KSHAPE_NROWS) {
+    if (s == TIDE_KSHAPE_ALONG) /* m * inner a row (the kernel runs for rows > 0) */
+        c = tide_tensor_numel(t) / rows;
+    if (s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NMAT || s == TIDE_KSHAPE_NROWS ||
+        s == TIDE_KSHAPE_ALONG) {
         v.ndim = 2;
         v.shape[0] = r;
         v.shape[1] = c;
@@ -286,9 +296,42 @@ static bool is_wide(const tide_kernel_info *r) {
         if (r->in[i].width != 1)
             return true;
     for (int i = 0; i < r->nout; i++)
-        if (r->out[i].width != 1)
+        if (r->out[i].width != 1 && r->out[i].shape == TIDE_KSHAPE_ROWS)
             return true;
     return false;
+}
+
+/* whether row r has an ALONG output (sort's selections): it runs along a dim of input 1 */
+static bool has_along(const tide_kernel_info *r) {
+    for (int i = 0; i < r->nout; i++)
+        if (r->out[i].shape == TIDE_KSHAPE_ALONG)
+            return true;
+    return false;
+}
+
+/* the dim of x an ALONG row runs along: len = d / inner elements with inner after it (the
+ * innermost such dim), its k at most len; *dim = -1 when there is none (an error) */
+static tide_status along_dim(const tide_kernel_info *r, const tide_tensor *x, int64_t d,
+                             const tide_kernel_scalar *p, int *dim) {
+    int64_t inner = p[1].i, after = 1;
+    if (d % inner)
+        return tide_seterr(TIDE_EINVAL, "%s: inner = %lld does not divide d = %lld", r->name,
+                           (long long)inner, (long long)d);
+    int64_t len = d / inner;
+    if (r->nparams > 2 && p[2].i > len)
+        return tide_seterr(TIDE_EINVAL, "%s: %s = %lld must be at most d / inner = %lld", r->name,
+                           r->params[2].name, (long long)p[2].i, (long long)len);
+    *dim = x->ndim - 1;
+    for (; *dim >= 0 && !(after == inner && x->shape[*dim] == len); (*dim)--)
+        after *= x->shape[*dim];
+    if (*dim >= 0)
+        return TIDE_OK;
+    char sb[200];
+    tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
+    return tide_seterr(TIDE_ESHAPE,
+                       "%s: %s of shape %s has no dim of d / inner = %lld elements with inner = "
+                       "%lld after it",
+                       r->name, r->in[0].name, sb, (long long)len, (long long)inner);
 }
 
 /* ---- the one dispatch --------------------------------------------------------------------- */
@@ -336,6 +379,9 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
                                (long long)inner, (long long)d);
         channels = d / inner;
     }
+    int along = -1; /* an ALONG row's dim */
+    if (has_along(r))
+        TIDE_TRY(along_dim(r, x, d, params, &along));
     for (int i = 1; i < r->nin; i++) {
         if (!in[i] && !r->in[i].optional)
             return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
@@ -371,8 +417,10 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
             shape[x->ndim - 1] = n;
         if (s == TIDE_KSHAPE_ROWS && wide)
             shape[x->ndim - 1] = r->out[i].width * d;
+        if (s == TIDE_KSHAPE_ALONG)
+            shape[along] = r->out[i].width ? r->out[i].width : params[2].i;
         tide_dtype dt = r->out[i].index ? TIDE_DTYPE_I64 : x->dtype;
-        st = s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS
+        st = s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_ALONG
                  ? tide_tensor_alloc(ctx, op, dev, dt, x->ndim, shape, &o[i])
                  : tide_tensor_alloc(ctx, op, dev, dt, 1, &len, &o[i]);
     }

@@ -1,4 +1,5 @@
-/* ops_gather.c — gather, scatter, scatter_add (PyTorch's, index of the input's rank) and sort. */
+/* ops_gather.c — gather, scatter, scatter_add (PyTorch's, index of the input's rank); sort:
+ * ops_select.c. */
 #include "tide_impl.h"
 
 #include <stdlib.h>
@@ -88,30 +89,4 @@ tide_status tide_scatter_(tide_ctx *ctx, tide_tensor *dst, int dim, const tide_t
             st = tide_err_op(st, op);
     }
     return tide_written_through(st, dst, cs, ix);
-}
-
-tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
-                      tide_tensor **values, tide_tensor **indices) {
-    static const char op[] = "sort";
-    TIDE_TRY(tide_norm_dim_0d(op, &dim, a->ndim));
-    tide_device       *dev = a->storage->dev;
-    tide_entry_sort_fn fn;
-    TIDE_TRY(tide_entry_sort(dev, op, &fn));
-    tide_tensor *v = NULL, *ix = NULL;
-    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, a->ndim, a->shape, &v));
-    tide_status st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, a->ndim, a->shape, &ix);
-    if (st == TIDE_OK && tide_tensor_numel(a) > 0) {
-        tide_kview vv = tide_kview_1d(v), iv = tide_kview_1d(ix), av = tide_kview_1d(a);
-        st = fn(dev, &vv, &iv, &av, dim, descending);
-        if (st != TIDE_OK)
-            st = tide_err_op(st, op);
-    }
-    if (st != TIDE_OK) {
-        tide_tensor_release(v);
-        tide_tensor_release(ix);
-        return st;
-    }
-    *values = v;
-    *indices = ix;
-    return TIDE_OK;
 }

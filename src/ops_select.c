@@ -1,6 +1,7 @@
-/* ops_select.c — topk and kthvalue (with the medians): elements of each row along a dim by their
- * place in sort's stable order (NaN largest), through the backend's topk and kthvalue entries
- * (selection, no full sort); a backend without them gets sort's answer, narrowed or gathered. */
+/* ops_select.c — sort, topk and kthvalue (with the medians): each row along a dim in the order of
+ * a stable sort (NaN largest), all of it, its first k or one element, through the kernel rows
+ * sort, topk and kthvalue (include/tide_kernels.def; the last two select without sorting). A
+ * device without topk or kthvalue gets sort's answer, narrowed or gathered. */
 #include "tide_impl.h"
 
 /* a's shape with n at dim (a 0-d a: none) */
@@ -10,42 +11,58 @@ static int shape_with(const tide_tensor *a, int dim, int64_t n, int64_t *shape) 
     return a->ndim;
 }
 
-/* runs a topk or kthvalue entry (fn_topk or fn_kth) into new values and indices of out_len at
- * dim */
-static tide_status run_entry(tide_ctx *ctx, const char *op, const tide_tensor *a, int dim,
-                             int64_t k, int largest, int64_t out_len, tide_entry_topk_fn fn_topk,
-                             tide_entry_kthvalue_fn fn_kth, tide_tensor **values,
-                             tide_tensor **indices) {
-    tide_device *dev = a->storage->dev;
-    int64_t      shape[TIDE_MAX_DIMS];
-    int          nd = shape_with(a, dim, out_len, shape);
-    tide_tensor *v = NULL, *ix = NULL;
-    TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, nd, shape, &v));
-    tide_status st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, nd, shape, &ix);
-    if (st == TIDE_OK && tide_tensor_numel(v) > 0) {
-        tide_kview vv = tide_kview_1d(v), iv = tide_kview_1d(ix), av = tide_kview_1d(a);
-        st = fn_topk ? fn_topk(dev, &vv, &iv, &av, dim, k, largest)
-                     : fn_kth(dev, &vv, &iv, &av, dim, k);
-        if (st != TIDE_OK)
-            st = tide_err_op(st, op);
+/* whether a's device has the kernel row k */
+static bool has_row(const tide_tensor *a, tide_kernel k) {
+    const tide_backend *b = a->storage->dev->backend;
+    return b->kernels && (int)k < b->nkernels && b->kernels[k];
+}
+
+/* runs row k over a's lines along dim (p: its parameters after d and inner, which are set here)
+ * into new values and indices with out_len at dim; with nothing to order (the row's d is at
+ * least 1) they are made here, empty */
+static tide_status run_row(tide_ctx *ctx, const char *op, tide_kernel k, const tide_tensor *a,
+                           int dim, int64_t out_len, tide_kernel_scalar *p, tide_tensor **values,
+                           tide_tensor **indices) {
+    tide_tensor *o[2] = {NULL, NULL};
+    if (tide_tensor_numel(a) > 0 && out_len > 0) {
+        int64_t inner = 1;
+        for (int d = dim + 1; d < a->ndim; d++)
+            inner *= a->shape[d];
+        p[0].i = (a->ndim ? a->shape[dim] : 1) * inner;
+        p[1].i = inner;
+        const tide_tensor *in[1] = {a};
+        TIDE_TRY(tide_kernel_run(ctx, k, in, p, NULL, o));
+    } else {
+        tide_device *dev = a->storage->dev;
+        int64_t      shape[TIDE_MAX_DIMS];
+        int          nd = shape_with(a, dim, out_len, shape);
+        TIDE_TRY(tide_tensor_alloc(ctx, op, dev, a->dtype, nd, shape, &o[0]));
+        tide_status st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, nd, shape, &o[1]);
+        if (st != TIDE_OK) {
+            tide_tensor_release(o[0]);
+            return st;
+        }
     }
-    if (st != TIDE_OK) {
-        tide_tensor_release(v);
-        tide_tensor_release(ix);
-        return st;
-    }
-    *values = v;
-    *indices = ix;
+    *values = o[0];
+    *indices = o[1];
     return TIDE_OK;
+}
+
+tide_status tide_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int descending,
+                      tide_tensor **values, tide_tensor **indices) {
+    static const char op[] = "sort";
+    TIDE_TRY(tide_norm_dim_0d(op, &dim, a->ndim));
+    tide_kernel_scalar p[3] = {{0}, {0}, {.i = descending != 0}};
+    return run_row(ctx, op, TIDE_K_SORT, a, dim, a->ndim ? a->shape[dim] : 1, p, values, indices);
 }
 
 /* t narrowed to [start, start + n) at dim, contiguous; t released */
 static tide_status narrowed(tide_ctx *ctx, tide_tensor *t, int dim, int64_t start, int64_t n,
                             tide_tensor **out) {
     tide_tensor *view = NULL;
-    tide_status  st = t->ndim ? tide_tensor_narrow(t, dim, start, n, &view) : TIDE_OK;
+    tide_status  st = tide_tensor_narrow(t, dim, start, n, &view);
     if (st == TIDE_OK)
-        st = tide_tensor_contiguous(ctx, view ? view : t, out);
+        st = tide_tensor_contiguous(ctx, view, out);
     tide_tensor_release(view);
     tide_tensor_release(t);
     return st;
@@ -71,6 +88,7 @@ static tide_status sorted_narrow(tide_ctx *ctx, const tide_tensor *a, int dim, i
     return TIDE_OK;
 }
 
+/* a 0-d a is one element: the first of its order, and its median (PyTorch's, for any k) */
 tide_status tide_topk(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t k, int largest,
                       tide_tensor **values, tide_tensor **indices) {
     static const char op[] = "topk";
@@ -80,10 +98,12 @@ tide_status tide_topk(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t k, i
         return tide_seterr(TIDE_EINVAL,
                            "%s: k = %lld is out of range for dim %d of size %lld; use 0..%lld", op,
                            (long long)k, dim + 1, (long long)len, (long long)len);
-    tide_entry_topk_fn fn = a->storage->dev->backend->topk;
-    if (!fn)
+    if (a->ndim == 0)
+        return tide_sort(ctx, a, dim, largest, values, indices);
+    if (!has_row(a, TIDE_K_TOPK))
         return sorted_narrow(ctx, a, dim, largest, 0, k, values, indices);
-    return run_entry(ctx, op, a, dim, k, largest, k, fn, NULL, values, indices);
+    tide_kernel_scalar p[4] = {{0}, {0}, {.i = k}, {.i = largest != 0}};
+    return run_row(ctx, op, TIDE_K_TOPK, a, dim, k, p, values, indices);
 }
 
 /* the 0-based place in sorted (ascending, along dim) of each row's median (kind: TIDE_KTH_*),
@@ -124,8 +144,8 @@ static tide_status median_places(tide_ctx *ctx, const tide_tensor *sorted, int d
 /* kthvalue by sort: the k-th place narrowed, or the medians' places gathered */
 static tide_status kth_by_sort(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t k,
                                tide_tensor **values, tide_tensor **indices) {
-    if (k >= 1 || a->ndim == 0)
-        return sorted_narrow(ctx, a, dim, 0, k >= 1 ? k - 1 : 0, 1, values, indices);
+    if (k >= 1)
+        return sorted_narrow(ctx, a, dim, 0, k - 1, 1, values, indices);
     tide_tensor *sv = NULL, *si = NULL, *at = NULL, *v = NULL;
     tide_status  st = tide_sort(ctx, a, dim, 0, &sv, &si);
     if (st == TIDE_OK)
@@ -157,8 +177,10 @@ tide_status tide_kthvalue(tide_ctx *ctx, const tide_tensor *a, int dim, int64_t 
         return tide_seterr(TIDE_EINVAL,
                            "%s: k = %lld is out of range for dim %d of size %lld; use 1..%lld", op,
                            (long long)k, dim + 1, (long long)len, (long long)len);
-    tide_entry_kthvalue_fn fn = a->storage->dev->backend->kthvalue;
-    if (!fn)
+    if (a->ndim == 0)
+        return tide_sort(ctx, a, dim, 0, values, indices);
+    if (!has_row(a, TIDE_K_KTHVALUE))
         return kth_by_sort(ctx, a, dim, k, values, indices);
-    return run_entry(ctx, op, a, dim, k, 0, 1, NULL, fn, values, indices);
+    tide_kernel_scalar p[3] = {{0}, {0}, {.i = k}};
+    return run_row(ctx, op, TIDE_K_KTHVALUE, a, dim, 1, p, values, indices);
 }

@@ -437,34 +437,6 @@ tide_status cpu_scatter_or_half(tide_device *dev, const tide_kview *dst, int dim
     THROUGH_FLOAT(cpu_scatter(dev, V(0), dim, V(1), V(2), accumulate));
 }
 
-tide_status cpu_sort_or_half(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                             const tide_kview *a, int dim, int descending) {
-    if (!cpu_is_half(a->dtype))
-        return cpu_sort(dev, values, indices, a, dim, descending);
-    const tide_kview *h[] = {values, indices, a};
-    const int         mode[] = {OUT, OUT, IN};
-    THROUGH_FLOAT(cpu_sort(dev, V(0), V(1), V(2), dim, descending));
-}
-
-tide_status cpu_topk_or_half(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                             const tide_kview *a, int dim, int64_t k, int largest) {
-    if (!cpu_is_half(a->dtype))
-        return cpu_topk(dev, values, indices, a, dim, k, largest);
-    const tide_kview *h[] = {values, indices, a};
-    const int         mode[] = {OUT, OUT, IN};
-    THROUGH_FLOAT(cpu_topk(dev, V(0), V(1), V(2), dim, k, largest));
-}
-
-tide_status cpu_kthvalue_or_half(tide_device *dev, const tide_kview *values,
-                                 const tide_kview *indices, const tide_kview *a, int dim,
-                                 int64_t k) {
-    if (!cpu_is_half(a->dtype))
-        return cpu_kthvalue(dev, values, indices, a, dim, k);
-    const tide_kview *h[] = {values, indices, a};
-    const int         mode[] = {OUT, OUT, IN};
-    THROUGH_FLOAT(cpu_kthvalue(dev, V(0), V(1), V(2), dim, k));
-}
-
 tide_status cpu_im2col_or_half(tide_device *dev, const tide_kview *cols, const tide_kview *input,
                                tide_conv_geom g) {
     if (!cpu_is_half(input->dtype))

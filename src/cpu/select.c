@@ -1,7 +1,8 @@
 /*
- * select.c — CPU sort, topk and kthvalue (with the two medians): each row along dim in the
+ * select.c — CPU sort, topk and kthvalue (with the two medians), the kernel rows of
+ * include/tide_kernels.def: each line along the middle dim of a [rows, len, inner] input in the
  * order of a stable sort (NaN largest), all of it, its first k, or its k-th element, the last
- * two without sorting the row.
+ * two without sorting the line. Float16 and bfloat16 come as float32 copies (HALF).
  *
  * Each value becomes an unsigned key whose integer order is sort's order (a float by its bits,
  * -0 as 0, every NaN one key above +inf; a signed integer with its sign bit flipped; descending:
@@ -265,7 +266,7 @@ enum { RADIX_MIN = 256 }; /* shorter rows: the comparison sort */
 
 typedef struct select_job {
     const tide_kview *values, *indices, *a;
-    int               dim, by, desc;
+    int               by, desc;
     int64_t           k, len, inner, out_len; /* out_len: len for sort, k for topk, 1 for kth */
     uint64_t          flip;
 } select_job;
@@ -307,21 +308,6 @@ typedef struct select_job {
 DEFINE_RADIX(pk, PK_KEY, 4, 8)
 DEFINE_RADIX(wk, WK_KEY, 0, 8)
 
-/* the start of row r (outer coordinate r / inner, inner coordinate r % inner) in a */
-static const char *row_start(const tide_kview *a, int dim, int64_t inner, int64_t r, size_t es) {
-    int64_t rest = r / inner, off = 0;
-    for (int d = dim - 1; d >= 0; d--) {
-        off += (rest % a->shape[d]) * a->strides[d];
-        rest /= a->shape[d];
-    }
-    rest = r % inner;
-    for (int d = a->ndim - 1; d > dim; d--) {
-        off += (rest % a->shape[d]) * a->strides[d];
-        rest /= a->shape[d];
-    }
-    return (const char *)a->data + off * (int64_t)es;
-}
-
 /* the row's chosen pairs (from v[first]) into the outputs: positions and values, as CT */
 #define PUT_ROW(AT, CT)                                                                            \
     for (int64_t j = 0; j < s->out_len; j++) {                                                     \
@@ -330,15 +316,17 @@ static const char *row_start(const tide_kview *a, int dim, int64_t inner, int64_
         ((CT *)s->values->data)[at] = *(const CT *)(row + src * step);                             \
     }
 
-/* row r of the job with buffer v: its selection's positions and values into the outputs */
+/* line r of the job (of a [rows, len, inner] a: row r / inner, column r % inner) with buffer v:
+ * its selection's positions and values into the outputs */
 #define DEFINE_ROW(T, AT)                                                                          \
     static void T##_row(const select_job *s, T *v, int64_t r) {                                    \
         const tide_kview *a = s->a;                                                                \
         size_t            es = cpu_dtype_size(a->dtype);                                           \
-        int64_t           step = a->strides[s->dim] * (int64_t)es, n = s->len;                     \
-        const char       *row = row_start(a, s->dim, s->inner, r, es);                             \
-        int64_t           nan = T##_load(v, a->dtype, row, step, n, s->flip);                      \
-        int64_t           first = 0;                                                               \
+        int64_t           step = s->inner * (int64_t)es, n = s->len;                               \
+        const char       *row =                                                                    \
+            (const char *)a->data + ((r / s->inner) * n * s->inner + r % s->inner) * (int64_t)es;  \
+        int64_t nan = T##_load(v, a->dtype, row, step, n, s->flip);                                \
+        int64_t first = 0;                                                                         \
         if (s->by == BY_SORT && n >= RADIX_MIN) {                                                  \
             T##_radix(v, v + n, n);                                                                \
         } else if (s->by == BY_SORT) {                                                             \
@@ -369,18 +357,7 @@ DEFINE_ROW(wk, WK_AT)
 static tide_status select_rows(const char *op, select_job *s) {
     const tide_kview *a = s->a;
     tide_dtype        dt = a->dtype;
-    if (dt == TIDE_DTYPE_F16 || dt == TIDE_DTYPE_BF16)
-        return cpu_notsup(op, dt);
-    int dim = s->dim;
-    if (dim < 0 || dim >= a->ndim || s->values->dtype != dt ||
-        s->indices->dtype != TIDE_DTYPE_I64 || !tide_kview_is_contiguous(s->values) ||
-        !tide_kview_is_contiguous(s->indices))
-        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel got views it cannot take", op);
-    int64_t len = a->shape[dim], outer = 1, inner = 1;
-    for (int d = 0; d < dim; d++)
-        outer *= a->shape[d];
-    for (int d = dim + 1; d < a->ndim; d++)
-        inner *= a->shape[d];
+    int64_t           outer = a->shape[0], len = a->shape[1], inner = a->shape[2];
     if (len == 0 || outer * inner == 0 || s->out_len == 0)
         return TIDE_OK;
     int packed = dt != TIDE_DTYPE_F64 && dt != TIDE_DTYPE_I64 && len <= (int64_t)UINT32_MAX;
@@ -408,42 +385,59 @@ static tide_status select_rows(const char *op, select_job *s) {
     return TIDE_OK;
 }
 
-tide_status cpu_sort(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                     const tide_kview *a, int dim, int descending) {
+/* the call's input as [rows, len, inner], its lines along the middle dim (d = len * inner) */
+static tide_status lines_of(const char *op, const tide_kernel_call *c, tide_kview *a3) {
+    int64_t inner = c->p[1].i;
+    if (c->d % inner)
+        return tide_seterr(TIDE_EINVAL, "%s: inner %lld does not divide the row's %lld", op,
+                           (long long)inner, (long long)c->d);
+    *a3 = *c->in[0];
+    a3->ndim = 3;
+    a3->shape[0] = c->rows;
+    a3->shape[1] = c->d / inner;
+    a3->shape[2] = inner;
+    a3->strides[0] = c->d;
+    a3->strides[1] = inner;
+    a3->strides[2] = 1;
+    return TIDE_OK;
+}
+
+tide_status cpu_sort(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
-    select_job s = {.values = values,
-                    .indices = indices,
-                    .a = a,
-                    .dim = dim,
+    tide_kview a;
+    TIDE_TRY(lines_of("sort", c, &a));
+    select_job s = {.values = c->out[0],
+                    .indices = c->out[1],
+                    .a = &a,
                     .by = BY_SORT,
-                    .desc = descending,
-                    .out_len = dim >= 0 && dim < a->ndim ? a->shape[dim] : 0};
+                    .desc = (int)c->p[2].i,
+                    .out_len = a.shape[1]};
     return select_rows("sort", &s);
 }
 
-tide_status cpu_topk(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                     const tide_kview *a, int dim, int64_t k, int largest) {
+tide_status cpu_topk(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
-    select_job s = {.values = values,
-                    .indices = indices,
-                    .a = a,
-                    .dim = dim,
+    tide_kview a;
+    TIDE_TRY(lines_of("topk", c, &a));
+    select_job s = {.values = c->out[0],
+                    .indices = c->out[1],
+                    .a = &a,
                     .by = BY_TOPK,
-                    .desc = largest,
-                    .k = k,
-                    .out_len = k};
+                    .desc = (int)c->p[3].i,
+                    .k = c->p[2].i,
+                    .out_len = c->p[2].i};
     return select_rows("topk", &s);
 }
 
-tide_status cpu_kthvalue(tide_device *dev, const tide_kview *values, const tide_kview *indices,
-                         const tide_kview *a, int dim, int64_t k) {
+tide_status cpu_kthvalue(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
-    select_job s = {.values = values,
-                    .indices = indices,
-                    .a = a,
-                    .dim = dim,
+    tide_kview a;
+    TIDE_TRY(lines_of("kthvalue", c, &a));
+    select_job s = {.values = c->out[0],
+                    .indices = c->out[1],
+                    .a = &a,
                     .by = BY_KTH,
-                    .k = k,
+                    .k = c->p[2].i,
                     .out_len = 1};
     return select_rows("kthvalue", &s);
 }

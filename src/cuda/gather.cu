@@ -6,8 +6,9 @@
  * scatter) is read at the element's coordinates, the indexed side at the same coordinates with
  * index's value at dim. scatter's duplicate targets race (the winner is unspecified, as in
  * PyTorch); scatter_add sums them with atomicAdd (uint8 and bool, which have none, run in one
- * thread in index order). sort: one thread per row, a stable merge sort of the row's positions
- * in a scratch buffer (n log n per row; rows sort in parallel, one row's work is serial).
+ * thread in index order). sort (the kernel row): one thread per line, a stable merge sort of
+ * the line's positions in a scratch buffer (n log n per line; lines sort in parallel, one line's
+ * work is serial).
  */
 #include "pick.cuh"
 
@@ -196,17 +197,24 @@ struct run_sort {
     }
 };
 
-extern "C" tide_status tide_cuda_sort(tide_device *dev, const tide_kview *values,
-                                      const tide_kview *indices, const tide_kview *a, int dim,
-                                      int descending) {
-    if (dim < 0 || dim >= a->ndim || indices->dtype != TIDE_DTYPE_I64 ||
-        values->dtype != a->dtype || !tide_cuda_contiguous(values) ||
-        !tide_cuda_contiguous(indices))
-        return tide_cuda_seterr(TIDE_EINVAL, "sort: cuda kernel got views it cannot take");
+/* the kernel row sort: the contiguous [rows, d] input's lines along the middle dim of
+ * [rows, len, inner] */
+extern "C" tide_status tide_cuda_sort(tide_device *dev, const tide_kernel_call *c) {
+    int64_t inner = c->p[1].i;
+    if (c->d % inner)
+        return tide_cuda_seterr(TIDE_EINVAL, "sort: inner %lld does not divide the row's %lld",
+                                (long long)inner, (long long)c->d);
+    tide_kview a = *c->in[0];
+    a.ndim = 3;
+    a.shape[0] = c->rows;
+    a.shape[1] = c->d / inner;
+    a.shape[2] = inner;
+    a.strides[0] = c->d;
+    a.strides[1] = inner;
+    a.strides[2] = 1;
     cudaStream_t stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
-    if (tide_cuda_numel(a) == 0)
-        return TIDE_OK;
-    TIDE_CUDA_DISPATCH_ALL(a->dtype, run_sort, dev, stream, values, indices, a, dim, descending);
-    return tide_cuda_notsup("sort", a->dtype);
+    TIDE_CUDA_DISPATCH_ALL(a.dtype, run_sort, dev, stream, c->out[0], c->out[1], &a, 1,
+                           (int)c->p[2].i);
+    return tide_cuda_notsup("sort", a.dtype);
 }
