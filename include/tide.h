@@ -725,12 +725,15 @@ typedef enum tide_kernel {
  * product of the others), and the second parameter n sizes the N classes below. PACKED: input 1
  * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut
  * its N tokens into sequences. ELEMENTWISE: no d parameter; every ROWS tensor has input 1's
- * shape, seen as [numel, 1] (rows = numel, d = 1) (include/tide_kernels.def) */
+ * shape, seen as [numel, 1] (rows = numel, d = 1). WINDOW: a 2-D window sliding over images
+ * [N, C, H, W] (pooling, im2col), the sizes from input 1's shape and the row's parameters
+ * (include/tide_kernels.def) */
 typedef enum tide_kernel_kind {
     TIDE_KERNEL_ROWS,
     TIDE_KERNEL_PROJ,
     TIDE_KERNEL_PACKED,
-    TIDE_KERNEL_ELEMENTWISE
+    TIDE_KERNEL_ELEMENTWISE,
+    TIDE_KERNEL_WINDOW
 } tide_kernel_kind;
 typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ROWS,     /* input 1's shape ([rows, d] to the kernel) */
@@ -742,6 +745,9 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_OFFSETS,  /* PACKED: int64 1-D, rising from 0 to N (the core checks the values) */
     TIDE_KSHAPE_CHANNELS, /* ROWS, the second parameter inner: C = d / inner elements, the
                            * channels of each row seen as [C, inner] (outputs: [C]) */
+    TIDE_KSHAPE_IMAGE,    /* WINDOW: [N, C, H, W] */
+    TIDE_KSHAPE_POOLED,   /* WINDOW: [N, C, OH, OW], one element per window */
+    TIDE_KSHAPE_COLUMNS,  /* WINDOW: [N, C*kh*kw, OH*OW] (folded: [C*kh*kw, N, OH*OW]) */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {

@@ -131,6 +131,16 @@ static inline tide_rnn_views tide_rnn_views_of(const tide_kernel_call *c) {
     return v;
 }
 
+/* a WINDOW row's window (max_pool2d, unfold2d, fold2d: the parameters kh..dw, then ceil_mode
+ * for max_pool2d); max_pool2d_backward has none (its kernels need none) */
+static inline tide_pool_geom tide_window_of(const tide_kernel_call *c) {
+    const tide_kernel_scalar *p = c->p;
+    tide_pool_geom            g = {(int)p[0].i, (int)p[1].i, (int)p[2].i,
+                                   (int)p[3].i, (int)p[4].i, (int)p[5].i,
+                                   (int)p[6].i, (int)p[7].i, c->kernel == TIDE_K_MAX_POOL2D ? (int)p[8].i : 0};
+    return g;
+}
+
 /* the linear row's product as the matmul entry's 3-D views: y3 [1, rows, n] = x3 [1, rows, d] @
  * wt [1, d, n], wt the column-major view of the contiguous weight [n, d] (no copy) */
 static inline void tide_linear_views(const tide_kernel_call *c, tide_kview *y3, tide_kview *x3,
@@ -257,7 +267,7 @@ extern const tide_backend tide_cpu_backend;
  * and include/tide_kernels.def), tide_kview, tide_device and the entry point. <entry>_abi returns
  * the version the plug-in was built with; the core refuses one of another version (or without the
  * function) before calling it. Bump it with every change to those. */
-#define TIDE_BACKEND_ABI        22
+#define TIDE_BACKEND_ABI        23
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);
