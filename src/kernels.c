@@ -165,8 +165,11 @@ static tide_status check_window_tensor(const tide_kernel_info *r, const char *wh
     char sb[200], sw[200];
     tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
     tide_shape_fmt(sw, sizeof sw, nd, want);
-    return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be %s (from %s and the window)",
-                       r->name, what, sb, sw, r->in[0].name);
+    if (r->in[0].shape == TIDE_KSHAPE_COLUMNS && t->ndim == 3 && what == r->in[0].name)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be %s for C, H, W and the window",
+                           r->name, what, sb, sw);
+    return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be %s, as %s", r->name, what, sb, sw,
+                       r->in[0].name);
 }
 
 static bool has_class(const tide_kernel_info *r, tide_kernel_shape s) {
