@@ -52,7 +52,8 @@ bool    tide_kview_is_contiguous(const tide_kview *v);
 
 /* What a row's kernel gets: the tensors in the row's order, contiguous, of one dtype, already
  * checked against the row (ROWS kind: [rows, d], [rows] or [d] views; PROJ kind: also [n, d],
- * [n] and [rows, n]); in[i] NULL for an absent
+ * [n] and [rows, n]; WINDOW kind: 4-d images and windows, 3-d columns, rows the N * C planes and
+ * d 0, the window in p: tide_window_of); in[i] NULL for an absent
  * optional input, out[i] NULL for an output not wanted; p the parameters in the row's order. */
 typedef struct tide_kernel_call {
     tide_kernel        kernel;
