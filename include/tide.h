@@ -533,7 +533,9 @@ tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double s
 
 /* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW]. dh, dw: the dilation, the
  * distance between kernel taps (0 reads as 1, so {kh, kw, sh, sw, ph, pw} stays valid); the
- * output is OH = (H + 2*ph - dh*(kh-1) - 1) / sh + 1. Max pooling takes dilation 1 only. */
+ * output is OH = (H + 2*ph - dh*(kh-1) - 1) / sh + 1. Max pooling takes dilation 1 only. Each
+ * checks its arguments and runs a kernel row (tide_kernel_run): unfold2d, fold2d, max_pool2d,
+ * max_pool2d_backward. */
 typedef struct tide_conv_geom {
     int kh, kw, sh, sw, ph, pw, dh, dw;
 } tide_conv_geom;
