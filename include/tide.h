@@ -533,7 +533,9 @@ tide_status tide_arange(tide_ctx *ctx, tide_device *dev, tide_dtype dt, double s
 
 /* nn kernels. input [N, C, H, W]; columns [N, C*kh*kw, OH*OW]. dh, dw: the dilation, the
  * distance between kernel taps (0 reads as 1, so {kh, kw, sh, sw, ph, pw} stays valid); the
- * output is OH = (H + 2*ph - dh*(kh-1) - 1) / sh + 1. Max pooling takes dilation 1 only. */
+ * output is OH = (H + 2*ph - dh*(kh-1) - 1) / sh + 1. Max pooling takes dilation 1 only. Each
+ * checks its arguments and runs a kernel row (tide_kernel_run): unfold2d, fold2d, max_pool2d,
+ * max_pool2d_backward. */
 typedef struct tide_conv_geom {
     int kh, kw, sh, sw, ph, pw, dh, dw;
 } tide_conv_geom;
@@ -727,12 +729,15 @@ typedef enum tide_kernel {
  * product of the others), and the second parameter n sizes the N classes below. PACKED: input 1
  * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut
  * its N tokens into sequences. ELEMENTWISE: no d parameter; every ROWS tensor has input 1's
- * shape, seen as [numel, 1] (rows = numel, d = 1) (include/tide_kernels.def) */
+ * shape, seen as [numel, 1] (rows = numel, d = 1). WINDOW: a 2-D window sliding over images
+ * [N, C, H, W] (pooling, im2col), the sizes from input 1's shape and the row's parameters
+ * (include/tide_kernels.def) */
 typedef enum tide_kernel_kind {
     TIDE_KERNEL_ROWS,
     TIDE_KERNEL_PROJ,
     TIDE_KERNEL_PACKED,
-    TIDE_KERNEL_ELEMENTWISE
+    TIDE_KERNEL_ELEMENTWISE,
+    TIDE_KERNEL_WINDOW
 } tide_kernel_kind;
 typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ROWS,     /* input 1's shape ([rows, d] to the kernel) */
@@ -747,6 +752,9 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ALONG,    /* ROWS, outputs: input 1's shape with m at the dim the row runs along
                            * (d / inner elements, inner the second parameter, after it): m the
                            * width, or the third parameter k for width 0 ([rows, m * inner]) */
+    TIDE_KSHAPE_IMAGE,    /* WINDOW: [N, C, H, W] */
+    TIDE_KSHAPE_POOLED,   /* WINDOW: [N, C, OH, OW], one element per window */
+    TIDE_KSHAPE_COLUMNS,  /* WINDOW: [N, C*kh*kw, OH*OW] (folded: [C*kh*kw, N, OH*OW]) */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {

@@ -73,8 +73,9 @@ static int l_kernel(lua_State *L) {
     return r->nout;
 }
 
-static const char *const shape_names[] = {"rows",  "stats",   "cols",     "nmat", "ncols",
-                                          "nrows", "offsets", "channels", "along"};
+static const char *const shape_names[] = {"rows",  "stats", "cols",    "nmat",
+                                          "ncols", "nrows", "offsets", "channels",
+                                          "along", "image", "pooled",  "columns"};
 
 /* t.<key> = the names; t.<key>_shape = their shape classes, t.<key>_optional = whether each
  * may be absent, t.<key>_inout = whether each is written in place, t.<key>_index = whether
@@ -128,6 +129,7 @@ void tl_open_kernels(lua_State *L, int mod) {
         lua_pushstring(L, r->kind == TIDE_KERNEL_PROJ          ? "proj"
                           : r->kind == TIDE_KERNEL_PACKED      ? "packed"
                           : r->kind == TIDE_KERNEL_ELEMENTWISE ? "elementwise"
+                          : r->kind == TIDE_KERNEL_WINDOW      ? "window"
                                                                : "rows");
         lua_setfield(L, -2, "kind");
         lua_createtable(L, r->nparams, 0); /* params_max: the largest value, false for none */

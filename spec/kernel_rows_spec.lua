@@ -17,7 +17,13 @@ local ROWS, D_, N_ = 4, 4, 2
 -- channels: a row with a CHANNELS tensor has inner = 2 (its second parameter), so d = 4 makes
 -- C = 2 channels
 local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ }, nmat = { N_, D_ },
-    ncols = { N_ }, nrows = { ROWS, N_ }, channels = { D_ / 2 } }
+    ncols = { N_ }, nrows = { ROWS, N_ }, channels = { D_ / 2 },
+    -- WINDOW rows: images [2, 2, 3, 3] under a 2x2 window of stride 1 (WINDOW_PARAMS), so 2x2
+    -- windows a plane and columns of 2 * 2 * 2 taps
+    image = { 2, 2, 3, 3 }, pooled = { 2, 2, 2, 2 }, columns = { 2, 8, 4 } }
+-- a WINDOW row's parameters by name: the window, its flag off, and the image's C, H, W
+local WINDOW_PARAMS = { kh = 2, kw = 2, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1,
+    ceil_mode = 0, folded = 0, C = 2, H = 3, W = 3 }
 
 -- whether row r has a wide tensor (T_WIDE: a recurrent cell's gates, width * d values a row)
 local function is_wide(r)
@@ -74,16 +80,20 @@ local function call_args(r, opts)
             local tokens = (opts.shape and opts.shape[1] and opts.shape[1][1]) or ROWS
             args[n] = tide.tensor(shape and { 0, 0 } or { 0, math.floor(tokens / 2), tokens },
                 { dtype = (opts.dtype and opts.dtype[i]) or "int64", device = device })
+        elseif r.inputs_index[i] then -- int64 positions (some outside the plane: none added)
+            args[n] = tide.randint(-1, 9, shape, { device = device })
+            args[n] = opts.dtype and opts.dtype[i] and args[n]:to(opts.dtype[i]) or args[n]
         else
             local t = tide.randn(shape, { device = device, dtype = "float64" })
             t = cls == "stats" and t:abs():add(0.5) or t -- rstd-like statistics stay positive
             args[n] = t:to((opts.dtype and opts.dtype[i]) or r.dtypes[1])
         end
     end
-    local has_d = r.kind ~= "elementwise"
+    local has_d = r.kind ~= "elementwise" and r.kind ~= "window"
     for i, ty in ipairs(r.params_type) do
         n = n + 1
         args[n] = (opts.params and opts.params[i])
+            or (r.kind == "window" and WINDOW_PARAMS[r.params[i]])
             or (has_d and i == 1 and (r.kind == "packed" and math.floor(D_ / 2) or D_))
             or (i == 2 and is_along(r) and 1)
             or (ty == "float" and 0.5 or math.min(2, r.params_max[i] or 2))
@@ -136,8 +146,14 @@ describe("kernel rows on " .. dev, function()
             local r = core._kernels[name]
             assert.are.equal(name, r.name)
             assert.are.equal("function", type(K[name]), name)
-            assert.are.equal("rows", r.inputs_shape[1], name)
-            assert.is_true(r.kind == "elementwise" or r.params[1] == "d", name)
+            if r.kind == "window" then -- sized from input 1 and the window, no d
+                local c1 = r.inputs_shape[1]
+                assert.is_true(c1 == "image" or c1 == "pooled" or c1 == "columns", name)
+                assert.are.equal(c1 == "pooled" and "H" or "kh", r.params[1], name)
+            else
+                assert.are.equal("rows", r.inputs_shape[1], name)
+                assert.is_true(r.kind == "elementwise" or r.params[1] == "d", name)
+            end
             if r.kind == "elementwise" then -- every tensor in input 1's shape
                 for i, cls in ipairs(r.inputs_shape) do
                     assert.are.equal("rows", cls, name .. " " .. r.inputs[i])
@@ -146,13 +162,13 @@ describe("kernel rows on " .. dev, function()
                 assert.are.equal("n", r.params[2], name)
             elseif r.kind == "packed" then
                 assert.are.equal("heads", r.params[2], name)
-            else
+            elseif r.kind ~= "window" then
                 assert.are.equal("rows", r.kind, name)
             end
             for _, dtype in ipairs(has_row(r) and r.dtypes or {}) do
                 local dts = {}
                 for i, cls in ipairs(r.inputs_shape) do
-                    dts[i] = cls == "offsets" and "int64" or dtype
+                    dts[i] = (cls == "offsets" or r.inputs_index[i]) and "int64" or dtype
                 end
                 local args, n = call_args(r, { dtype = dts })
                 local outs = pack(K[name](unpack(args, 1, n)))
@@ -240,7 +256,7 @@ describe("kernel rows on " .. dev, function()
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [4, 4] does not split " ..
                     "into rows of d = 3 elements", err_of(r, { params = { 3 } }), 1, true)
             end
-            if r.kind ~= "elementwise" then
+            if r.kind ~= "elementwise" and r.kind ~= "window" then
                 assert.matches("tide: " .. name .. ": d = 0 must be >= 1",
                     err_of(r, { params = { 0 } }), 1, true)
             end
@@ -257,8 +273,10 @@ describe("kernel rows on " .. dev, function()
                     assert.matches("tide: " .. name .. ": " .. what .. " of shape [7]",
                         err_of(r, { shape = shapes }), 1, true)
                     dts[1], dts[i] = "float32", "float64"
-                    assert.matches("tide: " .. name .. ": " .. what .. " must have " .. x ..
-                        "'s dtype float32, got float64", err_of(r, { dtype = dts }), 1, true)
+                    assert.matches("tide: " .. name .. ": " .. what .. (r.inputs_index[i] and
+                        " must be an int64 tensor of indices, got float64" or
+                        " must have " .. x .. "'s dtype float32, got float64"),
+                        err_of(r, { dtype = dts }), 1, true)
                 end
             end
             for i, ty in ipairs(r.params_type) do
@@ -323,6 +341,10 @@ describe("kernel rows on " .. dev, function()
             for i, cls in ipairs(r.inputs_shape) do
                 shapes[i] = cls == "rows" and { 0, r.inputs_width[i] * D_ } or
                     cls == "stats" and { 0 } or nil
+                if r.kind == "window" then -- no images: N = 0
+                    shapes[i] = { unpack(SHAPE[cls]) }
+                    shapes[i][1] = 0
+                end
             end
             local args, n = call_args(r, { shape = shapes })
             local outs = pack(K[name](unpack(args, 1, n)))

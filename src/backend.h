@@ -52,7 +52,8 @@ bool    tide_kview_is_contiguous(const tide_kview *v);
 
 /* What a row's kernel gets: the tensors in the row's order, contiguous, of one dtype, already
  * checked against the row (ROWS kind: [rows, d], [rows] or [d] views; PROJ kind: also [n, d],
- * [n] and [rows, n]); in[i] NULL for an absent
+ * [n] and [rows, n]; WINDOW kind: 4-d images and windows, 3-d columns, rows the N * C planes and
+ * d 0, the window in p: tide_window_of); in[i] NULL for an absent
  * optional input, out[i] NULL for an output not wanted; p the parameters in the row's order. */
 typedef struct tide_kernel_call {
     tide_kernel        kernel;
@@ -129,6 +130,16 @@ static inline tide_rnn_views tide_rnn_views_of(const tide_kernel_call *c) {
         break;
     }
     return v;
+}
+
+/* a WINDOW row's window (max_pool2d, unfold2d, fold2d: the parameters kh..dw, then ceil_mode
+ * for max_pool2d); max_pool2d_backward has none (its kernels need none) */
+static inline tide_pool_geom tide_window_of(const tide_kernel_call *c) {
+    const tide_kernel_scalar *p = c->p;
+    tide_pool_geom            g = {(int)p[0].i, (int)p[1].i, (int)p[2].i,
+                                   (int)p[3].i, (int)p[4].i, (int)p[5].i,
+                                   (int)p[6].i, (int)p[7].i, c->kernel == TIDE_K_MAX_POOL2D ? (int)p[8].i : 0};
+    return g;
 }
 
 /* the linear row's product as the matmul entry's 3-D views: y3 [1, rows, n] = x3 [1, rows, d] @

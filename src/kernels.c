@@ -6,6 +6,7 @@
  */
 #include "tide_impl.h"
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,10 +140,127 @@ static tide_status check_params(const tide_kernel_info *r, const tide_kernel_sca
     return TIDE_OK;
 }
 
+/* ---- the WINDOW kind ---------------------------------------------------------------------- */
+
+/* a WINDOW row's shapes, from input 1 and the parameters: the images, the windows and the
+ * columns as stored (folded: [C * kh * kw, N, L]) */
+typedef struct window_shapes {
+    int64_t image[4], pooled[4], columns[3];
+    int     folded;
+} window_shapes;
+
+static bool is_window_class(tide_kernel_shape s) {
+    return s == TIDE_KSHAPE_IMAGE || s == TIDE_KSHAPE_POOLED || s == TIDE_KSHAPE_COLUMNS;
+}
+
+static const int64_t *window_shape(const window_shapes *ws, tide_kernel_shape s, int *ndim) {
+    *ndim = s == TIDE_KSHAPE_COLUMNS ? 3 : 4;
+    return s == TIDE_KSHAPE_IMAGE ? ws->image : s == TIDE_KSHAPE_POOLED ? ws->pooled : ws->columns;
+}
+
+/* tensor t (named what) in window class s: exactly its shape */
+static tide_status check_window_tensor(const tide_kernel_info *r, const char *what,
+                                       const tide_tensor *t, const window_shapes *ws,
+                                       tide_kernel_shape s) {
+    int            nd;
+    const int64_t *want = window_shape(ws, s, &nd);
+    bool           ok = t->ndim == nd;
+    for (int k = 0; ok && k < nd; k++)
+        ok = t->shape[k] == want[k];
+    if (ok)
+        return TIDE_OK;
+    char sb[200], sw[200];
+    tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
+    tide_shape_fmt(sw, sizeof sw, nd, want);
+    if (r->in[0].shape == TIDE_KSHAPE_COLUMNS && t->ndim == 3 && what == r->in[0].name)
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be %s for C, H, W and the window",
+                           r->name, what, sb, sw);
+    return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be %s, as %s", r->name, what, sb, sw,
+                       r->in[0].name);
+}
+
+static bool has_class(const tide_kernel_info *r, tide_kernel_shape s) {
+    for (int i = 0; i < r->nin; i++)
+        if (r->in[i].shape == s)
+            return true;
+    for (int i = 0; i < r->nout; i++)
+        if (r->out[i].shape == s)
+            return true;
+    return false;
+}
+
+/* the sizes of a WINDOW row's call (tide_kernels.def's header: where each comes from), checked:
+ * input 1's rank, a window that fits the padded image, pooling's padding at most half the
+ * kernel, every shape's size within 64 bits; input 1 COLUMNS must fit the sizes given */
+static tide_status window_sizes(const tide_kernel_info *r, const tide_tensor *x,
+                                const tide_kernel_scalar *p, window_shapes *ws) {
+    tide_kernel_shape c1 = r->in[0].shape;
+    int               nd = c1 == TIDE_KSHAPE_COLUMNS ? 3 : 4;
+    if (x->ndim != nd) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
+        return tide_seterr(TIDE_ESHAPE, "%s: %s must be %d-d %s, got shape %s", r->name,
+                           r->in[0].name, nd,
+                           c1 == TIDE_KSHAPE_IMAGE    ? "[N, C, H, W]"
+                           : c1 == TIDE_KSHAPE_POOLED ? "[N, C, OH, OW]"
+                                                      : "columns [N, C*kh*kw, OH*OW]",
+                           sb);
+    }
+    int64_t N, C, H, W, OH, OW, kk = 1;
+    ws->folded = 0;
+    if (c1 == TIDE_KSHAPE_POOLED) {
+        N = x->shape[0], C = x->shape[1], OH = x->shape[2], OW = x->shape[3];
+        H = p[0].i, W = p[1].i;
+    } else {
+        int  kh = (int)p[0].i, kw = (int)p[1].i, sh = (int)p[2].i, sw = (int)p[3].i;
+        int  ph = (int)p[4].i, pw = (int)p[5].i, dh = (int)p[6].i, dw = (int)p[7].i;
+        bool pool = has_class(r, TIDE_KSHAPE_POOLED);
+        ws->folded = !pool && p[8].i;
+        if (c1 == TIDE_KSHAPE_IMAGE)
+            N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+        else
+            N = x->shape[ws->folded ? 1 : 0], C = p[9].i, H = p[10].i, W = p[11].i;
+        if (H > INT64_MAX / 4 || W > INT64_MAX / 4) /* no tensor is that large; keeps H + 2p */
+            return tide_seterr(TIDE_ESHAPE, "%s: input size %lldx%lld is too large", r->name,
+                               (long long)H, (long long)W);
+        if (pool && (ph > kh / 2 || pw > kw / 2))
+            return tide_seterr(TIDE_EINVAL,
+                               "%s: padding %dx%d must be at most half the kernel %dx%d", r->name,
+                               ph, pw, kh, kw);
+        OH = tide_pool_out_size(H, kh, sh, ph, dh, pool && p[8].i);
+        OW = tide_pool_out_size(W, kw, sw, pw, dw, pool && p[8].i);
+        if (OH < 1 || OW < 1)
+            return tide_seterr(TIDE_ESHAPE,
+                               "%s: kernel %dx%d (dilation %dx%d) is larger than the padded input "
+                               "%lldx%lld; use a smaller kernel or more padding",
+                               r->name, kh, kw, dh, dw, (long long)(H + 2 * (int64_t)ph),
+                               (long long)(W + 2 * (int64_t)pw));
+        kk = (int64_t)kh * kw;
+    }
+    int64_t  rows = 0, L = 0, numel = 0, rdims[2] = {C, kk}, ldims[2] = {OH, OW};
+    int64_t *shapes[3] = {ws->image, ws->pooled, ws->columns};
+    bool     fits =
+        tide_shape_numel(2, rdims, &rows) == TIDE_OK && tide_shape_numel(2, ldims, &L) == TIDE_OK;
+    int64_t image[4] = {N, C, H, W}, pooled[4] = {N, C, OH, OW};
+    int64_t columns[3] = {ws->folded ? rows : N, ws->folded ? N : rows, L};
+    memcpy(ws->image, image, sizeof image);
+    memcpy(ws->pooled, pooled, sizeof pooled);
+    memcpy(ws->columns, columns, sizeof columns);
+    for (int k = 0; k < 3 && fits; k++)
+        fits = tide_shape_numel(k == 2 ? 3 : 4, shapes[k], &numel) == TIDE_OK;
+    if (!fits)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %lld channels of %lldx%lld, %lld taps and %lldx%lld windows give "
+                           "more elements than fit in 64 bits; use less padding",
+                           r->name, (long long)C, (long long)H, (long long)W, (long long)kk,
+                           (long long)OH, (long long)OW);
+    return c1 == TIDE_KSHAPE_COLUMNS ? check_window_tensor(r, r->in[0].name, x, ws, c1) : TIDE_OK;
+}
+
 /* input i (not the first) against the first: device, dtype, shape class */
 static tide_status check_input(const tide_kernel_info *r, int i, const tide_tensor *x,
                                const tide_tensor *t, int64_t rows, int64_t d, int64_t n,
-                               int64_t channels, bool wide) {
+                               int64_t channels, bool wide, const window_shapes *ws) {
     const char *what = r->in[i].name;
     TIDE_TRY(tide_check_same_device(r->name, x, t));
     tide_kernel_shape cls = r->in[i].shape;
@@ -161,6 +279,8 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     if (!r->in[i].index && t->dtype != x->dtype)
         return tide_seterr(TIDE_EDTYPE, "%s: %s must have %s's dtype %s, got %s", r->name, what,
                            r->in[0].name, tide_dtype_name(x->dtype), tide_dtype_name(t->dtype));
+    if (is_window_class(cls))
+        return check_window_tensor(r, what, t, ws, cls);
     bool ok = cls == TIDE_KSHAPE_ROWS       ? t->ndim == x->ndim
               : cls == TIDE_KSHAPE_STATS    ? tide_tensor_numel(t) == rows
               : cls == TIDE_KSHAPE_NMAT     ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
@@ -204,15 +324,23 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
 
 /* the kernel's view of a contiguous tensor in its shape class: a matrix [r, c] or a vector [c] */
 static tide_kview class_view(const tide_tensor *t, const tide_kernel_tensor_info *ti, int64_t rows,
-                             int64_t d, int64_t n, int64_t channels) {
+                             int64_t d, int64_t n, int64_t channels, const window_shapes *ws) {
     tide_kview        v = tide_kview_of(t);
     tide_kernel_shape s = ti->shape;
-    int64_t           r = s == TIDE_KSHAPE_NMAT ? n : rows;
-    int64_t           c = s == TIDE_KSHAPE_STATS                             ? rows
-                          : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
-                          : s == TIDE_KSHAPE_CHANNELS                        ? channels
-                          : s == TIDE_KSHAPE_ROWS                            ? ti->width * d
-                                                                             : d;
+    if (is_window_class(s)) { /* 4-d, or 3-d columns; folded ones seen as [N, C*kh*kw, L] */
+        if (s == TIDE_KSHAPE_COLUMNS && ws->folded) {
+            int64_t n0 = v.shape[0], s0 = v.strides[0];
+            v.shape[0] = v.shape[1], v.strides[0] = v.strides[1];
+            v.shape[1] = n0, v.strides[1] = s0;
+        }
+        return v;
+    }
+    int64_t r = s == TIDE_KSHAPE_NMAT ? n : rows;
+    int64_t c = s == TIDE_KSHAPE_STATS                             ? rows
+                : s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_NCOLS ? n
+                : s == TIDE_KSHAPE_CHANNELS                        ? channels
+                : s == TIDE_KSHAPE_ROWS                            ? ti->width * d
+                                                                   : d;
     if (s == TIDE_KSHAPE_OFFSETS)
         c = tide_tensor_numel(t);
     if (s == TIDE_KSHAPE_ALONG) /* m * inner a row (the kernel runs for rows > 0) */
@@ -278,17 +406,6 @@ static tide_status check_inout(const tide_kernel_info *r, int i, const tide_tens
                        r->name, r->in[i].name);
 }
 
-/* whether a tensor of row r is in the CHANNELS class (its rows are then [C, inner]) */
-static bool has_channels(const tide_kernel_info *r) {
-    for (int i = 0; i < r->nin; i++)
-        if (r->in[i].shape == TIDE_KSHAPE_CHANNELS)
-            return true;
-    for (int i = 0; i < r->nout; i++)
-        if (r->out[i].shape == TIDE_KSHAPE_CHANNELS)
-            return true;
-    return false;
-}
-
 /* whether row r has a T_WIDE tensor (a recurrent cell's gates): its ROWS tensors then share
  * input 1's shape but the last dim, width * d */
 static bool is_wide(const tide_kernel_info *r) {
@@ -349,11 +466,16 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     TIDE_TRY(check_params(r, params));
     /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim; PACKED: params[1] is
      * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1 */
-    bool    proj = r->kind == TIDE_KERNEL_PROJ, wide = is_wide(r);
-    int64_t d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : params[0].i;
-    int64_t numel = tide_tensor_numel(x), n = proj ? params[1].i : 0, w1 = r->in[0].width;
-    int64_t last = x->ndim ? x->shape[x->ndim - 1] : 1;
-    if (r->kind == TIDE_KERNEL_PACKED)
+    bool          proj = r->kind == TIDE_KERNEL_PROJ, wide = is_wide(r);
+    bool          window = r->kind == TIDE_KERNEL_WINDOW;
+    int64_t       d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : window ? 0 : params[0].i;
+    int64_t       numel = tide_tensor_numel(x), n = proj ? params[1].i : 0, w1 = r->in[0].width;
+    int64_t       last = x->ndim ? x->shape[x->ndim - 1] : 1;
+    window_shapes ws;
+    memset(&ws, 0, sizeof ws);
+    if (window)
+        TIDE_TRY(window_sizes(r, x, params, &ws));
+    else if (r->kind == TIDE_KERNEL_PACKED)
         TIDE_TRY(check_packed(r, x, d, params[1].i));
     else if (wide && (last % w1 != 0 || last / w1 != d || x->ndim == 0)) {
         char sb[200]; /* (w1 * d in floating point: d is the caller's, and may be huge) */
@@ -371,8 +493,12 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
                                   "elements",
                            op, r->in[0].name, sb, (long long)d);
     }
-    int64_t rows = wide ? numel / last : numel / d, channels = 0;
-    if (has_channels(r)) { /* [rows, C, inner]: inner, the second parameter, divides d */
+    /* WINDOW: a row per plane (N * C) */
+    int64_t rows = window ? ws.image[0] * ws.image[1] : wide ? numel / last : numel / d;
+    int64_t channels = 0;
+    if (has_class(
+            r,
+            TIDE_KSHAPE_CHANNELS)) { /* [rows, C, inner]: inner, the second parameter, divides d */
         int64_t inner = params[1].i;
         if (d % inner)
             return tide_seterr(TIDE_EINVAL, "%s: inner = %lld does not divide d = %lld", op,
@@ -386,7 +512,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (!in[i] && !r->in[i].optional)
             return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
         if (in[i])
-            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels, wide));
+            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels, wide, &ws));
     }
     for (int i = 0; i < r->nin; i++)
         if (in[i] && r->in[i].inout)
@@ -420,7 +546,13 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (s == TIDE_KSHAPE_ALONG)
             shape[along] = r->out[i].width ? r->out[i].width : params[2].i;
         tide_dtype dt = r->out[i].index ? TIDE_DTYPE_I64 : x->dtype;
-        st = s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_ALONG
+        int        nd = 0;
+        if (is_window_class(s)) {
+            const int64_t *ws_shape = window_shape(&ws, s, &nd);
+            memcpy(shape, ws_shape, (size_t)nd * sizeof(int64_t));
+        }
+        st = is_window_class(s) ? tide_tensor_alloc(ctx, op, dev, dt, nd, shape, &o[i])
+             : s == TIDE_KSHAPE_ROWS || s == TIDE_KSHAPE_NROWS || s == TIDE_KSHAPE_ALONG
                  ? tide_tensor_alloc(ctx, op, dev, dt, x->ndim, shape, &o[i])
                  : tide_tensor_alloc(ctx, op, dev, dt, 1, &len, &o[i]);
     }
@@ -435,12 +567,12 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         call.n = n;
         for (int i = 0; i < r->nin; i++)
             if (c[i]) {
-                iv[i] = class_view(c[i], &r->in[i], rows, d, n, channels);
+                iv[i] = class_view(c[i], &r->in[i], rows, d, n, channels, &ws);
                 call.in[i] = &iv[i];
             }
         for (int i = 0; i < r->nout; i++)
             if (o[i]) {
-                ov[i] = class_view(o[i], &r->out[i], rows, d, n, channels);
+                ov[i] = class_view(o[i], &r->out[i], rows, d, n, channels, &ws);
                 call.out[i] = &ov[i];
             }
         for (int i = 0; i < r->nparams; i++)

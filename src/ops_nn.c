@@ -1,5 +1,7 @@
-/* ops_nn.c — convolution and pooling helpers: im2col, col2im, maxpool2d and its gradient.
- * The core does the shape math and validation; the backends do the loops. */
+/* ops_nn.c — convolution and pooling helpers: im2col, col2im, maxpool2d and its gradient, the
+ * C API of the WINDOW kernel rows (unfold2d, fold2d, max_pool2d, max_pool2d_backward): each checks
+ * its arguments with its own messages and runs its row (src/kernels.c: the sizes, the outputs);
+ * and conv2d by the backend's own convolution. */
 #include "tide_impl.h"
 #include <stdio.h>
 
@@ -57,22 +59,20 @@ static tide_status fail(tide_status st, const char *op, tide_tensor **out) {
     return tide_err_op(st, op);
 }
 
-/* the backend's [N, rows, L] view of columns stored batch-folded as [rows, N, L] */
-static tide_kview folded_view(const tide_tensor *cols) {
-    tide_kview v = tide_kview_of(cols);
-    int64_t    s = v.shape[0], st = v.strides[0];
-    v.shape[0] = v.shape[1];
-    v.strides[0] = v.strides[1];
-    v.shape[1] = s;
-    v.strides[1] = st;
-    return v;
+/* the window rows' parameters kh..dw, then the flag (ceil_mode or folded) */
+static void window_params(tide_kernel_scalar *p, tide_conv_geom g, int flag) {
+    int v[8] = {g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
+    for (int i = 0; i < 8; i++)
+        p[i].i = v[i];
+    p[8].i = flag;
 }
 
+/* the C API's checks (their messages name op, im2col_folded included), then the row unfold2d */
 static tide_status im2col_impl(tide_ctx *ctx, const char *op, const tide_tensor *input,
                                tide_conv_geom g, bool folded, tide_tensor **out) {
     TIDE_TRY(check_geom(op, &g));
     TIDE_TRY(check_4d(op, input, "input"));
-    int64_t N = input->shape[0], C = input->shape[1], OH = 0, OW = 0;
+    int64_t C = input->shape[1], OH = 0, OW = 0;
     TIDE_TRY(out_size(op, input->shape[2], input->shape[3], g, &OH, &OW));
     /* C*kh*kw and OH*OW overflow-checked (a huge padding makes OH*OW wrap) */
     int64_t rows = 0, ncols = 0, rdims[3] = {C, g.kh, g.kw}, cdims[2] = {OH, OW};
@@ -82,23 +82,10 @@ static tide_status im2col_impl(tide_ctx *ctx, const char *op, const tide_tensor 
                            "im2col: %lld channels, kernel %dx%d and %lldx%lld output positions "
                            "give more elements than fit in 64 bits; use less padding",
                            (long long)C, g.kh, g.kw, (long long)OH, (long long)OW);
-    int64_t      shape[3] = {folded ? rows : N, folded ? N : rows, ncols};
-    tide_device *dev = input->storage->dev;
-    tide_tensor *x;
-    TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
-    tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 3, shape, out);
-    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        tide_entry_im2col_fn fn;
-        st = tide_entry_im2col(dev, op, &fn);
-        if (st == TIDE_OK) {
-            tide_kview cv = folded ? folded_view(*out) : tide_kview_of(*out), iv = tide_kview_of(x);
-            st = fn(dev, &cv, &iv, g);
-        }
-        if (st != TIDE_OK)
-            st = fail(st, op, out);
-    }
-    tide_tensor_release(x);
-    return st;
+    const tide_tensor *in[1] = {input};
+    tide_kernel_scalar p[9];
+    window_params(p, g, folded);
+    return tide_kernel_run(ctx, TIDE_K_UNFOLD2D, in, p, NULL, out);
 }
 
 tide_status tide_im2col(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
@@ -147,23 +134,11 @@ static tide_status col2im_impl(tide_ctx *ctx, const char *op, const tide_tensor 
     if (!tide_dtype_is_float(cols->dtype))
         return tide_seterr(TIDE_EDTYPE, "%s: columns must be floating point, got %s", op,
                            tide_dtype_name(cols->dtype));
-    int64_t      shape[4] = {cols->shape[1 - r], C, H, W};
-    tide_device *dev = cols->storage->dev;
-    tide_tensor *c;
-    TIDE_TRY(tide_tensor_contiguous(ctx, cols, &c));
-    tide_status st = tide_tensor_alloc(ctx, op, dev, cols->dtype, 4, shape, out);
-    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        tide_entry_col2im_fn fn;
-        st = tide_entry_col2im(dev, op, &fn);
-        if (st == TIDE_OK) {
-            tide_kview ov = tide_kview_of(*out), cv = folded ? folded_view(c) : tide_kview_of(c);
-            st = fn(dev, &ov, &cv, g);
-        }
-        if (st != TIDE_OK)
-            st = fail(st, op, out);
-    }
-    tide_tensor_release(c);
-    return st;
+    const tide_tensor *in[1] = {cols};
+    tide_kernel_scalar p[12];
+    window_params(p, g, folded);
+    p[9].i = C, p[10].i = H, p[11].i = W;
+    return tide_kernel_run(ctx, TIDE_K_FOLD2D, in, p, NULL, out);
 }
 
 tide_status tide_col2im(tide_ctx *ctx, const tide_tensor *cols, int64_t C, int64_t H, int64_t W,
@@ -216,37 +191,18 @@ tide_status tide_maxpool2d_ex(tide_ctx *ctx, const tide_tensor *input, tide_pool
                            "%lldx%lld; use a smaller kernel or more padding",
                            op, g.kh, g.kw, g.dh, g.dw, (long long)(H + 2 * g.ph),
                            (long long)(W + 2 * g.pw));
-    int64_t      shape[4] = {input->shape[0], input->shape[1], OH, OW};
-    tide_device *dev = input->storage->dev;
-    tide_tensor *x, *idx = NULL;
-    TIDE_TRY(tide_tensor_contiguous(ctx, input, &x));
-    tide_status st = tide_tensor_alloc(ctx, op, dev, input->dtype, 4, shape, out);
-    if (st == TIDE_OK) {
-        st = tide_tensor_alloc(ctx, op, dev, TIDE_DTYPE_I64, 4, shape, &idx);
-        if (st != TIDE_OK)
-            st = fail(st, op, out);
-    }
-    if (st == TIDE_OK && tide_tensor_numel(*out) > 0) {
-        tide_entry_maxpool2d_fn fn;
-        st = tide_entry_maxpool2d(dev, op, &fn);
-        if (st == TIDE_OK) {
-            tide_kview ov = tide_kview_of(*out), iv = tide_kview_of(idx), xv = tide_kview_of(x);
-            st = fn(dev, &ov, &iv, &xv, g);
-        }
-        if (st != TIDE_OK) {
-            tide_tensor_release(idx);
-            idx = NULL;
-            st = fail(st, op, out);
-        }
-    }
-    tide_tensor_release(x);
-    if (st == TIDE_OK) {
-        if (indices)
-            *indices = idx;
-        else
-            tide_tensor_release(idx);
-    }
-    return st;
+    const tide_tensor *in[1] = {input};
+    tide_kernel_scalar p[9];
+    tide_conv_geom     w = {g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
+    tide_tensor       *o[2];
+    window_params(p, w, g.ceil_mode != 0);
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_MAX_POOL2D, in, p, NULL, o));
+    *out = o[0];
+    if (indices)
+        *indices = o[1];
+    else
+        tide_tensor_release(o[1]);
+    return TIDE_OK;
 }
 
 tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
@@ -270,29 +226,9 @@ tide_status tide_maxpool2d_backward(tide_ctx *ctx, const tide_tensor *grad_out,
     if (H <= 0 || W <= 0)
         return tide_seterr(TIDE_EINVAL, "%s: H and W must be positive, got %lld and %lld", op,
                            (long long)H, (long long)W);
-    int64_t      shape[4] = {grad_out->shape[0], grad_out->shape[1], H, W};
-    tide_device *dev = grad_out->storage->dev;
-    tide_tensor *go, *ix;
-    TIDE_TRY(tide_tensor_contiguous(ctx, grad_out, &go));
-    tide_status st = tide_tensor_contiguous(ctx, indices, &ix);
-    if (st != TIDE_OK) {
-        tide_tensor_release(go);
-        return st;
-    }
-    st = tide_tensor_alloc(ctx, op, dev, grad_out->dtype, 4, shape, grad_in);
-    if (st == TIDE_OK && tide_tensor_numel(*grad_in) > 0) {
-        tide_entry_maxpool2d_backward_fn fn;
-        st = tide_entry_maxpool2d_backward(dev, op, &fn);
-        if (st == TIDE_OK) {
-            tide_kview gv = tide_kview_of(*grad_in), ov = tide_kview_of(go), iv = tide_kview_of(ix);
-            st = fn(dev, &gv, &ov, &iv);
-        }
-        if (st != TIDE_OK)
-            st = fail(st, op, grad_in);
-    }
-    tide_tensor_release(go);
-    tide_tensor_release(ix);
-    return st;
+    const tide_tensor *in[2] = {grad_out, indices};
+    tide_kernel_scalar p[2] = {{.i = H}, {.i = W}};
+    return tide_kernel_run(ctx, TIDE_K_MAX_POOL2D_BACKWARD, in, p, NULL, grad_in);
 }
 
 /* the rows relu_backward, gelu_backward and relu_backward_ (include/tide_kernels.def) */

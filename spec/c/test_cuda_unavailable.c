@@ -51,10 +51,12 @@ static void gpu_smoke(const tide_backend *be, int count) {
           be->synchronize && be->memory_stats && be->empty_cache && be->alloc_pinned &&
           be->free_pinned && be->binary && be->binary_scalar && be->unary && be->copy && be->fill &&
           be->reduce && be->matmul && be->index_select && be->index_add && be->where &&
-          be->random && be->arange && be->im2col && be->col2im && be->maxpool2d &&
-          be->maxpool2d_backward);
+          be->random && be->arange);
     CHECK(be->nkernels > TIDE_K_SOFTMAX_BACKWARD && be->kernels[TIDE_K_SOFTMAX] &&
           be->kernels[TIDE_K_SOFTMAX_BACKWARD]);
+    CHECK(be->nkernels > TIDE_K_FOLD2D && be->kernels[TIDE_K_MAX_POOL2D] &&
+          be->kernels[TIDE_K_MAX_POOL2D_BACKWARD] && be->kernels[TIDE_K_UNFOLD2D] &&
+          be->kernels[TIDE_K_FOLD2D]);
     tide_device dev;
     memset(&dev, 0, sizeof dev);
     dev.type = TIDE_DEVICE_CUDA;

@@ -139,8 +139,7 @@ int cpu_linear_dnnl(tide_device *dev, const tide_kview *y3, const tide_kview *x3
 /* The compute entries of src/backend_entries.def with a Y in the CPU column: cpu_<name>, one file
  * per family (elementwise.c: binary, binary_scalar, unary, copy, fill; reduce.c; matmul.c;
  * index.c: index_select, index_add, where; gather.c: gather, scatter;
- * random.c: random, arange; nn.c: im2col, col2im;
- * conv_dnnl.c: conv2d, conv2d_backward; pool.c: maxpool2d, maxpool2d_backward).
+ * random.c: random, arange; conv_dnnl.c: conv2d, conv2d_backward).
  * DNNL in the column: only when built with oneDNN (TIDE_HAVE_DNNL); without it the entry is NULL
  * and nn runs im2col + gemm. HALF: the kernels compute float16 and bfloat16 through float32
  * (half.c): the table holds cpu_<name>_or_half, which widens half operands and calls cpu_<name>,

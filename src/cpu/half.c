@@ -437,43 +437,6 @@ tide_status cpu_scatter_or_half(tide_device *dev, const tide_kview *dst, int dim
     THROUGH_FLOAT(cpu_scatter(dev, V(0), dim, V(1), V(2), accumulate));
 }
 
-tide_status cpu_im2col_or_half(tide_device *dev, const tide_kview *cols, const tide_kview *input,
-                               tide_conv_geom g) {
-    if (!cpu_is_half(input->dtype))
-        return cpu_im2col(dev, cols, input, g);
-    const tide_kview *h[] = {cols, input};
-    const int         mode[] = {OUT, IN};
-    THROUGH_FLOAT(cpu_im2col(dev, V(0), V(1), g));
-}
-
-tide_status cpu_col2im_or_half(tide_device *dev, const tide_kview *out, const tide_kview *cols,
-                               tide_conv_geom g) {
-    if (!cpu_is_half(cols->dtype))
-        return cpu_col2im(dev, out, cols, g);
-    const tide_kview *h[] = {out, cols};
-    const int         mode[] = {OUT, IN};
-    THROUGH_FLOAT(cpu_col2im(dev, V(0), V(1), g));
-}
-
-tide_status cpu_maxpool2d_or_half(tide_device *dev, const tide_kview *out,
-                                  const tide_kview *indices, const tide_kview *input,
-                                  tide_pool_geom g) {
-    if (!cpu_is_half(input->dtype))
-        return cpu_maxpool2d(dev, out, indices, input, g);
-    const tide_kview *h[] = {out, indices, input};
-    const int         mode[] = {OUT, OUT, IN};
-    THROUGH_FLOAT(cpu_maxpool2d(dev, V(0), V(1), V(2), g));
-}
-
-tide_status cpu_maxpool2d_backward_or_half(tide_device *dev, const tide_kview *grad_in,
-                                           const tide_kview *grad_out, const tide_kview *indices) {
-    if (!cpu_is_half(grad_out->dtype))
-        return cpu_maxpool2d_backward(dev, grad_in, grad_out, indices);
-    const tide_kview *h[] = {grad_in, grad_out, indices};
-    const int         mode[] = {OUT, IN, IN};
-    THROUGH_FLOAT(cpu_maxpool2d_backward(dev, V(0), V(1), V(2)));
-}
-
 /* ---- kernel rows ----------------------------------------------------------------------------
  * A row's CPU kernel that computes in float32 only passes itself here: every half tensor of the
  * call is widened (inputs and inout inputs with their values, outputs without), fn runs on a

@@ -1,6 +1,7 @@
 /*
  * nn.c — CPU convolution helpers (im2col, col2im); max pooling is in pool.c.
  *
+ * The kernel rows unfold2d and fold2d (include/tide_kernels.def), their shapes the dispatch's.
  * Layouts: input [N, C, H, W], columns [N, C*kh*kw, OH*OW], all contiguous. Work splits over
  * the N*C planes: each plane writes only its own rows of the columns (im2col) or its own plane
  * of the output (col2im, pooling), so threads never share an output element.
@@ -9,36 +10,8 @@
 #include "vec_math.h"
 #include <string.h>
 
-/* validates g (dilation 0 reads as 1, as in the core) and gives the output size, in 64-bit by
- * the core's one formula (tide_pool_out_size): a padding near INT_MAX must not wrap */
-static tide_status geom_check(const char *name, tide_conv_geom *g, int64_t H, int64_t W,
-                              int64_t *OH, int64_t *OW) {
-    g->dh = g->dh == 0 ? 1 : g->dh;
-    g->dw = g->dw == 0 ? 1 : g->dw;
-    if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 ||
-        g->dw < 1)
-        return tide_seterr(
-            TIDE_EINVAL,
-            "%s: kernel %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d ; kernel, "
-            "stride and dilation must be >= 1, padding >= 0",
-            name, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw);
-    *OH = tide_pool_out_size(H, g->kh, g->sh, g->ph, g->dh, 0);
-    *OW = tide_pool_out_size(W, g->kw, g->sw, g->pw, g->dw, 0);
-    if (*OH < 1 || *OW < 1)
-        return tide_seterr(TIDE_EINVAL, "%s: kernel %dx%d larger than padded input %lldx%lld", name,
-                           g->kh, g->kw, (long long)(H + 2 * (int64_t)g->ph),
-                           (long long)(W + 2 * (int64_t)g->pw));
-    return TIDE_OK;
-}
-
 static tide_status float_check(const char *name, tide_dtype dt) {
     return dt == TIDE_DTYPE_F32 || dt == TIDE_DTYPE_F64 ? TIDE_OK : cpu_notsup(name, dt);
-}
-
-static tide_status contig_check(const char *name, const tide_kview *v, int ndim) {
-    if (v->ndim != ndim || !cpu_is_contiguous(v))
-        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs contiguous %d-d views", name, ndim);
-    return TIDE_OK;
 }
 
 /* ---- im2col / col2im ---------------------------------------------------------------------- */
@@ -99,25 +72,14 @@ static tide_status contig_check(const char *name, const tide_kview *v, int ndim)
             }                                                                                      \
     } while (0)
 
-static tide_status im2col_impl(const char *name, const tide_kview *cols, const tide_kview *img,
-                               tide_conv_geom g, int col2im) {
-    TIDE_TRY(float_check(name, img->dtype));
-    TIDE_TRY(contig_check(name, img, 4));
-    if (cols->ndim != 3 || (cols->strides[2] != 1 && cols->shape[2] > 1))
-        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs 3-d columns with unit stride in L",
-                           name);
-    if (cols->dtype != img->dtype)
-        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one dtype", name);
-    int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3], OH, OW;
-    TIDE_TRY(geom_check(name, &g, H, W, &OH, &OW));
+/* cols [N, C*kh*kw, OH*OW] (strides of any order: folded columns too, unit along L) and img
+ * [N, C, H, W] contiguous, float32 or float64, as the dispatch gives them */
+static void im2col_walk(const tide_kview *cols, const tide_kview *img, tide_pool_geom g,
+                        int col2im) {
+    int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3];
+    int64_t OH = tide_pool_out_size(H, g.kh, g.sh, g.ph, g.dh, 0);
+    int64_t OW = tide_pool_out_size(W, g.kw, g.sw, g.pw, g.dw, 0);
     int64_t KK = (int64_t)g.kh * g.kw, L = OH * OW;
-    if (cols->shape[0] != N || cols->shape[1] != C * KK || cols->shape[2] != L)
-        return tide_seterr(TIDE_ESHAPE,
-                           "%s: columns [%lld, %lld, %lld] do not match input [%lld, %lld, %lld, "
-                           "%lld] (expected [%lld, %lld, %lld])",
-                           name, (long long)cols->shape[0], (long long)cols->shape[1],
-                           (long long)cols->shape[2], (long long)N, (long long)C, (long long)H,
-                           (long long)W, (long long)N, (long long)(C * KK), (long long)L);
     void   *img_base = img->data, *col_base = cols->data;
     int64_t planes = N * C, cs0 = cols->strides[0], cs1 = cols->strides[1];
     int     f32 = img->dtype == TIDE_DTYPE_F32;
@@ -135,19 +97,19 @@ static tide_status im2col_impl(const char *name, const tide_kview *cols, const t
         else
             IM2COL_PLANE(double, 0);
     }
+}
+
+/* the kernel rows unfold2d (im2col) and fold2d (col2im), CPU column HALF */
+tide_status cpu_unfold2d(tide_device *dev, const tide_kernel_call *call) {
+    (void)dev;
+    im2col_walk(call->out[0], call->in[0], tide_window_of(call), 0);
     return TIDE_OK;
 }
 
-tide_status cpu_im2col(tide_device *dev, const tide_kview *cols, const tide_kview *input,
-                       tide_conv_geom g) {
+tide_status cpu_fold2d(tide_device *dev, const tide_kernel_call *call) {
     (void)dev;
-    return im2col_impl("im2col", cols, input, g, 0);
-}
-
-tide_status cpu_col2im(tide_device *dev, const tide_kview *out, const tide_kview *cols,
-                       tide_conv_geom g) {
-    (void)dev;
-    return im2col_impl("col2im", cols, out, g, 1);
+    im2col_walk(call->in[0], call->out[0], tide_window_of(call), 1);
+    return TIDE_OK;
 }
 
 /* ---- activation backward (relu, gelu) ----------------------------------------------------- */

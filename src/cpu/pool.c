@@ -1,20 +1,16 @@
 /*
  * pool.c — CPU 2-d max pooling and its gradient.
  *
- * Layouts: input [N, C, H, W], out and indices [N, C, OH, OW], all contiguous; the output size
- * (ceil_mode included) is the core's, read from out. Work splits over the N*C planes, so threads
+ * The kernel rows max_pool2d and max_pool2d_backward (include/tide_kernels.def): input
+ * [N, C, H, W], out and indices [N, C, OH, OW], contiguous and checked by the dispatch, which
+ * also sizes the output (ceil_mode included; every window starts inside the input or its left
+ * padding). Work splits over the N*C planes, so threads
  * never share an output element. Each window's maximum: the first largest value in row-major
  * order, a NaN winning over numbers (the last NaN, as PyTorch's); its index is h*W + w within
  * the plane.
  */
 #include "cpu.h"
 #include <string.h>
-
-static tide_status contig4(const char *name, const tide_kview *v) {
-    if (v->ndim != 4 || !cpu_is_contiguous(v))
-        return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs contiguous 4-d views", name);
-    return TIDE_OK;
-}
 
 /* the k taps i in [*lo, *hi) of a window starting at `start` (step d) that land in [0, size) */
 static void taps(int64_t start, int k, int d, int64_t size, int *lo, int *hi) {
@@ -164,31 +160,13 @@ POOL2_ROW(double, pool2_row_f64)
                 2 * oh * W);                                                                       \
     } while (0)
 
-tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kview *indices,
-                          const tide_kview *input, tide_pool_geom g) {
+/* the row max_pool2d: float32 and float64 (CPU column HALF), the shapes the dispatch's */
+tide_status cpu_max_pool2d(tide_device *dev, const tide_kernel_call *call) {
     (void)dev;
-    const char *name = "maxpool2d";
-    if (input->dtype != TIDE_DTYPE_F32 && input->dtype != TIDE_DTYPE_F64)
-        return cpu_notsup(name, input->dtype);
-    TIDE_TRY(contig4(name, input));
-    TIDE_TRY(contig4(name, out));
-    TIDE_TRY(contig4(name, indices));
-    if (out->dtype != input->dtype || indices->dtype != TIDE_DTYPE_I64)
-        return tide_seterr(TIDE_EDTYPE,
-                           "%s: cpu kernel needs out of the input's dtype and int64 indices", name);
-    if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 ||
-        g.pw < 0)
-        return tide_seterr(TIDE_EINVAL,
-                           "%s: kernel, stride and dilation must be >= 1, padding >= 0", name);
+    const tide_kview *input = call->in[0], *out = call->out[0], *indices = call->out[1];
+    tide_pool_geom    g = tide_window_of(call);
     int64_t N = input->shape[0], C = input->shape[1], H = input->shape[2], W = input->shape[3];
     int64_t OH = out->shape[2], OW = out->shape[3];
-    for (int d = 0; d < 4; d++)
-        if (indices->shape[d] != out->shape[d] || (d < 2 && out->shape[d] != input->shape[d]))
-            return tide_seterr(TIDE_ESHAPE, "%s: out, indices and input do not match", name);
-    /* every window must start inside the input or its left padding (the core's sizes do) */
-    if ((OH - 1) * g.sh - g.ph >= H || (OW - 1) * g.sw - g.pw >= W)
-        return tide_seterr(TIDE_ESHAPE, "%s: output %lldx%lld too large for input %lldx%lld", name,
-                           (long long)OH, (long long)OW, (long long)H, (long long)W);
     /* the output columns [olo, ohi) whose windows lie inside the input's width */
     int64_t olo = (g.pw + g.sw - 1) / g.sw, span = W - 1 - (int64_t)(g.kw - 1) * g.dw + g.pw;
     int64_t ohi = span < 0 ? 0 : span / g.sw + 1;
@@ -227,23 +205,11 @@ tide_status cpu_maxpool2d(tide_device *dev, const tide_kview *out, const tide_kv
                 gi[ix[i]] += go[i];                                                                \
     } while (0)
 
-tide_status cpu_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
-                                   const tide_kview *grad_out, const tide_kview *indices) {
+/* the row max_pool2d_backward */
+tide_status cpu_max_pool2d_backward(tide_device *dev, const tide_kernel_call *call) {
     (void)dev;
-    const char *name = "maxpool2d_backward";
-    if (grad_out->dtype != TIDE_DTYPE_F32 && grad_out->dtype != TIDE_DTYPE_F64)
-        return cpu_notsup(name, grad_out->dtype);
-    TIDE_TRY(contig4(name, grad_in));
-    TIDE_TRY(contig4(name, grad_out));
-    TIDE_TRY(contig4(name, indices));
-    if (grad_in->dtype != grad_out->dtype || indices->dtype != TIDE_DTYPE_I64)
-        return tide_seterr(TIDE_EDTYPE, "%s: cpu kernel needs one float dtype and int64 indices",
-                           name);
-    for (int d = 0; d < 4; d++)
-        if (indices->shape[d] != grad_out->shape[d] ||
-            (d < 2 && grad_in->shape[d] != grad_out->shape[d]))
-            return tide_seterr(TIDE_ESHAPE, "%s: grad_out, indices and grad_in do not match", name);
-    int64_t planes = grad_in->shape[0] * grad_in->shape[1];
+    const tide_kview *grad_out = call->in[0], *indices = call->in[1], *grad_in = call->out[0];
+    int64_t           planes = grad_in->shape[0] * grad_in->shape[1];
     int64_t HW = grad_in->shape[2] * grad_in->shape[3], L = grad_out->shape[2] * grad_out->shape[3];
     int     f32 = grad_in->dtype == TIDE_DTYPE_F32;
     int     par = planes > 1 && planes * (L + HW) >= CPU_PAR_GRAIN;

@@ -413,8 +413,8 @@ extern "C" {
 /* The compute entries of src/backend_entries.def with a Y in the CUDA column: tide_cuda_<name>
  * (elementwise.cu: binary, binary_scalar, unary, where; copy.cu: copy, fill, arange; random.cu;
  * reduce.cu; matmul.cu; softmax.cu: softmax, softmax_backward; index.cu: index_select,
- * index_add; conv.cu: im2col, col2im; pool.cu: maxpool2d, maxpool2d_backward; gather.cu: gather,
- * scatter, and the kernel row sort; optim.cu, conv.cu and rnn.cu: kernel rows only) */
+ * index_add; gather.cu: gather, scatter, and the kernel row sort; optim.cu, conv.cu, pool.cu
+ * and rnn.cu: kernel rows only) */
 #define E(name, cpu, cuda, params) TIDE_ENTRY_PROTO(cuda, tide_cuda_##name, params)
 #include "backend_entries.def"
 #undef E

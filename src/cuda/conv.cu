@@ -1,17 +1,14 @@
 /*
- * conv.cu — the nn kernels: im2col / col2im (convolution as gemm and its gradient), any
- * dilation; padding reads as 0. Max pooling is in pool.cu.
+ * conv.cu — the nn kernels: the rows unfold2d / fold2d (im2col / col2im: convolution as gemm
+ * and its gradient), any dilation; padding reads as 0. Max pooling is in pool.cu.
  */
 #include "window.cuh"
 
-/* Enters dev and gives the window of g over the image img ([N, C, H, W]) with cols ([N, C*kh*kw,
- * OH*OW]), the output size from g's arithmetic; EINVAL with msg for other views or a bad g. */
-static tide_status conv_enter(tide_device *dev, const char *msg, const tide_kview *img,
-                              const tide_kview *cols, tide_conv_geom g, cudaStream_t *stream,
-                              win_geom *q) {
-    if (img->ndim != 4 || cols->ndim != 3 || g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0 ||
-        g.ph < 0 || g.pw < 0 || g.dh < 0 || g.dw < 0)
-        return tide_cuda_seterr(TIDE_EINVAL, "%s", msg);
+/* Enters dev and gives the window of the call's geometry over the image img ([N, C, H, W]) with
+ * cols ([N, C*kh*kw, OH*OW], strides of any order: folded ones too), sizes from the dispatch */
+static tide_status conv_enter(tide_device *dev, const tide_kernel_call *call, const tide_kview *img,
+                              const tide_kview *cols, cudaStream_t *stream, win_geom *q) {
+    tide_pool_geom g = tide_window_of(call);
     TIDE_TRY(tide_cuda_enter(dev, stream));
     *q = win_make(img, cols, g);
     q->OH = (q->H + 2 * (int64_t)g.ph - (int64_t)q->dh * (g.kh - 1) - 1) / g.sh + 1;
@@ -49,13 +46,13 @@ static tide_status im2col_bytes(cudaStream_t stream, const win_geom &q, const ti
     return TIDE_OK;
 }
 
-extern "C" tide_status tide_cuda_im2col(tide_device *dev, const tide_kview *cols,
-                                        const tide_kview *input, tide_conv_geom g) {
-    cudaStream_t stream = NULL;
-    win_geom     q = win_geom();
-    TIDE_TRY(conv_enter(dev, "im2col: expected [N, C, H, W] input and 3-D cols", input, cols, g,
-                        &stream, &q));
-    return tide_cuda_by_size(input->dtype, "im2col", [&](auto z) {
+/* the row unfold2d */
+extern "C" tide_status tide_cuda_unfold2d(tide_device *dev, const tide_kernel_call *call) {
+    const tide_kview *input = call->in[0], *cols = call->out[0];
+    cudaStream_t      stream = NULL;
+    win_geom          q = win_geom();
+    TIDE_TRY(conv_enter(dev, call, input, cols, &stream, &q));
+    return tide_cuda_by_size(input->dtype, "unfold2d", [&](auto z) {
         return im2col_bytes<decltype(z)>(stream, q, cols, input);
     });
 }
@@ -103,14 +100,14 @@ struct run_col2im {
     }
 };
 
-extern "C" tide_status tide_cuda_col2im(tide_device *dev, const tide_kview *out,
-                                        const tide_kview *cols, tide_conv_geom g) {
-    cudaStream_t stream = NULL;
-    win_geom     q = win_geom();
-    TIDE_TRY(conv_enter(dev, "col2im: expected 3-D cols and [N, C, H, W] out", out, cols, g,
-                        &stream, &q));
+/* the row fold2d */
+extern "C" tide_status tide_cuda_fold2d(tide_device *dev, const tide_kernel_call *call) {
+    const tide_kview *cols = call->in[0], *out = call->out[0];
+    cudaStream_t      stream = NULL;
+    win_geom          q = win_geom();
+    TIDE_TRY(conv_enter(dev, call, out, cols, &stream, &q));
     TIDE_CUDA_DISPATCH_FLOAT(out->dtype, run_col2im, stream, q, out, cols);
-    return tide_cuda_notsup("col2im", out->dtype);
+    return tide_cuda_notsup("fold2d", out->dtype);
 }
 
 // ---- activation backward (relu, gelu) ---------------------------------------------------------

@@ -1,6 +1,7 @@
 /*
- * pool.cu — 2-D max pooling and its backward pass: kernel, stride, padding (skipped, as -inf) and
- * dilation; the output size (ceil_mode included) is the core's, read from out.
+ * pool.cu — 2-D max pooling and its backward pass, the kernel rows max_pool2d and
+ * max_pool2d_backward: kernel, stride, padding (skipped, as -inf) and dilation; the output size
+ * (ceil_mode included) is the dispatch's, read from out.
  */
 #include "window.cuh"
 
@@ -63,17 +64,14 @@ struct run_maxpool {
     }
 };
 
-extern "C" tide_status tide_cuda_maxpool2d(tide_device *dev, const tide_kview *out,
-                                           const tide_kview *indices, const tide_kview *input,
-                                           tide_pool_geom g) {
-    if (input->ndim != 4 || out->ndim != 4 || (indices && indices->ndim != 4) || g.kh <= 0 ||
-        g.kw <= 0 || g.sh <= 0 || g.sw <= 0 || g.ph < 0 || g.pw < 0 || g.dh <= 0 || g.dw <= 0)
-        return tide_cuda_seterr(TIDE_EINVAL, "maxpool2d: expected [N, C, H, W] tensors");
-    cudaStream_t stream = NULL;
+/* the row max_pool2d: the shapes the dispatch's */
+extern "C" tide_status tide_cuda_max_pool2d(tide_device *dev, const tide_kernel_call *call) {
+    const tide_kview *input = call->in[0], *out = call->out[0], *indices = call->out[1];
+    cudaStream_t      stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
-    win_geom q = pool_geom_make(input, out, g);
+    win_geom q = pool_geom_make(input, out, tide_window_of(call));
     TIDE_CUDA_DISPATCH_FLOAT(input->dtype, run_maxpool, stream, q, out, indices, input);
-    return tide_cuda_notsup("maxpool2d", input->dtype);
+    return tide_cuda_notsup("max_pool2d", input->dtype);
 }
 
 /* grad_in[plane][idx] += grad_out, one thread per grad_out element (windows may overlap) */
@@ -105,11 +103,10 @@ static tide_status maxpool_back_typed(cudaStream_t stream, const win_geom &q, co
     return TIDE_OK;
 }
 
-extern "C" tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide_kview *grad_in,
-                                                    const tide_kview *grad_out,
-                                                    const tide_kview *indices) {
-    if (grad_in->ndim != 4 || grad_out->ndim != 4 || indices->ndim != 4)
-        return tide_cuda_seterr(TIDE_EINVAL, "maxpool2d_backward: expected [N, C, H, W] tensors");
+/* the row max_pool2d_backward */
+extern "C" tide_status tide_cuda_max_pool2d_backward(tide_device            *dev,
+                                                     const tide_kernel_call *call) {
+    const tide_kview *grad_out = call->in[0], *indices = call->in[1], *grad_in = call->out[0];
     TIDE_TRY(tide_cuda_fill(dev, grad_in, 0));
     cudaStream_t stream = NULL;
     TIDE_TRY(tide_cuda_enter(dev, &stream));
@@ -125,6 +122,6 @@ extern "C" tide_status tide_cuda_maxpool2d_backward(tide_device *dev, const tide
     case TIDE_DTYPE_BF16:
         return maxpool_back_typed<__nv_bfloat16>(stream, q, grad_in, grad_out, indices);
     default:
-        return tide_cuda_notsup("maxpool2d_backward", grad_in->dtype);
+        return tide_cuda_notsup("max_pool2d_backward", grad_in->dtype);
     }
 }
