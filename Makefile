@@ -23,7 +23,10 @@ CUDA_HOME  ?= /usr/local/cuda
 NVCC       ?= $(CUDA_HOME)/bin/nvcc
 BUILD      ?= build
 CC         ?= cc
-OPT        ?= -O3 -march=x86-64-v2
+# -falign-loops=32: a loop's place in the library otherwise moves with every change elsewhere,
+# and a tight loop that came to straddle a 64-byte line ran 2-3x slower (flip's strided copy,
+# the same instructions: 0.42 -> 0.85 ms for 10^6 floats after an unrelated change)
+OPT        ?= -O3 -march=x86-64-v2 -falign-loops=32
 # debug info: line tables and function names (-g1), what backtraces, perf and the sanitizers'
 # reports read. Full -g (local variables for gdb: make DEBUG_INFO=-g) took 60% longer to compile
 # the elementwise rows at -O3 (var-tracking over every op times dtype times clone): 24 s
