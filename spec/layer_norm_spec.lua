@@ -176,11 +176,11 @@ describe("layer norm (fused) on " .. dev, function()
         local yn = F.layer_norm(leaf(x), 5, { eps = -1e-6 })
         assert.are_not.equal("layer_norm", yn.grad_fn.name)
         close(yn, composite(x, 5, nil, nil, -1e-6), 2e-5)
-        -- a float64 weight on a float32 input: the composite's promotion, as before
+        -- a float64 weight on a float32 input raises, as PyTorch's (spec/norm_dtypes_spec.lua)
         local w64 = randn({ 5 }, "float64")
-        local y = F.layer_norm(x, 5, { weight = w64 })
-        assert.are.equal("float64", y.dtype)
-        close(y, composite(x, 5, w64, nil, 1e-5), 2e-5)
+        assert.has_error(function() F.layer_norm(x, 5, { weight = w64 }) end,
+            "tide: layer_norm: the input is float32 and the weight float64; convert the " ..
+            "input (x:to(\"float64\")) or the weight (weight:to(\"float32\"))")
     end)
 
     it("raises the core's errors at the caller's line, tensors unchanged", function()

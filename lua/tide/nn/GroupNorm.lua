@@ -38,6 +38,8 @@ function GroupNorm:forward(x)
     if weight then
         I.check_device(x, weight, "GroupNorm")
     end
+    I.check_norm_dtype(x, weight, "GroupNorm", "weight", true)
+    I.check_norm_dtype(x, self.bias, "GroupNorm", "bias", true)
     return F.group_norm(x, self.num_groups, { weight = weight, bias = self.bias,
         eps = self.eps })
 end

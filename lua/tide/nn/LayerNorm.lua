@@ -17,6 +17,8 @@ function LayerNorm:forward(x)
     if weight then
         I.check_device(x, weight, "LayerNorm")
     end
+    I.check_norm_dtype(x, weight, "LayerNorm", "weight", true)
+    I.check_norm_dtype(x, self.bias, "LayerNorm", "bias", true)
     return I.layer_norm(x, self.d, weight, self.bias, self.eps)
 end
 

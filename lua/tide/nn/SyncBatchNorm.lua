@@ -231,6 +231,9 @@ function SyncBatchNorm:check(x)
     if ref then
         I.check_device(x, ref, WHO)
     end
+    for _, name in ipairs({ "weight", "bias", "running_mean", "running_var" }) do
+        I.check_norm_dtype(x, self[name], WHO, name, true)
+    end
     if x:size(2) ~= self.num_features then
         raise(string.format("tide: %s: expected input with %d channels (dim 2), got %d", WHO,
             self.num_features, x:size(2)))

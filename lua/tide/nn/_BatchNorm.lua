@@ -83,6 +83,9 @@ function BatchNorm:check(x, dims_ok)
             I.shape_str(x.shape))
     end
     I.check_device(x, self.running_mean or self.weight or x, self.__name)
+    for _, name in ipairs({ "weight", "bias", "running_mean", "running_var" }) do
+        I.check_norm_dtype(x, self[name], self.__name, name, true)
+    end
     if x:size(2) ~= self.num_features then
         raise(string.format("tide: %s: expected input with %d channels (dim 2), got %d",
             self.__name, self.num_features, x:size(2)))

@@ -60,7 +60,10 @@ function InstanceNorm:forward(x)
     end
     local like = self.weight or self.running_mean
     if like then
-        I.check_input(x, like, who)
+        I.check_device(x, like, who)
+    end
+    for _, name in ipairs({ "weight", "bias", "running_mean", "running_var" }) do
+        I.check_norm_dtype(x, self[name], who, name, true)
     end
     local batched = nd == self.dims and x or x:unsqueeze(1)
     local y = F.instance_norm(batched, self.running_mean, self.running_var, {

@@ -131,6 +131,10 @@ return function(F)
         local n, c = input:size(1), input:size(2)
         C.channel_tensors(who, input, c, { { running_mean, "running_mean" },
             { running_var, "running_var" }, { weight, "weight" }, { bias, "bias" } })
+        for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" },
+            { weight, "weight" }, { bias, "bias" } }) do
+            I.check_norm_dtype(input, t[1], who, t[2])
+        end
         local spatial = 1
         for d = 3, input:dim() do
             spatial = spatial * input:size(d)
@@ -139,14 +143,16 @@ return function(F)
             raise("tide: instance_norm: expected more than 1 spatial element when using the " ..
                 "input's statistics, got input " .. shape_str(input))
         end
-        local shape = input.shape
+        -- float16/bfloat16: normalized and scaled in float32, rounded once
+        local x = args.HALF[input.dtype] and input:float() or input
+        local shape = x.shape
         shape[1], shape[2] = 1, n * c
         local rm, rv
         if running_mean then
             rm, rv = running_mean:tile(n), running_var:tile(n)
         end
-        local y = I.batch_norm(input:reshape(shape), rm, rv, nil, nil, use_input_stats,
-            momentum, eps, who):view(input.shape)
+        local y = I.batch_norm(x:reshape(shape), rm, rv, nil, nil, use_input_stats,
+            momentum, eps, who):view(x.shape)
         if running_mean and use_input_stats then
             autograd.no_grad(function()
                 running_mean:copy_(rm:view(n, c):mean(1))
@@ -157,7 +163,7 @@ return function(F)
         for d = 3, input:dim() do
             bshape[d] = 1
         end
-        return I.channel_affine(y, weight, bias, bshape)
+        return I.channel_affine(y, weight, bias, bshape):to(input.dtype)
     end
 
     -- {p = 0.5, training = true}: in training, zeroes whole channels of {N, C, L} or {C, L}

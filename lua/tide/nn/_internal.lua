@@ -248,6 +248,25 @@ function I.check_dtype(x, w, who)
     end
 end
 
+-- a normalization's parameter or running estimate v (named name) in the input's dtype, or
+-- float32 under a float16/bfloat16 input (the layer then computes in float32, as PyTorch's
+-- mixed-type norms). module: the fix names the model (a layer), else the tensor (functional)
+function I.check_norm_dtype(x, v, who, name, module)
+    if v == nil or v.dtype == x.dtype or (v.dtype == "float32" and args.HALF[x.dtype]) or
+        autocast.same_cast(x, v) then
+        return
+    end
+    local to_x = module and string.format("the model (model:to(\"%s\"))", x.dtype) or
+        string.format("the %s (%s:to(\"%s\"))", name, name, x.dtype)
+    local fix = "convert " .. to_x -- an integer weight or estimate: the input's dtype
+    if FLOAT_DTYPES[v.dtype] then
+        fix = string.format("convert the input (x:to(\"%s\"))", v.dtype) ..
+            (FLOAT_DTYPES[x.dtype] and " or " .. to_x or "")
+    end
+    raise(string.format("tide: %s: the input is %s and the %s %s; %s", who, x.dtype, name,
+        v.dtype, fix))
+end
+
 -- a layer's input on its weight's device and of its dtype (check_device, then check_dtype)
 function I.check_input(x, w, who)
     if x.device ~= w.device then
@@ -857,10 +876,8 @@ local function batch_norm_check(x, running_mean, running_var, weight, bias, trai
             I.check_device(x, v, who)
         end
     end
-    if not training then
-        return
-    end
-    for _, t in ipairs({ { running_mean, "running_mean" }, { running_var, "running_var" } }) do
+    for _, t in ipairs(training and { { running_mean, "running_mean" },
+        { running_var, "running_var" } } or {}) do
         local v, name = t[1], t[2]
         if v then
             if not BN_FLOAT[v.dtype] then
@@ -881,10 +898,19 @@ local function batch_norm_check(x, running_mean, running_var, weight, bias, trai
             end
         end
     end
+    I.check_norm_dtype(x, running_mean, who, "running_mean")
+    I.check_norm_dtype(x, running_var, who, "running_var")
+    I.check_norm_dtype(x, weight, who, "weight")
+    I.check_norm_dtype(x, bias, who, "bias")
 end
 
 function I.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps, who)
     batch_norm_check(x, running_mean, running_var, weight, bias, training, who)
+    if args.HALF[x.dtype] then -- float16, bfloat16: in float32, rounded once (the estimates
+        -- keep their dtype, updated in place)
+        return I.batch_norm(x:float(), running_mean, running_var, weight and weight:float(),
+            bias and bias:float(), training, momentum, eps, who):to(x.dtype)
+    end
     local c, bshape, dims = x:size(2), { 1, x:size(2) }, { 1 }
     for d = 3, x:dim() do
         bshape[d], dims[#dims + 1] = 1, d

@@ -909,6 +909,8 @@ function F.layer_norm(input, normalized_shape, opts)
     local bias = optional_tensor(o.bias, who, "bias")
     same_device(input, weight, who, "weight")
     same_device(input, bias, who, "bias")
+    I.check_norm_dtype(input, weight, who, "weight")
+    I.check_norm_dtype(input, bias, who, "bias")
     return I.layer_norm(input, d, weight, bias, number_opt(o.eps, 1e-5, who, "eps"))
 end
 
@@ -969,15 +971,19 @@ function F.group_norm(input, num_groups, opts)
     local bias = optional_tensor(o.bias, who, "bias")
     same_device(input, weight, who, "weight")
     same_device(input, bias, who, "bias")
-    local n, c = input:size(1), input:size(2)
-    local grouped = input:reshape(n, num_groups, -1)
-    local y = I.layer_norm(grouped, grouped:size(3), nil, nil,
-        number_opt(o.eps, 1e-5, who, "eps")):view(input.shape)
+    I.check_norm_dtype(input, weight, who, "weight")
+    I.check_norm_dtype(input, bias, who, "bias")
+    local eps = number_opt(o.eps, 1e-5, who, "eps")
+    -- float16/bfloat16: normalized and scaled in float32, rounded once
+    local x = args.HALF[input.dtype] and input:float() or input
+    local n, c = x:size(1), x:size(2)
+    local grouped = x:reshape(n, num_groups, -1)
+    local y = I.layer_norm(grouped, grouped:size(3), nil, nil, eps):view(x.shape)
     local bshape = { 1, c }
-    for i = 3, input:dim() do
+    for i = 3, x:dim() do
         bshape[i] = 1
     end
-    return I.channel_affine(y, weight, bias, bshape)
+    return I.channel_affine(y, weight, bias, bshape):to(input.dtype)
 end
 
 -- input [N, C, *]; running_mean and running_var [C] (nil in training: no running estimates);
