@@ -579,3 +579,17 @@ describe("session 35's findings (ASan fuzz seeds 44711-44746)", function()
         assert.matches("tide: istft: hop_length = false; expected an integer", err, 1, true)
     end)
 end)
+
+describe("session 40's findings (ASan fuzz seeds 44858-44882)", function()
+    it("index_put and index_put_ with a hole in their indices raise tide's error (ipairs " ..
+        "stopped at the hole and the empty list reached arithmetic on nil; seed 44869)", function()
+        local x = tide.zeros(2, 3)
+        for _, f in ipairs({ tide.index_put, x.index_put_ }) do
+            local ok, err = pcall(f, x, { nil, tide.tensor({ 2 }) }, 4)
+            assert.is_false(ok)
+            assert.matches("tide: index_put_?: indices%[1%] must be an int64, int32 or bool " ..
+                "tensor, got nil$", err)
+        end
+        assert.are.same({ { 0, 0, 0 }, { 0, 0, 0 } }, x:totable())
+    end)
+end)

@@ -592,7 +592,8 @@ function core.Tensor.index_put_(x, indices, values, accumulate, ...)
             :format(op, is_tensor(indices) and "a tensor (wrap it: {idx})" or type(indices)))
     end
     args.check_list(op, indices, "indices")
-    for i, idx in ipairs(indices) do
+    for i = 1, #indices do -- not ipairs: a hole ({nil, idx}) would end it and pass
+        local idx = indices[i]
         if not is_tensor(idx) or not (INDEX_DTYPES[idx.dtype] or idx.dtype == "bool"
                 or idx.dtype == "uint8") then
             raise(("tide: %s: indices[%d] must be an int64, int32 or bool tensor, got %s")
