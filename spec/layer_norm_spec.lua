@@ -176,7 +176,7 @@ describe("layer norm (fused) on " .. dev, function()
         local yn = F.layer_norm(leaf(x), 5, { eps = -1e-6 })
         assert.are_not.equal("layer_norm", yn.grad_fn.name)
         close(yn, composite(x, 5, nil, nil, -1e-6), 2e-5)
-        -- a float64 weight on a float32 input raises, as PyTorch's (spec/norm_dtypes_spec.lua)
+        -- a float64 weight on a float32 input raises, as PyTorch's (spec/layer_dtypes_spec.lua)
         local w64 = randn({ 5 }, "float64")
         assert.has_error(function() F.layer_norm(x, 5, { weight = w64 }) end,
             "tide: layer_norm: the input is float32 and the weight float64; convert the " ..

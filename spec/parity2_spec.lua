@@ -163,7 +163,7 @@ describe("F.batch_norm checks everything before it updates the running stats (is
         call(rm, rv)
         local m = x:mean(1)
         assert.is_true(rm:allclose(m * 0.1, 1e-5, 1e-6))
-        -- float64 estimates under a float32 input raise, as PyTorch's (norm_dtypes_spec.lua)
+        -- float64 estimates under a float32 input raise, as PyTorch's (layer_dtypes_spec.lua)
         fails_unchanged(tide.zeros({ 3 }, { dtype = "float64" }),
             tide.ones({ 3 }, { dtype = "float64" }), nil,
             "the input is float32 and the running_mean float64")

@@ -290,7 +290,7 @@ end
 -- x with the batch dim bdim added when it had none, and whether it had one
 local function batched_input(m, x, w, nd, bdim, who)
     R.check_input(x, m.input_size, nd, who)
-    I.check_device(x, w, who)
+    I.check_input(x, w, who) -- its device, then its dtype: the weights', as PyTorch's
     local batched = x:dim() == nd
     if not batched then
         x = x:unsqueeze(bdim)

@@ -110,7 +110,7 @@ function P.forward(m, who, seq, hx)
             "got data of shape %s", who, m.input_size, I.shape_str(x.shape)))
     end
     R.check_input(x, m.input_size, 2, who)
-    I.check_device(x, m.weight_ih_l0, who)
+    I.check_input(x, m.weight_ih_l0, who)
     local bs = seq:sizes()
     local starts, off = {}, 0
     for t = 1, #bs do

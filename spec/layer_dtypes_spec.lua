@@ -1,4 +1,4 @@
--- The normalization layers' dtype rule, one for all of them: the weight, bias and running
+-- A layer's dtypes. The normalization layers follow one rule: the weight, bias and running
 -- estimates have the input's dtype, or float32 under a float16/bfloat16 input (computed in
 -- float32 and rounded once to the input's dtype, as PyTorch's mixed-type norms); anything else
 -- raises before a running estimate moves. Before, LayerNorm, GroupNorm and BatchNorm ran a
@@ -134,5 +134,37 @@ describe("a normalization layer's dtypes", function()
         assert.is_false(ok)
         assert.are.equal("tide: LayerNorm: the input is int64 and the weight float32; " ..
             "convert the input (x:to(\"float32\"))", tostring(err):match("tide: .*"))
+    end)
+end)
+
+describe("a recurrent layer's input dtype", function()
+    -- PyTorch: "mat1 and mat2 must have the same dtype"; tide ran a float64 batch through a
+    -- float32 LSTM at float64
+    local layers = {
+        { "RNN", function() return nn.RNN(4, 3) end, { 5, 2, 4 } },
+        { "LSTM", function() return nn.LSTM(4, 3) end, { 5, 2, 4 } },
+        { "GRU", function() return nn.GRU(4, 3) end, { 5, 2, 4 } },
+        { "LSTMCell", function() return nn.LSTMCell(4, 3) end, { 2, 4 } },
+        { "GRUCell", function() return nn.GRUCell(4, 3) end, { 2, 4 } },
+        { "RNNCell", function() return nn.RNNCell(4, 3) end, { 2, 4 } },
+    }
+    for _, c in ipairs(layers) do
+        it(c[1] .. " is the weights' dtype, as Linear's", function()
+            local ok, err = pcall(c[2](), tide.randn(c[3]):double())
+            assert.is_false(ok)
+            assert.are.equal("tide: " .. c[1] .. ": the input is float64 and the weight " ..
+                "float32; convert the input (x:to(\"float32\")) or the model " ..
+                "(model:to(\"float64\"))", tostring(err):match("tide: .*"))
+            local y = c[2]():to("float64")(tide.randn(c[3]):double())
+            assert.are.equal("float64", (tide.is_tensor(y) and y or y[1]).dtype)
+        end)
+    end
+
+    it("a PackedSequence's data too", function()
+        local p = nn.utils.rnn.pack_sequence({ tide.randn(3, 4):double(),
+            tide.randn(2, 4):double() })
+        local ok, err = pcall(nn.GRU(4, 3), p)
+        assert.is_false(ok)
+        assert.matches("tide: GRU: the input is float64 and the weight float32", err, 1, true)
     end)
 end)
