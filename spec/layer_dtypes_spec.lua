@@ -168,3 +168,24 @@ describe("a recurrent layer's input dtype", function()
         assert.matches("tide: GRU: the input is float64 and the weight float32", err, 1, true)
     end)
 end)
+
+describe("attention's dtypes", function()
+    it("MultiheadAttention names itself, not its projection's Linear", function()
+        local q = tide.randn(2, 3, 4):double()
+        local ok, err = pcall(nn.MultiheadAttention(4, 2), q, q, q)
+        assert.is_false(ok)
+        assert.matches("tide: MultiheadAttention: the input is float64 and the weight float32",
+            err, 1, true)
+    end)
+
+    it("scaled_dot_product_attention takes query, key and value of one dtype (PyTorch 2's " ..
+        "rule; tide promoted them)", function()
+        local q = tide.randn(2, 3, 4):double()
+        local ok, err = pcall(F.scaled_dot_product_attention, q, q:float(), q)
+        assert.is_false(ok)
+        assert.matches("tide: scaled_dot_product_attention: expected query, key and value of " ..
+            "one dtype, got float64, float32 and float64 (as PyTorch's); convert them with " ..
+            ":to(\"float64\")", err, 1, true)
+        assert.are.equal("float64", F.scaled_dot_product_attention(q, q, q).dtype)
+    end)
+end)

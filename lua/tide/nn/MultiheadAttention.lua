@@ -159,7 +159,7 @@ function attend(self, query, key, value, ...)
             tostring(opts.is_causal)))
     end
     local W = self.in_proj_weight or self.q_proj_weight
-    I.check_device(query, W, WHO)
+    I.check_input(query, W, WHO) -- named here, not by the projection's Linear
     local same_kv, same_qk = rawequal(key, value), rawequal(query, key)
     -- batch-major [N, L, E] inside
     local function batch_major(x)

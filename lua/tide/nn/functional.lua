@@ -1628,6 +1628,11 @@ function F.scaled_dot_product_attention(q, k, v, opts)
     if mask and causal then
         raise("tide: scaled_dot_product_attention: pass attn_mask or is_causal, not both")
     end
+    if (q.dtype ~= k.dtype or q.dtype ~= v.dtype) and not autocast.on then
+        raise(string.format("tide: %s: expected query, key and value of one dtype, got %s, " ..
+            "%s and %s (as PyTorch's); convert them with :to(\"%s\")", who, q.dtype, k.dtype,
+            v.dtype, q.dtype))
+    end
     if gqa then -- PyTorch 2.5's grouped-query attention: each key/value head serves
         -- q.size(-3) / k.size(-3) query heads (repeat_interleave along dim -3)
         if q:dim() < 3 or k:dim() < 3 or v:dim() < 3 then
