@@ -39,6 +39,7 @@ end
 
 function EmbeddingBag:forward(input, offsets, per_sample_weights)
     I.check_tensor(input, "EmbeddingBag")
+    I.check_device(input, self.weight, "EmbeddingBag")
     return F.embedding_bag(input, self.weight, offsets, { mode = self.mode,
         padding_idx = self.padding_idx, include_last_offset = self.include_last_offset,
         per_sample_weights = per_sample_weights, max_norm = self.max_norm,

@@ -15,6 +15,9 @@ end
 
 function RMSNorm:forward(x)
     I.check_tensor(x, "RMSNorm")
+    if self.weight then
+        I.check_device(x, self.weight, "RMSNorm") -- its dtype may differ: PyTorch promotes
+    end
     return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 end
 

@@ -53,6 +53,8 @@ function TDL:forward(tgt, memory, ...)
         raise(string.format("tide: %s: expected memory (the encoder's output) to be a tensor, " ..
             "got %s", WHO, type(memory)))
     end
+    I.check_input(tgt, self.linear1.weight, WHO) -- named here, not by an inner layer
+    I.check_input(memory, self.linear1.weight, WHO)
     local o = TDL._masks(WHO, ...)
     local function sa(x)
         return T.attend(self.self_attn, self.dropout1, x, x, o.tgt_mask, o.tgt_key_padding_mask,

@@ -44,6 +44,7 @@ end
 local FORWARD = { "src_mask", "src_key_padding_mask", "is_causal" }
 function TEL:forward(src, ...)
     I.check_tensor(src, WHO)
+    I.check_input(src, self.linear1.weight, WHO) -- named here, not by an inner layer
     local mask, kpm, causal = masks(S.arguments(WHO, FORWARD, 1, ...))
     local function sa(x)
         return T.attend(self.self_attn, self.dropout1, x, x, mask, kpm, causal)

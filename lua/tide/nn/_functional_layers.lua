@@ -376,8 +376,10 @@ return function(F)
             raise("tide: embedding_bag: expected int64 or int32 ids (1-based), got " ..
                 input.dtype)
         end
-        same_device(weight, input, who, "input")
-        same_device(weight, offsets, who, "offsets")
+        same_device(input, weight, who, "weight")
+        if offsets ~= nil then
+            I.check_arg_device(input, offsets, who, "offsets")
+        end
         if o.max_norm ~= nil then -- PyTorch's: the looked-up rows renormed in weight, first
             local max_norm = C.number_opt(o.max_norm, nil, who, "max_norm")
             local p = C.number_opt(o.norm_type, 2, who, "norm_type")
@@ -390,7 +392,9 @@ return function(F)
         else
             I.check_number(o.norm_type, 2, "norm_type", who)
         end
-        same_device(weight, psw, who, "per_sample_weights")
+        if psw ~= nil then
+            I.check_arg_device(input, psw, who, "per_sample_weights")
+        end
         local last = bool_opt(o.include_last_offset, false, who, "include_last_offset")
         local pad = I.padding_idx(o.padding_idx, weight:size(1), who)
         local ids, bag, bags, L, lens, starts

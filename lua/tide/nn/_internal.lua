@@ -233,6 +233,17 @@ function I.check_device(x, w, who, what)
     end
 end
 
+-- an argument beside the input and the weights (offsets, per-sample weights) on another
+-- device than the input x: the argument is the one to move
+function I.check_arg_device(x, arg, who, what)
+    local xd, ad = x.device, arg.device
+    if xd ~= ad then
+        raise(string.format("tide: %s: expected all tensors on the same device, found " ..
+            "%s (input) and %s (%s); move the %s with %s:to(\"%s\")", who, tostring(xd),
+            tostring(ad), what, what, what, tostring(xd)))
+    end
+end
+
 local FLOAT_DTYPES = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
 
 -- a layer's input and weight in one dtype, as PyTorch requires (a float64 batch into a float32
@@ -410,7 +421,7 @@ local function class_weight(o, c, input, who)
             raise(string.format("tide: %s: expected weight of shape {%d} (one per class), got %s",
                 who, c, is_tensor(weight) and I.shape_str(weight.shape) or type(weight)))
         end
-        I.check_same_device(input, weight, who)
+        I.check_device(input, weight, who, "weight")
     end
     return weight
 end
