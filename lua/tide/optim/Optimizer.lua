@@ -515,11 +515,49 @@ local function check_param(self, group, i, p, grad)
     end
 end
 
+-- a group's numeric options (a number, or a list such as betas, in the defaults) still
+-- numbers: a scheduler or the user may have set them since, and a string met inside the update
+-- would fail after some parameters moved
+local function shown(v, k)
+    if type(v) == "string" then
+        return string.format("%q", v)
+    elseif is_tensor(v) then
+        return "a tensor (its number: " .. k .. ":item())"
+    elseif type(v) == "table" then
+        local parts = {}
+        for j = 1, #v do
+            parts[j] = type(v[j]) == "string" and string.format("%q", v[j]) or tostring(v[j])
+        end
+        return "{" .. table.concat(parts, ", ") .. "}"
+    end
+    return tostring(v)
+end
+
+local function check_group_numbers(self, g, gi)
+    for k, d in pairs(self.defaults or {}) do
+        local v, bad = g[k], false
+        if type(d) == "number" then
+            bad = type(v) ~= "number"
+        elseif type(d) == "table" and type(d[1]) == "number" then
+            bad = type(v) ~= "table" or is_tensor(v) or #v ~= #d
+            for j = 1, bad and 0 or #d do
+                bad = bad or type(v[j]) ~= "number"
+            end
+        end
+        if bad then
+            raise(string.format("tide: %s: step: param_groups[%d].%s is %s; expected %s",
+                self.__name or "Optimizer", gi, k, shown(v, k), type(d) == "number" and
+                "a number" or "a list of " .. #d .. " numbers"))
+        end
+    end
+end
+
 -- every parameter with a gradient checked before the first one is updated: a failed step
 -- changes nothing (no parameter, no state)
 function Optimizer:check_step()
     local i = 0
-    for _, g in ipairs(self.param_groups) do
+    for gi, g in ipairs(self.param_groups) do
+        check_group_numbers(self, g, gi)
         for _, p in ipairs(g.params) do
             i = i + 1
             local grad = p.grad
