@@ -606,7 +606,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     TIDE_TRY(check_dtype(r, x->dtype));
     TIDE_TRY(check_params(r, params));
     /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim; PACKED: params[1] is
-     * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1 */
+     * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1; WINDOW and MATRIX: no d (0) */
     bool          proj = r->kind == TIDE_KERNEL_PROJ, wide = is_wide(r);
     bool          window = r->kind == TIDE_KERNEL_WINDOW, matrix = r->kind == TIDE_KERNEL_MATRIX;
     int64_t       d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : window || matrix ? 0 : params[0].i;
