@@ -730,14 +730,16 @@ typedef enum tide_kernel {
  * is [N, heads * d], heads the second parameter (rows = N * heads), and the OFFSETS inputs cut
  * its N tokens into sequences. ELEMENTWISE: no d parameter; every ROWS tensor has input 1's
  * shape, seen as [numel, 1] (rows = numel, d = 1). WINDOW: a 2-D window sliding over images
- * [N, C, H, W] (pooling, im2col), the sizes from input 1's shape and the row's parameters
- * (include/tide_kernels.def) */
+ * [N, C, H, W] (pooling, im2col), the sizes from input 1's shape and the row's parameters.
+ * MATRIX: batches of matrices, input 1 [..., m, n] (rows = the batch's product), each tensor
+ * its batch dims and then the extents its row lists (include/tide_kernels.def) */
 typedef enum tide_kernel_kind {
     TIDE_KERNEL_ROWS,
     TIDE_KERNEL_PROJ,
     TIDE_KERNEL_PACKED,
     TIDE_KERNEL_ELEMENTWISE,
-    TIDE_KERNEL_WINDOW
+    TIDE_KERNEL_WINDOW,
+    TIDE_KERNEL_MATRIX
 } tide_kernel_kind;
 typedef enum tide_kernel_shape {
     TIDE_KSHAPE_ROWS,     /* input 1's shape ([rows, d] to the kernel) */
@@ -755,6 +757,8 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_IMAGE,    /* WINDOW: [N, C, H, W] */
     TIDE_KSHAPE_POOLED,   /* WINDOW: [N, C, OH, OW], one element per window */
     TIDE_KSHAPE_COLUMNS,  /* WINDOW: [N, C*kh*kw, OH*OW] (folded: [C*kh*kw, N, OH*OW]) */
+    TIDE_KSHAPE_MATRIX,   /* MATRIX: input 1's batch dims, then the tensor's dims (m, n, ...) */
+    TIDE_KSHAPE_INFO,     /* MATRIX: int32, input 1's batch dims: one status per matrix */
 } tide_kernel_shape;
 typedef enum tide_kernel_ptype { TIDE_KPARAM_INT, TIDE_KPARAM_FLOAT } tide_kernel_ptype;
 typedef union tide_kernel_scalar {
@@ -769,6 +773,7 @@ typedef struct tide_kernel_tensor_info {
     int               index;    /* int64, not input 1's dtype (outputs: indices) */
     int               width;    /* ROWS: width * d values a row (1 but for a cell's gates);
                                  * ALONG: m, or 0 for the parameter k */
+    const char *dims;           /* MATRIX: the extents after the batch dims, "m, k" (else NULL) */
 } tide_kernel_tensor_info;
 typedef struct tide_kernel_param_info {
     const char       *name;
@@ -777,7 +782,7 @@ typedef struct tide_kernel_param_info {
 } tide_kernel_param_info;
 /* one row of tide_kernels.def */
 typedef struct tide_kernel_info {
-    const char                    *name; /* "rms_norm" */
+    const char                    *name; /* "rms_norm"; a MATRIX row's "linalg.eigh" */
     tide_kernel_kind               kind;
     unsigned                       dtypes; /* TIDE_KD_* */
     int                            nin, nout, nparams;

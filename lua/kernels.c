@@ -1,9 +1,10 @@
 /*
  * kernels.c — one generic binding for every row of include/tide_kernels.def:
- * tide.core._internal.<lua name>, a closure over the row's id, marshals Lua arguments into
- * tide_kernel_run from the row alone; and tide.core._kernels, the rows as Lua tables (names of
- * the inputs, outputs and parameters) for tide.nn._fused's generic node. A row added to the
- * table needs nothing here.
+ * tide.core._internal[<row name>] (the lua name; a MATRIX row's "linalg.<lua name>", beside the
+ * hand-written tide.core._internal.<lua name> of lua/linalg.c), a closure over the row's id,
+ * marshals Lua arguments into tide_kernel_run from the row alone; and tide.core._kernels, the rows
+ * as Lua tables (names of the inputs, outputs and parameters) for tide.nn._fused's generic node. A
+ * row added to the table needs nothing here.
  */
 #include "binding.h"
 #include <math.h>
@@ -73,28 +74,32 @@ static int l_kernel(lua_State *L) {
     return r->nout;
 }
 
-static const char *const shape_names[] = {"rows",  "stats", "cols",    "nmat",
-                                          "ncols", "nrows", "offsets", "channels",
-                                          "along", "image", "pooled",  "columns"};
+static const char *const shape_names[] = {"rows",   "stats",   "cols",     "nmat",  "ncols",
+                                          "nrows",  "offsets", "channels", "along", "image",
+                                          "pooled", "columns", "matrix",   "info"};
 
 /* t.<key> = the names; t.<key>_shape = their shape classes, t.<key>_optional = whether each
  * may be absent, t.<key>_inout = whether each is written in place, t.<key>_index = whether
- * each is int64 and t.<key>_width = each one's width (tensors), or t.<key>_type = "int" /
- * "float" (parameters) */
+ * each is int64, t.<key>_width = each one's width and t.<key>_dims = a MATRIX tensor's extents
+ * ("n, n"; false for the others) (tensors), or t.<key>_type = "int" / "float" (parameters) */
 static void push_names(lua_State *L, const char *key, int n, const tide_kernel_tensor_info *t,
                        const tide_kernel_param_info *p) {
-    static const char *const fields[] = {"shape", "optional", "inout", "index", "width"};
+    static const char *const fields[] = {"shape", "optional", "inout", "index", "width", "dims"};
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         lua_pushstring(L, t ? t[i].name : p[i].name);
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, key);
-    for (int k = 0; k < (t ? 5 : 1); k++) {
+    for (int k = 0; k < (t ? 6 : 1); k++) {
         lua_createtable(L, n, 0);
         for (int i = 0; i < n; i++) {
             if (!t)
                 lua_pushstring(L, p[i].type == TIDE_KPARAM_INT ? "int" : "float");
+            else if (k == 5 && t[i].dims)
+                lua_pushstring(L, t[i].dims);
+            else if (k == 5)
+                lua_pushboolean(L, 0);
             else if (k == 0)
                 lua_pushstring(L, shape_names[t[i].shape]);
             else if (k == 4)
@@ -130,6 +135,7 @@ void tl_open_kernels(lua_State *L, int mod) {
                           : r->kind == TIDE_KERNEL_PACKED      ? "packed"
                           : r->kind == TIDE_KERNEL_ELEMENTWISE ? "elementwise"
                           : r->kind == TIDE_KERNEL_WINDOW      ? "window"
+                          : r->kind == TIDE_KERNEL_MATRIX      ? "matrix"
                                                                : "rows");
         lua_setfield(L, -2, "kind");
         lua_createtable(L, r->nparams, 0); /* params_max: the largest value, false for none */

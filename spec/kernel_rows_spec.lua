@@ -4,7 +4,9 @@
 -- (dtype, device, d, the shape of each further input, parameters out of their range or NaN, no
 -- rows, inout inputs written in place and only when contiguous). A new row is checked here
 -- without a line of its own. A row with ALONG outputs (sort's selections: topk, kthvalue) runs
--- along the last dim here (inner = 1, its second parameter), k = 2 (its third).
+-- along the last dim here (inner = 1, its second parameter), k = 2 (its third). A MATRIX row
+-- (tide.linalg's) gets a batch of 3 matrices, m = n = 2, symmetric positive-definite ones where
+-- square (every solver runs on them), pivots that swap nothing and 3 right-hand sides.
 local tide = require("tide")
 local core = require("tide.core")
 local K = core._internal
@@ -24,6 +26,18 @@ local SHAPE = { rows = { ROWS, D_ }, stats = { ROWS }, cols = { D_ }, nmat = { N
 -- a WINDOW row's parameters by name: the window, its flag off, and the image's C, H, W
 local WINDOW_PARAMS = { kh = 2, kw = 2, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1,
     ceil_mode = 0, folded = 0, C = 2, H = 3, W = 3 }
+-- a MATRIX tensor's extents (an integer parameter's: 2, its value in the calls below)
+local EXTENT = { m = 2, n = 2, k = 2, rhs = 3 }
+local BATCH = 3
+
+-- a MATRIX tensor's shape from its extents ("n, n"; info's none): the batch, then each
+local function matrix_shape(dims, batch)
+    local shape = { batch or BATCH }
+    for e in (dims or ""):gmatch("[^, ]+") do
+        shape[#shape + 1] = tonumber(e) or EXTENT[e] or 2
+    end
+    return shape
+end
 
 -- whether row r has a wide tensor (T_WIDE: a recurrent cell's gates, width * d values a row)
 local function is_wide(r)
@@ -39,9 +53,11 @@ end
 
 -- the shape of a tensor of class cls and width w in the calls below (rows: w * d values a row;
 -- along: w, or k = 2 for w = 0, at the last dim)
-local function shape_of(cls, w)
+local function shape_of(cls, w, dims)
     if cls == "along" then
         return { ROWS, w == 0 and 2 or w }
+    elseif cls == "matrix" or cls == "info" then
+        return matrix_shape(dims)
     end
     return cls == "rows" and { ROWS, (w or 1) * D_ } or SHAPE[cls]
 end
@@ -73,10 +89,20 @@ local function call_args(r, opts)
     opts = opts or {}
     local args, n = {}, 0
     for i, cls in ipairs(r.inputs_shape) do
-        local shape = (opts.shape and opts.shape[i]) or shape_of(cls, r.inputs_width[i])
+        local shape = (opts.shape and opts.shape[i]) or
+            shape_of(cls, r.inputs_width[i], r.inputs_dims[i])
         local device = (opts.device and opts.device[i]) or dev
         n = n + 1
-        if cls == "offsets" then
+        if cls == "matrix" then -- pivots 1..n: no swap; square ones a a^T + 2 I
+            local t = tide.randn(shape, { dtype = "float64" })
+            if r.inputs_index[i] then
+                t = tide.arange(1, shape[#shape] + 1):expand(shape)
+            elseif #shape == 3 and shape[2] == shape[3] then
+                t = t:matmul(t:transpose(-2, -1)) + tide.eye(shape[2], { dtype = "float64" }) * 2
+            end
+            args[n] = t:to((opts.dtype and opts.dtype[i]) or (r.inputs_index[i] and "int64" or
+                r.dtypes[1])):to(device)
+        elseif cls == "offsets" then
             local tokens = (opts.shape and opts.shape[1] and opts.shape[1][1]) or ROWS
             args[n] = tide.tensor(shape and { 0, 0 } or { 0, math.floor(tokens / 2), tokens },
                 { dtype = (opts.dtype and opts.dtype[i]) or "int64", device = device })
@@ -89,7 +115,7 @@ local function call_args(r, opts)
             args[n] = t:to((opts.dtype and opts.dtype[i]) or r.dtypes[1])
         end
     end
-    local has_d = r.kind ~= "elementwise" and r.kind ~= "window"
+    local has_d = r.kind ~= "elementwise" and r.kind ~= "window" and r.kind ~= "matrix"
     for i, ty in ipairs(r.params_type) do
         n = n + 1
         args[n] = (opts.params and opts.params[i])
@@ -150,6 +176,9 @@ describe("kernel rows on " .. dev, function()
                 local c1 = r.inputs_shape[1]
                 assert.is_true(c1 == "image" or c1 == "pooled" or c1 == "columns", name)
                 assert.are.equal(c1 == "pooled" and "H" or "kh", r.params[1], name)
+            elseif r.kind == "matrix" then -- torch.linalg's op, sized from input 1, no d
+                assert.are.equal("matrix", r.inputs_shape[1], name)
+                assert.are.equal("linalg.", name:sub(1, 7))
             else
                 assert.are.equal("rows", r.inputs_shape[1], name)
                 assert.is_true(r.kind == "elementwise" or r.params[1] == "d", name)
@@ -162,7 +191,7 @@ describe("kernel rows on " .. dev, function()
                 assert.are.equal("n", r.params[2], name)
             elseif r.kind == "packed" then
                 assert.are.equal("heads", r.params[2], name)
-            elseif r.kind ~= "window" then
+            elseif r.kind ~= "window" and r.kind ~= "matrix" then
                 assert.are.equal("rows", r.kind, name)
             end
             for _, dtype in ipairs(has_row(r) and r.dtypes or {}) do
@@ -179,9 +208,10 @@ describe("kernel rows on " .. dev, function()
                 for i, cls in ipairs(outs and r.outputs_shape or {}) do
                     local o = outs[i]
                     assert.is_not_nil(o, name .. " output " .. r.outputs[i])
-                    assert.are.same(shape_of(cls, r.outputs_width[i]), o.shape,
+                    assert.are.same(shape_of(cls, r.outputs_width[i], r.outputs_dims[i]), o.shape,
                         name .. " " .. r.outputs[i])
-                    assert.are.equal(r.outputs_index[i] and "int64" or dtype, o.dtype)
+                    assert.are.equal(r.outputs_index[i] and "int64" or
+                        cls == "info" and "int32" or dtype, o.dtype)
                     assert.are.equal(dev, tostring(o.device))
                 end
             end
@@ -255,8 +285,17 @@ describe("kernel rows on " .. dev, function()
             elseif r.kind == "rows" then
                 assert.matches("tide: " .. name .. ": " .. x .. " of shape [4, 4] does not split " ..
                     "into rows of d = 3 elements", err_of(r, { params = { 3 } }), 1, true)
+            elseif r.kind == "matrix" then -- [..., m, n], square where its extents say n, n
+                local dims = r.inputs_dims[1]
+                assert.matches("tide: " .. name .. ": " .. x .. " of shape [7] must be a matrix " ..
+                    "or a batch of matrices [..., " .. dims .. "]", err_of(r, { shape = { { 7 } } }),
+                    1, true)
+                if dims == "n, n" then
+                    assert.matches("tide: " .. name .. ": " .. x .. " of shape [3, 2, 3] must be " ..
+                        "[..., n, n]", err_of(r, { shape = { { 3, 2, 3 } } }), 1, true)
+                end
             end
-            if r.kind ~= "elementwise" and r.kind ~= "window" then
+            if r.kind ~= "elementwise" and r.kind ~= "window" and r.kind ~= "matrix" then
                 assert.matches("tide: " .. name .. ": d = 0 must be >= 1",
                     err_of(r, { params = { 0 } }), 1, true)
             end
@@ -344,6 +383,8 @@ describe("kernel rows on " .. dev, function()
                 if r.kind == "window" then -- no images: N = 0
                     shapes[i] = { unpack(SHAPE[cls]) }
                     shapes[i][1] = 0
+                elseif r.kind == "matrix" then -- no matrices: a batch of 0
+                    shapes[i] = matrix_shape(r.inputs_dims[i], 0)
                 end
             end
             local args, n = call_args(r, { shape = shapes })

@@ -53,7 +53,8 @@ bool    tide_kview_is_contiguous(const tide_kview *v);
 /* What a row's kernel gets: the tensors in the row's order, contiguous, of one dtype, already
  * checked against the row (ROWS kind: [rows, d], [rows] or [d] views; PROJ kind: also [n, d],
  * [n] and [rows, n]; WINDOW kind: 4-d images and windows, 3-d columns, rows the N * C planes and
- * d 0, the window in p: tide_window_of); in[i] NULL for an absent
+ * d 0, the window in p: tide_window_of; MATRIX kind: each tensor in its own shape, rows the
+ * matrices of the batch and d 0); in[i] NULL for an absent
  * optional input, out[i] NULL for an output not wanted; p the parameters in the row's order. */
 typedef struct tide_kernel_call {
     tide_kernel        kernel;
@@ -268,7 +269,7 @@ extern const tide_backend tide_cpu_backend;
  * and include/tide_kernels.def), tide_kview, tide_device and the entry point. <entry>_abi returns
  * the version the plug-in was built with; the core refuses one of another version (or without the
  * function) before calling it. Bump it with every change to those. */
-#define TIDE_BACKEND_ABI        23
+#define TIDE_BACKEND_ABI        24
 #define TIDE_BACKEND_ABI_SUFFIX "_abi"
 typedef int (*tide_backend_abi_fn)(void);
 typedef tide_status (*tide_seterr_fn)(tide_status st, const char *fmt, ...);

@@ -15,24 +15,31 @@
 /* ---- the rows ----------------------------------------------------------------------------- */
 
 #define T(name, shape)                                                                             \
-    { #name, TIDE_KSHAPE_##shape, 0, 0, 0, 1 }
+    { #name, TIDE_KSHAPE_##shape, 0, 0, 0, 1, NULL }
 #define T_OPT(name, shape)                                                                         \
-    { #name, TIDE_KSHAPE_##shape, 1, 0, 0, 1 }
+    { #name, TIDE_KSHAPE_##shape, 1, 0, 0, 1, NULL }
 #define T_INOUT(name, shape)                                                                       \
-    { #name, TIDE_KSHAPE_##shape, 0, 1, 0, 1 }
+    { #name, TIDE_KSHAPE_##shape, 0, 1, 0, 1, NULL }
 #define T_INOUT_OPT(name, shape)                                                                   \
-    { #name, TIDE_KSHAPE_##shape, 1, 1, 0, 1 }
+    { #name, TIDE_KSHAPE_##shape, 1, 1, 0, 1, NULL }
 #define T_INDEX(name, shape)                                                                       \
-    { #name, TIDE_KSHAPE_##shape, 0, 0, 1, 1 }
+    { #name, TIDE_KSHAPE_##shape, 0, 0, 1, 1, NULL }
 #define T_WIDE(name, width)                                                                        \
-    { #name, TIDE_KSHAPE_ROWS, 0, 0, 0, (width) }
+    { #name, TIDE_KSHAPE_ROWS, 0, 0, 0, (width), NULL }
 /* m along the row's dim: a count, or k (width 0: the third parameter) */
 #define ALONG_1 1
 #define ALONG_k 0
 #define T_ALONG(name, m)                                                                           \
-    { #name, TIDE_KSHAPE_ALONG, 0, 0, 0, ALONG_##m }
+    { #name, TIDE_KSHAPE_ALONG, 0, 0, 0, ALONG_##m, NULL }
 #define T_INDEX_ALONG(name, m)                                                                     \
-    { #name, TIDE_KSHAPE_ALONG, 0, 0, 1, ALONG_##m }
+    { #name, TIDE_KSHAPE_ALONG, 0, 0, 1, ALONG_##m, NULL }
+/* a MATRIX tensor: input 1's batch dims, then its extents, kept as written ("n, n") */
+#define T_MAT(name, ...)                                                                           \
+    { #name, TIDE_KSHAPE_MATRIX, 0, 0, 0, 1, #__VA_ARGS__ }
+#define T_OPT_MAT(name, ...)                                                                       \
+    { #name, TIDE_KSHAPE_MATRIX, 1, 0, 0, 1, #__VA_ARGS__ }
+#define T_INDEX_MAT(name, ...)                                                                     \
+    { #name, TIDE_KSHAPE_MATRIX, 0, 0, 1, 1, #__VA_ARGS__ }
 #define P_REAL(name)                                                                               \
     { #name, TIDE_KPARAM_FLOAT, -HUGE_VAL, HUGE_VAL }
 #define P_FLAG(name)                                                                               \
@@ -53,18 +60,26 @@
  * has no empty initializer, and an in-place row has no outputs, an ELEMENTWISE row may have no
  * parameters) */
 #define K(NAME, name, kind, dtypes, cpu, cuda, ins, outs, pars)                                    \
-    static const tide_kernel_tensor_info name##_in[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0, 1},      \
-                                                        ins};                                      \
-    static const tide_kernel_tensor_info name##_out[] = {{NULL, TIDE_KSHAPE_ROWS, 0, 0, 0, 1},     \
-                                                         outs};                                    \
-    static const tide_kernel_param_info  name##_par[] = {{NULL, TIDE_KPARAM_INT, 0, 0}, pars};
+    static const tide_kernel_tensor_info name##_in[] = {                                           \
+        {NULL, TIDE_KSHAPE_ROWS, 0, 0, 0, 1, NULL}, ins};                                          \
+    static const tide_kernel_tensor_info name##_out[] = {                                          \
+        {NULL, TIDE_KSHAPE_ROWS, 0, 0, 0, 1, NULL}, outs};                                         \
+    static const tide_kernel_param_info name##_par[] = {{NULL, TIDE_KPARAM_INT, 0, 0}, pars};
 #include "tide_kernels.def"
 #undef K
+
+/* a row's name: its lua name, but a MATRIX row is torch.linalg's op, linalg.<lua name> */
+#define NAME_PREFIX_ROWS        ""
+#define NAME_PREFIX_PROJ        ""
+#define NAME_PREFIX_PACKED      ""
+#define NAME_PREFIX_ELEMENTWISE ""
+#define NAME_PREFIX_WINDOW      ""
+#define NAME_PREFIX_MATRIX      "linalg."
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1) /* the placeholder not counted */
 static const tide_kernel_info table[TIDE_KERNEL_COUNT] = {
 #define K(NAME, name, kind, dtypes, ...)                                                           \
-    [TIDE_K_##NAME] = {#name,                                                                      \
+    [TIDE_K_##NAME] = {NAME_PREFIX_##kind #name,                                                   \
                        TIDE_KERNEL_##kind,                                                         \
                        (dtypes),                                                                   \
                        COUNT(name##_in),                                                           \
@@ -83,9 +98,11 @@ static const tide_kernel_info table[TIDE_KERNEL_COUNT] = {
     _Static_assert(COUNT(name##_in) >= 1 && COUNT(name##_in) <= TIDE_KERNEL_MAX_TENSORS &&         \
                        COUNT(name##_out) <= TIDE_KERNEL_MAX_TENSORS &&                             \
                        COUNT(name##_par) <= TIDE_KERNEL_MAX_PARAMS &&                              \
-                       COUNT(name##_par) >= (TIDE_KERNEL_##kind == TIDE_KERNEL_ELEMENTWISE ? 0     \
-                                             : TIDE_KERNEL_##kind == TIDE_KERNEL_ROWS      ? 1     \
-                                                                                           : 2),        \
+                       COUNT(name##_par) >= (TIDE_KERNEL_##kind == TIDE_KERNEL_ELEMENTWISE ||      \
+                                                     TIDE_KERNEL_##kind == TIDE_KERNEL_MATRIX      \
+                                                 ? 0                                               \
+                                             : TIDE_KERNEL_##kind == TIDE_KERNEL_ROWS ? 1          \
+                                                                                      : 2),        \
                    #name ": too many tensors or parameters for tide_kernel_call, or too few "      \
                          "parameters for its kind (d, and PROJ's n or PACKED's heads)");
 #include "tide_kernels.def"
@@ -257,10 +274,130 @@ static tide_status window_sizes(const tide_kernel_info *r, const tide_tensor *x,
     return c1 == TIDE_KSHAPE_COLUMNS ? check_window_tensor(r, r->in[0].name, x, ws, c1) : TIDE_OK;
 }
 
+/* ---- the MATRIX kind ---------------------------------------------------------------------- */
+
+/* a MATRIX row's sizes from input 1 [..., m, n]: its nb batch dims (batch matrices), m, n,
+ * k = min(m, n), and rhs, which the first tensor that has it sets (-1 before) */
+typedef struct matrix_sizes {
+    int     nb;
+    int64_t batch, m, n, k, rhs;
+} matrix_sizes;
+
+static bool is_matrix_class(tide_kernel_shape s) {
+    return s == TIDE_KSHAPE_MATRIX || s == TIDE_KSHAPE_INFO;
+}
+
+/* tensor ti's extents after the batch dims, as its row lists them (m, n, k, rhs, a count, or
+ * an integer parameter's name), into ext[*ne]: -1 for rhs not yet set */
+static tide_status matrix_extents(const tide_kernel_info *r, const tide_kernel_tensor_info *ti,
+                                  const matrix_sizes *ms, const tide_kernel_scalar *p, int64_t *ext,
+                                  int *ne) {
+    const char *s = ti->shape == TIDE_KSHAPE_MATRIX ? ti->dims : "";
+    for (*ne = 0; *s && *ne < TIDE_MAX_DIMS; s += strspn(s, ", ")) {
+        size_t  len = strcspn(s, ", ");
+        int64_t v = -2; /* none yet */
+        if (*s >= '0' && *s <= '9')
+            v = strtoll(s, NULL, 10);
+        else if (len == 1 && (*s == 'm' || *s == 'n' || *s == 'k'))
+            v = *s == 'm' ? ms->m : *s == 'n' ? ms->n : ms->k;
+        else if (len == 3 && strncmp(s, "rhs", 3) == 0)
+            v = ms->rhs;
+        for (int i = 0; v == -2 && i < r->nparams; i++)
+            if (strlen(r->params[i].name) == len && strncmp(r->params[i].name, s, len) == 0)
+                v = p[i].i;
+        if (v == -2) /* the row's own mistake: the spec that walks the rows meets it */
+            return tide_seterr(TIDE_EINVAL,
+                               "%s: %s's extent %.*s is not m, n, k, rhs, a count or "
+                               "a parameter",
+                               r->name, ti->name, (int)len, s);
+        ext[(*ne)++] = v;
+        s += len;
+    }
+    return TIDE_OK;
+}
+
+/* tensor t, the row's tensor ti, in its MATRIX class: input 1's batch dims, then its extents;
+ * the first with rhs sets it */
+static tide_status check_matrix_tensor(const tide_kernel_info *r, const tide_kernel_tensor_info *ti,
+                                       const tide_tensor *x, const tide_tensor *t, matrix_sizes *ms,
+                                       const tide_kernel_scalar *p) {
+    int64_t ext[TIDE_MAX_DIMS];
+    int     ne, nb = ms->nb;
+    TIDE_TRY(matrix_extents(r, ti, ms, p, ext, &ne));
+    bool ok = t->ndim == nb + ne && memcmp(t->shape, x->shape, (size_t)nb * sizeof *x->shape) == 0;
+    for (int i = 0; ok && i < ne; i++)
+        ok = ext[i] < 0 || t->shape[nb + i] == ext[i];
+    for (int i = 0; ok && i < ne; i++)
+        if (ext[i] < 0)
+            ms->rhs = t->shape[nb + i];
+    if (ok)
+        return TIDE_OK;
+    char sb[200], sw[200];
+    tide_shape_fmt(sb, sizeof sb, t->ndim, t->shape);
+    if (ti == &r->in[0]) /* its own extents: n, n is a square */
+        return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be [..., %s]", r->name, ti->name,
+                           sb, ti->dims);
+    size_t k = (size_t)snprintf(sw, sizeof sw, "[");
+    for (int i = 0; i < nb + ne && k < sizeof sw; i++) {
+        int64_t v = i < nb ? x->shape[i] : ext[i - nb];
+        k += v < 0 ? (size_t)snprintf(sw + k, sizeof sw - k, "%srhs", i ? ", " : "")
+                   : (size_t)snprintf(sw + k, sizeof sw - k, "%s%lld", i ? ", " : "", (long long)v);
+    }
+    if (k < sizeof sw)
+        snprintf(sw + k, sizeof sw - k, "]");
+    return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must be %s: [..., %s] with %s's batch dims",
+                       r->name, ti->name, sb, sw, ti->shape == TIDE_KSHAPE_MATRIX ? ti->dims : "",
+                       r->in[0].name);
+}
+
+/* input 1's batch dims and extents (a matrix or a batch of them), and its own shape checked
+ * against its row's extents (n, n: square) */
+static tide_status matrix_sizes_of(const tide_kernel_info *r, const tide_tensor *x,
+                                   const tide_kernel_scalar *p, matrix_sizes *ms) {
+    if (x->ndim < 2) {
+        char sb[200];
+        tide_shape_fmt(sb, sizeof sb, x->ndim, x->shape);
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s of shape %s must be a matrix or a batch of matrices [..., %s]",
+                           r->name, r->in[0].name, sb, r->in[0].dims);
+    }
+    ms->nb = x->ndim - 2;
+    ms->m = x->shape[ms->nb];
+    ms->n = x->shape[ms->nb + 1];
+    ms->k = ms->m < ms->n ? ms->m : ms->n;
+    ms->rhs = -1;
+    if (tide_shape_numel(ms->nb, x->shape, &ms->batch) != TIDE_OK)
+        return tide_err_op(TIDE_ESHAPE, r->name);
+    return check_matrix_tensor(r, &r->in[0], x, x, ms, p);
+}
+
+/* output i of a MATRIX row: input 1's batch dims, then its extents; int64 for indices, int32
+ * for an INFO output */
+static tide_status matrix_alloc(tide_ctx *ctx, const tide_kernel_info *r, int i,
+                                const tide_tensor *x, const matrix_sizes *ms,
+                                const tide_kernel_scalar *p, tide_tensor **o) {
+    const tide_kernel_tensor_info *ti = &r->out[i];
+    int64_t                        ext[TIDE_MAX_DIMS], shape[TIDE_MAX_DIMS];
+    int                            ne;
+    TIDE_TRY(matrix_extents(r, ti, ms, p, ext, &ne));
+    if (ms->nb + ne > TIDE_MAX_DIMS)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s would have %d dims, more than %d; give fewer "
+                           "batch dims",
+                           r->name, ti->name, ms->nb + ne, TIDE_MAX_DIMS);
+    memcpy(shape, x->shape, (size_t)ms->nb * sizeof *shape);
+    memcpy(shape + ms->nb, ext, (size_t)ne * sizeof *shape);
+    tide_dtype dt = ti->index                       ? TIDE_DTYPE_I64
+                    : ti->shape == TIDE_KSHAPE_INFO ? TIDE_DTYPE_I32
+                                                    : x->dtype;
+    return tide_tensor_alloc(ctx, r->name, x->storage->dev, dt, ms->nb + ne, shape, o);
+}
+
 /* input i (not the first) against the first: device, dtype, shape class */
 static tide_status check_input(const tide_kernel_info *r, int i, const tide_tensor *x,
                                const tide_tensor *t, int64_t rows, int64_t d, int64_t n,
-                               int64_t channels, bool wide, const window_shapes *ws) {
+                               int64_t channels, bool wide, const window_shapes *ws,
+                               matrix_sizes *ms, const tide_kernel_scalar *p) {
     const char *what = r->in[i].name;
     TIDE_TRY(tide_check_same_device(r->name, x, t));
     tide_kernel_shape cls = r->in[i].shape;
@@ -281,6 +418,8 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
                            r->in[0].name, tide_dtype_name(x->dtype), tide_dtype_name(t->dtype));
     if (is_window_class(cls))
         return check_window_tensor(r, what, t, ws, cls);
+    if (is_matrix_class(cls))
+        return check_matrix_tensor(r, &r->in[i], x, t, ms, p);
     bool ok = cls == TIDE_KSHAPE_ROWS       ? t->ndim == x->ndim
               : cls == TIDE_KSHAPE_STATS    ? tide_tensor_numel(t) == rows
               : cls == TIDE_KSHAPE_NMAT     ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
@@ -327,6 +466,8 @@ static tide_kview class_view(const tide_tensor *t, const tide_kernel_tensor_info
                              int64_t d, int64_t n, int64_t channels, const window_shapes *ws) {
     tide_kview        v = tide_kview_of(t);
     tide_kernel_shape s = ti->shape;
+    if (is_matrix_class(s)) /* in its own shape */
+        return v;
     if (is_window_class(s)) { /* 4-d, or 3-d columns; folded ones seen as [N, C*kh*kw, L] */
         if (s == TIDE_KSHAPE_COLUMNS && ws->folded) {
             int64_t n0 = v.shape[0], s0 = v.strides[0];
@@ -465,16 +606,20 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
     TIDE_TRY(check_dtype(r, x->dtype));
     TIDE_TRY(check_params(r, params));
     /* params[0] is d; PROJ: params[1] is n, and d is input 1's last dim; PACKED: params[1] is
-     * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1 */
+     * heads, input 1 [N, heads * d]; ELEMENTWISE: d is 1; WINDOW and MATRIX: no d (0) */
     bool          proj = r->kind == TIDE_KERNEL_PROJ, wide = is_wide(r);
-    bool          window = r->kind == TIDE_KERNEL_WINDOW;
-    int64_t       d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : window ? 0 : params[0].i;
+    bool          window = r->kind == TIDE_KERNEL_WINDOW, matrix = r->kind == TIDE_KERNEL_MATRIX;
+    int64_t       d = r->kind == TIDE_KERNEL_ELEMENTWISE ? 1 : window || matrix ? 0 : params[0].i;
     int64_t       numel = tide_tensor_numel(x), n = proj ? params[1].i : 0, w1 = r->in[0].width;
     int64_t       last = x->ndim ? x->shape[x->ndim - 1] : 1;
     window_shapes ws;
+    matrix_sizes  ms;
     memset(&ws, 0, sizeof ws);
+    memset(&ms, 0, sizeof ms);
     if (window)
         TIDE_TRY(window_sizes(r, x, params, &ws));
+    else if (matrix)
+        TIDE_TRY(matrix_sizes_of(r, x, params, &ms));
     else if (r->kind == TIDE_KERNEL_PACKED)
         TIDE_TRY(check_packed(r, x, d, params[1].i));
     else if (wide && (last % w1 != 0 || last / w1 != d || x->ndim == 0)) {
@@ -493,8 +638,11 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
                                   "elements",
                            op, r->in[0].name, sb, (long long)d);
     }
-    /* WINDOW: a row per plane (N * C) */
-    int64_t rows = window ? ws.image[0] * ws.image[1] : wide ? numel / last : numel / d;
+    /* WINDOW: a row per plane (N * C); MATRIX: per matrix */
+    int64_t rows = window   ? ws.image[0] * ws.image[1]
+                   : matrix ? ms.batch
+                   : wide   ? numel / last
+                            : numel / d;
     int64_t channels = 0;
     if (has_class(
             r,
@@ -512,7 +660,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (!in[i] && !r->in[i].optional)
             return tide_seterr(TIDE_EINVAL, "%s: %s is required", op, r->in[i].name);
         if (in[i])
-            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels, wide, &ws));
+            TIDE_TRY(check_input(r, i, x, in[i], rows, d, n, channels, wide, &ws, &ms, params));
     }
     for (int i = 0; i < r->nin; i++)
         if (in[i] && r->in[i].inout)
@@ -533,11 +681,15 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         if (r->out[i].optional && want && !want[i])
             continue;
         tide_kernel_shape s = r->out[i].shape;
-        int64_t           len = s == TIDE_KSHAPE_STATS      ? rows
-                                : s == TIDE_KSHAPE_NCOLS    ? n
-                                : s == TIDE_KSHAPE_CHANNELS ? channels
-                                                            : d;
-        int64_t           shape[TIDE_MAX_DIMS];
+        if (is_matrix_class(s)) {
+            st = matrix_alloc(ctx, r, i, x, &ms, params, &o[i]);
+            continue;
+        }
+        int64_t len = s == TIDE_KSHAPE_STATS      ? rows
+                      : s == TIDE_KSHAPE_NCOLS    ? n
+                      : s == TIDE_KSHAPE_CHANNELS ? channels
+                                                  : d;
+        int64_t shape[TIDE_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
         if (s == TIDE_KSHAPE_NROWS)
             shape[x->ndim - 1] = n;
@@ -556,7 +708,10 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
                  ? tide_tensor_alloc(ctx, op, dev, dt, x->ndim, shape, &o[i])
                  : tide_tensor_alloc(ctx, op, dev, dt, 1, &len, &o[i]);
     }
-    if (st == TIDE_OK && rows > 0) {
+    /* a MATRIX row's kernel runs when its first output has elements (matrices of 0 x n have
+     * no work) */
+    bool run = matrix ? o[0] && tide_tensor_numel(o[0]) > 0 : rows > 0;
+    if (st == TIDE_OK && run) {
         tide_kview       iv[TIDE_KERNEL_MAX_TENSORS], ov[TIDE_KERNEL_MAX_TENSORS];
         tide_kernel_call call;
         memset(&call, 0, sizeof call);
@@ -578,11 +733,11 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         for (int i = 0; i < r->nparams; i++)
             call.p[i] = params[i];
         st = fn(dev, &call);
-    } else if (st == TIDE_OK) { /* no rows: sums over the rows are 0 */
+    } else if (st == TIDE_OK) { /* no rows: sums over the rows are 0, a solver's status too */
         for (int i = 0; i < r->nout && st == TIDE_OK; i++)
             if (o[i] &&
                 (r->out[i].shape == TIDE_KSHAPE_COLS || r->out[i].shape == TIDE_KSHAPE_NCOLS ||
-                 r->out[i].shape == TIDE_KSHAPE_CHANNELS))
+                 r->out[i].shape == TIDE_KSHAPE_CHANNELS || r->out[i].shape == TIDE_KSHAPE_INFO))
                 st = tide_fill_for(ctx, op, o[i], tide_scalar_f(0));
     }
     tide_release_all(r->nin, c);
@@ -591,7 +746,7 @@ tide_status tide_kernel_run(tide_ctx *ctx, tide_kernel k, const tide_tensor *con
         return tide_err_op(st, op);
     }
     for (int i = 0; i < r->nin; i++)
-        if (in[i] && r->in[i].inout && rows > 0)
+        if (in[i] && r->in[i].inout && run)
             tide_mark_written((tide_tensor *)in[i]); /* the caller's own: tide_kernel_run's rule */
     for (int i = 0; i < r->nout; i++)
         out[i] = o[i];

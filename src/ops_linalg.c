@@ -1,9 +1,9 @@
 /* ops_linalg.c — matmul with torch.matmul's semantics, lowered to one batched gemm
- * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend; and the decompositions a backend may
- * have a solver for (eigh, svd, qr, LU, Cholesky, LDL^T: LAPACK on the CPU). */
+ * out[B, M, N] = a[B, M, K] @ b[B, K, N] on the backend; and the C API of the decompositions a
+ * backend may have a solver for (eigh, svd, qr, LU, Cholesky, LDL^T: kernel rows, LAPACK on the
+ * CPU). */
 #include "tide_impl.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Views t (already expanded to batch dims + 2 matrix dims) as [B, R, C] with one batch stride;
@@ -186,6 +186,10 @@ tide_status tide_matmul(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *
 
 /* ---- decompositions by the backend's own solver ------------------------------------------- */
 
+/* Each is a MATRIX row of include/tide_kernels.def: the op's own checks (and messages) here,
+ * then tide_kernel_run, which checks the row's shapes again, makes the outputs and answers
+ * TIDE_ENOTSUP for a device without the kernel. */
+
 /* a float32 / float64 matrix or batch of them ([..., m, n], square when square) */
 static tide_status decomposable(const char *op, const tide_tensor *a, bool square) {
     if (a->dtype != TIDE_DTYPE_F32 && a->dtype != TIDE_DTYPE_F64)
@@ -200,118 +204,37 @@ static tide_status decomposable(const char *op, const tide_tensor *a, bool squar
     return TIDE_OK;
 }
 
-/* a's batch dims followed by the dims given (n of them) */
-static int batch_shape(const tide_tensor *a, int n, const int64_t *last, int64_t *shape) {
-    int nb = a->ndim - 2;
-    memcpy(shape, a->shape, (size_t)nb * sizeof *shape);
-    memcpy(shape + nb, last, (size_t)n * sizeof *shape);
-    return nb + n;
-}
-
-/* n outputs of op, allocated with the shapes given; all or none */
-static tide_status alloc_outputs(tide_ctx *ctx, const char *op, const tide_tensor *a, int n,
-                                 const int    *ndims, int64_t (*shapes)[TIDE_MAX_DIMS],
-                                 tide_tensor **out) {
-    for (int i = 0; i < n; i++) {
-        tide_status st =
-            tide_tensor_alloc(ctx, op, a->storage->dev, a->dtype, ndims[i], shapes[i], &out[i]);
-        if (st != TIDE_OK) {
-            tide_release_all(i, out);
-            return st;
-        }
-    }
+tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tide_tensor **w,
+                             tide_tensor **v) {
+    TIDE_TRY(decomposable("linalg.eigh", a, true));
+    tide_kernel_scalar p[1] = {{.i = upper != 0}};
+    tide_tensor       *out[2];
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LINALG_EIGH, &a, p, NULL, out));
+    *w = out[0];
+    *v = out[1];
     return TIDE_OK;
 }
 
-tide_status tide_linalg_eigh(tide_ctx *ctx, const tide_tensor *a, int upper, tide_tensor **w,
-                             tide_tensor **v) {
-    static const char op[] = "linalg.eigh";
-    TIDE_TRY(decomposable(op, a, true));
-    tide_device       *dev = a->storage->dev;
-    tide_entry_eigh_fn fn;
-    TIDE_TRY(tide_entry_eigh(dev, op, &fn));
-    int64_t n = a->shape[a->ndim - 1], shapes[2][TIDE_MAX_DIMS], last[2] = {n, n};
-    int     ndims[2] = {batch_shape(a, 1, last, shapes[0]), batch_shape(a, 2, last, shapes[1])};
-    tide_tensor *c, *out[2];
-    TIDE_TRY(tide_contiguous_all(ctx, 1, &a, &c));
-    tide_status st = alloc_outputs(ctx, op, a, 2, ndims, shapes, out);
-    if (st == TIDE_OK && tide_tensor_numel(out[1]) > 0) {
-        tide_kview wv = tide_kview_of(out[0]), vv = tide_kview_of(out[1]), av = tide_kview_of(c);
-        st = fn(dev, &wv, &vv, &av, upper);
-        if (st != TIDE_OK) {
-            tide_release_all(2, out);
-            st = tide_err_op(st, op);
-        }
-    }
-    tide_tensor_release(c);
-    if (st == TIDE_OK) {
-        *w = out[0];
-        *v = out[1];
-    }
-    return st;
-}
-
 tide_status tide_linalg_eig(tide_ctx *ctx, const tide_tensor *a, tide_tensor **w, tide_tensor **v) {
-    static const char op[] = "linalg.eig";
-    TIDE_TRY(decomposable(op, a, true));
-    tide_device      *dev = a->storage->dev;
-    tide_entry_eig_fn fn;
-    TIDE_TRY(tide_entry_eig(dev, op, &fn));
-    int64_t n = a->shape[a->ndim - 1], shapes[2][TIDE_MAX_DIMS], lw[2] = {n, 2}, lv[3] = {n, n, 2};
-    int     ndims[2] = {batch_shape(a, 2, lw, shapes[0]), batch_shape(a, 3, lv, shapes[1])};
-    int     nout = v ? 2 : 1;
-    tide_tensor *c, *out[2] = {NULL, NULL};
-    TIDE_TRY(tide_contiguous_all(ctx, 1, &a, &c));
-    tide_status st = alloc_outputs(ctx, op, a, nout, ndims, shapes, out);
-    if (st == TIDE_OK && tide_tensor_numel(out[0]) > 0) {
-        tide_kview wv = tide_kview_of(out[0]), av = tide_kview_of(c), vv;
-        if (v)
-            vv = tide_kview_of(out[1]);
-        st = fn(dev, &wv, v ? &vv : NULL, &av);
-        if (st != TIDE_OK) {
-            tide_release_all(nout, out);
-            st = tide_err_op(st, op);
-        }
-    }
-    tide_tensor_release(c);
-    if (st == TIDE_OK) {
-        *w = out[0];
-        if (v)
-            *v = out[1];
-    }
-    return st;
+    TIDE_TRY(decomposable("linalg.eig", a, true));
+    int          want[2] = {1, v != NULL};
+    tide_tensor *out[2];
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LINALG_EIG, &a, NULL, want, out));
+    *w = out[0];
+    if (v)
+        *v = out[1];
+    return TIDE_OK;
 }
 
 tide_status tide_linalg_svd(tide_ctx *ctx, const tide_tensor *a, tide_tensor **u, tide_tensor **s,
                             tide_tensor **vh) {
-    static const char op[] = "linalg.svd";
-    TIDE_TRY(decomposable(op, a, false));
-    tide_device      *dev = a->storage->dev;
-    tide_entry_svd_fn fn;
-    TIDE_TRY(tide_entry_svd(dev, op, &fn));
-    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
-    int64_t      shapes[3][TIDE_MAX_DIMS], lu[2] = {m, k}, ls[1] = {k}, lv[2] = {k, n};
-    int          ndims[3] = {batch_shape(a, 2, lu, shapes[0]), batch_shape(a, 1, ls, shapes[1]),
-                             batch_shape(a, 2, lv, shapes[2])};
-    tide_tensor *c, *out[3];
-    TIDE_TRY(tide_contiguous_all(ctx, 1, &a, &c));
-    tide_status st = alloc_outputs(ctx, op, a, 3, ndims, shapes, out);
-    if (st == TIDE_OK && tide_tensor_numel(out[1]) > 0) {
-        tide_kview uv = tide_kview_of(out[0]), sv = tide_kview_of(out[1]),
-                   vv = tide_kview_of(out[2]), av = tide_kview_of(c);
-        st = fn(dev, &uv, &sv, &vv, &av);
-        if (st != TIDE_OK) {
-            tide_release_all(3, out);
-            st = tide_err_op(st, op);
-        }
-    }
-    tide_tensor_release(c);
-    if (st == TIDE_OK) {
-        *u = out[0];
-        *s = out[1];
-        *vh = out[2];
-    }
-    return st;
+    TIDE_TRY(decomposable("linalg.svd", a, false));
+    tide_tensor *out[3];
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LINALG_SVD, &a, NULL, NULL, out));
+    *u = out[0];
+    *s = out[1];
+    *vh = out[2];
+    return TIDE_OK;
 }
 
 /* b [..., n, k] against a [..., n, n]: the same batch dims and n */
@@ -328,75 +251,6 @@ static tide_status same_system(const char *op, const tide_tensor *a, const tide_
     return TIDE_OK;
 }
 
-/* the entry run on contiguous copies of n_in inputs, into n_out new outputs (shapes and dtypes
- * given; the entry is not called when the first has no element): one body for the ones below */
-typedef void (*any_fn)(void);
-typedef tide_status (*kernel_call)(any_fn fn, tide_device *dev, const tide_kview *in,
-                                   const tide_kview *out, const int *flags);
-static tide_status run_solver(tide_ctx *ctx, const char *op, any_fn fn, kernel_call call, int n_in,
-                              const tide_tensor *const *in, int n_out, const int *ndims,
-                              int64_t (*shapes)[TIDE_MAX_DIMS], const tide_dtype *dts,
-                              const int *flags, tide_tensor **out) {
-    tide_tensor *c[3] = {NULL, NULL, NULL};
-    TIDE_TRY(tide_contiguous_all(ctx, n_in, in, c));
-    tide_status st = TIDE_OK;
-    int         made = 0;
-    for (; made < n_out && st == TIDE_OK; made++)
-        st = tide_tensor_alloc(ctx, op, in[0]->storage->dev, dts[made], ndims[made], shapes[made],
-                               &out[made]);
-    if (st != TIDE_OK)
-        made--;
-    if (st == TIDE_OK && tide_tensor_numel(out[0]) > 0) {
-        tide_kview iv[3], ov[3];
-        for (int i = 0; i < n_in; i++)
-            iv[i] = tide_kview_of(c[i]);
-        for (int i = 0; i < n_out; i++)
-            ov[i] = tide_kview_of(out[i]);
-        st = call(fn, in[0]->storage->dev, iv, ov, flags);
-        if (st != TIDE_OK)
-            st = tide_err_op(st, op);
-    }
-    if (st != TIDE_OK)
-        tide_release_all(made, out);
-    tide_release_all(n_in, c);
-    return st;
-}
-
-static tide_status call_lu_factor(any_fn fn, tide_device *dev, const tide_kview *in,
-                                  const tide_kview *out, const int *flags) {
-    (void)flags;
-    return ((tide_entry_lu_factor_fn)fn)(dev, &out[0], &out[1], &in[0]);
-}
-static tide_status call_lu_solve(any_fn fn, tide_device *dev, const tide_kview *in,
-                                 const tide_kview *out, const int *flags) {
-    (void)flags;
-    return ((tide_entry_lu_solve_fn)fn)(dev, &out[0], &in[0], &in[1], &in[2]);
-}
-static tide_status call_cholesky(any_fn fn, tide_device *dev, const tide_kview *in,
-                                 const tide_kview *out, const int *flags) {
-    (void)flags;
-    return ((tide_entry_cholesky_fn)fn)(dev, &out[0], &in[0]);
-}
-static tide_status call_qr(any_fn fn, tide_device *dev, const tide_kview *in, const tide_kview *out,
-                           const int *flags) {
-    (void)flags;
-    return ((tide_entry_qr_fn)fn)(dev, &out[0], &out[1], &in[0]);
-}
-static tide_status call_solve_triangular(any_fn fn, tide_device *dev, const tide_kview *in,
-                                         const tide_kview *out, const int *flags) {
-    return ((tide_entry_solve_triangular_fn)fn)(dev, &out[0], &in[0], &in[1], flags[0], flags[1]);
-}
-static tide_status call_ldl_factor(any_fn fn, tide_device *dev, const tide_kview *in,
-                                   const tide_kview *out, const int *flags) {
-    (void)flags;
-    return ((tide_entry_ldl_factor_fn)fn)(dev, &out[0], &out[1], &out[2], &in[0]);
-}
-static tide_status call_ldl_solve(any_fn fn, tide_device *dev, const tide_kview *in,
-                                  const tide_kview *out, const int *flags) {
-    (void)flags;
-    return ((tide_entry_ldl_solve_fn)fn)(dev, &out[0], &in[0], &in[1], &in[2]);
-}
-
 /* pivots [..., n] int64 with the factor's batch dims and n, on its device (by: the function
  * that gives them) */
 static tide_status pivots_fit(const char *op, const char *by, const tide_tensor *lu,
@@ -409,17 +263,11 @@ static tide_status pivots_fit(const char *op, const char *by, const tide_tensor 
 
 tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, tide_tensor **q,
                            tide_tensor **r) {
-    static const char op[] = "linalg.qr";
-    TIDE_TRY(decomposable(op, a, false));
-    tide_entry_qr_fn fn;
-    TIDE_TRY(tide_entry_qr(a->storage->dev, op, &fn));
-    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
-    int64_t      c = complete || m < n ? m : n, shapes[2][TIDE_MAX_DIMS];
-    int64_t      lq[2] = {m, c}, lr[2] = {c, n};
-    int          ndims[2] = {batch_shape(a, 2, lq, shapes[0]), batch_shape(a, 2, lr, shapes[1])};
-    tide_dtype   dts[2] = {a->dtype, a->dtype};
-    tide_tensor *out[2];
-    TIDE_TRY(run_solver(ctx, op, (any_fn)fn, call_qr, 1, &a, 2, ndims, shapes, dts, NULL, out));
+    TIDE_TRY(decomposable("linalg.qr", a, false));
+    int64_t            m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+    tide_kernel_scalar p[1] = {{.i = complete || m < n ? m : n}}; /* q's columns */
+    tide_tensor       *out[2];
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LINALG_QR, &a, p, NULL, out));
     *q = out[0];
     *r = out[1];
     return TIDE_OK;
@@ -427,17 +275,9 @@ tide_status tide_linalg_qr(tide_ctx *ctx, const tide_tensor *a, int complete, ti
 
 tide_status tide_linalg_lu_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **lu,
                                   tide_tensor **pivots) {
-    static const char op[] = "linalg.lu_factor";
-    TIDE_TRY(decomposable(op, a, false));
-    tide_entry_lu_factor_fn fn;
-    TIDE_TRY(tide_entry_lu_factor(a->storage->dev, op, &fn));
-    int64_t      m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
-    int64_t      shapes[2][TIDE_MAX_DIMS], last[2] = {m, n};
-    int          ndims[2] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, &k, shapes[1])};
-    tide_dtype   dts[2] = {a->dtype, TIDE_DTYPE_I64};
+    TIDE_TRY(decomposable("linalg.lu_factor", a, false));
     tide_tensor *out[2];
-    TIDE_TRY(
-        run_solver(ctx, op, (any_fn)fn, call_lu_factor, 1, &a, 2, ndims, shapes, dts, NULL, out));
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LINALG_LU_FACTOR, &a, NULL, NULL, out));
     *lu = out[0];
     *pivots = out[1];
     return TIDE_OK;
@@ -449,26 +289,13 @@ tide_status tide_linalg_lu_solve(tide_ctx *ctx, const tide_tensor *lu, const tid
     TIDE_TRY(decomposable(op, lu, true));
     TIDE_TRY(same_system(op, lu, b));
     TIDE_TRY(pivots_fit(op, "lu_factor", lu, pivots));
-    tide_entry_lu_solve_fn fn;
-    TIDE_TRY(tide_entry_lu_solve(lu->storage->dev, op, &fn));
-    int64_t            shapes[1][TIDE_MAX_DIMS];
-    int                ndims[1] = {b->ndim};
-    tide_dtype         dts[1] = {b->dtype};
     const tide_tensor *in[3] = {lu, pivots, b};
-    memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
-    return run_solver(ctx, op, (any_fn)fn, call_lu_solve, 3, in, 1, ndims, shapes, dts, NULL, x);
+    return tide_kernel_run(ctx, TIDE_K_LINALG_LU_SOLVE, in, NULL, NULL, x);
 }
 
 tide_status tide_linalg_cholesky(tide_ctx *ctx, const tide_tensor *a, tide_tensor **l) {
-    static const char op[] = "linalg.cholesky";
-    TIDE_TRY(decomposable(op, a, true));
-    tide_entry_cholesky_fn fn;
-    TIDE_TRY(tide_entry_cholesky(a->storage->dev, op, &fn));
-    int64_t    shapes[1][TIDE_MAX_DIMS];
-    int        ndims[1] = {a->ndim};
-    tide_dtype dts[1] = {a->dtype};
-    memcpy(shapes[0], a->shape, (size_t)a->ndim * sizeof *a->shape);
-    return run_solver(ctx, op, (any_fn)fn, call_cholesky, 1, &a, 1, ndims, shapes, dts, NULL, l);
+    TIDE_TRY(decomposable("linalg.cholesky", a, true));
+    return tide_kernel_run(ctx, TIDE_K_LINALG_CHOLESKY, &a, NULL, NULL, l);
 }
 
 tide_status tide_linalg_solve_triangular(tide_ctx *ctx, const tide_tensor *a, const tide_tensor *b,
@@ -476,88 +303,29 @@ tide_status tide_linalg_solve_triangular(tide_ctx *ctx, const tide_tensor *a, co
     static const char op[] = "linalg.solve_triangular";
     TIDE_TRY(decomposable(op, a, true));
     TIDE_TRY(same_system(op, a, b));
-    tide_entry_solve_triangular_fn fn;
-    TIDE_TRY(tide_entry_solve_triangular(a->storage->dev, op, &fn));
-    int64_t            shapes[1][TIDE_MAX_DIMS];
-    int                ndims[1] = {b->ndim}, flags[2] = {upper, unit};
-    tide_dtype         dts[1] = {b->dtype};
     const tide_tensor *in[2] = {a, b};
-    memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
-    return run_solver(ctx, op, (any_fn)fn, call_solve_triangular, 2, in, 1, ndims, shapes, dts,
-                      flags, x);
+    tide_kernel_scalar p[2] = {{.i = upper != 0}, {.i = unit != 0}};
+    return tide_kernel_run(ctx, TIDE_K_LINALG_SOLVE_TRIANGULAR, in, p, NULL, x);
 }
 
 tide_status tide_linalg_ldl_factor(tide_ctx *ctx, const tide_tensor *a, tide_tensor **ld,
                                    tide_tensor **pivots, tide_tensor **info) {
-    static const char op[] = "linalg.ldl_factor";
-    TIDE_TRY(decomposable(op, a, true));
-    tide_entry_ldl_factor_fn fn;
-    TIDE_TRY(tide_entry_ldl_factor(a->storage->dev, op, &fn));
-    int64_t      n = a->shape[a->ndim - 1], shapes[3][TIDE_MAX_DIMS], last[2] = {n, n};
-    int          ndims[3] = {batch_shape(a, 2, last, shapes[0]), batch_shape(a, 1, last, shapes[1]),
-                             batch_shape(a, 0, last, shapes[2])};
-    tide_dtype   dts[3] = {a->dtype, TIDE_DTYPE_I64, TIDE_DTYPE_I32};
+    TIDE_TRY(decomposable("linalg.ldl_factor", a, true));
     tide_tensor *out[3];
-    TIDE_TRY(
-        run_solver(ctx, op, (any_fn)fn, call_ldl_factor, 1, &a, 3, ndims, shapes, dts, NULL, out));
-    if (n == 0) { /* 0 x 0 matrices: the entry did not run, nothing is singular */
-        tide_status st = tide_fill_for(ctx, op, out[2], tide_scalar_i(0));
-        if (st != TIDE_OK) {
-            tide_release_all(3, out);
-            return st;
-        }
-    }
+    TIDE_TRY(tide_kernel_run(ctx, TIDE_K_LINALG_LDL_FACTOR, &a, NULL, NULL, out));
     *ld = out[0];
     *pivots = out[1];
     *info = out[2];
     return TIDE_OK;
 }
 
-/* sytrs trusts its pivots (a row out of range: a write out of bounds), so each matrix's must
- * read as sytrf writes them: k in 1..n for a 1x1 block, -k on both rows of a 2x2 one */
-static tide_status ldl_pivots_valid(tide_ctx *ctx, const char *op, const tide_tensor *pivots) {
-    tide_tensor *c;
-    TIDE_TRY(tide_contiguous_all(ctx, 1, &pivots, &c));
-    int64_t        n = pivots->shape[pivots->ndim - 1], total = tide_tensor_numel(c);
-    const int64_t *p = (const int64_t *)tide_tensor_data(c);
-    int64_t       *host = NULL;
-    tide_status    st = TIDE_OK;
-    if (c->storage->dev->type != TIDE_DEVICE_CPU && total) {
-        st = tide_host_copy(op, c, (void **)&host);
-        if (st != TIDE_OK)
-            st = tide_err_op(st, op);
-        p = host;
-    }
-    for (int64_t m = 0; st == TIDE_OK && m < (n ? total / n : 0); m++) {
-        const int64_t *pm = p + m * n;
-        for (int64_t j = 0; j < n; j += pm[j] < 0 ? 2 : 1)
-            if (pm[j] == 0 || pm[j] > n || pm[j] < -n ||
-                (pm[j] < 0 && (j + 1 == n || pm[j + 1] != pm[j]))) {
-                st = tide_seterr(TIDE_EINVAL,
-                                 "%s: pivots hold %lld at %lld (matrix %lld of the batch), which "
-                                 "ldl_factor does not give; pass ldl_factor's own pivots",
-                                 op, (long long)pm[j], (long long)j + 1, (long long)m + 1);
-                break;
-            }
-    }
-    free(host);
-    tide_tensor_release(c);
-    return st;
-}
-
+/* (the pivots' values, which sytrs trusts, are the kernel's to check: src/cpu/linalg.c) */
 tide_status tide_linalg_ldl_solve(tide_ctx *ctx, const tide_tensor *ld, const tide_tensor *pivots,
                                   const tide_tensor *b, tide_tensor **x) {
     static const char op[] = "linalg.ldl_solve";
     TIDE_TRY(decomposable(op, ld, true));
     TIDE_TRY(same_system(op, ld, b));
     TIDE_TRY(pivots_fit(op, "ldl_factor", ld, pivots));
-    tide_entry_ldl_solve_fn fn;
-    TIDE_TRY(tide_entry_ldl_solve(ld->storage->dev, op, &fn));
-    TIDE_TRY(ldl_pivots_valid(ctx, op, pivots));
-    int64_t            shapes[1][TIDE_MAX_DIMS];
-    int                ndims[1] = {b->ndim};
-    tide_dtype         dts[1] = {b->dtype};
     const tide_tensor *in[3] = {ld, pivots, b};
-    memcpy(shapes[0], b->shape, (size_t)b->ndim * sizeof *b->shape);
-    return run_solver(ctx, op, (any_fn)fn, call_ldl_solve, 3, in, 1, ndims, shapes, dts, NULL, x);
+    return tide_kernel_run(ctx, TIDE_K_LINALG_LDL_SOLVE, in, NULL, NULL, x);
 }

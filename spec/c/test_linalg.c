@@ -4,7 +4,8 @@
  * a 2x2 block and a batch (the values of spec/fixtures/tensor_gaps_torch.lua), the info of a
  * singular D, 0 x 0 matrices, A x = b past sytrf's block size in float32 and float64, and the
  * errors, pivots that would send sytrs out of bounds among them; tide_linalg_lu_factor of tall,
- * wide and empty matrices. Runs with TIDE_CPU_DEVICES=2. */
+ * wide and empty matrices; the MATRIX kernel rows' own rules (tide_kernel_run). Runs with
+ * TIDE_CPU_DEVICES=2. */
 #include "test_util.h"
 #include "tide.h"
 
@@ -302,6 +303,56 @@ static void test_eig(tide_dtype dt, double tol) {
         tide_tensor_release(all[i]);
 }
 
+/* the MATRIX kind's rules in tide_kernel_run: the rows' names, outputs in input 1's batch
+ * dims, rhs from the first input with it, an INFO output 0 where no kernel ran, an output that
+ * would pass TIDE_MAX_DIMS refused (tide_linalg_eig wrote past its shape arrays there), and
+ * lu_solve's pivots kept within 1..n (getrs followed them out of the matrix) */
+static void test_matrix_rows(void) {
+    const tide_kernel_info *qr = tide_kernel_info_of(TIDE_K_LINALG_QR);
+    CHECK(qr && strcmp(qr->name, "linalg.qr") == 0 && qr->kind == TIDE_KERNEL_MATRIX);
+    CHECK(tide_kernel_find("linalg.lu_solve") == TIDE_K_LINALG_LU_SOLVE);
+    CHECK(tide_kernel_find("lu_solve") == -1);
+    int64_t      s233[3] = {2, 3, 3}, s234[3] = {2, 3, 4}, s23[2] = {2, 3}, s200[3] = {2, 0, 0};
+    double       spd[18], ident[6] = {1, 2, 3, 1, 2, 3};
+    tide_tensor *out[3] = {NULL, NULL, NULL}, *x = NULL;
+    for (int i = 0; i < 18; i++)
+        spd[i] = batch_a[0][i % 9];
+    tide_tensor       *a = make(cpu0, TIDE_DTYPE_F64, 3, s233, spd);
+    tide_tensor       *b = make(cpu0, TIDE_DTYPE_F64, 3, s234, spd);
+    tide_tensor       *piv = make(cpu0, TIDE_DTYPE_I64, 2, s23, ident);
+    const tide_tensor *in[3] = {a, piv, b};
+    CHECK_OK(tide_kernel_run(NULL, TIDE_K_LINALG_LU_SOLVE, in, NULL, NULL, &x));
+    CHECK(x && tide_tensor_ndim(x) == 3 && tide_tensor_shape(x)[2] == 4);
+    tide_tensor_release(x);
+    x = NULL;
+    /* a pivot past n, in the second matrix */
+    ((int64_t *)tide_tensor_data(piv))[4] = 4;
+    CHECK_ERR(tide_kernel_run(NULL, TIDE_K_LINALG_LU_SOLVE, in, NULL, NULL, &x), TIDE_EINVAL,
+              "tide: linalg.lu_solve: pivots hold 4 at 2 (matrix 2 of the batch), which lu_factor "
+              "does not give; pass lu_factor's own pivots");
+    CHECK(x == NULL);
+    /* 0 x 0 matrices: nothing ran, nothing singular */
+    tide_tensor *e = make(cpu0, TIDE_DTYPE_F64, 3, s200, NULL);
+    CHECK_OK(tide_kernel_run(NULL, TIDE_K_LINALG_LDL_FACTOR, (const tide_tensor *const *)&e, NULL,
+                             NULL, out));
+    CHECK(out[2] && tide_tensor_dtype(out[2]) == TIDE_DTYPE_I32 && tide_tensor_ndim(out[2]) == 1);
+    CHECK(out[2] && at(out[2], 0) == 0 && at(out[2], 1) == 0);
+    for (int i = 0; i < 3; i++)
+        tide_tensor_release(out[i]);
+    /* 6 batch dims: w [..., n, 2] has 8 dims, v [..., n, n, 2] would have 9 */
+    int64_t      s8[8] = {1, 1, 1, 1, 1, 1, 2, 2};
+    double       rot[4] = {0, -1, 1, 0};
+    tide_tensor *m8 = make(cpu0, TIDE_DTYPE_F64, 8, s8, rot), *w = NULL, *v = NULL;
+    CHECK_ERR(tide_linalg_eig(NULL, m8, &w, &v), TIDE_ESHAPE,
+              "tide: linalg.eig: v would have 9 dims, more than 8; give fewer batch dims");
+    CHECK(w == NULL && v == NULL);
+    CHECK_OK(tide_linalg_eig(NULL, m8, &w, NULL));
+    CHECK(w && tide_tensor_ndim(w) == 8 && at(w, 1) == 1 && at(w, 3) == -1);
+    tide_tensor *all[6] = {a, b, piv, e, m8, w};
+    for (int i = 0; i < 6; i++)
+        tide_tensor_release(all[i]);
+}
+
 int main(void) {
     setenv("TIDE_CPU_DEVICES", "2", 1);
     if (tide_init() != TIDE_OK || tide_device_get("cpu", &cpu0) != TIDE_OK ||
@@ -320,5 +371,6 @@ int main(void) {
     test_ldl_errors();
     test_lu_rect(TIDE_DTYPE_F64, 1e-15);
     test_lu_rect(TIDE_DTYPE_F32, 1e-6);
+    test_matrix_rows();
     return tu_finish();
 }

@@ -1,5 +1,6 @@
 /*
- * linalg.c — the CPU's decompositions by LAPACK (OpenBLAS ships it): eigh by syevd
+ * linalg.c — the CPU's decompositions by LAPACK (OpenBLAS ships it), the kernels of tide.linalg's
+ * MATRIX rows (include/tide_kernels.def): eigh by syevd
  * (divide and conquer), the reduced SVD by gesdd, LU by getrf and its solve by getrs, Cholesky
  * by potrf, QR by geqrf and orgqr, the general eigendecomposition by geev, Bunch-Kaufman LDL^T by
  * sytrf and its solve by sytrs, and triangular solves by BLAS's trsm. One matrix of the batch at a
@@ -95,6 +96,13 @@ static tide_status failed(const char *op, lapack_int info) {
                        "inf, or is too ill-conditioned",
                        op, (int)info);
 }
+
+/* float32 or float64, else the dtype named */
+#define BY_DTYPE(op, dt, call_d, call_s)                                                           \
+    ((dt) == TIDE_DTYPE_F64 ? (call_d)                                                             \
+     : (dt) == TIDE_DTYPE_F32                                                                      \
+         ? (call_s)                                                                                \
+         : tide_seterr(TIDE_ENOTSUP, "%s: no CPU kernel for %s", op, tide_dtype_name(dt)))
 
 /* LAPACK's iterative solvers (syevd, gesdd) may refuse a NaN or inf, or never converge on
  * one (a hang under the sanitizer build): the input is checked first, as PyTorch's message
@@ -200,28 +208,23 @@ DEFINE_EIGH(float, s)
 DEFINE_SVD(double, d)
 DEFINE_SVD(float, s)
 
-tide_status cpu_eigh(tide_device *dev, const tide_kview *w, const tide_kview *v,
-                     const tide_kview *a, int upper) {
+/* the kernels of the rows (include/tide_kernels.def), which check dtypes and shapes: a
+ * matrix of the batch at a time */
+tide_status cpu_eigh(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0];
+    int               upper = (int)c->p[0].i;
     TIDE_TRY(fits_int("linalg.eigh", a->shape[a->ndim - 1]));
-    if (a->dtype == TIDE_DTYPE_F64)
-        return eigh_d(w, v, a, upper);
-    if (a->dtype == TIDE_DTYPE_F32)
-        return eigh_s(w, v, a, upper);
-    return tide_seterr(TIDE_ENOTSUP, "linalg.eigh: no CPU kernel for %s",
-                       tide_dtype_name(a->dtype));
+    return BY_DTYPE("linalg.eigh", a->dtype, eigh_d(c->out[0], c->out[1], a, upper),
+                    eigh_s(c->out[0], c->out[1], a, upper));
 }
 
-tide_status cpu_svd(tide_device *dev, const tide_kview *u, const tide_kview *s,
-                    const tide_kview *vh, const tide_kview *a) {
+tide_status cpu_svd(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0], *u = c->out[0], *s = c->out[1], *vh = c->out[2];
     TIDE_TRY(fits_int("linalg.svd", a->shape[a->ndim - 1]));
     TIDE_TRY(fits_int("linalg.svd", a->shape[a->ndim - 2]));
-    if (a->dtype == TIDE_DTYPE_F64)
-        return svd_d(u, s, vh, a);
-    if (a->dtype == TIDE_DTYPE_F32)
-        return svd_s(u, s, vh, a);
-    return tide_seterr(TIDE_ENOTSUP, "linalg.svd: no CPU kernel for %s", tide_dtype_name(a->dtype));
+    return BY_DTYPE("linalg.svd", a->dtype, svd_d(u, s, vh, a), svd_s(u, s, vh, a));
 }
 
 /* ---- LU, Cholesky, triangular solves ------------------------------------------------------- */
@@ -350,13 +353,6 @@ DEFINE_TRANSPOSE(float, s)
 DEFINE_LU(double, d)
 DEFINE_LU(float, s)
 
-/* float32 or float64, else the dtype named */
-#define BY_DTYPE(op, dt, call_d, call_s)                                                           \
-    ((dt) == TIDE_DTYPE_F64 ? (call_d)                                                             \
-     : (dt) == TIDE_DTYPE_F32                                                                      \
-         ? (call_s)                                                                                \
-         : tide_seterr(TIDE_ENOTSUP, "%s: no CPU kernel for %s", op, tide_dtype_name(dt)))
-
 /* QR: a transposed into column-major (geqrf works on A itself), its reflectors formed into c
  * columns of Q by orgqr in the same buffer (m x max(n, c): the complete Q of a tall A has more
  * columns than A), R read off the upper triangle first */
@@ -456,60 +452,90 @@ DEFINE_QR(float, s)
 DEFINE_LDL(double, d)
 DEFINE_LDL(float, s)
 
-tide_status cpu_qr(tide_device *dev, const tide_kview *q, const tide_kview *r,
-                   const tide_kview *a) {
+/* the pivots [..., n] (1-based) a pivoted solve trusts (a bad one sends getrs or sytrs out of
+ * bounds), as lu_factor or ldl_factor (by) write them: LU's in 1..n; LDL's k in 1..n for a 1x1
+ * block, -k on both rows of a 2x2 one */
+static tide_status pivots_valid(const char *op, const char *by, const tide_kview *piv, int ldl) {
+    int64_t        n = piv->shape[piv->ndim - 1], total = tide_kview_numel(piv);
+    const int64_t *p = (const int64_t *)piv->data;
+    for (int64_t m = 0; m < (n ? total / n : 0); m++) {
+        const int64_t *pm = p + m * n;
+        for (int64_t j = 0; j < n; j += ldl && pm[j] < 0 ? 2 : 1)
+            if (pm[j] == 0 || pm[j] > n || pm[j] < (ldl ? -n : 1) ||
+                (pm[j] < 0 && (j + 1 == n || pm[j + 1] != pm[j])))
+                return tide_seterr(TIDE_EINVAL,
+                                   "%s: pivots hold %lld at %lld (matrix %lld of the batch), which "
+                                   "%s does not give; pass %s's own pivots",
+                                   op, (long long)pm[j], (long long)j + 1, (long long)m + 1, by,
+                                   by);
+    }
+    return TIDE_OK;
+}
+
+/* q's columns c: k = min(m, n) (the reduced QR) or m (the complete one); orgqr forms from k
+ * reflectors any count up to m */
+tide_status cpu_qr(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
-    TIDE_TRY(fits_int("linalg.qr", a->shape[a->ndim - 1]));
-    TIDE_TRY(fits_int("linalg.qr", a->shape[a->ndim - 2]));
+    const tide_kview *a = c->in[0], *q = c->out[0], *r = c->out[1];
+    int64_t           m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
+    if (c->p[0].i < k || c->p[0].i > m)
+        return tide_seterr(TIDE_EINVAL, "linalg.qr: c = %lld must be in min(m, n)..m = %lld..%lld",
+                           (long long)c->p[0].i, (long long)k, (long long)m);
+    TIDE_TRY(fits_int("linalg.qr", n));
+    TIDE_TRY(fits_int("linalg.qr", m));
     return BY_DTYPE("linalg.qr", a->dtype, qr_d(q, r, a), qr_s(q, r, a));
 }
 
-tide_status cpu_lu_factor(tide_device *dev, const tide_kview *lu, const tide_kview *pivots,
-                          const tide_kview *a) {
+tide_status cpu_lu_factor(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0], *lu = c->out[0], *pivots = c->out[1];
     TIDE_TRY(fits_int("linalg.lu_factor", a->shape[a->ndim - 1]));
     TIDE_TRY(fits_int("linalg.lu_factor", a->shape[a->ndim - 2]));
     return BY_DTYPE("linalg.lu_factor", a->dtype, lu_factor_d(lu, pivots, a),
                     lu_factor_s(lu, pivots, a));
 }
 
-tide_status cpu_lu_solve(tide_device *dev, const tide_kview *x, const tide_kview *lu,
-                         const tide_kview *pivots, const tide_kview *b) {
+tide_status cpu_lu_solve(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *lu = c->in[0], *pivots = c->in[1], *b = c->in[2], *x = c->out[0];
     TIDE_TRY(fits_int("linalg.lu_solve", lu->shape[lu->ndim - 1]));
     TIDE_TRY(fits_int("linalg.lu_solve", b->shape[b->ndim - 1]));
+    TIDE_TRY(pivots_valid("linalg.lu_solve", "lu_factor", pivots, 0));
     return BY_DTYPE("linalg.lu_solve", lu->dtype, lu_solve_d(x, lu, pivots, b),
                     lu_solve_s(x, lu, pivots, b));
 }
 
-tide_status cpu_cholesky(tide_device *dev, const tide_kview *l, const tide_kview *a) {
+tide_status cpu_cholesky(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0], *l = c->out[0];
     TIDE_TRY(fits_int("linalg.cholesky", a->shape[a->ndim - 1]));
     return BY_DTYPE("linalg.cholesky", a->dtype, cholesky_d(l, a), cholesky_s(l, a));
 }
 
-tide_status cpu_solve_triangular(tide_device *dev, const tide_kview *x, const tide_kview *a,
-                                 const tide_kview *b, int upper, int unit) {
+tide_status cpu_solve_triangular(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0], *b = c->in[1], *x = c->out[0];
+    int               upper = (int)c->p[0].i, unit = (int)c->p[1].i;
     TIDE_TRY(fits_int("linalg.solve_triangular", a->shape[a->ndim - 1]));
     TIDE_TRY(fits_int("linalg.solve_triangular", b->shape[b->ndim - 1]));
     return BY_DTYPE("linalg.solve_triangular", a->dtype, solve_triangular_d(x, a, b, upper, unit),
                     solve_triangular_s(x, a, b, upper, unit));
 }
 
-tide_status cpu_ldl_factor(tide_device *dev, const tide_kview *ld, const tide_kview *pivots,
-                           const tide_kview *info, const tide_kview *a) {
+tide_status cpu_ldl_factor(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0], *ld = c->out[0], *pivots = c->out[1], *info = c->out[2];
     TIDE_TRY(fits_int("linalg.ldl_factor", a->shape[a->ndim - 1]));
     return BY_DTYPE("linalg.ldl_factor", a->dtype, ldl_factor_d(ld, pivots, info, a),
                     ldl_factor_s(ld, pivots, info, a));
 }
 
-tide_status cpu_ldl_solve(tide_device *dev, const tide_kview *x, const tide_kview *ld,
-                          const tide_kview *pivots, const tide_kview *b) {
+tide_status cpu_ldl_solve(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *ld = c->in[0], *pivots = c->in[1], *b = c->in[2], *x = c->out[0];
     TIDE_TRY(fits_int("linalg.ldl_solve", ld->shape[ld->ndim - 1]));
     TIDE_TRY(fits_int("linalg.ldl_solve", b->shape[b->ndim - 1]));
+    TIDE_TRY(pivots_valid("linalg.ldl_solve", "ldl_factor", pivots, 1));
     return BY_DTYPE("linalg.ldl_solve", ld->dtype, ldl_solve_d(x, ld, pivots, b),
                     ldl_solve_s(x, ld, pivots, b));
 }
@@ -580,13 +606,9 @@ tide_status cpu_ldl_solve(tide_device *dev, const tide_kview *x, const tide_kvie
 DEFINE_EIG(double, d)
 DEFINE_EIG(float, s)
 
-tide_status cpu_eig(tide_device *dev, const tide_kview *w, const tide_kview *v,
-                    const tide_kview *a) {
+tide_status cpu_eig(tide_device *dev, const tide_kernel_call *c) {
     (void)dev;
+    const tide_kview *a = c->in[0], *w = c->out[0], *v = c->out[1]; /* v: NULL for none */
     TIDE_TRY(fits_int("linalg.eig", a->shape[a->ndim - 1]));
-    if (a->dtype == TIDE_DTYPE_F64)
-        return eig_d(w, v, a);
-    if (a->dtype == TIDE_DTYPE_F32)
-        return eig_s(w, v, a);
-    return tide_seterr(TIDE_ENOTSUP, "linalg.eig: no CPU kernel for %s", tide_dtype_name(a->dtype));
+    return BY_DTYPE("linalg.eig", a->dtype, eig_d(w, v, a), eig_s(w, v, a));
 }
