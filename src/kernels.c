@@ -5,6 +5,7 @@
  * A kernel added to the table needs nothing here.
  */
 #include "tide_impl.h"
+#include "window_size.h"
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -244,8 +245,8 @@ static tide_status window_sizes(const tide_kernel_info *r, const tide_tensor *x,
             return tide_seterr(TIDE_EINVAL,
                                "%s: padding %dx%d must be at most half the kernel %dx%d", r->name,
                                ph, pw, kh, kw);
-        OH = tide_pool_out_size(H, kh, sh, ph, dh, pool && p[8].i);
-        OW = tide_pool_out_size(W, kw, sw, pw, dw, pool && p[8].i);
+        OH = tide_window_out_size(H, kh, sh, ph, dh, pool && p[8].i);
+        OW = tide_window_out_size(W, kw, sw, pw, dw, pool && p[8].i);
         if (OH < 1 || OW < 1)
             return tide_seterr(TIDE_ESHAPE,
                                "%s: kernel %dx%d (dilation %dx%d) is larger than the padded input "

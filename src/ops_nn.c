@@ -3,6 +3,7 @@
  * its arguments with its own messages and runs its row (src/kernels.c: the sizes, the outputs);
  * and conv2d by the backend's own convolution. */
 #include "tide_impl.h"
+#include "window_size.h"
 #include <stdio.h>
 
 /* validates g and writes its dilation 0 (a geometry from before dilation existed) as 1 */
@@ -152,13 +153,7 @@ tide_status tide_col2im_folded(tide_ctx *ctx, const tide_tensor *cols, int64_t C
 }
 
 int64_t tide_pool_out_size(int64_t size, int k, int s, int p, int d, int ceil_mode) {
-    int64_t span = size + 2 * (int64_t)p - (int64_t)d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-    if (span < 0)
-        return -1; /* the rounding below is toward zero, PyTorch's toward -inf: no output here */
-    int64_t n = span / s + 1;
-    if (ceil_mode && (n - 1) * s >= size + p) /* the last window would start in the padding */
-        n--;
-    return n;
+    return tide_window_out_size(size, k, s, p, d, ceil_mode);
 }
 
 tide_status tide_maxpool2d(tide_ctx *ctx, const tide_tensor *input, tide_conv_geom g,
@@ -183,8 +178,8 @@ tide_status tide_maxpool2d_ex(tide_ctx *ctx, const tide_tensor *input, tide_pool
     if (H > INT64_MAX / 4 || W > INT64_MAX / 4)
         return tide_seterr(TIDE_ESHAPE, "%s: input size %lldx%lld is too large", op, (long long)H,
                            (long long)W);
-    int64_t OH = tide_pool_out_size(H, g.kh, g.sh, g.ph, g.dh, g.ceil_mode),
-            OW = tide_pool_out_size(W, g.kw, g.sw, g.pw, g.dw, g.ceil_mode);
+    int64_t OH = tide_window_out_size(H, g.kh, g.sh, g.ph, g.dh, g.ceil_mode),
+            OW = tide_window_out_size(W, g.kw, g.sw, g.pw, g.dw, g.ceil_mode);
     if (OH < 1 || OW < 1)
         return tide_seterr(TIDE_ESHAPE,
                            "%s: kernel %dx%d (dilation %dx%d) is larger than the padded input "

@@ -6,6 +6,7 @@
  * the N*C planes: each plane writes only its own rows of the columns (im2col) or its own plane
  * of the output (col2im, pooling), so threads never share an output element.
  */
+#include "window_size.h"
 #include "cpu.h"
 #include "vec_math.h"
 #include <string.h>
@@ -77,8 +78,8 @@ static tide_status float_check(const char *name, tide_dtype dt) {
 static void im2col_walk(const tide_kview *cols, const tide_kview *img, tide_pool_geom g,
                         int col2im) {
     int64_t N = img->shape[0], C = img->shape[1], H = img->shape[2], W = img->shape[3];
-    int64_t OH = tide_pool_out_size(H, g.kh, g.sh, g.ph, g.dh, 0);
-    int64_t OW = tide_pool_out_size(W, g.kw, g.sw, g.pw, g.dw, 0);
+    int64_t OH = tide_window_out_size(H, g.kh, g.sh, g.ph, g.dh, 0);
+    int64_t OW = tide_window_out_size(W, g.kw, g.sw, g.pw, g.dw, 0);
     int64_t KK = (int64_t)g.kh * g.kw, L = OH * OW;
     void   *img_base = img->data, *col_base = cols->data;
     int64_t planes = N * C, cs0 = cols->strides[0], cs1 = cols->strides[1];
