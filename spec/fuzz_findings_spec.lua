@@ -580,7 +580,7 @@ describe("session 35's findings (ASan fuzz seeds 44711-44746)", function()
     end)
 end)
 
-describe("session 40's findings (ASan fuzz seeds 44858-44882)", function()
+describe("session 40's findings (ASan fuzz seeds 44858-44907)", function()
     it("index_put and index_put_ with a hole in their indices raise tide's error (ipairs " ..
         "stopped at the hole and the empty list reached arithmetic on nil; seed 44869)", function()
         local x = tide.zeros(2, 3)
@@ -591,5 +591,16 @@ describe("session 40's findings (ASan fuzz seeds 44858-44882)", function()
                 "tensor, got nil$", err)
         end
         assert.are.same({ { 0, 0, 0 }, { 0, 0, 0 } }, x:totable())
+    end)
+
+    it("stft of an empty batch of 2^32 samples ends (pad listed every position of the padded " ..
+        "dim in a Lua loop: the fuzzer's instruction limit; seed 44902)", function()
+        local x = tide.zeros(0, 4294967296, { dtype = "int64" })
+        local z = x:stft(4, { return_complex = true })
+        assert.are.same({ 0, 3, 4294967297 }, z:size())
+        for _, mode in ipairs({ "reflect", "replicate", "circular" }) do
+            local y = tide.nn.functional.pad(tide.zeros(0, 1, 4294967296), { 2, 3 }, mode)
+            assert.are.same({ 0, 1, 4294967301 }, y:size())
+        end
     end)
 end)
