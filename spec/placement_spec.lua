@@ -38,6 +38,11 @@ local function rules(D1)
             assert.matches("tide: matmul: .*same device.*cpu and " .. D1,
                 catch(function() return a:matmul(b) end))
             assert.matches("tide: cat: .*same device", catch(function() return tide.cat({ a, b }) end))
+            -- the comparisons that answer a boolean name themselves, not the eq or ne inside
+            for _, op in ipairs({ "equal", "allclose", "isclose" }) do
+                assert.matches("tide: " .. op .. ": expected all tensors on the same device, " ..
+                    "found cpu and " .. D1, catch(function() return a[op](a, b) end), 1, true)
+            end
             assert.matches("tide: where: .*same device",
                 catch(function() return tide.where(a:gt(1), a, b) end))
             assert.matches("tide: index_add_: .*same device",
