@@ -39,9 +39,17 @@ local function rules(D1)
                 catch(function() return a:matmul(b) end))
             assert.matches("tide: cat: .*same device", catch(function() return tide.cat({ a, b }) end))
             -- the comparisons that answer a boolean name themselves, not the eq or ne inside
-            for _, op in ipairs({ "equal", "allclose", "isclose" }) do
+            -- and the ops written over others (where, mul, pow, maximum, stack, sub, matmul)
+            for _, op in ipairs({ "equal", "allclose", "isclose", "xlogy", "ldexp", "float_power",
+                "logaddexp2", "tensordot", "cdist", "complex", "polar" }) do
+                local f = a[op] or tide[op]
+                local x, y = a, b
+                if op == "cdist" or op == "tensordot" then
+                    x, y = a:view(1, 3), b:view(1, 3)
+                end
                 assert.matches("tide: " .. op .. ": expected all tensors on the same device, " ..
-                    "found cpu and " .. D1, catch(function() return a[op](a, b) end), 1, true)
+                    "found cpu and " .. D1, catch(function() return f(x, y, op == "tensordot" and
+                        1 or nil) end), 1, true)
             end
             assert.matches("tide: where: .*same device",
                 catch(function() return tide.where(a:gt(1), a, b) end))

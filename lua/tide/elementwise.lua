@@ -328,6 +328,7 @@ local function float_power(x, e, ...)
     if type(e) ~= "number" and not core.is_tensor(e) then
         raise(("tide: float_power: exponent must be a number or a tensor, got %s"):format(type(e)))
     end
+    same_device("float_power", x, e)
     return x:double():pow(type(e) == "number" and e or e:double())
 end
 Tensor.float_power = float_power

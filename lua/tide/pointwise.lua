@@ -272,7 +272,7 @@ function M.close(op, x, other, rtol, atol, equal_nan)
         raise(("tide: %s: the dtypes differ (%s and %s); convert one with :to(\"%s\")")
             :format(op, x.dtype, other.dtype, x.dtype))
     end
-    require("tide._same_device")(op, x, other) -- named so, not by the eq inside
+    same_device(op, x, other) -- named so, not by the eq inside
     return no_grad(function()
         local close = x:eq(other)
         if equal_nan then
@@ -329,6 +329,7 @@ local xlogy = autograd.def {
 
 function Tensor.xlogy(x, other, ...)
     args.no_extra("xlogy", 2, ...)
+    same_device("xlogy", x, other) -- named so, not by the where inside
     local tx, to = core.is_tensor(x), core.is_tensor(other)
     if tx or to then
         -- PyTorch's: the dtype the two promote to (a number beside a tensor a 0-d tensor of it),
@@ -350,6 +351,7 @@ function Tensor.logaddexp2(x, other, ...)
     args.no_extra("logaddexp2", 2, ...)
     check("logaddexp2", x)
     check("logaddexp2", other, 2)
+    same_device("logaddexp2", x, other)
     args.float_input("logaddexp2", x)
     -- both in the dtype they promote to first (PyTorch's: a float32 side beside a float64 one
     -- is scaled by ln 2 in float64)
@@ -365,6 +367,7 @@ with_inplace("ldexp", function(x, other, ...)
     args.no_extra("ldexp", 2, ...)
     check("ldexp", x)
     check("ldexp", other, 2)
+    same_device("ldexp", x, other)
     local dt = args.FLOAT[x.dtype] and x.dtype or core.get_default_dtype()
     return x:to(dt):mul(core.pow(2, other:to(args.FLOAT[other.dtype] and other.dtype or dt)))
 end, true)

@@ -108,6 +108,7 @@ function Tensor.tensordot(a, b, dims, ...)
     args.no_extra("tensordot", 3, ...)
     check("tensordot", a)
     check("tensordot", b, 2)
+    same_device("tensordot", a, b)
     if dims == nil then
         dims = 2
     end
@@ -211,6 +212,7 @@ function Tensor.cdist(x1, x2, opts, ...)
     args.no_extra("cdist", 3, ...)
     check("cdist", x1)
     check("cdist", x2, 2)
+    same_device("cdist", x1, x2)
     args.float_input("cdist", x1) -- (PyTorch's "cdist only supports floating-point dtypes")
     args.float_input("cdist", x2)
     if type(opts) == "number" then

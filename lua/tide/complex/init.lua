@@ -95,6 +95,7 @@ local function float_parts(op, names, a, b)
         raise(("tide: %s: %s and %s must both be float32 or both float64, got %s and %s")
             :format(op, names[1], names[2], a.dtype, b.dtype))
     end
+    require("tide._same_device")(op, a, b)
 end
 
 -- tide.complex(real, imag): same float dtype, broadcast
