@@ -41,11 +41,16 @@ local function rules(D1)
             -- the comparisons that answer a boolean name themselves, not the eq or ne inside
             -- and the ops written over others (where, mul, pow, maximum, stack, sub, matmul)
             for _, op in ipairs({ "equal", "allclose", "isclose", "xlogy", "ldexp", "float_power",
-                "logaddexp2", "tensordot", "cdist", "complex", "polar" }) do
+                "logaddexp", "logaddexp2", "tensordot", "cdist", "complex", "polar",
+                "cholesky_solve", "slice_scatter", "bernoulli_" }) do
                 local f = a[op] or tide[op]
                 local x, y = a, b
                 if op == "cdist" or op == "tensordot" then
                     x, y = a:view(1, 3), b:view(1, 3)
+                elseif op == "cholesky_solve" then
+                    x, y = a:view(3, 1), tide.eye(3, { device = D1 })
+                elseif op == "bernoulli_" then
+                    y = tide.full({ 3 }, 0.5, { device = D1 })
                 end
                 assert.matches("tide: " .. op .. ": expected all tensors on the same device, " ..
                     "found cpu and " .. D1, catch(function() return f(x, y, op == "tensordot" and

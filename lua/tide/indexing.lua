@@ -487,6 +487,7 @@ function Tensor.slice_scatter(x, src, opts, ...)
     local want = x:size()
     want[d] = count
     check(op, src, 2)
+    same_device(op, x, src) -- named so, not by the index_copy inside
     if not args.same_shape(src:size(), want) then
         raise(("tide: %s: src has shape %s, the slice %s; give src the slice's shape")
             :format(op, shape_str(src:size()), shape_str(want)))

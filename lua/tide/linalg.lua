@@ -1727,6 +1727,7 @@ function Tensor.cholesky_solve(B, F, upper, ...)
     no_extra("cholesky_solve", 3, ...)
     matrix("cholesky_solve", B, 1, true)
     matrix("cholesky_solve", F, 2)
+    same_device("cholesky_solve", B, F) -- named so, not by the solve_triangular inside
     upper = boolean("cholesky_solve", "upper", upper) == true
     local Ft = F:transpose(-2, -1)
     -- A = F F^T (lower F) or U^T U (upper U): a lower solve, then an upper one

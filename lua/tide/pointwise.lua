@@ -300,6 +300,7 @@ function Tensor.logaddexp(x, other, ...)
     args.no_extra("logaddexp", 2, ...)
     check("logaddexp", x)
     check("logaddexp", other, 2)
+    same_device("logaddexp", x, other) -- named so, not by the maximum inside
     args.float_input("logaddexp", x)
     local m = core.maximum(x, other)
     local r = m + (x - other):abs():neg():exp():log1p()
