@@ -119,6 +119,14 @@ describe("a failed call changes nothing", function()
         fails(ta, function() a:clamp_(tide.zeros(5), two) end, "clamp_: shapes [5] and [2]")
         fails(ta, function() a:addcmul_(two, a) end, "addcmul: shapes [2] and [5] cannot be")
         fails(ta, function() a:lerp_(a, two) end, "lerp: shapes [2] and [5] cannot be")
+        -- ops written over others name themselves, not the where, ge or maximum inside
+        for _, op in ipairs({ "fmax", "fmin", "heaviside", "xlogy", "logaddexp", "logaddexp2",
+            "ldexp", "nextafter", "float_power", "dist", "allclose", "isclose" }) do
+            fails(ta, function() return a[op](a, two) end, op .. ": shapes [5] and [2] cannot " ..
+                "be broadcast: size 5 vs 2 at dim 1")
+        end
+        fails(ta, function() a:bernoulli_(tide.full({ 2 }, 0.5)) end, "bernoulli_: shapes [5] " ..
+            "and [2] cannot be broadcast")
         fails(ta, function() a:normal_(0, -1) end, "normal_: std -1 is negative")
         fails(ta, function() m:transpose_(1, 5) end, "transpose_: dim 5 is out of range")
         fails(ta, function() m:resize_(-1, 2) end, "resize_: size 1 is -1")

@@ -8,41 +8,10 @@ local args = require("tide.op_args")
 local raise = require("tide.autograd.raise")
 local same_device = require("tide._same_device")
 local compat = require("tide._compat")
-
-local shape_str = args.shape_str
+local broadcast = require("tide._broadcast_rule").shape
 
 local M = { functions = {} }
 local F = M.functions
-
--- the broadcast of shapes (a list of lists of sizes), NumPy's rule from the last dim: sizes
--- equal, or one of them 1
-local function broadcast(op, shapes)
-    local n = 0
-    for _, s in ipairs(shapes) do
-        n = math.max(n, #s)
-    end
-    local out = {}
-    for k = 1, n do -- k counts dims from the end
-        local size = 1
-        for _, s in ipairs(shapes) do
-            local v = s[#s - k + 1]
-            if v ~= nil and v ~= 1 then
-                if size ~= 1 and v ~= size then
-                    local shown = {}
-                    for i, t in ipairs(shapes) do
-                        shown[i] = shape_str(t)
-                    end
-                    raise(("tide: %s: shapes %s cannot be broadcast: dim -%d has sizes %d and " ..
-                        "%d; sizes must match or be 1"):format(op, table.concat(shown, ", "), k,
-                        size, v))
-                end
-                size = v
-            end
-        end
-        out[n - k + 1] = size
-    end
-    return out
-end
 
 -- s as a list of sizes: a table of integers >= 0, or one integer (a 1-D shape)
 local function shape_arg(op, s, pos)

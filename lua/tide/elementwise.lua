@@ -9,6 +9,7 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local args = require("tide.op_args")
 local same_device = require("tide._same_device")
+local broadcastable = require("tide._broadcast_rule").check
 local with_inplace = require("tide.pointwise").with_inplace
 
 local Tensor = core.Tensor
@@ -220,6 +221,7 @@ with_inplace("heaviside", function(x, v, ...)
     check("heaviside", x)
     check("heaviside", v, 2)
     same_device("heaviside", x, v)
+    broadcastable("heaviside", x, v)
     if x.dtype ~= v.dtype then
         raise(("tide: heaviside: input and values must have the same dtype, got %s and %s; " ..
             "convert values with :to(\"%s\")"):format(x.dtype, v.dtype, x.dtype))
@@ -307,6 +309,7 @@ local function nan_ignoring(op, keep_x)
         check(op, x)
         check(op, y, 2)
         same_device(op, x, y)
+        broadcastable(op, x, y) -- named so, not by the ge or where inside
         if x.dtype == "bool" or y.dtype == "bool" then
             raise(("tide: %s: not defined for bool tensors; convert with :to(\"int64\")")
                 :format(op))
@@ -329,6 +332,7 @@ local function float_power(x, e, ...)
         raise(("tide: float_power: exponent must be a number or a tensor, got %s"):format(type(e)))
     end
     same_device("float_power", x, e)
+    broadcastable("float_power", x, e)
     return x:double():pow(type(e) == "number" and e or e:double())
 end
 Tensor.float_power = float_power

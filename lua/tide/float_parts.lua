@@ -61,6 +61,7 @@ local function nextafter(x, other, ...)
             "tide.tensor(v, {dtype = x.dtype})"):format(type(other)))
     end
     require("tide._same_device")(op, x, other)
+    require("tide._broadcast_rule").check(op, x, other)
     local dtype = require("tide").result_type(x, other)
     if not FORMAT[dtype] then
         raise(("tide: nextafter: needs floating-point tensors, got %s and %s; convert with " ..

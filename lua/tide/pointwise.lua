@@ -15,6 +15,7 @@ local check = args.check
 local compat = require("tide._compat")
 local unpack = compat.unpack
 local same_device = require("tide._same_device")
+local broadcastable = require("tide._broadcast_rule").check
 
 local M = { functions = {} }
 
@@ -273,6 +274,7 @@ function M.close(op, x, other, rtol, atol, equal_nan)
             :format(op, x.dtype, other.dtype, x.dtype))
     end
     same_device(op, x, other) -- named so, not by the eq inside
+    broadcastable(op, x, other)
     return no_grad(function()
         local close = x:eq(other)
         if equal_nan then
@@ -301,6 +303,7 @@ function Tensor.logaddexp(x, other, ...)
     check("logaddexp", x)
     check("logaddexp", other, 2)
     same_device("logaddexp", x, other) -- named so, not by the maximum inside
+    broadcastable("logaddexp", x, other)
     args.float_input("logaddexp", x)
     local m = core.maximum(x, other)
     local r = m + (x - other):abs():neg():exp():log1p()
@@ -331,6 +334,7 @@ local xlogy = autograd.def {
 function Tensor.xlogy(x, other, ...)
     args.no_extra("xlogy", 2, ...)
     same_device("xlogy", x, other) -- named so, not by the where inside
+    broadcastable("xlogy", x, other)
     local tx, to = core.is_tensor(x), core.is_tensor(other)
     if tx or to then
         -- PyTorch's: the dtype the two promote to (a number beside a tensor a 0-d tensor of it),
@@ -353,6 +357,7 @@ function Tensor.logaddexp2(x, other, ...)
     check("logaddexp2", x)
     check("logaddexp2", other, 2)
     same_device("logaddexp2", x, other)
+    broadcastable("logaddexp2", x, other)
     args.float_input("logaddexp2", x)
     -- both in the dtype they promote to first (PyTorch's: a float32 side beside a float64 one
     -- is scaled by ln 2 in float64)
@@ -369,6 +374,7 @@ with_inplace("ldexp", function(x, other, ...)
     check("ldexp", x)
     check("ldexp", other, 2)
     same_device("ldexp", x, other)
+    broadcastable("ldexp", x, other)
     local dt = args.FLOAT[x.dtype] and x.dtype or core.get_default_dtype()
     return x:to(dt):mul(core.pow(2, other:to(args.FLOAT[other.dtype] and other.dtype or dt)))
 end, true)

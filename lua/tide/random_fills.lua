@@ -75,6 +75,7 @@ function Tensor.bernoulli_(x, p, opts, ...)
     p, opts = generators.take_options(1, p, opts)
     if core.is_tensor(p) then -- recorded with zero gradients, as PyTorch's
         require("tide._same_device")("bernoulli_", x, p) -- named so, not by the lt inside
+        require("tide._broadcast_rule").check("bernoulli_", x, p)
         args.probabilities("bernoulli_", "p", p)
         return drawn("bernoulli_", x, opts, function()
             return written_back(x, uniform_like(x):lt(p:to("float64")), p)

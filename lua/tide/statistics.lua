@@ -315,6 +315,7 @@ function Tensor.dist(x, other, p, ...)
     check("dist", x)
     check("dist", other, 2)
     same_device("dist", x, other)
+    require("tide._broadcast_rule").check("dist", x, other)
     if p ~= nil and type(p) ~= "number" then
         raise(("tide: dist: p must be a number, got %s"):format(type(p)))
     end
