@@ -4,7 +4,10 @@
 
 #include <string.h>
 
-/* the 0-based form of the 1-based integer index tensor at idx */
+/* the 0-based form of the 1-based integer index tensor at idx; an expanded one (stride 0 over
+ * several elements: t[{rows}] = src scatters the rows' positions expanded over each row) is
+ * converted once a position and expanded again, so the core checks and the kernels read each
+ * position once (the subtraction wrote the whole expanded index) */
 static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char *op) {
     ltensor *ix = tl_test(L, idx);
     if (!ix)
@@ -16,7 +19,29 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char
         tl_error(L,
                  "tide: %s: index must be an int64 or int32 tensor, got %s; convert with :long()",
                  op, tide_dtype_name(dt));
-    return tl_push_index_base(L, S, ix->t, 0);
+    int            nd = tide_tensor_ndim(ix->t);
+    const int64_t *shape = tide_tensor_shape(ix->t), *strides = tide_tensor_strides(ix->t);
+    ltensor       *base = NULL;
+    for (int d = 0; d < nd; d++) {
+        if (strides[d] != 0 || shape[d] <= 1)
+            continue;
+        ltensor *next = tl_push_empty(L);
+        TL_CALL(L, S, tide_tensor_narrow(base ? base->t : ix->t, d, 0, 1, &next->t));
+        if (base) {
+            tl_free_temporary(base);
+            lua_remove(L, -2);
+        }
+        base = next;
+    }
+    if (!base)
+        return tl_push_index_base(L, S, ix->t, 0);
+    ltensor *b0 = tl_push_index_base(L, S, base->t, 0), *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_expand(b0->t, nd, shape, &r->t));
+    tl_free_temporary(base);
+    tl_free_temporary(b0);
+    lua_replace(L, -3); /* r where base was */
+    lua_pop(L, 1);
+    return r;
 }
 
 static int o_gather(lua_State *L) {
