@@ -140,12 +140,6 @@ static int opt_dim(lua_State *L, ltensor *a, int idx, const char *op) {
     return tl_dim(L, a->t, d, op, 0);
 }
 
-/* pushes values and 1-based indices: the pair at the top (values, 0-based indices) */
-static void push_pair(lua_State *L, tide_lua_state *S, ltensor *i0) {
-    lua_pushvalue(L, -2); /* values */
-    tl_push_index_base(L, S, i0->t, 1);
-}
-
 /* t:sort([dim[, descending]]) -> values, indices; t:argsort(...) -> indices */
 static int sort(lua_State *L, int with_values) {
     const char     *op = with_values ? "sort" : "argsort";
@@ -157,7 +151,8 @@ static int sort(lua_State *L, int with_values) {
     ltensor *v = tl_push_empty(L);
     ltensor *i0 = tl_push_empty(L);
     TL_CALL_AS(L, S, tide_sort(S->ctx, a->t, dim, desc, &v->t, &i0->t), "sort", op);
-    push_pair(L, S, i0);
+    tl_gc_hint(L, S, tide_tensor_nbytes(v->t) + tide_tensor_nbytes(i0->t));
+    tl_one_based(L, S, i0); /* (values, indices) at the top */
     if (!with_values)
         return 1;
     if (a->requires_grad && S->grad_enabled)
@@ -188,7 +183,8 @@ static int o_topk(lua_State *L) {
     ltensor *v = tl_push_empty(L);
     ltensor *i0 = tl_push_empty(L);
     TL_CALL(L, S, tide_topk(S->ctx, a->t, dim, (int64_t)k, largest, &v->t, &i0->t));
-    push_pair(L, S, i0);
+    tl_gc_hint(L, S, tide_tensor_nbytes(v->t) + tide_tensor_nbytes(i0->t));
+    tl_one_based(L, S, i0); /* (values, indices) at the top */
     if (a->requires_grad && S->grad_enabled)
         tl_record(L, S, "topk", 5, -2, -1);
     return 2;
@@ -207,7 +203,8 @@ static int l_kthvalue(lua_State *L) {
     ltensor *v = tl_push_empty(L);
     ltensor *i0 = tl_push_empty(L);
     TL_CALL(L, S, tide_kthvalue(S->ctx, a->t, dim, (int64_t)k, &v->t, &i0->t));
-    push_pair(L, S, i0);
+    tl_gc_hint(L, S, tide_tensor_nbytes(v->t) + tide_tensor_nbytes(i0->t));
+    tl_one_based(L, S, i0); /* (values, indices) at the top */
     return 2;
 }
 
