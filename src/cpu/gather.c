@@ -126,10 +126,9 @@ tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview
     }
 
 /* scatter_ of whole rows: the index expanded along the last dim (stride 0: t[{rows}] = src) and
- * that dim dense in dst and src, so each row is one memcpy, in the walk's order (a move an
- * element cost t[{rows}] = src 3x PyTorch's time); 0 when the layout is another. One thread:
- * two, each owning a range of dst's positions, took 2.5x as long for 500 rows of 4 KB on a
- * shared 2-core machine. */
+ * that dim dense in dst and src, so each row is one memcpy, in the walk's order (the walk
+ * moves an element at a time); 0 when the layout is another. One thread: two, each owning a
+ * range of dst's positions, took 2.5x as long for 500 rows of 4 KB on a shared 2-core machine. */
 static int scatter_rows(const tide_kview *dst, int dim, const tide_kview *index,
                         const tide_kview *src) {
     int last = index->ndim - 1;
