@@ -1,7 +1,7 @@
 -- indexing.lua — float32 layout and indexing ops on a million elements against PyTorch's at its
 -- best thread setting (bench/compare.lua): roll and flip of a [1000, 1000] matrix, rows written
--- by index (t[{rows}] = src), scatter_reduce "amax", embedding_bag "max" and clamp with tensor
--- bounds.
+-- by index (t[{rows}] = src: 500 rows of 1000, and 10^4 rows of 64 in [10^5, 64]),
+-- scatter_reduce "amax", embedding_bag "max" and clamp with tensor bounds.
 --   lua5.4 bench/indexing.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
 local tide = require("tide")
 local compare = require("bench.compare")
@@ -20,6 +20,9 @@ local CASES = {
     { "flip_2dims", function(v) return function() return v.x:flip({ 1, 2 }) end end },
     { "index_put_rows", function(v)
         return function() v.y[{ v.rows }] = v.src end
+    end },
+    { "index_put_rows64", function(v)
+        return function() v.t[{ v.rows64 }] = v.src64 end
     end },
     { "scatter_amax", function(v)
         return function() return v.z:scatter_reduce(1, v.idx, v.flat, "amax") end
@@ -42,6 +45,9 @@ local function inputs()
         y = tide.zeros({ 1000, 1000 }, f32),
         rows = tide.arange(500, { dtype = "int64" }):mul(7):remainder(1000):add(1),
         src = tide.arange(500000, f32):cos():view(500, 1000),
+        t = tide.zeros({ 100000, 64 }, f32),
+        rows64 = tide.arange(10000, { dtype = "int64" }):mul(7919):remainder(100000):add(1),
+        src64 = tide.arange(640000, f32):cos():view(10000, 64),
         z = tide.zeros({ 1000 }, f32),
         idx = tide.arange(1000000, { dtype = "int64" }):mul(7919):remainder(1000):add(1),
         flat = flat,

@@ -2,7 +2,8 @@
 -- (bench/compare.lua): sort along the last dim of [1000, 1000] and of 10^6 values, topk of
 -- k = 10 along the last dim of [1000, 1000] and of k = 100 over 10^6 values, kthvalue and median
 -- along the last dim, median and nanmedian of the whole 10^6, and sorted unique of 10^6 int64
--- values with counts (and with inverse). float32 values.
+-- values with counts (and with inverse), and with inverse of 10^6 int64 and float32 values in
+-- 0..999. float32 values.
 --   lua5.4 bench/ordering.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
 local tide = require("tide")
 local compare = require("bench.compare")
@@ -12,13 +13,17 @@ local ROUNDS = tonumber(arg[2]) or 3
 local clock = tide.wall_time or os.clock
 
 local KEYS = { "sort_rows", "sort_1m", "topk_rows", "topk_1m", "kthvalue_rows", "median_rows", "median_1m",
-    "nanmedian_rows", "nanmedian_1m", "unique_counts", "unique_inverse" }
+    "nanmedian_rows", "nanmedian_1m", "unique_counts", "unique_inverse", "unique_few_i64",
+    "unique_few_f32" }
 
 local function run_tide()
     -- bench/ordering.py's values: sin of the element's index; unique's: i * 7919 mod 100003
+    -- (and mod 1000)
     local flat = tide.arange(1000000, { dtype = "float32" }):sin()
     local rows = flat:view(1000, 1000)
     local ints = tide.arange(1000000, { dtype = "int64" }):mul(7919):remainder(100003)
+    local few = tide.arange(1000000, { dtype = "int64" }):mul(7919):remainder(1000)
+    local few_f32 = few:to("float32")
     local cases = {
         sort_rows = function() return rows:sort(2) end,
         sort_1m = function() return flat:sort() end,
@@ -31,6 +36,8 @@ local function run_tide()
         nanmedian_1m = function() return flat:nanmedian() end,
         unique_counts = function() return ints:unique({ return_counts = true }) end,
         unique_inverse = function() return ints:unique({ return_inverse = true }) end,
+        unique_few_i64 = function() return few:unique({ return_inverse = true }) end,
+        unique_few_f32 = function() return few_f32:unique({ return_inverse = true }) end,
     }
     local out = {}
     for _, k in ipairs(KEYS) do

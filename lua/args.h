@@ -54,6 +54,10 @@ ltensor *tl_push_scalar(lua_State *L, tide_lua_state *S, tide_scalar v, tide_dty
 /* the integer indices t with base 1 (t + 1: the core's 0-based ones as tide returns them) or
  * base 0 (t - 1: the user's 1-based ones for the core) */
 ltensor *tl_push_index_base(lua_State *L, tide_lua_state *S, const tide_tensor *t, int base);
+/* the core's 0-based int64 indices in idx made 1-based where they lie: idx fresh from the core,
+ * held by nothing else (a copy left the 0-based tensor to the collector: 8 MB of a million
+ * indices a call, and each call's copy took fresh pages, a quarter of unique's time) */
+void tl_one_based(lua_State *L, tide_lua_state *S, ltensor *idx);
 /* a tensor the binding made for one call (a 0-based index) and no Lua value holds: its memory
  * back to the allocator's cache now, not at the next collection (a million indices are 8 MB a
  * call; waiting for the collector, each call's copy took fresh pages, a quarter of scatter_add) */

@@ -94,11 +94,12 @@ static int o_unique(lua_State *L) {
     ltensor *i = inverse ? tl_push_empty(L) : NULL;
     ltensor *c = counts ? tl_push_empty(L) : NULL;
     TL_CALL(L, S, tide_unique(S->ctx, a->t, dim, &v->t, i ? &i->t : NULL, c ? &c->t : NULL));
-    tl_gc_hint(L, S, tide_tensor_nbytes(v->t));
-    if (i) { /* 0-based groups to 1-based positions in values */
-        tl_push_index_base(L, S, i->t, 1);
-        lua_replace(L, 4);
-    }
+    /* every result counted: the inverse of a million values is 8 MB the collector must see */
+    tl_gc_hint(L, S,
+               tide_tensor_nbytes(v->t) + (i ? tide_tensor_nbytes(i->t) : 0) +
+                   (c ? tide_tensor_nbytes(c->t) : 0));
+    if (i) /* 0-based groups to 1-based positions in values */
+        tl_one_based(L, S, i);
     return 1 + inverse + counts;
 }
 

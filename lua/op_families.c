@@ -123,12 +123,6 @@ static int unary_inplace(lua_State *L, tide_op op, const char *name) {
     return 1;
 }
 
-/* 0-based int64 indices -> 1-based, in place */
-static void one_based(lua_State *L, tide_lua_state *S, ltensor *idx) {
-    tide_tensor *dst = idx->t;
-    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, idx->t, 1, 0, &dst));
-}
-
 /* t:sum([dim[, keepdim]]) and friends; max/min over a dim return values, 1-based indices */
 static int reduce(lua_State *L, tide_op op) {
     /* PyTorch's max(a, b) / min(a, b) with a tensor b: maximum / minimum, elementwise */
@@ -157,7 +151,7 @@ static int reduce(lua_State *L, tide_op op) {
     if (with_idx) {
         ltensor *ix = tl_push_empty(L);
         TL_CALL(L, S, tide_reduce(S->ctx, op, a->t, dim, keepdim, &r->t, &ix->t));
-        one_based(L, S, ix);
+        tl_one_based(L, S, ix);
         tl_gc_hint(L, S, tide_tensor_nbytes(r->t) + tide_tensor_nbytes(ix->t));
         if (a->requires_grad && S->grad_enabled)
             tl_record(L, S, name, nargs, -2, -1);
@@ -165,7 +159,7 @@ static int reduce(lua_State *L, tide_op op) {
     }
     TL_CALL(L, S, tide_reduce(S->ctx, op, a->t, dim, keepdim, &r->t, NULL));
     if (is_arg)
-        one_based(L, S, r);
+        tl_one_based(L, S, r);
     return tl_done(L, S, record_as(op, a), nargs);
 }
 

@@ -4,7 +4,10 @@
 
 #include <string.h>
 
-/* the 0-based form of the 1-based integer index tensor at idx */
+/* the 0-based form of the 1-based integer index tensor at idx; an expanded one (stride 0 over
+ * several elements: t[{rows}] = src scatters the rows' positions expanded over each row) is
+ * converted once a position and expanded again, so the core checks and the kernels read each
+ * position once (the subtraction wrote the whole expanded index) */
 static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char *op) {
     ltensor *ix = tl_test(L, idx);
     if (!ix)
@@ -16,7 +19,29 @@ static ltensor *push_index0(lua_State *L, tide_lua_state *S, int idx, const char
         tl_error(L,
                  "tide: %s: index must be an int64 or int32 tensor, got %s; convert with :long()",
                  op, tide_dtype_name(dt));
-    return tl_push_index_base(L, S, ix->t, 0);
+    int            nd = tide_tensor_ndim(ix->t);
+    const int64_t *shape = tide_tensor_shape(ix->t), *strides = tide_tensor_strides(ix->t);
+    ltensor       *base = NULL;
+    for (int d = 0; d < nd; d++) {
+        if (strides[d] != 0 || shape[d] <= 1)
+            continue;
+        ltensor *next = tl_push_empty(L);
+        TL_CALL(L, S, tide_tensor_narrow(base ? base->t : ix->t, d, 0, 1, &next->t));
+        if (base) {
+            tl_free_temporary(base);
+            lua_remove(L, -2);
+        }
+        base = next;
+    }
+    if (!base)
+        return tl_push_index_base(L, S, ix->t, 0);
+    ltensor *b0 = tl_push_index_base(L, S, base->t, 0), *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_tensor_expand(b0->t, nd, shape, &r->t));
+    tl_free_temporary(base);
+    tl_free_temporary(b0);
+    lua_replace(L, -3); /* r where base was */
+    lua_pop(L, 1);
+    return r;
 }
 
 static int o_gather(lua_State *L) {
@@ -115,12 +140,6 @@ static int opt_dim(lua_State *L, ltensor *a, int idx, const char *op) {
     return tl_dim(L, a->t, d, op, 0);
 }
 
-/* pushes values and 1-based indices: the pair at the top (values, 0-based indices) */
-static void push_pair(lua_State *L, tide_lua_state *S, ltensor *i0) {
-    lua_pushvalue(L, -2); /* values */
-    tl_push_index_base(L, S, i0->t, 1);
-}
-
 /* t:sort([dim[, descending]]) -> values, indices; t:argsort(...) -> indices */
 static int sort(lua_State *L, int with_values) {
     const char     *op = with_values ? "sort" : "argsort";
@@ -132,7 +151,8 @@ static int sort(lua_State *L, int with_values) {
     ltensor *v = tl_push_empty(L);
     ltensor *i0 = tl_push_empty(L);
     TL_CALL_AS(L, S, tide_sort(S->ctx, a->t, dim, desc, &v->t, &i0->t), "sort", op);
-    push_pair(L, S, i0);
+    tl_gc_hint(L, S, tide_tensor_nbytes(v->t) + tide_tensor_nbytes(i0->t));
+    tl_one_based(L, S, i0); /* (values, indices) at the top */
     if (!with_values)
         return 1;
     if (a->requires_grad && S->grad_enabled)
@@ -163,7 +183,8 @@ static int o_topk(lua_State *L) {
     ltensor *v = tl_push_empty(L);
     ltensor *i0 = tl_push_empty(L);
     TL_CALL(L, S, tide_topk(S->ctx, a->t, dim, (int64_t)k, largest, &v->t, &i0->t));
-    push_pair(L, S, i0);
+    tl_gc_hint(L, S, tide_tensor_nbytes(v->t) + tide_tensor_nbytes(i0->t));
+    tl_one_based(L, S, i0); /* (values, indices) at the top */
     if (a->requires_grad && S->grad_enabled)
         tl_record(L, S, "topk", 5, -2, -1);
     return 2;
@@ -182,7 +203,8 @@ static int l_kthvalue(lua_State *L) {
     ltensor *v = tl_push_empty(L);
     ltensor *i0 = tl_push_empty(L);
     TL_CALL(L, S, tide_kthvalue(S->ctx, a->t, dim, (int64_t)k, &v->t, &i0->t));
-    push_pair(L, S, i0);
+    tl_gc_hint(L, S, tide_tensor_nbytes(v->t) + tide_tensor_nbytes(i0->t));
+    tl_one_based(L, S, i0); /* (values, indices) at the top */
     return 2;
 }
 

@@ -123,6 +123,11 @@ ltensor *tl_push_index_base(lua_State *L, tide_lua_state *S, const tide_tensor *
     return r;
 }
 
+void tl_one_based(lua_State *L, tide_lua_state *S, ltensor *idx) {
+    tide_tensor *dst = idx->t;
+    TL_CALL(L, S, tide_binary_scalar(S->ctx, TIDE_OP_ADD, idx->t, 1, 0, &dst));
+}
+
 void tl_free_temporary(ltensor *u) {
     tide_tensor_release(u->t);
     u->t = NULL;

@@ -174,6 +174,41 @@ describe("unique on " .. D.name, function()
         assert.are.same({ 2, 1, 3, 1 }, vals(i))
     end)
 
+    it("keeps the first of -0.0 and 0.0, on every dtype, non-contiguous too", function()
+        -- torch.unique(x, return_inverse=True, return_counts=True)
+        local v, i, k = T({ -1 / math.huge, 0, 2, -1 / math.huge }, "float32"):unique({
+            return_inverse = true, return_counts = true })
+        assert.are.same({ 0, 2 }, vals(v))
+        assert.are.equal(-math.huge, 1 / vals(v)[1])
+        assert.are.same({ 1, 1, 2, 1 }, vals(i))
+        assert.are.same({ 3, 1 }, vals(k))
+        for _, dt in ipairs({ "int64", "int32", "float64", "float32", "uint8" }) do
+            local x = T({ { 5, 3, 5, 0 }, { 3, 9, 5, 7 } }, dt):t() -- 5 3 3 9 5 5 0 7
+            local v2, i2, k2 = x:unique({ return_inverse = true, return_counts = true })
+            assert.are.equal(dt, v2.dtype)
+            assert.are.same({ 0, 3, 5, 7, 9 }, vals(v2), dt)
+            assert.are.same({ { 3, 2 }, { 2, 5 }, { 3, 3 }, { 1, 4 } }, vals(i2), dt)
+            assert.are.same({ 1, 2, 3, 1, 1 }, vals(k2), dt)
+        end
+    end)
+
+    it("gives values, inverse and counts of many elements, few or many distinct", function()
+        -- (i * 7919) % m for i < n takes every value below m: m = 1000 each 100 times, m = 150001
+        -- (more distinct values than the CPU's hash table takes) each once or twice
+        for _, m in ipairs({ 1000, 150001 }) do
+            local n = m == 1000 and 100000 or 200000
+            local x = tide.arange(n, { dtype = "int64", device = D.name }):mul(7919):remainder(m)
+            for _, dt in ipairs({ "int64", "float32" }) do
+                local xd = x:to(dt)
+                local v, i, k = xd:unique({ return_inverse = true, return_counts = true })
+                assert.is_true(v:equal(tide.arange(m, { dtype = dt, device = D.name })), dt)
+                assert.is_true(i:equal(x + 1), dt)
+                assert.are.equal(n, k:sum():item())
+                assert.is_true(k:equal((x + 1):bincount()), dt)
+            end
+        end
+    end)
+
     it("over a dim: unique slices, negative dims, non-contiguous input, bool", function()
         local x = T({ { 1, 2, 1 }, { 3, 4, 3 } }, "float32")
         local v, i, k = x:unique({ dim = -1, return_inverse = true, return_counts = true })

@@ -1,8 +1,8 @@
 -- layout_fast_paths_spec.lua — the ops whose CPU speed bench/indexing.lua measures, against
 -- PyTorch 1.13's values (pasted from its output): roll and flip (block copies, a negative-stride
--- read), t[{rows}] = src (masked_fill_ and index_add_ for distinct rows), embedding_bag mode
+-- read), t[{rows}] = src (one scatter_, its index expanded over the rows), embedding_bag mode
 -- "max" (PyTorch's fold: a NaN counts only first, the first of equals stays) and clamp with
--- tensor bounds (maximum and minimum where nothing records): non-contiguous inputs, shifts
+-- tensor bounds (one pass where nothing records): non-contiguous inputs, shifts
 -- past the size, several dims, 0-d and empty tensors, integer and bool dtypes, NaN, -0.0 and
 -- duplicate indices, the gradients too. Indices are 1-based (PyTorch's + 1).
 local tide = require("tide")
@@ -142,6 +142,42 @@ describe("t[{rows}] = src against PyTorch 1.13", function()
         same({ { false, true }, { false, false }, { true, false } }, zb)
     end)
 
+    it("writes rows along an inner dim, float16 bits, and many rows", function()
+        -- t[:, [3, 0]] = src for t = arange(24).view(2, 4, 3)
+        local t = tide.arange(24, F32):view(2, 4, 3)
+        t[{ {}, long({ 4, 1 }) }] = tide.tensor({ { { NZ, 1, nan }, { 2, 3, 4 } },
+            { { 5, 6, 7 }, { 8, 9, 10 } } })
+        same({ { { 2, 3, 4 }, { 3, 4, 5 }, { 6, 7, 8 }, { NZ, 1, nan } },
+            { { 8, 9, 10 }, { 15, 16, 17 }, { 18, 19, 20 }, { 5, 6, 7 } } }, t)
+        local h = tide.zeros({ 3, 4 }, { dtype = "float16" })
+        h[{ long({ 3, 1 }) }] = tide.tensor({ { 1.5, NZ, 65504, nan }, { 0.1, 2, 3, 4 } },
+            { dtype = "float16" })
+        same({ { 0.0999755859375, 2, 3, 4 }, { 0, 0, 0, 0 }, { 1.5, NZ, 65504, nan } },
+            h:to("float64"))
+        -- 3000 of 5000 rows, each row r given the values 64 r .. 64 r + 63: every element lands
+        local big = tide.zeros({ 5000, 64 }, { dtype = "int64" })
+        local rows = tide.arange(3000, { dtype = "int64" }):mul(7):remainder(5000):add(1)
+        big[{ rows }] = rows:view(3000, 1):mul(64) + tide.arange(64, { dtype = "int64" })
+        local want = tide.zeros({ 5000 }, { dtype = "int64" }):index_fill_(1, rows, 1)
+        assert.are.same(want:totable(), big:select(2, 1):ne(0):long():totable())
+        assert.is_true(big:index_select(1, rows):equal(rows:view(3000, 1):mul(64) +
+            tide.arange(64, { dtype = "int64" })))
+    end)
+
+    it("scatters and gathers through an expanded index, and checks each position", function()
+        -- x.scatter_(0, i, s) and a.gather(0, i), i = tensor([2, 0]).view(2, 1).expand(2, 4)
+        local i = long({ 3, 1 }):view(2, 1):expand(2, 4)
+        same({ { 4, 5, 6, 7 }, { 0, 0, 0, 0 }, { 0, 1, 2, 3 } },
+            tide.zeros({ 3, 4 }):scatter_(1, i, tide.arange(8, F32):view(2, 4)))
+        same({ { 8, 9, 10, 11 }, { 0, 1, 2, 3 } }, tide.arange(12, F32):view(3, 4):gather(1, i))
+        local x = tide.zeros({ 3, 4 })
+        assert.has_error(function()
+            x:scatter_(1, long({ 3, 4 }):view(2, 1):expand(2, 4), tide.ones({ 2, 4 }))
+        end, "tide: scatter_: index 4 is out of range for dim 1 of size 3; indices are 1-based: " ..
+            "use 1..3")
+        assert.are.equal(0, x:abs():sum():item())
+    end)
+
     it("gives PyTorch's gradients to the tensor and to src", function()
         local a = tide.tensor({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, { dtype = "float32",
             requires_grad = true })
@@ -231,6 +267,41 @@ describe("clamp with tensor bounds against PyTorch 1.13", function()
         local r = long({ 1, 5, 9 }):clamp(tide.tensor({ 1.5 }), tide.tensor({ 6.5 }))
         assert.are.equal("float32", r.dtype)
         same({ 1.5, 5, 6.5 }, r)
+    end)
+
+    it("takes bounds of x's shape in one pass: float dtypes, non-contiguous, integers", function()
+        local inf = math.huge
+        local XS = { 1, nan, 3, 0.5, -2, 7, NZ, 0, inf, -inf }
+        local LS, HS = { nan, 0, 2, 1, 0, 8, 0, -1, 0, -inf }, { 5, 5, nan, 0, 3, 2, 1, NZ, 1, -5 }
+        for _, dt in ipairs({ "float32", "float64" }) do
+            local o = { dtype = dt }
+            local x, lo, hi = tide.tensor(XS, o), tide.tensor(LS, o), tide.tensor(HS, o)
+            -- PyTorch's float32 values (its scalar rule at the ties of zeros, as above)
+            same({ nan, nan, nan, 0, 0, 2, NZ, 0, 1, -inf }, x:clamp(lo, hi), dt)
+            -- x.view(2, 5).t().clamp(lo.view(5, 2), hi.view(2, 5).t())
+            same({ { nan, 2 }, { nan, 1 }, { nan, NZ }, { 0, 1 }, { 0, -inf } },
+                x:view(2, 5):t():clamp(lo:view(5, 2), hi:view(2, 5):t()), dt)
+        end
+        for _, dt in ipairs({ "int32", "int64", "uint8" }) do
+            local o = { dtype = dt }
+            local r = tide.tensor({ 0, 5, 9, 200, 7, 3 }, o):clamp(tide.tensor({ 1, 6, 2, 100, 8, 3 },
+                o), tide.tensor({ 4, 7, 8, 150, 2, 3 }, o))
+            assert.are.equal(dt, r.dtype)
+            same({ 1, 6, 8, 150, 2, 3 }, r, dt)
+        end
+    end)
+
+    it("gives the selects' values (recorded) on long rows, in place too", function()
+        local n = 1000
+        local i = tide.arange(n)
+        local x = i:mul(0.37):sin()
+        x[{ { 1, n, 97 } }] = nan
+        local lo, hi = i:mul(0.11):cos():mul(0.5), i:mul(0.23):sin():mul(0.5):add(0.2)
+        lo[{ { 5, n, 89 } }] = nan
+        hi[{ { 9, n, 83 } }] = nan
+        local want = x:clone():requires_grad_():clamp(lo, hi):detach()
+        same(want:totable(), x:clamp(lo, hi))
+        same(want:totable(), x:clone():clamp_(lo, hi))
     end)
 
     it("keeps x at a tie of zeros, in every lane (PyTorch's scalar rule; its AVX lanes take the " ..

@@ -5,13 +5,36 @@
 
 #include <stdlib.h>
 
+/* t's expanded dims (stride 0 over several elements) narrowed to 1, the elements it holds once
+ * each; *out NULL when it has none */
+static tide_status unexpanded(const tide_tensor *t, tide_tensor **out) {
+    tide_tensor *cur = NULL;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->strides[d] != 0 || t->shape[d] <= 1)
+            continue;
+        tide_tensor *next = NULL;
+        tide_status  st = tide_tensor_narrow(cur ? cur : t, d, 0, 1, &next);
+        tide_tensor_release(cur);
+        if (st != TIDE_OK)
+            return st;
+        cur = next;
+    }
+    *out = cur;
+    return TIDE_OK;
+}
+
 tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
                                int64_t size, tide_tensor **out) {
-    tide_tensor *ix = NULL;
-    TIDE_TRY(tide_cast_contiguous(ctx, op, index, TIDE_DTYPE_I64, &ix));
-    int64_t     n = tide_tensor_numel(ix);
-    int64_t    *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
-    tide_status st = TIDE_OK;
+    /* an expanded index (t[{rows}] = src scatters the rows' positions expanded over the row) is
+     * cast and checked once a position and expanded again: the kernels see its stride 0 */
+    tide_tensor *base = NULL, *ix = NULL;
+    TIDE_TRY(unexpanded(index, &base));
+    tide_status st = tide_cast_contiguous(ctx, op, base ? base : index, TIDE_DTYPE_I64, &ix);
+    bool        expanded = base != NULL;
+    tide_tensor_release(base);
+    TIDE_TRY(st);
+    int64_t  n = tide_tensor_numel(ix);
+    int64_t *vals = (int64_t *)tide_tensor_data(ix), *host = NULL;
     if (ix->storage->dev->type != TIDE_DEVICE_CPU && n) {
         st = tide_host_copy(op, ix, (void **)&host);
         if (st != TIDE_OK)
@@ -27,6 +50,12 @@ tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor 
                              op, tide_index_1based(vals[i], index->dtype), dim + 1, (long long)size,
                              (long long)size);
     free(host);
+    if (st == TIDE_OK && expanded) {
+        tide_tensor *e = NULL;
+        st = tide_tensor_expand(ix, index->ndim, index->shape, &e);
+        tide_tensor_release(ix);
+        ix = e;
+    }
     if (st != TIDE_OK) {
         tide_tensor_release(ix);
         return st;

@@ -147,11 +147,14 @@ tide_status tide_nonzero(tide_ctx *ctx, const tide_tensor *a, tide_tensor **out)
 /* ---- unique ------------------------------------------------------------------------------- */
 
 /* perm: the stable lexicographic order of x2's rows ([n, rest]), by one stable sort a column
- * from the last to the first (the sort's own order: NaN largest) */
-static tide_status lex_order(tide_ctx *ctx, const tide_tensor *x2, tide_tensor **perm) {
+ * from the last to the first (the sort's own order: NaN largest); *sorted: x2's rows in that
+ * order when one sort made them (rest 1: its values), else NULL */
+static tide_status lex_order(tide_ctx *ctx, const tide_tensor *x2, tide_tensor **perm,
+                             tide_tensor **sorted) {
     int64_t      n = x2->shape[0], rest = x2->shape[1];
     tide_tensor *p = NULL;
-    tide_status  st = TIDE_OK;
+    *sorted = NULL;
+    tide_status st = TIDE_OK;
     if (rest == 0)
         return tide_arange(ctx, x2->storage->dev, TIDE_DTYPE_I64, 0, (double)n, 1, perm);
     for (int64_t c = rest - 1; st == TIDE_OK && c >= 0; c--) {
@@ -163,6 +166,8 @@ static tide_status lex_order(tide_ctx *ctx, const tide_tensor *x2, tide_tensor *
             st = tide_tensor_reshape(ctx, keys ? keys : col, 1, &n, &flat);
         if (st == TIDE_OK)
             st = tide_sort(ctx, flat, 0, 0, &v, &i);
+        if (st == TIDE_OK && rest == 1)
+            st = tide_tensor_reshape(ctx, v, 2, x2->shape, sorted);
         if (st == TIDE_OK && p)
             st = tide_index_select(ctx, p, 0, i, &np);
         if (st == TIDE_OK) {
@@ -179,23 +184,37 @@ static tide_status lex_order(tide_ctx *ctx, const tide_tensor *x2, tide_tensor *
     }
     if (st != TIDE_OK) {
         tide_tensor_release(p);
+        tide_tensor_release(*sorted);
+        *sorted = NULL;
         return st;
     }
     *perm = p;
     return TIDE_OK;
 }
 
-/* the unique rows of x2 [n, rest] in sorted order: *rows [k, rest]; counts and inverse (the
- * group of each row of x2) as host arrays of k and n (inverse may be NULL) */
+/* t's elements on the host: a contiguous CPU tensor's own memory (*copied false), else a copy
+ * the caller frees (a million int64 copied cost unique 8% of its time) */
+static tide_status host_elements(tide_ctx *ctx, const char *op, const tide_tensor *t, void **out,
+                                 bool *copied) {
+    *copied = t->storage->dev->type != TIDE_DEVICE_CPU || !tide_tensor_is_contiguous(t);
+    if (*copied)
+        return tide_read_host(ctx, op, t, out);
+    *out = tide_tensor_data(t);
+    return TIDE_OK;
+}
+
+/* the unique rows of x2 [n, rest] in sorted order: *rows [k, rest]; counts as a host array of
+ * k, and the group of each row of x2 written into inverse (begun by the caller; may be NULL) */
 static tide_status unique_rows(tide_ctx *ctx, const char *op, const tide_tensor *x2,
                                tide_tensor **rows, int64_t *k_out, int64_t **counts_out,
-                               int64_t **inverse_out) {
+                               host_idx *inverse) {
     int64_t      n = x2->shape[0], rest = x2->shape[1], k = 0;
     tide_tensor *perm = NULL, *s = NULL, *hi = NULL, *lo = NULL, *ne = NULL, *sd = NULL;
     uint8_t     *diff = NULL;
-    int64_t     *starts = NULL, *counts = NULL, *inverse = NULL, *ph = NULL;
-    tide_status  st = lex_order(ctx, x2, &perm);
-    if (st == TIDE_OK)
+    int64_t     *starts = NULL, *counts = NULL, *ph = NULL;
+    bool         diff_copied = false, ph_copied = false;
+    tide_status  st = lex_order(ctx, x2, &perm, &s);
+    if (st == TIDE_OK && !s)
         st = tide_index_select(ctx, x2, 0, perm, &s);
     if (st == TIDE_OK && n > 1) {
         st = tide_tensor_narrow(s, 0, 1, n - 1, &hi);
@@ -204,19 +223,19 @@ static tide_status unique_rows(tide_ctx *ctx, const char *op, const tide_tensor 
         if (st == TIDE_OK)
             st = tide_binary(ctx, TIDE_OP_NE, hi, lo, &ne); /* NaN differs from itself */
         if (st == TIDE_OK)
-            st = tide_read_host(ctx, op, ne, (void **)&diff);
+            st = host_elements(ctx, op, ne, (void **)&diff, &diff_copied);
     }
-    if (st == TIDE_OK && inverse_out)
-        st = tide_read_host(ctx, op, perm, (void **)&ph);
+    if (st == TIDE_OK && inverse)
+        st = host_elements(ctx, op, perm, (void **)&ph, &ph_copied);
     if (st == TIDE_OK) {
         size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
         starts = malloc(sz);
         counts = malloc(sz);
-        inverse = inverse_out ? malloc(sz) : NULL;
-        if (!starts || !counts || (inverse_out && !inverse))
+        if (!starts || !counts)
             st = tide_seterr(TIDE_ENOMEM, "%s: out of host memory", op);
     }
     if (st == TIDE_OK) {
+        int64_t *inv = inverse ? inverse->buf : NULL;
         for (int64_t i = 0; i < n; i++) {
             bool first = i == 0;
             for (int64_t j = 0; !first && j < rest; j++) /* row i differs from row i - 1 */
@@ -226,28 +245,27 @@ static tide_status unique_rows(tide_ctx *ctx, const char *op, const tide_tensor 
                 counts[k++] = 0;
             }
             counts[k - 1]++;
-            if (inverse)
-                inverse[ph[i]] = k - 1;
+            if (inv)
+                inv[ph[i]] = k - 1;
         }
         st = idx_from(ctx, op, x2->storage->dev, 1, &k, starts, &sd);
     }
     if (st == TIDE_OK)
         st = tide_index_select(ctx, s, 0, sd, rows);
+    if (diff_copied)
+        free(diff);
+    if (ph_copied)
+        free(ph);
     tide_tensor *all[] = {perm, s, hi, lo, ne, sd};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         tide_tensor_release(all[i]);
-    free(diff);
-    free(ph);
     free(starts);
     if (st != TIDE_OK) {
         free(counts);
-        free(inverse);
         return st;
     }
     *k_out = k;
     *counts_out = counts;
-    if (inverse_out)
-        *inverse_out = inverse;
     return TIDE_OK;
 }
 
@@ -276,8 +294,14 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
     bool              flat = dim == TIDE_ALL_DIMS;
     if (!flat)
         TIDE_TRY(tide_norm_dim(op, &dim, nd));
-    tide_tensor *moved = NULL, *x2 = NULL, *rows = NULL, *v = NULL, *inv = NULL, *cnt = NULL;
-    int64_t     *ch = NULL, *ih = NULL, k = 0;
+    if (flat) { /* the CPU's hash table of the distinct values, where it applies */
+        tide_status hs = tide_unique_hashed(ctx, a, values, inverse, counts);
+        if (hs != TIDE_ENOTSUP)
+            return hs == TIDE_OK ? hs : tide_err_op(hs, op);
+    }
+    tide_tensor *moved = NULL, *x2 = NULL, *rows = NULL, *v = NULL, *cnt = NULL;
+    int64_t     *ch = NULL, k = 0;
+    host_idx     inv = {0};
     tide_status  st = TIDE_OK;
     if (flat) {
         shape2[0] = n;
@@ -299,8 +323,12 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
         if (st == TIDE_OK)
             st = tide_tensor_reshape(ctx, moved, 2, shape2, &x2);
     }
+    /* the inverse written where it goes (a CPU tensor's own memory) */
+    if (st == TIDE_OK && inverse)
+        st = flat ? idx_begin(ctx, op, a->storage->dev, nd, a->shape, &inv)
+                  : idx_begin(ctx, op, a->storage->dev, 1, &n, &inv);
     if (st == TIDE_OK)
-        st = unique_rows(ctx, op, x2, &rows, &k, &ch, inverse ? &ih : NULL);
+        st = unique_rows(ctx, op, x2, &rows, &k, &ch, inverse ? &inv : NULL);
     if (st == TIDE_OK && flat) {
         st = tide_tensor_reshape(ctx, rows, 1, &k, &v);
     } else if (st == TIDE_OK) {
@@ -319,23 +347,20 @@ tide_status tide_unique(tide_ctx *ctx, const tide_tensor *a, int dim, tide_tenso
     }
     if (st == TIDE_OK && counts)
         st = idx_from(ctx, op, a->storage->dev, 1, &k, ch, &cnt);
-    if (st == TIDE_OK && inverse)
-        st = flat ? idx_from(ctx, op, a->storage->dev, nd, a->shape, ih, &inv)
-                  : idx_from(ctx, op, a->storage->dev, 1, &n, ih, &inv);
+    if (inverse && inv.t)
+        st = idx_end(&inv, st);
     free(ch);
-    free(ih);
     tide_tensor_release(moved);
     tide_tensor_release(x2);
     tide_tensor_release(rows);
     if (st != TIDE_OK) {
         tide_tensor_release(v);
-        tide_tensor_release(inv);
         tide_tensor_release(cnt);
         return tide_err_op(st, op);
     }
     *values = v;
     if (inverse)
-        *inverse = inv;
+        *inverse = inv.t;
     if (counts)
         *counts = cnt;
     return TIDE_OK;

@@ -131,11 +131,17 @@ tide_status tide_clone_for(tide_ctx *ctx, const char *op, const tide_tensor *t, 
 
 /* ---- the indexing ops' shared helpers (index_common.c; ops_index.c and ops_gather.c) ------- */
 
-/* index (int64 or int32, any shape) as a contiguous int64 tensor whose values lie in [0, size),
- * else EINDEX naming the bad 1-based index and dim; the check reads the values on the host (an
- * internal copy, not a user transfer) */
+/* index (int64 or int32, any shape) as an int64 tensor whose values lie in [0, size), else
+ * EINDEX naming the bad 1-based index and dim; the check reads the values on the host (an
+ * internal copy, not a user transfer). Contiguous, but where index is expanded (stride 0 over
+ * several elements): the same expansion of the contiguous elements it holds */
 tide_status tide_index_prepare(tide_ctx *ctx, const char *op, const tide_tensor *index, int dim,
                                int64_t size, tide_tensor **out);
+/* torch.unique of a CPU tensor's elements by a hash table of the distinct values
+ * (unique_hash.c): outputs as tide_unique's for dim TIDE_ALL_DIMS; TIDE_ENOTSUP, nothing made
+ * and no error set, for another device or dtype, a NaN, or too many distinct values */
+tide_status tide_unique_hashed(tide_ctx *ctx, const tide_tensor *a, tide_tensor **values,
+                               tide_tensor **inverse, tide_tensor **counts);
 /* the kernel of gather and index_select: out = the elements of a that ix picks along dim */
 typedef tide_status (*tide_pick_fn)(tide_device *dev, const tide_kview *out, const tide_kview *a,
                                     int dim, const tide_kview *ix);

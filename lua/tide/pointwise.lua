@@ -458,6 +458,9 @@ local function broadcasts(a, b)
     return true
 end
 
+-- the dtypes of the clamp_tensors kernel row (include/tide_kernels.def)
+local ONE_PASS = { float32 = true, float64 = true, int32 = true, int64 = true, uint8 = true }
+
 local function tensor_clamp(op, x, lo, hi)
     local dtypes = require("tide.dtype_queries").functions -- (loaded on first use)
     local dt = x.dtype
@@ -480,6 +483,13 @@ local function tensor_clamp(op, x, lo, hi)
     -- PyTorch's time, and maximum's gradient would split ties
     if not recording(x, lo, hi) and broadcasts(r, lo) and broadcasts(r, hi)
         and broadcasts(lo or r, hi) then
+        -- both bounds of r's shape: the selects in one pass, where the device has the row
+        local y = lo ~= nil and hi ~= nil and ONE_PASS[dt] and args.same_shape(lo:size(), r:size())
+            and args.same_shape(hi:size(), r:size())
+            and core._internal.clamp_tensors(r, lo:to(dt), hi:to(dt))
+        if y then
+            return y
+        end
         if lo ~= nil then
             r = core.maximum(lo:to(dt), r)
         end

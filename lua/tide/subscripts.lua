@@ -168,10 +168,6 @@ end
 
 -- ---- index tensors along one dim ------------------------------------------------------------
 
--- the dtypes whose index_add_ of v into the value given here leaves v's bits (-0.0 + v is v)
-local ADDS_EXACTLY = { float32 = -1 / math.huge, float64 = -1 / math.huge,
-    float16 = -1 / math.huge, bfloat16 = -1 / math.huge, int32 = 0, int64 = 0, uint8 = 0 }
-
 -- writes v (a number, or a tensor broadcast to the slices' shape) into x's slices along d at idx
 local function put(x, d, idx, v)
     local pos = positions("setindex", x, d, idx)
@@ -184,21 +180,9 @@ local function put(x, d, idx, v)
         spliced(x:size(), d, idx:size()))
     local sizes = spliced(x:size(), d, { n })
     src = src:reshape(sizes)
-    -- positions named once each: the slices filled with -0.0 (0 for integers) and src added
-    -- there, x + -0.0 being x for every x, so each slice gets src's bits by two dense kernels
-    -- (scatter_ walks an index of src's size: 20x PyTorch's time)
-    local zero = ADDS_EXACTLY[x.dtype]
-    if zero and n > 0 then
-        local count = core.zeros({ x:size(d) }, { dtype = "int64", device = x.device })
-            :index_add_(1, pos, core.ones({ n }, { dtype = "int64", device = x.device }))
-        if count:max():item() == 1 then
-            local shape = {}
-            for i = 1, x:dim() do
-                shape[i] = i == d and x:size(d) or 1
-            end
-            return x:masked_fill_(count:gt(0):reshape(shape), zero):index_add_(d, pos, src)
-        end
-    end
+    -- one scatter_ with the positions expanded over the slices (stride 0: the kernels copy a
+    -- slice's rows whole, and the index is converted and checked once a position); the slices
+    -- filled with -0.0 and src added there touched all of x (3.5x PyTorch's time)
     local ones = {}
     for i = 1, #sizes do
         ones[i] = i == d and n or 1

@@ -125,6 +125,38 @@ tide_status cpu_gather(tide_device *dev, const tide_kview *out, const tide_kview
         return cpu_notsup("scatter_reduce_", dst->dtype);                                          \
     }
 
+/* scatter_ of whole rows: the index expanded along the last dim (stride 0: t[{rows}] = src) and
+ * that dim dense in dst and src, so each row is one memcpy, in the walk's order (the walk
+ * moves an element at a time); 0 when the layout is another. One thread: two, each owning a
+ * range of dst's positions, took 2.5x as long for 500 rows of 4 KB on a shared 2-core machine. */
+static int scatter_rows(const tide_kview *dst, int dim, const tide_kview *index,
+                        const tide_kview *src) {
+    int last = index->ndim - 1;
+    if (last == dim || index->strides[last] != 0 || dst->strides[last] != 1 ||
+        src->strides[last] != 1)
+        return 0;
+    int64_t rows = 1, c[TIDE_MAX_DIMS] = {0};
+    for (int d = 0; d < last; d++)
+        rows *= index->shape[d];
+    size_t         es = cpu_dtype_size(dst->dtype), bytes = (size_t)index->shape[last] * es;
+    const int64_t *ix = (const int64_t *)index->data;
+    for (int64_t r = 0; r < rows && bytes; r++) {
+        int64_t so = 0, io = 0, dof = 0;
+        for (int d = 0; d < last; d++) {
+            so += c[d] * src->strides[d];
+            io += c[d] * index->strides[d];
+            if (d != dim)
+                dof += c[d] * dst->strides[d];
+        }
+        dof += ix[io] * dst->strides[dim];
+        memcpy((char *)dst->data + dof * (int64_t)es, (const char *)src->data + so * (int64_t)es,
+               bytes);
+        for (int d = last - 1; d >= 0 && ++c[d] == index->shape[d]; d--)
+            c[d] = 0;
+    }
+    return 1;
+}
+
 tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const tide_kview *index,
                         const tide_kview *src, int accumulate) {
     (void)dev;
@@ -132,6 +164,8 @@ tide_status cpu_scatter(tide_device *dev, const tide_kview *dst, int dim, const 
     TIDE_TRY(check_views(name, index, dst->ndim, dim));
     if (src->dtype != dst->dtype || src->ndim != dst->ndim)
         return tide_seterr(TIDE_EINVAL, "%s: cpu kernel needs src and dst of one dtype", name);
+    if (!accumulate && scatter_rows(dst, dim, index, src))
+        return TIDE_OK;
     if (!accumulate) {
         size_t es = cpu_dtype_size(dst->dtype);
         WALK_INDEX(index, src, dst, dim,

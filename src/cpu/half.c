@@ -430,7 +430,8 @@ tide_status cpu_arange_or_half(tide_device *dev, const tide_kview *out, double s
 
 tide_status cpu_scatter_or_half(tide_device *dev, const tide_kview *dst, int dim,
                                 const tide_kview *index, const tide_kview *src, int accumulate) {
-    if (!cpu_is_half(dst->dtype))
+    /* a write moves the elements' bytes: no float32 copy of dst (t[{rows}] = src of float16) */
+    if (!cpu_is_half(dst->dtype) || accumulate == TIDE_SCATTER_WRITE)
         return cpu_scatter(dev, dst, dim, index, src, accumulate);
     const tide_kview *h[] = {dst, index, src};
     const int         mode[] = {INOUT, IN, IN};
