@@ -310,7 +310,9 @@ describe("nn.functional dropout and normalization", function()
         -- one group: layer_norm over {C, L}; C groups: each channel alone
         close(F.group_norm(t, 1), F.layer_norm(t, { 4, 3 }), 1e-5)
         close(F.group_norm(t, 4), F.layer_norm(t, 3), 1e-5)
-        local w, b = tide.tensor({ 1.0, 2.0, 3.0, 4.0 }), tide.tensor({ 0.0, 1.0, 0.0, 1.0 })
+        local f32 = { dtype = "float32" } -- (Lua 5.1 reads 1.0 as an integer: int64)
+        local w = tide.tensor({ 1.0, 2.0, 3.0, 4.0 }, f32)
+        local b = tide.tensor({ 0.0, 1.0, 0.0, 1.0 }, f32)
         close(F.group_norm(t, 2, { weight = w, bias = b }),
             F.group_norm(t, 2):mul(w:view(1, 4, 1)):add(b:view(1, 4, 1)), 1e-5)
         raises_here("group_norm: expected input {N, C, ...} with C divisible by num_groups = 3, " ..

@@ -437,7 +437,7 @@ describe("nn layers", function()
     it("LayerNorm normalizes the last dim", function()
         local ln = nn.LayerNorm(3)
         local s = math.sqrt(2 / 3 + 1e-5)
-        close(ln(tide.tensor({ { 1.0, 2.0, 3.0 }, { 2.0, 2.0, 2.0 } })),
+        close(ln(tide.tensor({ { 1.0, 2.0, 3.0 }, { 2.0, 2.0, 2.0 } }, { dtype = "float32" })),
             { -1 / s, 0, 1 / s, 0, 0, 0 })
         local ok, err = pcall(ln, tide.zeros(2, 4))
         assert.is_false(ok)
@@ -446,7 +446,7 @@ describe("nn layers", function()
 
     it("BatchNorm1d: batch statistics, running estimates, eval mode", function()
         local bn = nn.BatchNorm1d(2)
-        local x = tide.tensor({ { 1.0, 10.0 }, { 3.0, 10.0 } })
+        local x = tide.tensor({ { 1.0, 10.0 }, { 3.0, 10.0 } }, { dtype = "float32" })
         local s = math.sqrt(1 + 1e-5)
         close(bn(x), { -1 / s, 0, 1 / s, 0 })
         close(bn.running_mean, { 0.2, 1.0 })
