@@ -313,9 +313,9 @@ static void test_matrix_rows(void) {
     CHECK(tide_kernel_find("linalg.lu_solve") == TIDE_K_LINALG_LU_SOLVE);
     CHECK(tide_kernel_find("lu_solve") == -1);
     int64_t      s233[3] = {2, 3, 3}, s234[3] = {2, 3, 4}, s23[2] = {2, 3}, s200[3] = {2, 0, 0};
-    double       spd[18], ident[6] = {1, 2, 3, 1, 2, 3};
+    double       spd[24], ident[6] = {1, 2, 3, 1, 2, 3}; /* spd: b's 24 values, a's first 18 */
     tide_tensor *out[3] = {NULL, NULL, NULL}, *x = NULL;
-    for (int i = 0; i < 18; i++)
+    for (int i = 0; i < 24; i++)
         spd[i] = batch_a[0][i % 9];
     tide_tensor       *a = make(cpu0, TIDE_DTYPE_F64, 3, s233, spd);
     tide_tensor       *b = make(cpu0, TIDE_DTYPE_F64, 3, s234, spd);
