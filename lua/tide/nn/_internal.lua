@@ -887,24 +887,27 @@ local function batch_norm_check(x, running_mean, running_var, weight, bias, trai
             I.check_device(x, v, who)
         end
     end
-    for _, t in ipairs(training and { { running_mean, "running_mean" },
-        { running_var, "running_var" } } or {}) do
-        local v, name = t[1], t[2]
-        if v then
-            if not BN_FLOAT[v.dtype] then
-                raise(string.format("tide: %s: %s must be floating-point to hold the running " ..
-                    "estimate, got %s; convert it with :to(\"float32\")", who, name, v.dtype))
-            end
-            if v:dim() == 0 or v:size(-1) ~= c then
-                raise(string.format("tide: %s: expected %s of shape {%d} (the input's " ..
-                    "channels), got %s", who, name, c, I.shape_str(v.shape)))
-            end
-            -- an expanded view cannot be written in place; mul_(1) leaves any other as it is
-            if c > 1 and not v:is_contiguous() then
-                local ok = pcall(autograd.no_grad, function() v:mul_(1) end)
-                if not ok then
-                    raise(string.format("tide: %s: %s is an expanded view, which cannot hold " ..
-                        "a running estimate; pass %s:clone()", who, name, name))
+    if training then
+        for _, t in ipairs({ { running_mean, "running_mean" },
+            { running_var, "running_var" } }) do
+            local v, name = t[1], t[2]
+            if v then
+                if not BN_FLOAT[v.dtype] then
+                    raise(string.format("tide: %s: %s must be floating-point to hold the " ..
+                        "running estimate, got %s; convert it with :to(\"float32\")", who, name,
+                        v.dtype))
+                end
+                if v:dim() == 0 or v:size(-1) ~= c then
+                    raise(string.format("tide: %s: expected %s of shape {%d} (the input's " ..
+                        "channels), got %s", who, name, c, I.shape_str(v.shape)))
+                end
+                -- an expanded view cannot be written in place; mul_(1) leaves any other as it is
+                if c > 1 and not v:is_contiguous() then
+                    local ok = pcall(autograd.no_grad, function() v:mul_(1) end)
+                    if not ok then
+                        raise(string.format("tide: %s: %s is an expanded view, which cannot " ..
+                            "hold a running estimate; pass %s:clone()", who, name, name))
+                    end
                 end
             end
         end
@@ -915,13 +918,20 @@ local function batch_norm_check(x, running_mean, running_var, weight, bias, trai
     I.check_norm_dtype(x, bias, who, "bias")
 end
 
+local normalize
+
 function I.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps, who)
     batch_norm_check(x, running_mean, running_var, weight, bias, training, who)
     if args.HALF[x.dtype] then -- float16, bfloat16: in float32, rounded once (the estimates
         -- keep their dtype, updated in place)
-        return I.batch_norm(x:float(), running_mean, running_var, weight and weight:float(),
+        return normalize(x:float(), running_mean, running_var, weight and weight:float(),
             bias and bias:float(), training, momentum, eps, who):to(x.dtype)
     end
+    return normalize(x, running_mean, running_var, weight, bias, training, momentum, eps, who)
+end
+
+-- batch_norm once checked
+function normalize(x, running_mean, running_var, weight, bias, training, momentum, eps, who)
     local c, bshape, dims = x:size(2), { 1, x:size(2) }, { 1 }
     for d = 3, x:dim() do
         bshape[d], dims[#dims + 1] = 1, d

@@ -1160,16 +1160,22 @@ local function pad_gather(input, pad, mode)
             args.check_budget("pad", (size > 0 and y:numel() / size or 0) * (size + lo + hi), 8,
                 ("dim %d padded to %d"):format(d, size + lo + hi), "pad by less")
             local before, first, count, after = pad_parts(mode, size, lo, hi)
-            local parts = {}
-            for _, pos in ipairs({ before, false, after }) do
-                if not pos then
-                    parts[#parts + 1] = count > 0 and y:narrow(d, first, count) or nil
-                elseif #pos > 0 then
-                    parts[#parts + 1] = y:index_select(d, core.tensor(pos, { dtype = "int64",
-                        device = input.device }))
-                end
+            local function gathered(pos)
+                return y:index_select(d, core.tensor(pos, { dtype = "int64",
+                    device = input.device }))
             end
-            y = #parts == 1 and parts[1]:contiguous() or core.cat(parts, d)
+            local parts = {}
+            if #before > 0 then
+                parts[#parts + 1] = gathered(before)
+            end
+            if count > 0 then
+                parts[#parts + 1] = y:narrow(d, first, count)
+            end
+            if #after > 0 then
+                parts[#parts + 1] = gathered(after)
+            end
+            -- one part: a crop, copied as the gather did (the result never aliases the input)
+            y = #parts == 1 and parts[1]:clone() or core.cat(parts, d)
         end
     end
     return y
