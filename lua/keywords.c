@@ -21,15 +21,40 @@
  * tide.zeros), only a table holding out goes to the Lua path; tide.zeros(3, {dtype = ...})
  * stays f's own call. */
 #include "binding.h"
+#include <string.h>
 
 enum { UP_STATE = 1, UP_F, UP_NAME, UP_SLOW, UP_CALL, UP_INFO, N_UP };
 
 /* what the fast path reads, in one upvalue: the kernel to call on this frame (NULL: f is not a
  * binding C function reading only the state), slow's presence, nmax and out_only */
 typedef struct {
-    lua_CFunction direct;
-    int           has_slow, nmax, out_only;
+    lua_CFunction  direct;
+    tl_out_into_fn into; /* out= straight into out (op_families.c), or NULL */
+    int            has_slow, nmax, out_only;
 } keywords_info;
+
+/* A call whose keyword table (at top) holds out alone, given to into: written straight into out
+ * when into takes it (1 result on the stack), else 0 and the stack as it was */
+static int out_into(lua_State *L, const keywords_info *k, int top) {
+    if (!k->into || lua_type(L, top) != LUA_TTABLE)
+        return 0;
+    lua_pushnil(L);
+    if (!lua_next(L, top)) /* {}: no out */
+        return 0;
+    int only_out = lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "out") == 0;
+    lua_pop(L, 1); /* the key stays, for the next lua_next */
+    if (!only_out || lua_next(L, top)) {
+        lua_settop(L, lua_gettop(L) - (only_out ? 2 : 1));
+        return 0;
+    }
+    /* the key was popped by lua_next's end; out goes on top */
+    lua_getfield(L, top, "out");
+    int out_idx = lua_gettop(L);
+    if (k->into(L, top - 1, out_idx))
+        return 1;
+    lua_pop(L, 1);
+    return 0;
+}
 
 /* tide.tensor_keywords.call(name, fn, ...) with fn the upvalue at index up. A plain call, not
  * tl_call_lua's require and pcall: its errors (raise's, tl_error's) already name the user's
@@ -50,6 +75,8 @@ static int keywords_call(lua_State *L) {
     int                  top = lua_gettop(L);
     while (top > 1 && lua_type(L, top) == LUA_TNIL) /* trailing nils: omitted */
         top--;
+    if (k->into && top > 1 && out_into(L, k, top))
+        return 1;
     if (k->has_slow) {
         int needs_slow = top > k->nmax;
         for (int i = 2; i <= top && !needs_slow; i++)
@@ -81,8 +108,9 @@ static int keywords_call(lua_State *L) {
     return lua_gettop(L);
 }
 
-/* core._keywords(call, f, name[, slow][, nmax][, out_only]) -> f behind the trampoline; call
- * is tide.tensor_keywords' slow path; nmax is required with slow */
+/* core._keywords(call, f, name[, slow][, nmax][, out_only][, into]) -> f behind the
+ * trampoline; call is tide.tensor_keywords' slow path; nmax is required with slow; into, a
+ * light userdata from core._out_into, writes out= straight into out */
 static int l_keywords(lua_State *L) {
     luaL_checktype(L, 1, LUA_TFUNCTION);
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -93,7 +121,12 @@ static int l_keywords(lua_State *L) {
     } else if (!lua_isnoneornil(L, 5)) {
         luaL_checkinteger(L, 5);
     }
-    int out_only = lua_toboolean(L, 6);
+    int            out_only = lua_toboolean(L, 6);
+    tl_out_into_fn into = NULL;
+    if (!lua_isnoneornil(L, 7)) {
+        luaL_checktype(L, 7, LUA_TLIGHTUSERDATA);
+        into = (tl_out_into_fn)(uintptr_t)lua_touserdata(L, 7);
+    }
     lua_settop(L, 5);
     tl_push_state(L);
     int state = lua_gettop(L);
@@ -116,6 +149,7 @@ static int l_keywords(lua_State *L) {
     k->has_slow = !lua_isnil(L, 4);
     k->nmax = (int)luaL_optinteger(L, 5, 0);
     k->out_only = out_only;
+    k->into = into;
     lua_pushcclosure(L, keywords_call, N_UP - 1);
     return 1;
 }

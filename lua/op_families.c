@@ -163,7 +163,139 @@ static int reduce(lua_State *L, tide_op op) {
     return tl_done(L, S, record_as(op, a), nargs);
 }
 
+/* ---- out= straight into out ------------------------------------------------------------------
+ * tide.add(a, b, {out = o}) computes into o, as a:add_(b) computes into a, when the result
+ * would have exactly o's dtype and shape and nothing takes part in autograd: the trampoline of
+ * the tide.X function (keywords.c) calls these. Any other call (a cast or a resize of out, an
+ * input or out that requires grad, a complex operand, autocast, an extra argument) is declined
+ * with the stack as it was, and takes the general path (lua/tide/tensor_keywords/out.lua),
+ * which computes the result and copies it into out. The dtype rules below are the core's for
+ * the cases they accept (src/ops.c: same-dtype operands, a float tensor and a number, an
+ * integer tensor and an integer): where they could differ, they decline. */
+
+/* the tensor at idx when it is a live one that needs no gradient, else NULL */
+static ltensor *plain_tensor(lua_State *L, int idx) {
+    ltensor *u = tl_test(L, idx);
+    return u && u->t && !u->requires_grad && !u->follows ? u : NULL;
+}
+
+/* out at out_idx: writable here without autograd's bookkeeping (a view made under no_grad is
+ * refused with grad on, which the general path's copy_ reports) */
+static ltensor *plain_out(lua_State *L, tide_lua_state *S, int out_idx) {
+    ltensor *o = plain_tensor(L, out_idx);
+    if (!o || (o->no_grad_view && S->grad_enabled) || S->autocast_ref != LUA_NOREF)
+        return NULL;
+    return o;
+}
+
+/* whether t is on out's device (out= moves no values: the general path's message says so) */
+static int on_device_of(const tide_tensor *out, const tide_tensor *t) {
+    return tide_tensor_device(out) == tide_tensor_device(t);
+}
+
+/* whether out's shape is the broadcast of a's and b's (b NULL: a's own) */
+static int out_has_shape(const tide_tensor *out, const tide_tensor *a, const tide_tensor *b) {
+    int            n = tide_tensor_ndim(out), na = tide_tensor_ndim(a);
+    int            nb = b ? tide_tensor_ndim(b) : 0;
+    const int64_t *so = tide_tensor_shape(out), *sa = tide_tensor_shape(a);
+    const int64_t *sb = b ? tide_tensor_shape(b) : NULL;
+    if (n != (na > nb ? na : nb))
+        return 0;
+    for (int i = 1; i <= n; i++) { /* from the last dim */
+        int64_t x = i <= na ? sa[na - i] : 1, y = i <= nb ? sb[nb - i] : 1;
+        if (x != y && x != 1 && y != 1)
+            return 0;
+        if (so[n - i] != (x == 1 ? y : x))
+            return 0;
+    }
+    return 1;
+}
+
+/* the dtype of op's result on operands of dtype dt (a same-dtype pair, or dt and a number that
+ * promotes nothing), or -1 where this path leaves the rule to the core */
+static int same_dtype_result(tide_op op, tide_dtype dt) {
+    tide_op_family fam = tide_op_family_of(op);
+    if (fam == TIDE_FAMILY_COMPARE || fam == TIDE_FAMILY_PREDICATE)
+        return TIDE_DTYPE_BOOL;
+    if (dt == TIDE_DTYPE_BOOL ||
+        ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(dt)))
+        return -1;
+    return (int)dt;
+}
+
+static int into_done(lua_State *L, int out_idx) {
+    lua_pushvalue(L, out_idx);
+    return 1;
+}
+
+static int into_binary(lua_State *L, tide_op op, int nargs, int out_idx) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *o = plain_out(L, S, out_idx);
+    if (!o || nargs != 2)
+        return 0;
+    ltensor     *a = plain_tensor(L, 1), *b = plain_tensor(L, 2);
+    tide_tensor *dst = o->t;
+    if (a && b) {
+        tide_dtype dt = tide_tensor_dtype(a->t);
+        if (!on_device_of(dst, a->t) || !on_device_of(dst, b->t) || tide_tensor_dtype(b->t) != dt ||
+            same_dtype_result(op, dt) != (int)tide_tensor_dtype(dst) ||
+            !out_has_shape(dst, a->t, b->t))
+            return 0;
+        TL_CALL(L, S, tide_binary(S->ctx, op, a->t, b->t, &dst));
+        return into_done(L, out_idx);
+    }
+    ltensor *u = a ? a : b;
+    int      other = a ? 2 : 1;
+    if (!u || tl_test(L, other) || lua_type(L, other) != LUA_TNUMBER)
+        return 0;
+    tide_dtype dt = tide_tensor_dtype(u->t);
+    double     v = lua_tonumber(L, other); /* an integer tensor keeps its dtype for an integer */
+    if (!tide_dtype_is_float(dt) && !(v == floor(v) && isfinite(v)))
+        return 0;
+    if (!on_device_of(dst, u->t) || same_dtype_result(op, dt) != (int)tide_tensor_dtype(dst) ||
+        !out_has_shape(dst, u->t, NULL))
+        return 0;
+    TL_CALL(L, S, tide_binary_scalar_x(S->ctx, op, u->t, tl_scalar(L, other), a == NULL, &dst));
+    return into_done(L, out_idx);
+}
+
+/* the one-input families; clamp's bounds are numbers or nil (a tensor bound declines) */
+static int into_unary(lua_State *L, tide_op op, int nargs, int out_idx) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *o = plain_out(L, S, out_idx), *a = plain_tensor(L, 1);
+    if (!o || !a || nargs > (is_bounded(op) ? 3 : 1))
+        return 0;
+    tide_dtype dt = tide_tensor_dtype(a->t);
+    for (int i = 2; i <= nargs; i++) { /* clamp's bounds: an integer tensor's are integral */
+        if (lua_isnil(L, i))
+            continue;
+        if (lua_type(L, i) != LUA_TNUMBER)
+            return 0;
+        double v = lua_tonumber(L, i);
+        if (!tide_dtype_is_float(dt) && v != floor(v)) /* (infinities: no bound) */
+            return 0;
+    }
+    tide_tensor *dst = o->t;
+    if (!on_device_of(dst, a->t) || same_dtype_result(op, dt) != (int)tide_tensor_dtype(dst) ||
+        !out_has_shape(dst, a->t, NULL))
+        return 0;
+    if (is_bounded(op)) { /* out sits above the bounds: read them where they are */
+        tide_scalar lo =
+            nargs >= 2 && !lua_isnil(L, 2) ? tl_scalar(L, 2) : tide_scalar_f(-INFINITY);
+        tide_scalar hi = nargs >= 3 && !lua_isnil(L, 3) ? tl_scalar(L, 3) : tide_scalar_f(INFINITY);
+        TL_CALL(L, S, tide_clamp(S->ctx, a->t, lo, hi, &dst));
+    } else {
+        TL_CALL(L, S, tide_unary(S->ctx, op, a->t, NULL, &dst));
+    }
+    return into_done(L, out_idx);
+}
+
+#define GEN_INTO(e, how)                                                                           \
+    static int into_##e(lua_State *L, int nargs, int out_idx) {                                    \
+        return how(L, TIDE_OP_##e, nargs, out_idx);                                                \
+    }
 #define GEN_BINARY(e, name)                                                                        \
+    GEN_INTO(e, into_binary)                                                                       \
     static int o_##e(lua_State *L) {                                                               \
         return tl_binary(L, TIDE_OP_##e);                                                          \
     }                                                                                              \
@@ -171,10 +303,12 @@ static int reduce(lua_State *L, tide_op op) {
         return binary_inplace(L, TIDE_OP_##e, name "_");                                           \
     }
 #define GEN_COMPARE(e, name)                                                                       \
+    GEN_INTO(e, into_binary)                                                                       \
     static int o_##e(lua_State *L) {                                                               \
         return tl_binary(L, TIDE_OP_##e);                                                          \
     }
 #define GEN_UNARY(e, name)                                                                         \
+    GEN_INTO(e, into_unary)                                                                        \
     static int o_##e(lua_State *L) {                                                               \
         return unary(L, TIDE_OP_##e);                                                              \
     }                                                                                              \
@@ -182,6 +316,7 @@ static int reduce(lua_State *L, tide_op op) {
         return unary_inplace(L, TIDE_OP_##e, name "_");                                            \
     }
 #define GEN_PREDICATE(e, name)                                                                     \
+    GEN_INTO(e, into_unary)                                                                        \
     static int o_##e(lua_State *L) {                                                               \
         return unary(L, TIDE_OP_##e);                                                              \
     }
@@ -200,6 +335,13 @@ static int reduce(lua_State *L, tide_op op) {
 #define REG_REDUCE(e, name)  {name, o_##e},
 #define REG_PREDICATE        REG_COMPARE
 #define REG_BOUNDED          REG_UNARY
+
+#define INTO_BINARY(e, name)    {name, into_##e},
+#define INTO_COMPARE(e, name)   {name, into_##e},
+#define INTO_UNARY(e, name)     {name, into_##e},
+#define INTO_PREDICATE(e, name) {name, into_##e},
+#define INTO_BOUNDED(e, name)   {name, into_##e},
+#define INTO_REDUCE(e, name)
 
 #define FN_BINARY(e, name)  {name, o_##e},
 #define FN_COMPARE(e, name) {name, o_##e},
@@ -221,4 +363,22 @@ void tl_open_op_families(lua_State *L, int mod, int methods) {
 #undef X
         {NULL, NULL}};
     tl_register(L, mod, funcs);
+    /* core._out_into: each function above that takes out= straight -> its tl_out_into_fn, as a
+     * light userdata for its trampoline (tide.tensor_keywords' install, keywords.c) */
+    static const struct {
+        const char    *name;
+        tl_out_into_fn into;
+    } into[] = {
+#define X(e, family, name, ...) INTO_##family(e, name)
+#include "tide_ops.def"
+#undef X
+    };
+    int mod_idx = lua_absindex(L, mod);
+    lua_createtable(L, 0, (int)(sizeof into / sizeof into[0]));
+    for (size_t i = 0; i < sizeof into / sizeof into[0]; i++) {
+        lua_getfield(L, mod_idx, into[i].name);
+        lua_pushlightuserdata(L, (void *)(uintptr_t)into[i].into);
+        lua_rawset(L, -3);
+    }
+    lua_setfield(L, mod_idx, "_out_into");
 }

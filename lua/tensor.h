@@ -29,6 +29,12 @@ int                tl_tolist(lua_State *L);
 /* pushes v; where Lua has no integers (5.1, LuaJIT) raises for |v| > 2^53 instead of rounding */
 void tl_push_int64(lua_State *L, int64_t v, const char *op);
 
+/* PyTorch's out= written straight into out (op_families.c), called by a tide.X function's
+ * trampoline (keywords.c) on its own frame: the nargs positional arguments at 1..nargs, out at
+ * out_idx. Pushes out and returns 1, or returns 0 with the stack as it was: the call needs the
+ * general path (a cast, a resize, autograd). */
+typedef int (*tl_out_into_fn)(lua_State *L, int nargs, int out_idx);
+
 /* ---- tensor.c ---- */
 void tl_open_tensor(lua_State *L, int mod); /* core.Tensor and the metatable */
 int  tl_binary(lua_State *L, tide_op op);

@@ -417,8 +417,12 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
     const tide_tensor *xa = a;
     if (a->dtype != cdt && (st = tide_cast(ctx, name, a, cdt, &ca)) == TIDE_OK)
         xa = ca;
+    tide_kview ov = tide_kview_of(*out);
+    /* a given output sharing a's memory in another layout (out= a transpose of a) */
+    if (st == TIDE_OK && !created)
+        st = unalias(ctx, name, &xa, &ca, true, a->ndim, a->shape, &ov);
     if (st == TIDE_OK) {
-        tide_kview ov = tide_kview_of(*out), av = tide_kview_of(xa);
+        tide_kview av = tide_kview_of(xa);
         st = fn(dev, op, &ov, &av, s.d, reverse);
     }
     tide_tensor_release(ca);
@@ -445,8 +449,15 @@ static tide_status unary_run(tide_ctx *ctx, tide_op op, tide_op kop, const tide_
     tide_tensor *ca;
     st = tide_cast(ctx, name, a, cdt, &ca);
     if (st == TIDE_OK) {
-        tide_kview ov = tide_kview_of(*out), av = tide_kview_of(ca);
-        st = fn(dev, kop, &ov, &av, params);
+        tide_kview         ov = tide_kview_of(*out);
+        const tide_tensor *xa = ca;
+        /* a given output sharing a's memory in another layout (out= a transpose of a) */
+        if (!created)
+            st = unalias(ctx, name, &xa, &ca, true, a->ndim, a->shape, &ov);
+        if (st == TIDE_OK) {
+            tide_kview av = tide_kview_of(xa);
+            st = fn(dev, kop, &ov, &av, params);
+        }
         tide_tensor_release(ca);
     }
     return st == TIDE_OK ? st : dispatch_fail(st, name, out, created);

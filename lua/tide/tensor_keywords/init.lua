@@ -268,8 +268,11 @@ local function install_one(t, name, sig, call)
         f = m[2]
     end
     local front = fronted[f]
-    local w = front and core._keywords(call, front[1], name, f, front[2])
-        or core._keywords(call, f, name, nil, sig and sig.nmax, sig == nil)
+    -- a tide.X function of an elementwise row writes out= straight into out where it can
+    -- (core._out_into, lua/op_families.c)
+    local into = call == M.call_function and core._out_into[f] or nil
+    local w = front and core._keywords(call, front[1], name, f, front[2], nil, into)
+        or core._keywords(call, f, name, nil, sig and sig.nmax, sig == nil, into)
     made[w] = { name, f, call }
     rawset(t, name, w)
 end
