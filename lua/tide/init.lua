@@ -225,7 +225,7 @@ local lazy = { nn = "tide.nn", optim = "tide.optim", data = "tide.data",
   accelerator = "tide.accelerator", _dynamo = "tide._dynamo", einops = "tide.einops",
   profiler = "tide.profiler", multiprocessing = "tide.multiprocessing", jit = "tide.jit",
   onnx = "tide.onnx", compiler = "tide.compiler", sparse = "tide.sparse", fft = "tide.fft",
-  SparseTensor = "tide.sparse.coo" }
+  SparseTensor = "tide.sparse.coo", testing = "tide.testing" }
 
 -- __lazy: the names of those fields, for spec/public_api_spec.lua (tide's keys, loaded or not)
 setmetatable(tide, {
