@@ -45,8 +45,6 @@ local function repr(v)
         return "nan"
     elseif v == math.huge or v == -math.huge then
         return v > 0 and "inf" or "-inf"
-    elseif math.type and math.type(v) == "integer" then
-        return tostring(v)
     end
     local s
     for p = 1, 17 do
@@ -63,12 +61,9 @@ end
 
 -- whether the Lua number v is an integer: its subtype on 5.3+, its value on 5.1 and LuaJIT
 -- (tide's rule there: an integral number reads as an integer)
-local function is_integer(v)
-    if math.type then
-        return math.type(v) == "integer"
-    end
-    return v == floor(v) and math.abs(v) < 2 ^ 53
-end
+local is_integer = require("tide._compat").is_integer
+-- whether this Lua tells 1 from 1.0 (5.3+); where it does not, numbers have one type
+local NUMBER_SUBTYPES = not is_integer(1.0)
 
 local function index_str(idx)
     return "{" .. table.concat(idx, ", ") .. "}"
@@ -105,8 +100,8 @@ local function diff_line(kind, diff, idx, tol, equality)
     diff = type(diff) == "string" and diff or repr(diff)
     local s = idx and ("Greatest %s difference: %s at index %s"):format(kind, diff, index_str(idx))
         or ("%s difference: %s"):format(kind:sub(1, 1):upper() .. kind:sub(2), diff)
-    if not equality then
-        s = s .. (" (up to %s allowed)"):format(repr(tol))
+    if not equality then -- the tolerance as given: an integer stays one, as in Python
+        s = s .. (" (up to %s allowed)"):format(is_integer(tol) and ("%d"):format(tol) or repr(tol))
     end
     return s
 end
@@ -123,8 +118,11 @@ local function mismatch_msg(what, extra, abs_diff, abs_idx, rel_diff, rel_idx, r
 end
 
 local function compare_numbers(a, e, o)
-    if o.check_dtype and math.type and math.type(a) ~= math.type(e) then
-        mismatch(("The (d)types do not match: %s != %s."):format(math.type(a), math.type(e)))
+    if o.check_dtype and NUMBER_SUBTYPES and is_integer(a) ~= is_integer(e) then
+        local function kind(v)
+            return is_integer(v) and "integer" or "float"
+        end
+        mismatch(("The (d)types do not match: %s != %s."):format(kind(a), kind(e)))
     end
     local function dtype(v)
         return is_integer(v) and "int64" or "float64"
