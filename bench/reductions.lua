@@ -1,6 +1,6 @@
--- reductions.lua — float32 sum, mean, max and min of a whole tensor and along the last dim,
--- against PyTorch's at its best thread setting (bench/compare.lua): a million elements (a
--- loss over a large batch, a norm) and 4096.
+-- reductions.lua — float32 sum, mean, max, min and amax of a whole tensor, along the last dim
+-- and along the first, against PyTorch's at its best thread setting (bench/compare.lua): a
+-- million elements (a loss over a large batch, a norm) and 4096.
 --   lua5.4 bench/reductions.lua [REPS [ROUNDS]]     (bench/run.sh sets the paths)
 local tide = require("tide")
 local compare = require("bench.compare")
@@ -9,9 +9,10 @@ local REPS = tonumber(arg[1]) or 20
 local ROUNDS = tonumber(arg[2]) or 3
 local clock = tide.wall_time or os.clock
 
-local OPS = { "sum", "mean", "max", "min" }
--- name, elements, the dim (nil: the whole tensor; 2: the last of [rows, 1000])
-local CASES = { { "1m", 1000000 }, { "1m_rows", 1000000, 2 }, { "4k", 4096 } }
+local OPS = { "sum", "mean", "max", "min", "amax" }
+-- name, elements, the dim (nil: the whole tensor; 2: the last of [rows, 1000]; 1: the first)
+local CASES = { { "1m", 1000000 }, { "1m_rows", 1000000, 2 }, { "1m_cols", 1000000, 1 },
+    { "4k", 4096 } }
 
 local function run_tide()
     local out = {}

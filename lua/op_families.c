@@ -290,6 +290,28 @@ static int into_unary(lua_State *L, tide_op op, int nargs, int out_idx) {
     return into_done(L, out_idx);
 }
 
+/* _internal.max_values(x, dim, keepdim) and min_values: the values of max / min over one dim
+ * (1-based), without x:max(dim)'s indices, which cost eight times the values (amax, amin,
+ * logsumexp and norm(inf) reduce with these). No autograd: their callers record their own. */
+static int values_only(lua_State *L, tide_op op, const char *name) {
+    tide_lua_state *S = TL_STATE(L);
+    ltensor        *a = tl_check(L, 1, name);
+    int             dim = tl_dim(L, a->t, tl_check_int(L, 2, name, "dim"), name, 0);
+    int             keepdim = lua_toboolean(L, 3);
+    ltensor        *r = tl_push_empty(L);
+    TL_CALL(L, S, tide_reduce(S->ctx, op, a->t, dim, keepdim, &r->t, NULL));
+    tl_gc_hint(L, S, tide_tensor_nbytes(r->t));
+    return 1;
+}
+
+static int max_values(lua_State *L) {
+    return values_only(L, TIDE_OP_MAX, "amax");
+}
+
+static int min_values(lua_State *L) {
+    return values_only(L, TIDE_OP_MIN, "amin");
+}
+
 #define GEN_INTO(e, how)                                                                           \
     static int into_##e(lua_State *L, int nargs, int out_idx) {                                    \
         return how(L, TIDE_OP_##e, nargs, out_idx);                                                \
@@ -373,6 +395,9 @@ void tl_open_op_families(lua_State *L, int mod, int methods) {
 #include "tide_ops.def"
 #undef X
     };
+    static const luaL_Reg internal[] = {
+        {"max_values", max_values}, {"min_values", min_values}, {NULL, NULL}};
+    tl_register_internal(L, mod, internal);
     int mod_idx = lua_absindex(L, mod);
     lua_createtable(L, 0, (int)(sizeof into / sizeof into[0]));
     for (size_t i = 0; i < sizeof into / sizeof into[0]; i++) {

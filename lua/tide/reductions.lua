@@ -16,6 +16,7 @@ local no_grad = autograd.no_grad -- for results that are never differentiable (a
 local front = require("tide.tensor_keywords").front
 
 local Tensor = core.Tensor
+local is_tensor = core.is_tensor
 local check, dim_of, float_input, in_float = args.check, args.dim_of, args.float_input,
     args.in_float
 
@@ -157,9 +158,25 @@ local function dims_of(op, x, dim)
 end
 
 -- t reduced by method how (sum, max) over dims (descending), keeping them when keep
+-- max and min over a dim, values only (x:max(dim)'s indices cost eight times the values)
+local VALUES = { max = core._internal.max_values, min = core._internal.min_values }
+
 local function over(t, dims, how, keep)
+    local values = VALUES[how]
+    if values and #dims == t:dim() and #dims > 1 then
+        -- every dim: one reduction of all the elements (on the threads), shaped as asked
+        local r = t[how](t)
+        if not keep then
+            return r
+        end
+        local ones = {}
+        for d = 1, t:dim() do
+            ones[d] = 1
+        end
+        return r:reshape(ones)
+    end
     for _, d in ipairs(dims) do
-        t = t[how](t, d, true) -- max's first result only
+        t = values and values(t, d, true) or t[how](t, d, true)
     end
     if not keep then
         for _, d in ipairs(dims) do
@@ -523,6 +540,23 @@ for _, how in ipairs({ "max", "min" }) do
     }
     -- amax([dim[, keepdim]]): dim one dim or a list; every dim when nil or {}
     Tensor[name] = function(x, dim, keepdim, ...)
+        if dim == nil and keepdim == nil and select("#", ...) == 0 and is_tensor(x) and
+            Tensor.dim(x) > 0 and Tensor.numel(x) > 0 then
+            -- x:amax(): the whole tensor's max, one reduction (this call's checks cost more)
+            local whole = Tensor[how]
+            if not autograd.needs_record(x) then
+                return whole(x)
+            end
+            local r = no_grad(function()
+                return whole(x)
+            end)
+            local dims = {}
+            for d = x:dim(), 1, -1 do
+                dims[#dims + 1] = d
+            end
+            autograd.record(name, r, x, dims, false)
+            return r
+        end
         args.no_extra(name, 3, ...)
         check(name, x)
         local keep = keepdim_arg(name, keepdim)
