@@ -52,3 +52,26 @@ describe("creation's fast paths", function()
         end
     end)
 end)
+
+describe("a transposing copy", function()
+    it("gives the input's values in every layout, dtype and size (tiles and their edges)", function()
+        tide.manual_seed(6)
+        for _, dtype in ipairs({ "float32", "float64", "float16", "uint8", "int64", "bool" }) do
+            for _, shape in ipairs({ { 8, 8 }, { 37, 45 }, { 3, 9, 17 }, { 2, 64, 5, 33 } }) do
+                local x = (tide.rand(shape) * 100):to(dtype)
+                local n = #shape
+                local t = x:transpose(n - 1, n):contiguous()
+                assert.is_true(t:is_contiguous())
+                assert.are.same(x:transpose(n - 1, n):tolist(), t:tolist())
+                -- into a given output (copy_), and a permute that ends in a transpose
+                local o = tide.empty(t:size(), { dtype = dtype })
+                o:copy_(x:transpose(n - 1, n))
+                assert.is_true(o:equal(t))
+            end
+        end
+        local img = tide.randn(2, 16, 9, 11)
+        local nhwc = img:permute(1, 3, 4, 2):contiguous()
+        assert.is_true(nhwc:equal(img:permute(1, 3, 4, 2)))
+        assert.is_true(nhwc:permute(1, 4, 2, 3):contiguous():equal(img))
+    end)
+end)

@@ -76,6 +76,9 @@ typedef void (*cpu_loop_fn)(char **p, const int64_t *s, int64_t n, int64_t index
 tide_status cpu_iter_init(cpu_iter *it, const char *op, int nops, const tide_kview *const *views);
 /* runs fn over [0, numel); on several threads when numel >= grain (grain <= 0: never) */
 void cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg);
+/* a same-dtype copy (it: out, then a) whose input runs along the output's second-last dim, in
+ * tiles (transpose_copy.c); 0 when the layouts are not so */
+int cpu_copy_transposed(const cpu_iter *it, size_t es);
 
 static inline int64_t cpu_numel(const tide_kview *v) {
     int64_t n = 1;

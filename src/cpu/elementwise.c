@@ -464,6 +464,8 @@ tide_status cpu_copy(tide_device *dev, const tide_kview *out, const tide_kview *
     const tide_kview *v[2] = {out, a};
     cpu_iter          it;
     TIDE_TRY(cpu_iter_init(&it, "copy", 2, v));
+    if (out->dtype == a->dtype && cpu_copy_transposed(&it, cpu_dtype_size(a->dtype)))
+        return TIDE_OK;
     cvt_arg ca = {out->dtype, a->dtype};
     /* bool from uint8 must normalise, so only identical dtypes move bytes */
     cpu_iter_run(&it, CPU_PAR_GRAIN, out->dtype == a->dtype ? move_row : cvt_row, &ca);
