@@ -84,6 +84,18 @@ describe("the CPU reductions' fast paths", function()
             assert.are.equal(i:sort()[1]:item(), i:amin():item())
         end)
 
+    it("prod of float rows in 32 chains: the product, zeros, infinities and NaN as one chain",
+        function()
+            local y = tide.arange(1, 36, { dtype = "float64" }):view(1, 35)
+            assert.are.equal(1.0333147966386144e40, y:prod(2):item()) -- 35!, exactly as in order
+            local f = tide.full({ 4, 100 }, 1.01, { dtype = "float32" })
+            f[{ 2, 70 }], f[{ 3, 5 }], f[{ 3, 90 }], f[{ 4, 33 }] = 0, 0, math.huge, 0 / 0
+            local p = f:prod(2)
+            assert.is_true(math.abs(p[1]:item() - 1.01 ^ 100) < 1e-4)
+            assert.are.equal(0, p[2]:item())
+            assert.is_true(p[3]:isnan():item() and p[4]:isnan():item()) -- 0 * inf, NaN
+        end)
+
     it("amax over every dim is one reduction, shaped as asked", function()
         local x = tide.tensor({ { 1, 5, -2 }, { 4, NAN, 0 } }, { dtype = "float32" })
         local y = tide.tensor({ { 1, 5, -2 }, { 4, 7, 0 } }, { dtype = "float32" })

@@ -98,7 +98,23 @@ __attribute__((always_inline)) static inline double sum_f32(const float *x, int6
             }                                                                                      \
             break;                                                                                 \
         case TIDE_OP_PROD:                                                                         \
-            if (FLT) {                                                                             \
+            if (FLT &&                                                                             \
+                ra->sd == sizeof(T)) { /* SUM_LANES chains, as the sums' (one: 9x PyTorch) */      \
+                const T *x = (const T *)q;                                                         \
+                double   c[SUM_LANES];                                                             \
+                int64_t  j = 0;                                                                    \
+                for (int u = 0; u < SUM_LANES; u++)                                                \
+                    c[u] = 1;                                                                      \
+                for (; j + SUM_LANES <= len; j += SUM_LANES)                                       \
+                    for (int u = 0; u < SUM_LANES; u++)                                            \
+                        c[u] *= (double)x[j + u];                                                  \
+                for (; j < len; j++)                                                               \
+                    c[0] *= (double)x[j];                                                          \
+                for (int w = SUM_LANES / 2; w > 0; w /= 2)                                         \
+                    for (int u = 0; u < w; u++)                                                    \
+                        c[u] *= c[u + w];                                                          \
+                r.d = c[0];                                                                        \
+            } else if (FLT) {                                                                      \
                 double pr = 1;                                                                     \
                 for (int64_t j = 0; j < len; j++, q += ra->sd)                                     \
                     pr *= (double)*(const T *)q;                                                   \
