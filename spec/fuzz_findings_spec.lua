@@ -604,3 +604,31 @@ describe("session 40's findings (ASan fuzz seeds 44858-44907)", function()
         end
     end)
 end)
+
+describe("session 41's findings (ASan fuzz seeds 44933-44984)", function()
+    it("a complex prod along a dim of 2^32 of an empty tensor ends, and an empty dim's product " ..
+        "is 1 (a product one slice at a time: the fuzzer's instruction limit; seed 44959)",
+        function()
+            local x = tide.zeros(0, 4294967296):to("complex64")
+            assert.are.same({ 0 }, x:prod(-1):size())
+            local e = tide.zeros(0, 3):to("complex64"):prod(1)
+            assert.are.same({ { 1, 0 }, { 1, 0 }, { 1, 0 } }, tide.view_as_real(e):tolist())
+            -- halves times halves: PyTorch 1.13's values
+            local z = tide.complex(tide.tensor({ { 1, 2, 3 }, { 0.5, -1, 2 } }, { dtype = "float32" }),
+                tide.tensor({ { 0, 1, -1 }, { 2, 0.5, 1 } }, { dtype = "float32" }))
+            assert.are.same({ { 7, 1 }, { -1.25, -5 } }, tide.view_as_real(z:prod(2)):tolist())
+            assert.are.same({ -3.75, -36.25 }, tide.view_as_real(z:prod()):tolist())
+        end)
+
+    it("LambdaLR and MultiplicativeLR given a complex tensor as lr_lambda raise their own " ..
+        "error (its # raised len's; seed 44978)", function()
+        local opt = tide.optim.SGD(nn.Linear(3, 2):parameters(), 0)
+        local z = tide.complex(tide.zeros(1):squeeze(), tide.zeros(1):squeeze())
+        for _, name in ipairs({ "LambdaLR", "MultiplicativeLR" }) do
+            local ok, err = pcall(tide.optim.lr_scheduler[name], opt, z)
+            assert.is_false(ok)
+            assert.matches("tide: " .. name .. ": expected lr_lambda to be a function or a list " ..
+                "of 1 functions (one per parameter group), got a complex tensor", err, 1, true)
+        end
+    end)
+end)

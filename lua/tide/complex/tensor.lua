@@ -951,8 +951,10 @@ function M.backward(z, gradient, ...)
     return ri:backward(gradient, ...)
 end
 
--- prod([dim][, keepdim]): the complex products along dim, one slice at a time (its gradient
--- the products', PyTorch's away from zeros)
+-- prod([dim][, keepdim]): the complex products along dim, halves times halves (log2 of the
+-- size in complex multiplications over the whole tensor: one slice at a time, a dim of 2^32 of
+-- an empty tensor never ended); its gradient the products', PyTorch's away from zeros. The
+-- product over an empty dim is 1, as PyTorch's.
 function M.prod(z, dim, keepdim)
     local d, k = reduce_args("prod", z, dim, keepdim)
     if type(d) == "table" then
@@ -961,11 +963,23 @@ function M.prod(z, dim, keepdim)
     if d == nil then
         z, d = M.reshape(z, -1), 1
     end
-    local p = M.select(z, d, 1)
-    for i = 2, z:size(d) do
-        p = mul(p, M.select(z, d, i))
+    local n = z:size(d)
+    if n == 0 or z:numel() == 0 then
+        local ri = z._ri:sum(d, true) * 0 -- the result's shape (size 1 at d), on z's device
+        ri:select(-1, 1):fill_(n == 0 and 1 or 0)
+        local p = wrap(ri)
+        return k == true and p or M.squeeze(p, d)
     end
-    return k == true and M.unsqueeze(p, d) or p
+    local p = z
+    while n > 1 do
+        local h = math.floor(n / 2)
+        local q = mul(M.narrow(p, d, 1, h), M.narrow(p, d, h + 1, h))
+        if n % 2 == 1 then -- the odd one out, kept for the next round
+            q = wrap(tide().cat({ q._ri, M.narrow(p, d, n, 1)._ri }, d))
+        end
+        p, n = q, h + n % 2
+    end
+    return k == true and p or M.select(p, d, 1)
 end
 
 -- cumsum(dim): the pair's, over the complex dims

@@ -4,6 +4,7 @@
 local LRScheduler = require("tide.optim.lr_scheduler.LRScheduler")
 local raise = require("tide.autograd").raise
 local is_callable = require("tide.op_args").is_callable
+local typename = require("tide.op_args").typename
 
 local LambdaLR = LRScheduler:extend("LambdaLR", { "lr_lambda" })
 LambdaLR.torch_only = { lr_lambdas = true } -- PyTorch's: None for each plain function
@@ -19,10 +20,12 @@ function LambdaLR:init(opts)
             fs[i] = f
         end
         f = fs
-    elseif type(f) ~= "table" or #f ~= n then
+    elseif type(f) ~= "table" or getmetatable(f) ~= nil or #f ~= n then
+        -- (a table with a metatable, a complex tensor say, is no list: its # may raise)
+        local list = type(f) == "table" and getmetatable(f) == nil
         raise(string.format("tide: LambdaLR: expected lr_lambda to be a function or a list of " ..
             "%d functions (one per parameter group), got %s", n,
-            type(f) == "table" and ("a list of " .. #f) or type(f)))
+            list and ("a list of " .. #f) or typename(f)))
     end
     for i = 1, n do
         if not is_callable(f[i]) then
