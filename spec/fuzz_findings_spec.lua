@@ -605,7 +605,7 @@ describe("session 40's findings (ASan fuzz seeds 44858-44907)", function()
     end)
 end)
 
-describe("session 41's findings (ASan fuzz seeds 44933-44984)", function()
+describe("session 41's findings (ASan fuzz seeds 44933-44986)", function()
     it("a complex prod along a dim of 2^32 of an empty tensor ends, and an empty dim's product " ..
         "is 1 (a product one slice at a time: the fuzzer's instruction limit; seed 44959)",
         function()
