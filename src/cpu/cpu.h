@@ -79,6 +79,9 @@ void cpu_iter_run(const cpu_iter *it, int64_t grain, cpu_loop_fn fn, void *arg);
 /* a same-dtype copy (it: out, then a) whose input runs along the output's second-last dim, in
  * tiles (transpose_copy.c); 0 when the layouts are not so */
 int cpu_copy_transposed(const cpu_iter *it, size_t es);
+/* float32 fmod, remainder or floor_divide (op) over one row of contiguous operands (b may be a
+ * number: stride 0), without libm's fmodf where exact (fmod_rows.c); 0 for other layouts */
+int cpu_fmod_row_f32(tide_op op, char **p, const int64_t *s, int64_t n);
 
 static inline int64_t cpu_numel(const tide_kview *v) {
     int64_t n = 1;

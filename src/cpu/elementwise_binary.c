@@ -10,6 +10,10 @@
 void cpu_bin_row(char **p, const int64_t *s, int64_t n, int64_t index, void *arg) {
     (void)index;
     const op_arg *oa = arg;
+    if (oa->dt == TIDE_DTYPE_F32 &&
+        (oa->op == TIDE_OP_FMOD || oa->op == TIDE_OP_REMAINDER || oa->op == TIDE_OP_FLOORDIV) &&
+        cpu_fmod_row_f32(oa->op, p, s, n))
+        return;
     switch (oa->op) {
 #define X(E, family, name, fn, dtypes, flags) BIN_##family(E, fn, dtypes, BIN_LOOP, OP_ROW_CALL)
 #include "tide_ops.def"
