@@ -605,7 +605,7 @@ describe("session 40's findings (ASan fuzz seeds 44858-44907)", function()
     end)
 end)
 
-describe("session 41's findings (ASan fuzz seeds 44933-44986)", function()
+describe("session 41's findings (ASan fuzz seeds 44933-45006)", function()
     it("a complex prod along a dim of 2^32 of an empty tensor ends, and an empty dim's product " ..
         "is 1 (a product one slice at a time: the fuzzer's instruction limit; seed 44959)",
         function()
@@ -630,5 +630,18 @@ describe("session 41's findings (ASan fuzz seeds 44933-44986)", function()
             assert.matches("tide: " .. name .. ": expected lr_lambda to be a function or a list " ..
                 "of 1 functions (one per parameter group), got a complex tensor", err, 1, true)
         end
+    end)
+
+    it("affine_grid_generator given a list of tensors as size, or a table as align_corners, " ..
+        "raises tide's error (table.concat met a tensor; seed 44993)", function()
+        local ok, err = pcall(tide.affine_grid_generator, tide.zeros(2, 1),
+            { tide.zeros(4), 1, 2, 3 }, false)
+        assert.is_false(ok)
+        assert.matches("tide: affine_grid: size must be the output's {N, C, H, W} or " ..
+            "{N, C, D, H, W} as sizes >= 0; size[1] is a tensor", err, 1, true)
+        ok, err = pcall(tide.affine_grid_generator, tide.zeros(1, 2, 3), { 1, 1, 2, 2 }, { -1, 4 })
+        assert.is_false(ok)
+        assert.matches("tide: affine_grid_generator: align_corners must be a boolean, got table",
+            err, 1, true)
     end)
 end)

@@ -347,7 +347,11 @@ for _, name in ipairs({ "grid_sampler", "grid_sampler_2d", "grid_sampler_3d" }) 
 end
 define("affine_grid_generator", function(theta, size, align_corners, ...)
     args.no_extra("affine_grid_generator", 3, ...)
-    return F().affine_grid(theta, size, { align_corners = align_corners == true })
+    if type(align_corners) ~= "boolean" then -- required, as PyTorch's third argument
+        raise(("tide: affine_grid_generator: align_corners must be a boolean, got %s")
+            :format(args.typename(align_corners)))
+    end
+    return F().affine_grid(theta, size, { align_corners = align_corners })
 end)
 
 -- the recurrent cells as functions: rnn_tanh_cell / rnn_relu_cell / gru_cell(input, hx,

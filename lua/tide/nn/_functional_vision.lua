@@ -65,6 +65,14 @@ return function(F)
                 "{N, C, D, H, W}, got " ..
                 (type(size) == "table" and ("a list of " .. #size) or type(size)))
         end
+        for i = 1, #size do
+            local v = size[i]
+            if type(v) ~= "number" or v ~= math.floor(v) or v < 0 then
+                raise(("tide: affine_grid: size must be the output's {N, C, H, W} or " ..
+                    "{N, C, D, H, W} as sizes >= 0; size[%d] is %s"):format(i,
+                    type(v) == "number" and tostring(v) or require("tide.op_args").typename(v)))
+            end
+        end
         local k = #size - 2 -- spatial dims
         local n = size[1]
         if theta:dim() ~= 3 or theta:size(1) ~= n or theta:size(2) ~= k or
