@@ -147,15 +147,7 @@ local function input(op, v, real_only)
 end
 
 -- a table with only the keys 1..#t (an empty one included)
-local function is_list(t)
-    local n = #t
-    for k in pairs(t) do
-        if type(k) ~= "number" or k < 1 or k > n or k ~= floor(k) then
-            return false
-        end
-    end
-    return true
-end
+local is_list = args.is_list
 
 -- the arguments after the input: positional (names[i] at position i + 1), then optionally one
 -- table of the remaining ones by name; a table where lists[i] is true and that is a plain list

@@ -97,6 +97,18 @@ function M.no_extra(op, n, ...)
     end
 end
 
+-- whether table t has only the keys 1..#t (an empty table included): a list, not a table of
+-- options or a mapping
+function M.is_list(t)
+    local n = #t
+    for k in pairs(t) do
+        if type(k) ~= "number" or k < 1 or k > n or k ~= math.floor(k) then
+            return false
+        end
+    end
+    return true
+end
+
 -- t, a table given where a list of sizes or dims goes, when it is a plain list: another key
 -- means an options table or a typo ({bogus = 1} would read as {} and run silently)
 function M.check_list(op, t, what)

@@ -241,15 +241,8 @@ local function typename(v)
     return v == nil and "nil" or "a " .. type(v)
 end
 
-local function is_list(t)
-    local n = #t
-    for k in pairs(t) do
-        if type(k) ~= "number" or k < 1 or k > n or k ~= floor(k) then
-            return false
-        end
-    end
-    return true
-end
+-- a table with only the keys 1..#t (an empty one included)
+local is_list = args.is_list
 
 local function key_str(k)
     return type(k) == "string" and ("%q"):format(k) or tostring(k)
