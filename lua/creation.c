@@ -317,7 +317,8 @@ static lua_Integer int_arg(lua_State *L, int idx, const char *op, const char *wh
     return v;
 }
 
-/* eye(n[, m], opts): built on the device itself as arange(n):view(n,1) == arange(m) */
+/* eye(n[, m], opts): zeros, then its main diagonal (a view, stride m + 1) filled with 1, on the
+ * device itself (arange(n):view(n, 1) == arange(m) cast to the dtype took three passes) */
 static int l_eye(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     lua_Integer     n = int_arg(L, 1, "eye", "n");
@@ -328,21 +329,18 @@ static int l_eye(lua_State *L) {
                         (lua_Integer)m);
     copts o;
     read_opts(L, S, opts_at(L, has_m ? 3 : 2), "eye", &o);
-    ltensor *rows = tl_push_empty(L), *cols = tl_push_empty(L), *rv = tl_push_empty(L),
-            *eq = tl_push_empty(L);
     if (n > 0 && m > INT64_MAX / n)
         return tl_error(L, "tide: eye: %I x %I has more elements than fit in 64 bits",
                         (lua_Integer)n, (lua_Integer)m);
+    ltensor *diag = tl_push_empty(L), *r = tl_push_empty(L);
+    int64_t  shape[2] = {n, m};
     /* the helpers' errors (out of memory) are named eye, the op the user called */
-    TL_CALL_AS(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)n, 1, &rows->t),
-               "arange", "eye");
-    TL_CALL_AS(L, S, tide_arange(S->ctx, o.dev, TIDE_DTYPE_I64, 0, (double)m, 1, &cols->t),
-               "arange", "eye");
-    int64_t col_shape[2] = {n, 1};
-    TL_CALL(L, S, tide_tensor_view(rows->t, 2, col_shape, &rv->t));
-    TL_CALL_AS(L, S, tide_binary(S->ctx, TIDE_OP_EQ, rv->t, cols->t, &eq->t), "eq", "eye");
-    ltensor *r = tl_push_empty(L);
-    TL_CALL_AS(L, S, tide_tensor_to(S->ctx, eq->t, o.dev, o.dt, 0, &r->t), "to", "eye");
+    TL_CALL_AS(L, S, tide_tensor_full(S->ctx, o.dev, o.dt, 2, shape, tide_scalar_i(0), &r->t),
+               "full", "eye");
+    if (n > 0 && m > 0) {
+        TL_CALL(L, S, tide_tensor_diagonal(r->t, 0, 0, 1, &diag->t));
+        TL_CALL_AS(L, S, tide_fill_x_(S->ctx, diag->t, tide_scalar_i(1)), "fill_", "eye");
+    }
     finish(L, S, &o, "eye");
     return 1;
 }

@@ -75,3 +75,22 @@ describe("a transposing copy", function()
         assert.is_true(nhwc:permute(1, 4, 2, 3):contiguous():equal(img))
     end)
 end)
+
+describe("eye", function()
+    it("is zeros with its main diagonal filled, every shape and dtype", function()
+        for _, nm in ipairs({ { 1, 1 }, { 3, 3 }, { 2, 5 }, { 5, 2 }, { 0, 3 }, { 3, 0 } }) do
+            local n, m = nm[1], nm[2]
+            for _, dtype in ipairs({ "float32", "float64", "int64", "bool", "float16" }) do
+                local e = tide.eye(n, m, { dtype = dtype })
+                assert.are.same({ n, m, dtype }, { e:size(1), e:size(2), e.dtype })
+                for i = 1, n do
+                    for j = 1, m do
+                        local v = e[{ i, j }]:item()
+                        assert.are.equal(i == j, v == true or v == 1)
+                    end
+                end
+            end
+        end
+        assert.is_true(tide.eye(2, { requires_grad = true }).requires_grad)
+    end)
+end)
