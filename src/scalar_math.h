@@ -53,17 +53,22 @@ TIDE_DEF_LIBM_BINARY(fmod)
 /* floor division as PyTorch's div_floor (Python's //): from fmod, so an infinite dividend gives
  * NaN, a finite one over an infinite divisor of the other sign -1, and a zero quotient keeps the
  * sign a / b has; floor(a / b) gave inf and -0 there */
+/* (tide_floordiv_from_fmod_S: the steps after FMOD(a, b) = m, b != 0; the CPU's float32 rows
+ * compute m without libm, src/cpu/fmod_rows.c) */
 #define TIDE_DEF_FLOORDIV(S, T, FMOD, FLOOR, COPYSIGN)                                             \
-    TIDE_HD T tide_floordiv_##S(T a, T b) {                                                        \
-        if (b == 0)                                                                                \
-            return a / b;                                                                          \
-        T m = FMOD(a, b), q = (a - m) / b;                                                         \
+    TIDE_HD T tide_floordiv_from_fmod_##S(T a, T b, T m) {                                         \
+        T q = (a - m) / b;                                                                         \
         if (m != 0 && (b < 0) != (m < 0))                                                          \
             q -= 1;                                                                                \
         if (q == 0)                                                                                \
             return COPYSIGN((T)0, a / b);                                                          \
         T f = FLOOR(q);                                                                            \
         return q - f > (T)0.5 ? f + 1 : f;                                                         \
+    }                                                                                              \
+    TIDE_HD T tide_floordiv_##S(T a, T b) {                                                        \
+        if (b == 0)                                                                                \
+            return a / b;                                                                          \
+        return tide_floordiv_from_fmod_##S(a, b, FMOD(a, b));                                      \
     }
 TIDE_DEF_FLOORDIV(d, double, fmod, floor, copysign)
 TIDE_DEF_FLOORDIV(f, float, fmodf, floorf, copysignf)
@@ -76,9 +81,12 @@ TIDE_HD double tide_remainder_d(double a, double b) {
     double m = fmod(a, b);
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
-TIDE_HD float tide_remainder_f(float a, float b) {
-    float m = fmodf(a, b);
+/* (from fmod m = fmodf(a, b): the CPU's float32 rows compute m without libm) */
+TIDE_HD float tide_remainder_from_fmod_f(float b, float m) {
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
+TIDE_HD float tide_remainder_f(float a, float b) {
+    return tide_remainder_from_fmod_f(b, fmodf(a, b));
 }
 
 TIDE_DEF_FLOAT_UNARY(neg, -a, -a)

@@ -16,7 +16,6 @@ local no_grad = autograd.no_grad -- for results that are never differentiable (a
 local front = require("tide.tensor_keywords").front
 
 local Tensor = core.Tensor
-local is_tensor = core.is_tensor
 local check, dim_of, float_input, in_float = args.check, args.dim_of, args.float_input,
     args.in_float
 
@@ -540,23 +539,6 @@ for _, how in ipairs({ "max", "min" }) do
     }
     -- amax([dim[, keepdim]]): dim one dim or a list; every dim when nil or {}
     Tensor[name] = function(x, dim, keepdim, ...)
-        if dim == nil and keepdim == nil and select("#", ...) == 0 and is_tensor(x) and
-            Tensor.dim(x) > 0 and Tensor.numel(x) > 0 then
-            -- x:amax(): the whole tensor's max, one reduction (this call's checks cost more)
-            local whole = Tensor[how]
-            if not autograd.needs_record(x) then
-                return whole(x)
-            end
-            local r = no_grad(function()
-                return whole(x)
-            end)
-            local dims = {}
-            for d = x:dim(), 1, -1 do
-                dims[#dims + 1] = d
-            end
-            autograd.record(name, r, x, dims, false)
-            return r
-        end
         args.no_extra(name, 3, ...)
         check(name, x)
         local keep = keepdim_arg(name, keepdim)

@@ -146,14 +146,6 @@ local function attribute(name, a, e)
     mismatch(("The values for attribute '%s' do not match: %s != %s."):format(name, a, e))
 end
 
-local function shape_of(t)
-    local s = {}
-    for d = 1, t:dim() do
-        s[d] = t:size(d)
-    end
-    return s
-end
-
 -- the 1-based index of flat position i (0-based) in shape
 local function unravel(i, shape)
     local idx = {}
@@ -165,7 +157,7 @@ local function unravel(i, shape)
 end
 
 local function compare_tensors(a, e, o)
-    local sa, se = shape_of(a), shape_of(e)
+    local sa, se = a:size(), e:size()
     if not args.same_shape(sa, se) then
         attribute("shape", args.shape_str(sa), args.shape_str(se))
     end

@@ -9,8 +9,8 @@
  * most 53 bits, and the difference at most 25 above b's last bit), and one |b| added back when
  * q was one too many. fmod's result has a's sign, zero included. Elements with |q| >= 2^29, an
  * infinite or NaN operand, or b = 0 send their chunk to fmodf. remainder and floor_divide then
- * apply the scalar functions' own formulas (src/scalar_math.h) to that fmod, so every result
- * is the scalar path's bit for bit.
+ * take the scalar functions' own steps from that fmod (tide_remainder_from_fmod_f,
+ * tide_floordiv_from_fmod_f), so every result is the scalar path's bit for bit.
  */
 #include "cpu.h"
 #include "scalar_math.h"
@@ -28,8 +28,8 @@ static inline float fmod_fast(float a, float b, int *slow) {
     return (float)copysign(r, da);
 }
 
-/* remainder and floor_divide from fmod m: tide_remainder_f's and tide_floordiv_f's steps after
- * their fmodf (b = 0 went to the slow path) */
+/* each op's result from fmod m: the scalar functions' own steps (src/scalar_math.h; b = 0
+ * went to the slow path) */
 static inline float fmod_of(float a, float b, float m) {
     (void)a, (void)b;
     return m;
@@ -37,17 +37,11 @@ static inline float fmod_of(float a, float b, float m) {
 
 static inline float remainder_of(float a, float b, float m) {
     (void)a;
-    return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+    return tide_remainder_from_fmod_f(b, m);
 }
 
 static inline float floordiv_of(float a, float b, float m) {
-    float q = (a - m) / b;
-    if (m != 0 && (b < 0) != (m < 0))
-        q -= 1;
-    if (q == 0)
-        return copysignf(0.0f, a / b);
-    float f = floorf(q);
-    return q - f > 0.5f ? f + 1 : f;
+    return tide_floordiv_from_fmod_f(a, b, m);
 }
 
 static float reference(tide_op op, float a, float b) {
