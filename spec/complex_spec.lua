@@ -2,7 +2,6 @@
 -- PyTorch 1.13's (reference values computed there), shape ops, indexing, factories, errors.
 local tide = require("tide")
 local C = require("tide.complex")
-local nn = tide.nn
 
 local function flat(t)
     if C.is(t) then
@@ -295,11 +294,8 @@ describe("complex tensors", function()
         end,
             "tide: complex: real and imag must both be float32 or both float64, got float32 " ..
             "and float64")
-        local msg = "tide: nn.Parameter: complex parameters are not supported; register " ..
-            "tide.view_as_real(w) as the parameter and use tide.view_as_complex(self.w) in forward"
-        err(function() return nn.Parameter(z) end, msg)
-        local m = nn.Linear(2, 2)
-        err(function() m.w = z:clone():requires_grad_() end, msg)
+        -- (nn.Parameter(z) and a complex field that requires grad register a complex parameter:
+        -- spec/complex_parameter_spec.lua)
         err(function() return z * "x" end, "tide: mul: a complex tensor combines with a complex " ..
             "tensor, a real tensor or a number, got string")
         err(function() return tide.ones(3) % z end,

@@ -5,6 +5,7 @@
 -- that reads p.grad after zero_grad(set_to_none=False) finds zeros, as in PyTorch. Anything
 -- else raises before a gradient is touched.
 local autograd = require("tide.autograd")
+local Complex = require("tide.complex.tensor")
 
 -- zero_grad(who, params, ...): ... the caller's arguments after self
 return function(who, params, ...)
@@ -19,6 +20,9 @@ return function(who, params, ...)
         end
     end
     for _, p in ipairs(params) do
+        if Complex.is(p) then -- a complex parameter's gradient is its real pair's
+            p = Complex.ri(p)
+        end
         if set_to_none == false then
             local g = p.grad
             if g ~= nil then

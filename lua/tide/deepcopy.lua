@@ -112,7 +112,11 @@ function copy(v, memo, path)
         memo[v] = c
         return c
     elseif type(v) == "table" and rawget(v, "__index") == nil then
-        return copy_table(v, memo, path)
+        local c = copy_table(v, memo, path)
+        if PARAMS[v] then -- a complex Parameter (a table over its real pair) copies as one
+            PARAMS[c] = PARAMS[v]
+        end
+        return c
     end
     return v -- functions, classes, devices and other userdata, strings, numbers, booleans
 end

@@ -28,6 +28,7 @@ local flat = require("tide.optim.flat_state")
 local Optimizer = require("tide.optim.Optimizer")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
+local Complex = require("tide.complex.tensor")
 
 local GradScaler = { __name = "GradScaler" }
 GradScaler.__index = GradScaler
@@ -253,6 +254,9 @@ local function grads_by_device(who, optimizer)
     for _, group in ipairs(optimizer.param_groups) do
         for _, p in ipairs(group.params or {}) do
             i = i + 1
+            if Complex.is(p) then -- a complex parameter's gradient is its real pair's
+                p = Complex.ri(p)
+            end
             local g = is_tensor(p) and p.grad or nil
             if g ~= nil then
                 if not is_tensor(g) or not args.FLOAT[g.dtype] then

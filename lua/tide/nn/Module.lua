@@ -9,7 +9,9 @@ local compat = require("tide._compat")
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local args = require("tide.op_args")
-local is_complex = require("tide.complex.tensor").is
+local Complex = require("tide.complex.tensor")
+local is_complex = Complex.is
+local view_as_real = Complex.ri
 local raise = autograd.raise
 
 local is_tensor = autograd.is_tensor
@@ -218,7 +220,7 @@ end
 function Module:register_parameter(name, p)
     check_name(name, "register_parameter")
     check_free(self, name, "register_parameter")
-    if p ~= nil and not is_tensor(p) then
+    if p ~= nil and not is_tensor(p) and not is_complex(p) then
         raise("tide: register_parameter: expected a tensor for '" .. name .. "', got " ..
             args.typename(p))
     end
@@ -370,13 +372,12 @@ function Module.__newindex(self, k, v)
         elseif is_tensor(v) and BUFFERS[v] ~= nil and not PARAMS[v] then -- nn.Buffer(t)
             self:register_buffer(k, v, BUFFERS[v])
             return
-        elseif is_tensor(v) and (PARAMS[v] or v.requires_grad and v.is_leaf ~= false) then
+        elseif is_tensor(v) and (PARAMS[v] or v.requires_grad and v.is_leaf ~= false) or
+            is_complex(v) and (PARAMS[v] or v.requires_grad and v.is_leaf and
+                not PARAMS[view_as_real(v)]) then -- (view_as_complex(self.w) is no new one)
             add(self, self._params, "parameter", k, v)
             PARAMS[v] = true -- a parameter now, as PyTorch's would be (isinstance, a frozen copy)
             return
-        end
-        if is_complex(v) and v.requires_grad then
-            raise(require("tide.nn.Parameter").COMPLEX_ERROR)
         end
         local plain = rawget(self, "_plain")
         if plain and v ~= nil then
@@ -394,7 +395,7 @@ function adopt_replaced(self)
         if not self._kind[k] then
             if is_module(v) then
                 add(self, self._modules, "module", k, v)
-            elseif is_tensor(v) and PARAMS[v] then -- nn.Parameter, as PyTorch's __setattr__
+            elseif (is_tensor(v) or is_complex(v)) and PARAMS[v] then -- PyTorch's __setattr__
                 add(self, self._params, "parameter", k, v)
             end
         end
@@ -790,10 +791,12 @@ function Module:_apply(fn)
             for _, name in ipairs(m._params) do
                 local p = rawget(m, name)
                 if p then
-                    fn(p, true)
+                    local cplx = is_complex(p) -- its real pair moves, in place
+                    p = cplx and view_as_real(p) or p
+                    fn(p, true, cplx)
                     local g = autograd.get_grad(p)
                     if g then
-                        fn(g, true)
+                        fn(g, true, cplx)
                     end
                 end
             end
@@ -809,10 +812,14 @@ function Module:_apply(fn)
 end
 
 -- model:to(dev), model:to(dtype), model:to(dev, dtype): in place, returns the model
+-- A complex parameter takes the precision of a float32 or float64 dtype (complex64,
+-- complex128) and keeps its dtype under another (tide has no complex float16, and PyTorch's
+-- half() leaves a complex parameter as it is)
+local COMPLEX_PRECISION = { float32 = true, float64 = true }
 function Module:to(a, b)
     local dev, dt = parse_to(a, b)
-    return self:_apply(function(t)
-        move(t, dev, dt, true)
+    return self:_apply(function(t, _, cplx)
+        move(t, dev, (not cplx or COMPLEX_PRECISION[dt]) and dt or nil, true)
     end)
 end
 
@@ -1076,9 +1083,13 @@ function Module:load_state_dict(sd, strict, assign)
         local v = rawget(sd, names[i])
         if v == nil then
             missing[#missing + 1] = names[i]
-        elseif not is_tensor(v) then
+        elseif not is_tensor(v) and not is_complex(v) then
             raise("tide: load_state_dict: expected a tensor for '" .. names[i] .. "', got " ..
                 type(v))
+        elseif is_complex(v) and not is_complex(vals[i]) then
+            raise("tide: load_state_dict: '" .. names[i] .. "' is a " .. v.dtype .. " tensor " ..
+                "in the state dict and " .. vals[i].dtype .. " in the model, and copying it " ..
+                "would drop its imaginary part; load v.real (or v:abs()) under that name")
         elseif not same_shape(v.shape, vals[i].shape) then
             raise("tide: load_state_dict: size mismatch for '" .. names[i] .. "': the model has " ..
                 shape_str(vals[i].shape) .. ", the state dict has " .. shape_str(v.shape) ..
@@ -1137,7 +1148,8 @@ function Module:load_state_dict(sd, strict, assign)
             if v ~= nil then
                 local o = owners[i]
                 if o[3] then
-                    local place = v:numel() > 0 and args.view_place(v) or i
+                    local place = v:numel() > 0 and args.view_place(is_complex(v) and
+                        view_as_real(v) or v) or i
                     made[place] = made[place] or Parameter(v, vals[i].requires_grad)
                     v = made[place]
                 end

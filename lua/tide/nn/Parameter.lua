@@ -2,10 +2,13 @@
 -- keyword): PyTorch's nn.Parameter: a leaf that shares t's
 -- storage (t:detach()), with requires_grad set, marked as a parameter: assigned as a module's
 -- field it registers as one even with requires_grad = false (a frozen weight still belongs in
--- parameters() and state_dict())
+-- parameters() and state_dict()). A complex t makes a complex parameter, as PyTorch's: its
+-- leaf is the real pair under it (view_as_real), which the optimizers step (PyTorch's step a
+-- complex parameter through view_as_real) and Module:to moves in place.
 local autograd = require("tide.autograd")
 local PARAMS = require("tide.nn._parameters")
-local is_complex = require("tide.complex.tensor").is
+local Complex = require("tide.complex.tensor")
+local is_complex = Complex.is
 
 local raise = autograd.raise
 
@@ -36,18 +39,20 @@ end
 local Parameter = { __name = "Parameter" }
 
 function Parameter.__instancecheck(_, obj)
-    return autograd.is_tensor(obj) and PARAMS[obj] == true
+    return (autograd.is_tensor(obj) or is_complex(obj)) and PARAMS[obj] == true
 end
 
-local COMPLEX = "tide: nn.Parameter: complex parameters are not supported; register " ..
-    "tide.view_as_real(w) as the parameter and use tide.view_as_complex(self.w) in forward"
-Parameter.COMPLEX_ERROR = COMPLEX
+-- the tensor that holds a parameter's values and gradient: a complex parameter's real pair
+-- [..., 2] (its view_as_real), a real one itself. Optimizers, Module:to and zero_grad work on it.
+function Parameter.real_of(p)
+    if is_complex(p) then
+        return Complex.ri(p)
+    end
+    return p
+end
 
 local function new(t, requires_grad, ...)
-    if is_complex(t) then
-        raise(COMPLEX)
-    end
-    if not autograd.is_tensor(t) then
+    if not autograd.is_tensor(t) and not is_complex(t) then
         raise("tide: Parameter: expected a tensor, got " .. type(t))
     end
     local n = select("#", ...)
@@ -65,7 +70,7 @@ local function new(t, requires_grad, ...)
         raise("tide: Parameter: expected (t[, requires_grad]), got " ..
             (2 + n) .. " arguments")
     end
-    local p = t:detach()
+    local p = t:detach() -- a complex t's: a new wrapper over its pair detached
     if requires_grad ~= false then
         p:requires_grad_(true)
     end

@@ -9,8 +9,15 @@
 local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
+local Complex = require("tide.complex.tensor")
+local is_complex = Complex.is
 
 local utils = {}
+
+-- the real tensor under a gradient: a complex one's pair (view_as_real), which clipping scales
+local function real_of(g)
+    return is_complex(g) and Complex.ri(g) or g
+end
 
 -- params as a list: a Module's parameters, one tensor, or the list itself
 local function param_list(params, who)
@@ -30,14 +37,14 @@ local function grads_of(params, who)
     params = param_list(params, who)
     local out = {}
     for i, p in ipairs(params) do
-        if not is_tensor(p) then
+        if not is_tensor(p) and not is_complex(p) then
             raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
                 ", expected a tensor")
         end
         local g = p.grad
         if g then
             -- checked before any gradient is changed: a refused call leaves them all as they were
-            if not autograd.FLOAT[g.dtype] then
+            if not autograd.FLOAT[real_of(g).dtype] then
                 raise(("tide: %s: the gradient of parameter %d has dtype %s; gradients to " ..
                     "clip are floating point: give p.grad the parameter's dtype"):format(who, i,
                     g.dtype))
@@ -127,7 +134,7 @@ function utils.clip_grad_norm_(params, ...)
         local coef = max_norm / (total + 1e-6)
         if coef < 1 or coef ~= coef then
             for _, g in ipairs(grads) do
-                g:mul_(coef)
+                real_of(g):mul_(coef)
             end
         end
     end)
@@ -151,8 +158,8 @@ function utils.clip_grad_value_(params, ...)
             type(clip_value))
     end
     autograd.no_grad(function()
-        for _, g in ipairs(grads) do
-            g:clamp_(-clip_value, clip_value)
+        for _, g in ipairs(grads) do -- a complex gradient's real and imaginary parts each
+            real_of(g):clamp_(-clip_value, clip_value)
         end
     end)
 end
@@ -244,7 +251,7 @@ require("tide._lazy")(utils, { parametrize = "tide.nn.parametrize",
 local function params_on_one_device(params, who)
     params = param_list(params, who)
     for i, p in ipairs(params) do
-        if not is_tensor(p) then
+        if not is_tensor(p) and not is_complex(p) then
             raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
                 ", expected a tensor")
         end
@@ -264,11 +271,19 @@ end
 -- order (differentiable, as PyTorch's torch.cat of their views)
 function utils.parameters_to_vector(params)
     local ps = params_on_one_device(params, "parameters_to_vector")
+    local any_complex = false
+    for _, p in ipairs(ps) do
+        any_complex = any_complex or is_complex(p)
+    end
+    local tide = require("tide")
     local flat = {}
     for i, p in ipairs(ps) do
         flat[i] = p:reshape(-1)
+        if any_complex and not is_complex(p) then -- PyTorch's cat promotes them: a complex vector
+            flat[i] = tide.complex(flat[i], tide.zeros_like(flat[i]))
+        end
     end
-    return require("tide.core").cat(flat, 1)
+    return tide.cat(flat, 1)
 end
 
 -- vector_to_parameters(vec, params): copies consecutive slices of the 1-D vec into the
@@ -277,7 +292,7 @@ end
 -- parameters' device and hold exactly their number of elements; nothing is written otherwise.
 function utils.vector_to_parameters(vec, params)
     local who = "vector_to_parameters"
-    if not is_tensor(vec) then
+    if not is_tensor(vec) and not is_complex(vec) then
         raise("tide: vector_to_parameters: expected vec to be a tensor, got " .. type(vec))
     end
     local ps = params_on_one_device(params, who)
@@ -302,7 +317,11 @@ function utils.vector_to_parameters(vec, params)
         local at = 1
         for _, p in ipairs(ps) do
             local n = p:numel()
-            p:copy_(vec:narrow(1, at, n):view(p.shape))
+            local part = vec:narrow(1, at, n):view(p.shape)
+            if is_complex(part) and not is_complex(p) then -- parameters_to_vector's promotion
+                part = part.real
+            end
+            p:copy_(part)
             at = at + n
         end
     end)

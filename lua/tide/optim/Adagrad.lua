@@ -27,6 +27,7 @@ function Adagrad:init_state() -- (after add_param_group: the new parameters only
     autograd.no_grad(function()
         for _, g in ipairs(self.param_groups) do
             for _, p in ipairs(g.params) do
+                p = Optimizer.real_param(p)
                 local st = self:state_of(p)
                 if st.sum == nil then
                     st.step = 0

@@ -79,8 +79,11 @@ function LBFGS.new(cls, params, opts)
     g.max_eval, g.line_search_fn = max_eval, ls
     self.defaults.max_eval, self.defaults.line_search_fn = max_eval, ls -- PyTorch's defaults
     local ps = g.params
+    local function p_dtype(p) -- a complex parameter's is its real pair's (what LBFGS steps)
+        return Optimizer.real_param(p).dtype
+    end
     for i = 2, #ps do
-        if ps[i].device ~= ps[1].device or ps[i].dtype ~= ps[1].dtype then
+        if ps[i].device ~= ps[1].device or p_dtype(ps[i]) ~= p_dtype(ps[1]) then
             raise(string.format("tide: LBFGS: every parameter on one device in one dtype, " ..
                 "found %s %s (parameter 1) and %s %s (parameter %d); move the model with " ..
                 "model:to()", tostring(ps[1].device), ps[1].dtype, tostring(ps[i].device),
@@ -278,7 +281,10 @@ local HISTORY = { "old_dirs", "old_stps" }
 
 local function run(self, closure)
     local group = self.param_groups[1]
-    local params = group.params
+    local params = {} -- complex parameters as their real pairs (Optimizer.real_param)
+    for i, p in ipairs(group.params) do
+        params[i] = Optimizer.real_param(p)
+    end
     local lr, max_iter, max_eval = group.lr, group.max_iter, group.max_eval
     local tolerance_grad, tolerance_change = group.tolerance_grad, group.tolerance_change
     local history_size = group.history_size
@@ -434,6 +440,7 @@ local NUMBER_LISTS = { "ro", "al" }
 
 function LBFGS:state_dict()
     local p = self.param_groups[1].params[1]
+    p = p and Optimizer.real_param(p)
     local st = p and self.state[p]
     if not st then
         return base_state_dict.state_dict(self)
@@ -464,6 +471,7 @@ end
 function LBFGS:load_state_dict(sd)
     base_state_dict.load_state_dict(self, sd)
     local p = self.param_groups[1].params[1]
+    p = p and Optimizer.real_param(p)
     local st = p and self.state[p]
     if not st then
         return

@@ -91,22 +91,20 @@ local function check_speed_options(who, opts, names)
     end
 end
 
--- complex parameters, as nn.Parameter's: refused, with the real view that an optimizer steps
--- as PyTorch's steps a complex one (a complex tensor is a table: a list of its rows otherwise)
-local function no_complex(who, v, what)
-    if Complex.is(v) then
-        raise("tide: " .. who .. ": " .. what .. " is a complex tensor; optimizers step real " ..
-            "tensors: make tide.view_as_real(w) the parameter and use tide.view_as_complex(w) " ..
-            "where the complex value is needed")
-    end
+-- A complex parameter is stepped as its real pair (view_as_real), as PyTorch's optimizers step
+-- one: the update, its state (kept under the pair) and the checks see the real tensor.
+local real_of = Complex.ri
+local is_complex = Complex.is
+local function real_param(p)
+    return is_complex(p) and real_of(p) or p
 end
+Optimizer.real_param = real_param
 
 local function param_list(params, who)
     if type(params) == "table" and params.__ismodule then
         return params:parameters()
     end
-    no_complex(who, params, "params")
-    if is_tensor(params) then -- PyTorch's TypeError for SGD(w): one tensor is no list
+    if is_tensor(params) or is_complex(params) then -- PyTorch's TypeError for SGD(w)
         raise("tide: " .. who .. ": expected a list of parameters (model:parameters()), got a " ..
             "tensor; params argument given to the optimizer should be an iterable of Tensors " ..
             "or dicts: pass {w}")
@@ -142,8 +140,7 @@ local function fill_group(who, g, defaults, types)
         end
     end
     for i, p in ipairs(g.params) do
-        no_complex(who, p, "parameter " .. i)
-        if not is_tensor(p) then
+        if not is_tensor(p) and not is_complex(p) then
             raise("tide: " .. who .. ": parameter " .. i .. " is a " .. type(p) ..
                 ", expected a tensor (optimizer can only optimize Tensors)")
         end
@@ -164,14 +161,12 @@ end
 -- tables is several), each option a group leaves out taken from defaults (fill_group)
 local function param_groups(who, params, defaults, types)
     local groups = {}
-    no_complex(who, params, "params")
-    no_complex(who, params[1], "parameter 1")
     local first = params[1]
     if first ~= nil and type(first) ~= "table" and not is_tensor(first) then
         raise("tide: " .. who .. ": optimizer can only optimize Tensors, but one of the " ..
             "params is " .. type(first))
     end
-    if first ~= nil and not is_tensor(first) then
+    if first ~= nil and not is_tensor(first) and not is_complex(first) then
         for i, g in ipairs(params) do
             if type(g) ~= "table" or g.__ismodule then
                 raise("tide: " .. who .. ": parameter group " .. i .. " is a " ..
@@ -231,7 +226,7 @@ function Optimizer.init(self, params, defaults)
     self.defaults = defaults
     self.param_groups = groups
     self.state = setmetatable({}, { __index = function(st, p)
-        if not is_tensor(p) then
+        if not is_tensor(p) and not is_complex(p) then
             return nil
         end
         local t = {}
@@ -560,6 +555,7 @@ function Optimizer:check_step()
         check_group_numbers(self, g, gi)
         for _, p in ipairs(g.params) do
             i = i + 1
+            p = real_param(p)
             local grad = p.grad
             if grad then
                 check_param(self, g, i, p, grad)
@@ -578,6 +574,7 @@ local function run(self)
     local update = self.update
     for _, g in ipairs(self.param_groups) do
         for _, p in ipairs(g.params) do
+            p = real_param(p)
             local grad = p.grad
             if grad then
                 update(self, g, p, grad)

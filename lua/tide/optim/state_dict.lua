@@ -16,12 +16,22 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 local is_tensor = autograd.is_tensor
 local flat = require("tide.optim.flat_state")
+local Complex = require("tide.complex.tensor")
 
 local M = {}
 
 -- state entries kept as Lua numbers, not tensors: "step", and an optimizer's own
 -- (cls.scalar_state: NAdam's mu_product)
 local SCALAR = { step = true }
+
+-- the key of p's state: the real pair of a complex parameter, which tide's optimizers step
+-- (Optimizer.real_param); the parameter itself in a subclass's own step (Optimizer.init's)
+local function state_key(self, p)
+    if Complex.is(p) and not self._python_init then
+        return Complex.ri(p)
+    end
+    return p
+end
 
 local function sorted_keys(t)
     local r = {}
@@ -211,7 +221,7 @@ function M.state_dict(self)
         for _, p in ipairs(g.params) do
             index = index + 1
             ids[#ids + 1] = index
-            local st = self.state[p]
+            local st = self.state[state_key(self, p)]
             if st then
                 for _, k in ipairs(sorted_keys(st)) do
                     local v = st[k]
@@ -316,7 +326,7 @@ function M.load_state_dict(self, sd)
                 "over the same parameters", who, gi, #saved.params, #g.params))
         end
         for j, id in ipairs(saved.params) do
-            params[id] = g.params[j]
+            params[id] = state_key(self, g.params[j])
         end
     end
     for i in pairs(states) do
@@ -336,7 +346,7 @@ function M.load_state_dict(self, sd)
             local out = plain and {} or { device = p.device, dtype = p.dtype }
             for k, v in pairs(st) do
                 if is_tensor(v) then
-                    if autograd.FLOAT[v.dtype] and v.dtype ~= p.dtype then
+                    if autograd.FLOAT[v.dtype] and v.dtype ~= p.dtype and not Complex.is(p) then
                         v = v:to(p.dtype)
                     end
                     v = v:to(p.device, { copy = true })
