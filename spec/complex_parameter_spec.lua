@@ -374,3 +374,91 @@ describe("Module:to with a complex parameter", function()
         assert.are.same(m.lin.weight:detach():totable(), m2.lin.weight:detach():totable())
     end)
 end)
+
+describe("the rest of nn around a complex parameter", function()
+    it("nn.init fills it as PyTorch's: each part U(a, b), N(mean, std / sqrt(2)); fans of its " ..
+        "complex shape", function()
+            tide.manual_seed(3)
+            local w = nn.Parameter(tide.view_as_complex(tide.zeros(400, 250, 2,
+                { dtype = "float64" })))
+            assert.is_true(rawequal(w, nn.init.normal_(w, 3, 2)))
+            for _, part in ipairs({ w.real, w.imag }) do
+                assert.is_true(math.abs(part:mean():item() - 3) < 0.02)
+                assert.is_true(math.abs(part:std():item() - math.sqrt(2)) < 0.02)
+            end
+            nn.init.uniform_(w, -1, 2)
+            for _, part in ipairs({ w.real, w.imag }) do
+                assert.is_true(part:min():item() >= -1 and part:max():item() < 2)
+                assert.is_true(math.abs(part:mean():item() - 0.5) < 0.02)
+            end
+            -- xavier_uniform_: bound sqrt(6 / (fan_in + fan_out)) = sqrt(6 / 650) on each part
+            nn.init.xavier_uniform_(w)
+            local bound = math.sqrt(6 / 650)
+            local top = tide.view_as_real(w:detach()):abs():max():item()
+            assert.is_true(top <= bound and top > 0.99 * bound)
+            nn.init.constant_(w, 0.5)
+            assert.are.same({ 0.5, 0 }, tide.view_as_real(w:detach())[1][1]:totable())
+            nn.init.ones_(w)
+            assert.are.same({ 1, 0 }, tide.view_as_real(w:detach())[7][9]:totable())
+            nn.init.eye_(w)
+            assert.are.same({ 1, 0 }, tide.view_as_real(w:detach())[2][2]:totable())
+            assert.are.same({ 0, 0 }, tide.view_as_real(w:detach())[2][3]:totable())
+            nn.init.zeros_(w)
+            assert.are.equal(0, tide.view_as_real(w:detach()):abs():sum():item())
+            local before = pair(w)
+            assert.matches("tide: nn.init.trunc_normal_: expected a real tensor, got a " ..
+                "complex128 one; initialize its real pair, " ..
+                "nn.init.trunc_normal_(tide.view_as_real(w))",
+                err(function() nn.init.trunc_normal_(w) end), 1, true)
+            assert.are.same(before, pair(w))
+        end)
+
+    it("z:fill_, z:uniform_ and z:normal_ are PyTorch's on a complex tensor", function()
+        local z = tide.view_as_complex(tide.zeros(3, 2))
+        assert.is_true(rawequal(z, z:fill_(2.5)))
+        assert.are.same({ { 2.5, 0 }, { 2.5, 0 }, { 2.5, 0 } }, tide.view_as_real(z):totable())
+        assert.matches("tide: fill_: a complex tensor is filled with a number, got",
+            err(function() z:fill_("x") end), 1, true)
+        tide.manual_seed(1)
+        local a = tide.view_as_complex(tide.zeros(5, 2)):normal_(1, 2)
+        tide.manual_seed(1)
+        local b = tide.zeros(5, 2):normal_(1, 2 / math.sqrt(2)) -- the pair's draws
+        assert.is_true(tide.equal(tide.view_as_real(a), b))
+    end)
+
+    it("ParameterList, ParameterDict, functional_call, p.data and p.grad take it", function()
+        local z = tide.view_as_complex(init({ 2, 2 }, 0))
+        local pl = nn.ParameterList({ z, tide.zeros(2) })
+        assert.are.equal(2, #pl:parameters())
+        assert.are.equal("complex128", pl[1].dtype)
+        assert.is_true(tide.isinstance(pl[1], nn.Parameter))
+        local pd = nn.ParameterDict({ a = z })
+        assert.are.equal("complex128", pd.a.dtype)
+        assert.are.equal(1, #pd:parameters())
+        local m = M(false)
+        local w2 = tide.view_as_complex(init({ 3, 2, 2 }, 7)):requires_grad_()
+        local loss = nn.utils.stateless.functional_call(m, { w = w2 }, X)
+        loss:backward()
+        assert.is_not_nil(w2.grad)
+        assert.is_nil(m.w.grad)
+        assert.are.equal("complex128", m.w.dtype) -- its own back
+        m.w.data:mul_(0) -- PyTorch's p.data, the values outside autograd
+        assert.are.equal(0, tide.view_as_real(m.w:detach()):abs():sum():item())
+        m.w.grad = tide.view_as_complex(tide.ones(3, 2, 2, { dtype = "float64" }))
+        assert.are.same({ 1, 1 }, tide.view_as_real(m.w.grad)[1][1]:totable())
+        m.w.grad = nil
+        assert.is_nil(m.w.grad)
+        assert.matches("tide: a complex tensor's grad is set to a complex tensor or nil, got",
+            err(function() m.w.grad = tide.ones(3, 2, 2) end), 1, true)
+    end)
+
+    it("AveragedModel keeps its running mean", function()
+        local m = nn.Module()
+        m.w = nn.Parameter(tide.view_as_complex(tide.ones(2, 2)))
+        local avg = tide.optim.swa_utils.AveragedModel(m)
+        avg:update_parameters(m)
+        tide.no_grad(function() m.w:mul_(3) end)
+        avg:update_parameters(m)
+        assert.are.same({ { 2, 2 }, { 2, 2 } }, tide.view_as_real(avg.module.w:detach()):totable())
+    end)
+end)

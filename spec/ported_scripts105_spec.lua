@@ -6,7 +6,8 @@
 -- stands above each Lua line that differs from it; dims are 1-based.
 -- The values were computed with PyTorch 1.13 on the same weights: every parameter, in
 -- named_parameters order (k = 0, 1, ...), is 0.3 * sin(0.731 * arange(numel) + 1.37 * k) in its
--- shape; a complex weight takes the formula on its view_as_real ([..., 2]).
+-- shape; a complex weight takes the formula on its view_as_real ([..., 2]). The spectral
+-- weights are complex nn.Parameters, as the repo's.
 -- The training loop is fourier_1d.py's with torch.optim.Adam (lr 1e-3, weight_decay 1e-4) in
 -- place of the repo's Adam.py (see the GAP: note at the loop).
 local tide = require("tide")
@@ -64,12 +65,15 @@ local REF = {
             2.630056 }, { -0.217672, 24.100918, 24.097517 }, { -0.21282, 1.45783, 1.405693 } },
 }
 
--- every parameter, in named_parameters order, from the formula above (a complex weight is
--- registered as its view_as_real already: the GAP: below)
+-- every parameter, in named_parameters order, from the formula above (a complex weight on its
+-- view_as_real)
 local function fill(model)
     tide.no_grad(function()
         for k, np_ in ipairs(model:named_parameters()) do
             local p = np_[2]
+            if p:is_complex() then
+                p = tide.view_as_real(p)
+            end
             local v = (tide.arange(p:numel()):float() * 0.731 + 1.37 * (k - 1)):sin() * 0.3
             p:copy_(v:view(p.shape))
         end
@@ -108,12 +112,8 @@ function SpectralConv1d:init(in_channels, out_channels, modes1)
     self.scale = (1 / (in_channels * out_channels))
     -- self.weights1 = nn.Parameter(self.scale * torch.rand(in_channels, out_channels,
     --     self.modes1, dtype=torch.cfloat))
-    -- GAP: tide has no complex nn.Parameter (tide: nn.Parameter: complex parameters are not
-    -- supported; ...): the parameter is the weight's view_as_real [in, out, modes, 2] and
-    -- forward takes view_as_complex(self.weights1). Adam on it is PyTorch 1.13's Adam on the
-    -- complex parameter (torch.optim.Adam steps a complex parameter through view_as_real).
-    self.weights1 = nn.Parameter(tide.view_as_real(self.scale * tide.rand(in_channels,
-        out_channels, self.modes1, { dtype = tide.cfloat })))
+    self.weights1 = nn.Parameter(self.scale * tide.rand(in_channels, out_channels, self.modes1,
+        { dtype = tide.cfloat }))
 end
 
 -- Complex multiplication
@@ -135,7 +135,7 @@ function SpectralConv1d:forward(x)
         { device = x.device, dtype = tide.cfloat })
     -- out_ft[:, :, :self.modes1] = self.compl_mul1d(x_ft[:, :, :self.modes1], self.weights1)
     out_ft[{ {}, {}, { 1, self.modes1 } }] = self:compl_mul1d(
-        x_ft[{ {}, {}, { 1, self.modes1 } }], tide.view_as_complex(self.weights1))
+        x_ft[{ {}, {}, { 1, self.modes1 } }], self.weights1)
 
     -- Return to physical space
     -- x = torch.fft.irfft(out_ft, n=x.size(-1))
@@ -226,11 +226,10 @@ function SpectralConv2d:init(in_channels, out_channels, modes1, modes2)
     self.scale = (1 / (in_channels * out_channels))
     -- self.weights1 = nn.Parameter(self.scale * torch.rand(in_channels, out_channels,
     --     self.modes1, self.modes2, dtype=torch.cfloat))
-    -- GAP: as SpectralConv1d's: the parameters are the weights' view_as_real
-    self.weights1 = nn.Parameter(tide.view_as_real(self.scale * tide.rand(in_channels,
-        out_channels, self.modes1, self.modes2, { dtype = tide.cfloat })))
-    self.weights2 = nn.Parameter(tide.view_as_real(self.scale * tide.rand(in_channels,
-        out_channels, self.modes1, self.modes2, { dtype = tide.cfloat })))
+    self.weights1 = nn.Parameter(self.scale * tide.rand(in_channels, out_channels, self.modes1,
+        self.modes2, { dtype = tide.cfloat }))
+    self.weights2 = nn.Parameter(self.scale * tide.rand(in_channels, out_channels, self.modes1,
+        self.modes2, { dtype = tide.cfloat }))
 end
 
 -- Complex multiplication
@@ -253,13 +252,11 @@ function SpectralConv2d:forward(x)
     -- out_ft[:, :, :self.modes1, :self.modes2] = \
     --     self.compl_mul2d(x_ft[:, :, :self.modes1, :self.modes2], self.weights1)
     out_ft[{ {}, {}, { 1, m1 }, { 1, m2 } }] =
-        self:compl_mul2d(x_ft[{ {}, {}, { 1, m1 }, { 1, m2 } }],
-            tide.view_as_complex(self.weights1))
+        self:compl_mul2d(x_ft[{ {}, {}, { 1, m1 }, { 1, m2 } }], self.weights1)
     -- out_ft[:, :, -self.modes1:, :self.modes2] = \
     --     self.compl_mul2d(x_ft[:, :, -self.modes1:, :self.modes2], self.weights2)
     out_ft[{ {}, {}, { -m1, -1 }, { 1, m2 } }] =
-        self:compl_mul2d(x_ft[{ {}, {}, { -m1, -1 }, { 1, m2 } }],
-            tide.view_as_complex(self.weights2))
+        self:compl_mul2d(x_ft[{ {}, {}, { -m1, -1 }, { 1, m2 } }], self.weights2)
 
     -- Return to physical space
     -- x = torch.fft.irfft2(out_ft, s=(x.size(-2), x.size(-1)))
@@ -384,7 +381,7 @@ end
 -- the training loop of fourier_1d.py / fourier_2d.py, 2 steps on one batch
 -- GAP: the repo's own Adam.py (a copy of torch's functional adam) steps a complex parameter
 -- with exp_avg_sq += |g|^2 (addcmul_(grad, grad.conj())), one second moment per complex entry;
--- torch.optim.Adam (and tide's, on the view_as_real parameter) keeps one per real component.
+-- torch.optim.Adam (and tide's) steps the complex parameter's view_as_real: one per real component.
 -- The port (and the reference) use torch.optim.Adam(lr=1e-3, weight_decay=1e-4).
 local function train(model, x, y, steps)
     -- optimizer = Adam(model.parameters(), lr=learning_rate, weight_decay=1e-4)
@@ -407,17 +404,21 @@ local function train(model, x, y, steps)
     return out0, losses
 end
 
--- the sum of every parameter (view_as_real for the complex ones: they already are)
+-- the sum of every parameter (view_as_real for the complex ones)
 local function param_sum(model)
     local s = 0
-    for _, p in ipairs(model:parameters()) do s = s + p:detach():sum():item() end
+    for _, p in ipairs(model:parameters()) do
+        p = p:is_complex() and tide.view_as_real(p) or p
+        s = s + p:detach():sum():item()
+    end
     return s
 end
 
 describe("zongyi-li/fourier_neural_operator", function()
     it("SpectralConv1d: rfft, einsum on the modes, the slice write, irfft as PyTorch's", function()
         local sc = SpectralConv1d(8, 8, 4)
-        assert.same({ 8, 8, 4, 2 }, sc.weights1.shape)
+        assert.same({ 8, 8, 4 }, sc.weights1.shape)
+        assert.equal("complex64", sc.weights1.dtype)
         fill(sc)
         local xs = seq(2 * 8 * 16, 0.37, 0.5):view(2, 8, 16)
         local o = sc(xs)
@@ -453,10 +454,13 @@ describe("zongyi-li/fourier_neural_operator", function()
             assert_close_list(ref.out, summary(out0, 8), 1e-4, name .. " output")
             assert_close_list(ref.losses, losses, 1e-5, name .. " losses")
             assert.is_true(losses[2] < losses[1])
-            assert_close_list(ref.w_conv0, summary(model.conv0.weights1, 6), 1e-4, "conv0.w1")
-            assert_close_list(ref.w_conv3, summary(model.conv3.weights1), 1e-4, "conv3.w1")
+            assert_close_list(ref.w_conv0, summary(tide.view_as_real(model.conv0.weights1), 6),
+                1e-4, "conv0.w1")
+            assert_close_list(ref.w_conv3, summary(tide.view_as_real(model.conv3.weights1)), 1e-4,
+                "conv3.w1")
             if ref.w2_conv1 then
-                assert_close_list(ref.w2_conv1, summary(model.conv1.weights2), 1e-4, "conv1.w2")
+                assert_close_list(ref.w2_conv1, summary(tide.view_as_real(model.conv1.weights2)),
+                    1e-4, "conv1.w2")
             end
             assert_close_list(ref.fc0, summary(model.fc0.weight), 1e-4, "fc0")
             assert_close_list(ref.w0, summary(model.w0.weight), 1e-4, "w0")

@@ -118,6 +118,11 @@ function PROPS.grad(z)
     return g ~= nil and wrap(g) or nil
 end
 
+-- z.data: PyTorch's alias of z's values outside autograd (a complex parameter's p.data)
+function PROPS.data(z)
+    return wrap(z._ri.data)
+end
+
 -- PyTorch's z.ndim (the complex dims, as z:dim())
 function PROPS.ndim(z)
     return z._ri:dim() - 1
@@ -1186,6 +1191,36 @@ function M.zero_(z)
     return z
 end
 
+-- z:fill_(v): every element v + 0j (a real number, as PyTorch's fill_ of a complex tensor)
+function M.fill_(z, v)
+    if type(v) ~= "number" then
+        raise(("tide: fill_: a complex tensor is filled with a number, got %s"):format(what(v)))
+    end
+    z._ri:select(-1, 1):fill_(v)
+    z._ri:select(-1, 2):zero_()
+    return z
+end
+
+-- z:uniform_([a, b]) and z:normal_([mean, std]), as PyTorch's on a complex tensor: the real
+-- and imaginary parts each drawn from U(a, b), or from N(mean, std / sqrt(2)) so that the
+-- complex value has variance std^2 (its real pair's draws; the same checks and errors)
+function M.uniform_(z, ...)
+    z._ri:uniform_(...)
+    return z
+end
+
+function M.normal_(z, mean, std, ...)
+    local half = 1 / math.sqrt(2)
+    if type(mean) == "table" then -- z:normal_({generator = g})
+        z._ri:normal_(0, half, mean, std, ...)
+    elseif type(std) == "table" then -- z:normal_(mean, {generator = g})
+        z._ri:normal_(mean, half, std, ...)
+    else
+        z._ri:normal_(mean or 0, type(std) == "number" and std * half or std or half, ...)
+    end
+    return z
+end
+
 -- ---- indexing: z[i], z[{...}], z[mask], z[idx], reads and writes ----
 local function ri_key(z, k)
     if type(k) == "number" then
@@ -1227,6 +1262,13 @@ function Complex.__newindex(z, k, v)
     if type(k) == "string" then
         if k == "real" or k == "imag" then
             PROPS[k](z):copy_(v)
+            return
+        elseif k == "grad" or k == "data" then -- p.grad = g (or nil), p.data = t: the pair's
+            if (v ~= nil or k == "data") and not is_complex(v) then
+                raise(("tide: a complex tensor's %s is set to a complex tensor%s, got %s")
+                    :format(k, k == "grad" and " or nil" or "", what(v)))
+            end
+            z._ri[k] = v and v._ri
             return
         end
         raise(("tide: a complex tensor's fields cannot be set (%s)"):format(k))

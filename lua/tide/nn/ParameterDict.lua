@@ -11,7 +11,11 @@ local entry = require("tide.nn._param_repr")
 local dict_entries = require("tide.nn._dict_entries")
 
 local raise = autograd.raise
-local is_tensor = autograd.is_tensor
+local is_complex = require("tide.complex.tensor").is
+-- a parameter's value: a tensor or a complex tensor (a complex parameter)
+local function is_tensor(v)
+    return autograd.is_tensor(v) or is_complex(v)
+end
 
 local ParameterDict = Module:extend("ParameterDict")
 

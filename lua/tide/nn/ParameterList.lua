@@ -8,6 +8,7 @@ local Module = require("tide.nn.Module")
 local Parameter = require("tide.nn.Parameter")
 local PARAMS = require("tide.nn._parameters")
 local entry = require("tide.nn._param_repr")
+local is_complex = require("tide.complex.tensor").is
 
 local raise = autograd.raise
 
@@ -19,20 +20,25 @@ local ParameterList = Module:extend("ParameterList")
 -- optimizer's parameters()) first reconciles them, as PyTorch's pl[i] = t registers t (a tensor
 -- becomes an nn.Parameter; any other value is put back and raises).
 
+-- a parameter's value: a tensor or a complex tensor (a complex parameter)
+local function is_value(v)
+    return autograd.is_tensor(v) or is_complex(v)
+end
+
 local function as_parameter(t, who)
-    if not autograd.is_tensor(t) then
+    if not is_value(t) then
         raise("tide: ParameterList:" .. who .. ": expected a tensor, got " .. type(t))
     end
     return PARAMS[t] and t or Parameter(t)
 end
 
 local function list_arg(ts, who)
-    if type(ts) ~= "table" or autograd.is_tensor(ts) or Module.is_module(ts) then
+    if type(ts) ~= "table" or is_value(ts) or Module.is_module(ts) then
         raise("tide: ParameterList:" .. who .. ": expected a list of tensors such as " ..
-            "{tide.zeros(2)}, got " .. (autograd.is_tensor(ts) and "a tensor" or type(ts)))
+            "{tide.zeros(2)}, got " .. (is_value(ts) and "a tensor" or type(ts)))
     end
     for i = 1, #ts do
-        if not autograd.is_tensor(ts[i]) then
+        if not is_value(ts[i]) then
             raise("tide: ParameterList:" .. who .. ": expected a tensor at " .. i .. ", got " ..
                 type(ts[i]))
         end
@@ -63,7 +69,7 @@ function sync(self)
         if s ~= v or (s ~= nil and not PARAMS[s]) then
             local old = shadow[i]
             local new = v == old and s or v
-            if not autograd.is_tensor(new) then
+            if not is_value(new) then
                 rawset(self, i, old)
                 rawset(self, name, old)
                 raise(("tide: ParameterList: cannot assign '%s' as parameter %d (a tensor or " ..

@@ -14,11 +14,14 @@ local autograd = require("tide.autograd")
 local raise = autograd.raise
 
 local P = require("tide.pytorch_args")
+local is_complex = require("tide.complex.tensor").is
 local init = {}
 
--- the positional and named arguments of `who` as values in the order of names
+-- the positional and named arguments of `who` as values in the order of names. t may be
+-- complex (a complex parameter): its own uniform_, normal_, fill_, zero_ and copy_ fill it as
+-- PyTorch's do, and its fans are those of its complex shape
 local function args(who, names, defaults, t, ...)
-    if not autograd.is_tensor(t) then
+    if not autograd.is_tensor(t) and not is_complex(t) then
         raise("tide: nn.init." .. who .. ": expected a tensor, got " .. type(t))
     end
     local n = select("#", ...)
@@ -46,6 +49,14 @@ local function args(who, names, defaults, t, ...)
         out[i] = v
     end
     return compat.unpack(out, 1, #names)
+end
+
+-- the initializers that draw or index a real tensor's elements: a complex one raises
+local function real_only(who, t)
+    if is_complex(t) then
+        raise(("tide: nn.init.%s: expected a real tensor, got a %s one; initialize its real " ..
+            "pair, nn.init.%s(tide.view_as_real(w))"):format(who, t.dtype, who))
+    end
 end
 
 local function number(who, name, v)
@@ -312,6 +323,7 @@ end
 function init.trunc_normal_(t, ...)
     local mean, std, a, b = args("trunc_normal_", { "mean", "std", "a", "b" },
         { 0.0, 1.0, -2.0, 2.0 }, t, ...)
+    real_only("trunc_normal_", t) -- (PyTorch's has no complex erfinv)
     for _, kv in ipairs({ { "mean", mean }, { "std", std }, { "a", a }, { "b", b } }) do
         number("trunc_normal_", kv[1], kv[2])
     end
@@ -339,7 +351,8 @@ function init.eye_(t, ...)
         raise("tide: nn.init.eye_: only 2-D tensors are supported, got " .. t:dim() .. "-D")
     end
     return filling(t, function(dst)
-        dst:copy_(core.eye(dst:size(1), dst:size(2), { dtype = dst.dtype, device = dst.device }))
+        local real = is_complex(dst) and dst.real or dst -- (a complex one's real part)
+        dst:copy_(core.eye(dst:size(1), dst:size(2), { dtype = real.dtype, device = dst.device }))
     end)
 end
 
@@ -380,6 +393,7 @@ end
 -- (Martens 2010, PyTorch's algorithm)
 function init.sparse_(t, ...)
     local sparsity, std = args("sparse_", { "sparsity", "std" }, { nil, 0.01 }, t, ...)
+    real_only("sparse_", t)
     if t:dim() ~= 2 then
         raise("tide: nn.init.sparse_: only 2-D tensors are supported, got " .. t:dim() .. "-D")
     end

@@ -8,7 +8,10 @@ local Module = require("tide.nn.Module")
 local compat = require("tide._compat")
 
 local raise = autograd.raise
-local is_tensor = autograd.is_tensor
+local is_complex = require("tide.complex.tensor").is
+local function is_tensor(v) -- a real tensor or a complex one (a complex parameter's stand-in)
+    return autograd.is_tensor(v) or is_complex(v)
+end
 
 local M = {}
 

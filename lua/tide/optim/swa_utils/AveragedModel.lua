@@ -15,6 +15,7 @@ local autograd = require("tide.autograd")
 local args = require("tide.op_args")
 local Module = require("tide.nn.Module")
 local deepcopy = require("tide.deepcopy").functions.deepcopy
+local Complex = require("tide.complex.tensor")
 local raise = autograd.raise
 
 local AveragedModel = Module:extend("AveragedModel")
@@ -112,7 +113,7 @@ function AveragedModel:update_parameters(model, ...)
                     counted = counted:to(p.device)
                 end
                 local v = self.avg_fn(p, q, counted)
-                if not autograd.is_tensor(v) then
+                if not autograd.is_tensor(v) and not Complex.is(v) then -- (a complex one's)
                     raise(string.format("tide: %s: avg_fn returned %s for %s %d; it must " ..
                         "return a tensor (the new average)", who, type(v), what, i))
                 end
