@@ -554,10 +554,7 @@ function Whisper:init(dims)
     -- all_heads[self.dims.n_text_layer // 2 :] = True
     all_heads[{ { math.floor(self.dims.n_text_layer / 2) + 1, -1 } }] = true
     -- self.register_buffer("alignment_heads", all_heads.to_sparse(), persistent=False)
-    -- GAP: register_buffer refuses a sparse tensor (all_heads:to_sparse() is one: `tide:
-    -- register_buffer: expected a tensor for 'alignment_heads', got a sparse tensor
-    -- (t:to_dense() makes it dense)`): the dense mask
-    self:register_buffer("alignment_heads", all_heads, { persistent = false })
+    self:register_buffer("alignment_heads", all_heads:to_sparse(), { persistent = false })
 end
 
 function Whisper:embed_audio(mel)
@@ -675,6 +672,14 @@ end)
 describe("openai/whisper whisper/model.py", function()
     it("Whisper: PyTorch's parameter order; the encoder output of the log mel", function()
         local model = formula_model()
+        -- the sparse alignment_heads buffer: PyTorch's indices [[0, 0], [0, 1]] (1-based
+        -- here), bool values; non-persistent, so not in state_dict
+        local heads = model.alignment_heads
+        assert.is_true(heads.is_sparse)
+        assert.are.same({ { 1, 1 }, { 1, 2 } }, heads:indices():totable())
+        assert.are.same({ true, true }, heads:values():totable())
+        assert.is_nil(model:state_dict().alignment_heads)
+        assert.is_true(rawequal(heads, model:buffers()[1]))
         local names = {}
         for _, pair in ipairs(model:named_parameters()) do
             -- PyTorch's names with 0-based list indices ("blocks.0"); tide's are 1-based

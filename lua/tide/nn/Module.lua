@@ -14,6 +14,12 @@ local is_complex = Complex.is
 local view_as_real = Complex.ri
 local raise = autograd.raise
 
+-- a sparse COO tensor (tide.sparse.coo, loaded on first use: none exists before)
+local function is_sparse(v)
+    local Sparse = package.loaded["tide.sparse.coo"]
+    return Sparse ~= nil and Sparse.is(v)
+end
+
 local is_tensor = autograd.is_tensor
 local PARAMS = require("tide.nn._parameters") -- nn.Parameter's tensors
 -- tensors that stand in a parameter's field for one call (functional_call's), weak
@@ -255,8 +261,7 @@ function Module:register_buffer(name, b, persistent)
             (type(persistent) == "number" and tostring(persistent) or type(persistent)) ..
             " for '" .. tostring(name) .. "'")
     end
-    if b ~= nil and not is_tensor(b) then
-        -- a sparse or complex tensor (Lua classes) is named, with the way to a dense real one
+    if b ~= nil and not is_tensor(b) and not is_complex(b) and not is_sparse(b) then
         raise("tide: register_buffer: expected a tensor for '" .. name .. "', got " ..
             args.typename(b))
     end
@@ -802,7 +807,13 @@ function Module:_apply(fn)
             end
             for _, name in ipairs(m._buffers) do
                 local b = rawget(m, name)
-                if b then
+                if is_complex(b) then
+                    fn(view_as_real(b), false, true)
+                elseif is_sparse(b) then -- its indices and values, in place (Whisper's
+                    fn(b._i, false) -- alignment_heads buffer)
+                    fn(b._v, false)
+                    b.device, b.dtype = b._v.device, b._v.dtype
+                elseif b then
                     fn(b, false)
                 end
             end
@@ -1083,7 +1094,12 @@ function Module:load_state_dict(sd, strict, assign)
         local v = rawget(sd, names[i])
         if v == nil then
             missing[#missing + 1] = names[i]
-        elseif not is_tensor(v) and not is_complex(v) then
+        elseif is_sparse(vals[i]) ~= is_sparse(v) then -- (PyTorch's copy_ between them fails)
+            raise("tide: load_state_dict: '" .. names[i] .. "' is " .. (is_sparse(v) and
+                "a sparse tensor in the state dict and a dense one in the model" or
+                "a dense tensor in the state dict and a sparse one in the model") ..
+                "; convert it with " .. (is_sparse(v) and "v:to_dense()" or "v:to_sparse()"))
+        elseif not is_tensor(v) and not is_complex(v) and not is_sparse(v) then
             raise("tide: load_state_dict: expected a tensor for '" .. names[i] .. "', got " ..
                 type(v))
         elseif is_complex(v) and not is_complex(vals[i]) then
@@ -1167,8 +1183,11 @@ function Module:load_state_dict(sd, strict, assign)
     end
     autograd.no_grad(function()
         for i = 1, #names do
-            if ready[i] ~= nil then
-                vals[i]:copy_(ready[i])
+            local dst, src = vals[i], ready[i]
+            if is_sparse(dst) and src ~= nil then -- its entries replaced (the same object)
+                dst._i, dst._v, dst._coalesced = src._i:clone(), src._v:clone(), src._coalesced
+            elseif src ~= nil then
+                dst:copy_(src)
             end
         end
     end)
