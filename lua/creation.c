@@ -321,6 +321,8 @@ static lua_Integer int_arg(lua_State *L, int idx, const char *op, const char *wh
  * device itself (arange(n):view(n, 1) == arange(m) cast to the dtype took three passes) */
 static int l_eye(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
+    if (wants_complex(L)) /* tide.eye(n, {dtype = tide.cfloat}): ones on the diagonal, + 0j */
+        return complex_factory(L, "eye");
     lua_Integer     n = int_arg(L, 1, "eye", "n");
     int             has_m = lua_type(L, 2) == LUA_TNUMBER;
     lua_Integer     m = has_m ? int_arg(L, 2, "eye", "m") : n;

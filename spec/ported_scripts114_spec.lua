@@ -75,11 +75,13 @@ describe("ported: PyTorch's Complex Numbers note", function()
             tide.arange(0, 3, { dtype = tide.cfloat })
         end)
         -- >>> torch.eye(2, dtype=torch.cfloat)   -> [[1.+0.j, 0.+0.j], [0.+0.j, 1.+0.j]]
-        -- GAP: tide.eye takes no complex dtype (documented limit: the factories given a complex
-        -- dtype are zeros / ones / empty / full / rand / randn / tensor and the _like ones):
-        raises("tide: eye: unknown dtype complex64", function()
-            tide.eye(2, { dtype = tide.cfloat })
-        end)
+        local eye = tide.eye(2, { dtype = tide.cfloat })
+        assert.are.equal("complex64", eye.dtype)
+        assert.are.equal("[[1.+0.j, 0.+0.j],\n [0.+0.j, 1.+0.j]]", body(eye))
+        local rect = tide.eye(2, 3, { dtype = tide.cdouble, device = "cpu:1" })
+        assert.are.same({ { { 1, 0 }, { 0, 0 }, { 0, 0 } }, { { 0, 0 }, { 1, 0 }, { 0, 0 } } },
+            tide.view_as_real(rect):cpu():totable())
+        assert.are.equal("cpu:1", tostring(rect.device))
     end)
 
     it("moves from the old (..., 2) representation: view_as_complex / view_as_real", function()

@@ -280,6 +280,9 @@ function M.factory(op, ...)
             x = x:to(o.device)
         end
         ri = Complex.stack2(x, x:mul(0)):detach()
+    elseif op == "eye" then -- (n[, m]): the real eye (its checks) as the real parts
+        local real = core.eye(a[1], a[2], o)
+        ri = Complex.stack2(real, real:mul(0)):detach()
     else
         local value
         if op == "full" then
