@@ -323,9 +323,9 @@ static int l_eye(lua_State *L) {
     tide_lua_state *S = TL_STATE(L);
     if (wants_complex(L)) /* tide.eye(n, {dtype = tide.cfloat}): ones on the diagonal, + 0j */
         return complex_factory(L, "eye");
-    lua_Integer     n = int_arg(L, 1, "eye", "n");
-    int             has_m = lua_type(L, 2) == LUA_TNUMBER;
-    lua_Integer     m = has_m ? int_arg(L, 2, "eye", "m") : n;
+    lua_Integer n = int_arg(L, 1, "eye", "n");
+    int         has_m = lua_type(L, 2) == LUA_TNUMBER;
+    lua_Integer m = has_m ? int_arg(L, 2, "eye", "m") : n;
     if (n < 0 || m < 0)
         return tl_error(L, "tide: eye: sizes %I and %I must be non-negative", (lua_Integer)n,
                         (lua_Integer)m);
