@@ -98,6 +98,55 @@ describe("where against PyTorch 1.13", function()
     end)
 end)
 
+-- the CPU kernel's contiguous rows (src/cpu/index.c, WHERE_CONTIG): a number on either side
+-- or both, in each element size (bool 1, float16 2, float32 4, int64 and float64 8 bytes),
+-- against the element-wise rule, with a mask of no pattern
+describe("where over contiguous rows with a number on either side", function()
+    local n = 1000
+    local mask_list, a_list = {}, {}
+    for i = 1, n do
+        mask_list[i] = (i * 7919) % 13 < 6
+        a_list[i] = (i % 17) - 8
+    end
+    local mask = tide.tensor(mask_list, { dtype = "bool" })
+    for _, dt in ipairs({ "bool", "float16", "float32", "int64", "float64" }) do
+        it(dt, function()
+            local a = tide.tensor(a_list, { dtype = "float64" }):to(dt)
+            local av = a:tolist()
+            -- (bool: a 0-d bool tensor, broadcast as a number is; a number 0 would promote)
+            local v = dt == "bool" and tide.tensor(false, { dtype = "bool" }) or -3
+            local want = -3
+            if dt == "bool" then
+                want = false
+            end
+            local function check(got, pick)
+                assert.are.equal(dt, got.dtype)
+                local g = got:tolist()
+                for i = 1, n do
+                    local x, y = pick(i)
+                    if mask_list[i] then -- (not `and x or y`: x may be false)
+                        assert.are.equal(x, g[i])
+                    else
+                        assert.are.equal(y, g[i])
+                    end
+                end
+            end
+            check(tide.where(mask, v, a), function(i) return want, av[i] end)
+            check(tide.where(mask, a, v), function(i) return av[i], want end)
+            local fill = dt == "bool" and 0 or v
+            check(a:masked_fill(mask, fill), function(i) return want, av[i] end)
+            check(tide.where(mask, a, a:flip(1)), function(i) return av[i], av[n + 1 - i] end)
+            local b = a:clone()
+            b:masked_fill_(mask, fill)
+            check(b, function(i) return want, av[i] end)
+            if dt ~= "bool" then -- both numbers: the mask's picks of the two
+                check(tide.where(mask, tide.tensor(1, { dtype = dt }), tide.tensor(2,
+                    { dtype = dt }):expand(n)), function() return 1, 2 end)
+            end
+        end)
+    end
+end)
+
 describe("nonzero, argwhere and where(cond) against PyTorch 1.13", function()
     it("the tuple form, 1-based", function()
         local r = tide.where(T({ { 0, 1 }, { 2, 0 } }, "int64"))

@@ -148,16 +148,30 @@ tide_status cpu_index_add(tide_device *dev, const tide_kview *dst, int dim, cons
     } while (0)
 
 /* contiguous rows (the common case: a mask of the operands' own shape): both sides read, one
- * select a lane, which vectorizes (a read under the condition would not) */
-#define WHERE_CONTIG(T)                                                                            \
+ * select a lane, which vectorizes (a read under the condition would not). XS and YS are the
+ * operands' element strides, 1 or 0: a number broadcast (where(m, 0, y), masked_fill's value),
+ * which the element-wise loop below had read with a branch the mask's randomness mispredicted
+ * (where(m, 0, y) of a million floats took 2.9 ms against 0.33 with two tensors) */
+#define WHERE_CONTIG(T, XS, YS)                                                                    \
     do {                                                                                           \
         T             *o = (T *)p[0];                                                              \
         const uint8_t *c = (const uint8_t *)p[1];                                                  \
         const T       *x = (const T *)p[2], *y = (const T *)p[3];                                  \
         for (int64_t i = 0; i < n; i++) {                                                          \
-            T xv = x[i], yv = y[i];                                                                \
+            T xv = x[i * (XS)], yv = y[i * (YS)];                                                  \
             o[i] = c[i] ? xv : yv;                                                                 \
         }                                                                                          \
+    } while (0)
+#define WHERE_CONTIG_BY_STRIDES(T)                                                                 \
+    do {                                                                                           \
+        if (s[2] && s[3])                                                                          \
+            WHERE_CONTIG(T, 1, 1);                                                                 \
+        else if (s[3])                                                                             \
+            WHERE_CONTIG(T, 0, 1);                                                                 \
+        else if (s[2])                                                                             \
+            WHERE_CONTIG(T, 1, 0);                                                                 \
+        else                                                                                       \
+            WHERE_CONTIG(T, 0, 0);                                                                 \
     } while (0)
 
 /* one operand's row into out's: a fill when its stride is 0 (a masked_fill's value), a move */
@@ -187,12 +201,9 @@ CPU_HOT static void where_row(char **p, const int64_t *s, int64_t n, int64_t ind
         CPU_BY_SIZE(es, PICK_LOOP)
         return;
     }
-    if ((es == 4 || es == 8) && s[0] == (int64_t)es && s[1] == 1 && s[2] == (int64_t)es &&
-        s[3] == (int64_t)es) {
-        if (es == 4)
-            WHERE_CONTIG(uint32_t);
-        else
-            WHERE_CONTIG(uint64_t);
+    if (s[0] == (int64_t)es && s[1] == 1 && (s[2] == (int64_t)es || s[2] == 0) &&
+        (s[3] == (int64_t)es || s[3] == 0)) {
+        CPU_BY_SIZE(es, WHERE_CONTIG_BY_STRIDES)
         return;
     }
     CPU_BY_SIZE(es, WHERE_LOOP)
