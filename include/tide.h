@@ -118,6 +118,8 @@ enum {
      * grad raises `tide: <op>: not differentiable` rather than giving a detached result */
     TIDE_OPF_NOT_DIFFERENTIABLE = 1 << 8,
     TIDE_OPF_INT_POWER = 1 << 9, /* an integer exponent below 0 raises (PyTorch's int pow) */
+    /* integer and bool inputs are refused rather than promoted (PyTorch's hypot) */
+    TIDE_OPF_FLOAT_INPUT = 1 << 10,
 };
 /* a row's DTYPES column as flags */
 #define TIDE_OP_DTYPES_ALL      0

@@ -26,14 +26,14 @@ static void set_flag(lua_State *L, const char *key, int on) {
     lua_setfield(L, -2, key);
 }
 
-/* {name, family, arity, float_only, integer_only, no_bool, int_exact, no_grad,
+/* {name, family, arity, float_only, float_input, integer_only, no_bool, int_exact, no_grad,
  *  not_differentiable, cheap, int_wrap, int_division, int_power, bool_result, inplace,
  *  autocast_fp32} */
 static void push_row(lua_State *L, tide_op op) {
     tide_op_family f = tide_op_family_of(op);
     unsigned       fl = tide_op_flags(op);
     int            elementwise = tide_op_is_elementwise(op);
-    lua_createtable(L, 0, 15);
+    lua_createtable(L, 0, 16);
     lua_pushstring(L, tide_op_name(op));
     lua_setfield(L, -2, "name");
     lua_pushstring(L, family_name(f));
@@ -41,6 +41,7 @@ static void push_row(lua_State *L, tide_op op) {
     lua_pushinteger(L, tide_op_arity(op));
     lua_setfield(L, -2, "arity");
     set_flag(L, "float_only", (fl & TIDE_OPF_FLOAT_ONLY) != 0);
+    set_flag(L, "float_input", (fl & TIDE_OPF_FLOAT_INPUT) != 0);
     set_flag(L, "integer_only", (fl & TIDE_OPF_INTEGER_ONLY) != 0);
     set_flag(L, "no_bool", (fl & TIDE_OPF_NO_BOOL) != 0);
     set_flag(L, "int_exact", elementwise && !(fl & TIDE_OPF_FLOAT_ONLY));

@@ -27,7 +27,7 @@ describe("tide.core._ops", function()
 
     it("carries each row's family and flags", function()
         assert.are.same({ name = "add", family = "binary", arity = 2, float_only = false,
-            integer_only = false, no_bool = false, int_exact = true, no_grad = false,
+            float_input = false, integer_only = false, no_bool = false, int_exact = true, no_grad = false,
             not_differentiable = false, cheap = true, int_wrap = true, int_division = false,
             int_power = false, bool_result = false, inplace = true, autocast_fp32 = false },
             row("add"))
@@ -36,6 +36,8 @@ describe("tide.core._ops", function()
         assert.is_true(row("pow").int_power)
         assert.is_true(row("exp").autocast_fp32) -- PyTorch's autocast float32 list
         assert.is_true(row("sum").autocast_fp32)
+        assert.is_true(row("hypot").float_input) -- integers raise, as PyTorch's hypot
+        assert.is_false(row("atan2").float_input) -- (and promote for atan2)
         local div = row("div")
         assert.is_true(div.float_only)
         assert.is_false(div.int_exact)

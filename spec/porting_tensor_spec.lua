@@ -246,7 +246,7 @@ describe("element-wise functions, PyTorch's values (" .. DEV .. ")", function()
         assert.has_error(function() on({ 1, 2 }):hypot(on({ 1, 2 })) end,
             "tide: hypot: needs a floating-point tensor, got int64; convert with :to(\"float32\")")
         assert.has_error(function() x:hypot(t64(V3)) end,
-            "tide: hypot: shapes {3, 4} and {3} do not broadcast (dim 2: 4 and 3)")
+            "tide: hypot: shapes [3, 4] and [3] cannot be broadcast: size 4 vs 3 at dim 2")
         assert.has_error(function() x:heaviside(on({ 1 })) end,
             "tide: heaviside: input and values must have the same dtype, got float64 and " ..
             "int64; convert values with :to(\"float64\")")

@@ -64,6 +64,13 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
 /* The bitwise rows (DTYPES INTEGRAL, INTEGER: called for those only) take integer tensors, and
  * bool ones unless the row says NO_BOOL: cdt is the operands' promoted dtype, `got` names them
  * for the message. */
+/* an integer or bool input to a TIDE_OPF_FLOAT_INPUT op (PyTorch's hypot refuses them) */
+static tide_status float_input(const char *op, tide_dtype dt) {
+    return tide_seterr(TIDE_EDTYPE,
+                       "%s: needs a floating-point tensor, got %s; convert with :to(\"float32\")",
+                       op, tide_dtype_name(dt));
+}
+
 static tide_status integer_operands(const char *op, unsigned flags, tide_dtype cdt,
                                     const char *got) {
     bool no_bool = (flags & TIDE_OPF_NO_BOOL) != 0;
@@ -147,6 +154,8 @@ tide_status tide_binary(tide_ctx *ctx, tide_op op, const tide_tensor *a, const t
     tide_device *dev = a->storage->dev;
 
     tide_dtype cdt = tide_promote_operands(a, b);
+    if ((tide_op_flags(op) & TIDE_OPF_FLOAT_INPUT) && !tide_dtype_is_float(cdt))
+        return float_input(name, cdt);
     if ((tide_op_flags(op) & TIDE_OPF_FLOAT_ONLY) && !tide_dtype_is_float(cdt))
         cdt = tide_default_float();
     if (tide_op_flags(op) & TIDE_OPF_INTEGER_ONLY) { /* (the message formatted only here) */
@@ -361,6 +370,8 @@ tide_status tide_binary_scalar_x(tide_ctx *ctx, tide_op op, const tide_tensor *a
         if (!tide_dtype_is_float(cdt) && (!integral || !scalar_fits(cdt, s)))
             cdt = TIDE_DTYPE_F64; /* exact for every int32 and small int64 */
     } else {
+        if ((flags & TIDE_OPF_FLOAT_INPUT) && !tide_dtype_is_float(cdt))
+            return float_input(name, cdt);
         if (flags & TIDE_OPF_INTEGER_ONLY)
             TIDE_TRY(integer_scalar(name, flags, cdt, s, integral));
         if (!tide_dtype_is_float(cdt) && (!integral || (flags & TIDE_OPF_FLOAT_ONLY)))

@@ -48,6 +48,16 @@ TIDE_DEF_FLOAT_BINARY(mul, a *b, a *b)
 TIDE_DEF_FLOAT_BINARY(div, a / b, a / b)
 TIDE_DEF_LIBM_BINARY(pow)
 TIDE_DEF_LIBM_BINARY(atan2)
+/* hypot: libm's for float64; float32 from the squares summed in double, which no float's square
+ * overflows or underflows (glibc's hypotf computes so, one call an element: tide.hypot was a
+ * Lua composition of 18 passes), and an infinite side gives +inf even beside a NaN, as C's */
+TIDE_HD double tide_hypot_d(double a, double b) {
+    return hypot(a, b);
+}
+TIDE_HD float tide_hypot_f(float a, float b) {
+    double r = sqrt((double)a * a + (double)b * b);
+    return (isinf(a) | isinf(b)) ? INFINITY : (float)r;
+}
 /* fmod: truncated, the sign of the dividend (a - trunc(a/b)*b), as C, math.fmod and PyTorch */
 TIDE_DEF_LIBM_BINARY(fmod)
 /* floor division as PyTorch's div_floor (Python's //): from fmod, so an infinite dividend gives

@@ -1,5 +1,5 @@
 -- tide.elementwise: more element-wise functions by PyTorch's names (docs/API.md, "The op list"):
--- logit, sinc, hypot, copysign, heaviside, deg2rad, rad2deg, log10, exp2, sgn, signbit,
+-- logit, sinc, copysign, heaviside, deg2rad, rad2deg, log10, exp2, sgn, signbit,
 -- isneginf, isposinf, fmax, fmin, float_power, true_divide, fix, with in-place twins where
 -- PyTorch has them. Compositions of tide's ops; where the composition's gradient would differ
 -- from PyTorch's at a special point (logit at 0 and 1, sinc at 0, log10's exact powers) the op
@@ -132,40 +132,6 @@ local function broadcast_shape(op, a, b)
     end
     return out
 end
-
--- hypot(other): sqrt(x^2 + other^2), from the scaled values where the squares would overflow
--- or underflow, inf where either is infinite (NaN or not); floats only, as PyTorch's. One node
--- with PyTorch's gradient g x / out (NaN at 0, 0)
-autograd.def {
-    name = "hypot",
-    reads = { 1, 2, "out" },
-    backward = function(nd, g)
-        return g * nd[1] / nd.out, g * nd[2] / nd.out
-    end,
-}
-with_inplace("hypot", function(x, y, ...)
-    args.no_extra("hypot", 2, ...)
-    check("hypot", x)
-    check("hypot", y, 2)
-    args.float_input("hypot", x)
-    args.float_input("hypot", y)
-    same_device("hypot", x, y)
-    local dt = common_float(x, y)
-    local shape = broadcast_shape("hypot", x, y)
-    x, y = x:to(dt):expand(shape), y:to(dt):expand(shape)
-    local out = no_grad(function()
-        local direct = (x * x + y * y):sqrt()
-        local ax, ay = x:abs(), y:abs()
-        local m = core.maximum(ax, ay)
-        local safe = core.where(m:eq(0), 1, m)
-        local scaled = ((ax / safe):square() + (ay / safe):square()):sqrt() * m
-        local fine = direct:isfinite():logical_and(direct:gt(1e-150)):logical_or(m:eq(0))
-            :logical_or(m:isnan())
-        local r = core.where(fine, direct, scaled)
-        return core.where(ax:isinf():logical_or(ay:isinf()), math.huge, r)
-    end)
-    return node("hypot", out, nil, x, y)
-end)
 
 -- true where v's sign bit is set: negative numbers and -0 (NaN's sign is not read)
 local function sign_bit(v)

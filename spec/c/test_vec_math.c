@@ -1,5 +1,5 @@
 /* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh,
- * sin and cos
+ * sin, cos and atan2
  * (the rows of tide.exp, tide.log, ... and the recurrent cells' activations) in ulps of the
  * double-precision libm value over every 2039th float (2.1 million, subnormals included), then at
  * NaN, +-inf and 0; GELU and its derivative; its softmax row (the CPU softmax's contiguous float32
@@ -80,6 +80,34 @@ int main(void) {
     CHECK(cpu_vcosf(0.0f) == 1.0f && cpu_vcosf(-0.0f) == 1.0f && cpu_vsinf(1e-40f) == 1e-40f);
     CHECK(cpu_vsinf(1.5707964f) == 1.0f && cpu_vcosf(1.5707964f) < 0);
     CHECK(cpu_vsinf(3.1415927f) < 0 && cpu_vcosf(3.1415927f) == -1.0f);
+    /* atan2 against double precision over pairs of floats (every 2039th float y, x its bits
+     * turned about: both signs, every exponent, subnormals), then C's special values exactly
+     * (signs of 0 and the quadrants, infinities, NaN) */
+    double atan2_worst = 0;
+    for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 2039) {
+        uint32_t b = (uint32_t)u;
+        float    y = cpu_bits_to_float(b), x = cpu_bits_to_float((b << 13) | (b >> 19));
+        if (isnan(x) || isnan(y))
+            continue;
+        atan2_worst = fmax(atan2_worst, ulps(cpu_vatan2f(y, x), atan2((double)y, (double)x)));
+    }
+    for (int i = -2000; i <= 2000; i++) /* near the axes and the diagonals, where it reduces */
+        for (int j = -20; j <= 20; j++) {
+            float y = (float)i / 997.0f, x = (float)j / 7.0f;
+            atan2_worst = fmax(atan2_worst, ulps(cpu_vatan2f(y, x), atan2(y, x)));
+            atan2_worst = fmax(atan2_worst, ulps(cpu_vatan2f(x, y), atan2(x, y)));
+        }
+    CHECK(atan2_worst <= 1);
+    if (atan2_worst > 1)
+        fprintf(stderr, "atan2: %.3f ulp (bound 1)\n", atan2_worst);
+    const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 1e-40f, -3e38f, INFINITY, -INFINITY, NAN};
+    for (int i = 0; i < 9; i++)
+        for (int j = 0; j < 9; j++) {
+            float got = cpu_vatan2f(special[i], special[j]), want = atan2f(special[i], special[j]);
+            CHECK(isnan(want) ? isnan(got)
+                              : signbit(got) == signbit(want) &&
+                                    ulps(got, atan2(special[i], special[j])) <= 1);
+        }
     /* GELU against double precision (x Phi(x), Phi from erfc), relative to its value; its
      * derivative Phi + x phi (between 0 and 1.13, with a root near -0.75) absolutely */
     double gelu_err = 0, grad_err = 0, gelu_near = 0;

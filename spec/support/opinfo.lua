@@ -121,6 +121,8 @@ M.ops = {
     maximum = { grad = {} },
     minimum = { grad = {} },
     atan2 = { grad = { domain = { { -2, 2 }, POS } } },
+    -- away from (0, 0), where the gradient is NaN (PyTorch's too)
+    hypot = { grad = { domain = { POS, { -2, 2 } } }, dtypes = FLOATING }, -- (integers raise)
     -- x > 1, q > 0 (away from the poles); no gradient for the exponent x, as PyTorch's
     zeta = { grad = { domain = { { 1.5, 4 }, { 0.5, 3 } }, constant = { 1 } },
         tol = { float16 = { 2e-2, 1e-2 }, bfloat16 = { 5e-2, 5e-2 } } },

@@ -1,14 +1,13 @@
 /*
- * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh and GELU written so a loop
- * of them vectorizes: no libm calls, no branches, no float-to-int conversion (the exponent comes
- * from the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf are scalar calls:
- * in an LSTM step they took a quarter of the time (issue 15), and tide.exp of a million floats
- * took 6x PyTorch's (Sleef's vector functions). The polynomials are Cephes' single-precision
- * minimax fits (S. Moshier), the same as many vector libraries'. Accuracy, checked over the
- * whole float range, subnormals included, in spec/c/test_vec_math.c: exp and log within 1 ulp,
- * log1p 1.5, tanh 1.5, expm1 2.3, sigmoid and SiLU 2.5; NaN
- * stays NaN, +-inf give the limits. Used by the CPU kernels only; the CUDA kernels keep CUDA's
- * own functions.
+ * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos and atan2
+ * written so a loop of them vectorizes: no libm calls, no branches, no float-to-int conversion (the
+ * exponent comes from the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf
+ * are scalar calls: in an LSTM step they took a quarter of the time (issue 15), and tide.exp of a
+ * million floats took 6x PyTorch's (Sleef's vector functions). The polynomials are Cephes'
+ * single-precision minimax fits (S. Moshier), the same as many vector libraries'. Accuracy, checked
+ * over the whole float range, subnormals included, in spec/c/test_vec_math.c: exp and log within 1
+ * ulp, log1p 1.5, tanh 1.5, expm1 2.3, sigmoid and SiLU 2.5, atan2 1; NaN stays NaN, +-inf give the
+ * limits. Used by the CPU kernels only; the CUDA kernels keep CUDA's own functions.
  */
 #ifndef TIDE_CPU_VEC_MATH_H
 #define TIDE_CPU_VEC_MATH_H
@@ -235,6 +234,33 @@ CPU_VEC_FN float cpu_vcosf(float x) {
     uint64_t q;
     double   r = cpu_vtrig_reduce(fabsf(x), &q);
     return cpu_vtrig_pick(r, q + 1);
+}
+
+/* atan2(y, x) of floats, as C's (the quadrant from the signs, -0 included; +-inf pairs give
+ * the odd multiples of pi/4; NaN in, NaN out), within 1 ulp: a = min(|x|, |y|) / max(|x|, |y|)
+ * in [0, 1] (0 / 0 read as 0, inf / inf as 1), above tan(pi/8) reduced to pi/4 + atan((a - 1) /
+ * (a + 1)), Cephes' atanf polynomial, then pi/2 - r where |y| > |x| and pi - r where x's sign
+ * bit is set, y's sign last. In double, so only the polynomial errs (libm's atan2f is a scalar
+ * call: tide.atan2 of a million floats took 10x PyTorch's Sleef). No fmax / fmin (GCC 12 does
+ * not vectorize them) and no division under a condition. */
+CPU_VEC_FN float cpu_vatan2f(float y, float x) {
+    const double tiny = 2.2250738585072014e-308; /* DBL_MIN: divides 0 into 0 */
+    double       ax = fabs((double)x), ay = fabs((double)y);
+    double       mx = ax > ay ? ax : ay, mn = ax > ay ? ay : ax;
+    double       a = mn / (mx > tiny ? mx : tiny);
+    a = mn == INFINITY ? 1.0 : a;
+    int    big = a > 0.41421356237309503;
+    double tb = (a - 1.0) / (a + 1.0);
+    double t = big ? tb : a, z = t * t;
+    double p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
+                3.33329491539e-1) *
+                   z * t +
+               t;
+    double r = (big ? 0.78539816339744831 : 0.0) + p;
+    r = ay > ax ? 1.5707963267948966 - r : r;
+    r = (cpu_float_to_bits(x) >> 31) ? 3.1415926535897931 - r : r;
+    float o = cpu_bits_to_float(cpu_float_to_bits((float)r) | (cpu_float_to_bits(y) & 0x80000000u));
+    return ((x != x) | (y != y)) ? x + y : o;
 }
 
 /* softmax and log-softmax of one contiguous float32 row, PyTorch's way: the max first, so exp

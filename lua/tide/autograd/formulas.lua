@@ -521,6 +521,24 @@ def {
     end,
 }
 
+-- hypot(a, b) = out: d/da = a / out, d/db = b / out (NaN at 0, 0, as PyTorch's); a or b may
+-- be a number
+def {
+    name = "hypot",
+    reads = { 1, 2, "out" },
+    backward = function(nd, g)
+        local a, b = nd[1], nd[2]
+        local ga, gb
+        if needs(a) then
+            ga = reduce(g:mul(a):div(nd.out), a)
+        end
+        if needs(b) then
+            gb = reduce(g:mul(b):div(nd.out), b)
+        end
+        return ga, gb
+    end,
+}
+
 def {
     name = "clamp",
     reads = { 1 },

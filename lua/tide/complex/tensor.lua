@@ -499,6 +499,9 @@ end
 -- |z|: std::abs's (hypot: |inf + nanj| = inf)
 function M.abs(z)
     local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
+    if not z._ri.requires_grad then -- (the zeros' care is for the gradient)
+        return re:hypot(im)
+    end
     return modulus(re, im, is_zero(re, im))
 end
 M.absolute = M.abs
@@ -507,6 +510,9 @@ M.absolute = M.abs
 function M.angle(z)
     local re, im = z._ri:select(-1, 1), z._ri:select(-1, 2)
     local T = tide()
+    if not z._ri.requires_grad then -- (the zeros' care is for the gradient)
+        return T.atan2(im, re)
+    end
     local zero = is_zero(re, im)
     return T.where(zero, T.atan2(im:detach(), re:detach()),
         T.atan2(T.where(zero, 0, im), T.where(zero, 1, re)))
