@@ -1181,6 +1181,29 @@ local function pad_gather(input, pad, mode)
     return y
 end
 
+-- y in a tensor of shape filled with value, at window ({dim, start, length} per padded dim):
+-- one fill and one copy (a cat per padded dim had made each intermediate whole: F.pad of a
+-- [8, 64, 32, 32] batch by 1 took 6x PyTorch's time); the gradient is the window of g
+local constant_pad = autograd.def {
+    name = "constant_pad",
+    frees = { 1 },
+    forward = function(_, y, shape, window, value)
+        local out = core.full(shape, value, { device = y.device, dtype = y.dtype })
+        local at = out
+        for _, w in ipairs(window) do
+            at = at:narrow(w[1], w[2], w[3])
+        end
+        at:copy_(y)
+        return out
+    end,
+    backward = function(nd, g)
+        for _, w in ipairs(nd[3]) do
+            g = g:narrow(w[1], w[2], w[3])
+        end
+        return g
+    end,
+}
+
 -- pads (or, with negative sizes, crops) the last dims: pad = {left, right[, top, bottom, ...]}
 -- from the last dim backwards; {mode = "constant" | "reflect" | "replicate" | "circular",
 -- value = 0 (constant only)}
@@ -1216,40 +1239,32 @@ function F.pad(input, pad, opts)
         return pad_gather(input, pad, mode)
     end
     local y = input
-    for i = 1, idiv(#pad, 2) do
+    for i = 1, idiv(#pad, 2) do -- the crops first, each a narrow view
         local d = input:dim() - i + 1
         local lo, hi = pad[2 * i - 1], pad[2 * i]
-        if not compat.is_integer(lo) or not compat.is_integer(hi) then
-            raise("tide: pad: expected integer sizes, got " .. tostring(lo) .. ", " ..
-                tostring(hi))
-        end
         local size = y:size(d)
         if size + math.min(lo, 0) + math.min(hi, 0) < 0 then
             raise(string.format("tide: pad: cropping %d and %d from dim %d of size %d leaves " ..
                 "nothing", -math.min(lo, 0), -math.min(hi, 0), d, size))
         end
-        if lo < 0 or hi < 0 then -- crop first
+        if lo < 0 or hi < 0 then
             local start = 1 - math.min(lo, 0)
             y = y:narrow(d, start, size + math.min(lo, 0) + math.min(hi, 0))
         end
-        local function filled(n) -- n cells of value along d
-            local shape = y.shape
-            shape[d] = n
-            return core.full(shape, value, { device = y.device, dtype = y.dtype })
-        end
-        local seq = {}
-        if lo > 0 then
-            seq[#seq + 1] = filled(lo)
-        end
-        seq[#seq + 1] = y
-        if hi > 0 then
-            seq[#seq + 1] = filled(hi)
-        end
-        if #seq > 1 then
-            y = core.cat(seq, d)
+    end
+    local shape, window = y.shape, {}
+    for i = 1, idiv(#pad, 2) do -- then the padding: y's place in the result
+        local d = input:dim() - i + 1
+        local lo, hi = math.max(pad[2 * i - 1], 0), math.max(pad[2 * i], 0)
+        if lo > 0 or hi > 0 then
+            window[#window + 1] = { d, lo + 1, shape[d] }
+            shape[d] = shape[d] + lo + hi
         end
     end
-    return y
+    if #window == 0 then
+        return y
+    end
+    return constant_pad(y, shape, window, value)
 end
 
 -- x / max(||x||_p, eps) along dim; {p = 2, dim = 2, eps = 1e-12}
