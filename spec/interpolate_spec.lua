@@ -92,3 +92,37 @@ describe("F.interpolate, PyTorch's values and gradients (" .. DEV .. ")", functi
             end), 1, true)
     end)
 end)
+
+-- nearest upsampling by a whole factor is one expanded view copied (whole_repeats in
+-- lua/tide/nn/_functional_interpolate.lua), the copy walking the long dim in its rows
+-- (src/cpu/elementwise.c, long_rows): the same cells and gradients as repeat_interleave
+describe("nearest upsampling by a whole factor", function()
+    for _, case in ipairs({ { { 2, 3, 4, 5 }, { 2, 2 } }, { { 1, 2, 3, 4 }, { 3, 1 } },
+        { { 2, 2, 7 }, { 4 } }, { { 1, 1, 2, 3, 4 }, { 2, 3, 1 } } }) do
+        local shape, k = case[1], case[2]
+        it(table.concat(shape, "x") .. " by " .. table.concat(k, ", "), function()
+            local n = 1
+            for _, s in ipairs(shape) do
+                n = n * s
+            end
+            local x = tide.arange(n, { dtype = "float64" }):view(shape):requires_grad_()
+            local scale = #k == 1 and k[1] or k
+            local got = F.interpolate(x, { scale_factor = scale, mode = "nearest" })
+            local want = x
+            for i, f in ipairs(k) do
+                want = want:repeat_interleave(f, 2 + i)
+            end
+            assert.are.same(want:detach():totable(), got:detach():totable())
+            local w = tide.arange(got:numel(), { dtype = "float64" }):view(got.shape):sin()
+            local g1 = tide.autograd.grad((got * w):sum(), x)[1]
+            local g2 = tide.autograd.grad((want * w):sum(), x)[1]
+            assert.is_true(tide.allclose(g1, g2, 0, 1e-12))
+        end)
+    end
+    it("a factor that does not divide (7 to 10) keeps the index per dim", function()
+        local x = tide.arange(7, { dtype = "float32" }):view(1, 1, 7)
+        local got = F.interpolate(x, { size = 10, mode = "nearest" })
+        -- PyTorch 1.13: floor(o * 0.7) + 1
+        assert.are.same({ { { 0, 0, 1, 2, 2, 3, 4, 4, 5, 6 } } }, got:totable())
+    end)
+end)

@@ -37,6 +37,34 @@ local function nearest_index(in_size, out_size, scale, exact)
     return idx
 end
 
+-- nearest: where every spatial dim's indices repeat each cell k times (an upsampling by a whole
+-- factor, PyTorch's scale_factor = 2), the input viewed with a dim of k after each and expanded,
+-- copied once; nil otherwise. The same cells as the index_select per dim (checked index by
+-- index), in one pass: a [8, 64, 32, 32] batch doubled had taken 3.4x PyTorch's time.
+local function whole_repeats(input, sizes, scales, exact)
+    local view, wide, out = {}, {}, {}
+    for d = 1, 2 do
+        view[d], wide[d], out[d] = input:size(d), input:size(d), input:size(d)
+    end
+    for i = 1, #sizes do
+        local in_size, n = input:size(2 + i), sizes[i]
+        if in_size == 0 or n % in_size ~= 0 then
+            return nil
+        end
+        local k = math.floor(n / in_size)
+        local idx = nearest_index(in_size, n, scales[i] or in_size / n, exact)
+        for o = 1, n do
+            if idx[o] ~= math.floor((o - 1) / k) + 1 then
+                return nil
+            end
+        end
+        view[#view + 1], view[#view + 2] = in_size, 1
+        wide[#wide + 1], wide[#wide + 2] = in_size, k
+        out[#out + 1] = n
+    end
+    return input:reshape(view):expand(wide):reshape(out)
+end
+
 -- a source position of output o (PyTorch's area_pixel_compute_source_index): from corners with
 -- align_corners, else from pixel centres, clamped at 0 but for cubic; float32's rounding where
 -- single
@@ -269,6 +297,12 @@ return function(F)
             return pool(input, nsp == 1 and sizes[1] or sizes)
         end
         local single = input.dtype ~= "float64" -- the kernels' float arithmetic below float64
+        if not linear then
+            local repeated = whole_repeats(input, sizes, scales, mode == "nearest-exact")
+            if repeated then
+                return repeated
+            end
+        end
         local out = input
         for i = nsp, 1, -1 do
             local d, in_size, n = 2 + i, input:size(2 + i), sizes[i]
