@@ -122,3 +122,48 @@ describe("the CPU reductions' fast paths", function()
             1e-12)
     end)
 end)
+
+-- adjacent dims of a contiguous tensor reduce in one pass over their product (reductions.lua's
+-- over): the values, shapes and gradients of the dim-by-dim reduction
+describe("a reduction over adjacent dims", function()
+    local x = tide.arange(2 * 3 * 4 * 5, { dtype = "float64" }):view(2, 3, 4, 5):sin()
+    local function dim_by_dim(t, how, dims, keep) -- descending dims
+        for _, d in ipairs(dims) do
+            t = t[how](t, d, true)
+        end
+        if not keep then
+            for _, d in ipairs(dims) do
+                t = t:squeeze(d)
+            end
+        end
+        return t
+    end
+    for _, how in ipairs({ "sum", "mean", "amax", "amin", "nansum", "logsumexp" }) do
+        for _, dims in ipairs({ { 3, 4 }, { 2, 3 }, { 2, 3, 4 }, { 1, 2 } }) do
+            for _, keep in ipairs({ false, true }) do
+                it(("%s over {%s}, keepdim %s"):format(how, table.concat(dims, ", "),
+                    tostring(keep)), function()
+                    local got = x[how](x, dims, keep)
+                    local desc = {}
+                    for i = #dims, 1, -1 do
+                        desc[#desc + 1] = dims[i]
+                    end
+                    local want = dim_by_dim(x, how, desc, keep)
+                    assert.are.same(want:size(), got:size())
+                    assert.is_true(tide.allclose(want, got, 1e-12, 1e-12))
+                end)
+            end
+        end
+    end
+    it("gradients, and a non-contiguous tensor (dim by dim)", function()
+        local a = x:clone():requires_grad_()
+        local m = a:mean({ 3, 4 })
+        m:sum():backward()
+        assert.is_true(tide.allclose(a.grad, tide.full({ 2, 3, 4, 5 }, 1 / 20,
+            { dtype = "float64" }), 0, 1e-15))
+        local t = x:transpose(1, 4) -- [5, 3, 4, 2], not contiguous
+        local got = t:sum({ 2, 3 })
+        local want = t:sum(3):sum(2)
+        assert.is_true(tide.allclose(want, got, 1e-12, 1e-12))
+    end)
+end)

@@ -775,6 +775,9 @@ function F.adaptive_avg_pool2d(input, output_size)
         shape[nd - 1], shape[nd] = oh, ow
         return core.zeros(shape, { dtype = input.dtype, device = input.device })
     end
+    if oh == 1 and ow == 1 then -- the global average pool: one mean over each plane
+        return input:mean({ nd - 1, nd }, true)
+    end
     local y = input
     if oh ~= h then
         y = adaptive_matrix(oh, h, input):matmul(y)
