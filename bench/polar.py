@@ -1,5 +1,5 @@
-"""polar.py — the PyTorch reference for bench/polar.lua: float32 atan2 and hypot, and a
-complex64 tensor's abs and angle, in the thread setting bench/compare.lua picked. Same inputs,
+"""polar.py — the PyTorch reference for bench/polar.lua: float32 atan2, hypot, tan, atan, asin
+and acos, and a complex64 tensor's abs and angle, in the thread setting bench/compare.lua picked. Same inputs,
 same repetitions as polar.lua's side.
 
 Prints "result <case> <fastest run's ms per call>". Run by polar.lua in rounds, with Debian's
@@ -21,6 +21,10 @@ for case, n in (("1m", 1000000), ("4k", 4096)):
     ops = {
         "atan2": lambda: torch.atan2(y, x),
         "hypot": lambda: torch.hypot(y, x),
+        "tan": lambda: x.tan(),
+        "atan": lambda: y.atan(),
+        "asin": lambda: y.asin(),
+        "acos": lambda: x.acos(),
         "complex_abs": lambda: z.abs(),
         "complex_angle": lambda: z.angle(),
     }

@@ -1,5 +1,5 @@
 /* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh,
- * sin, cos and atan2
+ * sin, cos, tan, atan, asin, acos and atan2
  * (the rows of tide.exp, tide.log, ... and the recurrent cells' activations) in ulps of the
  * double-precision libm value over every 2039th float (2.1 million, subnormals included), then at
  * NaN, +-inf and 0; GELU and its derivative; its softmax row (the CPU softmax's contiguous float32
@@ -20,11 +20,11 @@ static double ulps(float got, double want) {
 }
 
 int main(void) {
-    enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, SIN, COS, NF };
-    const char *name[NF] = {"exp",   "log",   "sigmoid", "silu", "tanh",
-                            "log1p", "expm1", "sin",     "cos"};
-    /* PyTorch's Sleef: 1 ulp; sin and cos round a double once (0.501 seen) */
-    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5, 0.51, 0.51};
+    enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, SIN, COS, TAN, ATAN, ASIN, ACOS, NF };
+    const char *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh", "log1p", "expm1",
+                            "sin", "cos", "tan",     "atan", "asin", "acos"};
+    /* PyTorch's Sleef: 1 ulp; sin, cos and tan round a double once (0.501 seen) */
+    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5, 0.51, 0.51, 0.51, 1, 1, 1};
     double       worst[NF] = {0};
     float        at[NF] = {0};
     for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 2039) {
@@ -44,6 +44,10 @@ int main(void) {
         int trig = fabsf(x) <= CPU_VTRIG_MAX;
         err[SIN] = trig ? ulps(cpu_vsinf(x), sin(xd)) : 0;
         err[COS] = trig ? ulps(cpu_vcosf(x), cos(xd)) : 0;
+        err[TAN] = trig ? ulps(cpu_vtanf(x), tan(xd)) : 0;
+        err[ATAN] = ulps(cpu_vatanf(x), atan(xd));
+        err[ASIN] = fabs(xd) <= 1 ? ulps(cpu_vasinf(x), asin(xd)) : (isnan(cpu_vasinf(x)) ? 0 : 99);
+        err[ACOS] = fabs(xd) <= 1 ? ulps(cpu_vacosf(x), acos(xd)) : (isnan(cpu_vacosf(x)) ? 0 : 99);
         for (int f = 0; f < NF; f++)
             if (err[f] > worst[f])
                 worst[f] = err[f], at[f] = x;
@@ -80,6 +84,21 @@ int main(void) {
     CHECK(cpu_vcosf(0.0f) == 1.0f && cpu_vcosf(-0.0f) == 1.0f && cpu_vsinf(1e-40f) == 1e-40f);
     CHECK(cpu_vsinf(1.5707964f) == 1.0f && cpu_vcosf(1.5707964f) < 0);
     CHECK(cpu_vsinf(3.1415927f) < 0 && cpu_vcosf(3.1415927f) == -1.0f);
+    /* asin and acos every 2^-16 in [-1, 1] (the sweep above meets few there); tan, atan, asin
+     * odd exactly; the special values */
+    for (int i = -65536; i <= 65536; i++) {
+        float  x = (float)i / 65536.0f;
+        double xd = x;
+        CHECK(ulps(cpu_vasinf(x), asin(xd)) <= 1 && ulps(cpu_vacosf(x), acos(xd)) <= 1);
+        CHECK(cpu_vasinf(-x) == -cpu_vasinf(x) && cpu_vatanf(-x) == -cpu_vatanf(x));
+        CHECK(cpu_vtanf(-x) == -cpu_vtanf(x));
+    }
+    CHECK(isnan(cpu_vtanf(NAN)) && isnan(cpu_vatanf(NAN)) && isnan(cpu_vasinf(NAN)) &&
+          isnan(cpu_vacosf(NAN)) && isnan(cpu_vasinf(1.0000001f)) && isnan(cpu_vacosf(-2.0f)));
+    CHECK(cpu_vatanf(INFINITY) == 1.5707964f && cpu_vatanf(-INFINITY) == -1.5707964f);
+    CHECK(signbit(cpu_vatanf(-0.0f)) && signbit(cpu_vasinf(-0.0f)) && signbit(cpu_vtanf(-0.0f)));
+    CHECK(cpu_vasinf(1.0f) == 1.5707964f && cpu_vacosf(1.0f) == 0.0f &&
+          cpu_vacosf(-1.0f) == 3.1415927f && cpu_vacosf(0.0f) == 1.5707964f);
     /* atan2 against double precision over pairs of floats (every 2039th float y, x its bits
      * turned about: both signs, every exponent, subnormals), then C's special values exactly
      * (signs of 0 and the quadrants, infinities, NaN) */

@@ -4,13 +4,14 @@
 #include "scalar_math.h"
 #include "vec_math.h"
 
-/* float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin and cos by vec_math.h's
- * functions, which vectorize (libm's expf, logf, log1pf, expm1f, tanhf, erff, sinf and cosf are
+/* float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos, tan, atan, asin and acos
+ * by vec_math.h's functions, which vectorize (libm's expf, logf, log1pf, expm1f, tanhf, erff,
+ * sinf, cosf, tanf, atanf, asinf and acosf are
  * scalar calls: tide.exp of a million floats took 6x PyTorch's time, tide.sin 2.5x); within 1-2
  * ulp, as PyTorch's Sleef functions. float16 and bfloat16 reach them through half.c's float32
  * rows. */
-/* the ops and their vec_math.h function, one list for the rows and the dispatch below; sin and
- * cos reduce their argument exactly up to CPU_VTRIG_MAX only, so a row holding a larger |x|, an
+/* the ops and their vec_math.h function, one list for the rows and the dispatch below; sin, cos
+ * and tan reduce their argument exactly up to CPU_VTRIG_MAX only, so a row holding a larger |x|, an
  * infinity or a NaN runs libm's (the last column), whose reduction holds over the whole range */
 #define VEC_OPS(X)                                                                                 \
     X(EXP, cpu_vexpf, 0)                                                                           \
@@ -22,7 +23,11 @@
     X(TANH, cpu_vtanhf, 0)                                                                         \
     X(GELU, cpu_vgeluf, 0)                                                                         \
     X(SIN, cpu_vsinf, sinf)                                                                        \
-    X(COS, cpu_vcosf, cosf)
+    X(COS, cpu_vcosf, cosf)                                                                        \
+    X(TAN, cpu_vtanf, tanf)                                                                        \
+    X(ATAN, cpu_vatanf, 0)                                                                         \
+    X(ASIN, cpu_vasinf, 0)                                                                         \
+    X(ACOS, cpu_vacosf, 0)
 
 #define VEC_ROW_F32(E, F, LIBM)                                                                    \
     static CPU_HOT                                                                                 \

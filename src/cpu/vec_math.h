@@ -1,6 +1,6 @@
 /*
- * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos and atan2
- * written so a loop of them vectorizes: no libm calls, no branches, no float-to-int conversion (the
+ * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos, tan, atan,
+ * asin, acos and atan2 written so a loop of them vectorizes: no libm calls, no branches, no float-to-int conversion (the
  * exponent comes from the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf
  * are scalar calls: in an LSTM step they took a quarter of the time (issue 15), and tide.exp of a
  * million floats took 6x PyTorch's (Sleef's vector functions). The polynomials are Cephes'
@@ -236,16 +236,12 @@ CPU_VEC_FN float cpu_vcosf(float x) {
     return cpu_vtrig_pick(r, q + 1);
 }
 
-/* atan2(y, x) of floats, as C's (the quadrant from the signs, -0 included; +-inf pairs give
- * the odd multiples of pi/4; NaN in, NaN out), within 1 ulp: a = min(|x|, |y|) / max(|x|, |y|)
- * in [0, 1] (0 / 0 read as 0, inf / inf as 1), above tan(pi/8) reduced to pi/4 + atan((a - 1) /
- * (a + 1)), Cephes' atanf polynomial, then pi/2 - r where |y| > |x| and pi - r where x's sign
- * bit is set, y's sign last. In double, so only the polynomial errs (libm's atan2f is a scalar
- * call: tide.atan2 of a million floats took 10x PyTorch's Sleef). No fmax / fmin (GCC 12 does
- * not vectorize them) and no division under a condition. */
-CPU_VEC_FN float cpu_vatan2f(float y, float x) {
+/* atan2 of |y| and |x| in double (the angle in [0, pi/2], then pi minus it where x_neg): a =
+ * min / max in [0, 1] (0 / 0 read as 0, inf / inf as 1), above tan(pi/8) reduced to pi/4 +
+ * atan((a - 1) / (a + 1)), Cephes' atanf polynomial, then pi/2 - r where ay > ax. No fmax / fmin
+ * (GCC 12 does not vectorize them) and no division under a condition. */
+CPU_VEC_FN double cpu_vatan2_abs(double ay, double ax, int x_neg) {
     const double tiny = 2.2250738585072014e-308; /* DBL_MIN: divides 0 into 0 */
-    double       ax = fabs((double)x), ay = fabs((double)y);
     double       mx = ax > ay ? ax : ay, mn = ax > ay ? ay : ax;
     double       a = mn / (mx > tiny ? mx : tiny);
     a = mn == INFINITY ? 1.0 : a;
@@ -258,9 +254,51 @@ CPU_VEC_FN float cpu_vatan2f(float y, float x) {
                t;
     double r = (big ? 0.78539816339744831 : 0.0) + p;
     r = ay > ax ? 1.5707963267948966 - r : r;
-    r = (cpu_float_to_bits(x) >> 31) ? 3.1415926535897931 - r : r;
-    float o = cpu_bits_to_float(cpu_float_to_bits((float)r) | (cpu_float_to_bits(y) & 0x80000000u));
+    return x_neg ? 3.1415926535897931 - r : r;
+}
+
+/* float x with the sign bit of s */
+CPU_VEC_FN float cpu_with_sign_of(float x, float s) {
+    return cpu_bits_to_float((cpu_float_to_bits(x) & 0x7fffffffu) |
+                             (cpu_float_to_bits(s) & 0x80000000u));
+}
+
+/* atan2(y, x) of floats, as C's (the quadrant from the signs, -0 included; +-inf pairs give
+ * the odd multiples of pi/4; NaN in, NaN out), within 1 ulp: in double, so only the polynomial
+ * errs (libm's atan2f is a scalar call: tide.atan2 of a million floats took 10x PyTorch's
+ * Sleef). atan(x) is atan2(x, 1). */
+CPU_VEC_FN float cpu_vatan2f(float y, float x) {
+    double r = cpu_vatan2_abs(fabs((double)y), fabs((double)x), (int)(cpu_float_to_bits(x) >> 31));
+    float  o = cpu_with_sign_of((float)r, y);
     return ((x != x) | (y != y)) ? x + y : o;
+}
+
+CPU_VEC_FN float cpu_vatanf(float x) {
+    return cpu_vatan2f(x, 1.0f);
+}
+
+/* asin(x) = atan2(x, sqrt((1 - x)(1 + x))) and acos(x) = atan2(sqrt((1 - x)(1 + x)), x), the
+ * root in double (exact enough near +-1, where 1 - x^2 in float cancels); NaN past [-1, 1] */
+CPU_VEC_FN float cpu_vasinf(float x) {
+    double a = fabs((double)x), c = sqrt((1.0 - a) * (1.0 + a));
+    float  o = cpu_with_sign_of((float)cpu_vatan2_abs(a, c, 0), x);
+    return a <= 1.0 ? o : NAN; /* (NaN fails the test too) */
+}
+
+CPU_VEC_FN float cpu_vacosf(float x) {
+    double d = (double)x, c = sqrt((1.0 - d) * (1.0 + d));
+    float  o = (float)cpu_vatan2_abs(c, fabs(d), (int)(cpu_float_to_bits(x) >> 31));
+    return fabs(d) <= 1.0 ? o : NAN;
+}
+
+/* tan of a float32 |x| <= CPU_VTRIG_MAX: sin r / cos r of the reduction above in double (or
+ * -cos r / sin r in the odd quadrants), rounded once; odd exactly (computed on |x|) */
+CPU_VEC_FN float cpu_vtanf(float x) {
+    uint64_t q;
+    double   r = cpu_vtrig_reduce(fabsf(x), &q);
+    double   sn = cpu_vtrig_sin_poly(r), cs = cpu_vtrig_cos_poly(r);
+    double   t = (q & 1) ? -cs / sn : sn / cs;
+    return cpu_bits_to_float(cpu_float_to_bits((float)t) ^ (cpu_float_to_bits(x) & 0x80000000u));
 }
 
 /* softmax and log-softmax of one contiguous float32 row, PyTorch's way: the max first, so exp
