@@ -1,13 +1,14 @@
 /*
  * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos, tan, atan,
- * asin, acos and atan2 written so a loop of them vectorizes: no libm calls, no branches, no float-to-int conversion (the
- * exponent comes from the bits of a float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf
- * are scalar calls: in an LSTM step they took a quarter of the time (issue 15), and tide.exp of a
- * million floats took 6x PyTorch's (Sleef's vector functions). The polynomials are Cephes'
- * single-precision minimax fits (S. Moshier), the same as many vector libraries'. Accuracy, checked
- * over the whole float range, subnormals included, in spec/c/test_vec_math.c: exp and log within 1
- * ulp, log1p 1.5, tanh 1.5, expm1 2.3, sigmoid and SiLU 2.5, atan2 1; NaN stays NaN, +-inf give the
- * limits. Used by the CPU kernels only; the CUDA kernels keep CUDA's own functions.
+ * asin, acos and atan2 written so a loop of them vectorizes: no libm calls, no branches, no
+ * float-to-int conversion (the exponent comes from the bits of a float rounded by adding 1.5 *
+ * 2^23). glibc's expf/logf/tanhf are scalar calls: in an LSTM step they took a quarter of the time
+ * (issue 15), and tide.exp of a million floats took 6x PyTorch's (Sleef's vector functions). The
+ * polynomials are Cephes' single-precision minimax fits (S. Moshier), the same as many vector
+ * libraries'. Accuracy, checked over the whole float range, subnormals included, in
+ * spec/c/test_vec_math.c: exp and log within 1 ulp, log1p 1.5, tanh 1.5, expm1 2.3, sigmoid and
+ * SiLU 2.5, atan2 1; NaN stays NaN, +-inf give the limits. Used by the CPU kernels only; the CUDA
+ * kernels keep CUDA's own functions.
  */
 #ifndef TIDE_CPU_VEC_MATH_H
 #define TIDE_CPU_VEC_MATH_H
