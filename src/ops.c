@@ -61,9 +61,6 @@ static tide_status out_dtype(const char *op, const tide_tensor *out, tide_dtype 
     return TIDE_OK;
 }
 
-/* The bitwise rows (DTYPES INTEGRAL, INTEGER: called for those only) take integer tensors, and
- * bool ones unless the row says NO_BOOL: cdt is the operands' promoted dtype, `got` names them
- * for the message. */
 /* an integer or bool input to a TIDE_OPF_FLOAT_INPUT op (PyTorch's hypot refuses them) */
 static tide_status float_input(const char *op, tide_dtype dt) {
     return tide_seterr(TIDE_EDTYPE,
@@ -71,6 +68,9 @@ static tide_status float_input(const char *op, tide_dtype dt) {
                        op, tide_dtype_name(dt));
 }
 
+/* The bitwise rows (DTYPES INTEGRAL, INTEGER: called for those only) take integer tensors, and
+ * bool ones unless the row says NO_BOOL: cdt is the operands' promoted dtype, `got` names them
+ * for the message. */
 static tide_status integer_operands(const char *op, unsigned flags, tide_dtype cdt,
                                     const char *got) {
     bool no_bool = (flags & TIDE_OPF_NO_BOOL) != 0;
