@@ -281,6 +281,9 @@ describe("optimizers on a complex parameter", function()
         assert.matches("tide: SGD: expected a list of parameters (model:parameters()), got a " ..
             "tensor", err(function() return tide.optim.SGD(z, 0.1) end), 1, true)
         assert.is_not_nil(tide.optim.SGD({ { params = { z } } }, 0.1))
+        -- a group's params may be one tensor (PyTorch wraps it in a list)
+        local opt = tide.optim.SGD({ { params = z } }, 0.1)
+        assert.is_true(rawequal(z, opt.param_groups[1].params[1]))
     end)
 end)
 

@@ -133,7 +133,8 @@ end
 -- a group's parameters as a list (one tensor alone too), its options not given taken from
 -- defaults, each of the type of the class's default (types; who names the call in errors)
 local function fill_group(who, g, defaults, types)
-    g.params = is_tensor(g.params) and { g.params } or param_list(g.params, who)
+    g.params = (is_tensor(g.params) or is_complex(g.params)) and { g.params } or
+        param_list(g.params, who)
     for k, v in pairs(defaults) do
         if g[k] == nil then
             g[k] = v
