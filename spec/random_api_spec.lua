@@ -299,3 +299,36 @@ describe("generators (PyTorch 1.13's Generator API)", function()
             "... end)), got number", err_of(function() return tide.fork_rng(3) end))
     end)
 end)
+
+-- multinomial with replacement built its cumulative sums with a k x k triangle of ones: 1.6 GB
+-- and 16 s for 20,000 categories, more than the host's memory for a 50,257-token vocabulary
+-- (src/ops_sample.c: the cumsum kernel now, and the draws compared in chunks)
+describe("multinomial with replacement over a language model's vocabulary", function()
+    it("draws from 50,257 categories in linear memory, with the probabilities' frequencies",
+        function()
+            local k = 50257
+            local logits = tide.full({ k }, -30, { dtype = "float32" })
+            logits[7] = 0
+            logits[50000] = math.log(3)
+            local probs = tide.softmax(logits, 1) -- 1/4 on 7, 3/4 on 50000
+            local before = tide.memory_limit()
+            tide.set_memory_limit(tide.memory_in_use() + (64 << 20))
+            local ok, draws = pcall(function() return probs:multinomial(4000, true) end)
+            tide.set_memory_limit(before)
+            assert.is_true(ok, tostring(draws))
+            assert.are.same({ 4000 }, { draws:size(1) })
+            local seven = draws:eq(7):sum():item()
+            local other = draws:eq(50000):sum():item()
+            assert.are.equal(4000, seven + other)
+            assert.is_true(math.abs(seven / 4000 - 0.25) < 0.04, tostring(seven))
+            -- 2-D: one row per batch entry, each from its own probabilities
+            local rows = tide.stack({ probs, probs:flip(1) }, 1)
+            local two = rows:multinomial(5, true)
+            assert.are.same({ 2, 5 }, { two:size(1), two:size(2) })
+            for j = 1, 5 do
+                local a, b = two[1][j]:item(), two[2][j]:item()
+                assert.is_true(a == 7 or a == 50000)
+                assert.is_true(b == k + 1 - 7 or b == k + 1 - 50000)
+            end
+        end)
+end)

@@ -103,8 +103,71 @@ static tide_status check_probs(tide_ctx *ctx, const char *op, const tide_tensor 
     return st;
 }
 
-/* with replacement: the count of cumulative sums <= u * total is the drawn category (the
- * cumulative sums are a matmul with an upper triangle of ones). Without: the n largest keys
+/* with replacement, for p2 [b, k]: the count of each row's cumulative sums <= u * total is the
+ * drawn category. The sums come from the cumsum kernel, one pass (a matmul with a k x k triangle
+ * of ones had needed k^2 elements: 1.6 GB and 16 s for 20,000 categories, and more memory than
+ * the host had for a 50,257-token vocabulary); the counts from the draws in chunks of samples,
+ * each comparing at most DRAW_CELLS cells. u [b, n] is drawn whole, as before, so a seed gives
+ * the same u. */
+#define DRAW_CELLS ((int64_t)1 << 20) /* a bool and, summed, an int64 copy: 9 MB */
+static tide_status with_replacement(tide_ctx *ctx, const tide_tensor *p2, int64_t n,
+                                    tide_tensor **out) {
+    static const char op[] = "multinomial";
+    tide_device      *dev = p2->storage->dev;
+    int64_t           b = p2->shape[0], k = p2->shape[1];
+    int64_t tshape[3] = {b, 1, 1}, ushape[3] = {b, n, 1}, cshape[3] = {b, 1, k}, oshape[2] = {b, n};
+    tide_dtype   sum_dt = p2->dtype == TIDE_DTYPE_F64 ? TIDE_DTYPE_F64 : TIDE_DTYPE_F32;
+    tide_tensor *pc = NULL, *cdf = NULL, *tot = NULL, *t3 = NULL, *u = NULL, *ut = NULL, *c3 = NULL,
+                *r = NULL;
+    tide_status st = tide_cast_contiguous(ctx, op, p2, sum_dt, &pc);
+    if (st == TIDE_OK) {
+        const tide_tensor *in[1] = {pc};
+        tide_kernel_scalar par[2] = {{.i = k}, {.i = 1}};
+        st = tide_kernel_run(ctx, TIDE_K_CUMSUM, in, par, NULL, &cdf);
+    }
+    if (st == TIDE_OK)
+        st = tide_tensor_narrow(cdf, 1, k - 1, 1, &tot);
+    if (st == TIDE_OK)
+        st = tide_tensor_view(tot, 3, tshape, &t3);
+    if (st == TIDE_OK)
+        st = tide_tensor_random(ctx, dev, p2->dtype, 3, ushape, TIDE_RANDOM_UNIFORM, 0, 1, &u);
+    if (st == TIDE_OK)
+        st = tide_binary(ctx, TIDE_OP_MUL, u, t3, &ut);
+    if (st == TIDE_OK)
+        st = tide_tensor_view(cdf, 3, cshape, &c3);
+    if (st == TIDE_OK)
+        st = tide_tensor_empty(ctx, dev, TIDE_DTYPE_I64, 2, oshape, &r);
+    int64_t chunk = DRAW_CELLS / (b * k) > 1 ? DRAW_CELLS / (b * k) : 1;
+    for (int64_t s0 = 0; st == TIDE_OK && s0 < n; s0 += chunk) {
+        int64_t      m = n - s0 < chunk ? n - s0 : chunk;
+        tide_tensor *uc = NULL, *ge = NULL, *cnt = NULL, *last = NULL, *rc = NULL;
+        st = tide_tensor_narrow(ut, 1, s0, m, &uc);
+        if (st == TIDE_OK)
+            st = tide_binary(ctx, TIDE_OP_GE, uc, c3, &ge);
+        if (st == TIDE_OK)
+            st = tide_reduce(ctx, TIDE_OP_SUM, ge, 2, 0, &cnt, NULL);
+        if (st == TIDE_OK) /* rounding at the top end: never past the last category */
+            st = tide_clamp(ctx, cnt, tide_scalar_i(0), tide_scalar_i(k - 1), &last);
+        if (st == TIDE_OK)
+            st = tide_tensor_narrow(r, 1, s0, m, &rc);
+        if (st == TIDE_OK)
+            st = tide_tensor_copy_(ctx, rc, last);
+        tide_tensor *chunk_all[] = {uc, ge, cnt, last, rc};
+        for (size_t i = 0; i < sizeof chunk_all / sizeof *chunk_all; i++)
+            tide_tensor_release(chunk_all[i]);
+    }
+    tide_tensor *all[] = {pc, cdf, tot, t3, u, ut, c3};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        tide_tensor_release(all[i]);
+    if (st != TIDE_OK) {
+        tide_tensor_release(r);
+        return st;
+    }
+    *out = r;
+    return TIDE_OK;
+}
+
+/* with replacement: with_replacement above. Without: the n largest keys
  * log(u) / p (exponential races: a category's chance to come next is its share of what is
  * left), 0 probabilities getting -inf. u comes from the context's generator. */
 tide_status tide_multinomial(tide_ctx *ctx, const tide_tensor *probs, int64_t n, int replacement,
@@ -125,40 +188,12 @@ tide_status tide_multinomial(tide_ctx *ctx, const tide_tensor *probs, int64_t n,
     TIDE_TRY(check_probs(ctx, op, probs, n, replacement));
     tide_device *dev = probs->storage->dev;
     tide_dtype   dt = probs->dtype;
-    int64_t shape2[2] = {b, k}, ushape[3] = {b, n, 1}, cshape[3] = {b, 1, k}, oshape[2] = {b, n};
+    int64_t      shape2[2] = {b, k}, oshape[2] = {b, n};
     tide_tensor *p2 = NULL, *r = NULL;
     tide_status  st = tide_tensor_reshape(ctx, probs, 2, shape2, &p2);
-    if (st == TIDE_OK && replacement) {
-        int64_t      kk[2] = {k, k}, tshape[3] = {b, 1, 1};
-        tide_tensor *ones = NULL, *up = NULL, *cdf = NULL, *tot = NULL, *u = NULL, *ut = NULL,
-                    *c3 = NULL, *t3 = NULL, *ge = NULL, *cnt = NULL, *cnt3 = NULL;
-        st = tide_tensor_full(ctx, dev, dt, 2, kk, tide_scalar_f(1), &ones);
-        if (st == TIDE_OK)
-            st = tide_tri(ctx, ones, 0, 1, &up);
-        if (st == TIDE_OK)
-            st = tide_matmul(ctx, p2, up, &cdf);
-        if (st == TIDE_OK)
-            st = tide_tensor_narrow(cdf, 1, k - 1, 1, &tot);
-        if (st == TIDE_OK)
-            st = tide_tensor_view(tot, 3, tshape, &t3);
-        if (st == TIDE_OK)
-            st = tide_tensor_random(ctx, dev, dt, 3, ushape, TIDE_RANDOM_UNIFORM, 0, 1, &u);
-        if (st == TIDE_OK)
-            st = tide_binary(ctx, TIDE_OP_MUL, u, t3, &ut);
-        if (st == TIDE_OK)
-            st = tide_tensor_view(cdf, 3, cshape, &c3);
-        if (st == TIDE_OK)
-            st = tide_binary(ctx, TIDE_OP_GE, ut, c3, &ge);
-        if (st == TIDE_OK)
-            st = tide_reduce(ctx, TIDE_OP_SUM, ge, 2, 0, &cnt, NULL);
-        if (st == TIDE_OK) /* rounding at the top end: never past the last category */
-            st = tide_clamp(ctx, cnt, tide_scalar_i(0), tide_scalar_i(k - 1), &cnt3);
-        if (st == TIDE_OK)
-            st = tide_tensor_to(ctx, cnt3, dev, TIDE_DTYPE_I64, 0, &r);
-        tide_tensor *all[] = {ones, up, cdf, tot, u, ut, c3, t3, ge, cnt, cnt3};
-        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-            tide_tensor_release(all[i]);
-    } else if (st == TIDE_OK) {
+    if (st == TIDE_OK && replacement)
+        st = with_replacement(ctx, p2, n, &r);
+    else if (st == TIDE_OK) {
         tide_tensor *u = NULL, *lu = NULL, *keys = NULL, *sv = NULL, *si = NULL, *top = NULL;
         st = tide_tensor_random(ctx, dev, dt, 2, shape2, TIDE_RANDOM_UNIFORM, 0, 1, &u);
         if (st == TIDE_OK)
