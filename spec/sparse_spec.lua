@@ -81,6 +81,11 @@ describe("sparse COO tensors (" .. DEV .. ")", function()
         same({ { 12.5, 16.5 }, { 6.5, 12.5 }, { -19.5, -15.5 } },
             tide.sparse.addmm(f64({ { 1, 1 }, { 1, 1 }, { 1, 1 } }), sd, xd,
                 { beta = 0.5, alpha = 2 }))
+        -- torch.addmm(mat, sparse, dense) is sparse.addmm, as PyTorch 1.13's
+        same({ { 12.5, 16.5 }, { 6.5, 12.5 }, { -19.5, -15.5 } },
+            tide.addmm(f64({ { 1, 1 }, { 1, 1 }, { 1, 1 } }), sd, xd, { beta = 0.5, alpha = 2 }))
+        same({ { 7, 9 }, { 4, 7 }, { -9, -7 } },
+            f64({ { 1, 1 }, { 1, 1 }, { 1, 1 } }):addmm(sd, xd))
     end)
 
     it("coalesce, to_dense, sums and transposes as PyTorch's", function()

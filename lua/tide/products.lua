@@ -84,6 +84,9 @@ local ADDMM_OPTIONS = { "beta", "alpha" }
 -- broadcastable to the product's shape; beta = 0 leaves x out (its NaNs too), as PyTorch
 function Tensor.addmm(x, m1, m2, opts, ...)
     args.no_extra("addmm", 4, ...)
+    if type(m1) == "table" and require("tide.sparse.coo").is(m1) then -- PyTorch's addmm(x,
+        return require("tide.sparse").addmm(x, m1, m2, opts) -- sparse, dense): sparse.addmm's
+    end
     check("addmm", x)
     check("addmm", m1, 2)
     check("addmm", m2, 3)
