@@ -86,13 +86,19 @@ int main(void) {
     CHECK(cpu_vsinf(3.1415927f) < 0 && cpu_vcosf(3.1415927f) == -1.0f);
     /* asin and acos every 2^-16 in [-1, 1] (the sweep above meets few there); tan, atan, asin
      * odd exactly; the special values */
+    double arc_worst = 0;
+    int    odd = 1;
     for (int i = -65536; i <= 65536; i++) {
         float  x = (float)i / 65536.0f;
         double xd = x;
-        CHECK(ulps(cpu_vasinf(x), asin(xd)) <= 1 && ulps(cpu_vacosf(x), acos(xd)) <= 1);
-        CHECK(cpu_vasinf(-x) == -cpu_vasinf(x) && cpu_vatanf(-x) == -cpu_vatanf(x));
-        CHECK(cpu_vtanf(-x) == -cpu_vtanf(x));
+        arc_worst = fmax(arc_worst, ulps(cpu_vasinf(x), asin(xd)));
+        arc_worst = fmax(arc_worst, ulps(cpu_vacosf(x), acos(xd)));
+        odd = odd && cpu_vasinf(-x) == -cpu_vasinf(x) && cpu_vatanf(-x) == -cpu_vatanf(x) &&
+              cpu_vtanf(-x) == -cpu_vtanf(x);
     }
+    CHECK(arc_worst <= 1 && odd);
+    if (arc_worst > 1 || !odd)
+        fprintf(stderr, "asin/acos on [-1, 1]: %.3f ulp (bound 1), odd %d\n", arc_worst, odd);
     CHECK(isnan(cpu_vtanf(NAN)) && isnan(cpu_vatanf(NAN)) && isnan(cpu_vasinf(NAN)) &&
           isnan(cpu_vacosf(NAN)) && isnan(cpu_vasinf(1.0000001f)) && isnan(cpu_vacosf(-2.0f)));
     CHECK(cpu_vatanf(INFINITY) == 1.5707964f && cpu_vatanf(-INFINITY) == -1.5707964f);
