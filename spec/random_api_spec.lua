@@ -312,7 +312,7 @@ describe("multinomial with replacement over a language model's vocabulary", func
             logits[50000] = math.log(3)
             local probs = tide.softmax(logits, 1) -- 1/4 on 7, 3/4 on 50000
             local before = tide.memory_limit()
-            tide.set_memory_limit(tide.memory_in_use() + (64 << 20))
+            tide.set_memory_limit(tide.memory_in_use() + 64 * 1048576)
             local ok, draws = pcall(function() return probs:multinomial(4000, true) end)
             tide.set_memory_limit(before)
             assert.is_true(ok, tostring(draws))
