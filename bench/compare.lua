@@ -216,4 +216,29 @@ function M.print_lines(keys, res, why, rounds)
     end
 end
 
+-- The op-by-case benchmarks (bench/masking.lua, polar.lua, reductions.lua): cases are
+-- {name, ...} tables and ops a list of names; the figures' keys are "<op>_<case name>".
+function M.case_keys(cases, ops)
+    local keys = {}
+    for _, c in ipairs(cases) do
+        for _, op in ipairs(ops) do
+            keys[#keys + 1] = op .. "_" .. c[1]
+        end
+    end
+    return keys
+end
+
+-- tide's side of such a benchmark: make(case) returns {op = function} for the case's inputs;
+-- each op timed by best_ms, the figures under case_keys' names
+function M.time_cases(cases, ops, make, reps, clock)
+    local out = {}
+    for _, c in ipairs(cases) do
+        local f = make(c)
+        for _, op in ipairs(ops) do
+            out[op .. "_" .. c[1]] = M.best_ms(f[op], reps, clock)
+        end
+    end
+    return out
+end
+
 return M

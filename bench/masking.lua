@@ -13,35 +13,23 @@ local clock = tide.wall_time or os.clock
 local OPS = { "where_number", "where_tensors", "masked_fill", "nan_to_num", "nansum" }
 local CASES = { { "1m", 1000000 }, { "4k", 4096 } }
 
-local function run_tide()
-    local out = {}
-    for _, c in ipairs(CASES) do
-        -- bench/masking.py's values: sin of the element's index, a NaN where the mask is set
-        local x = tide.arange(c[2], { dtype = "float32" }):sin()
-        local mask = tide.arange(c[2], { dtype = "float32" }):mul(12.9898):sin():gt(0)
-        local y = x:neg()
-        local xn = x:masked_fill(mask, 0 / 0)
-        local f = {
-            where_number = function() return tide.where(mask, 0, x) end,
-            where_tensors = function() return tide.where(mask, x, y) end,
-            masked_fill = function() return x:masked_fill(mask, -math.huge) end,
-            nan_to_num = function() return xn:nan_to_num(0) end,
-            nansum = function() return xn:nansum() end,
-        }
-        for _, op in ipairs(OPS) do
-            out[op .. "_" .. c[1]] = compare.best_ms(f[op], REPS, clock)
-        end
-    end
-    return out
+local function inputs(c)
+    -- bench/masking.py's values: sin of the element's index, a NaN where the mask is set
+    local x = tide.arange(c[2], { dtype = "float32" }):sin()
+    local mask = tide.arange(c[2], { dtype = "float32" }):mul(12.9898):sin():gt(0)
+    local y = x:neg()
+    local xn = x:masked_fill(mask, 0 / 0)
+    return {
+        where_number = function() return tide.where(mask, 0, x) end,
+        where_tensors = function() return tide.where(mask, x, y) end,
+        masked_fill = function() return x:masked_fill(mask, -math.huge) end,
+        nan_to_num = function() return xn:nan_to_num(0) end,
+        nansum = function() return xn:nansum() end,
+    }
 end
 
-local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
+local res, why = compare.run { rounds = ROUNDS,
+    tide = function() return compare.time_cases(CASES, OPS, inputs, REPS, clock) end,
     reference = string.format("bench/masking.py %d", REPS) }
 print(string.format("masking: float32, fastest of %d calls per round", REPS))
-local keys = {}
-for _, c in ipairs(CASES) do
-    for _, op in ipairs(OPS) do
-        keys[#keys + 1] = op .. "_" .. c[1]
-    end
-end
-compare.print_lines(keys, res, why, ROUNDS)
+compare.print_lines(compare.case_keys(CASES, OPS), res, why, ROUNDS)

@@ -12,37 +12,25 @@ local clock = tide.wall_time or os.clock
 local OPS = { "atan2", "hypot", "tan", "atan", "asin", "acos", "complex_abs", "complex_angle" }
 local CASES = { { "1m", 1000000 }, { "4k", 4096 } }
 
-local function run_tide()
-    local out = {}
-    for _, c in ipairs(CASES) do
-        -- bench/polar.py's values: sin and cos of the element's index times 1.3
-        local i = tide.arange(c[2], { dtype = "float32" })
-        local y, x = i:sin(), (i * 1.3):cos()
-        local z = tide.complex(x, y)
-        local f = {
-            atan2 = function() return tide.atan2(y, x) end,
-            hypot = function() return tide.hypot(y, x) end,
-            tan = function() return x:tan() end,
-            atan = function() return y:atan() end,
-            asin = function() return y:asin() end,
-            acos = function() return x:acos() end,
-            complex_abs = function() return z:abs() end,
-            complex_angle = function() return z:angle() end,
-        }
-        for _, op in ipairs(OPS) do
-            out[op .. "_" .. c[1]] = compare.best_ms(f[op], REPS, clock)
-        end
-    end
-    return out
+local function inputs(c)
+    -- bench/polar.py's values: sin and cos of the element's index times 1.3
+    local i = tide.arange(c[2], { dtype = "float32" })
+    local y, x = i:sin(), (i * 1.3):cos()
+    local z = tide.complex(x, y)
+    return {
+        atan2 = function() return tide.atan2(y, x) end,
+        hypot = function() return tide.hypot(y, x) end,
+        tan = function() return x:tan() end,
+        atan = function() return y:atan() end,
+        asin = function() return y:asin() end,
+        acos = function() return x:acos() end,
+        complex_abs = function() return z:abs() end,
+        complex_angle = function() return z:angle() end,
+    }
 end
 
-local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
+local res, why = compare.run { rounds = ROUNDS,
+    tide = function() return compare.time_cases(CASES, OPS, inputs, REPS, clock) end,
     reference = string.format("bench/polar.py %d", REPS) }
 print(string.format("polar: float32 and complex64, fastest of %d calls per round", REPS))
-local keys = {}
-for _, c in ipairs(CASES) do
-    for _, op in ipairs(OPS) do
-        keys[#keys + 1] = op .. "_" .. c[1]
-    end
-end
-compare.print_lines(keys, res, why, ROUNDS)
+compare.print_lines(compare.case_keys(CASES, OPS), res, why, ROUNDS)

@@ -14,30 +14,21 @@ local OPS = { "sum", "mean", "max", "min", "amax" }
 local CASES = { { "1m", 1000000 }, { "1m_rows", 1000000, 2 }, { "1m_cols", 1000000, 1 },
     { "4k", 4096 } }
 
-local function run_tide()
-    local out = {}
-    for _, c in ipairs(CASES) do
-        -- bench/reductions.py's values: sin of the element's index
-        local x = tide.arange(c[2], { dtype = "float32" }):sin()
-        if c[3] then
-            x = x:view(-1, 1000)
-        end
-        for _, op in ipairs(OPS) do
-            -- (c[3] nil: the whole tensor)
-            out[op .. "_" .. c[1]] = compare.best_ms(function() return x[op](x, c[3]) end, REPS,
-                clock)
-        end
+local function inputs(c)
+    -- bench/reductions.py's values: sin of the element's index
+    local x = tide.arange(c[2], { dtype = "float32" }):sin()
+    if c[3] then
+        x = x:view(-1, 1000)
     end
-    return out
+    local f = {}
+    for _, op in ipairs(OPS) do
+        f[op] = function() return x[op](x, c[3]) end -- (c[3] nil: the whole tensor)
+    end
+    return f
 end
 
-local res, why = compare.run { rounds = ROUNDS, tide = run_tide,
+local res, why = compare.run { rounds = ROUNDS,
+    tide = function() return compare.time_cases(CASES, OPS, inputs, REPS, clock) end,
     reference = string.format("bench/reductions.py %d", REPS) }
 print(string.format("reductions: float32, fastest of %d calls per round", REPS))
-local keys = {}
-for _, c in ipairs(CASES) do
-    for _, op in ipairs(OPS) do
-        keys[#keys + 1] = op .. "_" .. c[1]
-    end
-end
-compare.print_lines(keys, res, why, ROUNDS)
+compare.print_lines(compare.case_keys(CASES, OPS), res, why, ROUNDS)
