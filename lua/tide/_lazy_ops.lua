@@ -21,13 +21,12 @@ return {
         methods = {
             "copysign", "copysign_", "deg2rad", "deg2rad_", "exp2", "exp2_", "fix", "fix_",
             "float_power", "float_power_", "fmax", "fmin", "heaviside", "heaviside_",
-            "isneginf", "isposinf", "log10", "log10_", "logit", "logit_", "rad2deg", "rad2deg_",
-            "sgn", "sgn_", "signbit", "sinc", "sinc_", "true_divide", "true_divide_",
+            "isneginf", "isposinf", "logit", "logit_", "rad2deg", "rad2deg_", "sgn", "sgn_",
+            "signbit", "sinc", "sinc_", "true_divide", "true_divide_",
         },
         functions = {
             "copysign", "deg2rad", "exp2", "fix", "float_power", "fmax", "fmin", "heaviside",
-            "isneginf", "isposinf", "log10", "logit", "rad2deg", "sgn", "signbit", "sinc",
-            "true_divide",
+            "isneginf", "isposinf", "logit", "rad2deg", "sgn", "signbit", "sinc", "true_divide",
         },
     },
     ["tide.foreach"] = {

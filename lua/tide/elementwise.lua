@@ -1,8 +1,8 @@
 -- tide.elementwise: more element-wise functions by PyTorch's names (docs/API.md, "The op list"):
--- logit, sinc, copysign, heaviside, deg2rad, rad2deg, log10, exp2, sgn, signbit,
+-- logit, sinc, copysign, heaviside, deg2rad, rad2deg, exp2, sgn, signbit,
 -- isneginf, isposinf, fmax, fmin, float_power, true_divide, fix, with in-place twins where
 -- PyTorch has them. Compositions of tide's ops; where the composition's gradient would differ
--- from PyTorch's at a special point (logit at 0 and 1, sinc at 0, log10's exact powers) the op
+-- from PyTorch's at a special point (logit at 0 and 1, sinc at 0) the op
 -- is one node with PyTorch's formula. Tensor methods, and tide.X functions.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
@@ -210,33 +210,6 @@ with_inplace("rad2deg", function(x, ...)
     return floating(x) * 57.295779513082323
 end)
 
-local LN10 = 2.302585092994046
-local LIMITS = require("tide._dtype_limits")
-
--- log10(): log(x) / ln 10, and exactly k where x is 10^k (the quotient can miss by an ulp);
--- PyTorch's gradient g / (x ln 10)
-autograd.def {
-    name = "log10",
-    reads = { 1 },
-    backward = function(nd, g)
-        return g / (nd[1] * LN10)
-    end,
-}
--- (in PyTorch's autocast float32 list: a half x is cast to float32 in a region)
-with_inplace("log10", require("tide._autocast").fp32_first(args.in_float(function(x, ...)
-    check("log10", x)
-    no_more("log10", ...)
-    x = floating(x)
-    local out = no_grad(function()
-        local r = x:log() / LN10
-        local k = r:round()
-        -- (a subnormal x is no power of ten: float32's 10^-45 rounds to its smallest subnormal)
-        local exact = core.pow(10, k):eq(x):logical_and(x:ge(LIMITS[x.dtype].tiny))
-        return core.where(exact, k, r)
-    end)
-    return node("log10", out, nil, x)
-end)))
-
 -- exp2(): 2^x
 with_inplace("exp2", function(x, ...)
     check("exp2", x)
@@ -315,7 +288,7 @@ end
 M.functions = { sgn = function(x, ...) -- tide.sgn(z) of a complex z: its own (z / |z|)
     return (type(x) == "table" and x.sgn or Tensor.sgn)(x, ...)
 end }
-M.names = { "logit", "sinc", "hypot", "copysign", "heaviside", "deg2rad", "rad2deg", "log10",
+M.names = { "logit", "sinc", "copysign", "heaviside", "deg2rad", "rad2deg",
     "exp2", "sgn", "fix", "true_divide", "signbit", "isposinf", "isneginf", "fmax", "fmin",
     "float_power" }
 return M

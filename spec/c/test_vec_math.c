@@ -1,5 +1,5 @@
-/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh,
- * sin, cos, tan, atan, asin, acos and atan2
+/* test_vec_math.c — src/cpu/vec_math.h's float32 exp, log, log2, log10, log1p, expm1, sigmoid,
+ * SiLU, tanh, sinh, cosh, erf, erfc, sin, cos, tan, atan, asin, acos and atan2
  * (the rows of tide.exp, tide.log, ... and the recurrent cells' activations) in ulps of the
  * double-precision libm value over every 2039th float (2.1 million, subnormals included), then at
  * NaN, +-inf and 0; GELU and its derivative; its softmax row (the CPU softmax's contiguous float32
@@ -20,11 +20,35 @@ static double ulps(float got, double want) {
 }
 
 int main(void) {
-    enum { EXP, LOG, SIGMOID, SILU, TANH, LOG1P, EXPM1, SIN, COS, TAN, ATAN, ASIN, ACOS, NF };
-    const char *name[NF] = {"exp", "log", "sigmoid", "silu", "tanh", "log1p", "expm1",
-                            "sin", "cos", "tan",     "atan", "asin", "acos"};
-    /* PyTorch's Sleef: 1 ulp; sin, cos and tan round a double once (0.501 seen) */
-    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5, 0.51, 0.51, 0.51, 1, 1, 1};
+    enum {
+        EXP,
+        LOG,
+        SIGMOID,
+        SILU,
+        TANH,
+        LOG1P,
+        EXPM1,
+        SIN,
+        COS,
+        TAN,
+        ATAN,
+        ASIN,
+        ACOS,
+        LOG2,
+        LOG10,
+        SINH,
+        COSH,
+        ERF,
+        ERFC,
+        NF
+    };
+    const char *name[NF] = {"exp",   "log",  "sigmoid", "silu", "tanh", "log1p", "expm1",
+                            "sin",   "cos",  "tan",     "atan", "asin", "acos",  "log2",
+                            "log10", "sinh", "cosh",    "erf",  "erfc"};
+    /* PyTorch's Sleef: 1 ulp (erfc 1.5); sin, cos and tan round a double once (0.501 seen);
+     * erfc as CUDA's erfcf */
+    const double bound[NF] = {1, 1, 2.5, 2.5, 1.5, 1.5, 2.5, 0.51, 0.51, 0.51,
+                              1, 1, 1,   1,   1,   2,   2,   1.5,  4};
     double       worst[NF] = {0};
     float        at[NF] = {0};
     for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 2039) {
@@ -48,6 +72,12 @@ int main(void) {
         err[ATAN] = ulps(cpu_vatanf(x), atan(xd));
         err[ASIN] = fabs(xd) <= 1 ? ulps(cpu_vasinf(x), asin(xd)) : (isnan(cpu_vasinf(x)) ? 0 : 99);
         err[ACOS] = fabs(xd) <= 1 ? ulps(cpu_vacosf(x), acos(xd)) : (isnan(cpu_vacosf(x)) ? 0 : 99);
+        err[LOG2] = x > 0 ? ulps(cpu_vlog2f(x), log2(xd)) : 0;
+        err[LOG10] = x > 0 ? ulps(cpu_vlog10f(x), log10(xd)) : 0;
+        err[SINH] = ulps(cpu_vsinhf(x), sinh(xd));
+        err[COSH] = ulps(cpu_vcoshf(x), cosh(xd));
+        err[ERF] = ulps(cpu_verff(x), erf(xd));
+        err[ERFC] = ulps(cpu_verfcf(x), erfc(xd));
         for (int f = 0; f < NF; f++)
             if (err[f] > worst[f])
                 worst[f] = err[f], at[f] = x;
@@ -76,6 +106,29 @@ int main(void) {
     CHECK(signbit(cpu_vexpm1f(-0.0f)) && isnan(cpu_vexpm1f(NAN)));
     for (float x = 1e-30f; x < 1; x *= 1.7f)
         CHECK(cpu_vtanhf(-x) == -cpu_vtanhf(x)); /* odd, exactly */
+    /* log2 and log10 exact at the powers of 2 and of 10 a float holds, as PyTorch's */
+    int exact = 1;
+    for (int k = -149; k <= 127; k++)
+        exact = exact && cpu_vlog2f(ldexpf(1.0f, k)) == (float)k;
+    for (int k = 0; k <= 10; k++)
+        exact = exact && cpu_vlog10f((float)pow(10.0, k)) == (float)k;
+    CHECK(exact);
+    CHECK(cpu_vlog2f(0.0f) == -INFINITY && isnan(cpu_vlog10f(-1.0f)) && isnan(cpu_vlog2f(NAN)));
+    CHECK(cpu_vlog10f(INFINITY) == INFINITY && cpu_vlog10f(-0.0f) == -INFINITY);
+    /* sinh odd, cosh even and erf odd exactly; limits; NaN */
+    int sym = 1;
+    for (float x = 1e-30f; x < 100; x *= 1.3f)
+        sym = sym && cpu_vsinhf(-x) == -cpu_vsinhf(x) && cpu_vcoshf(-x) == cpu_vcoshf(x) &&
+              cpu_verff(-x) == -cpu_verff(x);
+    CHECK(sym);
+    CHECK(cpu_vsinhf(INFINITY) == INFINITY && cpu_vsinhf(-INFINITY) == -INFINITY);
+    CHECK(cpu_vsinhf(89.5f) == INFINITY && isfinite(cpu_vsinhf(89.4f)) && cpu_vcoshf(0) == 1.0f);
+    CHECK(cpu_vcoshf(-INFINITY) == INFINITY && signbit(cpu_vsinhf(-0.0f)));
+    CHECK(cpu_verff(INFINITY) == 1.0f && cpu_verff(-INFINITY) == -1.0f &&
+          signbit(cpu_verff(-0.0f)));
+    CHECK(cpu_verfcf(INFINITY) == 0.0f && cpu_verfcf(-INFINITY) == 2.0f && cpu_verfcf(0) == 1.0f);
+    CHECK(isnan(cpu_vsinhf(NAN)) && isnan(cpu_vcoshf(NAN)) && isnan(cpu_verff(NAN)) &&
+          isnan(cpu_verfcf(NAN)));
     /* sin odd and cos even exactly, at the range's end too; sin(-0) = -0, sin(0) = 0, cos(0) = 1;
      * the quadrants' signs (pi/2 and pi rounded to float lie above them: cos and sin negative) */
     for (float x = 1e-30f; x <= CPU_VTRIG_MAX; x *= 1.7f)

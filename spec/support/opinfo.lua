@@ -217,6 +217,7 @@ M.ops = {
     log1p = { grad = { domain = POS } },
     expm1 = { grad = {} },
     log2 = { grad = { domain = POS } },
+    log10 = { grad = { domain = POS } },
     floor = { grad = { avoid = { -1, 0, 1 } }, dtypes = NOT_BOOL },
     ceil = { grad = { avoid = { -1, 0, 1 } }, dtypes = NOT_BOOL },
     round = { grad = { avoid = { -1.5, -0.5, 0.5, 1.5 } }, dtypes = NOT_BOOL },

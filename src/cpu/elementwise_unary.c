@@ -4,12 +4,11 @@
 #include "scalar_math.h"
 #include "vec_math.h"
 
-/* float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos, tan, atan, asin and acos
- * by vec_math.h's functions, which vectorize (libm's expf, logf, log1pf, expm1f, tanhf, erff,
- * sinf, cosf, tanf, atanf, asinf and acosf are
- * scalar calls: tide.exp of a million floats took 6x PyTorch's time, tide.sin 2.5x); within 1-2
- * ulp, as PyTorch's Sleef functions. float16 and bfloat16 reach them through half.c's float32
- * rows. */
+/* float32 exp, log, log2, log10, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos, tan, atan,
+ * asin, acos, sinh, cosh, erf and erfc by vec_math.h's functions, which vectorize (libm's are
+ * scalar calls: tide.exp of a million floats took 6x PyTorch's time, tide.sin 2.5x, tide.sinh
+ * 10x); within 1-2 ulp, as PyTorch's Sleef functions (erfc 4, as CUDA's). float16 and
+ * bfloat16 reach them through half.c's float32 rows. */
 /* the ops and their vec_math.h function, one list for the rows and the dispatch below; sin, cos
  * and tan reduce their argument exactly up to CPU_VTRIG_MAX only, so a row holding a larger |x|, an
  * infinity or a NaN runs libm's (the last column), whose reduction holds over the whole range */
@@ -27,7 +26,13 @@
     X(TAN, cpu_vtanf, tanf)                                                                        \
     X(ATAN, cpu_vatanf, 0)                                                                         \
     X(ASIN, cpu_vasinf, 0)                                                                         \
-    X(ACOS, cpu_vacosf, 0)
+    X(ACOS, cpu_vacosf, 0)                                                                         \
+    X(LOG2, cpu_vlog2f, 0)                                                                         \
+    X(LOG10, cpu_vlog10f, 0)                                                                       \
+    X(SINH, cpu_vsinhf, 0)                                                                         \
+    X(COSH, cpu_vcoshf, 0)                                                                         \
+    X(ERF, cpu_verff, 0)                                                                           \
+    X(ERFC, cpu_verfcf, 0)
 
 #define VEC_ROW_F32(E, F, LIBM)                                                                    \
     static CPU_HOT                                                                                 \

@@ -1,14 +1,14 @@
 /*
- * vec_math.h — float32 exp, log, log1p, expm1, sigmoid, SiLU, tanh, GELU, sin, cos, tan, atan,
- * asin, acos and atan2 written so a loop of them vectorizes: no libm calls, no branches, no
- * float-to-int conversion (the exponent comes from the bits of a float rounded by adding 1.5 *
- * 2^23). glibc's expf/logf/tanhf are scalar calls: in an LSTM step they took a quarter of the time
- * (issue 15), and tide.exp of a million floats took 6x PyTorch's (Sleef's vector functions). The
- * polynomials are Cephes' single-precision minimax fits (S. Moshier), the same as many vector
- * libraries'. Accuracy, checked over the whole float range, subnormals included, in
- * spec/c/test_vec_math.c: exp and log within 1 ulp, log1p 1.5, tanh 1.5, expm1 2.3, sigmoid and
- * SiLU 2.5, atan2 1; NaN stays NaN, +-inf give the limits. Used by the CPU kernels only; the CUDA
- * kernels keep CUDA's own functions.
+ * vec_math.h — float32 exp, log, log2, log10, log1p, expm1, sigmoid, SiLU, tanh, GELU, sinh,
+ * cosh, erf, erfc, sin, cos, tan, atan, asin, acos and atan2 written so a loop of them vectorizes:
+ * no libm calls, no branches, no float-to-int conversion (the exponent comes from the bits of a
+ * float rounded by adding 1.5 * 2^23). glibc's expf/logf/tanhf are scalar calls: in an LSTM step
+ * they took a quarter of the time (issue 15), and tide.exp of a million floats took 6x PyTorch's
+ * (Sleef's vector functions). The polynomials are Cephes' single-precision minimax fits (S.
+ * Moshier), the same as many vector libraries'. Accuracy, checked over the whole float range,
+ * subnormals included, in spec/c/test_vec_math.c: exp and log within 1 ulp, log1p 1.5, tanh 1.5,
+ * expm1 2.3, sigmoid and SiLU 2.5, atan2 1; NaN stays NaN, +-inf give the limits. Used by the CPU
+ * kernels only; the CUDA kernels keep CUDA's own functions.
  */
 #ifndef TIDE_CPU_VEC_MATH_H
 #define TIDE_CPU_VEC_MATH_H
@@ -62,11 +62,12 @@ CPU_VEC_FN float cpu_vexpf(float x0) {
     return p * cpu_bits_to_float(e1) * cpu_bits_to_float(e2);
 }
 
-/* log(x) over the whole range: x = m 2^e with m in [sqrt(1/2), sqrt(2)) (a subnormal scaled by
- * 2^23 first), log(m) = f - f^2/2 + f^3 P(f) with f = m - 1, and e ln2 added in two parts;
- * 0 gives -inf, a negative x NaN, +inf +inf */
-CPU_VEC_FN float cpu_vlogf(float x0) {
-    int      sub = x0 < 1.17549435e-38f; /* subnormal, 0 or negative (the last two fixed below) */
+/* log(x) = e ln2 + log(m) with x = m 2^e, m in [sqrt(1/2), sqrt(2)) (a subnormal scaled by 2^23
+ * first): log(m) = f - f^2/2 + f^3 P(f) with f = m - 1. Returns f^3 P(f), and f and e in *f
+ * and *fe: log, log2 and log10 add the parts each their way and fix the special values
+ * (cpu_vlog_special). */
+CPU_VEC_FN float cpu_vlog_reduced(float x0, float *fe, float *fm) {
+    int      sub = x0 < 1.17549435e-38f; /* subnormal, 0 or negative (the last two fixed later) */
     float    x = sub ? x0 * 8388608.0f : x0;
     uint32_t u = cpu_float_to_bits(x);
     int32_t  e = (int32_t)((u >> 23) & 0xffu) - 126 - (sub ? 23 : 0);
@@ -84,16 +85,51 @@ CPU_VEC_FN float cpu_vlogf(float x0) {
     y = y * f + 2.0000714765e-1f;
     y = y * f - 2.4999993993e-1f;
     y = y * f + 3.3333331174e-1f;
-    y = y * f * z;
-    float fe = (float)e;
-    y += -2.12194440e-4f * fe;
-    y += -0.5f * z;
-    float r = f + y;
-    r += 0.693359375f * fe;
+    *fe = (float)e;
+    *fm = f;
+    return y * f * z;
+}
+
+/* log(m) of the reduction, f - f^2/2 + f^3 P(f), in double */
+CPU_VEC_FN double cpu_vlog_m(float x0, float *fe) {
+    float f, y = cpu_vlog_reduced(x0, fe, &f);
+    return (double)f + (double)(y - 0.5f * (f * f));
+}
+
+/* a logarithm's value r of x0, or its value at 0 (-inf), below 0 (NaN), +inf and NaN */
+CPU_VEC_FN float cpu_vlog_special(float x0, float r) {
     r = x0 == INFINITY ? x0 : r;
     r = x0 == 0 ? -INFINITY : r;
     r = x0 < 0 ? NAN : r;
     return x0 != x0 ? x0 : r;
+}
+
+/* log(x) over the whole range: e ln2 added in two parts (ln2's first part has 9 bits, so e
+ * times it is exact); 0 gives -inf, a negative x NaN, +inf +inf */
+CPU_VEC_FN float cpu_vlogf(float x0) {
+    float fe, f, y = cpu_vlog_reduced(x0, &fe, &f);
+    y += -2.12194440e-4f * fe;
+    y += -0.5f * (f * f);
+    float r = f + y;
+    r += 0.693359375f * fe;
+    return cpu_vlog_special(x0, r);
+}
+
+/* log2(x) = e + log(m) log2(e) and log10(x) = e log10(2) + log(m) log10(e), summed in double
+ * and rounded once: a power of 2 gives its exponent exactly (m = 1), and so does an exactly
+ * representable power of 10 (10^0 .. 10^10), since log(m)'s error is far below half an ulp of
+ * the integer (PyTorch's log10(1000) is 3) */
+CPU_VEC_FN float cpu_vlog2f(float x0) {
+    float  fe;
+    double lm = cpu_vlog_m(x0, &fe);
+    return cpu_vlog_special(x0, (float)((double)fe + lm * 1.4426950408889634));
+}
+
+CPU_VEC_FN float cpu_vlog10f(float x0) {
+    float  fe;
+    double lm = cpu_vlog_m(x0, &fe);
+    return cpu_vlog_special(x0,
+                            (float)((double)fe * 0.30102999566398120 + lm * 0.43429448190325183));
 }
 
 /* log(1 + u): log of v = 1 + u, corrected by (u - (v - 1)) / v, the part of u the sum rounded
@@ -290,6 +326,79 @@ CPU_VEC_FN float cpu_vacosf(float x) {
     double d = (double)x, c = sqrt((1.0 - d) * (1.0 + d));
     float  o = (float)cpu_vatan2_abs(c, fabs(d), (int)(cpu_float_to_bits(x) >> 31));
     return fabs(d) <= 1.0 ? o : NAN;
+}
+
+/* sinh and cosh: (e^|x| -+ e^-|x|) / 2, and past |x| = 88.5, where e^|x| overflows before
+ * sinh does, (e/2) e with e = e^(|x|/2); sinh below |x| = 1, where the difference cancels, by
+ * Cephes' odd polynomial x + x^3 P(x^2). Within 2 ulp (PyTorch's Sleef: 1); odd and even
+ * exactly, NaN stays NaN. */
+CPU_VEC_FN float cpu_vcosh_sinh_big(float a, float sign) {
+    int   huge = a > 88.5f;
+    float e = cpu_vexpf(huge ? 0.5f * a : a);
+    return huge ? (0.5f * e) * e : 0.5f * e + sign * (0.5f / e);
+}
+
+CPU_VEC_FN float cpu_vsinhf(float x) {
+    float a = fabsf(x), z = a * a;
+    float small = ((2.03721912945e-4f * z + 8.33028376239e-3f) * z + 1.66667160211e-1f) * z * a + a;
+    float r = a < 1.0f ? small : cpu_vcosh_sinh_big(a, -1.0f);
+    return x != x ? x : cpu_with_sign_of(r, x);
+}
+
+CPU_VEC_FN float cpu_vcoshf(float x) {
+    float r = cpu_vcosh_sinh_big(fabsf(x), 1.0f);
+    return x != x ? x : r;
+}
+
+/* erf(x) for |x| < 1: x P(x^2), Cephes' erff polynomial evaluated in double */
+CPU_VEC_FN float cpu_verf_small(float x) {
+    double z = (double)x * x;
+    double y = 7.853861353153693e-5;
+    y = y * z - 8.010193625184903e-4;
+    y = y * z + 5.188327685732524e-3;
+    y = y * z - 2.685381193529856e-2;
+    y = y * z + 1.128358514861418e-1;
+    y = y * z - 3.761262582423300e-1;
+    y = y * z + 1.128379165726710e+0;
+    return (float)((double)x * y);
+}
+
+/* erfc(z) for z >= 0 to a few ulp in its tail too: verfcf_pos's fit with t and P(t) in double
+ * and z^2 split, zh^2 exact (zh is z cut to 12 bits) times e^(P - (z - zh)(z + zh)), so that
+ * no rounding of z^2 (up to 100 where erfc underflows; an ulp of it moves e^-z^2 by 8e-6)
+ * reaches the exponent. z is capped at 11, where erfc is 0. */
+CPU_VEC_FN float cpu_verfc_tail(float z0) {
+    float  z = z0 < 11.0f ? z0 : 11.0f;
+    double t = 1.0 / (1.0 + 0.5 * z);
+    double p = 0.17087277;
+    p = p * t - 0.82215223;
+    p = p * t + 1.48851587;
+    p = p * t - 1.13520398;
+    p = p * t + 0.27886807;
+    p = p * t - 0.18628806;
+    p = p * t + 0.09678418;
+    p = p * t + 0.37409196;
+    p = p * t + 1.00002368;
+    p = p * t - 1.26551223;
+    float zh = cpu_bits_to_float(cpu_float_to_bits(z) & 0xfffff000u);
+    float lo = (z - zh) * (z + zh);
+    return (float)(t * cpu_vexpf(-zh * zh) * cpu_vexpf((float)(p - lo)));
+}
+
+/* erf within 1.5 ulp: the polynomial below |x| = 1, 1 - erfc(|x|) above (with x's sign; erfc's
+ * absolute error is what counts there, so verfcf_pos's single exp does);
+ * erfc within 4 ulp (CUDA's erfcf bound; Sleef's 1.5): 1 - erf(x) below |x| = 0.5, the tail
+ * above, 2 minus it for x < 0. +-inf give the limits, NaN stays NaN. */
+CPU_VEC_FN float cpu_verff(float x) {
+    float a = fabsf(x);
+    float r = a < 1.0f ? cpu_verf_small(a) : 1.0f - cpu_verfcf_pos(a);
+    return x != x ? x : cpu_with_sign_of(r, x);
+}
+
+CPU_VEC_FN float cpu_verfcf(float x) {
+    float a = fabsf(x), tail = cpu_verfc_tail(a);
+    float r = a < 0.5f ? 1.0f - cpu_verf_small(x) : (x < 0 ? 2.0f - tail : tail);
+    return x != x ? x : r;
 }
 
 /* tan of a float32 |x| <= CPU_VTRIG_MAX: sin r / cos r of the reduction above in double (or

@@ -390,6 +390,7 @@ unary("erfc", 1, function(x, g) return g:mul(erf_slope(x)):neg() end)
 unary("log1p", 1, function(x, g) return g:div(x:add(1)) end)
 unary("expm1", "out", function(y, g) return g:mul(y:add(1)) end)
 unary("log2", 1, function(x, g) return g:div(x:mul(0.6931471805599453)) end)
+unary("log10", 1, function(x, g) return g:div(x:mul(2.302585092994046)) end)
 unary("reciprocal", "out", function(y, g) return g:mul(y:mul(y)):neg() end)
 unary("square", 1, function(x, g) return g:mul(x:mul(2)) end)
 
