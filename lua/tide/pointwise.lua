@@ -124,9 +124,40 @@ local function lerp_values(x, e, w)
     return core.where(w:abs():lt(0.5), x + w * diff, e - diff * (1 - w))
 end
 
+-- The kernel rows addcmul, addcdiv and lerp (include/tide_kernels.def): one pass writing y,
+-- where nothing records and every tensor has x's shape, dtype (a float one) and device; the
+-- compositions otherwise (broadcasting, integers, complex, gradients). y is a new tensor, or x
+-- itself for the in-place forms when x is contiguous and no other operand is a view of x's
+-- memory (the kernel may read an element after writing another). Returns y, or nil.
+local FUSED = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+local function fused(op, into, x, b, c, number)
+    if number ~= number or not FUSED[x.dtype] or recording(x, b, c) then
+        return nil
+    end
+    local shape, operands = x:size(), { b, c } -- (c is nil for lerp's number weight)
+    for _, t in ipairs(operands) do
+        if t.dtype ~= x.dtype or t.device ~= x.device or not args.same_shape(t:size(), shape) then
+            return nil
+        end
+    end
+    if into then
+        if not x:is_contiguous() then
+            return nil
+        end
+        for _, t in ipairs(operands) do
+            if not rawequal(t, x) and x:_shares_storage(t) then
+                return nil
+            end
+        end
+    end
+    local y = into or core.empty(shape, { dtype = x.dtype, device = x.device })
+    core._internal[op](y, x, b, c, number)
+    return y
+end
+
 -- lerp(end, weight): x + weight (end - x), as PyTorch's kernel: from x when |weight| < 0.5,
 -- from end (end - (end - x)(1 - weight)) otherwise, so weight 1 gives end exactly
-with_inplace("lerp", function(x, e, w, ...)
+local function lerp_checked(x, e, w, ...)
     args.no_extra("lerp", 3, ...)
     check("lerp", x)
     check("lerp", e, 2)
@@ -134,7 +165,18 @@ with_inplace("lerp", function(x, e, w, ...)
     number_or_tensor("lerp", w, "weight")
     same_dtype("lerp", x, e, "end")
     same_dtype("lerp", x, w, "weight")
-    return named("lerp", lerp_values, x, e, w)
+    return x, e, w
+end
+-- (the number weight goes as the row's parameter, the tensor one as its operand)
+local function lerp_fused(into, x, e, w)
+    if type(w) == "number" then
+        return fused("lerp", into, x, e, nil, w)
+    end
+    return fused("lerp", into, x, e, w, 0)
+end
+with_inplace("lerp", function(...)
+    local x, e, w = lerp_checked(...)
+    return lerp_fused(nil, x, e, w) or named("lerp", lerp_values, x, e, w)
 end)
 
 local VALUE = { "value" }
@@ -187,7 +229,7 @@ local function addcdiv_values(x, t1, t2, v)
     local q = t1 / t2
     return x + (v == 1 and q or q * v)
 end
-with_inplace("addcmul", function(x, t1, t2, opts, ...)
+local function addcmul_checked(x, t1, t2, opts, ...)
     args.no_extra("addcmul", 4, ...)
     t1, t2, opts = legacy_value("addcmul", t1, t2, opts)
     check("addcmul", x)
@@ -195,9 +237,9 @@ with_inplace("addcmul", function(x, t1, t2, opts, ...)
     check("addcmul", t2, 3)
     local v = value_of("addcmul", opts)
     t1, t2 = in_common("addcmul", x, t1, t2)
-    return named("addcmul", addcmul_values, x, t1, t2, v)
-end)
-with_inplace("addcdiv", function(x, t1, t2, opts, ...)
+    return x, t1, t2, v
+end
+local function addcdiv_checked(x, t1, t2, opts, ...)
     args.no_extra("addcdiv", 4, ...)
     t1, t2, opts = legacy_value("addcdiv", t1, t2, opts)
     check("addcdiv", x)
@@ -210,8 +252,37 @@ with_inplace("addcdiv", function(x, t1, t2, opts, ...)
     end
     local v = value_of("addcdiv", opts)
     t1, t2 = in_common("addcdiv", x, t1, t2)
-    return named("addcdiv", addcdiv_values, x, t1, t2, v)
+    return x, t1, t2, v
+end
+with_inplace("addcmul", function(...)
+    local x, t1, t2, v = addcmul_checked(...)
+    return fused("addcmul", nil, x, t1, t2, v) or named("addcmul", addcmul_values, x, t1, t2, v)
 end)
+with_inplace("addcdiv", function(...)
+    local x, t1, t2, v = addcdiv_checked(...)
+    return fused("addcdiv", nil, x, t1, t2, v) or named("addcdiv", addcdiv_values, x, t1, t2, v)
+end)
+
+-- the in-place forms write into x itself where the row can (fused), else as with_inplace's
+local function fused_inplace(op, checked, run)
+    local generic = Tensor[op .. "_"]
+    Tensor[op .. "_"] = function(x, ...)
+        if core.is_tensor(x) and not recording(x, ...) then
+            local y = run(x, checked(x, ...))
+            if y then
+                return y
+            end
+        end
+        return generic(x, ...)
+    end
+end
+fused_inplace("addcmul", addcmul_checked, function(into, x, t1, t2, v)
+    return fused("addcmul", into, x, t1, t2, v)
+end)
+fused_inplace("addcdiv", addcdiv_checked, function(into, x, t1, t2, v)
+    return fused("addcdiv", into, x, t1, t2, v)
+end)
+fused_inplace("lerp", lerp_checked, lerp_fused)
 
 -- each float dtype's limits: its largest finite value is nan_to_num's default for +inf (and
 -- -that: -inf)
