@@ -134,9 +134,10 @@ local function fused(op, into, x, b, c, number)
     if number ~= number or not FUSED[x.dtype] or recording(x, b, c) then
         return nil
     end
-    local shape, operands = x:size(), { b, c } -- (c is nil for lerp's number weight)
+    -- (the row's dispatch checks the shapes; counts first, so that a broadcast is not an error)
+    local n, d, operands = x:numel(), x:dim(), { b, c } -- (c is nil for lerp's number weight)
     for _, t in ipairs(operands) do
-        if t.dtype ~= x.dtype or t.device ~= x.device or not args.same_shape(t:size(), shape) then
+        if t.dtype ~= x.dtype or t.device ~= x.device or t:numel() ~= n or t:dim() ~= d then
             return nil
         end
     end
@@ -150,9 +151,8 @@ local function fused(op, into, x, b, c, number)
             end
         end
     end
-    local y = into or core.empty(shape, { dtype = x.dtype, device = x.device })
-    core._internal[op](y, x, b, c, number)
-    return y
+    local y = into or core.empty(x:size(), { dtype = x.dtype, device = x.device })
+    return pcall(core._internal[op], y, x, b, c, number) and y or nil
 end
 
 -- lerp(end, weight): x + weight (end - x), as PyTorch's kernel: from x when |weight| < 0.5,
@@ -194,6 +194,10 @@ end
 -- t1 and t2 in the dtype x, t1 and t2 promote to (PyTorch computes the product there, so
 -- uint8 factors do not wrap before a wider x); bool raises, as PyTorch's kernels
 local function in_common(op, x, t1, t2)
+    local own = x.dtype -- (all of one dtype: nothing to promote)
+    if t1.dtype == own and t2.dtype == own and own ~= "bool" then
+        return t1, t2
+    end
     if not (REAL[x.dtype] and REAL[t1.dtype] and REAL[t2.dtype]) then
         return t1, t2
     end
