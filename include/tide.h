@@ -749,7 +749,7 @@ typedef enum tide_kernel_shape {
     TIDE_KSHAPE_COLS,     /* d elements */
     TIDE_KSHAPE_NMAT,     /* PROJ: [n, d], a matrix applied to each row */
     TIDE_KSHAPE_NCOLS,    /* PROJ: n elements */
-    TIDE_KSHAPE_NROWS,    /* PROJ, outputs: input 1's shape, last dim n ([rows, n] to kernels) */
+    TIDE_KSHAPE_NROWS,    /* PROJ: input 1's shape, last dim n ([rows, n] to kernels) */
     TIDE_KSHAPE_OFFSETS,  /* PACKED: int64 1-D, rising from 0 to N (the core checks the values) */
     TIDE_KSHAPE_CHANNELS, /* ROWS, the second parameter inner: C = d / inner elements, the
                            * channels of each row seen as [C, inner] (outputs: [C]) */

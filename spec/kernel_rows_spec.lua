@@ -379,7 +379,7 @@ describe("kernel rows on " .. dev, function()
             local shapes = {}
             for i, cls in ipairs(r.inputs_shape) do
                 shapes[i] = cls == "rows" and { 0, r.inputs_width[i] * D_ } or
-                    cls == "stats" and { 0 } or nil
+                    cls == "nrows" and { 0, N_ } or cls == "stats" and { 0 } or nil
                 if r.kind == "window" then -- no images: N = 0
                     shapes[i] = { unpack(SHAPE[cls]) }
                     shapes[i][1] = 0

@@ -421,8 +421,8 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
         return check_window_tensor(r, what, t, ws, cls);
     if (is_matrix_class(cls))
         return check_matrix_tensor(r, &r->in[i], x, t, ms, p);
-    bool ok = cls == TIDE_KSHAPE_ROWS       ? t->ndim == x->ndim
-              : cls == TIDE_KSHAPE_STATS    ? tide_tensor_numel(t) == rows
+    bool ok = cls == TIDE_KSHAPE_ROWS || cls == TIDE_KSHAPE_NROWS ? t->ndim == x->ndim
+              : cls == TIDE_KSHAPE_STATS                          ? tide_tensor_numel(t) == rows
               : cls == TIDE_KSHAPE_NMAT     ? t->ndim == 2 && t->shape[0] == n && t->shape[1] == d
               : cls == TIDE_KSHAPE_NCOLS    ? tide_tensor_numel(t) == n
               : cls == TIDE_KSHAPE_CHANNELS ? tide_tensor_numel(t) == channels
@@ -431,6 +431,8 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     for (int k = 0; ok && cls == TIDE_KSHAPE_ROWS && k < x->ndim; k++)
         ok = wide && k == last ? t->shape[k] % w == 0 && t->shape[k] / w == d
                                : t->shape[k] == x->shape[k];
+    for (int k = 0; ok && cls == TIDE_KSHAPE_NROWS && k < x->ndim; k++)
+        ok = t->shape[k] == (k == last ? n : x->shape[k]);
     if (ok)
         return TIDE_OK;
     char sb[200], sx[200]; /* the messages only */
@@ -444,6 +446,11 @@ static tide_status check_input(const tide_kernel_info *r, int i, const tide_tens
     if (cls == TIDE_KSHAPE_ROWS)
         return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must have %s's shape %s", r->name, what,
                            sb, r->in[0].name, sx);
+    if (cls == TIDE_KSHAPE_NROWS)
+        return tide_seterr(TIDE_ESHAPE,
+                           "%s: %s of shape %s must have %s's shape %s but n = %lld in its "
+                           "last dim",
+                           r->name, what, sb, r->in[0].name, sx, (long long)n);
     if (cls == TIDE_KSHAPE_STATS)
         return tide_seterr(TIDE_ESHAPE, "%s: %s of shape %s must hold %lld values (one per row)",
                            r->name, what, sb, (long long)rows);

@@ -4,8 +4,9 @@
 -- searchsorted and bucketize give PyTorch's insertion position plus one (the index of the first
 -- element >= v, or > v with right; n + 1 past the end), so that gathering at it reads the
 -- element PyTorch's index reads; bincount counts value v at index v (values from 1, as
--- one_hot's classes). The search is a binary search run on every value at once (log2 n rounds
--- of gather and compare), so every device has it. tide.X functions.
+-- one_hot's classes). The search is the searchsorted kernel row (include/tide_kernels.def), a
+-- binary search per value, on the devices that have it; elsewhere a binary search run on every
+-- value at once by tensor ops (log2 n rounds of gather and compare). tide.X functions.
 local core = require("tide.core")
 local autograd = require("tide.autograd")
 local raise = autograd.raise
@@ -27,8 +28,22 @@ local not_differentiable = args.not_differentiable
 -- point ([..., k], the same leading dims; 1-D seq: any v, flattened): PyTorch's lower bound
 -- (the first element e with not (e < v), written not (e >= v) as PyTorch's so that NaN sorts
 -- last), or upper bound with right (the first e > v)
+-- the dtypes of the searchsorted row (no bool, no complex)
+local SEARCH_ROW = { float32 = true, float64 = true, float16 = true, bfloat16 = true,
+    int32 = true, int64 = true, uint8 = true }
+
 local function insertion(seq, v, right)
     local n = seq:size(-1)
+    if n > 0 and v:numel() > 0 and v:dim() > 0 then
+        local dt = seq.dtype == v.dtype and seq.dtype
+            or require("tide.dtype_queries").functions.promote_types(seq.dtype, v.dtype)
+        -- (nil from a device without the row)
+        local pos = SEARCH_ROW[dt] and core._internal.searchsorted(v:to(dt), seq:to(dt),
+            v:size(-1), n, right)
+        if pos then
+            return pos
+        end
+    end
     local lo = core.zeros(v:size(), { dtype = "int64", device = v.device })
     local hi = core.full(v:size(), n, { dtype = "int64", device = v.device })
     if n == 0 then
