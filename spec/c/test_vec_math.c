@@ -232,6 +232,28 @@ int main(void) {
     row[11] = NAN;
     cpu_softmax_row_f32(out, row, 37, 0);
     CHECK(isnan(out[0]) && isnan(out[36]));
+    /* the normal generator's double log and cos(2 pi u) (src/cpu/random.c) on its uniforms,
+     * (k + 1/2) 2^-52, against libm's, and Box-Muller's float32 draws: libm's numbers but for
+     * one in millions at a float's rounding boundary (the endpoints and 2^-20 steps, then a
+     * million uniforms spread by a multiplicative hash) */
+    double dlog = 0, dcos = 0;
+    long   mismatch = 0;
+    for (uint64_t i = 0; i < 1000000; i++) {
+        uint64_t k1 = (i * 0x9E3779B97F4A7C15ULL) >> 12, k2 = (i * 0xBF58476D1CE4E5B9ULL) >> 12;
+        double   u1 = ((double)k1 + 0.5) * 0x1.0p-52, u2 = ((double)k2 + 0.5) * 0x1.0p-52;
+        dlog = fmax(dlog, fabs(cpu_vlog_d(u1) - log(u1)) / fabs(log(u1)));
+        dcos = fmax(dcos, fabs(cpu_vcos_2pi_d(u2) - cos(6.283185307179586476925 * u2)));
+        float ours = (float)(sqrt(-2.0 * cpu_vlog_d(u1)) * cpu_vcos_2pi_d(u2));
+        float libm = (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2));
+        mismatch += ours != libm;
+    }
+    CHECK(dlog <= 2.3e-16 && dcos <= 1e-15 && mismatch <= 1);
+    if (dlog > 2.3e-16 || dcos > 1e-15 || mismatch > 1)
+        fprintf(stderr,
+                "normal: log %.3g (bound 2.3e-16), cos %.3g (1e-15), %ld float mismatches\n", dlog,
+                dcos, mismatch);
+    CHECK(cpu_vlog_d(0x1.0p-53) == log(0x1.0p-53) && cpu_vlog_d(0.5) == log(0.5));
+    CHECK(cpu_vcos_2pi_d(0.0) == 1.0 && cpu_vcos_2pi_d(0.5) == -1.0 && cpu_vcos_2pi_d(0.25) == 0.0);
     printf("%d passed, %d failed\n", tu_pass, tu_fail);
     return tu_fail != 0;
 }

@@ -411,6 +411,56 @@ CPU_VEC_FN float cpu_vtanf(float x) {
     return cpu_bits_to_float(cpu_float_to_bits((float)t) ^ (cpu_float_to_bits(x) & 0x80000000u));
 }
 
+/* log(x) of a positive normal double, to double precision: fdlibm's e_log.c (x = m 2^e, m in
+ * [sqrt(1/2), sqrt(2)), s = f / (2 + f), log(m) = f - f^2/2 + s (f^2/2 + R(s^2))), without its
+ * special cases: the normal generator's uniforms lie in (0, 1) */
+CPU_VEC_FN double cpu_vlog_d(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    /* the exponent field as a double by the 2^52 trick (AVX2 converts no int64 to double) */
+    uint64_t eb = 0x4330000000000000ULL | (u >> 52),
+             mb = (u & 0x000fffffffffffffULL) | 0x3fe0000000000000ULL; /* [1/2, 1) */
+    double eb_d, m;
+    memcpy(&eb_d, &eb, sizeof eb_d);
+    memcpy(&m, &mb, sizeof m);
+    int    low = m < 0.70710678118654752440;
+    double k = (eb_d - 4503599627370496.0) - (low ? 1023.0 : 1022.0);
+    m = low ? m + m : m;
+    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
+    double t1 = w * (3.999999999940941908e-01 +
+                     w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+    double t2 = z * (6.666666666666735130e-01 +
+                     w * (2.857142874366239149e-01 +
+                          w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+    double hfsq = 0.5 * f * f;
+    return k * 6.93147180369123816490e-01 -
+           ((hfsq - (s * (hfsq + t2 + t1) + k * 1.90821492927058770002e-10)) - f);
+}
+
+/* cos(2 pi u) of u in [0, 1] to double precision: the nearest quarter turn q taken off exactly
+ * (u - q/4 is exact for the generator's multiples of 2^-53), the rest r in [-pi/4, pi/4] by
+ * fdlibm's __kernel_sin and __kernel_cos polynomials, picked and signed by q */
+CPU_VEC_FN double cpu_vcos_2pi_d(double u) {
+    double q = floor(4.0 * u + 0.5);
+    double r = (u - 0.25 * q) * 6.283185307179586476925, z = r * r;
+    double sp = 8.33333333332248946124e-03 +
+                z * (-1.98412698298579493134e-04 +
+                     z * (2.75573137070700676789e-06 +
+                          z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)));
+    double sn = r + z * r * (-1.66666666666666324348e-01 + z * sp);
+    double cp =
+        z * (4.16666666666666019037e-02 +
+             z * (-1.38888888888741095749e-03 +
+                  z * (2.48015872894767294178e-05 +
+                       z * (-2.75573143513906633035e-07 +
+                            z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+    double hz = 0.5 * z, w = 1.0 - hz, cs = w + (((1.0 - w) - hz) + z * cp);
+    /* cos(q pi/2 + r), q = 0..4: cos r, -sin r, -cos r, sin r, cos r (compares of doubles:
+     * no conversion to int, which keeps AVX2 loops scalar) */
+    double v = (q == 1.0 || q == 3.0) ? sn : cs;
+    return (q == 1.0 || q == 2.0) ? -v : v;
+}
+
 /* softmax and log-softmax of one contiguous float32 row, PyTorch's way: the max first, so exp
  * never overflows; a NaN anywhere makes the row NaN; the sum accumulates in float lanes, as
  * PyTorch's vectorized kernel does. Always inlined, so each ISA copy of a caller (CPU_HOT)
