@@ -103,6 +103,17 @@ describe("complex linalg", function()
             0.2647058368, 0.4411764145, 0.0588235334, -0.2352941036 }, 1e-5, "complex64 inv")
     end)
 
+    it("0 x 0 matrices: det 1, slogdet (1, 0), logdet 0, as PyTorch's (fuzz seed 45089)",
+        function()
+            local E = tide.zeros(3, 0, 0):to(tide.cdouble)
+            close(tide.linalg.det(E), { 1, 0, 1, 0, 1, 0 }, 0, "empty det")
+            local s, l = tide.linalg.slogdet(E)
+            close(s, { 1, 0, 1, 0, 1, 0 }, 0, "empty sign")
+            assert.are.equal("float64", l.dtype)
+            assert.are.same({ 0, 0, 0 }, l:totable())
+            close(tide.zeros(0, 0):to(tide.cfloat):logdet(), { 0, 0 }, 0, "empty logdet")
+        end)
+
     it("singular matrices and argument errors", function()
         -- [[1, i], [i, -1]]: det 0; PyTorch's det 0, slogdet (0, -inf), logdet -inf + nan i
         local S = C({ { 1, 0 }, { 0, -1 } }, { { 0, 1 }, { 1, 0 } })

@@ -98,14 +98,19 @@ local function pivots(Ar, Ai)
     return piv, sign
 end
 
+-- det 1 (the empty product) over the batch of 0 x 0 matrices A: its real and imaginary parts
+local function empty_det(A, Ar)
+    local s = A:size()
+    s[#s], s[#s - 1] = nil, nil
+    return core.ones(s, { dtype = Ar.dtype, device = Ar.device }),
+        core.zeros(s, { dtype = Ar.dtype, device = Ar.device })
+end
+
 -- det(A): sign times the product of the pivots
 function M.det(A)
     local Ar, Ai = square("linalg.det", A)
     if Ar:size(-1) == 0 then
-        local s = A:size()
-        s[#s], s[#s - 1] = nil, nil
-        return wrap(stack2(core.ones(s, { dtype = Ar.dtype, device = Ar.device }),
-            core.zeros(s, { dtype = Ar.dtype, device = Ar.device })))
+        return wrap(stack2(empty_det(A, Ar)))
     end
     local piv, sign = pivots(Ar, Ai)
     local dr, di = piv[1][1] * sign, piv[1][2] * sign
@@ -124,6 +129,10 @@ end
 -- -inf for a singular A)
 function M.slogdet(A)
     local Ar, Ai = square("linalg.slogdet", A)
+    if Ar:size(-1) == 0 then -- sign 1, log|det| 0, as PyTorch's for 0 x 0 matrices
+        local one, zero = empty_det(A, Ar)
+        return wrap(stack2(one, zero)), zero:clone()
+    end
     local piv, sign = pivots(Ar, Ai)
     local sr, si, logabs = sign, sign * 0, nil
     for k = 1, #piv do
