@@ -162,7 +162,8 @@ function F.randint(low, high, shape, opts)
     return generators.run("randint", o.generator, o.device or core.get_default_device(),
         function()
             local u = core.rand(shape, { dtype = "float64", device = o.device })
-            return (u * (high - low)):floor():add(low):to(o.dtype)
+            -- in place: the same roundings without three temporaries of 8 bytes an element
+            return u:mul_(high - low):floor_():add_(low):to(o.dtype)
         end)
 end
 
