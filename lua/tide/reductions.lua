@@ -431,6 +431,27 @@ autograd.def {
     end,
 }
 
+-- the 2-norm over x's last dim alone by the row_norm2 kernel row (one pass; nil on a device
+-- without it, or for other dims: the ops then)
+local NORM2_ROW = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+local function last_dim_norm2(x, dims, keep)
+    local nd = x:dim()
+    if not (dims and #dims == 1 and dims[1] == nd and NORM2_ROW[x.dtype]) or x:numel() == 0 then
+        return nil
+    end
+    local r = core._internal.row_norm2(x, x:size(nd))
+    if not r then
+        return nil
+    end
+    local s = x:size()
+    if keep then
+        s[nd] = 1
+    else
+        s[nd] = nil
+    end
+    return r:view(s)
+end
+
 -- norm([p[, dim[, keepdim[, dtype]]]]): p a number (math.huge and -math.huge included), "fro"
 -- or "nuc" (linalg.matrix_norm's, over the two dims given or a matrix's); dim one dim or a list (PyTorch's vector norm over them; nil: every element); dtype
 -- converts x first, as PyTorch's
@@ -488,10 +509,10 @@ Tensor.norm = fp32_first(in_float(function(x, p, dim, keepdim, dtype, ...)
     elseif p == 2 then
         -- one node with its own formula: sqrt's gradient at a zero norm would give nan
         if not autograd.needs_record(x) then
-            return reduce(x * x, "sum"):sqrt()
+            return last_dim_norm2(x, dims, keep) or reduce(x * x, "sum"):sqrt()
         end
         local xd = x:detach()
-        local r = reduce(xd * xd, "sum"):sqrt()
+        local r = last_dim_norm2(xd, dims, keep) or reduce(xd * xd, "sum"):sqrt()
         autograd.record("norm", r, x, dims or false, keep)
         return r
     end

@@ -340,3 +340,41 @@ extern "C" tide_status tide_cuda_rms_norm(tide_device *dev, const tide_kernel_ca
 extern "C" tide_status tide_cuda_rms_norm_backward(tide_device *dev, const tide_kernel_call *c) {
     return ln_entry(dev, "rms_norm_backward", c, 0, LN_RUNS(norm_backward<false>::run));
 }
+
+/* ---- each row's 2-norm (the row row_norm2 of include/tide_kernels.def) -------------------- */
+
+template <int DT, int ROW_THREADS>
+__global__ void k_row_norm2(uint32_t rows, int64_t d, typename tide_dt<DT>::T *out,
+                            const typename tide_dt<DT>::T *x) {
+    typedef typename tide_dt<DT>::C C;
+    int                             lane, nthreads;
+    uint32_t                        row = row_of<ROW_THREADS>(&lane, &nthreads);
+    if (row >= rows)
+        return;
+    const typename tide_dt<DT>::T *xr = x + (int64_t)row * d;
+    C                              v = 0;
+    for (int64_t j = lane; j < d; j += nthreads) {
+        C a = (C)tide_load<DT>(xr[j]);
+        v += a * a;
+    }
+    v = row_sum<C, ROW_THREADS>(v);
+    if (lane == 0)
+        out[row] = tide_store<DT>(sqrt(v));
+}
+
+struct run_row_norm2 {
+    template <int DT> static tide_status run(tide_device *dev, const tide_kernel_call *c) {
+        typedef typename tide_dt<DT>::T T;
+        cudaStream_t                    stream = NULL;
+        TIDE_TRY(tide_cuda_enter(dev, &stream));
+        launch_rows(stream, (uint32_t)c->rows, c->d, k_row_norm2<DT, 32>, k_row_norm2<DT, 0>,
+                    (uint32_t)c->rows, c->d, (T *)c->out[0]->data, (const T *)c->in[0]->data);
+        TIDE_CUDA_LAUNCHED(k_row_norm2);
+        return TIDE_OK;
+    }
+};
+
+extern "C" tide_status tide_cuda_row_norm2(tide_device *dev, const tide_kernel_call *c) {
+    TIDE_CUDA_DISPATCH_FLOAT(c->dtype, run_row_norm2, dev, c);
+    return tide_cuda_notsup("row_norm2", c->dtype);
+}
