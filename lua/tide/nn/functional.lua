@@ -1284,6 +1284,10 @@ function F.normalize(input, opts)
     if p < 0 then
         raise("tide: normalize: expected p >= 0, got " .. tostring(p))
     end
+    if p == 2 and not autograd.needs_record(input) and input:is_floating_point() then
+        -- no gradient to keep finite: PyTorch's norm, clamped (over the last dim, one pass)
+        return input:div(input:norm(2, dim, true):clamp(eps))
+    end
     local a = input:abs()
     local norm
     if p == 0 then -- the count of nonzero elements (a constant: PyTorch's gradient 1 / count)
