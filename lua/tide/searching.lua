@@ -24,14 +24,14 @@ local F = M.functions
 
 local not_differentiable = args.not_differentiable
 
--- the count of elements of each row of seq ([..., n], sorted ascending) before v's insertion
--- point ([..., k], the same leading dims; 1-D seq: any v, flattened): PyTorch's lower bound
--- (the first element e with not (e < v), written not (e >= v) as PyTorch's so that NaN sorts
--- last), or upper bound with right (the first e > v)
 -- the dtypes of the searchsorted row (no bool, no complex)
 local SEARCH_ROW = { float32 = true, float64 = true, float16 = true, bfloat16 = true,
     int32 = true, int64 = true, uint8 = true }
 
+-- the count of elements of each row of seq ([..., n], sorted ascending) before v's insertion
+-- point ([..., k], the same leading dims; 1-D seq: any v, flattened): PyTorch's lower bound
+-- (the first element e with not (e < v), written not (e >= v) as PyTorch's so that NaN sorts
+-- last), or upper bound with right (the first e > v)
 local function insertion(seq, v, right)
     local n = seq:size(-1)
     if n > 0 and v:numel() > 0 and v:dim() > 0 then
